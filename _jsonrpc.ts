@@ -1,0 +1,169 @@
+/**
+ * Newline-delimited JSON-RPC framing, as MCP's stdio transport uses it: one message per line, UTF-8,
+ * no embedded newlines. The framer works on bytes so that a line nobody modifies can be forwarded with its
+ * original bytes, and it copes with partial reads, many messages per read and very large messages without
+ * quadratic copying.
+ *
+ * @module
+ */
+
+/** A JSON-RPC id: string or number (null only in error answers to unparseable requests). */
+export type JsonRpcId = string | number | null;
+
+/** Any JSON-RPC 2.0 message, loosely typed: requests, notifications, results and errors. */
+export interface JsonRpcMessage {
+  /** Always `"2.0"` in a well-formed message. */
+  jsonrpc?: unknown;
+  /** Present on requests and responses, absent on notifications. */
+  id?: JsonRpcId;
+  /** Present on requests and notifications. */
+  method?: unknown;
+  /** Request or notification parameters. */
+  params?: unknown;
+  /** A successful response's result. */
+  result?: unknown;
+  /** An error response's error. */
+  error?: unknown;
+}
+
+/** One complete line from a byte stream, without its `\n`. */
+export interface Frame {
+  /** The line's bytes as they arrived, without the terminating `\n` (a trailing `\r` is kept). */
+  bytes: Uint8Array;
+  /** The parsed message, or undefined when the line is not JSON (or is blank). */
+  message: JsonRpcMessage | JsonRpcMessage[] | undefined;
+}
+
+/** Options for {@linkcode createFramer}. */
+export interface FramerOptions {
+  /** Longest line in bytes; a longer line is skipped up to its newline and reported. Default 64 MiB. */
+  maxLineBytes?: number;
+  /** Called when a line exceeded `maxLineBytes` and was skipped. */
+  onOverflow?: (bytes: number) => void;
+}
+
+/** Splits a byte stream into lines. Feed it every read; it returns the lines completed by that read. */
+export interface Framer {
+  /** Add one read's bytes; returns the complete lines it finished, in order. */
+  push(chunk: Uint8Array): Frame[];
+  /** End of stream: returns the last line when it had no terminating newline. */
+  end(): Frame[];
+}
+
+const NEWLINE = 0x0a;
+const decoder = new TextDecoder();
+
+/** Parse one line of bytes as JSON; undefined when blank or not JSON. Never throws. */
+export function parseLine(bytes: Uint8Array): JsonRpcMessage | JsonRpcMessage[] | undefined {
+  const text = decoder.decode(bytes).trim();
+  if (text === "") return undefined;
+  try {
+    const value: unknown = JSON.parse(text);
+    if (value !== null && typeof value === "object") return value as JsonRpcMessage | JsonRpcMessage[];
+    return undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Create a newline framer. Memory held is bounded by the longest line (capped by `maxLineBytes`). */
+export function createFramer(options: FramerOptions = {}): Framer {
+  const max = options.maxLineBytes ?? 64 * 1024 * 1024;
+  let pending: Uint8Array[] = [];
+  let pendingBytes = 0;
+  let skipping = false; // inside an over-long line: drop bytes until the next newline
+  let skipped = 0;
+
+  function take(tail: Uint8Array): Uint8Array {
+    if (pending.length === 0) return tail.slice(); // copy: the caller may reuse its read buffer
+    const out = new Uint8Array(pendingBytes + tail.length);
+    let at = 0;
+    for (const part of pending) {
+      out.set(part, at);
+      at += part.length;
+    }
+    out.set(tail, at);
+    pending = [];
+    pendingBytes = 0;
+    return out;
+  }
+
+  function frame(bytes: Uint8Array): Frame {
+    return { bytes, message: parseLine(bytes) };
+  }
+
+  return {
+    push(chunk) {
+      const frames: Frame[] = [];
+      let start = 0;
+      while (start <= chunk.length) {
+        const nl = chunk.indexOf(NEWLINE, start);
+        if (nl === -1) {
+          const rest = chunk.subarray(start);
+          if (rest.length === 0) break;
+          if (skipping) {
+            skipped += rest.length;
+          } else if (pendingBytes + rest.length > max) {
+            skipping = true;
+            skipped = pendingBytes + rest.length;
+            pending = [];
+            pendingBytes = 0;
+          } else {
+            // Copy: the caller may reuse its read buffer.
+            pending.push(rest.slice());
+            pendingBytes += rest.length;
+          }
+          break;
+        }
+        const piece = chunk.subarray(start, nl);
+        if (skipping) {
+          options.onOverflow?.(skipped + piece.length);
+          skipping = false;
+          skipped = 0;
+        } else if (pendingBytes + piece.length > max) {
+          options.onOverflow?.(pendingBytes + piece.length);
+          pending = [];
+          pendingBytes = 0;
+        } else {
+          const line = take(piece);
+          if (line.length > 0) frames.push(frame(line));
+        }
+        start = nl + 1;
+      }
+      return frames;
+    },
+    end() {
+      if (skipping) {
+        options.onOverflow?.(skipped);
+        skipping = false;
+        return [];
+      }
+      if (pendingBytes === 0) return [];
+      const line = take(new Uint8Array(0));
+      return [frame(line)];
+    },
+  };
+}
+
+const encoder = new TextEncoder();
+
+/** Serialise one message as a line: JSON plus `\n`, as UTF-8 bytes. */
+export function encodeMessage(message: unknown): Uint8Array {
+  return encoder.encode(JSON.stringify(message) + "\n");
+}
+
+/** True when `value` is a JSON-RPC request (has a method and an id). */
+export function isRequest(value: JsonRpcMessage): boolean {
+  return typeof value.method === "string" && value.id !== undefined && value.id !== null;
+}
+
+/** True when `value` is a JSON-RPC response (has an id and a result or an error, and no method). */
+export function isResponse(value: JsonRpcMessage): boolean {
+  return value.method === undefined && value.id !== undefined &&
+    (Object.hasOwn(value, "result") || Object.hasOwn(value, "error"));
+}
+
+/** A key for a JSON-RPC id that keeps `1` and `"1"` apart. */
+export function idKey(id: JsonRpcId | undefined): string {
+  return typeof id === "number" ? `n:${id}` : `s:${String(id)}`;
+}

@@ -1,0 +1,339 @@
+/**
+ * Folding text for the scanner: one linear pass that undoes the cheap evasions (case, full-width forms,
+ * homoglyphs, accents, zero-width characters inside words, letter spacing) and keeps an index map from every
+ * folded character back to the original string, so a match on the folded text maps to an exact span.
+ *
+ * @module
+ */
+
+/** Text folded for matching, with a map back to the original. */
+export interface Folded {
+  /** Lower-case, ASCII-leaning text: whitespace runs become one space (or one `\n` when a newline was in the run). */
+  text: string;
+  /** `starts[i]`: index in the original of the first code unit behind folded character `i`. */
+  starts: Int32Array;
+  /** `ends[i]`: index in the original one past the last code unit behind folded character `i`. */
+  ends: Int32Array;
+}
+
+/** Cyrillic, Greek and other letters that look like Latin ones (lower-case targets). */
+const HOMOGLYPHS: Record<string, string> = {
+  // Cyrillic
+  "а": "a",
+  "в": "b",
+  "с": "c",
+  "ԁ": "d",
+  "е": "e",
+  "ё": "e",
+  "һ": "h",
+  "і": "i",
+  "ї": "i",
+  "ј": "j",
+  "к": "k",
+  "ӏ": "l",
+  "м": "m",
+  "н": "h",
+  "о": "o",
+  "р": "p",
+  "ԛ": "q",
+  "г": "r",
+  "ѕ": "s",
+  "т": "t",
+  "ц": "u",
+  "ѵ": "v",
+  "ԝ": "w",
+  "х": "x",
+  "у": "y",
+  "з": "3",
+  "ь": "b",
+  "п": "n",
+  // Greek
+  "α": "a",
+  "β": "b",
+  "ϲ": "c",
+  "δ": "d",
+  "ε": "e",
+  "η": "n",
+  "ι": "i",
+  "κ": "k",
+  "ν": "v",
+  "ο": "o",
+  "ρ": "p",
+  "τ": "t",
+  "υ": "u",
+  "χ": "x",
+  "γ": "y",
+  "ζ": "z",
+  "μ": "u",
+  "ω": "w",
+  // Latin small capitals and other lookalikes
+  "ɑ": "a",
+  "ʙ": "b",
+  "ᴄ": "c",
+  "ᴅ": "d",
+  "ᴇ": "e",
+  "ɢ": "g",
+  "ʜ": "h",
+  "ɪ": "i",
+  "ᴊ": "j",
+  "ᴋ": "k",
+  "ʟ": "l",
+  "ᴍ": "m",
+  "ɴ": "n",
+  "ᴏ": "o",
+  "ᴘ": "p",
+  "ʀ": "r",
+  "ꜱ": "s",
+  "ᴛ": "t",
+  "ᴜ": "u",
+  "ᴠ": "v",
+  "ᴡ": "w",
+  "ʏ": "y",
+  "ᴢ": "z",
+  "ı": "i",
+  "ſ": "s",
+  // Punctuation that matters to rules
+  "\u2018": "'",
+  "\u2019": "'",
+  "\u201A": "'",
+  "\u201B": "'",
+  "\u2032": "'",
+  "\u201C": '"',
+  "\u201D": '"',
+  "\u201E": '"',
+  "\u2033": '"',
+  "\u2010": "-",
+  "\u2011": "-",
+  "\u2012": "-",
+  "\u2013": "-",
+  "\u2014": "-",
+  "\u2212": "-",
+  "\uFE58": "-",
+  "\uFE63": "-",
+  "\u2024": ".",
+  "\u3002": ".",
+  "\uFF61": ".",
+};
+
+/** True for characters that render as nothing and may sit inside a word to break keyword matching. */
+export function isInvisible(cp: number): boolean {
+  return cp === 0x00AD || cp === 0x034F || cp === 0x061C || cp === 0x115F || cp === 0x1160 ||
+    cp === 0x17B4 || cp === 0x17B5 || cp === 0x180E || (cp >= 0x200B && cp <= 0x200F) ||
+    (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2060 && cp <= 0x206F) || cp === 0xFEFF ||
+    cp === 0x3164 || cp === 0xFFA0 || (cp >= 0xFE00 && cp <= 0xFE0F) || (cp >= 0xE0100 && cp <= 0xE01EF) ||
+    (cp >= 0x1D173 && cp <= 0x1D17A);
+}
+
+function isSpace(cp: number): boolean {
+  return cp === 0x20 || cp === 0x09 || cp === 0x0A || cp === 0x0B || cp === 0x0C || cp === 0x0D ||
+    cp === 0xA0 || cp === 0x1680 || (cp >= 0x2000 && cp <= 0x200A) || cp === 0x2028 || cp === 0x2029 ||
+    cp === 0x202F || cp === 0x205F || cp === 0x3000 || cp === 0x85;
+}
+
+const cache = new Map<number, string>();
+
+/** Folds one non-ASCII code point to a short lower-case string ("" drops it). Cached: text repeats. */
+function foldCodePoint(cp: number): string {
+  const hit = cache.get(cp);
+  if (hit !== undefined) return hit;
+  let out: string;
+  const ch = String.fromCodePoint(cp);
+  if (cp >= 0xE0020 && cp <= 0xE007E) {
+    // Unicode tag characters spell ASCII invisibly ("ASCII smuggling"): read them as the letters they hide.
+    out = String.fromCharCode(cp - 0xE0000).toLowerCase();
+  } else if (cp >= 0xE0000 && cp <= 0xE007F) {
+    out = "";
+  } else if (HOMOGLYPHS[ch] !== undefined) {
+    out = HOMOGLYPHS[ch];
+  } else {
+    const lower = ch.toLowerCase();
+    if (HOMOGLYPHS[lower] !== undefined) {
+      out = HOMOGLYPHS[lower];
+    } else {
+      // Compatibility decomposition turns full-width, mathematical and circled letters into ASCII; dropping
+      // combining marks removes accents ("ïgnörè" -> "ignore").
+      const decomposed = ch.normalize("NFKD").replace(/[\u0300-\u036f]/g, "").toLowerCase();
+      out = decomposed.length > 0 && decomposed.length <= 4 ? decomposed : lower;
+      if (out.length === 1 && HOMOGLYPHS[out] !== undefined) out = HOMOGLYPHS[out];
+    }
+  }
+  if (cache.size < 65536) cache.set(cp, out);
+  return out;
+}
+
+function isLetter(c: number): boolean {
+  return c >= 0x61 && c <= 0x7a;
+}
+
+/** Separators an attacker puts between single letters: "i g n o r e", "i.g.n.o.r.e", "i-g-n-o-r-e". */
+function isSpacer(c: number): boolean {
+  return c === 0x20 || c === 0x2e || c === 0x2d || c === 0x5f || c === 0x2a || c === 0x7c || c === 0x2f;
+}
+
+/**
+ * Folds `text` for matching. Linear in the length of `text`.
+ *
+ * @param text Any string, including lone surrogates.
+ * @returns The folded text and its index maps into `text`.
+ */
+export function fold(text: string): Folded {
+  const n = text.length;
+  // Pass 1: per code point, fold to lower-case ASCII-leaning units, drop invisibles, mark spaces. Buffers
+  // start at the input size and double in the rare case decompositions expand the text.
+  let cap = n + 16;
+  let units: Uint16Array = new Uint16Array(cap);
+  let s1: Int32Array = new Int32Array(cap);
+  let e1: Int32Array = new Int32Array(cap);
+  let m = 0;
+  for (let i = 0; i < n;) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) {
+      if (m === cap) {
+        cap *= 2;
+        [units, s1, e1] = grow(units, s1, e1, cap);
+      }
+      units[m] = ASCII[c];
+      s1[m] = i;
+      e1[m] = i + 1;
+      m++;
+      i++;
+      continue;
+    }
+    let cp = c;
+    let width = 1;
+    if (c >= 0xD800 && c <= 0xDBFF && i + 1 < n) {
+      const d = text.charCodeAt(i + 1);
+      if (d >= 0xDC00 && d <= 0xDFFF) {
+        cp = ((c - 0xD800) << 10) + (d - 0xDC00) + 0x10000;
+        width = 2;
+      }
+    }
+    let f: string;
+    if (isSpace(cp)) f = cp === 0x2028 || cp === 0x2029 || cp === 0x85 ? "\n" : " ";
+    else if (isInvisible(cp)) f = "";
+    else f = foldCodePoint(cp);
+    if (m + f.length > cap) {
+      cap = cap * 2 + f.length;
+      [units, s1, e1] = grow(units, s1, e1, cap);
+    }
+    for (let k = 0; k < f.length; k++) {
+      units[m] = f.charCodeAt(k);
+      s1[m] = i;
+      e1[m] = i + width;
+      m++;
+    }
+    i += width;
+  }
+  return finish(units, s1, e1, m);
+}
+
+/** ASCII folding table: upper case to lower, CR to LF, other whitespace to a space. */
+const ASCII = new Uint16Array(128);
+for (let c = 0; c < 128; c++) {
+  ASCII[c] = c >= 0x41 && c <= 0x5a
+    ? c + 32
+    : c === 0x0d
+    ? 0x0a
+    : c === 0x09 || c === 0x0b || c === 0x0c
+    ? 0x20
+    : c;
+}
+
+function grow(
+  u: Uint16Array,
+  s: Int32Array,
+  e: Int32Array,
+  cap: number,
+): [Uint16Array, Int32Array, Int32Array] {
+  const u2 = new Uint16Array(cap);
+  u2.set(u);
+  const s2 = new Int32Array(cap);
+  s2.set(s);
+  const e2 = new Int32Array(cap);
+  e2.set(e);
+  return [u2, s2, e2];
+}
+
+/** Pass 2: join letter-spaced words and collapse whitespace runs, carrying the index maps along. */
+function finish(u: Uint16Array, s1: Int32Array, e1: Int32Array, m: number): Folded {
+  const out = new Uint16Array(m);
+  const starts = new Int32Array(m);
+  const ends = new Int32Array(m);
+  let k = 0;
+  let i = 0;
+  while (i < m) {
+    const c = u[i];
+    // Letter spacing: at a word start, three or more single letters each followed by the same one spacer.
+    if (
+      isLetter(c) && (i === 0 || !isWordUnit(u[i - 1])) && i + 4 < m && isSpacer(u[i + 1]) &&
+      isLetter(u[i + 2]) && u[i + 3] === u[i + 1] && isLetter(u[i + 4]) &&
+      (i + 5 >= m || !isWordUnit(u[i + 5]))
+    ) {
+      const sep = u[i + 1];
+      let j = i;
+      // Consume letter (sep letter)* while each letter stands alone.
+      while (j < m && isLetter(u[j]) && (j + 1 >= m || !isWordUnit(u[j + 1]))) {
+        out[k] = u[j];
+        starts[k] = s1[j];
+        ends[k] = e1[j];
+        k++;
+        if (
+          j + 2 < m && u[j + 1] === sep && isLetter(u[j + 2]) && (j + 3 >= m || !isWordUnit(u[j + 3]))
+        ) j += 2;
+        else {
+          j++;
+          break;
+        }
+      }
+      i = j;
+      continue;
+    }
+    if (c === 0x20 || c === 0x0a) {
+      let j = i;
+      let nl = false;
+      while (j < m && (u[j] === 0x20 || u[j] === 0x0a)) {
+        if (u[j] === 0x0a) nl = true;
+        j++;
+      }
+      out[k] = nl ? 0x0a : 0x20;
+      starts[k] = s1[i];
+      ends[k] = e1[j - 1];
+      k++;
+      i = j;
+      continue;
+    }
+    out[k] = c;
+    starts[k] = s1[i];
+    ends[k] = e1[i];
+    k++;
+    i++;
+  }
+  const parts: string[] = [];
+  const CHUNK = 8192;
+  for (let p = 0; p < k; p += CHUNK) {
+    parts.push(
+      String.fromCharCode.apply(null, out.subarray(p, Math.min(k, p + CHUNK)) as unknown as number[]),
+    );
+  }
+  const text = parts.join("");
+  return { text, starts: starts.subarray(0, k), ends: ends.subarray(0, k) };
+}
+
+function isWordUnit(c: number): boolean {
+  return isLetter(c) || (c >= 0x30 && c <= 0x39) || c > 0x7f;
+}
+
+/**
+ * Maps a span of the folded text back to the original string.
+ *
+ * @param f The folded text.
+ * @param start Folded start index.
+ * @param end Folded end index (exclusive, greater than `start`).
+ * @returns `[start, end]` in the original.
+ */
+export function mapSpan(f: Folded, start: number, end: number): [number, number] {
+  if (f.starts.length === 0) return [0, 0];
+  const s = Math.min(start, f.starts.length - 1);
+  const e = Math.max(s, Math.min(end, f.ends.length) - 1);
+  return [f.starts[s], f.ends[e]];
+}

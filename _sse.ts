@@ -1,0 +1,164 @@
+/**
+ * Incremental framing for the two streaming wire formats model servers use: Server-Sent Events (OpenAI,
+ * Anthropic, llama.cpp, LM Studio, vLLM) and newline-delimited JSON (Ollama). Each parser keeps the exact
+ * text of every frame so a gate can forward untouched frames byte for byte.
+ *
+ * @module
+ */
+
+/** One Server-Sent Event, with the exact text it arrived as. */
+export interface SseEvent {
+  /** The `event:` field, when present. */
+  event?: string;
+  /** The `data:` lines joined with `\n`; `undefined` when the frame had no data field (comments, retry). */
+  data?: string;
+  /** The `id:` field, when present. */
+  id?: string;
+  /** The frame exactly as received, including its terminating blank line. */
+  raw: string;
+}
+
+/** A push parser: feed text as it arrives, then call `end()` once. */
+export interface FrameParser<T> {
+  /** Feeds more text; returns the frames completed by it. */
+  push(text: string): T[];
+  /** Flushes a final unterminated frame, if any. */
+  end(): T[];
+}
+
+/** Creates an SSE parser that splits on blank lines (`\n`, `\r\n` or `\r` line ends, as the spec allows). */
+export function sseParser(): FrameParser<SseEvent> {
+  let buffer = "";
+  let frameStart = 0; // where the current frame starts in buffer
+  let lineStart = 0; // where the current line starts
+  let searchFrom = 0; // where to resume looking for a line end (everything before has none)
+  let lines: string[] = [];
+
+  const take = (final: boolean): SseEvent[] => {
+    const out: SseEvent[] = [];
+    for (;;) {
+      let eol = -1;
+      let eolLen = 1;
+      let i = searchFrom;
+      for (; i < buffer.length; i++) {
+        const c = buffer.charCodeAt(i);
+        if (c === 10) {
+          eol = i;
+          break;
+        }
+        if (c === 13) {
+          // A trailing \r may be the first half of \r\n: wait for the next chunk unless this is the end.
+          if (i + 1 >= buffer.length && !final) break;
+          eol = i;
+          eolLen = buffer.charCodeAt(i + 1) === 10 ? 2 : 1;
+          break;
+        }
+      }
+      if (eol < 0) {
+        searchFrom = i;
+        break;
+      }
+      const line = buffer.slice(lineStart, eol);
+      lineStart = searchFrom = eol + eolLen;
+      if (line === "") {
+        // A blank line ends the frame; a stray one is kept as its own frame for byte fidelity.
+        out.push(
+          lines.length > 0
+            ? toEvent(lines, buffer.slice(frameStart, lineStart))
+            : { raw: buffer.slice(frameStart, lineStart) },
+        );
+        lines = [];
+        buffer = buffer.slice(lineStart);
+        frameStart = lineStart = searchFrom = 0;
+      } else {
+        lines.push(line);
+      }
+    }
+    if (final) {
+      const rest = buffer.slice(lineStart);
+      if (rest !== "") lines.push(rest);
+      const raw = buffer.slice(frameStart);
+      if (lines.length > 0) out.push(toEvent(lines, raw));
+      else if (raw !== "") out.push({ raw });
+      lines = [];
+      buffer = "";
+      frameStart = lineStart = searchFrom = 0;
+    }
+    return out;
+  };
+
+  return {
+    push(text: string): SseEvent[] {
+      buffer += text;
+      return take(false);
+    },
+    end(): SseEvent[] {
+      return take(true);
+    },
+  };
+}
+
+function toEvent(lines: string[], raw: string): SseEvent {
+  const event: SseEvent = { raw };
+  let data: string[] | undefined;
+  for (const line of lines) {
+    if (line.startsWith(":")) continue; // comment
+    const colon = line.indexOf(":");
+    const field = colon < 0 ? line : line.slice(0, colon);
+    let value = colon < 0 ? "" : line.slice(colon + 1);
+    if (value.startsWith(" ")) value = value.slice(1);
+    if (field === "data") (data ??= []).push(value);
+    else if (field === "event") event.event = value;
+    else if (field === "id") event.id = value;
+  }
+  if (data) event.data = data.join("\n");
+  return event;
+}
+
+/** Formats one SSE frame. Multi-line data becomes several `data:` lines. */
+export function formatSse(data: string, event?: string): string {
+  let out = event === undefined ? "" : `event: ${event}\n`;
+  for (const line of data.split(/\r\n|\r|\n/)) out += `data: ${line}\n`;
+  return out + "\n";
+}
+
+/** One NDJSON line with the exact text it arrived as. */
+export interface NdjsonLine {
+  /** The line without its line end. */
+  text: string;
+  /** The line as received, including its line end. */
+  raw: string;
+}
+
+/** Creates a parser for newline-delimited JSON. Blank lines are kept (as frames with empty text). */
+export function ndjsonParser(): FrameParser<NdjsonLine> {
+  let buffer = "";
+  return {
+    push(text: string): NdjsonLine[] {
+      buffer += text;
+      const out: NdjsonLine[] = [];
+      let start = 0;
+      for (let nl = buffer.indexOf("\n"); nl >= 0; nl = buffer.indexOf("\n", start)) {
+        const raw = buffer.slice(start, nl + 1);
+        out.push({ text: raw.replace(/\r?\n$/, ""), raw });
+        start = nl + 1;
+      }
+      buffer = buffer.slice(start);
+      return out;
+    },
+    end(): NdjsonLine[] {
+      const rest = buffer;
+      buffer = "";
+      return rest === "" ? [] : [{ text: rest.replace(/\r$/, ""), raw: rest }];
+    },
+  };
+}
+
+/** Parses JSON without throwing. */
+export function parseJsonSafe(text: string): { ok: true; value: unknown } | { ok: false; error: string } {
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch (e) {
+    return { ok: false, error: e instanceof Error ? e.message : String(e) };
+  }
+}

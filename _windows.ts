@@ -1,0 +1,292 @@
+/**
+ * Windows-specific process logic, written as pure functions so it is testable on any OS with injected
+ * environment values. Owned by the Windows work (issue 9); the runtime layer (`_runtime.ts`) calls it.
+ *
+ * Batch files (`.cmd`/`.bat`) cannot be started without `cmd.exe`, and `cmd.exe` parses its command line
+ * as a script: `&`, `|`, `<`, `>`, `^`, `%VAR%` and an unbalanced `"` all mean something to it (this is the
+ * "BatBadBut" class: CVE-2024-24576 in Rust's std, CVE-2024-27980 in Node). The plan here follows Rust's
+ * fix (`make_bat_command_line`: every non-trivial argument inside one pair of quotes, `%` neutralised with
+ * the `%%cd:~,%` no-op, command extensions on, delayed expansion off, AutoRun off) and is stricter where
+ * Rust trusts the batch file: an argument that contains `"`, a control character (CR, LF, NUL, ...) or
+ * that needs quotes and ends in `\` is refused, because no quoting delivers it intact to both `%~1` and
+ * the programs a batch file forwards `%*` to. Refusing is always safe; reaching `cmd.exe` as a second
+ * command never is.
+ *
+ * @module
+ */
+
+/** The environment values Windows command resolution depends on (injected, so tests run anywhere). */
+export interface WindowsEnv {
+  /** `PATH`, `;`-separated. */
+  PATH?: string;
+  /** `PATHEXT`, `;`-separated, e.g. `.COM;.EXE;.BAT;.CMD`. */
+  PATHEXT?: string;
+  /** `ComSpec`, the path of cmd.exe. */
+  ComSpec?: string;
+}
+
+/**
+ * How to start a program on Windows. With `rawArguments: true`, `args` holds exactly one string: the
+ * complete, already-quoted command line after the program name (Deno `windowsRawArguments`, Bun and Node
+ * `windowsVerbatimArguments`).
+ */
+export type WindowsLaunch =
+  | { ok: true; command: string; args: string[]; rawArguments: boolean }
+  | { ok: false; reason: string };
+
+/** PATHEXT when the environment has none: what cmd.exe assumes. */
+const DEFAULT_PATHEXT = ".COM;.EXE;.BAT;.CMD";
+
+/**
+ * cmd.exe reads at most 8191 characters of a command line; a longer one is cut, and a cut can fall inside
+ * an argument. Stay below it with room for `cmd.exe` itself.
+ */
+const MAX_BATCH_COMMAND_LINE = 8000;
+
+/** Characters that never need quotes for cmd.exe or for a batch file's `%1` splitting (Rust's list). */
+const UNQUOTED = /^[A-Za-z0-9#$*+\-./:?@\\_]+$/;
+
+/** Control characters: CR and LF end a cmd.exe line early, NUL ends the string, the rest are refused too. */
+// deno-lint-ignore no-control-regex
+const CONTROL = /[\u0000-\u0008\u000a-\u001f\u007f]/;
+
+/**
+ * Plan how to launch `command` with `args` on Windows.
+ *
+ * - A bare name (no `\`, `/` or drive) is looked up in each `PATH` directory in order; in each directory
+ *   the name itself is tried first when it already has an extension, then the name plus each `PATHEXT`
+ *   extension in order (so `npx` finds `npx.cmd`). The current directory is NOT searched for bare names
+ *   (unlike cmd.exe; a tool's working folder must not be able to shadow a program).
+ * - A name with a path separator is resolved relative to `cwd` (when given and the name is not absolute),
+ *   with the same extension rules.
+ * - `.exe`, `.com` and any other extension: the full path, with `args` passed as ordinary arguments.
+ * - `.cmd`/`.bat` (any letter case): `cmd.exe /d /e:ON /v:OFF /s /c ""script" args"` with `rawArguments`,
+ *   each argument quoted so cmd.exe reads it as text — or `{ ok: false }` when an argument cannot be
+ *   passed that way (see the module doc).
+ * - Nothing found: `{ ok: false }` naming what was searched.
+ *
+ * `env` is the environment the program will run with; its keys are matched case-insensitively, as
+ * Windows does (`Path` is `PATH`). `isFile` is injected so tests need no real files; it should answer
+ * `true` for anything `CreateProcess` could start (also app execution aliases, which `stat` may not see).
+ *
+ * @param command The program: a bare name, a relative path or an absolute path.
+ * @param args The arguments, exactly as the program should receive them.
+ * @param env The environment (at least `PATH`, `PATHEXT`, `ComSpec`; other keys are ignored).
+ * @param isFile Whether a path names an existing file.
+ * @param cwd The folder the program will run in; relative paths with a separator resolve against it.
+ * @returns The launch plan, or the reason it cannot be launched safely.
+ */
+export function planWindowsLaunch(
+  command: string,
+  args: readonly string[],
+  env: WindowsEnv,
+  isFile: (path: string) => boolean,
+  cwd?: string,
+): WindowsLaunch {
+  if (command.length === 0) return { ok: false, reason: "the command is empty" };
+  if (CONTROL.test(command) || command.includes('"')) {
+    return {
+      ok: false,
+      reason: `the command ${JSON.stringify(command)} contains a character no Windows path has`,
+    };
+  }
+  const exts = pathExtensions(lookup(env, "PATHEXT"));
+  const found = resolve(command, exts, lookup(env, "PATH"), isFile, cwd);
+  if (found === null) {
+    const where = hasSeparator(command)
+      ? `relative to ${cwd ? JSON.stringify(cwd) : "the current folder"}`
+      : "in any PATH folder";
+    return {
+      ok: false,
+      reason: `program ${JSON.stringify(command)} not found ${where} (extensions tried: ${exts.join(";")})`,
+    };
+  }
+  const ext = extension(found).toLowerCase();
+  if (ext === ".cmd" || ext === ".bat") return planBatch(found, args, lookup(env, "ComSpec"));
+  return { ok: true, command: found, args: [...args], rawArguments: false };
+}
+
+/**
+ * The command that ends the whole process tree rooted at `pid` on Windows: `taskkill /PID pid /T /F`.
+ *
+ * @param pid The process id of the tree's root (a positive integer).
+ * @returns The program and its arguments.
+ * @throws {RangeError} When `pid` is not a positive integer.
+ */
+export function windowsTreeKill(pid: number): { command: string; args: string[] } {
+  if (!Number.isSafeInteger(pid) || pid <= 0) {
+    throw new RangeError(`windowsTreeKill: pid must be a positive integer, got ${pid}`);
+  }
+  return { command: "taskkill", args: ["/PID", String(pid), "/T", "/F"] };
+}
+
+/** The batch-file plan: cmd.exe with one raw command line, or the reason an argument cannot be passed. */
+function planBatch(script: string, args: readonly string[], comSpec: string | undefined): WindowsLaunch {
+  // A `%` in the script path would be expanded by cmd.exe before the file is looked up.
+  if (script.includes("%")) {
+    return {
+      ok: false,
+      reason: `batch file path ${JSON.stringify(script)} contains "%", which cmd.exe expands`,
+    };
+  }
+  const parts = [`"${script}"`];
+  for (let i = 0; i < args.length; i++) {
+    const quoted = quoteBatchArgument(args[i]);
+    if (!quoted.ok) {
+      return {
+        ok: false,
+        reason: `argument ${i + 1} cannot be passed safely to batch file ${
+          basename(script)
+        }: ${quoted.reason}`,
+      };
+    }
+    parts.push(quoted.text);
+  }
+  // /d: no AutoRun commands; /e:ON: extensions, which the `%` no-op needs; /v:OFF: `!` stays text;
+  // /s /c "...": cmd.exe drops exactly the outer pair of quotes and runs the rest as one line.
+  const line = `/d /e:ON /v:OFF /s /c "${parts.join(" ")}"`;
+  if (line.length > MAX_BATCH_COMMAND_LINE) {
+    return {
+      ok: false,
+      reason: `the command line for batch file ${basename(script)} would be ${line.length} characters; ` +
+        `cmd.exe cuts lines longer than 8191, so pass less data in arguments (use stdin or a file)`,
+    };
+  }
+  return {
+    ok: true,
+    command: comSpec && comSpec.trim() !== "" ? comSpec : "cmd.exe",
+    args: [line],
+    rawArguments: true,
+  };
+}
+
+/** One argument as cmd.exe text: bare when it is plainly safe, else in quotes with `%` neutralised. */
+function quoteBatchArgument(arg: string): { ok: true; text: string } | { ok: false; reason: string } {
+  if (typeof arg !== "string") return { ok: false, reason: "it is not a string" };
+  const control = CONTROL.exec(arg);
+  if (control) {
+    const code = control[0].charCodeAt(0).toString(16).padStart(4, "0");
+    const name = control[0] === "\r"
+      ? "CR"
+      : control[0] === "\n"
+      ? "LF"
+      : control[0] === "\0"
+      ? "NUL"
+      : "control";
+    return {
+      ok: false,
+      reason:
+        `it contains a ${name} character (U+${code}); cmd.exe would end or split the command line there`,
+    };
+  }
+  // Every `"` toggles cmd.exe's quote state; no escape keeps it text for cmd.exe and intact for `%~1` and
+  // for the C runtime of a program the batch file forwards `%*` to, all at once.
+  if (arg.includes('"')) {
+    return {
+      ok: false,
+      reason: 'it contains a double quote ("), which cmd.exe cannot be given as plain text',
+    };
+  }
+  if (arg.length > 0 && UNQUOTED.test(arg)) return { ok: true, text: arg };
+  // A `\` before the closing quote would make a forwarding program's C runtime read `\"` as a quote.
+  if (arg.endsWith("\\")) {
+    return {
+      ok: false,
+      reason:
+        "it needs quotes and ends with a backslash, which a forwarding program would read as an escaped quote",
+    };
+  }
+  // `%%cd:~,%` is `%` followed by an empty substring of %cd%: cmd.exe prints `%` and can no longer pair it
+  // with a later `%` into a variable reference (the yt-dlp/Rust technique).
+  return { ok: true, text: `"${arg.replaceAll("%", "%%cd:~,%")}"` };
+}
+
+/** Resolve `command` to an existing file, or `null`. */
+function resolve(
+  command: string,
+  exts: readonly string[],
+  path: string | undefined,
+  isFile: (path: string) => boolean,
+  cwd: string | undefined,
+): string | null {
+  const candidates = extension(basename(command)) !== "" ? [command] : [];
+  for (const ext of exts) candidates.push(command + ext);
+  const dirs = hasSeparator(command)
+    ? [cwd !== undefined && !isAbsolute(command) ? cwd : ""]
+    : pathDirectories(path);
+  for (const dir of dirs) {
+    for (const name of candidates) {
+      const full = normalise(dir === "" ? name : join(dir, name));
+      if (isFile(full)) return full;
+    }
+  }
+  return null;
+}
+
+/** Value of an environment key, matched case-insensitively (an exact match wins). */
+function lookup(env: WindowsEnv, key: string): string | undefined {
+  const record = env as Record<string, string | undefined>;
+  if (typeof record[key] === "string") return record[key];
+  const lower = key.toLowerCase();
+  for (const k of Object.keys(record)) {
+    if (k.toLowerCase() === lower && typeof record[k] === "string") return record[k];
+  }
+  return undefined;
+}
+
+/** PATHEXT entries, each starting with `.`, without duplicates (compared case-insensitively). */
+function pathExtensions(value: string | undefined): string[] {
+  const out: string[] = [];
+  const seen = new Set<string>();
+  for (const raw of (value && value.trim() !== "" ? value : DEFAULT_PATHEXT).split(";")) {
+    const ext = raw.trim();
+    if (!/^\.[^.\\/:*?"<>|]+$/.test(ext) || seen.has(ext.toLowerCase())) continue;
+    seen.add(ext.toLowerCase());
+    out.push(ext);
+  }
+  return out;
+}
+
+/** PATH folders in order, with surrounding quotes removed and empty entries dropped. */
+function pathDirectories(value: string | undefined): string[] {
+  if (!value) return [];
+  return value.split(";").map((d) => d.trim().replace(/^"(.*)"$/, "$1").trim()).filter((d) => d !== "");
+}
+
+function hasSeparator(name: string): boolean {
+  return /[\\/]/.test(name) || /^[A-Za-z]:/.test(name);
+}
+
+function isAbsolute(name: string): boolean {
+  return /^[A-Za-z]:[\\/]/.test(name) || /^[\\/]/.test(name) || /^[A-Za-z]:/.test(name);
+}
+
+function basename(path: string): string {
+  const i = Math.max(path.lastIndexOf("\\"), path.lastIndexOf("/"), path.indexOf(":") === 1 ? 1 : -1);
+  return path.slice(i + 1);
+}
+
+/** The extension of a file name (`.cmd`), or `""`; a leading dot alone (`.profile`) is not one. */
+function extension(name: string): string {
+  const base = basename(name);
+  const dot = base.lastIndexOf(".");
+  return dot > 0 && dot < base.length - 1 ? base.slice(dot) : "";
+}
+
+function join(dir: string, name: string): string {
+  return /[\\/]$/.test(dir) ? dir + name : `${dir}\\${name}`;
+}
+
+/** Backslashes only, `.` segments dropped, `..` applied where it has a parent (never above the root). */
+function normalise(path: string): string {
+  const p = path.replaceAll("/", "\\");
+  const root = /^(\\\\[^\\]+\\[^\\]+\\|[A-Za-z]:\\|\\)/.exec(p)?.[0] ?? "";
+  const out: string[] = [];
+  for (const seg of p.slice(root.length).split("\\")) {
+    if (seg === "" || seg === ".") continue;
+    if (seg === ".." && out.length > 0 && out[out.length - 1] !== "..") out.pop();
+    else if (seg === ".." && root !== "") continue;
+    else out.push(seg);
+  }
+  return root + out.join("\\");
+}

@@ -1,0 +1,36 @@
+/**
+ * One set of benchmark cases for both runtimes. A `bench/*_bench.ts` file calls `register(cases)`: under
+ * Deno that becomes `Deno.bench` (run by `deno task bench`); under Bun the cases are collected and timed by
+ * `bench/bun.ts` (run by `deno task bench:bun`), which prints each case as a ratio to its group's baseline.
+ *
+ * @module
+ */
+
+/** One benchmark case. Cases sharing a `group` are compared against the one marked `baseline`. */
+export interface BenchCase {
+  /** Case name, unique within the group. */
+  name: string;
+  /** Group name: cases in one group are compared with each other. */
+  group: string;
+  /** The case every other case in the group is measured against. */
+  baseline?: boolean;
+  /** The work to time. */
+  fn: () => unknown | Promise<unknown>;
+  /** Minimum number of iterations under Bun (default 20). */
+  minIterations?: number;
+}
+
+/** Cases collected when not running under Deno (read by bench/bun.ts). */
+export const collected: BenchCase[] = [];
+
+/** Register cases: `Deno.bench` under Deno, collected for bench/bun.ts elsewhere. */
+export function register(cases: readonly BenchCase[]): void {
+  const deno = (globalThis as { Deno?: { bench?: (o: unknown) => void } }).Deno;
+  for (const c of cases) {
+    if (deno?.bench) {
+      deno.bench({ name: c.name, group: c.group, baseline: c.baseline ?? false, fn: c.fn });
+    } else {
+      collected.push(c);
+    }
+  }
+}

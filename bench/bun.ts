@@ -1,0 +1,55 @@
+/**
+ * Runs every `bench/*_bench.ts` case under the current runtime without `Deno.bench` (made for Bun):
+ * `bun run bench/bun.ts [filter]`. Prints mean time per call and the ratio to the group's baseline.
+ *
+ * @module
+ */
+import { readdirSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { type BenchCase, collected } from "./_harness.ts";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const filter = process.argv[2] ?? "";
+for (const file of readdirSync(here).filter((f) => f.endsWith("_bench.ts")).sort()) {
+  if (filter && !file.includes(filter)) continue;
+  await import(join(here, file));
+}
+
+async function timeCase(c: BenchCase): Promise<number> {
+  const warmup = Math.max(3, Math.floor((c.minIterations ?? 20) / 5));
+  for (let i = 0; i < warmup; i++) await c.fn();
+  const budgetMs = 1000;
+  let iterations = 0;
+  const start = performance.now();
+  while (iterations < (c.minIterations ?? 20) || performance.now() - start < budgetMs) {
+    await c.fn();
+    iterations++;
+    if (iterations > 1_000_000) break;
+  }
+  return (performance.now() - start) / iterations;
+}
+
+function format(ms: number): string {
+  if (ms < 0.001) return `${(ms * 1e6).toFixed(1)} ns`;
+  if (ms < 1) return `${(ms * 1e3).toFixed(2)} µs`;
+  return `${ms.toFixed(2)} ms`;
+}
+
+const groups = new Map<string, BenchCase[]>();
+for (const c of collected) groups.set(c.group, [...(groups.get(c.group) ?? []), c]);
+const runtime = typeof (globalThis as { Bun?: { version: string } }).Bun !== "undefined"
+  ? `bun ${(globalThis as unknown as { Bun: { version: string } }).Bun.version}`
+  : `node ${process.version}`;
+console.log(`runtime: ${runtime}`);
+for (const [group, cases] of groups) {
+  console.log(`\ngroup ${group}`);
+  const times = new Map<BenchCase, number>();
+  for (const c of cases) times.set(c, await timeCase(c));
+  const base = cases.find((c) => c.baseline);
+  for (const c of cases) {
+    const t = times.get(c)!;
+    const ratio = base && base !== c ? `  ${(t / times.get(base)!).toFixed(2)}x of ${base.name}` : "";
+    console.log(`  ${c.name.padEnd(48)} ${format(t).padStart(12)}/iter${c === base ? "  (baseline)" : ratio}`);
+  }
+}

@@ -1,0 +1,83 @@
+/**
+ * Overhead of the guard: `runTool` on a trivial tool against a raw spawn of the same tool in the same run
+ * (`Deno.Command(...).output()` under Deno, `Bun.spawn` under Bun). `deno task bench` or
+ * `bun run bench/bun.ts guard`.
+ *
+ * @module
+ */
+import { register } from "./_harness.ts";
+import { runTool } from "../guard.ts";
+
+const COMMAND = "echo";
+const ARGS = ['{"ok":true,"items":[1]}'];
+
+const denoApi = (globalThis as {
+  Deno?: {
+    Command: new (c: string, o: Record<string, unknown>) => {
+      output(): Promise<{ stdout: Uint8Array }>;
+      spawn(): {
+        stdout: ReadableStream<Uint8Array>;
+        stderr: ReadableStream<Uint8Array>;
+        status: Promise<unknown>;
+      };
+    };
+  };
+}).Deno;
+const bunApi = (globalThis as {
+  Bun?: {
+    spawn(cmd: string[], o: Record<string, unknown>): {
+      stdout: ReadableStream<Uint8Array>;
+      stderr: ReadableStream<Uint8Array>;
+      exited: Promise<number>;
+    };
+  };
+}).Bun;
+
+async function rawSpawn(detached = false): Promise<string> {
+  if (denoApi) {
+    if (!detached) {
+      const out = await new denoApi.Command(COMMAND, { args: ARGS, stdout: "piped", stderr: "piped" })
+        .output();
+      return new TextDecoder().decode(out.stdout);
+    }
+    // output() ignores `detached` (the child stays in our process group), so spawn() is the honest comparison.
+    const child = new denoApi.Command(COMMAND, { args: ARGS, stdout: "piped", stderr: "piped", detached })
+      .spawn();
+    const [text] = await Promise.all([
+      new Response(child.stdout).text(),
+      new Response(child.stderr).text(),
+      child.status,
+    ]);
+    return text;
+  }
+  const proc = bunApi!.spawn([COMMAND, ...ARGS], { stdout: "pipe", stderr: "pipe", detached });
+  const [text] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
+  return text;
+}
+
+async function guarded(): Promise<unknown> {
+  const r = await runTool(COMMAND, ARGS);
+  if (r.kind !== "results") throw new Error(`unexpected ${r.kind}: ${r.detail}`);
+  return r.items;
+}
+
+register([
+  {
+    name: denoApi ? "raw Deno.Command output()" : "raw Bun.spawn",
+    group: "guard",
+    baseline: true,
+    fn: () => rawSpawn(),
+  },
+  // The guard needs the child in its own process group (to end the whole tree); this case shows what that
+  // alone costs. Under Deno, `detached` makes the runtime fork() instead of posix_spawn().
+  {
+    name: denoApi ? "raw Deno.Command spawn(), detached" : "raw Bun.spawn, detached",
+    group: "guard",
+    fn: () => rawSpawn(true),
+  },
+  { name: "runTool (envelope, classified)", group: "guard", fn: guarded },
+]);

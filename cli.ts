@@ -1,0 +1,138 @@
+#!/usr/bin/env -S deno run -A
+/**
+ * The `toolguard` command-line program: run a tool and classify the outcome, validate a model's tool calls,
+ * lint tool declarations, scan text for injected instructions, print what the model reads, report on call
+ * logs, check this machine with a self-test, and guard an MCP server.
+ *
+ * ```sh
+ * toolguard run --protocol lines --empty-exit 1 -- rg -l TODO src
+ * toolguard validate calls.json --tools tools.jsonc
+ * toolguard selftest
+ * ```
+ *
+ * Exit status: 0 when the thing checked is fine, 1 when it failed or was rejected, 2 for usage errors.
+ * It compiles to one executable: `deno task compile`, `deno task compile:bun`.
+ *
+ * @example
+ * ```ts
+ * import { main } from "./cli.ts";
+ * const status = await main(["--version"]); // prints "toolguard 0.1.0" (the version in deno.json)
+ * if (status !== 0) throw new Error("--version must exit 0");
+ * ```
+ *
+ * @module
+ */
+import process from "node:process";
+import denoJson from "./deno.json" with { type: "json" };
+import { EXIT_OK, EXIT_USAGE, paint, writeErr, writeOut } from "./_cli_io.ts";
+import { main as describeMain } from "./_cli_describe.ts";
+import { main as lintMain } from "./_cli_lint.ts";
+import { main as runCommandMain } from "./_cli_run.ts";
+import { main as validateMain } from "./_cli_validate.ts";
+import { FAKE_TOOL_COMMAND, selfLauncher } from "./_cli_self.ts";
+import { exitFakeTool, runFakeTool } from "./_fake_tool.ts";
+import { main as scanMain } from "./_cli_scan.ts";
+import { main as selftestMain } from "./_cli_selftest.ts";
+import { main as statsMain } from "./_cli_stats.ts";
+import { main as mcpMain } from "./_cli_mcp.ts";
+
+/** The program version, read from deno.json when the program is built. */
+export const VERSION: string = denoJson.version;
+
+type Main = (args: string[]) => Promise<number>;
+
+/** Subcommands, in the order `toolguard --help` lists them. */
+const COMMANDS: Record<string, { main: Main; summary: string }> = {
+  run: { main: runCommandMain, summary: "run a tool and print the one sentence the model should read" },
+  validate: { main: validateMain, summary: "validate a model's tool calls against the declared tools" },
+  lint: { main: lintMain, summary: "report what is wrong with tool declarations" },
+  scan: { main: scanMain, summary: "look for injected instructions in text" },
+  describe: { main: describeMain, summary: "print what the model reads about a tool result" },
+  stats: { main: statsMain, summary: "report on a call log written with --log or jsonlLog" },
+  selftest: { main: selftestMain, summary: "check process handling on this machine (six cases)" },
+  mcp: { main: mcpMain, summary: "guard a stdio MCP server: validate every tools/call" },
+};
+
+function help(): string {
+  const width = Math.max(...Object.keys(COMMANDS).map((c) => c.length));
+  const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`);
+  return `toolguard ${VERSION}: guard the seam between a language model and its tools
+
+Usage: toolguard COMMAND [options] [args]
+
+Commands:
+${lines.join("\n")}
+
+Options:
+  -h, --help     show this help (or \`toolguard COMMAND --help\` for a command)
+  --version      print the version
+
+Exit status: 0 when the thing checked is fine, 1 when it failed or was rejected, 2 for usage errors.
+Output is plain text; most commands print JSON with --json (indented with --pretty). Colour is used only
+on a terminal and never when NO_COLOR is set.
+`;
+}
+
+/** Edit distance, for "did you mean" hints on mistyped commands. */
+function distance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let prev = row[0];
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const next = Math.min(row[j] + 1, row[j - 1] + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
+      prev = row[j];
+      row[j] = next;
+    }
+  }
+  return row[b.length];
+}
+
+/**
+ * Runs the program with its arguments (without the executable and script) and returns the exit status.
+ *
+ * @param args The command-line arguments, e.g. `["validate", "calls.json", "--tools", "tools.json"]`.
+ * @returns 0 when the thing checked is fine, 1 when it is not, 2 for usage errors.
+ */
+export async function main(args: readonly string[]): Promise<number> {
+  const [command, ...rest] = args;
+  if (command === "--version" || command === "-V") {
+    writeOut(`toolguard ${VERSION}\n`);
+    return EXIT_OK;
+  }
+  if (command === "--help" || command === "-h" || command === "help") {
+    if (rest[0] !== undefined && COMMANDS[rest[0]]) return await COMMANDS[rest[0]].main(["--help"]);
+    writeOut(help());
+    return EXIT_OK;
+  }
+  if (command === FAKE_TOOL_COMMAND) {
+    // Hidden: the program acts as its own fake tool, so `selftest` needs nothing else installed.
+    exitFakeTool(await runFakeTool(rest[0] ?? "results", rest.slice(1), selfLauncher()));
+  }
+  if (command === undefined) {
+    writeErr(help());
+    writeErr(`${paint("red", "error", "stderr")}: toolguard: missing a command\n`);
+    return EXIT_USAGE;
+  }
+  const entry = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
+  if (entry === undefined) {
+    const names = Object.keys(COMMANDS);
+    const nearest = names.reduce((a, b) => distance(command, a) <= distance(command, b) ? a : b);
+    const hint = distance(command, nearest) <= 2 ? `did you mean \`toolguard ${nearest}\`? ` : "";
+    writeErr(`${paint("red", "error", "stderr")}: toolguard: unknown command ${JSON.stringify(command)}\n`);
+    writeErr(`hint: ${hint}commands are ${names.join(", ")}; run \`toolguard --help\`\n`);
+    return EXIT_USAGE;
+  }
+  return await entry.main(rest);
+}
+
+/** The arguments after the executable (and the script, when run by a runtime). */
+function programArgs(): string[] {
+  const deno = (globalThis as { Deno?: { args: string[] } }).Deno;
+  return deno ? [...deno.args] : process.argv.slice(2);
+}
+
+if (import.meta.main) {
+  const status = await main(programArgs());
+  process.exit(status);
+}

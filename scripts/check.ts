@@ -1,0 +1,56 @@
+/**
+ * `deno task check`: every check the project has, in one command. Runs each step, keeps going after a
+ * failure so one run shows everything that is wrong, then prints a summary and exits 1 if any step failed.
+ *
+ * Steps: fmt, lint, type-check, doc lint, publish dry-run, the zero-dependency proof for mod.ts, the suite
+ * under Deno (with doc examples), the suite under Bun, and the break-the-guard proof.
+ *
+ * @module
+ */
+
+interface Step {
+  name: string;
+  cmd: string[];
+}
+
+const libraryEntryPoints = ["mod.ts", "guard.ts", "validate.ts", "scan.ts", "describe.ts", "gate.ts", "log.ts", "mcp.ts"];
+const entryPoints = [...libraryEntryPoints, "cli.ts"];
+
+const steps: Step[] = [
+  { name: "fmt", cmd: ["deno", "fmt", "--check"] },
+  { name: "lint", cmd: ["deno", "lint"] },
+  { name: "type-check", cmd: ["deno", "check", "."] },
+  { name: "doc lint", cmd: ["deno", "doc", "--lint", ...entryPoints] },
+  { name: "publish dry-run", cmd: ["deno", "publish", "--dry-run", "--allow-dirty"] },
+  { name: "mod.ts imports only the runtime", cmd: ["deno", "run", "-A", "scripts/check_deps.ts", ...libraryEntryPoints] },
+  { name: "tests (deno)", cmd: ["deno", "test", "-A", "--doc"] },
+  { name: "tests (bun)", cmd: ["bun", "test", "tests/"] },
+  { name: "break-the-guard", cmd: ["deno", "run", "-A", "scripts/break_guard.ts"] },
+];
+
+const only = Deno.args;
+const results: { name: string; ok: boolean; seconds: number }[] = [];
+for (const step of steps) {
+  if (only.length > 0 && !only.some((o) => step.name.includes(o))) continue;
+  console.log(`\n=== ${step.name}: ${step.cmd.join(" ")}`);
+  const started = performance.now();
+  let ok = false;
+  try {
+    const { code } = await new Deno.Command(step.cmd[0], {
+      args: step.cmd.slice(1),
+      stdin: "null",
+      stdout: "inherit",
+      stderr: "inherit",
+    }).output();
+    ok = code === 0;
+  } catch (error) {
+    console.error(`could not start ${step.cmd[0]}: ${error instanceof Error ? error.message : error}`);
+  }
+  results.push({ name: step.name, ok, seconds: (performance.now() - started) / 1000 });
+}
+
+console.log("\n=== summary");
+for (const r of results) console.log(`${r.ok ? "PASS" : "FAIL"}  ${r.name.padEnd(36)} ${r.seconds.toFixed(1)} s`);
+const failed = results.filter((r) => !r.ok).length;
+console.log(`check: ${results.length - failed} passed, ${failed} failed`);
+Deno.exit(failed === 0 ? 0 : 1);

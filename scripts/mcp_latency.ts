@@ -1,0 +1,71 @@
+/**
+ * Added latency of the MCP relay per `tools/call`: the same SDK client calls `echo` on
+ * `@modelcontextprotocol/server-everything` N times directly and N times through the relay (interleaved,
+ * same run), and prints median and p95 of each and the difference.
+ *
+ * Usage: `deno run -A scripts/mcp_latency.ts [N]` or `bun scripts/mcp_latency.ts [N]` (default N = 200).
+ * The relay (`cli.ts mcp`) runs under the same runtime as the script.
+ *
+ * @module
+ */
+import { dirname, join } from "node:path";
+import process from "node:process";
+import { fileURLToPath } from "node:url";
+import { Client } from "@modelcontextprotocol/sdk/client";
+// @ts-types="../node_modules/@modelcontextprotocol/sdk/dist/esm/client/stdio.d.ts"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+
+const deno = (globalThis as { Deno?: { args: string[]; execPath(): string } }).Deno;
+const argv = deno ? deno.args : process.argv.slice(2);
+const n = Number(argv.find((a) => /^\d+$/.test(a)) ?? 200);
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const server = join(root, "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+const entry = [join(root, "cli.ts"), "mcp"];
+const relay = deno
+  ? { command: deno.execPath(), args: ["run", "-A", ...entry, "--", "node", server, "stdio"] }
+  : { command: process.execPath, args: [...entry, "--", "node", server, "stdio"] };
+
+async function connect(command: string, args: string[]): Promise<Client> {
+  const client = new Client({ name: "latency", version: "1.0.0" });
+  await client.connect(new StdioClientTransport({ command, args, stderr: "ignore" }));
+  return client;
+}
+
+const direct = await connect("node", [server, "stdio"]);
+const guarded = await connect(relay.command, relay.args);
+const call = { name: "echo", arguments: { message: "latency probe" } };
+for (let i = 0; i < 20; i++) { // warm up both paths (JIT, tools/list fetch by the relay)
+  await direct.callTool(call);
+  await guarded.callTool(call);
+}
+const times = { direct: [] as number[], relay: [] as number[] };
+for (let i = 0; i < n; i++) {
+  for (
+    const [name, client] of (i % 2 === 0 ? [["direct", direct], ["relay", guarded]] : [["relay", guarded], [
+      "direct",
+      direct,
+    ]]) as [keyof typeof times, Client][]
+  ) {
+    const t0 = performance.now();
+    await client.callTool(call);
+    times[name].push(performance.now() - t0);
+  }
+}
+await Promise.all([direct.close(), guarded.close()]);
+
+function pct(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+const runtime = deno ? "deno" : "bun";
+const row = (name: string, v: number[]) =>
+  `${name.padEnd(8)} median ${pct(v, 50).toFixed(3)} ms   p95 ${pct(v, 95).toFixed(3)} ms`;
+console.log(`MCP tools/call latency, ${n} calls each, relay (cli.ts mcp) under ${runtime}`);
+console.log(row("direct", times.direct));
+console.log(row("relay", times.relay));
+console.log(
+  `added    median ${(pct(times.relay, 50) - pct(times.direct, 50)).toFixed(3)} ms   p95 ${
+    (pct(times.relay, 95) - pct(times.direct, 95)).toFixed(3)
+  } ms`,
+);
+process.exit(0);

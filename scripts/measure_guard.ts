@@ -1,0 +1,144 @@
+/**
+ * Measures what the guard's contract promises about time and memory, for the record (the test suite only
+ * asserts generous bounds): settle times of `hang` and `grandchild` with `timeoutMs: 500`, of `orphan-pipe`,
+ * and the peak memory of a process that runs a 1 GiB `flood` with the default output cap (measured in a
+ * child process, so this script's own memory does not blur it).
+ *
+ * Usage: `deno run -A scripts/measure_guard.ts` or `bun scripts/measure_guard.ts`; add `overhead [N]` for an
+ * interleaved per-call comparison of raw spawn, raw spawn in its own process group, and `runTool`.
+ *
+ * @module
+ */
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { runTool } from "../guard.ts";
+
+const deno = (globalThis as { Deno?: { execPath(): string; args: string[] } }).Deno;
+const tool = fileURLToPath(new URL("../fixtures/tool.ts", import.meta.url));
+const self = fileURLToPath(import.meta.url);
+const command = deno ? deno.execPath() : process.execPath;
+const prefix = deno ? ["run", "-A", tool] : [tool];
+const argv = deno ? deno.args : process.argv.slice(2);
+
+function rss(): number {
+  return process.memoryUsage().rss;
+}
+
+if (argv[0] === "flood-child") {
+  // Runs in its own process: baseline, then the 1 GiB flood while sampling RSS.
+  await runTool(command, [...prefix, "empty"]); // warm the spawn path so the baseline includes it
+  const baseline = rss();
+  let peak = baseline;
+  const sampler = setInterval(() => (peak = Math.max(peak, rss())), 5);
+  const r = await runTool(command, [...prefix, "flood", "1024"], { timeoutMs: 120_000 });
+  clearInterval(sampler);
+  peak = Math.max(peak, rss());
+  let hwm = -1;
+  try {
+    const m = readFileSync("/proc/self/status", "utf8").match(/VmHWM:\s+(\d+) kB/);
+    if (m) hwm = Number(m[1]) * 1024;
+  } catch { /* not Linux */ }
+  console.log(
+    JSON.stringify({ kind: r.kind, detail: r.detail, durationMs: r.durationMs, baseline, peak, hwm }),
+  );
+} else if (argv[0] === "overhead") {
+  // Interleaved per-call timing (robust on a shared, noisy machine): raw spawn, raw spawn in its own process
+  // group (what the guard needs to end whole trees), and runTool, round-robin, medians compared.
+  const ARGS = ['{"ok":true,"items":[1]}'];
+  const D = (globalThis as { Deno?: unknown }).Deno as {
+    Command: new (c: string, o: Record<string, unknown>) => {
+      output(): Promise<unknown>;
+      spawn(): { stdout: ReadableStream; stderr: ReadableStream; status: Promise<unknown> };
+    };
+  } | undefined;
+  const B = (globalThis as { Bun?: unknown }).Bun as {
+    spawn(
+      c: string[],
+      o: Record<string, unknown>,
+    ): { stdout: ReadableStream; stderr: ReadableStream; exited: Promise<unknown> };
+  } | undefined;
+  const raw = async (detached: boolean) => {
+    if (D && !detached) {
+      return await new D.Command("echo", { args: ARGS, stdout: "piped", stderr: "piped" }).output();
+    }
+    const p = D
+      ? new D.Command("echo", { args: ARGS, stdout: "piped", stderr: "piped", detached }).spawn()
+      : B!.spawn(["echo", ...ARGS], { stdout: "pipe", stderr: "pipe", detached });
+    const done = "status" in p ? p.status : p.exited;
+    return await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), done]);
+  };
+  const cases: Record<string, () => Promise<unknown>> = {
+    raw: () => raw(false),
+    "raw, own process group": () => raw(true),
+    runTool: () => runTool("echo", ARGS),
+  };
+  const times: Record<string, number[]> = {};
+  const n = Number(argv[1] ?? 150);
+  for (let i = 0; i < n; i++) {
+    for (const [name, fn] of Object.entries(cases)) {
+      const t0 = performance.now();
+      await fn();
+      (times[name] ??= []).push(performance.now() - t0);
+    }
+  }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  for (const [name, xs] of Object.entries(times)) {
+    console.log(
+      `${name.padEnd(24)} median ${median(xs).toFixed(2)} ms, mean ${mean(xs).toFixed(2)} ms` +
+        (name === "runTool"
+          ? `  (median ${(median(xs) / median(times.raw)).toFixed(2)}x raw, ` +
+            `${(median(xs) / median(times["raw, own process group"])).toFixed(2)}x raw in own group; ` +
+            `mean ${(mean(xs) / mean(times["raw, own process group"])).toFixed(2)}x raw in own group)`
+          : ""),
+    );
+  }
+} else {
+  const runtime = deno
+    ? "deno"
+    : `bun ${(globalThis as unknown as { Bun: { version: string } }).Bun.version}`;
+  console.log(`runtime: ${runtime}`);
+  const stats = (xs: number[]) => {
+    const s = [...xs].sort((a, b) => a - b);
+    return `min ${s[0]} / median ${s[s.length >> 1]} / max ${s[s.length - 1]} ms (n=${s.length})`;
+  };
+  for (const scenario of ["hang", "grandchild"]) {
+    const times: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const r = await runTool(command, [...prefix, scenario], { timeoutMs: 500 });
+      if (r.kind !== "timeout") throw new Error(`${scenario}: ${r.kind}`);
+      times.push(r.durationMs);
+    }
+    console.log(`${scenario.padEnd(11)} timeoutMs 500 -> timeout, settle ${stats(times)}`);
+  }
+  {
+    const times: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const r = await runTool(command, [...prefix, "orphan-pipe"]);
+      if (r.kind !== "results") throw new Error(`orphan-pipe: ${r.kind} ${r.detail}`);
+      times.push(r.durationMs);
+    }
+    const startup: number[] = [];
+    for (let i = 0; i < 5; i++) startup.push((await runTool(command, [...prefix, "results"])).durationMs);
+    console.log(`orphan-pipe -> results, settle ${stats(times)}`);
+    console.log(`  (for scale: the same tool's plain "results" run takes ${stats(startup)})`);
+  }
+  const child = await runTool(command, deno ? ["run", "-A", self, "flood-child"] : [self, "flood-child"], {
+    protocol: "json",
+    timeoutMs: 180_000,
+  });
+  if (!child.ok) throw new Error(`flood child: ${child.kind} ${child.detail} ${child.stderr}`);
+  const m = child.items[0] as {
+    kind: string;
+    durationMs: number;
+    baseline: number;
+    peak: number;
+    hwm: number;
+  };
+  const mib = (n: number) => `${(n / 1048576).toFixed(1)} MiB`;
+  console.log(
+    `flood 1 GiB, default cap -> ${m.kind} in ${m.durationMs} ms; RSS baseline ${mib(m.baseline)}, ` +
+      `peak ${mib(m.peak)}, delta ${mib(m.peak - m.baseline)}` +
+      (m.hwm > 0 ? `; VmHWM ${mib(m.hwm)} (delta vs baseline ${mib(m.hwm - m.baseline)})` : ""),
+  );
+}

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# `deno task check:windows`: the Windows test pass, on Linux, under Wine 10.
+#
+# Builds (or reuses) the Wine root from ../shared/windows/setup.sh, then runs the guard, validation, CLI and
+# Windows tests with the Windows builds of Deno (deno.exe) and Bun (bun.exe), cross-compiles the CLI with
+# `bun build --compile --target=bun-windows-x64` and runs `toolguard.exe selftest`. Every step is bounded
+# with `timeout`; Wine is always stopped and the mounts undone on exit. Needs root (chroot, mounts).
+#
+# Environment: WIN_DIR (Wine work folder, default /tmp/wintest10), WIN_SHARED (the recipe folder, default
+# ../shared/windows from the repository root), WIN_TESTS (test files, default the four below that exist),
+# WIN_KEEP=1 (leave the mounts for a faster next run; Wine itself is always stopped).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+W=${WIN_DIR:-/tmp/wintest10}
+export WIN_DIR=$W
+start=$(date +%s)
+declare -a names=() states=() secs=()
+log() { printf '[windows %4ss] %s\n' "$(($(date +%s) - start))" "$*"; }
+
+# The recipe: ../shared/windows next to the repository (CI checkout), else the shared folder here.
+SHARED=${WIN_SHARED:-}
+if [ -z "$SHARED" ]; then
+  for d in "$ROOT/../shared/windows" "/work/shared/windows"; do
+    [ -x "$d/setup.sh" ] || [ -f "$d/setup.sh" ] && { SHARED=$(cd "$d" && pwd); break; }
+  done
+fi
+if [ -z "$SHARED" ] || [ ! -f "$SHARED/setup.sh" ]; then
+  echo "check:windows: cannot find the Wine recipe (setup.sh); set WIN_SHARED to its folder" >&2
+  exit 1
+fi
+if [ "$(id -u)" != 0 ]; then
+  echo "check:windows: needs root (debootstrap, chroot, bind mounts); run it as root or in CI" >&2
+  exit 1
+fi
+
+stop_wine() { [ -x "$W/w10" ] && timeout -k 5 30 "$W/w10" wineserver -k >/dev/null 2>&1 </dev/null; true; }
+cleanup() {
+  stop_wine
+  if [ "${WIN_KEEP:-0}" != 1 ] && [ -x "$W/w10-teardown" ]; then timeout -k 5 60 "$W/w10-teardown" >/dev/null 2>&1; fi
+  true
+}
+trap cleanup EXIT
+trap 'echo "check:windows: interrupted" >&2; exit 130' INT TERM
+
+# step NAME SECONDS CMD...: run with a hard time limit, record PASS/FAIL and the duration.
+step() {
+  local name=$1 limit=$2; shift 2
+  log "$name"
+  local t0 rc
+  t0=$(date +%s)
+  timeout -k 10 "$limit" "$@" </dev/null
+  rc=$?
+  names+=("$name"); secs+=("$(($(date +%s) - t0))")
+  if [ $rc = 0 ]; then states+=(PASS); else
+    states+=("FAIL($rc$([ $rc = 124 ] && echo ", timed out after ${limit}s"))")
+  fi
+  return $rc
+}
+skip() { names+=("$1"); states+=("SKIP: $2"); secs+=(0); log "skip $1: $2"; }
+
+summary() {
+  local failed=0 i
+  echo
+  echo "=== check:windows summary (Wine 10, deno.exe $DENO_VER, bun.exe $BUN_VER)"
+  for i in "${!names[@]}"; do
+    printf '%-8s %-46s %5s s\n' "${states[$i]%%(*}" "${names[$i]}" "${secs[$i]}"
+    case "${states[$i]}" in FAIL*) failed=$((failed + 1)); echo "         ${states[$i]}" ;; SKIP*) echo "         ${states[$i]}" ;; esac
+  done
+  echo "check:windows: $((${#names[@]} - failed)) of ${#names[@]} steps passed, $failed failed, $(($(date +%s) - start)) s in all"
+  return $failed
+}
+
+DENO_VER=${DENO_VER:-2.9.6}; BUN_VER=${BUN_VER:-1.4.5}
+
+step "Wine root (setup.sh)" 900 bash "$SHARED/setup.sh" "$ROOT" || { summary; exit 1; }
+
+if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  # bun.exe install does not work under Wine; deno.exe reads node_modules too ("nodeModulesDir": "manual")
+  step "npm ci (Linux side)" 600 npm ci --no-audit --no-fund --loglevel=error || { summary; exit 1; }
+fi
+
+if [ -n "${WIN_TESTS:-}" ]; then
+  read -r -a tests <<<"$WIN_TESTS"
+else
+  tests=()
+  for f in tests/guard_test.ts tests/guard_process_test.ts tests/validate_test.ts tests/cli_test.ts tests/windows_test.ts; do
+    [ -f "$f" ] && tests+=("$f")
+  done
+fi
+
+# One persistent wineserver and its services for the whole run, with stdio on /dev/null: Wine's services
+# inherit the first Wine process's stdout and would otherwise hold our pipes open for good.
+"$W/w10" wineserver -p >/dev/null 2>&1 </dev/null || true
+timeout -k 5 120 "$W/w10" wine cmd.exe /c exit >/dev/null 2>&1 </dev/null || true
+
+if [ ${#tests[@]} = 0 ]; then
+  skip "tests under Wine" "no test files found"
+else
+  # Type-checking happened on Linux already; --no-check saves a minute under Wine.
+  step "deno.exe test (${#tests[@]} files)" 900 "$W/w10" wine "$W/bin/deno.exe" test -A --no-check "${tests[@]}"
+  step "bun.exe test (${#tests[@]} files)" 900 "$W/w10" wine "$W/bin/bun.exe" test "${tests[@]}"
+fi
+
+if [ -f cli.ts ]; then
+  mkdir -p dist
+  if step "bun build --compile --target=bun-windows-x64" 600 \
+    bun build --compile --target=bun-windows-x64 cli.ts --outfile dist/toolguard.exe; then
+    step "toolguard.exe selftest" 300 "$W/w10" wine "$ROOT/dist/toolguard.exe" selftest
+  fi
+else
+  skip "toolguard.exe selftest" "cli.ts does not exist yet"
+fi
+
+summary

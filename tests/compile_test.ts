@@ -1,0 +1,120 @@
+// Builds the single Linux executable once with `bun build --compile` and runs it from an empty directory
+// with nothing on PATH, so it can only work if everything it needs is inside it.
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import process from "node:process";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const version = JSON.parse(readFileSync(join(root, "deno.json"), "utf8")).version as string;
+const onLinux = process.platform === "linux";
+
+let dir = "";
+let exe = "";
+
+// Building and running executables is slow on a loaded machine: generous limits (bun's default is 5 s).
+// The build runs inside the first test rather than a `before` hook: bun ignores timeouts given to hooks.
+const slow = { timeout: 300_000 };
+
+before(() => {
+  dir = mkdtempSync(join(tmpdir(), "toolguard-compile-"));
+  exe = join(dir, "toolguard");
+});
+
+let built = false;
+/** Builds the executable once (the first test that needs it pays for it). */
+function ensureBuilt(): void {
+  if (built) return;
+  const build = spawnSync("bun", ["build", "--compile", join(root, "cli.ts"), "--outfile", exe], {
+    cwd: root,
+    encoding: "utf8",
+    timeout: 300_000,
+  });
+  if (build.status !== 0) throw new Error(`bun build --compile failed:\n${build.stdout}\n${build.stderr}`);
+  built = true;
+}
+
+after(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Runs the executable from the temp dir with nothing on PATH: it must need nothing outside itself. */
+function tg(args: string[], input = ""): { status: number | null; stdout: string; stderr: string } {
+  ensureBuilt();
+  const r = spawnSync(exe, args, {
+    cwd: dir,
+    input,
+    encoding: "utf8",
+    timeout: 120_000,
+    // A PATH with nothing on it (an empty PATH makes some runtimes fall back to a default one).
+    env: { PATH: join(dir, "no-bin"), HOME: dir, NO_COLOR: "1" },
+  });
+  return { status: r.status, stdout: r.stdout ?? "", stderr: r.stderr ?? "" };
+}
+
+const skip = onLinux ? false : "the Linux executable is only built and run on Linux";
+
+test("the executable is built and reports the version from deno.json", { skip, ...slow }, () => {
+  const r = tg(["--version"]);
+  assert.ok(statSync(exe).size > 1_000_000);
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stdout, `toolguard ${version}\n`);
+});
+
+test("selftest passes using the executable itself as the fake tool", { skip, ...slow }, () => {
+  const r = tg(["selftest"]);
+  assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
+  const pass = r.stdout.split("\n").filter((l) => l.startsWith("PASS"));
+  assert.equal(pass.length, 6, r.stdout);
+  assert.doesNotMatch(r.stdout, /^FAIL/m);
+});
+
+test("validate and lint work from the executable with JSONC files", { skip, ...slow }, () => {
+  const tools = join(dir, "tools.jsonc");
+  writeFileSync(
+    tools,
+    `[ // JSONC
+      { "name": "search", "description": "Search", "input_schema": {
+        "type": "object", "properties": { "query": { "type": "string" } }, "required": ["query"],
+        "additionalProperties": false, }, },
+    ]`,
+  );
+  const good = tg(["validate", "-", "--tools", tools], '[{"name":"search","arguments":{"query":"x"}}]');
+  assert.equal(good.status, 0, good.stdout + good.stderr);
+  const bad = tg(["validate", "-", "--tools", tools], '[{"name":"search","arguments":{"q":1}}]');
+  assert.equal(bad.status, 1, bad.stdout + bad.stderr);
+  assert.match(bad.stdout, /missing_required_argument at "\/query"/);
+  assert.match(bad.stdout, /unexpected_argument at "\/q"/);
+  assert.match(bad.stdout, /Retry once: call search again/);
+  assert.equal(tg(["lint", tools]).status, 0);
+  const lint = tg(["lint", "-"], '[{"name":"bad name","input_schema":{"type":"object"}}]');
+  assert.equal(lint.status, 1);
+  assert.match(lint.stdout, /invalid_name/);
+  const broken = tg(["lint", "-"], "[\n  {,}\n]");
+  assert.equal(broken.status, 2);
+  assert.match(broken.stderr, /<stdin>:2:4: /);
+});
+
+test("run classifies a tool run from the executable, with itself as the tool", { skip, ...slow }, () => {
+  const ok = tg(["run", "--", exe, "__fake-tool", "results"]);
+  assert.equal(ok.status, 0, ok.stderr);
+  assert.match(ok.stdout, /^Tool returned 2 item\(s\): /);
+  const empty = tg(["run", "--json", "--", exe, "__fake-tool", "empty"]);
+  assert.equal(empty.status, 0);
+  assert.deepEqual(JSON.parse(empty.stdout).items, []);
+  const refused = tg(["run", "--", exe, "__fake-tool", "refused"]);
+  assert.equal(refused.status, 1);
+  assert.match(refused.stdout, /^Tool did not run successfully \(refused, exit 0\): PERMISSION_DENIED/);
+  const started = Date.now();
+  const hang = tg(["run", "--timeout", "1000", "--", exe, "__fake-tool", "grandchild"]);
+  assert.equal(hang.status, 1);
+  assert.match(hang.stdout, /^Tool did not run successfully \(timeout, exit n\/a\)/);
+  assert.ok(Date.now() - started < 60_000, "the timeout ended the run");
+  const missing = tg(["run", "--", "rg", "x"]); // nothing is on PATH: the guard must say it could not start
+  assert.equal(missing.status, 1);
+  assert.match(missing.stdout, /^Tool did not run successfully \(spawn, exit n\/a\)/);
+});

@@ -1,0 +1,271 @@
+// Process-tree tests for guard.ts: timeouts and aborts end the whole tree, settling is bounded even when a
+// grandchild holds stdout, orphaned pipes are drained briefly, floods are not buffered, the host's exit takes
+// live tools with it, and 200 concurrent runs leak neither processes nor file descriptors.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { DRAIN_IDLE_MS, KILL_GRACE_MS, runTool } from "../guard.ts";
+import { liveCount } from "../_runtime.ts";
+import {
+  fake,
+  fdCount,
+  isAlive,
+  isLinux,
+  isWindows,
+  launcher,
+  pidFile,
+  waitGone,
+  waitPids,
+} from "./_guard_helpers.ts";
+
+const T = { timeout: 60_000 };
+// Bounds are generous on purpose: the machine running the suite may be shared and slow. Real numbers are
+// measured by scripts/measure_guard.ts.
+const SLACK_MS = 1500;
+
+test("hang: timeout ends the tree and settles within timeoutMs + grace + slack", T, async () => {
+  const pids = pidFile();
+  try {
+    const timeoutMs = 2500; // long enough for the fake tool to start and record its pid on a slow machine
+    const r = await runTool(launcher.command, fake("hang"), {
+      timeoutMs,
+      env: { TOOLGUARD_FAKE_PIDFILE: pids.path },
+    });
+    assert.equal(r.kind, "timeout");
+    assert.equal(r.items, null);
+    assert.match(r.detail, /timed out after 2500 ms/);
+    assert.ok(r.durationMs < timeoutMs + KILL_GRACE_MS + SLACK_MS, `settled after ${r.durationMs} ms`);
+    const started = pids.pids();
+    assert.ok(started.length >= 1, "the tool recorded its pid");
+    assert.deepEqual(await waitGone(started), [], "no process left");
+  } finally {
+    pids.cleanup();
+  }
+});
+
+test("grandchild holding stdout: the whole group dies and the call settles on time", T, async () => {
+  const pids = pidFile();
+  try {
+    const timeoutMs = 3000;
+    const r = await runTool(launcher.command, fake("grandchild"), {
+      timeoutMs,
+      env: { TOOLGUARD_FAKE_PIDFILE: pids.path },
+    });
+    assert.equal(r.kind, "timeout");
+    assert.equal(r.items, null);
+    assert.ok(r.durationMs < timeoutMs + KILL_GRACE_MS + SLACK_MS, `settled after ${r.durationMs} ms`);
+    const started = [...new Set(pids.pids())];
+    assert.ok(started.length >= 2, "tool and its descendant recorded their pids");
+    assert.deepEqual(await waitGone(started), [], "no descendant left alive");
+  } finally {
+    pids.cleanup();
+  }
+});
+
+test("short timeout (500 ms) on hang and grandchild settles promptly", T, async () => {
+  const [hang, grand] = await Promise.all([
+    runTool(launcher.command, fake("hang"), { timeoutMs: 500 }),
+    runTool(launcher.command, fake("grandchild"), { timeoutMs: 500 }),
+  ]);
+  for (const r of [hang, grand]) {
+    assert.equal(r.kind, "timeout");
+    assert.ok(r.durationMs < 500 + KILL_GRACE_MS + SLACK_MS, `settled after ${r.durationMs} ms`);
+  }
+});
+
+test("a tool that ignores SIGTERM gets SIGKILL after the grace period", {
+  ...T,
+  skip: isWindows ? "taskkill /F has no SIGTERM step" : false,
+}, async () => {
+  const pids = pidFile();
+  try {
+    const env = { TOOLGUARD_FAKE_PIDFILE: pids.path };
+    const controller = new AbortController();
+    const running = runTool(launcher.command, fake("ignore-term"), { signal: controller.signal, env });
+    await waitPids(pids, 1);
+    await new Promise((r) => setTimeout(r, 300)); // let it install its SIGTERM trap
+    const abortedAt = performance.now();
+    controller.abort();
+    const r = await running;
+    const settle = performance.now() - abortedAt;
+    assert.equal(r.kind, "timeout");
+    assert.equal(r.signal, "SIGKILL", "SIGTERM was ignored, SIGKILL ended it");
+    assert.ok(settle >= KILL_GRACE_MS - 20, `waited the grace period (${settle} ms)`);
+    assert.ok(settle < KILL_GRACE_MS + SLACK_MS, `settled ${settle} ms after the abort`);
+    assert.deepEqual(await waitGone(pids.pids()), []);
+  } finally {
+    pids.cleanup();
+  }
+});
+
+test("caller abort: kind timeout, detail says aborted; a pre-aborted signal runs nothing", T, async () => {
+  const pids = pidFile();
+  try {
+    const controller = new AbortController();
+    const running = runTool(launcher.command, fake("hang"), {
+      signal: controller.signal,
+      env: { TOOLGUARD_FAKE_PIDFILE: pids.path },
+    });
+    await waitPids(pids, 1);
+    controller.abort(new Error("user pressed stop"));
+    const r = await running;
+    assert.equal(r.kind, "timeout");
+    assert.equal(r.items, null);
+    assert.match(r.detail, /aborted/);
+    assert.match(r.detail, /user pressed stop/);
+    assert.deepEqual(await waitGone(pids.pids()), []);
+
+    const before = pidFile();
+    const pre = await runTool(launcher.command, fake("results"), {
+      signal: AbortSignal.abort(),
+      env: { TOOLGUARD_FAKE_PIDFILE: before.path },
+    });
+    assert.equal(pre.kind, "timeout");
+    assert.match(pre.detail, /aborted.*before the tool started/);
+    assert.deepEqual(before.pids(), [], "nothing was started");
+    before.cleanup();
+  } finally {
+    pids.cleanup();
+  }
+});
+
+test("orphan pipe: the tool exits but a descendant holds stdout; the guard drains briefly", T, async () => {
+  const pids = pidFile();
+  try {
+    const r = await runTool(launcher.command, fake("orphan-pipe"), {
+      env: { TOOLGUARD_FAKE_PIDFILE: pids.path },
+    });
+    assert.equal(r.kind, "results", r.detail);
+    assert.deepEqual(r.items, ["kept"]);
+    assert.equal(r.exitCode, 0);
+    assert.ok(r.durationMs < 5000, `settled after ${r.durationMs} ms, not after the descendant's 30 s`);
+    const started = [...new Set(pids.pids())];
+    assert.ok(started.length >= 2, "tool and its descendant recorded their pids");
+    assert.deepEqual(await waitGone(started), [], "the descendant holding the pipe was ended");
+  } finally {
+    pids.cleanup();
+  }
+  assert.ok(DRAIN_IDLE_MS <= 200);
+});
+
+test("flood: 64 MiB against a 1 MiB cap is protocol, read no further than the cap", T, async () => {
+  const pids = pidFile();
+  try {
+    const r = await runTool(launcher.command, fake("flood", "64"), {
+      maxOutputBytes: 1 << 20,
+      env: { TOOLGUARD_FAKE_PIDFILE: pids.path },
+    });
+    assert.equal(r.kind, "protocol");
+    assert.equal(r.items, null);
+    assert.match(r.detail, /stdout exceeded 1048576 bytes/);
+    assert.deepEqual(await waitGone(pids.pids()), []);
+  } finally {
+    pids.cleanup();
+  }
+});
+
+const hostScript = fileURLToPath(new URL("../fixtures/host.ts", import.meta.url));
+const hostArgs = (mode: string, file: string) =>
+  launcher.argsPrefix[0] === "run" ? ["run", "-A", hostScript, mode, file] : [hostScript, mode, file];
+
+for (const mode of ["SIGTERM", "SIGINT", "exit"] as const) {
+  test(
+    `host ${mode === "exit" ? "exiting on its own" : `killed with ${mode}`} takes its live tools with it`,
+    {
+      ...T,
+      skip: isWindows ? "POSIX signals" : false,
+    },
+    async () => {
+      const pids = pidFile();
+      const host = spawn(launcher.command, hostArgs(mode === "exit" ? "exit" : "wait", pids.path), {
+        stdio: ["ignore", "ignore", "pipe"],
+      });
+      let hostStderr = "";
+      host.stderr!.on("data", (chunk: Uint8Array) => (hostStderr += new TextDecoder().decode(chunk)));
+      const hostExit = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+        host.on("exit", (code, signal) => resolve({ code, signal }))
+      );
+      try {
+        const started = await waitPids(pids, 1, 20_000);
+        assert.equal(started.length, 1, `the host started the tool; host stderr: ${hostStderr}`);
+        if (mode !== "exit") assert.ok(isAlive(started[0])); // in exit mode the host may already be gone
+        if (mode !== "exit") {
+          await new Promise((r) => setTimeout(r, 100));
+          host.kill(mode);
+        }
+        const ended = await hostExit;
+        if (mode !== "exit") {
+          assert.ok(
+            ended.code === 128 + (mode === "SIGINT" ? 2 : 15) || ended.signal === mode,
+            JSON.stringify(ended),
+          );
+        }
+        assert.deepEqual(await waitGone(started, 5000), [], "the tool did not outlive its host");
+      } finally {
+        host.kill("SIGKILL");
+        pids.cleanup();
+      }
+    },
+  );
+}
+
+function sleepersWith(marker: string): number[] {
+  if (!isLinux) return [];
+  const found: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (
+        readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0").includes(marker) && isAlive(Number(entry))
+      ) {
+        found.push(Number(entry));
+      }
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  return found;
+}
+
+test("200 concurrent runs, half timing out: all settle with the right kinds, nothing leaks", {
+  ...T,
+  skip: isWindows ? "uses POSIX sleep and echo" : false,
+}, async () => {
+  const marker = `${30 + Math.random()}`.slice(0, 10); // a unique sleep argument to find stragglers by
+  const ok = () => runTool("echo", ['{"ok":true,"items":[1]}'], { timeoutMs: 20_000 });
+  await ok(); // warm up whatever the runtime opens once
+  const fdsBefore = fdCount();
+  const started = performance.now();
+  const results = await Promise.all(
+    Array.from(
+      { length: 200 },
+      (_, i) => i % 2 === 0 ? runTool("sleep", [marker], { timeoutMs: 300 }) : ok(),
+    ),
+  );
+  const elapsed = performance.now() - started;
+  for (const [i, r] of results.entries()) {
+    assert.equal(r.kind, i % 2 === 0 ? "timeout" : "results", `call ${i}: ${r.detail}`);
+    if (i % 2 === 0) assert.equal(r.items, null);
+  }
+  assert.ok(elapsed < 30_000, `all settled in ${Math.round(elapsed)} ms`);
+  const deadline = Date.now() + 5000;
+  while (sleepersWith(marker).length > 0 && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.deepEqual(sleepersWith(marker), [], "no sleep process left");
+  await new Promise((r) => setTimeout(r, KILL_GRACE_MS + 100));
+  assert.equal(liveCount(), 0, "no process group still tracked");
+  if (!(globalThis as { Deno?: unknown }).Deno) {
+    assert.equal(process.listenerCount("SIGINT"), 0, "exit handlers are removed when no child is live");
+  }
+  if (fdsBefore >= 0) {
+    let fdsAfter = fdCount();
+    for (let i = 0; i < 20 && fdsAfter > fdsBefore; i++) {
+      await new Promise((r) => setTimeout(r, 100)); // closes may land a tick late
+      fdsAfter = fdCount();
+    }
+    assert.ok(fdsAfter <= fdsBefore, `file descriptors before ${fdsBefore}, after ${fdsAfter}`);
+  }
+});

@@ -1,0 +1,408 @@
+// jsonlLog: the line format, privacy defaults, the line-size cap, errors that never reach the agent, and
+// several real processes appending to one file at once.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import process from "node:process";
+import { fileURLToPath } from "node:url";
+import { jsonlLog } from "../log.ts";
+import { runTool } from "../guard.ts";
+import { describe, describeVerdict } from "../describe.ts";
+import type { CallVerdict, ToolResult, Verdict } from "../types.ts";
+
+const FIXED = new Date("2026-11-02T10:20:30.456Z");
+const now = () => FIXED;
+
+function failure(detail = "rg: regex parse error"): ToolResult {
+  return {
+    ok: false,
+    kind: "exit",
+    items: null,
+    exitCode: 2,
+    signal: null,
+    detail,
+    durationMs: 12.3456789,
+    warnings: [],
+    truncated: false,
+    stderr: "secret stderr",
+  };
+}
+
+function results(items: unknown[]): ToolResult {
+  return {
+    ok: true,
+    kind: "results",
+    items,
+    exitCode: 0,
+    signal: null,
+    detail: "",
+    durationMs: 4,
+    warnings: [{ category: "instruction_override", start: 0, end: 5, excerpt: "x", rule: "r" }],
+    truncated: false,
+    stderr: "",
+  };
+}
+
+/** A stream that keeps every chunk, and the lines they decode to. */
+function memoryStream(): {
+  stream: WritableStream<Uint8Array>;
+  chunks: Uint8Array[];
+  lines: () => unknown[];
+} {
+  const chunks: Uint8Array[] = [];
+  return {
+    stream: new WritableStream({ write: (c) => void chunks.push(c) }),
+    chunks,
+    lines: () => chunks.map((c) => JSON.parse(new TextDecoder().decode(c))),
+  };
+}
+
+function tempDir(): string {
+  return mkdtempSync(join(tmpdir(), "toolguard-log-"));
+}
+
+test("a failed run is one line with the outcome and the sentence the model read, and no argument values", async () => {
+  const m = memoryStream();
+  const log = jsonlLog(m.stream, { now });
+  const result = failure();
+  log.onResult(result, { command: "/usr/bin/rg", args: ["--secret-pattern", "/home/me"] });
+  await log.close();
+  assert.equal(m.chunks.length, 1);
+  const text = new TextDecoder().decode(m.chunks[0]);
+  assert.ok(text.endsWith("}\n") && !text.slice(0, -1).includes("\n"), "one line, newline-terminated");
+  assert.deepEqual(JSON.parse(text), {
+    ts: "2026-11-02T10:20:30.456Z",
+    event: "result",
+    tool: "rg",
+    kind: "exit",
+    ok: false,
+    exitCode: 2,
+    signal: null,
+    durationMs: 12.346,
+    detail: "rg: regex parse error",
+    itemCount: null,
+    sentence: describe(result),
+    findings: [],
+  });
+  assert.ok(!text.includes("secret"), "arguments and stderr stay out of the log");
+  assert.equal(log.written, 1);
+  assert.equal(log.failed, 0);
+});
+
+test("items stay out by default, also out of the logged sentence; includeItems puts them in", async () => {
+  const items = [{ file: "private/diary.txt" }, { file: "b.ts" }];
+  const m = memoryStream();
+  const log = jsonlLog(m.stream, { now });
+  log.onResult(results(items), { command: "fd", args: [] });
+  await log.close();
+  const line = m.lines()[0] as Record<string, unknown>;
+  assert.equal(line.itemCount, 2);
+  assert.equal(line.kind, "results");
+  assert.deepEqual(line.findings, ["instruction_override"]);
+  assert.ok(!("items" in line));
+  assert.ok(!JSON.stringify(line).includes("diary"), "no item content anywhere in the line");
+  const full = describe(results(items));
+  assert.ok(full.includes("diary"), "the model's sentence does quote the items");
+  // The logged sentence is the model's sentence with the item JSON replaced, notes kept.
+  assert.equal(line.sentence, full.replace(JSON.stringify(items), "[…]"));
+
+  const m2 = memoryStream();
+  const log2 = jsonlLog(m2.stream, { now, includeItems: true });
+  log2.onResult(results(items), { command: "fd", args: [] });
+  await log2.close();
+  const line2 = m2.lines()[0] as Record<string, unknown>;
+  assert.deepEqual(line2.items, items);
+  assert.equal(line2.sentence, full);
+});
+
+test("includeArguments logs the command and its arguments; model labels every line", async () => {
+  const m = memoryStream();
+  const log = jsonlLog(m.stream, { now, includeArguments: true, model: "qwen3:8b" });
+  log.onResult(failure(), { command: "C:\\tools\\npx.cmd", args: ["-y", "thing"] });
+  await log.close();
+  const line = m.lines()[0] as Record<string, unknown>;
+  assert.equal(line.tool, "npx");
+  assert.equal(line.command, "C:\\tools\\npx.cmd");
+  assert.deepEqual(line.args, ["-y", "thing"]);
+  assert.equal(line.model, "qwen3:8b");
+});
+
+test("a verdict is one line per call, with distinct finding codes and the feedback without values", async () => {
+  const blocked: CallVerdict = {
+    index: 0,
+    id: "call_1",
+    name: "search",
+    allowed: false,
+    arguments: { limit: "ten-secret" },
+    findings: [
+      {
+        code: "argument_type_mismatch",
+        path: "/limit",
+        message: "limit must be an integer",
+        expected: "integer",
+        received: '"ten-secret"',
+      },
+      {
+        code: "argument_type_mismatch",
+        path: "/page",
+        message: "page must be an integer",
+        expected: "integer",
+      },
+      { code: "missing_required_argument", path: "/query", message: "query is required" },
+    ],
+  };
+  const allowed: CallVerdict = {
+    index: 1,
+    name: "read_file",
+    allowed: true,
+    findings: [],
+    arguments: { p: 1 },
+  };
+  const verdict: Verdict = { allowed: false, blocked: [0], calls: [blocked, allowed] };
+  const m = memoryStream();
+  const log = jsonlLog(m.stream, { now });
+  log.onVerdict(verdict);
+  await log.close();
+  const [a, b] = m.lines() as Record<string, unknown>[];
+  assert.equal(m.chunks.length, 2);
+  assert.equal(a.event, "verdict");
+  assert.equal(a.tool, "search");
+  assert.equal(a.verdict, "blocked");
+  assert.equal(a.ok, false);
+  assert.equal(a.callId, "call_1");
+  assert.deepEqual(a.findings, ["argument_type_mismatch", "missing_required_argument"]);
+  assert.ok(typeof a.sentence === "string" && a.sentence.includes("expected integer"));
+  assert.ok(!JSON.stringify(a).includes("ten-secret"), "argument values stay out by default");
+  assert.equal(b.verdict, "allowed");
+  assert.equal(b.ok, true);
+  assert.equal(b.sentence, "");
+  assert.deepEqual(b.findings, []);
+
+  const m2 = memoryStream();
+  const log2 = jsonlLog(m2.stream, { now, includeArguments: true });
+  log2.onVerdict(blocked); // a single call verdict works too
+  await log2.close();
+  const [c] = m2.lines() as Record<string, unknown>[];
+  assert.deepEqual(c.arguments, { limit: "ten-secret" });
+  assert.equal(c.sentence, describeVerdict(blocked));
+});
+
+test("a line never exceeds maxLineBytes: long text is shortened, bulky items dropped, and the cut is listed", async () => {
+  const m = memoryStream();
+  const log = jsonlLog(m.stream, { now, includeItems: true, includeArguments: true });
+  log.onResult(failure("x".repeat(20_000)), { command: "rg", args: ["a".repeat(9000)] });
+  log.onResult(failure('é🙂"\u0001'.repeat(3000)), { command: "rg", args: [] });
+  log.onResult(results(Array.from({ length: 500 }, (_, i) => ({ i, text: "y".repeat(50) }))), {
+    command: "rg",
+    args: [],
+  });
+  await log.close();
+  assert.equal(m.chunks.length, 3);
+  const lines = m.lines() as Record<string, unknown>[];
+  for (const chunk of m.chunks) assert.ok(chunk.length <= 4096, `line of ${chunk.length} bytes`);
+  assert.deepEqual(lines[0].cut, ["args", "detail"]);
+  assert.ok((lines[0].detail as string).startsWith("xxx") && (lines[0].detail as string).endsWith("…"));
+  assert.ok(m.chunks[0].length > 3800, "the detail keeps what fits");
+  assert.ok(m.chunks[1].length > 3500, "multi-byte text is cut by bytes, not by a blunt character count");
+  assert.ok(!(lines[1].detail as string).includes("\uFFFD"), "no character was split");
+  // With includeItems the sentence quotes the items too, so it is shortened after the items are dropped.
+  assert.deepEqual(lines[2].cut, ["items", "sentence"]);
+  assert.equal(lines[2].itemCount, 500);
+
+  const small = memoryStream();
+  const log2 = jsonlLog(small.stream, { now, maxLineBytes: 600 });
+  log2.onResult(failure("z".repeat(5000)), { command: "rg", args: [] });
+  await log2.close();
+  assert.ok(small.chunks[0].length <= 600);
+  assert.throws(() => jsonlLog(memoryStream().stream, { maxLineBytes: 100 }), /maxLineBytes/);
+});
+
+test("a full disk (/dev/full) is counted and reported, never thrown", {
+  skip: existsSync("/dev/full") ? false : "/dev/full does not exist on this system",
+}, async () => {
+  const errors: Error[] = [];
+  const log = jsonlLog("/dev/full", { onError: (e) => void errors.push(e) });
+  log.onResult(failure(), { command: "rg", args: [] });
+  log.onVerdict({
+    allowed: true,
+    blocked: [],
+    calls: [{ index: 0, name: "x", allowed: true, findings: [] }],
+  });
+  await log.close();
+  assert.equal(log.failed, 2);
+  assert.equal(log.written, 0);
+  assert.equal(errors.length, 2);
+  assert.match(`${(errors[0] as { code?: string }).code} ${errors[0].message}`, /ENOSPC|No space/i);
+});
+
+test("a closed or failing stream is counted and reported, never thrown, never an unhandled rejection", async () => {
+  const stream = new WritableStream<Uint8Array>();
+  const w = stream.getWriter();
+  await w.close();
+  w.releaseLock();
+  const errors: Error[] = [];
+  const log = jsonlLog(stream, { onError: (e) => void errors.push(e) });
+  log.onResult(failure(), { command: "rg", args: [] });
+  await log.close();
+  assert.equal(log.failed, 1);
+  assert.equal(errors.length, 1);
+
+  const failing = new WritableStream<Uint8Array>({
+    write() {
+      throw new Error("disk on fire");
+    },
+  });
+  const seen: string[] = [];
+  const log2 = jsonlLog(failing, { onError: (e) => void seen.push(e.message) });
+  for (let i = 0; i < 3; i++) log2.onResult(failure(), { command: "rg", args: [] });
+  await log2.close();
+  assert.equal(log2.failed, 3);
+  assert.equal(log2.written, 0);
+  assert.ok(seen[0].includes("disk on fire"));
+
+  // Events after close are counted too, and an onError that throws is swallowed.
+  const log3 = jsonlLog(memoryStream().stream, {
+    onError: () => {
+      throw new Error("bad hook");
+    },
+  });
+  await log3.close();
+  log3.onResult(failure(), { command: "rg", args: [] });
+  assert.equal(log3.failed, 1);
+});
+
+test("a stream that never drains bounds the queue and does not hang close()", async () => {
+  const stuck = new WritableStream<Uint8Array>({ write: () => new Promise(() => {}) }, { highWaterMark: 1 });
+  const log = jsonlLog(stuck, { closeTimeoutMs: 100 });
+  for (let i = 0; i < 1500; i++) log.onResult(failure(), { command: "rg", args: [] });
+  assert.equal(log.failed, 1500 - 1024, "lines beyond the queue limit fail at once");
+  const t0 = performance.now();
+  await log.close();
+  assert.ok(performance.now() - t0 < 5000, "close() gave up on the stuck stream");
+  assert.equal(log.failed, 1500, "lines still pending at close count as failed");
+  assert.equal(log.written, 0);
+});
+
+test("a path that cannot be opened is a clear error when the log is created", () => {
+  assert.throws(
+    () => jsonlLog(join(tmpdir(), "no-such-dir-toolguard", "x", "calls.jsonl")),
+    /cannot open .*calls\.jsonl for appending.*directory exists/,
+  );
+  const locked = new WritableStream<Uint8Array>();
+  locked.getWriter();
+  assert.throws(() => jsonlLog(locked), /not locked/);
+});
+
+test("a file log appends to what is there, one line per event", async () => {
+  const dir = tempDir();
+  try {
+    const file = join(dir, "calls.jsonl");
+    for (let round = 0; round < 2; round++) {
+      const log = jsonlLog(file, { now });
+      log.onResult(failure(), { command: "rg", args: [] });
+      log.onResult(results([1]), { command: "rg", args: [] });
+      await log.close();
+      assert.equal(log.written, 2);
+    }
+    const lines = readFileSync(file, "utf8").split("\n");
+    assert.equal(lines.pop(), "");
+    assert.deepEqual(lines.map((l) => JSON.parse(l).kind), ["exit", "results", "exit", "results"]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("runTool's onResult hook (passed detached) logs real runs: a failure and an empty answer", async () => {
+  const dir = tempDir();
+  try {
+    const file = join(dir, "calls.jsonl");
+    const log = jsonlLog(file);
+    const { onResult } = log; // the hooks do not depend on `this`
+    const [cmd, pre] = runtimeEval();
+    const failed = await runTool(cmd, [...pre, "console.error('boom'); process.exit(3)"], { onResult });
+    const empty = await runTool(cmd, [...pre, "console.log('[]')"], { onResult, protocol: "json" });
+    await log.close();
+    assert.equal(failed.kind, "exit");
+    assert.equal(empty.kind, "empty");
+    const lines = readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    assert.deepEqual(lines.map((l) => [l.kind, l.ok, l.exitCode, l.itemCount]), [
+      ["exit", false, 3, null],
+      ["empty", true, 0, 0],
+    ]);
+    assert.equal(lines[0].sentence, describe(failed));
+    assert.equal(lines[1].sentence, describe(empty));
+    assert.ok(lines.every((l) => l.durationMs > 0 && !("args" in l)));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+function runtimeEval(): [string, string[]] {
+  const deno = (globalThis as { Deno?: { execPath(): string } }).Deno;
+  return deno ? [deno.execPath(), ["eval"]] : [process.execPath, ["-e"]];
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Several processes, one file
+// ---------------------------------------------------------------------------------------------------------
+
+const WRITER = fileURLToPath(new URL("../fixtures/log_writer.ts", import.meta.url));
+
+function runtimeCommand(script: string, args: string[]): [string, string[]] {
+  const deno = (globalThis as { Deno?: { execPath(): string } }).Deno;
+  if (deno) return [deno.execPath(), ["run", "-A", script, ...args]];
+  return [process.execPath, [script, ...args]];
+}
+
+function run(
+  script: string,
+  args: string[],
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const [cmd, argv] = runtimeCommand(script, args);
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, argv, { stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => stdout += d);
+    child.stderr.on("data", (d) => stderr += d);
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+test("four processes appending to one file at once: every line parses and the count is exact", {
+  timeout: 120_000,
+}, async () => {
+  const dir = tempDir();
+  try {
+    const file = join(dir, "shared.jsonl");
+    const writers = ["A", "B", "C", "D"];
+    const perWriter = 400;
+    // Lines of about 3.5 KB: a torn or interleaved write would break JSON or the writer's fill pattern.
+    const runs = await Promise.all(writers.map((w) => run(WRITER, [file, w, String(perWriter), "3000"])));
+    for (const r of runs) {
+      assert.equal(r.code, 0, r.stderr);
+      assert.deepEqual(JSON.parse(r.stdout), { written: perWriter, failed: 0 });
+    }
+    const text = readFileSync(file, "utf8");
+    assert.ok(text.endsWith("\n"));
+    const lines = text.slice(0, -1).split("\n");
+    assert.equal(lines.length, writers.length * perWriter);
+    const counts: Record<string, number> = {};
+    for (const l of lines) {
+      const rec = JSON.parse(l);
+      assert.ok(new TextEncoder().encode(l).length + 1 <= 4096);
+      assert.equal(rec.cut, undefined);
+      const w = rec.model as string;
+      assert.equal(rec.tool, `tool_${w}`);
+      assert.equal(rec.detail, `${w}:`.padEnd(3000, w), "the line is whole and not mixed with another");
+      counts[w] = (counts[w] ?? 0) + 1;
+    }
+    assert.deepEqual(counts, { A: perWriter, B: perWriter, C: perWriter, D: perWriter });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,103 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { z } from "zod";
+import * as v from "valibot";
+import { ToolArgError, vet } from "../validate.ts";
+
+interface Args {
+  city: string;
+  days?: number;
+}
+
+const jsonSchema = {
+  type: "object",
+  properties: { city: { type: "string", minLength: 1 }, days: { type: "integer", minimum: 1 } },
+  required: ["city"],
+  additionalProperties: false,
+};
+const zodSchema = z.object({ city: z.string().min(1), days: z.number().int().min(1).optional() }).strict();
+const valibotSchema = v.strictObject({
+  city: v.pipe(v.string(), v.minLength(1)),
+  days: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
+});
+const predicate = (a: unknown) =>
+  typeof a === "object" && a !== null && typeof (a as Args).city === "string" && (a as Args).city !== "" ||
+  "city must be a non-empty string";
+
+const schemas: [string, unknown][] = [
+  ["JSON Schema", jsonSchema],
+  ["zod", zodSchema],
+  ["valibot", valibotSchema],
+  ["predicate", predicate],
+];
+
+for (const [label, schema] of schemas) {
+  test(`vet with ${label}: runs on good arguments, never on bad ones`, async () => {
+    let ran = 0;
+    const tool = vet<Args, string>({
+      name: "weather",
+      schema,
+      fn: (a) => {
+        ran++;
+        return `weather in ${a.city}`;
+      },
+    });
+    assert.equal(await tool({ city: "Oslo", days: 2 }), "weather in Oslo");
+    assert.equal(await tool('{"city":"Rome"}'), "weather in Rome", "JSON text is accepted too");
+    assert.equal(ran, 2);
+    await assert.rejects(tool({ city: "" }), (e: unknown) => {
+      assert.ok(e instanceof ToolArgError);
+      assert.equal(e.tool, "weather");
+      assert.deepEqual(e.args, { city: "" });
+      assert.ok(e.findings.length >= 1);
+      if (label !== "predicate") assert.equal(e.findings[0].path, "/city");
+      const fb = e.toLLMFeedback();
+      assert.match(fb, /Tool "weather" was not run/);
+      assert.match(fb, /call "weather" again/);
+      if (label !== "predicate") assert.match(fb, /\/city/);
+      return true;
+    });
+    await assert.rejects(
+      tool("{not json"),
+      (e: unknown) => e instanceof ToolArgError && e.findings[0].code === "malformed_arguments",
+    );
+    assert.equal(ran, 2, "fn never ran on bad arguments");
+  });
+}
+
+test("vet maps schema problems to finding codes", async () => {
+  for (const schema of [jsonSchema, zodSchema, valibotSchema]) {
+    const tool = vet({ name: "w", schema, fn: () => "ran" });
+    const missing = await tool({}).catch((e: ToolArgError) => e);
+    assert.ok(missing instanceof ToolArgError);
+    assert.equal(missing.findings[0].path, "/city");
+    if (schema === jsonSchema) assert.equal(missing.findings[0].code, "missing_required_argument");
+    const wrong = await tool({ city: 5 }).catch((e: ToolArgError) => e);
+    assert.ok(wrong instanceof ToolArgError);
+    assert.equal(wrong.findings[0].code, "argument_type_mismatch", JSON.stringify(wrong.findings));
+    const extra = await tool({ city: "x", zzz: 1 }).catch((e: ToolArgError) => e);
+    assert.ok(extra instanceof ToolArgError);
+    assert.equal(extra.findings[0].code, "unexpected_argument", JSON.stringify(extra.findings));
+  }
+});
+
+test("onError returns instead of throwing; bad setup fails early", async () => {
+  const tool = vet({ name: "w", schema: jsonSchema, fn: () => "ran", onError: (e) => e.toLLMFeedback() });
+  const out = await tool({ days: 0 });
+  assert.match(out, /"w" was not run/);
+  assert.match(out, /\/city/);
+  assert.match(out, /\/days/);
+  assert.throws(() => vet({ name: "w", schema: { type: "object", contains: {} }, fn: () => 1 }), /contains/);
+  assert.throws(() => vet({ name: "", schema: jsonSchema, fn: () => 1 }), /needs a tool name/);
+  const thrower = vet({
+    name: "p",
+    schema: () => {
+      throw new Error("nope");
+    },
+    fn: () => 1,
+  });
+  await assert.rejects(
+    thrower({}),
+    (e: unknown) => e instanceof ToolArgError && e.findings[0].message === "nope",
+  );
+});

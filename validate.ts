@@ -1,0 +1,461 @@
+/**
+ * Validate a model's tool calls before anything runs: was the tool declared, do the arguments match its
+ * JSON Schema, do they carry an injection payload. Tool declarations and calls are accepted as each
+ * provider shapes them (OpenAI Chat and Responses, Anthropic, Ollama, Gemini, MCP, plain
+ * `{ name, arguments }`). Findings say, in words a model can act on, what to change.
+ *
+ * @example
+ * ```ts
+ * import { createValidator } from "./validate.ts";
+ *
+ * const validator = createValidator([{
+ *   type: "function",
+ *   function: {
+ *     name: "get_weather",
+ *     description: "Current weather for a city",
+ *     parameters: {
+ *       type: "object",
+ *       properties: { city: { type: "string" }, units: { enum: ["c", "f"] } },
+ *       required: ["city"],
+ *       additionalProperties: false,
+ *     },
+ *   },
+ * }]);
+ * const verdict = validator.validate([
+ *   { id: "call_1", type: "function", function: { name: "get_weather", arguments: '{"city":"Oslo","units":"k"}' } },
+ * ]);
+ * console.log(verdict.allowed); // false
+ * console.log(verdict.calls[0].findings[0].code); // "argument_constraint"
+ * console.log(verdict.calls[0].findings[0].path); // "/units"
+ * ```
+ *
+ * @module
+ */
+import type { CallVerdict, Classifier, Finding, ModelCheck, ScanContext, Verdict } from "./types.ts";
+import { type Check, compile, SchemaError, show, typeOf } from "./_schema.ts";
+import { depthOver, escapePointer, parseJson, rawSpan } from "./_json.ts";
+import { normaliseCalls, type NormalisedCall, type NormalisedTool, normaliseTools } from "./_normalise.ts";
+import { coerceValue, repairJson } from "./_repair.ts";
+import { scan } from "./scan.ts";
+
+export type {
+  CallVerdict,
+  Classifier,
+  Finding,
+  FindingCode,
+  ModelCheck,
+  ScanCategory,
+  ScanContext,
+  Verdict,
+} from "./types.ts";
+export { normaliseCalls, normaliseTools } from "./_normalise.ts";
+export type { NormalisedCall, NormalisedTool, ProviderShape } from "./_normalise.ts";
+export { SchemaError } from "./_schema.ts";
+export { lintTools } from "./lint.ts";
+export type { LintIssue, LintIssueCode } from "./lint.ts";
+
+/** Options for {@link createValidator} and {@link validateToolCalls}. */
+export interface ValidateOptions {
+  /** Repair near-JSON argument text (code fences, trailing commas, single quotes, Python literals). Default false. */
+  repair?: boolean;
+  /** Turn numeric and boolean strings into the declared number, integer or boolean. Default false. */
+  coerce?: boolean;
+  /** Scan every string argument for injected instructions. Default true. */
+  scan?: boolean;
+  /** Deepest nesting accepted in arguments. Default 64. */
+  maxDepth?: number;
+  /** Longest argument text accepted, in UTF-16 code units. Default 1 000 000. */
+  maxLength?: number;
+  /** Assert `format` keywords (default true). */
+  assertFormats?: boolean;
+}
+
+/** Options for {@link validateToolCalls}. */
+export interface ValidateToolCallsOptions extends ValidateOptions {
+  /** The declared tools, in any provider shape. Absent: the allowlist is off; the other checks still run. */
+  tools?: readonly unknown[];
+  /** An optional second pass over calls the signature pass cleared; its answer is `modelCheck`. */
+  classifier?: Classifier;
+}
+
+/** A compiled set of tools: compile once, validate many times. */
+export interface Validator {
+  /** Judges a list of calls, synchronously. Never throws on model output. */
+  validate(calls: readonly unknown[]): Verdict;
+  /** The tools as normalised. */
+  readonly tools: readonly NormalisedTool[];
+}
+
+interface Compiled {
+  tool: NormalisedTool;
+  check: Check;
+}
+
+/**
+ * Compiles a JSON Schema on its own into a function from a value to its findings (an empty array when the
+ * value is valid). Throws a {@link SchemaError} naming the keyword and its JSON Pointer when the schema uses
+ * a keyword that cannot be enforced.
+ *
+ * @example
+ * ```ts
+ * import { compileSchema } from "./validate.ts";
+ * const check = compileSchema({ type: "integer", minimum: 1 });
+ * console.log(check(0)[0].code); // "argument_constraint"
+ * console.log(check(3).length); // 0
+ * ```
+ */
+export function compileSchema(
+  schema: unknown,
+  options: { assertFormats?: boolean } = {},
+): (value: unknown) => Finding[] {
+  const check = compile(schema, options);
+  return (value) => {
+    if (check(value, "", null)) return [];
+    const out: Finding[] = [];
+    check(value, "", out);
+    return out;
+  };
+}
+
+/** Edit distance (Levenshtein), for suggesting the nearest declared tool name. */
+function distance(a: string, b: string): number {
+  if (a.length > 200 || b.length > 200) return Math.abs(a.length - b.length) + 200;
+  const prev = new Array<number>(b.length + 1);
+  for (let j = 0; j <= b.length; j++) prev[j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    let diag = prev[0];
+    prev[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const tmp = prev[j];
+      prev[j] = Math.min(prev[j] + 1, prev[j - 1] + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1));
+      diag = tmp;
+    }
+  }
+  return prev[b.length];
+}
+
+/** The declared name nearest to `name` (case-insensitive edit distance), or undefined when none. */
+export function nearestName(name: string, names: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestD = Infinity;
+  const lower = name.toLowerCase();
+  for (const n of names) {
+    const d = distance(lower, n.toLowerCase());
+    if (d < bestD) {
+      bestD = d;
+      best = n;
+    }
+  }
+  return best;
+}
+
+/**
+ * Compiles every tool's parameter schema once and returns a validator whose `validate(calls)` is
+ * synchronous. Throws when a declaration cannot be enforced: an unsupported keyword (the error names the
+ * tool, the keyword and its JSON Pointer), a bad keyword value, an unresolvable `$ref`.
+ */
+export function createValidator(tools: readonly unknown[], options: ValidateOptions = {}): Validator {
+  const normalised = normaliseTools(tools);
+  return makeValidator(normalised, true, options);
+}
+
+function makeValidator(
+  normalised: NormalisedTool[],
+  allowlist: boolean,
+  options: ValidateOptions,
+): Validator {
+  const byName = new Map<string, Compiled>();
+  for (const tool of normalised) {
+    let check: Check;
+    try {
+      const schema = tool.schema === undefined ? { type: "object" } : tool.schema;
+      check = compile(schema, { assertFormats: options.assertFormats });
+    } catch (e) {
+      if (e instanceof SchemaError) {
+        throw new SchemaError(
+          e.keyword,
+          e.pointer,
+          `tool "${tool.name}": ${e.message} (keyword "${e.keyword}", schema pointer "${e.pointer}")`,
+        );
+      }
+      throw e;
+    }
+    byName.set(tool.name, { tool, check });
+  }
+  const names = normalised.map((t) => t.name);
+  return {
+    tools: normalised,
+    validate(calls: readonly unknown[]): Verdict {
+      const list = normaliseCalls(calls);
+      const out: CallVerdict[] = new Array(list.length);
+      const blocked: number[] = [];
+      for (let i = 0; i < list.length; i++) {
+        let v: CallVerdict;
+        try {
+          v = judge(list[i], byName, allowlist ? names : null, options);
+        } catch (e) {
+          // a safety net for values no model can send (throwing getters, proxies): a finding, never a throw
+          v = {
+            index: list[i].index,
+            id: list[i].id,
+            name: list[i].name,
+            allowed: false,
+            findings: [{
+              code: "malformed_arguments",
+              path: "",
+              message: `The arguments could not be read (${
+                e instanceof Error ? e.message : String(e)
+              }); send plain JSON.`,
+              expected: "a JSON object",
+            }],
+          };
+        }
+        out[i] = v;
+        if (!v.allowed) blocked.push(i);
+      }
+      return { allowed: blocked.length === 0, blocked, calls: out };
+    },
+  };
+}
+
+const BLANK = /^\s*$/;
+const EMPTY_SCHEMA_CHECK: Check = compile({ type: "object" });
+
+/** Judges one normalised call. */
+function judge(
+  call: NormalisedCall,
+  byName: Map<string, Compiled>,
+  names: readonly string[] | null,
+  options: ValidateOptions,
+): CallVerdict {
+  const findings: Finding[] = [];
+  const verdict: CallVerdict = { index: call.index, id: call.id, name: call.name, allowed: true, findings };
+  const compiled = byName.get(call.name);
+  if (call.name === "") {
+    findings.push({
+      code: "unknown_tool",
+      path: "",
+      message: "The call does not name a tool; give the name of one of the declared tools.",
+      expected: names && names.length ? `one of ${names.join(", ")}` : "a tool name",
+      received: "no name",
+    });
+  } else if (names !== null && !compiled) {
+    const suggestion = nearestName(call.name, names);
+    const f: Finding = {
+      code: "unknown_tool",
+      path: "",
+      message: names.length === 0
+        ? `There is no tool named "${call.name}"; no tools are available.`
+        : `There is no tool named "${call.name}"${
+          suggestion ? `; did you mean "${suggestion}"?` : "."
+        } Available: ${names.join(", ")}.`,
+      expected: names.length ? `one of ${names.join(", ")}` : "no tool call",
+      received: show(call.name),
+    };
+    if (suggestion) f.suggestion = suggestion;
+    findings.push(f);
+  }
+
+  // ---- arguments
+  let args: unknown;
+  let raw = call.raw;
+  let locatable = raw !== undefined;
+  if (raw !== undefined) {
+    verdict.rawArguments = raw;
+    let text = raw;
+    if (text.length === 0 || BLANK.test(text)) text = "{}"; // no arguments at all (some local models)
+    else if (options.repair) {
+      const r = repairJson(text);
+      if (r.repairs.length) {
+        verdict.repairs = r.repairs;
+        text = r.text;
+        locatable = false; // offsets would point into the repaired text, not the text the model sent
+      }
+    }
+    const parsed = parseJson(text, { maxDepth: options.maxDepth, maxLength: options.maxLength });
+    if (!parsed.ok) {
+      findings.push({
+        code: "malformed_arguments",
+        path: "",
+        message: parsed.reason === "syntax"
+          ? `The arguments are not valid JSON: ${parsed.error}. Send one JSON object.`
+          : `The arguments are ${
+            parsed.reason === "depth" ? "nested too deeply" : "too large"
+          }: ${parsed.error}.`,
+        expected: "a JSON object",
+        received: parsed.reason === "syntax"
+          ? show(text, 60)
+          : parsed.reason === "depth"
+          ? "too deep"
+          : "too large",
+      });
+      return finish(verdict);
+    }
+    args = parsed.value;
+    raw = text;
+  } else {
+    args = call.value === undefined ? {} : call.value;
+    const deep = depthOver(args, options.maxDepth ?? 64);
+    if (deep >= 0) {
+      findings.push({
+        code: "malformed_arguments",
+        path: "",
+        message: `The arguments nest deeper than ${options.maxDepth ?? 64} levels; flatten them.`,
+        expected: "a JSON object",
+        received: "too deep",
+      });
+      return finish(verdict);
+    }
+  }
+  if (typeof args !== "object" || args === null || Array.isArray(args)) {
+    findings.push({
+      code: "malformed_arguments",
+      path: "",
+      message: `The arguments must be a JSON object with named parameters, not ${
+        args === null ? "null" : Array.isArray(args) ? "an array" : typeOf(args)
+      }.`,
+      expected: "object",
+      received: show(args),
+    });
+    return finish(verdict);
+  }
+  const schema = compiled ? compiled.tool.schema : undefined;
+  if (options.coerce && compiled && schema !== undefined) {
+    if (call.raw === undefined) args = cloneJson(args);
+    const c = coerceValue(args, schema);
+    if (c.coercions.length) verdict.coercions = c.coercions;
+  }
+  verdict.arguments = args as Record<string, unknown>;
+
+  // ---- schema
+  const check = compiled ? compiled.check : EMPTY_SCHEMA_CHECK;
+  if (!check(args, "", null)) check(args, "", findings);
+
+  // ---- injection
+  if (options.scan !== false) injection(args, locatable ? raw : undefined, findings);
+  return finish(verdict);
+}
+
+function cloneJson(v: unknown): unknown {
+  try {
+    return JSON.parse(JSON.stringify(v));
+  } catch {
+    return v;
+  }
+}
+
+function finish(v: CallVerdict): CallVerdict {
+  v.allowed = v.findings.length === 0;
+  return v;
+}
+
+/** Every string value in the arguments with its JSON Pointer. Iterative, so depth never matters. */
+export function stringValues(args: unknown): { path: string; value: string }[] {
+  const out: { path: string; value: string }[] = [];
+  const stack: [unknown, string][] = [[args, ""]];
+  while (stack.length) {
+    const [v, p] = stack.pop()!;
+    if (typeof v === "string") out.push({ path: p, value: v });
+    else if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], `${p}/${i}`]);
+    } else if (typeof v === "object" && v !== null) {
+      const keys = Object.keys(v);
+      for (let i = keys.length - 1; i >= 0; i--) {
+        stack.push([(v as Record<string, unknown>)[keys[i]], `${p}/${escapePointer(keys[i])}`]);
+      }
+    }
+  }
+  return out;
+}
+
+const CONTEXT: ScanContext = "tool_args";
+
+function injection(args: unknown, raw: string | undefined, findings: Finding[]): void {
+  let quotes: Map<string, number> | null = null;
+  for (const { path, value } of stringValues(args)) {
+    if (value.length === 0) continue;
+    const result = scan(value, { context: CONTEXT });
+    if (result.findings.length === 0) continue;
+    if (raw !== undefined && quotes === null) {
+      quotes = new Map();
+      const located = parseJson(raw, { locate: true, maxDepth: Infinity, maxLength: Infinity });
+      if (located.ok && located.strings) { for (const s of located.strings) quotes.set(s.path, s.quote); }
+    }
+    for (const sf of result.findings) {
+      const f: Finding = {
+        code: "argument_injection",
+        path,
+        message: `${
+          path === "" ? "The arguments carry" : `"${path.slice(1)}" carries`
+        } text that reads as injected instructions (${sf.category.replace(/_/g, " ")}): ${
+          JSON.stringify(sf.excerpt)
+        }. Pass only the data the task needs.`,
+        received: sf.excerpt,
+        category: sf.category,
+      };
+      const q = quotes?.get(path);
+      if (raw !== undefined && q !== undefined) {
+        const span = rawSpan(raw, q, sf.start, sf.end);
+        f.start = span.start;
+        f.end = span.end;
+      }
+      findings.push(f);
+    }
+  }
+}
+
+/**
+ * Validates calls against optional tools and runs an optional classifier over what the signature pass
+ * cleared (calls with no injection finding that carry text). A classifier that says "injection" blocks the
+ * call with an `argument_injection` finding; a classifier that fails leaves `modelCheck.error` set and the
+ * call judged by signatures alone.
+ *
+ * @example
+ * ```ts
+ * import { validateToolCalls } from "./validate.ts";
+ * // no tools given: the allowlist is off, the other checks still run
+ * const verdict = await validateToolCalls([{ name: "anything", arguments: '{"q":"weather"}' }], {});
+ * console.log(verdict.allowed); // true
+ * ```
+ */
+export async function validateToolCalls(
+  calls: readonly unknown[],
+  options: ValidateToolCallsOptions = {},
+): Promise<Verdict> {
+  const validator = options.tools === undefined
+    ? makeValidator([], false, options)
+    : createValidator(options.tools, options);
+  const verdict = validator.validate(calls);
+  const classifier = options.classifier;
+  if (!classifier) return verdict;
+  await Promise.all(verdict.calls.map(async (c) => {
+    if (c.findings.some((f) => f.code === "argument_injection") || c.arguments === undefined) return;
+    const text = stringValues(c.arguments).map((s) => s.value).join("\n");
+    if (text.trim() === "") return;
+    let check: ModelCheck;
+    try {
+      check = await classifier(text, CONTEXT);
+      if (typeof check !== "object" || check === null || typeof check.injection !== "boolean") {
+        check = { injection: false, error: "the classifier gave no {injection: boolean} answer" };
+      }
+    } catch (e) {
+      check = { injection: false, error: e instanceof Error ? e.message : String(e) };
+    }
+    c.modelCheck = check;
+    if (check.injection) {
+      c.findings.push({
+        code: "argument_injection",
+        path: "",
+        message: `The classifier judged the arguments to carry injected instructions${
+          check.reason ? ` (${check.reason})` : ""
+        }. Pass only the data the task needs.`,
+      });
+      c.allowed = false;
+    }
+  }));
+  const blocked = verdict.calls.filter((c) => !c.allowed).map((c) => c.index);
+  return { allowed: blocked.length === 0, blocked, calls: verdict.calls };
+}
+
+export { ToolArgError, vet } from "./_vet.ts";
+export type { StandardResult, StandardSchemaLike, VetOptions } from "./_vet.ts";
