@@ -140,7 +140,7 @@ export async function runFakeTool(
   self?: FakeToolLauncher,
 ): Promise<number> {
   const pid = deno ? deno.pid : proc!.pid;
-  recordPid(pid);
+  if (scenario !== "ignore-term") recordPid(pid); // ignore-term records once its trap is set
   switch (scenario) {
     case "results":
       await out('{"ok":true,"items":[{"file":"src/a.ts","line":3},{"file":"src/b.ts","line":9}]}\n');
@@ -182,6 +182,7 @@ export async function runFakeTool(
     case "ignore-term":
       if (deno) deno.addSignalListener("SIGTERM", () => {});
       else proc!.on("SIGTERM", () => {});
+      recordPid(pid);
       return await forever();
     case "partial":
       await out('{"ok":true,"items":[{"file":"src/a.ts",');

@@ -254,7 +254,9 @@ function one(c: unknown, out: NormalisedCall[]): void {
   // the common shapes first: every probe of an absent property costs on the hot path
   const fn = c.function;
   if (isObj(fn)) { // OpenAI Chat (text arguments) or Ollama (object arguments)
-    out.push(call(i, c.id, fn.name, fn.arguments, typeof fn.arguments === "string" ? "openai_chat" : "ollama"));
+    out.push(
+      call(i, c.id, fn.name, fn.arguments, typeof fn.arguments === "string" ? "openai_chat" : "ollama"),
+    );
     return;
   }
   const type = c.type;

@@ -15,15 +15,25 @@ export interface Repaired {
   repairs: string[];
 }
 
-const FENCE = /^\s*```[a-zA-Z]*[ \t]*\r?\n?([\s\S]*?)\r?\n?[ \t]*```\s*$/;
+/** Strips a Markdown code fence (```json ... ```) around the text, without a backtracking regex. */
+function unfence(text: string): string | null {
+  const t = text.trim();
+  if (t.length < 6 || !t.startsWith("```") || !t.endsWith("```")) return null;
+  const firstLine = t.indexOf("\n");
+  if (firstLine < 0) return t.slice(3, -3).trim();
+  // the opening line may carry a language tag ("```json"); anything else there is content
+  const tag = t.slice(3, firstLine).trim();
+  const start = /^[a-zA-Z]*$/.test(tag) ? firstLine + 1 : 3;
+  return t.slice(start, t.length - 3).trim();
+}
 
 /** Repairs near-JSON text in one linear pass. Text that is already JSON is returned unchanged. */
 export function repairJson(text: string): Repaired {
   const repairs: string[] = [];
   let t = text;
-  const fence = FENCE.exec(t);
-  if (fence) {
-    t = fence[1];
+  const fence = unfence(t);
+  if (fence !== null) {
+    t = fence;
     repairs.push("code_fence");
   }
   try {

@@ -156,6 +156,11 @@ function effectiveEnv(spec: SpawnSpec): Record<string, string> {
   return spec.clearEnv ? { ...spec.env } : { ...hostEnv(), ...spec.env };
 }
 
+/** The `env` to hand to Bun.spawn / child_process: undefined (inherit, no copy) when nothing changes. */
+function spawnEnv(spec: SpawnSpec): Record<string, string> | undefined {
+  return !spec.clearEnv && spec.env === undefined ? undefined : effectiveEnv(spec);
+}
+
 /** Case-insensitive lookup, as Windows environment names are. */
 function envValue(env: Record<string, string>, name: string): string | undefined {
   const key = Object.keys(env).find((k) => k.toUpperCase() === name);
@@ -361,7 +366,7 @@ function spawnDeno(command: string, args: readonly string[], raw: boolean, spec:
 function spawnBun(command: string, args: readonly string[], raw: boolean, spec: SpawnSpec): LiveChild {
   const proc = bunApi!.spawn([command, ...args], {
     cwd: spec.cwd,
-    env: effectiveEnv(spec),
+    env: spawnEnv(spec),
     stdin: spec.stdin ? "pipe" : "ignore",
     stdout: "pipe",
     stderr: "pipe",
@@ -413,7 +418,7 @@ async function spawnNode(
   };
   const proc = cp.spawn(command, [...args], {
     cwd: spec.cwd,
-    env: effectiveEnv(spec),
+    env: spawnEnv(spec),
     stdio: [spec.stdin ? "pipe" : "ignore", "pipe", "pipe"],
     detached: !isWindows,
     windowsVerbatimArguments: raw,
@@ -470,6 +475,12 @@ function onHostExit(): void {
   killAllLive();
 }
 
+// Deno does not fire "unload" when an uncaught error ends the program, so watch for those too. A host that
+// handles the error itself (preventDefault, usually in a listener added before ours) keeps its tools.
+function onHostCrash(event: Event): void {
+  if (!event.defaultPrevented) killAllLive();
+}
+
 function installHandlers(): void {
   for (const name of hostSignals) {
     const handler = () => {
@@ -490,8 +501,11 @@ function installHandlers(): void {
       // This platform does not support listening for this signal.
     }
   }
-  if (denoApi) globalThis.addEventListener("unload", onHostExit);
-  else nodeProcess?.on("exit", onHostExit);
+  if (denoApi) {
+    globalThis.addEventListener("unload", onHostExit);
+    globalThis.addEventListener("error", onHostCrash);
+    globalThis.addEventListener("unhandledrejection", onHostCrash);
+  } else nodeProcess?.on("exit", onHostExit);
 }
 
 function uninstallHandlers(): void {
@@ -504,8 +518,11 @@ function uninstallHandlers(): void {
     }
   }
   signalHandlers.clear();
-  if (denoApi) globalThis.removeEventListener("unload", onHostExit);
-  else nodeProcess?.off("exit", onHostExit);
+  if (denoApi) {
+    globalThis.removeEventListener("unload", onHostExit);
+    globalThis.removeEventListener("error", onHostCrash);
+    globalThis.removeEventListener("unhandledrejection", onHostCrash);
+  } else nodeProcess?.off("exit", onHostExit);
 }
 
 /** Remember a live process tree so it is ended if the host exits or is interrupted first. */

@@ -105,7 +105,9 @@ export const NUMERIC_FORMATS: Record<string, (n: number) => boolean> = {
 };
 
 /** Shortens a value for `received`. */
-const PLAIN = /^[^"\\\u0000-\u001f\u007f-\u009f\u2028\u2029\ud800-\udfff]*$/;
+/** Strings that JSON.stringify would only wrap in quotes. */
+// deno-lint-ignore no-control-regex -- control characters are exactly what JSON must escape
+const PLAIN = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
 
 export function show(value: unknown, max = 60): string {
   let s: string;
@@ -143,7 +145,8 @@ export function received(value: unknown): string {
 
 /** Human label for a pointer. */
 export function where(path: string): string {
-  return path === "" ? "The arguments" : `"${path.slice(1)}"`;
+  // the pointer itself, as in `path`: no slicing, so no string flattening on the error path
+  return path === "" ? "The arguments" : `"${path}"`;
 }
 
 /** Internal: shared with the code generator. */
@@ -901,10 +904,11 @@ export function arrayChecker(
       }
     }
     if (unique && n > 1) {
-      const seen = new Map<string, number>();
+      // primitives are their own keys (a Map compares them as JSON does); objects go by canonical text
+      const seen = new Map<unknown, number>();
       for (let i = 0; i < n; i++) {
         const x = v[i];
-        const key = typeof x === "object" && x !== null ? "o" + canonical(x) : typeof x + ":" + String(x);
+        const key = typeof x === "object" && x !== null ? "\u0000o" + canonical(x) : x;
         const first = seen.get(key);
         if (first !== undefined) {
           if (!out) return false;
@@ -967,7 +971,13 @@ export function oneOfChecker(alts: Check[]): Check {
 
 /** Explains why no alternative matched: a merged type finding, or the findings of the closest one. */
 /** Internal: shared with the code generator. */
-export function reportAlternatives(alts: Check[], v: unknown, p: string, out: Finding[], _kind: string): void {
+export function reportAlternatives(
+  alts: Check[],
+  v: unknown,
+  p: string,
+  out: Finding[],
+  _kind: string,
+): void {
   const per = alts.map((a) => {
     const f: Finding[] = [];
     a(v, p, f);
@@ -1206,11 +1216,28 @@ function safeTestKey(re: RegExp, s: string): boolean {
 
 /** Reports a property that `additionalProperties: false` does not allow. */
 export function reportExtra(out: Finding[], at: string, key: string, allowed: string): void {
-  push(out, "unexpected_argument", at, `${where(at)} is not a parameter this tool accepts; remove it. Accepted: ${allowed}.`, `one of ${allowed}`, show(key));
+  push(
+    out,
+    "unexpected_argument",
+    at,
+    `${where(at)} is not a parameter this tool accepts; remove it. Accepted: ${allowed}.`,
+    `one of ${allowed}`,
+    show(key),
+  );
 }
 
 /** True when no two items of the array are equal (JSON equality). */
 export function uniqueOk(v: unknown[]): boolean {
+  // primitives compare exactly as JSON does inside a Set (1 and 1.0 are one number; "1" is not 1)
+  let prim = true;
+  for (let i = 0; i < v.length; i++) {
+    const x = v[i];
+    if (typeof x === "object" && x !== null) {
+      prim = false;
+      break;
+    }
+  }
+  if (prim) return new Set(v).size === v.length;
   const seen = new Set<string>();
   for (let i = 0; i < v.length; i++) {
     const x = v[i];

@@ -18,8 +18,8 @@ import {
   NUMERIC_FORMATS,
   reportExtra,
   safeTest,
-  TRUE,
   type Tree,
+  TRUE,
   uniqueOk,
 } from "./_schema.ts";
 import { FORMATS } from "./_schema_formats.ts";
@@ -62,7 +62,8 @@ const SPECIALISED = new Set([
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 const lit = (v: unknown): string => JSON.stringify(v);
-const isPrim = (v: unknown) => v === null || typeof v === "string" || typeof v === "boolean" || typeof v === "number";
+const isPrim = (v: unknown) =>
+  v === null || typeof v === "string" || typeof v === "boolean" || typeof v === "number";
 
 const TYPE_EXPR: Record<string, string> = {
   string: 'typeof v === "string"',
@@ -124,7 +125,10 @@ export function generate(root: unknown, tree: Tree): Check | null {
     const known = names.get(schema);
     if (known) return known;
     if (!isObj(schema)) return k(tree.node(schema, ptr));
-    const plain = Object.keys(schema).every((key) => SPECIALISED.has(key) || ANNOTATION_KEYWORDS.has(key) || key.startsWith("x-")) &&
+    const plain =
+      Object.keys(schema).every((key) =>
+        SPECIALISED.has(key) || ANNOTATION_KEYWORDS.has(key) || key.startsWith("x-")
+      ) &&
       typeof schema.exclusiveMinimum !== "boolean" && typeof schema.exclusiveMaximum !== "boolean" &&
       !Array.isArray(schema.items);
     if (!plain) {
@@ -147,7 +151,11 @@ export function generate(root: unknown, tree: Tree): Check | null {
     let known = "";
     if (s.type !== undefined) {
       const types = (Array.isArray(s.type) ? s.type : [s.type]) as string[];
-      L.push(`if (!(${types.map((t) => `(${TYPE_EXPR[t]})`).join(" || ")})) { if (out !== null) ${reporter({ type: s.type }, ptr)}(v, p, out); return false; }`);
+      L.push(
+        `if (!(${types.map((t) => `(${TYPE_EXPR[t]})`).join(" || ")})) { if (out !== null) ${
+          reporter({ type: s.type }, ptr)
+        }(v, p, out); return false; }`,
+      );
       if (types.length === 1) known = types[0] === "integer" ? "number" : types[0];
     }
     L.push("let ok = true;");
@@ -155,7 +163,9 @@ export function generate(root: unknown, tree: Tree): Check | null {
       const vals = s.enum;
       let cond: string;
       if (vals.every(isPrim)) {
-        cond = vals.length <= 8 ? (vals.length ? vals.map((x) => `v === ${lit(x)}`).join(" || ") : "false") : `${k(new Set(vals))}.has(v)`;
+        cond = vals.length <= 8
+          ? (vals.length ? vals.map((x) => `v === ${lit(x)}`).join(" || ") : "false")
+          : `${k(new Set(vals))}.has(v)`;
       } else cond = `${k(vals)}.some((x) => eq(x, v))`;
       L.push(`if (!(${cond})) ${FAIL(reporter({ enum: vals }, ptr))}`);
     }
@@ -163,7 +173,9 @@ export function generate(root: unknown, tree: Tree): Check | null {
       const cond = isPrim(s.const) ? `v === ${lit(s.const)}` : `eq(${k(s.const)}, v)`;
       L.push(`if (!(${cond})) ${FAIL(reporter({ const: s.const }, ptr))}`);
     }
-    const numKeys = ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"].filter((x) => s[x] !== undefined);
+    const numKeys = ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"].filter((x) =>
+      s[x] !== undefined
+    );
     if (numKeys.length) {
       const conds: string[] = [];
       if (s.minimum !== undefined) conds.push(`v >= ${lit(s.minimum)}`);
@@ -180,14 +192,18 @@ export function generate(root: unknown, tree: Tree): Check | null {
     if (s.minLength !== undefined || s.maxLength !== undefined) {
       const c: string[] = [];
       if (s.maxLength !== undefined) c.push(`(v.length > ${s.maxLength} && cp(v) > ${s.maxLength})`);
-      if (s.minLength !== undefined) c.push(`(v.length < ${2 * (s.minLength as number)} && cp(v) < ${s.minLength})`);
+      if (s.minLength !== undefined) {
+        c.push(`(v.length < ${2 * (s.minLength as number)} && cp(v) < ${s.minLength})`);
+      }
       const sub: Obj = {};
       if (s.minLength !== undefined) sub.minLength = s.minLength;
       if (s.maxLength !== undefined) sub.maxLength = s.maxLength;
       strConds.push([c.join(" || "), sub]);
     }
     if (typeof s.pattern === "string") {
-      strConds.push([`!test(${k(makeRegExp(s.pattern, `${ptr}/pattern`, "pattern"))}, v)`, { pattern: s.pattern }]);
+      strConds.push([`!test(${k(makeRegExp(s.pattern, `${ptr}/pattern`, "pattern"))}, v)`, {
+        pattern: s.pattern,
+      }]);
     }
     if (typeof s.format === "string" && tree.assertFormats && FORMATS[s.format]) {
       strConds.push([`!${k(FORMATS[s.format])}(v)`, { format: s.format }]);
@@ -198,23 +214,38 @@ export function generate(root: unknown, tree: Tree): Check | null {
       L.push("}");
     }
     if (typeof s.format === "string" && tree.assertFormats && NUMERIC_FORMATS[s.format]) {
-      L.push(`if (typeof v === "number" && !${k(NUMERIC_FORMATS[s.format])}(v)) ${FAIL(reporter({ format: s.format }, ptr))}`);
+      L.push(
+        `if (typeof v === "number" && !${k(NUMERIC_FORMATS[s.format])}(v)) ${
+          FAIL(reporter({ format: s.format }, ptr))
+        }`,
+      );
     }
     // arrays
     const prefix = Array.isArray(s.prefixItems) ? s.prefixItems : [];
-    if (prefix.length || s.items !== undefined || s.minItems !== undefined || s.maxItems !== undefined || s.uniqueItems === true) {
+    if (
+      prefix.length || s.items !== undefined || s.minItems !== undefined || s.maxItems !== undefined ||
+      s.uniqueItems === true
+    ) {
       L.push(known === "array" ? "{" : "if (isArr(v)) {", "const n = v.length;");
-      if (s.minItems !== undefined) L.push(`if (n < ${s.minItems}) ${FAIL(reporter({ minItems: s.minItems }, ptr))}`);
-      if (s.maxItems !== undefined) L.push(`if (n > ${s.maxItems}) ${FAIL(reporter({ maxItems: s.maxItems }, ptr))}`);
+      if (s.minItems !== undefined) {
+        L.push(`if (n < ${s.minItems}) ${FAIL(reporter({ minItems: s.minItems }, ptr))}`);
+      }
+      if (s.maxItems !== undefined) {
+        L.push(`if (n > ${s.maxItems}) ${FAIL(reporter({ maxItems: s.maxItems }, ptr))}`);
+      }
       prefix.forEach((sub, j) => {
         const f = fn(sub, `${ptr}/prefixItems/${j}`);
         L.push(`if (n > ${j} && !${f}(v[${j}], out === null ? p : p + "/${j}", out)) ${SUBFAIL}`);
       });
       if (s.items !== undefined && s.items !== true) {
         const f = fn(s.items, `${ptr}/items`);
-        L.push(`for (let i = ${prefix.length}; i < n; i++) if (!${f}(v[i], out === null ? p : p + "/" + i, out)) ${SUBFAIL}`);
+        L.push(
+          `for (let i = ${prefix.length}; i < n; i++) if (!${f}(v[i], out === null ? p : p + "/" + i, out)) ${SUBFAIL}`,
+        );
       }
-      if (s.uniqueItems === true) L.push(`if (n > 1 && !unique(v)) ${FAIL(reporter({ uniqueItems: true }, ptr))}`);
+      if (s.uniqueItems === true) {
+        L.push(`if (n > 1 && !unique(v)) ${FAIL(reporter({ uniqueItems: true }, ptr))}`);
+      }
       L.push("}");
     }
     // objects
@@ -233,7 +264,12 @@ export function generate(root: unknown, tree: Tree): Check | null {
         }
       } else {
         const allowed = propKeys.length > 0 ? propKeys.map((x) => JSON.stringify(x)).join(", ") : "none";
-        L.push("const ks = keys(v);", "for (let i = 0; i < ks.length; i++) {", "const key = ks[i];", "switch (key) {");
+        L.push(
+          "const ks = keys(v);",
+          "for (let i = 0; i < ks.length; i++) {",
+          "const key = ks[i];",
+          "switch (key) {",
+        );
         for (const key of propKeys) {
           const f = fn(props[key], `${ptr}/properties/${escapePointer(key)}`);
           L.push(`case ${lit(key)}:`);
@@ -242,7 +278,11 @@ export function generate(root: unknown, tree: Tree): Check | null {
         }
         L.push("default:");
         if (s.additionalProperties === false) {
-          L.push(`if (out === null) return false; ok = false; extra(out, p + "/" + esc(key), key, ${lit(allowed)});`);
+          L.push(
+            `if (out === null) return false; ok = false; extra(out, p + "/" + esc(key), key, ${
+              lit(allowed)
+            });`,
+          );
         } else if (s.additionalProperties !== true) {
           const f = fn(s.additionalProperties, `${ptr}/additionalProperties`);
           L.push(`if (!${f}(v[key], out === null ? p : p + "/" + esc(key), out)) ${SUBFAIL}`);
@@ -259,11 +299,19 @@ export function generate(root: unknown, tree: Tree): Check | null {
     }
     if (Array.isArray(s.anyOf)) {
       const fs = s.anyOf.map((sub, j) => fn(sub, `${ptr}/anyOf/${j}`));
-      L.push(`if (!(${fs.map((f) => `${f}(v, p, null)`).join(" || ")})) ${FAIL(reporter({ anyOf: s.anyOf }, ptr))}`);
+      L.push(
+        `if (!(${fs.map((f) => `${f}(v, p, null)`).join(" || ")})) ${
+          FAIL(reporter({ anyOf: s.anyOf }, ptr))
+        }`,
+      );
     }
     if (Array.isArray(s.oneOf)) {
       const fs = s.oneOf.map((sub, j) => fn(sub, `${ptr}/oneOf/${j}`));
-      L.push(`{ let m = 0; ${fs.map((f) => `if (${f}(v, p, null)) m++;`).join(" ")} if (m !== 1) ${FAIL(reporter({ oneOf: s.oneOf }, ptr))} }`);
+      L.push(
+        `{ let m = 0; ${fs.map((f) => `if (${f}(v, p, null)) m++;`).join(" ")} if (m !== 1) ${
+          FAIL(reporter({ oneOf: s.oneOf }, ptr))
+        } }`,
+      );
     }
     if (s.not !== undefined) {
       L.push(`if (${fn(s.not, `${ptr}/not`)}(v, p, null)) ${FAIL(reporter({ not: s.not }, ptr))}`);

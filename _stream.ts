@@ -479,7 +479,13 @@ export function textWatcher(): TextWatcher {
       // A whole message that opens with JSON may be a bare call: hold it all.
       if (visible.trim() === "") {
         const first = s.search(/\S/);
-        if (first >= 0 && (s[first] === "{" || s[first] === "[")) {
+        const second = first >= 0 ? s.slice(first + 1).search(/\S/) : -1;
+        const opensArray = first >= 0 && s[first] === "[";
+        if (opensArray && second < 0) {
+          tail = s.slice(first); // "[" alone: a call array or a list like "[1] ..."; the next piece tells
+          return release(s.slice(0, first));
+        }
+        if (first >= 0 && (s[first] === "{" || (opensArray && s[first + 1 + second] === "{"))) {
           holding = true;
           held = s.slice(first);
           return release(s.slice(0, first));
@@ -775,6 +781,7 @@ export function gateStream(
   // Anthropic and OpenAI Responses address content by position, so once a call starts everything after it
   // waits, to be released as is or renumbered around the dropped call.
   const toolIndices = new Set<number>();
+  const finishedItems: Record<string, unknown>[] = []; // Responses output items other than calls, in order
   const blockFrame = (raw: string, event: Record<string, unknown>, out: string[]) => {
     const type = event.type;
     if (dialect === "anthropic") {
@@ -802,6 +809,9 @@ export function gateStream(
     // OpenAI Responses
     if (type === "response.created" && isRecord(event.response)) template ??= event.response;
     const item = isRecord(event.item) ? event.item : undefined;
+    if (type === "response.output_item.done" && item && item.type !== "function_call") {
+      finishedItems.push(item);
+    }
     if (type === "response.output_item.added" && item?.type === "function_call") {
       pending = true;
       if (typeof event.output_index === "number") toolIndices.add(event.output_index);
@@ -1072,7 +1082,6 @@ export function gateStream(
       ?.sequence_number;
     if (typeof firstHeldSeq === "number") seq = firstHeldSeq;
     let terminal: Record<string, unknown> | undefined;
-    const keptItems: unknown[] = [];
     for (const h of held) {
       const e = h.event;
       if (!e || h.tool) continue;
@@ -1083,7 +1092,6 @@ export function gateStream(
       if (typeof e.output_index === "number") {
         const output_index = renumber(e.output_index);
         next = Math.max(next, output_index + 1);
-        if (e.type === "response.output_item.done" && isRecord(e.item)) keptItems[output_index] = e.item;
         emit({ ...e, output_index });
       } else emit(e);
     }
@@ -1123,9 +1131,11 @@ export function gateStream(
     emit({ type: "response.content_part.done", item_id: itemId, output_index: next, content_index: 0, part });
     emit({ type: "response.output_item.done", output_index: next, item });
     const base = isRecord(terminal?.response) ? terminal.response : template ?? {};
-    const priorOutput = Array.isArray(base.output)
+    // The final snapshot's items when it lists them, else the items this stream finished.
+    const listed = Array.isArray(base.output)
       ? base.output.filter((o) => !(isRecord(o) && o.type === "function_call"))
-      : keptItems.filter(Boolean);
+      : [];
+    const priorOutput = listed.length >= finishedItems.length ? listed : finishedItems;
     emit({
       type: "response.completed",
       response: { ...base, status: "completed", output: [...priorOutput, item] },

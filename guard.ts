@@ -657,9 +657,16 @@ async function execute(command: string, args: readonly ToolArg[], options: RunOp
       // Drain: the child is gone; wait for end-of-file, but not for a descendant that holds the pipes open
       // and stays silent.
       lastData = Math.max(lastData, performance.now());
+      let confirmed = false;
       for (;;) {
-        const wait = DRAIN_IDLE_MS - (performance.now() - lastData);
-        if (wait <= 0) break;
+        let wait = DRAIN_IDLE_MS - (performance.now() - lastData);
+        if (wait <= 0) {
+          // Idle long enough. On a starved machine the timer and pending reads can become ready together,
+          // so give pending reads one more short turn before cutting the pipes.
+          if (confirmed) break;
+          confirmed = true;
+          wait = 15;
+        } else confirmed = false;
         let timer: ReturnType<typeof setTimeout> | undefined;
         const idle = new Promise<"idle">((resolve) => (timer = setTimeout(() => resolve("idle"), wait)));
         const r = await Promise.race([pipes, stopped, idle]);

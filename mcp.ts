@@ -147,7 +147,10 @@ export interface McpFrame {
   bytes?: Uint8Array;
   /** The parsed message; undefined when the line is not JSON. */
   message: JsonRpcMessage | JsonRpcMessage[] | undefined;
-  /** Transport extras passed along with the message (e.g. the SDK's auth info). */
+  /**
+   * Transport extras travelling with the message: from the server, what the transport passed to `onmessage`
+   * (e.g. auth info); from the client, the options it passed to `send` (e.g. a resumption token).
+   */
   extra?: unknown;
 }
 
@@ -484,16 +487,18 @@ function openSession(guard: McpGuard, sinks: McpSinks, hooks: SessionHooks): Mcp
     if (failure !== undefined) {
       hooks.emit({ event: "tools_fetch_failed", detail: failure });
       // Calls held for the list cannot be judged: answer them, keep everything else in order.
-      const frames = held.splice(0);
-      for (const frame of frames) {
+      const text = `Your call was not run: toolguard could not read this server's tool list (${failure}), ` +
+        "so it cannot check the arguments. Report this to the user.";
+      const isCall = (m: unknown): m is JsonRpcMessage =>
+        isRecord(m) && m.method === "tools/call" && isRequest(m as JsonRpcMessage);
+      for (const frame of held.splice(0)) {
         const m = frame.message;
-        if (isRecord(m) && m.method === "tools/call" && isRequest(m as JsonRpcMessage)) {
-          const text =
-            `Your call was not run: toolguard could not read this server's tool list (${failure}), ` +
-            "so it cannot check the arguments. Report this to the user.";
-          answer(frame, m.id as JsonRpcId, rejection(text, []));
-        } else {
-          fire(process(frame));
+        const list = Array.isArray(m) ? m : [m];
+        for (const call of list.filter(isCall)) answer(call.id as JsonRpcId, rejection(text, []));
+        if (!Array.isArray(m) && !isCall(m)) fire(process(frame));
+        else if (Array.isArray(m)) {
+          const rest = m.filter((x) => !isCall(x));
+          if (rest.length > 0) fire(process({ message: rest, extra: frame.extra }));
         }
       }
       return;
@@ -529,8 +534,8 @@ function openSession(guard: McpGuard, sinks: McpSinks, hooks: SessionHooks): Mcp
     if (closed !== null) { for (const frame of held.splice(0)) refuse(frame); }
   }
 
-  function answer(frame: McpFrame, id: JsonRpcId, result: unknown): void {
-    void sinks.toClient({ message: { jsonrpc: "2.0", id, result }, extra: frame.extra });
+  function answer(id: JsonRpcId, result: unknown): void {
+    void sinks.toClient({ message: { jsonrpc: "2.0", id, result } });
   }
 
   function refuse(frame: McpFrame): void {
@@ -544,7 +549,7 @@ function openSession(guard: McpGuard, sinks: McpSinks, hooks: SessionHooks): Mcp
   }
 
   /** Judge one client message: "forward", "answered", or "wait" (tools needed first). */
-  function judgeClient(m: JsonRpcMessage, frame: McpFrame): "forward" | "answered" | "wait" {
+  function judgeClient(m: JsonRpcMessage): "forward" | "answered" | "wait" {
     if (m.method === "notifications/cancelled" && isRecord(m.params) && m.params.requestId !== undefined) {
       // The server will not answer a cancelled request: stop waiting for it.
       pending.delete(idKey(m.params.requestId as JsonRpcId));
@@ -563,7 +568,7 @@ function openSession(guard: McpGuard, sinks: McpSinks, hooks: SessionHooks): Mcp
           findings: check.verdict.findings,
           feedback: check.feedback,
         });
-        answer(frame, id, check.result);
+        answer(id, check.result);
         return "answered";
       }
       if (check.unchecked !== undefined) {
@@ -588,12 +593,12 @@ function openSession(guard: McpGuard, sinks: McpSinks, hooks: SessionHooks): Mcp
         startFetch();
         return;
       }
-      const kept = m.filter((x) => !isRecord(x) || judgeClient(x, frame) === "forward");
+      const kept = m.filter((x) => !isRecord(x) || judgeClient(x) === "forward");
       if (kept.length === m.length) return sinks.toServer(frame);
       if (kept.length > 0) return sinks.toServer({ message: kept, extra: frame.extra });
       return;
     }
-    const decision = judgeClient(m, frame);
+    const decision = judgeClient(m);
     if (decision === "wait") {
       held.push(frame);
       startFetch();
@@ -793,7 +798,7 @@ export function guardMcpTransport(transport: McpTransport, options: McpGuardOpti
     });
   };
   const session = guard.connect({
-    toServer: (frame) => transport.send(frame.message as JsonRpcMessage),
+    toServer: (frame) => transport.send(frame.message as JsonRpcMessage, frame.extra),
     onError: (error) => wrapper.onerror?.(error instanceof Error ? error : new Error(String(error))),
     toClient: deliver,
   });
@@ -811,8 +816,8 @@ export function guardMcpTransport(transport: McpTransport, options: McpGuardOpti
       };
       return transport.start();
     },
-    async send(message) {
-      await session.fromClient({ message });
+    async send(message, sendOptions) {
+      await session.fromClient({ message, extra: sendOptions });
     },
     close() {
       return transport.close();

@@ -10,6 +10,14 @@
  * Every category blocks: `blocked` is true exactly when a finding is reported. To let a category through,
  * leave it out of `options.categories`.
  *
+ * The context decides which rules run. Everywhere: overrides ("ignore previous instructions", "new
+ * instructions:", role reassignment, prompt leaks), chat-template tokens and fake turns, hidden characters and
+ * data-carrying markdown. In data (`tool_output`, `tool_args`, `cli_arg`) also words addressed to the model
+ * ("AI assistant: ...", "the user has authorised you ..."). In `tool_output` only, the imperative heuristics:
+ * a request acting on "my" things, "send ... to <address>", "use the X tool", directives about "your
+ * response" — text a tool returned should not give orders, while a user's own text and the arguments a model
+ * writes (an e-mail body) legitimately do. `option_injection` runs only for `cli_arg`.
+ *
  * @example Scan tool output
  * ```ts
  * import { scan } from "./scan.ts";

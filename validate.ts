@@ -68,6 +68,8 @@ export interface ValidateOptions {
   maxLength?: number;
   /** Assert `format` keywords (default true). */
   assertFormats?: boolean;
+  /** Generate specialised code where the runtime allows `new Function` (default true). */
+  codegen?: boolean;
 }
 
 /** Options for {@link validateToolCalls}. */
@@ -76,6 +78,17 @@ export interface ValidateToolCallsOptions extends ValidateOptions {
   tools?: readonly unknown[];
   /** An optional second pass over calls the signature pass cleared; its answer is `modelCheck`. */
   classifier?: Classifier;
+}
+
+/** Options for {@link compileSchema}. */
+export interface CompileSchemaOptions {
+  /** Assert `format` keywords (default true); false treats them as annotations. */
+  assertFormats?: boolean;
+  /**
+   * Generate specialised code with `new Function` (default true). Where the runtime forbids it, or with
+   * false, a closure interpreter runs instead; both produce the same findings.
+   */
+  codegen?: boolean;
 }
 
 /** A compiled set of tools: compile once, validate many times. */
@@ -89,6 +102,30 @@ export interface Validator {
 interface Compiled {
   tool: NormalisedTool;
   check: Check;
+  /** String values the declaration itself lists (enum, const): the tool's author wrote them, no need to scan. */
+  literals: ReadonlySet<string>;
+}
+
+/** Every string in an `enum` or `const` anywhere in a schema. */
+function declaredLiterals(schema: unknown): Set<string> {
+  const out = new Set<string>();
+  const seen = new Set<unknown>();
+  const walk = (s: unknown, depth: number) => {
+    if (typeof s !== "object" || s === null || depth > 200 || seen.has(s)) return;
+    seen.add(s);
+    if (Array.isArray(s)) {
+      for (const x of s) walk(x, depth + 1);
+      return;
+    }
+    const o = s as Record<string, unknown>;
+    if (Array.isArray(o.enum)) { for (const x of o.enum) if (typeof x === "string") out.add(x); }
+    if (typeof o.const === "string") out.add(o.const);
+    for (const [k, v] of Object.entries(o)) {
+      if (k !== "enum" && k !== "const" && k !== "default" && k !== "examples") walk(v, depth + 1);
+    }
+  };
+  walk(schema, 0);
+  return out;
 }
 
 /**
@@ -106,7 +143,7 @@ interface Compiled {
  */
 export function compileSchema(
   schema: unknown,
-  options: { assertFormats?: boolean } = {},
+  options: CompileSchemaOptions = {},
 ): (value: unknown) => Finding[] {
   const check = compile(schema, options);
   return (value) => {
@@ -169,7 +206,7 @@ function makeValidator(
     let check: Check;
     try {
       const schema = tool.schema === undefined ? { type: "object" } : tool.schema;
-      check = compile(schema, { assertFormats: options.assertFormats });
+      check = compile(schema, { assertFormats: options.assertFormats, codegen: options.codegen });
     } catch (e) {
       if (e instanceof SchemaError) {
         throw new SchemaError(
@@ -180,7 +217,7 @@ function makeValidator(
       }
       throw e;
     }
-    byName.set(tool.name, { tool, check });
+    byName.set(tool.name, { tool, check, literals: declaredLiterals(tool.schema) });
   }
   const names = normalised.map((t) => t.name);
   return {
@@ -263,7 +300,7 @@ function judge(
   if (raw !== undefined) {
     verdict.rawArguments = raw;
     let text = raw;
-    if (text.length === 0 || BLANK.test(text)) text = "{}"; // no arguments at all (some local models)
+    if (text.length === 0 || (text.charCodeAt(0) <= 32 && BLANK.test(text))) text = "{}"; // no arguments at all (some local models)
     else if (options.repair) {
       const r = repairJson(text);
       if (r.repairs.length) {
@@ -272,7 +309,7 @@ function judge(
         locatable = false; // offsets would point into the repaired text, not the text the model sent
       }
     }
-    const parsed = parseJson(text, { maxDepth: options.maxDepth, maxLength: options.maxLength });
+    const parsed = parseJson(text, options);
     if (!parsed.ok) {
       findings.push({
         code: "malformed_arguments",
@@ -332,7 +369,7 @@ function judge(
   if (!check(args, "", null)) check(args, "", findings);
 
   // ---- injection
-  if (options.scan !== false) injection(args, locatable ? raw : undefined, findings);
+  if (options.scan !== false) injection(args, locatable ? raw : undefined, findings, compiled?.literals);
   return finish(verdict);
 }
 
@@ -370,10 +407,15 @@ export function stringValues(args: unknown): { path: string; value: string }[] {
 
 const CONTEXT: ScanContext = "tool_args";
 
-function injection(args: unknown, raw: string | undefined, findings: Finding[]): void {
+function injection(
+  args: unknown,
+  raw: string | undefined,
+  findings: Finding[],
+  literals: ReadonlySet<string> | undefined,
+): void {
   let quotes: Map<string, number> | null = null;
   for (const { path, value } of stringValues(args)) {
-    if (value.length === 0) continue;
+    if (value.length === 0 || literals?.has(value)) continue;
     const result = scan(value, { context: CONTEXT });
     if (result.findings.length === 0) continue;
     if (raw !== undefined && quotes === null) {
@@ -386,7 +428,7 @@ function injection(args: unknown, raw: string | undefined, findings: Finding[]):
         code: "argument_injection",
         path,
         message: `${
-          path === "" ? "The arguments carry" : `"${path.slice(1)}" carries`
+          path === "" ? "The arguments carry" : `"${path}" carries`
         } text that reads as injected instructions (${sf.category.replace(/_/g, " ")}): ${
           JSON.stringify(sf.excerpt)
         }. Pass only the data the task needs.`,

@@ -19,7 +19,9 @@ if (deno) {
   }
 }
 await import("./validate_bench.ts");
-if (collected.length === 0) throw new Error("no cases collected; run under bun or a Deno that allows redefining Deno.bench");
+if (collected.length === 0) {
+  throw new Error("no cases collected; run under bun or a Deno that allows redefining Deno.bench");
+}
 
 const rounds = Number(process.env.ROUNDS ?? 31);
 const batch = Number(process.env.BATCH ?? 2000);
@@ -45,10 +47,16 @@ for (const [group, cases] of groups) {
     const m = med(times.get(c.name)!);
     const lib = c.name.slice(0, c.name.length - group.length - 1);
     perLib.set(lib, [...(perLib.get(lib) ?? []), base / m]);
-    console.log(`  ${c.name.padEnd(36)} ${(m * 1000).toFixed(2).padStart(9)} µs  x${(base / m).toFixed(2)} of ajv throughput`);
+    console.log(
+      `  ${c.name.padEnd(36)} ${(m * 1000).toFixed(2).padStart(9)} µs  x${
+        (base / m).toFixed(2)
+      } of ajv throughput`,
+    );
   }
 }
 console.log("\ngeometric mean throughput vs ajv over the six cases:");
 for (const [lib, rs] of perLib) {
-  console.log(`  ${lib.padEnd(16)} x${Math.exp(rs.reduce((s, r) => s + Math.log(r), 0) / rs.length).toFixed(2)}`);
+  console.log(
+    `  ${lib.padEnd(16)} x${Math.exp(rs.reduce((s, r) => s + Math.log(r), 0) / rs.length).toFixed(2)}`,
+  );
 }

@@ -37,7 +37,7 @@ function session(scanOutput: boolean) {
   const guard = createMcpGuard({ scanOutput });
   guard.setTools([ECHO]);
   const out: McpFrame[] = [];
-  return guard.connect({ toServer: (f) => void out.push(f), toClient: (f) => void (out.length = 0) });
+  return guard.connect({ toServer: (f) => void out.push(f), toClient: () => void (out.length = 0) });
 }
 
 const fromClient = createFramer();

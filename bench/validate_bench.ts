@@ -119,7 +119,9 @@ for (const [name, t] of Object.entries(TOOLS)) {
     // sanity: every competitor agrees on the verdict before it is timed
     const ours = validator.validate([call]);
     if (ours.allowed !== expectValid) throw new Error(`toolguard judged ${group} wrongly`);
-    if (withScan.validate([call]).allowed !== expectValid) throw new Error(`toolguard+scan judged ${group} wrongly`);
+    if (withScan.validate([call]).allowed !== expectValid) {
+      throw new Error(`toolguard+scan judged ${group} wrongly`);
+    }
     if (ajvCheck(JSON.parse(text)) !== expectValid) throw new Error(`ajv judged ${group} wrongly`);
     cases.push(
       {

@@ -21,11 +21,19 @@ import {
 } from "./_guard_helpers.ts";
 
 const T = { timeout: 60_000 };
+const isBun = typeof (globalThis as { Bun?: unknown }).Bun !== "undefined";
+// Under Wine (UNDER_WINE=1, `deno task check:windows`) every process start takes 0.5-2 s and blocks the
+// caller, and the settle bounds below count the fixture's own start: they cannot hold there. The timeout and
+// tree kill are still checked under Wine by tests/windows_test.ts with a looser bound.
+const wineSlowSpawn = process.env.UNDER_WINE === "1"
+  ? "Wine starts each process in 0.5-2 s, which these settle bounds count (covered loosely in windows_test)"
+  : false;
+const TW = { ...T, skip: wineSlowSpawn };
 // Bounds are generous on purpose: the machine running the suite may be shared and slow. Real numbers are
 // measured by scripts/measure_guard.ts.
 const SLACK_MS = 1500;
 
-test("hang: timeout ends the tree and settles within timeoutMs + grace + slack", T, async () => {
+test("hang: timeout ends the tree and settles within timeoutMs + grace + slack", TW, async () => {
   const pids = pidFile();
   try {
     const timeoutMs = 2500; // long enough for the fake tool to start and record its pid on a slow machine
@@ -45,7 +53,7 @@ test("hang: timeout ends the tree and settles within timeoutMs + grace + slack",
   }
 });
 
-test("grandchild holding stdout: the whole group dies and the call settles on time", T, async () => {
+test("grandchild holding stdout: the whole group dies and the call settles on time", TW, async () => {
   const pids = pidFile();
   try {
     const timeoutMs = 3000;
@@ -64,7 +72,7 @@ test("grandchild holding stdout: the whole group dies and the call settles on ti
   }
 });
 
-test("short timeout (500 ms) on hang and grandchild settles promptly", T, async () => {
+test("short timeout (500 ms) on hang and grandchild settles promptly", TW, async () => {
   const [hang, grand] = await Promise.all([
     runTool(launcher.command, fake("hang"), { timeoutMs: 500 }),
     runTool(launcher.command, fake("grandchild"), { timeoutMs: 500 }),
@@ -85,13 +93,16 @@ test("a tool that ignores SIGTERM gets SIGKILL after the grace period", {
     const controller = new AbortController();
     const running = runTool(launcher.command, fake("ignore-term"), { signal: controller.signal, env });
     await waitPids(pids, 1);
-    await new Promise((r) => setTimeout(r, 300)); // let it install its SIGTERM trap
+    await new Promise((r) => setTimeout(r, 100)); // the pid is written once the SIGTERM trap is set
     const abortedAt = performance.now();
     controller.abort();
     const r = await running;
     const settle = performance.now() - abortedAt;
     assert.equal(r.kind, "timeout");
-    assert.equal(r.signal, "SIGKILL", "SIGTERM was ignored, SIGKILL ended it");
+    // SIGTERM did not end it; SIGKILL did (the status may be missing when the guard's settle deadline came
+    // first on a starved machine: then the pid check below still proves it died).
+    assert.notEqual(r.signal, "SIGTERM", "the trap ignored SIGTERM");
+    assert.ok(r.signal === "SIGKILL" || r.signal === null, `ended by ${r.signal}`);
     assert.ok(settle >= KILL_GRACE_MS - 20, `waited the grace period (${settle} ms)`);
     assert.ok(settle < KILL_GRACE_MS + SLACK_MS, `settled ${settle} ms after the abort`);
     assert.deepEqual(await waitGone(pids.pids()), []);
@@ -170,18 +181,32 @@ const hostScript = fileURLToPath(new URL("../fixtures/host.ts", import.meta.url)
 const hostArgs = (mode: string, file: string) =>
   launcher.argsPrefix[0] === "run" ? ["run", "-A", hostScript, mode, file] : [hostScript, mode, file];
 
-for (const mode of ["SIGTERM", "SIGINT", "exit"] as const) {
+for (const mode of ["SIGTERM", "SIGINT", "exit", "crash"] as const) {
   test(
-    `host ${mode === "exit" ? "exiting on its own" : `killed with ${mode}`} takes its live tools with it`,
+    `host ${
+      mode === "exit"
+        ? "exiting on its own"
+        : mode === "crash"
+        ? "dying of an uncaught error"
+        : `killed with ${mode}`
+    } takes its live tools with it`,
     {
       ...T,
-      skip: isWindows ? "POSIX signals" : false,
+      skip: isWindows
+        ? "POSIX signals"
+        : mode === "crash" && isBun
+        ? "Bun reports an uncaught error but keeps the host running (and so its tools)"
+        : false,
     },
     async () => {
       const pids = pidFile();
-      const host = spawn(launcher.command, hostArgs(mode === "exit" ? "exit" : "wait", pids.path), {
-        stdio: ["ignore", "ignore", "pipe"],
-      });
+      const host = spawn(
+        launcher.command,
+        hostArgs(mode === "exit" || mode === "crash" ? mode : "wait", pids.path),
+        {
+          stdio: ["ignore", "ignore", "pipe"],
+        },
+      );
       let hostStderr = "";
       host.stderr!.on("data", (chunk: Uint8Array) => (hostStderr += new TextDecoder().decode(chunk)));
       const hostExit = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
@@ -190,13 +215,15 @@ for (const mode of ["SIGTERM", "SIGINT", "exit"] as const) {
       try {
         const started = await waitPids(pids, 1, 20_000);
         assert.equal(started.length, 1, `the host started the tool; host stderr: ${hostStderr}`);
-        if (mode !== "exit") assert.ok(isAlive(started[0])); // in exit mode the host may already be gone
-        if (mode !== "exit") {
+        // In exit and crash modes the host may already be gone (and have taken the tool with it).
+        if (mode === "SIGTERM" || mode === "SIGINT") assert.ok(isAlive(started[0]));
+        if (mode === "SIGTERM" || mode === "SIGINT") {
           await new Promise((r) => setTimeout(r, 100));
           host.kill(mode);
         }
         const ended = await hostExit;
-        if (mode !== "exit") {
+        if (mode === "crash") assert.notEqual(ended.code, 0, "the host did crash");
+        if (mode === "SIGTERM" || mode === "SIGINT") {
           assert.ok(
             ended.code === 128 + (mode === "SIGINT" ? 2 : 15) || ended.signal === mode,
             JSON.stringify(ended),

@@ -102,3 +102,58 @@ test("format.json: every contract format is asserted, others are rejected at com
   assert.equal(compileSchema({ format: "date" })("2026-02-30").length, 1);
   assert.equal(compileSchema({ format: "date" }, { assertFormats: false })("2026-02-30").length, 0);
 });
+
+function sorted(f: unknown[]): string[] {
+  return f.map((x) => JSON.stringify(x)).sort();
+}
+
+test("generated code and the interpreter agree on every suite case, findings included", () => {
+  let compared = 0;
+  for (const file of files()) {
+    for (const g of JSON.parse(readFileSync(join(dir, file), "utf8")) as Group[]) {
+      let gen, interp;
+      try {
+        gen = compileSchema(g.schema);
+        interp = compileSchema(g.schema, { codegen: false });
+      } catch {
+        continue;
+      }
+      for (const c of g.tests) {
+        assert.deepEqual(
+          sorted(gen(c.data)),
+          sorted(interp(c.data)),
+          `${file} | ${g.description} | ${c.description}`,
+        );
+        compared++;
+      }
+    }
+  }
+  assert.ok(compared > 1000);
+});
+
+test("where new Function is blocked, the interpreter runs and gives the same answers", () => {
+  const schema = {
+    type: "object",
+    properties: { n: { type: "integer", maximum: 3 }, s: { enum: ["a"] } },
+    required: ["n"],
+    additionalProperties: false,
+  };
+  const generated = compileSchema(schema);
+  const original = globalThis.Function;
+  let attempts = 0;
+  const blocked = function () {
+    attempts++;
+    throw new EvalError("Code generation from strings disallowed for this context");
+  } as unknown as FunctionConstructor;
+  try {
+    globalThis.Function = blocked;
+    const fallback = compileSchema(schema);
+    assert.ok(attempts > 0, "the generator tried and was refused");
+    for (const v of [{ n: 1 }, { n: 5, s: "b", x: 1 }, {}, [], "x"]) {
+      assert.deepEqual(fallback(v), generated(v));
+    }
+    assert.equal(fallback({ n: 5 })[0].code, "argument_constraint");
+  } finally {
+    globalThis.Function = original;
+  }
+});

@@ -457,6 +457,14 @@ describe("calls written into streamed text", () => {
     const b = textWatcher();
     assert.equal(b.push('  {"name": "x"'), "  ");
     assert.equal(b.holding, true);
+    const c = textWatcher();
+    assert.equal(c.push("["), "");
+    assert.equal(c.push(' {"name"'), "");
+    assert.equal(c.holding, true);
+    const d = textWatcher();
+    assert.equal(d.push("["), "");
+    assert.equal(d.push("1] a footnote"), "[1] a footnote"); // a list, not a call: flows
+    assert.equal(d.holding, false);
   });
 
   test("Ollama: a rejected Hermes call in streamed text never reaches the client; the prose does", async () => {

@@ -22,6 +22,7 @@ const SCHEMA = {
 const tools = [{ name: "t", input_schema: SCHEMA }];
 const strict = createValidator(tools);
 const lenient = createValidator(tools, { repair: true, coerce: true });
+const interpreted = createValidator(tools, { codegen: false });
 
 const protoNames = Object.getOwnPropertyNames(Object.prototype).sort();
 function prototypeUntouched(): void {
@@ -58,7 +59,10 @@ test("arbitrary JSON values as argument text always give a verdict", () => {
   fc.assert(
     fc.property(fc.jsonValue(), (value) => {
       const text = JSON.stringify(value);
-      wellFormed(strict.validate([{ name: "t", arguments: text }]));
+      const v = strict.validate([{ name: "t", arguments: text }]);
+      wellFormed(v);
+      // the generated code and the interpreter judge alike
+      assert.deepEqual(interpreted.validate([{ name: "t", arguments: text }]), v);
       wellFormed(lenient.validate([{ name: "t", arguments: text }]));
       wellFormed(strict.validate([{ type: "tool_use", id: "1", name: "t", input: value }]));
     }),
@@ -185,4 +189,20 @@ test("huge numbers and odd values end as findings", () => {
   wellFormed(v);
   assert.equal(v.calls[0].findings[0].code, "malformed_arguments");
   wellFormed(strict.validate([null, 5, "x", [], { name: 5 }] as unknown[]), 5);
+});
+
+test("repair stays linear on hostile near-JSON (no regex backtracking)", () => {
+  const v = createValidator(tools, { repair: true });
+  for (
+    const text of [
+      "```\n" + " ".repeat(200_000) + "x",
+      "```" + "`".repeat(100_000),
+      "'" + "\\".repeat(100_000),
+      "[" + ",".repeat(100_000),
+    ]
+  ) {
+    const start = performance.now();
+    wellFormed(v.validate([{ name: "t", arguments: text }]));
+    assert.ok(performance.now() - start < 5_000, "well under quadratic time");
+  }
 });
