@@ -153,7 +153,14 @@ function hostEnv(): Record<string, string> {
 }
 
 function effectiveEnv(spec: SpawnSpec): Record<string, string> {
-  return spec.clearEnv ? { ...spec.env } : { ...hostEnv(), ...spec.env };
+  if (spec.clearEnv) return { ...spec.env };
+  const host = hostEnv();
+  if (isWindows && spec.env) {
+    // Windows names ignore case: a caller's `PATH` replaces the host's `Path` instead of sitting beside it.
+    const given = new Set(Object.keys(spec.env).map((k) => k.toUpperCase()));
+    for (const k of Object.keys(host)) if (given.has(k.toUpperCase()) && !(k in spec.env)) delete host[k];
+  }
+  return { ...host, ...spec.env };
 }
 
 /** The `env` to hand to Bun.spawn / child_process: undefined (inherit, no copy) when nothing changes. */
@@ -307,6 +314,27 @@ function makeKiller(pid: number): (signal: "SIGTERM" | "SIGKILL") => void {
   };
 }
 
+/**
+ * Windows: `taskkill /F` ends each process with exit code 1, which is the guard's doing, not the tool's. Once
+ * the guard has ended the tree, report the exit as POSIX does for a killed child: no exit code.
+ */
+function windowsExit(attempt: SpawnAttempt): SpawnAttempt {
+  if (!isWindows || !attempt.ok) return attempt;
+  const child = attempt.child;
+  let killed = false;
+  return {
+    ok: true,
+    child: {
+      ...child,
+      killTree: (signal) => {
+        killed = true;
+        child.killTree(signal);
+      },
+      exited: child.exited.then((e) => (killed ? { code: null, signal: null } : e)),
+    },
+  };
+}
+
 /** Start a child per `spec`. Never throws: a failure to start comes back as `{ ok: false, reason }`. */
 export async function spawnChild(spec: SpawnSpec): Promise<SpawnAttempt> {
   let command = spec.command;
@@ -327,9 +355,13 @@ export async function spawnChild(spec: SpawnSpec): Promise<SpawnAttempt> {
     rawArguments = plan.rawArguments;
   }
   try {
-    if (runtimeName === "deno") return { ok: true, child: spawnDeno(command, args, rawArguments, spec) };
-    if (runtimeName === "bun") return { ok: true, child: spawnBun(command, args, rawArguments, spec) };
-    return await spawnNode(command, args, rawArguments, spec);
+    if (runtimeName === "deno") {
+      return windowsExit({ ok: true, child: spawnDeno(command, args, rawArguments, spec) });
+    }
+    if (runtimeName === "bun") {
+      return windowsExit({ ok: true, child: spawnBun(command, args, rawArguments, spec) });
+    }
+    return windowsExit(await spawnNode(command, args, rawArguments, spec));
   } catch (error) {
     return { ok: false, reason: errorText(error) };
   }

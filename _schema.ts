@@ -906,10 +906,13 @@ export function arrayChecker(
     if (unique && n > 1) {
       // primitives are their own keys (a Map compares them as JSON does); objects go by canonical text
       const seen = new Map<unknown, number>();
+      const seenObj = new Map<string, number>();
       for (let i = 0; i < n; i++) {
         const x = v[i];
-        const key = typeof x === "object" && x !== null ? "\u0000o" + canonical(x) : x;
-        const first = seen.get(key);
+        const isO = typeof x === "object" && x !== null;
+        const key = isO ? canonical(x) : x;
+        const map = isO ? seenObj : seen;
+        const first = map.get(key as never);
         if (first !== undefined) {
           if (!out) return false;
           ok = false;
@@ -923,7 +926,7 @@ export function arrayChecker(
           );
           break;
         }
-        seen.set(key, i);
+        map.set(key as never, i);
       }
     }
     return ok;

@@ -386,7 +386,8 @@ export async function statsFromChunks(
 }
 
 /**
- * Read a log file in 1 MiB chunks and report on it. Memory stays bounded whatever the file's size.
+ * Read a log file in 64 KiB chunks and report on it. Memory stays bounded whatever the file's size
+ * (small reads keep the decoded text per batch small, which keeps the garbage collector's heap small too).
  *
  * @param path The log file.
  * @param options Grouping, `since`, group limit and the longest line kept (default 1 MiB).
@@ -403,7 +404,7 @@ export async function statsFromFile(
 function* readChunks(path: string): Generator<Uint8Array> {
   const fd = openSync(path, "r");
   try {
-    const buf = new Uint8Array(1024 * 1024);
+    const buf = new Uint8Array(64 * 1024);
     while (true) {
       const n = readSync(fd, buf, 0, buf.length, null);
       if (n <= 0) return;
@@ -414,7 +415,11 @@ function* readChunks(path: string): Generator<Uint8Array> {
   }
 }
 
-/** Byte-level line splitting; each line is decoded on its own, so a split character stays whole. */
+/**
+ * Line splitting in bounded memory. Complete lines in a chunk are decoded with one `decode` call and split
+ * as text (a newline byte never occurs inside a UTF-8 sequence, so this never splits a character); only
+ * the unfinished tail is carried to the next chunk, and never more than `maxLineBytes` of it.
+ */
 function lineSplitter(
   stats: StatsAggregator,
   maxLineBytes: number,
@@ -423,50 +428,74 @@ function lineSplitter(
   let carry: Uint8Array[] = [];
   let carryBytes = 0;
   let overlong = false; // inside a line that is already too long: drop bytes until its newline
-  const emit = (bytes: Uint8Array) => stats.addLine(decoder.decode(bytes));
-  const emitOverlong = () => stats.addLine("\u0000overlong line"); // never valid JSON: counted as malformed
-  return {
-    push(chunk) {
-      let start = 0;
-      while (start < chunk.length) {
-        const nl = chunk.indexOf(10, start);
-        if (nl < 0) {
-          const rest = chunk.length - start;
-          if (!overlong && carryBytes + rest > maxLineBytes) {
-            overlong = true;
-            carry = [];
-            carryBytes = 0;
-          }
-          if (!overlong) {
-            carry.push(chunk.slice(start)); // copy: the reader reuses its buffer
-            carryBytes += rest;
-          }
-          return;
-        }
-        if (overlong) {
-          emitOverlong();
-          overlong = false;
-        } else if (carryBytes > 0) {
-          if (carryBytes + (nl - start) > maxLineBytes) emitOverlong();
-          else emit(concat([...carry, chunk.subarray(start, nl)], carryBytes + nl - start));
-          carry = [];
-          carryBytes = 0;
-        } else if (nl - start > maxLineBytes) {
-          emitOverlong();
-        } else {
-          emit(chunk.subarray(start, nl));
-        }
-        start = nl + 1;
-      }
-    },
-    end() {
-      if (overlong) emitOverlong();
-      else if (carryBytes > 0) emit(concat(carry, carryBytes));
+  const overlongLine = "\u0000overlong line"; // never valid JSON: counted as malformed
+  const emitText = (line: string) => {
+    // Characters are at most 3 bytes per UTF-16 unit: measure bytes only when the line might be too long.
+    if (line.length * 3 > maxLineBytes && utf8Length(line) > maxLineBytes) stats.addLine(overlongLine);
+    else stats.addLine(line);
+  };
+  const keep = (bytes: Uint8Array) => {
+    if (overlong) return;
+    if (carryBytes + bytes.length > maxLineBytes) {
+      overlong = true;
       carry = [];
       carryBytes = 0;
-      overlong = false;
+      return;
+    }
+    carry.push(bytes.slice()); // copy: the reader reuses its buffer
+    carryBytes += bytes.length;
+  };
+  const finishCarried = (rest: Uint8Array) => {
+    if (overlong) stats.addLine(overlongLine);
+    else if (carryBytes + rest.length > maxLineBytes) stats.addLine(overlongLine);
+    else stats.addLine(decoder.decode(concat([...carry, rest], carryBytes + rest.length)));
+    carry = [];
+    carryBytes = 0;
+    overlong = false;
+  };
+  return {
+    push(chunk) {
+      const last = chunk.lastIndexOf(10);
+      if (last < 0) return keep(chunk);
+      let start = 0;
+      if (overlong || carryBytes > 0) {
+        const nl = chunk.indexOf(10);
+        finishCarried(chunk.subarray(0, nl));
+        start = nl + 1;
+      }
+      if (start <= last) {
+        const text = decoder.decode(chunk.subarray(start, last));
+        let from = 0;
+        while (true) {
+          const nl = text.indexOf("\n", from);
+          if (nl < 0) {
+            emitText(text.slice(from));
+            break;
+          }
+          emitText(text.slice(from, nl));
+          from = nl + 1;
+        }
+      }
+      if (last + 1 < chunk.length) keep(chunk.subarray(last + 1));
+    },
+    end() {
+      if (overlong || carryBytes > 0) finishCarried(new Uint8Array(0));
     },
   };
+}
+
+function utf8Length(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) n += 1;
+    else if (c < 0x800) n += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+      n += 4;
+      i++;
+    } else n += 3;
+  }
+  return n;
 }
 
 function concat(parts: Uint8Array[], total: number): Uint8Array {

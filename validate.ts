@@ -220,37 +220,25 @@ function makeValidator(
     byName.set(tool.name, { tool, check, literals: declaredLiterals(tool.schema) });
   }
   const names = normalised.map((t) => t.name);
+  const cfg = config(options);
   return {
     tools: normalised,
     validate(calls: readonly unknown[]): Verdict {
       const list = normaliseCalls(calls);
-      const out: CallVerdict[] = new Array(list.length);
-      const blocked: number[] = [];
-      for (let i = 0; i < list.length; i++) {
-        let v: CallVerdict;
-        try {
-          v = judge(list[i], byName, allowlist ? names : null, options);
-        } catch (e) {
-          // a safety net for values no model can send (throwing getters, proxies): a finding, never a throw
-          v = {
-            index: list[i].index,
-            id: list[i].id,
-            name: list[i].name,
-            allowed: false,
-            findings: [{
-              code: "malformed_arguments",
-              path: "",
-              message: `The arguments could not be read (${
-                e instanceof Error ? e.message : String(e)
-              }); send plain JSON.`,
-              expected: "a JSON object",
-            }],
-          };
+      const allow = allowlist ? names : null;
+      try {
+        // the hot loop carries no try/catch of its own
+        const out: CallVerdict[] = [];
+        const blocked: number[] = [];
+        for (let i = 0; i < list.length; i++) {
+          const v = judge(list[i], byName, allow, cfg);
+          out.push(v);
+          if (!v.allowed) blocked.push(i);
         }
-        out[i] = v;
-        if (!v.allowed) blocked.push(i);
+        return { allowed: blocked.length === 0, blocked, calls: out };
+      } catch {
+        return judgeEach(list, byName, allow, cfg);
       }
-      return { allowed: blocked.length === 0, blocked, calls: out };
     },
   };
 }
@@ -263,11 +251,13 @@ function judge(
   call: NormalisedCall,
   byName: Map<string, Compiled>,
   names: readonly string[] | null,
-  options: ValidateOptions,
+  options: Config,
 ): CallVerdict {
+  const compiled = byName.get(call.name);
+  const fast = compiled !== undefined ? fastJudge(call, compiled, options) : null;
+  if (fast !== null) return fast;
   const findings: Finding[] = [];
   const verdict: CallVerdict = { index: call.index, id: call.id, name: call.name, allowed: true, findings };
-  const compiled = byName.get(call.name);
   if (call.name === "") {
     findings.push({
       code: "unknown_tool",
@@ -332,12 +322,12 @@ function judge(
     raw = text;
   } else {
     args = call.value === undefined ? {} : call.value;
-    const deep = depthOver(args, options.maxDepth ?? 64);
+    const deep = depthOver(args, options.maxDepth);
     if (deep >= 0) {
       findings.push({
         code: "malformed_arguments",
         path: "",
-        message: `The arguments nest deeper than ${options.maxDepth ?? 64} levels; flatten them.`,
+        message: `The arguments nest deeper than ${options.maxDepth} levels; flatten them.`,
         expected: "a JSON object",
         received: "too deep",
       });
@@ -369,8 +359,98 @@ function judge(
   if (!check(args, "", null)) check(args, "", findings);
 
   // ---- injection
-  if (options.scan !== false) injection(args, locatable ? raw : undefined, findings, compiled?.literals);
+  if (options.scan) injection(args, locatable ? raw : undefined, findings, compiled?.literals);
   return finish(verdict);
+}
+
+/** The slow, careful loop: one call at a time, so one unreadable call cannot take the others down. */
+function judgeEach(
+  list: NormalisedCall[],
+  byName: Map<string, Compiled>,
+  allow: readonly string[] | null,
+  cfg: Config,
+): Verdict {
+  const out: CallVerdict[] = [];
+  const blocked: number[] = [];
+  for (const call of list) {
+    let v: CallVerdict;
+    try {
+      v = judge(call, byName, allow, cfg);
+    } catch (e) {
+      // a safety net for values no model can send (throwing getters, proxies): a finding, never a throw
+      v = {
+        index: call.index,
+        id: call.id,
+        name: call.name,
+        allowed: false,
+        findings: [{
+          code: "malformed_arguments",
+          path: "",
+          message: `The arguments could not be read (${
+            e instanceof Error ? e.message : String(e)
+          }); send plain JSON.`,
+          expected: "a JSON object",
+        }],
+      };
+    }
+    out.push(v);
+    if (!v.allowed) blocked.push(call.index);
+  }
+  return { allowed: blocked.length === 0, blocked, calls: out };
+}
+
+/**
+ * The hot path: a declared tool, argument text that is a plain JSON object, no repair or coercion asked
+ * for. Returns null for anything else, which then takes the general path (same findings, more cases).
+ */
+function fastJudge(call: NormalisedCall, compiled: Compiled, cfg: Config): CallVerdict | null {
+  const raw = call.raw;
+  if (
+    raw === undefined || cfg.repair || cfg.coerce || raw.length > cfg.maxLength || raw.charCodeAt(0) !== 123
+  ) {
+    return null;
+  }
+  let args: unknown;
+  try {
+    args = JSON.parse(raw);
+  } catch {
+    return null; // the general path explains where the text went wrong
+  }
+  if (typeof args !== "object" || args === null || Array.isArray(args)) return null;
+  // nesting N levels takes at least 2N characters, so short text needs no depth walk
+  if (raw.length > 2 * cfg.maxDepth && depthOver(args, cfg.maxDepth) >= 0) return null;
+  const findings: Finding[] = [];
+  const check = compiled.check;
+  if (!check(args, "", null)) check(args, "", findings);
+  if (cfg.scan) injection(args, raw, findings, compiled.literals);
+  return {
+    index: call.index,
+    id: call.id,
+    name: call.name,
+    allowed: findings.length === 0,
+    findings,
+    rawArguments: raw,
+    arguments: args as Record<string, unknown>,
+  };
+}
+
+/** Options resolved once per validator, one stable shape for the hot path. */
+interface Config {
+  repair: boolean;
+  coerce: boolean;
+  scan: boolean;
+  maxDepth: number;
+  maxLength: number;
+}
+
+function config(options: ValidateOptions): Config {
+  return {
+    repair: options.repair === true,
+    coerce: options.coerce === true,
+    scan: options.scan !== false,
+    maxDepth: options.maxDepth ?? 64,
+    maxLength: options.maxLength ?? 1_000_000,
+  };
 }
 
 function cloneJson(v: unknown): unknown {

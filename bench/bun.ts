@@ -50,6 +50,8 @@ for (const [group, cases] of groups) {
   for (const c of cases) {
     const t = times.get(c)!;
     const ratio = base && base !== c ? `  ${(t / times.get(base)!).toFixed(2)}x of ${base.name}` : "";
-    console.log(`  ${c.name.padEnd(48)} ${format(t).padStart(12)}/iter${c === base ? "  (baseline)" : ratio}`);
+    console.log(
+      `  ${c.name.padEnd(48)} ${format(t).padStart(12)}/iter${c === base ? "  (baseline)" : ratio}`,
+    );
   }
 }

@@ -1,8 +1,12 @@
 /**
  * `validate` on realistic tool schemas against ajv (allErrors + ajv-formats), @cfworker/json-schema,
  * @exodus/schemasafe and `JSON.parse` alone. Arguments arrive as JSON text, as models send them; every
- * competitor parses then validates. Run: `deno bench -A bench/validate_bench.ts` or
- * `bun run bench/bun.ts validate`.
+ * competitor parses then validates. `toolguard` is `validator.validate([call])` on a provider-shaped call
+ * with the scanner off (`scan: false`), i.e. the same job as the JSON Schema validators plus normalisation
+ * and verdicts; `toolguard+scan` is the default, which also runs scan.ts over every string argument.
+ * Run: `deno bench -A bench/validate_bench.ts`, `bun run bench/bun.ts validate`, or, steadier on a busy
+ * machine, `deno run -A bench/_validate_compare.ts` / `bun run bench/_validate_compare.ts` (CPU time,
+ * interleaved batches, geometric means).
  *
  * @module
  */

@@ -13,7 +13,18 @@ interface Step {
   cmd: string[];
 }
 
-const libraryEntryPoints = ["mod.ts", "guard.ts", "validate.ts", "scan.ts", "describe.ts", "gate.ts", "log.ts", "mcp.ts"];
+const libraryEntryPoints = [
+  "mod.ts",
+  "guard.ts",
+  "validate.ts",
+  "scan.ts",
+  "describe.ts",
+  "gate.ts",
+  "log.ts",
+  "stats.ts",
+  "extract.ts",
+  "mcp.ts",
+];
 const entryPoints = [...libraryEntryPoints, "cli.ts"];
 
 const steps: Step[] = [
@@ -22,7 +33,10 @@ const steps: Step[] = [
   { name: "type-check", cmd: ["deno", "check", "."] },
   { name: "doc lint", cmd: ["deno", "doc", "--lint", ...entryPoints] },
   { name: "publish dry-run", cmd: ["deno", "publish", "--dry-run", "--allow-dirty"] },
-  { name: "mod.ts imports only the runtime", cmd: ["deno", "run", "-A", "scripts/check_deps.ts", ...libraryEntryPoints] },
+  {
+    name: "mod.ts imports only the runtime",
+    cmd: ["deno", "run", "-A", "scripts/check_deps.ts", ...libraryEntryPoints],
+  },
   { name: "tests (deno)", cmd: ["deno", "test", "-A", "--doc"] },
   { name: "tests (bun)", cmd: ["bun", "test", "tests/"] },
   { name: "break-the-guard", cmd: ["deno", "run", "-A", "scripts/break_guard.ts"] },
@@ -50,7 +64,9 @@ for (const step of steps) {
 }
 
 console.log("\n=== summary");
-for (const r of results) console.log(`${r.ok ? "PASS" : "FAIL"}  ${r.name.padEnd(36)} ${r.seconds.toFixed(1)} s`);
+for (const r of results) {
+  console.log(`${r.ok ? "PASS" : "FAIL"}  ${r.name.padEnd(36)} ${r.seconds.toFixed(1)} s`);
+}
 const failed = results.filter((r) => !r.ok).length;
 console.log(`check: ${results.length - failed} passed, ${failed} failed`);
 Deno.exit(failed === 0 ? 0 : 1);

@@ -16,7 +16,8 @@ interface InfoModule {
 
 let failures = 0;
 for (const file of Deno.args.length > 0 ? Deno.args : ["mod.ts"]) {
-  const { code, stdout, stderr } = await new Deno.Command("deno", { args: ["info", "--json", file] }).output();
+  const { code, stdout, stderr } = await new Deno.Command("deno", { args: ["info", "--json", file] })
+    .output();
   if (code !== 0) {
     console.error(`${file}: deno info failed: ${new TextDecoder().decode(stderr)}`);
     failures++;

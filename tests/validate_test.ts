@@ -500,3 +500,11 @@ test("strings the declaration itself lists (enum, const) are not scanned; everyt
     v.validate([{ name: "t", arguments: JSON.stringify({ mode: phrase, note: phrase + " now" }) }]).calls[0];
   assert.deepEqual(c.findings.map((f) => `${f.code} ${f.path}`), ["argument_injection /note"]);
 });
+
+test("uniqueItems compares by JSON value: objects by content, numbers by value, no cross-type collisions", () => {
+  const u = compileSchema({ uniqueItems: true });
+  assert.equal(u([1, 1.0]).length, 1);
+  assert.equal(u([{ a: 1, b: [2] }, { b: [2], a: 1 }]).length, 1);
+  assert.deepEqual(u(["{}", {}, "1", 1, null, "null", [null], [0], false, 0]), []);
+  assert.match(u(["a", "b", "a"])[0].message, /items 0 and 2 are equal/);
+});

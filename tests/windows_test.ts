@@ -403,6 +403,25 @@ test("windows (real): a bare name resolves to a .cmd through PATHEXT", { skip: w
   }
 });
 
+test(
+  "windows (real): env PATH in another letter case replaces the host's for resolution",
+  { skip: winOnly },
+  async () => {
+    const kit = await realWindowsKit();
+    try {
+      kit.fs.writeFileSync(kit.path.join(kit.dir, "tg_case.cmd"), '@echo {"ok":true,"items":["case"]}\r\n');
+      // the host spells it one way (`Path` on Windows, `PATH` under Wine); give it the other way
+      const [key, value] = Object.entries(kit.withDir)[0];
+      const other = key === "PATH" ? "Path" : "PATH";
+      const r = await kit.runTool("tg_case", [], { env: { [other]: value }, timeoutMs: 20_000 });
+      assert.equal(r.kind, "results", r.detail);
+      assert.deepEqual(r.items, ["case"]);
+    } finally {
+      kit.cleanup();
+    }
+  },
+);
+
 const hostile = [
   "a b",
   "100%",
