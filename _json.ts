@@ -32,9 +32,12 @@ export interface JsonParseOptions {
 
 /** Escapes a JSON Pointer reference token. */
 export function escapePointer(token: string): string {
-  return token.indexOf("~") < 0 && token.indexOf("/") < 0
-    ? token
-    : token.replace(/~/g, "~0").replace(/\//g, "~1");
+  // a loop over short keys costs less than two indexOf calls on some engines
+  for (let i = 0; i < token.length; i++) {
+    const c = token.charCodeAt(i);
+    if (c === 126 || c === 47) return token.replace(/~/g, "~0").replace(/\//g, "~1");
+  }
+  return token;
 }
 
 class Fail {

@@ -11,9 +11,14 @@ export interface Folded {
   /** Lower-case, ASCII-leaning text: whitespace runs become one space (or one `\n` when a newline was in the run). */
   text: string;
   /** `starts[i]`: index in the original of the first code unit behind folded character `i`. */
-  starts: Int32Array;
+  readonly starts: Int32Array;
   /** `ends[i]`: index in the original one past the last code unit behind folded character `i`. */
-  ends: Int32Array;
+  readonly ends: Int32Array;
+  /**
+   * True when folded character `i` comes from original character `i` alone (ASCII text with no whitespace
+   * run and no letter spacing): `mapSpan` then needs no map, and `starts`/`ends` are built only if read.
+   */
+  readonly identity?: boolean;
 }
 
 /** Cyrillic, Greek and other letters that look like Latin ones (lower-case targets). */
@@ -170,13 +175,90 @@ function isSpacer(c: number): boolean {
   return c === 0x20 || c === 0x2e || c === 0x2d || c === 0x5f || c === 0x2a || c === 0x7c || c === 0x2f;
 }
 
+/** Any code unit outside ASCII. */
+// deno-lint-ignore no-control-regex -- the ASCII range starts at U+0000 on purpose
+const NON_ASCII = /[^\x00-\x7f]/;
+/** ASCII whitespace the fold rewrites (tab, vertical tab, form feed to a space; CR to LF). */
+const ODD_SPACE = /[\t\v\f\r]/;
+/** Where pass 2 could join letter spacing: a stand-alone letter, a spacer, a letter, the same spacer, a letter. */
+const LETTER_SPACED = /(?<![a-z0-9])[a-z]([ .\-_*|/])[a-z]\1[a-z](?![a-z0-9])/;
+/**
+ * Anything that makes folding more than lower-casing: a non-ASCII character, tab, vertical tab, form feed or
+ * CR, a whitespace run, or letter spacing in either case.
+ */
+const UNUSUAL =
+  // deno-lint-ignore no-control-regex -- control characters are what this looks for
+  /[^\x00-\x08\x0a\x0e-\x7f]|[ \n]{2}|(?<![a-zA-Z0-9])[a-zA-Z]([ .\-_*|/])[a-zA-Z]\1[a-zA-Z](?![a-zA-Z0-9])/;
+/** A whitespace run pass 2 collapses. */
+const SPACE_RUN = /[ \n]{2,}/g;
+
 /**
  * Folds `text` for matching. Linear in the length of `text`.
+ *
+ * Pure-ASCII text with no letter spacing (almost every argument and most prose) folds with a few native
+ * string operations; its index maps are built only when a caller reads them, which happens only when a rule
+ * matched. Everything else takes the code-point loop.
  *
  * @param text Any string, including lone surrogates.
  * @returns The folded text and its index maps into `text`.
  */
 export function fold(text: string): Folded {
+  // One test clears the common case: ASCII with no odd whitespace, whitespace run or letter spacing folds to
+  // its lower case, character for character.
+  if (!UNUSUAL.test(text)) return new LazyFolded(text.toLowerCase(), text, true);
+  if (NON_ASCII.test(text)) return foldFull(text);
+  let t = text.toLowerCase();
+  if (ODD_SPACE.test(t)) t = t.replace(/[\t\v\f]/g, " ").replace(/\r/g, "\n");
+  if (LETTER_SPACED.test(t)) return foldFull(text);
+  SPACE_RUN.lastIndex = 0;
+  if (!SPACE_RUN.test(t)) return new LazyFolded(t, text, true);
+  return new LazyFolded(t.replace(SPACE_RUN, (run) => run.includes("\n") ? "\n" : " "), text, false);
+}
+
+/**
+ * A folded text whose maps are built on first use: the identity, or the code-point loop's maps. A class, not
+ * an object literal with getters: those are slow to create, and this is made once per scanned string.
+ */
+class LazyFolded implements Folded {
+  readonly text: string;
+  readonly identity: boolean;
+  #original: string;
+  #starts: Int32Array | undefined;
+  #ends: Int32Array | undefined;
+  constructor(text: string, original: string, identity: boolean) {
+    this.text = text;
+    this.identity = identity;
+    this.#original = original;
+  }
+  get starts(): Int32Array {
+    if (this.#starts === undefined) this.#build();
+    return this.#starts!;
+  }
+  get ends(): Int32Array {
+    if (this.#ends === undefined) this.#build();
+    return this.#ends!;
+  }
+  #build(): void {
+    if (this.identity) {
+      const n = this.text.length;
+      const starts = new Int32Array(n);
+      const ends = new Int32Array(n);
+      for (let i = 0; i < n; i++) {
+        starts[i] = i;
+        ends[i] = i + 1;
+      }
+      this.#starts = starts;
+      this.#ends = ends;
+    } else {
+      const full = foldFull(this.#original);
+      this.#starts = full.starts;
+      this.#ends = full.ends;
+    }
+  }
+}
+
+/** The code-point loop: any string, with index maps. */
+function foldFull(text: string): Folded {
   const n = text.length;
   // Pass 1: per code point, fold to lower-case ASCII-leaning units, drop invisibles, mark spaces. Buffers
   // start at the input size and double in the rare case decompositions expand the text.
@@ -308,6 +390,20 @@ function finish(u: Uint16Array, s1: Int32Array, e1: Int32Array, m: number): Fold
     k++;
     i++;
   }
+  return { text: unitsToString(out, k), starts: starts.subarray(0, k), ends: ends.subarray(0, k) };
+}
+
+const UTF16 = new TextDecoder("utf-16le", { fatal: true, ignoreBOM: true });
+
+/** The first `k` code units as a string: one native decode, or chunks when lone surrogates are present. */
+function unitsToString(out: Uint16Array, k: number): string {
+  if (k > 64) {
+    try {
+      return UTF16.decode(out.subarray(0, k));
+    } catch {
+      // Lone surrogates: decode would replace them, so build the string unit by unit below.
+    }
+  }
   const parts: string[] = [];
   const CHUNK = 8192;
   for (let p = 0; p < k; p += CHUNK) {
@@ -315,8 +411,7 @@ function finish(u: Uint16Array, s1: Int32Array, e1: Int32Array, m: number): Fold
       String.fromCharCode.apply(null, out.subarray(p, Math.min(k, p + CHUNK)) as unknown as number[]),
     );
   }
-  const text = parts.join("");
-  return { text, starts: starts.subarray(0, k), ends: ends.subarray(0, k) };
+  return parts.join("");
 }
 
 function isWordUnit(c: number): boolean {
@@ -332,6 +427,13 @@ function isWordUnit(c: number): boolean {
  * @returns `[start, end]` in the original.
  */
 export function mapSpan(f: Folded, start: number, end: number): [number, number] {
+  if (f.identity) {
+    const n = f.text.length;
+    if (n === 0) return [0, 0];
+    const s = Math.min(start, n - 1);
+    const e = Math.max(s, Math.min(end, n) - 1);
+    return [s, e + 1];
+  }
   if (f.starts.length === 0) return [0, 0];
   const s = Math.min(start, f.starts.length - 1);
   const e = Math.max(s, Math.min(end, f.ends.length) - 1);

@@ -22,6 +22,15 @@ export interface Rule {
   squashed?: true;
   /** Cheap pre-check: the rule runs only when the folded text contains one of these strings. */
   needles?: readonly string[];
+  /**
+   * Strings of which every match contains at least one (defaults to `needles`). With `maxLen`, the scanner
+   * runs the expression only on windows around their occurrences, which gives the same matches as a run
+   * over the whole text: a match of at most `maxLen` characters holding an anchor starts at most `maxLen`
+   * characters before it.
+   */
+  anchors?: readonly string[];
+  /** An upper bound on the length of any match (all quantifiers are bounded); enables windowed matching. */
+  maxLen?: number;
   /** Contexts the rule applies to; default all. */
   contexts?: readonly ScanContext[];
   /** Custom matcher over the folded text, used instead of `re` when present: returns `[start, end]` spans. */
@@ -192,6 +201,7 @@ export const RULES: readonly Rule[] = [
   // ---------------------------------------------------------------------------------------- overrides
   {
     name: "override.ignore_previous",
+    maxLen: 160,
     needles: [
       "ignor",
       "disregard",
@@ -213,6 +223,8 @@ export const RULES: readonly Rule[] = [
   },
   {
     name: "override.ignore_previous_squashed",
+    anchors: ["ignore", "disregard", "forget", "newinstructions", "systemprompt"],
+    maxLen: 80,
     category: "instruction_override",
     squashed: true,
     re:
@@ -220,6 +232,8 @@ export const RULES: readonly Rule[] = [
   },
   {
     name: "override.new_instructions",
+    needles: ["instruction", "directive", "orders", "task", "rules", "prompt", "strictly"],
+    maxLen: 100,
     category: "instruction_override",
     re: new RegExp(
       `\\b(?:new|updated|revised|real|actual|true|additional|secret|hidden|override|overriding|urgent|important|priority|system|admin|developer) ` +
@@ -231,6 +245,7 @@ export const RULES: readonly Rule[] = [
   },
   {
     name: "override.important_message",
+    maxLen: 140,
     needles: ["important", "urgent", "critical", "official", "priority", "message"],
     category: "instruction_override",
     re: new RegExp(
@@ -242,6 +257,7 @@ export const RULES: readonly Rule[] = [
   },
   {
     name: "override.before_task",
+    maxLen: 280,
     needles: ["before", "after"],
     category: "instruction_override",
     re: new RegExp(
@@ -256,6 +272,7 @@ export const RULES: readonly Rule[] = [
   },
   {
     name: "override.stop_current_task",
+    maxLen: 100,
     needles: ["stop"],
     category: "instruction_override",
     re:
@@ -264,6 +281,7 @@ export const RULES: readonly Rule[] = [
   },
   {
     name: "override.role_reassignment",
+    maxLen: 100,
     needles: ["from now on", "you are", "your new", "you have been"],
     category: "instruction_override",
     re:
@@ -271,6 +289,7 @@ export const RULES: readonly Rule[] = [
   },
   {
     name: "override.secrecy",
+    maxLen: 120,
     needles: ["do not", "don't", "never", "without"],
     category: "instruction_override",
     re: new RegExp(
@@ -284,6 +303,7 @@ export const RULES: readonly Rule[] = [
   },
   {
     name: "override.response_directive",
+    maxLen: 140,
     needles: ["your "],
     category: "instruction_override",
     // Text that came in as data should not tell the assistant how to write its answer.
@@ -306,6 +326,24 @@ export const RULES: readonly Rule[] = [
   },
   {
     name: "override.addresses_ai",
+    // "ai" only as a word: followed by a space, comma or colon, or ending "if you are an ai".
+    anchors: [
+      "ai ",
+      "ai,",
+      "ai:",
+      "an ai",
+      "a ai",
+      "assistant",
+      "llm",
+      "model",
+      "agent",
+      "bot",
+      "copilot",
+      "gpt",
+      "claude",
+      "gemini",
+    ],
+    maxLen: 120,
     category: "instruction_override",
     // Data that speaks to the model itself: "AI assistant: ...", "Hey Copilot, ...", "If you are an AI ...".
     needles: ["ai", "assistant", "llm", "model", "agent", "bot", "copilot", "gpt", "claude", "gemini"],
@@ -315,6 +353,8 @@ export const RULES: readonly Rule[] = [
   },
   {
     name: "override.prompt_leak",
+    anchors: ["prompt", "instructions", "above", "system message"],
+    maxLen: 120,
     category: "instruction_override",
     needles: ["prompt", "instructions", "above"],
     re:
@@ -322,6 +362,8 @@ export const RULES: readonly Rule[] = [
   },
   {
     name: "override.false_authority",
+    anchors: ["authori", "approved", "permitted", "allowed", "consent", "permission", "cleared"],
+    maxLen: 120,
     category: "instruction_override",
     needles: ["authori", "approved", "permitted", "allowed", "consent", "permission"],
     re:
@@ -330,6 +372,7 @@ export const RULES: readonly Rule[] = [
   },
   {
     name: "override.replace_task",
+    // No `maxLen`: `[a-z]*` after the verb is unbounded, so this rule runs over the whole text.
     category: "instruction_override",
     needles: ["instead", "do not", "don't"],
     re:
@@ -339,6 +382,7 @@ export const RULES: readonly Rule[] = [
   // ------------------------------------------------------------------------------ forced tool use
   {
     name: "tool.call_named_tool",
+    maxLen: 160,
     needles: ["tool", "function"],
     category: "forced_tool_use",
     // "Use the X tool", "call the `send_money` function", "... using the X tool": data naming a tool to run.
@@ -358,6 +402,7 @@ export const RULES: readonly Rule[] = [
   },
   {
     name: "tool.must_call",
+    maxLen: 160,
     needles: ["you ", "the assistant", "the ai", "the agent", "the model"],
     category: "forced_tool_use",
     re:
@@ -365,6 +410,26 @@ export const RULES: readonly Rule[] = [
   },
   {
     name: "tool.imperative_on_user_data",
+    // Every match ends in an owner phrase (OWNED).
+    anchors: [
+      "my",
+      "all my",
+      "all the",
+      "all your",
+      "all of ",
+      "user's",
+      "information",
+      "details",
+      "data",
+      "content",
+      "file",
+      "messages",
+      "emails",
+      "password",
+      "credentials",
+      "records",
+    ],
+    maxLen: 180,
     category: "forced_tool_use",
     // An imperative in data that acts on "my"/the user's things: data speaking as the principal.
     re: new RegExp(`(?<![a-z])${CONSEQUENTIAL} ${gap(70)}${OWNED}`, "g"),
@@ -377,6 +442,46 @@ export const RULES: readonly Rule[] = [
   // -------------------------------------------------------------------------------- exfiltration
   {
     name: "exfil.send_to_address",
+    // Every match ends in a destination (DESTINATION): an address, an account number, a web address, a domain
+    // or a named place.
+    anchors: [
+      "@",
+      "0",
+      "1",
+      "2",
+      "3",
+      "4",
+      "5",
+      "6",
+      "7",
+      "8",
+      "9",
+      "http",
+      "www.",
+      ".co",
+      ".net",
+      ".org",
+      ".io",
+      ".xyz",
+      ".ru",
+      ".cn",
+      ".info",
+      ".biz",
+      ".me",
+      ".app",
+      ".dev",
+      ".site",
+      ".top",
+      "mail",
+      "inbox",
+      "account",
+      "wallet",
+      "address",
+      "server",
+      "website",
+      "number",
+    ],
+    maxLen: 460,
     category: "exfiltration",
     re: new RegExp(
       `(?<![a-z])${EXFIL_VERBS} ${gap(120)}\\b(?:to|at|into|on|with)(?: me at)? ['"]{0,2}${DESTINATION}`,
@@ -390,6 +495,7 @@ export const RULES: readonly Rule[] = [
   },
   {
     name: "exfil.markdown_data_url",
+    needles: ["](", "<img"],
     category: "exfiltration",
     // Found by code, not one big regular expression: see `findDataUrls`.
     re: /(?!)/g,
@@ -398,6 +504,7 @@ export const RULES: readonly Rule[] = [
   // ----------------------------------------------------------------------------------- role injection
   {
     name: "role.chat_template_token",
+    maxLen: 40,
     needles: [
       "<|",
       "[inst]",
@@ -419,6 +526,7 @@ export const RULES: readonly Rule[] = [
   },
   {
     name: "role.fake_turn",
+    maxLen: 100,
     needles: ["sys", "assistant", "developer", "admin"],
     category: "role_injection",
     // A line that opens a new chat turn as system or assistant, in any of the common spellings.
@@ -438,6 +546,7 @@ export const RULES: readonly Rule[] = [
   },
   {
     name: "role.system_marker",
+    maxLen: 100,
     needles: ["system", "assistant", "developer", "admin"],
     category: "role_injection",
     re:
@@ -445,6 +554,7 @@ export const RULES: readonly Rule[] = [
   },
   {
     name: "role.human_assistant_turn",
+    maxLen: 40,
     needles: ["\n\nhuman: ", "\n\nassistant: "],
     category: "role_injection",
     re: /\n\n(?:human|assistant): /g,

@@ -104,16 +104,21 @@ export const NUMERIC_FORMATS: Record<string, (n: number) => boolean> = {
   double: (n) => Number.isFinite(n),
 };
 
-/** Shortens a value for `received`. */
-/** Strings that JSON.stringify would only wrap in quotes. */
-// deno-lint-ignore no-control-regex -- control characters are exactly what JSON must escape
-const PLAIN = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
+/** True when JSON.stringify would only wrap `s` in quotes (a loop: cheaper than a regex for short text). */
+function plain(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c === 0x22 || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) return false;
+  }
+  return true;
+}
 
+/** Shortens a value for `received`. */
 export function show(value: unknown, max = 60): string {
   let s: string;
   if (value === undefined) return "nothing";
   // fast paths for the common cases: short plain strings, numbers, booleans, null
-  if (typeof value === "string" && value.length <= max - 2 && PLAIN.test(value)) return `"${value}"`;
+  if (typeof value === "string" && value.length <= max - 2 && plain(value)) return '"' + value + '"';
   if (typeof value === "number" || typeof value === "boolean" || value === null) {
     s = String(value);
     if (s.length <= max) return s;
@@ -138,6 +143,7 @@ export function typeOf(value: unknown): string {
 
 /** Internal: shared with the code generator. */
 export function received(value: unknown): string {
+  if (typeof value === "string") return "string " + show(value);
   const t = typeOf(value);
   if (t === "object" || t === "array") return t;
   return `${t} ${show(value)}`;
@@ -604,27 +610,50 @@ export function isType(t: string, v: unknown): boolean {
   }
 }
 
+/** Internal: shared with the code generator. Reports a value of the wrong type; `expected` is e.g. "string or null". */
+export function typeFail(out: Finding[], v: unknown, p: string, expected: string, head?: string): void {
+  // beyond 2^53 a JSON integer cannot be represented exactly: the tool would get a different number
+  const huge = typeof v === "number" &&
+    (!Number.isFinite(v) || (Number.isInteger(v) && !Number.isSafeInteger(v)));
+  out.push({
+    code: "argument_type_mismatch",
+    path: p,
+    message: huge
+      ? `${where(p)} is a number too large to represent exactly; send ${
+        article(expected)
+      } within ±9007199254740991.`
+      : (head ?? typeHead(p, expected)) + typeArticle(v) + ".",
+    expected,
+    received: received(v),
+  });
+}
+
+/** Internal: shared with the code generator. The start of a type message, up to the received type. */
+export function typeHead(p: string, expected: string): string {
+  return `${where(p)} must be ${article(expected)}, not `;
+}
+
+/** `article(typeOf(v))` without building a string. */
+function typeArticle(v: unknown): string {
+  switch (typeof v) {
+    case "string":
+      return "a string";
+    case "boolean":
+      return "a boolean";
+    case "number":
+      return Number.isInteger(v) ? "an integer" : "a number";
+    case "object":
+      return v === null ? "a null" : Array.isArray(v) ? "an array" : "an object";
+    default:
+      return article(typeOf(v));
+  }
+}
+
 /** Internal: shared with the code generator. */
 export function typeChecker(types: string[]): Check {
   const expected = types.join(" or ");
   const fail = (v: unknown, p: string, out: Finding[] | null) => {
-    if (out) {
-      // beyond 2^53 a JSON integer cannot be represented exactly: the tool would get a different number
-      const huge = typeof v === "number" &&
-        (!Number.isFinite(v) || (Number.isInteger(v) && !Number.isSafeInteger(v)));
-      push(
-        out,
-        "argument_type_mismatch",
-        p,
-        huge
-          ? `${where(p)} is a number too large to represent exactly; send ${
-            article(expected)
-          } within ±9007199254740991.`
-          : `${where(p)} must be ${article(expected)}, not ${article(typeOf(v))}.`,
-        expected,
-        received(v),
-      );
-    }
+    if (out) typeFail(out, v, p, expected);
     return false;
   };
   if (types.length === 1) {
@@ -650,7 +679,8 @@ export function typeChecker(types: string[]): Check {
   };
 }
 
-function article(t: string): string {
+/** Internal: shared with the code generator. "a string", "an integer". */
+export function article(t: string): string {
   const c = t.charCodeAt(0);
   return c === 97 || c === 101 || c === 105 || c === 111 || c === 117 ? `an ${t}` : `a ${t}`;
 }
@@ -904,29 +934,18 @@ export function arrayChecker(
       }
     }
     if (unique && n > 1) {
-      // primitives are their own keys (a Map compares them as JSON does); objects go by canonical text
-      const seen = new Map<unknown, number>();
-      const seenObj = new Map<string, number>();
-      for (let i = 0; i < n; i++) {
-        const x = v[i];
-        const isO = typeof x === "object" && x !== null;
-        const key = isO ? canonical(x) : x;
-        const map = isO ? seenObj : seen;
-        const first = map.get(key as never);
-        if (first !== undefined) {
-          if (!out) return false;
-          ok = false;
-          push(
-            out,
-            "argument_constraint",
-            p,
-            `${where(p)} must not repeat items; items ${first} and ${i} are equal.`,
-            "unique items",
-            `duplicate ${show(x)}`,
-          );
-          break;
-        }
-        map.set(key as never, i);
+      const d = firstDuplicate(v);
+      if (d !== null) {
+        if (!out) return false;
+        ok = false;
+        push(
+          out,
+          "argument_constraint",
+          p,
+          duplicateMessage(p, d),
+          "unique items",
+          `duplicate ${show(v[d[1]])}`,
+        );
       }
     }
     return ok;
@@ -1229,6 +1248,31 @@ export function reportExtra(out: Finding[], at: string, key: string, allowed: st
   );
 }
 
+/**
+ * Internal: shared with the code generator. The first repeated item of an array: `[first, i]` where item
+ * `i` (the lowest such index) equals the earlier item `first` (JSON equality), or null when all differ.
+ */
+export function firstDuplicate(v: unknown[]): [number, number] | null {
+  // primitives are their own keys (a Map compares them as JSON does); objects go by canonical text
+  const seen = new Map<unknown, number>();
+  const seenObj = new Map<string, number>();
+  for (let i = 0; i < v.length; i++) {
+    const x = v[i];
+    const isO = typeof x === "object" && x !== null;
+    const key = isO ? canonical(x) : x;
+    const map = isO ? seenObj : seen;
+    const first = map.get(key as never);
+    if (first !== undefined) return [first, i];
+    map.set(key as never, i);
+  }
+  return null;
+}
+
+/** Internal: shared with the code generator. */
+export function duplicateMessage(p: string, d: [number, number]): string {
+  return `${where(p)} must not repeat items; items ${d[0]} and ${d[1]} are equal.`;
+}
+
 /** True when no two items of the array are equal (JSON equality). */
 export function uniqueOk(v: unknown[]): boolean {
   // primitives compare exactly as JSON does inside a Set (1 and 1.0 are one number; "1" is not 1)
@@ -1240,7 +1284,20 @@ export function uniqueOk(v: unknown[]): boolean {
       break;
     }
   }
-  if (prim) return new Set(v).size === v.length;
+  if (prim) {
+    // few items (the usual case): compare pairs, no Set to allocate; SameValueZero, as a Set compares
+    if (v.length <= 16) {
+      for (let i = 1; i < v.length; i++) {
+        const x = v[i];
+        for (let j = 0; j < i; j++) {
+          const y = v[j];
+          if (x === y || (x !== x && y !== y)) return false;
+        }
+      }
+      return true;
+    }
+    return new Set(v).size === v.length;
+  }
   const seen = new Set<string>();
   for (let i = 0; i < v.length; i++) {
     const x = v[i];

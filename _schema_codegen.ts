@@ -1,7 +1,7 @@
 /**
  * The code generator behind the JSON Schema engine: turns a schema the interpreter has already accepted
  * into one specialised JavaScript function per schema node (with `new Function`), so valid values are
- * checked with plain inline comparisons. Findings are produced by the interpreter's own reporters, so both
+ * checked with plain inline comparisons. Findings are built inline with the interpreter's exact words (or by its own reporters for the rarer keywords), so both
  * paths say exactly the same thing. Nodes that use keywords this generator does not specialise are
  * delegated to the interpreter. Returns null where code generation is forbidden (e.g. a CSP without
  * `unsafe-eval`); the caller then uses the interpreter.
@@ -13,14 +13,21 @@ import {
   type Check,
   codePoints,
   deepEqual,
+  duplicateMessage,
+  firstDuplicate,
   isMultiple,
   makeRegExp,
   NUMERIC_FORMATS,
+  received,
   reportExtra,
   safeTest,
+  show,
   type Tree,
   TRUE,
+  typeFail,
+  typeHead,
   uniqueOk,
+  where,
 } from "./_schema.ts";
 import { FORMATS } from "./_schema_formats.ts";
 import { escapePointer } from "./_json.ts";
@@ -61,6 +68,13 @@ const SPECIALISED = new Set([
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+/** A schema node every keyword of which this generator specialises. */
+const isPlainSchema = (schema: Obj): boolean =>
+  Object.keys(schema).every((key) =>
+    SPECIALISED.has(key) || ANNOTATION_KEYWORDS.has(key) || key.startsWith("x-")
+  ) &&
+  typeof schema.exclusiveMinimum !== "boolean" && typeof schema.exclusiveMaximum !== "boolean" &&
+  !Array.isArray(schema.items);
 const lit = (v: unknown): string => JSON.stringify(v);
 const isPrim = (v: unknown) =>
   v === null || typeof v === "string" || typeof v === "boolean" || typeof v === "number";
@@ -90,6 +104,12 @@ const helpers = () => ({
   isSafe: Number.isSafeInteger,
   isFin: Number.isFinite,
   keys: Object.keys,
+  W: where,
+  R: received,
+  S: show,
+  TF: typeFail,
+  dup: firstDuplicate,
+  DM: duplicateMessage,
 });
 let HELPERS: ReturnType<typeof helpers> | null = null;
 
@@ -120,41 +140,64 @@ export function generate(root: unknown, tree: Tree): Check | null {
   // A reporter is the interpreter's check for a one-keyword schema: same messages on both paths.
   const reporter = (schema: Obj, ptr: string): string => k(tree.node(schema, ptr));
 
-  const fn = (schema: unknown, ptr: string): string => {
+  // Reporting functions come in two kinds: dynamic ones take the value's JSON Pointer as `p`; static ones
+  // serve one pointer known at generation time (a property path from the root, no array index), so their
+  // messages and child pointers are string constants and a finding costs one object. `sp` is that pointer.
+  const statics = new Map<unknown, Map<string, string>>();
+  let staticCount = 0;
+  const fn = (schema: unknown, ptr: string, sp: string | null = null): string => {
     if (schema === true) return "T";
+    if (sp !== null && isObj(schema) && staticCount < 400 && sp.split("/").length <= 12) {
+      let m = statics.get(schema);
+      if (!m) statics.set(schema, m = new Map());
+      const hit = m.get(sp);
+      if (hit) return hit;
+      if (isPlainSchema(schema)) {
+        const name = `s${staticCount++}`;
+        m.set(sp, name);
+        bodies.push(body(name, schema, ptr, sp));
+        return name;
+      }
+    }
     const known = names.get(schema);
     if (known) return known;
     if (!isObj(schema)) return k(tree.node(schema, ptr));
-    const plain =
-      Object.keys(schema).every((key) =>
-        SPECIALISED.has(key) || ANNOTATION_KEYWORDS.has(key) || key.startsWith("x-")
-      ) &&
-      typeof schema.exclusiveMinimum !== "boolean" && typeof schema.exclusiveMaximum !== "boolean" &&
-      !Array.isArray(schema.items);
-    if (!plain) {
+    if (!isPlainSchema(schema)) {
       const name = k(tree.node(schema, ptr));
       names.set(schema, name);
       return name;
     }
     const name = `f${count++}`;
     names.set(schema, name);
-    bodies.push(body(name, schema, ptr));
+    bodies.push(body(name, schema, ptr, null));
     return name;
   };
 
   const FAIL = (rep: string) => `{ if (out === null) return false; ok = false; ${rep}(v, p, out); }`;
   const SUBFAIL = "{ if (out === null) return false; ok = false; }";
+  // findings built inline, with the interpreter's exact words (tests compare both paths finding by finding)
+  const CONSTRAINT = '"argument_constraint"';
+  const PUSH = (code: string, message: string, expected: string, got: string, path = "p") =>
+    `out.push({ code: ${code}, path: ${path}, message: ${message}, expected: ${expected}, received: ${got} });`;
+  const FAILX = (code: string, a: string, b: string, c: string, d?: string) =>
+    d === undefined
+      ? `{ if (out === null) return false; ok = false; ${PUSH(code, a, b, c)} }`
+      : `{ if (out === null) return false; ok = false; ${PUSH(code, b, c, d, a)} }`;
 
-  const body = (name: string, s: Obj, ptr: string): string => {
+  const body = (name: string, s: Obj, ptr: string, sp: string | null): string => {
     const L: string[] = [`function ${name}(v, p, out) {`];
+    // a message starting with the value's pointer: a constant where the pointer is static
+    const MSG = (tail: string) => sp === null ? `W(p) + ${lit(tail)}` : lit(where(sp) + tail);
+    const MSGV = (tail: string, rest: string) =>
+      sp === null ? `W(p) + ${lit(tail)} + ${rest}` : `${lit(where(sp) + tail)} + ${rest}`;
     if (s.nullable === true) L.push("if (v === null) return true;");
     let known = "";
     if (s.type !== undefined) {
       const types = (Array.isArray(s.type) ? s.type : [s.type]) as string[];
       L.push(
-        `if (!(${types.map((t) => `(${TYPE_EXPR[t]})`).join(" || ")})) { if (out !== null) ${
-          reporter({ type: s.type }, ptr)
-        }(v, p, out); return false; }`,
+        `if (!(${types.map((t) => `(${TYPE_EXPR[t]})`).join(" || ")})) { if (out !== null) TF(out, v, p, ${
+          lit(types.join(" or "))
+        }${sp === null ? "" : `, ${lit(typeHead(sp, types.join(" or ")))}`}); return false; }`,
       );
       if (types.length === 1) known = types[0] === "integer" ? "number" : types[0];
     }
@@ -167,11 +210,24 @@ export function generate(root: unknown, tree: Tree): Check | null {
           ? (vals.length ? vals.map((x) => `v === ${lit(x)}`).join(" || ") : "false")
           : `${k(new Set(vals))}.has(v)`;
       } else cond = `${k(vals)}.some((x) => eq(x, v))`;
-      L.push(`if (!(${cond})) ${FAIL(reporter({ enum: vals }, ptr))}`);
+      const expected = vals.map((x) => show(x, 40)).join(", ");
+      L.push(
+        `if (!(${cond})) ${
+          FAILX(
+            CONSTRAINT,
+            MSG(` must be one of: ${expected}.`),
+            lit(`one of ${expected}`),
+            "R(v)",
+          )
+        }`,
+      );
     }
     if (Object.hasOwn(s, "const")) {
       const cond = isPrim(s.const) ? `v === ${lit(s.const)}` : `eq(${k(s.const)}, v)`;
-      L.push(`if (!(${cond})) ${FAIL(reporter({ const: s.const }, ptr))}`);
+      const c = show(s.const);
+      L.push(
+        `if (!(${cond})) ${FAILX(CONSTRAINT, MSG(` must be exactly ${c}.`), lit(c), "R(v)")}`,
+      );
     }
     const numKeys = ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"].filter((x) =>
       s[x] !== undefined
@@ -183,35 +239,95 @@ export function generate(root: unknown, tree: Tree): Check | null {
       if (s.exclusiveMinimum !== undefined) conds.push(`v > ${lit(s.exclusiveMinimum)}`);
       if (s.exclusiveMaximum !== undefined) conds.push(`v < ${lit(s.exclusiveMaximum)}`);
       if (s.multipleOf !== undefined) conds.push(`mult(v, ${lit(s.multipleOf)})`);
-      const sub: Obj = {};
-      for (const x of numKeys) sub[x] = s[x];
-      const guard = known === "number" ? "" : 'typeof v === "number" && ';
-      L.push(`if (${guard}!(${conds.join(" && ")})) ${FAIL(reporter(sub, ptr))}`);
-    }
-    const strConds: [string, Obj][] = [];
-    if (s.minLength !== undefined || s.maxLength !== undefined) {
-      const c: string[] = [];
-      if (s.maxLength !== undefined) c.push(`(v.length > ${s.maxLength} && cp(v) > ${s.maxLength})`);
-      if (s.minLength !== undefined) {
-        c.push(`(v.length < ${2 * (s.minLength as number)} && cp(v) < ${s.minLength})`);
+      // reporting pass: one finding per failed bound, in the interpreter's order, with its words
+      const R: string[] = [];
+      const bound = (cond: string, expected: string, words: string) =>
+        R.push(
+          `if (!(${cond})) ${
+            PUSH(
+              CONSTRAINT,
+              MSGV(` must be ${words}; received `, 'sv + "."'),
+              lit(expected),
+              "sv",
+            )
+          }`,
+        );
+      if (s.minimum !== undefined) {
+        bound(`v >= ${lit(s.minimum)}`, `>= ${s.minimum}`, `at least ${s.minimum}`);
       }
-      const sub: Obj = {};
-      if (s.minLength !== undefined) sub.minLength = s.minLength;
-      if (s.maxLength !== undefined) sub.maxLength = s.maxLength;
-      strConds.push([c.join(" || "), sub]);
+      if (s.maximum !== undefined) bound(`v <= ${lit(s.maximum)}`, `<= ${s.maximum}`, `at most ${s.maximum}`);
+      if (s.exclusiveMinimum !== undefined) {
+        bound(
+          `v > ${lit(s.exclusiveMinimum)}`,
+          `> ${s.exclusiveMinimum}`,
+          `greater than ${s.exclusiveMinimum}`,
+        );
+      }
+      if (s.exclusiveMaximum !== undefined) {
+        bound(`v < ${lit(s.exclusiveMaximum)}`, `< ${s.exclusiveMaximum}`, `less than ${s.exclusiveMaximum}`);
+      }
+      if (s.multipleOf !== undefined) {
+        bound(
+          `mult(v, ${lit(s.multipleOf)})`,
+          `a multiple of ${s.multipleOf}`,
+          `a multiple of ${s.multipleOf}`,
+        );
+      }
+      const guard = known === "number" ? "" : 'typeof v === "number" && ';
+      L.push(
+        `if (${guard}!(${
+          conds.join(" && ")
+        })) { if (out === null) return false; ok = false; const sv = S(v); ${R.join(" ")} }`,
+      );
+    }
+    const strL: string[] = [];
+    // the interpreter reports maxLength first and then skips minLength: so does this
+    const lenFail = (words: string) =>
+      FAILX(
+        CONSTRAINT,
+        MSGV(` must be ${words} characters long; it has `, 'm + "."'),
+        lit(`${words} characters`),
+        'm + " characters"',
+      );
+    if (s.maxLength !== undefined) {
+      strL.push(
+        `if (v.length > ${s.maxLength} && (m = cp(v)) > ${s.maxLength}) ${lenFail(`at most ${s.maxLength}`)}`,
+      );
+    }
+    if (s.minLength !== undefined) {
+      strL.push(
+        `${s.maxLength !== undefined ? "else " : ""}if (v.length < ${
+          2 * (s.minLength as number)
+        } && (m = cp(v)) < ${s.minLength}) ${lenFail(`at least ${s.minLength}`)}`,
+      );
     }
     if (typeof s.pattern === "string") {
-      strConds.push([`!test(${k(makeRegExp(s.pattern, `${ptr}/pattern`, "pattern"))}, v)`, {
-        pattern: s.pattern,
-      }]);
+      const re = makeRegExp(s.pattern, `${ptr}/pattern`, "pattern");
+      strL.push(
+        `if (!test(${k(re)}, v)) ${
+          FAILX(
+            CONSTRAINT,
+            MSGV(` must match the pattern ${re.source}; received `, 'S(v) + "."'),
+            lit(`a string matching /${re.source}/`),
+            "S(v)",
+          )
+        }`,
+      );
     }
     if (typeof s.format === "string" && tree.assertFormats && FORMATS[s.format]) {
-      strConds.push([`!${k(FORMATS[s.format])}(v)`, { format: s.format }]);
+      strL.push(
+        `if (!${k(FORMATS[s.format])}(v)) ${
+          FAILX(
+            CONSTRAINT,
+            MSGV(` must be a valid ${s.format}; received `, 'S(v) + "."'),
+            lit(`format ${s.format}`),
+            "S(v)",
+          )
+        }`,
+      );
     }
-    if (strConds.length) {
-      L.push(known === "string" ? "{" : 'if (typeof v === "string") {');
-      for (const [cond, sub] of strConds) L.push(`if (${cond}) ${FAIL(reporter(sub, ptr))}`);
-      L.push("}");
+    if (strL.length) {
+      L.push(known === "string" ? "{" : 'if (typeof v === "string") {', "let m = 0;", ...strL, "}");
     }
     if (typeof s.format === "string" && tree.assertFormats && NUMERIC_FORMATS[s.format]) {
       L.push(
@@ -228,10 +344,28 @@ export function generate(root: unknown, tree: Tree): Check | null {
     ) {
       L.push(known === "array" ? "{" : "if (isArr(v)) {", "const n = v.length;");
       if (s.minItems !== undefined) {
-        L.push(`if (n < ${s.minItems}) ${FAIL(reporter({ minItems: s.minItems }, ptr))}`);
+        L.push(
+          `if (n < ${s.minItems}) ${
+            FAILX(
+              CONSTRAINT,
+              MSGV(` must have at least ${s.minItems} item(s); it has `, 'n + "."'),
+              lit(`at least ${s.minItems} items`),
+              'n + " items"',
+            )
+          }`,
+        );
       }
       if (s.maxItems !== undefined) {
-        L.push(`if (n > ${s.maxItems}) ${FAIL(reporter({ maxItems: s.maxItems }, ptr))}`);
+        L.push(
+          `if (n > ${s.maxItems}) ${
+            FAILX(
+              CONSTRAINT,
+              MSGV(` must have at most ${s.maxItems} item(s); it has `, 'n + "."'),
+              lit(`at most ${s.maxItems} items`),
+              'n + " items"',
+            )
+          }`,
+        );
       }
       prefix.forEach((sub, j) => {
         const f = fn(sub, `${ptr}/prefixItems/${j}`);
@@ -244,7 +378,11 @@ export function generate(root: unknown, tree: Tree): Check | null {
         );
       }
       if (s.uniqueItems === true) {
-        L.push(`if (n > 1 && !unique(v)) ${FAIL(reporter({ uniqueItems: true }, ptr))}`);
+        L.push(
+          `if (n > 1 && !unique(v)) { if (out === null) return false; ok = false; const d = dup(v); ${
+            PUSH(CONSTRAINT, "DM(p, d)", '"unique items"', '"duplicate " + S(v[d[1]])')
+          } }`,
+        );
       }
       L.push("}");
     }
@@ -254,11 +392,30 @@ export function generate(root: unknown, tree: Tree): Check | null {
     const required = Array.isArray(s.required) ? s.required as string[] : [];
     if (propKeys.length || required.length || s.additionalProperties !== undefined) {
       L.push(known === "object" ? "{" : 'if (typeof v === "object" && v !== null && !isArr(v)) {');
-      for (const r of required) L.push(`if (!has(v, ${lit(r)})) ${FAIL(reporter({ required: [r] }, ptr))}`);
-      const subPath = (key: string) => `out === null ? p : p + ${lit("/" + escapePointer(key))}`;
+      for (const r of required) {
+        const tail = "/" + escapePointer(r);
+        L.push(
+          `if (!has(v, ${lit(r)})) ${
+            FAILX(
+              '"missing_required_argument"',
+              sp === null ? `p + ${lit(tail)}` : lit(sp + tail),
+              sp === null
+                ? `W(p + ${lit(tail)}) + " is required but missing; add it."`
+                : lit(`${where(sp + tail)} is required but missing; add it.`),
+              '"present"',
+              '"missing"',
+            )
+          }`,
+        );
+      }
+      const subPath = (key: string) =>
+        sp === null
+          ? `out === null ? p : p + ${lit("/" + escapePointer(key))}`
+          : lit(`${sp}/${escapePointer(key)}`);
+      const child = (key: string) => sp === null ? null : `${sp}/${escapePointer(key)}`;
       if (s.additionalProperties === undefined) {
         for (const key of propKeys) {
-          const f = fn(props[key], `${ptr}/properties/${escapePointer(key)}`);
+          const f = fn(props[key], `${ptr}/properties/${escapePointer(key)}`, child(key));
           if (f === "T") continue;
           L.push(`if (has(v, ${lit(key)}) && !${f}(v[${lit(key)}], ${subPath(key)}, out)) ${SUBFAIL}`);
         }
@@ -271,7 +428,7 @@ export function generate(root: unknown, tree: Tree): Check | null {
           "switch (key) {",
         );
         for (const key of propKeys) {
-          const f = fn(props[key], `${ptr}/properties/${escapePointer(key)}`);
+          const f = fn(props[key], `${ptr}/properties/${escapePointer(key)}`, child(key));
           L.push(`case ${lit(key)}:`);
           if (f !== "T") L.push(`if (!${f}(v[key], ${subPath(key)}, out)) ${SUBFAIL}`);
           L.push("break;");
@@ -279,9 +436,15 @@ export function generate(root: unknown, tree: Tree): Check | null {
         L.push("default:");
         if (s.additionalProperties === false) {
           L.push(
-            `if (out === null) return false; ok = false; extra(out, p + "/" + esc(key), key, ${
-              lit(allowed)
-            });`,
+            `if (out === null) return false; ok = false; { const at = p + "/" + esc(key); ${
+              PUSH(
+                '"unexpected_argument"',
+                `W(at) + ${lit(` is not a parameter this tool accepts; remove it. Accepted: ${allowed}.`)}`,
+                lit(`one of ${allowed}`),
+                "S(key)",
+                "at",
+              )
+            } }`,
           );
         } else if (s.additionalProperties !== true) {
           const f = fn(s.additionalProperties, `${ptr}/additionalProperties`);
@@ -294,7 +457,7 @@ export function generate(root: unknown, tree: Tree): Check | null {
     // applicators
     if (Array.isArray(s.allOf)) {
       s.allOf.forEach((sub, j) => {
-        L.push(`if (!${fn(sub, `${ptr}/allOf/${j}`)}(v, p, out)) ${SUBFAIL}`);
+        L.push(`if (!${fn(sub, `${ptr}/allOf/${j}`, sp)}(v, p, out)) ${SUBFAIL}`);
       });
     }
     if (Array.isArray(s.anyOf)) {
@@ -318,27 +481,182 @@ export function generate(root: unknown, tree: Tree): Check | null {
     }
     if (s.if !== undefined) {
       const fi = fn(s.if, `${ptr}/if`);
-      const ft = s.then !== undefined ? fn(s.then, `${ptr}/then`) : "T";
-      const fe = s.else !== undefined ? fn(s.else, `${ptr}/else`) : "T";
+      const ft = s.then !== undefined ? fn(s.then, `${ptr}/then`, sp) : "T";
+      const fe = s.else !== undefined ? fn(s.else, `${ptr}/else`, sp) : "T";
       L.push(`if (${fi}(v, p, null) ? !${ft}(v, p, out) : !${fe}(v, p, out)) ${SUBFAIL}`);
     }
     if (typeof s.$ref === "string") {
       const target = tree.resolve(s.$ref, `${ptr}/$ref`, s);
-      L.push(`if (!${fn(target.schema, target.ptr)}(v, p, out)) ${SUBFAIL}`);
+      L.push(`if (!${fn(target.schema, target.ptr, sp)}(v, p, out)) ${SUBFAIL}`);
     }
     L.push("return ok;", "}");
     return L.join("\n");
   };
 
+  // ---- the yes/no pass: one function per node, no path and no findings, shaped like ajv's output so
+  // valid values (the common case) cost as little as possible. It must never accept what the reporting
+  // pass would reject: property reads may see inherited values (stricter), `required` uses own properties.
+  const vnames = new Map<unknown, string>();
+  let vcount = 0;
+  const vfn = (schema: unknown, ptr: string): string => {
+    if (schema === true) return "T";
+    const known = vnames.get(schema);
+    if (known) return known;
+    const name = `v${vcount++}`;
+    vnames.set(schema, name);
+    if (!isObj(schema) || !isPlainSchema(schema)) {
+      bodies.push(`function ${name}(v) { return ${k(tree.node(schema, ptr))}(v, "", null); }`);
+      return name;
+    }
+    bodies.push(vbody(name, schema, ptr));
+    return name;
+  };
+  const SAFE_NAME = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+  // a direct property read is safe when no prototype property could shadow the name
+  const direct = (key: string) => SAFE_NAME.test(key) && !(key in Object.prototype) && key !== "__proto__";
+  const vbody = (name: string, s: Obj, ptr: string): string => {
+    const L: string[] = [`function ${name}(v) {`];
+    if (s.nullable === true) L.push("if (v === null) return true;");
+    let known = "";
+    if (s.type !== undefined) {
+      const types = (Array.isArray(s.type) ? s.type : [s.type]) as string[];
+      L.push(`if (!(${types.map((t) => `(${TYPE_EXPR[t]})`).join(" || ")})) return false;`);
+      if (types.length === 1) known = types[0] === "integer" ? "number" : types[0];
+    }
+    if (Array.isArray(s.enum)) {
+      const vals = s.enum;
+      let cond: string;
+      if (vals.every(isPrim)) {
+        cond = vals.length <= 8
+          ? (vals.length ? vals.map((x) => `v === ${lit(x)}`).join(" || ") : "false")
+          : `${k(new Set(vals))}.has(v)`;
+      } else cond = `${k(vals)}.some((x) => eq(x, v))`;
+      L.push(`if (!(${cond})) return false;`);
+    }
+    if (Object.hasOwn(s, "const")) {
+      L.push(`if (!(${isPrim(s.const) ? `v === ${lit(s.const)}` : `eq(${k(s.const)}, v)`})) return false;`);
+    }
+    const conds: string[] = [];
+    if (s.minimum !== undefined) conds.push(`v >= ${lit(s.minimum)}`);
+    if (s.maximum !== undefined) conds.push(`v <= ${lit(s.maximum)}`);
+    if (s.exclusiveMinimum !== undefined) conds.push(`v > ${lit(s.exclusiveMinimum)}`);
+    if (s.exclusiveMaximum !== undefined) conds.push(`v < ${lit(s.exclusiveMaximum)}`);
+    if (s.multipleOf !== undefined) conds.push(`mult(v, ${lit(s.multipleOf)})`);
+    if (conds.length) {
+      L.push(
+        `if (${known === "number" ? "" : 'typeof v === "number" && '}!(${conds.join(" && ")})) return false;`,
+      );
+    }
+    const str: string[] = [];
+    if (s.maxLength !== undefined) str.push(`(v.length > ${s.maxLength} && cp(v) > ${s.maxLength})`);
+    if (s.minLength !== undefined) {
+      str.push(`(v.length < ${2 * (s.minLength as number)} && cp(v) < ${s.minLength})`);
+    }
+    if (typeof s.pattern === "string") {
+      str.push(`!test(${k(makeRegExp(s.pattern, `${ptr}/pattern`, "pattern"))}, v)`);
+    }
+    if (typeof s.format === "string" && tree.assertFormats && FORMATS[s.format]) {
+      str.push(`!${k(FORMATS[s.format])}(v)`);
+    }
+    if (str.length) {
+      L.push(
+        `if (${known === "string" ? "" : 'typeof v === "string" && '}(${str.join(" || ")})) return false;`,
+      );
+    }
+    if (typeof s.format === "string" && tree.assertFormats && NUMERIC_FORMATS[s.format]) {
+      L.push(`if (typeof v === "number" && !${k(NUMERIC_FORMATS[s.format])}(v)) return false;`);
+    }
+    const prefix = Array.isArray(s.prefixItems) ? s.prefixItems : [];
+    if (
+      prefix.length || s.items !== undefined || s.minItems !== undefined || s.maxItems !== undefined ||
+      s.uniqueItems === true
+    ) {
+      L.push(known === "array" ? "{" : "if (isArr(v)) {", "const n = v.length;");
+      if (s.minItems !== undefined) L.push(`if (n < ${s.minItems}) return false;`);
+      if (s.maxItems !== undefined) L.push(`if (n > ${s.maxItems}) return false;`);
+      prefix.forEach((sub, j) => {
+        const f = vfn(sub, `${ptr}/prefixItems/${j}`);
+        if (f !== "T") L.push(`if (n > ${j} && !${f}(v[${j}])) return false;`);
+      });
+      if (s.items !== undefined && s.items !== true) {
+        const f = vfn(s.items, `${ptr}/items`);
+        L.push(`for (let i = ${prefix.length}; i < n; i++) if (!${f}(v[i])) return false;`);
+      }
+      if (s.uniqueItems === true) L.push("if (n > 1 && !unique(v)) return false;");
+      L.push("}");
+    }
+    const props = isObj(s.properties) ? s.properties : {};
+    const propKeys = Object.keys(props);
+    const required = Array.isArray(s.required) ? s.required as string[] : [];
+    if (propKeys.length || required.length || s.additionalProperties !== undefined) {
+      L.push(known === "object" ? "{" : 'if (typeof v === "object" && v !== null && !isArr(v)) {');
+      for (const r of required) L.push(`if (!has(v, ${lit(r)})) return false;`);
+      L.push("let x;");
+      for (const key of propKeys) {
+        const f = vfn(props[key], `${ptr}/properties/${escapePointer(key)}`);
+        if (f === "T") continue;
+        L.push(
+          direct(key)
+            ? `if ((x = v.${key}) !== undefined && !${f}(x)) return false;`
+            : `if (has(v, ${lit(key)}) && !${f}(v[${lit(key)}])) return false;`,
+        );
+      }
+      if (s.additionalProperties !== undefined && s.additionalProperties !== true) {
+        const f = s.additionalProperties === false
+          ? null
+          : vfn(s.additionalProperties, `${ptr}/additionalProperties`);
+        const cond = propKeys.length ? propKeys.map((key) => `key !== ${lit(key)}`).join(" && ") : "true";
+        L.push(
+          "const ks = keys(v);",
+          `for (let i = 0; i < ks.length; i++) { const key = ks[i]; if (${cond}) ${
+            f === null ? "return false;" : `{ if (!${f}(v[key])) return false; }`
+          } }`,
+        );
+      }
+      L.push("}");
+    }
+    if (Array.isArray(s.allOf)) {
+      s.allOf.forEach((sub, j) => L.push(`if (!${vfn(sub, `${ptr}/allOf/${j}`)}(v)) return false;`));
+    }
+    if (Array.isArray(s.anyOf)) {
+      const fs = s.anyOf.map((sub, j) => vfn(sub, `${ptr}/anyOf/${j}`));
+      L.push(`if (!(${fs.map((f) => `${f}(v)`).join(" || ")})) return false;`);
+    }
+    if (Array.isArray(s.oneOf)) {
+      const fs = s.oneOf.map((sub, j) => vfn(sub, `${ptr}/oneOf/${j}`));
+      L.push(`{ let m = 0; ${fs.map((f) => `if (${f}(v)) m++;`).join(" ")} if (m !== 1) return false; }`);
+    }
+    if (s.not !== undefined) L.push(`if (${vfn(s.not, `${ptr}/not`)}(v)) return false;`);
+    if (s.if !== undefined) {
+      const fi = vfn(s.if, `${ptr}/if`);
+      const ft = s.then !== undefined ? vfn(s.then, `${ptr}/then`) : "T";
+      const fe = s.else !== undefined ? vfn(s.else, `${ptr}/else`) : "T";
+      L.push(`if (${fi}(v) ? !${ft}(v) : !${fe}(v)) return false;`);
+    }
+    if (typeof s.$ref === "string") {
+      const target = tree.resolve(s.$ref, `${ptr}/$ref`, s);
+      L.push(`if (!${vfn(target.schema, target.ptr)}(v)) return false;`);
+    }
+    L.push("return true;", "}");
+    return L.join("\n");
+  };
+
   try {
     HELPERS ??= helpers();
-    const rootName = fn(root, "");
+    const reportName = fn(root, "");
+    const staticName = fn(root, "", "");
+    const okName = vfn(root, "");
+    bodies.push(
+      `function root(v, p, out) { return out === null ? ${okName}(v) : p === "" ? ${staticName}(v, "", out) : ${reportName}(v, p, out); }`,
+    );
+    const rootName = "root";
     const src = [
       `const { ${Object.keys(HELPERS).join(", ")} } = H;`,
       ...consts.map((_, i) => `const c${i} = K[${i}];`),
       ...bodies,
       `return ${rootName};`,
     ].join("\n");
+    if ((globalThis as any).__TG_DUMP) console.log(src);
     return new F("K", "H", src)(consts, HELPERS) as Check;
   } catch {
     return null;

@@ -84,10 +84,19 @@ export function planWindowsLaunch(
   cwd?: string,
 ): WindowsLaunch {
   if (command.length === 0) return { ok: false, reason: "the command is empty" };
-  if (CONTROL.test(command) || command.includes('"')) {
+  if (CONTROL.test(command) || /["<>|*]/.test(command)) {
     return {
       ok: false,
       reason: `the command ${JSON.stringify(command)} contains a character no Windows path has`,
+    };
+  }
+  // Windows drops trailing dots and spaces (`x.cmd.` opens `x.cmd`) and reads `x.cmd::$DATA` as the file
+  // itself, so such a name could start a batch file under a name that does not look like one.
+  if (/[. ]$/.test(command) || command.replace(/^\\\\[?.]\\/, "").replace(/^[A-Za-z]:/, "").includes(":")) {
+    return {
+      ok: false,
+      reason: `the command ${JSON.stringify(command)} ends with a dot or space or names a ":" stream; ` +
+        "name the file exactly",
     };
   }
   const exts = pathExtensions(lookup(env, "PATHEXT"));

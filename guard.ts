@@ -553,8 +553,8 @@ async function execute(command: string, args: readonly ToolArg[], options: RunOp
     clearEnv: options.clearEnv,
     stdin: options.stdin === undefined ? null : toBytes(options.stdin),
   });
+  const where = options.cwd ? ` (cwd ${JSON.stringify(options.cwd)})` : "";
   if (!attempt.ok) {
-    const where = options.cwd ? ` (cwd ${JSON.stringify(options.cwd)})` : "";
     return classify({
       spawnError: `could not start ${JSON.stringify(command)}${where}: ${attempt.reason}`,
       exitCode: null,
@@ -645,6 +645,8 @@ async function execute(command: string, args: readonly ToolArg[], options: RunOp
     endBecause("abort");
   };
   options.signal?.addEventListener("abort", onAbort, { once: true });
+  // An abort that fired while the child was being started has no event left to deliver.
+  if (options.signal?.aborted) onAbort();
 
   const exited = child.exited.then((e) => {
     exit = e;
@@ -691,11 +693,23 @@ async function execute(command: string, args: readonly ToolArg[], options: RunOp
     untrackLive(child.pid);
   }
   const final = exit as { code: number | null; signal: string | null } | null;
+  const stderr = tail(join(errChunks, errBytes), STDERR_TAIL_BYTES);
+  // Started through a launcher (setsid) that could not exec the tool: that is a failure to start, not an exit.
+  const notStarted = final && killedBy === null ? child.startFailure?.(final, total > 0, stderr) : null;
+  if (notStarted) {
+    return classify({
+      spawnError: `could not start ${JSON.stringify(command)}${where}: ${notStarted}`,
+      exitCode: null,
+      signal: null,
+      stdout: "",
+      durationMs: elapsed(),
+    }, options);
+  }
   return classify({
     exitCode: final?.code ?? null,
     signal: final?.signal ?? null,
     stdout: killedBy === "overflow" && !keepOnOverflow ? new Uint8Array(0) : join(chunks, total),
-    stderr: tail(join(errChunks, errBytes), STDERR_TAIL_BYTES),
+    stderr,
     killedBy,
     abortReason,
     durationMs: elapsed(),

@@ -104,6 +104,102 @@ interface Compiled {
   check: Check;
   /** String values the declaration itself lists (enum, const): the tool's author wrote them, no need to scan. */
   literals: ReadonlySet<string>;
+  /** The deepest nesting any value valid against the schema can have (Infinity when unbounded). */
+  depthBound: number;
+}
+
+/**
+ * The deepest nesting of arrays and objects (the root container counts 1) that any value valid against
+ * `schema` can have, or Infinity when the schema does not bound it or this cannot tell. Conservative:
+ * keywords that only narrow further are ignored. A value that passes a check whose bound is within
+ * `maxDepth` needs no depth walk.
+ */
+function depthBound(schema: unknown, root: unknown = schema, seen = new Set<unknown>()): number {
+  if (schema === false) return 0;
+  if (typeof schema !== "object" || schema === null || Array.isArray(schema) || seen.has(schema)) {
+    return Infinity;
+  }
+  seen.add(schema);
+  try {
+    const s = schema as Record<string, unknown>;
+    let base: number;
+    const prim = (x: unknown) => typeof x !== "object" || x === null;
+    if (Array.isArray(s.enum) && s.enum.every(prim)) base = 0;
+    else if (Object.hasOwn(s, "const") && prim(s.const)) base = 0;
+    else {
+      const types = typeof s.type === "string" ? [s.type] : Array.isArray(s.type) ? s.type : null;
+      // anything but a known scalar type name might admit a container
+      const unknown = (t: unknown) => t !== "object" && t !== "array" && !SCALAR_TYPES.has(t as string);
+      const obj = types === null || types.some((t) => t === "object" || unknown(t));
+      const arr = types === null || types.some((t) => t === "array" || unknown(t));
+      base = 0;
+      if (obj) {
+        if (s.additionalProperties !== false || s.patternProperties !== undefined) base = Infinity;
+        else {
+          const props = s.properties;
+          let deepest = 0;
+          if (typeof props === "object" && props !== null) {
+            for (const sub of Object.values(props)) deepest = Math.max(deepest, depthBound(sub, root, seen));
+          }
+          base = Math.max(base, 1 + deepest);
+        }
+      }
+      if (arr) {
+        if (s.items === undefined || Array.isArray(s.items)) base = Infinity;
+        else {
+          let deepest = depthBound(s.items, root, seen);
+          if (Array.isArray(s.prefixItems)) {
+            for (const sub of s.prefixItems) deepest = Math.max(deepest, depthBound(sub, root, seen));
+          }
+          base = Math.max(base, 1 + deepest);
+        }
+      }
+    }
+    // a value valid here is valid against each allOf member, one anyOf/oneOf member and a $ref target
+    if (Array.isArray(s.allOf)) {
+      for (const sub of s.allOf) base = Math.min(base, depthBound(sub, root, seen));
+    }
+    for (const k of ["anyOf", "oneOf"]) {
+      const alts = s[k];
+      if (Array.isArray(alts) && alts.length > 0) {
+        base = Math.min(base, Math.max(...alts.map((sub) => depthBound(sub, root, seen))));
+      }
+    }
+    if (typeof s.$ref === "string") base = Math.min(base, depthBound(resolveLocal(s.$ref, root), root, seen));
+    return base;
+  } finally {
+    seen.delete(schema);
+  }
+}
+
+const SCALAR_TYPES = new Set(["string", "number", "integer", "boolean", "null"]);
+
+/** Depth bound of a tool's schema; none claimed where "$id" could make a "$ref" resolve elsewhere. */
+function toolDepthBound(schema: unknown): number {
+  if (schema === undefined) return 1;
+  try {
+    return JSON.stringify(schema).includes('"$id"') ? Infinity : depthBound(schema);
+  } catch {
+    return Infinity;
+  }
+}
+
+/** A local `#/...` reference within `root`, or undefined (then the bound is simply not narrowed). */
+function resolveLocal(ref: string, root: unknown): unknown {
+  if (ref === "#") return root;
+  if (!ref.startsWith("#/")) return undefined;
+  let node: unknown = root;
+  for (const raw of ref.slice(2).split("/")) {
+    let tok: string;
+    try {
+      tok = decodeURIComponent(raw).replace(/~1/g, "/").replace(/~0/g, "~");
+    } catch {
+      return undefined;
+    }
+    if (typeof node !== "object" || node === null || !Object.hasOwn(node, tok)) return undefined;
+    node = (node as Record<string, unknown>)[tok];
+  }
+  return node;
 }
 
 /** Every string in an `enum` or `const` anywhere in a schema. */
@@ -217,13 +313,21 @@ function makeValidator(
       }
       throw e;
     }
-    byName.set(tool.name, { tool, check, literals: declaredLiterals(tool.schema) });
+    byName.set(tool.name, {
+      tool,
+      check,
+      literals: declaredLiterals(tool.schema),
+      // with "$id" a "$ref" may resolve against another base: then no bound is claimed
+      depthBound: toolDepthBound(tool.schema),
+    });
   }
   const names = normalised.map((t) => t.name);
   const cfg = config(options);
   return {
     tools: normalised,
     validate(calls: readonly unknown[]): Verdict {
+      const quick = quickValidate(calls, byName, cfg);
+      if (quick !== null) return quick;
       const list = normaliseCalls(calls);
       const allow = allowlist ? names : null;
       try {
@@ -254,7 +358,9 @@ function judge(
   options: Config,
 ): CallVerdict {
   const compiled = byName.get(call.name);
-  const fast = compiled !== undefined ? fastJudge(call, compiled, options) : null;
+  const fast = compiled !== undefined && call.raw !== undefined
+    ? fastJudge(call.index, call.id, call.name, call.raw, compiled, options)
+    : null;
   if (fast !== null) return fast;
   const findings: Finding[] = [];
   const verdict: CallVerdict = { index: call.index, id: call.id, name: call.name, allowed: true, findings };
@@ -400,13 +506,55 @@ function judgeEach(
 }
 
 /**
+ * The common case without normalising: every entry is an OpenAI Chat-shaped call (`{ id, function: { name,
+ * arguments } }`) with its id, naming a declared tool, whose argument text {@link fastJudge} can take.
+ * Reads exactly what {@link normaliseCalls} reads for that shape, so the verdict is the same; returns null
+ * (nothing decided) for anything else, which then takes the general path.
+ */
+function quickValidate(calls: unknown, byName: Map<string, Compiled>, cfg: Config): Verdict | null {
+  if (!Array.isArray(calls)) return null;
+  try {
+    const n = calls.length;
+    const out: CallVerdict[] = [];
+    let blocked: number[] | null = null;
+    for (let i = 0; i < n; i++) {
+      const c = calls[i];
+      if (typeof c !== "object" || c === null || Array.isArray(c)) return null;
+      const fn = (c as Record<string, unknown>).function;
+      if (typeof fn !== "object" || fn === null || Array.isArray(fn)) return null;
+      const id = (c as Record<string, unknown>).id;
+      const name = (fn as Record<string, unknown>).name;
+      const raw = (fn as Record<string, unknown>).arguments;
+      if (typeof id !== "string" || id === "" || typeof name !== "string" || typeof raw !== "string") {
+        return null;
+      }
+      const compiled = byName.get(name);
+      if (compiled === undefined) return null;
+      const v = fastJudge(i, id, name, raw, compiled, cfg);
+      if (v === null) return null;
+      out.push(v);
+      if (!v.allowed) (blocked ??= []).push(i);
+    }
+    return { allowed: blocked === null, blocked: blocked ?? [], calls: out };
+  } catch {
+    return null; // e.g. a throwing getter: the general path explains it call by call
+  }
+}
+
+/**
  * The hot path: a declared tool, argument text that is a plain JSON object, no repair or coercion asked
  * for. Returns null for anything else, which then takes the general path (same findings, more cases).
  */
-function fastJudge(call: NormalisedCall, compiled: Compiled, cfg: Config): CallVerdict | null {
-  const raw = call.raw;
+function fastJudge(
+  index: number,
+  id: string,
+  name: string,
+  raw: string,
+  compiled: Compiled,
+  cfg: Config,
+): CallVerdict | null {
   if (
-    raw === undefined || cfg.repair || cfg.coerce || raw.length > cfg.maxLength || raw.charCodeAt(0) !== 123
+    cfg.repair || cfg.coerce || raw.length > cfg.maxLength || raw.charCodeAt(0) !== 123
   ) {
     return null;
   }
@@ -417,16 +565,23 @@ function fastJudge(call: NormalisedCall, compiled: Compiled, cfg: Config): CallV
     return null; // the general path explains where the text went wrong
   }
   if (typeof args !== "object" || args === null || Array.isArray(args)) return null;
-  // nesting N levels takes at least 2N characters, so short text needs no depth walk
-  if (raw.length > 2 * cfg.maxDepth && depthOver(args, cfg.maxDepth) >= 0) return null;
-  const findings: Finding[] = [];
   const check = compiled.check;
-  if (!check(args, "", null)) check(args, "", findings);
+  const valid = check(args, "", null);
+  // nesting N levels takes at least 2N characters, so short text needs no depth walk; nor does a value
+  // that the schema has just accepted when the schema itself bounds the depth
+  if (
+    raw.length > 2 * cfg.maxDepth && !(valid && compiled.depthBound <= cfg.maxDepth) &&
+    depthOver(args, cfg.maxDepth) >= 0
+  ) {
+    return null;
+  }
+  const findings: Finding[] = [];
+  if (!valid) check(args, "", findings);
   if (cfg.scan) injection(args, raw, findings, compiled.literals);
   return {
-    index: call.index,
-    id: call.id,
-    name: call.name,
+    index,
+    id,
+    name,
     allowed: findings.length === 0,
     findings,
     rawArguments: raw,

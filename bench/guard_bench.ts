@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { existsSync } from "node:fs";
 import { register } from "./_harness.ts";
 import { runTool } from "../guard.ts";
 
@@ -59,6 +60,24 @@ async function rawSpawn(detached = false): Promise<string> {
   return text;
 }
 
+// Under Deno on Linux the guard gets the process group through `setsid` (posix_spawn, then setsid() and exec
+// in place) instead of `detached` (fork): this case is that mechanism alone.
+const SETSID = ["/usr/bin/setsid", "/bin/setsid"].find((p) => existsSync(p));
+
+async function rawSetsid(): Promise<string> {
+  const child = new denoApi!.Command(SETSID!, {
+    args: ["--", COMMAND, ...ARGS],
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const [text] = await Promise.all([
+    new Response(child.stdout).text(),
+    new Response(child.stderr).text(),
+    child.status,
+  ]);
+  return text;
+}
+
 async function guarded(): Promise<unknown> {
   const r = await runTool(COMMAND, ARGS);
   if (r.kind !== "results") throw new Error(`unexpected ${r.kind}: ${r.detail}`);
@@ -73,11 +92,15 @@ register([
     fn: () => rawSpawn(),
   },
   // The guard needs the child in its own process group (to end the whole tree); this case shows what that
-  // alone costs. Under Deno, `detached` makes the runtime fork() instead of posix_spawn().
+  // alone costs. Under Deno, `detached` makes the runtime fork() instead of posix_spawn(), which is why the
+  // guard prefers `setsid` there.
   {
     name: denoApi ? "raw Deno.Command spawn(), detached" : "raw Bun.spawn, detached",
     group: "guard",
     fn: () => rawSpawn(true),
   },
+  ...(denoApi && SETSID
+    ? [{ name: "raw Deno.Command spawn() via setsid", group: "guard", fn: rawSetsid }]
+    : []),
   { name: "runTool (envelope, classified)", group: "guard", fn: guarded },
 ]);

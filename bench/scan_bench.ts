@@ -30,6 +30,41 @@ export const adversarial: Record<string, string> = {
 
 const mb = (chars: number) => (chars / 1e6).toFixed(2);
 
+/** Short benign argument values as a model writes them, scanned the way `validate()` scans arguments. */
+export const shortArgs: readonly string[] = [
+  "Berlin",
+  "2026-12-01",
+  "find all TODO comments in src",
+  "alice@example.com",
+  "src/main.ts",
+  "What is the weather like in Paris tomorrow?",
+  "42",
+  "Meeting notes: discuss Q3 budget - follow up with Bob",
+];
+const shortChars = shortArgs.reduce((n, s) => n + s.length, 0);
+
+/**
+ * Ten megabytes of ordinary prose: varied sentences with the everyday words several rules key on ("you",
+ * "your", "my", "before", "task", "data", "file", numbers, an e-mail address), none of them an injection.
+ */
+const PROSE_UNIT =
+  "The quarterly report shows steady growth in all regions, with minor delays in shipping. " +
+  "Our team reviewed the budget on Monday, 12 May 2025, and agreed to hire two engineers before the end of the year. " +
+  "If you have questions about your invoice, my colleague in accounting can help; the data file is attached. " +
+  "Customers asked for better documentation, so the writers will publish a new guide in March. " +
+  "Each task on the board has an owner, and the rules for code review have not changed.\n" +
+  "Contact: support@example.com. The model we ship is tested by an agent team every week.\n";
+export const prose10mb: string = PROSE_UNIT.repeat(Math.ceil(10_000_000 / PROSE_UNIT.length)).slice(
+  0,
+  10_000_000,
+);
+
+function scanShort(): number {
+  let n = 0;
+  for (const s of shortArgs) n += scan(s, { context: "tool_args" }).findings.length;
+  return n;
+}
+
 function scanDev(): number {
   let n = 0;
   for (const r of rows) n += scan(r.text, { context: r.context }).findings.length;
@@ -50,6 +85,32 @@ register([
     fn: () => scan(text),
     minIterations: 5,
   })),
+  {
+    name: `${shortArgs.length} short benign args, tool_args (${shortChars} chars)`,
+    group: "scan short args",
+    baseline: true,
+    fn: scanShort,
+    minIterations: 1000,
+  },
+  {
+    name: `"Berlin", tool_args`,
+    group: "scan short args",
+    fn: () => scan("Berlin", { context: "tool_args" }),
+    minIterations: 1000,
+  },
+  {
+    name: `prose, tool_output (${mb(prose10mb.length)} MB)`,
+    group: "scan 10 MB prose",
+    baseline: true,
+    fn: () => scan(prose10mb),
+    minIterations: 2,
+  },
+  {
+    name: `prose, tool_args (${mb(prose10mb.length)} MB)`,
+    group: "scan 10 MB prose",
+    fn: () => scan(prose10mb, { context: "tool_args" }),
+    minIterations: 2,
+  },
 ]);
 
 if (import.meta.main) {
@@ -69,4 +130,8 @@ if (import.meta.main) {
     const t = time(() => scan(text), 3);
     console.log(`${name}: ${(text.length / 1e3 / t).toFixed(2)} M chars/s`);
   }
+  const shortMs = time(scanShort, 20000);
+  console.log(`short args: ${(shortMs * 1e3 / shortArgs.length).toFixed(3)} µs per argument`);
+  const proseMs = time(() => scan(prose10mb), 2);
+  console.log(`10 MB prose: ${(prose10mb.length / 1e3 / proseMs).toFixed(2)} M chars/s`);
 }

@@ -5,11 +5,12 @@
  * child process, so this script's own memory does not blur it).
  *
  * Usage: `deno run -A scripts/measure_guard.ts` or `bun scripts/measure_guard.ts`; add `overhead [N]` for an
- * interleaved per-call comparison of raw spawn, raw spawn in its own process group, and `runTool`.
+ * interleaved per-call comparison of raw spawn, raw spawn in its own process group (`detached`; under Deno also
+ * through `setsid`, the way the guard does it when it can), and `runTool`.
  *
  * @module
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { runTool } from "../guard.ts";
 
@@ -67,9 +68,20 @@ if (argv[0] === "flood-child") {
     const done = "status" in p ? p.status : p.exited;
     return await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), done]);
   };
+  // Under Deno the guard gets the process group through `setsid` (no fork) when it can; show that raw too.
+  const setsid = ["/usr/bin/setsid", "/bin/setsid"].find((p) => existsSync(p));
+  const rawSetsid = async () => {
+    const p = new D!.Command(setsid!, {
+      args: ["--", "echo", ...ARGS],
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    return await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.status]);
+  };
   const cases: Record<string, () => Promise<unknown>> = {
     raw: () => raw(false),
     "raw, own process group": () => raw(true),
+    ...(D && setsid ? { "raw, own group via setsid": rawSetsid } : {}),
     runTool: () => runTool("echo", ARGS),
   };
   const times: Record<string, number[]> = {};
@@ -84,12 +96,11 @@ if (argv[0] === "flood-child") {
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
   for (const [name, xs] of Object.entries(times)) {
+    const vs = name === "raw" ? [] : Object.keys(times).filter((k) => k !== name && k !== "runTool");
     console.log(
-      `${name.padEnd(24)} median ${median(xs).toFixed(2)} ms, mean ${mean(xs).toFixed(2)} ms` +
+      `${name.padEnd(26)} median ${median(xs).toFixed(2)} ms, mean ${mean(xs).toFixed(2)} ms` +
         (name === "runTool"
-          ? `  (median ${(median(xs) / median(times.raw)).toFixed(2)}x raw, ` +
-            `${(median(xs) / median(times["raw, own process group"])).toFixed(2)}x raw in own group; ` +
-            `mean ${(mean(xs) / mean(times["raw, own process group"])).toFixed(2)}x raw in own group)`
+          ? `  (median ${vs.map((k) => `${(median(xs) / median(times[k])).toFixed(2)}x ${k}`).join(", ")})`
           : ""),
     );
   }

@@ -107,6 +107,11 @@ if [ -f cli.ts ]; then
   if step "bun build --compile --target=bun-windows-x64" 600 \
     bun build --compile --target=bun-windows-x64 cli.ts --outfile dist/toolguard.exe; then
     step "toolguard.exe selftest" 300 "$W/w10" wine "$ROOT/dist/toolguard.exe" selftest
+    # Bun alone would report 44 (it keeps 8 bits of a Windows exit code); the guard reads the full one.
+    step "toolguard.exe run keeps exit 300" 120 bash -c \
+      'out=$("$1/w10" wine "$2/dist/toolguard.exe" run --protocol text -- cmd /c exit 300); echo "$out"
+       case "$out" in *"(exit, exit 300)"*) ;; *) exit 1 ;; esac' \
+      _ "$W" "$ROOT"
   fi
 else
   skip "toolguard.exe selftest" "cli.ts does not exist yet"

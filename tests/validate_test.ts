@@ -508,3 +508,104 @@ test("uniqueItems compares by JSON value: objects by content, numbers by value, 
   assert.deepEqual(u(["{}", {}, "1", 1, null, "null", [null], [0], false, 0]), []);
   assert.match(u(["a", "b", "a"])[0].message, /items 0 and 2 are equal/);
 });
+
+test("the quick path (OpenAI Chat calls with ids) gives the same verdict as the general path", () => {
+  const v = createValidator(weather, { scan: false });
+  const texts = [
+    '{"city":"Oslo","units":"c","days":3}',
+    '{"city":"","units":"k","days":30,"country":"NO"}',
+    '{"days":0}',
+    "{bad json",
+    "[1]",
+    "",
+  ];
+  for (const text of texts) {
+    const quick = v.validate([{
+      id: "c1",
+      type: "function",
+      function: { name: "get_weather", arguments: text },
+    }]);
+    // the plain shape always takes the general path; only the shape of the input differs
+    const general = v.validate([{ id: "c1", name: "get_weather", arguments: text }]);
+    assert.deepEqual(quick, general, text);
+  }
+  // a mixed list, an unknown tool and a call without id fall back to the general path, whole
+  const mixed = v.validate([
+    { id: "a", type: "function", function: { name: "get_weather", arguments: '{"city":"x"}' } },
+    { type: "function", function: { name: "get_weather", arguments: '{"city":"x"}' } },
+    { id: "c", type: "function", function: { name: "get_wether", arguments: "{}" } },
+  ]);
+  assert.deepEqual(mixed.blocked, [2]);
+  assert.match(mixed.calls[1].id ?? "", /^call_/);
+  assert.equal(mixed.calls[2].findings[0].suggestion, "get_weather");
+});
+
+test("__proto__ in OpenAI-shaped argument text is an ordinary key on the quick path too", () => {
+  const v = createValidator([{
+    type: "function",
+    function: { name: "t", parameters: { type: "object", properties: { a: { type: "object" } } } },
+  }], { scan: false });
+  const c = v.validate([{
+    id: "1",
+    type: "function",
+    function: { name: "t", arguments: '{"a":{"__proto__":{"polluted":1}},"__proto__":{"x":1}}' },
+  }]).calls[0];
+  assert.equal(c.allowed, true);
+  assert.equal(({} as Record<string, unknown>).polluted, undefined);
+  assert.equal(({} as Record<string, unknown>).x, undefined);
+  assert.equal(Object.hasOwn(c.arguments!, "__proto__"), true);
+  assert.equal(Object.getPrototypeOf(c.arguments), Object.prototype);
+});
+
+test("a schema that bounds nesting never lets a too-deep value through", () => {
+  // valid against the schema and 3 levels deep: still malformed when maxDepth is 2
+  const nested = {
+    type: "object",
+    additionalProperties: false,
+    properties: {
+      a: {
+        type: "object",
+        additionalProperties: false,
+        properties: { b: { type: "object", additionalProperties: false, properties: { c: {} } } },
+      },
+    },
+  };
+  const text = JSON.stringify({ a: { b: { c: 1 } } });
+  for (const maxDepth of [2, 3]) {
+    const v = createValidator([{ type: "function", function: { name: "t", parameters: nested } }], {
+      scan: false,
+      maxDepth,
+    });
+    const c = v.validate([{ id: "1", type: "function", function: { name: "t", arguments: text } }]).calls[0];
+    assert.deepEqual(codes(c), maxDepth === 2 ? ["malformed_arguments "] : [], `maxDepth ${maxDepth}`);
+  }
+  // an unbounded schema ({} accepts anything) still gets the depth walk
+  const free = createValidator([{
+    type: "function",
+    function: { name: "t", parameters: { type: "object" } },
+  }], {
+    scan: false,
+    maxDepth: 3,
+  });
+  const deep = JSON.stringify({ x: [[[[1]]]], pad: "x".repeat(20) });
+  assert.deepEqual(
+    codes(free.validate([{ id: "1", type: "function", function: { name: "t", arguments: deep } }]).calls[0]),
+    ["malformed_arguments "],
+  );
+});
+
+test("uniqueItems findings agree between generated code and the interpreter", () => {
+  const schema = { type: "array", uniqueItems: true };
+  for (
+    const value of [
+      ["a", "b", "a"],
+      [1, 2, 3, 2, 1],
+      [{ a: 1 }, { a: 1 }],
+      Array.from({ length: 40 }, (_, i) => i % 30),
+    ]
+  ) {
+    const gen = compileSchema(schema)(value);
+    assert.equal(gen.length, 1);
+    assert.deepEqual(gen, compileSchema(schema, { codegen: false })(value));
+  }
+});

@@ -249,6 +249,40 @@ test("windows: a missing program is refused with what was searched", () => {
   expectRefusal(planWindowsLaunch('a"b', [], env, files()), /no Windows path/);
 });
 
+test("windows: names Windows would silently turn into a batch file are refused", () => {
+  // `x.cmd.` and `x.cmd ` open x.cmd; `x.cmd::$DATA` is x.cmd itself; none looks like .cmd to an
+  // extension check, so without this they would reach CreateProcess and its implicit, unescaped cmd.exe
+  const isBatch = files(
+    "C:\\tools\\x.cmd",
+    "C:\\tools\\x.cmd.",
+    "C:\\tools\\x.cmd ",
+    "C:\\tools\\x.cmd::$DATA",
+  );
+  for (
+    const name of [
+      "C:\\tools\\x.cmd.",
+      "C:\\tools\\x.cmd ",
+      "C:\\tools\\x.cmd::$DATA",
+      "x.cmd:stream",
+      "x.bat. . ",
+    ]
+  ) {
+    expectRefusal(
+      planWindowsLaunch(name, ["a&b"], env, isBatch),
+      /ends with a dot or space or names a ":" stream/,
+    );
+  }
+  for (const name of ["x|y", "x<y", "x>y", "x*"]) {
+    expectRefusal(planWindowsLaunch(name, [], env, isBatch), /no Windows path has/);
+  }
+  // drive letters and the \\?\ prefix keep their colon
+  assert.equal(planWindowsLaunch("C:\\tools\\x.cmd", [], env, isBatch).ok, true);
+  const long = expectLaunch(
+    planWindowsLaunch("\\\\?\\C:\\tools\\x.exe", [], env, files("\\\\?\\C:\\tools\\x.exe")),
+  );
+  assert.equal(long.rawArguments, false);
+});
+
 test("windows: environment keys match case-insensitively; defaults apply when absent", () => {
   const mixed = { Path: "C:\\bin", PathExt: ".CMD", COMSPEC: "C:\\w\\cmd.exe" } as unknown as WindowsEnv;
   const plan = expectLaunch(planWindowsLaunch("t", [], mixed, files("C:\\bin\\t.cmd")));
@@ -546,6 +580,8 @@ test(
     const elapsed = performance.now() - started;
     assert.equal(r.kind, "timeout", r.detail);
     assert.equal(r.items, null);
+    // taskkill /F makes every process exit with 1: that is the guard's doing, so no exit code is reported
+    assert.equal(r.exitCode, null);
     // contract: timeoutMs + grace + 100 ms; generous here because CI machines (and Wine) are slow to spawn
     assert.ok(elapsed < 5_000, `settled after ${Math.round(elapsed)} ms`);
     let left = -1;

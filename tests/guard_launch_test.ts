@@ -1,0 +1,112 @@
+// How the guard starts a tool on POSIX: the tool leads its own session and process group (under Deno through
+// `setsid`, which avoids the fork that `detached` costs), a failure to exec the tool is `spawn` while a tool's
+// own exit 126/127 stays `exit`, and an abort in the first instants of a run still ends the tool.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import {
+  chmodSync,
+  closeSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { runTool } from "../guard.ts";
+import { liveCount } from "../_runtime.ts";
+import { isAlive, isLinux, isWindows, waitGone } from "./_guard_helpers.ts";
+
+const T = { timeout: 60_000 };
+const posixOnly = { ...T, skip: isWindows ? "POSIX process groups and /bin/sh" : false };
+const linuxOnly = { ...T, skip: isLinux ? false : "reads /proc and relies on Linux's ETXTBSY" };
+
+/** Pids of running processes whose command line contains `marker` (Linux). */
+function pidsWith(marker: string): number[] {
+  const found: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      if (readFileSync(`/proc/${name}/cmdline`, "utf8").includes(marker)) found.push(Number(name));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found.filter(isAlive);
+}
+
+test("the tool leads its own session and process group", linuxOnly, async () => {
+  // Fields 5 and 6 of /proc/PID/stat are the process group and session ids.
+  const script = 'read pid comm state ppid pgrp session rest < /proc/$$/stat; echo "$$ $pgrp $session"';
+  const results = await Promise.all([
+    runTool("/bin/sh", ["-c", script], { protocol: "text" }),
+    runTool("sh", ["-c", script], { protocol: "text", cwd: tmpdir() }),
+  ]);
+  for (const r of results) {
+    assert.equal(r.kind, "results", r.detail);
+    const [pid, pgrp, session] = String(r.items[0]).split(" ");
+    assert.equal(pgrp, pid, "process group id is the tool's pid");
+    assert.equal(session, pid, "session id is the tool's pid");
+  }
+});
+
+test("a tool's own exit 126/127 stays exit, even with launcher-like stderr", posixOnly, async () => {
+  for (const code of [126, 127]) {
+    const r = await runTool("/bin/sh", [
+      "-c",
+      `echo "setsid: failed to execute x: No such file or directory" >&2; exit ${code}`,
+    ]);
+    assert.equal(r.kind, "exit", r.detail);
+    assert.equal(r.exitCode, code);
+    assert.equal(r.items, null);
+  }
+});
+
+test("a program that passes the checks but cannot be executed is spawn", linuxOnly, async () => {
+  const dir = mkdtempSync(join(tmpdir(), "toolguard-launch-"));
+  const path = join(dir, "busy.sh");
+  writeFileSync(path, '#!/bin/sh\necho \'{"ok":true,"items":[1]}\'\n');
+  chmodSync(path, 0o755);
+  // Open for writing: exec fails with ETXTBSY although the file is executable.
+  const fd = openSync(path, "a");
+  try {
+    const busy = await runTool(path, []);
+    assert.equal(busy.kind, "spawn", busy.detail);
+    assert.equal(busy.items, null);
+    assert.match(busy.detail, /busy/i);
+    assert.ok(busy.detail.includes(path), busy.detail);
+    closeSync(fd);
+    const ok = await runTool(path, []);
+    assert.equal(ok.kind, "results", ok.detail);
+  } finally {
+    try {
+      closeSync(fd);
+    } catch {
+      // closed above
+    }
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("an abort in the first instants of a run still ends the tool", linuxOnly, async () => {
+  // A unique fractional duration marks both the shell and its `sleep` in their command lines.
+  const marker = `30.${Date.now() % 1_000_000}${Math.floor(Math.random() * 1e6)}`;
+  for (const delay of [-1, 0, 1, 3, 10]) {
+    const controller = new AbortController();
+    const pending = runTool("/bin/sh", ["-c", `sleep ${marker} & wait`], {
+      signal: controller.signal,
+      timeoutMs: 20_000,
+    });
+    if (delay < 0) controller.abort(); // before the child has even been started
+    else setTimeout(() => controller.abort(), delay);
+    const r = await pending;
+    assert.equal(r.kind, "timeout", `delay ${delay}: ${r.kind} ${r.detail}`);
+    assert.match(r.detail, /abort/);
+    assert.ok(r.durationMs < 10_000, `delay ${delay}: settled after ${r.durationMs} ms`);
+  }
+  assert.deepEqual(await waitGone(pidsWith(marker)), [], "no tool left running");
+  for (let i = 0; i < 40 && liveCount() > 0; i++) await new Promise((r) => setTimeout(r, 25));
+  assert.equal(liveCount(), 0, "no process group still tracked");
+});
