@@ -395,13 +395,16 @@ function finish(u: Uint16Array, s1: Int32Array, e1: Int32Array, m: number): Fold
 
 const UTF16 = new TextDecoder("utf-16le", { fatal: true, ignoreBOM: true });
 
-/** The first `k` code units as a string: one native decode, or chunks when lone surrogates are present. */
+/**
+ * The first `k` code units as a string: one native decode for long texts (short ones are as fast in chunks),
+ * or chunks when lone surrogates are present.
+ */
 function unitsToString(out: Uint16Array, k: number): string {
-  if (k > 64) {
+  if (k > 4096) {
     try {
       return UTF16.decode(out.subarray(0, k));
     } catch {
-      // Lone surrogates: decode would replace them, so build the string unit by unit below.
+      // Lone surrogates: decode would replace them, so build the string in chunks below.
     }
   }
   const parts: string[] = [];

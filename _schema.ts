@@ -1253,6 +1253,19 @@ export function reportExtra(out: Finding[], at: string, key: string, allowed: st
  * `i` (the lowest such index) equals the earlier item `first` (JSON equality), or null when all differ.
  */
 export function firstDuplicate(v: unknown[]): [number, number] | null {
+  let prim = v.length <= 16;
+  for (let i = 0; prim && i < v.length; i++) prim = typeof v[i] !== "object" || v[i] === null;
+  if (prim) {
+    // few primitives: compare pairs (SameValueZero, as a Map does), no Map to allocate
+    for (let i = 1; i < v.length; i++) {
+      const x = v[i];
+      for (let j = 0; j < i; j++) {
+        const y = v[j];
+        if (x === y || (x !== x && y !== y)) return [j, i];
+      }
+    }
+    return null;
+  }
   // primitives are their own keys (a Map compares them as JSON does); objects go by canonical text
   const seen = new Map<unknown, number>();
   const seenObj = new Map<string, number>();

@@ -1,8 +1,11 @@
 /**
  * The code generator behind the JSON Schema engine: turns a schema the interpreter has already accepted
- * into one specialised JavaScript function per schema node (with `new Function`), so valid values are
- * checked with plain inline comparisons. Findings are built inline with the interpreter's exact words (or by its own reporters for the rarer keywords), so both
- * paths say exactly the same thing. Nodes that use keywords this generator does not specialise are
+ * into specialised JavaScript (with `new Function`). Two sets of functions per schema node: a yes/no pass
+ * (`vN(v)`: no pointers, no findings, the only code a valid value runs) and a reporting pass that builds
+ * findings inline with the interpreter's exact words (its own reporters for the rarer keywords), so both
+ * paths say exactly the same thing. Reporting functions for pointers known in advance (property paths
+ * from the root) are specialised per pointer (`sN`), so their messages are constants; the others (`fN`)
+ * take the pointer as an argument. Nodes that use keywords this generator does not specialise are
  * delegated to the interpreter. Returns null where code generation is forbidden (e.g. a CSP without
  * `unsafe-eval`); the caller then uses the interpreter.
  *
@@ -19,6 +22,7 @@ import {
   makeRegExp,
   NUMERIC_FORMATS,
   received,
+  reportAlternatives,
   reportExtra,
   safeTest,
   show,
@@ -109,6 +113,7 @@ const helpers = () => ({
   S: show,
   TF: typeFail,
   dup: firstDuplicate,
+  RA: reportAlternatives,
   DM: duplicateMessage,
 });
 let HELPERS: ReturnType<typeof helpers> | null = null;
@@ -175,21 +180,29 @@ export function generate(root: unknown, tree: Tree): Check | null {
 
   const FAIL = (rep: string) => `{ if (out === null) return false; ok = false; ${rep}(v, p, out); }`;
   const SUBFAIL = "{ if (out === null) return false; ok = false; }";
+  // A child value is first judged by its yes/no function; only a failing child is walked again with its
+  // pointer built, so valid parts of an invalid value cost no strings.
+  const CHILD = (schema: unknown, ptr: string, f: string, value: string, path: string) =>
+    `if (!${vfn(schema, ptr)}(${value}) && (out === null || !${f}(${value}, ${path}, out))) ${SUBFAIL}`;
   // findings built inline, with the interpreter's exact words (tests compare both paths finding by finding)
   const CONSTRAINT = '"argument_constraint"';
   const PUSH = (code: string, message: string, expected: string, got: string, path = "p") =>
     `out.push({ code: ${code}, path: ${path}, message: ${message}, expected: ${expected}, received: ${got} });`;
   const FAILX = (code: string, a: string, b: string, c: string, d?: string) =>
     d === undefined
-      ? `{ if (out === null) return false; ok = false; ${PUSH(code, a, b, c)} }`
+      ? `{ if (out === null) return false; ok = false; ${sv(a + c)}${PUSH(code, a, b, c)} }`
       : `{ if (out === null) return false; ok = false; ${PUSH(code, b, c, d, a)} }`;
+  // the shown value, computed once when a finding quotes it twice
+  const sv = (used: string) => /\bsv\b/.test(used) ? "const sv = S(v); " : "";
 
   const body = (name: string, s: Obj, ptr: string, sp: string | null): string => {
     const L: string[] = [`function ${name}(v, p, out) {`];
     // a message starting with the value's pointer: a constant where the pointer is static
-    const MSG = (tail: string) => sp === null ? `W(p) + ${lit(tail)}` : lit(where(sp) + tail);
+    // dynamic: where(p) spelled out, so the closing quote joins the constant tail (one concatenation less)
+    const dyn = (tail: string) => `(p === "" ? ${lit(where("") + tail)} : '"' + p + ${lit('"' + tail)})`;
+    const MSG = (tail: string) => sp === null ? dyn(tail) : lit(where(sp) + tail);
     const MSGV = (tail: string, rest: string) =>
-      sp === null ? `W(p) + ${lit(tail)} + ${rest}` : `${lit(where(sp) + tail)} + ${rest}`;
+      sp === null ? `${dyn(tail)} + ${rest}` : `${lit(where(sp) + tail)} + ${rest}`;
     if (s.nullable === true) L.push("if (v === null) return true;");
     let known = "";
     if (s.type !== undefined) {
@@ -217,7 +230,7 @@ export function generate(root: unknown, tree: Tree): Check | null {
             CONSTRAINT,
             MSG(` must be one of: ${expected}.`),
             lit(`one of ${expected}`),
-            "R(v)",
+            known === "string" ? '"string " + S(v)' : "R(v)",
           )
         }`,
       );
@@ -307,9 +320,9 @@ export function generate(root: unknown, tree: Tree): Check | null {
         `if (!test(${k(re)}, v)) ${
           FAILX(
             CONSTRAINT,
-            MSGV(` must match the pattern ${re.source}; received `, 'S(v) + "."'),
+            MSGV(` must match the pattern ${re.source}; received `, 'sv + "."'),
             lit(`a string matching /${re.source}/`),
-            "S(v)",
+            "sv",
           )
         }`,
       );
@@ -319,9 +332,9 @@ export function generate(root: unknown, tree: Tree): Check | null {
         `if (!${k(FORMATS[s.format])}(v)) ${
           FAILX(
             CONSTRAINT,
-            MSGV(` must be a valid ${s.format}; received `, 'S(v) + "."'),
+            MSGV(` must be a valid ${s.format}; received `, 'sv + "."'),
             lit(`format ${s.format}`),
-            "S(v)",
+            "sv",
           )
         }`,
       );
@@ -368,14 +381,14 @@ export function generate(root: unknown, tree: Tree): Check | null {
         );
       }
       prefix.forEach((sub, j) => {
-        const f = fn(sub, `${ptr}/prefixItems/${j}`);
-        L.push(`if (n > ${j} && !${f}(v[${j}], out === null ? p : p + "/${j}", out)) ${SUBFAIL}`);
+        const at = `${ptr}/prefixItems/${j}`;
+        const f = fn(sub, at);
+        if (f !== "T") L.push(`if (n > ${j}) ${CHILD(sub, at, f, `v[${j}]`, `p + "/${j}"`)}`);
       });
       if (s.items !== undefined && s.items !== true) {
-        const f = fn(s.items, `${ptr}/items`);
-        L.push(
-          `for (let i = ${prefix.length}; i < n; i++) if (!${f}(v[i], out === null ? p : p + "/" + i, out)) ${SUBFAIL}`,
-        );
+        const at = `${ptr}/items`;
+        const f = fn(s.items, at);
+        L.push(`for (let i = ${prefix.length}; i < n; i++) ${CHILD(s.items, at, f, "v[i]", 'p + "/" + i')}`);
       }
       if (s.uniqueItems === true) {
         L.push(
@@ -409,15 +422,14 @@ export function generate(root: unknown, tree: Tree): Check | null {
         );
       }
       const subPath = (key: string) =>
-        sp === null
-          ? `out === null ? p : p + ${lit("/" + escapePointer(key))}`
-          : lit(`${sp}/${escapePointer(key)}`);
+        sp === null ? `p + ${lit("/" + escapePointer(key))}` : lit(`${sp}/${escapePointer(key)}`);
       const child = (key: string) => sp === null ? null : `${sp}/${escapePointer(key)}`;
       if (s.additionalProperties === undefined) {
         for (const key of propKeys) {
-          const f = fn(props[key], `${ptr}/properties/${escapePointer(key)}`, child(key));
+          const at = `${ptr}/properties/${escapePointer(key)}`;
+          const f = fn(props[key], at, child(key));
           if (f === "T") continue;
-          L.push(`if (has(v, ${lit(key)}) && !${f}(v[${lit(key)}], ${subPath(key)}, out)) ${SUBFAIL}`);
+          L.push(`if (has(v, ${lit(key)})) ${CHILD(props[key], at, f, `v[${lit(key)}]`, subPath(key))}`);
         }
       } else {
         const allowed = propKeys.length > 0 ? propKeys.map((x) => JSON.stringify(x)).join(", ") : "none";
@@ -428,18 +440,24 @@ export function generate(root: unknown, tree: Tree): Check | null {
           "switch (key) {",
         );
         for (const key of propKeys) {
-          const f = fn(props[key], `${ptr}/properties/${escapePointer(key)}`, child(key));
+          const at = `${ptr}/properties/${escapePointer(key)}`;
+          const f = fn(props[key], at, child(key));
           L.push(`case ${lit(key)}:`);
-          if (f !== "T") L.push(`if (!${f}(v[key], ${subPath(key)}, out)) ${SUBFAIL}`);
+          if (f !== "T") L.push(CHILD(props[key], at, f, "v[key]", subPath(key)));
           L.push("break;");
         }
         L.push("default:");
         if (s.additionalProperties === false) {
           L.push(
-            `if (out === null) return false; ok = false; { const at = p + "/" + esc(key); ${
+            `if (out === null) return false; ok = false; { const ek = esc(key); const at = ${
+              sp === null ? 'p + "/" + ek' : `${lit(sp + "/")} + ek`
+            }; ${
               PUSH(
                 '"unexpected_argument"',
-                `W(at) + ${lit(` is not a parameter this tool accepts; remove it. Accepted: ${allowed}.`)}`,
+                // where(at) is the pointer in quotes (at is never empty)
+                `${lit('"' + (sp === null ? "" : sp + "/"))} + ${sp === null ? "at" : "ek"} + ${
+                  lit(`" is not a parameter this tool accepts; remove it. Accepted: ${allowed}.`)
+                }`,
                 lit(`one of ${allowed}`),
                 "S(key)",
                 "at",
@@ -447,8 +465,9 @@ export function generate(root: unknown, tree: Tree): Check | null {
             } }`,
           );
         } else if (s.additionalProperties !== true) {
-          const f = fn(s.additionalProperties, `${ptr}/additionalProperties`);
-          L.push(`if (!${f}(v[key], out === null ? p : p + "/" + esc(key), out)) ${SUBFAIL}`);
+          const at = `${ptr}/additionalProperties`;
+          const f = fn(s.additionalProperties, at);
+          L.push(CHILD(s.additionalProperties, at, f, "v[key]", 'p + "/" + esc(key)'));
         }
         L.push("}", "}");
       }
@@ -463,9 +482,10 @@ export function generate(root: unknown, tree: Tree): Check | null {
     if (Array.isArray(s.anyOf)) {
       const fs = s.anyOf.map((sub, j) => fn(sub, `${ptr}/anyOf/${j}`));
       L.push(
-        `if (!(${fs.map((f) => `${f}(v, p, null)`).join(" || ")})) ${
-          FAIL(reporter({ anyOf: s.anyOf }, ptr))
-        }`,
+        // reported as the interpreter does (reportAlternatives), over these generated alternatives
+        `if (!(${
+          fs.map((f) => `${f}(v, p, null)`).join(" || ")
+        })) { if (out === null) return false; ok = false; RA([${fs.join(", ")}], v, p, out, "any"); }`,
       );
     }
     if (Array.isArray(s.oneOf)) {
@@ -597,7 +617,8 @@ export function generate(root: unknown, tree: Tree): Check | null {
         if (f === "T") continue;
         L.push(
           direct(key)
-            ? `if ((x = v.${key}) !== undefined && !${f}(x)) return false;`
+            // an own property holding undefined (possible in object arguments, never in JSON) is checked too
+            ? `if ((x = v.${key}) !== undefined ? !${f}(x) : has(v, ${lit(key)}) && !${f}(x)) return false;`
             : `if (has(v, ${lit(key)}) && !${f}(v[${lit(key)}])) return false;`,
         );
       }
@@ -656,7 +677,6 @@ export function generate(root: unknown, tree: Tree): Check | null {
       ...bodies,
       `return ${rootName};`,
     ].join("\n");
-    if ((globalThis as any).__TG_DUMP) console.log(src);
     return new F("K", "H", src)(consts, HELPERS) as Check;
   } catch {
     return null;

@@ -114,12 +114,22 @@ interface Compiled {
  * keywords that only narrow further are ignored. A value that passes a check whose bound is within
  * `maxDepth` needs no depth walk.
  */
-function depthBound(schema: unknown, root: unknown = schema, seen = new Set<unknown>()): number {
+function depthBound(
+  schema: unknown,
+  root: unknown = schema,
+  seen = new Set<unknown>(),
+  memo = new Map<unknown, number>(),
+): number {
   if (schema === false) return 0;
   if (typeof schema !== "object" || schema === null || Array.isArray(schema) || seen.has(schema)) {
     return Infinity;
   }
+  // every result is an upper bound (a cut cycle only adds Infinity), so it can be reused: no blow-up
+  // when many references share one definition
+  const known = memo.get(schema);
+  if (known !== undefined) return known;
   seen.add(schema);
+  const bound = (sub: unknown) => depthBound(sub, root, seen, memo);
   try {
     const s = schema as Record<string, unknown>;
     let base: number;
@@ -139,7 +149,7 @@ function depthBound(schema: unknown, root: unknown = schema, seen = new Set<unkn
           const props = s.properties;
           let deepest = 0;
           if (typeof props === "object" && props !== null) {
-            for (const sub of Object.values(props)) deepest = Math.max(deepest, depthBound(sub, root, seen));
+            for (const sub of Object.values(props)) deepest = Math.max(deepest, bound(sub));
           }
           base = Math.max(base, 1 + deepest);
         }
@@ -147,9 +157,9 @@ function depthBound(schema: unknown, root: unknown = schema, seen = new Set<unkn
       if (arr) {
         if (s.items === undefined || Array.isArray(s.items)) base = Infinity;
         else {
-          let deepest = depthBound(s.items, root, seen);
+          let deepest = bound(s.items);
           if (Array.isArray(s.prefixItems)) {
-            for (const sub of s.prefixItems) deepest = Math.max(deepest, depthBound(sub, root, seen));
+            for (const sub of s.prefixItems) deepest = Math.max(deepest, bound(sub));
           }
           base = Math.max(base, 1 + deepest);
         }
@@ -157,15 +167,16 @@ function depthBound(schema: unknown, root: unknown = schema, seen = new Set<unkn
     }
     // a value valid here is valid against each allOf member, one anyOf/oneOf member and a $ref target
     if (Array.isArray(s.allOf)) {
-      for (const sub of s.allOf) base = Math.min(base, depthBound(sub, root, seen));
+      for (const sub of s.allOf) base = Math.min(base, bound(sub));
     }
     for (const k of ["anyOf", "oneOf"]) {
       const alts = s[k];
       if (Array.isArray(alts) && alts.length > 0) {
-        base = Math.min(base, Math.max(...alts.map((sub) => depthBound(sub, root, seen))));
+        base = Math.min(base, Math.max(...alts.map((sub) => bound(sub))));
       }
     }
-    if (typeof s.$ref === "string") base = Math.min(base, depthBound(resolveLocal(s.$ref, root), root, seen));
+    if (typeof s.$ref === "string") base = Math.min(base, bound(resolveLocal(s.$ref, root)));
+    memo.set(schema, base);
     return base;
   } finally {
     seen.delete(schema);
@@ -326,7 +337,12 @@ function makeValidator(
   return {
     tools: normalised,
     validate(calls: readonly unknown[]): Verdict {
-      const quick = quickValidate(calls, byName, cfg);
+      let quick: Verdict | null = null;
+      try {
+        quick = quickValidate(calls, byName, cfg);
+      } catch {
+        // e.g. a throwing getter: the general path explains it call by call
+      }
       if (quick !== null) return quick;
       const list = normaliseCalls(calls);
       const allow = allowlist ? names : null;
@@ -513,9 +529,10 @@ function judgeEach(
  */
 function quickValidate(calls: unknown, byName: Map<string, Compiled>, cfg: Config): Verdict | null {
   if (!Array.isArray(calls)) return null;
-  try {
+  {
     const n = calls.length;
-    const out: CallVerdict[] = [];
+    // allocated only for several calls: one call (the usual case) returns from inside the loop
+    const out: CallVerdict[] = n === 1 ? NO_CALLS : [];
     let blocked: number[] | null = null;
     for (let i = 0; i < n; i++) {
       const c = calls[i];
@@ -532,12 +549,11 @@ function quickValidate(calls: unknown, byName: Map<string, Compiled>, cfg: Confi
       if (compiled === undefined) return null;
       const v = fastJudge(i, id, name, raw, compiled, cfg);
       if (v === null) return null;
+      if (n === 1) return { allowed: v.allowed, blocked: v.allowed ? [] : [0], calls: [v] };
       out.push(v);
       if (!v.allowed) (blocked ??= []).push(i);
     }
     return { allowed: blocked === null, blocked: blocked ?? [], calls: out };
-  } catch {
-    return null; // e.g. a throwing getter: the general path explains it call by call
   }
 }
 
@@ -558,12 +574,7 @@ function fastJudge(
   ) {
     return null;
   }
-  let args: unknown;
-  try {
-    args = JSON.parse(raw);
-  } catch {
-    return null; // the general path explains where the text went wrong
-  }
+  const args = parseOrNull(raw);
   if (typeof args !== "object" || args === null || Array.isArray(args)) return null;
   const check = compiled.check;
   const valid = check(args, "", null);
@@ -587,6 +598,18 @@ function fastJudge(
     rawArguments: raw,
     arguments: args as Record<string, unknown>,
   };
+}
+
+/** Never written to: stands in for the list when one call returns early. */
+const NO_CALLS: CallVerdict[] = [];
+
+/** Native JSON.parse (own `__proto__` keys stay plain data), or null when the text is not JSON. */
+function parseOrNull(raw: string): unknown {
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return null; // the general path explains where the text went wrong
+  }
 }
 
 /** Options resolved once per validator, one stable shape for the hot path. */

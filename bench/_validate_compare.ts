@@ -26,7 +26,11 @@ if (collected.length === 0) {
 const rounds = Number(process.env.ROUNDS ?? 31);
 const batch = Number(process.env.BATCH ?? 2000);
 const groups = new Map<string, typeof collected>();
-for (const c of collected) groups.set(c.group, [...(groups.get(c.group) ?? []), c]);
+// GROUP=weather (a substring) times only the matching groups
+const only = process.env.GROUP ?? "";
+for (const c of collected) {
+  if (c.group.includes(only)) groups.set(c.group, [...(groups.get(c.group) ?? []), c]);
+}
 const perLib = new Map<string, number[]>();
 for (const [group, cases] of groups) {
   const times = new Map<string, number[]>(cases.map((c) => [c.name, []]));

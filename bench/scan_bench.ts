@@ -54,6 +54,7 @@ const PROSE_UNIT =
   "Customers asked for better documentation, so the writers will publish a new guide in March. " +
   "Each task on the board has an owner, and the rules for code review have not changed.\n" +
   "Contact: support@example.com. The model we ship is tested by an agent team every week.\n";
+/** `PROSE_UNIT` repeated to exactly ten million characters. */
 export const prose10mb: string = PROSE_UNIT.repeat(Math.ceil(10_000_000 / PROSE_UNIT.length)).slice(
   0,
   10_000_000,

@@ -8,6 +8,7 @@
 import { closeSync, openSync, writeSync } from "node:fs";
 import process from "node:process";
 import { parseArgs } from "node:util";
+import { FINDING_CODES } from "../stats.ts";
 
 /** Options for {@linkcode syntheticLines}. */
 export interface SyntheticOptions {
@@ -23,15 +24,6 @@ export interface SyntheticOptions {
 
 const TOOLS = ["rg", "grep", "jq", "curl", "git", "fd", "sqlite3", "search_web", "read_file", "python3"];
 const FAILURES = ["spawn", "timeout", "exit", "protocol", "refused"] as const;
-const CODES = [
-  "unknown_tool",
-  "malformed_arguments",
-  "missing_required_argument",
-  "unexpected_argument",
-  "argument_type_mismatch",
-  "argument_constraint",
-  "argument_injection",
-];
 
 /** A small fast deterministic PRNG (mulberry32). */
 function rng(seed: number): () => number {
@@ -68,7 +60,7 @@ export function* syntheticLines(count: number, options: SyntheticOptions = {}): 
     const tool = TOOLS[t];
     if (random() < 0.2) {
       const blocked = random() < 0.15 + t * 0.02;
-      const findings = blocked ? [CODES[Math.floor(random() * random() * CODES.length)]] : [];
+      const findings = blocked ? [FINDING_CODES[Math.floor(random() * random() * FINDING_CODES.length)]] : [];
       yield JSON.stringify({
         ts,
         event: "verdict",

@@ -609,3 +609,62 @@ test("uniqueItems findings agree between generated code and the interpreter", ()
     assert.deepEqual(gen, compileSchema(schema, { codegen: false })(value));
   }
 });
+
+test("an own property holding undefined is judged the same by generated code and the interpreter", () => {
+  const schema = {
+    type: "object",
+    properties: { a: { type: "string" }, b: { type: "integer" } },
+    required: ["a"],
+    additionalProperties: false,
+  };
+  for (const value of [{ a: undefined }, { a: "x", b: undefined }, { a: "x", c: undefined }]) {
+    const gen = compileSchema(schema)(value);
+    assert.equal(gen.length, 1, JSON.stringify(Object.keys(value)));
+    assert.deepEqual(gen, compileSchema(schema, { codegen: false })(value));
+  }
+});
+
+test("many references to shared definitions compile quickly (no exponential walk)", () => {
+  // d0 -> d1 twice -> d2 twice ... : 2^40 paths, each definition visited once
+  const $defs: Record<string, unknown> = {};
+  for (let i = 0; i < 40; i++) {
+    $defs[`d${i}`] = {
+      type: "object",
+      additionalProperties: false,
+      properties: { a: { $ref: `#/$defs/d${i + 1}` }, b: { $ref: `#/$defs/d${i + 1}` } },
+    };
+  }
+  $defs.d40 = { type: "string" };
+  const schema = {
+    type: "object",
+    $defs,
+    additionalProperties: false,
+    properties: { x: { $ref: "#/$defs/d0" } },
+  };
+  const started = Date.now();
+  const v = createValidator([{ type: "function", function: { name: "t", parameters: schema } }], {
+    scan: false,
+  });
+  assert.ok(Date.now() - started < 20_000);
+  const call = { id: "1", type: "function", function: { name: "t", arguments: '{"x":{"a":{"b":"no"}}}' } };
+  assert.deepEqual(codes(v.validate([call]).calls[0]), ["argument_type_mismatch /x/a/b"]);
+});
+
+test("generated code is really used where the runtime allows it (a silent fallback would cost speed)", async () => {
+  const { compile } = await import("../_schema.ts");
+  const booking = {
+    type: "object",
+    $defs: { person: { type: "object", properties: { email: { type: "string", format: "email" } } } },
+    properties: {
+      guests: { type: "array", items: { $ref: "#/$defs/person" }, uniqueItems: true },
+      room: { anyOf: [{ enum: ["single"] }, { type: "integer", minimum: 100 }] },
+      lang: { type: "string", pattern: "^[a-z]{2}$" },
+    },
+    additionalProperties: false,
+  };
+  for (const schema of [PARAMS, booking]) {
+    // the generator's entry point is named "root"; the interpreter's closures are not
+    assert.equal(compile(schema).name, "root");
+    assert.notEqual(compile(schema, { codegen: false }).name, "root");
+  }
+});
