@@ -224,6 +224,7 @@ function readMistral(text: string, at: number, out: ExtractedToolCall[], find: F
   if (eos >= 0 && eos < bodyEnd) bodyEnd = eos;
   const pos = skipSpace(text, from);
   const limit = trimEnd(text, from, bodyEnd);
+  if (pos >= limit) return at; // nothing but space before the next marker or the end
   if (text[pos] === "[" || text[pos] === "{") {
     const valueEnd = scanValueEnd(text, pos, limit);
     const block = { start: at, end: valueEnd };

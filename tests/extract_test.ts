@@ -210,6 +210,13 @@ describe("robustness", () => {
     );
   });
 
+  test("a marker followed only by space and another marker gives no call (found by the property above)", () => {
+    const text = "[TOOL_CALLS] [TOOL_CALLS]";
+    const calls = extractToolCalls(text);
+    assertSpans(text, calls);
+    assert.deepEqual(calls, []);
+  });
+
   test("non-string input gives no calls", () => {
     assert.deepEqual(extractToolCalls(undefined as unknown as string), []);
     assert.deepEqual(extractToolCalls(42 as unknown as string), []);
