@@ -15,6 +15,7 @@ import {
   UsageError,
   writeOut,
 } from "./_cli_io.ts";
+import process from "node:process";
 import { describe, isFailure } from "./describe.ts";
 import { runTool } from "./guard.ts";
 import { type JsonlLog, jsonlLog } from "./log.ts";
@@ -100,11 +101,13 @@ export function main(args: string[]): Promise<number> {
     }
     const exitCodes: Record<number, "empty"> = {};
     const emptyExit = values["empty-exit"];
+    // POSIX exit statuses have 8 bits; Windows keeps all 32 (e.g. 9009 for "command not found").
+    const maxExit = process.platform === "win32" ? 0xffffffff : 255;
     for (const raw of Array.isArray(emptyExit) ? emptyExit : []) {
       const n = typeof raw === "string" && /^\d+$/.test(raw) ? Number(raw) : NaN;
-      if (!Number.isSafeInteger(n) || n < 1 || n > 255) {
+      if (!Number.isSafeInteger(n) || n < 1 || n > maxExit) {
         throw new UsageError(
-          `--empty-exit must be an exit code from 1 to 255, got ${JSON.stringify(raw)}`,
+          `--empty-exit must be an exit code from 1 to ${maxExit}, got ${JSON.stringify(raw)}`,
           "e.g. --empty-exit 1 for grep and rg, where exit 1 means no match",
         );
       }
