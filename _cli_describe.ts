@@ -9,6 +9,7 @@ import {
   EXIT_FAIL,
   EXIT_OK,
   integerOption,
+  onePositional,
   parseCommandLine,
   printJson,
   readJson,
@@ -79,12 +80,11 @@ export function main(args: string[]): Promise<number> {
       writeOut(DESCRIBE_HELP);
       return EXIT_OK;
     }
-    if (positionals.length !== 1) {
-      throw new UsageError(
-        positionals.length === 0 ? "missing the result file" : `expected one file, got ${positionals.length}`,
-        "run `toolguard describe result.json`, or `toolguard run --json -- CMD | toolguard describe -`",
-      );
-    }
+    const file = onePositional(
+      positionals,
+      "result file",
+      "run `toolguard describe result.json`, or `toolguard run --json -- CMD | toolguard describe -`",
+    );
     const budget = integerOption(values, "budget", 1);
     const provider = stringOption(values, "message");
     if (provider !== undefined && !PROVIDERS.includes(provider)) {
@@ -93,7 +93,7 @@ export function main(args: string[]): Promise<number> {
         "use --message openai|anthropic|ollama",
       );
     }
-    const value = await readJson(positionals[0]);
+    const value = await readJson(file);
     const verdict = isVerdictLike(value);
     let sentence: string;
     let failure: boolean;
@@ -103,7 +103,7 @@ export function main(args: string[]): Promise<number> {
     } else {
       if (typeof value !== "object" || value === null || !("ok" in value)) {
         throw new UsageError(
-          `${positionals[0]} is not a ToolResult (no "ok" field) or a verdict`,
+          `${file} is not a ToolResult (no "ok" field) or a verdict`,
           "pass what `toolguard run --json` or `toolguard validate --json` prints",
         );
       }

@@ -372,6 +372,20 @@ export function parseCommandLine(
   }
 }
 
+/**
+ * The one positional argument a subcommand takes (a file, or `-` for stdin). None or several is a
+ * {@linkcode UsageError} naming `what` is missing, with `hint` saying how to call it.
+ */
+export function onePositional(positionals: readonly string[], what: string, hint: string): string {
+  if (positionals.length !== 1) {
+    throw new UsageError(
+      positionals.length === 0 ? `missing the ${what}` : `expected one ${what}, got ${positionals.length}`,
+      hint,
+    );
+  }
+  return positionals[0];
+}
+
 /** A string option's value, or undefined. */
 export function stringOption(values: OptionValues, name: string): string | undefined {
   const v = values[name];

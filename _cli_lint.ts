@@ -7,11 +7,11 @@
 import {
   EXIT_FAIL,
   EXIT_OK,
+  onePositional,
   paint,
   parseCommandLine,
   printJson,
   runMain,
-  UsageError,
   writeOut,
 } from "./_cli_io.ts";
 import { readTools } from "./_cli_tools_file.ts";
@@ -51,15 +51,11 @@ export function main(args: string[]): Promise<number> {
       writeOut(LINT_HELP);
       return EXIT_OK;
     }
-    if (positionals.length !== 1) {
-      throw new UsageError(
-        positionals.length === 0
-          ? "missing the tools file"
-          : `expected one tools file, got ${positionals.length}`,
-        "run `toolguard lint tools.json` (or `-` for stdin)",
-      );
-    }
-    const file = positionals[0];
+    const file = onePositional(
+      positionals,
+      "tools file",
+      "run `toolguard lint tools.json` (or `-` for stdin)",
+    );
     const tools = await readTools(file);
     const issues = lintTools(tools);
     const errors = issues.filter((i) => i.severity === "error").length;

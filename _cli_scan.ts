@@ -8,6 +8,7 @@ import {
   EXIT_FAIL,
   EXIT_OK,
   lineColumn,
+  onePositional,
   paint,
   parseCommandLine,
   printJson,
@@ -53,14 +54,11 @@ export function main(args: string[]): Promise<number> {
       writeOut(SCAN_HELP);
       return EXIT_OK;
     }
-    if (positionals.length !== 1) {
-      throw new UsageError(
-        positionals.length === 0
-          ? "missing the file to scan"
-          : `expected one file, got ${positionals.length}`,
-        "run `toolguard scan FILE`, or `toolguard scan -` to read stdin",
-      );
-    }
+    const file = onePositional(
+      positionals,
+      "file to scan",
+      "run `toolguard scan FILE`, or `toolguard scan -` to read stdin",
+    );
     const context = stringOption(values, "context") ?? "tool_output";
     if (!CONTEXTS.includes(context)) {
       throw new UsageError(
@@ -68,7 +66,6 @@ export function main(args: string[]): Promise<number> {
         `use one of ${CONTEXTS.join(", ")}`,
       );
     }
-    const file = positionals[0];
     const text = await readText(file);
     const result = scan(text, { context: context as ScanContext });
     if (values.json === true) {

@@ -10,6 +10,7 @@ import { writeFileSync } from "node:fs";
 import process from "node:process";
 import {
   EXIT_OK,
+  onePositional,
   paint,
   parseCommandLine,
   printJson,
@@ -68,15 +69,7 @@ export function main(args: string[]): Promise<number> {
       writeOut(HELP);
       return EXIT_OK;
     }
-    if (positionals.length !== 1) {
-      throw new UsageError(
-        positionals.length === 0
-          ? "missing the log file"
-          : `expected one log file, got ${positionals.length}`,
-        "run `toolguard stats LOG.jsonl` (or `-` for stdin)",
-      );
-    }
-    const path = positionals[0];
+    const path = onePositional(positionals, "log file", "run `toolguard stats LOG.jsonl` (or `-` for stdin)");
     const by = (stringOption(values, "by") ?? "tool") as GroupBy;
     if (!["tool", "kind", "day", "model"].includes(by)) {
       throw new UsageError(`--by must be tool, kind, day or model, got ${JSON.stringify(by)}`);

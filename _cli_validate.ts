@@ -7,6 +7,7 @@
 import {
   EXIT_FAIL,
   EXIT_OK,
+  onePositional,
   paint,
   parseCommandLine,
   parseJsonText,
@@ -204,14 +205,11 @@ export function main(args: string[]): Promise<number> {
       writeOut(VALIDATE_HELP);
       return EXIT_OK;
     }
-    if (positionals.length !== 1) {
-      throw new UsageError(
-        positionals.length === 0
-          ? "missing the calls file"
-          : `expected one calls file, got ${positionals.length}`,
-        "run `toolguard validate calls.json --tools tools.json` (or `-` for stdin)",
-      );
-    }
+    const file = onePositional(
+      positionals,
+      "calls file",
+      "run `toolguard validate calls.json --tools tools.json` (or `-` for stdin)",
+    );
     const toolsPath = stringOption(values, "tools");
     const shapeSpec = stringOption(values, "shape");
     if (toolsPath !== undefined && shapeSpec !== undefined) {
@@ -220,11 +218,10 @@ export function main(args: string[]): Promise<number> {
         "declare the tools with one of them",
       );
     }
-    if (toolsPath === "-" && positionals[0] === "-") {
+    if (toolsPath === "-" && file === "-") {
       throw new UsageError("only one of CALLS and --tools can read stdin");
     }
 
-    const file = positionals[0];
     let calls: unknown[];
     if (values.text === true) {
       calls = extractToolCalls(await readText(file)).map((c) => ({
