@@ -1000,14 +1000,15 @@ export function reportAlternatives(
   out: Finding[],
   _kind: string,
 ): void {
-  const per = alts.map((a) => {
+  // plain loops: this runs on every failed anyOf/oneOf, so it allocates only the per-alternative lists
+  const per: Finding[][] = [];
+  let typeOnly = true;
+  for (let i = 0; i < alts.length; i++) {
     const f: Finding[] = [];
-    a(v, p, f);
-    return f;
-  });
-  const typeOnly = per.every((f) =>
-    f.length > 0 && f[0].code === "argument_type_mismatch" && f[0].path === p
-  );
+    alts[i](v, p, f);
+    per.push(f);
+    if (!(f.length > 0 && f[0].code === "argument_type_mismatch" && f[0].path === p)) typeOnly = false;
+  }
   if (typeOnly) {
     const expected = [...new Set(per.map((f) => f[0].expected ?? ""))].join(" or ");
     push(

@@ -443,7 +443,8 @@ export function generate(root: unknown, tree: Tree): Check | null {
           const at = `${ptr}/properties/${escapePointer(key)}`;
           const f = fn(props[key], at, child(key));
           L.push(`case ${lit(key)}:`);
-          if (f !== "T") L.push(CHILD(props[key], at, f, "v[key]", subPath(key)));
+          // a constant key: a named property load rather than a keyed one
+          if (f !== "T") L.push(CHILD(props[key], at, f, `v[${lit(key)}]`, subPath(key)));
           L.push("break;");
         }
         L.push("default:");

@@ -181,10 +181,11 @@ function plainEmail(s: string): boolean {
 
 function isEmail(s: string): boolean {
   if (plainEmail(s)) return true;
-  // at most 64 characters in all keeps every label and the local part within their limits
-  if (s.length <= 64 && EMAIL_FAST.test(s)) return true;
+  // no "@" with text on both sides: no regex can accept it (the commonest wrong value)
   const at = s.lastIndexOf("@");
   if (at <= 0 || at === s.length - 1) return false;
+  // at most 64 characters in all keeps every label and the local part within their limits
+  if (s.length <= 64 && EMAIL_FAST.test(s)) return true;
   const local = s.slice(0, at), domain = s.slice(at + 1);
   if (local.length > 64 || !(LOCAL_ATOM.test(local) || LOCAL_QUOTED.test(local))) return false;
   if (domain.startsWith("[") && domain.endsWith("]")) {
