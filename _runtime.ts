@@ -181,12 +181,6 @@ function spawnEnv(spec: SpawnSpec): Record<string, string> | undefined {
   return !spec.clearEnv && spec.env === undefined ? undefined : effectiveEnv(spec);
 }
 
-/** Case-insensitive lookup, as Windows environment names are. */
-function envValue(env: Record<string, string>, name: string): string | undefined {
-  const key = Object.keys(env).find((k) => k.toUpperCase() === name);
-  return key === undefined ? undefined : env[key];
-}
-
 function isFileSync(path: string): boolean {
   try {
     if (denoApi) return denoApi.statSync(path).isFile;
@@ -356,14 +350,8 @@ export async function spawnChild(spec: SpawnSpec): Promise<SpawnAttempt> {
   let args: readonly string[] = spec.args;
   let rawArguments = false;
   if (isWindows) {
-    const env = effectiveEnv(spec);
-    const plan = planWindowsLaunch(
-      spec.command,
-      spec.args,
-      { PATH: envValue(env, "PATH"), PATHEXT: envValue(env, "PATHEXT"), ComSpec: envValue(env, "COMSPEC") },
-      isFileSync,
-      spec.cwd,
-    );
+    // planWindowsLaunch reads PATH, PATHEXT and ComSpec itself, matching names case-insensitively.
+    const plan = planWindowsLaunch(spec.command, spec.args, effectiveEnv(spec), isFileSync, spec.cwd);
     if (!plan.ok) return { ok: false, reason: plan.reason };
     command = plan.command;
     args = plan.args;
@@ -429,21 +417,11 @@ function spawnDeno(
       // Already gone.
     }
   };
-  if (viaSetsid && !reaped) setsidKillers.set(child.pid, killTree);
-  if (!viaSetsid) {
-    return {
-      pid: child.pid,
-      stdout: webSource(child.stdout),
-      stderr: webSource(child.stderr),
-      exited,
-      killTree: makeKiller(child.pid),
-    };
-  }
+  const base = { pid: child.pid, stdout: webSource(child.stdout), stderr: webSource(child.stderr), exited };
+  if (!viaSetsid) return { ...base, killTree: makeKiller(child.pid) };
+  setsidKillers.set(child.pid, killTree); // `exited` has not run yet: its callbacks are asynchronous
   return {
-    pid: child.pid,
-    stdout: webSource(child.stdout),
-    stderr: webSource(child.stderr),
-    exited,
+    ...base,
     killTree,
     startFailure: (exit, wroteStdout, stderr) => {
       if (wroteStdout || (exit.code !== 126 && exit.code !== 127)) return null;

@@ -218,7 +218,7 @@ function resolve(
   isFile: (path: string) => boolean,
   cwd: string | undefined,
 ): string | null {
-  const candidates = extension(basename(command)) !== "" ? [command] : [];
+  const candidates = extension(command) !== "" ? [command] : [];
   for (const ext of exts) candidates.push(command + ext);
   const dirs = hasSeparator(command)
     ? [cwd !== undefined && !isAbsolute(command) ? cwd : ""]
@@ -267,7 +267,7 @@ function hasSeparator(name: string): boolean {
 }
 
 function isAbsolute(name: string): boolean {
-  return /^[A-Za-z]:[\\/]/.test(name) || /^[\\/]/.test(name) || /^[A-Za-z]:/.test(name);
+  return /^([A-Za-z]:|[\\/])/.test(name); // a root, or a drive ("C:x" too: it cannot be joined to cwd)
 }
 
 function basename(path: string): string {

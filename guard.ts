@@ -231,6 +231,23 @@ function refusalDetail(error: unknown): string {
   return "REFUSED: the tool answered ok: false without an error message";
 }
 
+/** One JSON document on stdout (`json`, `envelope`): empty or unparseable stdout is `protocol`. */
+function parseDocument(
+  trimmed: string,
+  expected: string,
+): { ok: true; value: unknown } | { ok: false; kind: "protocol"; detail: string } {
+  if (trimmed === "") {
+    return { ok: false, kind: "protocol", detail: `stdout is empty (expected ${expected})` };
+  }
+  const parsed = parseJson(trimmed);
+  if (parsed.ok) return parsed;
+  return {
+    ok: false,
+    kind: "protocol",
+    detail: `stdout is not valid JSON (${parsed.error}); it starts ${excerpt(trimmed)}`,
+  };
+}
+
 function parseStdout(text: string, protocol: Protocol): Parsed {
   if (typeof protocol === "function") {
     try {
@@ -278,30 +295,14 @@ function parseStdout(text: string, protocol: Protocol): Parsed {
       return { ok: true, items };
     }
     case "json": {
-      if (trimmed === "") return { ok: false, kind: "protocol", detail: "stdout is empty (expected JSON)" };
-      const parsed = parseJson(trimmed);
-      if (!parsed.ok) {
-        return {
-          ok: false,
-          kind: "protocol",
-          detail: `stdout is not valid JSON (${parsed.error}); it starts ${excerpt(trimmed)}`,
-        };
-      }
+      const parsed = parseDocument(trimmed, "JSON");
+      if (!parsed.ok) return parsed;
       return { ok: true, items: Array.isArray(parsed.value) ? parsed.value : [parsed.value] };
     }
     default: {
       // "envelope"
-      if (trimmed === "") {
-        return { ok: false, kind: "protocol", detail: "stdout is empty (expected a JSON envelope)" };
-      }
-      const parsed = parseJson(trimmed);
-      if (!parsed.ok) {
-        return {
-          ok: false,
-          kind: "protocol",
-          detail: `stdout is not valid JSON (${parsed.error}); it starts ${excerpt(trimmed)}`,
-        };
-      }
+      const parsed = parseDocument(trimmed, "a JSON envelope");
+      if (!parsed.ok) return parsed;
       const value = parsed.value;
       if (typeof value !== "object" || value === null || Array.isArray(value)) {
         return {
@@ -392,10 +393,7 @@ export function classify(outcome: ProcessOutcome, options: ClassifyOptions = {})
   let text: string;
   try {
     if (truncate) {
-      const bytes = typeof outcome.stdout === "string"
-        ? new TextEncoder().encode(outcome.stdout)
-        : outcome.stdout;
-      text = decode(bytes.subarray(0, cap), encoding, true); // cut at a character boundary
+      text = decode(toBytes(outcome.stdout).subarray(0, cap), encoding, true); // cut at a character boundary
       if (protocol === "lines") text = text.slice(0, text.lastIndexOf("\n") + 1); // and at a line boundary
     } else {
       text = decode(outcome.stdout, encoding);
@@ -528,20 +526,19 @@ async function execute(command: string, args: readonly ToolArg[], options: RunOp
     ? "command must be a non-empty string"
     : checkOptions(options);
   const elapsed = () => performance.now() - started;
-  if (problem) return classify({ spawnError: problem, exitCode: null, signal: null, stdout: "" }, options);
+  const notRun = (spawnError: string, durationMs?: number) =>
+    classify({ spawnError, exitCode: null, signal: null, stdout: "", durationMs }, options);
+  if (problem) return notRun(problem);
   const prepared = prepareArgs(args);
-  if (!prepared.ok) {
-    return classify({ spawnError: prepared.reason, exitCode: null, signal: null, stdout: "" }, options);
-  }
+  if (!prepared.ok) return notRun(prepared.reason);
   if (options.signal?.aborted) {
+    const reason = abortReasonText(options.signal);
     return classify({
       exitCode: null,
       signal: null,
       stdout: "",
       killedBy: "abort",
-      abortReason: `before the tool started${
-        abortReasonText(options.signal) ? `: ${abortReasonText(options.signal)}` : ""
-      }`,
+      abortReason: `before the tool started${reason ? `: ${reason}` : ""}`,
       durationMs: elapsed(),
     }, options);
   }
@@ -555,13 +552,7 @@ async function execute(command: string, args: readonly ToolArg[], options: RunOp
   });
   const where = options.cwd ? ` (cwd ${JSON.stringify(options.cwd)})` : "";
   if (!attempt.ok) {
-    return classify({
-      spawnError: `could not start ${JSON.stringify(command)}${where}: ${attempt.reason}`,
-      exitCode: null,
-      signal: null,
-      stdout: "",
-      durationMs: elapsed(),
-    }, options);
+    return notRun(`could not start ${JSON.stringify(command)}${where}: ${attempt.reason}`, elapsed());
   }
   const child = attempt.child;
   trackLive(child.pid);
@@ -697,13 +688,7 @@ async function execute(command: string, args: readonly ToolArg[], options: RunOp
   // Started through a launcher (setsid) that could not exec the tool: that is a failure to start, not an exit.
   const notStarted = final && killedBy === null ? child.startFailure?.(final, total > 0, stderr) : null;
   if (notStarted) {
-    return classify({
-      spawnError: `could not start ${JSON.stringify(command)}${where}: ${notStarted}`,
-      exitCode: null,
-      signal: null,
-      stdout: "",
-      durationMs: elapsed(),
-    }, options);
+    return notRun(`could not start ${JSON.stringify(command)}${where}: ${notStarted}`, elapsed());
   }
   return classify({
     exitCode: final?.code ?? null,

@@ -446,8 +446,7 @@ function lineSplitter(
     carryBytes += bytes.length;
   };
   const finishCarried = (rest: Uint8Array) => {
-    if (overlong) stats.addLine(overlongLine);
-    else if (carryBytes + rest.length > maxLineBytes) stats.addLine(overlongLine);
+    if (overlong || carryBytes + rest.length > maxLineBytes) stats.addLine(overlongLine);
     else stats.addLine(decoder.decode(concat([...carry, rest], carryBytes + rest.length)));
     carry = [];
     carryBytes = 0;
