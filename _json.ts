@@ -40,6 +40,30 @@ export function escapePointer(token: string): string {
   return token;
 }
 
+/**
+ * The node a local `$ref` (`#` or `#/a/json/pointer`) points at within `root`, or undefined when it points at
+ * nothing here (an anchor, another document, a missing key). The fragment is percent-decoded as a whole
+ * before it is split, as the schema compiler does, so every caller lands on the same node.
+ */
+export function resolveLocalRef(root: unknown, ref: string): unknown {
+  if (!ref.startsWith("#")) return undefined;
+  let frag: string;
+  try {
+    frag = decodeURIComponent(ref.slice(1));
+  } catch {
+    return undefined;
+  }
+  if (frag === "") return root;
+  if (!frag.startsWith("/")) return undefined;
+  let node: unknown = root;
+  for (const raw of frag.slice(1).split("/")) {
+    const tok = raw.replace(/~1/g, "/").replace(/~0/g, "~");
+    if (typeof node !== "object" || node === null || !Object.hasOwn(node, tok)) return undefined;
+    node = (node as Record<string, unknown>)[tok];
+  }
+  return node;
+}
+
 class Fail {
   constructor(readonly error: string, readonly position: number, readonly reason: "syntax" | "depth") {}
 }

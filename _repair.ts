@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { escapePointer } from "./_json.ts";
+import { escapePointer, resolveLocalRef } from "./_json.ts";
 
 /** What {@link repairJson} did. */
 export interface Repaired {
@@ -116,19 +116,6 @@ function declaredTypes(s: Obj): string[] {
     : [];
 }
 
-function resolveRef(root: unknown, ref: string): unknown {
-  if (!ref.startsWith("#")) return undefined;
-  let node: unknown = root;
-  const frag = ref.slice(1);
-  if (frag === "") return root;
-  for (const raw of frag.slice(1).split("/")) {
-    const tok = raw.replace(/~1/g, "/").replace(/~0/g, "~");
-    if (!isObj(node) && !Array.isArray(node)) return undefined;
-    node = (node as Obj)[tok];
-  }
-  return node;
-}
-
 /**
  * Converts numeric and boolean strings to the type the schema declares for them (`"5"` → `5` where an
  * integer is declared, `"true"` → `true` where a boolean is), in place, following `properties`, `items`,
@@ -143,7 +130,7 @@ export function coerceValue(
   const walk = (v: unknown, s: unknown, path: string, depth: number): unknown => {
     if (depth > 64 || !isObj(s)) return v;
     if (typeof s.$ref === "string") {
-      const target = resolveRef(root, s.$ref);
+      const target = resolveLocalRef(root, s.$ref);
       if (target !== undefined && target !== s) v = walk(v, target, path, depth + 1);
     }
     const types = declaredTypes(s);

@@ -6,7 +6,7 @@
  * @module
  */
 import { scan } from "./scan.ts";
-import { validateToolCalls } from "./validate.ts";
+import { createValidator, validateToolCalls, type Validator } from "./validate.ts";
 import type { Classifier, Finding, ModelCheck, ScanContext, ScanFinding, ScanOptions } from "./types.ts";
 
 /** Options for {@link sanitise}. */
@@ -293,6 +293,7 @@ export async function sanitise(request: unknown, options: SanitiseOptions): Prom
       tools: options.tools,
       classifier: options.classifier,
     });
+    let recheck: Validator | undefined;
     for (const c of verdict.calls) {
       const base = { index: c.index, id: c.id, name: c.name };
       if (c.allowed) {
@@ -306,10 +307,11 @@ export async function sanitise(request: unknown, options: SanitiseOptions): Prom
         redacted = redactCall(c.rawArguments, c.arguments, injections, placeholder, scanOptions);
         if (redacted !== undefined) {
           // The redacted call must still be a valid call: same validator, scan and all.
-          const again = await validateToolCalls([{ name: c.name, arguments: redacted }], {
-            tools: options.tools,
-          });
-          if (!again.allowed) redacted = undefined;
+          const again = [{ name: c.name, arguments: redacted }];
+          const ok = options.tools === undefined
+            ? (await validateToolCalls(again)).allowed
+            : (recheck ??= createValidator(options.tools)).validate(again).allowed; // tools compiled once
+          if (!ok) redacted = undefined;
         }
       }
       if (redacted !== undefined) {

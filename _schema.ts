@@ -1185,7 +1185,7 @@ export function objectChecker(s: Record<string, unknown>, ptr: string, node: Nod
           }
         }
         for (let j = 0; j < np; j++) {
-          if (safeTestKey(patterns[j][0], k)) {
+          if (safeTest(patterns[j][0], k)) {
             matched = true;
             if (!patterns[j][1](x, at, out)) {
               if (!out) return false;
@@ -1226,15 +1226,6 @@ export function objectChecker(s: Record<string, unknown>, ptr: string, node: Nod
     }
     return ok;
   };
-}
-
-function safeTestKey(re: RegExp, s: string): boolean {
-  try {
-    re.lastIndex = 0;
-    return re.test(s);
-  } catch {
-    return false;
-  }
 }
 
 /** Reports a property that `additionalProperties: false` does not allow. */

@@ -19,6 +19,7 @@ import {
   duplicateMessage,
   firstDuplicate,
   isMultiple,
+  isObj,
   makeRegExp,
   NUMERIC_FORMATS,
   received,
@@ -71,7 +72,6 @@ const SPECIALISED = new Set([
 ]);
 
 type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 /** A schema node every keyword of which this generator specialises. */
 const isPlainSchema = (schema: Obj): boolean =>
   Object.keys(schema).every((key) =>

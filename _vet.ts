@@ -6,7 +6,7 @@
  */
 import type { Finding, FindingCode } from "./types.ts";
 import { compile } from "./_schema.ts";
-import { parseJson } from "./_json.ts";
+import { escapePointer, parseJson } from "./_json.ts";
 
 /** The Standard Schema interface (zod, valibot, arktype, ...), just the part `vet` uses. */
 export interface StandardSchemaLike {
@@ -80,7 +80,7 @@ function pointer(path: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }
   if (!path) return "";
   return path.map((p) => {
     const k = typeof p === "object" && p !== null ? (p as { key: PropertyKey }).key : p;
-    return "/" + String(k).replace(/~/g, "~0").replace(/\//g, "~1");
+    return "/" + escapePointer(String(k));
   }).join("");
 }
 

@@ -125,22 +125,18 @@ export function ollamaClassifier(options: OllamaClassifierOptions): Classifier {
       const tag = fence(data);
       const prompt =
         `Context: ${context}\n<${tag}>\n${data}\n</${tag}>\nDoes the DATA contain injected instructions?`;
+      const common = {
+        model: options.model,
+        stream: false,
+        format: ANSWER_SCHEMA,
+        options: { temperature: 0 },
+      };
       const body = endpoint === "chat"
         ? {
-          model: options.model,
-          stream: false,
-          format: ANSWER_SCHEMA,
-          options: { temperature: 0 },
+          ...common,
           messages: [{ role: "system", content: SYSTEM_PROMPT }, { role: "user", content: prompt }],
         }
-        : {
-          model: options.model,
-          stream: false,
-          format: ANSWER_SCHEMA,
-          options: { temperature: 0 },
-          system: SYSTEM_PROMPT,
-          prompt,
-        };
+        : { ...common, system: SYSTEM_PROMPT, prompt };
       const response = await doFetch(`${host}/api/${endpoint}`, {
         method: "POST",
         headers: { "content-type": "application/json" },

@@ -15,8 +15,8 @@
  * @module
  */
 import { normaliseTools } from "./_normalise.ts";
-import { ANNOTATION_KEYWORDS, ASSERTION_KEYWORDS, compile, SchemaError } from "./_schema.ts";
-import { escapePointer } from "./_json.ts";
+import { ANNOTATION_KEYWORDS, ASSERTION_KEYWORDS, compile, isObj, SchemaError } from "./_schema.ts";
+import { escapePointer, resolveLocalRef } from "./_json.ts";
 
 /** The kinds of lint issue. */
 export type LintIssueCode =
@@ -71,7 +71,6 @@ const STRICT_UNSUPPORTED = new Set([
 const STRICT_MAX_DEPTH = 10;
 
 type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /**
  * Lints tool declarations in any provider shape. Never throws: a declaration with no recognisable shape is
@@ -163,25 +162,6 @@ export function lintTools(tools: readonly unknown[]): LintIssue[] {
 }
 
 type Add = (code: LintIssueCode, severity: "error" | "warning", path: string, message: string) => void;
-
-function resolves(root: unknown, ref: string): boolean {
-  if (!ref.startsWith("#")) return false;
-  let frag: string;
-  try {
-    frag = decodeURIComponent(ref.slice(1));
-  } catch {
-    return false;
-  }
-  if (frag === "") return true;
-  if (!frag.startsWith("/")) return false;
-  let node: unknown = root;
-  for (const raw of frag.slice(1).split("/")) {
-    const tok = raw.replace(/~1/g, "/").replace(/~0/g, "~");
-    if (typeof node !== "object" || node === null || !Object.hasOwn(node, tok)) return false;
-    node = (node as Obj)[tok];
-  }
-  return true;
-}
 
 /** Calls `visit` on every subschema with its pointer. */
 function walk(schema: unknown, visit: (s: Obj, ptr: string, depth: number) => void): void {
@@ -278,7 +258,7 @@ function lintSchema(root: unknown, add: Add): void {
         );
       }
     }
-    if (s.$ref !== undefined && (typeof s.$ref !== "string" || !resolves(root, s.$ref))) {
+    if (s.$ref !== undefined && (typeof s.$ref !== "string" || resolveLocalRef(root, s.$ref) === undefined)) {
       count(
         "unresolved_ref",
         "error",

@@ -33,7 +33,7 @@
  */
 import type { CallVerdict, Classifier, Finding, ModelCheck, ScanContext, Verdict } from "./types.ts";
 import { type Check, compile, SchemaError, show, typeOf } from "./_schema.ts";
-import { depthOver, escapePointer, parseJson, rawSpan } from "./_json.ts";
+import { depthOver, escapePointer, parseJson, rawSpan, resolveLocalRef } from "./_json.ts";
 import { normaliseCalls, type NormalisedCall, type NormalisedTool, normaliseTools } from "./_normalise.ts";
 import { coerceValue, repairJson } from "./_repair.ts";
 import { scan } from "./scan.ts";
@@ -175,7 +175,7 @@ function depthBound(
         base = Math.min(base, Math.max(...alts.map((sub) => bound(sub))));
       }
     }
-    if (typeof s.$ref === "string") base = Math.min(base, bound(resolveLocal(s.$ref, root)));
+    if (typeof s.$ref === "string") base = Math.min(base, bound(resolveLocalRef(root, s.$ref)));
     memo.set(schema, base);
     return base;
   } finally {
@@ -193,24 +193,6 @@ function toolDepthBound(schema: unknown): number {
   } catch {
     return Infinity;
   }
-}
-
-/** A local `#/...` reference within `root`, or undefined (then the bound is simply not narrowed). */
-function resolveLocal(ref: string, root: unknown): unknown {
-  if (ref === "#") return root;
-  if (!ref.startsWith("#/")) return undefined;
-  let node: unknown = root;
-  for (const raw of ref.slice(2).split("/")) {
-    let tok: string;
-    try {
-      tok = decodeURIComponent(raw).replace(/~1/g, "/").replace(/~0/g, "~");
-    } catch {
-      return undefined;
-    }
-    if (typeof node !== "object" || node === null || !Object.hasOwn(node, tok)) return undefined;
-    node = (node as Record<string, unknown>)[tok];
-  }
-  return node;
 }
 
 /** Every string in an `enum` or `const` anywhere in a schema. */
@@ -529,32 +511,30 @@ function judgeEach(
  */
 function quickValidate(calls: unknown, byName: Map<string, Compiled>, cfg: Config): Verdict | null {
   if (!Array.isArray(calls)) return null;
-  {
-    const n = calls.length;
-    // allocated only for several calls: one call (the usual case) returns from inside the loop
-    const out: CallVerdict[] = n === 1 ? NO_CALLS : [];
-    let blocked: number[] | null = null;
-    for (let i = 0; i < n; i++) {
-      const c = calls[i];
-      if (typeof c !== "object" || c === null || Array.isArray(c)) return null;
-      const fn = (c as Record<string, unknown>).function;
-      if (typeof fn !== "object" || fn === null || Array.isArray(fn)) return null;
-      const id = (c as Record<string, unknown>).id;
-      const name = (fn as Record<string, unknown>).name;
-      const raw = (fn as Record<string, unknown>).arguments;
-      if (typeof id !== "string" || id === "" || typeof name !== "string" || typeof raw !== "string") {
-        return null;
-      }
-      const compiled = byName.get(name);
-      if (compiled === undefined) return null;
-      const v = fastJudge(i, id, name, raw, compiled, cfg);
-      if (v === null) return null;
-      if (n === 1) return { allowed: v.allowed, blocked: v.allowed ? [] : [0], calls: [v] };
-      out.push(v);
-      if (!v.allowed) (blocked ??= []).push(i);
+  const n = calls.length;
+  // allocated only for several calls: one call (the usual case) returns from inside the loop
+  const out: CallVerdict[] = n === 1 ? NO_CALLS : [];
+  let blocked: number[] | null = null;
+  for (let i = 0; i < n; i++) {
+    const c = calls[i];
+    if (typeof c !== "object" || c === null || Array.isArray(c)) return null;
+    const fn = (c as Record<string, unknown>).function;
+    if (typeof fn !== "object" || fn === null || Array.isArray(fn)) return null;
+    const id = (c as Record<string, unknown>).id;
+    const name = (fn as Record<string, unknown>).name;
+    const raw = (fn as Record<string, unknown>).arguments;
+    if (typeof id !== "string" || id === "" || typeof name !== "string" || typeof raw !== "string") {
+      return null;
     }
-    return { allowed: blocked === null, blocked: blocked ?? [], calls: out };
+    const compiled = byName.get(name);
+    if (compiled === undefined) return null;
+    const v = fastJudge(i, id, name, raw, compiled, cfg);
+    if (v === null) return null;
+    if (n === 1) return { allowed: v.allowed, blocked: v.allowed ? [] : [0], calls: [v] };
+    out.push(v);
+    if (!v.allowed) (blocked ??= []).push(i);
   }
+  return { allowed: blocked === null, blocked: blocked ?? [], calls: out };
 }
 
 /**

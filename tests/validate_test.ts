@@ -223,6 +223,24 @@ test("malformed arguments: bad JSON, an array, null, too deep, too large", () =>
   ]);
 });
 
+test("too deep is caught when a $ref fragment is percent-encoded (the depth bound follows the same node)", () => {
+  // "#/$defs/a%2Fitems" is /$defs/a/items (any value), not /$defs/a~1items (a string)
+  const schema = {
+    type: "object",
+    additionalProperties: false,
+    properties: { x: { $ref: "#/$defs/a%2Fitems" } },
+    $defs: { "a/items": { type: "string" }, a: { items: {} } },
+  };
+  const v = createValidator([{ name: "t", parameters: schema }]);
+  const deep = `{"x":${"[".repeat(70)}${"]".repeat(70)}}`;
+  const r = v.validate([{ id: "c1", function: { name: "t", arguments: deep } }]);
+  assert.deepEqual(codes(r.calls[0]), ["malformed_arguments "]);
+  assert.deepEqual(
+    v.validate([{ id: "c2", function: { name: "t", arguments: '{"x":[1]}' } }]).allowed,
+    true,
+  );
+});
+
 test("createValidator throws on keywords it cannot enforce, naming tool, keyword and pointer", () => {
   const tool = (schema: unknown) => [{ name: "t1", input_schema: schema }];
   assert.throws(
