@@ -11,6 +11,7 @@ import {
   integerOption,
   onePositional,
   parseCommandLine,
+  printedHelp,
   printJson,
   readJson,
   runMain,
@@ -76,10 +77,7 @@ export function main(args: string[]): Promise<number> {
         pretty: { type: "boolean" },
       },
     });
-    if (values.help === true) {
-      writeOut(DESCRIBE_HELP);
-      return EXIT_OK;
-    }
+    if (printedHelp(values, DESCRIBE_HELP)) return EXIT_OK;
     const file = onePositional(
       positionals,
       "result file",

@@ -190,6 +190,11 @@ async function readStdin(): Promise<string> {
   return new TextDecoder().decode(bytes); // drops a BOM; bad bytes become U+FFFD
 }
 
+/** How an input path is named in messages: `-` is `<stdin>`. */
+export function inputName(path: string): string {
+  return path === "-" ? "<stdin>" : path;
+}
+
 /**
  * Reads a whole file as UTF-8 text, or stdin when `path` is `-`. A BOM is dropped. An unreadable file is
  * a {@linkcode UsageError} naming the file and the reason.
@@ -298,7 +303,7 @@ function toValue(node: JsonNode): unknown {
  * @returns The parsed value.
  */
 export function parseJsonText(text: string, file: string): unknown {
-  const name = file === "-" ? "<stdin>" : file;
+  const name = inputName(file);
   const source = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   if (source.trim() === "") throw new UsageError(`${name}: the input is empty; expected JSON`);
   const errors: ParseError[] = [];
@@ -370,6 +375,16 @@ export function parseCommandLine(
       `toolguard ${spec.command} accepts ${known}; run \`toolguard ${spec.command} --help\``,
     );
   }
+}
+
+/**
+ * Prints a subcommand's help on stdout when `--help`/`-h` was given, and says whether it did:
+ * `if (printedHelp(values, LINT_HELP)) return EXIT_OK;`.
+ */
+export function printedHelp(values: OptionValues, help: string): boolean {
+  if (values.help !== true) return false;
+  writeOut(help);
+  return true;
 }
 
 /**

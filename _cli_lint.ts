@@ -7,9 +7,11 @@
 import {
   EXIT_FAIL,
   EXIT_OK,
+  inputName,
   onePositional,
   paint,
   parseCommandLine,
+  printedHelp,
   printJson,
   runMain,
   writeOut,
@@ -47,10 +49,7 @@ export function main(args: string[]): Promise<number> {
       command: "lint",
       options: { strict: { type: "boolean" }, json: { type: "boolean" }, pretty: { type: "boolean" } },
     });
-    if (values.help === true) {
-      writeOut(LINT_HELP);
-      return EXIT_OK;
-    }
+    if (printedHelp(values, LINT_HELP)) return EXIT_OK;
     const file = onePositional(
       positionals,
       "tools file",
@@ -63,7 +62,7 @@ export function main(args: string[]): Promise<number> {
     if (values.json === true) {
       printJson(issues, values.pretty === true);
     } else {
-      const name = file === "-" ? "<stdin>" : file;
+      const name = inputName(file);
       let out = "";
       for (const i of issues) {
         const where = `tool #${i.index}${i.tool ? ` ${i.tool}` : ""}${i.path ? ` at ${i.path}` : ""}`;

@@ -11,11 +11,11 @@ import {
   EXIT_OK,
   type OptionValues,
   parseCommandLine,
+  printedHelp,
   runMain,
   stringOption,
   UsageError,
   writeErr,
-  writeOut,
 } from "./_cli_io.ts";
 import { type McpEvent, runMcpRelay } from "./mcp.ts";
 
@@ -76,10 +76,7 @@ export function main(args: string[]): Promise<number> {
       throw error;
     }
     const { values, positionals } = parsed;
-    if (values.help === true) {
-      writeOut(MCP_HELP);
-      return EXIT_OK;
-    }
+    if (printedHelp(values, MCP_HELP)) return EXIT_OK;
     const server = split === -1 ? positionals : [...positionals, ...args.slice(split + 1)];
     if (server.length === 0) {
       throw new UsageError(

@@ -9,6 +9,7 @@ import {
   EXIT_OK,
   integerOption,
   parseCommandLine,
+  printedHelp,
   printJson,
   runMain,
   stringOption,
@@ -75,10 +76,7 @@ export function main(args: string[]): Promise<number> {
         pretty: { type: "boolean" },
       },
     });
-    if (values.help === true) {
-      writeOut(RUN_HELP);
-      return EXIT_OK;
-    }
+    if (printedHelp(values, RUN_HELP)) return EXIT_OK;
     // The command must come after `--`, so its own flags can never be mistaken for ours.
     if (positionals.length > 0 || split === -1) {
       throw new UsageError(

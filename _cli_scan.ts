@@ -7,10 +7,12 @@
 import {
   EXIT_FAIL,
   EXIT_OK,
+  inputName,
   lineColumn,
   onePositional,
   paint,
   parseCommandLine,
+  printedHelp,
   printJson,
   readText,
   runMain,
@@ -50,10 +52,7 @@ export function main(args: string[]): Promise<number> {
       command: "scan",
       options: { context: { type: "string" }, json: { type: "boolean" }, pretty: { type: "boolean" } },
     });
-    if (values.help === true) {
-      writeOut(SCAN_HELP);
-      return EXIT_OK;
-    }
+    if (printedHelp(values, SCAN_HELP)) return EXIT_OK;
     const file = onePositional(
       positionals,
       "file to scan",
@@ -71,7 +70,7 @@ export function main(args: string[]): Promise<number> {
     if (values.json === true) {
       printJson(result, values.pretty === true);
     } else {
-      const name = file === "-" ? "<stdin>" : file;
+      const name = inputName(file);
       let out = "";
       for (const f of result.findings) {
         const { line, column } = lineColumn(text, f.start);

@@ -21,6 +21,12 @@ function baseName(path: string): string {
   return (path.split(/[\\/]/).pop() ?? "").replace(/\.exe$/i, "").toLowerCase();
 }
 
+/** The running executable: the compiled program, or the runtime running the script. */
+function execPath(): string {
+  const deno = (globalThis as { Deno?: DenoSelf }).Deno;
+  return deno ? deno.execPath() : process.execPath;
+}
+
 /**
  * True when this program is a single executable (`deno compile`, `bun build --compile`) rather than a
  * script run by `deno` or `bun`.
@@ -28,9 +34,7 @@ function baseName(path: string): string {
 export function isCompiled(): boolean {
   // Bun's compiled programs load their modules from an embedded file system.
   if (/\/\$bunfs\/|~BUN/.test(import.meta.url)) return true;
-  const deno = (globalThis as { Deno?: DenoSelf }).Deno;
-  const exec = deno ? deno.execPath() : process.execPath;
-  return !["deno", "bun", "node"].includes(baseName(exec));
+  return !["deno", "bun", "node"].includes(baseName(execPath()));
 }
 
 /**
@@ -38,12 +42,11 @@ export function isCompiled(): boolean {
  * otherwise the runtime, the script `cli.ts` next to this module, then `__fake-tool`.
  */
 export function selfLauncher(): FakeToolLauncher {
-  const deno = (globalThis as { Deno?: DenoSelf }).Deno;
-  const exec = deno ? deno.execPath() : process.execPath;
+  const exec = execPath();
   if (isCompiled()) return { command: exec, argsPrefix: [FAKE_TOOL_COMMAND] };
   const cliUrl = new URL("./cli.ts", import.meta.url);
   const script = cliUrl.protocol === "file:" ? fileURLToPath(cliUrl) : cliUrl.href;
-  if (deno) {
+  if ((globalThis as { Deno?: unknown }).Deno) {
     const config = new URL("./deno.json", import.meta.url);
     const withConfig = config.protocol === "file:" && existsSync(fileURLToPath(config))
       ? ["--config", fileURLToPath(config)]

@@ -11,6 +11,7 @@ import {
   integerOption,
   paint,
   parseCommandLine,
+  printedHelp,
   printJson,
   runMain,
   UsageError,
@@ -51,10 +52,7 @@ export function main(args: string[]): Promise<number> {
       command: "selftest",
       options: { "hang-timeout": { type: "string" }, json: { type: "boolean" }, pretty: { type: "boolean" } },
     });
-    if (values.help === true) {
-      writeOut(SELFTEST_HELP);
-      return EXIT_OK;
-    }
+    if (printedHelp(values, SELFTEST_HELP)) return EXIT_OK;
     if (positionals.length > 0) {
       throw new UsageError(
         `unexpected argument ${JSON.stringify(positionals[0])}`,

@@ -10,9 +10,11 @@ import { writeFileSync } from "node:fs";
 import process from "node:process";
 import {
   EXIT_OK,
+  inputName,
   onePositional,
   paint,
   parseCommandLine,
+  printedHelp,
   printJson,
   runMain,
   stringOption,
@@ -65,10 +67,7 @@ export function main(args: string[]): Promise<number> {
         pretty: { type: "boolean" },
       },
     });
-    if (values.help) {
-      writeOut(HELP);
-      return EXIT_OK;
-    }
+    if (printedHelp(values, HELP)) return EXIT_OK;
     const path = onePositional(positionals, "log file", "run `toolguard stats LOG.jsonl` (or `-` for stdin)");
     const by = (stringOption(values, "by") ?? "tool") as GroupBy;
     if (!["tool", "kind", "day", "model"].includes(by)) {
@@ -98,14 +97,14 @@ export function main(args: string[]): Promise<number> {
     const html = stringOption(values, "html");
     if (html !== undefined) {
       try {
-        writeFileSync(html, renderHtmlReport(report, { source: path === "-" ? "<stdin>" : path }));
+        writeFileSync(html, renderHtmlReport(report, { source: inputName(path) }));
       } catch (e) {
         throw new UsageError(`cannot write ${html}: ${(e as Error).message}`);
       }
     }
     if (values.json) printJson(report, values.pretty === true);
     else {
-      writeOut(formatReport(report, path === "-" ? "<stdin>" : path, isTerminal()));
+      writeOut(formatReport(report, inputName(path), isTerminal()));
       if (html !== undefined) writeOut(`\nHTML report written to ${html}\n`);
     }
     if (report.malformed.count > 0) {

@@ -11,6 +11,7 @@ import {
   paint,
   parseCommandLine,
   parseJsonText,
+  printedHelp,
   printJson,
   readJson,
   readText,
@@ -201,10 +202,7 @@ export function main(args: string[]): Promise<number> {
         pretty: { type: "boolean" },
       },
     });
-    if (values.help === true) {
-      writeOut(VALIDATE_HELP);
-      return EXIT_OK;
-    }
+    if (printedHelp(values, VALIDATE_HELP)) return EXIT_OK;
     const file = onePositional(
       positionals,
       "calls file",
@@ -238,8 +236,9 @@ export function main(args: string[]): Promise<number> {
       tools = await readTools(toolsPath);
     } else if (shapeSpec !== undefined) {
       const trimmed = shapeSpec.trim();
-      const shape = trimmed.startsWith("{") ? parseJsonText(trimmed, "--shape") : await readJson(shapeSpec);
-      const schema = shapeToSchema(shape, trimmed.startsWith("{") ? "--shape" : shapeSpec);
+      const inline = trimmed.startsWith("{");
+      const shape = inline ? parseJsonText(trimmed, "--shape") : await readJson(shapeSpec);
+      const schema = shapeToSchema(shape, inline ? "--shape" : shapeSpec);
       tools = callNames(calls).map((name) => ({ name, input_schema: schema }));
     }
 

@@ -135,10 +135,13 @@ export function ndjsonParser(): FrameParser<NdjsonLine> {
   let buffer = "";
   return {
     push(text: string): NdjsonLine[] {
+      // The kept buffer holds no line end, so only the new text needs searching: a long line arriving in
+      // many reads is not rescanned from its start on every read.
+      const from = buffer.length;
       buffer += text;
       const out: NdjsonLine[] = [];
       let start = 0;
-      for (let nl = buffer.indexOf("\n"); nl >= 0; nl = buffer.indexOf("\n", start)) {
+      for (let nl = buffer.indexOf("\n", from); nl >= 0; nl = buffer.indexOf("\n", start)) {
         const raw = buffer.slice(start, nl + 1);
         out.push({ text: raw.replace(/\r?\n$/, ""), raw });
         start = nl + 1;

@@ -88,6 +88,11 @@ function distance(a: string, b: string): number {
   return row[b.length];
 }
 
+/** The subcommand of that name; own keys only, so `help constructor` is not a command. */
+function commandEntry(name: string | undefined): { main: Main; summary: string } | undefined {
+  return name !== undefined && Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+}
+
 /**
  * Runs the program with its arguments (without the executable and script) and returns the exit status.
  *
@@ -101,7 +106,8 @@ export async function main(args: readonly string[]): Promise<number> {
     return EXIT_OK;
   }
   if (command === "--help" || command === "-h" || command === "help") {
-    if (rest[0] !== undefined && COMMANDS[rest[0]]) return await COMMANDS[rest[0]].main(["--help"]);
+    const topic = commandEntry(rest[0]);
+    if (topic !== undefined) return await topic.main(["--help"]);
     writeOut(help());
     return EXIT_OK;
   }
@@ -114,7 +120,7 @@ export async function main(args: readonly string[]): Promise<number> {
     writeErr(`${paint("red", "error", "stderr")}: toolguard: missing a command\n`);
     return EXIT_USAGE;
   }
-  const entry = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
+  const entry = commandEntry(command);
   if (entry === undefined) {
     const names = Object.keys(COMMANDS);
     const nearest = names.reduce((a, b) => distance(command, a) <= distance(command, b) ? a : b);

@@ -168,70 +168,55 @@ function declaredTools(request: unknown, dialect: CompletionDialect): unknown[] 
   return out;
 }
 
-interface Located {
-  call: unknown;
-  /** The choice (OpenAI Chat) the call sits in; 0 elsewhere. */
-  choice: number;
-}
-
-function nativeCalls(body: Record<string, unknown>, dialect: CompletionDialect): Located[] {
-  const out: Located[] = [];
+/** The provider-native tool calls in a response body, in order. */
+function nativeCalls(body: Record<string, unknown>, dialect: CompletionDialect): unknown[] {
+  const out: unknown[] = [];
   if (dialect === "openai_chat") {
-    (body.choices as unknown[]).forEach((c, i) => {
-      if (!isRecord(c) || !isRecord(c.message)) return;
-      const choice = typeof c.index === "number" ? c.index : i;
-      if (Array.isArray(c.message.tool_calls)) {
-        for (const call of c.message.tool_calls) out.push({ call, choice });
-      }
-      if (isRecord(c.message.function_call)) {
-        out.push({ call: { function: c.message.function_call }, choice });
-      }
-    });
+    for (const c of body.choices as unknown[]) {
+      if (!isRecord(c) || !isRecord(c.message)) continue;
+      if (Array.isArray(c.message.tool_calls)) { for (const call of c.message.tool_calls) out.push(call); }
+      if (isRecord(c.message.function_call)) out.push({ function: c.message.function_call });
+    }
   } else if (dialect === "openai_responses") {
     for (const item of body.output as unknown[]) {
-      if (isRecord(item) && item.type === "function_call") out.push({ call: item, choice: 0 });
+      if (isRecord(item) && item.type === "function_call") out.push(item);
     }
   } else if (dialect === "anthropic") {
     for (const block of body.content as unknown[]) {
-      if (isRecord(block) && block.type === "tool_use") out.push({ call: block, choice: 0 });
+      if (isRecord(block) && block.type === "tool_use") out.push(block);
     }
   } else if (isRecord(body.message) && Array.isArray(body.message.tool_calls)) {
-    for (const call of body.message.tool_calls) out.push({ call, choice: 0 });
+    for (const call of body.message.tool_calls) out.push(call);
   }
   return out;
 }
 
-/** A piece of assistant text in a body, with a setter to rewrite it. */
-interface TextSlot {
-  text: string;
-  choice: number;
-}
-
-function textSlots(body: Record<string, unknown>, dialect: CompletionDialect): TextSlot[] {
-  const out: TextSlot[] = [];
+/** The pieces of assistant text in a response body, in order. */
+function textSlots(body: Record<string, unknown>, dialect: CompletionDialect): string[] {
+  const out: string[] = [];
   if (dialect === "openai_chat") {
-    (body.choices as unknown[]).forEach((c, i) => {
+    for (const c of body.choices as unknown[]) {
       if (isRecord(c) && isRecord(c.message) && typeof c.message.content === "string") {
-        out.push({ text: c.message.content, choice: typeof c.index === "number" ? c.index : i });
+        out.push(c.message.content);
       }
-    });
+    }
   } else if (dialect === "openai_responses") {
     for (const item of body.output as unknown[]) {
       if (!isRecord(item) || item.type !== "message" || !Array.isArray(item.content)) continue;
       for (const part of item.content) {
         if (isRecord(part) && part.type === "output_text" && typeof part.text === "string") {
-          out.push({ text: part.text, choice: 0 });
+          out.push(part.text);
         }
       }
     }
   } else if (dialect === "anthropic") {
     for (const block of body.content as unknown[]) {
       if (isRecord(block) && block.type === "text" && typeof block.text === "string") {
-        out.push({ text: block.text, choice: 0 });
+        out.push(block.text);
       }
     }
   } else if (isRecord(body.message) && typeof body.message.content === "string") {
-    out.push({ text: body.message.content, choice: 0 });
+    out.push(body.message.content);
   }
   return out;
 }
@@ -244,18 +229,12 @@ const validatorCache = new Map<string, Validator>();
 
 /** Compiles (once per distinct tool list and options) the validator for a set of declarations. */
 function compiled(tools: readonly unknown[], options: ValidateOptions): Validator {
-  const key = JSON.stringify([
-    tools,
-    options.repair,
-    options.coerce,
-    options.scan,
-    options.maxDepth,
-    options.maxLength,
-    options.assertFormats,
-  ]);
+  // Keyed on exactly the options the validator receives, so a new option cannot be left out of the key.
+  const opts = validateOptions(options);
+  const key = JSON.stringify([tools, opts]);
   let v = validatorCache.get(key);
   if (!v) {
-    v = createValidator(tools, validateOptions(options));
+    v = createValidator(tools, opts);
     if (validatorCache.size >= 32) validatorCache.delete(validatorCache.keys().next().value as string);
     validatorCache.set(key, v);
   }
@@ -366,14 +345,14 @@ async function gateWith(
   dialect: CompletionDialect,
   options: GateOptions,
 ): Promise<GateResult> {
-  let native: Located[] = [];
+  let native: unknown[] = [];
   try {
     native = nativeCalls(body, dialect);
   } catch {
     native = [];
   }
   if (native.length > 0) {
-    const verdict = await judge.judge(native.map((n) => n.call));
+    const verdict = await judge.judge(native);
     if (verdict.allowed) return { verdict, response: body, changed: false, dialect, source: "native" };
     const reason = judge.reason(verdict);
     return {
@@ -388,9 +367,8 @@ async function gateWith(
   if (options.extract === false) {
     return { verdict: ALLOWED_NONE, response: body, changed: false, dialect, source: "none" };
   }
-  const slots = textSlots(body, dialect);
   const extracted: ExtractedToolCall[] = [];
-  for (const slot of slots) extracted.push(...extractToolCalls(slot.text));
+  for (const text of textSlots(body, dialect)) extracted.push(...extractToolCalls(text));
   if (extracted.length === 0) {
     return { verdict: ALLOWED_NONE, response: body, changed: false, dialect, source: "none" };
   }

@@ -202,6 +202,11 @@ test("--help lists every subcommand, and each subcommand has its own --help", T,
   const viaHelp = await cli(["help", "lint"]);
   assert.equal(viaHelp.status, 0);
   assert.match(viaHelp.stdout, /Usage: toolguard lint/);
+  // Inherited object keys are not commands: top-level help, never a crash.
+  const inherited = await cli(["help", "constructor"]);
+  assert.equal(inherited.status, 0, inherited.stderr);
+  assert.match(inherited.stdout, /Usage: toolguard COMMAND/);
+  assert.equal((await cli(["toString"])).status, 2);
   // stats and mcp belong to other modules; their help proves the dispatcher reaches them.
   for (const sub of ["run", "validate", "lint", "scan", "describe", "selftest", "stats", "mcp"]) {
     const h = await cli([sub, "--help"]);
