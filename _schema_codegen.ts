@@ -94,6 +94,10 @@ const TYPE_EXPR: Record<string, string> = {
 };
 
 // built on first use: this module and _schema.ts import each other
+/** The generated test that `v` has one of `types` (JSON Schema type names). */
+const typeCondition = (types: readonly string[]): string =>
+  types.map((t) => `(${TYPE_EXPR[t]})`).join(" || ");
+
 const helpers = () => ({
   T: TRUE,
   has: Object.hasOwn,
@@ -138,6 +142,13 @@ export function generate(root: unknown, tree: Tree): Check | null {
     consts.push(x);
     return `c${consts.length - 1}`;
   };
+  // The generated tests shared by the yes/no pass and the reporting pass.
+  const enumCondition = (vals: unknown[]): string => {
+    if (!vals.every(isPrim)) return `${k(vals)}.some((x) => eq(x, v))`;
+    if (vals.length > 8) return `${k(new Set(vals))}.has(v)`;
+    return vals.length ? vals.map((x) => `v === ${lit(x)}`).join(" || ") : "false";
+  };
+  const constCondition = (c: unknown): string => isPrim(c) ? `v === ${lit(c)}` : `eq(${k(c)}, v)`;
   const names = new Map<unknown, string>();
   const bodies: string[] = [];
   let count = 0;
@@ -208,21 +219,16 @@ export function generate(root: unknown, tree: Tree): Check | null {
     if (s.type !== undefined) {
       const types = (Array.isArray(s.type) ? s.type : [s.type]) as string[];
       L.push(
-        `if (!(${types.map((t) => `(${TYPE_EXPR[t]})`).join(" || ")})) { if (out !== null) TF(out, v, p, ${
-          lit(types.join(" or "))
-        }${sp === null ? "" : `, ${lit(typeHead(sp, types.join(" or ")))}`}); return false; }`,
+        `if (!(${typeCondition(types)})) { if (out !== null) TF(out, v, p, ${lit(types.join(" or "))}${
+          sp === null ? "" : `, ${lit(typeHead(sp, types.join(" or ")))}`
+        }); return false; }`,
       );
       if (types.length === 1) known = types[0] === "integer" ? "number" : types[0];
     }
     L.push("let ok = true;");
     if (Array.isArray(s.enum)) {
       const vals = s.enum;
-      let cond: string;
-      if (vals.every(isPrim)) {
-        cond = vals.length <= 8
-          ? (vals.length ? vals.map((x) => `v === ${lit(x)}`).join(" || ") : "false")
-          : `${k(new Set(vals))}.has(v)`;
-      } else cond = `${k(vals)}.some((x) => eq(x, v))`;
+      const cond = enumCondition(vals);
       const expected = vals.map((x) => show(x, 40)).join(", ");
       L.push(
         `if (!(${cond})) ${
@@ -236,7 +242,7 @@ export function generate(root: unknown, tree: Tree): Check | null {
       );
     }
     if (Object.hasOwn(s, "const")) {
-      const cond = isPrim(s.const) ? `v === ${lit(s.const)}` : `eq(${k(s.const)}, v)`;
+      const cond = constCondition(s.const);
       const c = show(s.const);
       L.push(
         `if (!(${cond})) ${FAILX(CONSTRAINT, MSG(` must be exactly ${c}.`), lit(c), "R(v)")}`,
@@ -541,21 +547,16 @@ export function generate(root: unknown, tree: Tree): Check | null {
     let known = "";
     if (s.type !== undefined) {
       const types = (Array.isArray(s.type) ? s.type : [s.type]) as string[];
-      L.push(`if (!(${types.map((t) => `(${TYPE_EXPR[t]})`).join(" || ")})) return false;`);
+      L.push(`if (!(${typeCondition(types)})) return false;`);
       if (types.length === 1) known = types[0] === "integer" ? "number" : types[0];
     }
     if (Array.isArray(s.enum)) {
       const vals = s.enum;
-      let cond: string;
-      if (vals.every(isPrim)) {
-        cond = vals.length <= 8
-          ? (vals.length ? vals.map((x) => `v === ${lit(x)}`).join(" || ") : "false")
-          : `${k(new Set(vals))}.has(v)`;
-      } else cond = `${k(vals)}.some((x) => eq(x, v))`;
+      const cond = enumCondition(vals);
       L.push(`if (!(${cond})) return false;`);
     }
     if (Object.hasOwn(s, "const")) {
-      L.push(`if (!(${isPrim(s.const) ? `v === ${lit(s.const)}` : `eq(${k(s.const)}, v)`})) return false;`);
+      L.push(`if (!(${constCondition(s.const)})) return false;`);
     }
     const conds: string[] = [];
     if (s.minimum !== undefined) conds.push(`v >= ${lit(s.minimum)}`);
