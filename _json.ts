@@ -333,3 +333,12 @@ export function rawSpan(
   if (end < 0) end = r;
   return { start, end };
 }
+
+/** Parses JSON without throwing. */
+export function parseJsonSafe(text: string): { ok: true; value: unknown } | { ok: false; error: string } {
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch (e) {
+    return { ok: false, error: e instanceof Error ? e.message : String(e) };
+  }
+}

@@ -156,12 +156,3 @@ export function ndjsonParser(): FrameParser<NdjsonLine> {
     },
   };
 }
-
-/** Parses JSON without throwing. */
-export function parseJsonSafe(text: string): { ok: true; value: unknown } | { ok: false; error: string } {
-  try {
-    return { ok: true, value: JSON.parse(text) };
-  } catch (e) {
-    return { ok: false, error: e instanceof Error ? e.message : String(e) };
-  }
-}

@@ -5,7 +5,8 @@
  * @module
  */
 
-import { formatSse, ndjsonParser, parseJsonSafe, sseParser } from "./_sse.ts";
+import { parseJsonSafe } from "./_json.ts";
+import { formatSse, ndjsonParser, sseParser } from "./_sse.ts";
 import type { Verdict } from "./types.ts";
 import { normaliseCalls } from "./validate.ts";
 import { type ExtractedToolCall, extractToolCalls } from "./extract.ts";

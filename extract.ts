@@ -29,6 +29,7 @@
  *
  * @module
  */
+import { parseJsonSafe } from "./_json.ts";
 
 /** Which text convention a call was written in. */
 export type ExtractFormat =
@@ -266,7 +267,7 @@ function readFence(text: string, at: number, out: ExtractedToolCall[], find: Fin
   const start = skipSpace(text, lineEnd + 1);
   const end = trimEnd(text, start, close);
   if (text[start] !== "{" && text[start] !== "[") return block.end;
-  const value = tryParse(text.slice(start, end));
+  const value = parseJsonSafe(text.slice(start, end));
   // A fenced block is only a call when it is shaped like one; other JSON in a fence is just JSON.
   if (!value.ok || !looksLikeCalls(value.value)) return block.end;
   readJsonCalls(text, start, end, "fenced_json", block, out);
@@ -277,7 +278,7 @@ function readBare(text: string, out: ExtractedToolCall[]): void {
   const start = skipSpace(text, 0);
   if (text[start] !== "{" && text[start] !== "[") return;
   const end = trimEnd(text, start, text.length);
-  const value = tryParse(text.slice(start, end));
+  const value = parseJsonSafe(text.slice(start, end));
   if (!value.ok || !looksLikeCalls(value.value)) return;
   readJsonCalls(text, start, end, "bare_json", { start, end }, out);
 }
@@ -296,7 +297,7 @@ function readJsonCalls(
   out: ExtractedToolCall[],
 ): number {
   const raw = text.slice(start, end);
-  const parsed = tryParse(raw);
+  const parsed = parseJsonSafe(raw);
   if (parsed.ok && Array.isArray(parsed.value)) {
     // Locate each element so every call gets its own span.
     let pos = skipSpace(text, start + 1);
@@ -318,7 +319,7 @@ function readJsonCalls(
   if (text[start] === "{") {
     const first = scanValueEnd(text, start, end);
     if (first < end) {
-      const firstValue = tryParse(text.slice(start, first));
+      const firstValue = parseJsonSafe(text.slice(start, first));
       if (firstValue.ok) {
         out.push(callFromValue(firstValue.value, text, start, first, format, block));
         let pos = skipSpace(text, first);
@@ -377,7 +378,7 @@ function callFromValue(
   if (!found) return call; // a call with no arguments: {} (the schema decides whether that is fine)
   if (typeof args === "string") {
     // Arguments given as JSON text (OpenAI style): parse it, keep the text when it is not an object.
-    const inner = tryParse(args);
+    const inner = parseJsonSafe(args);
     if (inner.ok && isObject(inner.value)) call.arguments = inner.value;
     else {
       call.arguments = args;
@@ -401,7 +402,7 @@ function objectCall(
   block: { start: number; end: number },
 ): ExtractedToolCall {
   const raw = text.slice(start, end);
-  const parsed = tryParse(raw);
+  const parsed = parseJsonSafe(raw);
   const call: ExtractedToolCall = { name, arguments: raw, format, start, end, block, raw };
   if (parsed.ok && isObject(parsed.value)) call.arguments = parsed.value;
   else call.error = "the arguments are not a JSON object";
@@ -598,17 +599,9 @@ function defineOwn(obj: Record<string, unknown>, key: string, value: unknown): v
   Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
-function tryParse(text: string): { ok: true; value: unknown } | { ok: false; error: string } {
-  try {
-    return { ok: true, value: JSON.parse(text) };
-  } catch (e) {
-    return { ok: false, error: e instanceof Error ? e.message : String(e) };
-  }
-}
-
 function parseLoose(text: string): unknown {
   const trimmed = text.trim();
-  const parsed = tryParse(trimmed);
+  const parsed = parseJsonSafe(trimmed);
   return parsed.ok ? parsed.value : text;
 }
 
