@@ -132,6 +132,16 @@ export function show(value: unknown, max = 60): string {
   return s;
 }
 
+/** Internal: shared with the code generator. {@link show} for a value already known to be a string. */
+export function showString(s: string): string {
+  return s.length <= 58 && plain(s) ? '"' + s + '"' : show(s);
+}
+
+/** Internal: shared with the code generator. {@link received} for a value already known to be a string. */
+export function receivedString(s: string): string {
+  return s.length <= 58 && plain(s) ? 'string "' + s + '"' : "string " + show(s);
+}
+
 /** The JSON type name of a value. */
 export function typeOf(value: unknown): string {
   if (value === null) return "null";
@@ -999,18 +1009,30 @@ export function reportAlternatives(
   p: string,
   out: Finding[],
   _kind: string,
+  typeMisses?: readonly (string | null)[],
 ): void {
-  // plain loops: this runs on every failed anyOf/oneOf, so it allocates only the per-alternative lists
-  const per: Finding[][] = [];
-  let typeOnly = true;
+  // plain loops: this runs on every failed anyOf/oneOf, so it allocates only the per-alternative lists.
+  // `typeMisses[i]`, when given and not null, says alternative i fails on its type alone (its findings would
+  // be exactly one type mismatch expecting that type): it is then not run, and no finding is built for it.
+  let expectedTypes: string[] | null = [];
+  let best: Finding[] | null = null;
   for (let i = 0; i < alts.length; i++) {
+    const miss = typeMisses === undefined ? null : typeMisses[i];
+    if (miss !== null) {
+      expectedTypes?.push(miss);
+      continue;
+    }
     const f: Finding[] = [];
     alts[i](v, p, f);
-    per.push(f);
-    if (!(f.length > 0 && f[0].code === "argument_type_mismatch" && f[0].path === p)) typeOnly = false;
+    if (f.length > 0 && f[0].code === "argument_type_mismatch" && f[0].path === p) {
+      expectedTypes?.push(f[0].expected ?? "");
+      continue;
+    }
+    expectedTypes = null; // one alternative got past its type: report that one's problems
+    if (!best || f.length < best.length) best = f;
   }
-  if (typeOnly) {
-    const expected = [...new Set(per.map((f) => f[0].expected ?? ""))].join(" or ");
+  if (expectedTypes !== null) {
+    const expected = [...new Set(expectedTypes)].join(" or ");
     push(
       out,
       "argument_type_mismatch",
@@ -1020,11 +1042,6 @@ export function reportAlternatives(
       received(v),
     );
     return;
-  }
-  let best: Finding[] | null = null;
-  for (const f of per) {
-    if (f.length > 0 && f[0].code === "argument_type_mismatch" && f[0].path === p) continue;
-    if (!best || f.length < best.length) best = f;
   }
   if (!best || best.length === 0) {
     push(

@@ -23,10 +23,12 @@ import {
   makeRegExp,
   NUMERIC_FORMATS,
   received,
+  receivedString,
   reportAlternatives,
   reportExtra,
   safeTest,
   show,
+  showString,
   type Tree,
   TRUE,
   typeFail,
@@ -115,6 +117,9 @@ const helpers = () => ({
   W: where,
   R: received,
   S: show,
+  // the same words for values whose type the generated code has just tested: no type dispatch
+  SS: showString,
+  RS: receivedString,
   TF: typeFail,
   dup: firstDuplicate,
   RA: reportAlternatives,
@@ -203,8 +208,8 @@ export function generate(root: unknown, tree: Tree): Check | null {
     d === undefined
       ? `{ if (out === null) return false; ok = false; ${sv(a + c)}${PUSH(code, a, b, c)} }`
       : `{ if (out === null) return false; ok = false; ${PUSH(code, b, c, d, a)} }`;
-  // the shown value, computed once when a finding quotes it twice
-  const sv = (used: string) => /\bsv\b/.test(used) ? "const sv = S(v); " : "";
+  // the shown value, computed once when a finding quotes it twice; only string checks (pattern, format) quote it
+  const sv = (used: string) => /\bsv\b/.test(used) ? "const sv = SS(v); " : "";
 
   const body = (name: string, s: Obj, ptr: string, sp: string | null): string => {
     const L: string[] = [`function ${name}(v, p, out) {`];
@@ -236,7 +241,7 @@ export function generate(root: unknown, tree: Tree): Check | null {
             CONSTRAINT,
             MSG(` must be one of: ${expected}.`),
             lit(`one of ${expected}`),
-            known === "string" ? '"string " + S(v)' : "R(v)",
+            known === "string" ? "RS(v)" : "R(v)",
           )
         }`,
       );
@@ -296,7 +301,7 @@ export function generate(root: unknown, tree: Tree): Check | null {
       L.push(
         `if (${guard}!(${
           conds.join(" && ")
-        })) { if (out === null) return false; ok = false; const sv = S(v); ${R.join(" ")} }`,
+        })) { if (out === null) return false; ok = false; const sv = "" + v; ${R.join(" ")} }`,
       );
     }
     const strL: string[] = [];
@@ -466,7 +471,7 @@ export function generate(root: unknown, tree: Tree): Check | null {
                   lit(`" is not a parameter this tool accepts; remove it. Accepted: ${allowed}.`)
                 }`,
                 lit(`one of ${allowed}`),
-                "S(key)",
+                "SS(key)",
                 "at",
               )
             } }`,
@@ -488,11 +493,22 @@ export function generate(root: unknown, tree: Tree): Check | null {
     }
     if (Array.isArray(s.anyOf)) {
       const fs = s.anyOf.map((sub, j) => fn(sub, `${ptr}/anyOf/${j}`));
+      // an alternative whose generated code starts with its type test reports exactly one type mismatch when
+      // that test fails: tested here, so no finding is built for it only to be merged or dropped
+      const misses = s.anyOf.map((sub) => {
+        if (!isObj(sub) || !isPlainSchema(sub) || sub.nullable === true || sub.type === undefined) {
+          return "null";
+        }
+        const types = (Array.isArray(sub.type) ? sub.type : [sub.type]) as string[];
+        return `(${typeCondition(types)}) ? null : ${lit(types.join(" or "))}`;
+      });
       L.push(
         // reported as the interpreter does (reportAlternatives), over these generated alternatives
         `if (!(${
           fs.map((f) => `${f}(v, p, null)`).join(" || ")
-        })) { if (out === null) return false; ok = false; RA([${fs.join(", ")}], v, p, out, "any"); }`,
+        })) { if (out === null) return false; ok = false; RA([${fs.join(", ")}], v, p, out, "any", ${
+          misses.every((m) => m === "null") ? "undefined" : `[${misses.join(", ")}]`
+        }); }`,
       );
     }
     if (Array.isArray(s.oneOf)) {

@@ -628,6 +628,37 @@ test("uniqueItems findings agree between generated code and the interpreter", ()
   }
 });
 
+test("anyOf alternatives that fail on type alone are reported alike by generated code and the interpreter", () => {
+  // the generated code skips running an alternative whose type test fails; the findings must not change
+  const schema = {
+    type: "object",
+    properties: {
+      room: {
+        anyOf: [
+          { type: "string", enum: ["single", "double"] },
+          { type: ["integer", "null"], minimum: 100 },
+          { type: "boolean", nullable: true },
+          { $ref: "#/$defs/code" },
+        ],
+      },
+    },
+    $defs: { code: { type: "string", pattern: "^R[0-9]+$" } },
+  };
+  const cases: [unknown, string[]][] = [
+    ["suite", ["argument_constraint /room"]], // string alternatives tie: the first one's finding
+    [5, ["argument_constraint /room"]], // integer alternative past its type
+    [1.5, ["argument_type_mismatch /room"]], // every alternative fails on type: one merged finding
+    [{}, ["argument_type_mismatch /room"]],
+  ];
+  for (const [room, expected] of cases) {
+    const gen = compileSchema(schema)({ room });
+    assert.deepEqual(gen.map((f) => `${f.code} ${f.path}`), expected, JSON.stringify(room));
+    assert.deepEqual(gen, compileSchema(schema, { codegen: false })({ room }), JSON.stringify(room));
+  }
+  const merged = compileSchema(schema)({ room: 1.5 })[0];
+  assert.equal(merged.expected, "string or integer or null or boolean");
+});
+
 test("an own property holding undefined is judged the same by generated code and the interpreter", () => {
   const schema = {
     type: "object",
