@@ -689,6 +689,7 @@ function onHostCrash(event: Event): void {
 }
 
 function installHandlers(): void {
+  handlersInstalled = true;
   for (const name of hostSignals) {
     const handler = () => {
       killAllLive();
@@ -716,6 +717,7 @@ function installHandlers(): void {
 }
 
 function uninstallHandlers(): void {
+  handlersInstalled = false;
   for (const [name, handler] of signalHandlers) {
     try {
       if (denoApi) denoApi.removeSignalListener(name, handler);
@@ -732,16 +734,39 @@ function uninstallHandlers(): void {
   } else nodeProcess?.off("exit", onHostExit);
 }
 
+// The handlers stay a moment after the last tree is gone, so back-to-back calls do not add and remove them
+// each time (that costs more than the rest of the guard's own work on Bun). Nothing is live meanwhile, and
+// neither the handlers nor the timer keep the host alive.
+const HANDLER_LINGER_MS = 100;
+let handlersInstalled = false;
+let lingerArmed = false;
+let emptySince = 0;
+
+function armLinger(delay: number): void {
+  if (lingerArmed) return;
+  lingerArmed = true;
+  unrefTimeout(() => {
+    lingerArmed = false;
+    if (live.size > 0 || !handlersInstalled) return; // the next tree to go re-arms it
+    const left = HANDLER_LINGER_MS - (performance.now() - emptySince);
+    if (left > 1) armLinger(left);
+    else uninstallHandlers();
+  }, delay);
+}
+
 /** Remember a live process tree so it is ended if the host exits or is interrupted first. */
 export function trackLive(pid: number): void {
-  if (live.size === 0) installHandlers();
+  if (!handlersInstalled) installHandlers();
   live.add(pid);
 }
 
-/** Forget a process tree that has been dealt with. Handlers go when the last one does. */
+/** Forget a process tree that has been dealt with. Handlers go shortly after the last one does. */
 export function untrackLive(pid: number): void {
   if (!live.delete(pid)) return;
-  if (live.size === 0) uninstallHandlers();
+  if (live.size === 0) {
+    emptySince = performance.now();
+    armLinger(HANDLER_LINGER_MS);
+  }
 }
 
 /** Number of process trees currently tracked (for tests). */
