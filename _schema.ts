@@ -745,7 +745,7 @@ export function numberChecker(
           out,
           "argument_constraint",
           p,
-          `${where(p)} must be ${words}; received ${show(v)}.`,
+          `${where(p)} must be ${words}.`,
           expected,
           show(v),
         );
@@ -792,7 +792,7 @@ export function lengthChecker(min: number | undefined, max: number | undefined):
           out,
           "argument_constraint",
           p,
-          `${where(p)} must be at most ${max} characters long; it has ${codePoints(v)}.`,
+          `${where(p)} must be at most ${max} characters long.`,
           `at most ${max} characters`,
           `${codePoints(v)} characters`,
         );
@@ -805,7 +805,7 @@ export function lengthChecker(min: number | undefined, max: number | undefined):
           out,
           "argument_constraint",
           p,
-          `${where(p)} must be at least ${min} characters long; it has ${codePoints(v)}.`,
+          `${where(p)} must be at least ${min} characters long.`,
           `at least ${min} characters`,
           `${codePoints(v)} characters`,
         );
@@ -853,7 +853,7 @@ export function patternChecker(re: RegExp): Check {
         out,
         "argument_constraint",
         p,
-        `${where(p)} must match the pattern ${re.source}; received ${show(v)}.`,
+        `${where(p)} must match the pattern ${re.source}.`,
         `a string matching /${re.source}/`,
         show(v),
       );
@@ -871,7 +871,7 @@ export function formatChecker(name: string, f: (s: string) => boolean): Check {
         out,
         "argument_constraint",
         p,
-        `${where(p)} must be a valid ${name}; received ${show(v)}.`,
+        `${where(p)} must be a valid ${name}.`,
         `format ${name}`,
         show(v),
       );
@@ -889,7 +889,7 @@ export function numericFormatChecker(name: string, f: (n: number) => boolean): C
         out,
         "argument_constraint",
         p,
-        `${where(p)} must be a valid ${name}; received ${show(v)}.`,
+        `${where(p)} must be a valid ${name}.`,
         `format ${name}`,
         show(v),
       );
@@ -918,7 +918,7 @@ export function arrayChecker(
         out,
         "argument_constraint",
         p,
-        `${where(p)} must have at least ${minItems} item(s); it has ${n}.`,
+        `${where(p)} must have at least ${minItems} item(s).`,
         `at least ${minItems} items`,
         `${n} items`,
       );
@@ -930,7 +930,7 @@ export function arrayChecker(
         out,
         "argument_constraint",
         p,
-        `${where(p)} must have at most ${maxItems} item(s); it has ${n}.`,
+        `${where(p)} must have at most ${maxItems} item(s).`,
         `at most ${maxItems} items`,
         `${n} items`,
       );
@@ -1154,7 +1154,7 @@ export function objectChecker(s: Record<string, unknown>, ptr: string, node: Nod
           out,
           "argument_constraint",
           p,
-          `${where(p)} must have at least ${minP} properties; it has ${keys.length}.`,
+          `${where(p)} must have at least ${minP} properties.`,
           `at least ${minP} properties`,
           `${keys.length} properties`,
         );
@@ -1166,7 +1166,7 @@ export function objectChecker(s: Record<string, unknown>, ptr: string, node: Nod
           out,
           "argument_constraint",
           p,
-          `${where(p)} must have at most ${maxP} properties; it has ${keys.length}.`,
+          `${where(p)} must have at most ${maxP} properties.`,
           `at most ${maxP} properties`,
           `${keys.length} properties`,
         );

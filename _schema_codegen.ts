@@ -217,8 +217,6 @@ export function generate(root: unknown, tree: Tree): Check | null {
     // dynamic: where(p) spelled out, so the closing quote joins the constant tail (one concatenation less)
     const dyn = (tail: string) => `(p === "" ? ${lit(where("") + tail)} : '"' + p + ${lit('"' + tail)})`;
     const MSG = (tail: string) => sp === null ? dyn(tail) : lit(where(sp) + tail);
-    const MSGV = (tail: string, rest: string) =>
-      sp === null ? `${dyn(tail)} + ${rest}` : `${lit(where(sp) + tail)} + ${rest}`;
     if (s.nullable === true) L.push("if (v === null) return true;");
     let known = "";
     if (s.type !== undefined) {
@@ -270,7 +268,7 @@ export function generate(root: unknown, tree: Tree): Check | null {
           `if (!(${cond})) ${
             PUSH(
               CONSTRAINT,
-              MSGV(` must be ${words}; received `, 'sv + "."'),
+              MSG(` must be ${words}.`),
               lit(expected),
               "sv",
             )
@@ -309,7 +307,7 @@ export function generate(root: unknown, tree: Tree): Check | null {
     const lenFail = (words: string) =>
       FAILX(
         CONSTRAINT,
-        MSGV(` must be ${words} characters long; it has `, 'm + "."'),
+        MSG(` must be ${words} characters long.`),
         lit(`${words} characters`),
         'm + " characters"',
       );
@@ -331,7 +329,7 @@ export function generate(root: unknown, tree: Tree): Check | null {
         `if (!test(${k(re)}, v)) ${
           FAILX(
             CONSTRAINT,
-            MSGV(` must match the pattern ${re.source}; received `, 'sv + "."'),
+            MSG(` must match the pattern ${re.source}.`),
             lit(`a string matching /${re.source}/`),
             "sv",
           )
@@ -343,7 +341,7 @@ export function generate(root: unknown, tree: Tree): Check | null {
         `if (!${k(FORMATS[s.format])}(v)) ${
           FAILX(
             CONSTRAINT,
-            MSGV(` must be a valid ${s.format}; received `, 'sv + "."'),
+            MSG(` must be a valid ${s.format}.`),
             lit(`format ${s.format}`),
             "sv",
           )
@@ -372,7 +370,7 @@ export function generate(root: unknown, tree: Tree): Check | null {
           `if (n < ${s.minItems}) ${
             FAILX(
               CONSTRAINT,
-              MSGV(` must have at least ${s.minItems} item(s); it has `, 'n + "."'),
+              MSG(` must have at least ${s.minItems} item(s).`),
               lit(`at least ${s.minItems} items`),
               'n + " items"',
             )
@@ -384,7 +382,7 @@ export function generate(root: unknown, tree: Tree): Check | null {
           `if (n > ${s.maxItems}) ${
             FAILX(
               CONSTRAINT,
-              MSGV(` must have at most ${s.maxItems} item(s); it has `, 'n + "."'),
+              MSG(` must have at most ${s.maxItems} item(s).`),
               lit(`at most ${s.maxItems} items`),
               'n + " items"',
             )

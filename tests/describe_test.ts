@@ -1,6 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { DEFAULT_BUDGET, describe, describeVerdict, isFailure, toolResultMessage } from "../describe.ts";
+import { createValidator } from "../validate.ts";
 import type { CallVerdict, ToolResult, Verdict } from "../types.ts";
 
 const base = {
@@ -234,6 +235,27 @@ test("feedback names every finding with its path, expected and received, and one
   );
   assert.equal(text.match(/Retry/g)?.length, 1);
   assert.match(text, /Retry once: call search again with arguments that fix every problem above\.$/);
+});
+
+test("validator findings state the rule in the message and the value once, in received", () => {
+  // a short prompt matters to small local models: the offending value appears once per line, not twice
+  const verdict = createValidator(tools).validate([{
+    id: "call_1",
+    type: "function",
+    function: { name: "search", arguments: '{"query":"","limit":70,"mode":"slow"}' },
+  }]);
+  const limit = verdict.calls[0].findings.find((f) => f.path === "/limit");
+  assert.deepEqual(
+    limit && { message: limit.message, received: limit.received },
+    { message: '"/limit" must be at most 50.', received: "70" },
+  );
+  const text = describeVerdict(verdict, { tools });
+  assert.match(
+    text,
+    /argument_constraint at "limit": expected <= 50, received 70\. "\/limit" must be at most 50\./,
+  );
+  assert.equal(text.match(/70/g)?.length, 1, text);
+  assert.equal(text.match(/"slow"/g)?.length, 1, text);
 });
 
 test("feedback without tools omits the parameter summary; whole-argument findings say so", () => {
