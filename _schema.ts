@@ -113,12 +113,20 @@ function plain(s: string): boolean {
   return true;
 }
 
+/** How many characters {@link show} keeps by default. */
+const SHOWN_MAX = 60;
+
+/** True when `s`, quoted, fits in `max` characters as it is (the fast path of {@link show}). */
+function quotable(s: string, max: number): boolean {
+  return s.length <= max - 2 && plain(s);
+}
+
 /** Shortens a value for `received`. */
-export function show(value: unknown, max = 60): string {
+export function show(value: unknown, max = SHOWN_MAX): string {
   let s: string;
   if (value === undefined) return "nothing";
   // fast paths for the common cases: short plain strings, numbers, booleans, null
-  if (typeof value === "string" && value.length <= max - 2 && plain(value)) return '"' + value + '"';
+  if (typeof value === "string" && quotable(value, max)) return '"' + value + '"';
   if (typeof value === "number" || typeof value === "boolean" || value === null) {
     s = String(value);
     if (s.length <= max) return s;
@@ -134,12 +142,12 @@ export function show(value: unknown, max = 60): string {
 
 /** Internal: shared with the code generator. {@link show} for a value already known to be a string. */
 export function showString(s: string): string {
-  return s.length <= 58 && plain(s) ? '"' + s + '"' : show(s);
+  return quotable(s, SHOWN_MAX) ? '"' + s + '"' : show(s);
 }
 
 /** Internal: shared with the code generator. {@link received} for a value already known to be a string. */
 export function receivedString(s: string): string {
-  return s.length <= 58 && plain(s) ? 'string "' + s + '"' : "string " + show(s);
+  return quotable(s, SHOWN_MAX) ? 'string "' + s + '"' : "string " + show(s);
 }
 
 /** The JSON type name of a value. */
@@ -153,7 +161,7 @@ export function typeOf(value: unknown): string {
 
 /** Internal: shared with the code generator. */
 export function received(value: unknown): string {
-  if (typeof value === "string") return "string " + show(value);
+  if (typeof value === "string") return receivedString(value);
   const t = typeOf(value);
   if (t === "object" || t === "array") return t;
   return `${t} ${show(value)}`;
