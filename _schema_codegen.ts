@@ -38,6 +38,7 @@ import {
 } from "./_schema.ts";
 import { FORMATS } from "./_schema_formats.ts";
 import { escapePointer } from "./_json.ts";
+import { compilePattern } from "./_pattern.ts";
 
 const SPECIALISED = new Set([
   "type",
@@ -154,6 +155,19 @@ export function generate(root: unknown, tree: Tree): Check | null {
     return vals.length ? vals.map((x) => `v === ${lit(x)}`).join(" || ") : "false";
   };
   const constCondition = (c: unknown): string => isPrim(c) ? `v === ${lit(c)}` : `eq(${k(c)}, v)`;
+  // a simple anchored pattern becomes a character loop of its own; any other stays a regex
+  const patterns = new Map<string, string>();
+  const matches = (re: RegExp): string => {
+    let name = patterns.get(re.source);
+    if (name === undefined) {
+      const loop = re.flags === "u" ? compilePattern(re.source) : null;
+      if (loop === null) return `test(${k(re)}, v)`;
+      name = `p${patterns.size}`;
+      patterns.set(re.source, name);
+      bodies.push(`function ${name}(v) {\n${loop}\n}`);
+    }
+    return `${name}(v)`;
+  };
   const names = new Map<unknown, string>();
   const bodies: string[] = [];
   let count = 0;
@@ -199,7 +213,9 @@ export function generate(root: unknown, tree: Tree): Check | null {
   // A child value is first judged by its yes/no function; only a failing child is walked again with its
   // pointer built, so valid parts of an invalid value cost no strings.
   const CHILD = (schema: unknown, ptr: string, f: string, value: string, path: string) =>
-    `if (!${vfn(schema, ptr)}(${value}) && (out === null || !${f}(${value}, ${path}, out))) ${SUBFAIL}`;
+    f[0] === "s" && path[0] === '"'
+      ? `if (out === null ? !${vfn(schema, ptr)}(${value}) : !${f}(${value}, ${path}, out)) ${SUBFAIL}`
+      : `if (!${vfn(schema, ptr)}(${value}) && (out === null || !${f}(${value}, ${path}, out))) ${SUBFAIL}`;
   // findings built inline, with the interpreter's exact words (tests compare both paths finding by finding)
   const CONSTRAINT = '"argument_constraint"';
   const PUSH = (code: string, message: string, expected: string, got: string, path = "p") =>
@@ -326,7 +342,7 @@ export function generate(root: unknown, tree: Tree): Check | null {
     if (typeof s.pattern === "string") {
       const re = makeRegExp(s.pattern, `${ptr}/pattern`, "pattern");
       strL.push(
-        `if (!test(${k(re)}, v)) ${
+        `if (!${matches(re)}) ${
           FAILX(
             CONSTRAINT,
             MSG(` must match the pattern ${re.source}.`),
@@ -589,7 +605,7 @@ export function generate(root: unknown, tree: Tree): Check | null {
       str.push(`(v.length < ${2 * (s.minLength as number)} && cp(v) < ${s.minLength})`);
     }
     if (typeof s.pattern === "string") {
-      str.push(`!test(${k(makeRegExp(s.pattern, `${ptr}/pattern`, "pattern"))}, v)`);
+      str.push(`!${matches(makeRegExp(s.pattern, `${ptr}/pattern`, "pattern"))}`);
     }
     if (typeof s.format === "string" && tree.assertFormats && FORMATS[s.format]) {
       str.push(`!${k(FORMATS[s.format])}(v)`);

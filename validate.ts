@@ -321,7 +321,11 @@ function makeValidator(
     validate(calls: readonly unknown[]): Verdict {
       let quick: Verdict | null = null;
       try {
-        quick = quickValidate(calls, byName, cfg);
+        if (Array.isArray(calls) && calls.length === 1) {
+          // one call, the usual case: no loop and no list
+          const v = quickCall(calls[0], 0, byName, cfg);
+          if (v !== null) return { allowed: v.allowed, blocked: v.allowed ? [] : [0], calls: [v] };
+        } else quick = quickValidate(calls, byName, cfg);
       } catch {
         // e.g. a throwing getter: the general path explains it call by call
       }
@@ -512,25 +516,11 @@ function judgeEach(
 function quickValidate(calls: unknown, byName: Map<string, Compiled>, cfg: Config): Verdict | null {
   if (!Array.isArray(calls)) return null;
   const n = calls.length;
-  // allocated only for several calls: one call (the usual case) returns from inside the loop
-  const out: CallVerdict[] = n === 1 ? NO_CALLS : [];
+  const out: CallVerdict[] = [];
   let blocked: number[] | null = null;
   for (let i = 0; i < n; i++) {
-    const c = calls[i];
-    if (typeof c !== "object" || c === null || Array.isArray(c)) return null;
-    const fn = (c as Record<string, unknown>).function;
-    if (typeof fn !== "object" || fn === null || Array.isArray(fn)) return null;
-    const id = (c as Record<string, unknown>).id;
-    const name = (fn as Record<string, unknown>).name;
-    const raw = (fn as Record<string, unknown>).arguments;
-    if (typeof id !== "string" || id === "" || typeof name !== "string" || typeof raw !== "string") {
-      return null;
-    }
-    const compiled = byName.get(name);
-    if (compiled === undefined) return null;
-    const v = fastJudge(i, id, name, raw, compiled, cfg);
+    const v = quickCall(calls[i], i, byName, cfg);
     if (v === null) return null;
-    if (n === 1) return { allowed: v.allowed, blocked: v.allowed ? [] : [0], calls: [v] };
     out.push(v);
     if (!v.allowed) (blocked ??= []).push(i);
   }
@@ -549,13 +539,60 @@ function fastJudge(
   compiled: Compiled,
   cfg: Config,
 ): CallVerdict | null {
-  if (
-    cfg.repair || cfg.coerce || raw.length > cfg.maxLength || raw.charCodeAt(0) !== 123
-  ) {
-    return null;
-  }
+  if (!takesQuickly(raw, cfg)) return null;
   const args = parseOrNull(raw);
   if (typeof args !== "object" || args === null || Array.isArray(args)) return null;
+  const findings = quickFindings(raw, args, compiled, cfg);
+  if (findings === null) return null;
+  return {
+    index,
+    id,
+    name,
+    allowed: findings.length === 0,
+    findings,
+    rawArguments: raw,
+    arguments: args as Record<string, unknown>,
+  };
+}
+
+/**
+ * One OpenAI Chat-shaped call (`{ id, function: { name, arguments } }`) with its id, naming a declared tool,
+ * whose argument text is a JSON object: its verdict, or null (nothing decided). Reads exactly what
+ * {@link normaliseCalls} reads for that shape, so the verdict is the same. Throws on text `JSON.parse`
+ * rejects (the caller's try sends it to the general path, which explains it): no try here keeps this
+ * one call level above the check, which Bun's JIT rewards.
+ */
+function quickCall(
+  c: unknown,
+  index: number,
+  byName: Map<string, Compiled>,
+  cfg: Config,
+): CallVerdict | null {
+  if (typeof c !== "object" || c === null || Array.isArray(c)) return null;
+  const fn = (c as Record<string, unknown>).function;
+  if (typeof fn !== "object" || fn === null || Array.isArray(fn)) return null;
+  const id = (c as Record<string, unknown>).id;
+  const name = (fn as Record<string, unknown>).name;
+  const raw = (fn as Record<string, unknown>).arguments;
+  if (typeof id !== "string" || id === "" || typeof name !== "string" || typeof raw !== "string") {
+    return null;
+  }
+  const compiled = byName.get(name);
+  if (compiled === undefined || !takesQuickly(raw, cfg)) return null;
+  const args = JSON.parse(raw);
+  if (typeof args !== "object" || args === null || Array.isArray(args)) return null;
+  const findings = quickFindings(raw, args, compiled, cfg);
+  if (findings === null) return null;
+  return { index, id, name, allowed: findings.length === 0, findings, rawArguments: raw, arguments: args };
+}
+
+/** The quick paths take text that may be a JSON object, within the size limit, with no leniency asked for. */
+function takesQuickly(raw: string, cfg: Config): boolean {
+  return cfg.plain && raw.length <= cfg.maxLength && raw.charCodeAt(0) === 123;
+}
+
+/** The findings for parsed arguments, or null when nesting needs the general path to explain it. */
+function quickFindings(raw: string, args: object, compiled: Compiled, cfg: Config): Finding[] | null {
   const check = compiled.check;
   const valid = check(args, "", null);
   // nesting N levels takes at least 2N characters, so short text needs no depth walk; nor does a value
@@ -569,19 +606,8 @@ function fastJudge(
   const findings: Finding[] = [];
   if (!valid) check(args, "", findings);
   if (cfg.scan) injection(args, raw, findings, compiled.literals);
-  return {
-    index,
-    id,
-    name,
-    allowed: findings.length === 0,
-    findings,
-    rawArguments: raw,
-    arguments: args as Record<string, unknown>,
-  };
+  return findings;
 }
-
-/** Never written to: stands in for the list when one call returns early. */
-const NO_CALLS: CallVerdict[] = [];
 
 /** Native JSON.parse (own `__proto__` keys stay plain data), or null when the text is not JSON. */
 function parseOrNull(raw: string): unknown {
@@ -594,6 +620,8 @@ function parseOrNull(raw: string): unknown {
 
 /** Options resolved once per validator, one stable shape for the hot path. */
 interface Config {
+  /** Neither repair nor coerce: the quick paths may take a call. */
+  plain: boolean;
   repair: boolean;
   coerce: boolean;
   scan: boolean;
@@ -603,6 +631,7 @@ interface Config {
 
 function config(options: ValidateOptions): Config {
   return {
+    plain: options.repair !== true && options.coerce !== true,
     repair: options.repair === true,
     coerce: options.coerce === true,
     scan: options.scan !== false,
