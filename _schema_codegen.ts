@@ -210,8 +210,10 @@ export function generate(root: unknown, tree: Tree): Check | null {
 
   const FAIL = (rep: string) => `{ if (out === null) return false; ok = false; ${rep}(v, p, out); }`;
   const SUBFAIL = "{ if (out === null) return false; ok = false; }";
-  // A child value is first judged by its yes/no function; only a failing child is walked again with its
-  // pointer built, so valid parts of an invalid value cost no strings.
+  // Where the child's pointer is built at run time, the child is first judged by its yes/no function and
+  // only a failing child is walked again with its pointer built, so valid parts of an invalid value cost no
+  // strings. Where the pointer is a constant (static reporters) there is nothing to save: the reporting pass
+  // calls the reporter directly, and a failing child is not judged twice.
   const CHILD = (schema: unknown, ptr: string, f: string, value: string, path: string) =>
     f[0] === "s" && path[0] === '"'
       ? `if (out === null ? !${vfn(schema, ptr)}(${value}) : !${f}(${value}, ${path}, out)) ${SUBFAIL}`

@@ -508,10 +508,8 @@ function judgeEach(
 }
 
 /**
- * The common case without normalising: every entry is an OpenAI Chat-shaped call (`{ id, function: { name,
- * arguments } }`) with its id, naming a declared tool, whose argument text {@link fastJudge} can take.
- * Reads exactly what {@link normaliseCalls} reads for that shape, so the verdict is the same; returns null
- * (nothing decided) for anything else, which then takes the general path.
+ * Several calls without normalising: each one taken by {@link quickCall}, or null (nothing decided) for the
+ * whole list, which then takes the general path. Throws where {@link quickCall} does.
  */
 function quickValidate(calls: unknown, byName: Map<string, Compiled>, cfg: Config): Verdict | null {
   if (!Array.isArray(calls)) return null;
