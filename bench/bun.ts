@@ -42,16 +42,31 @@ const runtime = typeof (globalThis as { Bun?: { version: string } }).Bun !== "un
   ? `bun ${(globalThis as unknown as { Bun: { version: string } }).Bun.version}`
   : `node ${process.version}`;
 console.log(`runtime: ${runtime}`);
+// per library (a case named "<library> <group>"): its speed relative to the group's baseline, in each group
+const speedups = new Map<string, number[]>();
 for (const [group, cases] of groups) {
   console.log(`\ngroup ${group}`);
   const times = new Map<BenchCase, number>();
   for (const c of cases) times.set(c, await timeCase(c));
   const base = cases.find((c) => c.baseline);
   for (const c of cases) {
+    if (!base || !c.name.endsWith(` ${group}`)) continue;
+    const lib = c.name.slice(0, -group.length - 1);
+    speedups.set(lib, [...(speedups.get(lib) ?? []), times.get(base)! / times.get(c)!]);
+  }
+  for (const c of cases) {
     const t = times.get(c)!;
     const ratio = base && base !== c ? `  ${(t / times.get(base)!).toFixed(2)}x of ${base.name}` : "";
     console.log(
       `  ${c.name.padEnd(48)} ${format(t).padStart(12)}/iter${c === base ? "  (baseline)" : ratio}`,
     );
+  }
+}
+const spread = [...speedups].filter(([, r]) => r.length > 1);
+if (spread.length) {
+  console.log("\nthroughput relative to each group's baseline, geometric mean over the groups:");
+  for (const [lib, r] of spread) {
+    const mean = Math.exp(r.reduce((sum, x) => sum + Math.log(x), 0) / r.length);
+    console.log(`  ${lib.padEnd(24)} x${mean.toFixed(2)} (${r.length} groups)`);
   }
 }
