@@ -138,18 +138,16 @@ function classSet(body: string): Ranges | null {
     i++;
     return charSet(ch.charCodeAt(0));
   };
+  // the one character a set holds, or -1 (a range needs single characters at both ends)
+  const single = (r: Ranges | null) => r !== null && r.length === 1 && r[0][0] === r[0][1] ? r[0][0] : -1;
   while (i < body.length) {
     const first = one();
     if (first === null) return null;
     if (body[i] === "-" && i + 1 < body.length) {
       i++;
-      const last = one();
-      // a range needs single characters at both ends
-      if (last === null || first.length !== 1 || last.length !== 1 || first[0][0] !== first[0][1]) {
-        return null;
-      }
-      if (last[0][0] !== last[0][1] || last[0][0] < first[0][0]) return null;
-      out.push([first[0][0], last[0][0]]);
+      const from = single(first), to = single(one());
+      if (from < 0 || to < from) return null;
+      out.push([from, to]);
     } else out.push(...first);
   }
   return out;

@@ -155,6 +155,9 @@ export function generate(root: unknown, tree: Tree): Check | null {
     return vals.length ? vals.map((x) => `v === ${lit(x)}`).join(" || ") : "false";
   };
   const constCondition = (c: unknown): string => isPrim(c) ? `v === ${lit(c)}` : `eq(${k(c)}, v)`;
+  const names = new Map<unknown, string>();
+  const bodies: string[] = [];
+  let count = 0;
   // a simple anchored pattern becomes a character loop of its own; any other stays a regex
   const patterns = new Map<string, string>();
   const matches = (re: RegExp): string => {
@@ -168,9 +171,6 @@ export function generate(root: unknown, tree: Tree): Check | null {
     }
     return `${name}(v)`;
   };
-  const names = new Map<unknown, string>();
-  const bodies: string[] = [];
-  let count = 0;
 
   // A reporter is the interpreter's check for a one-keyword schema: same messages on both paths.
   const reporter = (schema: Obj, ptr: string): string => k(tree.node(schema, ptr));

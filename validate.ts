@@ -586,7 +586,7 @@ function quickCall(
 
 /** The quick paths take text that may be a JSON object, within the size limit, with no leniency asked for. */
 function takesQuickly(raw: string, cfg: Config): boolean {
-  return cfg.plain && raw.length <= cfg.maxLength && raw.charCodeAt(0) === 123;
+  return !cfg.repair && !cfg.coerce && raw.length <= cfg.maxLength && raw.charCodeAt(0) === 123;
 }
 
 /** The findings for parsed arguments, or null when nesting needs the general path to explain it. */
@@ -618,8 +618,6 @@ function parseOrNull(raw: string): unknown {
 
 /** Options resolved once per validator, one stable shape for the hot path. */
 interface Config {
-  /** Neither repair nor coerce: the quick paths may take a call. */
-  plain: boolean;
   repair: boolean;
   coerce: boolean;
   scan: boolean;
@@ -629,7 +627,6 @@ interface Config {
 
 function config(options: ValidateOptions): Config {
   return {
-    plain: options.repair !== true && options.coerce !== true,
     repair: options.repair === true,
     coerce: options.coerce === true,
     scan: options.scan !== false,
