@@ -15,7 +15,7 @@
  *
  * @example
  * ```ts
- * import { main } from "./cli.ts";
+ * import { main } from "@toolguard/toolguard/cli";
  * const status = await main(["--version"]); // prints "toolguard 0.1.0" (the version in deno.json)
  * if (status !== 0) throw new Error("--version must exit 0");
  * ```
@@ -24,17 +24,17 @@
  */
 import process from "node:process";
 import denoJson from "./deno.json" with { type: "json" };
-import { EXIT_OK, EXIT_USAGE, paint, writeErr, writeOut } from "./_cli_io.ts";
-import { main as describeMain } from "./_cli_describe.ts";
-import { main as lintMain } from "./_cli_lint.ts";
-import { main as runCommandMain } from "./_cli_run.ts";
-import { main as validateMain } from "./_cli_validate.ts";
-import { FAKE_TOOL_COMMAND, selfLauncher } from "./_cli_self.ts";
-import { exitFakeTool, runFakeTool } from "./_fake_tool.ts";
-import { main as scanMain } from "./_cli_scan.ts";
-import { main as selftestMain } from "./_cli_selftest.ts";
-import { main as statsMain } from "./_cli_stats.ts";
-import { main as mcpMain } from "./_cli_mcp.ts";
+import { EXIT_OK, EXIT_USAGE, paint, writeErr, writeOut } from "./_cli/io.ts";
+import { main as describeMain } from "./_cli/describe.ts";
+import { main as lintMain } from "./_cli/lint.ts";
+import { main as runCommandMain } from "./_cli/run.ts";
+import { main as validateMain } from "./_cli/validate.ts";
+import { FAKE_TOOL_COMMAND, selfLauncher } from "./_cli/self.ts";
+import { exitFakeTool, runFakeTool } from "./_cli/fake_tool.ts";
+import { main as scanMain } from "./_cli/scan.ts";
+import { main as selftestMain } from "./_cli/selftest.ts";
+import { main as statsMain } from "./_cli/stats.ts";
+import { main as mcpMain } from "./_cli/mcp.ts";
 
 /** The program version, read from deno.json when the program is built. */
 export const VERSION: string = denoJson.version;

@@ -13,7 +13,7 @@
  *
  * @example Run a tool and tell the model what happened
  * ```ts
- * import { describe, runTool } from "./mod.ts";
+ * import { describe, runTool } from "@toolguard/toolguard";
  *
  * const runtime = (globalThis as { Deno?: { execPath(): string } }).Deno?.execPath() ?? process.execPath;
  * const result = await runTool(runtime, ["eval", "console.log(JSON.stringify({ ok: true, items: [] }))"]);
@@ -23,7 +23,7 @@
  *
  * @example Validate a model's tool call before running it
  * ```ts
- * import { createValidator } from "./mod.ts";
+ * import { createValidator } from "@toolguard/toolguard";
  *
  * const validator = createValidator([{
  *   type: "function",
@@ -39,12 +39,156 @@
  * @module
  */
 
-export * from "./guard.ts";
-export * from "./validate.ts";
-export * from "./scan.ts";
-export * from "./describe.ts";
-export * from "./gate.ts";
-export * from "./extract.ts";
-export * from "./log.ts";
-export * from "./stats.ts";
-export * from "./mcp.ts";
+// Run a tool and classify the outcome (guard.ts)
+export {
+  classify,
+  DEFAULT_MAX_DETAIL,
+  DEFAULT_MAX_OUTPUT_BYTES,
+  DEFAULT_TIMEOUT_MS,
+  fromModel,
+  runTool,
+} from "./guard.ts";
+export type {
+  ClassifyOptions,
+  FailureKind,
+  KilledBy,
+  ModelValue,
+  OutcomeKind,
+  ProcessOutcome,
+  Protocol,
+  RunOptions,
+  ToolArg,
+  ToolCallRecord,
+  ToolFailure,
+  ToolResult,
+  ToolResultBase,
+  ToolSuccess,
+} from "./guard.ts";
+
+// Validate tool calls before they run (validate.ts)
+export {
+  compileSchema,
+  createValidator,
+  lintTools,
+  SchemaError,
+  ToolArgError,
+  validateToolCalls,
+  vet,
+} from "./validate.ts";
+export type {
+  CallVerdict,
+  Classifier,
+  CompileSchemaOptions,
+  Finding,
+  FindingCode,
+  LintIssue,
+  LintIssueCode,
+  ModelCheck,
+  NormalisedTool,
+  ProviderShape,
+  StandardResult,
+  StandardSchemaLike,
+  ValidateOptions,
+  ValidateToolCallsOptions,
+  Validator,
+  Verdict,
+  VetOptions,
+} from "./validate.ts";
+
+// Spot injected instructions (scan.ts)
+export { ollamaClassifier, sanitise, scan } from "./scan.ts";
+export type {
+  CallDecision,
+  MessageFinding,
+  OllamaClassifierOptions,
+  SanitiseOptions,
+  SanitiseResult,
+  ScanCategory,
+  ScanContext,
+  ScanFinding,
+  ScanOptions,
+  ScanResult,
+} from "./scan.ts";
+
+// What the model reads (describe.ts)
+export {
+  DEFAULT_BUDGET,
+  describe,
+  describeVerdict,
+  isFailure,
+  isRejected,
+  toolResultMessage,
+} from "./describe.ts";
+export type {
+  AnthropicToolResultBlock,
+  DescribeOptions,
+  DescribeVerdictOptions,
+  OllamaToolMessage,
+  OpenAIToolMessage,
+  Provider,
+  ToolResultInput,
+} from "./describe.ts";
+
+// Gate model responses and read calls written in text (gate.ts, extract.ts)
+export { assembleToolCalls, gateCompletion, guardFetch } from "./gate.ts";
+export type {
+  AssembledCalls,
+  AssembledToolCall,
+  CompletionDialect,
+  FetchLike,
+  GateEvent,
+  GateOptions,
+  GateResult,
+  GuardFetchOptions,
+  StreamDialect,
+  StreamFinding,
+  StreamFindingCode,
+} from "./gate.ts";
+export { extractToolCalls } from "./extract.ts";
+export type { ExtractedToolCall, ExtractFormat } from "./extract.ts";
+
+// Logs and the failure report (log.ts, stats.ts)
+export { jsonlLog } from "./log.ts";
+export type { JsonlLog, JsonlLogOptions, LogLine, ResultLine, VerdictLine } from "./log.ts";
+export {
+  createStats,
+  FINDING_CODES,
+  OUTCOME_KINDS,
+  parseSince,
+  renderHtmlReport,
+  statsFromChunks,
+  statsFromFile,
+} from "./stats.ts";
+export type {
+  GroupBy,
+  HtmlReportOptions,
+  KindSeries,
+  RunGroup,
+  StatsAggregator,
+  StatsOptions,
+  StatsReport,
+  VerdictGroup,
+} from "./stats.ts";
+
+// Guard an MCP server (mcp.ts)
+export { createMcpGuard, guardMcpTransport, relayMcp, runMcpRelay } from "./mcp.ts";
+export type {
+  JsonRpcId,
+  JsonRpcMessage,
+  McpCallCheck,
+  McpEvent,
+  McpFrame,
+  McpGuard,
+  McpGuardOptions,
+  McpOutputFinding,
+  McpRejection,
+  McpRelayExit,
+  McpRelayOptions,
+  McpResultCheck,
+  McpSession,
+  McpSinks,
+  McpTextContent,
+  McpToolsSummary,
+  McpTransport,
+  UncheckedToolPolicy,
+} from "./mcp.ts";

@@ -4,7 +4,7 @@
  *
  * @example
  * ```ts
- * import type { ToolResult } from "./types.ts";
+ * import type { ToolResult } from "@toolguard/toolguard/types";
  * const result: ToolResult = {
  *   ok: true, kind: "empty", items: [], exitCode: 0, signal: null, detail: "",
  *   durationMs: 3, warnings: [], truncated: false, stderr: "",

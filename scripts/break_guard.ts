@@ -1,7 +1,7 @@
 /**
  * Break-the-guard check: proves the guard's tests would catch the one bug that matters most. It copies the
  * library, the fixtures and tests/guard_test.ts to a temporary directory, changes every `items: null` in
- * the copy of guard.ts to `items: []` (so failures would look like "found nothing"), and runs the invariant
+ * the copy of the guard engine (`_run/classify.ts`) to `items: []` (so failures would look like "found nothing"), and runs the invariant
  * tests there. It exits 0 only if the unmodified copy passes and the broken copy FAILS.
  *
  * Usage: `deno run -A scripts/break_guard.ts`
@@ -25,10 +25,15 @@ const deno = (globalThis as {
 }).Deno;
 if (!deno) throw new Error("run this script with deno: deno run -A scripts/break_guard.ts");
 const FILTER = "items === null";
+/** The file that builds every failure result: the one the bug would be planted in. */
+const GUARD_ENGINE = "_run/classify.ts";
 
 function copyTree(dir: string): void {
   for (const file of readdirSync(root)) {
     if (file.endsWith(".ts") && file !== "cli.ts") cpSync(join(root, file), join(dir, file));
+    if (file.startsWith("_")) {
+      cpSync(join(root, file), join(dir, file), { recursive: true });
+    }
   }
   cpSync(join(root, "fixtures"), join(dir, "fixtures"), { recursive: true });
   mkdirSync(join(dir, "tests"));
@@ -58,12 +63,12 @@ try {
     console.error(intact.output);
     console.error("break_guard: the UNMODIFIED copy already fails its invariant tests; fix that first.");
   } else {
-    const guardPath = join(dir, "guard.ts");
+    const guardPath = join(dir, GUARD_ENGINE);
     const source = readFileSync(guardPath, "utf8");
     const count = source.split("items: null").length - 1;
     if (count === 0) {
       console.error(
-        "break_guard: guard.ts no longer builds failures with a literal `items: null`; nothing to break.",
+        `break_guard: ${GUARD_ENGINE} no longer builds failures with a literal \`items: null\`; nothing to break.`,
       );
     } else {
       writeFileSync(guardPath, source.replaceAll("items: null", "items: []"));
@@ -77,7 +82,7 @@ try {
       } else {
         const failed = (broken.output.match(/FAILED/g) ?? []).length;
         console.log(
-          `break_guard: proved. Turning ${count} \`items: null\` into \`items: []\` in guard.ts makes the ` +
+          `break_guard: proved. Turning ${count} \`items: null\` into \`items: []\` in ${GUARD_ENGINE} makes the ` +
             `invariant tests ("${FILTER}") fail (${failed} failure markers), while the intact copy passes. ` +
             "A failure can never silently become an empty answer.",
         );

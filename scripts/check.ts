@@ -2,7 +2,8 @@
  * `deno task check`: every check the project has, in one command. Runs each step, keeps going after a
  * failure so one run shows everything that is wrong, then prints a summary and exits 1 if any step failed.
  *
- * Steps: fmt, lint, type-check, doc lint, publish dry-run, the zero-dependency proof for mod.ts, the suite
+ * Steps: fmt, lint, type-check, doc lint, publish dry-run, the zero-dependency proof for mod.ts, the import
+ * graph (no value-import cycle, the layering rules), the suite
  * under Deno (with doc examples), the suite under Bun, and the break-the-guard proof.
  *
  * @module
@@ -13,19 +14,12 @@ interface Step {
   cmd: string[];
 }
 
-const libraryEntryPoints = [
-  "mod.ts",
-  "guard.ts",
-  "validate.ts",
-  "scan.ts",
-  "describe.ts",
-  "gate.ts",
-  "log.ts",
-  "stats.ts",
-  "extract.ts",
-  "mcp.ts",
-];
-const entryPoints = [...libraryEntryPoints, "cli.ts"];
+const config = JSON.parse(await Deno.readTextFile(new URL("../deno.json", import.meta.url))) as {
+  exports: Record<string, string>;
+};
+/** Every entry point in deno.json's `exports`: the command (`cli.ts`) may import a parser, the library may not. */
+const entryPoints = Object.values(config.exports).map((path) => path.replace(/^\.\//, ""));
+const libraryEntryPoints = entryPoints.filter((path) => path !== "cli.ts");
 
 const steps: Step[] = [
   { name: "fmt", cmd: ["deno", "fmt", "--check"] },
@@ -37,6 +31,7 @@ const steps: Step[] = [
     name: "mod.ts imports only the runtime",
     cmd: ["deno", "run", "-A", "scripts/check_deps.ts", ...libraryEntryPoints],
   },
+  { name: "import graph", cmd: ["deno", "run", "-A", "scripts/check_imports.ts"] },
   { name: "tests (deno)", cmd: ["deno", "test", "-A", "--doc"] },
   { name: "tests (bun)", cmd: ["bun", "test", "tests/"] },
   { name: "break-the-guard", cmd: ["deno", "run", "-A", "scripts/break_guard.ts"] },

@@ -19,7 +19,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { scan } from "../scan.ts";
-import { ollamaClassifier } from "../classifier.ts";
+import { ollamaClassifier } from "../_scan/ollama_classifier.ts";
 import { type FakeOllama, startFakeOllama } from "../tests/_fake_ollama.ts";
 import type { Classifier, ScanContext } from "../types.ts";
 

@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { FakeToolLauncher } from "../_fake_tool.ts";
+import type { FakeToolLauncher } from "../_cli/fake_tool.ts";
 
 const deno = (globalThis as { Deno?: { execPath(): string } }).Deno;
 

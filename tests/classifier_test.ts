@@ -2,7 +2,7 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
-import { ollamaClassifier, parseAnswer } from "../classifier.ts";
+import { ollamaClassifier, parseAnswer } from "../_scan/ollama_classifier.ts";
 import { validateToolCalls } from "../validate.ts";
 import { dataOf, type FakeOllama, type Script, type SeenRequest, startFakeOllama } from "./_fake_ollama.ts";
 

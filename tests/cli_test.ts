@@ -18,8 +18,8 @@ import {
   readJson,
   readText,
   UsageError,
-} from "../_cli_io.ts";
-import { isCompiled, selfLauncher } from "../_cli_self.ts";
+} from "../_cli/io.ts";
+import { isCompiled, selfLauncher } from "../_cli/self.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const cliPath = join(root, "cli.ts");

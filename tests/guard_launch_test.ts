@@ -16,7 +16,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runTool } from "../guard.ts";
-import { liveCount } from "../_runtime.ts";
+import { liveCount } from "../_run/runtime.ts";
 import { isAlive, isLinux, isWindows, waitGone } from "./_guard_helpers.ts";
 
 const T = { timeout: 60_000 };

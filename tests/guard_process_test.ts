@@ -6,8 +6,9 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { DRAIN_IDLE_MS, KILL_GRACE_MS, runTool } from "../guard.ts";
-import { liveCount } from "../_runtime.ts";
+import { runTool } from "../guard.ts";
+import { DRAIN_IDLE_MS, KILL_GRACE_MS } from "../_run/run_tool.ts";
+import { liveCount } from "../_run/runtime.ts";
 import {
   fake,
   fdCount,

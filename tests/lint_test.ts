@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { lintTools } from "../validate.ts";
-import type { LintIssue } from "../lint.ts";
+import type { LintIssue } from "../_validate/lint.ts";
 
 const good = {
   type: "function",

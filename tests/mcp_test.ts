@@ -14,7 +14,7 @@ import { Client } from "@modelcontextprotocol/sdk/client";
 // The SDK's "./*" export maps types to "*.js.d.ts", which does not exist; point Deno at the real file.
 // @ts-types="../node_modules/@modelcontextprotocol/sdk/dist/esm/client/stdio.d.ts"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { createFramer, encodeMessage } from "../_jsonrpc.ts";
+import { createFramer, encodeMessage } from "../_mcp/jsonrpc.ts";
 import {
   createMcpGuard,
   guardMcpTransport,
@@ -23,7 +23,7 @@ import {
   type McpTransport,
   relayMcp,
 } from "../mcp.ts";
-import { main } from "../_cli_mcp.ts";
+import { main } from "../_cli/mcp.ts";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const EVERYTHING = join(root, "node_modules/@modelcontextprotocol/server-everything/dist/index.js");

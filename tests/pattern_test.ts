@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { compilePattern } from "../_pattern.ts";
+import { compilePattern } from "../_schema/pattern.ts";
 import { compileSchema } from "../validate.ts";
 
 /** Patterns the loop compiler takes, each with a string it matches. */

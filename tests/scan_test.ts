@@ -2,9 +2,9 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { scan } from "../scan.ts";
-import { fold, mapSpan } from "../_scan_normalise.ts";
-import { RULES } from "../_scan_rules.ts";
-import { nextMatch } from "../_scan_match.ts";
+import { fold, mapSpan } from "../_scan/fold.ts";
+import { RULES } from "../_scan/rules.ts";
+import { nextMatch } from "../_scan/match.ts";
 import { loadRows } from "../scripts/eval.ts";
 import type { ScanCategory, ScanResult } from "../types.ts";
 

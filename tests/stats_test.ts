@@ -9,7 +9,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { createStats, parseSince, statsFromChunks, statsFromFile, type StatsReport } from "../stats.ts";
-import { formatReport } from "../_cli_stats.ts";
+import { formatReport } from "../_cli/stats.ts";
 import { jsonlLog } from "../log.ts";
 import { syntheticLines } from "../scripts/gen_log.ts";
 import type { ToolResult } from "../types.ts";

@@ -1,8 +1,8 @@
 // Stream framing, call assembly and the streaming gate (driven through guardFetch and a real local server).
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { formatSse, ndjsonParser, sseParser } from "../_sse.ts";
-import { textWatcher } from "../_stream.ts";
+import { formatSse, ndjsonParser, sseParser } from "../_gate/sse.ts";
+import { textWatcher } from "../_gate/stream.ts";
 import { assembleToolCalls, gateCompletion, type GateEvent, guardFetch } from "../gate.ts";
 import {
   anthropicStream,

@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { compileSchema, createValidator, validateToolCalls } from "../validate.ts";
-import { parseJson } from "../_json.ts";
+import { parseJson } from "../_common/json.ts";
 import type { Verdict } from "../types.ts";
 
 const SCHEMA = {

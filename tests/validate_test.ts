@@ -1,13 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import {
-  compileSchema,
-  createValidator,
-  normaliseCalls,
-  normaliseTools,
-  SchemaError,
-  validateToolCalls,
-} from "../validate.ts";
+import { compileSchema, createValidator, SchemaError, validateToolCalls } from "../validate.ts";
+import { normaliseCalls, normaliseTools } from "../_validate/providers.ts";
 import type { CallVerdict, Classifier, Finding } from "../types.ts";
 
 const PARAMS = {
@@ -723,7 +717,7 @@ test("many references to shared definitions compile quickly (no exponential walk
 });
 
 test("generated code is really used where the runtime allows it (a silent fallback would cost speed)", async () => {
-  const { compile } = await import("../_schema.ts");
+  const { compile } = await import("../_schema/compile.ts");
   const booking = {
     type: "object",
     $defs: { person: { type: "object", properties: { email: { type: "string", format: "email" } } } },

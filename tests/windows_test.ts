@@ -7,7 +7,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { planWindowsLaunch, type WindowsEnv, windowsTreeKill } from "../_windows.ts";
+import { planWindowsLaunch, type WindowsEnv, windowsTreeKill } from "../_run/windows.ts";
 
 // ---------------------------------------------------------------------------------------------------------
 // Pure functions, any OS

@@ -1,0 +1,138 @@
+/**
+ * `toolguard describe FILE|- [--budget N] [--message openai|anthropic|ollama --call-id ID --tool-name NAME]
+ * [--json] [--pretty]`: read a ToolResult (or a validation verdict) as JSON and print the sentence the
+ * model would read.
+ *
+ * @module
+ */
+import {
+  EXIT_FAIL,
+  EXIT_OK,
+  integerOption,
+  onePositional,
+  parseCommandLine,
+  printedHelp,
+  printJson,
+  readJson,
+  runMain,
+  stringOption,
+  UsageError,
+  writeOut,
+} from "./io.ts";
+import {
+  describe,
+  describeVerdict,
+  isFailure,
+  isRejected,
+  type Provider,
+  toolResultMessage,
+} from "../_describe/describe.ts";
+import type { CallVerdict, ToolResult, Verdict } from "../types.ts";
+
+/** The `toolguard describe --help` text. */
+export const DESCRIBE_HELP = `toolguard describe: print what the model reads about a tool result
+
+Usage: toolguard describe FILE|- [options]
+
+FILE holds a ToolResult as JSON (what \`toolguard run --json\` prints), or a validation verdict (what
+\`toolguard validate --json\` prints). - reads stdin.
+
+Options:
+  --budget N            characters of item JSON to quote (default 4000); whole items only
+  --message PROVIDER    print a tool-result message for openai, anthropic or ollama instead of the sentence
+  --call-id ID          the call id the message answers (openai, anthropic)
+  --tool-name NAME      the tool name (ollama)
+  --json                print {"sentence", "failure"} as JSON
+  --pretty              indent the JSON
+  -h, --help            show this help
+
+Exit status: 0 when the result is a success (or every call was accepted), 1 when it is a failure or a
+rejection (an inconsistent result counts as a failure), 2 for usage errors.
+`;
+
+const PROVIDERS: readonly string[] = ["openai", "anthropic", "ollama"];
+
+function isVerdictLike(value: unknown): value is Verdict | CallVerdict {
+  if (typeof value !== "object" || value === null) return false;
+  const v = value as Record<string, unknown>;
+  return Array.isArray(v.calls) || (Array.isArray(v.findings) && typeof v.allowed === "boolean");
+}
+
+/**
+ * Run `toolguard describe` with the arguments after the subcommand name.
+ *
+ * @param args Command-line arguments, e.g. `["result.json", "--budget", "2000"]`.
+ * @returns The exit status.
+ */
+export function main(args: string[]): Promise<number> {
+  return runMain("describe", async () => {
+    const { values, positionals } = parseCommandLine(args, {
+      command: "describe",
+      options: {
+        budget: { type: "string" },
+        message: { type: "string" },
+        "call-id": { type: "string" },
+        "tool-name": { type: "string" },
+        json: { type: "boolean" },
+        pretty: { type: "boolean" },
+      },
+    });
+    if (printedHelp(values, DESCRIBE_HELP)) return EXIT_OK;
+    const file = onePositional(
+      positionals,
+      "result file",
+      "run `toolguard describe result.json`, or `toolguard run --json -- CMD | toolguard describe -`",
+    );
+    const budget = integerOption(values, "budget", 1);
+    const provider = stringOption(values, "message");
+    if (provider !== undefined && !PROVIDERS.includes(provider)) {
+      throw new UsageError(
+        `unknown provider ${JSON.stringify(provider)}`,
+        "use --message openai|anthropic|ollama",
+      );
+    }
+    const value = await readJson(file);
+    const verdict = isVerdictLike(value);
+    let sentence: string;
+    let failure: boolean;
+    if (verdict) {
+      sentence = describeVerdict(value);
+      failure = isRejected(value);
+    } else {
+      if (typeof value !== "object" || value === null || !("ok" in value)) {
+        throw new UsageError(
+          `${file} is not a ToolResult (no "ok" field) or a verdict`,
+          "pass what `toolguard run --json` or `toolguard validate --json` prints",
+        );
+      }
+      sentence = describe(value as ToolResult, { budget });
+      failure = isFailure(value as ToolResult);
+    }
+    if (provider !== undefined) {
+      const callId = stringOption(values, "call-id");
+      const toolName = stringOption(values, "tool-name");
+      let message;
+      try {
+        message = verdict
+          ? toolResultMessage(provider as Provider, { verdict: value, callId, toolName })
+          : toolResultMessage(provider as Provider, {
+            result: value as ToolResult,
+            callId,
+            toolName,
+            budget,
+          });
+      } catch (error) {
+        throw new UsageError(
+          (error as Error).message,
+          "pass --call-id ID (openai, anthropic) or --tool-name NAME (ollama)",
+        );
+      }
+      printJson(message, values.pretty === true);
+    } else if (values.json === true) {
+      printJson({ sentence, failure }, values.pretty === true);
+    } else {
+      writeOut(sentence + "\n");
+    }
+    return failure ? EXIT_FAIL : EXIT_OK;
+  });
+}

@@ -1,0 +1,79 @@
+/**
+ * `toolguard lint FILE|- [--strict] [--json] [--pretty]`: report what is wrong with tool declarations
+ * before a model ever sees them.
+ *
+ * @module
+ */
+import {
+  EXIT_FAIL,
+  EXIT_OK,
+  inputName,
+  onePositional,
+  paint,
+  parseCommandLine,
+  printedHelp,
+  printJson,
+  runMain,
+  writeOut,
+} from "./io.ts";
+import { readTools } from "./tools_file.ts";
+import { lintTools } from "../_validate/lint.ts";
+
+/** The `toolguard lint --help` text. */
+export const LINT_HELP = `toolguard lint: report what is wrong with tool declarations
+
+Usage: toolguard lint FILE|- [options]
+
+FILE holds the tools as JSON or JSONC, in any provider's shape: a list of declarations, or an object with
+a "tools" list (an MCP tools/list result, a request body). - reads stdin.
+
+Options:
+  --strict      fail (exit 1) on warnings too, not only on errors
+  --json        print the issues as JSON
+  --pretty      indent the JSON
+  -h, --help    show this help
+
+Exit status: 0 when there are no errors (warnings allowed unless --strict), 1 when there are, 2 for usage
+errors.
+`;
+
+/**
+ * Run `toolguard lint` with the arguments after the subcommand name.
+ *
+ * @param args Command-line arguments, e.g. `["tools.jsonc", "--strict"]`.
+ * @returns The exit status.
+ */
+export function main(args: string[]): Promise<number> {
+  return runMain("lint", async () => {
+    const { values, positionals } = parseCommandLine(args, {
+      command: "lint",
+      options: { strict: { type: "boolean" }, json: { type: "boolean" }, pretty: { type: "boolean" } },
+    });
+    if (printedHelp(values, LINT_HELP)) return EXIT_OK;
+    const file = onePositional(
+      positionals,
+      "tools file",
+      "run `toolguard lint tools.json` (or `-` for stdin)",
+    );
+    const tools = await readTools(file);
+    const issues = lintTools(tools);
+    const errors = issues.filter((i) => i.severity === "error").length;
+    const warnings = issues.length - errors;
+    if (values.json === true) {
+      printJson(issues, values.pretty === true);
+    } else {
+      const name = inputName(file);
+      let out = "";
+      for (const i of issues) {
+        const where = `tool #${i.index}${i.tool ? ` ${i.tool}` : ""}${i.path ? ` at ${i.path}` : ""}`;
+        const sev = i.severity === "error" ? paint("red", "error") : paint("yellow", "warning");
+        out += `${name}: ${where}: ${sev} ${i.code}: ${i.message}\n`;
+      }
+      out += issues.length === 0
+        ? `${paint("green", "OK")} ${tools.length} tool(s), no issues\n`
+        : `${tools.length} tool(s): ${errors} error(s), ${warnings} warning(s)\n`;
+      writeOut(out);
+    }
+    return errors > 0 || (values.strict === true && warnings > 0) ? EXIT_FAIL : EXIT_OK;
+  });
+}

@@ -1,0 +1,146 @@
+/**
+ * `toolguard run [options] -- CMD ARGS...`: run a tool under the guard and print the one sentence the
+ * model should read (or the classified result with `--json`).
+ *
+ * @module
+ */
+import {
+  EXIT_FAIL,
+  EXIT_OK,
+  integerOption,
+  parseCommandLine,
+  printedHelp,
+  printJson,
+  runMain,
+  stringOption,
+  UsageError,
+  writeOut,
+} from "./io.ts";
+import process from "node:process";
+import { describe, isFailure } from "../_describe/describe.ts";
+import { runTool } from "../_run/run_tool.ts";
+import { type JsonlLog, jsonlLog } from "../_log/log.ts";
+import type { Protocol, RunOptions } from "../types.ts";
+
+/** The `toolguard run --help` text. */
+export const RUN_HELP = `toolguard run: run a tool and say honestly what happened
+
+Usage: toolguard run [options] -- CMD [ARGS...]
+
+Runs CMD without a shell, classifies the outcome (spawn, timeout, exit, protocol, refused, empty,
+results) and prints the sentence the model should read.
+
+Options:
+  --timeout MS        end the whole process tree after MS milliseconds (default 10000)
+  --protocol P        how stdout is read: envelope (default), json, jsonl, lines, text
+  --empty-exit N      exit code N also means "ran, found nothing" (repeatable; grep and rg: 1)
+  --max-output BYTES  largest stdout accepted (default 8 MiB)
+  --truncate          with lines/text, keep what fits instead of failing when output is too large
+  --scan              scan the output for injected instructions (adds a warning sentence)
+  --cwd DIR           working directory for the tool
+  --budget N          characters of item JSON in the sentence (default 4000)
+  --log FILE          append one JSON line per run to FILE (read it with \`toolguard stats\`)
+  --json              print the classified result as JSON instead of the sentence
+  --pretty            indent the JSON
+  -h, --help          show this help
+
+Exit status: 0 when the tool ran successfully (results or empty), 1 when it did not, 2 for usage errors.
+
+Example: toolguard run --protocol lines --empty-exit 1 -- rg -l TODO src
+`;
+
+const PROTOCOLS: readonly string[] = ["envelope", "json", "jsonl", "lines", "text"];
+
+/**
+ * Run `toolguard run` with the arguments after the subcommand name.
+ *
+ * @param args Command-line arguments, e.g. `["--protocol", "lines", "--", "ls"]`.
+ * @returns The exit status.
+ */
+export function main(args: string[]): Promise<number> {
+  return runMain("run", async () => {
+    const split = args.indexOf("--");
+    const { values, positionals } = parseCommandLine(split === -1 ? args : args.slice(0, split), {
+      command: "run",
+      options: {
+        timeout: { type: "string" },
+        protocol: { type: "string" },
+        "empty-exit": { type: "string", multiple: true },
+        "max-output": { type: "string" },
+        truncate: { type: "boolean" },
+        scan: { type: "boolean" },
+        cwd: { type: "string" },
+        budget: { type: "string" },
+        log: { type: "string" },
+        json: { type: "boolean" },
+        pretty: { type: "boolean" },
+      },
+    });
+    if (printedHelp(values, RUN_HELP)) return EXIT_OK;
+    // The command must come after `--`, so its own flags can never be mistaken for ours.
+    if (positionals.length > 0 || split === -1) {
+      throw new UsageError(
+        positionals.length > 0
+          ? `unexpected ${JSON.stringify(positionals[0])} before \`--\``
+          : "missing `--` before the command",
+        "put the command after --, e.g. `toolguard run --protocol lines -- ls -1`",
+      );
+    }
+    const [command, ...toolArgs] = args.slice(split + 1);
+    if (command === undefined || command === "") {
+      throw new UsageError("no command after `--`", "e.g. `toolguard run -- rg --json TODO`");
+    }
+    const protocol = stringOption(values, "protocol") ?? "envelope";
+    if (!PROTOCOLS.includes(protocol)) {
+      throw new UsageError(
+        `unknown --protocol ${JSON.stringify(protocol)}`,
+        `use one of ${PROTOCOLS.join(", ")}`,
+      );
+    }
+    const exitCodes: Record<number, "empty"> = {};
+    const emptyExit = values["empty-exit"];
+    // POSIX exit statuses have 8 bits; Windows keeps all 32 (e.g. 9009 for "command not found").
+    const maxExit = process.platform === "win32" ? 0xffffffff : 255;
+    for (const raw of Array.isArray(emptyExit) ? emptyExit : []) {
+      const n = typeof raw === "string" && /^\d+$/.test(raw) ? Number(raw) : NaN;
+      if (!Number.isSafeInteger(n) || n < 1 || n > maxExit) {
+        throw new UsageError(
+          `--empty-exit must be an exit code from 1 to ${maxExit}, got ${JSON.stringify(raw)}`,
+          "e.g. --empty-exit 1 for grep and rg, where exit 1 means no match",
+        );
+      }
+      exitCodes[n] = "empty";
+    }
+    if (values.truncate === true && protocol !== "lines" && protocol !== "text") {
+      throw new UsageError(
+        "--truncate only works with --protocol lines or text",
+        "a cut JSON document is never valid",
+      );
+    }
+    const budget = integerOption(values, "budget", 1);
+    const options: RunOptions = {
+      protocol: protocol as Protocol,
+      exitCodes,
+      timeoutMs: integerOption(values, "timeout", 1),
+      maxOutputBytes: integerOption(values, "max-output", 1),
+      onOverflow: values.truncate === true ? "truncate" : undefined,
+      scanOutput: values.scan === true,
+      cwd: stringOption(values, "cwd"),
+    };
+    const logPath = stringOption(values, "log");
+    let log: JsonlLog | undefined;
+    if (logPath !== undefined) {
+      try {
+        log = jsonlLog(logPath);
+      } catch (error) {
+        throw new UsageError(`cannot open log file ${logPath}: ${(error as Error).message}`);
+      }
+      options.onResult = log.onResult;
+    }
+    const result = await runTool(command, toolArgs, options);
+    await log?.close();
+    if (values.json === true) printJson(result, values.pretty === true);
+    else writeOut(describe(result, { budget }) + "\n");
+    return isFailure(result) ? EXIT_FAIL : EXIT_OK;
+  });
+}

@@ -1,0 +1,90 @@
+/**
+ * `toolguard scan FILE|- [--context C] [--json] [--pretty]`: look for injected instructions in a text file
+ * and print each finding with its line and column.
+ *
+ * @module
+ */
+import {
+  EXIT_FAIL,
+  EXIT_OK,
+  inputName,
+  lineColumn,
+  onePositional,
+  paint,
+  parseCommandLine,
+  printedHelp,
+  printJson,
+  readText,
+  runMain,
+  stringOption,
+  UsageError,
+  writeOut,
+} from "./io.ts";
+import { scan } from "../_scan/scan.ts";
+import type { ScanContext } from "../types.ts";
+
+/** The `toolguard scan --help` text. */
+export const SCAN_HELP = `toolguard scan: look for injected instructions in text
+
+Usage: toolguard scan FILE|- [options]
+
+Options:
+  --context C   where the text came from: tool_output (default), user_text, tool_args, cli_arg
+  --json        print the scan result ({ blocked, categories, findings }) as JSON
+  --pretty      indent the JSON
+  -h, --help    show this help
+
+Each finding is printed as FILE:LINE:COLUMN CATEGORY RULE: EXCERPT.
+Exit status: 0 when nothing blocking was found, 1 when the text should be blocked, 2 for usage errors.
+`;
+
+const CONTEXTS: readonly string[] = ["tool_output", "user_text", "tool_args", "cli_arg"];
+
+/**
+ * Run `toolguard scan` with the arguments after the subcommand name.
+ *
+ * @param args Command-line arguments, e.g. `["page.html", "--json"]`.
+ * @returns The exit status.
+ */
+export function main(args: string[]): Promise<number> {
+  return runMain("scan", async () => {
+    const { values, positionals } = parseCommandLine(args, {
+      command: "scan",
+      options: { context: { type: "string" }, json: { type: "boolean" }, pretty: { type: "boolean" } },
+    });
+    if (printedHelp(values, SCAN_HELP)) return EXIT_OK;
+    const file = onePositional(
+      positionals,
+      "file to scan",
+      "run `toolguard scan FILE`, or `toolguard scan -` to read stdin",
+    );
+    const context = stringOption(values, "context") ?? "tool_output";
+    if (!CONTEXTS.includes(context)) {
+      throw new UsageError(
+        `unknown --context ${JSON.stringify(context)}`,
+        `use one of ${CONTEXTS.join(", ")}`,
+      );
+    }
+    const text = await readText(file);
+    const result = scan(text, { context: context as ScanContext });
+    if (values.json === true) {
+      printJson(result, values.pretty === true);
+    } else {
+      const name = inputName(file);
+      let out = "";
+      for (const f of result.findings) {
+        const { line, column } = lineColumn(text, f.start);
+        out += `${name}:${line}:${column} ${paint("yellow", f.category)} ${f.rule}: ${f.excerpt}\n`;
+      }
+      const verdict = result.blocked
+        ? paint("red", "BLOCKED")
+        : result.findings.length > 0
+        ? paint("yellow", "WARN")
+        : paint("green", "CLEAN");
+      out += `${verdict} ${result.findings.length} finding(s)` +
+        (result.categories.length > 0 ? `: ${result.categories.join(", ")}` : "") + "\n";
+      writeOut(out);
+    }
+    return result.blocked ? EXIT_FAIL : EXIT_OK;
+  });
+}

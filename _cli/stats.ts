@@ -1,0 +1,269 @@
+/**
+ * `toolguard stats LOG.jsonl [--by tool|kind|day|model] [--since DATE] [--html report.html] [--json]
+ * [--pretty]`: tables of tool runs, failure rate by kind, rejected calls by finding code and p50/p95
+ * durations from a `jsonlLog` call log, with a bar per row on a terminal. Streams the log, so a 1 GB
+ * file is read in bounded memory. `-` reads the log from stdin.
+ *
+ * @module
+ */
+import { writeFileSync } from "node:fs";
+import process from "node:process";
+import {
+  EXIT_OK,
+  inputName,
+  onePositional,
+  paint,
+  parseCommandLine,
+  printedHelp,
+  printJson,
+  runMain,
+  stringOption,
+  UsageError,
+  writeErr,
+  writeOut,
+} from "./io.ts";
+import {
+  type GroupBy,
+  OUTCOME_KINDS,
+  parseSince,
+  renderHtmlReport,
+  statsFromChunks,
+  statsFromFile,
+  type StatsReport,
+} from "../_log/stats.ts";
+
+const HELP = `toolguard stats: report on a call log written by jsonlLog
+
+Usage: toolguard stats LOG.jsonl [options]      (LOG.jsonl may be - for stdin)
+
+Options:
+  --by tool|kind|day|model  group the tables (default: tool)
+  --since DATE              only lines at or after DATE: 2026-11-01, 2026-11-01T12:00:00Z, or an age
+                            such as 24h, 7d, 2w
+  --html FILE               also write a self-contained HTML report with charts to FILE
+  --json                    print the statistics as JSON instead of tables
+  --pretty                  indent the JSON
+  -h, --help                show this help
+
+Malformed lines are counted and reported, never fatal. Exit 0 when the report was made, 2 for usage
+errors (bad flags, unreadable log).
+`;
+
+/**
+ * Run `toolguard stats` with the arguments after the subcommand name.
+ *
+ * @param args Command-line arguments, e.g. `["calls.jsonl", "--by", "day"]`.
+ * @returns The exit status: 0 report made, 2 usage error.
+ */
+export function main(args: string[]): Promise<number> {
+  return runMain("stats", async () => {
+    const { values, positionals } = parseCommandLine(args, {
+      command: "stats",
+      options: {
+        by: { type: "string" },
+        since: { type: "string" },
+        html: { type: "string" },
+        json: { type: "boolean" },
+        pretty: { type: "boolean" },
+      },
+    });
+    if (printedHelp(values, HELP)) return EXIT_OK;
+    const path = onePositional(positionals, "log file", "run `toolguard stats LOG.jsonl` (or `-` for stdin)");
+    const by = (stringOption(values, "by") ?? "tool") as GroupBy;
+    if (!["tool", "kind", "day", "model"].includes(by)) {
+      throw new UsageError(`--by must be tool, kind, day or model, got ${JSON.stringify(by)}`);
+    }
+    const sinceText = stringOption(values, "since");
+    let since: Date | undefined;
+    if (sinceText !== undefined) {
+      try {
+        since = parseSince(sinceText);
+      } catch (e) {
+        throw new UsageError(`--${(e as Error).message}`);
+      }
+    }
+    let report: StatsReport;
+    try {
+      report = path === "-"
+        ? await statsFromChunks(stdinChunks(), { by, since })
+        : await statsFromFile(path, { by, since });
+    } catch (e) {
+      const code = (e as { code?: string }).code;
+      throw new UsageError(
+        `cannot read ${path}: ${code === "ENOENT" ? "no such file" : (e as Error).message}`,
+        "give the path of a log written by jsonlLog",
+      );
+    }
+    const html = stringOption(values, "html");
+    if (html !== undefined) {
+      try {
+        writeFileSync(html, renderHtmlReport(report, { source: inputName(path) }));
+      } catch (e) {
+        throw new UsageError(`cannot write ${html}: ${(e as Error).message}`);
+      }
+    }
+    if (values.json) printJson(report, values.pretty === true);
+    else {
+      writeOut(formatReport(report, inputName(path), isTerminal()));
+      if (html !== undefined) writeOut(`\nHTML report written to ${html}\n`);
+    }
+    if (report.malformed.count > 0) {
+      writeErr(
+        `${paint("yellow", "warning", "stderr")}: ${report.malformed.count} malformed line(s) skipped ` +
+          `(at line ${report.malformed.lineNumbers.join(", ")}${
+            report.malformed.count > report.malformed.lineNumbers.length ? ", ..." : ""
+          })\n`,
+      );
+    }
+    return EXIT_OK;
+  });
+}
+
+async function* stdinChunks(): AsyncGenerator<Uint8Array> {
+  const deno = (globalThis as { Deno?: { stdin: { readable: ReadableStream<Uint8Array> } } }).Deno;
+  if (deno) {
+    for await (const chunk of deno.stdin.readable) yield chunk;
+    return;
+  }
+  for await (const chunk of process.stdin) {
+    yield typeof chunk === "string" ? new TextEncoder().encode(chunk) : chunk as Uint8Array;
+  }
+}
+
+function isTerminal(): boolean {
+  const deno = (globalThis as { Deno?: { stdout: { isTerminal(): boolean } } }).Deno;
+  try {
+    return deno ? deno.stdout.isTerminal() : process.stdout.isTTY === true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The plain-text report. `bars` adds a bar per row (on a terminal).
+ *
+ * @param report The statistics.
+ * @param source The log's name for the heading.
+ * @param bars Draw bars and colours.
+ * @returns The text, ending with a newline.
+ */
+export function formatReport(report: StatsReport, source: string, bars: boolean): string {
+  const out: string[] = [];
+  const r = report.runs;
+  const v = report.verdicts;
+  const colour = (c: "red" | "green" | "yellow" | "dim" | "bold", s: string) => bars ? paint(c, s) : s;
+  out.push(colour("bold", `toolguard stats: ${source}`));
+  const meta = [`${int(report.lines)} lines`];
+  if (report.malformed.count) {
+    const at = report.malformed.lineNumbers.join(", ");
+    const more = report.malformed.count > report.malformed.lineNumbers.length;
+    meta.push(`${int(report.malformed.count)} malformed (${more ? "first at line" : "line"} ${at})`);
+  }
+  if (report.since) meta.push(`since ${report.since} (${int(report.skipped)} older lines skipped)`);
+  if (report.first && report.last) meta.push(`${report.first.slice(0, 10)} to ${report.last.slice(0, 10)}`);
+  out.push(meta.join(" · "), "");
+
+  out.push(
+    colour(
+      "bold",
+      `Tool runs: ${int(r.total)}, failed ${int(r.failed)} (${pct(r.failureRate)}), p50 ${ms(r.p50Ms)}, p95 ${
+        ms(r.p95Ms)
+      }`,
+    ),
+  );
+  if (r.groups.length) {
+    // Grouped by kind, each row is one kind: a failures column would repeat the key.
+    const withKinds = report.by !== "kind";
+    out.push(...table(
+      [report.by, "runs", "failed", "fail%", "p50", "p95", ...(withKinds ? ["failures"] : [])],
+      r.groups.map((g) => [
+        g.key,
+        int(g.runs),
+        int(g.failed),
+        pct(g.failureRate),
+        ms(g.p50Ms),
+        ms(g.p95Ms),
+        ...(withKinds
+          ? [
+            OUTCOME_KINDS.filter((k) => k !== "empty" && k !== "results" && g.kinds[k] > 0)
+              .map((k) => `${k} ${int(g.kinds[k])}`).join(", "),
+          ]
+          : []),
+      ]),
+      bars ? r.groups.map((g) => g.runs) : null,
+    ));
+  }
+
+  out.push("", colour("bold", "Outcome kinds (share of all runs)"));
+  out.push(...table(
+    ["kind", "runs", "share"],
+    OUTCOME_KINDS.map((k) => [k, int(r.kinds[k]), pct(r.total ? r.kinds[k] / r.total : 0)]),
+    bars ? OUTCOME_KINDS.map((k) => r.kinds[k]) : null,
+  ));
+  out.push(
+    "",
+    colour(
+      "bold",
+      `Validated calls: ${int(v.total)}, rejected ${int(v.rejected)} (${
+        pct(v.total ? v.rejected / v.total : 0)
+      })`,
+    ),
+  );
+  if (v.groups.length) {
+    out.push(...table(
+      [report.by, "calls", "rejected", "rejected%"],
+      v.groups.map((g) => [g.key, int(g.calls), int(g.rejected), pct(g.rejectRate)]),
+      bars ? v.groups.map((g) => g.rejected) : null,
+    ));
+  }
+  const codes = Object.entries(v.codes).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+  if (codes.length) {
+    out.push("", colour("bold", "Rejected calls by finding code"));
+    out.push(...table(
+      ["code", "calls", "share"],
+      codes.map(([c, n]) => [c, int(n), pct(v.rejected ? n / v.rejected : 0)]),
+      bars ? codes.map(([, n]) => n) : null,
+    ));
+  }
+  return out.join("\n") + "\n";
+}
+
+const BAR_WIDTH = 24;
+
+/**
+ * Left-aligned first column, right-aligned numbers, an optional bar scaled to the largest value. A
+ * `failures` column is free text: it goes last, after the bar, so the bars line up.
+ */
+function table(head: string[], rows: string[][], barValues: number[] | null): string[] {
+  const free = head[head.length - 1] === "failures" ? head.length - 1 : -1;
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const max = barValues ? Math.max(1, ...barValues) : 1;
+  const line = (cells: string[], bar: string | null) => {
+    const parts = cells.map((c, i) => i === free ? c : i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]));
+    if (bar !== null) parts.splice(free < 0 ? parts.length : free, 0, bar.padEnd(BAR_WIDTH));
+    return ("  " + parts.join("  ")).trimEnd();
+  };
+  return [
+    line(head, barValues ? "" : null),
+    ...rows.map((row, i) => line(row, barValues ? bar(barValues[i] / max) : null)),
+  ];
+}
+
+/** A bar of up to BAR_WIDTH cells, in eighths of a cell. */
+function bar(fraction: number): string {
+  const eighths = Math.round(Math.max(0, Math.min(1, fraction)) * BAR_WIDTH * 8);
+  return "█".repeat(Math.floor(eighths / 8)) + (eighths % 8 ? "▏▎▍▌▋▊▉"[(eighths % 8) - 1] : "");
+}
+
+function int(n: number): string {
+  return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+}
+
+function pct(x: number): string {
+  return `${(x * 100).toFixed(1)}%`;
+}
+
+function ms(x: number | null): string {
+  if (x === null) return "-";
+  return x >= 1000 ? `${(x / 1000).toFixed(2)} s` : `${x < 10 ? x.toFixed(2) : x.toFixed(0)} ms`;
+}

@@ -1,0 +1,268 @@
+/**
+ * `toolguard validate CALLS (--tools FILE | --shape SPEC) [--repair] [--coerce] [--text] [--json]
+ * [--pretty]`: judge a model's tool calls against the declared tools before anything runs.
+ *
+ * @module
+ */
+import {
+  EXIT_FAIL,
+  EXIT_OK,
+  onePositional,
+  paint,
+  parseCommandLine,
+  parseJsonText,
+  printedHelp,
+  printJson,
+  readJson,
+  readText,
+  runMain,
+  stringOption,
+  UsageError,
+  writeOut,
+} from "./io.ts";
+import { readTools } from "./tools_file.ts";
+import { describeVerdict } from "../_describe/describe.ts";
+import { extractToolCalls } from "../_extract/extract.ts";
+import { validateToolCalls } from "../_validate/validator.ts";
+import type { Verdict } from "../types.ts";
+
+/** The `toolguard validate --help` text. */
+export const VALIDATE_HELP = `toolguard validate: check a model's tool calls before they run
+
+Usage: toolguard validate CALLS --tools FILE [options]
+       toolguard validate CALLS --shape SPEC [options]
+       toolguard validate CALLS [options]            (no allowlist: schema-free checks only)
+
+CALLS is a JSON (or JSONC) file, or - for stdin, holding one call, a list of calls, an assistant message or
+a whole provider response, in any provider's shape (OpenAI Chat or Responses, Anthropic, Ollama, Gemini,
+MCP, plain {name, arguments}). With --text, CALLS is assistant text with calls written into it (Hermes or
+Qwen <tool_call> tags, Llama <|python_tag|>, Mistral [TOOL_CALLS], fenced JSON).
+
+Options:
+  --tools FILE   the declared tools (JSON or JSONC, any provider's shape)
+  --shape SPEC   a quick shape instead of --tools, as in agentvet: a JSON object (or a file holding one)
+                 mapping each argument to string, number, integer, boolean, array, object, null or any,
+                 with ? for optional: '{"city": "string", "units": "string?"}'. Every call is checked
+                 against it; arguments not in the shape are rejected.
+  --repair       repair near-JSON argument text (code fences, trailing commas, single quotes, Python
+                 True/False/None); each repair is listed
+  --coerce       turn numeric and boolean strings into the declared type; each coercion is listed
+  --text         read CALLS as assistant text and extract the calls written into it
+  --json         print the verdict as JSON
+  --pretty       indent the JSON
+  -h, --help     show this help
+
+Exit status: 0 when every call is allowed, 1 when any call is blocked, 2 for usage errors (including a
+tool declaration toolguard cannot enforce).
+`;
+
+const SHAPE_TYPES: Record<string, string | null> = {
+  string: "string",
+  str: "string",
+  number: "number",
+  float: "number",
+  integer: "integer",
+  int: "integer",
+  boolean: "boolean",
+  bool: "boolean",
+  array: "array",
+  list: "array",
+  object: "object",
+  dict: "object",
+  null: "null",
+  any: null,
+};
+
+/** Turns an agentvet-style shape (`{"name": "string", "notes": "string?"}`) into a JSON Schema. */
+export function shapeToSchema(shape: unknown, source: string): Record<string, unknown> {
+  if (typeof shape !== "object" || shape === null || Array.isArray(shape)) {
+    throw new UsageError(`${source}: a shape must be a JSON object mapping argument names to types`);
+  }
+  const properties: Record<string, unknown> = {};
+  const required: string[] = [];
+  for (const [key, raw] of Object.entries(shape)) {
+    if (typeof raw !== "string") {
+      throw new UsageError(
+        `${source}: the type of ${JSON.stringify(key)} must be a string such as "string?"`,
+      );
+    }
+    const optional = raw.endsWith("?");
+    const name = (optional ? raw.slice(0, -1) : raw).trim().toLowerCase();
+    if (!Object.hasOwn(SHAPE_TYPES, name)) {
+      throw new UsageError(
+        `${source}: unknown type ${JSON.stringify(raw)} for ${JSON.stringify(key)}`,
+        `use one of ${Object.keys(SHAPE_TYPES).join(", ")}, with ? for optional`,
+      );
+    }
+    const type = SHAPE_TYPES[name];
+    Object.defineProperty(properties, key, {
+      value: type === null ? {} : { type },
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+    if (!optional) required.push(key);
+  }
+  return { type: "object", properties, required, additionalProperties: false };
+}
+
+/** Unwraps whole provider responses into the messages or calls they hold. */
+function callsIn(value: unknown): unknown[] {
+  if (Array.isArray(value)) return value;
+  if (typeof value !== "object" || value === null) return [value];
+  const v = value as Record<string, unknown>;
+  // OpenAI Chat completion: { choices: [{ message }] }
+  if (Array.isArray(v.choices)) {
+    return v.choices.map((
+      c,
+    ) => (typeof c === "object" && c !== null ? (c as { message?: unknown }).message : c))
+      .filter((m) => m !== undefined);
+  }
+  // OpenAI Responses: { output: [...items] }; keep only the function calls.
+  if (Array.isArray(v.output) && v.object === "response") {
+    return v.output.filter((o) =>
+      typeof o === "object" && o !== null && (o as { type?: unknown }).type === "function_call"
+    );
+  }
+  // Gemini: { candidates: [{ content: { parts } }] }
+  if (Array.isArray(v.candidates)) {
+    return v.candidates.flatMap((c) => {
+      const parts = (c as { content?: { parts?: unknown } })?.content?.parts;
+      return Array.isArray(parts)
+        ? parts.filter((p) => typeof p === "object" && p !== null && "functionCall" in p)
+        : [];
+    });
+  }
+  // Ollama /api/chat response: { message: { role, tool_calls } }
+  if (typeof v.message === "object" && v.message !== null && v.name === undefined) return [v.message];
+  // Anthropic Messages response: { type: "message", role, content: [...] } is a message already.
+  return [value];
+}
+
+/** Names of the calls, for building `--shape` declarations; reads only the common name fields. */
+function callNames(calls: readonly unknown[]): string[] {
+  const names = new Set<string>();
+  const visit = (c: unknown): void => {
+    if (typeof c !== "object" || c === null) return;
+    const o = c as Record<string, unknown>;
+    if (Array.isArray(o.tool_calls)) o.tool_calls.forEach(visit);
+    if (Array.isArray(o.content)) o.content.forEach(visit);
+    if (Array.isArray(o.parts)) o.parts.forEach(visit);
+    for (const inner of [o.function, o.functionCall, o.params]) visit(inner);
+    if (typeof o.name === "string") names.add(o.name);
+  };
+  calls.forEach(visit);
+  return [...names];
+}
+
+function formatVerdict(verdict: Verdict): string {
+  let out = "";
+  for (const c of verdict.calls) {
+    const id = c.id ? ` (${c.id})` : "";
+    out += `#${c.index} ${c.name || "(no name)"}${id}: ${
+      c.allowed ? paint("green", "allowed") : paint("red", "BLOCKED")
+    }\n`;
+    for (const f of c.findings) {
+      const parts = [
+        f.expected !== undefined ? `expected ${f.expected}` : "",
+        f.received !== undefined ? `received ${f.received}` : "",
+      ]
+        .filter((p) => p !== "");
+      out += `  ${paint("yellow", f.code)} at ${JSON.stringify(f.path)}: ${f.message}` +
+        (parts.length > 0 ? ` (${parts.join(", ")})` : "") + "\n";
+    }
+    for (const r of c.repairs ?? []) out += `  repaired: ${r}\n`;
+    for (const r of c.coercions ?? []) out += `  coerced: ${r}\n`;
+    if (c.modelCheck?.error) out += `  classifier error: ${c.modelCheck.error}\n`;
+  }
+  const n = verdict.calls.length;
+  out += verdict.allowed
+    ? `${paint("green", "OK")} ${n} call(s) allowed\n`
+    : `${paint("red", "BLOCKED")} ${verdict.blocked.length} of ${n} call(s) blocked\n`;
+  return out;
+}
+
+/**
+ * Run `toolguard validate` with the arguments after the subcommand name.
+ *
+ * @param args Command-line arguments, e.g. `["calls.json", "--tools", "tools.jsonc"]`.
+ * @returns The exit status.
+ */
+export function main(args: string[]): Promise<number> {
+  return runMain("validate", async () => {
+    const { values, positionals } = parseCommandLine(args, {
+      command: "validate",
+      options: {
+        tools: { type: "string" },
+        shape: { type: "string" },
+        repair: { type: "boolean" },
+        coerce: { type: "boolean" },
+        text: { type: "boolean" },
+        json: { type: "boolean" },
+        pretty: { type: "boolean" },
+      },
+    });
+    if (printedHelp(values, VALIDATE_HELP)) return EXIT_OK;
+    const file = onePositional(
+      positionals,
+      "calls file",
+      "run `toolguard validate calls.json --tools tools.json` (or `-` for stdin)",
+    );
+    const toolsPath = stringOption(values, "tools");
+    const shapeSpec = stringOption(values, "shape");
+    if (toolsPath !== undefined && shapeSpec !== undefined) {
+      throw new UsageError(
+        "--tools and --shape cannot be used together",
+        "declare the tools with one of them",
+      );
+    }
+    if (toolsPath === "-" && file === "-") {
+      throw new UsageError("only one of CALLS and --tools can read stdin");
+    }
+
+    let calls: unknown[];
+    if (values.text === true) {
+      calls = extractToolCalls(await readText(file)).map((c) => ({
+        ...(c.id !== undefined ? { id: c.id } : {}),
+        name: c.name,
+        arguments: typeof c.arguments === "string" ? c.arguments : JSON.stringify(c.arguments),
+      }));
+    } else {
+      calls = callsIn(await readJson(file));
+    }
+
+    let tools: unknown[] | undefined;
+    if (toolsPath !== undefined) {
+      tools = await readTools(toolsPath);
+    } else if (shapeSpec !== undefined) {
+      const trimmed = shapeSpec.trim();
+      const inline = trimmed.startsWith("{");
+      const shape = inline ? parseJsonText(trimmed, "--shape") : await readJson(shapeSpec);
+      const schema = shapeToSchema(shape, inline ? "--shape" : shapeSpec);
+      tools = callNames(calls).map((name) => ({ name, input_schema: schema }));
+    }
+
+    let verdict: Verdict;
+    try {
+      verdict = await validateToolCalls(calls, {
+        tools,
+        repair: values.repair === true,
+        coerce: values.coerce === true,
+      });
+    } catch (error) {
+      // Only a declaration can make validation throw: the tools file asks for something unenforceable.
+      throw new UsageError(
+        `${toolsPath ?? "--shape"}: ${(error as Error).message}`,
+        "fix the declaration; `toolguard lint` lists every problem",
+      );
+    }
+    if (values.json === true) {
+      printJson(verdict, values.pretty === true);
+    } else {
+      let out = formatVerdict(verdict);
+      if (!verdict.allowed) out += `\nFeedback for the model:\n${describeVerdict(verdict, { tools })}\n`;
+      writeOut(out);
+    }
+    return verdict.allowed ? EXIT_OK : EXIT_FAIL;
+  });
+}

@@ -1,0 +1,38 @@
+/**
+ * Small value helpers every job uses: one home for each.
+ *
+ * @module
+ */
+
+/**
+ * True for a plain JSON-like object: not null, not an array.
+ *
+ * @example Objects, not arrays or null
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { isRecord } from "./values.ts";
+ *
+ * assert.equal(isRecord({ a: 1 }), true);
+ * assert.equal(isRecord([1]), false);
+ * assert.equal(isRecord(null), false);
+ * ```
+ */
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The message of a thrown value, whatever was thrown.
+ *
+ * @example An Error's message, or the value as text
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { errorText } from "./values.ts";
+ *
+ * assert.equal(errorText(new TypeError("bad input")), "bad input");
+ * assert.equal(errorText("plain"), "plain");
+ * ```
+ */
+export function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

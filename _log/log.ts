@@ -1,0 +1,484 @@
+/**
+ * The JSONL call log: one bounded, append-mode line per event.
+ *
+ * @module
+ */
+import { errorText } from "../_common/values.ts";
+import { closeSync, openSync, writeSync } from "node:fs";
+import { describe, describeVerdict } from "../_describe/describe.ts";
+import type { CallVerdict, OutcomeKind, ToolCallRecord, ToolResult, Verdict } from "../types.ts";
+
+/** A line for one tool run (written by `onResult`). */
+export interface ResultLine {
+  /** When the line was written, ISO 8601 in UTC. */
+  ts: string;
+  /** Always `"result"`. */
+  event: "result";
+  /** The tool: the command's file name without directory or Windows extension (`/usr/bin/rg` -> `rg`). */
+  tool: string;
+  /** The outcome kind. */
+  kind: OutcomeKind;
+  /** Whether the tool ran successfully. */
+  ok: boolean;
+  /** The exit code, or null. */
+  exitCode: number | null;
+  /** The signal that ended the process, or null. */
+  signal: string | null;
+  /** Wall-clock duration in milliseconds. */
+  durationMs: number;
+  /** The result's detail (shortened when the line would be too long). */
+  detail: string;
+  /** How many items the tool returned; null for failures. */
+  itemCount: number | null;
+  /** The sentence the model received (`describe(result)`), shortened when the line would be too long. */
+  sentence: string;
+  /** Scanner categories found in the output (the result's warnings), distinct, in first-seen order. */
+  findings: string[];
+  /** The `model` option, when given. */
+  model?: string;
+  /** The full command as given; only with `includeArguments`. */
+  command?: string;
+  /** The arguments; only with `includeArguments`. */
+  args?: string[];
+  /** The items; only with `includeItems`. */
+  items?: unknown[] | null;
+  /** Fields that were shortened or dropped to keep the line under `maxLineBytes`. */
+  cut?: string[];
+}
+
+/** A line for one validated tool call (written by `onVerdict`, one per call in the verdict). */
+export interface VerdictLine {
+  /** When the line was written, ISO 8601 in UTC. */
+  ts: string;
+  /** Always `"verdict"`. */
+  event: "verdict";
+  /** The tool name the call asked for. */
+  tool: string;
+  /** `"allowed"` or `"blocked"`. */
+  verdict: "allowed" | "blocked";
+  /** Same as `verdict === "allowed"`. */
+  ok: boolean;
+  /** The call's id, when it has one. */
+  callId?: string;
+  /** The call's position in the list that was validated. */
+  index: number;
+  /** The finding codes, distinct, in first-seen order. */
+  findings: string[];
+  /** For a blocked call, the feedback the model received (`describeVerdict(call)`); `""` when allowed. */
+  sentence: string;
+  /** The `model` option, when given. */
+  model?: string;
+  /** The parsed arguments; only with `includeArguments`. */
+  arguments?: Record<string, unknown>;
+  /** Fields that were shortened or dropped to keep the line under `maxLineBytes`. */
+  cut?: string[];
+}
+
+/** Any line `jsonlLog` writes. Discriminate on `event`. */
+export type LogLine = ResultLine | VerdictLine;
+
+/** Options for `jsonlLog`. All optional. */
+export interface JsonlLogOptions {
+  /** Log the items of successful runs. Default false: items may hold private data. */
+  includeItems?: boolean;
+  /** Log the command, its arguments and the parsed call arguments. Default false: they may hold private data. */
+  includeArguments?: boolean;
+  /**
+   * Longest line in bytes, newline included. Default 4096 (PIPE_BUF on Linux), so that one line is one
+   * atomic write even when the target is a pipe. Longer fields are shortened, then items and arguments
+   * are dropped; what was cut is listed in the line's `cut`. At least 512.
+   */
+  maxLineBytes?: number;
+  /** A label written on every line (e.g. the model's name), so runs of two models can be compared. */
+  model?: string;
+  /** Called when a line could not be written. Errors it throws are swallowed. */
+  onError?: (error: Error, line: string) => void;
+  /**
+   * Longest wait in `close()` for a stream to take the pending lines, in milliseconds. Default 5000. A
+   * stream that never drains must not hang the agent's shutdown; lines still pending then count as failed.
+   */
+  closeTimeoutMs?: number;
+  /** The clock, for tests. Default `() => new Date()`. */
+  now?: () => Date;
+}
+
+/** The hooks and counters `jsonlLog` returns. */
+export interface JsonlLog {
+  /** Log one tool run. Matches `RunOptions.onResult`; never throws. */
+  onResult(result: ToolResult, call: ToolCallRecord): void;
+  /** Log a validation verdict (one line per call), or a single call verdict. Never throws. */
+  onVerdict(verdict: Verdict | CallVerdict): void;
+  /** Wait for pending writes, then close the file or stream. Later events are counted as failed. */
+  close(): Promise<void>;
+  /** Lines written so far. */
+  readonly written: number;
+  /** Lines that could not be written (full disk, closed stream, closed log, ...). */
+  readonly failed: number;
+}
+
+const encoder = new TextEncoder();
+const DEFAULT_MAX_LINE = 4096;
+// A stream that stops draining must not make the agent's memory grow: past this many queued lines,
+// new lines are counted as failed instead of queued.
+const MAX_QUEUED = 1024;
+
+/**
+ * Open a JSON Lines call log.
+ *
+ * `target` is a file path (opened for appending, created when missing; each line is one `write` call on
+ * an `O_APPEND` descriptor, so several processes can share one file) or a `WritableStream<Uint8Array>`
+ * (each line is one chunk). Opening a path that cannot be opened throws right away, before any tool runs;
+ * after that nothing throws.
+ *
+ * @param target A file path or a writable byte stream.
+ * @param options What to include, the line size limit and an error callback.
+ * @returns Hooks for `runTool` (`onResult`) and for validation (`onVerdict`), `close()` and counters.
+ */
+export function jsonlLog(
+  target: string | WritableStream<Uint8Array>,
+  options: JsonlLogOptions = {},
+): JsonlLog {
+  const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE;
+  if (!Number.isInteger(maxLineBytes) || maxLineBytes < 512) {
+    throw new RangeError(`jsonlLog: maxLineBytes must be an integer of at least 512, got ${maxLineBytes}`);
+  }
+  const now = options.now ?? (() => new Date());
+  const sink = typeof target === "string"
+    ? fileSink(target)
+    : streamSink(target, options.closeTimeoutMs ?? 5000);
+  let written = 0;
+  let failed = 0;
+  let closed = false;
+
+  const report = (error: unknown, line: string): void => {
+    const err = error instanceof Error ? error : new Error(String(error));
+    try {
+      options.onError?.(err, line);
+    } catch {
+      // The error hook must not break the agent either.
+    }
+  };
+  const fail = (error: unknown, line: string): void => {
+    failed++;
+    report(error, line);
+  };
+
+  const emit = (record: Record<string, unknown>): void => {
+    let line = "";
+    try {
+      line = fitLine(record, maxLineBytes);
+      if (closed) throw new Error("jsonlLog: the log is closed; the line was not written");
+      sink.write(encoder.encode(line), () => written++, (e) => fail(e, line));
+    } catch (e) {
+      fail(e, line);
+    }
+  };
+
+  return {
+    onResult(result: ToolResult, call: ToolCallRecord): void {
+      try {
+        emit(resultRecord(result, call, options, now()));
+      } catch (e) {
+        fail(e, "");
+      }
+    },
+    onVerdict(verdict: Verdict | CallVerdict): void {
+      try {
+        const calls = "calls" in verdict && Array.isArray(verdict.calls)
+          ? verdict.calls
+          : [verdict as CallVerdict];
+        const ts = now();
+        for (const call of calls) emit(verdictRecord(call, options, ts));
+      } catch (e) {
+        fail(e, "");
+      }
+    },
+    async close(): Promise<void> {
+      if (closed) return;
+      closed = true;
+      try {
+        await sink.close();
+      } catch (e) {
+        report(e, ""); // closing is not a line: reported, not counted
+      }
+    },
+    get written() {
+      return written;
+    },
+    get failed() {
+      return failed;
+    },
+  };
+}
+
+function resultRecord(
+  result: ToolResult,
+  call: ToolCallRecord,
+  options: JsonlLogOptions,
+  at: Date,
+): Record<string, unknown> {
+  const record: Record<string, unknown> = {
+    ts: at.toISOString(),
+    event: "result",
+    tool: toolName(String(call?.command ?? "")),
+    kind: result.kind,
+    ok: result.ok,
+    exitCode: result.exitCode ?? null,
+    signal: result.signal ?? null,
+    durationMs: roundMs(result.durationMs),
+    detail: String(result.detail ?? ""),
+    itemCount: Array.isArray(result.items) ? result.items.length : null,
+    sentence: safeSentence(() => {
+      const sentence = describe(result);
+      return options.includeItems ? sentence : withoutItems(sentence, result);
+    }),
+    findings: distinct((result.warnings ?? []).map((w) => String(w.category))),
+  };
+  if (options.model !== undefined) record.model = options.model;
+  if (options.includeArguments) {
+    record.command = String(call?.command ?? "");
+    record.args = Array.isArray(call?.args) ? call.args.map(String) : [];
+  }
+  if (options.includeItems && Array.isArray(result.items)) record.items = result.items;
+  return record;
+}
+
+function verdictRecord(call: CallVerdict, options: JsonlLogOptions, at: Date): Record<string, unknown> {
+  const record: Record<string, unknown> = {
+    ts: at.toISOString(),
+    event: "verdict",
+    tool: String(call.name ?? ""),
+    verdict: call.allowed ? "allowed" : "blocked",
+    ok: call.allowed === true,
+  };
+  if (call.id !== undefined) record.callId = String(call.id);
+  record.index = call.index;
+  record.findings = distinct((call.findings ?? []).map((f) => String(f.code)));
+  record.sentence = call.allowed
+    ? ""
+    : safeSentence(() => describeVerdict(options.includeArguments ? call : withoutValues(call)));
+  if (options.model !== undefined) record.model = options.model;
+  if (options.includeArguments && call.arguments !== undefined) record.arguments = call.arguments;
+  return record;
+}
+
+/**
+ * The sentence with the items' JSON replaced by `[…]`: the model read the items, the log must not keep
+ * them unless asked. Finds exactly the JSON `describe` quoted (the first k items); if the sentence does not
+ * have that shape, keeps only the count.
+ */
+function withoutItems(sentence: string, result: ToolResult): string {
+  if (!Array.isArray(result.items) || result.items.length === 0) return sentence;
+  const head = `Tool returned ${result.items.length} item(s): [`;
+  if (!sentence.startsWith(head)) return `${head}…]`;
+  let end = -1; // index of the closing bracket after the longest matching run of whole items
+  let at = head.length;
+  if (sentence[at] === "]") end = at;
+  for (let i = 0; i < result.items.length && at < sentence.length; i++) {
+    let json: string | undefined;
+    try {
+      json = JSON.stringify(result.items[i]);
+    } catch {
+      break;
+    }
+    if (typeof json !== "string") break;
+    const chunk = i === 0 ? json : "," + json;
+    if (!sentence.startsWith(chunk, at)) break;
+    at += chunk.length;
+    if (sentence[at] === "]" && (at + 1 === sentence.length || sentence.startsWith(". ", at + 1))) end = at;
+  }
+  return end < 0 ? `${head}…]` : `${head}…${sentence.slice(end)}`;
+}
+
+/** The call without argument values, so the feedback logged does not quote them. */
+function withoutValues(call: CallVerdict): CallVerdict {
+  const { arguments: _a, rawArguments: _r, ...rest } = call;
+  return { ...rest, findings: (call.findings ?? []).map(({ received: _v, ...f }) => f) };
+}
+
+/**
+ * Serialise a record as one line of at most `max` bytes (newline included). Long strings are shortened
+ * first (detail, then sentence, halving each time), then items and arguments are dropped.
+ */
+function fitLine(record: Record<string, unknown>, max: number): string {
+  let line = JSON.stringify(record) + "\n";
+  if (byteLength(line) <= max) return line;
+  const cut: string[] = [];
+  record.cut = cut;
+  const mark = (field: string) => {
+    if (!cut.includes(field)) cut.push(field);
+  };
+  // Bulky optional payloads go first: the line's point is the outcome, not the data.
+  for (const field of ["items", "arguments", "args"]) {
+    if (field in record && JSON.stringify(record[field] ?? null).length > 2) {
+      delete record[field];
+      mark(field);
+      line = JSON.stringify(record) + "\n";
+      if (byteLength(line) <= max) return line;
+    }
+  }
+  for (const field of ["detail", "sentence", "command"]) {
+    while (typeof record[field] === "string" && (record[field] as string).length > 0) {
+      const value = record[field] as string;
+      const over = byteLength(line) - max;
+      if (over <= 0) return line;
+      // Cut what is over, guessing the field's bytes per UTF-16 unit from the whole field (escapes and
+      // multi-byte characters cost more); the loop corrects a guess that was too small.
+      const perUnit = byteLength(JSON.stringify(value)) / value.length;
+      const keep = Math.max(0, Math.floor(value.length - (over + 4) / perUnit) - 1);
+      record[field] = keep > 0 ? cutString(value, keep) + "…" : "";
+      mark(field);
+      line = JSON.stringify(record) + "\n";
+    }
+    if (byteLength(line) <= max) return line;
+  }
+  // Only the fixed fields are left and they are still too long: a very long tool name or id.
+  for (const field of ["tool", "callId", "model"]) {
+    if (typeof record[field] === "string") {
+      record[field] = cutString(record[field] as string, 64);
+      mark(field);
+    }
+  }
+  record.findings = (record.findings as string[]).slice(0, 16);
+  return JSON.stringify(record) + "\n";
+}
+
+/** Keep the first `n` UTF-16 units without splitting a surrogate pair. */
+function cutString(value: string, n: number): string {
+  if (value.length <= n) return value;
+  const code = value.charCodeAt(n - 1);
+  return value.slice(0, code >= 0xd800 && code <= 0xdbff ? n - 1 : n);
+}
+
+function byteLength(s: string): number {
+  // Fast path: for ASCII the byte count equals the length.
+  let bytes = s.length;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) continue;
+    if (c < 0x800) bytes += 1;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+      bytes += 2;
+      i++;
+    } else bytes += 2;
+  }
+  return bytes;
+}
+
+function safeSentence(make: () => string): string {
+  try {
+    return String(make());
+  } catch (e) {
+    return `(describe failed: ${errorText(e)})`;
+  }
+}
+
+function distinct(values: string[]): string[] {
+  return [...new Set(values)];
+}
+
+function roundMs(ms: number): number {
+  return typeof ms === "number" && Number.isFinite(ms) ? Math.round(ms * 1000) / 1000 : 0;
+}
+
+/** `/usr/bin/rg` -> `rg`, `C:\\tools\\npx.cmd` -> `npx`. */
+function toolName(command: string): string {
+  const base = command.split(/[\\/]/).pop() ?? command;
+  return base.replace(/\.(exe|cmd|bat|com)$/i, "") || command;
+}
+
+interface Sink {
+  write(bytes: Uint8Array, ok: () => void, fail: (error: unknown) => void): void;
+  close(): Promise<void>;
+}
+
+function fileSink(path: string): Sink {
+  let fd: number | null;
+  try {
+    // "a" is O_APPEND|O_CREAT: every write lands at the current end of file, atomically per write call.
+    fd = openSync(path, "a");
+  } catch (e) {
+    throw new Error(
+      `jsonlLog: cannot open ${path} for appending (${e instanceof Error ? e.message : e}); ` +
+        "check that the directory exists and is writable",
+    );
+  }
+  return {
+    write(bytes, ok, fail) {
+      if (fd === null) return fail(new Error("jsonlLog: the log file is closed"));
+      // One synchronous write per line: no queue to grow, no interleaving with other processes.
+      const n = writeSync(fd, bytes);
+      if (n === bytes.length) ok();
+      else fail(new Error(`jsonlLog: short write to ${path}: ${n} of ${bytes.length} bytes`));
+    },
+    close() {
+      if (fd !== null) {
+        const f = fd;
+        fd = null;
+        closeSync(f);
+      }
+      return Promise.resolve();
+    },
+  };
+}
+
+function streamSink(stream: WritableStream<Uint8Array>, closeTimeoutMs: number): Sink {
+  let writer: WritableStreamDefaultWriter<Uint8Array>;
+  try {
+    writer = stream.getWriter();
+  } catch (e) {
+    throw new Error(
+      `jsonlLog: cannot write to the stream (${e instanceof Error ? e.message : e}); ` +
+        "pass a stream that is not locked to another writer",
+    );
+  }
+  // A stream that errors later must not surface as an unhandled rejection in the agent.
+  writer.closed.catch(() => {});
+  let queued = 0;
+  const pending = new Set<{ fail: (e: unknown) => void; done: Promise<void> }>();
+  return {
+    write(bytes, ok, fail) {
+      if (queued >= MAX_QUEUED) {
+        return fail(new Error(`jsonlLog: the stream is not draining (${queued} lines queued); line dropped`));
+      }
+      queued++;
+      let settled = false;
+      const entry = {
+        fail: (e: unknown) => {
+          if (!settled) {
+            settled = true;
+            fail(e);
+          }
+        },
+        done: Promise.resolve(),
+      };
+      entry.done = writer.write(bytes).then(() => {
+        if (!settled) {
+          settled = true;
+          ok();
+        }
+      }, entry.fail).finally(() => {
+        queued--;
+        pending.delete(entry);
+      });
+      pending.add(entry);
+    },
+    async close() {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const timedOut = new Promise<"timeout">((resolve) => {
+        timer = setTimeout(() => resolve("timeout"), closeTimeoutMs);
+      });
+      const drained = Promise.allSettled([...pending].map((p) => p.done)).then(() => writer.close())
+        .then(() => "closed" as const, () => "closed" as const);
+      const how = await Promise.race([drained, timedOut]);
+      clearTimeout(timer);
+      if (how === "timeout") {
+        const err = new Error(
+          `jsonlLog: the stream did not take the pending lines within ${closeTimeoutMs} ms`,
+        );
+        for (const p of [...pending]) p.fail(err);
+        writer.abort(err).catch(() => {});
+      }
+    },
+  };
+}

@@ -1,0 +1,90 @@
+/**
+ * Arguments for a tool run: developer text, or values marked as the model's, checked before anything runs.
+ *
+ * @module
+ */
+import { describeJsonType, excerpt } from "./classify.ts";
+
+/** A model-supplied argument, made by {@linkcode fromModel}. The guard checks it before anything runs. */
+export interface ModelValue {
+  /** Marks the value as chosen by a model. */
+  readonly fromModel: true;
+  /** The argument text. */
+  readonly value: string;
+}
+
+/** One argument for {@linkcode runTool}: a plain string from the developer, or a value marked as the model's. */
+export type ToolArg = string | ModelValue;
+
+/**
+ * Mark an argument value as chosen by a model. When the argument list is run, a marked value that starts with
+ * `-` (so a tool would read it as an option, e.g. `--pre=./evil.sh`, `-o`, `-e`) is refused as kind `spawn`
+ * before anything starts, unless it comes after a developer-written `--`.
+ *
+ * Numbers and booleans become their string form; other values their JSON text.
+ *
+ * @example
+ * ```ts
+ * import { fromModel, runTool } from "@toolguard/toolguard/guard";
+ * const pattern = "-e"; // what the model asked for
+ * const unsafe = await runTool("rg", ["--json", fromModel(pattern), "src"]);
+ * console.log(unsafe.kind); // "spawn": refused, nothing ran
+ * // After a developer-written "--" the same value is only a search pattern:
+ * const safeArgs = ["--json", "--", fromModel(pattern), "src"];
+ * void safeArgs;
+ * ```
+ */
+export function fromModel(value: unknown): ModelValue {
+  const text = typeof value === "string"
+    ? value
+    : typeof value === "number" || typeof value === "boolean" || typeof value === "bigint"
+    ? String(value)
+    : JSON.stringify(value) ?? String(value);
+  return Object.freeze({ fromModel: true as const, value: text });
+}
+
+export function isModelValue(arg: unknown): arg is ModelValue {
+  return typeof arg === "object" && arg !== null && (arg as ModelValue).fromModel === true &&
+    typeof (arg as ModelValue).value === "string";
+}
+
+export type PreparedArgs = { ok: true; argv: string[] } | { ok: false; reason: string };
+
+export function prepareArgs(args: readonly ToolArg[]): PreparedArgs {
+  if (!Array.isArray(args)) return { ok: false, reason: "args must be an array of strings" };
+  const argv: string[] = [];
+  let afterDoubleDash = false;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    let value: string;
+    if (typeof arg === "string") {
+      value = arg;
+      if (arg === "--") afterDoubleDash = true;
+    } else if (isModelValue(arg)) {
+      value = arg.value;
+      if (!afterDoubleDash && value.startsWith("-")) {
+        return {
+          ok: false,
+          reason: `refused before running: argument ${i + 1} came from the model and starts with "-" ` +
+            `(${excerpt(value, 60)}), so the tool would read it as an option; put it after a "--" argument ` +
+            `or reject the call`,
+        };
+      }
+    } else {
+      return {
+        ok: false,
+        reason: `argument ${i + 1} is ${
+          describeJsonType(arg)
+        }: give strings, or values marked with fromModel()`,
+      };
+    }
+    if (value.includes("\0")) {
+      return {
+        ok: false,
+        reason: `argument ${i + 1} contains a NUL character, which no program can receive`,
+      };
+    }
+    argv.push(value);
+  }
+  return { ok: true, argv };
+}

@@ -1,0 +1,327 @@
+/**
+ * From a finished process to a `ToolResult`: the pure half of the guard, one of seven kinds.
+ *
+ * @module
+ */
+import { errorText } from "../_common/values.ts";
+import type { FailureKind, Protocol, RunOptions, ToolFailure, ToolResult, ToolSuccess } from "../types.ts";
+
+/** Default `timeoutMs`: 10 seconds. */
+export const DEFAULT_TIMEOUT_MS = 10_000;
+/** Default `maxOutputBytes`: 8 MiB of stdout. */
+export const DEFAULT_MAX_OUTPUT_BYTES: number = 8 * 1024 * 1024;
+/** Default `maxDetail`: 400 characters. */
+export const DEFAULT_MAX_DETAIL = 400;
+/** Bytes of stderr kept (the tail). */
+export const STDERR_TAIL_BYTES = 8192;
+
+/** Why the guard itself ended the process tree. */
+export type KilledBy = "timeout" | "abort" | "overflow";
+
+/** A finished process as {@linkcode classify} sees it. */
+export interface ProcessOutcome {
+  /** Set when the program could not be started (or the call was refused before starting): the reason. */
+  spawnError?: string;
+  /** Exit code, or null (never started, or ended by a signal). */
+  exitCode: number | null;
+  /** Name of the signal that ended the process, or null. */
+  signal: string | null;
+  /** Everything read from stdout (at most the cap when the guard cut it), as bytes or already-decoded text. */
+  stdout: Uint8Array | string;
+  /** The tail of stderr, as bytes or text. */
+  stderr?: Uint8Array | string;
+  /** Why the guard ended the tree, or null/absent when it did not. */
+  killedBy?: KilledBy | null;
+  /** For `killedBy: "abort"`: the abort reason, as text. */
+  abortReason?: string;
+  /** Wall-clock milliseconds from spawn to settle. */
+  durationMs?: number;
+}
+
+/** The options {@linkcode classify} uses (the same names and defaults as {@linkcode RunOptions}). */
+export type ClassifyOptions = Pick<
+  RunOptions,
+  "timeoutMs" | "maxOutputBytes" | "onOverflow" | "maxDetail" | "encoding" | "protocol" | "exitCodes"
+>;
+
+function clip(text: string, max: number): string {
+  if (text.length <= max) return text;
+  if (max <= 1) return text.slice(0, Math.max(0, max));
+  let cut = max - 1;
+  const code = text.charCodeAt(cut - 1);
+  if (code >= 0xd800 && code <= 0xdbff) cut--; // do not split a surrogate pair
+  return text.slice(0, cut) + "…";
+}
+
+export function excerpt(text: string, max = 80): string {
+  return JSON.stringify(clip(text.trim().replace(/\s+/g, " "), max));
+}
+
+function decode(bytes: Uint8Array | string, encoding: string, stream = false): string {
+  if (typeof bytes === "string") return bytes.charCodeAt(0) === 0xfeff ? bytes.slice(1) : bytes;
+  // fatal: false turns bad bytes into U+FFFD; ignoreBOM: false drops a leading BOM. With stream: true an
+  // incomplete character at the end is held back (and discarded): used to cut at a character boundary.
+  return new TextDecoder(encoding, { fatal: false, ignoreBOM: false }).decode(bytes, { stream });
+}
+
+function stderrText(stderr: Uint8Array | string | undefined, encoding: string): string {
+  if (stderr === undefined) return "";
+  let text = decode(stderr, encoding);
+  if (text.charCodeAt(0) === 0xfffd) text = text.slice(1); // a character cut by the tail window
+  return text;
+}
+
+function stderrSummary(stderr: string): string {
+  const lines = stderr.split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== "");
+  return lines.slice(-3).join(" | ");
+}
+
+interface Common {
+  exitCode: number | null;
+  signal: string | null;
+  durationMs: number;
+  stderr: string;
+  maxDetail: number;
+}
+
+export function failure(kind: FailureKind, detail: string, c: Common): ToolFailure {
+  return {
+    ok: false,
+    kind,
+    items: null,
+    exitCode: c.exitCode,
+    signal: c.signal,
+    detail: clip(detail, c.maxDetail),
+    durationMs: c.durationMs,
+    warnings: [],
+    truncated: false,
+    stderr: c.stderr,
+  };
+}
+
+function success(items: unknown[], detail: string, truncated: boolean, c: Common): ToolSuccess {
+  return {
+    ok: true,
+    kind: items.length === 0 ? "empty" : "results",
+    items,
+    exitCode: c.exitCode,
+    signal: c.signal,
+    detail: clip(detail, c.maxDetail),
+    durationMs: c.durationMs,
+    warnings: [],
+    truncated,
+    stderr: c.stderr,
+  };
+}
+
+type Parsed = { ok: true; items: unknown[] } | { ok: false; kind: "protocol" | "refused"; detail: string };
+
+function parseJson(text: string): { ok: true; value: unknown } | { ok: false; error: string } {
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch (error) {
+    return { ok: false, error: errorText(error) };
+  }
+}
+
+export function describeJsonType(value: unknown): string {
+  return value === null ? "null" : Array.isArray(value) ? "an array" : `a ${typeof value}`;
+}
+
+function refusalDetail(error: unknown): string {
+  if (typeof error === "string" && error.trim() !== "") return error;
+  if (typeof error === "object" && error !== null) {
+    const { code, message } = error as { code?: unknown; message?: unknown };
+    const codeText = typeof code === "string" || typeof code === "number" ? String(code) : "REFUSED";
+    const messageText = typeof message === "string" ? message : JSON.stringify(error);
+    return `${codeText}: ${messageText}`;
+  }
+  return "REFUSED: the tool answered ok: false without an error message";
+}
+
+/** One JSON document on stdout (`json`, `envelope`): empty or unparseable stdout is `protocol`. */
+function parseDocument(
+  trimmed: string,
+  expected: string,
+): { ok: true; value: unknown } | { ok: false; kind: "protocol"; detail: string } {
+  if (trimmed === "") {
+    return { ok: false, kind: "protocol", detail: `stdout is empty (expected ${expected})` };
+  }
+  const parsed = parseJson(trimmed);
+  if (parsed.ok) return parsed;
+  return {
+    ok: false,
+    kind: "protocol",
+    detail: `stdout is not valid JSON (${parsed.error}); it starts ${excerpt(trimmed)}`,
+  };
+}
+
+function parseStdout(text: string, protocol: Protocol): Parsed {
+  if (typeof protocol === "function") {
+    try {
+      const items = protocol(text);
+      if (!Array.isArray(items)) {
+        return {
+          ok: false,
+          kind: "protocol",
+          detail: `the protocol function returned ${describeJsonType(items)}`,
+        };
+      }
+      return { ok: true, items };
+    } catch (error) {
+      const message = errorText(error);
+      return { ok: false, kind: "protocol", detail: `the protocol function rejected stdout: ${message}` };
+    }
+  }
+  const trimmed = text.trim();
+  switch (protocol) {
+    case "lines":
+      return {
+        ok: true,
+        items: text.split("\n").map((l) => l.replace(/\r$/, "")).filter((l) => l.trim() !== ""),
+      };
+    case "text":
+      return { ok: true, items: trimmed === "" ? [] : [trimmed] };
+    case "jsonl": {
+      if (trimmed === "") {
+        return { ok: false, kind: "protocol", detail: "stdout is empty (expected JSON lines)" };
+      }
+      const items: unknown[] = [];
+      const lines = text.split("\n");
+      for (let i = 0; i < lines.length; i++) {
+        if (lines[i].trim() === "") continue;
+        const parsed = parseJson(lines[i]);
+        if (!parsed.ok) {
+          return {
+            ok: false,
+            kind: "protocol",
+            detail: `line ${i + 1} of stdout is not valid JSON (${parsed.error}): ${excerpt(lines[i])}`,
+          };
+        }
+        items.push(parsed.value);
+      }
+      return { ok: true, items };
+    }
+    case "json": {
+      const parsed = parseDocument(trimmed, "JSON");
+      if (!parsed.ok) return parsed;
+      return { ok: true, items: Array.isArray(parsed.value) ? parsed.value : [parsed.value] };
+    }
+    default: {
+      // "envelope"
+      const parsed = parseDocument(trimmed, "a JSON envelope");
+      if (!parsed.ok) return parsed;
+      const value = parsed.value;
+      if (typeof value !== "object" || value === null || Array.isArray(value)) {
+        return {
+          ok: false,
+          kind: "protocol",
+          detail: `stdout is ${describeJsonType(value)}, not a JSON envelope object`,
+        };
+      }
+      const envelope = value as { ok?: unknown; items?: unknown; error?: unknown };
+      if (envelope.ok !== true) return { ok: false, kind: "refused", detail: refusalDetail(envelope.error) };
+      if (!Array.isArray(envelope.items)) {
+        return {
+          ok: false,
+          kind: "protocol",
+          detail: `the envelope says ok: true but its items is ${
+            "items" in envelope ? describeJsonType(envelope.items) : "missing"
+          }, not an array`,
+        };
+      }
+      return { ok: true, items: envelope.items };
+    }
+  }
+}
+
+/**
+ * Classify a finished process: the pure function from what happened (exit code, signal, stdout, stderr,
+ * whether and why the guard ended it) to a {@linkcode ToolResult}. {@linkcode runTool} uses it; it is exported
+ * for runners of your own and for tests. It never throws.
+ *
+ * @example
+ * ```ts
+ * import { classify } from "@toolguard/toolguard/guard";
+ * const r = classify({ exitCode: 0, signal: null, stdout: '{"ok":true,"items":[]}' });
+ * console.log(r.kind, r.items); // "empty" []
+ * const s = classify({ exitCode: 0, signal: null, stdout: "" });
+ * console.log(s.kind, s.items); // "protocol" null: silence is never an answer
+ * ```
+ */
+export function classify(outcome: ProcessOutcome, options: ClassifyOptions = {}): ToolResult {
+  const maxDetail = options.maxDetail ?? DEFAULT_MAX_DETAIL;
+  const encoding = options.encoding ?? "utf-8";
+  const common: Common = {
+    exitCode: outcome.exitCode,
+    signal: outcome.signal,
+    durationMs: Math.round(outcome.durationMs ?? 0),
+    stderr: "",
+    maxDetail,
+  };
+  try {
+    common.stderr = stderrText(outcome.stderr, encoding);
+  } catch (error) {
+    return failure("spawn", `invalid encoding ${JSON.stringify(encoding)}: ${String(error)}`, common);
+  }
+  if (outcome.spawnError !== undefined) return failure("spawn", outcome.spawnError, common);
+  if (outcome.killedBy === "timeout") {
+    const ms = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    return failure("timeout", `timed out after ${ms} ms; the guard ended the process tree`, common);
+  }
+  if (outcome.killedBy === "abort") {
+    const reason = outcome.abortReason ? ` (${outcome.abortReason})` : "";
+    return failure(
+      "timeout",
+      `aborted by the caller's AbortSignal${reason}; the guard ended the process tree`,
+      common,
+    );
+  }
+  const protocol = options.protocol ?? "envelope";
+  const cap = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
+  const truncate = outcome.killedBy === "overflow" && options.onOverflow === "truncate" &&
+    (protocol === "lines" || protocol === "text");
+  if (outcome.killedBy === "overflow" && !truncate) {
+    return failure("protocol", `stdout exceeded ${cap} bytes; the guard ended the process tree`, common);
+  }
+  if (!truncate) {
+    if (outcome.signal !== null) {
+      const tail = stderrSummary(common.stderr);
+      return failure("exit", `killed by signal ${outcome.signal}${tail ? `; stderr: ${tail}` : ""}`, common);
+    }
+    if (outcome.exitCode !== 0) {
+      if (outcome.exitCode !== null && options.exitCodes?.[outcome.exitCode] === "empty") {
+        return success([], "", false, common);
+      }
+      const tail = stderrSummary(common.stderr);
+      const code = outcome.exitCode === null ? "an unknown status" : `exit code ${outcome.exitCode}`;
+      return failure("exit", `the tool ended with ${code}${tail ? `; stderr: ${tail}` : ""}`, common);
+    }
+  }
+  let text: string;
+  try {
+    if (truncate) {
+      text = decode(toBytes(outcome.stdout).subarray(0, cap), encoding, true); // cut at a character boundary
+      if (protocol === "lines") text = text.slice(0, text.lastIndexOf("\n") + 1); // and at a line boundary
+    } else {
+      text = decode(outcome.stdout, encoding);
+    }
+  } catch (error) {
+    return failure("spawn", `invalid encoding ${JSON.stringify(encoding)}: ${String(error)}`, common);
+  }
+  const parsed = parseStdout(text, protocol);
+  if (!parsed.ok) return failure(parsed.kind, parsed.detail, common);
+  if (truncate) {
+    if (parsed.items.length === 0) {
+      // A cut output with nothing whole in it must not read as "found nothing".
+      return failure("protocol", `stdout exceeded ${cap} bytes before one whole item ended`, common);
+    }
+    return success(parsed.items, `stdout was cut at ${cap} bytes; there may be more`, true, common);
+  }
+  return success(parsed.items, "", false, common);
+}
+
+/** Bytes as they are, or text encoded as UTF-8. */
+export function toBytes(input: string | Uint8Array): Uint8Array {
+  return typeof input === "string" ? new TextEncoder().encode(input) : input;
+}

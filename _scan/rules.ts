@@ -1,0 +1,582 @@
+/**
+ * The scanner's signature rules. Each rule is one regular expression run over the folded text (see
+ * `_scan_normalise.ts`), or over the original text for rules about invisible characters. Every pattern is
+ * written to run in linear time: quantifiers are bounded or over a single character class, and no
+ * quantified group contains another quantifier, so a failed match can only back up a bounded distance.
+ *
+ * @module
+ */
+import type { ScanCategory, ScanContext } from "../types.ts";
+
+/** One signature rule. */
+export interface Rule {
+  /** Stable name, reported on findings. */
+  name: string;
+  /** The category a match belongs to. */
+  category: ScanCategory;
+  /** A global (`g`) regular expression. */
+  re: RegExp;
+  /** Run on the original text instead of the folded text (hidden characters). */
+  raw?: true;
+  /** Run on the letters-only text (catches uniform letter spacing such as "i g n o r e a l l"). */
+  squashed?: true;
+  /** Cheap pre-check: the rule runs only when the folded text contains one of these strings. */
+  needles?: readonly string[];
+  /**
+   * Strings of which every match contains at least one (defaults to `needles`). With `maxLen`, the scanner
+   * runs the expression only on windows around their occurrences, which gives the same matches as a run
+   * over the whole text: a match of at most `maxLen` characters holding an anchor starts at most `maxLen`
+   * characters before it.
+   */
+  anchors?: readonly string[];
+  /** An upper bound on the length of any match (all quantifiers are bounded); enables windowed matching. */
+  maxLen?: number;
+  /** Contexts the rule applies to; default all. */
+  contexts?: readonly ScanContext[];
+  /** Custom matcher over the folded text, used instead of `re` when present: returns `[start, end]` spans. */
+  find?: (folded: string) => Array<[number, number]>;
+  /** A further test on the folded text around a match (constant work per match); false drops the match. */
+  accept?: (folded: string, start: number, end: number, upper: (i: number) => boolean) => boolean;
+}
+
+/** Text that arrived as data, not from the principal: words aimed at the assistant are suspect there. */
+const DATA: readonly ScanContext[] = ["tool_output", "tool_args", "cli_arg"];
+
+/**
+ * Tool output only: the imperative heuristics ("please delete my ...", "send ... to <address>", "use the X
+ * tool", "in your response ..."). Arguments the model writes (an e-mail body, a ticket) legitimately hold
+ * such sentences, so there only the unambiguous rules run.
+ */
+const OUTPUT: readonly ScanContext[] = ["tool_output"];
+
+// Building blocks (folded text is lower-case with single spaces).
+/** A gap of up to N characters that stays inside one sentence (a dot must be followed by a non-space). */
+const gap = (n: number) => `(?:[^.!?\\n]|\\.(?=[^\\s])){0,${n}}?`;
+
+/** Nouns that name the assistant's own instructions. */
+const INSTRUCTIONS =
+  `(?:[a-z]{0,3}nstruct[a-z]{0,6}|prompts?|directions|directives?|rules|guidelines|commands|orders|guidance|constraints|programming|restrictions|polic(?:y|ies)|context|tasks?|requests?|messages|system prompt|conversation)`;
+
+/** Verbs with consequences of their own (no read-only ones): spending, deleting, granting, changing. */
+const CONSEQUENTIAL =
+  `(?:unlock|delete|remove|erase|wipe|destroy|transfer|withdraw|deposit|wire|send|e-?mail|forward|share|grant|give|revoke|disable|deactivate|enable|update|change|modify|reset|create|invite|cancel|purchase|buy|order|sell|pay|dispatch|leave|post|publish|upload|install|uninstall|move|approve|invest|unfollow|block|unblock|redirect|rename|replace|deploy|submit|unsubscribe|adjust|increase|decrease|disclose|leak|reveal|initiate|execute|lock|turn (?:off|on)|switch (?:off|on)|shut (?:off|down)|disarm|activate|schedule|book|reserve|download|restart|reboot|reroute|refund|spend|donate|empty|overwrite|encrypt|format|archive|hide|kick|ban|tweet|retweet|accept|reject|decline|mark|lower|raise|set)`;
+
+/** Verbs that move data or money somewhere. */
+const EXFIL_VERBS =
+  `(?:send|e-?mail|mail|forward|transfer|wire|share|post|upload|leak|export|deliver|submit|paste|copy|sync|withdraw|deposit|invite|concatenate|provide|give|disclose|reveal|transmit|relay|publish|dm|message|text)`;
+
+const FILLERS = new Set([
+  "please",
+  "kindly",
+  "now",
+  "also",
+  "then",
+  "and",
+  "first",
+  "next",
+  "finally",
+  "immediately",
+  "just",
+  "todo",
+  "todo:",
+  "so",
+]);
+
+/**
+ * Whether the word at `start` opens an imperative: it begins the text or follows sentence punctuation, a
+ * quote, a bracket or a bullet; or it follows a filler such as "please", "and then" or "TODO:"; or it is
+ * capitalised right after a comma in the original text ("We present our new flavor, Use the ... tool"), the
+ * seam where an instruction was spliced into a sentence. Returns `"please"` when a politeness marker precedes
+ * it, `true` for another imperative start, `false` otherwise. Looks back a bounded distance.
+ */
+export function imperativeStart(
+  t: string,
+  start: number,
+  upper?: (i: number) => boolean,
+): boolean | "please" {
+  let i = start;
+  while (i > 0 && t[i - 1] === " ") i--;
+  if (i === 0) return true;
+  const c = t[i - 1];
+  if (c === ":" && t.slice(Math.max(0, i - 5), i - 1) === "todo") return true;
+  if (".!?;:\n\"'([{>*#|-".includes(c)) return true;
+  if (c === ",") {
+    if (upper?.(start)) return true;
+    i--;
+  }
+  let j = i;
+  while (j > 0 && j > i - 12 && t.charCodeAt(j - 1) >= 0x61 && t.charCodeAt(j - 1) <= 0x7a) j--;
+  const word = t.slice(j, i);
+  if (!FILLERS.has(word)) return false;
+  return word === "please" || word === "kindly" ? "please" : true;
+}
+
+/** Words of the sentence around a match: a bare phrase (a search keyword, a title) is not a request. */
+function sentenceWords(folded: string, start: number, end: number): number {
+  let a = start;
+  const lo = Math.max(0, start - 200);
+  while (a > lo && !/[.!?\n'"]/.test(folded[a - 1])) a--;
+  let b = end;
+  const hi = Math.min(folded.length, end + 200);
+  while (
+    b < hi && !/[!?\n'"]/.test(folded[b]) && !(folded[b] === "." && !/[a-z0-9]/.test(folded[b + 1] ?? " "))
+  ) b++;
+  let words = 0;
+  for (let i = a; i < b; i++) if (folded[i] === " " && i > a) words++;
+  return words + 1;
+}
+
+/** Where data could be sent: an e-mail address, an IBAN-like account, a web address or a stated account. */
+const DESTINATION =
+  `(?:[a-z0-9._%+-]{1,64}@[a-z0-9-]{1,63}\\.[a-z0-9.-]{2,100}|\\b[a-z]{2}\\d{2}[a-z0-9]{10,30}\\b|https?://|\\bwww\\.|\\b[a-z0-9-]{2,63}\\.(?:com|net|org|io|xyz|ru|cn|info|biz|co|me|app|dev|site|top)\\b|\\b(?:my|this|the following|the) (?:e-?mail(?: address)?|inbox|bank account|account|wallet|address|server|website|phone number|number)\\b)`;
+
+/** Objects that point at the user's data or the agent's resources rather than at the reader's own things. */
+const OWNED =
+  `\\b(?:my|all (?:of )?(?:my|the|your)|(?:the|this) user's|(?:these|those|this) (?:information|details|data|contents?|files?|messages|emails|passwords?|credentials|records))\\b`;
+
+const URL_STOP = /[\s)"'>]/;
+
+/**
+ * Markdown images and links (`![alt](url)`, `[text](url)`) and HTML images (`<img src=url>`) whose absolute
+ * address carries data out: a query holding a template to be filled in (`{`, `$`, `<`, `%7b`), or a long
+ * data-like value (32+ characters for images, which load without a click; 64+ for links). Linear: each `](`
+ * or `<img` is examined once with bounded look-back and bounded look-ahead.
+ */
+export function findDataUrls(t: string): Array<[number, number]> {
+  const out: Array<[number, number]> = [];
+  // Returns where the address ended, so the next search starts there: each character is read once.
+  const check = (open: number, urlStart: number, image: boolean): number => {
+    let u = urlStart;
+    while (u < t.length && t[u] === " ") u++;
+    if (!t.startsWith("http://", u) && !t.startsWith("https://", u) && !t.startsWith("//", u)) return u;
+    let e = u;
+    const limit = Math.min(t.length, u + 2048);
+    while (e < limit && !URL_STOP.test(t[e])) e++;
+    const url = t.slice(u, e);
+    const q = url.indexOf("?");
+    if (q < 0) return e;
+    const query = url.slice(q + 1);
+    let bad = /[{}$<\[]|%7b|%3c/.test(query);
+    if (!bad) {
+      const min = image ? 32 : 64;
+      for (const pair of query.split("&")) {
+        const value = pair.slice(pair.indexOf("=") + 1);
+        // An inline data: URI (a badge's logo) carries a picture in, not the user's data out.
+        if (value.startsWith("data%3a") || value.startsWith("data:")) continue;
+        if (value.length >= min && /^[a-z0-9+\/=%_.-]+$/.test(value) && /[0-9%+\/_=-]/.test(value)) {
+          bad = true;
+        }
+      }
+    }
+    if (bad) out.push([open, Math.min(t.length, e + (t[e] === ")" ? 1 : 0))]);
+    return e;
+  };
+  let i = t.indexOf("](");
+  while (i >= 0) {
+    // Bounded look-back for the opening bracket.
+    let j = i - 1;
+    const lo = Math.max(0, i - 300);
+    while (j >= lo && t[j] !== "[" && t[j] !== "]" && t[j] !== "\n") j--;
+    let next = i + 2;
+    if (j >= lo && t[j] === "[") {
+      const image = j > 0 && t[j - 1] === "!";
+      next = Math.max(next, check(image ? j - 1 : j, i + 2, image));
+    }
+    i = t.indexOf("](", next);
+  }
+  let k = t.indexOf("<img");
+  while (k >= 0) {
+    const tagEnd = t.indexOf(">", k);
+    const end = Math.min(tagEnd < 0 ? t.length : tagEnd, k + 400);
+    const m = /\bsrc ?= ?["']?/.exec(t.slice(k, end));
+    let next = Math.max(k + 4, end);
+    if (m) next = Math.max(next, check(k, k + m.index + m[0].length, true));
+    k = t.indexOf("<img", next);
+  }
+  return out;
+}
+
+/** The signature rules, in the order they run. */
+export const RULES: readonly Rule[] = [
+  // ---------------------------------------------------------------------------------------- overrides
+  {
+    name: "override.ignore_previous",
+    maxLen: 160,
+    needles: [
+      "ignor",
+      "disregard",
+      "forget",
+      "neglect",
+      "discard",
+      "abandon",
+      "set aside",
+      "throw out",
+      "ditch",
+    ],
+    category: "instruction_override",
+    re: new RegExp(
+      `(?<![a-z])(?:ignore|disregard|forget|neglect|discard|abandon|set aside|throw out|ditch) ` +
+        `[a-z' ]{0,36}?\\b(?:previous|prior|above|earlier|preceding|foregoing|former|initial|original|old|existing|system|your|all)` +
+        ` [a-z' ]{0,30}?\\b${INSTRUCTIONS}\\b`,
+      "g",
+    ),
+  },
+  {
+    name: "override.ignore_previous_squashed",
+    anchors: ["ignore", "disregard", "forget", "newinstructions", "systemprompt"],
+    maxLen: 80,
+    category: "instruction_override",
+    squashed: true,
+    re:
+      /(?:ignore|disregard|forget)(?:all|any|the|your)?(?:previous|prior|above|earlier|preceding)(?:instructions?|prompts?|rules|directions)|(?:you are|youre) now(?:a|an|in|dan)|newinstructions|systemprompt(?:override|update)/g,
+  },
+  {
+    name: "override.new_instructions",
+    needles: ["instruction", "directive", "orders", "task", "rules", "prompt", "strictly"],
+    maxLen: 100,
+    category: "instruction_override",
+    re: new RegExp(
+      `\\b(?:new|updated|revised|real|actual|true|additional|secret|hidden|override|overriding|urgent|important|priority|system|admin|developer) ` +
+        `(?:system )?(?:instructions?|directives?|orders|task|rules|prompt) ?(?::|-{1,2} |follows?\\b)` +
+        `|\\bstrictly (?:adhere to|follow|obey|comply with) (?:the|these|my|this) (?:following|new|below)` +
+        `|\\b(?:follow|obey|execute) (?:the|these|my) (?:new|following|real|hidden|secret) instructions?\\b`,
+      "g",
+    ),
+  },
+  {
+    name: "override.important_message",
+    maxLen: 140,
+    needles: ["important", "urgent", "critical", "official", "priority", "message"],
+    category: "instruction_override",
+    re: new RegExp(
+      `\\b(?:an? |this is an? )?(?:important|urgent|critical|official|priority) (?:message|instruction|notice|note|update|request) ` +
+        `(?:from|for|to) (?:me|the user|your (?:user|owner|admin|administrator|developer|creator|operator|boss|master)|the (?:system|admin|administrator|developer|owner|operator))\\b` +
+        `|\\bmessage (?:from|by) (?:me|the user),? [^.\\n]{0,40}?\\bto you\\b`,
+      "g",
+    ),
+  },
+  {
+    name: "override.before_task",
+    maxLen: 280,
+    needles: ["before", "after"],
+    category: "instruction_override",
+    re: new RegExp(
+      `\\bbefore (?:you (?:can |do |start |continue |proceed |answer |respond )?|doing |solving |completing |continuing |answering |responding )${
+        gap(50)
+      }\\b(?:task|request|question|instructions?|assignment)\\b${
+        gap(90)
+      }\\b(?:do the following|first|you (?:must|need to|have to|should))` +
+        `|\\bafter (?:you do|you have done|doing|completing) (?:that|this|so),? (?:you can|you may|please|continue|proceed|go back|return)`,
+      "g",
+    ),
+  },
+  {
+    name: "override.stop_current_task",
+    maxLen: 100,
+    needles: ["stop"],
+    category: "instruction_override",
+    re:
+      /\b(?:you (?:should|must|need to) )?(?:immediately )?stop (?:what you(?:'re| are) doing|(?:your|the) current task|processing|everything|all (?:other )?tasks|immediately)\b/g,
+    contexts: DATA,
+  },
+  {
+    name: "override.role_reassignment",
+    maxLen: 100,
+    needles: ["from now on", "you are", "your new", "you have been"],
+    category: "instruction_override",
+    re:
+      /\b(?:from now on,? you (?:are|will|must|shall|should)|you are now (?:a|an|in|the|my|dan|free|no longer)\b|your new (?:task|goal|objective|instructions?|role|purpose|job|mission) (?:is|are|will be)\b|you (?:are|have been) (?:jailbroken|freed|unrestricted))/g,
+  },
+  {
+    name: "override.secrecy",
+    maxLen: 120,
+    needles: ["do not", "don't", "never", "without"],
+    category: "instruction_override",
+    re: new RegExp(
+      `\\b(?:do not|don't|never|without) (?:tell(?:ing)?|inform(?:ing)?|notify(?:ing)?|alert(?:ing)?|mention(?:ing)?|let(?:ting)?|ask(?:ing)?|asking for|consult(?:ing)?|check(?:ing)? with|warn(?:ing)?|reveal(?:ing)? (?:this |it )?to) ` +
+        `(?:me|the user|the human|your user|anyone|them)?\\b ?(?:for (?:confirmation|permission|approval|consent)|about (?:this|it)|know)?` +
+        `|\\b(?:do not|don't|never|without) (?:asking |waiting )?(?:for )?(?:any |further |the user's |user )?(?:confirmation|approval|permission|consent)\\b` +
+        `|\\bwithout (?:the user|them|him|her) (?:knowing|noticing)`,
+      "g",
+    ),
+    contexts: OUTPUT,
+  },
+  {
+    name: "override.response_directive",
+    maxLen: 140,
+    needles: ["your "],
+    category: "instruction_override",
+    // Text that came in as data should not tell the assistant how to write its answer.
+    re: new RegExp(
+      `\\byour (?:response|answer|reply|output|responses|answers|replies|summary|message's)\\b` +
+        `|(?<![a-z])(?:(?:can|could|would|will) you )?(?:encode|encrypt|translate|render|rewrite|write|reverse|invert|convert|format|display|present|express|substitute|replace|scramble|shuffle|spell|capitali[sz]e|uppercase|lowercase) ` +
+        `(?:the (?:order of |letters of |words of |characters of )?)?(?:all )?(?:letters |words |characters )?(?:in |of )?your (?:message|text|words|sentences|letters)\\b`,
+      "g",
+    ),
+    contexts: OUTPUT,
+    // The sentence holding "your response" must start close by (a directive, not a stray phrase deep in a
+    // long sentence); the transformation verbs must open a sentence.
+    accept: (t, s, _e, upper) => {
+      if (!t.startsWith("your ", s)) return imperativeStart(t, s, upper) !== false;
+      let i = s;
+      const lo = Math.max(0, s - 100);
+      while (i > lo && !".!?\n".includes(t[i - 1])) i--;
+      return i > lo || i === 0;
+    },
+  },
+  {
+    name: "override.addresses_ai",
+    // "ai" only as a word: followed by a space, comma or colon, or ending "if you are an ai".
+    anchors: [
+      "ai ",
+      "ai,",
+      "ai:",
+      "an ai",
+      "a ai",
+      "assistant",
+      "llm",
+      "model",
+      "agent",
+      "bot",
+      "copilot",
+      "gpt",
+      "claude",
+      "gemini",
+    ],
+    maxLen: 120,
+    category: "instruction_override",
+    // Data that speaks to the model itself: "AI assistant: ...", "Hey Copilot, ...", "If you are an AI ...".
+    needles: ["ai", "assistant", "llm", "model", "agent", "bot", "copilot", "gpt", "claude", "gemini"],
+    re:
+      /(?:^|(?<=[.!?;\n"'(\[{>*#-] ?))(?:(?:dear|hey|hi|attention|note to|message to|instructions for|to) (?:the |any |all )?)?(?:(?:ai|ai assistant|llm|llms|language model|ai model|ai agents?|chatbot|copilot|chatgpt|claude) ?[,:]|(?:assistant|agent|model|bot|gpt|gemini),)|\bif you are an? (?:ai|llm|large language model|language model|ai assistant|assistant|ai agent|agent|chatbot|bot)\b|\b(?:note|message|instructions?) (?:to|for) (?:the |any |all )?(?:ai|llm|llms|language models?|ai assistants?|assistants?|ai agents?|agents?|models?) (?:reading|processing|summari[sz]ing|seeing|parsing)\b/g,
+    contexts: DATA,
+  },
+  {
+    name: "override.prompt_leak",
+    anchors: ["prompt", "instructions", "above", "system message"],
+    maxLen: 120,
+    category: "instruction_override",
+    needles: ["prompt", "instructions", "above"],
+    re:
+      /\b(?:reveal|print|show|output|repeat|display|leak|disclose|tell me|give me|write out|spell out) (?:me )?(?:your|the) (?:full |entire |original |initial |hidden |secret )?(?:system prompt|system message|initial prompt|hidden prompt|prompt|instructions)\b|\brepeat (?:the|all) (?:words|text|lines|sentences) above\b/g,
+  },
+  {
+    name: "override.false_authority",
+    anchors: ["authori", "approved", "permitted", "allowed", "consent", "permission", "cleared"],
+    maxLen: 120,
+    category: "instruction_override",
+    needles: ["authori", "approved", "permitted", "allowed", "consent", "permission"],
+    re:
+      /\b(?:the user|your (?:user|owner|admin|administrator|operator)|the (?:admin|administrator|owner|operator)) (?:has|have) (?:already |now |explicitly )?(?:authori[sz]ed|approved|permitted|allowed|consented|given (?:you )?permission)\b|\byou (?:are|have been|were) (?:now |hereby |explicitly )?(?:authori[sz]ed|permitted|allowed|cleared) to\b/g,
+    contexts: DATA,
+  },
+  {
+    name: "override.replace_task",
+    // No `maxLen`: `[a-z]*` after the verb is unbounded, so this rule runs over the whole text.
+    category: "instruction_override",
+    needles: ["instead", "do not", "don't"],
+    re:
+      /\binstead of (?:summari[sz]|answer|respond|reply|replying|translat|complet|follow|doing (?:the|your|what))[a-z]*\b|\b(?:do not|don't) (?:summari[sz]e|translate|answer|respond to|process|analy[sz]e|read) (?:this|the) (?:document|email|e-mail|page|text|message|file|content|article)\b/g,
+    contexts: DATA,
+  },
+  // ------------------------------------------------------------------------------ forced tool use
+  {
+    name: "tool.call_named_tool",
+    maxLen: 160,
+    needles: ["tool", "function"],
+    category: "forced_tool_use",
+    // "Use the X tool", "call the `send_money` function", "... using the X tool": data naming a tool to run.
+    re: new RegExp(
+      `(?<![a-z])(?:call|use|invoke|run|execute|trigger|utili[sz]e) (?:the )?[\`'"]?[a-z][a-z0-9_.-]{0,40}[\`'"]?[a-z0-9_ -]{0,30}? (?:tool|function)\\b` +
+        `|\\b(?:using|via|with|through) (?:the )?[\`'"]?[a-z][a-z0-9_.-]{0,40}[\`'"]?[a-z0-9_ -]{0,30}? tool\\b`,
+      "g",
+    ),
+    contexts: OUTPUT,
+    accept: (t, s, e, upper) =>
+      (!/^(?:call|use|invoke|run|execute|trigger|utili[sz]e) /.test(t.slice(s, e)) ||
+        imperativeStart(t, s, upper) !== false) &&
+      // A "function" must be named like code (snake_case, dotted, quoted): "use the search function" is prose.
+      (!t.slice(s, e).endsWith("function") || /[_.`'"0-9]/.test(t.slice(s, e).replace(/^\S+ /, ""))) &&
+      !/(?:^|\s)(?:the|a|an|this|that|each|any|some|your|our|such|multiple|dedicated|same|new|other|following|given|helper|utility|custom|own|separate|right|appropriate|correct|to|into|of|for) (?:tool|function)$/
+        .test(t.slice(s, e)),
+  },
+  {
+    name: "tool.must_call",
+    maxLen: 160,
+    needles: ["you ", "the assistant", "the ai", "the agent", "the model"],
+    category: "forced_tool_use",
+    re:
+      /\b(?:you|the (?:assistant|ai|agent|model)) (?:must|have to|need to|are required to|is required to|should) (?:now |immediately |first |also )?(?:call|invoke|use|run|execute|trigger) (?:the )?(?!(?:them|it|this|that|these|those|an?|your|our|their|his|her|its|some|any|one|all)\b)[`'"]?[a-z][a-z0-9_.-]{1,40}\b/g,
+  },
+  {
+    name: "tool.imperative_on_user_data",
+    // Every match ends in an owner phrase (OWNED).
+    anchors: [
+      "my",
+      "all my",
+      "all the",
+      "all your",
+      "all of ",
+      "user's",
+      "information",
+      "details",
+      "data",
+      "content",
+      "file",
+      "messages",
+      "emails",
+      "password",
+      "credentials",
+      "records",
+    ],
+    maxLen: 180,
+    category: "forced_tool_use",
+    // An imperative in data that acts on "my"/the user's things: data speaking as the principal.
+    re: new RegExp(`(?<![a-z])${CONSEQUENTIAL} ${gap(70)}${OWNED}`, "g"),
+    contexts: OUTPUT,
+    accept: (t, s, e, upper) => {
+      const start = imperativeStart(t, s, upper);
+      return start === "please" || (start === true && sentenceWords(t, s, e) >= 5);
+    },
+  },
+  // -------------------------------------------------------------------------------- exfiltration
+  {
+    name: "exfil.send_to_address",
+    // Every match ends in a destination (DESTINATION): an address, an account number, a web address, a domain
+    // or a named place.
+    anchors: [
+      "@",
+      "0",
+      "1",
+      "2",
+      "3",
+      "4",
+      "5",
+      "6",
+      "7",
+      "8",
+      "9",
+      "http",
+      "www.",
+      ".co",
+      ".net",
+      ".org",
+      ".io",
+      ".xyz",
+      ".ru",
+      ".cn",
+      ".info",
+      ".biz",
+      ".me",
+      ".app",
+      ".dev",
+      ".site",
+      ".top",
+      "mail",
+      "inbox",
+      "account",
+      "wallet",
+      "address",
+      "server",
+      "website",
+      "number",
+    ],
+    maxLen: 460,
+    category: "exfiltration",
+    re: new RegExp(
+      `(?<![a-z])${EXFIL_VERBS} ${gap(120)}\\b(?:to|at|into|on|with)(?: me at)? ['"]{0,2}${DESTINATION}`,
+      "g",
+    ),
+    contexts: OUTPUT,
+    // "Send your resume to jobs@...", "share your feedback with us at ...": the reader's own things, sent
+    // where the sender asks, are ordinary mail.
+    accept: (t, s, _e, upper) =>
+      imperativeStart(t, s, upper) !== false && !/^[a-z-]+ (?:your|us|yours)\b/.test(t.slice(s, s + 40)),
+  },
+  {
+    name: "exfil.markdown_data_url",
+    needles: ["](", "<img"],
+    category: "exfiltration",
+    // Found by code, not one big regular expression: see `findDataUrls`.
+    re: /(?!)/g,
+    find: findDataUrls,
+  },
+  // ----------------------------------------------------------------------------------- role injection
+  {
+    name: "role.chat_template_token",
+    maxLen: 40,
+    needles: [
+      "<|",
+      "[inst]",
+      "[/inst]",
+      "<<",
+      "<start_of",
+      "<end_of",
+      "</start_of",
+      "</end_of",
+      "[tool_calls]",
+      "[available_tools]",
+      "tool_call>",
+      "function_call>",
+      "tool_response>",
+    ],
+    category: "role_injection",
+    re:
+      /<\|(?:im_start|im_end|im_sep|start_header_id|end_header_id|eot_id|begin_of_text|end_of_text|endoftext|system|user|assistant|tool|python_tag|eom_id)\|>|\[\/?inst\]|<<\/?sys>>|<\/?(?:start_of_turn|end_of_turn)>|\[tool_calls\]|\[available_tools\]|<\/?tool_call>|<\/?function_call>|<\/?tool_response>/g,
+  },
+  {
+    name: "role.fake_turn",
+    maxLen: 100,
+    needles: ["sys", "assistant", "developer", "admin"],
+    category: "role_injection",
+    // A line that opens a new chat turn as system or assistant, in any of the common spellings.
+    re:
+      /(?:^|\n)[ \t]{0,8}(?:#{1,4} ?|\*{1,2}|>{1,2} ?|-{2,3} ?)?(?:\[|\(|<)?(?:system|assistant|developer|sys|admin|administrator)(?: message| prompt| instructions?| note| override)?(?:\]|\)|>)? ?(?::|-{1,2} )/g,
+    // A bare "System: Ubuntu 22.04" or "Admin: Jane Doe" is a field, not a turn: without a marker, the line
+    // must go on like a sentence (four words or more).
+    accept: (t, s, e) => {
+      if (/[#*>\-[(<]|message|prompt|instruction|note|override/.test(t.slice(s, e))) return true;
+      let words = 0;
+      const hi = Math.min(t.length, e + 300);
+      for (let i = e; i < hi && t[i] !== "\n"; i++) {
+        if (t[i] === " " && i + 1 < hi && t[i + 1] !== "\n") words++;
+      }
+      return words >= 4;
+    },
+  },
+  {
+    name: "role.system_marker",
+    maxLen: 100,
+    needles: ["system", "assistant", "developer", "admin"],
+    category: "role_injection",
+    re:
+      /#{1,4} ?\(?(?:system|assistant|developer)(?:_| )(?:message|prompt|instructions?)\)?|[\[(<](?:system|admin|developer)(?: |_)?(?:message|prompt|instructions?|override|note)?[\])>] ?:?|\b(?:system|admin|developer) (?:override|message|instruction)s? ?:/g,
+  },
+  {
+    name: "role.human_assistant_turn",
+    maxLen: 40,
+    needles: ["\n\nhuman: ", "\n\nassistant: "],
+    category: "role_injection",
+    re: /\n\n(?:human|assistant): /g,
+    contexts: DATA,
+  },
+  // ------------------------------------------------------------------------------------ hidden text
+  {
+    name: "hidden.tag_characters",
+    category: "hidden_text",
+    raw: true,
+    re: /(?:\uDB40[\uDC00-\uDC7F])+/g,
+  },
+  {
+    name: "hidden.bidi_control",
+    category: "hidden_text",
+    raw: true,
+    re: /[\u202A-\u202E\u2066-\u2069]+/g,
+  },
+  {
+    name: "hidden.zero_width_run",
+    category: "hidden_text",
+    raw: true,
+    re: /[\u200B\u200C\u200D\u2060\uFEFF\u180E]{2,}/g,
+  },
+];

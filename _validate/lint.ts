@@ -1,0 +1,332 @@
+/**
+ * Report what is wrong with tool declarations before a model ever sees them: names providers reject,
+ * duplicates, missing descriptions, missing or non-object root schemas, `required` names that are not
+ * properties, invalid `pattern` regexes, unresolved `$ref`, keywords the validator cannot enforce, and
+ * OpenAI strict-mode incompatibilities for tools declared with `strict: true`.
+ *
+ * @example
+ * ```ts
+ * import { lintTools } from "@toolguard/toolguard/validate";
+ * const issues = lintTools([{ name: "get weather", input_schema: { type: "object", required: ["city"] } }]);
+ * console.log(issues.map((i) => i.code));
+ * // [ "invalid_name", "missing_description", "required_not_in_properties" ]
+ * ```
+ *
+ * @module
+ */
+import { escapePointer } from "../_common/pointer.ts";
+import { normaliseTools } from "./providers.ts";
+import { ANNOTATION_KEYWORDS, ASSERTION_KEYWORDS, compile, isObj, SchemaError } from "../_schema/compile.ts";
+import { resolveLocalRef } from "../_common/json.ts";
+
+/** The kinds of lint issue. */
+export type LintIssueCode =
+  | "invalid_name"
+  | "duplicate_name"
+  | "missing_description"
+  | "missing_schema"
+  | "root_not_object"
+  | "required_not_in_properties"
+  | "invalid_pattern"
+  | "unresolved_ref"
+  | "unsupported_keyword"
+  | "invalid_schema"
+  | "strict_incompatible"
+  | "invalid_declaration";
+
+/** One problem with one tool declaration. */
+export interface LintIssue {
+  /** Position of the declaration (after expanding Gemini `functionDeclarations`). */
+  index: number;
+  /** The tool name ("" when it has none). */
+  tool: string;
+  /** What kind of problem. */
+  code: LintIssueCode;
+  /** `"error"`: a provider or the validator will reject it; `"warning"`: it works, but models do worse. */
+  severity: "error" | "warning";
+  /** JSON Pointer into the tool's parameter schema (`""` for the declaration itself). */
+  path: string;
+  /** What is wrong and how to fix it. */
+  message: string;
+}
+
+const NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/** Keywords OpenAI strict mode (structured outputs) does not accept. */
+const STRICT_UNSUPPORTED = new Set([
+  "allOf",
+  "not",
+  "if",
+  "then",
+  "else",
+  "oneOf",
+  "dependentRequired",
+  "patternProperties",
+  "propertyNames",
+  "minProperties",
+  "maxProperties",
+  "uniqueItems",
+  "prefixItems",
+  "nullable",
+]);
+const STRICT_MAX_DEPTH = 10;
+
+type Obj = Record<string, unknown>;
+
+/**
+ * Lints tool declarations in any provider shape. Never throws: a declaration with no recognisable shape is
+ * reported as `invalid_declaration`.
+ */
+export function lintTools(tools: readonly unknown[]): LintIssue[] {
+  const issues: LintIssue[] = [];
+  if (!Array.isArray(tools)) {
+    return [{
+      index: 0,
+      tool: "",
+      code: "invalid_declaration",
+      severity: "error",
+      path: "",
+      message: "tools must be an array of tool declarations",
+    }];
+  }
+  const seen = new Map<string, number>();
+  let index = 0;
+  tools.forEach((entry, i) => {
+    let list;
+    try {
+      list = normaliseTools([entry]);
+    } catch (e) {
+      issues.push({
+        index,
+        tool: "",
+        code: "invalid_declaration",
+        severity: "error",
+        path: "",
+        message: `tools[${i}]: ${(e as Error).message}`,
+      });
+      index++;
+      return;
+    }
+    for (const t of list) {
+      const add = (code: LintIssueCode, severity: "error" | "warning", path: string, message: string) =>
+        issues.push({ index, tool: t.name, code, severity, path, message });
+      if (!NAME.test(t.name)) {
+        add(
+          "invalid_name",
+          "error",
+          "",
+          `tool name ${
+            JSON.stringify(t.name)
+          } is rejected by providers; use 1-64 letters, digits, "_" or "-"`,
+        );
+      }
+      const prev = seen.get(t.name);
+      if (prev !== undefined) {
+        add(
+          "duplicate_name",
+          "error",
+          "",
+          `tool name "${t.name}" is also declared at position ${prev}; names must be unique`,
+        );
+      } else seen.set(t.name, index);
+      if (!t.description || t.description.trim() === "") {
+        add(
+          "missing_description",
+          "warning",
+          "",
+          `tool "${t.name}" has no description; models choose tools by their descriptions`,
+        );
+      }
+      if (t.schema === undefined) {
+        add(
+          "missing_schema",
+          "warning",
+          "",
+          `tool "${t.name}" declares no parameter schema; declare {"type":"object","properties":{}} for a tool without arguments`,
+        );
+      } else if (!isObj(t.schema) || t.schema.type !== "object") {
+        add(
+          "root_not_object",
+          "error",
+          "",
+          `tool "${t.name}": the root parameter schema must be {"type":"object", ...}; providers pass arguments as one object`,
+        );
+      }
+      if (t.schema !== undefined) {
+        lintSchema(t.schema, add);
+        if (t.strict === true) lintStrict(t.schema, add);
+      }
+      index++;
+    }
+  });
+  return issues;
+}
+
+type Add = (code: LintIssueCode, severity: "error" | "warning", path: string, message: string) => void;
+
+/** Calls `visit` on every subschema with its pointer. */
+function walk(schema: unknown, visit: (s: Obj, ptr: string, depth: number) => void): void {
+  const go = (s: unknown, ptr: string, depth: number) => {
+    if (!isObj(s) || depth > 100) return;
+    visit(s, ptr, depth);
+    for (const k of ["properties", "patternProperties", "$defs", "definitions"]) {
+      const m = s[k];
+      if (isObj(m)) {
+        for (const [n, sub] of Object.entries(m)) {
+          go(sub, `${ptr}/${k}/${escapePointer(n)}`, depth + (k === "properties" ? 1 : 0));
+        }
+      }
+    }
+    for (const k of ["additionalProperties", "not", "if", "then", "else", "propertyNames"]) {
+      go(s[k], `${ptr}/${k}`, depth);
+    }
+    if (Array.isArray(s.items)) s.items.forEach((x, i) => go(x, `${ptr}/items/${i}`, depth + 1));
+    else go(s.items, `${ptr}/items`, depth + 1);
+    for (const k of ["prefixItems", "anyOf", "oneOf", "allOf"]) {
+      const a = s[k];
+      if (Array.isArray(a)) {
+        a.forEach((x, i) => go(x, `${ptr}/${k}/${i}`, depth + (k === "prefixItems" ? 1 : 0)));
+      }
+    }
+  };
+  go(schema, "", 0);
+}
+
+function lintSchema(root: unknown, add: Add): void {
+  let reported = 0;
+  const count: Add = (...a) => {
+    reported++;
+    add(...a);
+  };
+  walk(root, (s, ptr) => {
+    for (const k of Object.keys(s)) {
+      if (!ASSERTION_KEYWORDS.has(k) && !ANNOTATION_KEYWORDS.has(k) && !k.startsWith("x-")) {
+        count(
+          "unsupported_keyword",
+          "error",
+          `${ptr}/${escapePointer(k)}`,
+          `keyword "${k}" cannot be enforced by the validator; remove it or express it with supported keywords`,
+        );
+      }
+    }
+    if (Array.isArray(s.required) && isObj(s.properties)) {
+      for (const r of s.required) {
+        if (typeof r === "string" && !Object.hasOwn(s.properties, r)) {
+          count(
+            "required_not_in_properties",
+            "error",
+            `${ptr}/required`,
+            `"${r}" is required but not declared in properties; declare it or drop it from required`,
+          );
+        }
+      }
+    } else if (Array.isArray(s.required) && s.required.length > 0 && s.properties === undefined) {
+      count(
+        "required_not_in_properties",
+        "error",
+        `${ptr}/required`,
+        `required names ${
+          s.required.map((r) => JSON.stringify(r)).join(", ")
+        } but no properties are declared`,
+      );
+    }
+    const patterns: [string, unknown][] = [];
+    if (s.pattern !== undefined) patterns.push([`${ptr}/pattern`, s.pattern]);
+    if (isObj(s.patternProperties)) {
+      for (const k of Object.keys(s.patternProperties)) {
+        patterns.push([`${ptr}/patternProperties/${escapePointer(k)}`, k]);
+      }
+    }
+    for (const [at, p] of patterns) {
+      let ok = typeof p === "string";
+      if (ok) {
+        try {
+          new RegExp(p as string, "u");
+        } catch {
+          try {
+            new RegExp(p as string);
+          } catch {
+            ok = false;
+          }
+        }
+      }
+      if (!ok) {
+        count(
+          "invalid_pattern",
+          "error",
+          at,
+          `pattern ${JSON.stringify(p)} is not a valid regular expression`,
+        );
+      }
+    }
+    if (s.$ref !== undefined && (typeof s.$ref !== "string" || resolveLocalRef(root, s.$ref) === undefined)) {
+      count(
+        "unresolved_ref",
+        "error",
+        `${ptr}/$ref`,
+        `$ref ${
+          JSON.stringify(s.$ref)
+        } does not point at a schema inside this declaration; only local "#/$defs/..." references resolve`,
+      );
+    }
+  });
+  if (reported === 0) {
+    try {
+      compile(root);
+    } catch (e) {
+      const pointer = e instanceof SchemaError ? e.pointer : "";
+      add("invalid_schema", "error", pointer, (e as Error).message);
+    }
+  }
+}
+
+function lintStrict(root: unknown, add: Add): void {
+  if (isObj(root) && (root.anyOf !== undefined || root.type !== "object")) {
+    add(
+      "strict_incompatible",
+      "error",
+      "",
+      "strict mode needs the root schema to be a plain object schema, not anyOf",
+    );
+  }
+  walk(root, (s, ptr, depth) => {
+    if (depth > STRICT_MAX_DEPTH) {
+      add(
+        "strict_incompatible",
+        "error",
+        ptr,
+        `strict mode allows at most ${STRICT_MAX_DEPTH} levels of nesting`,
+      );
+    }
+    for (const k of Object.keys(s)) {
+      if (STRICT_UNSUPPORTED.has(k)) {
+        add("strict_incompatible", "error", `${ptr}/${k}`, `strict mode does not support "${k}"`);
+      }
+    }
+    const isObject = s.type === "object" || (Array.isArray(s.type) && s.type.includes("object")) ||
+      isObj(s.properties);
+    if (isObject) {
+      if (s.additionalProperties !== false) {
+        add(
+          "strict_incompatible",
+          "error",
+          ptr,
+          `strict mode needs "additionalProperties": false on every object`,
+        );
+      }
+      if (isObj(s.properties)) {
+        const req = new Set(Array.isArray(s.required) ? s.required : []);
+        for (const k of Object.keys(s.properties)) {
+          if (!req.has(k)) {
+            add(
+              "strict_incompatible",
+              "error",
+              `${ptr}/properties/${escapePointer(k)}`,
+              `strict mode needs every property in required; make "${k}" required and allow null (type ["...", "null"]) for optional`,
+            );
+          }
+        }
+      }
+    }
+  });
+}

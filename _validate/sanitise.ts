@@ -1,0 +1,287 @@
+/**
+ * `sanitise()`: the scanner applied to a whole chat request and the model's tool calls. What can be located
+ * is redacted (spans of message text, spans of argument text); what cannot, and every schema violation, stays
+ * rejected.
+ *
+ * @module
+ */
+import { unescapePointer } from "../_common/pointer.ts";
+import { scan } from "../_scan/scan.ts";
+import { createValidator, validateToolCalls, type Validator } from "./validator.ts";
+import type { Classifier, Finding, ModelCheck, ScanContext, ScanFinding, ScanOptions } from "../types.ts";
+
+/** Options for {@link sanitise}. */
+export interface SanitiseOptions {
+  /** `"sanitise"`: redact located injections and let the rest through; `"block"`: any injection blocks. */
+  onMatch: "sanitise" | "block";
+  /** Declared tools in any provider shape; absent means the allowlist is off (the other checks still run). */
+  tools?: readonly unknown[];
+  /** The model's tool calls to judge, in any provider shape. */
+  toolCalls?: readonly unknown[];
+  /** Replaces each redacted span; `{category}` is filled in. Must not contain `"` or `\`. */
+  placeholder?: string;
+  /** Only look for these categories (see `ScanOptions.categories`). */
+  categories?: ScanOptions["categories"];
+  /** Optional second pass over tool calls the signatures cleared (see `validateToolCalls`). */
+  classifier?: Classifier;
+}
+
+/** A scanner finding in the request, with the JSON Pointer of the string it was found in. */
+export interface MessageFinding extends ScanFinding {
+  /** JSON Pointer into the request, e.g. `/messages/2/content` or `/messages/1/content/0/text`. */
+  path: string;
+}
+
+/** What happens to one tool call. */
+export type CallDecision =
+  | {
+    /** No findings: run it as is. */
+    decision: "allow";
+    /** Position in `toolCalls`. */
+    index: number;
+    /** Call id (provider's or synthetic). */
+    id?: string;
+    /** Tool name. */
+    name: string;
+    /** Empty for allowed calls. */
+    findings: Finding[];
+  }
+  | {
+    /** Injection spans were replaced; run it with `redactedArguments`. */
+    decision: "sanitised";
+    /** Position in `toolCalls`. */
+    index: number;
+    /** Call id (provider's or synthetic). */
+    id?: string;
+    /** Tool name. */
+    name: string;
+    /** The injection findings that were redacted. */
+    findings: Finding[];
+    /** The arguments as JSON text with every located span replaced; it parses and passes the schema. */
+    redactedArguments: string;
+  }
+  | {
+    /** Do not run it: a schema violation, an unknown tool, an injection that cannot be located, or `block`. */
+    decision: "reject";
+    /** Position in `toolCalls`. */
+    index: number;
+    /** Call id (provider's or synthetic). */
+    id?: string;
+    /** Tool name. */
+    name: string;
+    /** Every finding: what the model must fix. */
+    findings: Finding[];
+    /** The classifier's answer, when one ran. */
+    modelCheck?: ModelCheck;
+  };
+
+/** What {@link sanitise} returns: plain data. */
+export interface SanitiseResult {
+  /** True when `onMatch` is `"block"` and anything was found, or when any call is rejected. */
+  blocked: boolean;
+  /** A copy of the request with located injections redacted (`"sanitise"`), or an unchanged copy (`"block"`). */
+  request: unknown;
+  /** Every injection found in message text. */
+  findings: MessageFinding[];
+  /** One decision per tool call, in order. */
+  calls: CallDecision[];
+}
+
+const DEFAULT_PLACEHOLDER = "[removed by toolguard: {category}]";
+
+/** Roles whose text is not scanned: the developer's own instructions and the model's own words. */
+const TRUSTED_ROLES = new Set(["system", "developer", "assistant", "model"]);
+
+function contextFor(role: unknown, partType?: unknown): ScanContext | null {
+  if (partType === "tool_result" || partType === "function_call_output" || partType === "functionResponse") {
+    return "tool_output";
+  }
+  if (role === "tool" || role === "function" || role === "ipython") return "tool_output";
+  if (role === "user" || role === "human") return "user_text";
+  if (typeof role === "string" && TRUSTED_ROLES.has(role)) return null;
+  return "user_text";
+}
+
+/** Replaces spans (sorted, possibly overlapping) of `text` with the placeholder. */
+function redact(
+  text: string,
+  spans: { start: number; end: number; category: string }[],
+  placeholder: string,
+): string {
+  const sorted = [...spans].sort((a, b) => a.start - b.start);
+  let out = "";
+  let at = 0;
+  for (const s of sorted) {
+    if (s.end <= at) continue;
+    const start = Math.max(at, s.start);
+    out += text.slice(at, start) + placeholder.replace("{category}", s.category);
+    at = s.end;
+  }
+  return out + text.slice(at);
+}
+
+interface Walk {
+  placeholder: string;
+  redactText: boolean;
+  scanOptions: ScanOptions;
+  findings: MessageFinding[];
+}
+
+/** Scans one string at `path`; returns the (possibly redacted) string. */
+function scanString(text: string, path: string, context: ScanContext, w: Walk): string {
+  const result = scan(text, { ...w.scanOptions, context });
+  if (result.findings.length === 0) return text;
+  for (const f of result.findings) w.findings.push({ ...f, path });
+  return w.redactText ? redact(text, result.findings, w.placeholder) : text;
+}
+
+/** Walks message content in the OpenAI, Anthropic, Ollama and Responses shapes. */
+function content(value: unknown, path: string, context: ScanContext, w: Walk): unknown {
+  if (typeof value === "string") return scanString(value, path, context, w);
+  if (!Array.isArray(value)) return value;
+  return value.map((part, i) => {
+    const p = `${path}/${i}`;
+    if (typeof part === "string") return scanString(part, p, context, w);
+    if (typeof part !== "object" || part === null) return part;
+    const o = { ...(part as Record<string, unknown>) };
+    const partContext = contextFor(undefined, o.type) ?? context;
+    if (typeof o.text === "string") o.text = scanString(o.text, `${p}/text`, partContext, w);
+    if (o.type === "tool_result" && o.content !== undefined) {
+      o.content = content(o.content, `${p}/content`, "tool_output", w);
+    }
+    if (o.type === "function_call_output" && typeof o.output === "string") {
+      o.output = scanString(o.output, `${p}/output`, "tool_output", w);
+    }
+    return o;
+  });
+}
+
+function message(m: unknown, path: string, w: Walk): unknown {
+  if (typeof m !== "object" || m === null) return m;
+  const o = { ...(m as Record<string, unknown>) };
+  if (o.type === "function_call_output" && typeof o.output === "string") {
+    o.output = scanString(o.output, `${path}/output`, "tool_output", w);
+    return o;
+  }
+  const context = contextFor(o.role);
+  if (context === null) return o;
+  if (o.content !== undefined) o.content = content(o.content, `${path}/content`, context, w);
+  return o;
+}
+
+/** Deep-enough copy of the request: messages and their parts are copied, nothing else is touched. */
+function walkRequest(request: unknown, w: Walk): unknown {
+  if (typeof request !== "object" || request === null || Array.isArray(request)) return request;
+  const r = { ...(request as Record<string, unknown>) };
+  if (Array.isArray(r.messages)) r.messages = r.messages.map((m, i) => message(m, `/messages/${i}`, w));
+  if (typeof r.input === "string") r.input = scanString(r.input, "/input", "user_text", w);
+  else if (Array.isArray(r.input)) r.input = r.input.map((m, i) => message(m, `/input/${i}`, w));
+  return r;
+}
+
+/** Walks to a JSON Pointer inside plain data; undefined when it is not there. */
+function at(
+  value: unknown,
+  pointer: string,
+): { parent: Record<string, unknown> | unknown[]; key: string } | undefined {
+  if (pointer === "") return undefined;
+  const keys = pointer.slice(1).split("/").map(unescapePointer);
+  let cur: unknown = value;
+  for (let i = 0; i < keys.length - 1; i++) {
+    if (typeof cur !== "object" || cur === null || !Object.hasOwn(cur, keys[i])) return undefined;
+    cur = (cur as Record<string, unknown>)[keys[i]];
+  }
+  if (typeof cur !== "object" || cur === null) return undefined;
+  return { parent: cur as Record<string, unknown>, key: keys[keys.length - 1] };
+}
+
+/**
+ * Redacts one call's located injection findings. Raw argument text: the spans the validator reported (they
+ * are offsets into the raw JSON that keep it valid). Object arguments: the string at each finding's path is
+ * scanned again and its spans replaced. Returns undefined when some finding cannot be located.
+ */
+function redactCall(
+  raw: string | undefined,
+  args: Record<string, unknown> | undefined,
+  findings: Finding[],
+  placeholder: string,
+  scanOptions: ScanOptions,
+): string | undefined {
+  if (raw !== undefined && findings.every((f) => f.start !== undefined && f.end !== undefined)) {
+    return redact(
+      raw,
+      findings.map((f) => ({ start: f.start!, end: f.end!, category: f.category ?? "injection" })),
+      placeholder,
+    );
+  }
+  if (args === undefined) return undefined;
+  const copy = JSON.parse(JSON.stringify(args)) as Record<string, unknown>;
+  for (const f of findings) {
+    const slot = at(copy, f.path);
+    if (!slot) return undefined;
+    const value = (slot.parent as Record<string, unknown>)[slot.key];
+    if (typeof value !== "string") return undefined;
+    const spans = scan(value, { ...scanOptions, context: "tool_args" }).findings;
+    if (spans.length === 0) return undefined;
+    (slot.parent as Record<string, unknown>)[slot.key] = redact(value, spans, placeholder);
+  }
+  return JSON.stringify(copy);
+}
+
+/** The engine behind `sanitise` in `scan.ts` (loaded on first use); see its documentation there. */
+export async function sanitise(request: unknown, options: SanitiseOptions): Promise<SanitiseResult> {
+  if (options?.onMatch !== "sanitise" && options?.onMatch !== "block") {
+    throw new TypeError(
+      `sanitise(): options.onMatch must be "sanitise" or "block", got ${String(options?.onMatch)}`,
+    );
+  }
+  const placeholder = options.placeholder ?? DEFAULT_PLACEHOLDER;
+  if (/["\\]/.test(placeholder) || [...placeholder].some((c) => c.charCodeAt(0) < 0x20)) {
+    throw new TypeError(
+      "sanitise(): the placeholder must not contain quotes, backslashes or control characters",
+    );
+  }
+  const scanOptions: ScanOptions = options.categories ? { categories: options.categories } : {};
+  const sanitising = options.onMatch === "sanitise";
+  const walk: Walk = { placeholder, redactText: sanitising, scanOptions, findings: [] };
+  const out = walkRequest(request, walk);
+
+  const calls: CallDecision[] = [];
+  if (options.toolCalls && options.toolCalls.length > 0) {
+    const verdict = await validateToolCalls(options.toolCalls, {
+      tools: options.tools,
+      classifier: options.classifier,
+    });
+    let recheck: Validator | undefined;
+    for (const c of verdict.calls) {
+      const base = { index: c.index, id: c.id, name: c.name };
+      if (c.allowed) {
+        calls.push({ ...base, decision: "allow", findings: [] });
+        continue;
+      }
+      const other = c.findings.filter((f) => f.code !== "argument_injection");
+      const injections = c.findings.filter((f) => f.code === "argument_injection");
+      let redacted: string | undefined;
+      if (sanitising && other.length === 0 && !c.modelCheck?.injection) {
+        redacted = redactCall(c.rawArguments, c.arguments, injections, placeholder, scanOptions);
+        if (redacted !== undefined) {
+          // The redacted call must still be a valid call: same validator, scan and all.
+          const again = [{ name: c.name, arguments: redacted }];
+          const ok = options.tools === undefined
+            ? (await validateToolCalls(again)).allowed
+            : (recheck ??= createValidator(options.tools)).validate(again).allowed; // tools compiled once
+          if (!ok) redacted = undefined;
+        }
+      }
+      if (redacted !== undefined) {
+        calls.push({ ...base, decision: "sanitised", findings: injections, redactedArguments: redacted });
+      } else {
+        const reject: CallDecision = { ...base, decision: "reject", findings: c.findings };
+        if (c.modelCheck) reject.modelCheck = c.modelCheck;
+        calls.push(reject);
+      }
+    }
+  }
+  const blocked = calls.some((c) => c.decision === "reject") || (!sanitising && walk.findings.length > 0);
+  return { blocked, request: out, findings: walk.findings, calls };
+}

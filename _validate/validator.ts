@@ -1,0 +1,718 @@
+/**
+ * The validator: compiles declared tools once and judges calls against them.
+ *
+ * @module
+ */
+import { escapePointer } from "../_common/pointer.ts";
+import { errorText } from "../_common/values.ts";
+import type { CallVerdict, Classifier, Finding, ModelCheck, ScanContext, Verdict } from "../types.ts";
+import { type Check, compile, SchemaError, show, typeOf } from "../_schema/compile.ts";
+import { depthOver, parseJson, rawSpan, resolveLocalRef } from "../_common/json.ts";
+import { normaliseCalls, type NormalisedCall, type NormalisedTool, normaliseTools } from "./providers.ts";
+import { coerceValue, repairJson } from "./repair.ts";
+import { scan } from "../_scan/scan.ts";
+
+/** Options for {@link createValidator} and {@link validateToolCalls}. */
+export interface ValidateOptions {
+  /** Repair near-JSON argument text (code fences, trailing commas, single quotes, Python literals). Default false. */
+  repair?: boolean;
+  /** Turn numeric and boolean strings into the declared number, integer or boolean. Default false. */
+  coerce?: boolean;
+  /** Scan every string argument for injected instructions. Default true. */
+  scan?: boolean;
+  /** Deepest nesting accepted in arguments. Default 64. */
+  maxDepth?: number;
+  /** Longest argument text accepted, in UTF-16 code units. Default 1 000 000. */
+  maxLength?: number;
+  /** Assert `format` keywords (default true). */
+  assertFormats?: boolean;
+  /** Generate specialised code where the runtime allows `new Function` (default true). */
+  codegen?: boolean;
+}
+
+/** Options for {@link validateToolCalls}. */
+export interface ValidateToolCallsOptions extends ValidateOptions {
+  /** The declared tools, in any provider shape. Absent: the allowlist is off; the other checks still run. */
+  tools?: readonly unknown[];
+  /** An optional second pass over calls the signature pass cleared; its answer is `modelCheck`. */
+  classifier?: Classifier;
+}
+
+/** Options for {@link compileSchema}. */
+export interface CompileSchemaOptions {
+  /** Assert `format` keywords (default true); false treats them as annotations. */
+  assertFormats?: boolean;
+  /**
+   * Generate specialised code with `new Function` (default true). Where the runtime forbids it, or with
+   * false, a closure interpreter runs instead; both produce the same findings.
+   */
+  codegen?: boolean;
+}
+
+/** A compiled set of tools: compile once, validate many times. */
+export interface Validator {
+  /** Judges a list of calls, synchronously. Never throws on model output. */
+  validate(calls: readonly unknown[]): Verdict;
+  /** The tools as normalised. */
+  readonly tools: readonly NormalisedTool[];
+}
+
+interface Compiled {
+  tool: NormalisedTool;
+  check: Check;
+  /** String values the declaration itself lists (enum, const): the tool's author wrote them, no need to scan. */
+  literals: ReadonlySet<string>;
+  /** The deepest nesting any value valid against the schema can have (Infinity when unbounded). */
+  depthBound: number;
+}
+
+/**
+ * The deepest nesting of arrays and objects (the root container counts 1) that any value valid against
+ * `schema` can have, or Infinity when the schema does not bound it or this cannot tell. Conservative:
+ * keywords that only narrow further are ignored. A value that passes a check whose bound is within
+ * `maxDepth` needs no depth walk.
+ */
+function depthBound(
+  schema: unknown,
+  root: unknown = schema,
+  seen = new Set<unknown>(),
+  memo = new Map<unknown, number>(),
+): number {
+  if (schema === false) return 0;
+  if (typeof schema !== "object" || schema === null || Array.isArray(schema) || seen.has(schema)) {
+    return Infinity;
+  }
+  // every result is an upper bound (a cut cycle only adds Infinity), so it can be reused: no blow-up
+  // when many references share one definition
+  const known = memo.get(schema);
+  if (known !== undefined) return known;
+  seen.add(schema);
+  const bound = (sub: unknown) => depthBound(sub, root, seen, memo);
+  try {
+    const s = schema as Record<string, unknown>;
+    let base: number;
+    const prim = (x: unknown) => typeof x !== "object" || x === null;
+    if (Array.isArray(s.enum) && s.enum.every(prim)) base = 0;
+    else if (Object.hasOwn(s, "const") && prim(s.const)) base = 0;
+    else {
+      const types = typeof s.type === "string" ? [s.type] : Array.isArray(s.type) ? s.type : null;
+      // anything but a known scalar type name might admit a container
+      const unknown = (t: unknown) => t !== "object" && t !== "array" && !SCALAR_TYPES.has(t as string);
+      const obj = types === null || types.some((t) => t === "object" || unknown(t));
+      const arr = types === null || types.some((t) => t === "array" || unknown(t));
+      base = 0;
+      if (obj) {
+        if (s.additionalProperties !== false || s.patternProperties !== undefined) base = Infinity;
+        else {
+          const props = s.properties;
+          let deepest = 0;
+          if (typeof props === "object" && props !== null) {
+            for (const sub of Object.values(props)) deepest = Math.max(deepest, bound(sub));
+          }
+          base = Math.max(base, 1 + deepest);
+        }
+      }
+      if (arr) {
+        if (s.items === undefined || Array.isArray(s.items)) base = Infinity;
+        else {
+          let deepest = bound(s.items);
+          if (Array.isArray(s.prefixItems)) {
+            for (const sub of s.prefixItems) deepest = Math.max(deepest, bound(sub));
+          }
+          base = Math.max(base, 1 + deepest);
+        }
+      }
+    }
+    // a value valid here is valid against each allOf member, one anyOf/oneOf member and a $ref target
+    if (Array.isArray(s.allOf)) {
+      for (const sub of s.allOf) base = Math.min(base, bound(sub));
+    }
+    for (const k of ["anyOf", "oneOf"]) {
+      const alts = s[k];
+      if (Array.isArray(alts) && alts.length > 0) {
+        base = Math.min(base, Math.max(...alts.map((sub) => bound(sub))));
+      }
+    }
+    if (typeof s.$ref === "string") base = Math.min(base, bound(resolveLocalRef(root, s.$ref)));
+    memo.set(schema, base);
+    return base;
+  } finally {
+    seen.delete(schema);
+  }
+}
+
+const SCALAR_TYPES = new Set(["string", "number", "integer", "boolean", "null"]);
+
+/** Depth bound of a tool's schema; none claimed where "$id" could make a "$ref" resolve elsewhere. */
+function toolDepthBound(schema: unknown): number {
+  if (schema === undefined) return 1;
+  try {
+    return JSON.stringify(schema).includes('"$id"') ? Infinity : depthBound(schema);
+  } catch {
+    return Infinity;
+  }
+}
+
+/** Every string in an `enum` or `const` anywhere in a schema. */
+function declaredLiterals(schema: unknown): Set<string> {
+  const out = new Set<string>();
+  const seen = new Set<unknown>();
+  const walk = (s: unknown, depth: number) => {
+    if (typeof s !== "object" || s === null || depth > 200 || seen.has(s)) return;
+    seen.add(s);
+    if (Array.isArray(s)) {
+      for (const x of s) walk(x, depth + 1);
+      return;
+    }
+    const o = s as Record<string, unknown>;
+    if (Array.isArray(o.enum)) { for (const x of o.enum) if (typeof x === "string") out.add(x); }
+    if (typeof o.const === "string") out.add(o.const);
+    for (const [k, v] of Object.entries(o)) {
+      if (k !== "enum" && k !== "const" && k !== "default" && k !== "examples") walk(v, depth + 1);
+    }
+  };
+  walk(schema, 0);
+  return out;
+}
+
+/**
+ * Compiles a JSON Schema on its own into a function from a value to its findings (an empty array when the
+ * value is valid). Throws a {@link SchemaError} naming the keyword and its JSON Pointer when the schema uses
+ * a keyword that cannot be enforced.
+ *
+ * @example
+ * ```ts
+ * import { compileSchema } from "@toolguard/toolguard/validate";
+ * const check = compileSchema({ type: "integer", minimum: 1 });
+ * console.log(check(0)[0].code); // "argument_constraint"
+ * console.log(check(3).length); // 0
+ * ```
+ */
+export function compileSchema(
+  schema: unknown,
+  options: CompileSchemaOptions = {},
+): (value: unknown) => Finding[] {
+  const check = compile(schema, options);
+  return (value) => {
+    if (check(value, "", null)) return [];
+    const out: Finding[] = [];
+    check(value, "", out);
+    return out;
+  };
+}
+
+/** Edit distance (Levenshtein), for suggesting the nearest declared tool name. */
+function distance(a: string, b: string): number {
+  if (a.length > 200 || b.length > 200) return Math.abs(a.length - b.length) + 200;
+  const prev = new Array<number>(b.length + 1);
+  for (let j = 0; j <= b.length; j++) prev[j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    let diag = prev[0];
+    prev[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const tmp = prev[j];
+      prev[j] = Math.min(prev[j] + 1, prev[j - 1] + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1));
+      diag = tmp;
+    }
+  }
+  return prev[b.length];
+}
+
+/** The declared name nearest to `name` (case-insensitive edit distance), or undefined when none. */
+export function nearestName(name: string, names: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestD = Infinity;
+  const lower = name.toLowerCase();
+  for (const n of names) {
+    const d = distance(lower, n.toLowerCase());
+    if (d < bestD) {
+      bestD = d;
+      best = n;
+    }
+  }
+  return best;
+}
+
+/**
+ * Compiles every tool's parameter schema once and returns a validator whose `validate(calls)` is
+ * synchronous. Throws when a declaration cannot be enforced: an unsupported keyword (the error names the
+ * tool, the keyword and its JSON Pointer), a bad keyword value, an unresolvable `$ref`.
+ */
+export function createValidator(tools: readonly unknown[], options: ValidateOptions = {}): Validator {
+  const normalised = normaliseTools(tools);
+  return makeValidator(normalised, true, options);
+}
+
+function makeValidator(
+  normalised: NormalisedTool[],
+  allowlist: boolean,
+  options: ValidateOptions,
+): Validator {
+  const byName = new Map<string, Compiled>();
+  for (const tool of normalised) {
+    let check: Check;
+    try {
+      const schema = tool.schema === undefined ? { type: "object" } : tool.schema;
+      check = compile(schema, { assertFormats: options.assertFormats, codegen: options.codegen });
+    } catch (e) {
+      if (e instanceof SchemaError) {
+        throw new SchemaError(
+          e.keyword,
+          e.pointer,
+          `tool "${tool.name}": ${e.message} (keyword "${e.keyword}", schema pointer "${e.pointer}")`,
+        );
+      }
+      throw e;
+    }
+    byName.set(tool.name, {
+      tool,
+      check,
+      literals: declaredLiterals(tool.schema),
+      // with "$id" a "$ref" may resolve against another base: then no bound is claimed
+      depthBound: toolDepthBound(tool.schema),
+    });
+  }
+  const names = normalised.map((t) => t.name);
+  const cfg = config(options);
+  return {
+    tools: normalised,
+    validate(calls: readonly unknown[]): Verdict {
+      let quick: Verdict | null = null;
+      try {
+        if (Array.isArray(calls) && calls.length === 1) {
+          // one call, the usual case: no loop and no list
+          const v = quickCall(calls[0], 0, byName, cfg);
+          if (v !== null) return { allowed: v.allowed, blocked: v.allowed ? [] : [0], calls: [v] };
+        } else quick = quickValidate(calls, byName, cfg);
+      } catch {
+        // e.g. a throwing getter: the general path explains it call by call
+      }
+      if (quick !== null) return quick;
+      const list = normaliseCalls(calls);
+      const allow = allowlist ? names : null;
+      try {
+        // the hot loop carries no try/catch of its own
+        const out: CallVerdict[] = [];
+        const blocked: number[] = [];
+        for (let i = 0; i < list.length; i++) {
+          const v = judge(list[i], byName, allow, cfg);
+          out.push(v);
+          if (!v.allowed) blocked.push(i);
+        }
+        return { allowed: blocked.length === 0, blocked, calls: out };
+      } catch {
+        return judgeEach(list, byName, allow, cfg);
+      }
+    },
+  };
+}
+
+const BLANK = /^\s*$/;
+const EMPTY_SCHEMA_CHECK: Check = compile({ type: "object" });
+
+/** Judges one normalised call. */
+function judge(
+  call: NormalisedCall,
+  byName: Map<string, Compiled>,
+  names: readonly string[] | null,
+  options: Config,
+): CallVerdict {
+  const compiled = byName.get(call.name);
+  const fast = compiled !== undefined && call.raw !== undefined
+    ? fastJudge(call.index, call.id, call.name, call.raw, compiled, options)
+    : null;
+  if (fast !== null) return fast;
+  const findings: Finding[] = [];
+  const verdict: CallVerdict = { index: call.index, id: call.id, name: call.name, allowed: true, findings };
+  if (call.name === "") {
+    findings.push({
+      code: "unknown_tool",
+      path: "",
+      message: "The call does not name a tool; give the name of one of the declared tools.",
+      expected: names && names.length ? `one of ${names.join(", ")}` : "a tool name",
+      received: "no name",
+    });
+  } else if (names !== null && !compiled) {
+    const suggestion = nearestName(call.name, names);
+    const f: Finding = {
+      code: "unknown_tool",
+      path: "",
+      message: names.length === 0
+        ? `There is no tool named "${call.name}"; no tools are available.`
+        : `There is no tool named "${call.name}"${
+          suggestion ? `; did you mean "${suggestion}"?` : "."
+        } Available: ${names.join(", ")}.`,
+      expected: names.length ? `one of ${names.join(", ")}` : "no tool call",
+      received: show(call.name),
+    };
+    if (suggestion) f.suggestion = suggestion;
+    findings.push(f);
+  }
+
+  // ---- arguments
+  let args: unknown;
+  let raw = call.raw;
+  let locatable = raw !== undefined;
+  if (raw !== undefined) {
+    verdict.rawArguments = raw;
+    let text = raw;
+    if (text.length === 0 || (text.charCodeAt(0) <= 32 && BLANK.test(text))) text = "{}"; // no arguments at all (some local models)
+    else if (options.repair) {
+      const r = repairJson(text);
+      if (r.repairs.length) {
+        verdict.repairs = r.repairs;
+        text = r.text;
+        locatable = false; // offsets would point into the repaired text, not the text the model sent
+      }
+    }
+    const parsed = parseJson(text, options);
+    if (!parsed.ok) {
+      findings.push({
+        code: "malformed_arguments",
+        path: "",
+        message: parsed.reason === "syntax"
+          ? `The arguments are not valid JSON: ${parsed.error}. Send one JSON object.`
+          : `The arguments are ${
+            parsed.reason === "depth" ? "nested too deeply" : "too large"
+          }: ${parsed.error}.`,
+        expected: "a JSON object",
+        received: parsed.reason === "syntax"
+          ? show(text, 60)
+          : parsed.reason === "depth"
+          ? "too deep"
+          : "too large",
+      });
+      return finish(verdict);
+    }
+    args = parsed.value;
+    raw = text;
+  } else {
+    args = call.value === undefined ? {} : call.value;
+    const deep = depthOver(args, options.maxDepth);
+    if (deep >= 0) {
+      findings.push({
+        code: "malformed_arguments",
+        path: "",
+        message: `The arguments nest deeper than ${options.maxDepth} levels; flatten them.`,
+        expected: "a JSON object",
+        received: "too deep",
+      });
+      return finish(verdict);
+    }
+  }
+  if (typeof args !== "object" || args === null || Array.isArray(args)) {
+    findings.push({
+      code: "malformed_arguments",
+      path: "",
+      message: `The arguments must be a JSON object with named parameters, not ${
+        args === null ? "null" : Array.isArray(args) ? "an array" : typeOf(args)
+      }.`,
+      expected: "object",
+      received: show(args),
+    });
+    return finish(verdict);
+  }
+  const schema = compiled ? compiled.tool.schema : undefined;
+  if (options.coerce && compiled && schema !== undefined) {
+    if (call.raw === undefined) args = cloneJson(args);
+    const c = coerceValue(args, schema);
+    if (c.coercions.length) verdict.coercions = c.coercions;
+  }
+  verdict.arguments = args as Record<string, unknown>;
+
+  // ---- schema
+  const check = compiled ? compiled.check : EMPTY_SCHEMA_CHECK;
+  if (!check(args, "", null)) check(args, "", findings);
+
+  // ---- injection
+  if (options.scan) injection(args, locatable ? raw : undefined, findings, compiled?.literals);
+  return finish(verdict);
+}
+
+/** The slow, careful loop: one call at a time, so one unreadable call cannot take the others down. */
+function judgeEach(
+  list: NormalisedCall[],
+  byName: Map<string, Compiled>,
+  allow: readonly string[] | null,
+  cfg: Config,
+): Verdict {
+  const out: CallVerdict[] = [];
+  const blocked: number[] = [];
+  for (const call of list) {
+    let v: CallVerdict;
+    try {
+      v = judge(call, byName, allow, cfg);
+    } catch (e) {
+      // a safety net for values no model can send (throwing getters, proxies): a finding, never a throw
+      v = {
+        index: call.index,
+        id: call.id,
+        name: call.name,
+        allowed: false,
+        findings: [{
+          code: "malformed_arguments",
+          path: "",
+          message: `The arguments could not be read (${errorText(e)}); send plain JSON.`,
+          expected: "a JSON object",
+        }],
+      };
+    }
+    out.push(v);
+    if (!v.allowed) blocked.push(call.index);
+  }
+  return { allowed: blocked.length === 0, blocked, calls: out };
+}
+
+/**
+ * Several calls without normalising: each one taken by {@link quickCall}, or null (nothing decided) for the
+ * whole list, which then takes the general path. Throws where {@link quickCall} does.
+ */
+function quickValidate(calls: unknown, byName: Map<string, Compiled>, cfg: Config): Verdict | null {
+  if (!Array.isArray(calls)) return null;
+  const n = calls.length;
+  const out: CallVerdict[] = [];
+  let blocked: number[] | null = null;
+  for (let i = 0; i < n; i++) {
+    const v = quickCall(calls[i], i, byName, cfg);
+    if (v === null) return null;
+    out.push(v);
+    if (!v.allowed) (blocked ??= []).push(i);
+  }
+  return { allowed: blocked === null, blocked: blocked ?? [], calls: out };
+}
+
+/**
+ * The hot path: a declared tool, argument text that is a plain JSON object, no repair or coercion asked
+ * for. Returns null for anything else, which then takes the general path (same findings, more cases).
+ */
+function fastJudge(
+  index: number,
+  id: string,
+  name: string,
+  raw: string,
+  compiled: Compiled,
+  cfg: Config,
+): CallVerdict | null {
+  if (!takesQuickly(raw, cfg)) return null;
+  const args = parseOrNull(raw);
+  if (typeof args !== "object" || args === null || Array.isArray(args)) return null;
+  const findings = quickFindings(raw, args, compiled, cfg);
+  if (findings === null) return null;
+  return {
+    index,
+    id,
+    name,
+    allowed: findings.length === 0,
+    findings,
+    rawArguments: raw,
+    arguments: args as Record<string, unknown>,
+  };
+}
+
+/**
+ * One OpenAI Chat-shaped call (`{ id, function: { name, arguments } }`) with its id, naming a declared tool,
+ * whose argument text is a JSON object: its verdict, or null (nothing decided). Reads exactly what
+ * {@link normaliseCalls} reads for that shape, so the verdict is the same. Throws on text `JSON.parse`
+ * rejects (the caller's try sends it to the general path, which explains it): no try here keeps this
+ * one call level above the check, which Bun's JIT rewards.
+ */
+function quickCall(
+  c: unknown,
+  index: number,
+  byName: Map<string, Compiled>,
+  cfg: Config,
+): CallVerdict | null {
+  if (typeof c !== "object" || c === null || Array.isArray(c)) return null;
+  const fn = (c as Record<string, unknown>).function;
+  if (typeof fn !== "object" || fn === null || Array.isArray(fn)) return null;
+  const id = (c as Record<string, unknown>).id;
+  const name = (fn as Record<string, unknown>).name;
+  const raw = (fn as Record<string, unknown>).arguments;
+  if (typeof id !== "string" || id === "" || typeof name !== "string" || typeof raw !== "string") {
+    return null;
+  }
+  const compiled = byName.get(name);
+  if (compiled === undefined || !takesQuickly(raw, cfg)) return null;
+  const args = JSON.parse(raw);
+  if (typeof args !== "object" || args === null || Array.isArray(args)) return null;
+  const findings = quickFindings(raw, args, compiled, cfg);
+  if (findings === null) return null;
+  return { index, id, name, allowed: findings.length === 0, findings, rawArguments: raw, arguments: args };
+}
+
+/** The quick paths take text that may be a JSON object, within the size limit, with no leniency asked for. */
+function takesQuickly(raw: string, cfg: Config): boolean {
+  return !cfg.repair && !cfg.coerce && raw.length <= cfg.maxLength && raw.charCodeAt(0) === 123;
+}
+
+/** The findings for parsed arguments, or null when nesting needs the general path to explain it. */
+function quickFindings(raw: string, args: object, compiled: Compiled, cfg: Config): Finding[] | null {
+  const check = compiled.check;
+  const valid = check(args, "", null);
+  // nesting N levels takes at least 2N characters, so short text needs no depth walk; nor does a value
+  // that the schema has just accepted when the schema itself bounds the depth
+  if (
+    raw.length > 2 * cfg.maxDepth && !(valid && compiled.depthBound <= cfg.maxDepth) &&
+    depthOver(args, cfg.maxDepth) >= 0
+  ) {
+    return null;
+  }
+  const findings: Finding[] = [];
+  if (!valid) check(args, "", findings);
+  if (cfg.scan) injection(args, raw, findings, compiled.literals);
+  return findings;
+}
+
+/** Native JSON.parse (own `__proto__` keys stay plain data), or null when the text is not JSON. */
+function parseOrNull(raw: string): unknown {
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return null; // the general path explains where the text went wrong
+  }
+}
+
+/** Options resolved once per validator, one stable shape for the hot path. */
+interface Config {
+  repair: boolean;
+  coerce: boolean;
+  scan: boolean;
+  maxDepth: number;
+  maxLength: number;
+}
+
+function config(options: ValidateOptions): Config {
+  return {
+    repair: options.repair === true,
+    coerce: options.coerce === true,
+    scan: options.scan !== false,
+    maxDepth: options.maxDepth ?? 64,
+    maxLength: options.maxLength ?? 1_000_000,
+  };
+}
+
+function cloneJson(v: unknown): unknown {
+  try {
+    return JSON.parse(JSON.stringify(v));
+  } catch {
+    return v;
+  }
+}
+
+function finish(v: CallVerdict): CallVerdict {
+  v.allowed = v.findings.length === 0;
+  return v;
+}
+
+/** Every string value in the arguments with its JSON Pointer. Iterative, so depth never matters. */
+export function stringValues(args: unknown): { path: string; value: string }[] {
+  const out: { path: string; value: string }[] = [];
+  const stack: [unknown, string][] = [[args, ""]];
+  while (stack.length) {
+    const [v, p] = stack.pop()!;
+    if (typeof v === "string") out.push({ path: p, value: v });
+    else if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], `${p}/${i}`]);
+    } else if (typeof v === "object" && v !== null) {
+      const keys = Object.keys(v);
+      for (let i = keys.length - 1; i >= 0; i--) {
+        stack.push([(v as Record<string, unknown>)[keys[i]], `${p}/${escapePointer(keys[i])}`]);
+      }
+    }
+  }
+  return out;
+}
+
+const CONTEXT: ScanContext = "tool_args";
+
+function injection(
+  args: unknown,
+  raw: string | undefined,
+  findings: Finding[],
+  literals: ReadonlySet<string> | undefined,
+): void {
+  let quotes: Map<string, number> | null = null;
+  for (const { path, value } of stringValues(args)) {
+    if (value.length === 0 || literals?.has(value)) continue;
+    const result = scan(value, { context: CONTEXT });
+    if (result.findings.length === 0) continue;
+    if (raw !== undefined && quotes === null) {
+      quotes = new Map();
+      const located = parseJson(raw, { locate: true, maxDepth: Infinity, maxLength: Infinity });
+      if (located.ok && located.strings) { for (const s of located.strings) quotes.set(s.path, s.quote); }
+    }
+    for (const sf of result.findings) {
+      const f: Finding = {
+        code: "argument_injection",
+        path,
+        message: `${
+          path === "" ? "The arguments carry" : `"${path}" carries`
+        } text that reads as injected instructions (${sf.category.replace(/_/g, " ")}): ${
+          JSON.stringify(sf.excerpt)
+        }. Pass only the data the task needs.`,
+        received: sf.excerpt,
+        category: sf.category,
+      };
+      const q = quotes?.get(path);
+      if (raw !== undefined && q !== undefined) {
+        const span = rawSpan(raw, q, sf.start, sf.end);
+        f.start = span.start;
+        f.end = span.end;
+      }
+      findings.push(f);
+    }
+  }
+}
+
+/**
+ * Validates calls against optional tools and runs an optional classifier over what the signature pass
+ * cleared (calls with no injection finding that carry text). A classifier that says "injection" blocks the
+ * call with an `argument_injection` finding; a classifier that fails leaves `modelCheck.error` set and the
+ * call judged by signatures alone.
+ *
+ * @example
+ * ```ts
+ * import { validateToolCalls } from "@toolguard/toolguard/validate";
+ * // no tools given: the allowlist is off, the other checks still run
+ * const verdict = await validateToolCalls([{ name: "anything", arguments: '{"q":"weather"}' }], {});
+ * console.log(verdict.allowed); // true
+ * ```
+ */
+export async function validateToolCalls(
+  calls: readonly unknown[],
+  options: ValidateToolCallsOptions = {},
+): Promise<Verdict> {
+  const validator = options.tools === undefined
+    ? makeValidator([], false, options)
+    : createValidator(options.tools, options);
+  const verdict = validator.validate(calls);
+  const classifier = options.classifier;
+  if (!classifier) return verdict;
+  await Promise.all(verdict.calls.map(async (c) => {
+    if (c.findings.some((f) => f.code === "argument_injection") || c.arguments === undefined) return;
+    const text = stringValues(c.arguments).map((s) => s.value).join("\n");
+    if (text.trim() === "") return;
+    let check: ModelCheck;
+    try {
+      check = await classifier(text, CONTEXT);
+      if (typeof check !== "object" || check === null || typeof check.injection !== "boolean") {
+        check = { injection: false, error: "the classifier gave no {injection: boolean} answer" };
+      }
+    } catch (e) {
+      check = { injection: false, error: errorText(e) };
+    }
+    c.modelCheck = check;
+    if (check.injection) {
+      c.findings.push({
+        code: "argument_injection",
+        path: "",
+        message: `The classifier judged the arguments to carry injected instructions${
+          check.reason ? ` (${check.reason})` : ""
+        }. Pass only the data the task needs.`,
+      });
+      c.allowed = false;
+    }
+  }));
+  const blocked = verdict.calls.filter((c) => !c.allowed).map((c) => c.index);
+  return { allowed: blocked.length === 0, blocked, calls: verdict.calls };
+}

@@ -1,0 +1,133 @@
+/**
+ * The import-graph step of `deno task check`: reads the module graph from `deno info --json` and fails on
+ *
+ * - a cycle of static value imports (type-only and dynamic imports are ignored: neither runs a module body
+ *   before its partner has finished, so neither can meet a binding before its initialisation);
+ * - a file under a `_`-folder that imports a root module other than `types.ts` (the rule that makes cycles
+ *   through the public faces impossible);
+ * - a scanner file (`_scan/`) that imports anything but `_scan/`, `_common/` and `types.ts` (the scanner is a
+ *   leaf: everything may use it, it uses nothing);
+ * - a schema or validation module in the static closure of `guard.ts` (running a tool never loads the JSON
+ *   Schema engine).
+ *
+ * Usage: `deno run -A scripts/check_imports.ts [ENTRY.ts ...]` (default: every entry point in deno.json).
+ *
+ * @module
+ */
+
+interface Resolved {
+  specifier: string;
+}
+interface Dependency {
+  specifier: string;
+  code?: Resolved;
+  type?: Resolved;
+  isDynamic?: boolean;
+}
+interface InfoModule {
+  specifier: string;
+  dependencies?: Dependency[];
+}
+
+const root = new URL("../", import.meta.url).href;
+const local = (specifier: string): string | null =>
+  specifier.startsWith(root) ? decodeURIComponent(specifier.slice(root.length)) : null;
+
+/** Reads the module graph of `entries`: each local file with the local files it imports statically as values. */
+async function valueGraph(entries: readonly string[]): Promise<Map<string, Set<string>>> {
+  const graph = new Map<string, Set<string>>();
+  for (const entry of entries) {
+    const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+      args: ["info", "--json", entry],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    if (code !== 0) throw new Error(`deno info ${entry} failed: ${new TextDecoder().decode(stderr)}`);
+    const info = JSON.parse(new TextDecoder().decode(stdout)) as { modules: InfoModule[] };
+    for (const module of info.modules) {
+      const from = local(module.specifier);
+      if (from === null) continue;
+      const targets = graph.get(from) ?? new Set<string>();
+      graph.set(from, targets);
+      for (const dependency of module.dependencies ?? []) {
+        const to = dependency.code && !dependency.isDynamic ? local(dependency.code.specifier) : null;
+        if (to !== null && !to.endsWith(".json")) targets.add(to);
+      }
+    }
+  }
+  return graph;
+}
+
+/** Every file reachable from `start` over static value imports, `start` included. */
+function closure(graph: Map<string, Set<string>>, start: string): Set<string> {
+  const seen = new Set<string>([start]);
+  const stack = [start];
+  while (stack.length > 0) {
+    for (const next of graph.get(stack.pop()!) ?? []) {
+      if (!seen.has(next)) {
+        seen.add(next);
+        stack.push(next);
+      }
+    }
+  }
+  return seen;
+}
+
+/** One cycle per strongly connected component of more than one file (or a file that imports itself). */
+function cycles(graph: Map<string, Set<string>>): string[][] {
+  const found: string[][] = [];
+  const state = new Map<string, "open" | "done">();
+  const path: string[] = [];
+  const visit = (file: string): void => {
+    state.set(file, "open");
+    path.push(file);
+    for (const next of graph.get(file) ?? []) {
+      if (state.get(next) === "open") found.push([...path.slice(path.indexOf(next)), next]);
+      else if (!state.has(next)) visit(next);
+    }
+    path.pop();
+    state.set(file, "done");
+  };
+  for (const file of [...graph.keys()].sort()) if (!state.has(file)) visit(file);
+  return found;
+}
+
+const isRootModule = (file: string): boolean => !file.includes("/");
+const folderOf = (file: string): string => file.split("/")[0];
+
+/** The layering rules, as messages for every import that breaks one. */
+function layeringProblems(graph: Map<string, Set<string>>): string[] {
+  const problems: string[] = [];
+  for (const [from, targets] of graph) {
+    if (isRootModule(from) || !from.startsWith("_")) continue;
+    for (const to of targets) {
+      if (isRootModule(to) && to !== "types.ts") {
+        problems.push(`${from} imports the root module ${to}: import its engine under a _-folder instead`);
+      }
+      if (folderOf(from) === "_scan" && !["_scan", "_common", "types.ts"].includes(folderOf(to))) {
+        problems.push(
+          `${from} imports ${to}: the scanner is a leaf and may import only _scan/, _common/, types.ts`,
+        );
+      }
+    }
+  }
+  for (const file of closure(graph, "guard.ts")) {
+    if (file.startsWith("_schema/") || file.startsWith("_validate/")) {
+      problems.push(`guard.ts loads ${file}: running a tool must not load the schema or validation engine`);
+    }
+  }
+  return problems;
+}
+
+const config = JSON.parse(await Deno.readTextFile(new URL("../deno.json", import.meta.url))) as {
+  exports: Record<string, string>;
+};
+const entries = Deno.args.length > 0 ? Deno.args : Object.values(config.exports);
+const graph = await valueGraph(entries);
+const problems = [
+  ...cycles(graph).map((cycle) => `value-import cycle: ${cycle.join(" -> ")}`),
+  ...layeringProblems(graph),
+];
+for (const problem of problems) console.error(problem);
+if (problems.length > 0) Deno.exit(1);
+console.log(`import graph: ${graph.size} modules, no value-import cycle, layering rules hold`);
