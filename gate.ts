@@ -12,8 +12,9 @@
  * Calls a local model wrote into its text (`<tool_call>`, `<|python_tag|>`, `[TOOL_CALLS]`, fenced JSON) are
  * judged too when the response has no native calls; see `extract.ts`.
  *
- * @example
+ * @example A call to an undeclared tool never reaches the caller
  * ```ts
+ * import assert from "node:assert/strict";
  * import { gateCompletion } from "@toolguard/toolguard/gate";
  *
  * const request = {
@@ -38,11 +39,12 @@
  *   }],
  * };
  * const gated = await gateCompletion(request, response);
- * if (gated.verdict.allowed) throw new Error("an undeclared tool must be rejected");
+ * assert.equal(gated.verdict.allowed, false);
  * const choice = (gated.response as typeof response).choices[0];
  * const message: Record<string, unknown> = choice.message;
- * if (choice.finish_reason !== "stop" || message.tool_calls !== undefined) throw new Error("call not removed");
- * if (!String(message.content).includes("get_weather")) throw new Error("the reason should name the tool");
+ * assert.equal(choice.finish_reason, "stop");
+ * assert.equal(message.tool_calls, undefined);
+ * assert.match(String(message.content), /get_weather/); // the reason names the declared tool
  * ```
  *
  * @module

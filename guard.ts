@@ -9,23 +9,25 @@
  *
  * @example Run a tool and read its outcome
  * ```ts
+ * import assert from "node:assert/strict";
  * import { fromModel, runTool } from "@toolguard/toolguard/guard";
  *
- * const runtime = (globalThis as { Deno?: { execPath(): string } }).Deno;
- * const command = runtime ? runtime.execPath() : process.execPath;
- * const script = 'console.log(JSON.stringify({ ok: true, items: [Deno.args[0] ?? process.argv[2]] }))';
- * const args = runtime ? ["eval", script, fromModel("needle")] : ["-e", script, fromModel("needle")];
- * const result = await runTool(command, args, { timeoutMs: 20_000 });
- * if (result.ok) console.log(result.kind, result.items); // "results" [ "needle" ]
- * else console.log(`failed (${result.kind}): ${result.detail}`);
+ * const deno = (globalThis as { Deno?: { execPath(): string } }).Deno;
+ * const script = "console.log(JSON.stringify({ ok: true, items: [process.argv.at(-1)] }))";
+ * const [command, prefix] = deno ? [deno.execPath(), ["eval"]] : [process.execPath, ["-e"]];
+ * const result = await runTool(command, [...prefix, script, fromModel("needle")], { timeoutMs: 20_000 });
+ * assert.equal(result.kind, "results");
+ * assert.deepEqual(result.items, ["needle"]);
  * ```
  *
  * @example A model-chosen value that looks like an option is refused before anything runs
  * ```ts
+ * import assert from "node:assert/strict";
  * import { fromModel, runTool } from "@toolguard/toolguard/guard";
  *
  * const result = await runTool("rg", ["--json", fromModel("--pre=./evil.sh"), "."]);
- * console.log(result.kind, result.items); // "spawn" null
+ * assert.equal(result.kind, "spawn");
+ * assert.equal(result.items, null); // a failure is never an empty answer
  * ```
  *
  * @module

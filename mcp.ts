@@ -12,8 +12,9 @@
  *   `start`/`send`/`close`/`onmessage` shape);
  * - {@linkcode createMcpGuard}: the judge on its own, for any other plumbing.
  *
- * @example
+ * @example Judge calls against the tools a server listed
  * ```ts
+ * import assert from "node:assert/strict";
  * import { createMcpGuard } from "@toolguard/toolguard/mcp";
  *
  * const guard = createMcpGuard();
@@ -23,8 +24,10 @@
  * }]);
  * const ok = guard.checkCall({ name: "get-sum", arguments: { a: 1, b: 2 } });
  * const bad = guard.checkCall({ name: "get-sum", arguments: { a: "one" } });
- * if (!ok.allowed || bad.allowed) throw new Error("the guard judged wrongly");
- * console.log(bad.result.isError); // true: the model reads bad.result.content[0].text and retries
+ * assert.equal(ok.allowed, true);
+ * assert.equal(bad.allowed, false);
+ * if (bad.allowed) throw new Error("unreachable");
+ * assert.equal(bad.result.isError, true); // the model reads bad.result.content[0].text and retries
  * ```
  *
  * @module

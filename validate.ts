@@ -4,8 +4,9 @@
  * provider shapes them (OpenAI Chat and Responses, Anthropic, Ollama, Gemini, MCP, plain
  * `{ name, arguments }`). Findings say, in words a model can act on, what to change.
  *
- * @example
+ * @example Reject a value outside the declared enum, with the path to fix
  * ```ts
+ * import assert from "node:assert/strict";
  * import { createValidator } from "@toolguard/toolguard/validate";
  *
  * const validator = createValidator([{
@@ -24,9 +25,9 @@
  * const verdict = validator.validate([
  *   { id: "call_1", type: "function", function: { name: "get_weather", arguments: '{"city":"Oslo","units":"k"}' } },
  * ]);
- * console.log(verdict.allowed); // false
- * console.log(verdict.calls[0].findings[0].code); // "argument_constraint"
- * console.log(verdict.calls[0].findings[0].path); // "/units"
+ * assert.equal(verdict.allowed, false);
+ * assert.equal(verdict.calls[0].findings[0].code, "argument_constraint");
+ * assert.equal(verdict.calls[0].findings[0].path, "/units");
  * ```
  *
  * @module
