@@ -133,7 +133,10 @@ export interface ByteSource {
 
 /** A byte sink over a child's stdin pipe. Never throws: once the pipe is broken, writes are dropped. */
 export interface ByteSink {
-  /** Send bytes. Returns a promise when the pipe is full: wait for it before writing more (it never rejects). */
+  /**
+   * Send bytes. Returns a promise when the caller should wait before writing more (the pipe is full; on
+   * Deno, also while the previous write is still being taken). The promise never rejects.
+   */
   write(bytes: Uint8Array): void | Promise<void>;
   /** Close the pipe: the child reads end-of-file once what was written has been taken. */
   close(): void;
@@ -355,13 +358,27 @@ interface NodeWritable {
   write(bytes: Uint8Array): boolean;
   end(): unknown;
   on(event: string, handler: (...a: unknown[]) => void): unknown;
+  off(event: string, handler: (...a: unknown[]) => void): unknown;
   once(event: string, handler: (...a: unknown[]) => void): unknown;
 }
 
 function nodeSink(stream: NodeWritable): ByteSink {
   let broken = false;
+  let drained: Promise<void> | null = null; // one wait per full buffer, however many writes meet it
   stream.on("error", () => (broken = true)); // EPIPE when the child died
   stream.once("close", () => (broken = true));
+  const untilDrained = () =>
+    new Promise<void>((resolve) => {
+      // Wait for the buffer to drain, or for the stream to close (then it never drains).
+      const done = () => {
+        drained = null;
+        stream.off("drain", done);
+        stream.off("close", done);
+        resolve();
+      };
+      stream.on("drain", done);
+      stream.on("close", done);
+    });
   return {
     write(bytes) {
       if (broken) return;
@@ -371,11 +388,7 @@ function nodeSink(stream: NodeWritable): ByteSink {
         broken = true;
         return;
       }
-      // The stream's buffer is full: wait for it to drain, or to close (then it never drains).
-      return new Promise<void>((resolve) => {
-        stream.once("drain", () => resolve());
-        stream.once("close", () => resolve());
-      });
+      return (drained ??= untilDrained());
     },
     close() {
       try {
