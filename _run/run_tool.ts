@@ -390,11 +390,41 @@ function join(chunks: Uint8Array[], total: number): Uint8Array {
  * @param options See {@linkcode RunOptions}.
  * @returns The classified result; `items === null` exactly when `ok === false`.
  *
- * @example
+ * @example A tool that cannot start is a failure, never "found nothing"
  * ```ts
+ * import assert from "node:assert/strict";
  * import { runTool } from "@toolguard/toolguard/guard";
+ *
  * const result = await runTool("./no-such-tool");
- * console.log(result.ok, result.kind, result.items); // false "spawn" null
+ * assert.equal(result.ok, false);
+ * assert.equal(result.kind, "spawn");
+ * assert.equal(result.items, null);
+ * ```
+ *
+ * @example Read the items a tool printed
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import process from "node:process";
+ * import { fromModel, runTool } from "@toolguard/toolguard/guard";
+ *
+ * // The current runtime as the tool: it prints a JSON envelope holding the value it was given.
+ * const script = "console.log(JSON.stringify({ ok: true, items: [process.argv.at(-1)] }))";
+ * const evalFlag = "Deno" in globalThis ? "eval" : "-e";
+ * const result = await runTool(process.execPath, [evalFlag, script, fromModel("needle")], { timeoutMs: 20_000 });
+ * assert.equal(result.kind, "results");
+ * assert.deepEqual(result.items, ["needle"]);
+ * ```
+ *
+ * @example End a hung tool at its time limit
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import process from "node:process";
+ * import { runTool } from "@toolguard/toolguard/guard";
+ *
+ * const hang = "setTimeout(() => {}, 60_000)";
+ * const result = await runTool(process.execPath, ["Deno" in globalThis ? "eval" : "-e", hang], { timeoutMs: 300 });
+ * assert.equal(result.kind, "timeout"); // its whole process tree was ended
+ * assert.equal(result.items, null);
  * ```
  */
 export async function runTool(
