@@ -13,7 +13,22 @@
  * @module
  */
 
+import {
+  type BunFileSink,
+  bunSink,
+  type ByteSink,
+  type ByteSource,
+  ENDED,
+  type NodeReadable,
+  nodeSink,
+  nodeSource,
+  type NodeWritable,
+  webSink,
+  webSource,
+} from "./pipes.ts";
 import { planWindowsLaunch, windowsTreeKill } from "./windows.ts";
+
+export type { ByteSink, ByteSource } from "./pipes.ts";
 import { watchWindowsExitCode } from "./windows_exit.ts";
 
 // Minimal structural views of the runtime APIs used here, so this file type-checks under Deno and Bun alike.
@@ -123,25 +138,6 @@ export interface ChildExit {
   signal: string | null;
 }
 
-/** A pull-based byte source over a child's pipe. `read()` resolves null at end-of-file or after `cancel()`. */
-export interface ByteSource {
-  /** The next chunk, or null at end-of-file. */
-  read(): Promise<Uint8Array | null>;
-  /** Stop reading and close our end of the pipe. */
-  cancel(): void;
-}
-
-/** A byte sink over a child's stdin pipe. Never throws: once the pipe is broken, writes are dropped. */
-export interface ByteSink {
-  /**
-   * Send bytes. Returns a promise when the caller should wait before writing more (the pipe is full; on
-   * Deno, also while the previous write is still being taken). The promise never rejects.
-   */
-  write(bytes: Uint8Array): void | Promise<void>;
-  /** Close the pipe: the child reads end-of-file once what was written has been taken. */
-  close(): void;
-}
-
 /** A started child process. */
 export interface LiveChild {
   /** Process id (also the process group id on POSIX). */
@@ -219,185 +215,9 @@ function isFileSync(path: string): boolean {
   }
 }
 
-function webSource(stream: ReadableStream<Uint8Array>): ByteSource {
-  const reader = stream.getReader();
-  let done = false;
-  return {
-    async read() {
-      if (done) return null;
-      try {
-        const r = await reader.read();
-        if (r.done) {
-          done = true;
-          return null;
-        }
-        return r.value;
-      } catch {
-        done = true;
-        return null;
-      }
-    },
-    cancel() {
-      if (done) return;
-      done = true;
-      reader.cancel().catch(() => {});
-    },
-  };
-}
-
-interface NodeReadable {
-  on(event: string, handler: (...a: unknown[]) => void): unknown;
-  pause(): unknown;
-  resume(): unknown;
-  destroy(): unknown;
-}
-
-function nodeSource(stream: NodeReadable): ByteSource {
-  const queue: Uint8Array[] = [];
-  let ended = false;
-  let waiter: (() => void) | null = null;
-  const wake = () => {
-    const w = waiter;
-    waiter = null;
-    w?.();
-  };
-  stream.on("data", (chunk) => {
-    queue.push(chunk as Uint8Array);
-    stream.pause(); // backpressure: one chunk at a time, resumed on read()
-    wake();
-  });
-  stream.on("end", () => {
-    ended = true;
-    wake();
-  });
-  stream.on("close", () => {
-    ended = true;
-    wake();
-  });
-  stream.on("error", () => {
-    ended = true;
-    wake();
-  });
-  return {
-    async read() {
-      while (queue.length === 0 && !ended) {
-        stream.resume();
-        await new Promise<void>((resolve) => (waiter = resolve));
-      }
-      return queue.shift() ?? null;
-    },
-    cancel() {
-      ended = true;
-      queue.length = 0;
-      stream.destroy();
-      wake();
-    },
-  };
-}
-
 /** Whether the child's stderr is read through `LiveChild.stderr` (the default). */
 function stderrPiped(spec: SpawnSpec): boolean {
   return spec.stderr === undefined || spec.stderr === "piped";
-}
-
-/** A source already at end-of-file: the stderr of a child whose stderr is not piped. */
-const ENDED: ByteSource = { read: () => Promise.resolve(null), cancel() {} };
-
-/** A sink over a web `WritableStream` (Deno's child stdin). */
-function webSink(stream: WritableStream<Uint8Array>): ByteSink {
-  const writer = stream.getWriter();
-  let broken = false;
-  const lost = () => {
-    broken = true;
-  };
-  return {
-    write(bytes) {
-      if (broken) return;
-      writer.write(bytes).catch(lost);
-      // A full pipe shows as no room left in the stream's queue; `ready` settles once there is room again.
-      if ((writer.desiredSize ?? 1) <= 0) return writer.ready.then(() => {}, lost);
-    },
-    close() {
-      writer.close().catch(lost);
-    },
-  };
-}
-
-/** Bun's `FileSink` over a child's stdin: `write` returns a promise while the pipe is full. */
-interface BunFileSink {
-  write(chunk: Uint8Array): number | Promise<number>;
-  end(): unknown;
-}
-
-function bunSink(sink: BunFileSink): ByteSink {
-  let broken = false;
-  const lost = () => {
-    broken = true;
-  };
-  return {
-    write(bytes) {
-      if (broken) return;
-      try {
-        const written = sink.write(bytes);
-        if (written instanceof Promise) return written.then(() => {}, lost);
-      } catch {
-        lost(); // EPIPE: the child is gone
-      }
-    },
-    close() {
-      try {
-        Promise.resolve(sink.end()).catch(lost);
-      } catch {
-        lost();
-      }
-    },
-  };
-}
-
-interface NodeWritable {
-  write(bytes: Uint8Array): boolean;
-  end(): unknown;
-  on(event: string, handler: (...a: unknown[]) => void): unknown;
-  off(event: string, handler: (...a: unknown[]) => void): unknown;
-  once(event: string, handler: (...a: unknown[]) => void): unknown;
-}
-
-function nodeSink(stream: NodeWritable): ByteSink {
-  let broken = false;
-  let drained: Promise<void> | null = null; // one wait per full buffer, however many writes meet it
-  stream.on("error", () => (broken = true)); // EPIPE when the child died
-  stream.once("close", () => (broken = true));
-  const untilDrained = () =>
-    new Promise<void>((resolve) => {
-      // Wait for the buffer to drain, or for the stream to close (then it never drains).
-      const done = () => {
-        drained = null;
-        stream.off("drain", done);
-        stream.off("close", done);
-        resolve();
-      };
-      stream.on("drain", done);
-      stream.on("close", done);
-    });
-  return {
-    write(bytes) {
-      if (broken) return;
-      try {
-        if (stream.write(bytes)) return;
-      } catch {
-        broken = true;
-        return;
-      }
-      return (drained ??= untilDrained());
-    },
-    close() {
-      try {
-        stream.end();
-      } catch {
-        // Already closed.
-      }
-    },
-  };
 }
 
 function signalGroup(pid: number, signal: "SIGTERM" | "SIGKILL"): boolean {
