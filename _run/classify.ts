@@ -15,6 +15,20 @@ export const DEFAULT_MAX_DETAIL = 400;
 /** Bytes of stderr kept (the tail). */
 export const STDERR_TAIL_BYTES = 8192;
 
+/** The named stdout protocols (a {@linkcode Protocol} may also be a parsing function). */
+export type ProtocolName = Exclude<Protocol, (stdout: string) => unknown[]>;
+/** Every {@linkcode ProtocolName}; the check below fails to compile if `Protocol` gains a name this lacks. */
+export const PROTOCOL_NAMES = [
+  "envelope",
+  "json",
+  "jsonl",
+  "lines",
+  "text",
+] as const satisfies readonly ProtocolName[];
+const protocolNamesComplete: [Exclude<ProtocolName, typeof PROTOCOL_NAMES[number]>] extends [never] ? true
+  : never = true;
+void protocolNamesComplete;
+
 /** Why the guard itself ended the process tree. */
 export type KilledBy = "timeout" | "abort" | "overflow";
 

@@ -21,6 +21,7 @@ import {
   DEFAULT_TIMEOUT_MS,
   failure,
   type KilledBy,
+  PROTOCOL_NAMES,
   STDERR_TAIL_BYTES,
   toBytes,
 } from "./classify.ts";
@@ -67,11 +68,11 @@ function checkOptions(options: RunOptions): string | null {
   }
   if (
     protocol !== undefined && typeof protocol !== "function" &&
-    !["envelope", "json", "jsonl", "lines", "text"].includes(protocol)
+    !(PROTOCOL_NAMES as readonly unknown[]).includes(protocol)
   ) {
-    return `invalid option protocol ${
-      JSON.stringify(protocol)
-    }: use envelope, json, jsonl, lines, text or a function`;
+    return `invalid option protocol ${JSON.stringify(protocol)}: use ${
+      PROTOCOL_NAMES.join(", ")
+    } or a function`;
   }
   if (onOverflow !== undefined && onOverflow !== "fail" && onOverflow !== "truncate") {
     return `invalid option onOverflow ${JSON.stringify(onOverflow)}: use "fail" or "truncate"`;
