@@ -7,11 +7,10 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import process from "node:process";
+import { isLinux } from "./_runtime.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const version = JSON.parse(readFileSync(join(root, "deno.json"), "utf8")).version as string;
-const onLinux = process.platform === "linux";
 
 let dir = "";
 let exe = "";
@@ -56,7 +55,7 @@ function tg(args: string[], input = ""): { status: number | null; stdout: string
   return { status: r.status, stdout: r.stdout ?? "", stderr: r.stderr ?? "" };
 }
 
-const skip = onLinux ? false : "the Linux executable is only built and run on Linux";
+const skip = isLinux ? false : "the Linux executable is only built and run on Linux";
 
 test("the executable is built and reports the version from deno.json", { skip, ...slow }, () => {
   const r = tg(["--version"]);

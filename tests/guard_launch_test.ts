@@ -17,7 +17,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runTool } from "../guard.ts";
 import { liveCount } from "../_run/runtime.ts";
-import { isAlive, isLinux, isWindows, waitGone } from "./_guard_helpers.ts";
+import { waitGone } from "./_guard_helpers.ts";
+import { isAlive, isLinux, isWindows } from "./_runtime.ts";
 
 const T = { timeout: 60_000 };
 const posixOnly = { ...T, skip: isWindows ? "POSIX process groups and /bin/sh" : false };

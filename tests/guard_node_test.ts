@@ -4,8 +4,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { runTool } from "../guard.ts";
+import { isBun } from "./_runtime.ts";
 
-const isBun = typeof (globalThis as { Bun?: unknown }).Bun !== "undefined";
 const script = fileURLToPath(new URL("../fixtures/node_branch.ts", import.meta.url));
 
 test("node:child_process branch behaves like the native one", {

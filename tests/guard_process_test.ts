@@ -9,20 +9,10 @@ import { fileURLToPath } from "node:url";
 import { runTool } from "../guard.ts";
 import { DRAIN_IDLE_MS, KILL_GRACE_MS } from "../_run/run_tool.ts";
 import { liveCount } from "../_run/runtime.ts";
-import {
-  fake,
-  fdCount,
-  isAlive,
-  isLinux,
-  isWindows,
-  launcher,
-  pidFile,
-  waitGone,
-  waitPids,
-} from "./_guard_helpers.ts";
+import { fake, fdCount, launcher, pidFile, waitGone, waitPids } from "./_guard_helpers.ts";
+import { isAlive, isBun, isDeno, isLinux, isWindows, runtimeCommand } from "./_runtime.ts";
 
 const T = { timeout: 60_000 };
-const isBun = typeof (globalThis as { Bun?: unknown }).Bun !== "undefined";
 // Under Wine (UNDER_WINE=1, `deno task check:windows`) every process start takes 0.5-2 s and blocks the
 // caller, and the settle bounds below count the fixture's own start: they cannot hold there. The timeout and
 // tree kill are still checked under Wine by tests/windows_test.ts with a looser bound.
@@ -179,8 +169,7 @@ test("flood: 64 MiB against a 1 MiB cap is protocol, read no further than the ca
 });
 
 const hostScript = fileURLToPath(new URL("../fixtures/host.ts", import.meta.url));
-const hostArgs = (mode: string, file: string) =>
-  launcher.argsPrefix[0] === "run" ? ["run", "-A", hostScript, mode, file] : [hostScript, mode, file];
+const hostArgs = (mode: string, file: string) => runtimeCommand(hostScript, [mode, file]).args;
 
 for (const mode of ["SIGTERM", "SIGINT", "exit", "crash"] as const) {
   test(
@@ -285,7 +274,7 @@ test("200 concurrent runs, half timing out: all settle with the right kinds, not
   assert.deepEqual(sleepersWith(marker), [], "no sleep process left");
   await new Promise((r) => setTimeout(r, KILL_GRACE_MS + 100));
   assert.equal(liveCount(), 0, "no process group still tracked");
-  if (!(globalThis as { Deno?: unknown }).Deno) {
+  if (!isDeno) {
     // they linger a moment after the last tree is gone (HANDLER_LINGER_MS), then go
     for (let i = 0; i < 40 && process.listenerCount("SIGINT") > 0; i++) {
       await new Promise((r) => setTimeout(r, 25));

@@ -8,12 +8,13 @@ import { join } from "node:path";
 import process from "node:process";
 import { classify, type ClassifyOptions, fromModel, type ProcessOutcome, runTool } from "../guard.ts";
 import type { ToolResult } from "../types.ts";
-import { fake, isWindows, launcher } from "./_guard_helpers.ts";
+import { fake, launcher } from "./_guard_helpers.ts";
+import { isBun, isWindows } from "./_runtime.ts";
 
 const T = { timeout: 60_000 };
 // The crash fixture exits 9009. POSIX keeps 8 bits (49); Windows keeps the full code, except that bun.exe's
 // own process.exit truncates to 8 bits there too (oven-sh/bun#33720).
-const crashExitCode = isWindows && !("Bun" in globalThis) ? 9009 : 9009 & 0xff;
+const crashExitCode = isWindows && !isBun ? 9009 : 9009 & 0xff;
 const run = (scenario: string, options: Parameters<typeof runTool>[2] = {}, ...args: string[]) =>
   runTool(launcher.command, fake(scenario, ...args), { timeoutMs: 20_000, ...options });
 

@@ -6,12 +6,12 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { jsonlLog } from "../log.ts";
 import { runTool } from "../guard.ts";
 import { describe, describeVerdict } from "../describe.ts";
 import type { CallVerdict, ToolResult, Verdict } from "../types.ts";
+import { evalCommand, runtimeCommand } from "./_runtime.ts";
 
 const FIXED = new Date("2026-11-02T10:20:30.456Z");
 const now = () => FIXED;
@@ -321,9 +321,10 @@ test("runTool's onResult hook (passed detached) logs real runs: a failure and an
     const file = join(dir, "calls.jsonl");
     const log = jsonlLog(file);
     const { onResult } = log; // the hooks do not depend on `this`
-    const [cmd, pre] = runtimeEval();
-    const failed = await runTool(cmd, [...pre, "console.error('boom'); process.exit(3)"], { onResult });
-    const empty = await runTool(cmd, [...pre, "console.log('[]')"], { onResult, protocol: "json" });
+    const crash = evalCommand("console.error('boom'); process.exit(3)");
+    const emptyArray = evalCommand("console.log('[]')");
+    const failed = await runTool(crash.command, crash.args, { onResult });
+    const empty = await runTool(emptyArray.command, emptyArray.args, { onResult, protocol: "json" });
     await log.close();
     assert.equal(failed.kind, "exit");
     assert.equal(empty.kind, "empty");
@@ -340,30 +341,19 @@ test("runTool's onResult hook (passed detached) logs real runs: a failure and an
   }
 });
 
-function runtimeEval(): [string, string[]] {
-  const deno = (globalThis as { Deno?: { execPath(): string } }).Deno;
-  return deno ? [deno.execPath(), ["eval"]] : [process.execPath, ["-e"]];
-}
-
 // ---------------------------------------------------------------------------------------------------------
 // Several processes, one file
 // ---------------------------------------------------------------------------------------------------------
 
 const WRITER = fileURLToPath(new URL("../fixtures/log_writer.ts", import.meta.url));
 
-function runtimeCommand(script: string, args: string[]): [string, string[]] {
-  const deno = (globalThis as { Deno?: { execPath(): string } }).Deno;
-  if (deno) return [deno.execPath(), ["run", "-A", script, ...args]];
-  return [process.execPath, [script, ...args]];
-}
-
 function run(
   script: string,
   args: string[],
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const [cmd, argv] = runtimeCommand(script, args);
+  const { command, args: argv } = runtimeCommand(script, args);
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, argv, { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(command, argv, { stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d) => stdout += d);

@@ -24,18 +24,15 @@ import {
   relayMcp,
 } from "../mcp.ts";
 import { main } from "../_cli/mcp.ts";
+import { type Command, isAlive, runtimeCommand } from "./_runtime.ts";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const EVERYTHING = join(root, "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
 const FILESYSTEM = join(root, "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
-const denoApi = (globalThis as { Deno?: { execPath(): string } }).Deno;
 
 /** The relay as a real process under the runtime running the tests: `<runtime> cli.ts mcp ARGS`. */
-function relay(args: string[]): { command: string; args: string[] } {
-  const entry = join(root, "cli.ts");
-  return denoApi
-    ? { command: denoApi.execPath(), args: ["run", "-A", entry, "mcp", ...args] }
-    : { command: process.execPath, args: [entry, "mcp", ...args] };
+function relay(args: string[]): Command {
+  return runtimeCommand(join(root, "cli.ts"), ["mcp", ...args]);
 }
 
 async function connect(command: string, args: string[]): Promise<Client> {
@@ -47,15 +44,6 @@ async function connect(command: string, args: string[]): Promise<Client> {
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 async function until<T>(what: string, fn: () => T | undefined, ms = 15_000): Promise<T> {
@@ -570,9 +558,9 @@ test(
         return true;
       });
 
-      assert.ok(alive(pid2));
+      assert.ok(isAlive(pid2));
       await Promise.all([killed.close(), leaving.close()]);
-      await until("the server to exit after the client left", () => (alive(pid2) ? undefined : true));
+      await until("the server to exit after the client left", () => (isAlive(pid2) ? undefined : true));
       const exit = await until(
         "the relay's exit event",
         () => logEvents(log2).find((e) => e.event === "exit"),
@@ -608,13 +596,13 @@ test(
       assert.equal(odd.isError, true, "a schema toolguard cannot enforce is not forwarded by default");
       assert.match(text(odd), /cannot check its arguments/);
       pids = JSON.parse(text(await client.callTool({ name: "pids", arguments: {} })));
-      assert.ok(alive(pids.server) && alive(pids.grandchild));
+      assert.ok(isAlive(pids.server) && isAlive(pids.grandchild));
     } finally {
       await client.close();
     }
     await until(
       "the server and its grandchild to be ended",
-      () => alive(pids.server) || alive(pids.grandchild) ? undefined : true,
+      () => isAlive(pids.server) || isAlive(pids.grandchild) ? undefined : true,
     );
   },
 );
@@ -702,7 +690,7 @@ test("relayMcp (library): relays any byte streams; reports how it ended", { time
   const pids = JSON.parse(text(client.received[2].result)) as { server: number; grandchild: number };
   await until(
     "the tree to be ended",
-    () => (alive(pids.server) || alive(pids.grandchild) ? undefined : true),
+    () => (isAlive(pids.server) || isAlive(pids.grandchild) ? undefined : true),
   );
   assert.deepEqual(
     events.map((e) => e.event).filter((e) => e !== "tools"),

@@ -13,6 +13,7 @@ import { formatReport } from "../_cli/stats.ts";
 import { jsonlLog } from "../log.ts";
 import { syntheticLines } from "../scripts/gen_log.ts";
 import type { ToolResult } from "../types.ts";
+import { runtimeCommand } from "./_runtime.ts";
 
 function result(tool: string, kind: string, durationMs: number, ts = "2026-11-02T10:00:00.000Z"): string {
   return JSON.stringify({
@@ -264,12 +265,9 @@ function cli(
   args: string[],
   stdin?: string,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const deno = (globalThis as { Deno?: { execPath(): string } }).Deno;
-  const [cmd, argv] = deno
-    ? [deno.execPath(), ["run", "-A", CLI, ...args]]
-    : [process.execPath, [CLI, ...args]];
+  const { command, args: argv } = runtimeCommand(CLI, args);
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, argv, {
+    const child = spawn(command, argv, {
       stdio: ["pipe", "pipe", "pipe"],
       env: { ...process.env, NO_COLOR: "1" },
     });

@@ -483,15 +483,16 @@ test(
   async () => {
     const kit = await realWindowsKit();
     try {
-      const g = globalThis as unknown as { Deno?: { execPath(): string }; process: { execPath: string } };
-      const runtime = g.Deno ? `"${g.Deno.execPath()}" run -A` : `"${g.process.execPath}"`;
+      const { runtimeCommand } = await import("./_runtime.ts");
+      const runtime = runtimeCommand("%~dp0printargs.mjs");
+      const commandLine = [runtime.command, ...runtime.args].map((a) => `"${a}"`).join(" ");
       kit.fs.writeFileSync(
         kit.path.join(kit.dir, "printargs.mjs"),
         "const a = globalThis.Deno ? globalThis.Deno.args : globalThis.process.argv.slice(2);\n" +
           "console.log(JSON.stringify(a));\n",
       );
       // the npx.cmd pattern: %* goes back through cmd.exe's parser to a program's C runtime
-      kit.fs.writeFileSync(kit.path.join(kit.dir, "tg_fwd.cmd"), `@${runtime} "%~dp0printargs.mjs" %*\r\n`);
+      kit.fs.writeFileSync(kit.path.join(kit.dir, "tg_fwd.cmd"), `@${commandLine} %*\r\n`);
       const r = await kit.runTool("tg_fwd", hostile, {
         env: kit.withDir,
         protocol: "json",
