@@ -54,7 +54,7 @@ const messages = [{ role: "user" as const, content: "Weather in Oslo?" }];
 // openai chat completions
 // ---------------------------------------------------------------------------------------------------------
 
-test("an allowed call reaches the client unchanged", async () => {
+test("guardFetch: openai chat, an allowed call reaches the client unchanged", async () => {
   reply({ json: chatCompletion(null, [{ name: "get_weather", args: { city: "Oslo" } }]) });
   const res = await openai().chat.completions.create({
     model: "m",
@@ -67,7 +67,7 @@ test("an allowed call reaches the client unchanged", async () => {
   assert.equal(events[0].verdict.allowed, true);
 });
 
-test("an undeclared tool is removed; the client reads text and finish_reason stop", async () => {
+test("guardFetch: openai chat, an undeclared tool is removed; the client reads text and finish_reason stop", async () => {
   reply({ json: chatCompletion(null, [{ name: "delete_everything", args: {} }]) });
   const res = await openai().chat.completions.create({
     model: "m",
@@ -80,7 +80,7 @@ test("an undeclared tool is removed; the client reads text and finish_reason sto
   assert.equal(events[0].verdict.calls[0].findings[0].code, "unknown_tool");
 });
 
-test("malformed argument JSON is rejected and the body still parses", async () => {
+test("guardFetch: openai chat, malformed argument JSON is rejected and the body still parses", async () => {
   reply({ json: chatCompletion("", [{ name: "get_weather", args: '{"city": "Oslo"' }]) });
   const res = await openai().chat.completions.create({
     model: "m",
@@ -91,7 +91,7 @@ test("malformed argument JSON is rejected and the body still parses", async () =
   assert.equal(events[0].verdict.calls[0].findings[0].code, "malformed_arguments");
 });
 
-test("stream: allowed parallel calls assemble in the SDK's stream helper", async () => {
+test("guardFetch: openai chat stream, allowed parallel calls assemble in the SDK's stream helper", async () => {
   reply({
     sse: chatStream(["Checking"], [{ name: "get_weather", args: { city: "Oslo" } }, {
       name: "search",
@@ -108,7 +108,7 @@ test("stream: allowed parallel calls assemble in the SDK's stream helper", async
   assert.equal(final.choices[0].message.content, "Checking");
 });
 
-test("stream: a rejected call becomes text and a stop the SDK accepts", async () => {
+test("guardFetch: openai chat stream, a rejected call becomes text and a stop the SDK accepts", async () => {
   reply({
     sse: chatStream(["Sure. "], [{ name: "get_weather", args: { city: "Oslo", units: "kelvin" } }]),
   });
@@ -121,7 +121,7 @@ test("stream: a rejected call becomes text and a stop the SDK accepts", async ()
   assert.equal(events[0].changed, true);
 });
 
-test("stream: a call cut off mid-arguments is rejected, not forwarded half-built", async () => {
+test("guardFetch: openai chat stream, a call cut off mid-arguments is rejected, not forwarded half-built", async () => {
   const frames = chatStream([], [{ name: "search", args: { query: "cats" } }]);
   // Drop the last argument piece, the finish chunk and [DONE]: the server died mid-call.
   const cut = frames.slice(0, frames.length - 3);
@@ -142,7 +142,7 @@ test("stream: a call cut off mid-arguments is rejected, not forwarded half-built
   assert.match(text, /malformed_arguments/);
 });
 
-test("stream: a malformed event is dropped and reported, the SDK still parses the rest", async () => {
+test("guardFetch: openai chat stream, a malformed event is dropped and reported, the SDK still parses the rest", async () => {
   const frames = chatStream(["Hello"], []);
   frames.splice(2, 0, "data: {not json\n\n");
   reply({ sse: frames });
@@ -152,7 +152,7 @@ test("stream: a malformed event is dropped and reported, the SDK still parses th
   assert.equal(text, "Hello");
 });
 
-test("stream: a fenced-JSON call in the text with a bad argument is replaced; the SDK reads plain text", async () => {
+test("guardFetch: openai chat stream, a fenced-JSON call in the text with a bad argument is replaced; the SDK reads plain text", async () => {
   reply({
     sse: chatStream(["Calling:\n```json\n", '{"name": "get_weather", "arguments": {"city": 7}}', "\n```"]),
   });
@@ -168,7 +168,7 @@ test("stream: a fenced-JSON call in the text with a bad argument is replaced; th
   assert.equal(final.choices[0].finish_reason, "stop");
 });
 
-test("stream: text arriving after the call has started still flows", async () => {
+test("guardFetch: openai chat stream, text arriving after the call has started still flows", async () => {
   const frames: unknown[] = [
     chatChunk({ role: "assistant", content: "" }),
     chatChunk({
@@ -195,20 +195,20 @@ test("stream: text arriving after the call has started still flows", async () =>
 // openai responses
 // ---------------------------------------------------------------------------------------------------------
 
-test("allowed function_call passes; output_text computed by the SDK", async () => {
+test("guardFetch: openai responses, an allowed function_call passes; output_text computed by the SDK", async () => {
   reply({ json: responsesBody("ok", [{ name: "search", args: { query: "a" } }]) });
   const res = await openai().responses.create({ model: "m", input: "hi", tools: TOOLS_RESPONSES as never });
   assert.equal(res.output.filter((o) => o.type === "function_call").length, 1);
 });
 
-test("rejected function_call is replaced by a message", async () => {
+test("guardFetch: openai responses, a rejected function_call is replaced by a message", async () => {
   reply({ json: responsesBody(null, [{ name: "search", args: { query: "" } }]) });
   const res = await openai().responses.create({ model: "m", input: "hi", tools: TOOLS_RESPONSES as never });
   assert.equal(res.output.filter((o) => o.type === "function_call").length, 0);
   assert.match(res.output_text, /query/);
 });
 
-test("stream: rejected call replaced by message events the SDK assembles", async () => {
+test("guardFetch: openai responses stream, a rejected call is replaced by message events the SDK assembles", async () => {
   reply({ sse: responsesStream(["Let me look. "], [{ name: "nope", args: {} }]), named: true });
   const stream = openai().responses.stream({ model: "m", input: "hi", tools: TOOLS_RESPONSES as never });
   const final = await stream.finalResponse();
@@ -217,7 +217,7 @@ test("stream: rejected call replaced by message events the SDK assembles", async
   assert.equal(events[0].verdict.allowed, false);
 });
 
-test("stream: allowed call reaches the SDK", async () => {
+test("guardFetch: openai responses stream, an allowed call reaches the SDK", async () => {
   reply({ sse: responsesStream([], [{ name: "get_weather", args: { city: "Oslo" } }]), named: true });
   const final = await openai().responses.stream({
     model: "m",
@@ -233,7 +233,7 @@ test("stream: allowed call reaches the SDK", async () => {
 // anthropic messages
 // ---------------------------------------------------------------------------------------------------------
 
-test("allowed tool_use passes", async () => {
+test("guardFetch: anthropic messages, an allowed tool_use passes", async () => {
   reply({ json: anthropicMessage("Checking.", [{ name: "get_weather", args: { city: "Oslo" } }]) });
   const res = await anthropic().messages.create({
     model: "claude",
@@ -245,7 +245,7 @@ test("allowed tool_use passes", async () => {
   assert.equal(res.content.filter((b) => b.type === "tool_use").length, 1);
 });
 
-test("rejected tool_use becomes a text block with stop_reason end_turn", async () => {
+test("guardFetch: anthropic messages, a rejected tool_use becomes a text block with stop_reason end_turn", async () => {
   reply({ json: anthropicMessage(null, [{ name: "get_weather", args: { town: "Oslo" } }]) });
   const res = await anthropic().messages.create({
     model: "claude",
@@ -259,7 +259,7 @@ test("rejected tool_use becomes a text block with stop_reason end_turn", async (
   assert.match(text, /town/);
 });
 
-test("stream: allowed call assembled by the SDK's MessageStream", async () => {
+test("guardFetch: anthropic messages stream, an allowed call is assembled by the SDK's MessageStream", async () => {
   reply({ sse: anthropicStream(["Hi. "], [{ name: "search", args: { query: "cats" } }]), named: true });
   const final = await anthropic().messages.stream({
     model: "claude",
@@ -272,7 +272,7 @@ test("stream: allowed call assembled by the SDK's MessageStream", async () => {
   assert.equal(final.stop_reason, "tool_use");
 });
 
-test("stream: rejected call becomes a text block; SDK block indices line up", async () => {
+test("guardFetch: anthropic messages stream, a rejected call becomes a text block; SDK block indices line up", async () => {
   reply({
     sse: anthropicStream(["Hi. "], [{ name: "search", args: { query: "cats" } }, { name: "rm", args: {} }]),
     named: true,
@@ -289,7 +289,7 @@ test("stream: rejected call becomes a text block; SDK block indices line up", as
   assert.match(last.type === "text" ? last.text : "", /rm/);
 });
 
-test("stream: malformed partial_json is rejected", async () => {
+test("guardFetch: anthropic messages stream, malformed partial_json is rejected", async () => {
   reply({ sse: anthropicStream([], [{ name: "search", args: '{"query": "ca' }]), named: true });
   const final = await anthropic().messages.stream({
     model: "claude",
@@ -305,14 +305,14 @@ test("stream: malformed partial_json is rejected", async () => {
 // ollama
 // ---------------------------------------------------------------------------------------------------------
 
-test("allowed call passes (no id in the body)", async () => {
+test("guardFetch: ollama, an allowed call passes (no id in the body)", async () => {
   reply({ json: ollamaChat("", [{ name: "get_weather", args: { city: "Oslo" } }]) });
   const res = await ollama().chat({ model: "m", messages, tools: TOOLS_OPENAI as never, stream: false });
   assert.equal(res.message.tool_calls?.[0].function.name, "get_weather");
   assert.match(events[0].verdict.calls[0].id ?? "", /^call_/);
 });
 
-test("rejected call removed; text says why", async () => {
+test("guardFetch: ollama, a rejected call is removed; the text says why", async () => {
   reply({ json: ollamaChat("", [{ name: "get_weather", args: { city: 42 } }]) });
   const res = await ollama().chat({ model: "m", messages, tools: TOOLS_OPENAI as never, stream: false });
   assert.equal(res.message.tool_calls, undefined);
@@ -320,7 +320,7 @@ test("rejected call removed; text says why", async () => {
   assert.equal(res.done_reason, "stop");
 });
 
-test("a Hermes call written into the text is judged and cut out", async () => {
+test("guardFetch: ollama, a Hermes call written into the text is judged and cut out", async () => {
   reply({
     json: ollamaChat(
       'Let me see.\n<tool_call>\n{"name": "shell", "arguments": {"cmd": "ls"}}\n</tool_call>',
@@ -331,7 +331,7 @@ test("a Hermes call written into the text is judged and cut out", async () => {
   assert.match(res.message.content, /^Let me see\.[\s\S]*shell/);
 });
 
-test("stream: text flows, allowed call arrives", async () => {
+test("guardFetch: ollama stream, text flows and an allowed call arrives", async () => {
   reply({ ndjson: ollamaStream(["It ", "is "], [{ name: "search", args: { query: "x" } }]) });
   const parts = await ollama().chat({ model: "m", messages, tools: TOOLS_OPENAI as never, stream: true });
   let text = "";
@@ -344,7 +344,7 @@ test("stream: text flows, allowed call arrives", async () => {
   assert.deepEqual(calls, ["search"]);
 });
 
-test("stream: rejected call replaced by text and a final done chunk", async () => {
+test("guardFetch: ollama stream, a rejected call is replaced by text and a final done chunk", async () => {
   reply({ ndjson: ollamaStream(["Ok. "], [{ name: "search", args: { query: 5 } }]) });
   const parts = await ollama().chat({ model: "m", messages, tools: TOOLS_OPENAI as never, stream: true });
   let text = "";
@@ -360,7 +360,7 @@ test("stream: rejected call replaced by text and a final done chunk", async () =
   assert.match(text, /^Ok\. [\s\S]*query/);
 });
 
-test("stream: a call written into streamed text is judged; the client never sees the rejected call", async () => {
+test("guardFetch: ollama stream, a call written into streamed text is judged; the client never sees the rejected call", async () => {
   reply({
     ndjson: ollamaStream([
       "Running it.\n<tool_call>\n",
@@ -375,7 +375,7 @@ test("stream: a call written into streamed text is judged; the client never sees
   assert.doesNotMatch(text, /curl/);
 });
 
-test("stream: a malformed line is dropped, not thrown at the client", async () => {
+test("guardFetch: ollama stream, a malformed line is dropped, not thrown at the client", async () => {
   const lines = ollamaStream(["a", "b"]);
   lines.splice(1, 0, "{oops\n");
   reply({ ndjson: lines });

@@ -18,7 +18,7 @@ function assertSpans(text: string, calls: ExtractedToolCall[]): void {
 // Hermes / Qwen <tool_call>
 // ---------------------------------------------------------------------------------------------------------
 
-test("one call, with its span and the span of its tags", () => {
+test("extractToolCalls: Hermes <tool_call>, one call with its span and the span of its tags", () => {
   const text =
     'Let me check.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"}}\n</tool_call>\nDone.';
   const calls = extractToolCalls(text);
@@ -32,7 +32,7 @@ test("one call, with its span and the span of its tags", () => {
   assertSpans(text, calls);
 });
 
-test("two blocks give two calls in order; bad JSON in one is a call with an error, not a loss", () => {
+test("extractToolCalls: Hermes <tool_call>, two blocks give two calls in order; bad JSON in one is a call with an error, not a loss", () => {
   const text =
     '<tool_call>{"name":"a","arguments":{"x":1}}</tool_call><tool_call>{"name":"b","arguments":{oops}</tool_call>';
   const calls = extractToolCalls(text);
@@ -45,23 +45,23 @@ test("two blocks give two calls in order; bad JSON in one is a call with an erro
   assertSpans(text, calls);
 });
 
-test("arguments given as JSON text (OpenAI style) are parsed", () => {
+test("extractToolCalls: Hermes <tool_call>, arguments given as JSON text (OpenAI style) are parsed", () => {
   const [c] = extractToolCalls('<tool_call>{"name":"a","arguments":"{\\"x\\": 2}"}</tool_call>');
   assert.deepEqual(c.arguments, { x: 2 });
 });
 
-test("an unclosed block at the end of the text (a cut-off model) is still a call, flagged", () => {
+test("extractToolCalls: Hermes <tool_call>, an unclosed block at the end of the text (a cut-off model) is still a call, flagged", () => {
   const calls = extractToolCalls('ok <tool_call>{"name":"a","arguments":{"x":1}}');
   assert.equal(calls.length, 1);
   assert.deepEqual(calls[0].arguments, { x: 1 });
   assert.match(calls[0].error ?? "", /not closed/);
 });
 
-test("prose that merely mentions the tag is not a call", () => {
+test("extractToolCalls: Hermes <tool_call>, prose that merely mentions the tag is not a call", () => {
   assert.deepEqual(extractToolCalls("I would use <tool_call> tags for that."), []);
 });
 
-test("Qwen3-Coder XML form", () => {
+test("extractToolCalls: Qwen3-Coder XML form", () => {
   const text =
     "<tool_call>\n<function=run_query>\n<parameter=sql>\nSELECT 1\n</parameter>\n<parameter=limit>\n5\n</parameter>\n</function>\n</tool_call>";
   const [c] = extractToolCalls(text);
@@ -70,7 +70,7 @@ test("Qwen3-Coder XML form", () => {
   assert.deepEqual(c.arguments, { sql: "SELECT 1", limit: 5 });
 });
 
-test("__proto__ in arguments stays an own property and touches no prototype", () => {
+test("extractToolCalls: __proto__ in arguments stays an own property and touches no prototype", () => {
   const [c] = extractToolCalls(
     '<tool_call>{"name":"a","arguments":{"__proto__":{"polluted":true}}}</tool_call>',
   );
@@ -82,7 +82,7 @@ test("__proto__ in arguments stays an own property and touches no prototype", ()
 // Llama <|python_tag|>
 // ---------------------------------------------------------------------------------------------------------
 
-test("JSON form with parameters, two calls separated by ';', up to <|eom_id|>", () => {
+test("extractToolCalls: Llama <|python_tag|> JSON form with parameters, two calls separated by ';', up to <|eom_id|>", () => {
   const text =
     '<|python_tag|>{"name": "search", "parameters": {"q": "x"}}; {"name": "open", "parameters": {"id": 3}}<|eom_id|>after';
   const calls = extractToolCalls(text);
@@ -94,7 +94,7 @@ test("JSON form with parameters, two calls separated by ';', up to <|eom_id|>", 
   assertSpans(text, calls);
 });
 
-test("built-in name.call(...) form with Python literals", () => {
+test("extractToolCalls: Llama built-in name.call(...) form with Python literals", () => {
   const text =
     '<|python_tag|>brave_search.call(query="weather in \\"SF\\"", count=3, safe=True, tags=["a", \'b\'], extra=None)';
   const [c] = extractToolCalls(text);
@@ -110,7 +110,7 @@ test("built-in name.call(...) form with Python literals", () => {
   assert.equal(c.end, text.length);
 });
 
-test("an unterminated Python call is a call with an error", () => {
+test("extractToolCalls: an unterminated Llama Python call is a call with an error", () => {
   const [c] = extractToolCalls('<|python_tag|>wolfram_alpha.call(query="2+2"');
   assert.equal(c.name, "wolfram_alpha");
   assert.match(c.error ?? "", /parenthesis/);
@@ -120,7 +120,7 @@ test("an unterminated Python call is a call with an error", () => {
 // Mistral [TOOL_CALLS]
 // ---------------------------------------------------------------------------------------------------------
 
-test("array form: each call its own span, ids kept", () => {
+test("extractToolCalls: Mistral [TOOL_CALLS] array form, each call its own span, ids kept", () => {
   const text =
     '[TOOL_CALLS][{"name":"a","arguments":{},"id":"abc123def"}, {"name":"b","arguments":{"x":1},"id":"xyz987uvw"}]</s>';
   const calls = extractToolCalls(text);
@@ -133,7 +133,7 @@ test("array form: each call its own span, ids kept", () => {
   assertSpans(text, calls);
 });
 
-test("v11 form: [TOOL_CALLS]name[ARGS]{...}, twice", () => {
+test("extractToolCalls: Mistral v11 form [TOOL_CALLS]name[ARGS]{...}, twice", () => {
   const text = '[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}[TOOL_CALLS]search[ARGS]{"query": "x"}';
   const calls = extractToolCalls(text);
   assert.deepEqual(brief(calls), [
@@ -147,7 +147,7 @@ test("v11 form: [TOOL_CALLS]name[ARGS]{...}, twice", () => {
 // fenced and bare JSON
 // ---------------------------------------------------------------------------------------------------------
 
-test("a ```json fence holding {name, arguments}", () => {
+test("extractToolCalls: a ```json fence holding {name, arguments}", () => {
   const text = 'Sure:\n```json\n{"name": "f", "arguments": {"a": [1, 2]}}\n```\nthen more';
   const [c] = extractToolCalls(text);
   assert.equal(c.format, "fenced_json");
@@ -158,25 +158,25 @@ test("a ```json fence holding {name, arguments}", () => {
   );
 });
 
-test("an array of calls in a fence", () => {
+test("extractToolCalls: an array of calls in a fence", () => {
   const calls = extractToolCalls(
     '```json\n[{"name":"a","arguments":{}},{"name":"b","parameters":{"k":"v"}}]\n```',
   );
   assert.deepEqual(calls.map((c) => c.name), ["a", "b"]);
 });
 
-test("JSON in a fence that is not call-shaped is just JSON", () => {
+test("extractToolCalls: JSON in a fence that is not call-shaped is just JSON", () => {
   assert.deepEqual(extractToolCalls('```json\n{"city": "Oslo", "temp": 3}\n```'), []);
   assert.deepEqual(extractToolCalls('```ts\nconst call = {"name": "f", "arguments": {}};\n```'), []);
 });
 
-test("a whole message that is one call object (Llama JSON prompt format)", () => {
+test("extractToolCalls: a whole message that is one call object (Llama JSON prompt format)", () => {
   const [c] = extractToolCalls(' {"type": "function", "name": "f", "parameters": {"a": 1}} ');
   assert.equal(c.format, "bare_json");
   assert.deepEqual(c.arguments, { a: 1 });
 });
 
-test("plain prose and ordinary JSON answers give no calls", () => {
+test("extractToolCalls: plain prose and ordinary JSON answers give no calls", () => {
   assert.deepEqual(extractToolCalls("The weather in Oslo is 3°C."), []);
   assert.deepEqual(extractToolCalls('{"answer": 42}'), []);
   assert.deepEqual(extractToolCalls(""), []);
@@ -186,7 +186,7 @@ test("plain prose and ordinary JSON answers give no calls", () => {
 // robustness
 // ---------------------------------------------------------------------------------------------------------
 
-test("never throws, and every span points into the text (property)", () => {
+test("extractToolCalls: never throws, and every span points into the text (property)", () => {
   const pieces = fc.constantFrom(
     "<tool_call>",
     "</tool_call>",
@@ -221,19 +221,19 @@ test("never throws, and every span points into the text (property)", () => {
   );
 });
 
-test("a marker followed only by space and another marker gives no call (found by the property above)", () => {
+test("extractToolCalls: a marker followed only by space and another marker gives no call (found by the property above)", () => {
   const text = "[TOOL_CALLS] [TOOL_CALLS]";
   const calls = extractToolCalls(text);
   assertSpans(text, calls);
   assert.deepEqual(calls, []);
 });
 
-test("non-string input gives no calls", () => {
+test("extractToolCalls: non-string input gives no calls", () => {
   assert.deepEqual(extractToolCalls(undefined as unknown as string), []);
   assert.deepEqual(extractToolCalls(42 as unknown as string), []);
 });
 
-test("many unclosed markers are read in linear time", () => {
+test("extractToolCalls: many unclosed markers are read in linear time", () => {
   const hostile = "<tool_call> x ".repeat(100_000) + "[TOOL_CALLS]a".repeat(50_000) + "```".repeat(50_000) +
     "<|python_tag|>{".repeat(20_000);
   const t0 = performance.now();

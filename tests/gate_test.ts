@@ -20,7 +20,7 @@ const deepCopy = <T>(v: T): T => JSON.parse(JSON.stringify(v));
 // gateCompletion: the four response shapes
 // ---------------------------------------------------------------------------------------------------------
 
-test("OpenAI Chat: allowed calls return the very same body", async () => {
+test("gateCompletion: OpenAI Chat, allowed calls return the very same body", async () => {
   const body = chatCompletion(null, [{ name: "get_weather", args: { city: "Oslo" } }]);
   const r = await gateCompletion({ tools: TOOLS_OPENAI }, body);
   assert.equal(r.response, body);
@@ -30,7 +30,7 @@ test("OpenAI Chat: allowed calls return the very same body", async () => {
   assert.deepEqual(r.verdict.calls.map((c) => [c.id, c.allowed]), [["call_0", true]]);
 });
 
-test("OpenAI Chat: one bad call removes every call, sets finish_reason stop, says why, keeps the rest", async () => {
+test("gateCompletion: OpenAI Chat, one bad call removes every call, sets finish_reason stop, says why, keeps the rest", async () => {
   const body = chatCompletion("Let me check.", [
     { name: "get_weather", args: { city: "Oslo" } },
     { name: "get_weather", args: { city: "Oslo", units: "kelvin" } },
@@ -53,7 +53,7 @@ test("OpenAI Chat: one bad call removes every call, sets finish_reason stop, say
   assert.equal(out.id, body.id);
 });
 
-test("OpenAI Chat: the legacy function_call is judged and removed too", async () => {
+test("gateCompletion: OpenAI Chat, the legacy function_call is judged and removed too", async () => {
   const body = {
     object: "chat.completion",
     choices: [{
@@ -69,7 +69,7 @@ test("OpenAI Chat: the legacy function_call is judged and removed too", async ()
   assert.equal(choice.finish_reason, "stop");
 });
 
-test("OpenAI Chat: with n > 1, only the choices that carried calls are rewritten", async () => {
+test("gateCompletion: OpenAI Chat, with n > 1 only the choices that carried calls are rewritten", async () => {
   const body = chatCompletion(null, [{ name: "nope", args: {} }]);
   const plain = { index: 1, message: { role: "assistant", content: "hello" }, finish_reason: "stop" };
   (body.choices as unknown[]).push(plain);
@@ -79,7 +79,7 @@ test("OpenAI Chat: with n > 1, only the choices that carried calls are rewritten
   assert.equal((choices[0].message as Obj).tool_calls, undefined);
 });
 
-test("OpenAI Responses: function_call items replaced by a message; output_text recomputed", async () => {
+test("gateCompletion: OpenAI Responses, function_call items replaced by a message; output_text recomputed", async () => {
   const body = { ...responsesBody("Hi.", [{ name: "search", args: { query: "" } }]), output_text: "Hi." };
   const r = await gateCompletion({ tools: [...TOOLS_RESPONSES, { type: "web_search" }] }, body);
   assert.equal(r.changed, true);
@@ -90,7 +90,7 @@ test("OpenAI Responses: function_call items replaced by a message; output_text r
   assert.equal(out.status, "completed");
 });
 
-test("Anthropic: tool_use blocks replaced by a text block, stop_reason end_turn", async () => {
+test("gateCompletion: Anthropic, tool_use blocks replaced by a text block, stop_reason end_turn", async () => {
   const body = anthropicMessage("Checking.", [{ name: "search", args: { query: "x", extra: 1 } }]);
   const tools = [...TOOLS_ANTHROPIC, { type: "web_search_20250305", name: "web_search", max_uses: 2 }];
   const r = await gateCompletion({ tools }, body);
@@ -103,7 +103,7 @@ test("Anthropic: tool_use blocks replaced by a text block, stop_reason end_turn"
   assert.equal(r.verdict.calls[0].id, "toolu_0");
 });
 
-test("Ollama: tool_calls removed, done_reason stop, reason in content", async () => {
+test("gateCompletion: Ollama, tool_calls removed, done_reason stop, reason in content", async () => {
   const body = ollamaChat("", [{ name: "get_weather", args: {} }]);
   const r = await gateCompletion({ tools: TOOLS_OPENAI }, body);
   const message = (r.response as Obj).message as Obj;
@@ -119,7 +119,7 @@ test("Ollama: tool_calls removed, done_reason stop, reason in content", async ()
   assert.equal(again.verdict.calls[0].id, r.verdict.calls[0].id);
 });
 
-test("a body of no known shape is returned as is", async () => {
+test("gateCompletion: a body of no known shape is returned as is", async () => {
   const body = { hello: "world" };
   const r = await gateCompletion({ tools: TOOLS_OPENAI }, body);
   assert.equal(r.response, body);
@@ -131,7 +131,7 @@ test("a body of no known shape is returned as is", async () => {
 // gateCompletion: calls written into the text
 // ---------------------------------------------------------------------------------------------------------
 
-test("a rejected Hermes call is cut out of the text and the reason added", async () => {
+test("gateCompletion: a rejected Hermes call in the text is cut out and the reason added", async () => {
   const text = 'Sure.\n<tool_call>\n{"name": "get_weather", "arguments": {"town": "Oslo"}}\n</tool_call>';
   const r = await gateCompletion({ tools: TOOLS_OPENAI }, chatCompletion(text));
   assert.equal(r.source, "text");
@@ -141,7 +141,7 @@ test("a rejected Hermes call is cut out of the text and the reason added", async
   assert.equal(content, `Sure.\n\n${r.reason}`);
 });
 
-test("an allowed text call leaves the body untouched", async () => {
+test("gateCompletion: an allowed text call leaves the body untouched", async () => {
   const body = anthropicMessage('[TOOL_CALLS][{"name": "search", "arguments": {"query": "x"}}]');
   const r = await gateCompletion({ tools: TOOLS_ANTHROPIC }, body);
   assert.equal(r.response, body);
@@ -149,7 +149,7 @@ test("an allowed text call leaves the body untouched", async () => {
   assert.equal(r.verdict.calls[0].allowed, true);
 });
 
-test("a rejected text call in an Anthropic body: the block's text is cleaned, stop_reason end_turn", async () => {
+test("gateCompletion: a rejected text call in an Anthropic body, the block's text is cleaned, stop_reason end_turn", async () => {
   const body = anthropicMessage('<|python_tag|>{"name": "rm", "parameters": {}}');
   const r = await gateCompletion({ tools: TOOLS_ANTHROPIC }, body);
   const content = (r.response as Obj).content as Obj[];
@@ -158,14 +158,14 @@ test("a rejected text call in an Anthropic body: the block's text is cleaned, st
   assert.equal((r.response as Obj).stop_reason, "end_turn");
 });
 
-test("extract: false ignores text calls", async () => {
+test("gateCompletion: extract false ignores text calls", async () => {
   const body = chatCompletion('<tool_call>{"name": "nope", "arguments": {}}</tool_call>');
   const r = await gateCompletion({ tools: TOOLS_OPENAI }, body, { extract: false });
   assert.equal(r.response, body);
   assert.equal(r.source, "none");
 });
 
-test("native calls win: text is not searched when the body has tool_calls", async () => {
+test("gateCompletion: native calls win, text is not searched when the body has tool_calls", async () => {
   const body = chatCompletion('<tool_call>{"name": "nope", "arguments": {}}</tool_call>', [
     { name: "search", args: { query: "a" } },
   ]);
@@ -178,7 +178,7 @@ test("native calls win: text is not searched when the body has tool_calls", asyn
 // gateCompletion: options
 // ---------------------------------------------------------------------------------------------------------
 
-test("no tools in the request: the allowlist is off, the injection check still runs", async () => {
+test("gateCompletion: no tools in the request, the allowlist is off, the injection check still runs", async () => {
   const ok = await gateCompletion(
     { messages: [] },
     ollamaChat("", [{ name: "anything", args: { q: "weather" } }]),
@@ -195,12 +195,12 @@ test("no tools in the request: the allowlist is off, the injection check still r
   assert.equal(bad.verdict.calls[0].findings[0].code, "argument_injection");
 });
 
-test("an empty tools list means nothing is allowed", async () => {
+test("gateCompletion: an empty tools list means nothing is allowed", async () => {
   const r = await gateCompletion({ tools: [] }, ollamaChat("", [{ name: "search", args: {} }]));
   assert.equal(r.verdict.calls[0].findings[0].code, "unknown_tool");
 });
 
-test("options.tools overrides the request's tools; options.validator overrides both", async () => {
+test("gateCompletion: options.tools overrides the request's tools; options.validator overrides both", async () => {
   const body = chatCompletion(null, [{ name: "search", args: { query: "a" } }]);
   const narrowed = await gateCompletion({ tools: TOOLS_OPENAI }, body, { tools: [TOOLS_OPENAI[0]] });
   assert.equal(narrowed.verdict.allowed, false);
@@ -209,7 +209,7 @@ test("options.tools overrides the request's tools; options.validator overrides b
   assert.equal(viaValidator.verdict.allowed, true);
 });
 
-test("options.message sets the text; options.dialect forces the shape", async () => {
+test("gateCompletion: options.message sets the text; options.dialect forces the shape", async () => {
   const r = await gateCompletion({ tools: TOOLS_OPENAI }, ollamaChat("", [{ name: "nope", args: {} }]), {
     message: (v) => `blocked ${v.blocked.length}`,
     dialect: "ollama",
@@ -217,7 +217,7 @@ test("options.message sets the text; options.dialect forces the shape", async ()
   assert.equal(((r.response as Obj).message as Obj).content, "blocked 1");
 });
 
-test("a classifier objection blocks the call", async () => {
+test("gateCompletion: a classifier objection blocks the call", async () => {
   const r = await gateCompletion(
     { tools: TOOLS_OPENAI },
     chatCompletion(null, [{ name: "search", args: { query: "x" } }]),
@@ -229,7 +229,7 @@ test("a classifier objection blocks the call", async () => {
   assert.equal(r.verdict.calls[0].modelCheck?.injection, true);
 });
 
-test("a schema that cannot be enforced is an error that names the keyword, not a silent pass", async () => {
+test("gateCompletion: a schema that cannot be enforced is an error that names the keyword, not a silent pass", async () => {
   const tools = [{
     type: "function",
     function: { name: "t", parameters: { type: "object", unevaluatedFoo: 1 } },
@@ -263,11 +263,7 @@ const jsonResponse = (body: unknown, status = 200, headers: Record<string, strin
 
 const post = (body: unknown) => ({ method: "POST", body: JSON.stringify(body) });
 
-// ---------------------------------------------------------------------------------------------------------
-// guardFetch
-// ---------------------------------------------------------------------------------------------------------
-
-test("other traffic is the underlying response object itself", async () => {
+test("guardFetch: other traffic is the underlying response object itself", async () => {
   const original = jsonResponse({ models: [] });
   const s = stub(() => original);
   const g = guardFetch(s.fetch);
@@ -276,13 +272,13 @@ test("other traffic is the underlying response object itself", async () => {
   assert.equal(await g("http://x.test/api/chat", { method: "POST", body: "not json" }), original);
 });
 
-test("error responses are never touched", async () => {
+test("guardFetch: error responses are never touched", async () => {
   const original = jsonResponse(ollamaChat("", [{ name: "nope", args: {} }]), 500);
   const g = guardFetch(stub(() => original).fetch);
   assert.equal(await g("http://x.test/api/chat", post({ tools: TOOLS_OPENAI })), original);
 });
 
-test("an allowed response is returned as it came", async () => {
+test("guardFetch: an allowed response is returned as it came", async () => {
   const original = jsonResponse(chatCompletion(null, [{ name: "search", args: { query: "a" } }]));
   const events: GateEvent[] = [];
   const g = guardFetch(stub(() => original).fetch, { onVerdict: (e) => events.push(e) });
@@ -293,7 +289,7 @@ test("an allowed response is returned as it came", async () => {
   assert.equal(events[0].streamed, false);
 });
 
-test("a rejected response: same status and headers, fixed content-length, x-toolguard-blocked", async () => {
+test("guardFetch: a rejected response keeps status and headers, fixes content-length, adds x-toolguard-blocked", async () => {
   const g = guardFetch(
     stub(() =>
       jsonResponse(anthropicMessage(null, [{ name: "nope", args: {} }]), 200, { "content-length": "999" })
@@ -310,7 +306,7 @@ test("a rejected response: same status and headers, fixed content-length, x-tool
   assert.equal(JSON.parse(text).stop_reason, "end_turn");
 });
 
-test("a Request object as input is read without consuming it", async () => {
+test("guardFetch: a Request object as input is read without consuming it", async () => {
   let seenBody = "";
   const g = guardFetch(
     (async (input: Request | string | URL) => {
@@ -327,7 +323,7 @@ test("a Request object as input is read without consuming it", async () => {
   assert.equal((await res.json()).message.tool_calls, undefined);
 });
 
-test("an unenforceable schema fails before the request is sent", async () => {
+test("guardFetch: an unenforceable schema fails before the request is sent", async () => {
   const s = stub(() => jsonResponse({}));
   const g = guardFetch(s.fetch);
   const tools = [{
@@ -338,7 +334,7 @@ test("an unenforceable schema fails before the request is sent", async () => {
   assert.equal(s.calls, 0);
 });
 
-test("over real HTTP: the client reads exactly the gated body", async () => {
+test("guardFetch: over real HTTP, the client reads exactly the gated body", async () => {
   const server = await startFakeLlmServer([{
     json: ollamaChat("", [{ name: "search", args: { query: 7 } }]),
   }]);
@@ -357,6 +353,6 @@ test("over real HTTP: the client reads exactly the gated body", async () => {
   }
 });
 
-test("guardFetch without a function is a clear error", () => {
+test("guardFetch: without a function is a clear error", () => {
   assert.throws(() => guardFetch("nope" as unknown as typeof fetch), /pass the fetch function/);
 });

@@ -20,7 +20,7 @@ import {
 // scan on the labelled dev data
 // ---------------------------------------------------------------------------------------------------------
 
-test("the data is where the eval expects it", () => {
+test("DEV_DIR: the labelled dev data is where the eval expects it", () => {
   assert.ok(
     existsSync(DEV_DIR),
     `missing ${DEV_DIR}: the eval data must be present (it is read-only shared data)`,
@@ -30,14 +30,14 @@ test("the data is where the eval expects it", () => {
 let report: Report | undefined;
 const load = async (): Promise<Report> => report ??= await evaluate(loadRows(), signatures, 3);
 
-test("false positives: at most 1% over all benign rows", async () => {
+test("scan: on the dev data, false positives are at most 1% over all benign rows", async () => {
   const r = await load();
   console.log(formatReport("signature pass alone (dev)", r));
   assert.ok(r.overall.benign >= 1000, "expected the full dev slice");
   assert.ok(fpr(r.overall) <= 0.01, `FPR ${(100 * fpr(r.overall)).toFixed(2)}% > 1%`);
 });
 
-test("false positives: at most 2% on every file with 50 or more benign rows", async () => {
+test("scan: on the dev data, false positives are at most 2% on every file with 50 or more benign rows", async () => {
   const r = await load();
   for (const [file, s] of Object.entries(r.files)) {
     if (s.benign < 50) continue;
@@ -45,7 +45,7 @@ test("false positives: at most 2% on every file with 50 or more benign rows", as
   }
 });
 
-test("recall: at least 50% overall (target), and no regression below 85% (where it stands)", async () => {
+test("scan: on the dev data, recall is at least 50% overall (target), and no regression below 85% (where it stands)", async () => {
   const r = await load();
   const overall = recall(r.overall);
   console.log(`overall recall ${(100 * overall).toFixed(1)}%, FPR ${(100 * fpr(r.overall)).toFixed(2)}%`);
@@ -53,7 +53,7 @@ test("recall: at least 50% overall (target), and no regression below 85% (where 
   assert.ok(overall >= 0.85, `recall regressed to ${(100 * overall).toFixed(1)}%`);
 });
 
-test("every file with injections is caught at least half the time", async () => {
+test("scan: on the dev data, every file with injections is caught at least half the time", async () => {
   const r = await load();
   for (const [file, s] of Object.entries(r.files)) {
     if (s.injections === 0) continue;

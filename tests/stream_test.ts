@@ -28,7 +28,7 @@ const chunk = (tc: unknown, choice = 0) => ({
 // SSE and NDJSON framing
 // ---------------------------------------------------------------------------------------------------------
 
-test("frames split anywhere, with \\n, \\r\\n and \\r line ends, keep their exact text", () => {
+test("sseParser: frames split anywhere, with \\n, \\r\\n and \\r line ends, keep their exact text", () => {
   const wire = 'data: {"a":1}\r\n\r\nevent: x\ndata: line1\ndata: line2\n\n: keep-alive\n\ndata: [DONE]\r\r';
   for (let size = 1; size <= wire.length; size++) {
     const p = sseParser();
@@ -42,17 +42,17 @@ test("frames split anywhere, with \\n, \\r\\n and \\r line ends, keep their exac
   }
 });
 
-test("an unterminated last frame is flushed at the end", () => {
+test("sseParser: an unterminated last frame is flushed at the end", () => {
   const p = sseParser();
   assert.deepEqual(p.push("data: tail"), []);
   assert.equal(p.end()[0].data, "tail");
 });
 
-test("formatSse splits multi-line data", () => {
+test("formatSse: splits multi-line data", () => {
   assert.equal(formatSse("a\nb", "t"), "event: t\ndata: a\ndata: b\n\n");
 });
 
-test("NDJSON lines split across chunks, last line without newline", () => {
+test("ndjsonParser: lines split across chunks, last line without newline", () => {
   const p = ndjsonParser();
   const lines = [...p.push('{"a":'), ...p.push('1}\n{"b"'), ...p.push(":2}"), ...p.end()];
   assert.deepEqual(lines.map((l) => l.text), ['{"a":1}', '{"b":2}']);
@@ -62,7 +62,7 @@ test("NDJSON lines split across chunks, last line without newline", () => {
 // assembleToolCalls
 // ---------------------------------------------------------------------------------------------------------
 
-test("OpenAI chat: two parallel calls whose deltas interleave are never glued", () => {
+test("assembleToolCalls: OpenAI chat, two parallel calls whose deltas interleave are never glued", () => {
   const { calls, findings } = assembleToolCalls([
     chunk({ index: 0, id: "call_a", type: "function", function: { name: "search", arguments: "" } }),
     chunk({ index: 1, id: "call_b", type: "function", function: { name: "get_weather", arguments: "" } }),
@@ -78,7 +78,7 @@ test("OpenAI chat: two parallel calls whose deltas interleave are never glued", 
   assert.deepEqual(findings, []);
 });
 
-test("OpenAI chat: a server that numbers every parallel call 0 still yields separate calls", () => {
+test("assembleToolCalls: OpenAI chat, a server that numbers every parallel call 0 still yields separate calls", () => {
   const { calls, findings } = assembleToolCalls([
     chunk({ index: 0, id: "call_a", function: { name: "search", arguments: '{"query":"a"}' } }),
     chunk({ index: 0, id: "call_b", function: { name: "search", arguments: '{"query":"b"}' } }),
@@ -87,7 +87,7 @@ test("OpenAI chat: a server that numbers every parallel call 0 still yields sepa
   assert.equal(findings[0].code, "reused_index");
 });
 
-test("OpenAI chat: same index 0, no ids, a complete call followed by a new named one", () => {
+test("assembleToolCalls: OpenAI chat, same index 0, no ids, a complete call followed by a new named one", () => {
   const { calls } = assembleToolCalls([
     chunk({ index: 0, function: { name: "a", arguments: "{}" } }),
     chunk({ index: 0, function: { name: "b", arguments: '{"x":1}' } }),
@@ -95,7 +95,7 @@ test("OpenAI chat: same index 0, no ids, a complete call followed by a new named
   assert.deepEqual(calls.map((c) => c.name), ["a", "b"]);
 });
 
-test("OpenAI chat: a name repeated on every delta is not doubled", () => {
+test("assembleToolCalls: OpenAI chat, a name repeated on every delta is not doubled", () => {
   const { calls } = assembleToolCalls([
     chunk({ index: 0, id: "c", function: { name: "search", arguments: '{"q":' } }),
     chunk({ index: 0, function: { name: "search", arguments: '"x"}' } }),
@@ -104,7 +104,7 @@ test("OpenAI chat: a name repeated on every delta is not doubled", () => {
   assert.equal(calls[0].arguments, '{"q":"x"}');
 });
 
-test("OpenAI chat: deltas without index are matched by id and order, with a finding", () => {
+test("assembleToolCalls: OpenAI chat, deltas without index are matched by id and order, with a finding", () => {
   const { calls, findings } = assembleToolCalls([
     chunk({ id: "c1", function: { name: "a", arguments: '{"x":' } }),
     chunk({ function: { arguments: "1}" } }),
@@ -114,7 +114,7 @@ test("OpenAI chat: deltas without index are matched by id and order, with a find
   assert.ok(findings.some((f) => f.code === "missing_index"));
 });
 
-test("OpenAI chat: calls in different choices stay apart", () => {
+test("assembleToolCalls: OpenAI chat, calls in different choices stay apart", () => {
   const { calls } = assembleToolCalls([
     chunk({ index: 0, id: "x", function: { name: "a", arguments: "{}" } }, 0),
     chunk({ index: 0, id: "y", function: { name: "b", arguments: "{}" } }, 1),
@@ -122,7 +122,7 @@ test("OpenAI chat: calls in different choices stay apart", () => {
   assert.deepEqual(calls.map((c) => [c.choice, c.name]), [[0, "a"], [1, "b"]]);
 });
 
-test("calls without an id get stable synthetic ids: same input, same id", () => {
+test("assembleToolCalls: calls without an id get stable synthetic ids (same input, same id)", () => {
   const events = () => [chunk({ index: 0, function: { name: "a", arguments: '{"x":1}' } })];
   const one = assembleToolCalls(events()).calls[0];
   const two = assembleToolCalls(events()).calls[0];
@@ -134,7 +134,7 @@ test("calls without an id get stable synthetic ids: same input, same id", () => 
   assert.notEqual(other.id, one.id);
 });
 
-test("Ollama: each streamed call is whole; two identical calls get different synthetic ids", () => {
+test("assembleToolCalls: Ollama, each streamed call is whole; two identical calls get different synthetic ids", () => {
   const lines = ollamaStream(["hi"], [{ name: "s", args: { q: 1 } }, { name: "s", args: { q: 1 } }]);
   const { calls } = assembleToolCalls(lines);
   assert.deepEqual(calls.map((c) => [c.name, JSON.parse(c.arguments)]), [["s", { q: 1 }], ["s", { q: 1 }]]);
@@ -142,7 +142,7 @@ test("Ollama: each streamed call is whole; two identical calls get different syn
   assert.deepEqual(assembleToolCalls(lines).calls.map((c) => c.id), calls.map((c) => c.id));
 });
 
-test("a call gets the same synthetic id streamed or not (the validator's rule)", async () => {
+test("assembleToolCalls: a call gets the same synthetic id streamed or not (the validator's rule)", async () => {
   const call = { name: "search", args: { query: "a", n: 2 } };
   const streamed = assembleToolCalls(ollamaStream(["x"], [call, call])).calls.map((c) => c.id);
   const whole = (await gateCompletion({ tools: TOOLS_OPENAI }, ollamaChat("", [call, call]))).verdict.calls
@@ -151,21 +151,21 @@ test("a call gets the same synthetic id streamed or not (the validator's rule)",
   assert.notEqual(streamed[0], streamed[1]);
 });
 
-test("Anthropic: input_json_delta assembled per block; empty input means {}", () => {
+test("assembleToolCalls: Anthropic, input_json_delta assembled per block; empty input means {}", () => {
   const events = anthropicStream(["hi"], [{ name: "a", args: { x: [1, 2] } }, { name: "b", args: "" }]);
   const { calls } = assembleToolCalls(events);
   assert.deepEqual(calls.map((c) => [c.name, c.arguments]), [["a", '{"x":[1,2]}'], ["b", "{}"]]);
   assert.deepEqual(calls.map((c) => c.slot), [1, 2]);
 });
 
-test("OpenAI Responses: deltas, then the .done text wins", () => {
+test("assembleToolCalls: OpenAI Responses, deltas, then the .done text wins", () => {
   const { calls } = assembleToolCalls(
     responsesStream(["t"], [{ name: "f", args: { a: 1 }, id: "call_f" }]),
   );
   assert.deepEqual(calls.map((c) => [c.id, c.name, c.arguments]), [["call_f", "f", '{"a":1}']]);
 });
 
-test("malformed events never throw: they become findings and the rest still assembles", () => {
+test("assembleToolCalls: malformed events never throw; they become findings and the rest still assembles", () => {
   const { calls, findings } = assembleToolCalls([
     "{not json",
     42,
@@ -196,7 +196,7 @@ test("malformed events never throw: they become findings and the rest still asse
   assert.deepEqual(findings.map((f) => f.event), [0, 1, 2, 3, 4, 5, 6, 7, 8]);
 });
 
-test("an iterable that throws midway keeps what was assembled", () => {
+test("assembleToolCalls: an iterable that throws midway keeps what was assembled", () => {
   function* events() {
     yield chunk({ index: 0, id: "a", function: { name: "x", arguments: "{}" } });
     throw new Error("connection reset");
@@ -249,11 +249,7 @@ function sseData(text: string): Record<string, unknown>[] {
   );
 }
 
-// ---------------------------------------------------------------------------------------------------------
-// streaming gate
-// ---------------------------------------------------------------------------------------------------------
-
-test("allowed calls: every dialect's stream arrives byte for byte, split at odd places", async () => {
+test("guardFetch: allowed calls in every dialect's stream arrive byte for byte, split at odd places", async () => {
   const cases: [string, unknown, FakeReply][] = [
     ["/v1/chat/completions", { tools: TOOLS_OPENAI, stream: true }, {
       sse: chatStream(["Hel", "lo"], [{ name: "search", args: { query: "a" } }, {
@@ -287,7 +283,7 @@ test("allowed calls: every dialect's stream arrives byte for byte, split at odd 
   }
 });
 
-test("text passes through before the tool call part of the stream even exists", async () => {
+test("guardFetch: streamed text passes through before the tool call part of the stream even exists", async () => {
   let release!: () => void;
   const gate = new Promise<void>((r) => (release = r));
   const frames = chatStream(["Looking that up"], [{ name: "search", args: { query: "a" } }]);
@@ -316,7 +312,7 @@ test("text passes through before the tool call part of the stream even exists", 
   assert.match(got, /\[DONE\]/);
 });
 
-test("OpenAI chat: a rejected call is replaced by a text delta and finish_reason stop", async () => {
+test("guardFetch: OpenAI chat stream, a rejected call is replaced by a text delta and finish_reason stop", async () => {
   const res = await post("/v1/chat/completions", { tools: TOOLS_OPENAI, stream: true }, {
     sse: chatStream(["Ok"], [{ name: "search", args: { query: "a" } }, { name: "launch", args: {} }]),
   });
@@ -334,7 +330,7 @@ test("OpenAI chat: a rejected call is replaced by a text delta and finish_reason
   assert.equal(seen[0].changed, true);
 });
 
-test("OpenAI chat: interleaved parallel calls are validated separately (one bad one blocks the turn)", async () => {
+test("guardFetch: OpenAI chat stream, interleaved parallel calls are validated separately (one bad one blocks the turn)", async () => {
   const frames: unknown[] = [
     chatChunk({ role: "assistant", content: "" }),
     chatChunk({
@@ -357,7 +353,7 @@ test("OpenAI chat: interleaved parallel calls are validated separately (one bad 
   assert.equal(seen[0].verdict.calls[1].findings[0].path, "/query");
 });
 
-test("Anthropic: a rejected call is replaced by a text block; indices stay consecutive", async () => {
+test("guardFetch: Anthropic stream, a rejected call is replaced by a text block; indices stay consecutive", async () => {
   const res = await post("/v1/messages", { tools: TOOLS_ANTHROPIC, stream: true }, {
     sse: anthropicStream(["Hi"], [{ name: "search", args: { query: "" } }]),
     named: true,
@@ -371,7 +367,7 @@ test("Anthropic: a rejected call is replaced by a text block; indices stay conse
   assert.equal(events[events.length - 1].type, "message_stop");
 });
 
-test("OpenAI Responses: a rejected call before a message item; indices and sequence numbers stay in order", async () => {
+test("guardFetch: OpenAI Responses stream, a rejected call before a message item; indices and sequence numbers stay in order", async () => {
   // The call comes first (output 0), then a text message (output 1).
   const calls = responsesStream([], [{ name: "nope", args: {} }]).slice(1, -1) as Record<string, unknown>[];
   const text = responsesStream(["after"]).slice(1, -1) as Record<string, unknown>[];
@@ -402,7 +398,7 @@ test("OpenAI Responses: a rejected call before a message item; indices and seque
   assert.deepEqual(done.response.output.map((o) => o.type), ["message", "message"]);
 });
 
-test("Ollama: a stream cut off before its final chunk is still closed properly", async () => {
+test("guardFetch: Ollama stream, a stream cut off before its final chunk is still closed properly", async () => {
   const lines = ollamaStream(["Hi"], [{ name: "nope", args: {} }]);
   lines.pop(); // no done chunk
   const res = await post("/api/chat", { tools: TOOLS_OPENAI }, { ndjson: lines });
@@ -412,7 +408,7 @@ test("Ollama: a stream cut off before its final chunk is still closed properly",
   assert.equal(out[out.length - 1].done_reason, "stop");
 });
 
-test("streams without tool calls pass untouched; malformed frames are dropped and reported", async () => {
+test("guardFetch: streams without tool calls pass untouched; malformed frames are dropped and reported", async () => {
   const frames = chatStream(["a", "b"]);
   frames.splice(2, 0, "data: {broken\n\n");
   const res = await post("/v1/chat/completions", { stream: true }, { sse: frames });
@@ -421,7 +417,7 @@ test("streams without tool calls pass untouched; malformed frames are dropped an
   assert.equal(seen[0].findings[0].code, "malformed_event");
 });
 
-test("stream: false leaves streams alone", async () => {
+test("guardFetch: stream false leaves streams alone", async () => {
   const g = guardFetch(fetch, { stream: false });
   next = { sse: chatStream([], [{ name: "nope", args: {} }]) };
   const res = await g(`${server.url}/v1/chat/completions`, {
@@ -435,7 +431,7 @@ test("stream: false leaves streams alone", async () => {
 // calls written into streamed text
 // ---------------------------------------------------------------------------------------------------------
 
-test("the watcher releases prose at once and holds from a marker on, even one split across pieces", () => {
+test("textWatcher: releases prose at once and holds from a marker on, even one split across pieces", () => {
   const w = textWatcher();
   assert.equal(w.push("Let me check <tool_"), "Let me check ");
   assert.equal(w.holding, false);
@@ -445,7 +441,7 @@ test("the watcher releases prose at once and holds from a marker on, even one sp
   assert.equal(w.visible, "Let me check ");
 });
 
-test("the watcher lets code fences of other languages and stray brackets through", () => {
+test("textWatcher: lets code fences of other languages and stray brackets through", () => {
   const w = textWatcher();
   assert.equal(
     w.push("Use this:\n```python\nprint([1])\n```\nok"),
@@ -457,7 +453,7 @@ test("the watcher lets code fences of other languages and stray brackets through
   assert.equal(w.holding, false);
 });
 
-test("the watcher holds a json fence and a message that opens with JSON", () => {
+test("textWatcher: holds a json fence and a message that opens with JSON", () => {
   const a = textWatcher();
   assert.equal(a.push("Here:\n```json\n{"), "Here:\n");
   assert.equal(a.holding, true);
@@ -474,7 +470,7 @@ test("the watcher holds a json fence and a message that opens with JSON", () => 
   assert.equal(d.holding, false);
 });
 
-test("Ollama: a rejected Hermes call in streamed text never reaches the client; the prose does", async () => {
+test("guardFetch: Ollama stream, a rejected Hermes call in streamed text never reaches the client; the prose does", async () => {
   const text = [
     "I'll search. <tool",
     '_call>{"name": "shell", ',
@@ -491,7 +487,7 @@ test("Ollama: a rejected Hermes call in streamed text never reaches the client; 
   assert.equal(seen[0].calls![0].name, "shell");
 });
 
-test("OpenAI chat: an allowed text call arrives whole (same text, re-chunked)", async () => {
+test("guardFetch: OpenAI chat stream, an allowed text call arrives whole (same text, re-chunked)", async () => {
   const text = ["Sure.\n<tool_call>", '{"name": "search", "arguments"', ': {"query": "cats"}}</tool_call>'];
   const res = await post("/v1/chat/completions", { tools: TOOLS_OPENAI, stream: true }, {
     sse: chatStream(text),
@@ -504,13 +500,13 @@ test("OpenAI chat: an allowed text call arrives whole (same text, re-chunked)", 
   assert.equal(seen[0].changed, false);
 });
 
-test("text without markers streams byte for byte", async () => {
+test("guardFetch: streamed text without markers arrives byte for byte", async () => {
   const reply: FakeReply = { sse: chatStream(["Here is code:\n```python\n", "print(1)\n```\n", "Done."]) };
   const res = await post("/v1/chat/completions", { stream: true }, reply);
   assert.equal(await res.text(), wire(reply));
 });
 
-test("extract: false leaves text calls in streams alone", async () => {
+test("guardFetch: extract false leaves text calls in streams alone", async () => {
   const g = guardFetch(fetch, { extract: false });
   next = { ndjson: ollamaStream(['<tool_call>{"name": "shell", "arguments": {}}</tool_call>']) };
   const res = await g(`${server.url}/api/chat`, {
