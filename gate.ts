@@ -12,9 +12,10 @@
  * Calls a local model wrote into its text (`<tool_call>`, `<|python_tag|>`, `[TOOL_CALLS]`, fenced JSON) are
  * judged too when the response has no native calls; see `extract.ts`.
  *
- * @example
+ * @example Reject a call to a tool the request does not declare
  * ```ts
  * import { gateCompletion } from "@toolguard/toolguard/gate";
+ * import assert from "node:assert/strict";
  *
  * const request = {
  *   model: "qwen3:4b",
@@ -38,28 +39,25 @@
  *   }],
  * };
  * const gated = await gateCompletion(request, response);
- * if (gated.verdict.allowed) throw new Error("an undeclared tool must be rejected");
+ * assert.equal(gated.verdict.allowed, false);
  * const choice = (gated.response as typeof response).choices[0];
  * const message: Record<string, unknown> = choice.message;
- * if (choice.finish_reason !== "stop" || message.tool_calls !== undefined) throw new Error("call not removed");
- * if (!String(message.content).includes("get_weather")) throw new Error("the reason should name the tool");
+ * assert.equal(choice.finish_reason, "stop");
+ * assert.equal(message.tool_calls, undefined);
+ * assert.match(String(message.content), /get_weather/); // the reason names the declared tool
  * ```
  *
  * @module
  */
-export { assembleToolCalls, gateCompletion, guardFetch } from "./_gate/gate.ts";
-export type {
-  CompletionDialect,
-  FetchLike,
-  GateEvent,
-  GateOptions,
-  GateResult,
-  GuardFetchOptions,
-} from "./_gate/gate.ts";
+export { assembleToolCalls } from "./_gate/assemble.ts";
+export { gateCompletion } from "./_gate/gate.ts";
+export type { CompletionDialect, GateOptions, GateResult } from "./_gate/gate.ts";
+export { guardFetch } from "./_gate/fetch.ts";
+export type { FetchLike, GateEvent, GuardFetchOptions } from "./_gate/fetch.ts";
 export type {
   AssembledCalls,
   AssembledToolCall,
   StreamDialect,
   StreamFinding,
   StreamFindingCode,
-} from "./_gate/stream.ts";
+} from "./_gate/calls.ts";
