@@ -97,16 +97,26 @@ function declaredTools(request: unknown, dialect: CompletionDialect): unknown[] 
 // Judging
 // ---------------------------------------------------------------------------------------------------------
 
-function validateOptions(options: GateOptions): ValidateOptions {
-  const { repair, coerce, scan, maxDepth, maxLength, assertFormats } = options;
-  const out: ValidateOptions = {};
-  if (repair !== undefined) out.repair = repair;
-  if (coerce !== undefined) out.coerce = coerce;
-  if (scan !== undefined) out.scan = scan;
-  if (maxDepth !== undefined) out.maxDepth = maxDepth;
-  if (maxLength !== undefined) out.maxLength = maxLength;
-  if (assertFormats !== undefined) out.assertFormats = assertFormats;
-  return out;
+/** Every option of the validator: the gate hands each one through, so none is silently ignored. */
+const VALIDATE_KEYS = [
+  "repair",
+  "coerce",
+  "scan",
+  "maxDepth",
+  "maxLength",
+  "assertFormats",
+  "codegen",
+] as const satisfies readonly (keyof ValidateOptions)[];
+/** Compiles only when `T` is `never`. */
+type AssertNever<T extends never> = T;
+/** Fails to compile, naming the option, when `ValidateOptions` gains one that `VALIDATE_KEYS` lacks. */
+type _EveryValidateKey = AssertNever<Exclude<keyof ValidateOptions, (typeof VALIDATE_KEYS)[number]>>;
+
+/** The validator's options out of the gate's (the ones set). */
+function validateOptions(options: ValidateOptions): ValidateOptions {
+  const out: Record<string, unknown> = {};
+  for (const key of VALIDATE_KEYS) if (options[key] !== undefined) out[key] = options[key];
+  return out as ValidateOptions;
 }
 
 const validatorCache = new Map<string, Validator>();
