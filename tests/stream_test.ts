@@ -2,7 +2,7 @@
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { formatSse, ndjsonParser, sseParser } from "../_gate/sse.ts";
-import { textWatcher } from "../_gate/stream.ts";
+import { textWatcher } from "../_gate/text_watch.ts";
 import { assembleToolCalls, gateCompletion, type GateEvent, guardFetch } from "../gate.ts";
 import {
   anthropicStream,
