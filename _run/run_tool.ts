@@ -204,7 +204,7 @@ class ToolRun {
 
   /** Watch the run until it is over, and return what it produced. */
   async finished(): Promise<RunOutcome> {
-    trackLive(this.#child.pid);
+    trackLive(this.#child);
     const pipes = Promise.all([this.#readStdout(), this.#readStderr()]).then(() => "closed" as const);
     this.#startTimer(this.#options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
     this.#options.signal?.addEventListener("abort", this.#onAbort, { once: true });

@@ -1,0 +1,63 @@
+// Ending a tool's whole process tree when its descendants try to escape it: a grandchild in its own session
+// (setsid), a double-forked descendant, one that ignores SIGTERM, and a setsid'd orphan left holding stdout
+// after the tool exited. Each one holds stdout open; none may be left running.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { runTool } from "../guard.ts";
+import { KILL_GRACE_MS } from "../_run/run_tool.ts";
+import { pidFile, waitGone } from "./_guard_helpers.ts";
+import { isLinux, runtimeCommand } from "./_runtime.ts";
+
+const treeTool = runtimeCommand(fileURLToPath(new URL("../fixtures/tree_tool.ts", import.meta.url)));
+const hasSetsid = ["/usr/bin/setsid", "/bin/setsid"].some((p) => existsSync(p));
+// The marker in the environment (read from /proc) is what reaches a descendant that left the process group.
+const linuxOnly = { timeout: 60_000, skip: isLinux ? false : "finds escaped descendants through /proc" };
+const withSetsid = { ...linuxOnly, skip: linuxOnly.skip || (hasSetsid ? false : "no setsid program") };
+// Generous on purpose: the machine may be shared and slow (real numbers: scripts/measure_guard.ts tree).
+const SLACK_MS = 1500;
+
+/** Run a tree_tool scenario with a time limit; returns the result and the pids its processes recorded. */
+async function runScenario(scenario: string, expected: number, timeoutMs?: number) {
+  const pids = pidFile();
+  try {
+    const r = await runTool(treeTool.command, [...treeTool.args, scenario], {
+      env: { TOOLGUARD_FAKE_PIDFILE: pids.path },
+      ...(timeoutMs === undefined ? {} : { timeoutMs }),
+    });
+    const started = [...new Set(pids.pids())];
+    assert.ok(started.length >= expected, `${scenario}: ${started.length} of ${expected} pids recorded`);
+    return { r, started, survivors: await waitGone(started) };
+  } finally {
+    pids.cleanup();
+  }
+}
+
+for (
+  const [scenario, expected, options] of [
+    ["setsid-grandchild", 3, withSetsid],
+    ["double-fork", 2, linuxOnly],
+    ["term-grandchild", 2, linuxOnly],
+  ] as const
+) {
+  test(`runTool: ${scenario}, the timeout ends every descendant and settles on time`, options, async () => {
+    const timeoutMs = 4000; // long enough for three runtimes to start on a slow machine
+    const { r, survivors } = await runScenario(scenario, expected, timeoutMs);
+    assert.equal(r.kind, "timeout", r.detail);
+    assert.equal(r.items, null);
+    assert.ok(r.durationMs < timeoutMs + KILL_GRACE_MS + SLACK_MS, `settled after ${r.durationMs} ms`);
+    assert.deepEqual(survivors, [], "no descendant left alive");
+  });
+}
+
+test(
+  "runTool: setsid-orphan, what the tool printed is kept and its escaped descendant ended",
+  withSetsid,
+  async () => {
+    const { r, survivors } = await runScenario("setsid-orphan", 2);
+    assert.equal(r.kind, "results", r.detail);
+    assert.deepEqual(r.items, ["kept"]);
+    assert.deepEqual(survivors, [], "no descendant left alive");
+  },
+);
