@@ -102,6 +102,8 @@ export const isWindows: boolean = denoApi
   ? denoApi.build.os === "windows"
   : nodeProcess?.platform === "win32";
 
+const isLinux = denoApi ? denoApi.build.os === "linux" : nodeProcess?.platform === "linux";
+
 // Under Bun (or Node), TOOLGUARD_SPAWN=node forces the node:child_process branch, so the test suite can
 // exercise the fallback too. Deno is never asked: reading the environment there needs a permission.
 const forceNode = !denoApi && nodeProcess?.env.TOOLGUARD_SPAWN === "node";
@@ -162,10 +164,10 @@ export interface LiveChild {
    */
   killTree(signal: "SIGTERM" | "SIGKILL", options?: KillTreeOptions): void;
   /**
-   * How the tree is found when it is ended: `"marker"` (by environment marker, with or without a process
-   * group) or `"group"` (the process group alone, where `/proc` cannot be read). Absent on Windows.
+   * Set when ending the tree may miss part of it, for the result's detail: on Linux, when `/proc` cannot be
+   * read and the process group alone is signalled (elsewhere the group is the only way, and says nothing).
    */
-  treeBy?: "marker" | "group";
+  treeNote?: string;
   /**
    * Set when the child was started through a launcher (`setsid`) that execs the tool: given how the child
    * ended, whether it wrote to stdout and its stderr, returns why the launcher could not start the tool, or
@@ -409,10 +411,11 @@ interface DenoStart {
   marker: TreeMarker | null;
 }
 
-/** How a tree is found when it is ended, for {@linkcode LiveChild.treeBy}. */
-function treeBy(tree: Tree): LiveChild["treeBy"] {
-  if (isWindows) return undefined;
-  return tree.marker !== null ? "marker" : "group";
+/** {@linkcode LiveChild.treeNote} for `tree`. */
+function treeNote(tree: Tree): string | undefined {
+  if (!isLinux || tree.marker !== null) return undefined;
+  return "it was found by its process group only (/proc is not readable here), so a descendant that left " +
+    "the group may have survived";
 }
 
 function spawnDeno(spec: SpawnSpec, launch: Launch, { via, marker }: DenoStart): LiveChild {
@@ -451,7 +454,7 @@ function spawnDeno(spec: SpawnSpec, launch: Launch, { via, marker }: DenoStart):
     stderr: stderrPiped(spec) ? webSource(child.stderr) : ENDED,
     exited,
     killTree: treeKiller(tree),
-    treeBy: treeBy(tree),
+    treeNote: treeNote(tree),
   };
   if (via === "setsid") {
     started.startFailure = (exit, wroteStdout, stderr) => setsidFailure(spec, exit, wroteStdout, stderr);
@@ -660,7 +663,7 @@ function spawnBun(spec: SpawnSpec, launch: Launch, marker: TreeMarker | null): L
       () => (reaped(), { code: null, signal: null }),
     ),
     killTree: treeKiller(tree),
-    treeBy: treeBy(tree),
+    treeNote: treeNote(tree),
   };
 }
 
@@ -714,7 +717,7 @@ async function spawnNode(spec: SpawnSpec, launch: Launch, marker: TreeMarker | n
       stderr: proc.stderr ? nodeSource(proc.stderr) : ENDED,
       exited,
       killTree: treeKiller(tree),
-      treeBy: treeBy(tree),
+      treeNote: treeNote(tree),
     },
   };
 }

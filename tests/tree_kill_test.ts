@@ -3,12 +3,13 @@
 // after the tool exited. Each one holds stdout open; none may be left running.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { runTool } from "../guard.ts";
 import { KILL_GRACE_MS } from "../_run/run_tool.ts";
 import { pidFile, waitGone } from "./_guard_helpers.ts";
-import { isLinux, runtimeCommand } from "./_runtime.ts";
+import { isDeno, isLinux, runtimeCommand } from "./_runtime.ts";
 
 const treeTool = runtimeCommand(fileURLToPath(new URL("../fixtures/tree_tool.ts", import.meta.url)));
 const hasSetsid = ["/usr/bin/setsid", "/bin/setsid"].some((p) => existsSync(p));
@@ -59,5 +60,33 @@ test(
     assert.equal(r.kind, "results", r.detail);
     assert.deepEqual(r.items, ["kept"]);
     assert.deepEqual(survivors, [], "no descendant left alive");
+  },
+);
+
+test(
+  "runTool: without read access to /proc (Deno), the process group ends the tree and the detail says so",
+  { ...linuxOnly, skip: linuxOnly.skip || (isDeno ? false : "needs Deno's permissions") },
+  async () => {
+    const pids = pidFile();
+    try {
+      const host = fileURLToPath(new URL("../fixtures/restricted_host.ts", import.meta.url));
+      const deno = (globalThis as unknown as { Deno: { execPath(): string } }).Deno;
+      const out = execFileSync(deno.execPath(), [
+        "run",
+        "--allow-run",
+        "--allow-env",
+        host,
+        "grandchild",
+        pids.path,
+      ], { encoding: "utf8" });
+      const r = JSON.parse(out) as { kind: string; detail: string };
+      assert.equal(r.kind, "timeout", r.detail);
+      assert.match(r.detail, /the guard ended the process tree; it was found by its process group only/);
+      const started = [...new Set(pids.pids())];
+      assert.ok(started.length >= 2, "tool and its descendant recorded their pids");
+      assert.deepEqual(await waitGone(started), [], "no descendant left alive");
+    } finally {
+      pids.cleanup();
+    }
   },
 );
