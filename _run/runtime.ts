@@ -463,7 +463,7 @@ function spawnDeno(spec: SpawnSpec, launch: Launch, { via, marker }: DenoStart):
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// Deno on POSIX: the child's own process group without `detached`
+// Deno on POSIX where /proc cannot be read: the child's own process group without `detached`
 // ---------------------------------------------------------------------------------------------------------
 
 // `detached: true` makes Deno fork() its whole address space on the event-loop thread instead of using

@@ -4,13 +4,18 @@
  * and the peak memory of a process that runs a 1 GiB `flood` with the default output cap (measured in a
  * child process, so this script's own memory does not blur it).
  *
- * Usage: `deno run -A scripts/measure_guard.ts` or `bun scripts/measure_guard.ts`; add `overhead [N]` for an
- * interleaved per-call comparison of raw spawn, raw spawn in its own process group (`detached`; under Deno also
- * through `setsid`, the way the guard does it when it can), and `runTool`.
+ * Usage: `deno run -A scripts/measure_guard.ts` or `bun scripts/measure_guard.ts`; add `overhead [N] [ROUNDS]`
+ * for an interleaved per-call comparison of raw spawn, raw spawn in its own process group (`detached`; under
+ * Deno also through `setsid`, and plainly with a marker in the environment, the two ways the guard starts a
+ * tool there), and `runTool`, repeated ROUNDS times (the median ratio is printed last); or `tree [N]` for the
+ * tree-kill fixtures (a grandchild holding stdout, one ignoring SIGTERM, a double fork, a grandchild that calls
+ * `setsid`, a `setsid` orphan): how long each run took past its time limit and how many processes survived.
  *
  * @module
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runTool } from "../guard.ts";
 
@@ -78,32 +83,57 @@ if (argv[0] === "flood-child") {
     }).spawn();
     return await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.status]);
   };
+  // What the guard does under Deno on Linux: a plain spawn with one more environment variable.
+  let marks = 0;
+  const rawMarked = async () => {
+    const p = new D!.Command("echo", {
+      args: ARGS,
+      env: { [`TOOLGUARD_TREE_measure_${++marks}`]: "1" },
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    return await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.status]);
+  };
   const cases: Record<string, () => Promise<unknown>> = {
     raw: () => raw(false),
     "raw, own process group": () => raw(true),
     ...(D && setsid ? { "raw, own group via setsid": rawSetsid } : {}),
+    ...(D ? { "raw, marker in env": rawMarked } : {}),
     runTool: () => runTool("echo", ARGS),
   };
-  const times: Record<string, number[]> = {};
   const n = Number(argv[1] ?? 150);
-  for (let i = 0; i < n; i++) {
-    for (const [name, fn] of Object.entries(cases)) {
-      const t0 = performance.now();
-      await fn();
-      (times[name] ??= []).push(performance.now() - t0);
-    }
-  }
+  const rounds = Number(argv[2] ?? 1);
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-  for (const [name, xs] of Object.entries(times)) {
-    const vs = name === "raw" ? [] : Object.keys(times).filter((k) => k !== name && k !== "runTool");
-    console.log(
-      `${name.padEnd(26)} median ${median(xs).toFixed(2)} ms, mean ${mean(xs).toFixed(2)} ms` +
-        (name === "runTool"
-          ? `  (median ${vs.map((k) => `${(median(xs) / median(times[k])).toFixed(2)}x ${k}`).join(", ")})`
-          : ""),
-    );
+  const ratios: number[] = [];
+  for (let round = 1; round <= rounds; round++) {
+    const times: Record<string, number[]> = {};
+    for (let i = 0; i < n; i++) {
+      for (const [name, fn] of Object.entries(cases)) {
+        const t0 = performance.now();
+        await fn();
+        (times[name] ??= []).push(performance.now() - t0);
+      }
+    }
+    if (rounds > 1) console.log(`round ${round} of ${rounds}, ${n} calls per case`);
+    for (const [name, xs] of Object.entries(times)) {
+      const vs = name === "raw" ? [] : Object.keys(times).filter((k) => k !== name && k !== "runTool");
+      console.log(
+        `${name.padEnd(26)} median ${median(xs).toFixed(2)} ms, mean ${mean(xs).toFixed(2)} ms` +
+          (name === "runTool"
+            ? `  (median ${vs.map((k) => `${(median(xs) / median(times[k])).toFixed(2)}x ${k}`).join(", ")})`
+            : ""),
+      );
+    }
+    ratios.push(median(times.runTool) / median(times.raw));
   }
+  if (rounds > 1) {
+    const list = ratios.map((r) => r.toFixed(2)).join(", ");
+    console.log(`runTool / raw, median over ${rounds} rounds: ${median(ratios).toFixed(2)}x (${list})`);
+  }
+} else if (argv[0] === "tree") {
+  await measureTreeKills(Number(argv[1] ?? 5));
 } else {
   const runtime = deno
     ? "deno"
@@ -152,4 +182,82 @@ if (argv[0] === "flood-child") {
       `peak ${mib(m.peak)}, delta ${mib(m.peak - m.baseline)}` +
       (m.hwm > 0 ? `; VmHWM ${mib(m.hwm)} (delta vs baseline ${mib(m.hwm - m.baseline)})` : ""),
   );
+}
+
+/** True while `pid` runs (a zombie counts as gone: it no longer runs, whoever reaps it). */
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return !"ZX".includes(stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3));
+  } catch {
+    return !existsSync("/proc/self/stat"); // no /proc: kill(pid, 0) is all we know
+  }
+}
+
+/**
+ * The tree-kill fixtures, `n` runs each: how long the run took past its time limit (or in all, for the orphan,
+ * which exits by itself) and how many of the processes it recorded were still running when runTool returned
+ * and 500 ms later.
+ */
+async function measureTreeKills(n: number): Promise<void> {
+  const treeTool = fileURLToPath(new URL("../fixtures/tree_tool.ts", import.meta.url));
+  const treePrefix = deno ? ["run", "-A", treeTool] : [treeTool];
+  const timeoutMs = 1500; // time for three runtimes to start one after another on a loaded machine
+  const scenarios: [string, string[], number | undefined][] = [
+    ["grandchild holding stdout", [...prefix, "grandchild"], timeoutMs],
+    ["ignoring SIGTERM (tool)", [...prefix, "ignore-term"], timeoutMs],
+    ["grandchild ignoring SIGTERM", [...treePrefix, "term-grandchild"], timeoutMs],
+    ["double fork", [...treePrefix, "double-fork"], timeoutMs],
+    ["grandchild calls setsid", [...treePrefix, "setsid-grandchild"], timeoutMs],
+    ["setsid orphan (tool exits 0)", [...treePrefix, "setsid-orphan"], undefined],
+  ];
+  const runtime = deno
+    ? "deno"
+    : `bun ${(globalThis as unknown as { Bun: { version: string } }).Bun.version}`;
+  // Imported here so this script also measures a checkout from before markers (then: the process group).
+  const markers = await import("../_run/tree.ts").catch(() => null);
+  const how = markers?.treeMarkersWork() ? "marker in the environment, read from /proc" : "process group";
+  console.log(`runtime: ${runtime}; the tree is found by: ${how}; ${n} runs each, timeoutMs ${timeoutMs}`);
+  console.log(
+    "| fixture | kind | past the limit, median (max) | processes | survivors at return | after 500 ms |",
+  );
+  console.log("| --- | --- | --- | --- | --- | --- |");
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+  for (const [name, args, limit] of scenarios) {
+    const past: number[] = [];
+    const kinds = new Set<string>();
+    let processes = 0, atReturn = 0, later = 0;
+    for (let i = 0; i < n; i++) {
+      const dir = mkdtempSync(join(tmpdir(), "toolguard-tree-"));
+      const pidfile = join(dir, "pids");
+      try {
+        const r = await runTool(command, args, {
+          env: { TOOLGUARD_FAKE_PIDFILE: pidfile },
+          ...(limit === undefined ? {} : { timeoutMs: limit }),
+        });
+        const pids = existsSync(pidfile)
+          ? [...new Set(readFileSync(pidfile, "utf8").split("\n").filter((l) => l.trim()).map(Number))]
+          : [];
+        atReturn += pids.filter(isRunning).length;
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        later += pids.filter(isRunning).length;
+        processes += pids.length;
+        kinds.add(r.kind);
+        past.push(r.durationMs - (limit ?? 0));
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }
+    console.log(
+      `| ${name} | ${[...kinds].join(", ")} | ${median(past)} ms (${
+        Math.max(...past)
+      } ms) | ${processes} | ` +
+        `${atReturn} | ${later} |`,
+    );
+  }
 }
