@@ -39,9 +39,13 @@ export type TreeMarker = string;
 
 /** How to read `/proc` under this runtime, or null where it cannot be read. */
 interface ProcReader {
+  /** The names of the numbered entries of `/proc`. */
   pids(): string[];
+  /** `/proc/PID/environ`: NUL-separated `NAME=value` entries (empty for a zombie). */
   environ(pid: string): Uint8Array;
+  /** `/proc/PID/stat`. */
   stat(pid: string): Uint8Array;
+  /** Our own pid, never signalled. */
   self: number;
 }
 
@@ -52,11 +56,8 @@ function procReader(): ProcReader | null {
   reader = null;
   try {
     const candidate = denoApi ? denoReader() : nodeReader();
-    // Our own entry must be listed and our own environment readable, or the scan would see nothing.
-    if (candidate && candidate.pids().includes(String(candidate.self))) {
-      candidate.environ("self");
-      reader = candidate;
-    }
+    // Our own environment must be readable, or the scan would see nothing (listing /proc waits for a kill).
+    if (candidate && candidate.environ(String(candidate.self)).length > 0) reader = candidate;
   } catch {
     // No /proc, or not readable here: the process group stays the only way to find the tree.
   }
