@@ -9,11 +9,11 @@
  * Deno also through `setsid`, and plainly with a marker in the environment, the two ways the guard starts a
  * tool there), and `runTool`, repeated ROUNDS times (the median ratio is printed last); or `tree [N]` for the
  * tree-kill fixtures (a grandchild holding stdout, one ignoring SIGTERM, a double fork, a grandchild that calls
- * `setsid`, a `setsid` orphan): how long each run took past its time limit and how many processes survived.
+ * `setsid`, a `setsid` orphan): how long each run took to settle once aborted and how many processes survived.
  *
  * @module
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -200,21 +200,45 @@ function isRunning(pid: number): boolean {
 }
 
 /**
- * The tree-kill fixtures, `n` runs each: how long the run took past its time limit (or in all, for the orphan,
- * which exits by itself) and how many of the processes it recorded were still running when runTool returned
- * and 500 ms later.
+ * Running processes of one run: those that recorded their pid, and (Linux) every process whose environment
+ * names the run's pid file, which also counts one killed before it could record itself.
+ */
+function runningOf(pidfile: string): number {
+  const pids = new Set(
+    existsSync(pidfile) ? readFileSync(pidfile, "utf8").split("\n").filter((l) => l.trim()).map(Number) : [],
+  );
+  const needle = `TOOLGUARD_FAKE_PIDFILE=${pidfile}\0`;
+  try {
+    for (const name of readdirSync("/proc")) {
+      if (!/^\d+$/.test(name)) continue;
+      try {
+        if (readFileSync(`/proc/${name}/environ`, "latin1").includes(needle)) pids.add(Number(name));
+      } catch {
+        // gone meanwhile, or not ours
+      }
+    }
+  } catch {
+    // no /proc
+  }
+  return [...pids].filter(isRunning).length;
+}
+
+/**
+ * The tree-kill fixtures, `n` runs each. Each run is aborted once its whole tree has recorded itself
+ * (`processes`); the table gives how long runTool took to return after the abort (for the orphan, which
+ * exits by itself, after the start), and how many processes still ran when it returned and 500 ms later
+ * (the SIGKILL after the grace period is sent in the background).
  */
 async function measureTreeKills(n: number): Promise<void> {
   const treeTool = fileURLToPath(new URL("../fixtures/tree_tool.ts", import.meta.url));
   const treePrefix = deno ? ["run", "-A", treeTool] : [treeTool];
-  const timeoutMs = 1500; // time for three runtimes to start one after another on a loaded machine
-  const scenarios: [string, string[], number | undefined][] = [
-    ["grandchild holding stdout", [...prefix, "grandchild"], timeoutMs],
-    ["ignoring SIGTERM (tool)", [...prefix, "ignore-term"], timeoutMs],
-    ["grandchild ignoring SIGTERM", [...treePrefix, "term-grandchild"], timeoutMs],
-    ["double fork", [...treePrefix, "double-fork"], timeoutMs],
-    ["grandchild calls setsid", [...treePrefix, "setsid-grandchild"], timeoutMs],
-    ["setsid orphan (tool exits 0)", [...treePrefix, "setsid-orphan"], undefined],
+  const scenarios: [string, string[], number | null][] = [
+    ["grandchild holding stdout", [...prefix, "grandchild"], 2],
+    ["ignoring SIGTERM (tool)", [...prefix, "ignore-term"], 1],
+    ["grandchild ignoring SIGTERM", [...treePrefix, "term-grandchild"], 2],
+    ["double fork", [...treePrefix, "double-fork"], 2],
+    ["grandchild calls setsid", [...treePrefix, "setsid-grandchild"], 3],
+    ["setsid orphan (tool exits 0)", [...treePrefix, "setsid-orphan"], null],
   ];
   const runtime = deno
     ? "deno"
@@ -222,41 +246,51 @@ async function measureTreeKills(n: number): Promise<void> {
   // Imported here so this script also measures a checkout from before markers (then: the process group).
   const markers = await import("../_run/tree.ts").catch(() => null);
   const how = markers?.treeMarkersWork() ? "marker in the environment, read from /proc" : "process group";
-  console.log(`runtime: ${runtime}; the tree is found by: ${how}; ${n} runs each, timeoutMs ${timeoutMs}`);
+  console.log(`runtime: ${runtime}; the tree is found by: ${how}; ${n} runs each`);
   console.log(
-    "| fixture | kind | past the limit, median (max) | processes | survivors at return | after 500 ms |",
+    "| fixture | processes | kind | settle after abort, median (max) | running at return | 500 ms later |",
   );
   console.log("| --- | --- | --- | --- | --- | --- |");
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
-  for (const [name, args, limit] of scenarios) {
-    const past: number[] = [];
+  const recorded = (file: string) =>
+    existsSync(file) ? new Set(readFileSync(file, "utf8").split("\n").filter((l) => l.trim())).size : 0;
+  for (const [name, args, processes] of scenarios) {
+    const settle: number[] = [];
     const kinds = new Set<string>();
-    let processes = 0, atReturn = 0, later = 0;
+    let atReturn = 0, later = 0;
     for (let i = 0; i < n; i++) {
       const dir = mkdtempSync(join(tmpdir(), "toolguard-tree-"));
       const pidfile = join(dir, "pids");
       try {
-        const r = await runTool(command, args, {
+        const controller = new AbortController();
+        const started = performance.now();
+        const running = runTool(command, args, {
           env: { TOOLGUARD_FAKE_PIDFILE: pidfile },
-          ...(limit === undefined ? {} : { timeoutMs: limit }),
+          signal: controller.signal,
+          timeoutMs: 30_000,
         });
-        const pids = existsSync(pidfile)
-          ? [...new Set(readFileSync(pidfile, "utf8").split("\n").filter((l) => l.trim()).map(Number))]
-          : [];
-        atReturn += pids.filter(isRunning).length;
+        let from = started;
+        if (processes !== null) {
+          while (recorded(pidfile) < processes && performance.now() - started < 20_000) {
+            await new Promise((resolve) => setTimeout(resolve, 10));
+          }
+          from = performance.now();
+          controller.abort();
+        }
+        const r = await running;
+        settle.push(Math.round(performance.now() - from));
+        atReturn += runningOf(pidfile);
         await new Promise((resolve) => setTimeout(resolve, 500));
-        later += pids.filter(isRunning).length;
-        processes += pids.length;
+        later += runningOf(pidfile);
         kinds.add(r.kind);
-        past.push(r.durationMs - (limit ?? 0));
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }
     }
     console.log(
-      `| ${name} | ${[...kinds].join(", ")} | ${median(past)} ms (${
-        Math.max(...past)
-      } ms) | ${processes} | ` +
+      `| ${name} | ${processes ?? 2} | ${[...kinds].join(", ")} | ${median(settle)} ms (${
+        Math.max(...settle)
+      } ms) | ` +
         `${atReturn} | ${later} |`,
     );
   }

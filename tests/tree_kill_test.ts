@@ -8,7 +8,7 @@ import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { runTool } from "../guard.ts";
 import { KILL_GRACE_MS } from "../_run/run_tool.ts";
-import { pidFile, waitGone } from "./_guard_helpers.ts";
+import { pidFile, waitGone, waitPids } from "./_guard_helpers.ts";
 import { isDeno, isLinux, runtimeCommand } from "./_runtime.ts";
 
 const treeTool = runtimeCommand(fileURLToPath(new URL("../fixtures/tree_tool.ts", import.meta.url)));
@@ -19,17 +19,31 @@ const withSetsid = { ...linuxOnly, skip: linuxOnly.skip || (hasSetsid ? false : 
 // Generous on purpose: the machine may be shared and slow (real numbers: scripts/measure_guard.ts tree).
 const SLACK_MS = 1500;
 
-/** Run a tree_tool scenario with a time limit; returns the result and the pids its processes recorded. */
-async function runScenario(scenario: string, expected: number, timeoutMs?: number) {
+/**
+ * Run a tree_tool scenario; once its `expected` processes have recorded their pids, abort the run (unless
+ * `abort` is false: the tool exits by itself). Returns the result, how long it took to settle after the abort
+ * and which recorded processes are still running once they have had time to die.
+ */
+async function runScenario(scenario: string, expected: number, { abort = true } = {}) {
   const pids = pidFile();
   try {
-    const r = await runTool(treeTool.command, [...treeTool.args, scenario], {
+    const controller = new AbortController();
+    const running = runTool(treeTool.command, [...treeTool.args, scenario], {
       env: { TOOLGUARD_FAKE_PIDFILE: pids.path },
-      ...(timeoutMs === undefined ? {} : { timeoutMs }),
+      signal: controller.signal,
+      timeoutMs: 30_000,
     });
+    let abortedAt = performance.now();
+    if (abort) {
+      await waitPids(pids, expected, 20_000);
+      abortedAt = performance.now();
+      controller.abort();
+    }
+    const r = await running;
+    const settleMs = performance.now() - abortedAt;
     const started = [...new Set(pids.pids())];
     assert.ok(started.length >= expected, `${scenario}: ${started.length} of ${expected} pids recorded`);
-    return { r, started, survivors: await waitGone(started) };
+    return { r, settleMs, survivors: await waitGone(started) };
   } finally {
     pids.cleanup();
   }
@@ -42,12 +56,12 @@ for (
     ["term-grandchild", 2, linuxOnly],
   ] as const
 ) {
-  test(`runTool: ${scenario}, the timeout ends every descendant and settles on time`, options, async () => {
-    const timeoutMs = 4000; // long enough for three runtimes to start on a slow machine
-    const { r, survivors } = await runScenario(scenario, expected, timeoutMs);
+  test(`runTool: ${scenario}, an abort ends every descendant and settles on time`, options, async () => {
+    const { r, settleMs, survivors } = await runScenario(scenario, expected);
     assert.equal(r.kind, "timeout", r.detail);
+    assert.match(r.detail, /abort/);
     assert.equal(r.items, null);
-    assert.ok(r.durationMs < timeoutMs + KILL_GRACE_MS + SLACK_MS, `settled after ${r.durationMs} ms`);
+    assert.ok(settleMs < KILL_GRACE_MS + SLACK_MS, `settled ${settleMs} ms after the abort`);
     assert.deepEqual(survivors, [], "no descendant left alive");
   });
 }
@@ -56,7 +70,7 @@ test(
   "runTool: setsid-orphan, what the tool printed is kept and its escaped descendant ended",
   withSetsid,
   async () => {
-    const { r, survivors } = await runScenario("setsid-orphan", 2);
+    const { r, survivors } = await runScenario("setsid-orphan", 2, { abort: false });
     assert.equal(r.kind, "results", r.detail);
     assert.deepEqual(r.items, ["kept"]);
     assert.deepEqual(survivors, [], "no descendant left alive");
@@ -78,6 +92,7 @@ test(
         host,
         "grandchild",
         pids.path,
+        "2",
       ], { encoding: "utf8" });
       const r = JSON.parse(out) as { kind: string; detail: string };
       assert.equal(r.kind, "timeout", r.detail);
