@@ -23,14 +23,15 @@ import {
   writeOut,
 } from "./io.ts";
 import {
+  GROUP_BY,
   type GroupBy,
   OUTCOME_KINDS,
   parseSince,
-  renderHtmlReport,
   statsFromChunks,
   statsFromFile,
   type StatsReport,
 } from "../_log/stats.ts";
+import { renderHtmlReport } from "../_log/report_html.ts";
 
 const HELP = `toolguard stats: report on a call log written by jsonlLog
 
@@ -70,7 +71,7 @@ export function main(args: string[]): Promise<number> {
     if (printedHelp(values, HELP)) return EXIT_OK;
     const path = onePositional(positionals, "log file", "run `toolguard stats LOG.jsonl` (or `-` for stdin)");
     const by = (stringOption(values, "by") ?? "tool") as GroupBy;
-    if (!["tool", "kind", "day", "model"].includes(by)) {
+    if (!GROUP_BY.includes(by)) {
       throw new UsageError(`--by must be tool, kind, day or model, got ${JSON.stringify(by)}`);
     }
     const sinceText = stringOption(values, "since");

@@ -4,8 +4,8 @@
  * @module
  */
 import { errorText } from "../_common/values.ts";
-import { closeSync, openSync, writeSync } from "node:fs";
 import { describe, describeVerdict } from "../_describe/describe.ts";
+import { type OpenFile, openFile } from "./files.ts";
 import type { CallVerdict, OutcomeKind, ToolCallRecord, ToolResult, Verdict } from "../types.ts";
 
 /** A line for one tool run (written by `onResult`). */
@@ -393,10 +393,10 @@ interface Sink {
 }
 
 function fileSink(path: string): Sink {
-  let fd: number | null;
+  let file: OpenFile | null;
   try {
-    // "a" is O_APPEND|O_CREAT: every write lands at the current end of file, atomically per write call.
-    fd = openSync(path, "a");
+    // Appending: every write lands at the current end of file, atomically per write call.
+    file = openFile(path, "append");
   } catch (e) {
     throw new Error(
       `jsonlLog: cannot open ${path} for appending (${e instanceof Error ? e.message : e}); ` +
@@ -405,17 +405,17 @@ function fileSink(path: string): Sink {
   }
   return {
     write(bytes, ok, fail) {
-      if (fd === null) return fail(new Error("jsonlLog: the log file is closed"));
+      if (file === null) return fail(new Error("jsonlLog: the log file is closed"));
       // One synchronous write per line: no queue to grow, no interleaving with other processes.
-      const n = writeSync(fd, bytes);
+      const n = file.write(bytes);
       if (n === bytes.length) ok();
       else fail(new Error(`jsonlLog: short write to ${path}: ${n} of ${bytes.length} bytes`));
     },
     close() {
-      if (fd !== null) {
-        const f = fd;
-        fd = null;
-        closeSync(f);
+      if (file !== null) {
+        const f = file;
+        file = null;
+        f.close();
       }
       return Promise.resolve();
     },
