@@ -138,9 +138,15 @@ export function writeErr(text: string): void {
   else writeAll(2, text);
 }
 
+/** Options for {@linkcode printJson}. */
+export interface PrintJsonOptions {
+  /** Indent by two spaces (`--pretty`). Default false: one line. */
+  pretty?: boolean;
+}
+
 /** Prints a value as JSON on stdout, indented by two spaces with `pretty`, followed by a newline. */
-export function printJson(value: unknown, pretty = false): void {
-  writeOut(JSON.stringify(value, null, pretty ? 2 : undefined) + "\n");
+export function printJson(value: unknown, options: PrintJsonOptions = {}): void {
+  writeOut(JSON.stringify(value, null, options.pretty ? 2 : undefined) + "\n");
 }
 
 /** True when output to this stream may be coloured: it is a terminal and `NO_COLOR` is unset or empty. */

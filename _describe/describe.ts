@@ -7,7 +7,7 @@ import { unescapePointer } from "../_common/pointer.ts";
 import { isRecord } from "../_common/values.ts";
 
 import { scan } from "../_scan/scan.ts";
-import type { CallVerdict, Finding, ToolResult, Verdict } from "../types.ts";
+import type { CallVerdict, FailureKind, Finding, ToolResult, Verdict } from "../types.ts";
 
 /** Default character budget for the JSON of the items in a results sentence. */
 export const DEFAULT_BUDGET = 4000;
@@ -25,7 +25,15 @@ export interface DescribeOptions {
   budget?: number;
 }
 
-const FAILURE_KINDS: ReadonlySet<string> = new Set(["spawn", "timeout", "exit", "protocol", "refused"]);
+/** The outcome kinds in which the tool did not run successfully; the type makes sure none is left out. */
+const FAILURE_KIND_ORDER: Readonly<Record<FailureKind, true>> = {
+  spawn: true,
+  timeout: true,
+  exit: true,
+  protocol: true,
+  refused: true,
+};
+const FAILURE_KINDS: ReadonlySet<string> = new Set(Object.keys(FAILURE_KIND_ORDER));
 
 /** What a result was verified to be. A result that contradicts itself becomes a failure. */
 type Verified =
@@ -431,6 +439,12 @@ export function isRejected(verdict: Verdict | CallVerdict): boolean {
 
 /** The providers {@linkcode toolResultMessage} shapes messages for. */
 export type Provider = "openai" | "anthropic" | "ollama";
+
+/** Every provider; its type makes sure none is left out. */
+const PROVIDER_ORDER: Readonly<Record<Provider, true>> = { openai: true, anthropic: true, ollama: true };
+
+/** The three providers {@linkcode toolResultMessage} knows (`toolguard describe --message`). */
+export const PROVIDERS: readonly Provider[] = Object.keys(PROVIDER_ORDER) as Provider[];
 
 /** An OpenAI Chat Completions tool message (`messages.push(...)`). */
 export interface OpenAIToolMessage {

@@ -296,9 +296,19 @@ function withoutValues(call: CallVerdict): CallVerdict {
   return { ...rest, findings: (call.findings ?? []).map(({ received: _v, ...f }) => f) };
 }
 
+/** A field of some log line. */
+type LineField = keyof ResultLine | keyof VerdictLine;
+
+/** Optional payloads, dropped first when a line is too long: the line's point is the outcome, not the data. */
+const BULKY_FIELDS = ["items", "arguments", "args"] as const satisfies readonly LineField[];
+/** Free text, shortened next, in this order. */
+const TEXT_FIELDS = ["detail", "sentence", "command"] as const satisfies readonly LineField[];
+/** Names and labels, cut to 64 units last: only a very long tool name, id or model is left to cut. */
+const LABEL_FIELDS = ["tool", "callId", "model"] as const satisfies readonly LineField[];
+
 /**
- * Serialise a record as one line of at most `max` bytes (newline included). Long strings are shortened
- * first (detail, then sentence, halving each time), then items and arguments are dropped.
+ * Serialise a record as one line of at most `max` bytes (newline included). Items and arguments are dropped
+ * first, then the free text is shortened (detail, then sentence, then command), then the labels are cut.
  */
 function fitLine(record: Record<string, unknown>, max: number): string {
   let line = JSON.stringify(record) + "\n";
@@ -308,8 +318,7 @@ function fitLine(record: Record<string, unknown>, max: number): string {
   const mark = (field: string) => {
     if (!cut.includes(field)) cut.push(field);
   };
-  // Bulky optional payloads go first: the line's point is the outcome, not the data.
-  for (const field of ["items", "arguments", "args"]) {
+  for (const field of BULKY_FIELDS) {
     if (field in record && JSON.stringify(record[field] ?? null).length > 2) {
       delete record[field];
       mark(field);
@@ -317,7 +326,7 @@ function fitLine(record: Record<string, unknown>, max: number): string {
       if (byteLength(line) <= max) return line;
     }
   }
-  for (const field of ["detail", "sentence", "command"]) {
+  for (const field of TEXT_FIELDS) {
     while (typeof record[field] === "string" && (record[field] as string).length > 0) {
       const value = record[field] as string;
       const over = byteLength(line) - max;
@@ -333,7 +342,7 @@ function fitLine(record: Record<string, unknown>, max: number): string {
     if (byteLength(line) <= max) return line;
   }
   // Only the fixed fields are left and they are still too long: a very long tool name or id.
-  for (const field of ["tool", "callId", "model"]) {
+  for (const field of LABEL_FIELDS) {
     if (typeof record[field] === "string") {
       record[field] = cutString(record[field] as string, 64);
       mark(field);

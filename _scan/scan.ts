@@ -8,7 +8,16 @@ import { type Rule, RULES } from "./rules.ts";
 import { escapeRegExp as escape, nextMatch } from "./match.ts";
 import type { ScanCategory, ScanContext, ScanFinding, ScanOptions, ScanResult } from "../types.ts";
 
-const CONTEXTS: readonly ScanContext[] = ["tool_output", "user_text", "tool_args", "cli_arg"];
+/** Every context, in the order messages name them; its type makes sure none is left out. */
+const CONTEXT_ORDER: Readonly<Record<ScanContext, true>> = {
+  tool_output: true,
+  user_text: true,
+  tool_args: true,
+  cli_arg: true,
+};
+
+/** The four contexts `scan` knows (`toolguard scan --context`). */
+export const SCAN_CONTEXTS: readonly ScanContext[] = Object.keys(CONTEXT_ORDER) as ScanContext[];
 
 /** Any code unit outside ASCII: the raw rules (hidden characters) can only match text that has one. */
 // deno-lint-ignore no-control-regex -- the ASCII range starts at U+0000 on purpose
@@ -102,7 +111,7 @@ function spreadGateOf(rules: readonly Rule[]): RegExp | null {
 }
 
 const PLANS = new Map<ScanContext, Plan>();
-for (const context of CONTEXTS) {
+for (const context of SCAN_CONTEXTS) {
   const active = RULES.filter((rule) => !rule.contexts || rule.contexts.includes(context));
   const folded = active.filter((rule) => !rule.raw && !rule.squashed);
   const squashed = active.filter((rule) => rule.squashed);
@@ -155,8 +164,8 @@ export function scan(text: string, options: ScanOptions = {}): ScanResult {
     throw new TypeError(`scan() needs a string to scan, got ${text === null ? "null" : typeof text}`);
   }
   const context = options.context ?? "tool_output";
-  if (!CONTEXTS.includes(context)) {
-    throw new TypeError(`scan(): unknown context "${context}"; use one of ${CONTEXTS.join(", ")}`);
+  if (!SCAN_CONTEXTS.includes(context)) {
+    throw new TypeError(`scan(): unknown context "${context}"; use one of ${SCAN_CONTEXTS.join(", ")}`);
   }
   const maxExcerpt = options.maxExcerpt ?? 80;
   const wanted = options.categories ? new Set<ScanCategory>(options.categories) : null;
@@ -185,12 +194,12 @@ export function scan(text: string, options: ScanOptions = {}): ScanResult {
   }
   if (plan.squashed.length > 0 && (plan.squashedGate === null || plan.squashedGate.test(folded.text))) {
     const sq = new Squashed(folded);
-    const windowed = sq.text.length >= WINDOWED_FROM;
+    const matching = { windowed: sq.text.length >= WINDOWED_FROM };
     for (const rule of plan.squashed) {
       if (wanted && !wanted.has(rule.category)) continue;
       if (!mayMatch(rule, sq.text)) continue;
       for (let from = 0;;) {
-        const span = nextMatch(rule, sq.text, from, windowed);
+        const span = nextMatch(rule, sq.text, from, matching);
         if (span === null) break;
         const [ms, me] = span;
         from = me > ms ? me : ms + 1;
@@ -225,7 +234,7 @@ function runFolded(
   add: (category: ScanCategory, rule: string, start: number, end: number) => void,
 ): void {
   const ft = folded.text;
-  const windowed = ft.length >= WINDOWED_FROM;
+  const matching = { windowed: ft.length >= WINDOWED_FROM };
   // Case is folded away for matching; a rule may still ask whether the original letter was upper-case.
   const upper = (i: number) => {
     const ch = text.charCodeAt(folded.identity ? i : folded.starts[i]);
@@ -239,7 +248,7 @@ function runFolded(
       continue;
     }
     for (let from = 0;;) {
-      const span = nextMatch(rule, ft, from, windowed);
+      const span = nextMatch(rule, ft, from, matching);
       if (span === null) break;
       const [ms, me] = span;
       if (me === ms) {
