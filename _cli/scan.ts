@@ -20,7 +20,7 @@ import {
   UsageError,
   writeOut,
 } from "./io.ts";
-import { SCAN_CONTEXTS, scan } from "../_scan/scan.ts";
+import { scan, SCAN_CONTEXTS } from "../_scan/scan.ts";
 import type { ScanContext } from "../types.ts";
 
 /** The `toolguard scan --help` text. */

@@ -130,6 +130,59 @@ const MAX_QUEUED = 1024;
  * (each line is one chunk). Opening a path that cannot be opened throws right away, before any tool runs;
  * after that nothing throws.
  *
+ * @example Append to a file that several processes share
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+ * import { tmpdir } from "node:os";
+ * import { join } from "node:path";
+ * import { jsonlLog } from "@toolguard/toolguard/log";
+ *
+ * const dir = mkdtempSync(join(tmpdir(), "toolguard-log-"));
+ * const path = join(dir, "calls.jsonl");
+ * const log = jsonlLog(path, { model: "qwen3:4b" });
+ * log.onResult({
+ *   ok: true, kind: "empty", items: [], exitCode: 0, signal: null, detail: "",
+ *   durationMs: 8, warnings: [], truncated: false, stderr: "",
+ * }, { command: "/usr/bin/rg", args: ["TODO"] });
+ * await log.close();
+ *
+ * const [line] = readFileSync(path, "utf8").trimEnd().split("\n").map((l) => JSON.parse(l));
+ * assert.equal(line.tool, "rg"); // the command's file name
+ * assert.equal(line.kind, "empty");
+ * assert.equal(line.model, "qwen3:4b");
+ * rmSync(dir, { recursive: true });
+ * ```
+ *
+ * @example One line per call of a verdict
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { jsonlLog } from "@toolguard/toolguard/log";
+ *
+ * const lines: string[] = [];
+ * const log = jsonlLog(new WritableStream<Uint8Array>({
+ *   write(chunk) { lines.push(new TextDecoder().decode(chunk)); },
+ * }));
+ * log.onVerdict({
+ *   allowed: false, blocked: [1],
+ *   calls: [
+ *     { index: 0, name: "search", allowed: true, findings: [] },
+ *     {
+ *       index: 1, name: "delete_all", allowed: false,
+ *       findings: [{ code: "unknown_tool", path: "", message: "delete_all is not declared" }],
+ *     },
+ *   ],
+ * });
+ * await log.close();
+ *
+ * const [first, second] = lines.map((l) => JSON.parse(l));
+ * assert.equal(first.verdict, "allowed");
+ * assert.equal(first.sentence, "");
+ * assert.equal(second.verdict, "blocked");
+ * assert.deepEqual(second.findings, ["unknown_tool"]);
+ * assert.match(second.sentence, /^Your call to delete_all was rejected/);
+ * ```
+ *
  * @param target A file path or a writable byte stream.
  * @param options What to include, the line size limit and an error callback.
  * @returns Hooks for `runTool` (`onResult`) and for validation (`onVerdict`), `close()` and counters.
@@ -299,7 +352,7 @@ function withoutValues(call: CallVerdict): CallVerdict {
 /** A field of some log line. */
 type LineField = keyof ResultLine | keyof VerdictLine;
 
-/** Optional payloads, dropped first when a line is too long: the line's point is the outcome, not the data. */
+/** Optional payloads, dropped first when a line is too long: its point is the outcome, not the data. */
 const BULKY_FIELDS = ["items", "arguments", "args"] as const satisfies readonly LineField[];
 /** Free text, shortened next, in this order. */
 const TEXT_FIELDS = ["detail", "sentence", "command"] as const satisfies readonly LineField[];

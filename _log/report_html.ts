@@ -36,6 +36,21 @@ const MAX_DAY_COLUMNS = 120;
 /**
  * Render a stats report as one self-contained HTML page.
  *
+ * @example A page with its charts and no way to load anything
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { createStats, renderHtmlReport } from "@toolguard/toolguard/stats";
+ *
+ * const stats = createStats();
+ * stats.addLine('{"ts":"2026-11-02T10:00:00Z","event":"result","tool":"rg","kind":"exit","durationMs":12}');
+ * const html = renderHtmlReport(stats.finish(), { title: "Agent tools, week 45", source: "calls.jsonl" });
+ * assert.ok(html.startsWith("<!doctype html>"));
+ * assert.ok(html.includes("<title>Agent tools, week 45</title>"));
+ * assert.ok(html.includes(`content="default-src 'none'; style-src 'unsafe-inline'"`));
+ * assert.ok(html.includes('<svg id="chart-tools"'));
+ * assert.ok(!html.includes("<script"));
+ * ```
+ *
  * @param report What `createStats().finish()` or `statsFromFile()` returned.
  * @param options Title and source line.
  * @returns The HTML text.

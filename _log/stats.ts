@@ -180,6 +180,18 @@ const MAX_MALFORMED_REPORTED = 10;
  * Parse a `--since` bound: an ISO date (`2026-11-01`, UTC midnight), an ISO date-time, or a relative age
  * (`90m`, `24h`, `7d`, `2w`) counted back from `now`.
  *
+ * @example A date, a date-time and an age
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { parseSince } from "@toolguard/toolguard/stats";
+ *
+ * assert.equal(parseSince("2026-11-01").toISOString(), "2026-11-01T00:00:00.000Z"); // UTC midnight
+ * assert.equal(parseSince("2026-11-01T12:30:00").toISOString(), "2026-11-01T12:30:00.000Z");
+ * const now = new Date("2026-11-08T00:00:00Z");
+ * assert.equal(parseSince("7d", now).toISOString(), "2026-11-01T00:00:00.000Z");
+ * assert.throws(() => parseSince("last tuesday"), RangeError);
+ * ```
+ *
  * @param text The bound as typed.
  * @param now The reference time for relative ages. Default: the current time.
  * @returns The bound as a `Date`.
@@ -210,6 +222,43 @@ export function parseSince(text: string, now: Date = new Date()): Date {
 
 /**
  * Create a streaming aggregator over log lines.
+ *
+ * @example Rejected calls by finding code, per day
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { createStats } from "@toolguard/toolguard/stats";
+ *
+ * const stats = createStats({ by: "day" });
+ * for (const [ts, verdict, findings] of [
+ *   ["2026-11-01T09:00:00Z", "blocked", ["unknown_tool"]],
+ *   ["2026-11-01T09:05:00Z", "allowed", []],
+ *   ["2026-11-02T10:00:00Z", "blocked", ["argument_type_mismatch", "argument_type_mismatch"]],
+ * ] as const) {
+ *   stats.addLine(JSON.stringify({ ts, event: "verdict", tool: "search", verdict, findings }));
+ * }
+ * const { verdicts } = stats.finish();
+ * assert.equal(verdicts.total, 3);
+ * assert.equal(verdicts.rejected, 2);
+ * assert.deepEqual(verdicts.codes, { unknown_tool: 1, argument_type_mismatch: 1 }); // once per call
+ * assert.deepEqual(verdicts.groups.map((g) => [g.key, g.rejectRate]), [
+ *   ["2026-11-01", 0.5],
+ *   ["2026-11-02", 1],
+ * ]);
+ * ```
+ *
+ * @example Only lines since a bound
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { createStats } from "@toolguard/toolguard/stats";
+ *
+ * const stats = createStats({ since: "2026-11-02" });
+ * stats.addLine('{"ts":"2026-11-01T23:59:59Z","event":"result","tool":"rg","kind":"timeout"}');
+ * stats.addLine('{"ts":"2026-11-02T00:00:00Z","event":"result","tool":"rg","kind":"results"}');
+ * const report = stats.finish();
+ * assert.equal(report.skipped, 1);
+ * assert.equal(report.runs.total, 1);
+ * assert.equal(report.first, "2026-11-02T00:00:00Z");
+ * ```
  *
  * @param options Grouping, `since` bound and group limit.
  * @returns An aggregator: `addLine(line)` for each line, `finish()` for the report.
@@ -445,6 +494,23 @@ class Aggregator {
  * Split a byte stream into lines and feed them to an aggregator, in bounded memory: a line longer than
  * `maxLineBytes` is counted as malformed and skipped without being kept.
  *
+ * @example Lines split across chunks are read whole
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { statsFromChunks } from "@toolguard/toolguard/stats";
+ *
+ * const bytes = new TextEncoder().encode(
+ *   '{"ts":"2026-11-02T10:00:00Z","event":"result","tool":"jq","kind":"protocol","durationMs":4}\n' +
+ *     '{"ts":"2026-11-02T10:00:01Z","event":"result","tool":"jq","kind":"results","durationMs":6}\n',
+ * );
+ * const chunks = [bytes.subarray(0, 50), bytes.subarray(50, 120), bytes.subarray(120)];
+ * const report = await statsFromChunks(chunks);
+ * assert.equal(report.runs.total, 2);
+ * assert.equal(report.runs.kinds.protocol, 1);
+ * assert.equal(report.runs.p50Ms, 4);
+ * assert.equal(report.malformed.count, 0);
+ * ```
+ *
  * @param chunks The bytes of the log, in any chunking.
  * @param options Grouping, `since`, group limit and the longest line kept (default 1 MiB).
  * @returns The report.
@@ -463,6 +529,31 @@ export async function statsFromChunks(
 /**
  * Read a log file in 64 KiB chunks and report on it. Memory stays bounded whatever the file's size
  * (small reads keep the decoded text per batch small, which keeps the garbage collector's heap small too).
+ *
+ * @example Report on what jsonlLog wrote
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { mkdtempSync, rmSync } from "node:fs";
+ * import { tmpdir } from "node:os";
+ * import { join } from "node:path";
+ * import { jsonlLog } from "@toolguard/toolguard/log";
+ * import { statsFromFile } from "@toolguard/toolguard/stats";
+ *
+ * const dir = mkdtempSync(join(tmpdir(), "toolguard-stats-"));
+ * const path = join(dir, "calls.jsonl");
+ * const log = jsonlLog(path, { model: "llama3.2:3b" });
+ * log.onResult({
+ *   ok: false, kind: "timeout", items: null, exitCode: null, signal: "SIGKILL", detail: "timed out",
+ *   durationMs: 10_000, warnings: [], truncated: false, stderr: "",
+ * }, { command: "curl", args: [] });
+ * await log.close();
+ *
+ * const report = await statsFromFile(path, { by: "model" });
+ * assert.equal(report.runs.groups[0].key, "llama3.2:3b");
+ * assert.equal(report.runs.kinds.timeout, 1);
+ * assert.equal(report.runs.failureRate, 1);
+ * rmSync(dir, { recursive: true });
+ * ```
  *
  * @param path The log file.
  * @param options Grouping, `since`, group limit and the longest line kept (default 1 MiB).
