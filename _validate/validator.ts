@@ -6,7 +6,9 @@
 import { escapePointer } from "../_common/pointer.ts";
 import { errorText } from "../_common/values.ts";
 import type { CallVerdict, Classifier, Finding, ModelCheck, ScanContext, Verdict } from "../types.ts";
-import { type Check, compile, SchemaError, show, typeOf } from "../_schema/compile.ts";
+import { compile } from "../_schema/compile.ts";
+import { type Check, SchemaError } from "../_schema/keywords.ts";
+import { show, typeOf } from "../_schema/report.ts";
 import { depthOver, parseJson, rawSpan, resolveLocalRef } from "../_common/json.ts";
 import { normaliseCalls, type NormalisedCall, type NormalisedTool, normaliseTools } from "./providers.ts";
 import { coerceValue, repairJson } from "./repair.ts";
