@@ -184,9 +184,9 @@ export const pushFinding = (f: InlineFinding): string =>
  * shown (computed once, as a string value is shown).
  */
 export const failInline = (f: InlineFinding & { showsValue?: boolean }): string =>
-  `{ if (out === null) return false; ok = false; ${
-    f.path === undefined && /\bsv\b/.test(f.message + f.received) ? "const sv = SS(v); " : ""
-  }${pushFinding(f)} }`;
+  `{ if (out === null) return false; ok = false; ${f.showsValue ? "const sv = SS(v); " : ""}${
+    pushFinding(f)
+  } }`;
 
 /** The block run when a keyword fails and the interpreter's check `reporter` explains it. */
 export const failWith = (reporter: string): string =>
