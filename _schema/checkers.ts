@@ -1,6 +1,6 @@
 /**
  * The interpreter's keyword checkers: each turns one keyword family of a schema node, already read and
- * validated, into a {@link Check} closure. Every check runs in two modes: a fast yes/no pass
+ * validated, into a {@link Check} closure. Every check runs in two modes: a yes/no pass
  * (`out === null`) and a reporting pass that pushes findings with JSON Pointer paths.
  *
  * @module
@@ -461,8 +461,18 @@ export function conditionalChecker(cond: Check, then: Check, otherwise: Check): 
   return (v, p, out) => cond(v, p, null) ? then(v, p, out) : otherwise(v, p, out);
 }
 
+/** The compiled keywords of one schema node, for {@link combine}. */
+export interface NodeChecks {
+  /** The `type` check, or null when the node has no `type`. */
+  type: Check | null;
+  /** OpenAPI `nullable: true`: null is valid whatever the other keywords say. */
+  nullable: boolean;
+  /** The checks of every other keyword, in order. */
+  checks: Check[];
+}
+
 /** Joins the checks of one schema node: `nullable` first, then `type`, then every other keyword. */
-export function combine(typeCheck: Check | null, nullable: boolean, checks: Check[]): Check {
+export function combine({ type: typeCheck, nullable, checks }: NodeChecks): Check {
   const n = checks.length;
   if (!nullable) {
     if (n === 0) return typeCheck ?? TRUE;

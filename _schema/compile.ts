@@ -2,8 +2,8 @@
  * The JSON Schema engine: compiles a schema (2020-12 keywords that tool schemas use, plus OpenAPI
  * `nullable`) into a tree of small closures once, then checks values against it; where the runtime allows
  * it, the code generator turns the accepted schema into specialised JavaScript that says exactly the same
- * things. Every check runs in two modes: a fast yes/no pass (`out === null`) and a reporting pass that
- * collects findings with JSON Pointer paths. Valid values only ever take the fast pass.
+ * things. Every check runs in two modes: a yes/no pass (`out === null`) and a reporting pass that
+ * collects findings with JSON Pointer paths. Valid values only ever take the yes/no pass.
  *
  * @module
  */
@@ -68,9 +68,15 @@ const _everyCompileOption: Exclude<keyof CompileOptions, typeof COMPILE_OPTION_K
   ? true
   : never = true;
 
+/** Whether `format` is asserted or an annotation. */
+interface FormatMode {
+  /** True: `format` is asserted. */
+  assertFormats: boolean;
+}
+
 /** Compiles a schema into a {@link Check}. Throws {@link SchemaError} for anything it cannot enforce. */
 export function compile(root: unknown, options: CompileOptions = {}): Check {
-  const interpreter = new Interpreter(root, options.assertFormats ?? true);
+  const interpreter = new Interpreter(root, { assertFormats: options.assertFormats ?? true });
   const rootCheck = interpreter.node(root, "");
   if (options.codegen === false) return rootCheck;
   return generate(root, interpreter) ?? rootCheck;
@@ -86,7 +92,7 @@ class Interpreter implements Tree {
   #node: NodeCompiler = (schema, ptr) => this.node(schema, ptr);
 
   /** Prepares to compile the document `root`. */
-  constructor(root: unknown, assertFormats: boolean) {
+  constructor(root: unknown, { assertFormats }: FormatMode) {
     this.assertFormats = assertFormats;
     this.#refs = new RefResolver(root);
   }
@@ -117,19 +123,19 @@ class Interpreter implements Tree {
   /** Compiles one schema object: its keywords family by family, in a fixed order (errors and findings). */
   #build(s: Record<string, unknown>, ptr: string): Check {
     assertKnownKeywords(s, ptr);
-    const typeCheck = readType(s, ptr);
+    const type = readType(s, ptr);
     const nullable = readNullable(s, ptr);
     const node = this.#node;
     const checks: Check[] = [
       ...enumConstChecks(s, ptr),
       ...numberChecks(s, ptr),
-      ...stringChecks(s, ptr, this.assertFormats),
+      ...stringChecks(s, ptr, this),
       ...arrayChecks(s, ptr, node),
       ...objectChecks(s, ptr, node),
       ...applicatorChecks(s, ptr, node),
       ...this.#refChecks(s, ptr),
     ];
-    return combine(typeCheck, nullable, checks);
+    return combine({ type, nullable, checks });
   }
 
   /** `$ref`: the check of the target, looked up on first use so that a schema can refer to itself. */
@@ -256,7 +262,7 @@ function numberChecks(s: Record<string, unknown>, ptr: string): Check[] {
 }
 
 /** `minLength`, `maxLength`, `pattern` and `format`. */
-function stringChecks(s: Record<string, unknown>, ptr: string, assertFormats: boolean): Check[] {
+function stringChecks(s: Record<string, unknown>, ptr: string, mode: FormatMode): Check[] {
   const checks: Check[] = [];
   const min = count(s, "minLength", ptr), max = count(s, "maxLength", ptr);
   if (min !== undefined || max !== undefined) checks.push(lengthChecker({ min, max }));
@@ -266,13 +272,13 @@ function stringChecks(s: Record<string, unknown>, ptr: string, assertFormats: bo
     }
     checks.push(patternChecker(makeRegExp(s.pattern, `${ptr}/pattern`, "pattern")));
   }
-  const format = formatCheck(s, ptr, assertFormats);
+  const format = formatCheck(s, ptr, mode);
   if (format !== null) checks.push(format);
   return checks;
 }
 
 /** `format`: a string or numeric format, or null where it is an annotation (formats off, or `"enum"`). */
-function formatCheck(s: Record<string, unknown>, ptr: string, assertFormats: boolean): Check | null {
+function formatCheck(s: Record<string, unknown>, ptr: string, { assertFormats }: FormatMode): Check | null {
   if (s.format === undefined) return null;
   if (typeof s.format !== "string") {
     throw new SchemaError("format", `${ptr}/format`, `"format" at ${ptr}/format must be a string`);

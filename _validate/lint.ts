@@ -4,14 +4,6 @@
  * properties, invalid `pattern` regexes, unresolved `$ref`, keywords the validator cannot enforce, and
  * OpenAI strict-mode incompatibilities for tools declared with `strict: true`.
  *
- * @example
- * ```ts
- * import { lintTools } from "@toolguard/toolguard/validate";
- * const issues = lintTools([{ name: "get weather", input_schema: { type: "object", required: ["city"] } }]);
- * console.log(issues.map((i) => i.code));
- * // [ "invalid_name", "missing_description", "required_not_in_properties" ]
- * ```
- *
  * @module
  */
 import { escapePointer } from "../_common/pointer.ts";
@@ -78,6 +70,34 @@ type Obj = Record<string, unknown>;
 /**
  * Lints tool declarations in any provider shape. Never throws: a declaration with no recognisable shape is
  * reported as `invalid_declaration`.
+ *
+ * @example Catch declaration mistakes before a model sees them
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { lintTools } from "@toolguard/toolguard/validate";
+ *
+ * const issues = lintTools([{ name: "get weather", input_schema: { type: "object", required: ["city"] } }]);
+ * assert.deepEqual(issues.map((i) => i.code), ["invalid_name", "missing_description", "required_not_in_properties"]);
+ * assert.equal(issues[2].path, "/required");
+ * ```
+ *
+ * @example Name a keyword the validator cannot enforce
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { lintTools } from "@toolguard/toolguard/validate";
+ *
+ * const [issue] = lintTools([{
+ *   type: "function",
+ *   function: {
+ *     name: "pick",
+ *     description: "Pick an item",
+ *     parameters: { type: "object", properties: { item: { type: "string" } }, unevaluatedProperties: false },
+ *   },
+ * }]);
+ * assert.equal(issue.code, "unsupported_keyword");
+ * assert.equal(issue.severity, "error");
+ * assert.equal(issue.path, "/unevaluatedProperties");
+ * ```
  */
 export function lintTools(tools: readonly unknown[]): LintIssue[] {
   const issues: LintIssue[] = [];
