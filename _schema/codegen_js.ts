@@ -118,15 +118,36 @@ export function constCondition(e: Emit, c: unknown): string {
   return isPrim(c) ? `v === ${lit(c)}` : `eq(${e.constant(c)}, v)`;
 }
 
-/** The numeric bound tests of a node (`v >= 1`, `mult(v, 2)`), in keyword order. */
-export function numberConditions(s: Obj): string[] {
-  const conds: string[] = [];
-  if (s.minimum !== undefined) conds.push(`v >= ${lit(s.minimum)}`);
-  if (s.maximum !== undefined) conds.push(`v <= ${lit(s.maximum)}`);
-  if (s.exclusiveMinimum !== undefined) conds.push(`v > ${lit(s.exclusiveMinimum)}`);
-  if (s.exclusiveMaximum !== undefined) conds.push(`v < ${lit(s.exclusiveMaximum)}`);
-  if (s.multipleOf !== undefined) conds.push(`mult(v, ${lit(s.multipleOf)})`);
-  return conds;
+/** A numeric bound a node sets: its generated test, and the words of its finding. */
+export interface NumberBound {
+  /** The test that `v` keeps the bound, e.g. `v >= 1`. */
+  test: string;
+  /** The finding's `expected`, e.g. `>= 1`. */
+  expected: string;
+  /** The end of the finding's message, e.g. `at least 1`. */
+  words: string;
+}
+
+/** The numeric bounds of a node, in the interpreter's order (its findings come in that order). */
+export function numberBounds(s: Obj): NumberBound[] {
+  const bounds: NumberBound[] = [];
+  const { minimum: min, maximum: max, exclusiveMinimum: xmin, exclusiveMaximum: xmax, multipleOf: m } = s;
+  if (min !== undefined) {
+    bounds.push({ test: `v >= ${lit(min)}`, expected: `>= ${min}`, words: `at least ${min}` });
+  }
+  if (max !== undefined) {
+    bounds.push({ test: `v <= ${lit(max)}`, expected: `<= ${max}`, words: `at most ${max}` });
+  }
+  if (xmin !== undefined) {
+    bounds.push({ test: `v > ${lit(xmin)}`, expected: `> ${xmin}`, words: `greater than ${xmin}` });
+  }
+  if (xmax !== undefined) {
+    bounds.push({ test: `v < ${lit(xmax)}`, expected: `< ${xmax}`, words: `less than ${xmax}` });
+  }
+  if (m !== undefined) {
+    bounds.push({ test: `mult(v, ${lit(m)})`, expected: `a multiple of ${m}`, words: `a multiple of ${m}` });
+  }
+  return bounds;
 }
 
 /** True when the node has any of the array keywords the generator handles. */

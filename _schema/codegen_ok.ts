@@ -18,7 +18,7 @@ import {
   hasObjectKeywords,
   knownType,
   lit,
-  numberConditions,
+  numberBounds,
   type Obj,
   objectKeywords,
   typeBlock,
@@ -42,7 +42,7 @@ function valueLines(e: Emit, s: Obj): string[] {
 
 /** The numeric bounds, as one test. */
 function numberLines(s: Obj, known: string): string[] {
-  const conds = numberConditions(s);
+  const conds = numberBounds(s).map((b) => b.test);
   if (conds.length === 0) return [];
   return [
     `if (${known === "number" ? "" : 'typeof v === "number" && '}!(${conds.join(" && ")})) return false;`,

@@ -23,6 +23,7 @@ import {
   isPlainSchema,
   knownType,
   lit,
+  numberBounds,
   type Obj,
   objectKeywords,
   pushFinding,
@@ -116,39 +117,22 @@ function enumConstLines(site: Site): string[] {
 
 /** The numeric bounds: one combined test, then one finding per failed bound in the interpreter's order. */
 function numberLines(site: Site): string[] {
-  const s = site.s;
-  const bounds: [keyword: string, test: string, expected: string, words: string][] = [];
-  if (s.minimum !== undefined) bounds.push(["minimum", ">=", `>= ${s.minimum}`, `at least ${s.minimum}`]);
-  if (s.maximum !== undefined) bounds.push(["maximum", "<=", `<= ${s.maximum}`, `at most ${s.maximum}`]);
-  if (s.exclusiveMinimum !== undefined) {
-    const x = s.exclusiveMinimum;
-    bounds.push(["exclusiveMinimum", ">", `> ${x}`, `greater than ${x}`]);
-  }
-  if (s.exclusiveMaximum !== undefined) {
-    const x = s.exclusiveMaximum;
-    bounds.push(["exclusiveMaximum", "<", `< ${x}`, `less than ${x}`]);
-  }
-  if (s.multipleOf !== undefined) {
-    const m = s.multipleOf;
-    bounds.push(["multipleOf", "mult", `a multiple of ${m}`, `a multiple of ${m}`]);
-  }
+  const bounds = numberBounds(site.s);
   if (bounds.length === 0) return [];
-  const conds = bounds.map(([k, test]) =>
-    test === "mult" ? `mult(v, ${lit(s[k])})` : `v ${test} ${lit(s[k])}`
-  );
-  const reports = bounds.map(([, , expected, words], i) =>
-    `if (!(${conds[i]})) ${
+  const reports = bounds.map((b) =>
+    `if (!(${b.test})) ${
       pushFinding({
         code: CONSTRAINT,
-        message: message(site, ` must be ${words}.`),
-        expected: lit(expected),
+        message: message(site, ` must be ${b.words}.`),
+        expected: lit(b.expected),
         received: "sv",
       })
     }`
   );
   const guard = site.known === "number" ? "" : 'typeof v === "number" && ';
+  const all = bounds.map((b) => b.test).join(" && ");
   return [
-    `if (${guard}!(${conds.join(" && ")})) { if (out === null) return false; ok = false; const sv = "" + v; ${
+    `if (${guard}!(${all})) { if (out === null) return false; ok = false; const sv = "" + v; ${
       reports.join(" ")
     } }`,
   ];
