@@ -34,12 +34,12 @@ import {
   notChecker,
   numberChecker,
   numericFormatChecker,
-  objectChecker,
   oneOfChecker,
   patternChecker,
   typeChecker,
 } from "./checkers.ts";
 import { generate } from "./codegen.ts";
+import { objectChecker } from "./object_checker.ts";
 import { FORMATS } from "./formats.ts";
 import { RefResolver } from "./refs.ts";
 import { show } from "./report.ts";
