@@ -96,6 +96,15 @@ function commandEntry(name: string | undefined): { main: Main; summary: string }
 /**
  * Runs the program with its arguments (without the executable and script) and returns the exit status.
  *
+ * @example Exit statuses: 0 fine, 2 for a usage error
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { main } from "@toolguard/toolguard/cli";
+ *
+ * assert.equal(await main(["lint", "--help"]), 0);
+ * assert.equal(await main(["no-such-command"]), 2);
+ * ```
+ *
  * @param args The command-line arguments, e.g. `["validate", "calls.json", "--tools", "tools.json"]`.
  * @returns 0 when the thing checked is fine, 1 when it is not, 2 for usage errors.
  */
