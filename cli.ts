@@ -13,11 +13,13 @@
  * Exit status: 0 when the thing checked is fine, 1 when it failed or was rejected, 2 for usage errors.
  * It compiles to one executable: `deno task compile`, `deno task compile:bun`.
  *
- * @example
+ * @example Print the version
  * ```ts
+ * import assert from "node:assert/strict";
  * import { main } from "@toolguard/toolguard/cli";
+ *
  * const status = await main(["--version"]); // prints "toolguard 0.1.0" (the version in deno.json)
- * if (status !== 0) throw new Error("--version must exit 0");
+ * assert.equal(status, 0);
  * ```
  *
  * @module
