@@ -12,10 +12,10 @@
  * Calls a local model wrote into its text (`<tool_call>`, `<|python_tag|>`, `[TOOL_CALLS]`, fenced JSON) are
  * judged too when the response has no native calls; see `extract.ts`.
  *
- * @example A call to an undeclared tool never reaches the caller
+ * @example Reject a call to a tool the request does not declare
  * ```ts
- * import assert from "node:assert/strict";
  * import { gateCompletion } from "@toolguard/toolguard/gate";
+ * import assert from "node:assert/strict";
  *
  * const request = {
  *   model: "qwen3:4b",
@@ -49,19 +49,15 @@
  *
  * @module
  */
-export { assembleToolCalls, gateCompletion, guardFetch } from "./_gate/gate.ts";
-export type {
-  CompletionDialect,
-  FetchLike,
-  GateEvent,
-  GateOptions,
-  GateResult,
-  GuardFetchOptions,
-} from "./_gate/gate.ts";
+export { assembleToolCalls } from "./_gate/assemble.ts";
+export { gateCompletion } from "./_gate/gate.ts";
+export type { CompletionDialect, GateOptions, GateResult } from "./_gate/gate.ts";
+export { guardFetch } from "./_gate/fetch.ts";
+export type { FetchLike, GateEvent, GuardFetchOptions } from "./_gate/fetch.ts";
 export type {
   AssembledCalls,
   AssembledToolCall,
   StreamDialect,
   StreamFinding,
   StreamFindingCode,
-} from "./_gate/stream.ts";
+} from "./_gate/calls.ts";

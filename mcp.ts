@@ -6,13 +6,14 @@
  * them out). Every other message passes through unchanged.
  *
  * Three ways in:
- * - {@linkcode relayMcp} / {@linkcode runMcpRelay}: start a stdio server as a child process and relay
- *   newline-delimited JSON-RPC between a client and it (what `toolguard mcp -- CMD ARGS...` runs);
+ * - {@linkcode relayMcp} / {@linkcode relayMcpStdio}: start a stdio server as a child process and relay
+ *   newline-delimited JSON-RPC between a client and it: any byte streams you pass in, or this process's
+ *   own stdin/stdout (what `toolguard mcp -- CMD ARGS...` runs; `runMcpRelay` is its deprecated old name);
  * - {@linkcode guardMcpTransport}: wrap an MCP client transport in code (any object with the SDK's
  *   `start`/`send`/`close`/`onmessage` shape);
  * - {@linkcode createMcpGuard}: the judge on its own, for any other plumbing.
  *
- * @example Judge calls against the tools a server listed
+ * @example Judge calls against a server's tools
  * ```ts
  * import assert from "node:assert/strict";
  * import { createMcpGuard } from "@toolguard/toolguard/mcp";
@@ -26,13 +27,15 @@
  * const bad = guard.checkCall({ name: "get-sum", arguments: { a: "one" } });
  * assert.equal(ok.allowed, true);
  * assert.equal(bad.allowed, false);
- * if (bad.allowed) throw new Error("unreachable");
- * assert.equal(bad.result.isError, true); // the model reads bad.result.content[0].text and retries
+ * // The model reads the rejection's text (bad.result.content[0].text) and retries.
+ * if (!bad.allowed) assert.equal(bad.result.isError, true);
  * ```
  *
  * @module
  */
-export { createMcpGuard, guardMcpTransport, relayMcp, runMcpRelay } from "./_mcp/mcp.ts";
+export { createMcpGuard } from "./_mcp/guard.ts";
+export { guardMcpTransport } from "./_mcp/transport.ts";
+export { relayMcp, relayMcpStdio, runMcpRelay } from "./_mcp/relay.ts";
 export type {
   McpCallCheck,
   McpEvent,
@@ -42,13 +45,13 @@ export type {
   McpOutputFinding,
   McpRejection,
   McpRelayExit,
-  McpRelayOptions,
   McpResultCheck,
   McpSession,
   McpSinks,
   McpTextContent,
   McpToolsSummary,
-  McpTransport,
   UncheckedToolPolicy,
-} from "./_mcp/mcp.ts";
+} from "./_mcp/types.ts";
+export type { McpRelayOptions } from "./_mcp/relay.ts";
+export type { McpTransport } from "./_mcp/transport.ts";
 export type { JsonRpcId, JsonRpcMessage } from "./_mcp/jsonrpc.ts";

@@ -171,7 +171,7 @@ export type {
 } from "./stats.ts";
 
 // Guard an MCP server (mcp.ts)
-export { createMcpGuard, guardMcpTransport, relayMcp, runMcpRelay } from "./mcp.ts";
+export { createMcpGuard, guardMcpTransport, relayMcp, relayMcpStdio, runMcpRelay } from "./mcp.ts";
 export type {
   JsonRpcId,
   JsonRpcMessage,

@@ -17,7 +17,8 @@ import {
   UsageError,
   writeErr,
 } from "./io.ts";
-import { type McpEvent, runMcpRelay } from "../_mcp/mcp.ts";
+import type { McpEvent } from "../_mcp/types.ts";
+import { relayMcpStdio } from "../_mcp/relay.ts";
 
 /** The `toolguard mcp --help` text. */
 export const MCP_HELP = `toolguard mcp: guard any stdio MCP server without changing it
@@ -113,7 +114,7 @@ export function main(args: string[]): Promise<number> {
       }
     };
     try {
-      const exit = await runMcpRelay(server[0], server.slice(1), {
+      const exit = await relayMcpStdio(server[0], server.slice(1), {
         scanOutput: values["scan-output"] === true,
         redact: values.redact === true,
         uncheckedTools: values["forward-unchecked"] === true ? "forward" : "reject",

@@ -101,7 +101,7 @@ function readHermes(text: string, at: number, out: ExtractedToolCall[], find: Fi
   const blockEnd = close < 0 ? text.length : close + "</tool_call>".length;
   const block = { start: at, end: blockEnd };
   if (text.startsWith("<function=", bodyStart)) {
-    out.push(readQwenXml(text, bodyStart, trimEnd(text, bodyStart, bodyEnd), block, close < 0));
+    out.push(readQwenXml(text, bodyStart, trimEnd(text, bodyStart, bodyEnd), block, { unclosed: close < 0 }));
     return blockEnd;
   }
   const n = readJsonCalls(text, bodyStart, trimEnd(text, bodyStart, bodyEnd), "hermes", block, out);
@@ -114,7 +114,7 @@ function readQwenXml(
   start: number,
   end: number,
   block: { start: number; end: number },
-  unclosed: boolean,
+  { unclosed }: { unclosed: boolean },
 ): ExtractedToolCall {
   const body = text.slice(start, end);
   const head = /^<function=([^>\n]*)>/.exec(body);

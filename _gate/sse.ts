@@ -34,7 +34,8 @@ export function sseParser(): FrameParser<SseEvent> {
   let searchFrom = 0; // where to resume looking for a line end (everything before has none)
   let lines: string[] = [];
 
-  const take = (final: boolean): SseEvent[] => {
+  /** The frames complete in the buffer; with `final`, the unterminated last one too. */
+  const take = ({ final }: { final: boolean }): SseEvent[] => {
     const out: SseEvent[] = [];
     for (;;) {
       let eol = -1;
@@ -90,10 +91,10 @@ export function sseParser(): FrameParser<SseEvent> {
   return {
     push(text: string): SseEvent[] {
       buffer += text;
-      return take(false);
+      return take({ final: false });
     },
     end(): SseEvent[] {
-      return take(true);
+      return take({ final: true });
     },
   };
 }

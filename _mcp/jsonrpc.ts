@@ -167,3 +167,16 @@ export function isResponse(value: JsonRpcMessage): boolean {
 export function idKey(id: JsonRpcId | undefined): string {
   return typeof id === "number" ? `n:${id}` : `s:${String(id)}`;
 }
+
+/** A JSON-RPC error answer. */
+export function errorResponse(id: JsonRpcId, code: number, message: string): JsonRpcMessage {
+  return { jsonrpc: "2.0", id, error: { code, message } };
+}
+
+/** A line's bytes with the `\n` that ends it on the wire (as a framer hands them on, without it). */
+export function withNewline(bytes: Uint8Array): Uint8Array {
+  const out = new Uint8Array(bytes.length + 1);
+  out.set(bytes);
+  out[bytes.length] = 0x0a;
+  return out;
+}

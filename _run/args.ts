@@ -23,15 +23,29 @@ export type ToolArg = string | ModelValue;
  *
  * Numbers and booleans become their string form; other values their JSON text.
  *
- * @example
+ * @example Refuse a model-chosen value that a tool would read as an option
  * ```ts
+ * import assert from "node:assert/strict";
  * import { fromModel, runTool } from "@toolguard/toolguard/guard";
- * const pattern = "-e"; // what the model asked for
- * const unsafe = await runTool("rg", ["--json", fromModel(pattern), "src"]);
- * console.log(unsafe.kind); // "spawn": refused, nothing ran
- * // After a developer-written "--" the same value is only a search pattern:
- * const safeArgs = ["--json", "--", fromModel(pattern), "src"];
- * void safeArgs;
+ *
+ * const pattern = "--pre=./evil.sh"; // what the model asked to search for
+ * const refused = await runTool("rg", ["--json", fromModel(pattern), "src"]);
+ * assert.equal(refused.kind, "spawn"); // refused before anything ran
+ * assert.match(refused.detail, /came from the model and starts with "-"/);
+ * ```
+ *
+ * @example After a developer-written `--`, the same value is only data
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import process from "node:process";
+ * import { fromModel, runTool } from "@toolguard/toolguard/guard";
+ *
+ * // The current runtime as the tool: it prints the last argument it was given.
+ * const script = "console.log(JSON.stringify({ ok: true, items: [process.argv.at(-1)] }))";
+ * const evalFlag = "Deno" in globalThis ? "eval" : "-e";
+ * const result = await runTool(process.execPath, [evalFlag, script, "--", fromModel("-e")], { timeoutMs: 20_000 });
+ * assert.equal(result.kind, "results");
+ * assert.deepEqual(result.items, ["-e"]);
  * ```
  */
 export function fromModel(value: unknown): ModelValue {

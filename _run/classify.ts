@@ -15,6 +15,20 @@ export const DEFAULT_MAX_DETAIL = 400;
 /** Bytes of stderr kept (the tail). */
 export const STDERR_TAIL_BYTES = 8192;
 
+/** The named stdout protocols (a {@linkcode Protocol} may also be a parsing function). */
+export type ProtocolName = Exclude<Protocol, (stdout: string) => unknown[]>;
+/** Every {@linkcode ProtocolName}; the check below fails to compile if `Protocol` gains a name this lacks. */
+export const PROTOCOL_NAMES = [
+  "envelope",
+  "json",
+  "jsonl",
+  "lines",
+  "text",
+] as const satisfies readonly ProtocolName[];
+const protocolNamesComplete: [Exclude<ProtocolName, typeof PROTOCOL_NAMES[number]>] extends [never] ? true
+  : never = true;
+void protocolNamesComplete;
+
 /** Why the guard itself ended the process tree. */
 export type KilledBy = "timeout" | "abort" | "overflow";
 
@@ -240,13 +254,37 @@ function parseStdout(text: string, protocol: Protocol): Parsed {
  * whether and why the guard ended it) to a {@linkcode ToolResult}. {@linkcode runTool} uses it; it is exported
  * for runners of your own and for tests. It never throws.
  *
- * @example
+ * @example Silence is never an answer
  * ```ts
+ * import assert from "node:assert/strict";
  * import { classify } from "@toolguard/toolguard/guard";
- * const r = classify({ exitCode: 0, signal: null, stdout: '{"ok":true,"items":[]}' });
- * console.log(r.kind, r.items); // "empty" []
- * const s = classify({ exitCode: 0, signal: null, stdout: "" });
- * console.log(s.kind, s.items); // "protocol" null: silence is never an answer
+ *
+ * const empty = classify({ exitCode: 0, signal: null, stdout: '{"ok":true,"items":[]}' });
+ * assert.equal(empty.kind, "empty");
+ * assert.deepEqual(empty.items, []);
+ * // A tool that printed nothing said nothing: that is a protocol failure, not "found nothing".
+ * const silent = classify({ exitCode: 0, signal: null, stdout: "" });
+ * assert.equal(silent.kind, "protocol");
+ * assert.equal(silent.items, null);
+ * ```
+ *
+ * @example Classify the outcome of a runner of your own
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { classify } from "@toolguard/toolguard/guard";
+ *
+ * // One path per line, and exit 1 means "no match" (as grep and rg use it).
+ * const found = classify(
+ *   { exitCode: 0, signal: null, stdout: "src/a.ts\nsrc/b.ts\n" },
+ *   { protocol: "lines", exitCodes: { 1: "empty" } },
+ * );
+ * assert.deepEqual(found.items, ["src/a.ts", "src/b.ts"]);
+ * const none = classify({ exitCode: 1, signal: null, stdout: "" }, { protocol: "lines", exitCodes: { 1: "empty" } });
+ * assert.equal(none.kind, "empty");
+ * // Killed by a signal: a failure whatever stdout held.
+ * const killed = classify({ exitCode: null, signal: "SIGKILL", stdout: "src/a.ts\n" }, { protocol: "lines" });
+ * assert.equal(killed.ok, false);
+ * assert.equal(killed.kind, "exit");
  * ```
  */
 export function classify(outcome: ProcessOutcome, options: ClassifyOptions = {}): ToolResult {

@@ -4,7 +4,14 @@
  * @module
  */
 
-import { spawnChild, trackLive, unrefTimeout, untrackLive } from "./runtime.ts";
+import {
+  type ChildExit,
+  type LiveChild,
+  spawnChild,
+  trackLive,
+  unrefTimeout,
+  untrackLive,
+} from "./runtime.ts";
 import { scan } from "../_scan/scan.ts";
 import { isModelValue, prepareArgs, type ToolArg } from "./args.ts";
 import {
@@ -14,6 +21,7 @@ import {
   DEFAULT_TIMEOUT_MS,
   failure,
   type KilledBy,
+  PROTOCOL_NAMES,
   STDERR_TAIL_BYTES,
   toBytes,
 } from "./classify.ts";
@@ -60,11 +68,11 @@ function checkOptions(options: RunOptions): string | null {
   }
   if (
     protocol !== undefined && typeof protocol !== "function" &&
-    !["envelope", "json", "jsonl", "lines", "text"].includes(protocol)
+    !(PROTOCOL_NAMES as readonly unknown[]).includes(protocol)
   ) {
-    return `invalid option protocol ${
-      JSON.stringify(protocol)
-    }: use envelope, json, jsonl, lines, text or a function`;
+    return `invalid option protocol ${JSON.stringify(protocol)}: use ${
+      PROTOCOL_NAMES.join(", ")
+    } or a function`;
   }
   if (onOverflow !== undefined && onOverflow !== "fail" && onOverflow !== "truncate") {
     return `invalid option onOverflow ${JSON.stringify(onOverflow)}: use "fail" or "truncate"`;
@@ -91,28 +99,19 @@ function abortReasonText(signal: AbortSignal): string {
   return reason === undefined ? "" : String(reason);
 }
 
+/** Start the tool and classify how its run ended. Throws only on a bug in the guard (runTool catches it). */
 async function execute(command: string, args: readonly ToolArg[], options: RunOptions): Promise<ToolResult> {
   const started = performance.now();
-  const problem = typeof command !== "string" || command === ""
-    ? "command must be a non-empty string"
-    : checkOptions(options);
   const elapsed = () => performance.now() - started;
   const notRun = (spawnError: string, durationMs?: number) =>
     classify({ spawnError, exitCode: null, signal: null, stdout: "", durationMs }, options);
+  const problem = typeof command !== "string" || command === ""
+    ? "command must be a non-empty string"
+    : checkOptions(options);
   if (problem) return notRun(problem);
   const prepared = prepareArgs(args);
   if (!prepared.ok) return notRun(prepared.reason);
-  if (options.signal?.aborted) {
-    const reason = abortReasonText(options.signal);
-    return classify({
-      exitCode: null,
-      signal: null,
-      stdout: "",
-      killedBy: "abort",
-      abortReason: `before the tool started${reason ? `: ${reason}` : ""}`,
-      durationMs: elapsed(),
-    }, options);
-  }
+  if (options.signal?.aborted) return abortedBeforeStart(options.signal, options, elapsed());
   const attempt = await spawnChild({
     command,
     args: prepared.argv,
@@ -125,151 +124,244 @@ async function execute(command: string, args: readonly ToolArg[], options: RunOp
   if (!attempt.ok) {
     return notRun(`could not start ${JSON.stringify(command)}${where}: ${attempt.reason}`, elapsed());
   }
-  const child = attempt.child;
-  trackLive(child.pid);
+  const run = await new ToolRun(attempt.child, options).finished();
+  // Started through a launcher (setsid) that could not exec the tool: that is a failure to start, not an exit.
+  const notStarted = run.exit && run.killedBy === null
+    ? attempt.child.startFailure?.(run.exit, run.wroteStdout, run.stderr)
+    : null;
+  if (notStarted) {
+    return notRun(`could not start ${JSON.stringify(command)}${where}: ${notStarted}`, elapsed());
+  }
+  return classify({
+    exitCode: run.exit?.code ?? null,
+    signal: run.exit?.signal ?? null,
+    stdout: run.stdout,
+    stderr: run.stderr,
+    killedBy: run.killedBy,
+    abortReason: run.abortReason,
+    durationMs: elapsed(),
+  }, options);
+}
 
-  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const cap = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
-  const keepOnOverflow = options.onOverflow === "truncate";
-  let killedBy: KilledBy | null = null;
-  let abortReason = "";
-  let exit: { code: number | null; signal: string | null } | null = null;
-  let lastData = performance.now();
-  let stopWaiting: () => void = () => {};
-  const stopped = new Promise<"stop">((resolve) => (stopWaiting = () => resolve("stop")));
-  const timers: ReturnType<typeof setTimeout>[] = [];
-  let killScheduled = false;
+/** The result for a signal that was aborted before the tool could start: nothing runs. */
+function abortedBeforeStart(signal: AbortSignal, options: RunOptions, durationMs: number): ToolResult {
+  const reason = abortReasonText(signal);
+  return classify({
+    exitCode: null,
+    signal: null,
+    stdout: "",
+    killedBy: "abort",
+    abortReason: `before the tool started${reason ? `: ${reason}` : ""}`,
+    durationMs,
+  }, options);
+}
 
-  // End the tree: SIGTERM now, SIGKILL after the grace period, then stop waiting shortly after. The SIGKILL
-  // timer is not cleared on settle: a descendant that ignores SIGTERM must still die.
-  let settled = false;
-  const endTree = () => {
-    if (killScheduled) return;
-    killScheduled = true;
+/** What one run produced, ready to classify. */
+interface RunOutcome {
+  /** How the child ended, or null when the guard stopped waiting first. */
+  exit: ChildExit | null;
+  /** Stdout within the cap (empty after an overflow unless `onOverflow: "truncate"`). */
+  stdout: Uint8Array;
+  /** Whether the tool wrote anything to stdout at all. */
+  wroteStdout: boolean;
+  /** The last {@linkcode STDERR_TAIL_BYTES} of stderr. */
+  stderr: Uint8Array;
+  /** Why the guard ended the tree, or null when it did not. */
+  killedBy: KilledBy | null;
+  /** The abort signal's reason, when `killedBy` is `"abort"`. */
+  abortReason: string;
+}
+
+/**
+ * One run of a started tool: reads stdout up to the cap and a bounded tail of stderr, ends the process tree
+ * on overflow, timeout or abort, drains the pipes after the child exits (but not forever), and settles once.
+ */
+class ToolRun {
+  readonly #child: LiveChild;
+  readonly #options: RunOptions;
+  readonly #cap: number;
+  readonly #keepOnOverflow: boolean;
+  readonly #stdout: Uint8Array[] = [];
+  #stdoutBytes = 0;
+  readonly #stderr = new TailBuffer(STDERR_TAIL_BYTES);
+  #killedBy: KilledBy | null = null;
+  #abortReason = "";
+  #exit: ChildExit | null = null;
+  /** When bytes last arrived on either pipe (the drain waits for a quiet spell, not for end-of-file). */
+  #lastData = performance.now();
+  readonly #timers: ReturnType<typeof setTimeout>[] = [];
+  #killScheduled = false;
+  #settled = false;
+  #stopWaiting: () => void = () => {};
+  readonly #stopped = new Promise<"stop">((resolve) => (this.#stopWaiting = () => resolve("stop")));
+
+  constructor(child: LiveChild, options: RunOptions) {
+    this.#child = child;
+    this.#options = options;
+    this.#cap = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
+    this.#keepOnOverflow = options.onOverflow === "truncate";
+  }
+
+  /** Watch the run until it is over, and return what it produced. */
+  async finished(): Promise<RunOutcome> {
+    trackLive(this.#child.pid);
+    const pipes = Promise.all([this.#readStdout(), this.#readStderr()]).then(() => "closed" as const);
+    this.#startTimer(this.#options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+    this.#options.signal?.addEventListener("abort", this.#onAbort, { once: true });
+    // An abort that fired while the child was being started has no event left to deliver.
+    if (this.#options.signal?.aborted) this.#onAbort();
+    const exited = this.#child.exited.then((exit) => {
+      this.#exit = exit;
+      return "exited" as const;
+    });
+    let pipesClosed = false;
+    try {
+      if ((await Promise.race([exited, this.#stopped])) === "exited") pipesClosed = await this.#drain(pipes);
+    } finally {
+      this.#settled = true;
+      for (const timer of this.#timers) clearTimeout(timer);
+      this.#options.signal?.removeEventListener("abort", this.#onAbort);
+    }
+    this.#release(pipesClosed);
+    const overflowed = this.#killedBy === "overflow" && !this.#keepOnOverflow;
+    return {
+      exit: this.#exit,
+      stdout: overflowed ? new Uint8Array(0) : join(this.#stdout, this.#stdoutBytes),
+      wroteStdout: this.#stdoutBytes > 0,
+      stderr: this.#stderr.bytes(),
+      killedBy: this.#killedBy,
+      abortReason: this.#abortReason,
+    };
+  }
+
+  /** Count stdout bytes as they arrive; past the cap, end the tree and stop reading (never buffer more). */
+  async #readStdout(): Promise<void> {
+    const source = this.#child.stdout;
+    for (;;) {
+      const chunk = await source.read();
+      if (chunk === null) return;
+      this.#lastData = performance.now();
+      if (this.#stdoutBytes + chunk.length > this.#cap) {
+        if (this.#keepOnOverflow) this.#stdout.push(chunk.subarray(0, this.#cap - this.#stdoutBytes));
+        else this.#stdout.length = 0;
+        this.#stdoutBytes = this.#cap;
+        if (this.#killedBy === null) this.#killedBy = "overflow";
+        this.#endTree();
+        source.cancel();
+        return;
+      }
+      this.#stdout.push(chunk);
+      this.#stdoutBytes += chunk.length;
+    }
+  }
+
+  /** Keep a bounded tail of stderr. */
+  async #readStderr(): Promise<void> {
+    for (;;) {
+      const chunk = await this.#child.stderr.read();
+      if (chunk === null) return;
+      this.#lastData = performance.now();
+      this.#stderr.push(chunk);
+    }
+  }
+
+  /** The run's time limit: a tool still running then is ended; one that finished only has its drain cut short. */
+  #startTimer(timeoutMs: number): void {
+    this.#timers.push(setTimeout(() => {
+      if (this.#exit === null) this.#endBecause("timeout");
+      else this.#stopWaiting();
+    }, timeoutMs));
+  }
+
+  readonly #onAbort = (): void => {
+    this.#abortReason = this.#options.signal ? abortReasonText(this.#options.signal) : "";
+    this.#endBecause("abort");
+  };
+
+  #endBecause(why: KilledBy): void {
+    if (this.#killedBy !== null || this.#exit !== null) return;
+    this.#killedBy = why;
+    this.#endTree();
+  }
+
+  /**
+   * End the tree: SIGTERM now, SIGKILL after the grace period, then stop waiting shortly after. The SIGKILL
+   * timer is not cleared on settle: a descendant that ignores SIGTERM must still die.
+   */
+  #endTree(): void {
+    if (this.#killScheduled) return;
+    this.#killScheduled = true;
+    const child = this.#child;
     child.killTree("SIGTERM");
     unrefTimeout(() => {
       child.killTree("SIGKILL");
       untrackLive(child.pid);
     }, KILL_GRACE_MS);
-    if (!settled) timers.push(setTimeout(stopWaiting, KILL_GRACE_MS + SETTLE_SLACK_MS));
-  };
-  const endBecause = (why: KilledBy) => {
-    if (killedBy !== null || exit !== null) return;
-    killedBy = why;
-    endTree();
-  };
+    if (!this.#settled) this.#timers.push(setTimeout(this.#stopWaiting, KILL_GRACE_MS + SETTLE_SLACK_MS));
+  }
 
-  // stdout: count bytes as they arrive; past the cap, end the tree and stop reading (never buffer more).
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  const readStdout = (async () => {
+  /**
+   * The child is gone: wait for end-of-file on both pipes, but not for a descendant that holds them open and
+   * stays silent. Returns whether the pipes closed.
+   */
+  async #drain(pipes: Promise<"closed">): Promise<boolean> {
+    this.#lastData = Math.max(this.#lastData, performance.now());
+    let confirmed = false;
     for (;;) {
-      const chunk = await child.stdout.read();
-      if (chunk === null) return;
-      lastData = performance.now();
-      if (total + chunk.length > cap) {
-        if (keepOnOverflow) chunks.push(chunk.subarray(0, cap - total));
-        else chunks.length = 0;
-        total = cap;
-        if (killedBy === null) killedBy = "overflow";
-        endTree();
-        child.stdout.cancel();
-        return;
-      }
-      chunks.push(chunk);
-      total += chunk.length;
+      let wait = DRAIN_IDLE_MS - (performance.now() - this.#lastData);
+      if (wait <= 0) {
+        // Idle long enough. On a starved machine the timer and pending reads can become ready together,
+        // so give pending reads one more short turn before cutting the pipes.
+        if (confirmed) return false;
+        confirmed = true;
+        wait = 15;
+      } else confirmed = false;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const idle = new Promise<"idle">((resolve) => (timer = setTimeout(() => resolve("idle"), wait)));
+      const r = await Promise.race([pipes, this.#stopped, idle]);
+      clearTimeout(timer);
+      if (r === "closed") return true;
+      if (r === "stop") return false;
     }
-  })();
-  // stderr: keep a bounded tail.
-  let errChunks: Uint8Array[] = [];
-  let errBytes = 0;
-  const readStderr = (async () => {
-    for (;;) {
-      const chunk = await child.stderr.read();
-      if (chunk === null) return;
-      lastData = performance.now();
-      errChunks.push(chunk);
-      errBytes += chunk.length;
-      while (errBytes - errChunks[0].length >= STDERR_TAIL_BYTES) errBytes -= errChunks.shift()!.length;
-      if (errChunks.length > 64) {
-        errChunks = [tail(join(errChunks, errBytes), STDERR_TAIL_BYTES)];
-        errBytes = errChunks[0].length;
-      }
-    }
-  })();
+  }
 
-  timers.push(setTimeout(() => {
-    if (exit === null) endBecause("timeout");
-    else stopWaiting(); // the tool itself finished in time; only the drain is cut short
-  }, timeoutMs));
-  const onAbort = () => {
-    abortReason = options.signal ? abortReasonText(options.signal) : "";
-    endBecause("abort");
-  };
-  options.signal?.addEventListener("abort", onAbort, { once: true });
-  // An abort that fired while the child was being started has no event left to deliver.
-  if (options.signal?.aborted) onAbort();
-
-  const exited = child.exited.then((e) => {
-    exit = e;
-    return "exited" as const;
-  });
-  const pipes = Promise.all([readStdout, readStderr]).then(() => "closed" as const);
-  let pipesClosed = false;
-  try {
-    if ((await Promise.race([exited, stopped])) === "exited") {
-      // Drain: the child is gone; wait for end-of-file, but not for a descendant that holds the pipes open
-      // and stays silent.
-      lastData = Math.max(lastData, performance.now());
-      let confirmed = false;
-      for (;;) {
-        let wait = DRAIN_IDLE_MS - (performance.now() - lastData);
-        if (wait <= 0) {
-          // Idle long enough. On a starved machine the timer and pending reads can become ready together,
-          // so give pending reads one more short turn before cutting the pipes.
-          if (confirmed) break;
-          confirmed = true;
-          wait = 15;
-        } else confirmed = false;
-        let timer: ReturnType<typeof setTimeout> | undefined;
-        const idle = new Promise<"idle">((resolve) => (timer = setTimeout(() => resolve("idle"), wait)));
-        const r = await Promise.race([pipes, stopped, idle]);
-        clearTimeout(timer);
-        if (r === "closed") {
-          pipesClosed = true;
-          break;
-        }
-        if (r === "stop") break;
-      }
+  /** After settling: whatever still holds our pipes is an orphan of this run; otherwise forget the tree. */
+  #release(pipesClosed: boolean): void {
+    if (!pipesClosed) {
+      this.#child.stdout.cancel();
+      this.#child.stderr.cancel();
+      this.#endTree();
+    } else if (!this.#killScheduled) {
+      untrackLive(this.#child.pid);
     }
-  } finally {
-    settled = true;
-    for (const t of timers) clearTimeout(t);
-    options.signal?.removeEventListener("abort", onAbort);
   }
-  if (!pipesClosed) {
-    child.stdout.cancel();
-    child.stderr.cancel();
-    endTree(); // whatever still holds our pipes is an orphan of this run
-  } else if (!killScheduled) {
-    untrackLive(child.pid);
+}
+
+/** The last `max` bytes of a stream, kept in few chunks. */
+class TailBuffer {
+  readonly #max: number;
+  #chunks: Uint8Array[] = [];
+  #bytes = 0;
+
+  constructor(max: number) {
+    this.#max = max;
   }
-  const final = exit as { code: number | null; signal: string | null } | null;
-  const stderr = tail(join(errChunks, errBytes), STDERR_TAIL_BYTES);
-  // Started through a launcher (setsid) that could not exec the tool: that is a failure to start, not an exit.
-  const notStarted = final && killedBy === null ? child.startFailure?.(final, total > 0, stderr) : null;
-  if (notStarted) {
-    return notRun(`could not start ${JSON.stringify(command)}${where}: ${notStarted}`, elapsed());
+
+  /** Add a chunk, dropping whole chunks that fell out of the tail. */
+  push(chunk: Uint8Array): void {
+    this.#chunks.push(chunk);
+    this.#bytes += chunk.length;
+    while (this.#bytes - this.#chunks[0].length >= this.#max) this.#bytes -= this.#chunks.shift()!.length;
+    if (this.#chunks.length > 64) {
+      this.#chunks = [this.bytes()];
+      this.#bytes = this.#chunks[0].length;
+    }
   }
-  return classify({
-    exitCode: final?.code ?? null,
-    signal: final?.signal ?? null,
-    stdout: killedBy === "overflow" && !keepOnOverflow ? new Uint8Array(0) : join(chunks, total),
-    stderr,
-    killedBy,
-    abortReason,
-    durationMs: elapsed(),
-  }, options);
+
+  /** The tail: at most `max` bytes. */
+  bytes(): Uint8Array {
+    return tail(join(this.#chunks, this.#bytes), this.#max);
+  }
 }
 
 function tail(bytes: Uint8Array, max: number): Uint8Array {
@@ -299,11 +391,41 @@ function join(chunks: Uint8Array[], total: number): Uint8Array {
  * @param options See {@linkcode RunOptions}.
  * @returns The classified result; `items === null` exactly when `ok === false`.
  *
- * @example
+ * @example A tool that cannot start is a failure, never "found nothing"
  * ```ts
+ * import assert from "node:assert/strict";
  * import { runTool } from "@toolguard/toolguard/guard";
+ *
  * const result = await runTool("./no-such-tool");
- * console.log(result.ok, result.kind, result.items); // false "spawn" null
+ * assert.equal(result.ok, false);
+ * assert.equal(result.kind, "spawn");
+ * assert.equal(result.items, null);
+ * ```
+ *
+ * @example Read the items a tool printed
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import process from "node:process";
+ * import { fromModel, runTool } from "@toolguard/toolguard/guard";
+ *
+ * // The current runtime as the tool: it prints a JSON envelope holding the value it was given.
+ * const script = "console.log(JSON.stringify({ ok: true, items: [process.argv.at(-1)] }))";
+ * const evalFlag = "Deno" in globalThis ? "eval" : "-e";
+ * const result = await runTool(process.execPath, [evalFlag, script, fromModel("needle")], { timeoutMs: 20_000 });
+ * assert.equal(result.kind, "results");
+ * assert.deepEqual(result.items, ["needle"]);
+ * ```
+ *
+ * @example End a hung tool at its time limit
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import process from "node:process";
+ * import { runTool } from "@toolguard/toolguard/guard";
+ *
+ * const hang = "setTimeout(() => {}, 60_000)";
+ * const result = await runTool(process.execPath, ["Deno" in globalThis ? "eval" : "-e", hang], { timeoutMs: 300 });
+ * assert.equal(result.kind, "timeout"); // its whole process tree was ended
+ * assert.equal(result.items, null);
  * ```
  */
 export async function runTool(

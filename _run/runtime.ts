@@ -13,7 +13,22 @@
  * @module
  */
 
+import {
+  type BunFileSink,
+  bunSink,
+  type ByteSink,
+  type ByteSource,
+  ENDED,
+  type NodeReadable,
+  nodeSink,
+  nodeSource,
+  type NodeWritable,
+  webSink,
+  webSource,
+} from "./pipes.ts";
 import { planWindowsLaunch, windowsTreeKill } from "./windows.ts";
+
+export type { ByteSink, ByteSource } from "./pipes.ts";
 import { watchWindowsExitCode } from "./windows_exit.ts";
 
 // Minimal structural views of the runtime APIs used here, so this file type-checks under Deno and Bun alike.
@@ -48,9 +63,10 @@ interface DenoApi {
 }
 interface BunSubprocess {
   pid: number;
-  stdin: { write(chunk: Uint8Array): unknown; end(): unknown } | null;
+  stdin: BunFileSink | null;
   stdout: ReadableStream<Uint8Array>;
-  stderr: ReadableStream<Uint8Array>;
+  /** Undefined unless stderr is piped. */
+  stderr: ReadableStream<Uint8Array> | undefined;
   exited: Promise<number>;
   exitCode: number | null;
   signalCode: string | null;
@@ -99,9 +115,20 @@ export interface SpawnSpec {
   env?: Record<string, string>;
   /** Start from an empty environment. */
   clearEnv?: boolean;
-  /** Bytes written to stdin, which is then closed; null means stdin is `/dev/null`. */
-  stdin: Uint8Array | null;
+  /**
+   * The child's stdin: these bytes, then end-of-file; `null` for `/dev/null`; or `"piped"` for a pipe the
+   * caller keeps writing to through {@linkcode LiveChild.stdin} (a long-lived child such as an MCP server).
+   */
+  stdin: Uint8Array | null | "piped";
+  /**
+   * The child's stderr: `"piped"` (default) to read it through {@linkcode LiveChild.stderr}, `"inherit"` to
+   * share ours, `"ignore"` to drop it.
+   */
+  stderr?: StderrMode;
 }
+
+/** Where a child's stderr goes. */
+export type StderrMode = "piped" | "inherit" | "ignore";
 
 /** How a child ended. Exactly one of `code` and `signal` is non-null. */
 export interface ChildExit {
@@ -111,21 +138,15 @@ export interface ChildExit {
   signal: string | null;
 }
 
-/** A pull-based byte source over a child's pipe. `read()` resolves null at end-of-file or after `cancel()`. */
-export interface ByteSource {
-  /** The next chunk, or null at end-of-file. */
-  read(): Promise<Uint8Array | null>;
-  /** Stop reading and close our end of the pipe. */
-  cancel(): void;
-}
-
 /** A started child process. */
 export interface LiveChild {
   /** Process id (also the process group id on POSIX). */
   pid: number;
+  /** The child's stdin, when the spec asked for `"piped"`; otherwise null. */
+  stdin: ByteSink | null;
   /** The child's stdout. */
   stdout: ByteSource;
-  /** The child's stderr. */
+  /** The child's stderr (at end-of-file at once unless the spec's `stderr` is `"piped"`). */
   stderr: ByteSource;
   /** Resolves when the child itself has exited, whether or not its pipes are closed. */
   exited: Promise<ChildExit>;
@@ -194,80 +215,9 @@ function isFileSync(path: string): boolean {
   }
 }
 
-function webSource(stream: ReadableStream<Uint8Array>): ByteSource {
-  const reader = stream.getReader();
-  let done = false;
-  return {
-    async read() {
-      if (done) return null;
-      try {
-        const r = await reader.read();
-        if (r.done) {
-          done = true;
-          return null;
-        }
-        return r.value;
-      } catch {
-        done = true;
-        return null;
-      }
-    },
-    cancel() {
-      if (done) return;
-      done = true;
-      reader.cancel().catch(() => {});
-    },
-  };
-}
-
-interface NodeReadable {
-  on(event: string, handler: (...a: unknown[]) => void): unknown;
-  pause(): unknown;
-  resume(): unknown;
-  destroy(): unknown;
-}
-
-function nodeSource(stream: NodeReadable): ByteSource {
-  const queue: Uint8Array[] = [];
-  let ended = false;
-  let waiter: (() => void) | null = null;
-  const wake = () => {
-    const w = waiter;
-    waiter = null;
-    w?.();
-  };
-  stream.on("data", (chunk) => {
-    queue.push(chunk as Uint8Array);
-    stream.pause(); // backpressure: one chunk at a time, resumed on read()
-    wake();
-  });
-  stream.on("end", () => {
-    ended = true;
-    wake();
-  });
-  stream.on("close", () => {
-    ended = true;
-    wake();
-  });
-  stream.on("error", () => {
-    ended = true;
-    wake();
-  });
-  return {
-    async read() {
-      while (queue.length === 0 && !ended) {
-        stream.resume();
-        await new Promise<void>((resolve) => (waiter = resolve));
-      }
-      return queue.shift() ?? null;
-    },
-    cancel() {
-      ended = true;
-      queue.length = 0;
-      stream.destroy();
-      wake();
-    },
-  };
+/** Whether the child's stderr is read through `LiveChild.stderr` (the default). */
+function stderrPiped(spec: SpawnSpec): boolean {
+  return spec.stderr === undefined || spec.stderr === "piped";
 }
 
 function signalGroup(pid: number, signal: "SIGTERM" | "SIGKILL"): boolean {
@@ -283,16 +233,46 @@ function signalGroup(pid: number, signal: "SIGTERM" | "SIGKILL"): boolean {
   }
 }
 
-function windowsKill(pid: number, sync: boolean): void {
+/** How {@linkcode killTree} ends a tree. */
+export interface KillTreeOptions {
+  /**
+   * Windows: wait until `taskkill` has finished, for when the host is about to exit and a background
+   * `taskkill` might never run. POSIX signals are sent at once either way. Default false.
+   */
+  wait?: boolean;
+}
+
+/**
+ * Signal the whole process tree of a child started by {@linkcode spawnChild}: on POSIX its process group;
+ * on Windows `taskkill /T /F`, which is forceful whatever the signal. Never throws. Every tree the guard or
+ * the MCP relay ends is ended here (a {@linkcode LiveChild.killTree} calls it).
+ *
+ * @param pid The child's process id.
+ * @param signal `"SIGTERM"` to ask, `"SIGKILL"` to insist.
+ * @param options Whether to wait for `taskkill` on Windows.
+ */
+export function killTree(pid: number, signal: "SIGTERM" | "SIGKILL", options: KillTreeOptions = {}): void {
+  if (isWindows) return windowsKill(pid, options);
+  if (signalGroup(pid, signal) || !unreapedLaunches.has(pid)) return;
+  // Started through setsid, which has not made its group yet: the (unreaped, so still ours) pid is signalled,
+  // which ends setsid before it can exec the tool.
+  try {
+    denoApi!.kill(pid, signal);
+  } catch {
+    // Already gone.
+  }
+}
+
+function windowsKill(pid: number, { wait = false }: KillTreeOptions): void {
   const { command, args } = windowsTreeKill(pid);
   try {
     if (denoApi) {
       const cmd = new denoApi.Command(command, { args, stdin: "null", stdout: "null", stderr: "null" });
-      if (sync) cmd.outputSync();
+      if (wait) cmd.outputSync();
       else cmd.spawn().status.catch(() => {});
     } else if (bunApi) {
       const opts = { stdin: "ignore", stdout: "ignore", stderr: "ignore", windowsHide: true };
-      if (sync) bunApi.spawnSync([command, ...args], opts);
+      if (wait) bunApi.spawnSync([command, ...args], opts);
       else bunApi.spawn([command, ...args], opts).exited.catch(() => {});
     } else {
       const cp = (nodeProcess as { getBuiltinModule?: (id: string) => unknown } | undefined)
@@ -304,7 +284,7 @@ function windowsKill(pid: number, sync: boolean): void {
         } | undefined;
       if (!cp) return;
       const opts = { stdio: "ignore", windowsHide: true };
-      if (sync) cp.spawnSync(command, args, opts);
+      if (wait) cp.spawnSync(command, args, opts);
       else cp.spawn(command, args, opts).on("error", () => {});
     }
   } catch {
@@ -312,14 +292,15 @@ function windowsKill(pid: number, sync: boolean): void {
   }
 }
 
-function makeKiller(pid: number): (signal: "SIGTERM" | "SIGKILL") => void {
-  if (!isWindows) return (signal) => signalGroup(pid, signal);
+/** The `killTree` of one child. */
+function treeKiller(pid: number): (signal: "SIGTERM" | "SIGKILL") => void {
+  if (!isWindows) return (signal) => killTree(pid, signal);
   let sent = false;
   // taskkill /T /F is already forceful, so the SIGKILL step after the grace period has nothing to add.
-  return () => {
+  return (signal) => {
     if (sent) return;
     sent = true;
-    windowsKill(pid, false);
+    killTree(pid, signal);
   };
 }
 
@@ -344,96 +325,90 @@ function windowsExit(attempt: SpawnAttempt): SpawnAttempt {
   };
 }
 
-/** Start a child per `spec`. Never throws: a failure to start comes back as `{ ok: false, reason }`. */
+/** What is actually started: on Windows a `.cmd` becomes cmd.exe with one raw command line. */
+interface Launch {
+  command: string;
+  args: readonly string[];
+  /** `args` holds one complete, already-quoted Windows command line. */
+  rawArguments: boolean;
+}
+
+/** The launch for `spec`: itself on POSIX; on Windows the resolved program, or why it cannot start safely. */
+function planLaunch(spec: SpawnSpec): ({ ok: true } & Launch) | { ok: false; reason: string } {
+  if (!isWindows) return { ok: true, command: spec.command, args: spec.args, rawArguments: false };
+  // planWindowsLaunch reads PATH, PATHEXT and ComSpec itself, matching names case-insensitively.
+  return planWindowsLaunch(spec.command, spec.args, effectiveEnv(spec), isFileSync, spec.cwd);
+}
+
+/**
+ * Start a child per `spec`. Never throws: a failure to start comes back as `{ ok: false, reason }`.
+ *
+ * @param spec What to start, and how its stdin and stderr are connected.
+ * @returns The live child, or why it could not start.
+ */
 export async function spawnChild(spec: SpawnSpec): Promise<SpawnAttempt> {
-  let command = spec.command;
-  let args: readonly string[] = spec.args;
-  let rawArguments = false;
-  if (isWindows) {
-    // planWindowsLaunch reads PATH, PATHEXT and ComSpec itself, matching names case-insensitively.
-    const plan = planWindowsLaunch(spec.command, spec.args, effectiveEnv(spec), isFileSync, spec.cwd);
-    if (!plan.ok) return { ok: false, reason: plan.reason };
-    command = plan.command;
-    args = plan.args;
-    rawArguments = plan.rawArguments;
-  }
+  const launch = planLaunch(spec);
+  if (!launch.ok) return { ok: false, reason: launch.reason };
   try {
     if (runtimeName === "deno") {
-      const grouped = isWindows ? null : await spawnDenoViaSetsid(spec);
+      const grouped = canUseSetsid(spec) ? await spawnDenoViaSetsid(spec) : null;
       if (grouped) return { ok: true, child: grouped };
-      return windowsExit({ ok: true, child: spawnDeno(command, args, rawArguments, spec) });
+      return windowsExit({ ok: true, child: spawnDeno(spec, launch, { via: "direct" }) });
     }
-    if (runtimeName === "bun") {
-      return windowsExit({ ok: true, child: spawnBun(command, args, rawArguments, spec) });
-    }
-    return windowsExit(await spawnNode(command, args, rawArguments, spec));
+    if (runtimeName === "bun") return windowsExit({ ok: true, child: spawnBun(spec, launch) });
+    return windowsExit(await spawnNode(spec, launch));
   } catch (error) {
     return { ok: false, reason: errorText(error) };
   }
 }
 
-function spawnDeno(
-  command: string,
-  args: readonly string[],
-  raw: boolean,
-  spec: SpawnSpec,
-  viaSetsid = false,
-): LiveChild {
-  const child = new denoApi!.Command(command, {
-    args: [...args],
+/** How Deno starts the child: directly (`detached` on POSIX) or through the setsid launcher. */
+interface DenoStart {
+  via: "direct" | "setsid";
+}
+
+function spawnDeno(spec: SpawnSpec, launch: Launch, { via }: DenoStart): LiveChild {
+  const child = new denoApi!.Command(launch.command, {
+    args: [...launch.args],
     cwd: spec.cwd,
     env: spec.env,
     clearEnv: spec.clearEnv ?? false,
-    stdin: spec.stdin ? "piped" : "null",
+    stdin: spec.stdin === null ? "null" : "piped",
     stdout: "piped",
-    stderr: "piped",
-    detached: !isWindows && !viaSetsid,
-    windowsRawArguments: raw,
+    stderr: stderrPiped(spec) ? "piped" : spec.stderr === "inherit" ? "inherit" : "null",
+    detached: !isWindows && via === "direct",
+    windowsRawArguments: launch.rawArguments,
   }).spawn();
-  if (spec.stdin) {
+  let stdin: ByteSink | null = null;
+  if (spec.stdin === "piped") stdin = webSink(child.stdin);
+  else if (spec.stdin) {
     const writer = child.stdin.getWriter();
     writer.write(spec.stdin).then(() => writer.close()).catch(() => {});
   }
-  let reaped = false;
+  if (via === "setsid") unreapedLaunches.add(child.pid); // `exited` has not run yet: its callbacks are asynchronous
+  const reaped = via === "setsid" ? () => unreapedLaunches.delete(child.pid) : () => {};
   const exited = child.status.then(
     (s) => {
-      reaped = true;
-      setsidKillers.delete(child.pid);
+      reaped();
       return s.signal ? { code: null, signal: s.signal } : { code: s.code, signal: null };
     },
     () => {
-      reaped = true;
-      setsidKillers.delete(child.pid);
+      reaped();
       return { code: null, signal: null };
     },
   );
-  // For the first instants setsid has not yet made its group: then the (unreaped, so still ours) pid is
-  // signalled, which ends setsid before it can exec the tool.
-  const killTree = (signal: "SIGTERM" | "SIGKILL") => {
-    if (signalGroup(child.pid, signal) || reaped) return;
-    try {
-      denoApi!.kill(child.pid, signal);
-    } catch {
-      // Already gone.
-    }
+  const started: LiveChild = {
+    pid: child.pid,
+    stdin,
+    stdout: webSource(child.stdout),
+    stderr: stderrPiped(spec) ? webSource(child.stderr) : ENDED,
+    exited,
+    killTree: treeKiller(child.pid),
   };
-  const base = { pid: child.pid, stdout: webSource(child.stdout), stderr: webSource(child.stderr), exited };
-  if (!viaSetsid) return { ...base, killTree: makeKiller(child.pid) };
-  setsidKillers.set(child.pid, killTree); // `exited` has not run yet: its callbacks are asynchronous
-  return {
-    ...base,
-    killTree,
-    startFailure: (exit, wroteStdout, stderr) => {
-      if (wroteStdout || (exit.code !== 126 && exit.code !== 127)) return null;
-      const text = new TextDecoder().decode(stderr).trim();
-      if (!text.startsWith("setsid: ") || text.includes("\n")) return null;
-      // Only setsid's own one-line report on this very command (util-linux, busybox wording), or a tool that
-      // no longer passes the checks, is a failure to start; a tool's own exit 126/127 stays an exit.
-      const own = text.startsWith(`setsid: failed to execute ${spec.command}: `) ||
-        text.startsWith(`setsid: can't execute '${spec.command}': `);
-      return own || !preflightSetsid(spec) ? text.slice("setsid: ".length) : null;
-    },
-  };
+  if (via === "setsid") {
+    started.startFailure = (exit, wroteStdout, stderr) => setsidFailure(spec, exit, wroteStdout, stderr);
+  }
+  return started;
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -448,8 +423,9 @@ function spawnDeno(
 // outright (so the launcher widens no permission) and when the tool and cwd pass the checks the spawn would
 // make; otherwise, and on any error starting the launcher, the `detached` spawn runs and reports as before.
 const SETSID_CANDIDATES: readonly string[] = ["/usr/bin/setsid", "/bin/setsid"];
-// Children started through setsid and not yet reaped, with their tree killers (see killAllLive).
-const setsidKillers = new Map<number, (signal: "SIGTERM" | "SIGKILL") => void>();
+// Children started through setsid and not yet reaped: for the first instants setsid has not made its group,
+// so killTree signals the pid itself (see killTree).
+const unreapedLaunches = new Set<number>();
 let setsidFound: Promise<string | null> | undefined;
 
 async function spawnDenoViaSetsid(spec: SpawnSpec): Promise<LiveChild | null> {
@@ -461,10 +437,40 @@ async function spawnDenoViaSetsid(spec: SpawnSpec): Promise<LiveChild | null> {
   const setsid = await (setsidFound ??= findSetsid());
   if (setsid === null || !preflightSetsid(spec)) return null;
   try {
-    return spawnDeno(setsid, ["--", spec.command, ...spec.args], false, spec, true);
+    const launch = { command: setsid, args: ["--", spec.command, ...spec.args], rawArguments: false };
+    return spawnDeno(spec, launch, { via: "setsid" });
   } catch {
     return null; // the direct spawn will report the real problem in its own words
   }
+}
+
+/**
+ * Whether the setsid launcher may be tried for `spec`: on POSIX, and only when stderr is piped, because
+ * setsid's own report of a failed exec arrives there and is what tells a failure to start from the tool's
+ * exit (a long-lived child whose stderr is shared, such as an MCP server, starts `detached`).
+ */
+function canUseSetsid(spec: SpawnSpec): boolean {
+  return !isWindows && stderrPiped(spec);
+}
+
+/**
+ * Given how a child started through setsid ended, whether it wrote to stdout and its stderr: why setsid could
+ * not start the tool, or null when the tool itself ran (its own exit 126/127 stays its own).
+ */
+function setsidFailure(
+  spec: SpawnSpec,
+  exit: ChildExit,
+  wroteStdout: boolean,
+  stderr: Uint8Array,
+): string | null {
+  if (wroteStdout || (exit.code !== 126 && exit.code !== 127)) return null;
+  const text = new TextDecoder().decode(stderr).trim();
+  if (!text.startsWith("setsid: ") || text.includes("\n")) return null;
+  // Only setsid's own one-line report on this very command (util-linux, busybox wording), or a tool that
+  // no longer passes the checks, is a failure to start; a tool's own exit 126/127 stays an exit.
+  const own = text.startsWith(`setsid: failed to execute ${spec.command}: `) ||
+    text.startsWith(`setsid: can't execute '${spec.command}': `);
+  return own || !preflightSetsid(spec) ? text.slice("setsid: ".length) : null;
 }
 
 async function findSetsid(): Promise<string | null> {
@@ -569,20 +575,22 @@ function preflightSetsid(spec: SpawnSpec): boolean {
 
 const foundOnPath = new Map<string, string>();
 
-function spawnBun(command: string, args: readonly string[], raw: boolean, spec: SpawnSpec): LiveChild {
-  const proc = bunApi!.spawn([command, ...args], {
+function spawnBun(spec: SpawnSpec, launch: Launch): LiveChild {
+  const proc = bunApi!.spawn([launch.command, ...launch.args], {
     cwd: spec.cwd,
     env: spawnEnv(spec),
-    stdin: spec.stdin ? "pipe" : "ignore",
+    stdin: spec.stdin === null ? "ignore" : "pipe",
     stdout: "pipe",
-    stderr: "pipe",
+    stderr: stderrPiped(spec) ? "pipe" : spec.stderr,
     detached: !isWindows,
-    windowsVerbatimArguments: raw,
+    windowsVerbatimArguments: launch.rawArguments,
     windowsHide: true,
   });
   // Windows: Bun keeps only the low 8 bits of the exit code (oven-sh/bun#33720); read the full one.
   const fullExitCode = isWindows ? watchWindowsExitCode(proc.pid) : (low: number | null) => low;
-  if (spec.stdin && proc.stdin) {
+  let stdin: ByteSink | null = null;
+  if (spec.stdin === "piped") stdin = proc.stdin ? bunSink(proc.stdin) : null;
+  else if (spec.stdin && proc.stdin) {
     try {
       proc.stdin.write(spec.stdin);
       Promise.resolve(proc.stdin.end()).catch(() => {});
@@ -592,42 +600,38 @@ function spawnBun(command: string, args: readonly string[], raw: boolean, spec: 
   }
   return {
     pid: proc.pid,
+    stdin,
     stdout: webSource(proc.stdout),
-    stderr: webSource(proc.stderr),
+    stderr: proc.stderr ? webSource(proc.stderr) : ENDED,
     exited: proc.exited.then(
       () => (proc.signalCode
         ? { code: null, signal: proc.signalCode }
         : { code: fullExitCode(proc.exitCode), signal: null }),
       () => ({ code: null, signal: null }),
     ),
-    killTree: makeKiller(proc.pid),
+    killTree: treeKiller(proc.pid),
   };
 }
 
 interface NodeChildProcess {
   pid?: number;
-  stdin: { write(b: Uint8Array): unknown; end(): unknown; on(e: string, h: () => void): unknown } | null;
+  stdin: NodeWritable | null;
   stdout: NodeReadable;
-  stderr: NodeReadable;
+  stderr: NodeReadable | null;
   on(event: string, handler: (...a: unknown[]) => void): unknown;
   once(event: string, handler: (...a: unknown[]) => void): unknown;
 }
 
-async function spawnNode(
-  command: string,
-  args: readonly string[],
-  raw: boolean,
-  spec: SpawnSpec,
-): Promise<SpawnAttempt> {
+async function spawnNode(spec: SpawnSpec, launch: Launch): Promise<SpawnAttempt> {
   const cp = await import("node:child_process") as unknown as {
     spawn(c: string, a: string[], o: unknown): NodeChildProcess;
   };
-  const proc = cp.spawn(command, [...args], {
+  const proc = cp.spawn(launch.command, [...launch.args], {
     cwd: spec.cwd,
     env: spawnEnv(spec),
-    stdio: [spec.stdin ? "pipe" : "ignore", "pipe", "pipe"],
+    stdio: [spec.stdin === null ? "ignore" : "pipe", "pipe", stderrPiped(spec) ? "pipe" : spec.stderr],
     detached: !isWindows,
-    windowsVerbatimArguments: raw,
+    windowsVerbatimArguments: launch.rawArguments,
     windowsHide: true,
     shell: false,
   });
@@ -643,7 +647,9 @@ async function spawnNode(
     proc.once("error", (error) => resolve(errorText(error)));
   });
   if (started !== null || proc.pid === undefined) return { ok: false, reason: started ?? "no pid" };
-  if (spec.stdin && proc.stdin) {
+  let stdin: ByteSink | null = null;
+  if (spec.stdin === "piped") stdin = proc.stdin ? nodeSink(proc.stdin) : null;
+  else if (spec.stdin && proc.stdin) {
     proc.stdin.on("error", () => {});
     proc.stdin.write(spec.stdin);
     proc.stdin.end();
@@ -652,10 +658,11 @@ async function spawnNode(
     ok: true,
     child: {
       pid: proc.pid,
+      stdin,
       stdout: nodeSource(proc.stdout),
-      stderr: nodeSource(proc.stderr),
+      stderr: proc.stderr ? nodeSource(proc.stderr) : ENDED,
       exited,
-      killTree: makeKiller(proc.pid),
+      killTree: treeKiller(proc.pid),
     },
   };
 }
@@ -665,15 +672,47 @@ async function spawnNode(
 // ---------------------------------------------------------------------------------------------------------
 
 const live = new Set<number>();
-const hostSignals: readonly string[] = isWindows ? ["SIGINT"] : ["SIGINT", "SIGTERM", "SIGHUP"];
 const signalNumbers: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 };
-const signalHandlers = new Map<string, () => void>();
+let stopListening: () => void = () => {};
+
+/** The signals that interrupt a host: SIGINT, and on POSIX also SIGTERM and SIGHUP. */
+export const INTERRUPT_SIGNALS: readonly string[] = isWindows ? ["SIGINT"] : ["SIGINT", "SIGTERM", "SIGHUP"];
+
+/**
+ * Call `handler` with the signal's name whenever the host receives one of {@linkcode INTERRUPT_SIGNALS}.
+ * While anyone listens, such a signal no longer ends the host by itself.
+ *
+ * @param handler Told which signal arrived.
+ * @returns The function that stops listening.
+ */
+export function onInterrupt(handler: (signal: string) => void): () => void {
+  const added: [string, () => void][] = [];
+  for (const name of INTERRUPT_SIGNALS) {
+    const listener = () => handler(name);
+    try {
+      if (denoApi) denoApi.addSignalListener(name, listener);
+      else nodeProcess?.on(name, listener);
+      added.push([name, listener]);
+    } catch {
+      // This platform does not support listening for this signal.
+    }
+  }
+  return () => {
+    for (const [name, listener] of added.splice(0)) {
+      try {
+        if (denoApi) denoApi.removeSignalListener(name, listener);
+        else nodeProcess?.off(name, listener);
+      } catch {
+        // ignore
+      }
+    }
+  };
+}
 
 function killAllLive(): void {
   for (const pid of live) {
-    if (isWindows) windowsKill(pid, true);
-    else if (setsidKillers.has(pid)) setsidKillers.get(pid)!("SIGKILL"); // may not lead its group yet
-    else signalGroup(pid, "SIGKILL"); // the host is going away: there is no time for a grace period
+    // The host is going away: there is no time for a grace period, nor for a taskkill in the background.
+    killTree(pid, "SIGKILL", { wait: true });
   }
   live.clear();
 }
@@ -688,27 +727,21 @@ function onHostCrash(event: Event): void {
   if (!event.defaultPrevented) killAllLive();
 }
 
+/** The host was interrupted: end every live tree, then exit as the signal would have. */
+function onHostInterrupt(name: string): void {
+  killAllLive();
+  uninstallHandlers();
+  // Adding a listener suppressed the default action (terminate), so restore it: exit as the signal would,
+  // unless the host has its own listener for this signal (then it decides).
+  if (denoApi) denoApi.exit(128 + (signalNumbers[name] ?? 0));
+  else if (!nodeProcess || nodeProcess.listenerCount(name) === 0) {
+    nodeProcess?.exit(128 + (signalNumbers[name] ?? 0));
+  }
+}
+
 function installHandlers(): void {
   handlersInstalled = true;
-  for (const name of hostSignals) {
-    const handler = () => {
-      killAllLive();
-      uninstallHandlers();
-      // Adding a listener suppressed the default action (terminate), so restore it: exit as the signal would,
-      // unless the host has its own listener for this signal (then it decides).
-      if (denoApi) denoApi.exit(128 + (signalNumbers[name] ?? 0));
-      else if (!nodeProcess || nodeProcess.listenerCount(name) === 0) {
-        nodeProcess?.exit(128 + (signalNumbers[name] ?? 0));
-      }
-    };
-    try {
-      if (denoApi) denoApi.addSignalListener(name, handler);
-      else nodeProcess?.on(name, handler);
-      signalHandlers.set(name, handler);
-    } catch {
-      // This platform does not support listening for this signal.
-    }
-  }
+  stopListening = onInterrupt(onHostInterrupt);
   if (denoApi) {
     globalThis.addEventListener("unload", onHostExit);
     globalThis.addEventListener("error", onHostCrash);
@@ -718,15 +751,7 @@ function installHandlers(): void {
 
 function uninstallHandlers(): void {
   handlersInstalled = false;
-  for (const [name, handler] of signalHandlers) {
-    try {
-      if (denoApi) denoApi.removeSignalListener(name, handler);
-      else nodeProcess?.off(name, handler);
-    } catch {
-      // ignore
-    }
-  }
-  signalHandlers.clear();
+  stopListening();
   if (denoApi) {
     globalThis.removeEventListener("unload", onHostExit);
     globalThis.removeEventListener("error", onHostCrash);
@@ -809,4 +834,47 @@ export async function spawnInherited(command: string, args: readonly string[]): 
   proc.on("error", () => {});
   proc.unref();
   return proc.pid ?? -1;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// This process's own stdin and stdout (for a relay that speaks over them)
+// ---------------------------------------------------------------------------------------------------------
+
+interface HostStreams {
+  stdin: AsyncIterable<Uint8Array>;
+  stdout: {
+    write(bytes: Uint8Array, done: (error?: Error | null) => void): unknown;
+    on(event: string, handler: (...a: unknown[]) => void): unknown;
+  };
+}
+
+function hostStreams(): HostStreams {
+  const streams = nodeProcess as Partial<HostStreams> | undefined;
+  if (!streams?.stdin || !streams.stdout) throw new Error("this runtime has no process.stdin/stdout");
+  return streams as HostStreams;
+}
+
+/**
+ * This process's stdin as a stream of bytes (the Node-compatible `process.stdin` that Deno, Bun and Node
+ * all provide).
+ *
+ * @returns The bytes, in chunks as they arrive.
+ */
+export function hostInput(): AsyncIterable<Uint8Array> {
+  return hostStreams().stdin;
+}
+
+/**
+ * A writer for this process's stdout: each write resolves once the bytes are handed to the OS and rejects
+ * when stdout is gone (EPIPE), so a reader that went away is noticed instead of crashing the process.
+ *
+ * @returns The writer.
+ */
+export function hostOutput(): (bytes: Uint8Array) => Promise<void> {
+  const stdout = hostStreams().stdout;
+  stdout.on("error", () => {}); // EPIPE surfaces through the write callback below
+  return (bytes) =>
+    new Promise<void>((resolve, reject) => {
+      stdout.write(bytes, (error) => (error ? reject(error) : resolve()));
+    });
 }

@@ -1,6 +1,6 @@
 /**
  * Windows-specific process logic, written as pure functions so it is testable on any OS with injected
- * environment values. Owned by the Windows work (issue 9); the runtime layer (`_runtime.ts`) calls it.
+ * environment values. Owned by the Windows work (issue 9); the runtime layer (`runtime.ts`) calls it.
  *
  * Batch files (`.cmd`/`.bat`) cannot be started without `cmd.exe`, and `cmd.exe` parses its command line
  * as a script: `&`, `|`, `<`, `>`, `^`, `%VAR%` and an unbalanced `"` all mean something to it (this is the

@@ -37,7 +37,7 @@ function copyTree(dir: string): void {
   }
   cpSync(join(root, "fixtures"), join(dir, "fixtures"), { recursive: true });
   mkdirSync(join(dir, "tests"));
-  for (const file of ["guard_test.ts", "_guard_helpers.ts"]) {
+  for (const file of ["guard_test.ts", "_guard_helpers.ts", "_runtime.ts"]) {
     cpSync(join(root, "tests", file), join(dir, "tests", file));
   }
 }

@@ -1,53 +1,26 @@
 /**
- * Shared helpers for the guard tests: how to launch the fake tool with the current runtime, pid files, and a
- * liveness check that treats zombies as dead (in containers whose PID 1 does not reap orphans, a killed
- * orphan stays a zombie forever, yet it is no longer running).
+ * Shared helpers for the guard tests: how to launch the fake tool with the current runtime, pid files, and
+ * waiting for processes to end (by `isAlive` of ./_runtime.ts, which treats zombies as gone).
  *
  * @module
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { FakeToolLauncher } from "../_cli/fake_tool.ts";
-
-const deno = (globalThis as { Deno?: { execPath(): string } }).Deno;
+import { isAlive, isDeno, isLinux, runtimeCommand } from "./_runtime.ts";
 
 /** Path of fixtures/tool.ts. */
 export const toolScript: string = fileURLToPath(new URL("../fixtures/tool.ts", import.meta.url));
 
+const toolCommand = runtimeCommand(toolScript);
 /** The fake tool, launched with the runtime running the tests. */
-export const launcher: FakeToolLauncher = deno
-  ? { command: deno.execPath(), argsPrefix: ["run", "-A", toolScript] }
-  : { command: process.execPath, argsPrefix: [toolScript] };
+export const launcher: FakeToolLauncher = { command: toolCommand.command, argsPrefix: toolCommand.args };
 
 /** Arguments for one fake-tool scenario. */
 export function fake(scenario: string, ...args: string[]): string[] {
   return [...launcher.argsPrefix, scenario, ...args];
-}
-
-/** True on Linux (where /proc lets us see zombies and count descriptors). */
-export const isLinux: boolean = process.platform === "linux";
-/** True on Windows. */
-export const isWindows: boolean = process.platform === "win32";
-
-/** True while `pid` is a running (non-zombie) process. */
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  if (isLinux) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
-      return state !== "Z" && state !== "X";
-    } catch {
-      return false;
-    }
-  }
-  return true;
 }
 
 /** Wait until none of `pids` is alive, up to `ms`; returns the ones still alive. */
@@ -86,20 +59,12 @@ export async function waitPids(file: { pids(): number[] }, n: number, ms = 10_00
 export function fdCount(): number {
   if (!isLinux) return -1;
   try {
-    return (globalThis as { Deno?: { readDirSync(p: string): Iterable<unknown> } }).Deno
-      ? [
-        ...(globalThis as unknown as { Deno: { readDirSync(p: string): Iterable<unknown> } }).Deno
-          .readDirSync(
-            "/proc/self/fd",
-          ),
-      ].length
-      : Number(require_fd());
+    if (isDeno) {
+      const deno = (globalThis as unknown as { Deno: { readDirSync(p: string): Iterable<unknown> } }).Deno;
+      return [...deno.readDirSync("/proc/self/fd")].length;
+    }
+    return readdirSync("/proc/self/fd").length;
   } catch {
     return -1;
   }
-}
-
-function require_fd(): number {
-  const fs = process.getBuiltinModule("node:fs") as typeof import("node:fs");
-  return fs.readdirSync("/proc/self/fd").length;
 }

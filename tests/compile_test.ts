@@ -7,11 +7,10 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import process from "node:process";
+import { isLinux } from "./_runtime.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const version = JSON.parse(readFileSync(join(root, "deno.json"), "utf8")).version as string;
-const onLinux = process.platform === "linux";
 
 let dir = "";
 let exe = "";
@@ -56,50 +55,64 @@ function tg(args: string[], input = ""): { status: number | null; stdout: string
   return { status: r.status, stdout: r.stdout ?? "", stderr: r.stderr ?? "" };
 }
 
-const skip = onLinux ? false : "the Linux executable is only built and run on Linux";
+const skip = isLinux ? false : "the Linux executable is only built and run on Linux";
 
-test("the executable is built and reports the version from deno.json", { skip, ...slow }, () => {
+test("toolguard --version: the compiled executable is built and reports the version from deno.json", {
+  skip,
+  ...slow,
+}, () => {
   const r = tg(["--version"]);
   assert.ok(statSync(exe).size > 1_000_000);
   assert.equal(r.status, 0, r.stderr);
   assert.equal(r.stdout, `toolguard ${version}\n`);
 });
 
-test("selftest passes using the executable itself as the fake tool", { skip, ...slow }, () => {
-  const r = tg(["selftest"]);
-  assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
-  const pass = r.stdout.split("\n").filter((l) => l.startsWith("PASS"));
-  assert.equal(pass.length, 6, r.stdout);
-  assert.doesNotMatch(r.stdout, /^FAIL/m);
-});
+test(
+  "toolguard selftest: the compiled executable passes with itself as the fake tool",
+  { skip, ...slow },
+  () => {
+    const r = tg(["selftest"]);
+    assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
+    const pass = r.stdout.split("\n").filter((l) => l.startsWith("PASS"));
+    assert.equal(pass.length, 6, r.stdout);
+    assert.doesNotMatch(r.stdout, /^FAIL/m);
+  },
+);
 
-test("validate and lint work from the executable with JSONC files", { skip, ...slow }, () => {
-  const tools = join(dir, "tools.jsonc");
-  writeFileSync(
-    tools,
-    `[ // JSONC
+test(
+  "toolguard validate and lint: work from the compiled executable with JSONC files",
+  { skip, ...slow },
+  () => {
+    const tools = join(dir, "tools.jsonc");
+    writeFileSync(
+      tools,
+      `[ // JSONC
       { "name": "search", "description": "Search", "input_schema": {
         "type": "object", "properties": { "query": { "type": "string" } }, "required": ["query"],
         "additionalProperties": false, }, },
     ]`,
-  );
-  const good = tg(["validate", "-", "--tools", tools], '[{"name":"search","arguments":{"query":"x"}}]');
-  assert.equal(good.status, 0, good.stdout + good.stderr);
-  const bad = tg(["validate", "-", "--tools", tools], '[{"name":"search","arguments":{"q":1}}]');
-  assert.equal(bad.status, 1, bad.stdout + bad.stderr);
-  assert.match(bad.stdout, /missing_required_argument at "\/query"/);
-  assert.match(bad.stdout, /unexpected_argument at "\/q"/);
-  assert.match(bad.stdout, /Retry once: call search again/);
-  assert.equal(tg(["lint", tools]).status, 0);
-  const lint = tg(["lint", "-"], '[{"name":"bad name","input_schema":{"type":"object"}}]');
-  assert.equal(lint.status, 1);
-  assert.match(lint.stdout, /invalid_name/);
-  const broken = tg(["lint", "-"], "[\n  {,}\n]");
-  assert.equal(broken.status, 2);
-  assert.match(broken.stderr, /<stdin>:2:4: /);
-});
+    );
+    const good = tg(["validate", "-", "--tools", tools], '[{"name":"search","arguments":{"query":"x"}}]');
+    assert.equal(good.status, 0, good.stdout + good.stderr);
+    const bad = tg(["validate", "-", "--tools", tools], '[{"name":"search","arguments":{"q":1}}]');
+    assert.equal(bad.status, 1, bad.stdout + bad.stderr);
+    assert.match(bad.stdout, /missing_required_argument at "\/query"/);
+    assert.match(bad.stdout, /unexpected_argument at "\/q"/);
+    assert.match(bad.stdout, /Retry once: call search again/);
+    assert.equal(tg(["lint", tools]).status, 0);
+    const lint = tg(["lint", "-"], '[{"name":"bad name","input_schema":{"type":"object"}}]');
+    assert.equal(lint.status, 1);
+    assert.match(lint.stdout, /invalid_name/);
+    const broken = tg(["lint", "-"], "[\n  {,}\n]");
+    assert.equal(broken.status, 2);
+    assert.match(broken.stderr, /<stdin>:2:4: /);
+  },
+);
 
-test("run classifies a tool run from the executable, with itself as the tool", { skip, ...slow }, () => {
+test("toolguard run: the compiled executable classifies a tool run, with itself as the tool", {
+  skip,
+  ...slow,
+}, () => {
   const ok = tg(["run", "--", exe, "__fake-tool", "results"]);
   assert.equal(ok.status, 0, ok.stderr);
   assert.match(ok.stdout, /^Tool returned 2 item\(s\): /);

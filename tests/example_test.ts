@@ -30,7 +30,7 @@ const lastMessage = (req: RecordedRequest): Msg => {
   return msgs[msgs.length - 1];
 };
 
-test("bad call -> feedback -> retry -> real tool run -> answer from the tool's items", async () => {
+test("runAgent: bad call -> feedback -> retry -> real tool run -> answer from the tool's items", async () => {
   const seen: Msg[] = [];
   const server = await startFakeLlmServer((req, n): FakeReply => {
     seen.push(lastMessage(req));
@@ -70,7 +70,7 @@ test("bad call -> feedback -> retry -> real tool run -> answer from the tool's i
   }
 });
 
-test("a call written into the text is recovered and run; zero matches reads as a real empty answer", async () => {
+test("runAgent: a call written into the text is recovered and run; zero matches reads as a real empty answer", async () => {
   const seen: Msg[] = [];
   const server = await startFakeLlmServer((req, n): FakeReply => {
     seen.push(lastMessage(req));
@@ -94,7 +94,7 @@ test("a call written into the text is recovered and run; zero matches reads as a
   }
 });
 
-test("an option-shaped query cannot become an option, and a tool failure is said as a failure", async () => {
+test("runAgent: an option-shaped query cannot become an option, and a tool failure is said as a failure", async () => {
   const seen: Msg[] = [];
   const server = await startFakeLlmServer((req, n): FakeReply => {
     seen.push(lastMessage(req));
@@ -115,7 +115,7 @@ test("an option-shaped query cannot become an option, and a tool failure is said
   }
 });
 
-test("an injected instruction in the arguments is rejected; the loop gives up after maxTurns", async () => {
+test("runAgent: an injected instruction in the arguments is rejected; the loop gives up after maxTurns", async () => {
   const server = await startFakeLlmServer(() => ({
     json: ollamaChat("", [{
       name: "search_notes",

@@ -17,7 +17,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runTool } from "../guard.ts";
 import { liveCount } from "../_run/runtime.ts";
-import { isAlive, isLinux, isWindows, waitGone } from "./_guard_helpers.ts";
+import { waitGone } from "./_guard_helpers.ts";
+import { isAlive, isLinux, isWindows } from "./_runtime.ts";
 
 const T = { timeout: 60_000 };
 const posixOnly = { ...T, skip: isWindows ? "POSIX process groups and /bin/sh" : false };
@@ -37,7 +38,7 @@ function pidsWith(marker: string): number[] {
   return found.filter(isAlive);
 }
 
-test("the tool leads its own session and process group", linuxOnly, async () => {
+test("runTool: the tool leads its own session and process group", linuxOnly, async () => {
   // Fields 5 and 6 of /proc/PID/stat are the process group and session ids.
   const script = 'read pid comm state ppid pgrp session rest < /proc/$$/stat; echo "$$ $pgrp $session"';
   const results = await Promise.all([
@@ -52,7 +53,7 @@ test("the tool leads its own session and process group", linuxOnly, async () => 
   }
 });
 
-test("a tool's own exit 126/127 stays exit, even with launcher-like stderr", posixOnly, async () => {
+test("runTool: a tool's own exit 126/127 stays exit, even with launcher-like stderr", posixOnly, async () => {
   for (const code of [126, 127]) {
     const r = await runTool("/bin/sh", [
       "-c",
@@ -64,7 +65,7 @@ test("a tool's own exit 126/127 stays exit, even with launcher-like stderr", pos
   }
 });
 
-test("a program that passes the checks but cannot be executed is spawn", linuxOnly, async () => {
+test("runTool: a program that passes the checks but cannot be executed is spawn", linuxOnly, async () => {
   const dir = mkdtempSync(join(tmpdir(), "toolguard-launch-"));
   const path = join(dir, "busy.sh");
   writeFileSync(path, '#!/bin/sh\necho \'{"ok":true,"items":[1]}\'\n');
@@ -89,7 +90,7 @@ test("a program that passes the checks but cannot be executed is spawn", linuxOn
   }
 });
 
-test("an abort in the first instants of a run still ends the tool", linuxOnly, async () => {
+test("runTool: an abort in the first instants of a run still ends the tool", linuxOnly, async () => {
   // A unique fractional duration marks both the shell and its `sleep` in their command lines.
   const marker = `30.${Date.now() % 1_000_000}${Math.floor(Math.random() * 1e6)}`;
   for (const delay of [-1, 0, 1, 3, 10]) {

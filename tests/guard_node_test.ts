@@ -4,11 +4,11 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { runTool } from "../guard.ts";
+import { isBun } from "./_runtime.ts";
 
-const isBun = typeof (globalThis as { Bun?: unknown }).Bun !== "undefined";
 const script = fileURLToPath(new URL("../fixtures/node_branch.ts", import.meta.url));
 
-test("node:child_process branch behaves like the native one", {
+test("runTool: the node:child_process branch behaves like the native one", {
   timeout: 60_000,
   skip: isBun ? false : "forcing the node branch is only possible under Bun (Deno always uses Deno.Command)",
 }, async () => {

@@ -9,20 +9,10 @@ import { fileURLToPath } from "node:url";
 import { runTool } from "../guard.ts";
 import { DRAIN_IDLE_MS, KILL_GRACE_MS } from "../_run/run_tool.ts";
 import { liveCount } from "../_run/runtime.ts";
-import {
-  fake,
-  fdCount,
-  isAlive,
-  isLinux,
-  isWindows,
-  launcher,
-  pidFile,
-  waitGone,
-  waitPids,
-} from "./_guard_helpers.ts";
+import { fake, fdCount, launcher, pidFile, waitGone, waitPids } from "./_guard_helpers.ts";
+import { isAlive, isBun, isDeno, isLinux, isWindows, runtimeCommand } from "./_runtime.ts";
 
 const T = { timeout: 60_000 };
-const isBun = typeof (globalThis as { Bun?: unknown }).Bun !== "undefined";
 // Under Wine (UNDER_WINE=1, `deno task check:windows`) every process start takes 0.5-2 s and blocks the
 // caller, and the settle bounds below count the fixture's own start: they cannot hold there. The timeout and
 // tree kill are still checked under Wine by tests/windows_test.ts with a looser bound.
@@ -34,46 +24,54 @@ const TW = { ...T, skip: wineSlowSpawn };
 // measured by scripts/measure_guard.ts.
 const SLACK_MS = 1500;
 
-test("hang: timeout ends the tree and settles within timeoutMs + grace + slack", TW, async () => {
-  const pids = pidFile();
-  try {
-    const timeoutMs = 2500; // long enough for the fake tool to start and record its pid on a slow machine
-    const r = await runTool(launcher.command, fake("hang"), {
-      timeoutMs,
-      env: { TOOLGUARD_FAKE_PIDFILE: pids.path },
-    });
-    assert.equal(r.kind, "timeout");
-    assert.equal(r.items, null);
-    assert.match(r.detail, /timed out after 2500 ms/);
-    assert.ok(r.durationMs < timeoutMs + KILL_GRACE_MS + SLACK_MS, `settled after ${r.durationMs} ms`);
-    const started = pids.pids();
-    assert.ok(started.length >= 1, "the tool recorded its pid");
-    assert.deepEqual(await waitGone(started), [], "no process left");
-  } finally {
-    pids.cleanup();
-  }
-});
+test(
+  "runTool: hang, the timeout ends the tree and settles within timeoutMs + grace + slack",
+  TW,
+  async () => {
+    const pids = pidFile();
+    try {
+      const timeoutMs = 2500; // long enough for the fake tool to start and record its pid on a slow machine
+      const r = await runTool(launcher.command, fake("hang"), {
+        timeoutMs,
+        env: { TOOLGUARD_FAKE_PIDFILE: pids.path },
+      });
+      assert.equal(r.kind, "timeout");
+      assert.equal(r.items, null);
+      assert.match(r.detail, /timed out after 2500 ms/);
+      assert.ok(r.durationMs < timeoutMs + KILL_GRACE_MS + SLACK_MS, `settled after ${r.durationMs} ms`);
+      const started = pids.pids();
+      assert.ok(started.length >= 1, "the tool recorded its pid");
+      assert.deepEqual(await waitGone(started), [], "no process left");
+    } finally {
+      pids.cleanup();
+    }
+  },
+);
 
-test("grandchild holding stdout: the whole group dies and the call settles on time", TW, async () => {
-  const pids = pidFile();
-  try {
-    const timeoutMs = 3000;
-    const r = await runTool(launcher.command, fake("grandchild"), {
-      timeoutMs,
-      env: { TOOLGUARD_FAKE_PIDFILE: pids.path },
-    });
-    assert.equal(r.kind, "timeout");
-    assert.equal(r.items, null);
-    assert.ok(r.durationMs < timeoutMs + KILL_GRACE_MS + SLACK_MS, `settled after ${r.durationMs} ms`);
-    const started = [...new Set(pids.pids())];
-    assert.ok(started.length >= 2, "tool and its descendant recorded their pids");
-    assert.deepEqual(await waitGone(started), [], "no descendant left alive");
-  } finally {
-    pids.cleanup();
-  }
-});
+test(
+  "runTool: a grandchild holding stdout, the whole group dies and the call settles on time",
+  TW,
+  async () => {
+    const pids = pidFile();
+    try {
+      const timeoutMs = 3000;
+      const r = await runTool(launcher.command, fake("grandchild"), {
+        timeoutMs,
+        env: { TOOLGUARD_FAKE_PIDFILE: pids.path },
+      });
+      assert.equal(r.kind, "timeout");
+      assert.equal(r.items, null);
+      assert.ok(r.durationMs < timeoutMs + KILL_GRACE_MS + SLACK_MS, `settled after ${r.durationMs} ms`);
+      const started = [...new Set(pids.pids())];
+      assert.ok(started.length >= 2, "tool and its descendant recorded their pids");
+      assert.deepEqual(await waitGone(started), [], "no descendant left alive");
+    } finally {
+      pids.cleanup();
+    }
+  },
+);
 
-test("short timeout (500 ms) on hang and grandchild settles promptly", TW, async () => {
+test("runTool: a short timeout (500 ms) on hang and grandchild settles promptly", TW, async () => {
   const [hang, grand] = await Promise.all([
     runTool(launcher.command, fake("hang"), { timeoutMs: 500 }),
     runTool(launcher.command, fake("grandchild"), { timeoutMs: 500 }),
@@ -84,7 +82,7 @@ test("short timeout (500 ms) on hang and grandchild settles promptly", TW, async
   }
 });
 
-test("a tool that ignores SIGTERM gets SIGKILL after the grace period", {
+test("runTool: a tool that ignores SIGTERM gets SIGKILL after the grace period", {
   ...T,
   skip: isWindows ? "taskkill /F has no SIGTERM step" : false,
 }, async () => {
@@ -112,79 +110,90 @@ test("a tool that ignores SIGTERM gets SIGKILL after the grace period", {
   }
 });
 
-test("caller abort: kind timeout, detail says aborted; a pre-aborted signal runs nothing", T, async () => {
-  const pids = pidFile();
-  try {
-    const controller = new AbortController();
-    const running = runTool(launcher.command, fake("hang"), {
-      signal: controller.signal,
-      env: { TOOLGUARD_FAKE_PIDFILE: pids.path },
-    });
-    await waitPids(pids, 1);
-    controller.abort(new Error("user pressed stop"));
-    const r = await running;
-    assert.equal(r.kind, "timeout");
-    assert.equal(r.items, null);
-    assert.match(r.detail, /aborted/);
-    assert.match(r.detail, /user pressed stop/);
-    assert.deepEqual(await waitGone(pids.pids()), []);
+test(
+  "runTool: a caller abort is kind timeout, detail says aborted; a pre-aborted signal runs nothing",
+  T,
+  async () => {
+    const pids = pidFile();
+    try {
+      const controller = new AbortController();
+      const running = runTool(launcher.command, fake("hang"), {
+        signal: controller.signal,
+        env: { TOOLGUARD_FAKE_PIDFILE: pids.path },
+      });
+      await waitPids(pids, 1);
+      controller.abort(new Error("user pressed stop"));
+      const r = await running;
+      assert.equal(r.kind, "timeout");
+      assert.equal(r.items, null);
+      assert.match(r.detail, /aborted/);
+      assert.match(r.detail, /user pressed stop/);
+      assert.deepEqual(await waitGone(pids.pids()), []);
 
-    const before = pidFile();
-    const pre = await runTool(launcher.command, fake("results"), {
-      signal: AbortSignal.abort(),
-      env: { TOOLGUARD_FAKE_PIDFILE: before.path },
-    });
-    assert.equal(pre.kind, "timeout");
-    assert.match(pre.detail, /aborted.*before the tool started/);
-    assert.deepEqual(before.pids(), [], "nothing was started");
-    before.cleanup();
-  } finally {
-    pids.cleanup();
-  }
-});
+      const before = pidFile();
+      const pre = await runTool(launcher.command, fake("results"), {
+        signal: AbortSignal.abort(),
+        env: { TOOLGUARD_FAKE_PIDFILE: before.path },
+      });
+      assert.equal(pre.kind, "timeout");
+      assert.match(pre.detail, /aborted.*before the tool started/);
+      assert.deepEqual(before.pids(), [], "nothing was started");
+      before.cleanup();
+    } finally {
+      pids.cleanup();
+    }
+  },
+);
 
-test("orphan pipe: the tool exits but a descendant holds stdout; the guard drains briefly", T, async () => {
-  const pids = pidFile();
-  try {
-    const r = await runTool(launcher.command, fake("orphan-pipe"), {
-      env: { TOOLGUARD_FAKE_PIDFILE: pids.path },
-    });
-    assert.equal(r.kind, "results", r.detail);
-    assert.deepEqual(r.items, ["kept"]);
-    assert.equal(r.exitCode, 0);
-    assert.ok(r.durationMs < 5000, `settled after ${r.durationMs} ms, not after the descendant's 30 s`);
-    const started = [...new Set(pids.pids())];
-    assert.ok(started.length >= 2, "tool and its descendant recorded their pids");
-    assert.deepEqual(await waitGone(started), [], "the descendant holding the pipe was ended");
-  } finally {
-    pids.cleanup();
-  }
-  assert.ok(DRAIN_IDLE_MS <= 200);
-});
+test(
+  "runTool: orphan pipe, the tool exits but a descendant holds stdout; the guard drains briefly",
+  T,
+  async () => {
+    const pids = pidFile();
+    try {
+      const r = await runTool(launcher.command, fake("orphan-pipe"), {
+        env: { TOOLGUARD_FAKE_PIDFILE: pids.path },
+      });
+      assert.equal(r.kind, "results", r.detail);
+      assert.deepEqual(r.items, ["kept"]);
+      assert.equal(r.exitCode, 0);
+      assert.ok(r.durationMs < 5000, `settled after ${r.durationMs} ms, not after the descendant's 30 s`);
+      const started = [...new Set(pids.pids())];
+      assert.ok(started.length >= 2, "tool and its descendant recorded their pids");
+      assert.deepEqual(await waitGone(started), [], "the descendant holding the pipe was ended");
+    } finally {
+      pids.cleanup();
+    }
+    assert.ok(DRAIN_IDLE_MS <= 200);
+  },
+);
 
-test("flood: 64 MiB against a 1 MiB cap is protocol, read no further than the cap", T, async () => {
-  const pids = pidFile();
-  try {
-    const r = await runTool(launcher.command, fake("flood", "64"), {
-      maxOutputBytes: 1 << 20,
-      env: { TOOLGUARD_FAKE_PIDFILE: pids.path },
-    });
-    assert.equal(r.kind, "protocol");
-    assert.equal(r.items, null);
-    assert.match(r.detail, /stdout exceeded 1048576 bytes/);
-    assert.deepEqual(await waitGone(pids.pids()), []);
-  } finally {
-    pids.cleanup();
-  }
-});
+test(
+  "runTool: a flood of 64 MiB against a 1 MiB cap is protocol, read no further than the cap",
+  T,
+  async () => {
+    const pids = pidFile();
+    try {
+      const r = await runTool(launcher.command, fake("flood", "64"), {
+        maxOutputBytes: 1 << 20,
+        env: { TOOLGUARD_FAKE_PIDFILE: pids.path },
+      });
+      assert.equal(r.kind, "protocol");
+      assert.equal(r.items, null);
+      assert.match(r.detail, /stdout exceeded 1048576 bytes/);
+      assert.deepEqual(await waitGone(pids.pids()), []);
+    } finally {
+      pids.cleanup();
+    }
+  },
+);
 
 const hostScript = fileURLToPath(new URL("../fixtures/host.ts", import.meta.url));
-const hostArgs = (mode: string, file: string) =>
-  launcher.argsPrefix[0] === "run" ? ["run", "-A", hostScript, mode, file] : [hostScript, mode, file];
+const hostArgs = (mode: string, file: string) => runtimeCommand(hostScript, [mode, file]).args;
 
 for (const mode of ["SIGTERM", "SIGINT", "exit", "crash"] as const) {
   test(
-    `host ${
+    `runTool: a host ${
       mode === "exit"
         ? "exiting on its own"
         : mode === "crash"
@@ -257,7 +266,7 @@ function sleepersWith(marker: string): number[] {
   return found;
 }
 
-test("200 concurrent runs, half timing out: all settle with the right kinds, nothing leaks", {
+test("runTool: 200 concurrent runs, half timing out, all settle with the right kinds, nothing leaks", {
   ...T,
   skip: isWindows ? "uses POSIX sleep and echo" : false,
 }, async () => {
@@ -285,7 +294,7 @@ test("200 concurrent runs, half timing out: all settle with the right kinds, not
   assert.deepEqual(sleepersWith(marker), [], "no sleep process left");
   await new Promise((r) => setTimeout(r, KILL_GRACE_MS + 100));
   assert.equal(liveCount(), 0, "no process group still tracked");
-  if (!(globalThis as { Deno?: unknown }).Deno) {
+  if (!isDeno) {
     // they linger a moment after the last tree is gone (HANDLER_LINGER_MS), then go
     for (let i = 0; i < 40 && process.listenerCount("SIGINT") > 0; i++) {
       await new Promise((r) => setTimeout(r, 25));

@@ -8,12 +8,13 @@ import { join } from "node:path";
 import process from "node:process";
 import { classify, type ClassifyOptions, fromModel, type ProcessOutcome, runTool } from "../guard.ts";
 import type { ToolResult } from "../types.ts";
-import { fake, isWindows, launcher } from "./_guard_helpers.ts";
+import { fake, launcher } from "./_guard_helpers.ts";
+import { isBun, isWindows } from "./_runtime.ts";
 
 const T = { timeout: 60_000 };
 // The crash fixture exits 9009. POSIX keeps 8 bits (49); Windows keeps the full code, except that bun.exe's
 // own process.exit truncates to 8 bits there too (oven-sh/bun#33720).
-const crashExitCode = isWindows && !("Bun" in globalThis) ? 9009 : 9009 & 0xff;
+const crashExitCode = isWindows && !isBun ? 9009 : 9009 & 0xff;
 const run = (scenario: string, options: Parameters<typeof runTool>[2] = {}, ...args: string[]) =>
   runTool(launcher.command, fake(scenario, ...args), { timeoutMs: 20_000, ...options });
 
@@ -33,36 +34,40 @@ function assertInvariant(r: ToolResult): void {
   assert.ok(Array.isArray(r.warnings));
 }
 
-test("invariant: items === null exactly when ok is false, for every fixture scenario", T, async () => {
-  const expected: Record<string, string> = {
-    results: "results",
-    empty: "empty",
-    refused: "refused",
-    crash: "exit",
-    silent: "protocol",
-    partial: "protocol",
-    "no-items": "protocol",
-    "stderr-heavy": "exit",
-    signal: "exit",
-    binary: "results",
-    hang: "timeout",
-  };
-  const names = Object.keys(expected);
-  const results = await Promise.all(names.map((s) => run(s, s === "hang" ? { timeoutMs: 700 } : {})));
-  for (const [i, r] of results.entries()) {
-    assert.equal(r.kind, expected[names[i]], `${names[i]}: ${r.detail}`);
-    assertInvariant(r);
-    if (r.ok) assert.equal(r.items === null, false);
-    else assert.equal(r.items, null);
-  }
-  const empty = results[names.indexOf("empty")];
-  assert.ok(empty.ok && empty.items.length === 0 && empty.items !== null);
-  const spawn = await runTool("./definitely-not-a-tool-xyz");
-  assert.equal(spawn.kind, "spawn");
-  assert.equal(spawn.items === null, true);
-});
+test(
+  "runTool: items === null exactly when ok is false, for every fixture scenario (invariant)",
+  T,
+  async () => {
+    const expected: Record<string, string> = {
+      results: "results",
+      empty: "empty",
+      refused: "refused",
+      crash: "exit",
+      silent: "protocol",
+      partial: "protocol",
+      "no-items": "protocol",
+      "stderr-heavy": "exit",
+      signal: "exit",
+      binary: "results",
+      hang: "timeout",
+    };
+    const names = Object.keys(expected);
+    const results = await Promise.all(names.map((s) => run(s, s === "hang" ? { timeoutMs: 700 } : {})));
+    for (const [i, r] of results.entries()) {
+      assert.equal(r.kind, expected[names[i]], `${names[i]}: ${r.detail}`);
+      assertInvariant(r);
+      if (r.ok) assert.equal(r.items === null, false);
+      else assert.equal(r.items, null);
+    }
+    const empty = results[names.indexOf("empty")];
+    assert.ok(empty.ok && empty.items.length === 0 && empty.items !== null);
+    const spawn = await runTool("./definitely-not-a-tool-xyz");
+    assert.equal(spawn.kind, "spawn");
+    assert.equal(spawn.items === null, true);
+  },
+);
 
-test("invariant: classify gives items === null for every failure it can build", () => {
+test("classify: items === null for every failure it can build (invariant)", () => {
   const outcomes: ProcessOutcome[] = [
     { spawnError: "nope", exitCode: null, signal: null, stdout: "" },
     { exitCode: null, signal: "SIGTERM", stdout: "", killedBy: "timeout" },
@@ -93,7 +98,7 @@ test("invariant: classify gives items === null for every failure it can build", 
   ]);
 });
 
-test("the six basic cases and the extra scenarios classify as the contract says", T, async () => {
+test("runTool: the six basic cases and the extra scenarios classify as the contract says", T, async () => {
   const [results, refused, crash, signal, noItems, stderrHeavy] = await Promise.all([
     run("results"),
     run("refused"),
@@ -134,7 +139,7 @@ test("the six basic cases and the extra scenarios classify as the contract says"
   assert.ok(stderrHeavy.detail.length <= 400);
 });
 
-test("protocols: jsonl, lines, text and json read what the tool printed", T, async () => {
+test("runTool: protocols jsonl, lines, text and json read what the tool printed", T, async () => {
   const [jsonl, lines, text, json, linesAsEnvelope] = await Promise.all([
     run("jsonl", { protocol: "jsonl" }),
     run("lines", { protocol: "lines" }),
@@ -286,7 +291,7 @@ test("classify: decoding uses the encoding label, drops a BOM, never throws on b
   );
 });
 
-test("no shell: metacharacters in arguments stay text", T, async () => {
+test("runTool: no shell, metacharacters in arguments stay text", T, async () => {
   const args = [
     "a & b",
     "x; rm -rf /",
@@ -304,7 +309,7 @@ test("no shell: metacharacters in arguments stay text", T, async () => {
   assert.deepEqual(r.items, args);
 });
 
-test("stdin: given text or bytes is delivered and closed; default is end-of-file", T, async () => {
+test("runTool: stdin given as text or bytes is delivered and closed; default is end-of-file", T, async () => {
   const [text, bytes, none] = await Promise.all([
     run("echo-stdin", { stdin: "hello\nworld" }),
     run("echo-stdin", { stdin: new TextEncoder().encode("bytes ü") }),
@@ -316,7 +321,7 @@ test("stdin: given text or bytes is delivered and closed; default is end-of-file
   assert.deepEqual(none.items, [""]);
 });
 
-test("cwd, env and clearEnv reach the tool", T, async () => {
+test("runTool: cwd, env and clearEnv reach the tool", T, async () => {
   const dir = mkdtempSync(join(tmpdir(), "toolguard-cwd-"));
   process.env.TG_HOST_ONLY = "host";
   try {
@@ -337,51 +342,59 @@ test("cwd, env and clearEnv reach the tool", T, async () => {
   }
 });
 
-test("spawn: missing program, bad cwd, not executable and bad options; nothing runs", T, async () => {
-  const dir = mkdtempSync(join(tmpdir(), "toolguard-spawn-"));
-  try {
-    const plain = join(dir, "not-executable");
-    writeFileSync(plain, "#!/bin/sh\necho hi\n");
-    const cases = await Promise.all([
-      runTool("definitely-not-a-tool-xyz", []),
-      runTool(launcher.command, fake("results"), { cwd: join(dir, "missing") }),
-      isWindows ? Promise.resolve(null) : runTool(plain, []),
-      runTool(launcher.command, fake("results"), { encoding: "no-such-encoding" }),
-      runTool(launcher.command, fake("results"), { timeoutMs: -1 }),
-      runTool(launcher.command, fake("results"), { maxOutputBytes: 0 }),
-      runTool("", []),
-      runTool(launcher.command, [42 as unknown as string]),
-      runTool(launcher.command, ["a\0b"]),
-    ]);
-    for (const r of cases) {
-      if (r === null) continue;
-      assert.equal(r.kind, "spawn", r.detail);
-      assert.equal(r.items, null);
-      assert.ok(r.detail.length > 0);
+test(
+  "runTool: spawn for a missing program, bad cwd, not executable and bad options; nothing runs",
+  T,
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), "toolguard-spawn-"));
+    try {
+      const plain = join(dir, "not-executable");
+      writeFileSync(plain, "#!/bin/sh\necho hi\n");
+      const cases = await Promise.all([
+        runTool("definitely-not-a-tool-xyz", []),
+        runTool(launcher.command, fake("results"), { cwd: join(dir, "missing") }),
+        isWindows ? Promise.resolve(null) : runTool(plain, []),
+        runTool(launcher.command, fake("results"), { encoding: "no-such-encoding" }),
+        runTool(launcher.command, fake("results"), { timeoutMs: -1 }),
+        runTool(launcher.command, fake("results"), { maxOutputBytes: 0 }),
+        runTool("", []),
+        runTool(launcher.command, [42 as unknown as string]),
+        runTool(launcher.command, ["a\0b"]),
+      ]);
+      for (const r of cases) {
+        if (r === null) continue;
+        assert.equal(r.kind, "spawn", r.detail);
+        assert.equal(r.items, null);
+        assert.ok(r.detail.length > 0);
+      }
+      assert.match(cases[0].detail, /definitely-not-a-tool-xyz/);
+      assert.match(cases[3]!.detail, /encoding/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
-    assert.match(cases[0].detail, /definitely-not-a-tool-xyz/);
-    assert.match(cases[3]!.detail, /encoding/);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+  },
+);
 
-test("bytes are decoded once after joining: a character split across two writes stays whole", T, async () => {
-  const [split, binary, bom, latin, latinDefault] = await Promise.all([
-    run("split-char"),
-    run("binary"),
-    run("bom"),
-    run("latin1", { protocol: "text", encoding: "windows-1252" }),
-    run("latin1", { protocol: "text" }),
-  ]);
-  assert.deepEqual(split.items, ["price: 5€ net"]);
-  assert.deepEqual(binary.items, ["caf\ufffd"], "bad bytes become U+FFFD, never an exception");
-  assert.deepEqual(bom.items, ["bom"]);
-  assert.deepEqual(latin.items, ["café"]);
-  assert.deepEqual(latinDefault.items, ["caf\ufffd"]);
-});
+test(
+  "runTool: bytes are decoded once after joining; a character split across two writes stays whole",
+  T,
+  async () => {
+    const [split, binary, bom, latin, latinDefault] = await Promise.all([
+      run("split-char"),
+      run("binary"),
+      run("bom"),
+      run("latin1", { protocol: "text", encoding: "windows-1252" }),
+      run("latin1", { protocol: "text" }),
+    ]);
+    assert.deepEqual(split.items, ["price: 5€ net"]);
+    assert.deepEqual(binary.items, ["caf\ufffd"], "bad bytes become U+FFFD, never an exception");
+    assert.deepEqual(bom.items, ["bom"]);
+    assert.deepEqual(latin.items, ["café"]);
+    assert.deepEqual(latinDefault.items, ["caf\ufffd"]);
+  },
+);
 
-test("exitCodes maps chosen exit codes to empty and nothing else", T, async () => {
+test("runTool: exitCodes maps chosen exit codes to empty and nothing else", T, async () => {
   const [three, four] = await Promise.all([
     run("exit", { exitCodes: { 3: "empty" } }, "3"),
     run("exit", { exitCodes: { 3: "empty" } }, "4"),
@@ -392,26 +405,30 @@ test("exitCodes maps chosen exit codes to empty and nothing else", T, async () =
   assert.equal(four.exitCode, 4);
 });
 
-test("output cap: overflow fails as protocol; truncate keeps whole lines and says so", T, async () => {
-  const [fail, lines, text] = await Promise.all([
-    run("flood", { maxOutputBytes: 1 << 20 }, "64"),
-    run("flood", { maxOutputBytes: 100_000, protocol: "lines", onOverflow: "truncate" }, "4"),
-    run("flood", { maxOutputBytes: 100_000, protocol: "text", onOverflow: "truncate" }, "4"),
-  ]);
-  assert.equal(fail.kind, "protocol");
-  assert.match(fail.detail, /exceeded 1048576 bytes/);
-  assert.equal(lines.kind, "results");
-  assert.equal(lines.truncated, true);
-  assert.equal(lines.items.length, Math.floor(100_000 / 64));
-  assert.ok((lines.items as string[]).every((l) => l === "x".repeat(63)));
-  assert.equal(text.kind, "results");
-  assert.equal(text.truncated, true);
-  assert.ok((text.items[0] as string).length <= 100_000);
-  const small = await run("lines", { maxOutputBytes: 100_000, protocol: "lines", onOverflow: "truncate" });
-  assert.equal(small.truncated, false);
-});
+test(
+  "runTool: output cap overflow fails as protocol; truncate keeps whole lines and says so",
+  T,
+  async () => {
+    const [fail, lines, text] = await Promise.all([
+      run("flood", { maxOutputBytes: 1 << 20 }, "64"),
+      run("flood", { maxOutputBytes: 100_000, protocol: "lines", onOverflow: "truncate" }, "4"),
+      run("flood", { maxOutputBytes: 100_000, protocol: "text", onOverflow: "truncate" }, "4"),
+    ]);
+    assert.equal(fail.kind, "protocol");
+    assert.match(fail.detail, /exceeded 1048576 bytes/);
+    assert.equal(lines.kind, "results");
+    assert.equal(lines.truncated, true);
+    assert.equal(lines.items.length, Math.floor(100_000 / 64));
+    assert.ok((lines.items as string[]).every((l) => l === "x".repeat(63)));
+    assert.equal(text.kind, "results");
+    assert.equal(text.truncated, true);
+    assert.ok((text.items[0] as string).length <= 100_000);
+    const small = await run("lines", { maxOutputBytes: 100_000, protocol: "lines", onOverflow: "truncate" });
+    assert.equal(small.truncated, false);
+  },
+);
 
-test("scanOutput puts scanner findings in warnings; without it warnings stay empty", T, async () => {
+test("runTool: scanOutput puts scanner findings in warnings; without it warnings stay empty", T, async () => {
   const [scanned, plain] = await Promise.all([run("inject", { scanOutput: true }), run("inject")]);
   assert.equal(scanned.kind, "results");
   assert.ok(scanned.warnings.length > 0, "injected instructions in the output are reported");
@@ -419,25 +436,29 @@ test("scanOutput puts scanner findings in warnings; without it warnings stay emp
   assert.deepEqual(plain.warnings, []);
 });
 
-test("onResult is called once with the result and the call; its errors are swallowed", T, async () => {
-  const seen: unknown[] = [];
-  const r = await run("results", {
-    onResult: (result, call) => {
-      seen.push(result, call);
-      throw new Error("logger broke");
-    },
-  });
-  assert.equal(r.kind, "results");
-  assert.equal(seen.length, 2);
-  assert.equal(seen[0], r);
-  const call = seen[1] as { command: string; args: string[] };
-  assert.equal(call.command, launcher.command);
-  assert.deepEqual(call.args, fake("results"));
-  const marked = await runTool(launcher.command, [...fake("echo-args"), fromModel("m")], {
-    onResult: () => Promise.reject(new Error("async logger broke")),
-  });
-  assert.deepEqual(marked.items, ["m"]);
-});
+test(
+  "runTool: onResult is called once with the result and the call; its errors are swallowed",
+  T,
+  async () => {
+    const seen: unknown[] = [];
+    const r = await run("results", {
+      onResult: (result, call) => {
+        seen.push(result, call);
+        throw new Error("logger broke");
+      },
+    });
+    assert.equal(r.kind, "results");
+    assert.equal(seen.length, 2);
+    assert.equal(seen[0], r);
+    const call = seen[1] as { command: string; args: string[] };
+    assert.equal(call.command, launcher.command);
+    assert.deepEqual(call.args, fake("results"));
+    const marked = await runTool(launcher.command, [...fake("echo-args"), fromModel("m")], {
+      onResult: () => Promise.reject(new Error("async logger broke")),
+    });
+    assert.deepEqual(marked.items, ["m"]);
+  },
+);
 
 test(
   "fromModel: a marked value read as an option is refused before spawning, unless after --",
@@ -467,7 +488,7 @@ test(
   },
 );
 
-test("ripgrep: --pre never runs a model-chosen script; exit 1 is empty, exit 2 is exit", {
+test("runTool: ripgrep --pre never runs a model-chosen script; exit 1 is empty, exit 2 is exit", {
   ...T,
   skip: isWindows ? "needs a POSIX shell script for --pre" : false,
 }, async () => {
@@ -505,7 +526,7 @@ test("ripgrep: --pre never runs a model-chosen script; exit 1 is empty, exit 2 i
   }
 });
 
-test("runTool never rejects on hostile input", T, async () => {
+test("runTool: never rejects on hostile input", T, async () => {
   const results = await Promise.all([
     runTool(undefined as unknown as string),
     runTool(launcher.command, "not-an-array" as unknown as string[]),

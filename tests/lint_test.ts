@@ -21,7 +21,7 @@ function codes(issues: LintIssue[]): string[] {
   return issues.map((i) => `${i.code} ${i.path}`);
 }
 
-test("a clean declaration has no issues, in every shape", () => {
+test("lintTools: a clean declaration has no issues, in every shape", () => {
   assert.deepEqual(lintTools([good]), []);
   assert.deepEqual(
     lintTools([{ name: "a", description: "d", input_schema: { type: "object", properties: {} } }]),
@@ -39,7 +39,7 @@ test("a clean declaration has no issues, in every shape", () => {
   );
 });
 
-test("names providers reject, and duplicates", () => {
+test("lintTools: names providers reject, and duplicates", () => {
   const bad = ["get weather", "", "x".repeat(65), "naïve", "a.b"];
   for (const name of bad) {
     const issues = lintTools([{ name, description: "d", input_schema: { type: "object" } }]);
@@ -55,7 +55,7 @@ test("names providers reject, and duplicates", () => {
   assert.equal(dup[0].index, 1);
 });
 
-test("missing descriptions, missing and non-object root schemas", () => {
+test("lintTools: missing descriptions, missing and non-object root schemas", () => {
   assert.deepEqual(codes(lintTools([{ name: "a", input_schema: { type: "object" } }])), [
     "missing_description ",
   ]);
@@ -71,7 +71,7 @@ test("missing descriptions, missing and non-object root schemas", () => {
   ]);
 });
 
-test("required names not in properties, bad patterns, unresolved refs, unsupported keywords", () => {
+test("lintTools: required names not in properties, bad patterns, unresolved refs, unsupported keywords", () => {
   const issues = lintTools([{
     name: "a",
     description: "d",
@@ -103,7 +103,7 @@ test("required names not in properties, bad patterns, unresolved refs, unsupport
   );
 });
 
-test("OpenAI strict mode incompatibilities, only when strict: true", () => {
+test("lintTools: OpenAI strict mode incompatibilities, only when strict: true", () => {
   const loose = {
     type: "object",
     properties: {
@@ -138,7 +138,7 @@ test("OpenAI strict mode incompatibilities, only when strict: true", () => {
   assert.ok(codes(responses).includes("strict_incompatible "));
 });
 
-test("lintTools never throws on junk", () => {
+test("lintTools: never throws on junk", () => {
   assert.deepEqual(codes(lintTools([5, null] as unknown[])), [
     "invalid_declaration ",
     "invalid_declaration ",

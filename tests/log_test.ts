@@ -6,12 +6,12 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { jsonlLog } from "../log.ts";
 import { runTool } from "../guard.ts";
 import { describe, describeVerdict } from "../describe.ts";
 import type { CallVerdict, ToolResult, Verdict } from "../types.ts";
+import { evalCommand, runtimeCommand } from "./_runtime.ts";
 
 const FIXED = new Date("2026-11-02T10:20:30.456Z");
 const now = () => FIXED;
@@ -64,7 +64,7 @@ function tempDir(): string {
   return mkdtempSync(join(tmpdir(), "toolguard-log-"));
 }
 
-test("a failed run is one line with the outcome and the sentence the model read, and no argument values", async () => {
+test("jsonlLog: a failed run is one line with the outcome and the sentence the model read, and no argument values", async () => {
   const m = memoryStream();
   const log = jsonlLog(m.stream, { now });
   const result = failure();
@@ -92,7 +92,7 @@ test("a failed run is one line with the outcome and the sentence the model read,
   assert.equal(log.failed, 0);
 });
 
-test("items stay out by default, also out of the logged sentence; includeItems puts them in", async () => {
+test("jsonlLog: items stay out by default, also out of the logged sentence; includeItems puts them in", async () => {
   const items = [{ file: "private/diary.txt" }, { file: "b.ts" }];
   const m = memoryStream();
   const log = jsonlLog(m.stream, { now });
@@ -118,7 +118,7 @@ test("items stay out by default, also out of the logged sentence; includeItems p
   assert.equal(line2.sentence, full);
 });
 
-test("includeArguments logs the command and its arguments; model labels every line", async () => {
+test("jsonlLog: includeArguments logs the command and its arguments; model labels every line", async () => {
   const m = memoryStream();
   const log = jsonlLog(m.stream, { now, includeArguments: true, model: "qwen3:8b" });
   log.onResult(failure(), { command: "C:\\tools\\npx.cmd", args: ["-y", "thing"] });
@@ -130,7 +130,7 @@ test("includeArguments logs the command and its arguments; model labels every li
   assert.equal(line.model, "qwen3:8b");
 });
 
-test("a verdict is one line per call, with distinct finding codes and the feedback without values", async () => {
+test("jsonlLog: a verdict is one line per call, with distinct finding codes and the feedback without values", async () => {
   const blocked: CallVerdict = {
     index: 0,
     id: "call_1",
@@ -190,7 +190,7 @@ test("a verdict is one line per call, with distinct finding codes and the feedba
   assert.equal(c.sentence, describeVerdict(blocked));
 });
 
-test("a line never exceeds maxLineBytes: long text is shortened, bulky items dropped, and the cut is listed", async () => {
+test("jsonlLog: a line never exceeds maxLineBytes; long text is shortened, bulky items dropped, and the cut is listed", async () => {
   const m = memoryStream();
   const log = jsonlLog(m.stream, { now, includeItems: true, includeArguments: true });
   log.onResult(failure("x".repeat(20_000)), { command: "rg", args: ["a".repeat(9000)] });
@@ -220,7 +220,7 @@ test("a line never exceeds maxLineBytes: long text is shortened, bulky items dro
   assert.throws(() => jsonlLog(memoryStream().stream, { maxLineBytes: 100 }), /maxLineBytes/);
 });
 
-test("a full disk (/dev/full) is counted and reported, never thrown", {
+test("jsonlLog: a full disk (/dev/full) is counted and reported, never thrown", {
   skip: existsSync("/dev/full") ? false : "/dev/full does not exist on this system",
 }, async () => {
   const errors: Error[] = [];
@@ -238,7 +238,7 @@ test("a full disk (/dev/full) is counted and reported, never thrown", {
   assert.match(`${(errors[0] as { code?: string }).code} ${errors[0].message}`, /ENOSPC|No space/i);
 });
 
-test("a closed or failing stream is counted and reported, never thrown, never an unhandled rejection", async () => {
+test("jsonlLog: a closed or failing stream is counted and reported, never thrown, never an unhandled rejection", async () => {
   const stream = new WritableStream<Uint8Array>();
   const w = stream.getWriter();
   await w.close();
@@ -274,7 +274,7 @@ test("a closed or failing stream is counted and reported, never thrown, never an
   assert.equal(log3.failed, 1);
 });
 
-test("a stream that never drains bounds the queue and does not hang close()", async () => {
+test("jsonlLog: a stream that never drains bounds the queue and does not hang close()", async () => {
   const stuck = new WritableStream<Uint8Array>({ write: () => new Promise(() => {}) }, { highWaterMark: 1 });
   const log = jsonlLog(stuck, { closeTimeoutMs: 100 });
   for (let i = 0; i < 1500; i++) log.onResult(failure(), { command: "rg", args: [] });
@@ -286,7 +286,7 @@ test("a stream that never drains bounds the queue and does not hang close()", as
   assert.equal(log.written, 0);
 });
 
-test("a path that cannot be opened is a clear error when the log is created", () => {
+test("jsonlLog: a path that cannot be opened is a clear error when the log is created", () => {
   assert.throws(
     () => jsonlLog(join(tmpdir(), "no-such-dir-toolguard", "x", "calls.jsonl")),
     /cannot open .*calls\.jsonl for appending.*directory exists/,
@@ -296,7 +296,7 @@ test("a path that cannot be opened is a clear error when the log is created", ()
   assert.throws(() => jsonlLog(locked), /not locked/);
 });
 
-test("a file log appends to what is there, one line per event", async () => {
+test("jsonlLog: a file log appends to what is there, one line per event", async () => {
   const dir = tempDir();
   try {
     const file = join(dir, "calls.jsonl");
@@ -315,15 +315,16 @@ test("a file log appends to what is there, one line per event", async () => {
   }
 });
 
-test("runTool's onResult hook (passed detached) logs real runs: a failure and an empty answer", async () => {
+test("jsonlLog: the onResult hook, passed detached to runTool, logs real runs (a failure and an empty answer)", async () => {
   const dir = tempDir();
   try {
     const file = join(dir, "calls.jsonl");
     const log = jsonlLog(file);
     const { onResult } = log; // the hooks do not depend on `this`
-    const [cmd, pre] = runtimeEval();
-    const failed = await runTool(cmd, [...pre, "console.error('boom'); process.exit(3)"], { onResult });
-    const empty = await runTool(cmd, [...pre, "console.log('[]')"], { onResult, protocol: "json" });
+    const crash = evalCommand("console.error('boom'); process.exit(3)");
+    const emptyArray = evalCommand("console.log('[]')");
+    const failed = await runTool(crash.command, crash.args, { onResult });
+    const empty = await runTool(emptyArray.command, emptyArray.args, { onResult, protocol: "json" });
     await log.close();
     assert.equal(failed.kind, "exit");
     assert.equal(empty.kind, "empty");
@@ -340,30 +341,19 @@ test("runTool's onResult hook (passed detached) logs real runs: a failure and an
   }
 });
 
-function runtimeEval(): [string, string[]] {
-  const deno = (globalThis as { Deno?: { execPath(): string } }).Deno;
-  return deno ? [deno.execPath(), ["eval"]] : [process.execPath, ["-e"]];
-}
-
 // ---------------------------------------------------------------------------------------------------------
 // Several processes, one file
 // ---------------------------------------------------------------------------------------------------------
 
 const WRITER = fileURLToPath(new URL("../fixtures/log_writer.ts", import.meta.url));
 
-function runtimeCommand(script: string, args: string[]): [string, string[]] {
-  const deno = (globalThis as { Deno?: { execPath(): string } }).Deno;
-  if (deno) return [deno.execPath(), ["run", "-A", script, ...args]];
-  return [process.execPath, [script, ...args]];
-}
-
 function run(
   script: string,
   args: string[],
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const [cmd, argv] = runtimeCommand(script, args);
+  const { command, args: argv } = runtimeCommand(script, args);
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, argv, { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(command, argv, { stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d) => stdout += d);
@@ -373,7 +363,7 @@ function run(
   });
 }
 
-test("four processes appending to one file at once: every line parses and the count is exact", {
+test("jsonlLog: four processes appending to one file at once, every line parses and the count is exact", {
   timeout: 120_000,
 }, async () => {
   const dir = tempDir();

@@ -83,7 +83,7 @@ const EXAMPLES = [
   "en\n",
 ];
 
-test("a compiled pattern matches exactly the strings its regex matches", () => {
+test("compilePattern: a compiled pattern matches exactly the strings its regex matches", () => {
   for (const [source, example] of COMPILED) {
     const body = compilePattern(source);
     assert.notEqual(body, null, `${source} should compile`);
@@ -96,11 +96,11 @@ test("a compiled pattern matches exactly the strings its regex matches", () => {
   }
 });
 
-test("patterns outside the compiled language stay regexes", () => {
+test("compilePattern: patterns outside the compiled language stay regexes", () => {
   for (const source of LEFT) assert.equal(compilePattern(source), null, source);
 });
 
-test("a schema pattern judges alike whether compiled to a loop or run as a regex", () => {
+test("compileSchema: a schema pattern judges alike whether compiled to a loop or run as a regex", () => {
   const schema = { type: "string", pattern: "^[a-z]{2}$" };
   const generated = compileSchema(schema);
   const interpreted = compileSchema(schema, { codegen: false });

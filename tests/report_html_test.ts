@@ -19,7 +19,7 @@ function sampleReport(): StatsReport {
   return stats.finish();
 }
 
-test("the report is one self-contained file: no scripts, no external URLs, a strict CSP", () => {
+test("renderHtmlReport: the report is one self-contained file (no scripts, no external URLs, a strict CSP)", () => {
   const html = renderHtmlReport(sampleReport(), { source: "calls.jsonl" });
   assert.match(html, /^<!doctype html>/);
   assert.match(html, /Content-Security-Policy" content="default-src 'none'/);
@@ -31,7 +31,7 @@ test("the report is one self-contained file: no scripts, no external URLs, a str
   assert.match(html, /<svg id="chart-failure-rate"/);
 });
 
-test("text from the log is escaped in the report", () => {
+test("renderHtmlReport: text from the log is escaped in the report", () => {
   const stats = createStats();
   stats.addLine(JSON.stringify({
     ts: "2026-11-02T00:00:00Z",
@@ -46,13 +46,13 @@ test("text from the log is escaped in the report", () => {
   assert.match(html, /&#60;img src=x/);
 });
 
-test("an empty log renders without charts and says so", () => {
+test("renderHtmlReport: an empty log renders without charts and says so", () => {
   const html = renderHtmlReport(createStats().finish());
   assert.doesNotMatch(html, /<svg/);
   assert.match(html, /No tool runs to chart/);
 });
 
-test("headless Chromium renders both charts with a size and makes no network request", {
+test("renderHtmlReport: headless Chromium renders both charts with a size and makes no network request", {
   skip: skipReason,
   timeout: 120_000,
 }, async () => {

@@ -2,7 +2,7 @@
  * The scanner against labelled data nobody here wrote (`../shared/data/injection/dev/`): asserts the targets
  * of the signature pass alone and prints the scores, so a regression fails and the numbers are visible.
  */
-import { describe, it } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import {
@@ -16,45 +16,47 @@ import {
   signatures,
 } from "../scripts/eval.ts";
 
-describe("scan on the labelled dev data", () => {
-  it("the data is where the eval expects it", () => {
-    assert.ok(
-      existsSync(DEV_DIR),
-      `missing ${DEV_DIR}: the eval data must be present (it is read-only shared data)`,
-    );
-  });
+// ---------------------------------------------------------------------------------------------------------
+// scan on the labelled dev data
+// ---------------------------------------------------------------------------------------------------------
 
-  let report: Report | undefined;
-  const load = async (): Promise<Report> => report ??= await evaluate(loadRows(), signatures, 3);
+test("DEV_DIR: the labelled dev data is where the eval expects it", () => {
+  assert.ok(
+    existsSync(DEV_DIR),
+    `missing ${DEV_DIR}: the eval data must be present (it is read-only shared data)`,
+  );
+});
 
-  it("false positives: at most 1% over all benign rows", async () => {
-    const r = await load();
-    console.log(formatReport("signature pass alone (dev)", r));
-    assert.ok(r.overall.benign >= 1000, "expected the full dev slice");
-    assert.ok(fpr(r.overall) <= 0.01, `FPR ${(100 * fpr(r.overall)).toFixed(2)}% > 1%`);
-  });
+let report: Report | undefined;
+const load = async (): Promise<Report> => report ??= await evaluate(loadRows(), signatures, 3);
 
-  it("false positives: at most 2% on every file with 50 or more benign rows", async () => {
-    const r = await load();
-    for (const [file, s] of Object.entries(r.files)) {
-      if (s.benign < 50) continue;
-      assert.ok(fpr(s) <= 0.02, `${file}: FPR ${(100 * fpr(s)).toFixed(2)}% > 2%`);
-    }
-  });
+test("scan: on the dev data, false positives are at most 1% over all benign rows", async () => {
+  const r = await load();
+  console.log(formatReport("signature pass alone (dev)", r));
+  assert.ok(r.overall.benign >= 1000, "expected the full dev slice");
+  assert.ok(fpr(r.overall) <= 0.01, `FPR ${(100 * fpr(r.overall)).toFixed(2)}% > 1%`);
+});
 
-  it("recall: at least 50% overall (target), and no regression below 85% (where it stands)", async () => {
-    const r = await load();
-    const overall = recall(r.overall);
-    console.log(`overall recall ${(100 * overall).toFixed(1)}%, FPR ${(100 * fpr(r.overall)).toFixed(2)}%`);
-    assert.ok(overall >= 0.5, `recall ${(100 * overall).toFixed(1)}% < 50%`);
-    assert.ok(overall >= 0.85, `recall regressed to ${(100 * overall).toFixed(1)}%`);
-  });
+test("scan: on the dev data, false positives are at most 2% on every file with 50 or more benign rows", async () => {
+  const r = await load();
+  for (const [file, s] of Object.entries(r.files)) {
+    if (s.benign < 50) continue;
+    assert.ok(fpr(s) <= 0.02, `${file}: FPR ${(100 * fpr(s)).toFixed(2)}% > 2%`);
+  }
+});
 
-  it("every file with injections is caught at least half the time", async () => {
-    const r = await load();
-    for (const [file, s] of Object.entries(r.files)) {
-      if (s.injections === 0) continue;
-      assert.ok(recall(s) >= 0.5, `${file}: recall ${(100 * recall(s)).toFixed(1)}%`);
-    }
-  });
+test("scan: on the dev data, recall is at least 50% overall (target), and no regression below 85% (where it stands)", async () => {
+  const r = await load();
+  const overall = recall(r.overall);
+  console.log(`overall recall ${(100 * overall).toFixed(1)}%, FPR ${(100 * fpr(r.overall)).toFixed(2)}%`);
+  assert.ok(overall >= 0.5, `recall ${(100 * overall).toFixed(1)}% < 50%`);
+  assert.ok(overall >= 0.85, `recall regressed to ${(100 * overall).toFixed(1)}%`);
+});
+
+test("scan: on the dev data, every file with injections is caught at least half the time", async () => {
+  const r = await load();
+  for (const [file, s] of Object.entries(r.files)) {
+    if (s.injections === 0) continue;
+    assert.ok(recall(s) >= 0.5, `${file}: recall ${(100 * recall(s)).toFixed(1)}%`);
+  }
 });

@@ -54,7 +54,7 @@ function files(): string[] {
   return [...top, ...opt];
 }
 
-test("JSON Schema Test Suite through compileSchema: every contract case passes", () => {
+test("compileSchema: every contract case of the JSON Schema Test Suite passes", () => {
   let passed = 0, total = 0;
   const failures: string[] = [];
   const lines: string[] = [];
@@ -94,7 +94,7 @@ test("JSON Schema Test Suite through compileSchema: every contract case passes",
   assert.ok(passed >= 1034, `expected at least 1034 passing cases, got ${passed}`);
 });
 
-test("format.json: every contract format is asserted, others are rejected at compile time", () => {
+test("compileSchema: in format.json, every contract format is asserted, others are rejected at compile time", () => {
   for (const f of CONTRACT_FORMATS) {
     assert.equal(compileSchema({ format: f })(12).length, 0, `${f} ignores non-strings`);
   }
@@ -107,7 +107,7 @@ function sorted(f: unknown[]): string[] {
   return f.map((x) => JSON.stringify(x)).sort();
 }
 
-test("generated code and the interpreter agree on every suite case, findings included", () => {
+test("compileSchema: generated code and the interpreter agree on every suite case, findings included", () => {
   let compared = 0;
   for (const file of files()) {
     for (const g of JSON.parse(readFileSync(join(dir, file), "utf8")) as Group[]) {
@@ -131,7 +131,7 @@ test("generated code and the interpreter agree on every suite case, findings inc
   assert.ok(compared > 1000);
 });
 
-test("where new Function is blocked, the interpreter runs and gives the same answers", () => {
+test("compileSchema: where new Function is blocked, the interpreter runs and gives the same answers", () => {
   const schema = {
     type: "object",
     properties: { n: { type: "integer", maximum: 3 }, s: { enum: ["a"] } },

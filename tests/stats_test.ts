@@ -13,6 +13,7 @@ import { formatReport } from "../_cli/stats.ts";
 import { jsonlLog } from "../log.ts";
 import { syntheticLines } from "../scripts/gen_log.ts";
 import type { ToolResult } from "../types.ts";
+import { runtimeCommand } from "./_runtime.ts";
 
 function result(tool: string, kind: string, durationMs: number, ts = "2026-11-02T10:00:00.000Z"): string {
   return JSON.stringify({
@@ -59,7 +60,7 @@ const SAMPLE = [
   verdict("jq", false, [], "2026-11-03T09:00:00.000Z"),
 ];
 
-test("counts runs, failures by kind, rejected calls by code, and exact p50/p95 on small groups", () => {
+test("createStats: counts runs, failures by kind, rejected calls by code, and exact p50/p95 on small groups", () => {
   const r = report(SAMPLE);
   assert.equal(r.lines, 9);
   assert.equal(r.runs.total, 6);
@@ -93,7 +94,7 @@ test("counts runs, failures by kind, rejected calls by code, and exact p50/p95 o
   assert.deepEqual(r.byTool.map((d) => [d.key, d.kinds.exit]), [["rg", 1], ["jq", 0]]);
 });
 
-test("--by kind, day and model group both tables", () => {
+test("createStats: by kind, day and model group both tables", () => {
   const byKind = report(SAMPLE, { by: "kind" });
   assert.deepEqual(byKind.runs.groups.find((g) => g.key === "results")?.runs, 2);
   assert.deepEqual(byKind.verdicts.groups.map((g) => [g.key, g.calls]), [["blocked", 2], ["allowed", 1]]);
@@ -111,7 +112,7 @@ test("--by kind, day and model group both tables", () => {
   assert.throws(() => createStats({ by: "week" as "day" }), /tool, kind, day or model/);
 });
 
-test("since drops older lines and counts them as skipped", () => {
+test("createStats: since drops older lines and counts them as skipped (parseSince reads the forms)", () => {
   const r = report(SAMPLE, { since: "2026-11-03" });
   assert.equal(r.runs.total, 2);
   assert.equal(r.verdicts.total, 1);
@@ -126,7 +127,7 @@ test("since drops older lines and counts them as skipped", () => {
   assert.throws(() => parseSince("2026-13-45"), RangeError);
 });
 
-test("malformed lines are counted with their line numbers, never fatal; blank lines and CRLF are fine", () => {
+test("createStats: malformed lines are counted with their line numbers, never fatal; blank lines and CRLF are fine", () => {
   const r = report([
     result("rg", "results", 1),
     "not json",
@@ -147,7 +148,7 @@ test("malformed lines are counted with their line numbers, never fatal; blank li
   assert.equal(r.lines, 10);
 });
 
-test("streaming: any chunking gives the same report, split characters stay whole, overlong lines are skipped", async () => {
+test("statsFromChunks: any chunking gives the same report, split characters stay whole, overlong lines are skipped", async () => {
   const lines = [
     result("grép🙂", "results", 3),
     result("rg", "exit", 4),
@@ -174,7 +175,7 @@ test("streaming: any chunking gives the same report, split characters stay whole
   assert.deepEqual([big.malformed.count, big.runs.total], [1, 1]);
 });
 
-test("durations beyond the exact window go into a bounded histogram within 2%", () => {
+test("createStats: durations beyond the exact window go into a bounded histogram within 2%", () => {
   const s = createStats();
   // 20 000 durations 1..20000 ms in a scrambled order.
   for (let i = 0; i < 20_000; i++) s.addLine(result("rg", "results", ((i * 7919) % 20_000) + 1));
@@ -188,7 +189,7 @@ test("durations beyond the exact window go into a bounded histogram within 2%", 
   assert.ok(Math.abs(z.runs.p95Ms! - 0.5) < 0.01);
 });
 
-test("group count is capped: later keys go to (other), totals stay exact", () => {
+test("createStats: group count is capped; later keys go to (other), totals stay exact", () => {
   const lines = Array.from({ length: 500 }, (_, i) => result(`tool${i}`, "results", 1));
   const r = report(lines, { maxGroups: 50 });
   assert.equal(r.runs.groups.length, 50);
@@ -197,7 +198,7 @@ test("group count is capped: later keys go to (other), totals stay exact", () =>
   assert.equal(r.byTool.length, 50);
 });
 
-test("what jsonlLog writes, stats reads back exactly (file round trip)", async () => {
+test("statsFromFile: what jsonlLog writes, stats reads back exactly (file round trip)", async () => {
   const dir = mkdtempSync(join(tmpdir(), "toolguard-stats-"));
   try {
     const file = join(dir, "calls.jsonl");
@@ -240,7 +241,7 @@ test("what jsonlLog writes, stats reads back exactly (file round trip)", async (
   }
 });
 
-test("the text report has a bar per row only when asked (terminal)", () => {
+test("formatReport: the text report has a bar per row only when asked (terminal)", () => {
   const r = report(SAMPLE);
   const plain = formatReport(r, "calls.jsonl", false);
   const tty = formatReport(r, "calls.jsonl", true);
@@ -264,12 +265,9 @@ function cli(
   args: string[],
   stdin?: string,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const deno = (globalThis as { Deno?: { execPath(): string } }).Deno;
-  const [cmd, argv] = deno
-    ? [deno.execPath(), ["run", "-A", CLI, ...args]]
-    : [process.execPath, [CLI, ...args]];
+  const { command, args: argv } = runtimeCommand(CLI, args);
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, argv, {
+    const child = spawn(command, argv, {
       stdio: ["pipe", "pipe", "pipe"],
       env: { ...process.env, NO_COLOR: "1" },
     });

@@ -1,8 +1,8 @@
 // Stream framing, call assembly and the streaming gate (driven through guardFetch and a real local server).
-import { after, before, describe, test } from "node:test";
+import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { formatSse, ndjsonParser, sseParser } from "../_gate/sse.ts";
-import { textWatcher } from "../_gate/stream.ts";
+import { textWatcher } from "../_gate/text_watch.ts";
 import { assembleToolCalls, gateCompletion, type GateEvent, guardFetch } from "../gate.ts";
 import {
   anthropicStream,
@@ -24,181 +24,184 @@ const chunk = (tc: unknown, choice = 0) => ({
   choices: [{ index: choice, delta: { tool_calls: [tc] }, finish_reason: null }],
 });
 
-describe("SSE and NDJSON framing", () => {
-  test("frames split anywhere, with \\n, \\r\\n and \\r line ends, keep their exact text", () => {
-    const wire =
-      'data: {"a":1}\r\n\r\nevent: x\ndata: line1\ndata: line2\n\n: keep-alive\n\ndata: [DONE]\r\r';
-    for (let size = 1; size <= wire.length; size++) {
-      const p = sseParser();
-      const frames = [];
-      for (let i = 0; i < wire.length; i += size) frames.push(...p.push(wire.slice(i, i + size)));
-      frames.push(...p.end());
-      assert.equal(frames.map((f) => f.raw).join(""), wire, `chunk size ${size}`);
-      const data = frames.filter((f) => f.data !== undefined);
-      assert.deepEqual(data.map((f) => f.data), ['{"a":1}', "line1\nline2", "[DONE]"], `chunk size ${size}`);
-      assert.equal(data[1].event, "x");
-    }
-  });
+// ---------------------------------------------------------------------------------------------------------
+// SSE and NDJSON framing
+// ---------------------------------------------------------------------------------------------------------
 
-  test("an unterminated last frame is flushed at the end", () => {
+test("sseParser: frames split anywhere, with \\n, \\r\\n and \\r line ends, keep their exact text", () => {
+  const wire = 'data: {"a":1}\r\n\r\nevent: x\ndata: line1\ndata: line2\n\n: keep-alive\n\ndata: [DONE]\r\r';
+  for (let size = 1; size <= wire.length; size++) {
     const p = sseParser();
-    assert.deepEqual(p.push("data: tail"), []);
-    assert.equal(p.end()[0].data, "tail");
-  });
-
-  test("formatSse splits multi-line data", () => {
-    assert.equal(formatSse("a\nb", "t"), "event: t\ndata: a\ndata: b\n\n");
-  });
-
-  test("NDJSON lines split across chunks, last line without newline", () => {
-    const p = ndjsonParser();
-    const lines = [...p.push('{"a":'), ...p.push('1}\n{"b"'), ...p.push(":2}"), ...p.end()];
-    assert.deepEqual(lines.map((l) => l.text), ['{"a":1}', '{"b":2}']);
-  });
+    const frames = [];
+    for (let i = 0; i < wire.length; i += size) frames.push(...p.push(wire.slice(i, i + size)));
+    frames.push(...p.end());
+    assert.equal(frames.map((f) => f.raw).join(""), wire, `chunk size ${size}`);
+    const data = frames.filter((f) => f.data !== undefined);
+    assert.deepEqual(data.map((f) => f.data), ['{"a":1}', "line1\nline2", "[DONE]"], `chunk size ${size}`);
+    assert.equal(data[1].event, "x");
+  }
 });
 
-describe("assembleToolCalls", () => {
-  test("OpenAI chat: two parallel calls whose deltas interleave are never glued", () => {
-    const { calls, findings } = assembleToolCalls([
-      chunk({ index: 0, id: "call_a", type: "function", function: { name: "search", arguments: "" } }),
-      chunk({ index: 1, id: "call_b", type: "function", function: { name: "get_weather", arguments: "" } }),
-      chunk({ index: 0, function: { arguments: '{"query"' } }),
-      chunk({ index: 1, function: { arguments: '{"city":' } }),
-      chunk({ index: 0, function: { arguments: ':"cats"}' } }),
-      chunk({ index: 1, function: { arguments: '"Oslo"}' } }),
-    ]);
-    assert.deepEqual(calls.map((c) => [c.id, c.name, c.arguments]), [
-      ["call_a", "search", '{"query":"cats"}'],
-      ["call_b", "get_weather", '{"city":"Oslo"}'],
-    ]);
-    assert.deepEqual(findings, []);
-  });
+test("sseParser: an unterminated last frame is flushed at the end", () => {
+  const p = sseParser();
+  assert.deepEqual(p.push("data: tail"), []);
+  assert.equal(p.end()[0].data, "tail");
+});
 
-  test("OpenAI chat: a server that numbers every parallel call 0 still yields separate calls", () => {
-    const { calls, findings } = assembleToolCalls([
-      chunk({ index: 0, id: "call_a", function: { name: "search", arguments: '{"query":"a"}' } }),
-      chunk({ index: 0, id: "call_b", function: { name: "search", arguments: '{"query":"b"}' } }),
-    ]);
-    assert.deepEqual(calls.map((c) => c.arguments), ['{"query":"a"}', '{"query":"b"}']);
-    assert.equal(findings[0].code, "reused_index");
-  });
+test("formatSse: splits multi-line data", () => {
+  assert.equal(formatSse("a\nb", "t"), "event: t\ndata: a\ndata: b\n\n");
+});
 
-  test("OpenAI chat: same index 0, no ids, a complete call followed by a new named one", () => {
-    const { calls } = assembleToolCalls([
-      chunk({ index: 0, function: { name: "a", arguments: "{}" } }),
-      chunk({ index: 0, function: { name: "b", arguments: '{"x":1}' } }),
-    ]);
-    assert.deepEqual(calls.map((c) => c.name), ["a", "b"]);
-  });
+test("ndjsonParser: lines split across chunks, last line without newline", () => {
+  const p = ndjsonParser();
+  const lines = [...p.push('{"a":'), ...p.push('1}\n{"b"'), ...p.push(":2}"), ...p.end()];
+  assert.deepEqual(lines.map((l) => l.text), ['{"a":1}', '{"b":2}']);
+});
 
-  test("OpenAI chat: a name repeated on every delta is not doubled", () => {
-    const { calls } = assembleToolCalls([
-      chunk({ index: 0, id: "c", function: { name: "search", arguments: '{"q":' } }),
-      chunk({ index: 0, function: { name: "search", arguments: '"x"}' } }),
-    ]);
-    assert.equal(calls[0].name, "search");
-    assert.equal(calls[0].arguments, '{"q":"x"}');
-  });
+// ---------------------------------------------------------------------------------------------------------
+// assembleToolCalls
+// ---------------------------------------------------------------------------------------------------------
 
-  test("OpenAI chat: deltas without index are matched by id and order, with a finding", () => {
-    const { calls, findings } = assembleToolCalls([
-      chunk({ id: "c1", function: { name: "a", arguments: '{"x":' } }),
-      chunk({ function: { arguments: "1}" } }),
-      chunk({ id: "c2", function: { name: "b", arguments: "{}" } }),
-    ]);
-    assert.deepEqual(calls.map((c) => [c.id, c.arguments]), [["c1", '{"x":1}'], ["c2", "{}"]]);
-    assert.ok(findings.some((f) => f.code === "missing_index"));
-  });
+test("assembleToolCalls: OpenAI chat, two parallel calls whose deltas interleave are never glued", () => {
+  const { calls, findings } = assembleToolCalls([
+    chunk({ index: 0, id: "call_a", type: "function", function: { name: "search", arguments: "" } }),
+    chunk({ index: 1, id: "call_b", type: "function", function: { name: "get_weather", arguments: "" } }),
+    chunk({ index: 0, function: { arguments: '{"query"' } }),
+    chunk({ index: 1, function: { arguments: '{"city":' } }),
+    chunk({ index: 0, function: { arguments: ':"cats"}' } }),
+    chunk({ index: 1, function: { arguments: '"Oslo"}' } }),
+  ]);
+  assert.deepEqual(calls.map((c) => [c.id, c.name, c.arguments]), [
+    ["call_a", "search", '{"query":"cats"}'],
+    ["call_b", "get_weather", '{"city":"Oslo"}'],
+  ]);
+  assert.deepEqual(findings, []);
+});
 
-  test("OpenAI chat: calls in different choices stay apart", () => {
-    const { calls } = assembleToolCalls([
-      chunk({ index: 0, id: "x", function: { name: "a", arguments: "{}" } }, 0),
-      chunk({ index: 0, id: "y", function: { name: "b", arguments: "{}" } }, 1),
-    ]);
-    assert.deepEqual(calls.map((c) => [c.choice, c.name]), [[0, "a"], [1, "b"]]);
-  });
+test("assembleToolCalls: OpenAI chat, a server that numbers every parallel call 0 still yields separate calls", () => {
+  const { calls, findings } = assembleToolCalls([
+    chunk({ index: 0, id: "call_a", function: { name: "search", arguments: '{"query":"a"}' } }),
+    chunk({ index: 0, id: "call_b", function: { name: "search", arguments: '{"query":"b"}' } }),
+  ]);
+  assert.deepEqual(calls.map((c) => c.arguments), ['{"query":"a"}', '{"query":"b"}']);
+  assert.equal(findings[0].code, "reused_index");
+});
 
-  test("calls without an id get stable synthetic ids: same input, same id", () => {
-    const events = () => [chunk({ index: 0, function: { name: "a", arguments: '{"x":1}' } })];
-    const one = assembleToolCalls(events()).calls[0];
-    const two = assembleToolCalls(events()).calls[0];
-    assert.match(one.id, /^call_[0-9a-z]+$/);
-    assert.equal(one.syntheticId, true);
-    assert.equal(one.id, two.id);
-    const other =
-      assembleToolCalls([chunk({ index: 0, function: { name: "a", arguments: '{"x":2}' } })]).calls[0];
-    assert.notEqual(other.id, one.id);
-  });
+test("assembleToolCalls: OpenAI chat, same index 0, no ids, a complete call followed by a new named one", () => {
+  const { calls } = assembleToolCalls([
+    chunk({ index: 0, function: { name: "a", arguments: "{}" } }),
+    chunk({ index: 0, function: { name: "b", arguments: '{"x":1}' } }),
+  ]);
+  assert.deepEqual(calls.map((c) => c.name), ["a", "b"]);
+});
 
-  test("Ollama: each streamed call is whole; two identical calls get different synthetic ids", () => {
-    const lines = ollamaStream(["hi"], [{ name: "s", args: { q: 1 } }, { name: "s", args: { q: 1 } }]);
-    const { calls } = assembleToolCalls(lines);
-    assert.deepEqual(calls.map((c) => [c.name, JSON.parse(c.arguments)]), [["s", { q: 1 }], ["s", { q: 1 }]]);
-    assert.notEqual(calls[0].id, calls[1].id);
-    assert.deepEqual(assembleToolCalls(lines).calls.map((c) => c.id), calls.map((c) => c.id));
-  });
+test("assembleToolCalls: OpenAI chat, a name repeated on every delta is not doubled", () => {
+  const { calls } = assembleToolCalls([
+    chunk({ index: 0, id: "c", function: { name: "search", arguments: '{"q":' } }),
+    chunk({ index: 0, function: { name: "search", arguments: '"x"}' } }),
+  ]);
+  assert.equal(calls[0].name, "search");
+  assert.equal(calls[0].arguments, '{"q":"x"}');
+});
 
-  test("a call gets the same synthetic id streamed or not (the validator's rule)", async () => {
-    const call = { name: "search", args: { query: "a", n: 2 } };
-    const streamed = assembleToolCalls(ollamaStream(["x"], [call, call])).calls.map((c) => c.id);
-    const whole = (await gateCompletion({ tools: TOOLS_OPENAI }, ollamaChat("", [call, call]))).verdict.calls
-      .map((c) => c.id);
-    assert.deepEqual(streamed, whole);
-    assert.notEqual(streamed[0], streamed[1]);
-  });
+test("assembleToolCalls: OpenAI chat, deltas without index are matched by id and order, with a finding", () => {
+  const { calls, findings } = assembleToolCalls([
+    chunk({ id: "c1", function: { name: "a", arguments: '{"x":' } }),
+    chunk({ function: { arguments: "1}" } }),
+    chunk({ id: "c2", function: { name: "b", arguments: "{}" } }),
+  ]);
+  assert.deepEqual(calls.map((c) => [c.id, c.arguments]), [["c1", '{"x":1}'], ["c2", "{}"]]);
+  assert.ok(findings.some((f) => f.code === "missing_index"));
+});
 
-  test("Anthropic: input_json_delta assembled per block; empty input means {}", () => {
-    const events = anthropicStream(["hi"], [{ name: "a", args: { x: [1, 2] } }, { name: "b", args: "" }]);
-    const { calls } = assembleToolCalls(events);
-    assert.deepEqual(calls.map((c) => [c.name, c.arguments]), [["a", '{"x":[1,2]}'], ["b", "{}"]]);
-    assert.deepEqual(calls.map((c) => c.slot), [1, 2]);
-  });
+test("assembleToolCalls: OpenAI chat, calls in different choices stay apart", () => {
+  const { calls } = assembleToolCalls([
+    chunk({ index: 0, id: "x", function: { name: "a", arguments: "{}" } }, 0),
+    chunk({ index: 0, id: "y", function: { name: "b", arguments: "{}" } }, 1),
+  ]);
+  assert.deepEqual(calls.map((c) => [c.choice, c.name]), [[0, "a"], [1, "b"]]);
+});
 
-  test("OpenAI Responses: deltas, then the .done text wins", () => {
-    const { calls } = assembleToolCalls(
-      responsesStream(["t"], [{ name: "f", args: { a: 1 }, id: "call_f" }]),
-    );
-    assert.deepEqual(calls.map((c) => [c.id, c.name, c.arguments]), [["call_f", "f", '{"a":1}']]);
-  });
+test("assembleToolCalls: calls without an id get stable synthetic ids (same input, same id)", () => {
+  const events = () => [chunk({ index: 0, function: { name: "a", arguments: '{"x":1}' } })];
+  const one = assembleToolCalls(events()).calls[0];
+  const two = assembleToolCalls(events()).calls[0];
+  assert.match(one.id, /^call_[0-9a-z]+$/);
+  assert.equal(one.syntheticId, true);
+  assert.equal(one.id, two.id);
+  const other =
+    assembleToolCalls([chunk({ index: 0, function: { name: "a", arguments: '{"x":2}' } })]).calls[0];
+  assert.notEqual(other.id, one.id);
+});
 
-  test("malformed events never throw: they become findings and the rest still assembles", () => {
-    const { calls, findings } = assembleToolCalls([
-      "{not json",
-      42,
-      null,
-      { choices: [7] },
-      { object: "chat.completion.chunk", choices: [{ index: 0, delta: { tool_calls: "x" } }] },
-      chunk("not an object"),
-      { type: "content_block_delta", index: 9, delta: { type: "input_json_delta", partial_json: "{" } },
-      { type: "response.function_call_arguments.delta", output_index: 4, delta: "{" },
-      { something: "else" },
-      chunk({ index: 0, id: "ok", function: { name: "a", arguments: "{}" } }),
-    ]);
-    assert.deepEqual(calls.map((c) => c.id), ["ok"]);
-    assert.deepEqual(
-      findings.map((f) => f.code),
-      [
-        "malformed_event",
-        "malformed_event",
-        "malformed_event",
-        "malformed_event",
-        "malformed_event",
-        "malformed_event",
-        "orphan_delta",
-        "orphan_delta",
-        "unknown_event",
-      ],
-    );
-    assert.deepEqual(findings.map((f) => f.event), [0, 1, 2, 3, 4, 5, 6, 7, 8]);
-  });
+test("assembleToolCalls: Ollama, each streamed call is whole; two identical calls get different synthetic ids", () => {
+  const lines = ollamaStream(["hi"], [{ name: "s", args: { q: 1 } }, { name: "s", args: { q: 1 } }]);
+  const { calls } = assembleToolCalls(lines);
+  assert.deepEqual(calls.map((c) => [c.name, JSON.parse(c.arguments)]), [["s", { q: 1 }], ["s", { q: 1 }]]);
+  assert.notEqual(calls[0].id, calls[1].id);
+  assert.deepEqual(assembleToolCalls(lines).calls.map((c) => c.id), calls.map((c) => c.id));
+});
 
-  test("an iterable that throws midway keeps what was assembled", () => {
-    function* events() {
-      yield chunk({ index: 0, id: "a", function: { name: "x", arguments: "{}" } });
-      throw new Error("connection reset");
-    }
-    assert.equal(assembleToolCalls(events()).calls.length, 1);
-  });
+test("assembleToolCalls: a call gets the same synthetic id streamed or not (the validator's rule)", async () => {
+  const call = { name: "search", args: { query: "a", n: 2 } };
+  const streamed = assembleToolCalls(ollamaStream(["x"], [call, call])).calls.map((c) => c.id);
+  const whole = (await gateCompletion({ tools: TOOLS_OPENAI }, ollamaChat("", [call, call]))).verdict.calls
+    .map((c) => c.id);
+  assert.deepEqual(streamed, whole);
+  assert.notEqual(streamed[0], streamed[1]);
+});
+
+test("assembleToolCalls: Anthropic, input_json_delta assembled per block; empty input means {}", () => {
+  const events = anthropicStream(["hi"], [{ name: "a", args: { x: [1, 2] } }, { name: "b", args: "" }]);
+  const { calls } = assembleToolCalls(events);
+  assert.deepEqual(calls.map((c) => [c.name, c.arguments]), [["a", '{"x":[1,2]}'], ["b", "{}"]]);
+  assert.deepEqual(calls.map((c) => c.slot), [1, 2]);
+});
+
+test("assembleToolCalls: OpenAI Responses, deltas, then the .done text wins", () => {
+  const { calls } = assembleToolCalls(
+    responsesStream(["t"], [{ name: "f", args: { a: 1 }, id: "call_f" }]),
+  );
+  assert.deepEqual(calls.map((c) => [c.id, c.name, c.arguments]), [["call_f", "f", '{"a":1}']]);
+});
+
+test("assembleToolCalls: malformed events never throw; they become findings and the rest still assembles", () => {
+  const { calls, findings } = assembleToolCalls([
+    "{not json",
+    42,
+    null,
+    { choices: [7] },
+    { object: "chat.completion.chunk", choices: [{ index: 0, delta: { tool_calls: "x" } }] },
+    chunk("not an object"),
+    { type: "content_block_delta", index: 9, delta: { type: "input_json_delta", partial_json: "{" } },
+    { type: "response.function_call_arguments.delta", output_index: 4, delta: "{" },
+    { something: "else" },
+    chunk({ index: 0, id: "ok", function: { name: "a", arguments: "{}" } }),
+  ]);
+  assert.deepEqual(calls.map((c) => c.id), ["ok"]);
+  assert.deepEqual(
+    findings.map((f) => f.code),
+    [
+      "malformed_event",
+      "malformed_event",
+      "malformed_event",
+      "malformed_event",
+      "malformed_event",
+      "malformed_event",
+      "orphan_delta",
+      "orphan_delta",
+      "unknown_event",
+    ],
+  );
+  assert.deepEqual(findings.map((f) => f.event), [0, 1, 2, 3, 4, 5, 6, 7, 8]);
+});
+
+test("assembleToolCalls: an iterable that throws midway keeps what was assembled", () => {
+  function* events() {
+    yield chunk({ index: 0, id: "a", function: { name: "x", arguments: "{}" } });
+    throw new Error("connection reset");
+  }
+  assert.equal(assembleToolCalls(events()).calls.length, 1);
 });
 
 // ---------------------------------------------------------------------------------------------------------
@@ -246,271 +249,269 @@ function sseData(text: string): Record<string, unknown>[] {
   );
 }
 
-describe("streaming gate", () => {
-  test("allowed calls: every dialect's stream arrives byte for byte, split at odd places", async () => {
-    const cases: [string, unknown, FakeReply][] = [
-      ["/v1/chat/completions", { tools: TOOLS_OPENAI, stream: true }, {
-        sse: chatStream(["Hel", "lo"], [{ name: "search", args: { query: "a" } }, {
-          name: "get_weather",
-          args: { city: "Oslo" },
-        }]),
-        splitEvery: 7,
-      }],
-      ["/v1/messages", { tools: TOOLS_ANTHROPIC, stream: true }, {
-        sse: anthropicStream(["Hi"], [{ name: "search", args: { query: "a" } }]),
-        named: true,
-        splitEvery: 5,
-      }],
-      ["/v1/responses", { tools: TOOLS_RESPONSES, stream: true }, {
-        sse: responsesStream(["Hi"], [{ name: "search", args: { query: "a" } }]),
-        named: true,
-        splitEvery: 11,
-      }],
-      ["/api/chat", { tools: TOOLS_OPENAI }, {
-        ndjson: ollamaStream(["Hi"], [{ name: "search", args: { query: "a" } }]),
-        splitEvery: 3,
-      }],
-    ];
-    for (const [path, body, reply] of cases) {
-      const res = await post(path, body, reply);
-      assert.equal(await res.text(), wire(reply), path);
-      assert.equal(seen.length, 1, path);
-      assert.equal(seen[0].verdict.allowed, true, path);
-      assert.equal(seen[0].changed, false, path);
-      assert.ok(seen[0].calls!.length >= 1, path);
-    }
-  });
-
-  test("text passes through before the tool call part of the stream even exists", async () => {
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    const frames = chatStream(["Looking that up"], [{ name: "search", args: { query: "a" } }]);
-    // Hold the server before the first tool-call frame (frame 0 is the role chunk, 1 the text).
-    const res = await post("/v1/chat/completions", { tools: TOOLS_OPENAI, stream: true }, {
-      sse: frames,
-      holdBefore: { frame: 2, until: gate },
-    });
-    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
-    let got = "";
-    const deadline = Date.now() + 20_000;
-    while (!got.includes("Looking that up") && Date.now() < deadline) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      got += value;
-    }
-    assert.match(got, /Looking that up/); // arrived while the server was still holding the call back
-    assert.doesNotMatch(got, /tool_calls/);
-    release();
-    while (true) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      got += value;
-    }
-    assert.match(got, /tool_calls/);
-    assert.match(got, /\[DONE\]/);
-  });
-
-  test("OpenAI chat: a rejected call is replaced by a text delta and finish_reason stop", async () => {
-    const res = await post("/v1/chat/completions", { tools: TOOLS_OPENAI, stream: true }, {
-      sse: chatStream(["Ok"], [{ name: "search", args: { query: "a" } }, { name: "launch", args: {} }]),
-    });
-    const text = await res.text();
-    const events = sseData(text);
-    assert.ok(text.endsWith("data: [DONE]\n\n"));
-    assert.equal(events.some((e) => JSON.stringify(e).includes("tool_calls")), false);
-    const content = events.map((e) =>
-      (e.choices as { delta: { content?: string } }[])[0]?.delta?.content ?? ""
-    ).join("");
-    assert.match(content, /^Ok\n\n[\s\S]*launch/);
-    const finish = events.map((e) => (e.choices as { finish_reason: string | null }[])[0]?.finish_reason)
-      .filter(Boolean);
-    assert.deepEqual(finish, ["stop"]);
-    assert.equal(seen[0].verdict.blocked.length, 1);
-    assert.equal(seen[0].changed, true);
-  });
-
-  test("OpenAI chat: interleaved parallel calls are validated separately (one bad one blocks the turn)", async () => {
-    const frames: unknown[] = [
-      chatChunk({ role: "assistant", content: "" }),
-      chatChunk({
-        tool_calls: [{ index: 0, id: "a", type: "function", function: { name: "search", arguments: "" } }],
-      }),
-      chatChunk({
-        tool_calls: [{ index: 1, id: "b", type: "function", function: { name: "search", arguments: "" } }],
-      }),
-      chatChunk({ tool_calls: [{ index: 0, function: { arguments: '{"query":' } }] }),
-      chatChunk({ tool_calls: [{ index: 1, function: { arguments: '{"query":' } }] }),
-      chatChunk({ tool_calls: [{ index: 0, function: { arguments: '"cats"}' } }] }),
-      chatChunk({ tool_calls: [{ index: 1, function: { arguments: '""}' } }] }),
-      chatChunk({}, "tool_calls"),
-      "data: [DONE]\n\n",
-    ];
-    const res = await post("/v1/chat/completions", { tools: TOOLS_OPENAI, stream: true }, { sse: frames });
-    await res.text();
-    assert.deepEqual(seen[0].calls!.map((c) => c.arguments), ['{"query":"cats"}', '{"query":""}']);
-    assert.deepEqual(seen[0].verdict.calls.map((c) => c.allowed), [true, false]);
-    assert.equal(seen[0].verdict.calls[1].findings[0].path, "/query");
-  });
-
-  test("Anthropic: a rejected call is replaced by a text block; indices stay consecutive", async () => {
-    const res = await post("/v1/messages", { tools: TOOLS_ANTHROPIC, stream: true }, {
-      sse: anthropicStream(["Hi"], [{ name: "search", args: { query: "" } }]),
+test("guardFetch: allowed calls in every dialect's stream arrive byte for byte, split at odd places", async () => {
+  const cases: [string, unknown, FakeReply][] = [
+    ["/v1/chat/completions", { tools: TOOLS_OPENAI, stream: true }, {
+      sse: chatStream(["Hel", "lo"], [{ name: "search", args: { query: "a" } }, {
+        name: "get_weather",
+        args: { city: "Oslo" },
+      }]),
+      splitEvery: 7,
+    }],
+    ["/v1/messages", { tools: TOOLS_ANTHROPIC, stream: true }, {
+      sse: anthropicStream(["Hi"], [{ name: "search", args: { query: "a" } }]),
       named: true,
-    });
-    const events = sseData(await res.text());
-    assert.equal(events.some((e) => JSON.stringify(e).includes("tool_use")), false);
-    const starts = events.filter((e) => e.type === "content_block_start").map((e) => e.index);
-    assert.deepEqual(starts, [0, 1]);
-    const delta = events.find((e) => e.type === "message_delta") as { delta: { stop_reason: string } };
-    assert.equal(delta.delta.stop_reason, "end_turn");
-    assert.equal(events[events.length - 1].type, "message_stop");
-  });
-
-  test("OpenAI Responses: a rejected call before a message item; indices and sequence numbers stay in order", async () => {
-    // The call comes first (output 0), then a text message (output 1).
-    const calls = responsesStream([], [{ name: "nope", args: {} }]).slice(1, -1) as Record<string, unknown>[];
-    const text = responsesStream(["after"]).slice(1, -1) as Record<string, unknown>[];
-    const all = [
-      {
-        type: "response.created",
-        response: { id: "r", object: "response", status: "in_progress", output: [] },
-      },
-      ...calls,
-      ...text.map((e) => ({ ...e, output_index: 1 })),
-      {
-        type: "response.completed",
-        response: { id: "r", object: "response", status: "completed", output: [] },
-      },
-    ].map((e, i) => ({ ...e, sequence_number: i }));
-    const res = await post("/v1/responses", { tools: TOOLS_RESPONSES, stream: true }, {
-      sse: all,
+      splitEvery: 5,
+    }],
+    ["/v1/responses", { tools: TOOLS_RESPONSES, stream: true }, {
+      sse: responsesStream(["Hi"], [{ name: "search", args: { query: "a" } }]),
       named: true,
-    });
-    const events = sseData(await res.text());
-    assert.equal(events.some((e) => JSON.stringify(e).includes("function_call")), false);
-    const added = events.filter((e) => e.type === "response.output_item.added").map((e) => e.output_index);
-    assert.deepEqual(added, [0, 1]);
-    const seqs = events.map((e) => e.sequence_number as number);
-    assert.deepEqual(seqs, [...seqs].sort((x, y) => x - y));
-    const done = events[events.length - 1] as { type: string; response: { output: { type: string }[] } };
-    assert.equal(done.type, "response.completed");
-    assert.deepEqual(done.response.output.map((o) => o.type), ["message", "message"]);
-  });
-
-  test("Ollama: a stream cut off before its final chunk is still closed properly", async () => {
-    const lines = ollamaStream(["Hi"], [{ name: "nope", args: {} }]);
-    lines.pop(); // no done chunk
-    const res = await post("/api/chat", { tools: TOOLS_OPENAI }, { ndjson: lines });
-    const out = (await res.text()).trim().split("\n").map((l) => JSON.parse(l));
-    assert.equal(out.some((o) => o.message?.tool_calls), false);
-    assert.equal(out[out.length - 1].done, true);
-    assert.equal(out[out.length - 1].done_reason, "stop");
-  });
-
-  test("streams without tool calls pass untouched; malformed frames are dropped and reported", async () => {
-    const frames = chatStream(["a", "b"]);
-    frames.splice(2, 0, "data: {broken\n\n");
-    const res = await post("/v1/chat/completions", { stream: true }, { sse: frames });
-    const text = await res.text();
-    assert.equal(text, wire({ sse: frames }).replace("data: {broken\n\n", ""));
-    assert.equal(seen[0].findings[0].code, "malformed_event");
-  });
-
-  test("stream: false leaves streams alone", async () => {
-    const g = guardFetch(fetch, { stream: false });
-    next = { sse: chatStream([], [{ name: "nope", args: {} }]) };
-    const res = await g(`${server.url}/v1/chat/completions`, {
-      method: "POST",
-      body: JSON.stringify({ tools: TOOLS_OPENAI, stream: true }),
-    });
-    assert.equal(await res.text(), wire(next));
-  });
+      splitEvery: 11,
+    }],
+    ["/api/chat", { tools: TOOLS_OPENAI }, {
+      ndjson: ollamaStream(["Hi"], [{ name: "search", args: { query: "a" } }]),
+      splitEvery: 3,
+    }],
+  ];
+  for (const [path, body, reply] of cases) {
+    const res = await post(path, body, reply);
+    assert.equal(await res.text(), wire(reply), path);
+    assert.equal(seen.length, 1, path);
+    assert.equal(seen[0].verdict.allowed, true, path);
+    assert.equal(seen[0].changed, false, path);
+    assert.ok(seen[0].calls!.length >= 1, path);
+  }
 });
 
-describe("calls written into streamed text", () => {
-  test("the watcher releases prose at once and holds from a marker on, even one split across pieces", () => {
-    const w = textWatcher();
-    assert.equal(w.push("Let me check <tool_"), "Let me check ");
-    assert.equal(w.holding, false);
-    assert.equal(w.push('call>{"name":'), "");
-    assert.equal(w.holding, true);
-    assert.equal(w.held, '<tool_call>{"name":');
-    assert.equal(w.visible, "Let me check ");
+test("guardFetch: streamed text passes through before the tool call part of the stream even exists", async () => {
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const frames = chatStream(["Looking that up"], [{ name: "search", args: { query: "a" } }]);
+  // Hold the server before the first tool-call frame (frame 0 is the role chunk, 1 the text).
+  const res = await post("/v1/chat/completions", { tools: TOOLS_OPENAI, stream: true }, {
+    sse: frames,
+    holdBefore: { frame: 2, until: gate },
   });
+  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let got = "";
+  const deadline = Date.now() + 20_000;
+  while (!got.includes("Looking that up") && Date.now() < deadline) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    got += value;
+  }
+  assert.match(got, /Looking that up/); // arrived while the server was still holding the call back
+  assert.doesNotMatch(got, /tool_calls/);
+  release();
+  while (true) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    got += value;
+  }
+  assert.match(got, /tool_calls/);
+  assert.match(got, /\[DONE\]/);
+});
 
-  test("the watcher lets code fences of other languages and stray brackets through", () => {
-    const w = textWatcher();
-    assert.equal(
-      w.push("Use this:\n```python\nprint([1])\n```\nok"),
-      "Use this:\n```python\nprint([1])\n```\nok",
-    );
-    assert.equal(w.push(" a <"), " a "); // could be the start of <tool_call>: held
-    assert.equal(w.push(" b always"), "< b always"); // settled: released with the next piece
-    assert.equal(w.push(" [x]"), " [x]");
-    assert.equal(w.holding, false);
+test("guardFetch: OpenAI chat stream, a rejected call is replaced by a text delta and finish_reason stop", async () => {
+  const res = await post("/v1/chat/completions", { tools: TOOLS_OPENAI, stream: true }, {
+    sse: chatStream(["Ok"], [{ name: "search", args: { query: "a" } }, { name: "launch", args: {} }]),
   });
+  const text = await res.text();
+  const events = sseData(text);
+  assert.ok(text.endsWith("data: [DONE]\n\n"));
+  assert.equal(events.some((e) => JSON.stringify(e).includes("tool_calls")), false);
+  const content = events.map((e) => (e.choices as { delta: { content?: string } }[])[0]?.delta?.content ?? "")
+    .join("");
+  assert.match(content, /^Ok\n\n[\s\S]*launch/);
+  const finish = events.map((e) => (e.choices as { finish_reason: string | null }[])[0]?.finish_reason)
+    .filter(Boolean);
+  assert.deepEqual(finish, ["stop"]);
+  assert.equal(seen[0].verdict.blocked.length, 1);
+  assert.equal(seen[0].changed, true);
+});
 
-  test("the watcher holds a json fence and a message that opens with JSON", () => {
-    const a = textWatcher();
-    assert.equal(a.push("Here:\n```json\n{"), "Here:\n");
-    assert.equal(a.holding, true);
-    const b = textWatcher();
-    assert.equal(b.push('  {"name": "x"'), "  ");
-    assert.equal(b.holding, true);
-    const c = textWatcher();
-    assert.equal(c.push("["), "");
-    assert.equal(c.push(' {"name"'), "");
-    assert.equal(c.holding, true);
-    const d = textWatcher();
-    assert.equal(d.push("["), "");
-    assert.equal(d.push("1] a footnote"), "[1] a footnote"); // a list, not a call: flows
-    assert.equal(d.holding, false);
-  });
+test("guardFetch: OpenAI chat stream, interleaved parallel calls are validated separately (one bad one blocks the turn)", async () => {
+  const frames: unknown[] = [
+    chatChunk({ role: "assistant", content: "" }),
+    chatChunk({
+      tool_calls: [{ index: 0, id: "a", type: "function", function: { name: "search", arguments: "" } }],
+    }),
+    chatChunk({
+      tool_calls: [{ index: 1, id: "b", type: "function", function: { name: "search", arguments: "" } }],
+    }),
+    chatChunk({ tool_calls: [{ index: 0, function: { arguments: '{"query":' } }] }),
+    chatChunk({ tool_calls: [{ index: 1, function: { arguments: '{"query":' } }] }),
+    chatChunk({ tool_calls: [{ index: 0, function: { arguments: '"cats"}' } }] }),
+    chatChunk({ tool_calls: [{ index: 1, function: { arguments: '""}' } }] }),
+    chatChunk({}, "tool_calls"),
+    "data: [DONE]\n\n",
+  ];
+  const res = await post("/v1/chat/completions", { tools: TOOLS_OPENAI, stream: true }, { sse: frames });
+  await res.text();
+  assert.deepEqual(seen[0].calls!.map((c) => c.arguments), ['{"query":"cats"}', '{"query":""}']);
+  assert.deepEqual(seen[0].verdict.calls.map((c) => c.allowed), [true, false]);
+  assert.equal(seen[0].verdict.calls[1].findings[0].path, "/query");
+});
 
-  test("Ollama: a rejected Hermes call in streamed text never reaches the client; the prose does", async () => {
-    const text = [
-      "I'll search. <tool",
-      '_call>{"name": "shell", ',
-      '"arguments": {"cmd": "rm -rf /"}}</tool_call>',
-    ];
-    const res = await post("/api/chat", { tools: TOOLS_OPENAI }, { ndjson: ollamaStream(text) });
-    const out = (await res.text()).trim().split("\n").map((l) => JSON.parse(l));
-    const content = out.map((o) => o.message?.content ?? "").join("");
-    assert.doesNotMatch(content, /tool_call|rm -rf/);
-    assert.match(content, /^I'll search\. [\s\S]*shell/);
-    assert.equal(out[out.length - 1].done, true);
-    assert.equal(seen[0].verdict.allowed, false);
-    assert.equal(seen[0].changed, true);
-    assert.equal(seen[0].calls![0].name, "shell");
+test("guardFetch: Anthropic stream, a rejected call is replaced by a text block; indices stay consecutive", async () => {
+  const res = await post("/v1/messages", { tools: TOOLS_ANTHROPIC, stream: true }, {
+    sse: anthropicStream(["Hi"], [{ name: "search", args: { query: "" } }]),
+    named: true,
   });
+  const events = sseData(await res.text());
+  assert.equal(events.some((e) => JSON.stringify(e).includes("tool_use")), false);
+  const starts = events.filter((e) => e.type === "content_block_start").map((e) => e.index);
+  assert.deepEqual(starts, [0, 1]);
+  const delta = events.find((e) => e.type === "message_delta") as { delta: { stop_reason: string } };
+  assert.equal(delta.delta.stop_reason, "end_turn");
+  assert.equal(events[events.length - 1].type, "message_stop");
+});
 
-  test("OpenAI chat: an allowed text call arrives whole (same text, re-chunked)", async () => {
-    const text = ["Sure.\n<tool_call>", '{"name": "search", "arguments"', ': {"query": "cats"}}</tool_call>'];
-    const res = await post("/v1/chat/completions", { tools: TOOLS_OPENAI, stream: true }, {
-      sse: chatStream(text),
-    });
-    const events = sseData(await res.text());
-    const content = events.map((e) =>
-      (e.choices as { delta: { content?: string } }[])[0]?.delta?.content ?? ""
-    ).join("");
-    assert.equal(content, text.join(""));
-    assert.equal(seen[0].verdict.allowed, true);
-    assert.equal(seen[0].changed, false);
+test("guardFetch: OpenAI Responses stream, a rejected call before a message item; indices and sequence numbers stay in order", async () => {
+  // The call comes first (output 0), then a text message (output 1).
+  const calls = responsesStream([], [{ name: "nope", args: {} }]).slice(1, -1) as Record<string, unknown>[];
+  const text = responsesStream(["after"]).slice(1, -1) as Record<string, unknown>[];
+  const all = [
+    {
+      type: "response.created",
+      response: { id: "r", object: "response", status: "in_progress", output: [] },
+    },
+    ...calls,
+    ...text.map((e) => ({ ...e, output_index: 1 })),
+    {
+      type: "response.completed",
+      response: { id: "r", object: "response", status: "completed", output: [] },
+    },
+  ].map((e, i) => ({ ...e, sequence_number: i }));
+  const res = await post("/v1/responses", { tools: TOOLS_RESPONSES, stream: true }, {
+    sse: all,
+    named: true,
   });
+  const events = sseData(await res.text());
+  assert.equal(events.some((e) => JSON.stringify(e).includes("function_call")), false);
+  const added = events.filter((e) => e.type === "response.output_item.added").map((e) => e.output_index);
+  assert.deepEqual(added, [0, 1]);
+  const seqs = events.map((e) => e.sequence_number as number);
+  assert.deepEqual(seqs, [...seqs].sort((x, y) => x - y));
+  const done = events[events.length - 1] as { type: string; response: { output: { type: string }[] } };
+  assert.equal(done.type, "response.completed");
+  assert.deepEqual(done.response.output.map((o) => o.type), ["message", "message"]);
+});
 
-  test("text without markers streams byte for byte", async () => {
-    const reply: FakeReply = { sse: chatStream(["Here is code:\n```python\n", "print(1)\n```\n", "Done."]) };
-    const res = await post("/v1/chat/completions", { stream: true }, reply);
-    assert.equal(await res.text(), wire(reply));
-  });
+test("guardFetch: Ollama stream, a stream cut off before its final chunk is still closed properly", async () => {
+  const lines = ollamaStream(["Hi"], [{ name: "nope", args: {} }]);
+  lines.pop(); // no done chunk
+  const res = await post("/api/chat", { tools: TOOLS_OPENAI }, { ndjson: lines });
+  const out = (await res.text()).trim().split("\n").map((l) => JSON.parse(l));
+  assert.equal(out.some((o) => o.message?.tool_calls), false);
+  assert.equal(out[out.length - 1].done, true);
+  assert.equal(out[out.length - 1].done_reason, "stop");
+});
 
-  test("extract: false leaves text calls in streams alone", async () => {
-    const g = guardFetch(fetch, { extract: false });
-    next = { ndjson: ollamaStream(['<tool_call>{"name": "shell", "arguments": {}}</tool_call>']) };
-    const res = await g(`${server.url}/api/chat`, {
-      method: "POST",
-      body: JSON.stringify({ tools: TOOLS_OPENAI }),
-    });
-    assert.equal(await res.text(), wire(next));
+test("guardFetch: streams without tool calls pass untouched; malformed frames are dropped and reported", async () => {
+  const frames = chatStream(["a", "b"]);
+  frames.splice(2, 0, "data: {broken\n\n");
+  const res = await post("/v1/chat/completions", { stream: true }, { sse: frames });
+  const text = await res.text();
+  assert.equal(text, wire({ sse: frames }).replace("data: {broken\n\n", ""));
+  assert.equal(seen[0].findings[0].code, "malformed_event");
+});
+
+test("guardFetch: stream false leaves streams alone", async () => {
+  const g = guardFetch(fetch, { stream: false });
+  next = { sse: chatStream([], [{ name: "nope", args: {} }]) };
+  const res = await g(`${server.url}/v1/chat/completions`, {
+    method: "POST",
+    body: JSON.stringify({ tools: TOOLS_OPENAI, stream: true }),
   });
+  assert.equal(await res.text(), wire(next));
+});
+
+// ---------------------------------------------------------------------------------------------------------
+// calls written into streamed text
+// ---------------------------------------------------------------------------------------------------------
+
+test("textWatcher: releases prose at once and holds from a marker on, even one split across pieces", () => {
+  const w = textWatcher();
+  assert.equal(w.push("Let me check <tool_"), "Let me check ");
+  assert.equal(w.holding, false);
+  assert.equal(w.push('call>{"name":'), "");
+  assert.equal(w.holding, true);
+  assert.equal(w.held, '<tool_call>{"name":');
+  assert.equal(w.visible, "Let me check ");
+});
+
+test("textWatcher: lets code fences of other languages and stray brackets through", () => {
+  const w = textWatcher();
+  assert.equal(
+    w.push("Use this:\n```python\nprint([1])\n```\nok"),
+    "Use this:\n```python\nprint([1])\n```\nok",
+  );
+  assert.equal(w.push(" a <"), " a "); // could be the start of <tool_call>: held
+  assert.equal(w.push(" b always"), "< b always"); // settled: released with the next piece
+  assert.equal(w.push(" [x]"), " [x]");
+  assert.equal(w.holding, false);
+});
+
+test("textWatcher: holds a json fence and a message that opens with JSON", () => {
+  const a = textWatcher();
+  assert.equal(a.push("Here:\n```json\n{"), "Here:\n");
+  assert.equal(a.holding, true);
+  const b = textWatcher();
+  assert.equal(b.push('  {"name": "x"'), "  ");
+  assert.equal(b.holding, true);
+  const c = textWatcher();
+  assert.equal(c.push("["), "");
+  assert.equal(c.push(' {"name"'), "");
+  assert.equal(c.holding, true);
+  const d = textWatcher();
+  assert.equal(d.push("["), "");
+  assert.equal(d.push("1] a footnote"), "[1] a footnote"); // a list, not a call: flows
+  assert.equal(d.holding, false);
+});
+
+test("guardFetch: Ollama stream, a rejected Hermes call in streamed text never reaches the client; the prose does", async () => {
+  const text = [
+    "I'll search. <tool",
+    '_call>{"name": "shell", ',
+    '"arguments": {"cmd": "rm -rf /"}}</tool_call>',
+  ];
+  const res = await post("/api/chat", { tools: TOOLS_OPENAI }, { ndjson: ollamaStream(text) });
+  const out = (await res.text()).trim().split("\n").map((l) => JSON.parse(l));
+  const content = out.map((o) => o.message?.content ?? "").join("");
+  assert.doesNotMatch(content, /tool_call|rm -rf/);
+  assert.match(content, /^I'll search\. [\s\S]*shell/);
+  assert.equal(out[out.length - 1].done, true);
+  assert.equal(seen[0].verdict.allowed, false);
+  assert.equal(seen[0].changed, true);
+  assert.equal(seen[0].calls![0].name, "shell");
+});
+
+test("guardFetch: OpenAI chat stream, an allowed text call arrives whole (same text, re-chunked)", async () => {
+  const text = ["Sure.\n<tool_call>", '{"name": "search", "arguments"', ': {"query": "cats"}}</tool_call>'];
+  const res = await post("/v1/chat/completions", { tools: TOOLS_OPENAI, stream: true }, {
+    sse: chatStream(text),
+  });
+  const events = sseData(await res.text());
+  const content = events.map((e) => (e.choices as { delta: { content?: string } }[])[0]?.delta?.content ?? "")
+    .join("");
+  assert.equal(content, text.join(""));
+  assert.equal(seen[0].verdict.allowed, true);
+  assert.equal(seen[0].changed, false);
+});
+
+test("guardFetch: streamed text without markers arrives byte for byte", async () => {
+  const reply: FakeReply = { sse: chatStream(["Here is code:\n```python\n", "print(1)\n```\n", "Done."]) };
+  const res = await post("/v1/chat/completions", { stream: true }, reply);
+  assert.equal(await res.text(), wire(reply));
+});
+
+test("guardFetch: extract false leaves text calls in streams alone", async () => {
+  const g = guardFetch(fetch, { extract: false });
+  next = { ndjson: ollamaStream(['<tool_call>{"name": "shell", "arguments": {}}</tool_call>']) };
+  const res = await g(`${server.url}/api/chat`, {
+    method: "POST",
+    body: JSON.stringify({ tools: TOOLS_OPENAI }),
+  });
+  assert.equal(await res.text(), wire(next));
 });

@@ -55,7 +55,7 @@ const wild = fc.string({
   maxLength: 60,
 });
 
-test("arbitrary JSON values as argument text always give a verdict", () => {
+test("createValidator: arbitrary JSON values as argument text always give a verdict", () => {
   fc.assert(
     fc.property(fc.jsonValue(), (value) => {
       const text = JSON.stringify(value);
@@ -71,7 +71,7 @@ test("arbitrary JSON values as argument text always give a verdict", () => {
   prototypeUntouched();
 });
 
-test("arbitrary text, unicode and lone surrogates as arguments never throw", () => {
+test("createValidator: arbitrary text, unicode and lone surrogates as arguments never throw", () => {
   fc.assert(
     fc.property(
       fc.oneof(
@@ -92,7 +92,7 @@ test("arbitrary text, unicode and lone surrogates as arguments never throw", () 
   prototypeUntouched();
 });
 
-test("hostile objects with __proto__ and constructor keys never touch a prototype", () => {
+test("createValidator: hostile objects with __proto__ and constructor keys never touch a prototype", () => {
   const key = fc.constantFrom(
     "__proto__",
     "constructor",
@@ -120,7 +120,7 @@ test("hostile objects with __proto__ and constructor keys never touch a prototyp
   prototypeUntouched();
 });
 
-test("100 000-deep nesting is a finding, not a stack overflow", () => {
+test("createValidator: 100 000-deep nesting is a finding, not a stack overflow", () => {
   const depth = 100_000;
   for (
     const text of [
@@ -150,7 +150,7 @@ test("100 000-deep nesting is a finding, not a stack overflow", () => {
 
 // The scanner's own cost on 10 MB is scan.ts's business (and its tests'); here the schema pass and the parser
 // run over the full 10 MB with the limit raised, and the default limit turns it away before anything else.
-test("10 MB strings: over the size limit by default, checked in full when the limit is raised", async () => {
+test("createValidator: 10 MB strings are over the size limit by default, checked in full when the limit is raised", async () => {
   const big = "x".repeat(10 * 1024 * 1024);
   const text = JSON.stringify({ q: big });
   const v = strict.validate([{ name: "t", arguments: text }]);
@@ -168,7 +168,7 @@ test("10 MB strings: over the size limit by default, checked in full when the li
   assert.equal(compileSchema({ maxLength: 3 })(big).length, 1);
 });
 
-test("huge numbers and odd values end as findings", () => {
+test("createValidator: huge numbers and odd values end as findings", () => {
   for (
     const text of [
       '{"q":"a","n":1e400}',
@@ -191,7 +191,7 @@ test("huge numbers and odd values end as findings", () => {
   wellFormed(strict.validate([null, 5, "x", [], { name: 5 }] as unknown[]), 5);
 });
 
-test("repair stays linear on hostile near-JSON (no regex backtracking)", () => {
+test("createValidator: repair stays linear on hostile near-JSON (no regex backtracking)", () => {
   const v = createValidator(tools, { repair: true });
   for (
     const text of [

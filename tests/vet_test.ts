@@ -32,7 +32,7 @@ const schemas: [string, unknown][] = [
 ];
 
 for (const [label, schema] of schemas) {
-  test(`vet with ${label}: runs on good arguments, never on bad ones`, async () => {
+  test(`vet: with ${label}, runs on good arguments, never on bad ones`, async () => {
     let ran = 0;
     const tool = vet<Args, string>({
       name: "weather",
@@ -65,7 +65,7 @@ for (const [label, schema] of schemas) {
   });
 }
 
-test("vet maps schema problems to finding codes", async () => {
+test("vet: maps schema problems to finding codes", async () => {
   for (const schema of [jsonSchema, zodSchema, valibotSchema]) {
     const tool = vet({ name: "w", schema, fn: () => "ran" });
     const missing = await tool({}).catch((e: ToolArgError) => e);
@@ -81,7 +81,7 @@ test("vet maps schema problems to finding codes", async () => {
   }
 });
 
-test("onError returns instead of throwing; bad setup fails early", async () => {
+test("vet: onError returns instead of throwing; bad setup fails early", async () => {
   const tool = vet({ name: "w", schema: jsonSchema, fn: () => "ran", onError: (e) => e.toLLMFeedback() });
   const out = await tool({ days: 0 });
   assert.match(out, /"w" was not run/);

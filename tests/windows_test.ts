@@ -138,7 +138,7 @@ function expectRefusal(plan: ReturnType<typeof planWindowsLaunch>, pattern: RegE
   if (!plan.ok) assert.match(plan.reason, pattern);
 }
 
-test("windows: a bare name resolves to a .cmd through PATHEXT and runs through cmd.exe", () => {
+test("planWindowsLaunch: a bare name resolves to a .cmd through PATHEXT and runs through cmd.exe", () => {
   const plan = expectLaunch(
     planWindowsLaunch("npx", ["--version"], env, files("C:\\Program Files\\nodejs\\npx.cmd")),
   );
@@ -147,7 +147,7 @@ test("windows: a bare name resolves to a .cmd through PATHEXT and runs through c
   assert.deepEqual(plan.args, ['/d /e:ON /v:OFF /s /c ""C:\\Program Files\\nodejs\\npx.cmd" --version"']);
 });
 
-test("windows: .exe resolves to its full path with ordinary arguments", () => {
+test("planWindowsLaunch: .exe resolves to its full path with ordinary arguments", () => {
   const args = ["-e", "a b", 'x"y', "100%"];
   const plan = expectLaunch(
     planWindowsLaunch("node", args, env, files("C:\\Program Files\\nodejs\\node.exe")),
@@ -164,7 +164,7 @@ test("windows: .exe resolves to its full path with ordinary arguments", () => {
   assert.equal(com.rawArguments, false);
 });
 
-test("windows: PATH order wins over extension order; PATHEXT order decides within a folder", () => {
+test("planWindowsLaunch: PATH order wins over extension order; PATHEXT order decides within a folder", () => {
   // an earlier folder's .cmd beats a later folder's .exe
   const first = expectLaunch(
     planWindowsLaunch("tool", [], env, files("C:\\Program Files\\nodejs\\tool.cmd", "C:\\tools\\tool.exe")),
@@ -188,7 +188,7 @@ test("windows: PATH order wins over extension order; PATHEXT order decides withi
   assert.equal(flipped.rawArguments, true);
 });
 
-test("windows: extensions match case-insensitively and route .CMD / .Bat through cmd.exe", () => {
+test("planWindowsLaunch: extensions match case-insensitively and route .CMD / .Bat through cmd.exe", () => {
   const upper = expectLaunch(
     planWindowsLaunch("build", ["x"], { ...env, PATHEXT: ".exe;.cmd" }, files("C:\\tools\\BUILD.CMD")),
   );
@@ -201,7 +201,7 @@ test("windows: extensions match case-insensitively and route .CMD / .Bat through
   assert.equal(bat.args[0], '/d /e:ON /v:OFF /s /c ""C:\\tools\\Setup.Bat" y"');
 });
 
-test("windows: a name with an extension is tried as is first, even when PATHEXT lacks it", () => {
+test("planWindowsLaunch: a name with an extension is tried as is first, even when PATHEXT lacks it", () => {
   const plan = expectLaunch(
     planWindowsLaunch(
       "node.exe",
@@ -216,7 +216,7 @@ test("windows: a name with an extension is tried as is first, even when PATHEXT 
   assert.equal(cmd.rawArguments, true);
 });
 
-test("windows: names with a separator resolve relative to cwd, absolute paths stay", () => {
+test("planWindowsLaunch: names with a separator resolve relative to cwd, absolute paths stay", () => {
   const cwd = "C:\\proj";
   const rel = expectLaunch(
     planWindowsLaunch(".\\scripts\\run", [], env, files("C:\\proj\\scripts\\run.cmd"), cwd),
@@ -232,14 +232,14 @@ test("windows: names with a separator resolve relative to cwd, absolute paths st
   expectRefusal(planWindowsLaunch("sub\\tool", [], env, files("C:\\tools\\sub\\tool.exe"), cwd), /not found/);
 });
 
-test("windows: a bare name is never taken from the working folder", () => {
+test("planWindowsLaunch: a bare name is never taken from the working folder", () => {
   expectRefusal(
     planWindowsLaunch("git", [], env, files("C:\\proj\\git.cmd"), "C:\\proj"),
     /program "git" not found in any PATH folder/,
   );
 });
 
-test("windows: a missing program is refused with what was searched", () => {
+test("planWindowsLaunch: a missing program is refused with what was searched", () => {
   expectRefusal(
     planWindowsLaunch("nope", [], { PATH: "C:\\bin" }, files()),
     /program "nope" not found in any PATH folder \(extensions tried: \.COM;\.EXE;\.BAT;\.CMD\)/,
@@ -249,7 +249,7 @@ test("windows: a missing program is refused with what was searched", () => {
   expectRefusal(planWindowsLaunch('a"b', [], env, files()), /no Windows path/);
 });
 
-test("windows: names Windows would silently turn into a batch file are refused", () => {
+test("planWindowsLaunch: names Windows would silently turn into a batch file are refused", () => {
   // `x.cmd.` and `x.cmd ` open x.cmd; `x.cmd::$DATA` is x.cmd itself; none looks like .cmd to an
   // extension check, so without this they would reach CreateProcess and its implicit, unescaped cmd.exe
   const isBatch = files(
@@ -283,7 +283,7 @@ test("windows: names Windows would silently turn into a batch file are refused",
   assert.equal(long.rawArguments, false);
 });
 
-test("windows: environment keys match case-insensitively; defaults apply when absent", () => {
+test("planWindowsLaunch: environment keys match case-insensitively; defaults apply when absent", () => {
   const mixed = { Path: "C:\\bin", PathExt: ".CMD", COMSPEC: "C:\\w\\cmd.exe" } as unknown as WindowsEnv;
   const plan = expectLaunch(planWindowsLaunch("t", [], mixed, files("C:\\bin\\t.cmd")));
   assert.equal(plan.command, "C:\\w\\cmd.exe");
@@ -297,7 +297,7 @@ test("windows: environment keys match case-insensitively; defaults apply when ab
   assert.equal(quoted.command, "C:\\Program Files\\x\\t.EXE");
 });
 
-test("windows: batch arguments are quoted so cmd.exe reads them as text", () => {
+test("planWindowsLaunch: batch arguments are quoted so cmd.exe reads them as text", () => {
   const args = [
     "a b",
     "100%",
@@ -323,7 +323,7 @@ test("windows: batch arguments are quoted so cmd.exe reads them as text", () => 
   assert.deepEqual(cmdModel(innerLine(plan.args[0])), ["C:\\tools\\t.cmd", ...args]);
 });
 
-test("windows: CR, LF, NUL and other control characters in a batch argument are refused", () => {
+test("planWindowsLaunch: CR, LF, NUL and other control characters in a batch argument are refused", () => {
   for (const bad of ["a\rb", "a\nb", "x\r\n&calc", "nul\0", "bell\u0007", "esc\u001b[0m"]) {
     expectRefusal(
       planWindowsLaunch("t", ["ok", bad], env, files("C:\\tools\\t.cmd")),
@@ -336,7 +336,7 @@ test("windows: CR, LF, NUL and other control characters in a batch argument are 
   assert.equal(planWindowsLaunch("t", ["a\r\nb"], env, files("C:\\tools\\t.exe")).ok, true);
 });
 
-test("windows: double quotes and a quoted trailing backslash are refused for batch files", () => {
+test("planWindowsLaunch: double quotes and a quoted trailing backslash are refused for batch files", () => {
   expectRefusal(planWindowsLaunch("t", ['say "hi"'], env, files("C:\\tools\\t.cmd")), /double quote/);
   expectRefusal(planWindowsLaunch("t", ['" & calc & "'], env, files("C:\\tools\\t.cmd")), /double quote/);
   expectRefusal(
@@ -347,13 +347,13 @@ test("windows: double quotes and a quoted trailing backslash are refused for bat
   assert.equal(planWindowsLaunch("t", ["C:\\dir\\"], env, files("C:\\tools\\t.cmd")).ok, true);
 });
 
-test("windows: a batch path with % and an over-long batch command line are refused", () => {
+test("planWindowsLaunch: a batch path with % and an over-long batch command line are refused", () => {
   expectRefusal(planWindowsLaunch("C:\\100%\\t.cmd", [], env, files("C:\\100%\\t.cmd")), /contains "%"/);
   expectRefusal(planWindowsLaunch("t", ["x".repeat(9000)], env, files("C:\\tools\\t.cmd")), /8191/);
   assert.equal(planWindowsLaunch("t", ["x".repeat(9000)], env, files("C:\\tools\\t.exe")).ok, true);
 });
 
-test("windows: property — every batch argument is refused or reaches %~n and a forwarded argv intact", () => {
+test("planWindowsLaunch: every batch argument is refused or reaches %~n and a forwarded argv intact (property)", () => {
   const unit = fc.constantFrom(
     ..."aZ09 \t\"'%!^&|<>()=,;:.-_\\/@#$*+?~`[]{}é€\r\n\0".split(""),
     "%PATH%",
@@ -385,7 +385,7 @@ test("windows: property — every batch argument is refused or reaches %~n and a
   );
 });
 
-test("windows: windowsTreeKill ends the whole tree by pid and rejects a bad pid", () => {
+test("windowsTreeKill: ends the whole tree by pid and rejects a bad pid", () => {
   assert.deepEqual(windowsTreeKill(4242), { command: "taskkill", args: ["/PID", "4242", "/T", "/F"] });
   for (const bad of [0, -1, 1.5, Number.NaN]) assert.throws(() => windowsTreeKill(bad), RangeError);
 });
@@ -425,20 +425,24 @@ async function processNames(): Promise<string[]> {
   return (r.items as string[]).map((line) => line.split(",")[0].replaceAll('"', "").trim().toLowerCase());
 }
 
-test("windows (real): a bare name resolves to a .cmd through PATHEXT", { skip: winOnly }, async () => {
-  const kit = await realWindowsKit();
-  try {
-    kit.fs.writeFileSync(kit.path.join(kit.dir, "tg_hello.cmd"), '@echo {"ok":true,"items":["hello"]}\r\n');
-    const r = await kit.runTool("tg_hello", [], { env: kit.withDir, timeoutMs: 20_000 });
-    assert.equal(r.kind, "results", r.detail);
-    assert.deepEqual(r.items, ["hello"]);
-  } finally {
-    kit.cleanup();
-  }
-});
+test(
+  "runTool: on real Windows, a bare name resolves to a .cmd through PATHEXT",
+  { skip: winOnly },
+  async () => {
+    const kit = await realWindowsKit();
+    try {
+      kit.fs.writeFileSync(kit.path.join(kit.dir, "tg_hello.cmd"), '@echo {"ok":true,"items":["hello"]}\r\n');
+      const r = await kit.runTool("tg_hello", [], { env: kit.withDir, timeoutMs: 20_000 });
+      assert.equal(r.kind, "results", r.detail);
+      assert.deepEqual(r.items, ["hello"]);
+    } finally {
+      kit.cleanup();
+    }
+  },
+);
 
 test(
-  "windows (real): env PATH in another letter case replaces the host's for resolution",
+  "runTool: on real Windows, env PATH in another letter case replaces the host's for resolution",
   { skip: winOnly },
   async () => {
     const kit = await realWindowsKit();
@@ -478,20 +482,21 @@ const hostile = [
 ];
 
 test(
-  "windows (real): a .cmd forwarding %* hands every argument to a program exactly",
+  "runTool: on real Windows, a .cmd forwarding %* hands every argument to a program exactly",
   { skip: winOnly },
   async () => {
     const kit = await realWindowsKit();
     try {
-      const g = globalThis as unknown as { Deno?: { execPath(): string }; process: { execPath: string } };
-      const runtime = g.Deno ? `"${g.Deno.execPath()}" run -A` : `"${g.process.execPath}"`;
+      const { runtimeCommand } = await import("./_runtime.ts");
+      const runtime = runtimeCommand("%~dp0printargs.mjs");
+      const commandLine = [runtime.command, ...runtime.args].map((a) => `"${a}"`).join(" ");
       kit.fs.writeFileSync(
         kit.path.join(kit.dir, "printargs.mjs"),
         "const a = globalThis.Deno ? globalThis.Deno.args : globalThis.process.argv.slice(2);\n" +
           "console.log(JSON.stringify(a));\n",
       );
       // the npx.cmd pattern: %* goes back through cmd.exe's parser to a program's C runtime
-      kit.fs.writeFileSync(kit.path.join(kit.dir, "tg_fwd.cmd"), `@${runtime} "%~dp0printargs.mjs" %*\r\n`);
+      kit.fs.writeFileSync(kit.path.join(kit.dir, "tg_fwd.cmd"), `@${commandLine} %*\r\n`);
       const r = await kit.runTool("tg_fwd", hostile, {
         env: kit.withDir,
         protocol: "json",
@@ -505,7 +510,7 @@ test(
   },
 );
 
-test("windows (real): a .cmd reads %~1..%~9 exactly as given", { skip: winOnly }, async () => {
+test("runTool: on real Windows, a .cmd reads %~1..%~9 exactly as given", { skip: winOnly }, async () => {
   const kit = await realWindowsKit();
   try {
     // the safe way for a batch file to print a parameter: copy it with delayed expansion off, print it
@@ -539,7 +544,7 @@ test("windows (real): a .cmd reads %~1..%~9 exactly as given", { skip: winOnly }
 });
 
 test(
-  "windows (real): quotes, CR and LF for a .cmd are refused as spawn and nothing runs",
+  "runTool: on real Windows, quotes, CR and LF for a .cmd are refused as spawn and nothing runs",
   { skip: winOnly },
   async () => {
     const kit = await realWindowsKit();
@@ -567,7 +572,7 @@ test(
 );
 
 test(
-  "windows (real): a timeout ends cmd, ping and the pipe they hold, leaving no process",
+  "runTool: on real Windows, a timeout ends cmd, ping and the pipe they hold, leaving no process",
   { skip: winOnly },
   async () => {
     const { runTool } = await import("../guard.ts");
@@ -594,7 +599,7 @@ test(
   },
 );
 
-test("windows (real): a missing program is spawn", { skip: winOnly }, async () => {
+test("runTool: on real Windows, a missing program is spawn", { skip: winOnly }, async () => {
   const { runTool } = await import("../guard.ts");
   const r = await runTool("tg-no-such-program-7f3a", ["x"], { timeoutMs: 20_000 });
   assert.equal(r.kind, "spawn", r.detail);
@@ -602,7 +607,7 @@ test("windows (real): a missing program is spawn", { skip: winOnly }, async () =
   assert.equal(r.exitCode, null);
 });
 
-test("windows (real): exit codes above 255 are kept", { skip: winOnly }, async () => {
+test("runTool: on real Windows, exit codes above 255 are kept", { skip: winOnly }, async () => {
   const { runTool } = await import("../guard.ts");
   const r = await runTool("cmd", ["/c", "exit", "300"], { timeoutMs: 20_000 });
   assert.equal(r.kind, "exit", r.detail);
@@ -610,7 +615,7 @@ test("windows (real): exit codes above 255 are kept", { skip: winOnly }, async (
 });
 
 test(
-  "windows (real): code page 1252 output decodes with encoding windows-1252",
+  "runTool: on real Windows, code page 1252 output decodes with encoding windows-1252",
   { skip: winOnly },
   async () => {
     const kit = await realWindowsKit();

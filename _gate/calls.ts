@@ -1,0 +1,186 @@
+/**
+ * Tool calls rebuilt from stream events: the types the assembler returns, and the slot book the dialect
+ * readers write the calls into while the events arrive.
+ *
+ * @module
+ */
+import { normaliseCalls } from "../_validate/providers.ts";
+
+/** The stream dialects toolguard understands. */
+export type StreamDialect = "openai_chat" | "openai_responses" | "anthropic" | "ollama";
+
+/** One tool call rebuilt from stream events. */
+export interface AssembledToolCall {
+  /** The provider's call id, or a stable synthetic one (`call_` + hash) when the stream carried none. */
+  id: string;
+  /** True when `id` was made up because the stream carried none. */
+  syntheticId: boolean;
+  /** The tool name. */
+  name: string;
+  /** The argument text exactly as assembled (JSON text; may be incomplete or invalid: the validator judges). */
+  arguments: string;
+  /** Which stream dialect the call came from. */
+  dialect: StreamDialect;
+  /** For OpenAI Chat streams, the choice the call belongs to; otherwise 0. */
+  choice: number;
+  /** The slot the stream addressed the call by: the delta `index`, `output_index` or content block index. */
+  slot: number;
+}
+
+/** What can be wrong with a stream event. Never an exception: a finding. */
+export type StreamFindingCode =
+  | "malformed_event"
+  | "unknown_event"
+  | "orphan_delta"
+  | "missing_index"
+  | "reused_index";
+
+/** One problem found while reading a stream. */
+export interface StreamFinding {
+  /** What kind of problem. */
+  code: StreamFindingCode;
+  /** Plain words. */
+  message: string;
+  /** The position of the event in the stream (0-based). */
+  event: number;
+}
+
+/** What `assembleToolCalls` returns. */
+export interface AssembledCalls {
+  /** The rebuilt calls, in the order they started. */
+  calls: AssembledToolCall[];
+  /** Problems with individual events; the events were skipped. */
+  findings: StreamFinding[];
+}
+
+/** One call being rebuilt. */
+export interface Slot {
+  /** How the dialect reader addresses the call (`c0:1:0`, `o2`, `a1`, `l0`, ...). */
+  key: string;
+  /** The OpenAI Chat choice; 0 elsewhere. */
+  choice: number;
+  /** The position the stream gave the call. */
+  slot: number;
+  /** The provider's call id; `""` until one arrives. */
+  id: string;
+  /** The tool name as assembled. */
+  name: string;
+  /** The argument text as assembled from deltas. */
+  args: string;
+  /** Authoritative full argument text from a `.done` event, replacing the deltas. */
+  final?: string;
+  /** Anthropic `content_block_start` input, used when no deltas came. */
+  initialInput?: string;
+  /** Ollama's argument object as sent (ids are derived from it exactly as the validator does). */
+  value?: unknown;
+  /** The dialect of the event that opened the call. */
+  dialect: StreamDialect;
+}
+
+/**
+ * The calls of one stream as they are rebuilt, and the findings about its events. Dialect readers open
+ * slots by key and write into them; {@linkcode SlotBook.result} turns the slots into calls.
+ */
+export class SlotBook {
+  readonly #slots: Slot[] = [];
+  readonly #byKey = new Map<string, Slot>();
+  readonly #lastByChoice = new Map<number, Slot>();
+  readonly #findings: StreamFinding[] = [];
+  #events = 0;
+
+  /** Counts one more event: the findings recorded from now on point at it. */
+  nextEvent(): void {
+    this.#events++;
+  }
+
+  /** Records a problem with the current event. */
+  finding(code: StreamFindingCode, message: string): void {
+    this.#findings.push({ code, message, event: this.#events - 1 });
+  }
+
+  /** Opens a new call under `key` (a later call under the same key replaces it in the index). */
+  open(key: string, dialect: StreamDialect, choice: number, slot: number): Slot {
+    const s: Slot = { key, choice, slot, id: "", name: "", args: "", dialect };
+    this.#slots.push(s);
+    this.#byKey.set(key, s);
+    this.#lastByChoice.set(choice, s);
+    return s;
+  }
+
+  /** The open call under `key`. */
+  get(key: string): Slot | undefined {
+    return this.#byKey.get(key);
+  }
+
+  /** The call opened last in `choice` (of any dialect). */
+  lastIn(choice: number): Slot | undefined {
+    return this.#lastByChoice.get(choice);
+  }
+
+  /** The first call, in opening order, that `test` accepts. */
+  find(test: (slot: Slot) => boolean): Slot | undefined {
+    return this.#slots.find(test);
+  }
+
+  /** Forgets the keys of every call in `choice`, so the same keys open new calls. */
+  forgetChoice(choice: number): void {
+    for (const old of this.#slots) if (old.choice === choice) this.#byKey.delete(old.key);
+  }
+
+  /** How many calls were opened. */
+  get size(): number {
+    return this.#slots.length;
+  }
+
+  /** The calls and findings so far. */
+  result(): AssembledCalls {
+    const slots = this.#slots;
+    const texts = slots.map(argumentText);
+    // Synthetic ids come from the validator's own rule, so a call gets the same id streamed or not.
+    const ids = normaliseCalls(slots.map((s, i) => ({
+      function: { name: s.name, arguments: s.value !== undefined ? s.value : texts[i] },
+    }))).map((c) => c.id);
+    const calls = slots.map((s, position): AssembledToolCall => {
+      const args = texts[position];
+      const call: AssembledToolCall = {
+        id: s.id,
+        syntheticId: s.id === "",
+        name: s.name,
+        arguments: args,
+        dialect: s.dialect,
+        choice: s.choice,
+        slot: s.slot,
+      };
+      if (call.syntheticId) call.id = ids[position] ?? syntheticCallId(s.name, args, position);
+      return call;
+    });
+    return { calls, findings: this.#findings.slice() };
+  }
+}
+
+/** The argument text of a slot: the `.done` text, else the deltas, else the start block's input. */
+function argumentText(s: Slot): string {
+  let args = s.final ?? s.args;
+  if (args === "" && s.initialInput !== undefined) args = s.initialInput;
+  // Anthropic sends an empty input_json for a call without arguments: that is `{}`.
+  if (args === "" && s.dialect === "anthropic") args = "{}";
+  return args;
+}
+
+/**
+ * A stable id for a call that came without one: `call_` and 16 hex digits of a 64-bit FNV-1a hash over the
+ * tool name, the argument text and the call's position. Same input, same id; two identical calls in one
+ * message still differ by position.
+ */
+function syntheticCallId(name: string, args: string, position: number): string {
+  let h1 = 0x811c9dc5 | 0;
+  let h2 = 0x050c5d1f | 0;
+  const text = `${name}\u0000${args}\u0000${position}`;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 0x01000193);
+    h2 = Math.imul(h2 ^ c, 0x01000193) ^ (h1 >>> 7);
+  }
+  const hex = (n: number) => (n >>> 0).toString(16).padStart(8, "0");
+  return `call_${hex(h1)}${hex(h2)}`;
+}

@@ -1,0 +1,141 @@
+/**
+ * Anthropic Messages: response bodies, stream events (`content_block_start` with `tool_use`,
+ * `input_json_delta`), and the gate's routing of those events.
+ *
+ * @module
+ */
+import { isRecord } from "../../_common/values.ts";
+import type { SlotBook } from "../calls.ts";
+import { formatSse } from "../sse.ts";
+import { cutCalls } from "../text_watch.ts";
+import {
+  type CompletionBody,
+  type Dialect,
+  type EventReader,
+  type FrameRouter,
+  type StreamFlow,
+  ToolPositions,
+} from "./shared.ts";
+
+const body: CompletionBody = {
+  declares: (tool) => tool.input_schema !== undefined || tool.type === undefined || tool.type === "custom",
+  calls(body) {
+    const out: unknown[] = [];
+    for (const block of body.content as unknown[]) {
+      if (isRecord(block) && block.type === "tool_use") out.push(block);
+    }
+    return out;
+  },
+  texts(body) {
+    const out: string[] = [];
+    for (const block of body.content as unknown[]) {
+      if (isRecord(block) && block.type === "text" && typeof block.text === "string") out.push(block.text);
+    }
+    return out;
+  },
+  rewrite(body, reason, { fromText }) {
+    const content: unknown[] = [];
+    for (const block of body.content as unknown[]) {
+      if (isRecord(block) && block.type === "tool_use") continue;
+      if (fromText && isRecord(block) && block.type === "text" && typeof block.text === "string") {
+        const text = cutCalls(block.text);
+        if (text !== "") content.push({ ...block, text });
+      } else content.push(block);
+    }
+    content.push({ type: "text", text: reason });
+    const copy: Record<string, unknown> = { ...body, content };
+    if (body.stop_reason === "tool_use" || fromText) copy.stop_reason = "end_turn";
+    return copy;
+  },
+};
+
+/** Reads `tool_use` content blocks and their `input_json_delta` pieces, one call per block index. */
+const reader: EventReader = {
+  read(event: Record<string, unknown>, book: SlotBook): void {
+    const index = typeof event.index === "number" ? event.index : undefined;
+    if (event.type === "content_block_start" && isRecord(event.content_block)) {
+      const block = event.content_block;
+      if (block.type !== "tool_use") return;
+      if (index === undefined) return book.finding("missing_index", "content_block_start has no index");
+      const s = book.open(`a${index}`, "anthropic", 0, index);
+      if (typeof block.id === "string") s.id = block.id;
+      if (typeof block.name === "string") s.name = block.name;
+      if (isRecord(block.input) && Object.keys(block.input).length > 0) {
+        s.initialInput = JSON.stringify(block.input);
+      }
+    } else if (event.type === "content_block_delta" && isRecord(event.delta)) {
+      if (event.delta.type !== "input_json_delta") return;
+      const s = index === undefined ? undefined : book.get(`a${index}`);
+      if (!s) {
+        return book.finding(
+          "orphan_delta",
+          `input_json_delta for content block ${index} that is not a tool_use`,
+        );
+      }
+      if (typeof event.delta.partial_json === "string") s.args += event.delta.partial_json;
+      else book.finding("malformed_event", "input_json_delta without partial_json text");
+    }
+  },
+};
+
+/**
+ * Anthropic addresses content by block index, so once a call starts everything after it waits, to be
+ * released as is or renumbered around the dropped call.
+ */
+class AnthropicStream implements FrameRouter {
+  readonly framing = "sse";
+  readonly #tools = new ToolPositions();
+
+  route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void {
+    const type = event.type;
+    if (
+      type === "content_block_start" && isRecord(event.content_block) &&
+      event.content_block.type === "tool_use"
+    ) {
+      flow.pending = true;
+      if (typeof event.index === "number") this.#tools.add(event.index);
+    }
+    if (type === "error") return flow.send(raw); // errors reach the client at once; they carry no call
+    if (!flow.pending) {
+      if (type === "content_block_delta") flow.textSeen = true;
+      return flow.send(raw);
+    }
+    const index = typeof event.index === "number" ? event.index : -1;
+    flow.hold({ raw, event, tool: this.#tools.has(index) });
+  }
+
+  replace(text: string, _calls: unknown, flow: StreamFlow): void {
+    const emit = (event: Record<string, unknown>) =>
+      flow.send(formatSse(JSON.stringify(event), event.type as string));
+    let next = 0;
+    let messageDelta: Record<string, unknown> | undefined;
+    for (const h of flow.held) {
+      const e = h.event;
+      if (!e || h.tool || e.type === "ping" || e.type === "message_stop") continue;
+      if (e.type === "message_delta") messageDelta = e;
+      else if (typeof e.index === "number") {
+        const index = this.#tools.renumber(e.index);
+        next = Math.max(next, index + 1);
+        emit({ ...e, index });
+      } else flow.send(h.raw);
+    }
+    next = this.#tools.replacementAt(next);
+    emit({ type: "content_block_start", index: next, content_block: { type: "text", text: "" } });
+    emit({ type: "content_block_delta", index: next, delta: { type: "text_delta", text } });
+    emit({ type: "content_block_stop", index: next });
+    const delta = isRecord(messageDelta?.delta) ? messageDelta.delta : {};
+    emit({
+      ...(messageDelta ?? { usage: { output_tokens: 0 } }),
+      type: "message_delta",
+      delta: { ...delta, stop_reason: "end_turn", stop_sequence: null },
+    });
+    emit({ type: "message_stop" });
+  }
+}
+
+/** Anthropic Messages in its three roles. */
+export const anthropic: Dialect = {
+  body,
+  reader: () => reader,
+  router: () => new AnthropicStream(),
+};

@@ -1,0 +1,157 @@
+/**
+ * Ollama `/api/chat`: response bodies, NDJSON stream chunks (`message.tool_calls`, each call whole), and
+ * the gate's routing of those chunks.
+ *
+ * @module
+ */
+import { isRecord } from "../../_common/values.ts";
+import type { SlotBook } from "../calls.ts";
+import { cutCalls } from "../text_watch.ts";
+import {
+  type CompletionBody,
+  type Dialect,
+  type EventReader,
+  type FrameRouter,
+  joinText,
+  pick,
+  type StreamFlow,
+  type TextFrames,
+  textOf,
+  type TextPart,
+  withoutKeys,
+} from "./shared.ts";
+
+const body: CompletionBody = {
+  declares: (tool) => isRecord(tool.function),
+  calls(body) {
+    const out: unknown[] = [];
+    if (isRecord(body.message) && Array.isArray(body.message.tool_calls)) {
+      for (const call of body.message.tool_calls) out.push(call);
+    }
+    return out;
+  },
+  texts(body) {
+    return isRecord(body.message) && typeof body.message.content === "string" ? [body.message.content] : [];
+  },
+  rewrite(body, reason, { fromText }) {
+    const m = isRecord(body.message) ? body.message : {};
+    const message: Record<string, unknown> = { ...m };
+    delete message.tool_calls;
+    const content = typeof m.content === "string" ? (fromText ? cutCalls(m.content) : m.content) : "";
+    message.content = joinText(content, reason);
+    const copy: Record<string, unknown> = { ...body, message };
+    if (body.done_reason !== undefined) copy.done_reason = "stop";
+    return copy;
+  },
+};
+
+/** Reads `message.tool_calls`: Ollama sends each call whole, so every entry is a new call. */
+const reader: EventReader = {
+  read(event: Record<string, unknown>, book: SlotBook): void {
+    const message = isRecord(event.message) ? event.message : undefined;
+    if (!message || message.tool_calls === undefined || message.tool_calls === null) return;
+    if (!Array.isArray(message.tool_calls)) {
+      return book.finding("malformed_event", "message.tool_calls is not an array");
+    }
+    for (const tc of message.tool_calls) {
+      if (!isRecord(tc)) {
+        book.finding("malformed_event", "a tool call is not an object");
+        continue;
+      }
+      const fn = isRecord(tc.function) ? tc.function : tc;
+      const s = book.open(`l${book.size}`, "ollama", 0, book.size);
+      if (typeof tc.id === "string") s.id = tc.id;
+      if (typeof fn.name === "string") s.name = fn.name;
+      if (typeof fn.arguments === "string") s.args = fn.arguments;
+      else if (fn.arguments !== undefined) {
+        s.args = safeStringify(fn.arguments);
+        s.value = fn.arguments;
+      }
+    }
+  },
+};
+
+function safeStringify(v: unknown): string {
+  try {
+    return JSON.stringify(v) ?? "";
+  } catch {
+    return "";
+  }
+}
+
+const line = (event: Record<string, unknown>): string => JSON.stringify(event) + "\n";
+
+/**
+ * Ollama chunks carry no position, so text keeps flowing while calls are held; a chunk with both is split.
+ * Calls written into the message text are watched for.
+ */
+class OllamaStream implements FrameRouter {
+  readonly framing = "ndjson";
+  #template?: Record<string, unknown>;
+
+  readonly text: TextFrames = {
+    read: (event) => ollamaText(event),
+    textFrame: (text) =>
+      line({ ...(this.#template ?? {}), message: { role: "assistant", content: text }, done: false }),
+    frame: line,
+  };
+
+  note(event: Record<string, unknown>): void {
+    this.#template ??= pick(event, ["model", "created_at"]);
+  }
+
+  route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void {
+    const message = isRecord(event.message) ? event.message : undefined;
+    const hasCalls = !!message && Array.isArray(message.tool_calls) && message.tool_calls.length > 0;
+    const hasText = !!message && (textOf(message) !== "");
+    if (!hasCalls) {
+      // Pending: text still flows; the final chunk waits.
+      if (!flow.pending || (hasText && event.done !== true)) {
+        if (hasText) flow.textSeen = true;
+        flow.send(raw);
+      } else flow.hold({ raw, event, tool: false });
+      return;
+    }
+    flow.pending = true;
+    if (!hasText) return flow.hold({ raw, event, tool: true });
+    // Split: the text part goes now, the calls wait.
+    flow.textSeen = true;
+    flow.send(line({ ...event, message: withoutKeys(message!, ["tool_calls"]), done: false }));
+    const toolPart = { ...event, message: { ...message!, content: "" } };
+    delete (toolPart.message as Record<string, unknown>).thinking;
+    flow.hold({ raw: line(toolPart), event: toolPart, tool: true });
+  }
+
+  replace(text: string, _calls: unknown, flow: StreamFlow): void {
+    const base = this.#template ?? { model: "" };
+    flow.send(line({ ...base, message: { role: "assistant", content: text }, done: false }));
+    const done = flow.held.find((h) => h.event?.done === true);
+    const final = done?.event
+      ? { ...done.event, message: { role: "assistant", content: "" }, done_reason: "stop" }
+      : { ...base, message: { role: "assistant", content: "" }, done: true, done_reason: "stop" };
+    flow.send(line(final));
+  }
+}
+
+/** The message text in a chunk. */
+function ollamaText(event: Record<string, unknown>): TextPart {
+  const message = isRecord(event.message) ? event.message : undefined;
+  const toolish = !!message && Array.isArray(message.tool_calls) && message.tool_calls.length > 0;
+  return {
+    text: message && typeof message.content === "string" ? message.content : "",
+    toolish,
+    rest() {
+      const next = { ...event, message: { ...message!, content: "" } };
+      const empty = event.done !== true && !toolish &&
+        !(typeof message!.thinking === "string" && message!.thinking);
+      return empty ? undefined : next;
+    },
+  };
+}
+
+/** Ollama `/api/chat` in its three roles. */
+export const ollama: Dialect = {
+  body,
+  reader: () => reader,
+  router: () => new OllamaStream(),
+};

@@ -1,0 +1,293 @@
+/**
+ * OpenAI Chat Completions (and every OpenAI-compatible server): response bodies, stream chunks
+ * (`choices[].delta.tool_calls`, assembled by `index`), and the gate's routing of those chunks.
+ *
+ * @module
+ */
+import { isRecord } from "../../_common/values.ts";
+import { parseJsonSafe } from "../../_common/json.ts";
+import { extractToolCalls } from "../../_extract/extract.ts";
+import type { AssembledToolCall, Slot, SlotBook } from "../calls.ts";
+import { formatSse } from "../sse.ts";
+import { cutCalls } from "../text_watch.ts";
+import {
+  type CompletionBody,
+  type Dialect,
+  type EventReader,
+  type FrameRouter,
+  joinText,
+  pick,
+  type StreamFlow,
+  type TextFrames,
+  textOf,
+  type TextPart,
+  withoutKeys,
+} from "./shared.ts";
+
+// ---------------------------------------------------------------------------------------------------------
+// Bodies
+// ---------------------------------------------------------------------------------------------------------
+
+const body: CompletionBody = {
+  declares: (tool) => isRecord(tool.function),
+  calls(body) {
+    const out: unknown[] = [];
+    for (const c of body.choices as unknown[]) {
+      if (!isRecord(c) || !isRecord(c.message)) continue;
+      if (Array.isArray(c.message.tool_calls)) { for (const call of c.message.tool_calls) out.push(call); }
+      if (isRecord(c.message.function_call)) out.push({ function: c.message.function_call });
+    }
+    return out;
+  },
+  texts(body) {
+    const out: string[] = [];
+    for (const c of body.choices as unknown[]) {
+      if (isRecord(c) && isRecord(c.message) && typeof c.message.content === "string") {
+        out.push(c.message.content);
+      }
+    }
+    return out;
+  },
+  rewrite(body, reason, { fromText }) {
+    return {
+      ...body,
+      choices: (body.choices as unknown[]).map((c) => {
+        if (!isRecord(c) || !isRecord(c.message)) return c;
+        const m = c.message;
+        const hadCalls = Array.isArray(m.tool_calls) || isRecord(m.function_call) ||
+          (fromText && typeof m.content === "string" && extractToolCalls(m.content).length > 0);
+        if (!hadCalls) return c;
+        const message: Record<string, unknown> = { ...m };
+        delete message.tool_calls;
+        delete message.function_call;
+        const content = typeof m.content === "string" ? (fromText ? cutCalls(m.content) : m.content) : "";
+        message.content = joinText(content, reason);
+        return { ...c, message, finish_reason: "stop" };
+      }),
+    };
+  },
+};
+
+// ---------------------------------------------------------------------------------------------------------
+// Stream events
+// ---------------------------------------------------------------------------------------------------------
+
+/** Reads `choices[].delta.tool_calls` (and the legacy `function_call`) into calls, per choice and index. */
+class ChatEvents implements EventReader {
+  /** Bumped when a server reuses an index for a new call, so the index's keys start over. */
+  #generation = 0;
+  readonly #missingIndexReported = new Set<Slot>();
+
+  read(event: Record<string, unknown>, book: SlotBook): void {
+    for (const choice of event.choices as unknown[]) {
+      if (!isRecord(choice)) {
+        book.finding("malformed_event", "a choice is not an object");
+        continue;
+      }
+      const ci = typeof choice.index === "number" ? choice.index : 0;
+      const delta = isRecord(choice.delta) ? choice.delta : isRecord(choice.message) ? choice.message : {};
+      if (Array.isArray(delta.tool_calls)) { for (const td of delta.tool_calls) this.#delta(ci, td, book); }
+      else if (delta.tool_calls !== undefined && delta.tool_calls !== null) {
+        book.finding("malformed_event", "tool_calls is not an array");
+      }
+      if (isRecord(delta.function_call)) {
+        // The legacy single function_call: one call per choice.
+        const s = book.get(`c${ci}:legacy`) ?? book.open(`c${ci}:legacy`, "openai_chat", ci, 0);
+        appendName(s, delta.function_call.name);
+        appendArgs(s, delta.function_call.arguments, book);
+      }
+    }
+  }
+
+  /** Reads one entry of a `tool_calls` delta. */
+  #delta(choice: number, td: unknown, book: SlotBook): void {
+    if (!isRecord(td)) return book.finding("malformed_event", "a tool_calls delta is not an object");
+    const fn = isRecord(td.function) ? td.function : {};
+    const id = typeof td.id === "string" && td.id !== "" ? td.id : undefined;
+    const s = typeof td.index === "number" && Number.isInteger(td.index) && td.index >= 0
+      ? this.#indexed(choice, td.index, id, fn, book)
+      : this.#unindexed(choice, id, book);
+    if (id && s.id === "") s.id = id;
+    appendName(s, fn.name);
+    appendArgs(s, fn.arguments, book);
+  }
+
+  /** The call a delta with an `index` belongs to. */
+  #indexed(
+    choice: number,
+    index: number,
+    id: string | undefined,
+    fn: Record<string, unknown>,
+    book: SlotBook,
+  ): Slot {
+    let s = book.get(`c${choice}:${index}:${this.#generation}`);
+    // A server that numbers every parallel call 0 would glue them into one argument string. A delta that
+    // names a tool, on a slot whose call already has an id or a complete argument object and a different
+    // id, starts a new call instead.
+    if (
+      s && ((id && s.id && id !== s.id) || (!id && typeof fn.name === "string" && fn.name !== "" &&
+        s.name !== "" && completeObject(s.args)))
+    ) {
+      book.finding("reused_index", `index ${index} was reused for a new call; it was kept separate`);
+      this.#generation++;
+      book.forgetChoice(choice);
+      s = undefined;
+    }
+    return s ?? book.open(`c${choice}:${index}:${this.#generation}`, "openai_chat", choice, index);
+  }
+
+  /** The call a delta without an `index` belongs to: the last one when the id allows, else a new one. */
+  #unindexed(choice: number, id: string | undefined, book: SlotBook): Slot {
+    const last = book.lastIn(choice);
+    const s = last && (!id || last.id === "" || last.id === id)
+      ? last
+      : book.open(`c${choice}:auto${book.size}`, "openai_chat", choice, book.size);
+    if (!this.#missingIndexReported.has(s)) {
+      this.#missingIndexReported.add(s);
+      book.finding("missing_index", "a tool_calls delta has no index; it was matched by id and order");
+    }
+    return s;
+  }
+}
+
+function appendName(s: Slot, name: unknown): void {
+  if (typeof name !== "string" || name === "") return;
+  // OpenAI sends a name once; some servers repeat it on every delta. Never double it.
+  if (s.name === "" || s.name === name) s.name = name;
+  else s.name += name;
+}
+
+function appendArgs(s: Slot, args: unknown, book: SlotBook): void {
+  if (typeof args === "string") s.args += args;
+  else if (isRecord(args)) s.args += JSON.stringify(args);
+  else if (args !== undefined && args !== null) {
+    book.finding("malformed_event", "tool call arguments are not text");
+  }
+}
+
+/** True when `text` is already a whole JSON object. */
+function completeObject(text: string): boolean {
+  const t = text.trim();
+  if (!t.startsWith("{") || !t.endsWith("}")) return false;
+  const p = parseJsonSafe(t);
+  return p.ok && isRecord(p.value);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The gate's routing
+// ---------------------------------------------------------------------------------------------------------
+
+/** The chunk fields copied into chunks the gate writes itself. */
+const TEMPLATE_KEYS = ["id", "object", "created", "model", "system_fingerprint", "service_tier"] as const;
+
+/** True when any choice carries a tool call or finishes because of one. */
+function toolish(choices: unknown[]): boolean {
+  return choices.some((c) =>
+    isRecord(c) && ((isRecord(c.delta) && (c.delta.tool_calls != null || c.delta.function_call != null)) ||
+      c.finish_reason === "tool_calls" || c.finish_reason === "function_call")
+  );
+}
+
+/**
+ * OpenAI Chat text deltas carry no position, so text keeps flowing while calls are held; a chunk with both
+ * is split. Calls written into the text of choice 0 are watched for.
+ */
+class ChatStream implements FrameRouter {
+  readonly framing = "sse";
+  #template?: Record<string, unknown>;
+
+  readonly text: TextFrames = {
+    read: (event) => chatText(event),
+    textFrame: (text) =>
+      formatSse(JSON.stringify({
+        ...(this.#template ?? { object: "chat.completion.chunk" }),
+        choices: [{ index: 0, delta: { content: text }, finish_reason: null }],
+      })),
+    frame: (event) => formatSse(JSON.stringify(event)),
+  };
+
+  note(event: Record<string, unknown>): void {
+    this.#template ??= pick(event, TEMPLATE_KEYS);
+  }
+
+  route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void {
+    const choices = Array.isArray(event.choices) ? event.choices : [];
+    const hasText = choices.some((c) => isRecord(c) && isRecord(c.delta) && textOf(c.delta) !== "");
+    if (!toolish(choices)) {
+      // Pending: text still flows (OpenAI text deltas carry no position); anything else waits.
+      if (!flow.pending || (hasText && !choices.some((c) => isRecord(c) && c.finish_reason != null))) {
+        if (hasText) flow.textSeen = true;
+        flow.send(raw);
+      } else flow.hold({ raw, event, tool: false });
+      return;
+    }
+    flow.pending = true;
+    if (!hasText) return flow.hold({ raw, event, tool: true });
+    // Split: the text part goes now, the tool part waits.
+    flow.textSeen = true;
+    const part = (drop: readonly string[], set: Record<string, unknown>) => ({
+      ...event,
+      choices: choices.map((c) =>
+        isRecord(c) && isRecord(c.delta) ? { ...c, delta: withoutKeys(c.delta, drop), ...set } : c
+      ),
+    });
+    flow.send(formatSse(JSON.stringify(part(["tool_calls", "function_call"], { finish_reason: null }))));
+    const toolPart = part(["content", "reasoning_content", "reasoning", "refusal"], {});
+    flow.hold({ raw: formatSse(JSON.stringify(toolPart)), event: toolPart, tool: true });
+  }
+
+  replace(text: string, calls: readonly AssembledToolCall[], flow: StreamFlow): void {
+    const base = {
+      ...(this.#template ?? { id: "chatcmpl-toolguard", object: "chat.completion.chunk", model: "" }),
+    };
+    base.created ??= Math.floor(Date.now() / 1000);
+    const replaced = [...new Set(calls.map((c) => c.choice))];
+    flow.send(formatSse(JSON.stringify({
+      ...base,
+      choices: replaced.map((index) => ({
+        index,
+        delta: { role: "assistant", content: text },
+        finish_reason: null,
+      })),
+    })));
+    flow.send(formatSse(JSON.stringify({
+      ...base,
+      choices: replaced.map((index) => ({ index, delta: {}, finish_reason: "stop" })),
+    })));
+    for (const h of flow.held) {
+      if (h.tool || !h.event) continue;
+      const choices = Array.isArray(h.event.choices) ? h.event.choices : [];
+      if (choices.some((c) => isRecord(c) && c.finish_reason != null)) {
+        // The other choices' finishes still go out; the replaced choices have finished above.
+        const rest = choices.filter((c) => isRecord(c) && !replaced.includes(c.index as number));
+        if (rest.length > 0) flow.send(formatSse(JSON.stringify({ ...h.event, choices: rest })));
+      } else flow.send(h.raw); // usage chunks and the like
+    }
+  }
+}
+
+/** The text of choice 0 in a chunk. */
+function chatText(event: Record<string, unknown>): TextPart {
+  const choices = Array.isArray(event.choices) ? event.choices : [];
+  const c0 = choices.find((c) => isRecord(c) && (c.index ?? 0) === 0);
+  const delta = isRecord(c0) && isRecord(c0.delta) ? c0.delta : undefined;
+  return {
+    text: delta && typeof delta.content === "string" ? delta.content : "",
+    toolish: toolish(choices),
+    rest() {
+      const next = choices.map((c) => (c === c0 ? { ...c0, delta: withoutKeys(delta!, ["content"]) } : c));
+      const empty = event.usage == null && next.every((c) =>
+        isRecord(c) && c.finish_reason == null &&
+        (!isRecord(c.delta) || Object.entries(c.delta).every(([k, v]) => k === "role" || v == null))
+      );
+      return empty ? undefined : { ...event, choices: next };
+    },
+  };
+}
+
+/** OpenAI Chat Completions in its three roles. */
+export const openaiChat: Dialect = {
+  body,
+  reader: () => new ChatEvents(),
+  router: () => new ChatStream(),
+};

@@ -1,0 +1,283 @@
+/**
+ * OpenAI Responses: response bodies, stream events (`response.output_item.added`,
+ * `response.function_call_arguments.*`, the final snapshot), and the gate's routing of those events.
+ *
+ * @module
+ */
+import { isRecord } from "../../_common/values.ts";
+import type { Slot, SlotBook } from "../calls.ts";
+import { formatSse } from "../sse.ts";
+import { cutCalls } from "../text_watch.ts";
+import {
+  type CompletionBody,
+  type Dialect,
+  type EventReader,
+  type FrameRouter,
+  type StreamFlow,
+  ToolPositions,
+} from "./shared.ts";
+
+// ---------------------------------------------------------------------------------------------------------
+// Bodies
+// ---------------------------------------------------------------------------------------------------------
+
+const body: CompletionBody = {
+  declares: (tool) => tool.type === "function",
+  calls(body) {
+    const out: unknown[] = [];
+    for (const item of body.output as unknown[]) {
+      if (isRecord(item) && item.type === "function_call") out.push(item);
+    }
+    return out;
+  },
+  texts(body) {
+    const out: string[] = [];
+    for (const item of body.output as unknown[]) {
+      if (!isRecord(item) || item.type !== "message" || !Array.isArray(item.content)) continue;
+      for (const part of item.content) {
+        if (isRecord(part) && part.type === "output_text" && typeof part.text === "string") {
+          out.push(part.text);
+        }
+      }
+    }
+    return out;
+  },
+  rewrite(body, reason, { fromText }) {
+    const output: unknown[] = [];
+    for (const item of body.output as unknown[]) {
+      if (isRecord(item) && item.type === "function_call") continue;
+      if (fromText && isRecord(item) && item.type === "message" && Array.isArray(item.content)) {
+        output.push({
+          ...item,
+          content: item.content.map((p) =>
+            isRecord(p) && p.type === "output_text" && typeof p.text === "string"
+              ? { ...p, text: cutCalls(p.text) }
+              : p
+          ),
+        });
+      } else output.push(item);
+    }
+    output.push({
+      id: `msg_toolguard_${output.length}`,
+      type: "message",
+      status: "completed",
+      role: "assistant",
+      content: [{ type: "output_text", text: reason, annotations: [] }],
+    });
+    const copy: Record<string, unknown> = { ...body, output };
+    if (typeof body.output_text === "string") copy.output_text = outputText(output);
+    return copy;
+  },
+};
+
+/** The `output_text` convenience field: the text of every message item, joined. */
+function outputText(output: unknown[]): string {
+  return output.flatMap((o) =>
+    isRecord(o) && o.type === "message" && Array.isArray(o.content)
+      ? o.content.filter((p) => isRecord(p) && p.type === "output_text").map((p) =>
+        (p as { text: string }).text
+      )
+      : []
+  ).join("");
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Stream events
+// ---------------------------------------------------------------------------------------------------------
+
+/** Reads `function_call` output items, their argument deltas and the final snapshot, one call per output. */
+class ResponsesEvents implements EventReader {
+  /** The item id each call's output item carried (argument events may address the item by it). */
+  readonly #itemIds = new Map<Slot, string>();
+
+  read(event: Record<string, unknown>, book: SlotBook): void {
+    const type = event.type as string;
+    const item = isRecord(event.item) ? event.item : undefined;
+    if ((type === "response.output_item.added" || type === "response.output_item.done") && item) {
+      this.#item(event, item, book);
+    } else if (type === "response.function_call_arguments.delta") {
+      const s = this.#find(event, book);
+      if (!s) {
+        return book.finding("orphan_delta", "function_call_arguments.delta for an item that never started");
+      }
+      if (typeof event.delta === "string") s.args += event.delta;
+    } else if (type === "response.function_call_arguments.done") {
+      const s = this.#find(event, book);
+      if (!s) {
+        return book.finding("orphan_delta", "function_call_arguments.done for an item that never started");
+      }
+      if (typeof event.arguments === "string") s.final = event.arguments;
+      if (typeof event.name === "string" && event.name !== "" && s.name === "") s.name = event.name;
+    } else if (
+      (type === "response.completed" || type === "response.incomplete") && isRecord(event.response) &&
+      Array.isArray(event.response.output)
+    ) {
+      this.#snapshot(event.response.output, book);
+    }
+  }
+
+  /** The call an event addresses, by `output_index` or else by `item_id`. */
+  #find(event: Record<string, unknown>, book: SlotBook): Slot | undefined {
+    const oi = typeof event.output_index === "number" ? event.output_index : undefined;
+    if (oi !== undefined && book.get(`o${oi}`)) return book.get(`o${oi}`);
+    if (typeof event.item_id === "string") {
+      return book.find((s) => s.key === `o${s.slot}` && this.#itemIds.get(s) === event.item_id);
+    }
+    return undefined;
+  }
+
+  /** An `output_item.added` or `.done` event: opens the call or completes it. */
+  #item(event: Record<string, unknown>, item: Record<string, unknown>, book: SlotBook): void {
+    if (item.type !== "function_call") return;
+    let s = this.#find(event, book);
+    if (!s) {
+      const slot = typeof event.output_index === "number" ? event.output_index : book.size;
+      s = book.open(`o${slot}`, "openai_responses", 0, slot);
+      if (typeof item.id === "string") this.#itemIds.set(s, item.id);
+    }
+    if (typeof item.call_id === "string" && item.call_id !== "") s.id = item.call_id;
+    if (typeof item.name === "string" && item.name !== "") s.name = item.name;
+    if (event.type === "response.output_item.done" && typeof item.arguments === "string") {
+      s.final = item.arguments;
+    } else if (typeof item.arguments === "string" && item.arguments !== "" && s.args === "") {
+      s.args = item.arguments;
+    }
+  }
+
+  /** The final snapshot is authoritative for calls the deltas may have missed. */
+  #snapshot(output: unknown[], book: SlotBook): void {
+    output.forEach((out: unknown, i: number) => {
+      if (!isRecord(out) || out.type !== "function_call") return;
+      const s = book.get(`o${i}`) ?? book.open(`o${i}`, "openai_responses", 0, i);
+      if (typeof out.call_id === "string" && out.call_id !== "") s.id = out.call_id;
+      if (typeof out.name === "string" && out.name !== "") s.name = out.name;
+      if (typeof out.arguments === "string") s.final = out.arguments;
+    });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The gate's routing
+// ---------------------------------------------------------------------------------------------------------
+
+const TERMINAL = new Set(["response.completed", "response.incomplete", "response.done"]);
+
+/**
+ * OpenAI Responses addresses content by output index, so once a call starts everything after it waits, to
+ * be released as is or renumbered around the dropped call (sequence numbers kept increasing).
+ */
+class ResponsesStream implements FrameRouter {
+  readonly framing = "sse";
+  readonly #tools = new ToolPositions();
+  /** The highest `sequence_number` seen; -1 when the stream numbers nothing. */
+  #lastSeq = -1;
+  /** The `response.created` snapshot, the base of a synthesised `response.completed`. */
+  #template?: Record<string, unknown>;
+  /** Output items other than calls that the stream finished, in order. */
+  readonly #finishedItems: Record<string, unknown>[] = [];
+
+  note(event: Record<string, unknown>): void {
+    if (typeof event.sequence_number === "number") {
+      this.#lastSeq = Math.max(this.#lastSeq, event.sequence_number);
+    }
+    if (event.type === "response.created" && isRecord(event.response)) this.#template ??= event.response;
+    const item = isRecord(event.item) ? event.item : undefined;
+    if (event.type === "response.output_item.done" && item && item.type !== "function_call") {
+      this.#finishedItems.push(item);
+    }
+  }
+
+  route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void {
+    const type = event.type;
+    if (
+      type === "response.output_item.added" && isRecord(event.item) && event.item.type === "function_call"
+    ) {
+      flow.pending = true;
+      if (typeof event.output_index === "number") this.#tools.add(event.output_index);
+    }
+    if (type === "error" || type === "response.failed") return flow.send(raw);
+    if (!flow.pending) {
+      if (type === "response.output_text.delta") flow.textSeen = true;
+      return flow.send(raw);
+    }
+    const oi = typeof event.output_index === "number" ? event.output_index : -1;
+    flow.hold({ raw, event, tool: this.#tools.has(oi) || type === "response.function_call_arguments.delta" });
+  }
+
+  replace(text: string, _calls: unknown, flow: StreamFlow): void {
+    let seq = this.#lastSeq + 1;
+    // Renumber what is replayed after the first held event so sequence numbers stay increasing.
+    const firstHeldSeq = flow.held.find((h) => typeof h.event?.sequence_number === "number")?.event
+      ?.sequence_number;
+    if (typeof firstHeldSeq === "number") seq = firstHeldSeq;
+    const emit = (event: Record<string, unknown>) => {
+      const e = this.#lastSeq >= 0 ? { ...event, sequence_number: seq++ } : event;
+      flow.send(formatSse(JSON.stringify(e), e.type as string));
+    };
+    const { next, terminal } = this.#replay(flow, emit);
+    const item = this.#message(text, this.#tools.replacementAt(next), emit);
+    const base = isRecord(terminal?.response) ? terminal.response : this.#template ?? {};
+    // The final snapshot's items when it lists them, else the items this stream finished.
+    const listed = Array.isArray(base.output)
+      ? base.output.filter((o) => !(isRecord(o) && o.type === "function_call"))
+      : [];
+    const priorOutput = listed.length >= this.#finishedItems.length ? listed : this.#finishedItems;
+    emit({
+      type: "response.completed",
+      response: { ...base, status: "completed", output: [...priorOutput, item] },
+    });
+  }
+
+  /**
+   * Replays the held events that are not part of a call, renumbered. Returns the output index after the
+   * last one replayed and the held terminal event (not replayed: a new one ends the stream).
+   */
+  #replay(
+    flow: StreamFlow,
+    emit: (event: Record<string, unknown>) => void,
+  ): { next: number; terminal?: Record<string, unknown> } {
+    let next = 0;
+    let terminal: Record<string, unknown> | undefined;
+    for (const h of flow.held) {
+      const e = h.event;
+      if (!e || h.tool) continue;
+      if (TERMINAL.has(e.type as string)) terminal = e;
+      else if (typeof e.output_index === "number") {
+        const output_index = this.#tools.renumber(e.output_index);
+        next = Math.max(next, output_index + 1);
+        emit({ ...e, output_index });
+      } else emit(e);
+    }
+    return { next, terminal };
+  }
+
+  /** Emits a whole message item carrying `text` at `index`; returns the item. */
+  #message(
+    text: string,
+    index: number,
+    emit: (event: Record<string, unknown>) => void,
+  ): Record<string, unknown> {
+    const itemId = `msg_toolguard_${index}`;
+    const part = { type: "output_text", text, annotations: [] as unknown[] };
+    const item = { id: itemId, type: "message", status: "completed", role: "assistant", content: [part] };
+    const at = { item_id: itemId, output_index: index, content_index: 0 };
+    emit({
+      type: "response.output_item.added",
+      output_index: index,
+      item: { ...item, status: "in_progress", content: [] },
+    });
+    emit({ type: "response.content_part.added", ...at, part: { ...part, text: "" } });
+    emit({ type: "response.output_text.delta", ...at, delta: text, logprobs: [] });
+    emit({ type: "response.output_text.done", ...at, text, logprobs: [] });
+    emit({ type: "response.content_part.done", ...at, part });
+    emit({ type: "response.output_item.done", output_index: index, item });
+    return item;
+  }
+}
+
+/** OpenAI Responses in its three roles. */
+export const openaiResponses: Dialect = {
+  body,
+  reader: () => new ResponsesEvents(),
+  router: () => new ResponsesStream(),
+};

@@ -1,0 +1,179 @@
+/**
+ * What every provider dialect implements (reading a response body, reading stream events into calls,
+ * routing stream frames through the gate), and the small pieces the dialects share.
+ *
+ * @module
+ */
+import type { AssembledToolCall, SlotBook } from "../calls.ts";
+
+/** One provider dialect, in its three roles. */
+export interface Dialect {
+  /** How a whole response body of this dialect is read and rewritten. */
+  readonly body: CompletionBody;
+  /** A reader for this dialect's stream events (one per stream: readers keep state between events). */
+  reader(): EventReader;
+  /** A router for this dialect's stream frames (one per stream). */
+  router(): FrameRouter;
+}
+
+/** How a whole (not streamed) response body of one dialect is read and rewritten. */
+export interface CompletionBody {
+  /** True when a tool declared in the request is one the caller runs (not a provider built-in). */
+  declares(tool: Record<string, unknown>): boolean;
+  /** The provider-native tool calls in a response body, in order. */
+  calls(body: Record<string, unknown>): unknown[];
+  /** The pieces of assistant text in a response body, in order. */
+  texts(body: Record<string, unknown>): string[];
+  /**
+   * A copy of `body` with every call removed, `reason` in the text and a normal stop. With `fromText`,
+   * the calls were written into the text, so they are cut out of it.
+   */
+  rewrite(
+    body: Record<string, unknown>,
+    reason: string,
+    options: { fromText: boolean },
+  ): Record<string, unknown>;
+}
+
+/** Reads the events of one dialect into a {@linkcode SlotBook}. */
+export interface EventReader {
+  /** Reads one event (already parsed and known to be of this dialect). */
+  read(event: Record<string, unknown>, book: SlotBook): void;
+}
+
+/** A stream frame withheld by the gate. */
+export interface Held {
+  /** Text to emit when the calls are allowed. */
+  raw: string;
+  /** The parsed event, when it parsed. */
+  event?: Record<string, unknown>;
+  /** True when the frame is part of a tool call (dropped on rejection). */
+  tool: boolean;
+}
+
+/** Routes the frames of one dialect's stream through the gate. */
+export interface FrameRouter {
+  /** How the stream is framed: Server-Sent Events, or newline-delimited JSON (Ollama). */
+  readonly framing: "sse" | "ndjson";
+  /** Notes what synthesised frames copy later (ids, model, positions). Sees every parsed frame first. */
+  note?(event: Record<string, unknown>): void;
+  /** Sends, holds or splits one parsed frame. */
+  route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void;
+  /** Ends a stream whose calls were rejected: `text` in place of the calls, then a normal stop. */
+  replace(text: string, calls: readonly AssembledToolCall[], flow: StreamFlow): void;
+  /** Present where a model may write calls into the streamed text (OpenAI Chat choice 0, Ollama). */
+  readonly text?: TextFrames;
+}
+
+/** The text one frame carries for the watched message. */
+export interface TextPart {
+  /** The text (`""` when the frame carries none). */
+  text: string;
+  /** True when the frame also carries a tool call or its finish: holding it makes the stream pending. */
+  toolish: boolean;
+  /** The frame without that text, or undefined when nothing else is left in it. */
+  rest(): Record<string, unknown> | undefined;
+}
+
+/** How a dialect's frames carry the text of the message the gate watches for written calls. */
+export interface TextFrames {
+  /** The watched text in a frame. */
+  read(event: Record<string, unknown>): TextPart;
+  /** A frame that carries only `text`. */
+  textFrame(text: string): string;
+  /** The wire text of an event. */
+  frame(event: Record<string, unknown>): string;
+}
+
+/** What the gate and a router share while a stream passes: frames to send now, frames held, two flags. */
+export class StreamFlow {
+  #out: string[] = [];
+  /** Frames withheld until the calls are judged, in stream order. */
+  readonly held: Held[] = [];
+  /** True once a tool call has started: from then on what carries a position waits. */
+  pending = false;
+  /** True once text reached the client (a replacement then starts on a new paragraph). */
+  textSeen = false;
+
+  /** Sends a frame now. */
+  send(raw: string): void {
+    this.#out.push(raw);
+  }
+
+  /** Withholds a frame until the calls are judged. */
+  hold(frame: Held): void {
+    this.held.push(frame);
+  }
+
+  /** Sends every held frame as it came. */
+  release(): void {
+    for (const h of this.held) this.#out.push(h.raw);
+  }
+
+  /** Takes the text to send, or undefined when nothing is queued. */
+  take(): string | undefined {
+    if (this.#out.length === 0) return undefined;
+    const text = this.#out.join("");
+    this.#out = [];
+    return text;
+  }
+}
+
+/**
+ * The content positions (Anthropic block index, Responses output index) that carried tool calls. Those two
+ * dialects address content by position, so a replacement renumbers what it replays to close the gaps.
+ */
+export class ToolPositions {
+  readonly #taken = new Set<number>();
+
+  /** Marks a position as a tool call's. */
+  add(index: number): void {
+    this.#taken.add(index);
+  }
+
+  /** True when the position is a tool call's. */
+  has(index: number): boolean {
+    return this.#taken.has(index);
+  }
+
+  /** Where `index` moves once the tool positions are dropped. */
+  renumber(index: number): number {
+    let n = index;
+    for (const t of this.#taken) if (t < index) n--;
+    return n;
+  }
+
+  /** The position of the replacement text: after every replayed one (`next`), at least the first call's. */
+  replacementAt(next: number): number {
+    const firstTool = Math.min(...this.#taken);
+    return Math.max(next, Number.isFinite(firstTool) ? this.renumber(firstTool) : 0);
+  }
+}
+
+/** The text fields of a delta or message (what makes a frame count as text). */
+export function textOf(delta: Record<string, unknown>): string {
+  let s = "";
+  for (const k of ["content", "refusal", "reasoning_content", "reasoning", "thinking"]) {
+    if (typeof delta[k] === "string") s += delta[k];
+  }
+  return s;
+}
+
+/** A copy of `obj` without `keys`. */
+export function withoutKeys(obj: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
+  const copy = { ...obj };
+  for (const k of keys) delete copy[k];
+  return copy;
+}
+
+/** The defined fields `keys` of `obj`. */
+export function pick(obj: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of keys) if (obj[k] !== undefined) out[k] = obj[k];
+  return out;
+}
+
+/** `reason` after the text that stays, on a new paragraph. */
+export function joinText(before: string, reason: string): string {
+  return before.trim() === "" ? reason : `${before.trimEnd()}\n\n${reason}`;
+}

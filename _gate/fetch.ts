@@ -1,0 +1,293 @@
+/**
+ * `guardFetch`: a `fetch` wrapper that gates model responses, whole or streamed, before the client sees
+ * them.
+ *
+ * @module
+ */
+import { isRecord } from "../_common/values.ts";
+import type { Verdict } from "../types.ts";
+import { callForValidation } from "./assemble.ts";
+import type { AssembledToolCall, StreamDialect, StreamFinding } from "./calls.ts";
+import {
+  ALLOWED_NONE,
+  type CompletionDialect,
+  detectDialect,
+  type GateOptions,
+  gateWith,
+  type Judge,
+  makeJudge,
+} from "./gate.ts";
+import { StreamGate } from "./stream.ts";
+
+/** A `fetch`-compatible function. */
+export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+
+/** What {@linkcode guardFetch} reports for every response it judged. */
+export interface GateEvent {
+  /** The request URL. */
+  url: string;
+  /** The API the request was for. */
+  dialect: CompletionDialect;
+  /** True when the response was streamed. */
+  streamed: boolean;
+  /** The judgement (empty and allowed when the response carried no call). */
+  verdict: Verdict;
+  /** True when the body the client saw was rewritten (calls replaced by the reason). */
+  changed: boolean;
+  /** The text that replaced the calls, when `changed`. */
+  reason?: string;
+  /** For streams, problems with individual events (malformed ones were dropped). */
+  findings: StreamFinding[];
+  /** For streams, the calls as assembled. */
+  calls?: AssembledToolCall[];
+}
+
+/** Options for {@linkcode guardFetch}. */
+export interface GuardFetchOptions extends GateOptions {
+  /** Gate streamed responses too (withholding tool-call events until they validate). Default true. */
+  stream?: boolean;
+  /**
+   * Called for each response that carried calls (for streams, also one with malformed events). Errors it
+   * throws are swallowed.
+   */
+  onVerdict?: (event: GateEvent) => void;
+}
+
+/** Which API a request path belongs to. */
+function routeDialect(url: string): CompletionDialect | undefined {
+  let path: string;
+  try {
+    path = new URL(url).pathname;
+  } catch {
+    path = url.split("?")[0];
+  }
+  path = path.replace(/\/+$/, "");
+  if (path.endsWith("/chat/completions")) return "openai_chat";
+  if (path.endsWith("/responses")) return "openai_responses";
+  if (path.endsWith("/messages")) return "anthropic";
+  if (path.endsWith("/api/chat")) return "ollama";
+  return undefined;
+}
+
+async function requestBody(input: string | URL | Request, init?: RequestInit): Promise<string | undefined> {
+  const body = init?.body;
+  if (typeof body === "string") return body;
+  if (body instanceof Uint8Array) return new TextDecoder().decode(body);
+  if (body instanceof ArrayBuffer) return new TextDecoder().decode(new Uint8Array(body));
+  if (body === undefined && input instanceof Request && !input.bodyUsed && input.body !== null) {
+    return await input.clone().text();
+  }
+  return undefined;
+}
+
+/** The request body as a JSON object, or undefined when it is none. */
+async function requestJson(input: string | URL | Request, init?: RequestInit): Promise<unknown> {
+  const text = await requestBody(input, init);
+  try {
+    return text === undefined ? undefined : JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** What gating one response needs to know about its request. */
+interface Exchange {
+  url: string;
+  dialect: CompletionDialect;
+  judge: Judge;
+  options: GuardFetchOptions;
+  report: (event: GateEvent) => void;
+}
+
+/**
+ * Wraps `fetch` so model responses are gated before the client sees them. Pass the result as the `fetch`
+ * option of the official clients (`new OpenAI({ fetch })`, `new Anthropic({ fetch })`, `new Ollama({ fetch })`)
+ * or call it directly.
+ *
+ * Requests to `…/chat/completions` (OpenAI and every OpenAI-compatible server: Ollama, llama.cpp, LM Studio,
+ * vLLM), `…/responses`, `…/messages` (Anthropic) and `…/api/chat` (Ollama) are judged against the tools in
+ * the request body; everything else passes through untouched. A JSON response whose calls are all allowed is
+ * returned as it came (same body, headers and status); one with a rejected call gets the rewritten body of
+ * `gateCompletion` (with `content-length` fixed and an `x-toolguard-blocked` header). A streamed
+ * response (SSE or NDJSON) passes its text through as it arrives and withholds the tool-call events until
+ * the stream ends and the assembled calls validate; rejected calls are replaced by a text event carrying the
+ * reason and a normal stop. In OpenAI Chat and Ollama streams, text from a call marker on (`<tool_call>`,
+ * `<|python_tag|>`, `[TOOL_CALLS]`, a JSON fence) is held the same way and judged at the end; prose before
+ * it flows at once. Malformed stream events are dropped (a client would throw on them) and reported. Error
+ * responses are never touched.
+ *
+ * The request's tools are compiled before it is sent, so a schema that cannot be enforced makes the call
+ * fail at once with an error naming the tool and keyword.
+ *
+ * @param fetchFn The `fetch` to wrap. Default `globalThis.fetch`.
+ * @param options Tools, validator options, a verdict hook, and whether to gate streams.
+ * @returns A `fetch` with the same signature.
+ *
+ * @example Remove a call to a tool the request never declared
+ * ```ts
+ * import { guardFetch } from "@toolguard/toolguard/gate";
+ * import assert from "node:assert/strict";
+ *
+ * // A stand-in for the network: an Ollama /api/chat answer calling an undeclared tool.
+ * const server = (() =>
+ *   Promise.resolve(Response.json({
+ *     model: "qwen3:4b",
+ *     created_at: "2025-01-01T00:00:00Z",
+ *     done: true,
+ *     done_reason: "stop",
+ *     message: { role: "assistant", content: "", tool_calls: [{ function: { name: "rm_rf", arguments: {} } }] },
+ *   }))) as typeof fetch;
+ * const guarded = guardFetch(server);
+ * const res = await guarded("http://127.0.0.1:11434/api/chat", {
+ *   method: "POST",
+ *   body: JSON.stringify({ model: "qwen3:4b", messages: [], stream: false, tools: [] }),
+ * });
+ * const body = await res.json();
+ * assert.equal(body.message.tool_calls, undefined);
+ * assert.match(body.message.content, /rm_rf/);
+ * assert.equal(res.headers.get("x-toolguard-blocked"), "1");
+ * ```
+ *
+ * @example Withhold a rejected call from a stream while its text flows
+ * ```ts
+ * import { type GateEvent, guardFetch } from "@toolguard/toolguard/gate";
+ * import assert from "node:assert/strict";
+ *
+ * // A recorded OpenAI Chat stream: some text, then a call to a tool the request does not declare.
+ * const chunk = (delta: unknown, finish_reason: string | null = null) =>
+ *   `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason }] })}\n\n`;
+ * const wire = chunk({ role: "assistant", content: "Cleaning up." }) +
+ *   chunk({ tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "rm_rf", arguments: "{}" } }] }) +
+ *   chunk({}, "tool_calls") + "data: [DONE]\n\n";
+ * const server = (() =>
+ *   Promise.resolve(new Response(wire, { headers: { "content-type": "text/event-stream" } }))) as typeof fetch;
+ * const seen: GateEvent[] = [];
+ * const guarded = guardFetch(server, { onVerdict: (event) => seen.push(event) });
+ * const res = await guarded("https://api.openai.com/v1/chat/completions", {
+ *   method: "POST",
+ *   body: JSON.stringify({ model: "gpt-4o-mini", stream: true, messages: [], tools: [] }),
+ * });
+ * const text = await res.text();
+ * assert.match(text, /Cleaning up\./);
+ * assert.doesNotMatch(text, /tool_calls/);
+ * assert.match(text, /"finish_reason":"stop"/);
+ * assert.ok(text.endsWith("data: [DONE]\n\n"));
+ * assert.equal(seen[0].changed, true);
+ * assert.deepEqual(seen[0].calls?.map((c) => c.name), ["rm_rf"]);
+ * ```
+ */
+export function guardFetch(
+  fetchFn: FetchLike = globalThis.fetch,
+  options: GuardFetchOptions = {},
+): FetchLike {
+  if (typeof fetchFn !== "function") {
+    throw new TypeError("guardFetch: pass the fetch function to wrap, e.g. guardFetch(fetch)");
+  }
+  const report = (event: GateEvent) => {
+    try {
+      options.onVerdict?.(event);
+    } catch {
+      // a hook must not break the client
+    }
+  };
+  return async function guardedFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
+    const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
+    const method = (init?.method ?? (input instanceof Request ? input.method : "GET")).toUpperCase();
+    const dialect = method === "POST" ? routeDialect(url) : undefined;
+    if (!dialect) return fetchFn(input, init);
+    const request = await requestJson(input, init);
+    if (!isRecord(request)) return fetchFn(input, init);
+    // Compile before sending: a schema that cannot be enforced fails loudly, not halfway through a stream.
+    const judge = makeJudge(request, dialect, options);
+    const response = await fetchFn(input, init);
+    if (!response.ok || response.body === null) return response;
+    const type = (response.headers.get("content-type") ?? "").toLowerCase();
+    const exchange: Exchange = { url, dialect, judge, options, report };
+    if (type.includes("text/event-stream") || type.includes("ndjson")) {
+      if (options.stream === false) return response;
+      return gateStreamed(response, type.includes("ndjson") ? "ollama" : dialect, exchange);
+    }
+    if (!type.includes("json")) return response;
+    return await gateJson(response, exchange);
+  };
+}
+
+/** A streamed response passed through a {@linkcode StreamGate}. */
+function gateStreamed(response: Response, dialect: StreamDialect, exchange: Exchange): Response {
+  const { judge, report, url } = exchange;
+  const gate = new StreamGate(dialect, {
+    extract: exchange.options.extract,
+    judge: async (calls) => {
+      const verdict = await judge.judge(calls.map(callForValidation));
+      return { verdict, reason: judge.reason(verdict) };
+    },
+    onReport: (r) =>
+      (r.calls.length > 0 || r.findings.length > 0) && report({
+        url,
+        dialect: r.dialect,
+        streamed: true,
+        verdict: r.verdict ?? ALLOWED_NONE,
+        changed: r.replaced,
+        findings: r.findings,
+        calls: r.calls,
+      }),
+  });
+  const headers = new Headers(response.headers);
+  headers.delete("content-length");
+  return withUrl(
+    new Response(response.body!.pipeThrough(gate), {
+      status: response.status,
+      statusText: response.statusText,
+      headers,
+    }),
+    response.url,
+  );
+}
+
+/** A JSON response: the response itself when nothing was rejected, else one with the rewritten body. */
+async function gateJson(response: Response, exchange: Exchange): Promise<Response> {
+  let body: unknown;
+  try {
+    body = await response.clone().json();
+  } catch {
+    return response; // not JSON after all: the client deals with it as it would have
+  }
+  const shape = detectDialect(body) ? detectDialect(body)! : exchange.dialect;
+  const result = isRecord(body) ? await gateWith(exchange.judge, body, shape, exchange.options) : undefined;
+  if (!result) return response;
+  if (result.verdict.calls.length > 0 || result.changed) {
+    exchange.report({
+      url: exchange.url,
+      dialect: shape,
+      streamed: false,
+      verdict: result.verdict,
+      changed: result.changed,
+      reason: result.reason,
+      findings: [],
+    });
+  }
+  if (!result.changed) return response;
+  const out = new TextEncoder().encode(JSON.stringify(result.response));
+  const headers = new Headers(response.headers);
+  headers.set("content-length", String(out.byteLength));
+  headers.delete("content-encoding"); // fetch already decoded the body; this copy is plain
+  headers.set("x-toolguard-blocked", String(result.verdict.blocked.length));
+  // The original body was read through a clone; release it.
+  response.body!.cancel().catch(() => {});
+  return withUrl(
+    new Response(out, { status: response.status, statusText: response.statusText, headers }),
+    response.url,
+  );
+}
+
+/** Keeps `response.url` on a rebuilt response (clients use it in error messages). */
+function withUrl(response: Response, url: string): Response {
+  if (url) {
+    try {
+      Object.defineProperty(response, "url", { value: url });
+    } catch {
+      // read-only on some runtimes; the body is what matters
+    }
+  }
+  return response;
+}

@@ -1,0 +1,105 @@
+/**
+ * The MCP guard: holds one server's tools and judges calls and results against them (through the judge in
+ * `judge.ts`), and starts sessions (`session.ts`) that apply those judgements to a live connection.
+ *
+ * @module
+ */
+import { type CompiledTools, compileTools, judgeCall, scanResult, summarise } from "./judge.ts";
+import { GuardedSession } from "./session.ts";
+import type { McpEvent, McpGuard, McpGuardOptions } from "./types.ts";
+
+/** Report `event` to an `onEvent` hook; a hook that throws never breaks the guard or the relay. */
+export function emitTo(onEvent: ((event: McpEvent) => void) | undefined, event: McpEvent): void {
+  try {
+    onEvent?.(event);
+  } catch {
+    // A logging hook must never break the relay.
+  }
+}
+
+/**
+ * Create an MCP guard. It knows nothing until it sees tools: through {@linkcode McpGuard.setTools}, or, in a
+ * session, from the server's `tools/list` answers (fetching the list itself when a call comes first).
+ * A guard holds one server's tools: use one guard per server.
+ *
+ * @example Reject a call whose arguments do not match the tool's schema
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { createMcpGuard } from "@toolguard/toolguard/mcp";
+ *
+ * const guard = createMcpGuard();
+ * guard.setTools([{
+ *   name: "get-sum",
+ *   inputSchema: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"] },
+ * }]);
+ * assert.equal(guard.checkCall({ name: "get-sum", arguments: { a: 1, b: 2 } }).allowed, true);
+ * const bad = guard.checkCall({ name: "get-sum", arguments: { a: "one" } });
+ * assert.equal(bad.allowed, false);
+ * // The rejection is a tool result the model can read and retry from.
+ * if (!bad.allowed) assert.equal(bad.result.isError, true);
+ * ```
+ *
+ * @example Guard a session of plain JSON-RPC objects
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { createMcpGuard, type JsonRpcMessage } from "@toolguard/toolguard/mcp";
+ *
+ * const toServer: unknown[] = [];
+ * const toClient: JsonRpcMessage[] = [];
+ * const session = createMcpGuard().connect({
+ *   toServer: (frame) => void toServer.push(frame.message),
+ *   toClient: (frame) => void toClient.push(frame.message as JsonRpcMessage),
+ * });
+ * // The client lists the tools: the guard learns them from the server's answer.
+ * session.fromClient({ message: { jsonrpc: "2.0", id: 1, method: "tools/list" } });
+ * const tools = [{ name: "echo", inputSchema: { type: "object", properties: { text: { type: "string" } } } }];
+ * session.fromServer({ message: { jsonrpc: "2.0", id: 1, result: { tools } } });
+ * // A call with a wrong argument type is answered by the guard and never reaches the server.
+ * session.fromClient({
+ *   message: { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "echo", arguments: { text: 7 } } },
+ * });
+ * assert.equal(toServer.length, 1);
+ * assert.equal(toClient[1].id, 2);
+ * assert.equal((toClient[1].result as { isError: boolean }).isError, true);
+ * ```
+ *
+ * @param options Output scanning, redaction, the policy for unenforceable schemas, an event hook.
+ * @returns The guard.
+ */
+export function createMcpGuard(options: McpGuardOptions = {}): McpGuard {
+  const redact = options.redact === true;
+  const scanning = options.scanOutput === true || redact;
+  const policy = options.uncheckedTools ?? "reject";
+  let compiled: CompiledTools | null = null;
+  let stale = false;
+  const guard: McpGuard = {
+    setTools(list) {
+      compiled = compileTools(list);
+      stale = false;
+      return summarise(compiled);
+    },
+    get toolsKnown() {
+      return compiled !== null && !stale;
+    },
+    checkCall(params) {
+      if (compiled === null) {
+        throw new Error(
+          "checkCall: no tools recorded yet; call setTools() with the server's tools/list first",
+        );
+      }
+      return judgeCall(params, compiled, policy);
+    },
+    checkResult(result) {
+      return scanning ? scanResult(result, { redact }) : { flagged: false, findings: [], result };
+    },
+    connect(sinks) {
+      return new GuardedSession(guard, sinks, {
+        emit: (event) => emitTo(options.onEvent, event),
+        redact,
+        markStale: () => (stale = true),
+        toolsTimeoutMs: options.toolsTimeoutMs ?? 30_000,
+      });
+    },
+  };
+  return guard;
+}

@@ -1,0 +1,379 @@
+/**
+ * The stdio relay: starts an MCP server through the runtime layer (`_run/runtime.ts`, the one way the
+ * library starts a process and ends its tree) and relays newline-delimited JSON-RPC between a client and
+ * it, judging every message with a guard session. Two entry points, one relay:
+ *
+ * - {@linkcode relayMcp}: the client is any pair of byte streams you pass in;
+ * - {@linkcode relayMcpStdio}: the client is this process's own stdin/stdout, and an interrupt ends the relay
+ *   (what `toolguard mcp -- CMD ARGS...` runs).
+ *
+ * @module
+ */
+import {
+  type ChildExit,
+  hostInput,
+  hostOutput,
+  type LiveChild,
+  onInterrupt,
+  spawnChild,
+} from "../_run/runtime.ts";
+import { createMcpGuard, emitTo } from "./guard.ts";
+import { createFramer, encodeMessage, errorResponse, withNewline } from "./jsonrpc.ts";
+import type { McpEvent, McpFrame, McpGuardOptions, McpRelayExit, McpSession } from "./types.ts";
+
+/** Options for {@linkcode relayMcp}. */
+export interface McpRelayOptions extends McpGuardOptions {
+  /** The server program. */
+  command: string;
+  /** Its arguments. */
+  args?: readonly string[];
+  /** What the client writes (the relay's stdin). */
+  input: AsyncIterable<Uint8Array>;
+  /** Where the client reads (the relay's stdout). Return a promise to apply backpressure. */
+  output: (bytes: Uint8Array) => void | Promise<void>;
+  /** Working directory for the server. */
+  cwd?: string;
+  /** The server's whole environment (default: the relay's own). */
+  env?: Record<string, string>;
+  /** The server's stderr: passed to the relay's stderr (default) or dropped. */
+  stderr?: "inherit" | "ignore";
+  /** After the client goes away: how long the server gets to exit after its stdin closes. Default 2000 ms. */
+  shutdownGraceMs?: number;
+  /** Stop relaying: the server's process tree is ended. */
+  signal?: AbortSignal;
+  /** Longest message in bytes; longer ones are dropped and reported. Default 64 MiB. */
+  maxMessageBytes?: number;
+}
+
+/** How long the server's last messages may take to arrive once it has exited (a grandchild may hold the pipe). */
+const LAST_WORDS_MS = 500;
+/** After SIGTERM, how long the server gets before SIGKILL; after SIGKILL, how long before the relay moves on. */
+const KILL_WAIT_MS = 1000;
+/** After the tree is ended, how long the relay waits for the server's pipe to close. */
+const PIPE_CLOSE_MS = 200;
+
+/**
+ * Start an MCP server as a child process and relay newline-delimited JSON-RPC between `input`/`output`
+ * (the client) and the server's stdin/stdout, judging every message with an MCP guard. Resolves when the
+ * relay is over: the client closed its side (the server's stdin is closed, it gets `shutdownGraceMs` to
+ * exit, then its process tree is ended), or the server exited (every request still waiting is answered
+ * with a JSON-RPC error first), or the server could not start (requests are answered with errors until
+ * the client closes). Never rejects. To relay this process's own stdin/stdout, use
+ * {@linkcode relayMcpStdio}.
+ *
+ * @example Relay a tiny inline server; the guard answers a bad call itself
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import process from "node:process";
+ * import { relayMcp } from "@toolguard/toolguard/mcp";
+ *
+ * // A tiny MCP server, run by the current runtime: it lists one tool and answers every call with "ran".
+ * const server = `
+ *   const tools = [{ name: "echo", inputSchema: { type: "object", properties: { text: { type: "string" } } } }];
+ *   let buffered = "";
+ *   process.stdin.on("data", (chunk) => {
+ *     buffered += chunk;
+ *     for (let nl; (nl = buffered.indexOf("\\n")) >= 0; buffered = buffered.slice(nl + 1)) {
+ *       const m = JSON.parse(buffered.slice(0, nl));
+ *       const result = m.method === "tools/list" ? { tools } : { content: [{ type: "text", text: "ran" }] };
+ *       process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id: m.id, result }) + "\\n");
+ *     }
+ *   });`;
+ * const args = "Deno" in globalThis ? ["eval", server] : ["-e", server];
+ *
+ * // The client sends one call with a wrong argument type, then stays until it has its answer.
+ * const answers: { id: number; result: { isError?: boolean } }[] = [];
+ * let answered = () => {};
+ * const done = new Promise<void>((resolve) => (answered = resolve));
+ * async function* client() {
+ *   const call = { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "echo", arguments: { text: 7 } } };
+ *   yield new TextEncoder().encode(JSON.stringify(call) + "\n");
+ *   await done;
+ * }
+ * const exit = await relayMcp({
+ *   command: process.execPath,
+ *   args,
+ *   input: client(),
+ *   output: (bytes) => {
+ *     answers.push(JSON.parse(new TextDecoder().decode(bytes)));
+ *     answered();
+ *   },
+ * });
+ * assert.equal(exit.reason, "client_closed");
+ * assert.equal(answers[0].id, 1);
+ * assert.equal(answers[0].result.isError, true); // judged and answered by the guard, never run
+ * ```
+ *
+ * @param options The server command, the client streams and guard options.
+ * @returns How the relay ended.
+ */
+export async function relayMcp(options: McpRelayOptions): Promise<McpRelayExit> {
+  const attempt = await spawnChild({
+    command: options.command,
+    args: options.args ?? [],
+    cwd: options.cwd,
+    env: options.env,
+    clearEnv: options.env !== undefined, // `env` is the server's whole environment
+    stdin: "piped",
+    stderr: options.stderr === "ignore" ? "ignore" : "inherit",
+  });
+  const server = attempt.ok ? { child: attempt.child } : { error: attempt.reason };
+  return await new McpRelay(options, server).run();
+}
+
+/**
+ * {@linkcode relayMcp} with this process's stdin/stdout as the client (what the `toolguard mcp` command
+ * runs). SIGINT (and on POSIX SIGTERM and SIGHUP) ends the server's tree and the relay, which then resolves
+ * with reason `"aborted"`.
+ *
+ * @example Stop the relay from code
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import process from "node:process";
+ * import { relayMcpStdio } from "@toolguard/toolguard/mcp";
+ *
+ * // A "server" that never exits, run by the current runtime.
+ * const forever = "setInterval(() => {}, 1000)";
+ * const args = "Deno" in globalThis ? ["eval", forever] : ["-e", forever];
+ * const controller = new AbortController();
+ * const exit = await relayMcpStdio(process.execPath, args, {
+ *   signal: controller.signal,
+ *   onEvent: (event) => event.event === "spawn" && controller.abort(), // as soon as it runs
+ *   // The client is this process's stdin/stdout unless given; given here so the example runs on its own.
+ *   input: (async function* () {})(),
+ *   output: () => {},
+ * });
+ * assert.equal(exit.reason, "aborted");
+ * ```
+ *
+ * @param command The server program.
+ * @param args Its arguments.
+ * @param options Guard and relay options (`input`/`output` default to this process's stdin/stdout).
+ * @returns How the relay ended.
+ */
+export async function relayMcpStdio(
+  command: string,
+  args: readonly string[] = [],
+  options:
+    & Omit<McpRelayOptions, "command" | "args" | "input" | "output">
+    & Partial<Pick<McpRelayOptions, "input" | "output">> = {},
+): Promise<McpRelayExit> {
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  const stopListening = onInterrupt(stop);
+  options.signal?.addEventListener("abort", stop, { once: true });
+  try {
+    return await relayMcp({
+      ...options,
+      command,
+      args,
+      input: options.input ?? hostInput(),
+      output: options.output ?? hostOutput(),
+      signal: controller.signal,
+    });
+  } finally {
+    stopListening();
+  }
+}
+
+/** @deprecated Use {@linkcode relayMcpStdio}: the same function, under a name that pairs with `relayMcp`. */
+export const runMcpRelay: typeof relayMcpStdio = relayMcpStdio;
+
+/** The server as started: the live child, or why it could not start. */
+type Server = { child: LiveChild } | { error: string };
+
+/** What ended the relay's first phase. */
+type First = "exited" | "client" | "aborted";
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(resolve, ms);
+    // Do not keep the process alive just for a grace timer.
+    (t as unknown as { unref?: () => void }).unref?.();
+  });
+}
+
+/** One relay between a client and a started (or failed) server. */
+class McpRelay {
+  readonly #options: McpRelayOptions;
+  readonly #child: LiveChild | null;
+  /** Why the server could not start, or null when it runs. */
+  readonly #spawnError: string | null;
+  readonly #session: McpSession;
+  readonly #maxLineBytes: number;
+  /** How the server ended, once it has. */
+  #exit: ChildExit | null = null;
+  /** Resolves when the server has exited (at once when it never started). */
+  readonly #exited: Promise<void>;
+  readonly #aborted: Promise<"aborted">;
+  /** Writes to the client, in order. */
+  #outChain: Promise<void> = Promise.resolve();
+  #clientGone = false;
+  #clientClosed = false;
+  /** Set while the server's stdin is full: the client is read again once it drains. */
+  #drainWait: Promise<void> | null = null;
+
+  constructor(options: McpRelayOptions, server: Server) {
+    this.#options = options;
+    this.#child = "child" in server ? server.child : null;
+    this.#spawnError = "error" in server ? server.error : null;
+    this.#maxLineBytes = options.maxMessageBytes ?? 64 * 1024 * 1024;
+    this.#exited = this.#child
+      ? this.#child.exited.then((exit) => void (this.#exit = exit))
+      : Promise.resolve();
+    const signal = options.signal;
+    this.#aborted = new Promise<"aborted">((resolve) => {
+      if (signal?.aborted) return resolve("aborted");
+      signal?.addEventListener("abort", () => resolve("aborted"), { once: true });
+    });
+    this.#session = createMcpGuard(options).connect({ toServer: this.#toServer, toClient: this.#toClient });
+    if (this.#child) {
+      this.#emit({
+        event: "spawn",
+        pid: this.#child.pid,
+        command: options.command,
+        args: [...(options.args ?? [])],
+      });
+    }
+  }
+
+  /** Relay until the server exits, the client leaves or the relay is aborted; then wind down. */
+  async run(): Promise<McpRelayExit> {
+    const serverDone = this.#pumpServer();
+    const clientDone = this.#pumpClient();
+    const first: First = await Promise.race([
+      this.#exited.then(() => "exited" as const),
+      clientDone.then(() => "client" as const),
+      this.#aborted,
+    ]);
+    if (first === "exited") return await this.#afterServerExit(serverDone, clientDone);
+    return await this.#shutDown(first, serverDone);
+  }
+
+  #emit(event: McpEvent): void {
+    emitTo(this.#options.onEvent, event);
+  }
+
+  readonly #toClient = (frame: McpFrame): Promise<void> => {
+    const bytes = frame.bytes ? withNewline(frame.bytes) : encodeMessage(frame.message);
+    this.#outChain = this.#outChain.then(async () => {
+      if (this.#clientGone) return;
+      try {
+        await this.#options.output(bytes);
+      } catch {
+        this.#clientGone = true; // the client stopped reading (EPIPE): treat as gone
+      }
+    });
+    return this.#outChain;
+  };
+
+  readonly #toServer = (frame: McpFrame): void => {
+    const stdin = this.#child?.stdin;
+    if (!stdin) return;
+    const full = stdin.write(frame.bytes ? withNewline(frame.bytes) : encodeMessage(frame.message));
+    if (full && this.#drainWait === null) {
+      // Wait for the pipe to drain, or for the server to be gone (then it never drains).
+      this.#drainWait = Promise.race([full, this.#exited]).finally(() => (this.#drainWait = null));
+    }
+  };
+
+  /** Server to client, until the server's stdout closes. */
+  async #pumpServer(): Promise<void> {
+    const child = this.#child;
+    if (child === null) return;
+    const framer = createFramer({
+      maxLineBytes: this.#maxLineBytes,
+      onOverflow: (bytes) => this.#emit({ event: "oversized_message", from: "server", bytes }),
+    });
+    try {
+      for (let chunk; (chunk = await child.stdout.read()) !== null;) {
+        for (const frame of framer.push(chunk)) this.#session.fromServer(frame);
+        await this.#outChain;
+      }
+    } catch {
+      // The pipe broke; the exit handler reports it.
+    }
+    for (const frame of framer.end()) this.#session.fromServer(frame);
+  }
+
+  /** Client to server, until the client's input ends; an oversized message is answered with an error. */
+  async #pumpClient(): Promise<void> {
+    const max = this.#maxLineBytes;
+    const framer = createFramer({
+      maxLineBytes: max,
+      onOverflow: (bytes) => {
+        this.#emit({ event: "oversized_message", from: "client", bytes });
+        const text = `toolguard: message of ${bytes} bytes exceeds the limit of ${max} bytes; not forwarded`;
+        void this.#toClient({ message: errorResponse(null, -32600, text) });
+      },
+    });
+    try {
+      for await (const chunk of this.#options.input) {
+        for (const frame of framer.push(chunk)) await this.#session.fromClient(frame);
+        if (this.#drainWait !== null) await this.#drainWait;
+      }
+    } catch {
+      // The client's pipe broke: same as end-of-file.
+    }
+    for (const frame of framer.end()) await this.#session.fromClient(frame);
+    this.#clientClosed = true;
+  }
+
+  /** The server exited (or never started): answer what waits, end what it left behind. */
+  async #afterServerExit(serverDone: Promise<void>, clientDone: Promise<void>): Promise<McpRelayExit> {
+    // Give the server's last messages a moment to arrive (a grandchild may hold the pipe open).
+    await Promise.race([serverDone, delay(LAST_WORDS_MS)]);
+    const exit = this.#exit;
+    const how = this.#spawnError !== null
+      ? `could not be started (${this.#spawnError})`
+      : exit?.signal
+      ? `was ended by ${exit.signal}`
+      : `exited with code ${exit?.code ?? null}`;
+    this.#session.serverClosed(how);
+    if (this.#spawnError !== null) {
+      this.#emit({ event: "spawn_failed", command: this.#options.command, detail: this.#spawnError });
+      // Answer the client's requests with errors until it goes away (or the relay is aborted).
+      await Promise.race([clientDone, this.#aborted]);
+      return this.#finish("spawn_failed", `the MCP server ${how}`);
+    }
+    this.#child?.killTree("SIGKILL"); // descendants that outlived the server
+    return this.#finish("server_exited", `the MCP server ${how}`);
+  }
+
+  /** The client went away, or the relay was aborted: close the server's stdin, then end the tree. */
+  async #shutDown(first: "client" | "aborted", serverDone: Promise<void>): Promise<McpRelayExit> {
+    await this.#endServer(first === "aborted" ? 0 : this.#options.shutdownGraceMs ?? 2000);
+    await Promise.race([serverDone, delay(PIPE_CLOSE_MS)]);
+    this.#session.serverClosed("was shut down because the client closed the connection");
+    return this.#finish(
+      first === "aborted" ? "aborted" : "client_closed",
+      this.#clientClosed ? "the client closed the connection" : "the relay was stopped",
+    );
+  }
+
+  /** Close the server's stdin; after `graceMs` (or at an abort) end its tree: SIGTERM, then SIGKILL. */
+  async #endServer(graceMs: number): Promise<void> {
+    const child = this.#child;
+    if (child === null) return;
+    child.stdin?.close();
+    const exited = this.#exited.then(() => true);
+    const inTime = await Promise.race([
+      exited,
+      delay(graceMs).then(() => false),
+      this.#aborted.then(() => false), // a signal during the grace period ends the tree at once
+    ]);
+    if (inTime) return child.killTree("SIGKILL"); // the server exited; end anything it left behind
+    child.killTree("SIGTERM");
+    const ended = await Promise.race([exited, delay(KILL_WAIT_MS).then(() => false)]);
+    if (!ended) child.killTree("SIGKILL");
+    await Promise.race([this.#exited, delay(KILL_WAIT_MS)]);
+  }
+
+  async #finish(reason: McpRelayExit["reason"], detail: string): Promise<McpRelayExit> {
+    const exitCode = this.#exit?.code ?? null;
+    const signal = this.#exit?.signal ?? null;
+    await this.#outChain;
+    this.#emit({ event: "exit", reason, exitCode, signal });
+    return { reason, exitCode, signal, detail };
+  }
+}

@@ -1,0 +1,380 @@
+/**
+ * One guarded connection between a client and a server: judges client messages before they go on, holds
+ * them (in order) while the guard fetches the server's tool list itself, tracks requests so a closed server
+ * still answers every one, and scans tool results on their way back.
+ *
+ * @module
+ */
+import { errorText, isRecord } from "../_common/values.ts";
+import { rejection } from "./judge.ts";
+import {
+  errorResponse,
+  idKey,
+  isRequest,
+  isResponse,
+  type JsonRpcId,
+  type JsonRpcMessage,
+} from "./jsonrpc.ts";
+import type { McpEvent, McpFrame, McpGuard, McpSession, McpSinks } from "./types.ts";
+
+/** What a session needs from the guard that started it, beyond the public {@linkcode McpGuard}. */
+export interface SessionHooks {
+  /** Report an event (never throws). */
+  emit(event: McpEvent): void;
+  /** Whether flagged results are redacted (reported in `output_flagged`). */
+  redact: boolean;
+  /** The server said its tools changed: re-read them before the next call. */
+  markStale(): void;
+  /** How long to wait for the guard's own `tools/list`. */
+  toolsTimeoutMs: number;
+}
+
+/** A client request forwarded to the server and not answered yet. */
+interface PendingRequest {
+  id: JsonRpcId;
+  method: string;
+  /** The tool, for `tools/call`. */
+  name?: string;
+  /** The page asked for, for `tools/list`. */
+  cursor?: unknown;
+}
+
+/** What a server message becomes: passed on as it is, replaced, or dropped (`null`: it was the guard's). */
+type ServerOutcome = JsonRpcMessage | null | "same";
+
+/** JSON-RPC error code the MCP SDK uses for a closed connection. */
+const CONNECTION_CLOSED = -32000;
+
+/** Messages of a frame, a batch or a single one, as a list. */
+function messagesOf(frame: McpFrame): unknown[] {
+  return Array.isArray(frame.message) ? frame.message : [frame.message];
+}
+
+function isCall(m: unknown): m is JsonRpcMessage {
+  return isRecord(m) && m.method === "tools/call" && isRequest(m as JsonRpcMessage);
+}
+
+/**
+ * A live connection between one client and one server, judged by a guard (what
+ * {@linkcode McpGuard.connect} returns). Its methods are bound, so they can be passed on as callbacks.
+ */
+export class GuardedSession implements McpSession {
+  readonly #guard: McpGuard;
+  readonly #sinks: McpSinks;
+  readonly #hooks: SessionHooks;
+  /** Client requests forwarded and not yet answered, by {@linkcode idKey}. */
+  readonly #pending = new Map<string, PendingRequest>();
+  /** The guard's own `tools/list` requests in flight. */
+  readonly #own = new Map<string, { cursor?: string }>();
+  /** Client messages waiting for the tool list, in order. */
+  readonly #held: McpFrame[] = [];
+  #fetching = false;
+  #fetchTimer: ReturnType<typeof setTimeout> | undefined;
+  #fetched: unknown[] = [];
+  #clientPages: unknown[] = [];
+  /** Why the server is gone, once it is. */
+  #closed: string | null = null;
+  #ownCounter = 0;
+  readonly #ownPrefix = `toolguard-${Math.random().toString(36).slice(2, 10)}-`;
+
+  constructor(guard: McpGuard, sinks: McpSinks, hooks: SessionHooks) {
+    this.#guard = guard;
+    this.#sinks = sinks;
+    this.#hooks = hooks;
+  }
+
+  /** Number of client requests forwarded and not yet answered. */
+  get pending(): number {
+    return this.#pending.size;
+  }
+
+  /** A message from the client. Returns the server sink's promise when the message went straight on. */
+  readonly fromClient = (frame: McpFrame): void | Promise<void> => {
+    if (this.#closed !== null) return this.#refuse(frame);
+    if (this.#fetching || this.#held.length > 0) {
+      this.#held.push(frame);
+      return;
+    }
+    try {
+      return this.#forward(frame);
+    } catch (error) {
+      this.#failClosed(frame, error);
+    }
+  };
+
+  /** A message from the server. */
+  readonly fromServer = (frame: McpFrame): void => {
+    const m = frame.message;
+    if (m === undefined) {
+      void this.#sinks.toClient(frame);
+      return;
+    }
+    if (Array.isArray(m)) return this.#fromServerBatch(frame, m);
+    let r: ServerOutcome = "same";
+    try {
+      r = this.#judgeServer(m);
+    } catch {
+      // A judging bug must not stop the server's messages: pass this one on unchanged.
+    }
+    if (r === "same") void this.#sinks.toClient(frame);
+    else if (r !== null) void this.#sinks.toClient({ message: r, extra: frame.extra });
+  };
+
+  /** The server is gone: every request still waiting gets a JSON-RPC error, and later requests too. */
+  readonly serverClosed = (reason: string): void => {
+    if (this.#closed !== null) return;
+    this.#closed = reason;
+    clearTimeout(this.#fetchTimer);
+    this.#fetching = false;
+    let answered = 0;
+    for (const req of this.#pending.values()) {
+      answered++;
+      const text = `toolguard: the MCP server ${reason} before answering ${req.method}`;
+      void this.#sinks.toClient({ message: errorResponse(req.id, CONNECTION_CLOSED, text) });
+    }
+    this.#pending.clear();
+    this.#own.clear();
+    for (const frame of this.#held.splice(0)) {
+      answered += messagesOf(frame).filter((x) => isRecord(x) && isRequest(x)).length;
+      this.#refuse(frame);
+    }
+    this.#hooks.emit({ event: "server_closed", reason, answered });
+  };
+
+  // -------------------------------------------------------------------------------------------------------
+  // Client to server
+  // -------------------------------------------------------------------------------------------------------
+
+  /** Judge a client frame and pass on what may go: all of it, the allowed part of a batch, or nothing. */
+  #forward(frame: McpFrame): void | Promise<void> {
+    const m = frame.message;
+    if (m === undefined) return this.#sinks.toServer(frame);
+    if (Array.isArray(m)) {
+      if (!this.#guard.toolsKnown && m.some(isCall)) return this.#hold(frame);
+      const kept = m.filter((x) => !isRecord(x) || this.#judgeClient(x) === "forward");
+      if (kept.length === m.length) return this.#sinks.toServer(frame);
+      if (kept.length > 0) return this.#sinks.toServer({ message: kept, extra: frame.extra });
+      return;
+    }
+    const decision = this.#judgeClient(m);
+    if (decision === "wait") return this.#hold(frame);
+    if (decision === "forward") return this.#sinks.toServer(frame);
+  }
+
+  /** Keep a frame until the tool list is known, fetching it. */
+  #hold(frame: McpFrame): void {
+    this.#held.push(frame);
+    this.#startFetch();
+  }
+
+  /** Judge one client message: "forward", "answered", or "wait" (tools needed first). */
+  #judgeClient(m: JsonRpcMessage): "forward" | "answered" | "wait" {
+    if (m.method === "notifications/cancelled" && isRecord(m.params) && m.params.requestId !== undefined) {
+      // The server will not answer a cancelled request: stop waiting for it.
+      this.#pending.delete(idKey(m.params.requestId as JsonRpcId));
+    }
+    if (!isRequest(m)) return "forward";
+    const method = m.method as string;
+    const id = m.id as JsonRpcId;
+    if (method !== "tools/call") {
+      const cursor = isRecord(m.params) ? m.params.cursor : undefined;
+      this.#pending.set(idKey(id), { id, method, cursor });
+      return "forward";
+    }
+    if (!this.#guard.toolsKnown) return "wait";
+    const check = this.#guard.checkCall(m.params);
+    const { name } = check;
+    if (!check.allowed) {
+      const { verdict, feedback } = check;
+      this.#hooks.emit({ event: "call_rejected", id, name, findings: verdict.findings, feedback });
+      this.#answer(id, check.result);
+      return "answered";
+    }
+    if (check.unchecked !== undefined) {
+      this.#hooks.emit({ event: "unchecked_call", id, name, error: check.unchecked });
+    } else this.#hooks.emit({ event: "call_allowed", id, name });
+    this.#pending.set(idKey(id), { id, method, name });
+    return "forward";
+  }
+
+  /** Pass on held frames in order, once the tool list is known; refuse them if the server closed meanwhile. */
+  #drain(): void {
+    while (this.#held.length > 0 && !this.#fetching && this.#closed === null) {
+      const frame = this.#held.shift() as McpFrame;
+      try {
+        this.#fire(this.#forward(frame));
+      } catch (error) {
+        this.#failClosed(frame, error);
+      }
+    }
+    if (this.#closed !== null) { for (const frame of this.#held.splice(0)) this.#refuse(frame); }
+  }
+
+  /** The guard itself failed on a client message (a bug): answer its requests, never forward unjudged. */
+  #failClosed(frame: McpFrame, error: unknown): void {
+    for (const m of messagesOf(frame)) {
+      if (isRecord(m) && isRequest(m)) {
+        const text = `toolguard: internal error while checking ${m.method as string}: ${errorText(error)}`;
+        void this.#sinks.toClient({ message: errorResponse(m.id as JsonRpcId, -32603, text) });
+      }
+    }
+  }
+
+  /** The server is gone: answer a frame's requests with a connection-closed error. */
+  #refuse(frame: McpFrame): void {
+    for (const m of messagesOf(frame)) {
+      if (isRecord(m) && isRequest(m)) {
+        const text = `toolguard: the MCP server ${this.#closed} before answering ${m.method as string}`;
+        void this.#sinks.toClient({ message: errorResponse(m.id as JsonRpcId, CONNECTION_CLOSED, text) });
+      }
+    }
+  }
+
+  /** Answer a client request with a result, on the server's behalf. */
+  #answer(id: JsonRpcId, result: unknown): void {
+    void this.#sinks.toClient({ message: { jsonrpc: "2.0", id, result } });
+  }
+
+  /** A delivery nobody awaits: report its failure instead of leaving an unhandled rejection. */
+  #fire(sent: void | Promise<void>): void {
+    if (sent instanceof Promise) sent.catch((error) => this.#sinks.onError?.(error));
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // The guard's own tools/list
+  // -------------------------------------------------------------------------------------------------------
+
+  #startFetch(): void {
+    if (this.#fetching) return;
+    this.#fetching = true;
+    this.#fetched = [];
+    this.#sendOwnList();
+    const ms = this.#hooks.toolsTimeoutMs;
+    this.#fetchTimer = setTimeout(() => this.#finishFetch(`no answer within ${ms} ms`), ms);
+  }
+
+  #sendOwnList(cursor?: string): void {
+    const id = `${this.#ownPrefix}${++this.#ownCounter}`;
+    this.#own.set(idKey(id), { cursor });
+    const params = cursor === undefined ? {} : { cursor };
+    const sent = this.#sinks.toServer({ message: { jsonrpc: "2.0", id, method: "tools/list", params } });
+    if (sent instanceof Promise) {
+      sent.catch((error) => this.#finishFetch(`could not send tools/list: ${errorText(error)}`));
+    }
+  }
+
+  /** The fetch is over: pass the held messages on, or, when it failed, answer the held calls instead. */
+  #finishFetch(failure?: string): void {
+    if (!this.#fetching) return;
+    this.#fetching = false;
+    clearTimeout(this.#fetchTimer);
+    this.#own.clear();
+    if (failure === undefined) return this.#drain();
+    this.#hooks.emit({ event: "tools_fetch_failed", detail: failure });
+    // Calls held for the list cannot be judged: answer them, keep everything else in order.
+    const text = `Your call was not run: toolguard could not read this server's tool list (${failure}), ` +
+      "so it cannot check the arguments. Report this to the user.";
+    for (const frame of this.#held.splice(0)) {
+      const m = frame.message;
+      for (const call of messagesOf(frame).filter(isCall)) {
+        this.#answer(call.id as JsonRpcId, rejection(text, []));
+      }
+      if (!Array.isArray(m) && !isCall(m)) this.#fire(this.#forward(frame));
+      else if (Array.isArray(m)) {
+        const rest = m.filter((x) => !isCall(x));
+        if (rest.length > 0) this.#fire(this.#forward({ message: rest, extra: frame.extra }));
+      }
+    }
+  }
+
+  /** An answer to one of the guard's own `tools/list` requests: the next page, or the list is complete. */
+  #ownListAnswer(m: JsonRpcMessage): null {
+    const result = m.result;
+    if (!isRecord(result) || !Array.isArray(result.tools)) {
+      const e = isRecord(m.error) ? `${m.error.code}: ${m.error.message}` : "the answer had no tools array";
+      this.#finishFetch(`tools/list failed: ${e}`);
+      return null;
+    }
+    this.#fetched.push(...result.tools);
+    if (typeof result.nextCursor === "string" && result.nextCursor !== "") {
+      this.#sendOwnList(result.nextCursor);
+      return null;
+    }
+    const summary = this.#guard.setTools(this.#fetched);
+    this.#hooks.emit({ event: "tools", source: "guard", ...summary });
+    this.#finishFetch();
+    return null;
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // Server to client
+  // -------------------------------------------------------------------------------------------------------
+
+  /** A batch from the server: judged per element; passed on as it came when nothing changed. */
+  #fromServerBatch(frame: McpFrame, batch: JsonRpcMessage[]): void {
+    let changed = false;
+    const out: JsonRpcMessage[] = [];
+    for (const x of batch) {
+      let r: ServerOutcome = "same";
+      try {
+        if (isRecord(x)) r = this.#judgeServer(x);
+      } catch {
+        // As for single messages: pass it on unchanged.
+      }
+      if (r === "same") out.push(x);
+      else {
+        changed = true;
+        if (r !== null) out.push(r);
+      }
+    }
+    if (!changed) void this.#sinks.toClient(frame);
+    else if (out.length > 0) void this.#sinks.toClient({ message: out, extra: frame.extra });
+  }
+
+  /** Handle one server message; returns the message to pass on, "same" to pass it as it is, or null to drop it. */
+  #judgeServer(m: JsonRpcMessage): ServerOutcome {
+    if (m.method === "notifications/tools/list_changed") {
+      this.#hooks.markStale();
+      return "same";
+    }
+    if (!isResponse(m)) return "same";
+    const key = idKey(m.id);
+    if (this.#own.has(key)) {
+      this.#own.delete(key);
+      return this.#ownListAnswer(m);
+    }
+    const req = this.#pending.get(key);
+    if (req === undefined) return "same";
+    this.#pending.delete(key);
+    if (req.method === "tools/list" && isRecord(m.result) && Array.isArray(m.result.tools)) {
+      this.#clientListAnswer(req, m.result.tools, m.result.nextCursor);
+      return "same";
+    }
+    if (req.method === "tools/call" && m.result !== undefined) return this.#callResult(req, m);
+    return "same";
+  }
+
+  /** A page of the client's own `tools/list`: the list counts once its last page is seen. */
+  #clientListAnswer(req: PendingRequest, tools: unknown[], next: unknown): void {
+    // A page with a cursor extends the pages before it.
+    this.#clientPages = req.cursor === undefined ? [...tools] : [...this.#clientPages, ...tools];
+    if (typeof next !== "string" || next === "") {
+      const summary = this.#guard.setTools(this.#clientPages);
+      this.#hooks.emit({ event: "tools", source: "client", ...summary });
+    }
+  }
+
+  /** A tool result on its way to the client: scanned, and replaced when flagged. */
+  #callResult(req: PendingRequest, m: JsonRpcMessage): ServerOutcome {
+    const check = this.#guard.checkResult(m.result);
+    if (!check.flagged) return "same";
+    this.#hooks.emit({
+      event: "output_flagged",
+      id: req.id,
+      name: req.name ?? "",
+      redacted: this.#hooks.redact,
+      findings: check.findings,
+    });
+    return { ...m, result: check.result };
+  }
+}

@@ -1,0 +1,156 @@
+/**
+ * The types every part of the MCP guard shares: options, events, the judgements of calls and results, and
+ * the session a guard runs between a client and a server.
+ *
+ * @module
+ */
+import type { CallVerdict, Finding, ScanFinding } from "../types.ts";
+import type { JsonRpcId, JsonRpcMessage } from "./jsonrpc.ts";
+
+/** What the guard does with calls to a tool whose `inputSchema` it cannot enforce (unsupported keyword). */
+export type UncheckedToolPolicy = "reject" | "forward";
+
+/** Options shared by every way of using the MCP guard. All optional. */
+export interface McpGuardOptions {
+  /** Scan the text of tool results for injected instructions and flag them. Default false. */
+  scanOutput?: boolean;
+  /** Cut located injected instructions out of tool results (implies `scanOutput`). Default false. */
+  redact?: boolean;
+  /**
+   * Calls to a tool whose schema the validator cannot enforce: `"reject"` (default: a schema is never
+   * half-enforced in silence) answers them with an error result; `"forward"` lets them through unchecked
+   * and reports an `unchecked_call` event.
+   */
+  uncheckedTools?: UncheckedToolPolicy;
+  /** How long the guard waits for its own `tools/list` request before rejecting held calls. Default 30 000. */
+  toolsTimeoutMs?: number;
+  /** Called for every judgement and lifecycle event (for logs). Errors it throws are swallowed. */
+  onEvent?: (event: McpEvent) => void;
+}
+
+/** A scanner finding in a tool result, with where in the result it sits. */
+export interface McpOutputFinding extends ScanFinding {
+  /** JSON Pointer to the string in the result, e.g. `/content/0/text`. Offsets are into that string. */
+  pointer: string;
+}
+
+/** Everything the guard reports through `onEvent`. Discriminate on `event`. */
+export type McpEvent =
+  | {
+    event: "tools";
+    source: "client" | "guard";
+    count: number;
+    unchecked: { name: string; error: string }[];
+  }
+  | { event: "call_allowed"; id: JsonRpcId; name: string }
+  | { event: "unchecked_call"; id: JsonRpcId; name: string; error: string }
+  | { event: "call_rejected"; id: JsonRpcId; name: string; findings: Finding[]; feedback: string }
+  | { event: "output_flagged"; id: JsonRpcId; name: string; redacted: boolean; findings: McpOutputFinding[] }
+  | { event: "tools_fetch_failed"; detail: string }
+  | { event: "server_closed"; reason: string; answered: number }
+  | { event: "spawn"; pid: number; command: string; args: string[] }
+  | { event: "spawn_failed"; command: string; detail: string }
+  | { event: "oversized_message"; from: "client" | "server"; bytes: number }
+  | { event: "exit"; reason: McpRelayExit["reason"]; exitCode: number | null; signal: string | null };
+
+/** A text block in an MCP tool result. */
+export interface McpTextContent {
+  /** Always `"text"`. */
+  type: "text";
+  /** The text. */
+  text: string;
+}
+
+/** The tool result the guard answers a rejected call with. */
+export interface McpRejection {
+  /** One text block: the feedback a model can retry from. */
+  content: McpTextContent[];
+  /** Always true: the call did not run. */
+  isError: true;
+  /** Machine-readable details under `toolguard/findings`. */
+  _meta: { "toolguard/findings": Finding[] };
+}
+
+/** The judgement of one `tools/call`. */
+export type McpCallCheck =
+  | { allowed: true; name: string; verdict: CallVerdict; unchecked?: string }
+  | { allowed: false; name: string; verdict: CallVerdict; feedback: string; result: McpRejection };
+
+/** The judgement of one tool result. */
+export interface McpResultCheck {
+  /** True when the scanner found injected instructions. */
+  flagged: boolean;
+  /** Every finding, with its place in the result. */
+  findings: McpOutputFinding[];
+  /** The result to hand on: the original object when not flagged, else a copy with a warning (and redactions). */
+  result: unknown;
+}
+
+/** What {@linkcode McpGuard.setTools} found. */
+export interface McpToolsSummary {
+  /** Number of tools recorded. */
+  count: number;
+  /** Tools whose schema cannot be enforced, with the validator's reason. */
+  unchecked: { name: string; error: string }[];
+}
+
+/** One message travelling through a session: the original line bytes when it came from a stream. */
+export interface McpFrame {
+  /** The line's original bytes (without the newline), when it arrived on a byte stream. */
+  bytes?: Uint8Array;
+  /** The parsed message; undefined when the line is not JSON. */
+  message: JsonRpcMessage | JsonRpcMessage[] | undefined;
+  /**
+   * Transport extras travelling with the message: from the server, what the transport passed to `onmessage`
+   * (e.g. auth info); from the client, the options it passed to `send` (e.g. a resumption token).
+   */
+  extra?: unknown;
+}
+
+/** Where a session sends what it decides to pass on. */
+export interface McpSinks {
+  /** Deliver a frame to the server. */
+  toServer(frame: McpFrame): void | Promise<void>;
+  /** Deliver a frame to the client. */
+  toClient(frame: McpFrame): void | Promise<void>;
+  /** Told when a delivery to the server that nobody awaits fails (held messages, the guard's own requests). */
+  onError?(error: unknown): void;
+}
+
+/** A live connection between one client and one server, judged by a guard. */
+export interface McpSession {
+  /** A message from the client. Returns the server sink's promise when the message went straight on. */
+  fromClient(frame: McpFrame): void | Promise<void>;
+  /** A message from the server. */
+  fromServer(frame: McpFrame): void;
+  /** The server is gone: every request still waiting gets a JSON-RPC error, and later requests too. */
+  serverClosed(reason: string): void;
+  /** Number of client requests forwarded and not yet answered. */
+  readonly pending: number;
+}
+
+/** The MCP guard: judges calls and results, and runs sessions. */
+export interface McpGuard {
+  /** Record the server's tools (MCP `{ name, inputSchema }` objects) and compile their schemas. */
+  setTools(tools: readonly unknown[]): McpToolsSummary;
+  /** True once tools have been recorded and no `list_changed` notification has made them stale. */
+  readonly toolsKnown: boolean;
+  /** Judge `tools/call` params. Throws when no tools were recorded yet (call `setTools` first). */
+  checkCall(params: unknown): McpCallCheck;
+  /** Scan a `tools/call` result (when `scanOutput` or `redact`); unflagged results come back as given. */
+  checkResult(result: unknown): McpResultCheck;
+  /** Start a session that relays between a client and a server through `sinks`. */
+  connect(sinks: McpSinks): McpSession;
+}
+
+/** How a relay ended. */
+export interface McpRelayExit {
+  /** Why: the client closed its side, the server exited on its own, the server could not start, or abort. */
+  reason: "client_closed" | "server_exited" | "spawn_failed" | "aborted";
+  /** The server's exit code, when it exited normally. */
+  exitCode: number | null;
+  /** The signal that ended the server, when one did. */
+  signal: string | null;
+  /** A short explanation. */
+  detail: string;
+}

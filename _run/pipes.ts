@@ -1,0 +1,208 @@
+/**
+ * Byte pipes to and from a child process, over whatever each runtime gives: web streams (Deno, Bun's
+ * stdout), Bun's `FileSink` (its stdin) and Node streams. Every source and sink here has the same small
+ * shape and never throws: a broken pipe reads as end-of-file, and writes to it are dropped.
+ *
+ * @module
+ */
+
+/** A pull-based byte source over a child's pipe. `read()` resolves null at end-of-file or after `cancel()`. */
+export interface ByteSource {
+  /** The next chunk, or null at end-of-file. */
+  read(): Promise<Uint8Array | null>;
+  /** Stop reading and close our end of the pipe. */
+  cancel(): void;
+}
+
+/** A byte sink over a child's stdin pipe. Never throws: once the pipe is broken, writes are dropped. */
+export interface ByteSink {
+  /**
+   * Send bytes. Returns a promise when the caller should wait before writing more (the pipe is full; on
+   * Deno, also while the previous write is still being taken). The promise never rejects.
+   */
+  write(bytes: Uint8Array): void | Promise<void>;
+  /** Close the pipe: the child reads end-of-file once what was written has been taken. */
+  close(): void;
+}
+
+/** A source over a web `ReadableStream` (Deno's and Bun's child stdout and stderr). */
+export function webSource(stream: ReadableStream<Uint8Array>): ByteSource {
+  const reader = stream.getReader();
+  let done = false;
+  return {
+    async read() {
+      if (done) return null;
+      try {
+        const r = await reader.read();
+        if (r.done) {
+          done = true;
+          return null;
+        }
+        return r.value;
+      } catch {
+        done = true;
+        return null;
+      }
+    },
+    cancel() {
+      if (done) return;
+      done = true;
+      reader.cancel().catch(() => {});
+    },
+  };
+}
+
+/** The part of a Node `Readable` that {@linkcode nodeSource} uses. */
+export interface NodeReadable {
+  on(event: string, handler: (...a: unknown[]) => void): unknown;
+  pause(): unknown;
+  resume(): unknown;
+  destroy(): unknown;
+}
+
+/** A source over a Node `Readable`, paused after each chunk until the next `read()` (backpressure). */
+export function nodeSource(stream: NodeReadable): ByteSource {
+  const queue: Uint8Array[] = [];
+  let ended = false;
+  let waiter: (() => void) | null = null;
+  const wake = () => {
+    const w = waiter;
+    waiter = null;
+    w?.();
+  };
+  stream.on("data", (chunk) => {
+    queue.push(chunk as Uint8Array);
+    stream.pause(); // backpressure: one chunk at a time, resumed on read()
+    wake();
+  });
+  stream.on("end", () => {
+    ended = true;
+    wake();
+  });
+  stream.on("close", () => {
+    ended = true;
+    wake();
+  });
+  stream.on("error", () => {
+    ended = true;
+    wake();
+  });
+  return {
+    async read() {
+      while (queue.length === 0 && !ended) {
+        stream.resume();
+        await new Promise<void>((resolve) => (waiter = resolve));
+      }
+      return queue.shift() ?? null;
+    },
+    cancel() {
+      ended = true;
+      queue.length = 0;
+      stream.destroy();
+      wake();
+    },
+  };
+}
+
+/** A source already at end-of-file: the stderr of a child whose stderr is not piped. */
+export const ENDED: ByteSource = { read: () => Promise.resolve(null), cancel() {} };
+
+/** A sink over a web `WritableStream` (Deno's child stdin). */
+export function webSink(stream: WritableStream<Uint8Array>): ByteSink {
+  const writer = stream.getWriter();
+  let broken = false;
+  const lost = () => {
+    broken = true;
+  };
+  return {
+    write(bytes) {
+      if (broken) return;
+      writer.write(bytes).catch(lost);
+      // A full pipe shows as no room left in the stream's queue; `ready` settles once there is room again.
+      if ((writer.desiredSize ?? 1) <= 0) return writer.ready.then(() => {}, lost);
+    },
+    close() {
+      writer.close().catch(lost);
+    },
+  };
+}
+
+/** Bun's `FileSink` over a child's stdin: `write` returns a promise while the pipe is full. */
+export interface BunFileSink {
+  write(chunk: Uint8Array): number | Promise<number>;
+  end(): unknown;
+}
+
+/** A sink over Bun's `FileSink`. */
+export function bunSink(sink: BunFileSink): ByteSink {
+  let broken = false;
+  const lost = () => {
+    broken = true;
+  };
+  return {
+    write(bytes) {
+      if (broken) return;
+      try {
+        const written = sink.write(bytes);
+        if (written instanceof Promise) return written.then(() => {}, lost);
+      } catch {
+        lost(); // EPIPE: the child is gone
+      }
+    },
+    close() {
+      try {
+        Promise.resolve(sink.end()).catch(lost);
+      } catch {
+        lost();
+      }
+    },
+  };
+}
+
+/** The part of a Node `Writable` that {@linkcode nodeSink} uses. */
+export interface NodeWritable {
+  write(bytes: Uint8Array): boolean;
+  end(): unknown;
+  on(event: string, handler: (...a: unknown[]) => void): unknown;
+  off(event: string, handler: (...a: unknown[]) => void): unknown;
+  once(event: string, handler: (...a: unknown[]) => void): unknown;
+}
+
+/** A sink over a Node `Writable`: a full buffer is waited for once, however many writes meet it. */
+export function nodeSink(stream: NodeWritable): ByteSink {
+  let broken = false;
+  let drained: Promise<void> | null = null; // one wait per full buffer, however many writes meet it
+  stream.on("error", () => (broken = true)); // EPIPE when the child died
+  stream.once("close", () => (broken = true));
+  const untilDrained = () =>
+    new Promise<void>((resolve) => {
+      // Wait for the buffer to drain, or for the stream to close (then it never drains).
+      const done = () => {
+        drained = null;
+        stream.off("drain", done);
+        stream.off("close", done);
+        resolve();
+      };
+      stream.on("drain", done);
+      stream.on("close", done);
+    });
+  return {
+    write(bytes) {
+      if (broken) return;
+      try {
+        if (stream.write(bytes)) return;
+      } catch {
+        broken = true;
+        return;
+      }
+      return (drained ??= untilDrained());
+    },
+    close() {
+      try {
+        stream.end();
+      } catch {
+        // Already closed.
+      }
+    },
+  };
+}
