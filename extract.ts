@@ -8,7 +8,7 @@
  * - Llama 3.1+: `<|python_tag|>{"name": ..., "parameters": {...}}` and the built-in form
  *   `<|python_tag|>brave_search.call(query="...")`
  * - Mistral: `[TOOL_CALLS][{"name": ..., "arguments": {...}}]` and `[TOOL_CALLS]NAME[ARGS]{...}`
- * - a fenced ```` ```json ```` block, or a whole message, holding `{"name": ..., "arguments": {...}}` (or an
+ * - a fenced `json` code block, or a whole message, holding `{"name": ..., "arguments": {...}}` (or an
  *   array of such objects)
  *
  * Every call comes back with its span in the text (`start`, `end`) and the span of the markup around it
@@ -16,15 +16,19 @@
  * but does not parse comes back as a call whose `arguments` is the raw text and whose `error` says why, so
  * the validator rejects it instead of it being silently ignored.
  *
- * @example
+ * @example Recover a Hermes-style call and cut it out of the text
  * ```ts
+ * import assert from "node:assert/strict";
  * import { extractToolCalls } from "@toolguard/toolguard/extract";
+ *
  * const text = 'Let me check.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"}}\n</tool_call>';
  * const [call] = extractToolCalls(text);
- * if (call.name !== "get_weather" || (call.arguments as { city: string }).city !== "Oslo") throw new Error("not read");
+ * assert.equal(call.format, "hermes");
+ * assert.equal(call.name, "get_weather");
+ * assert.deepEqual(call.arguments, { city: "Oslo" });
  * // Cutting the block out of the text leaves only the prose.
  * const prose = text.slice(0, call.block.start) + text.slice(call.block.end);
- * if (prose.trim() !== "Let me check.") throw new Error(prose);
+ * assert.equal(prose.trim(), "Let me check.");
  * ```
  *
  * @module

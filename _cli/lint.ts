@@ -60,7 +60,7 @@ export function main(args: string[]): Promise<number> {
     const errors = issues.filter((i) => i.severity === "error").length;
     const warnings = issues.length - errors;
     if (values.json === true) {
-      printJson(issues, values.pretty === true);
+      printJson(issues, { pretty: values.pretty === true });
     } else {
       const name = inputName(file);
       let out = "";

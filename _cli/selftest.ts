@@ -63,7 +63,7 @@ export function main(args: string[]): Promise<number> {
     const cases = await runSelftest(launcher, { hangTimeoutMs: integerOption(values, "hang-timeout", 100) });
     const passed = cases.filter((c) => c.pass).length;
     if (values.json === true) {
-      printJson({ launcher, passed, total: cases.length, cases }, values.pretty === true);
+      printJson({ launcher, passed, total: cases.length, cases }, { pretty: values.pretty === true });
     } else {
       const width = Math.max(...cases.map((c) => c.name.length));
       let out = "";

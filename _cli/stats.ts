@@ -23,14 +23,15 @@ import {
   writeOut,
 } from "./io.ts";
 import {
+  GROUP_BY,
   type GroupBy,
   OUTCOME_KINDS,
   parseSince,
-  renderHtmlReport,
   statsFromChunks,
   statsFromFile,
   type StatsReport,
 } from "../_log/stats.ts";
+import { renderHtmlReport } from "../_log/report_html.ts";
 
 const HELP = `toolguard stats: report on a call log written by jsonlLog
 
@@ -70,7 +71,7 @@ export function main(args: string[]): Promise<number> {
     if (printedHelp(values, HELP)) return EXIT_OK;
     const path = onePositional(positionals, "log file", "run `toolguard stats LOG.jsonl` (or `-` for stdin)");
     const by = (stringOption(values, "by") ?? "tool") as GroupBy;
-    if (!["tool", "kind", "day", "model"].includes(by)) {
+    if (!GROUP_BY.includes(by)) {
       throw new UsageError(`--by must be tool, kind, day or model, got ${JSON.stringify(by)}`);
     }
     const sinceText = stringOption(values, "since");
@@ -102,9 +103,9 @@ export function main(args: string[]): Promise<number> {
         throw new UsageError(`cannot write ${html}: ${(e as Error).message}`);
       }
     }
-    if (values.json) printJson(report, values.pretty === true);
+    if (values.json) printJson(report, { pretty: values.pretty === true });
     else {
-      writeOut(formatReport(report, inputName(path), isTerminal()));
+      writeOut(formatReport(report, { source: inputName(path), bars: isTerminal() }));
       if (html !== undefined) writeOut(`\nHTML report written to ${html}\n`);
     }
     if (report.malformed.count > 0) {
@@ -139,15 +140,37 @@ function isTerminal(): boolean {
   }
 }
 
+/** Options for {@linkcode formatReport}. */
+export interface FormatReportOptions {
+  /** The log's name for the heading. */
+  source: string;
+  /** Draw a bar per row, and colours (on a terminal). Default false. */
+  bars?: boolean;
+}
+
 /**
  * The plain-text report. `bars` adds a bar per row (on a terminal).
  *
+ * @example One heading line, then the tables
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { createStats } from "@toolguard/toolguard/stats";
+ * import { formatReport } from "./stats.ts";
+ *
+ * const stats = createStats();
+ * stats.addLine('{"ts":"2026-11-02T10:00:00Z","event":"result","tool":"rg","kind":"exit","durationMs":12}');
+ * const text = formatReport(stats.finish(), { source: "calls.jsonl" });
+ * assert.equal(text.split("\n")[0], "toolguard stats: calls.jsonl");
+ * assert.ok(text.includes("Tool runs: 1, failed 1 (100.0%)"));
+ * assert.ok(!text.includes("█")); // bars only with `bars: true`
+ * ```
+ *
  * @param report The statistics.
- * @param source The log's name for the heading.
- * @param bars Draw bars and colours.
+ * @param options The log's name for the heading, and whether to draw bars and colours.
  * @returns The text, ending with a newline.
  */
-export function formatReport(report: StatsReport, source: string, bars: boolean): string {
+export function formatReport(report: StatsReport, options: FormatReportOptions): string {
+  const { source, bars = false } = options;
   const out: string[] = [];
   const r = report.runs;
   const v = report.verdicts;

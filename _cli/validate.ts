@@ -257,7 +257,7 @@ export function main(args: string[]): Promise<number> {
       );
     }
     if (values.json === true) {
-      printJson(verdict, values.pretty === true);
+      printJson(verdict, { pretty: values.pretty === true });
     } else {
       let out = formatVerdict(verdict);
       if (!verdict.allowed) out += `\nFeedback for the model:\n${describeVerdict(verdict, { tools })}\n`;

@@ -48,11 +48,39 @@ const ARG_KEYS = ["arguments", "parameters", "args", "input"] as const;
  * @param text The assistant message text.
  * @returns The recovered calls, each with its span in `text`.
  *
- * @example
+ * @example Several calls in one Mistral block
  * ```ts
+ * import assert from "node:assert/strict";
  * import { extractToolCalls } from "@toolguard/toolguard/extract";
+ *
  * const calls = extractToolCalls('[TOOL_CALLS][{"name":"a","arguments":{}},{"name":"b","arguments":{"x":1}}]');
- * if (calls.map((c) => c.name).join() !== "a,b") throw new Error("both calls should be found");
+ * assert.deepEqual(calls.map((c) => [c.format, c.name, c.arguments]), [
+ *   ["mistral", "a", {}],
+ *   ["mistral", "b", { x: 1 }],
+ * ]);
+ * assert.deepEqual(calls[0].block, calls[1].block); // one block of markup around both
+ * ```
+ *
+ * @example A call that does not parse comes back with an error, not silently dropped
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { extractToolCalls } from "@toolguard/toolguard/extract";
+ *
+ * const [call] = extractToolCalls('<tool_call>{"name": "search", "arguments": {"q": "x"</tool_call>');
+ * assert.equal(call.name, "search");
+ * assert.equal(typeof call.arguments, "string"); // the raw text, for the validator to reject
+ * assert.match(call.error!, /^the call is not valid JSON/);
+ * ```
+ *
+ * @example Llama's built-in tool syntax, and plain prose
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { extractToolCalls } from "@toolguard/toolguard/extract";
+ *
+ * const [call] = extractToolCalls('<|python_tag|>brave_search.call(query="oslo weather")');
+ * assert.equal(call.format, "llama_python");
+ * assert.deepEqual(call.arguments, { query: "oslo weather" });
+ * assert.deepEqual(extractToolCalls("Just prose, no calls."), []);
  * ```
  */
 export function extractToolCalls(text: string): ExtractedToolCall[] {

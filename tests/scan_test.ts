@@ -370,7 +370,7 @@ test("nextMatch: windowed matching returns the same spans as a run over the whol
     const run = (windowed: boolean) => {
       const out: Array<[number, number]> = [];
       for (let from = 0;;) {
-        const span = nextMatch(rule, text, from, windowed);
+        const span = nextMatch(rule, text, from, { windowed });
         if (span === null) return out;
         out.push(span);
         // Resume inside the match too, as the scanner does after a rejected match.

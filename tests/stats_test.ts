@@ -243,8 +243,8 @@ test("statsFromFile: what jsonlLog writes, stats reads back exactly (file round 
 
 test("formatReport: the text report has a bar per row only when asked (terminal)", () => {
   const r = report(SAMPLE);
-  const plain = formatReport(r, "calls.jsonl", false);
-  const tty = formatReport(r, "calls.jsonl", true);
+  const plain = formatReport(r, { source: "calls.jsonl", bars: false });
+  const tty = formatReport(r, { source: "calls.jsonl", bars: true });
   assert.ok(!plain.includes("█") && !plain.includes("\u001b["), "no bars or colour codes");
   assert.match(tty, /█/);
   // The busiest row gets the full bar.
