@@ -19,6 +19,7 @@ import {
   runMain,
   stringOption,
   UsageError,
+  wantsJson,
   writeErr,
   writeOut,
 } from "./io.ts";
@@ -43,7 +44,7 @@ Options:
                             such as 24h, 7d, 2w
   --html FILE               also write a self-contained HTML report with charts to FILE
   --json                    print the statistics as JSON instead of tables
-  --pretty                  indent the JSON
+  --pretty                  print indented JSON (implies --json)
   -h, --help                show this help
 
 Malformed lines are counted and reported, never fatal. Exit 0 when the report was made, 2 for usage
@@ -103,7 +104,7 @@ export function main(args: string[]): Promise<number> {
         throw new UsageError(`cannot write ${html}: ${(e as Error).message}`);
       }
     }
-    if (values.json) printJson(report, { pretty: values.pretty === true });
+    if (wantsJson(values)) printJson(report, { pretty: values.pretty === true });
     else {
       writeOut(formatReport(report, { source: inputName(path), bars: isTerminal() }));
       if (html !== undefined) writeOut(`\nHTML report written to ${html}\n`);

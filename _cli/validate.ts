@@ -18,6 +18,7 @@ import {
   runMain,
   stringOption,
   UsageError,
+  wantsJson,
   writeOut,
 } from "./io.ts";
 import { readTools } from "./tools_file.ts";
@@ -31,6 +32,7 @@ export const VALIDATE_HELP = `toolguard validate: check a model's tool calls bef
 
 Usage: toolguard validate CALLS --tools FILE [options]
        toolguard validate CALLS --shape SPEC [options]
+       toolguard validate ARGS --name TOOL (--tools FILE | --shape SPEC) [options]
        toolguard validate CALLS [options]            (no allowlist: schema-free checks only)
 
 CALLS is a JSON (or JSONC) file, or - for stdin, holding one call, a list of calls, an assistant message or
@@ -44,12 +46,14 @@ Options:
                  mapping each argument to string, number, integer, boolean, array, object, null or any,
                  with ? for optional: '{"city": "string", "units": "string?"}'. Every call is checked
                  against it; arguments not in the shape are rejected.
+  --name TOOL    CALLS is one bare arguments object for the tool TOOL (as agentvet's command line reads it)
   --repair       repair near-JSON argument text (code fences, trailing commas, single quotes, Python
                  True/False/None); each repair is listed
   --coerce       turn numeric and boolean strings into the declared type; each coercion is listed
   --text         read CALLS as assistant text and extract the calls written into it
-  --json         print the verdict as JSON
-  --pretty       indent the JSON
+  --json         print the verdict as JSON, with the feedback for the model as "retry_hint" (null when
+                 every call is allowed)
+  --pretty       print indented JSON (implies --json)
   -h, --help     show this help
 
 Exit status: 0 when every call is allowed, 1 when any call is blocked, 2 for usage errors (including a
@@ -195,6 +199,7 @@ export function main(args: string[]): Promise<number> {
       options: {
         tools: { type: "string" },
         shape: { type: "string" },
+        name: { type: "string" },
         repair: { type: "boolean" },
         coerce: { type: "boolean" },
         text: { type: "boolean" },
@@ -220,8 +225,14 @@ export function main(args: string[]): Promise<number> {
       throw new UsageError("only one of CALLS and --tools can read stdin");
     }
 
+    const name = stringOption(values, "name");
+    if (name !== undefined && values.text === true) {
+      throw new UsageError("--name and --text cannot be used together", "--name reads one arguments object");
+    }
     let calls: unknown[];
-    if (values.text === true) {
+    if (name !== undefined) {
+      calls = [{ name, arguments: await readJson(file) }];
+    } else if (values.text === true) {
       calls = extractToolCalls(await readText(file)).map((c) => ({
         ...(c.id !== undefined ? { id: c.id } : {}),
         name: c.name,
@@ -256,8 +267,9 @@ export function main(args: string[]): Promise<number> {
         "fix the declaration; `toolguard lint` lists every problem",
       );
     }
-    if (values.json === true) {
-      printJson(verdict, { pretty: values.pretty === true });
+    if (wantsJson(values)) {
+      const retryHint = verdict.allowed ? null : describeVerdict(verdict, { tools });
+      printJson({ ...verdict, retry_hint: retryHint }, { pretty: values.pretty === true });
     } else {
       let out = formatVerdict(verdict);
       if (!verdict.allowed) out += `\nFeedback for the model:\n${describeVerdict(verdict, { tools })}\n`;
