@@ -183,7 +183,7 @@ export type { ExtractedToolCall, ExtractFormat } from "./extract.ts";
 
 // Logs and the failure report (log.ts, stats.ts)
 export { jsonlLog } from "./log.ts";
-export type { JsonlLog, JsonlLogOptions, LogLine, ResultLine, VerdictLine } from "./log.ts";
+export type { JsonlLog, JsonlLogOptions, LogLine, McpLine, ResultLine, VerdictLine } from "./log.ts";
 export {
   createStats,
   FINDING_CODES,

@@ -6,6 +6,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { main } from "../cli.ts";
 import { captureOutput } from "../_cli/io.ts";
+import { jsonlLog } from "../log.ts";
+import { renderHtmlReport, statsFromChunks, statsFromFile } from "../stats.ts";
+import { describe } from "../describe.ts";
 
 let dir = "";
 before(() => {
@@ -108,4 +111,72 @@ test("toolguard run: --json carries the sentence the model reads", async () => {
   const result = JSON.parse(r.stdout);
   assert.equal(result.kind, "results");
   assert.equal(result.sentence, 'Tool returned 1 item(s): ["hi"]');
+});
+
+test("jsonlLog.onMcpEvent: a relay's calls are verdict lines and its other events mcp lines, which stats reads", async () => {
+  const chunks: Uint8Array[] = [];
+  const log = jsonlLog(new WritableStream<Uint8Array>({ write: (c) => void chunks.push(c) }), { model: "m" });
+  log.onMcpEvent({ event: "spawn", pid: 42, command: "node", args: ["server.js"] });
+  log.onMcpEvent({ event: "call_allowed", id: 1, name: "echo" });
+  log.onMcpEvent({
+    event: "call_rejected",
+    id: 2,
+    name: "get-sum",
+    findings: [{ code: "argument_type_mismatch", path: "/a", message: "must be a number" }],
+    feedback: "Your call to get-sum was rejected and did not run.",
+  });
+  log.onMcpEvent({ event: "exit", reason: "client_closed", exitCode: 0, signal: null });
+  await log.close();
+  const lines = chunks.map((c) => JSON.parse(new TextDecoder().decode(c)));
+  assert.deepEqual(lines.map((l) => [l.event, l.type ?? l.verdict]), [
+    ["mcp", "spawn"],
+    ["verdict", "allowed"],
+    ["verdict", "blocked"],
+    ["mcp", "exit"],
+  ]);
+  assert.equal(lines[0].pid, 42);
+  assert.deepEqual(lines[2].findings, ["argument_type_mismatch"]);
+  const report = await statsFromChunks(chunks);
+  assert.equal(report.malformed.count, 0);
+  assert.equal(report.verdicts.total, 2);
+  assert.equal(report.verdicts.rejected, 1);
+  assert.equal(report.relayEvents, 2);
+});
+
+test("toolguard stats: a file with no toolguard log line exits 1 and says so", async () => {
+  const path = file("other.jsonl", '{"time":"2026-11-01T00:00:00Z","level":"info"}\n{"msg":"hello"}\n');
+  const r = await cli(["stats", path]);
+  assert.equal(r.status, 1);
+  assert.match(r.stderr, /none of the 2 lines of .*other\.jsonl is a toolguard log line/);
+});
+
+test("toolguard stats: counts read as words (1 line, not 1 lines)", async () => {
+  const path = file(
+    "one.jsonl",
+    '{"ts":"2026-11-02T10:00:00Z","event":"result","tool":"rg","kind":"empty"}\n',
+  );
+  const r = await cli(["stats", path]);
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /\b1 line\b/);
+  assert.doesNotMatch(r.stdout, /\b1 lines\b/);
+  const html = renderHtmlReport(await statsFromFile(path));
+  assert.match(html, /\b1 line\b/);
+  assert.match(html, /\b0 malformed lines\b/);
+});
+
+test("describe: when not one item fits the budget, it says none are shown (not 'only the first 0')", () => {
+  const sentence = describe({
+    ok: true,
+    kind: "results",
+    items: ["x".repeat(50), "y".repeat(50)],
+    exitCode: 0,
+    signal: null,
+    detail: "",
+    durationMs: 1,
+    warnings: [],
+    truncated: false,
+    stderr: "",
+  }, { budget: 20 });
+  assert.doesNotMatch(sentence, /first 0/);
+  assert.match(sentence, /None of the 2 item\(s\) fit within 20 characters/);
 });
