@@ -4,19 +4,13 @@
  * properties, invalid `pattern` regexes, unresolved `$ref`, keywords the validator cannot enforce, and
  * OpenAI strict-mode incompatibilities for tools declared with `strict: true`.
  *
- * @example
- * ```ts
- * import { lintTools } from "@toolguard/toolguard/validate";
- * const issues = lintTools([{ name: "get weather", input_schema: { type: "object", required: ["city"] } }]);
- * console.log(issues.map((i) => i.code));
- * // [ "invalid_name", "missing_description", "required_not_in_properties" ]
- * ```
- *
  * @module
  */
 import { escapePointer } from "../_common/pointer.ts";
 import { normaliseTools } from "./providers.ts";
-import { ANNOTATION_KEYWORDS, ASSERTION_KEYWORDS, compile, isObj, SchemaError } from "../_schema/compile.ts";
+import { isRecord } from "../_common/values.ts";
+import { compile } from "../_schema/compile.ts";
+import { ANNOTATION_KEYWORDS, ASSERTION_KEYWORDS, SchemaError } from "../_schema/keywords.ts";
 import { resolveLocalRef } from "../_common/json.ts";
 
 /** The kinds of lint issue. */
@@ -76,6 +70,34 @@ type Obj = Record<string, unknown>;
 /**
  * Lints tool declarations in any provider shape. Never throws: a declaration with no recognisable shape is
  * reported as `invalid_declaration`.
+ *
+ * @example Catch declaration mistakes before a model sees them
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { lintTools } from "@toolguard/toolguard/validate";
+ *
+ * const issues = lintTools([{ name: "get weather", input_schema: { type: "object", required: ["city"] } }]);
+ * assert.deepEqual(issues.map((i) => i.code), ["invalid_name", "missing_description", "required_not_in_properties"]);
+ * assert.equal(issues[2].path, "/required");
+ * ```
+ *
+ * @example Name a keyword the validator cannot enforce
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { lintTools } from "@toolguard/toolguard/validate";
+ *
+ * const [issue] = lintTools([{
+ *   type: "function",
+ *   function: {
+ *     name: "pick",
+ *     description: "Pick an item",
+ *     parameters: { type: "object", properties: { item: { type: "string" } }, unevaluatedProperties: false },
+ *   },
+ * }]);
+ * assert.equal(issue.code, "unsupported_keyword");
+ * assert.equal(issue.severity, "error");
+ * assert.equal(issue.path, "/unevaluatedProperties");
+ * ```
  */
 export function lintTools(tools: readonly unknown[]): LintIssue[] {
   const issues: LintIssue[] = [];
@@ -144,7 +166,7 @@ export function lintTools(tools: readonly unknown[]): LintIssue[] {
           "",
           `tool "${t.name}" declares no parameter schema; declare {"type":"object","properties":{}} for a tool without arguments`,
         );
-      } else if (!isObj(t.schema) || t.schema.type !== "object") {
+      } else if (!isRecord(t.schema) || t.schema.type !== "object") {
         add(
           "root_not_object",
           "error",
@@ -167,11 +189,11 @@ type Add = (code: LintIssueCode, severity: "error" | "warning", path: string, me
 /** Calls `visit` on every subschema with its pointer. */
 function walk(schema: unknown, visit: (s: Obj, ptr: string, depth: number) => void): void {
   const go = (s: unknown, ptr: string, depth: number) => {
-    if (!isObj(s) || depth > 100) return;
+    if (!isRecord(s) || depth > 100) return;
     visit(s, ptr, depth);
     for (const k of ["properties", "patternProperties", "$defs", "definitions"]) {
       const m = s[k];
-      if (isObj(m)) {
+      if (isRecord(m)) {
         for (const [n, sub] of Object.entries(m)) {
           go(sub, `${ptr}/${k}/${escapePointer(n)}`, depth + (k === "properties" ? 1 : 0));
         }
@@ -209,7 +231,7 @@ function lintSchema(root: unknown, add: Add): void {
         );
       }
     }
-    if (Array.isArray(s.required) && isObj(s.properties)) {
+    if (Array.isArray(s.required) && isRecord(s.properties)) {
       for (const r of s.required) {
         if (typeof r === "string" && !Object.hasOwn(s.properties, r)) {
           count(
@@ -232,7 +254,7 @@ function lintSchema(root: unknown, add: Add): void {
     }
     const patterns: [string, unknown][] = [];
     if (s.pattern !== undefined) patterns.push([`${ptr}/pattern`, s.pattern]);
-    if (isObj(s.patternProperties)) {
+    if (isRecord(s.patternProperties)) {
       for (const k of Object.keys(s.patternProperties)) {
         patterns.push([`${ptr}/patternProperties/${escapePointer(k)}`, k]);
       }
@@ -281,7 +303,7 @@ function lintSchema(root: unknown, add: Add): void {
 }
 
 function lintStrict(root: unknown, add: Add): void {
-  if (isObj(root) && (root.anyOf !== undefined || root.type !== "object")) {
+  if (isRecord(root) && (root.anyOf !== undefined || root.type !== "object")) {
     add(
       "strict_incompatible",
       "error",
@@ -304,7 +326,7 @@ function lintStrict(root: unknown, add: Add): void {
       }
     }
     const isObject = s.type === "object" || (Array.isArray(s.type) && s.type.includes("object")) ||
-      isObj(s.properties);
+      isRecord(s.properties);
     if (isObject) {
       if (s.additionalProperties !== false) {
         add(
@@ -314,7 +336,7 @@ function lintStrict(root: unknown, add: Add): void {
           `strict mode needs "additionalProperties": false on every object`,
         );
       }
-      if (isObj(s.properties)) {
+      if (isRecord(s.properties)) {
         const req = new Set(Array.isArray(s.required) ? s.required : []);
         for (const k of Object.keys(s.properties)) {
           if (!req.has(k)) {

@@ -41,7 +41,32 @@ export interface VetOptions<A, R> {
   onError?: (error: ToolArgError) => R | Promise<R>;
 }
 
-/** Thrown by a vetted function when its arguments are bad. The function did not run. */
+/**
+ * Thrown by a vetted function when its arguments are bad. The function did not run.
+ *
+ * @example Turn the error into feedback the model can retry with
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { ToolArgError, vet } from "@toolguard/toolguard/validate";
+ *
+ * const add = vet({
+ *   name: "add",
+ *   schema: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"] },
+ *   fn: (args: { a: number; b: number }) => args.a + args.b,
+ * });
+ * const error = await add({ a: 1 }).catch((e: unknown) => e);
+ * assert.ok(error instanceof ToolArgError);
+ * assert.equal(error.tool, "add");
+ * assert.deepEqual(error.args, { a: 1 });
+ * assert.equal(error.findings[0].path, "/b");
+ * assert.equal(
+ *   error.toLLMFeedback(),
+ *   'Tool "add" was not run because its arguments are invalid:\n' +
+ *     '- /b: "/b" is required but missing; add it. (expected present, received missing)\n' +
+ *     'Fix these arguments and call "add" again.',
+ * );
+ * ```
+ */
 export class ToolArgError extends Error {
   /** The tool name. */
   readonly tool: string;
@@ -143,20 +168,53 @@ function compiledFor(schema: unknown): ReturnType<typeof compile> {
  * as JSON text, checks them, and either calls `fn` or throws a {@link ToolArgError} (or returns what
  * `onError` returns). A JSON Schema is compiled once, at wrap time, so a bad schema fails early.
  *
- * @example
+ * @example Run a tool only on valid arguments
  * ```ts
+ * import assert from "node:assert/strict";
  * import { ToolArgError, vet } from "@toolguard/toolguard/validate";
+ *
  * const add = vet({
  *   name: "add",
  *   schema: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"] },
  *   fn: (args: { a: number; b: number }) => args.a + args.b,
  * });
- * console.log(await add({ a: 1, b: 2 })); // 3
- * try {
- *   await add({ a: 1 });
- * } catch (e) {
- *   console.log((e as ToolArgError).findings[0].code); // "missing_required_argument"
- * }
+ * assert.equal(await add({ a: 1, b: 2 }), 3);
+ * assert.equal(await add('{"a":1,"b":2}'), 3); // JSON text, as a model sends it
+ * await assert.rejects(
+ *   add({ a: 1 }),
+ *   (e) => e instanceof ToolArgError && e.findings[0].code === "missing_required_argument",
+ * );
+ * ```
+ *
+ * @example Answer with feedback instead of throwing
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { vet } from "@toolguard/toolguard/validate";
+ *
+ * const lookup = vet({
+ *   name: "lookup",
+ *   schema: { type: "object", properties: { id: { type: "integer" } }, required: ["id"] },
+ *   fn: ({ id }: { id: number }) => `record ${id}`,
+ *   onError: (e) => e.toLLMFeedback(),
+ * });
+ * assert.equal(await lookup('{"id":7}'), "record 7");
+ * assert.match(await lookup('{"id":"7"}'), /call "lookup" again/);
+ * ```
+ *
+ * @example Vet with a predicate instead of a schema
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { ToolArgError, vet } from "@toolguard/toolguard/validate";
+ *
+ * const divide = vet({
+ *   name: "divide",
+ *   schema: (args: unknown) => (args as { by?: number }).by !== 0 || "dividing by zero is not allowed",
+ *   fn: (args: { n: number; by: number }) => args.n / args.by,
+ * });
+ * assert.equal(await divide({ n: 6, by: 3 }), 2);
+ * const error = await divide({ n: 1, by: 0 }).catch((e: unknown) => e);
+ * assert.ok(error instanceof ToolArgError);
+ * assert.equal(error.findings[0].message, "dividing by zero is not allowed");
  * ```
  */
 export function vet<A = Record<string, unknown>, R = unknown>(
