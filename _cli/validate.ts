@@ -182,7 +182,7 @@ function formatVerdict(verdict: Verdict): string {
   const n = verdict.calls.length;
   out += verdict.allowed
     ? `${paint("green", "OK")} ${n} call(s) allowed\n`
-    : `${paint("red", "BLOCKED")} ${verdict.blocked.length} of ${n} call(s) blocked\n`;
+    : `${paint("red", "BLOCKED")} ${verdict.rejectedIndices.length} of ${n} call(s) blocked\n`;
   return out;
 }
 

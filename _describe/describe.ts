@@ -446,7 +446,7 @@ function describeCall(call: CallVerdict, tools: ToolSummary[] | null): string {
  *   input_schema: { type: "object", properties: { query: { type: "string" } }, required: ["query"] },
  * }];
  * const text = describeVerdict({
- *   allowed: false, blocked: [0],
+ *   allowed: false, blocked: true, rejectedIndices: [0],
  *   calls: [{
  *     index: 0, name: "search", allowed: false,
  *     findings: [{ code: "missing_required_argument", path: "/query", message: "query is required" }],

@@ -196,7 +196,7 @@ const MAX_QUEUED = 1024;
  *   write(chunk) { lines.push(new TextDecoder().decode(chunk)); },
  * }));
  * log.onVerdict({
- *   allowed: false, blocked: [1],
+ *   allowed: false, blocked: true, rejectedIndices: [1],
  *   calls: [
  *     { index: 0, name: "search", allowed: true, findings: [] },
  *     {

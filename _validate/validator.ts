@@ -275,7 +275,8 @@ export function nearestName(name: string, names: readonly string[]): string | un
  *   { id: "call_1", type: "function", function: { name: "get_weather", arguments: '{"city":"Oslo","units":"k"}' } },
  * ]);
  * assert.equal(verdict.allowed, false);
- * assert.deepEqual(verdict.blocked, [0]);
+ * assert.equal(verdict.blocked, true);
+ * assert.deepEqual(verdict.rejectedIndices, [0]);
  * assert.equal(verdict.calls[0].findings[0].code, "argument_constraint");
  * assert.equal(verdict.calls[0].findings[0].path, "/units");
  * ```
@@ -364,7 +365,14 @@ function makeValidator(declaration: Declaration, options: ValidateOptions): Vali
         if (Array.isArray(calls) && calls.length === 1) {
           // one call, the usual case: no loop and no list
           const v = fastCall(calls[0], 0, byName, cfg);
-          if (v !== null) return { allowed: v.allowed, blocked: v.allowed ? [] : [0], calls: [v] };
+          if (v !== null) {
+            return {
+              allowed: v.allowed,
+              blocked: !v.allowed,
+              rejectedIndices: v.allowed ? [] : [0],
+              calls: [v],
+            };
+          }
         } else fast = fastValidate(calls, byName, cfg);
       } catch {
         // e.g. a throwing getter: the general path explains it call by call
@@ -374,13 +382,13 @@ function makeValidator(declaration: Declaration, options: ValidateOptions): Vali
       try {
         // the hot loop carries no try/catch of its own
         const out: CallVerdict[] = [];
-        const blocked: number[] = [];
+        const rejected: number[] = [];
         for (let i = 0; i < list.length; i++) {
           const v = judge(list[i], byName, allow, cfg);
           out.push(v);
-          if (!v.allowed) blocked.push(i);
+          if (!v.allowed) rejected.push(i);
         }
-        return { allowed: blocked.length === 0, blocked, calls: out };
+        return verdictOf(out, rejected);
       } catch {
         return judgeEach(list, byName, allow, cfg);
       }
@@ -546,7 +554,7 @@ function judgeEach(
   cfg: Config,
 ): Verdict {
   const out: CallVerdict[] = [];
-  const blocked: number[] = [];
+  const rejected: number[] = [];
   for (const call of list) {
     let v: CallVerdict;
     try {
@@ -567,9 +575,15 @@ function judgeEach(
       };
     }
     out.push(v);
-    if (!v.allowed) blocked.push(call.index);
+    if (!v.allowed) rejected.push(call.index);
   }
-  return { allowed: blocked.length === 0, blocked, calls: out };
+  return verdictOf(out, rejected);
+}
+
+/** A verdict from its calls and the indices of the rejected ones. */
+function verdictOf(calls: CallVerdict[], rejectedIndices: number[]): Verdict {
+  const allowed = rejectedIndices.length === 0;
+  return { allowed, blocked: !allowed, rejectedIndices, calls };
 }
 
 /**
@@ -580,14 +594,14 @@ function fastValidate(calls: unknown, byName: Map<string, Compiled>, cfg: Config
   if (!Array.isArray(calls)) return null;
   const n = calls.length;
   const out: CallVerdict[] = [];
-  let blocked: number[] | null = null;
+  let rejected: number[] | null = null;
   for (let i = 0; i < n; i++) {
     const v = fastCall(calls[i], i, byName, cfg);
     if (v === null) return null;
     out.push(v);
-    if (!v.allowed) (blocked ??= []).push(i);
+    if (!v.allowed) (rejected ??= []).push(i);
   }
-  return { allowed: blocked === null, blocked: blocked ?? [], calls: out };
+  return verdictOf(out, rejected ?? []);
 }
 
 /**
@@ -842,5 +856,5 @@ export async function validateToolCalls(
     }
   }));
   const blocked = verdict.calls.filter((c) => !c.allowed).map((c) => c.index);
-  return { allowed: blocked.length === 0, blocked, calls: verdict.calls };
+  return verdictOf(verdict.calls, blocked);
 }

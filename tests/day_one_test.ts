@@ -9,6 +9,7 @@ import { captureOutput } from "../_cli/io.ts";
 import { jsonlLog } from "../log.ts";
 import { renderHtmlReport, statsFromChunks, statsFromFile } from "../stats.ts";
 import { describe } from "../describe.ts";
+import { createValidator } from "../validate.ts";
 
 let dir = "";
 before(() => {
@@ -179,4 +180,14 @@ test("describe: when not one item fits the budget, it says none are shown (not '
   }, { budget: 20 });
   assert.doesNotMatch(sentence, /first 0/);
   assert.match(sentence, /None of the 2 item\(s\) fit within 20 characters/);
+});
+
+test("Verdict.blocked: a boolean, !allowed, so `if (verdict.blocked)` means what it says; indices in rejectedIndices", () => {
+  const validator = createValidator([{ name: "search", input_schema: { type: "object" } }]);
+  const allowed = validator.validate([{ name: "search", arguments: {} }]);
+  assert.equal(allowed.blocked, false);
+  assert.deepEqual(allowed.rejectedIndices, []);
+  const mixed = validator.validate([{ name: "search", arguments: {} }, { name: "nope", arguments: {} }]);
+  assert.equal(mixed.blocked, true);
+  assert.deepEqual(mixed.rejectedIndices, [1]);
 });
