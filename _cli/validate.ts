@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { shapeToSchema } from "../_validate/shape.ts";
 import {
   EXIT_FAIL,
   EXIT_OK,
@@ -59,56 +60,6 @@ Options:
 Exit status: 0 when every call is allowed, 1 when any call is blocked, 2 for usage errors (including a
 tool declaration toolguard cannot enforce).
 `;
-
-const SHAPE_TYPES: Record<string, string | null> = {
-  string: "string",
-  str: "string",
-  number: "number",
-  float: "number",
-  integer: "integer",
-  int: "integer",
-  boolean: "boolean",
-  bool: "boolean",
-  array: "array",
-  list: "array",
-  object: "object",
-  dict: "object",
-  null: "null",
-  any: null,
-};
-
-/** Turns an agentvet-style shape (`{"name": "string", "notes": "string?"}`) into a JSON Schema. */
-export function shapeToSchema(shape: unknown, source: string): Record<string, unknown> {
-  if (typeof shape !== "object" || shape === null || Array.isArray(shape)) {
-    throw new UsageError(`${source}: a shape must be a JSON object mapping argument names to types`);
-  }
-  const properties: Record<string, unknown> = {};
-  const required: string[] = [];
-  for (const [key, raw] of Object.entries(shape)) {
-    if (typeof raw !== "string") {
-      throw new UsageError(
-        `${source}: the type of ${JSON.stringify(key)} must be a string such as "string?"`,
-      );
-    }
-    const optional = raw.endsWith("?");
-    const name = (optional ? raw.slice(0, -1) : raw).trim().toLowerCase();
-    if (!Object.hasOwn(SHAPE_TYPES, name)) {
-      throw new UsageError(
-        `${source}: unknown type ${JSON.stringify(raw)} for ${JSON.stringify(key)}`,
-        `use one of ${Object.keys(SHAPE_TYPES).join(", ")}, with ? for optional`,
-      );
-    }
-    const type = SHAPE_TYPES[name];
-    Object.defineProperty(properties, key, {
-      value: type === null ? {} : { type },
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
-    if (!optional) required.push(key);
-  }
-  return { type: "object", properties, required, additionalProperties: false };
-}
 
 /** Unwraps whole provider responses into the messages or calls they hold. */
 function callsIn(value: unknown): unknown[] {
@@ -249,7 +200,12 @@ export function main(args: string[]): Promise<number> {
       const trimmed = shapeSpec.trim();
       const inline = trimmed.startsWith("{");
       const shape = inline ? parseJsonText(trimmed, "--shape") : await readJson(shapeSpec);
-      const schema = shapeToSchema(shape, inline ? "--shape" : shapeSpec);
+      let schema: Record<string, unknown>;
+      try {
+        schema = shapeToSchema(shape, inline ? "--shape" : shapeSpec);
+      } catch (error) {
+        throw new UsageError((error as Error).message);
+      }
       tools = callNames(calls).map((name) => ({ name, input_schema: schema }));
     }
 

@@ -439,7 +439,7 @@ function judge(
   if (!check(args, "", null)) check(args, "", findings);
 
   // ---- injection
-  if (options.scan) injection(args, read.located, findings, compiled?.literals);
+  if (options.scan) pushInjectionFindings(args, read.located, findings, compiled?.literals);
   return finish(verdict);
 }
 
@@ -677,7 +677,7 @@ function fastFindings(raw: string, args: object, compiled: Compiled, cfg: Config
   }
   const findings: Finding[] = [];
   if (!valid) check(args, "", findings);
-  if (cfg.scan) injection(args, raw, findings, compiled.literals);
+  if (cfg.scan) pushInjectionFindings(args, raw, findings, compiled.literals);
   return findings;
 }
 
@@ -749,11 +749,16 @@ export function stringValues(args: unknown): { path: string; value: string }[] {
 
 const CONTEXT: ScanContext = "tool_args";
 
-function injection(
+/**
+ * Scans every string value of the arguments for injected instructions and pushes an `argument_injection`
+ * finding per match; with the raw argument text, each finding carries `start`/`end` into it. Values that are
+ * literals of the schema (`enum`, `const`) are the developer's own text and are not scanned.
+ */
+export function pushInjectionFindings(
   args: unknown,
   raw: string | undefined,
   findings: Finding[],
-  literals: ReadonlySet<string> | undefined,
+  literals?: ReadonlySet<string>,
 ): void {
   let quotes: Map<string, number> | null = null;
   for (const { path, value } of stringValues(args)) {
