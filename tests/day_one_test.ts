@@ -10,6 +10,7 @@ import { jsonlLog } from "../log.ts";
 import { renderHtmlReport, statsFromChunks, statsFromFile } from "../stats.ts";
 import { describe } from "../describe.ts";
 import { createValidator } from "../validate.ts";
+import { classify, runTool } from "../guard.ts";
 
 let dir = "";
 before(() => {
@@ -190,4 +191,19 @@ test("Verdict.blocked: a boolean, !allowed, so `if (verdict.blocked)` means what
   const mixed = validator.validate([{ name: "search", arguments: {} }, { name: "nope", arguments: {} }]);
   assert.equal(mixed.blocked, true);
   assert.deepEqual(mixed.rejectedIndices, [1]);
+});
+
+test("runTool: a failure's detail falls back to stdout when stderr is empty (echo why; exit 3)", async () => {
+  const r = await runTool("sh", ["-c", "echo why; exit 3"], { timeoutMs: 20_000 });
+  assert.equal(r.kind, "exit");
+  assert.equal(r.items, null);
+  assert.equal(r.detail, "the tool ended with exit code 3; stdout: why");
+});
+
+test("classify: stderr still wins over stdout, and only the last lines of a long stdout are read", () => {
+  const both = classify({ exitCode: 1, signal: null, stdout: "out\n", stderr: "err\n" });
+  assert.equal(both.detail, "the tool ended with exit code 1; stderr: err");
+  const lines = Array.from({ length: 5000 }, (_, i) => `line ${i}`).join("\n") + "\n";
+  const long = classify({ exitCode: 2, signal: null, stdout: lines });
+  assert.equal(long.detail, "the tool ended with exit code 2; stdout: line 4997 | line 4998 | line 4999");
 });
