@@ -235,14 +235,38 @@ function distance(a: string, b: string): number {
   return prev[b.length];
 }
 
-/** The declared name nearest to `name` (case-insensitive edit distance), or undefined when none. */
+/**
+ * True when `candidate` is close enough to `name` to be what the model meant: an edit distance of at most a
+ * third of the longer name (at least 1), or one name holding the other whole (4 characters or more). A
+ * suggestion of an unrelated tool would send a model to the wrong tool, so far names suggest nothing.
+ */
+function isClose(name: string, candidate: string, d: number): boolean {
+  const longer = Math.max(name.length, candidate.length);
+  if (d <= Math.max(1, Math.floor(longer / 3))) return true;
+  const [short, long] = name.length <= candidate.length ? [name, candidate] : [candidate, name];
+  return short.length >= 4 && long.includes(short);
+}
+
+/**
+ * The declared name nearest to `name` (case-insensitive edit distance), or undefined when none is close.
+ *
+ * @example A typo finds its tool; an unrelated name finds none
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { nearestName } from "./validator.ts";
+ *
+ * assert.equal(nearestName("get_wether", ["get_weather", "search"]), "get_weather");
+ * assert.equal(nearestName("no_such_tool_zz", ["get_weather"]), undefined);
+ * ```
+ */
 export function nearestName(name: string, names: readonly string[]): string | undefined {
   let best: string | undefined;
   let bestD = Infinity;
   const lower = name.toLowerCase();
   for (const n of names) {
-    const d = distance(lower, n.toLowerCase());
-    if (d < bestD) {
+    const candidate = n.toLowerCase();
+    const d = distance(lower, candidate);
+    if (d < bestD && isClose(lower, candidate, d)) {
       bestD = d;
       best = n;
     }
@@ -836,7 +860,9 @@ export async function validateToolCalls(
   const classifier = options.classifier;
   if (!classifier) return verdict;
   await Promise.all(verdict.calls.map(async (c) => {
-    if (c.findings.some((f) => f.code === "argument_injection") || c.arguments === undefined) return;
+    // The second pass judges only what every other check cleared: a rejected call is not run anyway, and
+    // each question costs a local-model round trip.
+    if (!c.allowed || c.arguments === undefined) return;
     const text = stringValues(c.arguments).map((s) => s.value).join("\n");
     if (text.trim() === "") return;
     let check: ModelCheck;

@@ -9,7 +9,7 @@ import { captureOutput } from "../_cli/io.ts";
 import { jsonlLog } from "../log.ts";
 import { renderHtmlReport, statsFromChunks, statsFromFile } from "../stats.ts";
 import { describe } from "../describe.ts";
-import { createValidator } from "../validate.ts";
+import { createValidator, validateToolCalls } from "../validate.ts";
 import { classify, runTool } from "../guard.ts";
 
 let dir = "";
@@ -206,4 +206,35 @@ test("classify: stderr still wins over stdout, and only the last lines of a long
   const lines = Array.from({ length: 5000 }, (_, i) => `line ${i}`).join("\n") + "\n";
   const long = classify({ exitCode: 2, signal: null, stdout: lines });
   assert.equal(long.detail, "the tool ended with exit code 2; stdout: line 4997 | line 4998 | line 4999");
+});
+
+test("validateToolCalls: the classifier sees only calls every other check cleared, and modelCheck is set only there", async () => {
+  const asked: string[] = [];
+  const classifier = (text: string) => {
+    asked.push(text);
+    return Promise.resolve({ injection: false });
+  };
+  const tools = [{ name: "search", input_schema: { type: "object", properties: { q: { type: "string" } } } }];
+  const verdict = await validateToolCalls([
+    { name: "search", arguments: { q: "fine" } },
+    { name: "search", arguments: { q: 7 } },
+    { name: "nope", arguments: { q: "x" } },
+  ], { tools, classifier });
+  assert.deepEqual(asked, ["fine"]);
+  assert.deepEqual(verdict.calls.map((c) => c.modelCheck !== undefined), [true, false, false]);
+});
+
+test("createValidator: an unknown tool suggests a declared name only when it is close", () => {
+  const validator = createValidator([
+    { name: "get_weather", input_schema: { type: "object" } },
+    { name: "push_files", input_schema: { type: "object" } },
+  ]);
+  const near = validator.validate([{ name: "get_wether", arguments: {} }]).calls[0].findings[0];
+  assert.equal(near.suggestion, "get_weather");
+  assert.match(near.message, /did you mean "get_weather"/);
+  const far = validator.validate([{ name: "no_such_tool_zz", arguments: {} }]).calls[0].findings[0];
+  assert.equal(far.suggestion, undefined);
+  assert.doesNotMatch(far.message, /did you mean/);
+  const closeTool = validator.validate([{ name: "browser_close", arguments: {} }]).calls[0].findings[0];
+  assert.equal(closeTool.suggestion, undefined);
 });
