@@ -9,7 +9,7 @@ import { captureOutput } from "../_cli/io.ts";
 import { jsonlLog } from "../log.ts";
 import { renderHtmlReport, statsFromChunks, statsFromFile } from "../stats.ts";
 import { describe } from "../describe.ts";
-import { createValidator, validateToolCalls } from "../validate.ts";
+import { createValidator, lintTools, validateToolCalls } from "../validate.ts";
 import { classify, runTool } from "../guard.ts";
 
 let dir = "";
@@ -237,4 +237,32 @@ test("createValidator: an unknown tool suggests a declared name only when it is 
   assert.doesNotMatch(far.message, /did you mean/);
   const closeTool = validator.validate([{ name: "browser_close", arguments: {} }]).calls[0].findings[0];
   assert.equal(closeTool.suggestion, undefined);
+});
+
+test("lintTools: lists every schema problem of a tool, not just the first", () => {
+  const issues = lintTools([{
+    name: "book",
+    description: "Book a room",
+    input_schema: {
+      type: "object",
+      properties: {
+        nights: { type: "integer", minimum: "one" },
+        guests: { type: "integer", maxItems: -1 },
+        when: { type: "string", format: "json" },
+      },
+    },
+  }]);
+  const schemaErrors = issues.filter((i) => i.code === "invalid_schema").map((i) => i.path).sort();
+  assert.deepEqual(schemaErrors, ["/properties/guests/maxItems", "/properties/nights/minimum"]);
+  const format = issues.find((i) => i.code === "unknown_format");
+  assert.equal(format?.severity, "warning");
+  assert.equal(format?.path, "/properties/when/format");
+});
+
+test("createValidator: an unknown format is an annotation (OpenAPI's format: json no longer makes a tool unusable)", () => {
+  const validator = createValidator([{
+    name: "notion_search",
+    input_schema: { type: "object", properties: { filter: { type: "string", format: "json" } } },
+  }]);
+  assert.equal(validator.validate([{ name: "notion_search", arguments: { filter: "{}" } }]).allowed, true);
 });
