@@ -38,4 +38,4 @@
  * @module
  */
 export { jsonlLog } from "./_log/log.ts";
-export type { JsonlLog, JsonlLogOptions, LogLine, ResultLine, VerdictLine } from "./_log/log.ts";
+export type { JsonlLog, JsonlLogOptions, LogLine, McpLine, ResultLine, VerdictLine } from "./_log/log.ts";

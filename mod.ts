@@ -106,6 +106,7 @@ export {
   lintTools,
   SchemaError,
   ToolArgError,
+  validate,
   validateToolCalls,
   vet,
 } from "./validate.ts";
@@ -120,6 +121,7 @@ export type {
   ModelCheck,
   NormalisedTool,
   ProviderShape,
+  SafeParseLike,
   StandardResult,
   StandardSchemaLike,
   ValidateOptions,
@@ -127,6 +129,7 @@ export type {
   Validator,
   Verdict,
   VetOptions,
+  VetSchema,
 } from "./validate.ts";
 
 // Spot injected instructions (scan.ts)
@@ -183,7 +186,7 @@ export type { ExtractedToolCall, ExtractFormat } from "./extract.ts";
 
 // Logs and the failure report (log.ts, stats.ts)
 export { jsonlLog } from "./log.ts";
-export type { JsonlLog, JsonlLogOptions, LogLine, ResultLine, VerdictLine } from "./log.ts";
+export type { JsonlLog, JsonlLogOptions, LogLine, McpLine, ResultLine, VerdictLine } from "./log.ts";
 export {
   createStats,
   FINDING_CODES,

@@ -244,8 +244,10 @@ export interface CallVerdict {
 export interface Verdict {
   /** True when every call is allowed. */
   allowed: boolean;
-  /** Indices of calls that were not allowed. */
-  blocked: number[];
+  /** `!allowed`: true when any call was rejected. The same word means the same on every result. */
+  blocked: boolean;
+  /** Indices of the calls that were not allowed, in order (`[]` when every call is allowed). */
+  rejectedIndices: number[];
   /** One verdict per call, in order. */
   calls: CallVerdict[];
 }

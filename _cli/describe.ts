@@ -17,6 +17,7 @@ import {
   runMain,
   stringOption,
   UsageError,
+  wantsJson,
   writeOut,
 } from "./io.ts";
 import {
@@ -44,7 +45,7 @@ Options:
   --call-id ID          the call id the message answers (openai, anthropic)
   --tool-name NAME      the tool name (ollama)
   --json                print {"sentence", "failure"} as JSON
-  --pretty              indent the JSON
+  --pretty              print indented JSON (implies --json)
   -h, --help            show this help
 
 Exit status: 0 when the result is a success (or every call was accepted), 1 when it is a failure or a
@@ -127,7 +128,7 @@ export function main(args: string[]): Promise<number> {
         );
       }
       printJson(message, { pretty: values.pretty === true });
-    } else if (values.json === true) {
+    } else if (wantsJson(values)) {
       printJson({ sentence, failure }, { pretty: values.pretty === true });
     } else {
       writeOut(sentence + "\n");

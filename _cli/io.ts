@@ -164,6 +164,24 @@ export function printJson(value: unknown, options: PrintJsonOptions = {}): void 
   writeOut(JSON.stringify(value, null, options.pretty ? 2 : undefined) + "\n");
 }
 
+/**
+ * True when the command should print JSON: `--json`, or `--pretty` (which only means anything for JSON, so it
+ * asks for JSON by itself).
+ *
+ * @example `--pretty` alone asks for JSON
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { wantsJson } from "./io.ts";
+ *
+ * assert.equal(wantsJson({ pretty: true }), true);
+ * assert.equal(wantsJson({ json: true }), true);
+ * assert.equal(wantsJson({}), false);
+ * ```
+ */
+export function wantsJson(values: { json?: unknown; pretty?: unknown }): boolean {
+  return values.json === true || values.pretty === true;
+}
+
 /** True when output to this stream may be coloured: it is a terminal and `NO_COLOR` is unset or empty. */
 export function useColour(stream: "stdout" | "stderr" = "stdout"): boolean {
   if (capture) return false;

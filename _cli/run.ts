@@ -14,6 +14,7 @@ import {
   runMain,
   stringOption,
   UsageError,
+  wantsJson,
   writeOut,
 } from "./io.ts";
 import process from "node:process";
@@ -40,8 +41,8 @@ Options:
   --cwd DIR           working directory for the tool
   --budget N          characters of item JSON in the sentence (default 4000)
   --log FILE          append one JSON line per run to FILE (read it with \`toolguard stats\`)
-  --json              print the classified result as JSON instead of the sentence
-  --pretty            indent the JSON
+  --json              print the classified result as JSON, with the sentence as \`sentence\`
+  --pretty            print indented JSON (implies --json)
   -h, --help          show this help
 
 Exit status: 0 when the tool ran successfully (results or empty), 1 when it did not, 2 for usage errors.
@@ -152,8 +153,10 @@ export function main(args: string[]): Promise<number> {
     }
     const result = await runTool(command, toolArgs, options);
     await log?.close();
-    if (values.json === true) printJson(result, { pretty: values.pretty === true });
-    else writeOut(describe(result, { budget }) + "\n");
+    // The JSON carries the sentence too, so a caller in another language needs one run, not two.
+    if (wantsJson(values)) {
+      printJson({ ...result, sentence: describe(result, { budget }) }, { pretty: values.pretty === true });
+    } else writeOut(describe(result, { budget }) + "\n");
     return isFailure(result) ? EXIT_FAIL : EXIT_OK;
   });
 }

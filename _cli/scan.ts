@@ -18,6 +18,7 @@ import {
   runMain,
   stringOption,
   UsageError,
+  wantsJson,
   writeOut,
 } from "./io.ts";
 import { scan, SCAN_CONTEXTS } from "../_scan/scan.ts";
@@ -31,7 +32,7 @@ Usage: toolguard scan FILE|- [options]
 Options:
   --context C   where the text came from: tool_output (default), user_text, tool_args, cli_arg
   --json        print the scan result ({ blocked, categories, findings }) as JSON
-  --pretty      indent the JSON
+  --pretty      print indented JSON (implies --json)
   -h, --help    show this help
 
 Each finding is printed as FILE:LINE:COLUMN CATEGORY RULE: EXCERPT.
@@ -65,7 +66,7 @@ export function main(args: string[]): Promise<number> {
     }
     const text = await readText(file);
     const result = scan(text, { context });
-    if (values.json === true) {
+    if (wantsJson(values)) {
       printJson(result, { pretty: values.pretty === true });
     } else {
       const name = inputName(file);

@@ -6,9 +6,11 @@
  *
  * @module
  */
+import { plural } from "../_common/values.ts";
 import { writeFileSync } from "node:fs";
 import process from "node:process";
 import {
+  EXIT_FAIL,
   EXIT_OK,
   inputName,
   onePositional,
@@ -19,6 +21,7 @@ import {
   runMain,
   stringOption,
   UsageError,
+  wantsJson,
   writeErr,
   writeOut,
 } from "./io.ts";
@@ -43,11 +46,11 @@ Options:
                             such as 24h, 7d, 2w
   --html FILE               also write a self-contained HTML report with charts to FILE
   --json                    print the statistics as JSON instead of tables
-  --pretty                  indent the JSON
+  --pretty                  print indented JSON (implies --json)
   -h, --help                show this help
 
-Malformed lines are counted and reported, never fatal. Exit 0 when the report was made, 2 for usage
-errors (bad flags, unreadable log).
+Malformed lines are counted and reported, never fatal. Exit 0 when the report was made, 1 when no line of
+the log is a toolguard log line, 2 for usage errors (bad flags, unreadable log).
 `;
 
 /**
@@ -103,14 +106,25 @@ export function main(args: string[]): Promise<number> {
         throw new UsageError(`cannot write ${html}: ${(e as Error).message}`);
       }
     }
-    if (values.json) printJson(report, { pretty: values.pretty === true });
+    if (wantsJson(values)) printJson(report, { pretty: values.pretty === true });
     else {
       writeOut(formatReport(report, { source: inputName(path), bars: isTerminal() }));
       if (html !== undefined) writeOut(`\nHTML report written to ${html}\n`);
     }
+    const events = report.runs.total + report.verdicts.total + report.relayEvents + report.skipped;
+    if (report.lines > 0 && events === 0) {
+      writeErr(
+        `toolguard stats: none of the ${report.lines} ${plural(report.lines, "line")} of ${
+          inputName(path)
+        } ` +
+          "is a toolguard log line; give a log written by jsonlLog, `toolguard run --log` or `toolguard mcp --log`\n",
+      );
+      return EXIT_FAIL;
+    }
     if (report.malformed.count > 0) {
       writeErr(
-        `${paint("yellow", "warning", "stderr")}: ${report.malformed.count} malformed line(s) skipped ` +
+        `${paint("yellow", "warning", "stderr")}: ${report.malformed.count} malformed ` +
+          `${plural(report.malformed.count, "line")} skipped ` +
           `(at line ${report.malformed.lineNumbers.join(", ")}${
             report.malformed.count > report.malformed.lineNumbers.length ? ", ..." : ""
           })\n`,
@@ -176,13 +190,17 @@ export function formatReport(report: StatsReport, options: FormatReportOptions):
   const v = report.verdicts;
   const colour = (c: "red" | "green" | "yellow" | "dim" | "bold", s: string) => bars ? paint(c, s) : s;
   out.push(colour("bold", `toolguard stats: ${source}`));
-  const meta = [`${int(report.lines)} lines`];
+  const meta = [`${int(report.lines)} ${plural(report.lines, "line")}`];
   if (report.malformed.count) {
     const at = report.malformed.lineNumbers.join(", ");
     const more = report.malformed.count > report.malformed.lineNumbers.length;
     meta.push(`${int(report.malformed.count)} malformed (${more ? "first at line" : "line"} ${at})`);
   }
-  if (report.since) meta.push(`since ${report.since} (${int(report.skipped)} older lines skipped)`);
+  if (report.since) {
+    meta.push(
+      `since ${report.since} (${int(report.skipped)} older ${plural(report.skipped, "line")} skipped)`,
+    );
+  }
   if (report.first && report.last) meta.push(`${report.first.slice(0, 10)} to ${report.last.slice(0, 10)}`);
   out.push(meta.join(" · "), "");
 

@@ -230,8 +230,10 @@ export function describe(result: ToolResult, options: DescribeOptions = {}): str
   const left = n - parts.length;
   if (left > 0) {
     notes.push(
-      `${left} of ${n} item(s) were left out to stay within ${budget} characters; ` +
-        `only the first ${parts.length} are shown.`,
+      parts.length === 0
+        ? `None of the ${n} item(s) fit within ${budget} characters, so none are shown.`
+        : `${left} of ${n} item(s) were left out to stay within ${budget} characters; ` +
+          `only the first ${parts.length} are shown.`,
     );
   }
   if (v.truncated) notes.push("The output was cut at the size limit, so there may be more than this.");
@@ -444,7 +446,7 @@ function describeCall(call: CallVerdict, tools: ToolSummary[] | null): string {
  *   input_schema: { type: "object", properties: { query: { type: "string" } }, required: ["query"] },
  * }];
  * const text = describeVerdict({
- *   allowed: false, blocked: [0],
+ *   allowed: false, blocked: true, rejectedIndices: [0],
  *   calls: [{
  *     index: 0, name: "search", allowed: false,
  *     findings: [{ code: "missing_required_argument", path: "/query", message: "query is required" }],

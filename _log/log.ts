@@ -7,6 +7,7 @@ import { errorText } from "../_common/values.ts";
 import { describe, describeVerdict } from "../_describe/describe.ts";
 import { type OpenFile, openFile } from "./files.ts";
 import type { CallVerdict, OutcomeKind, ToolCallRecord, ToolResult, Verdict } from "../types.ts";
+import type { McpEvent } from "../_mcp/types.ts";
 
 /** A line for one tool run (written by `onResult`). */
 export interface ResultLine {
@@ -74,8 +75,33 @@ export interface VerdictLine {
   cut?: string[];
 }
 
+/**
+ * A line for an MCP relay event that is not a call (the server started or exited, tools were listed,
+ * output was flagged, a frame was too large): written by `onMcpEvent`; the relay's calls are `VerdictLine`s.
+ */
+export interface McpLine {
+  /** When the line was written, ISO 8601 in UTC. */
+  ts: string;
+  /** Always `"mcp"`. */
+  event: "mcp";
+  /** The relay event: `tools`, `output_flagged`, `spawn`, `spawn_failed`, `server_closed`, `exit`, ... */
+  type: string;
+  /** The tool concerned, or `""` for events of the relay itself. */
+  tool: string;
+  /** The scanner categories or finding codes the event carries, distinct. */
+  findings: string[];
+  /** What went wrong, for the events that say (`spawn_failed`, `tools_fetch_failed`); else `""`. */
+  detail: string;
+  /** The relay event's own fields: `pid`, `command` and `args` of `spawn`, `reason` and `exitCode` of `exit`, ... */
+  [field: string]: unknown;
+  /** The `model` option, when given. */
+  model?: string;
+  /** Fields that were shortened or dropped to keep the line under `maxLineBytes`. */
+  cut?: string[];
+}
+
 /** Any line `jsonlLog` writes. Discriminate on `event`. */
-export type LogLine = ResultLine | VerdictLine;
+export type LogLine = ResultLine | VerdictLine | McpLine;
 
 /** Options for `jsonlLog`. All optional. */
 export interface JsonlLogOptions {
@@ -108,6 +134,12 @@ export interface JsonlLog {
   onResult(result: ToolResult, call: ToolCallRecord): void;
   /** Log a validation verdict (one line per call), or a single call verdict. Never throws. */
   onVerdict(verdict: Verdict | CallVerdict): void;
+  /**
+   * Log an MCP relay event (matches `McpGuardOptions.onEvent`): a judged call becomes a `VerdictLine` with
+   * `source: "mcp"`, anything else an `McpLine`, so `toolguard stats` reads a relay's log like any other.
+   * Never throws.
+   */
+  onMcpEvent(event: McpEvent): void;
   /** Wait for pending writes, then close the file or stream. Later events are counted as failed. */
   close(): Promise<void>;
   /** Lines written so far. */
@@ -164,7 +196,7 @@ const MAX_QUEUED = 1024;
  *   write(chunk) { lines.push(new TextDecoder().decode(chunk)); },
  * }));
  * log.onVerdict({
- *   allowed: false, blocked: [1],
+ *   allowed: false, blocked: true, rejectedIndices: [1],
  *   calls: [
  *     { index: 0, name: "search", allowed: true, findings: [] },
  *     {
@@ -246,6 +278,13 @@ export function jsonlLog(
         fail(e, "");
       }
     },
+    onMcpEvent(event: McpEvent): void {
+      try {
+        emit(mcpRecord(event, options, now()));
+      } catch (e) {
+        fail(e, "");
+      }
+    },
     async close(): Promise<void> {
       if (closed) return;
       closed = true;
@@ -313,6 +352,48 @@ function verdictRecord(call: CallVerdict, options: JsonlLogOptions, at: Date): R
   if (options.model !== undefined) record.model = options.model;
   if (options.includeArguments && call.arguments !== undefined) record.arguments = call.arguments;
   return record;
+}
+
+/** One relay event as a log line: calls in the verdict schema, everything else as an `McpLine`. */
+function mcpRecord(event: McpEvent, options: JsonlLogOptions, at: Date): Record<string, unknown> {
+  const ts = at.toISOString();
+  const model = options.model !== undefined ? { model: options.model } : {};
+  switch (event.event) {
+    case "call_allowed":
+    case "unchecked_call":
+    case "call_rejected": {
+      const rejected = event.event === "call_rejected";
+      return {
+        ts,
+        event: "verdict",
+        source: "mcp",
+        tool: event.name,
+        verdict: rejected ? "blocked" : "allowed",
+        ok: !rejected,
+        callId: String(event.id),
+        index: 0,
+        findings: rejected ? distinct(event.findings.map((f) => String(f.code))) : [],
+        sentence: rejected ? event.feedback : "",
+        ...(event.event === "unchecked_call" ? { detail: `forwarded unchecked: ${event.error}` } : {}),
+        ...model,
+      };
+    }
+    case "output_flagged":
+      return {
+        ts,
+        event: "mcp",
+        type: event.event,
+        tool: event.name,
+        findings: distinct(event.findings.map((f) => String(f.category))),
+        detail: event.redacted ? "flagged spans were cut out" : "output carries instructions",
+        ...model,
+      };
+    default: {
+      // The event's own fields (pid, command, reason, exitCode, ...) stay as they are, beside the common ones.
+      const { event: type, ...fields } = event;
+      return { ts, event: "mcp", type, tool: "", findings: [], detail: "", ...fields, ...model };
+    }
+  }
 }
 
 /**

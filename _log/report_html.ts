@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { plural } from "../_common/values.ts";
 import type { OutcomeKind } from "../types.ts";
 import { type KindSeries, OUTCOME_KINDS, type StatsReport, zeroKinds } from "./stats.ts";
 
@@ -60,11 +61,11 @@ export function renderHtmlReport(report: StatsReport, options: HtmlReportOptions
   const r = report.runs;
   const v = report.verdicts;
   const summary = [
-    `${fmtInt(report.lines)} lines`,
+    `${fmtInt(report.lines)} ${plural(report.lines, "line")}`,
     `${fmtInt(r.total)} tool runs`,
     `${pct(r.failureRate)} failed`,
     `${fmtInt(v.total)} validated calls, ${fmtInt(v.rejected)} rejected`,
-    `${fmtInt(report.malformed.count)} malformed lines` +
+    `${fmtInt(report.malformed.count)} malformed ${plural(report.malformed.count, "line")}` +
     (report.malformed.count ? ` (first at line ${report.malformed.lineNumbers.join(", ")})` : ""),
   ];
   if (report.first && report.last) {

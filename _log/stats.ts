@@ -125,6 +125,8 @@ export interface StatsReport {
   lines: number;
   /** Lines skipped because they were older than `since`. */
   skipped: number;
+  /** MCP relay lines that are not calls (`event: "mcp"`: server started or exited, output flagged, ...). */
+  relayEvents: number;
   /** Lines that were not a log event (bad JSON, not an object, unknown event, missing fields, too long). */
   malformed: { count: number; lineNumbers: number[] };
   /** Earliest and latest timestamp counted, or null. */
@@ -309,6 +311,7 @@ class Aggregator {
   readonly #maxGroups: number;
   #lines = 0;
   #skipped = 0;
+  #relayEvents = 0;
   #malformed = 0;
   readonly #malformedAt: number[] = [];
   #first: string | null = null;
@@ -353,6 +356,7 @@ class Aggregator {
       since: this.#since?.toISOString() ?? null,
       lines: this.#lines,
       skipped: this.#skipped,
+      relayEvents: this.#relayEvents,
       malformed: { count: this.#malformed, lineNumbers: [...this.#malformedAt] },
       first: this.#first,
       last: this.#last,
@@ -394,6 +398,8 @@ class Aggregator {
       ? this.#countResult(r, r.tool, ms)
       : r.event === "verdict"
       ? this.#countVerdict(r, r.tool, ms)
+      : r.event === "mcp"
+      ? this.#countRelayEvent(ms)
       : "malformed";
     if (outcome === "counted") this.#seen(ts, ms);
     return outcome;
@@ -412,6 +418,13 @@ class Aggregator {
     this.#slot(this.#runGroups, this.#keyOf(tool, kind, day, r.model), () => new RunAcc()).add(kind, d);
     this.#slot(this.#toolKinds, tool, zeroKinds)[kind]++;
     this.#slot(this.#dayKinds, day, zeroKinds)[kind]++;
+    return "counted";
+  }
+
+  /** Counts an MCP relay line that is not a call: it is a log event, but neither a run nor a verdict. */
+  #countRelayEvent(ms: number): LineOutcome {
+    if (ms < this.#sinceMs) return "skipped";
+    this.#relayEvents++;
     return "counted";
   }
 

@@ -6,11 +6,17 @@
  *
  * @module
  */
-import { escapePointer } from "../_common/pointer.ts";
+import { escapePointer, unescapePointer } from "../_common/pointer.ts";
 import { normaliseTools } from "./providers.ts";
-import { isRecord } from "../_common/values.ts";
+import { errorText, isRecord } from "../_common/values.ts";
 import { compile } from "../_schema/compile.ts";
-import { ANNOTATION_KEYWORDS, ASSERTION_KEYWORDS, SchemaError } from "../_schema/keywords.ts";
+import {
+  ANNOTATION_KEYWORDS,
+  ASSERTION_KEYWORDS,
+  NUMERIC_FORMATS,
+  SchemaError,
+} from "../_schema/keywords.ts";
+import { FORMATS } from "../_schema/formats.ts";
 import { resolveLocalRef } from "../_common/json.ts";
 
 /** The kinds of lint issue. */
@@ -24,6 +30,7 @@ export type LintIssueCode =
   | "invalid_pattern"
   | "unresolved_ref"
   | "unsupported_keyword"
+  | "unknown_format"
   | "invalid_schema"
   | "strict_incompatible"
   | "invalid_declaration";
@@ -45,6 +52,13 @@ export interface LintIssue {
 }
 
 const NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/** The formats the validator checks; `enum` is OpenAPI's annotation for enum strings. */
+const KNOWN_FORMATS: ReadonlySet<string> = new Set([
+  ...Object.keys(FORMATS),
+  ...Object.keys(NUMERIC_FORMATS),
+  "enum",
+]);
 
 /** Keywords OpenAI strict mode (structured outputs) does not accept. */
 const STRICT_UNSUPPORTED = new Set([
@@ -215,10 +229,11 @@ function walk(schema: unknown, visit: (s: Obj, ptr: string, depth: number) => vo
 }
 
 function lintSchema(root: unknown, add: Add): void {
-  let reported = 0;
-  const count: Add = (...a) => {
-    reported++;
-    add(...a);
+  // Where the walk already said what is wrong, the compiler's error at the same place says it again.
+  const reportedAt = new Set<string>();
+  const count: Add = (code, severity, path, message) => {
+    reportedAt.add(path);
+    add(code, severity, path, message);
   };
   walk(root, (s, ptr) => {
     for (const k of Object.keys(s)) {
@@ -281,6 +296,15 @@ function lintSchema(root: unknown, add: Add): void {
         );
       }
     }
+    if (typeof s.format === "string" && !KNOWN_FORMATS.has(s.format)) {
+      add(
+        "unknown_format",
+        "warning",
+        `${ptr}/format`,
+        `format "${s.format}" is not one the validator checks (${[...KNOWN_FORMATS].join(", ")}); ` +
+          "it is an annotation and is not enforced",
+      );
+    }
     if (s.$ref !== undefined && (typeof s.$ref !== "string" || resolveLocalRef(root, s.$ref) === undefined)) {
       count(
         "unresolved_ref",
@@ -292,14 +316,51 @@ function lintSchema(root: unknown, add: Add): void {
       );
     }
   });
-  if (reported === 0) {
+  for (const e of compileErrors(root)) {
+    if (!reportedAt.has(e.pointer)) add("invalid_schema", "error", e.pointer, e.message);
+  }
+}
+
+/** The most compile errors one schema reports: enough to list every problem of a real declaration. */
+const MAX_COMPILE_ERRORS = 50;
+
+/**
+ * Every problem the compiler finds, not just the first: after each error the offending keyword is removed
+ * from a copy of the schema and the copy is compiled again.
+ */
+function compileErrors(root: unknown): SchemaError[] {
+  const errors: SchemaError[] = [];
+  let schema = root;
+  while (errors.length < MAX_COMPILE_ERRORS) {
     try {
-      compile(root);
+      compile(schema);
+      return errors;
     } catch (e) {
-      const pointer = e instanceof SchemaError ? e.pointer : "";
-      add("invalid_schema", "error", pointer, (e as Error).message);
+      if (!(e instanceof SchemaError)) return [...errors, new SchemaError("", "", errorText(e))];
+      errors.push(e);
+      const next = withoutPointer(schema, e.pointer);
+      if (next === undefined) return errors; // the whole schema is the problem: nothing left to try
+      schema = next;
     }
   }
+  return errors;
+}
+
+/** A deep copy of `value` without the member at the JSON Pointer `pointer`, or undefined for the root. */
+function withoutPointer(value: unknown, pointer: string): unknown {
+  if (pointer === "") return undefined;
+  const copy = structuredClone(value);
+  const keys = pointer.slice(1).split("/").map(unescapePointer);
+  let node: unknown = copy;
+  for (const key of keys.slice(0, -1)) {
+    if (typeof node !== "object" || node === null) return undefined;
+    node = (node as Record<string, unknown>)[key];
+  }
+  if (typeof node !== "object" || node === null) return undefined;
+  const last = keys[keys.length - 1];
+  if (Array.isArray(node)) node.splice(Number(last), 1);
+  else delete (node as Record<string, unknown>)[last];
+  return copy;
 }
 
 function lintStrict(root: unknown, add: Add): void {

@@ -235,14 +235,38 @@ function distance(a: string, b: string): number {
   return prev[b.length];
 }
 
-/** The declared name nearest to `name` (case-insensitive edit distance), or undefined when none. */
+/**
+ * True when `candidate` is close enough to `name` to be what the model meant: an edit distance of at most a
+ * third of the longer name (at least 1), or one name holding the other whole (4 characters or more). A
+ * suggestion of an unrelated tool would send a model to the wrong tool, so far names suggest nothing.
+ */
+function isClose(name: string, candidate: string, d: number): boolean {
+  const longer = Math.max(name.length, candidate.length);
+  if (d <= Math.max(1, Math.floor(longer / 3))) return true;
+  const [short, long] = name.length <= candidate.length ? [name, candidate] : [candidate, name];
+  return short.length >= 4 && long.includes(short);
+}
+
+/**
+ * The declared name nearest to `name` (case-insensitive edit distance), or undefined when none is close.
+ *
+ * @example A typo finds its tool; an unrelated name finds none
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { nearestName } from "./validator.ts";
+ *
+ * assert.equal(nearestName("get_wether", ["get_weather", "search"]), "get_weather");
+ * assert.equal(nearestName("no_such_tool_zz", ["get_weather"]), undefined);
+ * ```
+ */
 export function nearestName(name: string, names: readonly string[]): string | undefined {
   let best: string | undefined;
   let bestD = Infinity;
   const lower = name.toLowerCase();
   for (const n of names) {
-    const d = distance(lower, n.toLowerCase());
-    if (d < bestD) {
+    const candidate = n.toLowerCase();
+    const d = distance(lower, candidate);
+    if (d < bestD && isClose(lower, candidate, d)) {
       bestD = d;
       best = n;
     }
@@ -275,7 +299,8 @@ export function nearestName(name: string, names: readonly string[]): string | un
  *   { id: "call_1", type: "function", function: { name: "get_weather", arguments: '{"city":"Oslo","units":"k"}' } },
  * ]);
  * assert.equal(verdict.allowed, false);
- * assert.deepEqual(verdict.blocked, [0]);
+ * assert.equal(verdict.blocked, true);
+ * assert.deepEqual(verdict.rejectedIndices, [0]);
  * assert.equal(verdict.calls[0].findings[0].code, "argument_constraint");
  * assert.equal(verdict.calls[0].findings[0].path, "/units");
  * ```
@@ -364,7 +389,14 @@ function makeValidator(declaration: Declaration, options: ValidateOptions): Vali
         if (Array.isArray(calls) && calls.length === 1) {
           // one call, the usual case: no loop and no list
           const v = fastCall(calls[0], 0, byName, cfg);
-          if (v !== null) return { allowed: v.allowed, blocked: v.allowed ? [] : [0], calls: [v] };
+          if (v !== null) {
+            return {
+              allowed: v.allowed,
+              blocked: !v.allowed,
+              rejectedIndices: v.allowed ? [] : [0],
+              calls: [v],
+            };
+          }
         } else fast = fastValidate(calls, byName, cfg);
       } catch {
         // e.g. a throwing getter: the general path explains it call by call
@@ -374,13 +406,13 @@ function makeValidator(declaration: Declaration, options: ValidateOptions): Vali
       try {
         // the hot loop carries no try/catch of its own
         const out: CallVerdict[] = [];
-        const blocked: number[] = [];
+        const rejected: number[] = [];
         for (let i = 0; i < list.length; i++) {
           const v = judge(list[i], byName, allow, cfg);
           out.push(v);
-          if (!v.allowed) blocked.push(i);
+          if (!v.allowed) rejected.push(i);
         }
-        return { allowed: blocked.length === 0, blocked, calls: out };
+        return verdictOf(out, rejected);
       } catch {
         return judgeEach(list, byName, allow, cfg);
       }
@@ -431,7 +463,7 @@ function judge(
   if (!check(args, "", null)) check(args, "", findings);
 
   // ---- injection
-  if (options.scan) injection(args, read.located, findings, compiled?.literals);
+  if (options.scan) pushInjectionFindings(args, read.located, findings, compiled?.literals);
   return finish(verdict);
 }
 
@@ -546,7 +578,7 @@ function judgeEach(
   cfg: Config,
 ): Verdict {
   const out: CallVerdict[] = [];
-  const blocked: number[] = [];
+  const rejected: number[] = [];
   for (const call of list) {
     let v: CallVerdict;
     try {
@@ -567,9 +599,15 @@ function judgeEach(
       };
     }
     out.push(v);
-    if (!v.allowed) blocked.push(call.index);
+    if (!v.allowed) rejected.push(call.index);
   }
-  return { allowed: blocked.length === 0, blocked, calls: out };
+  return verdictOf(out, rejected);
+}
+
+/** A verdict from its calls and the indices of the rejected ones. */
+function verdictOf(calls: CallVerdict[], rejectedIndices: number[]): Verdict {
+  const allowed = rejectedIndices.length === 0;
+  return { allowed, blocked: !allowed, rejectedIndices, calls };
 }
 
 /**
@@ -580,14 +618,14 @@ function fastValidate(calls: unknown, byName: Map<string, Compiled>, cfg: Config
   if (!Array.isArray(calls)) return null;
   const n = calls.length;
   const out: CallVerdict[] = [];
-  let blocked: number[] | null = null;
+  let rejected: number[] | null = null;
   for (let i = 0; i < n; i++) {
     const v = fastCall(calls[i], i, byName, cfg);
     if (v === null) return null;
     out.push(v);
-    if (!v.allowed) (blocked ??= []).push(i);
+    if (!v.allowed) (rejected ??= []).push(i);
   }
-  return { allowed: blocked === null, blocked: blocked ?? [], calls: out };
+  return verdictOf(out, rejected ?? []);
 }
 
 /**
@@ -663,7 +701,7 @@ function fastFindings(raw: string, args: object, compiled: Compiled, cfg: Config
   }
   const findings: Finding[] = [];
   if (!valid) check(args, "", findings);
-  if (cfg.scan) injection(args, raw, findings, compiled.literals);
+  if (cfg.scan) pushInjectionFindings(args, raw, findings, compiled.literals);
   return findings;
 }
 
@@ -735,11 +773,16 @@ export function stringValues(args: unknown): { path: string; value: string }[] {
 
 const CONTEXT: ScanContext = "tool_args";
 
-function injection(
+/**
+ * Scans every string value of the arguments for injected instructions and pushes an `argument_injection`
+ * finding per match; with the raw argument text, each finding carries `start`/`end` into it. Values that are
+ * literals of the schema (`enum`, `const`) are the developer's own text and are not scanned.
+ */
+export function pushInjectionFindings(
   args: unknown,
   raw: string | undefined,
   findings: Finding[],
-  literals: ReadonlySet<string> | undefined,
+  literals?: ReadonlySet<string>,
 ): void {
   let quotes: Map<string, number> | null = null;
   for (const { path, value } of stringValues(args)) {
@@ -817,7 +860,9 @@ export async function validateToolCalls(
   const classifier = options.classifier;
   if (!classifier) return verdict;
   await Promise.all(verdict.calls.map(async (c) => {
-    if (c.findings.some((f) => f.code === "argument_injection") || c.arguments === undefined) return;
+    // The second pass judges only what every other check cleared: a rejected call is not run anyway, and
+    // each question costs a local-model round trip.
+    if (!c.allowed || c.arguments === undefined) return;
     const text = stringValues(c.arguments).map((s) => s.value).join("\n");
     if (text.trim() === "") return;
     let check: ModelCheck;
@@ -842,5 +887,5 @@ export async function validateToolCalls(
     }
   }));
   const blocked = verdict.calls.filter((c) => !c.allowed).map((c) => c.index);
-  return { allowed: blocked.length === 0, blocked, calls: verdict.calls };
+  return verdictOf(verdict.calls, blocked);
 }
