@@ -1,0 +1,93 @@
+/**
+ * gpt-oss harmony: a message whose header names a recipient is a call to it.
+ *
+ * ```
+ * <|start|>assistant<|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{…}<|call|>
+ * ```
+ *
+ * The recipient may stand before or after the channel (`to=functions.NAME<|channel|>analysis`), the
+ * generation prompt may have supplied `<|start|>assistant`, and the body runs to `<|call|>`, `<|end|>` or the
+ * next `<|start|>`. `functions.` is dropped from the name; built-in recipients (`browser.search`) keep theirs.
+ * A header whose body is other call markup (Muse Glimmer's `to=NAME<|message|><atem:function_calls>`) is
+ * left to that markup's reader.
+ *
+ * @module
+ */
+import { draftFromValue, readJsonRun } from "../json_calls.ts";
+import type { Reader } from "../reader.ts";
+import { isSpace, skipSpace, trimEnd } from "../text.ts";
+
+const RECIPIENT = /to=([^\s<]{1,128})/y;
+const HEADER_REST = /(?:\s*(?:<\|channel\|>\s*\w+|<\|constrain\|>\s*\w+|json|code))*\s*<\|message\|>/y;
+const ENDS = ["<|call|>", "<|end|>", "<|return|>", "<|start|>", "<|eom|>", "<|eot|>"];
+const CONSUMED_ENDS = new Set(["<|call|>", "<|end|>", "<|return|>", "<|eom|>", "<|eot|>"]);
+
+/** Harmony recipient headers. */
+export const harmony: Reader = {
+  name: "harmony",
+  markers: ["to="],
+  read(scan, at) {
+    const text = scan.text;
+    if (at > 0 && !isSpace(text, at - 1)) return -1;
+    RECIPIENT.lastIndex = at;
+    const r = RECIPIENT.exec(text);
+    if (!r) return -1;
+    HEADER_REST.lastIndex = at + r[0].length;
+    const h = HEADER_REST.exec(text);
+    if (!h) {
+      if (text.length - at < 200 && !text.includes("\n", at)) scan.ranOut(at); // the header may be unfinished
+      return -1;
+    }
+    const bodyStart = at + r[0].length + h[0].length;
+    let bodyEnd = text.length;
+    let endToken = "";
+    for (const e of ENDS) {
+      const i = scan.find(e, bodyStart);
+      if (i >= 0 && i < bodyEnd) {
+        bodyEnd = i;
+        endToken = e;
+      }
+    }
+    const p = skipSpace(text, bodyStart);
+    if (p < bodyEnd && text[p] === "<") return -1; // other markup carries the call
+    const name = r[1].replace(/^functions\./, "");
+    const block = {
+      start: headerStart(text, at),
+      end: CONSUMED_ENDS.has(endToken) ? bodyEnd + endToken.length : bodyEnd,
+    };
+    const limit = trimEnd(text, p, bodyEnd);
+    if (endToken === "") scan.ranOut(at);
+    if (p >= limit) return endToken === "" ? -1 : block.end;
+    const run = text[p] === "{" ? readJsonRun(text, p, limit) : undefined;
+    if (run && run.items.length > 0) {
+      scan.add(
+        draftFromValue({ name, arguments: run.items[0].value }),
+        "harmony",
+        p,
+        run.items[0].end,
+        block,
+      );
+    } else if (endToken !== "") {
+      const raw = text.slice(p, limit);
+      scan.add(
+        { name, arguments: raw, error: "the arguments are not a JSON object" },
+        "harmony",
+        p,
+        limit,
+        block,
+      );
+    } else return -1;
+    return block.end;
+  },
+};
+
+/** Where the header holding `to=` at `at` begins: its `<|start|>` or `<|channel|>`, if close by. */
+function headerStart(text: string, at: number): number {
+  const from = Math.max(0, at - 64);
+  const before = text.slice(from, at);
+  const start = before.lastIndexOf("<|start|>");
+  const channel = before.lastIndexOf("<|channel|>");
+  const cut = Math.max(before.lastIndexOf("<|message|>"), before.lastIndexOf("<|end|>"));
+  const open = start >= 0 && start > cut ? start : channel > cut ? channel : -1;
+  return open >= 0 ? from + open : at;
+}
