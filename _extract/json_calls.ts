@@ -56,7 +56,7 @@ export function readJsonRun(text: string, start: number, end: number): JsonRun {
       error = "the JSON object does not close";
       break;
     }
-    const parsed = parseJsonSafe(text.slice(pos, e));
+    const parsed = parseLenient(text.slice(pos, e));
     if (parsed.ok) {
       items.push({ value: parsed.value, start: pos, end: e });
       next = e;
@@ -75,13 +75,45 @@ export function readJsonRun(text: string, start: number, end: number): JsonRun {
   return items.length > 0 ? { items, next } : { items, next: start, error: error ?? "no JSON value", open };
 }
 
+/**
+ * `JSON.parse`, and when that fails on raw line breaks or tabs inside strings (which models write in code
+ * arguments), once more with those escaped, as Python's `json.loads(strict=False)` reads them.
+ */
+export function parseLenient(raw: string): { ok: true; value: unknown } | { ok: false; error: string } {
+  const first = parseJsonSafe(raw);
+  if (first.ok || !hasControl(raw)) return first;
+  let out = "";
+  let run = 0;
+  let inString = false;
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw.charCodeAt(i);
+    if (!inString) {
+      if (c === 34) inString = true;
+      continue;
+    }
+    if (c === 92) i++;
+    else if (c === 34) inString = false;
+    else if (c < 0x20) {
+      out += raw.slice(run, i) + "\\u" + c.toString(16).padStart(4, "0");
+      run = i + 1;
+    }
+  }
+  const second = parseJsonSafe(out + raw.slice(run));
+  return second.ok ? second : first;
+}
+
+function hasControl(raw: string): boolean {
+  for (let i = 0; i < raw.length; i++) if (raw.charCodeAt(i) < 0x20) return true;
+  return false;
+}
+
 /** `{{…}}`: the object inside the doubled braces, and the index after the closing pair. */
 function doubledBrace(text: string, pos: number, e: number): { item: Located; next: number } | undefined {
   const q = skipSpace(text, pos + 1);
   if (text[q] !== "{") return undefined;
   const qe = scanValueEnd(text, q, e);
   if (qe < 0) return undefined;
-  const parsed = parseJsonSafe(text.slice(q, qe));
+  const parsed = parseLenient(text.slice(q, qe));
   if (!parsed.ok) return undefined;
   const after = skipSpace(text, qe);
   return { item: { value: parsed.value, start: q, end: qe }, next: text[after] === "}" ? after + 1 : qe };
@@ -90,7 +122,7 @@ function doubledBrace(text: string, pos: number, e: number): { item: Located; ne
 function readArray(text: string, start: number, end: number): JsonRun {
   const e = scanValueEnd(text, start, end);
   if (e > 0) {
-    const parsed = parseJsonSafe(text.slice(start, e));
+    const parsed = parseLenient(text.slice(start, e));
     if (parsed.ok && Array.isArray(parsed.value)) return locateElements(text, start, e, parsed.value);
   }
   // Not valid as a whole (a missing comma between objects, a cut-off end): read object by object.
@@ -106,7 +138,7 @@ function readArray(text: string, start: number, end: number): JsonRun {
     if (text[pos] !== "{") break;
     const oe = scanValueEnd(text, pos, end);
     if (oe < 0) break;
-    const parsed = parseJsonSafe(text.slice(pos, oe));
+    const parsed = parseLenient(text.slice(pos, oe));
     if (!parsed.ok) break;
     items.push({ value: parsed.value, start: pos, end: oe });
     next = oe;

@@ -72,7 +72,7 @@ export const READERS: readonly Reader[] = [
   jsonTag({
     name: "gigachat",
     format: "gigachat",
-    open: ["<|function_call|>"],
+    open: ["<|function_call|>", "function call<|role_sep|>"],
     close: [],
     strength: "strong",
   }),

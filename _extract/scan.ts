@@ -45,6 +45,11 @@ export class Scan {
     this.#budget = 8 * text.length + 4096;
   }
 
+  /** How many code units of scanning are left in the shared budget. */
+  allowance(): number {
+    return Math.max(0, this.#budget);
+  }
+
   /** Takes `n` code units of scanning from the shared budget; false once it is spent. */
   spend(n: number): boolean {
     this.#budget -= n;

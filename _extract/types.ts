@@ -30,7 +30,7 @@ export type ExtractFormat =
   | "granite"
   /** Granite 20B function-calling `<function_call> {…}`. */
   | "granite_fc"
-  /** GigaChat `<|function_call|>{…}`. */
+  /** GigaChat `<|function_call|>{…}` and `function call<|role_sep|>\n{…}`; 3.5 writes `<｜GCML｜invoke>` XML. */
   | "gigachat"
   /** Nemotron `<TOOLCALL>[…]</TOOLCALL>`. */
   | "nemotron"
@@ -58,6 +58,8 @@ export type ExtractFormat =
   | "glm"
   /** MiniMax M2 and M3: `<invoke name="NAME"><parameter name="K">V</parameter></invoke>` (M3: `<K>V</K>`). */
   | "minimax"
+  /** Claude-style XML: `<function_calls><invoke name="NAME"><parameter name="K">V</parameter></invoke>`. */
+  | "invoke_xml"
   /** DeepSeek V3.2 DSML: `<｜DSML｜invoke name="NAME"><｜DSML｜parameter name="K" string="true">…`. */
   | "deepseek_dsml"
   /** Step3: `<steptml:invoke name="NAME"><steptml:parameter name="K">V</steptml:parameter>`. */

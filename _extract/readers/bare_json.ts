@@ -52,10 +52,11 @@ export const inlineJson: Reader = {
   read(scan, at) {
     const text = scan.text;
     if (scan.jsonAnswer) return -1;
-    const end = scanValueEnd(text, at, text.length);
-    if (!scan.spend(end < 0 ? text.length - at : end - at)) return -1;
+    const limit = Math.min(text.length, at + scan.allowance());
+    const end = scanValueEnd(text, at, limit);
+    scan.spend((end < 0 ? limit : end) - at);
     if (end < 0) {
-      scan.ranOut(at);
+      if (limit === text.length) scan.ranOut(at);
       return -1;
     }
     const parsed = parseJsonSafe(text.slice(at, end));

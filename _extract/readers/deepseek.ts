@@ -21,11 +21,11 @@ import { skipSpace } from "../text.ts";
 import type { ExtractFormat } from "../types.ts";
 import { readInvoke } from "./invoke.ts";
 
-const GAP = ["▁", "_", " "];
+const GAP = ["▁", "_", " ", "\\_"];
 const spell = (words: string[]) => GAP.map((g) => `<｜${words.join(g)}｜>`);
-const SECTION_OPEN = spell(["tool", "calls", "begin"]);
+const SECTION_OPEN = [...spell(["tool", "calls", "begin"]), "<｜tool▁calls｜>"];
 const CALL_OPEN = spell(["tool", "call", "begin"]);
-const TOKEN = /<｜tool[▁_ ](calls?)[▁_ ](begin|end)｜>|<｜tool[▁_ ]sep｜>/g;
+const TOKEN = /<｜tool(?:[▁_ ]|\\_)(calls?)(?:(?:[▁_ ]|\\_)(begin|end))?｜>|<｜tool(?:[▁_ ]|\\_)sep｜>/g;
 
 /** DeepSeek V3/R1/V3.1 and Step3 calls. */
 export const deepseek: Reader = {
@@ -79,7 +79,7 @@ function tokensFrom(text: string, from: number): Token[] {
   TOKEN.lastIndex = from;
   let m: RegExpExecArray | null;
   while ((m = TOKEN.exec(text)) !== null) {
-    const kind = (m[1] ? `${m[1]}_${m[2]}` : "sep") as Token["kind"];
+    const kind = (m[1] ? `${m[1]}_${m[2] ?? "begin"}` : "sep") as Token["kind"];
     if (kind === "calls_begin") break; // the next section
     out.push({ kind, at: m.index, end: m.index + m[0].length });
     if (kind === "calls_end") break;
@@ -97,7 +97,7 @@ function readCall(
   const text = scan.text;
   const step = skipSpace(text, sep ? sep.end : from);
   if (text.startsWith("<steptml:invoke", step)) {
-    const one = readInvoke(scan, step, limit, "steptml:");
+    const one = readInvoke(scan, step, limit, { prefix: "steptml:" });
     return one && { ...one, format: "step3" };
   }
   if (!sep) return undefined;

@@ -13,7 +13,7 @@
  * `string="true"` marks a value as text and `string="false"` as JSON), Step3 (`<steptml:invoke>`, inside
  * DeepSeek-style section tokens, read by `deepseek.ts`) and Muse Glimmer (`<atem:invoke>`). MiniMax M3 names
  * each argument by its element (`<city>Paris</city>`) and writes a separator token `]<]minimax[>[` before
- * every tag; the separator is skipped.
+ * every tag; the separator is skipped. GigaChat 3.5 writes DSML's grammar under `<｜GCML｜…>`.
  *
  * @module
  */
@@ -33,6 +33,8 @@ interface Wrapper {
   close: string;
   prefix: string;
   format: ExtractFormat;
+  /** A parameter without a `string` attribute is text (GigaChat 3.5); otherwise the schema decides. */
+  stringByDefault?: boolean;
 }
 
 const WRAPPERS: readonly Wrapper[] = [
@@ -50,12 +52,19 @@ const WRAPPERS: readonly Wrapper[] = [
     prefix: "｜DSML｜",
     format: "deepseek_dsml",
   },
+  {
+    open: "<｜GCML｜tool_calls>",
+    close: "</｜GCML｜tool_calls>",
+    prefix: "｜GCML｜",
+    format: "gigachat",
+    stringByDefault: true,
+  },
   { open: "<atem:function_calls>", close: "</atem:function_calls>", prefix: "atem:", format: "glimmer" },
-  { open: "<function_calls>", close: "</function_calls>", prefix: "", format: "minimax" },
+  { open: "<function_calls>", close: "</function_calls>", prefix: "", format: "invoke_xml" },
 ];
 const BARE: readonly Wrapper[] = [
   { open: "<steptml:invoke", close: "", prefix: "steptml:", format: "step3" },
-  { open: "<invoke name=", close: "", prefix: "", format: "minimax" },
+  { open: "<invoke name=", close: "", prefix: "", format: "invoke_xml" },
 ];
 const BY_OPEN = new Map<string, Wrapper>([...WRAPPERS, ...BARE].map((w) => [w.open, w]));
 
@@ -67,7 +76,7 @@ export const invoke: Reader = {
     const w = BY_OPEN.get(opening)!;
     const text = scan.text;
     if (w.close === "") {
-      const one = readInvoke(scan, at, text.length, w.prefix);
+      const one = readInvoke(scan, at, text.length, w);
       if (!one) return -1;
       scan.add(one.draft, w.format, at, one.end, { start: at, end: one.end });
       return one.end;
@@ -81,7 +90,7 @@ export const invoke: Reader = {
       : at;
     const block = { start, end: body.blockEnd };
     while (text.startsWith(`<${w.prefix}invoke`, pos)) {
-      const one = readInvoke(scan, pos, body.end, w.prefix);
+      const one = readInvoke(scan, pos, body.end, w);
       if (!one) break;
       if (!body.closed) one.draft.error ??= `the ${opening} block is not closed`;
       scan.add(one.draft, w.format, pos, one.end, block);
@@ -114,9 +123,10 @@ export function readInvoke(
   scan: Scan,
   at: number,
   limit: number,
-  prefix: string,
+  syntax: { prefix: string; stringByDefault?: boolean },
 ): { draft: CallDraft; end: number } | undefined {
   const text = scan.text;
+  const prefix = syntax.prefix;
   const tagEnd = boundedIndexOf(text, ">", at, 512);
   if (tagEnd < 0 || tagEnd >= limit) {
     if (limit === text.length) scan.ranOut(at);
@@ -135,7 +145,7 @@ export function readInvoke(
     if (next >= 0 && next < close) close = next;
     if (close === text.length) scan.ranOut(at);
   }
-  const args = readParameters(scan, name, tagEnd + 1, close, prefix);
+  const args = readParameters(scan, name, tagEnd + 1, close, syntax);
   const draft: CallDraft = { name, arguments: args };
   if (!closed) draft.error = `the <${prefix}invoke> element is not closed`;
   return { draft, end: closed ? close + closeTag.length : close };
@@ -147,9 +157,10 @@ function readParameters(
   tool: string,
   from: number,
   limit: number,
-  prefix: string,
+  syntax: { prefix: string; stringByDefault?: boolean },
 ): Record<string, unknown> {
   const text = scan.text;
+  const prefix = syntax.prefix;
   const args: Record<string, unknown> = {};
   const open = `<${prefix}parameter`;
   const closeTag = `</${prefix}parameter>`;
@@ -164,7 +175,7 @@ function readParameters(
       if (tagEnd < 0 || tagEnd >= limit) break;
       const tag = text.slice(pos + open.length, tagEnd);
       key = attribute(tag, "name");
-      kind = attribute(tag, "string");
+      kind = attribute(tag, "string") ?? (syntax.stringByDefault ? "true" : undefined);
       valueStart = tagEnd + 1;
       close = closeTag;
     } else {

@@ -86,7 +86,7 @@ function unreadableRun(
   limit: number,
   run: { error?: string; open?: boolean },
 ): number {
-  if (run.open && !body.closed && limit === scan.text.length) scan.ranOut(at);
+  if (run.open && !body.closed && body.end === scan.text.length) scan.ranOut(at);
   if (spec.strength === "soft") return -1;
   const raw = scan.text.slice(p, limit);
   const name = body.closed ? salvageName(raw) : "";

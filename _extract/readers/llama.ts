@@ -46,7 +46,7 @@ export const llama: Reader = {
       else break;
     }
     if (found === 0) {
-      if (!body.closed && limit === text.length) scan.ranOut(at);
+      if (!body.closed && body.end === text.length) scan.ranOut(at);
       scan.unreadable(
         "llama_json",
         at,

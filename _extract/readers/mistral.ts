@@ -25,22 +25,28 @@ export const mistral: Reader = {
     const pos = skipSpace(text, body.start);
     const limit = trimEnd(text, pos, body.end);
     if (pos >= limit) {
-      if (!body.closed && limit === text.length) scan.ranOut(at);
+      if (!body.closed && body.end === text.length) scan.ranOut(at);
       return -1; // nothing but space before the next marker or the end
     }
-    const end = text[pos] === "[" || text[pos] === "{"
+    let end = text[pos] === "[" || text[pos] === "{"
       ? readJsonForm(scan, at, pos, limit)
       : readNamedForm(scan, at, pos, limit);
-    if (end >= 0) {
-      return text.startsWith(CLOSE, skipSpace(text, end)) ? skipSpace(text, end) + CLOSE.length : end;
-    }
-    const skipped = readAfterJunk(scan, at, pos, limit);
-    if (skipped >= 0) return skipped;
+    if (end < 0) end = readAfterJunk(scan, at, pos, limit);
+    if (end >= 0) return withClose(scan, end);
     if (!body.closed && body.end === text.length) scan.ranOut(at);
     scan.unreadable("mistral", at, "the text after [TOOL_CALLS] is neither JSON calls nor NAME[ARGS]{...}");
     return body.end;
   },
 };
+
+/** `end`, moved past a `[/TOOL_CALLS]` that follows it (and the calls' shared block with it). */
+function withClose(scan: Scan, end: number): number {
+  const at = skipSpace(scan.text, end);
+  if (!scan.text.startsWith(CLOSE, at)) return end;
+  const last = scan.calls[scan.calls.length - 1];
+  if (last && last.block.end === end) last.block.end = at + CLOSE.length;
+  return at + CLOSE.length;
+}
 
 function readJsonForm(scan: Scan, at: number, pos: number, limit: number): number {
   const run = readJsonRun(scan.text, pos, limit);
@@ -71,7 +77,7 @@ function readNamedForm(scan: Scan, at: number, pos: number, limit: number): numb
     if (text[json] !== "{") break;
     const e = scanValueEnd(text, json, limit);
     if (e < 0) {
-      if (limit === text.length) scan.ranOut(at);
+      if (skipSpace(text, limit) >= text.length) scan.ranOut(at);
       break;
     }
     const run = readJsonRun(text, json, e);

@@ -86,15 +86,14 @@ export const pythonicList: Reader = {
   shape: /\[\s*[A-Za-z_][\w.-]*\s*\(/y,
   read(scan, at) {
     const text = scan.text;
-    if (!scan.spend(64)) return -1;
-    const got = readCalls(text, at, text.length, { brackets: "required" });
+    const limit = Math.min(text.length, at + scan.allowance());
+    const got = readCalls(text, at, limit, { brackets: "required" });
+    scan.spend(("error" in got ? got.at : got.end) - at + 1);
     if ("error" in got) {
-      if (got.error === "the call is missing its closing parenthesis" || got.at >= text.length) {
-        scan.ranOut(at);
-      }
+      const cutOff = got.error === "the call is missing its closing parenthesis" || got.at >= limit;
+      if (cutOff && limit === text.length) scan.ranOut(at);
       return -1;
     }
-    if (!scan.spend(got.end - at)) return -1;
     return addCalls(scan, got.calls, "pythonic", { start: at, end: got.end }, true) > 0 ? got.end : -1;
   },
 };
