@@ -44,3 +44,21 @@ export function bodyOf(
   if (close >= 0 && close <= stop) return { start, end: close, closed: true, blockEnd: close + closeLength };
   return { start, end: stop, closed: false, blockEnd: stop };
 }
+
+/**
+ * `block` widened over an `open` tag just before it and a `close` tag just after it (white space between
+ * allowed): a reader that found its markup inside another family's wrapper takes the wrapper along.
+ */
+export function widen(
+  text: string,
+  block: { start: number; end: number },
+  open: string,
+  close: string,
+): void {
+  let before = block.start;
+  while (before > 0 && /\s/.test(text[before - 1])) before--;
+  if (open !== "" && text.startsWith(open, before - open.length)) block.start = before - open.length;
+  let after = block.end;
+  while (after < text.length && /\s/.test(text[after])) after++;
+  if (text.startsWith(close, after)) block.end = after + close.length;
+}

@@ -8,6 +8,7 @@
 import { draftFromValue, readJsonRun } from "../json_calls.ts";
 import type { Scan } from "../scan.ts";
 import type { Reader } from "../reader.ts";
+import { widen } from "../markup.ts";
 import { boundedIndexOf, decodeEntities, defineOwn, skipSpace } from "../text.ts";
 
 const OPEN = "<function name=";
@@ -41,10 +42,11 @@ function readJsonBody(scan: Scan, at: number, name: string, p: number): number {
     return -1;
   }
   const item = run.items[0];
-  const after = skipSpace(text, item.end);
-  const end = text.startsWith(CLOSE, after) ? after + CLOSE.length : item.end;
-  scan.add(draftFromValue({ name, arguments: item.value }), "hermes", p, item.end, { start: at, end });
-  return end;
+  const block = { start: at, end: item.end };
+  widen(text, block, "", CLOSE);
+  widen(text, block, "<tool_call>", "</tool_call>");
+  scan.add(draftFromValue({ name, arguments: item.value }), "hermes", p, item.end, block);
+  return block.end;
 }
 
 function readParams(scan: Scan, at: number, name: string, p: number): number {

@@ -8,6 +8,7 @@
 import { draftFromValue, isCallShaped, readJsonRun } from "../json_calls.ts";
 import type { Scan } from "../scan.ts";
 import type { AnchoredReader, Reader } from "../reader.ts";
+import { widen } from "../markup.ts";
 import { skipSpace } from "../text.ts";
 
 const HEADER = /<function=([^>\n]{1,256})>/y;
@@ -27,12 +28,12 @@ export const functionary: Reader = {
     if (text[p] !== "{") return -1;
     const call = readObject(scan, p);
     if (!call) return -1;
-    let end = call.end;
-    const after = skipSpace(text, end);
-    if (text.startsWith("</function>", after)) end = after + "</function>".length;
+    const block = { start: at, end: call.end };
+    widen(text, block, "", "</function>");
+    widen(text, block, "<tool_call>", "</tool_call>"); // old Hermes 2 Pro: <tool_call><function=f>{…}
     const draft = draftFromValue({ name: head[1].trim(), arguments: call.value });
-    scan.add(draft, "functionary", p, call.end, { start: at, end });
-    return end;
+    scan.add(draft, "functionary", p, call.end, block);
+    return block.end;
   },
 };
 

@@ -53,7 +53,8 @@ function readJsonTag(scan: Scan, at: number, opening: string, spec: JsonTagSpec)
     return -1;
   }
   if (text[p] !== "{" && text[p] !== "[") {
-    if (spec.strength === "soft" || !body.closed) return -1; // prose that mentions the tag
+    // Prose that mentions the tag, or other markup inside it (`<tool_call><function=f>{…}`) for its reader.
+    if (spec.strength === "soft" || !body.closed || text[p] === "<") return -1;
     scan.unreadable(spec.format, at, `the text after ${opening} is not JSON`);
     return body.blockEnd;
   }

@@ -18,7 +18,7 @@
  * @module
  */
 import type { CallDraft, Scan } from "../scan.ts";
-import { bodyOf } from "../markup.ts";
+import { bodyOf, widen } from "../markup.ts";
 import type { Reader } from "../reader.ts";
 import { boundedIndexOf, defineOwn, skipSpace, trimOneNewline } from "../text.ts";
 import type { ExtractFormat } from "../types.ts";
@@ -62,11 +62,10 @@ function readBare(scan: Scan, at: number): number {
   if (isJsonBody(text, at)) return -1;
   const fn = readFunction(scan, at, text.length);
   if (!fn) return -1;
-  let end = fn.end;
-  const after = skipSpace(text, end);
-  if (text.startsWith("</tool_call>", after)) end = after + "</tool_call>".length; // the opening tag was dropped
-  scan.add(fn.draft, "qwen_xml", at, fn.end, { start: at, end });
-  return end;
+  const block = { start: at, end: fn.end };
+  widen(text, block, "", "</tool_call>"); // the opening tag was dropped
+  scan.add(fn.draft, "qwen_xml", at, fn.end, block);
+  return block.end;
 }
 
 /** Whether the `<function=NAME>` at `at` is followed by JSON (Functionary) rather than parameters. */
