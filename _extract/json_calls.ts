@@ -8,6 +8,7 @@ import { isRecord } from "../_common/values.ts";
 import { parseJsonSafe } from "../_common/json.ts";
 import type { CallDraft, Scan } from "./scan.ts";
 import { scanValueEnd, skipSpace } from "./text.ts";
+import { FAIL, LiteralReader, PYTHON } from "./literal.ts";
 import type { ExtractFormat } from "./types.ts";
 
 /** Keys that name the tool, in the order they are looked at. */
@@ -56,7 +57,7 @@ export function readJsonRun(text: string, start: number, end: number): JsonRun {
       error = "the JSON object does not close";
       break;
     }
-    const parsed = parseLenient(text.slice(pos, e));
+    const parsed = parseLoose(text.slice(pos, e));
     if (parsed.ok) {
       items.push({ value: parsed.value, start: pos, end: e });
       next = e;
@@ -100,6 +101,19 @@ export function parseLenient(raw: string): { ok: true; value: unknown } | { ok: 
   }
   const second = parseJsonSafe(out + raw.slice(run));
   return second.ok ? second : first;
+}
+
+/**
+ * {@link parseLenient}, and then the text read as a Python literal (single quotes, `True`/`None`, trailing
+ * commas), which small models write where JSON belongs. Only a value that uses up the whole text counts.
+ */
+export function parseLoose(raw: string): { ok: true; value: unknown } | { ok: false; error: string } {
+  const json = parseLenient(raw);
+  if (json.ok) return json;
+  const reader = new LiteralReader(raw, 0, raw.length, PYTHON);
+  const value = reader.value();
+  reader.space();
+  return value !== FAIL && reader.pos === raw.length ? { ok: true, value } : json;
 }
 
 function hasControl(raw: string): boolean {

@@ -40,7 +40,7 @@ const SHAPE_TAILS = [/\[\s*(?:[A-Za-z_][\w.-]*\s*)?$/, /\{\s*(?:"[a-z_]*"?\s*)?$
  * assert.equal(callMayStart("Let me check. <tool_ca"), 14); // a marker cut off by the end
  * assert.equal(callMayStart("Let me check. <tool_call>"), 14); // its body has not arrived
  * assert.equal(callMayStart("I would use <tool_call> tags for that."), -1); // prose
- * assert.equal(callMayStart("<think>maybe <tool_call>{}</tool_call></think>Hello"), -1); // reasoning
+ * assert.equal(callMayStart("<think>maybe <tool_call>{}</tool_call></think>Hello there."), -1); // reasoning
  * ```
  */
 export function callMayStart(text: string, from = 0, options: ExtractOptions = {}): number {

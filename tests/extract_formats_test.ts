@@ -102,6 +102,15 @@ test("extractToolCalls: raw line breaks inside JSON strings are read, as json.lo
   assert.deepEqual(got(text), [{ name: "write", arguments: { body: "line 1\nline 2" } }]);
 });
 
+test("extractToolCalls: JSON written Python-style (single quotes, True/None, trailing commas) is read", () => {
+  assert.deepEqual(got("<tool_call>{'name': 'py', 'arguments': {'a': True, 'b': None,},}</tool_call>"), [
+    { name: "py", arguments: { a: true, b: null } },
+  ]);
+  assert.deepEqual(got('<tool_call>{"name": "tc", "arguments": {"a": 1,}}</tool_call>'), [
+    { name: "tc", arguments: { a: 1 } },
+  ]);
+});
+
 test("extractToolCalls: broken JSON after a closed strong tag is a named call with an error, never nameless", () => {
   const named = extractToolCallsDetailed('<TOOLCALL>{"name": "fix", "arguments": {oops}</TOOLCALL>');
   assert.equal(named.calls[0].name, "fix");
@@ -258,6 +267,13 @@ test("extractToolCalls: harmony headers: recipient before or after the channel, 
   const b = '<|start|>assistant to=browser.search<|channel|>commentary json<|message|>{"query": "x"}<|call|>';
   assert.deepEqual(got(b), [{ name: "browser.search", arguments: { query: "x" } }]);
   assert.deepEqual(got("Set the timeout to=30 seconds."), []);
+});
+
+test("extractToolCalls: a harmony message addressed to the assistant (a tool's reply) is not a call", () => {
+  assert.deepEqual(
+    got('<|start|>functions.f to=assistant<|channel|>commentary<|message|>{"t": 1}<|end|>'),
+    [],
+  );
 });
 
 test("extractToolCalls: harmony analysis without a recipient is reasoning; a call quoted there is not a call", () => {

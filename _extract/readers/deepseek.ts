@@ -97,7 +97,7 @@ function readCall(
   const text = scan.text;
   const step = skipSpace(text, sep ? sep.end : from);
   if (text.startsWith("<steptml:invoke", step)) {
-    const one = readInvoke(scan, step, limit, { prefix: "steptml:" });
+    const one = readInvoke(scan, step, limit, { prefix: "steptml:", trimValues: true });
     return one && { ...one, format: "step3" };
   }
   if (!sep) return undefined;

@@ -11,7 +11,7 @@ import type { AnchoredReader, Reader } from "../reader.ts";
 import { widen } from "../markup.ts";
 import { skipSpace } from "../text.ts";
 
-const HEADER = /<function=([^>\n]{1,256})>/y;
+const HEADER = /<function=([^>\n]{1,128})>/y;
 const RECIPIENT = /([A-Za-z_][\w.-]{0,127})[ \t]*\r?\n/y;
 
 /** Functionary `<function=NAME>{…}</function>` and `>>>NAME\n{…}`. */

@@ -20,6 +20,7 @@ import { isSpace, skipSpace, trimEnd } from "../text.ts";
 const RECIPIENT = /to=([^\s<]{1,128})/y;
 const HEADER_REST = /(?:\s*(?:<\|channel\|>\s*\w+|<\|constrain\|>\s*\w+|json|code))*\s*<\|message\|>/y;
 const ENDS = ["<|call|>", "<|end|>", "<|return|>", "<|start|>", "<|eom|>", "<|eot|>"];
+const NOT_TOOLS = new Set(["assistant", "user", "all", "self", "system", "developer"]);
 const CONSUMED_ENDS = new Set(["<|call|>", "<|end|>", "<|return|>", "<|eom|>", "<|eot|>"]);
 
 /** Harmony recipient headers. */
@@ -51,6 +52,7 @@ export const harmony: Reader = {
     const p = skipSpace(text, bodyStart);
     if (p < bodyEnd && text[p] === "<") return -1; // other markup carries the call
     const name = r[1].replace(/^functions\./, "");
+    if (NOT_TOOLS.has(name)) return -1; // a message to a person (or a tool's reply), not a call
     const block = {
       start: headerStart(text, at),
       end: CONSUMED_ENDS.has(endToken) ? bodyEnd + endToken.length : bodyEnd,

@@ -35,7 +35,12 @@ interface Wrapper {
   format: ExtractFormat;
   /** A parameter without a `string` attribute is text (GigaChat 3.5); otherwise the schema decides. */
   stringByDefault?: boolean;
+  /** Values are trimmed of all surrounding white space (Step3), not just one framing line break. */
+  trimValues?: boolean;
 }
+
+/** The element prefix and value conventions of one invoke grammar. */
+export type InvokeSyntax = Pick<Wrapper, "prefix" | "stringByDefault" | "trimValues">;
 
 const WRAPPERS: readonly Wrapper[] = [
   { open: "<minimax:tool_call>", close: "</minimax:tool_call>", prefix: "", format: "minimax" },
@@ -63,7 +68,7 @@ const WRAPPERS: readonly Wrapper[] = [
   { open: "<function_calls>", close: "</function_calls>", prefix: "", format: "invoke_xml" },
 ];
 const BARE: readonly Wrapper[] = [
-  { open: "<steptml:invoke", close: "", prefix: "steptml:", format: "step3" },
+  { open: "<steptml:invoke", close: "", prefix: "steptml:", format: "step3", trimValues: true },
   { open: "<invoke name=", close: "", prefix: "", format: "invoke_xml" },
 ];
 const BY_OPEN = new Map<string, Wrapper>([...WRAPPERS, ...BARE].map((w) => [w.open, w]));
@@ -123,7 +128,7 @@ export function readInvoke(
   scan: Scan,
   at: number,
   limit: number,
-  syntax: { prefix: string; stringByDefault?: boolean },
+  syntax: InvokeSyntax,
 ): { draft: CallDraft; end: number } | undefined {
   const text = scan.text;
   const prefix = syntax.prefix;
@@ -157,7 +162,7 @@ function readParameters(
   tool: string,
   from: number,
   limit: number,
-  syntax: { prefix: string; stringByDefault?: boolean },
+  syntax: InvokeSyntax,
 ): Record<string, unknown> {
   const text = scan.text;
   const prefix = syntax.prefix;
@@ -191,18 +196,24 @@ function readParameters(
     let valueEnd = scan.find(close, valueStart);
     if (valueEnd < 0 || valueEnd > limit) valueEnd = limit;
     const raw = text.slice(valueStart, valueEnd).split(MINIMAX_SEPARATOR).join("");
-    defineOwn(args, key, valueOf(scan, tool, key, raw, kind));
+    defineOwn(args, key, valueOf(scan, { tool, key, raw, kind, trim: syntax.trimValues }));
     pos = skipFiller(text, Math.min(limit, valueEnd + close.length), limit);
   }
   return args;
 }
 
-/** A parameter's value: DSML's `string` attribute decides when present, else the declared schema. */
-function valueOf(scan: Scan, tool: string, key: string, raw: string, kind: string | undefined): unknown {
-  if (kind === "true") return raw;
-  if (kind === "false") {
-    const parsed = parseJsonSafe(raw.trim());
+/**
+ * A parameter's value: DSML's `string` attribute decides when present (`true`: the text exactly as written),
+ * else the declared schema reads the text without its framing line breaks (or all surrounding space).
+ */
+function valueOf(
+  scan: Scan,
+  v: { tool: string; key: string; raw: string; kind: string | undefined; trim?: boolean },
+): unknown {
+  if (v.kind === "true") return v.raw;
+  if (v.kind === "false") {
+    const parsed = parseJsonSafe(v.raw.trim());
     if (parsed.ok) return parsed.value;
   }
-  return scan.typer.text(tool, key, trimOneNewline(raw));
+  return scan.typer.text(v.tool, v.key, v.trim ? v.raw.trim() : trimOneNewline(v.raw));
 }

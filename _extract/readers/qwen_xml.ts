@@ -24,7 +24,7 @@ import { boundedIndexOf, defineOwn, skipSpace, trimOneNewline } from "../text.ts
 import type { ExtractFormat } from "../types.ts";
 
 const FUNCTION = "<function=";
-const HEADER = /<function=([^>\n]{1,256})>/y;
+const HEADER = /<function=([^>\n]{1,128})>/y;
 const PARAM = "<parameter=";
 const WRAPPERS: Record<string, { close: string; format: ExtractFormat }> = {
   "<tool_call>": { close: "</tool_call>", format: "qwen_xml" },
