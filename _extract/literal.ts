@@ -162,7 +162,10 @@ export class LiteralReader {
   #raw(token: string): unknown {
     const start = this.pos + token.length;
     const close = this.text.indexOf(token, start);
-    if (close < 0 || close + token.length > this.limit) return FAIL;
+    if (close < 0 || close + token.length > this.limit) {
+      this.pos = this.limit; // ran out: the string is still open
+      return FAIL;
+    }
     this.pos = close + token.length;
     return this.text.slice(start, close);
   }
@@ -188,6 +191,7 @@ export class LiteralReader {
       }
       i++;
     }
+    this.pos = this.limit; // ran out: the string is still open
     return FAIL;
   }
 

@@ -30,5 +30,5 @@ export interface AnchoredReader {
   /** The reader's name. */
   readonly name: string;
   /** Reads at `at`, the first character of the answer; returns the index past what it consumed, or `-1`. */
-  read(scan: Scan, at: number): number;
+  read(scan: Scan, at: number, opening?: string): number;
 }

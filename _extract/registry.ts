@@ -40,6 +40,9 @@ const softHermes = (tag: string) =>
     strength: "soft",
   });
 
+/** How many code units after a marker the readers need before their "not mine" is final (for `callMayStart`). */
+const DECIDE_WINDOW = 64;
+
 /** The readers, in the order they are tried where their openings coincide. */
 export const READERS: readonly Reader[] = [
   qwenXml, // <tool_call><function=…  <seed:tool_call>  <function=NAME><parameter=…
@@ -165,7 +168,7 @@ export function runReaders(scan: Scan, reasoning: Reasoning): void {
   let from = 0; // everything before this index has been read
   const start = reasoning.contentStart;
   for (const r of start < text.length ? ANCHORED : []) {
-    const end = r.read(scan, start);
+    const end = readAt(scan, r, start, "");
     if (end > start) {
       from = end;
       break;
@@ -192,17 +195,27 @@ function tryReaders(scan: Scan, at: number, opening: string): number {
   const literal = BY_MARKER.get(opening);
   if (literal) {
     for (const r of literal) {
-      const end = r.read(scan, at, opening);
+      const end = readAt(scan, r, at, opening);
       if (end > at) return end;
     }
+    // Declined this close to the end, the body may just not have arrived yet (`<tool_call>\n<`).
+    if (scan.text.length - at <= opening.length + DECIDE_WINDOW) scan.ranOut(at);
     return -1;
   }
   for (const r of SHAPED) {
     const re = r.shape!;
     re.lastIndex = at;
     if (!re.test(scan.text)) continue;
-    const end = r.read(scan, at, opening);
+    const end = readAt(scan, r, at, opening);
     if (end > at) return end;
   }
   return -1;
+}
+
+/** `r.read`, with any markup that ran out of text inside it counted from `at`, where the markup begins. */
+function readAt(scan: Scan, r: Reader | AnchoredReader, at: number, opening: string): number {
+  const before = scan.ranOutAt;
+  const end = r.read(scan, at, opening);
+  if (scan.ranOutAt < before && scan.ranOutAt > at) scan.ranOutAt = Math.max(at, scan.ranOutFrom);
+  return end;
 }

@@ -594,7 +594,11 @@ test("callMayStart: holds from a call, from cut-off markup, from a partial marke
   assert.equal(callMayStart('Hi <tool_call>{"name": "a", "arguments": {}}</tool_call> bye'), 3);
   assert.equal(callMayStart("Hi [TOOL_CA"), 3);
   assert.equal(callMayStart("Look at [get_wea"), 8);
-  assert.equal(callMayStart("Use <tool_call> tags for that."), -1);
+  // A marker in prose is released once enough text follows it to be sure (a few dozen characters).
+  assert.equal(
+    callMayStart("Use <tool_call> tags for that, and put the JSON object on one line so it parses."),
+    -1,
+  );
   assert.equal(callMayStart("```python\nx = [f(a=1)]\n```\nDone."), -1);
   assert.equal(callMayStart('{"answer": 4'), 0); // a bare JSON answer could still be a call
   assert.equal(callMayStart('{"answer": 4} fine'), -1);
@@ -611,6 +615,36 @@ test("callMayStart: a prefix that grows into a call is held from the marker at e
   for (let n = at + 1; n <= full.length; n++) {
     const hold = callMayStart(full.slice(0, n));
     assert.ok(hold !== -1 && hold <= at, `prefix of ${n}: ${hold}`);
+  }
+});
+
+test("callMayStart: every prefix of a call in any family is held from the call's markup", () => {
+  const s = "]<]minimax[>[";
+  const samples = [
+    'Ok. <tool_call>{"name": "w", "arguments": {"c": 1}}</tool_call>',
+    "Ok. <tool_call>\n<function=w>\n<parameter=c>\n1\n</parameter>\n</function>\n</tool_call>",
+    "Ok. <tool_call>w<arg_key>c</arg_key><arg_value>1</arg_value></tool_call>",
+    'Ok. [TOOL_CALLS]w[ARGS]{"c": 1}',
+    'Ok. [TOOL_CALLS][{"name": "w", "arguments": {"c": 1}}]',
+    'Ok. <|channel|>commentary to=functions.w <|constrain|>json<|message|>{"c": 1}<|call|>',
+    'Ok. <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>w<｜tool▁sep｜>{"c": 1}<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+    'Ok. <|tool_calls_section_begin|><|tool_call_begin|>functions.w:0<|tool_call_argument_begin|>{"c": 1}<|tool_call_end|>',
+    'Ok. <|tool_call>call:w{c:<|"|>1<|"|>}<tool_call|>',
+    "Ok. [w(c=1), v(d='x')] done",
+    '{"name": "w", "parameters": {"c": 1}}',
+    'Ok. <minimax:tool_call><invoke name="w"><parameter name="c">1</parameter></invoke></minimax:tool_call>',
+    `Ok. ${s}<tool_call>${s}<invoke name="w">${s}<c>1${s}</c>${s}</invoke>${s}</tool_call>`,
+    "Ok. <|tool_call_start|>[w(c=1)]<|tool_call_end|>",
+    'Ok. ```json\n{"name": "w", "arguments": {"c": 1}}\n```',
+    'Ok. <|python_tag|>{"name": "w", "parameters": {"c": 1}}',
+  ];
+  for (const full of samples) {
+    const [call] = extractToolCalls(full);
+    assert.ok(call, full);
+    for (let n = call.block.start + 1; n <= full.length; n++) {
+      const hold = callMayStart(full.slice(0, n));
+      assert.ok(hold !== -1 && hold <= call.block.start, `${JSON.stringify(full.slice(0, n))}: ${hold}`);
+    }
   }
 });
 

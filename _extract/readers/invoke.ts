@@ -76,10 +76,15 @@ const BY_OPEN = new Map<string, Wrapper>([...WRAPPERS, ...BARE].map((w) => [w.op
 /** Invoke-element calls (MiniMax, DSML, Glimmer, Step3). */
 export const invoke: Reader = {
   name: "invoke",
-  markers: [...BY_OPEN.keys()],
+  markers: [...BY_OPEN.keys(), MINIMAX_SEPARATOR],
   read(scan, at, opening) {
-    const w = BY_OPEN.get(opening)!;
     const text = scan.text;
+    if (opening === MINIMAX_SEPARATOR) {
+      // MiniMax M3 writes the separator before its <tool_call> too; the call's markup starts here.
+      const next = at + MINIMAX_SEPARATOR.length;
+      return text.startsWith("<tool_call>", next) ? invoke.read(scan, next, "<tool_call>") : -1;
+    }
+    const w = BY_OPEN.get(opening)!;
     if (w.close === "") {
       const one = readInvoke(scan, at, text.length, w);
       if (!one) return -1;

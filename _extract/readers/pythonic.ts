@@ -32,10 +32,16 @@ function readCalls(
   pos: number,
   limit: number,
   options: { brackets: "required" | "optional" },
-): { calls: Drafted[]; end: number } | { error: string; name: string; at: number } {
+): { calls: Drafted[]; end: number } | { error: string; name: string; at: number; cutOff: boolean } {
   const reader = new LiteralReader(text, pos, limit, PYTHON);
   const bracketed = reader.eat("[");
-  if (!bracketed && options.brackets === "required") return { error: "no list", name: "", at: pos };
+  const fail = (error: string, name: string, at: number) => ({
+    error,
+    name,
+    at,
+    cutOff: reader.pos >= limit,
+  });
+  if (!bracketed && options.brackets === "required") return fail("no list", "", pos);
   const calls: Drafted[] = [];
   for (;;) {
     reader.space();
@@ -43,15 +49,15 @@ function readCalls(
     if (!bracketed && (reader.pos >= limit || !/[A-Za-z_]/.test(text[reader.pos]))) break;
     const start = reader.pos;
     const call = reader.call();
-    if ("error" in call) return { error: call.error, name: call.name, at: start };
+    if ("error" in call) return fail(call.error, call.name, start);
     calls.push({ name: call.name, args: call.args, start, end: reader.pos });
     if (
       !reader.eat(",") && !reader.eat(";") && bracketed && !text.startsWith("]", skipSpace(text, reader.pos))
     ) {
-      return { error: "expected , or ]", name: "", at: reader.pos };
+      return fail("expected , or ]", "", reader.pos);
     }
   }
-  if (calls.length === 0) return { error: "no call", name: "", at: pos };
+  if (calls.length === 0) return fail("no call", "", pos);
   return { calls, end: reader.pos };
 }
 
@@ -90,8 +96,7 @@ export const pythonicList: Reader = {
     const got = readCalls(text, at, limit, { brackets: "required" });
     scan.spend(("error" in got ? got.at : got.end) - at + 1);
     if ("error" in got) {
-      const cutOff = got.error === "the call is missing its closing parenthesis" || got.at >= limit;
-      if (cutOff && limit === text.length) scan.ranOut(at);
+      if (got.cutOff && limit === text.length) scan.ranOut(at);
       return -1;
     }
     return addCalls(scan, got.calls, "pythonic", { start: at, end: got.end }, true) > 0 ? got.end : -1;
