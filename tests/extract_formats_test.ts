@@ -447,6 +447,29 @@ test("extractToolCalls: Kimi K3 typed arguments, the json form, and attribute en
   ]);
 });
 
+test("extractToolCalls: a value cut off by the end of the text never becomes a call argument", () => {
+  // `rm -rf /tmp/build` cut to `rm -rf /` must not run: these are findings, not calls.
+  const cut = [
+    "<tool_call>\n<function=shell>\n<parameter=cmd>\nrm -rf /",
+    "<tool_call>shell\n<arg_key>cmd</arg_key>\n<arg_value>rm -rf /",
+    '<minimax:tool_call>\n<invoke name="shell">\n<parameter name="cmd">rm -rf /',
+    '<|open|>tools<|sep|><|open|>call tool="shell" index="1"<|sep|><|open|>argument key="cmd" type="string"<|sep|>rm -rf /',
+    '<|tool_calls_section_begin|><|tool_call_begin|>functions.shell:0<|tool_call_argument_begin|>{"cmd": "rm -rf /',
+    '<|tool_call>call:shell{cmd:<|"|>rm -rf /',
+    "[shell(cmd='rm -rf /",
+  ];
+  for (const text of cut) {
+    const r = extractToolCallsDetailed(text);
+    assert.deepEqual(r.calls, [], text);
+  }
+  // Only the outer closing tag missing, every value complete: a call, flagged.
+  const outer = extractToolCalls("<tool_call>shell\n<arg_key>cmd</arg_key>\n<arg_value>ls</arg_value>\n");
+  assert.deepEqual([outer[0].name, outer[0].arguments], ["shell", { cmd: "ls" }]);
+  assert.match(outer[0].error ?? "", /not closed/);
+  const qwen = extractToolCalls("<tool_call>\n<function=shell>\n<parameter=cmd>\nls\n</parameter>\n");
+  assert.deepEqual([qwen[0].name, qwen[0].arguments], ["shell", { cmd: "ls" }]);
+});
+
 // ---------------------------------------------------------------------------------------------------------
 // Python and custom literals
 // ---------------------------------------------------------------------------------------------------------

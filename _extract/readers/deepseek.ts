@@ -98,7 +98,7 @@ function readCall(
   const step = skipSpace(text, sep ? sep.end : from);
   if (text.startsWith("<steptml:invoke", step)) {
     const one = readInvoke(scan, step, limit, { prefix: "steptml:", trimValues: true });
-    return one && { ...one, format: "step3" };
+    return one && !one.cutOff ? { draft: one.draft, end: one.end, format: "step3" } : undefined;
   }
   if (!sep) return undefined;
   const afterSep = skipSpace(text, sep.end);

@@ -44,12 +44,17 @@ export const glm: Reader = {
     }
     if (!text.startsWith("<arg_key>", q)) return -1;
     const args = readPairs(scan, m[0], q, body.end);
+    if (!body.closed) scan.ranOut(at);
+    if (args.cutOff) {
+      // Running the call would use a truncated value (or miss the arguments still to come).
+      scan.unreadable("glm", at, `the call to "${m[0]}" is cut off by the end of the text`);
+      return block.end;
+    }
     const draft = body.closed ? { name: m[0], arguments: args.values } : {
       name: m[0],
       arguments: args.values,
       error: "the <tool_call> block is not closed",
     };
-    if (!body.closed) scan.ranOut(at);
     scan.add(draft, "glm", p, args.end, block);
     return block.end;
   },
@@ -59,10 +64,12 @@ export const glm: Reader = {
 function readPairs(scan: Scan, tool: string, pos: number, limit: number): {
   values: Record<string, unknown>;
   end: number;
+  cutOff: boolean;
 } {
   const text = scan.text;
   const values: Record<string, unknown> = {};
   let end = pos;
+  let open = false; // the last value read has no closing tag
   while (text.startsWith("<arg_key>", pos)) {
     const keyEnd = scan.find("</arg_key>", pos);
     if (keyEnd < 0 || keyEnd > limit) break;
@@ -75,7 +82,12 @@ function readPairs(scan: Scan, tool: string, pos: number, limit: number): {
     const raw = trimOneNewline(text.slice(v + "<arg_value>".length, valueEnd));
     defineOwn(values, key, scan.typer.text(tool, key, raw));
     end = closed ? valueEnd + "</arg_value>".length : valueEnd;
+    open = !closed;
     pos = skipSpace(text, end);
   }
-  return { values, end };
+  // At the end of the text, a value without its closing tag or a pair begun and not finished is cut off.
+  const rest = text.slice(pos, limit);
+  const partialPair = rest.startsWith("<arg_") || (rest !== "" && "<arg_key>".startsWith(rest));
+  const cutOff = limit === text.length && (open || partialPair);
+  return { values, end, cutOff };
 }

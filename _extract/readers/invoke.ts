@@ -88,6 +88,7 @@ export const invoke: Reader = {
     if (w.close === "") {
       const one = readInvoke(scan, at, text.length, w);
       if (!one) return -1;
+      if (one.cutOff) return cutOff(scan, w.format, at, one.draft.name);
       scan.add(one.draft, w.format, at, one.end, { start: at, end: one.end });
       return one.end;
     }
@@ -102,6 +103,10 @@ export const invoke: Reader = {
     while (text.startsWith(`<${w.prefix}invoke`, pos)) {
       const one = readInvoke(scan, pos, body.end, w);
       if (!one) break;
+      if (one.cutOff) {
+        cutOff(scan, w.format, pos, one.draft.name);
+        break;
+      }
       if (!body.closed) one.draft.error ??= `the ${opening} block is not closed`;
       scan.add(one.draft, w.format, pos, one.end, block);
       pos = skipFiller(text, one.end, body.end);
@@ -109,6 +114,12 @@ export const invoke: Reader = {
     return block.end;
   },
 };
+
+/** Reports a call cut off by the end of the text (running it would use truncated values); returns the end. */
+function cutOff(scan: Scan, format: ExtractFormat, at: number, name: string): number {
+  scan.unreadable(format, at, `the call to "${name}" is cut off by the end of the text`);
+  return scan.text.length;
+}
 
 /** White space and MiniMax separators from `pos`, up to `limit`. */
 function skipFiller(text: string, pos: number, limit: number): number {
@@ -134,7 +145,7 @@ export function readInvoke(
   at: number,
   limit: number,
   syntax: InvokeSyntax,
-): { draft: CallDraft; end: number } | undefined {
+): { draft: CallDraft; end: number; cutOff: boolean } | undefined {
   const text = scan.text;
   const prefix = syntax.prefix;
   const tagEnd = boundedIndexOf(text, ">", at, 512);
@@ -145,7 +156,7 @@ export function readInvoke(
   const tag = text.slice(at + prefix.length + "<invoke".length, tagEnd);
   const name = attribute(tag, "name");
   if (!name) return undefined;
-  if (tag.trimEnd().endsWith("/")) return { draft: { name, arguments: {} }, end: tagEnd + 1 };
+  if (tag.trimEnd().endsWith("/")) return { draft: { name, arguments: {} }, end: tagEnd + 1, cutOff: false };
   const closeTag = `</${prefix}invoke>`;
   let close = scan.find(closeTag, tagEnd);
   const closed = close >= 0 && close <= limit;
@@ -155,10 +166,10 @@ export function readInvoke(
     if (next >= 0 && next < close) close = next;
     if (close === text.length) scan.ranOut(at);
   }
-  const args = readParameters(scan, name, tagEnd + 1, close, syntax);
+  const { args, cutOff } = readParameters(scan, name, tagEnd + 1, close, syntax);
   const draft: CallDraft = { name, arguments: args };
   if (!closed) draft.error = `the <${prefix}invoke> element is not closed`;
-  return { draft, end: closed ? close + closeTag.length : close };
+  return { draft, end: closed ? close + closeTag.length : close, cutOff: !closed && cutOff };
 }
 
 /** The arguments between an invoke's tags: `<PREFIXparameter name="K">V</…>` or MiniMax M3's `<K>V</K>`. */
@@ -168,11 +179,12 @@ function readParameters(
   from: number,
   limit: number,
   syntax: InvokeSyntax,
-): Record<string, unknown> {
+): { args: Record<string, unknown>; cutOff: boolean } {
   const text = scan.text;
   const prefix = syntax.prefix;
   const args: Record<string, unknown> = {};
-  const open = `<${prefix}parameter`;
+  let open = false; // the last value read has no closing tag
+  const opening = `<${prefix}parameter`;
   const closeTag = `</${prefix}parameter>`;
   let pos = skipFiller(text, from, limit);
   while (pos < limit && text[pos] === "<") {
@@ -180,10 +192,10 @@ function readParameters(
     let valueStart: number;
     let close: string;
     let kind: string | undefined;
-    if (text.startsWith(open, pos)) {
+    if (text.startsWith(opening, pos)) {
       const tagEnd = boundedIndexOf(text, ">", pos, 512);
       if (tagEnd < 0 || tagEnd >= limit) break;
-      const tag = text.slice(pos + open.length, tagEnd);
+      const tag = text.slice(pos + opening.length, tagEnd);
       key = attribute(tag, "name");
       kind = attribute(tag, "string") ?? (syntax.stringByDefault ? "true" : undefined);
       valueStart = tagEnd + 1;
@@ -199,12 +211,14 @@ function readParameters(
     }
     if (key === undefined) break;
     let valueEnd = scan.find(close, valueStart);
-    if (valueEnd < 0 || valueEnd > limit) valueEnd = limit;
+    open = valueEnd < 0 || valueEnd > limit;
+    if (open) valueEnd = limit;
     const raw = text.slice(valueStart, valueEnd).split(MINIMAX_SEPARATOR).join("");
     defineOwn(args, key, valueOf(scan, { tool, key, raw, kind, trim: syntax.trimValues }));
     pos = skipFiller(text, Math.min(limit, valueEnd + close.length), limit);
   }
-  return args;
+  // At the end of the text, a value without its closing tag or a tag begun and not finished is cut off.
+  return { args, cutOff: limit === text.length && (open || pos < limit) };
 }
 
 /**

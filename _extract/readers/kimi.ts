@@ -21,7 +21,7 @@
 import { parseJsonSafe } from "../../_common/json.ts";
 import { isRecord } from "../../_common/values.ts";
 import { draftFromValue, readJsonRun } from "../json_calls.ts";
-import type { Scan } from "../scan.ts";
+import type { CallDraft, Scan } from "../scan.ts";
 import { bodyOf } from "../markup.ts";
 import type { Reader } from "../reader.ts";
 import { decodeEntities, defineOwn, skipSpace } from "../text.ts";
@@ -75,6 +75,11 @@ function readK2Call(scan: Scan, at: number, limit: number, block: { start: numbe
   const closed = end >= 0 && end <= limit;
   if (!closed) end = limit;
   const run = readJsonRun(text, p, end);
+  if (run.items.length === 0 && !closed) {
+    scan.ranOut(at);
+    scan.unreadable("kimi_k2", at, `the call to "${name}" is cut off by the end of the text`);
+    return end;
+  }
   const draft = run.items.length > 0
     ? draftFromValue({ name, arguments: run.items[0].value })
     : { name, arguments: text.slice(p, end).trim(), error: "the arguments are not valid JSON" };
@@ -112,11 +117,12 @@ export const kimiK3: Reader = {
       let close = scan.find(K3_CALL_END, bodyStart);
       const closed = close >= 0 && close <= section.end;
       if (!closed) close = section.end;
-      const draft = { name, arguments: readK3Arguments(scan, name, bodyStart, close) } as {
-        name: string;
-        arguments: Record<string, unknown>;
-        error?: string;
-      };
+      const args = readK3Arguments(scan, name, bodyStart, close);
+      if (args.cutOff) {
+        scan.unreadable("kimi_k3", pos, `the call to "${name}" is cut off by the end of the text`);
+        break;
+      }
+      const draft: CallDraft = { name, arguments: args.values };
       if (!closed) draft.error = "the call is not closed";
       if (scan.add(draft, "kimi_k3", pos, closed ? close + K3_CALL_END.length : close, block)) n++;
       pos = skipSpace(text, closed ? close + K3_CALL_END.length : close);
@@ -127,9 +133,15 @@ export const kimiK3: Reader = {
   },
 };
 
-function readK3Arguments(scan: Scan, tool: string, from: number, limit: number): Record<string, unknown> {
+function readK3Arguments(
+  scan: Scan,
+  tool: string,
+  from: number,
+  limit: number,
+): { values: Record<string, unknown>; cutOff: boolean } {
   const text = scan.text;
   const args: Record<string, unknown> = {};
+  let open = false; // the last value read has no closing tag
   let pos = skipSpace(text, from);
   while (pos < limit) {
     K3_ARG.lastIndex = pos;
@@ -140,7 +152,8 @@ function readK3Arguments(scan: Scan, tool: string, from: number, limit: number):
     const closeTag = `<|close|>${kind}<|sep|>`;
     const valueStart = pos + m[0].length;
     let close = scan.find(closeTag, valueStart);
-    if (close < 0 || close > limit) close = limit;
+    open = close < 0 || close > limit;
+    if (open) close = limit;
     const raw = text.slice(valueStart, close);
     if (kind === "json") {
       const parsed = parseJsonSafe(raw.trim());
@@ -152,7 +165,8 @@ function readK3Arguments(scan: Scan, tool: string, from: number, limit: number):
     }
     pos = skipSpace(text, Math.min(limit, close + closeTag.length));
   }
-  return args;
+  // At the end of the text, a value without its closing tag or a tag begun and not finished is cut off.
+  return { values: args, cutOff: limit === text.length && (open || pos < limit) };
 }
 
 function k3Value(scan: Scan, tool: string, key: string, raw: string, type: string | undefined): unknown {

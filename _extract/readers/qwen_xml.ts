@@ -48,6 +48,10 @@ export const qwenXml: Reader = {
     while (text.startsWith(FUNCTION, pos) && pos < body.end) {
       const fn = readFunction(scan, pos, body.end);
       if (!fn) break;
+      if (fn.cutOff) {
+        scan.unreadable(format, pos, `the call to "${fn.draft.name}" is cut off by the end of the text`);
+        break;
+      }
       if (!body.closed) fn.draft.error ??= `the ${opening} block is not closed`;
       scan.add(fn.draft, format, pos, fn.end, block);
       pos = skipSpace(text, fn.end);
@@ -62,6 +66,10 @@ function readBare(scan: Scan, at: number): number {
   if (isJsonBody(text, at)) return -1;
   const fn = readFunction(scan, at, text.length);
   if (!fn) return -1;
+  if (fn.cutOff) {
+    scan.unreadable("qwen_xml", at, `the call to "${fn.draft.name}" is cut off by the end of the text`);
+    return text.length;
+  }
   const block = { start: at, end: fn.end };
   widen(text, block, "", "</tool_call>"); // the opening tag was dropped
   scan.add(fn.draft, "qwen_xml", at, fn.end, block);
@@ -76,7 +84,11 @@ function isJsonBody(text: string, at: number): boolean {
 }
 
 /** Reads `<function=NAME>` and its parameters up to `limit`; undefined when there is no header. */
-function readFunction(scan: Scan, at: number, limit: number): { draft: CallDraft; end: number } | undefined {
+function readFunction(
+  scan: Scan,
+  at: number,
+  limit: number,
+): { draft: CallDraft; end: number; cutOff: boolean } | undefined {
   const text = scan.text;
   HEADER.lastIndex = at;
   const head = HEADER.exec(text);
@@ -97,6 +109,7 @@ function readFunction(scan: Scan, at: number, limit: number): { draft: CallDraft
   const args: Record<string, unknown> = {};
   let pos = from;
   let count = 0;
+  let lastClosed = false; // whether the last value read ended at its own closing tag (or the next one's start)
   while (pos < fnEnd) {
     const p = scan.find(PARAM, pos);
     if (p < 0 || p >= fnEnd) break;
@@ -110,15 +123,19 @@ function readFunction(scan: Scan, at: number, limit: number): { draft: CallDraft
     const value = trimOneNewline(text.slice(keyEnd + 1, valueEnd));
     defineOwn(args, key, scan.typer.text(name, key, value));
     count++;
-    pos = text.startsWith("</parameter>", valueEnd) ? valueEnd + "</parameter>".length : valueEnd;
+    const valueClosed = text.startsWith("</parameter>", valueEnd);
+    pos = valueClosed ? valueEnd + "</parameter>".length : valueEnd;
+    lastClosed = valueClosed || valueEnd === nextParam;
   }
+  // A value that runs into the end of the text is cut off: running the call would use a truncated value.
+  const cutOff = !closed && fnEnd === text.length && (count === 0 || !lastClosed);
   const end = closed ? close + "</function>".length : fnEnd;
   const draft: CallDraft = { name, arguments: args };
   if (!closed) {
     draft.error = "the <function=...> block is not closed";
     if (count === 0) draft.arguments = text.slice(at, end);
   }
-  return { draft, end };
+  return { draft, end, cutOff };
 }
 
 function unquote(s: string): string {
