@@ -19,7 +19,8 @@
  * closed reasoning block (`<think>…</think>`, `[THINK]…[/THINK]`, harmony analysis) are not calls; calls in
  * a block that never closes are returned, with a finding (the text may have been cut off, and a client that
  * does not understand reasoning would run them). Markup that cannot be read never comes back as a nameless
- * call: `extractToolCallsDetailed` reports it as a finding with the format and offset. Given the request's
+ * call: `extractToolCallsDetailed` reports it as a finding with the format and offset; so does a call whose
+ * arguments the end of the text cut off (a truncated value must never run). Given the request's
  * `tools`, values written as text are typed by the declared schema, and call-shaped text without a marker
  * (bare JSON, a Python list) counts only when it names a declared tool; without them, text that is exactly a
  * JSON literal is read as one and other text stays text. `callMayStart` and `CALL_START_MARKERS` serve a

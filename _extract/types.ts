@@ -105,7 +105,10 @@ export interface ExtractedToolCall {
 
 /** What a finding is about. */
 export type ExtractFindingCode =
-  /** Markup of a known format whose body could not be read as a call (no name could be recovered). */
+  /**
+   * Markup of a known format whose body could not be read as a call (no name could be recovered), or a call
+   * whose arguments are cut off by the end of the text.
+   */
   | "unreadable_call"
   /** A call was read inside a reasoning block that never closed (it is returned; see the module doc). */
   | "call_in_unclosed_reasoning"
