@@ -75,19 +75,19 @@ export function extractToolCallsDetailed(text: string, options: ExtractOptions =
 }
 
 /**
- * Runs every reader over `text`; the scan also says where markup ran out of text (for `callMayStart`), from
- * `ranOutFrom` on.
+ * Runs every reader over `text` from `from` on (markup that starts earlier is not read, except a call where
+ * the answer begins); the scan also says where markup ran out of text (for `callMayStart`).
  */
 export function scanText(
   text: string,
   options: ExtractOptions = {},
-  ranOutFrom = 0,
+  from = 0,
 ): { result: ExtractResult; scan: Scan } {
   const scan = new Scan(text, new Typer(options.tools));
-  scan.ranOutFrom = ranOutFrom;
+  scan.ranOutFrom = from;
   try {
     const reasoning = findReasoning(text);
-    runReaders(scan, reasoning);
+    runReaders(scan, reasoning, from);
     scan.calls.sort((a, b) => a.start - b.start);
     if (reasoning.unclosedAt >= 0) {
       for (const c of scan.calls) {

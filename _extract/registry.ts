@@ -162,15 +162,18 @@ export function readersFor(opening: string): readonly Reader[] {
   });
 }
 
-/** Runs the anchored readers and then the scan over `scan.text`, skipping closed reasoning. */
-export function runReaders(scan: Scan, reasoning: Reasoning): void {
+/**
+ * Runs the anchored readers and then the scan over `scan.text` from `start` on, skipping closed reasoning.
+ * A `start` past 0 (a streaming watcher's release point) must not fall inside markup that began earlier.
+ */
+export function runReaders(scan: Scan, reasoning: Reasoning, start = 0): void {
   const text = scan.text;
-  let from = 0; // everything before this index has been read
-  const start = reasoning.contentStart;
-  for (const r of start < text.length ? ANCHORED : []) {
-    const end = readAt(scan, r, start, "");
-    if (end > start) {
-      from = end;
+  let from = start; // everything before this index has been read (or is not asked about)
+  const answer = reasoning.contentStart;
+  for (const r of answer < text.length ? ANCHORED : []) {
+    const end = readAt(scan, r, answer, "");
+    if (end > answer) {
+      from = Math.max(from, end);
       break;
     }
   }

@@ -20,7 +20,7 @@ export type ExtractFormat =
   | "llama_python"
   /** Mistral `[TOOL_CALLS]`: a JSON array, `NAME[ARGS]{…}` or `NAME{…}`. */
   | "mistral"
-  /** A fenced ```` ```json ```` block holding a call object or an array of them. */
+  /** A fenced `json` code block holding a call object or an array of them. */
   | "fenced_json"
   /** A message (after any reasoning) that is a call object or an array of them, with prose after it. */
   | "bare_json"

@@ -24,9 +24,13 @@ const SHAPE_TAILS = [/\[\s*(?:[A-Za-z_][\w.-]*\s*)?$/, /\{\s*(?:"[a-z_]*"?\s*)?$
  * call that is already readable, at markup that ran out of text before it could be decided (a `<tool_call>`
  * whose body has not arrived, a bare `{` that has not closed), and at the start of a marker or shape cut off
  * by the end of the text (`<tool_ca`). Markup inside closed reasoning, and markup already decided not to be
- * a call (prose that mentions `<tool_call>`, a fence of Python code), do not hold text.
+ * a call (prose that mentions `<tool_call>`, once a few dozen characters follow it; a fence of Python code)
+ * do not hold text.
  *
- * Linear in the length of `text`; a watcher calls it with the whole text received so far.
+ * A watcher calls it with the whole text received so far and its release point as `from` (never a point
+ * inside markup it is holding). The cost is linear: a fast pass over the whole text for reasoning, then the
+ * readers from `from` on. While it holds a long call, a watcher need not ask on every chunk: asking again
+ * once the held text has grown by half keeps the total work linear in the length of the message.
  *
  * @param text The message text received so far.
  * @param from Where to start looking (the watcher's release point); default 0.
@@ -39,7 +43,8 @@ const SHAPE_TAILS = [/\[\s*(?:[A-Za-z_][\w.-]*\s*)?$/, /\{\s*(?:"[a-z_]*"?\s*)?$
  * import assert from "node:assert/strict";
  * assert.equal(callMayStart("Let me check. <tool_ca"), 14); // a marker cut off by the end
  * assert.equal(callMayStart("Let me check. <tool_call>"), 14); // its body has not arrived
- * assert.equal(callMayStart("I would use <tool_call> tags for that."), -1); // prose
+ * const prose = "I would use <tool_call> tags for that, with the JSON object of the call written inside them.";
+ * assert.equal(callMayStart(prose), -1); // prose: decided once a few dozen characters follow the marker
  * assert.equal(callMayStart("<think>maybe <tool_call>{}</tool_call></think>Hello there."), -1); // reasoning
  * ```
  */

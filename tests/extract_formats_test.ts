@@ -629,7 +629,6 @@ test("callMayStart: holds from a call, from cut-off markup, from a partial marke
   const two = 'A <tool_call>{"name": "a", "arguments": {}}</tool_call> B <tool_c';
   const afterFirst = two.indexOf(" B");
   assert.equal(callMayStart(two, afterFirst), two.lastIndexOf("<tool_c")); // from: what was released already
-  assert.equal(callMayStart(two, 5), 5); // inside the first call: hold from there
 });
 
 test("callMayStart: a prefix that grows into a call is held from the marker at every step", () => {

@@ -1,5 +1,5 @@
 /**
- * A fenced block ```` ```json ```` (or ```` ``` ````, `tool_call`, `tool_code`) holding a call object or an
+ * A fenced code block marked `json` (or unmarked, `tool_call`, `tool_code`) holding a call object or an
  * array of them, as small models write when told to answer with JSON (also Command R+ `Action:` blocks and
  * xLAM). JSON in a fence that is not shaped like a call is just JSON; a fence of another language is code and
  * is skipped whole, so nothing in it is read as a call.
