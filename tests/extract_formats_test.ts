@@ -714,24 +714,26 @@ test("extractToolCalls: never throws, spans point into the text, no call is name
   );
 });
 
-test("extractToolCalls: every marker repeated 30 000 times is read in linear time", () => {
-  const extra = [
-    '{"name":',
-    "[a(",
-    "[a(x='",
-    "<tool_call>{",
-    "<tool_call>a<arg_key>",
-    "<function=a>",
-    "call:",
-  ];
-  let total = 0;
-  for (const m of [...CALL_START_MARKERS, ...extra]) {
-    const t0 = performance.now();
-    extractToolCalls(m.repeat(30_000));
-    const ms = performance.now() - t0;
-    total += ms;
-    // Quadratic work on these inputs takes tens of seconds each; linear takes milliseconds.
-    assert.ok(ms < 2_000, `${JSON.stringify(m)} took ${ms} ms`);
-  }
-  assert.ok(total < 4_000, `all markers took ${total} ms`);
-});
+test(
+  "extractToolCalls: every marker repeated 30 000 times is read in linear time",
+  { timeout: 120_000 },
+  () => {
+    const extra = [
+      '{"name":',
+      "[a(",
+      "[a(x='",
+      "<tool_call>{",
+      "<tool_call>a<arg_key>",
+      "<function=a>",
+      "call:",
+    ];
+    for (const m of [...CALL_START_MARKERS, ...extra]) {
+      const t0 = performance.now();
+      extractToolCalls(m.repeat(30_000));
+      const ms = performance.now() - t0;
+      // Quadratic work on these inputs takes tens of seconds each; linear takes milliseconds, even on a machine
+      // shared with other jobs.
+      assert.ok(ms < 5_000, `${JSON.stringify(m)} took ${ms} ms`);
+    }
+  },
+);
