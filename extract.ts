@@ -6,7 +6,7 @@
  *
  * - JSON behind a marker: Hermes/Qwen `<tool_call>{…}</tool_call>`, Llama `<|python_tag|>{…}`, Mistral
  *   `[TOOL_CALLS][…]`, Granite `<|tool_call|>`, Phi-4 `functools[…]`, Nemotron `<TOOLCALL>`, Jamba
- *   `<tool_calls>`, InternLM, Command R7B `<|START_ACTION|>`, GigaChat, Apertus, fenced ```` ```json ````
+ *   `<tool_calls>`, InternLM, Command R7B `<|START_ACTION|>`, GigaChat, Apertus, fenced `json` code
  *   blocks and whole-message JSON;
  * - a name, then JSON: DeepSeek V3/R1/V3.1, Kimi K2, Functionary, Mistral `NAME[ARGS]{…}`, gpt-oss harmony;
  * - XML: Qwen3-Coder `<function=…><parameter=…>`, GLM `<arg_key>/<arg_value>`, MiniMax `<invoke>`, DeepSeek
