@@ -181,8 +181,15 @@ export type {
   StreamFinding,
   StreamFindingCode,
 } from "./gate.ts";
-export { extractToolCalls } from "./extract.ts";
-export type { ExtractedToolCall, ExtractFormat } from "./extract.ts";
+export { CALL_START_MARKERS, callMayStart, extractToolCalls, extractToolCallsDetailed } from "./extract.ts";
+export type {
+  ExtractedToolCall,
+  ExtractFinding,
+  ExtractFindingCode,
+  ExtractFormat,
+  ExtractOptions,
+  ExtractResult,
+} from "./extract.ts";
 
 // Logs and the failure report (log.ts, stats.ts)
 export { jsonlLog } from "./log.ts";
