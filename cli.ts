@@ -13,11 +13,13 @@
  * Exit status: 0 when the thing checked is fine, 1 when it failed or was rejected, 2 for usage errors.
  * It compiles to one executable: `deno task compile`, `deno task compile:bun`.
  *
- * @example
+ * @example Print the version
  * ```ts
+ * import assert from "node:assert/strict";
  * import { main } from "@toolguard/toolguard/cli";
+ *
  * const status = await main(["--version"]); // prints "toolguard 0.1.0" (the version in deno.json)
- * if (status !== 0) throw new Error("--version must exit 0");
+ * assert.equal(status, 0);
  * ```
  *
  * @module
@@ -95,6 +97,15 @@ function commandEntry(name: string | undefined): { main: Main; summary: string }
 
 /**
  * Runs the program with its arguments (without the executable and script) and returns the exit status.
+ *
+ * @example Exit statuses: 0 fine, 2 for a usage error
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { main } from "@toolguard/toolguard/cli";
+ *
+ * assert.equal(await main(["lint", "--help"]), 0);
+ * assert.equal(await main(["no-such-command"]), 2);
+ * ```
  *
  * @param args The command-line arguments, e.g. `["validate", "calls.json", "--tools", "tools.json"]`.
  * @returns 0 when the thing checked is fine, 1 when it is not, 2 for usage errors.

@@ -6,8 +6,9 @@
  * `items` contradict one another is described as a failure, never as an answer, so a buggy or forged
  * result cannot make the model report "found nothing".
  *
- * @example
+ * @example Tell the model what happened, in its provider's shape
  * ```ts
+ * import assert from "node:assert/strict";
  * import { describe, describeVerdict, toolResultMessage } from "@toolguard/toolguard/describe";
  * import type { CallVerdict, ToolResult } from "@toolguard/toolguard/types";
  *
@@ -15,15 +16,17 @@
  *   ok: true, kind: "empty", items: [], exitCode: 0, signal: null, detail: "",
  *   durationMs: 3, warnings: [], truncated: false, stderr: "",
  * };
- * console.log(describe(empty));
- * // Tool ran and returned zero items. That is a real answer: say "no results", not "the tool is broken".
+ * assert.equal(
+ *   describe(empty),
+ *   'Tool ran and returned zero items. That is a real answer: say "no results", not "the tool is broken".',
+ * );
  *
  * const failed: ToolResult = {
  *   ok: false, kind: "exit", items: null, exitCode: 2, signal: null, detail: "rg: bad regex",
  *   durationMs: 5, warnings: [], truncated: false, stderr: "rg: bad regex",
  * };
  * const message = toolResultMessage("anthropic", { result: failed, callId: "toolu_1" });
- * if (!message.is_error) throw new Error("a failure must be marked as an error");
+ * assert.equal(message.is_error, true); // a failure is marked as an error
  *
  * const call: CallVerdict = {
  *   index: 0, id: "call_1", name: "search", allowed: false,
@@ -32,8 +35,7 @@
  *     expected: "integer", received: '"ten"',
  *   }],
  * };
- * const feedback = describeVerdict(call);
- * if (!feedback.includes("expected integer")) throw new Error("feedback must say what was expected");
+ * assert.ok(describeVerdict(call).includes('at "limit": expected integer, received "ten".'));
  * ```
  *
  * @module

@@ -11,8 +11,9 @@
  * Writing never throws into the agent. A full disk, a closed stream or a closed log are counted
  * (`log.failed`) and reported to `onError`.
  *
- * @example
+ * @example Log a failed run, without its arguments
  * ```ts
+ * import assert from "node:assert/strict";
  * import { jsonlLog } from "@toolguard/toolguard/log";
  *
  * const lines: string[] = [];
@@ -26,11 +27,15 @@
  * await log.close();
  *
  * const line = JSON.parse(lines[0]);
- * console.log(line.event, line.tool, line.kind, line.exitCode); // result rg exit 2
- * console.log("args" in line); // false: argument values are only logged with includeArguments
+ * assert.equal(line.event, "result");
+ * assert.equal(line.tool, "rg");
+ * assert.equal(line.kind, "exit");
+ * assert.equal(line.exitCode, 2);
+ * assert.equal("args" in line, false); // argument values are only logged with includeArguments
+ * assert.equal(log.written, 1);
  * ```
  *
  * @module
  */
 export { jsonlLog } from "./_log/log.ts";
-export type { JsonlLog, JsonlLogOptions, LogLine, ResultLine, VerdictLine } from "./_log/log.ts";
+export type { JsonlLog, JsonlLogOptions, LogLine, McpLine, ResultLine, VerdictLine } from "./_log/log.ts";

@@ -6,17 +6,22 @@
  * once a group has more than a few hundred of them; at most `maxGroups` groups are kept). Malformed lines
  * are counted and their first line numbers reported; they never stop the report.
  *
- * @example
+ * @example Count runs, failures and malformed lines
  * ```ts
+ * import assert from "node:assert/strict";
  * import { createStats } from "@toolguard/toolguard/stats";
  *
  * const stats = createStats({ by: "tool" });
- * stats.addLine('{"ts":"2026-11-02T10:00:00.000Z","event":"result","tool":"rg","kind":"exit","ok":false,"durationMs":12}');
- * stats.addLine('{"ts":"2026-11-02T10:00:01.000Z","event":"result","tool":"rg","kind":"empty","ok":true,"durationMs":8}');
+ * const ts = "2026-11-02T10:00:00.000Z";
+ * stats.addLine(JSON.stringify({ ts, event: "result", tool: "rg", kind: "exit", ok: false, durationMs: 12 }));
+ * stats.addLine(JSON.stringify({ ts, event: "result", tool: "rg", kind: "empty", ok: true, durationMs: 8 }));
  * stats.addLine("not json");
  * const report = stats.finish();
- * console.log(report.runs.total, report.runs.failed, report.malformed.count); // 2 1 1
- * console.log(report.runs.groups[0].key, report.runs.groups[0].failureRate); // rg 0.5
+ * assert.equal(report.runs.total, 2);
+ * assert.equal(report.runs.failed, 1);
+ * assert.deepEqual(report.malformed, { count: 1, lineNumbers: [3] });
+ * assert.equal(report.runs.groups[0].key, "rg");
+ * assert.equal(report.runs.groups[0].failureRate, 0.5);
  * ```
  *
  * @module

@@ -2,14 +2,18 @@
  * The plain-data shapes shared by every part of toolguard: tool results, scan findings, validation findings
  * and verdicts. Everything here is a type; nothing runs.
  *
- * @example
+ * @example A result typed by hand: `items` is `[]` only when the tool ran and found nothing
  * ```ts
+ * import assert from "node:assert/strict";
  * import type { ToolResult } from "@toolguard/toolguard/types";
+ *
  * const result: ToolResult = {
  *   ok: true, kind: "empty", items: [], exitCode: 0, signal: null, detail: "",
  *   durationMs: 3, warnings: [], truncated: false, stderr: "",
  * };
- * console.log(result.items.length); // 0: the tool ran and found nothing
+ * // The union keeps `ok` and `items` together: narrowing on `ok` gives an array, a failure gives null.
+ * const count = (r: ToolResult): number | "failed" => r.ok ? r.items.length : "failed";
+ * assert.equal(count(result), 0);
  * ```
  *
  * @module
@@ -240,8 +244,10 @@ export interface CallVerdict {
 export interface Verdict {
   /** True when every call is allowed. */
   allowed: boolean;
-  /** Indices of calls that were not allowed. */
-  blocked: number[];
+  /** `!allowed`: true when any call was rejected. The same word means the same on every result. */
+  blocked: boolean;
+  /** Indices of the calls that were not allowed, in order (`[]` when every call is allowed). */
+  rejectedIndices: number[];
   /** One verdict per call, in order. */
   calls: CallVerdict[];
 }

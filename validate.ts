@@ -43,6 +43,12 @@ export { SchemaError } from "./_schema/compile.ts";
 export { lintTools } from "./_validate/lint.ts";
 export type { LintIssue, LintIssueCode } from "./_validate/lint.ts";
 export type { NormalisedTool, ProviderShape } from "./_validate/providers.ts";
-export { ToolArgError, vet } from "./_validate/vet.ts";
-export type { StandardResult, StandardSchemaLike, VetOptions } from "./_validate/vet.ts";
+export { ToolArgError, validate, vet } from "./_validate/vet.ts";
+export type {
+  SafeParseLike,
+  StandardResult,
+  StandardSchemaLike,
+  VetOptions,
+  VetSchema,
+} from "./_validate/vet.ts";
 export type { CallVerdict, Classifier, Finding, FindingCode, ModelCheck, Verdict } from "./types.ts";

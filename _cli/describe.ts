@@ -17,6 +17,7 @@ import {
   runMain,
   stringOption,
   UsageError,
+  wantsJson,
   writeOut,
 } from "./io.ts";
 import {
@@ -25,6 +26,7 @@ import {
   isFailure,
   isRejected,
   type Provider,
+  PROVIDERS,
   toolResultMessage,
 } from "../_describe/describe.ts";
 import type { CallVerdict, ToolResult, Verdict } from "../types.ts";
@@ -43,14 +45,12 @@ Options:
   --call-id ID          the call id the message answers (openai, anthropic)
   --tool-name NAME      the tool name (ollama)
   --json                print {"sentence", "failure"} as JSON
-  --pretty              indent the JSON
+  --pretty              print indented JSON (implies --json)
   -h, --help            show this help
 
 Exit status: 0 when the result is a success (or every call was accepted), 1 when it is a failure or a
 rejection (an inconsistent result counts as a failure), 2 for usage errors.
 `;
-
-const PROVIDERS: readonly string[] = ["openai", "anthropic", "ollama"];
 
 function isVerdictLike(value: unknown): value is Verdict | CallVerdict {
   if (typeof value !== "object" || value === null) return false;
@@ -84,7 +84,7 @@ export function main(args: string[]): Promise<number> {
       "run `toolguard describe result.json`, or `toolguard run --json -- CMD | toolguard describe -`",
     );
     const budget = integerOption(values, "budget", 1);
-    const provider = stringOption(values, "message");
+    const provider = stringOption(values, "message") as Provider | undefined;
     if (provider !== undefined && !PROVIDERS.includes(provider)) {
       throw new UsageError(
         `unknown provider ${JSON.stringify(provider)}`,
@@ -114,8 +114,8 @@ export function main(args: string[]): Promise<number> {
       let message;
       try {
         message = verdict
-          ? toolResultMessage(provider as Provider, { verdict: value, callId, toolName })
-          : toolResultMessage(provider as Provider, {
+          ? toolResultMessage(provider, { verdict: value, callId, toolName })
+          : toolResultMessage(provider, {
             result: value as ToolResult,
             callId,
             toolName,
@@ -127,9 +127,9 @@ export function main(args: string[]): Promise<number> {
           "pass --call-id ID (openai, anthropic) or --tool-name NAME (ollama)",
         );
       }
-      printJson(message, values.pretty === true);
-    } else if (values.json === true) {
-      printJson({ sentence, failure }, values.pretty === true);
+      printJson(message, { pretty: values.pretty === true });
+    } else if (wantsJson(values)) {
+      printJson({ sentence, failure }, { pretty: values.pretty === true });
     } else {
       writeOut(sentence + "\n");
     }

@@ -7,22 +7,37 @@
  * Each subcommand module exports `main(args: string[]): Promise<number>` and wraps its body in
  * {@linkcode runMain} so a {@linkcode UsageError} becomes exit 2 with a hint.
  *
- * @example
+ * @example Strict flags, and JSON errors that name the line and column
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseCommandLine, parseJsonText, UsageError } from "./io.ts";
  *
  * const { values, positionals } = parseCommandLine(["--pretty", "tools.json"], {
  *   command: "lint",
  *   options: { pretty: { type: "boolean" } },
  * });
- * console.log(values.pretty, positionals); // true [ "tools.json" ]
+ * assert.equal(values.pretty, true);
+ * assert.deepEqual(positionals, ["tools.json"]);
  *
+ * assert.throws(
+ *   () => parseJsonText('{\n  "a": 1,\n  "b": ]\n}', "tools.json"),
+ *   (error) => error instanceof UsageError && error.message === "tools.json:3:8: expected a value",
+ * );
+ * ```
+ *
+ * @example Output captured in-process, as the tests run a subcommand
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { captureOutput, printJson } from "./io.ts";
+ *
+ * const output = captureOutput();
  * try {
- *   parseJsonText('{\n  "a": 1,\n  "b": ]\n}', "tools.json");
- * } catch (error) {
- *   console.log(error instanceof UsageError, (error as Error).message);
- *   // true tools.json:3:8: expected a value
+ *   printJson({ ok: true });
+ *   printJson({ ok: true }, { pretty: true });
+ * } finally {
+ *   output.restore();
  * }
+ * assert.equal(output.stdout, '{"ok":true}\n{\n  "ok": true\n}\n');
  * ```
  *
  * @module
@@ -138,9 +153,33 @@ export function writeErr(text: string): void {
   else writeAll(2, text);
 }
 
+/** Options for {@linkcode printJson}. */
+export interface PrintJsonOptions {
+  /** Indent by two spaces (`--pretty`). Default false: one line. */
+  pretty?: boolean;
+}
+
 /** Prints a value as JSON on stdout, indented by two spaces with `pretty`, followed by a newline. */
-export function printJson(value: unknown, pretty = false): void {
-  writeOut(JSON.stringify(value, null, pretty ? 2 : undefined) + "\n");
+export function printJson(value: unknown, options: PrintJsonOptions = {}): void {
+  writeOut(JSON.stringify(value, null, options.pretty ? 2 : undefined) + "\n");
+}
+
+/**
+ * True when the command should print JSON: `--json`, or `--pretty` (which only means anything for JSON, so it
+ * asks for JSON by itself).
+ *
+ * @example `--pretty` alone asks for JSON
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { wantsJson } from "./io.ts";
+ *
+ * assert.equal(wantsJson({ pretty: true }), true);
+ * assert.equal(wantsJson({ json: true }), true);
+ * assert.equal(wantsJson({}), false);
+ * ```
+ */
+export function wantsJson(values: { json?: unknown; pretty?: unknown }): boolean {
+  return values.json === true || values.pretty === true;
 }
 
 /** True when output to this stream may be coloured: it is a terminal and `NO_COLOR` is unset or empty. */

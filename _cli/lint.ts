@@ -14,6 +14,7 @@ import {
   printedHelp,
   printJson,
   runMain,
+  wantsJson,
   writeOut,
 } from "./io.ts";
 import { readTools } from "./tools_file.ts";
@@ -30,7 +31,7 @@ a "tools" list (an MCP tools/list result, a request body). - reads stdin.
 Options:
   --strict      fail (exit 1) on warnings too, not only on errors
   --json        print the issues as JSON
-  --pretty      indent the JSON
+  --pretty      print indented JSON (implies --json)
   -h, --help    show this help
 
 Exit status: 0 when there are no errors (warnings allowed unless --strict), 1 when there are, 2 for usage
@@ -59,8 +60,8 @@ export function main(args: string[]): Promise<number> {
     const issues = lintTools(tools);
     const errors = issues.filter((i) => i.severity === "error").length;
     const warnings = issues.length - errors;
-    if (values.json === true) {
-      printJson(issues, values.pretty === true);
+    if (wantsJson(values)) {
+      printJson(issues, { pretty: values.pretty === true });
     } else {
       const name = inputName(file);
       let out = "";

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { closeSync, openSync, writeSync } from "node:fs";
+import { type JsonlLog, jsonlLog } from "../_log/log.ts";
 import {
   EXIT_FAIL,
   EXIT_OK,
@@ -86,10 +86,11 @@ export function main(args: string[]): Promise<number> {
       );
     }
     const logPath = stringOption(values, "log");
-    let fd: number | null = null;
+    let callLog: JsonlLog | null = null;
     if (logPath !== undefined) {
       try {
-        fd = openSync(logPath, "a");
+        // The log schema of every other toolguard log, so `toolguard stats` reads it.
+        callLog = jsonlLog(logPath);
       } catch (error) {
         throw new UsageError(`cannot open log file ${logPath}: ${(error as Error).message}`);
       }
@@ -106,12 +107,7 @@ export function main(args: string[]): Promise<number> {
           writeErr(`toolguard mcp: cannot enforce the inputSchema of tool ${u.name}: ${u.error}; ${what}\n`);
         }
       }
-      if (fd === null) return;
-      try {
-        writeSync(fd, JSON.stringify({ time: new Date().toISOString(), ...event }) + "\n");
-      } catch {
-        // A full disk must not take the relay down.
-      }
+      callLog?.onMcpEvent(event); // never throws: a full disk must not take the relay down
     };
     try {
       const exit = await relayMcpStdio(server[0], server.slice(1), {
@@ -126,7 +122,7 @@ export function main(args: string[]): Promise<number> {
       }
       return EXIT_OK;
     } finally {
-      if (fd !== null) closeSync(fd);
+      await callLog?.close();
     }
   });
 }

@@ -14,6 +14,7 @@ import {
   runMain,
   stringOption,
   UsageError,
+  wantsJson,
   writeOut,
 } from "./io.ts";
 import process from "node:process";
@@ -40,8 +41,8 @@ Options:
   --cwd DIR           working directory for the tool
   --budget N          characters of item JSON in the sentence (default 4000)
   --log FILE          append one JSON line per run to FILE (read it with \`toolguard stats\`)
-  --json              print the classified result as JSON instead of the sentence
-  --pretty            indent the JSON
+  --json              print the classified result as JSON, with the sentence as \`sentence\`
+  --pretty            print indented JSON (implies --json)
   -h, --help          show this help
 
 Exit status: 0 when the tool ran successfully (results or empty), 1 when it did not, 2 for usage errors.
@@ -49,7 +50,20 @@ Exit status: 0 when the tool ran successfully (results or empty), 1 when it did 
 Example: toolguard run --protocol lines --empty-exit 1 -- rg -l TODO src
 `;
 
-const PROTOCOLS: readonly string[] = ["envelope", "json", "jsonl", "lines", "text"];
+/** A protocol given by name (the other protocol is a parser function). */
+type ProtocolName = Extract<Protocol, string>;
+
+/** Every named protocol; its type makes sure none is left out. */
+const PROTOCOL_ORDER: Readonly<Record<ProtocolName, true>> = {
+  envelope: true,
+  json: true,
+  jsonl: true,
+  lines: true,
+  text: true,
+};
+
+/** The five named protocols, in the order the help text names them (`--protocol`). */
+export const PROTOCOLS: readonly ProtocolName[] = Object.keys(PROTOCOL_ORDER) as ProtocolName[];
 
 /**
  * Run `toolguard run` with the arguments after the subcommand name.
@@ -90,7 +104,7 @@ export function main(args: string[]): Promise<number> {
     if (command === undefined || command === "") {
       throw new UsageError("no command after `--`", "e.g. `toolguard run -- rg --json TODO`");
     }
-    const protocol = stringOption(values, "protocol") ?? "envelope";
+    const protocol = (stringOption(values, "protocol") ?? "envelope") as ProtocolName;
     if (!PROTOCOLS.includes(protocol)) {
       throw new UsageError(
         `unknown --protocol ${JSON.stringify(protocol)}`,
@@ -119,7 +133,7 @@ export function main(args: string[]): Promise<number> {
     }
     const budget = integerOption(values, "budget", 1);
     const options: RunOptions = {
-      protocol: protocol as Protocol,
+      protocol,
       exitCodes,
       timeoutMs: integerOption(values, "timeout", 1),
       maxOutputBytes: integerOption(values, "max-output", 1),
@@ -139,8 +153,10 @@ export function main(args: string[]): Promise<number> {
     }
     const result = await runTool(command, toolArgs, options);
     await log?.close();
-    if (values.json === true) printJson(result, values.pretty === true);
-    else writeOut(describe(result, { budget }) + "\n");
+    // The JSON carries the sentence too, so a caller in another language needs one run, not two.
+    if (wantsJson(values)) {
+      printJson({ ...result, sentence: describe(result, { budget }) }, { pretty: values.pretty === true });
+    } else writeOut(describe(result, { budget }) + "\n");
     return isFailure(result) ? EXIT_FAIL : EXIT_OK;
   });
 }

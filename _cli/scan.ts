@@ -18,9 +18,10 @@ import {
   runMain,
   stringOption,
   UsageError,
+  wantsJson,
   writeOut,
 } from "./io.ts";
-import { scan } from "../_scan/scan.ts";
+import { scan, SCAN_CONTEXTS } from "../_scan/scan.ts";
 import type { ScanContext } from "../types.ts";
 
 /** The `toolguard scan --help` text. */
@@ -31,14 +32,12 @@ Usage: toolguard scan FILE|- [options]
 Options:
   --context C   where the text came from: tool_output (default), user_text, tool_args, cli_arg
   --json        print the scan result ({ blocked, categories, findings }) as JSON
-  --pretty      indent the JSON
+  --pretty      print indented JSON (implies --json)
   -h, --help    show this help
 
 Each finding is printed as FILE:LINE:COLUMN CATEGORY RULE: EXCERPT.
 Exit status: 0 when nothing blocking was found, 1 when the text should be blocked, 2 for usage errors.
 `;
-
-const CONTEXTS: readonly string[] = ["tool_output", "user_text", "tool_args", "cli_arg"];
 
 /**
  * Run `toolguard scan` with the arguments after the subcommand name.
@@ -58,17 +57,17 @@ export function main(args: string[]): Promise<number> {
       "file to scan",
       "run `toolguard scan FILE`, or `toolguard scan -` to read stdin",
     );
-    const context = stringOption(values, "context") ?? "tool_output";
-    if (!CONTEXTS.includes(context)) {
+    const context = (stringOption(values, "context") ?? "tool_output") as ScanContext;
+    if (!SCAN_CONTEXTS.includes(context)) {
       throw new UsageError(
         `unknown --context ${JSON.stringify(context)}`,
-        `use one of ${CONTEXTS.join(", ")}`,
+        `use one of ${SCAN_CONTEXTS.join(", ")}`,
       );
     }
     const text = await readText(file);
-    const result = scan(text, { context: context as ScanContext });
-    if (values.json === true) {
-      printJson(result, values.pretty === true);
+    const result = scan(text, { context });
+    if (wantsJson(values)) {
+      printJson(result, { pretty: values.pretty === true });
     } else {
       const name = inputName(file);
       let out = "";

@@ -15,6 +15,7 @@ import {
   printJson,
   runMain,
   UsageError,
+  wantsJson,
   writeOut,
 } from "./io.ts";
 import { selfLauncher } from "./self.ts";
@@ -34,7 +35,7 @@ Prints one PASS or FAIL line per case with the sentence the model would read.
 Options:
   --hang-timeout MS   how long the hang case may run before the guard ends it (default 1000)
   --json              print the cases as JSON
-  --pretty            indent the JSON
+  --pretty            print indented JSON (implies --json)
   -h, --help          show this help
 
 Exit status: 0 when all six cases behave as designed, 1 when any does not, 2 for usage errors.
@@ -62,8 +63,8 @@ export function main(args: string[]): Promise<number> {
     const launcher = selfLauncher();
     const cases = await runSelftest(launcher, { hangTimeoutMs: integerOption(values, "hang-timeout", 100) });
     const passed = cases.filter((c) => c.pass).length;
-    if (values.json === true) {
-      printJson({ launcher, passed, total: cases.length, cases }, values.pretty === true);
+    if (wantsJson(values)) {
+      printJson({ launcher, passed, total: cases.length, cases }, { pretty: values.pretty === true });
     } else {
       const width = Math.max(...cases.map((c) => c.name.length));
       let out = "";

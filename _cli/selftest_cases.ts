@@ -58,16 +58,29 @@ function agrees(result: ToolResult, expectedKind: OutcomeKind): boolean {
  * Run the six cases (concurrently) with the fake tool started by `launcher`. Never throws; a case that goes
  * wrong has `pass: false`.
  *
- * @example
+ * @example Every case lands in the kind the contract promises
  * ```ts
+ * import assert from "node:assert/strict";
+ * import process from "node:process";
  * import { runSelftest } from "./selftest_cases.ts";
+ *
  * const deno = (globalThis as { Deno?: { execPath(): string } }).Deno;
  * const tool = new URL("../fixtures/tool.ts", import.meta.url).pathname;
  * const launcher = deno
  *   ? { command: deno.execPath(), argsPrefix: ["run", "-A", tool] }
  *   : { command: process.execPath, argsPrefix: [tool] };
- * const cases = await runSelftest(launcher);
- * console.log(cases.filter((c) => c.pass).length); // 6
+ * const cases = await runSelftest(launcher, { hangTimeoutMs: 500 });
+ * assert.deepEqual(
+ *   cases.map((c) => [c.name, c.result.kind, c.pass]),
+ *   [
+ *     ["results", "results", true],
+ *     ["empty", "empty", true],
+ *     ["refused", "refused", true],
+ *     ["crash", "exit", true],
+ *     ["silent", "protocol", true],
+ *     ["hang", "timeout", true],
+ *   ],
+ * );
  * ```
  */
 export async function runSelftest(

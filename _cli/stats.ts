@@ -6,9 +6,11 @@
  *
  * @module
  */
+import { plural } from "../_common/values.ts";
 import { writeFileSync } from "node:fs";
 import process from "node:process";
 import {
+  EXIT_FAIL,
   EXIT_OK,
   inputName,
   onePositional,
@@ -19,18 +21,20 @@ import {
   runMain,
   stringOption,
   UsageError,
+  wantsJson,
   writeErr,
   writeOut,
 } from "./io.ts";
 import {
+  GROUP_BY,
   type GroupBy,
   OUTCOME_KINDS,
   parseSince,
-  renderHtmlReport,
   statsFromChunks,
   statsFromFile,
   type StatsReport,
 } from "../_log/stats.ts";
+import { renderHtmlReport } from "../_log/report_html.ts";
 
 const HELP = `toolguard stats: report on a call log written by jsonlLog
 
@@ -42,11 +46,11 @@ Options:
                             such as 24h, 7d, 2w
   --html FILE               also write a self-contained HTML report with charts to FILE
   --json                    print the statistics as JSON instead of tables
-  --pretty                  indent the JSON
+  --pretty                  print indented JSON (implies --json)
   -h, --help                show this help
 
-Malformed lines are counted and reported, never fatal. Exit 0 when the report was made, 2 for usage
-errors (bad flags, unreadable log).
+Malformed lines are counted and reported, never fatal. Exit 0 when the report was made, 1 when no line of
+the log is a toolguard log line, 2 for usage errors (bad flags, unreadable log).
 `;
 
 /**
@@ -70,7 +74,7 @@ export function main(args: string[]): Promise<number> {
     if (printedHelp(values, HELP)) return EXIT_OK;
     const path = onePositional(positionals, "log file", "run `toolguard stats LOG.jsonl` (or `-` for stdin)");
     const by = (stringOption(values, "by") ?? "tool") as GroupBy;
-    if (!["tool", "kind", "day", "model"].includes(by)) {
+    if (!GROUP_BY.includes(by)) {
       throw new UsageError(`--by must be tool, kind, day or model, got ${JSON.stringify(by)}`);
     }
     const sinceText = stringOption(values, "since");
@@ -102,14 +106,25 @@ export function main(args: string[]): Promise<number> {
         throw new UsageError(`cannot write ${html}: ${(e as Error).message}`);
       }
     }
-    if (values.json) printJson(report, values.pretty === true);
+    if (wantsJson(values)) printJson(report, { pretty: values.pretty === true });
     else {
-      writeOut(formatReport(report, inputName(path), isTerminal()));
+      writeOut(formatReport(report, { source: inputName(path), bars: isTerminal() }));
       if (html !== undefined) writeOut(`\nHTML report written to ${html}\n`);
+    }
+    const events = report.runs.total + report.verdicts.total + report.relayEvents + report.skipped;
+    if (report.lines > 0 && events === 0) {
+      writeErr(
+        `toolguard stats: none of the ${report.lines} ${plural(report.lines, "line")} of ${
+          inputName(path)
+        } ` +
+          "is a toolguard log line; give a log written by jsonlLog, `toolguard run --log` or `toolguard mcp --log`\n",
+      );
+      return EXIT_FAIL;
     }
     if (report.malformed.count > 0) {
       writeErr(
-        `${paint("yellow", "warning", "stderr")}: ${report.malformed.count} malformed line(s) skipped ` +
+        `${paint("yellow", "warning", "stderr")}: ${report.malformed.count} malformed ` +
+          `${plural(report.malformed.count, "line")} skipped ` +
           `(at line ${report.malformed.lineNumbers.join(", ")}${
             report.malformed.count > report.malformed.lineNumbers.length ? ", ..." : ""
           })\n`,
@@ -139,27 +154,53 @@ function isTerminal(): boolean {
   }
 }
 
+/** Options for {@linkcode formatReport}. */
+export interface FormatReportOptions {
+  /** The log's name for the heading. */
+  source: string;
+  /** Draw a bar per row, and colours (on a terminal). Default false. */
+  bars?: boolean;
+}
+
 /**
  * The plain-text report. `bars` adds a bar per row (on a terminal).
  *
+ * @example One heading line, then the tables
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { createStats } from "@toolguard/toolguard/stats";
+ * import { formatReport } from "./stats.ts";
+ *
+ * const stats = createStats();
+ * stats.addLine('{"ts":"2026-11-02T10:00:00Z","event":"result","tool":"rg","kind":"exit","durationMs":12}');
+ * const text = formatReport(stats.finish(), { source: "calls.jsonl" });
+ * assert.equal(text.split("\n")[0], "toolguard stats: calls.jsonl");
+ * assert.ok(text.includes("Tool runs: 1, failed 1 (100.0%)"));
+ * assert.ok(!text.includes("█")); // bars only with `bars: true`
+ * ```
+ *
  * @param report The statistics.
- * @param source The log's name for the heading.
- * @param bars Draw bars and colours.
+ * @param options The log's name for the heading, and whether to draw bars and colours.
  * @returns The text, ending with a newline.
  */
-export function formatReport(report: StatsReport, source: string, bars: boolean): string {
+export function formatReport(report: StatsReport, options: FormatReportOptions): string {
+  const { source, bars = false } = options;
   const out: string[] = [];
   const r = report.runs;
   const v = report.verdicts;
   const colour = (c: "red" | "green" | "yellow" | "dim" | "bold", s: string) => bars ? paint(c, s) : s;
   out.push(colour("bold", `toolguard stats: ${source}`));
-  const meta = [`${int(report.lines)} lines`];
+  const meta = [`${int(report.lines)} ${plural(report.lines, "line")}`];
   if (report.malformed.count) {
     const at = report.malformed.lineNumbers.join(", ");
     const more = report.malformed.count > report.malformed.lineNumbers.length;
     meta.push(`${int(report.malformed.count)} malformed (${more ? "first at line" : "line"} ${at})`);
   }
-  if (report.since) meta.push(`since ${report.since} (${int(report.skipped)} older lines skipped)`);
+  if (report.since) {
+    meta.push(
+      `since ${report.since} (${int(report.skipped)} older ${plural(report.skipped, "line")} skipped)`,
+    );
+  }
   if (report.first && report.last) meta.push(`${report.first.slice(0, 10)} to ${report.last.slice(0, 10)}`);
   out.push(meta.join(" · "), "");
 

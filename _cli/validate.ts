@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { shapeToSchema } from "../_validate/shape.ts";
 import {
   EXIT_FAIL,
   EXIT_OK,
@@ -18,6 +19,7 @@ import {
   runMain,
   stringOption,
   UsageError,
+  wantsJson,
   writeOut,
 } from "./io.ts";
 import { readTools } from "./tools_file.ts";
@@ -31,6 +33,7 @@ export const VALIDATE_HELP = `toolguard validate: check a model's tool calls bef
 
 Usage: toolguard validate CALLS --tools FILE [options]
        toolguard validate CALLS --shape SPEC [options]
+       toolguard validate ARGS --name TOOL (--tools FILE | --shape SPEC) [options]
        toolguard validate CALLS [options]            (no allowlist: schema-free checks only)
 
 CALLS is a JSON (or JSONC) file, or - for stdin, holding one call, a list of calls, an assistant message or
@@ -44,67 +47,19 @@ Options:
                  mapping each argument to string, number, integer, boolean, array, object, null or any,
                  with ? for optional: '{"city": "string", "units": "string?"}'. Every call is checked
                  against it; arguments not in the shape are rejected.
+  --name TOOL    CALLS is one bare arguments object for the tool TOOL (as agentvet's command line reads it)
   --repair       repair near-JSON argument text (code fences, trailing commas, single quotes, Python
                  True/False/None); each repair is listed
   --coerce       turn numeric and boolean strings into the declared type; each coercion is listed
   --text         read CALLS as assistant text and extract the calls written into it
-  --json         print the verdict as JSON
-  --pretty       indent the JSON
+  --json         print the verdict as JSON, with the feedback for the model as "retry_hint" (null when
+                 every call is allowed)
+  --pretty       print indented JSON (implies --json)
   -h, --help     show this help
 
 Exit status: 0 when every call is allowed, 1 when any call is blocked, 2 for usage errors (including a
 tool declaration toolguard cannot enforce).
 `;
-
-const SHAPE_TYPES: Record<string, string | null> = {
-  string: "string",
-  str: "string",
-  number: "number",
-  float: "number",
-  integer: "integer",
-  int: "integer",
-  boolean: "boolean",
-  bool: "boolean",
-  array: "array",
-  list: "array",
-  object: "object",
-  dict: "object",
-  null: "null",
-  any: null,
-};
-
-/** Turns an agentvet-style shape (`{"name": "string", "notes": "string?"}`) into a JSON Schema. */
-export function shapeToSchema(shape: unknown, source: string): Record<string, unknown> {
-  if (typeof shape !== "object" || shape === null || Array.isArray(shape)) {
-    throw new UsageError(`${source}: a shape must be a JSON object mapping argument names to types`);
-  }
-  const properties: Record<string, unknown> = {};
-  const required: string[] = [];
-  for (const [key, raw] of Object.entries(shape)) {
-    if (typeof raw !== "string") {
-      throw new UsageError(
-        `${source}: the type of ${JSON.stringify(key)} must be a string such as "string?"`,
-      );
-    }
-    const optional = raw.endsWith("?");
-    const name = (optional ? raw.slice(0, -1) : raw).trim().toLowerCase();
-    if (!Object.hasOwn(SHAPE_TYPES, name)) {
-      throw new UsageError(
-        `${source}: unknown type ${JSON.stringify(raw)} for ${JSON.stringify(key)}`,
-        `use one of ${Object.keys(SHAPE_TYPES).join(", ")}, with ? for optional`,
-      );
-    }
-    const type = SHAPE_TYPES[name];
-    Object.defineProperty(properties, key, {
-      value: type === null ? {} : { type },
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
-    if (!optional) required.push(key);
-  }
-  return { type: "object", properties, required, additionalProperties: false };
-}
 
 /** Unwraps whole provider responses into the messages or calls they hold. */
 function callsIn(value: unknown): unknown[] {
@@ -178,7 +133,7 @@ function formatVerdict(verdict: Verdict): string {
   const n = verdict.calls.length;
   out += verdict.allowed
     ? `${paint("green", "OK")} ${n} call(s) allowed\n`
-    : `${paint("red", "BLOCKED")} ${verdict.blocked.length} of ${n} call(s) blocked\n`;
+    : `${paint("red", "BLOCKED")} ${verdict.rejectedIndices.length} of ${n} call(s) blocked\n`;
   return out;
 }
 
@@ -195,6 +150,7 @@ export function main(args: string[]): Promise<number> {
       options: {
         tools: { type: "string" },
         shape: { type: "string" },
+        name: { type: "string" },
         repair: { type: "boolean" },
         coerce: { type: "boolean" },
         text: { type: "boolean" },
@@ -220,8 +176,14 @@ export function main(args: string[]): Promise<number> {
       throw new UsageError("only one of CALLS and --tools can read stdin");
     }
 
+    const name = stringOption(values, "name");
+    if (name !== undefined && values.text === true) {
+      throw new UsageError("--name and --text cannot be used together", "--name reads one arguments object");
+    }
     let calls: unknown[];
-    if (values.text === true) {
+    if (name !== undefined) {
+      calls = [{ name, arguments: await readJson(file) }];
+    } else if (values.text === true) {
       calls = extractToolCalls(await readText(file)).map((c) => ({
         ...(c.id !== undefined ? { id: c.id } : {}),
         name: c.name,
@@ -238,7 +200,12 @@ export function main(args: string[]): Promise<number> {
       const trimmed = shapeSpec.trim();
       const inline = trimmed.startsWith("{");
       const shape = inline ? parseJsonText(trimmed, "--shape") : await readJson(shapeSpec);
-      const schema = shapeToSchema(shape, inline ? "--shape" : shapeSpec);
+      let schema: Record<string, unknown>;
+      try {
+        schema = shapeToSchema(shape, inline ? "--shape" : shapeSpec);
+      } catch (error) {
+        throw new UsageError((error as Error).message);
+      }
       tools = callNames(calls).map((name) => ({ name, input_schema: schema }));
     }
 
@@ -256,8 +223,9 @@ export function main(args: string[]): Promise<number> {
         "fix the declaration; `toolguard lint` lists every problem",
       );
     }
-    if (values.json === true) {
-      printJson(verdict, values.pretty === true);
+    if (wantsJson(values)) {
+      const retryHint = verdict.allowed ? null : describeVerdict(verdict, { tools });
+      printJson({ ...verdict, retry_hint: retryHint }, { pretty: values.pretty === true });
     } else {
       let out = formatVerdict(verdict);
       if (!verdict.allowed) out += `\nFeedback for the model:\n${describeVerdict(verdict, { tools })}\n`;

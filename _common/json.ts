@@ -56,7 +56,9 @@ export function resolveLocalRef(root: unknown, ref: string): unknown {
   return node;
 }
 
+/** Why the hand-written parser stopped: thrown inside it, returned as a failed {@link JsonParse}. */
 class Fail {
+  /** Records the failure. */
   constructor(readonly error: string, readonly position: number, readonly reason: "syntax" | "depth") {}
 }
 
@@ -95,7 +97,7 @@ export function parseJson(text: string, options: JsonParseOptions = {}): JsonPar
       // fall through to the hand-written parser for a precise message and position
     }
   }
-  return slowParse(text, maxDepth, options.locate === true);
+  return slowParse(text, { maxDepth, locate: options.locate === true });
 }
 
 /** Returns -1 when `value` nests no deeper than `max`, else a depth beyond it. Never throws, even on cycles. */
@@ -125,161 +127,253 @@ function fits(v: object, room: number): boolean {
   return true;
 }
 
-function slowParse(text: string, maxDepth: number, locate: boolean): JsonParse {
-  let i = 0;
-  const n = text.length;
-  const strings: StringLocation[] | undefined = locate ? [] : undefined;
+/** {@link JsonParseOptions} as the hand-written parser needs them: resolved, no size limit (checked before). */
+type ReaderOptions = Required<Pick<JsonParseOptions, "maxDepth" | "locate">>;
 
-  const ws = () => {
-    while (i < n) {
-      const c = text.charCodeAt(i);
-      if (c === 32 || c === 10 || c === 13 || c === 9) i++;
+/** Parses with {@link JsonReader}, turning its failures into a {@link JsonParse}. */
+function slowParse(text: string, options: ReaderOptions): JsonParse {
+  const reader = new JsonReader(text, options);
+  try {
+    const value = reader.document();
+    const strings = reader.strings;
+    return strings ? { ok: true, value, strings } : { ok: true, value };
+  } catch (e) {
+    if (e instanceof Fail) return { ok: false, error: e.error, position: e.position, reason: e.reason };
+    // RangeError from a runaway stack can only come from a maxDepth set absurdly high
+    return {
+      ok: false,
+      error: "the arguments nest too deeply to read",
+      position: reader.position,
+      reason: "depth",
+    };
+  }
+}
+
+/**
+ * The hand-written parser: slower than `JSON.parse`, but it says where and why the text is not JSON, and
+ * can record where each string value sits. Throws {@link Fail}.
+ */
+class JsonReader {
+  /** The text being read. */
+  readonly #text: string;
+  /** Its length. */
+  readonly #n: number;
+  /** The deepest nesting accepted. */
+  readonly #maxDepth: number;
+  /** The offset of the next character to read. */
+  #i = 0;
+  /** Where every string value sits, when asked for. */
+  readonly strings: StringLocation[] | undefined;
+
+  /** Prepares to read `text`; with `locate`, string locations are recorded. */
+  constructor(text: string, { maxDepth, locate }: ReaderOptions) {
+    this.#text = text;
+    this.#n = text.length;
+    this.#maxDepth = maxDepth;
+    this.strings = locate ? [] : undefined;
+  }
+
+  /** The offset reached so far. */
+  get position(): number {
+    return this.#i;
+  }
+
+  /** The whole text: one value, with nothing but whitespace after it. */
+  document(): unknown {
+    const v = this.#value(0, "");
+    this.#ws();
+    if (this.#i < this.#n) {
+      throw new Fail(`unexpected ${this.#describeAt(this.#i)} after the JSON value`, this.#i, "syntax");
+    }
+    return v;
+  }
+
+  /** Skips JSON whitespace. */
+  #ws(): void {
+    const text = this.#text;
+    while (this.#i < this.#n) {
+      const c = text.charCodeAt(this.#i);
+      if (c === 32 || c === 10 || c === 13 || c === 9) this.#i++;
       else break;
     }
-  };
-  const describeAt = (p: number) =>
-    p >= n ? "the end of the text" : `${JSON.stringify(text[p])} at offset ${p}`;
+  }
 
-  const str = (): string => {
-    // at opening quote
-    const open = i;
-    i++;
+  /** The character at `p`, as a message names it. */
+  #describeAt(p: number): string {
+    return p >= this.#n ? "the end of the text" : `${JSON.stringify(this.#text[p])} at offset ${p}`;
+  }
+
+  /** A string, from its opening quote. */
+  #string(): string {
+    const text = this.#text, n = this.#n;
+    const open = this.#i;
+    let i = open + 1;
     let out = "";
     let runStart = i;
     while (true) {
       if (i >= n) throw new Fail(`a string that starts at offset ${open} is never closed`, n, "syntax");
       const c = text.charCodeAt(i);
       if (c === 34) {
-        out += text.slice(runStart, i);
-        i++;
-        return out;
+        this.#i = i + 1;
+        return out + text.slice(runStart, i);
       }
       if (c < 32) {
         throw new Fail(`an unescaped control character sits inside a string at offset ${i}`, i, "syntax");
       }
       if (c === 92) {
         out += text.slice(runStart, i);
-        const e = text[i + 1];
-        if (e === "u") {
-          const hex = text.slice(i + 2, i + 6);
-          if (!/^[0-9a-fA-F]{4}$/.test(hex)) {
-            throw new Fail(`a \\u escape at offset ${i} needs four hex digits`, i, "syntax");
-          }
-          out += String.fromCharCode(parseInt(hex, 16));
-          i += 6;
-        } else if (e !== undefined && e in ESC) {
-          out += ESC[e];
-          i += 2;
-        } else {
-          throw new Fail(`an invalid escape \\${e ?? ""} at offset ${i}`, i, "syntax");
-        }
-        runStart = i;
+        this.#i = i;
+        out += this.#escape();
+        i = runStart = this.#i;
         continue;
       }
       i++;
     }
-  };
+  }
 
-  const num = (): number => {
+  /** One escape sequence inside a string, from its backslash. */
+  #escape(): string {
+    const text = this.#text, i = this.#i;
+    const e = text[i + 1];
+    if (e === "u") {
+      const hex = text.slice(i + 2, i + 6);
+      if (!/^[0-9a-fA-F]{4}$/.test(hex)) {
+        throw new Fail(`a \\u escape at offset ${i} needs four hex digits`, i, "syntax");
+      }
+      this.#i = i + 6;
+      return String.fromCharCode(parseInt(hex, 16));
+    }
+    if (e !== undefined && e in ESC) {
+      this.#i = i + 2;
+      return ESC[e];
+    }
+    throw new Fail(`an invalid escape \\${e ?? ""} at offset ${i}`, i, "syntax");
+  }
+
+  /** A number (anything else that is not a value is reported here). */
+  #number(): number {
     const m = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
-    m.lastIndex = i;
-    const r = m.exec(text);
-    if (!r || r[0] === "" || r[0] === "-") throw new Fail(`unexpected ${describeAt(i)}`, i, "syntax");
-    i += r[0].length;
+    m.lastIndex = this.#i;
+    const r = m.exec(this.#text);
+    if (!r || r[0] === "" || r[0] === "-") {
+      throw new Fail(`unexpected ${this.#describeAt(this.#i)}`, this.#i, "syntax");
+    }
+    this.#i += r[0].length;
     return Number(r[0]);
-  };
+  }
 
-  const value = (depth: number, path: string): unknown => {
-    ws();
-    if (i >= n) throw new Fail("the text ended where a value was expected", n, "syntax");
+  /** Throws when a container at `depth` would nest deeper than allowed. */
+  #enter(depth: number): void {
+    if (depth >= this.#maxDepth) {
+      throw new Fail(`the arguments nest deeper than ${this.#maxDepth} levels`, this.#i, "depth");
+    }
+    this.#i++;
+  }
+
+  /** Any value at nesting `depth`; `path` is its pointer (kept only when locating strings). */
+  #value(depth: number, path: string): unknown {
+    this.#ws();
+    if (this.#i >= this.#n) throw new Fail("the text ended where a value was expected", this.#n, "syntax");
+    const text = this.#text, i = this.#i;
     const c = text[i];
-    if (c === "{") {
-      if (depth >= maxDepth) throw new Fail(`the arguments nest deeper than ${maxDepth} levels`, i, "depth");
-      i++;
-      const obj: Record<string, unknown> = {};
-      ws();
-      if (text[i] === "}") {
-        i++;
-        return obj;
-      }
-      while (true) {
-        ws();
-        if (text[i] !== '"') {
-          throw new Fail(`expected a quoted property name, found ${describeAt(i)}`, i, "syntax");
-        }
-        const key = str();
-        ws();
-        if (text[i] !== ":") {
-          throw new Fail(`expected ":" after a property name, found ${describeAt(i)}`, i, "syntax");
-        }
-        i++;
-        const v = value(depth + 1, strings ? path + "/" + escapePointer(key) : path);
-        if (key === "__proto__") {
-          Object.defineProperty(obj, key, { value: v, writable: true, enumerable: true, configurable: true });
-        } else obj[key] = v;
-        ws();
-        if (text[i] === ",") {
-          i++;
-          continue;
-        }
-        if (text[i] === "}") {
-          i++;
-          return obj;
-        }
-        throw new Fail(`expected "," or "}" in an object, found ${describeAt(i)}`, i, "syntax");
-      }
-    }
-    if (c === "[") {
-      if (depth >= maxDepth) throw new Fail(`the arguments nest deeper than ${maxDepth} levels`, i, "depth");
-      i++;
-      const arr: unknown[] = [];
-      ws();
-      if (text[i] === "]") {
-        i++;
-        return arr;
-      }
-      while (true) {
-        arr.push(value(depth + 1, strings ? path + "/" + arr.length : path));
-        ws();
-        if (text[i] === ",") {
-          i++;
-          continue;
-        }
-        if (text[i] === "]") {
-          i++;
-          return arr;
-        }
-        throw new Fail(`expected "," or "]" in an array, found ${describeAt(i)}`, i, "syntax");
-      }
-    }
+    if (c === "{") return this.#object(depth, path);
+    if (c === "[") return this.#array(depth, path);
     if (c === '"') {
-      if (strings) strings.push({ path, quote: i });
-      return str();
+      this.strings?.push({ path, quote: i });
+      return this.#string();
     }
     if (text.startsWith("true", i)) {
-      i += 4;
+      this.#i += 4;
       return true;
     }
     if (text.startsWith("false", i)) {
-      i += 5;
+      this.#i += 5;
       return false;
     }
     if (text.startsWith("null", i)) {
-      i += 4;
+      this.#i += 4;
       return null;
     }
-    return num();
-  };
+    return this.#number();
+  }
 
-  try {
-    const v = value(0, "");
-    ws();
-    if (i < n) throw new Fail(`unexpected ${describeAt(i)} after the JSON value`, i, "syntax");
-    return strings ? { ok: true, value: v, strings } : { ok: true, value: v };
-  } catch (e) {
-    if (e instanceof Fail) return { ok: false, error: e.error, position: e.position, reason: e.reason };
-    // RangeError from a runaway stack can only come from a maxDepth set absurdly high
-    return { ok: false, error: "the arguments nest too deeply to read", position: i, reason: "depth" };
+  /** An object, from its "{". */
+  #object(depth: number, path: string): Record<string, unknown> {
+    this.#enter(depth);
+    const text = this.#text;
+    const obj: Record<string, unknown> = {};
+    this.#ws();
+    if (text[this.#i] === "}") {
+      this.#i++;
+      return obj;
+    }
+    while (true) {
+      this.#ws();
+      if (text[this.#i] !== '"') {
+        throw new Fail(
+          `expected a quoted property name, found ${this.#describeAt(this.#i)}`,
+          this.#i,
+          "syntax",
+        );
+      }
+      const key = this.#string();
+      this.#ws();
+      if (text[this.#i] !== ":") {
+        throw new Fail(
+          `expected ":" after a property name, found ${this.#describeAt(this.#i)}`,
+          this.#i,
+          "syntax",
+        );
+      }
+      this.#i++;
+      const v = this.#value(depth + 1, this.strings ? path + "/" + escapePointer(key) : path);
+      if (key === "__proto__") {
+        Object.defineProperty(obj, key, { value: v, writable: true, enumerable: true, configurable: true });
+      } else obj[key] = v;
+      this.#ws();
+      if (text[this.#i] === ",") {
+        this.#i++;
+        continue;
+      }
+      if (text[this.#i] === "}") {
+        this.#i++;
+        return obj;
+      }
+      throw new Fail(
+        `expected "," or "}" in an object, found ${this.#describeAt(this.#i)}`,
+        this.#i,
+        "syntax",
+      );
+    }
+  }
+
+  /** An array, from its "[". */
+  #array(depth: number, path: string): unknown[] {
+    this.#enter(depth);
+    const text = this.#text;
+    const arr: unknown[] = [];
+    this.#ws();
+    if (text[this.#i] === "]") {
+      this.#i++;
+      return arr;
+    }
+    while (true) {
+      arr.push(this.#value(depth + 1, this.strings ? path + "/" + arr.length : path));
+      this.#ws();
+      if (text[this.#i] === ",") {
+        this.#i++;
+        continue;
+      }
+      if (text[this.#i] === "]") {
+        this.#i++;
+        return arr;
+      }
+      throw new Fail(
+        `expected "," or "]" in an array, found ${this.#describeAt(this.#i)}`,
+        this.#i,
+        "syntax",
+      );
+    }
   }
 }
 

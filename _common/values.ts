@@ -22,6 +22,23 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /**
+ * The noun for a count: `word` for exactly one, else `word` + "s" (or the given plural).
+ *
+ * @example One line, two lines
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { plural } from "./values.ts";
+ *
+ * assert.equal(`1 ${plural(1, "line")}`, "1 line");
+ * assert.equal(`2 ${plural(2, "line")}`, "2 lines");
+ * assert.equal(`0 ${plural(0, "entry", "entries")}`, "0 entries");
+ * ```
+ */
+export function plural(count: number, word: string, many = `${word}s`): string {
+  return count === 1 ? word : many;
+}
+
+/**
  * The message of a thrown value, whatever was thrown.
  *
  * @example An Error's message, or the value as text

@@ -7,7 +7,7 @@ import { unescapePointer } from "../_common/pointer.ts";
 import { isRecord } from "../_common/values.ts";
 
 import { scan } from "../_scan/scan.ts";
-import type { CallVerdict, Finding, ToolResult, Verdict } from "../types.ts";
+import type { CallVerdict, FailureKind, Finding, ToolResult, Verdict } from "../types.ts";
 
 /** Default character budget for the JSON of the items in a results sentence. */
 export const DEFAULT_BUDGET = 4000;
@@ -25,7 +25,15 @@ export interface DescribeOptions {
   budget?: number;
 }
 
-const FAILURE_KINDS: ReadonlySet<string> = new Set(["spawn", "timeout", "exit", "protocol", "refused"]);
+/** The outcome kinds in which the tool did not run successfully; the type makes sure none is left out. */
+const FAILURE_KIND_ORDER: Readonly<Record<FailureKind, true>> = {
+  spawn: true,
+  timeout: true,
+  exit: true,
+  protocol: true,
+  refused: true,
+};
+const FAILURE_KINDS: ReadonlySet<string> = new Set(Object.keys(FAILURE_KIND_ORDER));
 
 /** What a result was verified to be. A result that contradicts itself becomes a failure. */
 type Verified =
@@ -142,14 +150,48 @@ function itemJson(item: unknown): string {
  * A result whose `ok`, `kind` and `items` disagree is described as a failure. A failure detail (which
  * quotes the tool's stderr) that carries instruction-like text gets the same treat-as-data warning.
  *
- * @example
+ * @example Results are quoted as JSON
  * ```ts
+ * import assert from "node:assert/strict";
  * import { describe } from "@toolguard/toolguard/describe";
+ *
  * const text = describe({
  *   ok: true, kind: "results", items: [{ file: "a.ts" }, { file: "b.ts" }], exitCode: 0, signal: null,
  *   detail: "", durationMs: 4, warnings: [], truncated: false, stderr: "",
  * });
- * if (text !== 'Tool returned 2 item(s): [{"file":"a.ts"},{"file":"b.ts"}]') throw new Error(text);
+ * assert.equal(text, 'Tool returned 2 item(s): [{"file":"a.ts"},{"file":"b.ts"}]');
+ * ```
+ *
+ * @example A failure is never described as "found nothing"
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { describe } from "@toolguard/toolguard/describe";
+ *
+ * const text = describe({
+ *   ok: false, kind: "exit", items: null, exitCode: 2, signal: null, detail: "rg: regex parse error",
+ *   durationMs: 5, warnings: [], truncated: false, stderr: "rg: regex parse error",
+ * });
+ * assert.equal(
+ *   text,
+ *   "Tool did not run successfully (exit, exit 2): rg: regex parse error. " +
+ *     "Report this as a failure; do not describe any results.",
+ * );
+ * ```
+ *
+ * @example Whole items within a character budget
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { describe } from "@toolguard/toolguard/describe";
+ *
+ * const items = Array.from({ length: 50 }, (_, i) => ({ line: i + 1, text: "x".repeat(40) }));
+ * const text = describe({
+ *   ok: true, kind: "results", items, exitCode: 0, signal: null, detail: "",
+ *   durationMs: 4, warnings: [], truncated: false, stderr: "",
+ * }, { budget: 200 });
+ * assert.match(text, /^Tool returned 50 item\(s\): \[\{"line":1,.*\{"line":3,[^{]*\]\. /);
+ * assert.ok(text.endsWith(
+ *   "47 of 50 item(s) were left out to stay within 200 characters; only the first 3 are shown.",
+ * ));
  * ```
  *
  * @param result The result of `runTool` (or any value claiming to be one).
@@ -188,8 +230,10 @@ export function describe(result: ToolResult, options: DescribeOptions = {}): str
   const left = n - parts.length;
   if (left > 0) {
     notes.push(
-      `${left} of ${n} item(s) were left out to stay within ${budget} characters; ` +
-        `only the first ${parts.length} are shown.`,
+      parts.length === 0
+        ? `None of the ${n} item(s) fit within ${budget} characters, so none are shown.`
+        : `${left} of ${n} item(s) were left out to stay within ${budget} characters; ` +
+          `only the first ${parts.length} are shown.`,
     );
   }
   if (v.truncated) notes.push("The output was cut at the size limit, so there may be more than this.");
@@ -206,6 +250,21 @@ export function describe(result: ToolResult, options: DescribeOptions = {}): str
 /**
  * True when {@linkcode describe} would describe this result as a failure, including results whose fields
  * contradict each other.
+ *
+ * @example A result that contradicts itself counts as a failure
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { isFailure } from "@toolguard/toolguard/describe";
+ * import type { ToolResult } from "@toolguard/toolguard/types";
+ *
+ * const empty: ToolResult = {
+ *   ok: true, kind: "empty", items: [], exitCode: 0, signal: null, detail: "",
+ *   durationMs: 3, warnings: [], truncated: false, stderr: "",
+ * };
+ * assert.equal(isFailure(empty), false);
+ * // "empty" with an item in it: neither an empty answer nor a result to trust.
+ * assert.equal(isFailure({ ...empty, items: ["surprise"] }), true);
+ * ```
  *
  * @param result A tool result.
  * @returns Whether the result counts as a failure.
@@ -377,17 +436,45 @@ function describeCall(call: CallVerdict, tools: ToolSummary[] | null): string {
  * expected and what was received, the tool's parameters when `tools` are given, and one retry instruction.
  * Plain short lines that a 4B-parameter model can act on. Accepted calls get one short sentence.
  *
- * @example
+ * @example Feedback a small model can act on
  * ```ts
+ * import assert from "node:assert/strict";
  * import { describeVerdict } from "@toolguard/toolguard/describe";
+ *
+ * const tools = [{
+ *   name: "search",
+ *   input_schema: { type: "object", properties: { query: { type: "string" } }, required: ["query"] },
+ * }];
  * const text = describeVerdict({
- *   allowed: false, blocked: [0],
+ *   allowed: false, blocked: true, rejectedIndices: [0],
  *   calls: [{
  *     index: 0, name: "search", allowed: false,
  *     findings: [{ code: "missing_required_argument", path: "/query", message: "query is required" }],
  *   }],
- * }, { tools: [{ name: "search", input_schema: { type: "object", properties: { query: { type: "string" } }, required: ["query"] } }] });
- * if (!text.includes("search takes: query (string, required).")) throw new Error(text);
+ * }, { tools });
+ * assert.equal(
+ *   text,
+ *   [
+ *     "Your call to search was rejected and did not run.",
+ *     "There is 1 problem:",
+ *     '1. missing_required_argument at "query". query is required.',
+ *     "search takes: query (string, required).",
+ *     "Retry once: call search again with arguments that fix every problem above.",
+ *   ].join("\n"),
+ * );
+ * ```
+ *
+ * @example An unknown tool: the declared names and the likely one
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { describeVerdict } from "@toolguard/toolguard/describe";
+ *
+ * const text = describeVerdict({
+ *   index: 0, name: "serch", allowed: false,
+ *   findings: [{ code: "unknown_tool", path: "", message: "serch is not declared", suggestion: "search" }],
+ * }, { tools: [{ name: "search" }, { name: "fetch_page" }] });
+ * assert.ok(text.includes("The declared tools are: search, fetch_page."));
+ * assert.ok(text.endsWith('Retry once: call "search" instead, with arguments that match it.'));
  * ```
  *
  * @param verdict A {@linkcode Verdict} from `validate`, or one {@linkcode CallVerdict}.
@@ -415,6 +502,18 @@ export function describeVerdict(
  * True when {@linkcode describeVerdict} would report a rejection: some call is not allowed, has findings,
  * or was judged an injection by the classifier.
  *
+ * @example A classifier's objection counts as a rejection
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { isRejected } from "@toolguard/toolguard/describe";
+ *
+ * assert.equal(isRejected({ index: 0, name: "search", allowed: true, findings: [] }), false);
+ * assert.equal(
+ *   isRejected({ index: 0, name: "search", allowed: true, findings: [], modelCheck: { injection: true } }),
+ *   true,
+ * );
+ * ```
+ *
  * @param verdict A verdict or one call verdict.
  * @returns Whether the feedback is a rejection.
  */
@@ -431,6 +530,12 @@ export function isRejected(verdict: Verdict | CallVerdict): boolean {
 
 /** The providers {@linkcode toolResultMessage} shapes messages for. */
 export type Provider = "openai" | "anthropic" | "ollama";
+
+/** Every provider; its type makes sure none is left out. */
+const PROVIDER_ORDER: Readonly<Record<Provider, true>> = { openai: true, anthropic: true, ollama: true };
+
+/** The three providers {@linkcode toolResultMessage} knows (`toolguard describe --message`). */
+export const PROVIDERS: readonly Provider[] = Object.keys(PROVIDER_ORDER) as Provider[];
 
 /** An OpenAI Chat Completions tool message (`messages.push(...)`). */
 export interface OpenAIToolMessage {
@@ -502,9 +607,11 @@ export type ToolResultInput =
  *   next user message.
  * - `"ollama"`: `{ role: "tool", tool_name, content }` (no error field either).
  *
- * @example
+ * @example An OpenAI tool message for an empty result
  * ```ts
+ * import assert from "node:assert/strict";
  * import { toolResultMessage } from "@toolguard/toolguard/describe";
+ *
  * const message = toolResultMessage("openai", {
  *   callId: "call_9",
  *   result: {
@@ -512,7 +619,25 @@ export type ToolResultInput =
  *     durationMs: 2, warnings: [], truncated: false, stderr: "",
  *   },
  * });
- * if (message.role !== "tool" || message.tool_call_id !== "call_9") throw new Error("wrong shape");
+ * assert.equal(message.role, "tool");
+ * assert.equal(message.tool_call_id, "call_9");
+ * assert.match(message.content, /^Tool ran and returned zero items/);
+ * ```
+ *
+ * @example An Anthropic block for a rejected call marks it as an error
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { toolResultMessage } from "@toolguard/toolguard/describe";
+ *
+ * const block = toolResultMessage("anthropic", {
+ *   verdict: {
+ *     index: 0, id: "toolu_1", name: "search", allowed: false,
+ *     findings: [{ code: "unexpected_argument", path: "/limt", message: "limt is not a parameter" }],
+ *   },
+ * });
+ * assert.equal(block.type, "tool_result");
+ * assert.equal(block.tool_use_id, "toolu_1"); // taken from the call verdict
+ * assert.equal(block.is_error, true);
  * ```
  *
  * @param provider Which API the message is for.

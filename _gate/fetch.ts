@@ -271,7 +271,7 @@ async function gateJson(response: Response, exchange: Exchange): Promise<Respons
   const headers = new Headers(response.headers);
   headers.set("content-length", String(out.byteLength));
   headers.delete("content-encoding"); // fetch already decoded the body; this copy is plain
-  headers.set("x-toolguard-blocked", String(result.verdict.blocked.length));
+  headers.set("x-toolguard-blocked", String(result.verdict.rejectedIndices.length));
   // The original body was read through a clone; release it.
   response.body!.cancel().catch(() => {});
   return withUrl(

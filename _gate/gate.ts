@@ -58,7 +58,12 @@ export interface GateResult {
 }
 
 /** The verdict on a response that carried no call. */
-export const ALLOWED_NONE: Verdict = Object.freeze({ allowed: true, blocked: [], calls: [] }) as Verdict;
+export const ALLOWED_NONE: Verdict = Object.freeze({
+  allowed: true,
+  blocked: false,
+  rejectedIndices: [],
+  calls: [],
+}) as Verdict;
 
 // ---------------------------------------------------------------------------------------------------------
 // Reading requests and responses

@@ -206,7 +206,8 @@ export class StreamGate extends TransformStream<Uint8Array, Uint8Array> {
       return {
         verdict: {
           allowed: false,
-          blocked: calls.map((_, i) => i),
+          blocked: true,
+          rejectedIndices: calls.map((_, i) => i),
           calls: calls.map((c, index) => ({ index, id: c.id, name: c.name, allowed: false, findings: [] })),
         },
         reason: `toolguard could not judge the tool call(s), so none ran: ${errorText(e)}`,

@@ -4,9 +4,10 @@
  * @module
  */
 import { errorText } from "../_common/values.ts";
-import { closeSync, openSync, writeSync } from "node:fs";
 import { describe, describeVerdict } from "../_describe/describe.ts";
+import { type OpenFile, openFile } from "./files.ts";
 import type { CallVerdict, OutcomeKind, ToolCallRecord, ToolResult, Verdict } from "../types.ts";
+import type { McpEvent } from "../_mcp/types.ts";
 
 /** A line for one tool run (written by `onResult`). */
 export interface ResultLine {
@@ -74,8 +75,33 @@ export interface VerdictLine {
   cut?: string[];
 }
 
+/**
+ * A line for an MCP relay event that is not a call (the server started or exited, tools were listed,
+ * output was flagged, a frame was too large): written by `onMcpEvent`; the relay's calls are `VerdictLine`s.
+ */
+export interface McpLine {
+  /** When the line was written, ISO 8601 in UTC. */
+  ts: string;
+  /** Always `"mcp"`. */
+  event: "mcp";
+  /** The relay event: `tools`, `output_flagged`, `spawn`, `spawn_failed`, `server_closed`, `exit`, ... */
+  type: string;
+  /** The tool concerned, or `""` for events of the relay itself. */
+  tool: string;
+  /** The scanner categories or finding codes the event carries, distinct. */
+  findings: string[];
+  /** What went wrong, for the events that say (`spawn_failed`, `tools_fetch_failed`); else `""`. */
+  detail: string;
+  /** The relay event's own fields: `pid`, `command` and `args` of `spawn`, `reason` and `exitCode` of `exit`, ... */
+  [field: string]: unknown;
+  /** The `model` option, when given. */
+  model?: string;
+  /** Fields that were shortened or dropped to keep the line under `maxLineBytes`. */
+  cut?: string[];
+}
+
 /** Any line `jsonlLog` writes. Discriminate on `event`. */
-export type LogLine = ResultLine | VerdictLine;
+export type LogLine = ResultLine | VerdictLine | McpLine;
 
 /** Options for `jsonlLog`. All optional. */
 export interface JsonlLogOptions {
@@ -108,6 +134,12 @@ export interface JsonlLog {
   onResult(result: ToolResult, call: ToolCallRecord): void;
   /** Log a validation verdict (one line per call), or a single call verdict. Never throws. */
   onVerdict(verdict: Verdict | CallVerdict): void;
+  /**
+   * Log an MCP relay event (matches `McpGuardOptions.onEvent`): a judged call becomes a `VerdictLine` with
+   * `source: "mcp"`, anything else an `McpLine`, so `toolguard stats` reads a relay's log like any other.
+   * Never throws.
+   */
+  onMcpEvent(event: McpEvent): void;
   /** Wait for pending writes, then close the file or stream. Later events are counted as failed. */
   close(): Promise<void>;
   /** Lines written so far. */
@@ -129,6 +161,59 @@ const MAX_QUEUED = 1024;
  * an `O_APPEND` descriptor, so several processes can share one file) or a `WritableStream<Uint8Array>`
  * (each line is one chunk). Opening a path that cannot be opened throws right away, before any tool runs;
  * after that nothing throws.
+ *
+ * @example Append to a file that several processes share
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+ * import { tmpdir } from "node:os";
+ * import { join } from "node:path";
+ * import { jsonlLog } from "@toolguard/toolguard/log";
+ *
+ * const dir = mkdtempSync(join(tmpdir(), "toolguard-log-"));
+ * const path = join(dir, "calls.jsonl");
+ * const log = jsonlLog(path, { model: "qwen3:4b" });
+ * log.onResult({
+ *   ok: true, kind: "empty", items: [], exitCode: 0, signal: null, detail: "",
+ *   durationMs: 8, warnings: [], truncated: false, stderr: "",
+ * }, { command: "/usr/bin/rg", args: ["TODO"] });
+ * await log.close();
+ *
+ * const [line] = readFileSync(path, "utf8").trimEnd().split("\n").map((l) => JSON.parse(l));
+ * assert.equal(line.tool, "rg"); // the command's file name
+ * assert.equal(line.kind, "empty");
+ * assert.equal(line.model, "qwen3:4b");
+ * rmSync(dir, { recursive: true });
+ * ```
+ *
+ * @example One line per call of a verdict
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { jsonlLog } from "@toolguard/toolguard/log";
+ *
+ * const lines: string[] = [];
+ * const log = jsonlLog(new WritableStream<Uint8Array>({
+ *   write(chunk) { lines.push(new TextDecoder().decode(chunk)); },
+ * }));
+ * log.onVerdict({
+ *   allowed: false, blocked: true, rejectedIndices: [1],
+ *   calls: [
+ *     { index: 0, name: "search", allowed: true, findings: [] },
+ *     {
+ *       index: 1, name: "delete_all", allowed: false,
+ *       findings: [{ code: "unknown_tool", path: "", message: "delete_all is not declared" }],
+ *     },
+ *   ],
+ * });
+ * await log.close();
+ *
+ * const [first, second] = lines.map((l) => JSON.parse(l));
+ * assert.equal(first.verdict, "allowed");
+ * assert.equal(first.sentence, "");
+ * assert.equal(second.verdict, "blocked");
+ * assert.deepEqual(second.findings, ["unknown_tool"]);
+ * assert.match(second.sentence, /^Your call to delete_all was rejected/);
+ * ```
  *
  * @param target A file path or a writable byte stream.
  * @param options What to include, the line size limit and an error callback.
@@ -189,6 +274,13 @@ export function jsonlLog(
           : [verdict as CallVerdict];
         const ts = now();
         for (const call of calls) emit(verdictRecord(call, options, ts));
+      } catch (e) {
+        fail(e, "");
+      }
+    },
+    onMcpEvent(event: McpEvent): void {
+      try {
+        emit(mcpRecord(event, options, now()));
       } catch (e) {
         fail(e, "");
       }
@@ -262,6 +354,48 @@ function verdictRecord(call: CallVerdict, options: JsonlLogOptions, at: Date): R
   return record;
 }
 
+/** One relay event as a log line: calls in the verdict schema, everything else as an `McpLine`. */
+function mcpRecord(event: McpEvent, options: JsonlLogOptions, at: Date): Record<string, unknown> {
+  const ts = at.toISOString();
+  const model = options.model !== undefined ? { model: options.model } : {};
+  switch (event.event) {
+    case "call_allowed":
+    case "unchecked_call":
+    case "call_rejected": {
+      const rejected = event.event === "call_rejected";
+      return {
+        ts,
+        event: "verdict",
+        source: "mcp",
+        tool: event.name,
+        verdict: rejected ? "blocked" : "allowed",
+        ok: !rejected,
+        callId: String(event.id),
+        index: 0,
+        findings: rejected ? distinct(event.findings.map((f) => String(f.code))) : [],
+        sentence: rejected ? event.feedback : "",
+        ...(event.event === "unchecked_call" ? { detail: `forwarded unchecked: ${event.error}` } : {}),
+        ...model,
+      };
+    }
+    case "output_flagged":
+      return {
+        ts,
+        event: "mcp",
+        type: event.event,
+        tool: event.name,
+        findings: distinct(event.findings.map((f) => String(f.category))),
+        detail: event.redacted ? "flagged spans were cut out" : "output carries instructions",
+        ...model,
+      };
+    default: {
+      // The event's own fields (pid, command, reason, exitCode, ...) stay as they are, beside the common ones.
+      const { event: type, ...fields } = event;
+      return { ts, event: "mcp", type, tool: "", findings: [], detail: "", ...fields, ...model };
+    }
+  }
+}
+
 /**
  * The sentence with the items' JSON replaced by `[…]`: the model read the items, the log must not keep
  * them unless asked. Finds exactly the JSON `describe` quoted (the first k items); if the sentence does not
@@ -296,9 +430,19 @@ function withoutValues(call: CallVerdict): CallVerdict {
   return { ...rest, findings: (call.findings ?? []).map(({ received: _v, ...f }) => f) };
 }
 
+/** A field of some log line. */
+type LineField = keyof ResultLine | keyof VerdictLine;
+
+/** Optional payloads, dropped first when a line is too long: its point is the outcome, not the data. */
+const BULKY_FIELDS = ["items", "arguments", "args"] as const satisfies readonly LineField[];
+/** Free text, shortened next, in this order. */
+const TEXT_FIELDS = ["detail", "sentence", "command"] as const satisfies readonly LineField[];
+/** Names and labels, cut to 64 units last: only a very long tool name, id or model is left to cut. */
+const LABEL_FIELDS = ["tool", "callId", "model"] as const satisfies readonly LineField[];
+
 /**
- * Serialise a record as one line of at most `max` bytes (newline included). Long strings are shortened
- * first (detail, then sentence, halving each time), then items and arguments are dropped.
+ * Serialise a record as one line of at most `max` bytes (newline included). Items and arguments are dropped
+ * first, then the free text is shortened (detail, then sentence, then command), then the labels are cut.
  */
 function fitLine(record: Record<string, unknown>, max: number): string {
   let line = JSON.stringify(record) + "\n";
@@ -308,8 +452,7 @@ function fitLine(record: Record<string, unknown>, max: number): string {
   const mark = (field: string) => {
     if (!cut.includes(field)) cut.push(field);
   };
-  // Bulky optional payloads go first: the line's point is the outcome, not the data.
-  for (const field of ["items", "arguments", "args"]) {
+  for (const field of BULKY_FIELDS) {
     if (field in record && JSON.stringify(record[field] ?? null).length > 2) {
       delete record[field];
       mark(field);
@@ -317,7 +460,7 @@ function fitLine(record: Record<string, unknown>, max: number): string {
       if (byteLength(line) <= max) return line;
     }
   }
-  for (const field of ["detail", "sentence", "command"]) {
+  for (const field of TEXT_FIELDS) {
     while (typeof record[field] === "string" && (record[field] as string).length > 0) {
       const value = record[field] as string;
       const over = byteLength(line) - max;
@@ -333,7 +476,7 @@ function fitLine(record: Record<string, unknown>, max: number): string {
     if (byteLength(line) <= max) return line;
   }
   // Only the fixed fields are left and they are still too long: a very long tool name or id.
-  for (const field of ["tool", "callId", "model"]) {
+  for (const field of LABEL_FIELDS) {
     if (typeof record[field] === "string") {
       record[field] = cutString(record[field] as string, 64);
       mark(field);
@@ -393,10 +536,10 @@ interface Sink {
 }
 
 function fileSink(path: string): Sink {
-  let fd: number | null;
+  let file: OpenFile | null;
   try {
-    // "a" is O_APPEND|O_CREAT: every write lands at the current end of file, atomically per write call.
-    fd = openSync(path, "a");
+    // Appending: every write lands at the current end of file, atomically per write call.
+    file = openFile(path, "append");
   } catch (e) {
     throw new Error(
       `jsonlLog: cannot open ${path} for appending (${e instanceof Error ? e.message : e}); ` +
@@ -405,17 +548,17 @@ function fileSink(path: string): Sink {
   }
   return {
     write(bytes, ok, fail) {
-      if (fd === null) return fail(new Error("jsonlLog: the log file is closed"));
+      if (file === null) return fail(new Error("jsonlLog: the log file is closed"));
       // One synchronous write per line: no queue to grow, no interleaving with other processes.
-      const n = writeSync(fd, bytes);
+      const n = file.write(bytes);
       if (n === bytes.length) ok();
       else fail(new Error(`jsonlLog: short write to ${path}: ${n} of ${bytes.length} bytes`));
     },
     close() {
-      if (fd !== null) {
-        const f = fd;
-        fd = null;
-        closeSync(f);
+      if (file !== null) {
+        const f = file;
+        file = null;
+        f.close();
       }
       return Promise.resolve();
     },

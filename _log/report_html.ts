@@ -5,10 +5,9 @@
  *
  * @module
  */
+import { plural } from "../_common/values.ts";
 import type { OutcomeKind } from "../types.ts";
-
-export type { OutcomeKind };
-import type { KindSeries, StatsReport } from "./stats.ts";
+import { type KindSeries, OUTCOME_KINDS, type StatsReport, zeroKinds } from "./stats.ts";
 
 /** Options for {@linkcode renderHtmlReport}. */
 export interface HtmlReportOptions {
@@ -18,8 +17,8 @@ export interface HtmlReportOptions {
   source?: string;
 }
 
-const KINDS: readonly OutcomeKind[] = ["spawn", "timeout", "exit", "protocol", "refused", "empty", "results"];
-const FAILURE_KINDS: readonly OutcomeKind[] = KINDS.slice(0, 5);
+/** The kinds in which the tool did not run successfully: all but `empty` and `results`. */
+const FAILURE_KINDS: readonly OutcomeKind[] = OUTCOME_KINDS.filter((k) => k !== "empty" && k !== "results");
 
 /** One colour per outcome kind: failures warm or grey, successes blue and green. */
 export const KIND_COLOURS: Readonly<Record<OutcomeKind, string>> = {
@@ -38,6 +37,21 @@ const MAX_DAY_COLUMNS = 120;
 /**
  * Render a stats report as one self-contained HTML page.
  *
+ * @example A page with its charts and no way to load anything
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { createStats, renderHtmlReport } from "@toolguard/toolguard/stats";
+ *
+ * const stats = createStats();
+ * stats.addLine('{"ts":"2026-11-02T10:00:00Z","event":"result","tool":"rg","kind":"exit","durationMs":12}');
+ * const html = renderHtmlReport(stats.finish(), { title: "Agent tools, week 45", source: "calls.jsonl" });
+ * assert.ok(html.startsWith("<!doctype html>"));
+ * assert.ok(html.includes("<title>Agent tools, week 45</title>"));
+ * assert.ok(html.includes(`content="default-src 'none'; style-src 'unsafe-inline'"`));
+ * assert.ok(html.includes('<svg id="chart-tools"'));
+ * assert.ok(!html.includes("<script"));
+ * ```
+ *
  * @param report What `createStats().finish()` or `statsFromFile()` returned.
  * @param options Title and source line.
  * @returns The HTML text.
@@ -47,11 +61,11 @@ export function renderHtmlReport(report: StatsReport, options: HtmlReportOptions
   const r = report.runs;
   const v = report.verdicts;
   const summary = [
-    `${fmtInt(report.lines)} lines`,
+    `${fmtInt(report.lines)} ${plural(report.lines, "line")}`,
     `${fmtInt(r.total)} tool runs`,
     `${pct(r.failureRate)} failed`,
     `${fmtInt(v.total)} validated calls, ${fmtInt(v.rejected)} rejected`,
-    `${fmtInt(report.malformed.count)} malformed lines` +
+    `${fmtInt(report.malformed.count)} malformed ${plural(report.malformed.count, "line")}` +
     (report.malformed.count ? ` (first at line ${report.malformed.lineNumbers.join(", ")})` : ""),
   ];
   if (report.first && report.last) {
@@ -59,14 +73,14 @@ export function renderHtmlReport(report: StatsReport, options: HtmlReportOptions
   }
   if (report.since) summary.push(`since ${report.since}`);
 
-  const kindRows = KINDS.map((k) =>
+  const kindRows = OUTCOME_KINDS.map((k) =>
     `<tr><td>${swatch(k)}${k}</td><td class="n">${fmtInt(r.kinds[k])}</td><td class="n">${
       pct(r.total ? r.kinds[k] / r.total : 0)
     }</td></tr>`
   ).join("");
   const groupRows = r.groups.map((g) =>
     `<tr><td>${esc(g.key)}</td><td class="n">${fmtInt(g.runs)}</td><td class="n">${pct(g.failureRate)}</td>${
-      KINDS.map((k) => `<td class="n">${g.kinds[k] ? fmtInt(g.kinds[k]) : ""}</td>`).join("")
+      OUTCOME_KINDS.map((k) => `<td class="n">${g.kinds[k] ? fmtInt(g.kinds[k]) : ""}</td>`).join("")
     }<td class="n">${ms(g.p50Ms)}</td><td class="n">${ms(g.p95Ms)}</td></tr>`
   ).join("");
   const codeRows = Object.entries(v.codes).sort((a, b) => b[1] - a[1]).map(([code, n]) =>
@@ -104,7 +118,7 @@ svg{display:block;max-width:100%;height:auto}svg text{font:11px system-ui,sans-s
 <h1>${esc(title)}</h1>
 ${options.source ? `<p class="meta">${esc(options.source)}</p>` : ""}
 <p class="meta">${summary.map(esc).join(" · ")}</p>
-<p class="legend">${KINDS.map((k) => `<span>${swatch(k)}${k}</span>`).join("")}</p>
+<p class="legend">${OUTCOME_KINDS.map((k) => `<span>${swatch(k)}${k}</span>`).join("")}</p>
 <h2>Outcome kinds per tool</h2>
 ${toolChart(report.byTool)}
 <h2>Outcome kinds over time (per UTC day)</h2>
@@ -117,7 +131,7 @@ ${dayChart(report.byDay, "failure-rate")}
 ${
     r.groups.length
       ? `<table><tr><th>${esc(report.by)}</th><th class="n">runs</th><th class="n">failed</th>${
-        KINDS.map((k) => `<th class="n">${k}</th>`).join("")
+        OUTCOME_KINDS.map((k) => `<th class="n">${k}</th>`).join("")
       }<th class="n">p50</th><th class="n">p95</th></tr>${groupRows}</table>`
       : `<p class="empty">No tool runs in this log.</p>`
   }
@@ -151,7 +165,7 @@ function toolChart(series: readonly KindSeries[]): string {
   const bars = rows.map((s, i) => {
     const y = top + i * rowH;
     let x = label;
-    const segs = KINDS.filter((k) => s.kinds[k] > 0).map((k) => {
+    const segs = OUTCOME_KINDS.filter((k) => s.kinds[k] > 0).map((k) => {
       const w = (s.kinds[k] / maxTotal) * plot;
       const rect = `<rect class="seg seg-${k}" x="${f(x)}" y="${y + 3}" width="${
         f(Math.max(w, 0.5))
@@ -186,7 +200,7 @@ function dayChart(series: readonly KindSeries[], mode: "counts" | "failure-rate"
     cols.push(merge(per === 1 ? group[0].key : `${group[0].key}..${group[group.length - 1].key}`, group));
   }
   const rate = mode === "failure-rate";
-  const kinds = rate ? FAILURE_KINDS : KINDS;
+  const kinds = rate ? FAILURE_KINDS : OUTCOME_KINDS;
   const value = (s: KindSeries, k: OutcomeKind) => rate ? (total(s) ? s.kinds[k] / total(s) : 0) : s.kinds[k];
   const stack = (s: KindSeries) => kinds.reduce((n, k) => n + value(s, k), 0);
   const width = 860, left = 56, right = 12, top = 10, plotH = rate ? 140 : 200, bottom = 40;
@@ -242,24 +256,20 @@ function fillDays(series: readonly KindSeries[]): KindSeries[] {
   const out: KindSeries[] = [];
   for (let t = start; t <= end; t += 86_400_000) {
     const key = new Date(t).toISOString().slice(0, 10);
-    out.push(byKey.get(key) ?? { key, kinds: zero() });
+    out.push(byKey.get(key) ?? { key, kinds: zeroKinds() });
   }
   return out;
 }
 
 function merge(key: string, group: readonly KindSeries[]): KindSeries {
-  const kinds = zero();
-  for (const s of group) for (const k of KINDS) kinds[k] += s.kinds[k];
+  const kinds = zeroKinds();
+  for (const s of group) for (const k of OUTCOME_KINDS) kinds[k] += s.kinds[k];
   return { key, kinds };
-}
-
-function zero(): Record<OutcomeKind, number> {
-  return { spawn: 0, timeout: 0, exit: 0, protocol: 0, refused: 0, empty: 0, results: 0 };
 }
 
 function total(s: KindSeries): number {
   let n = 0;
-  for (const k of KINDS) n += s.kinds[k];
+  for (const k of OUTCOME_KINDS) n += s.kinds[k];
   return n;
 }
 

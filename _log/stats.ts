@@ -3,35 +3,64 @@
  *
  * @module
  */
-import { closeSync, openSync, readSync } from "node:fs";
+import { isRecord } from "../_common/values.ts";
 import type { FindingCode, OutcomeKind } from "../types.ts";
+import { openFile } from "./files.ts";
 
-export type { FindingCode, OutcomeKind };
-import { renderHtmlReport } from "./report_html.ts";
+/** Zero runs of every outcome kind, in report order; its type makes sure no kind is left out. */
+const NO_RUNS: Readonly<Record<OutcomeKind, number>> = {
+  spawn: 0,
+  timeout: 0,
+  exit: 0,
+  protocol: 0,
+  refused: 0,
+  empty: 0,
+  results: 0,
+};
 
-export { renderHtmlReport };
+/**
+ * The seven outcome kinds, in report order (failures first).
+ *
+ * @example Failures come first
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { OUTCOME_KINDS } from "@toolguard/toolguard/stats";
+ *
+ * assert.deepEqual(OUTCOME_KINDS.slice(-2), ["empty", "results"]);
+ * ```
+ */
+export const OUTCOME_KINDS: readonly OutcomeKind[] = Object.keys(NO_RUNS) as OutcomeKind[];
 
-/** The seven outcome kinds, in report order (failures first). */
-export const OUTCOME_KINDS: readonly OutcomeKind[] = [
-  "spawn",
-  "timeout",
-  "exit",
-  "protocol",
-  "refused",
-  "empty",
-  "results",
-];
+/** Every finding code, in report order; its type makes sure no code is left out. */
+const CODE_ORDER: Readonly<Record<FindingCode, true>> = {
+  unknown_tool: true,
+  malformed_arguments: true,
+  missing_required_argument: true,
+  unexpected_argument: true,
+  argument_type_mismatch: true,
+  argument_constraint: true,
+  argument_injection: true,
+};
 
-/** The seven finding codes, in report order. */
-export const FINDING_CODES: readonly FindingCode[] = [
-  "unknown_tool",
-  "malformed_arguments",
-  "missing_required_argument",
-  "unexpected_argument",
-  "argument_type_mismatch",
-  "argument_constraint",
-  "argument_injection",
-];
+/**
+ * The seven finding codes, in report order.
+ *
+ * @example An unknown tool comes first
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { FINDING_CODES } from "@toolguard/toolguard/stats";
+ *
+ * assert.equal(FINDING_CODES[0], "unknown_tool");
+ * assert.equal(FINDING_CODES.length, 7);
+ * ```
+ */
+export const FINDING_CODES: readonly FindingCode[] = Object.keys(CODE_ORDER) as FindingCode[];
+
+/** Every grouping; its type makes sure none is left out. */
+const GROUPINGS: Readonly<Record<GroupBy, true>> = { tool: true, kind: true, day: true, model: true };
+
+/** The four groupings, in the order the help text names them (`toolguard stats --by`). */
+export const GROUP_BY: readonly GroupBy[] = Object.keys(GROUPINGS) as GroupBy[];
 
 /** How rows are grouped: by tool name, outcome kind (verdict for validated calls), UTC day or model label. */
 export type GroupBy = "tool" | "kind" | "day" | "model";
@@ -96,6 +125,8 @@ export interface StatsReport {
   lines: number;
   /** Lines skipped because they were older than `since`. */
   skipped: number;
+  /** MCP relay lines that are not calls (`event: "mcp"`: server started or exited, output flagged, ...). */
+  relayEvents: number;
   /** Lines that were not a log event (bad JSON, not an object, unknown event, missing fields, too long). */
   malformed: { count: number; lineNumbers: number[] };
   /** Earliest and latest timestamp counted, or null. */
@@ -151,6 +182,18 @@ const MAX_MALFORMED_REPORTED = 10;
  * Parse a `--since` bound: an ISO date (`2026-11-01`, UTC midnight), an ISO date-time, or a relative age
  * (`90m`, `24h`, `7d`, `2w`) counted back from `now`.
  *
+ * @example A date, a date-time and an age
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { parseSince } from "@toolguard/toolguard/stats";
+ *
+ * assert.equal(parseSince("2026-11-01").toISOString(), "2026-11-01T00:00:00.000Z"); // UTC midnight
+ * assert.equal(parseSince("2026-11-01T12:30:00").toISOString(), "2026-11-01T12:30:00.000Z");
+ * const now = new Date("2026-11-08T00:00:00Z");
+ * assert.equal(parseSince("7d", now).toISOString(), "2026-11-01T00:00:00.000Z");
+ * assert.throws(() => parseSince("last tuesday"), RangeError);
+ * ```
+ *
  * @param text The bound as typed.
  * @param now The reference time for relative ages. Default: the current time.
  * @returns The bound as a `Date`.
@@ -182,12 +225,64 @@ export function parseSince(text: string, now: Date = new Date()): Date {
 /**
  * Create a streaming aggregator over log lines.
  *
+ * @example Rejected calls by finding code, per day
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { createStats } from "@toolguard/toolguard/stats";
+ *
+ * const stats = createStats({ by: "day" });
+ * for (const [ts, verdict, findings] of [
+ *   ["2026-11-01T09:00:00Z", "blocked", ["unknown_tool"]],
+ *   ["2026-11-01T09:05:00Z", "allowed", []],
+ *   ["2026-11-02T10:00:00Z", "blocked", ["argument_type_mismatch", "argument_type_mismatch"]],
+ * ] as const) {
+ *   stats.addLine(JSON.stringify({ ts, event: "verdict", tool: "search", verdict, findings }));
+ * }
+ * const { verdicts } = stats.finish();
+ * assert.equal(verdicts.total, 3);
+ * assert.equal(verdicts.rejected, 2);
+ * assert.deepEqual(verdicts.codes, { unknown_tool: 1, argument_type_mismatch: 1 }); // once per call
+ * assert.deepEqual(verdicts.groups.map((g) => [g.key, g.rejectRate]), [
+ *   ["2026-11-01", 0.5],
+ *   ["2026-11-02", 1],
+ * ]);
+ * ```
+ *
+ * @example Only lines since a bound
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { createStats } from "@toolguard/toolguard/stats";
+ *
+ * const stats = createStats({ since: "2026-11-02" });
+ * stats.addLine('{"ts":"2026-11-01T23:59:59Z","event":"result","tool":"rg","kind":"timeout"}');
+ * stats.addLine('{"ts":"2026-11-02T00:00:00Z","event":"result","tool":"rg","kind":"results"}');
+ * const report = stats.finish();
+ * assert.equal(report.skipped, 1);
+ * assert.equal(report.runs.total, 1);
+ * assert.equal(report.first, "2026-11-02T00:00:00Z");
+ * ```
+ *
  * @param options Grouping, `since` bound and group limit.
  * @returns An aggregator: `addLine(line)` for each line, `finish()` for the report.
+ * @throws {RangeError} When `by`, `since` or `maxGroups` is out of range.
  */
 export function createStats(options: StatsOptions = {}): StatsAggregator {
+  const stats = new Aggregator(settingsOf(options));
+  // Plain functions, not methods: `lines.forEach(stats.addLine)` works.
+  return { addLine: (line) => stats.addLine(line), finish: () => stats.finish() };
+}
+
+/** The checked options of one aggregator. */
+interface Settings {
+  by: GroupBy;
+  since: Date | null;
+  maxGroups: number;
+}
+
+/** Checks and fills in the options of {@linkcode createStats}. */
+function settingsOf(options: StatsOptions): Settings {
   const by = options.by ?? "tool";
-  if (!["tool", "kind", "day", "model"].includes(by)) {
+  if (!GROUP_BY.includes(by)) {
     throw new RangeError(`stats: cannot group by ${JSON.stringify(by)}; use tool, kind, day or model`);
   }
   const since = options.since === undefined
@@ -198,33 +293,197 @@ export function createStats(options: StatsOptions = {}): StatsAggregator {
   if (since !== null && !Number.isFinite(since.getTime())) {
     throw new RangeError("stats: since is an invalid Date");
   }
-  const sinceMs = since?.getTime() ?? -Infinity;
   const maxGroups = options.maxGroups ?? 1000;
   if (!Number.isInteger(maxGroups) || maxGroups < 2) {
     throw new RangeError(`stats: maxGroups must be an integer of at least 2, got ${maxGroups}`);
   }
+  return { by, since, maxGroups };
+}
 
-  let lines = 0;
-  let skipped = 0;
-  let malformed = 0;
-  const malformedAt: number[] = [];
-  let first: string | null = null;
-  let firstMs = Infinity;
-  let last: string | null = null;
-  let lastMs = -Infinity;
+/** What became of one non-blank line. */
+type LineOutcome = "counted" | "skipped" | "malformed";
 
-  const allRuns = newRunAcc();
-  const runGroups = new Map<string, RunAcc>();
-  const verdictTotals = newVerdictAcc();
-  const verdictGroups = new Map<string, VerdictAcc>();
-  const toolKinds = new Map<string, Record<OutcomeKind, number>>();
-  const dayKinds = new Map<string, Record<OutcomeKind, number>>();
+/** The aggregator's state, long-lived across lines and chunks. */
+class Aggregator {
+  readonly #by: GroupBy;
+  readonly #since: Date | null;
+  readonly #sinceMs: number;
+  readonly #maxGroups: number;
+  #lines = 0;
+  #skipped = 0;
+  #relayEvents = 0;
+  #malformed = 0;
+  readonly #malformedAt: number[] = [];
+  #first: string | null = null;
+  #firstMs = Infinity;
+  #last: string | null = null;
+  #lastMs = -Infinity;
+  readonly #allRuns = new RunAcc();
+  readonly #runGroups = new Map<string, RunAcc>();
+  readonly #allVerdicts = new VerdictAcc();
+  readonly #verdictGroups = new Map<string, VerdictAcc>();
+  readonly #toolKinds = new Map<string, Record<OutcomeKind, number>>();
+  readonly #dayKinds = new Map<string, Record<OutcomeKind, number>>();
+  #dayStart = -Infinity;
+  #dayKey = "";
 
-  const slot = <T>(map: Map<string, T>, key: string, make: () => T): T => {
+  constructor(settings: Settings) {
+    this.#by = settings.by;
+    this.#since = settings.since;
+    this.#sinceMs = settings.since?.getTime() ?? -Infinity;
+    this.#maxGroups = settings.maxGroups;
+  }
+
+  /** Counts one line of the log (without its newline). Never throws. */
+  addLine(raw: string): void {
+    const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
+    if (line.trim() === "") return;
+    this.#lines++;
+    const outcome = this.#count(line);
+    if (outcome === "skipped") this.#skipped++;
+    else if (outcome === "malformed") {
+      this.#malformed++;
+      if (this.#malformedAt.length < MAX_MALFORMED_REPORTED) this.#malformedAt.push(this.#lines);
+    }
+  }
+
+  /** The statistics so far. */
+  finish(): StatsReport {
+    const runs = this.#allRuns.row("");
+    const verdicts = this.#allVerdicts.row("");
+    return {
+      by: this.#by,
+      since: this.#since?.toISOString() ?? null,
+      lines: this.#lines,
+      skipped: this.#skipped,
+      relayEvents: this.#relayEvents,
+      malformed: { count: this.#malformed, lineNumbers: [...this.#malformedAt] },
+      first: this.#first,
+      last: this.#last,
+      runs: {
+        total: runs.runs,
+        failed: runs.failed,
+        failureRate: runs.failureRate,
+        kinds: runs.kinds,
+        p50Ms: runs.p50Ms,
+        p95Ms: runs.p95Ms,
+        groups: this.#rows(this.#runGroups, (a, b) => b.runs - a.runs),
+      },
+      verdicts: {
+        total: verdicts.calls,
+        rejected: verdicts.rejected,
+        codes: verdicts.codes,
+        groups: this.#rows(this.#verdictGroups, (a, b) => b.calls - a.calls),
+      },
+      byTool: series(this.#toolKinds).sort((a, b) =>
+        sum(b.kinds) - sum(a.kinds) || a.key.localeCompare(b.key)
+      ),
+      byDay: series(this.#dayKinds).sort(byKey),
+    };
+  }
+
+  /** Reads a non-blank line and counts it when it is a log event at or after `since`. */
+  #count(line: string): LineOutcome {
+    let r: unknown;
+    try {
+      r = JSON.parse(line);
+    } catch {
+      return "malformed";
+    }
+    if (!isRecord(r) || typeof r.ts !== "string" || typeof r.tool !== "string") return "malformed";
+    const ts = r.ts;
+    const ms = Date.parse(ts);
+    if (!Number.isFinite(ms)) return "malformed";
+    const outcome = r.event === "result"
+      ? this.#countResult(r, r.tool, ms)
+      : r.event === "verdict"
+      ? this.#countVerdict(r, r.tool, ms)
+      : r.event === "mcp"
+      ? this.#countRelayEvent(ms)
+      : "malformed";
+    if (outcome === "counted") this.#seen(ts, ms);
+    return outcome;
+  }
+
+  /** Counts a tool-run line. */
+  #countResult(r: Record<string, unknown>, tool: string, ms: number): LineOutcome {
+    const kind = r.kind as OutcomeKind;
+    if (typeof kind !== "string" || !OUTCOME_KINDS.includes(kind)) return "malformed";
+    if (ms < this.#sinceMs) return "skipped";
+    const d = typeof r.durationMs === "number" && Number.isFinite(r.durationMs) && r.durationMs >= 0
+      ? r.durationMs
+      : null;
+    const day = this.#dayOf(ms);
+    this.#allRuns.add(kind, d);
+    this.#slot(this.#runGroups, this.#keyOf(tool, kind, day, r.model), () => new RunAcc()).add(kind, d);
+    this.#slot(this.#toolKinds, tool, zeroKinds)[kind]++;
+    this.#slot(this.#dayKinds, day, zeroKinds)[kind]++;
+    return "counted";
+  }
+
+  /** Counts an MCP relay line that is not a call: it is a log event, but neither a run nor a verdict. */
+  #countRelayEvent(ms: number): LineOutcome {
+    if (ms < this.#sinceMs) return "skipped";
+    this.#relayEvents++;
+    return "counted";
+  }
+
+  /** Counts a validated-call line. */
+  #countVerdict(r: Record<string, unknown>, tool: string, ms: number): LineOutcome {
+    const verdict = r.verdict;
+    if (verdict !== "allowed" && verdict !== "blocked") return "malformed";
+    if (ms < this.#sinceMs) return "skipped";
+    const codes = Array.isArray(r.findings)
+      ? [...new Set(r.findings.filter((c): c is string => typeof c === "string"))]
+      : [];
+    const key = this.#keyOf(tool, verdict, this.#dayOf(ms), r.model);
+    this.#allVerdicts.add(verdict, codes);
+    this.#slot(this.#verdictGroups, key, () => new VerdictAcc()).add(verdict, codes);
+    return "counted";
+  }
+
+  /** Widens the first..last range to a counted line's timestamp. */
+  #seen(ts: string, ms: number): void {
+    if (ms < this.#firstMs) {
+      this.#firstMs = ms;
+      this.#first = ts;
+    }
+    if (ms > this.#lastMs) {
+      this.#lastMs = ms;
+      this.#last = ts;
+    }
+  }
+
+  /** The UTC day (`YYYY-MM-DD`) of a time in milliseconds. */
+  #dayOf(ms: number): string {
+    // Logs are in time order, so the day of the previous line nearly always fits: skip the Date work.
+    if (ms < this.#dayStart || ms >= this.#dayStart + 86_400_000) {
+      this.#dayStart = ms - (((ms % 86_400_000) + 86_400_000) % 86_400_000);
+      this.#dayKey = new Date(this.#dayStart).toISOString().slice(0, 10);
+    }
+    return this.#dayKey;
+  }
+
+  /** The group key of a line: its tool, kind (or verdict), UTC day or model label. */
+  #keyOf(tool: string, kind: string, day: string, model: unknown): string {
+    switch (this.#by) {
+      case "tool":
+        return tool;
+      case "kind":
+        return kind;
+      case "day":
+        return day;
+      default:
+        return typeof model === "string" ? model : "(none)";
+    }
+  }
+
+  /** The accumulator for `key`, made on first use; past `maxGroups` keys, the one for `"(other)"`. */
+  #slot<T>(map: Map<string, T>, key: string, make: () => T): T {
     let v = map.get(key);
     if (v === undefined) {
       // One slot stays free for "(other)", so a table never has more than maxGroups rows.
-      if (map.size - (map.has(OTHER) ? 1 : 0) >= maxGroups - 1) key = OTHER;
+      if (map.size - (map.has(OTHER) ? 1 : 0) >= this.#maxGroups - 1) key = OTHER;
       v = map.get(key);
       if (v === undefined) {
         v = make();
@@ -232,124 +491,38 @@ export function createStats(options: StatsOptions = {}): StatsAggregator {
       }
     }
     return v;
-  };
+  }
 
-  const bad = () => {
-    malformed++;
-    if (malformedAt.length < MAX_MALFORMED_REPORTED) malformedAt.push(lines);
-  };
-
-  let dayStart = -Infinity;
-  let dayKey = "";
-
-  const addLine = (raw: string): void => {
-    const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
-    if (line.trim() === "") return;
-    lines++;
-    let rec: unknown;
-    try {
-      rec = JSON.parse(line);
-    } catch {
-      return bad();
-    }
-    if (typeof rec !== "object" || rec === null || Array.isArray(rec)) return bad();
-    const r = rec as Record<string, unknown>;
-    const ts = r.ts;
-    if (typeof ts !== "string") return bad();
-    const ms = Date.parse(ts);
-    if (!Number.isFinite(ms)) return bad();
-    const tool = typeof r.tool === "string" ? r.tool : null;
-    if (tool === null) return bad();
-    const model = typeof r.model === "string" ? r.model : "(none)";
-    // Logs are in time order, so the day of the previous line nearly always fits: skip the Date work.
-    if (ms < dayStart || ms >= dayStart + 86_400_000) {
-      dayStart = ms - (((ms % 86_400_000) + 86_400_000) % 86_400_000);
-      dayKey = new Date(dayStart).toISOString().slice(0, 10);
-    }
-    const day = dayKey;
-    if (r.event === "result") {
-      const kind = r.kind as OutcomeKind;
-      if (typeof kind !== "string" || !OUTCOME_KINDS.includes(kind)) return bad();
-      if (ms < sinceMs) return void skipped++;
-      const failed = kind !== "empty" && kind !== "results";
-      const d = typeof r.durationMs === "number" && Number.isFinite(r.durationMs) && r.durationMs >= 0
-        ? r.durationMs
-        : null;
-      const key = by === "tool" ? tool : by === "kind" ? kind : by === "day" ? day : model;
-      addRun(allRuns, kind, failed, d);
-      addRun(slot(runGroups, key, newRunAcc), kind, failed, d);
-      slot(toolKinds, tool, zeroKinds)[kind]++;
-      slot(dayKinds, day, zeroKinds)[kind]++;
-    } else if (r.event === "verdict") {
-      const verdict = r.verdict;
-      if (verdict !== "allowed" && verdict !== "blocked") return bad();
-      if (ms < sinceMs) return void skipped++;
-      const codes = Array.isArray(r.findings)
-        ? [...new Set(r.findings.filter((c) => typeof c === "string"))]
-        : [];
-      const key = by === "tool" ? tool : by === "kind" ? verdict : by === "day" ? day : model;
-      addVerdict(verdictTotals, verdict === "blocked", codes);
-      addVerdict(slot(verdictGroups, key, newVerdictAcc), verdict === "blocked", codes);
-    } else {
-      return bad();
-    }
-    if (ms < firstMs) {
-      firstMs = ms;
-      first = ts;
-    }
-    if (ms > lastMs) {
-      lastMs = ms;
-      last = ts;
-    }
-  };
-
-  const finish = (): StatsReport => {
-    const runRows = [...runGroups].map(([key, acc]) => runRow(key, acc));
-    runRows.sort(by === "day" ? byKey : (a, b) => b.runs - a.runs || a.key.localeCompare(b.key));
-    const verdictRows = [...verdictGroups].map(([key, acc]): VerdictGroup => ({
-      key,
-      calls: acc.calls,
-      rejected: acc.rejected,
-      rejectRate: acc.calls ? acc.rejected / acc.calls : 0,
-      codes: { ...acc.codes },
-    }));
-    verdictRows.sort(by === "day" ? byKey : (a, b) => b.calls - a.calls || a.key.localeCompare(b.key));
-    const total = runRow("", allRuns);
-    return {
-      by,
-      since: since?.toISOString() ?? null,
-      lines,
-      skipped,
-      malformed: { count: malformed, lineNumbers: [...malformedAt] },
-      first,
-      last,
-      runs: {
-        total: total.runs,
-        failed: total.failed,
-        failureRate: total.failureRate,
-        kinds: total.kinds,
-        p50Ms: total.p50Ms,
-        p95Ms: total.p95Ms,
-        groups: runRows,
-      },
-      verdicts: {
-        total: verdictTotals.calls,
-        rejected: verdictTotals.rejected,
-        codes: { ...verdictTotals.codes },
-        groups: verdictRows,
-      },
-      byTool: [...toolKinds].map(([key, kinds]) => ({ key, kinds: { ...kinds } }))
-        .sort((a, b) => sum(b.kinds) - sum(a.kinds) || a.key.localeCompare(b.key)),
-      byDay: [...dayKinds].map(([key, kinds]) => ({ key, kinds: { ...kinds } })).sort(byKey),
-    };
-  };
-
-  return { addLine, finish };
+  /** One row per group: by date with `--by day`, else by `most` first, then by key. */
+  #rows<R extends { key: string }>(
+    groups: Map<string, { row(key: string): R }>,
+    most: (a: R, b: R) => number,
+  ): R[] {
+    const rows = [...groups].map(([key, acc]) => acc.row(key));
+    return rows.sort(this.#by === "day" ? byKey : (a, b) => most(a, b) || a.key.localeCompare(b.key));
+  }
 }
 
 /**
  * Split a byte stream into lines and feed them to an aggregator, in bounded memory: a line longer than
  * `maxLineBytes` is counted as malformed and skipped without being kept.
+ *
+ * @example Lines split across chunks are read whole
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { statsFromChunks } from "@toolguard/toolguard/stats";
+ *
+ * const bytes = new TextEncoder().encode(
+ *   '{"ts":"2026-11-02T10:00:00Z","event":"result","tool":"jq","kind":"protocol","durationMs":4}\n' +
+ *     '{"ts":"2026-11-02T10:00:01Z","event":"result","tool":"jq","kind":"results","durationMs":6}\n',
+ * );
+ * const chunks = [bytes.subarray(0, 50), bytes.subarray(50, 120), bytes.subarray(120)];
+ * const report = await statsFromChunks(chunks);
+ * assert.equal(report.runs.total, 2);
+ * assert.equal(report.runs.kinds.protocol, 1);
+ * assert.equal(report.runs.p50Ms, 4);
+ * assert.equal(report.malformed.count, 0);
+ * ```
  *
  * @param chunks The bytes of the log, in any chunking.
  * @param options Grouping, `since`, group limit and the longest line kept (default 1 MiB).
@@ -360,15 +533,40 @@ export async function statsFromChunks(
   options: StatsOptions & { maxLineBytes?: number } = {},
 ): Promise<StatsReport> {
   const stats = createStats(options);
-  const feed = lineSplitter(stats, options.maxLineBytes ?? 1024 * 1024);
-  for await (const chunk of chunks) feed.push(chunk);
-  feed.end();
+  const lines = new LineSplitter(stats, options.maxLineBytes ?? 1024 * 1024);
+  for await (const chunk of chunks) lines.push(chunk);
+  lines.end();
   return stats.finish();
 }
 
 /**
  * Read a log file in 64 KiB chunks and report on it. Memory stays bounded whatever the file's size
  * (small reads keep the decoded text per batch small, which keeps the garbage collector's heap small too).
+ *
+ * @example Report on what jsonlLog wrote
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { mkdtempSync, rmSync } from "node:fs";
+ * import { tmpdir } from "node:os";
+ * import { join } from "node:path";
+ * import { jsonlLog } from "@toolguard/toolguard/log";
+ * import { statsFromFile } from "@toolguard/toolguard/stats";
+ *
+ * const dir = mkdtempSync(join(tmpdir(), "toolguard-stats-"));
+ * const path = join(dir, "calls.jsonl");
+ * const log = jsonlLog(path, { model: "llama3.2:3b" });
+ * log.onResult({
+ *   ok: false, kind: "timeout", items: null, exitCode: null, signal: "SIGKILL", detail: "timed out",
+ *   durationMs: 10_000, warnings: [], truncated: false, stderr: "",
+ * }, { command: "curl", args: [] });
+ * await log.close();
+ *
+ * const report = await statsFromFile(path, { by: "model" });
+ * assert.equal(report.runs.groups[0].key, "llama3.2:3b");
+ * assert.equal(report.runs.kinds.timeout, 1);
+ * assert.equal(report.runs.failureRate, 1);
+ * rmSync(dir, { recursive: true });
+ * ```
  *
  * @param path The log file.
  * @param options Grouping, `since`, group limit and the longest line kept (default 1 MiB).
@@ -382,86 +580,100 @@ export async function statsFromFile(
   return await statsFromChunks(readChunks(path), options);
 }
 
+/** The file's bytes in 64 KiB chunks; each chunk is valid only until the next one is read. */
 function* readChunks(path: string): Generator<Uint8Array> {
-  const fd = openSync(path, "r");
+  const file = openFile(path, "read");
   try {
     const buf = new Uint8Array(64 * 1024);
     while (true) {
-      const n = readSync(fd, buf, 0, buf.length, null);
+      const n = file.read(buf);
       if (n <= 0) return;
       yield buf.subarray(0, n);
     }
   } finally {
-    closeSync(fd);
+    file.close();
   }
 }
+
+/** A line that is never valid JSON: what an overlong line is counted as (malformed). */
+const OVERLONG_LINE = "\u0000overlong line";
 
 /**
  * Line splitting in bounded memory. Complete lines in a chunk are decoded with one `decode` call and split
  * as text (a newline byte never occurs inside a UTF-8 sequence, so this never splits a character); only
  * the unfinished tail is carried to the next chunk, and never more than `maxLineBytes` of it.
  */
-function lineSplitter(
-  stats: StatsAggregator,
-  maxLineBytes: number,
-): { push(c: Uint8Array): void; end(): void } {
-  const decoder = new TextDecoder();
-  let carry: Uint8Array[] = [];
-  let carryBytes = 0;
-  let overlong = false; // inside a line that is already too long: drop bytes until its newline
-  const overlongLine = "\u0000overlong line"; // never valid JSON: counted as malformed
-  const emitText = (line: string) => {
+class LineSplitter {
+  readonly #stats: StatsAggregator;
+  readonly #maxLineBytes: number;
+  readonly #decoder = new TextDecoder();
+  #carry: Uint8Array[] = [];
+  #carryBytes = 0;
+  /** Inside a line that is already too long: bytes are dropped until its newline. */
+  #overlong = false;
+
+  constructor(stats: StatsAggregator, maxLineBytes: number) {
+    this.#stats = stats;
+    this.#maxLineBytes = maxLineBytes;
+  }
+
+  /** Takes the next chunk of bytes. */
+  push(chunk: Uint8Array): void {
+    const last = chunk.lastIndexOf(10);
+    if (last < 0) return this.#keep(chunk);
+    let start = 0;
+    if (this.#overlong || this.#carryBytes > 0) {
+      const nl = chunk.indexOf(10);
+      this.#finishCarried(chunk.subarray(0, nl));
+      start = nl + 1;
+    }
+    if (start <= last) {
+      const text = this.#decoder.decode(chunk.subarray(start, last));
+      let from = 0;
+      while (true) {
+        const nl = text.indexOf("\n", from);
+        if (nl < 0) {
+          this.#emit(text.slice(from));
+          break;
+        }
+        this.#emit(text.slice(from, nl));
+        from = nl + 1;
+      }
+    }
+    if (last + 1 < chunk.length) this.#keep(chunk.subarray(last + 1));
+  }
+
+  /** Counts the last line when the bytes did not end with a newline. */
+  end(): void {
+    if (this.#overlong || this.#carryBytes > 0) this.#finishCarried(new Uint8Array(0));
+  }
+
+  #emit(line: string): void {
     // Characters are at most 3 bytes per UTF-16 unit: measure bytes only when the line might be too long.
-    if (line.length * 3 > maxLineBytes && utf8Length(line) > maxLineBytes) stats.addLine(overlongLine);
-    else stats.addLine(line);
-  };
-  const keep = (bytes: Uint8Array) => {
-    if (overlong) return;
-    if (carryBytes + bytes.length > maxLineBytes) {
-      overlong = true;
-      carry = [];
-      carryBytes = 0;
+    const max = this.#maxLineBytes;
+    this.#stats.addLine(line.length * 3 > max && utf8Length(line) > max ? OVERLONG_LINE : line);
+  }
+
+  #keep(bytes: Uint8Array): void {
+    if (this.#overlong) return;
+    if (this.#carryBytes + bytes.length > this.#maxLineBytes) {
+      this.#overlong = true;
+      this.#carry = [];
+      this.#carryBytes = 0;
       return;
     }
-    carry.push(bytes.slice()); // copy: the reader reuses its buffer
-    carryBytes += bytes.length;
-  };
-  const finishCarried = (rest: Uint8Array) => {
-    if (overlong || carryBytes + rest.length > maxLineBytes) stats.addLine(overlongLine);
-    else stats.addLine(decoder.decode(concat([...carry, rest], carryBytes + rest.length)));
-    carry = [];
-    carryBytes = 0;
-    overlong = false;
-  };
-  return {
-    push(chunk) {
-      const last = chunk.lastIndexOf(10);
-      if (last < 0) return keep(chunk);
-      let start = 0;
-      if (overlong || carryBytes > 0) {
-        const nl = chunk.indexOf(10);
-        finishCarried(chunk.subarray(0, nl));
-        start = nl + 1;
-      }
-      if (start <= last) {
-        const text = decoder.decode(chunk.subarray(start, last));
-        let from = 0;
-        while (true) {
-          const nl = text.indexOf("\n", from);
-          if (nl < 0) {
-            emitText(text.slice(from));
-            break;
-          }
-          emitText(text.slice(from, nl));
-          from = nl + 1;
-        }
-      }
-      if (last + 1 < chunk.length) keep(chunk.subarray(last + 1));
-    },
-    end() {
-      if (overlong || carryBytes > 0) finishCarried(new Uint8Array(0));
-    },
-  };
+    this.#carry.push(bytes.slice()); // copy: the reader reuses its buffer
+    this.#carryBytes += bytes.length;
+  }
+
+  #finishCarried(rest: Uint8Array): void {
+    const total = this.#carryBytes + rest.length;
+    if (this.#overlong || total > this.#maxLineBytes) this.#stats.addLine(OVERLONG_LINE);
+    else this.#stats.addLine(this.#decoder.decode(concat([...this.#carry, rest], total)));
+    this.#carry = [];
+    this.#carryBytes = 0;
+    this.#overlong = false;
+  }
 }
 
 function utf8Length(s: string): number {
@@ -492,58 +704,74 @@ function concat(parts: Uint8Array[], total: number): Uint8Array {
 // Accumulators
 // ---------------------------------------------------------------------------------------------------------
 
-interface RunAcc {
-  runs: number;
-  failed: number;
-  kinds: Record<OutcomeKind, number>;
-  durations: Quantiles;
-}
+/** Counts and durations of the tool runs in one group. */
+class RunAcc {
+  #runs = 0;
+  #failed = 0;
+  readonly #kinds = zeroKinds();
+  readonly #durations = new Quantiles();
 
-interface VerdictAcc {
-  calls: number;
-  rejected: number;
-  codes: Record<string, number>;
-}
+  /** Counts one run; `durationMs` is null when the line had none. */
+  add(kind: OutcomeKind, durationMs: number | null): void {
+    this.#runs++;
+    if (kind !== "empty" && kind !== "results") this.#failed++;
+    this.#kinds[kind]++;
+    if (durationMs !== null) this.#durations.add(durationMs);
+  }
 
-function zeroKinds(): Record<OutcomeKind, number> {
-  return { spawn: 0, timeout: 0, exit: 0, protocol: 0, refused: 0, empty: 0, results: 0 };
-}
-
-function newRunAcc(): RunAcc {
-  return { runs: 0, failed: 0, kinds: zeroKinds(), durations: quantiles() };
-}
-
-function newVerdictAcc(): VerdictAcc {
-  return { calls: 0, rejected: 0, codes: {} };
-}
-
-function addRun(acc: RunAcc, kind: OutcomeKind, failed: boolean, durationMs: number | null): void {
-  acc.runs++;
-  if (failed) acc.failed++;
-  acc.kinds[kind]++;
-  if (durationMs !== null) acc.durations.add(durationMs);
-}
-
-function addVerdict(acc: VerdictAcc, blocked: boolean, codes: string[]): void {
-  acc.calls++;
-  if (!blocked) return;
-  acc.rejected++;
-  // Codes are model-controlled only through validate.ts, but a hand-edited log could hold anything.
-  for (const code of codes) {
-    if (code in acc.codes || Object.keys(acc.codes).length < 64) acc.codes[code] = (acc.codes[code] ?? 0) + 1;
+  /** The group's row of the report. */
+  row(key: string): RunGroup {
+    return {
+      key,
+      runs: this.#runs,
+      failed: this.#failed,
+      failureRate: this.#runs ? this.#failed / this.#runs : 0,
+      kinds: { ...this.#kinds },
+      p50Ms: this.#durations.quantile(0.5),
+      p95Ms: this.#durations.quantile(0.95),
+    };
   }
 }
 
-function runRow(key: string, acc: RunAcc): RunGroup {
-  return {
-    key,
-    runs: acc.runs,
-    failed: acc.failed,
-    failureRate: acc.runs ? acc.failed / acc.runs : 0,
-    kinds: { ...acc.kinds },
-    p50Ms: acc.durations.quantile(0.5),
-    p95Ms: acc.durations.quantile(0.95),
-  };
+/** Counts of the validated calls in one group. */
+class VerdictAcc {
+  #calls = 0;
+  #rejected = 0;
+  readonly #codes: Record<string, number> = {};
+
+  /** Counts one call; a blocked call counts once per distinct finding code. */
+  add(verdict: "allowed" | "blocked", codes: readonly string[]): void {
+    this.#calls++;
+    if (verdict !== "blocked") return;
+    this.#rejected++;
+    // Codes are model-controlled only through validate.ts, but a hand-edited log could hold anything.
+    for (const code of codes) {
+      if (code in this.#codes || Object.keys(this.#codes).length < 64) {
+        this.#codes[code] = (this.#codes[code] ?? 0) + 1;
+      }
+    }
+  }
+
+  /** The group's row of the report. */
+  row(key: string): VerdictGroup {
+    return {
+      key,
+      calls: this.#calls,
+      rejected: this.#rejected,
+      rejectRate: this.#calls ? this.#rejected / this.#calls : 0,
+      codes: { ...this.#codes },
+    };
+  }
+}
+
+/** A fresh count of zero runs for every outcome kind. */
+export function zeroKinds(): Record<OutcomeKind, number> {
+  return { ...NO_RUNS };
+}
+
+/** Outcome kinds per key, copied for the report. */
+function series(map: Map<string, Record<OutcomeKind, number>>): KindSeries[] {
+  return [...map].map(([key, kinds]) => ({ key, kinds: { ...kinds } }));
 }
 
 function byKey(a: { key: string }, b: { key: string }): number {
@@ -560,56 +788,59 @@ function sum(kinds: Record<OutcomeKind, number>): number {
 // Quantiles in bounded memory
 // ---------------------------------------------------------------------------------------------------------
 
-/** A quantile estimator: exact up to `EXACT` values, then a log-scale histogram (relative error < 2%). */
-interface Quantiles {
-  add(value: number): void;
-  quantile(q: number): number | null;
-}
-
 const EXACT = 512;
 const MIN_MS = 0.001; // durations below this share the first bucket
 const GROWTH = 1.02; // bucket width ratio: a bucket's midpoint is within 1% of any value in it
 const LOG_GROWTH = Math.log(GROWTH);
 const BUCKETS = Math.ceil(Math.log(1e9 / MIN_MS) / LOG_GROWTH) + 2; // up to ~11.5 days in one run
 
-function quantiles(): Quantiles {
-  let exact: number[] | null = [];
-  let hist: Uint32Array | null = null;
-  let count = 0;
-  let min = Infinity;
-  let max = -Infinity;
-  const bucket = (v: number) =>
-    v <= MIN_MS ? 0 : Math.min(BUCKETS - 1, 1 + Math.floor(Math.log(v / MIN_MS) / LOG_GROWTH));
-  const toHist = (v: number) => hist![bucket(v)]++;
-  return {
-    add(v) {
-      count++;
-      if (v < min) min = v;
-      if (v > max) max = v;
-      if (exact !== null) {
-        exact.push(v);
-        if (exact.length > EXACT) {
-          hist = new Uint32Array(BUCKETS);
-          for (const x of exact) toHist(x);
-          exact = null;
-        }
-      } else toHist(v);
-    },
-    quantile(q) {
-      if (count === 0) return null;
-      const rank = Math.max(1, Math.ceil(q * count)); // nearest rank
-      if (exact !== null) return [...exact].sort((a, b) => a - b)[rank - 1];
-      let seen = 0;
-      for (let i = 0; i < BUCKETS; i++) {
-        seen += hist![i];
-        if (seen >= rank) {
-          if (i === 0) return min;
-          // Geometric midpoint of the bucket, kept inside what was actually seen.
-          const mid = MIN_MS * Math.pow(GROWTH, i - 0.5);
-          return Math.min(max, Math.max(min, mid));
-        }
+/** A quantile estimator: exact up to `EXACT` values, then a log-scale histogram (relative error < 2%). */
+class Quantiles {
+  #exact: number[] | null = [];
+  #hist: Uint32Array | null = null;
+  #count = 0;
+  #min = Infinity;
+  #max = -Infinity;
+
+  /** Adds one value. */
+  add(v: number): void {
+    this.#count++;
+    if (v < this.#min) this.#min = v;
+    if (v > this.#max) this.#max = v;
+    if (this.#exact === null) {
+      this.#hist![bucket(v)]++;
+      return;
+    }
+    this.#exact.push(v);
+    if (this.#exact.length > EXACT) {
+      const hist = new Uint32Array(BUCKETS);
+      for (const x of this.#exact) hist[bucket(x)]++;
+      this.#hist = hist;
+      this.#exact = null;
+    }
+  }
+
+  /** The nearest-rank quantile `q` (0..1) of the values added, or null when there are none. */
+  quantile(q: number): number | null {
+    if (this.#count === 0) return null;
+    const rank = Math.max(1, Math.ceil(q * this.#count)); // nearest rank
+    if (this.#exact !== null) return [...this.#exact].sort((a, b) => a - b)[rank - 1];
+    const hist = this.#hist!;
+    let seen = 0;
+    for (let i = 0; i < BUCKETS; i++) {
+      seen += hist[i];
+      if (seen >= rank) {
+        if (i === 0) return this.#min;
+        // Geometric midpoint of the bucket, kept inside what was actually seen.
+        const mid = MIN_MS * Math.pow(GROWTH, i - 0.5);
+        return Math.min(this.#max, Math.max(this.#min, mid));
       }
-      return max;
-    },
-  };
+    }
+    return this.#max;
+  }
+}
+
+/** The histogram bucket of a duration. */
+function bucket(v: number): number {
+  return v <= MIN_MS ? 0 : Math.min(BUCKETS - 1, 1 + Math.floor(Math.log(v / MIN_MS) / LOG_GROWTH));
 }

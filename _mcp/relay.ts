@@ -176,7 +176,19 @@ export async function relayMcpStdio(
   }
 }
 
-/** @deprecated Use {@linkcode relayMcpStdio}: the same function, under a name that pairs with `relayMcp`. */
+/**
+ * The old name of {@linkcode relayMcpStdio}, kept so code written against it keeps working.
+ *
+ * @example The same function as relayMcpStdio
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { relayMcpStdio, runMcpRelay } from "@toolguard/toolguard/mcp";
+ *
+ * assert.equal(runMcpRelay, relayMcpStdio);
+ * ```
+ *
+ * @deprecated Use {@linkcode relayMcpStdio}: the same function, under a name that pairs with `relayMcp`.
+ */
 export const runMcpRelay: typeof relayMcpStdio = relayMcpStdio;
 
 /** The server as started: the live child, or why it could not start. */

@@ -86,9 +86,26 @@ function stderrText(stderr: Uint8Array | string | undefined, encoding: string): 
   return text;
 }
 
-function stderrSummary(stderr: string): string {
-  const lines = stderr.split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== "");
+function lastLines(text: string): string {
+  const lines = text.split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== "");
   return lines.slice(-3).join(" | ");
+}
+
+/** Bytes of stdout read for a failure's detail: enough for the last lines, never the whole output. */
+const STDOUT_TAIL_BYTES = 2048;
+
+/**
+ * Why a tool that failed says it failed: the last lines of stderr, or of stdout when stderr is empty (many
+ * linters and test runners report there), as `; stderr: …` / `; stdout: …`, or "" when both are empty.
+ */
+function outputSummary(stderr: string, stdout: Uint8Array | string, encoding: string): string {
+  const err = lastLines(stderr);
+  if (err !== "") return `; stderr: ${err}`;
+  const bytes = toBytes(stdout);
+  let text = decode(bytes.subarray(Math.max(0, bytes.length - STDOUT_TAIL_BYTES)), encoding);
+  if (bytes.length > STDOUT_TAIL_BYTES && text.charCodeAt(0) === 0xfffd) text = text.slice(1);
+  const out = lastLines(text);
+  return out === "" ? "" : `; stdout: ${out}`;
 }
 
 interface Common {
@@ -325,16 +342,19 @@ export function classify(outcome: ProcessOutcome, options: ClassifyOptions = {})
   }
   if (!truncate) {
     if (outcome.signal !== null) {
-      const tail = stderrSummary(common.stderr);
-      return failure("exit", `killed by signal ${outcome.signal}${tail ? `; stderr: ${tail}` : ""}`, common);
+      const why = outputSummary(common.stderr, outcome.stdout, encoding);
+      return failure("exit", `killed by signal ${outcome.signal}${why}`, common);
     }
     if (outcome.exitCode !== 0) {
       if (outcome.exitCode !== null && options.exitCodes?.[outcome.exitCode] === "empty") {
         return success([], "", false, common);
       }
-      const tail = stderrSummary(common.stderr);
       const code = outcome.exitCode === null ? "an unknown status" : `exit code ${outcome.exitCode}`;
-      return failure("exit", `the tool ended with ${code}${tail ? `; stderr: ${tail}` : ""}`, common);
+      return failure(
+        "exit",
+        `the tool ended with ${code}${outputSummary(common.stderr, outcome.stdout, encoding)}`,
+        common,
+      );
     }
   }
   let text: string;

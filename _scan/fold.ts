@@ -205,15 +205,21 @@ const SPACE_RUN = /[ \n]{2,}/g;
 export function fold(text: string): Folded {
   // One test clears the common case: ASCII with no odd whitespace, whitespace run or letter spacing folds to
   // its lower case, character for character.
-  if (!UNUSUAL.test(text)) return new LazyFolded(text.toLowerCase(), text, true);
+  if (!UNUSUAL.test(text)) return new LazyFolded(text.toLowerCase(), text, "identity");
   if (NON_ASCII.test(text)) return foldFull(text);
   let t = text.toLowerCase();
   if (ODD_SPACE.test(t)) t = t.replace(/[\t\v\f]/g, " ").replace(/\r/g, "\n");
   if (LETTER_SPACED.test(t)) return foldFull(text);
   SPACE_RUN.lastIndex = 0;
-  if (!SPACE_RUN.test(t)) return new LazyFolded(t, text, true);
-  return new LazyFolded(t.replace(SPACE_RUN, (run) => run.includes("\n") ? "\n" : " "), text, false);
+  if (!SPACE_RUN.test(t)) return new LazyFolded(t, text, "identity");
+  return new LazyFolded(t.replace(SPACE_RUN, (run) => run.includes("\n") ? "\n" : " "), text, "code points");
 }
+
+/**
+ * Where a lazily folded text's maps come from: `"identity"` when folded character `i` is original character
+ * `i`, `"code points"` when they are the maps of the code-point loop over the original.
+ */
+type MapSource = "identity" | "code points";
 
 /**
  * A folded text whose maps are built on first use: the identity, or the code-point loop's maps. A class, not
@@ -225,9 +231,9 @@ class LazyFolded implements Folded {
   #original: string;
   #starts: Int32Array | undefined;
   #ends: Int32Array | undefined;
-  constructor(text: string, original: string, identity: boolean) {
+  constructor(text: string, original: string, maps: MapSource) {
     this.text = text;
-    this.identity = identity;
+    this.identity = maps === "identity";
     this.#original = original;
   }
   get starts(): Int32Array {

@@ -33,11 +33,17 @@ function anchorsOf(rule: Rule): RegExp | null {
   return re;
 }
 
+/** Options for {@linkcode nextMatch}. */
+export interface MatchOptions {
+  /** Run the expression only on windows around anchor occurrences (for long text). Default false. */
+  windowed?: boolean;
+}
+
 /**
  * The leftmost match of `rule.re` in `text` starting at or after `from`, exactly as `re.exec` from
  * `lastIndex = from` would find it, as `[start, end]`, or null.
  *
- * When `windowed` and the rule has anchors and `maxLen`, the expression runs only on windows around anchor
+ * With `windowed` when the rule has anchors and `maxLen`, the expression runs only on windows around anchor
  * occurrences: a match holds an anchor and is at most `maxLen` long, so it starts at most `maxLen` before the
  * first anchor at or after `from`; the window keeps `MARGIN` characters either side so look-arounds and `\b`
  * read what they would read in the whole text, and a match is taken only when it starts where the window
@@ -48,11 +54,11 @@ export function nextMatch(
   rule: Rule,
   text: string,
   from: number,
-  windowed: boolean,
+  options: MatchOptions = {},
 ): [number, number] | null {
   const re = rule.re;
   const maxLen = rule.maxLen;
-  const anchors = windowed && maxLen !== undefined ? anchorsOf(rule) : null;
+  const anchors = options.windowed && maxLen !== undefined ? anchorsOf(rule) : null;
   if (anchors === null || maxLen === undefined) {
     re.lastIndex = from;
     const m = re.exec(text);

@@ -145,7 +145,7 @@ const URL_STOP = /[\s)"'>]/;
 export function findDataUrls(t: string): Array<[number, number]> {
   const out: Array<[number, number]> = [];
   // Returns where the address ended, so the next search starts there: each character is read once.
-  const check = (open: number, urlStart: number, image: boolean): number => {
+  const check = (open: number, urlStart: number, kind: "image" | "link"): number => {
     let u = urlStart;
     while (u < t.length && t[u] === " ") u++;
     if (!t.startsWith("http://", u) && !t.startsWith("https://", u) && !t.startsWith("//", u)) return u;
@@ -158,7 +158,7 @@ export function findDataUrls(t: string): Array<[number, number]> {
     const query = url.slice(q + 1);
     let bad = /[{}$<\[]|%7b|%3c/.test(query);
     if (!bad) {
-      const min = image ? 32 : 64;
+      const min = kind === "image" ? 32 : 64;
       for (const pair of query.split("&")) {
         const value = pair.slice(pair.indexOf("=") + 1);
         // An inline data: URI (a badge's logo) carries a picture in, not the user's data out.
@@ -180,7 +180,7 @@ export function findDataUrls(t: string): Array<[number, number]> {
     let next = i + 2;
     if (j >= lo && t[j] === "[") {
       const image = j > 0 && t[j - 1] === "!";
-      next = Math.max(next, check(image ? j - 1 : j, i + 2, image));
+      next = Math.max(next, check(image ? j - 1 : j, i + 2, image ? "image" : "link"));
     }
     i = t.indexOf("](", next);
   }
@@ -190,7 +190,7 @@ export function findDataUrls(t: string): Array<[number, number]> {
     const end = Math.min(tagEnd < 0 ? t.length : tagEnd, k + 400);
     const m = /\bsrc ?= ?["']?/.exec(t.slice(k, end));
     let next = Math.max(k + 4, end);
-    if (m) next = Math.max(next, check(k, k + m.index + m[0].length, true));
+    if (m) next = Math.max(next, check(k, k + m.index + m[0].length, "image"));
     k = t.indexOf("<img", next);
   }
   return out;

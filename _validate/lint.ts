@@ -4,19 +4,19 @@
  * properties, invalid `pattern` regexes, unresolved `$ref`, keywords the validator cannot enforce, and
  * OpenAI strict-mode incompatibilities for tools declared with `strict: true`.
  *
- * @example
- * ```ts
- * import { lintTools } from "@toolguard/toolguard/validate";
- * const issues = lintTools([{ name: "get weather", input_schema: { type: "object", required: ["city"] } }]);
- * console.log(issues.map((i) => i.code));
- * // [ "invalid_name", "missing_description", "required_not_in_properties" ]
- * ```
- *
  * @module
  */
-import { escapePointer } from "../_common/pointer.ts";
+import { escapePointer, unescapePointer } from "../_common/pointer.ts";
 import { normaliseTools } from "./providers.ts";
-import { ANNOTATION_KEYWORDS, ASSERTION_KEYWORDS, compile, isObj, SchemaError } from "../_schema/compile.ts";
+import { errorText, isRecord } from "../_common/values.ts";
+import { compile } from "../_schema/compile.ts";
+import {
+  ANNOTATION_KEYWORDS,
+  ASSERTION_KEYWORDS,
+  NUMERIC_FORMATS,
+  SchemaError,
+} from "../_schema/keywords.ts";
+import { FORMATS } from "../_schema/formats.ts";
 import { resolveLocalRef } from "../_common/json.ts";
 
 /** The kinds of lint issue. */
@@ -30,6 +30,7 @@ export type LintIssueCode =
   | "invalid_pattern"
   | "unresolved_ref"
   | "unsupported_keyword"
+  | "unknown_format"
   | "invalid_schema"
   | "strict_incompatible"
   | "invalid_declaration";
@@ -51,6 +52,13 @@ export interface LintIssue {
 }
 
 const NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/** The formats the validator checks; `enum` is OpenAPI's annotation for enum strings. */
+const KNOWN_FORMATS: ReadonlySet<string> = new Set([
+  ...Object.keys(FORMATS),
+  ...Object.keys(NUMERIC_FORMATS),
+  "enum",
+]);
 
 /** Keywords OpenAI strict mode (structured outputs) does not accept. */
 const STRICT_UNSUPPORTED = new Set([
@@ -76,6 +84,34 @@ type Obj = Record<string, unknown>;
 /**
  * Lints tool declarations in any provider shape. Never throws: a declaration with no recognisable shape is
  * reported as `invalid_declaration`.
+ *
+ * @example Catch declaration mistakes before a model sees them
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { lintTools } from "@toolguard/toolguard/validate";
+ *
+ * const issues = lintTools([{ name: "get weather", input_schema: { type: "object", required: ["city"] } }]);
+ * assert.deepEqual(issues.map((i) => i.code), ["invalid_name", "missing_description", "required_not_in_properties"]);
+ * assert.equal(issues[2].path, "/required");
+ * ```
+ *
+ * @example Name a keyword the validator cannot enforce
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { lintTools } from "@toolguard/toolguard/validate";
+ *
+ * const [issue] = lintTools([{
+ *   type: "function",
+ *   function: {
+ *     name: "pick",
+ *     description: "Pick an item",
+ *     parameters: { type: "object", properties: { item: { type: "string" } }, unevaluatedProperties: false },
+ *   },
+ * }]);
+ * assert.equal(issue.code, "unsupported_keyword");
+ * assert.equal(issue.severity, "error");
+ * assert.equal(issue.path, "/unevaluatedProperties");
+ * ```
  */
 export function lintTools(tools: readonly unknown[]): LintIssue[] {
   const issues: LintIssue[] = [];
@@ -144,7 +180,7 @@ export function lintTools(tools: readonly unknown[]): LintIssue[] {
           "",
           `tool "${t.name}" declares no parameter schema; declare {"type":"object","properties":{}} for a tool without arguments`,
         );
-      } else if (!isObj(t.schema) || t.schema.type !== "object") {
+      } else if (!isRecord(t.schema) || t.schema.type !== "object") {
         add(
           "root_not_object",
           "error",
@@ -167,11 +203,11 @@ type Add = (code: LintIssueCode, severity: "error" | "warning", path: string, me
 /** Calls `visit` on every subschema with its pointer. */
 function walk(schema: unknown, visit: (s: Obj, ptr: string, depth: number) => void): void {
   const go = (s: unknown, ptr: string, depth: number) => {
-    if (!isObj(s) || depth > 100) return;
+    if (!isRecord(s) || depth > 100) return;
     visit(s, ptr, depth);
     for (const k of ["properties", "patternProperties", "$defs", "definitions"]) {
       const m = s[k];
-      if (isObj(m)) {
+      if (isRecord(m)) {
         for (const [n, sub] of Object.entries(m)) {
           go(sub, `${ptr}/${k}/${escapePointer(n)}`, depth + (k === "properties" ? 1 : 0));
         }
@@ -193,10 +229,11 @@ function walk(schema: unknown, visit: (s: Obj, ptr: string, depth: number) => vo
 }
 
 function lintSchema(root: unknown, add: Add): void {
-  let reported = 0;
-  const count: Add = (...a) => {
-    reported++;
-    add(...a);
+  // Where the walk already said what is wrong, the compiler's error at the same place says it again.
+  const reportedAt = new Set<string>();
+  const count: Add = (code, severity, path, message) => {
+    reportedAt.add(path);
+    add(code, severity, path, message);
   };
   walk(root, (s, ptr) => {
     for (const k of Object.keys(s)) {
@@ -209,7 +246,7 @@ function lintSchema(root: unknown, add: Add): void {
         );
       }
     }
-    if (Array.isArray(s.required) && isObj(s.properties)) {
+    if (Array.isArray(s.required) && isRecord(s.properties)) {
       for (const r of s.required) {
         if (typeof r === "string" && !Object.hasOwn(s.properties, r)) {
           count(
@@ -232,7 +269,7 @@ function lintSchema(root: unknown, add: Add): void {
     }
     const patterns: [string, unknown][] = [];
     if (s.pattern !== undefined) patterns.push([`${ptr}/pattern`, s.pattern]);
-    if (isObj(s.patternProperties)) {
+    if (isRecord(s.patternProperties)) {
       for (const k of Object.keys(s.patternProperties)) {
         patterns.push([`${ptr}/patternProperties/${escapePointer(k)}`, k]);
       }
@@ -259,6 +296,15 @@ function lintSchema(root: unknown, add: Add): void {
         );
       }
     }
+    if (typeof s.format === "string" && !KNOWN_FORMATS.has(s.format)) {
+      add(
+        "unknown_format",
+        "warning",
+        `${ptr}/format`,
+        `format "${s.format}" is not one the validator checks (${[...KNOWN_FORMATS].join(", ")}); ` +
+          "it is an annotation and is not enforced",
+      );
+    }
     if (s.$ref !== undefined && (typeof s.$ref !== "string" || resolveLocalRef(root, s.$ref) === undefined)) {
       count(
         "unresolved_ref",
@@ -270,18 +316,55 @@ function lintSchema(root: unknown, add: Add): void {
       );
     }
   });
-  if (reported === 0) {
-    try {
-      compile(root);
-    } catch (e) {
-      const pointer = e instanceof SchemaError ? e.pointer : "";
-      add("invalid_schema", "error", pointer, (e as Error).message);
-    }
+  for (const e of compileErrors(root)) {
+    if (!reportedAt.has(e.pointer)) add("invalid_schema", "error", e.pointer, e.message);
   }
 }
 
+/** The most compile errors one schema reports: enough to list every problem of a real declaration. */
+const MAX_COMPILE_ERRORS = 50;
+
+/**
+ * Every problem the compiler finds, not just the first: after each error the offending keyword is removed
+ * from a copy of the schema and the copy is compiled again.
+ */
+function compileErrors(root: unknown): SchemaError[] {
+  const errors: SchemaError[] = [];
+  let schema = root;
+  while (errors.length < MAX_COMPILE_ERRORS) {
+    try {
+      compile(schema);
+      return errors;
+    } catch (e) {
+      if (!(e instanceof SchemaError)) return [...errors, new SchemaError("", "", errorText(e))];
+      errors.push(e);
+      const next = withoutPointer(schema, e.pointer);
+      if (next === undefined) return errors; // the whole schema is the problem: nothing left to try
+      schema = next;
+    }
+  }
+  return errors;
+}
+
+/** A deep copy of `value` without the member at the JSON Pointer `pointer`, or undefined for the root. */
+function withoutPointer(value: unknown, pointer: string): unknown {
+  if (pointer === "") return undefined;
+  const copy = structuredClone(value);
+  const keys = pointer.slice(1).split("/").map(unescapePointer);
+  let node: unknown = copy;
+  for (const key of keys.slice(0, -1)) {
+    if (typeof node !== "object" || node === null) return undefined;
+    node = (node as Record<string, unknown>)[key];
+  }
+  if (typeof node !== "object" || node === null) return undefined;
+  const last = keys[keys.length - 1];
+  if (Array.isArray(node)) node.splice(Number(last), 1);
+  else delete (node as Record<string, unknown>)[last];
+  return copy;
+}
+
 function lintStrict(root: unknown, add: Add): void {
-  if (isObj(root) && (root.anyOf !== undefined || root.type !== "object")) {
+  if (isRecord(root) && (root.anyOf !== undefined || root.type !== "object")) {
     add(
       "strict_incompatible",
       "error",
@@ -304,7 +387,7 @@ function lintStrict(root: unknown, add: Add): void {
       }
     }
     const isObject = s.type === "object" || (Array.isArray(s.type) && s.type.includes("object")) ||
-      isObj(s.properties);
+      isRecord(s.properties);
     if (isObject) {
       if (s.additionalProperties !== false) {
         add(
@@ -314,7 +397,7 @@ function lintStrict(root: unknown, add: Add): void {
           `strict mode needs "additionalProperties": false on every object`,
         );
       }
-      if (isObj(s.properties)) {
+      if (isRecord(s.properties)) {
         const req = new Set(Array.isArray(s.required) ? s.required : []);
         for (const k of Object.keys(s.properties)) {
           if (!req.has(k)) {

@@ -9,6 +9,8 @@ import { errorText } from "../_common/values.ts";
 import type { Finding, FindingCode } from "../types.ts";
 import { compile } from "../_schema/compile.ts";
 import { parseJson } from "../_common/json.ts";
+import { isShape, shapeToSchema } from "./shape.ts";
+import { pushInjectionFindings } from "./validator.ts";
 
 /** The Standard Schema interface (zod, valibot, arktype, ...), just the part `vet` uses. */
 export interface StandardSchemaLike {
@@ -29,19 +31,67 @@ export type StandardResult =
     >;
   };
 
+/** An object with zod's `safeParse` (zod before 3.24 has no `~standard`; other libraries copy the shape). */
+export interface SafeParseLike {
+  /** Parses without throwing: `{ success: true, data }` or `{ success: false, error }`. */
+  safeParse(value: unknown): { success: boolean; data?: unknown; error?: unknown };
+}
+
+/**
+ * What `vet` and `validate` accept as the schema: a JSON Schema, a Standard Schema validator (zod, valibot,
+ * arktype: the `~standard` interface), any object with `safeParse`, a shape spec
+ * (`{ query: "string", limit: "number?" }`), or a predicate returning true, false or a reason.
+ */
+export type VetSchema =
+  | StandardSchemaLike
+  | SafeParseLike
+  | Record<string, unknown>
+  | boolean
+  | ((args: unknown) => unknown);
+
 /** Options for {@link vet}. */
 export interface VetOptions<A, R> {
   /** The tool name, used in errors and feedback. */
   name: string;
-  /** A JSON Schema, a Standard Schema validator (`~standard`), or a predicate returning true, false or a reason. */
-  schema: unknown;
-  /** The tool function; runs only on arguments that passed. */
+  /** The schema the arguments must meet: any of the {@linkcode VetSchema} kinds. */
+  schema: VetSchema | unknown;
+  /** The tool function; runs only on arguments that passed, and receives the validator's parsed output. */
   fn: (args: A) => R | Promise<R>;
-  /** Called instead of throwing when the arguments are bad; its return value is returned. */
-  onError?: (error: ToolArgError) => R | Promise<R>;
+  /**
+   * Called instead of throwing when the arguments are bad, with the error and the arguments as received;
+   * what it returns is returned. Returning `undefined` rethrows the error.
+   */
+  onError?: (error: ToolArgError, args: unknown) => R | undefined | Promise<R | undefined>;
+  /** Scan the string values for injected instructions (`argument_injection`), as `createValidator` does. Default true. */
+  scan?: boolean;
 }
 
-/** Thrown by a vetted function when its arguments are bad. The function did not run. */
+/**
+ * Thrown by a vetted function when its arguments are bad. The function did not run.
+ *
+ * @example Turn the error into feedback the model can retry with
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { ToolArgError, vet } from "@toolguard/toolguard/validate";
+ *
+ * const add = vet({
+ *   name: "add",
+ *   schema: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"] },
+ *   fn: (args: { a: number; b: number }) => args.a + args.b,
+ * });
+ * const error = await add({ a: 1 }).catch((e: unknown) => e);
+ * assert.ok(error instanceof ToolArgError);
+ * assert.equal(error.tool, "add");
+ * assert.deepEqual(error.args, { a: 1 });
+ * assert.equal(error.findings[0].path, "/b");
+ * assert.equal(
+ *   error.toLLMFeedback(),
+ *   'Tool "add" was not run because its arguments are invalid:\n' +
+ *     '- /b: "/b" is required but missing; add it. (expected present, received missing)\n' +
+ *     'Fix these arguments and call "add" again.',
+ * );
+ * ```
+ */
 export class ToolArgError extends Error {
   /** The tool name. */
   readonly tool: string;
@@ -49,6 +99,8 @@ export class ToolArgError extends Error {
   readonly findings: Finding[];
   /** The arguments as received. */
   readonly args: unknown;
+  /** The findings as one line of text (agentvet's `validationError`): `path: message; path: message`. */
+  readonly validationError: string;
   /** Creates the error. */
   constructor(tool: string, findings: Finding[], args: unknown) {
     super(
@@ -60,6 +112,7 @@ export class ToolArgError extends Error {
     this.tool = tool;
     this.findings = findings;
     this.args = args;
+    this.validationError = findings.map((f) => `${f.path || "(root)"}: ${f.message}`).join("; ");
   }
   /** Feedback for the model: every finding with its path, what was expected and what was received. */
   toLLMFeedback(): string {
@@ -78,7 +131,14 @@ function isStandard(s: unknown): s is StandardSchemaLike {
     typeof (s as StandardSchemaLike)["~standard"]?.validate === "function";
 }
 
-function pointer(path: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }> | undefined): string {
+function isSafeParse(s: unknown): s is SafeParseLike {
+  return (typeof s === "object" || typeof s === "function") && s !== null &&
+    typeof (s as SafeParseLike).safeParse === "function";
+}
+
+type IssuePath = ReadonlyArray<PropertyKey | { readonly key: PropertyKey }> | undefined;
+
+function pointer(path: IssuePath): string {
   if (!path) return "";
   return path.map((p) => {
     const k = typeof p === "object" && p !== null ? (p as { key: PropertyKey }).key : p;
@@ -86,26 +146,108 @@ function pointer(path: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }
   }).join("");
 }
 
-/** Picks a finding code for a Standard Schema issue from its wording (the interface carries no codes). */
-function codeFor(message: string): FindingCode {
-  const m = message.toLowerCase();
-  if (/unrecognized key|unknown key|unexpected key|invalid key|not allowed|never/.test(m)) {
-    return "unexpected_argument";
+/** An issue as validators report it: Standard Schema's `message` and `path`, plus what zod and valibot add. */
+interface Issue {
+  message: string;
+  path?: IssuePath;
+  /** zod: `invalid_type`, `unrecognized_keys`, `too_small`, ... */
+  code?: unknown;
+  /** zod's `unrecognized_keys`: the keys. */
+  keys?: unknown;
+  /** valibot: `schema` (type and keys) or `validation` (constraints). */
+  kind?: unknown;
+  /** valibot: the schema or action type (`strict_object`, `min_length`, ...). */
+  type?: unknown;
+  /** zod 3 and valibot: what was received, as text. */
+  received?: unknown;
+  /** valibot: what was expected (`never` for a key that is not allowed). */
+  expected?: unknown;
+}
+
+/**
+ * True when the issue is about a value that is not there at all: its path leads to nothing in the arguments
+ * (whatever the validator's wording, custom messages included), or the validator says it received undefined.
+ */
+function isMissing(issue: Issue, args: unknown): boolean {
+  if (issue.received === "undefined" || /received undefined\b/i.test(issue.message)) return true;
+  const keys = (issue.path ?? []).map((p) =>
+    typeof p === "object" && p !== null ? (p as { key: PropertyKey }).key : p
+  );
+  if (keys.length === 0) return false;
+  let node: unknown = args;
+  for (const key of keys.slice(0, -1)) {
+    if (typeof node !== "object" || node === null) return false;
+    node = (node as Record<PropertyKey, unknown>)[key];
   }
-  if (/required|received undefined|missing/.test(m)) return "missing_required_argument";
-  if (
-    /expected (a |an )?(string|number|integer|boolean|object|array|null|bigint)|invalid type|type/.test(m)
-  ) {
+  return typeof node === "object" && node !== null && !Object.hasOwn(node, keys[keys.length - 1]);
+}
+
+/**
+ * The finding code for a validator's issue: from zod's `code` or valibot's `kind`/`type` where the issue
+ * carries them; from the wording only for validators that say nothing else.
+ */
+function codeFor(issue: Issue, args: unknown): FindingCode {
+  if (typeof issue.code === "string") {
+    if (issue.code === "unrecognized_keys") return "unexpected_argument";
+    if (issue.code === "invalid_type") {
+      return isMissing(issue, args) ? "missing_required_argument" : "argument_type_mismatch";
+    }
+    return "argument_constraint";
+  }
+  if (issue.kind === "schema") {
+    if (issue.expected === "never") return "unexpected_argument";
+    return isMissing(issue, args) ? "missing_required_argument" : "argument_type_mismatch";
+  }
+  if (issue.kind === "validation") return "argument_constraint";
+  const m = issue.message.toLowerCase();
+  if (/unrecognized key|unknown key|unexpected key|not allowed/.test(m)) return "unexpected_argument";
+  if (/required|missing/.test(m) || isMissing(issue, args)) return "missing_required_argument";
+  if (/expected (a |an )?(string|number|integer|boolean|object|array|null|bigint)|invalid type/.test(m)) {
     return "argument_type_mismatch";
   }
   return "argument_constraint";
 }
 
-async function check(schema: unknown, args: unknown): Promise<Finding[]> {
+/** Findings for a validator's issues; zod's one `unrecognized_keys` issue becomes one finding per key. */
+function issueFindings(issues: readonly Issue[], args: unknown): Finding[] {
+  return issues.flatMap((issue): Finding[] => {
+    const path = pointer(issue.path);
+    if (issue.code === "unrecognized_keys" && Array.isArray(issue.keys)) {
+      return issue.keys.map((key) => ({
+        code: "unexpected_argument",
+        path: `${path}/${escapePointer(String(key))}`,
+        message: issue.message,
+      }));
+    }
+    return [{ code: codeFor(issue, args), path, message: issue.message }];
+  });
+}
+
+/** The issues inside whatever a `safeParse` failure carries (zod's `ZodError.issues`), or one from its text. */
+function safeParseIssues(error: unknown): Issue[] {
+  const issues = (error as { issues?: unknown })?.issues;
+  if (Array.isArray(issues)) {
+    return issues.map((i) => ({
+      ...(i as object),
+      message: String((i as { message?: unknown })?.message ?? i),
+    }));
+  }
+  return [{ message: errorText(error) || "The arguments were rejected by the tool's schema." }];
+}
+
+/** What a check answers: the findings, and the value the tool receives when there are none. */
+type Checked = { findings: Finding[]; value: unknown };
+
+async function check(schema: unknown, args: unknown): Promise<Checked> {
   if (isStandard(schema)) {
     const r = await schema["~standard"].validate(args);
-    if (!r.issues) return [];
-    return r.issues.map((i) => ({ code: codeFor(i.message), path: pointer(i.path), message: i.message }));
+    if (!r.issues) return { findings: [], value: r.value };
+    return { findings: issueFindings(r.issues as readonly Issue[], args), value: args };
+  }
+  if (isSafeParse(schema)) {
+    const r = schema.safeParse(args);
+    if (r.success) return { findings: [], value: r.data };
+    return { findings: issueFindings(safeParseIssues(r.error), args), value: args };
   }
   if (typeof schema === "function") {
     let r: unknown;
@@ -114,28 +256,98 @@ async function check(schema: unknown, args: unknown): Promise<Finding[]> {
     } catch (e) {
       r = errorText(e);
     }
-    if (r === true) return [];
-    return [{
-      code: "argument_constraint",
-      path: "",
-      message: typeof r === "string" && r !== "" ? r : "The arguments were rejected by the tool's own check.",
-    }];
+    if (r === true) return { findings: [], value: args };
+    return {
+      findings: [{
+        code: "argument_constraint",
+        path: "",
+        message: typeof r === "string" && r !== ""
+          ? r
+          : "The arguments were rejected by the tool's own check.",
+      }],
+      value: args,
+    };
   }
   const c = compiledFor(schema);
-  if (c(args, "", null)) return [];
+  if (c(args, "", null)) return { findings: [], value: args };
   const out: Finding[] = [];
   c(args, "", out);
-  return out;
+  return { findings: out, value: args };
 }
 
 const cache = new WeakMap<object, ReturnType<typeof compile>>();
+/** The compiled JSON Schema (a shape spec is turned into one first), compiled once per schema object. */
 function compiledFor(schema: unknown): ReturnType<typeof compile> {
   if (typeof schema === "object" && schema !== null) {
     let c = cache.get(schema);
-    if (!c) cache.set(schema, c = compile(schema));
+    if (!c) cache.set(schema, c = compile(isShape(schema) ? shapeToSchema(schema) : schema));
     return c;
   }
   return compile(schema);
+}
+
+/** Is the schema a JSON Schema or shape (compiled here), rather than a validator or predicate? */
+const isCompiled = (schema: unknown): boolean =>
+  !isStandard(schema) && !isSafeParse(schema) && typeof schema !== "function";
+
+/** The one check behind `vet` and `validate`: JSON text parsed, then the schema, then the scanner. */
+async function judgeArgs(
+  name: string,
+  schema: unknown,
+  input: unknown,
+  options: { scan: boolean },
+): Promise<{ valid: true; value: unknown } | { valid: false; error: ToolArgError }> {
+  let args = input;
+  const raw = typeof input === "string" ? input : undefined;
+  if (raw !== undefined) {
+    const p = parseJson(raw);
+    if (!p.ok) {
+      const findings: Finding[] = [{
+        code: "malformed_arguments",
+        path: "",
+        message: `The arguments are not valid JSON: ${p.error}.`,
+        expected: "a JSON object",
+      }];
+      return { valid: false, error: new ToolArgError(name, findings, input) };
+    }
+    args = p.value;
+  }
+  const { findings, value } = await check(schema, args);
+  if (options.scan) pushInjectionFindings(args, raw, findings);
+  if (findings.length > 0) return { valid: false, error: new ToolArgError(name, findings, args) };
+  return { valid: true, value };
+}
+
+/**
+ * Checks one set of arguments against a schema, once, without a tool function: `{ valid: true, value }`
+ * with the validator's parsed output, or `{ valid: false, error }` with a {@linkcode ToolArgError}. The
+ * arguments may be an object or JSON text; string values are scanned for injected instructions.
+ *
+ * @example Parsed output on success, an error with feedback on failure
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { validate } from "@toolguard/toolguard/validate";
+ *
+ * const ok = await validate("search", { query: "string", limit: "number?" }, '{"query":"llamas"}');
+ * assert.deepEqual(ok, { valid: true, value: { query: "llamas" } });
+ *
+ * const bad = await validate("search", { query: "string" }, { query: 7 });
+ * assert.equal(bad.valid, false);
+ * if (!bad.valid) assert.match(bad.error.toLLMFeedback(), /query/);
+ * ```
+ *
+ * @param name The tool name, for the error and its feedback.
+ * @param schema The schema (see {@linkcode VetSchema}).
+ * @param args The arguments, as an object or as JSON text.
+ * @returns The outcome; never rejects for bad arguments.
+ */
+export function validate(
+  name: string,
+  schema: VetSchema | unknown,
+  args: unknown,
+): Promise<{ valid: true; value: unknown } | { valid: false; error: ToolArgError }> {
+  if (isCompiled(schema)) compiledFor(schema); // a bad schema is the developer's error: thrown at once
+  return judgeArgs(name, schema, args, { scan: true });
 }
 
 /**
@@ -143,20 +355,53 @@ function compiledFor(schema: unknown): ReturnType<typeof compile> {
  * as JSON text, checks them, and either calls `fn` or throws a {@link ToolArgError} (or returns what
  * `onError` returns). A JSON Schema is compiled once, at wrap time, so a bad schema fails early.
  *
- * @example
+ * @example Run a tool only on valid arguments
  * ```ts
+ * import assert from "node:assert/strict";
  * import { ToolArgError, vet } from "@toolguard/toolguard/validate";
+ *
  * const add = vet({
  *   name: "add",
  *   schema: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"] },
  *   fn: (args: { a: number; b: number }) => args.a + args.b,
  * });
- * console.log(await add({ a: 1, b: 2 })); // 3
- * try {
- *   await add({ a: 1 });
- * } catch (e) {
- *   console.log((e as ToolArgError).findings[0].code); // "missing_required_argument"
- * }
+ * assert.equal(await add({ a: 1, b: 2 }), 3);
+ * assert.equal(await add('{"a":1,"b":2}'), 3); // JSON text, as a model sends it
+ * await assert.rejects(
+ *   add({ a: 1 }),
+ *   (e) => e instanceof ToolArgError && e.findings[0].code === "missing_required_argument",
+ * );
+ * ```
+ *
+ * @example Answer with feedback instead of throwing
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { vet } from "@toolguard/toolguard/validate";
+ *
+ * const lookup = vet({
+ *   name: "lookup",
+ *   schema: { type: "object", properties: { id: { type: "integer" } }, required: ["id"] },
+ *   fn: ({ id }: { id: number }) => `record ${id}`,
+ *   onError: (e) => e.toLLMFeedback(),
+ * });
+ * assert.equal(await lookup('{"id":7}'), "record 7");
+ * assert.match(await lookup('{"id":"7"}'), /call "lookup" again/);
+ * ```
+ *
+ * @example Vet with a predicate instead of a schema
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { ToolArgError, vet } from "@toolguard/toolguard/validate";
+ *
+ * const divide = vet({
+ *   name: "divide",
+ *   schema: (args: unknown) => (args as { by?: number }).by !== 0 || "dividing by zero is not allowed",
+ *   fn: (args: { n: number; by: number }) => args.n / args.by,
+ * });
+ * assert.equal(await divide({ n: 6, by: 3 }), 2);
+ * const error = await divide({ n: 1, by: 0 }).catch((e: unknown) => e);
+ * assert.ok(error instanceof ToolArgError);
+ * assert.equal(error.findings[0].message, "dividing by zero is not allowed");
  * ```
  */
 export function vet<A = Record<string, unknown>, R = unknown>(
@@ -165,30 +410,15 @@ export function vet<A = Record<string, unknown>, R = unknown>(
   const { name, schema, fn, onError } = options;
   if (typeof name !== "string" || name === "") throw new TypeError("vet() needs a tool name");
   if (typeof fn !== "function") throw new TypeError(`vet("${name}") needs fn, the tool function`);
-  if (!isStandard(schema) && typeof schema !== "function") compiledFor(schema); // fail early on a bad schema
+  if (isCompiled(schema)) compiledFor(schema); // fail early on a bad schema
+  const scan = options.scan ?? true;
   return async (input: unknown): Promise<R> => {
-    let args = input;
-    let findings: Finding[];
-    if (typeof input === "string") {
-      const p = parseJson(input);
-      if (!p.ok) {
-        findings = [{
-          code: "malformed_arguments",
-          path: "",
-          message: `The arguments are not valid JSON: ${p.error}.`,
-          expected: "a JSON object",
-        }];
-        return fail(new ToolArgError(name, findings, input));
-      }
-      args = p.value;
+    const outcome = await judgeArgs(name, schema, input, { scan });
+    if (outcome.valid) return await fn(outcome.value as A);
+    if (onError) {
+      const fallback = await onError(outcome.error, input);
+      if (fallback !== undefined) return fallback;
     }
-    findings = await check(schema, args);
-    if (findings.length) return fail(new ToolArgError(name, findings, args));
-    return await fn(args as A);
+    throw outcome.error;
   };
-
-  async function fail(e: ToolArgError): Promise<R> {
-    if (onError) return await onError(e);
-    throw e;
-  }
 }

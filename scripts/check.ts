@@ -2,6 +2,11 @@
  * `deno task check`: every check the project has, in one command. Runs each step, keeps going after a
  * failure so one run shows everything that is wrong, then prints a summary and exits 1 if any step failed.
  *
+ * Set-up first, so a fresh clone with only Deno on the machine passes: when a dev dependency (the official
+ * provider clients, MCP servers, zod/valibot, fast-check, benchmark baselines, and Bun itself) is missing from
+ * node_modules, `deno install` fetches them from the npm registry (running only Bun's own install script); when
+ * no `bun` is on PATH, the one from node_modules is used.
+ *
  * Steps: fmt, lint, type-check, doc lint, publish dry-run, the zero-dependency proof for mod.ts, the import
  * graph (no value-import cycle, the layering rules), the suite
  * under Deno (with doc examples), the suite under Bun, and the break-the-guard proof.
@@ -21,6 +26,56 @@ const config = JSON.parse(await Deno.readTextFile(new URL("../deno.json", import
 const entryPoints = Object.values(config.exports).map((path) => path.replace(/^\.\//, ""));
 const libraryEntryPoints = entryPoints.filter((path) => path !== "cli.ts");
 
+const root = new URL("../", import.meta.url);
+const deno = Deno.execPath();
+
+/** True when every dev dependency in package.json has a folder in node_modules. */
+function devDependenciesInstalled(): boolean {
+  const pkg = JSON.parse(Deno.readTextFileSync(new URL("package.json", root))) as {
+    devDependencies?: Record<string, string>;
+  };
+  return Object.keys(pkg.devDependencies ?? {}).every((name) => {
+    try {
+      return Deno.statSync(new URL(`node_modules/${name}/package.json`, root)).isFile;
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** True when `command --version` runs. */
+function runs(command: string): boolean {
+  try {
+    return new Deno.Command(command, { args: ["--version"], stdout: "null", stderr: "null" }).outputSync()
+      .success;
+  } catch {
+    return false;
+  }
+}
+
+/** Installs what a fresh clone lacks; returns the PATH the steps run with. */
+async function setUp(): Promise<string> {
+  if (!devDependenciesInstalled()) {
+    console.log("=== set-up: deno install (dev dependencies from the npm registry, Bun among them)");
+    const { success } = await new Deno.Command(deno, {
+      args: ["install", "--allow-scripts=npm:bun"],
+      cwd: root,
+      stdin: "null",
+    }).output();
+    if (!success) {
+      console.error(
+        "set-up failed: `deno install --allow-scripts=npm:bun` could not install the dev dependencies",
+      );
+      Deno.exit(1);
+    }
+  }
+  const path = Deno.env.get("PATH") ?? "";
+  if (runs("bun")) return path;
+  const localBin = new URL("node_modules/.bin", root).pathname.replace(/^\/([A-Za-z]:)/, "$1");
+  console.log(`=== set-up: no bun on PATH; using the one in ${localBin}`);
+  return `${localBin}${Deno.build.os === "windows" ? ";" : ":"}${path}`;
+}
+
 const steps: Step[] = [
   { name: "fmt", cmd: ["deno", "fmt", "--check"] },
   { name: "lint", cmd: ["deno", "lint"] },
@@ -37,6 +92,7 @@ const steps: Step[] = [
   { name: "break-the-guard", cmd: ["deno", "run", "-A", "scripts/break_guard.ts"] },
 ];
 
+const PATH = await setUp();
 const only = Deno.args;
 const results: { name: string; ok: boolean; seconds: number }[] = [];
 for (const step of steps) {
@@ -45,8 +101,10 @@ for (const step of steps) {
   const started = performance.now();
   let ok = false;
   try {
-    const { code } = await new Deno.Command(step.cmd[0], {
+    const command = step.cmd[0] === "deno" ? deno : step.cmd[0];
+    const { code } = await new Deno.Command(command, {
       args: step.cmd.slice(1),
+      env: { PATH },
       stdin: "null",
       stdout: "inherit",
       stderr: "inherit",

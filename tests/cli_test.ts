@@ -562,7 +562,8 @@ test("toolguard describe: --budget, --message and verdicts", T, async () => {
   assert.match(noId.stderr, /callId/);
   const verdict = {
     allowed: false,
-    blocked: [0],
+    blocked: true,
+    rejectedIndices: [0],
     calls: [{
       index: 0,
       name: "x",

@@ -113,7 +113,7 @@ test("describe: a single item larger than the budget is left out whole, never cu
   const text = describe(results(["a".repeat(100)]), { budget: 50 });
   assert.equal(
     text,
-    "Tool returned 1 item(s): []. 1 of 1 item(s) were left out to stay within 50 characters; only the first 0 are shown.",
+    "Tool returned 1 item(s): []. None of the 1 item(s) fit within 50 characters, so none are shown.",
   );
 });
 
@@ -315,7 +315,8 @@ test("describeVerdict: injection feedback (scanner or classifier) tells the mode
 test("describeVerdict: feedback covers every rejected call and only those", () => {
   const verdict: Verdict = {
     allowed: false,
-    blocked: [1],
+    blocked: true,
+    rejectedIndices: [1],
     calls: [{ index: 0, name: "read_file", allowed: true, findings: [] }, { ...rejected, index: 1 }],
   };
   const text = describeVerdict(verdict, { tools });
@@ -323,7 +324,7 @@ test("describeVerdict: feedback covers every rejected call and only those", () =
   assert.match(text, /Your call to search was rejected/);
   assert.doesNotMatch(text, /read_file/);
   assert.equal(
-    describeVerdict({ allowed: true, blocked: [], calls: [verdict.calls[0]] }),
+    describeVerdict({ allowed: true, blocked: false, rejectedIndices: [], calls: [verdict.calls[0]] }),
     "All 1 call(s) were accepted.",
   );
   assert.equal(describeVerdict(verdict.calls[0]), "The call to read_file was accepted.");

@@ -39,7 +39,7 @@ test("gateCompletion: OpenAI Chat, one bad call removes every call, sets finish_
   const r = await gateCompletion({ tools: TOOLS_OPENAI }, body);
   assert.deepEqual(body, before, "the input is not mutated");
   assert.equal(r.changed, true);
-  assert.deepEqual(r.verdict.blocked, [1]);
+  assert.deepEqual(r.verdict.rejectedIndices, [1]);
   const out = r.response as Obj;
   const choice = (out.choices as Obj[])[0];
   const message = choice.message as Obj;
@@ -211,7 +211,7 @@ test("gateCompletion: options.tools overrides the request's tools; options.valid
 
 test("gateCompletion: options.message sets the text; options.dialect forces the shape", async () => {
   const r = await gateCompletion({ tools: TOOLS_OPENAI }, ollamaChat("", [{ name: "nope", args: {} }]), {
-    message: (v) => `blocked ${v.blocked.length}`,
+    message: (v) => `blocked ${v.rejectedIndices.length}`,
     dialect: "ollama",
   });
   assert.equal(((r.response as Obj).message as Obj).content, "blocked 1");

@@ -161,7 +161,7 @@ test("jsonlLog: a verdict is one line per call, with distinct finding codes and 
     findings: [],
     arguments: { p: 1 },
   };
-  const verdict: Verdict = { allowed: false, blocked: [0], calls: [blocked, allowed] };
+  const verdict: Verdict = { allowed: false, blocked: true, rejectedIndices: [0], calls: [blocked, allowed] };
   const m = memoryStream();
   const log = jsonlLog(m.stream, { now });
   log.onVerdict(verdict);
@@ -228,7 +228,8 @@ test("jsonlLog: a full disk (/dev/full) is counted and reported, never thrown", 
   log.onResult(failure(), { command: "rg", args: [] });
   log.onVerdict({
     allowed: true,
-    blocked: [],
+    blocked: false,
+    rejectedIndices: [],
     calls: [{ index: 0, name: "x", allowed: true, findings: [] }],
   });
   await log.close();

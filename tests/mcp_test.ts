@@ -3,6 +3,7 @@
  * servers from npm (`@modelcontextprotocol/server-everything`, `@modelcontextprotocol/server-filesystem`)
  * driven by the official SDK client.
  */
+import { statsFromFile } from "../stats.ts";
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -63,7 +64,7 @@ function logEvents(path: string): Record<string, unknown>[] {
 
 function serverPid(logPath: string): Promise<number> {
   return until("the relay's spawn event", () => {
-    const e = logEvents(logPath).find((x) => x.event === "spawn");
+    const e = logEvents(logPath).find((x) => x.type === "spawn");
     return e ? (e.pid as number) : undefined;
   });
 }
@@ -468,10 +469,15 @@ test(
       // Server-side proof from the log: the rejected calls were judged and answered by the relay.
       const events = logEvents(logPath);
       assert.deepEqual(
-        events.filter((e) => e.event === "call_rejected").map((e) => e.name),
+        events.filter((e) => e.event === "verdict" && e.verdict === "blocked").map((e) => e.tool),
         ["get-sum", "get_sum"],
       );
-      assert.ok(events.filter((e) => e.event === "call_allowed").length >= 4);
+      assert.ok(events.filter((e) => e.event === "verdict" && e.verdict === "allowed").length >= 4);
+      // One log schema: `toolguard stats` reads the relay's log like any other (issue 17).
+      const report = await statsFromFile(logPath);
+      assert.equal(report.malformed.count, 0, JSON.stringify(report.malformed));
+      assert.equal(report.verdicts.rejected, 2);
+      assert.ok(report.relayEvents >= 1, "the spawn line is a relay event");
     } finally {
       await Promise.all([direct.close(), guarded.close()]);
       rmSync(dir, { recursive: true, force: true });
@@ -547,7 +553,8 @@ test(
       // Kill only once the relay has forwarded the call (it first reads the tool list itself).
       await until(
         "the call to be forwarded",
-        () => logEvents(log1).some((e) => e.event === "call_allowed") ? true : undefined,
+        () =>
+          logEvents(log1).some((e) => e.event === "verdict" && e.verdict === "allowed") ? true : undefined,
       );
       process.kill(pid1, "SIGKILL");
       await assert.rejects(pending, (error: Error) => {
@@ -563,7 +570,7 @@ test(
       await until("the server to exit after the client left", () => (isAlive(pid2) ? undefined : true));
       const exit = await until(
         "the relay's exit event",
-        () => logEvents(log2).find((e) => e.event === "exit"),
+        () => logEvents(log2).find((e) => e.type === "exit"),
       );
       assert.equal(exit.reason, "client_closed");
     } finally {

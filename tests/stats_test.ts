@@ -213,7 +213,8 @@ test("statsFromFile: what jsonlLog writes, stats reads back exactly (file round 
     for (const r of runs) log.onResult(r, { command: "rg", args: [] });
     log.onVerdict({
       allowed: false,
-      blocked: [0],
+      blocked: true,
+      rejectedIndices: [0],
       calls: [{
         index: 0,
         name: "rg",
@@ -243,8 +244,8 @@ test("statsFromFile: what jsonlLog writes, stats reads back exactly (file round 
 
 test("formatReport: the text report has a bar per row only when asked (terminal)", () => {
   const r = report(SAMPLE);
-  const plain = formatReport(r, "calls.jsonl", false);
-  const tty = formatReport(r, "calls.jsonl", true);
+  const plain = formatReport(r, { source: "calls.jsonl", bars: false });
+  const tty = formatReport(r, { source: "calls.jsonl", bars: true });
   assert.ok(!plain.includes("█") && !plain.includes("\u001b["), "no bars or colour codes");
   assert.match(tty, /█/);
   // The busiest row gets the full bar.
@@ -300,7 +301,7 @@ test(
       );
       assert.match(table.stdout, /Rejected calls by finding code/);
       assert.doesNotMatch(table.stdout, /█/, "no bars when stdout is not a terminal");
-      assert.match(table.stderr, /4 malformed line\(s\) skipped \(at line 500, 1000, 1500, 2000\)/);
+      assert.match(table.stderr, /4 malformed lines skipped \(at line 500, 1000, 1500, 2000\)/);
 
       const json = await cli([file, "--json", "--by", "day", "--since", "2026-11-05"]);
       assert.equal(json.code, 0, json.stderr);

@@ -326,7 +326,7 @@ test("guardFetch: OpenAI chat stream, a rejected call is replaced by a text delt
   const finish = events.map((e) => (e.choices as { finish_reason: string | null }[])[0]?.finish_reason)
     .filter(Boolean);
   assert.deepEqual(finish, ["stop"]);
-  assert.equal(seen[0].verdict.blocked.length, 1);
+  assert.equal(seen[0].verdict.rejectedIndices.length, 1);
   assert.equal(seen[0].changed, true);
 });
 

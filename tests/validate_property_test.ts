@@ -35,7 +35,8 @@ function prototypeUntouched(): void {
 function wellFormed(v: Verdict, n = 1): void {
   assert.equal(typeof v.allowed, "boolean");
   assert.equal(v.calls.length, n);
-  assert.deepEqual(v.blocked, v.calls.filter((c) => !c.allowed).map((c) => c.index));
+  assert.deepEqual(v.rejectedIndices, v.calls.filter((c) => !c.allowed).map((c) => c.index));
+  assert.equal(v.blocked, !v.allowed);
   for (const c of v.calls) {
     assert.equal(c.allowed, c.findings.length === 0);
     for (const f of c.findings) {

@@ -155,7 +155,8 @@ test("validateToolCalls: unknown_tool suggests the nearest declared name; no too
   }]);
   assert.equal(open.calls[0].allowed, true);
   assert.deepEqual(codes(open.calls[1]), ["malformed_arguments "]);
-  assert.deepEqual(open.blocked, [1]);
+  assert.deepEqual(open.rejectedIndices, [1]);
+  assert.equal(open.blocked, true);
   // an empty list: nothing is allowed
   const none = await validateToolCalls([{ name: "anything", arguments: "{}" }], { tools: [] });
   assert.equal(none.calls[0].findings[0].code, "unknown_tool");
@@ -430,7 +431,7 @@ test("validateToolCalls: the classifier runs over what the signatures cleared, b
   assert.equal(v.calls[1].modelCheck?.injection, true);
   assert.equal(v.calls[1].findings[0].code, "argument_injection");
   assert.equal(v.calls[2].modelCheck, undefined);
-  assert.deepEqual(v.blocked, [1, 2]);
+  assert.deepEqual(v.rejectedIndices, [1, 2]);
   const failing = await validateToolCalls([{ name: "get_weather", arguments: '{"city":"Oslo"}' }], {
     tools: weather,
     classifier: () => Promise.reject(new Error("connection refused")),
@@ -570,7 +571,7 @@ test("createValidator: the quick path (OpenAI Chat calls with ids) gives the sam
     { type: "function", function: { name: "get_weather", arguments: '{"city":"x"}' } },
     { id: "c", type: "function", function: { name: "get_wether", arguments: "{}" } },
   ]);
-  assert.deepEqual(mixed.blocked, [2]);
+  assert.deepEqual(mixed.rejectedIndices, [2]);
   assert.match(mixed.calls[1].id ?? "", /^call_/);
   assert.equal(mixed.calls[2].findings[0].suggestion, "get_weather");
 });

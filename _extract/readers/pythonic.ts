@@ -1,0 +1,172 @@
+/**
+ * Calls written as Python: a list `[get_weather(city='Paris'), search(q="x")]` with keyword arguments and
+ * Python literals. Bare in the text (Llama 3.2 and 4 pythonic, told apart from a markdown link `[text](url)`
+ * because the name is followed at once by `(` inside the brackets), after `<|python_start|>` (Llama 4), between
+ * `<|tool_call_start|>` and `<|tool_call_end|>` (LFM2, which may also write JSON there), and between
+ * `<function_calls>` tags one call per line, brackets optional (OLMo 3).
+ *
+ * @module
+ */
+import { addJsonCalls, readJsonRun } from "../json_calls.ts";
+import { LiteralReader, PYTHON } from "../literal.ts";
+import type { Scan } from "../scan.ts";
+import { bodyOf } from "../markup.ts";
+import type { Reader } from "../reader.ts";
+import { skipSpace, trimEnd } from "../text.ts";
+import type { ExtractFormat } from "../types.ts";
+
+interface Drafted {
+  name: string;
+  args: Record<string, unknown>;
+  start: number;
+  end: number;
+}
+
+/**
+ * Reads Python calls from `pos` up to `limit`: a bracketed list, or (with `bare`) calls one after another
+ * separated by white space, commas or semicolons. Returns the calls and the index past them, or the reason
+ * nothing could be read (and the offset, for a named call whose arguments broke).
+ */
+function readCalls(
+  text: string,
+  pos: number,
+  limit: number,
+  options: { brackets: "required" | "optional" },
+): { calls: Drafted[]; end: number } | { error: string; name: string; at: number; cutOff: boolean } {
+  const reader = new LiteralReader(text, pos, limit, PYTHON);
+  const bracketed = reader.eat("[");
+  const fail = (error: string, name: string, at: number) => ({
+    error,
+    name,
+    at,
+    cutOff: reader.pos >= limit,
+  });
+  if (!bracketed && options.brackets === "required") return fail("no list", "", pos);
+  const calls: Drafted[] = [];
+  for (;;) {
+    reader.space();
+    if (bracketed && reader.eat("]")) break;
+    if (!bracketed && (reader.pos >= limit || !/[A-Za-z_]/.test(text[reader.pos]))) break;
+    const start = reader.pos;
+    const call = reader.call();
+    if ("error" in call) return fail(call.error, call.name, start);
+    calls.push({ name: call.name, args: call.args, start, end: reader.pos });
+    if (
+      !reader.eat(",") && !reader.eat(";") && bracketed && !text.startsWith("]", skipSpace(text, reader.pos))
+    ) {
+      return fail("expected , or ]", "", reader.pos);
+    }
+  }
+  if (calls.length === 0) return fail("no call", "", pos);
+  return { calls, end: reader.pos };
+}
+
+function addCalls(
+  scan: Scan,
+  calls: Drafted[],
+  format: ExtractFormat,
+  block: { start: number; end: number },
+  weak: boolean,
+): number {
+  let n = 0;
+  // A bare list counts only as a whole: one undeclared or unreadable name and it is prose.
+  if (weak && !calls.every((c) => scan.typer.isDeclared(c.name))) {
+    for (const c of calls) {
+      if (!scan.typer.isDeclared(c.name)) {
+        scan.add({ name: c.name, arguments: c.args }, format, c.start, c.end, block, { weak });
+      }
+    }
+    return 0;
+  }
+  for (const c of calls) {
+    const draft = { name: c.name, arguments: scan.typer.literalArgs(c.name, c.args) };
+    if (scan.add(draft, format, c.start, c.end, block)) n++;
+  }
+  return n;
+}
+
+/** A bare Python call list anywhere in the text. */
+export const pythonicList: Reader = {
+  name: "pythonic",
+  markers: [],
+  shape: /\[\s*[A-Za-z_][\w.-]*\s*\(/y,
+  read(scan, at) {
+    const text = scan.text;
+    const limit = Math.min(text.length, at + scan.allowance());
+    const got = readCalls(text, at, limit, { brackets: "required" });
+    scan.spend(("error" in got ? got.at : got.end) - at + 1);
+    if ("error" in got) {
+      if (got.cutOff && limit === text.length) scan.ranOut(at);
+      return -1;
+    }
+    return addCalls(scan, got.calls, "pythonic", { start: at, end: got.end }, true) > 0 ? got.end : -1;
+  },
+};
+
+interface PythonTagSpec {
+  name: string;
+  format: ExtractFormat;
+  open: string;
+  close: string;
+  brackets: "required" | "optional";
+}
+
+/** A reader for Python calls between two tags. */
+function pythonTag(spec: PythonTagSpec): Reader {
+  return {
+    name: spec.name,
+    markers: [spec.open],
+    read(scan, at) {
+      const text = scan.text;
+      const body = bodyOf(scan, at + spec.open.length, [spec.close], [spec.open]);
+      const block = { start: at, end: body.blockEnd };
+      const p = skipSpace(text, body.start);
+      const limit = trimEnd(text, p, body.end);
+      if (!body.closed) scan.ranOut(at);
+      if (p >= limit) return body.closed ? block.end : -1;
+      if (text[p] === "{" || (text[p] === "[" && text[skipSpace(text, p + 1)] === "{")) {
+        const run = readJsonRun(text, p, limit); // LFM2 also writes JSON calls here
+        if (run.items.length > 0 && addJsonCalls(scan, run.items, { format: spec.format, block }) > 0) {
+          return block.end;
+        }
+      }
+      const got = readCalls(text, p, limit, { brackets: spec.brackets });
+      if ("error" in got) {
+        if (got.name !== "" && body.closed) {
+          const raw = text.slice(got.at, limit);
+          scan.add({ name: got.name, arguments: raw, error: got.error }, spec.format, got.at, limit, block);
+        } else scan.unreadable(spec.format, at, got.error);
+        return body.closed ? block.end : -1;
+      }
+      addCalls(scan, got.calls, spec.format, block, false);
+      return block.end;
+    },
+  };
+}
+
+/** Llama 4 `<|python_start|>[…]<|python_end|>`. */
+export const llama4Pythonic: Reader = pythonTag({
+  name: "llama4_pythonic",
+  format: "pythonic",
+  open: "<|python_start|>",
+  close: "<|python_end|>",
+  brackets: "optional",
+});
+
+/** LFM2 `<|tool_call_start|>[…]<|tool_call_end|>`. */
+export const lfm2: Reader = pythonTag({
+  name: "lfm2",
+  format: "lfm2",
+  open: "<|tool_call_start|>",
+  close: "<|tool_call_end|>",
+  brackets: "optional",
+});
+
+/** OLMo 3 `<function_calls>f(a=1)\ng()</function_calls>`. */
+export const olmo3: Reader = pythonTag({
+  name: "olmo3",
+  format: "olmo3",
+  open: "<function_calls>",
+  close: "</function_calls>",
+  brackets: "optional",
+});

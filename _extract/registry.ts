@@ -1,0 +1,224 @@
+/**
+ * Every reader, in the order they are tried. Adding a format is one reader file and one line here.
+ *
+ * Where several readers share an opening (`<tool_call>` opens Qwen3-Coder XML, GLM, MiniMax M3 and Hermes
+ * JSON), they are tried in the order of {@link READERS} and the first that recognises the body wins; the
+ * readers for one opening are listed by {@link readersFor} and the order is pinned by a test. Two readers run
+ * where the answer begins, before the scan ({@link ANCHORED}). Calls inside closed reasoning are skipped (see
+ * `reasoning.ts`).
+ *
+ * @module
+ */
+import type { AnchoredReader, Reader } from "./reader.ts";
+import type { Reasoning } from "./reasoning.ts";
+import type { Scan } from "./scan.ts";
+import { escapeRegExp } from "./text.ts";
+import { draftFromNameKey } from "./json_calls.ts";
+import { jsonTag } from "./readers/json_tags.ts";
+import { qwenXml } from "./readers/qwen_xml.ts";
+import { functionary, functionaryStart } from "./readers/functionary.ts";
+import { glm } from "./readers/glm.ts";
+import { invoke } from "./readers/invoke.ts";
+import { functionTag } from "./readers/function_tag.ts";
+import { llama } from "./readers/llama.ts";
+import { mistral } from "./readers/mistral.ts";
+import { deepseek } from "./readers/deepseek.ts";
+import { kimiK2, kimiK3 } from "./readers/kimi.ts";
+import { harmony } from "./readers/harmony.ts";
+import { functionGemma, gemma } from "./readers/gemma.ts";
+import { lfm2, llama4Pythonic, olmo3, pythonicList } from "./readers/pythonic.ts";
+import { fence } from "./readers/fence.ts";
+import { bareJson, inlineJson } from "./readers/bare_json.ts";
+
+/** Old Hermes tags that also wrap other content: only call-shaped JSON inside them counts. */
+const softHermes = (tag: string) =>
+  jsonTag({
+    name: `hermes_${tag}`,
+    format: "hermes",
+    open: [`<${tag}>`],
+    close: [`</${tag}>`],
+    strength: "soft",
+  });
+
+/** How many code units after a marker the readers need before their "not mine" is final (for `callMayStart`). */
+const DECIDE_WINDOW = 64;
+
+/** The readers, in the order they are tried where their openings coincide. */
+export const READERS: readonly Reader[] = [
+  qwenXml, // <tool_call><function=…  <seed:tool_call>  <function=NAME><parameter=…
+  functionary, // <function=NAME>{…}  >>>NAME\n{…}
+  glm, // <tool_call>NAME<arg_key>…
+  invoke, // <tool_call><invoke …  <minimax:tool_call>  <｜DSML｜function_calls>  <atem:…>  <function_calls><invoke …
+  olmo3, // <function_calls>f(a=1)
+  jsonTag({
+    name: "hermes",
+    format: "hermes",
+    open: ["<tool_call>"],
+    close: ["</tool_call>"],
+    strength: "strong",
+    flagUnclosed: true,
+  }),
+  jsonTag({
+    name: "granite_fc",
+    format: "granite_fc",
+    open: ["<function_call>"],
+    close: ["</function_call>"],
+    strength: "strong",
+  }),
+  softHermes("tools"),
+  softHermes("tool"),
+  softHermes("response"),
+  softHermes("json"),
+  softHermes("JSON"),
+  softHermes("xml"),
+  jsonTag({ name: "granite", format: "granite", open: ["<|tool_call|>"], close: [], strength: "strong" }),
+  jsonTag({
+    name: "gigachat",
+    format: "gigachat",
+    open: ["<|function_call|>", "function call<|role_sep|>"],
+    close: [],
+    strength: "strong",
+  }),
+  jsonTag({
+    name: "nemotron",
+    format: "nemotron",
+    open: ["<TOOLCALL>"],
+    close: ["</TOOLCALL>"],
+    strength: "strong",
+    flagUnclosed: true,
+  }),
+  jsonTag({
+    name: "tool_calls_tag",
+    format: "tool_calls_tag",
+    open: ["<tool_calls>"],
+    close: ["</tool_calls>"],
+    strength: "strong",
+  }),
+  jsonTag({
+    name: "internlm",
+    format: "internlm",
+    open: ["<|action_start|><|plugin|>"],
+    close: ["<|action_end|>"],
+    strength: "strong",
+  }),
+  jsonTag({
+    name: "command_r",
+    format: "command_r",
+    open: ["<|START_ACTION|>"],
+    close: ["<|END_ACTION|>"],
+    strength: "strong",
+  }),
+  jsonTag({ name: "functools", format: "functools", open: ["functools"], close: [], strength: "strong" }),
+  jsonTag({
+    name: "apertus",
+    format: "apertus",
+    open: ["<|tools_prefix|>"],
+    close: ["<|tools_suffix|>"],
+    strength: "strong",
+    draft: draftFromNameKey,
+  }),
+  functionTag, // <function name="…">
+  llama, // <|python_tag|>
+  mistral, // [TOOL_CALLS]
+  deepseek, // <｜tool▁calls▁begin｜>  <｜tool▁call▁begin｜>
+  kimiK2, // <|tool_calls_section_begin|>
+  kimiK3, // <|open|>tools<|sep|>
+  harmony, // to=functions.NAME … <|message|>
+  gemma, // <|tool_call>call:
+  functionGemma, // <start_function_call>call:
+  lfm2, // <|tool_call_start|>
+  llama4Pythonic, // <|python_start|>
+  fence, // ```json
+  pythonicList, // [name(   (a shape, no marker)
+  inlineJson, // {"name":   (a shape, no marker)
+];
+
+/** Readers tried once, where the answer begins (after leading reasoning), before the scan. */
+export const ANCHORED: readonly AnchoredReader[] = [bareJson, functionaryStart];
+
+/** Every literal text that opens call markup, longest first. */
+export const MARKERS: readonly string[] = [...new Set(READERS.flatMap((r) => r.markers))].sort(
+  (a, b) => b.length - a.length || (a < b ? -1 : 1),
+);
+
+const BY_MARKER = new Map<string, Reader[]>();
+for (const r of READERS) for (const m of r.markers) BY_MARKER.set(m, [...(BY_MARKER.get(m) ?? []), r]);
+const SHAPED = READERS.filter((r) => r.shape !== undefined);
+
+/** All openings, literal and shaped, in one expression (literals first, longest first). */
+const OPENINGS = new RegExp(
+  [...MARKERS.map(escapeRegExp), ...SHAPED.map((r) => r.shape!.source)].join("|"),
+  "g",
+);
+
+/** The readers tried, in order, at an opening written as `opening` (a marker, or text matching a shape). */
+export function readersFor(opening: string): readonly Reader[] {
+  const literal = BY_MARKER.get(opening);
+  if (literal) return literal;
+  return SHAPED.filter((r) => {
+    const re = r.shape!;
+    re.lastIndex = 0;
+    return re.test(opening);
+  });
+}
+
+/**
+ * Runs the anchored readers and then the scan over `scan.text` from `start` on, skipping closed reasoning.
+ * A `start` past 0 (a streaming watcher's release point) must not fall inside markup that began earlier.
+ */
+export function runReaders(scan: Scan, reasoning: Reasoning, start = 0): void {
+  const text = scan.text;
+  let from = start; // everything before this index has been read (or is not asked about)
+  const answer = reasoning.contentStart;
+  for (const r of answer < text.length ? ANCHORED : []) {
+    const end = readAt(scan, r, answer, "");
+    if (end > answer) {
+      from = Math.max(from, end);
+      break;
+    }
+  }
+  const spans = reasoning.closed;
+  let s = 0;
+  const re = new RegExp(OPENINGS.source, OPENINGS.flags);
+  re.lastIndex = from;
+  let m: RegExpExecArray | null;
+  while ((m = re.exec(text)) !== null) {
+    const i = m.index;
+    while (s < spans.length && spans[s].end <= i) s++;
+    if (s < spans.length && spans[s].start <= i) {
+      re.lastIndex = spans[s].end; // a call quoted in reasoning is not a call
+      continue;
+    }
+    const end = tryReaders(scan, i, m[0]);
+    re.lastIndex = end > i ? end : i + 1;
+  }
+}
+
+function tryReaders(scan: Scan, at: number, opening: string): number {
+  const literal = BY_MARKER.get(opening);
+  if (literal) {
+    for (const r of literal) {
+      const end = readAt(scan, r, at, opening);
+      if (end > at) return end;
+    }
+    // Declined this close to the end, the body may just not have arrived yet (`<tool_call>\n<`).
+    if (scan.text.length - at <= opening.length + DECIDE_WINDOW) scan.ranOut(at);
+    return -1;
+  }
+  for (const r of SHAPED) {
+    const re = r.shape!;
+    re.lastIndex = at;
+    if (!re.test(scan.text)) continue;
+    const end = readAt(scan, r, at, opening);
+    if (end > at) return end;
+  }
+  return -1;
+}
+
+/** `r.read`, with any markup that ran out of text inside it counted from `at`, where the markup begins. */
+function readAt(scan: Scan, r: Reader | AnchoredReader, at: number, opening: string): number {
+  const before = scan.ranOutAt;
+  const end = r.read(scan, at, opening);
+  if (scan.ranOutAt < before && scan.ranOutAt > at) scan.ranOutAt = Math.max(at, scan.ranOutFrom);
+  return end;
+}

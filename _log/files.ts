@@ -1,0 +1,80 @@
+/**
+ * File access for the call log and the report, chosen at run time: Deno's own file API on Deno, `node:fs`
+ * (loaded on first use through `process.getBuiltinModule`) on Bun and Node. Nothing is imported statically,
+ * so the log and stats modules bundle for a browser, where only streams and chunks are used.
+ *
+ * @module
+ */
+
+/** How a file is opened: for appending (created when missing) or for reading. */
+export type OpenMode = "append" | "read";
+
+/** An open file: synchronous, one system call per `read` or `write`. */
+export interface OpenFile {
+  /** Reads at the current position into `into`; returns how many bytes were read, 0 at end of file. */
+  read(into: Uint8Array): number;
+  /** Writes `bytes` with one `write` call; returns how many bytes were written. */
+  write(bytes: Uint8Array): number;
+  /** Closes the file. */
+  close(): void;
+}
+
+/** The part of Deno's file API used here. */
+interface DenoFiles {
+  openSync(path: string, options: { read?: boolean; append?: boolean; create?: boolean }): {
+    readSync(into: Uint8Array): number | null;
+    writeSync(bytes: Uint8Array): number;
+    close(): void;
+  };
+}
+
+/** The part of `node:fs` used here. */
+interface NodeFiles {
+  openSync(path: string, flags: string): number;
+  readSync(fd: number, into: Uint8Array, offset: number, length: number, position: null): number;
+  writeSync(fd: number, bytes: Uint8Array): number;
+  closeSync(fd: number): void;
+}
+
+let nodeFiles: NodeFiles | undefined;
+
+/** `node:fs`, loaded on first use: a static import would keep the library from bundling for a browser. */
+function loadNodeFiles(): NodeFiles {
+  if (nodeFiles) return nodeFiles;
+  const proc = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
+  const fs = proc?.getBuiltinModule?.("node:fs") as NodeFiles | undefined;
+  if (!fs) {
+    throw new Error(
+      "this runtime has no file API: files need Deno, Bun or Node 20.16+ (process.getBuiltinModule)",
+    );
+  }
+  return nodeFiles = fs;
+}
+
+/**
+ * Opens a file synchronously. `"append"` is `O_APPEND|O_CREAT` (mode 0o666 before the umask): every write
+ * lands at the current end of the file, atomically per write call, so several processes can share it.
+ *
+ * @param path The file.
+ * @param mode `"append"` or `"read"`.
+ * @returns The open file.
+ * @throws {Error} The runtime's own error (with its `code`, e.g. `ENOENT`) when the file cannot be opened.
+ */
+export function openFile(path: string, mode: OpenMode): OpenFile {
+  const deno = (globalThis as { Deno?: DenoFiles }).Deno;
+  if (deno) {
+    const file = deno.openSync(path, mode === "append" ? { append: true, create: true } : { read: true });
+    return {
+      read: (into) => file.readSync(into) ?? 0,
+      write: (bytes) => file.writeSync(bytes),
+      close: () => file.close(),
+    };
+  }
+  const fs = loadNodeFiles();
+  const fd = fs.openSync(path, mode === "append" ? "a" : "r");
+  return {
+    read: (into) => fs.readSync(fd, into, 0, into.length, null),
+    write: (bytes) => fs.writeSync(fd, bytes),
+    close: () => fs.closeSync(fd),
+  };
+}

@@ -1,0 +1,157 @@
+/**
+ * The words of a finding, shared by the interpreter and the generated code so both say exactly the same
+ * thing: how a value is shown, how a pointer is named, and the type-mismatch message.
+ *
+ * @module
+ */
+import type { Finding, FindingCode } from "../types.ts";
+
+/** True when JSON.stringify would only wrap `s` in quotes (a loop: cheaper than a regex for short text). */
+function plain(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c === 0x22 || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) return false;
+  }
+  return true;
+}
+
+/** How many characters {@link show} keeps by default. */
+const SHOWN_MAX = 60;
+
+/** True when `s`, quoted, fits in `max` characters as it is (the fast path of {@link show}). */
+function quotable(s: string, max: number): boolean {
+  return s.length <= max - 2 && plain(s);
+}
+
+/** Shortens a value for `received`. */
+export function show(value: unknown, max = SHOWN_MAX): string {
+  let s: string;
+  if (value === undefined) return "nothing";
+  // fast paths for the common cases: short plain strings, numbers, booleans, null
+  if (typeof value === "string" && quotable(value, max)) return '"' + value + '"';
+  if (typeof value === "number" || typeof value === "boolean" || value === null) {
+    s = String(value);
+    if (s.length <= max) return s;
+  }
+  try {
+    s = typeof value === "string" ? JSON.stringify(value) : JSON.stringify(value) ?? String(value);
+  } catch {
+    s = Array.isArray(value) ? "an array" : "an object";
+  }
+  if (s.length > max) s = s.slice(0, max - 3) + "...";
+  return s;
+}
+
+/** {@link show} for a value already known to be a string. */
+export function showString(s: string): string {
+  return quotable(s, SHOWN_MAX) ? '"' + s + '"' : show(s);
+}
+
+/** {@link received} for a value already known to be a string. */
+export function receivedString(s: string): string {
+  return quotable(s, SHOWN_MAX) ? 'string "' + s + '"' : "string " + show(s);
+}
+
+/** The JSON type name of a value. */
+export function typeOf(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "array";
+  const t = typeof value;
+  if (t === "number") return Number.isInteger(value) ? "integer" : "number";
+  return t;
+}
+
+/** What a finding says it received: the type, and the value itself for scalars. */
+export function received(value: unknown): string {
+  if (typeof value === "string") return receivedString(value);
+  const t = typeOf(value);
+  if (t === "object" || t === "array") return t;
+  return `${t} ${show(value)}`;
+}
+
+/** Human label for a pointer. */
+export function where(path: string): string {
+  // the pointer itself, as in `path`: no slicing, so no string flattening on the error path
+  return path === "" ? "The arguments" : `"${path}"`;
+}
+
+/** Pushes a finding; `expected` and `got` are left out when undefined. */
+export function push(
+  out: Finding[],
+  code: FindingCode,
+  path: string,
+  message: string,
+  expected?: string,
+  got?: string,
+): void {
+  if (expected !== undefined && got !== undefined) {
+    out.push({ code, path, message, expected, received: got }); // one shape for the common case
+    return;
+  }
+  const f: Finding = { code, path, message };
+  if (expected !== undefined) f.expected = expected;
+  if (got !== undefined) f.received = got;
+  out.push(f);
+}
+
+/** "a string", "an integer". */
+export function article(t: string): string {
+  const c = t.charCodeAt(0);
+  return c === 97 || c === 101 || c === 105 || c === 111 || c === 117 ? `an ${t}` : `a ${t}`;
+}
+
+/** Reports a value of the wrong type; `expected` is e.g. "string or null". */
+export function typeFail(out: Finding[], v: unknown, p: string, expected: string, head?: string): void {
+  // beyond 2^53 a JSON integer cannot be represented exactly: the tool would get a different number
+  const huge = typeof v === "number" &&
+    (!Number.isFinite(v) || (Number.isInteger(v) && !Number.isSafeInteger(v)));
+  out.push({
+    code: "argument_type_mismatch",
+    path: p,
+    message: huge
+      ? `${where(p)} is a number too large to represent exactly; send ${
+        article(expected)
+      } within ±9007199254740991.`
+      : (head ?? typeHead(p, expected)) + typeArticle(v) + ".",
+    expected,
+    received: received(v),
+  });
+}
+
+/** The start of a type message, up to the received type. */
+export function typeHead(p: string, expected: string): string {
+  return `${where(p)} must be ${article(expected)}, not `;
+}
+
+/** `article(typeOf(v))` without building a string. */
+function typeArticle(v: unknown): string {
+  switch (typeof v) {
+    case "string":
+      return "a string";
+    case "boolean":
+      return "a boolean";
+    case "number":
+      return Number.isInteger(v) ? "an integer" : "a number";
+    case "object":
+      return v === null ? "a null" : Array.isArray(v) ? "an array" : "an object";
+    default:
+      return article(typeOf(v));
+  }
+}
+
+/** The message for repeated array items `d` (`[first, i]`, as `firstDuplicate` gives them). */
+export function duplicateMessage(p: string, d: [number, number]): string {
+  return `${where(p)} must not repeat items; items ${d[0]} and ${d[1]} are equal.`;
+}
+
+/** Reports a property that `additionalProperties: false` does not allow. */
+export function reportExtra(out: Finding[], at: string, key: string, allowed: string): void {
+  push(
+    out,
+    "unexpected_argument",
+    at,
+    `${where(at)} is not a parameter this tool accepts; remove it. Accepted: ${allowed}.`,
+    `one of ${allowed}`,
+    show(key),
+  );
+}

@@ -1,0 +1,105 @@
+// File access for the log and the report (_log/files.ts), chosen at run time, and the property it buys:
+// log.ts and stats.ts import no `node:` module statically, so they bundle for a browser.
+import { after, test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { openFile } from "../_log/files.ts";
+import { jsonlLog } from "../log.ts";
+import { statsFromFile } from "../stats.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "toolguard-files-"));
+after(() => rmSync(dir, { recursive: true, force: true }));
+const root = fileURLToPath(new URL("..", import.meta.url));
+
+test("openFile: append mode creates the file and every write lands at its end", () => {
+  const path = join(dir, "shared.log");
+  const a = openFile(path, "append");
+  const b = openFile(path, "append");
+  try {
+    assert.equal(a.write(new TextEncoder().encode("one\n")), 4);
+    assert.equal(b.write(new TextEncoder().encode("two\n")), 4);
+    assert.equal(a.write(new TextEncoder().encode("three\n")), 6);
+  } finally {
+    a.close();
+    b.close();
+  }
+  assert.equal(readFileSync(path, "utf8"), "one\ntwo\nthree\n");
+});
+
+test("openFile: read mode reads in order and returns 0 at end of file", () => {
+  const path = join(dir, "read.txt");
+  writeFileSync(path, "abcdefg");
+  const file = openFile(path, "read");
+  const buf = new Uint8Array(4);
+  try {
+    assert.equal(file.read(buf), 4);
+    assert.equal(new TextDecoder().decode(buf), "abcd");
+    assert.equal(file.read(buf), 3);
+    assert.equal(new TextDecoder().decode(buf.subarray(0, 3)), "efg");
+    assert.equal(file.read(buf), 0);
+  } finally {
+    file.close();
+  }
+});
+
+test("openFile: a missing file is the runtime's error, with its code", () => {
+  assert.throws(() => openFile(join(dir, "missing", "x.log"), "read"), (e: unknown) => {
+    return (e as { code?: string }).code === "ENOENT";
+  });
+});
+
+test("jsonlLog and statsFromFile: two logs appending to one file are both read back", async () => {
+  const path = join(dir, "calls.jsonl");
+  const logs = [jsonlLog(path, { model: "a" }), jsonlLog(path, { model: "b" })];
+  for (let i = 0; i < 10; i++) {
+    logs[i % 2].onResult({
+      ok: true,
+      kind: "empty",
+      items: [],
+      exitCode: 0,
+      signal: null,
+      detail: "",
+      durationMs: i,
+      warnings: [],
+      truncated: false,
+      stderr: "",
+    }, { command: "rg", args: [] });
+  }
+  for (const log of logs) await log.close();
+  const report = await statsFromFile(path, { by: "model" });
+  assert.equal(report.malformed.count, 0);
+  assert.deepEqual(report.runs.groups.map((g) => [g.key, g.runs]), [["a", 5], ["b", 5]]);
+});
+
+/** The static (value) imports of a module and everything it imports, by specifier. */
+function staticImports(entry: string): Map<string, string[]> {
+  const seen = new Map<string, string[]>();
+  const visit = (path: string) => {
+    if (seen.has(path)) return;
+    const text = readFileSync(path, "utf8");
+    const specifiers: string[] = [];
+    // `import ... from "x"` and `export ... from "x"`, but not `import type` / `export type`.
+    for (const m of text.matchAll(/^\s*(?:import|export)\s+(?!type\b)[^;]*?\bfrom\s+"([^"]+)"/gms)) {
+      specifiers.push(m[1]);
+    }
+    for (const m of text.matchAll(/^\s*import\s+"([^"]+)"/gm)) specifiers.push(m[1]);
+    seen.set(path, specifiers);
+    for (const s of specifiers) if (s.startsWith(".")) visit(resolve(dirname(path), s));
+  };
+  visit(join(root, entry));
+  return seen;
+}
+
+test("log.ts and stats.ts import no node: module statically (they bundle for a browser)", () => {
+  for (const entry of ["log.ts", "stats.ts"]) {
+    const graph = staticImports(entry);
+    assert.ok(graph.size > 3, `${entry}: only ${graph.size} modules found`);
+    for (const [path, specifiers] of graph) {
+      const builtins = specifiers.filter((s) => !s.startsWith("."));
+      assert.deepEqual(builtins, [], `${path.slice(root.length)} imports ${builtins.join(", ")}`);
+    }
+  }
+});

@@ -1,0 +1,59 @@
+// The README's Node example, run by Node 20 or later against the package compiled to JavaScript (as JSR
+// serves it to npm clients; here Bun's bundler stands in for JSR's compiler).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { readmeBlock } from "./_readme.ts";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+
+/** The major version of `node` on PATH, or null when there is none. */
+function nodeMajor(): number | null {
+  const r = spawnSync("node", ["--version"], { encoding: "utf8" });
+  const m = r.status === 0 ? /^v(\d+)\./.exec(r.stdout) : null;
+  return m ? Number(m[1]) : null;
+}
+
+const major = nodeMajor();
+const hasBun = spawnSync("bun", ["--version"]).status === 0;
+const skip = major === null
+  ? "no node on PATH: the README's Node example did not run"
+  : major < 20
+  ? `node ${major} is older than the 20 the README names`
+  : !hasBun
+  ? "no bun on PATH to compile the package to JavaScript"
+  : false;
+
+test("README From Node: the example runs under Node against the package compiled to JavaScript", {
+  skip,
+  timeout: 120_000,
+}, () => {
+  const dir = mkdtempSync(join(tmpdir(), "toolguard-node-"));
+  try {
+    const pkg = join(dir, "node_modules", "@toolguard", "toolguard");
+    mkdirSync(pkg, { recursive: true });
+    writeFileSync(
+      join(pkg, "package.json"),
+      JSON.stringify({ name: "@toolguard/toolguard", type: "module", exports: "./mod.js" }),
+    );
+    const build = spawnSync("bun", [
+      "build",
+      join(root, "mod.ts"),
+      "--target=node",
+      "--format=esm",
+      "--outfile",
+      join(pkg, "mod.js"),
+    ], { encoding: "utf8", timeout: 120_000 });
+    assert.equal(build.status, 0, build.stderr);
+    writeFileSync(join(dir, "agent.mjs"), readmeBlock("From Node", "js"));
+    const run = spawnSync("node", ["agent.mjs"], { cwd: dir, encoding: "utf8", timeout: 60_000 });
+    assert.equal(run.status, 0, `${run.stdout}\n${run.stderr}`);
+    assert.match(run.stdout, /^Tool ran and returned zero items/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,41 @@
+// The README's Python example, run by python3 against the `toolguard` command (the CLI under the runtime
+// running the tests, behind a `toolguard` shim on PATH).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { delimiter, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import process from "node:process";
+import { readmeBlock } from "./_readme.ts";
+import { isWindows, runtimeCommand } from "./_runtime.ts";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const hasPython = !isWindows && spawnSync("python3", ["--version"]).status === 0;
+
+test("README From Python: the example drives toolguard run --json and toolguard validate", {
+  skip: hasPython ? false : "no python3 on PATH (or Windows): the README's Python example did not run",
+  timeout: 120_000,
+}, () => {
+  const dir = mkdtempSync(join(tmpdir(), "toolguard-python-"));
+  try {
+    const cli = runtimeCommand(join(root, "cli.ts"), [], { config: join(root, "deno.json") });
+    const quote = (s: string) => `'${s.replaceAll("'", "'\\''")}'`;
+    const shim = join(dir, "toolguard");
+    writeFileSync(shim, `#!/bin/sh\nexec ${[cli.command, ...cli.args].map(quote).join(" ")} "$@"\n`);
+    chmodSync(shim, 0o755);
+    writeFileSync(join(dir, "example.py"), readmeBlock("From Python (or any language)", "python"));
+    const run = spawnSync("python3", ["example.py"], {
+      cwd: dir,
+      encoding: "utf8",
+      timeout: 100_000,
+      env: { ...process.env, PATH: `${dir}${delimiter}${process.env.PATH ?? ""}` },
+    });
+    assert.equal(run.status, 0, `${run.stdout}\n${run.stderr}`);
+    assert.match(run.stdout, /^Tool did not run successfully \(spawn, exit n\/a\)/);
+    assert.match(run.stdout, /\/query/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
