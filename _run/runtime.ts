@@ -56,7 +56,11 @@ interface DenoApi {
   ): { isFile: boolean; isDirectory: boolean; mode: number | null; uid: number | null; gid: number | null };
   uid(): number | null;
   gid(): number | null;
-  permissions: { querySync(descriptor: { name: string }): { state: string } };
+  permissions: { querySync(descriptor: { name: string; path?: string }): { state: string } };
+  stdin: { isTerminal(): boolean };
+  stdout: { isTerminal(): boolean };
+  stderr: { isTerminal(): boolean };
+  openSync(path: string, options: { read: boolean }): { close(): void };
   kill(pid: number, signal: string): void;
   exit(code: number): never;
   addSignalListener(signal: string, handler: () => void): void;
@@ -388,8 +392,13 @@ export async function spawnChild(spec: SpawnSpec): Promise<SpawnAttempt> {
   try {
     if (runtimeName === "deno") {
       // Where the marker finds the tree, Deno spawns plainly: a process group would cost a fork or an exec.
-      if (marker !== null) return { ok: true, child: spawnDeno(marked, launch, { via: "marked", marker }) };
-      const grouped = canUseSetsid(spec) ? await spawnDenoViaSetsid(spec) : null;
+      // Not where the host has a terminal: a tool in the host's session could open it (an ssh or git
+      // password prompt would wait on the user's keyboard until the timeout), so there it gets a session of
+      // its own, and the marker still finds descendants that leave it.
+      if (marker !== null && !hostHasTerminal()) {
+        return { ok: true, child: spawnDeno(marked, launch, { via: "marked", marker }) };
+      }
+      const grouped = canUseSetsid(spec) ? await spawnDenoViaSetsid(marked, marker) : null;
       if (grouped) return { ok: true, child: grouped };
       return windowsExit({ ok: true, child: spawnDeno(spec, launch, { via: "direct", marker: null }) });
     }
@@ -476,7 +485,31 @@ function spawnDeno(spec: SpawnSpec, launch: Launch, { via, marker }: DenoStart):
 const SETSID_CANDIDATES: readonly string[] = ["/usr/bin/setsid", "/bin/setsid"];
 let setsidFound: Promise<string | null> | undefined;
 
-async function spawnDenoViaSetsid(spec: SpawnSpec): Promise<LiveChild | null> {
+let terminal: boolean | undefined;
+
+/**
+ * Whether this Deno host has a controlling terminal a child in its session could open: a standard stream
+ * is a terminal, or `/dev/tty` opens. Where reading `/dev/tty` is not granted it says yes (the safe answer:
+ * the child then gets its own session), and asking never prompts. Probed once.
+ */
+function hostHasTerminal(): boolean {
+  if (terminal !== undefined) return terminal;
+  const deno = denoApi!;
+  try {
+    if (deno.stdin.isTerminal() || deno.stdout.isTerminal() || deno.stderr.isTerminal()) {
+      return terminal = true;
+    }
+    if (deno.permissions.querySync({ name: "read", path: "/dev/tty" }).state !== "granted") {
+      return terminal = true;
+    }
+    deno.openSync("/dev/tty", { read: true }).close();
+    return terminal = true;
+  } catch {
+    return terminal = false; // ENXIO: no controlling terminal
+  }
+}
+
+async function spawnDenoViaSetsid(spec: SpawnSpec, marker: TreeMarker | null): Promise<LiveChild | null> {
   try {
     if (denoApi!.permissions.querySync({ name: "run" }).state !== "granted") return null;
   } catch {
@@ -486,7 +519,7 @@ async function spawnDenoViaSetsid(spec: SpawnSpec): Promise<LiveChild | null> {
   if (setsid === null || !preflightSetsid(spec)) return null;
   try {
     const launch = { command: setsid, args: ["--", spec.command, ...spec.args], rawArguments: false };
-    return spawnDeno(spec, launch, { via: "setsid", marker: null });
+    return spawnDeno(spec, launch, { via: "setsid", marker });
   } catch {
     return null; // the direct spawn will report the real problem in its own words
   }
