@@ -58,7 +58,8 @@ export type ClassifyOptions = Pick<
   "timeoutMs" | "maxOutputBytes" | "onOverflow" | "maxDetail" | "encoding" | "protocol" | "exitCodes"
 >;
 
-function clip(text: string, max: number): string {
+/** `text` cut to at most `max` characters, ending in `…` when cut (never inside a surrogate pair). */
+export function clip(text: string, max: number): string {
   if (text.length <= max) return text;
   if (max <= 1) return text.slice(0, Math.max(0, max));
   let cut = max - 1;

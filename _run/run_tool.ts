@@ -12,10 +12,12 @@ import {
   unrefTimeout,
   untrackLive,
 } from "./runtime.ts";
+import { afterDelay } from "./deadlines.ts";
 import { scan } from "../_scan/scan.ts";
 import { isModelValue, prepareArgs, type ToolArg } from "./args.ts";
 import {
   classify,
+  clip,
   DEFAULT_MAX_DETAIL,
   DEFAULT_MAX_OUTPUT_BYTES,
   DEFAULT_TIMEOUT_MS,
@@ -132,7 +134,7 @@ async function execute(command: string, args: readonly ToolArg[], options: RunOp
   if (notStarted) {
     return notRun(`could not start ${JSON.stringify(command)}${where}: ${notStarted}`, elapsed());
   }
-  return classify({
+  const result = classify({
     exitCode: run.exit?.code ?? null,
     signal: run.exit?.signal ?? null,
     stdout: run.stdout,
@@ -141,6 +143,10 @@ async function execute(command: string, args: readonly ToolArg[], options: RunOp
     abortReason: run.abortReason,
     durationMs: elapsed(),
   }, options);
+  // How the tree was found matters only when the guard ended it and may have missed part of it.
+  const note = run.killedBy !== null && !result.ok ? attempt.child.treeNote : undefined;
+  if (note) result.detail = clip(`${result.detail}; ${note}`, options.maxDetail ?? DEFAULT_MAX_DETAIL);
+  return result;
 }
 
 /** The result for a signal that was aborted before the tool could start: nothing runs. */
@@ -190,6 +196,9 @@ class ToolRun {
   /** When bytes last arrived on either pipe (the drain waits for a quiet spell, not for end-of-file). */
   #lastData = performance.now();
   readonly #timers: ReturnType<typeof setTimeout>[] = [];
+  #cancelTimeout: () => void = () => {};
+  /** Set once both pipes are at end-of-file. */
+  #pipesClosed = false;
   #killScheduled = false;
   #settled = false;
   #stopWaiting: () => void = () => {};
@@ -204,8 +213,11 @@ class ToolRun {
 
   /** Watch the run until it is over, and return what it produced. */
   async finished(): Promise<RunOutcome> {
-    trackLive(this.#child.pid);
-    const pipes = Promise.all([this.#readStdout(), this.#readStderr()]).then(() => "closed" as const);
+    trackLive(this.#child);
+    const pipes = Promise.all([this.#readStdout(), this.#readStderr()]).then(() => {
+      this.#pipesClosed = true;
+      return "closed" as const;
+    });
     this.#startTimer(this.#options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
     this.#options.signal?.addEventListener("abort", this.#onAbort, { once: true });
     // An abort that fired while the child was being started has no event left to deliver.
@@ -219,6 +231,7 @@ class ToolRun {
       if ((await Promise.race([exited, this.#stopped])) === "exited") pipesClosed = await this.#drain(pipes);
     } finally {
       this.#settled = true;
+      this.#cancelTimeout();
       for (const timer of this.#timers) clearTimeout(timer);
       this.#options.signal?.removeEventListener("abort", this.#onAbort);
     }
@@ -267,10 +280,10 @@ class ToolRun {
 
   /** The run's time limit: a tool still running then is ended; one that finished only has its drain cut short. */
   #startTimer(timeoutMs: number): void {
-    this.#timers.push(setTimeout(() => {
+    this.#cancelTimeout = afterDelay(timeoutMs, () => {
       if (this.#exit === null) this.#endBecause("timeout");
       else this.#stopWaiting();
-    }, timeoutMs));
+    });
   }
 
   readonly #onAbort = (): void => {
@@ -305,6 +318,7 @@ class ToolRun {
    * stays silent. Returns whether the pipes closed.
    */
   async #drain(pipes: Promise<"closed">): Promise<boolean> {
+    if (this.#pipesClosed) return true; // the usual case: nothing to wait for, no timer to set
     this.#lastData = Math.max(this.#lastData, performance.now());
     let confirmed = false;
     for (;;) {

@@ -1,10 +1,15 @@
 /**
  * The runtime layer under the guard: one way to start a child process, read its pipes and end its whole
  * process tree, implemented with `Deno.Command` on Deno, `Bun.spawn` on Bun and `node:child_process`
- * elsewhere. Every branch behaves the same: the child runs in its own process group (POSIX) so the guard can
- * signal the group, stdin is `/dev/null` unless bytes are given, and nothing goes through a shell. Under Deno
- * on POSIX the group comes from `setsid` (when present and verified) rather than `detached`, which would make
- * Deno fork its whole address space for every tool.
+ * elsewhere. Every branch behaves the same: the guard can end the child's whole process tree, stdin is
+ * `/dev/null` unless bytes are given, and nothing goes through a shell.
+ *
+ * How the tree is found (POSIX): on Linux with a readable `/proc`, every child carries a marker in its
+ * environment that its descendants inherit, and ending the tree signals every process carrying it (./tree.ts),
+ * which also reaches a descendant that started its own session. Under Bun and Node the child also leads its
+ * own process group (`detached`), which is signalled as well. Under Deno the marker alone is used there: a
+ * process group costs Deno a fork of its whole address space (`detached`) or an extra exec (`setsid`) on every
+ * spawn, so those run only where `/proc` cannot be read (macOS, a restricted `--allow-read`).
  *
  * It also keeps the set of live children so that when the host process exits or is interrupted
  * (SIGINT/SIGTERM/SIGHUP) their process trees are ended too. Handlers are registered only while at least one
@@ -27,6 +32,7 @@ import {
   webSource,
 } from "./pipes.ts";
 import { planWindowsLaunch, windowsTreeKill } from "./windows.ts";
+import { newTreeMarker, signalMarked, type TreeMarker, treeMarkersWork } from "./tree.ts";
 
 export type { ByteSink, ByteSource } from "./pipes.ts";
 import { watchWindowsExitCode } from "./windows_exit.ts";
@@ -50,7 +56,11 @@ interface DenoApi {
   ): { isFile: boolean; isDirectory: boolean; mode: number | null; uid: number | null; gid: number | null };
   uid(): number | null;
   gid(): number | null;
-  permissions: { querySync(descriptor: { name: string }): { state: string } };
+  permissions: { querySync(descriptor: { name: string; path?: string }): { state: string } };
+  stdin: { isTerminal(): boolean };
+  stdout: { isTerminal(): boolean };
+  stderr: { isTerminal(): boolean };
+  openSync(path: string, options: { read: boolean }): { close(): void };
   kill(pid: number, signal: string): void;
   exit(code: number): never;
   addSignalListener(signal: string, handler: () => void): void;
@@ -96,6 +106,8 @@ export const isWindows: boolean = denoApi
   ? denoApi.build.os === "windows"
   : nodeProcess?.platform === "win32";
 
+const isLinux = denoApi ? denoApi.build.os === "linux" : nodeProcess?.platform === "linux";
+
 // Under Bun (or Node), TOOLGUARD_SPAWN=node forces the node:child_process branch, so the test suite can
 // exercise the fallback too. Deno is never asked: reading the environment there needs a permission.
 const forceNode = !denoApi && nodeProcess?.env.TOOLGUARD_SPAWN === "node";
@@ -140,7 +152,7 @@ export interface ChildExit {
 
 /** A started child process. */
 export interface LiveChild {
-  /** Process id (also the process group id on POSIX). */
+  /** Process id (also the process group id on POSIX, unless the tree is found by marker alone). */
   pid: number;
   /** The child's stdin, when the spec asked for `"piped"`; otherwise null. */
   stdin: ByteSink | null;
@@ -150,8 +162,16 @@ export interface LiveChild {
   stderr: ByteSource;
   /** Resolves when the child itself has exited, whether or not its pipes are closed. */
   exited: Promise<ChildExit>;
-  /** Signal the child's whole process tree (POSIX: its process group; Windows: `taskkill /T /F`). */
-  killTree(signal: "SIGTERM" | "SIGKILL"): void;
+  /**
+   * Signal the child's whole process tree (POSIX: every process carrying its marker, and its process group
+   * where it has one; Windows: `taskkill /T /F`). Never throws.
+   */
+  killTree(signal: "SIGTERM" | "SIGKILL", options?: KillTreeOptions): void;
+  /**
+   * Set when ending the tree may miss part of it, for the result's detail: on Linux, when `/proc` cannot be
+   * read and the process group alone is signalled (elsewhere the group is the only way, and says nothing).
+   */
+  treeNote?: string;
   /**
    * Set when the child was started through a launcher (`setsid`) that execs the tool: given how the child
    * ended, whether it wrote to stdout and its stderr, returns why the launcher could not start the tool, or
@@ -233,7 +253,7 @@ function signalGroup(pid: number, signal: "SIGTERM" | "SIGKILL"): boolean {
   }
 }
 
-/** How {@linkcode killTree} ends a tree. */
+/** How a tree is ended. */
 export interface KillTreeOptions {
   /**
    * Windows: wait until `taskkill` has finished, for when the host is about to exit and a background
@@ -242,22 +262,40 @@ export interface KillTreeOptions {
   wait?: boolean;
 }
 
+/** What the guard knows about one child's tree, for ending it. */
+interface Tree {
+  /** The child's pid. */
+  pid: number;
+  /** Whether the child was started to lead its own process group (it may not have made it yet: setsid). */
+  grouped: boolean;
+  /** The environment marker its descendants inherit, or null. */
+  marker: TreeMarker | null;
+  /** Set once the runtime has reaped the child: from then on its pid may belong to someone else. */
+  reaped: boolean;
+}
+
 /**
- * Signal the whole process tree of a child started by {@linkcode spawnChild}: on POSIX its process group;
- * on Windows `taskkill /T /F`, which is forceful whatever the signal. Never throws. Every tree the guard or
- * the MCP relay ends is ended here (a {@linkcode LiveChild.killTree} calls it).
- *
- * @param pid The child's process id.
- * @param signal `"SIGTERM"` to ask, `"SIGKILL"` to insist.
- * @param options Whether to wait for `taskkill` on Windows.
+ * Signal a child's whole tree: on Windows `taskkill /T /F`, which is forceful whatever the signal; on POSIX
+ * its process group (when it leads one) and every process carrying its marker (when it has one), and the
+ * child itself while it is unreaped and neither reached it.
  */
-export function killTree(pid: number, signal: "SIGTERM" | "SIGKILL", options: KillTreeOptions = {}): void {
-  if (isWindows) return windowsKill(pid, options);
-  if (signalGroup(pid, signal) || !unreapedLaunches.has(pid)) return;
-  // Started through setsid, which has not made its group yet: the (unreaped, so still ours) pid is signalled,
-  // which ends setsid before it can exec the tool.
+function endTree(tree: Tree, signal: "SIGTERM" | "SIGKILL", options: KillTreeOptions = {}): void {
+  if (isWindows) return windowsKill(tree.pid, options);
+  const viaGroup = tree.grouped && signalGroup(tree.pid, signal);
+  if (tree.marker !== null) {
+    const signalled = signalMarked(tree.marker, signal, {
+      // An unreaped child is still ours even if it rewrote its environment; a group member has its signal.
+      include: viaGroup || tree.reaped ? null : tree.pid,
+      skipGroup: viaGroup ? tree.pid : null,
+    });
+    if (signalled >= 0) return;
+  }
+  if (viaGroup || tree.reaped) return;
+  // Started through setsid, which has not made its group yet (or found by a marker /proc no longer shows):
+  // the unreaped, so still ours, pid is signalled, which ends setsid before it can exec the tool.
   try {
-    denoApi!.kill(pid, signal);
+    if (denoApi) denoApi.kill(tree.pid, signal);
+    else nodeProcess?.kill(tree.pid, signal);
   } catch {
     // Already gone.
   }
@@ -293,14 +331,14 @@ function windowsKill(pid: number, { wait = false }: KillTreeOptions): void {
 }
 
 /** The `killTree` of one child. */
-function treeKiller(pid: number): (signal: "SIGTERM" | "SIGKILL") => void {
-  if (!isWindows) return (signal) => killTree(pid, signal);
+function treeKiller(tree: Tree): LiveChild["killTree"] {
+  if (!isWindows) return (signal, options) => endTree(tree, signal, options);
   let sent = false;
   // taskkill /T /F is already forceful, so the SIGKILL step after the grace period has nothing to add.
-  return (signal) => {
+  return (signal, options) => {
     if (sent) return;
     sent = true;
-    killTree(pid, signal);
+    endTree(tree, signal, options);
   };
 }
 
@@ -316,9 +354,9 @@ function windowsExit(attempt: SpawnAttempt): SpawnAttempt {
     ok: true,
     child: {
       ...child,
-      killTree: (signal) => {
+      killTree: (signal, options) => {
         killed = true;
-        child.killTree(signal);
+        child.killTree(signal, options);
       },
       exited: child.exited.then((e) => (killed ? { code: null, signal: null } : e)),
     },
@@ -349,25 +387,47 @@ function planLaunch(spec: SpawnSpec): ({ ok: true } & Launch) | { ok: false; rea
 export async function spawnChild(spec: SpawnSpec): Promise<SpawnAttempt> {
   const launch = planLaunch(spec);
   if (!launch.ok) return { ok: false, reason: launch.reason };
+  const marker = !isWindows && treeMarkersWork() ? newTreeMarker() : null;
+  const marked = marker === null ? spec : { ...spec, env: { ...spec.env, [marker]: "1" } };
   try {
     if (runtimeName === "deno") {
-      const grouped = canUseSetsid(spec) ? await spawnDenoViaSetsid(spec) : null;
+      // Where the marker finds the tree, Deno spawns plainly: a process group would cost a fork or an exec.
+      // Not where the host has a terminal: a tool in the host's session could open it (an ssh or git
+      // password prompt would wait on the user's keyboard until the timeout), so there it gets a session of
+      // its own, and the marker still finds descendants that leave it.
+      if (marker !== null && !hostHasTerminal()) {
+        return { ok: true, child: spawnDeno(marked, launch, { via: "marked", marker }) };
+      }
+      const grouped = canUseSetsid(spec) ? await spawnDenoViaSetsid(marked, marker) : null;
       if (grouped) return { ok: true, child: grouped };
-      return windowsExit({ ok: true, child: spawnDeno(spec, launch, { via: "direct" }) });
+      return windowsExit({ ok: true, child: spawnDeno(spec, launch, { via: "direct", marker: null }) });
     }
-    if (runtimeName === "bun") return windowsExit({ ok: true, child: spawnBun(spec, launch) });
-    return windowsExit(await spawnNode(spec, launch));
+    if (runtimeName === "bun") return windowsExit({ ok: true, child: spawnBun(marked, launch, marker) });
+    return windowsExit(await spawnNode(marked, launch, marker));
   } catch (error) {
     return { ok: false, reason: errorText(error) };
   }
 }
 
-/** How Deno starts the child: directly (`detached` on POSIX) or through the setsid launcher. */
+/** How Deno starts the child. */
 interface DenoStart {
-  via: "direct" | "setsid";
+  /**
+   * `"marked"`: plainly, the tree found by its marker; `"direct"`: `detached` on POSIX (its own group);
+   * `"setsid"`: through the setsid launcher (its own group, without a fork).
+   */
+  via: "marked" | "direct" | "setsid";
+  /** The marker in the child's environment (`"marked"` only). */
+  marker: TreeMarker | null;
 }
 
-function spawnDeno(spec: SpawnSpec, launch: Launch, { via }: DenoStart): LiveChild {
+/** {@linkcode LiveChild.treeNote} for `tree`. */
+function treeNote(tree: Tree): string | undefined {
+  if (!isLinux || tree.marker !== null) return undefined;
+  return "it was found by its process group only (/proc is not readable here), so a descendant that left " +
+    "the group may have survived";
+}
+
+function spawnDeno(spec: SpawnSpec, launch: Launch, { via, marker }: DenoStart): LiveChild {
   const child = new denoApi!.Command(launch.command, {
     args: [...launch.args],
     cwd: spec.cwd,
@@ -385,15 +445,14 @@ function spawnDeno(spec: SpawnSpec, launch: Launch, { via }: DenoStart): LiveChi
     const writer = child.stdin.getWriter();
     writer.write(spec.stdin).then(() => writer.close()).catch(() => {});
   }
-  if (via === "setsid") unreapedLaunches.add(child.pid); // `exited` has not run yet: its callbacks are asynchronous
-  const reaped = via === "setsid" ? () => unreapedLaunches.delete(child.pid) : () => {};
+  const tree: Tree = { pid: child.pid, grouped: via !== "marked" && !isWindows, marker, reaped: false };
   const exited = child.status.then(
     (s) => {
-      reaped();
+      tree.reaped = true;
       return s.signal ? { code: null, signal: s.signal } : { code: s.code, signal: null };
     },
     () => {
-      reaped();
+      tree.reaped = true;
       return { code: null, signal: null };
     },
   );
@@ -403,7 +462,8 @@ function spawnDeno(spec: SpawnSpec, launch: Launch, { via }: DenoStart): LiveChi
     stdout: webSource(child.stdout),
     stderr: stderrPiped(spec) ? webSource(child.stderr) : ENDED,
     exited,
-    killTree: treeKiller(child.pid),
+    killTree: treeKiller(tree),
+    treeNote: treeNote(tree),
   };
   if (via === "setsid") {
     started.startFailure = (exit, wroteStdout, stderr) => setsidFailure(spec, exit, wroteStdout, stderr);
@@ -412,7 +472,7 @@ function spawnDeno(spec: SpawnSpec, launch: Launch, { via }: DenoStart): LiveChi
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// Deno on POSIX: the child's own process group without `detached`
+// Deno on POSIX where /proc cannot be read: the child's own process group without `detached`
 // ---------------------------------------------------------------------------------------------------------
 
 // `detached: true` makes Deno fork() its whole address space on the event-loop thread instead of using
@@ -423,12 +483,33 @@ function spawnDeno(spec: SpawnSpec, launch: Launch, { via }: DenoStart): LiveChi
 // outright (so the launcher widens no permission) and when the tool and cwd pass the checks the spawn would
 // make; otherwise, and on any error starting the launcher, the `detached` spawn runs and reports as before.
 const SETSID_CANDIDATES: readonly string[] = ["/usr/bin/setsid", "/bin/setsid"];
-// Children started through setsid and not yet reaped: for the first instants setsid has not made its group,
-// so killTree signals the pid itself (see killTree).
-const unreapedLaunches = new Set<number>();
 let setsidFound: Promise<string | null> | undefined;
 
-async function spawnDenoViaSetsid(spec: SpawnSpec): Promise<LiveChild | null> {
+let terminal: boolean | undefined;
+
+/**
+ * Whether this Deno host has a controlling terminal a child in its session could open: a standard stream
+ * is a terminal, or `/dev/tty` opens. Where reading `/dev/tty` is not granted it says yes (the safe answer:
+ * the child then gets its own session), and asking never prompts. Probed once.
+ */
+function hostHasTerminal(): boolean {
+  if (terminal !== undefined) return terminal;
+  const deno = denoApi!;
+  try {
+    if (deno.stdin.isTerminal() || deno.stdout.isTerminal() || deno.stderr.isTerminal()) {
+      return terminal = true;
+    }
+    if (deno.permissions.querySync({ name: "read", path: "/dev/tty" }).state !== "granted") {
+      return terminal = true;
+    }
+    deno.openSync("/dev/tty", { read: true }).close();
+    return terminal = true;
+  } catch {
+    return terminal = false; // ENXIO: no controlling terminal
+  }
+}
+
+async function spawnDenoViaSetsid(spec: SpawnSpec, marker: TreeMarker | null): Promise<LiveChild | null> {
   try {
     if (denoApi!.permissions.querySync({ name: "run" }).state !== "granted") return null;
   } catch {
@@ -438,7 +519,7 @@ async function spawnDenoViaSetsid(spec: SpawnSpec): Promise<LiveChild | null> {
   if (setsid === null || !preflightSetsid(spec)) return null;
   try {
     const launch = { command: setsid, args: ["--", spec.command, ...spec.args], rawArguments: false };
-    return spawnDeno(spec, launch, { via: "setsid" });
+    return spawnDeno(spec, launch, { via: "setsid", marker });
   } catch {
     return null; // the direct spawn will report the real problem in its own words
   }
@@ -575,7 +656,7 @@ function preflightSetsid(spec: SpawnSpec): boolean {
 
 const foundOnPath = new Map<string, string>();
 
-function spawnBun(spec: SpawnSpec, launch: Launch): LiveChild {
+function spawnBun(spec: SpawnSpec, launch: Launch, marker: TreeMarker | null): LiveChild {
   const proc = bunApi!.spawn([launch.command, ...launch.args], {
     cwd: spec.cwd,
     env: spawnEnv(spec),
@@ -598,18 +679,24 @@ function spawnBun(spec: SpawnSpec, launch: Launch): LiveChild {
       // The tool closed stdin early (EPIPE): it did not want the input.
     }
   }
+  const tree: Tree = { pid: proc.pid, grouped: !isWindows, marker, reaped: false };
+  const reaped = () => (tree.reaped = true);
   return {
     pid: proc.pid,
     stdin,
     stdout: webSource(proc.stdout),
     stderr: proc.stderr ? webSource(proc.stderr) : ENDED,
     exited: proc.exited.then(
-      () => (proc.signalCode
-        ? { code: null, signal: proc.signalCode }
-        : { code: fullExitCode(proc.exitCode), signal: null }),
-      () => ({ code: null, signal: null }),
+      () => {
+        reaped();
+        return proc.signalCode
+          ? { code: null, signal: proc.signalCode }
+          : { code: fullExitCode(proc.exitCode), signal: null };
+      },
+      () => (reaped(), { code: null, signal: null }),
     ),
-    killTree: treeKiller(proc.pid),
+    killTree: treeKiller(tree),
+    treeNote: treeNote(tree),
   };
 }
 
@@ -622,7 +709,7 @@ interface NodeChildProcess {
   once(event: string, handler: (...a: unknown[]) => void): unknown;
 }
 
-async function spawnNode(spec: SpawnSpec, launch: Launch): Promise<SpawnAttempt> {
+async function spawnNode(spec: SpawnSpec, launch: Launch, marker: TreeMarker | null): Promise<SpawnAttempt> {
   const cp = await import("node:child_process") as unknown as {
     spawn(c: string, a: string[], o: unknown): NodeChildProcess;
   };
@@ -635,12 +722,12 @@ async function spawnNode(spec: SpawnSpec, launch: Launch): Promise<SpawnAttempt>
     windowsHide: true,
     shell: false,
   });
+  const tree: Tree = { pid: proc.pid ?? -1, grouped: !isWindows, marker, reaped: false };
   const exited = new Promise<ChildExit>((resolve) => {
-    proc.on(
-      "exit",
-      (code, signal) =>
-        resolve(signal ? { code: null, signal: String(signal) } : { code: code as number, signal: null }),
-    );
+    proc.on("exit", (code, signal) => {
+      tree.reaped = true;
+      resolve(signal ? { code: null, signal: String(signal) } : { code: code as number, signal: null });
+    });
   });
   const started = await new Promise<string | null>((resolve) => {
     proc.once("spawn", () => resolve(null));
@@ -662,7 +749,8 @@ async function spawnNode(spec: SpawnSpec, launch: Launch): Promise<SpawnAttempt>
       stdout: nodeSource(proc.stdout),
       stderr: proc.stderr ? nodeSource(proc.stderr) : ENDED,
       exited,
-      killTree: treeKiller(proc.pid),
+      killTree: treeKiller(tree),
+      treeNote: treeNote(tree),
     },
   };
 }
@@ -671,7 +759,7 @@ async function spawnNode(spec: SpawnSpec, launch: Launch): Promise<SpawnAttempt>
 // Ending live trees when the host goes away
 // ---------------------------------------------------------------------------------------------------------
 
-const live = new Set<number>();
+const live = new Map<number, LiveChild>();
 const signalNumbers: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 };
 let stopListening: () => void = () => {};
 
@@ -710,9 +798,9 @@ export function onInterrupt(handler: (signal: string) => void): () => void {
 }
 
 function killAllLive(): void {
-  for (const pid of live) {
+  for (const child of live.values()) {
     // The host is going away: there is no time for a grace period, nor for a taskkill in the background.
-    killTree(pid, "SIGKILL", { wait: true });
+    child.killTree("SIGKILL", { wait: true });
   }
   live.clear();
 }
@@ -779,10 +867,10 @@ function armLinger(delay: number): void {
   }, delay);
 }
 
-/** Remember a live process tree so it is ended if the host exits or is interrupted first. */
-export function trackLive(pid: number): void {
+/** Remember a live child's process tree so it is ended if the host exits or is interrupted first. */
+export function trackLive(child: LiveChild): void {
   if (!handlersInstalled) installHandlers();
-  live.add(pid);
+  live.set(child.pid, child);
 }
 
 /** Forget a process tree that has been dealt with. Handlers go shortly after the last one does. */

@@ -60,13 +60,33 @@ async function rawSpawn(detached = false): Promise<string> {
   return text;
 }
 
-// Under Deno on Linux the guard gets the process group through `setsid` (posix_spawn, then setsid() and exec
-// in place) instead of `detached` (fork): this case is that mechanism alone.
+// Under Deno, where /proc cannot be read (macOS, a restricted --allow-read), the guard gets the process group
+// through `setsid` (posix_spawn, then setsid() and exec in place) instead of `detached` (fork): this case is
+// that mechanism alone. On Linux with /proc it spawns plainly with a marker in the environment (next case).
 const SETSID = ["/usr/bin/setsid", "/bin/setsid"].find((p) => existsSync(p));
 
 async function rawSetsid(): Promise<string> {
   const child = new denoApi!.Command(SETSID!, {
     args: ["--", COMMAND, ...ARGS],
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const [text] = await Promise.all([
+    new Response(child.stdout).text(),
+    new Response(child.stderr).text(),
+    child.status,
+  ]);
+  return text;
+}
+
+let markers = 0;
+
+/** What the guard does under Deno on Linux: a plain spawn (no process group) with one more variable. */
+async function rawMarked(): Promise<string> {
+  const child = new denoApi!.Command(COMMAND, {
+    args: ARGS,
+    env: { [`TOOLGUARD_TREE_bench_${++markers}`]: "1" },
+    stdin: "null",
     stdout: "piped",
     stderr: "piped",
   }).spawn();
@@ -91,9 +111,8 @@ register([
     baseline: true,
     fn: () => rawSpawn(),
   },
-  // The guard needs the child in its own process group (to end the whole tree); this case shows what that
-  // alone costs. Under Deno, `detached` makes the runtime fork() instead of posix_spawn(), which is why the
-  // guard prefers `setsid` there.
+  // A process group is one way to end the whole tree; this case shows what it alone costs. Under Deno,
+  // `detached` makes the runtime fork() instead of posix_spawn(), which is why the guard avoids it there.
   {
     name: denoApi ? "raw Deno.Command spawn(), detached" : "raw Bun.spawn, detached",
     group: "guard",
@@ -102,5 +121,6 @@ register([
   ...(denoApi && SETSID
     ? [{ name: "raw Deno.Command spawn() via setsid", group: "guard", fn: rawSetsid }]
     : []),
+  ...(denoApi ? [{ name: "raw Deno.Command spawn(), marker in env", group: "guard", fn: rawMarked }] : []),
   { name: "runTool (envelope, classified)", group: "guard", fn: guarded },
 ]);

@@ -1,0 +1,221 @@
+/**
+ * Finding a child's process tree at kill time (Linux): the child is started with an environment variable of
+ * its own, a {@linkcode TreeMarker}, which every descendant inherits, whatever process group or session it
+ * moves to. Ending the tree reads `/proc/PID/environ` of every process and signals each one that carries the
+ * marker. Nothing is paid on spawn beyond one more environment variable; the scan (a few milliseconds for a
+ * hundred processes) is paid only when a tree is ended.
+ *
+ * A descendant that clears its environment (`env -i`) or rewrites it in place carries no marker; a process
+ * whose environment we may not read (another user's, a set-uid program) is not seen. Where the process group
+ * is available too, the runtime signals it as well.
+ *
+ * @module
+ */
+
+interface DenoFs {
+  build: { os: string };
+  pid: number;
+  readDirSync(path: string): Iterable<{ name: string }>;
+  readFileSync(path: string): Uint8Array;
+  kill(pid: number, signal: string): void;
+  permissions: { querySync(descriptor: { name: string; path?: string }): { state: string } };
+}
+interface NodeFs {
+  readdirSync(path: string): string[];
+  readFileSync(path: string): Uint8Array;
+}
+interface NodeProcess {
+  platform: string;
+  pid: number;
+  kill(pid: number, signal: string): boolean;
+  getBuiltinModule?(id: string): unknown;
+}
+
+const denoApi = (globalThis as { Deno?: DenoFs }).Deno;
+const nodeProcess = (globalThis as { process?: NodeProcess }).process;
+
+/** The name of the environment variable that marks one child's tree (its value is `"1"`). */
+export type TreeMarker = string;
+
+/** How to read `/proc` under this runtime, or null where it cannot be read. */
+interface ProcReader {
+  /** The names of the numbered entries of `/proc`. */
+  pids(): string[];
+  /** `/proc/PID/environ`: NUL-separated `NAME=value` entries (empty for a zombie). */
+  environ(pid: string): Uint8Array;
+  /** `/proc/PID/stat`. */
+  stat(pid: string): Uint8Array;
+  /** Our own pid, never signalled. */
+  self: number;
+}
+
+let reader: ProcReader | null | undefined;
+
+function procReader(): ProcReader | null {
+  if (reader !== undefined) return reader;
+  reader = null;
+  try {
+    const candidate = denoApi ? denoReader() : nodeReader();
+    // Our own environment must be readable, or the scan would see nothing (listing /proc waits for a kill).
+    if (candidate && candidate.environ(String(candidate.self)).length > 0) reader = candidate;
+  } catch {
+    // No /proc, or not readable here: the process group stays the only way to find the tree.
+  }
+  return reader;
+}
+
+function denoReader(): ProcReader | null {
+  const deno = denoApi!;
+  if (deno.build.os !== "linux") return null;
+  // Without read access to /proc, asking would prompt or throw: the group path runs instead.
+  if (deno.permissions.querySync({ name: "read", path: "/proc" }).state !== "granted") return null;
+  return {
+    self: deno.pid,
+    pids: () => {
+      const out: string[] = [];
+      for (const entry of deno.readDirSync("/proc")) if (isPid(entry.name)) out.push(entry.name);
+      return out;
+    },
+    environ: (pid) => deno.readFileSync(`/proc/${pid}/environ`),
+    stat: (pid) => deno.readFileSync(`/proc/${pid}/stat`),
+  };
+}
+
+function nodeReader(): ProcReader | null {
+  if (!nodeProcess || nodeProcess.platform !== "linux") return null;
+  const fs = nodeProcess.getBuiltinModule?.("node:fs") as NodeFs | undefined;
+  if (!fs) return null;
+  return {
+    self: nodeProcess.pid,
+    pids: () => fs.readdirSync("/proc").filter(isPid),
+    environ: (pid) => fs.readFileSync(`/proc/${pid}/environ`),
+    stat: (pid) => fs.readFileSync(`/proc/${pid}/stat`),
+  };
+}
+
+function isPid(name: string): boolean {
+  const c = name.charCodeAt(0);
+  return c >= 48 && c <= 57;
+}
+
+/** Whether trees can be found by marker here (Linux with a readable `/proc`). Probed once. */
+export function treeMarkersWork(): boolean {
+  return procReader() !== null;
+}
+
+// A random part makes markers of different hosts distinct (pid namespaces repeat pids); the counter makes
+// each child's distinct. Names, not values, differ, so a nested guard adds its marker beside ours.
+let hostToken: string | undefined;
+let count = 0;
+
+/** A fresh marker for one child. */
+export function newTreeMarker(): TreeMarker {
+  hostToken ??= Math.random().toString(36).slice(2, 10);
+  return `TOOLGUARD_TREE_${hostToken}_${++count}`;
+}
+
+/** The pids (as found in `/proc`) of live processes whose environment carries `marker`. */
+function findMarked(proc: ProcReader, needle: Uint8Array): number[] {
+  const found: number[] = [];
+  for (const pid of proc.pids()) {
+    let environ: Uint8Array;
+    try {
+      environ = proc.environ(pid); // empty for a zombie; EACCES for a process not ours to read
+    } catch {
+      continue;
+    }
+    if (holdsVariable(environ, needle)) found.push(Number(pid));
+  }
+  return found.filter((pid) => pid !== proc.self);
+}
+
+/** Whether the NUL-separated `environ` holds an entry starting with `needle` (`NAME=`). */
+function holdsVariable(environ: Uint8Array, needle: Uint8Array): boolean {
+  const last = environ.length - needle.length;
+  let i = 0;
+  while (i <= last) {
+    let j = 0;
+    while (j < needle.length && environ[i + j] === needle[j]) j++;
+    if (j === needle.length) return true;
+    const end = environ.indexOf(0, i);
+    if (end < 0) return false;
+    i = end + 1;
+  }
+  return false;
+}
+
+function send(pid: number, signal: "SIGTERM" | "SIGKILL"): void {
+  try {
+    if (denoApi) denoApi.kill(pid, signal);
+    else nodeProcess?.kill(pid, signal);
+  } catch {
+    // Gone meanwhile, or not ours to signal.
+  }
+}
+
+/** Rounds of scanning for SIGKILL: processes forked while a round was signalling are found by the next. */
+const MAX_KILL_ROUNDS = 8;
+
+/** Which processes {@linkcode signalMarked} adds to or leaves out of those carrying the marker. */
+export interface SignalMarkedOptions {
+  /** A pid to signal as well, found or not (the child itself while unreaped); null for none. */
+  include?: number | null;
+  /** A process group already signalled: its members are not signalled twice; null for none. */
+  skipGroup?: number | null;
+}
+
+/**
+ * Signal every live process that carries `marker`. SIGTERM scans once (the SIGKILL that follows scans
+ * again); SIGKILL scans until a round finds no process it has not signalled yet, so a descendant forked
+ * meanwhile is caught too. Never throws.
+ *
+ * @param marker The child's marker.
+ * @param signal The signal to send.
+ * @param options A pid to add, a group to leave out.
+ * @returns How many processes were signalled, or -1 when `/proc` cannot be read here.
+ */
+export function signalMarked(
+  marker: TreeMarker,
+  signal: "SIGTERM" | "SIGKILL",
+  { include = null, skipGroup = null }: SignalMarkedOptions = {},
+): number {
+  const proc = procReader();
+  if (proc === null) return -1;
+  const needle = new TextEncoder().encode(`${marker}=`);
+  const seen = new Set<number>();
+  let signalled = 0;
+  const hit = (pid: number) => {
+    seen.add(pid);
+    if (skipGroup !== null && groupOf(proc, pid) === skipGroup) return;
+    send(pid, signal);
+    signalled++;
+  };
+  if (include !== null) hit(include);
+  const rounds = signal === "SIGKILL" ? MAX_KILL_ROUNDS : 1;
+  for (let round = 0; round < rounds; round++) {
+    let fresh = 0;
+    try {
+      for (const pid of findMarked(proc, needle)) {
+        if (seen.has(pid)) continue;
+        fresh++;
+        hit(pid);
+      }
+    } catch {
+      break; // /proc went away under us: what was signalled stays signalled
+    }
+    if (fresh === 0) break;
+  }
+  return signalled;
+}
+
+/** The process group of `pid` (field 5 of `/proc/PID/stat`), or -1. */
+function groupOf(proc: ProcReader, pid: number): number {
+  try {
+    const stat = new TextDecoder().decode(proc.stat(String(pid)));
+    // The command name (field 2) may hold spaces and parentheses: count fields from the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return Number(fields[2]);
+  } catch {
+    return -1;
+  }
+}

@@ -1,0 +1,107 @@
+// Ending a tool's whole process tree when its descendants try to escape it: a grandchild in its own session
+// (setsid), a double-forked descendant, one that ignores SIGTERM, and a setsid'd orphan left holding stdout
+// after the tool exited. Each one holds stdout open; none may be left running.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { runTool } from "../guard.ts";
+import { KILL_GRACE_MS } from "../_run/run_tool.ts";
+import { pidFile, waitGone, waitPids } from "./_guard_helpers.ts";
+import { isDeno, isLinux, runtimeCommand } from "./_runtime.ts";
+
+const treeTool = runtimeCommand(fileURLToPath(new URL("../fixtures/tree_tool.ts", import.meta.url)));
+const hasSetsid = ["/usr/bin/setsid", "/bin/setsid"].some((p) => existsSync(p));
+// The marker in the environment (read from /proc) is what reaches a descendant that left the process group.
+const linuxOnly = { timeout: 60_000, skip: isLinux ? false : "finds escaped descendants through /proc" };
+const withSetsid = { ...linuxOnly, skip: linuxOnly.skip || (hasSetsid ? false : "no setsid program") };
+// Generous on purpose: the machine may be shared and slow (real numbers: scripts/measure_guard.ts tree).
+const SLACK_MS = 1500;
+
+/**
+ * Run a tree_tool scenario; once its `expected` processes have recorded their pids, abort the run (unless
+ * `abort` is false: the tool exits by itself). Returns the result, how long it took to settle after the abort
+ * and which recorded processes are still running once they have had time to die.
+ */
+async function runScenario(scenario: string, expected: number, { abort = true } = {}) {
+  const pids = pidFile();
+  try {
+    const controller = new AbortController();
+    const running = runTool(treeTool.command, [...treeTool.args, scenario], {
+      env: { TOOLGUARD_FAKE_PIDFILE: pids.path },
+      signal: controller.signal,
+      timeoutMs: 30_000,
+    });
+    let abortedAt = performance.now();
+    if (abort) {
+      await waitPids(pids, expected, 20_000);
+      abortedAt = performance.now();
+      controller.abort();
+    }
+    const r = await running;
+    const settleMs = performance.now() - abortedAt;
+    const started = [...new Set(pids.pids())];
+    assert.ok(started.length >= expected, `${scenario}: ${started.length} of ${expected} pids recorded`);
+    return { r, settleMs, survivors: await waitGone(started) };
+  } finally {
+    pids.cleanup();
+  }
+}
+
+for (
+  const [scenario, expected, options] of [
+    ["setsid-grandchild", 3, withSetsid],
+    ["double-fork", 2, linuxOnly],
+    ["term-grandchild", 2, linuxOnly],
+  ] as const
+) {
+  test(`runTool: ${scenario}, an abort ends every descendant and settles on time`, options, async () => {
+    const { r, settleMs, survivors } = await runScenario(scenario, expected);
+    assert.equal(r.kind, "timeout", r.detail);
+    assert.match(r.detail, /abort/);
+    assert.equal(r.items, null);
+    assert.ok(settleMs < KILL_GRACE_MS + SLACK_MS, `settled ${settleMs} ms after the abort`);
+    assert.deepEqual(survivors, [], "no descendant left alive");
+  });
+}
+
+test(
+  "runTool: setsid-orphan, what the tool printed is kept and its escaped descendant ended",
+  withSetsid,
+  async () => {
+    const { r, survivors } = await runScenario("setsid-orphan", 2, { abort: false });
+    assert.equal(r.kind, "results", r.detail);
+    assert.deepEqual(r.items, ["kept"]);
+    assert.deepEqual(survivors, [], "no descendant left alive");
+  },
+);
+
+test(
+  "runTool: without read access to /proc (Deno), the process group ends the tree and the detail says so",
+  { ...linuxOnly, skip: linuxOnly.skip || (isDeno ? false : "needs Deno's permissions") },
+  async () => {
+    const pids = pidFile();
+    try {
+      const host = fileURLToPath(new URL("../fixtures/restricted_host.ts", import.meta.url));
+      const deno = (globalThis as unknown as { Deno: { execPath(): string } }).Deno;
+      const out = execFileSync(deno.execPath(), [
+        "run",
+        "--allow-run",
+        "--allow-env",
+        host,
+        "grandchild",
+        pids.path,
+        "2",
+      ], { encoding: "utf8" });
+      const r = JSON.parse(out) as { kind: string; detail: string };
+      assert.equal(r.kind, "timeout", r.detail);
+      assert.match(r.detail, /the guard ended the process tree; it was found by its process group only/);
+      const started = [...new Set(pids.pids())];
+      assert.ok(started.length >= 2, "tool and its descendant recorded their pids");
+      assert.deepEqual(await waitGone(started), [], "no descendant left alive");
+    } finally {
+      pids.cleanup();
+    }
+  },
+);

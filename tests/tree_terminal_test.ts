@@ -1,0 +1,50 @@
+// Under Deno on Linux the guard finds a tool's tree by marker and spawns it plainly, except where the host
+// has a terminal: there the tool gets a session of its own, so it cannot open the user's terminal (an ssh
+// or git password prompt fails at once instead of waiting on the keyboard until the timeout).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { isDeno, isLinux } from "./_runtime.ts";
+
+const guard = fileURLToPath(new URL("../guard.ts", import.meta.url));
+const hasScript = isLinux && spawnSync("script", ["--version"]).status === 0;
+
+const HOST = `import { runTool } from GUARD;
+const own = Deno.readTextFileSync("/proc/self/stat").split(") ")[1].split(" ")[3];
+const script = 'read pid comm state ppid pgrp session rest < /proc/self/stat; echo "$session"';
+const r = await runTool("sh", ["-c", script], { protocol: "text" });
+console.log(JSON.stringify({ host: own, tool: r.ok ? r.items[0] : r.detail }));
+`;
+
+/** The session ids of a Deno host and of the tool it ran, with or without a terminal (`script`). */
+function sessions(withTerminal: boolean): { host: string; tool: string } {
+  const dir = mkdtempSync(join(tmpdir(), "toolguard-tty-"));
+  try {
+    const hostFile = join(dir, "host.ts");
+    writeFileSync(hostFile, HOST.replace("GUARD", JSON.stringify(guard)));
+    const deno = (globalThis as unknown as { Deno: { execPath(): string } }).Deno.execPath();
+    const host = `'${deno}' run -A '${hostFile}'`;
+    const r = withTerminal
+      ? spawnSync("script", ["-qec", host, "/dev/null"], { encoding: "utf8", timeout: 60_000 })
+      : spawnSync("setsid", ["sh", "-c", `${host} </dev/null`], { encoding: "utf8", timeout: 60_000 });
+    const line = r.stdout.split("\n").find((l) => l.trim().startsWith("{"));
+    assert.ok(line, `${r.stdout}\n${r.stderr}`);
+    return JSON.parse(line);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+test("runTool: under Deno, a host with a terminal gives the tool its own session; one without shares it", {
+  skip: isDeno && hasScript ? false : "needs Deno on Linux with script(1) to give the host a terminal",
+  timeout: 120_000,
+}, () => {
+  const tty = sessions(true);
+  assert.notEqual(tty.tool, tty.host, "with a terminal, the tool must not be in the host's session");
+  const plain = sessions(false);
+  assert.equal(plain.tool, plain.host, "without a terminal, the fast path spawns in the host's session");
+});
