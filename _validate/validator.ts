@@ -714,6 +714,59 @@ function parseOrNull(raw: string): unknown {
   }
 }
 
+/** The key of the options a compiled validator depends on (every `ValidateOptions` field, in one order). */
+function optionsKey(options: ValidateOptions): string {
+  const cfg = config(options);
+  const compiled = compileOptions(options);
+  return JSON.stringify([
+    cfg.repair,
+    cfg.coerce,
+    cfg.scan,
+    cfg.maxDepth,
+    cfg.maxLength,
+    ...COMPILE_OPTION_KEYS.map((k) => compiled[k]),
+  ]);
+}
+
+/** Validators by the identity of the tools array, then by options: the same array costs one compile. */
+const byIdentity = new WeakMap<readonly unknown[], Map<string, Validator>>();
+/** Validators by the tools' JSON and the options, for tools rebuilt per request (a gate reads each body anew). */
+const byStructure = new Map<string, Validator>();
+/** Distinct tool sets kept by structure; the oldest is dropped past this, so memory stays bounded. */
+const MAX_STRUCTURAL = 64;
+
+/**
+ * The validator for `options.tools` and the options, compiled once and then reused: `validateToolCalls`
+ * in a loop costs what `validate` costs. A tools array is found by identity first, then by its JSON text.
+ */
+function cachedValidator(options: ValidateToolCallsOptions): Validator {
+  const key = optionsKey(options);
+  const tools = options.tools;
+  if (tools === undefined) return makeValidator({ kind: "open" }, options);
+  const known = Array.isArray(tools) ? byIdentity.get(tools)?.get(key) : undefined;
+  if (known) return known;
+  let structural: string | undefined;
+  try {
+    structural = key + "\n" + JSON.stringify(tools);
+  } catch {
+    structural = undefined; // a cycle or a BigInt: not JSON, so not cached by structure
+  }
+  let validator = structural === undefined ? undefined : byStructure.get(structural);
+  if (validator === undefined) {
+    validator = createValidator(tools, options);
+    if (structural !== undefined) {
+      if (byStructure.size >= MAX_STRUCTURAL) byStructure.delete(byStructure.keys().next().value!);
+      byStructure.set(structural, validator);
+    }
+  }
+  if (Array.isArray(tools)) {
+    const perOptions = byIdentity.get(tools) ?? new Map<string, Validator>();
+    perOptions.set(key, validator);
+    byIdentity.set(tools, perOptions);
+  }
+  return validator;
+}
+
 /** Options resolved once per validator, one stable shape for the hot path. */
 interface Config {
   repair: boolean;
@@ -853,9 +906,7 @@ export async function validateToolCalls(
   calls: readonly unknown[],
   options: ValidateToolCallsOptions = {},
 ): Promise<Verdict> {
-  const validator = options.tools === undefined
-    ? makeValidator({ kind: "open" }, options)
-    : createValidator(options.tools, options);
+  const validator = cachedValidator(options);
   const verdict = validator.validate(calls);
   const classifier = options.classifier;
   if (!classifier) return verdict;

@@ -266,3 +266,33 @@ test("createValidator: an unknown format is an annotation (OpenAPI's format: jso
   }]);
   assert.equal(validator.validate([{ name: "notion_search", arguments: { filter: "{}" } }]).allowed, true);
 });
+
+test("validateToolCalls: compiled validators are cached by the tools' identity and structure", async () => {
+  let compiles = 0;
+  const original = globalThis.Function;
+  // The code generator looks up Function on globalThis: counting calls counts schema compilations.
+  (globalThis as { Function: unknown }).Function = new Proxy(original, {
+    construct(target, args) {
+      compiles++;
+      return Reflect.construct(target, args);
+    },
+  });
+  try {
+    const tools = [{
+      name: "cache_probe_tool",
+      input_schema: { type: "object", properties: { q: { type: "string" } } },
+    }];
+    const call = [{ name: "cache_probe_tool", arguments: { q: "x" } }];
+    await validateToolCalls(call, { tools });
+    const first = compiles;
+    assert.ok(first > 0, "the first call compiles");
+    await validateToolCalls(call, { tools });
+    await validateToolCalls(call, { tools: structuredClone(tools) }); // same tools, rebuilt
+    assert.equal(compiles, first, "same tools, by identity or by structure: no new compile");
+    await validateToolCalls(call, { tools, codegen: false });
+    await validateToolCalls(call, { tools, coerce: true });
+    assert.ok(compiles > first, "other options compile anew");
+  } finally {
+    (globalThis as { Function: unknown }).Function = original;
+  }
+});
