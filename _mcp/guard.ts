@@ -98,6 +98,7 @@ export function createMcpGuard(options: McpGuardOptions = {}): McpGuard {
         redact,
         markStale: () => (stale = true),
         toolsTimeoutMs: options.toolsTimeoutMs ?? 30_000,
+        splitBatches: options.batches === "split",
       });
     },
   };

@@ -27,6 +27,18 @@ export interface SessionHooks {
   markStale(): void;
   /** How long to wait for the guard's own `tools/list`. */
   toolsTimeoutMs: number;
+  /** Send a client batch's elements one by one and answer it with one array (see `McpGuardOptions.batches`). */
+  splitBatches: boolean;
+}
+
+/** A client batch sent on element by element: the answers collected until every request has one. */
+interface Batch {
+  /** Keys ({@linkcode idKey}) of the batch's requests still waiting for an answer. */
+  waiting: Set<string>;
+  /** The answers so far, in the order they came. */
+  answers: JsonRpcMessage[];
+  /** The transport extras the batch came with. */
+  extra: unknown;
 }
 
 /** A client request forwarded to the server and not answered yet. */
@@ -75,6 +87,8 @@ export class GuardedSession implements McpSession {
   /** Why the server is gone, once it is. */
   #closed: string | null = null;
   #ownCounter = 0;
+  /** Client batches being answered element by element, under each of their requests' keys. */
+  readonly #batches = new Map<string, Batch>();
   readonly #ownPrefix = `toolguard-${Math.random().toString(36).slice(2, 10)}-`;
 
   constructor(guard: McpGuard, sinks: McpSinks, hooks: SessionHooks) {
@@ -90,6 +104,25 @@ export class GuardedSession implements McpSession {
 
   /** A message from the client. Returns the server sink's promise when the message went straight on. */
   readonly fromClient = (frame: McpFrame): void | Promise<void> => {
+    if (this.#hooks.splitBatches && Array.isArray(frame.message)) return this.#split(frame, frame.message);
+    return this.#accept(frame);
+  };
+
+  /**
+   * Answer a request the server will not answer (its answer was too big to relay, say) with a JSON-RPC
+   * error. Returns false when no request with that id is waiting.
+   */
+  readonly answerWithError = (id: JsonRpcId, code: number, message: string): boolean => {
+    const key = idKey(id);
+    const req = this.#pending.get(key);
+    if (req === undefined) return false;
+    this.#pending.delete(key);
+    this.#reply(errorResponse(req.id, code, message));
+    return true;
+  };
+
+  /** One client frame (a single message, or a batch when batches are not split): judge, hold or refuse it. */
+  #accept(frame: McpFrame): void | Promise<void> {
     if (this.#closed !== null) return this.#refuse(frame);
     if (this.#fetching || this.#held.length > 0) {
       this.#held.push(frame);
@@ -100,7 +133,58 @@ export class GuardedSession implements McpSession {
     } catch (error) {
       this.#failClosed(frame, error);
     }
-  };
+  }
+
+  /**
+   * A client batch, sent on as single messages (MCP servers since protocol 2025-06-18 ignore batches and
+   * leave them unanswered); the answers go back as one array once every request has one. An element that
+   * is not an object is answered at once with Invalid Request, as JSON-RPC asks.
+   */
+  #split(frame: McpFrame, batch: unknown[]): void | Promise<void> {
+    if (batch.length === 0) {
+      const text = "toolguard: an empty batch is not a valid JSON-RPC request";
+      return void this.#sinks.toClient({ message: errorResponse(null, -32600, text) });
+    }
+    const group: Batch = { waiting: new Set(), answers: [], extra: frame.extra };
+    for (const x of batch) {
+      if (!isRecord(x)) {
+        group.answers.push(errorResponse(null, -32600, "toolguard: a batch element must be an object"));
+      } else if (isRequest(x as JsonRpcMessage)) {
+        const key = idKey((x as JsonRpcMessage).id);
+        group.waiting.add(key);
+        this.#batches.set(key, group);
+      }
+    }
+    if (group.waiting.size === 0 && group.answers.length > 0) {
+      void this.#sinks.toClient({ message: group.answers, extra: group.extra });
+    }
+    const sent: Promise<void>[] = [];
+    for (const x of batch) {
+      if (!isRecord(x)) continue;
+      const r = this.#accept({ message: x as JsonRpcMessage, extra: frame.extra });
+      if (r instanceof Promise) sent.push(r);
+    }
+    if (sent.length > 0) return Promise.all(sent).then(() => {});
+  }
+
+  /** True when `m` answers a request of a split batch. */
+  #inBatch(m: JsonRpcMessage): boolean {
+    return this.#batches.size > 0 && isResponse(m) && this.#batches.has(idKey(m.id));
+  }
+
+  /** Hand an answer to the client: on its own, or into its batch (sent once the batch is complete). */
+  #reply(message: JsonRpcMessage, extra?: unknown): void {
+    const key = idKey(message.id);
+    const group = this.#batches.get(key);
+    if (group === undefined || !isResponse(message)) {
+      void this.#sinks.toClient({ message, extra });
+      return;
+    }
+    this.#batches.delete(key);
+    group.waiting.delete(key);
+    group.answers.push(message);
+    if (group.waiting.size === 0) void this.#sinks.toClient({ message: group.answers, extra: group.extra });
+  }
 
   /** A message from the server. */
   readonly fromServer = (frame: McpFrame): void => {
@@ -116,7 +200,9 @@ export class GuardedSession implements McpSession {
     } catch {
       // A judging bug must not stop the server's messages: pass this one on unchanged.
     }
-    if (r === "same") void this.#sinks.toClient(frame);
+    const out = r === "same" ? m : r;
+    if (out !== null && this.#inBatch(out)) this.#reply(out, frame.extra);
+    else if (r === "same") void this.#sinks.toClient(frame);
     else if (r !== null) void this.#sinks.toClient({ message: r, extra: frame.extra });
   };
 
@@ -130,7 +216,7 @@ export class GuardedSession implements McpSession {
     for (const req of this.#pending.values()) {
       answered++;
       const text = `toolguard: the MCP server ${reason} before answering ${req.method}`;
-      void this.#sinks.toClient({ message: errorResponse(req.id, CONNECTION_CLOSED, text) });
+      this.#reply(errorResponse(req.id, CONNECTION_CLOSED, text));
     }
     this.#pending.clear();
     this.#own.clear();
@@ -215,7 +301,7 @@ export class GuardedSession implements McpSession {
     for (const m of messagesOf(frame)) {
       if (isRecord(m) && isRequest(m)) {
         const text = `toolguard: internal error while checking ${m.method as string}: ${errorText(error)}`;
-        void this.#sinks.toClient({ message: errorResponse(m.id as JsonRpcId, -32603, text) });
+        this.#reply(errorResponse(m.id as JsonRpcId, -32603, text));
       }
     }
   }
@@ -225,14 +311,14 @@ export class GuardedSession implements McpSession {
     for (const m of messagesOf(frame)) {
       if (isRecord(m) && isRequest(m)) {
         const text = `toolguard: the MCP server ${this.#closed} before answering ${m.method as string}`;
-        void this.#sinks.toClient({ message: errorResponse(m.id as JsonRpcId, CONNECTION_CLOSED, text) });
+        this.#reply(errorResponse(m.id as JsonRpcId, CONNECTION_CLOSED, text));
       }
     }
   }
 
   /** Answer a client request with a result, on the server's behalf. */
   #answer(id: JsonRpcId, result: unknown): void {
-    void this.#sinks.toClient({ message: { jsonrpc: "2.0", id, result } });
+    this.#reply({ jsonrpc: "2.0", id, result });
   }
 
   /** A delivery nobody awaits: report its failure instead of leaving an unhandled rejection. */

@@ -22,6 +22,13 @@ export interface McpGuardOptions {
    * and reports an `unchecked_call` event.
    */
   uncheckedTools?: UncheckedToolPolicy;
+  /**
+   * Client batches: `"forward"` (default for a guard made in code) sends a batch on as one array, with
+   * rejected calls answered at once on their own; `"split"` (what the relays use) sends the elements one by
+   * one and answers the batch with one array once every request has an answer, because MCP servers since
+   * protocol 2025-06-18 drop batches without answering.
+   */
+  batches?: "forward" | "split";
   /** How long the guard waits for its own `tools/list` request before rejecting held calls. Default 30 000. */
   toolsTimeoutMs?: number;
   /** Called for every judgement and lifecycle event (for logs). Errors it throws are swallowed. */
@@ -50,7 +57,7 @@ export type McpEvent =
   | { event: "server_closed"; reason: string; answered: number }
   | { event: "spawn"; pid: number; command: string; args: string[] }
   | { event: "spawn_failed"; command: string; detail: string }
-  | { event: "oversized_message"; from: "client" | "server"; bytes: number }
+  | { event: "oversized_message"; from: "client" | "server"; bytes: number; id?: JsonRpcId }
   | { event: "exit"; reason: McpRelayExit["reason"]; exitCode: number | null; signal: string | null };
 
 /** A text block in an MCP tool result. */
@@ -125,6 +132,11 @@ export interface McpSession {
   fromServer(frame: McpFrame): void;
   /** The server is gone: every request still waiting gets a JSON-RPC error, and later requests too. */
   serverClosed(reason: string): void;
+  /**
+   * Answer a forwarded request the server will not answer (its answer was too large to relay) with a
+   * JSON-RPC error. Returns false when no request with that id is waiting.
+   */
+  answerWithError(id: JsonRpcId, code: number, message: string): boolean;
   /** Number of client requests forwarded and not yet answered. */
   readonly pending: number;
 }
