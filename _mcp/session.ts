@@ -7,6 +7,8 @@
  */
 import { errorText, isRecord } from "../_common/values.ts";
 import { rejection } from "./judge.ts";
+import { cleanListing, describesThings } from "./poisoning.ts";
+import { scannedPlace, scanPayload } from "./payloads.ts";
 import {
   errorResponse,
   idKey,
@@ -23,6 +25,12 @@ export interface SessionHooks {
   emit(event: McpEvent): void;
   /** Whether flagged results are redacted (reported in `output_flagged`). */
   redact: boolean;
+  /** Whether server payloads beyond descriptions are scanned (`scanOutput` or `redact`). */
+  scanning: boolean;
+  /** Hide entries with flagged descriptions instead of cleaning them. */
+  strict: boolean;
+  /** The names of the tools the server declares, once known. */
+  declared(): ReadonlySet<string> | null;
   /** The server said its tools changed: re-read them before the next call. */
   markStale(): void;
   /** How long to wait for the guard's own `tools/list`. */
@@ -276,6 +284,9 @@ export class GuardedSession implements McpSession {
       this.#answer(id, check.result);
       return "answered";
     }
+    if (check.warnings !== undefined) {
+      this.#hooks.emit({ event: "injection_warning", id, name, findings: check.warnings });
+    }
     if (check.unchecked !== undefined) {
       this.#hooks.emit({ event: "unchecked_call", id, name, error: check.unchecked });
     } else this.#hooks.emit({ event: "call_allowed", id, name });
@@ -423,6 +434,7 @@ export class GuardedSession implements McpSession {
       this.#hooks.markStale();
       return "same";
     }
+    if (typeof m.method === "string") return this.#scanned(m, m.method, "params");
     if (!isResponse(m)) return "same";
     const key = idKey(m.id);
     if (this.#own.has(key)) {
@@ -434,10 +446,46 @@ export class GuardedSession implements McpSession {
     this.#pending.delete(key);
     if (req.method === "tools/list" && isRecord(m.result) && Array.isArray(m.result.tools)) {
       this.#clientListAnswer(req, m.result.tools, m.result.nextCursor);
-      return "same";
     }
-    if (req.method === "tools/call" && m.result !== undefined) return this.#callResult(req, m);
-    return "same";
+    if (m.result === undefined) return "same";
+    if (describesThings(req.method)) return this.#cleaned(req.method, m);
+    if (req.method === "tools/call") return this.#callResult(req, m);
+    return this.#scanned(m, req.method, "result", req.id);
+  }
+
+  /**
+   * A listing (or `initialize`) on its way to the client: poisoned descriptions cleaned (or, with `strict`,
+   * their entries hidden), each one reported.
+   */
+  #cleaned(method: string, m: JsonRpcMessage): ServerOutcome {
+    let declared = this.#hooks.declared();
+    if (method === "tools/list" && isRecord(m.result) && Array.isArray(m.result.tools)) {
+      // The page itself declares tools, also before the guard knows the whole list.
+      const names = m.result.tools.flatMap((t) => isRecord(t) && typeof t.name === "string" ? [t.name] : []);
+      declared = new Set([...(declared ?? []), ...names]);
+    }
+    const cleaned = cleanListing(method, m.result, { declared, strict: this.#hooks.strict });
+    for (const f of cleaned.flagged) {
+      const hidden = cleaned.hidden.includes(f.name);
+      this.#hooks.emit({ event: "description_flagged", ...f, hidden });
+    }
+    return cleaned.result === m.result ? "same" : { ...m, result: cleaned.result };
+  }
+
+  /** A payload scanned with `scanOutput`: resources, prompts, sampling and elicitation requests, logs. */
+  #scanned(m: JsonRpcMessage, method: string, place: "result" | "params", id?: JsonRpcId): ServerOutcome {
+    if (!this.#hooks.scanning || scannedPlace(method) !== place) return "same";
+    const check = scanPayload(m[place], { redact: this.#hooks.redact });
+    if (!check.flagged) return "same";
+    this.#hooks.emit({
+      event: "output_flagged",
+      id: id ?? m.id ?? null,
+      name: "",
+      method,
+      redacted: this.#hooks.redact,
+      findings: check.findings,
+    });
+    return { ...m, [place]: check.value };
   }
 
   /** A page of the client's own `tools/list`: the list counts once its last page is seen. */
