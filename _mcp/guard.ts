@@ -7,6 +7,7 @@
 import {
   type CompiledTools,
   compileTools,
+  type DeferredCheck,
   judgeCall,
   type JudgeOptions,
   refuseChanged,
@@ -101,9 +102,21 @@ export function createMcpGuard(options: McpGuardOptions = {}): McpGuard {
   const pins = options.pins ? new PinStore(options.pins) : null;
   const emit = (event: McpEvent) => emitTo(options.onEvent, event);
   const declared = () => compiled === null ? null : new Set(compiled.tools.map((t) => t.name));
+  /** Judge a call: changed (pinned) and hidden (poisoned) tools first, then its arguments. */
+  const judge = (params: unknown, { deferWarnings }: { deferWarnings: boolean }): DeferredCheck => {
+    if (compiled === null) {
+      throw new Error("checkCall: no tools recorded yet; call setTools() with the server's tools/list first");
+    }
+    const name = isRecord(params) && typeof params.name === "string" ? params.name : "";
+    const change = pins?.refused(name);
+    if (change !== undefined) return refuseChanged(change);
+    if (poisoned.has(name)) return refusePoisoned(name);
+    return judgeCall(params, compiled, { ...judging, deferWarnings });
+  };
   const guard: McpGuard = {
     setTools(list) {
-      compiled = compileTools(list, { scan: judging.injection !== "off" });
+      // Only "block" needs the validator's scan; "warn" scans in judgeCall (or after forwarding, in sessions).
+      compiled = compileTools(list, { scan: judging.injection === "block" });
       stale = false;
       if (strict) {
         poisoned = new Set(
@@ -116,18 +129,7 @@ export function createMcpGuard(options: McpGuardOptions = {}): McpGuard {
     get toolsKnown() {
       return compiled !== null && !stale;
     },
-    checkCall(params) {
-      if (compiled === null) {
-        throw new Error(
-          "checkCall: no tools recorded yet; call setTools() with the server's tools/list first",
-        );
-      }
-      const name = isRecord(params) && typeof params.name === "string" ? params.name : "";
-      const change = pins?.refused(name);
-      if (change !== undefined) return refuseChanged(change);
-      if (poisoned.has(name)) return refusePoisoned(name);
-      return judgeCall(params, compiled, judging);
-    },
+    checkCall: (params) => judge(params, { deferWarnings: false }),
     checkResult(result) {
       return scanning ? scanResult(result, { redact }) : { flagged: false, findings: [], result };
     },
@@ -138,6 +140,7 @@ export function createMcpGuard(options: McpGuardOptions = {}): McpGuard {
         scanning,
         strict,
         declared,
+        judge: (params) => judge(params, { deferWarnings: true }),
         markStale: () => (stale = true),
         toolsTimeoutMs: options.toolsTimeoutMs ?? 30_000,
         splitBatches: options.batches === "split",

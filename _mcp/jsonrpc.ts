@@ -80,6 +80,25 @@ export function parseLine(bytes: Uint8Array): JsonRpcMessage | JsonRpcMessage[] 
   }
 }
 
+/**
+ * A frame whose message is parsed on first read: a relay that can tell from a line's ends that nobody needs
+ * to look inside (an answer to a plain `tools/call`) forwards its bytes without parsing them at all.
+ */
+function lazyFrame(bytes: Uint8Array): Frame {
+  let parsed = false;
+  let message: JsonRpcMessage | JsonRpcMessage[] | undefined;
+  return {
+    bytes,
+    get message() {
+      if (!parsed) {
+        message = parseLine(bytes);
+        parsed = true;
+      }
+      return message;
+    },
+  };
+}
+
 /** Concatenate byte arrays. */
 function concat(parts: readonly Uint8Array[], total: number): Uint8Array {
   const out = new Uint8Array(total);
@@ -123,21 +142,32 @@ export function createFramer(options: FramerOptions = {}): Framer {
   let skipped = 0;
   const edges = new EdgeKeeper();
 
-  function take(tail: Uint8Array): Uint8Array {
-    if (pending.length === 0) return tail.slice(); // copy: the caller may reuse its read buffer
-    const out = concat([...pending, tail], pendingBytes + tail.length);
+  /**
+   * The line ending at `tail`, as a view without its newline on a buffer that holds it: the relay then
+   * forwards the line with its newline without copying it again ({@linkcode withNewline}).
+   */
+  function take(tail: Uint8Array, { newline }: { newline: boolean }): Uint8Array {
+    const length = pendingBytes + tail.length;
+    const out = new Uint8Array(length + (newline ? 1 : 0));
+    let at = 0;
+    for (const part of pending) {
+      out.set(part, at);
+      at += part.length;
+    }
+    out.set(tail, at); // a copy: the caller may reuse its read buffer
+    if (newline) out[length] = NEWLINE;
     pending = [];
     pendingBytes = 0;
-    return out;
+    return out.subarray(0, length);
   }
 
   function frame(bytes: Uint8Array): Frame {
-    return { bytes, message: parseLine(bytes) };
+    return lazyFrame(bytes);
   }
 
   /** The line so far is too long: keep only its edges from now on. */
   function startSkipping(piece: Uint8Array): void {
-    edges.reset(take(piece));
+    edges.reset(take(piece, { newline: false }));
   }
 
   return {
@@ -174,7 +204,7 @@ export function createFramer(options: FramerOptions = {}): Framer {
           startSkipping(piece);
           options.onOverflow?.(bytes, edges.edges());
         } else {
-          const line = take(piece);
+          const line = take(piece, { newline: true });
           if (line.length > 0) frames.push(frame(line));
         }
         start = nl + 1;
@@ -188,7 +218,7 @@ export function createFramer(options: FramerOptions = {}): Framer {
         return [];
       }
       if (pendingBytes === 0) return [];
-      const line = take(new Uint8Array(0));
+      const line = take(new Uint8Array(0), { newline: false });
       return [frame(line)];
     },
   };
@@ -251,8 +281,39 @@ export function errorResponse(id: JsonRpcId, code: number, message: string): Jso
 
 /** A line's bytes with the `\n` that ends it on the wire (as a framer hands them on, without it). */
 export function withNewline(bytes: Uint8Array): Uint8Array {
+  // A framer's line sits on a buffer that still holds its newline: reuse it.
+  const end = bytes.byteOffset + bytes.length;
+  if (end < bytes.buffer.byteLength && new Uint8Array(bytes.buffer, end, 1)[0] === NEWLINE) {
+    return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length + 1);
+  }
   const out = new Uint8Array(bytes.length + 1);
   out.set(bytes);
   out[bytes.length] = 0x0a;
   return out;
+}
+
+const RESULT_FIRST = encoder.encode('{"result":');
+/** `"jsonrpc":"2.0","id":…,"result":` at the start of a line. */
+const ID_THEN_RESULT = /^\{"jsonrpc":"2\.0","id":(-?\d+|"(?:[^"\\]|\\.)*"),"result":/;
+
+/**
+ * The id of a successful answer, read from the line's ends without parsing it: for the shapes the MCP SDKs
+ * write (`{"result":…,"jsonrpc":"2.0","id":7}`, or `{"jsonrpc":"2.0","id":7,"result":…}`). Undefined for
+ * any other line, which must then be parsed.
+ */
+export function quickAnswerId(bytes: Uint8Array): JsonRpcId | undefined {
+  let m: RegExpExecArray | null = null;
+  if (bytes.length > RESULT_FIRST.length && RESULT_FIRST.every((b, i) => bytes[i] === b)) {
+    const tail = decoder.decode(bytes.subarray(Math.max(0, bytes.length - 96)));
+    m = ID_AT_END.exec(tail);
+  } else if (bytes[0] === 0x7b) {
+    m = ID_THEN_RESULT.exec(decoder.decode(bytes.subarray(0, 96)));
+  }
+  if (m === null) return undefined;
+  try {
+    const id: unknown = JSON.parse(m[1]);
+    return typeof id === "string" || typeof id === "number" ? id : undefined;
+  } catch {
+    return undefined;
+  }
 }

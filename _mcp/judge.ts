@@ -10,7 +10,7 @@ import { describeVerdict } from "../_describe/describe.ts";
 import { scan } from "../_scan/scan.ts";
 import { createValidator as makeValidator } from "../_validate/validator.ts";
 import { relaxInputSchema } from "./schema_prepass.ts";
-import { secretFindings } from "./secrets.ts";
+import { secretFindings, stringsOf } from "./secrets.ts";
 import { redactText, type Visit, walkStrings } from "./payloads.ts";
 import type { CallVerdict, Finding, ScanFinding } from "../types.ts";
 import type {
@@ -52,6 +52,35 @@ export interface JudgeOptions {
   injection: InjectionPolicy;
   /** Forward calls that carry credentials. */
   allowSecrets: boolean;
+  /**
+   * With `injection: "warn"`: hand back the injection scan as `later` instead of running it, so a relay can
+   * forward the call first (the scan is the costliest check on large arguments, and cannot stop the call).
+   */
+  deferWarnings?: boolean;
+}
+
+/** A judgement, and (with `deferWarnings`) the injection scan still to run for an allowed call. */
+export type DeferredCheck = McpCallCheck & { later?: () => Finding[] };
+
+/**
+ * The argument-injection findings for a call's arguments (the scanner in its `tool_args` context over every
+ * string), as the validator reports them, for `injection: "warn"`.
+ */
+export function injectionFindings(args: Record<string, unknown>): Finding[] {
+  const out: Finding[] = [];
+  for (const [path, value] of stringsOf(args, "", 0)) {
+    for (const sf of scan(value, { context: "tool_args" }).findings) {
+      out.push({
+        code: "argument_injection",
+        path,
+        message: `${path === "" ? "The arguments carry" : `"${path}" carries`} text that reads as injected ` +
+          `instructions (${sf.category.replace(/_/g, " ")}): ${JSON.stringify(sf.excerpt)}.`,
+        received: sf.excerpt,
+        category: sf.category,
+      });
+    }
+  }
+  return out;
 }
 
 /** The tool result a rejected call is answered with: the feedback as text, the findings under `_meta`. */
@@ -153,7 +182,7 @@ function refused(name: string, verdict: CallVerdict, tools: readonly McpTool[]):
  * is validated, then checked for credentials (unless `allowSecrets`). Argument-injection findings reject the
  * call only with `injection: "block"`; with `"warn"` they come back as `warnings` on an allowed call.
  */
-export function judgeCall(params: unknown, compiled: CompiledTools, options: JudgeOptions): McpCallCheck {
+export function judgeCall(params: unknown, compiled: CompiledTools, options: JudgeOptions): DeferredCheck {
   const p = isRecord(params) ? params : {};
   const name = typeof p.name === "string" ? p.name : "";
   const args = p.arguments === undefined ? {} : p.arguments;
@@ -181,18 +210,16 @@ export function judgeCall(params: unknown, compiled: CompiledTools, options: Jud
       `tool's inputSchema is not supported (${error}). Report this to the user; do not retry.`;
     return { allowed: false, name, verdict, feedback, result: rejection(feedback, []) };
   }
+  // The validator scans arguments only under "block" (see compileTools); "warn" scans here, or later.
   const verdict = compiled.validator.validate([{ name, arguments: args }]).calls[0];
-  const warnings = options.injection === "block"
-    ? []
-    : verdict.findings.filter((f) => f.code === "argument_injection");
-  const findings = [...verdict.findings.filter((f) => !warnings.includes(f)), ...secrets];
-  if (findings.length === 0) {
-    const ok = warnings.length === 0 ? verdict : { ...verdict, allowed: true, findings: [] };
-    return warnings.length === 0
-      ? { allowed: true, name, verdict: ok }
-      : { allowed: true, name, verdict: ok, warnings };
-  }
-  return refused(name, { ...verdict, allowed: false, findings }, tools);
+  const findings = [...verdict.findings, ...secrets];
+  if (findings.length > 0) return refused(name, { ...verdict, allowed: false, findings }, tools);
+  if (options.injection !== "warn") return { allowed: true, name, verdict };
+  if (options.deferWarnings) return { allowed: true, name, verdict, later: () => injectionFindings(args) };
+  const warnings = injectionFindings(args);
+  return warnings.length === 0
+    ? { allowed: true, name, verdict }
+    : { allowed: true, name, verdict, warnings };
 }
 
 /** One string of a result that held findings, with the way to put a redacted text in its place. */

@@ -39,15 +39,16 @@ const PATTERNS: readonly SecretPattern[] = [
   { kind: "Hugging Face token", re: /\bhf_[A-Za-z]{34,}\b/ },
 ];
 
-/** Every string in `value` with its JSON Pointer (bounded depth). */
-function* strings(value: unknown, pointer: string, depth: number): Generator<[string, string]> {
+/** Every non-empty string in `value` with its JSON Pointer (bounded depth). */
+export function* stringsOf(value: unknown, pointer: string, depth: number): Generator<[string, string]> {
   if (depth > 64) return;
-  if (typeof value === "string") yield [pointer, value];
-  else if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) yield* strings(value[i], `${pointer}/${i}`, depth + 1);
+  if (typeof value === "string") {
+    if (value !== "") yield [pointer, value];
+  } else if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) yield* stringsOf(value[i], `${pointer}/${i}`, depth + 1);
   } else if (isRecord(value)) {
     for (const [k, v] of Object.entries(value)) {
-      yield* strings(v, `${pointer}/${escapePointer(k)}`, depth + 1);
+      yield* stringsOf(v, `${pointer}/${escapePointer(k)}`, depth + 1);
     }
   }
 }
@@ -55,7 +56,7 @@ function* strings(value: unknown, pointer: string, depth: number): Generator<[st
 /** The `argument_secret` findings for a call's arguments: one per string that carries a credential. */
 export function secretFindings(args: Record<string, unknown>): Finding[] {
   const out: Finding[] = [];
-  for (const [path, text] of strings(args, "", 0)) {
+  for (const [path, text] of stringsOf(args, "", 0)) {
     if (text.length < 20) continue;
     const hit = PATTERNS.find((p) => p.re.test(text));
     if (hit === undefined) continue;

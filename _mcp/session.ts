@@ -6,7 +6,7 @@
  * @module
  */
 import { errorText, isRecord } from "../_common/values.ts";
-import { rejection } from "./judge.ts";
+import { type DeferredCheck, rejection } from "./judge.ts";
 import { cleanListing, describesThings } from "./poisoning.ts";
 import { scannedPlace, scanPayload } from "./payloads.ts";
 import {
@@ -16,6 +16,7 @@ import {
   isResponse,
   type JsonRpcId,
   type JsonRpcMessage,
+  quickAnswerId,
 } from "./jsonrpc.ts";
 import type { McpEvent, McpFrame, McpGuard, McpSession, McpSinks } from "./types.ts";
 
@@ -31,6 +32,8 @@ export interface SessionHooks {
   strict: boolean;
   /** The names of the tools the server declares, once known. */
   declared(): ReadonlySet<string> | null;
+  /** Judge a call like `checkCall`, leaving a "warn" injection scan for after the call is forwarded. */
+  judge(params: unknown): DeferredCheck;
   /** The server said its tools changed: re-read them before the next call. */
   markStale(): void;
   /** How long to wait for the guard's own `tools/list`. */
@@ -175,6 +178,30 @@ export class GuardedSession implements McpSession {
     if (sent.length > 0) return Promise.all(sent).then(() => {});
   }
 
+  /**
+   * The fast path: an answer whose id can be read from its ends (see {@linkcode quickAnswerId}) to a request
+   * nobody needs to look into (a `tools/call` without output scanning, a ping) goes on as bytes, unparsed.
+   */
+  #passedUnread(frame: McpFrame): boolean {
+    if (frame.bytes === undefined || this.#pending.size === 0) return false;
+    const id = quickAnswerId(frame.bytes);
+    if (id === undefined) return false;
+    const key = idKey(id);
+    const req = this.#pending.get(key);
+    if (req === undefined || this.#batches.has(key) || this.#own.has(key) || this.#inspects(req.method)) {
+      return false;
+    }
+    this.#pending.delete(key);
+    void this.#sinks.toClient(frame);
+    return true;
+  }
+
+  /** True when answers to `method` must be read: listings, and with output scanning every scanned payload. */
+  #inspects(method: string): boolean {
+    if (method === "tools/list" || describesThings(method)) return true;
+    return this.#hooks.scanning && (method === "tools/call" || scannedPlace(method) !== undefined);
+  }
+
   /** True when `m` answers a request of a split batch. */
   #inBatch(m: JsonRpcMessage): boolean {
     return this.#batches.size > 0 && isResponse(m) && this.#batches.has(idKey(m.id));
@@ -196,6 +223,7 @@ export class GuardedSession implements McpSession {
 
   /** A message from the server. */
   readonly fromServer = (frame: McpFrame): void => {
+    if (this.#passedUnread(frame)) return;
     const m = frame.message;
     if (m === undefined) {
       void this.#sinks.toClient(frame);
@@ -276,7 +304,7 @@ export class GuardedSession implements McpSession {
       return "forward";
     }
     if (!this.#guard.toolsKnown) return "wait";
-    const check = this.#guard.checkCall(m.params);
+    const check = this.#hooks.judge(m.params);
     const { name } = check;
     if (!check.allowed) {
       const { verdict, feedback } = check;
@@ -284,8 +312,13 @@ export class GuardedSession implements McpSession {
       this.#answer(id, check.result);
       return "answered";
     }
-    if (check.warnings !== undefined) {
-      this.#hooks.emit({ event: "injection_warning", id, name, findings: check.warnings });
+    const later = check.later;
+    if (later !== undefined) {
+      // Reported, never blocking: scanned once the call is on its way.
+      setTimeout(() => {
+        const findings = later();
+        if (findings.length > 0) this.#hooks.emit({ event: "injection_warning", id, name, findings });
+      }, 0);
     }
     if (check.unchecked !== undefined) {
       this.#hooks.emit({ event: "unchecked_call", id, name, error: check.unchecked });
