@@ -54,6 +54,7 @@ Options:
                        (rejected with feedback) or off
   --allow-secrets      forward calls whose arguments carry a private key or an API token (default: refused
                        with argument_secret)
+  --url URL            guard the Streamable HTTP server at URL instead of starting CMD (same checks)
   --forward-unchecked  forward calls to tools whose schema toolguard cannot enforce (default: reject them)
   --log FILE           append one JSON line per event (calls, flagged output, pins, changes, exit)
   -h, --help           show this help
@@ -75,8 +76,8 @@ function pinsHelpPath(): string {
   return "$XDG_STATE_HOME/toolguard/pins.json,\n                       ~/.local/state/toolguard/pins.json, %LOCALAPPDATA%\\toolguard\\pins.json on Windows";
 }
 
-/** The relay's own options, as `parseArgs` takes them. */
-const OPTIONS = {
+/** The relay's own options, as `parseArgs` takes them (each one is documented in {@linkcode MCP_HELP}). */
+export const MCP_OPTIONS = {
   "scan-output": { type: "boolean" },
   redact: { type: "boolean" },
   "forward-unchecked": { type: "boolean" },
@@ -96,7 +97,7 @@ function parseRelayArgs(args: string[]): { values: OptionValues; server: string[
   const split = args.indexOf("--");
   const own = split === -1 ? args : args.slice(0, split);
   try {
-    const { values, positionals } = parseCommandLine(own, { command: "mcp", options: OPTIONS });
+    const { values, positionals } = parseCommandLine(own, { command: "mcp", options: MCP_OPTIONS });
     return { values, server: split === -1 ? positionals : [...positionals, ...args.slice(split + 1)] };
   } catch (error) {
     // Without `--`, the server's own flags read as ours: say how to separate them.

@@ -19,7 +19,7 @@ import {
   CreateMessageRequestSchema,
   LoggingMessageNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import { main } from "../_cli/mcp.ts";
+import { main, MCP_HELP, MCP_OPTIONS } from "../_cli/mcp.ts";
 import { runtimeCommand } from "./_runtime.ts";
 import { createMcpGuard } from "../mcp.ts";
 import { defaultPinsPath } from "../_mcp/pins.ts";
@@ -352,4 +352,8 @@ test("McpSession: with injection warn, the call is forwarded first and the warni
   assert.deepEqual(events, ["call_allowed"]);
   await new Promise((resolve) => setTimeout(resolve, 10));
   assert.deepEqual(events, ["call_allowed", "injection_warning"]);
+});
+
+test("MCP_HELP: documents every option toolguard mcp takes", () => {
+  for (const name of Object.keys(MCP_OPTIONS)) assert.match(MCP_HELP, new RegExp(`\\n  --${name}\\b`), name);
 });
