@@ -229,7 +229,10 @@ export class PinStore {
     if (path !== null) {
       try {
         file = readPinFile(path);
-        this.#pins = file.servers[this.#options.server] ?? { tools: {} };
+        // The file wins (an acceptance made meanwhile), but what this guard pinned stays pinned even when
+        // the file lost it (a failed write, a file replaced under us).
+        const stored = file.servers[this.#options.server] ?? { tools: {} };
+        this.#pins = { ...stored, tools: { ...this.#pins.tools, ...stored.tools } };
       } catch (error) {
         review.error = `cannot read the pin file: ${errorText(error)}`;
       }

@@ -95,7 +95,7 @@ test("toolguard mcp: a rug pull (a tool changed after list_changed) is refused w
       assert.equal(text(ok), "sunny in Oslo");
       // The server sent list_changed after that call: the relay re-reads the tools before the next one.
       const refused = await first.client.callTool({ name: "get_weather", arguments: { city: "Oslo" } });
-      assert.equal(refused.isError, true);
+      assert.equal(refused.isError, true, `${text(refused)}\n${JSON.stringify(events(log))}`);
       assert.match(text(refused), /definition of tool get_weather .*changed/);
       assert.match(text(refused), /toolguard mcp pins accept get_weather/);
       const change = await until(
