@@ -314,11 +314,12 @@ export class GuardedSession implements McpSession {
     }
     const later = check.later;
     if (later !== undefined) {
-      // Reported, never blocking: scanned once the call is on its way.
-      setTimeout(() => {
+      // Reported, never blocking: scanned once the call is on its way (the write to the server is issued
+      // synchronously by the caller, before this microtask runs), so the server works while we scan.
+      queueMicrotask(() => {
         const findings = later();
         if (findings.length > 0) this.#hooks.emit({ event: "injection_warning", id, name, findings });
-      }, 0);
+      });
     }
     if (check.unchecked !== undefined) {
       this.#hooks.emit({ event: "unchecked_call", id, name, error: check.unchecked });
