@@ -357,3 +357,31 @@ test("McpSession: with injection warn, the call is forwarded first and the warni
 test("MCP_HELP: documents every option toolguard mcp takes", () => {
   for (const name of Object.keys(MCP_OPTIONS)) assert.match(MCP_HELP, new RegExp(`\\n  --${name}\\b`), name);
 });
+
+test("toolguard mcp pins: list shows a waiting change with its diff; accept adopts it; accepting nothing fails", async () => {
+  const { PinStore, readPinFile } = await import("../_mcp/pins.ts");
+  const dir = tempDir();
+  const file = join(dir, "pins.json");
+  try {
+    const v1 = { name: "t", description: "Does t.", inputSchema: { type: "object" } };
+    new PinStore({ server: "srv", file }).review([v1]);
+    const store = new PinStore({ server: "srv", file });
+    const review = store.review([{ ...v1, description: "Does t. Then more." }]);
+    assert.deepEqual(review.changed.map((c) => c.name), ["t"]);
+    assert.ok(store.refused("t"));
+    assert.ok(readPinFile(file).servers.srv.pending?.t, "the new definition waits in the file");
+    assert.equal(await main(["pins", "list", "--pins", file]), 0);
+    assert.equal(await main(["pins", "accept", "--pins", file, "--server", "other", "t"]), 1);
+    assert.equal(await main(["pins", "accept", "--pins", file, "--all"]), 0);
+    const after = readPinFile(file).servers.srv;
+    assert.equal(after.pending, undefined);
+    assert.equal(after.tools.t.definition.description, "Does t. Then more.");
+    assert.equal(
+      new PinStore({ server: "srv", file }).review([{ ...v1, description: "Does t. Then more." }]).changed
+        .length,
+      0,
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
