@@ -11,7 +11,13 @@
  *   own stdin/stdout (what `toolguard mcp -- CMD ARGS...` runs; `runMcpRelay` is its deprecated old name);
  * - {@linkcode guardMcpTransport}: wrap an MCP client transport in code (any object with the SDK's
  *   `start`/`send`/`close`/`onmessage` shape);
+ * - {@linkcode relayMcpHttp}: the same for a Streamable HTTP server (`toolguard mcp --url URL`);
  * - {@linkcode createMcpGuard}: the judge on its own, for any other plumbing.
+ *
+ * Beyond arguments, the guard pins tool definitions (`pins`: a changed tool is refused until accepted),
+ * cuts instructions aimed at the model out of descriptions (tool poisoning, shadowing; `strict` hides such
+ * tools), refuses credentials in arguments (`allowSecrets` to forward them), scans every server-to-client
+ * payload with `scanOutput`, and answers every request, also when the server cannot.
  *
  * @example Judge calls against a server's tools
  * ```ts
@@ -36,7 +42,12 @@
 export { createMcpGuard } from "./_mcp/guard.ts";
 export { guardMcpTransport } from "./_mcp/transport.ts";
 export { relayMcp, relayMcpStdio, runMcpRelay } from "./_mcp/relay.ts";
+export { relayMcpHttp } from "./_mcp/http.ts";
+export type { McpHttpRelayOptions } from "./_mcp/http.ts";
+export type { McpPinOptions, PinChange } from "./_mcp/pins.ts";
+export type { DescribedKind, DescriptionCategory, DescriptionFinding } from "./_mcp/poisoning.ts";
 export type {
+  InjectionPolicy,
   McpCallCheck,
   McpEvent,
   McpFrame,

@@ -192,7 +192,9 @@ export type FindingCode =
   | "unexpected_argument"
   | "argument_type_mismatch"
   | "argument_constraint"
-  | "argument_injection";
+  | "argument_injection"
+  | "argument_secret"
+  | "tool_changed";
 
 /** One thing wrong with a tool call. */
 export interface Finding {

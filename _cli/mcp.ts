@@ -1,7 +1,8 @@
 /**
- * `toolguard mcp [--scan-output] [--redact] [--forward-unchecked] [--log FILE] -- CMD ARGS...`: start a
- * stdio MCP server and relay between it and the client on this process's stdin/stdout, validating every
- * `tools/call` before the server sees it.
+ * `toolguard mcp [options] -- CMD ARGS...` (or `--url URL`): relay between the client on this process's
+ * stdin/stdout and an MCP server, validating every `tools/call` before the server sees it, pinning tool
+ * definitions, cleaning poisoned descriptions, refusing secrets in arguments. `toolguard mcp pins ...`
+ * manages the pin file (`_cli/mcp_pins.ts`).
  *
  * @module
  */
@@ -17,26 +18,51 @@ import {
   UsageError,
   writeErr,
 } from "./io.ts";
-import type { McpEvent } from "../_mcp/types.ts";
+import type { InjectionPolicy, McpEvent, McpGuardOptions } from "../_mcp/types.ts";
 import { relayMcpStdio } from "../_mcp/relay.ts";
+import { relayMcpHttp } from "../_mcp/http.ts";
+import { defaultPinsPath, type McpPinOptions } from "../_mcp/pins.ts";
+import { main as pinsMain } from "./mcp_pins.ts";
 
 /** The `toolguard mcp --help` text. */
-export const MCP_HELP = `toolguard mcp: guard any stdio MCP server without changing it
+export const MCP_HELP = `toolguard mcp: guard any MCP server without changing it
 
-Usage: toolguard mcp [options] -- CMD [ARGS...]
+Usage: toolguard mcp [options] -- CMD [ARGS...]     a stdio server, started as CMD
+       toolguard mcp [options] --url URL            a Streamable HTTP server
+       toolguard mcp pins list|accept ...           review or accept changed tool definitions
 
-Starts CMD as the MCP server and relays JSON-RPC between the client (this program's stdin/stdout) and it.
-Every tools/call is validated against the inputSchema the server declared in tools/list before it is
-forwarded; a rejected call is answered by toolguard with an isError result that tells the model how to
-retry. Everything else passes through unchanged. Point your MCP client at \`toolguard mcp -- CMD ARGS\`
-instead of \`CMD ARGS\`.
+Relays JSON-RPC between the client (this program's stdin/stdout) and the server. Every tools/call is
+validated against the inputSchema the server declared in tools/list before it is forwarded; a rejected call
+is answered by toolguard with an isError result that tells the model how to retry. Every request gets an
+answer, also when the server's answer is too big or the server dies. Point your MCP client at
+\`toolguard mcp -- CMD ARGS\` instead of \`CMD ARGS\`.
 
 Options:
-  --scan-output        flag tool results whose text carries injected instructions
-  --redact             cut located injected instructions out of tool results (implies --scan-output)
+  --scan-output        flag injected instructions in everything the server sends: tool results
+                       (text, structuredContent, embedded resources, resource links), resources/read,
+                       prompts/get, sampling and elicitation requests, log notifications
+  --redact             cut located injected instructions out of it (implies --scan-output)
+  --pins FILE|none     where tool definitions are pinned (default: ${pinsHelpPath()});
+                       a pinned tool whose name, description or inputSchema changes is reported on stderr
+                       with a diff and its calls are refused until accepted; none turns pinning off
+  --accept-changed L   accept (re-pin) changed definitions of these tools this run: a comma list, or all
+  --strict             hide tools whose description carries injected instructions (default: the flagged
+                       part is cut out and marked) and refuse calls to them
+  --injection MODE     argument-injection findings: warn (default: logged, call forwarded; legitimate
+                       arguments such as a file that discusses prompt injection would be blocked otherwise,
+                       and a model that was already injected is better caught by --scan-output), block
+                       (rejected with feedback) or off
+  --allow-secrets      forward calls whose arguments carry a private key or an API token (default: refused
+                       with argument_secret)
+  --url URL            guard the Streamable HTTP server at URL instead of starting CMD (same checks)
   --forward-unchecked  forward calls to tools whose schema toolguard cannot enforce (default: reject them)
-  --log FILE           append one JSON line per event (calls allowed/rejected, flagged output, exit)
+  --log FILE           append one JSON line per event (calls, flagged output, pins, changes, exit)
   -h, --help           show this help
+
+Descriptions (tools, prompts, resources, server instructions) are always checked for instructions aimed at
+the model (read files, pass secrets, hide things from the user, call other tools) and for naming tools the
+server does not declare (shadowing); a flagged description reaches the client with the span replaced by a
+[toolguard: removed ...] marker, and is logged.
 
 Exit status: 0 when the client closed the connection, 1 when the server could not start or died,
 2 for usage errors.
@@ -45,6 +71,119 @@ Example (Claude Desktop / any MCP client config):
   "command": "toolguard", "args": ["mcp", "--scan-output", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", "/data"]
 `;
 
+/** The default pin path as shown in the help (without this user's home spelled out). */
+function pinsHelpPath(): string {
+  return "$XDG_STATE_HOME/toolguard/pins.json,\n                       ~/.local/state/toolguard/pins.json, %LOCALAPPDATA%\\toolguard\\pins.json on Windows";
+}
+
+/** The relay's own options, as `parseArgs` takes them (each one is documented in {@linkcode MCP_HELP}). */
+export const MCP_OPTIONS = {
+  "scan-output": { type: "boolean" },
+  redact: { type: "boolean" },
+  "forward-unchecked": { type: "boolean" },
+  log: { type: "string" },
+  pins: { type: "string" },
+  "accept-changed": { type: "string" },
+  strict: { type: "boolean" },
+  injection: { type: "string" },
+  "allow-secrets": { type: "boolean" },
+  url: { type: "string" },
+} as const;
+
+const INJECTION_MODES = ["block", "warn", "off"] as const satisfies readonly InjectionPolicy[];
+
+/** Split our options from the server command (after `--`, or the positionals). */
+function parseRelayArgs(args: string[]): { values: OptionValues; server: string[] } {
+  const split = args.indexOf("--");
+  const own = split === -1 ? args : args.slice(0, split);
+  try {
+    const { values, positionals } = parseCommandLine(own, { command: "mcp", options: MCP_OPTIONS });
+    return { values, server: split === -1 ? positionals : [...positionals, ...args.slice(split + 1)] };
+  } catch (error) {
+    // Without `--`, the server's own flags read as ours: say how to separate them.
+    if (split === -1 && error instanceof UsageError) {
+      throw new UsageError(
+        error.message,
+        "put the server command after `--`: toolguard mcp [options] -- CMD ARGS...",
+      );
+    }
+    throw error;
+  }
+}
+
+/** `--pins` and `--accept-changed` as pin options; undefined with `--pins none`. */
+function pinOptions(values: OptionValues, serverKey: string): McpPinOptions | undefined {
+  const file = stringOption(values, "pins") ?? defaultPinsPath();
+  if (file === "none") return undefined;
+  const list = stringOption(values, "accept-changed");
+  const accept = list === undefined
+    ? undefined
+    : list.trim() === "all"
+    ? "all" as const
+    : list.split(",").map((s) => s.trim()).filter((s) => s !== "");
+  return { server: serverKey, file, accept };
+}
+
+/** The guard options the flags ask for. */
+function guardOptions(values: OptionValues, serverKey: string): McpGuardOptions {
+  const injection = stringOption(values, "injection") ?? "warn";
+  if (!(INJECTION_MODES as readonly string[]).includes(injection)) {
+    throw new UsageError(
+      `--injection must be one of ${INJECTION_MODES.join(", ")}, got ${JSON.stringify(injection)}`,
+    );
+  }
+  return {
+    scanOutput: values["scan-output"] === true,
+    redact: values.redact === true,
+    uncheckedTools: values["forward-unchecked"] === true ? "forward" : "reject",
+    pins: pinOptions(values, serverKey),
+    strict: values.strict === true,
+    injection: injection as InjectionPolicy,
+    allowSecrets: values["allow-secrets"] === true,
+  };
+}
+
+/** What the user must see on stderr (MCP clients keep it as the server's log), once per tool. */
+function stderrNotice(event: McpEvent, values: OptionValues, warned: Set<string>): void {
+  if (event.event === "tools") {
+    for (const u of event.unchecked.filter((u) => !warned.has(u.name))) {
+      warned.add(u.name);
+      const what = values["forward-unchecked"] === true
+        ? "calls to it are forwarded unchecked"
+        : "calls to it are rejected (use --forward-unchecked to let them through)";
+      writeErr(`toolguard mcp: cannot enforce the inputSchema of tool ${u.name}: ${u.error}; ${what}\n`);
+    }
+  } else if (event.event === "tool_changed" && !warned.has(`changed:${event.name}:${event.seen}`)) {
+    warned.add(`changed:${event.name}:${event.seen}`);
+    const what = event.accepted
+      ? "accepted (--accept-changed) and re-pinned"
+      : `its calls are refused until you accept it: toolguard mcp pins accept ${event.name}`;
+    writeErr(
+      `toolguard mcp: the definition of tool ${event.name} changed since it was pinned; ${what}\n` +
+        event.diff.split("\n").map((l) => `  ${l}`).join("\n") + "\n",
+    );
+  } else if (event.event === "description_flagged" && !warned.has(`desc:${event.kind}:${event.name}`)) {
+    warned.add(`desc:${event.kind}:${event.name}`);
+    const what = event.hidden ? "hidden from the client (--strict)" : "the flagged part was removed";
+    const why = [...new Set(event.findings.map((f) => f.category))].join(", ");
+    writeErr(
+      `toolguard mcp: the description of ${event.kind} ${event.name} looks poisoned (${why}); ${what}\n`,
+    );
+  } else if (event.event === "pins_error" && !warned.has(`pins:${event.detail}`)) {
+    warned.add(`pins:${event.detail}`);
+    writeErr(`toolguard mcp: ${event.detail}; pins are kept in memory for this run\n`);
+  }
+}
+
+/** An event hook that writes stderr notices and, with `--log`, one JSON line per event. */
+function eventLog(values: OptionValues, callLog: JsonlLog | null): (event: McpEvent) => void {
+  const warned = new Set<string>();
+  return (event) => {
+    stderrNotice(event, values, warned);
+    callLog?.onMcpEvent(event); // never throws: a full disk must not take the relay down
+  };
+}
+
 /**
  * Run `toolguard mcp` with the arguments after the subcommand name.
  *
@@ -52,39 +191,21 @@ Example (Claude Desktop / any MCP client config):
  * @returns The exit status.
  */
 export function main(args: string[]): Promise<number> {
+  if (args[0] === "pins") return pinsMain(args.slice(1));
   return runMain("mcp", async () => {
-    const split = args.indexOf("--");
-    const own = split === -1 ? args : args.slice(0, split);
-    let parsed: { values: OptionValues; positionals: string[] };
-    try {
-      parsed = parseCommandLine(own, {
-        command: "mcp",
-        options: {
-          "scan-output": { type: "boolean" },
-          redact: { type: "boolean" },
-          "forward-unchecked": { type: "boolean" },
-          log: { type: "string" },
-        },
-      });
-    } catch (error) {
-      // Without `--`, the server's own flags read as ours: say how to separate them.
-      if (split === -1 && error instanceof UsageError) {
-        throw new UsageError(
-          error.message,
-          "put the server command after `--`: toolguard mcp [options] -- CMD ARGS...",
-        );
-      }
-      throw error;
-    }
-    const { values, positionals } = parsed;
+    const { values, server } = parseRelayArgs(args);
     if (printedHelp(values, MCP_HELP)) return EXIT_OK;
-    const server = split === -1 ? positionals : [...positionals, ...args.slice(split + 1)];
-    if (server.length === 0) {
+    const url = stringOption(values, "url");
+    if (url !== undefined && server.length > 0) {
+      throw new UsageError("give either --url URL or a server command after `--`, not both");
+    }
+    if (url === undefined && server.length === 0) {
       throw new UsageError(
         "no server command given",
         "put the MCP server's command after `--`, e.g. `toolguard mcp -- npx -y @modelcontextprotocol/server-everything`",
       );
     }
+    const options = guardOptions(values, url ?? server.join(" "));
     const logPath = stringOption(values, "log");
     let callLog: JsonlLog | null = null;
     if (logPath !== undefined) {
@@ -95,27 +216,11 @@ export function main(args: string[]): Promise<number> {
         throw new UsageError(`cannot open log file ${logPath}: ${(error as Error).message}`);
       }
     }
-    const warned = new Set<string>();
-    const log = (event: McpEvent) => {
-      if (event.event === "tools") {
-        // Say once per tool, on stderr (MCP clients keep it as the server's log), what is not enforced.
-        for (const u of event.unchecked.filter((u) => !warned.has(u.name))) {
-          warned.add(u.name);
-          const what = values["forward-unchecked"] === true
-            ? "calls to it are forwarded unchecked"
-            : "calls to it are rejected (use --forward-unchecked to let them through)";
-          writeErr(`toolguard mcp: cannot enforce the inputSchema of tool ${u.name}: ${u.error}; ${what}\n`);
-        }
-      }
-      callLog?.onMcpEvent(event); // never throws: a full disk must not take the relay down
-    };
     try {
-      const exit = await relayMcpStdio(server[0], server.slice(1), {
-        scanOutput: values["scan-output"] === true,
-        redact: values.redact === true,
-        uncheckedTools: values["forward-unchecked"] === true ? "forward" : "reject",
-        onEvent: log,
-      });
+      const onEvent = eventLog(values, callLog);
+      const exit = url !== undefined
+        ? await relayMcpHttp(url, { ...options, onEvent })
+        : await relayMcpStdio(server[0], server.slice(1), { ...options, onEvent });
       if (exit.reason === "spawn_failed" || exit.reason === "server_exited") {
         writeErr(`toolguard mcp: ${exit.detail}\n`);
         return exit.reason === "server_exited" && exit.exitCode === 0 ? EXIT_OK : EXIT_FAIL;

@@ -40,10 +40,12 @@ const CODE_ORDER: Readonly<Record<FindingCode, true>> = {
   argument_type_mismatch: true,
   argument_constraint: true,
   argument_injection: true,
+  argument_secret: true,
+  tool_changed: true,
 };
 
 /**
- * The seven finding codes, in report order.
+ * Every finding code, in report order.
  *
  * @example An unknown tool comes first
  * ```ts

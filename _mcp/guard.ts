@@ -4,9 +4,22 @@
  *
  * @module
  */
-import { type CompiledTools, compileTools, judgeCall, scanResult, summarise } from "./judge.ts";
+import {
+  type CompiledTools,
+  compileTools,
+  type DeferredCheck,
+  judgeCall,
+  type JudgeOptions,
+  refuseChanged,
+  refusePoisoned,
+  scanResult,
+  summarise,
+} from "./judge.ts";
 import { GuardedSession } from "./session.ts";
+import { type PinReview, PinStore } from "./pins.ts";
+import { cleanListing } from "./poisoning.ts";
 import type { McpEvent, McpGuard, McpGuardOptions } from "./types.ts";
+import { isRecord } from "../_common/values.ts";
 
 /** Report `event` to an `onEvent` hook; a hook that throws never breaks the guard or the relay. */
 export function emitTo(onEvent: ((event: McpEvent) => void) | undefined, event: McpEvent): void {
@@ -15,6 +28,13 @@ export function emitTo(onEvent: ((event: McpEvent) => void) | undefined, event: 
   } catch {
     // A logging hook must never break the relay.
   }
+}
+
+/** Report what a pin review found: new pins, changed definitions, a pin file that failed. */
+function reportPins(review: PinReview, emit: (event: McpEvent) => void): void {
+  if (review.added.length > 0) emit({ event: "tools_pinned", names: review.added });
+  for (const c of review.changed) emit({ event: "tool_changed", ...c });
+  if (review.error !== undefined) emit({ event: "pins_error", detail: review.error });
 }
 
 /**
@@ -69,35 +89,61 @@ export function emitTo(onEvent: ((event: McpEvent) => void) | undefined, event: 
 export function createMcpGuard(options: McpGuardOptions = {}): McpGuard {
   const redact = options.redact === true;
   const scanning = options.scanOutput === true || redact;
-  const policy = options.uncheckedTools ?? "reject";
+  const strict = options.strict === true;
+  const judging: JudgeOptions = {
+    policy: options.uncheckedTools ?? "reject",
+    injection: options.injection ?? "warn",
+    allowSecrets: options.allowSecrets === true,
+  };
   let compiled: CompiledTools | null = null;
   let stale = false;
+  /** With `strict`: tools whose description was flagged, refused like undeclared ones. */
+  let poisoned = new Set<string>();
+  const pins = options.pins ? new PinStore(options.pins) : null;
+  const emit = (event: McpEvent) => emitTo(options.onEvent, event);
+  const declared = () => compiled === null ? null : new Set(compiled.tools.map((t) => t.name));
+  /** Judge a call: changed (pinned) and hidden (poisoned) tools first, then its arguments. */
+  const judge = (params: unknown, { deferWarnings }: { deferWarnings: boolean }): DeferredCheck => {
+    if (compiled === null) {
+      throw new Error("checkCall: no tools recorded yet; call setTools() with the server's tools/list first");
+    }
+    const name = isRecord(params) && typeof params.name === "string" ? params.name : "";
+    const change = pins?.refused(name);
+    if (change !== undefined) return refuseChanged(change);
+    if (poisoned.has(name)) return refusePoisoned(name);
+    return judgeCall(params, compiled, { ...judging, deferWarnings });
+  };
   const guard: McpGuard = {
     setTools(list) {
-      compiled = compileTools(list);
+      // Only "block" needs the validator's scan; "warn" scans in judgeCall (or after forwarding, in sessions).
+      compiled = compileTools(list, { scan: judging.injection === "block" });
       stale = false;
+      if (strict) {
+        poisoned = new Set(
+          cleanListing("tools/list", { tools: list }, { declared: declared(), strict }).hidden,
+        );
+      }
+      if (pins !== null) reportPins(pins.review(list), emit);
       return summarise(compiled);
     },
     get toolsKnown() {
       return compiled !== null && !stale;
     },
-    checkCall(params) {
-      if (compiled === null) {
-        throw new Error(
-          "checkCall: no tools recorded yet; call setTools() with the server's tools/list first",
-        );
-      }
-      return judgeCall(params, compiled, policy);
-    },
+    checkCall: (params) => judge(params, { deferWarnings: false }),
     checkResult(result) {
       return scanning ? scanResult(result, { redact }) : { flagged: false, findings: [], result };
     },
     connect(sinks) {
       return new GuardedSession(guard, sinks, {
-        emit: (event) => emitTo(options.onEvent, event),
+        emit,
         redact,
+        scanning,
+        strict,
+        declared,
+        judge: (params) => judge(params, { deferWarnings: true }),
         markStale: () => (stale = true),
         toolsTimeoutMs: options.toolsTimeoutMs ?? 30_000,
+        splitBatches: options.batches === "split",
       });
     },
   };

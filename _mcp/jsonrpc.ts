@@ -38,8 +38,22 @@ export interface Frame {
 export interface FramerOptions {
   /** Longest line in bytes; a longer line is skipped up to its newline and reported. Default 64 MiB. */
   maxLineBytes?: number;
-  /** Called when a line exceeded `maxLineBytes` and was skipped. */
-  onOverflow?: (bytes: number) => void;
+  /**
+   * Called when a line exceeded `maxLineBytes` and was skipped, with its first and last bytes (up to
+   * {@linkcode EDGE_BYTES} each) so the caller can still find the message's id and answer it.
+   */
+  onOverflow?: (bytes: number, edges: LineEdges) => void;
+}
+
+/** How many bytes of each end of a skipped line {@linkcode FramerOptions.onOverflow} is given. */
+export const EDGE_BYTES = 4096;
+
+/** The first and last bytes of a line too long to keep. */
+export interface LineEdges {
+  /** Up to {@linkcode EDGE_BYTES} bytes from the start of the line. */
+  head: Uint8Array;
+  /** Up to {@linkcode EDGE_BYTES} bytes from the end of the line (without its newline). */
+  tail: Uint8Array;
 }
 
 /** Splits a byte stream into lines. Feed it every read; it returns the lines completed by that read. */
@@ -66,6 +80,59 @@ export function parseLine(bytes: Uint8Array): JsonRpcMessage | JsonRpcMessage[] 
   }
 }
 
+/**
+ * A frame whose message is parsed on first read: a relay that can tell from a line's ends that nobody needs
+ * to look inside (an answer to a plain `tools/call`) forwards its bytes without parsing them at all.
+ */
+function lazyFrame(bytes: Uint8Array): Frame {
+  let parsed = false;
+  let message: JsonRpcMessage | JsonRpcMessage[] | undefined;
+  return {
+    bytes,
+    get message() {
+      if (!parsed) {
+        message = parseLine(bytes);
+        parsed = true;
+      }
+      return message;
+    },
+  };
+}
+
+/** Concatenate byte arrays. */
+function concat(parts: readonly Uint8Array[], total: number): Uint8Array {
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
+}
+
+/** Keeps the first and last {@linkcode EDGE_BYTES} of a line being skipped. */
+class EdgeKeeper {
+  head = new Uint8Array(0);
+  tail = new Uint8Array(0);
+  /** Start over with `start`, the part of the line seen so far. */
+  reset(start: Uint8Array): void {
+    this.head = start.slice(0, EDGE_BYTES);
+    this.tail = start.slice(Math.max(0, start.length - EDGE_BYTES));
+  }
+  /** More of the line. */
+  add(piece: Uint8Array): void {
+    if (piece.length >= EDGE_BYTES) {
+      this.tail = piece.slice(piece.length - EDGE_BYTES);
+      return;
+    }
+    const joined = concat([this.tail, piece], this.tail.length + piece.length);
+    this.tail = joined.slice(Math.max(0, joined.length - EDGE_BYTES));
+  }
+  edges(): LineEdges {
+    return { head: this.head, tail: this.tail };
+  }
+}
+
 /** Create a newline framer. Memory held is bounded by the longest line (capped by `maxLineBytes`). */
 export function createFramer(options: FramerOptions = {}): Framer {
   const max = options.maxLineBytes ?? 64 * 1024 * 1024;
@@ -73,23 +140,34 @@ export function createFramer(options: FramerOptions = {}): Framer {
   let pendingBytes = 0;
   let skipping = false; // inside an over-long line: drop bytes until the next newline
   let skipped = 0;
+  const edges = new EdgeKeeper();
 
-  function take(tail: Uint8Array): Uint8Array {
-    if (pending.length === 0) return tail.slice(); // copy: the caller may reuse its read buffer
-    const out = new Uint8Array(pendingBytes + tail.length);
+  /**
+   * The line ending at `tail`, as a view without its newline on a buffer that holds it: the relay then
+   * forwards the line with its newline without copying it again ({@linkcode withNewline}).
+   */
+  function take(tail: Uint8Array, { newline }: { newline: boolean }): Uint8Array {
+    const length = pendingBytes + tail.length;
+    const out = new Uint8Array(length + (newline ? 1 : 0));
     let at = 0;
     for (const part of pending) {
       out.set(part, at);
       at += part.length;
     }
-    out.set(tail, at);
+    out.set(tail, at); // a copy: the caller may reuse its read buffer
+    if (newline) out[length] = NEWLINE;
     pending = [];
     pendingBytes = 0;
-    return out;
+    return out.subarray(0, length);
   }
 
   function frame(bytes: Uint8Array): Frame {
-    return { bytes, message: parseLine(bytes) };
+    return lazyFrame(bytes);
+  }
+
+  /** The line so far is too long: keep only its edges from now on. */
+  function startSkipping(piece: Uint8Array): void {
+    edges.reset(take(piece, { newline: false }));
   }
 
   return {
@@ -103,11 +181,11 @@ export function createFramer(options: FramerOptions = {}): Framer {
           if (rest.length === 0) break;
           if (skipping) {
             skipped += rest.length;
+            edges.add(rest);
           } else if (pendingBytes + rest.length > max) {
             skipping = true;
             skipped = pendingBytes + rest.length;
-            pending = [];
-            pendingBytes = 0;
+            startSkipping(rest);
           } else {
             // Copy: the caller may reuse its read buffer.
             pending.push(rest.slice());
@@ -117,15 +195,16 @@ export function createFramer(options: FramerOptions = {}): Framer {
         }
         const piece = chunk.subarray(start, nl);
         if (skipping) {
-          options.onOverflow?.(skipped + piece.length);
+          edges.add(piece);
+          options.onOverflow?.(skipped + piece.length, edges.edges());
           skipping = false;
           skipped = 0;
         } else if (pendingBytes + piece.length > max) {
-          options.onOverflow?.(pendingBytes + piece.length);
-          pending = [];
-          pendingBytes = 0;
+          const bytes = pendingBytes + piece.length;
+          startSkipping(piece);
+          options.onOverflow?.(bytes, edges.edges());
         } else {
-          const line = take(piece);
+          const line = take(piece, { newline: true });
           if (line.length > 0) frames.push(frame(line));
         }
         start = nl + 1;
@@ -134,15 +213,42 @@ export function createFramer(options: FramerOptions = {}): Framer {
     },
     end() {
       if (skipping) {
-        options.onOverflow?.(skipped);
+        options.onOverflow?.(skipped, edges.edges());
         skipping = false;
         return [];
       }
       if (pendingBytes === 0) return [];
-      const line = take(new Uint8Array(0));
+      const line = take(new Uint8Array(0), { newline: false });
       return [frame(line)];
     },
   };
+}
+
+/** A JSON-RPC id at the start (`{"jsonrpc":"2.0","id":…` or `{"id":…`) of a message. */
+const ID_AT_START =
+  /^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d+(?:\.\d+)?|"(?:[^"\\]|\\.)*")/;
+/** A JSON-RPC id as the last member of a message (`…,"id":7}`), as the MCP SDK writes its answers. */
+const ID_AT_END = /[,{]\s*"id"\s*:\s*(-?\d+(?:\.\d+)?|"(?:[^"\\]|\\.)*")\s*\}\s*$/;
+/** A `"method":"…"` member at the start of a message: the line is a request or notification. */
+const METHOD_AT_START = /^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?(?:"id"\s*:\s*[^,]+,\s*)?"method"\s*:/;
+
+/**
+ * The id of a message too long to parse, read from its first and last bytes: serialisers put `id` first
+ * (after `jsonrpc`) or last (the MCP SDK writes `{"result":…,"jsonrpc":"2.0","id":7}`). Undefined when
+ * neither end shows one (a nested `"id"` in the middle is never taken for the message's).
+ */
+export function idFromEdges(edges: LineEdges): { id: JsonRpcId; request: boolean } | undefined {
+  const head = decoder.decode(edges.head);
+  const tail = decoder.decode(edges.tail);
+  const request = METHOD_AT_START.test(head);
+  const m = ID_AT_START.exec(head) ?? ID_AT_END.exec(tail);
+  if (m === null) return undefined;
+  try {
+    const id: unknown = JSON.parse(m[1]);
+    return typeof id === "string" || typeof id === "number" ? { id, request } : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 const encoder = new TextEncoder();
@@ -175,8 +281,39 @@ export function errorResponse(id: JsonRpcId, code: number, message: string): Jso
 
 /** A line's bytes with the `\n` that ends it on the wire (as a framer hands them on, without it). */
 export function withNewline(bytes: Uint8Array): Uint8Array {
+  // A framer's line sits on a buffer that still holds its newline: reuse it.
+  const end = bytes.byteOffset + bytes.length;
+  if (end < bytes.buffer.byteLength && new Uint8Array(bytes.buffer, end, 1)[0] === NEWLINE) {
+    return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length + 1);
+  }
   const out = new Uint8Array(bytes.length + 1);
   out.set(bytes);
   out[bytes.length] = 0x0a;
   return out;
+}
+
+const RESULT_FIRST = encoder.encode('{"result":');
+/** `"jsonrpc":"2.0","id":…,"result":` at the start of a line. */
+const ID_THEN_RESULT = /^\{"jsonrpc":"2\.0","id":(-?\d+|"(?:[^"\\]|\\.)*"),"result":/;
+
+/**
+ * The id of a successful answer, read from the line's ends without parsing it: for the shapes the MCP SDKs
+ * write (`{"result":…,"jsonrpc":"2.0","id":7}`, or `{"jsonrpc":"2.0","id":7,"result":…}`). Undefined for
+ * any other line, which must then be parsed.
+ */
+export function quickAnswerId(bytes: Uint8Array): JsonRpcId | undefined {
+  let m: RegExpExecArray | null = null;
+  if (bytes.length > RESULT_FIRST.length && RESULT_FIRST.every((b, i) => bytes[i] === b)) {
+    const tail = decoder.decode(bytes.subarray(Math.max(0, bytes.length - 96)));
+    m = ID_AT_END.exec(tail);
+  } else if (bytes[0] === 0x7b) {
+    m = ID_THEN_RESULT.exec(decoder.decode(bytes.subarray(0, 96)));
+  }
+  if (m === null) return undefined;
+  try {
+    const id: unknown = JSON.parse(m[1]);
+    return typeof id === "string" || typeof id === "number" ? id : undefined;
+  } catch {
+    return undefined;
+  }
 }

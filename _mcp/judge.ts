@@ -5,13 +5,16 @@
  *
  * @module
  */
-import { escapePointer } from "../_common/pointer.ts";
 import { errorText, isRecord } from "../_common/values.ts";
 import { describeVerdict } from "../_describe/describe.ts";
 import { scan } from "../_scan/scan.ts";
-import { createValidator } from "../_validate/validator.ts";
+import { createValidator as makeValidator } from "../_validate/validator.ts";
+import { relaxInputSchema } from "./schema_prepass.ts";
+import { secretFindings, stringsOf } from "./secrets.ts";
+import { redactText, type Visit, walkStrings } from "./payloads.ts";
 import type { CallVerdict, Finding, ScanFinding } from "../types.ts";
 import type {
+  InjectionPolicy,
   McpCallCheck,
   McpOutputFinding,
   McpRejection,
@@ -19,6 +22,7 @@ import type {
   McpToolsSummary,
   UncheckedToolPolicy,
 } from "./types.ts";
+import type { PinChange } from "./pins.ts";
 
 /** One tool as the guard keeps it: its name and the schema its arguments must match. */
 export interface McpTool {
@@ -33,9 +37,50 @@ export interface CompiledTools {
   /** Every tool with a name. */
   tools: McpTool[];
   /** The validator for the tools whose schemas can be enforced. */
-  validator: ReturnType<typeof createValidator>;
+  validator: ReturnType<typeof makeValidator>;
   /** The tools whose schemas cannot be enforced, with the validator's reason. */
   unchecked: Map<string, string>;
+  /** What the schema pre-pass relaxed, per tool. */
+  relaxed: { name: string; pointer: string; note: string }[];
+}
+
+/** How calls are judged beyond their schema. */
+export interface JudgeOptions {
+  /** Calls to tools whose schema cannot be enforced. */
+  policy: UncheckedToolPolicy;
+  /** Argument-injection findings: rejected, reported only, or not looked for. */
+  injection: InjectionPolicy;
+  /** Forward calls that carry credentials. */
+  allowSecrets: boolean;
+  /**
+   * With `injection: "warn"`: hand back the injection scan as `later` instead of running it, so a relay can
+   * forward the call first (the scan is the costliest check on large arguments, and cannot stop the call).
+   */
+  deferWarnings?: boolean;
+}
+
+/** A judgement, and (with `deferWarnings`) the injection scan still to run for an allowed call. */
+export type DeferredCheck = McpCallCheck & { later?: () => Finding[] };
+
+/**
+ * The argument-injection findings for a call's arguments (the scanner in its `tool_args` context over every
+ * string), as the validator reports them, for `injection: "warn"`.
+ */
+export function injectionFindings(args: Record<string, unknown>): Finding[] {
+  const out: Finding[] = [];
+  for (const [path, value] of stringsOf(args, "", 0)) {
+    for (const sf of scan(value, { context: "tool_args" }).findings) {
+      out.push({
+        code: "argument_injection",
+        path,
+        message: `${path === "" ? "The arguments carry" : `"${path}" carries`} text that reads as injected ` +
+          `instructions (${sf.category.replace(/_/g, " ")}): ${JSON.stringify(sf.excerpt)}.`,
+        received: sf.excerpt,
+        category: sf.category,
+      });
+    }
+  }
+  return out;
 }
 
 /** The tool result a rejected call is answered with: the feedback as text, the findings under `_meta`. */
@@ -47,18 +92,57 @@ export function rejection(feedback: string, findings: Finding[]): McpRejection {
   };
 }
 
+/** The answer to a call of a pinned tool whose definition changed: refused until the user accepts it. */
+export function refuseChanged(change: PinChange): McpCallCheck {
+  const name = change.name;
+  const finding: Finding = {
+    code: "tool_changed",
+    path: "",
+    message: `The definition of tool ${name} changed since it was pinned`,
+    expected: `sha256:${change.pinned}`,
+    received: `sha256:${change.seen}`,
+  };
+  const feedback = `Your call to ${name} was not run: the definition of tool ${name} (its description or ` +
+    "input schema) changed since toolguard pinned it, which is how a server swaps a trusted tool for a " +
+    "malicious one. Tell the user; they can review the change and accept it with " +
+    `\`toolguard mcp pins accept ${name}\`. Do not retry.`;
+  const verdict: CallVerdict = { index: 0, name, allowed: false, findings: [finding] };
+  return { allowed: false, name, verdict, feedback, result: rejection(feedback, [finding]) };
+}
+
+/** The answer to a call of a tool hidden because its description carries instructions (`strict`). */
+export function refusePoisoned(name: string): McpCallCheck {
+  const finding: Finding = {
+    code: "unknown_tool",
+    path: "",
+    message: `Tool ${name} is hidden: its description carries instructions aimed at the model`,
+  };
+  const feedback = `Your call to ${name} was not run: toolguard hid this tool because its description ` +
+    "carries instructions aimed at you (tool poisoning). Do not retry; tell the user.";
+  const verdict: CallVerdict = { index: 0, name, allowed: false, findings: [finding] };
+  return { allowed: false, name, verdict, feedback, result: rejection(feedback, [finding]) };
+}
+
 /**
  * Compile the tools of a `tools/list` answer (entries without a string `name` are skipped). A schema the
  * validator cannot enforce leaves its tool unchecked; the other tools stay guarded.
  */
-export function compileTools(list: readonly unknown[]): CompiledTools {
+export function compileTools(
+  list: readonly unknown[],
+  { scan: scanArgs }: { scan: boolean } = { scan: true },
+): CompiledTools {
   const tools: McpTool[] = [];
+  const relaxed: CompiledTools["relaxed"] = [];
   for (const t of list) {
-    if (isRecord(t) && typeof t.name === "string") tools.push({ name: t.name, inputSchema: t.inputSchema });
+    if (!isRecord(t) || typeof t.name !== "string") continue;
+    const { schema, notes } = relaxInputSchema(t.inputSchema);
+    for (const n of notes) relaxed.push({ name: t.name, ...n });
+    tools.push({ name: t.name, inputSchema: schema });
   }
   const unchecked = new Map<string, string>();
+  const createValidator = (tools: McpTool[]) => makeValidator(tools, { scan: scanArgs });
   try {
-    return { tools, validator: createValidator(tools), unchecked };
+    return { tools, validator: createValidator(tools), unchecked, relaxed };
   } catch {
     // Find the tools the validator cannot enforce, one by one, so the others stay guarded.
     const good: McpTool[] = [];
@@ -71,11 +155,11 @@ export function compileTools(list: readonly unknown[]): CompiledTools {
       }
     }
     try {
-      return { tools, validator: createValidator(good), unchecked };
+      return { tools, validator: createValidator(good), unchecked, relaxed };
     } catch (error) {
       // The tools only fail together (e.g. a duplicate name): none of them can be enforced.
       for (const t of good) unchecked.set(t.name, errorText(error));
-      return { tools, validator: createValidator([]), unchecked };
+      return { tools, validator: createValidator([]), unchecked, relaxed };
     }
   }
 }
@@ -83,19 +167,22 @@ export function compileTools(list: readonly unknown[]): CompiledTools {
 /** What {@linkcode compileTools} found, as `setTools` reports it. */
 export function summarise(compiled: CompiledTools): McpToolsSummary {
   const unchecked = [...compiled.unchecked].map(([name, error]) => ({ name, error }));
-  return { count: compiled.tools.length, unchecked };
+  return { count: compiled.tools.length, unchecked, relaxed: compiled.relaxed };
+}
+
+/** A rejected call's check: the feedback a model reads, the findings under `_meta`. */
+function refused(name: string, verdict: CallVerdict, tools: readonly McpTool[]): McpCallCheck {
+  const feedback = describeVerdict(verdict, { tools });
+  return { allowed: false, name, verdict, feedback, result: rejection(feedback, verdict.findings) };
 }
 
 /**
  * Judge the params of one `tools/call` against compiled tools: arguments that are not an object are
  * malformed; a tool whose schema cannot be enforced is rejected or let through per `policy`; everything else
- * is validated.
+ * is validated, then checked for credentials (unless `allowSecrets`). Argument-injection findings reject the
+ * call only with `injection: "block"`; with `"warn"` they come back as `warnings` on an allowed call.
  */
-export function judgeCall(
-  params: unknown,
-  compiled: CompiledTools,
-  policy: UncheckedToolPolicy,
-): McpCallCheck {
+export function judgeCall(params: unknown, compiled: CompiledTools, options: JudgeOptions): DeferredCheck {
   const p = isRecord(params) ? params : {};
   const name = typeof p.name === "string" ? p.name : "";
   const args = p.arguments === undefined ? {} : p.arguments;
@@ -108,23 +195,31 @@ export function judgeCall(
       expected: "object",
       received: Array.isArray(args) ? "array" : args === null ? "null" : typeof args,
     };
-    const verdict: CallVerdict = { index: 0, name, allowed: false, findings: [finding] };
-    const feedback = describeVerdict(verdict, { tools });
-    return { allowed: false, name, verdict, feedback, result: rejection(feedback, [finding]) };
+    return refused(name, { index: 0, name, allowed: false, findings: [finding] }, tools);
   }
+  const secrets = options.allowSecrets ? [] : secretFindings(args);
   const error = compiled.unchecked.get(name);
   if (error !== undefined) {
-    const allowed = policy === "forward";
+    if (secrets.length > 0) {
+      return refused(name, { index: 0, name, allowed: false, findings: secrets }, tools);
+    }
+    const allowed = options.policy === "forward";
     const verdict: CallVerdict = { index: 0, name, allowed, findings: [], arguments: args };
     if (allowed) return { allowed: true, name, verdict, unchecked: error };
     const feedback = `Your call to ${name} was not run: toolguard cannot check its arguments because the ` +
       `tool's inputSchema is not supported (${error}). Report this to the user; do not retry.`;
     return { allowed: false, name, verdict, feedback, result: rejection(feedback, []) };
   }
+  // The validator scans arguments only under "block" (see compileTools); "warn" scans here, or later.
   const verdict = compiled.validator.validate([{ name, arguments: args }]).calls[0];
-  if (verdict.allowed) return { allowed: true, name, verdict };
-  const feedback = describeVerdict(verdict, { tools });
-  return { allowed: false, name, verdict, feedback, result: rejection(feedback, verdict.findings) };
+  const findings = [...verdict.findings, ...secrets];
+  if (findings.length > 0) return refused(name, { ...verdict, allowed: false, findings }, tools);
+  if (options.injection !== "warn") return { allowed: true, name, verdict };
+  if (options.deferWarnings) return { allowed: true, name, verdict, later: () => injectionFindings(args) };
+  const warnings = injectionFindings(args);
+  return warnings.length === 0
+    ? { allowed: true, name, verdict }
+    : { allowed: true, name, verdict, warnings };
 }
 
 /** One string of a result that held findings, with the way to put a redacted text in its place. */
@@ -133,9 +228,6 @@ interface Edit {
   text: string;
   found: ScanFinding[];
 }
-
-/** Told about one string leaf of a result: its text, its pointer and how to replace it in the copy. */
-type Visit = (text: string, pointer: string, apply: (text: string) => void) => void;
 
 /**
  * Scan the text of a tool result (text blocks, embedded resource text, every string in
@@ -183,48 +275,14 @@ function visitContent(content: unknown[], visit: Visit): unknown[] {
       const resource = { ...block.resource };
       block.resource = resource;
       visit(resource.text as string, `/content/${i}/resource/text`, (t) => (resource.text = t));
+    } else if (block.type === "resource_link") {
+      // A link's description and title are read by the model like text.
+      for (const key of ["description", "title"] as const) {
+        if (typeof block[key] === "string") {
+          visit(block[key] as string, `/content/${i}/${key}`, (t) => (block[key] = t));
+        }
+      }
     }
   });
   return copy;
-}
-
-/** Copy `value`, calling `visit` on every string leaf (bounded depth) so it can be replaced. */
-function walkStrings(value: unknown, pointer: string, visit: Visit, depth: number): unknown {
-  if (depth > 64) return value;
-  if (Array.isArray(value)) {
-    const out = value.slice();
-    out.forEach((v, i) => {
-      if (typeof v === "string") visit(v, `${pointer}/${i}`, (t) => (out[i] = t));
-      else out[i] = walkStrings(v, `${pointer}/${i}`, visit, depth + 1);
-    });
-    return out;
-  }
-  if (isRecord(value)) {
-    const out: Record<string, unknown> = { ...value };
-    for (const key of Object.keys(out)) {
-      const p = `${pointer}/${escapePointer(key)}`;
-      const v = out[key];
-      if (typeof v === "string") visit(v, p, (t) => (out[key] = t));
-      else out[key] = walkStrings(v, p, visit, depth + 1);
-    }
-    return out;
-  }
-  return value;
-}
-
-/** Replace each located finding with `[redacted: category]`; overlapping spans are merged. */
-function redactText(text: string, findings: readonly ScanFinding[]): string {
-  const spans = [...findings].sort((a, b) => a.start - b.start);
-  let out = "";
-  let at = 0;
-  for (let i = 0; i < spans.length; i++) {
-    const start = Math.max(spans[i].start, at);
-    let end = spans[i].end;
-    const category = spans[i].category;
-    while (i + 1 < spans.length && spans[i + 1].start < end) end = Math.max(end, spans[++i].end);
-    if (end <= start) continue;
-    out += text.slice(at, start) + `[redacted: ${category}]`;
-    at = end;
-  }
-  return out + text.slice(at);
 }

@@ -18,7 +18,14 @@ import {
   spawnChild,
 } from "../_run/runtime.ts";
 import { createMcpGuard, emitTo } from "./guard.ts";
-import { createFramer, encodeMessage, errorResponse, withNewline } from "./jsonrpc.ts";
+import {
+  createFramer,
+  encodeMessage,
+  errorResponse,
+  idFromEdges,
+  type LineEdges,
+  withNewline,
+} from "./jsonrpc.ts";
 import type { McpEvent, McpFrame, McpGuardOptions, McpRelayExit, McpSession } from "./types.ts";
 
 /** Options for {@linkcode relayMcp}. */
@@ -41,7 +48,10 @@ export interface McpRelayOptions extends McpGuardOptions {
   shutdownGraceMs?: number;
   /** Stop relaying: the server's process tree is ended. */
   signal?: AbortSignal;
-  /** Longest message in bytes; longer ones are dropped and reported. Default 64 MiB. */
+  /**
+   * Longest message in bytes; longer ones are not relayed: a request is answered with a JSON-RPC error, a
+   * server's answer is replaced by one (so no request is left waiting), and each is reported. Default 64 MiB.
+   */
   maxMessageBytes?: number;
 }
 
@@ -238,7 +248,9 @@ class McpRelay {
       if (signal?.aborted) return resolve("aborted");
       signal?.addEventListener("abort", () => resolve("aborted"), { once: true });
     });
-    this.#session = createMcpGuard(options).connect({ toServer: this.#toServer, toClient: this.#toClient });
+    // Batches are split: MCP servers since protocol 2025-06-18 leave a batch unanswered.
+    const guard = createMcpGuard({ ...options, batches: options.batches ?? "split" });
+    this.#session = guard.connect({ toServer: this.#toServer, toClient: this.#toClient });
     if (this.#child) {
       this.#emit({
         event: "spawn",
@@ -295,7 +307,7 @@ class McpRelay {
     if (child === null) return;
     const framer = createFramer({
       maxLineBytes: this.#maxLineBytes,
-      onOverflow: (bytes) => this.#emit({ event: "oversized_message", from: "server", bytes }),
+      onOverflow: (bytes, edges) => this.#serverOverflow(bytes, edges),
     });
     try {
       for (let chunk; (chunk = await child.stdout.read()) !== null;) {
@@ -308,15 +320,39 @@ class McpRelay {
     for (const frame of framer.end()) this.#session.fromServer(frame);
   }
 
+  /**
+   * A server message over the limit was dropped: the request it answers gets a JSON-RPC error instead, and
+   * a request of the server's own (sampling, elicitation) is answered to the server with one.
+   */
+  #serverOverflow(bytes: number, edges: LineEdges): void {
+    const found = idFromEdges(edges);
+    this.#emit({ event: "oversized_message", from: "server", bytes, id: found?.id });
+    if (found === undefined) return;
+    const limit = `exceeds the relay's limit of ${this.#maxLineBytes} bytes (maxMessageBytes)`;
+    if (found.request) {
+      const text = `toolguard: your request of ${bytes} bytes ${limit}; the client never saw it`;
+      this.#toServer({ message: errorResponse(found.id, -32600, text) });
+      return;
+    }
+    const text = `toolguard: the MCP server's answer of ${bytes} bytes ${limit}; it was not relayed`;
+    this.#session.answerWithError(found.id, -32603, text);
+  }
+
   /** Client to server, until the client's input ends; an oversized message is answered with an error. */
   async #pumpClient(): Promise<void> {
     const max = this.#maxLineBytes;
     const framer = createFramer({
       maxLineBytes: max,
-      onOverflow: (bytes) => {
-        this.#emit({ event: "oversized_message", from: "client", bytes });
+      onOverflow: (bytes, edges) => {
+        const found = idFromEdges(edges);
+        this.#emit({ event: "oversized_message", from: "client", bytes, id: found?.id });
+        if (found !== undefined && !found.request) {
+          // An over-long answer to a request of the server's: the server gets an error in its place.
+          const text = `toolguard: the client's answer of ${bytes} bytes exceeds the limit of ${max} bytes`;
+          return this.#toServer({ message: errorResponse(found.id, -32603, text) });
+        }
         const text = `toolguard: message of ${bytes} bytes exceeds the limit of ${max} bytes; not forwarded`;
-        void this.#toClient({ message: errorResponse(null, -32600, text) });
+        void this.#toClient({ message: errorResponse(found?.id ?? null, -32600, text) });
       },
     });
     try {

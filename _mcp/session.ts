@@ -6,7 +6,9 @@
  * @module
  */
 import { errorText, isRecord } from "../_common/values.ts";
-import { rejection } from "./judge.ts";
+import { type DeferredCheck, rejection } from "./judge.ts";
+import { cleanListing, describesThings } from "./poisoning.ts";
+import { scannedPlace, scanPayload } from "./payloads.ts";
 import {
   errorResponse,
   idKey,
@@ -14,6 +16,7 @@ import {
   isResponse,
   type JsonRpcId,
   type JsonRpcMessage,
+  quickAnswerId,
 } from "./jsonrpc.ts";
 import type { McpEvent, McpFrame, McpGuard, McpSession, McpSinks } from "./types.ts";
 
@@ -23,10 +26,30 @@ export interface SessionHooks {
   emit(event: McpEvent): void;
   /** Whether flagged results are redacted (reported in `output_flagged`). */
   redact: boolean;
+  /** Whether server payloads beyond descriptions are scanned (`scanOutput` or `redact`). */
+  scanning: boolean;
+  /** Hide entries with flagged descriptions instead of cleaning them. */
+  strict: boolean;
+  /** The names of the tools the server declares, once known. */
+  declared(): ReadonlySet<string> | null;
+  /** Judge a call like `checkCall`, leaving a "warn" injection scan for after the call is forwarded. */
+  judge(params: unknown): DeferredCheck;
   /** The server said its tools changed: re-read them before the next call. */
   markStale(): void;
   /** How long to wait for the guard's own `tools/list`. */
   toolsTimeoutMs: number;
+  /** Send a client batch's elements one by one and answer it with one array (see `McpGuardOptions.batches`). */
+  splitBatches: boolean;
+}
+
+/** A client batch sent on element by element: the answers collected until every request has one. */
+interface Batch {
+  /** Keys ({@linkcode idKey}) of the batch's requests still waiting for an answer. */
+  waiting: Set<string>;
+  /** The answers so far, in the order they came. */
+  answers: JsonRpcMessage[];
+  /** The transport extras the batch came with. */
+  extra: unknown;
 }
 
 /** A client request forwarded to the server and not answered yet. */
@@ -75,6 +98,8 @@ export class GuardedSession implements McpSession {
   /** Why the server is gone, once it is. */
   #closed: string | null = null;
   #ownCounter = 0;
+  /** Client batches being answered element by element, under each of their requests' keys. */
+  readonly #batches = new Map<string, Batch>();
   readonly #ownPrefix = `toolguard-${Math.random().toString(36).slice(2, 10)}-`;
 
   constructor(guard: McpGuard, sinks: McpSinks, hooks: SessionHooks) {
@@ -90,6 +115,25 @@ export class GuardedSession implements McpSession {
 
   /** A message from the client. Returns the server sink's promise when the message went straight on. */
   readonly fromClient = (frame: McpFrame): void | Promise<void> => {
+    if (this.#hooks.splitBatches && Array.isArray(frame.message)) return this.#split(frame, frame.message);
+    return this.#accept(frame);
+  };
+
+  /**
+   * Answer a request the server will not answer (its answer was too big to relay, say) with a JSON-RPC
+   * error. Returns false when no request with that id is waiting.
+   */
+  readonly answerWithError = (id: JsonRpcId, code: number, message: string): boolean => {
+    const key = idKey(id);
+    const req = this.#pending.get(key);
+    if (req === undefined) return false;
+    this.#pending.delete(key);
+    this.#reply(errorResponse(req.id, code, message));
+    return true;
+  };
+
+  /** One client frame (a single message, or a batch when batches are not split): judge, hold or refuse it. */
+  #accept(frame: McpFrame): void | Promise<void> {
     if (this.#closed !== null) return this.#refuse(frame);
     if (this.#fetching || this.#held.length > 0) {
       this.#held.push(frame);
@@ -100,10 +144,86 @@ export class GuardedSession implements McpSession {
     } catch (error) {
       this.#failClosed(frame, error);
     }
-  };
+  }
+
+  /**
+   * A client batch, sent on as single messages (MCP servers since protocol 2025-06-18 ignore batches and
+   * leave them unanswered); the answers go back as one array once every request has one. An element that
+   * is not an object is answered at once with Invalid Request, as JSON-RPC asks.
+   */
+  #split(frame: McpFrame, batch: unknown[]): void | Promise<void> {
+    if (batch.length === 0) {
+      const text = "toolguard: an empty batch is not a valid JSON-RPC request";
+      return void this.#sinks.toClient({ message: errorResponse(null, -32600, text) });
+    }
+    const group: Batch = { waiting: new Set(), answers: [], extra: frame.extra };
+    for (const x of batch) {
+      if (!isRecord(x)) {
+        group.answers.push(errorResponse(null, -32600, "toolguard: a batch element must be an object"));
+      } else if (isRequest(x as JsonRpcMessage)) {
+        const key = idKey((x as JsonRpcMessage).id);
+        group.waiting.add(key);
+        this.#batches.set(key, group);
+      }
+    }
+    if (group.waiting.size === 0 && group.answers.length > 0) {
+      void this.#sinks.toClient({ message: group.answers, extra: group.extra });
+    }
+    const sent: Promise<void>[] = [];
+    for (const x of batch) {
+      if (!isRecord(x)) continue;
+      const r = this.#accept({ message: x as JsonRpcMessage, extra: frame.extra });
+      if (r instanceof Promise) sent.push(r);
+    }
+    if (sent.length > 0) return Promise.all(sent).then(() => {});
+  }
+
+  /**
+   * The fast path: an answer whose id can be read from its ends (see {@linkcode quickAnswerId}) to a request
+   * nobody needs to look into (a `tools/call` without output scanning, a ping) goes on as bytes, unparsed.
+   */
+  #passedUnread(frame: McpFrame): boolean {
+    if (frame.bytes === undefined || this.#pending.size === 0) return false;
+    const id = quickAnswerId(frame.bytes);
+    if (id === undefined) return false;
+    const key = idKey(id);
+    const req = this.#pending.get(key);
+    if (req === undefined || this.#batches.has(key) || this.#own.has(key) || this.#inspects(req.method)) {
+      return false;
+    }
+    this.#pending.delete(key);
+    void this.#sinks.toClient(frame);
+    return true;
+  }
+
+  /** True when answers to `method` must be read: listings, and with output scanning every scanned payload. */
+  #inspects(method: string): boolean {
+    if (method === "tools/list" || describesThings(method)) return true;
+    return this.#hooks.scanning && (method === "tools/call" || scannedPlace(method) !== undefined);
+  }
+
+  /** True when `m` answers a request of a split batch. */
+  #inBatch(m: JsonRpcMessage): boolean {
+    return this.#batches.size > 0 && isResponse(m) && this.#batches.has(idKey(m.id));
+  }
+
+  /** Hand an answer to the client: on its own, or into its batch (sent once the batch is complete). */
+  #reply(message: JsonRpcMessage, extra?: unknown): void {
+    const key = idKey(message.id);
+    const group = this.#batches.get(key);
+    if (group === undefined || !isResponse(message)) {
+      void this.#sinks.toClient({ message, extra });
+      return;
+    }
+    this.#batches.delete(key);
+    group.waiting.delete(key);
+    group.answers.push(message);
+    if (group.waiting.size === 0) void this.#sinks.toClient({ message: group.answers, extra: group.extra });
+  }
 
   /** A message from the server. */
   readonly fromServer = (frame: McpFrame): void => {
+    if (this.#passedUnread(frame)) return;
     const m = frame.message;
     if (m === undefined) {
       void this.#sinks.toClient(frame);
@@ -116,7 +236,9 @@ export class GuardedSession implements McpSession {
     } catch {
       // A judging bug must not stop the server's messages: pass this one on unchanged.
     }
-    if (r === "same") void this.#sinks.toClient(frame);
+    const out = r === "same" ? m : r;
+    if (out !== null && this.#inBatch(out)) this.#reply(out, frame.extra);
+    else if (r === "same") void this.#sinks.toClient(frame);
     else if (r !== null) void this.#sinks.toClient({ message: r, extra: frame.extra });
   };
 
@@ -130,7 +252,7 @@ export class GuardedSession implements McpSession {
     for (const req of this.#pending.values()) {
       answered++;
       const text = `toolguard: the MCP server ${reason} before answering ${req.method}`;
-      void this.#sinks.toClient({ message: errorResponse(req.id, CONNECTION_CLOSED, text) });
+      this.#reply(errorResponse(req.id, CONNECTION_CLOSED, text));
     }
     this.#pending.clear();
     this.#own.clear();
@@ -182,13 +304,22 @@ export class GuardedSession implements McpSession {
       return "forward";
     }
     if (!this.#guard.toolsKnown) return "wait";
-    const check = this.#guard.checkCall(m.params);
+    const check = this.#hooks.judge(m.params);
     const { name } = check;
     if (!check.allowed) {
       const { verdict, feedback } = check;
       this.#hooks.emit({ event: "call_rejected", id, name, findings: verdict.findings, feedback });
       this.#answer(id, check.result);
       return "answered";
+    }
+    const later = check.later;
+    if (later !== undefined) {
+      // Reported, never blocking: scanned once the call is on its way (the write to the server is issued
+      // synchronously by the caller, before this microtask runs), so the server works while we scan.
+      queueMicrotask(() => {
+        const findings = later();
+        if (findings.length > 0) this.#hooks.emit({ event: "injection_warning", id, name, findings });
+      });
     }
     if (check.unchecked !== undefined) {
       this.#hooks.emit({ event: "unchecked_call", id, name, error: check.unchecked });
@@ -215,7 +346,7 @@ export class GuardedSession implements McpSession {
     for (const m of messagesOf(frame)) {
       if (isRecord(m) && isRequest(m)) {
         const text = `toolguard: internal error while checking ${m.method as string}: ${errorText(error)}`;
-        void this.#sinks.toClient({ message: errorResponse(m.id as JsonRpcId, -32603, text) });
+        this.#reply(errorResponse(m.id as JsonRpcId, -32603, text));
       }
     }
   }
@@ -225,14 +356,14 @@ export class GuardedSession implements McpSession {
     for (const m of messagesOf(frame)) {
       if (isRecord(m) && isRequest(m)) {
         const text = `toolguard: the MCP server ${this.#closed} before answering ${m.method as string}`;
-        void this.#sinks.toClient({ message: errorResponse(m.id as JsonRpcId, CONNECTION_CLOSED, text) });
+        this.#reply(errorResponse(m.id as JsonRpcId, CONNECTION_CLOSED, text));
       }
     }
   }
 
   /** Answer a client request with a result, on the server's behalf. */
   #answer(id: JsonRpcId, result: unknown): void {
-    void this.#sinks.toClient({ message: { jsonrpc: "2.0", id, result } });
+    this.#reply({ jsonrpc: "2.0", id, result });
   }
 
   /** A delivery nobody awaits: report its failure instead of leaving an unhandled rejection. */
@@ -337,6 +468,7 @@ export class GuardedSession implements McpSession {
       this.#hooks.markStale();
       return "same";
     }
+    if (typeof m.method === "string") return this.#scanned(m, m.method, "params");
     if (!isResponse(m)) return "same";
     const key = idKey(m.id);
     if (this.#own.has(key)) {
@@ -348,10 +480,46 @@ export class GuardedSession implements McpSession {
     this.#pending.delete(key);
     if (req.method === "tools/list" && isRecord(m.result) && Array.isArray(m.result.tools)) {
       this.#clientListAnswer(req, m.result.tools, m.result.nextCursor);
-      return "same";
     }
-    if (req.method === "tools/call" && m.result !== undefined) return this.#callResult(req, m);
-    return "same";
+    if (m.result === undefined) return "same";
+    if (describesThings(req.method)) return this.#cleaned(req.method, m);
+    if (req.method === "tools/call") return this.#callResult(req, m);
+    return this.#scanned(m, req.method, "result", req.id);
+  }
+
+  /**
+   * A listing (or `initialize`) on its way to the client: poisoned descriptions cleaned (or, with `strict`,
+   * their entries hidden), each one reported.
+   */
+  #cleaned(method: string, m: JsonRpcMessage): ServerOutcome {
+    let declared = this.#hooks.declared();
+    if (method === "tools/list" && isRecord(m.result) && Array.isArray(m.result.tools)) {
+      // The page itself declares tools, also before the guard knows the whole list.
+      const names = m.result.tools.flatMap((t) => isRecord(t) && typeof t.name === "string" ? [t.name] : []);
+      declared = new Set([...(declared ?? []), ...names]);
+    }
+    const cleaned = cleanListing(method, m.result, { declared, strict: this.#hooks.strict });
+    for (const f of cleaned.flagged) {
+      const hidden = cleaned.hidden.includes(f.name);
+      this.#hooks.emit({ event: "description_flagged", ...f, hidden });
+    }
+    return cleaned.result === m.result ? "same" : { ...m, result: cleaned.result };
+  }
+
+  /** A payload scanned with `scanOutput`: resources, prompts, sampling and elicitation requests, logs. */
+  #scanned(m: JsonRpcMessage, method: string, place: "result" | "params", id?: JsonRpcId): ServerOutcome {
+    if (!this.#hooks.scanning || scannedPlace(method) !== place) return "same";
+    const check = scanPayload(m[place], { redact: this.#hooks.redact });
+    if (!check.flagged) return "same";
+    this.#hooks.emit({
+      event: "output_flagged",
+      id: id ?? m.id ?? null,
+      name: "",
+      method,
+      redacted: this.#hooks.redact,
+      findings: check.findings,
+    });
+    return { ...m, [place]: check.value };
   }
 
   /** A page of the client's own `tools/list`: the list counts once its last page is seen. */

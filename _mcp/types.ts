@@ -6,9 +6,21 @@
  */
 import type { CallVerdict, Finding, ScanFinding } from "../types.ts";
 import type { JsonRpcId, JsonRpcMessage } from "./jsonrpc.ts";
+import type { McpPinOptions } from "./pins.ts";
+import type { DescribedKind, DescriptionFinding } from "./poisoning.ts";
 
 /** What the guard does with calls to a tool whose `inputSchema` it cannot enforce (unsupported keyword). */
 export type UncheckedToolPolicy = "reject" | "forward";
+
+/**
+ * What the guard does with argument-injection findings (scanner hits in a call's string arguments):
+ * `"warn"` (default) reports them (`injection_warning`) and forwards the call, `"block"` rejects the call
+ * with feedback, `"off"` does not scan arguments. The default is `"warn"` because arguments are written by
+ * the client's own model, and legitimate ones quote injection-like text (a file that discusses prompt
+ * injection, an issue report): blocking broke such calls, while an injected model is better stopped at
+ * the source, by scanning what servers send (`scanOutput`).
+ */
+export type InjectionPolicy = "block" | "warn" | "off";
 
 /** Options shared by every way of using the MCP guard. All optional. */
 export interface McpGuardOptions {
@@ -22,8 +34,33 @@ export interface McpGuardOptions {
    * and reports an `unchecked_call` event.
    */
   uncheckedTools?: UncheckedToolPolicy;
+  /**
+   * Client batches: `"forward"` (default for a guard made in code) sends a batch on as one array, with
+   * rejected calls answered at once on their own; `"split"` (what the relays use) sends the elements one by
+   * one and answers the batch with one array once every request has an answer, because MCP servers since
+   * protocol 2025-06-18 drop batches without answering.
+   */
+  batches?: "forward" | "split";
+  /** Argument-injection findings: `"warn"` (default), `"block"` or `"off"`; see {@linkcode InjectionPolicy}. */
+  injection?: InjectionPolicy;
+  /**
+   * Forward calls whose arguments carry a private key or a cloud or API token. Default false: such calls are
+   * refused with an `argument_secret` finding.
+   */
+  allowSecrets?: boolean;
+  /**
+   * Hide tools (prompts, resources) whose description carries instructions aimed at the model, and refuse
+   * calls to such tools. Default false: the flagged span is replaced by a marker and the tool stays.
+   */
+  strict?: boolean;
   /** How long the guard waits for its own `tools/list` request before rejecting held calls. Default 30 000. */
   toolsTimeoutMs?: number;
+  /**
+   * Pin tool definitions (against rug pulls): each tool's name, description and input schema are hashed on
+   * first sight; a pinned tool whose definition changes is reported (`tool_changed`, with a diff) and its
+   * calls are refused until the change is accepted. Default: off in code; `toolguard mcp` pins by default.
+   */
+  pins?: McpPinOptions;
   /** Called for every judgement and lifecycle event (for logs). Errors it throws are swallowed. */
   onEvent?: (event: McpEvent) => void;
 }
@@ -41,16 +78,45 @@ export type McpEvent =
     source: "client" | "guard";
     count: number;
     unchecked: { name: string; error: string }[];
+    relaxed: { name: string; pointer: string; note: string }[];
   }
+  | { event: "tools_pinned"; names: string[] }
+  | {
+    event: "tool_changed";
+    name: string;
+    pinned: string;
+    seen: string;
+    diff: string;
+    accepted: boolean;
+  }
+  | { event: "pins_error"; detail: string }
+  | {
+    event: "description_flagged";
+    kind: DescribedKind;
+    name: string;
+    pointer: string;
+    hidden: boolean;
+    findings: DescriptionFinding[];
+  }
+  | { event: "injection_warning"; id: JsonRpcId; name: string; findings: Finding[] }
   | { event: "call_allowed"; id: JsonRpcId; name: string }
   | { event: "unchecked_call"; id: JsonRpcId; name: string; error: string }
   | { event: "call_rejected"; id: JsonRpcId; name: string; findings: Finding[]; feedback: string }
-  | { event: "output_flagged"; id: JsonRpcId; name: string; redacted: boolean; findings: McpOutputFinding[] }
+  | {
+    event: "output_flagged";
+    id: JsonRpcId;
+    /** The tool, for a `tools/call` result; empty for other payloads. */
+    name: string;
+    /** The method whose payload was flagged, when it is not a `tools/call` result. */
+    method?: string;
+    redacted: boolean;
+    findings: McpOutputFinding[];
+  }
   | { event: "tools_fetch_failed"; detail: string }
   | { event: "server_closed"; reason: string; answered: number }
   | { event: "spawn"; pid: number; command: string; args: string[] }
   | { event: "spawn_failed"; command: string; detail: string }
-  | { event: "oversized_message"; from: "client" | "server"; bytes: number }
+  | { event: "oversized_message"; from: "client" | "server"; bytes: number; id?: JsonRpcId }
   | { event: "exit"; reason: McpRelayExit["reason"]; exitCode: number | null; signal: string | null };
 
 /** A text block in an MCP tool result. */
@@ -73,7 +139,7 @@ export interface McpRejection {
 
 /** The judgement of one `tools/call`. */
 export type McpCallCheck =
-  | { allowed: true; name: string; verdict: CallVerdict; unchecked?: string }
+  | { allowed: true; name: string; verdict: CallVerdict; unchecked?: string; warnings?: Finding[] }
   | { allowed: false; name: string; verdict: CallVerdict; feedback: string; result: McpRejection };
 
 /** The judgement of one tool result. */
@@ -92,6 +158,11 @@ export interface McpToolsSummary {
   count: number;
   /** Tools whose schema cannot be enforced, with the validator's reason. */
   unchecked: { name: string; error: string }[];
+  /**
+   * What was relaxed before compiling (unknown formats as annotations, defaulted required properties made
+   * optional): the schema as declared would have rejected legitimate calls.
+   */
+  relaxed: { name: string; pointer: string; note: string }[];
 }
 
 /** One message travelling through a session: the original line bytes when it came from a stream. */
@@ -125,6 +196,11 @@ export interface McpSession {
   fromServer(frame: McpFrame): void;
   /** The server is gone: every request still waiting gets a JSON-RPC error, and later requests too. */
   serverClosed(reason: string): void;
+  /**
+   * Answer a forwarded request the server will not answer (its answer was too large to relay) with a
+   * JSON-RPC error. Returns false when no request with that id is waiting.
+   */
+  answerWithError(id: JsonRpcId, code: number, message: string): boolean;
   /** Number of client requests forwarded and not yet answered. */
   readonly pending: number;
 }

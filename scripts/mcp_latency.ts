@@ -3,8 +3,10 @@
  * `@modelcontextprotocol/server-everything` N times directly and N times through the relay (interleaved,
  * same run), and prints median and p95 of each and the difference.
  *
- * Usage: `deno run -A scripts/mcp_latency.ts [N]` or `bun scripts/mcp_latency.ts [N]` (default N = 200).
- * The relay (`cli.ts mcp`) runs under the same runtime as the script.
+ * Usage: `deno run -A scripts/mcp_latency.ts [N] [--size BYTES] [--relay CMD ARGS... --]` or the same under
+ * `bun` (default N = 200). The relay is `cli.ts mcp --pins none` under the same runtime as the script,
+ * or the command after `--relay` (e.g. a compiled binary: `--relay /tmp/tg mcp --pins none --`), which
+ * is given `node SERVER stdio` after it. `--size` makes the echoed message that many bytes (1 MB results).
  *
  * @module
  */
@@ -17,11 +19,18 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 
 const deno = (globalThis as { Deno?: { args: string[]; execPath(): string } }).Deno;
 const argv = deno ? deno.args : process.argv.slice(2);
-const n = Number(argv.find((a) => /^\d+$/.test(a)) ?? 200);
+const relayAt = argv.indexOf("--relay");
+const custom = relayAt === -1 ? null : argv.slice(relayAt + 1);
+const own = relayAt === -1 ? argv : argv.slice(0, relayAt);
+const sizeAt = own.indexOf("--size");
+const size = sizeAt === -1 ? 0 : Number(own[sizeAt + 1]);
+const n = Number(own.find((a, i) => /^\d+$/.test(a) && own[i - 1] !== "--size") ?? 200);
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const server = join(root, "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-const entry = [join(root, "cli.ts"), "mcp"];
-const relay = deno
+const entry = [join(root, "cli.ts"), "mcp", "--pins", "none"];
+const relay = custom !== null
+  ? { command: custom[0], args: [...custom.slice(1), "node", server, "stdio"] }
+  : deno
   ? { command: deno.execPath(), args: ["run", "-A", ...entry, "--", "node", server, "stdio"] }
   : { command: process.execPath, args: [...entry, "--", "node", server, "stdio"] };
 
@@ -33,7 +42,7 @@ async function connect(command: string, args: string[]): Promise<Client> {
 
 const direct = await connect("node", [server, "stdio"]);
 const guarded = await connect(relay.command, relay.args);
-const call = { name: "echo", arguments: { message: "latency probe" } };
+const call = { name: "echo", arguments: { message: size > 0 ? "x".repeat(size) : "latency probe" } };
 for (let i = 0; i < 20; i++) { // warm up both paths (JIT, tools/list fetch by the relay)
   await direct.callTool(call);
   await guarded.callTool(call);
@@ -60,12 +69,13 @@ function pct(values: number[], p: number): number {
 const runtime = deno ? "deno" : "bun";
 const row = (name: string, v: number[]) =>
   `${name.padEnd(8)} median ${pct(v, 50).toFixed(3)} ms   p95 ${pct(v, 95).toFixed(3)} ms`;
-console.log(`MCP tools/call latency, ${n} calls each, relay (cli.ts mcp) under ${runtime}`);
+const what = custom !== null ? custom.join(" ") : `cli.ts mcp under ${runtime}`;
+console.log(`MCP tools/call latency, ${n} calls each${size > 0 ? ` of ${size} bytes` : ""}, relay ${what}`);
 console.log(row("direct", times.direct));
 console.log(row("relay", times.relay));
 console.log(
   `added    median ${(pct(times.relay, 50) - pct(times.direct, 50)).toFixed(3)} ms   p95 ${
     (pct(times.relay, 95) - pct(times.direct, 95)).toFixed(3)
-  } ms`,
+  } ms   ratio of medians ${(pct(times.relay, 50) / pct(times.direct, 50)).toFixed(2)}`,
 );
 process.exit(0);

@@ -56,8 +56,8 @@ test("OUTCOME_KINDS: the seven kinds, failures first, each counted by createStat
   assert.equal(report.runs.failed, 5);
 });
 
-test("FINDING_CODES: seven distinct codes, each counted from a blocked call", () => {
-  assert.equal(new Set(FINDING_CODES).size, 7);
+test("FINDING_CODES: nine distinct codes (the contract's seven and the MCP relay's two), each counted from a blocked call", () => {
+  assert.equal(new Set(FINDING_CODES).size, 9);
   assert.equal(FINDING_CODES[0], "unknown_tool");
   const stats = createStats();
   stats.addLine(

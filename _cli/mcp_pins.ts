@@ -1,0 +1,104 @@
+/**
+ * `toolguard mcp pins list|accept`: show the pinned tool definitions and the changed ones waiting for a
+ * decision, and accept changes (the new definition becomes the pinned one, and its calls run again).
+ *
+ * @module
+ */
+import {
+  EXIT_FAIL,
+  EXIT_OK,
+  parseCommandLine,
+  printedHelp,
+  printJson,
+  runMain,
+  stringOption,
+  UsageError,
+  writeErr,
+  writeOut,
+} from "./io.ts";
+import { acceptPending, defaultPinsPath, diffDefinitions, readPinFile, writePinFile } from "../_mcp/pins.ts";
+
+/** The `toolguard mcp pins --help` text. */
+export const MCP_PINS_HELP = `toolguard mcp pins: review and accept changed MCP tool definitions
+
+Usage: toolguard mcp pins list [--pins FILE] [--json]
+       toolguard mcp pins accept [--pins FILE] [--server KEY] (--all | TOOL...)
+
+list    every server's pinned tools, and the changed definitions waiting (with a diff)
+accept  make the changed definition of each TOOL (or of every tool, with --all) the pinned one, so its
+        calls run again; --server limits this to one server (its command line, or URL, as the relay shows)
+
+Options:
+  --pins FILE    the pin file (default: the one \`toolguard mcp\` uses)
+  --server KEY   only this server
+  --all          accept every waiting change
+  --json         print the pin file as JSON (list)
+  -h, --help     show this help
+`;
+
+/**
+ * Run `toolguard mcp pins` with the arguments after `pins`.
+ *
+ * @param args Command-line arguments, e.g. `["accept", "get-weather"]`.
+ * @returns The exit status.
+ */
+export function main(args: string[]): Promise<number> {
+  return runMain("mcp pins", () => {
+    const { values, positionals } = parseCommandLine(args, {
+      command: "mcp pins",
+      options: {
+        pins: { type: "string" },
+        server: { type: "string" },
+        all: { type: "boolean" },
+        json: { type: "boolean" },
+      },
+    });
+    if (printedHelp(values, MCP_PINS_HELP)) return Promise.resolve(EXIT_OK);
+    const [action, ...tools] = positionals;
+    const path = stringOption(values, "pins") ?? defaultPinsPath();
+    let pins;
+    try {
+      pins = readPinFile(path);
+    } catch (error) {
+      writeErr(`toolguard mcp pins: ${(error as Error).message}\n`);
+      return Promise.resolve(EXIT_FAIL);
+    }
+    if (action === "list") {
+      if (values.json === true) printJson(pins, { pretty: true });
+      else writeOut(listing(pins));
+      return Promise.resolve(EXIT_OK);
+    }
+    if (action !== "accept") {
+      throw new UsageError(`unknown action ${JSON.stringify(action ?? "")}`, "use `list` or `accept`");
+    }
+    if (values.all !== true && tools.length === 0) {
+      throw new UsageError("name the tools to accept, or pass --all");
+    }
+    const server = stringOption(values, "server");
+    const accepted = acceptPending(pins, { tools: values.all === true ? "all" : tools, server });
+    if (accepted.length === 0) {
+      writeErr(`toolguard mcp pins: no changed definition waits for ${tools.join(", ") || "acceptance"}\n`);
+      return Promise.resolve(EXIT_FAIL);
+    }
+    writePinFile(path, pins);
+    for (const a of accepted) writeOut(`accepted ${a.tool} (${a.server})\n`);
+    return Promise.resolve(EXIT_OK);
+  });
+}
+
+/** The pin file as text: per server, the pinned tools and the waiting changes with their diffs. */
+function listing(pins: ReturnType<typeof readPinFile>): string {
+  let out = "";
+  for (const [server, entry] of Object.entries(pins.servers)) {
+    out += `${server}\n`;
+    for (const [name, pin] of Object.entries(entry.tools)) {
+      out += `  ${name}  sha256:${pin.hash.slice(0, 16)}  pinned ${pin.at}\n`;
+    }
+    for (const [name, pin] of Object.entries(entry.pending ?? {})) {
+      out += `  CHANGED ${name}  sha256:${pin.hash.slice(0, 16)}  seen ${pin.at}\n`;
+      const old = entry.tools[name];
+      if (old) out += diffDefinitions(old.definition, pin.definition).replace(/^/gm, "      ") + "\n";
+    }
+  }
+  return out === "" ? "no pins\n" : out;
+}

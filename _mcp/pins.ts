@@ -1,0 +1,290 @@
+/**
+ * Pinning tool definitions (against "rug pulls"): the first time the guard sees a server's tool it records
+ * a hash of the tool's name, description and input schema; a later `tools/list` that changes a pinned tool
+ * is reported with a diff, and the tool's calls are refused until the user accepts the new definition.
+ *
+ * The pins live in a JSON file (one per user by default, see {@linkcode defaultPinsPath}) keyed by server
+ * (its command line or URL), or only in memory.
+ *
+ * @module
+ */
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { dirname, join } from "node:path";
+import process from "node:process";
+import { errorText, isRecord } from "../_common/values.ts";
+
+/** What is pinned of a tool: the parts a model reads and the schema its calls are judged by. */
+export interface ToolDefinition {
+  /** The tool's name. */
+  name: string;
+  /** Its description, when it has one. */
+  description?: string;
+  /** Its input schema, as declared. */
+  inputSchema?: unknown;
+}
+
+/** One pinned (or pending) definition. */
+export interface PinnedTool {
+  /** SHA-256 (hex) of the canonical JSON of the definition. */
+  hash: string;
+  /** The definition itself, so a change can be shown as a diff. */
+  definition: ToolDefinition;
+  /** When it was recorded (ISO 8601). */
+  at: string;
+}
+
+/** One server's pins: what was accepted, and changed definitions waiting for the user's decision. */
+export interface ServerPins {
+  /** Accepted definitions, by tool name. */
+  tools: Record<string, PinnedTool>;
+  /** Changed definitions seen and refused, by tool name: `toolguard mcp pins accept` adopts them. */
+  pending?: Record<string, PinnedTool>;
+}
+
+/** The pin file. */
+export interface PinFile {
+  /** Format version, 1. */
+  version: 1;
+  /** Pins by server key (command line or URL). */
+  servers: Record<string, ServerPins>;
+}
+
+/** Options for pinning (`McpGuardOptions.pins`). */
+export interface McpPinOptions {
+  /** The server's key in the pin file: its command line or URL. */
+  server: string;
+  /** The pin file; absent or null keeps pins in memory for this guard only. */
+  file?: string | null;
+  /** Changed tools to accept (re-pin) when seen: `"all"` or a list of names. Default none. */
+  accept?: "all" | readonly string[];
+}
+
+/** A pinned tool whose definition changed. */
+export interface PinChange {
+  /** The tool. */
+  name: string;
+  /** Hash of the pinned definition. */
+  pinned: string;
+  /** Hash of the definition the server declares now. */
+  seen: string;
+  /** A line diff of the two definitions (pretty JSON), `-` pinned, `+` now. */
+  diff: string;
+  /** True when the change was accepted (by `accept`) and re-pinned. */
+  accepted: boolean;
+}
+
+/** What one review of a tool list found. */
+export interface PinReview {
+  /** Tools pinned for the first time. */
+  added: string[];
+  /** Pinned tools whose definition changed. */
+  changed: PinChange[];
+  /** Set when the pin file could not be read or written (pins then stay in memory). */
+  error?: string;
+}
+
+/**
+ * The default pin file: `$XDG_STATE_HOME/toolguard/pins.json`, else `~/.local/state/toolguard/pins.json`; on
+ * Windows `%LOCALAPPDATA%\toolguard\pins.json`.
+ */
+export function defaultPinsPath(env: Record<string, string | undefined> = process.env): string {
+  if (process.platform === "win32") {
+    const base = env.LOCALAPPDATA ?? join(homedir(), "AppData", "Local");
+    return join(base, "toolguard", "pins.json");
+  }
+  const base = env.XDG_STATE_HOME && env.XDG_STATE_HOME !== ""
+    ? env.XDG_STATE_HOME
+    : join(env.HOME ?? homedir(), ".local", "state");
+  return join(base, "toolguard", "pins.json");
+}
+
+/** JSON with object keys sorted, so equal definitions hash equally whatever their key order. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v ?? null)).join(",")}]`;
+  if (isRecord(value)) {
+    const keys = Object.keys(value).filter((k) => value[k] !== undefined).sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(value[k])}`).join(",")}}`;
+  }
+  return JSON.stringify(value) ?? "null";
+}
+
+/** The pinned parts of a `tools/list` entry; null when it has no string name. */
+export function definitionOf(tool: unknown): ToolDefinition | null {
+  if (!isRecord(tool) || typeof tool.name !== "string") return null;
+  const out: ToolDefinition = { name: tool.name };
+  if (typeof tool.description === "string") out.description = tool.description;
+  if (tool.inputSchema !== undefined) out.inputSchema = tool.inputSchema;
+  return out;
+}
+
+/** SHA-256 of a definition's canonical JSON, as hex. */
+export function hashDefinition(definition: ToolDefinition): string {
+  return createHash("sha256").update(canonicalJson(definition)).digest("hex");
+}
+
+/** Pretty JSON, with long descriptions broken at sentence ends so a diff shows what changed. */
+function linesOf(definition: ToolDefinition): string[] {
+  const { description, ...rest } = definition;
+  const lines: string[] = [];
+  if (description !== undefined) {
+    lines.push("description:");
+    for (const part of description.split(/(?<=[.!?:;\n])\s+/)) lines.push(`  ${part}`);
+  }
+  lines.push(...JSON.stringify(rest, null, 2).split("\n"));
+  return lines;
+}
+
+/** A line diff (longest common subsequence; above a size bound, all old lines out and all new lines in). */
+export function diffDefinitions(before: ToolDefinition, after: ToolDefinition): string {
+  const a = linesOf(before);
+  const b = linesOf(after);
+  if (a.length * b.length > 250_000) return [...a.map((l) => `- ${l}`), ...b.map((l) => `+ ${l}`)].join("\n");
+  const lcs: number[][] = Array.from({ length: a.length + 1 }, () => new Array(b.length + 1).fill(0));
+  for (let i = a.length - 1; i >= 0; i--) {
+    for (let j = b.length - 1; j >= 0; j--) {
+      lcs[i][j] = a[i] === b[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
+    }
+  }
+  const out: string[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length || j < b.length) {
+    if (i < a.length && j < b.length && a[i] === b[j]) {
+      out.push(`  ${a[i]}`);
+      i++;
+      j++;
+    } else if (j < b.length && (i === a.length || lcs[i][j + 1] >= lcs[i + 1][j])) out.push(`+ ${b[j++]}`);
+    else out.push(`- ${a[i++]}`);
+  }
+  return out.join("\n");
+}
+
+/** Read a pin file; a missing file is an empty one. Throws on a file that is not a pin file. */
+export function readPinFile(path: string): PinFile {
+  if (!existsSync(path)) return { version: 1, servers: {} };
+  const data: unknown = JSON.parse(readFileSync(path, "utf8"));
+  if (!isRecord(data) || data.version !== 1 || !isRecord(data.servers)) {
+    throw new Error(`${path} is not a toolguard pin file (expected {"version":1,"servers":{...}})`);
+  }
+  return data as unknown as PinFile;
+}
+
+/** Write a pin file atomically (a temporary file renamed over it), creating its folder. */
+export function writePinFile(path: string, pins: PinFile): void {
+  mkdirSync(dirname(path), { recursive: true });
+  const tmp = `${path}.${process.pid}.${Math.random().toString(36).slice(2, 8)}.tmp`;
+  writeFileSync(tmp, JSON.stringify(pins, null, 2) + "\n");
+  renameSync(tmp, path);
+}
+
+/**
+ * Accept pending definitions: for each server (or only `server`), the named tools' (or, with `"all"`, every)
+ * pending definition becomes the pinned one. Returns what was accepted, as `server: tool` pairs.
+ */
+export function acceptPending(
+  pins: PinFile,
+  which: { tools: "all" | readonly string[]; server?: string },
+): { server: string; tool: string }[] {
+  const accepted: { server: string; tool: string }[] = [];
+  for (const [key, entry] of Object.entries(pins.servers)) {
+    if (which.server !== undefined && key !== which.server) continue;
+    for (const [name, pin] of Object.entries(entry.pending ?? {})) {
+      if (which.tools !== "all" && !which.tools.includes(name)) continue;
+      entry.tools[name] = pin;
+      delete entry.pending![name];
+      accepted.push({ server: key, tool: name });
+    }
+    if (entry.pending && Object.keys(entry.pending).length === 0) delete entry.pending;
+  }
+  return accepted;
+}
+
+/** One server's pins, as a guard uses them: reviews each tool list and knows which tools are refused. */
+export class PinStore {
+  readonly #options: McpPinOptions;
+  /** The pins in memory (the file's state as last read, plus this guard's changes). */
+  #pins: ServerPins = { tools: {} };
+  /** Tools refused because their definition changed, with the change. */
+  readonly #refused = new Map<string, PinChange>();
+
+  constructor(options: McpPinOptions) {
+    this.#options = options;
+  }
+
+  /** The change that makes `name` refused, if it is. */
+  refused(name: string): PinChange | undefined {
+    return this.#refused.get(name);
+  }
+
+  /**
+   * Compare a complete tool list with the pins: new tools are pinned, changed ones are refused (and kept as
+   * pending in the file) unless accepted. The file is re-read first, so an acceptance made meanwhile counts.
+   */
+  review(tools: readonly unknown[]): PinReview {
+    const review: PinReview = { added: [], changed: [] };
+    let file: PinFile | null = null;
+    const path = this.#options.file ?? null;
+    if (path !== null) {
+      try {
+        file = readPinFile(path);
+        // The file wins (an acceptance made meanwhile), but what this guard pinned stays pinned even when
+        // the file lost it (a failed write, a file replaced under us).
+        const stored = file.servers[this.#options.server] ?? { tools: {} };
+        this.#pins = { ...stored, tools: { ...this.#pins.tools, ...stored.tools } };
+      } catch (error) {
+        review.error = `cannot read the pin file: ${errorText(error)}`;
+      }
+    }
+    let dirty = false;
+    this.#refused.clear();
+    for (const tool of tools) {
+      const definition = definitionOf(tool);
+      if (definition === null) continue;
+      dirty = this.#reviewOne(definition, review) || dirty;
+    }
+    if (file !== null && path !== null && dirty) {
+      file.servers[this.#options.server] = this.#pins;
+      try {
+        writePinFile(path, file);
+      } catch (error) {
+        review.error = `cannot write the pin file: ${errorText(error)}`;
+      }
+    }
+    return review;
+  }
+
+  /** Review one definition; returns true when the pins changed. */
+  #reviewOne(definition: ToolDefinition, review: PinReview): boolean {
+    const name = definition.name;
+    const hash = hashDefinition(definition);
+    const pin: PinnedTool = { hash, definition, at: new Date().toISOString() };
+    const old = this.#pins.tools[name];
+    if (old === undefined) {
+      this.#pins.tools[name] = pin;
+      review.added.push(name);
+      return true;
+    }
+    if (old.hash === hash) return false;
+    const accept = this.#options.accept;
+    const accepted = accept === "all" || (accept !== undefined && accept.includes(name));
+    const change: PinChange = {
+      name,
+      pinned: old.hash,
+      seen: hash,
+      diff: diffDefinitions(old.definition, definition),
+      accepted,
+    };
+    review.changed.push(change);
+    if (accepted) {
+      this.#pins.tools[name] = pin;
+      if (this.#pins.pending) delete this.#pins.pending[name];
+      return true;
+    }
+    this.#refused.set(name, change);
+    if (this.#pins.pending?.[name]?.hash === hash) return false;
+    this.#pins.pending = { ...this.#pins.pending, [name]: pin };
+    return true;
+  }
+}

@@ -1,0 +1,340 @@
+/**
+ * Tool poisoning and shadowing: descriptions (of tools and their parameters, prompts, resources, a
+ * server's `instructions`) are read by the model as instructions, so a malicious server hides orders in
+ * them: read `~/.ssh/id_rsa` and pass it as a parameter, do not tell the user, always call this tool
+ * instead of `send_email`. This module finds such spans and cuts them out.
+ *
+ * It runs the scanner engine (`_scan/scan.ts`, context `tool_output`) plus rules of its own that only make
+ * sense where the text addresses the model. The cleaner home for these rules is a `description` context in
+ * the scanner itself (`ScanContext` gains `"description"`, and `_scan/rules.ts` gains the rules below with
+ * that context); until then they live here.
+ *
+ * @module
+ */
+import { scan } from "../_scan/scan.ts";
+import { escapePointer } from "../_common/pointer.ts";
+import { isRecord } from "../_common/values.ts";
+import type { ScanFinding } from "../types.ts";
+
+/** What a description rule found: the scanner's categories plus the ones only descriptions have. */
+export type DescriptionCategory =
+  | ScanFinding["category"]
+  /** An instruction to read local files or credentials. */
+  | "file_access"
+  /** An instruction to put secrets or file contents into a parameter. */
+  | "secret_passing"
+  /** An instruction to hide something from the user. */
+  | "concealment"
+  /** A tag block addressed to the model (`<IMPORTANT>…</IMPORTANT>`). */
+  | "hidden_block"
+  /** An order about other tools, or a tool this server does not declare (shadowing). */
+  | "shadowing";
+
+/** One flagged span of a description. */
+export interface DescriptionFinding {
+  /** What kind of instruction it is. */
+  category: DescriptionCategory;
+  /** The rule that fired. */
+  rule: string;
+  /** Start of the span removed (UTF-16 index into the description). */
+  start: number;
+  /** One past its end. */
+  end: number;
+  /** A short excerpt of what fired. */
+  excerpt: string;
+}
+
+/** A description rule: a regular expression over the original text. */
+interface DescriptionRule {
+  name: string;
+  category: DescriptionCategory;
+  re: RegExp;
+  /** Remove only the match (a tag block), not the whole sentence around it. */
+  exact?: boolean;
+}
+
+const SENSITIVE =
+  String.raw`(?:~\/|\$HOME|%USERPROFILE%|\.ssh\b|id_rsa|id_ed25519|\.env\b|mcp\.json|\.aws\b|` +
+  String.raw`credentials|\.netrc|\.npmrc|\.git-credentials|\.bash_history|\/etc\/(?:passwd|shadow)|` +
+  String
+    .raw`private keys?|api[ _-]?keys?|access tokens?|passwords?|secrets?|conversation history|system prompt)`;
+
+/** Rules that only make sense for text addressed to the model. Each is anchored on a verb aimed at it. */
+const RULES: readonly DescriptionRule[] = [
+  {
+    name: "description.tag_block",
+    category: "hidden_block",
+    exact: true,
+    re:
+      /<(important|system|instructions?|secret|hidden|admin|note-to-ai|ai-only|critical)\b[^>]*>[\s\S]*?(?:<\/\1\s*>|$)/gi,
+  },
+  {
+    name: "description.read_sensitive",
+    category: "file_access",
+    re: new RegExp(
+      String.raw`\b(?:read|open|cat|load|access|fetch|retrieve|get|grab|include|look up)\b[^.\n]{0,80}?` +
+        SENSITIVE,
+      "gi",
+    ),
+  },
+  {
+    name: "description.pass_secret",
+    category: "secret_passing",
+    re: new RegExp(
+      String.raw`\b(?:pass|put|send|include|insert|add|provide|append|attach|embed)\b[^.\n]{0,60}?` +
+        String.raw`(?:its |their |the )?(?:content|contents|text|value|data|${SENSITIVE.slice(3, -1)})` +
+        String
+          .raw`[^.\n]{0,40}?\b(?:as|in|into|to|inside) (?:the |a )?['"\`]?\w+['"\`]? ?(?:parameter|argument|field|param)`,
+      "gi",
+    ),
+  },
+  {
+    name: "description.conceal",
+    category: "concealment",
+    re:
+      /\b(?:do not|don't|never|must not|should not)\s+(?:tell|inform|notify|mention|show|reveal|alert|warn|let)\b[^.\n]{0,30}?\b(?:the )?user\b|\bwithout (?:telling|informing|notifying|alerting|asking) (?:the )?user\b|\b(?:hide|conceal|keep)\b[^.\n]{0,30}?\bfrom (?:the )?user\b|\bthe user (?:must|should|need) not (?:know|see|be told)\b/gi,
+  },
+];
+
+/** Tools of other well-known MCP servers: a description that names one (and the server lacks it) shadows. */
+const WELL_KNOWN_TOOLS: readonly string[] = [
+  "send_email",
+  "read_file",
+  "read_text_file",
+  "write_file",
+  "edit_file",
+  "list_directory",
+  "execute_command",
+  "run_terminal_cmd",
+  "start_process",
+  "browser_navigate",
+  "browser_click",
+  "create_issue",
+  "create_pull_request",
+  "push_files",
+  "create_or_update_file",
+  "execute_sql",
+  "read_query",
+  "write_query",
+  "search_repositories",
+  "fetch",
+  "get_file_contents",
+  "send_message",
+  "post_message",
+  "slack_post_message",
+];
+
+/** `tool_name` / `tool-name` / `` `x` `` identifiers: the shapes tool names take in descriptions. */
+const NAME_LIKE = /`([A-Za-z][\w.-]{1,63})`|\b([a-z][a-z0-9]*(?:[_-][a-z0-9]+)+)\b/g;
+
+/** Options for {@linkcode checkDescription}. */
+export interface DescriptionCheckOptions {
+  /** Names of the tools this server declares (a description may name those freely); null: not known yet, no shadowing check. */
+  declared: ReadonlySet<string> | null;
+}
+
+/** Spans naming tools the server does not declare: well-known tools, or any name after "call/use … tool". */
+function shadowing(text: string, declared: ReadonlySet<string>): DescriptionFinding[] {
+  const out: DescriptionFinding[] = [];
+  for (const m of text.matchAll(NAME_LIKE)) {
+    const name = m[1] ?? m[2];
+    if (declared.has(name)) continue;
+    const before = text.slice(Math.max(0, m.index - 40), m.index).toLowerCase();
+    const after = text.slice(m.index + m[0].length, m.index + m[0].length + 12);
+    // "call the x_y tool", "instead of using x_y": an order about a tool this server does not have.
+    const ordered = (/\b(?:call|use|invoke|run|using|calling|invoking|the)\s+(?:the\s+)?$/.test(before) &&
+      /^\s*(?:tool|function)\b/i.test(after)) ||
+      /\b(?:instead of|rather than)\s+(?:using\s+|calling\s+|invoking\s+)?(?:the\s+)?$/.test(before);
+    if (!WELL_KNOWN_TOOLS.includes(name) && !ordered) continue;
+    out.push({
+      category: "shadowing",
+      rule: "description.undeclared_tool",
+      start: m.index,
+      end: m.index + m[0].length,
+      excerpt: m[0],
+    });
+  }
+  return out;
+}
+
+/** True when a sentence ends at `i`: `.`, `!` or `?` followed by white space or the end; or a line break. */
+function endsSentence(text: string, i: number): boolean {
+  const c = text[i];
+  if (c === "\n") return true;
+  return (c === "." || c === "!" || c === "?") && (i + 1 === text.length || /\s/.test(text[i + 1]));
+}
+
+/** The sentence (or line) around a span: what is removed, so no half-instruction stays behind. */
+function sentenceAround(text: string, start: number, end: number): [number, number] {
+  let s = start;
+  while (s > 0 && !endsSentence(text, s - 1)) s--;
+  let e = end;
+  while (e < text.length && !endsSentence(text, e)) e++;
+  if (e < text.length && text[e] !== "\n") e++;
+  while (s < start && /\s/.test(text[s])) s++;
+  return [s, e];
+}
+
+/**
+ * Check one description: the scanner's findings and the description rules, with each span widened to its
+ * sentence (a tag block stays exact). Findings are ordered by `start`; spans may overlap.
+ */
+export function checkDescription(text: string, options: DescriptionCheckOptions): DescriptionFinding[] {
+  if (text.length === 0) return [];
+  const found: DescriptionFinding[] = scan(text, { context: "tool_output" }).findings.map((f) => ({
+    category: f.category,
+    rule: f.rule,
+    start: f.start,
+    end: f.end,
+    excerpt: f.excerpt,
+  }));
+  for (const rule of RULES) {
+    rule.re.lastIndex = 0;
+    for (const m of text.matchAll(rule.re)) {
+      const excerpt = m[0].length > 80 ? `${m[0].slice(0, 77)}...` : m[0];
+      const [start, end] = rule.exact ? [m.index, m.index + m[0].length] : [m.index, m.index + m[0].length];
+      found.push({ category: rule.category, rule: rule.name, start, end, excerpt });
+    }
+  }
+  if (options.declared !== null) found.push(...shadowing(text, options.declared));
+  return found
+    .map((f) => {
+      if (f.rule === "description.tag_block") return f;
+      const [start, end] = sentenceAround(text, f.start, f.end);
+      return { ...f, start, end };
+    })
+    .sort((a, b) => a.start - b.start);
+}
+
+/** Replace each flagged span with a marker naming its categories; overlapping spans are merged. */
+export function cleanDescription(text: string, findings: readonly DescriptionFinding[]): string {
+  let out = "";
+  let at = 0;
+  for (let i = 0; i < findings.length; i++) {
+    const start = Math.max(findings[i].start, at);
+    let end = findings[i].end;
+    const categories = new Set([findings[i].category]);
+    while (i + 1 < findings.length && findings[i + 1].start < end) {
+      end = Math.max(end, findings[++i].end);
+      categories.add(findings[i].category);
+    }
+    if (end <= start) continue;
+    out += text.slice(at, start) +
+      `[toolguard: removed text addressed to the model (${[...categories].join(", ")})]`;
+    at = end;
+  }
+  return out + text.slice(at);
+}
+
+/** What kind of thing a description belongs to. */
+export type DescribedKind = "tool" | "prompt" | "resource" | "resource_template" | "server";
+
+/** A flagged description: whose, where, and what was found. */
+export interface FlaggedDescription {
+  /** What it describes. */
+  kind: DescribedKind;
+  /** The tool's, prompt's or resource's name (the server's name for `instructions`). */
+  name: string;
+  /** JSON Pointer of the description in the result, e.g. `/tools/2/inputSchema/properties/path/description`. */
+  pointer: string;
+  /** The findings, with offsets into that description. */
+  findings: DescriptionFinding[];
+}
+
+/** A listing after cleaning: the result to pass on (the original when nothing was flagged), and what was. */
+export interface CleanedListing {
+  /** The result to pass on: the given object when nothing was flagged, else a cleaned copy. */
+  result: unknown;
+  /** Every flagged description. */
+  flagged: FlaggedDescription[];
+  /** Names of the entries hidden (with `strict`). */
+  hidden: string[];
+}
+
+/** The array of entries and their kind in a listing result, by MCP method. */
+const LISTINGS: Record<string, { key: string; kind: DescribedKind }> = {
+  "tools/list": { key: "tools", kind: "tool" },
+  "prompts/list": { key: "prompts", kind: "prompt" },
+  "resources/list": { key: "resources", kind: "resource" },
+  "resources/templates/list": { key: "resourceTemplates", kind: "resource_template" },
+};
+
+/** True when `method`'s result carries descriptions {@linkcode cleanListing} checks. */
+export function describesThings(method: string): boolean {
+  return method === "initialize" || Object.hasOwn(LISTINGS, method);
+}
+
+/** Check and clean every `description` string under `value` (bounded depth); returns the cleaned copy. */
+function cleanTree(
+  value: unknown,
+  pointer: string,
+  check: (text: string, pointer: string) => string | null,
+  depth: number,
+): unknown {
+  if (depth > 32) return value;
+  if (Array.isArray(value)) {
+    let copy: unknown[] | null = null;
+    value.forEach((v, i) => {
+      const c = cleanTree(v, `${pointer}/${i}`, check, depth + 1);
+      if (c !== v) (copy ??= value.slice())[i] = c;
+    });
+    return copy ?? value;
+  }
+  if (!isRecord(value)) return value;
+  let copy: Record<string, unknown> | null = null;
+  for (const [key, v] of Object.entries(value)) {
+    const p = `${pointer}/${escapePointer(key)}`;
+    const c = key === "description" && typeof v === "string"
+      ? check(v, p) ?? v
+      : key === "enum" || key === "const" || key === "default" || key === "examples"
+      ? v
+      : cleanTree(v, p, check, depth + 1);
+    if (c !== v) (copy ??= { ...value })[key] = c;
+  }
+  return copy ?? value;
+}
+
+/**
+ * Check the descriptions in the result of a listing (`tools/list`, `prompts/list`, `resources/list`,
+ * `resources/templates/list`) or of `initialize` (the server's `instructions`): flagged spans are replaced
+ * by a marker; with `strict` a flagged entry is hidden instead.
+ */
+export function cleanListing(
+  method: string,
+  result: unknown,
+  options: DescriptionCheckOptions & { strict: boolean },
+): CleanedListing {
+  const flagged: FlaggedDescription[] = [];
+  const hidden: string[] = [];
+  if (!isRecord(result)) return { result, flagged, hidden };
+  const checker = (kind: DescribedKind, name: string) => (text: string, pointer: string): string | null => {
+    const findings = checkDescription(text, options);
+    if (findings.length === 0) return null;
+    flagged.push({ kind, name, pointer, findings });
+    return cleanDescription(text, findings);
+  };
+  if (method === "initialize") {
+    if (typeof result.instructions !== "string") return { result, flagged, hidden };
+    const info = isRecord(result.serverInfo) ? String(result.serverInfo.name ?? "") : "";
+    const cleaned = checker("server", info)(result.instructions, "/instructions");
+    return { result: cleaned === null ? result : { ...result, instructions: cleaned }, flagged, hidden };
+  }
+  const listing = LISTINGS[method];
+  const entries = listing ? result[listing.key] : undefined;
+  if (!listing || !Array.isArray(entries)) return { result, flagged, hidden };
+  const out: unknown[] = [];
+  let changed = false;
+  entries.forEach((entry, i) => {
+    const name = isRecord(entry) && typeof entry.name === "string" ? entry.name : String(i);
+    const before = flagged.length;
+    const cleaned = cleanTree(entry, `/${listing.key}/${i}`, checker(listing.kind, name), 0);
+    if (flagged.length > before && options.strict) {
+      hidden.push(name);
+      changed = true;
+      return;
+    }
+    if (cleaned !== entry) changed = true;
+    out.push(cleaned);
+  });
+  return { result: changed ? { ...result, [listing.key]: out } : result, flagged, hidden };
+}

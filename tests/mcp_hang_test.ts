@@ -1,0 +1,171 @@
+/**
+ * Issue 16, "never leave a request hanging": an answer over the size limit, a batch, a batch element that is
+ * not an object: every request gets an answer.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { createMcpGuard, type JsonRpcMessage, type McpFrame, relayMcp } from "../mcp.ts";
+import { createFramer, idFromEdges } from "../_mcp/jsonrpc.ts";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const EVERYTHING = join(root, "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+/** A server that answers each request the way the MCP SDK writes answers (`id` last), `size` chars long. */
+const BIG_ANSWERS = `
+let buffered = "";
+process.stdin.on("data", (chunk) => {
+  buffered += chunk;
+  for (let nl; (nl = buffered.indexOf("\\n")) >= 0; buffered = buffered.slice(nl + 1)) {
+    const m = JSON.parse(buffered.slice(0, nl));
+    const text = "x".repeat(m.params.size);
+    process.stdout.write(JSON.stringify({ result: { content: [{ type: "text", text }] }, jsonrpc: "2.0", id: m.id }) + "\\n");
+  }
+});`;
+
+/**
+ * Relay `lines` from a client that stays until it has `expect` answers (a count, or a test of what came so
+ * far) or 15 s have passed; returns what came back.
+ */
+async function exchange(
+  command: string,
+  args: string[],
+  lines: unknown[],
+  expect: number | ((received: unknown[]) => boolean),
+  maxMessageBytes?: number,
+): Promise<unknown[]> {
+  const received: unknown[] = [];
+  let done = () => {};
+  const enough = new Promise<void>((resolve) => (done = resolve));
+  const timer = setTimeout(done, 15_000);
+  async function* client() {
+    for (const line of lines) yield enc.encode(JSON.stringify(line) + "\n");
+    await enough;
+  }
+  let buffered = "";
+  await relayMcp({
+    command,
+    args,
+    input: client(),
+    stderr: "ignore",
+    maxMessageBytes,
+    output: (bytes) => {
+      buffered += dec.decode(bytes);
+      for (let nl; (nl = buffered.indexOf("\n")) >= 0; buffered = buffered.slice(nl + 1)) {
+        received.push(JSON.parse(buffered.slice(0, nl)));
+        if (typeof expect === "number" ? received.length >= expect : expect(received)) done();
+      }
+    },
+  });
+  clearTimeout(timer);
+  return received;
+}
+
+const INIT = [
+  {
+    jsonrpc: "2.0",
+    id: 0,
+    method: "initialize",
+    params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+  },
+  { jsonrpc: "2.0", method: "notifications/initialized" },
+];
+
+test("idFromEdges: reads the id at either end of an over-long line, never a nested one", () => {
+  const edges = (s: string) => {
+    let found: ReturnType<typeof idFromEdges>;
+    const framer = createFramer({ maxLineBytes: 50, onOverflow: (_n, e) => (found = idFromEdges(e)) });
+    framer.push(enc.encode(s + "\n"));
+    return found;
+  };
+  const pad = "y".repeat(10_000);
+  assert.deepEqual(edges(`{"result":{"id":5,"t":"${pad}"},"jsonrpc":"2.0","id":7}`), {
+    id: 7,
+    request: false,
+  });
+  assert.deepEqual(edges(`{"jsonrpc":"2.0","id":"a\\"b","result":"${pad}"}`), { id: 'a"b', request: false });
+  assert.deepEqual(edges(`{"method":"sampling/createMessage","params":"${pad}","jsonrpc":"2.0","id":3}`), {
+    id: 3,
+    request: true,
+  });
+  assert.equal(edges(`{"result":{"id":5,"t":"${pad}"}}`), undefined);
+});
+
+test("relayMcp: an answer over maxMessageBytes answers the pending request with a JSON-RPC error", {
+  timeout: 30_000,
+}, async () => {
+  const call = (id: number, size: number) => ({ jsonrpc: "2.0", id, method: "tools/x", params: { size } });
+  const answers = await exchange(
+    "node",
+    ["-e", BIG_ANSWERS],
+    [call(1, 10), call(2, 200_000), call(3, 10)],
+    3,
+    100_000,
+  ) as JsonRpcMessage[];
+  assert.deepEqual(answers.map((a) => a.id), [1, 2, 3]);
+  const error = answers[1].error as { code: number; message: string };
+  assert.equal(error.code, -32603);
+  assert.match(error.message, /exceeds the relay's limit of 100000 bytes/);
+  assert.ok(answers[2].result !== undefined, "the stream goes on after the dropped line");
+});
+
+test("relayMcp: a batch to server-everything (which ignores batches) is answered with one array", {
+  timeout: 30_000,
+}, async () => {
+  const batch = [
+    { jsonrpc: "2.0", id: 1, method: "ping" },
+    { jsonrpc: "2.0", method: "notifications/roots/list_changed" },
+    { jsonrpc: "2.0", id: "two", method: "tools/list" },
+    7,
+  ];
+  // server-everything also sends notifications of its own: wait for the array itself.
+  const answers = await exchange(
+    "node",
+    [EVERYTHING, "stdio"],
+    [...INIT, batch],
+    (r) => r.some(Array.isArray),
+  );
+  const array = answers.find(Array.isArray) as JsonRpcMessage[] | undefined;
+  assert.ok(array, `one answer is an array: ${JSON.stringify(answers).slice(0, 300)}`);
+  assert.deepEqual(array.map((a) => a.id).sort(), [1, null, "two"].sort());
+  assert.ok(Array.isArray((array.find((a) => a.id === "two")!.result as { tools: unknown[] }).tools));
+  assert.equal((array.find((a) => a.id === null)!.error as { code: number }).code, -32600);
+});
+
+test("McpSession: with batches split, a rejected call and the server's answers come back as one array", () => {
+  const toServer: McpFrame[] = [];
+  const toClient: McpFrame[] = [];
+  const guard = createMcpGuard({ batches: "split" });
+  const session = guard.connect({
+    toServer: (f) => void toServer.push(f),
+    toClient: (f) => void toClient.push(f),
+  });
+  guard.setTools([{
+    name: "echo",
+    inputSchema: { type: "object", properties: { text: { type: "string" } } },
+  }]);
+  const call = (id: number, text: unknown) => ({
+    jsonrpc: "2.0",
+    id,
+    method: "tools/call",
+    params: { name: "echo", arguments: { text } },
+  });
+  session.fromClient({ message: [call(1, "a"), call(2, 5)] });
+  assert.deepEqual(toServer.map((f) => (f.message as JsonRpcMessage).id), [1]);
+  assert.equal(toClient.length, 0, "the batch's answer waits for the server");
+  session.fromServer({ message: { jsonrpc: "2.0", id: 1, result: { content: [] } } });
+  assert.equal(toClient.length, 1);
+  const batch = toClient[0].message as JsonRpcMessage[];
+  assert.deepEqual(batch.map((a) => a.id), [2, 1]);
+  // The server goes away with a batch half answered: the rest is answered too, still as one array.
+  session.fromClient({ message: [call(3, "b"), call(4, "c")] });
+  session.fromServer({ message: { jsonrpc: "2.0", id: 4, result: { content: [] } } });
+  session.serverClosed("exited with code 1");
+  assert.deepEqual((toClient[1].message as JsonRpcMessage[]).map((a) => a.id), [4, 3]);
+  // An empty batch is an Invalid Request.
+  session.fromClient({ message: [] });
+  assert.equal(((toClient[2].message as JsonRpcMessage).error as { code: number }).code, -32600);
+});
