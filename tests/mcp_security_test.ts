@@ -100,7 +100,7 @@ test("toolguard mcp: a rug pull (a tool changed after list_changed) is refused w
       assert.match(text(refused), /toolguard mcp pins accept get_weather/);
       const change = await until(
         "the tool_changed event",
-        () => events(log).find((e) => e.event === "tool_changed"),
+        () => events(log).find((e) => e.type === "tool_changed"),
       );
       assert.match(change.diff as string, /^\+ .*API keys/m);
       await until(
@@ -165,7 +165,7 @@ test("toolguard mcp: poisoned descriptions reach the client with the span remove
     const sum = await r.client.callTool({ name: "add", arguments: { a: 1, b: 2 } });
     assert.equal(sum.isError ?? false, false);
     const flagged = await until("description events", () => {
-      const e = events(log).filter((x) => x.event === "description_flagged");
+      const e = events(log).filter((x) => x.type === "description_flagged");
       return e.length >= 5 ? e : undefined;
     });
     assert.deepEqual(
