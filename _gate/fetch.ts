@@ -217,6 +217,7 @@ function gateStreamed(response: Response, dialect: StreamDialect, exchange: Exch
   const { judge, report, url } = exchange;
   const gate = new StreamGate(dialect, {
     extract: exchange.options.extract,
+    toolsDeclared: judge.tools === undefined || judge.tools.length > 0,
     judge: async (calls) => {
       const verdict = await judge.judge(calls.map(callForValidation));
       return { verdict, reason: judge.reason(verdict) };

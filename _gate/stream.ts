@@ -47,6 +47,11 @@ export interface StreamGateOptions {
    * ...) and hold them back until judged, as the native calls are. Default true.
    */
   extract?: boolean;
+  /**
+   * Whether the request declares tools. Without any, a message that opens with JSON is structured output,
+   * not a bare call, and flows at once. Default true (held until its first key shows it is not a call).
+   */
+  toolsDeclared?: boolean;
 }
 
 /** One frame off the wire: its exact text, and its data (an SSE `data:` field, an NDJSON line). */
@@ -98,7 +103,9 @@ export class StreamGate extends TransformStream<Uint8Array, Uint8Array> {
     this.#router = DIALECTS[dialect].router();
     this.#parser = this.#router.framing === "ndjson" ? ndjsonFrames() : sseParser();
     const text = this.#router.text;
-    this.#text = options.extract === false || !text ? undefined : new TextCalls(dialect, text);
+    this.#text = options.extract === false || !text
+      ? undefined
+      : new TextCalls(dialect, text, { json: options.toolsDeclared ?? true });
   }
 
   #transform(chunk: Uint8Array, controller: TransformStreamDefaultController<Uint8Array>): void {
@@ -156,14 +163,15 @@ export class StreamGate extends TransformStream<Uint8Array, Uint8Array> {
     const event = parsed.value;
     this.#assembler.push(event);
     this.#router.note?.(event);
-    const frame = this.#text ? this.#text.watch(raw, event, flow) : { raw, event };
-    if (frame) this.#router.route(frame.raw, frame.event, flow);
+    if (!this.#text) return this.#router.route(raw, event, flow);
+    for (const frame of this.#text.watch(raw, event, flow)) this.#router.route(frame.raw, frame.event, flow);
   }
 
   /** At the end: judges what was held and sends the ending. */
   async #finish(): Promise<void> {
     const { calls, findings } = this.#assembler.result();
     const flow = this.#flow;
+    for (const frame of this.#text?.drain() ?? []) this.#router.route(frame.raw, frame.event, flow);
     const all = [...this.#dropped, ...findings];
     const text = this.#text;
     const written = text?.settle({ nativeCalls: flow.pending ? calls.length : 0 }, flow);

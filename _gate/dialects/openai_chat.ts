@@ -236,6 +236,12 @@ class ChatStream implements FrameRouter {
     flow.hold({ raw: formatSse(JSON.stringify(toolPart)), event: toolPart, tool: true });
   }
 
+  /**
+   * The reason as text for the choices whose calls were rejected, then every held chunk without its call
+   * parts: a chunk that carried a call and anything else (usage, `x_groq`, the finish) keeps the rest, with
+   * `finish_reason: "stop"`; a chunk that carried nothing but the call is dropped; the others go out as
+   * they came.
+   */
   replace(text: string, calls: readonly AssembledToolCall[], flow: StreamFlow): void {
     const base = {
       ...(this.#template ?? { id: "chatcmpl-toolguard", object: "chat.completion.chunk", model: "" }),
@@ -250,20 +256,71 @@ class ChatStream implements FrameRouter {
         finish_reason: null,
       })),
     })));
-    flow.send(formatSse(JSON.stringify({
-      ...base,
-      choices: replaced.map((index) => ({ index, delta: {}, finish_reason: "stop" })),
-    })));
+    const finished = new Set<number>();
+    const out: string[] = [];
     for (const h of flow.held) {
-      if (h.tool || !h.event) continue;
-      const choices = Array.isArray(h.event.choices) ? h.event.choices : [];
-      if (choices.some((c) => isRecord(c) && c.finish_reason != null)) {
-        // The other choices' finishes still go out; the replaced choices have finished above.
-        const rest = choices.filter((c) => isRecord(c) && !replaced.includes(c.index as number));
-        if (rest.length > 0) flow.send(formatSse(JSON.stringify({ ...h.event, choices: rest })));
-      } else flow.send(h.raw); // usage chunks and the like
+      if (!h.event) continue;
+      const chunk = withoutCalls(h.event, { replaced, finished, tool: h.tool });
+      if (chunk === h.event) out.push(h.raw);
+      else if (chunk) out.push(formatSse(JSON.stringify(chunk)));
+    }
+    const unfinished = replaced.filter((index) => !finished.has(index));
+    if (unfinished.length > 0) {
+      flow.send(formatSse(JSON.stringify({
+        ...base,
+        choices: unfinished.map((index) => ({ index, delta: {}, finish_reason: "stop" })),
+      })));
+    }
+    for (const raw of out) flow.send(raw);
+  }
+}
+
+/**
+ * A held chunk without its call parts: the chunk itself when nothing had to change, undefined when nothing
+ * is left. The replaced choices' finishes become `"stop"` (noted in `finished`); per-token `logprobs` of a
+ * call chunk go with the call.
+ */
+function withoutCalls(
+  event: Record<string, unknown>,
+  at: { replaced: readonly number[]; finished: Set<number>; tool: boolean },
+): Record<string, unknown> | undefined {
+  if (!Array.isArray(event.choices)) return event;
+  let changed = false;
+  const choices: unknown[] = [];
+  for (const c of event.choices) {
+    if (!isRecord(c)) {
+      choices.push(c);
+      continue;
+    }
+    const index = typeof c.index === "number" ? c.index : 0;
+    const ours = at.replaced.includes(index);
+    if (!ours && !at.tool) {
+      choices.push(c);
+      continue;
+    }
+    const choice: Record<string, unknown> = { ...c };
+    if (isRecord(c.delta)) choice.delta = withoutKeys(c.delta, ["tool_calls", "function_call"]);
+    if (at.tool && c.logprobs != null) choice.logprobs = null;
+    if (ours && c.finish_reason != null) {
+      choice.finish_reason = "stop";
+      at.finished.add(index);
+    }
+    changed = true;
+    if (choice.finish_reason != null || (isRecord(choice.delta) && carriesText(choice.delta))) {
+      choices.push(choice);
     }
   }
+  if (!changed) return event;
+  const copy = { ...event, choices };
+  const extra = Object.keys(event).some((k) =>
+    k !== "choices" && !(TEMPLATE_KEYS as readonly string[]).includes(k) && event[k] != null
+  );
+  return choices.length > 0 || extra ? copy : undefined;
+}
+
+/** True when a delta carries something other than its role (text, reasoning, a refusal). */
+function carriesText(delta: Record<string, unknown>): boolean {
+  return Object.entries(delta).some(([k, v]) => k !== "role" && v != null && v !== "");
 }
 
 /** The text of choice 0 in a chunk. */

@@ -49,6 +49,11 @@ export interface Held {
   event?: Record<string, unknown>;
   /** True when the frame is part of a tool call (dropped on rejection). */
   tool: boolean;
+  /**
+   * Set when the frame carries text held because a call may be written into it: when that call is
+   * rejected, the frame gives way to `rest` (the frame without the text), or to nothing.
+   */
+  written?: { rest?: Held };
 }
 
 /** Routes the frames of one dialect's stream through the gate. */

@@ -1,0 +1,118 @@
+/**
+ * Replays every recording in `../shared/data/provider-traffic/catalog.json` through the official clients,
+ * with and without `guardFetch`, and prints a table per provider:
+ *
+ * - allowed: the request declares the recorded tools (or tools under which the recorded calls are valid);
+ *   the guarded client must read the same bytes, emit the same SDK events and end with the same object;
+ * - rejected: the same tools under other names, so every call is to an undeclared tool; the client must end
+ *   with no call, and with the recorded text (the reason appended), reasoning and usage.
+ *
+ * Then latency, guarded and unguarded interleaved in one run, the server pausing between frames: time to
+ * the first text delta on every recorded stream, and the total time of a 300-delta stream.
+ *
+ * `deno run -A bench/gate_replay.ts` or `bun bench/gate_replay.ts` (`--latency-only`, `--replay-only`).
+ *
+ * @module
+ */
+import { loadTraffic, streamWire, type TrafficEntry } from "../tests/_traffic.ts";
+import { allowedTools, judgeEntry, replayStream, type Row } from "../tests/_replay.ts";
+
+const yes = (b: boolean | undefined) => (b === undefined ? "" : b ? "yes" : "**no**");
+
+/** Prints the rows as one markdown table per provider family. */
+function printTable(rows: Row[]): void {
+  const runtime = "Bun" in globalThis ? "Bun" : "Deno";
+  console.log(`\n## Replay (${runtime})\n`);
+  const family = (r: Row) => r.provider.split(/[ (]/)[0];
+  for (const f of [...new Set(rows.map(family))]) {
+    console.log(`\n### ${f}\n`);
+    console.log(
+      "| recording | kind | same bytes | same events | same final | gate | rejected: withheld | text | reasoning | usage |",
+    );
+    console.log("|---|---|---|---|---|---|---|---|---|---|");
+    for (const r of rows.filter((r) => family(r) === f)) {
+      const x = r.rejected;
+      console.log(
+        `| ${r.id} | ${r.kind} | ${yes(r.allowed.bytes)} | ${yes(r.allowed.events)} | ${
+          yes(r.allowed.final)
+        } | ${r.gate} | ${yes(x?.withheld)} | ${yes(x?.text)} | ${yes(x?.reasoning)} | ${yes(x?.usage)} |`,
+      );
+    }
+  }
+  const n = rows.length;
+  const same = rows.filter((r) => r.allowed.bytes && r.allowed.events && r.allowed.final).length;
+  const rej = rows.filter((r) => r.rejected);
+  const good = rej.filter((r) =>
+    r.rejected!.withheld && r.rejected!.text && r.rejected!.reasoning && r.rejected!.usage
+  );
+  console.log(
+    `\nallowed identical: ${same}/${n}; rejected withheld with text, reasoning, usage: ${good.length}/${rej.length}`,
+  );
+}
+
+/** Median of a list. */
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)] ?? NaN;
+}
+
+/** Time to first text delta on every recorded stream with text, and a 300-delta stream's total. */
+async function latency(streams: TrafficEntry[], rounds: number, delayMs: number): Promise<void> {
+  console.log(
+    `\n## Latency (${
+      "Bun" in globalThis ? "Bun" : "Deno"
+    }; ${delayMs} ms between frames, ${rounds} rounds, interleaved)\n`,
+  );
+  console.log("| recording | first text unguarded ms | guarded ms | ratio |");
+  console.log("|---|---|---|---|");
+  let worst = 0;
+  for (const entry of streams) {
+    const { tools } = allowedTools(entry, true);
+    const a: number[] = [];
+    const b: number[] = [];
+    for (let i = 0; i < rounds; i++) {
+      const p = await replayStream({ entry, tools, guard: false, delayMs });
+      const g = await replayStream({ entry, tools, guard: true, delayMs });
+      if (p.firstText >= 0) a.push(p.firstText);
+      if (g.firstText >= 0) b.push(g.firstText);
+    }
+    if (a.length === 0) continue;
+    const ratio = median(b) / median(a);
+    worst = Math.max(worst, ratio);
+    console.log(`| ${entry.id} | ${median(a).toFixed(1)} | ${median(b).toFixed(1)} | ${ratio.toFixed(3)} |`);
+  }
+  console.log(`\nworst first-text ratio: ${worst.toFixed(3)}`);
+  const openai = streams.find((s) => s.id === "openai-text");
+  if (!openai) return;
+  const frames = streamWire(openai).frames;
+  console.log(`\n300-delta stream (${openai.id}, ${frames.length} frames):`);
+  const a: number[] = [];
+  const b: number[] = [];
+  for (let i = 0; i < rounds; i++) {
+    a.push((await replayStream({ entry: openai, tools: [], guard: false, delayMs: 1 })).total);
+    b.push((await replayStream({ entry: openai, tools: [], guard: true, delayMs: 1 })).total);
+  }
+  console.log(
+    `total unguarded ${median(a).toFixed(1)} ms, guarded ${median(b).toFixed(1)} ms, ratio ${
+      (median(b) / median(a)).toFixed(3)
+    }`,
+  );
+}
+
+if (import.meta.main) {
+  const traffic = loadTraffic();
+  if (!traffic.ok) {
+    console.log(`skipped: ${traffic.missing}`);
+  } else {
+    const args = "Deno" in globalThis
+      ? (globalThis as unknown as { Deno: { args: string[] } }).Deno.args
+      : (globalThis as unknown as { process: { argv: string[] } }).process.argv.slice(2);
+    if (!args.includes("--latency-only")) {
+      const rows: Row[] = [];
+      for (const e of traffic.streams) rows.push(await judgeEntry(e, "stream"));
+      for (const e of traffic.bodies) rows.push(await judgeEntry(e, "body"));
+      printTable(rows);
+    }
+    if (!args.includes("--replay-only")) await latency(traffic.streams, 3, 20);
+  }
+}
