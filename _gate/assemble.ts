@@ -122,7 +122,11 @@ export function assembleToolCalls(events: Iterable<unknown>): AssembledCalls {
   return assembler.result();
 }
 
-/** The shape the validator reads for an assembled call (OpenAI Chat style, arguments as JSON text). */
+/**
+ * The shape the validator reads for an assembled call (OpenAI Chat style, arguments as JSON text). A
+ * custom tool's free-text input is judged as the argument `input`, so the scanner reads it.
+ */
 export function callForValidation(call: AssembledToolCall): Record<string, unknown> {
-  return { id: call.id, type: "function", function: { name: call.name, arguments: call.arguments } };
+  const args = call.freeText ? JSON.stringify({ input: call.arguments }) : call.arguments;
+  return { id: call.id, type: "function", function: { name: call.name, arguments: args } };
 }

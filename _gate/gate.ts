@@ -76,9 +76,9 @@ export function detectDialect(body: unknown): CompletionDialect | undefined {
 }
 
 /**
- * The function tools a request declares, in the request's own shape. Built-in tools that the provider runs
- * itself (web search, code interpreter, Anthropic server tools) are left out: the model's calls to them
- * never reach the caller.
+ * The tools a request declares that the caller runs, as the validator reads them. Built-in tools that the
+ * provider runs itself (web search, code interpreter, Anthropic server tools) are left out: the model's
+ * calls to them never reach the caller.
  */
 function declaredTools(request: unknown, dialect: CompletionDialect): unknown[] | undefined {
   if (!isRecord(request)) return undefined;
@@ -87,7 +87,9 @@ function declaredTools(request: unknown, dialect: CompletionDialect): unknown[] 
   if (!tools && !functions) return undefined;
   const { body } = DIALECTS[dialect];
   const out: unknown[] = [];
-  for (const t of tools ?? []) if (isRecord(t) && body.declares(t)) out.push(t);
+  for (const t of tools ?? []) {
+    if (isRecord(t)) out.push(...body.declared(t));
+  }
   // The legacy `functions` list of OpenAI Chat.
   for (const f of functions ?? []) if (isRecord(f)) out.push({ type: "function", function: f });
   return out;

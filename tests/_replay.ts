@@ -243,8 +243,18 @@ export function allowedTools(entry: TrafficEntry, stream: boolean): {
   }
   const { body, request } = bodyOf(entry);
   const calls = bodyCalls(entry, body);
-  return { tools: recordedTools(entry, [], body, request) ?? synthTools(entry, calls), calls };
+  const tools = recordedTools(entry, [], body, request) ?? synthTools(entry, calls);
+  // A Responses recording does not echo the built-in tools the request declared (`local_shell`).
+  for (const c of calls) {
+    if (BUILTINS.has(c.name) && !tools.some((t) => (t as { type?: string }).type === c.name)) {
+      tools.push({ type: c.name });
+    }
+  }
+  return { tools, calls };
 }
+
+/** OpenAI's client-run built-in tools, declared by `type` alone. */
+const BUILTINS = new Set(["local_shell", "shell", "apply_patch"]);
 
 /** The client calls in a recorded body, by name. */
 export function bodyCalls(
@@ -262,7 +272,11 @@ export function bodyCalls(
     }
   } else if (entry.dialect === "responses") {
     for (const o of (body.output as Record<string, unknown>[]) ?? []) {
-      if (String(o.type).endsWith("_call") && o.name !== undefined) push(o.name, o.arguments ?? o.input);
+      const type = String(o.type);
+      if (type === "function_call" || type === "custom_tool_call") push(o.name, o.arguments ?? o.input);
+      else if (BUILTINS.has(type.replace(/_call$/, ""))) {
+        push(type.replace(/_call$/, ""), o.action ?? o.operation);
+      }
     }
   } else if (entry.dialect === "anthropic") {
     for (const b of (body.content as Record<string, unknown>[]) ?? []) {
@@ -283,7 +297,10 @@ export function bodyCalls(
   return out;
 }
 
-/** The same declarations under other names (`_declared` appended), so every call is to an undeclared tool. */
+/**
+ * The same declarations under other names (`_declared` appended), so every call is to an undeclared tool;
+ * built-ins declared by `type` alone are left out.
+ */
 export function renamed(tools: unknown[]): unknown[] {
   const rename = (t: unknown): unknown => {
     if (!t || typeof t !== "object") return t;
@@ -294,7 +311,7 @@ export function renamed(tools: unknown[]): unknown[] {
     if (Array.isArray(r.functionDeclarations)) r.functionDeclarations = r.functionDeclarations.map(rename);
     return r;
   };
-  return tools.map(rename);
+  return tools.filter((t) => !BUILTINS.has(String((t as { type?: unknown })?.type))).map(rename);
 }
 
 /** What a final object shows: its text, its reasoning, its usage, and its client calls. */

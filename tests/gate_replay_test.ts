@@ -41,15 +41,6 @@ test("guardFetch replay: every allowed recorded body reaches the client unchange
   assert.deepEqual(differ, []);
 });
 
-/** Calls the gate does not judge yet (Responses call items other than function_call). */
-const NOT_YET = new Set([
-  "openai-custom-tool",
-  "openai-custom-tool.1.json",
-  "openai-local-shell.1.json",
-  "openai-shell.1.json",
-  "openai-apply-patch.1.json",
-]);
-
 test(
   "guardFetch replay: a rejected call is withheld with the text, reasoning and usage intact",
   { skip },
@@ -61,7 +52,6 @@ test(
         ...bodies.map((e) => [e, "body"] as const),
       ]
     ) {
-      if (NOT_YET.has(entry.id)) continue;
       const row = await judgeEntry(entry, kind);
       const r = row.rejected;
       if (r && !(r.withheld && r.text && r.reasoning && r.usage)) {

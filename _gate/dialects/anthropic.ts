@@ -17,8 +17,19 @@ import {
   ToolPositions,
 } from "./shared.ts";
 
+/** The built-in tools Anthropic defines but the caller runs (server tools are run by Anthropic). */
+const CLIENT_BUILTIN = /^(memory|bash|text_editor|computer)_\d+$/;
+
 const body: CompletionBody = {
-  declares: (tool) => tool.input_schema !== undefined || tool.type === undefined || tool.type === "custom",
+  declared(tool) {
+    if (tool.input_schema !== undefined || tool.type === undefined || tool.type === "custom") return [tool];
+    // Client-run built-ins (`memory_20250818`, `bash_20250124`, ...) are declared by type and name with no
+    // schema: the caller runs them, so their calls are judged by name (and scanned).
+    if (typeof tool.type === "string" && CLIENT_BUILTIN.test(tool.type) && typeof tool.name === "string") {
+      return [{ name: tool.name, input_schema: { type: "object" } }];
+    }
+    return [];
+  },
   calls(body) {
     const out: unknown[] = [];
     for (const block of body.content as unknown[]) {

@@ -22,7 +22,7 @@ import {
 } from "./shared.ts";
 
 const body: CompletionBody = {
-  declares: (tool) => isRecord(tool.function),
+  declared: (tool) => (isRecord(tool.function) ? [tool] : []),
   calls(body) {
     const out: unknown[] = [];
     if (isRecord(body.message) && Array.isArray(body.message.tool_calls)) {

@@ -29,7 +29,7 @@ import {
 // ---------------------------------------------------------------------------------------------------------
 
 const body: CompletionBody = {
-  declares: (tool) => isRecord(tool.function),
+  declared: (tool) => (isRecord(tool.function) ? [tool] : []),
   calls(body) {
     const out: unknown[] = [];
     for (const c of body.choices as unknown[]) {

@@ -21,13 +21,85 @@ import {
 // Bodies
 // ---------------------------------------------------------------------------------------------------------
 
+/**
+ * The output items of calls the caller runs, by type, with the built-in tool each belongs to (`""`: the
+ * item names its tool). Other call items (`web_search_call`, `mcp_call`, ...) are run by OpenAI.
+ */
+const CLIENT_CALLS: Readonly<Record<string, string>> = {
+  function_call: "",
+  custom_tool_call: "",
+  local_shell_call: "local_shell",
+  shell_call: "shell",
+  apply_patch_call: "apply_patch",
+  computer_call: "computer_use_preview",
+};
+
+/** The built-in tools the caller runs, by the `type` they are declared with, and the name they are judged by. */
+const CLIENT_BUILTINS: Readonly<Record<string, string>> = {
+  local_shell: "local_shell",
+  shell: "shell",
+  apply_patch: "apply_patch",
+  computer_use_preview: "computer_use_preview",
+  computer: "computer_use_preview",
+};
+
+/** True for an output item that is a call the caller runs. */
+export function isClientCall(item: unknown): item is Record<string, unknown> {
+  return isRecord(item) && typeof item.type === "string" && Object.hasOwn(CLIENT_CALLS, item.type);
+}
+
+/** The tool name a call item is judged by. */
+function callName(item: Record<string, unknown>): string {
+  const builtin = CLIENT_CALLS[item.type as string];
+  return builtin || (typeof item.name === "string" ? item.name : "");
+}
+
+/** A built-in call's arguments: what it asks the caller to do (`action`, `operation`). */
+function builtinArguments(item: Record<string, unknown>): string {
+  const what = item.action ?? item.operation;
+  return JSON.stringify(what === undefined ? {} : what);
+}
+
+/**
+ * A call item as the validator reads calls: a `function_call` with JSON arguments. A custom tool's free
+ * text becomes the argument `input` (scanned like any text); a built-in's action becomes its arguments.
+ */
+function forValidation(item: Record<string, unknown>): Record<string, unknown> {
+  if (item.type === "function_call") return item;
+  const args = item.type === "custom_tool_call"
+    ? JSON.stringify({ input: typeof item.input === "string" ? item.input : "" })
+    : builtinArguments(item);
+  return { type: "function_call", id: item.id, call_id: item.call_id, name: callName(item), arguments: args };
+}
+
+/** The declaration a custom tool (free text or a grammar) is judged against: by name, its input a string. */
+function customDeclaration(tool: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    type: "function",
+    name: tool.name,
+    parameters: { type: "object", properties: { input: { type: "string" } }, required: ["input"] },
+  };
+  if (typeof tool.description === "string") out.description = tool.description;
+  return out;
+}
+
+/** What one declared tool stands for (a namespace: its members). */
+function declared(tool: Record<string, unknown>): Record<string, unknown>[] {
+  if (tool.type === "function") return [tool];
+  if (tool.type === "custom" && typeof tool.name === "string") return [customDeclaration(tool)];
+  if (tool.type === "namespace" && Array.isArray(tool.tools)) {
+    return tool.tools.flatMap((t) => (isRecord(t) && t.type !== "namespace" ? declared(t) : []));
+  }
+  const builtin = typeof tool.type === "string" ? CLIENT_BUILTINS[tool.type] : undefined;
+  if (builtin) return [{ type: "function", name: builtin, parameters: { type: "object" } }];
+  return [];
+}
+
 const body: CompletionBody = {
-  declares: (tool) => tool.type === "function",
+  declared,
   calls(body) {
     const out: unknown[] = [];
-    for (const item of body.output as unknown[]) {
-      if (isRecord(item) && item.type === "function_call") out.push(item);
-    }
+    for (const item of body.output as unknown[]) if (isClientCall(item)) out.push(forValidation(item));
     return out;
   },
   texts(body) {
@@ -45,7 +117,7 @@ const body: CompletionBody = {
   rewrite(body, reason, { fromText }) {
     const output: unknown[] = [];
     for (const item of body.output as unknown[]) {
-      if (isRecord(item) && item.type === "function_call") continue;
+      if (isClientCall(item)) continue;
       if (fromText && isRecord(item) && item.type === "message" && Array.isArray(item.content)) {
         output.push({
           ...item,
@@ -95,12 +167,18 @@ class ResponsesEvents implements EventReader {
     const item = isRecord(event.item) ? event.item : undefined;
     if ((type === "response.output_item.added" || type === "response.output_item.done") && item) {
       this.#item(event, item, book);
-    } else if (type === "response.function_call_arguments.delta") {
+    } else if (
+      type === "response.function_call_arguments.delta" || type === "response.custom_tool_call_input.delta"
+    ) {
+      const s = this.#find(event, book);
+      if (!s) return book.finding("orphan_delta", `${type.slice(9)} for an item that never started`);
+      if (typeof event.delta === "string") s.args += event.delta;
+    } else if (type === "response.custom_tool_call_input.done") {
       const s = this.#find(event, book);
       if (!s) {
-        return book.finding("orphan_delta", "function_call_arguments.delta for an item that never started");
+        return book.finding("orphan_delta", "custom_tool_call_input.done for an item that never started");
       }
-      if (typeof event.delta === "string") s.args += event.delta;
+      if (typeof event.input === "string") s.final = event.input;
     } else if (type === "response.function_call_arguments.done") {
       const s = this.#find(event, book);
       if (!s) {
@@ -128,32 +206,41 @@ class ResponsesEvents implements EventReader {
 
   /** An `output_item.added` or `.done` event: opens the call or completes it. */
   #item(event: Record<string, unknown>, item: Record<string, unknown>, book: SlotBook): void {
-    if (item.type !== "function_call") return;
+    if (!isClientCall(item)) return;
     let s = this.#find(event, book);
     if (!s) {
       const slot = typeof event.output_index === "number" ? event.output_index : book.size;
       s = book.open(`o${slot}`, "openai_responses", 0, slot);
       if (typeof item.id === "string") this.#itemIds.set(s, item.id);
     }
-    if (typeof item.call_id === "string" && item.call_id !== "") s.id = item.call_id;
-    if (typeof item.name === "string" && item.name !== "") s.name = item.name;
-    if (event.type === "response.output_item.done" && typeof item.arguments === "string") {
-      s.final = item.arguments;
-    } else if (typeof item.arguments === "string" && item.arguments !== "" && s.args === "") {
-      s.args = item.arguments;
-    }
+    fillSlot(s, item, { done: event.type === "response.output_item.done" });
   }
 
   /** The final snapshot is authoritative for calls the deltas may have missed. */
   #snapshot(output: unknown[], book: SlotBook): void {
     output.forEach((out: unknown, i: number) => {
-      if (!isRecord(out) || out.type !== "function_call") return;
-      const s = book.get(`o${i}`) ?? book.open(`o${i}`, "openai_responses", 0, i);
-      if (typeof out.call_id === "string" && out.call_id !== "") s.id = out.call_id;
-      if (typeof out.name === "string" && out.name !== "") s.name = out.name;
-      if (typeof out.arguments === "string") s.final = out.arguments;
+      if (!isClientCall(out)) return;
+      fillSlot(book.get(`o${i}`) ?? book.open(`o${i}`, "openai_responses", 0, i), out, { done: true });
     });
   }
+}
+
+/** Writes what a call item says into its slot; a finished item's arguments are authoritative. */
+function fillSlot(s: Slot, item: Record<string, unknown>, { done }: { done: boolean }): void {
+  if (typeof item.call_id === "string" && item.call_id !== "") s.id = item.call_id;
+  const name = callName(item);
+  if (name !== "") s.name = name;
+  let args: string | undefined;
+  if (item.type === "function_call") args = typeof item.arguments === "string" ? item.arguments : undefined;
+  else if (item.type === "custom_tool_call") {
+    s.freeText = true;
+    args = typeof item.input === "string" ? item.input : undefined;
+  } else {args = item.action !== undefined || item.operation !== undefined
+      ? builtinArguments(item)
+      : undefined;}
+  if (args === undefined) return;
+  if (done) s.final = args;
+  else if (args !== "" && s.args === "") s.args = args;
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -182,16 +269,14 @@ class ResponsesStream implements FrameRouter {
     }
     if (event.type === "response.created" && isRecord(event.response)) this.#template ??= event.response;
     const item = isRecord(event.item) ? event.item : undefined;
-    if (event.type === "response.output_item.done" && item && item.type !== "function_call") {
+    if (event.type === "response.output_item.done" && item && !isClientCall(item)) {
       this.#finishedItems.push(item);
     }
   }
 
   route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void {
     const type = event.type;
-    if (
-      type === "response.output_item.added" && isRecord(event.item) && event.item.type === "function_call"
-    ) {
+    if (type === "response.output_item.added" && isClientCall(event.item)) {
       flow.pending = true;
       if (typeof event.output_index === "number") this.#tools.add(event.output_index);
     }
@@ -201,7 +286,9 @@ class ResponsesStream implements FrameRouter {
       return flow.send(raw);
     }
     const oi = typeof event.output_index === "number" ? event.output_index : -1;
-    flow.hold({ raw, event, tool: this.#tools.has(oi) || type === "response.function_call_arguments.delta" });
+    const callDelta = type === "response.function_call_arguments.delta" ||
+      type === "response.custom_tool_call_input.delta";
+    flow.hold({ raw, event, tool: this.#tools.has(oi) || callDelta });
   }
 
   replace(text: string, _calls: unknown, flow: StreamFlow): void {
@@ -218,9 +305,7 @@ class ResponsesStream implements FrameRouter {
     const item = this.#message(text, this.#tools.replacementAt(next), emit);
     const base = isRecord(terminal?.response) ? terminal.response : this.#template ?? {};
     // The final snapshot's items when it lists them, else the items this stream finished.
-    const listed = Array.isArray(base.output)
-      ? base.output.filter((o) => !(isRecord(o) && o.type === "function_call"))
-      : [];
+    const listed = Array.isArray(base.output) ? base.output.filter((o) => !isClientCall(o)) : [];
     const priorOutput = listed.length >= this.#finishedItems.length ? listed : this.#finishedItems;
     emit({
       type: "response.completed",

@@ -18,8 +18,13 @@ export interface Dialect {
 
 /** How a whole (not streamed) response body of one dialect is read and rewritten. */
 export interface CompletionBody {
-  /** True when a tool declared in the request is one the caller runs (not a provider built-in). */
-  declares(tool: Record<string, unknown>): boolean;
+  /**
+   * What a tool declared in the request stands for, as the validator reads declarations: the tool itself,
+   * a stand-in for a client-run built-in (`local_shell`, Anthropic's `bash_*`: allowed by name, no schema),
+   * the members of a Responses `namespace`, or nothing for a tool the provider runs itself (its calls never
+   * reach the caller).
+   */
+  declared(tool: Record<string, unknown>): Record<string, unknown>[];
   /** The provider-native tool calls in a response body, in order. */
   calls(body: Record<string, unknown>): unknown[];
   /** The pieces of assistant text in a response body, in order. */
