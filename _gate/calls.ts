@@ -7,7 +7,7 @@
 import { normaliseCalls } from "../_validate/providers.ts";
 
 /** The stream dialects toolguard understands. */
-export type StreamDialect = "openai_chat" | "openai_responses" | "anthropic" | "ollama";
+export type StreamDialect = "openai_chat" | "openai_responses" | "anthropic" | "ollama" | "gemini" | "cohere";
 
 /** One tool call rebuilt from stream events. */
 export interface AssembledToolCall {

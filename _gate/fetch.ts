@@ -62,6 +62,8 @@ function routeDialect(url: string): CompletionDialect | undefined {
     path = url.split("?")[0];
   }
   path = path.replace(/\/+$/, "");
+  if (/:(stream)?generatecontent$/i.test(path)) return "gemini";
+  if (path.endsWith("/v2/chat")) return "cohere";
   if (path.endsWith("/chat/completions")) return "openai_chat";
   if (path.endsWith("/responses")) return "openai_responses";
   if (path.endsWith("/messages")) return "anthropic";
@@ -105,16 +107,18 @@ interface Exchange {
  * or call it directly.
  *
  * Requests to `…/chat/completions` (OpenAI and every OpenAI-compatible server: Ollama, llama.cpp, LM Studio,
- * vLLM), `…/responses`, `…/messages` (Anthropic) and `…/api/chat` (Ollama) are judged against the tools in
- * the request body; everything else passes through untouched. A JSON response whose calls are all allowed is
+ * vLLM), `…/responses`, `…/messages` (Anthropic), `…/api/chat` (Ollama), `…:generateContent` and
+ * `…:streamGenerateContent` (Gemini, with or without `alt=sse`) and `…/v2/chat` (Cohere) are judged against
+ * the tools in the request body; everything else passes through untouched. A JSON response whose calls are all allowed is
  * returned as it came (same body, headers and status); one with a rejected call gets the rewritten body of
  * `gateCompletion` (with `content-length` fixed and an `x-toolguard-blocked` header). A streamed
  * response (SSE or NDJSON) passes its text through as it arrives and withholds the tool-call events until
  * the stream ends and the assembled calls validate; rejected calls are replaced by a text event carrying the
  * reason and a normal stop. In OpenAI Chat and Ollama streams, text from a call marker on (`<tool_call>`,
  * `<|python_tag|>`, `[TOOL_CALLS]`, a JSON fence) is held the same way and judged at the end; prose before
- * it flows at once. Malformed stream events are dropped (a client would throw on them) and reported. Error
- * responses are never touched.
+ * it flows at once; a message that opens with JSON is held only in a request that declares tools, and only
+ * until its first key shows it is not a call. Malformed stream events are dropped (a client would throw on
+ * them) and reported. Error responses are never touched.
  *
  * The request's tools are compiled before it is sent, so a schema that cannot be enforced makes the call
  * fail at once with an error naming the tool and keyword.
@@ -253,9 +257,13 @@ async function gateJson(response: Response, exchange: Exchange): Promise<Respons
   } catch {
     return response; // not JSON after all: the client deals with it as it would have
   }
+  // Gemini's streamGenerateContent without alt=sse answers a JSON array of chunks: judged as one body.
+  const chunks = Array.isArray(body) && exchange.dialect === "gemini" ? body.filter(isRecord) : undefined;
+  if (chunks) body = mergeGeminiChunks(chunks);
   const shape = detectDialect(body) ? detectDialect(body)! : exchange.dialect;
   const result = isRecord(body) ? await gateWith(exchange.judge, body, shape, exchange.options) : undefined;
   if (!result) return response;
+  if (chunks && result.changed) result.response = [result.response];
   if (result.verdict.calls.length > 0 || result.changed) {
     exchange.report({
       url: exchange.url,
@@ -279,6 +287,28 @@ async function gateJson(response: Response, exchange: Exchange): Promise<Respons
     new Response(out, { status: response.status, statusText: response.statusText, headers }),
     response.url,
   );
+}
+
+/**
+ * Gemini stream chunks as one body: every candidate's parts in order, the last chunk's other fields (usage,
+ * finish, model version).
+ */
+function mergeGeminiChunks(chunks: Record<string, unknown>[]): Record<string, unknown> {
+  const byIndex = new Map<number, Record<string, unknown>>();
+  for (const chunk of chunks) {
+    for (const c of Array.isArray(chunk.candidates) ? chunk.candidates : []) {
+      if (!isRecord(c)) continue;
+      const index = typeof c.index === "number" ? c.index : 0;
+      const content = isRecord(c.content) ? c.content : {};
+      const parts = Array.isArray(content.parts) ? content.parts : [];
+      const seen = byIndex.get(index);
+      const before = seen && isRecord(seen.content) && Array.isArray(seen.content.parts)
+        ? seen.content.parts
+        : [];
+      byIndex.set(index, { ...seen, ...c, content: { ...content, parts: [...before, ...parts] } });
+    }
+  }
+  return { ...chunks[chunks.length - 1], candidates: [...byIndex.values()] };
 }
 
 /** Keeps `response.url` on a rebuilt response (clients use it in error messages). */

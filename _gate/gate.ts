@@ -70,6 +70,8 @@ export function detectDialect(body: unknown): CompletionDialect | undefined {
   if (body.object === "chat.completion" || Array.isArray(body.choices)) return "openai_chat";
   if (body.object === "response" || Array.isArray(body.output)) return "openai_responses";
   if (body.type === "message" && Array.isArray(body.content)) return "anthropic";
+  if (Array.isArray(body.candidates)) return "gemini";
+  if (isRecord(body.message) && typeof body.finish_reason === "string" && !("done" in body)) return "cohere";
   if (isRecord(body.message) && ("done" in body || "model" in body)) return "ollama";
   if (Array.isArray(body.content) && body.role === "assistant") return "anthropic";
   return undefined;
@@ -181,7 +183,8 @@ export function makeJudge(request: unknown, dialect: CompletionDialect, options:
 /**
  * Judges the tool calls in one model response against the tools declared in its request.
  *
- * Reads OpenAI Chat Completions, OpenAI Responses, Anthropic Messages and Ollama `/api/chat` bodies. When the
+ * Reads OpenAI Chat Completions, OpenAI Responses, Anthropic Messages, Ollama `/api/chat`, Gemini
+ * `generateContent` and Cohere v2 chat bodies. When the
  * response has no native calls, calls written into the text (`extractToolCalls`) are judged instead. When any
  * call is rejected, `response` is a copy of the same shape with every call removed (so a caller that forwards
  * it cannot forward the rejected call), the reason in its text, and `finish_reason` / `stop_reason` /
@@ -282,7 +285,13 @@ export async function gateWith(
     return { verdict: ALLOWED_NONE, response: body, changed: false, dialect, source: "none" };
   }
   const extracted: ExtractedToolCall[] = [];
-  for (const text of shape.texts(body)) extracted.push(...extractToolCalls(text));
+  let texts: string[] = [];
+  try {
+    texts = shape.texts(body);
+  } catch {
+    // A body that is not of this dialect after all (a wrong `options.dialect`): no text to read.
+  }
+  for (const text of texts) extracted.push(...extractToolCalls(text));
   if (extracted.length === 0) {
     return { verdict: ALLOWED_NONE, response: body, changed: false, dialect, source: "none" };
   }

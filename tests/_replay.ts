@@ -359,7 +359,8 @@ export function summarise(entry: TrafficEntry, final: unknown, events: unknown[]
       else if (b.type === "thinking") s.reasoning.push(String(b.thinking));
       else if (b.type === "tool_use") s.calls.push(String(b.name));
     }
-  }
+  } else if (entry.dialect === "gemini") summariseGemini(final ? [final] : events, s);
+  else summariseCohere(final, events, s);
   return s;
 }
 
@@ -422,4 +423,45 @@ export async function judgeEntry(entry: TrafficEntry, kind: "stream" | "body"): 
     };
   }
   return row;
+}
+
+type Rec = Record<string, unknown>;
+
+/** Gemini: the text, thought and call parts of every chunk (or the body), the last usage. */
+function summariseGemini(chunks: unknown[], s: Summary): void {
+  let text = "";
+  for (const chunk of chunks as Rec[]) {
+    for (const c of (chunk.candidates as Rec[]) ?? []) {
+      for (const p of ((c.content as Rec)?.parts as Rec[]) ?? []) {
+        if (p.functionCall) s.calls.push(String((p.functionCall as Rec).name));
+        else if (p.thought === true) s.reasoning.push(String(p.text));
+        else if (typeof p.text === "string") text += p.text;
+      }
+    }
+    if (chunk.usageMetadata) s.usage = chunk.usageMetadata;
+  }
+  s.text.push(text);
+}
+
+/** Cohere: the body's message, or the stream's content and tool-plan deltas, calls and usage. */
+function summariseCohere(final: unknown, events: unknown[], s: Summary): void {
+  if (final && typeof final === "object") {
+    const m = ((final as Rec).message ?? {}) as Rec;
+    for (const p of (m.content as Rec[]) ?? []) if (p.type === "text") s.text.push(String(p.text));
+    if (typeof m.tool_plan === "string") s.reasoning.push(m.tool_plan);
+    for (const t of (m.tool_calls as Rec[]) ?? []) s.calls.push(String((t.function as Rec)?.name));
+    return;
+  }
+  let text = "";
+  let plan = "";
+  for (const e of events as Rec[]) {
+    const m = ((e.delta as Rec)?.message ?? {}) as Rec;
+    if (e.type === "content-delta") text += String((m.content as Rec)?.text ?? "");
+    else if (e.type === "tool-plan-delta") plan += String(m.tool_plan ?? "");
+    else if (e.type === "tool-call-start") {
+      s.calls.push(String(((m.tool_calls as Rec)?.function as Rec)?.name));
+    } else if (e.type === "message-end") s.usage = (e.delta as Rec)?.usage ?? null;
+  }
+  s.text.push(text);
+  s.reasoning.push(plan);
 }

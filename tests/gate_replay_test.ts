@@ -16,53 +16,28 @@ const byId = (id: string) => [...streams, ...bodies].find((e) => e.id === id)!;
 /** Recordings the upstream authors wrote by hand with frames no client can read (lines that are not JSON). */
 const BROKEN_BY_HAND = new Set(["openai-parallel-wrapper", "anthropic-spliced"]);
 
-test(
-  "guardFetch replay: every allowed recorded stream reaches the client byte for byte",
-  { skip },
-  async () => {
-    const differ: string[] = [];
-    for (const entry of streams) {
-      if (BROKEN_BY_HAND.has(entry.id)) continue;
-      const row = await judgeEntry(entry, "stream");
-      if (!row.allowed.bytes || !row.allowed.events || !row.allowed.final) {
-        differ.push(`${entry.id}: ${JSON.stringify(row.allowed)}`);
-      }
-    }
-    assert.deepEqual(differ, []);
-  },
-);
+if (!traffic.ok) test("guardFetch replay: the recorded provider traffic", { skip }, () => {});
 
-test("guardFetch replay: every allowed recorded body reaches the client unchanged", { skip }, async () => {
-  const differ: string[] = [];
-  for (const entry of bodies) {
-    const row = await judgeEntry(entry, "body");
-    if (!row.allowed.bytes || !row.allowed.final) differ.push(entry.id);
-  }
-  assert.deepEqual(differ, []);
-});
-
-test(
-  "guardFetch replay: a rejected call is withheld with the text, reasoning and usage intact",
-  { skip },
-  async () => {
-    const bad: string[] = [];
-    for (
-      const [entry, kind] of [
-        ...streams.map((e) => [e, "stream"] as const),
-        ...bodies.map((e) => [e, "body"] as const),
-      ]
-    ) {
-      const row = await judgeEntry(entry, kind);
-      const r = row.rejected;
-      if (r && !(r.withheld && r.text && r.reasoning && r.usage)) {
-        bad.push(
-          `${entry.id}: ${JSON.stringify(r)}`,
-        );
-      }
+// One test per recording: the allowed replay, and (for recordings with client calls) the rejected one.
+for (
+  const [entry, kind] of [
+    ...streams.map((e) => [e, "stream"] as const),
+    ...bodies.map((e) => [e, "body"] as const),
+  ]
+) {
+  test(`guardFetch replay: ${entry.id} (${entry.provider}, ${kind})`, async () => {
+    const row = await judgeEntry(entry, kind);
+    if (!BROKEN_BY_HAND.has(entry.id)) {
+      // The same bytes, SDK events and final object as without the gate.
+      assert.deepEqual(row.allowed, { bytes: true, events: true, final: true });
     }
-    assert.deepEqual(bad, []);
-  },
-);
+    if (row.rejected) {
+      // Every call withheld; text (the reason appended), reasoning and usage as without the gate.
+      const { codes: _codes, ...kept } = row.rejected;
+      assert.deepEqual(kept, { withheld: true, text: true, reasoning: true, usage: true });
+    }
+  });
+}
 
 test(
   "guardFetch replay: usage sent with finish_reason tool_calls survives a rejection (Groq, Mistral, DeepSeek)",
