@@ -12,6 +12,7 @@ import {
   ALLOWED_NONE,
   type CompletionDialect,
   detectDialect,
+  dropsCalls,
   type GateOptions,
   gateWith,
   type Judge,
@@ -224,7 +225,12 @@ function gateStreamed(response: Response, dialect: StreamDialect, exchange: Exch
     toolsDeclared: judge.tools === undefined || judge.tools.length > 0,
     judge: async (calls) => {
       const verdict = await judge.judge(calls.map(callForValidation));
-      return { verdict, reason: judge.reason(verdict) };
+      const partial = dropsCalls(verdict, exchange.options);
+      return {
+        verdict,
+        reason: judge.reason(verdict),
+        partialReason: partial ? judge.reason(verdict, { partial }) : undefined,
+      };
     },
     onReport: (r) =>
       (r.calls.length > 0 || r.findings.length > 0) && report({

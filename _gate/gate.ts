@@ -37,6 +37,19 @@ export interface GateOptions extends ValidateOptions {
   extract?: boolean;
   /** The text that replaces rejected calls. Default: `describeVerdict` of the verdict, with the tools. */
   message?: (verdict: Verdict, tools: readonly unknown[] | undefined) => string;
+  /**
+   * What a rejected call does to the other calls of its turn.
+   *
+   * - `"withhold-turn"` (the default): every call of the turn is withheld and the turn ends with the
+   *   reason. A turn's calls are planned together (write a file, then run it; look up an id, then use
+   *   it), so running the valid half of a plan whose other half was refused can leave work half done;
+   *   the model sees the reason and plans the whole turn again.
+   * - `"drop-call"`: only the rejected calls are removed; the valid ones still reach the client, which
+   *   runs them, with the reason for the removed ones in the turn's text. For turns of independent calls
+   *   (several look-ups at once). Bodies of every dialect and OpenAI Chat and Anthropic streams; the
+   *   other streams withhold the turn.
+   */
+  onRejected?: "withhold-turn" | "drop-call";
 }
 
 /** What {@linkcode gateCompletion} returns. */
@@ -145,8 +158,8 @@ export interface Judge {
   tools: readonly unknown[] | undefined;
   /** Judges calls in any provider shape. */
   judge(calls: readonly unknown[]): Promise<Verdict>;
-  /** The text that replaces rejected calls. */
-  reason(verdict: Verdict): string;
+  /** The text that replaces rejected calls; with `partial`, the other calls of the turn were kept. */
+  reason(verdict: Verdict, options?: { partial?: boolean }): string;
 }
 
 /** Builds the judge for one request (compiling its tools now). */
@@ -154,7 +167,7 @@ export function makeJudge(request: unknown, dialect: CompletionDialect, options:
   const tools = options.tools ?? declaredTools(request, dialect);
   const sync = options.validator ??
     (tools !== undefined && !options.classifier ? compiled(tools, options) : undefined);
-  const reason = (verdict: Verdict): string => {
+  const reason = (verdict: Verdict, { partial = false } = {}): string => {
     if (options.message) {
       try {
         return String(options.message(verdict, tools));
@@ -162,8 +175,10 @@ export function makeJudge(request: unknown, dialect: CompletionDialect, options:
         // fall through to the default sentence
       }
     }
-    return "toolguard stopped this turn's tool calls; none of them ran.\n" +
-      describeVerdict(verdict, { tools });
+    const lead = partial
+      ? "toolguard removed the rejected tool call(s) below; the other calls of this turn were kept.\n"
+      : "toolguard stopped this turn's tool calls; none of them ran.\n";
+    return lead + describeVerdict(verdict, { tools });
   };
   return {
     tools,
@@ -260,6 +275,11 @@ export async function gateCompletion(
   return await gateWith(judge, response, dialect, options);
 }
 
+/** True when only the rejected calls are to be removed: `onRejected: "drop-call"` and some call passed. */
+export function dropsCalls(verdict: Verdict, options: GateOptions): boolean {
+  return options.onRejected === "drop-call" && verdict.blocked.length < verdict.calls.length;
+}
+
 /** Judges the calls of a body of a known dialect: the native ones, else those written into its text. */
 export async function gateWith(
   judge: Judge,
@@ -277,6 +297,11 @@ export async function gateWith(
   if (native.length > 0) {
     const verdict = await judge.judge(native);
     if (verdict.allowed) return { verdict, response: body, changed: false, dialect, source: "native" };
+    if (dropsCalls(verdict, options)) {
+      const reason = judge.reason(verdict, { partial: true });
+      const response = shape.dropCalls(body, new Set(verdict.blocked), reason);
+      return { verdict, response, changed: true, dialect, source: "native", reason };
+    }
     const reason = judge.reason(verdict);
     const response = shape.rewrite(body, reason, { fromText: false });
     return { verdict, response, changed: true, dialect, source: "native", reason };

@@ -20,6 +20,8 @@ export interface StreamJudgement {
   verdict: Verdict;
   /** The text the client sees in place of the calls when the verdict rejects them. */
   reason: string;
+  /** Set when only the rejected calls are to be removed (the others kept): the text saying so. */
+  partialReason?: string;
 }
 
 /** What the stream gate reports when the stream ends. */
@@ -184,7 +186,12 @@ export class StreamGate extends TransformStream<Uint8Array, Uint8Array> {
       if (verdict.allowed) flow.release();
       else {
         replaced = true;
-        this.#router.replace((flow.textSeen ? "\n\n" : "") + judgement.reason, calls, flow);
+        const lead = flow.textSeen ? "\n\n" : "";
+        const dropped = calls.filter((_, i) => verdict!.blocked.includes(i));
+        const kept = calls.filter((_, i) => !verdict!.blocked.includes(i));
+        if (judgement.partialReason !== undefined && this.#router.dropCalls) {
+          this.#router.dropCalls(lead + judgement.partialReason, { kept, dropped }, flow);
+        } else this.#router.replace(lead + judgement.reason, calls, flow);
       }
     } else flow.release();
     if (this.#doneFrame !== undefined) flow.send(this.#doneFrame);

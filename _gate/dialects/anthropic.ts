@@ -9,10 +9,13 @@ import type { SlotBook } from "../calls.ts";
 import { formatSse } from "../sse.ts";
 import { cutCalls } from "../text_watch.ts";
 import {
+  callCounter,
   type CompletionBody,
   type Dialect,
   type EventReader,
   type FrameRouter,
+  type Held,
+  type SplitCalls,
   type StreamFlow,
   ToolPositions,
 } from "./shared.ts";
@@ -57,6 +60,14 @@ const body: CompletionBody = {
     const copy: Record<string, unknown> = { ...body, content };
     if (body.stop_reason === "tool_use" || fromText) copy.stop_reason = "end_turn";
     return copy;
+  },
+  dropCalls(body, drop, reason) {
+    const keep = callCounter(drop);
+    const content = (body.content as unknown[]).filter((b) =>
+      !(isRecord(b) && b.type === "tool_use") || keep()
+    );
+    content.push({ type: "text", text: reason });
+    return { ...body, content };
   },
 };
 
@@ -141,6 +152,40 @@ class AnthropicStream implements FrameRouter {
       delta: { ...delta, stop_reason: "end_turn", stop_sequence: null },
     });
     emit({ type: "message_stop" });
+  }
+
+  /**
+   * The held blocks without the dropped calls' (the rest renumbered to close the gaps), then a text block
+   * with the reason; the stop stays `tool_use`, since calls remain.
+   */
+  dropCalls(text: string, split: SplitCalls, flow: StreamFlow): void {
+    const emit = (event: Record<string, unknown>) =>
+      flow.send(formatSse(JSON.stringify(event), event.type as string));
+    const gone = new ToolPositions();
+    for (const c of split.dropped) gone.add(c.slot);
+    let next = 0;
+    const tail: Held[] = [];
+    for (const h of flow.held) {
+      const e = h.event;
+      if (!e) continue;
+      if (e.type === "message_delta" || e.type === "message_stop") {
+        tail.push(h);
+        continue;
+      }
+      if (typeof e.index !== "number") {
+        flow.send(h.raw);
+        continue;
+      }
+      if (gone.has(e.index)) continue;
+      const index = gone.renumber(e.index);
+      next = Math.max(next, index + 1);
+      if (index === e.index) flow.send(h.raw);
+      else emit({ ...e, index });
+    }
+    emit({ type: "content_block_start", index: next, content_block: { type: "text", text: "" } });
+    emit({ type: "content_block_delta", index: next, delta: { type: "text_delta", text } });
+    emit({ type: "content_block_stop", index: next });
+    for (const h of tail) flow.send(h.raw);
   }
 }
 

@@ -8,7 +8,14 @@ import { isRecord } from "../../_common/values.ts";
 import type { SlotBook } from "../calls.ts";
 import { formatSse } from "../sse.ts";
 import { cutCalls } from "../text_watch.ts";
-import type { CompletionBody, Dialect, EventReader, FrameRouter, StreamFlow } from "./shared.ts";
+import {
+  callCounter,
+  type CompletionBody,
+  type Dialect,
+  type EventReader,
+  type FrameRouter,
+  type StreamFlow,
+} from "./shared.ts";
 
 /** The text parts of a message's `content`. */
 function textParts(message: Record<string, unknown>): Record<string, unknown>[] {
@@ -43,6 +50,13 @@ const body: CompletionBody = {
     const copy: Record<string, unknown> = { ...body, message };
     if (body.finish_reason === "TOOL_CALL") copy.finish_reason = "COMPLETE";
     return copy;
+  },
+  dropCalls(body, drop, reason) {
+    const m = isRecord(body.message) ? body.message : {};
+    const keep = callCounter(drop);
+    const tool_calls = Array.isArray(m.tool_calls) ? m.tool_calls.filter(() => keep()) : [];
+    const content = [...(Array.isArray(m.content) ? m.content : []), { type: "text", text: reason }];
+    return { ...body, message: { ...m, tool_calls, content } };
   },
 };
 

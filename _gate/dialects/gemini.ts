@@ -9,7 +9,14 @@ import { isRecord } from "../../_common/values.ts";
 import type { SlotBook } from "../calls.ts";
 import { formatSse } from "../sse.ts";
 import { cutCalls } from "../text_watch.ts";
-import type { CompletionBody, Dialect, EventReader, FrameRouter, StreamFlow } from "./shared.ts";
+import {
+  callCounter,
+  type CompletionBody,
+  type Dialect,
+  type EventReader,
+  type FrameRouter,
+  type StreamFlow,
+} from "./shared.ts";
 
 /** The candidates of a body or chunk (records only). */
 function candidates(body: Record<string, unknown>): Record<string, unknown>[] {
@@ -56,6 +63,23 @@ const body: CompletionBody = {
             fromText && isAnswerText(p) ? { ...p, text: cutCalls(p.text as string) } : p
           );
           return [...kept, { text: reason }];
+        })
+      ),
+    };
+  },
+  dropCalls(body, drop, reason) {
+    const keep = callCounter(drop);
+    let placed = false;
+    return {
+      ...body,
+      candidates: candidates(body).map((c) =>
+        withParts(c, (ps) => {
+          const kept = ps.filter((p) => !isCall(p) || keep());
+          if (!placed && ps.some(isCall)) {
+            placed = true;
+            kept.unshift({ text: reason });
+          }
+          return kept;
         })
       ),
     };

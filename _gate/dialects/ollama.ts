@@ -8,6 +8,7 @@ import { isRecord } from "../../_common/values.ts";
 import type { SlotBook } from "../calls.ts";
 import { cutCalls } from "../text_watch.ts";
 import {
+  callCounter,
   type CompletionBody,
   type Dialect,
   type EventReader,
@@ -42,6 +43,13 @@ const body: CompletionBody = {
     const copy: Record<string, unknown> = { ...body, message };
     if (body.done_reason !== undefined) copy.done_reason = "stop";
     return copy;
+  },
+  dropCalls(body, drop, reason) {
+    const m = isRecord(body.message) ? body.message : {};
+    const keep = callCounter(drop);
+    const calls = Array.isArray(m.tool_calls) ? m.tool_calls.filter(() => keep()) : [];
+    const content = joinText(typeof m.content === "string" ? m.content : "", reason);
+    return { ...body, message: { ...m, content, tool_calls: calls } };
   },
 };
 

@@ -9,6 +9,7 @@ import type { Slot, SlotBook } from "../calls.ts";
 import { formatSse } from "../sse.ts";
 import { cutCalls } from "../text_watch.ts";
 import {
+  callCounter,
   type CompletionBody,
   type Dialect,
   type EventReader,
@@ -129,19 +130,31 @@ const body: CompletionBody = {
         });
       } else output.push(item);
     }
-    output.push({
-      id: `msg_toolguard_${output.length}`,
-      type: "message",
-      status: "completed",
-      role: "assistant",
-      content: [{ type: "output_text", text: reason, annotations: [] }],
-    });
+    output.push(reasonItem(reason, output.length));
+    const copy: Record<string, unknown> = { ...body, output };
+    if (typeof body.output_text === "string") copy.output_text = outputText(output);
+    return copy;
+  },
+  dropCalls(body, drop, reason) {
+    const keep = callCounter(drop);
+    const output = (body.output as unknown[]).filter((item) => !isClientCall(item) || keep());
+    output.push(reasonItem(reason, output.length));
     const copy: Record<string, unknown> = { ...body, output };
     if (typeof body.output_text === "string") copy.output_text = outputText(output);
     return copy;
   },
 };
 
+/** A message item carrying `text`. */
+function reasonItem(text: string, position: number): Record<string, unknown> {
+  return {
+    id: `msg_toolguard_${position}`,
+    type: "message",
+    status: "completed",
+    role: "assistant",
+    content: [{ type: "output_text", text, annotations: [] }],
+  };
+}
 /** The `output_text` convenience field: the text of every message item, joined. */
 function outputText(output: unknown[]): string {
   return output.flatMap((o) =>

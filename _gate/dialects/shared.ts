@@ -38,12 +38,35 @@ export interface CompletionBody {
     reason: string,
     options: { fromText: boolean },
   ): Record<string, unknown>;
+  /**
+   * A copy of `body` without the calls at positions `drop` (in the order of `calls`), `reason` in the
+   * text; the other calls and the finish stay, so the client still runs them.
+   */
+  dropCalls(
+    body: Record<string, unknown>,
+    drop: ReadonlySet<number>,
+    reason: string,
+  ): Record<string, unknown>;
+}
+
+/** A filter that keeps the calls not in `drop`, counting every call it is asked about, in order. */
+export function callCounter(drop: ReadonlySet<number>): () => boolean {
+  let position = 0;
+  return () => !drop.has(position++);
 }
 
 /** Reads the events of one dialect into a {@linkcode SlotBook}. */
 export interface EventReader {
   /** Reads one event (already parsed and known to be of this dialect). */
   read(event: Record<string, unknown>, book: SlotBook): void;
+}
+
+/** The calls of a turn, split by the verdict. */
+export interface SplitCalls {
+  /** The calls that go to the client. */
+  kept: readonly AssembledToolCall[];
+  /** The rejected calls, removed. */
+  dropped: readonly AssembledToolCall[];
 }
 
 /** A stream frame withheld by the gate. */
@@ -71,6 +94,11 @@ export interface FrameRouter {
   route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void;
   /** Ends a stream whose calls were rejected: `text` in place of the calls, then a normal stop. */
   replace(text: string, calls: readonly AssembledToolCall[], flow: StreamFlow): void;
+  /**
+   * Ends a stream of which only the `dropped` calls were rejected: those are removed, `text` says why,
+   * and the other calls go out as they came. Absent where a dialect withholds the whole turn.
+   */
+  dropCalls?(text: string, calls: SplitCalls, flow: StreamFlow): void;
   /** Present where a model may write calls into the streamed text (OpenAI Chat choice 0, Ollama). */
   readonly text?: TextFrames;
 }
