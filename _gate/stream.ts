@@ -36,6 +36,20 @@ export interface StreamReport {
   findings: StreamFinding[];
   /** True when the calls were replaced by a text event. */
   replaced: boolean;
+  /** True when the calls were rejected and a retry's stream follows in their place. */
+  retried?: boolean;
+}
+
+/** A rejected turn handed to {@linkcode StreamGateOptions.retry}. */
+export interface StreamRetry {
+  /** The calls, as assembled. */
+  calls: AssembledToolCall[];
+  /** The verdict that rejected them. */
+  verdict: Verdict;
+  /** The stream's final snapshot (OpenAI Responses `response.completed`), when it had one. */
+  snapshot?: Record<string, unknown>;
+  /** The positions (Anthropic content blocks) already forwarded; the retry's stream continues after them. */
+  resumeAt: number;
 }
 
 /** Options for {@linkcode StreamGate}. */
@@ -54,12 +68,35 @@ export interface StreamGateOptions {
    * not a bare call, and flows at once. Default true (held until its first key shows it is not a call).
    */
   toolsDeclared?: boolean;
+  /**
+   * Asked when the calls were rejected: a stream (already gated) to forward in their place, continuing this
+   * message, or undefined for the usual replacement. Only for dialects whose frames can be resumed.
+   */
+  retry?: (turn: StreamRetry) => Promise<ReadableStream<Uint8Array> | undefined>;
+  /**
+   * Set on a retry's stream: the positions the client already has, so this stream continues that message
+   * (Anthropic drops its `message_start` and shifts its block indices; Cohere drops `message-start`).
+   */
+  resumeAt?: number;
 }
 
 /** One frame off the wire: its exact text, and its data (an SSE `data:` field, an NDJSON line). */
 interface WireFrame {
   raw: string;
   data?: string;
+}
+
+/** Forwards every chunk of `stream` to `controller`. */
+async function pump(
+  stream: ReadableStream<Uint8Array>,
+  controller: TransformStreamDefaultController<Uint8Array>,
+): Promise<void> {
+  const reader = stream.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return;
+    controller.enqueue(value);
+  }
 }
 
 /** An NDJSON parser whose lines read as frames. */
@@ -124,7 +161,11 @@ export class StreamGate extends TransformStream<Uint8Array, Uint8Array> {
     try {
       const text = this.#decoder.decode();
       for (const frame of [...this.#parser.push(text), ...this.#parser.end()]) this.#onFrame(frame);
-      await this.#finish();
+      const next = await this.#finish();
+      if (next) {
+        this.#send(controller);
+        await pump(next, controller);
+      }
     } catch (e) {
       this.#drop(`stream could not be read: ${errorText(e)}`);
     }
@@ -140,7 +181,9 @@ export class StreamGate extends TransformStream<Uint8Array, Uint8Array> {
     this.#dropped.push({ code: "malformed_event", message, event: this.#frames - 1 });
   }
 
-  #onFrame({ raw, data }: WireFrame): void {
+  #onFrame(frame: WireFrame): void {
+    let raw = frame.raw;
+    const data = frame.data;
     this.#frames++;
     const flow = this.#flow;
     if (data === undefined || data.trim() === "") {
@@ -162,15 +205,23 @@ export class StreamGate extends TransformStream<Uint8Array, Uint8Array> {
           : "stream event is not JSON; it was dropped",
       );
     }
-    const event = parsed.value;
+    let event = parsed.value;
+    if (this.#options.resumeAt !== undefined && this.#router.resume) {
+      const resumed = this.#router.resume(raw, event, this.#options.resumeAt);
+      if (!resumed) return;
+      ({ raw, event } = resumed);
+    }
     this.#assembler.push(event);
     this.#router.note?.(event);
     if (!this.#text) return this.#router.route(raw, event, flow);
     for (const frame of this.#text.watch(raw, event, flow)) this.#router.route(frame.raw, frame.event, flow);
   }
 
-  /** At the end: judges what was held and sends the ending. */
-  async #finish(): Promise<void> {
+  /**
+   * At the end: judges what was held and sends the ending. Returns a retry's stream to forward next, when
+   * the calls were rejected and a retry was sent in their place.
+   */
+  async #finish(): Promise<ReadableStream<Uint8Array> | undefined> {
     const { calls, findings } = this.#assembler.result();
     const flow = this.#flow;
     for (const frame of this.#text?.drain() ?? []) this.#router.route(frame.raw, frame.event, flow);
@@ -185,6 +236,18 @@ export class StreamGate extends TransformStream<Uint8Array, Uint8Array> {
       verdict = judgement.verdict;
       if (verdict.allowed) flow.release();
       else {
+        const next = await this.#retry(calls, verdict);
+        if (next) {
+          this.#report({
+            dialect: this.#dialect,
+            calls,
+            verdict,
+            findings: all,
+            replaced: true,
+            retried: true,
+          });
+          return next;
+        }
         replaced = true;
         const lead = flow.textSeen ? "\n\n" : "";
         const dropped = calls.filter((_, i) => verdict!.blocked.includes(i));
@@ -196,6 +259,7 @@ export class StreamGate extends TransformStream<Uint8Array, Uint8Array> {
     } else flow.release();
     if (this.#doneFrame !== undefined) flow.send(this.#doneFrame);
     this.#report({ dialect: this.#dialect, calls, verdict, findings: all, replaced });
+    return undefined;
   }
 
   /** The ending when the calls were written into the text. */
@@ -203,14 +267,52 @@ export class StreamGate extends TransformStream<Uint8Array, Uint8Array> {
     text: TextCalls,
     calls: AssembledToolCall[],
     findings: StreamFinding[],
-  ): Promise<void> {
+  ): Promise<ReadableStream<Uint8Array> | undefined> {
     const flow = this.#flow;
     const judgement = await this.#judge(calls);
+    if (!judgement.verdict.allowed) {
+      const next = await this.#retry(calls, judgement.verdict);
+      if (next) {
+        const report = { calls, verdict: judgement.verdict, findings, replaced: true, retried: true };
+        this.#report({ dialect: this.#dialect, ...report });
+        return next;
+      }
+    }
     text.conclude({ allowed: judgement.verdict.allowed, reason: judgement.reason }, flow);
     flow.release();
     if (this.#doneFrame !== undefined) flow.send(this.#doneFrame);
     const replaced = !judgement.verdict.allowed;
     this.#report({ dialect: this.#dialect, calls, verdict: judgement.verdict, findings, replaced });
+    return undefined;
+  }
+
+  /**
+   * Asks for a retry of a rejected turn. When one comes, what was held (the calls, the finish, the
+   * usage of this attempt) is dropped: the retry's stream continues the message in its place.
+   */
+  async #retry(
+    calls: AssembledToolCall[],
+    verdict: Verdict,
+  ): Promise<ReadableStream<Uint8Array> | undefined> {
+    const retry = this.#options.retry;
+    const router = this.#router;
+    if (!retry || !router.resume) return undefined;
+    const flow = this.#flow;
+    const snapshot = flow.held.map((h) => h.event).find((e) => e?.type === "response.completed");
+    let next: ReadableStream<Uint8Array> | undefined;
+    try {
+      const resumeAt = router.resumeAt?.() ?? 0;
+      next = await retry({
+        calls,
+        verdict,
+        resumeAt,
+        snapshot: snapshot?.response as Record<string, unknown>,
+      });
+    } catch {
+      next = undefined; // a retry that fails leaves today's clean stop
+    }
+    if (next) flow.held.length = 0;
+    return next;
   }
 
   async #judge(calls: AssembledToolCall[]): Promise<StreamJudgement> {

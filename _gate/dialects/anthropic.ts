@@ -108,6 +108,26 @@ class AnthropicStream implements FrameRouter {
   readonly framing = "sse";
   readonly #tools = new ToolPositions();
 
+  /** The blocks the client has when the calls are rejected: those before the first call. */
+  resumeAt(): number {
+    return this.#tools.replacementAt(0);
+  }
+
+  /**
+   * A retry's events continue the message the client is assembling: its `message_start` is dropped and
+   * its block indices follow the blocks already forwarded.
+   */
+  resume(
+    raw: string,
+    event: Record<string, unknown>,
+    resumeAt: number,
+  ): { raw: string; event: Record<string, unknown> } | undefined {
+    if (event.type === "message_start") return undefined;
+    if (typeof event.index !== "number" || resumeAt === 0) return { raw, event };
+    const shifted: Record<string, unknown> = { ...event, index: event.index + resumeAt };
+    return { raw: formatSse(JSON.stringify(shifted), shifted.type as string), event: shifted };
+  }
+
   route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void {
     const type = event.type;
     if (

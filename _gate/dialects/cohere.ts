@@ -102,6 +102,14 @@ class CohereStream implements FrameRouter {
   /** Whether the stream names its events (`event: content-delta`). */
   #named = false;
 
+  /** A retry's events continue the message: its own `message-start` is dropped. */
+  resume(
+    raw: string,
+    event: Record<string, unknown>,
+  ): { raw: string; event: Record<string, unknown> } | undefined {
+    return event.type === "message-start" ? undefined : { raw, event };
+  }
+
   route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void {
     const type = String(event.type ?? "");
     if (raw.startsWith("event:")) this.#named = true;

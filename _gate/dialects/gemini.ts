@@ -118,6 +118,11 @@ const hasText = (event: Record<string, unknown>) =>
 class GeminiStream implements FrameRouter {
   readonly framing = "sse";
 
+  /** A retry's chunks carry no position: they follow as they come. */
+  resume(raw: string, event: Record<string, unknown>): { raw: string; event: Record<string, unknown> } {
+    return { raw, event };
+  }
+
   route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void {
     if (!hasCall(event)) {
       const ends = candidates(event).some((c) => c.finishReason != null) || event.usageMetadata != null;

@@ -108,6 +108,11 @@ class OllamaStream implements FrameRouter {
     this.#template ??= pick(event, ["model", "created_at"]);
   }
 
+  /** A retry's chunks carry no position: they follow as they come. */
+  resume(raw: string, event: Record<string, unknown>): { raw: string; event: Record<string, unknown> } {
+    return { raw, event };
+  }
+
   route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void {
     const message = isRecord(event.message) ? event.message : undefined;
     const hasCalls = !!message && Array.isArray(message.tool_calls) && message.tool_calls.length > 0;

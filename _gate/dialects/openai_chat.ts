@@ -232,6 +232,11 @@ class ChatStream implements FrameRouter {
     this.#template ??= pick(event, TEMPLATE_KEYS);
   }
 
+  /** A retry's chunks carry no position: they follow as they come. */
+  resume(raw: string, event: Record<string, unknown>): { raw: string; event: Record<string, unknown> } {
+    return { raw, event };
+  }
+
   route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void {
     const choices = Array.isArray(event.choices) ? event.choices : [];
     const hasText = choices.some((c) => isRecord(c) && isRecord(c.delta) && textOf(c.delta) !== "");

@@ -99,6 +99,18 @@ export interface FrameRouter {
    * and the other calls go out as they came. Absent where a dialect withholds the whole turn.
    */
   dropCalls?(text: string, calls: SplitCalls, flow: StreamFlow): void;
+  /**
+   * Fits a frame of a retry's stream after what the client already has (`resumeAt` positions): the frame
+   * to route, or undefined to drop it. Absent where a stream cannot be continued (OpenAI Responses): a
+   * retry then ends in the usual replacement.
+   */
+  resume?(
+    raw: string,
+    event: Record<string, unknown>,
+    resumeAt: number,
+  ): { raw: string; event: Record<string, unknown> } | undefined;
+  /** The positions already forwarded when the calls were rejected (Anthropic: blocks before the first call). */
+  resumeAt?(): number;
   /** Present where a model may write calls into the streamed text (OpenAI Chat choice 0, Ollama). */
   readonly text?: TextFrames;
 }
