@@ -11,7 +11,9 @@
  * - {@linkcode guardFetch} wraps `fetch` so the official clients (`openai`, `@anthropic-ai/sdk`, `ollama`)
  *   and any OpenAI-compatible server (Ollama, llama.cpp, LM Studio, vLLM) get gated bodies, streamed or not.
  *   Frames the gate does not rewrite reach the client byte for byte; a rejection keeps everything but the
- *   call (usage, ids, `system_fingerprint`, `logprobs`, reasoning).
+ *   call (usage, ids, `system_fingerprint`, `logprobs`, reasoning). With `retry: N` a rejected turn is sent
+ *   back to the model with the feedback as tool results, and the client gets the corrected answer; with
+ *   `onRejected: "drop-call"` the valid calls of a turn still run when one of them is rejected.
  * - {@linkcode assembleToolCalls} rebuilds whole calls from stream events so they can be validated.
  *
  * Calls a local model wrote into its text (`<tool_call>`, `<|python_tag|>`, `[TOOL_CALLS]`, fenced JSON) are
