@@ -21,6 +21,7 @@ import {
 } from "./gate.ts";
 import { followUp, type RejectedTurn, type TurnCall } from "./retry.ts";
 import { StreamGate, type StreamRetry } from "./stream.ts";
+import type { ResumePoint } from "./dialects/shared.ts";
 
 /** A `fetch`-compatible function. */
 export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
@@ -58,7 +59,7 @@ export interface GuardFetchOptions extends GateOptions {
    * turn and one tool result per call carrying the feedback (`describeVerdict`) appended in the provider's
    * own shape, up to this many times, and hand the client the first answer that passes (else today's clean
    * stop). In a stream, text already forwarded stays and the retry's events follow in the same message
-   * (OpenAI Chat, Anthropic, Ollama, Gemini, Cohere; an OpenAI Responses stream is not resumed). Every
+   * (indices, ids and `sequence_number`s continuing what the client has). Every
    * attempt is reported to `onVerdict`. Default 0 (off).
    */
   retry?: number;
@@ -332,7 +333,7 @@ async function retryStream(
     return undefined;
   }
   const next: Exchange = { ...exchange, request, attempt: exchange.attempt + 1 };
-  return gateStreamed(response, dialect, next, turn.resumeAt).body ?? undefined;
+  return gateStreamed(response, dialect, next, turn.resume).body ?? undefined;
 }
 
 /** A streamed response passed through a {@linkcode StreamGate}. */
@@ -340,7 +341,7 @@ function gateStreamed(
   response: Response,
   dialect: StreamDialect,
   exchange: Exchange,
-  resumeAt?: number,
+  resume?: ResumePoint,
 ): Response {
   const { judge, report, url } = exchange;
   const gate = new StreamGate(dialect, {
@@ -367,7 +368,7 @@ function gateStreamed(
         attempt: exchange.attempt,
         ...(r.retried ? { retried: true } : {}),
       }),
-    resumeAt,
+    resume,
     retry: mayRetry(exchange) ? (turn) => retryStream(exchange, dialect, turn) : undefined,
   });
   const headers = new Headers(response.headers);

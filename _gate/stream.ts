@@ -10,7 +10,7 @@ import type { Verdict } from "../types.ts";
 import { CallAssembler } from "./assemble.ts";
 import type { AssembledToolCall, StreamDialect, StreamFinding } from "./calls.ts";
 import { DIALECTS } from "./dialects/mod.ts";
-import { type FrameRouter, StreamFlow } from "./dialects/shared.ts";
+import { type FrameRouter, type ResumePoint, StreamFlow } from "./dialects/shared.ts";
 import { type FrameParser, ndjsonParser, sseParser } from "./sse.ts";
 import { TextCalls } from "./text_watch.ts";
 
@@ -48,8 +48,8 @@ export interface StreamRetry {
   verdict: Verdict;
   /** The stream's final snapshot (OpenAI Responses `response.completed`), when it had one. */
   snapshot?: Record<string, unknown>;
-  /** The positions (Anthropic content blocks) already forwarded; the retry's stream continues after them. */
-  resumeAt: number;
+  /** What the client already has; the retry's stream continues after it. */
+  resume: ResumePoint;
 }
 
 /** Options for {@linkcode StreamGate}. */
@@ -77,7 +77,7 @@ export interface StreamGateOptions {
    * Set on a retry's stream: the positions the client already has, so this stream continues that message
    * (Anthropic drops its `message_start` and shifts its block indices; Cohere drops `message-start`).
    */
-  resumeAt?: number;
+  resume?: ResumePoint;
 }
 
 /** One frame off the wire: its exact text, and its data (an SSE `data:` field, an NDJSON line). */
@@ -206,8 +206,8 @@ export class StreamGate extends TransformStream<Uint8Array, Uint8Array> {
       );
     }
     let event = parsed.value;
-    if (this.#options.resumeAt !== undefined && this.#router.resume) {
-      const resumed = this.#router.resume(raw, event, this.#options.resumeAt);
+    if (this.#options.resume !== undefined && this.#router.resume) {
+      const resumed = this.#router.resume(raw, event, this.#options.resume);
       if (!resumed) return;
       ({ raw, event } = resumed);
     }
@@ -301,11 +301,11 @@ export class StreamGate extends TransformStream<Uint8Array, Uint8Array> {
     const snapshot = flow.held.map((h) => h.event).find((e) => e?.type === "response.completed");
     let next: ReadableStream<Uint8Array> | undefined;
     try {
-      const resumeAt = router.resumeAt?.() ?? 0;
+      const resume = router.resumePoint?.() ?? { at: 0 };
       next = await retry({
         calls,
         verdict,
-        resumeAt,
+        resume,
         snapshot: snapshot?.response as Record<string, unknown>,
       });
     } catch {

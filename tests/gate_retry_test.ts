@@ -284,19 +284,45 @@ test("guardFetch retry: off by default", async () => {
   assert.equal(server.requests.length, 1);
 });
 
-test("guardFetch retry: an OpenAI Responses stream is not resumed: one request, today's clean stop", async () => {
-  const { value, server } = await scripted(
+test("guardFetch retry: an OpenAI Responses stream is resumed: one response, indices and sequence numbers continuing", async () => {
+  const types: { type: string; sequence_number: number; output_index?: number }[] = [];
+  const { value, server, seen } = await scripted(
     [{ sse: responsesStream(["Checking."], [BAD]), named: true }, {
       sse: responsesStream([], [GOOD]),
       named: true,
     }],
     1,
-    (s, f) =>
-      openai(s, f).responses.stream({ model: "m", input: "Weather?", tools: TOOLS_RESPONSES as never })
-        .finalResponse(),
+    async (s, f) => {
+      const stream = openai(s, f).responses.stream({
+        model: "m",
+        input: "Weather?",
+        tools: TOOLS_RESPONSES as never,
+      });
+      for await (const e of stream) types.push(e as never);
+      return await stream.finalResponse();
+    },
   );
-  assert.equal(server.requests.length, 1);
-  assert.deepEqual(value.output.map((o) => o.type), ["message", "message"]);
+  assert.equal(server.requests.length, 2);
+  assert.deepEqual(value.output.map((o) => o.type === "function_call" ? o.call_id : o.type), [
+    "message",
+    "call_good",
+  ]);
+  const seqs = types.map((e) => e.sequence_number);
+  assert.deepEqual(seqs, seqs.map((_, i) => i)); // one numbering, no gap, no repeat
+  assert.deepEqual(
+    types.filter((e) => e.type === "response.output_item.added").map((e) => e.output_index),
+    [0, 1],
+  );
+  assert.equal(types.filter((e) => e.type === "response.created").length, 1);
+  assert.equal(types.some((e) => JSON.stringify(e).includes("call_bad")), false);
+  const sent = server.requests[1].json as { input: Record<string, unknown>[] };
+  assert.deepEqual(sent.input.map((i) => i.type ?? i.role), [
+    "user",
+    "message",
+    "function_call",
+    "function_call_output",
+  ]);
+  assertAttempts(seen);
 });
 
 test("guardFetch retry: Gemini streamGenerateContent?alt=sse, the retry's chunks follow the forwarded text", async () => {
@@ -331,4 +357,29 @@ test("guardFetch retry: Gemini streamGenerateContent?alt=sse, the retry's chunks
   }]);
   assert.equal(server.requests.length, 2);
   assertAttempts(seen);
+});
+
+test("guardFetch retry: a Responses stream rejected on every attempt ends in one clean response", async () => {
+  const events: { type: string; sequence_number: number }[] = [];
+  const { value, server } = await scripted(
+    [{ sse: responsesStream(["Checking."], [BAD]), named: true }],
+    1,
+    async (s, f) => {
+      const stream = openai(s, f).responses.stream({
+        model: "m",
+        input: "Weather?",
+        tools: TOOLS_RESPONSES as never,
+      });
+      for await (const e of stream) events.push(e as never);
+      return await stream.finalResponse();
+    },
+  );
+  assert.equal(server.requests.length, 2);
+  // The first attempt's text, the retry's text (the scripted model says it again), then the reason.
+  assert.deepEqual(value.output.map((o) => o.type), ["message", "message", "message"]);
+  assert.match(JSON.stringify(value.output[2]), /units/);
+  assert.equal(value.output.some((o) => o.type === "function_call"), false);
+  const seqs = events.map((e) => e.sequence_number);
+  assert.deepEqual(seqs, seqs.map((_, i) => i));
+  assert.equal(events.filter((e) => e.type === "response.completed").length, 1);
 });

@@ -15,6 +15,7 @@ import {
   type EventReader,
   type FrameRouter,
   type Held,
+  type ResumePoint,
   type SplitCalls,
   type StreamFlow,
   ToolPositions,
@@ -109,8 +110,8 @@ class AnthropicStream implements FrameRouter {
   readonly #tools = new ToolPositions();
 
   /** The blocks the client has when the calls are rejected: those before the first call. */
-  resumeAt(): number {
-    return this.#tools.replacementAt(0);
+  resumePoint(): ResumePoint {
+    return { at: this.#tools.replacementAt(0) };
   }
 
   /**
@@ -120,11 +121,11 @@ class AnthropicStream implements FrameRouter {
   resume(
     raw: string,
     event: Record<string, unknown>,
-    resumeAt: number,
+    { at }: ResumePoint,
   ): { raw: string; event: Record<string, unknown> } | undefined {
     if (event.type === "message_start") return undefined;
-    if (typeof event.index !== "number" || resumeAt === 0) return { raw, event };
-    const shifted: Record<string, unknown> = { ...event, index: event.index + resumeAt };
+    if (typeof event.index !== "number" || at === 0) return { raw, event };
+    const shifted: Record<string, unknown> = { ...event, index: event.index + at };
     return { raw: formatSse(JSON.stringify(shifted), shifted.type as string), event: shifted };
   }
 

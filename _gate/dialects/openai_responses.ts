@@ -14,6 +14,7 @@ import {
   type Dialect,
   type EventReader,
   type FrameRouter,
+  type ResumePoint,
   type StreamFlow,
   ToolPositions,
 } from "./shared.ts";
@@ -275,6 +276,14 @@ class ResponsesStream implements FrameRouter {
   #template?: Record<string, unknown>;
   /** Output items other than calls that the stream finished, in order. */
   readonly #finishedItems: Record<string, unknown>[] = [];
+  /** Their output indices. */
+  readonly #finishedAt: number[] = [];
+  /** The last `sequence_number` forwarded before the first held event (-1: none). */
+  #lastSent = -1;
+  /** On a retry's stream: the next `sequence_number` to give (continuing the first stream's). */
+  #nextSeq = -1;
+  /** On a retry's stream: where it continues. */
+  #base?: ResumePoint;
 
   note(event: Record<string, unknown>): void {
     if (typeof event.sequence_number === "number") {
@@ -284,7 +293,41 @@ class ResponsesStream implements FrameRouter {
     const item = isRecord(event.item) ? event.item : undefined;
     if (event.type === "response.output_item.done" && item && !isClientCall(item)) {
       this.#finishedItems.push(item);
+      this.#finishedAt.push(typeof event.output_index === "number" ? event.output_index : -1);
     }
+  }
+
+  /** The items the client has when the calls are rejected: those before the first call. */
+  resumePoint(): ResumePoint {
+    const at = this.#tools.replacementAt(0);
+    const own = this.#finishedItems.filter((_, i) => this.#finishedAt[i] < at);
+    return { at, items: [...(this.#base?.items ?? []), ...own], seq: this.#lastSent };
+  }
+
+  /**
+   * A retry's events continue the response the client is assembling: its `response.created` and
+   * `in_progress` are dropped, output indices follow the items forwarded, sequence numbers continue, and
+   * the final snapshot lists the forwarded items first.
+   */
+  resume(
+    _raw: string,
+    event: Record<string, unknown>,
+    point: ResumePoint,
+  ): { raw: string; event: Record<string, unknown> } | undefined {
+    const type = event.type as string;
+    if (type === "response.created" || type === "response.in_progress" || type === "response.queued") {
+      return undefined;
+    }
+    this.#base = point;
+    if (this.#nextSeq < 0) this.#nextSeq = (point.seq ?? -1) + 1;
+    const e: Record<string, unknown> = { ...event };
+    if (typeof event.sequence_number === "number") e.sequence_number = this.#nextSeq++;
+    if (typeof event.output_index === "number") e.output_index = event.output_index + point.at;
+    if (TERMINAL.has(type) && isRecord(event.response)) {
+      const output = Array.isArray(event.response.output) ? event.response.output : [];
+      e.response = { ...event.response, output: [...(point.items ?? []), ...output] };
+    }
+    return { raw: formatSse(JSON.stringify(e), type), event: e };
   }
 
   route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void {
@@ -296,6 +339,7 @@ class ResponsesStream implements FrameRouter {
     if (type === "error" || type === "response.failed") return flow.send(raw);
     if (!flow.pending) {
       if (type === "response.output_text.delta") flow.textSeen = true;
+      if (typeof event.sequence_number === "number") this.#lastSent = event.sequence_number;
       return flow.send(raw);
     }
     const oi = typeof event.output_index === "number" ? event.output_index : -1;

@@ -61,6 +61,16 @@ export interface EventReader {
   read(event: Record<string, unknown>, book: SlotBook): void;
 }
 
+/** Where a retry's stream continues the message the client is assembling. */
+export interface ResumePoint {
+  /** The positions forwarded (Anthropic blocks, Responses output items before the first call). */
+  at: number;
+  /** OpenAI Responses: the output items forwarded, for the final snapshot. */
+  items?: readonly Record<string, unknown>[];
+  /** OpenAI Responses: the last `sequence_number` forwarded (-1: none). */
+  seq?: number;
+}
+
 /** The calls of a turn, split by the verdict. */
 export interface SplitCalls {
   /** The calls that go to the client. */
@@ -100,17 +110,17 @@ export interface FrameRouter {
    */
   dropCalls?(text: string, calls: SplitCalls, flow: StreamFlow): void;
   /**
-   * Fits a frame of a retry's stream after what the client already has (`resumeAt` positions): the frame
+   * Fits a frame of a retry's stream after what the client already has (`point`): the frame
    * to route, or undefined to drop it. Absent where a stream cannot be continued (OpenAI Responses): a
    * retry then ends in the usual replacement.
    */
   resume?(
     raw: string,
     event: Record<string, unknown>,
-    resumeAt: number,
+    point: ResumePoint,
   ): { raw: string; event: Record<string, unknown> } | undefined;
-  /** The positions already forwarded when the calls were rejected (Anthropic: blocks before the first call). */
-  resumeAt?(): number;
+  /** What the client already has when the calls are rejected: where a retry's stream continues. */
+  resumePoint?(): ResumePoint;
   /** Present where a model may write calls into the streamed text (OpenAI Chat choice 0, Ollama). */
   readonly text?: TextFrames;
 }
