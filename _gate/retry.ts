@@ -114,6 +114,11 @@ const responses: Builder = (request, turn, feedback) => {
     call_id: c.id,
     output: feedback[i],
   }));
+  // A conversation kept by the server continues from the rejected response: only the results are new.
+  const id = turn.body?.id;
+  if (typeof request.previous_response_id === "string" && typeof id === "string") {
+    return { ...request, previous_response_id: id, input: results };
+  }
   const out: Record<string, unknown> = { ...request, input: [...input, ...output, ...results] };
   delete out.previous_response_id; // the whole conversation is in `input` now
   return out;

@@ -383,3 +383,20 @@ test("guardFetch retry: a Responses stream rejected on every attempt ends in one
   assert.deepEqual(seqs, seqs.map((_, i) => i));
   assert.equal(events.filter((e) => e.type === "response.completed").length, 1);
 });
+
+test("guardFetch retry: a Responses conversation kept by the server continues from the rejected response", async () => {
+  const { server } = await scripted(
+    [{ json: { ...responsesBody(null, [BAD]), id: "resp_bad" } }, { json: responsesBody(null, [GOOD]) }],
+    1,
+    (s, f) =>
+      openai(s, f).responses.create({
+        model: "m",
+        input: "And tomorrow?",
+        previous_response_id: "resp_0",
+        tools: TOOLS_RESPONSES as never,
+      }),
+  );
+  const sent = server.requests[1].json as { previous_response_id: string; input: Record<string, unknown>[] };
+  assert.equal(sent.previous_response_id, "resp_bad");
+  assert.deepEqual(sent.input.map((i) => [i.type, i.call_id]), [["function_call_output", "call_bad"]]);
+});
