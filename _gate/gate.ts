@@ -46,8 +46,8 @@ export interface GateOptions extends ValidateOptions {
    *   the model sees the reason and plans the whole turn again.
    * - `"drop-call"`: only the rejected calls are removed; the valid ones still reach the client, which
    *   runs them, with the reason for the removed ones in the turn's text. For turns of independent calls
-   *   (several look-ups at once). Bodies of every dialect and OpenAI Chat and Anthropic streams; the
-   *   other streams withhold the turn.
+   *   (several look-ups at once). Bodies of every dialect; OpenAI Chat, OpenAI Responses and Anthropic
+   *   streams (Ollama, Gemini and Cohere streams withhold the turn).
    */
   onRejected?: "withhold-turn" | "drop-call";
 }

@@ -162,10 +162,23 @@ test("guardFetch drop-call: an Anthropic stream keeps the valid tool_use block a
   assert.equal(final.stop_reason, "tool_use");
 });
 
-test("guardFetch drop-call: a Responses stream withholds the whole turn (not supported there)", async () => {
-  reply({ sse: responsesStream([], [BAD, GOOD]), named: true });
+test("guardFetch drop-call: a Responses stream keeps the valid function_call; indices and sequence numbers stay whole", async () => {
+  reply({ sse: responsesStream(["Checking."], [BAD, GOOD]), named: true });
   const client = new OpenAI({ apiKey: "k", baseURL: `${server.url}/v1`, fetch: gfetch, maxRetries: 0 });
-  const final = await client.responses.stream({ model: "m", input: "hi", tools: TOOLS_RESPONSES as never })
-    .finalResponse();
-  assert.deepEqual(final.output.map((o) => o.type), ["message"]);
+  const stream = client.responses.stream({ model: "m", input: "hi", tools: TOOLS_RESPONSES as never });
+  const events: { type: string; sequence_number: number; output_index?: number }[] = [];
+  for await (const e of stream) events.push(e as never);
+  const final = await stream.finalResponse();
+  assert.deepEqual(final.output.map((o) => o.type === "function_call" ? o.name : o.type), [
+    "message",
+    "get_weather",
+    "message",
+  ]);
+  const seqs = events.map((e) => e.sequence_number);
+  assert.deepEqual(seqs, seqs.map((_, i) => i));
+  assert.deepEqual(events.filter((e) => e.type === "response.output_item.added").map((e) => e.output_index), [
+    0,
+    1,
+    2,
+  ]);
 });

@@ -15,6 +15,7 @@ import {
   type EventReader,
   type FrameRouter,
   type ResumePoint,
+  type SplitCalls,
   type StreamFlow,
   ToolPositions,
 } from "./shared.ts";
@@ -349,15 +350,7 @@ class ResponsesStream implements FrameRouter {
   }
 
   replace(text: string, _calls: unknown, flow: StreamFlow): void {
-    let seq = this.#lastSeq + 1;
-    // Renumber what is replayed after the first held event so sequence numbers stay increasing.
-    const firstHeldSeq = flow.held.find((h) => typeof h.event?.sequence_number === "number")?.event
-      ?.sequence_number;
-    if (typeof firstHeldSeq === "number") seq = firstHeldSeq;
-    const emit = (event: Record<string, unknown>) => {
-      const e = this.#lastSeq >= 0 ? { ...event, sequence_number: seq++ } : event;
-      flow.send(formatSse(JSON.stringify(e), e.type as string));
-    };
+    const emit = this.#emitter(flow);
     const { next, terminal } = this.#replay(flow, emit);
     const item = this.#message(text, this.#tools.replacementAt(next), emit);
     const base = isRecord(terminal?.response) ? terminal.response : this.#template ?? {};
@@ -368,6 +361,48 @@ class ResponsesStream implements FrameRouter {
       type: "response.completed",
       response: { ...base, status: "completed", output: [...priorOutput, item] },
     });
+  }
+
+  /**
+   * The held events without the dropped calls' (the rest renumbered), a message item with the reason,
+   * and a final snapshot listing the kept calls: the client still runs them.
+   */
+  dropCalls(text: string, split: SplitCalls, flow: StreamFlow): void {
+    const emit = this.#emitter(flow);
+    const gone = new ToolPositions();
+    for (const c of split.dropped) gone.add(c.slot);
+    const goneIds = new Set(split.dropped.map((c) => c.id));
+    let next = 0;
+    let terminal: Record<string, unknown> | undefined;
+    for (const h of flow.held) {
+      const e = h.event;
+      if (!e) continue;
+      if (TERMINAL.has(e.type as string)) terminal = e;
+      else if (typeof e.output_index !== "number") emit(e);
+      else if (!gone.has(e.output_index)) {
+        const output_index = gone.renumber(e.output_index);
+        next = Math.max(next, output_index + 1);
+        emit({ ...e, output_index });
+      }
+    }
+    const item = this.#message(text, next, emit);
+    const base = isRecord(terminal?.response) ? terminal.response : this.#template ?? {};
+    const output = (Array.isArray(base.output) ? base.output : []).filter((o) =>
+      !(isClientCall(o) && goneIds.has(o.call_id as string))
+    );
+    emit({ type: terminal?.type ?? "response.completed", response: { ...base, output: [...output, item] } });
+  }
+
+  /** Emits events after the last one forwarded, renumbering sequence numbers so they keep increasing. */
+  #emitter(flow: StreamFlow): (event: Record<string, unknown>) => void {
+    let seq = this.#lastSeq + 1;
+    const firstHeldSeq = flow.held.find((h) => typeof h.event?.sequence_number === "number")?.event
+      ?.sequence_number;
+    if (typeof firstHeldSeq === "number") seq = firstHeldSeq;
+    return (event) => {
+      const e = this.#lastSeq >= 0 ? { ...event, sequence_number: seq++ } : event;
+      flow.send(formatSse(JSON.stringify(e), e.type as string));
+    };
   }
 
   /**
