@@ -2,11 +2,18 @@
  * Put the validator where it matters: between the model's response and the code that runs tools.
  *
  * - {@linkcode gateCompletion} judges the tool calls in one response body (OpenAI Chat Completions, OpenAI
- *   Responses, Anthropic Messages, Ollama `/api/chat`) against the tools declared in the request, and when a
- *   call is rejected returns a body of the same shape that carries no tool call and says why. A caller that
- *   forwards the body cannot forward the rejected call.
+ *   Responses, Anthropic Messages, Ollama `/api/chat`, Google Gemini `generateContent`, Cohere v2 chat)
+ *   against the tools declared in the request, and when a call is rejected returns a body of the same shape
+ *   that carries no tool call and says why. A caller that forwards the body cannot forward the rejected call.
+ *   Every client-run call is judged: Responses `custom_tool_call` (its free-text input scanned),
+ *   `local_shell_call`, `shell_call`, `apply_patch_call`, `namespace` members; Anthropic's client-run
+ *   built-ins (`memory_*`, `bash_*`, `text_editor_*`, `computer_*`) are allowed by name when declared.
  * - {@linkcode guardFetch} wraps `fetch` so the official clients (`openai`, `@anthropic-ai/sdk`, `ollama`)
  *   and any OpenAI-compatible server (Ollama, llama.cpp, LM Studio, vLLM) get gated bodies, streamed or not.
+ *   Frames the gate does not rewrite reach the client byte for byte; a rejection keeps everything but the
+ *   call (usage, ids, `system_fingerprint`, `logprobs`, reasoning). With `retry: N` a rejected turn is sent
+ *   back to the model with the feedback as tool results, and the client gets the corrected answer; with
+ *   `onRejected: "drop-call"` the valid calls of a turn still run when one of them is rejected.
  * - {@linkcode assembleToolCalls} rebuilds whole calls from stream events so they can be validated.
  *
  * Calls a local model wrote into its text (`<tool_call>`, `<|python_tag|>`, `[TOOL_CALLS]`, fenced JSON) are

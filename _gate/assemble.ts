@@ -11,6 +11,7 @@ import { DIALECTS } from "./dialects/mod.ts";
 import type { EventReader } from "./dialects/shared.ts";
 
 const ANTHROPIC_EVENT = /^(message_start|message_delta|message_stop|content_block_(start|delta|stop)|ping)$/;
+const COHERE_EVENT = /^(message|content|tool-plan|tool-call|citation)-[a-z]+$/;
 
 /** Which dialect an event belongs to, or undefined when it does not look like any. */
 export function eventDialect(event: unknown): StreamDialect | undefined {
@@ -19,9 +20,11 @@ export function eventDialect(event: unknown): StreamDialect | undefined {
   if (typeof type === "string") {
     if (type.startsWith("response.")) return "openai_responses";
     if (ANTHROPIC_EVENT.test(type)) return "anthropic";
+    if (COHERE_EVENT.test(type)) return "cohere";
     if (type === "error" && isRecord(event.error)) return undefined;
   }
   if (Array.isArray(event.choices)) return "openai_chat";
+  if (Array.isArray(event.candidates)) return "gemini";
   if (isRecord(event.message) || typeof event.done === "boolean") return "ollama";
   return undefined;
 }
@@ -122,7 +125,11 @@ export function assembleToolCalls(events: Iterable<unknown>): AssembledCalls {
   return assembler.result();
 }
 
-/** The shape the validator reads for an assembled call (OpenAI Chat style, arguments as JSON text). */
+/**
+ * The shape the validator reads for an assembled call (OpenAI Chat style, arguments as JSON text). A
+ * custom tool's free-text input is judged as the argument `input`, so the scanner reads it.
+ */
 export function callForValidation(call: AssembledToolCall): Record<string, unknown> {
-  return { id: call.id, type: "function", function: { name: call.name, arguments: call.arguments } };
+  const args = call.freeText ? JSON.stringify({ input: call.arguments }) : call.arguments;
+  return { id: call.id, type: "function", function: { name: call.name, arguments: args } };
 }

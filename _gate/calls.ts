@@ -7,7 +7,7 @@
 import { normaliseCalls } from "../_validate/providers.ts";
 
 /** The stream dialects toolguard understands. */
-export type StreamDialect = "openai_chat" | "openai_responses" | "anthropic" | "ollama";
+export type StreamDialect = "openai_chat" | "openai_responses" | "anthropic" | "ollama" | "gemini" | "cohere";
 
 /** One tool call rebuilt from stream events. */
 export interface AssembledToolCall {
@@ -25,6 +25,8 @@ export interface AssembledToolCall {
   choice: number;
   /** The slot the stream addressed the call by: the delta `index`, `output_index` or content block index. */
   slot: number;
+  /** Set when `arguments` is free text (an OpenAI Responses `custom` tool's input), not JSON. */
+  freeText?: true;
 }
 
 /** What can be wrong with a stream event. Never an exception: a finding. */
@@ -75,6 +77,8 @@ export interface Slot {
   value?: unknown;
   /** The dialect of the event that opened the call. */
   dialect: StreamDialect;
+  /** Set when the arguments are free text (a Responses `custom` tool's input), not JSON. */
+  freeText?: true;
 }
 
 /**
@@ -151,6 +155,7 @@ export class SlotBook {
         choice: s.choice,
         slot: s.slot,
       };
+      if (s.freeText) call.freeText = true;
       if (call.syntheticId) call.id = ids[position] ?? syntheticCallId(s.name, args, position);
       return call;
     });

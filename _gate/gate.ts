@@ -37,6 +37,19 @@ export interface GateOptions extends ValidateOptions {
   extract?: boolean;
   /** The text that replaces rejected calls. Default: `describeVerdict` of the verdict, with the tools. */
   message?: (verdict: Verdict, tools: readonly unknown[] | undefined) => string;
+  /**
+   * What a rejected call does to the other calls of its turn.
+   *
+   * - `"withhold-turn"` (the default): every call of the turn is withheld and the turn ends with the
+   *   reason. A turn's calls are planned together (write a file, then run it; look up an id, then use
+   *   it), so running the valid half of a plan whose other half was refused can leave work half done;
+   *   the model sees the reason and plans the whole turn again.
+   * - `"drop-call"`: only the rejected calls are removed; the valid ones still reach the client, which
+   *   runs them, with the reason for the removed ones in the turn's text. For turns of independent calls
+   *   (several look-ups at once). Bodies of every dialect; OpenAI Chat, OpenAI Responses and Anthropic
+   *   streams (Ollama, Gemini and Cohere streams withhold the turn).
+   */
+  onRejected?: "withhold-turn" | "drop-call";
 }
 
 /** What {@linkcode gateCompletion} returns. */
@@ -75,15 +88,17 @@ export function detectDialect(body: unknown): CompletionDialect | undefined {
   if (body.object === "chat.completion" || Array.isArray(body.choices)) return "openai_chat";
   if (body.object === "response" || Array.isArray(body.output)) return "openai_responses";
   if (body.type === "message" && Array.isArray(body.content)) return "anthropic";
+  if (Array.isArray(body.candidates)) return "gemini";
+  if (isRecord(body.message) && typeof body.finish_reason === "string" && !("done" in body)) return "cohere";
   if (isRecord(body.message) && ("done" in body || "model" in body)) return "ollama";
   if (Array.isArray(body.content) && body.role === "assistant") return "anthropic";
   return undefined;
 }
 
 /**
- * The function tools a request declares, in the request's own shape. Built-in tools that the provider runs
- * itself (web search, code interpreter, Anthropic server tools) are left out: the model's calls to them
- * never reach the caller.
+ * The tools a request declares that the caller runs, as the validator reads them. Built-in tools that the
+ * provider runs itself (web search, code interpreter, Anthropic server tools) are left out: the model's
+ * calls to them never reach the caller.
  */
 function declaredTools(request: unknown, dialect: CompletionDialect): unknown[] | undefined {
   if (!isRecord(request)) return undefined;
@@ -92,7 +107,9 @@ function declaredTools(request: unknown, dialect: CompletionDialect): unknown[] 
   if (!tools && !functions) return undefined;
   const { body } = DIALECTS[dialect];
   const out: unknown[] = [];
-  for (const t of tools ?? []) if (isRecord(t) && body.declares(t)) out.push(t);
+  for (const t of tools ?? []) {
+    if (isRecord(t)) out.push(...body.declared(t));
+  }
   // The legacy `functions` list of OpenAI Chat.
   for (const f of functions ?? []) if (isRecord(f)) out.push({ type: "function", function: f });
   return out;
@@ -146,8 +163,8 @@ export interface Judge {
   tools: readonly unknown[] | undefined;
   /** Judges calls in any provider shape. */
   judge(calls: readonly unknown[]): Promise<Verdict>;
-  /** The text that replaces rejected calls. */
-  reason(verdict: Verdict): string;
+  /** The text that replaces rejected calls; with `partial`, the other calls of the turn were kept. */
+  reason(verdict: Verdict, options?: { partial?: boolean }): string;
 }
 
 /** Builds the judge for one request (compiling its tools now). */
@@ -155,7 +172,7 @@ export function makeJudge(request: unknown, dialect: CompletionDialect, options:
   const tools = options.tools ?? declaredTools(request, dialect);
   const sync = options.validator ??
     (tools !== undefined && !options.classifier ? compiled(tools, options) : undefined);
-  const reason = (verdict: Verdict): string => {
+  const reason = (verdict: Verdict, { partial = false } = {}): string => {
     if (options.message) {
       try {
         return String(options.message(verdict, tools));
@@ -163,8 +180,10 @@ export function makeJudge(request: unknown, dialect: CompletionDialect, options:
         // fall through to the default sentence
       }
     }
-    return "toolguard stopped this turn's tool calls; none of them ran.\n" +
-      describeVerdict(verdict, { tools });
+    const lead = partial
+      ? "toolguard removed the rejected tool call(s) below; the other calls of this turn were kept.\n"
+      : "toolguard stopped this turn's tool calls; none of them ran.\n";
+    return lead + describeVerdict(verdict, { tools });
   };
   return {
     tools,
@@ -184,7 +203,8 @@ export function makeJudge(request: unknown, dialect: CompletionDialect, options:
 /**
  * Judges the tool calls in one model response against the tools declared in its request.
  *
- * Reads OpenAI Chat Completions, OpenAI Responses, Anthropic Messages and Ollama `/api/chat` bodies. When the
+ * Reads OpenAI Chat Completions, OpenAI Responses, Anthropic Messages, Ollama `/api/chat`, Gemini
+ * `generateContent` and Cohere v2 chat bodies. When the
  * response has no native calls, calls written into the text (`extractToolCalls`) are judged instead. When any
  * call is rejected, `response` is a copy of the same shape with every call removed (so a caller that forwards
  * it cannot forward the rejected call), the reason in its text, and `finish_reason` / `stop_reason` /
@@ -260,6 +280,11 @@ export async function gateCompletion(
   return await gateWith(judge, response, dialect, options);
 }
 
+/** True when only the rejected calls are to be removed: `onRejected: "drop-call"` and some call passed. */
+export function dropsCalls(verdict: Verdict, options: GateOptions): boolean {
+  return options.onRejected === "drop-call" && verdict.blocked.length < verdict.calls.length;
+}
+
 /** Judges the calls of a body of a known dialect: the native ones, else those written into its text. */
 export async function gateWith(
   judge: Judge,
@@ -277,6 +302,11 @@ export async function gateWith(
   if (native.length > 0) {
     const verdict = await judge.judge(native);
     if (verdict.allowed) return { verdict, response: body, changed: false, dialect, source: "native" };
+    if (dropsCalls(verdict, options)) {
+      const reason = judge.reason(verdict, { partial: true });
+      const response = shape.dropCalls(body, new Set(verdict.blocked), reason);
+      return { verdict, response, changed: true, dialect, source: "native", reason };
+    }
     const reason = judge.reason(verdict);
     const response = shape.rewrite(body, reason, { fromText: false });
     return { verdict, response, changed: true, dialect, source: "native", reason };
@@ -285,7 +315,13 @@ export async function gateWith(
     return { verdict: ALLOWED_NONE, response: body, changed: false, dialect, source: "none" };
   }
   const extracted: ExtractedToolCall[] = [];
-  for (const text of shape.texts(body)) extracted.push(...extractToolCalls(text));
+  let texts: string[] = [];
+  try {
+    texts = shape.texts(body);
+  } catch {
+    // A body that is not of this dialect after all (a wrong `options.dialect`): no text to read.
+  }
+  for (const text of texts) extracted.push(...extractToolCalls(text));
   if (extracted.length === 0) {
     return { verdict: ALLOWED_NONE, response: body, changed: false, dialect, source: "none" };
   }

@@ -10,7 +10,7 @@ import type { Verdict } from "../types.ts";
 import { CallAssembler } from "./assemble.ts";
 import type { AssembledToolCall, StreamDialect, StreamFinding } from "./calls.ts";
 import { DIALECTS } from "./dialects/mod.ts";
-import { type FrameRouter, StreamFlow } from "./dialects/shared.ts";
+import { type FrameRouter, type ResumePoint, StreamFlow } from "./dialects/shared.ts";
 import { type FrameParser, ndjsonParser, sseParser } from "./sse.ts";
 import { TextCalls } from "./text_watch.ts";
 
@@ -20,6 +20,8 @@ export interface StreamJudgement {
   verdict: Verdict;
   /** The text the client sees in place of the calls when the verdict rejects them. */
   reason: string;
+  /** Set when only the rejected calls are to be removed (the others kept): the text saying so. */
+  partialReason?: string;
 }
 
 /** What the stream gate reports when the stream ends. */
@@ -34,6 +36,20 @@ export interface StreamReport {
   findings: StreamFinding[];
   /** True when the calls were replaced by a text event. */
   replaced: boolean;
+  /** True when the calls were rejected and a retry's stream follows in their place. */
+  retried?: boolean;
+}
+
+/** A rejected turn handed to {@linkcode StreamGateOptions.retry}. */
+export interface StreamRetry {
+  /** The calls, as assembled. */
+  calls: AssembledToolCall[];
+  /** The verdict that rejected them. */
+  verdict: Verdict;
+  /** The stream's final snapshot (OpenAI Responses `response.completed`), when it had one. */
+  snapshot?: Record<string, unknown>;
+  /** What the client already has; the retry's stream continues after it. */
+  resume: ResumePoint;
 }
 
 /** Options for {@linkcode StreamGate}. */
@@ -47,12 +63,40 @@ export interface StreamGateOptions {
    * ...) and hold them back until judged, as the native calls are. Default true.
    */
   extract?: boolean;
+  /**
+   * Whether the request declares tools. Without any, a message that opens with JSON is structured output,
+   * not a bare call, and flows at once. Default true (held until its first key shows it is not a call).
+   */
+  toolsDeclared?: boolean;
+  /**
+   * Asked when the calls were rejected: a stream (already gated) to forward in their place, continuing this
+   * message, or undefined for the usual replacement. Only for dialects whose frames can be resumed.
+   */
+  retry?: (turn: StreamRetry) => Promise<ReadableStream<Uint8Array> | undefined>;
+  /**
+   * Set on a retry's stream: the positions the client already has, so this stream continues that message
+   * (Anthropic drops its `message_start` and shifts its block indices; Cohere drops `message-start`).
+   */
+  resume?: ResumePoint;
 }
 
 /** One frame off the wire: its exact text, and its data (an SSE `data:` field, an NDJSON line). */
 interface WireFrame {
   raw: string;
   data?: string;
+}
+
+/** Forwards every chunk of `stream` to `controller`. */
+async function pump(
+  stream: ReadableStream<Uint8Array>,
+  controller: TransformStreamDefaultController<Uint8Array>,
+): Promise<void> {
+  const reader = stream.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return;
+    controller.enqueue(value);
+  }
 }
 
 /** An NDJSON parser whose lines read as frames. */
@@ -98,7 +142,9 @@ export class StreamGate extends TransformStream<Uint8Array, Uint8Array> {
     this.#router = DIALECTS[dialect].router();
     this.#parser = this.#router.framing === "ndjson" ? ndjsonFrames() : sseParser();
     const text = this.#router.text;
-    this.#text = options.extract === false || !text ? undefined : new TextCalls(dialect, text);
+    this.#text = options.extract === false || !text
+      ? undefined
+      : new TextCalls(dialect, text, { json: options.toolsDeclared ?? true });
   }
 
   #transform(chunk: Uint8Array, controller: TransformStreamDefaultController<Uint8Array>): void {
@@ -115,7 +161,11 @@ export class StreamGate extends TransformStream<Uint8Array, Uint8Array> {
     try {
       const text = this.#decoder.decode();
       for (const frame of [...this.#parser.push(text), ...this.#parser.end()]) this.#onFrame(frame);
-      await this.#finish();
+      const next = await this.#finish();
+      if (next) {
+        this.#send(controller);
+        await pump(next, controller);
+      }
     } catch (e) {
       this.#drop(`stream could not be read: ${errorText(e)}`);
     }
@@ -131,7 +181,9 @@ export class StreamGate extends TransformStream<Uint8Array, Uint8Array> {
     this.#dropped.push({ code: "malformed_event", message, event: this.#frames - 1 });
   }
 
-  #onFrame({ raw, data }: WireFrame): void {
+  #onFrame(frame: WireFrame): void {
+    let raw = frame.raw;
+    const data = frame.data;
     this.#frames++;
     const flow = this.#flow;
     if (data === undefined || data.trim() === "") {
@@ -153,17 +205,26 @@ export class StreamGate extends TransformStream<Uint8Array, Uint8Array> {
           : "stream event is not JSON; it was dropped",
       );
     }
-    const event = parsed.value;
+    let event = parsed.value;
+    if (this.#options.resume !== undefined && this.#router.resume) {
+      const resumed = this.#router.resume(raw, event, this.#options.resume);
+      if (!resumed) return;
+      ({ raw, event } = resumed);
+    }
     this.#assembler.push(event);
     this.#router.note?.(event);
-    const frame = this.#text ? this.#text.watch(raw, event, flow) : { raw, event };
-    if (frame) this.#router.route(frame.raw, frame.event, flow);
+    if (!this.#text) return this.#router.route(raw, event, flow);
+    for (const frame of this.#text.watch(raw, event, flow)) this.#router.route(frame.raw, frame.event, flow);
   }
 
-  /** At the end: judges what was held and sends the ending. */
-  async #finish(): Promise<void> {
+  /**
+   * At the end: judges what was held and sends the ending. Returns a retry's stream to forward next, when
+   * the calls were rejected and a retry was sent in their place.
+   */
+  async #finish(): Promise<ReadableStream<Uint8Array> | undefined> {
     const { calls, findings } = this.#assembler.result();
     const flow = this.#flow;
+    for (const frame of this.#text?.drain() ?? []) this.#router.route(frame.raw, frame.event, flow);
     const all = [...this.#dropped, ...findings];
     const text = this.#text;
     const written = text?.settle({ nativeCalls: flow.pending ? calls.length : 0 }, flow);
@@ -175,12 +236,30 @@ export class StreamGate extends TransformStream<Uint8Array, Uint8Array> {
       verdict = judgement.verdict;
       if (verdict.allowed) flow.release();
       else {
+        const next = await this.#retry(calls, verdict);
+        if (next) {
+          this.#report({
+            dialect: this.#dialect,
+            calls,
+            verdict,
+            findings: all,
+            replaced: true,
+            retried: true,
+          });
+          return next;
+        }
         replaced = true;
-        this.#router.replace((flow.textSeen ? "\n\n" : "") + judgement.reason, calls, flow);
+        const lead = flow.textSeen ? "\n\n" : "";
+        const dropped = calls.filter((_, i) => verdict!.blocked.includes(i));
+        const kept = calls.filter((_, i) => !verdict!.blocked.includes(i));
+        if (judgement.partialReason !== undefined && this.#router.dropCalls) {
+          this.#router.dropCalls(lead + judgement.partialReason, { kept, dropped }, flow);
+        } else this.#router.replace(lead + judgement.reason, calls, flow);
       }
     } else flow.release();
     if (this.#doneFrame !== undefined) flow.send(this.#doneFrame);
     this.#report({ dialect: this.#dialect, calls, verdict, findings: all, replaced });
+    return undefined;
   }
 
   /** The ending when the calls were written into the text. */
@@ -188,14 +267,52 @@ export class StreamGate extends TransformStream<Uint8Array, Uint8Array> {
     text: TextCalls,
     calls: AssembledToolCall[],
     findings: StreamFinding[],
-  ): Promise<void> {
+  ): Promise<ReadableStream<Uint8Array> | undefined> {
     const flow = this.#flow;
     const judgement = await this.#judge(calls);
+    if (!judgement.verdict.allowed) {
+      const next = await this.#retry(calls, judgement.verdict);
+      if (next) {
+        const report = { calls, verdict: judgement.verdict, findings, replaced: true, retried: true };
+        this.#report({ dialect: this.#dialect, ...report });
+        return next;
+      }
+    }
     text.conclude({ allowed: judgement.verdict.allowed, reason: judgement.reason }, flow);
     flow.release();
     if (this.#doneFrame !== undefined) flow.send(this.#doneFrame);
     const replaced = !judgement.verdict.allowed;
     this.#report({ dialect: this.#dialect, calls, verdict: judgement.verdict, findings, replaced });
+    return undefined;
+  }
+
+  /**
+   * Asks for a retry of a rejected turn. When one comes, what was held (the calls, the finish, the
+   * usage of this attempt) is dropped: the retry's stream continues the message in its place.
+   */
+  async #retry(
+    calls: AssembledToolCall[],
+    verdict: Verdict,
+  ): Promise<ReadableStream<Uint8Array> | undefined> {
+    const retry = this.#options.retry;
+    const router = this.#router;
+    if (!retry || !router.resume) return undefined;
+    const flow = this.#flow;
+    const snapshot = flow.held.map((h) => h.event).find((e) => e?.type === "response.completed");
+    let next: ReadableStream<Uint8Array> | undefined;
+    try {
+      const resume = router.resumePoint?.() ?? { at: 0 };
+      next = await retry({
+        calls,
+        verdict,
+        resume,
+        snapshot: snapshot?.response as Record<string, unknown>,
+      });
+    } catch {
+      next = undefined; // a retry that fails leaves today's clean stop
+    }
+    if (next) flow.held.length = 0;
+    return next;
   }
 
   async #judge(calls: AssembledToolCall[]): Promise<StreamJudgement> {

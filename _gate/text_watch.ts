@@ -8,10 +8,23 @@
 import { normaliseCalls } from "../_validate/providers.ts";
 import { type ExtractedToolCall, extractToolCalls } from "../_extract/extract.ts";
 import type { AssembledToolCall, StreamDialect } from "./calls.ts";
-import type { Held, StreamFlow, TextFrames } from "./dialects/shared.ts";
+import type { Held, StreamFlow, TextFrames, TextPart } from "./dialects/shared.ts";
 
 const MARKERS = ["<tool_call>", "<|python_tag|>", "[TOOL_CALLS]", "<function=", "```"];
 const CALL_FENCE = /^(json|jsonc|json5|tool_call|tool_calls|tool_code|)$/i;
+/** The keys a call written as bare JSON may start with (`extract.ts` reads the name and argument keys). */
+const CALL_KEYS = [
+  "name",
+  "tool",
+  "tool_name",
+  "function",
+  "arguments",
+  "parameters",
+  "args",
+  "input",
+  "type",
+  "id",
+];
 /** The longest tail that can still grow into a marker, plus one. */
 const LONGEST_MARKER = 13;
 
@@ -21,12 +34,24 @@ const LONGEST_MARKER = 13;
  * that could be the start of a marker (`<tool_`) is held until the next piece settles it.
  */
 export class TextWatcher {
+  /** Whether a message that opens with JSON is held (it may be a bare call). */
+  readonly #json: boolean;
+  /** True while the hold began at a JSON opening rather than at a marker. */
+  #openedJson = false;
   #visible = "";
   #held = "";
   #tail = "";
   #holding = false;
   /** Fences opened and closed in the released text; odd means inside a code block. */
   #fences = 0;
+
+  /**
+   * Creates a watcher. With `json: false` (a request that declares no tools), a message that opens with
+   * JSON is prose like any other: structured output is never held for looking like a call.
+   */
+  constructor(options: { json?: boolean } = {}) {
+    this.#json = options.json ?? true;
+  }
 
   /** Feeds a piece of text; returns the part that may be shown now. */
   push(text: string): string {
@@ -36,7 +61,7 @@ export class TextWatcher {
     }
     const s = this.#tail + text;
     this.#tail = "";
-    if (this.#visible.trim() === "") {
+    if (this.#json && this.#visible.trim() === "") {
       const opened = this.#opening(s);
       if (opened !== undefined) return opened;
     }
@@ -59,6 +84,33 @@ export class TextWatcher {
   /** True once a marker was seen: everything after it is held. */
   get holding(): boolean {
     return this.#holding;
+  }
+
+  /**
+   * False once the held text can no longer be a call: a message held for opening with JSON whose first
+   * key is none a written call starts with (`{"city": ...}` is structured output, `{"name": ...}` may be
+   * a call). Text held from a marker may always be one.
+   */
+  couldBeCall(): boolean {
+    if (!this.#holding || !this.#openedJson) return true;
+    const m = /^\s*\[?\s*\{\s*/.exec(this.#held);
+    if (!m) return false;
+    const rest = this.#held.slice(m[0].length);
+    if (rest === "") return true;
+    if (rest[0] === "}") return false;
+    if (rest[0] !== '"') return false;
+    const key = /^"((?:[^"\\]|\\.)*)("?)/.exec(rest)!;
+    if (key[2] === "") return CALL_KEYS.some((k) => k.startsWith(key[1])); // the key is still arriving
+    return CALL_KEYS.includes(key[1]);
+  }
+
+  /** Gives up the hold: the held text is prose after all and counts as released. */
+  abandon(): void {
+    if (!this.#holding) return;
+    this.#holding = false;
+    this.#openedJson = false;
+    this.#visible += this.#held;
+    this.#held = "";
   }
 
   /** Text released so far. */
@@ -92,6 +144,7 @@ export class TextWatcher {
       return this.#release(s.slice(0, first));
     }
     if (first >= 0 && (s[first] === "{" || (opensArray && s[first + 1 + second] === "{"))) {
+      this.#openedJson = true;
       return this.#holdFrom(s, first);
     }
     return undefined;
@@ -151,73 +204,156 @@ export function cutCalls(text: string, calls: ExtractedToolCall[] = extractToolC
   return out.replace(/\n{3,}/g, "\n\n").trim();
 }
 
+/** A frame for the router: its exact text and its parsed event. */
+export interface RoutedFrame {
+  raw: string;
+  event: Record<string, unknown>;
+}
+
 /**
  * The stream gate's watch over the text of one message (OpenAI Chat choice 0, Ollama): runs each frame's
  * text through a {@linkcode TextWatcher}, holds the frames that arrive once text is held, and at the end
  * hands over the calls written into the held text for judging.
+ *
+ * Frames are held whole and released as they came wherever the watcher allows it: a frame whose text ends
+ * in what may become a marker waits for the next one and then goes out untouched; a message held because
+ * it opens with JSON is released byte for byte once its first key shows it is not a call. Only the frame
+ * in which a marker starts after prose is split, so the prose flows at once.
  */
 export class TextCalls {
-  readonly #watcher = new TextWatcher();
+  readonly #watcher: TextWatcher;
   readonly #dialect: StreamDialect;
   readonly #frames: TextFrames;
+  /** Frames waiting because their text ends in what may become a marker, in stream order. */
+  #queue: { frame: RoutedFrame; part: TextPart }[] = [];
+  /** Text the watcher released while its frames were queued. */
+  #unsent = "";
 
-  constructor(dialect: StreamDialect, frames: TextFrames) {
+  /** Watches the text `frames` carry; with `json`, a message that opens with JSON is held too. */
+  constructor(dialect: StreamDialect, frames: TextFrames, options: { json: boolean } = { json: true }) {
     this.#dialect = dialect;
     this.#frames = frames;
+    this.#watcher = new TextWatcher({ json: options.json });
   }
 
   /**
-   * Runs a frame's text through the watcher. Returns the frame to route as usual (possibly with its text
-   * removed), or undefined when the frame was fully handled here.
+   * Runs a frame's text through the watcher. Returns the frames to route as usual, in order: none when the
+   * frame was held here, the frame itself, or frames that waited for it.
    */
-  watch(
-    raw: string,
-    event: Record<string, unknown>,
-    flow: StreamFlow,
-  ): { raw: string; event: Record<string, unknown> } | undefined {
+  watch(raw: string, event: Record<string, unknown>, flow: StreamFlow): RoutedFrame[] {
     const w = this.#watcher;
     const part = this.#frames.read(event);
+    if (w.holding) {
+      w.push(part.text);
+      this.#holdWhole({ raw, event }, part, flow);
+      this.#maybeRelease(flow);
+      return [];
+    }
     if (part.text === "") {
-      if (!w.holding && w.held !== "") flow.send(this.#frames.textFrame(w.flushTail())); // the stream moved on
-      if (w.holding) return void this.#hold({ raw, event, tool: part.toolish }, flow);
-      return { raw, event };
+      if (this.#queue.length === 0) return [{ raw, event }];
+      w.flushTail(); // the stream moved on: the tail cannot become a marker
+      return [...this.#takeQueue(), { raw, event }];
     }
-    const now = w.push(part.text);
-    if (now === part.text && !w.holding) return { raw, event };
-    if (now !== "") {
-      flow.textSeen = true;
-      flow.send(this.#frames.textFrame(now));
+    this.#unsent += w.push(part.text);
+    this.#queue.push({ frame: { raw, event }, part });
+    if (w.holding) {
+      this.#startHold(flow);
+      this.#maybeRelease(flow);
+      return [];
     }
-    const rest = part.rest();
-    if (!rest) return undefined;
-    const restRaw = this.#frames.frame(rest);
-    if (w.holding) return void this.#hold({ raw: restRaw, event: rest, tool: part.toolish }, flow);
-    return { raw: restRaw, event: rest };
+    if (w.held !== "") return []; // an ambiguous tail: wait for the next piece
+    return this.#takeQueue();
+  }
+
+  /** The frames still waiting on an ambiguous tail, for the end of the stream (the tail is released). */
+  drain(): RoutedFrame[] {
+    if (this.#queue.length === 0 || this.#watcher.holding) return [];
+    this.#watcher.flushTail();
+    return this.#takeQueue();
   }
 
   /**
    * At the end of the stream: the calls written into the held text, to be judged (then call
-   * {@linkcode TextCalls.conclude}). Undefined when there are none (the held text, if any, is sent back
-   * to the client first) or when the stream carried native calls.
+   * {@linkcode TextCalls.conclude}). Undefined when there are none (the held text, if any, is released as
+   * it came) or when the stream carried native calls.
    */
   settle(stream: { nativeCalls: number }, flow: StreamFlow): AssembledToolCall[] | undefined {
     const w = this.#watcher;
-    if (!w.holding && w.held === "") return undefined;
-    const extracted = w.holding && stream.nativeCalls === 0 ? extractToolCalls(w.visible + w.held) : [];
+    if (!w.holding) return undefined;
+    const extracted = stream.nativeCalls === 0 ? extractToolCalls(w.visible + w.held) : [];
     if (extracted.length === 0) {
-      flow.send(this.#frames.textFrame(w.held)); // nothing to judge: release, then the usual ending
+      // Nothing to judge: the held text goes out as it came, ahead of any call still held.
+      const text = flow.held.filter((h) => h.written);
+      flow.held.splice(0, flow.held.length, ...flow.held.filter((h) => !h.written));
+      for (const h of text) flow.send(h.raw);
       return undefined;
     }
     return textCalls(extracted, this.#dialect);
   }
 
-  /** Sends the held text as it was when the calls are allowed, else the text without them and `reason`. */
+  /** Keeps the held frames as they came when the calls are allowed, else their rest and `reason`. */
   conclude(judgement: { allowed: boolean; reason: string }, flow: StreamFlow): void {
+    if (judgement.allowed) return;
     const w = this.#watcher;
-    if (judgement.allowed) return flow.send(this.#frames.textFrame(w.held));
+    const kept: Held[] = [];
+    for (const h of flow.held) {
+      if (!h.written) kept.push(h);
+      else if (h.written.rest) kept.push(h.written.rest);
+    }
+    flow.held.splice(0, flow.held.length, ...kept);
     const rest = cutCalls(w.held);
     const lead = rest !== "" ? `${rest}\n\n` : w.visible.trim() !== "" ? "\n\n" : "";
     flow.send(this.#frames.textFrame(lead + judgement.reason));
+  }
+
+  /** The queued frames, emptied. */
+  #takeQueue(): RoutedFrame[] {
+    const out = this.#queue.map((q) => q.frame);
+    this.#queue = [];
+    this.#unsent = "";
+    return out;
+  }
+
+  /**
+   * A marker (or a JSON opening) was found in the queued text. When only white space came before it, the
+   * queued frames are held whole; else the prose goes now, in a frame of its own, and the rest is held.
+   */
+  #startHold(flow: StreamFlow): void {
+    const queue = this.#queue;
+    const prose = this.#unsent;
+    this.#queue = [];
+    this.#unsent = "";
+    if (prose.trim() === "") {
+      for (const q of queue) this.#holdWhole(q.frame, q.part, flow);
+      return;
+    }
+    flow.textSeen = true;
+    flow.send(this.#frames.textFrame(prose));
+    this.#hold({ raw: this.#frames.textFrame(this.#watcher.held), tool: false, written: {} }, flow);
+    for (const q of queue) {
+      const rest = q.part.rest();
+      if (rest) this.#hold({ raw: this.#frames.frame(rest), event: rest, tool: q.part.toolish }, flow);
+    }
+  }
+
+  /** Holds a frame as it came; on rejection its text is cut and the rest of it kept. */
+  #holdWhole(frame: RoutedFrame, part: TextPart, flow: StreamFlow): void {
+    const held: Held = { raw: frame.raw, event: frame.event, tool: part.toolish };
+    if (part.text !== "") {
+      const rest = part.rest();
+      held.written = rest ? { rest: { raw: this.#frames.frame(rest), event: rest, tool: part.toolish } } : {};
+    }
+    this.#hold(held, flow);
+  }
+
+  /** Releases the held text as it came once it can no longer become a call (and no call is pending). */
+  #maybeRelease(flow: StreamFlow): void {
+    const w = this.#watcher;
+    if (flow.pending || w.couldBeCall()) return;
+    w.abandon();
+    if (w.visible.trim() !== "") flow.textSeen = true;
+    for (const h of flow.held) flow.send(h.raw);
+    flow.held.length = 0;
   }
 
   /** Holds a frame that arrived while text is held, keeping stream order. */

@@ -9,16 +9,31 @@ import type { SlotBook } from "../calls.ts";
 import { formatSse } from "../sse.ts";
 import { cutCalls } from "../text_watch.ts";
 import {
+  callCounter,
   type CompletionBody,
   type Dialect,
   type EventReader,
   type FrameRouter,
+  type Held,
+  type ResumePoint,
+  type SplitCalls,
   type StreamFlow,
   ToolPositions,
 } from "./shared.ts";
 
+/** The built-in tools Anthropic defines but the caller runs (server tools are run by Anthropic). */
+const CLIENT_BUILTIN = /^(memory|bash|text_editor|computer)_\d+$/;
+
 const body: CompletionBody = {
-  declares: (tool) => tool.input_schema !== undefined || tool.type === undefined || tool.type === "custom",
+  declared(tool) {
+    if (tool.input_schema !== undefined || tool.type === undefined || tool.type === "custom") return [tool];
+    // Client-run built-ins (`memory_20250818`, `bash_20250124`, ...) are declared by type and name with no
+    // schema: the caller runs them, so their calls are judged by name (and scanned).
+    if (typeof tool.type === "string" && CLIENT_BUILTIN.test(tool.type) && typeof tool.name === "string") {
+      return [{ name: tool.name, input_schema: { type: "object" } }];
+    }
+    return [];
+  },
   calls(body) {
     const out: unknown[] = [];
     for (const block of body.content as unknown[]) {
@@ -46,6 +61,14 @@ const body: CompletionBody = {
     const copy: Record<string, unknown> = { ...body, content };
     if (body.stop_reason === "tool_use" || fromText) copy.stop_reason = "end_turn";
     return copy;
+  },
+  dropCalls(body, drop, reason) {
+    const keep = callCounter(drop);
+    const content = (body.content as unknown[]).filter((b) =>
+      !(isRecord(b) && b.type === "tool_use") || keep()
+    );
+    content.push({ type: "text", text: reason });
+    return { ...body, content };
   },
 };
 
@@ -85,6 +108,26 @@ const reader: EventReader = {
 class AnthropicStream implements FrameRouter {
   readonly framing = "sse";
   readonly #tools = new ToolPositions();
+
+  /** The blocks the client has when the calls are rejected: those before the first call. */
+  resumePoint(): ResumePoint {
+    return { at: this.#tools.replacementAt(0) };
+  }
+
+  /**
+   * A retry's events continue the message the client is assembling: its `message_start` is dropped and
+   * its block indices follow the blocks already forwarded.
+   */
+  resume(
+    raw: string,
+    event: Record<string, unknown>,
+    { at }: ResumePoint,
+  ): { raw: string; event: Record<string, unknown> } | undefined {
+    if (event.type === "message_start") return undefined;
+    if (typeof event.index !== "number" || at === 0) return { raw, event };
+    const shifted: Record<string, unknown> = { ...event, index: event.index + at };
+    return { raw: formatSse(JSON.stringify(shifted), shifted.type as string), event: shifted };
+  }
 
   route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void {
     const type = event.type;
@@ -130,6 +173,40 @@ class AnthropicStream implements FrameRouter {
       delta: { ...delta, stop_reason: "end_turn", stop_sequence: null },
     });
     emit({ type: "message_stop" });
+  }
+
+  /**
+   * The held blocks without the dropped calls' (the rest renumbered to close the gaps), then a text block
+   * with the reason; the stop stays `tool_use`, since calls remain.
+   */
+  dropCalls(text: string, split: SplitCalls, flow: StreamFlow): void {
+    const emit = (event: Record<string, unknown>) =>
+      flow.send(formatSse(JSON.stringify(event), event.type as string));
+    const gone = new ToolPositions();
+    for (const c of split.dropped) gone.add(c.slot);
+    let next = 0;
+    const tail: Held[] = [];
+    for (const h of flow.held) {
+      const e = h.event;
+      if (!e) continue;
+      if (e.type === "message_delta" || e.type === "message_stop") {
+        tail.push(h);
+        continue;
+      }
+      if (typeof e.index !== "number") {
+        flow.send(h.raw);
+        continue;
+      }
+      if (gone.has(e.index)) continue;
+      const index = gone.renumber(e.index);
+      next = Math.max(next, index + 1);
+      if (index === e.index) flow.send(h.raw);
+      else emit({ ...e, index });
+    }
+    emit({ type: "content_block_start", index: next, content_block: { type: "text", text: "" } });
+    emit({ type: "content_block_delta", index: next, delta: { type: "text_delta", text } });
+    emit({ type: "content_block_stop", index: next });
+    for (const h of tail) flow.send(h.raw);
   }
 }
 

@@ -5,6 +5,8 @@
  */
 import type { StreamDialect } from "../calls.ts";
 import { anthropic } from "./anthropic.ts";
+import { cohere } from "./cohere.ts";
+import { gemini } from "./gemini.ts";
 import { ollama } from "./ollama.ts";
 import { openaiChat } from "./openai_chat.ts";
 import { openaiResponses } from "./openai_responses.ts";
@@ -16,4 +18,6 @@ export const DIALECTS: Readonly<Record<StreamDialect, Dialect>> = {
   openai_responses: openaiResponses,
   anthropic,
   ollama,
+  gemini,
+  cohere,
 };

@@ -8,6 +8,7 @@ import { isRecord } from "../../_common/values.ts";
 import type { SlotBook } from "../calls.ts";
 import { cutCalls } from "../text_watch.ts";
 import {
+  callCounter,
   type CompletionBody,
   type Dialect,
   type EventReader,
@@ -22,7 +23,7 @@ import {
 } from "./shared.ts";
 
 const body: CompletionBody = {
-  declares: (tool) => isRecord(tool.function),
+  declared: (tool) => (isRecord(tool.function) ? [tool] : []),
   calls(body) {
     const out: unknown[] = [];
     if (isRecord(body.message) && Array.isArray(body.message.tool_calls)) {
@@ -42,6 +43,13 @@ const body: CompletionBody = {
     const copy: Record<string, unknown> = { ...body, message };
     if (body.done_reason !== undefined) copy.done_reason = "stop";
     return copy;
+  },
+  dropCalls(body, drop, reason) {
+    const m = isRecord(body.message) ? body.message : {};
+    const keep = callCounter(drop);
+    const calls = Array.isArray(m.tool_calls) ? m.tool_calls.filter(() => keep()) : [];
+    const content = joinText(typeof m.content === "string" ? m.content : "", reason);
+    return { ...body, message: { ...m, content, tool_calls: calls } };
   },
 };
 
@@ -98,6 +106,11 @@ class OllamaStream implements FrameRouter {
 
   note(event: Record<string, unknown>): void {
     this.#template ??= pick(event, ["model", "created_at"]);
+  }
+
+  /** A retry's chunks carry no position: they follow as they come. */
+  resume(raw: string, event: Record<string, unknown>): { raw: string; event: Record<string, unknown> } {
+    return { raw, event };
   }
 
   route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void {

@@ -11,12 +11,14 @@ import type { AssembledToolCall, Slot, SlotBook } from "../calls.ts";
 import { formatSse } from "../sse.ts";
 import { cutCalls } from "../text_watch.ts";
 import {
+  callCounter,
   type CompletionBody,
   type Dialect,
   type EventReader,
   type FrameRouter,
   joinText,
   pick,
+  type SplitCalls,
   type StreamFlow,
   type TextFrames,
   textOf,
@@ -29,7 +31,7 @@ import {
 // ---------------------------------------------------------------------------------------------------------
 
 const body: CompletionBody = {
-  declares: (tool) => isRecord(tool.function),
+  declared: (tool) => (isRecord(tool.function) ? [tool] : []),
   calls(body) {
     const out: unknown[] = [];
     for (const c of body.choices as unknown[]) {
@@ -63,6 +65,26 @@ const body: CompletionBody = {
         const content = typeof m.content === "string" ? (fromText ? cutCalls(m.content) : m.content) : "";
         message.content = joinText(content, reason);
         return { ...c, message, finish_reason: "stop" };
+      }),
+    };
+  },
+  dropCalls(body, drop, reason) {
+    const keep = callCounter(drop);
+    return {
+      ...body,
+      choices: (body.choices as unknown[]).map((c) => {
+        if (!isRecord(c) || !isRecord(c.message)) return c;
+        const m = c.message;
+        const calls = Array.isArray(m.tool_calls) ? m.tool_calls.filter(() => keep()) : undefined;
+        const legacy = isRecord(m.function_call) ? keep() : undefined;
+        const dropped = (calls?.length ?? 0) < (Array.isArray(m.tool_calls) ? m.tool_calls.length : 0) ||
+          legacy === false;
+        if (!dropped) return c;
+        const message: Record<string, unknown> = { ...m };
+        if (calls) message.tool_calls = calls;
+        if (legacy === false) delete message.function_call;
+        message.content = joinText(typeof m.content === "string" ? m.content : "", reason);
+        return { ...c, message };
       }),
     };
   },
@@ -210,6 +232,11 @@ class ChatStream implements FrameRouter {
     this.#template ??= pick(event, TEMPLATE_KEYS);
   }
 
+  /** A retry's chunks carry no position: they follow as they come. */
+  resume(raw: string, event: Record<string, unknown>): { raw: string; event: Record<string, unknown> } {
+    return { raw, event };
+  }
+
   route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void {
     const choices = Array.isArray(event.choices) ? event.choices : [];
     const hasText = choices.some((c) => isRecord(c) && isRecord(c.delta) && textOf(c.delta) !== "");
@@ -236,6 +263,12 @@ class ChatStream implements FrameRouter {
     flow.hold({ raw: formatSse(JSON.stringify(toolPart)), event: toolPart, tool: true });
   }
 
+  /**
+   * The reason as text for the choices whose calls were rejected, then every held chunk without its call
+   * parts: a chunk that carried a call and anything else (usage, `x_groq`, the finish) keeps the rest, with
+   * `finish_reason: "stop"`; a chunk that carried nothing but the call is dropped; the others go out as
+   * they came.
+   */
   replace(text: string, calls: readonly AssembledToolCall[], flow: StreamFlow): void {
     const base = {
       ...(this.#template ?? { id: "chatcmpl-toolguard", object: "chat.completion.chunk", model: "" }),
@@ -250,20 +283,167 @@ class ChatStream implements FrameRouter {
         finish_reason: null,
       })),
     })));
+    const finished = new Set<number>();
+    const out: string[] = [];
+    for (const h of flow.held) {
+      if (!h.event) continue;
+      const chunk = withoutCalls(h.event, { replaced, finished, tool: h.tool });
+      if (chunk === h.event) out.push(h.raw);
+      else if (chunk) out.push(formatSse(JSON.stringify(chunk)));
+    }
+    const unfinished = replaced.filter((index) => !finished.has(index));
+    if (unfinished.length > 0) {
+      flow.send(formatSse(JSON.stringify({
+        ...base,
+        choices: unfinished.map((index) => ({ index, delta: {}, finish_reason: "stop" })),
+      })));
+    }
+    for (const raw of out) flow.send(raw);
+  }
+
+  /** The reason as text, then the held chunks without the dropped calls' deltas (the kept ones renumbered). */
+  dropCalls(text: string, split: SplitCalls, flow: StreamFlow): void {
+    const base = { ...(this.#template ?? { id: "chatcmpl-toolguard", object: "chat.completion.chunk" }) };
+    const hit = [...new Set(split.dropped.map((c) => c.choice))];
     flow.send(formatSse(JSON.stringify({
       ...base,
-      choices: replaced.map((index) => ({ index, delta: {}, finish_reason: "stop" })),
+      choices: hit.map((index) => ({
+        index,
+        delta: { role: "assistant", content: text },
+        finish_reason: null,
+      })),
     })));
+    const kept = new KeptDeltas(split);
     for (const h of flow.held) {
-      if (h.tool || !h.event) continue;
-      const choices = Array.isArray(h.event.choices) ? h.event.choices : [];
-      if (choices.some((c) => isRecord(c) && c.finish_reason != null)) {
-        // The other choices' finishes still go out; the replaced choices have finished above.
-        const rest = choices.filter((c) => isRecord(c) && !replaced.includes(c.index as number));
-        if (rest.length > 0) flow.send(formatSse(JSON.stringify({ ...h.event, choices: rest })));
-      } else flow.send(h.raw); // usage chunks and the like
+      if (!h.event) continue;
+      const chunk = keptChunk(h.event, kept);
+      if (chunk === h.event) flow.send(h.raw);
+      else if (chunk) flow.send(formatSse(JSON.stringify(chunk)));
     }
   }
+}
+
+/**
+ * Which `tool_calls` deltas of a stream stay when some of its calls are dropped, and the contiguous
+ * indices the kept ones get (a client assembles calls by index, so a gap would leave a hole).
+ */
+class KeptDeltas {
+  readonly #split: SplitCalls;
+  readonly #newIndex = new Map<string, number>();
+  readonly #count = new Map<number, number>();
+  /** Per choice, whether the last delta was kept (a delta without index or id continues the last call). */
+  readonly #last = new Map<number, boolean>();
+
+  constructor(split: SplitCalls) {
+    this.#split = split;
+  }
+
+  /** The delta to send (renumbered), or undefined when it belongs to a dropped call. */
+  take(choice: number, td: unknown): unknown {
+    if (!isRecord(td)) return td;
+    const { dropped } = this.#split;
+    let drop: boolean;
+    if (typeof td.index === "number") drop = dropped.some((c) => c.choice === choice && c.slot === td.index);
+    else if (typeof td.id === "string" && td.id !== "") drop = dropped.some((c) => c.id === td.id);
+    else drop = !(this.#last.get(choice) ?? true);
+    this.#last.set(choice, !drop);
+    if (drop) return undefined;
+    if (typeof td.index !== "number") return td;
+    const key = `${choice}:${td.index}`;
+    if (!this.#newIndex.has(key)) {
+      const n = this.#count.get(choice) ?? 0;
+      this.#newIndex.set(key, n);
+      this.#count.set(choice, n + 1);
+    }
+    const index = this.#newIndex.get(key)!;
+    return index === td.index ? td : { ...td, index };
+  }
+
+  /** True when a choice keeps at least one call. */
+  keepsCalls(choice: number): boolean {
+    return this.#split.kept.some((c) => c.choice === choice);
+  }
+}
+
+/** A held call chunk with the dropped calls' deltas removed; undefined when nothing is left of it. */
+function keptChunk(event: Record<string, unknown>, kept: KeptDeltas): Record<string, unknown> | undefined {
+  if (!Array.isArray(event.choices)) return event;
+  let changed = false;
+  const choices: unknown[] = [];
+  for (const c of event.choices) {
+    if (!isRecord(c) || !isRecord(c.delta) || !Array.isArray(c.delta.tool_calls)) {
+      if (
+        isRecord(c) && c.finish_reason != null && !kept.keepsCalls(typeof c.index === "number" ? c.index : 0)
+      ) {
+        changed = true;
+        choices.push({ ...c, finish_reason: "stop" });
+      } else choices.push(c);
+      continue;
+    }
+    const index = typeof c.index === "number" ? c.index : 0;
+    const before = c.delta.tool_calls;
+    const after = before.map((td) => kept.take(index, td)).filter((td) => td !== undefined);
+    const same = after.length === before.length && after.every((td, i) => td === before[i]);
+    if (same && (c.finish_reason == null || kept.keepsCalls(index))) {
+      choices.push(c);
+      continue;
+    }
+    changed = true;
+    const delta = after.length > 0 ? { ...c.delta, tool_calls: after } : withoutKeys(c.delta, ["tool_calls"]);
+    const choice: Record<string, unknown> = { ...c, delta };
+    if (c.finish_reason != null && !kept.keepsCalls(index)) choice.finish_reason = "stop";
+    if (after.length > 0 || choice.finish_reason != null || carriesText(delta)) choices.push(choice);
+  }
+  if (!changed) return event;
+  return choices.length > 0 || event.usage != null ? { ...event, choices } : undefined;
+}
+
+/**
+ * A held chunk without its call parts: the chunk itself when nothing had to change, undefined when nothing
+ * is left. The replaced choices' finishes become `"stop"` (noted in `finished`); per-token `logprobs` of a
+ * call chunk go with the call.
+ */
+function withoutCalls(
+  event: Record<string, unknown>,
+  at: { replaced: readonly number[]; finished: Set<number>; tool: boolean },
+): Record<string, unknown> | undefined {
+  if (!Array.isArray(event.choices)) return event;
+  let changed = false;
+  const choices: unknown[] = [];
+  for (const c of event.choices) {
+    if (!isRecord(c)) {
+      choices.push(c);
+      continue;
+    }
+    const index = typeof c.index === "number" ? c.index : 0;
+    const ours = at.replaced.includes(index);
+    if (!ours && !at.tool) {
+      choices.push(c);
+      continue;
+    }
+    const choice: Record<string, unknown> = { ...c };
+    if (isRecord(c.delta)) choice.delta = withoutKeys(c.delta, ["tool_calls", "function_call"]);
+    if (at.tool && c.logprobs != null) choice.logprobs = null;
+    if (ours && c.finish_reason != null) {
+      choice.finish_reason = "stop";
+      at.finished.add(index);
+    }
+    changed = true;
+    if (choice.finish_reason != null || (isRecord(choice.delta) && carriesText(choice.delta))) {
+      choices.push(choice);
+    }
+  }
+  if (!changed) return event;
+  const copy = { ...event, choices };
+  const extra = Object.keys(event).some((k) =>
+    k !== "choices" && !(TEMPLATE_KEYS as readonly string[]).includes(k) && event[k] != null
+  );
+  return choices.length > 0 || extra ? copy : undefined;
+}
+
+/** True when a delta carries something other than its role (text, reasoning, a refusal). */
+function carriesText(delta: Record<string, unknown>): boolean {
+  return Object.entries(delta).some(([k, v]) => k !== "role" && v != null && v !== "");
 }
 
 /** The text of choice 0 in a chunk. */

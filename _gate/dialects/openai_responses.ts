@@ -9,10 +9,13 @@ import type { Slot, SlotBook } from "../calls.ts";
 import { formatSse } from "../sse.ts";
 import { cutCalls } from "../text_watch.ts";
 import {
+  callCounter,
   type CompletionBody,
   type Dialect,
   type EventReader,
   type FrameRouter,
+  type ResumePoint,
+  type SplitCalls,
   type StreamFlow,
   ToolPositions,
 } from "./shared.ts";
@@ -21,13 +24,85 @@ import {
 // Bodies
 // ---------------------------------------------------------------------------------------------------------
 
+/**
+ * The output items of calls the caller runs, by type, with the built-in tool each belongs to (`""`: the
+ * item names its tool). Other call items (`web_search_call`, `mcp_call`, ...) are run by OpenAI.
+ */
+const CLIENT_CALLS: Readonly<Record<string, string>> = {
+  function_call: "",
+  custom_tool_call: "",
+  local_shell_call: "local_shell",
+  shell_call: "shell",
+  apply_patch_call: "apply_patch",
+  computer_call: "computer_use_preview",
+};
+
+/** The built-in tools the caller runs, by the `type` they are declared with, and the name they are judged by. */
+const CLIENT_BUILTINS: Readonly<Record<string, string>> = {
+  local_shell: "local_shell",
+  shell: "shell",
+  apply_patch: "apply_patch",
+  computer_use_preview: "computer_use_preview",
+  computer: "computer_use_preview",
+};
+
+/** True for an output item that is a call the caller runs. */
+export function isClientCall(item: unknown): item is Record<string, unknown> {
+  return isRecord(item) && typeof item.type === "string" && Object.hasOwn(CLIENT_CALLS, item.type);
+}
+
+/** The tool name a call item is judged by. */
+function callName(item: Record<string, unknown>): string {
+  const builtin = CLIENT_CALLS[item.type as string];
+  return builtin || (typeof item.name === "string" ? item.name : "");
+}
+
+/** A built-in call's arguments: what it asks the caller to do (`action`, `operation`). */
+function builtinArguments(item: Record<string, unknown>): string {
+  const what = item.action ?? item.operation;
+  return JSON.stringify(what === undefined ? {} : what);
+}
+
+/**
+ * A call item as the validator reads calls: a `function_call` with JSON arguments. A custom tool's free
+ * text becomes the argument `input` (scanned like any text); a built-in's action becomes its arguments.
+ */
+function forValidation(item: Record<string, unknown>): Record<string, unknown> {
+  if (item.type === "function_call") return item;
+  const args = item.type === "custom_tool_call"
+    ? JSON.stringify({ input: typeof item.input === "string" ? item.input : "" })
+    : builtinArguments(item);
+  return { type: "function_call", id: item.id, call_id: item.call_id, name: callName(item), arguments: args };
+}
+
+/** The declaration a custom tool (free text or a grammar) is judged against: by name, its input a string. */
+function customDeclaration(tool: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    type: "function",
+    name: tool.name,
+    parameters: { type: "object", properties: { input: { type: "string" } }, required: ["input"] },
+  };
+  if (typeof tool.description === "string") out.description = tool.description;
+  return out;
+}
+
+/** What one declared tool stands for (a namespace: its members). */
+function declared(tool: Record<string, unknown>): Record<string, unknown>[] {
+  if (tool.type === "function") return [tool];
+  if (tool.type === "custom" && typeof tool.name === "string") return [customDeclaration(tool)];
+  if (tool.type === "namespace" && Array.isArray(tool.tools)) {
+    return tool.tools.flatMap((t) => (isRecord(t) && t.type !== "namespace" ? declared(t) : []));
+  }
+  const builtin = typeof tool.type === "string" ? CLIENT_BUILTINS[tool.type] : undefined;
+  if (builtin) return [{ type: "function", name: builtin, parameters: { type: "object" } }];
+  return [];
+}
+
 const body: CompletionBody = {
-  declares: (tool) => tool.type === "function",
+  declared,
   calls(body) {
     const out: unknown[] = [];
-    for (const item of body.output as unknown[]) {
-      if (isRecord(item) && item.type === "function_call") out.push(item);
-    }
+    for (const item of body.output as unknown[]) if (isClientCall(item)) out.push(forValidation(item));
     return out;
   },
   texts(body) {
@@ -45,7 +120,7 @@ const body: CompletionBody = {
   rewrite(body, reason, { fromText }) {
     const output: unknown[] = [];
     for (const item of body.output as unknown[]) {
-      if (isRecord(item) && item.type === "function_call") continue;
+      if (isClientCall(item)) continue;
       if (fromText && isRecord(item) && item.type === "message" && Array.isArray(item.content)) {
         output.push({
           ...item,
@@ -57,19 +132,31 @@ const body: CompletionBody = {
         });
       } else output.push(item);
     }
-    output.push({
-      id: `msg_toolguard_${output.length}`,
-      type: "message",
-      status: "completed",
-      role: "assistant",
-      content: [{ type: "output_text", text: reason, annotations: [] }],
-    });
+    output.push(reasonItem(reason, output.length));
+    const copy: Record<string, unknown> = { ...body, output };
+    if (typeof body.output_text === "string") copy.output_text = outputText(output);
+    return copy;
+  },
+  dropCalls(body, drop, reason) {
+    const keep = callCounter(drop);
+    const output = (body.output as unknown[]).filter((item) => !isClientCall(item) || keep());
+    output.push(reasonItem(reason, output.length));
     const copy: Record<string, unknown> = { ...body, output };
     if (typeof body.output_text === "string") copy.output_text = outputText(output);
     return copy;
   },
 };
 
+/** A message item carrying `text`. */
+function reasonItem(text: string, position: number): Record<string, unknown> {
+  return {
+    id: `msg_toolguard_${position}`,
+    type: "message",
+    status: "completed",
+    role: "assistant",
+    content: [{ type: "output_text", text, annotations: [] }],
+  };
+}
 /** The `output_text` convenience field: the text of every message item, joined. */
 function outputText(output: unknown[]): string {
   return output.flatMap((o) =>
@@ -95,12 +182,18 @@ class ResponsesEvents implements EventReader {
     const item = isRecord(event.item) ? event.item : undefined;
     if ((type === "response.output_item.added" || type === "response.output_item.done") && item) {
       this.#item(event, item, book);
-    } else if (type === "response.function_call_arguments.delta") {
+    } else if (
+      type === "response.function_call_arguments.delta" || type === "response.custom_tool_call_input.delta"
+    ) {
+      const s = this.#find(event, book);
+      if (!s) return book.finding("orphan_delta", `${type.slice(9)} for an item that never started`);
+      if (typeof event.delta === "string") s.args += event.delta;
+    } else if (type === "response.custom_tool_call_input.done") {
       const s = this.#find(event, book);
       if (!s) {
-        return book.finding("orphan_delta", "function_call_arguments.delta for an item that never started");
+        return book.finding("orphan_delta", "custom_tool_call_input.done for an item that never started");
       }
-      if (typeof event.delta === "string") s.args += event.delta;
+      if (typeof event.input === "string") s.final = event.input;
     } else if (type === "response.function_call_arguments.done") {
       const s = this.#find(event, book);
       if (!s) {
@@ -128,32 +221,41 @@ class ResponsesEvents implements EventReader {
 
   /** An `output_item.added` or `.done` event: opens the call or completes it. */
   #item(event: Record<string, unknown>, item: Record<string, unknown>, book: SlotBook): void {
-    if (item.type !== "function_call") return;
+    if (!isClientCall(item)) return;
     let s = this.#find(event, book);
     if (!s) {
       const slot = typeof event.output_index === "number" ? event.output_index : book.size;
       s = book.open(`o${slot}`, "openai_responses", 0, slot);
       if (typeof item.id === "string") this.#itemIds.set(s, item.id);
     }
-    if (typeof item.call_id === "string" && item.call_id !== "") s.id = item.call_id;
-    if (typeof item.name === "string" && item.name !== "") s.name = item.name;
-    if (event.type === "response.output_item.done" && typeof item.arguments === "string") {
-      s.final = item.arguments;
-    } else if (typeof item.arguments === "string" && item.arguments !== "" && s.args === "") {
-      s.args = item.arguments;
-    }
+    fillSlot(s, item, { done: event.type === "response.output_item.done" });
   }
 
   /** The final snapshot is authoritative for calls the deltas may have missed. */
   #snapshot(output: unknown[], book: SlotBook): void {
     output.forEach((out: unknown, i: number) => {
-      if (!isRecord(out) || out.type !== "function_call") return;
-      const s = book.get(`o${i}`) ?? book.open(`o${i}`, "openai_responses", 0, i);
-      if (typeof out.call_id === "string" && out.call_id !== "") s.id = out.call_id;
-      if (typeof out.name === "string" && out.name !== "") s.name = out.name;
-      if (typeof out.arguments === "string") s.final = out.arguments;
+      if (!isClientCall(out)) return;
+      fillSlot(book.get(`o${i}`) ?? book.open(`o${i}`, "openai_responses", 0, i), out, { done: true });
     });
   }
+}
+
+/** Writes what a call item says into its slot; a finished item's arguments are authoritative. */
+function fillSlot(s: Slot, item: Record<string, unknown>, { done }: { done: boolean }): void {
+  if (typeof item.call_id === "string" && item.call_id !== "") s.id = item.call_id;
+  const name = callName(item);
+  if (name !== "") s.name = name;
+  let args: string | undefined;
+  if (item.type === "function_call") args = typeof item.arguments === "string" ? item.arguments : undefined;
+  else if (item.type === "custom_tool_call") {
+    s.freeText = true;
+    args = typeof item.input === "string" ? item.input : undefined;
+  } else {args = item.action !== undefined || item.operation !== undefined
+      ? builtinArguments(item)
+      : undefined;}
+  if (args === undefined) return;
+  if (done) s.final = args;
+  else if (args !== "" && s.args === "") s.args = args;
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -175,6 +277,14 @@ class ResponsesStream implements FrameRouter {
   #template?: Record<string, unknown>;
   /** Output items other than calls that the stream finished, in order. */
   readonly #finishedItems: Record<string, unknown>[] = [];
+  /** Their output indices. */
+  readonly #finishedAt: number[] = [];
+  /** The last `sequence_number` forwarded before the first held event (-1: none). */
+  #lastSent = -1;
+  /** On a retry's stream: the next `sequence_number` to give (continuing the first stream's). */
+  #nextSeq = -1;
+  /** On a retry's stream: where it continues. */
+  #base?: ResumePoint;
 
   note(event: Record<string, unknown>): void {
     if (typeof event.sequence_number === "number") {
@@ -182,50 +292,117 @@ class ResponsesStream implements FrameRouter {
     }
     if (event.type === "response.created" && isRecord(event.response)) this.#template ??= event.response;
     const item = isRecord(event.item) ? event.item : undefined;
-    if (event.type === "response.output_item.done" && item && item.type !== "function_call") {
+    if (event.type === "response.output_item.done" && item && !isClientCall(item)) {
       this.#finishedItems.push(item);
+      this.#finishedAt.push(typeof event.output_index === "number" ? event.output_index : -1);
     }
+  }
+
+  /** The items the client has when the calls are rejected: those before the first call. */
+  resumePoint(): ResumePoint {
+    const at = this.#tools.replacementAt(0);
+    const own = this.#finishedItems.filter((_, i) => this.#finishedAt[i] < at);
+    return { at, items: [...(this.#base?.items ?? []), ...own], seq: this.#lastSent };
+  }
+
+  /**
+   * A retry's events continue the response the client is assembling: its `response.created` and
+   * `in_progress` are dropped, output indices follow the items forwarded, sequence numbers continue, and
+   * the final snapshot lists the forwarded items first.
+   */
+  resume(
+    _raw: string,
+    event: Record<string, unknown>,
+    point: ResumePoint,
+  ): { raw: string; event: Record<string, unknown> } | undefined {
+    const type = event.type as string;
+    if (type === "response.created" || type === "response.in_progress" || type === "response.queued") {
+      return undefined;
+    }
+    this.#base = point;
+    if (this.#nextSeq < 0) this.#nextSeq = (point.seq ?? -1) + 1;
+    const e: Record<string, unknown> = { ...event };
+    if (typeof event.sequence_number === "number") e.sequence_number = this.#nextSeq++;
+    if (typeof event.output_index === "number") e.output_index = event.output_index + point.at;
+    if (TERMINAL.has(type) && isRecord(event.response)) {
+      const output = Array.isArray(event.response.output) ? event.response.output : [];
+      e.response = { ...event.response, output: [...(point.items ?? []), ...output] };
+    }
+    return { raw: formatSse(JSON.stringify(e), type), event: e };
   }
 
   route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void {
     const type = event.type;
-    if (
-      type === "response.output_item.added" && isRecord(event.item) && event.item.type === "function_call"
-    ) {
+    if (type === "response.output_item.added" && isClientCall(event.item)) {
       flow.pending = true;
       if (typeof event.output_index === "number") this.#tools.add(event.output_index);
     }
     if (type === "error" || type === "response.failed") return flow.send(raw);
     if (!flow.pending) {
       if (type === "response.output_text.delta") flow.textSeen = true;
+      if (typeof event.sequence_number === "number") this.#lastSent = event.sequence_number;
       return flow.send(raw);
     }
     const oi = typeof event.output_index === "number" ? event.output_index : -1;
-    flow.hold({ raw, event, tool: this.#tools.has(oi) || type === "response.function_call_arguments.delta" });
+    const callDelta = type === "response.function_call_arguments.delta" ||
+      type === "response.custom_tool_call_input.delta";
+    flow.hold({ raw, event, tool: this.#tools.has(oi) || callDelta });
   }
 
   replace(text: string, _calls: unknown, flow: StreamFlow): void {
-    let seq = this.#lastSeq + 1;
-    // Renumber what is replayed after the first held event so sequence numbers stay increasing.
-    const firstHeldSeq = flow.held.find((h) => typeof h.event?.sequence_number === "number")?.event
-      ?.sequence_number;
-    if (typeof firstHeldSeq === "number") seq = firstHeldSeq;
-    const emit = (event: Record<string, unknown>) => {
-      const e = this.#lastSeq >= 0 ? { ...event, sequence_number: seq++ } : event;
-      flow.send(formatSse(JSON.stringify(e), e.type as string));
-    };
+    const emit = this.#emitter(flow);
     const { next, terminal } = this.#replay(flow, emit);
     const item = this.#message(text, this.#tools.replacementAt(next), emit);
     const base = isRecord(terminal?.response) ? terminal.response : this.#template ?? {};
     // The final snapshot's items when it lists them, else the items this stream finished.
-    const listed = Array.isArray(base.output)
-      ? base.output.filter((o) => !(isRecord(o) && o.type === "function_call"))
-      : [];
+    const listed = Array.isArray(base.output) ? base.output.filter((o) => !isClientCall(o)) : [];
     const priorOutput = listed.length >= this.#finishedItems.length ? listed : this.#finishedItems;
     emit({
       type: "response.completed",
       response: { ...base, status: "completed", output: [...priorOutput, item] },
     });
+  }
+
+  /**
+   * The held events without the dropped calls' (the rest renumbered), a message item with the reason,
+   * and a final snapshot listing the kept calls: the client still runs them.
+   */
+  dropCalls(text: string, split: SplitCalls, flow: StreamFlow): void {
+    const emit = this.#emitter(flow);
+    const gone = new ToolPositions();
+    for (const c of split.dropped) gone.add(c.slot);
+    const goneIds = new Set(split.dropped.map((c) => c.id));
+    let next = 0;
+    let terminal: Record<string, unknown> | undefined;
+    for (const h of flow.held) {
+      const e = h.event;
+      if (!e) continue;
+      if (TERMINAL.has(e.type as string)) terminal = e;
+      else if (typeof e.output_index !== "number") emit(e);
+      else if (!gone.has(e.output_index)) {
+        const output_index = gone.renumber(e.output_index);
+        next = Math.max(next, output_index + 1);
+        emit({ ...e, output_index });
+      }
+    }
+    const item = this.#message(text, next, emit);
+    const base = isRecord(terminal?.response) ? terminal.response : this.#template ?? {};
+    const output = (Array.isArray(base.output) ? base.output : []).filter((o) =>
+      !(isClientCall(o) && goneIds.has(o.call_id as string))
+    );
+    emit({ type: terminal?.type ?? "response.completed", response: { ...base, output: [...output, item] } });
+  }
+
+  /** Emits events after the last one forwarded, renumbering sequence numbers so they keep increasing. */
+  #emitter(flow: StreamFlow): (event: Record<string, unknown>) => void {
+    let seq = this.#lastSeq + 1;
+    const firstHeldSeq = flow.held.find((h) => typeof h.event?.sequence_number === "number")?.event
+      ?.sequence_number;
+    if (typeof firstHeldSeq === "number") seq = firstHeldSeq;
+    return (event) => {
+      const e = this.#lastSeq >= 0 ? { ...event, sequence_number: seq++ } : event;
+      flow.send(formatSse(JSON.stringify(e), e.type as string));
+    };
   }
 
   /**

@@ -18,8 +18,13 @@ export interface Dialect {
 
 /** How a whole (not streamed) response body of one dialect is read and rewritten. */
 export interface CompletionBody {
-  /** True when a tool declared in the request is one the caller runs (not a provider built-in). */
-  declares(tool: Record<string, unknown>): boolean;
+  /**
+   * What a tool declared in the request stands for, as the validator reads declarations: the tool itself,
+   * a stand-in for a client-run built-in (`local_shell`, Anthropic's `bash_*`: allowed by name, no schema),
+   * the members of a Responses `namespace`, or nothing for a tool the provider runs itself (its calls never
+   * reach the caller).
+   */
+  declared(tool: Record<string, unknown>): Record<string, unknown>[];
   /** The provider-native tool calls in a response body, in order. */
   calls(body: Record<string, unknown>): unknown[];
   /** The pieces of assistant text in a response body, in order. */
@@ -33,12 +38,45 @@ export interface CompletionBody {
     reason: string,
     options: { fromText: boolean },
   ): Record<string, unknown>;
+  /**
+   * A copy of `body` without the calls at positions `drop` (in the order of `calls`), `reason` in the
+   * text; the other calls and the finish stay, so the client still runs them.
+   */
+  dropCalls(
+    body: Record<string, unknown>,
+    drop: ReadonlySet<number>,
+    reason: string,
+  ): Record<string, unknown>;
+}
+
+/** A filter that keeps the calls not in `drop`, counting every call it is asked about, in order. */
+export function callCounter(drop: ReadonlySet<number>): () => boolean {
+  let position = 0;
+  return () => !drop.has(position++);
 }
 
 /** Reads the events of one dialect into a {@linkcode SlotBook}. */
 export interface EventReader {
   /** Reads one event (already parsed and known to be of this dialect). */
   read(event: Record<string, unknown>, book: SlotBook): void;
+}
+
+/** Where a retry's stream continues the message the client is assembling. */
+export interface ResumePoint {
+  /** The positions forwarded (Anthropic blocks, Responses output items before the first call). */
+  at: number;
+  /** OpenAI Responses: the output items forwarded, for the final snapshot. */
+  items?: readonly Record<string, unknown>[];
+  /** OpenAI Responses: the last `sequence_number` forwarded (-1: none). */
+  seq?: number;
+}
+
+/** The calls of a turn, split by the verdict. */
+export interface SplitCalls {
+  /** The calls that go to the client. */
+  kept: readonly AssembledToolCall[];
+  /** The rejected calls, removed. */
+  dropped: readonly AssembledToolCall[];
 }
 
 /** A stream frame withheld by the gate. */
@@ -49,6 +87,11 @@ export interface Held {
   event?: Record<string, unknown>;
   /** True when the frame is part of a tool call (dropped on rejection). */
   tool: boolean;
+  /**
+   * Set when the frame carries text held because a call may be written into it: when that call is
+   * rejected, the frame gives way to `rest` (the frame without the text), or to nothing.
+   */
+  written?: { rest?: Held };
 }
 
 /** Routes the frames of one dialect's stream through the gate. */
@@ -61,6 +104,23 @@ export interface FrameRouter {
   route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void;
   /** Ends a stream whose calls were rejected: `text` in place of the calls, then a normal stop. */
   replace(text: string, calls: readonly AssembledToolCall[], flow: StreamFlow): void;
+  /**
+   * Ends a stream of which only the `dropped` calls were rejected: those are removed, `text` says why,
+   * and the other calls go out as they came. Absent where a dialect withholds the whole turn.
+   */
+  dropCalls?(text: string, calls: SplitCalls, flow: StreamFlow): void;
+  /**
+   * Fits a frame of a retry's stream after what the client already has (`point`): the frame
+   * to route, or undefined to drop it. Absent where a stream cannot be continued (OpenAI Responses): a
+   * retry then ends in the usual replacement.
+   */
+  resume?(
+    raw: string,
+    event: Record<string, unknown>,
+    point: ResumePoint,
+  ): { raw: string; event: Record<string, unknown> } | undefined;
+  /** What the client already has when the calls are rejected: where a retry's stream continues. */
+  resumePoint?(): ResumePoint;
   /** Present where a model may write calls into the streamed text (OpenAI Chat choice 0, Ollama). */
   readonly text?: TextFrames;
 }

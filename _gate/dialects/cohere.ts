@@ -1,0 +1,153 @@
+/**
+ * Cohere v2 chat (`/v2/chat`): response bodies (`message.tool_calls`), stream events (`tool-call-start`,
+ * `tool-call-delta`, `tool-call-end`, addressed by call `index`), and the gate's routing of those events.
+ *
+ * @module
+ */
+import { isRecord } from "../../_common/values.ts";
+import type { SlotBook } from "../calls.ts";
+import { formatSse } from "../sse.ts";
+import { cutCalls } from "../text_watch.ts";
+import {
+  callCounter,
+  type CompletionBody,
+  type Dialect,
+  type EventReader,
+  type FrameRouter,
+  type StreamFlow,
+} from "./shared.ts";
+
+/** The text parts of a message's `content`. */
+function textParts(message: Record<string, unknown>): Record<string, unknown>[] {
+  return Array.isArray(message.content)
+    ? message.content.filter((p): p is Record<string, unknown> => isRecord(p) && p.type === "text")
+    : [];
+}
+
+const body: CompletionBody = {
+  declared: (tool) => (isRecord(tool.function) ? [tool] : []),
+  calls(body) {
+    const m = isRecord(body.message) ? body.message : {};
+    return Array.isArray(m.tool_calls) ? [...m.tool_calls] : [];
+  },
+  texts(body) {
+    const m = isRecord(body.message) ? body.message : {};
+    return textParts(m).filter((p) => typeof p.text === "string").map((p) => p.text as string);
+  },
+  rewrite(body, reason, { fromText }) {
+    const m = isRecord(body.message) ? body.message : {};
+    const message: Record<string, unknown> = { ...m };
+    delete message.tool_calls;
+    const content = Array.isArray(m.content) ? m.content : [];
+    message.content = [
+      ...content.map((p) =>
+        fromText && isRecord(p) && p.type === "text" && typeof p.text === "string"
+          ? { ...p, text: cutCalls(p.text) }
+          : p
+      ),
+      { type: "text", text: reason },
+    ];
+    const copy: Record<string, unknown> = { ...body, message };
+    if (body.finish_reason === "TOOL_CALL") copy.finish_reason = "COMPLETE";
+    return copy;
+  },
+  dropCalls(body, drop, reason) {
+    const m = isRecord(body.message) ? body.message : {};
+    const keep = callCounter(drop);
+    const tool_calls = Array.isArray(m.tool_calls) ? m.tool_calls.filter(() => keep()) : [];
+    const content = [...(Array.isArray(m.content) ? m.content : []), { type: "text", text: reason }];
+    return { ...body, message: { ...m, tool_calls, content } };
+  },
+};
+
+/** The `delta.message` of a stream event. */
+function deltaMessage(event: Record<string, unknown>): Record<string, unknown> {
+  const delta = isRecord(event.delta) ? event.delta : {};
+  return isRecord(delta.message) ? delta.message : {};
+}
+
+/** Reads `tool-call-start` / `tool-call-delta` events into one call per `index`. */
+const reader: EventReader = {
+  read(event: Record<string, unknown>, book: SlotBook): void {
+    const type = event.type;
+    if (type !== "tool-call-start" && type !== "tool-call-delta") return;
+    const index = typeof event.index === "number" ? event.index : undefined;
+    if (index === undefined) return book.finding("missing_index", `${type} has no index`);
+    const tc = deltaMessage(event).tool_calls;
+    const call = isRecord(tc) ? tc : {};
+    const fn = isRecord(call.function) ? call.function : {};
+    let s = book.get(`h${index}`);
+    if (type === "tool-call-start" || !s) {
+      if (!s && type === "tool-call-delta") {
+        book.finding("orphan_delta", `tool-call-delta for call ${index} that never started`);
+      }
+      s = book.open(`h${index}`, "cohere", 0, index);
+    }
+    if (typeof call.id === "string" && call.id !== "") s.id = call.id;
+    if (typeof fn.name === "string" && fn.name !== "") s.name = fn.name;
+    if (typeof fn.arguments === "string") s.args += fn.arguments;
+  },
+};
+
+const CALL_EVENT = /^tool-call-(start|delta|end)$/;
+
+/**
+ * Cohere numbers calls apart from content, so text events keep flowing while calls are held. A rejected
+ * call gives way to a text content block carrying the reason, and `message-end` says `COMPLETE`.
+ */
+class CohereStream implements FrameRouter {
+  readonly framing = "sse";
+  /** The next free content index (text blocks are numbered on their own). */
+  #nextContent = 0;
+  /** Whether the stream names its events (`event: content-delta`). */
+  #named = false;
+
+  /** A retry's events continue the message: its own `message-start` is dropped. */
+  resume(
+    raw: string,
+    event: Record<string, unknown>,
+  ): { raw: string; event: Record<string, unknown> } | undefined {
+    return event.type === "message-start" ? undefined : { raw, event };
+  }
+
+  route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void {
+    const type = String(event.type ?? "");
+    if (raw.startsWith("event:")) this.#named = true;
+    if (type === "content-start" && typeof event.index === "number") {
+      this.#nextContent = Math.max(this.#nextContent, event.index + 1);
+    }
+    if (CALL_EVENT.test(type)) {
+      flow.pending = true;
+      return flow.hold({ raw, event, tool: true });
+    }
+    if (!flow.pending || type === "content-delta" || type === "tool-plan-delta") {
+      if (type === "content-delta" || type === "tool-plan-delta") flow.textSeen = true;
+      return flow.send(raw);
+    }
+    flow.hold({ raw, event, tool: false });
+  }
+
+  replace(text: string, _calls: unknown, flow: StreamFlow): void {
+    const emit = (event: Record<string, unknown>) =>
+      flow.send(formatSse(JSON.stringify(event), this.#named ? String(event.type) : undefined));
+    const index = this.#nextContent;
+    let end: Record<string, unknown> | undefined;
+    for (const h of flow.held) {
+      if (h.tool || !h.event) continue;
+      if (h.event.type === "message-end") end = h.event;
+      else flow.send(h.raw);
+    }
+    emit({ type: "content-start", index, delta: { message: { content: { type: "text", text: "" } } } });
+    emit({ type: "content-delta", index, delta: { message: { content: { text } } } });
+    emit({ type: "content-end", index });
+    const delta = isRecord(end?.delta) ? end.delta : {};
+    emit({ ...(end ?? {}), type: "message-end", delta: { ...delta, finish_reason: "COMPLETE" } });
+  }
+}
+
+/** Cohere v2 chat in its three roles. */
+export const cohere: Dialect = {
+  body,
+  reader: () => reader,
+  router: () => new CohereStream(),
+};

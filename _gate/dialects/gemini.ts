@@ -1,0 +1,192 @@
+/**
+ * Google Gemini `generateContent` / `streamGenerateContent?alt=sse`: response bodies (`candidates[].content
+ * .parts[]` with `functionCall` parts), stream chunks (each call arrives whole in a part), and the gate's
+ * routing of those chunks.
+ *
+ * @module
+ */
+import { isRecord } from "../../_common/values.ts";
+import type { SlotBook } from "../calls.ts";
+import { formatSse } from "../sse.ts";
+import { cutCalls } from "../text_watch.ts";
+import {
+  callCounter,
+  type CompletionBody,
+  type Dialect,
+  type EventReader,
+  type FrameRouter,
+  type StreamFlow,
+} from "./shared.ts";
+
+/** The candidates of a body or chunk (records only). */
+function candidates(body: Record<string, unknown>): Record<string, unknown>[] {
+  return Array.isArray(body.candidates) ? body.candidates.filter(isRecord) : [];
+}
+
+/** The parts of a candidate (records only). */
+function parts(candidate: Record<string, unknown>): Record<string, unknown>[] {
+  const content = isRecord(candidate.content) ? candidate.content : undefined;
+  return content && Array.isArray(content.parts) ? content.parts.filter(isRecord) : [];
+}
+
+const isCall = (part: Record<string, unknown>) => isRecord(part.functionCall);
+/** A text part the model wrote as its answer (thought summaries are reasoning, not answer text). */
+const isAnswerText = (part: Record<string, unknown>) =>
+  typeof part.text === "string" && part.thought !== true;
+
+/** A candidate whose parts are `keep(parts)`. */
+function withParts(
+  candidate: Record<string, unknown>,
+  keep: (parts: Record<string, unknown>[]) => unknown[],
+): Record<string, unknown> {
+  const content = isRecord(candidate.content) ? candidate.content : { role: "model" };
+  return { ...candidate, content: { ...content, parts: keep(parts(candidate)) } };
+}
+
+const body: CompletionBody = {
+  // A Gemini `Tool` lists its functions in `functionDeclarations`; `googleSearch`, `codeExecution` and the
+  // like are run by Google.
+  declared: (tool) =>
+    Array.isArray(tool.functionDeclarations) || Array.isArray(tool.function_declarations) ? [tool] : [],
+  calls(body) {
+    return candidates(body).flatMap((c) => parts(c).filter(isCall));
+  },
+  texts(body) {
+    return candidates(body).flatMap((c) => parts(c).filter(isAnswerText).map((p) => p.text as string));
+  },
+  rewrite(body, reason, { fromText }) {
+    return {
+      ...body,
+      candidates: candidates(body).map((c) =>
+        withParts(c, (ps) => {
+          const kept = ps.filter((p) => !isCall(p)).map((p) =>
+            fromText && isAnswerText(p) ? { ...p, text: cutCalls(p.text as string) } : p
+          );
+          return [...kept, { text: reason }];
+        })
+      ),
+    };
+  },
+  dropCalls(body, drop, reason) {
+    const keep = callCounter(drop);
+    let placed = false;
+    return {
+      ...body,
+      candidates: candidates(body).map((c) =>
+        withParts(c, (ps) => {
+          const kept = ps.filter((p) => !isCall(p) || keep());
+          if (!placed && ps.some(isCall)) {
+            placed = true;
+            kept.unshift({ text: reason });
+          }
+          return kept;
+        })
+      ),
+    };
+  },
+};
+
+/** Reads `functionCall` parts: each arrives whole, so every one is a new call. */
+const reader: EventReader = {
+  read(event: Record<string, unknown>, book: SlotBook): void {
+    for (const c of candidates(event)) {
+      const choice = typeof c.index === "number" ? c.index : 0;
+      for (const p of parts(c)) {
+        if (!isRecord(p.functionCall)) continue;
+        const fc = p.functionCall;
+        const s = book.open(`g${book.size}`, "gemini", choice, book.size);
+        if (typeof fc.id === "string") s.id = fc.id;
+        if (typeof fc.name === "string") s.name = fc.name;
+        s.value = fc.args ?? {};
+        s.args = JSON.stringify(s.value);
+      }
+    }
+  },
+};
+
+/** True when a chunk carries a call part. */
+const hasCall = (event: Record<string, unknown>) => candidates(event).some((c) => parts(c).some(isCall));
+/** True when a chunk carries answer or thought text. */
+const hasText = (event: Record<string, unknown>) =>
+  candidates(event).some((c) => parts(c).some((p) => typeof p.text === "string" && p.text !== ""));
+
+/**
+ * Gemini chunks carry no position, so text keeps flowing while calls are held; a chunk with both is split
+ * (its usage and finish stay with the held part). A rejected call gives way to the reason, in the chunk
+ * that carried it, so the chunk's usage and finish reach the client.
+ */
+class GeminiStream implements FrameRouter {
+  readonly framing = "sse";
+
+  /** A retry's chunks carry no position: they follow as they come. */
+  resume(raw: string, event: Record<string, unknown>): { raw: string; event: Record<string, unknown> } {
+    return { raw, event };
+  }
+
+  route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void {
+    if (!hasCall(event)) {
+      const ends = candidates(event).some((c) => c.finishReason != null) || event.usageMetadata != null;
+      if (!flow.pending || (hasText(event) && !ends)) {
+        if (hasText(event)) flow.textSeen = true;
+        flow.send(raw);
+      } else flow.hold({ raw, event, tool: false });
+      return;
+    }
+    flow.pending = true;
+    if (!hasText(event)) return flow.hold({ raw, event, tool: true });
+    flow.textSeen = true;
+    const { usageMetadata: _usage, ...rest } = event;
+    const text = {
+      ...rest,
+      candidates: candidates(event).map((c) => {
+        const { finishReason: _finish, ...open } = c;
+        return withParts(open, (ps) => ps.filter((p) => !isCall(p)));
+      }),
+    };
+    flow.send(formatSse(JSON.stringify(text)));
+    const calls = {
+      ...event,
+      candidates: candidates(event).map((c) => withParts(c, (ps) => ps.filter(isCall))),
+    };
+    flow.hold({ raw: formatSse(JSON.stringify(calls)), event: calls, tool: true });
+  }
+
+  replace(text: string, _calls: unknown, flow: StreamFlow): void {
+    let placed = false;
+    for (const h of flow.held) {
+      if (!h.event) continue;
+      if (!h.tool) {
+        flow.send(h.raw);
+        continue;
+      }
+      const chunk = {
+        ...h.event,
+        candidates: candidates(h.event).map((c) =>
+          withParts(c, (ps) => {
+            const kept = ps.filter((p) => !isCall(p));
+            if (!placed && ps.some(isCall)) {
+              placed = true;
+              kept.push({ text });
+            }
+            return kept;
+          })
+        ),
+      };
+      const empty = chunk.candidates.every((c) => parts(c).length === 0 && c.finishReason == null) &&
+        h.event.usageMetadata == null;
+      if (!empty) flow.send(formatSse(JSON.stringify(chunk)));
+    }
+    if (!placed) {
+      flow.send(formatSse(JSON.stringify({
+        candidates: [{ content: { role: "model", parts: [{ text }] }, finishReason: "STOP", index: 0 }],
+      })));
+    }
+  }
+}
+
+/** Google Gemini in its three roles. */
+export const gemini: Dialect = {
+  body,
+  reader: () => reader,
+  router: () => new GeminiStream(),
+};

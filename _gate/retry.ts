@@ -1,0 +1,200 @@
+/**
+ * The transparent retry's follow-up request: the request that was sent, with the assistant's rejected turn
+ * and one tool result per call carrying the feedback appended, in the provider's own shape (Chat: `tool`
+ * messages; Responses: `function_call_output`; Anthropic: `tool_result` with `is_error: true`; Ollama:
+ * `role: "tool"`; Gemini: `functionResponse`; Cohere: `role: "tool"`).
+ *
+ * @module
+ */
+import { isRecord } from "../_common/values.ts";
+import type { CallVerdict, Verdict } from "../types.ts";
+import { describeVerdict } from "../_describe/describe.ts";
+import type { StreamDialect } from "./calls.ts";
+
+/** One call of the rejected turn, as the follow-up repeats it. */
+export interface TurnCall {
+  /** The call id (the provider's, or the synthetic one the gate gave it). */
+  id: string;
+  /** The tool name. */
+  name: string;
+  /** The argument text (JSON; a custom tool's free text when `freeText`). */
+  arguments: string;
+  /** Set for an OpenAI Responses custom tool's free-text input. */
+  freeText?: true;
+}
+
+/** The assistant's rejected turn. */
+export interface RejectedTurn {
+  /** The calls, in order (as judged). */
+  calls: readonly TurnCall[];
+  /** The verdict on them. */
+  verdict: Verdict;
+  /** The response body it came in (a whole body, or a stream's final snapshot), when there is one. */
+  body?: Record<string, unknown>;
+  /** The text the model wrote before its calls (streams without a snapshot). */
+  text?: string;
+}
+
+/** The feedback each call of a rejected turn gets as its tool result. */
+export function callFeedback(verdict: Verdict, tools: readonly unknown[] | undefined): string[] {
+  return verdict.calls.map((c: CallVerdict) =>
+    c.allowed
+      ? `toolguard did not run ${c.name}: another call in the same turn was rejected. ` +
+        "Call it again if it is still needed."
+      : `toolguard rejected this call; it did not run.\n${describeVerdict(c, { tools })}`
+  );
+}
+
+/** Parses argument text into an object (`{}` when it is not one). */
+function argObject(text: string): Record<string, unknown> {
+  try {
+    const v = JSON.parse(text);
+    return isRecord(v) ? v : {};
+  } catch {
+    return {};
+  }
+}
+
+/** A list field of the request, copied (empty when absent). */
+function list(request: Record<string, unknown>, key: string): unknown[] {
+  const v = request[key];
+  return Array.isArray(v) ? [...v] : [];
+}
+
+/** The first choice's / candidate's message of a body. */
+function firstOf(
+  body: Record<string, unknown> | undefined,
+  key: string,
+): Record<string, unknown> | undefined {
+  const items = body && Array.isArray(body[key]) ? body[key] as unknown[] : [];
+  return isRecord(items[0]) ? items[0] : undefined;
+}
+
+type Builder = (request: Record<string, unknown>, turn: RejectedTurn, feedback: string[]) => Record<
+  string,
+  unknown
+>;
+
+/** The text of a body's first message (Chat), or the streamed text. */
+function turnText(turn: RejectedTurn): string {
+  const m = firstOf(turn.body, "choices")?.message;
+  if (isRecord(m) && typeof m.content === "string") return m.content;
+  return turn.text ?? "";
+}
+
+/** The calls as OpenAI-style `tool_calls` (Chat, Cohere). */
+const toolCalls = (turn: RejectedTurn) =>
+  turn.calls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.arguments } }));
+
+const chat: Builder = (request, turn, feedback) => {
+  const text = turnText(turn);
+  const assistant = { role: "assistant", content: text === "" ? null : text, tool_calls: toolCalls(turn) };
+  const results = turn.calls.map((c, i) => ({ role: "tool", tool_call_id: c.id, content: feedback[i] }));
+  return { ...request, messages: [...list(request, "messages"), assistant, ...results] };
+};
+
+const responses: Builder = (request, turn, feedback) => {
+  const input = typeof request.input === "string"
+    ? [{ role: "user", content: request.input }]
+    : list(request, "input");
+  const output = turn.body && Array.isArray(turn.body.output)
+    ? turn.body.output
+    : turn.calls.map((c) =>
+      c.freeText
+        ? { type: "custom_tool_call", call_id: c.id, name: c.name, input: c.arguments }
+        : { type: "function_call", call_id: c.id, name: c.name, arguments: c.arguments }
+    );
+  const custom = new Set(
+    output.filter((o) => isRecord(o) && o.type === "custom_tool_call").map((o) =>
+      (o as { call_id?: unknown }).call_id
+    ),
+  );
+  const results = turn.calls.map((c, i) => ({
+    type: c.freeText || custom.has(c.id) ? "custom_tool_call_output" : "function_call_output",
+    call_id: c.id,
+    output: feedback[i],
+  }));
+  // A conversation kept by the server continues from the rejected response: only the results are new.
+  const id = turn.body?.id;
+  if (typeof request.previous_response_id === "string" && typeof id === "string") {
+    return { ...request, previous_response_id: id, input: results };
+  }
+  const out: Record<string, unknown> = { ...request, input: [...input, ...output, ...results] };
+  delete out.previous_response_id; // the whole conversation is in `input` now
+  return out;
+};
+
+const anthropic: Builder = (request, turn, feedback) => {
+  const content = turn.body && Array.isArray(turn.body.content) ? turn.body.content : [
+    ...(turn.text ? [{ type: "text", text: turn.text }] : []),
+    ...turn.calls.map((c) => ({ type: "tool_use", id: c.id, name: c.name, input: argObject(c.arguments) })),
+  ];
+  const results = turn.calls.map((c, i) => ({
+    type: "tool_result",
+    tool_use_id: c.id,
+    content: feedback[i],
+    is_error: true,
+  }));
+  return {
+    ...request,
+    messages: [...list(request, "messages"), { role: "assistant", content }, {
+      role: "user",
+      content: results,
+    }],
+  };
+};
+
+const ollama: Builder = (request, turn, feedback) => {
+  const m = turn.body?.message;
+  const assistant = {
+    role: "assistant",
+    content: isRecord(m) && typeof m.content === "string" ? m.content : turn.text ?? "",
+    tool_calls: turn.calls.map((c) => ({ function: { name: c.name, arguments: argObject(c.arguments) } })),
+  };
+  const results = turn.calls.map((c, i) => ({ role: "tool", tool_name: c.name, content: feedback[i] }));
+  return { ...request, messages: [...list(request, "messages"), assistant, ...results] };
+};
+
+const gemini: Builder = (request, turn, feedback) => {
+  const content = firstOf(turn.body, "candidates")?.content;
+  const model = isRecord(content) && Array.isArray(content.parts)
+    ? { role: "model", parts: content.parts }
+    : {
+      role: "model",
+      parts: turn.calls.map((c) => ({ functionCall: { name: c.name, args: argObject(c.arguments) } })),
+    };
+  const parts = turn.calls.map((c, i) => ({
+    functionResponse: { name: c.name, response: { error: feedback[i] } },
+  }));
+  return { ...request, contents: [...list(request, "contents"), model, { role: "user", parts }] };
+};
+
+const cohere: Builder = (request, turn, feedback) => {
+  const m = turn.body?.message;
+  const assistant: Record<string, unknown> = { role: "assistant", tool_calls: toolCalls(turn) };
+  if (isRecord(m) && typeof m.tool_plan === "string") assistant.tool_plan = m.tool_plan;
+  const results = turn.calls.map((c, i) => ({ role: "tool", tool_call_id: c.id, content: feedback[i] }));
+  return { ...request, messages: [...list(request, "messages"), assistant, ...results] };
+};
+
+const BUILDERS: Readonly<Record<StreamDialect, Builder>> = {
+  openai_chat: chat,
+  openai_responses: responses,
+  anthropic,
+  ollama,
+  gemini,
+  cohere,
+};
+
+/**
+ * The follow-up request for a rejected turn: `request` with the assistant's turn and one tool result per
+ * call (the feedback) appended in `dialect`'s shape.
+ */
+export function followUp(
+  dialect: StreamDialect,
+  request: Record<string, unknown>,
+  turn: RejectedTurn,
+  tools: readonly unknown[] | undefined,
+): Record<string, unknown> {
+  return BUILDERS[dialect](request, turn, callFeedback(turn.verdict, tools));
+}

@@ -1,0 +1,224 @@
+// Gemini (generateContent, streamGenerateContent with and without alt=sse) and Cohere v2 chat, in
+// gateCompletion and guardFetch; and gateCompletion never throws on a body of another dialect.
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { assembleToolCalls, gateCompletion, type GateEvent, guardFetch } from "../gate.ts";
+import { type FakeReply, type FakeServer, startFakeLlmServer } from "./_fake_llm_server.ts";
+
+const codes = (v: { calls: { findings: { code: string }[] }[] }) =>
+  v.calls.flatMap((c) => c.findings.map((f) => f.code));
+
+const WEATHER = {
+  name: "weather",
+  parameters: { type: "object", properties: { location: { type: "string" } }, required: ["location"] },
+};
+const GEMINI_TOOLS = [{ functionDeclarations: [WEATHER] }, { googleSearch: {} }];
+const COHERE_TOOLS = [{ type: "function", function: WEATHER }];
+
+const usageMetadata = { promptTokenCount: 29, candidatesTokenCount: 15, totalTokenCount: 44 };
+const geminiBody = (args: unknown, name = "weather") => ({
+  candidates: [{
+    content: { role: "model", parts: [{ text: "Checking." }, { functionCall: { name, args } }] },
+    finishReason: "STOP",
+    index: 0,
+  }],
+  usageMetadata,
+  modelVersion: "gemini-test",
+  responseId: "r1",
+});
+
+const cohereBody = (args: string, name = "weather") => ({
+  id: "c1",
+  message: {
+    role: "assistant",
+    tool_plan: "I will use the weather tool.",
+    tool_calls: [{ id: "weather_1", type: "function", function: { name, arguments: args } }],
+  },
+  finish_reason: "TOOL_CALL",
+  usage: { billed_units: { input_tokens: 1, output_tokens: 2 } },
+});
+
+test("gateCompletion: a Gemini functionCall part is judged against functionDeclarations", async () => {
+  const ok = await gateCompletion({ tools: GEMINI_TOOLS }, geminiBody({ location: "Oslo" }));
+  assert.equal(ok.dialect, "gemini");
+  assert.equal(ok.verdict.allowed, true);
+  const bad = await gateCompletion({ tools: GEMINI_TOOLS }, geminiBody({}));
+  assert.deepEqual(codes(bad.verdict), ["missing_required_argument"]);
+  const body = bad.response as ReturnType<typeof geminiBody>;
+  const parts = body.candidates[0].content.parts as { text?: string; functionCall?: unknown }[];
+  assert.equal(parts.some((p) => p.functionCall), false);
+  assert.equal(parts[0].text, "Checking.");
+  assert.match(parts[1].text ?? "", /location/);
+  assert.deepEqual(body.usageMetadata, usageMetadata);
+});
+
+test("gateCompletion: a Cohere v2 tool call is judged; the rejected body ends COMPLETE with its usage", async () => {
+  const ok = await gateCompletion({ tools: COHERE_TOOLS }, cohereBody('{"location":"Oslo"}'));
+  assert.equal(ok.dialect, "cohere");
+  assert.equal(ok.verdict.allowed, true);
+  const bad = await gateCompletion({ tools: COHERE_TOOLS }, cohereBody("{}", "rm_rf"));
+  assert.deepEqual(codes(bad.verdict), ["unknown_tool"]);
+  const body = bad.response as Record<string, Record<string, unknown>>;
+  assert.equal(body.message.tool_calls, undefined);
+  assert.equal(body.message.tool_plan, "I will use the weather tool.");
+  assert.equal(body.finish_reason, "COMPLETE");
+  assert.deepEqual(body.usage, cohereBody("{}").usage);
+});
+
+test("gateCompletion: a body read as another dialect is let through, never a throw", async () => {
+  const bodies = [
+    { choices: 5 },
+    { output: "x" },
+    { content: 7, type: "message" },
+    { candidates: {} },
+    { message: 3, finish_reason: "x" },
+  ];
+  for (
+    const dialect of ["openai_chat", "openai_responses", "anthropic", "ollama", "gemini", "cohere"] as const
+  ) {
+    for (const body of bodies) {
+      const r = await gateCompletion({ tools: [] }, body, { dialect });
+      assert.equal(r.changed, false);
+    }
+  }
+});
+
+test("assembleToolCalls: reads Gemini functionCall parts and Cohere tool-call events", () => {
+  const { calls } = assembleToolCalls([
+    {
+      candidates: [{
+        content: { parts: [{ functionCall: { name: "weather", args: { location: "Oslo" } } }] },
+      }],
+    },
+    {
+      type: "tool-call-start",
+      index: 0,
+      delta: { message: { tool_calls: { id: "w1", function: { name: "w" } } } },
+    },
+    {
+      type: "tool-call-delta",
+      index: 0,
+      delta: { message: { tool_calls: { function: { arguments: '{"a":' } } } },
+    },
+    {
+      type: "tool-call-delta",
+      index: 0,
+      delta: { message: { tool_calls: { function: { arguments: "1}" } } } },
+    },
+    { type: "tool-call-end", index: 0 },
+  ]);
+  assert.deepEqual(calls.map((c) => [c.dialect, c.name, c.arguments]), [
+    ["gemini", "weather", '{"location":"Oslo"}'],
+    ["cohere", "w", '{"a":1}'],
+  ]);
+});
+
+// ---------------------------------------------------------------------------------------------------------
+// guardFetch against a local server
+// ---------------------------------------------------------------------------------------------------------
+
+let next: FakeReply = { json: {} };
+let server: FakeServer;
+const seen: GateEvent[] = [];
+const gfetch = guardFetch(fetch, { onVerdict: (e) => seen.push(e) });
+before(async () => {
+  server = await startFakeLlmServer(() => next);
+});
+after(async () => {
+  await server.close();
+});
+
+async function post(path: string, tools: unknown[], reply: FakeReply): Promise<Response> {
+  next = reply;
+  seen.length = 0;
+  return await gfetch(server.url + path, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ contents: [], tools }),
+  });
+}
+
+const sseEvents = (text: string) =>
+  text.split("\n").filter((l) => l.startsWith("data:")).map((l) => JSON.parse(l.slice(5)));
+
+test("guardFetch: Gemini generateContent, a rejected call is removed from the body", async () => {
+  const res = await post("/v1beta/models/g:generateContent", GEMINI_TOOLS, { json: geminiBody({}) });
+  const body = await res.json();
+  assert.equal(JSON.stringify(body).includes("functionCall"), false);
+  assert.equal(res.headers.get("x-toolguard-blocked"), "1");
+  assert.equal(seen[0].dialect, "gemini");
+});
+
+test("guardFetch: Gemini streamGenerateContent?alt=sse, text flows and a rejected call gives way to the reason", async () => {
+  const chunk = (parts: unknown[], extra: Record<string, unknown> = {}) => ({
+    candidates: [{ content: { role: "model", parts }, index: 0, ...extra }],
+    modelVersion: "gemini-test",
+  });
+  const frames = [
+    chunk([{ text: "Let me look." }]),
+    { ...chunk([{ functionCall: { name: "weather", args: {} } }], { finishReason: "STOP" }), usageMetadata },
+  ];
+  const res = await post("/v1beta/models/g:streamGenerateContent?alt=sse", GEMINI_TOOLS, { sse: frames });
+  const events = sseEvents(await res.text());
+  const parts = events.flatMap((e) => e.candidates[0].content.parts);
+  assert.equal(parts[0].text, "Let me look.");
+  assert.equal(parts.some((p: Record<string, unknown>) => p.functionCall), false);
+  assert.match(parts[parts.length - 1].text, /location/);
+  assert.deepEqual(events[events.length - 1].usageMetadata, usageMetadata);
+  assert.equal(events[events.length - 1].candidates[0].finishReason, "STOP");
+  assert.deepEqual(codes(seen[0].verdict), ["missing_required_argument"]);
+});
+
+test("guardFetch: Gemini streamGenerateContent without alt=sse (a JSON array) is judged too", async () => {
+  const res = await post("/v1beta/models/g:streamGenerateContent", GEMINI_TOOLS, {
+    json: [geminiBody({}), { candidates: [{ content: { parts: [{ text: "" }] }, finishReason: "STOP" }] }],
+  });
+  const body = await res.json();
+  assert.ok(Array.isArray(body));
+  assert.equal(JSON.stringify(body).includes("functionCall"), false);
+  assert.equal(seen[0].verdict.allowed, false);
+});
+
+test("guardFetch: Cohere v2 stream, an allowed call passes byte for byte and a rejected one is withheld", async () => {
+  const call = (index: number, name: string, args: string) => [
+    {
+      type: "tool-call-start",
+      index,
+      delta: {
+        message: {
+          tool_calls: { id: `${name}_${index}`, type: "function", function: { name, arguments: "" } },
+        },
+      },
+    },
+    { type: "tool-call-delta", index, delta: { message: { tool_calls: { function: { arguments: args } } } } },
+    { type: "tool-call-end", index },
+  ];
+  const frames = (name: string, args: string) => [
+    {
+      id: "c1",
+      type: "message-start",
+      delta: { message: { role: "assistant", content: [], tool_calls: [] } },
+    },
+    { type: "tool-plan-delta", delta: { message: { tool_plan: "I will check." } } },
+    ...call(0, name, args),
+    { type: "message-end", delta: { finish_reason: "TOOL_CALL", usage: { tokens: { output_tokens: 9 } } } },
+  ];
+  const allowed: FakeReply = { sse: frames("weather", '{"location":"Oslo"}') };
+  const ok = await post("/v2/chat", COHERE_TOOLS, allowed);
+  const okText = await ok.text();
+  assert.equal(okText, allowed.sse!.map((f) => `data: ${JSON.stringify(f)}\n\n`).join(""));
+  assert.equal(seen[0].verdict.allowed, true);
+
+  const res = await post("/v2/chat", COHERE_TOOLS, { sse: frames("rm_rf", "{}") });
+  const events = sseEvents(await res.text());
+  assert.equal(events.some((e) => String(e.type).startsWith("tool-call")), false);
+  assert.equal(events.find((e) => e.type === "tool-plan-delta").delta.message.tool_plan, "I will check.");
+  const text = events.filter((e) => e.type === "content-delta").map((e) => e.delta.message.content.text).join(
+    "",
+  );
+  assert.match(text, /rm_rf/);
+  const end = events[events.length - 1];
+  assert.equal(end.type, "message-end");
+  assert.equal(end.delta.finish_reason, "COMPLETE");
+  assert.deepEqual(end.delta.usage, { tokens: { output_tokens: 9 } });
+});

@@ -1,0 +1,402 @@
+// The transparent retry: guardFetch(fetch, { retry: N }) sends a rejected turn back with the feedback as
+// tool results in the provider's own shape, and the client ends with the corrected answer. A scripted
+// server answers first with an invalid call, then with a valid one.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import OpenAI from "openai";
+import Anthropic from "@anthropic-ai/sdk";
+import { Ollama } from "ollama";
+import { type GateEvent, guardFetch } from "../gate.ts";
+import {
+  anthropicMessage,
+  anthropicStream,
+  type CallSpec,
+  chatCompletion,
+  chatStream,
+  type FakeReply,
+  type FakeServer,
+  ollamaChat,
+  ollamaStream,
+  responsesBody,
+  responsesStream,
+  type Script,
+  startFakeLlmServer,
+  TOOLS_ANTHROPIC,
+  TOOLS_OPENAI,
+  TOOLS_RESPONSES,
+} from "./_fake_llm_server.ts";
+
+const BAD: CallSpec = { name: "get_weather", args: { city: "Oslo", units: "kelvin" }, id: "call_bad" };
+const GOOD: CallSpec = { name: "get_weather", args: { city: "Oslo" }, id: "call_good" };
+const messages = [{ role: "user" as const, content: "Weather in Oslo?" }];
+
+/** Runs `use` against a server answering `script`, with a guarded fetch (`retry` times). */
+async function scripted<T>(
+  script: Script,
+  retry: number,
+  use: (server: FakeServer, f: typeof fetch, seen: GateEvent[]) => Promise<T>,
+): Promise<{ value: T; server: FakeServer; seen: GateEvent[] }> {
+  const server = await startFakeLlmServer(script);
+  const seen: GateEvent[] = [];
+  try {
+    const f = guardFetch(fetch, { retry, onVerdict: (e) => seen.push(e) }) as typeof fetch;
+    return { value: await use(server, f, seen), server, seen };
+  } finally {
+    await server.close();
+  }
+}
+
+/** The verdict hook saw a rejected first attempt that was retried, then an allowed second one. */
+function assertAttempts(seen: GateEvent[]): void {
+  assert.deepEqual(seen.map((e) => [e.attempt, e.verdict.allowed, e.retried ?? false]), [
+    [0, false, true],
+    [1, true, false],
+  ]);
+  assert.equal(seen[0].verdict.calls[0].findings[0].code, "argument_constraint");
+}
+
+const openai = (s: FakeServer, f: typeof fetch) =>
+  new OpenAI({ apiKey: "k", baseURL: `${s.url}/v1`, fetch: f, maxRetries: 0 });
+const anthropic = (s: FakeServer, f: typeof fetch) =>
+  new Anthropic({ apiKey: "k", baseURL: s.url, fetch: f, maxRetries: 0 });
+
+test("guardFetch retry: OpenAI chat, the client gets the corrected call; the follow-up carries a tool message", async () => {
+  const { value, server, seen } = await scripted(
+    [{ json: chatCompletion(null, [BAD]) }, { json: chatCompletion(null, [GOOD]) }],
+    1,
+    (s, f) => openai(s, f).chat.completions.create({ model: "m", messages, tools: TOOLS_OPENAI as never }),
+  );
+  const call = value.choices[0].message.tool_calls?.[0];
+  assert.deepEqual(call?.type === "function" ? JSON.parse(call.function.arguments) : null, { city: "Oslo" });
+  assert.equal(value.choices[0].finish_reason, "tool_calls");
+  assert.equal(server.requests.length, 2);
+  const sent = server.requests[1].json as { messages: Record<string, unknown>[] };
+  assert.deepEqual(sent.messages.map((m) => m.role), ["user", "assistant", "tool"]);
+  assert.equal((sent.messages[1].tool_calls as { id: string }[])[0].id, "call_bad");
+  assert.equal(sent.messages[2].tool_call_id, "call_bad");
+  assert.match(String(sent.messages[2].content), /units/);
+  assertAttempts(seen);
+});
+
+test("guardFetch retry: OpenAI chat stream, text already forwarded stays and the retry's call follows", async () => {
+  const { value, server, seen } = await scripted(
+    [{ sse: chatStream(["Let me check. "], [BAD]) }, { sse: chatStream([], [GOOD]) }],
+    1,
+    (s, f) =>
+      openai(s, f).chat.completions.stream({ model: "m", messages, tools: TOOLS_OPENAI as never })
+        .finalChatCompletion(),
+  );
+  const calls = value.choices[0].message.tool_calls ?? [];
+  assert.deepEqual(
+    calls.map((c) => c.type === "function" ? [c.id, JSON.parse(c.function.arguments)] : null),
+    [["call_good", { city: "Oslo" }]],
+  );
+  assert.equal(value.choices[0].message.content, "Let me check. ");
+  assert.equal(value.choices[0].finish_reason, "tool_calls");
+  assert.equal(server.requests.length, 2);
+  assertAttempts(seen);
+});
+
+test("guardFetch retry: every attempt rejected ends in today's clean stop", async () => {
+  const { value, server, seen } = await scripted(
+    [{ sse: chatStream(["Hm. "], [BAD]) }],
+    2,
+    (s, f) =>
+      openai(s, f).chat.completions.stream({ model: "m", messages, tools: TOOLS_OPENAI as never })
+        .finalChatCompletion(),
+  );
+  assert.equal(server.requests.length, 3);
+  assert.equal(value.choices[0].message.tool_calls?.length ?? 0, 0);
+  assert.equal(value.choices[0].finish_reason, "stop");
+  assert.match(value.choices[0].message.content ?? "", /^Hm\. [\s\S]*units/);
+  assert.deepEqual(seen.map((e) => [e.attempt, e.retried ?? false]), [[0, true], [1, true], [2, false]]);
+  // Each follow-up appends to the last one: the second carries both rejected turns.
+  const last = server.requests[2].json as { messages: unknown[] };
+  assert.equal(last.messages.length, 5);
+});
+
+test("guardFetch retry: OpenAI Responses, the follow-up carries function_call_output", async () => {
+  const { value, server, seen } = await scripted(
+    [{ json: responsesBody(null, [BAD]) }, { json: responsesBody(null, [GOOD]) }],
+    1,
+    (s, f) =>
+      openai(s, f).responses.create({ model: "m", input: "Weather?", tools: TOOLS_RESPONSES as never }),
+  );
+  assert.deepEqual(value.output.map((o) => o.type === "function_call" ? o.call_id : o.type), ["call_good"]);
+  const sent = server.requests[1].json as { input: Record<string, unknown>[] };
+  assert.deepEqual(sent.input.map((i) => i.type ?? i.role), [
+    "user",
+    "function_call",
+    "function_call_output",
+  ]);
+  assert.equal(sent.input[2].call_id, "call_bad");
+  assertAttempts(seen);
+});
+
+test("guardFetch retry: Anthropic, the follow-up carries tool_result with is_error", async () => {
+  const { value, server, seen } = await scripted(
+    [{ json: anthropicMessage("Checking.", [BAD]) }, { json: anthropicMessage(null, [GOOD]) }],
+    1,
+    (s, f) =>
+      anthropic(s, f).messages.create({
+        model: "m",
+        max_tokens: 100,
+        messages,
+        tools: TOOLS_ANTHROPIC as never,
+      }),
+  );
+  assert.deepEqual(value.content.map((b) => b.type === "tool_use" ? b.id : b.type), ["call_good"]);
+  const sent = server.requests[1].json as {
+    messages: { role: string; content: Record<string, unknown>[] }[];
+  };
+  assert.deepEqual(sent.messages.map((m) => m.role), ["user", "assistant", "user"]);
+  assert.deepEqual(sent.messages[2].content.map((b) => [b.type, b.tool_use_id, b.is_error]), [
+    ["tool_result", "call_bad", true],
+  ]);
+  assertAttempts(seen);
+});
+
+test("guardFetch retry: Anthropic stream, the SDK assembles one message: forwarded text, then the retry's call", async () => {
+  const { value, server, seen } = await scripted(
+    [{ sse: anthropicStream(["Checking."], [BAD]), named: true }, {
+      sse: anthropicStream(["Again."], [GOOD]),
+      named: true,
+    }],
+    1,
+    (s, f) =>
+      anthropic(s, f).messages.stream({
+        model: "m",
+        max_tokens: 100,
+        messages,
+        tools: TOOLS_ANTHROPIC as never,
+      })
+        .finalMessage(),
+  );
+  assert.deepEqual(
+    value.content.map((b) =>
+      b.type === "tool_use" ? [b.id, b.input] : [b.type, b.type === "text" ? b.text : ""]
+    ),
+    [["text", "Checking."], ["text", "Again."], ["call_good", { city: "Oslo" }]],
+  );
+  assert.equal(value.stop_reason, "tool_use");
+  assert.equal(server.requests.length, 2);
+  assertAttempts(seen);
+});
+
+test("guardFetch retry: Ollama, JSON and stream, the follow-up carries role tool", async () => {
+  for (
+    const reply of [(calls: CallSpec[]) => ({ json: ollamaChat("", calls) }), (calls: CallSpec[]) => ({
+      ndjson: ollamaStream([], calls),
+    })] as ((calls: CallSpec[]) => FakeReply)[]
+  ) {
+    const stream = "ndjson" in reply([BAD]);
+    const { value, server, seen } = await scripted([reply([BAD]), reply([GOOD])], 1, async (s, f) => {
+      const client = new Ollama({ host: s.url, fetch: f });
+      if (!stream) return (await client.chat({ model: "m", messages, tools: TOOLS_OPENAI as never })).message;
+      let message = { tool_calls: [] as unknown[] };
+      for await (
+        const part of await client.chat({ model: "m", messages, tools: TOOLS_OPENAI as never, stream: true })
+      ) {
+        if (part.message.tool_calls?.length) message = { tool_calls: part.message.tool_calls };
+      }
+      return message;
+    });
+    assert.deepEqual(
+      (value.tool_calls as { function: unknown }[]).map((c) => c.function),
+      [{ name: "get_weather", arguments: { city: "Oslo" } }],
+    );
+    const sent = server.requests[1].json as { messages: Record<string, unknown>[] };
+    assert.deepEqual(sent.messages.map((m) => m.role), ["user", "assistant", "tool"]);
+    assert.equal(sent.messages[2].tool_name, "get_weather");
+    assertAttempts(seen);
+  }
+});
+
+test("guardFetch retry: Gemini, the follow-up carries functionResponse", async () => {
+  const body = (args: unknown) => ({
+    candidates: [{
+      content: { role: "model", parts: [{ functionCall: { name: "get_weather", args } }] },
+      finishReason: "STOP",
+    }],
+  });
+  const tools = [{ functionDeclarations: TOOLS_RESPONSES }];
+  const { value, server, seen } = await scripted(
+    [{ json: body(BAD.args) }, { json: body(GOOD.args) }],
+    1,
+    async (s, f) => {
+      const res = await f(`${s.url}/v1beta/models/g:generateContent`, {
+        method: "POST",
+        body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "Weather?" }] }], tools }),
+      });
+      return await res.json();
+    },
+  );
+  assert.deepEqual(value, body(GOOD.args));
+  const sent = server.requests[1].json as { contents: { role: string; parts: Record<string, unknown>[] }[] };
+  assert.deepEqual(sent.contents.map((c) => c.role), ["user", "model", "user"]);
+  const response = sent.contents[2].parts[0].functionResponse as {
+    name: string;
+    response: { error: string };
+  };
+  assert.equal(response.name, "get_weather");
+  assert.match(response.response.error, /units/);
+  assertAttempts(seen);
+});
+
+test("guardFetch retry: Cohere v2, the follow-up carries a tool message", async () => {
+  const body = (args: unknown, id: string) => ({
+    id: "c",
+    finish_reason: "TOOL_CALL",
+    message: {
+      role: "assistant",
+      tool_plan: "I will check.",
+      tool_calls: [{
+        id,
+        type: "function",
+        function: { name: "get_weather", arguments: JSON.stringify(args) },
+      }],
+    },
+  });
+  const { value, server, seen } = await scripted(
+    [{ json: body(BAD.args, "call_bad") }, { json: body(GOOD.args, "call_good") }],
+    1,
+    async (s, f) => {
+      const res = await f(`${s.url}/v2/chat`, {
+        method: "POST",
+        body: JSON.stringify({ model: "command", messages, tools: TOOLS_OPENAI }),
+      });
+      return await res.json();
+    },
+  );
+  assert.equal(value.message.tool_calls[0].id, "call_good");
+  const sent = server.requests[1].json as { messages: Record<string, unknown>[] };
+  assert.deepEqual(sent.messages.map((m) => m.role), ["user", "assistant", "tool"]);
+  assert.equal(sent.messages[2].tool_call_id, "call_bad");
+  assertAttempts(seen);
+});
+
+test("guardFetch retry: off by default", async () => {
+  const { server } = await scripted(
+    [{ json: chatCompletion(null, [BAD]) }, { json: chatCompletion(null, [GOOD]) }],
+    0,
+    (s, f) => openai(s, f).chat.completions.create({ model: "m", messages, tools: TOOLS_OPENAI as never }),
+  );
+  assert.equal(server.requests.length, 1);
+});
+
+test("guardFetch retry: an OpenAI Responses stream is resumed: one response, indices and sequence numbers continuing", async () => {
+  const types: { type: string; sequence_number: number; output_index?: number }[] = [];
+  const { value, server, seen } = await scripted(
+    [{ sse: responsesStream(["Checking."], [BAD]), named: true }, {
+      sse: responsesStream([], [GOOD]),
+      named: true,
+    }],
+    1,
+    async (s, f) => {
+      const stream = openai(s, f).responses.stream({
+        model: "m",
+        input: "Weather?",
+        tools: TOOLS_RESPONSES as never,
+      });
+      for await (const e of stream) types.push(e as never);
+      return await stream.finalResponse();
+    },
+  );
+  assert.equal(server.requests.length, 2);
+  assert.deepEqual(value.output.map((o) => o.type === "function_call" ? o.call_id : o.type), [
+    "message",
+    "call_good",
+  ]);
+  const seqs = types.map((e) => e.sequence_number);
+  assert.deepEqual(seqs, seqs.map((_, i) => i)); // one numbering, no gap, no repeat
+  assert.deepEqual(
+    types.filter((e) => e.type === "response.output_item.added").map((e) => e.output_index),
+    [0, 1],
+  );
+  assert.equal(types.filter((e) => e.type === "response.created").length, 1);
+  assert.equal(types.some((e) => JSON.stringify(e).includes("call_bad")), false);
+  const sent = server.requests[1].json as { input: Record<string, unknown>[] };
+  assert.deepEqual(sent.input.map((i) => i.type ?? i.role), [
+    "user",
+    "message",
+    "function_call",
+    "function_call_output",
+  ]);
+  assertAttempts(seen);
+});
+
+test("guardFetch retry: Gemini streamGenerateContent?alt=sse, the retry's chunks follow the forwarded text", async () => {
+  const chunk = (parts: unknown[]) => ({ candidates: [{ content: { role: "model", parts }, index: 0 }] });
+  const tools = [{ functionDeclarations: TOOLS_RESPONSES }];
+  const { value, server, seen } = await scripted(
+    [
+      {
+        sse: [
+          chunk([{ text: "Let me look." }]),
+          chunk([{ functionCall: { name: "get_weather", args: BAD.args } }]),
+        ],
+      },
+      { sse: [chunk([{ functionCall: { name: "get_weather", args: GOOD.args } }])] },
+    ],
+    1,
+    async (s, f) => {
+      const res = await f(`${s.url}/v1beta/models/g:streamGenerateContent?alt=sse`, {
+        method: "POST",
+        body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "Weather?" }] }], tools }),
+      });
+      return (await res.text()).split("\n").filter((l) => l.startsWith("data:")).map((l) =>
+        JSON.parse(l.slice(5))
+      );
+    },
+  );
+  const parts = value.flatMap((e: { candidates: { content: { parts: unknown[] } }[] }) =>
+    e.candidates[0].content.parts
+  );
+  assert.deepEqual(parts, [{ text: "Let me look." }, {
+    functionCall: { name: "get_weather", args: GOOD.args },
+  }]);
+  assert.equal(server.requests.length, 2);
+  assertAttempts(seen);
+});
+
+test("guardFetch retry: a Responses stream rejected on every attempt ends in one clean response", async () => {
+  const events: { type: string; sequence_number: number }[] = [];
+  const { value, server } = await scripted(
+    [{ sse: responsesStream(["Checking."], [BAD]), named: true }],
+    1,
+    async (s, f) => {
+      const stream = openai(s, f).responses.stream({
+        model: "m",
+        input: "Weather?",
+        tools: TOOLS_RESPONSES as never,
+      });
+      for await (const e of stream) events.push(e as never);
+      return await stream.finalResponse();
+    },
+  );
+  assert.equal(server.requests.length, 2);
+  // The first attempt's text, the retry's text (the scripted model says it again), then the reason.
+  assert.deepEqual(value.output.map((o) => o.type), ["message", "message", "message"]);
+  assert.match(JSON.stringify(value.output[2]), /units/);
+  assert.equal(value.output.some((o) => o.type === "function_call"), false);
+  const seqs = events.map((e) => e.sequence_number);
+  assert.deepEqual(seqs, seqs.map((_, i) => i));
+  assert.equal(events.filter((e) => e.type === "response.completed").length, 1);
+});
+
+test("guardFetch retry: a Responses conversation kept by the server continues from the rejected response", async () => {
+  const { server } = await scripted(
+    [{ json: { ...responsesBody(null, [BAD]), id: "resp_bad" } }, { json: responsesBody(null, [GOOD]) }],
+    1,
+    (s, f) =>
+      openai(s, f).responses.create({
+        model: "m",
+        input: "And tomorrow?",
+        previous_response_id: "resp_0",
+        tools: TOOLS_RESPONSES as never,
+      }),
+  );
+  const sent = server.requests[1].json as { previous_response_id: string; input: Record<string, unknown>[] };
+  assert.equal(sent.previous_response_id, "resp_bad");
+  assert.deepEqual(sent.input.map((i) => [i.type, i.call_id]), [["function_call_output", "call_bad"]]);
+});
