@@ -282,7 +282,7 @@ export async function gateCompletion(
 
 /** True when only the rejected calls are to be removed: `onRejected: "drop-call"` and some call passed. */
 export function dropsCalls(verdict: Verdict, options: GateOptions): boolean {
-  return options.onRejected === "drop-call" && verdict.blocked.length < verdict.calls.length;
+  return options.onRejected === "drop-call" && verdict.rejectedIndices.length < verdict.calls.length;
 }
 
 /** Judges the calls of a body of a known dialect: the native ones, else those written into its text. */
@@ -304,7 +304,7 @@ export async function gateWith(
     if (verdict.allowed) return { verdict, response: body, changed: false, dialect, source: "native" };
     if (dropsCalls(verdict, options)) {
       const reason = judge.reason(verdict, { partial: true });
-      const response = shape.dropCalls(body, new Set(verdict.blocked), reason);
+      const response = shape.dropCalls(body, new Set(verdict.rejectedIndices), reason);
       return { verdict, response, changed: true, dialect, source: "native", reason };
     }
     const reason = judge.reason(verdict);

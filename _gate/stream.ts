@@ -250,8 +250,8 @@ export class StreamGate extends TransformStream<Uint8Array, Uint8Array> {
         }
         replaced = true;
         const lead = flow.textSeen ? "\n\n" : "";
-        const dropped = calls.filter((_, i) => verdict!.blocked.includes(i));
-        const kept = calls.filter((_, i) => !verdict!.blocked.includes(i));
+        const dropped = calls.filter((_, i) => verdict!.rejectedIndices.includes(i));
+        const kept = calls.filter((_, i) => !verdict!.rejectedIndices.includes(i));
         if (judgement.partialReason !== undefined && this.#router.dropCalls) {
           this.#router.dropCalls(lead + judgement.partialReason, { kept, dropped }, flow);
         } else this.#router.replace(lead + judgement.reason, calls, flow);
