@@ -347,6 +347,7 @@ function gateStreamed(
   const gate = new StreamGate(dialect, {
     extract: exchange.options.extract,
     toolsDeclared: judge.tools === undefined || judge.tools.length > 0,
+    tools: judge.tools,
     judge: async (calls) => {
       const verdict = await judge.judge(calls.map(callForValidation));
       const partial = dropsCalls(verdict, exchange.options);

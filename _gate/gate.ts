@@ -321,7 +321,7 @@ export async function gateWith(
   } catch {
     // A body that is not of this dialect after all (a wrong `options.dialect`): no text to read.
   }
-  for (const text of texts) extracted.push(...extractToolCalls(text));
+  for (const text of texts) extracted.push(...extractToolCalls(text, { tools: judge.tools }));
   if (extracted.length === 0) {
     return { verdict: ALLOWED_NONE, response: body, changed: false, dialect, source: "none" };
   }

@@ -68,6 +68,8 @@ export interface StreamGateOptions {
    * not a bare call, and flows at once. Default true (held until its first key shows it is not a call).
    */
   toolsDeclared?: boolean;
+  /** The request's declared tools: calls written into text are read (and their values typed) against them. */
+  tools?: readonly unknown[];
   /**
    * Asked when the calls were rejected: a stream (already gated) to forward in their place, continuing this
    * message, or undefined for the usual replacement. Only for dialects whose frames can be resumed.
@@ -144,7 +146,7 @@ export class StreamGate extends TransformStream<Uint8Array, Uint8Array> {
     const text = this.#router.text;
     this.#text = options.extract === false || !text
       ? undefined
-      : new TextCalls(dialect, text, { json: options.toolsDeclared ?? true });
+      : new TextCalls(dialect, text, { json: options.toolsDeclared ?? true, tools: options.tools });
   }
 
   #transform(chunk: Uint8Array, controller: TransformStreamDefaultController<Uint8Array>): void {

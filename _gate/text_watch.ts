@@ -223,17 +223,26 @@ export interface RoutedFrame {
 export class TextCalls {
   readonly #watcher: TextWatcher;
   readonly #dialect: StreamDialect;
+  readonly #tools: readonly unknown[] | undefined;
   readonly #frames: TextFrames;
   /** Frames waiting because their text ends in what may become a marker, in stream order. */
   #queue: { frame: RoutedFrame; part: TextPart }[] = [];
   /** Text the watcher released while its frames were queued. */
   #unsent = "";
 
-  /** Watches the text `frames` carry; with `json`, a message that opens with JSON is held too. */
-  constructor(dialect: StreamDialect, frames: TextFrames, options: { json: boolean } = { json: true }) {
+  /**
+   * Watches the text `frames` carry; with `json`, a message that opens with JSON is held too. The request's
+   * `tools` decide what counts as a call written without a marker, and type the values written as text.
+   */
+  constructor(
+    dialect: StreamDialect,
+    frames: TextFrames,
+    options: { json: boolean; tools?: readonly unknown[] } = { json: true },
+  ) {
     this.#dialect = dialect;
     this.#frames = frames;
     this.#watcher = new TextWatcher({ json: options.json });
+    this.#tools = options.tools;
   }
 
   /**
@@ -280,7 +289,9 @@ export class TextCalls {
   settle(stream: { nativeCalls: number }, flow: StreamFlow): AssembledToolCall[] | undefined {
     const w = this.#watcher;
     if (!w.holding) return undefined;
-    const extracted = stream.nativeCalls === 0 ? extractToolCalls(w.visible + w.held) : [];
+    const extracted = stream.nativeCalls === 0
+      ? extractToolCalls(w.visible + w.held, { tools: this.#tools })
+      : [];
     if (extracted.length === 0) {
       // Nothing to judge: the held text goes out as it came, ahead of any call still held.
       const text = flow.held.filter((h) => h.written);
