@@ -7,10 +7,22 @@
  */
 import { normaliseCalls } from "../_validate/providers.ts";
 import { type ExtractedToolCall, extractToolCalls } from "../_extract/extract.ts";
+import { CALL_START_MARKERS, callMayStart } from "../_extract/watch.ts";
 import type { AssembledToolCall, StreamDialect } from "./calls.ts";
 import type { Held, StreamFlow, TextFrames, TextPart } from "./dialects/shared.ts";
 
-const MARKERS = ["<tool_call>", "<|python_tag|>", "[TOOL_CALLS]", "<function=", "```"];
+/** Every literal opening of a call that `extractToolCalls` reads, in any of its formats. */
+const MARKERS: readonly string[] = CALL_START_MARKERS;
+/** The markers by their first character, so the scan for them looks only where one may start. */
+const MARKERS_BY_FIRST: ReadonlyMap<string, readonly string[]> = (() => {
+  const map = new Map<string, string[]>();
+  for (const m of MARKERS) map.set(m[0], [...(map.get(m[0]) ?? []), m]);
+  return map;
+})();
+/** A letter or digit: inside a word, a word-like marker cannot begin. */
+const WORD = /^[\p{L}\p{N}_]$/u;
+/** Held text re-asked at every piece below this length; past it, each time it has grown by half. */
+const RECHECK_EVERY_PIECE = 512;
 const CALL_FENCE = /^(json|jsonc|json5|tool_call|tool_calls|tool_code|)$/i;
 /** The keys a call written as bare JSON may start with (`extract.ts` reads the name and argument keys). */
 const CALL_KEYS = [
@@ -26,7 +38,7 @@ const CALL_KEYS = [
   "id",
 ];
 /** The longest tail that can still grow into a marker, plus one. */
-const LONGEST_MARKER = 13;
+const LONGEST_MARKER: number = Math.max(...MARKERS.map((m) => m.length)) + 1;
 
 /**
  * Watches the text of one streamed message for the start of a call written into it. Text before a marker is
@@ -36,6 +48,10 @@ const LONGEST_MARKER = 13;
 export class TextWatcher {
   /** Whether a message that opens with JSON is held (it may be a bare call). */
   readonly #json: boolean;
+  /** The request's declared tools, for asking whether held text may still be a call. */
+  readonly #tools: readonly unknown[] | undefined;
+  /** The held length at which a marker's hold is asked again (so a long hold stays linear). */
+  #recheckAt = 0;
   /** True while the hold began at a JSON opening rather than at a marker. */
   #openedJson = false;
   #visible = "";
@@ -49,8 +65,9 @@ export class TextWatcher {
    * Creates a watcher. With `json: false` (a request that declares no tools), a message that opens with
    * JSON is prose like any other: structured output is never held for looking like a call.
    */
-  constructor(options: { json?: boolean } = {}) {
+  constructor(options: { json?: boolean; tools?: readonly unknown[] } = {}) {
     this.#json = options.json ?? true;
+    this.#tools = options.tools;
   }
 
   /** Feeds a piece of text; returns the part that may be shown now. */
@@ -92,7 +109,8 @@ export class TextWatcher {
    * a call). Text held from a marker may always be one.
    */
   couldBeCall(): boolean {
-    if (!this.#holding || !this.#openedJson) return true;
+    if (!this.#holding) return true;
+    if (!this.#openedJson) return this.#markerMayBeCall();
     const m = /^\s*\[?\s*\{\s*/.exec(this.#held);
     if (!m) return false;
     const rest = this.#held.slice(m[0].length);
@@ -102,6 +120,18 @@ export class TextWatcher {
     const key = /^"((?:[^"\\]|\\.)*)("?)/.exec(rest)!;
     if (key[2] === "") return CALL_KEYS.some((k) => k.startsWith(key[1])); // the key is still arriving
     return CALL_KEYS.includes(key[1]);
+  }
+
+  /**
+   * Whether text held from a marker may still be a call, by `callMayStart` (a marker quoted in prose is
+   * released once enough text follows it). Asked at every piece while the hold is short, then each time it
+   * has grown by half.
+   */
+  #markerMayBeCall(): boolean {
+    const held = this.#held.length;
+    if (held < this.#recheckAt) return true;
+    this.#recheckAt = held < RECHECK_EVERY_PIECE ? held + 1 : held + Math.ceil(held / 2);
+    return callMayStart(this.#visible + this.#held, this.#visible.length, { tools: this.#tools }) !== -1;
   }
 
   /** Gives up the hold: the held text is prose after all and counts as released. */
@@ -130,6 +160,7 @@ export class TextWatcher {
 
   #holdFrom(s: string, at: number): string {
     this.#holding = true;
+    this.#recheckAt = 0;
     this.#held = s.slice(at);
     return this.#release(s.slice(0, at));
   }
@@ -156,8 +187,9 @@ export class TextWatcher {
    */
   #findMarker(s: string): { cut: number; ambiguous: boolean } {
     for (let i = 0; i < s.length; i++) {
-      if (s[i] !== "<" && s[i] !== "[" && s[i] !== "`") continue;
-      const m = MARKERS.find((m) => s.startsWith(m, i));
+      const candidates = MARKERS_BY_FIRST.get(s[i]);
+      if (candidates === undefined) continue;
+      const m = candidates.find((m) => s.startsWith(m, i));
       if (m === undefined) continue;
       if (m !== "```") return { cut: i, ambiguous: false };
       // A fence: a closing one, or one for another language, is just text.
@@ -176,6 +208,9 @@ export class TextWatcher {
   #keepTail(s: string): string {
     for (let k = Math.min(s.length, LONGEST_MARKER); k > 0; k--) {
       const end = s.slice(s.length - k);
+      // A word-like marker (`functools`, `to=`) is held back only from the start of a word, or every piece
+      // ending in "t" or "f" would wait for the next one.
+      if (WORD.test(end[0]) && WORD.test(s[s.length - k - 1] ?? this.#visible.at(-1) ?? "")) continue;
       if (MARKERS.some((m) => m.length > k && m.startsWith(end))) {
         this.#tail = end;
         return this.#release(s.slice(0, s.length - k));
@@ -241,7 +276,7 @@ export class TextCalls {
   ) {
     this.#dialect = dialect;
     this.#frames = frames;
-    this.#watcher = new TextWatcher({ json: options.json });
+    this.#watcher = new TextWatcher({ json: options.json, tools: options.tools });
     this.#tools = options.tools;
   }
 

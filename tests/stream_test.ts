@@ -449,7 +449,9 @@ test("textWatcher: lets code fences of other languages and stray brackets throug
   );
   assert.equal(w.push(" a <"), " a "); // could be the start of <tool_call>: held
   assert.equal(w.push(" b always"), "< b always"); // settled: released with the next piece
-  assert.equal(w.push(" [x]"), " [x]");
+  // A trailing "]" may begin MiniMax's "]<]minimax[>[" (every format's marker is watched): held one piece.
+  assert.equal(w.push(" [x]"), " [x");
+  assert.equal(w.push(" done"), "] done");
   assert.equal(w.holding, false);
 });
 
@@ -514,4 +516,35 @@ test("guardFetch: extract false leaves text calls in streams alone", async () =>
     body: JSON.stringify({ tools: TOOLS_OPENAI }),
   });
   assert.equal(await res.text(), wire(next));
+});
+
+test("textWatcher: every format's marker starts a hold (DeepSeek, Kimi, MiniMax, Granite), not only the first five", () => {
+  for (
+    const marker of [
+      "<｜tool▁calls▁begin｜>",
+      "<|tool_calls_section_begin|>",
+      "<minimax:tool_call>",
+      "<|tool_call|>",
+    ]
+  ) {
+    const w = textWatcher();
+    assert.equal(w.push(`Let me check. ${marker}`), "Let me check. ", marker);
+    assert.equal(w.holding, true, marker);
+  }
+});
+
+test("textWatcher: a marker quoted in prose is released once it can no longer be a call", () => {
+  const w = textWatcher();
+  assert.equal(w.push("Models write <tool_call> tags; "), "Models write ");
+  assert.equal(w.holding, true);
+  w.push("this sentence only talks about them and goes on long enough to settle the question for good.");
+  assert.equal(w.couldBeCall(), false);
+});
+
+test("textWatcher: a piece ending inside a word is not held for a word-like marker (to=, functools)", () => {
+  const w = textWatcher();
+  assert.equal(w.push("The best"), "The best");
+  assert.equal(w.push(" of"), " of");
+  assert.equal(w.push(" t"), " "); // may begin "to=" (gpt-oss harmony): held one piece
+  assert.equal(w.push("hem."), "them.");
 });
