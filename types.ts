@@ -184,7 +184,7 @@ export interface RunOptions {
 // Validating tool calls (validate.ts)
 // ---------------------------------------------------------------------------------------------------------
 
-/** The seven finding codes of call validation. */
+/** The finding codes of call validation: the contract's seven, and the MCP relay's `argument_secret` and `tool_changed`. */
 export type FindingCode =
   | "unknown_tool"
   | "malformed_arguments"

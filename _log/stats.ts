@@ -53,7 +53,7 @@ const CODE_ORDER: Readonly<Record<FindingCode, true>> = {
  * import { FINDING_CODES } from "@toolguard/toolguard/stats";
  *
  * assert.equal(FINDING_CODES[0], "unknown_tool");
- * assert.equal(FINDING_CODES.length, 7);
+ * assert.equal(FINDING_CODES.length, 9); // the contract's seven, and the MCP relay's two
  * ```
  */
 export const FINDING_CODES: readonly FindingCode[] = Object.keys(CODE_ORDER) as FindingCode[];

@@ -32,9 +32,17 @@ type Run = (text: string, options: ValidateOptions) => Verdict | Promise<Verdict
 const RUNS: Record<string, Run> = {
   createValidator: (text, options) =>
     createValidator(TOOLS, options).validate([{ name: "t", arguments: text }]),
+  // validateToolCalls caches compiled validators by the tools (issue 18): each run gets tools of its own
+  // (a fresh description), so every run compiles and its options are seen by the compiler.
   validateToolCalls: (text, options) =>
-    validateToolCalls([{ name: "t", arguments: text }], { ...options, tools: TOOLS }),
+    validateToolCalls([{ name: "t", arguments: text }], { ...options, tools: freshTools() }),
 };
+
+let runs = 0;
+/** TOOLS under a description no earlier run used: no cached validator matches them. */
+function freshTools(): typeof TOOLS {
+  return [{ ...TOOLS[0], description: `run ${++runs}` } as (typeof TOOLS)[number]];
+}
 
 /** Counts the code the schema compiler generates while `f` runs. */
 function generatedDuring(f: () => void): number {
