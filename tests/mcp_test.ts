@@ -31,9 +31,14 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const EVERYTHING = join(root, "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
 const FILESYSTEM = join(root, "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
 
-/** The relay as a real process under the runtime running the tests: `<runtime> cli.ts mcp ARGS`. */
+/**
+ * The relay as a real process under the runtime running the tests: `<runtime> cli.ts mcp ARGS`, with
+ * `--pins none` unless ARGS pin: a test must not write the user's pin file, nor fail on an old pin of a server
+ * that an update changed.
+ */
 function relay(args: string[]): Command {
-  return runtimeCommand(join(root, "cli.ts"), ["mcp", ...args]);
+  const pins = args.includes("--pins") ? [] : ["--pins", "none"];
+  return runtimeCommand(join(root, "cli.ts"), ["mcp", ...pins, ...args]);
 }
 
 async function connect(command: string, args: string[]): Promise<Client> {
