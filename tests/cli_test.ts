@@ -10,7 +10,6 @@ import { fileURLToPath } from "node:url";
 import process from "node:process";
 import { main } from "../cli.ts";
 import {
-  captureOutput,
   integerOption,
   lineColumn,
   parseCommandLine,
@@ -20,6 +19,7 @@ import {
   UsageError,
 } from "../_cli/io.ts";
 import { isCompiled, selfLauncher } from "../_cli/self.ts";
+import { runInProcess } from "./_cli.ts";
 import { isDeno, isLinux, isWindows, runtimeCommand } from "./_runtime.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -62,13 +62,7 @@ function spawnCli(args: string[], input?: string, env: Record<string, string> = 
  */
 async function cli(args: string[], input?: string): Promise<Run> {
   if (input !== undefined) return spawnCli(args, input);
-  const captured = captureOutput();
-  try {
-    const status = await main(args);
-    return { status, stdout: captured.stdout, stderr: captured.stderr };
-  } finally {
-    captured.restore();
-  }
+  return await runInProcess(main, args);
 }
 
 function file(name: string, text: string): string {

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { main } from "../cli.ts";
-import { captureOutput } from "../_cli/io.ts";
+import { runInProcess } from "./_cli.ts";
 import { jsonlLog } from "../log.ts";
 import { renderHtmlReport, statsFromChunks, statsFromFile } from "../stats.ts";
 import { describe } from "../describe.ts";
@@ -21,15 +21,7 @@ after(() => {
 });
 
 /** Runs the CLI's `main` in this process, output captured. */
-async function cli(args: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
-  const captured = captureOutput();
-  try {
-    const status = await main(args);
-    return { status, stdout: captured.stdout, stderr: captured.stderr };
-  } finally {
-    captured.restore();
-  }
-}
+const cli = (args: string[]) => runInProcess(main, args);
 
 function file(name: string, text: string): string {
   const path = join(dir, name);

@@ -13,6 +13,7 @@ import { SCAN_CONTEXTS } from "../_scan/scan.ts";
 import { toolResultMessage } from "../describe.ts";
 import { PROVIDERS } from "../_describe/describe.ts";
 import { captureOutput, printJson } from "../_cli/io.ts";
+import { runInProcess } from "./_cli.ts";
 import { main as statsMain } from "../_cli/stats.ts";
 import { main as scanMain } from "../_cli/scan.ts";
 import { main as describeMain } from "../_cli/describe.ts";
@@ -22,18 +23,7 @@ import type { ToolResult } from "../types.ts";
 const dir = mkdtempSync(join(tmpdir(), "toolguard-lists-"));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-async function inProcess(
-  main: (args: string[]) => Promise<number>,
-  args: string[],
-): Promise<{ status: number; stdout: string; stderr: string }> {
-  const captured = captureOutput();
-  try {
-    const status = await main(args);
-    return { status, stdout: captured.stdout, stderr: captured.stderr };
-  } finally {
-    captured.restore();
-  }
-}
+const inProcess = runInProcess;
 
 function file(name: string, text: string): string {
   const path = join(dir, name);
