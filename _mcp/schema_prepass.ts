@@ -2,24 +2,20 @@
  * A pre-pass over a tool's `inputSchema` before it is compiled, for two kinds of legitimate schema the
  * validator would otherwise refuse or enforce wrongly:
  *
- * - an unknown `format` (Notion's OpenAPI-derived `format: "json"`): in JSON Schema 2020-12 an unknown
- *   format is an annotation, but the compiler throws on it, which made every call of the tool rejected;
+ * - an unknown `format` (Notion's OpenAPI-derived `format: "json"`): an annotation, as in JSON Schema 2020-12
+ *   (the compiler ignores it); only reported here, so the `tools` event says it is not enforced;
  * - a `required` property that declares a `default` (Playwright's zod output-type schemas): the server fills
  *   in the default, so a call that leaves it out works directly and must work through the relay.
  *
- * The cleaner home is the schema compiler (`_schema/compile.ts`: unknown formats as annotations, reported by
- * `lint`) and the validator (`_validate/`: an option to accept a missing required property that has a
- * `default`, reported by `lint`). Until those land, this pass rewrites a copy of the schema; the server's
- * own schema, which the client sees and the pins hash, is never touched.
+ * The cleaner home for the second is the validator (`_validate/`: an option to accept a missing required
+ * property that has a `default`, reported by `lint`). Until that lands, this pass rewrites a copy of the
+ * schema; the server's own schema, which the client sees and the pins hash, is never touched.
  *
  * @module
  */
 import { isRecord } from "../_common/values.ts";
 import { escapePointer } from "../_common/pointer.ts";
-import { FORMATS } from "../_schema/formats.ts";
-
-/** Numeric formats the compiler asserts (OpenAPI), and `enum`, which it accepts as a no-op. */
-const OTHER_KNOWN_FORMATS: ReadonlySet<string> = new Set(["int32", "int64", "float", "double", "enum"]);
+import { KNOWN_FORMATS } from "../_schema/keywords.ts";
 
 /** Keywords whose value maps names to subschemas. */
 const SCHEMA_MAPS: ReadonlySet<string> = new Set([
@@ -41,11 +37,6 @@ export interface SchemaRelaxation {
   note: string;
 }
 
-/** True when the compiler asserts this format. */
-function knownFormat(name: string): boolean {
-  return Object.hasOwn(FORMATS, name) || OTHER_KNOWN_FORMATS.has(name);
-}
-
 /** Rewrite one schema object (and its subschemas); returns the same object when nothing changed. */
 function relaxSchema(schema: unknown, pointer: string, notes: SchemaRelaxation[], depth: number): unknown {
   if (depth > 64) return schema;
@@ -62,9 +53,8 @@ function relaxSchema(schema: unknown, pointer: string, notes: SchemaRelaxation[]
   const set = (key: string, value: unknown) => ((copy ??= { ...schema })[key] = value);
   for (const [key, value] of Object.entries(schema)) {
     const p = `${pointer}/${escapePointer(key)}`;
-    if (key === "format" && typeof value === "string" && !knownFormat(value)) {
-      copy ??= { ...schema };
-      delete copy.format;
+    if (key === "format" && typeof value === "string" && !KNOWN_FORMATS.has(value)) {
+      // The compiler already ignores it: nothing to rewrite, only to say.
       notes.push({ pointer: p, note: `unknown format "${value}" treated as an annotation` });
     } else if (SCHEMA_MAPS.has(key) && isRecord(value)) {
       let map: Record<string, unknown> | null = null;

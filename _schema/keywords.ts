@@ -6,6 +6,7 @@
  * @module
  */
 import type { Finding } from "../types.ts";
+import { FORMATS } from "./formats.ts";
 
 /** A compiled check: true when `value` is valid; when `out` is an array, findings are pushed onto it. */
 export type Check = (value: unknown, path: string, out: Finding[] | null) => boolean;
@@ -157,6 +158,16 @@ export const NUMERIC_FORMATS: Record<string, (n: number) => boolean> = {
   float: (n) => Number.isFinite(n),
   double: (n) => Number.isFinite(n),
 };
+
+/**
+ * Every `format` the engine knows: the string formats it asserts, OpenAPI's numeric ones, and `enum`
+ * (OpenAPI's annotation for enum strings). Any other format is an annotation, as 2020-12 has it.
+ */
+export const KNOWN_FORMATS: ReadonlySet<string> = new Set([
+  ...Object.keys(FORMATS),
+  ...Object.keys(NUMERIC_FORMATS),
+  "enum",
+]);
 
 /** Accepts everything. */
 export const TRUE: Check = () => true;

@@ -10,13 +10,7 @@ import { escapePointer, unescapePointer } from "../_common/pointer.ts";
 import { normaliseTools } from "./providers.ts";
 import { errorText, isRecord } from "../_common/values.ts";
 import { compile } from "../_schema/compile.ts";
-import {
-  ANNOTATION_KEYWORDS,
-  ASSERTION_KEYWORDS,
-  NUMERIC_FORMATS,
-  SchemaError,
-} from "../_schema/keywords.ts";
-import { FORMATS } from "../_schema/formats.ts";
+import { ANNOTATION_KEYWORDS, ASSERTION_KEYWORDS, KNOWN_FORMATS, SchemaError } from "../_schema/keywords.ts";
 import { resolveLocalRef } from "../_common/json.ts";
 
 /** The kinds of lint issue. */
@@ -52,13 +46,6 @@ export interface LintIssue {
 }
 
 const NAME = /^[a-zA-Z0-9_-]{1,64}$/;
-
-/** The formats the validator checks; `enum` is OpenAPI's annotation for enum strings. */
-const KNOWN_FORMATS: ReadonlySet<string> = new Set([
-  ...Object.keys(FORMATS),
-  ...Object.keys(NUMERIC_FORMATS),
-  "enum",
-]);
 
 /** Keywords OpenAI strict mode (structured outputs) does not accept. */
 const STRICT_UNSUPPORTED = new Set([
