@@ -825,11 +825,30 @@ export function stringValues(args: unknown): { path: string; value: string }[] {
 }
 
 const CONTEXT: ScanContext = "tool_args";
+/** The scanner's options for argument values: one object for every call, read and never changed by `scan`. */
+const SCAN_OPTIONS = { context: CONTEXT } as const;
+/** Deeper than this, the walk goes on iteratively ({@link stringValues}), so no value can overflow the stack. */
+const RECURSION_LIMIT = 256;
+
+/** What the walk over one call's arguments carries: where findings go, what to skip, how to locate them. */
+interface InjectionWalk {
+  /** The argument text, when offsets into it mean something. */
+  raw: string | undefined;
+  /** Where findings are pushed. */
+  findings: Finding[];
+  /** String values not scanned: the schema's own literals. */
+  literals: ReadonlySet<string> | undefined;
+  /** The JSON Pointer segments from the root to the value being walked (numbers for array indices). */
+  segments: (string | number)[];
+  /** Each string's quote offset in `raw` by JSON Pointer, read on the first finding. */
+  quotes: Map<string, number> | null;
+}
 
 /**
  * Scans every string value of the arguments for injected instructions and pushes an `argument_injection`
  * finding per match; with the raw argument text, each finding carries `start`/`end` into it. Values that are
- * literals of the schema (`enum`, `const`) are the developer's own text and are not scanned.
+ * literals of the schema (`enum`, `const`) are the developer's own text and are not scanned. The walk
+ * allocates nothing per value: a string's JSON Pointer is built only when the scanner finds something in it.
  */
 export function pushInjectionFindings(
   args: unknown,
@@ -837,36 +856,81 @@ export function pushInjectionFindings(
   findings: Finding[],
   literals?: ReadonlySet<string>,
 ): void {
-  let quotes: Map<string, number> | null = null;
-  for (const { path, value } of stringValues(args)) {
-    if (value.length === 0 || literals?.has(value)) continue;
-    const result = scan(value, { context: CONTEXT });
-    if (result.findings.length === 0) continue;
-    if (raw !== undefined && quotes === null) {
-      quotes = new Map();
-      const located = parseJson(raw, { locate: true, maxDepth: Infinity, maxLength: Infinity });
-      if (located.ok && located.strings) { for (const s of located.strings) quotes.set(s.path, s.quote); }
+  walkStrings(args, { raw, findings, literals, segments: [], quotes: null });
+}
+
+/** Scans the strings in `v` (at `walk.segments`) in document order, depth first. */
+function walkStrings(v: unknown, walk: InjectionWalk): void {
+  if (typeof v === "string") {
+    scanString(v, null, walk);
+    return;
+  }
+  if (typeof v !== "object" || v === null) return;
+  const segments = walk.segments;
+  if (segments.length >= RECURSION_LIMIT) {
+    const prefix = pointerOf(segments);
+    for (const s of stringValues(v)) scanString(s.value, prefix + s.path, walk);
+    return;
+  }
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const x = v[i];
+      if (typeof x !== "object" && typeof x !== "string") continue;
+      segments.push(i);
+      walkStrings(x, walk);
+      segments.pop();
     }
-    for (const sf of result.findings) {
-      const f: Finding = {
-        code: "argument_injection",
-        path,
-        message: `${
-          path === "" ? "The arguments carry" : `"${path}" carries`
-        } text that reads as injected instructions (${sf.category.replace(/_/g, " ")}): ${
-          JSON.stringify(sf.excerpt)
-        }. Pass only the data the task needs.`,
-        received: sf.excerpt,
-        category: sf.category,
-      };
-      const q = quotes?.get(path);
-      if (raw !== undefined && q !== undefined) {
-        const span = rawSpan(raw, q, sf.start, sf.end);
-        f.start = span.start;
-        f.end = span.end;
-      }
-      findings.push(f);
+    return;
+  }
+  // for-in needs no key array; own keys only, in Object.keys order
+  for (const key in v) {
+    if (!Object.hasOwn(v, key)) continue;
+    const x = (v as Record<string, unknown>)[key];
+    if (typeof x !== "object" && typeof x !== "string") continue;
+    segments.push(key);
+    walkStrings(x, walk);
+    segments.pop();
+  }
+}
+
+/** The JSON Pointer of `segments`. */
+function pointerOf(segments: readonly (string | number)[]): string {
+  let out = "";
+  for (const s of segments) out += typeof s === "number" ? `/${s}` : `/${escapePointer(s)}`;
+  return out;
+}
+
+/** Scans one string value; `path` is its JSON Pointer, or null for the one `walk.segments` names. */
+function scanString(value: string, path: string | null, walk: InjectionWalk): void {
+  if (value.length === 0 || walk.literals?.has(value)) return;
+  const result = scan(value, SCAN_OPTIONS);
+  if (result.findings.length === 0) return;
+  const at = path ?? pointerOf(walk.segments);
+  const raw = walk.raw;
+  if (raw !== undefined && walk.quotes === null) {
+    const quotes = walk.quotes = new Map<string, number>();
+    const located = parseJson(raw, { locate: true, maxDepth: Infinity, maxLength: Infinity });
+    if (located.ok && located.strings) { for (const s of located.strings) quotes.set(s.path, s.quote); }
+  }
+  for (const sf of result.findings) {
+    const f: Finding = {
+      code: "argument_injection",
+      path: at,
+      message: `${
+        at === "" ? "The arguments carry" : `"${at}" carries`
+      } text that reads as injected instructions (${sf.category.replace(/_/g, " ")}): ${
+        JSON.stringify(sf.excerpt)
+      }. Pass only the data the task needs.`,
+      received: sf.excerpt,
+      category: sf.category,
+    };
+    const q = walk.quotes?.get(at);
+    if (raw !== undefined && q !== undefined) {
+      const span = rawSpan(raw, q, sf.start, sf.end);
+      f.start = span.start;
+      f.end = span.end;
     }
+    walk.findings.push(f);
   }
 }
 
