@@ -1,6 +1,9 @@
 /**
  * Runs every `bench/*_bench.ts` case under the current runtime without `Deno.bench` (made for Bun):
- * `bun run bench/bun.ts [filter]`. Prints mean time per call and the ratio to the group's baseline.
+ * `bun run bench/bun.ts [filter]`. Prints mean time per call and the ratio to the group's baseline; the
+ * validator cases (bench/validate_bench.ts) are timed by bench/_validate_compare.ts instead (interleaved
+ * rounds, medians of CPU time, toolguard with and without the scanner against ajv with and without
+ * `verbose`).
  *
  * @module
  */
@@ -8,12 +11,16 @@ import { readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type BenchCase, collected } from "./_harness.ts";
+import { compareFromEnv } from "./_validate_compare.ts";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const filter = process.argv[2] ?? "";
+/** The validator cases, compared on their own at the end. */
+let validatorCases: readonly BenchCase[] = [];
 for (const file of readdirSync(here).filter((f) => f.endsWith("_bench.ts")).sort()) {
   if (filter && !file.includes(filter)) continue;
-  await import(join(here, file));
+  const module = await import(join(here, file));
+  if (file === "validate_bench.ts") validatorCases = module.cases;
 }
 
 async function timeCase(c: BenchCase): Promise<number> {
@@ -37,7 +44,9 @@ function format(ms: number): string {
 }
 
 const groups = new Map<string, BenchCase[]>();
-for (const c of collected) groups.set(c.group, [...(groups.get(c.group) ?? []), c]);
+for (const c of collected) {
+  if (!validatorCases.includes(c)) groups.set(c.group, [...(groups.get(c.group) ?? []), c]);
+}
 const runtime = typeof (globalThis as { Bun?: { version: string } }).Bun !== "undefined"
   ? `bun ${(globalThis as unknown as { Bun: { version: string } }).Bun.version}`
   : `node ${process.version}`;
@@ -69,4 +78,8 @@ if (spread.length) {
     const mean = Math.exp(r.reduce((sum, x) => sum + Math.log(x), 0) / r.length);
     console.log(`  ${lib.padEnd(24)} x${mean.toFixed(2)} (${r.length} groups)`);
   }
+}
+if (validatorCases.length) {
+  console.log("\nvalidator (bench/validate_bench.ts, timed by bench/_validate_compare.ts)");
+  compareFromEnv(validatorCases);
 }

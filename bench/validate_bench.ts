@@ -1,16 +1,17 @@
 /**
- * `validate` on realistic tool schemas against ajv (allErrors + ajv-formats), @cfworker/json-schema,
+ * `validate` on realistic tool schemas against ajv (allErrors + ajv-formats; `ajv+verbose` also puts the
+ * schema and the data on each error, as toolguard's findings carry what was received), @cfworker/json-schema,
  * @exodus/schemasafe and `JSON.parse` alone. Arguments arrive as JSON text, as models send them; every
- * competitor parses then validates. `toolguard` is `validator.validate([call])` on a provider-shaped call
- * with the scanner off (`scan: false`), i.e. the same job as the JSON Schema validators plus normalisation
- * and verdicts; `toolguard+scan` is the default, which also runs scan.ts over every string argument.
- * Run: `deno bench -A bench/validate_bench.ts`, `bun run bench/bun.ts validate`, or, steadier on a busy
- * machine, `deno run -A bench/_validate_compare.ts` / `bun run bench/_validate_compare.ts` (CPU time,
- * interleaved batches, geometric means).
+ * competitor parses then validates. `toolguard+scan` is the default, `createValidator(tools).validate([call])`
+ * on a provider-shaped call, which also runs scan.ts over every string argument; `toolguard` is the same with
+ * the scanner off (`scan: false`), i.e. the same job as the JSON Schema validators plus normalisation and
+ * verdicts. Run: `deno bench -A bench/validate_bench.ts`, or, for the ratio table (both toolguard variants
+ * against both ajv variants, interleaved, medians of CPU time), `deno run -A bench/_validate_compare.ts`,
+ * `bun run bench/_validate_compare.ts` or `bun run bench/bun.ts validate`.
  *
  * @module
  */
-import { register } from "./_harness.ts";
+import { type BenchCase, register } from "./_harness.ts";
 import { createValidator } from "../validate.ts";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
@@ -101,15 +102,19 @@ export const TOOLS = {
 
 const ajv = new Ajv2020({ allErrors: true, strict: false });
 (addFormats as unknown as (a: Ajv2020) => void)(ajv);
+const ajvVerbose = new Ajv2020({ allErrors: true, strict: false, verbose: true });
+(addFormats as unknown as (a: Ajv2020) => void)(ajvVerbose);
 
 let sink: unknown;
-const cases = [];
+/** Every case of this file, also for bench/bun.ts, which times them with bench/_validate_compare.ts. */
+export const cases: BenchCase[] = [];
 for (const [name, t] of Object.entries(TOOLS)) {
   const tools = [{ type: "function", function: { name, parameters: t.schema } }];
   // the schema pass alone, comparable with the JSON Schema validators; and the full default (with scan.ts)
   const validator = createValidator(tools, { scan: false });
   const withScan = createValidator(tools);
   const ajvCheck = ajv.compile(t.schema);
+  const ajvVerboseCheck = ajvVerbose.compile(t.schema);
   const cf = new CfValidator(t.schema as never, "2020-12", false);
   const safe = schemasafe(
     t.schema as never,
@@ -127,6 +132,9 @@ for (const [name, t] of Object.entries(TOOLS)) {
       throw new Error(`toolguard+scan judged ${group} wrongly`);
     }
     if (ajvCheck(JSON.parse(text)) !== expectValid) throw new Error(`ajv judged ${group} wrongly`);
+    if (ajvVerboseCheck(JSON.parse(text)) !== expectValid) {
+      throw new Error(`ajv+verbose judged ${group} wrongly`);
+    }
     cases.push(
       {
         name: `toolguard ${group}`,
@@ -149,6 +157,14 @@ for (const [name, t] of Object.entries(TOOLS)) {
         fn: () => {
           const v = JSON.parse(text);
           sink = ajvCheck(v) ? [] : ajvCheck.errors;
+        },
+      },
+      {
+        name: `ajv+verbose ${group}`,
+        group,
+        fn: () => {
+          const v = JSON.parse(text);
+          sink = ajvVerboseCheck(v) ? [] : ajvVerboseCheck.errors;
         },
       },
       {
