@@ -63,7 +63,7 @@ interface Compiled {
   tool: NormalisedTool;
   check: Check;
   /** String values the declaration itself lists (enum, const): the tool's author wrote them, no need to scan. */
-  literals: ReadonlySet<string>;
+  literals: Literals;
   /** The deepest nesting any value valid against the schema can have (Infinity when unbounded). */
   depthBound: number;
 }
@@ -154,6 +154,39 @@ function toolDepthBound(schema: unknown): number {
     return Infinity;
   }
 }
+
+/**
+ * A set of strings that first asks whether any member has the length of the string looked up: most
+ * argument values are ruled out without hashing them (a freshly parsed string is hashed on every lookup).
+ */
+export class Literals {
+  #set: ReadonlySet<string>;
+  /** `#lengths[n] === 1` when some member has length n (lengths up to {@link LENGTHS_KEPT}). */
+  #lengths: Uint8Array;
+  /** True when some member is longer than {@link LENGTHS_KEPT}. */
+  #long: boolean;
+
+  /** A set of `members`. */
+  constructor(members: Iterable<string>) {
+    const set = new Set(members);
+    let longest = -1;
+    for (const s of set) longest = Math.max(longest, s.length);
+    this.#set = set;
+    this.#lengths = new Uint8Array(Math.min(longest, LENGTHS_KEPT) + 1);
+    this.#long = longest > LENGTHS_KEPT;
+    for (const s of set) if (s.length <= LENGTHS_KEPT) this.#lengths[s.length] = 1;
+  }
+
+  /** True when `s` is a member. */
+  has(s: string): boolean {
+    const n = s.length;
+    if (n < this.#lengths.length) return this.#lengths[n] === 1 && this.#set.has(s);
+    return this.#long && this.#set.has(s);
+  }
+}
+
+/** The longest member length {@link Literals} keeps a flag for; longer ones are always hashed. */
+const LENGTHS_KEPT = 1024;
 
 /** Every string in an `enum` or `const` anywhere in a schema. */
 function declaredLiterals(schema: unknown): Set<string> {
@@ -367,7 +400,7 @@ function compileTool(tool: NormalisedTool, options: CompileOptions): Compiled {
   return {
     tool,
     check,
-    literals: declaredLiterals(tool.schema),
+    literals: new Literals(declaredLiterals(tool.schema)),
     // with "$id" a "$ref" may resolve against another base: then no bound is claimed
     depthBound: toolDepthBound(tool.schema),
   };
@@ -837,7 +870,7 @@ interface InjectionWalk {
   /** Where findings are pushed. */
   findings: Finding[];
   /** String values not scanned: the schema's own literals. */
-  literals: ReadonlySet<string> | undefined;
+  literals: { has(s: string): boolean } | undefined;
   /** The JSON Pointer segments from the root to the value being walked (numbers for array indices). */
   segments: (string | number)[];
   /** Each string's quote offset in `raw` by JSON Pointer, read on the first finding. */
@@ -854,7 +887,7 @@ export function pushInjectionFindings(
   args: unknown,
   raw: string | undefined,
   findings: Finding[],
-  literals?: ReadonlySet<string>,
+  literals?: { has(s: string): boolean },
 ): void {
   walkStrings(args, { raw, findings, literals, segments: [], quotes: null });
 }
