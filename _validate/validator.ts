@@ -156,37 +156,44 @@ function toolDepthBound(schema: unknown): number {
 }
 
 /**
- * A set of strings that first asks whether any member has the length of the string looked up: most
- * argument values are ruled out without hashing them (a freshly parsed string is hashed on every lookup).
+ * A set of strings looked up by length first, then by comparing with the few members of that length: no
+ * hashing of the string looked up (a freshly parsed string would be hashed on every lookup, which costs
+ * more than the comparisons). Lengths with many members fall back to a `Set`.
  */
 export class Literals {
-  #set: ReadonlySet<string>;
-  /** `#lengths[n] === 1` when some member has length n (lengths up to {@link LENGTHS_KEPT}). */
-  #lengths: Uint8Array;
-  /** True when some member is longer than {@link LENGTHS_KEPT}. */
-  #long: boolean;
+  /** Per length: the members of that length, as a list (few) or a set (many). */
+  #byLength = new Map<number, string[] | Set<string>>();
+  /** The shortest and longest member lengths, so most strings are ruled out by two comparisons. */
+  #min = Infinity;
+  #max = -1;
 
   /** A set of `members`. */
   constructor(members: Iterable<string>) {
-    const set = new Set(members);
-    let longest = -1;
-    for (const s of set) longest = Math.max(longest, s.length);
-    this.#set = set;
-    this.#lengths = new Uint8Array(Math.min(longest, LENGTHS_KEPT) + 1);
-    this.#long = longest > LENGTHS_KEPT;
-    for (const s of set) if (s.length <= LENGTHS_KEPT) this.#lengths[s.length] = 1;
+    const lists = new Map<number, string[]>();
+    for (const s of new Set(members)) {
+      const list = lists.get(s.length);
+      if (list) list.push(s);
+      else lists.set(s.length, [s]);
+      this.#min = Math.min(this.#min, s.length);
+      this.#max = Math.max(this.#max, s.length);
+    }
+    for (const [n, list] of lists) this.#byLength.set(n, list.length > LIST_MAX ? new Set(list) : list);
   }
 
   /** True when `s` is a member. */
   has(s: string): boolean {
     const n = s.length;
-    if (n < this.#lengths.length) return this.#lengths[n] === 1 && this.#set.has(s);
-    return this.#long && this.#set.has(s);
+    if (n < this.#min || n > this.#max) return false;
+    const same = this.#byLength.get(n);
+    if (same === undefined) return false;
+    if (!Array.isArray(same)) return same.has(s);
+    for (let i = 0; i < same.length; i++) if (same[i] === s) return true;
+    return false;
   }
 }
 
-/** The longest member length {@link Literals} keeps a flag for; longer ones are always hashed. */
-const LENGTHS_KEPT = 1024;
+/** Members of one length compared one by one up to this many; more are hashed. */
+const LIST_MAX = 8;
 
 /** Every string in an `enum` or `const` anywhere in a schema. */
 function declaredLiterals(schema: unknown): Set<string> {
@@ -860,6 +867,8 @@ export function stringValues(args: unknown): { path: string; value: string }[] {
 const CONTEXT: ScanContext = "tool_args";
 /** The scanner's options for argument values: one object for every call, read and never changed by `scan`. */
 const SCAN_OPTIONS = { context: CONTEXT } as const;
+/** The own-property test for the walk's for-in loop. */
+const HAS_OWN = Object.prototype.hasOwnProperty;
 /** Deeper than this, the walk goes on iteratively ({@link stringValues}), so no value can overflow the stack. */
 const RECURSION_LIMIT = 256;
 
@@ -915,9 +924,10 @@ function walkStrings(v: unknown, walk: InjectionWalk): void {
     }
     return;
   }
-  // for-in needs no key array; own keys only, in Object.keys order
+  // for-in needs no key array; own keys only, in Object.keys order (engines optimise hasOwnProperty.call
+  // inside for-in, not Object.hasOwn)
   for (const key in v) {
-    if (!Object.hasOwn(v, key)) continue;
+    if (!HAS_OWN.call(v, key)) continue;
     const x = (v as Record<string, unknown>)[key];
     if (typeof x !== "object" && typeof x !== "string") continue;
     segments.push(key);

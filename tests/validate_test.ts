@@ -817,6 +817,12 @@ test("Literals: membership by value, whatever the lengths of the members", () =>
   }
   assert.equal(new Literals([]).has(""), false);
   assert.equal(new Literals(["a"]).has("x".repeat(5000)), false);
+  // many members of one length
+  const codes3 = Array.from({ length: 20 }, (_, i) => `c${String(i).padStart(2, "0")}`);
+  const many = new Literals(codes3);
+  assert.ok(codes3.every((c) => many.has(c)));
+  assert.equal(many.has("c20"), false);
+  assert.equal(many.has("c0"), false);
 });
 
 test("createValidator: enum and const strings are not scanned anywhere, other strings of the same length are", () => {
