@@ -125,8 +125,9 @@ async function compiledCases(dir: string): Promise<Case[]> {
   const variants: Record<string, string[]> = {
     "plain": [],
     "minify": ["--minify"],
-    "bytecode": ["--bytecode"],
-    "minify+bytecode": ["--minify", "--bytecode"],
+    // Bytecode needs ESM output here: cli.ts awaits at top level, which the default CommonJS form refuses.
+    "bytecode": ["--bytecode", "--format=esm"],
+    "minify+bytecode": ["--minify", "--bytecode", "--format=esm"],
   };
   const cases: Case[] = [];
   for (const [variant, flags] of Object.entries(variants)) {

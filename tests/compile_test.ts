@@ -80,6 +80,18 @@ test(
 );
 
 test(
+  "toolguard COMMAND --help: every subcommand, each loaded only when it runs, is inside the executable",
+  { skip, ...slow },
+  () => {
+    for (const command of ["run", "validate", "lint", "scan", "describe", "stats", "selftest", "mcp"]) {
+      const r = tg([command, "--help"]);
+      assert.equal(r.status, 0, `${command}: ${r.stderr}`);
+      assert.match(r.stdout, new RegExp(`toolguard ${command}\\b`), command);
+    }
+  },
+);
+
+test(
   "toolguard validate and lint: work from the compiled executable with JSONC files",
   { skip, ...slow },
   () => {
