@@ -3,7 +3,7 @@
 #
 # Builds (or reuses) the Wine root from ../shared/windows/setup.sh, then runs the guard, validation, CLI and
 # Windows tests with the Windows builds of Deno (deno.exe) and Bun (bun.exe), cross-compiles the CLI with
-# `bun build --compile --target=bun-windows-x64` and runs `toolguard.exe selftest`. Every step is bounded
+# `deno task compile:bun:windows` and runs `toolguard.exe selftest`. Every step is bounded
 # with `timeout`; Wine is always stopped and the mounts undone on exit. Needs root (chroot, mounts).
 #
 # Environment: WIN_DIR (Wine work folder, default /tmp/wintest10), WIN_SHARED (the recipe folder, default
@@ -104,8 +104,7 @@ fi
 
 if [ -f cli.ts ]; then
   mkdir -p dist
-  if step "bun build --compile --target=bun-windows-x64" 600 \
-    bun build --compile --target=bun-windows-x64 cli.ts --outfile dist/toolguard.exe; then
+  if step "deno task compile:bun:windows" 600 deno task compile:bun:windows; then
     step "toolguard.exe selftest" 300 "$W/w10" wine "$ROOT/dist/toolguard.exe" selftest
     # Bun alone would report 44 (it keeps 8 bits of a Windows exit code); the guard reads the full one.
     step "toolguard.exe run keeps exit 300" 120 bash -c \
