@@ -10,16 +10,16 @@
  *   same way, reported as a ratio.
  *
  * Each round runs every case once in a fresh random order, so a burst of load from elsewhere on the
- * machine falls on all cases alike. The load average is printed before and after. Run under Bun
- * (`bun run scripts/measure_startup.ts`), it also reports the CPU time (user + system) of each run, which a
- * busy machine disturbs much less than the wall time.
+ * machine falls on all cases alike. The load average is printed before and after. The timing runs under Bun
+ * (started under Deno, the script hands over to `bun run` unless `--no-bun`), which reports the CPU time (user
+ * + system) of each run beside its wall time: a busy machine disturbs it much less.
  *
  * `--root DIR` (repeatable) measures other checkouts of the project beside this one in the same
  * interleaved rounds, e.g. the commit before a change: `git archive BASE | tar -x -C /tmp/base`, link its
  * `node_modules`, then `--root /tmp/base --root .`.
  *
  * Usage: `deno run -A scripts/measure_startup.ts [--runs 20] [--runtime deno|bun|both] [--only mod,cli]
- * [--root DIR ...] [--compiled] [--no-imports]`
+ * [--root DIR ...] [--compiled] [--no-imports] [--no-bun]`
  *
  * @module
  */
@@ -215,8 +215,23 @@ const { values } = parseArgs({
     root: { type: "string", multiple: true },
     compiled: { type: "boolean", default: false },
     "no-imports": { type: "boolean", default: false },
+    "no-bun": { type: "boolean", default: false },
   },
 });
+
+/** Under Deno, runs this script again under Bun (for CPU times) and returns its exit status; null if not. */
+async function handedToBun(): Promise<number | null> {
+  const deno = (globalThis as { Deno?: { args: string[] } }).Deno;
+  if (bun || !deno || values["no-bun"]) return null;
+  const child = spawn("bun", ["run", fileURLToPath(import.meta.url), ...deno.args], { stdio: "inherit" });
+  return await new Promise<number | null>((done) => {
+    child.on("error", () => done(null)); // no bun: time here, wall time only
+    child.on("close", (code) => done(code ?? 1));
+  });
+}
+
+const status = await handedToBun();
+if (status !== null) process.exit(status);
 const here = resolve(fileURLToPath(new URL("..", import.meta.url)));
 const roots = (values.root ?? [here]).map((r) => resolve(r));
 const runtimes = values.runtime === "both" ? ["deno", "bun"] : [values.runtime!];
