@@ -24,35 +24,54 @@
  *
  * @module
  */
-import process from "node:process";
 import denoJson from "./deno.json" with { type: "json" };
-import { EXIT_OK, EXIT_USAGE, paint, writeErr, writeOut } from "./_cli/io.ts";
-import { main as describeMain } from "./_cli/describe.ts";
-import { main as lintMain } from "./_cli/lint.ts";
-import { main as runCommandMain } from "./_cli/run.ts";
-import { main as validateMain } from "./_cli/validate.ts";
-import { FAKE_TOOL_COMMAND, selfLauncher } from "./_cli/self.ts";
-import { exitFakeTool, runFakeTool } from "./_cli/fake_tool.ts";
-import { main as scanMain } from "./_cli/scan.ts";
-import { main as selftestMain } from "./_cli/selftest.ts";
-import { main as statsMain } from "./_cli/stats.ts";
-import { main as mcpMain } from "./_cli/mcp.ts";
+import { EXIT_OK, EXIT_USAGE, paint, writeErr, writeOut } from "./_cli/output.ts";
+import { FAKE_TOOL_COMMAND } from "./_cli/self.ts";
 
 /** The program version, read from deno.json when the program is built. */
 export const VERSION: string = denoJson.version;
 
 type Main = (args: string[]) => Promise<number>;
 
-/** Subcommands, in the order `toolguard --help` lists them. */
-const COMMANDS: Record<string, { main: Main; summary: string }> = {
-  run: { main: runCommandMain, summary: "run a tool and print the one sentence the model should read" },
-  validate: { main: validateMain, summary: "validate a model's tool calls against the declared tools" },
-  lint: { main: lintMain, summary: "report what is wrong with tool declarations" },
-  scan: { main: scanMain, summary: "look for injected instructions in text" },
-  describe: { main: describeMain, summary: "print what the model reads about a tool result" },
-  stats: { main: statsMain, summary: "report on a call log written with --log or jsonlLog" },
-  selftest: { main: selftestMain, summary: "check process handling on this machine (six cases)" },
-  mcp: { main: mcpMain, summary: "guard a stdio MCP server: validate every tools/call" },
+/** One subcommand: how to load its module (only when it runs), and its line in `--help`. */
+interface Command {
+  load: () => Promise<{ main: Main }>;
+  summary: string;
+}
+
+/**
+ * Subcommands, in the order `toolguard --help` lists them. Each module is imported when its command runs,
+ * so `--version` or one command loads nothing else. The specifiers are string literals, so `deno compile`
+ * and `bun build --compile` include every module (`scripts/check_imports.ts` checks none is imported
+ * statically).
+ */
+const COMMANDS: Record<string, Command> = {
+  run: {
+    load: () => import("./_cli/run.ts"),
+    summary: "run a tool and print the one sentence the model should read",
+  },
+  validate: {
+    load: () => import("./_cli/validate.ts"),
+    summary: "validate a model's tool calls against the declared tools",
+  },
+  lint: { load: () => import("./_cli/lint.ts"), summary: "report what is wrong with tool declarations" },
+  scan: { load: () => import("./_cli/scan.ts"), summary: "look for injected instructions in text" },
+  describe: {
+    load: () => import("./_cli/describe.ts"),
+    summary: "print what the model reads about a tool result",
+  },
+  stats: {
+    load: () => import("./_cli/stats.ts"),
+    summary: "report on a call log written with --log or jsonlLog",
+  },
+  selftest: {
+    load: () => import("./_cli/selftest.ts"),
+    summary: "check process handling on this machine (six cases)",
+  },
+  mcp: {
+    load: () => import("./_cli/mcp.ts"),
+    summary: "guard a stdio MCP server: validate every tools/call",
+  },
 };
 
 function help(): string {
@@ -91,7 +110,7 @@ function distance(a: string, b: string): number {
 }
 
 /** The subcommand of that name; own keys only, so `help constructor` is not a command. */
-function commandEntry(name: string | undefined): { main: Main; summary: string } | undefined {
+function commandEntry(name: string | undefined): Command | undefined {
   return name !== undefined && Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
 }
 
@@ -118,12 +137,16 @@ export async function main(args: readonly string[]): Promise<number> {
   }
   if (command === "--help" || command === "-h" || command === "help") {
     const topic = commandEntry(rest[0]);
-    if (topic !== undefined) return await topic.main(["--help"]);
+    if (topic !== undefined) return await (await topic.load()).main(["--help"]);
     writeOut(help());
     return EXIT_OK;
   }
   if (command === FAKE_TOOL_COMMAND) {
     // Hidden: the program acts as its own fake tool, so `selftest` needs nothing else installed.
+    const [{ exitFakeTool, runFakeTool }, { selfLauncher }] = await Promise.all([
+      import("./_cli/fake_tool.ts"),
+      import("./_cli/self.ts"),
+    ]);
     exitFakeTool(await runFakeTool(rest[0] ?? "results", rest.slice(1), selfLauncher()));
   }
   if (command === undefined) {
@@ -140,16 +163,28 @@ export async function main(args: readonly string[]): Promise<number> {
     writeErr(`hint: ${hint}commands are ${names.join(", ")}; run \`toolguard --help\`\n`);
     return EXIT_USAGE;
   }
-  return await entry.main(rest);
+  return await (await entry.load()).main(rest);
+}
+
+interface Host {
+  args?: string[];
+  argv?: string[];
+  exit(status: number): never;
+}
+
+/** Deno's API, else Node's `process` (Bun, Node): read here, as under Deno `process` loads the Node layer. */
+function host(): { deno: boolean; api: Host } {
+  const deno = (globalThis as { Deno?: Host }).Deno;
+  return deno ? { deno: true, api: deno } : { deno: false, api: (globalThis as { process: Host }).process };
 }
 
 /** The arguments after the executable (and the script, when run by a runtime). */
 function programArgs(): string[] {
-  const deno = (globalThis as { Deno?: { args: string[] } }).Deno;
-  return deno ? [...deno.args] : process.argv.slice(2);
+  const { deno, api } = host();
+  return deno ? [...api.args!] : api.argv!.slice(2);
 }
 
 if (import.meta.main) {
   const status = await main(programArgs());
-  process.exit(status);
+  host().api.exit(status);
 }

@@ -1,8 +1,7 @@
 /**
  * Shared helpers for the `toolguard` subcommands: argument parsing that refuses unknown flags, reading a
- * file or `-` for stdin, JSON and JSONC parsing with file:line:column errors, JSON output with `--pretty`,
- * colour only on a terminal (never with `NO_COLOR`), and the exit-code convention (0 fine, 1 failed or
- * rejected, 2 usage error).
+ * file or `-` for stdin, JSON and JSONC parsing with file:line:column errors; with the output helpers of
+ * `output.ts` (JSON output with `--pretty`, colour, the exit-code convention), re-exported here.
  *
  * Each subcommand module exports `main(args: string[]): Promise<number>` and wraps its body in
  * {@linkcode runMain} so a {@linkcode UsageError} becomes exit 2 with a hint.
@@ -25,36 +24,30 @@
  * );
  * ```
  *
- * @example Output captured in-process, as the tests run a subcommand
- * ```ts
- * import assert from "node:assert/strict";
- * import { captureOutput, printJson } from "./io.ts";
- *
- * const output = captureOutput();
- * try {
- *   printJson({ ok: true });
- *   printJson({ ok: true }, { pretty: true });
- * } finally {
- *   output.restore();
- * }
- * assert.equal(output.stdout, '{"ok":true}\n{\n  "ok": true\n}\n');
- * ```
- *
  * @module
  */
 
-import { readFile } from "node:fs/promises";
-import { writeSync } from "node:fs";
-import process from "node:process";
-import { parseArgs } from "node:util";
+import type * as NodeFsPromises from "node:fs/promises";
+import type NodeProcess from "node:process";
+import type * as NodeUtil from "node:util";
 import { type Node as JsonNode, type ParseError, parseTree } from "jsonc-parser";
+import { nodeBuiltin } from "../_common/lazy.ts";
+import { denoStd, encoder, EXIT_FAIL, EXIT_USAGE, paint, writeErr, writeOut } from "./output.ts";
 
-/** Exit status when the thing checked is fine. */
-export const EXIT_OK = 0;
-/** Exit status when the thing checked failed or was rejected. */
-export const EXIT_FAIL = 1;
-/** Exit status for usage errors: bad flags, unreadable or unparsable input. */
-export const EXIT_USAGE = 2;
+export {
+  captureOutput,
+  type Colour,
+  EXIT_FAIL,
+  EXIT_OK,
+  EXIT_USAGE,
+  paint,
+  printJson,
+  type PrintJsonOptions,
+  useColour,
+  wantsJson,
+  writeErr,
+  writeOut,
+} from "./output.ts";
 
 /**
  * A mistake in how the program was called (unknown flag, missing file, malformed JSON input). The
@@ -75,141 +68,6 @@ export class UsageError extends Error {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// Output
-// ---------------------------------------------------------------------------------------------------------
-
-interface DenoStd {
-  stdout: { writeSync(p: Uint8Array): number; isTerminal(): boolean };
-  stderr: { writeSync(p: Uint8Array): number; isTerminal(): boolean };
-  stdin: { readable: ReadableStream<Uint8Array>; isTerminal(): boolean };
-}
-
-function denoStd(): DenoStd | undefined {
-  return (globalThis as { Deno?: DenoStd }).Deno;
-}
-
-const encoder = new TextEncoder();
-
-/**
- * Writes all of `text` to a file descriptor synchronously, so nothing is lost when the process exits
- * right after. A closed pipe (`toolguard scan x | head`) is not an error: the rest is dropped.
- */
-function writeAll(fd: 1 | 2, text: string): void {
-  const bytes = encoder.encode(text);
-  const deno = denoStd();
-  let offset = 0;
-  let spins = 0;
-  while (offset < bytes.length) {
-    try {
-      const chunk = bytes.subarray(offset);
-      offset += deno ? (fd === 1 ? deno.stdout : deno.stderr).writeSync(chunk) : writeSync(fd, chunk);
-      spins = 0;
-    } catch (error) {
-      const code = (error as { code?: string }).code;
-      // A non-blocking pipe that is full: wait a moment and retry, but never forever.
-      if ((code === "EAGAIN" || (error as Error).name === "WouldBlock") && spins++ < 10_000) {
-        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
-        continue;
-      }
-      return;
-    }
-  }
-}
-
-/** Where output goes while {@linkcode captureOutput} is active. */
-let capture: { stdout: string; stderr: string } | null = null;
-
-/**
- * Sends everything written with {@linkcode writeOut} and {@linkcode writeErr} to strings instead of the
- * process's streams, until `restore()` is called: lets tests run a subcommand's `main` in-process. Output
- * is never coloured while captured.
- */
-export function captureOutput(): { readonly stdout: string; readonly stderr: string; restore(): void } {
-  const own = { stdout: "", stderr: "" };
-  const previous = capture;
-  capture = own;
-  return {
-    get stdout() {
-      return own.stdout;
-    },
-    get stderr() {
-      return own.stderr;
-    },
-    restore() {
-      capture = previous;
-    },
-  };
-}
-
-/** Writes text to stdout (synchronously, completely). */
-export function writeOut(text: string): void {
-  if (capture) capture.stdout += text;
-  else writeAll(1, text);
-}
-
-/** Writes text to stderr (synchronously, completely). */
-export function writeErr(text: string): void {
-  if (capture) capture.stderr += text;
-  else writeAll(2, text);
-}
-
-/** Options for {@linkcode printJson}. */
-export interface PrintJsonOptions {
-  /** Indent by two spaces (`--pretty`). Default false: one line. */
-  pretty?: boolean;
-}
-
-/** Prints a value as JSON on stdout, indented by two spaces with `pretty`, followed by a newline. */
-export function printJson(value: unknown, options: PrintJsonOptions = {}): void {
-  writeOut(JSON.stringify(value, null, options.pretty ? 2 : undefined) + "\n");
-}
-
-/**
- * True when the command should print JSON: `--json`, or `--pretty` (which only means anything for JSON, so it
- * asks for JSON by itself).
- *
- * @example `--pretty` alone asks for JSON
- * ```ts
- * import assert from "node:assert/strict";
- * import { wantsJson } from "./io.ts";
- *
- * assert.equal(wantsJson({ pretty: true }), true);
- * assert.equal(wantsJson({ json: true }), true);
- * assert.equal(wantsJson({}), false);
- * ```
- */
-export function wantsJson(values: { json?: unknown; pretty?: unknown }): boolean {
-  return values.json === true || values.pretty === true;
-}
-
-/** True when output to this stream may be coloured: it is a terminal and `NO_COLOR` is unset or empty. */
-export function useColour(stream: "stdout" | "stderr" = "stdout"): boolean {
-  if (capture) return false;
-  const noColor = process.env.NO_COLOR;
-  if (noColor !== undefined && noColor !== "") return false;
-  const deno = denoStd();
-  try {
-    if (deno) return deno[stream].isTerminal();
-    return process[stream].isTTY === true;
-  } catch {
-    return false;
-  }
-}
-
-const CODES = { red: 31, green: 32, yellow: 33, dim: 2, bold: 1 } as const;
-
-/** The colours {@linkcode paint} knows. */
-export type Colour = keyof typeof CODES;
-
-/**
- * Wraps text in an ANSI colour when {@linkcode useColour} says so for that stream; otherwise returns it
- * unchanged.
- */
-export function paint(colour: Colour, text: string, stream: "stdout" | "stderr" = "stdout"): string {
-  return useColour(stream) ? `\x1b[${CODES[colour]}m${text}\x1b[0m` : text;
-}
-
-// ---------------------------------------------------------------------------------------------------------
 // Input
 // ---------------------------------------------------------------------------------------------------------
 
@@ -221,7 +79,7 @@ async function readStdin(): Promise<string> {
     bytes = new Uint8Array(await new Response(deno.stdin.readable).arrayBuffer());
   } else {
     const chunks: Uint8Array[] = [];
-    for await (const chunk of process.stdin) {
+    for await (const chunk of nodeBuiltin<typeof NodeProcess>("node:process").stdin) {
       chunks.push(typeof chunk === "string" ? encoder.encode(chunk) : chunk as Uint8Array);
     }
     bytes = new Uint8Array(await new Blob(chunks as BlobPart[]).arrayBuffer());
@@ -241,7 +99,9 @@ export function inputName(path: string): string {
 export async function readText(path: string): Promise<string> {
   if (path === "-") return await readStdin();
   try {
-    return new TextDecoder().decode(await readFile(path));
+    return new TextDecoder().decode(
+      await nodeBuiltin<typeof NodeFsPromises>("node:fs/promises").readFile(path),
+    );
   } catch (error) {
     const code = (error as { code?: string }).code;
     const reason = code === "ENOENT"
@@ -399,7 +259,7 @@ export function parseCommandLine(
 ): { values: OptionValues; positionals: string[] } {
   const options = { help: { type: "boolean" as const, short: "h" }, ...spec.options };
   try {
-    const { values, positionals } = parseArgs({
+    const { values, positionals } = nodeBuiltin<typeof NodeUtil>("node:util").parseArgs({
       args: [...args],
       options,
       strict: true,

@@ -17,9 +17,9 @@ import {
   wantsJson,
   writeOut,
 } from "./io.ts";
-import process from "node:process";
 import { describe, isFailure } from "../_describe/describe.ts";
 import { runTool } from "../_run/run_tool.ts";
+import { isWindows } from "../_run/runtime.ts";
 import { type JsonlLog, jsonlLog } from "../_log/log.ts";
 import type { Protocol, RunOptions } from "../types.ts";
 
@@ -114,7 +114,7 @@ export function main(args: string[]): Promise<number> {
     const exitCodes: Record<number, "empty"> = {};
     const emptyExit = values["empty-exit"];
     // POSIX exit statuses have 8 bits; Windows keeps all 32 (e.g. 9009 for "command not found").
-    const maxExit = process.platform === "win32" ? 0xffffffff : 255;
+    const maxExit = isWindows ? 0xffffffff : 255;
     for (const raw of Array.isArray(emptyExit) ? emptyExit : []) {
       const n = typeof raw === "string" && /^\d+$/.test(raw) ? Number(raw) : NaN;
       if (!Number.isSafeInteger(n) || n < 1 || n > maxExit) {

@@ -4,9 +4,10 @@
  *
  * @module
  */
-import process from "node:process";
-import { existsSync } from "node:fs";
-import { fileURLToPath } from "node:url";
+import type * as NodeFs from "node:fs";
+import type NodeProcess from "node:process";
+import type * as NodeUrl from "node:url";
+import { nodeBuiltin } from "../_common/lazy.ts";
 import type { FakeToolLauncher } from "./fake_tool.ts";
 
 /** The hidden subcommand under which the program acts as the fake tool. */
@@ -24,7 +25,7 @@ function baseName(path: string): string {
 /** The running executable: the compiled program, or the runtime running the script. */
 function execPath(): string {
   const deno = (globalThis as { Deno?: DenoSelf }).Deno;
-  return deno ? deno.execPath() : process.execPath;
+  return deno ? deno.execPath() : nodeBuiltin<typeof NodeProcess>("node:process").execPath;
 }
 
 /**
@@ -44,6 +45,9 @@ export function isCompiled(): boolean {
 export function selfLauncher(): FakeToolLauncher {
   const exec = execPath();
   if (isCompiled()) return { command: exec, argsPrefix: [FAKE_TOOL_COMMAND] };
+  // Loaded here, not at import: the command imports this module before it knows which subcommand runs.
+  const { fileURLToPath } = nodeBuiltin<typeof NodeUrl>("node:url");
+  const { existsSync } = nodeBuiltin<typeof NodeFs>("node:fs");
   const cliUrl = new URL("../cli.ts", import.meta.url);
   const script = cliUrl.protocol === "file:" ? fileURLToPath(cliUrl) : cliUrl.href;
   if ((globalThis as { Deno?: unknown }).Deno) {

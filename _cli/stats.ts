@@ -7,8 +7,9 @@
  * @module
  */
 import { plural } from "../_common/values.ts";
-import { writeFileSync } from "node:fs";
-import process from "node:process";
+import type * as NodeFs from "node:fs";
+import type NodeProcess from "node:process";
+import { nodeBuiltin } from "../_common/lazy.ts";
 import {
   EXIT_FAIL,
   EXIT_OK,
@@ -101,7 +102,10 @@ export function main(args: string[]): Promise<number> {
     const html = stringOption(values, "html");
     if (html !== undefined) {
       try {
-        writeFileSync(html, renderHtmlReport(report, { source: inputName(path) }));
+        nodeBuiltin<typeof NodeFs>("node:fs").writeFileSync(
+          html,
+          renderHtmlReport(report, { source: inputName(path) }),
+        );
       } catch (e) {
         throw new UsageError(`cannot write ${html}: ${(e as Error).message}`);
       }
@@ -140,7 +144,7 @@ async function* stdinChunks(): AsyncGenerator<Uint8Array> {
     for await (const chunk of deno.stdin.readable) yield chunk;
     return;
   }
-  for await (const chunk of process.stdin) {
+  for await (const chunk of nodeBuiltin<typeof NodeProcess>("node:process").stdin) {
     yield typeof chunk === "string" ? new TextEncoder().encode(chunk) : chunk as Uint8Array;
   }
 }
@@ -148,7 +152,9 @@ async function* stdinChunks(): AsyncGenerator<Uint8Array> {
 function isTerminal(): boolean {
   const deno = (globalThis as { Deno?: { stdout: { isTerminal(): boolean } } }).Deno;
   try {
-    return deno ? deno.stdout.isTerminal() : process.stdout.isTTY === true;
+    return deno
+      ? deno.stdout.isTerminal()
+      : nodeBuiltin<typeof NodeProcess>("node:process").stdout.isTTY === true;
   } catch {
     return false;
   }

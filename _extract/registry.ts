@@ -13,6 +13,7 @@ import type { AnchoredReader, Reader } from "./reader.ts";
 import type { Reasoning } from "./reasoning.ts";
 import type { Scan } from "./scan.ts";
 import { escapeRegExp } from "./text.ts";
+import { lazy } from "../_common/lazy.ts";
 import { draftFromNameKey } from "./json_calls.ts";
 import { jsonTag } from "./readers/json_tags.ts";
 import { qwenXml } from "./readers/qwen_xml.ts";
@@ -141,21 +142,25 @@ export const MARKERS: readonly string[] = [...new Set(READERS.flatMap((r) => r.m
   (a, b) => b.length - a.length || (a < b ? -1 : 1),
 );
 
-const BY_MARKER = new Map<string, Reader[]>();
-for (const r of READERS) for (const m of r.markers) BY_MARKER.set(m, [...(BY_MARKER.get(m) ?? []), r]);
-const SHAPED = READERS.filter((r) => r.shape !== undefined);
-
-/** All openings, literal and shaped, in one expression (literals first, longest first). */
-const OPENINGS = new RegExp(
-  [...MARKERS.map(escapeRegExp), ...SHAPED.map((r) => r.shape!.source)].join("|"),
-  "g",
-);
+/** The readers of each marker, the readers of shapes, and all openings in one expression: made on first use. */
+const tables = lazy(() => {
+  const byMarker = new Map<string, Reader[]>();
+  for (const r of READERS) for (const m of r.markers) byMarker.set(m, [...(byMarker.get(m) ?? []), r]);
+  const shaped = READERS.filter((r) => r.shape !== undefined);
+  // Literals first, longest first.
+  const openings = new RegExp(
+    [...MARKERS.map(escapeRegExp), ...shaped.map((r) => r.shape!.source)].join("|"),
+    "g",
+  );
+  return { byMarker, shaped, openings };
+});
 
 /** The readers tried, in order, at an opening written as `opening` (a marker, or text matching a shape). */
 export function readersFor(opening: string): readonly Reader[] {
-  const literal = BY_MARKER.get(opening);
+  const { byMarker, shaped } = tables();
+  const literal = byMarker.get(opening);
   if (literal) return literal;
-  return SHAPED.filter((r) => {
+  return shaped.filter((r) => {
     const re = r.shape!;
     re.lastIndex = 0;
     return re.test(opening);
@@ -179,7 +184,8 @@ export function runReaders(scan: Scan, reasoning: Reasoning, start = 0): void {
   }
   const spans = reasoning.closed;
   let s = 0;
-  const re = new RegExp(OPENINGS.source, OPENINGS.flags);
+  const { openings } = tables();
+  const re = new RegExp(openings.source, openings.flags);
   re.lastIndex = from;
   let m: RegExpExecArray | null;
   while ((m = re.exec(text)) !== null) {
@@ -195,7 +201,8 @@ export function runReaders(scan: Scan, reasoning: Reasoning, start = 0): void {
 }
 
 function tryReaders(scan: Scan, at: number, opening: string): number {
-  const literal = BY_MARKER.get(opening);
+  const { byMarker, shaped } = tables();
+  const literal = byMarker.get(opening);
   if (literal) {
     for (const r of literal) {
       const end = readAt(scan, r, at, opening);
@@ -205,7 +212,7 @@ function tryReaders(scan: Scan, at: number, opening: string): number {
     if (scan.text.length - at <= opening.length + DECIDE_WINDOW) scan.ranOut(at);
     return -1;
   }
-  for (const r of SHAPED) {
+  for (const r of shaped) {
     const re = r.shape!;
     re.lastIndex = at;
     if (!re.test(scan.text)) continue;

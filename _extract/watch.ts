@@ -7,13 +7,15 @@
 import { scanText } from "./extract.ts";
 import { MARKERS } from "./registry.ts";
 import type { ExtractOptions } from "./types.ts";
+import { lazy } from "../_common/lazy.ts";
 
 /** Every literal text that opens call markup in some format, longest first. */
 export const CALL_START_MARKERS: readonly string[] = MARKERS;
 
 const LONGEST = Math.max(...MARKERS.map((m) => m.length));
-const PREFIXES = new Set<string>(
-  MARKERS.flatMap((m) => [...Array(m.length - 1).keys()].map((k) => m.slice(0, k + 1))),
+/** Every proper prefix of a marker (`<`, `<t`, ... `<tool_cal`): made on first use. */
+const prefixes = lazy(() =>
+  new Set<string>(MARKERS.flatMap((m) => [...Array(m.length - 1).keys()].map((k) => m.slice(0, k + 1))))
 );
 /** Openings written as shapes, cut off at the end of the text: `[get_wea`, `{"na`. */
 const SHAPE_TAILS = [/\[\s*(?:[A-Za-z_][\w.-]*\s*)?$/, /\{\s*(?:"[a-z_]*"?\s*)?$/];
@@ -68,7 +70,7 @@ export function callMayStart(text: string, from = 0, options: ExtractOptions = {
 function cutOffOpening(text: string, from: number): number {
   const n = text.length;
   for (let k = Math.min(LONGEST - 1, n - from); k > 0; k--) {
-    if (PREFIXES.has(text.slice(n - k))) return n - k;
+    if (prefixes().has(text.slice(n - k))) return n - k;
   }
   const tail = text.slice(Math.max(from, n - 160));
   let best = Infinity;

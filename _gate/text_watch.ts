@@ -8,17 +8,18 @@
 import { normaliseCalls } from "../_validate/providers.ts";
 import { type ExtractedToolCall, extractToolCalls } from "../_extract/extract.ts";
 import { CALL_START_MARKERS, callMayStart } from "../_extract/watch.ts";
+import { lazy } from "../_common/lazy.ts";
 import type { AssembledToolCall, StreamDialect } from "./calls.ts";
 import type { Held, StreamFlow, TextFrames, TextPart } from "./dialects/shared.ts";
 
 /** Every literal opening of a call that `extractToolCalls` reads, in any of its formats. */
 const MARKERS: readonly string[] = CALL_START_MARKERS;
 /** The markers by their first character, so the scan for them looks only where one may start. */
-const MARKERS_BY_FIRST: ReadonlyMap<string, readonly string[]> = (() => {
+const markersByFirst: () => ReadonlyMap<string, readonly string[]> = lazy(() => {
   const map = new Map<string, string[]>();
   for (const m of MARKERS) map.set(m[0], [...(map.get(m[0]) ?? []), m]);
   return map;
-})();
+});
 /** A letter or digit: inside a word, a word-like marker cannot begin. */
 const WORD = /^[\p{L}\p{N}_]$/u;
 /** Held text re-asked at every piece below this length; past it, each time it has grown by half. */
@@ -186,8 +187,9 @@ export class TextWatcher {
    * has not arrived yet. Counts the fences of other code blocks on the way.
    */
   #findMarker(s: string): { cut: number; ambiguous: boolean } {
+    const byFirst = markersByFirst();
     for (let i = 0; i < s.length; i++) {
-      const candidates = MARKERS_BY_FIRST.get(s[i]);
+      const candidates = byFirst.get(s[i]);
       if (candidates === undefined) continue;
       const m = candidates.find((m) => s.startsWith(m, i));
       if (m === undefined) continue;

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { nodeBuiltin } from "../_common/lazy.ts";
 
 /** How a file is opened: for appending (created when missing) or for reading. */
 export type OpenMode = "append" | "read";
@@ -36,20 +37,8 @@ interface NodeFiles {
   closeSync(fd: number): void;
 }
 
-let nodeFiles: NodeFiles | undefined;
-
 /** `node:fs`, loaded on first use: a static import would keep the library from bundling for a browser. */
-function loadNodeFiles(): NodeFiles {
-  if (nodeFiles) return nodeFiles;
-  const proc = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
-  const fs = proc?.getBuiltinModule?.("node:fs") as NodeFiles | undefined;
-  if (!fs) {
-    throw new Error(
-      "this runtime has no file API: files need Deno, Bun or Node 20.16+ (process.getBuiltinModule)",
-    );
-  }
-  return nodeFiles = fs;
-}
+const loadNodeFiles = (): NodeFiles => nodeBuiltin<NodeFiles>("node:fs");
 
 /**
  * Opens a file synchronously. `"append"` is `O_APPEND|O_CREAT` (mode 0o666 before the umask): every write

@@ -8,12 +8,20 @@
  *
  * @module
  */
-import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import { homedir } from "node:os";
-import { dirname, join } from "node:path";
-import process from "node:process";
+import type * as NodeCrypto from "node:crypto";
+import type * as NodeFs from "node:fs";
+import type * as NodeOs from "node:os";
+import type * as NodePath from "node:path";
+import type NodeProcess from "node:process";
+import { nodeBuiltin } from "../_common/lazy.ts";
 import { errorText, isRecord } from "../_common/values.ts";
+
+// The Node built-ins, loaded on use: importing them would load them with every import of the library.
+const crypto = () => nodeBuiltin<typeof NodeCrypto>("node:crypto");
+const fs = () => nodeBuiltin<typeof NodeFs>("node:fs");
+const os = () => nodeBuiltin<typeof NodeOs>("node:os");
+const paths = () => nodeBuiltin<typeof NodePath>("node:path");
+const process = () => nodeBuiltin<typeof NodeProcess>("node:process");
 
 /** What is pinned of a tool: the parts a model reads and the schema its calls are judged by. */
 export interface ToolDefinition {
@@ -89,15 +97,15 @@ export interface PinReview {
  * The default pin file: `$XDG_STATE_HOME/toolguard/pins.json`, else `~/.local/state/toolguard/pins.json`; on
  * Windows `%LOCALAPPDATA%\toolguard\pins.json`.
  */
-export function defaultPinsPath(env: Record<string, string | undefined> = process.env): string {
-  if (process.platform === "win32") {
-    const base = env.LOCALAPPDATA ?? join(homedir(), "AppData", "Local");
-    return join(base, "toolguard", "pins.json");
+export function defaultPinsPath(env: Record<string, string | undefined> = process().env): string {
+  if (process().platform === "win32") {
+    const base = env.LOCALAPPDATA ?? paths().join(os().homedir(), "AppData", "Local");
+    return paths().join(base, "toolguard", "pins.json");
   }
   const base = env.XDG_STATE_HOME && env.XDG_STATE_HOME !== ""
     ? env.XDG_STATE_HOME
-    : join(env.HOME ?? homedir(), ".local", "state");
-  return join(base, "toolguard", "pins.json");
+    : paths().join(env.HOME ?? os().homedir(), ".local", "state");
+  return paths().join(base, "toolguard", "pins.json");
 }
 
 /** JSON with object keys sorted, so equal definitions hash equally whatever their key order. */
@@ -121,7 +129,7 @@ export function definitionOf(tool: unknown): ToolDefinition | null {
 
 /** SHA-256 of a definition's canonical JSON, as hex. */
 export function hashDefinition(definition: ToolDefinition): string {
-  return createHash("sha256").update(canonicalJson(definition)).digest("hex");
+  return crypto().createHash("sha256").update(canonicalJson(definition)).digest("hex");
 }
 
 /** Pretty JSON, with long descriptions broken at sentence ends so a diff shows what changed. */
@@ -163,8 +171,8 @@ export function diffDefinitions(before: ToolDefinition, after: ToolDefinition): 
 
 /** Read a pin file; a missing file is an empty one. Throws on a file that is not a pin file. */
 export function readPinFile(path: string): PinFile {
-  if (!existsSync(path)) return { version: 1, servers: {} };
-  const data: unknown = JSON.parse(readFileSync(path, "utf8"));
+  if (!fs().existsSync(path)) return { version: 1, servers: {} };
+  const data: unknown = JSON.parse(fs().readFileSync(path, "utf8"));
   if (!isRecord(data) || data.version !== 1 || !isRecord(data.servers)) {
     throw new Error(`${path} is not a toolguard pin file (expected {"version":1,"servers":{...}})`);
   }
@@ -173,10 +181,10 @@ export function readPinFile(path: string): PinFile {
 
 /** Write a pin file atomically (a temporary file renamed over it), creating its folder. */
 export function writePinFile(path: string, pins: PinFile): void {
-  mkdirSync(dirname(path), { recursive: true });
-  const tmp = `${path}.${process.pid}.${Math.random().toString(36).slice(2, 8)}.tmp`;
-  writeFileSync(tmp, JSON.stringify(pins, null, 2) + "\n");
-  renameSync(tmp, path);
+  fs().mkdirSync(paths().dirname(path), { recursive: true });
+  const tmp = `${path}.${process().pid}.${Math.random().toString(36).slice(2, 8)}.tmp`;
+  fs().writeFileSync(tmp, JSON.stringify(pins, null, 2) + "\n");
+  fs().renameSync(tmp, path);
 }
 
 /**

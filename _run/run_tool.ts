@@ -13,7 +13,6 @@ import {
   untrackLive,
 } from "./runtime.ts";
 import { afterDelay } from "./deadlines.ts";
-import { scan } from "../_scan/scan.ts";
 import { isModelValue, prepareArgs, type ToolArg } from "./args.ts";
 import {
   classify,
@@ -466,6 +465,8 @@ export async function runTool(
   }
   if (options?.scanOutput && result.ok) {
     try {
+      // Loaded here, so importing the guard does not load the scanner for callers who never scan.
+      const { scan } = await import("../_scan/scan.ts");
       const warnings: ScanFinding[] = scan(itemsText(result.items), { context: "tool_output" }).findings;
       result.warnings = warnings;
     } catch {

@@ -99,18 +99,19 @@ interface NodeProcess {
 
 const denoApi = (globalThis as { Deno?: DenoApi }).Deno;
 const bunApi = (globalThis as { Bun?: BunApi }).Bun;
-const nodeProcess = (globalThis as { process?: NodeProcess }).process;
+// Read on use, never at load: under Deno the first touch of `globalThis.process` loads the Node layer.
+const nodeProcess = (): NodeProcess | undefined => (globalThis as { process?: NodeProcess }).process;
 
 /** True on Windows, whatever the runtime. */
 export const isWindows: boolean = denoApi
   ? denoApi.build.os === "windows"
-  : nodeProcess?.platform === "win32";
+  : nodeProcess()?.platform === "win32";
 
-const isLinux = denoApi ? denoApi.build.os === "linux" : nodeProcess?.platform === "linux";
+const isLinux = denoApi ? denoApi.build.os === "linux" : nodeProcess()?.platform === "linux";
 
 // Under Bun (or Node), TOOLGUARD_SPAWN=node forces the node:child_process branch, so the test suite can
 // exercise the fallback too. Deno is never asked: reading the environment there needs a permission.
-const forceNode = !denoApi && nodeProcess?.env.TOOLGUARD_SPAWN === "node";
+const forceNode = !denoApi && nodeProcess()?.env.TOOLGUARD_SPAWN === "node";
 
 /** Which spawn implementation this runtime uses. */
 export const runtimeName: "deno" | "bun" | "node" = denoApi ? "deno" : bunApi && !forceNode ? "bun" : "node";
@@ -202,7 +203,7 @@ function hostEnv(): Record<string, string> {
     }
   }
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(nodeProcess?.env ?? {})) if (v !== undefined) out[k] = v;
+  for (const [k, v] of Object.entries(nodeProcess()?.env ?? {})) if (v !== undefined) out[k] = v;
   return out;
 }
 
@@ -225,7 +226,7 @@ function spawnEnv(spec: SpawnSpec): Record<string, string> | undefined {
 function isFileSync(path: string): boolean {
   try {
     if (denoApi) return denoApi.statSync(path).isFile;
-    const fs = (nodeProcess as { getBuiltinModule?: (id: string) => unknown } | undefined)
+    const fs = (nodeProcess() as { getBuiltinModule?: (id: string) => unknown } | undefined)
       ?.getBuiltinModule?.(
         "node:fs",
       ) as { statSync(p: string): { isFile(): boolean } } | undefined;
@@ -245,7 +246,7 @@ function signalGroup(pid: number, signal: "SIGTERM" | "SIGKILL"): boolean {
   // bare pid is never signalled here: once the leader is reaped its number may belong to someone else.
   try {
     if (denoApi) denoApi.kill(-pid, signal);
-    else nodeProcess?.kill(-pid, signal);
+    else nodeProcess()?.kill(-pid, signal);
     return true;
   } catch {
     // ESRCH: the group is gone. EPERM: not ours to signal. Either way nothing more to do.
@@ -295,7 +296,7 @@ function endTree(tree: Tree, signal: "SIGTERM" | "SIGKILL", options: KillTreeOpt
   // the unreaped, so still ours, pid is signalled, which ends setsid before it can exec the tool.
   try {
     if (denoApi) denoApi.kill(tree.pid, signal);
-    else nodeProcess?.kill(tree.pid, signal);
+    else nodeProcess()?.kill(tree.pid, signal);
   } catch {
     // Already gone.
   }
@@ -313,7 +314,7 @@ function windowsKill(pid: number, { wait = false }: KillTreeOptions): void {
       if (wait) bunApi.spawnSync([command, ...args], opts);
       else bunApi.spawn([command, ...args], opts).exited.catch(() => {});
     } else {
-      const cp = (nodeProcess as { getBuiltinModule?: (id: string) => unknown } | undefined)
+      const cp = (nodeProcess() as { getBuiltinModule?: (id: string) => unknown } | undefined)
         ?.getBuiltinModule?.(
           "node:child_process",
         ) as {
@@ -779,7 +780,7 @@ export function onInterrupt(handler: (signal: string) => void): () => void {
     const listener = () => handler(name);
     try {
       if (denoApi) denoApi.addSignalListener(name, listener);
-      else nodeProcess?.on(name, listener);
+      else nodeProcess()?.on(name, listener);
       added.push([name, listener]);
     } catch {
       // This platform does not support listening for this signal.
@@ -789,7 +790,7 @@ export function onInterrupt(handler: (signal: string) => void): () => void {
     for (const [name, listener] of added.splice(0)) {
       try {
         if (denoApi) denoApi.removeSignalListener(name, listener);
-        else nodeProcess?.off(name, listener);
+        else nodeProcess()?.off(name, listener);
       } catch {
         // ignore
       }
@@ -822,8 +823,9 @@ function onHostInterrupt(name: string): void {
   // Adding a listener suppressed the default action (terminate), so restore it: exit as the signal would,
   // unless the host has its own listener for this signal (then it decides).
   if (denoApi) denoApi.exit(128 + (signalNumbers[name] ?? 0));
-  else if (!nodeProcess || nodeProcess.listenerCount(name) === 0) {
-    nodeProcess?.exit(128 + (signalNumbers[name] ?? 0));
+  else {
+    const host = nodeProcess();
+    if (!host || host.listenerCount(name) === 0) host?.exit(128 + (signalNumbers[name] ?? 0));
   }
 }
 
@@ -834,7 +836,7 @@ function installHandlers(): void {
     globalThis.addEventListener("unload", onHostExit);
     globalThis.addEventListener("error", onHostCrash);
     globalThis.addEventListener("unhandledrejection", onHostCrash);
-  } else nodeProcess?.on("exit", onHostExit);
+  } else nodeProcess()?.on("exit", onHostExit);
 }
 
 function uninstallHandlers(): void {
@@ -844,7 +846,7 @@ function uninstallHandlers(): void {
     globalThis.removeEventListener("unload", onHostExit);
     globalThis.removeEventListener("error", onHostCrash);
     globalThis.removeEventListener("unhandledrejection", onHostCrash);
-  } else nodeProcess?.off("exit", onHostExit);
+  } else nodeProcess()?.off("exit", onHostExit);
 }
 
 // The handlers stay a moment after the last tree is gone, so back-to-back calls do not add and remove them
@@ -937,7 +939,7 @@ interface HostStreams {
 }
 
 function hostStreams(): HostStreams {
-  const streams = nodeProcess as Partial<HostStreams> | undefined;
+  const streams = nodeProcess() as Partial<HostStreams> | undefined;
   if (!streams?.stdin || !streams.stdout) throw new Error("this runtime has no process.stdin/stdout");
   return streams as HostStreams;
 }

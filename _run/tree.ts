@@ -32,7 +32,8 @@ interface NodeProcess {
 }
 
 const denoApi = (globalThis as { Deno?: DenoFs }).Deno;
-const nodeProcess = (globalThis as { process?: NodeProcess }).process;
+// Read on use, never at load: under Deno the first touch of `globalThis.process` loads the Node layer.
+const nodeProcess = (): NodeProcess | undefined => (globalThis as { process?: NodeProcess }).process;
 
 /** The name of the environment variable that marks one child's tree (its value is `"1"`). */
 export type TreeMarker = string;
@@ -82,11 +83,12 @@ function denoReader(): ProcReader | null {
 }
 
 function nodeReader(): ProcReader | null {
-  if (!nodeProcess || nodeProcess.platform !== "linux") return null;
-  const fs = nodeProcess.getBuiltinModule?.("node:fs") as NodeFs | undefined;
+  const host = nodeProcess();
+  if (!host || host.platform !== "linux") return null;
+  const fs = host.getBuiltinModule?.("node:fs") as NodeFs | undefined;
   if (!fs) return null;
   return {
-    self: nodeProcess.pid,
+    self: host.pid,
     pids: () => fs.readdirSync("/proc").filter(isPid),
     environ: (pid) => fs.readFileSync(`/proc/${pid}/environ`),
     stat: (pid) => fs.readFileSync(`/proc/${pid}/stat`),
@@ -147,7 +149,7 @@ function holdsVariable(environ: Uint8Array, needle: Uint8Array): boolean {
 function send(pid: number, signal: "SIGTERM" | "SIGKILL"): void {
   try {
     if (denoApi) denoApi.kill(pid, signal);
-    else nodeProcess?.kill(pid, signal);
+    else nodeProcess()?.kill(pid, signal);
   } catch {
     // Gone meanwhile, or not ours to signal.
   }

@@ -4,6 +4,7 @@
  * @module
  */
 import { escapePointer } from "../_common/pointer.ts";
+import { lazy } from "../_common/lazy.ts";
 import { errorText, isRecord } from "../_common/values.ts";
 import type { CallVerdict, Classifier, Finding, ModelCheck, ScanContext, Verdict } from "../types.ts";
 import { compile, COMPILE_OPTION_KEYS, type CompileOptions } from "../_schema/compile.ts";
@@ -461,7 +462,8 @@ function makeValidator(declaration: Declaration, options: ValidateOptions): Vali
 }
 
 const BLANK = /^\s*$/;
-const EMPTY_SCHEMA_CHECK: Check = compile({ type: "object" });
+/** The check for a tool declared without a schema: compiled on first use, not at load. */
+const emptySchemaCheck: () => Check = lazy(() => compile({ type: "object" }));
 
 /** Judges one normalised call. */
 function judge(
@@ -499,7 +501,7 @@ function judge(
   verdict.arguments = args;
 
   // ---- schema
-  const check = compiled ? compiled.check : EMPTY_SCHEMA_CHECK;
+  const check = compiled ? compiled.check : emptySchemaCheck();
   if (!check(args, "", null)) check(args, "", findings);
 
   // ---- injection

@@ -9,6 +9,9 @@
  *   leaf: everything may use it, it uses nothing);
  * - a schema or validation module in the static closure of `guard.ts` (running a tool never loads the JSON
  *   Schema engine).
+ * - a module in the static closure of `cli.ts` beyond `_cli/output.ts`, `_cli/self.ts` and `_common/`: the
+ *   command imports each subcommand when it runs (`import()` of a string literal, which `deno compile` and
+ *   `bun build --compile` still include), so `toolguard --version` loads no subcommand.
  *
  * Usage: `deno run -A scripts/check_imports.ts [ENTRY.ts ...]` (default: every entry point in deno.json).
  *
@@ -95,6 +98,9 @@ function cycles(graph: Map<string, Set<string>>): string[][] {
 const isRootModule = (file: string): boolean => !file.includes("/");
 const folderOf = (file: string): string => file.split("/")[0];
 
+/** What `cli.ts` may load before it knows the subcommand: its output helpers and the hidden command's name. */
+const CLI_STATIC = new Set(["cli.ts", "_cli/output.ts", "_cli/self.ts"]);
+
 /** The layering rules, as messages for every import that breaks one. */
 function layeringProblems(graph: Map<string, Set<string>>): string[] {
   const problems: string[] = [];
@@ -114,6 +120,11 @@ function layeringProblems(graph: Map<string, Set<string>>): string[] {
   for (const file of closure(graph, "guard.ts")) {
     if (file.startsWith("_schema/") || file.startsWith("_validate/")) {
       problems.push(`guard.ts loads ${file}: running a tool must not load the schema or validation engine`);
+    }
+  }
+  for (const file of closure(graph, "cli.ts")) {
+    if (!CLI_STATIC.has(file) && !file.startsWith("_common/")) {
+      problems.push(`cli.ts loads ${file} statically: import it in the subcommand that needs it (COMMANDS)`);
     }
   }
   return problems;

@@ -3,7 +3,7 @@
 #
 # Builds (or reuses) the Wine root from ../shared/windows/setup.sh, then runs the guard, validation, CLI and
 # Windows tests with the Windows builds of Deno (deno.exe) and Bun (bun.exe), cross-compiles the CLI with
-# `bun build --compile --target=bun-windows-x64` and runs `toolguard.exe selftest`. Every step is bounded
+# `bun build --compile --bytecode --target=bun-windows-x64` and runs `toolguard.exe selftest`. Every step is bounded
 # with `timeout`; Wine is always stopped and the mounts undone on exit. Needs root (chroot, mounts).
 #
 # Environment: WIN_DIR (Wine work folder, default /tmp/wintest10), WIN_SHARED (the recipe folder, default
@@ -104,8 +104,10 @@ fi
 
 if [ -f cli.ts ]; then
   mkdir -p dist
-  if step "bun build --compile --target=bun-windows-x64" 600 \
-    bun build --compile --target=bun-windows-x64 cli.ts --outfile dist/toolguard.exe; then
+  # The flags of `deno task compile:bun:windows`, run by bun itself: `deno task` would take node_modules' bun
+  # binary for a script.
+  if step "bun build --compile --bytecode --target=bun-windows-x64" 600 \
+    bun build --compile --bytecode --format=esm --target=bun-windows-x64 cli.ts --outfile dist/toolguard.exe; then
     step "toolguard.exe selftest" 300 "$W/w10" wine "$ROOT/dist/toolguard.exe" selftest
     # Bun alone would report 44 (it keeps 8 bits of a Windows exit code); the guard reads the full one.
     step "toolguard.exe run keeps exit 300" 120 bash -c \

@@ -10,7 +10,15 @@ import { fileURLToPath } from "node:url";
 import { isLinux } from "./_runtime.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
-const version = JSON.parse(readFileSync(join(root, "deno.json"), "utf8")).version as string;
+const config = JSON.parse(readFileSync(join(root, "deno.json"), "utf8")) as {
+  version: string;
+  tasks: Record<string, string>;
+};
+const version = config.version;
+/** The flags of `deno task compile:bun` (e.g. `--bytecode`), so the test builds what the task builds. */
+const compileFlags = config.tasks["compile:bun"].split(/\s+/).filter((word) =>
+  word.startsWith("--") && word !== "--outfile"
+);
 
 let dir = "";
 let exe = "";
@@ -28,7 +36,7 @@ let built = false;
 /** Builds the executable once (the first test that needs it pays for it). */
 function ensureBuilt(): void {
   if (built) return;
-  const build = spawnSync("bun", ["build", "--compile", join(root, "cli.ts"), "--outfile", exe], {
+  const build = spawnSync("bun", ["build", ...compileFlags, join(root, "cli.ts"), "--outfile", exe], {
     cwd: root,
     encoding: "utf8",
     timeout: 300_000,
@@ -76,6 +84,18 @@ test(
     const pass = r.stdout.split("\n").filter((l) => l.startsWith("PASS"));
     assert.equal(pass.length, 6, r.stdout);
     assert.doesNotMatch(r.stdout, /^FAIL/m);
+  },
+);
+
+test(
+  "toolguard COMMAND --help: every subcommand, each loaded only when it runs, is inside the executable",
+  { skip, ...slow },
+  () => {
+    for (const command of ["run", "validate", "lint", "scan", "describe", "stats", "selftest", "mcp"]) {
+      const r = tg([command, "--help"]);
+      assert.equal(r.status, 0, `${command}: ${r.stderr}`);
+      assert.match(r.stdout, new RegExp(`toolguard ${command}\\b`), command);
+    }
   },
 );
 

@@ -1,0 +1,172 @@
+/**
+ * Output for the `toolguard` command: writes that are synchronous and complete, capture for in-process
+ * tests, JSON printing, colour only on a terminal (never with `NO_COLOR`), and the exit-code convention
+ * (0 fine, 1 failed or rejected, 2 usage error). Nothing here loads at import more than this file: the
+ * command imports it to print `--version` and `--help` before it loads any subcommand.
+ *
+ * @example Output captured in-process, as the tests run a subcommand
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { captureOutput, printJson } from "./output.ts";
+ *
+ * const output = captureOutput();
+ * try {
+ *   printJson({ ok: true });
+ *   printJson({ ok: true }, { pretty: true });
+ * } finally {
+ *   output.restore();
+ * }
+ * assert.equal(output.stdout, '{"ok":true}\n{\n  "ok": true\n}\n');
+ * ```
+ *
+ * @module
+ */
+import type * as NodeFs from "node:fs";
+import type NodeProcess from "node:process";
+import { nodeBuiltin } from "../_common/lazy.ts";
+
+/** Exit status when the thing checked is fine. */
+export const EXIT_OK = 0;
+/** Exit status when the thing checked failed or was rejected. */
+export const EXIT_FAIL = 1;
+/** Exit status for usage errors: bad flags, unreadable or unparsable input. */
+export const EXIT_USAGE = 2;
+
+interface DenoStd {
+  stdout: { writeSync(p: Uint8Array): number; isTerminal(): boolean };
+  stderr: { writeSync(p: Uint8Array): number; isTerminal(): boolean };
+  stdin: { readable: ReadableStream<Uint8Array>; isTerminal(): boolean };
+  env: { get(name: string): string | undefined };
+}
+
+/** Deno's API, or undefined under another runtime. */
+export function denoStd(): DenoStd | undefined {
+  return (globalThis as { Deno?: DenoStd }).Deno;
+}
+
+/** `node:process`, for the runtimes that are not Deno (read on use: under Deno it would load the Node layer). */
+const nodeProcess = () => nodeBuiltin<typeof NodeProcess>("node:process");
+
+/** UTF-8, for everything written (and read) here. */
+export const encoder: TextEncoder = new TextEncoder();
+
+/**
+ * Writes all of `text` to a file descriptor synchronously, so nothing is lost when the process exits
+ * right after. A closed pipe (`toolguard scan x | head`) is not an error: the rest is dropped.
+ */
+function writeAll(fd: 1 | 2, text: string): void {
+  const bytes = encoder.encode(text);
+  const deno = denoStd();
+  let offset = 0;
+  let spins = 0;
+  while (offset < bytes.length) {
+    try {
+      const chunk = bytes.subarray(offset);
+      offset += deno
+        ? (fd === 1 ? deno.stdout : deno.stderr).writeSync(chunk)
+        : nodeBuiltin<typeof NodeFs>("node:fs").writeSync(fd, chunk);
+      spins = 0;
+    } catch (error) {
+      const code = (error as { code?: string }).code;
+      // A non-blocking pipe that is full: wait a moment and retry, but never forever.
+      if ((code === "EAGAIN" || (error as Error).name === "WouldBlock") && spins++ < 10_000) {
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
+        continue;
+      }
+      return;
+    }
+  }
+}
+
+/** Where output goes while {@linkcode captureOutput} is active. */
+let capture: { stdout: string; stderr: string } | null = null;
+
+/**
+ * Sends everything written with {@linkcode writeOut} and {@linkcode writeErr} to strings instead of the
+ * process's streams, until `restore()` is called: lets tests run a subcommand's `main` in-process. Output
+ * is never coloured while captured.
+ */
+export function captureOutput(): { readonly stdout: string; readonly stderr: string; restore(): void } {
+  const own = { stdout: "", stderr: "" };
+  const previous = capture;
+  capture = own;
+  return {
+    get stdout() {
+      return own.stdout;
+    },
+    get stderr() {
+      return own.stderr;
+    },
+    restore() {
+      capture = previous;
+    },
+  };
+}
+
+/** Writes text to stdout (synchronously, completely). */
+export function writeOut(text: string): void {
+  if (capture) capture.stdout += text;
+  else writeAll(1, text);
+}
+
+/** Writes text to stderr (synchronously, completely). */
+export function writeErr(text: string): void {
+  if (capture) capture.stderr += text;
+  else writeAll(2, text);
+}
+
+/** Options for {@linkcode printJson}. */
+export interface PrintJsonOptions {
+  /** Indent by two spaces (`--pretty`). Default false: one line. */
+  pretty?: boolean;
+}
+
+/** Prints a value as JSON on stdout, indented by two spaces with `pretty`, followed by a newline. */
+export function printJson(value: unknown, options: PrintJsonOptions = {}): void {
+  writeOut(JSON.stringify(value, null, options.pretty ? 2 : undefined) + "\n");
+}
+
+/**
+ * True when the command should print JSON: `--json`, or `--pretty` (which only means anything for JSON, so it
+ * asks for JSON by itself).
+ *
+ * @example `--pretty` alone asks for JSON
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { wantsJson } from "./output.ts";
+ *
+ * assert.equal(wantsJson({ pretty: true }), true);
+ * assert.equal(wantsJson({ json: true }), true);
+ * assert.equal(wantsJson({}), false);
+ * ```
+ */
+export function wantsJson(values: { json?: unknown; pretty?: unknown }): boolean {
+  return values.json === true || values.pretty === true;
+}
+
+/** True when output to this stream may be coloured: it is a terminal and `NO_COLOR` is unset or empty. */
+export function useColour(stream: "stdout" | "stderr" = "stdout"): boolean {
+  if (capture) return false;
+  const deno = denoStd();
+  try {
+    const noColor = deno ? deno.env.get("NO_COLOR") : nodeProcess().env.NO_COLOR;
+    if (noColor !== undefined && noColor !== "") return false;
+    if (deno) return deno[stream].isTerminal();
+    return nodeProcess()[stream].isTTY === true;
+  } catch {
+    return false;
+  }
+}
+
+const CODES = { red: 31, green: 32, yellow: 33, dim: 2, bold: 1 } as const;
+
+/** The colours {@linkcode paint} knows. */
+export type Colour = keyof typeof CODES;
+
+/**
+ * Wraps text in an ANSI colour when {@linkcode useColour} says so for that stream; otherwise returns it
+ * unchanged.
+ */
+export function paint(colour: Colour, text: string, stream: "stdout" | "stderr" = "stdout"): string {
+  return useColour(stream) ? `\x1b[${CODES[colour]}m${text}\x1b[0m` : text;
+}

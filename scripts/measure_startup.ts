@@ -1,0 +1,259 @@
+/**
+ * Start-up cost, measured hyperfine-style: many interleaved runs, warm cache, medians. Two parts:
+ *
+ * - **Import cost per module**: for each root module (every face in deno.json's `exports`), a one-line
+ *   script that only imports it, run by `deno run -A --cached-only` and by `bun run`, against a bare script
+ *   with no import on the same runtime with the same flags. Reported as the median in ms and the median
+ *   over bare. Deno runs without type-checking (the `deno run` default), as a user's program would.
+ * - **Compiled `--version`** (`--compiled`): `toolguard --version` built with `bun build --compile` (plain,
+ *   `--minify`, `--bytecode`, `--minify --bytecode`) against a compiled one-line `console.log` built the
+ *   same way, reported as a ratio.
+ *
+ * Each round runs every case once in a fresh random order, so a burst of load from elsewhere on the
+ * machine falls on all cases alike. The load average is printed before and after. The timing runs under Bun
+ * (started under Deno, the script hands over to `bun run` unless `--no-bun`), which reports the CPU time (user
+ * + system) of each run beside its wall time: a busy machine disturbs it much less.
+ *
+ * `--root DIR` (repeatable) measures other checkouts of the project beside this one in the same
+ * interleaved rounds, e.g. the commit before a change: `git archive BASE | tar -x -C /tmp/base`, link its
+ * `node_modules`, then `--root /tmp/base --root .`.
+ *
+ * Usage: `deno run -A scripts/measure_startup.ts [--runs 20] [--runtime deno|bun|both] [--only mod,cli]
+ * [--root DIR ...] [--compiled] [--no-imports] [--no-bun]`
+ *
+ * @module
+ */
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+
+/** One command to time, and its place in the report. */
+interface Case {
+  /** The row: a module, `bare`, `hello` or `toolguard`. */
+  name: string;
+  /** The table: runtime and checkout, or the compile flags. */
+  group: string;
+  cmd: string[];
+  wall: number[];
+  cpu: number[];
+}
+
+interface BunSpawn {
+  spawnSync(cmd: string[], options: Record<string, unknown>): {
+    exitCode: number | null;
+    stderr: Uint8Array;
+    resourceUsage: { cpuTime: { total: bigint } };
+  };
+}
+const bun = (globalThis as { Bun?: BunSpawn }).Bun;
+
+/** A 0–1 quantile of a sorted list, interpolated. */
+function quantile(sorted: readonly number[], q: number): number {
+  if (sorted.length === 0) return NaN;
+  const at = (sorted.length - 1) * q;
+  const lo = Math.floor(at);
+  const hi = Math.ceil(at);
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * (at - lo);
+}
+
+/** The median of a list of times. */
+function median(times: readonly number[]): number {
+  return quantile([...times].sort((a, b) => a - b), 0.5);
+}
+
+/** The system's 1, 5 and 15 minute load averages. */
+function loadAverage(): string {
+  return loadavg().map((n) => n.toFixed(2)).join(" ");
+}
+
+/** Wall time of one run in ms, and CPU time (under Bun; NaN elsewhere). Throws when the command fails. */
+async function timeOnce(cmd: readonly string[]): Promise<{ wall: number; cpu: number }> {
+  const start = performance.now();
+  if (bun) {
+    const r = bun.spawnSync([...cmd], { stdin: "ignore", stdout: "ignore", stderr: "pipe" });
+    const wall = performance.now() - start;
+    if (r.exitCode !== 0) throw new Error(`${cmd.join(" ")} exited ${r.exitCode}: ${r.stderr}`);
+    return { wall, cpu: Number(r.resourceUsage.cpuTime.total) / 1000 };
+  }
+  const child = spawn(cmd[0], cmd.slice(1), { stdio: ["ignore", "ignore", "pipe"] });
+  let stderr = "";
+  child.stderr.on("data", (chunk) => stderr += chunk);
+  const code = await new Promise<number | null>((done) => child.on("close", done));
+  const wall = performance.now() - start;
+  if (code !== 0) throw new Error(`${cmd.join(" ")} exited ${code}: ${stderr}`);
+  return { wall, cpu: NaN };
+}
+
+/** Fisher–Yates, in place. */
+function shuffle<T>(items: T[]): T[] {
+  for (let i = items.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [items[i], items[j]] = [items[j], items[i]];
+  }
+  return items;
+}
+
+/** Runs every case `warmup` times, then `runs` interleaved rounds in random order. */
+async function measure(cases: Case[], runs: number, warmup: number): Promise<void> {
+  for (let i = 0; i < warmup; i++) for (const c of cases) await timeOnce(c.cmd);
+  for (let round = 0; round < runs; round++) {
+    for (const c of shuffle([...cases])) {
+      const { wall, cpu } = await timeOnce(c.cmd);
+      c.wall.push(wall);
+      c.cpu.push(cpu);
+    }
+  }
+}
+
+/** The root modules of a checkout: every face in its deno.json `exports`, without `.ts`. */
+function faces(root: string): string[] {
+  const config = JSON.parse(readFileSync(join(root, "deno.json"), "utf8")) as {
+    exports: Record<string, string>;
+  };
+  return Object.values(config.exports).map((p) => p.replace(/^\.\//, "").replace(/\.ts$/, ""));
+}
+
+/** Writes the import-only scripts for each checkout and returns the cases for the runtimes asked for. */
+async function importCases(
+  dir: string,
+  roots: readonly string[],
+  runtimes: readonly string[],
+  only: readonly string[],
+): Promise<Case[]> {
+  writeFileSync(join(dir, "bare.ts"), "// no import: the runtime alone\n");
+  const cases: Case[] = [];
+  for (const [r, root] of roots.entries()) {
+    const modules = faces(root).filter((m) => only.length === 0 || only.includes(m));
+    for (const m of modules) {
+      writeFileSync(join(dir, `import_${r}_${m}.ts`), `import ${JSON.stringify(join(root, `${m}.ts`))};\n`);
+    }
+    const config = join(root, "deno.json");
+    const label = roots.length > 1 ? ` ${root}` : "";
+    for (const runtime of runtimes) {
+      const files = [join(dir, "bare.ts"), ...modules.map((m) => join(dir, `import_${r}_${m}.ts`))];
+      if (runtime === "deno") {
+        // Warm Deno's module cache (and its npm resolution for cli.ts), so no run downloads or transpiles.
+        await timeOnce(["deno", "cache", "--config", config, ...files]);
+      }
+      for (const [i, m] of ["bare", ...modules].entries()) {
+        const cmd = runtime === "deno"
+          ? ["deno", "run", "-A", "--cached-only", "--config", config, files[i]]
+          : ["bun", "run", files[i]];
+        cases.push({ name: m, group: `${runtime}${label}`, cmd, wall: [], cpu: [] });
+      }
+    }
+  }
+  return cases;
+}
+
+/** The `bun build --compile` flags compared; bytecode needs ESM here, as cli.ts awaits at top level. */
+const COMPILE_VARIANTS: Record<string, string[]> = {
+  "plain": [],
+  "minify": ["--minify"],
+  "bytecode": ["--bytecode", "--format=esm"],
+  "minify+bytecode": ["--minify", "--bytecode", "--format=esm"],
+};
+
+/** Compiles hello and `cli.ts` with each set of `bun build --compile` flags; returns the cases. */
+async function compiledCases(dir: string, root: string): Promise<Case[]> {
+  writeFileSync(join(dir, "hello.ts"), 'console.log("hello");\n');
+  const cases: Case[] = [];
+  for (const [variant, flags] of Object.entries(COMPILE_VARIANTS)) {
+    for (const [name, entry] of [["hello", join(dir, "hello.ts")], ["toolguard", join(root, "cli.ts")]]) {
+      const out = join(dir, `${name}-${variant}`);
+      await timeOnce(["bun", "build", "--compile", ...flags, entry, "--outfile", out]);
+      const cmd = name === "hello" ? [out] : [out, "--version"];
+      cases.push({ name, group: `compiled ${variant}`, cmd, wall: [], cpu: [] });
+    }
+  }
+  return cases;
+}
+
+/** One line per case: wall median and IQR, CPU median, each against the group's baseline. */
+function report(cases: readonly Case[], baselineName: string, ratio: boolean): void {
+  const withCpu = cases.some((c) => c.cpu.some((t) => !Number.isNaN(t)));
+  const versus = (m: number, base: number) =>
+    ratio ? `×${(m / base).toFixed(2)}` : `${(m - base).toFixed(1)} ms`;
+  for (const group of [...new Set(cases.map((c) => c.group))]) {
+    const inGroup = cases.filter((c) => c.group === group);
+    const base = inGroup.find((c) => c.name === baselineName)!;
+    console.log(`\n${group} (${inGroup[0].wall.length} runs each)`);
+    const head = `  ${"case".padEnd(10)} ${"wall".padStart(9)} ${"IQR".padStart(13)} ${
+      ratio ? "× hello" : "over bare"
+    }`;
+    console.log(
+      withCpu ? `${head.padEnd(48)} ${"cpu".padStart(9)} ${ratio ? "× hello" : "over bare"}` : head,
+    );
+    for (const c of inGroup) {
+      const sorted = [...c.wall].sort((a, b) => a - b);
+      const m = quantile(sorted, 0.5);
+      const iqr = `${quantile(sorted, 0.25).toFixed(1)}–${quantile(sorted, 0.75).toFixed(1)}`;
+      let line = `  ${c.name.padEnd(10)} ${`${m.toFixed(1)} ms`.padStart(9)} ${iqr.padStart(13)} ${
+        c === base ? "" : versus(m, median(base.wall))
+      }`;
+      if (withCpu) {
+        const cpu = median(c.cpu);
+        line = `${line.padEnd(48)} ${`${cpu.toFixed(1)} ms`.padStart(9)} ${
+          c === base ? "" : versus(cpu, median(base.cpu))
+        }`;
+      }
+      console.log(line);
+    }
+  }
+}
+
+const { values } = parseArgs({
+  args: (globalThis as { Deno?: { args: string[] } }).Deno?.args ?? process.argv.slice(2),
+  options: {
+    runs: { type: "string", default: "20" },
+    warmup: { type: "string", default: "3" },
+    runtime: { type: "string", default: "both" },
+    only: { type: "string", default: "" },
+    root: { type: "string", multiple: true },
+    compiled: { type: "boolean", default: false },
+    "no-imports": { type: "boolean", default: false },
+    "no-bun": { type: "boolean", default: false },
+  },
+});
+
+/** Under Deno, runs this script again under Bun (for CPU times) and returns its exit status; null if not. */
+async function handedToBun(): Promise<number | null> {
+  const deno = (globalThis as { Deno?: { args: string[] } }).Deno;
+  if (bun || !deno || values["no-bun"]) return null;
+  const child = spawn("bun", ["run", fileURLToPath(import.meta.url), ...deno.args], { stdio: "inherit" });
+  return await new Promise<number | null>((done) => {
+    child.on("error", () => done(null)); // no bun: time here, wall time only
+    child.on("close", (code) => done(code ?? 1));
+  });
+}
+
+const status = await handedToBun();
+if (status !== null) process.exit(status);
+const here = resolve(fileURLToPath(new URL("..", import.meta.url)));
+const roots = (values.root ?? [here]).map((r) => resolve(r));
+const runtimes = values.runtime === "both" ? ["deno", "bun"] : [values.runtime!];
+const only = values.only === "" ? [] : values.only!.split(",");
+
+const dir = mkdtempSync(join(tmpdir(), "toolguard-startup-"));
+try {
+  console.log(`load average before: ${loadAverage()} (${bun ? "bun" : "deno"} measuring)`);
+  const imports = values["no-imports"] ? [] : await importCases(dir, roots, runtimes, only);
+  const compiled = values.compiled ? await compiledCases(dir, roots.at(-1)!) : [];
+  await measure([...imports, ...compiled], Number(values.runs), Number(values.warmup));
+  console.log(`load average after: ${loadAverage()}`);
+  if (imports.length > 0) {
+    console.log(
+      "\nImport cost per module: `deno run -A --cached-only` and `bun run` of a file that imports it",
+    );
+    report(imports, "bare", false);
+  }
+  if (compiled.length > 0) {
+    console.log("\nCompiled `toolguard --version` against a compiled `console.log` (bun build --compile)");
+    report(compiled, "hello", true);
+  }
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
