@@ -14,6 +14,8 @@
  * @module
  */
 
+import { runs } from "./bun.ts";
+
 interface Step {
   name: string;
   cmd: string[];
@@ -41,16 +43,6 @@ function devDependenciesInstalled(): boolean {
       return false;
     }
   });
-}
-
-/** True when `command --version` runs. */
-function runs(command: string): boolean {
-  try {
-    return new Deno.Command(command, { args: ["--version"], stdout: "null", stderr: "null" }).outputSync()
-      .success;
-  } catch {
-    return false;
-  }
 }
 
 /** Installs what a fresh clone lacks; returns the PATH the steps run with. */

@@ -104,10 +104,7 @@ fi
 
 if [ -f cli.ts ]; then
   mkdir -p dist
-  # The flags of `deno task compile:bun:windows`, run by bun itself: `deno task` would take node_modules' bun
-  # binary for a script.
-  if step "bun build --compile --bytecode --target=bun-windows-x64" 600 \
-    bun build --compile --bytecode --format=esm --target=bun-windows-x64 cli.ts --outfile dist/toolguard.exe; then
+  if step "deno task compile:bun:windows" 600 deno task compile:bun:windows; then
     step "toolguard.exe selftest" 300 "$W/w10" wine "$ROOT/dist/toolguard.exe" selftest
     # Bun alone would report 44 (it keeps 8 bits of a Windows exit code); the guard reads the full one.
     step "toolguard.exe run keeps exit 300" 120 bash -c \
