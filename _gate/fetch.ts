@@ -325,7 +325,9 @@ async function retryStream(
     arguments: c.arguments,
     freeText: c.freeText,
   }));
-  const request = followUpOf(exchange, { calls, verdict: turn.verdict, body: turn.snapshot });
+  const rejected: RejectedTurn = { calls, verdict: turn.verdict, body: turn.body };
+  if (turn.fromText) rejected.fromText = true;
+  const request = followUpOf(exchange, rejected);
   const response = await exchange.send(request);
   const type = (response.headers.get("content-type") ?? "").toLowerCase();
   if (!response.ok || response.body === null || !(type.includes("event-stream") || type.includes("ndjson"))) {
@@ -415,7 +417,12 @@ async function gateJsonOnce(
     if (out.event && out.result && !out.result.verdict.allowed) exchange.report(out.event);
     return { out: out.response };
   }
-  const turn = { calls: verdictCalls(out.result.verdict), verdict: out.result.verdict, body: out.body };
+  const turn: RejectedTurn = {
+    calls: verdictCalls(out.result.verdict),
+    verdict: out.result.verdict,
+    body: out.body,
+  };
+  if (out.result.source === "text") turn.fromText = true;
   if (mayRetry(exchange)) {
     exchange.report({ ...out.event!, retried: true });
   } else if (out.event) exchange.report(out.event);

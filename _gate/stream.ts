@@ -10,7 +10,7 @@ import type { Verdict } from "../types.ts";
 import { CallAssembler } from "./assemble.ts";
 import type { AssembledToolCall, StreamDialect, StreamFinding } from "./calls.ts";
 import { DIALECTS } from "./dialects/mod.ts";
-import { type FrameRouter, type ResumePoint, StreamFlow } from "./dialects/shared.ts";
+import { type FrameRouter, type ResumePoint, StreamFlow, type TurnRecorder } from "./dialects/shared.ts";
 import { type FrameParser, ndjsonParser, sseParser } from "./sse.ts";
 import { TextCalls } from "./text_watch.ts";
 
@@ -46,8 +46,10 @@ export interface StreamRetry {
   calls: AssembledToolCall[];
   /** The verdict that rejected them. */
   verdict: Verdict;
-  /** The stream's final snapshot (OpenAI Responses `response.completed`), when it had one. */
-  snapshot?: Record<string, unknown>;
+  /** What the stream said (text, reasoning, calls) as a whole response body of its dialect. */
+  body: Record<string, unknown>;
+  /** Set when the calls were written into the text. */
+  fromText?: true;
   /** What the client already has; the retry's stream continues after it. */
   resume: ResumePoint;
 }
@@ -124,6 +126,8 @@ export class StreamGate extends TransformStream<Uint8Array, Uint8Array> {
   /** Watches the streamed text for calls written into it; undefined where that is off or impossible. */
   readonly #text: TextCalls | undefined;
   readonly #assembler = new CallAssembler();
+  /** What this stream's message said, as the provider sent it (a retry sends it back). */
+  readonly #turn: TurnRecorder;
   readonly #flow = new StreamFlow();
   /** Frames dropped because a client could not read them. */
   readonly #dropped: StreamFinding[] = [];
@@ -142,6 +146,7 @@ export class StreamGate extends TransformStream<Uint8Array, Uint8Array> {
     this.#dialect = dialect;
     this.#options = options;
     this.#router = DIALECTS[dialect].router();
+    this.#turn = DIALECTS[dialect].turn();
     this.#parser = this.#router.framing === "ndjson" ? ndjsonFrames() : sseParser();
     const text = this.#router.text;
     this.#text = options.extract === false || !text
@@ -208,6 +213,7 @@ export class StreamGate extends TransformStream<Uint8Array, Uint8Array> {
       );
     }
     let event = parsed.value;
+    this.#turn.read(event);
     if (this.#options.resume !== undefined && this.#router.resume) {
       const resumed = this.#router.resume(raw, event, this.#options.resume);
       if (!resumed) return;
@@ -273,7 +279,7 @@ export class StreamGate extends TransformStream<Uint8Array, Uint8Array> {
     const flow = this.#flow;
     const judgement = await this.#judge(calls);
     if (!judgement.verdict.allowed) {
-      const next = await this.#retry(calls, judgement.verdict);
+      const next = await this.#retry(calls, judgement.verdict, { fromText: true });
       if (next) {
         const report = { calls, verdict: judgement.verdict, findings, replaced: true, retried: true };
         this.#report({ dialect: this.#dialect, ...report });
@@ -295,21 +301,18 @@ export class StreamGate extends TransformStream<Uint8Array, Uint8Array> {
   async #retry(
     calls: AssembledToolCall[],
     verdict: Verdict,
+    { fromText = false }: { fromText?: boolean } = {},
   ): Promise<ReadableStream<Uint8Array> | undefined> {
     const retry = this.#options.retry;
     const router = this.#router;
     if (!retry || !router.resume) return undefined;
     const flow = this.#flow;
-    const snapshot = flow.held.map((h) => h.event).find((e) => e?.type === "response.completed");
     let next: ReadableStream<Uint8Array> | undefined;
     try {
       const resume = router.resumePoint?.() ?? { at: 0 };
-      next = await retry({
-        calls,
-        verdict,
-        resume,
-        snapshot: snapshot?.response as Record<string, unknown>,
-      });
+      const turn: StreamRetry = { calls, verdict, resume, body: this.#turn.body() };
+      if (fromText) turn.fromText = true;
+      next = await retry(turn);
     } catch {
       next = undefined; // a retry that fails leaves today's clean stop
     }

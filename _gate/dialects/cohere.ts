@@ -15,6 +15,7 @@ import {
   type EventReader,
   type FrameRouter,
   type StreamFlow,
+  type TurnRecorder,
 } from "./shared.ts";
 
 /** The text parts of a message's `content`. */
@@ -145,9 +146,32 @@ class CohereStream implements FrameRouter {
   }
 }
 
-/** Cohere v2 chat in its three roles. */
+/** Keeps the text content and the `tool_plan`; the calls come from the assembler. */
+class CohereTurn implements TurnRecorder {
+  #text = "";
+  #plan = "";
+
+  read(event: Record<string, unknown>): void {
+    const message = deltaMessage(event);
+    if (event.type === "content-delta" && isRecord(message.content)) {
+      if (typeof message.content.text === "string") this.#text += message.content.text;
+    } else if (event.type === "tool-plan-delta" && typeof message.tool_plan === "string") {
+      this.#plan += message.tool_plan;
+    }
+  }
+
+  body(): Record<string, unknown> {
+    const message: Record<string, unknown> = { role: "assistant" };
+    if (this.#text !== "") message.content = [{ type: "text", text: this.#text }];
+    if (this.#plan !== "") message.tool_plan = this.#plan;
+    return { message };
+  }
+}
+
+/** Cohere v2 chat in its four roles. */
 export const cohere: Dialect = {
   body,
   reader: () => reader,
   router: () => new CohereStream(),
+  turn: () => new CohereTurn(),
 };

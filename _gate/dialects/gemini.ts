@@ -16,6 +16,7 @@ import {
   type EventReader,
   type FrameRouter,
   type StreamFlow,
+  type TurnRecorder,
 } from "./shared.ts";
 
 /** The candidates of a body or chunk (records only). */
@@ -184,9 +185,39 @@ class GeminiStream implements FrameRouter {
   }
 }
 
-/** Google Gemini in its three roles. */
+/** A part that is only text (answer or thought summary), with no signature: pieces of one may be joined. */
+const plainText = (part: Record<string, unknown>) =>
+  typeof part.text === "string" && Object.keys(part).every((k) => k === "text" || k === "thought");
+
+/**
+ * Keeps the parts of the first candidate in order: text pieces joined, every other part (a `functionCall`,
+ * a part with a `thoughtSignature`) as it came. Gemini refuses a follow-up whose function call lost its
+ * `thoughtSignature`.
+ */
+class GeminiTurn implements TurnRecorder {
+  readonly #parts: Record<string, unknown>[] = [];
+
+  read(event: Record<string, unknown>): void {
+    const first = candidates(event).find((c) => (c.index ?? 0) === 0);
+    for (const p of first ? parts(first) : []) {
+      const last = this.#parts.at(-1);
+      if (last && plainText(last) && plainText(p) && last.thought === p.thought) {
+        last.text = (last.text as string) + (p.text as string);
+      } else this.#parts.push({ ...p });
+    }
+  }
+
+  body(): Record<string, unknown> {
+    return {
+      candidates: [{ index: 0, content: { role: "model", parts: this.#parts.map((p) => ({ ...p })) } }],
+    };
+  }
+}
+
+/** Google Gemini in its four roles. */
 export const gemini: Dialect = {
   body,
   reader: () => reader,
   router: () => new GeminiStream(),
+  turn: () => new GeminiTurn(),
 };

@@ -19,6 +19,7 @@ import {
   type TextFrames,
   textOf,
   type TextPart,
+  type TurnRecorder,
   withoutKeys,
 } from "./shared.ts";
 
@@ -162,9 +163,28 @@ function ollamaText(event: Record<string, unknown>): TextPart {
   };
 }
 
-/** Ollama `/api/chat` in its three roles. */
+/** Keeps the message text and the `thinking` of a thinking model; the calls come from the assembler. */
+class OllamaTurn implements TurnRecorder {
+  #content = "";
+  #thinking = "";
+
+  read(event: Record<string, unknown>): void {
+    const message = isRecord(event.message) ? event.message : undefined;
+    if (typeof message?.content === "string") this.#content += message.content;
+    if (typeof message?.thinking === "string") this.#thinking += message.thinking;
+  }
+
+  body(): Record<string, unknown> {
+    const message: Record<string, unknown> = { role: "assistant", content: this.#content };
+    if (this.#thinking !== "") message.thinking = this.#thinking;
+    return { message };
+  }
+}
+
+/** Ollama `/api/chat` in its four roles. */
 export const ollama: Dialect = {
   body,
   reader: () => reader,
   router: () => new OllamaStream(),
+  turn: () => new OllamaTurn(),
 };
