@@ -11,7 +11,8 @@ import { CallAssembler } from "./assemble.ts";
 import type { AssembledToolCall, StreamDialect, StreamFinding } from "./calls.ts";
 import { DIALECTS } from "./dialects/mod.ts";
 import { type FrameRouter, type ResumePoint, StreamFlow, type TurnRecorder } from "./dialects/shared.ts";
-import { type FrameParser, ndjsonParser, sseParser } from "./sse.ts";
+import { formatSse, type FrameParser, ndjsonParser, sseParser } from "./sse.ts";
+import { type Usage, UsageTally } from "./usage.ts";
 import { TextCalls } from "./text_watch.ts";
 
 /** What a judge says about the calls of one stream. */
@@ -38,6 +39,8 @@ export interface StreamReport {
   replaced: boolean;
   /** True when the calls were rejected and a retry's stream follows in their place. */
   retried?: boolean;
+  /** This attempt's usage as the provider reported it (the client sees every attempt's together). */
+  usage?: Usage;
 }
 
 /** A rejected turn handed to {@linkcode StreamGateOptions.retry}. */
@@ -128,6 +131,8 @@ export class StreamGate extends TransformStream<Uint8Array, Uint8Array> {
   readonly #assembler = new CallAssembler();
   /** What this stream's message said, as the provider sent it (a retry sends it back). */
   readonly #turn: TurnRecorder;
+  /** This attempt's usage; on a retry's stream, the usage events report the attempts' total. */
+  readonly #usage: UsageTally;
   readonly #flow = new StreamFlow();
   /** Frames dropped because a client could not read them. */
   readonly #dropped: StreamFinding[] = [];
@@ -147,6 +152,7 @@ export class StreamGate extends TransformStream<Uint8Array, Uint8Array> {
     this.#options = options;
     this.#router = DIALECTS[dialect].router();
     this.#turn = DIALECTS[dialect].turn();
+    this.#usage = new UsageTally(dialect, options.resume?.usage);
     this.#parser = this.#router.framing === "ndjson" ? ndjsonFrames() : sseParser();
     const text = this.#router.text;
     this.#text = options.extract === false || !text
@@ -214,15 +220,25 @@ export class StreamGate extends TransformStream<Uint8Array, Uint8Array> {
     }
     let event = parsed.value;
     this.#turn.read(event);
+    this.#usage.read(event);
     if (this.#options.resume !== undefined && this.#router.resume) {
       const resumed = this.#router.resume(raw, event, this.#options.resume);
       if (!resumed) return;
       ({ raw, event } = resumed);
+      const counted = this.#usage.adjust(event);
+      if (counted) ({ raw, event } = { raw: this.#reframe(raw, counted), event: counted });
     }
     this.#assembler.push(event);
     this.#router.note?.(event);
     if (!this.#text) return this.#router.route(raw, event, flow);
     for (const frame of this.#text.watch(raw, event, flow)) this.#router.route(frame.raw, frame.event, flow);
+  }
+
+  /** The wire text of `event` in place of the frame `raw` (keeping an SSE frame's `event:` name). */
+  #reframe(raw: string, event: Record<string, unknown>): string {
+    const json = JSON.stringify(event);
+    if (this.#router.framing === "ndjson") return json + "\n";
+    return formatSse(json, /^event:[ ]?(.*)$/m.exec(raw)?.[1]);
   }
 
   /**
@@ -309,7 +325,7 @@ export class StreamGate extends TransformStream<Uint8Array, Uint8Array> {
     const flow = this.#flow;
     let next: ReadableStream<Uint8Array> | undefined;
     try {
-      const resume = router.resumePoint?.() ?? { at: 0 };
+      const resume = { ...router.resumePoint?.() ?? { at: 0 }, usage: this.#usage.total };
       const turn: StreamRetry = { calls, verdict, resume, body: this.#turn.body() };
       if (fromText) turn.fromText = true;
       next = await retry(turn);
@@ -338,8 +354,9 @@ export class StreamGate extends TransformStream<Uint8Array, Uint8Array> {
   }
 
   #report(report: StreamReport): void {
+    const usage = this.#usage.own;
     try {
-      this.#options.onReport?.(report);
+      this.#options.onReport?.(usage ? { ...report, usage } : report);
     } catch {
       // A report hook must not break the stream.
     }

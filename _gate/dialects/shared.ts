@@ -84,6 +84,8 @@ export interface ResumePoint {
   items?: readonly Record<string, unknown>[];
   /** OpenAI Responses: the last `sequence_number` forwarded (-1: none). */
   seq?: number;
+  /** The usage of every attempt before the retry, together: the retry's usage events report it added. */
+  usage?: Record<string, unknown>;
 }
 
 /** The calls of a turn, split by the verdict. */
