@@ -302,7 +302,15 @@ export class StreamGate extends TransformStream<Uint8Array, Uint8Array> {
         return next;
       }
     }
-    text.conclude({ allowed: judgement.verdict.allowed, reason: judgement.reason }, flow);
+    // With drop-call, the rejected calls are cut from the text where each sits in markup of its own.
+    const drop = new Set(judgement.verdict.rejectedIndices);
+    const partial = judgement.partialReason !== undefined && text.separable(drop);
+    text.conclude(
+      partial
+        ? { allowed: false, reason: judgement.partialReason!, drop }
+        : { allowed: judgement.verdict.allowed, reason: judgement.reason },
+      flow,
+    );
     flow.release();
     if (this.#doneFrame !== undefined) flow.send(this.#doneFrame);
     const replaced = !judgement.verdict.allowed;

@@ -50,12 +50,12 @@ const body: CompletionBody = {
     }
     return out;
   },
-  rewrite(body, reason, { fromText }) {
+  rewrite(body, reason, { fromText, cut = cutCalls }) {
     const content: unknown[] = [];
     for (const block of body.content as unknown[]) {
       if (isRecord(block) && block.type === "tool_use") continue;
       if (fromText && isRecord(block) && block.type === "text" && typeof block.text === "string") {
-        const text = cutCalls(block.text);
+        const text = cut(block.text);
         if (text !== "") content.push({ ...block, text });
       } else content.push(block);
     }

@@ -14,6 +14,7 @@ import {
   type Dialect,
   type EventReader,
   type FrameRouter,
+  type SplitCalls,
   type StreamFlow,
   type TurnRecorder,
 } from "./shared.ts";
@@ -35,7 +36,7 @@ const body: CompletionBody = {
     const m = isRecord(body.message) ? body.message : {};
     return textParts(m).filter((p) => typeof p.text === "string").map((p) => p.text as string);
   },
-  rewrite(body, reason, { fromText }) {
+  rewrite(body, reason, { fromText, cut = cutCalls }) {
     const m = isRecord(body.message) ? body.message : {};
     const message: Record<string, unknown> = { ...m };
     delete message.tool_calls;
@@ -43,7 +44,7 @@ const body: CompletionBody = {
     message.content = [
       ...content.map((p) =>
         fromText && isRecord(p) && p.type === "text" && typeof p.text === "string"
-          ? { ...p, text: cutCalls(p.text) }
+          ? { ...p, text: cut(p.text) }
           : p
       ),
       { type: "text", text: reason },
@@ -126,6 +127,32 @@ class CohereStream implements FrameRouter {
       return flow.send(raw);
     }
     flow.hold({ raw, event, tool: false });
+  }
+
+  /**
+   * Ends a stream of which only some calls were rejected: a text content block with `text` (the reason),
+   * then the held events without the dropped calls' (the kept calls renumbered from 0, as a client
+   * assembles them by index); `message-end` stays `TOOL_CALL`.
+   */
+  dropCalls(text: string, split: SplitCalls, flow: StreamFlow): void {
+    const emit = (event: Record<string, unknown>) =>
+      flow.send(formatSse(JSON.stringify(event), this.#named ? String(event.type) : undefined));
+    const index = this.#nextContent;
+    emit({ type: "content-start", index, delta: { message: { content: { type: "text", text: "" } } } });
+    emit({ type: "content-delta", index, delta: { message: { content: { text } } } });
+    emit({ type: "content-end", index });
+    const gone = new Set(split.dropped.map((c) => c.slot));
+    const kept = [...new Set(split.kept.map((c) => c.slot))].sort((a, b) => a - b);
+    for (const h of flow.held) {
+      const e = h.event;
+      if (!e) continue;
+      if (!h.tool || typeof e.index !== "number") flow.send(h.raw);
+      else if (!gone.has(e.index)) {
+        const at = kept.indexOf(e.index);
+        if (at === e.index || at < 0) flow.send(h.raw);
+        else emit({ ...e, index: at });
+      }
+    }
   }
 
   replace(text: string, _calls: unknown, flow: StreamFlow): void {

@@ -51,7 +51,7 @@ const body: CompletionBody = {
     }
     return out;
   },
-  rewrite(body, reason, { fromText }) {
+  rewrite(body, reason, { fromText, cut = cutCalls }) {
     return {
       ...body,
       choices: (body.choices as unknown[]).map((c) => {
@@ -63,7 +63,7 @@ const body: CompletionBody = {
         const message: Record<string, unknown> = { ...m };
         delete message.tool_calls;
         delete message.function_call;
-        const content = typeof m.content === "string" ? (fromText ? cutCalls(m.content) : m.content) : "";
+        const content = typeof m.content === "string" ? (fromText ? cut(m.content) : m.content) : "";
         message.content = joinText(content, reason);
         return { ...c, message, finish_reason: "stop" };
       }),

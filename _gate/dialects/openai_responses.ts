@@ -118,7 +118,7 @@ const body: CompletionBody = {
     }
     return out;
   },
-  rewrite(body, reason, { fromText }) {
+  rewrite(body, reason, { fromText, cut = cutCalls }) {
     const output: unknown[] = [];
     for (const item of body.output as unknown[]) {
       if (isClientCall(item)) continue;
@@ -127,7 +127,7 @@ const body: CompletionBody = {
           ...item,
           content: item.content.map((p) =>
             isRecord(p) && p.type === "output_text" && typeof p.text === "string"
-              ? { ...p, text: cutCalls(p.text) }
+              ? { ...p, text: cut(p.text) }
               : p
           ),
         });

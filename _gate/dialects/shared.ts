@@ -46,12 +46,12 @@ export interface CompletionBody {
   texts(body: Record<string, unknown>): string[];
   /**
    * A copy of `body` with every call removed, `reason` in the text and a normal stop. With `fromText`,
-   * the calls were written into the text, so they are cut out of it.
+   * the calls were written into the text, so they are cut out of it (by `cut`, default every call).
    */
   rewrite(
     body: Record<string, unknown>,
     reason: string,
-    options: { fromText: boolean },
+    options: { fromText: boolean; cut?: (text: string) => string },
   ): Record<string, unknown>;
   /**
    * A copy of `body` without the calls at positions `drop` (in the order of `calls`), `reason` in the
