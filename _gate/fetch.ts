@@ -389,7 +389,7 @@ function gateStreamed(
   const headers = new Headers(response.headers);
   headers.delete("content-length");
   return withUrl(
-    new Response(response.body!.pipeThrough(gate), {
+    new Response(gate.gate(response.body!), {
       status: response.status,
       statusText: response.statusText,
       headers,
