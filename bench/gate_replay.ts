@@ -7,10 +7,19 @@
  * - rejected: the same tools under other names, so every call is to an undeclared tool; the client must end
  *   with no call, and with the recorded text (the reason appended), reasoning and usage.
  *
- * Then latency, guarded and unguarded interleaved in one run, the server pausing between frames: time to
- * the first text delta on every recorded stream, and the total time of a 300-delta stream.
+ * Then latency:
  *
- * `deno run -A bench/gate_replay.ts` or `bun bench/gate_replay.ts` (`--latency-only`, `--replay-only`).
+ * - the guard's own cost, in process: each recording's frames up to its first text from a fake `fetch`
+ *   (no network, no pauses), the time from the call to that frame guarded minus unguarded (200 runs);
+ * - end to end, against a frame server in a process of its own pausing 5 ms between frames: time to the
+ *   first text delta, taken in the client with `performance.now()` from the request, guarded and unguarded
+ *   in pairs (the order alternating) for `--rounds` rounds (21 by default). Per stream: the median of the
+ *   per-round ratios and its 95% bootstrap interval, beside `1 + own cost / unguarded time` (the ratio the
+ *   guard's own work gives, free of the round trips' noise); then every round pooled, and the total time of
+ *   a 300-delta stream 1 ms apart, the same way. Each table says the load average.
+ *
+ * `deno run -A bench/gate_replay.ts` or `bun bench/gate_replay.ts` (`--latency-only`, `--replay-only`,
+ * `--rounds=N`, `--only=id,id`).
  *
  * @module
  */
