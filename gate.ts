@@ -12,8 +12,11 @@
  *   and any OpenAI-compatible server (Ollama, llama.cpp, LM Studio, vLLM) get gated bodies, streamed or not.
  *   Frames the gate does not rewrite reach the client byte for byte; a rejection keeps everything but the
  *   call (usage, ids, `system_fingerprint`, `logprobs`, reasoning). With `retry: N` a rejected turn is sent
- *   back to the model with the feedback as tool results, and the client gets the corrected answer; with
- *   `onRejected: "drop-call"` the valid calls of a turn still run when one of them is rejected.
+ *   back to the model with the feedback as tool results, and the client gets the corrected answer: the
+ *   follow-up carries what the turn said (text, Anthropic `thinking` with its `signature`, Gemini parts with
+ *   their `thoughtSignature`, Responses `reasoning` items), and the answer's usage is every attempt's added
+ *   up (each attempt's own is in `onVerdict`). With `onRejected: "drop-call"` the valid calls of a turn
+ *   still run when one of them is rejected, in bodies and streams of every dialect.
  * - {@linkcode assembleToolCalls} rebuilds whole calls from stream events so they can be validated.
  *
  * Calls a local model wrote into its text (`<tool_call>`, `<|python_tag|>`, `[TOOL_CALLS]`, fenced JSON) are

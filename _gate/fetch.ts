@@ -20,6 +20,7 @@ import {
   makeJudge,
 } from "./gate.ts";
 import { followUp, type RejectedTurn, type TurnCall } from "./retry.ts";
+import { sumUsage, type Usage, usageIn, withUsage } from "./usage.ts";
 import { StreamGate, type StreamRetry } from "./stream.ts";
 import type { ResumePoint } from "./dialects/shared.ts";
 
@@ -48,6 +49,12 @@ export interface GateEvent {
   attempt: number;
   /** True when the calls were rejected and toolguard asked the model again (the next event is the retry). */
   retried?: boolean;
+  /**
+   * This attempt's token usage, as the provider reported it (its `usage`, `usageMetadata` or Ollama's
+   * counts), when it reported any. After a retry the client's answer reports every attempt's usage added
+   * up (each attempt is billed); this is the one attempt's.
+   */
+  usage?: Record<string, unknown>;
 }
 
 /** Options for {@linkcode guardFetch}. */
@@ -59,8 +66,12 @@ export interface GuardFetchOptions extends GateOptions {
    * turn and one tool result per call carrying the feedback (`describeVerdict`) appended in the provider's
    * own shape, up to this many times, and hand the client the first answer that passes (else today's clean
    * stop). In a stream, text already forwarded stays and the retry's events follow in the same message
-   * (indices, ids and `sequence_number`s continuing what the client has). Every
-   * attempt is reported to `onVerdict`. Default 0 (off).
+   * (indices, ids and `sequence_number`s continuing what the client has). The follow-up carries what the
+   * rejected attempt said: its text and reasoning (Anthropic `thinking` blocks with their `signature`,
+   * Gemini parts with their `thoughtSignature`, Responses `reasoning` items, Ollama `thinking`), which
+   * providers with extended thinking require. The usage the client sees is every attempt's added up (each
+   * is billed); each attempt's own is in its `onVerdict` event. Every attempt is reported to `onVerdict`.
+   * Default 0 (off).
    */
   retry?: number;
   /**
@@ -325,7 +336,9 @@ async function retryStream(
     arguments: c.arguments,
     freeText: c.freeText,
   }));
-  const request = followUpOf(exchange, { calls, verdict: turn.verdict, body: turn.snapshot });
+  const rejected: RejectedTurn = { calls, verdict: turn.verdict, body: turn.body };
+  if (turn.fromText) rejected.fromText = true;
+  const request = followUpOf(exchange, rejected);
   const response = await exchange.send(request);
   const type = (response.headers.get("content-type") ?? "").toLowerCase();
   if (!response.ok || response.body === null || !(type.includes("event-stream") || type.includes("ndjson"))) {
@@ -368,6 +381,7 @@ function gateStreamed(
         calls: r.calls,
         attempt: exchange.attempt,
         ...(r.retried ? { retried: true } : {}),
+        ...(r.usage ? { usage: r.usage } : {}),
       }),
     resume,
     retry: mayRetry(exchange) ? (turn) => retryStream(exchange, dialect, turn) : undefined,
@@ -375,7 +389,7 @@ function gateStreamed(
   const headers = new Headers(response.headers);
   headers.delete("content-length");
   return withUrl(
-    new Response(response.body!.pipeThrough(gate), {
+    new Response(gate.gate(response.body!), {
       status: response.status,
       statusText: response.statusText,
       headers,
@@ -386,40 +400,76 @@ function gateStreamed(
 
 /**
  * A JSON response: the response itself when nothing was rejected, else (with `retry`) the first retry's
- * answer that passes, else one with the rewritten body.
+ * answer that passes, else one with the rewritten body. After a retry, the answer reports every attempt's
+ * usage added up.
  */
 async function gateJson(response: Response, exchange: Exchange): Promise<Response> {
+  let before: Usage | undefined;
   for (let current = exchange;;) {
-    const { out, rejected } = await gateJsonOnce(response, current);
-    if (!rejected || !mayRetry(current)) return out;
+    const { out, rejected, usage } = await gateJsonOnce(response, current);
+    if (!rejected || !mayRetry(current)) {
+      return before ? await withUsageAdded(out, exchange.dialect, before) : out;
+    }
     const request = followUpOf(current, rejected);
     const next = await current.send(request);
     const type = (next.headers.get("content-type") ?? "").toLowerCase();
     if (!next.ok || next.body === null || !type.includes("json")) {
       await next.body?.cancel().catch(() => {});
-      return out; // the retry failed: the clean stop of the last answer
+      return before ? await withUsageAdded(out, exchange.dialect, before) : out; // the retry failed: the clean stop
     }
+    if (usage) before = sumUsage(before, usage);
     current = { ...current, request, attempt: current.attempt + 1 };
     response = next;
   }
+}
+
+/**
+ * A JSON answer whose usage reports `before` (the earlier attempts') added to its own; the answer itself
+ * when it reports none.
+ */
+async function withUsageAdded(response: Response, dialect: StreamDialect, before: Usage): Promise<Response> {
+  let body: unknown;
+  try {
+    body = await response.clone().json();
+  } catch {
+    return response;
+  }
+  const add = (record: unknown) => {
+    if (!isRecord(record)) return record;
+    const shape = detectDialect(record) ?? dialect;
+    const own = usageIn(shape, record);
+    return own ? withUsage(shape, record, sumUsage(before, own)) : record;
+  };
+  const added = Array.isArray(body) ? body.map(add) : add(body);
+  if (added === body || (Array.isArray(body) && body.every((x, i) => x === (added as unknown[])[i]))) {
+    return response;
+  }
+  response.body?.cancel().catch(() => {});
+  return rebuilt(response, added);
 }
 
 /** Gates one JSON answer; says what was rejected (for a retry) along with the response to forward. */
 async function gateJsonOnce(
   response: Response,
   exchange: Exchange,
-): Promise<{ out: Response; rejected?: RejectedTurn }> {
+): Promise<{ out: Response; rejected?: RejectedTurn; usage?: Usage }> {
   const out = await gateJsonBody(response, exchange);
+  const usage = out.event?.usage;
   // With drop-call, the valid calls of the turn went through: the turn is not asked again.
   if (!out.result || out.result.verdict.allowed || dropsCalls(out.result.verdict, exchange.options)) {
     if (out.event && out.result && !out.result.verdict.allowed) exchange.report(out.event);
-    return { out: out.response };
+    return { out: out.response, usage };
   }
-  const turn = { calls: verdictCalls(out.result.verdict), verdict: out.result.verdict, body: out.body };
+  const turn: RejectedTurn = {
+    calls: verdictCalls(out.result.verdict),
+    verdict: out.result.verdict,
+    body: out.body,
+  };
+  if (out.result.source === "text") turn.fromText = true;
   if (mayRetry(exchange)) {
     exchange.report({ ...out.event!, retried: true });
   } else if (out.event) exchange.report(out.event);
-  return { out: out.response, rejected: turn };
+  return { out: out.response, rejected: turn, usage };
 }
 
 /** Gates one JSON answer: the response to forward, the gate's result and the event to report. */
@@ -454,22 +504,29 @@ async function gateJsonBody(response: Response, exchange: Exchange): Promise<{
       attempt: exchange.attempt,
     }
     : undefined;
+  const usage = usageIn(shape, body);
+  if (event && usage) event.usage = usage;
   if (!result.changed) {
     if (event) exchange.report(event);
     return { response, result, body };
   }
-  const out = new TextEncoder().encode(JSON.stringify(result.response));
+  // The original body was read through a clone; release it.
+  response.body!.cancel().catch(() => {});
+  const out = rebuilt(response, result.response);
+  out.headers.set("x-toolguard-blocked", String(result.verdict.rejectedIndices.length));
+  return { response: out, result, body, event };
+}
+
+/** A response like `response` (status, headers, url) with the JSON `body`. */
+function rebuilt(response: Response, body: unknown): Response {
+  const out = new TextEncoder().encode(JSON.stringify(body));
   const headers = new Headers(response.headers);
   headers.set("content-length", String(out.byteLength));
   headers.delete("content-encoding"); // fetch already decoded the body; this copy is plain
-  headers.set("x-toolguard-blocked", String(result.verdict.rejectedIndices.length));
-  // The original body was read through a clone; release it.
-  response.body!.cancel().catch(() => {});
-  const rebuilt = withUrl(
+  return withUrl(
     new Response(out, { status: response.status, statusText: response.statusText, headers }),
     response.url,
   );
-  return { response: rebuilt, result, body, event };
 }
 
 /**

@@ -14,6 +14,7 @@ import {
 } from "../_validate/validator.ts";
 import { describeVerdict } from "../_describe/describe.ts";
 import { type ExtractedToolCall, extractToolCalls } from "../_extract/extract.ts";
+import { cutCalls } from "./text_watch.ts";
 import type { StreamDialect } from "./calls.ts";
 import { DIALECTS } from "./dialects/mod.ts";
 
@@ -46,8 +47,10 @@ export interface GateOptions extends ValidateOptions {
    *   the model sees the reason and plans the whole turn again.
    * - `"drop-call"`: only the rejected calls are removed; the valid ones still reach the client, which
    *   runs them, with the reason for the removed ones in the turn's text. For turns of independent calls
-   *   (several look-ups at once). Bodies of every dialect; OpenAI Chat, OpenAI Responses and Anthropic
-   *   streams (Ollama, Gemini and Cohere streams withhold the turn).
+   *   (several look-ups at once). Bodies and streams of every dialect. Calls written into the text are
+   *   cut out one by one where each sits in markup of its own (`<tool_call>` tags, a fence); calls
+   *   written into one block together (a JSON array of calls) cannot be parted without rewriting what the
+   *   model wrote, so that turn is withheld whole (and, like any drop-call turn, not retried).
    */
   onRejected?: "withhold-turn" | "drop-call";
 }
@@ -321,7 +324,8 @@ export async function gateWith(
   } catch {
     // A body that is not of this dialect after all (a wrong `options.dialect`): no text to read.
   }
-  for (const text of texts) extracted.push(...extractToolCalls(text, { tools: judge.tools }));
+  const perText = texts.map((text) => extractToolCalls(text, { tools: judge.tools }));
+  for (const calls of perText) extracted.push(...calls);
   if (extracted.length === 0) {
     return { verdict: ALLOWED_NONE, response: body, changed: false, dialect, source: "none" };
   }
@@ -331,7 +335,33 @@ export async function gateWith(
     return call;
   }));
   if (verdict.allowed) return { verdict, response: body, changed: false, dialect, source: "text", extracted };
-  const reason = judge.reason(verdict);
-  const response = shape.rewrite(body, reason, { fromText: true });
+  const cut = dropsCalls(verdict, options) ? partialCut(texts, perText, verdict) : undefined;
+  const reason = judge.reason(verdict, cut ? { partial: true } : undefined);
+  const response = shape.rewrite(body, reason, { fromText: true, cut });
   return { verdict, response, changed: true, dialect, source: "text", extracted, reason };
+}
+
+/**
+ * For drop-call on calls written into text: a cut that removes only the rejected calls from each text.
+ * Undefined when a rejected call shares its markup with a kept one (a JSON array of calls, one fence
+ * holding two): that cannot be parted without rewriting what the model wrote, so the turn is withheld.
+ */
+function partialCut(
+  texts: readonly string[],
+  perText: readonly ExtractedToolCall[][],
+  verdict: Verdict,
+): ((text: string) => string) | undefined {
+  const rejected = new Set(verdict.rejectedIndices);
+  const drops = new Map<string, ExtractedToolCall[]>();
+  let position = 0;
+  for (const [t, calls] of perText.entries()) {
+    const gone = (i: number) => rejected.has(position + i);
+    const shared = calls.some((c, i) =>
+      calls.some((d, j) => gone(i) !== gone(j) && c.block.start === d.block.start)
+    );
+    if (shared) return undefined;
+    if (!drops.has(texts[t])) drops.set(texts[t], calls.filter((_, i) => gone(i)));
+    position += calls.length;
+  }
+  return (text) => cutCalls(text, drops.get(text) ?? []);
 }

@@ -10,6 +10,8 @@ import { isRecord } from "../_common/values.ts";
 import type { CallVerdict, Verdict } from "../types.ts";
 import { describeVerdict } from "../_describe/describe.ts";
 import type { StreamDialect } from "./calls.ts";
+import { isClientCall } from "./dialects/openai_responses.ts";
+import { cutCalls } from "./text_watch.ts";
 
 /** One call of the rejected turn, as the follow-up repeats it. */
 export interface TurnCall {
@@ -29,10 +31,13 @@ export interface RejectedTurn {
   calls: readonly TurnCall[];
   /** The verdict on them. */
   verdict: Verdict;
-  /** The response body it came in (a whole body, or a stream's final snapshot), when there is one. */
+  /**
+   * What the assistant said, as a whole response body of the dialect: the body it came in, or what a
+   * stream said (its text and reasoning, see `TurnRecorder`). Sent back as the assistant's turn.
+   */
   body?: Record<string, unknown>;
-  /** The text the model wrote before its calls (streams without a snapshot). */
-  text?: string;
+  /** Set when the calls were written into the text: the text goes back without them. */
+  fromText?: true;
 }
 
 /** The feedback each call of a rejected turn gets as its tool result. */
@@ -75,11 +80,19 @@ type Builder = (request: Record<string, unknown>, turn: RejectedTurn, feedback: 
   unknown
 >;
 
-/** The text of a body's first message (Chat), or the streamed text. */
-function turnText(turn: RejectedTurn): string {
-  const m = firstOf(turn.body, "choices")?.message;
-  if (isRecord(m) && typeof m.content === "string") return m.content;
-  return turn.text ?? "";
+/** The assistant's text in `message`: its `content`, without the calls when they were written into it. */
+function messageText(message: unknown, turn: RejectedTurn): string {
+  const text = isRecord(message) && typeof message.content === "string" ? message.content : "";
+  return turn.fromText ? cutCalls(text) : text;
+}
+
+/** The reasoning fields of a message that a server sent (DeepSeek, vLLM, Ollama): sent back as they came. */
+function reasoningOf(message: unknown, keys: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const k of keys) {
+    if (isRecord(message) && typeof message[k] === "string" && message[k] !== "") out[k] = message[k];
+  }
+  return out;
 }
 
 /** The calls as OpenAI-style `tool_calls` (Chat, Cohere). */
@@ -87,8 +100,14 @@ const toolCalls = (turn: RejectedTurn) =>
   turn.calls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.arguments } }));
 
 const chat: Builder = (request, turn, feedback) => {
-  const text = turnText(turn);
-  const assistant = { role: "assistant", content: text === "" ? null : text, tool_calls: toolCalls(turn) };
+  const m = firstOf(turn.body, "choices")?.message;
+  const text = messageText(m, turn);
+  const assistant = {
+    role: "assistant",
+    content: text === "" ? null : text,
+    ...reasoningOf(m, ["reasoning_content", "reasoning"]),
+    tool_calls: toolCalls(turn),
+  };
   const results = turn.calls.map((c, i) => ({ role: "tool", tool_call_id: c.id, content: feedback[i] }));
   return { ...request, messages: [...list(request, "messages"), assistant, ...results] };
 };
@@ -97,13 +116,17 @@ const responses: Builder = (request, turn, feedback) => {
   const input = typeof request.input === "string"
     ? [{ role: "user", content: request.input }]
     : list(request, "input");
-  const output = turn.body && Array.isArray(turn.body.output)
-    ? turn.body.output
-    : turn.calls.map((c) =>
+  // What the response said (reasoning items with their ids and `encrypted_content`, messages, calls); the
+  // calls as judged when it listed none.
+  const said = turn.body && Array.isArray(turn.body.output) ? turn.body.output : [];
+  const output = said.some(isClientCall) ? said : [
+    ...said,
+    ...turn.calls.map((c) =>
       c.freeText
         ? { type: "custom_tool_call", call_id: c.id, name: c.name, input: c.arguments }
         : { type: "function_call", call_id: c.id, name: c.name, arguments: c.arguments }
-    );
+    ),
+  ];
   const custom = new Set(
     output.filter((o) => isRecord(o) && o.type === "custom_tool_call").map((o) =>
       (o as { call_id?: unknown }).call_id
@@ -125,8 +148,11 @@ const responses: Builder = (request, turn, feedback) => {
 };
 
 const anthropic: Builder = (request, turn, feedback) => {
-  const content = turn.body && Array.isArray(turn.body.content) ? turn.body.content : [
-    ...(turn.text ? [{ type: "text", text: turn.text }] : []),
+  // The blocks as they came, in order (thinking with its signature, text, tool_use); the calls as judged
+  // when there were none.
+  const said = turn.body && Array.isArray(turn.body.content) ? turn.body.content : [];
+  const content = said.some((b) => isRecord(b) && b.type === "tool_use") ? said : [
+    ...said,
     ...turn.calls.map((c) => ({ type: "tool_use", id: c.id, name: c.name, input: argObject(c.arguments) })),
   ];
   const results = turn.calls.map((c, i) => ({
@@ -148,7 +174,8 @@ const ollama: Builder = (request, turn, feedback) => {
   const m = turn.body?.message;
   const assistant = {
     role: "assistant",
-    content: isRecord(m) && typeof m.content === "string" ? m.content : turn.text ?? "",
+    content: messageText(m, turn),
+    ...reasoningOf(m, ["thinking"]),
     tool_calls: turn.calls.map((c) => ({ function: { name: c.name, arguments: argObject(c.arguments) } })),
   };
   const results = turn.calls.map((c, i) => ({ role: "tool", tool_name: c.name, content: feedback[i] }));
@@ -157,12 +184,15 @@ const ollama: Builder = (request, turn, feedback) => {
 
 const gemini: Builder = (request, turn, feedback) => {
   const content = firstOf(turn.body, "candidates")?.content;
-  const model = isRecord(content) && Array.isArray(content.parts)
-    ? { role: "model", parts: content.parts }
-    : {
-      role: "model",
-      parts: turn.calls.map((c) => ({ functionCall: { name: c.name, args: argObject(c.arguments) } })),
-    };
+  // The parts as they came (a functionCall keeps its thoughtSignature); the calls as judged when none is.
+  const said = isRecord(content) && Array.isArray(content.parts) ? content.parts : [];
+  const model = {
+    role: "model",
+    parts: said.some((p) => isRecord(p) && isRecord(p.functionCall)) ? said : [
+      ...said,
+      ...turn.calls.map((c) => ({ functionCall: { name: c.name, args: argObject(c.arguments) } })),
+    ],
+  };
   const parts = turn.calls.map((c, i) => ({
     functionResponse: { name: c.name, response: { error: feedback[i] } },
   }));
@@ -172,6 +202,9 @@ const gemini: Builder = (request, turn, feedback) => {
 const cohere: Builder = (request, turn, feedback) => {
   const m = turn.body?.message;
   const assistant: Record<string, unknown> = { role: "assistant", tool_calls: toolCalls(turn) };
+  if (isRecord(m) && (typeof m.content === "string" || Array.isArray(m.content))) {
+    if (m.content.length > 0) assistant.content = m.content;
+  }
   if (isRecord(m) && typeof m.tool_plan === "string") assistant.tool_plan = m.tool_plan;
   const results = turn.calls.map((c, i) => ({ role: "tool", tool_call_id: c.id, content: feedback[i] }));
   return { ...request, messages: [...list(request, "messages"), assistant, ...results] };

@@ -10,8 +10,9 @@ import type { Verdict } from "../types.ts";
 import { CallAssembler } from "./assemble.ts";
 import type { AssembledToolCall, StreamDialect, StreamFinding } from "./calls.ts";
 import { DIALECTS } from "./dialects/mod.ts";
-import { type FrameRouter, type ResumePoint, StreamFlow } from "./dialects/shared.ts";
-import { type FrameParser, ndjsonParser, sseParser } from "./sse.ts";
+import { type FrameRouter, type ResumePoint, StreamFlow, type TurnRecorder } from "./dialects/shared.ts";
+import { formatSse, type FrameParser, ndjsonParser, sseParser } from "./sse.ts";
+import { type Usage, UsageTally } from "./usage.ts";
 import { TextCalls } from "./text_watch.ts";
 
 /** What a judge says about the calls of one stream. */
@@ -38,6 +39,8 @@ export interface StreamReport {
   replaced: boolean;
   /** True when the calls were rejected and a retry's stream follows in their place. */
   retried?: boolean;
+  /** This attempt's usage as the provider reported it (the client sees every attempt's together). */
+  usage?: Usage;
 }
 
 /** A rejected turn handed to {@linkcode StreamGateOptions.retry}. */
@@ -46,8 +49,10 @@ export interface StreamRetry {
   calls: AssembledToolCall[];
   /** The verdict that rejected them. */
   verdict: Verdict;
-  /** The stream's final snapshot (OpenAI Responses `response.completed`), when it had one. */
-  snapshot?: Record<string, unknown>;
+  /** What the stream said (text, reasoning, calls) as a whole response body of its dialect. */
+  body: Record<string, unknown>;
+  /** Set when the calls were written into the text. */
+  fromText?: true;
   /** What the client already has; the retry's stream continues after it. */
   resume: ResumePoint;
 }
@@ -88,10 +93,15 @@ interface WireFrame {
   data?: string;
 }
 
+/** Where the gate's output goes: a stream controller. */
+interface Sink {
+  enqueue(chunk: Uint8Array): void;
+}
+
 /** Forwards every chunk of `stream` to `controller`. */
 async function pump(
   stream: ReadableStream<Uint8Array>,
-  controller: TransformStreamDefaultController<Uint8Array>,
+  controller: Sink,
 ): Promise<void> {
   const reader = stream.getReader();
   for (;;) {
@@ -110,13 +120,19 @@ function ndjsonFrames(): FrameParser<WireFrame> {
   };
 }
 
+/** One encoder for every gate: encoding keeps no state. */
+const ENCODER = new TextEncoder();
+
 /**
- * A transform over the bytes of a streamed response that passes text through as it comes and withholds
- * the tool-call part until the stream ends and `judge` has seen the assembled calls. Allowed calls are then
- * released byte for byte; rejected ones are replaced by a text event carrying the reason and a proper stop.
- * Frames nothing was done to leave as they came, in the read they arrived in.
+ * The gate over the bytes of one streamed response: {@linkcode StreamGate.gate} passes text through as it
+ * comes and withholds the tool-call part until the stream ends and `judge` has seen the assembled calls.
+ * Allowed calls are then released byte for byte; rejected ones are replaced by a text event carrying the
+ * reason and a proper stop. Frames nothing was done to leave as they came, in the read they arrived in.
+ *
+ * Not a `TransformStream`: one costs each response tens of microseconds to build and pipe before its
+ * first byte, and a hop per chunk; the gate reads its source on demand instead.
  */
-export class StreamGate extends TransformStream<Uint8Array, Uint8Array> {
+export class StreamGate {
   readonly #dialect: StreamDialect;
   readonly #options: StreamGateOptions;
   readonly #router: FrameRouter;
@@ -124,24 +140,25 @@ export class StreamGate extends TransformStream<Uint8Array, Uint8Array> {
   /** Watches the streamed text for calls written into it; undefined where that is off or impossible. */
   readonly #text: TextCalls | undefined;
   readonly #assembler = new CallAssembler();
+  /** What this stream's message said, as the provider sent it (a retry sends it back). */
+  readonly #turn: TurnRecorder;
+  /** This attempt's usage; on a retry's stream, the usage events report the attempts' total. */
+  readonly #usage: UsageTally;
   readonly #flow = new StreamFlow();
   /** Frames dropped because a client could not read them. */
   readonly #dropped: StreamFinding[] = [];
   readonly #decoder = new TextDecoder();
-  readonly #encoder = new TextEncoder();
   #frames = 0;
   /** OpenAI's `data: [DONE]`, sent last. */
   #doneFrame: string | undefined;
 
   /** Creates a gate for a stream of `dialect`. */
   constructor(dialect: StreamDialect, options: StreamGateOptions) {
-    super({
-      transform: (chunk, controller) => this.#transform(chunk, controller),
-      flush: (controller) => this.#flush(controller),
-    });
     this.#dialect = dialect;
     this.#options = options;
     this.#router = DIALECTS[dialect].router();
+    this.#turn = DIALECTS[dialect].turn();
+    this.#usage = new UsageTally(dialect, options.resume?.usage);
     this.#parser = this.#router.framing === "ndjson" ? ndjsonFrames() : sseParser();
     const text = this.#router.text;
     this.#text = options.extract === false || !text
@@ -149,7 +166,35 @@ export class StreamGate extends TransformStream<Uint8Array, Uint8Array> {
       : new TextCalls(dialect, text, { json: options.toolsDeclared ?? true, tools: options.tools });
   }
 
-  #transform(chunk: Uint8Array, controller: TransformStreamDefaultController<Uint8Array>): void {
+  /**
+   * Gates `source`: the stream returned reads `source` as it is itself read (reading on past a frame
+   * that is held). Call once per gate.
+   */
+  gate(source: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+    const reader = source.getReader();
+    return new ReadableStream<Uint8Array>({
+      pull: async (controller) => {
+        let sent = false;
+        const sink: Sink = {
+          enqueue: (chunk) => {
+            sent = true;
+            controller.enqueue(chunk);
+          },
+        };
+        while (!sent) {
+          const { done, value } = await reader.read();
+          if (done) {
+            await this.#flush(sink);
+            return controller.close();
+          }
+          this.#transform(value, sink);
+        }
+      },
+      cancel: (reason) => reader.cancel(reason),
+    }, { highWaterMark: 0 });
+  }
+
+  #transform(chunk: Uint8Array, controller: Sink): void {
     try {
       const text = this.#decoder.decode(chunk, { stream: true });
       for (const frame of this.#parser.push(text)) this.#onFrame(frame);
@@ -159,7 +204,7 @@ export class StreamGate extends TransformStream<Uint8Array, Uint8Array> {
     this.#send(controller);
   }
 
-  async #flush(controller: TransformStreamDefaultController<Uint8Array>): Promise<void> {
+  async #flush(controller: Sink): Promise<void> {
     try {
       const text = this.#decoder.decode();
       for (const frame of [...this.#parser.push(text), ...this.#parser.end()]) this.#onFrame(frame);
@@ -174,9 +219,9 @@ export class StreamGate extends TransformStream<Uint8Array, Uint8Array> {
     this.#send(controller);
   }
 
-  #send(controller: TransformStreamDefaultController<Uint8Array>): void {
+  #send(controller: Sink): void {
     const text = this.#flow.take();
-    if (text !== undefined) controller.enqueue(this.#encoder.encode(text));
+    if (text !== undefined) controller.enqueue(ENCODER.encode(text));
   }
 
   #drop(message: string): void {
@@ -208,15 +253,26 @@ export class StreamGate extends TransformStream<Uint8Array, Uint8Array> {
       );
     }
     let event = parsed.value;
+    this.#turn.read(event);
+    this.#usage.read(event);
     if (this.#options.resume !== undefined && this.#router.resume) {
       const resumed = this.#router.resume(raw, event, this.#options.resume);
       if (!resumed) return;
       ({ raw, event } = resumed);
+      const counted = this.#usage.adjust(event);
+      if (counted) ({ raw, event } = { raw: this.#reframe(raw, counted), event: counted });
     }
     this.#assembler.push(event);
     this.#router.note?.(event);
     if (!this.#text) return this.#router.route(raw, event, flow);
     for (const frame of this.#text.watch(raw, event, flow)) this.#router.route(frame.raw, frame.event, flow);
+  }
+
+  /** The wire text of `event` in place of the frame `raw` (keeping an SSE frame's `event:` name). */
+  #reframe(raw: string, event: Record<string, unknown>): string {
+    const json = JSON.stringify(event);
+    if (this.#router.framing === "ndjson") return json + "\n";
+    return formatSse(json, /^event:[ ]?(.*)$/m.exec(raw)?.[1]);
   }
 
   /**
@@ -273,14 +329,22 @@ export class StreamGate extends TransformStream<Uint8Array, Uint8Array> {
     const flow = this.#flow;
     const judgement = await this.#judge(calls);
     if (!judgement.verdict.allowed) {
-      const next = await this.#retry(calls, judgement.verdict);
+      const next = await this.#retry(calls, judgement.verdict, { fromText: true });
       if (next) {
         const report = { calls, verdict: judgement.verdict, findings, replaced: true, retried: true };
         this.#report({ dialect: this.#dialect, ...report });
         return next;
       }
     }
-    text.conclude({ allowed: judgement.verdict.allowed, reason: judgement.reason }, flow);
+    // With drop-call, the rejected calls are cut from the text where each sits in markup of its own.
+    const drop = new Set(judgement.verdict.rejectedIndices);
+    const partial = judgement.partialReason !== undefined && text.separable(drop);
+    text.conclude(
+      partial
+        ? { allowed: false, reason: judgement.partialReason!, drop }
+        : { allowed: judgement.verdict.allowed, reason: judgement.reason },
+      flow,
+    );
     flow.release();
     if (this.#doneFrame !== undefined) flow.send(this.#doneFrame);
     const replaced = !judgement.verdict.allowed;
@@ -295,21 +359,18 @@ export class StreamGate extends TransformStream<Uint8Array, Uint8Array> {
   async #retry(
     calls: AssembledToolCall[],
     verdict: Verdict,
+    { fromText = false }: { fromText?: boolean } = {},
   ): Promise<ReadableStream<Uint8Array> | undefined> {
     const retry = this.#options.retry;
     const router = this.#router;
     if (!retry || !router.resume) return undefined;
     const flow = this.#flow;
-    const snapshot = flow.held.map((h) => h.event).find((e) => e?.type === "response.completed");
     let next: ReadableStream<Uint8Array> | undefined;
     try {
-      const resume = router.resumePoint?.() ?? { at: 0 };
-      next = await retry({
-        calls,
-        verdict,
-        resume,
-        snapshot: snapshot?.response as Record<string, unknown>,
-      });
+      const resume = { ...router.resumePoint?.() ?? { at: 0 }, usage: this.#usage.total };
+      const turn: StreamRetry = { calls, verdict, resume, body: this.#turn.body() };
+      if (fromText) turn.fromText = true;
+      next = await retry(turn);
     } catch {
       next = undefined; // a retry that fails leaves today's clean stop
     }
@@ -335,8 +396,9 @@ export class StreamGate extends TransformStream<Uint8Array, Uint8Array> {
   }
 
   #report(report: StreamReport): void {
+    const usage = this.#usage.own;
     try {
-      this.#options.onReport?.(report);
+      this.#options.onReport?.(usage ? { ...report, usage } : report);
     } catch {
       // A report hook must not break the stream.
     }

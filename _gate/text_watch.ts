@@ -266,6 +266,8 @@ export class TextCalls {
   #queue: { frame: RoutedFrame; part: TextPart }[] = [];
   /** Text the watcher released while its frames were queued. */
   #unsent = "";
+  /** The calls written into the text, as read at the end (offsets into the whole message text). */
+  #extracted: ExtractedToolCall[] = [];
 
   /**
    * Watches the text `frames` carry; with `json`, a message that opens with JSON is held too. The request's
@@ -336,11 +338,33 @@ export class TextCalls {
       for (const h of text) flow.send(h.raw);
       return undefined;
     }
+    this.#extracted = extracted;
     return textCalls(extracted, this.#dialect);
   }
 
-  /** Keeps the held frames as they came when the calls are allowed, else their rest and `reason`. */
-  conclude(judgement: { allowed: boolean; reason: string }, flow: StreamFlow): void {
+  /**
+   * Whether the calls at positions `drop` can be cut from the held text while the others stay: each sits
+   * in markup of its own (`<tool_call>` tags, a fence), held. Calls written into one block together (a JSON
+   * array of calls, one fence holding two) cannot be parted without rewriting what the model wrote, so
+   * their turn is withheld whole.
+   */
+  separable(drop: ReadonlySet<number>): boolean {
+    const calls = this.#extracted;
+    const from = this.#watcher.visible.length;
+    return calls.every((c, i) =>
+      c.block.start >= from &&
+      calls.every((d, j) => drop.has(i) === drop.has(j) || c.block.start !== d.block.start)
+    );
+  }
+
+  /**
+   * Keeps the held frames as they came when the calls are allowed, else their rest and `reason`; with
+   * `drop` (see {@linkcode TextCalls.separable}), the held text without only those calls, then `reason`.
+   */
+  conclude(
+    judgement: { allowed: boolean; reason: string; drop?: ReadonlySet<number> },
+    flow: StreamFlow,
+  ): void {
     if (judgement.allowed) return;
     const w = this.#watcher;
     const kept: Held[] = [];
@@ -349,7 +373,17 @@ export class TextCalls {
       else if (h.written.rest) kept.push(h.written.rest);
     }
     flow.held.splice(0, flow.held.length, ...kept);
-    const rest = cutCalls(w.held);
+    const from = w.visible.length;
+    const drop = judgement.drop;
+    const rest = drop
+      ? cutCalls(
+        w.held,
+        this.#extracted.filter((_, i) => drop.has(i)).map((c) => ({
+          ...c,
+          block: { start: c.block.start - from, end: c.block.end - from },
+        })),
+      )
+      : cutCalls(w.held);
     const lead = rest !== "" ? `${rest}\n\n` : w.visible.trim() !== "" ? "\n\n" : "";
     flow.send(this.#frames.textFrame(lead + judgement.reason));
   }

@@ -93,19 +93,20 @@ async function through(frames: string[], toolsDeclared: boolean): Promise<string
     toolsDeclared,
     judge: () => ({ verdict: ALLOWED_NONE, reason: "" }),
   });
-  const writer = gate.writable.getWriter();
+  let source!: ReadableStreamDefaultController<Uint8Array>;
+  const gated = gate.gate(new ReadableStream<Uint8Array>({ start: (c) => void (source = c) }));
   const dec = new TextDecoder();
   const got: string[] = [];
   const reading = (async () => {
-    for await (const c of gate.readable) got.push(dec.decode(c));
+    for await (const c of gated) got.push(dec.decode(c));
   })();
   const out: string[] = [];
   for (const f of frames) {
-    await writer.write(new TextEncoder().encode(f));
+    source.enqueue(new TextEncoder().encode(f));
     await new Promise((r) => setTimeout(r, 1));
     out.push(got.splice(0).join(""));
   }
-  await writer.close();
+  source.close();
   await reading;
   out.push(got.splice(0).join(""));
   return out;

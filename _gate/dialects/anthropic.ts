@@ -5,6 +5,7 @@
  * @module
  */
 import { isRecord } from "../../_common/values.ts";
+import { parseJsonSafe } from "../../_common/json.ts";
 import type { SlotBook } from "../calls.ts";
 import { formatSse } from "../sse.ts";
 import { cutCalls } from "../text_watch.ts";
@@ -19,6 +20,7 @@ import {
   type SplitCalls,
   type StreamFlow,
   ToolPositions,
+  type TurnRecorder,
 } from "./shared.ts";
 
 /** The built-in tools Anthropic defines but the caller runs (server tools are run by Anthropic). */
@@ -48,12 +50,12 @@ const body: CompletionBody = {
     }
     return out;
   },
-  rewrite(body, reason, { fromText }) {
+  rewrite(body, reason, { fromText, cut = cutCalls }) {
     const content: unknown[] = [];
     for (const block of body.content as unknown[]) {
       if (isRecord(block) && block.type === "tool_use") continue;
       if (fromText && isRecord(block) && block.type === "text" && typeof block.text === "string") {
-        const text = cutCalls(block.text);
+        const text = cut(block.text);
         if (text !== "") content.push({ ...block, text });
       } else content.push(block);
     }
@@ -210,9 +212,57 @@ class AnthropicStream implements FrameRouter {
   }
 }
 
-/** Anthropic Messages in its three roles. */
+/**
+ * Keeps every content block as the stream built it, by index: `thinking` with its `signature`,
+ * `redacted_thinking`, `text` (with citations), `tool_use` with its input. A follow-up to a turn that
+ * thought must start with those thinking blocks, unchanged, or the API refuses it.
+ */
+class AnthropicTurn implements TurnRecorder {
+  readonly #blocks = new Map<number, Record<string, unknown>>();
+  /** The input JSON of each `tool_use` block, as its deltas arrive. */
+  readonly #json = new Map<number, string>();
+
+  read(event: Record<string, unknown>): void {
+    const index = typeof event.index === "number" ? event.index : undefined;
+    if (index === undefined) return;
+    if (event.type === "content_block_start" && isRecord(event.content_block)) {
+      this.#blocks.set(index, { ...event.content_block });
+    } else if (event.type === "content_block_delta" && isRecord(event.delta)) {
+      const block = this.#blocks.get(index);
+      if (block) this.#apply(index, block, event.delta);
+    }
+  }
+
+  /** Applies one delta to its block. */
+  #apply(index: number, block: Record<string, unknown>, delta: Record<string, unknown>): void {
+    const append = (key: string, piece: unknown) => {
+      if (typeof piece === "string") block[key] = (typeof block[key] === "string" ? block[key] : "") + piece;
+    };
+    if (delta.type === "text_delta") append("text", delta.text);
+    else if (delta.type === "thinking_delta") append("thinking", delta.thinking);
+    else if (delta.type === "signature_delta") block.signature = delta.signature;
+    else if (delta.type === "input_json_delta" && typeof delta.partial_json === "string") {
+      this.#json.set(index, (this.#json.get(index) ?? "") + delta.partial_json);
+    } else if (delta.type === "citations_delta" && delta.citation !== undefined) {
+      block.citations = [...(Array.isArray(block.citations) ? block.citations : []), delta.citation];
+    }
+  }
+
+  body(): Record<string, unknown> {
+    const content = [...this.#blocks.entries()].sort(([a], [b]) => a - b).map(([index, block]) => {
+      const json = this.#json.get(index);
+      if (json === undefined) return block;
+      const input = parseJsonSafe(json);
+      return { ...block, input: input.ok && isRecord(input.value) ? input.value : {} };
+    });
+    return { type: "message", role: "assistant", content };
+  }
+}
+
+/** Anthropic Messages in its four roles. */
 export const anthropic: Dialect = {
   body,
   reader: () => reader,
   router: () => new AnthropicStream(),
+  turn: () => new AnthropicTurn(),
 };

@@ -14,7 +14,9 @@ import {
   type Dialect,
   type EventReader,
   type FrameRouter,
+  type SplitCalls,
   type StreamFlow,
+  type TurnRecorder,
 } from "./shared.ts";
 
 /** The text parts of a message's `content`. */
@@ -34,7 +36,7 @@ const body: CompletionBody = {
     const m = isRecord(body.message) ? body.message : {};
     return textParts(m).filter((p) => typeof p.text === "string").map((p) => p.text as string);
   },
-  rewrite(body, reason, { fromText }) {
+  rewrite(body, reason, { fromText, cut = cutCalls }) {
     const m = isRecord(body.message) ? body.message : {};
     const message: Record<string, unknown> = { ...m };
     delete message.tool_calls;
@@ -42,7 +44,7 @@ const body: CompletionBody = {
     message.content = [
       ...content.map((p) =>
         fromText && isRecord(p) && p.type === "text" && typeof p.text === "string"
-          ? { ...p, text: cutCalls(p.text) }
+          ? { ...p, text: cut(p.text) }
           : p
       ),
       { type: "text", text: reason },
@@ -127,6 +129,32 @@ class CohereStream implements FrameRouter {
     flow.hold({ raw, event, tool: false });
   }
 
+  /**
+   * Ends a stream of which only some calls were rejected: a text content block with `text` (the reason),
+   * then the held events without the dropped calls' (the kept calls renumbered from 0, as a client
+   * assembles them by index); `message-end` stays `TOOL_CALL`.
+   */
+  dropCalls(text: string, split: SplitCalls, flow: StreamFlow): void {
+    const emit = (event: Record<string, unknown>) =>
+      flow.send(formatSse(JSON.stringify(event), this.#named ? String(event.type) : undefined));
+    const index = this.#nextContent;
+    emit({ type: "content-start", index, delta: { message: { content: { type: "text", text: "" } } } });
+    emit({ type: "content-delta", index, delta: { message: { content: { text } } } });
+    emit({ type: "content-end", index });
+    const gone = new Set(split.dropped.map((c) => c.slot));
+    const kept = [...new Set(split.kept.map((c) => c.slot))].sort((a, b) => a - b);
+    for (const h of flow.held) {
+      const e = h.event;
+      if (!e) continue;
+      if (!h.tool || typeof e.index !== "number") flow.send(h.raw);
+      else if (!gone.has(e.index)) {
+        const at = kept.indexOf(e.index);
+        if (at === e.index || at < 0) flow.send(h.raw);
+        else emit({ ...e, index: at });
+      }
+    }
+  }
+
   replace(text: string, _calls: unknown, flow: StreamFlow): void {
     const emit = (event: Record<string, unknown>) =>
       flow.send(formatSse(JSON.stringify(event), this.#named ? String(event.type) : undefined));
@@ -145,9 +173,32 @@ class CohereStream implements FrameRouter {
   }
 }
 
-/** Cohere v2 chat in its three roles. */
+/** Keeps the text content and the `tool_plan`; the calls come from the assembler. */
+class CohereTurn implements TurnRecorder {
+  #text = "";
+  #plan = "";
+
+  read(event: Record<string, unknown>): void {
+    const message = deltaMessage(event);
+    if (event.type === "content-delta" && isRecord(message.content)) {
+      if (typeof message.content.text === "string") this.#text += message.content.text;
+    } else if (event.type === "tool-plan-delta" && typeof message.tool_plan === "string") {
+      this.#plan += message.tool_plan;
+    }
+  }
+
+  body(): Record<string, unknown> {
+    const message: Record<string, unknown> = { role: "assistant" };
+    if (this.#text !== "") message.content = [{ type: "text", text: this.#text }];
+    if (this.#plan !== "") message.tool_plan = this.#plan;
+    return { message };
+  }
+}
+
+/** Cohere v2 chat in its four roles. */
 export const cohere: Dialect = {
   body,
   reader: () => reader,
   router: () => new CohereStream(),
+  turn: () => new CohereTurn(),
 };

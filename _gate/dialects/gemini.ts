@@ -15,7 +15,10 @@ import {
   type Dialect,
   type EventReader,
   type FrameRouter,
+  pick,
+  type SplitCalls,
   type StreamFlow,
+  type TurnRecorder,
 } from "./shared.ts";
 
 /** The candidates of a body or chunk (records only). */
@@ -54,13 +57,13 @@ const body: CompletionBody = {
   texts(body) {
     return candidates(body).flatMap((c) => parts(c).filter(isAnswerText).map((p) => p.text as string));
   },
-  rewrite(body, reason, { fromText }) {
+  rewrite(body, reason, { fromText, cut = cutCalls }) {
     return {
       ...body,
       candidates: candidates(body).map((c) =>
         withParts(c, (ps) => {
           const kept = ps.filter((p) => !isCall(p)).map((p) =>
-            fromText && isAnswerText(p) ? { ...p, text: cutCalls(p.text as string) } : p
+            fromText && isAnswerText(p) ? { ...p, text: cut(p.text as string) } : p
           );
           return [...kept, { text: reason }];
         })
@@ -111,12 +114,39 @@ const hasText = (event: Record<string, unknown>) =>
   candidates(event).some((c) => parts(c).some((p) => typeof p.text === "string" && p.text !== ""));
 
 /**
+ * The parts of a held chunk without the dropped calls (`gone`, by their position among all calls, counted
+ * in `keep.position`). A dropped call's `thoughtSignature` waits in `keep.signature` for the next kept call.
+ */
+function keptParts(
+  ps: Record<string, unknown>[],
+  gone: ReadonlySet<number>,
+  keep: { position: number; signature: unknown },
+): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (const p of ps) {
+    if (!isCall(p)) {
+      out.push(p);
+    } else if (gone.has(keep.position++)) {
+      keep.signature ??= p.thoughtSignature;
+    } else if (keep.signature !== undefined && p.thoughtSignature === undefined) {
+      out.push({ ...p, thoughtSignature: keep.signature });
+      keep.signature = undefined;
+    } else {
+      out.push(p);
+      if (p.thoughtSignature !== undefined) keep.signature = undefined;
+    }
+  }
+  return out;
+}
+
+/**
  * Gemini chunks carry no position, so text keeps flowing while calls are held; a chunk with both is split
  * (its usage and finish stay with the held part). A rejected call gives way to the reason, in the chunk
  * that carried it, so the chunk's usage and finish reach the client.
  */
 class GeminiStream implements FrameRouter {
   readonly framing = "sse";
+  #template?: Record<string, unknown>;
 
   /** A retry's chunks carry no position: they follow as they come. */
   resume(raw: string, event: Record<string, unknown>): { raw: string; event: Record<string, unknown> } {
@@ -149,6 +179,38 @@ class GeminiStream implements FrameRouter {
       candidates: candidates(event).map((c) => withParts(c, (ps) => ps.filter(isCall))),
     };
     flow.hold({ raw: formatSse(JSON.stringify(calls)), event: calls, tool: true });
+  }
+
+  /** Notes the fields a chunk the gate writes copies (`modelVersion`, `responseId`). */
+  note(event: Record<string, unknown>): void {
+    this.#template ??= pick(event, ["modelVersion", "responseId"]);
+  }
+
+  /**
+   * Ends a stream of which only some calls were rejected: a chunk with `text` (the reason), then the held
+   * chunks without the dropped calls' parts (a `thoughtSignature` on a dropped call moves to the next kept
+   * one, where Gemini looks for it). A chunk left with nothing is dropped.
+   */
+  dropCalls(text: string, split: SplitCalls, flow: StreamFlow): void {
+    flow.send(formatSse(JSON.stringify({
+      candidates: [{ content: { role: "model", parts: [{ text }] }, index: 0 }],
+      ...this.#template,
+    })));
+    const gone = new Set(split.dropped.map((c) => c.slot));
+    const keep = { position: 0, signature: undefined as unknown };
+    for (const h of flow.held) {
+      if (!h.event || !h.tool) {
+        if (h.event) flow.send(h.raw);
+        continue;
+      }
+      const chunk = {
+        ...h.event,
+        candidates: candidates(h.event).map((c) => withParts(c, (ps) => keptParts(ps, gone, keep))),
+      };
+      const empty = chunk.candidates.every((c) => parts(c).length === 0 && c.finishReason == null) &&
+        h.event.usageMetadata == null;
+      if (!empty) flow.send(formatSse(JSON.stringify(chunk)));
+    }
   }
 
   replace(text: string, _calls: unknown, flow: StreamFlow): void {
@@ -184,9 +246,39 @@ class GeminiStream implements FrameRouter {
   }
 }
 
-/** Google Gemini in its three roles. */
+/** A part that is only text (answer or thought summary), with no signature: pieces of one may be joined. */
+const plainText = (part: Record<string, unknown>) =>
+  typeof part.text === "string" && Object.keys(part).every((k) => k === "text" || k === "thought");
+
+/**
+ * Keeps the parts of the first candidate in order: text pieces joined, every other part (a `functionCall`,
+ * a part with a `thoughtSignature`) as it came. Gemini refuses a follow-up whose function call lost its
+ * `thoughtSignature`.
+ */
+class GeminiTurn implements TurnRecorder {
+  readonly #parts: Record<string, unknown>[] = [];
+
+  read(event: Record<string, unknown>): void {
+    const first = candidates(event).find((c) => (c.index ?? 0) === 0);
+    for (const p of first ? parts(first) : []) {
+      const last = this.#parts.at(-1);
+      if (last && plainText(last) && plainText(p) && last.thought === p.thought) {
+        last.text = (last.text as string) + (p.text as string);
+      } else this.#parts.push({ ...p });
+    }
+  }
+
+  body(): Record<string, unknown> {
+    return {
+      candidates: [{ index: 0, content: { role: "model", parts: this.#parts.map((p) => ({ ...p })) } }],
+    };
+  }
+}
+
+/** Google Gemini in its four roles. */
 export const gemini: Dialect = {
   body,
   reader: () => reader,
   router: () => new GeminiStream(),
+  turn: () => new GeminiTurn(),
 };

@@ -15,10 +15,12 @@ import {
   type FrameRouter,
   joinText,
   pick,
+  type SplitCalls,
   type StreamFlow,
   type TextFrames,
   textOf,
   type TextPart,
+  type TurnRecorder,
   withoutKeys,
 } from "./shared.ts";
 
@@ -34,11 +36,11 @@ const body: CompletionBody = {
   texts(body) {
     return isRecord(body.message) && typeof body.message.content === "string" ? [body.message.content] : [];
   },
-  rewrite(body, reason, { fromText }) {
+  rewrite(body, reason, { fromText, cut = cutCalls }) {
     const m = isRecord(body.message) ? body.message : {};
     const message: Record<string, unknown> = { ...m };
     delete message.tool_calls;
-    const content = typeof m.content === "string" ? (fromText ? cutCalls(m.content) : m.content) : "";
+    const content = typeof m.content === "string" ? (fromText ? cut(m.content) : m.content) : "";
     message.content = joinText(content, reason);
     const copy: Record<string, unknown> = { ...body, message };
     if (body.done_reason !== undefined) copy.done_reason = "stop";
@@ -135,6 +137,10 @@ class OllamaStream implements FrameRouter {
     flow.hold({ raw: line(toolPart), event: toolPart, tool: true });
   }
 
+  dropCalls(text: string, split: SplitCalls, flow: StreamFlow): void {
+    dropOllamaCalls(text, split, flow, this.#template ?? { model: "" });
+  }
+
   replace(text: string, _calls: unknown, flow: StreamFlow): void {
     const base = this.#template ?? { model: "" };
     flow.send(line({ ...base, message: { role: "assistant", content: text }, done: false }));
@@ -143,6 +149,42 @@ class OllamaStream implements FrameRouter {
       ? { ...done.event, message: { role: "assistant", content: "" }, done_reason: "stop" }
       : { ...base, message: { role: "assistant", content: "" }, done: true, done_reason: "stop" };
     flow.send(line(final));
+  }
+}
+
+/**
+ * Ends a stream of which only some calls were rejected: `text` (the reason) first, then the held chunks
+ * with the dropped calls taken out; the kept calls' `function.index` (newer Ollama numbers them) renumbered
+ * to close the gaps. A chunk left with nothing is dropped; the final chunk stays.
+ */
+function dropOllamaCalls(
+  text: string,
+  split: SplitCalls,
+  flow: StreamFlow,
+  template: Record<string, unknown>,
+): void {
+  flow.send(line({ ...template, message: { role: "assistant", content: text }, done: false }));
+  const gone = new Set(split.dropped.map((c) => c.slot));
+  let position = 0;
+  let kept = 0;
+  for (const h of flow.held) {
+    const message = isRecord(h.event?.message) ? h.event.message : undefined;
+    if (!h.tool || !h.event || !message || !Array.isArray(message.tool_calls)) {
+      flow.send(h.raw);
+      continue;
+    }
+    const before: unknown[] = message.tool_calls;
+    const calls = before.flatMap((tc) => {
+      if (!isRecord(tc) || gone.has(position++)) return []; // (an entry that is no call was never judged)
+      const at = kept++;
+      if (!isRecord(tc.function) || typeof tc.function.index !== "number") return [tc];
+      return [{ ...tc, function: { ...tc.function, index: at } }];
+    });
+    if (calls.length === before.length && calls.every((c, i) => c === before[i])) {
+      flow.send(h.raw);
+    } else if (calls.length > 0 || h.event.done === true || textOf(message) !== "") {
+      flow.send(line({ ...h.event, message: { ...message, tool_calls: calls } }));
+    }
   }
 }
 
@@ -162,9 +204,28 @@ function ollamaText(event: Record<string, unknown>): TextPart {
   };
 }
 
-/** Ollama `/api/chat` in its three roles. */
+/** Keeps the message text and the `thinking` of a thinking model; the calls come from the assembler. */
+class OllamaTurn implements TurnRecorder {
+  #content = "";
+  #thinking = "";
+
+  read(event: Record<string, unknown>): void {
+    const message = isRecord(event.message) ? event.message : undefined;
+    if (typeof message?.content === "string") this.#content += message.content;
+    if (typeof message?.thinking === "string") this.#thinking += message.thinking;
+  }
+
+  body(): Record<string, unknown> {
+    const message: Record<string, unknown> = { role: "assistant", content: this.#content };
+    if (this.#thinking !== "") message.thinking = this.#thinking;
+    return { message };
+  }
+}
+
+/** Ollama `/api/chat` in its four roles. */
 export const ollama: Dialect = {
   body,
   reader: () => reader,
   router: () => new OllamaStream(),
+  turn: () => new OllamaTurn(),
 };

@@ -23,6 +23,7 @@ import {
   type TextFrames,
   textOf,
   type TextPart,
+  type TurnRecorder,
   withoutKeys,
 } from "./shared.ts";
 
@@ -50,7 +51,7 @@ const body: CompletionBody = {
     }
     return out;
   },
-  rewrite(body, reason, { fromText }) {
+  rewrite(body, reason, { fromText, cut = cutCalls }) {
     return {
       ...body,
       choices: (body.choices as unknown[]).map((c) => {
@@ -62,7 +63,7 @@ const body: CompletionBody = {
         const message: Record<string, unknown> = { ...m };
         delete message.tool_calls;
         delete message.function_call;
-        const content = typeof m.content === "string" ? (fromText ? cutCalls(m.content) : m.content) : "";
+        const content = typeof m.content === "string" ? (fromText ? cut(m.content) : m.content) : "";
         message.content = joinText(content, reason);
         return { ...c, message, finish_reason: "stop" };
       }),
@@ -465,9 +466,35 @@ function chatText(event: Record<string, unknown>): TextPart {
   };
 }
 
-/** OpenAI Chat Completions in its three roles. */
+/** The text fields of a Chat delta a retry sends back: the answer and, where a server streams it, reasoning. */
+const TURN_TEXT = ["content", "reasoning_content", "reasoning"] as const;
+
+/**
+ * Keeps the text of choice 0 (and the reasoning a server such as DeepSeek or vLLM streams beside it, which
+ * such servers expect back with the calls); the calls come from the assembler.
+ */
+class ChatTurn implements TurnRecorder {
+  readonly #text: Record<string, string> = {};
+
+  read(event: Record<string, unknown>): void {
+    const choices = Array.isArray(event.choices) ? event.choices : [];
+    const c0 = choices.find((c) => isRecord(c) && (c.index ?? 0) === 0);
+    const delta = isRecord(c0) && isRecord(c0.delta) ? c0.delta : undefined;
+    if (!delta) return;
+    for (const k of TURN_TEXT) {
+      if (typeof delta[k] === "string") this.#text[k] = (this.#text[k] ?? "") + delta[k];
+    }
+  }
+
+  body(): Record<string, unknown> {
+    return { choices: [{ index: 0, message: { role: "assistant", content: null, ...this.#text } }] };
+  }
+}
+
+/** OpenAI Chat Completions in its four roles. */
 export const openaiChat: Dialect = {
   body,
   reader: () => new ChatEvents(),
   router: () => new ChatStream(),
+  turn: () => new ChatTurn(),
 };

@@ -18,6 +18,7 @@ import {
   type SplitCalls,
   type StreamFlow,
   ToolPositions,
+  type TurnRecorder,
 } from "./shared.ts";
 
 // ---------------------------------------------------------------------------------------------------------
@@ -117,7 +118,7 @@ const body: CompletionBody = {
     }
     return out;
   },
-  rewrite(body, reason, { fromText }) {
+  rewrite(body, reason, { fromText, cut = cutCalls }) {
     const output: unknown[] = [];
     for (const item of body.output as unknown[]) {
       if (isClientCall(item)) continue;
@@ -126,7 +127,7 @@ const body: CompletionBody = {
           ...item,
           content: item.content.map((p) =>
             isRecord(p) && p.type === "output_text" && typeof p.text === "string"
-              ? { ...p, text: cutCalls(p.text) }
+              ? { ...p, text: cut(p.text) }
               : p
           ),
         });
@@ -452,9 +453,34 @@ class ResponsesStream implements FrameRouter {
   }
 }
 
-/** OpenAI Responses in its three roles. */
+/**
+ * Keeps the final snapshot, or, when the stream ended without one, the output items it finished in order:
+ * `reasoning` items with their ids and `encrypted_content`, messages, calls.
+ */
+class ResponsesTurn implements TurnRecorder {
+  #final?: Record<string, unknown>;
+  readonly #items: [number, Record<string, unknown>][] = [];
+
+  read(event: Record<string, unknown>): void {
+    if (TERMINAL.has(event.type as string) && isRecord(event.response)) this.#final = event.response;
+    else if (event.type === "response.output_item.done" && isRecord(event.item)) {
+      this.#items.push([
+        typeof event.output_index === "number" ? event.output_index : this.#items.length,
+        event.item,
+      ]);
+    }
+  }
+
+  body(): Record<string, unknown> {
+    if (this.#final && Array.isArray(this.#final.output)) return this.#final;
+    return { output: [...this.#items].sort(([a], [b]) => a - b).map(([, item]) => item) };
+  }
+}
+
+/** OpenAI Responses in its four roles. */
 export const openaiResponses: Dialect = {
   body,
   reader: () => new ResponsesEvents(),
   router: () => new ResponsesStream(),
+  turn: () => new ResponsesTurn(),
 };

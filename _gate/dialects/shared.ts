@@ -6,7 +6,7 @@
  */
 import type { AssembledToolCall, SlotBook } from "../calls.ts";
 
-/** One provider dialect, in its three roles. */
+/** One provider dialect, in its four roles. */
 export interface Dialect {
   /** How a whole response body of this dialect is read and rewritten. */
   readonly body: CompletionBody;
@@ -14,6 +14,21 @@ export interface Dialect {
   reader(): EventReader;
   /** A router for this dialect's stream frames (one per stream). */
   router(): FrameRouter;
+  /** A recorder of what one streamed message said (one per stream), for a retry to send back. */
+  turn(): TurnRecorder;
+}
+
+/**
+ * Keeps what one streamed message said, as the provider sent it: the text, the reasoning (Anthropic
+ * `thinking` blocks with their `signature`, Gemini parts with their `thoughtSignature`, Responses
+ * `reasoning` items), the calls. A retry sends it back as the assistant's turn: providers with extended
+ * thinking refuse a follow-up whose assistant turn lost its reasoning.
+ */
+export interface TurnRecorder {
+  /** Reads one event of the stream, as the provider sent it (before the gate changed anything). */
+  read(event: Record<string, unknown>): void;
+  /** The message so far, as a whole (not streamed) response body of the dialect. */
+  body(): Record<string, unknown>;
 }
 
 /** How a whole (not streamed) response body of one dialect is read and rewritten. */
@@ -31,12 +46,12 @@ export interface CompletionBody {
   texts(body: Record<string, unknown>): string[];
   /**
    * A copy of `body` with every call removed, `reason` in the text and a normal stop. With `fromText`,
-   * the calls were written into the text, so they are cut out of it.
+   * the calls were written into the text, so they are cut out of it (by `cut`, default every call).
    */
   rewrite(
     body: Record<string, unknown>,
     reason: string,
-    options: { fromText: boolean },
+    options: { fromText: boolean; cut?: (text: string) => string },
   ): Record<string, unknown>;
   /**
    * A copy of `body` without the calls at positions `drop` (in the order of `calls`), `reason` in the
@@ -69,6 +84,8 @@ export interface ResumePoint {
   items?: readonly Record<string, unknown>[];
   /** OpenAI Responses: the last `sequence_number` forwarded (-1: none). */
   seq?: number;
+  /** The usage of every attempt before the retry, together: the retry's usage events report it added. */
+  usage?: Record<string, unknown>;
 }
 
 /** The calls of a turn, split by the verdict. */

@@ -1,0 +1,216 @@
+// onRejected "drop-call" on the streams of Ollama, Gemini and Cohere, and on calls written into text: only
+// the rejected calls are removed (the kept ones renumbered as each dialect needs), the reason is in the text.
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { Ollama } from "ollama";
+import { gateCompletion, type GateEvent, guardFetch } from "../gate.ts";
+import {
+  chatStream,
+  type FakeReply,
+  type FakeServer,
+  ollamaStream,
+  startFakeLlmServer,
+  TOOLS_OPENAI,
+  TOOLS_RESPONSES,
+} from "./_fake_llm_server.ts";
+
+const BAD = { name: "delete_everything", args: {} };
+const GOOD = { name: "get_weather", args: { city: "Oslo" } };
+const GOOD2 = { name: "search", args: { query: "umbrella" } };
+const messages = [{ role: "user" as const, content: "Weather in Oslo?" }];
+
+let next: FakeReply = { json: {} };
+let server: FakeServer;
+const seen: GateEvent[] = [];
+const gfetch = guardFetch(fetch, { onRejected: "drop-call", onVerdict: (e) => seen.push(e) }) as typeof fetch;
+before(async () => {
+  server = await startFakeLlmServer(() => next);
+});
+after(async () => {
+  await server.close();
+});
+const reply = (r: FakeReply) => {
+  next = r;
+  seen.length = 0;
+};
+
+/** The `data:` payloads of an SSE text. */
+const sseData = (text: string) =>
+  text.split("\n").filter((l) => l.startsWith("data: ") && l !== "data: [DONE]").map((l) =>
+    JSON.parse(l.slice(6))
+  );
+
+test("guardFetch drop-call: an Ollama stream keeps the valid calls, renumbered, and says what it removed", async () => {
+  const lines = ollamaStream(["Checking."], [GOOD, BAD, GOOD2]) as Record<string, unknown>[];
+  // Newer Ollama numbers the calls in `function.index`.
+  const calls = lines.find((l) => (l.message as { tool_calls?: unknown }).tool_calls) as {
+    message: { tool_calls: { function: Record<string, unknown> }[] };
+  };
+  calls.message.tool_calls.forEach((c, index) => c.function.index = index);
+  reply({ ndjson: lines });
+  const client = new Ollama({ host: server.url, fetch: gfetch });
+  let text = "";
+  const got: unknown[] = [];
+  let done = false;
+  for await (
+    const part of await client.chat({ model: "m", messages, tools: TOOLS_OPENAI as never, stream: true })
+  ) {
+    text += part.message.content;
+    got.push(...part.message.tool_calls ?? []);
+    done ||= part.done;
+  }
+  assert.deepEqual(got.map((c) => (c as { function: unknown }).function), [
+    { name: "get_weather", arguments: { city: "Oslo" }, index: 0 },
+    { name: "search", arguments: { query: "umbrella" }, index: 1 },
+  ]);
+  assert.match(text, /^Checking\.[\s\S]*delete_everything/);
+  assert.equal(done, true);
+  assert.equal(seen[0].changed, true);
+  assert.deepEqual(seen[0].verdict.rejectedIndices, [1]);
+});
+
+test("guardFetch drop-call: a Gemini stream keeps the valid functionCall parts; a dropped call's signature moves on", async () => {
+  const chunk = (parts: unknown[], finish?: string) => ({
+    candidates: [{
+      content: { role: "model", parts },
+      index: 0,
+      ...(finish ? { finishReason: finish } : {}),
+    }],
+    modelVersion: "gemini-x",
+  });
+  const call = (c: { name: string; args: unknown }) => ({ functionCall: { name: c.name, args: c.args } });
+  reply({
+    sse: [
+      chunk([{ text: "Looking." }]),
+      chunk([{ ...call(BAD), thoughtSignature: "c2ln" }, call(GOOD)]),
+      chunk([call(GOOD2)], "STOP"),
+    ],
+  });
+  const res = await gfetch(`${server.url}/v1beta/models/g:streamGenerateContent?alt=sse`, {
+    method: "POST",
+    body: JSON.stringify({
+      contents: [{ role: "user", parts: [{ text: "Weather?" }] }],
+      tools: [{ functionDeclarations: TOOLS_RESPONSES }],
+    }),
+  });
+  const events = sseData(await res.text());
+  const parts = events.flatMap((e) => e.candidates[0].content.parts as Record<string, unknown>[]);
+  assert.deepEqual(parts.filter((p) => p.functionCall), [
+    { ...call(GOOD), thoughtSignature: "c2ln" },
+    call(GOOD2),
+  ]);
+  assert.equal(parts[0].text, "Looking.");
+  assert.match(String(parts[1].text), /delete_everything/);
+  assert.equal(events.at(-1).candidates[0].finishReason, "STOP");
+  assert.equal(events[1].modelVersion, "gemini-x");
+});
+
+test("guardFetch drop-call: a Cohere stream keeps the valid calls renumbered from 0 and ends TOOL_CALL", async () => {
+  const call = (index: number, c: { name: string; args: unknown }) => [
+    {
+      type: "tool-call-start",
+      index,
+      delta: {
+        message: {
+          tool_calls: {
+            id: `${c.name}_${index}`,
+            type: "function",
+            function: { name: c.name, arguments: "" },
+          },
+        },
+      },
+    },
+    {
+      type: "tool-call-delta",
+      index,
+      delta: { message: { tool_calls: { function: { arguments: JSON.stringify(c.args) } } } },
+    },
+    { type: "tool-call-end", index },
+  ];
+  reply({
+    sse: [
+      { id: "c1", type: "message-start", delta: { message: { role: "assistant" } } },
+      { type: "tool-plan-delta", delta: { message: { tool_plan: "I will check." } } },
+      ...call(0, BAD),
+      ...call(1, GOOD),
+      { type: "message-end", delta: { finish_reason: "TOOL_CALL" } },
+    ],
+  });
+  const res = await gfetch(`${server.url}/v2/chat`, {
+    method: "POST",
+    body: JSON.stringify({ model: "command", stream: true, messages, tools: TOOLS_OPENAI }),
+  });
+  const events = sseData(await res.text());
+  const starts = events.filter((e) => e.type === "tool-call-start");
+  assert.deepEqual(starts.map((e) => [e.index, e.delta.message.tool_calls.function.name]), [[
+    0,
+    "get_weather",
+  ]]);
+  assert.deepEqual(events.filter((e) => String(e.type).startsWith("tool-call")).map((e) => e.index), [
+    0,
+    0,
+    0,
+  ]);
+  const text = events.filter((e) => e.type === "content-delta").map((e) => e.delta.message.content.text).join(
+    "",
+  );
+  assert.match(text, /delete_everything/);
+  assert.equal(events.at(-1).type, "message-end");
+  assert.equal(events.at(-1).delta.finish_reason, "TOOL_CALL");
+});
+
+test("guardFetch drop-call: calls written into Chat text, each in its own block: only the rejected one is cut", async () => {
+  const written = (c: { name: string; args: unknown }) =>
+    `<tool_call>{"name": "${c.name}", "arguments": ${JSON.stringify(c.args)}}</tool_call>`;
+  reply({ sse: chatStream(["Sure. ", written(BAD), "\n", written(GOOD)]) });
+  const res = await gfetch(`${server.url}/v1/chat/completions`, {
+    method: "POST",
+    body: JSON.stringify({ model: "m", stream: true, messages, tools: TOOLS_OPENAI }),
+  });
+  const text = sseData(await res.text()).map((e) => e.choices[0]?.delta?.content ?? "").join("");
+  assert.ok(text.includes(written(GOOD)), text);
+  assert.equal(text.includes(written(BAD)), false);
+  assert.match(text, /^Sure\. [\s\S]*delete_everything/);
+  assert.deepEqual(seen[0].verdict.rejectedIndices, [0]);
+});
+
+test("guardFetch drop-call: calls written into one block together withhold the turn (the block cannot be split)", async () => {
+  const both = `<tool_call>[{"name": "${BAD.name}", "arguments": {}}, {"name": "${GOOD.name}", "arguments": ${
+    JSON.stringify(GOOD.args)
+  }}]</tool_call>`;
+  reply({ sse: chatStream(["Sure. ", both]) });
+  const res = await gfetch(`${server.url}/v1/chat/completions`, {
+    method: "POST",
+    body: JSON.stringify({ model: "m", stream: true, messages, tools: TOOLS_OPENAI }),
+  });
+  const text = sseData(await res.text()).map((e) => e.choices[0]?.delta?.content ?? "").join("");
+  assert.equal(text.includes("<tool_call>"), false);
+  assert.equal(text.includes('"get_weather"'), false);
+  assert.match(text, /^Sure\. [\s\S]*delete_everything/);
+});
+
+test("gateCompletion drop-call: calls written into a body's text, each in its own block: only the rejected one is cut", async () => {
+  const written = (c: { name: string; args: unknown }) =>
+    `<tool_call>{"name": "${c.name}", "arguments": ${JSON.stringify(c.args)}}</tool_call>`;
+  const body = (content: string) => ({
+    model: "m",
+    created_at: "2025-01-01T00:00:00Z",
+    message: { role: "assistant", content },
+    done: true,
+    done_reason: "stop",
+  });
+  const request = { tools: TOOLS_OPENAI };
+  const options = { onRejected: "drop-call" as const };
+  const apart = await gateCompletion(request, body(`Sure.\n${written(BAD)}\n${written(GOOD)}`), options);
+  const content = (apart.response as { message: { content: string } }).message.content;
+  assert.ok(content.includes(written(GOOD)), content);
+  assert.equal(content.includes(written(BAD)), false);
+  assert.match(content, /^Sure\.[\s\S]*delete_everything/);
+
+  const together =
+    `<tool_call>[{"name": "${BAD.name}", "arguments": {}}, {"name": "${GOOD.name}", "arguments": {}}]</tool_call>`;
+  const whole = await gateCompletion(request, body(`Sure.\n${together}`), options);
+  const rest = (whole.response as { message: { content: string } }).message.content;
+  assert.equal(rest.includes("<tool_call>"), false);
+  assert.match(rest, /^Sure\.[\s\S]*delete_everything/);
+});

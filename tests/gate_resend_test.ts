@@ -1,0 +1,283 @@
+// A stream retry sends back what the first attempt streamed: the text the client already has and the
+// reasoning (Anthropic thinking blocks with their signature, Gemini parts with their thoughtSignature,
+// Ollama thinking, Responses reasoning items), in each provider's own shape. Providers with extended
+// thinking refuse a follow-up without them. A scripted server records the follow-up it received.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { guardFetch } from "../gate.ts";
+import {
+  anthropicStream,
+  type CallSpec,
+  chatChunk,
+  chatStream,
+  type FakeReply,
+  ollamaStream,
+  responsesStream,
+  type Script,
+  startFakeLlmServer,
+  TOOLS_ANTHROPIC,
+  TOOLS_OPENAI,
+  TOOLS_RESPONSES,
+} from "./_fake_llm_server.ts";
+
+const BAD: CallSpec = { name: "get_weather", args: { city: "Oslo", units: "kelvin" }, id: "call_bad" };
+const GOOD: CallSpec = { name: "get_weather", args: { city: "Oslo" }, id: "call_good" };
+const messages = [{ role: "user", content: "Weather in Oslo?" }];
+
+/** Posts `body` to `path` through a guarded fetch (one retry); returns the client's text and the requests. */
+async function resent(
+  path: string,
+  body: Record<string, unknown>,
+  script: Script,
+): Promise<{ text: string; sent: Record<string, unknown>[] }> {
+  const server = await startFakeLlmServer(script);
+  try {
+    const f = guardFetch(fetch, { retry: 1 });
+    const res = await f(`${server.url}${path}`, { method: "POST", body: JSON.stringify(body) });
+    const text = await res.text();
+    return { text, sent: server.requests.map((r) => r.json as Record<string, unknown>) };
+  } finally {
+    await server.close();
+  }
+}
+
+/** The follow-up's messages (Chat, Anthropic, Ollama, Cohere). */
+const messagesOf = (sent: Record<string, unknown>[]) => sent[1].messages as Record<string, unknown>[];
+
+test("guardFetch retry: an OpenAI Chat stream's follow-up carries the streamed text and reasoning_content", async () => {
+  const first = chatStream(["Let me ", "check."], [BAD]);
+  first.splice(
+    1,
+    0,
+    chatChunk({ reasoning_content: "The user wants " }),
+    chatChunk({ reasoning_content: "Oslo." }),
+  );
+  const { sent } = await resent("/v1/chat/completions", {
+    model: "m",
+    stream: true,
+    messages,
+    tools: TOOLS_OPENAI,
+  }, [
+    { sse: first },
+    { sse: chatStream([], [GOOD]) },
+  ]);
+  assert.equal(sent.length, 2);
+  const [, assistant, tool] = messagesOf(sent);
+  assert.equal(assistant.content, "Let me check.");
+  assert.equal(assistant.reasoning_content, "The user wants Oslo.");
+  assert.deepEqual((assistant.tool_calls as { id: string }[]).map((c) => c.id), ["call_bad"]);
+  assert.equal(tool.tool_call_id, "call_bad");
+});
+
+test("guardFetch retry: a call written into Chat text goes back as a call, the prose as content without it", async () => {
+  const bad =
+    '<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo", "units": "kelvin"}}</tool_call>';
+  const { sent } = await resent("/v1/chat/completions", {
+    model: "m",
+    stream: true,
+    messages,
+    tools: TOOLS_OPENAI,
+  }, [
+    { sse: chatStream(["Sure. ", bad]) },
+    { sse: chatStream([], [GOOD]) },
+  ]);
+  assert.equal(sent.length, 2);
+  const [, assistant, tool] = messagesOf(sent);
+  assert.equal(assistant.content, "Sure.");
+  const calls = assistant.tool_calls as { id: string; function: { name: string; arguments: string } }[];
+  assert.deepEqual(calls.map((c) => [c.function.name, JSON.parse(c.function.arguments)]), [
+    ["get_weather", { city: "Oslo", units: "kelvin" }],
+  ]);
+  assert.equal(tool.tool_call_id, calls[0].id);
+});
+
+test("guardFetch retry: an Anthropic stream's follow-up carries thinking (with signature), text, tool_use, in order", async () => {
+  const first = anthropicStream(["Checking", " now."], [BAD]);
+  // A thinking block first: its text in two deltas, then its signature; the other blocks move up one.
+  const shifted = first.map((e) => {
+    const ev = e as Record<string, unknown>;
+    return typeof ev.index === "number" ? { ...ev, index: ev.index + 1 } : ev;
+  });
+  shifted.splice(
+    1,
+    0,
+    {
+      type: "content_block_start",
+      index: 0,
+      content_block: { type: "thinking", thinking: "", signature: "" },
+    },
+    { type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking: "Units must be " } },
+    { type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking: "c or f." } },
+    { type: "content_block_delta", index: 0, delta: { type: "signature_delta", signature: "sig-XYZ" } },
+    { type: "content_block_stop", index: 0 },
+  );
+  const { text, sent } = await resent(
+    "/v1/messages",
+    { model: "m", max_tokens: 100, stream: true, messages, tools: TOOLS_ANTHROPIC },
+    [{ sse: shifted, named: true }, { sse: anthropicStream([], [GOOD]), named: true }],
+  );
+  assert.equal(sent.length, 2);
+  assert.match(text, /call_good/);
+  const [, assistant, results] = messagesOf(sent);
+  assert.deepEqual(assistant.content, [
+    { type: "thinking", thinking: "Units must be c or f.", signature: "sig-XYZ" },
+    { type: "text", text: "Checking now." },
+    { type: "tool_use", id: "call_bad", name: "get_weather", input: { city: "Oslo", units: "kelvin" } },
+  ]);
+  assert.deepEqual((results.content as Record<string, unknown>[]).map((b) => [b.type, b.tool_use_id]), [
+    ["tool_result", "call_bad"],
+  ]);
+});
+
+test("guardFetch retry: an Ollama stream's follow-up carries the streamed content and thinking", async () => {
+  const first = ollamaStream(["Let me ", "check."], [BAD]) as Record<string, unknown>[];
+  first.unshift({
+    model: "fake-model",
+    created_at: "2025-01-01T00:00:00Z",
+    message: { role: "assistant", content: "", thinking: "Oslo, no units." },
+    done: false,
+  });
+  const { sent } = await resent("/api/chat", { model: "m", messages, tools: TOOLS_OPENAI }, [
+    { ndjson: first },
+    { ndjson: ollamaStream([], [GOOD]) },
+  ]);
+  assert.equal(sent.length, 2);
+  const [, assistant, tool] = messagesOf(sent);
+  assert.equal(assistant.content, "Let me check.");
+  assert.equal(assistant.thinking, "Oslo, no units.");
+  assert.equal(tool.role, "tool");
+});
+
+test("guardFetch retry: a Gemini stream's follow-up carries every part, thoughtSignature kept", async () => {
+  const chunk = (parts: unknown[], finish?: string) => ({
+    candidates: [{
+      content: { role: "model", parts },
+      index: 0,
+      ...(finish ? { finishReason: finish } : {}),
+    }],
+  });
+  const call = { functionCall: { name: "get_weather", args: BAD.args }, thoughtSignature: "c2lnLTE=" };
+  const { sent } = await resent(
+    "/v1beta/models/g:streamGenerateContent?alt=sse",
+    {
+      contents: [{ role: "user", parts: [{ text: "Weather?" }] }],
+      tools: [{ functionDeclarations: TOOLS_RESPONSES }],
+    },
+    [
+      {
+        sse: [
+          chunk([{ text: "Thinking about ", thought: true }]),
+          chunk([{ text: "units.", thought: true }]),
+          chunk([{ text: "Let me " }]),
+          chunk([{ text: "look." }]),
+          chunk([call], "STOP"),
+        ],
+      },
+      { sse: [chunk([{ functionCall: { name: "get_weather", args: GOOD.args } }], "STOP")] },
+    ],
+  );
+  assert.equal(sent.length, 2);
+  const contents = sent[1].contents as { role: string; parts: unknown[] }[];
+  assert.deepEqual(contents.map((c) => c.role), ["user", "model", "user"]);
+  assert.deepEqual(contents[1].parts, [
+    { text: "Thinking about units.", thought: true },
+    { text: "Let me look." },
+    call,
+  ]);
+});
+
+test("guardFetch retry: a Cohere stream's follow-up carries the tool plan and the streamed text", async () => {
+  const frames = (args: string, id: string) => [
+    {
+      id: "c1",
+      type: "message-start",
+      delta: { message: { role: "assistant", content: [], tool_calls: [] } },
+    },
+    { type: "tool-plan-delta", delta: { message: { tool_plan: "I will " } } },
+    { type: "tool-plan-delta", delta: { message: { tool_plan: "check." } } },
+    { type: "content-start", index: 0, delta: { message: { content: { type: "text", text: "" } } } },
+    { type: "content-delta", index: 0, delta: { message: { content: { text: "One moment." } } } },
+    { type: "content-end", index: 0 },
+    {
+      type: "tool-call-start",
+      index: 0,
+      delta: {
+        message: { tool_calls: { id, type: "function", function: { name: "get_weather", arguments: "" } } },
+      },
+    },
+    {
+      type: "tool-call-delta",
+      index: 0,
+      delta: { message: { tool_calls: { function: { arguments: args } } } },
+    },
+    { type: "tool-call-end", index: 0 },
+    { type: "message-end", delta: { finish_reason: "TOOL_CALL" } },
+  ];
+  const { sent } = await resent(
+    "/v2/chat",
+    { model: "command", stream: true, messages, tools: TOOLS_OPENAI },
+    [
+      { sse: frames(JSON.stringify(BAD.args), "call_bad") } as FakeReply,
+      { sse: frames(JSON.stringify(GOOD.args), "call_good") },
+    ],
+  );
+  assert.equal(sent.length, 2);
+  const [, assistant, tool] = messagesOf(sent);
+  assert.equal(assistant.tool_plan, "I will check.");
+  assert.deepEqual(assistant.content, [{ type: "text", text: "One moment." }]);
+  assert.deepEqual((assistant.tool_calls as { id: string }[]).map((c) => c.id), ["call_bad"]);
+  assert.equal(tool.tool_call_id, "call_bad");
+});
+
+/** A Responses stream: a reasoning item with encrypted content, text, a call; `final` keeps response.completed. */
+function responsesWithReasoning(final: boolean): unknown[] {
+  const events = responsesStream(["Checking."], [BAD]) as Record<string, unknown>[];
+  const reasoning = { id: "rs_1", type: "reasoning", summary: [], encrypted_content: "gAAAA-enc" };
+  const shift = (e: Record<string, unknown>) => {
+    const out: Record<string, unknown> = { ...e };
+    if (typeof e.output_index === "number") out.output_index = e.output_index + 1;
+    if (e.type === "response.completed") {
+      const r = e.response as { output: unknown[] };
+      out.response = { ...r, output: [reasoning, ...r.output] };
+    }
+    return out;
+  };
+  const out = [
+    events[0],
+    { type: "response.output_item.added", output_index: 0, item: { ...reasoning, encrypted_content: null } },
+    { type: "response.output_item.done", output_index: 0, item: reasoning },
+    ...events.slice(1).map(shift),
+  ].map((e, i): Record<string, unknown> => ({ ...e as Record<string, unknown>, sequence_number: i }));
+  return final ? out : out.filter((e) => e.type !== "response.completed");
+}
+
+test("guardFetch retry: a Responses stream's follow-up carries the reasoning item with its encrypted content", async () => {
+  for (const final of [true, false]) {
+    const { sent } = await resent(
+      "/v1/responses",
+      {
+        model: "m",
+        stream: true,
+        input: "Weather?",
+        tools: TOOLS_RESPONSES,
+        include: ["reasoning.encrypted_content"],
+      },
+      [{ sse: responsesWithReasoning(final), named: true }, {
+        sse: responsesStream([], [GOOD]),
+        named: true,
+      }],
+    );
+    assert.equal(sent.length, 2, `final: ${final}`);
+    const input = sent[1].input as Record<string, unknown>[];
+    assert.deepEqual(input.map((i) => i.type ?? i.role), [
+      "user",
+      "reasoning",
+      "message",
+      "function_call",
+      "function_call_output",
+    ]);
+    assert.equal(input[1].encrypted_content, "gAAAA-enc");
+    assert.equal(input[1].id, "rs_1");
+    assert.equal(input[3].call_id, "call_bad");
+  }
+});
