@@ -1,12 +1,19 @@
 /**
  * The relay in front of the 11 real MCP servers of issue 16, driven by the official SDK client. Per server:
  * the tools listed directly and through the relay (names and schemas identical; descriptions the relay
- * rewrote are named), valid calls whose results are identical direct and through the relay (also when the
- * result is an error, e.g. a network call refused), invalid calls (an invented property, a wrong type, a
- * missing required property, an unknown tool) all stopped before the server, and calls with side effects
- * (dbhub `DROP TABLE`, filesystem writes, desktop-commander commands, memory deletes) prevented. "Reached
- * the server" is counted by a tap in front of the server's stdin, not by the relay's own log. Prints a
- * markdown table; a server that cannot be installed or started gets a row saying why.
+ * cleaned are named), valid calls whose results are identical direct and through the relay (also when the
+ * result is an error, e.g. a network call refused), invalid calls stopped before the server, and calls with
+ * side effects (dbhub `DROP TABLE`, filesystem writes, desktop-commander commands, memory deletes) checked
+ * through the relay first, then directly (to show what the call would have done). "Reached the server" is
+ * counted by a tap in front of the server's stdin, not by the relay's own log. Prints a markdown table and,
+ * under it, what the relay cleaned from descriptions and any call that came out unexpectedly; a server
+ * that cannot be installed or started gets a row saying why.
+ *
+ * The invalid calls, generated from each tool's schema: an invented property (only where the schema closes
+ * its object with `additionalProperties: false`; elsewhere an extra property is valid JSON Schema and is
+ * forwarded), a wrong type for the first typed property, every required property missing (for tools with a
+ * required property that has no default), and one unknown tool per server. Tools that require task-based
+ * execution are left out: the SDK client refuses a plain call to them before sending it.
  *
  * server-everything and server-filesystem are dev dependencies. The others are installed on demand (not in
  * package.json: too heavy for CI) with `npm install --ignore-scripts` into `~/.cache/toolguard-mcp-servers`
@@ -326,8 +333,8 @@ function install(cases: ServerCase[]): Map<string, string> {
   }
   const sqliteAddon = join(cache, "node_modules/better-sqlite3/build/Release/better_sqlite3.node");
   if (cases.some((c) => c.pkg === "@bytebase/dbhub") && !existsSync(sqliteAddon)) {
-    failed.set("@bytebase/dbhub", buildSqlite() ?? "");
-    if (failed.get("@bytebase/dbhub") === "") failed.delete("@bytebase/dbhub");
+    const why = buildSqlite();
+    if (why !== null) failed.set("@bytebase/dbhub", why);
   }
   return failed;
 }
@@ -375,12 +382,8 @@ async function connect(c: ServerCase, role: Role, log: string): Promise<Client> 
     ...c.env?.(role),
   };
   const client = new Client({ name: "servers", version: "1.0.0" });
-  await client.connect(
-    new StdioClientTransport({ command, args, env, stderr: "ignore", cwd: c.cwd ?? work }),
-    {
-      timeout: c.timeoutMs ?? 30_000,
-    },
-  );
+  const transport = new StdioClientTransport({ command, args, env, stderr: "ignore", cwd: c.cwd ?? work });
+  await client.connect(transport, { timeout: c.timeoutMs ?? 30_000 });
   return client;
 }
 
