@@ -128,6 +128,7 @@ const VALIDATE_KEYS = [
   "maxLength",
   "assertFormats",
   "codegen",
+  "defaultsSatisfyRequired",
 ] as const satisfies readonly (keyof ValidateOptions)[];
 /** Compiles only when `T` is `never`. */
 type AssertNever<T extends never> = T;

@@ -51,6 +51,12 @@ const guarded = inProcess
   ? await connect("node", [server, "stdio"], { guard: true })
   : await connect(relay.command, relay.args, { guard: false });
 const call = { name: "echo", arguments: { message: size > 0 ? "x".repeat(size) : "latency probe" } };
+// The relay must answer what the server answers (a rejected call would be fast and prove nothing).
+const [a, b] = [await direct.callTool(call), await guarded.callTool(call)];
+if (JSON.stringify(a) !== JSON.stringify(b)) {
+  console.error(`the guarded answer differs from the direct one: ${JSON.stringify(b).slice(0, 200)}`);
+  process.exit(1);
+}
 for (let i = 0; i < 20; i++) { // warm up both paths (JIT, tools/list fetch by the relay)
   await direct.callTool(call);
   await guarded.callTool(call);
