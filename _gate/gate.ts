@@ -131,6 +131,7 @@ const VALIDATE_KEYS = [
   "maxLength",
   "assertFormats",
   "codegen",
+  "defaultsSatisfyRequired",
 ] as const satisfies readonly (keyof ValidateOptions)[];
 /** Compiles only when `T` is `never`. */
 type AssertNever<T extends never> = T;

@@ -103,7 +103,10 @@ export function createMcpGuard(options: McpGuardOptions = {}): McpGuard {
   const emit = (event: McpEvent) => emitTo(options.onEvent, event);
   const declared = () => compiled === null ? null : new Set(compiled.tools.map((t) => t.name));
   /** Judge a call: changed (pinned) and hidden (poisoned) tools first, then its arguments. */
-  const judge = (params: unknown, { deferWarnings }: { deferWarnings: boolean }): DeferredCheck => {
+  const judge = (
+    params: unknown,
+    { deferWarnings, callId }: { deferWarnings: boolean; callId?: string },
+  ): DeferredCheck => {
     if (compiled === null) {
       throw new Error("checkCall: no tools recorded yet; call setTools() with the server's tools/list first");
     }
@@ -111,7 +114,7 @@ export function createMcpGuard(options: McpGuardOptions = {}): McpGuard {
     const change = pins?.refused(name);
     if (change !== undefined) return refuseChanged(change);
     if (poisoned.has(name)) return refusePoisoned(name);
-    return judgeCall(params, compiled, { ...judging, deferWarnings });
+    return judgeCall(params, compiled, { ...judging, deferWarnings, callId });
   };
   const guard: McpGuard = {
     setTools(list) {
@@ -140,7 +143,7 @@ export function createMcpGuard(options: McpGuardOptions = {}): McpGuard {
         scanning,
         strict,
         declared,
-        judge: (params) => judge(params, { deferWarnings: true }),
+        judge: (params, id) => judge(params, { deferWarnings: true, callId: String(id) }),
         markStale: () => (stale = true),
         toolsTimeoutMs: options.toolsTimeoutMs ?? 30_000,
         splitBatches: options.batches === "split",

@@ -9,7 +9,7 @@ import { errorText, isRecord } from "../_common/values.ts";
 import { describeVerdict } from "../_describe/describe.ts";
 import { scan } from "../_scan/scan.ts";
 import { createValidator as makeValidator } from "../_validate/validator.ts";
-import { relaxInputSchema } from "./schema_prepass.ts";
+import { schemaNotes } from "./schema_notes.ts";
 import { secretFindings, stringsOf } from "./secrets.ts";
 import { redactText, type Visit, walkStrings } from "./payloads.ts";
 import type { CallVerdict, Finding, ScanFinding } from "../types.ts";
@@ -40,7 +40,7 @@ export interface CompiledTools {
   validator: ReturnType<typeof makeValidator>;
   /** The tools whose schemas cannot be enforced, with the validator's reason. */
   unchecked: Map<string, string>;
-  /** What the schema pre-pass relaxed, per tool. */
+  /** What is accepted more leniently than the schema's letter, per tool (see `schema_notes.ts`). */
   relaxed: { name: string; pointer: string; note: string }[];
 }
 
@@ -57,6 +57,11 @@ export interface JudgeOptions {
    * forward the call first (the scan is the costliest check on large arguments, and cannot stop the call).
    */
   deferWarnings?: boolean;
+  /**
+   * The call's id for its verdict (a relay passes the JSON-RPC id). Without one the validator derives an
+   * id from a hash of the arguments, which costs milliseconds on a 1 MB argument.
+   */
+  callId?: string;
 }
 
 /** A judgement, and (with `deferWarnings`) the injection scan still to run for an allowed call. */
@@ -135,12 +140,13 @@ export function compileTools(
   const relaxed: CompiledTools["relaxed"] = [];
   for (const t of list) {
     if (!isRecord(t) || typeof t.name !== "string") continue;
-    const { schema, notes } = relaxInputSchema(t.inputSchema);
-    for (const n of notes) relaxed.push({ name: t.name, ...n });
-    tools.push({ name: t.name, inputSchema: schema });
+    for (const n of schemaNotes(t.inputSchema)) relaxed.push({ name: t.name, ...n });
+    tools.push({ name: t.name, inputSchema: t.inputSchema });
   }
   const unchecked = new Map<string, string>();
-  const createValidator = (tools: McpTool[]) => makeValidator(tools, { scan: scanArgs });
+  // A defaulted required property may be left out: the server fills it in (Playwright's schemas).
+  const createValidator = (tools: McpTool[]) =>
+    makeValidator(tools, { scan: scanArgs, defaultsSatisfyRequired: true });
   try {
     return { tools, validator: createValidator(tools), unchecked, relaxed };
   } catch {
@@ -211,7 +217,10 @@ export function judgeCall(params: unknown, compiled: CompiledTools, options: Jud
     return { allowed: false, name, verdict, feedback, result: rejection(feedback, []) };
   }
   // The validator scans arguments only under "block" (see compileTools); "warn" scans here, or later.
-  const verdict = compiled.validator.validate([{ name, arguments: args }]).calls[0];
+  const call = options.callId === undefined
+    ? { name, arguments: args }
+    : { id: options.callId, name, arguments: args };
+  const verdict = compiled.validator.validate([call]).calls[0];
   const findings = [...verdict.findings, ...secrets];
   if (findings.length > 0) return refused(name, { ...verdict, allowed: false, findings }, tools);
   if (options.injection !== "warn") return { allowed: true, name, verdict };

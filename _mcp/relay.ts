@@ -291,7 +291,8 @@ class McpRelay {
     return this.#outChain;
   };
 
-  readonly #toServer = (frame: McpFrame): void => {
+  /** Write to the server; returns a promise while its stdin is full, settled once it has taken the bytes. */
+  readonly #toServer = (frame: McpFrame): void | Promise<void> => {
     const stdin = this.#child?.stdin;
     if (!stdin) return;
     const full = stdin.write(frame.bytes ? withNewline(frame.bytes) : encodeMessage(frame.message));
@@ -299,6 +300,7 @@ class McpRelay {
       // Wait for the pipe to drain, or for the server to be gone (then it never drains).
       this.#drainWait = Promise.race([full, this.#exited]).finally(() => (this.#drainWait = null));
     }
+    return this.#drainWait ?? undefined;
   };
 
   /** Server to client, until the server's stdout closes. */

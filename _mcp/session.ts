@@ -32,8 +32,11 @@ export interface SessionHooks {
   strict: boolean;
   /** The names of the tools the server declares, once known. */
   declared(): ReadonlySet<string> | null;
-  /** Judge a call like `checkCall`, leaving a "warn" injection scan for after the call is forwarded. */
-  judge(params: unknown): DeferredCheck;
+  /**
+   * Judge a call like `checkCall`, leaving a "warn" injection scan for after the call is forwarded. The
+   * verdict carries the request's JSON-RPC id (so the validator need not hash the arguments for one).
+   */
+  judge(params: unknown, id: JsonRpcId): DeferredCheck;
   /** The server said its tools changed: re-read them before the next call. */
   markStale(): void;
   /** How long to wait for the guard's own `tools/list`. */
@@ -100,6 +103,8 @@ export class GuardedSession implements McpSession {
   #ownCounter = 0;
   /** Client batches being answered element by element, under each of their requests' keys. */
   readonly #batches = new Map<string, Batch>();
+  /** Injection scans of the calls being forwarded, run once they are sent (see #sent). */
+  readonly #scans: (() => void)[] = [];
   readonly #ownPrefix = `toolguard-${Math.random().toString(36).slice(2, 10)}-`;
 
   constructor(guard: McpGuard, sinks: McpSinks, hooks: SessionHooks) {
@@ -274,13 +279,29 @@ export class GuardedSession implements McpSession {
     if (Array.isArray(m)) {
       if (!this.#guard.toolsKnown && m.some(isCall)) return this.#hold(frame);
       const kept = m.filter((x) => !isRecord(x) || this.#judgeClient(x) === "forward");
-      if (kept.length === m.length) return this.#sinks.toServer(frame);
-      if (kept.length > 0) return this.#sinks.toServer({ message: kept, extra: frame.extra });
+      if (kept.length === m.length) return this.#sent(this.#sinks.toServer(frame));
+      if (kept.length > 0) return this.#sent(this.#sinks.toServer({ message: kept, extra: frame.extra }));
       return;
     }
     const decision = this.#judgeClient(m);
     if (decision === "wait") return this.#hold(frame);
-    if (decision === "forward") return this.#sinks.toServer(frame);
+    if (decision === "forward") return this.#sent(this.#sinks.toServer(frame));
+  }
+
+  /**
+   * The frame's calls are on their way: run their deferred injection scans once the server sink has taken
+   * the bytes (when it returns a promise, e.g. a full pipe), so a large call reaches the server whole and
+   * the server works while we scan, instead of waiting for the scan to let the write go on.
+   */
+  #sent(sent: void | Promise<void>): void | Promise<void> {
+    const scans = this.#scans.splice(0);
+    if (scans.length === 0) return sent;
+    const run = () => {
+      for (const scan of scans) scan();
+    };
+    if (sent instanceof Promise) sent.then(run, run);
+    else queueMicrotask(run);
+    return sent;
   }
 
   /** Keep a frame until the tool list is known, fetching it. */
@@ -304,7 +325,7 @@ export class GuardedSession implements McpSession {
       return "forward";
     }
     if (!this.#guard.toolsKnown) return "wait";
-    const check = this.#hooks.judge(m.params);
+    const check = this.#hooks.judge(m.params, id);
     const { name } = check;
     if (!check.allowed) {
       const { verdict, feedback } = check;
@@ -314,9 +335,8 @@ export class GuardedSession implements McpSession {
     }
     const later = check.later;
     if (later !== undefined) {
-      // Reported, never blocking: scanned once the call is on its way (the write to the server is issued
-      // synchronously by the caller, before this microtask runs), so the server works while we scan.
-      queueMicrotask(() => {
+      // Reported, never blocking: scanned once the call is on its way (see #sent).
+      this.#scans.push(() => {
         const findings = later();
         if (findings.length > 0) this.#hooks.emit({ event: "injection_warning", id, name, findings });
       });

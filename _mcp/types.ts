@@ -159,8 +159,9 @@ export interface McpToolsSummary {
   /** Tools whose schema cannot be enforced, with the validator's reason. */
   unchecked: { name: string; error: string }[];
   /**
-   * What was relaxed before compiling (unknown formats as annotations, defaulted required properties made
-   * optional): the schema as declared would have rejected legitimate calls.
+   * What is accepted more leniently than the schema's letter (unknown formats are annotations; a required
+   * property that declares a default may be left out, the validator's `defaultsSatisfyRequired`): the
+   * schema read to the letter would have rejected legitimate calls.
    */
   relaxed: { name: string; pointer: string; note: string }[];
 }

@@ -14,6 +14,7 @@ import { depthOver, parseJson, rawSpan, resolveLocalRef } from "../_common/json.
 import { normaliseCalls, type NormalisedCall, type NormalisedTool, normaliseTools } from "./providers.ts";
 import { coerceValue, repairJson } from "./repair.ts";
 import { scan } from "../_scan/scan.ts";
+import { relaxDefaults } from "./defaults.ts";
 
 /** Options for {@link createValidator} and {@link validateToolCalls}. */
 export interface ValidateOptions {
@@ -31,6 +32,11 @@ export interface ValidateOptions {
   assertFormats?: boolean;
   /** Generate specialised code where the runtime allows `new Function` (default true). */
   codegen?: boolean;
+  /**
+   * Let a call leave out a `required` property that declares a `default` (the tool fills it in), as MCP
+   * servers built on zod schemas expect. Default false: `required` means what JSON Schema says.
+   */
+  defaultsSatisfyRequired?: boolean;
 }
 
 /** Options for {@link validateToolCalls}. */
@@ -370,6 +376,28 @@ export function nearestName(name: string, names: readonly string[]): string | un
  * assert.deepEqual(call.arguments, { a: 2 });
  * assert.ok(call.repairs && call.repairs.length > 0);
  * ```
+ *
+ * @example Let a required property that has a default be left out (defaultsSatisfyRequired)
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { createValidator } from "@toolguard/toolguard/validate";
+ *
+ * // Zod-built MCP schemas list defaulted properties as required; the tool fills the default in.
+ * const tools = [{
+ *   name: "screenshot",
+ *   inputSchema: {
+ *     type: "object",
+ *     properties: { type: { type: "string", default: "png" }, name: { type: "string" } },
+ *     required: ["type", "name"],
+ *   },
+ * }];
+ * const call = { name: "screenshot", arguments: { name: "page" } };
+ * assert.equal(createValidator(tools).validate([call]).allowed, false);
+ * const lenient = createValidator(tools, { defaultsSatisfyRequired: true });
+ * assert.equal(lenient.validate([call]).allowed, true);
+ * // Only a defaulted property may be left out.
+ * assert.equal(lenient.validate([{ name: "screenshot", arguments: {} }]).allowed, false);
+ * ```
  */
 export function createValidator(tools: readonly unknown[], options: ValidateOptions = {}): Validator {
   return makeValidator({ kind: "allowlist", tools: normaliseTools(tools) }, options);
@@ -419,7 +447,11 @@ function makeValidator(declaration: Declaration, options: ValidateOptions): Vali
   const normalised = declaration.kind === "allowlist" ? declaration.tools : [];
   const byName = new Map<string, Compiled>();
   const compiling = compileOptions(options);
-  for (const tool of normalised) byName.set(tool.name, compileTool(tool, compiling));
+  const relax = options.defaultsSatisfyRequired === true;
+  for (const tool of normalised) {
+    const compiled = relax ? { ...tool, schema: relaxDefaults(tool.schema).schema } : tool;
+    byName.set(tool.name, compileTool(compiled, compiling));
+  }
   const allow = declaration.kind === "allowlist" ? normalised.map((t) => t.name) : null;
   const cfg = config(options);
   return {
@@ -766,6 +798,7 @@ function optionsKey(options: ValidateOptions): string {
     cfg.scan,
     cfg.maxDepth,
     cfg.maxLength,
+    options.defaultsSatisfyRequired === true,
     ...COMPILE_OPTION_KEYS.map((k) => compiled[k]),
   ]);
 }
@@ -818,10 +851,15 @@ interface Config {
   maxLength: number;
 }
 
-/** Compile-time proof that every option of {@link ValidateOptions} is used: resolved here, or passed to the compiler. */
-const _everyValidateOption:
-  Exclude<keyof ValidateOptions, keyof Config | typeof COMPILE_OPTION_KEYS[number]> extends never ? true
-    : never = true;
+/**
+ * Compile-time proof that every option of {@link ValidateOptions} is used: resolved here, passed to the
+ * compiler, or (`defaultsSatisfyRequired`) applied to the schemas before they are compiled.
+ */
+const _everyValidateOption: Exclude<
+  keyof ValidateOptions,
+  keyof Config | typeof COMPILE_OPTION_KEYS[number] | "defaultsSatisfyRequired"
+> extends never ? true
+  : never = true;
 
 /** Resolves the options the call judges read, defaults filled in. */
 function config(options: ValidateOptions): Config {

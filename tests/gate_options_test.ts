@@ -113,6 +113,12 @@ const CASES: { [K in keyof Required<ValidateOptions>]: Case } = {
     { assertFormats: false },
     [false, true],
   ),
+  defaultsSatisfyRequired: verdictCase(
+    { type: "object", properties: { q: { type: "string", default: "cats" } }, required: ["q"] },
+    "{}",
+    { defaultsSatisfyRequired: true },
+    [false, true],
+  ),
   codegen: {
     set: { codegen: false },
     observe: (path, options) => {

@@ -21,6 +21,7 @@ const TOOLS = [{
       s: { type: "string", format: "email" },
       q: { type: "string" },
       d: { type: "array" },
+      o: { type: "object", properties: { r: { type: "number", default: 1 } }, required: ["r"] },
     },
   },
 }];
@@ -92,6 +93,10 @@ const CASES: Record<keyof ValidateOptions, (run: Run) => Promise<void>> = {
   assertFormats: async (run) => {
     assert.deepEqual(codes(await run('{"s":"nope"}', {})), ["argument_constraint"]);
     assert.deepEqual(codes(await run('{"s":"nope"}', { assertFormats: false })), []);
+  },
+  defaultsSatisfyRequired: async (run) => {
+    assert.deepEqual(codes(await run('{"o":{}}', {})), ["missing_required_argument"]);
+    assert.deepEqual(codes(await run('{"o":{}}', { defaultsSatisfyRequired: true })), []);
   },
   codegen: async (run) => {
     let pending: Verdict | Promise<Verdict> | undefined;
