@@ -129,9 +129,48 @@ const NAME_LIKE = /`([A-Za-z][\w.-]{1,63})`|\b([a-z][a-z0-9]*(?:[_-][a-z0-9]+)+)
 
 /** Options for {@linkcode checkDescription}. */
 export interface DescriptionCheckOptions {
-  /** Names of the tools this server declares (a description may name those freely); null: not known yet, no shadowing check. */
+  /**
+   * Names (and titles) of the tools this server declares: a description may name those freely; null: not
+   * known yet, no shadowing check.
+   */
   declared: ReadonlySet<string> | null;
 }
+
+/**
+ * A prohibition just before a rule's verb ("Do not include any API keys in your query"): the opposite of
+ * an order, unless it is one in disguise ("do not forget to read …").
+ */
+const PROHIBITED_BEFORE =
+  /\b(?:do not|don't|never|must not|mustn't|should not|shouldn't|cannot|can't|avoid)\s+(?:(?:ever|to|try|attempt)\s+)?$/i;
+
+/** True when the match of a description rule at `index` is a prohibition, not an instruction. */
+function prohibited(text: string, index: number): boolean {
+  return PROHIBITED_BEFORE.test(text.slice(Math.max(0, index - 32), index));
+}
+
+/** The tool a forced-tool-use match names: the quoted text after the verb, or the identifier. */
+const NAMED_TOOL =
+  /\b(?:call|invoke|use|run|execute|trigger)\s+(?:the\s+)?(?:([`'"])([^`'"\n]{1,80})\1|([\w.-]+))/i;
+
+/**
+ * True when a scanner finding orders the model to call a tool this server declares (by name or title):
+ * "You must call 'Resolve Library ID' first" is a workflow the server describes, not poisoning. An order to
+ * call another server's tool stays flagged here, and as shadowing.
+ */
+function callsOwnTool(text: string, finding: ScanFinding, declared: ReadonlySet<string> | null): boolean {
+  if (declared === null || finding.category !== "forced_tool_use") return false;
+  const m = NAMED_TOOL.exec(text.slice(finding.start, finding.end + 80));
+  const named = (m?.[2] ?? m?.[3] ?? "").toLowerCase();
+  if (named === "") return false;
+  for (const name of declared) if (name.toLowerCase() === named) return true;
+  return false;
+}
+
+/**
+ * Scanner rules that do not apply to descriptions: a description addresses the model by nature ("Claude:
+ * …" in an example dialogue is not data speaking to the model out of turn).
+ */
+const NOT_FOR_DESCRIPTIONS: ReadonlySet<string> = new Set(["override.addresses_ai"]);
 
 /** Spans naming tools the server does not declare: well-known tools, or any name after "call/use … tool". */
 function shadowing(text: string, declared: ReadonlySet<string>): DescriptionFinding[] {
@@ -181,16 +220,13 @@ function sentenceAround(text: string, start: number, end: number): [number, numb
  */
 export function checkDescription(text: string, options: DescriptionCheckOptions): DescriptionFinding[] {
   if (text.length === 0) return [];
-  const found: DescriptionFinding[] = scan(text, { context: "tool_output" }).findings.map((f) => ({
-    category: f.category,
-    rule: f.rule,
-    start: f.start,
-    end: f.end,
-    excerpt: f.excerpt,
-  }));
+  const found: DescriptionFinding[] = scan(text, { context: "tool_output" }).findings
+    .filter((f) => !NOT_FOR_DESCRIPTIONS.has(f.rule) && !callsOwnTool(text, f, options.declared))
+    .map((f) => ({ category: f.category, rule: f.rule, start: f.start, end: f.end, excerpt: f.excerpt }));
   for (const rule of RULES) {
     rule.re.lastIndex = 0;
     for (const m of text.matchAll(rule.re)) {
+      if (rule.category !== "hidden_block" && prohibited(text, m.index)) continue;
       const excerpt = m[0].length > 80 ? `${m[0].slice(0, 77)}...` : m[0];
       const [start, end] = rule.exact ? [m.index, m.index + m[0].length] : [m.index, m.index + m[0].length];
       found.push({ category: rule.category, rule: rule.name, start, end, excerpt });
@@ -294,6 +330,19 @@ function cleanTree(
   return copy ?? value;
 }
 
+/** The titles tools carry (`title`, `annotations.title`): descriptions name tools by them too. */
+function titlesOf(entries: readonly unknown[]): string[] {
+  const titles: string[] = [];
+  for (const entry of entries) {
+    if (!isRecord(entry)) continue;
+    if (typeof entry.title === "string") titles.push(entry.title);
+    if (isRecord(entry.annotations) && typeof entry.annotations.title === "string") {
+      titles.push(entry.annotations.title);
+    }
+  }
+  return titles;
+}
+
 /**
  * Check the descriptions in the result of a listing (`tools/list`, `prompts/list`, `resources/list`,
  * `resources/templates/list`) or of `initialize` (the server's `instructions`): flagged spans are replaced
@@ -322,6 +371,9 @@ export function cleanListing(
   const listing = LISTINGS[method];
   const entries = listing ? result[listing.key] : undefined;
   if (!listing || !Array.isArray(entries)) return { result, flagged, hidden };
+  if (method === "tools/list" && options.declared !== null) {
+    options = { ...options, declared: new Set([...options.declared, ...titlesOf(entries)]) };
+  }
   const out: unknown[] = [];
   let changed = false;
   entries.forEach((entry, i) => {
