@@ -182,13 +182,6 @@ const NON_ASCII = /[^\x00-\x7f]/;
 const ODD_SPACE = /[\t\v\f\r]/;
 /** Where pass 2 could join letter spacing: a stand-alone letter, a spacer, a letter, the same spacer, a letter. */
 const LETTER_SPACED = /(?<![a-z0-9])[a-z]([ .\-_*|/])[a-z]\1[a-z](?![a-z0-9])/;
-/**
- * Anything that makes folding more than lower-casing: a non-ASCII character, tab, vertical tab, form feed or
- * CR, a whitespace run, or letter spacing in either case.
- */
-const UNUSUAL =
-  // deno-lint-ignore no-control-regex -- control characters are what this looks for
-  /[^\x00-\x08\x0a\x0e-\x7f]|[ \n]{2}|(?<![a-zA-Z0-9])[a-zA-Z]([ .\-_*|/])[a-zA-Z]\1[a-zA-Z](?![a-zA-Z0-9])/;
 /** A whitespace run pass 2 collapses. */
 const SPACE_RUN = /[ \n]{2,}/g;
 
@@ -203,9 +196,8 @@ const SPACE_RUN = /[ \n]{2,}/g;
  * @returns The folded text and its index maps into `text`.
  */
 export function fold(text: string): Folded {
-  // One test clears the common case: ASCII with no odd whitespace, whitespace run or letter spacing folds to
-  // its lower case, character for character.
-  if (!UNUSUAL.test(text)) return new LazyFolded(text.toLowerCase(), text, "identity");
+  // A few single-purpose tests, each a fast native scan, clear the common case: ASCII with no odd whitespace,
+  // whitespace run or letter spacing folds to its lower case, character for character.
   if (NON_ASCII.test(text)) return foldFull(text);
   let t = text.toLowerCase();
   if (ODD_SPACE.test(t)) t = t.replace(/[\t\v\f]/g, " ").replace(/\r/g, "\n");

@@ -6,6 +6,7 @@
 import { fold, type Folded, mapSpan } from "./fold.ts";
 import { type Rule, RULES } from "./rules.ts";
 import { escapeRegExp as escape, nextMatch } from "./match.ts";
+import { foldsToLowerCase } from "./prefilter.ts";
 import type { ScanCategory, ScanContext, ScanFinding, ScanOptions, ScanResult } from "../types.ts";
 
 /** Every context, in the order messages name them; its type makes sure none is left out. */
@@ -64,6 +65,11 @@ interface Plan {
    * letters with `[^a-z]*` between them), so the letters-only text is built only when it could match.
    */
   squashedGate: RegExp | null;
+  /**
+   * Either gate, case-insensitively, for the original text when it folds to its lower case (see
+   * `foldsToLowerCase`): no match proves that no rule can match. Null when a gate is null.
+   */
+  quick: RegExp | null;
 }
 
 /** Per rule: its needles and its anchors as one expression each (null when the rule has none). */
@@ -110,17 +116,32 @@ function spreadGateOf(rules: readonly Rule[]): RegExp | null {
   return words.size === 0 ? null : new RegExp([...words].map((w) => w.split("").join("[^a-z]*")).join("|"));
 }
 
+/**
+ * The plan's `quick` test: either gate, case-insensitively, for the original of a text that folds to its lower
+ * case. Null when a gate is null (some rule may match anywhere).
+ */
+function quickOf(gate: RegExp | null, squashedGate: RegExp | null, squashed: boolean): RegExp | null {
+  if (gate === null || (squashed && squashedGate === null)) return null;
+  return new RegExp(squashedGate === null ? gate.source : `${gate.source}|${squashedGate.source}`, "i");
+}
+
+/** Texts up to this long try the plan's `quick` test first: for them fixed costs dominate. */
+const QUICK_UP_TO = 512;
+
 const PLANS = new Map<ScanContext, Plan>();
 for (const context of SCAN_CONTEXTS) {
   const active = RULES.filter((rule) => !rule.contexts || rule.contexts.includes(context));
   const folded = active.filter((rule) => !rule.raw && !rule.squashed);
   const squashed = active.filter((rule) => rule.squashed);
+  const gate = gateOf(folded);
+  const squashedGate = spreadGateOf(squashed);
   PLANS.set(context, {
     raw: active.filter((rule) => rule.raw),
     folded,
     squashed,
-    gate: gateOf(folded),
-    squashedGate: spreadGateOf(squashed),
+    gate,
+    squashedGate,
+    quick: quickOf(gate, squashedGate, squashed.length > 0),
   });
 }
 
@@ -212,6 +233,9 @@ export function scan(text: string, options: ScanOptions = {}): ScanResult {
   }
 
   const plan = PLANS.get(context)!;
+  if (text.length <= QUICK_UP_TO && plan.quick !== null && foldsToLowerCase(text) && !plan.quick.test(text)) {
+    return resultOf(raw);
+  }
   if (plan.raw.length > 0 && NON_ASCII.test(text)) {
     for (const rule of plan.raw) {
       if (wanted && !wanted.has(rule.category)) continue;
@@ -242,6 +266,11 @@ export function scan(text: string, options: ScanOptions = {}): ScanResult {
       }
     }
   }
+  return resultOf(raw);
+}
+
+/** The result for the findings the rules reported, in any order. */
+function resultOf(raw: ScanFinding[]): ScanResult {
   if (raw.length === 0) return { blocked: false, categories: [], findings: [] };
   // Rules run grouped by the text they read; restore the rule-table order, which breaks ties between equal spans.
   if (raw.length > 1) raw.sort((a, b) => (ORDER.get(a.rule) ?? -1) - (ORDER.get(b.rule) ?? -1));
