@@ -440,3 +440,18 @@ export function mapSpan(f: Folded, start: number, end: number): [number, number]
   const e = Math.max(s, Math.min(end, f.ends.length) - 1);
   return [f.starts[s], f.ends[e]];
 }
+
+/**
+ * True when the code unit `c` folds to one or more word units (letters, digits, anything beyond ASCII) on its
+ * own: an ASCII letter or digit, or a character outside ASCII that is no surrogate, no space and no invisible
+ * character. Between two such units on each side the fold has no whitespace run or letter spacing to join, so
+ * folding the text on either side separately gives the same as folding it whole (see segments.ts).
+ */
+export function isSolid(c: number): boolean {
+  if (c < 0x80) return (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a) || (c >= 0x30 && c <= 0x39);
+  if ((c >= 0xD800 && c <= 0xDFFF) || isSpace(c) || isInvisible(c)) return false;
+  const f = foldCodePoint(c);
+  if (f.length === 0) return false;
+  for (let k = 0; k < f.length; k++) if (!isWordUnit(f.charCodeAt(k))) return false;
+  return true;
+}

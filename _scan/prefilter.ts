@@ -24,7 +24,7 @@ function isAlnum(c: number): boolean {
  * form feed or CR, no run of spaces and newlines, and no letter spacing ("i g n o r e": a stand-alone letter,
  * a spacer, a letter, the same spacer, a letter, then no letter or digit). `fold` tests the same things.
  *
- * @example
+ * @example Which strings fold to their lower case
  * ```ts
  * import assert from "node:assert/strict";
  * import { foldsToLowerCase } from "./prefilter.ts";

@@ -33,10 +33,23 @@ export interface Rule {
   maxLen?: number;
   /** Contexts the rule applies to; default all. */
   contexts?: readonly ScanContext[];
-  /** Custom matcher over the folded text, used instead of `re` when present: returns `[start, end]` spans. */
-  find?: (folded: string) => Array<[number, number]>;
+  /**
+   * Custom matcher over the folded text, used instead of `re` when present: returns `[start, end]` spans. With
+   * a cursor it resumes its searches where the cursor says, reports only what it finds at positions before
+   * `cursor.until`, and leaves the cursor where the next search would start (so the text can be read in
+   * windows, see segments.ts). It reads a bounded distance around each position (at most `maxContext`).
+   */
+  find?: (folded: string, cursor?: FindCursor) => Array<[number, number]>;
   /** A further test on the folded text around a match (constant work per match); false drops the match. */
   accept?: (folded: string, start: number, end: number, upper: (i: number) => boolean) => boolean;
+}
+
+/** Where a `Rule.find` matcher resumes each of its searches, and the position before which it reports. */
+export interface FindCursor {
+  /** Per search the matcher runs, where it resumes; moved on by the matcher. */
+  from: number[];
+  /** Searches stop at the first position at or after this one (without consuming it). */
+  until: number;
 }
 
 /** Text that arrived as data, not from the principal: words aimed at the assistant are suspect there. */
@@ -140,9 +153,15 @@ const URL_STOP = /[\s)"'>]/;
  * Markdown images and links (`![alt](url)`, `[text](url)`) and HTML images (`<img src=url>`) whose absolute
  * address carries data out: a query holding a template to be filled in (`{`, `$`, `<`, `%7b`), or a long
  * data-like value (32+ characters for images, which load without a click; 64+ for links). Linear: each `](`
- * or `<img` is examined once with bounded look-back and bounded look-ahead.
+ * or `<img` is examined once with bounded look-back (300 characters) and bounded look-ahead (2 500).
+ *
+ * With a cursor, the `](` search resumes at `cursor.from[0]` and the `<img` search at `cursor.from[1]`; each
+ * stops at the first opening at or after `cursor.until` and leaves it in the cursor.
  */
-export function findDataUrls(t: string): Array<[number, number]> {
+export function findDataUrls(
+  t: string,
+  cursor: FindCursor = { from: [0, 0], until: t.length },
+): Array<[number, number]> {
   const out: Array<[number, number]> = [];
   // Returns where the address ended, so the next search starts there: each character is read once.
   const check = (open: number, urlStart: number, kind: "image" | "link"): number => {
@@ -171,8 +190,8 @@ export function findDataUrls(t: string): Array<[number, number]> {
     if (bad) out.push([open, Math.min(t.length, e + (t[e] === ")" ? 1 : 0))]);
     return e;
   };
-  let i = t.indexOf("](");
-  while (i >= 0) {
+  let i = t.indexOf("](", cursor.from[0]);
+  while (i >= 0 && i < cursor.until) {
     // Bounded look-back for the opening bracket.
     let j = i - 1;
     const lo = Math.max(0, i - 300);
@@ -184,8 +203,9 @@ export function findDataUrls(t: string): Array<[number, number]> {
     }
     i = t.indexOf("](", next);
   }
-  let k = t.indexOf("<img");
-  while (k >= 0) {
+  cursor.from[0] = i < 0 ? t.length : i;
+  let k = t.indexOf("<img", cursor.from[1]);
+  while (k >= 0 && k < cursor.until) {
     const tagEnd = t.indexOf(">", k);
     const end = Math.min(tagEnd < 0 ? t.length : tagEnd, k + 400);
     const m = /\bsrc ?= ?["']?/.exec(t.slice(k, end));
@@ -193,6 +213,7 @@ export function findDataUrls(t: string): Array<[number, number]> {
     if (m) next = Math.max(next, check(k, k + m.index + m[0].length, "image"));
     k = t.indexOf("<img", next);
   }
+  cursor.from[1] = k < 0 ? t.length : k;
   return out;
 }
 

@@ -3,7 +3,8 @@
  *
  * @module
  */
-import { fold, type Folded, mapSpan } from "./fold.ts";
+import { type Folded, mapSpan } from "./fold.ts";
+import { CONTEXT, cutAtOrAfter, wholeWindow, type Window, windowOf } from "./segments.ts";
 import { type Rule, RULES } from "./rules.ts";
 import { escapeRegExp as escape, nextMatch } from "./match.ts";
 import { foldsToLowerCase } from "./prefilter.ts";
@@ -213,6 +214,17 @@ function optionInjection(text: string): boolean {
  * @throws {TypeError} When `text` is not a string or `context` is not one of the four known contexts.
  */
 export function scan(text: string, options: ScanOptions = {}): ScanResult {
+  return scanInSegments(text, options, SEGMENT);
+}
+
+/** Original characters per core: texts longer than two cores are read in windows (see segments.ts). */
+const SEGMENT = 1 << 20;
+
+/**
+ * `scan` with the segment length as a parameter (tests use short ones to put many window edges in a text):
+ * texts longer than two segments are read in windows of about one segment plus context.
+ */
+export function scanInSegments(text: string, options: ScanOptions, segment: number): ScanResult {
   if (typeof text !== "string") {
     throw new TypeError(`scan() needs a string to scan, got ${text === null ? "null" : typeof text}`);
   }
@@ -244,28 +256,8 @@ export function scan(text: string, options: ScanOptions = {}): ScanResult {
     }
   }
 
-  const folded = fold(text);
-  if (plan.folded.length > 0 && (plan.gate === null || plan.gate.test(folded.text))) {
-    runFolded(plan.folded, text, folded, wanted, add);
-  }
-  if (plan.squashed.length > 0 && (plan.squashedGate === null || plan.squashedGate.test(folded.text))) {
-    const sq = new Squashed(folded);
-    const matching = { windowed: sq.text.length >= WINDOWED_FROM };
-    for (const rule of plan.squashed) {
-      if (wanted && !wanted.has(rule.category)) continue;
-      if (!mayMatch(rule, sq.text)) continue;
-      for (let from = 0;;) {
-        const span = nextMatch(rule, sq.text, from, matching);
-        if (span === null) break;
-        const [ms, me] = span;
-        from = me > ms ? me : ms + 1;
-        if (me === ms) continue;
-        const map = sq.map();
-        const [x, y] = mapSpan(folded, map[ms], map[me - 1] + 1);
-        add(rule.category, rule.name, x, y);
-      }
-    }
-  }
+  if (text.length > 2 * segment) runSegments(text, plan, wanted, add, segment);
+  else runWindow(wholeWindow(text), text, plan, wanted, new Map(), 0, 0, add);
   return resultOf(raw);
 }
 
@@ -286,40 +278,178 @@ function mayMatch(rule: Rule, text: string): boolean {
   return (pre.needles === null || pre.needles.test(text)) && (pre.anchors === null || pre.anchors.test(text));
 }
 
-/** Runs the rules over the folded text. */
+/** Reports one finding, in original offsets. */
+type Add = (category: ScanCategory, rule: string, start: number, end: number) => void;
+
+/**
+ * Per rule, where its next search starts (one position per search; `Rule.find` may run several), in indices
+ * of the whole folded text, or of the whole letters-only text for the squashed rules.
+ */
+type Cursors = Map<Rule, number[]>;
+
+/** Characters at a window's end within which a match might read differently in a wider window. */
+const EDGE = 64;
+
+/**
+ * Reads a long text window by window (see segments.ts), carrying each rule's search position across, so the
+ * findings are those of one run over the whole text. A window whose run needed more context than it had is
+ * run again with more.
+ */
+function runSegments(
+  text: string,
+  plan: Plan,
+  wanted: Set<ScanCategory> | null,
+  add: Add,
+  segment: number,
+): void {
+  const n = text.length;
+  let cursors: Cursors = new Map();
+  let base = 0;
+  let letterBase = 0;
+  for (let start = 0; start < n;) {
+    const end = n - start <= segment ? n : cutAtOrAfter(text, start + segment);
+    let left = 2 * CONTEXT;
+    let right = 2 * CONTEXT;
+    for (;;) {
+      const w = windowOf(text, start, end, left, right);
+      if (w === "left" || w === "right") {
+        if (w === "left") left *= 2;
+        else right *= 2;
+        continue;
+      }
+      const found: Parameters<Add>[] = [];
+      const next: Cursors = new Map([...cursors].map(([rule, at]) => [rule, [...at]]));
+      if (!runWindow(w, text, plan, wanted, next, base, letterBase, (...f) => found.push(f))) {
+        right *= 2;
+        continue;
+      }
+      for (const f of found) add(...f);
+      cursors = next;
+      base += w.coreEnd - w.coreStart;
+      letterBase += w.coreLetters;
+      break;
+    }
+    start = end;
+  }
+}
+
+/**
+ * Runs the plan's folded and letters-only rules over one window and reports (in original offsets) what they
+ * find at positions in its core. `base` and `letterBase` are the indices of the core's start in the whole
+ * folded and letters-only texts; `cursors` is read and moved on. False when a match came within `EDGE` of the
+ * window's end (before the text's end): a wider window might see it differently.
+ */
+function runWindow(
+  w: Window,
+  text: string,
+  plan: Plan,
+  wanted: Set<ScanCategory> | null,
+  cursors: Cursors,
+  base: number,
+  letterBase: number,
+  add: Add,
+): boolean {
+  const ft = w.folded.text;
+  if (plan.folded.length > 0 && (plan.gate === null || plan.gate.test(ft))) {
+    if (!runFolded(plan.folded, text, w, wanted, cursors, base - w.coreStart, add)) return false;
+  }
+  if (plan.squashed.length > 0 && (plan.squashedGate === null || plan.squashedGate.test(ft))) {
+    if (!runSquashed(plan.squashed, w, wanted, cursors, letterBase - w.lettersBefore, add)) return false;
+  }
+  return true;
+}
+
+/**
+ * Runs the rules over a window's folded text; `offset` is the index in the whole folded text of the window's
+ * first folded character. False as for `runWindow`.
+ */
 function runFolded(
   rules: readonly Rule[],
   text: string,
-  folded: Folded,
+  w: Window,
   wanted: Set<ScanCategory> | null,
-  add: (category: ScanCategory, rule: string, start: number, end: number) => void,
-): void {
+  cursors: Cursors,
+  offset: number,
+  add: Add,
+): boolean {
+  const folded = w.folded;
   const ft = folded.text;
   const matching = { windowed: ft.length >= WINDOWED_FROM };
+  const limit = w.atEnd ? Infinity : ft.length - EDGE;
   // Case is folded away for matching; a rule may still ask whether the original letter was upper-case.
   const upper = (i: number) => {
-    const ch = text.charCodeAt(folded.identity ? i : folded.starts[i]);
+    const ch = text.charCodeAt(w.origin + (folded.identity ? i : folded.starts[i]));
     return ch >= 0x41 && ch <= 0x5a;
   };
+  const toText: Add = (category, rule, start, end) => add(category, rule, start + w.origin, end + w.origin);
+  // A search resumes where the previous window left it, or at the core's start: that window searched up to
+  // there and found nothing it did not report.
+  const local = (at: number) => Math.max(at - offset, w.coreStart);
   for (const rule of rules) {
     if (wanted && !wanted.has(rule.category)) continue;
     if (!mayMatch(rule, ft)) continue;
+    const at = cursors.get(rule) ?? [0, 0];
     if (rule.find) {
-      for (const [ms, me] of rule.find(ft)) report(rule, ft, folded, ms, me, upper, add);
+      const cursor = { from: at.map(local), until: w.coreEnd };
+      for (const [ms, me] of rule.find(ft, cursor)) {
+        if (me > limit) return false;
+        report(rule, ft, folded, ms, me, upper, toText);
+      }
+      cursors.set(rule, cursor.from.map((x) => x + offset));
       continue;
     }
-    for (let from = 0;;) {
+    let from = local(at[0]);
+    for (;;) {
       const span = nextMatch(rule, ft, from, matching);
-      if (span === null) break;
+      if (span === null || span[0] >= w.coreEnd) break;
       const [ms, me] = span;
+      if (me > limit) return false;
       if (me === ms) {
         from = ms + 1;
         continue;
       }
       // A rejected match may hide an acceptable one that starts inside it: resume just after its start.
-      from = report(rule, ft, folded, ms, me, upper, add) ? me : ms + 1;
+      from = report(rule, ft, folded, ms, me, upper, toText) ? me : ms + 1;
     }
+    cursors.set(rule, [from + offset]);
   }
+  return true;
+}
+
+/**
+ * Runs the rules over the letters of a window's folded text; `offset` is the index in the whole letters-only
+ * text of the window's first letter. False as for `runWindow`.
+ */
+function runSquashed(
+  rules: readonly Rule[],
+  w: Window,
+  wanted: Set<ScanCategory> | null,
+  cursors: Cursors,
+  offset: number,
+  add: Add,
+): boolean {
+  const sq = new Squashed(w.folded);
+  const matching = { windowed: sq.text.length >= WINDOWED_FROM };
+  const end = sq.text.length - w.lettersAfter;
+  const limit = w.atEnd ? Infinity : sq.text.length - EDGE;
+  for (const rule of rules) {
+    if (wanted && !wanted.has(rule.category)) continue;
+    if (!mayMatch(rule, sq.text)) continue;
+    let from = Math.max((cursors.get(rule)?.[0] ?? 0) - offset, w.lettersBefore);
+    for (;;) {
+      const span = nextMatch(rule, sq.text, from, matching);
+      if (span === null || span[0] >= end) break;
+      const [ms, me] = span;
+      if (me > limit) return false;
+      from = me > ms ? me : ms + 1;
+      if (me === ms) continue;
+      const map = sq.map();
+      const [x, y] = mapSpan(w.folded, map[ms], map[me - 1] + 1);
+      add(rule.category, rule.name, x + w.origin, y + w.origin);
+    }
+    cursors.set(rule, [from + offset]);
+  }
+  return true;
 }
 
 /** Trims, checks and reports one match on the folded text; false when the rule's `accept` rejected it. */
@@ -330,7 +460,7 @@ function report(
   ms: number,
   me: number,
   upper: (i: number) => boolean,
-  add: (category: ScanCategory, rule: string, start: number, end: number) => void,
+  add: Add,
 ): boolean {
   let s = ms;
   let e = me;
