@@ -218,7 +218,7 @@ export function scan(text: string, options: ScanOptions = {}): ScanResult {
 }
 
 /** Original characters per core: texts longer than two cores are read in windows (see segments.ts). */
-const SEGMENT = 1 << 20;
+const SEGMENT = 1 << 18;
 
 /**
  * `scan` with the segment length as a parameter (tests use short ones to put many window edges in a text):
