@@ -257,7 +257,7 @@ export function scanInSegments(text: string, options: ScanOptions, segment: numb
   }
 
   if (text.length > 2 * segment) runSegments(text, plan, wanted, add, segment);
-  else runWindow(wholeWindow(text), text, plan, wanted, new Map(), 0, 0, add);
+  else runWindow(wholeWindow(text), text, plan, wanted, new Map(), 0, add);
   return resultOf(raw);
 }
 
@@ -282,8 +282,8 @@ function mayMatch(rule: Rule, text: string): boolean {
 type Add = (category: ScanCategory, rule: string, start: number, end: number) => void;
 
 /**
- * Per rule, where its next search starts (one position per search; `Rule.find` may run several), in indices
- * of the whole folded text, or of the whole letters-only text for the squashed rules.
+ * Per rule, where its next search starts (one position per search; `Rule.find` may run several), as indices
+ * of the whole folded text (for a squashed rule: of the folded character holding the letter it resumes at).
  */
 type Cursors = Map<Rule, number[]>;
 
@@ -305,7 +305,6 @@ function runSegments(
   const n = text.length;
   let cursors: Cursors = new Map();
   let base = 0;
-  let letterBase = 0;
   for (let start = 0; start < n;) {
     const end = n - start <= segment ? n : cutAtOrAfter(text, start + segment);
     let left = 2 * CONTEXT;
@@ -319,14 +318,13 @@ function runSegments(
       }
       const found: Parameters<Add>[] = [];
       const next: Cursors = new Map([...cursors].map(([rule, at]) => [rule, [...at]]));
-      if (!runWindow(w, text, plan, wanted, next, base, letterBase, (...f) => found.push(f))) {
+      if (!runWindow(w, text, plan, wanted, next, base, (...f) => found.push(f))) {
         right *= 2;
         continue;
       }
       for (const f of found) add(...f);
       cursors = next;
       base += w.coreEnd - w.coreStart;
-      letterBase += w.coreLetters;
       break;
     }
     start = end;
@@ -335,8 +333,8 @@ function runSegments(
 
 /**
  * Runs the plan's folded and letters-only rules over one window and reports (in original offsets) what they
- * find at positions in its core. `base` and `letterBase` are the indices of the core's start in the whole
- * folded and letters-only texts; `cursors` is read and moved on. False when a match came within `EDGE` of the
+ * find at positions in its core. `base` is the index of the core's start in the whole folded text; `cursors`
+ * is read and moved on. False when a match came within `EDGE` of the
  * window's end (before the text's end): a wider window might see it differently.
  */
 function runWindow(
@@ -346,7 +344,6 @@ function runWindow(
   wanted: Set<ScanCategory> | null,
   cursors: Cursors,
   base: number,
-  letterBase: number,
   add: Add,
 ): boolean {
   const ft = w.folded.text;
@@ -354,7 +351,7 @@ function runWindow(
     if (!runFolded(plan.folded, text, w, wanted, cursors, base - w.coreStart, add)) return false;
   }
   if (plan.squashed.length > 0 && (plan.squashedGate === null || plan.squashedGate.test(ft))) {
-    if (!runSquashed(plan.squashed, w, wanted, cursors, letterBase - w.lettersBefore, add)) return false;
+    if (!runSquashed(plan.squashed, w, wanted, cursors, base - w.coreStart, add)) return false;
   }
   return true;
 }
@@ -417,8 +414,8 @@ function runFolded(
 }
 
 /**
- * Runs the rules over the letters of a window's folded text; `offset` is the index in the whole letters-only
- * text of the window's first letter. False as for `runWindow`.
+ * Runs the rules over the letters of a window's folded text; `offset` is the index in the whole folded text of
+ * the window's first folded character. False as for `runWindow`.
  */
 function runSquashed(
   rules: readonly Rule[],
@@ -435,7 +432,8 @@ function runSquashed(
   for (const rule of rules) {
     if (wanted && !wanted.has(rule.category)) continue;
     if (!mayMatch(rule, sq.text)) continue;
-    let from = Math.max((cursors.get(rule)?.[0] ?? 0) - offset, w.lettersBefore);
+    const at = cursors.get(rule)?.[0];
+    let from = Math.max(at === undefined ? 0 : lettersBefore(w.folded.text, at - offset), w.lettersBefore);
     for (;;) {
       const span = nextMatch(rule, sq.text, from, matching);
       if (span === null || span[0] >= end) break;
@@ -447,9 +445,19 @@ function runSquashed(
       const [x, y] = mapSpan(w.folded, map[ms], map[me - 1] + 1);
       add(rule.category, rule.name, x + w.origin, y + w.origin);
     }
-    cursors.set(rule, [from + offset]);
+    cursors.set(rule, [(from < sq.text.length ? sq.map()[from] : w.folded.text.length) + offset]);
   }
   return true;
+}
+
+/** Letters a-z in `s` before index `end`. */
+function lettersBefore(s: string, end: number): number {
+  let n = 0;
+  for (let i = 0, e = Math.min(end, s.length); i < e; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0x61 && c <= 0x7a) n++;
+  }
+  return n;
 }
 
 /** Trims, checks and reports one match on the folded text; false when the rule's `accept` rejected it. */

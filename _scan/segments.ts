@@ -32,8 +32,6 @@ export interface Window {
   readonly lettersBefore: number;
   /** Letters of the folded text from `coreEnd` on. */
   readonly lettersAfter: number;
-  /** Letters of the folded text in the core. */
-  readonly coreLetters: number;
   /** True when the window reaches the end of the text: a match may end where it ends. */
   readonly atEnd: boolean;
 }
@@ -94,7 +92,6 @@ export function windowOf(
     coreEnd: folded.text.length - after.length,
     lettersBefore,
     lettersAfter,
-    coreLetters: letters(folded.text) - lettersBefore - lettersAfter,
     atEnd: we === n,
   };
 }
@@ -109,7 +106,6 @@ export function wholeWindow(text: string): Window {
     coreEnd: folded.text.length,
     lettersBefore: 0,
     lettersAfter: 0,
-    coreLetters: 0,
     atEnd: true,
   };
 }
