@@ -259,11 +259,13 @@ class LazyFolded implements Folded {
 function foldFull(text: string): Folded {
   const n = text.length;
   // Pass 1: per code point, fold to lower-case ASCII-leaning units, drop invisibles, mark spaces. Buffers
-  // start at the input size and double in the rare case decompositions expand the text.
+  // start at the input size (reused from the last call when it fits) and double in the rare case
+  // decompositions expand the text.
   let cap = n + 16;
-  let units: Uint16Array = new Uint16Array(cap);
-  let s1: Int32Array = new Int32Array(cap);
-  let e1: Int32Array = new Int32Array(cap);
+  let [units, s1, e1] = cap >= SCRATCH_FROM && cap <= SCRATCH_UNITS
+    ? scratch()
+    : grow(EMPTY_U16, EMPTY_I32, EMPTY_I32, cap);
+  cap = units.length;
   let m = 0;
   for (let i = 0; i < n;) {
     const c = text.charCodeAt(i);
@@ -305,6 +307,22 @@ function foldFull(text: string): Folded {
     i += width;
   }
   return finish(units, s1, e1, m);
+}
+
+/** Largest pass-1 buffers kept between calls (in code units): a window of the segmented scan fits. */
+const SCRATCH_UNITS = 1 << 19;
+/** Shorter texts get buffers of their own: cheap to make, and short texts alone never hold the 5 MiB set. */
+const SCRATCH_FROM = 1 << 16;
+const EMPTY_U16 = new Uint16Array(0);
+const EMPTY_I32 = new Int32Array(0);
+let scratchBuffers: [Uint16Array, Int32Array, Int32Array] | undefined;
+
+/**
+ * Pass-1 buffers of `SCRATCH_UNITS`, made once: folding is synchronous and pass 2 copies what it keeps, so one
+ * set serves every call, and a long text read in windows does not leave a set per window for the collector.
+ */
+function scratch(): [Uint16Array, Int32Array, Int32Array] {
+  return scratchBuffers ??= grow(EMPTY_U16, EMPTY_I32, EMPTY_I32, SCRATCH_UNITS);
 }
 
 /** ASCII folding table: upper case to lower, CR to LF, other whitespace to a space. */

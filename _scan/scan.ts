@@ -149,8 +149,15 @@ for (const context of SCAN_CONTEXTS) {
 /** Position of each rule in the rule table (the option check comes first, at -1). */
 const ORDER = new Map<string, number>(RULES.map((rule, i) => [rule.name, i]));
 
+/** What `excerptOf` writes as an escape: tag characters, zero-width and direction controls, control codes. */
+// deno-lint-ignore no-control-regex -- control characters are what this looks for
+const HIDDEN =
+  /[\x00-\x09\x0b-\x1f\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]|\udb40[\udc00-\udc7f]/;
+
 /** Makes hidden characters visible and bounds the length. */
 function excerptOf(text: string, max: number): string {
+  // Most excerpts are short and plain: no loop, no string built character by character.
+  if (text.length <= max && !HIDDEN.test(text)) return text;
   let out = "";
   for (const ch of text) {
     const cp = ch.codePointAt(0)!;
