@@ -31,6 +31,12 @@ export interface Rule {
   anchors?: readonly string[];
   /** An upper bound on the length of any match (all quantifiers are bounded); enables windowed matching. */
   maxLen?: number;
+  /**
+   * Strings one of which every match starts with, at a word start (the character before is no letter a-z):
+   * the scanner then tries the expression only where one of them starts (see leads.ts), which finds the same
+   * matches as a run over the whole text, since such a run can only succeed there.
+   */
+  leads?: readonly string[];
   /** Contexts the rule applies to; default all. */
   contexts?: readonly ScanContext[];
   /**
@@ -74,9 +80,38 @@ const INSTRUCTIONS =
 const CONSEQUENTIAL =
   `(?:unlock|delete|remove|erase|wipe|destroy|transfer|withdraw|deposit|wire|send|e-?mail|forward|share|grant|give|revoke|disable|deactivate|enable|update|change|modify|reset|create|invite|cancel|purchase|buy|order|sell|pay|dispatch|leave|post|publish|upload|install|uninstall|move|approve|invest|unfollow|block|unblock|redirect|rename|replace|deploy|submit|unsubscribe|adjust|increase|decrease|disclose|leak|reveal|initiate|execute|lock|turn (?:off|on)|switch (?:off|on)|shut (?:off|down)|disarm|activate|schedule|book|reserve|download|restart|reboot|reroute|refund|spend|donate|empty|overwrite|encrypt|format|archive|hide|kick|ban|tweet|retweet|accept|reject|decline|mark|lower|raise|set)`;
 
+/** Verbs that rewrite text ("encode your message ..."). */
+const TRANSFORMS =
+  `(?:encode|encrypt|translate|render|rewrite|write|reverse|invert|convert|format|display|present|express|substitute|replace|scramble|shuffle|spell|capitali[sz]e|uppercase|lowercase)`;
+
 /** Verbs that move data or money somewhere. */
 const EXFIL_VERBS =
   `(?:send|e-?mail|mail|forward|transfer|wire|share|post|upload|leak|export|deliver|submit|paste|copy|sync|withdraw|deposit|invite|concatenate|provide|give|disclose|reveal|transmit|relay|publish|dm|message|text)`;
+
+/**
+ * The words an alternation such as `CONSEQUENTIAL` starts its matches with: each alternative up to its first
+ * pattern character, with an optional hyphen spelled both ways ("e-?mail": "email", "e-mail").
+ */
+function leadsOf(alternation: string): string[] {
+  const out: string[] = [];
+  // Split at the top level only: "turn (?:off|on)" is one alternative.
+  const alternatives: string[] = [""];
+  let depth = 0;
+  for (const ch of alternation.slice(3, -1)) {
+    if (ch === "|" && depth === 0) {
+      alternatives.push("");
+      continue;
+    }
+    if (ch === "(") depth++;
+    if (ch === ")") depth--;
+    alternatives[alternatives.length - 1] += ch;
+  }
+  for (const alt of alternatives) {
+    const variants = alt.includes("-?") ? [alt.replace("-?", ""), alt.replace("-?", "-")] : [alt];
+    for (const v of variants) out.push(v.split(/[(\[?*+{\\]/)[0]);
+  }
+  return out;
+}
 
 const FILLERS = new Set([
   "please",
@@ -222,6 +257,17 @@ export const RULES: readonly Rule[] = [
   // ---------------------------------------------------------------------------------------- overrides
   {
     name: "override.ignore_previous",
+    leads: [
+      "ignore",
+      "disregard",
+      "forget",
+      "neglect",
+      "discard",
+      "abandon",
+      "set aside",
+      "throw out",
+      "ditch",
+    ],
     maxLen: 160,
     needles: [
       "ignor",
@@ -253,6 +299,32 @@ export const RULES: readonly Rule[] = [
   },
   {
     name: "override.new_instructions",
+    leads: [
+      ...[
+        "new",
+        "updated",
+        "revised",
+        "real",
+        "actual",
+        "true",
+        "additional",
+        "secret",
+        "hidden",
+        "override",
+      ],
+      ...[
+        "urgent",
+        "important",
+        "priority",
+        "system",
+        "admin",
+        "developer",
+        "strictly",
+        "follow",
+        "obey",
+        "execute",
+      ],
+    ],
     needles: ["instruction", "directive", "orders", "task", "rules", "prompt", "strictly"],
     maxLen: 100,
     category: "instruction_override",
@@ -266,6 +338,7 @@ export const RULES: readonly Rule[] = [
   },
   {
     name: "override.important_message",
+    leads: ["a ", "an ", "this is a", "important", "urgent", "critical", "official", "priority", "message"],
     maxLen: 140,
     needles: ["important", "urgent", "critical", "official", "priority", "message"],
     category: "instruction_override",
@@ -278,6 +351,7 @@ export const RULES: readonly Rule[] = [
   },
   {
     name: "override.before_task",
+    leads: ["before", "after"],
     maxLen: 280,
     needles: ["before", "after"],
     category: "instruction_override",
@@ -293,6 +367,7 @@ export const RULES: readonly Rule[] = [
   },
   {
     name: "override.stop_current_task",
+    leads: ["you ", "immediately", "stop"],
     maxLen: 100,
     needles: ["stop"],
     category: "instruction_override",
@@ -302,6 +377,7 @@ export const RULES: readonly Rule[] = [
   },
   {
     name: "override.role_reassignment",
+    leads: ["from now on", "you"],
     maxLen: 100,
     needles: ["from now on", "you are", "your new", "you have been"],
     category: "instruction_override",
@@ -310,6 +386,7 @@ export const RULES: readonly Rule[] = [
   },
   {
     name: "override.secrecy",
+    leads: ["do not", "don't", "never", "without"],
     maxLen: 120,
     needles: ["do not", "don't", "never", "without"],
     category: "instruction_override",
@@ -324,13 +401,16 @@ export const RULES: readonly Rule[] = [
   },
   {
     name: "override.response_directive",
+    leads: [
+      ...["your", "can you", "could you", "would you", "will you", ...leadsOf(TRANSFORMS)],
+    ],
     maxLen: 140,
     needles: ["your "],
     category: "instruction_override",
     // Text that came in as data should not tell the assistant how to write its answer.
     re: new RegExp(
       `\\byour (?:response|answer|reply|output|responses|answers|replies|summary|message's)\\b` +
-        `|(?<![a-z])(?:(?:can|could|would|will) you )?(?:encode|encrypt|translate|render|rewrite|write|reverse|invert|convert|format|display|present|express|substitute|replace|scramble|shuffle|spell|capitali[sz]e|uppercase|lowercase) ` +
+        `|(?<![a-z])(?:(?:can|could|would|will) you )?${TRANSFORMS} ` +
         `(?:the (?:order of |letters of |words of |characters of )?)?(?:all )?(?:letters |words |characters )?(?:in |of )?your (?:message|text|words|sentences|letters)\\b`,
       "g",
     ),
@@ -347,6 +427,34 @@ export const RULES: readonly Rule[] = [
   },
   {
     name: "override.addresses_ai",
+    leads: [
+      ...[
+        "dear",
+        "hey",
+        "hi",
+        "attention",
+        "note",
+        "message",
+        "instruction",
+        "to",
+        "ai",
+        "llm",
+        "language model",
+      ],
+      ...[
+        "chatbot",
+        "copilot",
+        "chatgpt",
+        "claude",
+        "assistant",
+        "agent",
+        "model",
+        "bot",
+        "gpt",
+        "gemini",
+        "if you are",
+      ],
+    ],
     // "ai" only as a word: followed by a space, comma or colon, or ending "if you are an ai".
     anchors: [
       "ai ",
@@ -374,6 +482,10 @@ export const RULES: readonly Rule[] = [
   },
   {
     name: "override.prompt_leak",
+    leads: [
+      ...["reveal", "print", "show", "output", "repeat", "display", "leak", "disclose", "tell me", "give me"],
+      ...["write out", "spell out"],
+    ],
     anchors: ["prompt", "instructions", "above", "system message"],
     maxLen: 120,
     category: "instruction_override",
@@ -383,6 +495,7 @@ export const RULES: readonly Rule[] = [
   },
   {
     name: "override.false_authority",
+    leads: ["the user", "your", "the admin", "the owner", "the operator", "you"],
     anchors: ["authori", "approved", "permitted", "allowed", "consent", "permission", "cleared"],
     maxLen: 120,
     category: "instruction_override",
@@ -393,6 +506,7 @@ export const RULES: readonly Rule[] = [
   },
   {
     name: "override.replace_task",
+    leads: ["instead of", "do not", "don't"],
     // No `maxLen`: `[a-z]*` after the verb is unbounded, so this rule runs over the whole text.
     category: "instruction_override",
     needles: ["instead", "do not", "don't"],
@@ -403,6 +517,7 @@ export const RULES: readonly Rule[] = [
   // ------------------------------------------------------------------------------ forced tool use
   {
     name: "tool.call_named_tool",
+    leads: ["call", "use", "invoke", "run", "execute", "trigger", "utili", "using", "via", "with", "through"],
     maxLen: 160,
     needles: ["tool", "function"],
     category: "forced_tool_use",
@@ -423,6 +538,7 @@ export const RULES: readonly Rule[] = [
   },
   {
     name: "tool.must_call",
+    leads: ["you", "the assistant", "the ai", "the agent", "the model"],
     maxLen: 160,
     needles: ["you ", "the assistant", "the ai", "the agent", "the model"],
     category: "forced_tool_use",
@@ -431,6 +547,7 @@ export const RULES: readonly Rule[] = [
   },
   {
     name: "tool.imperative_on_user_data",
+    leads: leadsOf(CONSEQUENTIAL),
     // Every match ends in an owner phrase (OWNED).
     anchors: [
       "my",
@@ -463,6 +580,7 @@ export const RULES: readonly Rule[] = [
   // -------------------------------------------------------------------------------- exfiltration
   {
     name: "exfil.send_to_address",
+    leads: leadsOf(EXFIL_VERBS),
     // Every match ends in a destination (DESTINATION): an address, an account number, a web address, a domain
     // or a named place.
     anchors: [

@@ -8,6 +8,7 @@ import { CONTEXT, cutAtOrAfter, wholeWindow, type Window, windowOf } from "./seg
 import { type Rule, RULES } from "./rules.ts";
 import { escapeRegExp as escape, nextMatch } from "./match.ts";
 import { foldsToLowerCase } from "./prefilter.ts";
+import { LeadFinder } from "./leads.ts";
 import type { ScanCategory, ScanContext, ScanFinding, ScanOptions, ScanResult } from "../types.ts";
 
 /** Every context, in the order messages name them; its type makes sure none is left out. */
@@ -71,6 +72,8 @@ interface Plan {
    * `foldsToLowerCase`): no match proves that no rule can match. Null when a gate is null.
    */
   quick: RegExp | null;
+  /** The automaton over the leads of the folded rules that have them. */
+  leads: LeadFinder;
 }
 
 /** Per rule: its needles and its anchors as one expression each (null when the rule has none). */
@@ -143,6 +146,7 @@ for (const context of SCAN_CONTEXTS) {
     gate,
     squashedGate,
     quick: quickOf(gate, squashedGate, squashed.length > 0),
+    leads: new LeadFinder(folded),
   });
 }
 
@@ -150,8 +154,8 @@ for (const context of SCAN_CONTEXTS) {
 const ORDER = new Map<string, number>(RULES.map((rule, i) => [rule.name, i]));
 
 /** What `excerptOf` writes as an escape: tag characters, zero-width and direction controls, control codes. */
-// deno-lint-ignore no-control-regex -- control characters are what this looks for
 const HIDDEN =
+  // deno-lint-ignore no-control-regex -- control characters are what this looks for
   /[\x00-\x09\x0b-\x1f\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]|\udb40[\udc00-\udc7f]/;
 
 /** Makes hidden characters visible and bounds the length. */
@@ -355,7 +359,7 @@ function runWindow(
 ): boolean {
   const ft = w.folded.text;
   if (plan.folded.length > 0 && (plan.gate === null || plan.gate.test(ft))) {
-    if (!runFolded(plan.folded, text, w, wanted, cursors, base - w.coreStart, add)) return false;
+    if (!runFolded(plan, text, w, wanted, cursors, base - w.coreStart, add)) return false;
   }
   if (plan.squashed.length > 0 && (plan.squashedGate === null || plan.squashedGate.test(ft))) {
     if (!runSquashed(plan.squashed, w, wanted, cursors, base - w.coreStart, add)) return false;
@@ -368,7 +372,7 @@ function runWindow(
  * first folded character. False as for `runWindow`.
  */
 function runFolded(
-  rules: readonly Rule[],
+  plan: Plan,
   text: string,
   w: Window,
   wanted: Set<ScanCategory> | null,
@@ -389,10 +393,20 @@ function runFolded(
   // A search resumes where the previous window left it, or at the core's start: that window searched up to
   // there and found nothing it did not report.
   const local = (at: number) => Math.max(at - offset, w.coreStart);
-  for (const rule of rules) {
+  // Where each rule with leads could match, found for all of them in one pass when the first needs it.
+  let starts: number[][] | undefined;
+  for (const rule of plan.folded) {
     if (wanted && !wanted.has(rule.category)) continue;
-    if (!mayMatch(rule, ft)) continue;
     const at = cursors.get(rule) ?? [0, 0];
+    const lead = plan.leads.rules.indexOf(rule);
+    if (lead >= 0) {
+      starts ??= plan.leads.find(ft, w.coreStart, w.coreEnd);
+      const from = tryAt(rule, starts[lead], local(at[0]), ft, folded, limit, upper, toText);
+      if (from === null) return false;
+      cursors.set(rule, [from + offset]);
+      continue;
+    }
+    if (!mayMatch(rule, ft)) continue;
     if (rule.find) {
       const cursor = { from: at.map(local), until: w.coreEnd };
       for (const [ms, me] of rule.find(ft, cursor)) {
@@ -418,6 +432,42 @@ function runFolded(
     cursors.set(rule, [from + offset]);
   }
   return true;
+}
+
+/** Per rule, its expression made sticky, for `tryAt`. */
+const STICKY = new Map<Rule, RegExp>(RULES.map((rule) => [rule, new RegExp(rule.re.source, "y")]));
+
+/**
+ * The match loop of `runFolded` for a rule with leads: the expression is tried, sticky, at each position in
+ * `starts` (ascending) from `from` on. A match can only start at such a position, so this finds what the loop
+ * over the whole text finds. Returns where the next search would start, or null as for `runWindow`.
+ */
+function tryAt(
+  rule: Rule,
+  starts: readonly number[],
+  from: number,
+  ft: string,
+  folded: Folded,
+  limit: number,
+  upper: (i: number) => boolean,
+  add: Add,
+): number | null {
+  const sticky = STICKY.get(rule)!;
+  for (const p of starts) {
+    if (p < from) continue;
+    sticky.lastIndex = p;
+    const m = sticky.exec(ft);
+    if (m === null) continue;
+    const me = p + m[0].length;
+    if (me > limit) return null;
+    if (me === p) {
+      from = p + 1;
+      continue;
+    }
+    // A rejected match may hide an acceptable one that starts inside it: resume just after its start.
+    from = report(rule, ft, folded, p, me, upper, add) ? me : p + 1;
+  }
+  return from;
 }
 
 /**
