@@ -401,6 +401,8 @@ function runFolded(
     const lead = plan.leads.rules.indexOf(rule);
     if (lead >= 0) {
       starts ??= plan.leads.find(ft, w.coreStart, w.coreEnd);
+      // The needles and anchors still rule out, in one native pass, what every lead position would try.
+      if (starts[lead].length === 0 || !mayMatch(rule, ft)) continue;
       const from = tryAt(rule, starts[lead], local(at[0]), ft, folded, limit, upper, toText);
       if (from === null) return false;
       cursors.set(rule, [from + offset]);
