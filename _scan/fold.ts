@@ -264,7 +264,7 @@ function foldFull(text: string): Folded {
   let cap = n + 16;
   let [units, s1, e1] = cap >= SCRATCH_FROM && cap <= SCRATCH_UNITS
     ? scratch()
-    : grow(EMPTY_U16, EMPTY_I32, EMPTY_I32, cap);
+    : [new Uint16Array(cap), new Int32Array(cap), new Int32Array(cap)];
   cap = units.length;
   let m = 0;
   for (let i = 0; i < n;) {

@@ -80,19 +80,24 @@ export class LeadFinder {
     const endStart = this.#endStart;
     const ends = this.#ends;
     const n = t.length;
-    let previous = start > 0 ? t.charCodeAt(start - 1) : 0;
+    // Inside a word (after a letter a-z) no lead starts; the first letter after anything else starts a walk.
+    const before = start > 0 ? t.charCodeAt(start - 1) : 0;
+    let inWord = before >= 0x61 && before <= 0x7a;
     for (let p = start; p < end; p++) {
       const c = t.charCodeAt(p);
-      const wordStart = c >= 0x61 && c <= 0x7a && !(previous >= 0x61 && previous <= 0x7a);
-      previous = c;
-      if (!wordStart) continue;
+      if (c < 0x61 || c > 0x7a) {
+        inWord = false;
+        continue;
+      }
+      if (inWord) continue;
+      inWord = true;
       // Walk the trie along the text from p: every node passed that ends a lead is a lead starting at p.
       let node = 0;
       for (let j = p; j < n; j++) {
         const d = t.charCodeAt(j);
         node = d < 128 ? child[(node << SHIFT) | classes[d]] : 0;
         if (node === 0) break;
-        for (let e = endStart[node]; e < endStart[node + 1]; e++) {
+        for (let e = endStart[node], stop = endStart[node + 1]; e < stop; e++) {
           const list = lists[ends[e]];
           if (list.length === 0 || list[list.length - 1] !== p) list.push(p);
         }
