@@ -71,10 +71,11 @@ export class LeadFinder {
 
   /**
    * Per rule (in the order of `rules`), the positions in `[start, end)` of `t` where one of its leads begins
-   * at a word start (no letter a-z before it), ascending.
+   * at a word start (no letter a-z before it), ascending; undefined for a rule with none.
    */
-  find(t: string, start: number, end: number): number[][] {
-    const lists: number[][] = this.rules.map(() => []);
+  find(t: string, start: number, end: number): (number[] | undefined)[] {
+    // Lists are made on a rule's first position: most rules have none in a short text.
+    const lists: (number[] | undefined)[] = new Array(this.rules.length);
     const classes = this.#classes;
     const child = this.#child;
     const endStart = this.#endStart;
@@ -99,7 +100,8 @@ export class LeadFinder {
         if (node === 0) break;
         for (let e = endStart[node], stop = endStart[node + 1]; e < stop; e++) {
           const list = lists[ends[e]];
-          if (list.length === 0 || list[list.length - 1] !== p) list.push(p);
+          if (list === undefined) lists[ends[e]] = [p];
+          else if (list[list.length - 1] !== p) list.push(p);
         }
       }
     }

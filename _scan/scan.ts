@@ -394,7 +394,7 @@ function runFolded(
   // there and found nothing it did not report.
   const local = (at: number) => Math.max(at - offset, w.coreStart);
   // Where each rule with leads could match, found for all of them in one pass when the first needs it.
-  let starts: number[][] | undefined;
+  let starts: (number[] | undefined)[] | undefined;
   for (const rule of plan.folded) {
     if (wanted && !wanted.has(rule.category)) continue;
     const at = cursors.get(rule) ?? [0, 0];
@@ -402,8 +402,9 @@ function runFolded(
     if (lead >= 0) {
       starts ??= plan.leads.find(ft, w.coreStart, w.coreEnd);
       // The needles and anchors still rule out, in one native pass, what every lead position would try.
-      if (starts[lead].length === 0 || !mayMatch(rule, ft)) continue;
-      const from = tryAt(rule, starts[lead], local(at[0]), ft, folded, limit, upper, toText);
+      const candidates = starts[lead];
+      if (candidates === undefined || !mayMatch(rule, ft)) continue;
+      const from = tryAt(rule, candidates, local(at[0]), ft, folded, limit, upper, toText);
       if (from === null) return false;
       cursors.set(rule, [from + offset]);
       continue;
