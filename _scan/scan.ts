@@ -401,9 +401,11 @@ function runFolded(
     const lead = plan.leads.rules.indexOf(rule);
     if (lead >= 0) {
       starts ??= plan.leads.find(ft, w.coreStart, w.coreEnd);
-      // The needles and anchors still rule out, in one native pass, what every lead position would try.
       const candidates = starts[lead];
-      if (candidates === undefined || !mayMatch(rule, ft)) continue;
+      if (candidates === undefined) continue;
+      // Where leads are many, the needles and anchors may rule them all out in one native pass; where they are
+      // few, trying each costs less than that pass.
+      if (candidates.length * TRIES_PER_PASS > ft.length && !mayMatch(rule, ft)) continue;
       const from = tryAt(rule, candidates, local(at[0]), ft, folded, limit, upper, toText);
       if (from === null) return false;
       cursors.set(rule, [from + offset]);
@@ -436,6 +438,9 @@ function runFolded(
   }
   return true;
 }
+
+/** About how many characters a needle pass reads in the time one sticky try at a lead takes. */
+const TRIES_PER_PASS = 200;
 
 /** Per rule, its expression made sticky, for `tryAt`. */
 const STICKY = new Map<Rule, RegExp>(RULES.map((rule) => [rule, new RegExp(rule.re.source, "y")]));
