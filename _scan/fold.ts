@@ -193,12 +193,13 @@ const SPACE_RUN = /[ \n]{2,}/g;
  * matched. Everything else takes the code-point loop.
  *
  * @param text Any string, including lone surrogates.
+ * @param options `ascii: true` when the caller knows `text` is ASCII (it skips that test).
  * @returns The folded text and its index maps into `text`.
  */
-export function fold(text: string): Folded {
+export function fold(text: string, options: { ascii?: boolean } = {}): Folded {
   // A few single-purpose tests, each a fast native scan, clear the common case: ASCII with no odd whitespace,
   // whitespace run or letter spacing folds to its lower case, character for character.
-  if (NON_ASCII.test(text)) return foldFull(text);
+  if (!options.ascii && NON_ASCII.test(text)) return foldFull(text);
   let t = text.toLowerCase();
   if (ODD_SPACE.test(t)) t = t.replace(/[\t\v\f]/g, " ").replace(/\r/g, "\n");
   if (LETTER_SPACED.test(t)) return foldFull(text);

@@ -259,7 +259,9 @@ export function scanInSegments(text: string, options: ScanOptions, segment: numb
   if (text.length <= QUICK_UP_TO && plan.quick !== null && foldsToLowerCase(text) && !plan.quick.test(text)) {
     return resultOf(raw);
   }
-  if (plan.raw.length > 0 && NON_ASCII.test(text)) {
+  // Known once, for the raw rules and for every fold of the text or a window of it.
+  const ascii = !NON_ASCII.test(text);
+  if (plan.raw.length > 0 && !ascii) {
     for (const rule of plan.raw) {
       if (wanted && !wanted.has(rule.category)) continue;
       rule.re.lastIndex = 0;
@@ -267,8 +269,8 @@ export function scanInSegments(text: string, options: ScanOptions, segment: numb
     }
   }
 
-  if (text.length > 2 * segment) runSegments(text, plan, wanted, add, segment);
-  else runWindow(wholeWindow(text), text, plan, wanted, new Map(), 0, add);
+  if (text.length > 2 * segment) runSegments(text, plan, wanted, add, { segment, ascii });
+  else runWindow(wholeWindow(text, ascii), text, plan, wanted, new Map(), 0, add);
   return resultOf(raw);
 }
 
@@ -304,14 +306,14 @@ const EDGE = 64;
 /**
  * Reads a long text window by window (see segments.ts), carrying each rule's search position across, so the
  * findings are those of one run over the whole text. A window whose run needed more context than it had is
- * run again with more.
+ * run again with more. `ascii`: the text is known to be ASCII.
  */
 function runSegments(
   text: string,
   plan: Plan,
   wanted: Set<ScanCategory> | null,
   add: Add,
-  segment: number,
+  { segment, ascii }: { segment: number; ascii: boolean },
 ): void {
   const n = text.length;
   let cursors: Cursors = new Map();
@@ -321,7 +323,7 @@ function runSegments(
     let left = 2 * CONTEXT;
     let right = 2 * CONTEXT;
     for (;;) {
-      const w = windowOf(text, start, end, left, right);
+      const w = windowOf(text, start, end, left, right, ascii);
       if (w === "left" || w === "right") {
         if (w === "left") left *= 2;
         else right *= 2;

@@ -67,6 +67,7 @@ function letters(s: string): number {
 /**
  * The window around the core `[start, end)` (neutral cuts of `text`) with about `left` and `right` original
  * characters of context, or which side holds too little context once folded (then ask again with more).
+ * `ascii`: the caller knows the text is ASCII.
  */
 export function windowOf(
   text: string,
@@ -74,15 +75,16 @@ export function windowOf(
   end: number,
   left: number,
   right: number,
+  ascii: boolean,
 ): Window | "left" | "right" {
   const n = text.length;
   const ws = start === 0 ? 0 : cutAtOrBefore(text, start - left);
   const we = end === n ? n : cutAtOrAfter(text, end + right);
-  const before = ws === start ? "" : fold(text.slice(ws, start)).text;
+  const before = ws === start ? "" : fold(text.slice(ws, start), { ascii }).text;
   if (ws > 0 && (before.length < CONTEXT || letters(before) < LETTER_CONTEXT)) return "left";
-  const after = we === end ? "" : fold(text.slice(end, we)).text;
+  const after = we === end ? "" : fold(text.slice(end, we), { ascii }).text;
   if (we < n && (after.length < CONTEXT || letters(after) < LETTER_CONTEXT)) return "right";
-  const folded = fold(ws === 0 && we === n ? text : text.slice(ws, we));
+  const folded = fold(ws === 0 && we === n ? text : text.slice(ws, we), { ascii });
   const lettersBefore = letters(before);
   const lettersAfter = letters(after);
   return {
@@ -96,9 +98,9 @@ export function windowOf(
   };
 }
 
-/** The whole text as one window. */
-export function wholeWindow(text: string): Window {
-  const folded = fold(text);
+/** The whole text as one window; `ascii`: the caller knows it is ASCII. */
+export function wholeWindow(text: string, ascii: boolean): Window {
+  const folded = fold(text, { ascii });
   return {
     origin: 0,
     folded,
