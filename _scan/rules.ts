@@ -43,7 +43,7 @@ export interface Rule {
    * Custom matcher over the folded text, used instead of `re` when present: returns `[start, end]` spans. With
    * a cursor it resumes its searches where the cursor says, reports only what it finds at positions before
    * `cursor.until`, and leaves the cursor where the next search would start (so the text can be read in
-   * windows, see segments.ts). It reads a bounded distance around each position (at most `maxContext`).
+   * windows, see segments.ts). It reads a bounded distance around each position.
    */
   find?: (folded: string, cursor?: FindCursor) => Array<[number, number]>;
   /** A further test on the folded text around a match (constant work per match); false drops the match. */
