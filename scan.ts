@@ -7,10 +7,12 @@
  * model's tool calls, redacting what it can locate. `ollamaClassifier()` builds an optional semantic second
  * pass backed by a local model.
  *
- * It is built for the validation hot path: ASCII text with nothing unusual folds with native string operations
- * and index maps are built only when a rule matched; one combined pre-check per context proves most short
- * arguments clean in well under a microsecond; on long text each rule's expression runs only in windows around
- * words every match must contain, which finds exactly what a run over the whole text finds.
+ * It is built for the validation hot path: a short clean ASCII string is cleared by one loop and one
+ * case-insensitive anchor test; ASCII text with nothing unusual folds with native string operations and index
+ * maps are built only when a rule matched; most rules are tried only where one of the words their matches start
+ * with begins (all found in one pass), the others only in windows around words every match must contain. Text
+ * longer than 512 Ki characters is read in windows of about 256 Ki characters, so memory does not grow with
+ * the text beyond the findings; all of this finds exactly what one run over the whole text finds.
  *
  * Every category blocks: `blocked` is true exactly when a finding is reported. To let a category through,
  * leave it out of `options.categories`.

@@ -182,13 +182,6 @@ const NON_ASCII = /[^\x00-\x7f]/;
 const ODD_SPACE = /[\t\v\f\r]/;
 /** Where pass 2 could join letter spacing: a stand-alone letter, a spacer, a letter, the same spacer, a letter. */
 const LETTER_SPACED = /(?<![a-z0-9])[a-z]([ .\-_*|/])[a-z]\1[a-z](?![a-z0-9])/;
-/**
- * Anything that makes folding more than lower-casing: a non-ASCII character, tab, vertical tab, form feed or
- * CR, a whitespace run, or letter spacing in either case.
- */
-const UNUSUAL =
-  // deno-lint-ignore no-control-regex -- control characters are what this looks for
-  /[^\x00-\x08\x0a\x0e-\x7f]|[ \n]{2}|(?<![a-zA-Z0-9])[a-zA-Z]([ .\-_*|/])[a-zA-Z]\1[a-zA-Z](?![a-zA-Z0-9])/;
 /** A whitespace run pass 2 collapses. */
 const SPACE_RUN = /[ \n]{2,}/g;
 
@@ -200,13 +193,13 @@ const SPACE_RUN = /[ \n]{2,}/g;
  * matched. Everything else takes the code-point loop.
  *
  * @param text Any string, including lone surrogates.
+ * @param options `ascii: true` when the caller knows `text` is ASCII (it skips that test).
  * @returns The folded text and its index maps into `text`.
  */
-export function fold(text: string): Folded {
-  // One test clears the common case: ASCII with no odd whitespace, whitespace run or letter spacing folds to
-  // its lower case, character for character.
-  if (!UNUSUAL.test(text)) return new LazyFolded(text.toLowerCase(), text, "identity");
-  if (NON_ASCII.test(text)) return foldFull(text);
+export function fold(text: string, options: { ascii?: boolean } = {}): Folded {
+  // A few single-purpose tests, each a fast native scan, clear the common case: ASCII with no odd whitespace,
+  // whitespace run or letter spacing folds to its lower case, character for character.
+  if (!options.ascii && NON_ASCII.test(text)) return foldFull(text);
   let t = text.toLowerCase();
   if (ODD_SPACE.test(t)) t = t.replace(/[\t\v\f]/g, " ").replace(/\r/g, "\n");
   if (LETTER_SPACED.test(t)) return foldFull(text);
@@ -267,11 +260,13 @@ class LazyFolded implements Folded {
 function foldFull(text: string): Folded {
   const n = text.length;
   // Pass 1: per code point, fold to lower-case ASCII-leaning units, drop invisibles, mark spaces. Buffers
-  // start at the input size and double in the rare case decompositions expand the text.
+  // start at the input size (reused from the last call when it fits) and double in the rare case
+  // decompositions expand the text.
   let cap = n + 16;
-  let units: Uint16Array = new Uint16Array(cap);
-  let s1: Int32Array = new Int32Array(cap);
-  let e1: Int32Array = new Int32Array(cap);
+  let [units, s1, e1] = cap >= SCRATCH_FROM && cap <= SCRATCH_UNITS
+    ? scratch()
+    : [new Uint16Array(cap), new Int32Array(cap), new Int32Array(cap)];
+  cap = units.length;
   let m = 0;
   for (let i = 0; i < n;) {
     const c = text.charCodeAt(i);
@@ -313,6 +308,22 @@ function foldFull(text: string): Folded {
     i += width;
   }
   return finish(units, s1, e1, m);
+}
+
+/** Largest pass-1 buffers kept between calls (in code units): a window of the segmented scan fits. */
+const SCRATCH_UNITS = 1 << 19;
+/** Shorter texts get buffers of their own: cheap to make, and short texts alone never hold the 5 MiB set. */
+const SCRATCH_FROM = 1 << 16;
+const EMPTY_U16 = new Uint16Array(0);
+const EMPTY_I32 = new Int32Array(0);
+let scratchBuffers: [Uint16Array, Int32Array, Int32Array] | undefined;
+
+/**
+ * Pass-1 buffers of `SCRATCH_UNITS`, made once: folding is synchronous and pass 2 copies what it keeps, so one
+ * set serves every call, and a long text read in windows does not leave a set per window for the collector.
+ */
+function scratch(): [Uint16Array, Int32Array, Int32Array] {
+  return scratchBuffers ??= grow(EMPTY_U16, EMPTY_I32, EMPTY_I32, SCRATCH_UNITS);
 }
 
 /** ASCII folding table: upper case to lower, CR to LF, other whitespace to a space. */
@@ -447,4 +458,19 @@ export function mapSpan(f: Folded, start: number, end: number): [number, number]
   const s = Math.min(start, f.starts.length - 1);
   const e = Math.max(s, Math.min(end, f.ends.length) - 1);
   return [f.starts[s], f.ends[e]];
+}
+
+/**
+ * True when the code unit `c` folds to one or more word units (letters, digits, anything beyond ASCII) on its
+ * own: an ASCII letter or digit, or a character outside ASCII that is no surrogate, no space and no invisible
+ * character. Between two such units on each side the fold has no whitespace run or letter spacing to join, so
+ * folding the text on either side separately gives the same as folding it whole (see segments.ts).
+ */
+export function isSolid(c: number): boolean {
+  if (c < 0x80) return (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a) || (c >= 0x30 && c <= 0x39);
+  if ((c >= 0xD800 && c <= 0xDFFF) || isSpace(c) || isInvisible(c)) return false;
+  const f = foldCodePoint(c);
+  if (f.length === 0) return false;
+  for (let k = 0; k < f.length; k++) if (!isWordUnit(f.charCodeAt(k))) return false;
+  return true;
 }

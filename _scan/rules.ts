@@ -31,12 +31,31 @@ export interface Rule {
   anchors?: readonly string[];
   /** An upper bound on the length of any match (all quantifiers are bounded); enables windowed matching. */
   maxLen?: number;
+  /**
+   * Strings one of which every match starts with, at a word start (the character before is no letter a-z):
+   * the scanner then tries the expression only where one of them starts (see leads.ts), which finds the same
+   * matches as a run over the whole text, since such a run can only succeed there.
+   */
+  leads?: readonly string[];
   /** Contexts the rule applies to; default all. */
   contexts?: readonly ScanContext[];
-  /** Custom matcher over the folded text, used instead of `re` when present: returns `[start, end]` spans. */
-  find?: (folded: string) => Array<[number, number]>;
+  /**
+   * Custom matcher over the folded text, used instead of `re` when present: returns `[start, end]` spans. With
+   * a cursor it resumes its searches where the cursor says, reports only what it finds at positions before
+   * `cursor.until`, and leaves the cursor where the next search would start (so the text can be read in
+   * windows, see segments.ts). It reads a bounded distance around each position.
+   */
+  find?: (folded: string, cursor?: FindCursor) => Array<[number, number]>;
   /** A further test on the folded text around a match (constant work per match); false drops the match. */
   accept?: (folded: string, start: number, end: number, upper: (i: number) => boolean) => boolean;
+}
+
+/** Where a `Rule.find` matcher resumes each of its searches, and the position before which it reports. */
+export interface FindCursor {
+  /** Per search the matcher runs, where it resumes; moved on by the matcher. */
+  from: number[];
+  /** Searches stop at the first position at or after this one (without consuming it). */
+  until: number;
 }
 
 /** Text that arrived as data, not from the principal: words aimed at the assistant are suspect there. */
@@ -61,9 +80,38 @@ const INSTRUCTIONS =
 const CONSEQUENTIAL =
   `(?:unlock|delete|remove|erase|wipe|destroy|transfer|withdraw|deposit|wire|send|e-?mail|forward|share|grant|give|revoke|disable|deactivate|enable|update|change|modify|reset|create|invite|cancel|purchase|buy|order|sell|pay|dispatch|leave|post|publish|upload|install|uninstall|move|approve|invest|unfollow|block|unblock|redirect|rename|replace|deploy|submit|unsubscribe|adjust|increase|decrease|disclose|leak|reveal|initiate|execute|lock|turn (?:off|on)|switch (?:off|on)|shut (?:off|down)|disarm|activate|schedule|book|reserve|download|restart|reboot|reroute|refund|spend|donate|empty|overwrite|encrypt|format|archive|hide|kick|ban|tweet|retweet|accept|reject|decline|mark|lower|raise|set)`;
 
+/** Verbs that rewrite text ("encode your message ..."). */
+const TRANSFORMS =
+  `(?:encode|encrypt|translate|render|rewrite|write|reverse|invert|convert|format|display|present|express|substitute|replace|scramble|shuffle|spell|capitali[sz]e|uppercase|lowercase)`;
+
 /** Verbs that move data or money somewhere. */
 const EXFIL_VERBS =
   `(?:send|e-?mail|mail|forward|transfer|wire|share|post|upload|leak|export|deliver|submit|paste|copy|sync|withdraw|deposit|invite|concatenate|provide|give|disclose|reveal|transmit|relay|publish|dm|message|text)`;
+
+/**
+ * The words an alternation such as `CONSEQUENTIAL` starts its matches with: each alternative up to its first
+ * pattern character, with an optional hyphen spelled both ways ("e-?mail": "email", "e-mail").
+ */
+function leadsOf(alternation: string): string[] {
+  const out: string[] = [];
+  // Split at the top level only: "turn (?:off|on)" is one alternative.
+  const alternatives: string[] = [""];
+  let depth = 0;
+  for (const ch of alternation.slice(3, -1)) {
+    if (ch === "|" && depth === 0) {
+      alternatives.push("");
+      continue;
+    }
+    if (ch === "(") depth++;
+    if (ch === ")") depth--;
+    alternatives[alternatives.length - 1] += ch;
+  }
+  for (const alt of alternatives) {
+    const variants = alt.includes("-?") ? [alt.replace("-?", ""), alt.replace("-?", "-")] : [alt];
+    for (const v of variants) out.push(v.split(/[(\[?*+{\\]/)[0]);
+  }
+  return out;
+}
 
 const FILLERS = new Set([
   "please",
@@ -140,9 +188,15 @@ const URL_STOP = /[\s)"'>]/;
  * Markdown images and links (`![alt](url)`, `[text](url)`) and HTML images (`<img src=url>`) whose absolute
  * address carries data out: a query holding a template to be filled in (`{`, `$`, `<`, `%7b`), or a long
  * data-like value (32+ characters for images, which load without a click; 64+ for links). Linear: each `](`
- * or `<img` is examined once with bounded look-back and bounded look-ahead.
+ * or `<img` is examined once with bounded look-back (300 characters) and bounded look-ahead (2 500).
+ *
+ * With a cursor, the `](` search resumes at `cursor.from[0]` and the `<img` search at `cursor.from[1]`; each
+ * stops at the first opening at or after `cursor.until` and leaves it in the cursor.
  */
-export function findDataUrls(t: string): Array<[number, number]> {
+export function findDataUrls(
+  t: string,
+  cursor: FindCursor = { from: [0, 0], until: t.length },
+): Array<[number, number]> {
   const out: Array<[number, number]> = [];
   // Returns where the address ended, so the next search starts there: each character is read once.
   const check = (open: number, urlStart: number, kind: "image" | "link"): number => {
@@ -171,8 +225,8 @@ export function findDataUrls(t: string): Array<[number, number]> {
     if (bad) out.push([open, Math.min(t.length, e + (t[e] === ")" ? 1 : 0))]);
     return e;
   };
-  let i = t.indexOf("](");
-  while (i >= 0) {
+  let i = t.indexOf("](", cursor.from[0]);
+  while (i >= 0 && i < cursor.until) {
     // Bounded look-back for the opening bracket.
     let j = i - 1;
     const lo = Math.max(0, i - 300);
@@ -184,8 +238,9 @@ export function findDataUrls(t: string): Array<[number, number]> {
     }
     i = t.indexOf("](", next);
   }
-  let k = t.indexOf("<img");
-  while (k >= 0) {
+  cursor.from[0] = i < 0 ? t.length : i;
+  let k = t.indexOf("<img", cursor.from[1]);
+  while (k >= 0 && k < cursor.until) {
     const tagEnd = t.indexOf(">", k);
     const end = Math.min(tagEnd < 0 ? t.length : tagEnd, k + 400);
     const m = /\bsrc ?= ?["']?/.exec(t.slice(k, end));
@@ -193,6 +248,7 @@ export function findDataUrls(t: string): Array<[number, number]> {
     if (m) next = Math.max(next, check(k, k + m.index + m[0].length, "image"));
     k = t.indexOf("<img", next);
   }
+  cursor.from[1] = k < 0 ? t.length : k;
   return out;
 }
 
@@ -201,6 +257,17 @@ export const RULES: readonly Rule[] = [
   // ---------------------------------------------------------------------------------------- overrides
   {
     name: "override.ignore_previous",
+    leads: [
+      "ignore",
+      "disregard",
+      "forget",
+      "neglect",
+      "discard",
+      "abandon",
+      "set aside",
+      "throw out",
+      "ditch",
+    ],
     maxLen: 160,
     needles: [
       "ignor",
@@ -232,6 +299,32 @@ export const RULES: readonly Rule[] = [
   },
   {
     name: "override.new_instructions",
+    leads: [
+      ...[
+        "new",
+        "updated",
+        "revised",
+        "real",
+        "actual",
+        "true",
+        "additional",
+        "secret",
+        "hidden",
+        "override",
+      ],
+      ...[
+        "urgent",
+        "important",
+        "priority",
+        "system",
+        "admin",
+        "developer",
+        "strictly",
+        "follow",
+        "obey",
+        "execute",
+      ],
+    ],
     needles: ["instruction", "directive", "orders", "task", "rules", "prompt", "strictly"],
     maxLen: 100,
     category: "instruction_override",
@@ -245,6 +338,7 @@ export const RULES: readonly Rule[] = [
   },
   {
     name: "override.important_message",
+    leads: ["a ", "an ", "this is a", "important", "urgent", "critical", "official", "priority", "message"],
     maxLen: 140,
     needles: ["important", "urgent", "critical", "official", "priority", "message"],
     category: "instruction_override",
@@ -257,6 +351,7 @@ export const RULES: readonly Rule[] = [
   },
   {
     name: "override.before_task",
+    leads: ["before", "after"],
     maxLen: 280,
     needles: ["before", "after"],
     category: "instruction_override",
@@ -272,6 +367,7 @@ export const RULES: readonly Rule[] = [
   },
   {
     name: "override.stop_current_task",
+    leads: ["you ", "immediately", "stop"],
     maxLen: 100,
     needles: ["stop"],
     category: "instruction_override",
@@ -281,6 +377,7 @@ export const RULES: readonly Rule[] = [
   },
   {
     name: "override.role_reassignment",
+    leads: ["from now on", "you"],
     maxLen: 100,
     needles: ["from now on", "you are", "your new", "you have been"],
     category: "instruction_override",
@@ -289,6 +386,7 @@ export const RULES: readonly Rule[] = [
   },
   {
     name: "override.secrecy",
+    leads: ["do not", "don't", "never", "without"],
     maxLen: 120,
     needles: ["do not", "don't", "never", "without"],
     category: "instruction_override",
@@ -303,13 +401,16 @@ export const RULES: readonly Rule[] = [
   },
   {
     name: "override.response_directive",
+    leads: [
+      ...["your", "can you", "could you", "would you", "will you", ...leadsOf(TRANSFORMS)],
+    ],
     maxLen: 140,
     needles: ["your "],
     category: "instruction_override",
     // Text that came in as data should not tell the assistant how to write its answer.
     re: new RegExp(
       `\\byour (?:response|answer|reply|output|responses|answers|replies|summary|message's)\\b` +
-        `|(?<![a-z])(?:(?:can|could|would|will) you )?(?:encode|encrypt|translate|render|rewrite|write|reverse|invert|convert|format|display|present|express|substitute|replace|scramble|shuffle|spell|capitali[sz]e|uppercase|lowercase) ` +
+        `|(?<![a-z])(?:(?:can|could|would|will) you )?${TRANSFORMS} ` +
         `(?:the (?:order of |letters of |words of |characters of )?)?(?:all )?(?:letters |words |characters )?(?:in |of )?your (?:message|text|words|sentences|letters)\\b`,
       "g",
     ),
@@ -326,6 +427,34 @@ export const RULES: readonly Rule[] = [
   },
   {
     name: "override.addresses_ai",
+    leads: [
+      ...[
+        "dear",
+        "hey",
+        "hi",
+        "attention",
+        "note",
+        "message",
+        "instruction",
+        "to",
+        "ai",
+        "llm",
+        "language model",
+      ],
+      ...[
+        "chatbot",
+        "copilot",
+        "chatgpt",
+        "claude",
+        "assistant",
+        "agent",
+        "model",
+        "bot",
+        "gpt",
+        "gemini",
+        "if you are",
+      ],
+    ],
     // "ai" only as a word: followed by a space, comma or colon, or ending "if you are an ai".
     anchors: [
       "ai ",
@@ -353,6 +482,10 @@ export const RULES: readonly Rule[] = [
   },
   {
     name: "override.prompt_leak",
+    leads: [
+      ...["reveal", "print", "show", "output", "repeat", "display", "leak", "disclose", "tell me", "give me"],
+      ...["write out", "spell out"],
+    ],
     anchors: ["prompt", "instructions", "above", "system message"],
     maxLen: 120,
     category: "instruction_override",
@@ -362,6 +495,7 @@ export const RULES: readonly Rule[] = [
   },
   {
     name: "override.false_authority",
+    leads: ["the user", "your", "the admin", "the owner", "the operator", "you"],
     anchors: ["authori", "approved", "permitted", "allowed", "consent", "permission", "cleared"],
     maxLen: 120,
     category: "instruction_override",
@@ -372,6 +506,7 @@ export const RULES: readonly Rule[] = [
   },
   {
     name: "override.replace_task",
+    leads: ["instead of", "do not", "don't"],
     // No `maxLen`: `[a-z]*` after the verb is unbounded, so this rule runs over the whole text.
     category: "instruction_override",
     needles: ["instead", "do not", "don't"],
@@ -382,6 +517,7 @@ export const RULES: readonly Rule[] = [
   // ------------------------------------------------------------------------------ forced tool use
   {
     name: "tool.call_named_tool",
+    leads: ["call", "use", "invoke", "run", "execute", "trigger", "utili", "using", "via", "with", "through"],
     maxLen: 160,
     needles: ["tool", "function"],
     category: "forced_tool_use",
@@ -402,6 +538,7 @@ export const RULES: readonly Rule[] = [
   },
   {
     name: "tool.must_call",
+    leads: ["you", "the assistant", "the ai", "the agent", "the model"],
     maxLen: 160,
     needles: ["you ", "the assistant", "the ai", "the agent", "the model"],
     category: "forced_tool_use",
@@ -410,6 +547,7 @@ export const RULES: readonly Rule[] = [
   },
   {
     name: "tool.imperative_on_user_data",
+    leads: leadsOf(CONSEQUENTIAL),
     // Every match ends in an owner phrase (OWNED).
     anchors: [
       "my",
@@ -442,6 +580,7 @@ export const RULES: readonly Rule[] = [
   // -------------------------------------------------------------------------------- exfiltration
   {
     name: "exfil.send_to_address",
+    leads: leadsOf(EXFIL_VERBS),
     // Every match ends in a destination (DESTINATION): an address, an account number, a web address, a domain
     // or a named place.
     anchors: [

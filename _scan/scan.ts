@@ -3,9 +3,12 @@
  *
  * @module
  */
-import { fold, type Folded, mapSpan } from "./fold.ts";
+import { type Folded, mapSpan } from "./fold.ts";
+import { CONTEXT, cutAtOrAfter, wholeWindow, type Window, windowOf } from "./segments.ts";
 import { type Rule, RULES } from "./rules.ts";
 import { escapeRegExp as escape, nextMatch } from "./match.ts";
+import { foldsToLowerCase } from "./prefilter.ts";
+import { LeadFinder } from "./leads.ts";
 import type { ScanCategory, ScanContext, ScanFinding, ScanOptions, ScanResult } from "../types.ts";
 
 /** Every context, in the order messages name them; its type makes sure none is left out. */
@@ -64,6 +67,13 @@ interface Plan {
    * letters with `[^a-z]*` between them), so the letters-only text is built only when it could match.
    */
   squashedGate: RegExp | null;
+  /**
+   * Either gate, case-insensitively, for the original text when it folds to its lower case (see
+   * `foldsToLowerCase`): no match proves that no rule can match. Null when a gate is null.
+   */
+  quick: RegExp | null;
+  /** The automaton over the leads of the folded rules that have them. */
+  leads: LeadFinder;
 }
 
 /** Per rule: its needles and its anchors as one expression each (null when the rule has none). */
@@ -110,25 +120,48 @@ function spreadGateOf(rules: readonly Rule[]): RegExp | null {
   return words.size === 0 ? null : new RegExp([...words].map((w) => w.split("").join("[^a-z]*")).join("|"));
 }
 
+/**
+ * The plan's `quick` test: either gate, case-insensitively, for the original of a text that folds to its lower
+ * case. Null when a gate is null (some rule may match anywhere).
+ */
+function quickOf(gate: RegExp | null, squashedGate: RegExp | null, squashed: boolean): RegExp | null {
+  if (gate === null || (squashed && squashedGate === null)) return null;
+  return new RegExp(squashedGate === null ? gate.source : `${gate.source}|${squashedGate.source}`, "i");
+}
+
+/** Texts up to this long try the plan's `quick` test first: for them fixed costs dominate. */
+const QUICK_UP_TO = 512;
+
 const PLANS = new Map<ScanContext, Plan>();
 for (const context of SCAN_CONTEXTS) {
   const active = RULES.filter((rule) => !rule.contexts || rule.contexts.includes(context));
   const folded = active.filter((rule) => !rule.raw && !rule.squashed);
   const squashed = active.filter((rule) => rule.squashed);
+  const gate = gateOf(folded);
+  const squashedGate = spreadGateOf(squashed);
   PLANS.set(context, {
     raw: active.filter((rule) => rule.raw),
     folded,
     squashed,
-    gate: gateOf(folded),
-    squashedGate: spreadGateOf(squashed),
+    gate,
+    squashedGate,
+    quick: quickOf(gate, squashedGate, squashed.length > 0),
+    leads: new LeadFinder(folded),
   });
 }
 
 /** Position of each rule in the rule table (the option check comes first, at -1). */
 const ORDER = new Map<string, number>(RULES.map((rule, i) => [rule.name, i]));
 
+/** What `excerptOf` writes as an escape: tag characters, zero-width and direction controls, control codes. */
+const HIDDEN =
+  // deno-lint-ignore no-control-regex -- control characters are what this looks for
+  /[\x00-\x09\x0b-\x1f\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]|\udb40[\udc00-\udc7f]/;
+
 /** Makes hidden characters visible and bounds the length. */
 function excerptOf(text: string, max: number): string {
+  // Most excerpts are short and plain: no loop, no string built character by character.
+  if (text.length <= max && !HIDDEN.test(text)) return text;
   let out = "";
   for (const ch of text) {
     const cp = ch.codePointAt(0)!;
@@ -192,6 +225,17 @@ function optionInjection(text: string): boolean {
  * @throws {TypeError} When `text` is not a string or `context` is not one of the four known contexts.
  */
 export function scan(text: string, options: ScanOptions = {}): ScanResult {
+  return scanInSegments(text, options, SEGMENT);
+}
+
+/** Original characters per core: texts longer than two cores are read in windows (see segments.ts). */
+const SEGMENT = 1 << 18;
+
+/**
+ * `scan` with the segment length as a parameter (tests use short ones to put many window edges in a text):
+ * texts longer than two segments are read in windows of about one segment plus context.
+ */
+export function scanInSegments(text: string, options: ScanOptions, segment: number): ScanResult {
   if (typeof text !== "string") {
     throw new TypeError(`scan() needs a string to scan, got ${text === null ? "null" : typeof text}`);
   }
@@ -212,7 +256,12 @@ export function scan(text: string, options: ScanOptions = {}): ScanResult {
   }
 
   const plan = PLANS.get(context)!;
-  if (plan.raw.length > 0 && NON_ASCII.test(text)) {
+  if (text.length <= QUICK_UP_TO && plan.quick !== null && foldsToLowerCase(text) && !plan.quick.test(text)) {
+    return resultOf(raw);
+  }
+  // Known once, for the raw rules and for every fold of the text or a window of it.
+  const ascii = !NON_ASCII.test(text);
+  if (plan.raw.length > 0 && !ascii) {
     for (const rule of plan.raw) {
       if (wanted && !wanted.has(rule.category)) continue;
       rule.re.lastIndex = 0;
@@ -220,28 +269,13 @@ export function scan(text: string, options: ScanOptions = {}): ScanResult {
     }
   }
 
-  const folded = fold(text);
-  if (plan.folded.length > 0 && (plan.gate === null || plan.gate.test(folded.text))) {
-    runFolded(plan.folded, text, folded, wanted, add);
-  }
-  if (plan.squashed.length > 0 && (plan.squashedGate === null || plan.squashedGate.test(folded.text))) {
-    const sq = new Squashed(folded);
-    const matching = { windowed: sq.text.length >= WINDOWED_FROM };
-    for (const rule of plan.squashed) {
-      if (wanted && !wanted.has(rule.category)) continue;
-      if (!mayMatch(rule, sq.text)) continue;
-      for (let from = 0;;) {
-        const span = nextMatch(rule, sq.text, from, matching);
-        if (span === null) break;
-        const [ms, me] = span;
-        from = me > ms ? me : ms + 1;
-        if (me === ms) continue;
-        const map = sq.map();
-        const [x, y] = mapSpan(folded, map[ms], map[me - 1] + 1);
-        add(rule.category, rule.name, x, y);
-      }
-    }
-  }
+  if (text.length > 2 * segment) runSegments(text, plan, wanted, add, { segment, ascii });
+  else runWindow(wholeWindow(text, ascii), text, plan, wanted, new Map(), 0, add);
+  return resultOf(raw);
+}
+
+/** The result for the findings the rules reported, in any order. */
+function resultOf(raw: ScanFinding[]): ScanResult {
   if (raw.length === 0) return { blocked: false, categories: [], findings: [] };
   // Rules run grouped by the text they read; restore the rule-table order, which breaks ties between equal spans.
   if (raw.length > 1) raw.sort((a, b) => (ORDER.get(a.rule) ?? -1) - (ORDER.get(b.rule) ?? -1));
@@ -257,40 +291,240 @@ function mayMatch(rule: Rule, text: string): boolean {
   return (pre.needles === null || pre.needles.test(text)) && (pre.anchors === null || pre.anchors.test(text));
 }
 
-/** Runs the rules over the folded text. */
-function runFolded(
-  rules: readonly Rule[],
+/** Reports one finding, in original offsets. */
+type Add = (category: ScanCategory, rule: string, start: number, end: number) => void;
+
+/**
+ * Per rule, where its next search starts (one position per search; `Rule.find` may run several), as indices
+ * of the whole folded text (for a squashed rule: of the folded character holding the letter it resumes at).
+ */
+type Cursors = Map<Rule, number[]>;
+
+/** Characters at a window's end within which a match might read differently in a wider window. */
+const EDGE = 64;
+
+/**
+ * Reads a long text window by window (see segments.ts), carrying each rule's search position across, so the
+ * findings are those of one run over the whole text. A window whose run needed more context than it had is
+ * run again with more. `ascii`: the text is known to be ASCII.
+ */
+function runSegments(
   text: string,
-  folded: Folded,
+  plan: Plan,
   wanted: Set<ScanCategory> | null,
-  add: (category: ScanCategory, rule: string, start: number, end: number) => void,
+  add: Add,
+  { segment, ascii }: { segment: number; ascii: boolean },
 ): void {
+  const n = text.length;
+  let cursors: Cursors = new Map();
+  let base = 0;
+  for (let start = 0; start < n;) {
+    const end = n - start <= segment ? n : cutAtOrAfter(text, start + segment);
+    let left = 2 * CONTEXT;
+    let right = 2 * CONTEXT;
+    for (;;) {
+      const w = windowOf(text, start, end, left, right, ascii);
+      if (w === "left" || w === "right") {
+        if (w === "left") left *= 2;
+        else right *= 2;
+        continue;
+      }
+      const found: Parameters<Add>[] = [];
+      const next: Cursors = new Map([...cursors].map(([rule, at]) => [rule, [...at]]));
+      if (!runWindow(w, text, plan, wanted, next, base, (...f) => found.push(f))) {
+        right *= 2;
+        continue;
+      }
+      for (const f of found) add(...f);
+      cursors = next;
+      base += w.coreEnd - w.coreStart;
+      break;
+    }
+    start = end;
+  }
+}
+
+/**
+ * Runs the plan's folded and letters-only rules over one window and reports (in original offsets) what they
+ * find at positions in its core. `base` is the index of the core's start in the whole folded text; `cursors`
+ * is read and moved on. False when a match came within `EDGE` of the
+ * window's end (before the text's end): a wider window might see it differently.
+ */
+function runWindow(
+  w: Window,
+  text: string,
+  plan: Plan,
+  wanted: Set<ScanCategory> | null,
+  cursors: Cursors,
+  base: number,
+  add: Add,
+): boolean {
+  const ft = w.folded.text;
+  if (plan.folded.length > 0 && (plan.gate === null || plan.gate.test(ft))) {
+    if (!runFolded(plan, text, w, wanted, cursors, base - w.coreStart, add)) return false;
+  }
+  if (plan.squashed.length > 0 && (plan.squashedGate === null || plan.squashedGate.test(ft))) {
+    if (!runSquashed(plan.squashed, w, wanted, cursors, base - w.coreStart, add)) return false;
+  }
+  return true;
+}
+
+/**
+ * Runs the rules over a window's folded text; `offset` is the index in the whole folded text of the window's
+ * first folded character. False as for `runWindow`.
+ */
+function runFolded(
+  plan: Plan,
+  text: string,
+  w: Window,
+  wanted: Set<ScanCategory> | null,
+  cursors: Cursors,
+  offset: number,
+  add: Add,
+): boolean {
+  const folded = w.folded;
   const ft = folded.text;
   const matching = { windowed: ft.length >= WINDOWED_FROM };
+  const limit = w.atEnd ? Infinity : ft.length - EDGE;
   // Case is folded away for matching; a rule may still ask whether the original letter was upper-case.
   const upper = (i: number) => {
-    const ch = text.charCodeAt(folded.identity ? i : folded.starts[i]);
+    const ch = text.charCodeAt(w.origin + (folded.identity ? i : folded.starts[i]));
     return ch >= 0x41 && ch <= 0x5a;
   };
-  for (const rule of rules) {
+  const toText: Add = (category, rule, start, end) => add(category, rule, start + w.origin, end + w.origin);
+  // A search resumes where the previous window left it, or at the core's start: that window searched up to
+  // there and found nothing it did not report.
+  const local = (at: number) => Math.max(at - offset, w.coreStart);
+  // Where each rule with leads could match, found for all of them in one pass when the first needs it.
+  let starts: (number[] | undefined)[] | undefined;
+  for (const rule of plan.folded) {
     if (wanted && !wanted.has(rule.category)) continue;
-    if (!mayMatch(rule, ft)) continue;
-    if (rule.find) {
-      for (const [ms, me] of rule.find(ft)) report(rule, ft, folded, ms, me, upper, add);
+    const at = cursors.get(rule) ?? [0, 0];
+    const lead = plan.leads.rules.indexOf(rule);
+    if (lead >= 0) {
+      starts ??= plan.leads.find(ft, w.coreStart, w.coreEnd);
+      const candidates = starts[lead];
+      if (candidates === undefined) continue;
+      // Where leads are many, the needles and anchors may rule them all out in one native pass; where they are
+      // few, trying each costs less than that pass.
+      if (candidates.length * TRIES_PER_PASS > ft.length && !mayMatch(rule, ft)) continue;
+      const from = tryAt(rule, candidates, local(at[0]), ft, folded, limit, upper, toText);
+      if (from === null) return false;
+      cursors.set(rule, [from + offset]);
       continue;
     }
-    for (let from = 0;;) {
+    if (!mayMatch(rule, ft)) continue;
+    if (rule.find) {
+      const cursor = { from: at.map(local), until: w.coreEnd };
+      for (const [ms, me] of rule.find(ft, cursor)) {
+        if (me > limit) return false;
+        report(rule, ft, folded, ms, me, upper, toText);
+      }
+      cursors.set(rule, cursor.from.map((x) => x + offset));
+      continue;
+    }
+    let from = local(at[0]);
+    for (;;) {
       const span = nextMatch(rule, ft, from, matching);
-      if (span === null) break;
+      if (span === null || span[0] >= w.coreEnd) break;
       const [ms, me] = span;
+      if (me > limit) return false;
       if (me === ms) {
         from = ms + 1;
         continue;
       }
       // A rejected match may hide an acceptable one that starts inside it: resume just after its start.
-      from = report(rule, ft, folded, ms, me, upper, add) ? me : ms + 1;
+      from = report(rule, ft, folded, ms, me, upper, toText) ? me : ms + 1;
     }
+    cursors.set(rule, [from + offset]);
   }
+  return true;
+}
+
+/** About how many characters a needle pass reads in the time one sticky try at a lead takes. */
+const TRIES_PER_PASS = 200;
+
+/** Per rule, its expression made sticky, for `tryAt`. */
+const STICKY = new Map<Rule, RegExp>(RULES.map((rule) => [rule, new RegExp(rule.re.source, "y")]));
+
+/**
+ * The match loop of `runFolded` for a rule with leads: the expression is tried, sticky, at each position in
+ * `starts` (ascending) from `from` on. A match can only start at such a position, so this finds what the loop
+ * over the whole text finds. Returns where the next search would start, or null as for `runWindow`.
+ */
+function tryAt(
+  rule: Rule,
+  starts: readonly number[],
+  from: number,
+  ft: string,
+  folded: Folded,
+  limit: number,
+  upper: (i: number) => boolean,
+  add: Add,
+): number | null {
+  const sticky = STICKY.get(rule)!;
+  for (const p of starts) {
+    if (p < from) continue;
+    sticky.lastIndex = p;
+    const m = sticky.exec(ft);
+    if (m === null) continue;
+    const me = p + m[0].length;
+    if (me > limit) return null;
+    if (me === p) {
+      from = p + 1;
+      continue;
+    }
+    // A rejected match may hide an acceptable one that starts inside it: resume just after its start.
+    from = report(rule, ft, folded, p, me, upper, add) ? me : p + 1;
+  }
+  return from;
+}
+
+/**
+ * Runs the rules over the letters of a window's folded text; `offset` is the index in the whole folded text of
+ * the window's first folded character. False as for `runWindow`.
+ */
+function runSquashed(
+  rules: readonly Rule[],
+  w: Window,
+  wanted: Set<ScanCategory> | null,
+  cursors: Cursors,
+  offset: number,
+  add: Add,
+): boolean {
+  const sq = new Squashed(w.folded);
+  const matching = { windowed: sq.text.length >= WINDOWED_FROM };
+  const end = sq.text.length - w.lettersAfter;
+  const limit = w.atEnd ? Infinity : sq.text.length - EDGE;
+  for (const rule of rules) {
+    if (wanted && !wanted.has(rule.category)) continue;
+    if (!mayMatch(rule, sq.text)) continue;
+    const at = cursors.get(rule)?.[0];
+    let from = Math.max(at === undefined ? 0 : lettersBefore(w.folded.text, at - offset), w.lettersBefore);
+    for (;;) {
+      const span = nextMatch(rule, sq.text, from, matching);
+      if (span === null || span[0] >= end) break;
+      const [ms, me] = span;
+      if (me > limit) return false;
+      from = me > ms ? me : ms + 1;
+      if (me === ms) continue;
+      const map = sq.map();
+      const [x, y] = mapSpan(w.folded, map[ms], map[me - 1] + 1);
+      add(rule.category, rule.name, x + w.origin, y + w.origin);
+    }
+    cursors.set(rule, [(from < sq.text.length ? sq.map()[from] : w.folded.text.length) + offset]);
+  }
+  return true;
+}
+
+/** Letters a-z in `s` before index `end`. */
+function lettersBefore(s: string, end: number): number {
+  let n = 0;
+  for (let i = 0, e = Math.min(end, s.length); i < e; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0x61 && c <= 0x7a) n++;
+  }
+  return n;
 }
 
 /** Trims, checks and reports one match on the folded text; false when the rule's `accept` rejected it. */
@@ -301,7 +535,7 @@ function report(
   ms: number,
   me: number,
   upper: (i: number) => boolean,
-  add: (category: ScanCategory, rule: string, start: number, end: number) => void,
+  add: Add,
 ): boolean {
   let s = ms;
   let e = me;

@@ -1,11 +1,17 @@
 /**
  * Scanner throughput: the labelled dev data (every row scanned with its own context) and adversarial text
- * built to make backtracking regular expressions blow up. Case names carry the input size in MB so the
- * reported time per iteration converts to MB/s; run this file directly
- * (`deno run -A bench/scan_bench.ts` or `bun bench/scan_bench.ts`) to print MB/s for each case.
+ * built to make backtracking regular expressions blow up, each scanned whole and in 4 KiB chunks (one `scan()`
+ * call per chunk, so fixed per-call cost shows). Case names carry the input size in MB so the reported time per
+ * iteration converts to MB/s; run this file directly (`deno run -A bench/scan_bench.ts` or
+ * `bun bench/scan_bench.ts`) to print MB/s for each case, short-argument cost, and the memory a 50 MB scan
+ * takes (each measured in a fresh process: RSS growth, peak-RSS growth and heap growth).
  *
  * @module
  */
+import { spawnSync } from "node:child_process";
+import { loadavg } from "node:os";
+import process from "node:process";
+import { fileURLToPath } from "node:url";
 import { register } from "./_harness.ts";
 import { scan } from "../scan.ts";
 import { loadRows, type Row } from "../scripts/eval.ts";
@@ -60,6 +66,24 @@ export const prose10mb: string = PROSE_UNIT.repeat(Math.ceil(10_000_000 / PROSE_
   10_000_000,
 );
 
+/** `text` cut into 4 KiB pieces, as a stream of tool output arrives. */
+export function chunks(text: string, size = 4096): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
+  return out;
+}
+
+/** Every dev row, one after another, as one text. */
+const devJoined = rows.map((r) => r.text).join("\n");
+const devChunks = chunks(devJoined);
+const proseChunks = chunks(prose10mb);
+
+function scanChunks(list: readonly string[]): number {
+  let n = 0;
+  for (const c of list) n += scan(c).findings.length;
+  return n;
+}
+
 function scanShort(): number {
   let n = 0;
   for (const s of shortArgs) n += scan(s, { context: "tool_args" }).findings.length;
@@ -87,6 +111,12 @@ register([
     minIterations: 5,
   })),
   {
+    name: `dev data in 4 KiB chunks (${mb(devJoined.length)} MB)`,
+    group: "scan",
+    fn: () => scanChunks(devChunks),
+    minIterations: 3,
+  },
+  {
     name: `${shortArgs.length} short benign args, tool_args (${shortChars} chars)`,
     group: "scan short args",
     baseline: true,
@@ -107,6 +137,12 @@ register([
     minIterations: 2,
   },
   {
+    name: `prose in 4 KiB chunks, tool_output (${mb(prose10mb.length)} MB)`,
+    group: "scan 10 MB prose",
+    fn: () => scanChunks(proseChunks),
+    minIterations: 2,
+  },
+  {
     name: `prose, tool_args (${mb(prose10mb.length)} MB)`,
     group: "scan 10 MB prose",
     fn: () => scan(prose10mb, { context: "tool_args" }),
@@ -114,25 +150,93 @@ register([
   },
 ]);
 
-if (import.meta.main) {
-  const time = (fn: () => unknown, reps: number) => {
-    fn();
-    const started = performance.now();
-    for (let i = 0; i < reps; i++) fn();
-    return (performance.now() - started) / reps;
-  };
-  const ms = time(scanDev, 3);
+/** Fifty million characters: the prose, or every adversarial input in turn. */
+function memoryInput(kind: "prose" | "adversarial mix"): string {
+  const unit = kind === "prose" ? prose10mb : Object.values(adversarial).join("");
+  return unit.repeat(Math.ceil(50_000_000 / unit.length)).slice(0, 50_000_000);
+}
+
+/** MiB, one decimal. */
+const mib = (bytes: number) => (bytes / 1048576).toFixed(1);
+
+/**
+ * Scans 50 M characters once in this process and prints how much RSS, peak RSS and heap grew. Run in a fresh
+ * process (see `measureMemory`) so earlier cases leave nothing behind.
+ */
+function memoryChild(kind: "prose" | "adversarial mix"): void {
+  const gc = globalThis as { gc?: () => void; Bun?: { gc: (full: boolean) => void } };
+  const collect = () => gc.Bun ? gc.Bun.gc(true) : gc.gc?.();
+  const text = memoryInput(kind);
+  // Flatten the repeated string before measuring: its first read would otherwise count as the scan's.
+  text.charCodeAt(text.length - 1);
+  /^/.test(text);
+  collect();
+  const before = process.memoryUsage();
+  const peakBefore = process.resourceUsage().maxRSS * 1024;
+  const started = performance.now();
+  const r = scan(text);
+  const ms = performance.now() - started;
+  const after = process.memoryUsage();
+  const peakAfter = process.resourceUsage().maxRSS * 1024;
+  collect();
+  const kept = process.memoryUsage().heapUsed - before.heapUsed;
   console.log(
-    `dev data: ${mb(devChars)} M chars in ${ms.toFixed(0)} ms = ${
-      (devChars / 1e3 / ms).toFixed(2)
-    } M chars/s`,
+    `memory, 50 MB ${kind}: RSS +${mib(after.rss - before.rss)} MiB, peak RSS +${
+      mib(peakAfter - peakBefore)
+    } MiB, heap +${mib(after.heapUsed - before.heapUsed)} MiB, of which the result holds ${
+      mib(kept)
+    } MiB (${r.findings.length} findings, ${(text.length / 1e3 / ms).toFixed(1)} M chars/s)`,
   );
-  for (const [name, text] of Object.entries(adversarial)) {
-    const t = time(() => scan(text), 3);
-    console.log(`${name}: ${(text.length / 1e3 / t).toFixed(2)} M chars/s`);
+}
+
+/** Runs `memoryChild` in a fresh process of the current runtime. */
+function measureMemory(kind: "prose" | "adversarial mix"): void {
+  const file = fileURLToPath(import.meta.url);
+  const isBun = typeof (globalThis as { Bun?: unknown }).Bun !== "undefined";
+  const args = isBun
+    ? [file, "--memory", kind]
+    : ["run", "-A", "--v8-flags=--expose-gc", file, "--memory", kind];
+  const child = spawnSync(process.execPath, args, { encoding: "utf8" });
+  process.stdout.write(child.stdout);
+  if (child.status !== 0) process.stderr.write(child.stderr);
+}
+
+if (import.meta.main) {
+  const memoryArg = process.argv.indexOf("--memory");
+  if (memoryArg >= 0) {
+    memoryChild(process.argv[memoryArg + 1] as "prose" | "adversarial mix");
+  } else {
+    const time = (fn: () => unknown, reps: number) => {
+      fn();
+      const started = performance.now();
+      for (let i = 0; i < reps; i++) fn();
+      return (performance.now() - started) / reps;
+    };
+    const rate = (chars: number, ms: number) => `${(chars / 1e3 / ms).toFixed(1)} M chars/s`;
+    console.log(`load average: ${loadavg().map((x) => x.toFixed(2)).join(" ")}`);
+    console.log(`case: whole, 4 KiB chunks`);
+    console.log(
+      `dev data (${mb(devChars)} M chars, per row; chunks of the joined rows): ${
+        rate(devChars, time(scanDev, 3))
+      }, ${rate(devJoined.length, time(() => scanChunks(devChunks), 3))}`,
+    );
+    for (const [name, text] of Object.entries(adversarial)) {
+      const list = chunks(text);
+      console.log(
+        `${name}: ${rate(text.length, time(() => scan(text), 3))}, ${
+          rate(text.length, time(() => scanChunks(list), 3))
+        }`,
+      );
+    }
+    console.log(
+      `10 MB prose: ${rate(prose10mb.length, time(() => scan(prose10mb), 2))}, ${
+        rate(prose10mb.length, time(() => scanChunks(proseChunks), 2))
+      }`,
+    );
+    const shortMs = time(scanShort, 20000);
+    console.log(`short args: ${(shortMs * 1e3 / shortArgs.length).toFixed(3)} µs per argument`);
+    measureMemory("prose");
+    measureMemory("adversarial mix");
+    console.log(`load average: ${loadavg().map((x) => x.toFixed(2)).join(" ")}`);
   }
-  const shortMs = time(scanShort, 20000);
-  console.log(`short args: ${(shortMs * 1e3 / shortArgs.length).toFixed(3)} µs per argument`);
-  const proseMs = time(() => scan(prose10mb), 2);
-  console.log(`10 MB prose: ${(prose10mb.length / 1e3 / proseMs).toFixed(2)} M chars/s`);
 }

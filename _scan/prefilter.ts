@@ -1,0 +1,54 @@
+/**
+ * The scanner's cheapest test, for short strings: one loop that proves a string folds to its own lower case,
+ * character for character, so that one case-insensitive anchor test on the original tells whether any rule
+ * could match.
+ *
+ * @module
+ */
+
+/** Spacers the fold joins letter spacing across (see `isSpacer` in fold.ts). */
+function isSpacer(c: number): boolean {
+  return c === 0x20 || c === 0x2e || c === 0x2d || c === 0x5f || c === 0x2a || c === 0x7c || c === 0x2f;
+}
+
+function isLetter(c: number): boolean {
+  return (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a);
+}
+
+function isAlnum(c: number): boolean {
+  return isLetter(c) || (c >= 0x30 && c <= 0x39);
+}
+
+/**
+ * True when `fold(text).text` is `text.toLowerCase()` with the identity map: ASCII with no tab, vertical tab,
+ * form feed or CR, no run of spaces and newlines, and no letter spacing ("i g n o r e": a stand-alone letter,
+ * a spacer, a letter, the same spacer, a letter, then no letter or digit). `fold` tests the same things.
+ *
+ * @example Which strings fold to their lower case
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { foldsToLowerCase } from "./prefilter.ts";
+ *
+ * assert.equal(foldsToLowerCase("Plain ASCII, one space each."), true);
+ * assert.equal(foldsToLowerCase("two  spaces"), false);
+ * assert.equal(foldsToLowerCase("i.g.n.o.r.e"), false);
+ * assert.equal(foldsToLowerCase("café"), false);
+ * ```
+ */
+export function foldsToLowerCase(text: string): boolean {
+  let previous = -1;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0x80 || (c >= 0x09 && c <= 0x0d && c !== 0x0a)) return false;
+    if (c === 0x20 || c === 0x0a) {
+      if (previous === 0x20 || previous === 0x0a) return false;
+    }
+    // Letter spacing, seen from its second spacer: L S L S L.
+    if (
+      isSpacer(c) && isLetter(previous) && text.charCodeAt(i - 2) === c && isLetter(text.charCodeAt(i - 3)) &&
+      !isAlnum(text.charCodeAt(i - 4)) && isLetter(text.charCodeAt(i + 1)) && !isAlnum(text.charCodeAt(i + 2))
+    ) return false;
+    previous = c;
+  }
+  return true;
+}
