@@ -76,13 +76,20 @@ interface Plan {
   leads: LeadFinder;
 }
 
-/** Per rule: its needles and its anchors as one expression each (null when the rule has none). */
+/** Per rule: its needles and its anchors as one expression each (null when the rule has none), made on first use. */
 const NEEDLES = new Map<Rule, { needles: RegExp | null; anchors: RegExp | null }>();
-for (const rule of RULES) {
-  NEEDLES.set(rule, {
-    needles: rule.needles ? new RegExp(rule.needles.map(escape).join("|")) : null,
-    anchors: rule.anchors ? new RegExp(rule.anchors.map(escape).join("|")) : null,
-  });
+
+/** The rule's needle and anchor expressions. */
+function needlesOf(rule: Rule): { needles: RegExp | null; anchors: RegExp | null } {
+  let pre = NEEDLES.get(rule);
+  if (pre === undefined) {
+    pre = {
+      needles: rule.needles ? new RegExp(rule.needles.map(escape).join("|")) : null,
+      anchors: rule.anchors ? new RegExp(rule.anchors.map(escape).join("|")) : null,
+    };
+    NEEDLES.set(rule, pre);
+  }
+  return pre;
 }
 
 /**
@@ -132,14 +139,19 @@ function quickOf(gate: RegExp | null, squashedGate: RegExp | null, squashed: boo
 /** Texts up to this long try the plan's `quick` test first: for them fixed costs dominate. */
 const QUICK_UP_TO = 512;
 
+/** The plan of each context, made on first use: importing the scanner builds nothing. */
 const PLANS = new Map<ScanContext, Plan>();
-for (const context of SCAN_CONTEXTS) {
+
+/** The plan for `context`. */
+function planOf(context: ScanContext): Plan {
+  const made = PLANS.get(context);
+  if (made !== undefined) return made;
   const active = RULES.filter((rule) => !rule.contexts || rule.contexts.includes(context));
   const folded = active.filter((rule) => !rule.raw && !rule.squashed);
   const squashed = active.filter((rule) => rule.squashed);
   const gate = gateOf(folded);
   const squashedGate = spreadGateOf(squashed);
-  PLANS.set(context, {
+  const plan: Plan = {
     raw: active.filter((rule) => rule.raw),
     folded,
     squashed,
@@ -147,7 +159,9 @@ for (const context of SCAN_CONTEXTS) {
     squashedGate,
     quick: quickOf(gate, squashedGate, squashed.length > 0),
     leads: new LeadFinder(folded),
-  });
+  };
+  PLANS.set(context, plan);
+  return plan;
 }
 
 /** Position of each rule in the rule table (the option check comes first, at -1). */
@@ -255,7 +269,7 @@ export function scanInSegments(text: string, options: ScanOptions, segment: numb
     add("option_injection", "option.leading_dash", 0, text.length);
   }
 
-  const plan = PLANS.get(context)!;
+  const plan = planOf(context);
   if (text.length <= QUICK_UP_TO && plan.quick !== null && foldsToLowerCase(text) && !plan.quick.test(text)) {
     return resultOf(raw);
   }
@@ -287,7 +301,7 @@ function resultOf(raw: ScanFinding[]): ScanResult {
 
 /** The rule's pre-checks: some needle (when it has needles) and some anchor (when it has anchors) occur. */
 function mayMatch(rule: Rule, text: string): boolean {
-  const pre = NEEDLES.get(rule)!;
+  const pre = needlesOf(rule);
   return (pre.needles === null || pre.needles.test(text)) && (pre.anchors === null || pre.anchors.test(text));
 }
 
