@@ -13,6 +13,7 @@ import { depthOver, parseJson, rawSpan, resolveLocalRef } from "../_common/json.
 import { normaliseCalls, type NormalisedCall, type NormalisedTool, normaliseTools } from "./providers.ts";
 import { coerceValue, repairJson } from "./repair.ts";
 import { scan } from "../_scan/scan.ts";
+import { type StringVisitor, stringVisitor } from "../_schema/strings.ts";
 
 /** Options for {@link createValidator} and {@link validateToolCalls}. */
 export interface ValidateOptions {
@@ -66,6 +67,10 @@ interface Compiled {
   literals: Literals;
   /** The deepest nesting any value valid against the schema can have (Infinity when unbounded). */
   depthBound: number;
+  /** Visits the strings of a value valid against the schema (null: none generated; walk every value). */
+  strings: StringVisitor | null;
+  /** Whether the scanner reports anything in a string the walk would scan (a literal or "" it skips). */
+  scanHit: (s: string) => boolean;
 }
 
 /**
@@ -404,12 +409,15 @@ function compileTool(tool: NormalisedTool, options: CompileOptions): Compiled {
     }
     throw e;
   }
+  const literals = new Literals(declaredLiterals(tool.schema));
   return {
     tool,
     check,
-    literals: new Literals(declaredLiterals(tool.schema)),
+    literals,
     // with "$id" a "$ref" may resolve against another base: then no bound is claimed
     depthBound: toolDepthBound(tool.schema),
+    strings: options.codegen === false || tool.schema === undefined ? null : stringVisitor(tool.schema),
+    scanHit: (s) => s.length !== 0 && !literals.has(s) && scan(s, SCAN_OPTIONS).findings.length !== 0,
   };
 }
 
@@ -741,7 +749,11 @@ function fastFindings(raw: string, args: object, compiled: Compiled, cfg: Config
   }
   const findings: Finding[] = [];
   if (!valid) check(args, "", findings);
-  if (cfg.scan) pushInjectionFindings(args, raw, findings, compiled.literals);
+  // valid arguments whose strings the schema's visitor reads without a hit need no walk: the walk would
+  // scan the same strings (or fewer) and find nothing; on a hit, the walk says where
+  if (cfg.scan && !(valid && compiled.strings !== null && !compiled.strings(args, compiled.scanHit))) {
+    pushInjectionFindings(args, raw, findings, compiled.literals);
+  }
   return findings;
 }
 
