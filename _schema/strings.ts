@@ -1,9 +1,10 @@
 /**
  * A string visitor generated per schema: for a value already valid against the schema, calls a test on
  * every string the value can hold and answers whether the test said yes to any. Where the schema bounds
- * a position (a declared type, `enum`, `const`, `properties` with `additionalProperties: false`, `items`),
- * the visitor reads it directly (`v.city`) and skips what cannot be a string (a valid `integer` is no
- * string); anywhere else it walks the value as the generic walk does. It may visit more strings than the
+ * a position (a declared type, `enum`, `const`, `properties`, `additionalProperties`, `items`), the
+ * visitor follows it (reading `v.city` directly where no undeclared key can be present) and skips what
+ * cannot be a string (a valid `integer` is no string); anywhere else (`patternProperties`, a node bounded
+ * only by `anyOf`, ...) it walks the value as the generic walk does. It may visit more strings than the
  * value holds (an inherited property, say), never fewer, so "no" from the visitor is "no" from the walk.
  *
  * Sound only for valid values: every assertion keyword of JSON Schema only narrows what is valid, except
@@ -119,10 +120,14 @@ class Visitors {
     return `for (let i = 0; i < v.length; i++) if (${f}(v[i], t)) return true; return false;`;
   }
 
-  /** The statements for an object: its declared properties, where no other key can be present. */
+  /**
+   * The statements for an object: where no undeclared key can be present, its declared properties read
+   * directly; else each own key, a declared one by its schema, any other by `additionalProperties`.
+   */
   #object(s: Record<string, unknown>, ptr: string): string {
-    if (s.additionalProperties !== false || s.patternProperties !== undefined) return "return A(v, t);";
+    if (s.patternProperties !== undefined) return "return A(v, t);";
     const props = isRecord(s.properties) ? s.properties : {};
+    if (s.additionalProperties !== false) return this.#keyLoop(s, props, ptr);
     const L = ["let x;"];
     for (const key of Object.keys(props)) {
       const f = this.name(props[key], `${ptr}/properties/${escapePointer(key)}`);
@@ -135,6 +140,22 @@ class Visitors {
       );
     }
     L.push("return false;");
+    return L.join(" ");
+  }
+
+  /** The statements for an object that may hold undeclared keys: every own key, in a switch. */
+  #keyLoop(s: Record<string, unknown>, props: Record<string, unknown>, ptr: string): string {
+    const other = s.additionalProperties === undefined
+      ? "A"
+      : this.name(s.additionalProperties, `${ptr}/additionalProperties`);
+    const L = ["for (const key in v) { if (!HAS.call(v, key)) continue; switch (key) {"];
+    for (const key of Object.keys(props)) {
+      const f = this.name(props[key], `${ptr}/properties/${escapePointer(key)}`);
+      L.push(
+        f === "N" ? `case ${lit(key)}: break;` : `case ${lit(key)}: if (${f}(v[key], t)) return true; break;`,
+      );
+    }
+    L.push(other === "N" ? "} }" : `default: if (${other}(v[key], t)) return true; } }`, "return false;");
     return L.join(" ");
   }
 }

@@ -42,7 +42,11 @@ function randomSchema(r: () => number, depth: number): Schema {
   const props = () => {
     const out: Schema = {};
     const n = 1 + Math.floor(r() * 3);
-    for (let i = 0; i < n; i++) out[pick(["a", "b", "c", "constructor", "__proto__", "x-y", "d/e"])] = sub();
+    for (let i = 0; i < n; i++) {
+      // defined, not assigned: a "__proto__" key is a property, not the prototype
+      const key = pick(["a", "b", "c", "constructor", "__proto__", "x-y", "d/e"]);
+      Object.defineProperty(out, key, { value: sub(), enumerable: true, writable: true, configurable: true });
+    }
     return out;
   };
   return pick<() => Schema>([
@@ -215,6 +219,24 @@ test("stringVisitor: strings under keys the schema does not bound are visited; s
     (s) => (seen.push(s), false),
   );
   assert.deepEqual(seen.sort(), ["a", "c", "d", "f", "h", "i"]);
+  // no additionalProperties: declared keys by their schema, any other key walked (or by its schema)
+  const cases: [unknown, string, string[]][] = [
+    [undefined, '{"n":1,"s":"x","__proto__":"p","other":"y","more":["z"]}', ["x", "p", "y", "z"]],
+    [{ type: "string" }, '{"n":1,"s":"x","__proto__":"p","other":"y"}', ["x", "p", "y"]],
+    [{ type: "integer" }, '{"n":1,"s":"x","__proto__":"p","other":2}', ["x", "p"]],
+  ];
+  for (const [additionalProperties, text, expected] of cases) {
+    const schema = {
+      type: "object",
+      properties: { n: { type: "integer" }, s: { type: "string" }, ["__proto__"]: { type: "string" } },
+      additionalProperties,
+    };
+    const value = JSON.parse(text);
+    assert.deepEqual(compileSchema(schema)(value), [], text);
+    const strings: string[] = [];
+    stringVisitor(schema)!(value, (s) => (strings.push(s), false));
+    assert.deepEqual(strings, expected, text);
+  }
   const bounded = stringVisitor({
     type: "object",
     properties: { n: { type: "integer" }, s: { type: "string" } },
