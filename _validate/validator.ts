@@ -508,10 +508,13 @@ function judge(
 
   // ---- schema
   const check = compiled ? compiled.check : EMPTY_SCHEMA_CHECK;
-  if (!check(args, "", null)) check(args, "", findings);
+  const valid = check(args, "", null);
+  if (!valid) check(args, "", findings);
 
-  // ---- injection
-  if (options.scan) pushInjectionFindings(args, read.located, findings, compiled?.literals);
+  // ---- injection (valid arguments through the schema's string visitor first, as on the fast path)
+  if (options.scan && !(valid && compiled?.strings && !compiled.strings(args, compiled.scanHit))) {
+    pushInjectionFindings(args, read.located, findings, compiled?.literals);
+  }
   return finish(verdict);
 }
 

@@ -196,6 +196,9 @@ test("createValidator: valid arguments get the same injection findings with the 
       if (typeof call.function.arguments !== "string") continue;
       const a = withVisitor.validate([call]);
       assert.deepEqual(a, walkOnly.validate([call]), `seed ${seed}: ${call.function.arguments}`);
+      // arguments given as a value (the general path), and a second call (no single-call shortcut)
+      const asValue = [{ name: "t", arguments: JSON.parse(call.function.arguments) }, call];
+      assert.deepEqual(withVisitor.validate(asValue), walkOnly.validate(asValue), `seed ${seed}: as a value`);
       if (a.calls[0].findings.some((f) => f.code === "argument_injection")) injected++;
     }
   }
