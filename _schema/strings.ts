@@ -95,7 +95,8 @@ class Visitors {
       } catch {
         return ["return A(v, t);"];
       }
-      return [`return ${this.name(target.schema, target.ptr)}(v, t);`];
+      const f = this.name(target.schema, target.ptr);
+      return [f === "N" ? "return false;" : `return ${f}(v, t);`];
     }
     const types = Array.isArray(s.type) ? s.type : [s.type];
     const L: string[] = [];
@@ -186,7 +187,8 @@ export function stringVisitor(schema: unknown): StringVisitor | null {
     const g = new Visitors(schema);
     const root = g.name(schema, "");
     const src = [...g.bodies, `return ${root === "N" ? "() => false" : root};`].join("\n");
-    return new F("A", "HAS", src)(anyString, HAS_OWN) as StringVisitor;
+    // N is never called where it is spelled out; defined anyway, so a slip cannot throw at run time
+    return new F("A", "HAS", "N", src)(anyString, HAS_OWN, () => false) as StringVisitor;
   } catch {
     return null;
   }

@@ -5,6 +5,9 @@ import assert from "node:assert/strict";
 import { compileSchema, createValidator } from "../validate.ts";
 import { stringVisitor } from "../_schema/strings.ts";
 import { stringValues } from "../_validate/validator.ts";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { sharedData } from "./_shared_data.ts";
 
 /** A small seeded PRNG (mulberry32), so a failure can be replayed. */
 function prng(seed: number): () => number {
@@ -36,6 +39,7 @@ function randomSchema(r: () => number, depth: number): Schema {
       { type: ["integer", "string"] },
       {},
       { $ref: "#/$defs/word" },
+      { $ref: "#/$defs/count" },
     ]);
   if (depth <= 0 || r() < 0.3) return leaf();
   const sub = () => randomSchema(r, depth - 1);
@@ -100,7 +104,8 @@ function randomValue(r: () => number, schema: unknown, depth: number, counter: {
   if (Array.isArray(s.enum)) return r() < 0.8 ? s.enum[Math.floor(r() * s.enum.length)] : str();
   if (Object.hasOwn(s, "const")) return r() < 0.8 ? s.const : str();
   if (typeof s.$ref === "string") {
-    return randomValue(r, s.$ref === "#/$defs/word" ? { type: "string" } : NODE, depth - 1, counter);
+    const target = s.$ref === "#/$defs/word" ? { type: "string" } : s.$ref === "#/$defs/count" ? COUNT : NODE;
+    return randomValue(r, target, depth - 1, counter);
   }
   for (const k of ["anyOf", "oneOf", "allOf"]) {
     const alts = s[k];
@@ -141,6 +146,8 @@ function randomValue(r: () => number, schema: unknown, depth: number, counter: {
   return any();
 }
 
+/** A definition no string is valid against. */
+const COUNT: Schema = { type: "integer" };
 /** The recursive definitions every random schema may use. */
 const NODE: Schema = {
   type: "object",
@@ -152,7 +159,7 @@ test("stringVisitor: on valid values, visits every string the walk visits (many 
   let checked = 0;
   for (let seed = 1; seed <= 300; seed++) {
     const r = prng(seed);
-    const schema = { ...randomSchema(r, 4), $defs: { word: { type: "string" }, node: NODE } };
+    const schema = { ...randomSchema(r, 4), $defs: { word: { type: "string" }, count: COUNT, node: NODE } };
     const valid = compileSchema(schema);
     const visit = stringVisitor(schema);
     assert.ok(visit, `seed ${seed}: a visitor is generated`);
@@ -184,7 +191,7 @@ test("createValidator: valid arguments get the same injection findings with the 
       type: "object",
       properties: { q: { type: "string" }, rest: randomSchema(r, 3) },
       additionalProperties: r() < 0.5 ? false : { type: "string" },
-      $defs: { word: { type: "string" }, node: NODE },
+      $defs: { word: { type: "string" }, count: COUNT, node: NODE },
     };
     const tools = [{ type: "function", function: { name: "t", parameters: schema } }];
     const withVisitor = createValidator(tools);
@@ -268,4 +275,60 @@ test("stringVisitor: null where code generation is blocked; the validator then w
   }]);
   assert.equal(verdict.calls[0].findings[0].code, "argument_injection");
   assert.equal(verdict.calls[0].findings[0].path, "/q");
+});
+
+const suite = sharedData("json-schema-test-suite/draft2020-12", "the JSON Schema Test Suite");
+
+test(
+  "stringVisitor: on every valid value of the JSON Schema Test Suite, visits every string the walk visits",
+  {
+    skip: suite.skip,
+  },
+  () => {
+    let compared = 0;
+    for (const file of readdirSync(suite.path).filter((f) => f.endsWith(".json"))) {
+      const groups = JSON.parse(readFileSync(join(suite.path, file), "utf8")) as {
+        schema: unknown;
+        tests: { data: unknown }[];
+      }[];
+      for (const g of groups) {
+        let check;
+        try {
+          check = compileSchema(g.schema);
+        } catch {
+          continue; // a schema the engine does not take is never visited
+        }
+        const visit = stringVisitor(g.schema);
+        assert.ok(visit, `${file}: a visitor is generated`);
+        for (const c of g.tests) {
+          if (check(c.data).length > 0) continue;
+          compared++;
+          const seen = new Set<string>();
+          visit(c.data, (s) => (seen.add(s), false));
+          for (const { value } of stringValues(c.data)) {
+            assert.ok(
+              seen.has(value),
+              `${file}: ${JSON.stringify(value)} of ${JSON.stringify(c.data)} not visited`,
+            );
+          }
+        }
+      }
+    }
+    assert.ok(compared > 500, `only ${compared} valid cases were compared`);
+  },
+);
+
+test("createValidator: a valid call whose $ref leads to a schema without strings is allowed", () => {
+  const validator = createValidator([{
+    name: "t",
+    parameters: {
+      type: "object",
+      $defs: { count: { type: "integer" } },
+      properties: { n: { $ref: "#/$defs/count" }, q: { type: "string" } },
+      additionalProperties: false,
+    },
+  }]);
+  const verdict = validator.validate([{ id: "c", function: { name: "t", arguments: '{"n":3,"q":"ok"}' } }]);
+  assert.deepEqual(verdict.calls[0].findings, []);
+  assert.equal(verdict.allowed, true);
 });
