@@ -393,8 +393,15 @@ export function compileOptions(options: ValidateOptions): CompileOptions {
   return picked;
 }
 
-/** Compiles one tool's schema; a {@link SchemaError} names the tool. */
-function compileTool(tool: NormalisedTool, options: CompileOptions): Compiled {
+/**
+ * Compiles one tool's schema; a {@link SchemaError} names the tool. The string visitor, which only the
+ * scan uses, is generated with `visitStrings`.
+ */
+function compileTool(
+  tool: NormalisedTool,
+  options: CompileOptions,
+  { visitStrings }: { visitStrings: boolean },
+): Compiled {
   let check: Check;
   try {
     const schema = tool.schema === undefined ? { type: "object" } : tool.schema;
@@ -416,7 +423,9 @@ function compileTool(tool: NormalisedTool, options: CompileOptions): Compiled {
     literals,
     // with "$id" a "$ref" may resolve against another base: then no bound is claimed
     depthBound: toolDepthBound(tool.schema),
-    strings: options.codegen === false || tool.schema === undefined ? null : stringVisitor(tool.schema),
+    strings: !visitStrings || options.codegen === false || tool.schema === undefined
+      ? null
+      : stringVisitor(tool.schema),
     scanHit: (s) => s.length !== 0 && !literals.has(s) && scan(s, SCAN_OPTIONS).findings.length !== 0,
   };
 }
@@ -426,9 +435,11 @@ function makeValidator(declaration: Declaration, options: ValidateOptions): Vali
   const normalised = declaration.kind === "allowlist" ? declaration.tools : [];
   const byName = new Map<string, Compiled>();
   const compiling = compileOptions(options);
-  for (const tool of normalised) byName.set(tool.name, compileTool(tool, compiling));
-  const allow = declaration.kind === "allowlist" ? normalised.map((t) => t.name) : null;
   const cfg = config(options);
+  for (const tool of normalised) {
+    byName.set(tool.name, compileTool(tool, compiling, { visitStrings: cfg.scan }));
+  }
+  const allow = declaration.kind === "allowlist" ? normalised.map((t) => t.name) : null;
   return {
     tools: normalised,
     validate(calls: readonly unknown[]): Verdict {
