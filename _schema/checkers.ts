@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { isRecord } from "../_common/values.ts";
+import { isRecord, plural } from "../_common/values.ts";
 import type { Finding } from "../types.ts";
 import { type Check, TRUE } from "./keywords.ts";
 import { article, duplicateMessage, push, received, show, typeFail, typeOf, where } from "./report.ts";
@@ -181,9 +181,9 @@ export function lengthChecker({ min, max }: LengthBounds): Check {
           out,
           "argument_constraint",
           p,
-          `${where(p)} must be at most ${max} characters long.`,
-          `at most ${max} characters`,
-          `${codePoints(v)} characters`,
+          `${where(p)} must be at most ${max} ${plural(max, "character")} long.`,
+          `at most ${max} ${plural(max, "character")}`,
+          `${codePoints(v)} ${plural(codePoints(v), "character")}`,
         );
       }
       return false;
@@ -194,9 +194,9 @@ export function lengthChecker({ min, max }: LengthBounds): Check {
           out,
           "argument_constraint",
           p,
-          `${where(p)} must be at least ${min} characters long.`,
-          `at least ${min} characters`,
-          `${codePoints(v)} characters`,
+          `${where(p)} must be at least ${min} ${plural(min, "character")} long.`,
+          `at least ${min} ${plural(min, "character")}`,
+          `${codePoints(v)} ${plural(codePoints(v), "character")}`,
         );
       }
       return false;
@@ -288,8 +288,8 @@ export function arrayChecker({ prefix, items, minItems, maxItems, unique }: Arra
         "argument_constraint",
         p,
         `${where(p)} must have at least ${minItems} item(s).`,
-        `at least ${minItems} items`,
-        `${n} items`,
+        `at least ${minItems} ${plural(minItems, "item")}`,
+        `${n} ${plural(n, "item")}`,
       );
     }
     if (maxItems !== undefined && n > maxItems) {
@@ -300,8 +300,8 @@ export function arrayChecker({ prefix, items, minItems, maxItems, unique }: Arra
         "argument_constraint",
         p,
         `${where(p)} must have at most ${maxItems} item(s).`,
-        `at most ${maxItems} items`,
-        `${n} items`,
+        `at most ${maxItems} ${plural(maxItems, "item")}`,
+        `${n} ${plural(n, "item")}`,
       );
     }
     for (let i = 0; i < n; i++) {

@@ -7,6 +7,7 @@
  * @module
  */
 import { escapePointer } from "../_common/pointer.ts";
+import { plural } from "../_common/values.ts";
 import { NUMERIC_FORMATS } from "./keywords.ts";
 import { FORMATS } from "./formats.ts";
 import { show, typeHead, where } from "./report.ts";
@@ -138,26 +139,31 @@ function numberLines(site: Site): string[] {
   ];
 }
 
+/** The generated expression for a count held in variable `n`, with its noun: "1 item", "2 items". */
+function countWords(n: string, word: string): string {
+  return `(${n} === 1 ? ${lit(`1 ${word}`)} : ${n} + ${lit(` ${word}s`)})`;
+}
+
 /** `maxLength`, `minLength`, `pattern` and a string `format`, in one block for strings. */
 function stringLines(site: Site): string[] {
   const { e, s, ptr } = site;
   const L: string[] = [];
   // the interpreter reports maxLength first and then skips minLength: so does this
-  const lengthFail = (words: string) =>
+  const lengthFail = (words: string, bound: number) =>
     failInline({
       code: CONSTRAINT,
-      message: message(site, ` must be ${words} characters long.`),
-      expected: lit(`${words} characters`),
-      received: 'm + " characters"',
+      message: message(site, ` must be ${words} ${bound} ${plural(bound, "character")} long.`),
+      expected: lit(`${words} ${bound} ${plural(bound, "character")}`),
+      received: countWords("m", "character"),
     });
   if (s.maxLength !== undefined) {
-    const max = s.maxLength;
-    L.push(`if (v.length > ${max} && (m = cp(v)) > ${max}) ${lengthFail(`at most ${max}`)}`);
+    const max = s.maxLength as number;
+    L.push(`if (v.length > ${max} && (m = cp(v)) > ${max}) ${lengthFail("at most", max)}`);
   }
   if (s.minLength !== undefined) {
     const min = s.minLength as number;
     const otherwise = s.maxLength !== undefined ? "else " : "";
-    L.push(`${otherwise}if (v.length < ${2 * min} && (m = cp(v)) < ${min}) ${lengthFail(`at least ${min}`)}`);
+    L.push(`${otherwise}if (v.length < ${2 * min} && (m = cp(v)) < ${min}) ${lengthFail("at least", min)}`);
   }
   if (typeof s.pattern === "string") {
     const re = makeRegExp(s.pattern, `${ptr}/pattern`, "pattern");
@@ -198,18 +204,18 @@ function arrayLines(site: Site): string[] {
   const { e, s, ptr } = site;
   if (!hasArrayKeywords(s)) return [];
   const L = [typeBlock("array", site.known), "const n = v.length;"];
-  const countFail = (words: string, expected: string) =>
+  const countFail = (words: string, bound: number) =>
     failInline({
       code: CONSTRAINT,
-      message: message(site, ` must have ${words} item(s).`),
-      expected: lit(expected),
-      received: 'n + " items"',
+      message: message(site, ` must have ${words} ${bound} item(s).`),
+      expected: lit(`${words} ${bound} ${plural(bound, "item")}`),
+      received: countWords("n", "item"),
     });
   if (s.minItems !== undefined) {
-    L.push(`if (n < ${s.minItems}) ${countFail(`at least ${s.minItems}`, `at least ${s.minItems} items`)}`);
+    L.push(`if (n < ${s.minItems}) ${countFail("at least", s.minItems as number)}`);
   }
   if (s.maxItems !== undefined) {
-    L.push(`if (n > ${s.maxItems}) ${countFail(`at most ${s.maxItems}`, `at most ${s.maxItems} items`)}`);
+    L.push(`if (n > ${s.maxItems}) ${countFail("at most", s.maxItems as number)}`);
   }
   const prefix = Array.isArray(s.prefixItems) ? s.prefixItems : [];
   prefix.forEach((sub, j) => {

@@ -7,7 +7,7 @@
  * @module
  */
 import { escapePointer } from "../_common/pointer.ts";
-import { isRecord } from "../_common/values.ts";
+import { isRecord, plural } from "../_common/values.ts";
 import type { Finding } from "../types.ts";
 import { type Check, type NodeCompiler, SchemaError } from "./keywords.ts";
 import { push, reportExtra, show, where } from "./report.ts";
@@ -180,9 +180,9 @@ function checkCount(rules: ObjectRules, count: number, p: string, out: Finding[]
       out,
       "argument_constraint",
       p,
-      `${where(p)} must have at least ${minP} properties.`,
-      `at least ${minP} properties`,
-      `${count} properties`,
+      `${where(p)} must have at least ${minP} ${plural(minP, "property", "properties")}.`,
+      `at least ${minP} ${plural(minP, "property", "properties")}`,
+      `${count} ${plural(count, "property", "properties")}`,
     );
   }
   if (maxP !== undefined && count > maxP) {
@@ -192,9 +192,9 @@ function checkCount(rules: ObjectRules, count: number, p: string, out: Finding[]
       out,
       "argument_constraint",
       p,
-      `${where(p)} must have at most ${maxP} properties.`,
-      `at most ${maxP} properties`,
-      `${count} properties`,
+      `${where(p)} must have at most ${maxP} ${plural(maxP, "property", "properties")}.`,
+      `at most ${maxP} ${plural(maxP, "property", "properties")}`,
+      `${count} ${plural(count, "property", "properties")}`,
     );
   }
   return ok;

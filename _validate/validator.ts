@@ -15,6 +15,7 @@ import { normaliseCalls, type NormalisedCall, type NormalisedTool, normaliseTool
 import { coerceValue, repairJson } from "./repair.ts";
 import { scan } from "../_scan/scan.ts";
 import { relaxDefaults } from "./defaults.ts";
+import { type StringVisitor, stringVisitor } from "../_schema/strings.ts";
 
 /** Options for {@link createValidator} and {@link validateToolCalls}. */
 export interface ValidateOptions {
@@ -73,6 +74,10 @@ interface Compiled {
   literals: Literals;
   /** The deepest nesting any value valid against the schema can have (Infinity when unbounded). */
   depthBound: number;
+  /** Visits the strings of a value valid against the schema (null: none generated; walk every value). */
+  strings: StringVisitor | null;
+  /** Whether the scanner reports anything in a string the walk would scan (a literal or "" it skips). */
+  scanHit: (s: string) => boolean;
 }
 
 /**
@@ -417,8 +422,15 @@ export function compileOptions(options: ValidateOptions): CompileOptions {
   return picked;
 }
 
-/** Compiles one tool's schema; a {@link SchemaError} names the tool. */
-function compileTool(tool: NormalisedTool, options: CompileOptions): Compiled {
+/**
+ * Compiles one tool's schema; a {@link SchemaError} names the tool. The string visitor, which only the
+ * scan uses, is generated with `visitStrings`.
+ */
+function compileTool(
+  tool: NormalisedTool,
+  options: CompileOptions,
+  { visitStrings }: { visitStrings: boolean },
+): Compiled {
   let check: Check;
   try {
     const schema = tool.schema === undefined ? { type: "object" } : tool.schema;
@@ -433,12 +445,17 @@ function compileTool(tool: NormalisedTool, options: CompileOptions): Compiled {
     }
     throw e;
   }
+  const literals = new Literals(declaredLiterals(tool.schema));
   return {
     tool,
     check,
-    literals: new Literals(declaredLiterals(tool.schema)),
+    literals,
     // with "$id" a "$ref" may resolve against another base: then no bound is claimed
     depthBound: toolDepthBound(tool.schema),
+    strings: !visitStrings || options.codegen === false || tool.schema === undefined
+      ? null
+      : stringVisitor(tool.schema),
+    scanHit: (s) => s.length !== 0 && !literals.has(s) && scan(s, SCAN_OPTIONS).findings.length !== 0,
   };
 }
 
@@ -447,13 +464,13 @@ function makeValidator(declaration: Declaration, options: ValidateOptions): Vali
   const normalised = declaration.kind === "allowlist" ? declaration.tools : [];
   const byName = new Map<string, Compiled>();
   const compiling = compileOptions(options);
+  const cfg = config(options);
   const relax = options.defaultsSatisfyRequired === true;
   for (const tool of normalised) {
     const compiled = relax ? { ...tool, schema: relaxDefaults(tool.schema).schema } : tool;
-    byName.set(tool.name, compileTool(compiled, compiling));
+    byName.set(tool.name, compileTool(compiled, compiling, { visitStrings: cfg.scan }));
   }
   const allow = declaration.kind === "allowlist" ? normalised.map((t) => t.name) : null;
-  const cfg = config(options);
   return {
     tools: normalised,
     validate(calls: readonly unknown[]): Verdict {
@@ -534,10 +551,13 @@ function judge(
 
   // ---- schema
   const check = compiled ? compiled.check : emptySchemaCheck();
-  if (!check(args, "", null)) check(args, "", findings);
+  const valid = check(args, "", null);
+  if (!valid) check(args, "", findings);
 
-  // ---- injection
-  if (options.scan) pushInjectionFindings(args, read.located, findings, compiled?.literals);
+  // ---- injection (valid arguments through the schema's string visitor first, as on the fast path)
+  if (options.scan && !(valid && compiled?.strings && !compiled.strings(args, compiled.scanHit))) {
+    pushInjectionFindings(args, read.located, findings, compiled?.literals);
+  }
   return finish(verdict);
 }
 
@@ -775,7 +795,11 @@ function fastFindings(raw: string, args: object, compiled: Compiled, cfg: Config
   }
   const findings: Finding[] = [];
   if (!valid) check(args, "", findings);
-  if (cfg.scan) pushInjectionFindings(args, raw, findings, compiled.literals);
+  // valid arguments whose strings the schema's visitor reads without a hit need no walk: the walk would
+  // scan the same strings (or fewer) and find nothing; on a hit, the walk says where
+  if (cfg.scan && !(valid && compiled.strings !== null && !compiled.strings(args, compiled.scanHit))) {
+    pushInjectionFindings(args, raw, findings, compiled.literals);
+  }
   return findings;
 }
 

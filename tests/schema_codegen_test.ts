@@ -29,3 +29,45 @@ test("createValidator: null for an enum of language codes including sv gets the 
   assert.equal(finding.path, "/lang");
   assert.equal(finding.received, "null null");
 });
+
+test("compileSchema: counts of one are singular (1 character, 1 item, 1 property), in both engines", () => {
+  const cases: [unknown, unknown, string, string, string][] = [
+    [{ minLength: 1 }, "", '"/x" must be at least 1 character long.', "at least 1 character", "0 characters"],
+    [{ maxLength: 0 }, "a", '"/x" must be at most 0 characters long.', "at most 0 characters", "1 character"],
+    [
+      { minLength: 3 },
+      "ab",
+      '"/x" must be at least 3 characters long.',
+      "at least 3 characters",
+      "2 characters",
+    ],
+    [{ minItems: 1 }, [], '"/x" must have at least 1 item(s).', "at least 1 item", "0 items"],
+    [{ maxItems: 1 }, [1, 2], '"/x" must have at most 1 item(s).', "at most 1 item", "2 items"],
+    [{ maxItems: 0 }, [1], '"/x" must have at most 0 item(s).', "at most 0 items", "1 item"],
+    [{ minProperties: 1 }, {}, '"/x" must have at least 1 property.', "at least 1 property", "0 properties"],
+    [
+      { maxProperties: 0 },
+      { a: 1 },
+      '"/x" must have at most 0 properties.',
+      "at most 0 properties",
+      "1 property",
+    ],
+  ];
+  for (const [sub, value, message, expected, received] of cases) {
+    const schema = { properties: { x: sub } };
+    for (const codegen of [true, false]) {
+      // static pointer (from the root) and dynamic pointer (inside an array) reporters alike
+      for (
+        const [s, v, path] of [[schema, { x: value }, "/x"], [{ items: schema }, [{ x: value }], "/0/x"]]
+      ) {
+        const findings = compileSchema(s, { codegen })(v);
+        const label = JSON.stringify({ sub, codegen, path });
+        assert.deepEqual(
+          findings.map((f) => [f.path, f.message, f.expected, f.received]),
+          [[path, message.replace('"/x"', `"${path}"`), expected, received]],
+          label,
+        );
+      }
+    }
+  }
+});

@@ -794,7 +794,7 @@ test("createValidator: the same validator gives a valid call no findings, then a
   assert.deepEqual(ok.calls[0].arguments, { city: "Oslo", units: "c", days: 3 });
   const bad = v.validate(call('{"city":"","units":"k","days":30,"x":1}')).calls[0];
   assert.deepEqual(bad.findings.map((f) => [f.code, f.path, f.expected, f.received]), [
-    ["argument_constraint", "/city", "at least 1 characters", "0 characters"],
+    ["argument_constraint", "/city", "at least 1 character", "0 characters"],
     ["argument_constraint", "/units", 'one of "c", "f"', 'string "k"'],
     ["argument_constraint", "/days", "<= 14", "30"],
     ["unexpected_argument", "/x", 'one of "city", "units", "days"', '"x"'],

@@ -1,0 +1,195 @@
+/**
+ * A string visitor generated per schema: for a value already valid against the schema, calls a test on
+ * every string the value can hold and answers whether the test said yes to any. Where the schema bounds
+ * a position (a declared type, `enum`, `const`, `properties`, `additionalProperties`, `items`), the
+ * visitor follows it (reading `v.city` directly where no undeclared key can be present) and skips what
+ * cannot be a string (a valid `integer` is no string); anywhere else (`patternProperties`, a node bounded
+ * only by `anyOf`, ...) it walks the value as the generic walk does. It may visit more strings than the
+ * value holds (an inherited property, say), never fewer, so "no" from the visitor is "no" from the walk.
+ *
+ * Sound only for valid values: every assertion keyword of JSON Schema only narrows what is valid, except
+ * OpenAPI `nullable`, which admits null (never a string), so the keywords read here bound every valid
+ * value whatever else the node says (`anyOf`, `allOf`, ... only narrow further).
+ *
+ * @module
+ */
+import { escapePointer } from "../_common/pointer.ts";
+import { isRecord } from "../_common/values.ts";
+import { RefResolver } from "./refs.ts";
+
+/** Answers whether `test` is true of some string in `value` (which must be valid against the schema). */
+export type StringVisitor = (value: unknown, test: (s: string) => boolean) => boolean;
+
+/** The generic walk: every string in `v`, own enumerable keys and array items, depth first. */
+function anyString(v: unknown, test: (s: string) => boolean): boolean {
+  if (typeof v === "string") return test(v);
+  if (typeof v !== "object" || v === null) return false;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const x = v[i];
+      if ((typeof x === "string" || typeof x === "object") && anyString(x, test)) return true;
+    }
+    return false;
+  }
+  for (const key in v) {
+    if (!HAS_OWN.call(v, key)) continue;
+    const x = (v as Record<string, unknown>)[key];
+    if ((typeof x === "string" || typeof x === "object") && anyString(x, test)) return true;
+  }
+  return false;
+}
+
+const HAS_OWN = Object.prototype.hasOwnProperty;
+const SAFE_NAME = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+/** At most this many generated node functions; past it, nodes take the generic walk. */
+const MAX_NODES = 500;
+/** The JSON types that hold no string. */
+const STRINGLESS = new Set(["integer", "number", "boolean", "null"]);
+
+/** A direct property read (`v.name`) is safe when no prototype property could shadow the name. */
+const direct = (key: string) => SAFE_NAME.test(key) && !(key in Object.prototype);
+const lit = (v: unknown): string => JSON.stringify(v);
+
+/** True for an `enum` or `const` whose every valid value is a scalar. */
+function scalarOnly(s: Record<string, unknown>): boolean {
+  const prim = (x: unknown) => typeof x !== "object" || x === null;
+  return (Array.isArray(s.enum) && s.enum.every(prim)) || (Object.hasOwn(s, "const") && prim(s.const));
+}
+
+/** The generation: one function per schema node (`wN(v, t)`), named once so `$ref` cycles end. */
+class Visitors {
+  readonly bodies: string[] = [];
+  #names = new Map<unknown, string>();
+  #refs: RefResolver;
+
+  /** Starts a generation for the schema document `root`. */
+  constructor(root: unknown) {
+    this.#refs = new RefResolver(root);
+  }
+
+  /**
+   * The name of the visitor for `schema` (at schema pointer `ptr`): "A" for the generic walk, "N" where no
+   * valid value is a string or holds one.
+   */
+  name(schema: unknown, ptr: string): string {
+    if (!isRecord(schema)) return "A";
+    const types = Array.isArray(schema.type) ? schema.type : [schema.type];
+    if (schema.type !== undefined && types.every((t) => STRINGLESS.has(t))) return "N";
+    const known = this.#names.get(schema);
+    if (known !== undefined) return known;
+    if (this.#names.size >= MAX_NODES) return "A";
+    const name = `w${this.#names.size}`;
+    this.#names.set(schema, name);
+    this.bodies.push(`function ${name}(v, t) {\n${this.#body(schema, ptr).join("\n")}\n}`);
+    return name;
+  }
+
+  /** The statements of one node's visitor. */
+  #body(s: Record<string, unknown>, ptr: string): string[] {
+    if (scalarOnly(s)) return ['return typeof v === "string" && t(v);'];
+    if (s.type === undefined) {
+      if (typeof s.$ref !== "string") return ["return A(v, t);"];
+      let target;
+      try {
+        target = this.#refs.resolve(s.$ref, `${ptr}/$ref`, s);
+      } catch {
+        return ["return A(v, t);"];
+      }
+      const f = this.name(target.schema, target.ptr);
+      return [f === "N" ? "return false;" : `return ${f}(v, t);`];
+    }
+    const types = Array.isArray(s.type) ? s.type : [s.type];
+    const L: string[] = [];
+    if (types.includes("string")) L.push('if (typeof v === "string") return t(v);');
+    if (types.includes("array")) L.push(`if (Array.isArray(v)) { ${this.#array(s, ptr)} }`);
+    if (types.includes("object")) {
+      L.push(`if (typeof v === "object" && v !== null && !Array.isArray(v)) { ${this.#object(s, ptr)} }`);
+    }
+    // a type name this module does not know may admit anything: walk it
+    const unknown = types.some((t) =>
+      t !== "string" && t !== "array" && t !== "object" && !STRINGLESS.has(t)
+    );
+    L.push(unknown ? "return A(v, t);" : "return false;");
+    return L;
+  }
+
+  /** The statements for an array: its items, by the `items` schema where nothing else applies. */
+  #array(s: Record<string, unknown>, ptr: string): string {
+    if (!isRecord(s.items) || s.prefixItems !== undefined) return "return A(v, t);";
+    const f = this.name(s.items, `${ptr}/items`);
+    if (f === "N") return "return false;";
+    return `for (let i = 0; i < v.length; i++) if (${f}(v[i], t)) return true; return false;`;
+  }
+
+  /**
+   * The statements for an object: where no undeclared key can be present, its declared properties read
+   * directly; else each own key, a declared one by its schema, any other by `additionalProperties`.
+   */
+  #object(s: Record<string, unknown>, ptr: string): string {
+    if (s.patternProperties !== undefined) return "return A(v, t);";
+    const props = isRecord(s.properties) ? s.properties : {};
+    if (s.additionalProperties !== false) return this.#keyLoop(s, props, ptr);
+    const L = ["let x;"];
+    for (const key of Object.keys(props)) {
+      const f = this.name(props[key], `${ptr}/properties/${escapePointer(key)}`);
+      if (f === "N") continue;
+      // an inherited value read directly is visited too: more strings, never fewer
+      L.push(
+        direct(key)
+          ? `if ((x = v.${key}) !== undefined && ${f}(x, t)) return true;`
+          : `if (HAS.call(v, ${lit(key)}) && ${f}(v[${lit(key)}], t)) return true;`,
+      );
+    }
+    L.push("return false;");
+    return L.join(" ");
+  }
+
+  /** The statements for an object that may hold undeclared keys: every own key, in a switch. */
+  #keyLoop(s: Record<string, unknown>, props: Record<string, unknown>, ptr: string): string {
+    const other = s.additionalProperties === undefined
+      ? "A"
+      : this.name(s.additionalProperties, `${ptr}/additionalProperties`);
+    const L = ["for (const key in v) { if (!HAS.call(v, key)) continue; switch (key) {"];
+    for (const key of Object.keys(props)) {
+      const f = this.name(props[key], `${ptr}/properties/${escapePointer(key)}`);
+      L.push(
+        f === "N" ? `case ${lit(key)}: break;` : `case ${lit(key)}: if (${f}(v[key], t)) return true; break;`,
+      );
+    }
+    L.push(other === "N" ? "} }" : `default: if (${other}(v[key], t)) return true; } }`, "return false;");
+    return L.join(" ");
+  }
+}
+
+/**
+ * The string visitor of `schema`, or null where code generation is unavailable or fails (the caller then
+ * walks every value).
+ *
+ * @example Strings a valid value can hold, without walking what cannot be one
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { stringVisitor } from "./strings.ts";
+ *
+ * const visit = stringVisitor({
+ *   type: "object",
+ *   properties: { city: { type: "string" }, days: { type: "integer" } },
+ *   additionalProperties: false,
+ * })!;
+ * const seen: string[] = [];
+ * assert.equal(visit({ city: "Oslo", days: 3 }, (s) => (seen.push(s), false)), false);
+ * assert.deepEqual(seen, ["Oslo"]);
+ * assert.equal(visit({ city: "Oslo" }, (s) => s === "Oslo"), true);
+ * ```
+ */
+export function stringVisitor(schema: unknown): StringVisitor | null {
+  try {
+    const F = globalThis.Function;
+    const g = new Visitors(schema);
+    const root = g.name(schema, "");
+    const src = [...g.bodies, `return ${root === "N" ? "() => false" : root};`].join("\n");
+    // N is never called where it is spelled out; defined anyway, so a slip cannot throw at run time
+    return new F("A", "HAS", "N", src)(anyString, HAS_OWN, () => false) as StringVisitor;
+  } catch {
+    return null;
+  }
+}
