@@ -22,6 +22,7 @@ import {
 import { followUp, type RejectedTurn, type TurnCall } from "./retry.ts";
 import { sumUsage, type Usage, usageIn, withUsage } from "./usage.ts";
 import { StreamGate, type StreamRetry } from "./stream.ts";
+import { loadEngines } from "./engines.ts";
 import type { ResumePoint } from "./dialects/shared.ts";
 
 /** A `fetch`-compatible function. */
@@ -308,6 +309,7 @@ export function guardFetch(
     const request = await requestJson(input, init);
     if (!isRecord(request)) return fetchFn(input, init);
     // Compile before sending: a schema that cannot be enforced fails loudly, not halfway through a stream.
+    await loadEngines();
     const judge = makeJudge(request, dialect, options);
     const response = await fetchFn(input, init);
     if (!response.ok || response.body === null) return response;
