@@ -6,15 +6,16 @@
 import { isRecord } from "../_common/values.ts";
 
 import type { Classifier, Verdict } from "../types.ts";
+import type { ValidateOptions, Validator } from "../_validate/validator.ts";
+import type { ExtractedToolCall } from "../_extract/extract.ts";
 import {
   createValidator,
-  type ValidateOptions,
+  cutCalls,
+  describeVerdict,
+  extractToolCalls,
+  loadEngines,
   validateToolCalls,
-  type Validator,
-} from "../_validate/validator.ts";
-import { describeVerdict } from "../_describe/describe.ts";
-import { type ExtractedToolCall, extractToolCalls } from "../_extract/extract.ts";
-import { cutCalls } from "./text_watch.ts";
+} from "./engines.ts";
 import type { StreamDialect } from "./calls.ts";
 import { DIALECTS } from "./dialects/mod.ts";
 
@@ -171,7 +172,7 @@ export interface Judge {
   reason(verdict: Verdict, options?: { partial?: boolean }): string;
 }
 
-/** Builds the judge for one request (compiling its tools now). */
+/** Builds the judge for one request (compiling its tools now). The engines must be loaded (`loadEngines`). */
 export function makeJudge(request: unknown, dialect: CompletionDialect, options: GateOptions): Judge {
   const tools = options.tools ?? declaredTools(request, dialect);
   const sync = options.validator ??
@@ -280,6 +281,7 @@ export async function gateCompletion(
   if (!dialect || !isRecord(response)) {
     return { verdict: ALLOWED_NONE, response, changed: false, source: "none" };
   }
+  await loadEngines();
   const judge = makeJudge(request, dialect, options);
   return await gateWith(judge, response, dialect, options);
 }

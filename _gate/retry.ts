@@ -8,10 +8,9 @@
  */
 import { isRecord } from "../_common/values.ts";
 import type { CallVerdict, Verdict } from "../types.ts";
-import { describeVerdict } from "../_describe/describe.ts";
 import type { StreamDialect } from "./calls.ts";
 import { isClientCall } from "./dialects/openai_responses.ts";
-import { cutCalls } from "./text_watch.ts";
+import { cutCalls, describeVerdict } from "./engines.ts";
 
 /** One call of the rejected turn, as the follow-up repeats it. */
 export interface TurnCall {

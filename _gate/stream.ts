@@ -13,7 +13,8 @@ import { DIALECTS } from "./dialects/mod.ts";
 import { type FrameRouter, type ResumePoint, StreamFlow, type TurnRecorder } from "./dialects/shared.ts";
 import { formatSse, type FrameParser, ndjsonParser, sseParser } from "./sse.ts";
 import { type Usage, UsageTally } from "./usage.ts";
-import { TextCalls } from "./text_watch.ts";
+import type { TextCalls } from "./text_watch.ts";
+import { engines, loadEngines } from "./engines.ts";
 
 /** What a judge says about the calls of one stream. */
 export interface StreamJudgement {
@@ -137,8 +138,12 @@ export class StreamGate {
   readonly #options: StreamGateOptions;
   readonly #router: FrameRouter;
   readonly #parser: FrameParser<WireFrame>;
-  /** Watches the streamed text for calls written into it; undefined where that is off or impossible. */
-  readonly #text: TextCalls | undefined;
+  /**
+   * Watches the streamed text for calls written into it; undefined where that is off or impossible. Made
+   * when the stream is first read, once the extractor it runs is loaded ({@linkcode StreamGate.gate}).
+   */
+  #text: TextCalls | undefined;
+  #started = false;
   readonly #assembler = new CallAssembler();
   /** What this stream's message said, as the provider sent it (a retry sends it back). */
   readonly #turn: TurnRecorder;
@@ -160,10 +165,20 @@ export class StreamGate {
     this.#turn = DIALECTS[dialect].turn();
     this.#usage = new UsageTally(dialect, options.resume?.usage);
     this.#parser = this.#router.framing === "ndjson" ? ndjsonFrames() : sseParser();
+  }
+
+  /** Before the first frame: loads the engines and, where the text is watched, makes its watch. */
+  async #start(): Promise<void> {
+    this.#started = true;
+    await loadEngines();
     const text = this.#router.text;
-    this.#text = options.extract === false || !text
-      ? undefined
-      : new TextCalls(dialect, text, { json: options.toolsDeclared ?? true, tools: options.tools });
+    const options = this.#options;
+    if (options.extract === false || !text) return;
+    const { TextCalls } = engines().textWatch;
+    this.#text = new TextCalls(this.#dialect, text, {
+      json: options.toolsDeclared ?? true,
+      tools: options.tools,
+    });
   }
 
   /**
@@ -174,6 +189,7 @@ export class StreamGate {
     const reader = source.getReader();
     return new ReadableStream<Uint8Array>({
       pull: async (controller) => {
+        if (!this.#started) await this.#start();
         let sent = false;
         const sink: Sink = {
           enqueue: (chunk) => {

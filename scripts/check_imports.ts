@@ -8,7 +8,11 @@
  * - a scanner file (`_scan/`) that imports anything but `_scan/`, `_common/` and `types.ts` (the scanner is a
  *   leaf: everything may use it, it uses nothing);
  * - a schema or validation module in the static closure of `guard.ts` (running a tool never loads the JSON
- *   Schema engine).
+ *   Schema engine);
+ * - a schema or validation module, the text-call extractor or the scanner in the static closure of `gate.ts`:
+ *   the gate loads its engines when it first judges a response (`_gate/engines.ts`), so importing it stays
+ *   cheap. `_validate/providers.ts` is allowed: it reads calls in every provider's shape (no schema), and
+ *   the synchronous `assembleToolCalls` gives stream calls its synthetic ids;
  * - a module in the static closure of `cli.ts` beyond `_cli/output.ts`, `_cli/self.ts` and `_common/`: the
  *   command imports each subcommand when it runs (`import()` of a string literal, which `deno compile` and
  *   `bun build --compile` still include), so `toolguard --version` loads no subcommand.
@@ -101,6 +105,11 @@ const folderOf = (file: string): string => file.split("/")[0];
 /** What `cli.ts` may load before it knows the subcommand: its output helpers and the hidden command's name. */
 const CLI_STATIC = new Set(["cli.ts", "_cli/output.ts", "_cli/self.ts"]);
 
+/** The engines `gate.ts` loads on first use (`_gate/engines.ts`), never at import... */
+const GATE_LAZY = ["_schema/", "_validate/", "_extract/", "_scan/", "_describe/"];
+/** ...but for the provider-shape reader, which the synchronous `assembleToolCalls` needs for its ids. */
+const GATE_STATIC = new Set(["_validate/providers.ts"]);
+
 /** The layering rules, as messages for every import that breaks one. */
 function layeringProblems(graph: Map<string, Set<string>>): string[] {
   const problems: string[] = [];
@@ -120,6 +129,11 @@ function layeringProblems(graph: Map<string, Set<string>>): string[] {
   for (const file of closure(graph, "guard.ts")) {
     if (file.startsWith("_schema/") || file.startsWith("_validate/")) {
       problems.push(`guard.ts loads ${file}: running a tool must not load the schema or validation engine`);
+    }
+  }
+  for (const file of closure(graph, "gate.ts")) {
+    if (GATE_LAZY.some((folder) => file.startsWith(folder)) && !GATE_STATIC.has(file)) {
+      problems.push(`gate.ts loads ${file} statically: load it in _gate/engines.ts, on first judgement`);
     }
   }
   for (const file of closure(graph, "cli.ts")) {

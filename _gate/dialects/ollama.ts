@@ -6,7 +6,7 @@
  */
 import { isRecord } from "../../_common/values.ts";
 import type { SlotBook } from "../calls.ts";
-import { cutCalls } from "../text_watch.ts";
+import { cutCalls } from "../engines.ts";
 import {
   callCounter,
   type CompletionBody,

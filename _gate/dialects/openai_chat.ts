@@ -6,10 +6,9 @@
  */
 import { isRecord } from "../../_common/values.ts";
 import { parseJsonSafe } from "../../_common/json.ts";
-import { extractToolCalls } from "../../_extract/extract.ts";
 import type { AssembledToolCall, Slot, SlotBook } from "../calls.ts";
 import { formatSse } from "../sse.ts";
-import { cutCalls } from "../text_watch.ts";
+import { cutCalls, extractToolCalls } from "../engines.ts";
 import {
   callCounter,
   type CompletionBody,

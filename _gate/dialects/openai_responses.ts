@@ -7,7 +7,7 @@
 import { isRecord } from "../../_common/values.ts";
 import type { Slot, SlotBook } from "../calls.ts";
 import { formatSse } from "../sse.ts";
-import { cutCalls } from "../text_watch.ts";
+import { cutCalls } from "../engines.ts";
 import {
   callCounter,
   type CompletionBody,

@@ -1,0 +1,358 @@
+/**
+ * The gating of one request a guarded `fetch` reads: the judge built before sending, the answer gated
+ * whole or streamed, and the retries. Loaded by `guardFetch` when the first such request is sent, so that
+ * importing the gate loads none of it.
+ *
+ * @module
+ */
+
+import { isRecord } from "../_common/values.ts";
+import type { Verdict } from "../types.ts";
+import { callForValidation } from "./assemble.ts";
+import type { StreamDialect } from "./calls.ts";
+import {
+  ALLOWED_NONE,
+  type CompletionDialect,
+  detectDialect,
+  dropsCalls,
+  type GateResult,
+  gateWith,
+  type Judge,
+  makeJudge,
+} from "./gate.ts";
+import { followUp, type RejectedTurn, type TurnCall } from "./retry.ts";
+import { sumUsage, type Usage, usageIn, withUsage } from "./usage.ts";
+import { StreamGate, type StreamRetry } from "./stream.ts";
+import { loadEngines } from "./engines.ts";
+import type { ResumePoint } from "./dialects/shared.ts";
+import type { FetchLike, GateEvent, GuardFetchOptions } from "./fetch.ts";
+
+/** What gating one response needs to know about its request. */
+interface Exchange {
+  url: string;
+  dialect: CompletionDialect;
+  judge: Judge;
+  options: GuardFetchOptions;
+  report: (event: GateEvent) => void;
+  /** The request body sent (the follow-up of a retry appends to it). */
+  request: Record<string, unknown>;
+  /** Which answer this is: 0 for the first. */
+  attempt: number;
+  /** Sends a follow-up request body to the same endpoint. */
+  send: (body: Record<string, unknown>) => Promise<Response>;
+}
+
+/** The same request with another JSON body. */
+function resend(
+  fetchFn: FetchLike,
+  input: string | URL | Request,
+  init: RequestInit | undefined,
+): (body: Record<string, unknown>) => Promise<Response> {
+  return (body) => {
+    const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined));
+    headers.delete("content-length");
+    const text = JSON.stringify(body);
+    if (input instanceof Request) {
+      const method = init?.method ?? input.method;
+      return fetchFn(input.url, {
+        ...init,
+        method,
+        headers,
+        body: text,
+        signal: init?.signal ?? input.signal,
+      });
+    }
+    return fetchFn(input, { ...init, headers, body: text });
+  };
+}
+
+/** True when another attempt may be made after `exchange`'s answer. */
+const mayRetry = (exchange: Exchange) =>
+  exchange.attempt < Math.max(0, Math.floor(exchange.options.retry ?? 0));
+
+/** The follow-up request after a rejected turn. */
+function followUpOf(exchange: Exchange, turn: RejectedTurn): Record<string, unknown> {
+  return followUp(exchange.dialect, exchange.request, turn, exchange.judge.tools);
+}
+
+/** The calls of a verdict as a follow-up repeats them. */
+function verdictCalls(verdict: Verdict): TurnCall[] {
+  return verdict.calls.map((c) => ({
+    id: c.id ?? `call_${c.index}`,
+    name: c.name,
+    arguments: c.rawArguments ?? JSON.stringify(c.arguments ?? {}),
+  }));
+}
+
+/** What {@linkcode gateRequest} is told about the request besides how to send it. */
+export interface GatedRequest {
+  url: string;
+  dialect: CompletionDialect;
+  /** The request body, parsed. */
+  request: Record<string, unknown>;
+  options: GuardFetchOptions;
+  report: (event: GateEvent) => void;
+}
+
+/** Sends a request the gate reads and gates its answer (the part of a guarded `fetch` after the routing). */
+export async function gateRequest(
+  fetchFn: FetchLike,
+  input: string | URL | Request,
+  init: RequestInit | undefined,
+  { url, dialect, request, options, report }: GatedRequest,
+): Promise<Response> {
+  // Compile before sending: a schema that cannot be enforced fails loudly, not halfway through a stream.
+  await loadEngines();
+  const judge = makeJudge(request, dialect, options);
+  const response = await fetchFn(input, init);
+  if (!response.ok || response.body === null) return response;
+  const type = (response.headers.get("content-type") ?? "").toLowerCase();
+  const send = resend(fetchFn, input, init);
+  const exchange: Exchange = { url, dialect, judge, options, report, request, attempt: 0, send };
+  if (type.includes("text/event-stream") || type.includes("ndjson")) {
+    if (options.stream === false) return response;
+    return gateStreamed(response, type.includes("ndjson") ? "ollama" : dialect, exchange);
+  }
+  if (!type.includes("json")) return response;
+  return await gateJson(response, exchange);
+}
+
+/** Sends the follow-up of a rejected streamed turn; its gated stream, or undefined (the clean stop). */
+async function retryStream(
+  exchange: Exchange,
+  dialect: StreamDialect,
+  turn: StreamRetry,
+): Promise<ReadableStream<Uint8Array> | undefined> {
+  if (dropsCalls(turn.verdict, exchange.options)) return undefined; // the valid calls went through
+  const calls = turn.calls.map((c) => ({
+    id: c.id,
+    name: c.name,
+    arguments: c.arguments,
+    freeText: c.freeText,
+  }));
+  const rejected: RejectedTurn = { calls, verdict: turn.verdict, body: turn.body };
+  if (turn.fromText) rejected.fromText = true;
+  const request = followUpOf(exchange, rejected);
+  const response = await exchange.send(request);
+  const type = (response.headers.get("content-type") ?? "").toLowerCase();
+  if (!response.ok || response.body === null || !(type.includes("event-stream") || type.includes("ndjson"))) {
+    await response.body?.cancel().catch(() => {});
+    return undefined;
+  }
+  const next: Exchange = { ...exchange, request, attempt: exchange.attempt + 1 };
+  return gateStreamed(response, dialect, next, turn.resume).body ?? undefined;
+}
+
+/** A streamed response passed through a {@linkcode StreamGate}. */
+function gateStreamed(
+  response: Response,
+  dialect: StreamDialect,
+  exchange: Exchange,
+  resume?: ResumePoint,
+): Response {
+  const { judge, report, url } = exchange;
+  const gate = new StreamGate(dialect, {
+    extract: exchange.options.extract,
+    toolsDeclared: judge.tools === undefined || judge.tools.length > 0,
+    tools: judge.tools,
+    judge: async (calls) => {
+      const verdict = await judge.judge(calls.map(callForValidation));
+      const partial = dropsCalls(verdict, exchange.options);
+      return {
+        verdict,
+        reason: judge.reason(verdict),
+        partialReason: partial ? judge.reason(verdict, { partial }) : undefined,
+      };
+    },
+    onReport: (r) =>
+      (r.calls.length > 0 || r.findings.length > 0) && report({
+        url,
+        dialect: r.dialect,
+        streamed: true,
+        verdict: r.verdict ?? ALLOWED_NONE,
+        changed: r.replaced,
+        findings: r.findings,
+        calls: r.calls,
+        attempt: exchange.attempt,
+        ...(r.retried ? { retried: true } : {}),
+        ...(r.usage ? { usage: r.usage } : {}),
+      }),
+    resume,
+    retry: mayRetry(exchange) ? (turn) => retryStream(exchange, dialect, turn) : undefined,
+  });
+  const headers = new Headers(response.headers);
+  headers.delete("content-length");
+  return withUrl(
+    new Response(gate.gate(response.body!), {
+      status: response.status,
+      statusText: response.statusText,
+      headers,
+    }),
+    response.url,
+  );
+}
+
+/**
+ * A JSON response: the response itself when nothing was rejected, else (with `retry`) the first retry's
+ * answer that passes, else one with the rewritten body. After a retry, the answer reports every attempt's
+ * usage added up.
+ */
+async function gateJson(response: Response, exchange: Exchange): Promise<Response> {
+  let before: Usage | undefined;
+  for (let current = exchange;;) {
+    const { out, rejected, usage } = await gateJsonOnce(response, current);
+    if (!rejected || !mayRetry(current)) {
+      return before ? await withUsageAdded(out, exchange.dialect, before) : out;
+    }
+    const request = followUpOf(current, rejected);
+    const next = await current.send(request);
+    const type = (next.headers.get("content-type") ?? "").toLowerCase();
+    if (!next.ok || next.body === null || !type.includes("json")) {
+      await next.body?.cancel().catch(() => {});
+      return before ? await withUsageAdded(out, exchange.dialect, before) : out; // the retry failed: the clean stop
+    }
+    if (usage) before = sumUsage(before, usage);
+    current = { ...current, request, attempt: current.attempt + 1 };
+    response = next;
+  }
+}
+
+/**
+ * A JSON answer whose usage reports `before` (the earlier attempts') added to its own; the answer itself
+ * when it reports none.
+ */
+async function withUsageAdded(response: Response, dialect: StreamDialect, before: Usage): Promise<Response> {
+  let body: unknown;
+  try {
+    body = await response.clone().json();
+  } catch {
+    return response;
+  }
+  const add = (record: unknown) => {
+    if (!isRecord(record)) return record;
+    const shape = detectDialect(record) ?? dialect;
+    const own = usageIn(shape, record);
+    return own ? withUsage(shape, record, sumUsage(before, own)) : record;
+  };
+  const added = Array.isArray(body) ? body.map(add) : add(body);
+  if (added === body || (Array.isArray(body) && body.every((x, i) => x === (added as unknown[])[i]))) {
+    return response;
+  }
+  response.body?.cancel().catch(() => {});
+  return rebuilt(response, added);
+}
+
+/** Gates one JSON answer; says what was rejected (for a retry) along with the response to forward. */
+async function gateJsonOnce(
+  response: Response,
+  exchange: Exchange,
+): Promise<{ out: Response; rejected?: RejectedTurn; usage?: Usage }> {
+  const out = await gateJsonBody(response, exchange);
+  const usage = out.event?.usage;
+  // With drop-call, the valid calls of the turn went through: the turn is not asked again.
+  if (!out.result || out.result.verdict.allowed || dropsCalls(out.result.verdict, exchange.options)) {
+    if (out.event && out.result && !out.result.verdict.allowed) exchange.report(out.event);
+    return { out: out.response, usage };
+  }
+  const turn: RejectedTurn = {
+    calls: verdictCalls(out.result.verdict),
+    verdict: out.result.verdict,
+    body: out.body,
+  };
+  if (out.result.source === "text") turn.fromText = true;
+  if (mayRetry(exchange)) {
+    exchange.report({ ...out.event!, retried: true });
+  } else if (out.event) exchange.report(out.event);
+  return { out: out.response, rejected: turn, usage };
+}
+
+/** Gates one JSON answer: the response to forward, the gate's result and the event to report. */
+async function gateJsonBody(response: Response, exchange: Exchange): Promise<{
+  response: Response;
+  result?: GateResult;
+  body?: Record<string, unknown>;
+  event?: GateEvent;
+}> {
+  let body: unknown;
+  try {
+    body = await response.clone().json();
+  } catch {
+    return { response }; // not JSON after all: the client deals with it as it would have
+  }
+  // Gemini's streamGenerateContent without alt=sse answers a JSON array of chunks: judged as one body.
+  const chunks = Array.isArray(body) && exchange.dialect === "gemini" ? body.filter(isRecord) : undefined;
+  if (chunks) body = mergeGeminiChunks(chunks);
+  const shape = detectDialect(body) ? detectDialect(body)! : exchange.dialect;
+  const result = isRecord(body) ? await gateWith(exchange.judge, body, shape, exchange.options) : undefined;
+  if (!result || !isRecord(body)) return { response };
+  if (chunks && result.changed) result.response = [result.response];
+  const event: GateEvent | undefined = result.verdict.calls.length > 0 || result.changed
+    ? {
+      url: exchange.url,
+      dialect: shape,
+      streamed: false,
+      verdict: result.verdict,
+      changed: result.changed,
+      reason: result.reason,
+      findings: [],
+      attempt: exchange.attempt,
+    }
+    : undefined;
+  const usage = usageIn(shape, body);
+  if (event && usage) event.usage = usage;
+  if (!result.changed) {
+    if (event) exchange.report(event);
+    return { response, result, body };
+  }
+  // The original body was read through a clone; release it.
+  response.body!.cancel().catch(() => {});
+  const out = rebuilt(response, result.response);
+  out.headers.set("x-toolguard-blocked", String(result.verdict.rejectedIndices.length));
+  return { response: out, result, body, event };
+}
+
+/** A response like `response` (status, headers, url) with the JSON `body`. */
+function rebuilt(response: Response, body: unknown): Response {
+  const out = new TextEncoder().encode(JSON.stringify(body));
+  const headers = new Headers(response.headers);
+  headers.set("content-length", String(out.byteLength));
+  headers.delete("content-encoding"); // fetch already decoded the body; this copy is plain
+  return withUrl(
+    new Response(out, { status: response.status, statusText: response.statusText, headers }),
+    response.url,
+  );
+}
+
+/**
+ * Gemini stream chunks as one body: every candidate's parts in order, the last chunk's other fields (usage,
+ * finish, model version).
+ */
+function mergeGeminiChunks(chunks: Record<string, unknown>[]): Record<string, unknown> {
+  const byIndex = new Map<number, Record<string, unknown>>();
+  for (const chunk of chunks) {
+    for (const c of Array.isArray(chunk.candidates) ? chunk.candidates : []) {
+      if (!isRecord(c)) continue;
+      const index = typeof c.index === "number" ? c.index : 0;
+      const content = isRecord(c.content) ? c.content : {};
+      const parts = Array.isArray(content.parts) ? content.parts : [];
+      const seen = byIndex.get(index);
+      const before = seen && isRecord(seen.content) && Array.isArray(seen.content.parts)
+        ? seen.content.parts
+        : [];
+      byIndex.set(index, { ...seen, ...c, content: { ...content, parts: [...before, ...parts] } });
+    }
+  }
+  return { ...chunks[chunks.length - 1], candidates: [...byIndex.values()] };
+}
+
+/** Keeps `response.url` on a rebuilt response (clients use it in error messages). */
+function withUrl(response: Response, url: string): Response {
+  if (url) {
+    try {
+      Object.defineProperty(response, "url", { value: url });
+    } catch {
+      // read-only on some runtimes; the body is what matters
+    }
+  }
+  return response;
+}
