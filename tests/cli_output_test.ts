@@ -1,0 +1,50 @@
+/**
+ * The command's output is written synchronously and completely: a large write followed at once by exit
+ * reaches a reader that is slow to drain the pipe, on every runtime (Bun writes through its console, the
+ * others through the file descriptor).
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { runtimeCommand } from "./_runtime.ts";
+
+const output = fileURLToPath(new URL("../_cli/output.ts", import.meta.url));
+
+/** Runs a script under this runtime, starts reading its stdout only after `delayMs`, and returns it all. */
+function readSlowly(code: string, delayMs: number): Promise<{ out: string; status: number | null }> {
+  const script = join(
+    tmpdir(),
+    `toolguard_output_probe_${process.pid}_${Math.random().toString(36).slice(2)}.ts`,
+  );
+  return import("node:fs").then(({ writeFileSync, rmSync }) => {
+    writeFileSync(script, code);
+    const { command, args } = runtimeCommand(script);
+    const child = spawn(command, args, { stdio: ["ignore", "pipe", "inherit"] });
+    child.stdout.pause();
+    const chunks: Buffer[] = [];
+    setTimeout(() => {
+      child.stdout.on("data", (c: Buffer) => chunks.push(c));
+      child.stdout.resume();
+    }, delayMs);
+    return new Promise((resolve) => {
+      child.on("close", (status) => {
+        rmSync(script, { force: true });
+        resolve({ out: Buffer.concat(chunks).toString("utf8"), status });
+      });
+    });
+  });
+}
+
+test("writeOut: 4 MB written right before exit all reach a slow reader", { timeout: 60_000 }, async () => {
+  const code = `import { writeOut } from ${JSON.stringify(output)};\n` +
+    `writeOut("x".repeat(4_000_000) + "\\nlast line %s %d\\n");\n` +
+    `writeOut("no newline at the end");\n` +
+    `(globalThis.Deno ? Deno.exit : process.exit)(0);\n`;
+  const { out, status } = await readSlowly(code, 300);
+  assert.equal(status, 0);
+  assert.equal(out.length, 4_000_000 + "\nlast line %s %d\n".length + "no newline at the end".length);
+  assert.ok(out.endsWith("\nlast line %s %d\nno newline at the end"), out.slice(-60));
+});
