@@ -526,6 +526,8 @@ function runSquashed(
       const [x, y] = mapSpan(w.folded, map[ms], map[me - 1] + 1);
       add(rule.category, rule.name, x + w.origin, y + w.origin);
     }
+    // No window follows one at the text's end: its cursors are not read, and the map need not be built.
+    if (w.atEnd) continue;
     cursors.set(rule, [(from < sq.text.length ? sq.map()[from] : w.folded.text.length) + offset]);
   }
   return true;
