@@ -205,17 +205,21 @@ export function fold(text: string, options: { ascii?: boolean } = {}): Folded {
   if (LETTER_SPACED.test(t)) return foldFull(text);
   SPACE_RUN.lastIndex = 0;
   if (!SPACE_RUN.test(t)) return new LazyFolded(t, text, "identity");
-  return new LazyFolded(t.replace(SPACE_RUN, (run) => run.includes("\n") ? "\n" : " "), text, "code points");
+  return new LazyFolded(
+    t.replace(SPACE_RUN, (run) => run.includes("\n") ? "\n" : " "),
+    text,
+    "collapsed spaces",
+  );
 }
 
 /**
  * Where a lazily folded text's maps come from: `"identity"` when folded character `i` is original character
- * `i`, `"code points"` when they are the maps of the code-point loop over the original.
+ * `i`, `"collapsed spaces"` when each whitespace run of the original is one folded character (see `collapsedMaps`).
  */
-type MapSource = "identity" | "code points";
+type MapSource = "identity" | "collapsed spaces";
 
 /**
- * A folded text whose maps are built on first use: the identity, or the code-point loop's maps. A class, not
+ * A folded text whose maps are built on first use: the identity, or collapsed whitespace runs. A class, not
  * an object literal with getters: those are slow to create, and this is made once per scanned string.
  */
 class LazyFolded implements Folded {
@@ -249,11 +253,33 @@ class LazyFolded implements Folded {
       this.#starts = starts;
       this.#ends = ends;
     } else {
-      const full = foldFull(this.#original);
-      this.#starts = full.starts;
-      this.#ends = full.ends;
+      [this.#starts, this.#ends] = collapsedMaps(this.#original, this.text.length);
     }
   }
+}
+
+/**
+ * The maps of the fold of ASCII text with no letter spacing: each run of whitespace (tab, LF, vertical tab,
+ * form feed, CR, space) is one folded character, every other character is itself. What the code-point loop
+ * would build for such text, without its buffers and its second pass.
+ */
+function collapsedMaps(original: string, length: number): [Int32Array, Int32Array] {
+  const starts = new Int32Array(length);
+  const ends = new Int32Array(length);
+  const n = original.length;
+  for (let i = 0, k = 0; i < n; k++) {
+    starts[k] = i;
+    const c = original.charCodeAt(i++);
+    if (c === 0x20 || (c >= 0x09 && c <= 0x0d)) {
+      for (
+        let d = original.charCodeAt(i);
+        i < n && (d === 0x20 || (d >= 0x09 && d <= 0x0d));
+        d = original.charCodeAt(++i)
+      );
+    }
+    ends[k] = i;
+  }
+  return [starts, ends];
 }
 
 /** The code-point loop: any string, with index maps. */

@@ -76,6 +76,28 @@ const gap = (n: number) => `(?:[^.!?\\n]|\\.(?=[^\\s])){0,${n}}?`;
 const INSTRUCTIONS =
   `(?:[a-z]{0,3}nstruct[a-z]{0,6}|prompts?|directions|directives?|rules|guidelines|commands|orders|guidance|constraints|programming|restrictions|polic(?:y|ies)|context|tasks?|requests?|messages|system prompt|conversation)`;
 
+/** Strings one of which every match of `INSTRUCTIONS` holds: anchors for rules that end in one. */
+const INSTRUCTIONS_ANCHORS: readonly string[] = [
+  "nstruct",
+  "prompt",
+  "directions",
+  "directive",
+  "rules",
+  "guidelines",
+  "commands",
+  "orders",
+  "guidance",
+  "constraints",
+  "programming",
+  "restrictions",
+  "polic",
+  "context",
+  "task",
+  "request",
+  "messages",
+  "conversation",
+];
+
 /** Verbs with consequences of their own (no read-only ones): spending, deleting, granting, changing. */
 const CONSEQUENTIAL =
   `(?:unlock|delete|remove|erase|wipe|destroy|transfer|withdraw|deposit|wire|send|e-?mail|forward|share|grant|give|revoke|disable|deactivate|enable|update|change|modify|reset|create|invite|cancel|purchase|buy|order|sell|pay|dispatch|leave|post|publish|upload|install|uninstall|move|approve|invest|unfollow|block|unblock|redirect|rename|replace|deploy|submit|unsubscribe|adjust|increase|decrease|disclose|leak|reveal|initiate|execute|lock|turn (?:off|on)|switch (?:off|on)|shut (?:off|down)|disarm|activate|schedule|book|reserve|download|restart|reboot|reroute|refund|spend|donate|empty|overwrite|encrypt|format|archive|hide|kick|ban|tweet|retweet|accept|reject|decline|mark|lower|raise|set)`;
@@ -280,6 +302,8 @@ export const RULES: readonly Rule[] = [
       "throw out",
       "ditch",
     ],
+    // Every match ends in one of the nouns: text with the verbs and none of those nouns is skipped whole.
+    anchors: INSTRUCTIONS_ANCHORS,
     category: "instruction_override",
     re: new RegExp(
       `(?<![a-z])(?:ignore|disregard|forget|neglect|discard|abandon|set aside|throw out|ditch) ` +

@@ -239,7 +239,21 @@ function optionInjection(text: string): boolean {
  * @throws {TypeError} When `text` is not a string or `context` is not one of the four known contexts.
  */
 export function scan(text: string, options: ScanOptions = {}): ScanResult {
-  return scanInSegments(text, options, SEGMENT);
+  return quickResult(text, options) ?? scanInSegments(text, options, SEGMENT);
+}
+
+/**
+ * The result for a short text the plan's `quick` test proves clean, or undefined: the path most arguments take,
+ * kept in a small function of its own, which the JIT compilers (JavaScriptCore's above all) optimise sooner
+ * than the whole engine. Anything else (an option-like CLI argument, a bad argument) takes the full path.
+ */
+function quickResult(text: string, options: ScanOptions): ScanResult | undefined {
+  if (typeof text !== "string" || text.length > QUICK_UP_TO) return undefined;
+  const context = options.context ?? "tool_output";
+  if ((context === "cli_arg" && optionInjection(text)) || !SCAN_CONTEXTS.includes(context)) return undefined;
+  const quick = planOf(context).quick;
+  if (quick === null || !foldsToLowerCase(text) || quick.test(text)) return undefined;
+  return { blocked: false, categories: [], findings: [] };
 }
 
 /** Original characters per core: texts longer than two cores are read in windows (see segments.ts). */
@@ -526,6 +540,8 @@ function runSquashed(
       const [x, y] = mapSpan(w.folded, map[ms], map[me - 1] + 1);
       add(rule.category, rule.name, x + w.origin, y + w.origin);
     }
+    // No window follows one at the text's end: its cursors are not read, and the map need not be built.
+    if (w.atEnd) continue;
     cursors.set(rule, [(from < sq.text.length ? sq.map()[from] : w.folded.text.length) + offset]);
   }
   return true;

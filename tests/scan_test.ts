@@ -328,6 +328,10 @@ test("fold: the ASCII path without maps equals the code-point fold, maps include
     "a",
     "UPPER lower MiXeD 123 <|im_start|> [INST]",
   ];
+  // Slices of the dev texts: tool output with indentation, blank lines and CRLF.
+  for (const text of devTexts) {
+    for (let i = 0; i < text.length; i += 211) cases.push(text.slice(i, i + 60 + (i % 400)));
+  }
   for (const ascii of cases) {
     const fast = fold(ascii);
     const full = fold(ascii + "\u200B");
