@@ -10,6 +10,7 @@
 
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { type GateEvent, guardFetch, type GuardFetchOptions } from "../gate.ts";
 
 /** One scripted answer. Exactly one of `json`, `sse`, `ndjson` or `body` is used. */
 export interface FakeReply {
@@ -178,6 +179,52 @@ export interface CallSpec {
   args: Record<string, unknown> | string;
   /** Call id; omitted for Ollama unless given. */
   id?: string;
+}
+
+/** A weather call the test tools reject: `units` is not one of the declared values. */
+export const REJECTED_CALL: CallSpec = {
+  name: "get_weather",
+  args: { city: "Oslo", units: "kelvin" },
+  id: "call_bad",
+};
+/** The same call, valid. */
+export const VALID_CALL: CallSpec = { name: "get_weather", args: { city: "Oslo" }, id: "call_good" };
+/** The user turn the retry tests send. */
+export const WEATHER_QUESTION: { role: "user"; content: string }[] = [{
+  role: "user",
+  content: "Weather in Oslo?",
+}];
+
+/** What {@linkcode withGuardedServer} hands back: `use`'s value, the server (its requests) and the verdicts. */
+export interface GuardedRun<T> {
+  value: T;
+  server: FakeServer;
+  seen: GateEvent[];
+}
+
+/**
+ * Runs `use` against a fake server answering `script`, with `guardFetch(fetch, options)` whose verdict
+ * events are collected in `seen`; closes the server afterwards.
+ */
+export async function withGuardedServer<T>(
+  script: Script,
+  options: GuardFetchOptions,
+  use: (server: FakeServer, f: typeof fetch, seen: GateEvent[]) => Promise<T>,
+): Promise<GuardedRun<T>> {
+  const server = await startFakeLlmServer(script);
+  const seen: GateEvent[] = [];
+  try {
+    const f = guardFetch(fetch, {
+      ...options,
+      onVerdict: (e) => {
+        seen.push(e);
+        options.onVerdict?.(e);
+      },
+    }) as typeof fetch;
+    return { value: await use(server, f, seen), server, seen };
+  } finally {
+    await server.close();
+  }
 }
 
 const argText = (c: CallSpec) => (typeof c.args === "string" ? c.args : JSON.stringify(c.args));

@@ -4,25 +4,26 @@
 // thinking refuse a follow-up without them. A scripted server records the follow-up it received.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { guardFetch } from "../gate.ts";
 import {
   anthropicStream,
-  type CallSpec,
   chatChunk,
   chatStream,
   type FakeReply,
   ollamaStream,
+  REJECTED_CALL,
   responsesStream,
   type Script,
-  startFakeLlmServer,
   TOOLS_ANTHROPIC,
   TOOLS_OPENAI,
   TOOLS_RESPONSES,
+  VALID_CALL,
+  WEATHER_QUESTION,
+  withGuardedServer,
 } from "./_fake_llm_server.ts";
 
-const BAD: CallSpec = { name: "get_weather", args: { city: "Oslo", units: "kelvin" }, id: "call_bad" };
-const GOOD: CallSpec = { name: "get_weather", args: { city: "Oslo" }, id: "call_good" };
-const messages = [{ role: "user", content: "Weather in Oslo?" }];
+const BAD = REJECTED_CALL;
+const GOOD = VALID_CALL;
+const messages = WEATHER_QUESTION;
 
 /** Posts `body` to `path` through a guarded fetch (one retry); returns the client's text and the requests. */
 async function resent(
@@ -30,15 +31,11 @@ async function resent(
   body: Record<string, unknown>,
   script: Script,
 ): Promise<{ text: string; sent: Record<string, unknown>[] }> {
-  const server = await startFakeLlmServer(script);
-  try {
-    const f = guardFetch(fetch, { retry: 1 });
-    const res = await f(`${server.url}${path}`, { method: "POST", body: JSON.stringify(body) });
-    const text = await res.text();
-    return { text, sent: server.requests.map((r) => r.json as Record<string, unknown>) };
-  } finally {
-    await server.close();
-  }
+  const { value, server } = await withGuardedServer(script, { retry: 1 }, async (s, f) => {
+    const res = await f(`${s.url}${path}`, { method: "POST", body: JSON.stringify(body) });
+    return await res.text();
+  });
+  return { text: value, sent: server.requests.map((r) => r.json as Record<string, unknown>) };
 }
 
 /** The follow-up's messages (Chat, Anthropic, Ollama, Cohere). */

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import OpenAI from "openai";
 import Anthropic from "@anthropic-ai/sdk";
 import { Ollama } from "ollama";
-import { type GateEvent, guardFetch } from "../gate.ts";
+import type { GateEvent } from "../gate.ts";
 import {
   anthropicMessage,
   anthropicStream,
@@ -17,34 +17,28 @@ import {
   type FakeServer,
   ollamaChat,
   ollamaStream,
+  REJECTED_CALL,
   responsesBody,
   responsesStream,
   type Script,
-  startFakeLlmServer,
   TOOLS_ANTHROPIC,
   TOOLS_OPENAI,
   TOOLS_RESPONSES,
+  VALID_CALL,
+  WEATHER_QUESTION,
+  withGuardedServer,
 } from "./_fake_llm_server.ts";
 
-const BAD: CallSpec = { name: "get_weather", args: { city: "Oslo", units: "kelvin" }, id: "call_bad" };
-const GOOD: CallSpec = { name: "get_weather", args: { city: "Oslo" }, id: "call_good" };
-const messages = [{ role: "user" as const, content: "Weather in Oslo?" }];
+const BAD = REJECTED_CALL;
+const GOOD = VALID_CALL;
+const messages = WEATHER_QUESTION;
 
 /** Runs `use` against a server answering `script`, with a guarded fetch (`retry` times). */
-async function scripted<T>(
+const scripted = <T>(
   script: Script,
   retry: number,
   use: (server: FakeServer, f: typeof fetch, seen: GateEvent[]) => Promise<T>,
-): Promise<{ value: T; server: FakeServer; seen: GateEvent[] }> {
-  const server = await startFakeLlmServer(script);
-  const seen: GateEvent[] = [];
-  try {
-    const f = guardFetch(fetch, { retry, onVerdict: (e) => seen.push(e) }) as typeof fetch;
-    return { value: await use(server, f, seen), server, seen };
-  } finally {
-    await server.close();
-  }
-}
+) => withGuardedServer(script, { retry }, use);
 
 /** The verdict hook saw a rejected first attempt that was retried, then an allowed second one. */
 function assertAttempts(seen: GateEvent[]): void {

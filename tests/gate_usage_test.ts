@@ -4,41 +4,36 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
-import { type GateEvent, guardFetch } from "../gate.ts";
+import type { GateEvent } from "../gate.ts";
 import {
   anthropicMessage,
   anthropicStream,
-  type CallSpec,
   chatChunk,
   chatCompletion,
   chatStream,
   ollamaStream,
+  REJECTED_CALL,
   responsesStream,
   type Script,
-  startFakeLlmServer,
   TOOLS_ANTHROPIC,
   TOOLS_OPENAI,
   TOOLS_RESPONSES,
+  VALID_CALL,
+  WEATHER_QUESTION,
+  withGuardedServer,
 } from "./_fake_llm_server.ts";
 
-const BAD: CallSpec = { name: "get_weather", args: { city: "Oslo", units: "kelvin" }, id: "call_bad" };
-const GOOD: CallSpec = { name: "get_weather", args: { city: "Oslo" }, id: "call_good" };
-const messages = [{ role: "user" as const, content: "Weather in Oslo?" }];
+const BAD = REJECTED_CALL;
+const GOOD = VALID_CALL;
+const messages = WEATHER_QUESTION;
 
 /** Runs `use` with a guarded fetch (one retry) against `script`; returns its value and the verdict events. */
 async function retried<T>(
   script: Script,
   use: (url: string, f: typeof fetch) => Promise<T>,
 ): Promise<{ value: T; seen: GateEvent[]; requests: number }> {
-  const server = await startFakeLlmServer(script);
-  const seen: GateEvent[] = [];
-  try {
-    const f = guardFetch(fetch, { retry: 1, onVerdict: (e) => seen.push(e) }) as typeof fetch;
-    const value = await use(server.url, f);
-    return { value, seen, requests: server.requests.length };
-  } finally {
-    await server.close();
-  }
+  const { value, seen, server } = await withGuardedServer(script, { retry: 1 }, (s, f) => use(s.url, f));
+  return { value, seen, requests: server.requests.length };
 }
 
 /** The `data:` payloads of an SSE text. */
