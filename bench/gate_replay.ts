@@ -31,6 +31,7 @@ import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { loadTraffic, streamWire, type TrafficEntry } from "../tests/_traffic.ts";
 import Anthropic from "@anthropic-ai/sdk";
+import { seeded } from "../scripts/_seeded.ts";
 import OpenAI from "openai";
 import { guardFetch } from "../gate.ts";
 import { allowedTools, judgeEntry, type Row } from "../tests/_replay.ts";
@@ -80,18 +81,6 @@ function median(xs: number[]): number {
 function quantile(xs: number[], q: number): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.max(0, Math.round(q * (s.length - 1))))] ?? NaN;
-}
-
-/** A small seeded generator (mulberry32), so the bootstrap gives the same interval for the same data. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** A 95% bootstrap interval of the median of `xs` (2000 resamples). */

@@ -6,6 +6,7 @@
  * @module
  */
 import { closeSync, openSync, writeSync } from "node:fs";
+import { seeded } from "./_seeded.ts";
 import process from "node:process";
 import { parseArgs } from "node:util";
 import { FINDING_CODES } from "../stats.ts";
@@ -25,18 +26,6 @@ export interface SyntheticOptions {
 const TOOLS = ["rg", "grep", "jq", "curl", "git", "fd", "sqlite3", "search_web", "read_file", "python3"];
 const FAILURES = ["spawn", "timeout", "exit", "protocol", "refused"] as const;
 
-/** A small fast deterministic PRNG (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /**
  * Yield `count` log lines (without newlines): about 80% tool runs and 20% validation verdicts, with
  * failure rates that differ by tool and drift over the days, and log-normal durations.
@@ -46,7 +35,7 @@ function rng(seed: number): () => number {
  * @returns A generator of lines.
  */
 export function* syntheticLines(count: number, options: SyntheticOptions = {}): Generator<string> {
-  const random = rng(options.seed ?? 1);
+  const random = seeded(options.seed ?? 1);
   const start = (options.start ?? new Date("2026-11-01T00:00:00Z")).getTime();
   const span = (options.days ?? 30) * 86_400_000;
   const malformedEvery = options.malformedEvery ?? 0;
