@@ -7,8 +7,7 @@
 import { errorText, isRecord } from "../_common/values.ts";
 import { parseJsonSafe } from "../_common/json.ts";
 import { type AssembledCalls, type AssembledToolCall, SlotBook, type StreamDialect } from "./calls.ts";
-import { DIALECTS } from "./dialects/mod.ts";
-import type { EventReader } from "./dialects/shared.ts";
+import { type EventReader, READERS } from "./dialects/readers.ts";
 
 const ANTHROPIC_EVENT = /^(message_start|message_delta|message_stop|content_block_(start|delta|stop)|ping)$/;
 const COHERE_EVENT = /^(message|content|tool-plan|tool-call|citation)-[a-z]+$/;
@@ -51,7 +50,7 @@ export class CallAssembler {
       }
       if (!isRecord(event)) return book.finding("malformed_event", "event is not a JSON object");
       const dialect = eventDialect(event);
-      if (dialect) return (this.#readers[dialect] ??= DIALECTS[dialect].reader()).read(event, book);
+      if (dialect) return (this.#readers[dialect] ??= READERS[dialect]()).read(event, book);
       if (event.type !== "error" && event.error === undefined) {
         book.finding("unknown_event", "event matches no known stream dialect");
       }

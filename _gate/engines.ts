@@ -1,8 +1,10 @@
 /**
  * The engines the gate judges with, loaded on first use rather than when `gate.ts` is imported: the
  * validator (and with it the JSON Schema engine), the reader of calls written into text with its 38
- * formats, and the verdict's description (with the scanner). Together they are most of the gate's load
- * cost, and a program that imports the gate but has not yet sent a request should not pay it.
+ * formats, the verdict's description (with the scanner), and the dialects' reading and rewriting of bodies
+ * and routing of stream frames (only their stream-event readers, `dialects/readers.ts`, load with the gate,
+ * for the synchronous `assembleToolCalls`). Together they are most of the gate's load cost, and a program
+ * that imports the gate but has not yet sent a request should not pay it.
  *
  * Every judgement happens on an async path (`gateCompletion`, a guarded `fetch` once it has the request,
  * a gated stream when it is first read), which awaits {@linkcode loadEngines} before it builds a judge.
@@ -19,6 +21,9 @@ import type * as Validator from "../_validate/validator.ts";
 import type * as Describe from "../_describe/describe.ts";
 import type * as Extract from "../_extract/extract.ts";
 import type * as TextWatch from "./text_watch.ts";
+import type { StreamDialect } from "./calls.ts";
+import type { Dialect } from "./dialects/shared.ts";
+import type * as Dialects from "./dialects/mod.ts";
 
 /** The loaded engines. */
 interface Engines {
@@ -26,18 +31,20 @@ interface Engines {
   describe: typeof Describe;
   extract: typeof Extract;
   textWatch: typeof TextWatch;
+  dialects: typeof Dialects;
 }
 
 let loaded: Engines | undefined;
 
 const load = lazy(async (): Promise<Engines> => {
-  const [validator, describe, extract, textWatch] = await Promise.all([
+  const [validator, describe, extract, textWatch, dialects] = await Promise.all([
     import("../_validate/validator.ts"),
     import("../_describe/describe.ts"),
     import("../_extract/extract.ts"),
     import("./text_watch.ts"),
+    import("./dialects/mod.ts"),
   ]);
-  loaded = { validator, describe, extract, textWatch };
+  loaded = { validator, describe, extract, textWatch, dialects };
   return loaded;
 });
 
@@ -75,3 +82,6 @@ export const extractToolCalls: typeof Extract.extractToolCalls = (text, options)
 
 /** `cutCalls` (every call written into a text removed), once loaded. */
 export const cutCalls: typeof TextWatch.cutCalls = (text, calls) => engines().textWatch.cutCalls(text, calls);
+
+/** A dialect in its three roles (`DIALECTS` of `dialects/mod.ts`), once loaded. */
+export const dialect = (name: StreamDialect): Dialect => engines().dialects.DIALECTS[name];

@@ -12,12 +12,12 @@ import {
   createValidator,
   cutCalls,
   describeVerdict,
+  dialect as dialectOf,
   extractToolCalls,
   loadEngines,
   validateToolCalls,
 } from "./engines.ts";
 import type { StreamDialect } from "./calls.ts";
-import { DIALECTS } from "./dialects/mod.ts";
 
 /** The response shapes the gate reads. */
 export type CompletionDialect = StreamDialect;
@@ -109,7 +109,7 @@ function declaredTools(request: unknown, dialect: CompletionDialect): unknown[] 
   const tools = Array.isArray(request.tools) ? request.tools : undefined;
   const functions = Array.isArray(request.functions) ? request.functions : undefined;
   if (!tools && !functions) return undefined;
-  const { body } = DIALECTS[dialect];
+  const { body } = dialectOf(dialect);
   const out: unknown[] = [];
   for (const t of tools ?? []) {
     if (isRecord(t)) out.push(...body.declared(t));
@@ -298,7 +298,7 @@ export async function gateWith(
   dialect: CompletionDialect,
   options: GateOptions,
 ): Promise<GateResult> {
-  const shape = DIALECTS[dialect].body;
+  const shape = dialectOf(dialect).body;
   let native: unknown[] = [];
   try {
     native = shape.calls(body);

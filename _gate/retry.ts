@@ -9,7 +9,7 @@
 import { isRecord } from "../_common/values.ts";
 import type { CallVerdict, Verdict } from "../types.ts";
 import type { StreamDialect } from "./calls.ts";
-import { isClientCall } from "./dialects/openai_responses.ts";
+import { isClientCall } from "./dialects/readers.ts";
 import { cutCalls, describeVerdict } from "./engines.ts";
 
 /** One call of the rejected turn, as the follow-up repeats it. */

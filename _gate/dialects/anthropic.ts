@@ -6,14 +6,12 @@
  */
 import { isRecord } from "../../_common/values.ts";
 import { parseJsonSafe } from "../../_common/json.ts";
-import type { SlotBook } from "../calls.ts";
 import { formatSse } from "../sse.ts";
 import { cutCalls } from "../engines.ts";
 import {
   callCounter,
   type CompletionBody,
   type Dialect,
-  type EventReader,
   type FrameRouter,
   type Held,
   type ResumePoint,
@@ -71,35 +69,6 @@ const body: CompletionBody = {
     );
     content.push({ type: "text", text: reason });
     return { ...body, content };
-  },
-};
-
-/** Reads `tool_use` content blocks and their `input_json_delta` pieces, one call per block index. */
-const reader: EventReader = {
-  read(event: Record<string, unknown>, book: SlotBook): void {
-    const index = typeof event.index === "number" ? event.index : undefined;
-    if (event.type === "content_block_start" && isRecord(event.content_block)) {
-      const block = event.content_block;
-      if (block.type !== "tool_use") return;
-      if (index === undefined) return book.finding("missing_index", "content_block_start has no index");
-      const s = book.open(`a${index}`, "anthropic", 0, index);
-      if (typeof block.id === "string") s.id = block.id;
-      if (typeof block.name === "string") s.name = block.name;
-      if (isRecord(block.input) && Object.keys(block.input).length > 0) {
-        s.initialInput = JSON.stringify(block.input);
-      }
-    } else if (event.type === "content_block_delta" && isRecord(event.delta)) {
-      if (event.delta.type !== "input_json_delta") return;
-      const s = index === undefined ? undefined : book.get(`a${index}`);
-      if (!s) {
-        return book.finding(
-          "orphan_delta",
-          `input_json_delta for content block ${index} that is not a tool_use`,
-        );
-      }
-      if (typeof event.delta.partial_json === "string") s.args += event.delta.partial_json;
-      else book.finding("malformed_event", "input_json_delta without partial_json text");
-    }
   },
 };
 
@@ -259,10 +228,9 @@ class AnthropicTurn implements TurnRecorder {
   }
 }
 
-/** Anthropic Messages in its four roles. */
+/** Anthropic Messages in its three roles. */
 export const anthropic: Dialect = {
   body,
-  reader: () => reader,
   router: () => new AnthropicStream(),
   turn: () => new AnthropicTurn(),
 };

@@ -5,14 +5,13 @@
  * @module
  */
 import { isRecord } from "../../_common/values.ts";
-import type { SlotBook } from "../calls.ts";
+import { deltaMessage } from "./readers.ts";
 import { formatSse } from "../sse.ts";
 import { cutCalls } from "../engines.ts";
 import {
   callCounter,
   type CompletionBody,
   type Dialect,
-  type EventReader,
   type FrameRouter,
   type SplitCalls,
   type StreamFlow,
@@ -59,35 +58,6 @@ const body: CompletionBody = {
     const tool_calls = Array.isArray(m.tool_calls) ? m.tool_calls.filter(() => keep()) : [];
     const content = [...(Array.isArray(m.content) ? m.content : []), { type: "text", text: reason }];
     return { ...body, message: { ...m, tool_calls, content } };
-  },
-};
-
-/** The `delta.message` of a stream event. */
-function deltaMessage(event: Record<string, unknown>): Record<string, unknown> {
-  const delta = isRecord(event.delta) ? event.delta : {};
-  return isRecord(delta.message) ? delta.message : {};
-}
-
-/** Reads `tool-call-start` / `tool-call-delta` events into one call per `index`. */
-const reader: EventReader = {
-  read(event: Record<string, unknown>, book: SlotBook): void {
-    const type = event.type;
-    if (type !== "tool-call-start" && type !== "tool-call-delta") return;
-    const index = typeof event.index === "number" ? event.index : undefined;
-    if (index === undefined) return book.finding("missing_index", `${type} has no index`);
-    const tc = deltaMessage(event).tool_calls;
-    const call = isRecord(tc) ? tc : {};
-    const fn = isRecord(call.function) ? call.function : {};
-    let s = book.get(`h${index}`);
-    if (type === "tool-call-start" || !s) {
-      if (!s && type === "tool-call-delta") {
-        book.finding("orphan_delta", `tool-call-delta for call ${index} that never started`);
-      }
-      s = book.open(`h${index}`, "cohere", 0, index);
-    }
-    if (typeof call.id === "string" && call.id !== "") s.id = call.id;
-    if (typeof fn.name === "string" && fn.name !== "") s.name = fn.name;
-    if (typeof fn.arguments === "string") s.args += fn.arguments;
   },
 };
 
@@ -195,10 +165,9 @@ class CohereTurn implements TurnRecorder {
   }
 }
 
-/** Cohere v2 chat in its four roles. */
+/** Cohere v2 chat in its three roles. */
 export const cohere: Dialect = {
   body,
-  reader: () => reader,
   router: () => new CohereStream(),
   turn: () => new CohereTurn(),
 };

@@ -6,31 +6,19 @@
  * @module
  */
 import { isRecord } from "../../_common/values.ts";
-import type { SlotBook } from "../calls.ts";
+import { candidates, parts } from "./readers.ts";
 import { formatSse } from "../sse.ts";
 import { cutCalls } from "../engines.ts";
 import {
   callCounter,
   type CompletionBody,
   type Dialect,
-  type EventReader,
   type FrameRouter,
   pick,
   type SplitCalls,
   type StreamFlow,
   type TurnRecorder,
 } from "./shared.ts";
-
-/** The candidates of a body or chunk (records only). */
-function candidates(body: Record<string, unknown>): Record<string, unknown>[] {
-  return Array.isArray(body.candidates) ? body.candidates.filter(isRecord) : [];
-}
-
-/** The parts of a candidate (records only). */
-function parts(candidate: Record<string, unknown>): Record<string, unknown>[] {
-  const content = isRecord(candidate.content) ? candidate.content : undefined;
-  return content && Array.isArray(content.parts) ? content.parts.filter(isRecord) : [];
-}
 
 const isCall = (part: Record<string, unknown>) => isRecord(part.functionCall);
 /** A text part the model wrote as its answer (thought summaries are reasoning, not answer text). */
@@ -86,24 +74,6 @@ const body: CompletionBody = {
         })
       ),
     };
-  },
-};
-
-/** Reads `functionCall` parts: each arrives whole, so every one is a new call. */
-const reader: EventReader = {
-  read(event: Record<string, unknown>, book: SlotBook): void {
-    for (const c of candidates(event)) {
-      const choice = typeof c.index === "number" ? c.index : 0;
-      for (const p of parts(c)) {
-        if (!isRecord(p.functionCall)) continue;
-        const fc = p.functionCall;
-        const s = book.open(`g${book.size}`, "gemini", choice, book.size);
-        if (typeof fc.id === "string") s.id = fc.id;
-        if (typeof fc.name === "string") s.name = fc.name;
-        s.value = fc.args ?? {};
-        s.args = JSON.stringify(s.value);
-      }
-    }
   },
 };
 
@@ -275,10 +245,9 @@ class GeminiTurn implements TurnRecorder {
   }
 }
 
-/** Google Gemini in its four roles. */
+/** Google Gemini in its three roles. */
 export const gemini: Dialect = {
   body,
-  reader: () => reader,
   router: () => new GeminiStream(),
   turn: () => new GeminiTurn(),
 };

@@ -5,13 +5,11 @@
  * @module
  */
 import { isRecord } from "../../_common/values.ts";
-import type { SlotBook } from "../calls.ts";
 import { cutCalls } from "../engines.ts";
 import {
   callCounter,
   type CompletionBody,
   type Dialect,
-  type EventReader,
   type FrameRouter,
   joinText,
   pick,
@@ -54,40 +52,6 @@ const body: CompletionBody = {
     return { ...body, message: { ...m, content, tool_calls: calls } };
   },
 };
-
-/** Reads `message.tool_calls`: Ollama sends each call whole, so every entry is a new call. */
-const reader: EventReader = {
-  read(event: Record<string, unknown>, book: SlotBook): void {
-    const message = isRecord(event.message) ? event.message : undefined;
-    if (!message || message.tool_calls === undefined || message.tool_calls === null) return;
-    if (!Array.isArray(message.tool_calls)) {
-      return book.finding("malformed_event", "message.tool_calls is not an array");
-    }
-    for (const tc of message.tool_calls) {
-      if (!isRecord(tc)) {
-        book.finding("malformed_event", "a tool call is not an object");
-        continue;
-      }
-      const fn = isRecord(tc.function) ? tc.function : tc;
-      const s = book.open(`l${book.size}`, "ollama", 0, book.size);
-      if (typeof tc.id === "string") s.id = tc.id;
-      if (typeof fn.name === "string") s.name = fn.name;
-      if (typeof fn.arguments === "string") s.args = fn.arguments;
-      else if (fn.arguments !== undefined) {
-        s.args = safeStringify(fn.arguments);
-        s.value = fn.arguments;
-      }
-    }
-  },
-};
-
-function safeStringify(v: unknown): string {
-  try {
-    return JSON.stringify(v) ?? "";
-  } catch {
-    return "";
-  }
-}
 
 const line = (event: Record<string, unknown>): string => JSON.stringify(event) + "\n";
 
@@ -222,10 +186,9 @@ class OllamaTurn implements TurnRecorder {
   }
 }
 
-/** Ollama `/api/chat` in its four roles. */
+/** Ollama `/api/chat` in its three roles. */
 export const ollama: Dialect = {
   body,
-  reader: () => reader,
   router: () => new OllamaStream(),
   turn: () => new OllamaTurn(),
 };

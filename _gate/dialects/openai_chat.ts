@@ -5,15 +5,13 @@
  * @module
  */
 import { isRecord } from "../../_common/values.ts";
-import { parseJsonSafe } from "../../_common/json.ts";
-import type { AssembledToolCall, Slot, SlotBook } from "../calls.ts";
+import type { AssembledToolCall } from "../calls.ts";
 import { formatSse } from "../sse.ts";
 import { cutCalls, extractToolCalls } from "../engines.ts";
 import {
   callCounter,
   type CompletionBody,
   type Dialect,
-  type EventReader,
   type FrameRouter,
   joinText,
   pick,
@@ -89,111 +87,6 @@ const body: CompletionBody = {
     };
   },
 };
-
-// ---------------------------------------------------------------------------------------------------------
-// Stream events
-// ---------------------------------------------------------------------------------------------------------
-
-/** Reads `choices[].delta.tool_calls` (and the legacy `function_call`) into calls, per choice and index. */
-class ChatEvents implements EventReader {
-  /** Bumped when a server reuses an index for a new call, so the index's keys start over. */
-  #generation = 0;
-  readonly #missingIndexReported = new Set<Slot>();
-
-  read(event: Record<string, unknown>, book: SlotBook): void {
-    for (const choice of event.choices as unknown[]) {
-      if (!isRecord(choice)) {
-        book.finding("malformed_event", "a choice is not an object");
-        continue;
-      }
-      const ci = typeof choice.index === "number" ? choice.index : 0;
-      const delta = isRecord(choice.delta) ? choice.delta : isRecord(choice.message) ? choice.message : {};
-      if (Array.isArray(delta.tool_calls)) { for (const td of delta.tool_calls) this.#delta(ci, td, book); }
-      else if (delta.tool_calls !== undefined && delta.tool_calls !== null) {
-        book.finding("malformed_event", "tool_calls is not an array");
-      }
-      if (isRecord(delta.function_call)) {
-        // The legacy single function_call: one call per choice.
-        const s = book.get(`c${ci}:legacy`) ?? book.open(`c${ci}:legacy`, "openai_chat", ci, 0);
-        appendName(s, delta.function_call.name);
-        appendArgs(s, delta.function_call.arguments, book);
-      }
-    }
-  }
-
-  /** Reads one entry of a `tool_calls` delta. */
-  #delta(choice: number, td: unknown, book: SlotBook): void {
-    if (!isRecord(td)) return book.finding("malformed_event", "a tool_calls delta is not an object");
-    const fn = isRecord(td.function) ? td.function : {};
-    const id = typeof td.id === "string" && td.id !== "" ? td.id : undefined;
-    const s = typeof td.index === "number" && Number.isInteger(td.index) && td.index >= 0
-      ? this.#indexed(choice, td.index, id, fn, book)
-      : this.#unindexed(choice, id, book);
-    if (id && s.id === "") s.id = id;
-    appendName(s, fn.name);
-    appendArgs(s, fn.arguments, book);
-  }
-
-  /** The call a delta with an `index` belongs to. */
-  #indexed(
-    choice: number,
-    index: number,
-    id: string | undefined,
-    fn: Record<string, unknown>,
-    book: SlotBook,
-  ): Slot {
-    let s = book.get(`c${choice}:${index}:${this.#generation}`);
-    // A server that numbers every parallel call 0 would glue them into one argument string. A delta that
-    // names a tool, on a slot whose call already has an id or a complete argument object and a different
-    // id, starts a new call instead.
-    if (
-      s && ((id && s.id && id !== s.id) || (!id && typeof fn.name === "string" && fn.name !== "" &&
-        s.name !== "" && completeObject(s.args)))
-    ) {
-      book.finding("reused_index", `index ${index} was reused for a new call; it was kept separate`);
-      this.#generation++;
-      book.forgetChoice(choice);
-      s = undefined;
-    }
-    return s ?? book.open(`c${choice}:${index}:${this.#generation}`, "openai_chat", choice, index);
-  }
-
-  /** The call a delta without an `index` belongs to: the last one when the id allows, else a new one. */
-  #unindexed(choice: number, id: string | undefined, book: SlotBook): Slot {
-    const last = book.lastIn(choice);
-    const s = last && (!id || last.id === "" || last.id === id)
-      ? last
-      : book.open(`c${choice}:auto${book.size}`, "openai_chat", choice, book.size);
-    if (!this.#missingIndexReported.has(s)) {
-      this.#missingIndexReported.add(s);
-      book.finding("missing_index", "a tool_calls delta has no index; it was matched by id and order");
-    }
-    return s;
-  }
-}
-
-function appendName(s: Slot, name: unknown): void {
-  if (typeof name !== "string" || name === "") return;
-  // OpenAI sends a name once; some servers repeat it on every delta. Never double it.
-  if (s.name === "" || s.name === name) s.name = name;
-  else s.name += name;
-}
-
-function appendArgs(s: Slot, args: unknown, book: SlotBook): void {
-  if (typeof args === "string") s.args += args;
-  else if (isRecord(args)) s.args += JSON.stringify(args);
-  else if (args !== undefined && args !== null) {
-    book.finding("malformed_event", "tool call arguments are not text");
-  }
-}
-
-/** True when `text` is already a whole JSON object. */
-function completeObject(text: string): boolean {
-  const t = text.trim();
-  if (!t.startsWith("{") || !t.endsWith("}")) return false;
-  const p = parseJsonSafe(t);
-  return p.ok && isRecord(p.value);
-}
 
 // ---------------------------------------------------------------------------------------------------------
 // The gate's routing
@@ -490,10 +383,9 @@ class ChatTurn implements TurnRecorder {
   }
 }
 
-/** OpenAI Chat Completions in its four roles. */
+/** OpenAI Chat Completions in its three roles. */
 export const openaiChat: Dialect = {
   body,
-  reader: () => new ChatEvents(),
   router: () => new ChatStream(),
   turn: () => new ChatTurn(),
 };

@@ -5,14 +5,13 @@
  * @module
  */
 import { isRecord } from "../../_common/values.ts";
-import type { Slot, SlotBook } from "../calls.ts";
+import { builtinArguments, callName, isClientCall } from "./readers.ts";
 import { formatSse } from "../sse.ts";
 import { cutCalls } from "../engines.ts";
 import {
   callCounter,
   type CompletionBody,
   type Dialect,
-  type EventReader,
   type FrameRouter,
   type ResumePoint,
   type SplitCalls,
@@ -25,19 +24,6 @@ import {
 // Bodies
 // ---------------------------------------------------------------------------------------------------------
 
-/**
- * The output items of calls the caller runs, by type, with the built-in tool each belongs to (`""`: the
- * item names its tool). Other call items (`web_search_call`, `mcp_call`, ...) are run by OpenAI.
- */
-const CLIENT_CALLS: Readonly<Record<string, string>> = {
-  function_call: "",
-  custom_tool_call: "",
-  local_shell_call: "local_shell",
-  shell_call: "shell",
-  apply_patch_call: "apply_patch",
-  computer_call: "computer_use_preview",
-};
-
 /** The built-in tools the caller runs, by the `type` they are declared with, and the name they are judged by. */
 const CLIENT_BUILTINS: Readonly<Record<string, string>> = {
   local_shell: "local_shell",
@@ -46,23 +32,6 @@ const CLIENT_BUILTINS: Readonly<Record<string, string>> = {
   computer_use_preview: "computer_use_preview",
   computer: "computer_use_preview",
 };
-
-/** True for an output item that is a call the caller runs. */
-export function isClientCall(item: unknown): item is Record<string, unknown> {
-  return isRecord(item) && typeof item.type === "string" && Object.hasOwn(CLIENT_CALLS, item.type);
-}
-
-/** The tool name a call item is judged by. */
-function callName(item: Record<string, unknown>): string {
-  const builtin = CLIENT_CALLS[item.type as string];
-  return builtin || (typeof item.name === "string" ? item.name : "");
-}
-
-/** A built-in call's arguments: what it asks the caller to do (`action`, `operation`). */
-function builtinArguments(item: Record<string, unknown>): string {
-  const what = item.action ?? item.operation;
-  return JSON.stringify(what === undefined ? {} : what);
-}
 
 /**
  * A call item as the validator reads calls: a `function_call` with JSON arguments. A custom tool's free
@@ -167,96 +136,6 @@ function outputText(output: unknown[]): string {
       )
       : []
   ).join("");
-}
-
-// ---------------------------------------------------------------------------------------------------------
-// Stream events
-// ---------------------------------------------------------------------------------------------------------
-
-/** Reads `function_call` output items, their argument deltas and the final snapshot, one call per output. */
-class ResponsesEvents implements EventReader {
-  /** The item id each call's output item carried (argument events may address the item by it). */
-  readonly #itemIds = new Map<Slot, string>();
-
-  read(event: Record<string, unknown>, book: SlotBook): void {
-    const type = event.type as string;
-    const item = isRecord(event.item) ? event.item : undefined;
-    if ((type === "response.output_item.added" || type === "response.output_item.done") && item) {
-      this.#item(event, item, book);
-    } else if (
-      type === "response.function_call_arguments.delta" || type === "response.custom_tool_call_input.delta"
-    ) {
-      const s = this.#find(event, book);
-      if (!s) return book.finding("orphan_delta", `${type.slice(9)} for an item that never started`);
-      if (typeof event.delta === "string") s.args += event.delta;
-    } else if (type === "response.custom_tool_call_input.done") {
-      const s = this.#find(event, book);
-      if (!s) {
-        return book.finding("orphan_delta", "custom_tool_call_input.done for an item that never started");
-      }
-      if (typeof event.input === "string") s.final = event.input;
-    } else if (type === "response.function_call_arguments.done") {
-      const s = this.#find(event, book);
-      if (!s) {
-        return book.finding("orphan_delta", "function_call_arguments.done for an item that never started");
-      }
-      if (typeof event.arguments === "string") s.final = event.arguments;
-      if (typeof event.name === "string" && event.name !== "" && s.name === "") s.name = event.name;
-    } else if (
-      (type === "response.completed" || type === "response.incomplete") && isRecord(event.response) &&
-      Array.isArray(event.response.output)
-    ) {
-      this.#snapshot(event.response.output, book);
-    }
-  }
-
-  /** The call an event addresses, by `output_index` or else by `item_id`. */
-  #find(event: Record<string, unknown>, book: SlotBook): Slot | undefined {
-    const oi = typeof event.output_index === "number" ? event.output_index : undefined;
-    if (oi !== undefined && book.get(`o${oi}`)) return book.get(`o${oi}`);
-    if (typeof event.item_id === "string") {
-      return book.find((s) => s.key === `o${s.slot}` && this.#itemIds.get(s) === event.item_id);
-    }
-    return undefined;
-  }
-
-  /** An `output_item.added` or `.done` event: opens the call or completes it. */
-  #item(event: Record<string, unknown>, item: Record<string, unknown>, book: SlotBook): void {
-    if (!isClientCall(item)) return;
-    let s = this.#find(event, book);
-    if (!s) {
-      const slot = typeof event.output_index === "number" ? event.output_index : book.size;
-      s = book.open(`o${slot}`, "openai_responses", 0, slot);
-      if (typeof item.id === "string") this.#itemIds.set(s, item.id);
-    }
-    fillSlot(s, item, { done: event.type === "response.output_item.done" });
-  }
-
-  /** The final snapshot is authoritative for calls the deltas may have missed. */
-  #snapshot(output: unknown[], book: SlotBook): void {
-    output.forEach((out: unknown, i: number) => {
-      if (!isClientCall(out)) return;
-      fillSlot(book.get(`o${i}`) ?? book.open(`o${i}`, "openai_responses", 0, i), out, { done: true });
-    });
-  }
-}
-
-/** Writes what a call item says into its slot; a finished item's arguments are authoritative. */
-function fillSlot(s: Slot, item: Record<string, unknown>, { done }: { done: boolean }): void {
-  if (typeof item.call_id === "string" && item.call_id !== "") s.id = item.call_id;
-  const name = callName(item);
-  if (name !== "") s.name = name;
-  let args: string | undefined;
-  if (item.type === "function_call") args = typeof item.arguments === "string" ? item.arguments : undefined;
-  else if (item.type === "custom_tool_call") {
-    s.freeText = true;
-    args = typeof item.input === "string" ? item.input : undefined;
-  } else {args = item.action !== undefined || item.operation !== undefined
-      ? builtinArguments(item)
-      : undefined;}
-  if (args === undefined) return;
-  if (done) s.final = args;
-  else if (args !== "" && s.args === "") s.args = args;
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -477,10 +356,9 @@ class ResponsesTurn implements TurnRecorder {
   }
 }
 
-/** OpenAI Responses in its four roles. */
+/** OpenAI Responses in its three roles. */
 export const openaiResponses: Dialect = {
   body,
-  reader: () => new ResponsesEvents(),
   router: () => new ResponsesStream(),
   turn: () => new ResponsesTurn(),
 };

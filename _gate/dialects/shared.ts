@@ -1,17 +1,16 @@
 /**
- * What every provider dialect implements (reading a response body, reading stream events into calls,
- * routing stream frames through the gate), and the small pieces the dialects share.
+ * What every provider dialect implements (reading and rewriting a response body, routing stream frames
+ * through the gate, recording a streamed turn for a retry), and the small pieces the dialects share. Each
+ * dialect's reader of stream events into calls is in `readers.ts`, which loads with `gate.ts`.
  *
  * @module
  */
-import type { AssembledToolCall, SlotBook } from "../calls.ts";
+import type { AssembledToolCall } from "../calls.ts";
 
-/** One provider dialect, in its four roles. */
+/** One provider dialect, in its three roles (its stream-event reader is in `readers.ts`). */
 export interface Dialect {
   /** How a whole response body of this dialect is read and rewritten. */
   readonly body: CompletionBody;
-  /** A reader for this dialect's stream events (one per stream: readers keep state between events). */
-  reader(): EventReader;
   /** A router for this dialect's stream frames (one per stream). */
   router(): FrameRouter;
   /** A recorder of what one streamed message said (one per stream), for a retry to send back. */
@@ -68,12 +67,6 @@ export interface CompletionBody {
 export function callCounter(drop: ReadonlySet<number>): () => boolean {
   let position = 0;
   return () => !drop.has(position++);
-}
-
-/** Reads the events of one dialect into a {@linkcode SlotBook}. */
-export interface EventReader {
-  /** Reads one event (already parsed and known to be of this dialect). */
-  read(event: Record<string, unknown>, book: SlotBook): void;
 }
 
 /** Where a retry's stream continues the message the client is assembling. */

@@ -1,0 +1,392 @@
+/**
+ * The stream-event readers of every provider dialect: what the synchronous `assembleToolCalls` needs to
+ * rebuild calls from stream events. They load with `gate.ts`; the rest of each dialect (bodies, the gate's
+ * routing of stream frames, what a retry sends back) loads when the gate first judges something
+ * (`../engines.ts`).
+ *
+ * @module
+ */
+import { isRecord } from "../../_common/values.ts";
+import { parseJsonSafe } from "../../_common/json.ts";
+import type { Slot, SlotBook, StreamDialect } from "../calls.ts";
+
+/** Reads the events of one dialect into a {@linkcode SlotBook}. */
+export interface EventReader {
+  /** Reads one event (already parsed and known to be of this dialect). */
+  read(event: Record<string, unknown>, book: SlotBook): void;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// OpenAI Chat Completions
+// ---------------------------------------------------------------------------------------------------------
+
+/** Reads `choices[].delta.tool_calls` (and the legacy `function_call`) into calls, per choice and index. */
+class ChatEvents implements EventReader {
+  /** Bumped when a server reuses an index for a new call, so the index's keys start over. */
+  #generation = 0;
+  readonly #missingIndexReported = new Set<Slot>();
+
+  read(event: Record<string, unknown>, book: SlotBook): void {
+    for (const choice of event.choices as unknown[]) {
+      if (!isRecord(choice)) {
+        book.finding("malformed_event", "a choice is not an object");
+        continue;
+      }
+      const ci = typeof choice.index === "number" ? choice.index : 0;
+      const delta = isRecord(choice.delta) ? choice.delta : isRecord(choice.message) ? choice.message : {};
+      if (Array.isArray(delta.tool_calls)) { for (const td of delta.tool_calls) this.#delta(ci, td, book); }
+      else if (delta.tool_calls !== undefined && delta.tool_calls !== null) {
+        book.finding("malformed_event", "tool_calls is not an array");
+      }
+      if (isRecord(delta.function_call)) {
+        // The legacy single function_call: one call per choice.
+        const s = book.get(`c${ci}:legacy`) ?? book.open(`c${ci}:legacy`, "openai_chat", ci, 0);
+        appendName(s, delta.function_call.name);
+        appendArgs(s, delta.function_call.arguments, book);
+      }
+    }
+  }
+
+  /** Reads one entry of a `tool_calls` delta. */
+  #delta(choice: number, td: unknown, book: SlotBook): void {
+    if (!isRecord(td)) return book.finding("malformed_event", "a tool_calls delta is not an object");
+    const fn = isRecord(td.function) ? td.function : {};
+    const id = typeof td.id === "string" && td.id !== "" ? td.id : undefined;
+    const s = typeof td.index === "number" && Number.isInteger(td.index) && td.index >= 0
+      ? this.#indexed(choice, td.index, id, fn, book)
+      : this.#unindexed(choice, id, book);
+    if (id && s.id === "") s.id = id;
+    appendName(s, fn.name);
+    appendArgs(s, fn.arguments, book);
+  }
+
+  /** The call a delta with an `index` belongs to. */
+  #indexed(
+    choice: number,
+    index: number,
+    id: string | undefined,
+    fn: Record<string, unknown>,
+    book: SlotBook,
+  ): Slot {
+    let s = book.get(`c${choice}:${index}:${this.#generation}`);
+    // A server that numbers every parallel call 0 would glue them into one argument string. A delta that
+    // names a tool, on a slot whose call already has an id or a complete argument object and a different
+    // id, starts a new call instead.
+    if (
+      s && ((id && s.id && id !== s.id) || (!id && typeof fn.name === "string" && fn.name !== "" &&
+        s.name !== "" && completeObject(s.args)))
+    ) {
+      book.finding("reused_index", `index ${index} was reused for a new call; it was kept separate`);
+      this.#generation++;
+      book.forgetChoice(choice);
+      s = undefined;
+    }
+    return s ?? book.open(`c${choice}:${index}:${this.#generation}`, "openai_chat", choice, index);
+  }
+
+  /** The call a delta without an `index` belongs to: the last one when the id allows, else a new one. */
+  #unindexed(choice: number, id: string | undefined, book: SlotBook): Slot {
+    const last = book.lastIn(choice);
+    const s = last && (!id || last.id === "" || last.id === id)
+      ? last
+      : book.open(`c${choice}:auto${book.size}`, "openai_chat", choice, book.size);
+    if (!this.#missingIndexReported.has(s)) {
+      this.#missingIndexReported.add(s);
+      book.finding("missing_index", "a tool_calls delta has no index; it was matched by id and order");
+    }
+    return s;
+  }
+}
+
+function appendName(s: Slot, name: unknown): void {
+  if (typeof name !== "string" || name === "") return;
+  // OpenAI sends a name once; some servers repeat it on every delta. Never double it.
+  if (s.name === "" || s.name === name) s.name = name;
+  else s.name += name;
+}
+
+function appendArgs(s: Slot, args: unknown, book: SlotBook): void {
+  if (typeof args === "string") s.args += args;
+  else if (isRecord(args)) s.args += JSON.stringify(args);
+  else if (args !== undefined && args !== null) {
+    book.finding("malformed_event", "tool call arguments are not text");
+  }
+}
+
+/** True when `text` is already a whole JSON object. */
+function completeObject(text: string): boolean {
+  const t = text.trim();
+  if (!t.startsWith("{") || !t.endsWith("}")) return false;
+  const p = parseJsonSafe(t);
+  return p.ok && isRecord(p.value);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// OpenAI Responses
+// ---------------------------------------------------------------------------------------------------------
+
+/**
+ * The output items of calls the caller runs, by type, with the built-in tool each belongs to (`""`: the
+ * item names its tool). Other call items (`web_search_call`, `mcp_call`, ...) are run by OpenAI.
+ */
+const CLIENT_CALLS: Readonly<Record<string, string>> = {
+  function_call: "",
+  custom_tool_call: "",
+  local_shell_call: "local_shell",
+  shell_call: "shell",
+  apply_patch_call: "apply_patch",
+  computer_call: "computer_use_preview",
+};
+
+/** True for an output item that is a call the caller runs. */
+export function isClientCall(item: unknown): item is Record<string, unknown> {
+  return isRecord(item) && typeof item.type === "string" && Object.hasOwn(CLIENT_CALLS, item.type);
+}
+
+/** The tool name a call item is judged by. */
+export function callName(item: Record<string, unknown>): string {
+  const builtin = CLIENT_CALLS[item.type as string];
+  return builtin || (typeof item.name === "string" ? item.name : "");
+}
+
+/** A built-in call's arguments: what it asks the caller to do (`action`, `operation`). */
+export function builtinArguments(item: Record<string, unknown>): string {
+  const what = item.action ?? item.operation;
+  return JSON.stringify(what === undefined ? {} : what);
+}
+
+/** Reads `function_call` output items, their argument deltas and the final snapshot, one call per output. */
+class ResponsesEvents implements EventReader {
+  /** The item id each call's output item carried (argument events may address the item by it). */
+  readonly #itemIds = new Map<Slot, string>();
+
+  read(event: Record<string, unknown>, book: SlotBook): void {
+    const type = event.type as string;
+    const item = isRecord(event.item) ? event.item : undefined;
+    if ((type === "response.output_item.added" || type === "response.output_item.done") && item) {
+      this.#item(event, item, book);
+    } else if (
+      type === "response.function_call_arguments.delta" || type === "response.custom_tool_call_input.delta"
+    ) {
+      const s = this.#find(event, book);
+      if (!s) return book.finding("orphan_delta", `${type.slice(9)} for an item that never started`);
+      if (typeof event.delta === "string") s.args += event.delta;
+    } else if (type === "response.custom_tool_call_input.done") {
+      const s = this.#find(event, book);
+      if (!s) {
+        return book.finding("orphan_delta", "custom_tool_call_input.done for an item that never started");
+      }
+      if (typeof event.input === "string") s.final = event.input;
+    } else if (type === "response.function_call_arguments.done") {
+      const s = this.#find(event, book);
+      if (!s) {
+        return book.finding("orphan_delta", "function_call_arguments.done for an item that never started");
+      }
+      if (typeof event.arguments === "string") s.final = event.arguments;
+      if (typeof event.name === "string" && event.name !== "" && s.name === "") s.name = event.name;
+    } else if (
+      (type === "response.completed" || type === "response.incomplete") && isRecord(event.response) &&
+      Array.isArray(event.response.output)
+    ) {
+      this.#snapshot(event.response.output, book);
+    }
+  }
+
+  /** The call an event addresses, by `output_index` or else by `item_id`. */
+  #find(event: Record<string, unknown>, book: SlotBook): Slot | undefined {
+    const oi = typeof event.output_index === "number" ? event.output_index : undefined;
+    if (oi !== undefined && book.get(`o${oi}`)) return book.get(`o${oi}`);
+    if (typeof event.item_id === "string") {
+      return book.find((s) => s.key === `o${s.slot}` && this.#itemIds.get(s) === event.item_id);
+    }
+    return undefined;
+  }
+
+  /** An `output_item.added` or `.done` event: opens the call or completes it. */
+  #item(event: Record<string, unknown>, item: Record<string, unknown>, book: SlotBook): void {
+    if (!isClientCall(item)) return;
+    let s = this.#find(event, book);
+    if (!s) {
+      const slot = typeof event.output_index === "number" ? event.output_index : book.size;
+      s = book.open(`o${slot}`, "openai_responses", 0, slot);
+      if (typeof item.id === "string") this.#itemIds.set(s, item.id);
+    }
+    fillSlot(s, item, { done: event.type === "response.output_item.done" });
+  }
+
+  /** The final snapshot is authoritative for calls the deltas may have missed. */
+  #snapshot(output: unknown[], book: SlotBook): void {
+    output.forEach((out: unknown, i: number) => {
+      if (!isClientCall(out)) return;
+      fillSlot(book.get(`o${i}`) ?? book.open(`o${i}`, "openai_responses", 0, i), out, { done: true });
+    });
+  }
+}
+
+/** Writes what a call item says into its slot; a finished item's arguments are authoritative. */
+function fillSlot(s: Slot, item: Record<string, unknown>, { done }: { done: boolean }): void {
+  if (typeof item.call_id === "string" && item.call_id !== "") s.id = item.call_id;
+  const name = callName(item);
+  if (name !== "") s.name = name;
+  let args: string | undefined;
+  if (item.type === "function_call") args = typeof item.arguments === "string" ? item.arguments : undefined;
+  else if (item.type === "custom_tool_call") {
+    s.freeText = true;
+    args = typeof item.input === "string" ? item.input : undefined;
+  } else {args = item.action !== undefined || item.operation !== undefined
+      ? builtinArguments(item)
+      : undefined;}
+  if (args === undefined) return;
+  if (done) s.final = args;
+  else if (args !== "" && s.args === "") s.args = args;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Anthropic Messages
+// ---------------------------------------------------------------------------------------------------------
+
+/** Reads `tool_use` content blocks and their `input_json_delta` pieces, one call per block index. */
+const anthropicEvents: EventReader = {
+  read(event: Record<string, unknown>, book: SlotBook): void {
+    const index = typeof event.index === "number" ? event.index : undefined;
+    if (event.type === "content_block_start" && isRecord(event.content_block)) {
+      const block = event.content_block;
+      if (block.type !== "tool_use") return;
+      if (index === undefined) return book.finding("missing_index", "content_block_start has no index");
+      const s = book.open(`a${index}`, "anthropic", 0, index);
+      if (typeof block.id === "string") s.id = block.id;
+      if (typeof block.name === "string") s.name = block.name;
+      if (isRecord(block.input) && Object.keys(block.input).length > 0) {
+        s.initialInput = JSON.stringify(block.input);
+      }
+    } else if (event.type === "content_block_delta" && isRecord(event.delta)) {
+      if (event.delta.type !== "input_json_delta") return;
+      const s = index === undefined ? undefined : book.get(`a${index}`);
+      if (!s) {
+        return book.finding(
+          "orphan_delta",
+          `input_json_delta for content block ${index} that is not a tool_use`,
+        );
+      }
+      if (typeof event.delta.partial_json === "string") s.args += event.delta.partial_json;
+      else book.finding("malformed_event", "input_json_delta without partial_json text");
+    }
+  },
+};
+
+// ---------------------------------------------------------------------------------------------------------
+// Ollama `/api/chat`
+// ---------------------------------------------------------------------------------------------------------
+
+/** Reads `message.tool_calls`: Ollama sends each call whole, so every entry is a new call. */
+const ollamaEvents: EventReader = {
+  read(event: Record<string, unknown>, book: SlotBook): void {
+    const message = isRecord(event.message) ? event.message : undefined;
+    if (!message || message.tool_calls === undefined || message.tool_calls === null) return;
+    if (!Array.isArray(message.tool_calls)) {
+      return book.finding("malformed_event", "message.tool_calls is not an array");
+    }
+    for (const tc of message.tool_calls) {
+      if (!isRecord(tc)) {
+        book.finding("malformed_event", "a tool call is not an object");
+        continue;
+      }
+      const fn = isRecord(tc.function) ? tc.function : tc;
+      const s = book.open(`l${book.size}`, "ollama", 0, book.size);
+      if (typeof tc.id === "string") s.id = tc.id;
+      if (typeof fn.name === "string") s.name = fn.name;
+      if (typeof fn.arguments === "string") s.args = fn.arguments;
+      else if (fn.arguments !== undefined) {
+        s.args = safeStringify(fn.arguments);
+        s.value = fn.arguments;
+      }
+    }
+  },
+};
+
+function safeStringify(v: unknown): string {
+  try {
+    return JSON.stringify(v) ?? "";
+  } catch {
+    return "";
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Google Gemini
+// ---------------------------------------------------------------------------------------------------------
+
+/** The candidates of a body or chunk (records only). */
+export function candidates(body: Record<string, unknown>): Record<string, unknown>[] {
+  return Array.isArray(body.candidates) ? body.candidates.filter(isRecord) : [];
+}
+
+/** The parts of a candidate (records only). */
+export function parts(candidate: Record<string, unknown>): Record<string, unknown>[] {
+  const content = isRecord(candidate.content) ? candidate.content : undefined;
+  return content && Array.isArray(content.parts) ? content.parts.filter(isRecord) : [];
+}
+
+/** Reads `functionCall` parts: each arrives whole, so every one is a new call. */
+const geminiEvents: EventReader = {
+  read(event: Record<string, unknown>, book: SlotBook): void {
+    for (const c of candidates(event)) {
+      const choice = typeof c.index === "number" ? c.index : 0;
+      for (const p of parts(c)) {
+        if (!isRecord(p.functionCall)) continue;
+        const fc = p.functionCall;
+        const s = book.open(`g${book.size}`, "gemini", choice, book.size);
+        if (typeof fc.id === "string") s.id = fc.id;
+        if (typeof fc.name === "string") s.name = fc.name;
+        s.value = fc.args ?? {};
+        s.args = JSON.stringify(s.value);
+      }
+    }
+  },
+};
+
+// ---------------------------------------------------------------------------------------------------------
+// Cohere v2 chat
+// ---------------------------------------------------------------------------------------------------------
+
+/** The `delta.message` of a stream event. */
+export function deltaMessage(event: Record<string, unknown>): Record<string, unknown> {
+  const delta = isRecord(event.delta) ? event.delta : {};
+  return isRecord(delta.message) ? delta.message : {};
+}
+
+/** Reads `tool-call-start` / `tool-call-delta` events into one call per `index`. */
+const cohereEvents: EventReader = {
+  read(event: Record<string, unknown>, book: SlotBook): void {
+    const type = event.type;
+    if (type !== "tool-call-start" && type !== "tool-call-delta") return;
+    const index = typeof event.index === "number" ? event.index : undefined;
+    if (index === undefined) return book.finding("missing_index", `${type} has no index`);
+    const tc = deltaMessage(event).tool_calls;
+    const call = isRecord(tc) ? tc : {};
+    const fn = isRecord(call.function) ? call.function : {};
+    let s = book.get(`h${index}`);
+    if (type === "tool-call-start" || !s) {
+      if (!s && type === "tool-call-delta") {
+        book.finding("orphan_delta", `tool-call-delta for call ${index} that never started`);
+      }
+      s = book.open(`h${index}`, "cohere", 0, index);
+    }
+    if (typeof call.id === "string" && call.id !== "") s.id = call.id;
+    if (typeof fn.name === "string" && fn.name !== "") s.name = fn.name;
+    if (typeof fn.arguments === "string") s.args += fn.arguments;
+  },
+};
+
+/**
+ * A new reader for each dialect's events (one per stream: readers keep state between the events of their
+ * dialect).
+ */
+export const READERS: Readonly<Record<StreamDialect, () => EventReader>> = {
+  openai_chat: () => new ChatEvents(),
+  openai_responses: () => new ResponsesEvents(),
+  anthropic: () => anthropicEvents,
+  ollama: () => ollamaEvents,
+  gemini: () => geminiEvents,
+  cohere: () => cohereEvents,
+};
