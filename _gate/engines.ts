@@ -12,7 +12,10 @@
  * is a bug in the gate, not something model output can cause.
  *
  * The imports are `import()` of string literals, so `deno compile` and `bun build --compile` still include
- * the engines.
+ * the engines. The price is paid under `deno run`: it reads every module a literal `import()` reaches when
+ * the program starts (it evaluates none of them until the import runs), unless started with
+ * `--unstable-lazy-dynamic-imports`; so under Deno deferring saves the engines' evaluation, not their
+ * loading.
  *
  * @module
  */
