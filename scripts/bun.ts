@@ -46,7 +46,12 @@ export function findBun(): string {
 if (import.meta.main) {
   const bun = findBun();
   try {
-    const { code } = await new Deno.Command(bun, { args: Deno.args, stdin: "inherit" }).output();
+    const { code } = await new Deno.Command(bun, {
+      args: Deno.args,
+      stdin: "inherit",
+      stdout: "inherit",
+      stderr: "inherit",
+    }).output();
     Deno.exit(code);
   } catch (error) {
     console.error(
