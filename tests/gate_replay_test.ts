@@ -6,6 +6,7 @@ import { loadTraffic, type TrafficEntry } from "./_traffic.ts";
 import { allowedTools, judgeEntry, renamed, replayStream, summarise } from "./_replay.ts";
 import { StreamGate } from "../_gate/stream.ts";
 import { ALLOWED_NONE } from "../_gate/gate.ts";
+import { loadEngines } from "../_gate/engines.ts";
 
 const traffic = loadTraffic();
 const skip = traffic.ok ? false : traffic.missing;
@@ -89,6 +90,9 @@ test(
 
 /** Pushes SSE frames through a StreamGate one at a time; returns what came out after each, then at the end. */
 async function through(frames: string[], toolsDeclared: boolean): Promise<string[]> {
+  // The gate loads its engines on first use; on a cold start (a fresh clone, nothing cached) that takes longer
+  // than the pause between frames below, which is about holding text, not loading code.
+  await loadEngines();
   const gate = new StreamGate("openai_chat", {
     toolsDeclared,
     judge: () => ({ verdict: ALLOWED_NONE, reason: "" }),
