@@ -10,6 +10,7 @@
  * @module
  */
 
+import { concatBytes } from "../_common/bytes.ts";
 import { spawnInherited } from "../_run/runtime.ts";
 
 /** How to start the fake tool again (used to start descendants). */
@@ -126,13 +127,7 @@ async function readStdin(): Promise<Uint8Array> {
   } else {
     for await (const chunk of proc!.stdin) parts.push(chunk);
   }
-  const all = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let offset = 0;
-  for (const p of parts) {
-    all.set(p, offset);
-    offset += p.length;
-  }
-  return all;
+  return concatBytes(parts, parts.reduce((n, p) => n + p.length, 0));
 }
 
 /** What a scenario is given: its arguments, how to start the fake tool again, and this process's pid. */

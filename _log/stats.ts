@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { concatBytes } from "../_common/bytes.ts";
 import { isRecord } from "../_common/values.ts";
 import type { FindingCode, OutcomeKind } from "../types.ts";
 import { openFile } from "./files.ts";
@@ -671,7 +672,7 @@ class LineSplitter {
   #finishCarried(rest: Uint8Array): void {
     const total = this.#carryBytes + rest.length;
     if (this.#overlong || total > this.#maxLineBytes) this.#stats.addLine(OVERLONG_LINE);
-    else this.#stats.addLine(this.#decoder.decode(concat([...this.#carry, rest], total)));
+    else this.#stats.addLine(this.#decoder.decode(concatBytes([...this.#carry, rest], total)));
     this.#carry = [];
     this.#carryBytes = 0;
     this.#overlong = false;
@@ -690,16 +691,6 @@ function utf8Length(s: string): number {
     } else n += 3;
   }
   return n;
-}
-
-function concat(parts: Uint8Array[], total: number): Uint8Array {
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }
 
 // ---------------------------------------------------------------------------------------------------------

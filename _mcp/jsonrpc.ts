@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { concatBytes } from "../_common/bytes.ts";
 
 /** A JSON-RPC id: string or number (null only in error answers to unparseable requests). */
 export type JsonRpcId = string | number | null;
@@ -99,17 +100,6 @@ function lazyFrame(bytes: Uint8Array): Frame {
   };
 }
 
-/** Concatenate byte arrays. */
-function concat(parts: readonly Uint8Array[], total: number): Uint8Array {
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
-}
-
 /** Keeps the first and last {@linkcode EDGE_BYTES} of a line being skipped. */
 class EdgeKeeper {
   head = new Uint8Array(0);
@@ -125,7 +115,7 @@ class EdgeKeeper {
       this.tail = piece.slice(piece.length - EDGE_BYTES);
       return;
     }
-    const joined = concat([this.tail, piece], this.tail.length + piece.length);
+    const joined = concatBytes([this.tail, piece], this.tail.length + piece.length);
     this.tail = joined.slice(Math.max(0, joined.length - EDGE_BYTES));
   }
   edges(): LineEdges {

@@ -34,6 +34,16 @@ const bunApi = (globalThis as {
   };
 }).Bun;
 
+/** The child's stdout as text, with stderr drained and the exit awaited, as `output()` does it. */
+async function stdoutText(
+  stdout: ReadableStream<Uint8Array>,
+  stderr: ReadableStream<Uint8Array>,
+  exited: Promise<unknown>,
+): Promise<string> {
+  const [text] = await Promise.all([new Response(stdout).text(), new Response(stderr).text(), exited]);
+  return text;
+}
+
 async function rawSpawn(detached = false): Promise<string> {
   if (denoApi) {
     if (!detached) {
@@ -44,20 +54,10 @@ async function rawSpawn(detached = false): Promise<string> {
     // output() ignores `detached` (the child stays in our process group), so spawn() is the honest comparison.
     const child = new denoApi.Command(COMMAND, { args: ARGS, stdout: "piped", stderr: "piped", detached })
       .spawn();
-    const [text] = await Promise.all([
-      new Response(child.stdout).text(),
-      new Response(child.stderr).text(),
-      child.status,
-    ]);
-    return text;
+    return await stdoutText(child.stdout, child.stderr, child.status);
   }
   const proc = bunApi!.spawn([COMMAND, ...ARGS], { stdout: "pipe", stderr: "pipe", detached });
-  const [text] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
-  return text;
+  return await stdoutText(proc.stdout, proc.stderr, proc.exited);
 }
 
 // Under Deno, where /proc cannot be read (macOS, a restricted --allow-read), the guard gets the process group
@@ -71,12 +71,7 @@ async function rawSetsid(): Promise<string> {
     stdout: "piped",
     stderr: "piped",
   }).spawn();
-  const [text] = await Promise.all([
-    new Response(child.stdout).text(),
-    new Response(child.stderr).text(),
-    child.status,
-  ]);
-  return text;
+  return await stdoutText(child.stdout, child.stderr, child.status);
 }
 
 let markers = 0;
@@ -90,12 +85,7 @@ async function rawMarked(): Promise<string> {
     stdout: "piped",
     stderr: "piped",
   }).spawn();
-  const [text] = await Promise.all([
-    new Response(child.stdout).text(),
-    new Response(child.stderr).text(),
-    child.status,
-  ]);
-  return text;
+  return await stdoutText(child.stdout, child.stderr, child.status);
 }
 
 async function guarded(): Promise<unknown> {
