@@ -16,6 +16,9 @@
  *   bodies and routing (`_gate/dialects/`, but for the stream-event readers `_gate/dialects/readers.ts`,
  *   which `assembleToolCalls` needs) or the exchange that `guardFetch` loads on its first request
  *   (`_gate/exchange.ts` and what only it uses);
+ * - a schema or validation module in the static closure of `scan.ts` (`sanitise` loads the validator on its
+ *   first call), or a schema module in that of `describe.ts`, `log.ts`, `stats.ts` or `extract.ts` (none of
+ *   their synchronous functions compiles a schema);
  * - a module in the static closure of `cli.ts` beyond `_cli/output.ts`, `_cli/self.ts` and `_common/`: the
  *   command imports each subcommand when it runs (`import()` of a string literal, which `deno compile` and
  *   `bun build --compile` still include), so `toolguard --version` loads no subcommand.
@@ -132,6 +135,15 @@ const GATE_LAZY = [
  */
 const GATE_STATIC = new Set(["_validate/providers.ts", "_gate/dialects/readers.ts"]);
 
+/** Folders a face must not load at import: what only its asynchronous functions load, on first use. */
+const LIGHT_FACES: Readonly<Record<string, readonly string[]>> = {
+  "scan.ts": ["_schema/", "_validate/"],
+  "describe.ts": ["_schema/", "_validate/"],
+  "log.ts": ["_schema/", "_validate/"],
+  "stats.ts": ["_schema/", "_validate/", "_scan/"],
+  "extract.ts": ["_schema/"],
+};
+
 /** The layering rules, as messages for every import that breaks one. */
 function layeringProblems(graph: Map<string, Set<string>>): string[] {
   const problems: string[] = [];
@@ -158,6 +170,13 @@ function layeringProblems(graph: Map<string, Set<string>>): string[] {
       problems.push(
         `gate.ts loads ${file} statically: load it on first use (_gate/engines.ts, or with _gate/exchange.ts)`,
       );
+    }
+  }
+  for (const [face, folders] of Object.entries(LIGHT_FACES)) {
+    for (const file of closure(graph, face)) {
+      if (folders.some((folder) => file.startsWith(folder))) {
+        problems.push(`${face} loads ${file} statically: none of its synchronous functions needs it`);
+      }
     }
   }
   for (const file of closure(graph, "cli.ts")) {
