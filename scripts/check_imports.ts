@@ -18,7 +18,8 @@
  *   (`_gate/exchange.ts` and what only it uses);
  * - a schema or validation module in the static closure of `scan.ts` (`sanitise` loads the validator on its
  *   first call), or a schema module in that of `describe.ts`, `log.ts`, `stats.ts` or `extract.ts` (none of
- *   their synchronous functions compiles a schema), or the process layer and the relays in that of `mcp.ts`;
+ *   their synchronous functions compiles a schema), or the process layer in that of `guard.ts` (`runTool`
+ *   loads it on first call) or of `mcp.ts` (nor the relays there);
  * - a module in the static closure of `cli.ts` beyond `_cli/output.ts`, `_cli/self.ts` and `_common/`: the
  *   command imports each subcommand when it runs (`import()` of a string literal, which `deno compile` and
  *   `bun build --compile` still include), so `toolguard --version` loads no subcommand.
@@ -142,6 +143,8 @@ const LIGHT_FACES: Readonly<Record<string, readonly string[]>> = {
   "log.ts": ["_schema/", "_validate/"],
   "stats.ts": ["_schema/", "_validate/", "_scan/"],
   "extract.ts": ["_schema/"],
+  // `runTool` loads its runner and the process layer on first call (`_run/entry.ts`).
+  "guard.ts": ["_run/run_tool.ts", "_run/runtime.ts"],
   // The relays start processes and speak HTTP: they load on first call (`_mcp/relays.ts`), the guard does not.
   "mcp.ts": ["_run/", "_mcp/relay.ts", "_mcp/http.ts"],
 };
