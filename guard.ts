@@ -41,7 +41,7 @@ export {
 export type { ClassifyOptions, KilledBy, ProcessOutcome } from "./_run/classify.ts";
 export { fromModel } from "./_run/args.ts";
 export type { ModelValue, ToolArg } from "./_run/args.ts";
-export { runTool } from "./_run/run_tool.ts";
+export { runTool } from "./_run/entry.ts";
 export type {
   FailureKind,
   OutcomeKind,

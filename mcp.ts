@@ -41,8 +41,7 @@
  */
 export { createMcpGuard } from "./_mcp/guard.ts";
 export { guardMcpTransport } from "./_mcp/transport.ts";
-export { relayMcp, relayMcpStdio, runMcpRelay } from "./_mcp/relay.ts";
-export { relayMcpHttp } from "./_mcp/http.ts";
+export { relayMcp, relayMcpHttp, relayMcpStdio, runMcpRelay } from "./_mcp/relays.ts";
 export type { McpHttpRelayOptions } from "./_mcp/http.ts";
 export type { McpPinOptions, PinChange } from "./_mcp/pins.ts";
 export type { DescribedKind, DescriptionCategory, DescriptionFinding } from "./_mcp/poisoning.ts";

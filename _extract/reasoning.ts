@@ -14,6 +14,7 @@
  *
  * @module
  */
+import { lazy } from "../_common/lazy.ts";
 import { escapeRegExp, skipSpace } from "./text.ts";
 
 /** Opening and closing spellings of reasoning blocks. */
@@ -45,22 +46,25 @@ export interface Reasoning {
   contentStart: number;
 }
 
-const TOKENS = [...PAIRS.flat(), ...LONE_CLOSERS, "<|channel|>analysis"];
-const TOKEN_RE = new RegExp(
-  [...new Set(TOKENS)].sort((a, b) => b.length - a.length).map(escapeRegExp).join("|"),
-  "g",
-);
-const CLOSER_OF = new Map<string, string>(PAIRS.map(([o, c]) => [o, c]));
-const CLOSERS = new Set<string>([...PAIRS.map(([, c]) => c), ...LONE_CLOSERS]);
+/** Every reasoning token in one expression, each opener's closer, and the closers: made on first use. */
+const tokens = lazy(() => {
+  const all = [...PAIRS.flat(), ...LONE_CLOSERS, "<|channel|>analysis"];
+  return {
+    re: new RegExp([...new Set(all)].sort((a, b) => b.length - a.length).map(escapeRegExp).join("|"), "g"),
+    closerOf: new Map<string, string>(PAIRS.map(([o, c]) => [o, c])),
+    closers: new Set<string>([...PAIRS.map(([, c]) => c), ...LONE_CLOSERS]),
+  };
+});
 
 /** Finds the reasoning blocks of `text` in one pass. */
 export function findReasoning(text: string): Reasoning {
   const closed: { start: number; end: number }[] = [];
   let unclosedAt = -1;
   let first = true; // no reasoning token seen yet
-  TOKEN_RE.lastIndex = 0;
+  const { re, closerOf, closers } = tokens();
+  re.lastIndex = 0;
   let m: RegExpExecArray | null;
-  while ((m = TOKEN_RE.exec(text)) !== null) {
+  while ((m = re.exec(text)) !== null) {
     const token = m[0];
     const at = m.index;
     if (token === "<|channel|>analysis") {
@@ -71,12 +75,12 @@ export function findReasoning(text: string): Reasoning {
           break;
         }
         closed.push({ start: at, end: span.end });
-        TOKEN_RE.lastIndex = span.end;
+        re.lastIndex = span.end;
         first = false;
       }
       continue;
     }
-    const closer = CLOSER_OF.get(token);
+    const closer = closerOf.get(token);
     if (closer !== undefined) {
       const end = text.indexOf(closer, at + token.length);
       if (end < 0) {
@@ -84,11 +88,11 @@ export function findReasoning(text: string): Reasoning {
         break;
       }
       closed.push({ start: at, end: end + closer.length });
-      TOKEN_RE.lastIndex = end + closer.length;
+      re.lastIndex = end + closer.length;
       first = false;
       continue;
     }
-    if (CLOSERS.has(token) && first) {
+    if (closers.has(token) && first) {
       // Reasoning opened by the prompt: everything before this closer.
       closed.push({ start: 0, end: at + token.length });
     }

@@ -30,33 +30,7 @@ export interface McpHttpRelayOptions extends McpGuardOptions {
 /** JSON-RPC error code for a failure of the transport (the SDK's "connection closed"). */
 const TRANSPORT_ERROR = -32000;
 
-/**
- * Relay a stdio client (this process's stdin/stdout unless `input`/`output` are given) to a Streamable HTTP
- * MCP server at `url`, judging every message like {@linkcode relayMcp} does. A request the server answers
- * with an HTTP error, or that fails on the network, is answered with a JSON-RPC error. Resolves when the
- * client closes its side (the server's session is then ended with `DELETE`) or on an interrupt or abort.
- *
- * @example Refuse an invalid call without reaching the server (no server needed for that)
- * ```ts
- * import assert from "node:assert/strict";
- * import { relayMcpHttp } from "@toolguard/toolguard/mcp";
- *
- * const out: string[] = [];
- * const exit = await relayMcpHttp("http://127.0.0.1:9/mcp", {
- *   // Nothing listens on port 9: the request is answered with a JSON-RPC error, not left pending.
- *   input: (async function* () {
- *     yield new TextEncoder().encode('{"jsonrpc":"2.0","id":1,"method":"ping"}\n');
- *   })(),
- *   output: (bytes) => void out.push(new TextDecoder().decode(bytes)),
- * });
- * assert.equal(exit.reason, "client_closed");
- * assert.equal(JSON.parse(out[0]).error.code, -32000);
- * ```
- *
- * @param url The server's MCP endpoint.
- * @param options Guard options, headers, and the client streams.
- * @returns How the relay ended.
- */
+/** The HTTP relay behind the public `relayMcpHttp` (`_mcp/relays.ts`, which documents it). */
 export async function relayMcpHttp(url: string, options: McpHttpRelayOptions = {}): Promise<McpRelayExit> {
   const controller = new AbortController();
   const stop = () => controller.abort();

@@ -7,6 +7,7 @@
  * @module
  */
 import { concatBytes } from "../_common/bytes.ts";
+import { lazy } from "../_common/lazy.ts";
 
 /** A JSON-RPC id: string or number (null only in error answers to unparseable requests). */
 export type JsonRpcId = string | number | null;
@@ -66,11 +67,12 @@ export interface Framer {
 }
 
 const NEWLINE = 0x0a;
-const decoder = new TextDecoder();
+/** Made on first use: under Deno the first decoder loads the text-encoding support. */
+const decoder = lazy(() => new TextDecoder());
 
 /** Parse one line of bytes as JSON; undefined when blank or not JSON. Never throws. */
 export function parseLine(bytes: Uint8Array): JsonRpcMessage | JsonRpcMessage[] | undefined {
-  const text = decoder.decode(bytes).trim();
+  const text = decoder().decode(bytes).trim();
   if (text === "") return undefined;
   try {
     const value: unknown = JSON.parse(text);
@@ -228,8 +230,8 @@ const METHOD_AT_START = /^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?(?:"id"\s*:\
  * neither end shows one (a nested `"id"` in the middle is never taken for the message's).
  */
 export function idFromEdges(edges: LineEdges): { id: JsonRpcId; request: boolean } | undefined {
-  const head = decoder.decode(edges.head);
-  const tail = decoder.decode(edges.tail);
+  const head = decoder().decode(edges.head);
+  const tail = decoder().decode(edges.tail);
   const request = METHOD_AT_START.test(head);
   const m = ID_AT_START.exec(head) ?? ID_AT_END.exec(tail);
   if (m === null) return undefined;
@@ -294,10 +296,10 @@ const ID_THEN_RESULT = /^\{"jsonrpc":"2\.0","id":(-?\d+|"(?:[^"\\]|\\.)*"),"resu
 export function quickAnswerId(bytes: Uint8Array): JsonRpcId | undefined {
   let m: RegExpExecArray | null = null;
   if (bytes.length > RESULT_FIRST.length && RESULT_FIRST.every((b, i) => bytes[i] === b)) {
-    const tail = decoder.decode(bytes.subarray(Math.max(0, bytes.length - 96)));
+    const tail = decoder().decode(bytes.subarray(Math.max(0, bytes.length - 96)));
     m = ID_AT_END.exec(tail);
   } else if (bytes[0] === 0x7b) {
-    m = ID_THEN_RESULT.exec(decoder.decode(bytes.subarray(0, 96)));
+    m = ID_THEN_RESULT.exec(decoder().decode(bytes.subarray(0, 96)));
   }
   if (m === null) return undefined;
   try {

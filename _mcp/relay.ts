@@ -62,61 +62,7 @@ const KILL_WAIT_MS = 1000;
 /** After the tree is ended, how long the relay waits for the server's pipe to close. */
 const PIPE_CLOSE_MS = 200;
 
-/**
- * Start an MCP server as a child process and relay newline-delimited JSON-RPC between `input`/`output`
- * (the client) and the server's stdin/stdout, judging every message with an MCP guard. Resolves when the
- * relay is over: the client closed its side (the server's stdin is closed, it gets `shutdownGraceMs` to
- * exit, then its process tree is ended), or the server exited (every request still waiting is answered
- * with a JSON-RPC error first), or the server could not start (requests are answered with errors until
- * the client closes). Never rejects. To relay this process's own stdin/stdout, use
- * {@linkcode relayMcpStdio}.
- *
- * @example Relay a tiny inline server; the guard answers a bad call itself
- * ```ts
- * import assert from "node:assert/strict";
- * import process from "node:process";
- * import { relayMcp } from "@toolguard/toolguard/mcp";
- *
- * // A tiny MCP server, run by the current runtime: it lists one tool and answers every call with "ran".
- * const server = `
- *   const tools = [{ name: "echo", inputSchema: { type: "object", properties: { text: { type: "string" } } } }];
- *   let buffered = "";
- *   process.stdin.on("data", (chunk) => {
- *     buffered += chunk;
- *     for (let nl; (nl = buffered.indexOf("\\n")) >= 0; buffered = buffered.slice(nl + 1)) {
- *       const m = JSON.parse(buffered.slice(0, nl));
- *       const result = m.method === "tools/list" ? { tools } : { content: [{ type: "text", text: "ran" }] };
- *       process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id: m.id, result }) + "\\n");
- *     }
- *   });`;
- * const args = "Deno" in globalThis ? ["eval", server] : ["-e", server];
- *
- * // The client sends one call with a wrong argument type, then stays until it has its answer.
- * const answers: { id: number; result: { isError?: boolean } }[] = [];
- * let answered = () => {};
- * const done = new Promise<void>((resolve) => (answered = resolve));
- * async function* client() {
- *   const call = { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "echo", arguments: { text: 7 } } };
- *   yield new TextEncoder().encode(JSON.stringify(call) + "\n");
- *   await done;
- * }
- * const exit = await relayMcp({
- *   command: process.execPath,
- *   args,
- *   input: client(),
- *   output: (bytes) => {
- *     answers.push(JSON.parse(new TextDecoder().decode(bytes)));
- *     answered();
- *   },
- * });
- * assert.equal(exit.reason, "client_closed");
- * assert.equal(answers[0].id, 1);
- * assert.equal(answers[0].result.isError, true); // judged and answered by the guard, never run
- * ```
- *
- * @param options The server command, the client streams and guard options.
- * @returns How the relay ended.
- */
+/** The stdio relay behind the public `relayMcp` (`_mcp/relays.ts`, which documents it). */
 export async function relayMcp(options: McpRelayOptions): Promise<McpRelayExit> {
   const attempt = await spawnChild({
     command: options.command,
@@ -131,36 +77,7 @@ export async function relayMcp(options: McpRelayOptions): Promise<McpRelayExit> 
   return await new McpRelay(options, server).run();
 }
 
-/**
- * {@linkcode relayMcp} with this process's stdin/stdout as the client (what the `toolguard mcp` command
- * runs). SIGINT (and on POSIX SIGTERM and SIGHUP) ends the server's tree and the relay, which then resolves
- * with reason `"aborted"`.
- *
- * @example Stop the relay from code
- * ```ts
- * import assert from "node:assert/strict";
- * import process from "node:process";
- * import { relayMcpStdio } from "@toolguard/toolguard/mcp";
- *
- * // A "server" that never exits, run by the current runtime.
- * const forever = "setInterval(() => {}, 1000)";
- * const args = "Deno" in globalThis ? ["eval", forever] : ["-e", forever];
- * const controller = new AbortController();
- * const exit = await relayMcpStdio(process.execPath, args, {
- *   signal: controller.signal,
- *   onEvent: (event) => event.event === "spawn" && controller.abort(), // as soon as it runs
- *   // The client is this process's stdin/stdout unless given; given here so the example runs on its own.
- *   input: (async function* () {})(),
- *   output: () => {},
- * });
- * assert.equal(exit.reason, "aborted");
- * ```
- *
- * @param command The server program.
- * @param args Its arguments.
- * @param options Guard and relay options (`input`/`output` default to this process's stdin/stdout).
- * @returns How the relay ended.
- */
+/** The stdio relay on this process's stdin/stdout, behind the public `relayMcpStdio` (`_mcp/relays.ts`). */
 export async function relayMcpStdio(
   command: string,
   args: readonly string[] = [],
@@ -185,21 +102,6 @@ export async function relayMcpStdio(
     stopListening();
   }
 }
-
-/**
- * The old name of {@linkcode relayMcpStdio}, kept so code written against it keeps working.
- *
- * @example The same function as relayMcpStdio
- * ```ts
- * import assert from "node:assert/strict";
- * import { relayMcpStdio, runMcpRelay } from "@toolguard/toolguard/mcp";
- *
- * assert.equal(runMcpRelay, relayMcpStdio);
- * ```
- *
- * @deprecated Use {@linkcode relayMcpStdio}: the same function, under a name that pairs with `relayMcp`.
- */
-export const runMcpRelay: typeof relayMcpStdio = relayMcpStdio;
 
 /** The server as started: the live child, or why it could not start. */
 type Server = { child: LiveChild } | { error: string };

@@ -393,54 +393,7 @@ function join(chunks: Uint8Array[], total: number): Uint8Array {
   return out;
 }
 
-/**
- * Run `command` with `args` (no shell, ever) and classify the outcome into one of seven kinds. Never rejects
- * and never throws for anything a tool or the OS does: a program that cannot start is kind `spawn`, a hung
- * one `timeout`, and so on. Invalid options are reported as kind `spawn` with a detail saying what to fix,
- * and nothing runs.
- *
- * @param command Program name (looked up on `PATH`) or path.
- * @param args Arguments; mark model-chosen values with {@linkcode fromModel}.
- * @param options See {@linkcode RunOptions}.
- * @returns The classified result; `items === null` exactly when `ok === false`.
- *
- * @example A tool that cannot start is a failure, never "found nothing"
- * ```ts
- * import assert from "node:assert/strict";
- * import { runTool } from "@toolguard/toolguard/guard";
- *
- * const result = await runTool("./no-such-tool");
- * assert.equal(result.ok, false);
- * assert.equal(result.kind, "spawn");
- * assert.equal(result.items, null);
- * ```
- *
- * @example Read the items a tool printed
- * ```ts
- * import assert from "node:assert/strict";
- * import process from "node:process";
- * import { fromModel, runTool } from "@toolguard/toolguard/guard";
- *
- * // The current runtime as the tool: it prints a JSON envelope holding the value it was given.
- * const script = "console.log(JSON.stringify({ ok: true, items: [process.argv.at(-1)] }))";
- * const evalFlag = "Deno" in globalThis ? "eval" : "-e";
- * const result = await runTool(process.execPath, [evalFlag, script, fromModel("needle")], { timeoutMs: 20_000 });
- * assert.equal(result.kind, "results");
- * assert.deepEqual(result.items, ["needle"]);
- * ```
- *
- * @example End a hung tool at its time limit
- * ```ts
- * import assert from "node:assert/strict";
- * import process from "node:process";
- * import { runTool } from "@toolguard/toolguard/guard";
- *
- * const hang = "setTimeout(() => {}, 60_000)";
- * const result = await runTool(process.execPath, ["Deno" in globalThis ? "eval" : "-e", hang], { timeoutMs: 300 });
- * assert.equal(result.kind, "timeout"); // its whole process tree was ended
- * assert.equal(result.items, null);
- * ```
- */
+/** The runner behind the public `runTool` (`entry.ts`, which documents it and loads this module on first call). */
 export async function runTool(
   command: string,
   args: readonly ToolArg[] = [],

@@ -6,6 +6,8 @@
  * @module
  */
 
+import { lazy } from "../_common/lazy.ts";
+
 /** Text folded for matching, with a map back to the original. */
 export interface Folded {
   /** Lower-case, ASCII-leaning text: whitespace runs become one space (or one `\n` when a newline was in the run). */
@@ -436,7 +438,8 @@ function finish(u: Uint16Array, s1: Int32Array, e1: Int32Array, m: number): Fold
   return { text: unitsToString(out, k), starts: starts.subarray(0, k), ends: ends.subarray(0, k) };
 }
 
-const UTF16 = new TextDecoder("utf-16le", { fatal: true, ignoreBOM: true });
+/** Made on first use: a decoder costs a little to make, and short texts never need one. */
+const utf16 = lazy(() => new TextDecoder("utf-16le", { fatal: true, ignoreBOM: true }));
 
 /**
  * The first `k` code units as a string: one native decode for long texts (short ones are as fast in chunks),
@@ -445,7 +448,7 @@ const UTF16 = new TextDecoder("utf-16le", { fatal: true, ignoreBOM: true });
 function unitsToString(out: Uint16Array, k: number): string {
   if (k > 4096) {
     try {
-      return UTF16.decode(out.subarray(0, k));
+      return utf16().decode(out.subarray(0, k));
     } catch {
       // Lone surrogates: decode would replace them, so build the string in chunks below.
     }

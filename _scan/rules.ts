@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { lazy } from "../_common/lazy.ts";
 import type { ScanCategory, ScanContext } from "../types.ts";
 
 /** One signature rule. */
@@ -274,8 +275,8 @@ export function findDataUrls(
   return out;
 }
 
-/** The signature rules, in the order they run. */
-export const RULES: readonly Rule[] = [
+/** The signature rules, in the order they run: built on first use, so importing the scanner builds nothing. */
+export const rules: () => readonly Rule[] = lazy(() => [
   // ---------------------------------------------------------------------------------------- overrides
   {
     name: "override.ignore_previous",
@@ -742,4 +743,4 @@ export const RULES: readonly Rule[] = [
     raw: true,
     re: /[\u200B\u200C\u200D\u2060\uFEFF\u180E]{2,}/g,
   },
-];
+]);

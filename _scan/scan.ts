@@ -5,10 +5,11 @@
  */
 import { type Folded, mapSpan } from "./fold.ts";
 import { CONTEXT, cutAtOrAfter, wholeWindow, type Window, windowOf } from "./segments.ts";
-import { type Rule, RULES } from "./rules.ts";
+import { type Rule, rules } from "./rules.ts";
 import { escapeRegExp as escape, nextMatch } from "./match.ts";
 import { foldsToLowerCase } from "./prefilter.ts";
 import { LeadFinder } from "./leads.ts";
+import { lazy } from "../_common/lazy.ts";
 import type { ScanCategory, ScanContext, ScanFinding, ScanOptions, ScanResult } from "../types.ts";
 
 /** Every context, in the order messages name them; its type makes sure none is left out. */
@@ -146,7 +147,7 @@ const PLANS = new Map<ScanContext, Plan>();
 function planOf(context: ScanContext): Plan {
   const made = PLANS.get(context);
   if (made !== undefined) return made;
-  const active = RULES.filter((rule) => !rule.contexts || rule.contexts.includes(context));
+  const active = rules().filter((rule) => !rule.contexts || rule.contexts.includes(context));
   const folded = active.filter((rule) => !rule.raw && !rule.squashed);
   const squashed = active.filter((rule) => rule.squashed);
   const gate = gateOf(folded);
@@ -164,8 +165,8 @@ function planOf(context: ScanContext): Plan {
   return plan;
 }
 
-/** Position of each rule in the rule table (the option check comes first, at -1). */
-const ORDER = new Map<string, number>(RULES.map((rule, i) => [rule.name, i]));
+/** Position of each rule in the rule table (the option check comes first, at -1), made on first use. */
+const order = lazy(() => new Map<string, number>(rules().map((rule, i) => [rule.name, i])));
 
 /** What `excerptOf` writes as an escape: tag characters, zero-width and direction controls, control codes. */
 const HIDDEN =
@@ -306,7 +307,10 @@ export function scanInSegments(text: string, options: ScanOptions, segment: numb
 function resultOf(raw: ScanFinding[]): ScanResult {
   if (raw.length === 0) return { blocked: false, categories: [], findings: [] };
   // Rules run grouped by the text they read; restore the rule-table order, which breaks ties between equal spans.
-  if (raw.length > 1) raw.sort((a, b) => (ORDER.get(a.rule) ?? -1) - (ORDER.get(b.rule) ?? -1));
+  if (raw.length > 1) {
+    const at = order();
+    raw.sort((a, b) => (at.get(a.rule) ?? -1) - (at.get(b.rule) ?? -1));
+  }
   const findings = dedupe(raw);
   const categories: ScanCategory[] = [];
   for (const f of findings) if (!categories.includes(f.category)) categories.push(f.category);
@@ -472,8 +476,8 @@ function runFolded(
 /** About how many characters a needle pass reads in the time one sticky try at a lead takes. */
 const TRIES_PER_PASS = 200;
 
-/** Per rule, its expression made sticky, for `tryAt`. */
-const STICKY = new Map<Rule, RegExp>(RULES.map((rule) => [rule, new RegExp(rule.re.source, "y")]));
+/** Per rule, its expression made sticky, for `tryAt`: made on first use. */
+const STICKY = new Map<Rule, RegExp>();
 
 /**
  * The match loop of `runFolded` for a rule with leads: the expression is tried, sticky, at each position in
@@ -490,7 +494,8 @@ function tryAt(
   upper: (i: number) => boolean,
   add: Add,
 ): number | null {
-  const sticky = STICKY.get(rule)!;
+  let sticky = STICKY.get(rule);
+  if (sticky === undefined) STICKY.set(rule, sticky = new RegExp(rule.re.source, "y"));
   for (const p of starts) {
     if (p < from) continue;
     sticky.lastIndex = p;

@@ -16,9 +16,13 @@
  *   bodies and routing (`_gate/dialects/`, but for the stream-event readers `_gate/dialects/readers.ts`,
  *   which `assembleToolCalls` needs) or the exchange that `guardFetch` loads on its first request
  *   (`_gate/exchange.ts` and what only it uses);
+ * - a schema or validation module in the static closure of `scan.ts` (`sanitise` loads the validator on its
+ *   first call), or a schema module in that of `describe.ts`, `log.ts`, `stats.ts` or `extract.ts` (none of
+ *   their synchronous functions compiles a schema), or the process layer in that of `guard.ts` (`runTool`
+ *   loads it on first call) or of `mcp.ts` (nor the relays there);
  * - a module in the static closure of `cli.ts` beyond `_cli/output.ts`, `_cli/self.ts` and `_common/`: the
- *   command imports each subcommand when it runs (`import()` of a string literal, which `deno compile` and
- *   `bun build --compile` still include), so `toolguard --version` loads no subcommand.
+ *   command imports each subcommand when it runs (see `COMMANDS` in cli.ts), so `toolguard --version` loads
+ *   no subcommand.
  *
  * Usage: `deno run -A scripts/check_imports.ts [ENTRY.ts ...]` (default: every entry point in deno.json).
  *
@@ -132,6 +136,19 @@ const GATE_LAZY = [
  */
 const GATE_STATIC = new Set(["_validate/providers.ts", "_gate/dialects/readers.ts"]);
 
+/** Folders a face must not load at import: what only its asynchronous functions load, on first use. */
+const LIGHT_FACES: Readonly<Record<string, readonly string[]>> = {
+  "scan.ts": ["_schema/", "_validate/"],
+  "describe.ts": ["_schema/", "_validate/"],
+  "log.ts": ["_schema/", "_validate/"],
+  "stats.ts": ["_schema/", "_validate/", "_scan/"],
+  "extract.ts": ["_schema/"],
+  // `runTool` loads its runner and the process layer on first call (`_run/entry.ts`).
+  "guard.ts": ["_run/run_tool.ts", "_run/runtime.ts"],
+  // The relays start processes and speak HTTP: they load on first call (`_mcp/relays.ts`), the guard does not.
+  "mcp.ts": ["_run/", "_mcp/relay.ts", "_mcp/http.ts"],
+};
+
 /** The layering rules, as messages for every import that breaks one. */
 function layeringProblems(graph: Map<string, Set<string>>): string[] {
   const problems: string[] = [];
@@ -160,6 +177,13 @@ function layeringProblems(graph: Map<string, Set<string>>): string[] {
       );
     }
   }
+  for (const [face, folders] of Object.entries(LIGHT_FACES)) {
+    for (const file of closure(graph, face)) {
+      if (folders.some((folder) => file.startsWith(folder))) {
+        problems.push(`${face} loads ${file} statically: none of its synchronous functions needs it`);
+      }
+    }
+  }
   for (const file of closure(graph, "cli.ts")) {
     if (!CLI_STATIC.has(file) && !file.startsWith("_common/")) {
       problems.push(`cli.ts loads ${file} statically: import it in the subcommand that needs it (COMMANDS)`);
@@ -168,14 +192,39 @@ function layeringProblems(graph: Map<string, Set<string>>): string[] {
   return problems;
 }
 
+/**
+ * The subcommand modules `cli.ts` imports by a sum of literals (see `COMMANDS` there), which no module graph
+ * names: they are entries of their own here, and each must be an `--include` of `deno task compile`.
+ */
+function subcommandProblems(
+  cliSource: string,
+  compileTask: string,
+): { modules: string[]; problems: string[] } {
+  const modules = [...cliSource.matchAll(/import\("\.\/(_cli\/[a-z_]+)" \+ "\.ts"\)/g)].map((m) =>
+    `${m[1]}.ts`
+  );
+  const included = new Set([...compileTask.matchAll(/--include (\S+)/g)].map((m) => m[1]));
+  const problems = modules.filter((m) => !included.has(m)).map((m) =>
+    `cli.ts loads ${m} on demand, but \`deno task compile\` does not --include it: the executable would lack it`
+  );
+  if (modules.length === 0) problems.push("cli.ts: found no subcommand module in COMMANDS");
+  return { modules, problems };
+}
+
 const config = JSON.parse(await Deno.readTextFile(new URL("../deno.json", import.meta.url))) as {
   exports: Record<string, string>;
+  tasks: Record<string, string>;
 };
-const entries = Deno.args.length > 0 ? Deno.args : Object.values(config.exports);
+const subcommands = subcommandProblems(
+  await Deno.readTextFile(new URL("../cli.ts", import.meta.url)),
+  config.tasks.compile,
+);
+const entries = Deno.args.length > 0 ? Deno.args : [...Object.values(config.exports), ...subcommands.modules];
 const graph = await valueGraph(entries);
 const problems = [
   ...cycles(graph).map((cycle) => `value-import cycle: ${cycle.join(" -> ")}`),
   ...layeringProblems(graph),
+  ...subcommands.problems,
 ];
 for (const problem of problems) console.error(problem);
 if (problems.length > 0) Deno.exit(1);

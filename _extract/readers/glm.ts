@@ -13,13 +13,15 @@
  * @module
  */
 import type { Scan } from "../scan.ts";
+import { lazy } from "../../_common/lazy.ts";
 import { bodyOf } from "../markup.ts";
 import type { Reader } from "../reader.ts";
 import { defineOwn, skipSpace, trimOneNewline } from "../text.ts";
 
 const OPEN = "<tool_call>";
 const CLOSE = "</tool_call>";
-const NAME = /[\p{L}\p{N}_][\p{L}\p{N}_.:\/-]{0,255}/uy;
+/** The tool name: made on first use (a Unicode-property expression costs a little to create). */
+const nameAt = lazy(() => /[\p{L}\p{N}_][\p{L}\p{N}_.:\/-]{0,255}/uy);
 
 /** GLM `<tool_call>NAME<arg_key>…` calls. */
 export const glm: Reader = {
@@ -29,8 +31,9 @@ export const glm: Reader = {
     const text = scan.text;
     const body = bodyOf(scan, at + OPEN.length, [CLOSE], [OPEN]);
     const p = skipSpace(text, body.start);
-    NAME.lastIndex = p;
-    const m = NAME.exec(text);
+    const name = nameAt();
+    name.lastIndex = p;
+    const m = name.exec(text);
     if (!m || p + m[0].length > body.end) return -1;
     const q = skipSpace(text, p + m[0].length);
     const block = { start: at, end: body.blockEnd };

@@ -1,0 +1,158 @@
+/**
+ * The relays' public entry points. Each loads its relay (`relay.ts` for a stdio server, `http.ts` for a
+ * Streamable HTTP one, and with them the process layer `_run/runtime.ts`) on its first call, so importing
+ * `mcp.ts` for the guard alone loads no process or HTTP code.
+ *
+ * @module
+ */
+import type { McpHttpRelayOptions } from "./http.ts";
+import type { McpRelayOptions } from "./relay.ts";
+import type { McpRelayExit } from "./types.ts";
+
+/**
+ * Start an MCP server as a child process and relay newline-delimited JSON-RPC between `input`/`output`
+ * (the client) and the server's stdin/stdout, judging every message with an MCP guard. Resolves when the
+ * relay is over: the client closed its side (the server's stdin is closed, it gets `shutdownGraceMs` to
+ * exit, then its process tree is ended), or the server exited (every request still waiting is answered
+ * with a JSON-RPC error first), or the server could not start (requests are answered with errors until
+ * the client closes). Never rejects. To relay this process's own stdin/stdout, use
+ * {@linkcode relayMcpStdio}.
+ *
+ * @example Relay a tiny inline server; the guard answers a bad call itself
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import process from "node:process";
+ * import { relayMcp } from "@toolguard/toolguard/mcp";
+ *
+ * // A tiny MCP server, run by the current runtime: it lists one tool and answers every call with "ran".
+ * const server = `
+ *   const tools = [{ name: "echo", inputSchema: { type: "object", properties: { text: { type: "string" } } } }];
+ *   let buffered = "";
+ *   process.stdin.on("data", (chunk) => {
+ *     buffered += chunk;
+ *     for (let nl; (nl = buffered.indexOf("\\n")) >= 0; buffered = buffered.slice(nl + 1)) {
+ *       const m = JSON.parse(buffered.slice(0, nl));
+ *       const result = m.method === "tools/list" ? { tools } : { content: [{ type: "text", text: "ran" }] };
+ *       process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id: m.id, result }) + "\\n");
+ *     }
+ *   });`;
+ * const args = "Deno" in globalThis ? ["eval", server] : ["-e", server];
+ *
+ * // The client sends one call with a wrong argument type, then stays until it has its answer.
+ * const answers: { id: number; result: { isError?: boolean } }[] = [];
+ * let answered = () => {};
+ * const done = new Promise<void>((resolve) => (answered = resolve));
+ * async function* client() {
+ *   const call = { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "echo", arguments: { text: 7 } } };
+ *   yield new TextEncoder().encode(JSON.stringify(call) + "\n");
+ *   await done;
+ * }
+ * const exit = await relayMcp({
+ *   command: process.execPath,
+ *   args,
+ *   input: client(),
+ *   output: (bytes) => {
+ *     answers.push(JSON.parse(new TextDecoder().decode(bytes)));
+ *     answered();
+ *   },
+ * });
+ * assert.equal(exit.reason, "client_closed");
+ * assert.equal(answers[0].id, 1);
+ * assert.equal(answers[0].result.isError, true); // judged and answered by the guard, never run
+ * ```
+ *
+ * @param options The server command, the client streams and guard options.
+ * @returns How the relay ended.
+ */
+export async function relayMcp(options: McpRelayOptions): Promise<McpRelayExit> {
+  const relay = await import("./relay.ts");
+  return await relay.relayMcp(options);
+}
+
+/**
+ * {@linkcode relayMcp} with this process's stdin/stdout as the client (what the `toolguard mcp` command
+ * runs). SIGINT (and on POSIX SIGTERM and SIGHUP) ends the server's tree and the relay, which then resolves
+ * with reason `"aborted"`.
+ *
+ * @example Stop the relay from code
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import process from "node:process";
+ * import { relayMcpStdio } from "@toolguard/toolguard/mcp";
+ *
+ * // A "server" that never exits, run by the current runtime.
+ * const forever = "setInterval(() => {}, 1000)";
+ * const args = "Deno" in globalThis ? ["eval", forever] : ["-e", forever];
+ * const controller = new AbortController();
+ * const exit = await relayMcpStdio(process.execPath, args, {
+ *   signal: controller.signal,
+ *   onEvent: (event) => event.event === "spawn" && controller.abort(), // as soon as it runs
+ *   // The client is this process's stdin/stdout unless given; given here so the example runs on its own.
+ *   input: (async function* () {})(),
+ *   output: () => {},
+ * });
+ * assert.equal(exit.reason, "aborted");
+ * ```
+ *
+ * @param command The server program.
+ * @param args Its arguments.
+ * @param options Guard and relay options (`input`/`output` default to this process's stdin/stdout).
+ * @returns How the relay ended.
+ */
+export async function relayMcpStdio(
+  command: string,
+  args: readonly string[] = [],
+  options:
+    & Omit<McpRelayOptions, "command" | "args" | "input" | "output">
+    & Partial<Pick<McpRelayOptions, "input" | "output">> = {},
+): Promise<McpRelayExit> {
+  const relay = await import("./relay.ts");
+  return await relay.relayMcpStdio(command, args, options);
+}
+
+/**
+ * The old name of {@linkcode relayMcpStdio}, kept so code written against it keeps working.
+ *
+ * @example The same function as relayMcpStdio
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { relayMcpStdio, runMcpRelay } from "@toolguard/toolguard/mcp";
+ *
+ * assert.equal(runMcpRelay, relayMcpStdio);
+ * ```
+ *
+ * @deprecated Use {@linkcode relayMcpStdio}: the same function, under a name that pairs with `relayMcp`.
+ */
+export const runMcpRelay: typeof relayMcpStdio = relayMcpStdio;
+
+/**
+ * Relay a stdio client (this process's stdin/stdout unless `input`/`output` are given) to a Streamable HTTP
+ * MCP server at `url`, judging every message like {@linkcode relayMcp} does. A request the server answers
+ * with an HTTP error, or that fails on the network, is answered with a JSON-RPC error. Resolves when the
+ * client closes its side (the server's session is then ended with `DELETE`) or on an interrupt or abort.
+ *
+ * @example Refuse an invalid call without reaching the server (no server needed for that)
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { relayMcpHttp } from "@toolguard/toolguard/mcp";
+ *
+ * const out: string[] = [];
+ * const exit = await relayMcpHttp("http://127.0.0.1:9/mcp", {
+ *   // Nothing listens on port 9: the request is answered with a JSON-RPC error, not left pending.
+ *   input: (async function* () {
+ *     yield new TextEncoder().encode('{"jsonrpc":"2.0","id":1,"method":"ping"}\n');
+ *   })(),
+ *   output: (bytes) => void out.push(new TextDecoder().decode(bytes)),
+ * });
+ * assert.equal(exit.reason, "client_closed");
+ * assert.equal(JSON.parse(out[0]).error.code, -32000);
+ * ```
+ *
+ * @param url The server's MCP endpoint.
+ * @param options Guard options, headers, and the client streams.
+ * @returns How the relay ended.
+ */
+export async function relayMcpHttp(url: string, options: McpHttpRelayOptions = {}): Promise<McpRelayExit> {
+  const relay = await import("./http.ts");
+  return await relay.relayMcpHttp(url, options);
+}
