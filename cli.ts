@@ -45,10 +45,8 @@ interface Command {
  * statically). Each specifier is a literal path plus a literal `".ts"`: `deno run` reads, at start-up,
  * every module that an `import()` of a single string literal reaches (denoland/deno#23149), which cost
  * `toolguard --version` about 12 ms of CPU for the modules of all eight subcommands, while it leaves a sum
- * alone (split after the name, not after the folder: `"./_cli/" + "run.ts"` is read as a pattern, every
- * file in the folder). `bun build --compile` folds the sum back into a literal and bundles each module
- * (`tests/compile_test.ts` runs them from the executable); `deno task compile` names them with `--include`,
- * as any other build of the command must.
+ * alone. `bun build --compile` folds the sum back into a literal and bundles each module (`tests/compile_test.ts`
+ * runs them from the executable), and `deno task compile` names them with `--include`.
  */
 const COMMANDS: Record<string, Command> = {
   run: {
