@@ -41,38 +41,35 @@ interface Command {
 
 /**
  * Subcommands, in the order `toolguard --help` lists them. Each module is imported when its command runs,
- * so `--version` or one command loads nothing else (`scripts/check_imports.ts` checks none is imported
- * statically). Each specifier is a literal path plus a literal `".ts"`: `deno run` reads, at start-up,
- * every module that an `import()` of a single string literal reaches (denoland/deno#23149), which cost
- * `toolguard --version` about 12 ms of CPU for the modules of all eight subcommands, while it leaves a sum
- * alone. `bun build --compile` folds the sum back into a literal and bundles each module (`tests/compile_test.ts`
- * runs them from the executable), and `deno task compile` names them with `--include`.
+ * so `--version` or one command loads nothing else. The specifiers are string literals, so `deno compile`
+ * and `bun build --compile` include every module (`scripts/check_imports.ts` checks none is imported
+ * statically).
  */
 const COMMANDS: Record<string, Command> = {
   run: {
-    load: () => import("./_cli/run" + ".ts"),
+    load: () => import("./_cli/run.ts"),
     summary: "run a tool and print the one sentence the model should read",
   },
   validate: {
-    load: () => import("./_cli/validate" + ".ts"),
+    load: () => import("./_cli/validate.ts"),
     summary: "validate a model's tool calls against the declared tools",
   },
-  lint: { load: () => import("./_cli/lint" + ".ts"), summary: "report what is wrong with tool declarations" },
-  scan: { load: () => import("./_cli/scan" + ".ts"), summary: "look for injected instructions in text" },
+  lint: { load: () => import("./_cli/lint.ts"), summary: "report what is wrong with tool declarations" },
+  scan: { load: () => import("./_cli/scan.ts"), summary: "look for injected instructions in text" },
   describe: {
-    load: () => import("./_cli/describe" + ".ts"),
+    load: () => import("./_cli/describe.ts"),
     summary: "print what the model reads about a tool result",
   },
   stats: {
-    load: () => import("./_cli/stats" + ".ts"),
+    load: () => import("./_cli/stats.ts"),
     summary: "report on a call log written with --log or jsonlLog",
   },
   selftest: {
-    load: () => import("./_cli/selftest" + ".ts"),
+    load: () => import("./_cli/selftest.ts"),
     summary: "check process handling on this machine (six cases)",
   },
   mcp: {
-    load: () => import("./_cli/mcp" + ".ts"),
+    load: () => import("./_cli/mcp.ts"),
     summary: "guard a stdio MCP server: validate every tools/call",
   },
 };

@@ -21,8 +21,8 @@
  *   their synchronous functions compiles a schema), or the process layer in that of `guard.ts` (`runTool`
  *   loads it on first call) or of `mcp.ts` (nor the relays there);
  * - a module in the static closure of `cli.ts` beyond `_cli/output.ts`, `_cli/self.ts` and `_common/`: the
- *   command imports each subcommand when it runs (see `COMMANDS` in cli.ts), so `toolguard --version` loads
- *   no subcommand.
+ *   command imports each subcommand when it runs (`import()` of a string literal, which `deno compile` and
+ *   `bun build --compile` still include), so `toolguard --version` loads no subcommand.
  *
  * Usage: `deno run -A scripts/check_imports.ts [ENTRY.ts ...]` (default: every entry point in deno.json).
  *
@@ -192,39 +192,14 @@ function layeringProblems(graph: Map<string, Set<string>>): string[] {
   return problems;
 }
 
-/**
- * The subcommand modules `cli.ts` imports by a sum of literals (see `COMMANDS` there), which no module graph
- * names: they are entries of their own here, and each must be an `--include` of `deno task compile`.
- */
-function subcommandProblems(
-  cliSource: string,
-  compileTask: string,
-): { modules: string[]; problems: string[] } {
-  const modules = [...cliSource.matchAll(/import\("\.\/(_cli\/[a-z_]+)" \+ "\.ts"\)/g)].map((m) =>
-    `${m[1]}.ts`
-  );
-  const included = new Set([...compileTask.matchAll(/--include (\S+)/g)].map((m) => m[1]));
-  const problems = modules.filter((m) => !included.has(m)).map((m) =>
-    `cli.ts loads ${m} on demand, but \`deno task compile\` does not --include it: the executable would lack it`
-  );
-  if (modules.length === 0) problems.push("cli.ts: found no subcommand module in COMMANDS");
-  return { modules, problems };
-}
-
 const config = JSON.parse(await Deno.readTextFile(new URL("../deno.json", import.meta.url))) as {
   exports: Record<string, string>;
-  tasks: Record<string, string>;
 };
-const subcommands = subcommandProblems(
-  await Deno.readTextFile(new URL("../cli.ts", import.meta.url)),
-  config.tasks.compile,
-);
-const entries = Deno.args.length > 0 ? Deno.args : [...Object.values(config.exports), ...subcommands.modules];
+const entries = Deno.args.length > 0 ? Deno.args : Object.values(config.exports);
 const graph = await valueGraph(entries);
 const problems = [
   ...cycles(graph).map((cycle) => `value-import cycle: ${cycle.join(" -> ")}`),
   ...layeringProblems(graph),
-  ...subcommands.problems,
 ];
 for (const problem of problems) console.error(problem);
 if (problems.length > 0) Deno.exit(1);
