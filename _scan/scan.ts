@@ -243,12 +243,20 @@ export function scan(text: string, options: ScanOptions = {}): ScanResult {
 }
 
 /**
- * Whether `scan(text, options)` finds anything, for callers that need no more (the validator's check of valid
- * arguments): a text the screen clears costs no result.
+ * A test of whether `scan(text, { context })` finds anything, for a caller that needs no more and tests many
+ * strings in one context (the validator, argument values): bound to the context's plan, a string the screen
+ * clears costs neither a result nor a look-up. Throws as `scan` does for an unknown context.
  */
-export function scanFinds(text: string, options: ScanOptions): boolean {
-  const only = candidateRules(text, options);
-  return only !== 0 && scanInSegments(text, options, SEGMENT, only).findings.length !== 0;
+export function findsIn(context: ScanContext): (text: string) => boolean {
+  const options: ScanOptions = { context };
+  if (!SCAN_CONTEXTS.includes(context)) return (text) => scanInSegments(text, options, SEGMENT).blocked;
+  const screen = planOf(context).screen;
+  return (text) => {
+    const only = text.length > QUICK_UP_TO || (context === "cli_arg" && optionInjection(text))
+      ? ALL_RULES
+      : screen.candidates(text);
+    return only !== 0 && scanInSegments(text, options, SEGMENT, only).blocked;
+  };
 }
 
 /**

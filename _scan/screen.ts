@@ -23,21 +23,18 @@ const GRAM_KEY = (1 << (3 * CLASS_BITS)) - 1;
 /** A letters-only gram key is three letters (a-z as 1-26) of 5 bits. */
 const LETTER_BITS = 5;
 const LETTER_KEY = (1 << (3 * LETTER_BITS)) - 1;
-
 /**
  * What `RuleScreen.candidates` reads per ASCII code unit, in one number: the class in the low bits, then the
- * letter's code and shift for the letters-only key (both 0 for a non-letter, which leaves that key as it is),
- * then flags for the test that the text folds to its lower case.
+ * letter's code and shift for the letters-only key (both 0 for a non-letter, which leaves that key as it is).
  */
 const LETTER_CODE_AT = 8;
 const LETTER_SHIFT_AT = 16;
-const LETTER = 1 << 20;
-/** A space or a newline: two in a row are folded to one. */
-const BLANK = 1 << 21;
-/** A spacer of letter spacing (see `isSpacer` in fold.ts). */
-const SPACER = 1 << 22;
-/** Tab, vertical tab, form feed, carriage return: folded to a space or a newline. */
-const ODD_SPACE = 1 << 23;
+/** A bit of the masks no rule uses: the text may not fold to its lower case (see `foldsToLowerCase`). */
+const UNSURE = 1 << 31;
+/** Spacers of letter spacing (see `isSpacer` in fold.ts), blanks of a run, and spaces the fold rewrites. */
+const SPACERS = " .-_*|/";
+const BLANKS = " \n";
+const ODD_SPACES = "\t\v\f\r";
 
 /**
  * How often a character occurs in ordinary text (per cent; English letters, a space between words), for
@@ -69,12 +66,16 @@ const FREQUENCY: Readonly<Record<string, number>> = {
   k: 0.6,
 };
 
+/** Three-letter pieces common in English words, which letter frequencies alone rate too rare. */
+const COMMON =
+  " the and ing ion tio ent for her tha hat his you all not are ver ati ons con ted com ith wit thi men pro our est ate rea sta ess can one out ers ort per ect ome ove ain ine ive ell ";
+
 /** The index in `s` (three characters or more) of its rarest three-character piece. */
 function rarestGram(s: string): number {
   let best = 0;
   let bestScore = Infinity;
   for (let i = 0; i + 3 <= s.length; i++) {
-    let score = 1;
+    let score = COMMON.includes(` ${s.slice(i, i + 3)} `) ? 30 : 1;
     for (let j = i; j < i + 3; j++) score *= FREQUENCY[s[j]] ?? 0.3;
     if (score < bestScore) [best, bestScore] = [i, score];
   }
@@ -106,6 +107,14 @@ function isLetter(c: number): boolean {
   return (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a);
 }
 
+/** Slots of the hash table of anchor grams (a power of two, at least twice the grams). */
+const SLOTS = 1024;
+
+/** The first slot to look at for a gram key (Fibonacci hashing). */
+function slotOf(key: number): number {
+  return Math.imul(key, 0x9e3779b1) >>> 22;
+}
+
 /** Sets bit `key` of a bit set. */
 function setBit(bits: Int32Array, key: number): void {
   bits[key >>> 5] |= 1 << (key & 31);
@@ -123,7 +132,7 @@ interface Probe {
 
 /**
  * Which of a set of rules could match a short text. Built once per scanning context, on first use; bit `i` of
- * every mask stands for `rules[i]`, so at most 32 rules.
+ * every mask stands for `rules[i]`, so at most 31 rules.
  */
 export class RuleScreen {
   /** Bit of each rule. */
@@ -132,13 +141,25 @@ export class RuleScreen {
   #always = 0;
   /** Rules with leads: they also need a lead at a word start. */
   #needLead = 0;
-  /** Per ASCII code unit: its class (0: in no anchor, upper-case letters as lower-case), letter code and flags. */
+  /** Per ASCII code unit: its class (0: in no gram; upper-case letters as lower-case), letter code and shift. */
   #units = new Int32Array(128);
   #classCount = 1;
-  /** Bit set over gram keys: the key of some anchor's gram, or one ending in an anchor of one or two characters. */
+  /**
+   * Bit set over gram keys: the key of some anchor's gram, one ending in an anchor of one or two characters, or
+   * one that may fold to something else (`#unsure`).
+   */
   #grams = new Int32Array(1 << (3 * CLASS_BITS - 5));
-  /** Anchors of three characters or more, by their gram's key. */
+  /** Bit set over the gram keys that may fold to something else: a spacer, a letter, the same spacer; two blanks; an odd space. */
+  #unsure = new Int32Array(1 << (3 * CLASS_BITS - 5));
+  /** Anchors of three characters or more, by their gram's key, while the screen is built. */
   #anywhere = new Map<number, Probe[]>();
+  /** The same as a hash table for `candidates`: slot of a key, and the key (plus 1; 0 for none) in each slot. */
+  #slotKeys = new Int32Array(SLOTS);
+  /** The probes of slot `s`: `#probeText` and so on from `#slotStart[s]` to `#slotStart[s + 1]`. */
+  #slotStart = new Int32Array(SLOTS + 1);
+  #probeText: string[] = [];
+  #probeAt = new Int32Array(0);
+  #probeRules = new Int32Array(0);
   /** Rules by the class of a one-character anchor, and by the pair key of a two-character one. */
   #singles = new Int32Array(1 << CLASS_BITS);
   #pairs = new Int32Array(PAIR_KEY + 1);
@@ -151,17 +172,46 @@ export class RuleScreen {
 
   /** Builds the screen of `rules` (those over the folded or the letters-only text; raw rules never match ASCII). */
   constructor(rules: readonly Rule[]) {
-    if (rules.length > 32) throw new Error(`the rule screen holds 32 rules, not ${rules.length}`);
+    if (rules.length > 31) throw new Error(`the rule screen holds 31 rules, not ${rules.length}`);
     this.bits = new Map(rules.map((rule, i) => [rule, 1 << i]));
-    for (let c = 0; c < 128; c++) {
-      const lower = c | 0x20;
-      const letter = lower >= 0x61 && lower <= 0x7a;
-      this.#units[c] =
-        (letter ? LETTER | ((lower - 0x60) << LETTER_CODE_AT) | (LETTER_BITS << LETTER_SHIFT_AT) : 0) |
-        (c === 0x20 || c === 0x0a ? BLANK : 0) | (" .-_*|/".includes(String.fromCharCode(c)) ? SPACER : 0) |
-        (c === 0x09 || c === 0x0b || c === 0x0c || c === 0x0d ? ODD_SPACE : 0);
+    for (let c = 0x61; c <= 0x7a; c++) {
+      this.#units[c] = this.#units[c - 0x20] = ((c - 0x60) << LETTER_CODE_AT) |
+        (LETTER_BITS << LETTER_SHIFT_AT);
+      this.#keyOf(String.fromCharCode(c));
     }
+    this.#addUnsure();
     rules.forEach((rule, i) => this.#add(rule, 1 << i));
+    this.#hashAnchors();
+  }
+
+  /** Lays the anchors out in the hash table that `candidates` reads (open addressing, linear probing). */
+  #hashAnchors(): void {
+    if (this.#anywhere.size * 2 > SLOTS) throw new Error(`the rule screen holds ${SLOTS / 2} grams`);
+    const bySlot: Probe[][] = Array.from({ length: SLOTS }, () => []);
+    for (const [key, probes] of this.#anywhere) {
+      let slot = slotOf(key);
+      while (this.#slotKeys[slot] !== 0) slot = (slot + 1) & (SLOTS - 1);
+      this.#slotKeys[slot] = key + 1;
+      bySlot[slot] = probes;
+    }
+    const all = bySlot.flat();
+    bySlot.forEach((probes, slot) => this.#slotStart[slot + 1] = this.#slotStart[slot] + probes.length);
+    this.#probeText = all.map((p) => p.text);
+    this.#probeAt = Int32Array.from(all, (p) => p.at);
+    this.#probeRules = Int32Array.from(all, (p) => p.rules);
+  }
+
+  /** Marks the gram keys after which the text may fold to something else than its lower case. */
+  #addUnsure(): void {
+    const mark = (key: number) => {
+      setBit(this.#grams, key);
+      setBit(this.#unsure, key);
+    };
+    for (const spacer of SPACERS) {
+      for (let c = 0x61; c <= 0x7a; c++) mark(this.#keyOf(spacer + String.fromCharCode(c) + spacer));
+    }
+    for (const a of BLANKS) for (const b of BLANKS) this.#endingIn(a + b, mark);
+    for (const odd of ODD_SPACES) this.#endingIn(odd, mark);
   }
 
   /** Enters the evidence of one rule. */
@@ -176,12 +226,13 @@ export class RuleScreen {
       }
       return;
     }
-    for (const anchor of anchors) {
-      if (!canOccur(anchor)) continue;
-      if (anchor.length === 0) this.#always |= bit;
-      else if (anchor.length === 1) this.#singles[this.#endingIn(anchor)] |= bit;
-      else if (anchor.length === 2) this.#pairs[this.#endingIn(anchor)] |= bit;
-      else this.#addAnchor(anchor, bit);
+    const anchor = (key: number) => setBit(this.#grams, key);
+    for (const a of anchors) {
+      if (!canOccur(a)) continue;
+      if (a.length === 0) this.#always |= bit;
+      else if (a.length === 1) this.#singles[this.#endingIn(a, anchor)] |= bit;
+      else if (a.length === 2) this.#pairs[this.#endingIn(a, anchor)] |= bit;
+      else this.#addAnchor(a, bit);
     }
     if (!rule.leads) return;
     this.#needLead |= bit;
@@ -210,15 +261,12 @@ export class RuleScreen {
   }
 
   /**
-   * Marks every gram key that ends in the one or two characters `s` (whatever classes come before) and returns
-   * the key of `s` alone.
+   * Passes `mark` every gram key that ends in the one or two characters `s`, whatever classes come before, and
+   * returns the key of `s` alone.
    */
-  #endingIn(s: string): number {
+  #endingIn(s: string, mark: (key: number) => void): number {
     const key = this.#keyOf(s);
-    const before = 3 - s.length;
-    for (let k = 0; k < 1 << (before * CLASS_BITS); k++) {
-      setBit(this.#grams, (k << (s.length * CLASS_BITS)) | key);
-    }
+    for (let k = 0; k < 1 << ((3 - s.length) * CLASS_BITS); k++) mark((k << (s.length * CLASS_BITS)) | key);
     return key;
   }
 
@@ -237,9 +285,7 @@ export class RuleScreen {
     for (let j = 0; j < s.length; j++) {
       const c = s.charCodeAt(j);
       if ((this.#units[c] & CLASS_MASK) === 0) {
-        if (this.#classCount > CLASS_MASK) {
-          throw new Error("the rule screen's anchors use too many characters");
-        }
+        if (this.#classCount > CLASS_MASK) throw new Error("the rule screen's grams use too many characters");
         const cls = this.#classCount++;
         this.#units[c] |= cls;
         if (c >= 0x61 && c <= 0x7a) this.#units[c - 0x20] |= cls;
@@ -261,40 +307,43 @@ export class RuleScreen {
     let key = 0;
     let letterKey = 0;
     let letterHit = 0;
-    // The folding test's evidence: any code unit beyond ASCII, and the flags that call for the whole test.
     let all = 0;
-    let unsure = 0;
-    let previous = 0;
-    let c1 = -1;
-    let c2 = -1;
-    for (let i = 0; i < text.length; i++) {
+    const n = text.length;
+    for (let i = 0; i < n; i++) {
       const c = text.charCodeAt(i);
       all |= c;
       const u = units[c & 0x7f];
       key = ((key << CLASS_BITS) | (u & CLASS_MASK)) & GRAM_KEY;
       if ((grams[key >>> 5] & (1 << (key & 31))) !== 0) found |= this.#anchorsAt(text, i, key);
-      letterKey = ((letterKey << ((u >>> LETTER_SHIFT_AT) & 7)) | ((u >>> LETTER_CODE_AT) & 31)) & LETTER_KEY;
+      letterKey = ((letterKey << (u >>> LETTER_SHIFT_AT)) | ((u >>> LETTER_CODE_AT) & 31)) & LETTER_KEY;
       letterHit |= letterGrams[letterKey >>> 5] & (1 << (letterKey & 31));
-      unsure |= (u & ODD_SPACE) | (u & previous & BLANK);
-      // Letter spacing is seen from its second spacer: a spacer, a letter, the same spacer.
-      if (c === c2 && (u & SPACER) !== 0 && (previous & LETTER) !== 0) unsure |= SPACER;
-      previous = u;
-      c2 = c1;
-      c1 = c;
     }
-    if (all >= 0x80 || (unsure !== 0 && !foldsToLowerCase(text))) return -1;
+    if (all >= 0x80) return -1;
+    // Most texts: no evidence at all.
+    if ((found | letterHit | this.#always) === 0) return 0;
+    if ((found & UNSURE) !== 0) {
+      if (!foldsToLowerCase(text)) return -1;
+      found &= ~UNSURE;
+    }
     if (letterHit !== 0) found |= this.#inLetters(text);
     found |= this.#always;
     const needLead = found & this.#needLead;
     return needLead === 0 ? found : (found & ~needLead) | this.#leadsIn(text, needLead);
   }
 
-  /** Rules with an anchor that ends at index `end`, where the gram `key` ends. */
+  /** Rules with an anchor that ends at index `end`, where the gram `key` ends (and `UNSURE` for a folding key). */
   #anchorsAt(text: string, end: number, key: number): number {
-    let rules = this.#singles[key & CLASS_MASK] | this.#pairs[key & PAIR_KEY];
-    const probes = this.#anywhere.get(key);
-    if (probes === undefined) return rules;
-    for (const p of probes) if (holdsAt(text, end - 2 - p.at, p.text)) rules |= p.rules;
+    let rules = this.#singles[key & CLASS_MASK] | this.#pairs[key & PAIR_KEY] |
+      ((this.#unsure[key >>> 5] & (1 << (key & 31))) !== 0 ? UNSURE : 0);
+    const keys = this.#slotKeys;
+    let slot = slotOf(key);
+    while (keys[slot] !== key + 1) {
+      if (keys[slot] === 0) return rules;
+      slot = (slot + 1) & (SLOTS - 1);
+    }
+    for (let i = this.#slotStart[slot], stop = this.#slotStart[slot + 1]; i < stop; i++) {
+      if (holdsAt(text, end - 2 - this.#probeAt[i], this.#probeText[i])) rules |= this.#probeRules[i];
+    }
     return rules;
   }
 
