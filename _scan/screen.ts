@@ -66,16 +66,22 @@ const FREQUENCY: Readonly<Record<string, number>> = {
   k: 0.6,
 };
 
-/** Three-letter pieces common in English words, which letter frequencies alone rate too rare. */
+/**
+ * Three-letter pieces common in English words and in the words of tool arguments (code, files, dates), which
+ * letter frequencies alone rate too rare: an anchor is looked for by another of its pieces where it has one.
+ */
 const COMMON =
-  " the and ing ion tio ent for her tha hat his you all not are ver ati ons con ted com ith wit thi men pro our est ate rea sta ess can one out ers ort per ect ome ove ain ine ive ell ";
+  "|the|and|ing|ion|tio|ent|for|her|tha|hat|his|you|all|not|are|ver|ati|ons|con|ted|com|ith|wit|" +
+  "thi|men|pro|our|est|ate|rea|sta|ess|can|one|out|ers|ort|per|ect|ome|ove|ain|ine|ive|ell|omp|omm|tex|ord|ask|" +
+  "sag|equ|low|gen|mod|cal|top|dir|pol|cop|ins|ool|pri|imp|vel|ssi|nse|uth|rmi|hou|ou |ur |ll |do |hav|nev|ode|" +
+  "ile|fil|dat|";
 
 /** The index in `s` (three characters or more) of its rarest three-character piece. */
 function rarestGram(s: string): number {
   let best = 0;
   let bestScore = Infinity;
   for (let i = 0; i + 3 <= s.length; i++) {
-    let score = COMMON.includes(` ${s.slice(i, i + 3)} `) ? 30 : 1;
+    let score = COMMON.includes(`|${s.slice(i, i + 3)}|`) ? 30 : 1;
     for (let j = i; j < i + 3; j++) score *= FREQUENCY[s[j]] ?? 0.3;
     if (score < bestScore) [best, bestScore] = [i, score];
   }
