@@ -76,12 +76,16 @@ const COMMON =
   "sag|equ|low|gen|mod|cal|top|dir|pol|cop|ins|ool|pri|imp|vel|ssi|nse|uth|rmi|hou|ou |ur |ll |do |hav|nev|ode|" +
   "ile|fil|dat|";
 
+/** `COMMON` as a set, made on first use. */
+let commonGrams: Set<string> | undefined;
+
 /** The index in `s` (three characters or more) of its rarest three-character piece. */
 function rarestGram(s: string): number {
+  commonGrams ??= new Set(COMMON.split("|"));
   let best = 0;
   let bestScore = Infinity;
   for (let i = 0; i + 3 <= s.length; i++) {
-    let score = COMMON.includes(`|${s.slice(i, i + 3)}|`) ? 30 : 1;
+    let score = commonGrams.has(s.slice(i, i + 3)) ? 30 : 1;
     for (let j = i; j < i + 3; j++) score *= FREQUENCY[s[j]] ?? 0.3;
     if (score < bestScore) [best, bestScore] = [i, score];
   }
@@ -175,6 +179,8 @@ export class RuleScreen {
   #letterGrams = new Int32Array(1 << (3 * LETTER_BITS - 5));
   /** The letters-only rules' anchors, checked in the letters when one of their grams occurs. */
   #letterAnchors: Probe[] = [];
+  /** Per bit set, the classes that end a marked key whatever comes before them (0-31, 32-63), while building. */
+  #singleEnds = new Map<Int32Array, [number, number]>();
 
   /** Builds the screen of `rules` (those over the folded or the letters-only text; raw rules never match ASCII). */
   constructor(rules: readonly Rule[]) {
@@ -187,6 +193,7 @@ export class RuleScreen {
     }
     this.#addUnsure();
     rules.forEach((rule, i) => this.#add(rule, 1 << i));
+    this.#fillSingleEnds();
     this.#hashAnchors();
   }
 
@@ -209,15 +216,16 @@ export class RuleScreen {
 
   /** Marks the gram keys after which the text may fold to something else than its lower case. */
   #addUnsure(): void {
-    const mark = (key: number) => {
-      setBit(this.#grams, key);
-      setBit(this.#unsure, key);
-    };
+    const both = [this.#grams, this.#unsure];
     for (const spacer of SPACERS) {
-      for (let c = 0x61; c <= 0x7a; c++) mark(this.#keyOf(spacer + String.fromCharCode(c) + spacer));
+      const s = this.#keyOf(spacer);
+      for (let c = 0x61; c <= 0x7a; c++) {
+        const key = (s << (2 * CLASS_BITS)) | ((this.#units[c] & CLASS_MASK) << CLASS_BITS) | s;
+        for (const bits of both) setBit(bits, key);
+      }
     }
-    for (const a of BLANKS) for (const b of BLANKS) this.#endingIn(a + b, mark);
-    for (const odd of ODD_SPACES) this.#endingIn(odd, mark);
+    for (const a of BLANKS) for (const b of BLANKS) this.#endingIn(a + b, both);
+    for (const odd of ODD_SPACES) this.#endingIn(odd, both);
   }
 
   /** Enters the evidence of one rule. */
@@ -232,12 +240,12 @@ export class RuleScreen {
       }
       return;
     }
-    const anchor = (key: number) => setBit(this.#grams, key);
+    const grams = [this.#grams];
     for (const a of anchors) {
       if (!canOccur(a)) continue;
       if (a.length === 0) this.#always |= bit;
-      else if (a.length === 1) this.#singles[this.#endingIn(a, anchor)] |= bit;
-      else if (a.length === 2) this.#pairs[this.#endingIn(a, anchor)] |= bit;
+      else if (a.length === 1) this.#singles[this.#endingIn(a, grams)] |= bit;
+      else if (a.length === 2) this.#pairs[this.#endingIn(a, grams)] |= bit;
       else this.#addAnchor(a, bit);
     }
     if (!rule.leads) return;
@@ -267,13 +275,34 @@ export class RuleScreen {
   }
 
   /**
-   * Passes `mark` every gram key that ends in the one or two characters `s`, whatever classes come before, and
-   * returns the key of `s` alone.
+   * Marks in each of `sets` every gram key that ends in the one or two characters `s`, whatever classes come
+   * before (for one character, once all are known: see `#fillSingleEnds`), and returns the key of `s` alone.
    */
-  #endingIn(s: string, mark: (key: number) => void): number {
+  #endingIn(s: string, sets: readonly Int32Array[]): number {
     const key = this.#keyOf(s);
-    for (let k = 0; k < 1 << ((3 - s.length) * CLASS_BITS); k++) mark((k << (s.length * CLASS_BITS)) | key);
+    for (const bits of sets) {
+      if (s.length === 2) {
+        for (let k = 0; k < 1 << CLASS_BITS; k++) setBit(bits, (k << (2 * CLASS_BITS)) | key);
+        continue;
+      }
+      const ends = this.#singleEnds.get(bits) ?? [0, 0];
+      ends[key >>> 5] |= 1 << (key & 31);
+      this.#singleEnds.set(bits, ends);
+    }
     return key;
+  }
+
+  /**
+   * Sets in each bit set every key that ends in one of its single classes: key `k << 6 | c` is bit `c & 31` of
+   * word `2k + (c >> 5)`, so one pass over the words does it for all of them.
+   */
+  #fillSingleEnds(): void {
+    for (const [bits, [low, high]] of this.#singleEnds) {
+      for (let w = 0; w < bits.length; w += 2) {
+        bits[w] |= low;
+        bits[w + 1] |= high;
+      }
+    }
   }
 
   /** Enters an anchor of a letters-only rule under its rarest gram. */
