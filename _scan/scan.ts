@@ -7,9 +7,9 @@ import { type Folded, mapSpan } from "./fold.ts";
 import { CONTEXT, cutAtOrAfter, wholeWindow, type Window, windowOf } from "./segments.ts";
 import { type Rule, rules } from "./rules.ts";
 import { escapeRegExp as escape, nextMatch } from "./match.ts";
-import { foldsToLowerCase } from "./prefilter.ts";
 import { LeadFinder } from "./leads.ts";
 import { lazy } from "../_common/lazy.ts";
+import { RuleScreen } from "./screen.ts";
 import type { ScanCategory, ScanContext, ScanFinding, ScanOptions, ScanResult } from "../types.ts";
 
 /** Every context, in the order messages name them; its type makes sure none is left out. */
@@ -68,14 +68,18 @@ interface Plan {
    * letters with `[^a-z]*` between them), so the letters-only text is built only when it could match.
    */
   squashedGate: RegExp | null;
-  /**
-   * Either gate, case-insensitively, for the original text when it folds to its lower case (see
-   * `foldsToLowerCase`): no match proves that no rule can match. Null when a gate is null.
-   */
-  quick: RegExp | null;
   /** The automaton over the leads of the folded rules that have them. */
   leads: LeadFinder;
+  /** Which of the folded and the squashed rules could match a short text (see screen.ts). */
+  screen: RuleScreen;
+  /** The screen's bits of the folded rules, and of the squashed ones. */
+  foldedBits: RuleMask;
+  squashedBits: RuleMask;
 }
+
+/** A rule filter (see `RuleScreen`): bit `i` for the plan's rule `i`; `ALL_RULES` runs every rule. */
+type RuleMask = number;
+const ALL_RULES: RuleMask = -1;
 
 /** Per rule: its needles and its anchors as one expression each (null when the rule has none), made on first use. */
 const NEEDLES = new Map<Rule, { needles: RegExp | null; anchors: RegExp | null }>();
@@ -128,16 +132,7 @@ function spreadGateOf(rules: readonly Rule[]): RegExp | null {
   return words.size === 0 ? null : new RegExp([...words].map((w) => w.split("").join("[^a-z]*")).join("|"));
 }
 
-/**
- * The plan's `quick` test: either gate, case-insensitively, for the original of a text that folds to its lower
- * case. Null when a gate is null (some rule may match anywhere).
- */
-function quickOf(gate: RegExp | null, squashedGate: RegExp | null, squashed: boolean): RegExp | null {
-  if (gate === null || (squashed && squashedGate === null)) return null;
-  return new RegExp(squashedGate === null ? gate.source : `${gate.source}|${squashedGate.source}`, "i");
-}
-
-/** Texts up to this long try the plan's `quick` test first: for them fixed costs dominate. */
+/** Texts up to this long go through the plan's screen first: for them fixed costs dominate. */
 const QUICK_UP_TO = 512;
 
 /** The plan of each context, made on first use: importing the scanner builds nothing. */
@@ -150,16 +145,18 @@ function planOf(context: ScanContext): Plan {
   const active = rules().filter((rule) => !rule.contexts || rule.contexts.includes(context));
   const folded = active.filter((rule) => !rule.raw && !rule.squashed);
   const squashed = active.filter((rule) => rule.squashed);
-  const gate = gateOf(folded);
-  const squashedGate = spreadGateOf(squashed);
+  const screen = new RuleScreen([...folded, ...squashed]);
+  const bitsOf = (rules: readonly Rule[]) => rules.reduce((bits, rule) => bits | screen.bits.get(rule)!, 0);
   const plan: Plan = {
     raw: active.filter((rule) => rule.raw),
     folded,
     squashed,
-    gate,
-    squashedGate,
-    quick: quickOf(gate, squashedGate, squashed.length > 0),
+    gate: gateOf(folded),
+    squashedGate: spreadGateOf(squashed),
     leads: new LeadFinder(folded),
+    screen,
+    foldedBits: bitsOf(folded),
+    squashedBits: bitsOf(squashed),
   };
   PLANS.set(context, plan);
   return plan;
@@ -240,21 +237,40 @@ function optionInjection(text: string): boolean {
  * @throws {TypeError} When `text` is not a string or `context` is not one of the four known contexts.
  */
 export function scan(text: string, options: ScanOptions = {}): ScanResult {
-  return quickResult(text, options) ?? scanInSegments(text, options, SEGMENT);
+  const only = candidateRules(text, options);
+  return only === 0
+    ? { blocked: false, categories: [], findings: [] }
+    : scanInSegments(text, options, SEGMENT, only);
 }
 
 /**
- * The result for a short text the plan's `quick` test proves clean, or undefined: the path most arguments take,
- * kept in a small function of its own, which the JIT compilers (JavaScriptCore's above all) optimise sooner
- * than the whole engine. Anything else (an option-like CLI argument, a bad argument) takes the full path.
+ * A test of whether `scan(text, { context })` finds anything, for a caller that needs no more and tests many
+ * strings in one context (the validator, argument values): bound to the context's plan, a string the screen
+ * clears costs neither a result nor a look-up. Throws as `scan` does for an unknown context.
  */
-function quickResult(text: string, options: ScanOptions): ScanResult | undefined {
-  if (typeof text !== "string" || text.length > QUICK_UP_TO) return undefined;
+export function findsIn(context: ScanContext): (text: string) => boolean {
+  const options: ScanOptions = { context };
+  if (!SCAN_CONTEXTS.includes(context)) return (text) => scanInSegments(text, options, SEGMENT).blocked;
+  const screen = planOf(context).screen;
+  return (text) => {
+    const only = text.length > QUICK_UP_TO || (context === "cli_arg" && optionInjection(text))
+      ? ALL_RULES
+      : screen.candidates(text);
+    return only !== 0 && scanInSegments(text, options, SEGMENT, only).blocked;
+  };
+}
+
+/**
+ * The rules that could match `text` as the plan's screen tells them for a short text that folds to its lower
+ * case (0: none, the path most arguments take), or `ALL_RULES`: anything else (a long text, an option-like CLI
+ * argument, a bad argument) takes the full path. A small function of its own, which the JIT compilers
+ * (JavaScriptCore's above all) optimise sooner than the whole engine.
+ */
+function candidateRules(text: string, options: ScanOptions): RuleMask {
+  if (typeof text !== "string" || text.length > QUICK_UP_TO) return ALL_RULES;
   const context = options.context ?? "tool_output";
-  if ((context === "cli_arg" && optionInjection(text)) || !SCAN_CONTEXTS.includes(context)) return undefined;
-  const quick = planOf(context).quick;
-  if (quick === null || !foldsToLowerCase(text) || quick.test(text)) return undefined;
-  return { blocked: false, categories: [], findings: [] };
+  if ((context === "cli_arg" && optionInjection(text)) || !SCAN_CONTEXTS.includes(context)) return ALL_RULES;
+  return planOf(context).screen.candidates(text);
 }
 
 /** Original characters per core: texts longer than two cores are read in windows (see segments.ts). */
@@ -262,9 +278,15 @@ const SEGMENT = 1 << 18;
 
 /**
  * `scan` with the segment length as a parameter (tests use short ones to put many window edges in a text):
- * texts longer than two segments are read in windows of about one segment plus context.
+ * texts longer than two segments are read in windows of about one segment plus context. Without the plan's
+ * screen: `only` (the screen's answer) leaves out the rules it proves cannot match.
  */
-export function scanInSegments(text: string, options: ScanOptions, segment: number): ScanResult {
+export function scanInSegments(
+  text: string,
+  options: ScanOptions,
+  segment: number,
+  only: RuleMask = ALL_RULES,
+): ScanResult {
   if (typeof text !== "string") {
     throw new TypeError(`scan() needs a string to scan, got ${text === null ? "null" : typeof text}`);
   }
@@ -285,9 +307,6 @@ export function scanInSegments(text: string, options: ScanOptions, segment: numb
   }
 
   const plan = planOf(context);
-  if (text.length <= QUICK_UP_TO && plan.quick !== null && foldsToLowerCase(text) && !plan.quick.test(text)) {
-    return resultOf(raw);
-  }
   // Known once, for the raw rules and for every fold of the text or a window of it.
   const ascii = !NON_ASCII.test(text);
   if (plan.raw.length > 0 && !ascii) {
@@ -299,7 +318,7 @@ export function scanInSegments(text: string, options: ScanOptions, segment: numb
   }
 
   if (text.length > 2 * segment) runSegments(text, plan, wanted, add, { segment, ascii });
-  else runWindow(wholeWindow(text, ascii), text, plan, wanted, new Map(), 0, add);
+  else runWindow(wholeWindow(text, ascii), text, plan, wanted, new Map(), 0, add, only);
   return resultOf(raw);
 }
 
@@ -379,7 +398,7 @@ function runSegments(
 /**
  * Runs the plan's folded and letters-only rules over one window and reports (in original offsets) what they
  * find at positions in its core. `base` is the index of the core's start in the whole folded text; `cursors`
- * is read and moved on. False when a match came within `EDGE` of the
+ * is read and moved on; `only` leaves out rules. False when a match came within `EDGE` of the
  * window's end (before the text's end): a wider window might see it differently.
  */
 function runWindow(
@@ -390,20 +409,21 @@ function runWindow(
   cursors: Cursors,
   base: number,
   add: Add,
+  only: RuleMask = ALL_RULES,
 ): boolean {
   const ft = w.folded.text;
-  if (plan.folded.length > 0 && (plan.gate === null || plan.gate.test(ft))) {
-    if (!runFolded(plan, text, w, wanted, cursors, base - w.coreStart, add)) return false;
+  if ((only & plan.foldedBits) !== 0 && (plan.gate === null || plan.gate.test(ft))) {
+    if (!runFolded(plan, text, w, wanted, cursors, base - w.coreStart, add, only)) return false;
   }
-  if (plan.squashed.length > 0 && (plan.squashedGate === null || plan.squashedGate.test(ft))) {
-    if (!runSquashed(plan.squashed, w, wanted, cursors, base - w.coreStart, add)) return false;
+  if ((only & plan.squashedBits) !== 0 && (plan.squashedGate === null || plan.squashedGate.test(ft))) {
+    if (!runSquashed(plan, w, wanted, cursors, base - w.coreStart, add, only)) return false;
   }
   return true;
 }
 
 /**
- * Runs the rules over a window's folded text; `offset` is the index in the whole folded text of the window's
- * first folded character. False as for `runWindow`.
+ * Runs the rules (those in `only`) over a window's folded text; `offset` is the index in the whole folded text
+ * of the window's first folded character. False as for `runWindow`.
  */
 function runFolded(
   plan: Plan,
@@ -413,6 +433,7 @@ function runFolded(
   cursors: Cursors,
   offset: number,
   add: Add,
+  only: RuleMask,
 ): boolean {
   const folded = w.folded;
   const ft = folded.text;
@@ -430,7 +451,12 @@ function runFolded(
   // Where each rule with leads could match, found for all of them in one pass when the first needs it.
   let starts: (number[] | undefined)[] | undefined;
   for (const rule of plan.folded) {
-    if (wanted && !wanted.has(rule.category)) continue;
+    if (
+      (wanted && !wanted.has(rule.category)) ||
+      (only !== ALL_RULES && (only & plan.screen.bits.get(rule)!) === 0)
+    ) {
+      continue;
+    }
     const at = cursors.get(rule) ?? [0, 0];
     const lead = plan.leads.rules.indexOf(rule);
     if (lead >= 0) {
@@ -514,23 +540,29 @@ function tryAt(
 }
 
 /**
- * Runs the rules over the letters of a window's folded text; `offset` is the index in the whole folded text of
- * the window's first folded character. False as for `runWindow`.
+ * Runs the plan's squashed rules (those in `only`) over the letters of a window's folded text; `offset` is the
+ * index in the whole folded text of the window's first folded character. False as for `runWindow`.
  */
 function runSquashed(
-  rules: readonly Rule[],
+  plan: Plan,
   w: Window,
   wanted: Set<ScanCategory> | null,
   cursors: Cursors,
   offset: number,
   add: Add,
+  only: RuleMask,
 ): boolean {
   const sq = new Squashed(w.folded);
   const matching = { windowed: sq.text.length >= WINDOWED_FROM };
   const end = sq.text.length - w.lettersAfter;
   const limit = w.atEnd ? Infinity : sq.text.length - EDGE;
-  for (const rule of rules) {
-    if (wanted && !wanted.has(rule.category)) continue;
+  for (const rule of plan.squashed) {
+    if (
+      (wanted && !wanted.has(rule.category)) ||
+      (only !== ALL_RULES && (only & plan.screen.bits.get(rule)!) === 0)
+    ) {
+      continue;
+    }
     if (!mayMatch(rule, sq.text)) continue;
     const at = cursors.get(rule)?.[0];
     let from = Math.max(at === undefined ? 0 : lettersBefore(w.folded.text, at - offset), w.lettersBefore);

@@ -13,7 +13,7 @@ import { show, typeOf } from "../_schema/report.ts";
 import { depthOver, parseJson, rawSpan, resolveLocalRef } from "../_common/json.ts";
 import { normaliseCalls, type NormalisedCall, type NormalisedTool, normaliseTools } from "./providers.ts";
 import { coerceValue, repairJson } from "./repair.ts";
-import { scan } from "../_scan/scan.ts";
+import { findsIn, scan } from "../_scan/scan.ts";
 import { relaxDefaults } from "./defaults.ts";
 import { type StringVisitor, stringVisitor } from "../_schema/strings.ts";
 
@@ -455,7 +455,7 @@ function compileTool(
     strings: !visitStrings || options.codegen === false || tool.schema === undefined
       ? null
       : stringVisitor(tool.schema),
-    scanHit: (s) => s.length !== 0 && !literals.has(s) && scan(s, SCAN_OPTIONS).findings.length !== 0,
+    scanHit: (s) => s.length !== 0 && !literals.has(s) && findsInArgs(s),
   };
 }
 
@@ -931,6 +931,13 @@ export function stringValues(args: unknown): { path: string; value: string }[] {
 const CONTEXT: ScanContext = "tool_args";
 /** The scanner's options for argument values: one object for every call, read and never changed by `scan`. */
 const SCAN_OPTIONS = { context: CONTEXT } as const;
+/** Whether the scanner finds anything in an argument value; made on first use. */
+let argsFinder: ((s: string) => boolean) | undefined;
+
+/** Whether `scan(s, SCAN_OPTIONS)` finds anything. */
+function findsInArgs(s: string): boolean {
+  return (argsFinder ??= findsIn(CONTEXT))(s);
+}
 /** The own-property test for the walk's for-in loop. */
 const HAS_OWN = Object.prototype.hasOwnProperty;
 /** Deeper than this, the walk goes on iteratively ({@link stringValues}), so no value can overflow the stack. */
@@ -962,7 +969,35 @@ export function pushInjectionFindings(
   findings: Finding[],
   literals?: { has(s: string): boolean },
 ): void {
+  // Most arguments hold nothing the scanner finds: one plain pass says so, without tracking where each
+  // string is; only then does the walk go over them again to say where.
+  if (!scannerFinds(args, literals, 0)) return;
   walkStrings(args, { raw, findings, literals, segments: [], quotes: null });
+}
+
+/**
+ * Whether the scanner finds something in a string of `v` that the walk scans (neither "" nor a literal), or
+ * `v` nests deeper than `RECURSION_LIMIT` below `depth` (the walk reads that part iteratively).
+ */
+function scannerFinds(v: unknown, literals: { has(s: string): boolean } | undefined, depth: number): boolean {
+  if (typeof v === "string") return v.length !== 0 && !literals?.has(v) && findsInArgs(v);
+  if (typeof v !== "object" || v === null) return false;
+  if (depth >= RECURSION_LIMIT) return true;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const x = v[i];
+      if ((typeof x === "string" || typeof x === "object") && scannerFinds(x, literals, depth + 1)) {
+        return true;
+      }
+    }
+    return false;
+  }
+  for (const key in v) {
+    if (!HAS_OWN.call(v, key)) continue;
+    const x = (v as Record<string, unknown>)[key];
+    if ((typeof x === "string" || typeof x === "object") && scannerFinds(x, literals, depth + 1)) return true;
+  }
+  return false;
 }
 
 /** Scans the strings in `v` (at `walk.segments`) in document order, depth first. */
@@ -1009,7 +1044,7 @@ function pointerOf(segments: readonly (string | number)[]): string {
 
 /** Scans one string value; `path` is its JSON Pointer, or null for the one `walk.segments` names. */
 function scanString(value: string, path: string | null, walk: InjectionWalk): void {
-  if (value.length === 0 || walk.literals?.has(value)) return;
+  if (value.length === 0 || walk.literals?.has(value) || !findsInArgs(value)) return;
   const result = scan(value, SCAN_OPTIONS);
   if (result.findings.length === 0) return;
   const at = path ?? pointerOf(walk.segments);

@@ -1,0 +1,417 @@
+/**
+ * The rule screen, for short texts that fold to their own lower case (see `foldsToLowerCase`): one pass over
+ * the text names the rules that could match it, so the scanner runs only those, and for most arguments none.
+ *
+ * A rule can only match where its evidence is: one of its anchors (its needles when it has no anchors)
+ * somewhere in the folded text (for a rule over the letters-only text: somewhere in the letters), and, when it
+ * has leads, one of them at a word start (see `Rule`). The one pass looks for anchors only: it keeps the last
+ * three characters (and the last three letters) as a key into a bit set of the anchors' rarest three-character
+ * pieces (grams; a shorter anchor stands for every gram that ends in it), and checks the whole anchor where its
+ * gram occurs. Only when some rule with leads has an anchor in the text are its leads looked for, word start by
+ * word start. JavaScript loops are slow per character, so the pass does little more than that.
+ *
+ * @module
+ */
+import type { Rule } from "./rules.ts";
+import { foldsToLowerCase } from "./prefilter.ts";
+
+/** A gram key is three character classes of `CLASS_BITS` bits. */
+const CLASS_BITS = 6;
+const CLASS_MASK = (1 << CLASS_BITS) - 1;
+const PAIR_KEY = (1 << (2 * CLASS_BITS)) - 1;
+const GRAM_KEY = (1 << (3 * CLASS_BITS)) - 1;
+/** A letters-only gram key is three letters (a-z as 1-26) of 5 bits. */
+const LETTER_BITS = 5;
+const LETTER_KEY = (1 << (3 * LETTER_BITS)) - 1;
+/**
+ * What `RuleScreen.candidates` reads per ASCII code unit, in one number: the class in the low bits, then the
+ * letter's code and shift for the letters-only key (both 0 for a non-letter, which leaves that key as it is).
+ */
+const LETTER_CODE_AT = 8;
+const LETTER_SHIFT_AT = 16;
+/** A bit of the masks no rule uses: the text may not fold to its lower case (see `foldsToLowerCase`). */
+const UNSURE = 1 << 31;
+/** Spacers of letter spacing (see `isSpacer` in fold.ts), blanks of a run, and spaces the fold rewrites. */
+const SPACERS = " .-_*|/";
+const BLANKS = " \n";
+const ODD_SPACES = "\t\v\f\r";
+
+/**
+ * How often a character occurs in ordinary text (per cent; English letters, a space between words), for
+ * picking each anchor's rarest gram: a common gram only costs checks, never a wrong answer.
+ */
+const FREQUENCY: Readonly<Record<string, number>> = {
+  " ": 18,
+  e: 10.4,
+  t: 7.5,
+  a: 6.7,
+  o: 6.2,
+  i: 5.7,
+  n: 5.5,
+  s: 5.2,
+  h: 5,
+  r: 4.9,
+  d: 3.5,
+  l: 3.3,
+  c: 2.3,
+  u: 2.3,
+  m: 2,
+  w: 2,
+  f: 1.8,
+  g: 1.6,
+  y: 1.6,
+  p: 1.6,
+  b: 1.2,
+  v: 0.8,
+  k: 0.6,
+};
+
+/**
+ * Three-letter pieces common in English words and in the words of tool arguments (code, files, dates), which
+ * letter frequencies alone rate too rare: an anchor is looked for by another of its pieces where it has one.
+ */
+const COMMON =
+  "|the|and|ing|ion|tio|ent|for|her|tha|hat|his|you|all|not|are|ver|ati|ons|con|ted|com|ith|wit|" +
+  "thi|men|pro|our|est|ate|rea|sta|ess|can|one|out|ers|ort|per|ect|ome|ove|ain|ine|ive|ell|omp|omm|tex|ord|ask|" +
+  "sag|equ|low|gen|mod|cal|top|dir|pol|cop|ins|ool|pri|imp|vel|ssi|nse|uth|rmi|hou|ou |ur |ll |do |hav|nev|ode|" +
+  "ile|fil|dat|";
+
+/** `COMMON` as a set, made on first use. */
+let commonGrams: Set<string> | undefined;
+
+/** The index in `s` (three characters or more) of its rarest three-character piece. */
+function rarestGram(s: string): number {
+  commonGrams ??= new Set(COMMON.split("|"));
+  let best = 0;
+  let bestScore = Infinity;
+  for (let i = 0; i + 3 <= s.length; i++) {
+    let score = commonGrams.has(s.slice(i, i + 3)) ? 30 : 1;
+    for (let j = i; j < i + 3; j++) score *= FREQUENCY[s[j]] ?? 0.3;
+    if (score < bestScore) [best, bestScore] = [i, score];
+  }
+  return best;
+}
+
+/** True when `s` can occur in a text that folds to its own lower case: ASCII without upper-case letters. */
+function canOccur(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0x80 || (c >= 0x41 && c <= 0x5a)) return false;
+  }
+  return true;
+}
+
+/** True when `text` holds `s` (lower-case) at `start`, ignoring the case of the text's letters. */
+function holdsAt(text: string, start: number, s: string): boolean {
+  if (start < 0 || start + s.length > text.length) return false;
+  for (let j = 0; j < s.length; j++) {
+    let c = text.charCodeAt(start + j);
+    if (c >= 0x41 && c <= 0x5a) c |= 0x20;
+    if (c !== s.charCodeAt(j)) return false;
+  }
+  return true;
+}
+
+/** True when the code unit is a letter a-z or A-Z. */
+function isLetter(c: number): boolean {
+  return (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a);
+}
+
+/** Slots of the hash table of anchor grams (a power of two, at least twice the grams). */
+const SLOTS = 1024;
+
+/** The first slot to look at for a gram key (Fibonacci hashing). */
+function slotOf(key: number): number {
+  return Math.imul(key, 0x9e3779b1) >>> 22;
+}
+
+/** Sets bit `key` of a bit set. */
+function setBit(bits: Int32Array, key: number): void {
+  bits[key >>> 5] |= 1 << (key & 31);
+}
+
+/** A string that is evidence for some rules, checked whole where its gram (or its first letters) occurs. */
+interface Probe {
+  /** The string (lower-case ASCII). */
+  readonly text: string;
+  /** Where its gram starts in it. */
+  readonly at: number;
+  /** The rules it is evidence for, as bits. */
+  rules: number;
+}
+
+/**
+ * Which of a set of rules could match a short text. Built once per scanning context, on first use; bit `i` of
+ * every mask stands for `rules[i]`, so at most 31 rules.
+ */
+export class RuleScreen {
+  /** Bit of each rule. */
+  readonly bits: ReadonlyMap<Rule, number>;
+  /** Rules whose evidence the screen cannot judge (an empty anchor, a short letters-only one): always run. */
+  #always = 0;
+  /** Rules with leads: they also need a lead at a word start. */
+  #needLead = 0;
+  /** Per ASCII code unit: its class (0: in no gram; upper-case letters as lower-case), letter code and shift. */
+  #units = new Int32Array(128);
+  #classCount = 1;
+  /**
+   * Bit set over gram keys: the key of some anchor's gram, one ending in an anchor of one or two characters, or
+   * one that may fold to something else (`#unsure`).
+   */
+  #grams = new Int32Array(1 << (3 * CLASS_BITS - 5));
+  /** Bit set over the gram keys that may fold to something else: a spacer, a letter, the same spacer; two blanks; an odd space. */
+  #unsure = new Int32Array(1 << (3 * CLASS_BITS - 5));
+  /** Anchors of three characters or more, by their gram's key, while the screen is built. */
+  #anywhere = new Map<number, Probe[]>();
+  /** The same as a hash table for `candidates`: slot of a key, and the key (plus 1; 0 for none) in each slot. */
+  #slotKeys = new Int32Array(SLOTS);
+  /** The probes of slot `s`: `#probeText` and so on from `#slotStart[s]` to `#slotStart[s + 1]`. */
+  #slotStart = new Int32Array(SLOTS + 1);
+  #probeText: string[] = [];
+  #probeAt = new Int32Array(0);
+  #probeRules = new Int32Array(0);
+  /** Rules by the class of a one-character anchor, and by the pair key of a two-character one. */
+  #singles = new Int32Array(1 << CLASS_BITS);
+  #pairs = new Int32Array(PAIR_KEY + 1);
+  /** Leads by their first two characters (`c0 << 7 | c1`; a one-character lead by `c0 << 7`). */
+  #leads = new Map<number, Probe[]>();
+  /** Bit set over letters-only gram keys: the rarest gram of an anchor of a letters-only rule. */
+  #letterGrams = new Int32Array(1 << (3 * LETTER_BITS - 5));
+  /** The letters-only rules' anchors, checked in the letters when one of their grams occurs. */
+  #letterAnchors: Probe[] = [];
+  /** Per bit set, the classes that end a marked key whatever comes before them (0-31, 32-63), while building. */
+  #singleEnds = new Map<Int32Array, [number, number]>();
+
+  /** Builds the screen of `rules` (those over the folded or the letters-only text; raw rules never match ASCII). */
+  constructor(rules: readonly Rule[]) {
+    if (rules.length > 31) throw new Error(`the rule screen holds 31 rules, not ${rules.length}`);
+    this.bits = new Map(rules.map((rule, i) => [rule, 1 << i]));
+    for (let c = 0x61; c <= 0x7a; c++) {
+      this.#units[c] = this.#units[c - 0x20] = ((c - 0x60) << LETTER_CODE_AT) |
+        (LETTER_BITS << LETTER_SHIFT_AT);
+      this.#keyOf(String.fromCharCode(c));
+    }
+    this.#addUnsure();
+    rules.forEach((rule, i) => this.#add(rule, 1 << i));
+    this.#fillSingleEnds();
+    this.#hashAnchors();
+  }
+
+  /** Lays the anchors out in the hash table that `candidates` reads (open addressing, linear probing). */
+  #hashAnchors(): void {
+    if (this.#anywhere.size * 2 > SLOTS) throw new Error(`the rule screen holds ${SLOTS / 2} grams`);
+    const bySlot: Probe[][] = Array.from({ length: SLOTS }, () => []);
+    for (const [key, probes] of this.#anywhere) {
+      let slot = slotOf(key);
+      while (this.#slotKeys[slot] !== 0) slot = (slot + 1) & (SLOTS - 1);
+      this.#slotKeys[slot] = key + 1;
+      bySlot[slot] = probes;
+    }
+    const all = bySlot.flat();
+    bySlot.forEach((probes, slot) => this.#slotStart[slot + 1] = this.#slotStart[slot] + probes.length);
+    this.#probeText = all.map((p) => p.text);
+    this.#probeAt = Int32Array.from(all, (p) => p.at);
+    this.#probeRules = Int32Array.from(all, (p) => p.rules);
+  }
+
+  /** Marks the gram keys after which the text may fold to something else than its lower case. */
+  #addUnsure(): void {
+    const both = [this.#grams, this.#unsure];
+    for (const spacer of SPACERS) {
+      const s = this.#keyOf(spacer);
+      for (let c = 0x61; c <= 0x7a; c++) {
+        const key = (s << (2 * CLASS_BITS)) | ((this.#units[c] & CLASS_MASK) << CLASS_BITS) | s;
+        for (const bits of both) setBit(bits, key);
+      }
+    }
+    for (const a of BLANKS) for (const b of BLANKS) this.#endingIn(a + b, both);
+    for (const odd of ODD_SPACES) this.#endingIn(odd, both);
+  }
+
+  /** Enters the evidence of one rule. */
+  #add(rule: Rule, bit: number): void {
+    const anchors = rule.anchors ?? rule.needles;
+    if (rule.raw || !anchors) throw new Error(`${rule.name}: the screen needs anchors or needles`);
+    if (rule.squashed) {
+      for (const anchor of anchors) {
+        if (!/^[a-z]*$/.test(anchor)) continue; // the letters-only text holds no other character
+        if (anchor.length < 3) this.#always |= bit;
+        else this.#addLetterAnchor(anchor, bit);
+      }
+      return;
+    }
+    const grams = [this.#grams];
+    for (const a of anchors) {
+      if (!canOccur(a)) continue;
+      if (a.length === 0) this.#always |= bit;
+      else if (a.length === 1) this.#singles[this.#endingIn(a, grams)] |= bit;
+      else if (a.length === 2) this.#pairs[this.#endingIn(a, grams)] |= bit;
+      else this.#addAnchor(a, bit);
+    }
+    if (!rule.leads) return;
+    this.#needLead |= bit;
+    for (const lead of rule.leads) {
+      if (!canOccur(lead)) continue;
+      if (lead.length === 0) this.#always |= bit;
+      else this.#addProbe(this.#leads, (lead.charCodeAt(0) << 7) | (lead.charCodeAt(1) || 0), lead, 0, bit);
+    }
+  }
+
+  /** Enters an anchor of three characters or more under the key of its rarest gram. */
+  #addAnchor(anchor: string, bit: number): void {
+    const at = rarestGram(anchor);
+    const key = this.#keyOf(anchor.slice(at, at + 3));
+    setBit(this.#grams, key);
+    this.#addProbe(this.#anywhere, key, anchor, at, bit);
+  }
+
+  /** Adds `bit` to the probe for `s` under `key`. */
+  #addProbe(table: Map<number, Probe[]>, key: number, s: string, at: number, bit: number): void {
+    const probes = table.get(key) ?? [];
+    const same = probes.find((p) => p.text === s && p.at === at);
+    if (same) same.rules |= bit;
+    else probes.push({ text: s, at, rules: bit });
+    table.set(key, probes);
+  }
+
+  /**
+   * Marks in each of `sets` every gram key that ends in the one or two characters `s`, whatever classes come
+   * before (for one character, once all are known: see `#fillSingleEnds`), and returns the key of `s` alone.
+   */
+  #endingIn(s: string, sets: readonly Int32Array[]): number {
+    const key = this.#keyOf(s);
+    for (const bits of sets) {
+      if (s.length === 2) {
+        for (let k = 0; k < 1 << CLASS_BITS; k++) setBit(bits, (k << (2 * CLASS_BITS)) | key);
+        continue;
+      }
+      const ends = this.#singleEnds.get(bits) ?? [0, 0];
+      ends[key >>> 5] |= 1 << (key & 31);
+      this.#singleEnds.set(bits, ends);
+    }
+    return key;
+  }
+
+  /**
+   * Sets in each bit set every key that ends in one of its single classes: key `k << 6 | c` is bit `c & 31` of
+   * word `2k + (c >> 5)`, so one pass over the words does it for all of them.
+   */
+  #fillSingleEnds(): void {
+    for (const [bits, [low, high]] of this.#singleEnds) {
+      for (let w = 0; w < bits.length; w += 2) {
+        bits[w] |= low;
+        bits[w + 1] |= high;
+      }
+    }
+  }
+
+  /** Enters an anchor of a letters-only rule under its rarest gram. */
+  #addLetterAnchor(anchor: string, bit: number): void {
+    const at = rarestGram(anchor);
+    let key = 0;
+    for (let j = at; j < at + 3; j++) key = (key << LETTER_BITS) | (anchor.charCodeAt(j) - 0x60);
+    setBit(this.#letterGrams, key);
+    this.#letterAnchors.push({ text: anchor, at, rules: bit });
+  }
+
+  /** The key of one to three characters, giving each a class on first sight. */
+  #keyOf(s: string): number {
+    let key = 0;
+    for (let j = 0; j < s.length; j++) {
+      const c = s.charCodeAt(j);
+      if ((this.#units[c] & CLASS_MASK) === 0) {
+        if (this.#classCount > CLASS_MASK) throw new Error("the rule screen's grams use too many characters");
+        const cls = this.#classCount++;
+        this.#units[c] |= cls;
+        if (c >= 0x61 && c <= 0x7a) this.#units[c - 0x20] |= cls;
+      }
+      key = (key << CLASS_BITS) | (this.#units[c] & CLASS_MASK);
+    }
+    return key;
+  }
+
+  /**
+   * The rules (as bits) that could match `text`, or -1 when `text` does not fold to its own lower case (see
+   * `foldsToLowerCase`; the screen cannot judge it). 0 proves that no rule can match.
+   */
+  candidates(text: string): number {
+    const units = this.#units;
+    const grams = this.#grams;
+    const letterGrams = this.#letterGrams;
+    let found = 0;
+    let key = 0;
+    let letterKey = 0;
+    let letterHit = 0;
+    let all = 0;
+    const n = text.length;
+    for (let i = 0; i < n; i++) {
+      const c = text.charCodeAt(i);
+      all |= c;
+      const u = units[c & 0x7f];
+      key = ((key << CLASS_BITS) | (u & CLASS_MASK)) & GRAM_KEY;
+      if ((grams[key >>> 5] & (1 << (key & 31))) !== 0) found |= this.#anchorsAt(text, i, key);
+      letterKey = ((letterKey << (u >>> LETTER_SHIFT_AT)) | ((u >>> LETTER_CODE_AT) & 31)) & LETTER_KEY;
+      letterHit |= letterGrams[letterKey >>> 5] & (1 << (letterKey & 31));
+    }
+    if (all >= 0x80) return -1;
+    // Most texts: no evidence at all.
+    if ((found | letterHit | this.#always) === 0) return 0;
+    if ((found & UNSURE) !== 0) {
+      if (!foldsToLowerCase(text)) return -1;
+      found &= ~UNSURE;
+    }
+    if (letterHit !== 0) found |= this.#inLetters(text);
+    found |= this.#always;
+    const needLead = found & this.#needLead;
+    return needLead === 0 ? found : (found & ~needLead) | this.#leadsIn(text, needLead);
+  }
+
+  /** Rules with an anchor that ends at index `end`, where the gram `key` ends (and `UNSURE` for a folding key). */
+  #anchorsAt(text: string, end: number, key: number): number {
+    let rules = this.#singles[key & CLASS_MASK] | this.#pairs[key & PAIR_KEY] |
+      ((this.#unsure[key >>> 5] & (1 << (key & 31))) !== 0 ? UNSURE : 0);
+    const keys = this.#slotKeys;
+    let slot = slotOf(key);
+    while (keys[slot] !== key + 1) {
+      if (keys[slot] === 0) return rules;
+      slot = (slot + 1) & (SLOTS - 1);
+    }
+    for (let i = this.#slotStart[slot], stop = this.#slotStart[slot + 1]; i < stop; i++) {
+      if (holdsAt(text, end - 2 - this.#probeAt[i], this.#probeText[i])) rules |= this.#probeRules[i];
+    }
+    return rules;
+  }
+
+  /** Rules over the letters-only text with an anchor in the letters of `text`. */
+  #inLetters(text: string): number {
+    const letters = text.toLowerCase().replace(/[^a-z]+/g, "");
+    let rules = 0;
+    for (const a of this.#letterAnchors) if (letters.includes(a.text)) rules |= a.rules;
+    return rules;
+  }
+
+  /** Those of the rules `wanted` that have a lead at a word start (a letter after anything but a letter). */
+  #leadsIn(text: string, wanted: number): number {
+    let rules = 0;
+    for (let p = 0; p < text.length; p++) {
+      const c = text.charCodeAt(p) | 0x20;
+      if (!isLetter(c) || (p > 0 && isLetter(text.charCodeAt(p - 1)))) continue;
+      const next = p + 1 < text.length ? text.charCodeAt(p + 1) : 0;
+      rules |= this.#leadsAt(text, p, c << 7, wanted) |
+        this.#leadsAt(text, p, (c << 7) | (isLetter(next) ? next | 0x20 : next), wanted);
+      if ((rules & wanted) === wanted) break;
+    }
+    return rules & wanted;
+  }
+
+  /** Those of the rules `wanted` with a lead under `key` at `p`. */
+  #leadsAt(text: string, p: number, key: number, wanted: number): number {
+    const leads = this.#leads.get(key);
+    if (leads === undefined) return 0;
+    let rules = 0;
+    for (const lead of leads) {
+      if ((lead.rules & wanted) !== 0 && holdsAt(text, p, lead.text)) rules |= lead.rules;
+    }
+    return rules;
+  }
+}
