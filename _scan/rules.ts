@@ -152,6 +152,10 @@ const FILLERS = new Set([
   "so",
 ]);
 
+/** Codes of the characters after which a word opens a sentence or an item: `.!?;:` newline `"'([{>*#|-`. */
+// deno-fmt-ignore
+const OPENERS: readonly number[] = [0x2e, 0x21, 0x3f, 0x3b, 0x3a, 0x0a, 0x22, 0x27, 0x28, 0x5b, 0x7b, 0x3e, 0x2a, 0x23, 0x7c, 0x2d];
+
 /**
  * Whether the word at `start` opens an imperative: it begins the text or follows sentence punctuation, a
  * quote, a bracket or a bullet; or it follows a filler such as "please", "and then" or "TODO:"; or it is
@@ -165,12 +169,13 @@ export function imperativeStart(
   upper?: (i: number) => boolean,
 ): boolean | "please" {
   let i = start;
-  while (i > 0 && t[i - 1] === " ") i--;
+  while (i > 0 && t.charCodeAt(i - 1) === 0x20) i--;
   if (i === 0) return true;
-  const c = t[i - 1];
-  if (c === ":" && t.slice(Math.max(0, i - 5), i - 1) === "todo") return true;
-  if (".!?;:\n\"'([{>*#|-".includes(c)) return true;
-  if (c === ",") {
+  // Character codes, not one-character strings: this runs once per candidate match.
+  const c = t.charCodeAt(i - 1);
+  // The colon of "TODO:" is one of these.
+  if (OPENERS.indexOf(c) >= 0) return true;
+  if (c === 0x2c) {
     if (upper?.(start)) return true;
     i--;
   }

@@ -6,7 +6,7 @@
 import { type Folded, mapSpan } from "./fold.ts";
 import { CONTEXT, cutAtOrAfter, wholeWindow, type Window, windowOf } from "./segments.ts";
 import { type Rule, RULES } from "./rules.ts";
-import { escapeRegExp as escape, nextMatch } from "./match.ts";
+import { anchorsOf, escapeRegExp as escape, nextMatch } from "./match.ts";
 import { foldsToLowerCase } from "./prefilter.ts";
 import { LeadFinder } from "./leads.ts";
 import type { ScanCategory, ScanContext, ScanFinding, ScanOptions, ScanResult } from "../types.ts";
@@ -305,12 +305,19 @@ export function scanInSegments(text: string, options: ScanOptions, segment: numb
 /** The result for the findings the rules reported, in any order. */
 function resultOf(raw: ScanFinding[]): ScanResult {
   if (raw.length === 0) return { blocked: false, categories: [], findings: [] };
-  // Rules run grouped by the text they read; restore the rule-table order, which breaks ties between equal spans.
-  if (raw.length > 1) raw.sort((a, b) => (ORDER.get(a.rule) ?? -1) - (ORDER.get(b.rule) ?? -1));
+  if (raw.length > 1) raw.sort(byPlace);
   const findings = dedupe(raw);
   const categories: ScanCategory[] = [];
   for (const f of findings) if (!categories.includes(f.category)) categories.push(f.category);
   return { blocked: findings.length > 0, categories, findings };
+}
+
+/**
+ * The order of findings: by start, the longer first, then (rules run grouped by the text they read) by the rule
+ * table, which breaks ties between equal spans; a stable sort keeps the order found for the rest.
+ */
+function byPlace(a: ScanFinding, b: ScanFinding): number {
+  return a.start - b.start || b.end - a.end || (ORDER.get(a.rule) ?? -1) - (ORDER.get(b.rule) ?? -1);
 }
 
 /** The rule's pre-checks: some needle (when it has needles) and some anchor (when it has anchors) occur. */
@@ -357,13 +364,17 @@ function runSegments(
         else right *= 2;
         continue;
       }
-      const found: Parameters<Add>[] = [];
+      // Held until the window is known to be wide enough: category, rule, start, end, flat.
+      const found: (string | number)[] = [];
       const next: Cursors = new Map([...cursors].map(([rule, at]) => [rule, [...at]]));
-      if (!runWindow(w, text, plan, wanted, next, base, (...f) => found.push(f))) {
+      const hold: Add = (category, rule, s, e) => found.push(category, rule, s, e);
+      if (!runWindow(w, text, plan, wanted, next, base, hold)) {
         right *= 2;
         continue;
       }
-      for (const f of found) add(...f);
+      for (let i = 0; i < found.length; i += 4) {
+        add(found[i] as ScanCategory, found[i + 1] as string, found[i + 2] as number, found[i + 3] as number);
+      }
       cursors = next;
       base += w.coreEnd - w.coreStart;
       break;
@@ -435,8 +446,9 @@ function runFolded(
       if (candidates === undefined) continue;
       // Where leads are many, the needles and anchors may rule them all out in one native pass; where they are
       // few, trying each costs less than that pass.
-      if (candidates.length * TRIES_PER_PASS > ft.length && !mayMatch(rule, ft)) continue;
-      const from = tryAt(rule, candidates, local(at[0]), ft, folded, limit, upper, toText);
+      const many = candidates.length * TRIES_PER_PASS > ft.length;
+      if (many && !mayMatch(rule, ft)) continue;
+      const from = tryAt(rule, candidates, local(at[0]), ft, folded, limit, upper, toText, { bounded: many });
       if (from === null) return false;
       cursors.set(rule, [from + offset]);
       continue;
@@ -475,10 +487,19 @@ const TRIES_PER_PASS = 200;
 /** Per rule, its expression made sticky, for `tryAt`. */
 const STICKY = new Map<Rule, RegExp>(RULES.map((rule) => [rule, new RegExp(rule.re.source, "y")]));
 
+/** Leads `tryAt` checks for a near anchor before it judges whether the check pays (see `BOUND_PAYS`). */
+const BOUND_PROBE = 64;
+/** Of the first `BOUND_PROBE` leads, at least this many must be skipped for `tryAt` to keep checking. */
+const BOUND_PAYS = 8;
+
 /**
  * The match loop of `runFolded` for a rule with leads: the expression is tried, sticky, at each position in
  * `starts` (ascending) from `from` on. A match can only start at such a position, so this finds what the loop
  * over the whole text finds. Returns where the next search would start, or null as for `runWindow`.
+ *
+ * `bounded` (for many leads): a match holds an anchor and is at most `maxLen` long, so a lead with no anchor
+ * starting within `maxLen` after it is skipped untried. One forward search for anchors serves all leads; it is
+ * dropped when the first leads show that anchors are near them anyway (then the check costs more than it saves).
  */
 function tryAt(
   rule: Rule,
@@ -489,14 +510,34 @@ function tryAt(
   limit: number,
   upper: (i: number) => boolean,
   add: Add,
+  { bounded }: { bounded: boolean },
 ): number | null {
   const sticky = STICKY.get(rule)!;
+  const maxLen = rule.maxLen ?? 0;
+  let anchors = bounded && maxLen > 0 ? anchorsOf(rule) : null;
+  // Where the first anchor at or after the last lead checked starts (Infinity: none); leads checked, skipped.
+  let next = -1;
+  let checked = 0;
+  let skipped = 0;
   for (const p of starts) {
     if (p < from) continue;
+    if (anchors !== null) {
+      if (next < p) {
+        anchors.lastIndex = p;
+        const a = anchors.exec(ft);
+        next = a === null ? Infinity : a.index;
+      }
+      if (next === Infinity) break;
+      if (next >= p + maxLen) {
+        skipped++;
+        continue;
+      }
+      if (++checked === BOUND_PROBE && skipped < BOUND_PAYS) anchors = null;
+    }
     sticky.lastIndex = p;
-    const m = sticky.exec(ft);
-    if (m === null) continue;
-    const me = p + m[0].length;
+    // `test`, not `exec`: no match object to make; a sticky match ends where `lastIndex` is left.
+    if (!sticky.test(ft)) continue;
+    const me = sticky.lastIndex;
     if (me > limit) return null;
     if (me === p) {
       from = p + 1;
@@ -557,6 +598,11 @@ function lettersBefore(s: string, end: number): number {
   return n;
 }
 
+/** A space or a newline: what the folded text has between words. */
+function isBlank(c: number): boolean {
+  return c === 0x20 || c === 0x0a;
+}
+
 /** Trims, checks and reports one match on the folded text; false when the rule's `accept` rejected it. */
 function report(
   rule: Rule,
@@ -570,17 +616,16 @@ function report(
   let s = ms;
   let e = me;
   // Report the words, not the whitespace or newline that anchored the match.
-  while (s < e && (ft[s] === " " || ft[s] === "\n")) s++;
-  while (e > s && (ft[e - 1] === " " || ft[e - 1] === "\n")) e--;
+  while (s < e && isBlank(ft.charCodeAt(s))) s++;
+  while (e > s && isBlank(ft.charCodeAt(e - 1))) e--;
   if (rule.accept && !rule.accept(ft, s, e, upper)) return false;
   const [a, b] = mapSpan(folded, s, e);
   add(rule.category, rule.name, a, b);
   return true;
 }
 
-/** Orders by start and drops a finding that lies inside another finding of the same category. */
+/** Drops a finding that lies inside another finding of the same category; `found` is ordered by `byPlace`. */
 function dedupe(found: ScanFinding[]): ScanFinding[] {
-  found.sort((a, b) => a.start - b.start || b.end - a.end);
   const out: ScanFinding[] = [];
   const reach = new Map<ScanCategory, number>();
   for (const f of found) {
