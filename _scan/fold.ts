@@ -185,6 +185,17 @@ const LETTER_SPACED = /(?<![a-z0-9])[a-z]([ .\-_*|/])[a-z]\1[a-z](?![a-z0-9])/;
 /** A whitespace run pass 2 collapses. */
 const SPACE_RUN = /[ \n]{2,}/g;
 
+/** Options for `fold`. */
+export interface FoldOptions {
+  /** The caller knows `text` is ASCII. */
+  ascii?: boolean;
+  /**
+   * The index maps may live in buffers the next fold with `reuse` overwrites: for the windows of one long text,
+   * read one after another, so that each does not leave megabytes of maps for the collector.
+   */
+  reuse?: boolean;
+}
+
 /**
  * Folds `text` for matching. Linear in the length of `text`.
  *
@@ -193,16 +204,17 @@ const SPACE_RUN = /[ \n]{2,}/g;
  * matched. Everything else takes the code-point loop.
  *
  * @param text Any string, including lone surrogates.
- * @param options `ascii: true` when the caller knows `text` is ASCII (it skips that test).
+ * @param options `ascii: true` when the caller knows `text` is ASCII (it skips that test); `reuse: true` when
+ * the caller drops the result before it folds again with `reuse` (see `FoldOptions`).
  * @returns The folded text and its index maps into `text`.
  */
-export function fold(text: string, options: { ascii?: boolean } = {}): Folded {
+export function fold(text: string, options: FoldOptions = {}): Folded {
   // A few single-purpose tests, each a fast native scan, clear the common case: ASCII with no odd whitespace,
   // whitespace run or letter spacing folds to its lower case, character for character.
-  if (!options.ascii && NON_ASCII.test(text)) return foldFull(text);
+  if (!options.ascii && NON_ASCII.test(text)) return foldFull(text, options.reuse === true);
   let t = text.toLowerCase();
   if (ODD_SPACE.test(t)) t = t.replace(/[\t\v\f]/g, " ").replace(/\r/g, "\n");
-  if (LETTER_SPACED.test(t)) return foldFull(text);
+  if (LETTER_SPACED.test(t)) return foldFull(text, options.reuse === true);
   SPACE_RUN.lastIndex = 0;
   if (!SPACE_RUN.test(t)) return new LazyFolded(t, text, "identity");
   return new LazyFolded(
@@ -282,8 +294,8 @@ function collapsedMaps(original: string, length: number): [Int32Array, Int32Arra
   return [starts, ends];
 }
 
-/** The code-point loop: any string, with index maps. */
-function foldFull(text: string): Folded {
+/** The code-point loop: any string, with index maps (in the shared buffers when `reuse`, see `FoldOptions`). */
+function foldFull(text: string, reuse: boolean): Folded {
   const n = text.length;
   // Pass 1: per code point, fold to lower-case ASCII-leaning units, drop invisibles, mark spaces. Buffers
   // start at the input size (reused from the last call when it fits) and double in the rare case
@@ -333,7 +345,7 @@ function foldFull(text: string): Folded {
     }
     i += width;
   }
-  return finish(units, s1, e1, m);
+  return finish(units, s1, e1, m, reuse);
 }
 
 /** Largest pass-1 buffers kept between calls (in code units): a window of the segmented scan fits. */
@@ -343,6 +355,8 @@ const SCRATCH_FROM = 1 << 16;
 const EMPTY_U16 = new Uint16Array(0);
 const EMPTY_I32 = new Int32Array(0);
 let scratchBuffers: [Uint16Array, Int32Array, Int32Array] | undefined;
+/** Pass-2 buffers of `SCRATCH_UNITS`, made on first use: the output units always, the maps for `reuse`. */
+let outBuffers: [Uint16Array, Int32Array, Int32Array] | undefined;
 
 /**
  * Pass-1 buffers of `SCRATCH_UNITS`, made once: folding is synchronous and pass 2 copies what it keeps, so one
@@ -379,11 +393,17 @@ function grow(
   return [u2, s2, e2];
 }
 
-/** Pass 2: join letter-spaced words and collapse whitespace runs, carrying the index maps along. */
-function finish(u: Uint16Array, s1: Int32Array, e1: Int32Array, m: number): Folded {
-  const out = new Uint16Array(m);
-  const starts = new Int32Array(m);
-  const ends = new Int32Array(m);
+/**
+ * Pass 2: join letter-spaced words and collapse whitespace runs, carrying the index maps along. The output units
+ * are copied into a string, so a long text's go to the shared buffer; its maps do when `reuse`.
+ */
+function finish(u: Uint16Array, s1: Int32Array, e1: Int32Array, m: number, reuse: boolean): Folded {
+  const shared = m >= SCRATCH_FROM && m <= SCRATCH_UNITS
+    ? outBuffers ??= grow(EMPTY_U16, EMPTY_I32, EMPTY_I32, SCRATCH_UNITS)
+    : undefined;
+  const out = shared ? shared[0] : new Uint16Array(m);
+  const starts = shared && reuse ? shared[1] : new Int32Array(m);
+  const ends = shared && reuse ? shared[2] : new Int32Array(m);
   let k = 0;
   let i = 0;
   while (i < m) {

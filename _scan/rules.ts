@@ -37,6 +37,11 @@ export interface Rule {
    * matches as a run over the whole text, since such a run can only succeed there.
    */
   leads?: readonly string[];
+  /**
+   * A failed try at a lead may read far (a lazy gap of tens of characters): where leads are many, the scanner
+   * tries only those with an anchor starting less than `maxLen` after them (see `tryAt` in scan.ts).
+   */
+  farTries?: true;
   /** Contexts the rule applies to; default all. */
   contexts?: readonly ScanContext[];
   /**
@@ -284,6 +289,7 @@ export const RULES: readonly Rule[] = [
   // ---------------------------------------------------------------------------------------- overrides
   {
     name: "override.ignore_previous",
+    farTries: true,
     leads: [
       "ignore",
       "disregard",
@@ -380,6 +386,7 @@ export const RULES: readonly Rule[] = [
   },
   {
     name: "override.before_task",
+    farTries: true,
     leads: ["before", "after"],
     maxLen: 280,
     needles: ["before", "after"],
@@ -546,6 +553,7 @@ export const RULES: readonly Rule[] = [
   // ------------------------------------------------------------------------------ forced tool use
   {
     name: "tool.call_named_tool",
+    farTries: true,
     leads: ["call", "use", "invoke", "run", "execute", "trigger", "utili", "using", "via", "with", "through"],
     maxLen: 160,
     needles: ["tool", "function"],
@@ -576,6 +584,7 @@ export const RULES: readonly Rule[] = [
   },
   {
     name: "tool.imperative_on_user_data",
+    farTries: true,
     leads: leadsOf(CONSEQUENTIAL),
     // Every match ends in an owner phrase (OWNED).
     anchors: [
@@ -609,6 +618,7 @@ export const RULES: readonly Rule[] = [
   // -------------------------------------------------------------------------------- exfiltration
   {
     name: "exfil.send_to_address",
+    farTries: true,
     leads: leadsOf(EXFIL_VERBS),
     // Every match ends in a destination (DESTINATION): an address, an account number, a web address, a domain
     // or a named place.

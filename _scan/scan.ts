@@ -29,6 +29,9 @@ const NON_ASCII = /[^\x00-\x7f]/;
 /** Characters kept by `squash`. */
 const NOT_LETTERS = /[^a-z]+/g;
 
+/** The buffer long `Squashed` maps share, made on first use. */
+let letterMap: Int32Array | undefined;
+
 /** Letters only, with a map to folded indices built on first use: catches uniformly letter-spaced phrases. */
 class Squashed {
   readonly text: string;
@@ -42,7 +45,11 @@ class Squashed {
   map(): Int32Array {
     if (this.#map) return this.#map;
     const src = this.#src;
-    const map = new Int32Array(this.text.length);
+    // One window's letters at a time are mapped (see `runSquashed`): a long one's map takes the shared buffer.
+    const n = this.text.length;
+    const map = n >= 1 << 16 && n <= 1 << 19
+      ? (letterMap ??= new Int32Array(1 << 19)).subarray(0, n)
+      : new Int32Array(n);
     let k = 0;
     for (let i = 0; i < src.length; i++) {
       const c = src.charCodeAt(i);
@@ -321,10 +328,28 @@ function byPlace(a: ScanFinding, b: ScanFinding): number {
 }
 
 /** The rule's pre-checks: some needle (when it has needles) and some anchor (when it has anchors) occur. */
-function mayMatch(rule: Rule, text: string): boolean {
+function mayMatch(rule: Rule, text: string, absent: string[]): boolean {
   const pre = needlesOf(rule);
-  return (pre.needles === null || pre.needles.test(text)) && (pre.anchors === null || pre.anchors.test(text));
+  return (pre.needles === null || holdsSome(rule.needles!, pre.needles, text, absent)) &&
+    (pre.anchors === null || holdsSome(rule.anchors!, pre.anchors, text, absent));
 }
+
+/**
+ * Whether `text` holds one of `words` (`re` is their alternation). `absent` lists strings `text` is known not to
+ * hold, and grows by `words` when it holds none: a text without "sys" has no "system" either, so rules whose
+ * words all contain an absent string are ruled out without reading the text again.
+ */
+function holdsSome(words: readonly string[], re: RegExp, text: string, absent: string[]): boolean {
+  // On short texts a test costs less than the comparisons.
+  if (text.length < ABSENT_FROM) return re.test(text);
+  if (absent.length > 0 && words.every((w) => absent.some((a) => w.includes(a)))) return false;
+  if (re.test(text)) return true;
+  absent.push(...words);
+  return false;
+}
+
+/** Texts from this long on remember what they do not hold (see `holdsSome`). */
+const ABSENT_FROM = 1 << 15;
 
 /** Reports one finding, in original offsets. */
 type Add = (category: ScanCategory, rule: string, start: number, end: number) => void;
@@ -436,6 +461,8 @@ function runFolded(
   const local = (at: number) => Math.max(at - offset, w.coreStart);
   // Where each rule with leads could match, found for all of them in one pass when the first needs it.
   let starts: (number[] | undefined)[] | undefined;
+  // Needles and anchors this window's folded text is known not to hold (see `holdsSome`).
+  const absent: string[] = [];
   for (const rule of plan.folded) {
     if (wanted && !wanted.has(rule.category)) continue;
     const at = cursors.get(rule) ?? [0, 0];
@@ -447,13 +474,15 @@ function runFolded(
       // Where leads are many, the needles and anchors may rule them all out in one native pass; where they are
       // few, trying each costs less than that pass.
       const many = candidates.length * TRIES_PER_PASS > ft.length;
-      if (many && !mayMatch(rule, ft)) continue;
-      const from = tryAt(rule, candidates, local(at[0]), ft, folded, limit, upper, toText, { bounded: many });
+      if (many && !mayMatch(rule, ft, absent)) continue;
+      const from = tryAt(rule, candidates, local(at[0]), ft, folded, limit, upper, toText, {
+        bounded: many && rule.farTries === true,
+      });
       if (from === null) return false;
       cursors.set(rule, [from + offset]);
       continue;
     }
-    if (!mayMatch(rule, ft)) continue;
+    if (!mayMatch(rule, ft, absent)) continue;
     if (rule.find) {
       const cursor = { from: at.map(local), until: w.coreEnd };
       for (const [ms, me] of rule.find(ft, cursor)) {
@@ -564,10 +593,11 @@ function runSquashed(
   const sq = new Squashed(w.folded);
   const matching = { windowed: sq.text.length >= WINDOWED_FROM };
   const end = sq.text.length - w.lettersAfter;
+  const absent: string[] = [];
   const limit = w.atEnd ? Infinity : sq.text.length - EDGE;
   for (const rule of rules) {
     if (wanted && !wanted.has(rule.category)) continue;
-    if (!mayMatch(rule, sq.text)) continue;
+    if (!mayMatch(rule, sq.text, absent)) continue;
     const at = cursors.get(rule)?.[0];
     let from = Math.max(at === undefined ? 0 : lettersBefore(w.folded.text, at - offset), w.lettersBefore);
     for (;;) {
