@@ -214,7 +214,17 @@ const DESTINATION =
 const OWNED =
   `\\b(?:my|all (?:of )?(?:my|the|your)|(?:the|this) user's|(?:these|those|this) (?:information|details|data|contents?|files?|messages|emails|passwords?|credentials|records))\\b`;
 
-const URL_STOP = /[\s)"'>]/;
+/**
+ * Where an address ends: white space (what `\s` matches) or `)`, `"`, `'`, `>`. Character codes, not a regular
+ * expression per character: this runs on every character of every address.
+ */
+function isUrlStop(c: number): boolean {
+  if (c < 0x80) {
+    return c === 0x20 || (c >= 0x09 && c <= 0x0d) || c === 0x29 || c === 0x22 || c === 0x27 || c === 0x3e;
+  }
+  return c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 ||
+    c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
+}
 
 /**
  * Markdown images and links (`![alt](url)`, `[text](url)`) and HTML images (`<img src=url>`) whose absolute
@@ -237,7 +247,7 @@ export function findDataUrls(
     if (!t.startsWith("http://", u) && !t.startsWith("https://", u) && !t.startsWith("//", u)) return u;
     let e = u;
     const limit = Math.min(t.length, u + 2048);
-    while (e < limit && !URL_STOP.test(t[e])) e++;
+    while (e < limit && !isUrlStop(t.charCodeAt(e))) e++;
     const url = t.slice(u, e);
     const q = url.indexOf("?");
     if (q < 0) return e;
