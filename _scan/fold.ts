@@ -305,19 +305,23 @@ function foldFull(text: string, reuse: boolean): Folded {
     ? scratch()
     : [new Uint16Array(cap), new Int32Array(cap), new Int32Array(cap)];
   cap = units.length;
+  const known = bmpFolds ??= new Uint16Array(0x10000);
   let m = 0;
   for (let i = 0; i < n;) {
     const c = text.charCodeAt(i);
-    if (c < 0x80) {
+    // ASCII, or a character outside ASCII folded before to one unit or to nothing (see `bmpFolds`).
+    const k = c < 0x80 ? ASCII[c] + 2 : known[c];
+    if (k !== 0) {
+      i++;
+      if (k === 1) continue;
       if (m === cap) {
         cap *= 2;
         [units, s1, e1] = grow(units, s1, e1, cap);
       }
-      units[m] = ASCII[c];
-      s1[m] = i;
-      e1[m] = i + 1;
+      units[m] = k - 2;
+      s1[m] = i - 1;
+      e1[m] = i;
       m++;
-      i++;
       continue;
     }
     let cp = c;
@@ -333,6 +337,9 @@ function foldFull(text: string, reuse: boolean): Folded {
     if (isSpace(cp)) f = cp === 0x2028 || cp === 0x2029 || cp === 0x85 ? "\n" : " ";
     else if (isInvisible(cp)) f = "";
     else f = foldCodePoint(cp);
+    if (width === 1 && (cp < 0xD800 || cp > 0xDFFF) && f.length <= 1) {
+      known[cp] = f.length === 0 ? 1 : f.charCodeAt(0) < 0xFFFE ? f.charCodeAt(0) + 2 : 0;
+    }
     if (m + f.length > cap) {
       cap = cap * 2 + f.length;
       [units, s1, e1] = grow(units, s1, e1, cap);
@@ -347,6 +354,13 @@ function foldFull(text: string, reuse: boolean): Folded {
   }
   return finish(units, s1, e1, m, reuse);
 }
+
+/**
+ * Per BMP code unit that is no surrogate, how the code-point loop folds it, once it has: 1 for nothing, the
+ * one unit it folds to plus 2, 0 when not known yet (or not one unit). Made on first use; text repeats, and a
+ * table read costs less than the space, invisible and fold tests.
+ */
+let bmpFolds: Uint16Array | undefined;
 
 /** Largest pass-1 buffers kept between calls (in code units): a window of the segmented scan fits. */
 const SCRATCH_UNITS = 1 << 19;

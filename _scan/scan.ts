@@ -9,6 +9,7 @@ import { type Rule, RULES } from "./rules.ts";
 import { anchorsOf, escapeRegExp as escape, nextMatch } from "./match.ts";
 import { foldsToLowerCase } from "./prefilter.ts";
 import { LeadFinder } from "./leads.ts";
+import { WordSet } from "./words.ts";
 import type { ScanCategory, ScanContext, ScanFinding, ScanOptions, ScanResult } from "../types.ts";
 
 /** Every context, in the order messages name them; its type makes sure none is left out. */
@@ -69,6 +70,13 @@ interface Plan {
   squashed: readonly Rule[];
   /** Matches the folded text whenever some folded rule could match; null when a rule has no anchor. */
   gate: RegExp | null;
+  /** The strings `gate` alternates. */
+  gateWords: readonly string[] | null;
+  /**
+   * The same test as `gate` in one pass of table reads, made on a long text's first use: on text that holds
+   * none of the strings an alternation of a hundred of them costs several times more.
+   */
+  gateSet?: WordSet;
   /**
    * Matches the folded text whenever the letters-only text holds an anchor of a squashed rule (each anchor's
    * letters with `[^a-z]*` between them), so the letters-only text is built only when it could match.
@@ -105,15 +113,26 @@ function needlesOf(rule: Rule): { needles: RegExp | null; anchors: RegExp | null
  */
 const WINDOWED_FROM = 4096;
 
-/** A combined anchor test; null when some rule has no anchor (it may match anywhere). */
-function gateOf(rules: readonly Rule[]): RegExp | null {
+/** Every anchor of the rules (needles where a rule has no anchors); null when some rule has neither. */
+function gateWordsOf(rules: readonly Rule[]): string[] | null {
   const words = new Set<string>();
   for (const rule of rules) {
     const list = rule.anchors ?? rule.needles;
     if (!list) return null;
     for (const w of list) words.add(w);
   }
-  return words.size === 0 ? null : new RegExp([...words].map(escape).join("|"));
+  return words.size === 0 ? null : [...words];
+}
+
+/** Texts from this long on take the plan's `gateSet` rather than its `gate` expression. */
+const GATE_SET_FROM = 1024;
+
+/** Whether the folded text `ft` passes the plan's gate (see `Plan.gate`). */
+function passesGate(plan: Plan, ft: string): boolean {
+  if (plan.gate === null) return true;
+  if (ft.length < GATE_SET_FROM) return plan.gate.test(ft);
+  plan.gateSet ??= new WordSet(plan.gateWords!);
+  return plan.gateSet.foundIn(ft);
 }
 
 /**
@@ -156,13 +175,15 @@ function planOf(context: ScanContext): Plan {
   const active = RULES.filter((rule) => !rule.contexts || rule.contexts.includes(context));
   const folded = active.filter((rule) => !rule.raw && !rule.squashed);
   const squashed = active.filter((rule) => rule.squashed);
-  const gate = gateOf(folded);
+  const gateWords = gateWordsOf(folded);
+  const gate = gateWords === null ? null : new RegExp(gateWords.map(escape).join("|"));
   const squashedGate = spreadGateOf(squashed);
   const plan: Plan = {
     raw: active.filter((rule) => rule.raw),
     folded,
     squashed,
     gate,
+    gateWords,
     squashedGate,
     quick: quickOf(gate, squashedGate, squashed.length > 0),
     leads: new LeadFinder(folded),
@@ -424,7 +445,7 @@ function runWindow(
   add: Add,
 ): boolean {
   const ft = w.folded.text;
-  if (plan.folded.length > 0 && (plan.gate === null || plan.gate.test(ft))) {
+  if (plan.folded.length > 0 && passesGate(plan, ft)) {
     if (!runFolded(plan, text, w, wanted, cursors, base - w.coreStart, add)) return false;
   }
   if (plan.squashed.length > 0 && (plan.squashedGate === null || plan.squashedGate.test(ft))) {
