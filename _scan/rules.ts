@@ -186,9 +186,20 @@ export function imperativeStart(
   }
   let j = i;
   while (j > 0 && j > i - 12 && t.charCodeAt(j - 1) >= 0x61 && t.charCodeAt(j - 1) <= 0x7a) j--;
-  const word = t.slice(j, i);
-  if (!FILLERS.has(word)) return false;
-  return word === "please" || word === "kindly" ? "please" : true;
+  // Compared in place, not sliced out: this runs once per candidate match.
+  const filler = (fillersByLength ??= byLength(FILLERS))[i - j]?.find((w) => t.startsWith(w, j));
+  if (filler === undefined) return false;
+  return filler === "please" || filler === "kindly" ? "please" : true;
+}
+
+/** `FILLERS` by length, made on first use. */
+let fillersByLength: string[][] | undefined;
+
+/** The strings of `words` by length: `[n]` lists those of length `n`. */
+function byLength(words: Iterable<string>): string[][] {
+  const out: string[][] = [];
+  for (const w of words) (out[w.length] ??= []).push(w);
+  return out;
 }
 
 /** Words of the sentence around a match: a bare phrase (a search keyword, a title) is not a request. */

@@ -334,9 +334,8 @@ export function scanInSegments(text: string, options: ScanOptions, segment: numb
 function resultOf(raw: ScanFinding[]): ScanResult {
   if (raw.length === 0) return { blocked: false, categories: [], findings: [] };
   if (raw.length > 1) raw.sort(byPlace);
-  const findings = dedupe(raw);
   const categories: ScanCategory[] = [];
-  for (const f of findings) if (!categories.includes(f.category)) categories.push(f.category);
+  const findings = dedupe(raw, categories);
   return { blocked: findings.length > 0, categories, findings };
 }
 
@@ -689,19 +688,33 @@ function report(
   while (s < e && isBlank(ft.charCodeAt(s))) s++;
   while (e > s && isBlank(ft.charCodeAt(e - 1))) e--;
   if (rule.accept && !rule.accept(ft, s, e, upper)) return false;
+  if (folded.identity && s < e) {
+    // What `mapSpan` gives for the identity map, without a pair to make.
+    add(rule.category, rule.name, s, e);
+    return true;
+  }
   const [a, b] = mapSpan(folded, s, e);
   add(rule.category, rule.name, a, b);
   return true;
 }
 
-/** Drops a finding that lies inside another finding of the same category; `found` is ordered by `byPlace`. */
-function dedupe(found: ScanFinding[]): ScanFinding[] {
+/**
+ * Drops a finding that lies inside another finding of the same category; `found` is ordered by `byPlace`.
+ * `categories` receives each category in the order of its first finding.
+ */
+function dedupe(found: ScanFinding[], categories: ScanCategory[]): ScanFinding[] {
   const out: ScanFinding[] = [];
-  const reach = new Map<ScanCategory, number>();
+  // Per category (in `categories` order), how far its findings so far reach: a handful, so an array.
+  const reach: number[] = [];
   for (const f of found) {
-    const r = reach.get(f.category);
-    if (r !== undefined && f.end <= r) continue;
-    reach.set(f.category, Math.max(r ?? 0, f.end));
+    const c = categories.indexOf(f.category);
+    if (c < 0) {
+      categories.push(f.category);
+      reach.push(f.end);
+    } else {
+      if (f.end <= reach[c]) continue;
+      reach[c] = Math.max(reach[c], f.end);
+    }
     out.push(f);
   }
   return out;
