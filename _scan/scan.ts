@@ -89,6 +89,8 @@ interface Plan {
   quick: RegExp | null;
   /** The automaton over the leads of the folded rules that have them. */
   leads: LeadFinder;
+  /** Per rule of `folded`, its index in `leads.rules`, or -1. */
+  leadOf: Int8Array;
 }
 
 /** Per rule: its needles and its anchors as one expression each (null when the rule has none), made on first use. */
@@ -178,6 +180,7 @@ function planOf(context: ScanContext): Plan {
   const gateWords = gateWordsOf(folded);
   const gate = gateWords === null ? null : new RegExp(gateWords.map(escape).join("|"));
   const squashedGate = spreadGateOf(squashed);
+  const leads = new LeadFinder(folded);
   const plan: Plan = {
     raw: active.filter((rule) => rule.raw),
     folded,
@@ -186,7 +189,8 @@ function planOf(context: ScanContext): Plan {
     gateWords,
     squashedGate,
     quick: quickOf(gate, squashedGate, squashed.length > 0),
-    leads: new LeadFinder(folded),
+    leads,
+    leadOf: Int8Array.from(folded, (rule) => leads.rules.indexOf(rule)),
   };
   PLANS.set(context, plan);
   return plan;
@@ -399,6 +403,9 @@ type Add = (category: ScanCategory, rule: string, start: number, end: number) =>
  */
 type Cursors = Map<Rule, number[]>;
 
+/** Where a rule's searches start in a text's first window. */
+const AT_START: readonly number[] = [0, 0];
+
 /** Characters at a window's end within which a match might read differently in a wider window. */
 const EDGE = 64;
 
@@ -502,10 +509,13 @@ function runFolded(
   let starts: (number[] | undefined)[] | undefined;
   // Needles and anchors this window's folded text is known not to hold (see `holdsSome`).
   const absent: string[] = [];
-  for (const rule of plan.folded) {
+  // No window follows the one whose core ends the text: its cursors are not read.
+  const keep = !(w.atEnd && w.coreEnd === ft.length);
+  for (let i = 0; i < plan.folded.length; i++) {
+    const rule = plan.folded[i];
     if (wanted && !wanted.has(rule.category)) continue;
-    const at = cursors.get(rule) ?? [0, 0];
-    const lead = plan.leads.rules.indexOf(rule);
+    const at = cursors.get(rule) ?? AT_START;
+    const lead = plan.leadOf[i];
     if (lead >= 0) {
       starts ??= plan.leads.find(ft, w.coreStart, w.coreEnd);
       const candidates = starts[lead];
@@ -515,10 +525,10 @@ function runFolded(
       const many = candidates.length * TRIES_PER_PASS > ft.length;
       if (many && !mayMatch(rule, ft, absent)) continue;
       const from = tryAt(rule, candidates, local(at[0]), ft, folded, limit, upper, toText, {
-        bounded: many && rule.farTries === true,
+        bounded: many && rule.farTries === true && candidates.length >= BOUND_PROBE,
       });
       if (from === null) return false;
-      cursors.set(rule, [from + offset]);
+      if (keep) cursors.set(rule, [from + offset]);
       continue;
     }
     if (!mayMatch(rule, ft, absent)) continue;
@@ -528,7 +538,7 @@ function runFolded(
         if (me > limit) return false;
         report(rule, ft, folded, ms, me, upper, toText);
       }
-      cursors.set(rule, cursor.from.map((x) => x + offset));
+      if (keep) cursors.set(rule, cursor.from.map((x) => x + offset));
       continue;
     }
     let from = local(at[0]);
@@ -544,7 +554,7 @@ function runFolded(
       // A rejected match may hide an acceptable one that starts inside it: resume just after its start.
       from = report(rule, ft, folded, ms, me, upper, toText) ? me : ms + 1;
     }
-    cursors.set(rule, [from + offset]);
+    if (keep) cursors.set(rule, [from + offset]);
   }
   return true;
 }
