@@ -472,12 +472,36 @@ function finish(u: Uint16Array, s1: Int32Array, e1: Int32Array, m: number, reuse
 
 const UTF16 = new TextDecoder("utf-16le", { fatal: true, ignoreBOM: true });
 
+/** Bytes for `asciiString`, made on first use; a window's text fits. */
+let asciiBytes: Uint8Array | undefined;
+/** UTF-8 decoder for `asciiString`, made on first use. */
+let utf8: TextDecoder | undefined;
+
+/**
+ * The first `k` code units as a string when all are ASCII (the fold of most text is), else undefined. Decoded
+ * from bytes, the string is one byte per character, not two: every later pass over it reads half the memory,
+ * and a window's text takes half the heap.
+ */
+function asciiString(out: Uint16Array, k: number): string | undefined {
+  const bytes = k <= SCRATCH_UNITS
+    ? (asciiBytes ??= new Uint8Array(SCRATCH_UNITS)).subarray(0, k)
+    : new Uint8Array(k);
+  for (let i = 0; i < k; i++) {
+    const c = out[i];
+    if (c >= 0x80) return undefined;
+    bytes[i] = c;
+  }
+  return (utf8 ??= new TextDecoder()).decode(bytes);
+}
+
 /**
  * The first `k` code units as a string: one native decode for long texts (short ones are as fast in chunks),
  * or chunks when lone surrogates are present.
  */
 function unitsToString(out: Uint16Array, k: number): string {
   if (k > 4096) {
+    const ascii = asciiString(out, k);
+    if (ascii !== undefined) return ascii;
     try {
       return UTF16.decode(out.subarray(0, k));
     } catch {
