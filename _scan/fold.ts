@@ -494,6 +494,32 @@ function asciiString(out: Uint16Array, k: number): string | undefined {
   return (utf8 ??= new TextDecoder()).decode(bytes);
 }
 
+/** Bytes for `lettersOnly`, made on first use; a window's letters fit. */
+let letterBytes: Uint8Array | undefined;
+
+/** Non-letters, for `lettersOnly` on short texts. */
+const NOT_LETTERS = /[^a-z]+/g;
+
+/**
+ * The letters a-z of `s`, in order (`s` itself when it has nothing else). A long text's are gathered into bytes
+ * and decoded once: a global replace of the runs between them builds a list of every run first, which a window
+ * of prose (one run per word) leaves as megabytes for the collector.
+ */
+export function lettersOnly(s: string): string {
+  const n = s.length;
+  if (n < 4096) {
+    NOT_LETTERS.lastIndex = 0;
+    return NOT_LETTERS.test(s) ? s.replace(NOT_LETTERS, "") : s;
+  }
+  const bytes = n <= SCRATCH_UNITS ? (letterBytes ??= new Uint8Array(SCRATCH_UNITS)) : new Uint8Array(n);
+  let k = 0;
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0x61 && c <= 0x7a) bytes[k++] = c;
+  }
+  return k === n ? s : (utf8 ??= new TextDecoder()).decode(bytes.subarray(0, k));
+}
+
 /**
  * The first `k` code units as a string: one native decode for long texts (short ones are as fast in chunks),
  * or chunks when lone surrogates are present.

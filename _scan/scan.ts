@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { type Folded, mapSpan } from "./fold.ts";
+import { type Folded, lettersOnly, mapSpan } from "./fold.ts";
 import { CONTEXT, cutAtOrAfter, wholeWindow, type Window, windowOf } from "./segments.ts";
 import { type Rule, RULES } from "./rules.ts";
 import { anchorsOf, escapeRegExp as escape, nextMatch } from "./match.ts";
@@ -27,9 +27,6 @@ export const SCAN_CONTEXTS: readonly ScanContext[] = Object.keys(CONTEXT_ORDER) 
 // deno-lint-ignore no-control-regex -- the ASCII range starts at U+0000 on purpose
 const NON_ASCII = /[^\x00-\x7f]/;
 
-/** Characters kept by `squash`. */
-const NOT_LETTERS = /[^a-z]+/g;
-
 /** The buffer long `Squashed` maps share, made on first use. */
 let letterMap: Int32Array | undefined;
 
@@ -40,8 +37,7 @@ class Squashed {
   #map: Int32Array | undefined;
   constructor(f: Folded) {
     this.#src = f.text;
-    NOT_LETTERS.lastIndex = 0;
-    this.text = NOT_LETTERS.test(f.text) ? f.text.replace(NOT_LETTERS, "") : f.text;
+    this.text = lettersOnly(f.text);
   }
   map(): Int32Array {
     if (this.#map) return this.#map;
