@@ -187,6 +187,17 @@ const LETTER_SPACED = /(?<![a-z0-9])[a-z]([ .\-_*|/])[a-z]\1[a-z](?![a-z0-9])/;
 /** A whitespace run pass 2 collapses. */
 const SPACE_RUN = /[ \n]{2,}/g;
 
+/** Options for `fold`. */
+export interface FoldOptions {
+  /** The caller knows `text` is ASCII. */
+  ascii?: boolean;
+  /**
+   * The index maps may live in buffers the next fold with `reuse` overwrites: for the windows of one long text,
+   * read one after another, so that each does not leave megabytes of maps for the collector.
+   */
+  reuse?: boolean;
+}
+
 /**
  * Folds `text` for matching. Linear in the length of `text`.
  *
@@ -195,16 +206,17 @@ const SPACE_RUN = /[ \n]{2,}/g;
  * matched. Everything else takes the code-point loop.
  *
  * @param text Any string, including lone surrogates.
- * @param options `ascii: true` when the caller knows `text` is ASCII (it skips that test).
+ * @param options `ascii: true` when the caller knows `text` is ASCII (it skips that test); `reuse: true` when
+ * the caller drops the result before it folds again with `reuse` (see `FoldOptions`).
  * @returns The folded text and its index maps into `text`.
  */
-export function fold(text: string, options: { ascii?: boolean } = {}): Folded {
+export function fold(text: string, options: FoldOptions = {}): Folded {
   // A few single-purpose tests, each a fast native scan, clear the common case: ASCII with no odd whitespace,
   // whitespace run or letter spacing folds to its lower case, character for character.
-  if (!options.ascii && NON_ASCII.test(text)) return foldFull(text);
+  if (!options.ascii && NON_ASCII.test(text)) return foldFull(text, options.reuse === true);
   let t = text.toLowerCase();
   if (ODD_SPACE.test(t)) t = t.replace(/[\t\v\f]/g, " ").replace(/\r/g, "\n");
-  if (LETTER_SPACED.test(t)) return foldFull(text);
+  if (LETTER_SPACED.test(t)) return foldFull(text, options.reuse === true);
   SPACE_RUN.lastIndex = 0;
   if (!SPACE_RUN.test(t)) return new LazyFolded(t, text, "identity");
   return new LazyFolded(
@@ -284,8 +296,8 @@ function collapsedMaps(original: string, length: number): [Int32Array, Int32Arra
   return [starts, ends];
 }
 
-/** The code-point loop: any string, with index maps. */
-function foldFull(text: string): Folded {
+/** The code-point loop: any string, with index maps (in the shared buffers when `reuse`, see `FoldOptions`). */
+function foldFull(text: string, reuse: boolean): Folded {
   const n = text.length;
   // Pass 1: per code point, fold to lower-case ASCII-leaning units, drop invisibles, mark spaces. Buffers
   // start at the input size (reused from the last call when it fits) and double in the rare case
@@ -295,19 +307,23 @@ function foldFull(text: string): Folded {
     ? scratch()
     : [new Uint16Array(cap), new Int32Array(cap), new Int32Array(cap)];
   cap = units.length;
+  const known = bmpFolds ??= new Uint16Array(0x10000);
   let m = 0;
   for (let i = 0; i < n;) {
     const c = text.charCodeAt(i);
-    if (c < 0x80) {
+    // ASCII, or a character outside ASCII folded before to one unit or to nothing (see `bmpFolds`).
+    const k = c < 0x80 ? ASCII[c] + 2 : known[c];
+    if (k !== 0) {
+      i++;
+      if (k === 1) continue;
       if (m === cap) {
         cap *= 2;
         [units, s1, e1] = grow(units, s1, e1, cap);
       }
-      units[m] = ASCII[c];
-      s1[m] = i;
-      e1[m] = i + 1;
+      units[m] = k - 2;
+      s1[m] = i - 1;
+      e1[m] = i;
       m++;
-      i++;
       continue;
     }
     let cp = c;
@@ -323,6 +339,9 @@ function foldFull(text: string): Folded {
     if (isSpace(cp)) f = cp === 0x2028 || cp === 0x2029 || cp === 0x85 ? "\n" : " ";
     else if (isInvisible(cp)) f = "";
     else f = foldCodePoint(cp);
+    if (width === 1 && (cp < 0xD800 || cp > 0xDFFF) && f.length <= 1) {
+      known[cp] = f.length === 0 ? 1 : f.charCodeAt(0) < 0xFFFE ? f.charCodeAt(0) + 2 : 0;
+    }
     if (m + f.length > cap) {
       cap = cap * 2 + f.length;
       [units, s1, e1] = grow(units, s1, e1, cap);
@@ -335,8 +354,15 @@ function foldFull(text: string): Folded {
     }
     i += width;
   }
-  return finish(units, s1, e1, m);
+  return finish(units, s1, e1, m, reuse);
 }
+
+/**
+ * Per BMP code unit that is no surrogate, how the code-point loop folds it, once it has: 1 for nothing, the
+ * one unit it folds to plus 2, 0 when not known yet (or not one unit). Made on first use; text repeats, and a
+ * table read costs less than the space, invisible and fold tests.
+ */
+let bmpFolds: Uint16Array | undefined;
 
 /** Largest pass-1 buffers kept between calls (in code units): a window of the segmented scan fits. */
 const SCRATCH_UNITS = 1 << 19;
@@ -345,6 +371,8 @@ const SCRATCH_FROM = 1 << 16;
 const EMPTY_U16 = new Uint16Array(0);
 const EMPTY_I32 = new Int32Array(0);
 let scratchBuffers: [Uint16Array, Int32Array, Int32Array] | undefined;
+/** Pass-2 buffers of `SCRATCH_UNITS`, made on first use: the output units always, the maps for `reuse`. */
+let outBuffers: [Uint16Array, Int32Array, Int32Array] | undefined;
 
 /**
  * Pass-1 buffers of `SCRATCH_UNITS`, made once: folding is synchronous and pass 2 copies what it keeps, so one
@@ -381,11 +409,17 @@ function grow(
   return [u2, s2, e2];
 }
 
-/** Pass 2: join letter-spaced words and collapse whitespace runs, carrying the index maps along. */
-function finish(u: Uint16Array, s1: Int32Array, e1: Int32Array, m: number): Folded {
-  const out = new Uint16Array(m);
-  const starts = new Int32Array(m);
-  const ends = new Int32Array(m);
+/**
+ * Pass 2: join letter-spaced words and collapse whitespace runs, carrying the index maps along. The output units
+ * are copied into a string, so a long text's go to the shared buffer; its maps do when `reuse`.
+ */
+function finish(u: Uint16Array, s1: Int32Array, e1: Int32Array, m: number, reuse: boolean): Folded {
+  const shared = m >= SCRATCH_FROM && m <= SCRATCH_UNITS
+    ? outBuffers ??= grow(EMPTY_U16, EMPTY_I32, EMPTY_I32, SCRATCH_UNITS)
+    : undefined;
+  const out = shared ? shared[0] : new Uint16Array(m);
+  const starts = shared && reuse ? shared[1] : new Int32Array(m);
+  const ends = shared && reuse ? shared[2] : new Int32Array(m);
   let k = 0;
   let i = 0;
   while (i < m) {
@@ -441,12 +475,62 @@ function finish(u: Uint16Array, s1: Int32Array, e1: Int32Array, m: number): Fold
 /** Made on first use: a decoder costs a little to make, and short texts never need one. */
 const utf16 = lazy(() => new TextDecoder("utf-16le", { fatal: true, ignoreBOM: true }));
 
+/** Bytes for `asciiString`, made on first use; a window's text fits. */
+let asciiBytes: Uint8Array | undefined;
+/** UTF-8 decoder for `asciiString`, made on first use. */
+let utf8: TextDecoder | undefined;
+
+/**
+ * The first `k` code units as a string when all are ASCII (the fold of most text is), else undefined. Decoded
+ * from bytes, the string is one byte per character, not two: every later pass over it reads half the memory,
+ * and a window's text takes half the heap.
+ */
+function asciiString(out: Uint16Array, k: number): string | undefined {
+  const bytes = k <= SCRATCH_UNITS
+    ? (asciiBytes ??= new Uint8Array(SCRATCH_UNITS)).subarray(0, k)
+    : new Uint8Array(k);
+  for (let i = 0; i < k; i++) {
+    const c = out[i];
+    if (c >= 0x80) return undefined;
+    bytes[i] = c;
+  }
+  return (utf8 ??= new TextDecoder()).decode(bytes);
+}
+
+/** Bytes for `lettersOnly`, made on first use; a window's letters fit. */
+let letterBytes: Uint8Array | undefined;
+
+/** Non-letters, for `lettersOnly` on short texts. */
+const NOT_LETTERS = /[^a-z]+/g;
+
+/**
+ * The letters a-z of `s`, in order (`s` itself when it has nothing else). A long text's are gathered into bytes
+ * and decoded once: a global replace of the runs between them builds a list of every run first, which a window
+ * of prose (one run per word) leaves as megabytes for the collector.
+ */
+export function lettersOnly(s: string): string {
+  const n = s.length;
+  if (n < 4096) {
+    NOT_LETTERS.lastIndex = 0;
+    return NOT_LETTERS.test(s) ? s.replace(NOT_LETTERS, "") : s;
+  }
+  const bytes = n <= SCRATCH_UNITS ? (letterBytes ??= new Uint8Array(SCRATCH_UNITS)) : new Uint8Array(n);
+  let k = 0;
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0x61 && c <= 0x7a) bytes[k++] = c;
+  }
+  return k === n ? s : (utf8 ??= new TextDecoder()).decode(bytes.subarray(0, k));
+}
+
 /**
  * The first `k` code units as a string: one native decode for long texts (short ones are as fast in chunks),
  * or chunks when lone surrogates are present.
  */
 function unitsToString(out: Uint16Array, k: number): string {
   if (k > 4096) {
+    const ascii = asciiString(out, k);
+    if (ascii !== undefined) return ascii;
     try {
       return utf16().decode(out.subarray(0, k));
     } catch {

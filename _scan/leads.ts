@@ -10,6 +10,11 @@ import type { Rule } from "./rules.ts";
 /** Bits of a character class: the trie's rows are `1 << SHIFT` wide, so a child is found with a shift. */
 const SHIFT = 6;
 
+/** True for a letter a-z. */
+function isLetter(c: number): boolean {
+  return c >= 0x61 && c <= 0x7a;
+}
+
 /** A trie over the leads of a set of rules (see `Rule.leads`), walked from every word start. */
 export class LeadFinder {
   /** The rules, in the order `find` returns their positions. */
@@ -81,17 +86,16 @@ export class LeadFinder {
     const endStart = this.#endStart;
     const ends = this.#ends;
     const n = t.length;
-    // Inside a word (after a letter a-z) no lead starts; the first letter after anything else starts a walk.
-    const before = start > 0 ? t.charCodeAt(start - 1) : 0;
-    let inWord = before >= 0x61 && before <= 0x7a;
-    for (let p = start; p < end; p++) {
+    // Inside a word (after a letter a-z) no lead starts: a walk starts at the first letter after anything else,
+    // and the rest of the word is skipped in a loop of its own.
+    let p = start;
+    if (p > 0 && isLetter(t.charCodeAt(p - 1))) { while (p < end && isLetter(t.charCodeAt(p))) p++; }
+    while (p < end) {
       const c = t.charCodeAt(p);
       if (c < 0x61 || c > 0x7a) {
-        inWord = false;
+        p++;
         continue;
       }
-      if (inWord) continue;
-      inWord = true;
       // Walk the trie along the text from p: every node passed that ends a lead is a lead starting at p.
       let node = 0;
       for (let j = p; j < n; j++) {
@@ -104,6 +108,8 @@ export class LeadFinder {
           else if (list[list.length - 1] !== p) list.push(p);
         }
       }
+      p++;
+      while (p < end && isLetter(t.charCodeAt(p))) p++;
     }
     return lists;
   }

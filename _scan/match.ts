@@ -22,7 +22,8 @@ export function escapeRegExp(s: string): string {
 /** Per rule, one global expression for its anchors (or needles), built on first use. */
 const ANCHORS = new WeakMap<Rule, RegExp>();
 
-function anchorsOf(rule: Rule): RegExp | null {
+/** The rule's anchors (or needles) as one global expression, or null when it has none. */
+export function anchorsOf(rule: Rule): RegExp | null {
   const list = rule.anchors ?? rule.needles;
   if (!list || list.length === 0) return null;
   let re = ANCHORS.get(rule);

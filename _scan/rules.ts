@@ -38,6 +38,11 @@ export interface Rule {
    * matches as a run over the whole text, since such a run can only succeed there.
    */
   leads?: readonly string[];
+  /**
+   * A failed try at a lead may read far (a lazy gap of tens of characters): where leads are many, the scanner
+   * tries only those with an anchor starting less than `maxLen` after them (see `tryAt` in scan.ts).
+   */
+  farTries?: true;
   /** Contexts the rule applies to; default all. */
   contexts?: readonly ScanContext[];
   /**
@@ -153,6 +158,10 @@ const FILLERS = new Set([
   "so",
 ]);
 
+/** Codes of the characters after which a word opens a sentence or an item: `.!?;:` newline `"'([{>*#|-`. */
+// deno-fmt-ignore
+const OPENERS: readonly number[] = [0x2e, 0x21, 0x3f, 0x3b, 0x3a, 0x0a, 0x22, 0x27, 0x28, 0x5b, 0x7b, 0x3e, 0x2a, 0x23, 0x7c, 0x2d];
+
 /**
  * Whether the word at `start` opens an imperative: it begins the text or follows sentence punctuation, a
  * quote, a bracket or a bullet; or it follows a filler such as "please", "and then" or "TODO:"; or it is
@@ -166,20 +175,32 @@ export function imperativeStart(
   upper?: (i: number) => boolean,
 ): boolean | "please" {
   let i = start;
-  while (i > 0 && t[i - 1] === " ") i--;
+  while (i > 0 && t.charCodeAt(i - 1) === 0x20) i--;
   if (i === 0) return true;
-  const c = t[i - 1];
-  if (c === ":" && t.slice(Math.max(0, i - 5), i - 1) === "todo") return true;
-  if (".!?;:\n\"'([{>*#|-".includes(c)) return true;
-  if (c === ",") {
+  // Character codes, not one-character strings: this runs once per candidate match.
+  const c = t.charCodeAt(i - 1);
+  // The colon of "TODO:" is one of these.
+  if (OPENERS.indexOf(c) >= 0) return true;
+  if (c === 0x2c) {
     if (upper?.(start)) return true;
     i--;
   }
   let j = i;
   while (j > 0 && j > i - 12 && t.charCodeAt(j - 1) >= 0x61 && t.charCodeAt(j - 1) <= 0x7a) j--;
-  const word = t.slice(j, i);
-  if (!FILLERS.has(word)) return false;
-  return word === "please" || word === "kindly" ? "please" : true;
+  // Compared in place, not sliced out: this runs once per candidate match.
+  const filler = (fillersByLength ??= byLength(FILLERS))[i - j]?.find((w) => t.startsWith(w, j));
+  if (filler === undefined) return false;
+  return filler === "please" || filler === "kindly" ? "please" : true;
+}
+
+/** `FILLERS` by length, made on first use. */
+let fillersByLength: string[][] | undefined;
+
+/** The strings of `words` by length: `[n]` lists those of length `n`. */
+function byLength(words: Iterable<string>): string[][] {
+  const out: string[][] = [];
+  for (const w of words) (out[w.length] ??= []).push(w);
+  return out;
 }
 
 /** Words of the sentence around a match: a bare phrase (a search keyword, a title) is not a request. */
@@ -205,7 +226,17 @@ const DESTINATION =
 const OWNED =
   `\\b(?:my|all (?:of )?(?:my|the|your)|(?:the|this) user's|(?:these|those|this) (?:information|details|data|contents?|files?|messages|emails|passwords?|credentials|records))\\b`;
 
-const URL_STOP = /[\s)"'>]/;
+/**
+ * Where an address ends: white space (what `\s` matches) or `)`, `"`, `'`, `>`. Character codes, not a regular
+ * expression per character: this runs on every character of every address.
+ */
+function isUrlStop(c: number): boolean {
+  if (c < 0x80) {
+    return c === 0x20 || (c >= 0x09 && c <= 0x0d) || c === 0x29 || c === 0x22 || c === 0x27 || c === 0x3e;
+  }
+  return c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 ||
+    c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
+}
 
 /**
  * Markdown images and links (`![alt](url)`, `[text](url)`) and HTML images (`<img src=url>`) whose absolute
@@ -228,7 +259,7 @@ export function findDataUrls(
     if (!t.startsWith("http://", u) && !t.startsWith("https://", u) && !t.startsWith("//", u)) return u;
     let e = u;
     const limit = Math.min(t.length, u + 2048);
-    while (e < limit && !URL_STOP.test(t[e])) e++;
+    while (e < limit && !isUrlStop(t.charCodeAt(e))) e++;
     const url = t.slice(u, e);
     const q = url.indexOf("?");
     if (q < 0) return e;
@@ -280,6 +311,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
   // ---------------------------------------------------------------------------------------- overrides
   {
     name: "override.ignore_previous",
+    farTries: true,
     leads: [
       "ignore",
       "disregard",
@@ -376,6 +408,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
   },
   {
     name: "override.before_task",
+    farTries: true,
     leads: ["before", "after"],
     maxLen: 280,
     needles: ["before", "after"],
@@ -542,6 +575,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
   // ------------------------------------------------------------------------------ forced tool use
   {
     name: "tool.call_named_tool",
+    farTries: true,
     leads: ["call", "use", "invoke", "run", "execute", "trigger", "utili", "using", "via", "with", "through"],
     maxLen: 160,
     needles: ["tool", "function"],
@@ -572,6 +606,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
   },
   {
     name: "tool.imperative_on_user_data",
+    farTries: true,
     leads: leadsOf(CONSEQUENTIAL),
     // Every match ends in an owner phrase (OWNED).
     anchors: [
@@ -605,6 +640,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
   // -------------------------------------------------------------------------------- exfiltration
   {
     name: "exfil.send_to_address",
+    farTries: true,
     leads: leadsOf(EXFIL_VERBS),
     // Every match ends in a destination (DESTINATION): an address, an account number, a web address, a domain
     // or a named place.

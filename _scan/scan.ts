@@ -3,11 +3,12 @@
  *
  * @module
  */
-import { type Folded, mapSpan } from "./fold.ts";
+import { type Folded, lettersOnly, mapSpan } from "./fold.ts";
 import { CONTEXT, cutAtOrAfter, wholeWindow, type Window, windowOf } from "./segments.ts";
 import { type Rule, rules } from "./rules.ts";
-import { escapeRegExp as escape, nextMatch } from "./match.ts";
+import { anchorsOf, escapeRegExp as escape, nextMatch } from "./match.ts";
 import { LeadFinder } from "./leads.ts";
+import { WordSet } from "./words.ts";
 import { lazy } from "../_common/lazy.ts";
 import { RuleScreen } from "./screen.ts";
 import type { ScanCategory, ScanContext, ScanFinding, ScanOptions, ScanResult } from "../types.ts";
@@ -27,8 +28,8 @@ export const SCAN_CONTEXTS: readonly ScanContext[] = Object.keys(CONTEXT_ORDER) 
 // deno-lint-ignore no-control-regex -- the ASCII range starts at U+0000 on purpose
 const NON_ASCII = /[^\x00-\x7f]/;
 
-/** Characters kept by `squash`. */
-const NOT_LETTERS = /[^a-z]+/g;
+/** The buffer long `Squashed` maps share, made on first use. */
+let letterMap: Int32Array | undefined;
 
 /** Letters only, with a map to folded indices built on first use: catches uniformly letter-spaced phrases. */
 class Squashed {
@@ -37,13 +38,16 @@ class Squashed {
   #map: Int32Array | undefined;
   constructor(f: Folded) {
     this.#src = f.text;
-    NOT_LETTERS.lastIndex = 0;
-    this.text = NOT_LETTERS.test(f.text) ? f.text.replace(NOT_LETTERS, "") : f.text;
+    this.text = lettersOnly(f.text);
   }
   map(): Int32Array {
     if (this.#map) return this.#map;
     const src = this.#src;
-    const map = new Int32Array(this.text.length);
+    // One window's letters at a time are mapped (see `runSquashed`): a long one's map takes the shared buffer.
+    const n = this.text.length;
+    const map = n >= 1 << 16 && n <= 1 << 19
+      ? (letterMap ??= new Int32Array(1 << 19)).subarray(0, n)
+      : new Int32Array(n);
     let k = 0;
     for (let i = 0; i < src.length; i++) {
       const c = src.charCodeAt(i);
@@ -63,6 +67,13 @@ interface Plan {
   squashed: readonly Rule[];
   /** Matches the folded text whenever some folded rule could match; null when a rule has no anchor. */
   gate: RegExp | null;
+  /** The strings `gate` alternates. */
+  gateWords: readonly string[] | null;
+  /**
+   * The same test as `gate` in one pass of table reads, made on a long text's first use: on text that holds
+   * none of the strings an alternation of a hundred of them costs several times more.
+   */
+  gateSet?: WordSet;
   /**
    * Matches the folded text whenever the letters-only text holds an anchor of a squashed rule (each anchor's
    * letters with `[^a-z]*` between them), so the letters-only text is built only when it could match.
@@ -70,6 +81,8 @@ interface Plan {
   squashedGate: RegExp | null;
   /** The automaton over the leads of the folded rules that have them. */
   leads: LeadFinder;
+  /** Per rule of `folded`, its index in `leads.rules`, or -1. */
+  leadOf: Int8Array;
   /** Which of the folded and the squashed rules could match a short text (see screen.ts). */
   screen: RuleScreen;
   /** The screen's bits of the folded rules, and of the squashed ones. */
@@ -103,15 +116,26 @@ function needlesOf(rule: Rule): { needles: RegExp | null; anchors: RegExp | null
  */
 const WINDOWED_FROM = 4096;
 
-/** A combined anchor test; null when some rule has no anchor (it may match anywhere). */
-function gateOf(rules: readonly Rule[]): RegExp | null {
+/** Every anchor of the rules (needles where a rule has no anchors); null when some rule has neither. */
+function gateWordsOf(rules: readonly Rule[]): string[] | null {
   const words = new Set<string>();
   for (const rule of rules) {
     const list = rule.anchors ?? rule.needles;
     if (!list) return null;
     for (const w of list) words.add(w);
   }
-  return words.size === 0 ? null : new RegExp([...words].map(escape).join("|"));
+  return words.size === 0 ? null : [...words];
+}
+
+/** Texts from this long on take the plan's `gateSet` rather than its `gate` expression. */
+const GATE_SET_FROM = 1024;
+
+/** Whether the folded text `ft` passes the plan's gate (see `Plan.gate`). */
+function passesGate(plan: Plan, ft: string): boolean {
+  if (plan.gate === null) return true;
+  if (ft.length < GATE_SET_FROM) return plan.gate.test(ft);
+  plan.gateSet ??= new WordSet(plan.gateWords!);
+  return plan.gateSet.foundIn(ft);
 }
 
 /**
@@ -145,15 +169,21 @@ function planOf(context: ScanContext): Plan {
   const active = rules().filter((rule) => !rule.contexts || rule.contexts.includes(context));
   const folded = active.filter((rule) => !rule.raw && !rule.squashed);
   const squashed = active.filter((rule) => rule.squashed);
+  const gateWords = gateWordsOf(folded);
+  const gate = gateWords === null ? null : new RegExp(gateWords.map(escape).join("|"));
+  const squashedGate = spreadGateOf(squashed);
+  const leads = new LeadFinder(folded);
   const screen = new RuleScreen([...folded, ...squashed]);
-  const bitsOf = (rules: readonly Rule[]) => rules.reduce((bits, rule) => bits | screen.bits.get(rule)!, 0);
+  const bitsOf = (list: readonly Rule[]) => list.reduce((bits, rule) => bits | screen.bits.get(rule)!, 0);
   const plan: Plan = {
     raw: active.filter((rule) => rule.raw),
     folded,
     squashed,
-    gate: gateOf(folded),
-    squashedGate: spreadGateOf(squashed),
-    leads: new LeadFinder(folded),
+    gate,
+    gateWords,
+    squashedGate,
+    leads,
+    leadOf: Int8Array.from(folded, (rule) => leads.rules.indexOf(rule)),
     screen,
     foldedBits: bitsOf(folded),
     squashedBits: bitsOf(squashed),
@@ -325,22 +355,65 @@ export function scanInSegments(
 /** The result for the findings the rules reported, in any order. */
 function resultOf(raw: ScanFinding[]): ScanResult {
   if (raw.length === 0) return { blocked: false, categories: [], findings: [] };
-  // Rules run grouped by the text they read; restore the rule-table order, which breaks ties between equal spans.
   if (raw.length > 1) {
     const at = order();
-    raw.sort((a, b) => (at.get(a.rule) ?? -1) - (at.get(b.rule) ?? -1));
+    raw.sort((a, b) => byPlace(a, b, at));
   }
-  const findings = dedupe(raw);
   const categories: ScanCategory[] = [];
-  for (const f of findings) if (!categories.includes(f.category)) categories.push(f.category);
+  const findings = dedupe(raw, categories);
   return { blocked: findings.length > 0, categories, findings };
 }
 
-/** The rule's pre-checks: some needle (when it has needles) and some anchor (when it has anchors) occur. */
-function mayMatch(rule: Rule, text: string): boolean {
-  const pre = needlesOf(rule);
-  return (pre.needles === null || pre.needles.test(text)) && (pre.anchors === null || pre.anchors.test(text));
+/**
+ * The order of findings: by start, the longer first, then (rules run grouped by the text they read) by the rule
+ * table, which breaks ties between equal spans; a stable sort keeps the order found for the rest.
+ */
+function byPlace(a: ScanFinding, b: ScanFinding, at: ReadonlyMap<string, number>): number {
+  return a.start - b.start || b.end - a.end || (at.get(a.rule) ?? -1) - (at.get(b.rule) ?? -1);
 }
+
+/** The rule's pre-checks: some needle (when it has needles) and some anchor (when it has anchors) occur. */
+function mayMatch(rule: Rule, text: string, absent: string[]): boolean {
+  const pre = needlesOf(rule);
+  return (pre.needles === null || holdsSome(rule.needles!, pre.needles, text, absent)) &&
+    (pre.anchors === null || holdsSome(rule.anchors!, pre.anchors, text, absent));
+}
+
+/**
+ * Whether `text` holds one of `words` (`re` is their alternation). `absent` lists strings `text` is known not to
+ * hold, and grows by `words` when it holds none: a text without "sys" has no "system" either, so rules whose
+ * words all contain an absent string are ruled out without reading the text again.
+ */
+function holdsSome(words: readonly string[], re: RegExp, text: string, absent: string[]): boolean {
+  // On short texts a test costs less than the comparisons.
+  if (text.length < ABSENT_FROM) return re.test(text);
+  if (absent.length > 0 && words.every((w) => absent.some((a) => w.includes(a)))) return false;
+  if (words.length >= SET_OF_WORDS ? wordSetOf(words).foundIn(text) : re.test(text)) return true;
+  absent.push(...words);
+  return false;
+}
+
+/**
+ * Lists from this many strings on are tested on long texts by an automaton (see words.ts): an alternation of so
+ * many, most starting with common characters, costs more. Shorter lists of rarer openings are faster as expressions.
+ */
+const SET_OF_WORDS = 30;
+
+/** Per list of needles or anchors, its automaton, made on first use. */
+const WORD_SETS = new WeakMap<readonly string[], WordSet>();
+
+/** The automaton of `words`. */
+function wordSetOf(words: readonly string[]): WordSet {
+  let set = WORD_SETS.get(words);
+  if (set === undefined) {
+    set = new WordSet(words);
+    WORD_SETS.set(words, set);
+  }
+  return set;
+}
+
+/** Texts from this long on remember what they do not hold (see `holdsSome`). */
+const ABSENT_FROM = 1 << 15;
 
 /** Reports one finding, in original offsets. */
 type Add = (category: ScanCategory, rule: string, start: number, end: number) => void;
@@ -350,6 +423,9 @@ type Add = (category: ScanCategory, rule: string, start: number, end: number) =>
  * of the whole folded text (for a squashed rule: of the folded character holding the letter it resumes at).
  */
 type Cursors = Map<Rule, number[]>;
+
+/** Where a rule's searches start in a text's first window. */
+const AT_START: readonly number[] = [0, 0];
 
 /** Characters at a window's end within which a match might read differently in a wider window. */
 const EDGE = 64;
@@ -380,13 +456,17 @@ function runSegments(
         else right *= 2;
         continue;
       }
-      const found: Parameters<Add>[] = [];
+      // Held until the window is known to be wide enough: category, rule, start, end, flat.
+      const found: (string | number)[] = [];
       const next: Cursors = new Map([...cursors].map(([rule, at]) => [rule, [...at]]));
-      if (!runWindow(w, text, plan, wanted, next, base, (...f) => found.push(f))) {
+      const hold: Add = (category, rule, s, e) => found.push(category, rule, s, e);
+      if (!runWindow(w, text, plan, wanted, next, base, hold)) {
         right *= 2;
         continue;
       }
-      for (const f of found) add(...f);
+      for (let i = 0; i < found.length; i += 4) {
+        add(found[i] as ScanCategory, found[i + 1] as string, found[i + 2] as number, found[i + 3] as number);
+      }
       cursors = next;
       base += w.coreEnd - w.coreStart;
       break;
@@ -412,7 +492,7 @@ function runWindow(
   only: RuleMask = ALL_RULES,
 ): boolean {
   const ft = w.folded.text;
-  if ((only & plan.foldedBits) !== 0 && (plan.gate === null || plan.gate.test(ft))) {
+  if ((only & plan.foldedBits) !== 0 && passesGate(plan, ft)) {
     if (!runFolded(plan, text, w, wanted, cursors, base - w.coreStart, add, only)) return false;
   }
   if ((only & plan.squashedBits) !== 0 && (plan.squashedGate === null || plan.squashedGate.test(ft))) {
@@ -450,35 +530,43 @@ function runFolded(
   const local = (at: number) => Math.max(at - offset, w.coreStart);
   // Where each rule with leads could match, found for all of them in one pass when the first needs it.
   let starts: (number[] | undefined)[] | undefined;
-  for (const rule of plan.folded) {
+  // Needles and anchors this window's folded text is known not to hold (see `holdsSome`).
+  const absent: string[] = [];
+  // No window follows the one whose core ends the text: its cursors are not read.
+  const keep = !(w.atEnd && w.coreEnd === ft.length);
+  for (let i = 0; i < plan.folded.length; i++) {
+    const rule = plan.folded[i];
     if (
       (wanted && !wanted.has(rule.category)) ||
       (only !== ALL_RULES && (only & plan.screen.bits.get(rule)!) === 0)
     ) {
       continue;
     }
-    const at = cursors.get(rule) ?? [0, 0];
-    const lead = plan.leads.rules.indexOf(rule);
+    const at = cursors.get(rule) ?? AT_START;
+    const lead = plan.leadOf[i];
     if (lead >= 0) {
       starts ??= plan.leads.find(ft, w.coreStart, w.coreEnd);
       const candidates = starts[lead];
       if (candidates === undefined) continue;
       // Where leads are many, the needles and anchors may rule them all out in one native pass; where they are
       // few, trying each costs less than that pass.
-      if (candidates.length * TRIES_PER_PASS > ft.length && !mayMatch(rule, ft)) continue;
-      const from = tryAt(rule, candidates, local(at[0]), ft, folded, limit, upper, toText);
+      const many = candidates.length * TRIES_PER_PASS > ft.length;
+      if (many && !mayMatch(rule, ft, absent)) continue;
+      const from = tryAt(rule, candidates, local(at[0]), ft, folded, limit, upper, toText, {
+        bounded: many && rule.farTries === true && candidates.length >= BOUND_PROBE,
+      });
       if (from === null) return false;
-      cursors.set(rule, [from + offset]);
+      if (keep) cursors.set(rule, [from + offset]);
       continue;
     }
-    if (!mayMatch(rule, ft)) continue;
+    if (!mayMatch(rule, ft, absent)) continue;
     if (rule.find) {
       const cursor = { from: at.map(local), until: w.coreEnd };
       for (const [ms, me] of rule.find(ft, cursor)) {
         if (me > limit) return false;
         report(rule, ft, folded, ms, me, upper, toText);
       }
-      cursors.set(rule, cursor.from.map((x) => x + offset));
+      if (keep) cursors.set(rule, cursor.from.map((x) => x + offset));
       continue;
     }
     let from = local(at[0]);
@@ -494,7 +582,7 @@ function runFolded(
       // A rejected match may hide an acceptable one that starts inside it: resume just after its start.
       from = report(rule, ft, folded, ms, me, upper, toText) ? me : ms + 1;
     }
-    cursors.set(rule, [from + offset]);
+    if (keep) cursors.set(rule, [from + offset]);
   }
   return true;
 }
@@ -505,10 +593,19 @@ const TRIES_PER_PASS = 200;
 /** Per rule, its expression made sticky, for `tryAt`: made on first use. */
 const STICKY = new Map<Rule, RegExp>();
 
+/** Leads `tryAt` checks for a near anchor before it judges whether the check pays (see `BOUND_PAYS`). */
+const BOUND_PROBE = 64;
+/** Of the first `BOUND_PROBE` leads, at least this many must be skipped for `tryAt` to keep checking. */
+const BOUND_PAYS = 8;
+
 /**
  * The match loop of `runFolded` for a rule with leads: the expression is tried, sticky, at each position in
  * `starts` (ascending) from `from` on. A match can only start at such a position, so this finds what the loop
  * over the whole text finds. Returns where the next search would start, or null as for `runWindow`.
+ *
+ * `bounded` (for many leads): a match holds an anchor and is at most `maxLen` long, so a lead with no anchor
+ * starting within `maxLen` after it is skipped untried. One forward search for anchors serves all leads; it is
+ * dropped when the first leads show that anchors are near them anyway (then the check costs more than it saves).
  */
 function tryAt(
   rule: Rule,
@@ -519,15 +616,35 @@ function tryAt(
   limit: number,
   upper: (i: number) => boolean,
   add: Add,
+  { bounded }: { bounded: boolean },
 ): number | null {
   let sticky = STICKY.get(rule);
   if (sticky === undefined) STICKY.set(rule, sticky = new RegExp(rule.re.source, "y"));
+  const maxLen = rule.maxLen ?? 0;
+  let anchors = bounded && maxLen > 0 ? anchorsOf(rule) : null;
+  // Where the first anchor at or after the last lead checked starts (Infinity: none); leads checked, skipped.
+  let next = -1;
+  let checked = 0;
+  let skipped = 0;
   for (const p of starts) {
     if (p < from) continue;
+    if (anchors !== null) {
+      if (next < p) {
+        anchors.lastIndex = p;
+        const a = anchors.exec(ft);
+        next = a === null ? Infinity : a.index;
+      }
+      if (next === Infinity) break;
+      if (next >= p + maxLen) {
+        skipped++;
+        continue;
+      }
+      if (++checked === BOUND_PROBE && skipped < BOUND_PAYS) anchors = null;
+    }
     sticky.lastIndex = p;
-    const m = sticky.exec(ft);
-    if (m === null) continue;
-    const me = p + m[0].length;
+    // `test`, not `exec`: no match object to make; a sticky match ends where `lastIndex` is left.
+    if (!sticky.test(ft)) continue;
+    const me = sticky.lastIndex;
     if (me > limit) return null;
     if (me === p) {
       from = p + 1;
@@ -555,6 +672,7 @@ function runSquashed(
   const sq = new Squashed(w.folded);
   const matching = { windowed: sq.text.length >= WINDOWED_FROM };
   const end = sq.text.length - w.lettersAfter;
+  const absent: string[] = [];
   const limit = w.atEnd ? Infinity : sq.text.length - EDGE;
   for (const rule of plan.squashed) {
     if (
@@ -563,7 +681,7 @@ function runSquashed(
     ) {
       continue;
     }
-    if (!mayMatch(rule, sq.text)) continue;
+    if (!mayMatch(rule, sq.text, absent)) continue;
     const at = cursors.get(rule)?.[0];
     let from = Math.max(at === undefined ? 0 : lettersBefore(w.folded.text, at - offset), w.lettersBefore);
     for (;;) {
@@ -594,6 +712,11 @@ function lettersBefore(s: string, end: number): number {
   return n;
 }
 
+/** A space or a newline: what the folded text has between words. */
+function isBlank(c: number): boolean {
+  return c === 0x20 || c === 0x0a;
+}
+
 /** Trims, checks and reports one match on the folded text; false when the rule's `accept` rejected it. */
 function report(
   rule: Rule,
@@ -607,23 +730,36 @@ function report(
   let s = ms;
   let e = me;
   // Report the words, not the whitespace or newline that anchored the match.
-  while (s < e && (ft[s] === " " || ft[s] === "\n")) s++;
-  while (e > s && (ft[e - 1] === " " || ft[e - 1] === "\n")) e--;
+  while (s < e && isBlank(ft.charCodeAt(s))) s++;
+  while (e > s && isBlank(ft.charCodeAt(e - 1))) e--;
   if (rule.accept && !rule.accept(ft, s, e, upper)) return false;
+  if (folded.identity && s < e) {
+    // What `mapSpan` gives for the identity map, without a pair to make.
+    add(rule.category, rule.name, s, e);
+    return true;
+  }
   const [a, b] = mapSpan(folded, s, e);
   add(rule.category, rule.name, a, b);
   return true;
 }
 
-/** Orders by start and drops a finding that lies inside another finding of the same category. */
-function dedupe(found: ScanFinding[]): ScanFinding[] {
-  found.sort((a, b) => a.start - b.start || b.end - a.end);
+/**
+ * Drops a finding that lies inside another finding of the same category; `found` is ordered by `byPlace`.
+ * `categories` receives each category in the order of its first finding.
+ */
+function dedupe(found: ScanFinding[], categories: ScanCategory[]): ScanFinding[] {
   const out: ScanFinding[] = [];
-  const reach = new Map<ScanCategory, number>();
+  // Per category (in `categories` order), how far its findings so far reach: a handful, so an array.
+  const reach: number[] = [];
   for (const f of found) {
-    const r = reach.get(f.category);
-    if (r !== undefined && f.end <= r) continue;
-    reach.set(f.category, Math.max(r ?? 0, f.end));
+    const c = categories.indexOf(f.category);
+    if (c < 0) {
+      categories.push(f.category);
+      reach.push(f.end);
+    } else {
+      if (f.end <= reach[c]) continue;
+      reach[c] = Math.max(reach[c], f.end);
+    }
     out.push(f);
   }
   return out;

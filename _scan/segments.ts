@@ -84,7 +84,8 @@ export function windowOf(
   if (ws > 0 && (before.length < CONTEXT || letters(before) < LETTER_CONTEXT)) return "left";
   const after = we === end ? "" : fold(text.slice(end, we), { ascii }).text;
   if (we < n && (after.length < CONTEXT || letters(after) < LETTER_CONTEXT)) return "right";
-  const folded = fold(ws === 0 && we === n ? text : text.slice(ws, we), { ascii });
+  // The engine reads one window at a time: each window's maps may take the place of the last one's.
+  const folded = fold(ws === 0 && we === n ? text : text.slice(ws, we), { ascii, reuse: true });
   const lettersBefore = letters(before);
   const lettersAfter = letters(after);
   return {
@@ -100,7 +101,7 @@ export function windowOf(
 
 /** The whole text as one window; `ascii`: the caller knows it is ASCII. */
 export function wholeWindow(text: string, ascii: boolean): Window {
-  const folded = fold(text, { ascii });
+  const folded = fold(text, { ascii, reuse: true });
   return {
     origin: 0,
     folded,

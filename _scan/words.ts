@@ -1,0 +1,93 @@
+/**
+ * Whether a text holds any of many strings, in one pass of table reads (an Aho-Corasick automaton). A regular
+ * expression that alternates a hundred strings tries them one by one at every position where none matches, so
+ * on text that holds none of them it costs several times more than this.
+ *
+ * @module
+ */
+
+/** A set of ASCII strings that can tell whether a text holds one of them. */
+export class WordSet {
+  /** Character class of each ASCII code unit (0: in no string). */
+  #classes = new Uint8Array(128);
+  /** Bits of a character class: rows are `1 << #shift` wide, wide enough for every class. */
+  #shift: number;
+  /** `#next[(state << #shift) | class]`: the state after reading a character of that class. */
+  #next: Uint16Array | Int32Array;
+  /** 1 for a state where some string ends. */
+  #accepts: Uint8Array;
+
+  /**
+   * Builds the automaton of `words` (ASCII, none empty).
+   *
+   * @throws {Error} When a string is empty or not ASCII.
+   */
+  constructor(words: readonly string[]) {
+    let width = 1;
+    for (const w of words) {
+      if (w.length === 0) throw new Error("WordSet: an empty string matches everywhere");
+      for (let i = 0; i < w.length; i++) {
+        const c = w.charCodeAt(i);
+        if (c >= 128) throw new Error(`WordSet: "${w}" is not ASCII`);
+        if (this.#classes[c] === 0) this.#classes[c] = width++;
+        if (width > 128) throw new Error("WordSet: more than 127 distinct characters");
+      }
+    }
+    const shift = this.#shift = Math.max(1, Math.ceil(Math.log2(width)));
+    const goto: Map<number, number>[] = [new Map()];
+    const ends: boolean[] = [false];
+    for (const w of words) {
+      let s = 0;
+      for (let i = 0; i < w.length; i++) {
+        const c = this.#classes[w.charCodeAt(i)];
+        let t = goto[s].get(c);
+        if (t === undefined) {
+          t = goto.length;
+          goto.push(new Map());
+          ends.push(false);
+          goto[s].set(c, t);
+        }
+        s = t;
+      }
+      ends[s] = true;
+    }
+    // Breadth first, each state's row is its trie children over its failure state's row.
+    const next = goto.length < 0x10000
+      ? new Uint16Array(goto.length << shift)
+      : new Int32Array(goto.length << shift);
+    const fail = new Int32Array(goto.length);
+    const queue: number[] = [];
+    for (const [c, t] of goto[0]) {
+      next[c] = t;
+      queue.push(t);
+    }
+    for (let q = 0; q < queue.length; q++) {
+      const s = queue[q];
+      const f = fail[s];
+      ends[s] ||= ends[f];
+      next.copyWithin(s << shift, f << shift, (f + 1) << shift);
+      for (const [c, t] of goto[s]) {
+        fail[t] = next[(f << shift) | c];
+        next[(s << shift) | c] = t;
+        queue.push(t);
+      }
+    }
+    this.#next = next;
+    this.#accepts = Uint8Array.from(ends, Number);
+  }
+
+  /** True when `text` holds one of the strings. */
+  foundIn(text: string): boolean {
+    const classes = this.#classes;
+    const shift = this.#shift;
+    const next = this.#next;
+    const accepts = this.#accepts;
+    let s = 0;
+    for (let i = 0, n = text.length; i < n; i++) {
+      const c = text.charCodeAt(i);
+      s = next[(s << shift) | (c < 128 ? classes[c] : 0)];
+      if (accepts[s] !== 0) return true;
+    }
+    return false;
+  }
+}
