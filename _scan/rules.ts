@@ -547,7 +547,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
     anchors: ["prompt", "instructions", "above", "system message"],
     maxLen: 120,
     category: "instruction_override",
-    needles: ["prompt", "instructions", "above"],
+    needles: ["prompt", "instructions", "above", "system message"],
     re:
       /\b(?:reveal|print|show|output|repeat|display|leak|disclose|tell me|give me|write out|spell out) (?:me )?(?:your|the) (?:full |entire |original |initial |hidden |secret )?(?:system prompt|system message|initial prompt|hidden prompt|prompt|instructions)\b|\brepeat (?:the|all) (?:words|text|lines|sentences) above\b/g,
   },
@@ -557,7 +557,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
     anchors: ["authori", "approved", "permitted", "allowed", "consent", "permission", "cleared"],
     maxLen: 120,
     category: "instruction_override",
-    needles: ["authori", "approved", "permitted", "allowed", "consent", "permission"],
+    needles: ["authori", "approved", "permitted", "allowed", "consent", "permission", "cleared"],
     re:
       /\b(?:the user|your (?:user|owner|admin|administrator|operator)|the (?:admin|administrator|owner|operator)) (?:has|have) (?:already |now |explicitly )?(?:authori[sz]ed|approved|permitted|allowed|consented|given (?:you )?permission)\b|\byou (?:are|have been|were) (?:now |hereby |explicitly )?(?:authori[sz]ed|permitted|allowed|cleared) to\b/g,
     contexts: DATA,
