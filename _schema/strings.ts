@@ -20,6 +20,16 @@ import { RefResolver } from "./refs.ts";
 /** Answers whether `test` is true of some string in `value` (which must be valid against the schema). */
 export type StringVisitor = (value: unknown, test: (s: string) => boolean) => boolean;
 
+/** Options for {@link stringVisitor}. */
+export interface StringVisitorOptions {
+  /**
+   * Strings the caller's test is false of without asking (the schema's own literals, for the scan): a node
+   * whose every valid string is one of them (an `enum` or `const` of such strings, an `anyOf`/`oneOf` of such
+   * nodes) is not visited.
+   */
+  skips?: (s: string) => boolean;
+}
+
 /** The generic walk: every string in `v`, own enumerable keys and array items, depth first. */
 function anyString(v: unknown, test: (s: string) => boolean): boolean {
   if (typeof v === "string") return test(v);
@@ -61,10 +71,14 @@ class Visitors {
   readonly bodies: string[] = [];
   #names = new Map<unknown, string>();
   #refs: RefResolver;
+  #skips: ((s: string) => boolean) | undefined;
+  /** The nodes whose alternatives are being examined (see `#onlySkipped`). */
+  #examining = new Set<unknown>();
 
-  /** Starts a generation for the schema document `root`. */
-  constructor(root: unknown) {
+  /** Starts a generation for the schema document `root`; `skips` as in {@link StringVisitorOptions}. */
+  constructor(root: unknown, skips?: (s: string) => boolean) {
     this.#refs = new RefResolver(root);
+    this.#skips = skips;
   }
 
   /**
@@ -78,10 +92,42 @@ class Visitors {
     const known = this.#names.get(schema);
     if (known !== undefined) return known;
     if (this.#names.size >= MAX_NODES) return "A";
+    if (this.#onlySkipped(schema, ptr)) return "N";
     const name = `w${this.#names.size}`;
     this.#names.set(schema, name);
     this.bodies.push(`function ${name}(v, t) {\n${this.#body(schema, ptr).join("\n")}\n}`);
     return name;
+  }
+
+  /**
+   * True when every string a value valid against `s` can be or hold is one the test skips: `s` is an `enum`
+   * or `const` of scalars whose strings it skips, or every alternative of its `anyOf` (or `oneOf`) is such a
+   * node or holds no string (a valid value is valid against one of them; the node's other keywords only
+   * narrow).
+   */
+  #onlySkipped(s: Record<string, unknown>, ptr: string): boolean {
+    const skips = this.#skips;
+    if (skips === undefined) return false;
+    if (scalarOnly(s)) {
+      const values = Array.isArray(s.enum) ? [...s.enum] : [];
+      if (Object.hasOwn(s, "const")) values.push(s.const);
+      const skipped = (x: unknown) => typeof x === "string" ? skips(x) : typeof x !== "object" || x === null;
+      return values.every(skipped);
+    }
+    // a node met again inside its own alternatives (an object cycle) is not claimed
+    if (this.#examining.has(s)) return false;
+    this.#examining.add(s);
+    try {
+      for (const k of ["anyOf", "oneOf"]) {
+        const alts = s[k];
+        if (Array.isArray(alts) && alts.length > 0) {
+          if (alts.every((alt, i) => this.name(alt, `${ptr}/${k}/${i}`) === "N")) return true;
+        }
+      }
+      return false;
+    } finally {
+      this.#examining.delete(s);
+    }
   }
 
   /** The statements of one node's visitor. */
@@ -181,10 +227,10 @@ class Visitors {
  * assert.equal(visit({ city: "Oslo" }, (s) => s === "Oslo"), true);
  * ```
  */
-export function stringVisitor(schema: unknown): StringVisitor | null {
+export function stringVisitor(schema: unknown, options: StringVisitorOptions = {}): StringVisitor | null {
   try {
     const F = globalThis.Function;
-    const g = new Visitors(schema);
+    const g = new Visitors(schema, options.skips);
     const root = g.name(schema, "");
     const src = [...g.bodies, `return ${root === "N" ? "() => false" : root};`].join("\n");
     // N is never called where it is spelled out; defined anyway, so a slip cannot throw at run time

@@ -454,7 +454,7 @@ function compileTool(
     depthBound: toolDepthBound(tool.schema),
     strings: !visitStrings || options.codegen === false || tool.schema === undefined
       ? null
-      : stringVisitor(tool.schema),
+      : stringVisitor(tool.schema, { skips: (s) => literals.has(s) }),
     scanHit: (s) => s.length !== 0 && !literals.has(s) && findsInArgs(s),
   };
 }

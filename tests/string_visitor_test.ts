@@ -146,6 +146,9 @@ const NODE: Schema = {
   additionalProperties: false,
 };
 
+/** Strings the skipping visitors are told their test is false of (some, not all, of the random literals). */
+const SKIPPED = new Set(["red", "fixed"]);
+
 test("stringVisitor: on valid values, visits every string the walk visits (many random schemas and values)", () => {
   let checked = 0;
   for (let seed = 1; seed <= 300; seed++) {
@@ -154,6 +157,7 @@ test("stringVisitor: on valid values, visits every string the walk visits (many 
     const valid = compileSchema(schema);
     const visit = stringVisitor(schema);
     assert.ok(visit, `seed ${seed}: a visitor is generated`);
+    const visitSkipping = stringVisitor(schema, { skips: (s) => SKIPPED.has(s) })!;
     for (let k = 0; k < 40; k++) {
       const counter = { n: 0 };
       // through JSON, as the validator's fast path sees arguments (own "__proto__" keys stay data)
@@ -169,6 +173,15 @@ test("stringVisitor: on valid values, visits every string the walk visits (many 
       // and the answer: true exactly when some string the walk visits passes the test
       const hit = (s: string) => s === INJECTION;
       assert.equal(visit(value, hit), walked.some(hit), `seed ${seed}: ${JSON.stringify(value)}`);
+      // with strings to skip: every other string the walk visits is still visited
+      const skipping = new Set<string>();
+      visitSkipping(value, (s) => (skipping.add(s), false));
+      for (const s of walked) {
+        assert.ok(
+          SKIPPED.has(s) || skipping.has(s),
+          `seed ${seed}: ${JSON.stringify(s)} not visited (skips)`,
+        );
+      }
     }
   }
   assert.ok(checked > 3000, `only ${checked} valid values were generated`);
@@ -246,6 +259,35 @@ test("stringVisitor: strings under keys the schema does not bound are visited; s
   const strict: string[] = [];
   bounded({ n: 1, s: "x" }, (s) => (strict.push(s), false));
   assert.deepEqual(strict, ["x"]);
+});
+
+test("stringVisitor: nodes whose every valid string is skipped are not visited; others are", () => {
+  const schema = {
+    type: "object",
+    properties: {
+      units: { type: "string", enum: ["c", "f"] },
+      fixed: { const: "x" },
+      room: { anyOf: [{ enum: ["single", "double"] }, { type: "integer" }] },
+      mixed: { anyOf: [{ enum: ["single"] }, { type: "string" }] },
+      partly: { enum: ["c", "other"] },
+      deep: { enum: [["c"]] },
+    },
+    additionalProperties: false,
+  };
+  const skips = (s: string) => ["c", "f", "x", "single", "double"].includes(s);
+  const value = { units: "c", fixed: "x", room: "double", mixed: "single", partly: "other", deep: ["c"] };
+  assert.deepEqual(compileSchema(schema)(value), []);
+  const seen: string[] = [];
+  stringVisitor(schema, { skips })!(value, (s) => (seen.push(s), false));
+  assert.deepEqual(seen, ["single", "other", "c"]);
+  // without skips, every string is visited
+  const all: string[] = [];
+  stringVisitor(schema)!(value, (s) => (all.push(s), false));
+  assert.deepEqual(all, ["c", "x", "double", "single", "other", "c"]);
+  // an object cycle through anyOf ends
+  const cyclic: Record<string, unknown> = { type: "string" };
+  cyclic.anyOf = [cyclic];
+  assert.ok(stringVisitor({ type: "object", properties: { a: cyclic } }, { skips }));
 });
 
 test("stringVisitor: null where code generation is blocked; the validator then walks and finds the same", () => {
