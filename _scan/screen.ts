@@ -349,9 +349,13 @@ export class RuleScreen {
       all |= c;
       const u = units[c & 0x7f];
       key = ((key << CLASS_BITS) | (u & CLASS_MASK)) & GRAM_KEY;
-      if ((grams[key >>> 5] & (1 << (key & 31))) !== 0) found |= this.#anchorsAt(text, i, key);
-      letterKey = ((letterKey << (u >>> LETTER_SHIFT_AT)) | ((u >>> LETTER_CODE_AT) & 31)) & LETTER_KEY;
-      letterHit |= letterGrams[letterKey >>> 5] & (1 << (letterKey & 31));
+      // (a shift count is taken modulo 32: `1 << key` is bit `key & 31`)
+      if ((grams[key >>> 5] & (1 << key)) !== 0) found |= this.#anchorsAt(text, i, key);
+      // only a letter (a unit with a letter shift) moves the letters-only key
+      if (u >= 1 << LETTER_SHIFT_AT) {
+        letterKey = ((letterKey << LETTER_BITS) | ((u >>> LETTER_CODE_AT) & 31)) & LETTER_KEY;
+        letterHit |= letterGrams[letterKey >>> 5] & (1 << letterKey);
+      }
     }
     if (all >= 0x80) return -1;
     // Most texts: no evidence at all.
