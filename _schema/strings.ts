@@ -28,6 +28,51 @@ export interface StringVisitorOptions {
    * nodes) is not visited.
    */
   skips?: (s: string) => boolean;
+  /**
+   * Whether the test is false of every string of at most `maxLength` characters of `alphabet` (ASCII): a node
+   * whose valid strings the schema confines so (an asserted `format: "date"`, a `pattern` of one character
+   * class, see {@link confinement}) does not have its strings visited.
+   */
+  clears?: (alphabet: string, maxLength: number) => boolean;
+  /** Whether `format` is asserted, as the schema was compiled (default true). */
+  assertFormats?: boolean;
+}
+
+/** A pattern of one character class of plain ASCII (letters, digits, a few marks, ranges), repeated. */
+const ONE_CLASS = /^\^\[([A-Za-z0-9 _.:,+@\/=-]+)\](?:\{(\d+)(?:,(\d*))?\}|([+*]))\$$/;
+
+/**
+ * The alphabet (ASCII) and the greatest length to which a schema node confines its valid strings, or null
+ * when it does not (or this cannot tell): `format: "date"` where formats are asserted (digits and "-", 10
+ * long), or a `pattern` `^[...]{n,m}$` (or `{n}`, `+`, `*`; with `maxLength` for an open bound). A node with
+ * a `$ref` is not read (older drafts ignore the keywords beside it).
+ */
+export function confinement(
+  s: Record<string, unknown>,
+  assertFormats: boolean,
+): { alphabet: string; maxLength: number } | null {
+  if (s.$ref !== undefined || s.$dynamicRef !== undefined) return null;
+  if (assertFormats && s.format === "date") return { alphabet: "0123456789-", maxLength: 10 };
+  const m = typeof s.pattern === "string" ? ONE_CLASS.exec(s.pattern) : null;
+  if (m === null) return null;
+  // "{n}" bounds the length by n, "{n,m}" by m; "{n,}", "+" and "*" leave it to maxLength
+  const fromPattern = m[2] === undefined
+    ? Infinity
+    : m[3] === undefined
+    ? Number(m[2])
+    : m[3] === ""
+    ? Infinity
+    : Number(m[3]);
+  const fromKeyword = typeof s.maxLength === "number" && Number.isInteger(s.maxLength) && s.maxLength >= 0
+    ? s.maxLength
+    : Infinity;
+  const maxLength = Math.min(fromPattern, fromKeyword);
+  if (maxLength === Infinity) return null;
+  // the engine itself says which ASCII characters the class holds (plain ASCII matches nothing else)
+  const one = new RegExp(`^[${m[1]}]$`, "u");
+  let alphabet = "";
+  for (let c = 0; c < 0x80; c++) if (one.test(String.fromCharCode(c))) alphabet += String.fromCharCode(c);
+  return { alphabet, maxLength };
 }
 
 /** The generic walk: every string in `v`, own enumerable keys and array items, depth first. */
@@ -72,13 +117,24 @@ class Visitors {
   #names = new Map<unknown, string>();
   #refs: RefResolver;
   #skips: ((s: string) => boolean) | undefined;
+  #clears: ((alphabet: string, maxLength: number) => boolean) | undefined;
+  #assertFormats: boolean;
   /** The nodes whose alternatives are being examined (see `#onlySkipped`). */
   #examining = new Set<unknown>();
 
-  /** Starts a generation for the schema document `root`; `skips` as in {@link StringVisitorOptions}. */
-  constructor(root: unknown, skips?: (s: string) => boolean) {
+  /** Starts a generation for the schema document `root`, with the options of {@link stringVisitor}. */
+  constructor(root: unknown, options: StringVisitorOptions) {
     this.#refs = new RefResolver(root);
-    this.#skips = skips;
+    this.#skips = options.skips;
+    this.#clears = options.clears;
+    this.#assertFormats = options.assertFormats !== false;
+  }
+
+  /** True when the test is false of every valid string of `s` (see {@link confinement}). */
+  #cleared(s: Record<string, unknown>): boolean {
+    if (this.#clears === undefined) return false;
+    const c = confinement(s, this.#assertFormats);
+    return c !== null && this.#clears(c.alphabet, c.maxLength);
   }
 
   /**
@@ -100,12 +156,17 @@ class Visitors {
   }
 
   /**
-   * True when every string a value valid against `s` can be or hold is one the test skips: `s` is an `enum`
-   * or `const` of scalars whose strings it skips, or every alternative of its `anyOf` (or `oneOf`) is such a
-   * node or holds no string (a valid value is valid against one of them; the node's other keywords only
-   * narrow).
+   * True when the test need not be asked of any string a value valid against `s` can be or hold: `s` admits
+   * only strings (and stringless scalars) that the schema confines to an alphabet the test clears, or is an
+   * `enum` or `const` of scalars whose strings the test skips, or every alternative of its `anyOf` (or
+   * `oneOf`) is such a node or holds no string (a valid value is valid against one of them; the node's other
+   * keywords only narrow).
    */
   #onlySkipped(s: Record<string, unknown>, ptr: string): boolean {
+    if (s.type !== undefined && this.#cleared(s)) {
+      const types = Array.isArray(s.type) ? s.type : [s.type];
+      if (types.every((t) => t === "string" || STRINGLESS.has(t))) return true;
+    }
     const skips = this.#skips;
     if (skips === undefined) return false;
     if (scalarOnly(s)) {
@@ -146,7 +207,13 @@ class Visitors {
     }
     const types = Array.isArray(s.type) ? s.type : [s.type];
     const L: string[] = [];
-    if (types.includes("string")) L.push('if (typeof v === "string") return t(v);');
+    if (types.includes("string")) {
+      L.push(
+        this.#cleared(s)
+          ? 'if (typeof v === "string") return false;'
+          : 'if (typeof v === "string") return t(v);',
+      );
+    }
     if (types.includes("array")) L.push(`if (Array.isArray(v)) { ${this.#array(s, ptr)} }`);
     if (types.includes("object")) {
       L.push(`if (typeof v === "object" && v !== null && !Array.isArray(v)) { ${this.#object(s, ptr)} }`);
@@ -230,7 +297,7 @@ class Visitors {
 export function stringVisitor(schema: unknown, options: StringVisitorOptions = {}): StringVisitor | null {
   try {
     const F = globalThis.Function;
-    const g = new Visitors(schema, options.skips);
+    const g = new Visitors(schema, options);
     const root = g.name(schema, "");
     const src = [...g.bodies, `return ${root === "N" ? "() => false" : root};`].join("\n");
     // N is never called where it is spelled out; defined anyway, so a slip cannot throw at run time

@@ -13,7 +13,7 @@ import { show, typeOf } from "../_schema/report.ts";
 import { depthOver, parseJson, rawSpan, resolveLocalRef } from "../_common/json.ts";
 import { normaliseCalls, type NormalisedCall, type NormalisedTool, normaliseTools } from "./providers.ts";
 import { coerceValue, repairJson } from "./repair.ts";
-import { findsIn, scan } from "../_scan/scan.ts";
+import { clearsAlphabet, findsIn, scan } from "../_scan/scan.ts";
 import { relaxDefaults } from "./defaults.ts";
 import { type StringVisitor, stringVisitor } from "../_schema/strings.ts";
 
@@ -457,7 +457,11 @@ function compileTool(
     depthBound: toolDepthBound(tool.schema),
     strings: !visitStrings || options.codegen === false || tool.schema === undefined
       ? null
-      : stringVisitor(tool.schema, { skips: (s) => literals.has(s) }),
+      : stringVisitor(tool.schema, {
+        skips: (s) => literals.has(s),
+        clears: (alphabet, maxLength) => clearsAlphabet(CONTEXT, alphabet, maxLength),
+        assertFormats: options.assertFormats,
+      }),
   };
 }
 

@@ -290,6 +290,77 @@ test("stringVisitor: nodes whose every valid string is skipped are not visited; 
   assert.ok(stringVisitor({ type: "object", properties: { a: cyclic } }, { skips }));
 });
 
+test("stringVisitor: strings the schema confines to an alphabet the test clears are not visited; others are", () => {
+  const schema = {
+    type: "object",
+    properties: {
+      day: { type: "string", format: "date" },
+      lang: { type: "string", pattern: "^[a-z]{2}$" },
+      code: { type: ["string", "null"], pattern: "^[0-9-]+$", maxLength: 12 },
+      open: { type: "string", pattern: "^[0-9-]+$" },
+      loose: { type: "string", pattern: "[a-z]{2}$" },
+      word: { type: "string", pattern: "^[a-z]{3,8}$" },
+      ref: { $ref: "#/$defs/day" },
+    },
+    $defs: { day: { type: "string", format: "date" } },
+    additionalProperties: false,
+  };
+  const asked: [string, number][] = [];
+  // clears digits and "-", and letters up to 2: the shapes of the scanner's answers
+  const clears = (alphabet: string, maxLength: number) => (
+    asked.push([alphabet, maxLength]), /^[0-9-]+$/.test(alphabet) || maxLength <= 2
+  );
+  const value = {
+    day: "2026-12-01",
+    lang: "en",
+    code: "12-34",
+    open: "1-2",
+    loose: "xx",
+    word: "hello",
+    ref: "2026-12-02",
+  };
+  assert.deepEqual(compileSchema(schema)(value), []);
+  const seen: string[] = [];
+  stringVisitor(schema, { clears })!(value, (s) => (seen.push(s), false));
+  assert.deepEqual(seen, ["1-2", "xx", "hello"]);
+  assert.ok(asked.some(([a, n]) => a === "-0123456789" && n === 12), JSON.stringify(asked));
+  // formats as annotations: a date is any string
+  const annotated: string[] = [];
+  stringVisitor(schema, { clears, assertFormats: false })!(value, (s) => (annotated.push(s), false));
+  assert.deepEqual(annotated, ["2026-12-01", "1-2", "xx", "hello", "2026-12-02"]);
+});
+
+test("createValidator: findings are the same with confined strings unvisited as with the walk alone", () => {
+  const schema = {
+    type: "object",
+    properties: {
+      day: { type: "string", format: "date" },
+      lang: { type: "string", pattern: "^[a-z]{2}$" },
+      q: { type: "string" },
+    },
+    additionalProperties: false,
+  };
+  const tools = [{ name: "t", parameters: schema }];
+  const withVisitor = createValidator(tools);
+  const walkOnly = createValidator(tools, { codegen: false });
+  for (
+    const args of [{ day: "2026-12-01", lang: "en", q: "weather" }, {
+      day: "2026-12-01",
+      lang: "en",
+      q: INJECTION,
+    }]
+  ) {
+    const call = { id: "c1", type: "function", function: { name: "t", arguments: JSON.stringify(args) } };
+    assert.deepEqual(withVisitor.validate([call]), walkOnly.validate([call]));
+  }
+  const call = {
+    id: "c1",
+    type: "function",
+    function: { name: "t", arguments: JSON.stringify({ q: INJECTION }) },
+  };
+  assert.equal(withVisitor.validate([call]).calls[0].findings[0].code, "argument_injection");
+});
+
 test("stringVisitor: null where code generation is blocked; the validator then walks and finds the same", () => {
   const F = globalThis.Function;
   const schema = { type: "object", properties: { q: { type: "string" } }, additionalProperties: false };
