@@ -44,7 +44,7 @@ const ONE_CLASS = /^\^\[([A-Za-z0-9 _.:,+@\/=-]+)\](?:\{(\d+)(?:,(\d*))?\}|([+*]
 /**
  * The alphabet (ASCII) and the greatest length to which a schema node confines its valid strings, or null
  * when it does not (or this cannot tell): `format: "date"` where formats are asserted (digits and "-", 10
- * long), or a `pattern` `^[...]{n,m}$` (or `{n}`, `+`, `*`; with `maxLength` for an open bound). A node with
+ * long; `"ipv4"`: digits and ".", 15), or a `pattern` `^[...]{n,m}$` (or `{n}`, `+`, `*`; with `maxLength` for an open bound). A node with
  * a `$ref` is not read (older drafts ignore the keywords beside it).
  */
 export function confinement(
@@ -53,6 +53,7 @@ export function confinement(
 ): { alphabet: string; maxLength: number } | null {
   if (s.$ref !== undefined || s.$dynamicRef !== undefined) return null;
   if (assertFormats && s.format === "date") return { alphabet: "0123456789-", maxLength: 10 };
+  if (assertFormats && s.format === "ipv4") return { alphabet: "0123456789.", maxLength: 15 };
   const m = typeof s.pattern === "string" ? ONE_CLASS.exec(s.pattern) : null;
   if (m === null) return null;
   // "{n}" bounds the length by n, "{n,m}" by m; "{n,}", "+" and "*" leave it to maxLength

@@ -295,6 +295,7 @@ test("stringVisitor: strings the schema confines to an alphabet the test clears 
     type: "object",
     properties: {
       day: { type: "string", format: "date" },
+      ip: { type: "string", format: "ipv4" },
       lang: { type: "string", pattern: "^[a-z]{2}$" },
       code: { type: ["string", "null"], pattern: "^[0-9-]+$", maxLength: 12 },
       open: { type: "string", pattern: "^[0-9-]+$" },
@@ -308,10 +309,11 @@ test("stringVisitor: strings the schema confines to an alphabet the test clears 
   const asked: [string, number][] = [];
   // clears digits and "-", and letters up to 2: the shapes of the scanner's answers
   const clears = (alphabet: string, maxLength: number) => (
-    asked.push([alphabet, maxLength]), /^[0-9-]+$/.test(alphabet) || maxLength <= 2
+    asked.push([alphabet, maxLength]), /^[0-9.-]+$/.test(alphabet) || maxLength <= 2
   );
   const value = {
     day: "2026-12-01",
+    ip: "10.0.0.1",
     lang: "en",
     code: "12-34",
     open: "1-2",
@@ -327,7 +329,7 @@ test("stringVisitor: strings the schema confines to an alphabet the test clears 
   // formats as annotations: a date is any string
   const annotated: string[] = [];
   stringVisitor(schema, { clears, assertFormats: false })!(value, (s) => (annotated.push(s), false));
-  assert.deepEqual(annotated, ["2026-12-01", "1-2", "xx", "hello", "2026-12-02"]);
+  assert.deepEqual(annotated, ["2026-12-01", "10.0.0.1", "1-2", "xx", "hello", "2026-12-02"]);
 });
 
 test("createValidator: findings are the same with confined strings unvisited as with the walk alone", () => {
