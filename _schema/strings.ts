@@ -47,7 +47,7 @@ const ONE_CLASS = /^\^\[([A-Za-z0-9 _.:,+@\/=-]+)\](?:\{(\d+)(?:,(\d*))?\}|([+*]
  * long; `"ipv4"`: digits and ".", 15), or a `pattern` `^[...]{n,m}$` (or `{n}`, `+`, `*`; with `maxLength` for an open bound). A node with
  * a `$ref` is not read (older drafts ignore the keywords beside it).
  */
-export function confinement(
+function confinement(
   s: Record<string, unknown>,
   assertFormats: boolean,
 ): { alphabet: string; maxLength: number } | null {
