@@ -291,6 +291,16 @@ export function findsIn(context: ScanContext): (text: string) => boolean {
 }
 
 /**
+ * True when `scan(text, { context })` finds nothing in any text of at most `maxLength` characters (at most
+ * `QUICK_UP_TO`), each one of `alphabet` (ASCII), as the context's screen proves (see `RuleScreen.clears`);
+ * false where it cannot tell. For callers that know a string's alphabet (a validated `format` or `pattern`).
+ */
+export function clearsAlphabet(context: ScanContext, alphabet: string, maxLength: number): boolean {
+  if (maxLength > QUICK_UP_TO || context === "cli_arg" || !SCAN_CONTEXTS.includes(context)) return false;
+  return planOf(context).screen.clears(alphabet, maxLength);
+}
+
+/**
  * The rules that could match `text` as the plan's screen tells them for a short text that folds to its lower
  * case (0: none, the path most arguments take), or `ALL_RULES`: anything else (a long text, an option-like CLI
  * argument, a bad argument) takes the full path. A small function of its own, which the JIT compilers

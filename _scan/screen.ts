@@ -117,6 +117,32 @@ function isLetter(c: number): boolean {
   return (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a);
 }
 
+/**
+ * True when a text of at most `maxLength` units, each of a code in `codes`, can form a key (the last three
+ * codes of `bits` bits each, 0 before the text's start) marked in `bits`. Over-counts (0 anywhere before the
+ * last code), never under-counts.
+ */
+function reachable(
+  codes: ReadonlySet<number>,
+  maxLength: number,
+  width: number,
+  marked: Int32Array,
+): boolean {
+  if (maxLength === 0 || codes.size === 0) return false;
+  const last = [...codes];
+  const before = maxLength >= 2 ? [0, ...codes] : [0];
+  const first = maxLength >= 3 ? [0, ...codes] : [0];
+  for (const a of first) {
+    for (const b of before) {
+      for (const c of last) {
+        const key = (a << (2 * width)) | (b << width) | c;
+        if ((marked[key >>> 5] & (1 << key)) !== 0) return true;
+      }
+    }
+  }
+  return false;
+}
+
 /** Slots of the hash table of anchor grams (a power of two, at least twice the grams). */
 const SLOTS = 1024;
 
@@ -349,9 +375,13 @@ export class RuleScreen {
       all |= c;
       const u = units[c & 0x7f];
       key = ((key << CLASS_BITS) | (u & CLASS_MASK)) & GRAM_KEY;
-      if ((grams[key >>> 5] & (1 << (key & 31))) !== 0) found |= this.#anchorsAt(text, i, key);
-      letterKey = ((letterKey << (u >>> LETTER_SHIFT_AT)) | ((u >>> LETTER_CODE_AT) & 31)) & LETTER_KEY;
-      letterHit |= letterGrams[letterKey >>> 5] & (1 << (letterKey & 31));
+      // (a shift count is taken modulo 32: `1 << key` is bit `key & 31`)
+      if ((grams[key >>> 5] & (1 << key)) !== 0) found |= this.#anchorsAt(text, i, key);
+      // only a letter (a unit with a letter shift) moves the letters-only key
+      if (u >= 1 << LETTER_SHIFT_AT) {
+        letterKey = ((letterKey << LETTER_BITS) | ((u >>> LETTER_CODE_AT) & 31)) & LETTER_KEY;
+        letterHit |= letterGrams[letterKey >>> 5] & (1 << letterKey);
+      }
     }
     if (all >= 0x80) return -1;
     // Most texts: no evidence at all.
@@ -364,6 +394,27 @@ export class RuleScreen {
     found |= this.#always;
     const needLead = found & this.#needLead;
     return needLead === 0 ? found : (found & ~needLead) | this.#leadsIn(text, needLead);
+  }
+
+  /**
+   * True when `candidates` is 0 for every text of at most `maxLength` characters, each one of `alphabet`
+   * (ASCII; letters in either case stand for themselves): no gram key such a text can form (the last three
+   * classes, fewer at its start) is marked, nor any letters-only key, and no rule is always run. A proof from
+   * the tables `candidates` reads, not a sample; false where it does not hold.
+   */
+  clears(alphabet: string, maxLength: number): boolean {
+    if (this.#always !== 0 || !Number.isInteger(maxLength) || maxLength < 0) return false;
+    const classes = new Set<number>();
+    const letters = new Set<number>();
+    for (let i = 0; i < alphabet.length; i++) {
+      const c = alphabet.charCodeAt(i);
+      if (c >= 0x80) return false;
+      const u = this.#units[c];
+      classes.add(u & CLASS_MASK);
+      if (u >= 1 << LETTER_SHIFT_AT) letters.add((u >>> LETTER_CODE_AT) & 31);
+    }
+    return !reachable(classes, maxLength, CLASS_BITS, this.#grams) &&
+      !reachable(letters, maxLength, LETTER_BITS, this.#letterGrams);
   }
 
   /** Rules with an anchor that ends at index `end`, where the gram `key` ends (and `UNSURE` for a folding key). */

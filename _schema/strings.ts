@@ -20,6 +20,62 @@ import { RefResolver } from "./refs.ts";
 /** Answers whether `test` is true of some string in `value` (which must be valid against the schema). */
 export type StringVisitor = (value: unknown, test: (s: string) => boolean) => boolean;
 
+/** Options for {@link stringVisitor}. */
+export interface StringVisitorOptions {
+  /**
+   * Strings the caller's test is false of without asking (the schema's own literals, for the scan): a node
+   * whose every valid string is one of them (an `enum` or `const` of such strings, an `anyOf`/`oneOf` of such
+   * nodes) is not visited.
+   */
+  skips?: (s: string) => boolean;
+  /**
+   * Whether the test is false of every string of at most `maxLength` characters of `alphabet` (ASCII): a node
+   * whose valid strings the schema confines so (an asserted `format: "date"`, a `pattern` of one character
+   * class, see {@link confinement}) does not have its strings visited.
+   */
+  clears?: (alphabet: string, maxLength: number) => boolean;
+  /** Whether `format` is asserted, as the schema was compiled (default true). */
+  assertFormats?: boolean;
+}
+
+/** A pattern of one character class of plain ASCII (letters, digits, a few marks, ranges), repeated. */
+const ONE_CLASS = /^\^\[([A-Za-z0-9 _.:,+@\/=-]+)\](?:\{(\d+)(?:,(\d*))?\}|([+*]))\$$/;
+
+/**
+ * The alphabet (ASCII) and the greatest length to which a schema node confines its valid strings, or null
+ * when it does not (or this cannot tell): `format: "date"` where formats are asserted (digits and "-", 10
+ * long; `"ipv4"`: digits and ".", 15), or a `pattern` `^[...]{n,m}$` (or `{n}`, `+`, `*`; with `maxLength` for an open bound). A node with
+ * a `$ref` is not read (older drafts ignore the keywords beside it).
+ */
+function confinement(
+  s: Record<string, unknown>,
+  assertFormats: boolean,
+): { alphabet: string; maxLength: number } | null {
+  if (s.$ref !== undefined || s.$dynamicRef !== undefined) return null;
+  if (assertFormats && s.format === "date") return { alphabet: "0123456789-", maxLength: 10 };
+  if (assertFormats && s.format === "ipv4") return { alphabet: "0123456789.", maxLength: 15 };
+  const m = typeof s.pattern === "string" ? ONE_CLASS.exec(s.pattern) : null;
+  if (m === null) return null;
+  // "{n}" bounds the length by n, "{n,m}" by m; "{n,}", "+" and "*" leave it to maxLength
+  const fromPattern = m[2] === undefined
+    ? Infinity
+    : m[3] === undefined
+    ? Number(m[2])
+    : m[3] === ""
+    ? Infinity
+    : Number(m[3]);
+  const fromKeyword = typeof s.maxLength === "number" && Number.isInteger(s.maxLength) && s.maxLength >= 0
+    ? s.maxLength
+    : Infinity;
+  const maxLength = Math.min(fromPattern, fromKeyword);
+  if (maxLength === Infinity) return null;
+  // the engine itself says which ASCII characters the class holds (plain ASCII matches nothing else)
+  const one = new RegExp(`^[${m[1]}]$`, "u");
+  let alphabet = "";
+  for (let c = 0; c < 0x80; c++) if (one.test(String.fromCharCode(c))) alphabet += String.fromCharCode(c);
+  return { alphabet, maxLength };
+}
+
 /** The generic walk: every string in `v`, own enumerable keys and array items, depth first. */
 function anyString(v: unknown, test: (s: string) => boolean): boolean {
   if (typeof v === "string") return test(v);
@@ -61,10 +117,25 @@ class Visitors {
   readonly bodies: string[] = [];
   #names = new Map<unknown, string>();
   #refs: RefResolver;
+  #skips: ((s: string) => boolean) | undefined;
+  #clears: ((alphabet: string, maxLength: number) => boolean) | undefined;
+  #assertFormats: boolean;
+  /** The nodes whose alternatives are being examined (see `#onlySkipped`). */
+  #examining = new Set<unknown>();
 
-  /** Starts a generation for the schema document `root`. */
-  constructor(root: unknown) {
+  /** Starts a generation for the schema document `root`, with the options of {@link stringVisitor}. */
+  constructor(root: unknown, options: StringVisitorOptions) {
     this.#refs = new RefResolver(root);
+    this.#skips = options.skips;
+    this.#clears = options.clears;
+    this.#assertFormats = options.assertFormats !== false;
+  }
+
+  /** True when the test is false of every valid string of `s` (see {@link confinement}). */
+  #cleared(s: Record<string, unknown>): boolean {
+    if (this.#clears === undefined) return false;
+    const c = confinement(s, this.#assertFormats);
+    return c !== null && this.#clears(c.alphabet, c.maxLength);
   }
 
   /**
@@ -78,10 +149,47 @@ class Visitors {
     const known = this.#names.get(schema);
     if (known !== undefined) return known;
     if (this.#names.size >= MAX_NODES) return "A";
+    if (this.#onlySkipped(schema, ptr)) return "N";
     const name = `w${this.#names.size}`;
     this.#names.set(schema, name);
     this.bodies.push(`function ${name}(v, t) {\n${this.#body(schema, ptr).join("\n")}\n}`);
     return name;
+  }
+
+  /**
+   * True when the test need not be asked of any string a value valid against `s` can be or hold: `s` admits
+   * only strings (and stringless scalars) that the schema confines to an alphabet the test clears, or is an
+   * `enum` or `const` of scalars whose strings the test skips, or every alternative of its `anyOf` (or
+   * `oneOf`) is such a node or holds no string (a valid value is valid against one of them; the node's other
+   * keywords only narrow).
+   */
+  #onlySkipped(s: Record<string, unknown>, ptr: string): boolean {
+    if (s.type !== undefined && this.#cleared(s)) {
+      const types = Array.isArray(s.type) ? s.type : [s.type];
+      if (types.every((t) => t === "string" || STRINGLESS.has(t))) return true;
+    }
+    const skips = this.#skips;
+    if (skips === undefined) return false;
+    if (scalarOnly(s)) {
+      const values = Array.isArray(s.enum) ? [...s.enum] : [];
+      if (Object.hasOwn(s, "const")) values.push(s.const);
+      const skipped = (x: unknown) => typeof x === "string" ? skips(x) : typeof x !== "object" || x === null;
+      return values.every(skipped);
+    }
+    // a node met again inside its own alternatives (an object cycle) is not claimed
+    if (this.#examining.has(s)) return false;
+    this.#examining.add(s);
+    try {
+      for (const k of ["anyOf", "oneOf"]) {
+        const alts = s[k];
+        if (Array.isArray(alts) && alts.length > 0) {
+          if (alts.every((alt, i) => this.name(alt, `${ptr}/${k}/${i}`) === "N")) return true;
+        }
+      }
+      return false;
+    } finally {
+      this.#examining.delete(s);
+    }
   }
 
   /** The statements of one node's visitor. */
@@ -100,7 +208,13 @@ class Visitors {
     }
     const types = Array.isArray(s.type) ? s.type : [s.type];
     const L: string[] = [];
-    if (types.includes("string")) L.push('if (typeof v === "string") return t(v);');
+    if (types.includes("string")) {
+      L.push(
+        this.#cleared(s)
+          ? 'if (typeof v === "string") return false;'
+          : 'if (typeof v === "string") return t(v);',
+      );
+    }
     if (types.includes("array")) L.push(`if (Array.isArray(v)) { ${this.#array(s, ptr)} }`);
     if (types.includes("object")) {
       L.push(`if (typeof v === "object" && v !== null && !Array.isArray(v)) { ${this.#object(s, ptr)} }`);
@@ -181,10 +295,10 @@ class Visitors {
  * assert.equal(visit({ city: "Oslo" }, (s) => s === "Oslo"), true);
  * ```
  */
-export function stringVisitor(schema: unknown): StringVisitor | null {
+export function stringVisitor(schema: unknown, options: StringVisitorOptions = {}): StringVisitor | null {
   try {
     const F = globalThis.Function;
-    const g = new Visitors(schema);
+    const g = new Visitors(schema, options);
     const root = g.name(schema, "");
     const src = [...g.bodies, `return ${root === "N" ? "() => false" : root};`].join("\n");
     // N is never called where it is spelled out; defined anyway, so a slip cannot throw at run time

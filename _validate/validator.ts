@@ -13,7 +13,7 @@ import { show, typeOf } from "../_schema/report.ts";
 import { depthOver, parseJson, rawSpan, resolveLocalRef } from "../_common/json.ts";
 import { normaliseCalls, type NormalisedCall, type NormalisedTool, normaliseTools } from "./providers.ts";
 import { coerceValue, repairJson } from "./repair.ts";
-import { findsIn, scan } from "../_scan/scan.ts";
+import { clearsAlphabet, findsIn, scan } from "../_scan/scan.ts";
 import { relaxDefaults } from "./defaults.ts";
 import { type StringVisitor, stringVisitor } from "../_schema/strings.ts";
 
@@ -74,10 +74,13 @@ interface Compiled {
   literals: Literals;
   /** The deepest nesting any value valid against the schema can have (Infinity when unbounded). */
   depthBound: number;
-  /** Visits the strings of a value valid against the schema (null: none generated; walk every value). */
+  /**
+   * Visits the strings of a value valid against the schema (null: none generated; walk every value), all but
+   * those of nodes whose every valid string is a literal. It is asked with {@link argsFinder} alone: a
+   * literal or "" elsewhere that the scanner reports is skipped by the walk that then runs, so the findings
+   * are the same, and the common answer costs one call per string.
+   */
   strings: StringVisitor | null;
-  /** Whether the scanner reports anything in a string the walk would scan (a literal or "" it skips). */
-  scanHit: (s: string) => boolean;
 }
 
 /**
@@ -454,8 +457,11 @@ function compileTool(
     depthBound: toolDepthBound(tool.schema),
     strings: !visitStrings || options.codegen === false || tool.schema === undefined
       ? null
-      : stringVisitor(tool.schema),
-    scanHit: (s) => s.length !== 0 && !literals.has(s) && findsInArgs(s),
+      : stringVisitor(tool.schema, {
+        skips: (s) => literals.has(s),
+        clears: (alphabet, maxLength) => clearsAlphabet(CONTEXT, alphabet, maxLength),
+        assertFormats: options.assertFormats,
+      }),
   };
 }
 
@@ -555,7 +561,9 @@ function judge(
   if (!valid) check(args, "", findings);
 
   // ---- injection (valid arguments through the schema's string visitor first, as on the fast path)
-  if (options.scan && !(valid && compiled?.strings && !compiled.strings(args, compiled.scanHit))) {
+  if (
+    options.scan && !(valid && compiled?.strings && !compiled.strings(args, argsFinder ?? makeArgsFinder()))
+  ) {
     pushInjectionFindings(args, read.located, findings, compiled?.literals);
   }
   return finish(verdict);
@@ -797,7 +805,10 @@ function fastFindings(raw: string, args: object, compiled: Compiled, cfg: Config
   if (!valid) check(args, "", findings);
   // valid arguments whose strings the schema's visitor reads without a hit need no walk: the walk would
   // scan the same strings (or fewer) and find nothing; on a hit, the walk says where
-  if (cfg.scan && !(valid && compiled.strings !== null && !compiled.strings(args, compiled.scanHit))) {
+  if (
+    cfg.scan &&
+    !(valid && compiled.strings !== null && !compiled.strings(args, argsFinder ?? makeArgsFinder()))
+  ) {
     pushInjectionFindings(args, raw, findings, compiled.literals);
   }
   return findings;
@@ -931,12 +942,17 @@ export function stringValues(args: unknown): { path: string; value: string }[] {
 const CONTEXT: ScanContext = "tool_args";
 /** The scanner's options for argument values: one object for every call, read and never changed by `scan`. */
 const SCAN_OPTIONS = { context: CONTEXT } as const;
-/** Whether the scanner finds anything in an argument value; made on first use. */
+/** Whether the scanner finds anything in an argument value (`scan(s, SCAN_OPTIONS)`); made on first use. */
 let argsFinder: ((s: string) => boolean) | undefined;
+
+/** Makes {@link argsFinder}. */
+function makeArgsFinder(): (s: string) => boolean {
+  return argsFinder = findsIn(CONTEXT);
+}
 
 /** Whether `scan(s, SCAN_OPTIONS)` finds anything. */
 function findsInArgs(s: string): boolean {
-  return (argsFinder ??= findsIn(CONTEXT))(s);
+  return (argsFinder ?? makeArgsFinder())(s);
 }
 /** The own-property test for the walk's for-in loop. */
 const HAS_OWN = Object.prototype.hasOwnProperty;

@@ -146,6 +146,9 @@ const NODE: Schema = {
   additionalProperties: false,
 };
 
+/** Strings the skipping visitors are told their test is false of (some, not all, of the random literals). */
+const SKIPPED = new Set(["red", "fixed"]);
+
 test("stringVisitor: on valid values, visits every string the walk visits (many random schemas and values)", () => {
   let checked = 0;
   for (let seed = 1; seed <= 300; seed++) {
@@ -154,6 +157,7 @@ test("stringVisitor: on valid values, visits every string the walk visits (many 
     const valid = compileSchema(schema);
     const visit = stringVisitor(schema);
     assert.ok(visit, `seed ${seed}: a visitor is generated`);
+    const visitSkipping = stringVisitor(schema, { skips: (s) => SKIPPED.has(s) })!;
     for (let k = 0; k < 40; k++) {
       const counter = { n: 0 };
       // through JSON, as the validator's fast path sees arguments (own "__proto__" keys stay data)
@@ -169,6 +173,15 @@ test("stringVisitor: on valid values, visits every string the walk visits (many 
       // and the answer: true exactly when some string the walk visits passes the test
       const hit = (s: string) => s === INJECTION;
       assert.equal(visit(value, hit), walked.some(hit), `seed ${seed}: ${JSON.stringify(value)}`);
+      // with strings to skip: every other string the walk visits is still visited
+      const skipping = new Set<string>();
+      visitSkipping(value, (s) => (skipping.add(s), false));
+      for (const s of walked) {
+        assert.ok(
+          SKIPPED.has(s) || skipping.has(s),
+          `seed ${seed}: ${JSON.stringify(s)} not visited (skips)`,
+        );
+      }
     }
   }
   assert.ok(checked > 3000, `only ${checked} valid values were generated`);
@@ -246,6 +259,108 @@ test("stringVisitor: strings under keys the schema does not bound are visited; s
   const strict: string[] = [];
   bounded({ n: 1, s: "x" }, (s) => (strict.push(s), false));
   assert.deepEqual(strict, ["x"]);
+});
+
+test("stringVisitor: nodes whose every valid string is skipped are not visited; others are", () => {
+  const schema = {
+    type: "object",
+    properties: {
+      units: { type: "string", enum: ["c", "f"] },
+      fixed: { const: "x" },
+      room: { anyOf: [{ enum: ["single", "double"] }, { type: "integer" }] },
+      mixed: { anyOf: [{ enum: ["single"] }, { type: "string" }] },
+      partly: { enum: ["c", "other"] },
+      deep: { enum: [["c"]] },
+    },
+    additionalProperties: false,
+  };
+  const skips = (s: string) => ["c", "f", "x", "single", "double"].includes(s);
+  const value = { units: "c", fixed: "x", room: "double", mixed: "single", partly: "other", deep: ["c"] };
+  assert.deepEqual(compileSchema(schema)(value), []);
+  const seen: string[] = [];
+  stringVisitor(schema, { skips })!(value, (s) => (seen.push(s), false));
+  assert.deepEqual(seen, ["single", "other", "c"]);
+  // without skips, every string is visited
+  const all: string[] = [];
+  stringVisitor(schema)!(value, (s) => (all.push(s), false));
+  assert.deepEqual(all, ["c", "x", "double", "single", "other", "c"]);
+  // an object cycle through anyOf ends
+  const cyclic: Record<string, unknown> = { type: "string" };
+  cyclic.anyOf = [cyclic];
+  assert.ok(stringVisitor({ type: "object", properties: { a: cyclic } }, { skips }));
+});
+
+test("stringVisitor: strings the schema confines to an alphabet the test clears are not visited; others are", () => {
+  const schema = {
+    type: "object",
+    properties: {
+      day: { type: "string", format: "date" },
+      ip: { type: "string", format: "ipv4" },
+      lang: { type: "string", pattern: "^[a-z]{2}$" },
+      code: { type: ["string", "null"], pattern: "^[0-9-]+$", maxLength: 12 },
+      open: { type: "string", pattern: "^[0-9-]+$" },
+      loose: { type: "string", pattern: "[a-z]{2}$" },
+      word: { type: "string", pattern: "^[a-z]{3,8}$" },
+      ref: { $ref: "#/$defs/day" },
+    },
+    $defs: { day: { type: "string", format: "date" } },
+    additionalProperties: false,
+  };
+  const asked: [string, number][] = [];
+  // clears digits and "-", and letters up to 2: the shapes of the scanner's answers
+  const clears = (alphabet: string, maxLength: number) => (
+    asked.push([alphabet, maxLength]), /^[0-9.-]+$/.test(alphabet) || maxLength <= 2
+  );
+  const value = {
+    day: "2026-12-01",
+    ip: "10.0.0.1",
+    lang: "en",
+    code: "12-34",
+    open: "1-2",
+    loose: "xx",
+    word: "hello",
+    ref: "2026-12-02",
+  };
+  assert.deepEqual(compileSchema(schema)(value), []);
+  const seen: string[] = [];
+  stringVisitor(schema, { clears })!(value, (s) => (seen.push(s), false));
+  assert.deepEqual(seen, ["1-2", "xx", "hello"]);
+  assert.ok(asked.some(([a, n]) => a === "-0123456789" && n === 12), JSON.stringify(asked));
+  // formats as annotations: a date is any string
+  const annotated: string[] = [];
+  stringVisitor(schema, { clears, assertFormats: false })!(value, (s) => (annotated.push(s), false));
+  assert.deepEqual(annotated, ["2026-12-01", "10.0.0.1", "1-2", "xx", "hello", "2026-12-02"]);
+});
+
+test("createValidator: findings are the same with confined strings unvisited as with the walk alone", () => {
+  const schema = {
+    type: "object",
+    properties: {
+      day: { type: "string", format: "date" },
+      lang: { type: "string", pattern: "^[a-z]{2}$" },
+      q: { type: "string" },
+    },
+    additionalProperties: false,
+  };
+  const tools = [{ name: "t", parameters: schema }];
+  const withVisitor = createValidator(tools);
+  const walkOnly = createValidator(tools, { codegen: false });
+  for (
+    const args of [{ day: "2026-12-01", lang: "en", q: "weather" }, {
+      day: "2026-12-01",
+      lang: "en",
+      q: INJECTION,
+    }]
+  ) {
+    const call = { id: "c1", type: "function", function: { name: "t", arguments: JSON.stringify(args) } };
+    assert.deepEqual(withVisitor.validate([call]), walkOnly.validate([call]));
+  }
+  const call = {
+    id: "c1",
+    type: "function",
+    function: { name: "t", arguments: JSON.stringify({ q: INJECTION }) },
+  };
+  assert.equal(withVisitor.validate([call]).calls[0].findings[0].code, "argument_injection");
 });
 
 test("stringVisitor: null where code generation is blocked; the validator then walks and finds the same", () => {
