@@ -329,10 +329,12 @@ class ToolRun {
         confirmed = true;
         wait = 15;
       } else confirmed = false;
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const idle = new Promise<"idle">((resolve) => (timer = setTimeout(() => resolve("idle"), wait)));
+      // On the shared timer: the end-of-file usually follows the exit at once, and a timer of its own per run
+      // cost more than the rest of the drain.
+      let cancel = () => {};
+      const idle = new Promise<"idle">((resolve) => (cancel = afterDelay(wait, () => resolve("idle"))));
       const r = await Promise.race([pipes, this.#stopped, idle]);
-      clearTimeout(timer);
+      cancel();
       if (r === "closed") return true;
       if (r === "stop") return false;
     }

@@ -23,6 +23,7 @@ import {
   bunSink,
   type ByteSink,
   type ByteSource,
+  byteStreamSource,
   ENDED,
   type NodeReadable,
   nodeSink,
@@ -389,7 +390,7 @@ export async function spawnChild(spec: SpawnSpec): Promise<SpawnAttempt> {
   const launch = planLaunch(spec);
   if (!launch.ok) return { ok: false, reason: launch.reason };
   const marker = !isWindows && treeMarkersWork() ? newTreeMarker() : null;
-  const marked = marker === null ? spec : { ...spec, env: { ...spec.env, [marker]: "1" } };
+  const marked = marker === null ? spec : { ...spec, env: withMarker(spec.env, marker) };
   try {
     if (runtimeName === "deno") {
       // Where the marker finds the tree, Deno spawns plainly: a process group would cost a fork or an exec.
@@ -408,6 +409,17 @@ export async function spawnChild(spec: SpawnSpec): Promise<SpawnAttempt> {
   } catch (error) {
     return { ok: false, reason: errorText(error) };
   }
+}
+
+/**
+ * `env` with `marker` added. Built on a null-prototype object, which V8 keeps as a plain dictionary: an object
+ * literal would grow a new hidden class for every marker name, one per run.
+ */
+function withMarker(env: Record<string, string> | undefined, marker: TreeMarker): Record<string, string> {
+  const marked: Record<string, string> = Object.create(null);
+  if (env !== undefined) { for (const name of Object.keys(env)) marked[name] = env[name]; }
+  marked[marker] = "1";
+  return marked;
 }
 
 /** How Deno starts the child. */
@@ -460,8 +472,8 @@ function spawnDeno(spec: SpawnSpec, launch: Launch, { via, marker }: DenoStart):
   const started: LiveChild = {
     pid: child.pid,
     stdin,
-    stdout: webSource(child.stdout),
-    stderr: stderrPiped(spec) ? webSource(child.stderr) : ENDED,
+    stdout: byteStreamSource(child.stdout),
+    stderr: stderrPiped(spec) ? byteStreamSource(child.stderr) : ENDED,
     exited,
     killTree: treeKiller(tree),
     treeNote: treeNote(tree),
