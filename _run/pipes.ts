@@ -72,30 +72,45 @@ export function byteStreamSource(stream: ReadableStream<Uint8Array>): ByteSource
   } catch {
     return webSource(stream);
   }
-  let done = false;
-  return {
-    async read() {
-      if (done) return null;
-      try {
-        const r = await reader.read(new Uint8Array(spareBuffers.pop() ?? new ArrayBuffer(READ_BUFFER_BYTES)));
-        // The buffer came back (transferred) unless the read was cancelled; it can be read into again.
-        const view = r.value;
-        const chunk = r.done || view === undefined || view.length === 0 ? null : view.slice();
-        if (view !== undefined && spareBuffers.length < MAX_SPARE_BUFFERS) {
-          spareBuffers.push(view.buffer as ArrayBuffer);
-        }
-        if (chunk === null) done = true;
-        return chunk;
-      } catch {
-        done = true;
-        return null;
-      }
-    },
-    cancel() {
-      if (done) return;
-      done = true;
-      reader.cancel().catch(() => {});
-    },
+  return new ByobSource(reader);
+}
+
+/** The {@linkcode ByteSource} of {@linkcode byteStreamSource}. */
+class ByobSource implements ByteSource {
+  readonly #reader: ReadableStreamBYOBReader;
+  #done = false;
+
+  constructor(reader: ReadableStreamBYOBReader) {
+    this.#reader = reader;
+  }
+
+  read(): Promise<Uint8Array | null> {
+    if (this.#done) return Promise.resolve(null);
+    const buffer = spareBuffers.pop() ?? new ArrayBuffer(READ_BUFFER_BYTES);
+    return this.#reader.read(new Uint8Array(buffer)).then(this.#take, this.#fail);
+  }
+
+  cancel(): void {
+    if (this.#done) return;
+    this.#done = true;
+    this.#reader.cancel().catch(() => {});
+  }
+
+  /** A read's outcome: an exact-size copy of the bytes, or null at end-of-file; the buffer goes back. */
+  readonly #take = (r: ReadableStreamReadResult<Uint8Array>): Uint8Array | null => {
+    // The buffer came back (transferred) unless the read was cancelled; it can be read into again.
+    const view = r.value;
+    const chunk = r.done || view === undefined || view.length === 0 ? null : view.slice();
+    if (view !== undefined && spareBuffers.length < MAX_SPARE_BUFFERS) {
+      spareBuffers.push(view.buffer as ArrayBuffer);
+    }
+    if (chunk === null) this.#done = true;
+    return chunk;
+  };
+
+  readonly #fail = (): null => {
+    this.#done = true;
+    return null;
   };
 }
 
