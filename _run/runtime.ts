@@ -195,28 +195,37 @@ function errorText(error: unknown): string {
   return String(error);
 }
 
+/**
+ * A fresh copy of the host's environment, as a dictionary (null prototype): ours to extend, and `__proto__` is
+ * a name like any other there.
+ */
 function hostEnv(): Record<string, string> {
-  if (denoApi) {
-    try {
-      return denoApi.env.toObject();
-    } catch {
-      return {};
-    }
+  const out: Record<string, string> = Object.create(null);
+  let env: Record<string, string | undefined> = {};
+  try {
+    env = denoApi ? denoApi.env.toObject() : nodeProcess()?.env ?? {};
+  } catch {
+    // Deno without `env` permission: start from nothing.
   }
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(nodeProcess()?.env ?? {})) if (v !== undefined) out[k] = v;
+  for (const k of Object.keys(env)) {
+    const v = env[k];
+    if (v !== undefined) out[k] = v;
+  }
   return out;
 }
 
 function effectiveEnv(spec: SpawnSpec): Record<string, string> {
   if (spec.clearEnv) return { ...spec.env };
-  const host = hostEnv();
-  if (isWindows && spec.env) {
+  const env = hostEnv();
+  const given = spec.env;
+  if (given === undefined) return env;
+  if (isWindows) {
     // Windows names ignore case: a caller's `PATH` replaces the host's `Path` instead of sitting beside it.
-    const given = new Set(Object.keys(spec.env).map((k) => k.toUpperCase()));
-    for (const k of Object.keys(host)) if (given.has(k.toUpperCase()) && !(k in spec.env)) delete host[k];
+    const names = new Set(Object.keys(given).map((k) => k.toUpperCase()));
+    for (const k of Object.keys(env)) if (names.has(k.toUpperCase()) && !(k in given)) delete env[k];
   }
-  return { ...host, ...spec.env };
+  for (const k of Object.keys(given)) env[k] = given[k];
+  return env;
 }
 
 /** The `env` to hand to Bun.spawn / child_process: undefined (inherit, no copy) when nothing changes. */
