@@ -25,7 +25,7 @@ export interface ByteSink {
   close(): void;
 }
 
-/** A source over a web `ReadableStream` (Deno's and Bun's child stdout and stderr). */
+/** A source over a web `ReadableStream` (Bun's child stdout and stderr, which are not byte streams). */
 export function webSource(stream: ReadableStream<Uint8Array>): ByteSource {
   const reader = stream.getReader();
   let done = false;
@@ -55,7 +55,7 @@ export function webSource(stream: ReadableStream<Uint8Array>): ByteSource {
 /** Bytes asked for per read from a byte stream: the size of a Linux pipe's buffer. */
 const READ_BUFFER_BYTES = 64 * 1024;
 /** At most this many read buffers wait for reuse (a burst of concurrent runs allocates more, then drops them). */
-const MAX_SPARE_BUFFERS = 8;
+const MAX_SPARE_BUFFERS = 4;
 const spareBuffers: ArrayBuffer[] = [];
 
 /**
