@@ -426,7 +426,8 @@ export async function spawnChild(spec: SpawnSpec): Promise<SpawnAttempt> {
  */
 function withMarker(env: Record<string, string> | undefined, marker: TreeMarker): Record<string, string> {
   const marked: Record<string, string> = Object.create(null);
-  if (env !== undefined) { for (const name of Object.keys(env)) marked[name] = env[name]; }
+  const given = env ?? {};
+  for (const name of Object.keys(given)) marked[name] = given[name];
   marked[marker] = "1";
   return marked;
 }
