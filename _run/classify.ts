@@ -74,9 +74,32 @@ export function excerpt(text: string, max = 80): string {
 
 function decode(bytes: Uint8Array | string, encoding: string, stream = false): string {
   if (typeof bytes === "string") return bytes.charCodeAt(0) === 0xfeff ? bytes.slice(1) : bytes;
-  // fatal: false turns bad bytes into U+FFFD; ignoreBOM: false drops a leading BOM. With stream: true an
-  // incomplete character at the end is held back (and discarded): used to cut at a character boundary.
-  return new TextDecoder(encoding, { fatal: false, ignoreBOM: false }).decode(bytes, { stream });
+  // With stream: true an incomplete character at the end is held back (and discarded): used to cut at a
+  // character boundary. Such a decoder keeps state, so it is never reused.
+  if (stream) return newDecoder(encoding).decode(bytes, { stream });
+  const decoder = wholeDecoder(encoding); // an invalid label throws here, even for no bytes
+  return bytes.length === 0 ? "" : decoder.decode(bytes);
+}
+
+function newDecoder(encoding: string): TextDecoder {
+  // fatal: false turns bad bytes into U+FFFD; ignoreBOM: false drops a leading BOM.
+  return new TextDecoder(encoding, { fatal: false, ignoreBOM: false });
+}
+
+/**
+ * Decoders by label for whole decodes, which leave no state behind: constructing a decoder costs Deno more
+ * than decoding a tool's usual few hundred bytes.
+ */
+const wholeDecoders = new Map<string, TextDecoder>();
+
+function wholeDecoder(encoding: string): TextDecoder {
+  let decoder = wholeDecoders.get(encoding);
+  if (decoder === undefined) {
+    decoder = newDecoder(encoding);
+    if (wholeDecoders.size >= 16) wholeDecoders.clear();
+    wholeDecoders.set(encoding, decoder);
+  }
+  return decoder;
 }
 
 function stderrText(stderr: Uint8Array | string | undefined, encoding: string): string {

@@ -57,27 +57,34 @@ import type { RunOptions, ToolResult } from "../types.ts";
  * assert.equal(result.items, null);
  * ```
  */
-export async function runTool(
+export function runTool(
   command: string,
   args: readonly ToolArg[] = [],
   options: RunOptions = {},
 ): Promise<ToolResult> {
-  let runner: typeof import("./run_tool.ts");
-  try {
-    runner = await import("./run_tool.ts");
-  } catch (error) {
-    // A broken installation must still not look like an answer.
-    return failure(
-      "spawn",
-      `the guard could not load its runner: ${error instanceof Error ? error.message : error}`,
-      {
-        exitCode: null,
-        signal: null,
-        durationMs: 0,
-        stderr: "",
-        maxDetail: options?.maxDetail ?? DEFAULT_MAX_DETAIL,
-      },
-    );
-  }
-  return await runner.runTool(command, args, options);
+  // Once loaded, the runner is called directly: an `import()` per call cost more than the rest of the
+  // guard's own work on a quick tool under Deno.
+  if (runner !== undefined) return runner.runTool(command, args, options);
+  return loadRunner().then(
+    (loaded) => loaded.runTool(command, args, options),
+    (error) =>
+      // A broken installation must still not look like an answer.
+      failure(
+        "spawn",
+        `the guard could not load its runner: ${error instanceof Error ? error.message : error}`,
+        {
+          exitCode: null,
+          signal: null,
+          durationMs: 0,
+          stderr: "",
+          maxDetail: options?.maxDetail ?? DEFAULT_MAX_DETAIL,
+        },
+      ),
+  );
+}
+
+let runner: typeof import("./run_tool.ts") | undefined;
+
+async function loadRunner(): Promise<typeof import("./run_tool.ts")> {
+  return runner ??= await import("./run_tool.ts");
 }

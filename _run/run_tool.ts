@@ -192,8 +192,12 @@ class ToolRun {
   #killedBy: KilledBy | null = null;
   #abortReason = "";
   #exit: ChildExit | null = null;
-  /** When bytes last arrived on either pipe (the drain waits for a quiet spell, not for end-of-file). */
-  #lastData = performance.now();
+  /**
+   * While draining, when bytes last arrived on either pipe (the drain waits for a quiet spell, not for
+   * end-of-file). Before the drain it is not needed, so the reads do not ask for the time.
+   */
+  #lastData = 0;
+  #draining = false;
   readonly #timers: ReturnType<typeof setTimeout>[] = [];
   #cancelTimeout: () => void = () => {};
   /** Set once both pipes are at end-of-file. */
@@ -227,7 +231,10 @@ class ToolRun {
     });
     let pipesClosed = false;
     try {
-      if ((await Promise.race([exited, this.#stopped])) === "exited") pipesClosed = await this.#drain(pipes);
+      if ((await Promise.race([exited, this.#stopped])) === "exited") {
+        // Usually the pipes are closed by now: nothing to wait for, no timer to set.
+        pipesClosed = this.#pipesClosed || await this.#drain(pipes);
+      }
     } finally {
       this.#settled = true;
       this.#cancelTimeout();
@@ -252,7 +259,7 @@ class ToolRun {
     for (;;) {
       const chunk = await source.read();
       if (chunk === null) return;
-      this.#lastData = performance.now();
+      if (this.#draining) this.#lastData = performance.now();
       if (this.#stdoutBytes + chunk.length > this.#cap) {
         if (this.#keepOnOverflow) this.#stdout.push(chunk.subarray(0, this.#cap - this.#stdoutBytes));
         else this.#stdout.length = 0;
@@ -272,7 +279,7 @@ class ToolRun {
     for (;;) {
       const chunk = await this.#child.stderr.read();
       if (chunk === null) return;
-      this.#lastData = performance.now();
+      if (this.#draining) this.#lastData = performance.now();
       this.#stderr.push(chunk);
     }
   }
@@ -313,12 +320,12 @@ class ToolRun {
   }
 
   /**
-   * The child is gone: wait for end-of-file on both pipes, but not for a descendant that holds them open and
-   * stays silent. Returns whether the pipes closed.
+   * The child is gone and the pipes are still open: wait for end-of-file on both, but not for a descendant
+   * that holds them open and stays silent. Returns whether the pipes closed.
    */
   async #drain(pipes: Promise<"closed">): Promise<boolean> {
-    if (this.#pipesClosed) return true; // the usual case: nothing to wait for, no timer to set
-    this.#lastData = Math.max(this.#lastData, performance.now());
+    this.#draining = true;
+    this.#lastData = performance.now();
     let confirmed = false;
     for (;;) {
       let wait = DRAIN_IDLE_MS - (performance.now() - this.#lastData);
@@ -329,10 +336,12 @@ class ToolRun {
         confirmed = true;
         wait = 15;
       } else confirmed = false;
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const idle = new Promise<"idle">((resolve) => (timer = setTimeout(() => resolve("idle"), wait)));
+      // On the shared timer: the end-of-file usually follows the exit at once, and a timer of its own per run
+      // cost more than the rest of the drain.
+      let cancel = () => {};
+      const idle = new Promise<"idle">((resolve) => (cancel = afterDelay(wait, () => resolve("idle"))));
       const r = await Promise.race([pipes, this.#stopped, idle]);
-      clearTimeout(timer);
+      cancel();
       if (r === "closed") return true;
       if (r === "stop") return false;
     }

@@ -23,6 +23,7 @@ import {
   bunSink,
   type ByteSink,
   type ByteSource,
+  byteStreamSource,
   ENDED,
   type NodeReadable,
   nodeSink,
@@ -194,28 +195,37 @@ function errorText(error: unknown): string {
   return String(error);
 }
 
+/**
+ * A fresh copy of the host's environment, as a dictionary (null prototype): ours to extend, and `__proto__` is
+ * a name like any other there.
+ */
 function hostEnv(): Record<string, string> {
-  if (denoApi) {
-    try {
-      return denoApi.env.toObject();
-    } catch {
-      return {};
-    }
+  const out: Record<string, string> = Object.create(null);
+  let env: Record<string, string | undefined> = {};
+  try {
+    env = denoApi ? denoApi.env.toObject() : nodeProcess()?.env ?? {};
+  } catch {
+    // Deno without `env` permission: start from nothing.
   }
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(nodeProcess()?.env ?? {})) if (v !== undefined) out[k] = v;
+  for (const k of Object.keys(env)) {
+    const v = env[k];
+    if (v !== undefined) out[k] = v;
+  }
   return out;
 }
 
 function effectiveEnv(spec: SpawnSpec): Record<string, string> {
   if (spec.clearEnv) return { ...spec.env };
-  const host = hostEnv();
-  if (isWindows && spec.env) {
+  const env = hostEnv();
+  const given = spec.env;
+  if (given === undefined) return env;
+  if (isWindows) {
     // Windows names ignore case: a caller's `PATH` replaces the host's `Path` instead of sitting beside it.
-    const given = new Set(Object.keys(spec.env).map((k) => k.toUpperCase()));
-    for (const k of Object.keys(host)) if (given.has(k.toUpperCase()) && !(k in spec.env)) delete host[k];
+    const names = new Set(Object.keys(given).map((k) => k.toUpperCase()));
+    for (const k of Object.keys(env)) if (names.has(k.toUpperCase()) && !(k in given)) delete env[k];
   }
-  return { ...host, ...spec.env };
+  for (const k of Object.keys(given)) env[k] = given[k];
+  return env;
 }
 
 /** The `env` to hand to Bun.spawn / child_process: undefined (inherit, no copy) when nothing changes. */
@@ -389,7 +399,7 @@ export async function spawnChild(spec: SpawnSpec): Promise<SpawnAttempt> {
   const launch = planLaunch(spec);
   if (!launch.ok) return { ok: false, reason: launch.reason };
   const marker = !isWindows && treeMarkersWork() ? newTreeMarker() : null;
-  const marked = marker === null ? spec : { ...spec, env: { ...spec.env, [marker]: "1" } };
+  const marked = marker === null ? spec : { ...spec, env: withMarker(spec.env, marker) };
   try {
     if (runtimeName === "deno") {
       // Where the marker finds the tree, Deno spawns plainly: a process group would cost a fork or an exec.
@@ -408,6 +418,18 @@ export async function spawnChild(spec: SpawnSpec): Promise<SpawnAttempt> {
   } catch (error) {
     return { ok: false, reason: errorText(error) };
   }
+}
+
+/**
+ * `env` with `marker` added. Built on a null-prototype object, which V8 keeps as a plain dictionary: an object
+ * literal would grow a new hidden class for every marker name, one per run.
+ */
+function withMarker(env: Record<string, string> | undefined, marker: TreeMarker): Record<string, string> {
+  const marked: Record<string, string> = Object.create(null);
+  const given = env ?? {};
+  for (const name of Object.keys(given)) marked[name] = given[name];
+  marked[marker] = "1";
+  return marked;
 }
 
 /** How Deno starts the child. */
@@ -460,8 +482,8 @@ function spawnDeno(spec: SpawnSpec, launch: Launch, { via, marker }: DenoStart):
   const started: LiveChild = {
     pid: child.pid,
     stdin,
-    stdout: webSource(child.stdout),
-    stderr: stderrPiped(spec) ? webSource(child.stderr) : ENDED,
+    stdout: byteStreamSource(child.stdout),
+    stderr: stderrPiped(spec) ? byteStreamSource(child.stderr) : ENDED,
     exited,
     killTree: treeKiller(tree),
     treeNote: treeNote(tree),
