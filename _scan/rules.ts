@@ -52,8 +52,31 @@ export interface Rule {
    * windows, see segments.ts). It reads a bounded distance around each position.
    */
   find?: (folded: string, cursor?: FindCursor) => Array<[number, number]>;
-  /** A further test on the folded text around a match (constant work per match); false drops the match. */
-  accept?: (folded: string, start: number, end: number, upper: (i: number) => boolean) => boolean;
+  /**
+   * A further test on the folded text around a match (constant work per match); false drops the match.
+   * `upper(i)`: the original letter behind folded character `i` was upper-case; `original(i)`: what stood in
+   * the original behind it (a whole whitespace run behind one folded space or newline).
+   */
+  accept?: (
+    folded: string,
+    start: number,
+    end: number,
+    upper: (i: number) => boolean,
+    original: Original,
+  ) => boolean;
+}
+
+/** The original text behind folded character `i` (see `Rule.accept`). */
+export type Original = (i: number) => string;
+
+/** Line breaks in `s`: CR LF, CR or LF each count once (the fold reads them so). */
+function lineBreaks(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 0x0a || (c === 0x0d && s.charCodeAt(i + 1) !== 0x0a)) n++;
+  }
+  return n;
 }
 
 /** Where a `Rule.find` matcher resumes each of its searches, and the position before which it reports. */
@@ -755,9 +778,12 @@ export const rules: () => readonly Rule[] = lazy(() => [
   {
     name: "role.human_assistant_turn",
     maxLen: 40,
-    needles: ["\n\nhuman: ", "\n\nassistant: "],
+    needles: ["\nhuman: ", "\nassistant: "],
     category: "role_injection",
-    re: /\n\n(?:human|assistant): /g,
+    // The legacy Anthropic turn marker: a blank line, then "Human: " or "Assistant: ". The fold reads a
+    // blank line as one "\n", so the original behind it must hold two line breaks.
+    re: /\n(?:human|assistant): /g,
+    accept: (_t, s, _e, _upper, original) => s > 0 && lineBreaks(original(s - 1)) >= 2,
     contexts: DATA,
   },
   // ------------------------------------------------------------------------------------ hidden text

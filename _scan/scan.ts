@@ -5,7 +5,7 @@
  */
 import { type Folded, lettersOnly, mapSpan } from "./fold.ts";
 import { CONTEXT, cutAtOrAfter, wholeWindow, type Window, windowOf } from "./segments.ts";
-import { type Rule, rules } from "./rules.ts";
+import { type Original, type Rule, rules } from "./rules.ts";
 import { anchorsOf, escapeRegExp as escape, nextMatch } from "./match.ts";
 import { LeadFinder } from "./leads.ts";
 import { WordSet } from "./words.ts";
@@ -534,6 +534,11 @@ function runFolded(
     const ch = text.charCodeAt(w.origin + (folded.identity ? i : folded.starts[i]));
     return ch >= 0x41 && ch <= 0x5a;
   };
+  // And what stood in the original behind a folded character (a whitespace run behind one folded space).
+  const original: Original = (i) =>
+    folded.identity
+      ? text.charAt(w.origin + i)
+      : text.slice(w.origin + folded.starts[i], w.origin + folded.ends[i]);
   const toText: Add = (category, rule, start, end) => add(category, rule, start + w.origin, end + w.origin);
   // A search resumes where the previous window left it, or at the core's start: that window searched up to
   // there and found nothing it did not report.
@@ -562,7 +567,7 @@ function runFolded(
       // few, trying each costs less than that pass.
       const many = candidates.length * TRIES_PER_PASS > ft.length;
       if (many && !mayMatch(rule, ft, absent)) continue;
-      const from = tryAt(rule, candidates, local(at[0]), ft, folded, limit, upper, toText, {
+      const from = tryAt(rule, candidates, local(at[0]), ft, folded, limit, upper, original, toText, {
         bounded: many && rule.farTries === true && candidates.length >= BOUND_PROBE,
       });
       if (from === null) return false;
@@ -574,7 +579,7 @@ function runFolded(
       const cursor = { from: at.map(local), until: w.coreEnd };
       for (const [ms, me] of rule.find(ft, cursor)) {
         if (me > limit) return false;
-        report(rule, ft, folded, ms, me, upper, toText);
+        report(rule, ft, folded, ms, me, upper, original, toText);
       }
       if (keep) cursors.set(rule, cursor.from.map((x) => x + offset));
       continue;
@@ -590,7 +595,7 @@ function runFolded(
         continue;
       }
       // A rejected match may hide an acceptable one that starts inside it: resume just after its start.
-      from = report(rule, ft, folded, ms, me, upper, toText) ? me : ms + 1;
+      from = report(rule, ft, folded, ms, me, upper, original, toText) ? me : ms + 1;
     }
     if (keep) cursors.set(rule, [from + offset]);
   }
@@ -625,6 +630,7 @@ function tryAt(
   folded: Folded,
   limit: number,
   upper: (i: number) => boolean,
+  original: Original,
   add: Add,
   { bounded }: { bounded: boolean },
 ): number | null {
@@ -661,7 +667,7 @@ function tryAt(
       continue;
     }
     // A rejected match may hide an acceptable one that starts inside it: resume just after its start.
-    from = report(rule, ft, folded, p, me, upper, add) ? me : p + 1;
+    from = report(rule, ft, folded, p, me, upper, original, add) ? me : p + 1;
   }
   return from;
 }
@@ -735,6 +741,7 @@ function report(
   ms: number,
   me: number,
   upper: (i: number) => boolean,
+  original: Original,
   add: Add,
 ): boolean {
   let s = ms;
@@ -742,7 +749,7 @@ function report(
   // Report the words, not the whitespace or newline that anchored the match.
   while (s < e && isBlank(ft.charCodeAt(s))) s++;
   while (e > s && isBlank(ft.charCodeAt(e - 1))) e--;
-  if (rule.accept && !rule.accept(ft, s, e, upper)) return false;
+  if (rule.accept && !rule.accept(ft, s, e, upper, original)) return false;
   if (folded.identity && s < e) {
     // What `mapSpan` gives for the identity map, without a pair to make.
     add(rule.category, rule.name, s, e);
