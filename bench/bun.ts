@@ -3,10 +3,12 @@
  * `bun run bench/bun.ts [filter]`. Prints mean time per call and the ratio to the group's baseline; the
  * validator cases (bench/validate_bench.ts) are timed by bench/_validate_compare.ts instead (interleaved
  * rounds, medians of CPU time, toolguard with and without the scanner against ajv with and without
- * `verbose`).
+ * `verbose`), and the guard's overhead also by `scripts/measure_guard.ts overhead` (interleaved rounds of raw
+ * spawn and `runTool`, medians), in a process of its own.
  *
  * @module
  */
+import { spawnSync } from "node:child_process";
 import { readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -82,4 +84,9 @@ if (spread.length) {
 if (validatorCases.length) {
   console.log("\nvalidator (bench/validate_bench.ts, timed by bench/_validate_compare.ts)");
   compareFromEnv(validatorCases);
+}
+if (!filter || "guard_bench.ts".includes(filter)) {
+  console.log("\nguard overhead (scripts/measure_guard.ts overhead 200 5: interleaved rounds, medians)");
+  const script = join(here, "..", "scripts", "measure_guard.ts");
+  spawnSync(process.execPath, [script, "overhead", "200", "5"], { stdio: "inherit" });
 }
