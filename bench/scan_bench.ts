@@ -1,9 +1,8 @@
 /**
  * Scanner throughput: the labelled dev data (every row scanned with its own context; and its benign rows alone)
  * and adversarial text built to make backtracking regular expressions blow up, each scanned whole and in 4 KiB
- * chunks (one `scan()`
- * call per chunk, so fixed per-call cost shows). Case names carry the input size in MB so the reported time per
- * iteration converts to MB/s; run this file directly (`deno run -A bench/scan_bench.ts` or
+ * chunks (one `scan()` call per chunk, so fixed per-call cost shows). Case names carry the input size in MB so
+ * the reported time per iteration converts to MB/s; run this file directly (`deno run -A bench/scan_bench.ts` or
  * `bun bench/scan_bench.ts`) to print MB/s for each case, short-argument cost, and the memory a 50 MB scan
  * takes (each measured in a fresh process: RSS growth, peak-RSS growth and heap growth).
  *
