@@ -14,7 +14,7 @@
  *
  * @module
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -196,7 +196,15 @@ if (import.meta.main) {
       host: { type: "string" },
     },
   });
-  const data = loadRows(values.dir ?? DEV_DIR);
+  const dir = values.dir ?? DEV_DIR;
+  if (!existsSync(dir)) {
+    console.error(
+      `eval: no labelled dev data at ${dir}; it lives in ../shared/data/injection/dev beside the repository ` +
+        "(pass --dir DIR to score another folder of *.jsonl rows)",
+    );
+    process.exit(2);
+  }
+  const data = loadRows(dir);
   const started = performance.now();
   const sig = await evaluate(data, signatures, Number(values.misses));
   const seconds = (performance.now() - started) / 1000;
