@@ -542,7 +542,7 @@ function fileSink(path: string): Sink {
     file = openFile(path, "append");
   } catch (e) {
     throw new Error(
-      `jsonlLog: cannot open ${path} for appending (${e instanceof Error ? e.message : e}); ` +
+      `jsonlLog: cannot open ${path} for appending (${errorText(e)}); ` +
         "check that the directory exists and is writable",
     );
   }
@@ -571,7 +571,7 @@ function streamSink(stream: WritableStream<Uint8Array>, closeTimeoutMs: number):
     writer = stream.getWriter();
   } catch (e) {
     throw new Error(
-      `jsonlLog: cannot write to the stream (${e instanceof Error ? e.message : e}); ` +
+      `jsonlLog: cannot write to the stream (${errorText(e)}); ` +
         "pass a stream that is not locked to another writer",
     );
   }

@@ -154,6 +154,24 @@ export function failure(kind: FailureKind, detail: string, c: Common): ToolFailu
   };
 }
 
+/**
+ * The result when the guard itself failed around a run (a bug in it, a runner that would not load): kind
+ * `spawn`, so it can never look like an answer. `what` says what failed; the error's message follows.
+ */
+export function guardFailure(
+  what: string,
+  error: unknown,
+  maxDetail: number = DEFAULT_MAX_DETAIL,
+): ToolFailure {
+  return failure("spawn", `${what}: ${errorText(error)}`, {
+    exitCode: null,
+    signal: null,
+    durationMs: 0,
+    stderr: "",
+    maxDetail,
+  });
+}
+
 function success(items: unknown[], detail: string, truncated: boolean, c: Common): ToolSuccess {
   return {
     ok: true,

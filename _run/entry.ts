@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { DEFAULT_MAX_DETAIL, failure } from "./classify.ts";
+import { guardFailure } from "./classify.ts";
 import type { ToolArg } from "./args.ts";
 import type { RunOptions, ToolResult } from "../types.ts";
 
@@ -67,19 +67,8 @@ export function runTool(
   if (runner !== undefined) return runner.runTool(command, args, options);
   return loadRunner().then(
     (loaded) => loaded.runTool(command, args, options),
-    (error) =>
-      // A broken installation must still not look like an answer.
-      failure(
-        "spawn",
-        `the guard could not load its runner: ${error instanceof Error ? error.message : error}`,
-        {
-          exitCode: null,
-          signal: null,
-          durationMs: 0,
-          stderr: "",
-          maxDetail: options?.maxDetail ?? DEFAULT_MAX_DETAIL,
-        },
-      ),
+    // A broken installation must still not look like an answer.
+    (error) => guardFailure("the guard could not load its runner", error, options?.maxDetail),
   );
 }
 

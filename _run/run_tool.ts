@@ -20,7 +20,7 @@ import {
   DEFAULT_MAX_DETAIL,
   DEFAULT_MAX_OUTPUT_BYTES,
   DEFAULT_TIMEOUT_MS,
-  failure,
+  guardFailure,
   type KilledBy,
   PROTOCOL_NAMES,
   STDERR_TAIL_BYTES,
@@ -413,17 +413,7 @@ export async function runTool(
     result = await execute(command, args, options ?? {});
   } catch (error) {
     // A bug in the guard must still not look like an answer.
-    result = failure(
-      "spawn",
-      `internal error in the guard: ${error instanceof Error ? error.message : error}`,
-      {
-        exitCode: null,
-        signal: null,
-        durationMs: 0,
-        stderr: "",
-        maxDetail: options?.maxDetail ?? DEFAULT_MAX_DETAIL,
-      },
-    );
+    result = guardFailure("internal error in the guard", error, options?.maxDetail);
   }
   if (options?.scanOutput && result.ok) {
     try {
