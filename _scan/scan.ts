@@ -283,9 +283,7 @@ export function findsIn(context: ScanContext): (text: string) => boolean {
   if (!SCAN_CONTEXTS.includes(context)) return (text) => scanInSegments(text, options, SEGMENT).blocked;
   const screen = planOf(context).screen;
   return (text) => {
-    const only = text.length > QUICK_UP_TO || (context === "cli_arg" && optionInjection(text))
-      ? ALL_RULES
-      : screen.candidates(text);
+    const only = screened(screen, context, text);
     return only !== 0 && scanInSegments(text, options, SEGMENT, only).blocked;
   };
 }
@@ -307,10 +305,19 @@ export function clearsAlphabet(context: ScanContext, alphabet: string, maxLength
  * (JavaScriptCore's above all) optimise sooner than the whole engine.
  */
 function candidateRules(text: string, options: ScanOptions): RuleMask {
-  if (typeof text !== "string" || text.length > QUICK_UP_TO) return ALL_RULES;
+  if (typeof text !== "string") return ALL_RULES;
   const context = options.context ?? "tool_output";
-  if ((context === "cli_arg" && optionInjection(text)) || !SCAN_CONTEXTS.includes(context)) return ALL_RULES;
-  return planOf(context).screen.candidates(text);
+  if (!SCAN_CONTEXTS.includes(context)) return ALL_RULES;
+  return screened(planOf(context).screen, context, text);
+}
+
+/**
+ * The rules `screen` (the plan of `context`) leaves for `text`: all of them for a long text or an option-like
+ * CLI argument, which take the full path.
+ */
+function screened(screen: RuleScreen, context: ScanContext, text: string): RuleMask {
+  if (text.length > QUICK_UP_TO || (context === "cli_arg" && optionInjection(text))) return ALL_RULES;
+  return screen.candidates(text);
 }
 
 /** Original characters per core: texts longer than two cores are read in windows (see segments.ts). */
@@ -551,12 +558,7 @@ function runFolded(
   const keep = !(w.atEnd && w.coreEnd === ft.length);
   for (let i = 0; i < plan.folded.length; i++) {
     const rule = plan.folded[i];
-    if (
-      (wanted && !wanted.has(rule.category)) ||
-      (only !== ALL_RULES && (only & plan.screen.bits.get(rule)!) === 0)
-    ) {
-      continue;
-    }
+    if (leftOut(rule, plan, wanted, only)) continue;
     const at = cursors.get(rule) ?? AT_START;
     const lead = plan.leadOf[i];
     if (lead >= 0) {
@@ -691,12 +693,7 @@ function runSquashed(
   const absent: string[] = [];
   const limit = w.atEnd ? Infinity : sq.text.length - EDGE;
   for (const rule of plan.squashed) {
-    if (
-      (wanted && !wanted.has(rule.category)) ||
-      (only !== ALL_RULES && (only & plan.screen.bits.get(rule)!) === 0)
-    ) {
-      continue;
-    }
+    if (leftOut(rule, plan, wanted, only)) continue;
     if (!mayMatch(rule, sq.text, absent)) continue;
     const at = cursors.get(rule)?.[0];
     let from = Math.max(at === undefined ? 0 : lettersBefore(w.folded.text, at - offset), w.lettersBefore);
@@ -716,6 +713,12 @@ function runSquashed(
     cursors.set(rule, [(from < sq.text.length ? sq.map()[from] : w.folded.text.length) + offset]);
   }
   return true;
+}
+
+/** Whether a window's run leaves `rule` out: its category was not asked for, or the screen ruled it out. */
+function leftOut(rule: Rule, plan: Plan, wanted: Set<ScanCategory> | null, only: RuleMask): boolean {
+  return (wanted !== null && !wanted.has(rule.category)) ||
+    (only !== ALL_RULES && (only & plan.screen.bits.get(rule)!) === 0);
 }
 
 /** Letters a-z in `s` before index `end`. */
