@@ -561,9 +561,7 @@ function judge(
   if (!valid) check(args, "", findings);
 
   // ---- injection (valid arguments through the schema's string visitor first, as on the fast path)
-  if (
-    options.scan && !(valid && compiled?.strings && !compiled.strings(args, argsFinder ?? makeArgsFinder()))
-  ) {
+  if (options.scan && !visitorClears(valid, compiled, args)) {
     pushInjectionFindings(args, read.located, findings, compiled?.literals);
   }
   return finish(verdict);
@@ -803,12 +801,7 @@ function fastFindings(raw: string, args: object, compiled: Compiled, cfg: Config
   }
   const findings: Finding[] = [];
   if (!valid) check(args, "", findings);
-  // valid arguments whose strings the schema's visitor reads without a hit need no walk: the walk would
-  // scan the same strings (or fewer) and find nothing; on a hit, the walk says where
-  if (
-    cfg.scan &&
-    !(valid && compiled.strings !== null && !compiled.strings(args, argsFinder ?? makeArgsFinder()))
-  ) {
+  if (cfg.scan && !visitorClears(valid, compiled, args)) {
     pushInjectionFindings(args, raw, findings, compiled.literals);
   }
   return findings;
@@ -953,6 +946,15 @@ function makeArgsFinder(): (s: string) => boolean {
 /** Whether `scan(s, SCAN_OPTIONS)` finds anything. */
 function findsInArgs(s: string): boolean {
   return (argsFinder ?? makeArgsFinder())(s);
+}
+
+/**
+ * True when the arguments are valid and the schema's string visitor reads all their strings without a scanner
+ * hit: the injection walk would scan the same strings (or fewer) and find nothing. On a hit, the walk says where.
+ */
+function visitorClears(valid: boolean, compiled: Compiled | undefined, args: unknown): boolean {
+  return valid && compiled !== undefined && compiled.strings !== null &&
+    !compiled.strings(args, argsFinder ?? makeArgsFinder());
 }
 /** The own-property test for the walk's for-in loop. */
 const HAS_OWN = Object.prototype.hasOwnProperty;
