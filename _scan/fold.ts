@@ -168,7 +168,8 @@ function foldCodePoint(cp: number): string {
   return out;
 }
 
-function isLetter(c: number): boolean {
+/** True for a letter a-z (the folded text's letters). */
+export function isLetter(c: number): boolean {
   return c >= 0x61 && c <= 0x7a;
 }
 

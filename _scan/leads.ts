@@ -6,14 +6,10 @@
  * @module
  */
 import type { Rule } from "./rules.ts";
+import { isLetter } from "./fold.ts";
 
 /** Bits of a character class: the trie's rows are `1 << SHIFT` wide, so a child is found with a shift. */
 const SHIFT = 6;
-
-/** True for a letter a-z. */
-function isLetter(c: number): boolean {
-  return c >= 0x61 && c <= 0x7a;
-}
 
 /** A trie over the leads of a set of rules (see `Rule.leads`), walked from every word start. */
 export class LeadFinder {

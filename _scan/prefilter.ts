@@ -11,12 +11,13 @@ function isSpacer(c: number): boolean {
   return c === 0x20 || c === 0x2e || c === 0x2d || c === 0x5f || c === 0x2a || c === 0x7c || c === 0x2f;
 }
 
-function isLetter(c: number): boolean {
+/** True when the code unit is a letter a-z or A-Z. */
+export function isAsciiLetter(c: number): boolean {
   return (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a);
 }
 
 function isAlnum(c: number): boolean {
-  return isLetter(c) || (c >= 0x30 && c <= 0x39);
+  return isAsciiLetter(c) || (c >= 0x30 && c <= 0x39);
 }
 
 /**
@@ -45,8 +46,10 @@ export function foldsToLowerCase(text: string): boolean {
     }
     // Letter spacing, seen from its second spacer: L S L S L.
     if (
-      isSpacer(c) && isLetter(previous) && text.charCodeAt(i - 2) === c && isLetter(text.charCodeAt(i - 3)) &&
-      !isAlnum(text.charCodeAt(i - 4)) && isLetter(text.charCodeAt(i + 1)) && !isAlnum(text.charCodeAt(i + 2))
+      isSpacer(c) && isAsciiLetter(previous) && text.charCodeAt(i - 2) === c &&
+      isAsciiLetter(text.charCodeAt(i - 3)) &&
+      !isAlnum(text.charCodeAt(i - 4)) && isAsciiLetter(text.charCodeAt(i + 1)) &&
+      !isAlnum(text.charCodeAt(i + 2))
     ) return false;
     previous = c;
   }

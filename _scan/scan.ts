@@ -4,7 +4,7 @@
  * @module
  */
 import { type Folded, lettersOnly, mapSpan } from "./fold.ts";
-import { CONTEXT, cutAtOrAfter, wholeWindow, type Window, windowOf } from "./segments.ts";
+import { CONTEXT, cutAtOrAfter, lettersBefore, wholeWindow, type Window, windowOf } from "./segments.ts";
 import { type Original, type Rule, rules } from "./rules.ts";
 import { anchorsOf, escapeRegExp as escape, nextMatch } from "./match.ts";
 import { LeadFinder } from "./leads.ts";
@@ -719,16 +719,6 @@ function runSquashed(
 function leftOut(rule: Rule, plan: Plan, wanted: Set<ScanCategory> | null, only: RuleMask): boolean {
   return (wanted !== null && !wanted.has(rule.category)) ||
     (only !== ALL_RULES && (only & plan.screen.bits.get(rule)!) === 0);
-}
-
-/** Letters a-z in `s` before index `end`. */
-function lettersBefore(s: string, end: number): number {
-  let n = 0;
-  for (let i = 0, e = Math.min(end, s.length); i < e; i++) {
-    const c = s.charCodeAt(i);
-    if (c >= 0x61 && c <= 0x7a) n++;
-  }
-  return n;
 }
 
 /** A space or a newline: what the folded text has between words. */

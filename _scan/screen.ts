@@ -13,7 +13,8 @@
  * @module
  */
 import type { Rule } from "./rules.ts";
-import { foldsToLowerCase } from "./prefilter.ts";
+import { foldsToLowerCase, isAsciiLetter } from "./prefilter.ts";
+import { lettersOnly } from "./fold.ts";
 
 /** A gram key is three character classes of `CLASS_BITS` bits. */
 const CLASS_BITS = 6;
@@ -110,11 +111,6 @@ function holdsAt(text: string, start: number, s: string): boolean {
     if (c !== s.charCodeAt(j)) return false;
   }
   return true;
-}
-
-/** True when the code unit is a letter a-z or A-Z. */
-function isLetter(c: number): boolean {
-  return (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a);
 }
 
 /**
@@ -435,7 +431,7 @@ export class RuleScreen {
 
   /** Rules over the letters-only text with an anchor in the letters of `text`. */
   #inLetters(text: string): number {
-    const letters = text.toLowerCase().replace(/[^a-z]+/g, "");
+    const letters = lettersOnly(text.toLowerCase());
     let rules = 0;
     for (const a of this.#letterAnchors) if (letters.includes(a.text)) rules |= a.rules;
     return rules;
@@ -446,10 +442,10 @@ export class RuleScreen {
     let rules = 0;
     for (let p = 0; p < text.length; p++) {
       const c = text.charCodeAt(p) | 0x20;
-      if (!isLetter(c) || (p > 0 && isLetter(text.charCodeAt(p - 1)))) continue;
+      if (!isAsciiLetter(c) || (p > 0 && isAsciiLetter(text.charCodeAt(p - 1)))) continue;
       const next = p + 1 < text.length ? text.charCodeAt(p + 1) : 0;
       rules |= this.#leadsAt(text, p, c << 7, wanted) |
-        this.#leadsAt(text, p, (c << 7) | (isLetter(next) ? next | 0x20 : next), wanted);
+        this.#leadsAt(text, p, (c << 7) | (isAsciiLetter(next) ? next | 0x20 : next), wanted);
       if ((rules & wanted) === wanted) break;
     }
     return rules & wanted;

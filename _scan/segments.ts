@@ -54,10 +54,10 @@ export function cutAtOrBefore(text: string, p: number): number {
   return 0;
 }
 
-/** Letters a-z in `s`. */
-function letters(s: string): number {
+/** Letters a-z in `s` before index `end` (all of `s` by default). */
+export function lettersBefore(s: string, end: number = s.length): number {
   let n = 0;
-  for (let i = 0; i < s.length; i++) {
+  for (let i = 0, e = Math.min(end, s.length); i < e; i++) {
     const c = s.charCodeAt(i);
     if (c >= 0x61 && c <= 0x7a) n++;
   }
@@ -81,20 +81,20 @@ export function windowOf(
   const ws = start === 0 ? 0 : cutAtOrBefore(text, start - left);
   const we = end === n ? n : cutAtOrAfter(text, end + right);
   const before = ws === start ? "" : fold(text.slice(ws, start), { ascii }).text;
-  if (ws > 0 && (before.length < CONTEXT || letters(before) < LETTER_CONTEXT)) return "left";
+  const leftLetters = lettersBefore(before);
+  if (ws > 0 && (before.length < CONTEXT || leftLetters < LETTER_CONTEXT)) return "left";
   const after = we === end ? "" : fold(text.slice(end, we), { ascii }).text;
-  if (we < n && (after.length < CONTEXT || letters(after) < LETTER_CONTEXT)) return "right";
+  const rightLetters = lettersBefore(after);
+  if (we < n && (after.length < CONTEXT || rightLetters < LETTER_CONTEXT)) return "right";
   // The engine reads one window at a time: each window's maps may take the place of the last one's.
   const folded = fold(ws === 0 && we === n ? text : text.slice(ws, we), { ascii, reuse: true });
-  const lettersBefore = letters(before);
-  const lettersAfter = letters(after);
   return {
     origin: ws,
     folded,
     coreStart: before.length,
     coreEnd: folded.text.length - after.length,
-    lettersBefore,
-    lettersAfter,
+    lettersBefore: leftLetters,
+    lettersAfter: rightLetters,
     atEnd: we === n,
   };
 }
