@@ -174,7 +174,7 @@ export function isLetter(c: number): boolean {
 }
 
 /** Separators an attacker puts between single letters: "i g n o r e", "i.g.n.o.r.e", "i-g-n-o-r-e". */
-function isSpacer(c: number): boolean {
+export function isSpacer(c: number): boolean {
   return c === 0x20 || c === 0x2e || c === 0x2d || c === 0x5f || c === 0x2a || c === 0x7c || c === 0x2f;
 }
 

@@ -1,15 +1,11 @@
 /**
  * The scanner's cheapest test, for short strings: one loop that proves a string folds to its own lower case,
- * character for character, so that one case-insensitive anchor test on the original tells whether any rule
- * could match.
+ * character for character, so that the rule screen (screen.ts) can read the original as the rules would read
+ * its fold.
  *
  * @module
  */
-
-/** Spacers the fold joins letter spacing across (see `isSpacer` in fold.ts). */
-function isSpacer(c: number): boolean {
-  return c === 0x20 || c === 0x2e || c === 0x2d || c === 0x5f || c === 0x2a || c === 0x7c || c === 0x2f;
-}
+import { isSpacer } from "./fold.ts";
 
 /** True when the code unit is a letter a-z or A-Z. */
 export function isAsciiLetter(c: number): boolean {
