@@ -998,7 +998,8 @@ export function pushInjectionFindings(
  * `v` nests deeper than `RECURSION_LIMIT` below `depth` (the walk reads that part iteratively).
  */
 function scannerFinds(v: unknown, literals: { has(s: string): boolean } | undefined, depth: number): boolean {
-  if (typeof v === "string") return v.length !== 0 && !literals?.has(v) && findsInArgs(v);
+  // the screen first: it clears most strings, and a literal is only looked up where it does not
+  if (typeof v === "string") return v.length !== 0 && findsInArgs(v) && !literals?.has(v);
   if (typeof v !== "object" || v === null) return false;
   if (depth >= RECURSION_LIMIT) return true;
   if (Array.isArray(v)) {
