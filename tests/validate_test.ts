@@ -841,4 +841,7 @@ test("createValidator: enum and const strings are not scanned anywhere, other st
   );
   const c = v.validate([{ name: "t", arguments: JSON.stringify({ a: phrase, b: [twin] }) }]).calls[0];
   assert.deepEqual(codes(c), ["argument_injection /b/0"]);
+  // invalid arguments take the generic walk, which skips the literals too (the screen flags them first)
+  const invalid = v.validate([{ name: "t", arguments: JSON.stringify({ a: phrase, b: [phrase, 5, twin] }) }]);
+  assert.deepEqual(codes(invalid.calls[0]), ["argument_type_mismatch /b/1", "argument_injection /b/2"]);
 });
