@@ -1,7 +1,8 @@
 /**
  * Shared helpers for the `toolguard` subcommands: argument parsing that refuses unknown flags, reading a
- * file or `-` for stdin, JSON and JSONC parsing with file:line:column errors; with the output helpers of
- * `output.ts` (JSON output with `--pretty`, colour, the exit-code convention), re-exported here.
+ * file or `-` for stdin, JSON and JSONC parsing with file:line:column errors, reading a tools file; with the
+ * output helpers of `output.ts` (JSON output with `--pretty`, colour, the exit-code convention), re-exported
+ * here.
  *
  * Each subcommand module exports `main(args: string[]): Promise<number>` and wraps its body in
  * {@linkcode runMain} so a {@linkcode UsageError} becomes exit 2 with a hint.
@@ -341,4 +342,20 @@ export async function runMain(command: string, body: () => Promise<number>): Pro
     writeErr(`${paint("red", "error", "stderr")}: toolguard ${command}: internal error: ${message}\n`);
     return EXIT_FAIL;
   }
+}
+
+/*
+ * Reading a tools file for the CLI: a JSON or JSONC list of declarations, or an object holding one under
+ * `tools` (an MCP `tools/list` result, an OpenAI or Anthropic request body), or a single declaration.
+ */
+
+/** Reads the declared tools from a JSON/JSONC file (or `-` for stdin) in any of the accepted layouts. */
+export async function readTools(path: string): Promise<unknown[]> {
+  const declared = await readJson(path);
+  if (Array.isArray(declared)) return declared;
+  if (typeof declared === "object" && declared !== null) {
+    const tools = (declared as { tools?: unknown }).tools;
+    if (Array.isArray(tools)) return tools;
+  }
+  return [declared];
 }

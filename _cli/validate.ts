@@ -22,7 +22,7 @@ import {
   wantsJson,
   writeOut,
 } from "./io.ts";
-import { readTools } from "./tools_file.ts";
+import { readTools } from "./io.ts";
 import { describeVerdict } from "../_describe/describe.ts";
 import { extractToolCalls } from "../_extract/extract.ts";
 import { validateToolCalls } from "../_validate/validator.ts";

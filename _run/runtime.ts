@@ -32,11 +32,10 @@ import {
   webSink,
   webSource,
 } from "./pipes.ts";
-import { planWindowsLaunch, windowsTreeKill } from "./windows.ts";
+import { planWindowsLaunch, watchWindowsExitCode, windowsTreeKill } from "./windows.ts";
 import { newTreeMarker, signalMarked, type TreeMarker, treeMarkersWork } from "./tree.ts";
 
 export type { ByteSink, ByteSource } from "./pipes.ts";
-import { watchWindowsExitCode } from "./windows_exit.ts";
 import { nodeBuiltin } from "../_common/lazy.ts";
 
 // Minimal structural views of the runtime APIs used here, so this file type-checks under Deno and Bun alike.

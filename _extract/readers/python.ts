@@ -6,7 +6,7 @@
  */
 import { addJsonCalls, readJsonRun } from "../json_calls.ts";
 import { LiteralReader, type LiteralSyntax, PYTHON } from "../literal.ts";
-import { bodyOf } from "../markup.ts";
+import { bodyOf } from "../text.ts";
 import type { Reader } from "../reader.ts";
 import type { Scan } from "../scan.ts";
 import { boundedIndexOf, skipSpace, trimEnd } from "../text.ts";
