@@ -40,7 +40,7 @@
  * @module
  */
 export { createMcpGuard } from "./_mcp/guard.ts";
-export { guardMcpTransport } from "./_mcp/transport.ts";
+export { guardMcpTransport } from "./_mcp/guard.ts";
 export { relayMcp, relayMcpHttp, relayMcpStdio, runMcpRelay } from "./_mcp/relays.ts";
 export type { McpHttpRelayOptions } from "./_mcp/http.ts";
 export type { McpPinOptions, PinChange } from "./_mcp/pins.ts";
@@ -63,5 +63,5 @@ export type {
   UncheckedToolPolicy,
 } from "./_mcp/types.ts";
 export type { McpRelayOptions } from "./_mcp/relay.ts";
-export type { McpTransport } from "./_mcp/transport.ts";
+export type { McpTransport } from "./_mcp/guard.ts";
 export type { JsonRpcId, JsonRpcMessage } from "./_mcp/jsonrpc.ts";

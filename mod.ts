@@ -73,15 +73,19 @@
  * @module
  */
 
+// Values come straight from the modules that define them, not through the faces named in each comment, so
+// that importing mod.ts loads no face it does not need (each module costs start-up time; the faces' and
+// mod's exports are the same bindings, as tests/mod_test.ts checks). Types come through the faces.
+
 // Run a tool and classify the outcome (guard.ts)
 export {
   classify,
   DEFAULT_MAX_DETAIL,
   DEFAULT_MAX_OUTPUT_BYTES,
   DEFAULT_TIMEOUT_MS,
-  fromModel,
-  runTool,
-} from "./guard.ts";
+} from "./_run/classify.ts";
+export { fromModel } from "./_run/args.ts";
+export { runTool } from "./_run/entry.ts";
 export type {
   ClassifyOptions,
   FailureKind,
@@ -100,16 +104,10 @@ export type {
 } from "./guard.ts";
 
 // Validate tool calls before they run (validate.ts)
-export {
-  compileSchema,
-  createValidator,
-  lintTools,
-  SchemaError,
-  ToolArgError,
-  validate,
-  validateToolCalls,
-  vet,
-} from "./validate.ts";
+export { compileSchema, createValidator, validateToolCalls } from "./_validate/validator.ts";
+export { lintTools } from "./_validate/lint.ts";
+export { SchemaError } from "./_schema/compile.ts";
+export { ToolArgError, validate, vet } from "./_validate/vet.ts";
 export type {
   CallVerdict,
   Classifier,
@@ -133,7 +131,9 @@ export type {
 } from "./validate.ts";
 
 // Spot injected instructions (scan.ts)
-export { ollamaClassifier, sanitise, scan } from "./scan.ts";
+export { ollamaClassifier } from "./_scan/ollama_classifier.ts";
+export { sanitise } from "./scan.ts";
+export { scan } from "./_scan/scan.ts";
 export type {
   CallDecision,
   MessageFinding,
@@ -155,7 +155,7 @@ export {
   isFailure,
   isRejected,
   toolResultMessage,
-} from "./describe.ts";
+} from "./_describe/describe.ts";
 export type {
   AnthropicToolResultBlock,
   DescribeOptions,
@@ -167,7 +167,9 @@ export type {
 } from "./describe.ts";
 
 // Gate model responses and read calls written in text (gate.ts, extract.ts)
-export { assembleToolCalls, gateCompletion, guardFetch } from "./gate.ts";
+export { assembleToolCalls } from "./_gate/assemble.ts";
+export { gateCompletion } from "./_gate/gate.ts";
+export { guardFetch } from "./_gate/fetch.ts";
 export type {
   AssembledCalls,
   AssembledToolCall,
@@ -181,7 +183,8 @@ export type {
   StreamFinding,
   StreamFindingCode,
 } from "./gate.ts";
-export { CALL_START_MARKERS, callMayStart, extractToolCalls, extractToolCallsDetailed } from "./extract.ts";
+export { CALL_START_MARKERS, callMayStart } from "./_extract/watch.ts";
+export { extractToolCalls, extractToolCallsDetailed } from "./_extract/extract.ts";
 export type {
   ExtractedToolCall,
   ExtractFinding,
@@ -192,17 +195,17 @@ export type {
 } from "./extract.ts";
 
 // Logs and the failure report (log.ts, stats.ts)
-export { jsonlLog } from "./log.ts";
+export { jsonlLog } from "./_log/log.ts";
 export type { JsonlLog, JsonlLogOptions, LogLine, McpLine, ResultLine, VerdictLine } from "./log.ts";
 export {
   createStats,
   FINDING_CODES,
   OUTCOME_KINDS,
   parseSince,
-  renderHtmlReport,
   statsFromChunks,
   statsFromFile,
-} from "./stats.ts";
+} from "./_log/stats.ts";
+export { renderHtmlReport } from "./_log/report_html.ts";
 export type {
   GroupBy,
   HtmlReportOptions,
@@ -215,7 +218,8 @@ export type {
 } from "./stats.ts";
 
 // Guard an MCP server (mcp.ts)
-export { createMcpGuard, guardMcpTransport, relayMcp, relayMcpStdio, runMcpRelay } from "./mcp.ts";
+export { createMcpGuard, guardMcpTransport } from "./_mcp/guard.ts";
+export { relayMcp, relayMcpStdio, runMcpRelay } from "./_mcp/relays.ts";
 export type {
   JsonRpcId,
   JsonRpcMessage,

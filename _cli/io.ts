@@ -1,7 +1,8 @@
 /**
  * Shared helpers for the `toolguard` subcommands: argument parsing that refuses unknown flags, reading a
- * file or `-` for stdin, JSON and JSONC parsing with file:line:column errors; with the output helpers of
- * `output.ts` (JSON output with `--pretty`, colour, the exit-code convention), re-exported here.
+ * file or `-` for stdin, JSON and JSONC parsing with file:line:column errors, reading a tools file; with the
+ * output helpers of `output.ts` (JSON output with `--pretty`, colour, the exit-code convention), re-exported
+ * here.
  *
  * Each subcommand module exports `main(args: string[]): Promise<number>` and wraps its body in
  * {@linkcode runMain} so a {@linkcode UsageError} becomes exit 2 with a hint.
@@ -18,8 +19,8 @@
  * assert.equal(values.pretty, true);
  * assert.deepEqual(positionals, ["tools.json"]);
  *
- * assert.throws(
- *   () => parseJsonText('{\n  "a": 1,\n  "b": ]\n}', "tools.json"),
+ * await assert.rejects(
+ *   parseJsonText('{\n  "a": 1,\n  "b": ]\n}', "tools.json"),
  *   (error) => error instanceof UsageError && error.message === "tools.json:3:8: expected a value",
  * );
  * ```
@@ -29,9 +30,8 @@
 
 import type * as NodeFsPromises from "node:fs/promises";
 import type NodeProcess from "node:process";
-import type * as NodeUtil from "node:util";
-import { type Node as JsonNode, type ParseError, parseTree } from "jsonc-parser";
-import { nodeBuiltin } from "../_common/lazy.ts";
+import type { Node as JsonNode, ParseError } from "jsonc-parser";
+import { lazy, nodeBuiltin } from "../_common/lazy.ts";
 import { denoStd, encoder, EXIT_FAIL, EXIT_USAGE, paint, writeErr, writeOut } from "./output.ts";
 
 export {
@@ -99,8 +99,12 @@ export function inputName(path: string): string {
 export async function readText(path: string): Promise<string> {
   if (path === "-") return await readStdin();
   try {
+    // Deno's own call where there is one: under Deno, `node:fs` would load the Node layer.
+    const deno = denoStd();
     return new TextDecoder().decode(
-      await nodeBuiltin<typeof NodeFsPromises>("node:fs/promises").readFile(path),
+      deno
+        ? await deno.readFile(path)
+        : await nodeBuiltin<typeof NodeFsPromises>("node:fs/promises").readFile(path),
     );
   } catch (error) {
     const code = (error as { code?: string }).code;
@@ -193,7 +197,7 @@ function toValue(node: JsonNode): unknown {
 }
 
 /**
- * Parses JSON or JSONC (comments and trailing commas allowed). Any syntax error is a
+ * Parses JSON or JSONC (comments and trailing commas allowed). Any syntax error is a rejection with a
  * {@linkcode UsageError} whose message starts `FILE:LINE:COLUMN:` and says what was expected.
  * Keys such as `__proto__` become ordinary own properties, never a prototype.
  *
@@ -201,10 +205,16 @@ function toValue(node: JsonNode): unknown {
  * @param file The name to use in messages (`-` is shown as `<stdin>`).
  * @returns The parsed value.
  */
-export function parseJsonText(text: string, file: string): unknown {
+export async function parseJsonText(text: string, file: string): Promise<unknown> {
   const name = inputName(file);
   const source = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   if (source.trim() === "") throw new UsageError(`${name}: the input is empty; expected JSON`);
+  try {
+    return JSON.parse(source); // plain JSON (own keys only, `__proto__` too, as below)
+  } catch {
+    // Comments, trailing commas or a syntax error: the JSONC parser reads the first two and locates the third.
+  }
+  const { parseTree } = await jsoncParser();
   const errors: ParseError[] = [];
   const tree = parseTree(source, errors, { allowTrailingComma: true, disallowComments: false });
   if (errors.length > 0 || tree === undefined) {
@@ -220,8 +230,14 @@ export function parseJsonText(text: string, file: string): unknown {
 
 /** Reads a file (or `-` for stdin) and parses it as JSON or JSONC; see {@linkcode parseJsonText}. */
 export async function readJson(path: string): Promise<unknown> {
-  return parseJsonText(await readText(path), path);
+  return await parseJsonText(await readText(path), path);
 }
+
+/**
+ * The JSONC parser (an npm package), loaded only for text that `JSON.parse` refuses: under Deno, loading an
+ * npm package costs tens of milliseconds, more than the rest of a subcommand's start.
+ */
+const jsoncParser = lazy(() => import("jsonc-parser"));
 
 // ---------------------------------------------------------------------------------------------------------
 // Arguments
@@ -249,31 +265,89 @@ export interface CommandSpec {
 export type OptionValues = Record<string, string | boolean | (string | boolean)[] | undefined>;
 
 /**
- * Parses a subcommand's arguments with `node:util` `parseArgs` in strict mode. An unknown flag, a missing
- * value or a value given to a switch is a {@linkcode UsageError} with a hint; nothing is ignored.
- * Everything after `--` is positional.
+ * Parses a subcommand's arguments as `node:util` `parseArgs` does in strict mode, with its messages. An
+ * unknown flag, a missing value or a value given to a switch is a {@linkcode UsageError} with a hint;
+ * nothing is ignored. Everything after `--` is positional.
  */
 export function parseCommandLine(
   args: readonly string[],
   spec: CommandSpec,
 ): { values: OptionValues; positionals: string[] } {
-  const options = { help: { type: "boolean" as const, short: "h" }, ...spec.options };
+  const options: Record<string, OptionSpec> = { help: { type: "boolean", short: "h" }, ...spec.options };
   try {
-    const { values, positionals } = nodeBuiltin<typeof NodeUtil>("node:util").parseArgs({
-      args: [...args],
-      options,
-      strict: true,
-      allowPositionals: true,
-    });
-    return { values: values as OptionValues, positionals };
+    return parseStrict(args, options);
   } catch (error) {
-    const message = (error as Error).message.replace(/\. To specify a positional argument.*$/s, "");
+    const message = (error as Error).message;
     const known = Object.keys(options).map((o) => `--${o}`).join(", ");
     throw new UsageError(
       message,
       `toolguard ${spec.command} accepts ${known}; run \`toolguard ${spec.command} --help\``,
     );
   }
+}
+
+/**
+ * The strict subset of `node:util` `parseArgs` the subcommands use (long options, `--name=value`, short
+ * switches, `multiple`, `--`), written out because under Deno `node:util` loads the Node layer, which costs
+ * a subcommand more than the rest of its start. Throws with `parseArgs`'s messages.
+ */
+function parseStrict(
+  args: readonly string[],
+  options: Record<string, OptionSpec>,
+): { values: OptionValues; positionals: string[] } {
+  const values: OptionValues = Object.create(null);
+  const positionals: string[] = [];
+  const shorts = new Map(Object.entries(options).flatMap(([name, o]) => o.short ? [[o.short, name]] : []));
+  const shown = (name: string) => options[name].short ? `-${options[name].short}, --${name}` : `--${name}`;
+  const set = (name: string, value: string | boolean) => {
+    if (!options[name].multiple) values[name] = value;
+    else values[name] = [...(values[name] as (string | boolean)[] | undefined) ?? [], value];
+  };
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (arg === "--") {
+      positionals.push(...args.slice(i + 1));
+      break;
+    }
+    if (!arg.startsWith("-") || arg === "-") {
+      positionals.push(arg);
+      continue;
+    }
+    if (!arg.startsWith("--")) {
+      // Short switches, alone or grouped (`-h`); a short option that takes a value is not used here.
+      for (const letter of arg.slice(1)) {
+        const name = shorts.get(letter);
+        if (name === undefined || options[name].type !== "boolean") {
+          throw new Error(`Unknown option '-${letter}'`);
+        }
+        set(name, true);
+      }
+      continue;
+    }
+    const eq = arg.indexOf("=");
+    const name = arg.slice(2, eq === -1 ? undefined : eq);
+    if (!Object.hasOwn(options, name)) throw new Error(`Unknown option '--${name}'`);
+    if (options[name].type === "boolean") {
+      if (eq !== -1) throw new Error(`Option '${shown(name)}' does not take an argument`);
+      set(name, true);
+      continue;
+    }
+    if (eq !== -1) {
+      set(name, arg.slice(eq + 1));
+      continue;
+    }
+    const value = args[i + 1];
+    if (value === undefined) throw new Error(`Option '${shown(name)} <value>' argument missing`);
+    if (value.startsWith("-") && value !== "-") {
+      throw new Error(
+        `Option '${shown(name)}' argument is ambiguous.\nDid you forget to specify the option argument for ` +
+          `'${shown(name)}'?\nTo specify an option argument starting with a dash use '--${name}=-XYZ'.`,
+      );
+    }
+    set(name, value);
+    i++;
+  }
+  return { values, positionals };
 }
 
 /**
@@ -341,4 +415,20 @@ export async function runMain(command: string, body: () => Promise<number>): Pro
     writeErr(`${paint("red", "error", "stderr")}: toolguard ${command}: internal error: ${message}\n`);
     return EXIT_FAIL;
   }
+}
+
+/*
+ * Reading a tools file for the CLI: a JSON or JSONC list of declarations, or an object holding one under
+ * `tools` (an MCP `tools/list` result, an OpenAI or Anthropic request body), or a single declaration.
+ */
+
+/** Reads the declared tools from a JSON/JSONC file (or `-` for stdin) in any of the accepted layouts. */
+export async function readTools(path: string): Promise<unknown[]> {
+  const declared = await readJson(path);
+  if (Array.isArray(declared)) return declared;
+  if (typeof declared === "object" && declared !== null) {
+    const tools = (declared as { tools?: unknown }).tools;
+    if (Array.isArray(tools)) return tools;
+  }
+  return [declared];
 }

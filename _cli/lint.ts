@@ -17,7 +17,7 @@ import {
   wantsJson,
   writeOut,
 } from "./io.ts";
-import { readTools } from "./tools_file.ts";
+import { readTools } from "./io.ts";
 import { lintTools } from "../_validate/lint.ts";
 
 /** The `toolguard lint --help` text. */

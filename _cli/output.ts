@@ -37,6 +37,7 @@ interface DenoStd {
   stderr: { writeSync(p: Uint8Array): number; isTerminal(): boolean };
   stdin: { readable: ReadableStream<Uint8Array>; isTerminal(): boolean };
   env: { get(name: string): string | undefined };
+  readFile(path: string): Promise<Uint8Array>;
 }
 
 /** Deno's API, or undefined under another runtime. */

@@ -22,7 +22,7 @@ import {
   wantsJson,
   writeOut,
 } from "./io.ts";
-import { readTools } from "./tools_file.ts";
+import { readTools } from "./io.ts";
 import { describeVerdict } from "../_describe/describe.ts";
 import { extractToolCalls } from "../_extract/extract.ts";
 import { validateToolCalls } from "../_validate/validator.ts";
@@ -199,7 +199,7 @@ export function main(args: string[]): Promise<number> {
     } else if (shapeSpec !== undefined) {
       const trimmed = shapeSpec.trim();
       const inline = trimmed.startsWith("{");
-      const shape = inline ? parseJsonText(trimmed, "--shape") : await readJson(shapeSpec);
+      const shape = inline ? await parseJsonText(trimmed, "--shape") : await readJson(shapeSpec);
       let schema: Record<string, unknown>;
       try {
         schema = shapeToSchema(shape, inline ? "--shape" : shapeSpec);

@@ -1,5 +1,6 @@
 /**
- * Every reader, in the order they are tried. Adding a format is one reader file and one line here.
+ * Every reader, in the order they are tried. Adding a format is one reader (in its family's file under
+ * `readers/`) and one line here.
  *
  * Where several readers share an opening (`<tool_call>` opens Qwen3-Coder XML, GLM, MiniMax M3 and Hermes
  * JSON), they are tried in the order of {@link READERS} and the first that recognises the body wins; the
@@ -15,21 +16,19 @@ import type { Scan } from "./scan.ts";
 import { escapeRegExp } from "./text.ts";
 import { lazy } from "../_common/lazy.ts";
 import { draftFromNameKey } from "./json_calls.ts";
-import { jsonTag } from "./readers/json_tags.ts";
-import { qwenXml } from "./readers/qwen_xml.ts";
-import { functionary, functionaryStart } from "./readers/functionary.ts";
-import { glm } from "./readers/glm.ts";
-import { invoke } from "./readers/invoke.ts";
-import { functionTag } from "./readers/function_tag.ts";
-import { llama } from "./readers/llama.ts";
-import { mistral } from "./readers/mistral.ts";
-import { deepseek } from "./readers/deepseek.ts";
-import { kimiK2, kimiK3 } from "./readers/kimi.ts";
-import { harmony } from "./readers/harmony.ts";
-import { functionGemma, gemma } from "./readers/gemma.ts";
-import { lfm2, llama4Pythonic, olmo3, pythonicList } from "./readers/pythonic.ts";
-import { fence } from "./readers/fence.ts";
-import { bareJson, inlineJson } from "./readers/bare_json.ts";
+import {
+  bareJson,
+  fence,
+  functionary,
+  functionaryStart,
+  inlineJson,
+  jsonTag,
+  llama,
+  mistral,
+} from "./readers/json.ts";
+import { functionTag, glm, invoke, qwenXml } from "./readers/xml.ts";
+import { deepseek, harmony, kimiK2, kimiK3 } from "./readers/tokens.ts";
+import { functionGemma, gemma, lfm2, llama4Pythonic, olmo3, pythonicList } from "./readers/python.ts";
 
 /** Old Hermes tags that also wrap other content: only call-shaped JSON inside them counts. */
 const softHermes = (tag: string) =>

@@ -1,7 +1,8 @@
 /**
- * The judge of the MCP guard, as plain functions: compile a server's tools, judge one `tools/call` against
- * them, scan one tool result for injected instructions. The guard (`guard.ts`) keeps the state; sessions
- * (`session.ts`) apply the judgements to messages.
+ * The judge of the MCP guard, as plain functions: compile a server's tools (with the notes on what is
+ * accepted more leniently than a schema's letter), judge one `tools/call` against them (including the secrets
+ * it carries), scan one tool result or payload for injected instructions. The guard (`guard.ts`) keeps the
+ * state; sessions (`session.ts`) apply the judgements to messages.
  *
  * @module
  */
@@ -9,9 +10,6 @@ import { errorText, isRecord } from "../_common/values.ts";
 import { describeVerdict } from "../_describe/describe.ts";
 import { scan } from "../_scan/scan.ts";
 import { createValidator as makeValidator } from "../_validate/validator.ts";
-import { schemaNotes } from "./schema_notes.ts";
-import { secretFindings, stringsOf } from "./secrets.ts";
-import { redactText, type Visit, walkStrings } from "./payloads.ts";
 import type { CallVerdict, Finding, ScanFinding } from "../types.ts";
 import type {
   InjectionPolicy,
@@ -23,6 +21,9 @@ import type {
   UncheckedToolPolicy,
 } from "./types.ts";
 import type { PinChange } from "./pins.ts";
+import { escapePointer } from "../_common/pointer.ts";
+import { KNOWN_FORMATS } from "../_schema/keywords.ts";
+import { DATA_KEYWORDS, relaxDefaults, SCHEMA_MAPS } from "../_validate/defaults.ts";
 
 /** One tool as the guard keeps it: its name and the schema its arguments must match. */
 export interface McpTool {
@@ -40,7 +41,7 @@ export interface CompiledTools {
   validator: ReturnType<typeof makeValidator>;
   /** The tools whose schemas cannot be enforced, with the validator's reason. */
   unchecked: Map<string, string>;
-  /** What is accepted more leniently than the schema's letter, per tool (see `schema_notes.ts`). */
+  /** What is accepted more leniently than the schema's letter, per tool (see `schemaNotes`). */
   relaxed: { name: string; pointer: string; note: string }[];
 }
 
@@ -294,4 +295,236 @@ function visitContent(content: unknown[], visit: Visit): unknown[] {
     }
   });
   return copy;
+}
+
+/*
+ * Secrets in tool arguments: a call that carries a private key or a cloud or API token is refused
+ * (`argument_secret`), because a poisoned description or an injected instruction is how a model is made
+ * to pass one on. Only patterns with a fixed, documented prefix or frame are used, so ordinary text, hashes
+ * and identifiers do not match.
+ */
+
+/** One credential pattern. */
+interface SecretPattern {
+  /** What it is, as the finding says. */
+  kind: string;
+  /** The pattern (no `g` flag: one match per string is enough to refuse). */
+  re: RegExp;
+}
+
+/** Credential formats with a fixed prefix or frame (their issuers document them, scanners use them). */
+const PATTERNS: readonly SecretPattern[] = [
+  {
+    kind: "private key",
+    re: /-----BEGIN (?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY(?: BLOCK)?-----/,
+  },
+  { kind: "AWS access key id", re: /\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b/ },
+  { kind: "GitHub token", re: /\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{60,255})\b/ },
+  { kind: "GitLab token", re: /\bglpat-[0-9A-Za-z_-]{20,}\b/ },
+  { kind: "Slack token", re: /\bxox[abposr]-[0-9A-Za-z]{6,}-[0-9A-Za-z-]{6,}\b/ },
+  {
+    kind: "OpenAI API key",
+    re: /\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{16,}T3BlbkFJ[A-Za-z0-9_-]{16,}\b/,
+  },
+  { kind: "Anthropic API key", re: /\bsk-ant-(?:api|admin)\d{2}-[A-Za-z0-9_-]{80,}\b/ },
+  { kind: "Google API key", re: /\bAIza[0-9A-Za-z_-]{35}\b/ },
+  { kind: "Stripe secret key", re: /\b(?:sk|rk)_live_[0-9A-Za-z]{24,}\b/ },
+  { kind: "npm token", re: /\bnpm_[A-Za-z0-9]{36}\b/ },
+  { kind: "Hugging Face token", re: /\bhf_[A-Za-z]{34,}\b/ },
+];
+
+/** Every non-empty string in `value` with its JSON Pointer (bounded depth). */
+export function* stringsOf(value: unknown, pointer: string, depth: number): Generator<[string, string]> {
+  if (depth > 64) return;
+  if (typeof value === "string") {
+    if (value !== "") yield [pointer, value];
+  } else if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) yield* stringsOf(value[i], `${pointer}/${i}`, depth + 1);
+  } else if (isRecord(value)) {
+    for (const [k, v] of Object.entries(value)) {
+      yield* stringsOf(v, `${pointer}/${escapePointer(k)}`, depth + 1);
+    }
+  }
+}
+
+/** The `argument_secret` findings for a call's arguments: one per string that carries a credential. */
+export function secretFindings(args: Record<string, unknown>): Finding[] {
+  const out: Finding[] = [];
+  for (const [path, text] of stringsOf(args, "", 0)) {
+    if (text.length < 20) continue;
+    const hit = PATTERNS.find((p) => p.re.test(text));
+    if (hit === undefined) continue;
+    out.push({
+      code: "argument_secret",
+      path,
+      message:
+        `${path === "" ? "The arguments carry" : `"${path}" carries`} what looks like a ${hit.kind}. ` +
+        "Never pass credentials to a tool; if the task really needs this, ask the user.",
+      received: `[${hit.kind}]`,
+    });
+  }
+  return out;
+}
+
+/*
+ * What the relay reports about a tool's `inputSchema` in its `tools` event, for two kinds of legitimate
+ * schema it accepts more leniently than the letter of the schema:
+ *
+ * - an unknown `format` (Notion's OpenAPI-derived `format: "json"`): an annotation, as in JSON Schema 2020-12
+ *   (the compiler ignores it), so it is not enforced;
+ * - a `required` property that declares a `default` (Playwright's zod output-type schemas): the server fills
+ *   in the default, so a call may leave it out (the validator's `defaultsSatisfyRequired`, which the relay
+ *   turns on).
+ *
+ * Nothing is rewritten here: the server's schema, which the client sees and the pins hash, is never touched.
+ */
+
+/** One leniency the relay applies to a schema, for the `tools` event (what `lint` would report). */
+export interface SchemaRelaxation {
+  /** JSON Pointer in the schema. */
+  pointer: string;
+  /** What was relaxed. */
+  note: string;
+}
+
+/** Note every unknown `format` in a schema and its subschemas. */
+function noteFormats(schema: unknown, pointer: string, notes: SchemaRelaxation[], depth: number): void {
+  if (depth > 64) return;
+  if (Array.isArray(schema)) {
+    schema.forEach((s, i) => noteFormats(s, `${pointer}/${i}`, notes, depth + 1));
+    return;
+  }
+  if (!isRecord(schema)) return;
+  for (const [key, value] of Object.entries(schema)) {
+    const p = `${pointer}/${escapePointer(key)}`;
+    if (key === "format" && typeof value === "string" && !KNOWN_FORMATS.has(value)) {
+      notes.push({ pointer: p, note: `unknown format "${value}" treated as an annotation` });
+    } else if (SCHEMA_MAPS.has(key) && isRecord(value)) {
+      for (const [name, sub] of Object.entries(value)) {
+        noteFormats(sub, `${p}/${escapePointer(name)}`, notes, depth + 1);
+      }
+    } else if (!DATA_KEYWORDS.has(key)) noteFormats(value, p, notes, depth + 1);
+  }
+}
+
+/** What the relay accepts more leniently in `schema` than its letter (empty when nothing). */
+export function schemaNotes(schema: unknown): SchemaRelaxation[] {
+  const notes: SchemaRelaxation[] = [];
+  noteFormats(schema, "", notes, 0);
+  for (const { pointer, property } of relaxDefaults(schema).relaxed) {
+    notes.push({ pointer, note: `required property "${property}" declares a default, so it may be omitted` });
+  }
+  return notes;
+}
+
+/*
+ * Scanning what a server sends besides tool results (with `scanOutput`): resource contents, prompts,
+ * sampling and elicitation requests, log notifications. Every string the model may read is scanned; with
+ * `redact` the located parts are cut out; a flagged result carries its findings under `_meta`.
+ */
+
+/** Told about one string leaf of a result: its text, its pointer and how to replace it in the copy. */
+export type Visit = (text: string, pointer: string, apply: (text: string) => void) => void;
+
+/** Where a server-to-client payload sits: in a response's `result`, or a request's or notification's `params`. */
+export type PayloadPlace = "result" | "params";
+
+/** The methods whose payloads are scanned, and where the payload sits. */
+const SCANNED: Record<string, PayloadPlace> = {
+  "resources/read": "result",
+  "prompts/get": "result",
+  "sampling/createMessage": "params",
+  "elicitation/create": "params",
+  "notifications/message": "params",
+  "completion/complete": "result",
+};
+
+/** Where `method`'s payload sits when it is scanned; undefined when it is not one of them. */
+export function scannedPlace(method: string): PayloadPlace | undefined {
+  return Object.hasOwn(SCANNED, method) ? SCANNED[method] : undefined;
+}
+
+/** Keys whose strings are not text for a model: addresses, media types, base64 blobs, enum tags. */
+const NOT_TEXT: ReadonlySet<string> = new Set(["uri", "mimeType", "blob", "type", "role", "_meta"]);
+
+/** The result of {@linkcode scanPayload}. */
+export interface PayloadCheck {
+  /** True when something was found. */
+  flagged: boolean;
+  /** The findings, with pointers into the payload. */
+  findings: McpOutputFinding[];
+  /** The payload to pass on: the original when not flagged, else a copy (redacted with `redact`). */
+  value: unknown;
+}
+
+/**
+ * Scan every string of a payload a model may read (skipping URIs, media types, base64 data). A flagged
+ * payload comes back as a copy carrying `_meta["toolguard/output_findings"]`, with the located parts cut
+ * out under `redact`; an unflagged one comes back as given.
+ */
+export function scanPayload(value: unknown, { redact }: { redact: boolean }): PayloadCheck {
+  if (!isRecord(value)) return { flagged: false, findings: [], value };
+  const findings: McpOutputFinding[] = [];
+  const edits: { apply: (t: string) => void; text: string; found: ScanFinding[] }[] = [];
+  const visit: Visit = (text, pointer, apply) => {
+    const found = scan(text, { context: "tool_output" }).findings;
+    if (found.length === 0) return;
+    for (const f of found) findings.push({ ...f, pointer });
+    edits.push({ apply, text, found });
+  };
+  const copy = walkStrings(value, "", visit, 0, NOT_TEXT) as Record<string, unknown>;
+  if (findings.length === 0) return { flagged: false, findings, value };
+  if (redact) { for (const e of edits) e.apply(redactText(e.text, e.found)); }
+  const meta = isRecord(copy._meta) ? { ...copy._meta } : {};
+  meta["toolguard/output_findings"] = findings;
+  return { flagged: true, findings, value: { ...copy, _meta: meta } };
+}
+
+/** Copy `value`, calling `visit` on every string leaf (bounded depth) so it can be replaced. */
+export function walkStrings(
+  value: unknown,
+  pointer: string,
+  visit: Visit,
+  depth: number,
+  skip?: ReadonlySet<string>,
+): unknown {
+  if (depth > 64) return value;
+  if (Array.isArray(value)) {
+    const out = value.slice();
+    out.forEach((v, i) => {
+      if (typeof v === "string") visit(v, `${pointer}/${i}`, (t) => (out[i] = t));
+      else out[i] = walkStrings(v, `${pointer}/${i}`, visit, depth + 1, skip);
+    });
+    return out;
+  }
+  if (isRecord(value)) {
+    const out: Record<string, unknown> = { ...value };
+    for (const key of Object.keys(out)) {
+      // Images and audio carry base64 `data`: nothing for the scanner.
+      if (skip?.has(key) || (key === "data" && (out.type === "image" || out.type === "audio"))) continue;
+      const p = `${pointer}/${escapePointer(key)}`;
+      const v = out[key];
+      if (typeof v === "string") visit(v, p, (t) => (out[key] = t));
+      else out[key] = walkStrings(v, p, visit, depth + 1, skip);
+    }
+    return out;
+  }
+  return value;
+}
+
+/** Replace each located finding with `[redacted: category]`; overlapping spans are merged. */
+export function redactText(text: string, findings: readonly ScanFinding[]): string {
+  const spans = [...findings].sort((a, b) => a.start - b.start);
+  let out = "";
+  let at = 0;
+  for (let i = 0; i < spans.length; i++) {
+    const start = Math.max(spans[i].start, at);
+    let end = spans[i].end;
+    const category = spans[i].category;
+    while (i + 1 < spans.length && spans[i + 1].start < end) end = Math.max(end, spans[++i].end);
+    if (end <= start) continue;
+    out += text.slice(at, start) + `[redacted: ${category}]`;
+    at = end;
+  }
+  return out + text.slice(at);
 }

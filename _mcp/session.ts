@@ -8,7 +8,7 @@
 import { errorText, isRecord } from "../_common/values.ts";
 import { type DeferredCheck, rejection } from "./judge.ts";
 import { cleanListing, describesThings } from "./poisoning.ts";
-import { scannedPlace, scanPayload } from "./payloads.ts";
+import { scannedPlace, scanPayload } from "./judge.ts";
 import {
   errorResponse,
   idKey,

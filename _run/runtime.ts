@@ -32,11 +32,11 @@ import {
   webSink,
   webSource,
 } from "./pipes.ts";
-import { planWindowsLaunch, windowsTreeKill } from "./windows.ts";
+import { planWindowsLaunch, watchWindowsExitCode, windowsTreeKill } from "./windows.ts";
 import { newTreeMarker, signalMarked, type TreeMarker, treeMarkersWork } from "./tree.ts";
 
 export type { ByteSink, ByteSource } from "./pipes.ts";
-import { watchWindowsExitCode } from "./windows_exit.ts";
+import { nodeBuiltin } from "../_common/lazy.ts";
 
 // Minimal structural views of the runtime APIs used here, so this file type-checks under Deno and Bun alike.
 interface DenoChild {
@@ -733,9 +733,9 @@ interface NodeChildProcess {
 }
 
 async function spawnNode(spec: SpawnSpec, launch: Launch, marker: TreeMarker | null): Promise<SpawnAttempt> {
-  const cp = await import("node:child_process") as unknown as {
-    spawn(c: string, a: string[], o: unknown): NodeChildProcess;
-  };
+  const cp = nodeBuiltin<{ spawn(c: string, a: string[], o: unknown): NodeChildProcess }>(
+    "node:child_process",
+  );
   const proc = cp.spawn(launch.command, [...launch.args], {
     cwd: spec.cwd,
     env: spawnEnv(spec),
@@ -922,7 +922,7 @@ export function unrefTimeout(fn: () => void, ms: number): void {
  * Start a process that shares our stdout/stderr and is not waited for (used by the fake tool to leave a
  * descendant holding the pipes). Returns its pid.
  */
-export async function spawnInherited(command: string, args: readonly string[]): Promise<number> {
+export function spawnInherited(command: string, args: readonly string[]): number {
   if (denoApi) {
     const child = new denoApi.Command(command, {
       args: [...args],
@@ -939,9 +939,9 @@ export async function spawnInherited(command: string, args: readonly string[]): 
     proc.unref();
     return proc.pid;
   }
-  const cp = await import("node:child_process") as unknown as {
-    spawn(c: string, a: string[], o: unknown): NodeChildProcess & { unref(): void };
-  };
+  const cp = nodeBuiltin<{ spawn(c: string, a: string[], o: unknown): NodeChildProcess & { unref(): void } }>(
+    "node:child_process",
+  );
   const proc = cp.spawn(command, [...args], { stdio: ["ignore", "inherit", "inherit"] });
   proc.on("error", () => {});
   proc.unref();

@@ -5,7 +5,7 @@
  * @module
  */
 import { fileURLToPath } from "node:url";
-import { runSelftest } from "../_cli/selftest_cases.ts";
+import { runSelftest } from "../_cli/selftest.ts";
 import { describe } from "../describe.ts";
 
 const deno = (globalThis as { Deno?: { execPath(): string; exit(code: number): never } }).Deno;

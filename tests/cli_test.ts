@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import process from "node:process";
+import { parseArgs } from "node:util";
 import { main } from "../cli.ts";
 import {
   integerOption,
@@ -104,31 +105,48 @@ const BAD_CALLS = [
 // Shared helpers, in process
 // ---------------------------------------------------------------------------------------------------------
 
-test("parseJsonText: accepts JSONC and reports file:line:column for syntax errors", T, () => {
-  assert.deepEqual(parseJsonText("// c\n[1, /* x */ 2,]", "a.jsonc"), [1, 2]);
-  assert.throws(() => parseJsonText('{\n  "a": 1,\n  "b": ]\n}', "tools.json"), (e: unknown) => {
+test("parseJsonText: accepts JSONC and reports file:line:column for syntax errors", T, async () => {
+  assert.deepEqual(await parseJsonText("// c\n[1, /* x */ 2,]", "a.jsonc"), [1, 2]);
+  await assert.rejects(parseJsonText('{\n  "a": 1,\n  "b": ]\n}', "tools.json"), (e: unknown) => {
     assert.ok(e instanceof UsageError);
     assert.equal(e.message, "tools.json:3:8: expected a value");
     return true;
   });
-  assert.throws(() => parseJsonText('{"a" 1}', "-"), /^UsageError: <stdin>:1:6: expected a colon/);
-  assert.throws(() => parseJsonText("  \n", "x.json"), /x\.json: the input is empty/);
-  assert.throws(() => parseJsonText('"abc', "s.json"), /s\.json:1:1: unterminated string/);
+  await assert.rejects(parseJsonText('{"a" 1}', "-"), /^UsageError: <stdin>:1:6: expected a colon/);
+  await assert.rejects(parseJsonText("  \n", "x.json"), /x\.json: the input is empty/);
+  await assert.rejects(parseJsonText('"abc', "s.json"), /s\.json:1:1: unterminated string/);
 });
 
-test("parseJsonText: keeps __proto__ as an own key and never touches a prototype", T, () => {
-  const value = parseJsonText('{"__proto__": {"polluted": true}, "a": 1}', "p.json") as Record<
-    string,
-    unknown
-  >;
-  assert.equal(Object.getPrototypeOf(value), Object.prototype);
-  assert.ok(Object.hasOwn(value, "__proto__"));
-  assert.deepEqual(Object.keys(value), ["__proto__", "a"]);
-  assert.equal(({} as Record<string, unknown>).polluted, undefined);
+test("parseJsonText: plain JSON and JSONC give the same values", T, async () => {
+  const plain = '{"a": [1, 2.5e3, "x\\u00e9"], "b": {"c": null, "d": true}, "a2": -0}';
+  const jsonc = '{"a": [1, 2.5e3, "x\\u00e9",], /* c */ "b": {"c": null, "d": true}, "a2": -0}';
+  const [fast, slow] = [await parseJsonText(plain, "p.json"), await parseJsonText(jsonc, "c.jsonc")];
+  assert.deepEqual(fast, { a: [1, 2500, "x\u00e9"], b: { c: null, d: true }, a2: -0 });
+  assert.deepEqual(slow, fast);
+  assert.deepEqual(Object.keys(slow as object), Object.keys(fast as object));
 });
 
-test("parseJsonText: drops a BOM", T, () => {
-  assert.deepEqual(parseJsonText("\ufeff[1]", "b.json"), [1]);
+for (
+  const [kind, text] of [["plain JSON", '{"__proto__": {"polluted": true}, "a": 1}'], [
+    "JSONC",
+    '{"__proto__": {"polluted": true}, "a": 1,}',
+  ]]
+) {
+  test(
+    `parseJsonText: keeps __proto__ as an own key and never touches a prototype (${kind})`,
+    T,
+    async () => {
+      const value = await parseJsonText(text, "p.json") as Record<string, unknown>;
+      assert.equal(Object.getPrototypeOf(value), Object.prototype);
+      assert.ok(Object.hasOwn(value, "__proto__"));
+      assert.deepEqual(Object.keys(value), ["__proto__", "a"]);
+      assert.equal(({} as Record<string, unknown>).polluted, undefined);
+    },
+  );
+}
+
+test("parseJsonText: drops a BOM", T, async () => {
+  assert.deepEqual(await parseJsonText("\ufeff[1]", "b.json"), [1]);
 });
 
 test("lineColumn: is 1-based", T, () => {
@@ -151,6 +169,64 @@ test("parseCommandLine: is strict; unknown flags and missing values are usage er
     }, args.join(" "));
   }
 });
+
+test(
+  "parseCommandLine: reads arguments as node:util parseArgs does in strict mode, with its messages",
+  T,
+  () => {
+    const options = {
+      json: { type: "boolean" as const },
+      by: { type: "string" as const },
+      "empty-exit": { type: "string" as const, multiple: true },
+    };
+    const withHelp = { help: { type: "boolean" as const, short: "h" }, ...options };
+    const cases = [
+      [],
+      ["f"],
+      ["--json", "f", "-"],
+      ["-h", "a", "--", "--b", "-h"],
+      ["--by", "x", "--by=y"],
+      ["--by=-x", "--by="],
+      ["--by", "-"],
+      ["--empty-exit", "1", "--empty-exit=2", "--json"],
+      ["--bogus"],
+      ["-x"],
+      ["--by"],
+      ["--json=yes"],
+      ["--help=yes"],
+      ["--by", "--json"],
+      ["--constructor"],
+    ];
+    for (const args of cases) {
+      let expected: unknown;
+      try {
+        const { values, positionals } = parseArgs({
+          args,
+          options: withHelp,
+          strict: true,
+          allowPositionals: true,
+        });
+        expected = { values: { ...values }, positionals };
+      } catch (e) {
+        expected = (e as Error).message.replace(/\. To specify a positional argument.*$/s, "");
+      }
+      let actual: unknown;
+      try {
+        const { values, positionals } = parseCommandLine(args, { command: "lint", options });
+        actual = { values: { ...values }, positionals };
+      } catch (e) {
+        assert.ok(e instanceof UsageError, String(e));
+        actual = e.message;
+      }
+      assert.deepEqual(actual, expected, JSON.stringify(args));
+    }
+    // A group of short switches with an unknown one (Node and Deno name it with its dash; Bun without).
+    assert.throws(
+      () => parseCommandLine(["-hx"], { command: "lint", options }),
+      (e: unknown) => e instanceof UsageError && e.message === "Unknown option '-x'",
+    );
+  },
+);
 
 test("integerOption: rejects non-integers and values below the minimum", T, () => {
   assert.equal(integerOption({ n: "12" }, "n", 1), 12);
