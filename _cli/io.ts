@@ -30,6 +30,7 @@
 
 import type * as NodeFsPromises from "node:fs/promises";
 import type NodeProcess from "node:process";
+import type * as NodeUtil from "node:util";
 import type { Node as JsonNode, ParseError } from "jsonc-parser";
 import { lazy, nodeBuiltin } from "../_common/lazy.ts";
 import { denoStd, encoder, EXIT_FAIL, EXIT_USAGE, paint, writeErr, writeOut } from "./output.ts";
@@ -265,89 +266,31 @@ export interface CommandSpec {
 export type OptionValues = Record<string, string | boolean | (string | boolean)[] | undefined>;
 
 /**
- * Parses a subcommand's arguments as `node:util` `parseArgs` does in strict mode, with its messages. An
- * unknown flag, a missing value or a value given to a switch is a {@linkcode UsageError} with a hint;
- * nothing is ignored. Everything after `--` is positional.
+ * Parses a subcommand's arguments with `node:util` `parseArgs` in strict mode. An unknown flag, a missing
+ * value or a value given to a switch is a {@linkcode UsageError} with a hint; nothing is ignored.
+ * Everything after `--` is positional.
  */
 export function parseCommandLine(
   args: readonly string[],
   spec: CommandSpec,
 ): { values: OptionValues; positionals: string[] } {
-  const options: Record<string, OptionSpec> = { help: { type: "boolean", short: "h" }, ...spec.options };
+  const options = { help: { type: "boolean" as const, short: "h" }, ...spec.options };
   try {
-    return parseStrict(args, options);
+    const { values, positionals } = nodeBuiltin<typeof NodeUtil>("node:util").parseArgs({
+      args: [...args],
+      options,
+      strict: true,
+      allowPositionals: true,
+    });
+    return { values: values as OptionValues, positionals };
   } catch (error) {
-    const message = (error as Error).message;
+    const message = (error as Error).message.replace(/\. To specify a positional argument.*$/s, "");
     const known = Object.keys(options).map((o) => `--${o}`).join(", ");
     throw new UsageError(
       message,
       `toolguard ${spec.command} accepts ${known}; run \`toolguard ${spec.command} --help\``,
     );
   }
-}
-
-/**
- * The strict subset of `node:util` `parseArgs` the subcommands use (long options, `--name=value`, short
- * switches, `multiple`, `--`), written out because under Deno `node:util` loads the Node layer, which costs
- * a subcommand more than the rest of its start. Throws with `parseArgs`'s messages.
- */
-function parseStrict(
-  args: readonly string[],
-  options: Record<string, OptionSpec>,
-): { values: OptionValues; positionals: string[] } {
-  const values: OptionValues = Object.create(null);
-  const positionals: string[] = [];
-  const shorts = new Map(Object.entries(options).flatMap(([name, o]) => o.short ? [[o.short, name]] : []));
-  const shown = (name: string) => options[name].short ? `-${options[name].short}, --${name}` : `--${name}`;
-  const set = (name: string, value: string | boolean) => {
-    if (!options[name].multiple) values[name] = value;
-    else values[name] = [...(values[name] as (string | boolean)[] | undefined) ?? [], value];
-  };
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i];
-    if (arg === "--") {
-      positionals.push(...args.slice(i + 1));
-      break;
-    }
-    if (!arg.startsWith("-") || arg === "-") {
-      positionals.push(arg);
-      continue;
-    }
-    if (!arg.startsWith("--")) {
-      // Short switches, alone or grouped (`-h`); a short option that takes a value is not used here.
-      for (const letter of arg.slice(1)) {
-        const name = shorts.get(letter);
-        if (name === undefined || options[name].type !== "boolean") {
-          throw new Error(`Unknown option '-${letter}'`);
-        }
-        set(name, true);
-      }
-      continue;
-    }
-    const eq = arg.indexOf("=");
-    const name = arg.slice(2, eq === -1 ? undefined : eq);
-    if (!Object.hasOwn(options, name)) throw new Error(`Unknown option '--${name}'`);
-    if (options[name].type === "boolean") {
-      if (eq !== -1) throw new Error(`Option '${shown(name)}' does not take an argument`);
-      set(name, true);
-      continue;
-    }
-    if (eq !== -1) {
-      set(name, arg.slice(eq + 1));
-      continue;
-    }
-    const value = args[i + 1];
-    if (value === undefined) throw new Error(`Option '${shown(name)} <value>' argument missing`);
-    if (value.startsWith("-") && value !== "-") {
-      throw new Error(
-        `Option '${shown(name)}' argument is ambiguous.\nDid you forget to specify the option argument for ` +
-          `'${shown(name)}'?\nTo specify an option argument starting with a dash use '--${name}=-XYZ'.`,
-      );
-    }
-    set(name, value);
-    i++;
-  }
-  return { values, positionals };
 }
 
 /**

@@ -8,7 +8,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import process from "node:process";
-import { parseArgs } from "node:util";
 import { main } from "../cli.ts";
 import {
   integerOption,
@@ -169,64 +168,6 @@ test("parseCommandLine: is strict; unknown flags and missing values are usage er
     }, args.join(" "));
   }
 });
-
-test(
-  "parseCommandLine: reads arguments as node:util parseArgs does in strict mode, with its messages",
-  T,
-  () => {
-    const options = {
-      json: { type: "boolean" as const },
-      by: { type: "string" as const },
-      "empty-exit": { type: "string" as const, multiple: true },
-    };
-    const withHelp = { help: { type: "boolean" as const, short: "h" }, ...options };
-    const cases = [
-      [],
-      ["f"],
-      ["--json", "f", "-"],
-      ["-h", "a", "--", "--b", "-h"],
-      ["--by", "x", "--by=y"],
-      ["--by=-x", "--by="],
-      ["--by", "-"],
-      ["--empty-exit", "1", "--empty-exit=2", "--json"],
-      ["--bogus"],
-      ["-x"],
-      ["--by"],
-      ["--json=yes"],
-      ["--help=yes"],
-      ["--by", "--json"],
-      ["--constructor"],
-    ];
-    for (const args of cases) {
-      let expected: unknown;
-      try {
-        const { values, positionals } = parseArgs({
-          args,
-          options: withHelp,
-          strict: true,
-          allowPositionals: true,
-        });
-        expected = { values: { ...values }, positionals };
-      } catch (e) {
-        expected = (e as Error).message.replace(/\. To specify a positional argument.*$/s, "");
-      }
-      let actual: unknown;
-      try {
-        const { values, positionals } = parseCommandLine(args, { command: "lint", options });
-        actual = { values: { ...values }, positionals };
-      } catch (e) {
-        assert.ok(e instanceof UsageError, String(e));
-        actual = e.message;
-      }
-      assert.deepEqual(actual, expected, JSON.stringify(args));
-    }
-    // A group of short switches with an unknown one (Node and Deno name it with its dash; Bun without).
-    assert.throws(
-      () => parseCommandLine(["-hx"], { command: "lint", options }),
-      (e: unknown) => e instanceof UsageError && e.message === "Unknown option '-x'",
-    );
-  },
-);
 
 test("integerOption: rejects non-integers and values below the minimum", T, () => {
   assert.equal(integerOption({ n: "12" }, "n", 1), 12);
