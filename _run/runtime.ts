@@ -185,7 +185,11 @@ export interface LiveChild {
 /** The result of trying to start a child. */
 export type SpawnAttempt = { ok: true; child: LiveChild } | { ok: false; reason: string };
 
-function errorText(error: unknown): string {
+/**
+ * A start failure's message with the system's error code (`ENOENT`, `EACCES`) where the message leaves it
+ * out: unlike `errorText` in `_common/values.ts`, the code is what tells a missing program from a refused one.
+ */
+function spawnErrorText(error: unknown): string {
   if (error instanceof Error) {
     const code = (error as { code?: unknown }).code;
     return typeof code === "string" && !error.message.includes(code)
@@ -416,7 +420,7 @@ export async function spawnChild(spec: SpawnSpec): Promise<SpawnAttempt> {
     if (runtimeName === "bun") return windowsExit({ ok: true, child: spawnBun(marked, launch, marker) });
     return windowsExit(await spawnNode(marked, launch, marker));
   } catch (error) {
-    return { ok: false, reason: errorText(error) };
+    return { ok: false, reason: spawnErrorText(error) };
   }
 }
 
@@ -754,7 +758,7 @@ async function spawnNode(spec: SpawnSpec, launch: Launch, marker: TreeMarker | n
   });
   const started = await new Promise<string | null>((resolve) => {
     proc.once("spawn", () => resolve(null));
-    proc.once("error", (error) => resolve(errorText(error)));
+    proc.once("error", (error) => resolve(spawnErrorText(error)));
   });
   if (started !== null || proc.pid === undefined) return { ok: false, reason: started ?? "no pid" };
   let stdin: ByteSink | null = null;
