@@ -181,6 +181,31 @@ export function isSpacer(c: number): boolean {
 /** Any code unit outside ASCII. */
 // deno-lint-ignore no-control-regex -- the ASCII range starts at U+0000 on purpose
 const NON_ASCII = /[^\x00-\x7f]/;
+
+/** Texts from this long on are tested for ASCII by encoding them (see `isAscii`). */
+const ENCODE_FROM = 1024;
+/** Code units `isAscii` encodes at a time, into a buffer of as many bytes made on first use. */
+const ENCODE_PART = 1 << 16;
+let encodeBuffer: Uint8Array | undefined;
+let encoder: TextEncoder | undefined;
+
+/**
+ * True when every code unit of `text` is ASCII. A long text is encoded as UTF-8 a part at a time: ASCII is
+ * exactly the text whose every unit takes one byte, and the runtimes encode it many times faster than an
+ * expression reads it (a unit outside ASCII, a lone surrogate included, takes two bytes or more).
+ */
+export function isAscii(text: string): boolean {
+  const n = text.length;
+  if (n < ENCODE_FROM) return !NON_ASCII.test(text);
+  const bytes = encodeBuffer ??= new Uint8Array(ENCODE_PART);
+  encoder ??= new TextEncoder();
+  for (let i = 0; i < n; i += ENCODE_PART) {
+    const part = n <= ENCODE_PART ? text : text.slice(i, i + ENCODE_PART);
+    const { read, written } = encoder.encodeInto(part, bytes);
+    if (read !== part.length || written !== part.length) return false;
+  }
+  return true;
+}
 /** ASCII whitespace the fold rewrites (tab, vertical tab, form feed to a space; CR to LF). */
 const ODD_SPACE = /[\t\v\f\r]/;
 /** Where pass 2 could join letter spacing: a stand-alone letter, a spacer, a letter, the same spacer, a letter. */
@@ -220,7 +245,7 @@ export interface FoldOptions {
 export function fold(text: string, options: FoldOptions = {}): Folded {
   // Fast native scans clear the common case: ASCII with no odd whitespace, whitespace run or letter spacing
   // folds to its lower case, character for character. Where one of them occurs, single-purpose tests tell which.
-  if (!options.ascii && NON_ASCII.test(text)) return foldFull(text, options.reuse === true);
+  if (!options.ascii && !isAscii(text)) return foldFull(text, options.reuse === true);
   let t = text.toLowerCase();
   if (!NOT_PLAIN.test(t)) return new LazyFolded(t, text, "identity");
   if (ODD_SPACE.test(t)) t = t.replace(/[\t\v\f]/g, " ").replace(/\r/g, "\n");

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { type Folded, lettersOnly, mapSpan } from "./fold.ts";
+import { type Folded, isAscii, lettersOnly, mapSpan } from "./fold.ts";
 import { CONTEXT, cutAtOrAfter, lettersBefore, wholeWindow, type Window, windowOf } from "./segments.ts";
 import { type Original, type Rule, rules } from "./rules.ts";
 import { anchorsOf, escapeRegExp as escape, nextMatch } from "./match.ts";
@@ -23,10 +23,6 @@ const CONTEXT_ORDER: Readonly<Record<ScanContext, true>> = {
 
 /** The four contexts `scan` knows (`toolguard scan --context`). */
 export const SCAN_CONTEXTS: readonly ScanContext[] = Object.keys(CONTEXT_ORDER) as ScanContext[];
-
-/** Any code unit outside ASCII: the raw rules (hidden characters) can only match text that has one. */
-// deno-lint-ignore no-control-regex -- the ASCII range starts at U+0000 on purpose
-const NON_ASCII = /[^\x00-\x7f]/;
 
 /** The buffer long `Squashed` maps share, made on first use. */
 let letterMap: Int32Array | undefined;
@@ -140,8 +136,10 @@ function passesGate(plan: Plan, ft: string): boolean {
 
 /**
  * Like `gateOf` for rules over the letters-only text, but tested on the folded text: "ignore" becomes
- * `i[^a-z]*g[^a-z]*n[^a-z]*o[^a-z]*r[^a-z]*e`. Linear: `[^a-z]*` and the next letter cannot both match a
- * character, so each run of non-letters is read a bounded number of times.
+ * `(?<=i[^a-z]*)g[^a-z]*n[^a-z]*o[^a-z]*r[^a-z]*e`, which matches somewhere exactly when
+ * `i[^a-z]*g[^a-z]*n…` does. Each word is entered at its rarest letter (the rest before it read backwards):
+ * the engine tries a match only where that letter stands, not at every "i", "d" or "s". Linear: `[^a-z]*` and
+ * the next letter cannot both match a character, so each run of non-letters is read a bounded number of times.
  */
 function spreadGateOf(rules: readonly Rule[]): RegExp | null {
   const words = new Set<string>();
@@ -153,7 +151,20 @@ function spreadGateOf(rules: readonly Rule[]): RegExp | null {
       words.add(w);
     }
   }
-  return words.size === 0 ? null : new RegExp([...words].map((w) => w.split("").join("[^a-z]*")).join("|"));
+  return words.size === 0 ? null : new RegExp([...words].map(spreadFromRarest).join("|"));
+}
+
+/** Letters from the most common in English to the rarest: where `spreadFromRarest` enters a word. */
+const BY_FREQUENCY = "etaoinsrhldcumfpgwybvkxjqz";
+
+/** One word of `spreadGateOf`: its letters with `[^a-z]*` between them, those before its rarest letter behind. */
+function spreadFromRarest(word: string): string {
+  const spread = (s: string) => s.split("").join("[^a-z]*");
+  let k = 0;
+  for (let i = 1; i < word.length; i++) {
+    if (BY_FREQUENCY.indexOf(word[i]) > BY_FREQUENCY.indexOf(word[k])) k = i;
+  }
+  return k === 0 ? spread(word) : `(?<=${spread(word.slice(0, k))}[^a-z]*)${spread(word.slice(k))}`;
 }
 
 /** Texts up to this long go through the plan's screen first: for them fixed costs dominate. */
@@ -202,8 +213,9 @@ const HIDDEN =
 
 /** Makes hidden characters visible and bounds the length. */
 function excerptOf(text: string, max: number): string {
-  // Most excerpts are short and plain: no loop, no string built character by character.
-  if (text.length <= max && !HIDDEN.test(text)) return text;
+  // Most excerpts are short and plain: no loop, no string built character by character. A copy, not the slice
+  // itself, which would keep the whole scanned text alive as long as the finding.
+  if (text.length <= max && !HIDDEN.test(text)) return copyOf(text);
   let out = "";
   for (const ch of text) {
     const cp = ch.codePointAt(0)!;
@@ -214,6 +226,11 @@ function excerptOf(text: string, max: number): string {
     if (out.length >= max) break;
   }
   return out.length > max ? out.slice(0, Math.max(0, max - 1)) + "…" : out;
+}
+
+/** A string equal to `s` that shares no storage with the string `s` was sliced from. */
+function copyOf(s: string): string {
+  return s.split("").join("");
 }
 
 /**
@@ -270,7 +287,7 @@ export function scan(text: string, options: ScanOptions = {}): ScanResult {
   const only = candidateRules(text, options);
   return only === 0
     ? { blocked: false, categories: [], findings: [] }
-    : scanInSegments(text, options, SEGMENT, only);
+    : scanInSegments(text, options, SEGMENT, only, { refold: true });
 }
 
 /**
@@ -281,10 +298,11 @@ export function scan(text: string, options: ScanOptions = {}): ScanResult {
 export function findsIn(context: ScanContext): (text: string) => boolean {
   const options: ScanOptions = { context };
   if (!SCAN_CONTEXTS.includes(context)) return (text) => scanInSegments(text, options, SEGMENT).blocked;
+  const refold = { refold: true };
   const screen = planOf(context).screen;
   return (text) => {
     const only = screened(screen, context, text);
-    return only !== 0 && scanInSegments(text, options, SEGMENT, only).blocked;
+    return only !== 0 && scanInSegments(text, options, SEGMENT, only, refold).blocked;
   };
 }
 
@@ -323,16 +341,27 @@ function screened(screen: RuleScreen, context: ScanContext, text: string): RuleM
 /** Original characters per core: texts longer than two cores are read in windows (see segments.ts). */
 const SEGMENT = 1 << 18;
 
+/** How `scanInSegments` screens: `refold` screens the folded text of a short text the screen could not judge. */
+interface Screening {
+  /**
+   * When `only` is every rule and the text is read whole with at most `QUICK_UP_TO` folded characters, the
+   * plan's screen judges its folded text (which folds to itself where the original did not: runs of blanks,
+   * tabs, letters outside ASCII), so the rules it proves cannot match are left out. Default false: every rule.
+   */
+  refold?: boolean;
+}
+
 /**
  * `scan` with the segment length as a parameter (tests use short ones to put many window edges in a text):
  * texts longer than two segments are read in windows of about one segment plus context. Without the plan's
- * screen: `only` (the screen's answer) leaves out the rules it proves cannot match.
+ * screen: `only` (the screen's answer) leaves out the rules it proves cannot match (and see `Screening`).
  */
 export function scanInSegments(
   text: string,
   options: ScanOptions,
   segment: number,
   only: RuleMask = ALL_RULES,
+  { refold = false }: Screening = {},
 ): ScanResult {
   if (typeof text !== "string") {
     throw new TypeError(`scan() needs a string to scan, got ${text === null ? "null" : typeof text}`);
@@ -344,9 +373,17 @@ export function scanInSegments(
   const maxExcerpt = options.maxExcerpt ?? 80;
   const wanted = options.categories ? new Set<ScanCategory>(options.categories) : null;
   const raw: ScanFinding[] = [];
+  // Findings repeat where a payload is pasted many times: the last excerpt is reused where the same characters
+  // stand, so the result holds one string for them rather than one per finding.
+  let lastSpan = "";
+  let lastExcerpt = "";
   const add = (category: ScanCategory, rule: string, start: number, end: number) => {
     if (end <= start) return;
-    raw.push({ category, rule, start, end, excerpt: excerptOf(text.slice(start, end), maxExcerpt) });
+    if (end - start !== lastSpan.length || !text.startsWith(lastSpan, start)) {
+      lastSpan = text.slice(start, end);
+      lastExcerpt = excerptOf(lastSpan, maxExcerpt);
+    }
+    raw.push({ category, rule, start, end, excerpt: lastExcerpt });
   };
 
   if (context === "cli_arg" && (!wanted || wanted.has("option_injection")) && optionInjection(text)) {
@@ -355,7 +392,7 @@ export function scanInSegments(
 
   const plan = planOf(context);
   // Known once, for the raw rules and for every fold of the text or a window of it.
-  const ascii = !NON_ASCII.test(text);
+  const ascii = isAscii(text);
   if (plan.raw.length > 0 && !ascii) {
     for (const rule of plan.raw) {
       if (wanted && !wanted.has(rule.category)) continue;
@@ -365,7 +402,13 @@ export function scanInSegments(
   }
 
   if (text.length > 2 * segment) runSegments(text, plan, wanted, add, { segment, ascii });
-  else runWindow(wholeWindow(text, ascii), text, plan, wanted, new Map(), 0, add, only);
+  else {
+    const w = wholeWindow(text, ascii);
+    if (refold && only === ALL_RULES && w.folded.text.length <= QUICK_UP_TO) {
+      only = plan.screen.candidates(w.folded.text);
+    }
+    if (only !== 0) runWindow(w, text, plan, wanted, new Map(), 0, add, only);
+  }
   return resultOf(raw);
 }
 
