@@ -210,10 +210,14 @@ export function isAscii(text: string): boolean {
 const ODD_SPACE = /[\t\v\f\r]/;
 /** Where pass 2 could join letter spacing: a stand-alone letter, a spacer, a letter, the same spacer, a letter. */
 const LETTER_SPACED = /(?<![a-z0-9])[a-z]([ .\-_*|/])[a-z]\1[a-z](?![a-z0-9])/;
-/** A whitespace run pass 2 collapses. */
-const SPACE_RUN = /[ \n]{2,}/g;
 /**
- * Matches wherever one of `ODD_SPACE`, `SPACE_RUN` or `LETTER_SPACED` would: one pass clears the common case.
+ * A run of spaces and newlines that holds a newline, from its first character (leading spaces, then the
+ * newline), which pass 2 collapses to one newline; and a run of two spaces or more, which it collapses to one.
+ */
+const NEWLINE_RUN = / *\n[ \n]*/g;
+const SPACES_RUN = / {2,}/g;
+/**
+ * Matches wherever `ODD_SPACE`, a run of two blanks or `LETTER_SPACED` would: one pass clears the common case.
  * Each alternative starts at a space or spacer (the letter before is a lookbehind), which the engines skip to
  * faster than to the letter `LETTER_SPACED` starts with.
  */
@@ -250,13 +254,12 @@ export function fold(text: string, options: FoldOptions = {}): Folded {
   if (!NOT_PLAIN.test(t)) return new LazyFolded(t, text, "identity");
   if (ODD_SPACE.test(t)) t = t.replace(/[\t\v\f]/g, " ").replace(/\r/g, "\n");
   if (LETTER_SPACED.test(t)) return foldFull(text, options.reuse === true);
-  SPACE_RUN.lastIndex = 0;
-  if (!SPACE_RUN.test(t)) return new LazyFolded(t, text, "identity");
-  return new LazyFolded(
-    t.replace(SPACE_RUN, (run) => run.includes("\n") ? "\n" : " "),
-    text,
-    "collapsed spaces",
-  );
+  // Two replacements by plain strings, not a function called per run: each run holding a newline becomes one
+  // newline, then each run of spaces one space. Only a run of two or more shortens the text.
+  const collapsed = t.replace(NEWLINE_RUN, "\n").replace(SPACES_RUN, " ");
+  return collapsed.length === t.length
+    ? new LazyFolded(t, text, "identity")
+    : new LazyFolded(collapsed, text, "collapsed spaces");
 }
 
 /**
@@ -336,7 +339,9 @@ function foldFull(text: string, reuse: boolean): Folded {
   // start at the input size (reused from the last call when it fits) and double in the rare case
   // decompositions expand the text.
   let cap = n + 16;
-  let [units, s1, e1] = cap >= SCRATCH_FROM && cap <= SCRATCH_UNITS
+  let [units, s1, e1] = cap <= SMALL_UNITS
+    ? smallScratch ??= grow(EMPTY_U16, EMPTY_I32, EMPTY_I32, SMALL_UNITS)
+    : cap >= SCRATCH_FROM && cap <= SCRATCH_UNITS
     ? scratch()
     : [new Uint16Array(cap), new Int32Array(cap), new Int32Array(cap)];
   cap = units.length;
@@ -399,8 +404,16 @@ let bmpFolds: Uint16Array | undefined;
 
 /** Largest pass-1 buffers kept between calls (in code units): a window of the segmented scan fits. */
 const SCRATCH_UNITS = 1 << 19;
-/** Shorter texts get buffers of their own: cheap to make, and short texts alone never hold the 5 MiB set. */
+/** Shorter texts do not take that 5 MiB set (short texts alone never need it). */
 const SCRATCH_FROM = 1 << 16;
+/**
+ * Texts up to this long (most arguments and messages) share a small set of their own, made on first use: three
+ * typed arrays made per fold and three more per result cost more than folding a short text.
+ */
+const SMALL_UNITS = 1 << 12;
+let smallScratch: [Uint16Array, Int32Array, Int32Array] | undefined;
+/** Pass-2 buffers of `SMALL_UNITS`, as `outBuffers` is for long texts. */
+let smallOut: [Uint16Array, Int32Array, Int32Array] | undefined;
 const EMPTY_U16 = new Uint16Array(0);
 const EMPTY_I32 = new Int32Array(0);
 let scratchBuffers: [Uint16Array, Int32Array, Int32Array] | undefined;
@@ -447,7 +460,9 @@ function grow(
  * are copied into a string, so a long text's go to the shared buffer; its maps do when `reuse`.
  */
 function finish(u: Uint16Array, s1: Int32Array, e1: Int32Array, m: number, reuse: boolean): Folded {
-  const shared = m >= SCRATCH_FROM && m <= SCRATCH_UNITS
+  const shared = m <= SMALL_UNITS
+    ? smallOut ??= grow(EMPTY_U16, EMPTY_I32, EMPTY_I32, SMALL_UNITS)
+    : m >= SCRATCH_FROM && m <= SCRATCH_UNITS
     ? outBuffers ??= grow(EMPTY_U16, EMPTY_I32, EMPTY_I32, SCRATCH_UNITS)
     : undefined;
   const out = shared ? shared[0] : new Uint16Array(m);

@@ -81,8 +81,9 @@ interface Plan {
   leadOf: Int8Array;
   /** Which of the folded and the squashed rules could match a short text (see screen.ts). */
   screen: RuleScreen;
-  /** The screen's bits of the folded rules, and of the squashed ones. */
+  /** The screen's bits of the folded rules, of those of them with leads, and of the squashed ones. */
   foldedBits: RuleMask;
+  leadBits: RuleMask;
   squashedBits: RuleMask;
 }
 
@@ -197,6 +198,7 @@ function planOf(context: ScanContext): Plan {
     leadOf: Int8Array.from(folded, (rule) => leads.rules.indexOf(rule)),
     screen,
     foldedBits: bitsOf(folded),
+    leadBits: bitsOf(leads.rules),
     squashedBits: bitsOf(squashed),
   };
   PLANS.set(context, plan);
@@ -599,12 +601,15 @@ function runFolded(
   const absent: string[] = [];
   // No window follows the one whose core ends the text: its cursors are not read.
   const keep = !(w.atEnd && w.coreEnd === ft.length);
+  // Where the screen left few rules with leads, each runs its own expression over the text: a native pass
+  // each costs less than the walk over every word start for the leads of all of them.
+  const direct = only !== ALL_RULES && bitCount(only & plan.leadBits) <= DIRECT_LEADS;
   for (let i = 0; i < plan.folded.length; i++) {
     const rule = plan.folded[i];
     if (leftOut(rule, plan, wanted, only)) continue;
     const at = cursors.get(rule) ?? AT_START;
     const lead = plan.leadOf[i];
-    if (lead >= 0) {
+    if (lead >= 0 && !direct) {
       starts ??= plan.leads.find(ft, w.coreStart, w.coreEnd);
       const candidates = starts[lead];
       if (candidates === undefined) continue;
@@ -645,6 +650,16 @@ function runFolded(
     if (keep) cursors.set(rule, [from + offset]);
   }
   return true;
+}
+
+/** Rules with leads that `runFolded` runs without leads when the screen left no more of them. */
+const DIRECT_LEADS = 2;
+
+/** Set bits of a mask. */
+function bitCount(mask: number): number {
+  let n = 0;
+  for (let m = mask; m !== 0; m &= m - 1) n++;
+  return n;
 }
 
 /** About how many characters a needle pass reads in the time one sticky try at a lead takes. */
