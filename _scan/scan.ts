@@ -507,6 +507,16 @@ function runSegments(
   const n = text.length;
   let cursors: Cursors = new Map();
   let base = 0;
+  // A window's findings, held until the window is known to be wide enough: category, rule, start, end, flat,
+  // in the first `held` slots. One list for every window: a window of findings does not leave one behind.
+  const found: (string | number)[] = [];
+  let held = 0;
+  const hold: Add = (category, rule, s, e) => {
+    found[held++] = category;
+    found[held++] = rule;
+    found[held++] = s;
+    found[held++] = e;
+  };
   for (let start = 0; start < n;) {
     const end = n - start <= segment ? n : cutAtOrAfter(text, start + segment);
     let left = 2 * CONTEXT;
@@ -518,15 +528,13 @@ function runSegments(
         else right *= 2;
         continue;
       }
-      // Held until the window is known to be wide enough: category, rule, start, end, flat.
-      const found: (string | number)[] = [];
+      held = 0;
       const next: Cursors = new Map([...cursors].map(([rule, at]) => [rule, [...at]]));
-      const hold: Add = (category, rule, s, e) => found.push(category, rule, s, e);
       if (!runWindow(w, text, plan, wanted, next, base, hold)) {
         right *= 2;
         continue;
       }
-      for (let i = 0; i < found.length; i += 4) {
+      for (let i = 0; i < held; i += 4) {
         add(found[i] as ScanCategory, found[i + 1] as string, found[i + 2] as number, found[i + 3] as number);
       }
       cursors = next;
@@ -812,11 +820,12 @@ function report(
 }
 
 /**
- * Drops a finding that lies inside another finding of the same category; `found` is ordered by `byPlace`.
+ * Drops (in place) a finding that lies inside another finding of the same category; `found` is ordered by `byPlace`.
  * `categories` receives each category in the order of its first finding.
  */
 function dedupe(found: ScanFinding[], categories: ScanCategory[]): ScanFinding[] {
-  const out: ScanFinding[] = [];
+  // Kept findings move to the front of `found` itself: a second list as long would only be garbage.
+  let kept = 0;
   // Per category (in `categories` order), how far its findings so far reach: a handful, so an array.
   const reach: number[] = [];
   for (const f of found) {
@@ -828,7 +837,8 @@ function dedupe(found: ScanFinding[], categories: ScanCategory[]): ScanFinding[]
       if (f.end <= reach[c]) continue;
       reach[c] = Math.max(reach[c], f.end);
     }
-    out.push(f);
+    found[kept++] = f;
   }
-  return out;
+  found.length = kept;
+  return found;
 }
