@@ -196,7 +196,9 @@ let encoder: TextEncoder | undefined;
  */
 export function isAscii(text: string): boolean {
   const n = text.length;
+  // Text outside ASCII most often shows it early: a look at the start spares encoding all of it.
   if (n < ENCODE_FROM) return !NON_ASCII.test(text);
+  if (NON_ASCII.test(text.slice(0, ENCODE_FROM))) return false;
   const bytes = encodeBuffer ??= new Uint8Array(ENCODE_PART);
   encoder ??= new TextEncoder();
   for (let i = 0; i < n; i += ENCODE_PART) {
@@ -407,10 +409,11 @@ const SCRATCH_UNITS = 1 << 19;
 /** Shorter texts do not take that 5 MiB set (short texts alone never need it). */
 const SCRATCH_FROM = 1 << 16;
 /**
- * Texts up to this long (most arguments and messages) share a small set of their own, made on first use: three
- * typed arrays made per fold and three more per result cost more than folding a short text.
+ * Texts up to this long (most arguments and messages, and 4 KiB pieces of a stream) share a small set of their
+ * own, made on first use: three typed arrays made per fold and three more per result cost more than folding a
+ * short text.
  */
-const SMALL_UNITS = 1 << 12;
+const SMALL_UNITS = 1 << 13;
 let smallScratch: [Uint16Array, Int32Array, Int32Array] | undefined;
 /** Pass-2 buffers of `SMALL_UNITS`, as `outBuffers` is for long texts. */
 let smallOut: [Uint16Array, Int32Array, Int32Array] | undefined;
@@ -571,12 +574,15 @@ export function lettersOnly(s: string): string {
   return k === n ? s : (utf8 ??= new TextDecoder()).decode(bytes.subarray(0, k));
 }
 
+/** Folds longer than this are decoded (see `unitsToString`). */
+const DECODE_FROM = 256;
+
 /**
- * The first `k` code units as a string: one native decode for long texts (short ones are as fast in chunks),
- * or chunks when lone surrogates are present.
+ * The first `k` code units as a string: one native decode for all but short texts (`fromCharCode` over a few
+ * thousand units costs several times more), or chunks when lone surrogates are present.
  */
 function unitsToString(out: Uint16Array, k: number): string {
-  if (k > 4096) {
+  if (k > DECODE_FROM) {
     const ascii = asciiString(out, k);
     if (ascii !== undefined) return ascii;
     try {
