@@ -562,10 +562,15 @@ function runWindow(
   only: RuleMask = ALL_RULES,
 ): boolean {
   const ft = w.folded.text;
-  if ((only & plan.foldedBits) !== 0 && passesGate(plan, ft)) {
+  // The gates test for anchors anywhere, which the screen (when it chose `only`) has done already.
+  const screened = only !== ALL_RULES;
+  if ((only & plan.foldedBits) !== 0 && (screened || passesGate(plan, ft))) {
     if (!runFolded(plan, text, w, wanted, cursors, base - w.coreStart, add, only)) return false;
   }
-  if ((only & plan.squashedBits) !== 0 && (plan.squashedGate === null || plan.squashedGate.test(ft))) {
+  if (
+    (only & plan.squashedBits) !== 0 &&
+    (screened || plan.squashedGate === null || plan.squashedGate.test(ft))
+  ) {
     if (!runSquashed(plan, w, wanted, cursors, base - w.coreStart, add, only)) return false;
   }
   return true;
