@@ -387,6 +387,9 @@ export class RuleScreen {
     let letterKey = 0;
     let letterHit = 0;
     let all = 0;
+    // Whether `foldsToLowerCase(text)` has been found true: asked at the first key that may fold otherwise, so
+    // that a text that does fold otherwise (runs of blanks, tabs) ends the pass there.
+    let sure = false;
     const n = text.length;
     for (let i = 0; i < n; i++) {
       const c = text.charCodeAt(i);
@@ -394,7 +397,13 @@ export class RuleScreen {
       const u = units[c & 0x7f];
       key = ((key << CLASS_BITS) | (u & CLASS_MASK)) & GRAM_KEY;
       // (a shift count is taken modulo 32: `1 << key` is bit `key & 31`)
-      if ((grams[key >>> 5] & (1 << key)) !== 0) found |= this.#anchorsAt(text, i, key);
+      if ((grams[key >>> 5] & (1 << key)) !== 0) {
+        found |= this.#anchorsAt(text, i, key);
+        if ((found & UNSURE) !== 0 && !sure) {
+          if (!foldsToLowerCase(text)) return -1;
+          sure = true;
+        }
+      }
       // Only a letter moves the letters-only key: a non-letter's shift and code are 0. No branch: whether a
       // character is a letter changes at every word's ends, too often for the processor to guess.
       letterKey = ((letterKey << (u >>> LETTER_SHIFT_AT)) | ((u >>> LETTER_CODE_AT) & 31)) & LETTER_KEY;
@@ -403,10 +412,8 @@ export class RuleScreen {
     if (all >= 0x80) return -1;
     // Most texts: no evidence at all.
     if ((found | letterHit | this.#always) === 0) return 0;
-    if ((found & UNSURE) !== 0) {
-      if (!foldsToLowerCase(text)) return -1;
-      found &= ~UNSURE;
-    }
+    // (the pass asked `foldsToLowerCase` where it first saw such a key)
+    found &= ~UNSURE;
     if (letterHit !== 0) found |= this.#inLetters(text);
     found |= this.#always;
     const needLead = found & this.#needLead;
