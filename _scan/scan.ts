@@ -289,7 +289,7 @@ export function scan(text: string, options: ScanOptions = {}): ScanResult {
   const only = candidateRules(text, options);
   return only === 0
     ? { blocked: false, categories: [], findings: [] }
-    : scanInSegments(text, options, SEGMENT, only, { refold: true });
+    : scanInSegments(text, options, SEGMENT, only);
 }
 
 /**
@@ -300,11 +300,10 @@ export function scan(text: string, options: ScanOptions = {}): ScanResult {
 export function findsIn(context: ScanContext): (text: string) => boolean {
   const options: ScanOptions = { context };
   if (!SCAN_CONTEXTS.includes(context)) return (text) => scanInSegments(text, options, SEGMENT).blocked;
-  const refold = { refold: true };
   const screen = planOf(context).screen;
   return (text) => {
     const only = screened(screen, context, text);
-    return only !== 0 && scanInSegments(text, options, SEGMENT, only, refold).blocked;
+    return only !== 0 && scanInSegments(text, options, SEGMENT, only).blocked;
   };
 }
 
@@ -343,27 +342,16 @@ function screened(screen: RuleScreen, context: ScanContext, text: string): RuleM
 /** Original characters per core: texts longer than two cores are read in windows (see segments.ts). */
 const SEGMENT = 1 << 18;
 
-/** How `scanInSegments` screens: `refold` screens the folded text of a short text the screen could not judge. */
-interface Screening {
-  /**
-   * When `only` is every rule and the text is read whole with at most `QUICK_UP_TO` folded characters, the
-   * plan's screen judges its folded text (which folds to itself where the original did not: runs of blanks,
-   * tabs, letters outside ASCII), so the rules it proves cannot match are left out. Default false: every rule.
-   */
-  refold?: boolean;
-}
-
 /**
  * `scan` with the segment length as a parameter (tests use short ones to put many window edges in a text):
  * texts longer than two segments are read in windows of about one segment plus context. Without the plan's
- * screen: `only` (the screen's answer) leaves out the rules it proves cannot match (and see `Screening`).
+ * screen: `only` (the screen's answer) leaves out the rules it proves cannot match.
  */
 export function scanInSegments(
   text: string,
   options: ScanOptions,
   segment: number,
   only: RuleMask = ALL_RULES,
-  { refold = false }: Screening = {},
 ): ScanResult {
   if (typeof text !== "string") {
     throw new TypeError(`scan() needs a string to scan, got ${text === null ? "null" : typeof text}`);
@@ -404,13 +392,7 @@ export function scanInSegments(
   }
 
   if (text.length > 2 * segment) runSegments(text, plan, wanted, add, { segment, ascii });
-  else {
-    const w = wholeWindow(text, ascii);
-    if (refold && only === ALL_RULES && w.folded.text.length <= QUICK_UP_TO) {
-      only = plan.screen.candidates(w.folded.text);
-    }
-    if (only !== 0) runWindow(w, text, plan, wanted, new Map(), 0, add, only);
-  }
+  else runWindow(wholeWindow(text, ascii), text, plan, wanted, new Map(), 0, add, only);
   return resultOf(raw);
 }
 
