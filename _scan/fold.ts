@@ -181,14 +181,45 @@ export function isSpacer(c: number): boolean {
 /** Any code unit outside ASCII. */
 // deno-lint-ignore no-control-regex -- the ASCII range starts at U+0000 on purpose
 const NON_ASCII = /[^\x00-\x7f]/;
+
+/** Texts from this long on are tested for ASCII by encoding them (see `isAscii`). */
+const ENCODE_FROM = 1024;
+/** Code units `isAscii` encodes at a time, into a buffer of as many bytes made on first use. */
+const ENCODE_PART = 1 << 16;
+let encodeBuffer: Uint8Array | undefined;
+let encoder: TextEncoder | undefined;
+
+/**
+ * True when every code unit of `text` is ASCII. A long text is encoded as UTF-8 a part at a time: ASCII is
+ * exactly the text whose every unit takes one byte, and the runtimes encode it many times faster than an
+ * expression reads it (a unit outside ASCII, a lone surrogate included, takes two bytes or more).
+ */
+export function isAscii(text: string): boolean {
+  const n = text.length;
+  // Text outside ASCII most often shows it early: a look at the start spares encoding all of it.
+  if (n < ENCODE_FROM) return !NON_ASCII.test(text);
+  if (NON_ASCII.test(text.slice(0, ENCODE_FROM))) return false;
+  const bytes = encodeBuffer ??= new Uint8Array(ENCODE_PART);
+  encoder ??= new TextEncoder();
+  for (let i = 0; i < n; i += ENCODE_PART) {
+    const part = n <= ENCODE_PART ? text : text.slice(i, i + ENCODE_PART);
+    const { read, written } = encoder.encodeInto(part, bytes);
+    if (read !== part.length || written !== part.length) return false;
+  }
+  return true;
+}
 /** ASCII whitespace the fold rewrites (tab, vertical tab, form feed to a space; CR to LF). */
 const ODD_SPACE = /[\t\v\f\r]/;
 /** Where pass 2 could join letter spacing: a stand-alone letter, a spacer, a letter, the same spacer, a letter. */
 const LETTER_SPACED = /(?<![a-z0-9])[a-z]([ .\-_*|/])[a-z]\1[a-z](?![a-z0-9])/;
-/** A whitespace run pass 2 collapses. */
-const SPACE_RUN = /[ \n]{2,}/g;
 /**
- * Matches wherever one of `ODD_SPACE`, `SPACE_RUN` or `LETTER_SPACED` would: one pass clears the common case.
+ * A run of spaces and newlines that holds a newline, from its first character (leading spaces, then the
+ * newline), which pass 2 collapses to one newline; and a run of two spaces or more, which it collapses to one.
+ */
+const NEWLINE_RUN = / *\n[ \n]*/g;
+const SPACES_RUN = / {2,}/g;
+/**
+ * Matches wherever `ODD_SPACE`, a run of two blanks or `LETTER_SPACED` would: one pass clears the common case.
  * Each alternative starts at a space or spacer (the letter before is a lookbehind), which the engines skip to
  * faster than to the letter `LETTER_SPACED` starts with.
  */
@@ -220,18 +251,17 @@ export interface FoldOptions {
 export function fold(text: string, options: FoldOptions = {}): Folded {
   // Fast native scans clear the common case: ASCII with no odd whitespace, whitespace run or letter spacing
   // folds to its lower case, character for character. Where one of them occurs, single-purpose tests tell which.
-  if (!options.ascii && NON_ASCII.test(text)) return foldFull(text, options.reuse === true);
+  if (!options.ascii && !isAscii(text)) return foldFull(text, options.reuse === true);
   let t = text.toLowerCase();
   if (!NOT_PLAIN.test(t)) return new LazyFolded(t, text, "identity");
   if (ODD_SPACE.test(t)) t = t.replace(/[\t\v\f]/g, " ").replace(/\r/g, "\n");
   if (LETTER_SPACED.test(t)) return foldFull(text, options.reuse === true);
-  SPACE_RUN.lastIndex = 0;
-  if (!SPACE_RUN.test(t)) return new LazyFolded(t, text, "identity");
-  return new LazyFolded(
-    t.replace(SPACE_RUN, (run) => run.includes("\n") ? "\n" : " "),
-    text,
-    "collapsed spaces",
-  );
+  // Two replacements by plain strings, not a function called per run: each run holding a newline becomes one
+  // newline, then each run of spaces one space. Only a run of two or more shortens the text.
+  const collapsed = t.replace(NEWLINE_RUN, "\n").replace(SPACES_RUN, " ");
+  return collapsed.length === t.length
+    ? new LazyFolded(t, text, "identity")
+    : new LazyFolded(collapsed, text, "collapsed spaces");
 }
 
 /**
@@ -311,7 +341,9 @@ function foldFull(text: string, reuse: boolean): Folded {
   // start at the input size (reused from the last call when it fits) and double in the rare case
   // decompositions expand the text.
   let cap = n + 16;
-  let [units, s1, e1] = cap >= SCRATCH_FROM && cap <= SCRATCH_UNITS
+  let [units, s1, e1] = cap <= SMALL_UNITS
+    ? smallScratch ??= grow(EMPTY_U16, EMPTY_I32, EMPTY_I32, SMALL_UNITS)
+    : cap >= SCRATCH_FROM && cap <= SCRATCH_UNITS
     ? scratch()
     : [new Uint16Array(cap), new Int32Array(cap), new Int32Array(cap)];
   cap = units.length;
@@ -374,8 +406,17 @@ let bmpFolds: Uint16Array | undefined;
 
 /** Largest pass-1 buffers kept between calls (in code units): a window of the segmented scan fits. */
 const SCRATCH_UNITS = 1 << 19;
-/** Shorter texts get buffers of their own: cheap to make, and short texts alone never hold the 5 MiB set. */
+/** Shorter texts do not take that 5 MiB set (short texts alone never need it). */
 const SCRATCH_FROM = 1 << 16;
+/**
+ * Texts up to this long (most arguments and messages, and 4 KiB pieces of a stream) share a small set of their
+ * own, made on first use: three typed arrays made per fold and three more per result cost more than folding a
+ * short text.
+ */
+const SMALL_UNITS = 1 << 13;
+let smallScratch: [Uint16Array, Int32Array, Int32Array] | undefined;
+/** Pass-2 buffers of `SMALL_UNITS`, as `outBuffers` is for long texts. */
+let smallOut: [Uint16Array, Int32Array, Int32Array] | undefined;
 const EMPTY_U16 = new Uint16Array(0);
 const EMPTY_I32 = new Int32Array(0);
 let scratchBuffers: [Uint16Array, Int32Array, Int32Array] | undefined;
@@ -422,7 +463,9 @@ function grow(
  * are copied into a string, so a long text's go to the shared buffer; its maps do when `reuse`.
  */
 function finish(u: Uint16Array, s1: Int32Array, e1: Int32Array, m: number, reuse: boolean): Folded {
-  const shared = m >= SCRATCH_FROM && m <= SCRATCH_UNITS
+  const shared = m <= SMALL_UNITS
+    ? smallOut ??= grow(EMPTY_U16, EMPTY_I32, EMPTY_I32, SMALL_UNITS)
+    : m >= SCRATCH_FROM && m <= SCRATCH_UNITS
     ? outBuffers ??= grow(EMPTY_U16, EMPTY_I32, EMPTY_I32, SCRATCH_UNITS)
     : undefined;
   const out = shared ? shared[0] : new Uint16Array(m);
@@ -531,12 +574,15 @@ export function lettersOnly(s: string): string {
   return k === n ? s : (utf8 ??= new TextDecoder()).decode(bytes.subarray(0, k));
 }
 
+/** Folds longer than this are decoded (see `unitsToString`). */
+const DECODE_FROM = 256;
+
 /**
- * The first `k` code units as a string: one native decode for long texts (short ones are as fast in chunks),
- * or chunks when lone surrogates are present.
+ * The first `k` code units as a string: one native decode for all but short texts (`fromCharCode` over a few
+ * thousand units costs several times more), or chunks when lone surrogates are present.
  */
 function unitsToString(out: Uint16Array, k: number): string {
-  if (k > 4096) {
+  if (k > DECODE_FROM) {
     const ascii = asciiString(out, k);
     if (ascii !== undefined) return ascii;
     try {

@@ -210,8 +210,16 @@ export function imperativeStart(
   }
   let j = i;
   while (j > 0 && j > i - 12 && t.charCodeAt(j - 1) >= 0x61 && t.charCodeAt(j - 1) <= 0x7a) j--;
-  // Compared in place, not sliced out: this runs once per candidate match.
-  const filler = (fillersByLength ??= byLength(FILLERS))[i - j]?.find((w) => t.startsWith(w, j));
+  // Compared in place, not sliced out, in a plain loop (no function made per call): this runs once per
+  // candidate match.
+  const sameLength = (fillersByLength ??= byLength(FILLERS))[i - j];
+  let filler: string | undefined;
+  for (let k = 0; sameLength !== undefined && k < sameLength.length; k++) {
+    if (t.startsWith(sameLength[k], j)) {
+      filler = sameLength[k];
+      break;
+    }
+  }
   if (filler === undefined) return false;
   return filler === "please" || filler === "kindly" ? "please" : true;
 }
@@ -228,17 +236,32 @@ function byLength(words: Iterable<string>): string[][] {
 
 /** Words of the sentence around a match: a bare phrase (a search keyword, a title) is not a request. */
 function sentenceWords(folded: string, start: number, end: number): number {
+  // Character codes, not an expression per character: this runs once per candidate match.
   let a = start;
   const lo = Math.max(0, start - 200);
-  while (a > lo && !/[.!?\n'"]/.test(folded[a - 1])) a--;
+  while (a > lo && !endsSentence(folded.charCodeAt(a - 1)) && folded.charCodeAt(a - 1) !== 0x2e) a--;
   let b = end;
   const hi = Math.min(folded.length, end + 200);
   while (
-    b < hi && !/[!?\n'"]/.test(folded[b]) && !(folded[b] === "." && !/[a-z0-9]/.test(folded[b + 1] ?? " "))
-  ) b++;
+    b < hi && !endsSentence(folded.charCodeAt(b)) &&
+    !(folded.charCodeAt(b) === 0x2e && !isAlnum(folded, b + 1))
+  ) {
+    b++;
+  }
   let words = 0;
-  for (let i = a; i < b; i++) if (folded[i] === " " && i > a) words++;
+  for (let i = a + 1; i < b; i++) if (folded.charCodeAt(i) === 0x20) words++;
   return words + 1;
+}
+
+/** `!`, `?`, a newline or a quote: where `sentenceWords` stops either way (a dot stops it looking back). */
+function endsSentence(c: number): boolean {
+  return c === 0x21 || c === 0x3f || c === 0x0a || c === 0x27 || c === 0x22;
+}
+
+/** True when `s` has a letter a-z or a digit at `i`. */
+function isAlnum(s: string, i: number): boolean {
+  const c = s.charCodeAt(i);
+  return (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39);
 }
 
 /** Where data could be sent: an e-mail address, an IBAN-like account, a web address or a stated account. */

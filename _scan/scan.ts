@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { type Folded, lettersOnly, mapSpan } from "./fold.ts";
+import { type Folded, isAscii, lettersOnly, mapSpan } from "./fold.ts";
 import { CONTEXT, cutAtOrAfter, lettersBefore, wholeWindow, type Window, windowOf } from "./segments.ts";
 import { type Original, type Rule, rules } from "./rules.ts";
 import { anchorsOf, escapeRegExp as escape, nextMatch } from "./match.ts";
@@ -23,10 +23,6 @@ const CONTEXT_ORDER: Readonly<Record<ScanContext, true>> = {
 
 /** The four contexts `scan` knows (`toolguard scan --context`). */
 export const SCAN_CONTEXTS: readonly ScanContext[] = Object.keys(CONTEXT_ORDER) as ScanContext[];
-
-/** Any code unit outside ASCII: the raw rules (hidden characters) can only match text that has one. */
-// deno-lint-ignore no-control-regex -- the ASCII range starts at U+0000 on purpose
-const NON_ASCII = /[^\x00-\x7f]/;
 
 /** The buffer long `Squashed` maps share, made on first use. */
 let letterMap: Int32Array | undefined;
@@ -85,8 +81,9 @@ interface Plan {
   leadOf: Int8Array;
   /** Which of the folded and the squashed rules could match a short text (see screen.ts). */
   screen: RuleScreen;
-  /** The screen's bits of the folded rules, and of the squashed ones. */
+  /** The screen's bits of the folded rules, of those of them with leads, and of the squashed ones. */
   foldedBits: RuleMask;
+  leadBits: RuleMask;
   squashedBits: RuleMask;
 }
 
@@ -140,8 +137,10 @@ function passesGate(plan: Plan, ft: string): boolean {
 
 /**
  * Like `gateOf` for rules over the letters-only text, but tested on the folded text: "ignore" becomes
- * `i[^a-z]*g[^a-z]*n[^a-z]*o[^a-z]*r[^a-z]*e`. Linear: `[^a-z]*` and the next letter cannot both match a
- * character, so each run of non-letters is read a bounded number of times.
+ * `(?<=i[^a-z]*)g[^a-z]*n[^a-z]*o[^a-z]*r[^a-z]*e`, which matches somewhere exactly when
+ * `i[^a-z]*g[^a-z]*n…` does. Each word is entered at its rarest letter (the rest before it read backwards):
+ * the engine tries a match only where that letter stands, not at every "i", "d" or "s". Linear: `[^a-z]*` and
+ * the next letter cannot both match a character, so each run of non-letters is read a bounded number of times.
  */
 function spreadGateOf(rules: readonly Rule[]): RegExp | null {
   const words = new Set<string>();
@@ -153,7 +152,20 @@ function spreadGateOf(rules: readonly Rule[]): RegExp | null {
       words.add(w);
     }
   }
-  return words.size === 0 ? null : new RegExp([...words].map((w) => w.split("").join("[^a-z]*")).join("|"));
+  return words.size === 0 ? null : new RegExp([...words].map(spreadFromRarest).join("|"));
+}
+
+/** Letters from the most common in English to the rarest: where `spreadFromRarest` enters a word. */
+const BY_FREQUENCY = "etaoinsrhldcumfpgwybvkxjqz";
+
+/** One word of `spreadGateOf`: its letters with `[^a-z]*` between them, those before its rarest letter behind. */
+function spreadFromRarest(word: string): string {
+  const spread = (s: string) => s.split("").join("[^a-z]*");
+  let k = 0;
+  for (let i = 1; i < word.length; i++) {
+    if (BY_FREQUENCY.indexOf(word[i]) > BY_FREQUENCY.indexOf(word[k])) k = i;
+  }
+  return k === 0 ? spread(word) : `(?<=${spread(word.slice(0, k))}[^a-z]*)${spread(word.slice(k))}`;
 }
 
 /** Texts up to this long go through the plan's screen first: for them fixed costs dominate. */
@@ -186,6 +198,7 @@ function planOf(context: ScanContext): Plan {
     leadOf: Int8Array.from(folded, (rule) => leads.rules.indexOf(rule)),
     screen,
     foldedBits: bitsOf(folded),
+    leadBits: bitsOf(leads.rules),
     squashedBits: bitsOf(squashed),
   };
   PLANS.set(context, plan);
@@ -202,8 +215,9 @@ const HIDDEN =
 
 /** Makes hidden characters visible and bounds the length. */
 function excerptOf(text: string, max: number): string {
-  // Most excerpts are short and plain: no loop, no string built character by character.
-  if (text.length <= max && !HIDDEN.test(text)) return text;
+  // Most excerpts are short and plain: no loop, no string built character by character. A copy, not the slice
+  // itself, which would keep the whole scanned text alive as long as the finding.
+  if (text.length <= max && !HIDDEN.test(text)) return copyOf(text);
   let out = "";
   for (const ch of text) {
     const cp = ch.codePointAt(0)!;
@@ -214,6 +228,11 @@ function excerptOf(text: string, max: number): string {
     if (out.length >= max) break;
   }
   return out.length > max ? out.slice(0, Math.max(0, max - 1)) + "…" : out;
+}
+
+/** A string equal to `s` that shares no storage with the string `s` was sliced from. */
+function copyOf(s: string): string {
+  return s.split("").join("");
 }
 
 /**
@@ -344,9 +363,17 @@ export function scanInSegments(
   const maxExcerpt = options.maxExcerpt ?? 80;
   const wanted = options.categories ? new Set<ScanCategory>(options.categories) : null;
   const raw: ScanFinding[] = [];
+  // Findings repeat where a payload is pasted many times: the last excerpt is reused where the same characters
+  // stand, so the result holds one string for them rather than one per finding.
+  let lastSpan = "";
+  let lastExcerpt = "";
   const add = (category: ScanCategory, rule: string, start: number, end: number) => {
     if (end <= start) return;
-    raw.push({ category, rule, start, end, excerpt: excerptOf(text.slice(start, end), maxExcerpt) });
+    if (end - start !== lastSpan.length || !text.startsWith(lastSpan, start)) {
+      lastSpan = text.slice(start, end);
+      lastExcerpt = excerptOf(lastSpan, maxExcerpt);
+    }
+    raw.push({ category, rule, start, end, excerpt: lastExcerpt });
   };
 
   if (context === "cli_arg" && (!wanted || wanted.has("option_injection")) && optionInjection(text)) {
@@ -355,7 +382,7 @@ export function scanInSegments(
 
   const plan = planOf(context);
   // Known once, for the raw rules and for every fold of the text or a window of it.
-  const ascii = !NON_ASCII.test(text);
+  const ascii = isAscii(text);
   if (plan.raw.length > 0 && !ascii) {
     for (const rule of plan.raw) {
       if (wanted && !wanted.has(rule.category)) continue;
@@ -462,6 +489,16 @@ function runSegments(
   const n = text.length;
   let cursors: Cursors = new Map();
   let base = 0;
+  // A window's findings, held until the window is known to be wide enough: category, rule, start, end, flat,
+  // in the first `held` slots. One list for every window: a window of findings does not leave one behind.
+  const found: (string | number)[] = [];
+  let held = 0;
+  const hold: Add = (category, rule, s, e) => {
+    found[held++] = category;
+    found[held++] = rule;
+    found[held++] = s;
+    found[held++] = e;
+  };
   for (let start = 0; start < n;) {
     const end = n - start <= segment ? n : cutAtOrAfter(text, start + segment);
     let left = 2 * CONTEXT;
@@ -473,15 +510,13 @@ function runSegments(
         else right *= 2;
         continue;
       }
-      // Held until the window is known to be wide enough: category, rule, start, end, flat.
-      const found: (string | number)[] = [];
+      held = 0;
       const next: Cursors = new Map([...cursors].map(([rule, at]) => [rule, [...at]]));
-      const hold: Add = (category, rule, s, e) => found.push(category, rule, s, e);
       if (!runWindow(w, text, plan, wanted, next, base, hold)) {
         right *= 2;
         continue;
       }
-      for (let i = 0; i < found.length; i += 4) {
+      for (let i = 0; i < held; i += 4) {
         add(found[i] as ScanCategory, found[i + 1] as string, found[i + 2] as number, found[i + 3] as number);
       }
       cursors = next;
@@ -509,10 +544,15 @@ function runWindow(
   only: RuleMask = ALL_RULES,
 ): boolean {
   const ft = w.folded.text;
-  if ((only & plan.foldedBits) !== 0 && passesGate(plan, ft)) {
+  // The gates test for anchors anywhere, which the screen (when it chose `only`) has done already.
+  const screened = only !== ALL_RULES;
+  if ((only & plan.foldedBits) !== 0 && (screened || passesGate(plan, ft))) {
     if (!runFolded(plan, text, w, wanted, cursors, base - w.coreStart, add, only)) return false;
   }
-  if ((only & plan.squashedBits) !== 0 && (plan.squashedGate === null || plan.squashedGate.test(ft))) {
+  if (
+    (only & plan.squashedBits) !== 0 &&
+    (screened || plan.squashedGate === null || plan.squashedGate.test(ft))
+  ) {
     if (!runSquashed(plan, w, wanted, cursors, base - w.coreStart, add, only)) return false;
   }
   return true;
@@ -556,12 +596,15 @@ function runFolded(
   const absent: string[] = [];
   // No window follows the one whose core ends the text: its cursors are not read.
   const keep = !(w.atEnd && w.coreEnd === ft.length);
+  // Where the screen left few rules with leads, each runs its own expression over the text: a native pass
+  // each costs less than the walk over every word start for the leads of all of them.
+  const direct = only !== ALL_RULES && bitCount(only & plan.leadBits) <= DIRECT_LEADS;
   for (let i = 0; i < plan.folded.length; i++) {
     const rule = plan.folded[i];
     if (leftOut(rule, plan, wanted, only)) continue;
     const at = cursors.get(rule) ?? AT_START;
     const lead = plan.leadOf[i];
-    if (lead >= 0) {
+    if (lead >= 0 && !direct) {
       starts ??= plan.leads.find(ft, w.coreStart, w.coreEnd);
       const candidates = starts[lead];
       if (candidates === undefined) continue;
@@ -602,6 +645,16 @@ function runFolded(
     if (keep) cursors.set(rule, [from + offset]);
   }
   return true;
+}
+
+/** Rules with leads that `runFolded` runs without leads when the screen left no more of them. */
+const DIRECT_LEADS = 2;
+
+/** Set bits of a mask. */
+function bitCount(mask: number): number {
+  let n = 0;
+  for (let m = mask; m !== 0; m &= m - 1) n++;
+  return n;
 }
 
 /** About how many characters a needle pass reads in the time one sticky try at a lead takes. */
@@ -754,11 +807,12 @@ function report(
 }
 
 /**
- * Drops a finding that lies inside another finding of the same category; `found` is ordered by `byPlace`.
+ * Drops (in place) a finding that lies inside another finding of the same category; `found` is ordered by `byPlace`.
  * `categories` receives each category in the order of its first finding.
  */
 function dedupe(found: ScanFinding[], categories: ScanCategory[]): ScanFinding[] {
-  const out: ScanFinding[] = [];
+  // Kept findings move to the front of `found` itself: a second list as long would only be garbage.
+  let kept = 0;
   // Per category (in `categories` order), how far its findings so far reach: a handful, so an array.
   const reach: number[] = [];
   for (const f of found) {
@@ -770,7 +824,8 @@ function dedupe(found: ScanFinding[], categories: ScanCategory[]): ScanFinding[]
       if (f.end <= reach[c]) continue;
       reach[c] = Math.max(reach[c], f.end);
     }
-    out.push(f);
+    found[kept++] = f;
   }
-  return out;
+  found.length = kept;
+  return found;
 }

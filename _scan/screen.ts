@@ -139,6 +139,9 @@ function reachable(
   return false;
 }
 
+/** Keys of leads (`c0 << 7 | c1`, two ASCII units). */
+const LEAD_KEYS = 1 << 14;
+
 /** Slots of the hash table of anchor grams (a power of two, at least twice the grams). */
 const SLOTS = 1024;
 
@@ -195,8 +198,15 @@ export class RuleScreen {
   /** Rules by the class of a one-character anchor, and by the pair key of a two-character one. */
   #singles = new Int32Array(1 << CLASS_BITS);
   #pairs = new Int32Array(PAIR_KEY + 1);
-  /** Leads by their first two characters (`c0 << 7 | c1`; a one-character lead by `c0 << 7`). */
+  /** Leads by their first two characters (`c0 << 7 | c1`; a one-character lead by `c0 << 7`), while building. */
   #leads = new Map<number, Probe[]>();
+  /**
+   * The same as a table for `#leadsAt`: the leads under key `k` are `#leadText` and `#leadRules` from
+   * `#leadStart[k]` to `#leadStart[k + 1]` (a read per word start, not a look-up in a map).
+   */
+  #leadStart = new Int32Array(LEAD_KEYS + 1);
+  #leadText: string[] = [];
+  #leadRules = new Int32Array(0);
   /** Bit set over letters-only gram keys: the rarest gram of an anchor of a letters-only rule. */
   #letterGrams = new Int32Array(1 << (3 * LETTER_BITS - 5));
   /** The letters-only rules' anchors, checked in the letters when one of their grams occurs. */
@@ -217,6 +227,18 @@ export class RuleScreen {
     rules.forEach((rule, i) => this.#add(rule, 1 << i));
     this.#fillSingleEnds();
     this.#hashAnchors();
+    this.#tableLeads();
+  }
+
+  /** Lays the leads out in the table that `#leadsAt` reads. */
+  #tableLeads(): void {
+    const all: Probe[] = [];
+    for (let key = 0; key < LEAD_KEYS; key++) {
+      all.push(...this.#leads.get(key) ?? []);
+      this.#leadStart[key + 1] = all.length;
+    }
+    this.#leadText = all.map((p) => p.text);
+    this.#leadRules = Int32Array.from(all, (p) => p.rules);
   }
 
   /** Lays the anchors out in the hash table that `candidates` reads (open addressing, linear probing). */
@@ -365,6 +387,9 @@ export class RuleScreen {
     let letterKey = 0;
     let letterHit = 0;
     let all = 0;
+    // Whether `foldsToLowerCase(text)` has been found true: asked at the first key that may fold otherwise, so
+    // that a text that does fold otherwise (runs of blanks, tabs) ends the pass there.
+    let sure = false;
     const n = text.length;
     for (let i = 0; i < n; i++) {
       const c = text.charCodeAt(i);
@@ -372,20 +397,23 @@ export class RuleScreen {
       const u = units[c & 0x7f];
       key = ((key << CLASS_BITS) | (u & CLASS_MASK)) & GRAM_KEY;
       // (a shift count is taken modulo 32: `1 << key` is bit `key & 31`)
-      if ((grams[key >>> 5] & (1 << key)) !== 0) found |= this.#anchorsAt(text, i, key);
-      // only a letter (a unit with a letter shift) moves the letters-only key
-      if (u >= 1 << LETTER_SHIFT_AT) {
-        letterKey = ((letterKey << LETTER_BITS) | ((u >>> LETTER_CODE_AT) & 31)) & LETTER_KEY;
-        letterHit |= letterGrams[letterKey >>> 5] & (1 << letterKey);
+      if ((grams[key >>> 5] & (1 << key)) !== 0) {
+        found |= this.#anchorsAt(text, i, key);
+        if ((found & UNSURE) !== 0 && !sure) {
+          if (!foldsToLowerCase(text)) return -1;
+          sure = true;
+        }
       }
+      // Only a letter moves the letters-only key: a non-letter's shift and code are 0. No branch: whether a
+      // character is a letter changes at every word's ends, too often for the processor to guess.
+      letterKey = ((letterKey << (u >>> LETTER_SHIFT_AT)) | ((u >>> LETTER_CODE_AT) & 31)) & LETTER_KEY;
+      letterHit |= letterGrams[letterKey >>> 5] & (1 << letterKey);
     }
     if (all >= 0x80) return -1;
     // Most texts: no evidence at all.
     if ((found | letterHit | this.#always) === 0) return 0;
-    if ((found & UNSURE) !== 0) {
-      if (!foldsToLowerCase(text)) return -1;
-      found &= ~UNSURE;
-    }
+    // (the pass asked `foldsToLowerCase` where it first saw such a key)
+    found &= ~UNSURE;
     if (letterHit !== 0) found |= this.#inLetters(text);
     found |= this.#always;
     const needLead = found & this.#needLead;
@@ -439,13 +467,22 @@ export class RuleScreen {
 
   /** Those of the rules `wanted` that have a lead at a word start (a letter after anything but a letter). */
   #leadsIn(text: string, wanted: number): number {
+    const leadStart = this.#leadStart;
     let rules = 0;
+    let afterLetter = false;
     for (let p = 0; p < text.length; p++) {
       const c = text.charCodeAt(p) | 0x20;
-      if (!isAsciiLetter(c) || (p > 0 && isAsciiLetter(text.charCodeAt(p - 1)))) continue;
+      const letter = isAsciiLetter(c);
+      const start = letter && !afterLetter;
+      afterLetter = letter;
+      // A word start whose letter begins no lead is passed by with one read of the table.
+      if (!start || leadStart[c << 7] === leadStart[(c + 1) << 7]) continue;
       const next = p + 1 < text.length ? text.charCodeAt(p + 1) : 0;
-      rules |= this.#leadsAt(text, p, c << 7, wanted) |
-        this.#leadsAt(text, p, (c << 7) | (isAsciiLetter(next) ? next | 0x20 : next), wanted);
+      rules |= this.#leadsAt(text, p, c << 7, wanted);
+      // Leads are ASCII: none goes on with a unit outside it.
+      if (next < 0x80) {
+        rules |= this.#leadsAt(text, p, (c << 7) | (isAsciiLetter(next) ? next | 0x20 : next), wanted);
+      }
       if ((rules & wanted) === wanted) break;
     }
     return rules & wanted;
@@ -453,11 +490,10 @@ export class RuleScreen {
 
   /** Those of the rules `wanted` with a lead under `key` at `p`. */
   #leadsAt(text: string, p: number, key: number, wanted: number): number {
-    const leads = this.#leads.get(key);
-    if (leads === undefined) return 0;
     let rules = 0;
-    for (const lead of leads) {
-      if ((lead.rules & wanted) !== 0 && holdsAt(text, p, lead.text)) rules |= lead.rules;
+    for (let i = this.#leadStart[key], stop = this.#leadStart[key + 1]; i < stop; i++) {
+      const leadRules = this.#leadRules[i];
+      if ((leadRules & wanted) !== 0 && holdsAt(text, p, this.#leadText[i])) rules |= leadRules;
     }
     return rules;
   }
