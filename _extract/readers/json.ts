@@ -15,10 +15,9 @@ import {
   salvageName,
 } from "../json_calls.ts";
 import { LiteralReader, PYTHON } from "../literal.ts";
-import { bodyOf, widen } from "../text.ts";
+import { bodyOf, scanValueEnd, skipSpace, trimEnd, widen } from "../text.ts";
 import type { AnchoredReader, Reader } from "../reader.ts";
 import type { CallDraft, Scan } from "../scan.ts";
-import { scanValueEnd, skipSpace, trimEnd } from "../text.ts";
 import type { ExtractFormat } from "../types.ts";
 
 /*

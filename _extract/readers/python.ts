@@ -6,10 +6,9 @@
  */
 import { addJsonCalls, readJsonRun } from "../json_calls.ts";
 import { LiteralReader, type LiteralSyntax, PYTHON } from "../literal.ts";
-import { bodyOf } from "../text.ts";
+import { type Body, bodyOf, boundedIndexOf, skipSpace, trimEnd } from "../text.ts";
 import type { Reader } from "../reader.ts";
 import type { Scan } from "../scan.ts";
-import { boundedIndexOf, skipSpace, trimEnd } from "../text.ts";
 import type { ExtractFormat } from "../types.ts";
 
 /*
@@ -108,6 +107,22 @@ export const pythonicList: Reader = {
   },
 };
 
+/**
+ * The body of a block between `open` (at `at`) and `close`, with its start and end trimmed of white space and
+ * the block it spans; an unclosed body tells the scan that the text ran out (a stream may still close it).
+ */
+function tagBody(
+  scan: Scan,
+  at: number,
+  tags: { open: string; close: string },
+): { body: Body; block: { start: number; end: number }; start: number; limit: number } {
+  const body = bodyOf(scan, at + tags.open.length, [tags.close], [tags.open]);
+  const start = skipSpace(scan.text, body.start);
+  const limit = trimEnd(scan.text, start, body.end);
+  if (!body.closed) scan.ranOut(at);
+  return { body, block: { start: at, end: body.blockEnd }, start, limit };
+}
+
 interface PythonTagSpec {
   name: string;
   format: ExtractFormat;
@@ -123,11 +138,7 @@ function pythonTag(spec: PythonTagSpec): Reader {
     markers: [spec.open],
     read(scan, at) {
       const text = scan.text;
-      const body = bodyOf(scan, at + spec.open.length, [spec.close], [spec.open]);
-      const block = { start: at, end: body.blockEnd };
-      const p = skipSpace(text, body.start);
-      const limit = trimEnd(text, p, body.end);
-      if (!body.closed) scan.ranOut(at);
+      const { body, block, start: p, limit } = tagBody(scan, at, spec);
       if (p >= limit) return body.closed ? block.end : -1;
       if (text[p] === "{" || (text[p] === "[" && text[skipSpace(text, p + 1)] === "{")) {
         const run = readJsonRun(text, p, limit); // LFM2 also writes JSON calls here
@@ -197,12 +208,9 @@ function gemmaReader(spec: GemmaSpec): Reader {
     markers: [spec.open],
     read(scan, at) {
       const text = scan.text;
-      const body = bodyOf(scan, at + spec.open.length, [spec.close], [spec.open]);
-      const block = { start: at, end: body.blockEnd };
-      let pos = skipSpace(text, body.start);
-      const limit = trimEnd(text, pos, body.end);
-      if (!body.closed) scan.ranOut(at);
-      if (pos >= limit) return body.closed ? block.end : -1;
+      const { body, block, start, limit } = tagBody(scan, at, spec);
+      if (start >= limit) return body.closed ? block.end : -1;
+      let pos = start;
       let n = 0;
       while (text.startsWith("call:", pos) && pos < limit) {
         const end = readGemmaCall(scan, pos, limit, block, spec, body.closed);

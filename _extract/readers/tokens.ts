@@ -7,10 +7,9 @@
 import { parseJsonSafe } from "../../_common/json.ts";
 import { isRecord } from "../../_common/values.ts";
 import { draftFromValue, readJsonRun } from "../json_calls.ts";
-import { bodyOf } from "../text.ts";
+import { bodyOf, boundedIndexOf, decodeEntities, defineOwn, isSpace, skipSpace, trimEnd } from "../text.ts";
 import type { Reader } from "../reader.ts";
 import type { CallDraft, Scan } from "../scan.ts";
-import { boundedIndexOf, decodeEntities, defineOwn, isSpace, skipSpace, trimEnd } from "../text.ts";
 import type { ExtractFormat } from "../types.ts";
 import { readInvoke } from "./xml.ts";
 

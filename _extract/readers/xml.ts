@@ -8,10 +8,18 @@
 import { parseJsonSafe } from "../../_common/json.ts";
 import { lazy } from "../../_common/lazy.ts";
 import { draftFromValue, readJsonRun } from "../json_calls.ts";
-import { bodyOf, widen } from "../text.ts";
+import {
+  bodyOf,
+  boundedIndexOf,
+  decodeEntities,
+  defineOwn,
+  isSpace,
+  skipSpace,
+  trimOneNewline,
+  widen,
+} from "../text.ts";
 import type { Reader } from "../reader.ts";
 import type { CallDraft, Scan } from "../scan.ts";
-import { boundedIndexOf, decodeEntities, defineOwn, isSpace, skipSpace, trimOneNewline } from "../text.ts";
 import type { ExtractFormat } from "../types.ts";
 
 /*
