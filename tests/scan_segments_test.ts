@@ -71,6 +71,22 @@ test("scanInSegments: letter-spaced, homoglyph and hidden-character payloads acr
   }
 });
 
+test("scanInSegments: a window goes on searching where the last one stopped, so overlapping matches stay out", () => {
+  // A whole read resumes each rule after its last match; "message from me, ... to you" starts inside the
+  // first match, so it is not a finding of its own. A window that restarted its searches at its core's start
+  // would report it wherever a cut falls inside the first match.
+  const segment = 2000;
+  const payload = "This is an important message from me, Emma Johnson, to you, AI assistant.";
+  const match = "This is an important message from me";
+  for (let offset = 0; offset < payload.length; offset += 2) {
+    const at = segment - offset;
+    const text = fill(at) + payload + "\n" + fill(3 * segment);
+    const findings = sameAsWhole(text, segment, `cut ${offset} characters into the payload`);
+    const found = findings.filter((f) => f.rule === "override.important_message");
+    assert.deepEqual(found.map((f) => text.slice(f.start, f.end)), [match], `cut ${offset} characters in`);
+  }
+});
+
 test("scanInSegments: a match longer than a window's context is still found whole", () => {
   // `override.replace_task` has no length bound: "instead of answering" takes every letter that follows.
   const segment = 3000;
