@@ -761,8 +761,9 @@ function runSquashed(
       const [x, y] = mapSpan(w.folded, map[ms], map[me - 1] + 1);
       add(rule.category, rule.name, x + w.origin, y + w.origin);
     }
-    // No window follows one at the text's end: its cursors are not read, and the map need not be built.
-    if (w.atEnd) continue;
+    // No window follows the one whose core ends the text (as in runFolded): its cursors are not read, and the
+    // map need not be built. A window whose context alone reaches the end is followed by one more.
+    if (w.atEnd && w.coreEnd === w.folded.text.length) continue;
     cursors.set(rule, [(from < sq.text.length ? sq.map()[from] : w.folded.text.length) + offset]);
   }
   return true;
