@@ -594,8 +594,8 @@ function runFolded(
   let starts: (number[] | undefined)[] | undefined;
   // Needles and anchors this window's folded text is known not to hold (see `holdsSome`).
   const absent: string[] = [];
-  // No window follows the one whose core ends the text: its cursors are not read.
-  const keep = !(w.atEnd && w.coreEnd === ft.length);
+  // No window follows the last one: its cursors are not read.
+  const keep = !w.last;
   // Where the screen left few rules with leads, each runs its own expression over the text: a native pass
   // each costs less than the walk over every word start for the leads of all of them.
   const direct = only !== ALL_RULES && bitCount(only & plan.leadBits) <= DIRECT_LEADS;
@@ -761,9 +761,8 @@ function runSquashed(
       const [x, y] = mapSpan(w.folded, map[ms], map[me - 1] + 1);
       add(rule.category, rule.name, x + w.origin, y + w.origin);
     }
-    // No window follows the one whose core ends the text (as in runFolded): its cursors are not read, and the
-    // map need not be built. A window whose context alone reaches the end is followed by one more.
-    if (w.atEnd && w.coreEnd === w.folded.text.length) continue;
+    // No window follows the last one: its cursors are not read, and the map need not be built.
+    if (w.last) continue;
     cursors.set(rule, [(from < sq.text.length ? sq.map()[from] : w.folded.text.length) + offset]);
   }
   return true;

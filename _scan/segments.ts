@@ -34,6 +34,11 @@ export interface Window {
   readonly lettersAfter: number;
   /** True when the window reaches the end of the text: a match may end where it ends. */
   readonly atEnd: boolean;
+  /**
+   * True when its core ends the text: no window follows, so its rules' search positions are not read. A
+   * window whose context alone reaches the end (`atEnd`) is followed by one more.
+   */
+  readonly last: boolean;
 }
 
 /** True when `q` is a neutral cut: two solid code units on each side. */
@@ -96,6 +101,7 @@ export function windowOf(
     lettersBefore: leftLetters,
     lettersAfter: rightLetters,
     atEnd: we === n,
+    last: end === n,
   };
 }
 
@@ -110,5 +116,6 @@ export function wholeWindow(text: string, ascii: boolean): Window {
     lettersBefore: 0,
     lettersAfter: 0,
     atEnd: true,
+    last: true,
   };
 }
