@@ -10,7 +10,7 @@ import { anchorsOf, escapeRegExp as escape, nextMatch } from "./match.ts";
 import { LeadFinder } from "./leads.ts";
 import { WordSet } from "./words.ts";
 import { lazy } from "../_common/lazy.ts";
-import { RuleScreen } from "./screen.ts";
+import { FREQUENCY, RuleScreen } from "./screen.ts";
 import type { ScanCategory, ScanContext, ScanFinding, ScanOptions, ScanResult } from "../types.ts";
 
 /** Every context, in the order messages name them; its type makes sure none is left out. */
@@ -155,16 +155,15 @@ function spreadGateOf(rules: readonly Rule[]): RegExp | null {
   return words.size === 0 ? null : new RegExp([...words].map(spreadFromRarest).join("|"));
 }
 
-/** Letters from the most common in English to the rarest: where `spreadFromRarest` enters a word. */
-const BY_FREQUENCY = "etaoinsrhldcumfpgwybvkxjqz";
-
-/** One word of `spreadGateOf`: its letters with `[^a-z]*` between them, those before its rarest letter behind. */
+/**
+ * One word of `spreadGateOf`: its letters with `[^a-z]*` between them, those before its rarest letter (by the
+ * screen's letter frequencies) behind.
+ */
 function spreadFromRarest(word: string): string {
   const spread = (s: string) => s.split("").join("[^a-z]*");
+  const frequency = (c: string) => FREQUENCY[c] ?? 0;
   let k = 0;
-  for (let i = 1; i < word.length; i++) {
-    if (BY_FREQUENCY.indexOf(word[i]) > BY_FREQUENCY.indexOf(word[k])) k = i;
-  }
+  for (let i = 1; i < word.length; i++) if (frequency(word[i]) < frequency(word[k])) k = i;
   return k === 0 ? spread(word) : `(?<=${spread(word.slice(0, k))}[^a-z]*)${spread(word.slice(k))}`;
 }
 
