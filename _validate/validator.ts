@@ -936,16 +936,11 @@ const CONTEXT: ScanContext = "tool_args";
 /** The scanner's options for argument values: one object for every call, read and never changed by `scan`. */
 const SCAN_OPTIONS = { context: CONTEXT } as const;
 /** Whether the scanner finds anything in an argument value (`scan(s, SCAN_OPTIONS)`); made on first use. */
-let argsFinder: ((s: string) => boolean) | undefined;
-
-/** Makes {@link argsFinder}. */
-function makeArgsFinder(): (s: string) => boolean {
-  return argsFinder = findsIn(CONTEXT);
-}
+const argsFinder: () => (s: string) => boolean = lazy(() => findsIn(CONTEXT));
 
 /** Whether `scan(s, SCAN_OPTIONS)` finds anything. */
 function findsInArgs(s: string): boolean {
-  return (argsFinder ?? makeArgsFinder())(s);
+  return argsFinder()(s);
 }
 
 /**
@@ -954,7 +949,7 @@ function findsInArgs(s: string): boolean {
  */
 function visitorClears(valid: boolean, compiled: Compiled | undefined, args: unknown): boolean {
   return valid && compiled !== undefined && compiled.strings !== null &&
-    !compiled.strings(args, argsFinder ?? makeArgsFinder());
+    !compiled.strings(args, argsFinder());
 }
 /** The own-property test for the walk's for-in loop. */
 const HAS_OWN = Object.prototype.hasOwnProperty;
@@ -1063,7 +1058,8 @@ function pointerOf(segments: readonly (string | number)[]): string {
 
 /** Scans one string value; `path` is its JSON Pointer, or null for the one `walk.segments` names. */
 function scanString(value: string, path: string | null, walk: InjectionWalk): void {
-  if (value.length === 0 || walk.literals?.has(value) || !findsInArgs(value)) return;
+  // scan screens the string first, as findsIn does: asking findsIn before it would read a string with findings twice
+  if (value.length === 0 || walk.literals?.has(value)) return;
   const result = scan(value, SCAN_OPTIONS);
   if (result.findings.length === 0) return;
   const at = path ?? pointerOf(walk.segments);
