@@ -142,11 +142,10 @@ export class LeadFinder {
 
   /**
    * Per rule (in the order of `rules`), the positions in `[start, end)` of `t` where one of its leads begins
-   * at a word start (no letter a-z before it), ascending; undefined for a rule with none.
+   * at a word start (no letter a-z before it), ascending; undefined for a rule with none. The lists share one
+   * buffer, which the next call overwrites: a window's thousands of positions leave no garbage behind.
    */
-  find(t: string, start: number, end: number): (number[] | undefined)[] {
-    // Lists are made on a rule's first position: most rules have none in a short text.
-    const lists: (number[] | undefined)[] = new Array(this.rules.length);
+  find(t: string, start: number, end: number): (Int32Array | undefined)[] {
     // A lead that starts before `end` ends before `stop`.
     const stop = Math.min(t.length, end + this.#longest - 1);
     const first = start === 0 || !isLetter(t.charCodeAt(start - 1)) ? AT_WORD_START : IN_WORD;
@@ -156,45 +155,84 @@ export class LeadFinder {
     const next = this.#next;
     const emitting = this.#firstEmitting;
     let s = first;
+    let pairs = 0;
     if (bytes !== null) {
       for (let j = start; j < stop; j++) {
         s = next[(s << shift) | classes[bytes[j]]];
-        if (s >= emitting) this.#emit(s, j, end, lists);
+        if (s >= emitting) pairs = this.#emit(s, j, end, pairs);
       }
     } else {
       for (let j = start; j < stop; j++) {
         const c = t.charCodeAt(j);
         s = next[(s << shift) | (c < 128 ? classes[c] : OTHER)];
-        if (s >= emitting) this.#emit(s, j, end, lists);
+        if (s >= emitting) pairs = this.#emit(s, j, end, pairs);
       }
     }
-    return lists;
+    return this.#grouped(pairs);
   }
 
-  /** Adds the starts of the leads state `s` ends (at `j`, inclusive) that begin before `end` to their rules' lists. */
-  #emit(s: number, j: number, end: number, lists: (number[] | undefined)[]): void {
+  /**
+   * Appends to `found` (from slot `pairs` on) a (rule, start) pair for each lead state `s` ends (at `j`,
+   * inclusive) that begins before `end`; returns the slots now used.
+   */
+  #emit(s: number, j: number, end: number, pairs: number): number {
     const k = s - this.#firstEmitting;
     for (let e = this.#emitStart[k], stop = this.#emitStart[k + 1]; e < stop; e++) {
       const p = j + 1 - this.#emitDepth[e];
       if (p >= end) continue;
-      const r = this.#emitRule[e];
-      const list = lists[r];
-      if (list === undefined) lists[r] = [p];
-      else if (list[list.length - 1] < p) list.push(p);
-      else insertSorted(list, p);
+      if (pairs + 2 > found.length) found = grownBy(found, 2);
+      found[pairs++] = this.#emitRule[e];
+      found[pairs++] = p;
     }
+    return pairs;
+  }
+
+  /**
+   * The first `pairs` slots of `found` as one ascending list of starts per rule, in `grouped`. Pairs come in
+   * the order their leads end: a rule's longer lead that began earlier may come after a shorter one that began
+   * later, and two leads of a rule may begin at one word start.
+   */
+  #grouped(pairs: number): (Int32Array | undefined)[] {
+    const rules = this.rules.length;
+    const at = new Int32Array(rules + 1);
+    for (let i = 0; i < pairs; i += 2) at[found[i] + 1]++;
+    for (let r = 0; r < rules; r++) at[r + 1] += at[r];
+    if (grouped.length < pairs >> 1) grouped = grownBy(grouped, (pairs >> 1) - grouped.length);
+    const fill = at.slice(0, rules);
+    for (let i = 0; i < pairs; i += 2) grouped[fill[found[i]]++] = found[i + 1];
+    const lists: (Int32Array | undefined)[] = new Array(rules);
+    for (let r = 0; r < rules; r++) {
+      if (at[r] === at[r + 1]) continue;
+      const list = grouped.subarray(at[r], at[r + 1]);
+      lists[r] = ascending(list) ? list : list.subarray(0, sortedUnique(list));
+    }
+    return lists;
   }
 }
 
-/**
- * Puts `p` into the ascending `list` unless it holds it: a rule's longer lead that began earlier ends after a
- * shorter one that began later.
- */
-function insertSorted(list: number[], p: number): void {
-  let i = list.length;
-  while (i > 0 && list[i - 1] > p) i--;
-  if (i > 0 && list[i - 1] === p) return;
-  list.splice(i, 0, p);
+/** Where `find` gathers (rule, start) pairs, and then the starts by rule; grown as needed, kept between calls. */
+let found: Int32Array = new Int32Array(0);
+let grouped: Int32Array = new Int32Array(0);
+
+/** A copy of `a` with room for at least `more` further elements. */
+function grownBy(a: Int32Array, more: number): Int32Array {
+  const b = new Int32Array(Math.max(2 * a.length, a.length + more));
+  b.set(a);
+  return b;
+}
+
+/** Whether `list` is strictly ascending. */
+function ascending(list: Int32Array): boolean {
+  for (let i = 1; i < list.length; i++) if (list[i] <= list[i - 1]) return false;
+  return true;
+}
+
+/** Sorts `list` and moves its distinct values to its front, ascending; returns how many there are. */
+function sortedUnique(list: Int32Array): number {
+  list.sort();
+  let k = 0;
+  for (let i = 0; i < list.length; i++) if (k === 0 || list[i] !== list[k - 1]) list[k++] = list[i];
+  return k;
 }
 
 /**
@@ -206,35 +244,40 @@ function insertSorted(list: number[], p: number): void {
 function determinise(
   trie: Trie,
   letterClass: readonly boolean[],
-): { next: number[][]; emits: [number, number][][]; width: number } {
+): { next: Int32Array[]; emits: [number, number][][]; width: number } {
   const width = letterClass.length;
   const keys = new Map<string, number>();
   const sets: { atStart: boolean; nodes: number[] }[] = [];
-  const stateOf = (atStart: boolean, nodes: number[]) => {
-    const key = `${atStart ? 1 : 0}:${nodes.join(",")}`;
+  // Indexed loops and one list for every transition: this runs once per plan, in the interpreter, where each
+  // iterator step and each list would be garbage.
+  const to: number[] = [];
+  const stateOf = (atStart: boolean) => {
+    to.sort((a, b) => a - b);
+    const key = `${atStart ? 1 : 0}:${to.join(",")}`;
     let s = keys.get(key);
     if (s === undefined) {
       s = sets.length;
       keys.set(key, s);
-      sets.push({ atStart, nodes });
+      sets.push({ atStart, nodes: to.slice() });
     }
     return s;
   };
-  stateOf(true, []);
-  stateOf(false, []);
-  const next: number[][] = [];
+  stateOf(true);
+  stateOf(false);
+  const next: Int32Array[] = [];
   for (let s = 0; s < sets.length; s++) {
     const { atStart, nodes } = sets[s];
-    const row: number[] = [];
+    const row = new Int32Array(width);
     for (let c = 0; c < width; c++) {
-      const to = new Set<number>();
-      for (const node of nodes) {
-        const child = trie.children[node].get(c);
-        if (child !== undefined) to.add(child);
+      // No two nodes of a trie share a child, and the root is in no set: the children are distinct.
+      to.length = 0;
+      for (let i = 0; i < nodes.length; i++) {
+        const child = trie.children[nodes[i]].get(c);
+        if (child !== undefined) to.push(child);
       }
       const fresh = atStart ? trie.children[0].get(c) : undefined;
-      if (fresh !== undefined) to.add(fresh);
-      row.push(stateOf(!letterClass[c], [...to].sort((a, b) => a - b)));
+      if (fresh !== undefined) to.push(fresh);
+      row[c] = stateOf(!letterClass[c]);
     }
     next.push(row);
   }

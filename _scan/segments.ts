@@ -70,6 +70,16 @@ export function lettersBefore(s: string, end: number = s.length): number {
 }
 
 /**
+ * Which side of a window holds too little context once folded, and how many original characters that side
+ * reached (from the core to the cut it ended at, which may lie well beyond the context asked for: no cut falls
+ * inside a run of characters that fold to nothing).
+ */
+export interface ShortContext {
+  readonly side: "left" | "right";
+  readonly reached: number;
+}
+
+/**
  * The window around the core `[start, end)` (neutral cuts of `text`) with about `left` and `right` original
  * characters of context, or which side holds too little context once folded (then ask again with more).
  * `ascii`: the caller knows the text is ASCII.
@@ -81,16 +91,21 @@ export function windowOf(
   left: number,
   right: number,
   ascii: boolean,
-): Window | "left" | "right" {
+): Window | ShortContext {
   const n = text.length;
   const ws = start === 0 ? 0 : cutAtOrBefore(text, start - left);
   const we = end === n ? n : cutAtOrAfter(text, end + right);
-  const before = ws === start ? "" : fold(text.slice(ws, start), { ascii }).text;
+  // Only the contexts' folded texts are read: their maps may take the shared buffers.
+  const before = ws === start ? "" : fold(text.slice(ws, start), { ascii, reuse: true }).text;
   const leftLetters = lettersBefore(before);
-  if (ws > 0 && (before.length < CONTEXT || leftLetters < LETTER_CONTEXT)) return "left";
-  const after = we === end ? "" : fold(text.slice(end, we), { ascii }).text;
+  if (ws > 0 && (before.length < CONTEXT || leftLetters < LETTER_CONTEXT)) {
+    return { side: "left", reached: start - ws };
+  }
+  const after = we === end ? "" : fold(text.slice(end, we), { ascii, reuse: true }).text;
   const rightLetters = lettersBefore(after);
-  if (we < n && (after.length < CONTEXT || rightLetters < LETTER_CONTEXT)) return "right";
+  if (we < n && (after.length < CONTEXT || rightLetters < LETTER_CONTEXT)) {
+    return { side: "right", reached: we - end };
+  }
   // The engine reads one window at a time: each window's maps may take the place of the last one's.
   const folded = fold(ws === 0 && we === n ? text : text.slice(ws, we), { ascii, reuse: true });
   return {
