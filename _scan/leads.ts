@@ -13,6 +13,7 @@
  */
 import type { Rule } from "./rules.ts";
 import { isLetter } from "./fold.ts";
+import { asciiBytes, BYTES_FROM } from "./words.ts";
 
 /** The class of every code unit that stands in no lead and is no letter a-z (beyond ASCII too). */
 const OTHER = 0;
@@ -22,28 +23,6 @@ const OTHER_LETTER = 1;
 /** States of the automaton before it has read anything of a range: after a non-letter, and inside a word. */
 const AT_WORD_START = 0;
 const IN_WORD = 1;
-
-/** Texts from this long on are read as bytes (see `bytesOf`). */
-const BYTES_FROM = 256;
-/** The byte buffer `bytesOf` keeps between calls (a window's text fits); longer texts get one of their own. */
-const KEPT_BYTES = 1 << 20;
-let byteBuffer: Uint8Array | undefined;
-let encoder: TextEncoder | undefined;
-
-/**
- * `t` as bytes, one per code unit, when it is ASCII (the fold of most text is); else null. The engines read a
- * typed array several times faster than `charCodeAt`, and encode ASCII at a small fraction of that cost.
- */
-function bytesOf(t: string): Uint8Array | null {
-  const n = t.length;
-  const bytes = n <= KEPT_BYTES
-    ? (byteBuffer !== undefined && byteBuffer.length >= n ? byteBuffer : byteBuffer = new Uint8Array(
-      Math.min(KEPT_BYTES, Math.max(n, 1 << 16)),
-    ))
-    : new Uint8Array(n);
-  const { read, written } = (encoder ??= new TextEncoder()).encodeInto(t, bytes);
-  return read === n && written === n ? bytes : null;
-}
 
 /** The trie of a set of leads: per node its children by class, its depth, and the rules whose lead ends there. */
 interface Trie {
@@ -149,7 +128,7 @@ export class LeadFinder {
     // A lead that starts before `end` ends before `stop`.
     const stop = Math.min(t.length, end + this.#longest - 1);
     const first = start === 0 || !isLetter(t.charCodeAt(start - 1)) ? AT_WORD_START : IN_WORD;
-    const bytes = t.length >= BYTES_FROM ? bytesOf(t) : null;
+    const bytes = t.length >= BYTES_FROM ? asciiBytes(t) : null;
     const classes = this.#classes;
     const shift = this.#shift;
     const next = this.#next;
