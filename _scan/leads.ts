@@ -48,10 +48,15 @@ export class LeadFinder {
   #emitDepth: Int32Array;
   /** The length of the longest lead. */
   #longest = 0;
+  /** For `#grouped`: where each rule's starts begin in `grouped` (and where the last ends), and the next free slot. */
+  #at: Int32Array;
+  #fill: Int32Array;
 
   /** Builds the automaton of every lead of every rule in `rules` (rules without leads are left out). */
   constructor(rules: readonly Rule[]) {
     this.rules = rules.filter((rule) => rule.leads && rule.leads.length > 0);
+    this.#at = new Int32Array(this.rules.length + 1);
+    this.#fill = new Int32Array(this.rules.length);
     const letterClass = this.#classify();
     const trie = this.#trie();
     const { next, emits, width } = determinise(trie, letterClass);
@@ -173,11 +178,12 @@ export class LeadFinder {
    */
   #grouped(pairs: number): (Int32Array | undefined)[] {
     const rules = this.rules.length;
-    const at = new Int32Array(rules + 1);
+    const at = this.#at.fill(0);
     for (let i = 0; i < pairs; i += 2) at[found[i] + 1]++;
     for (let r = 0; r < rules; r++) at[r + 1] += at[r];
     if (grouped.length < pairs >> 1) grouped = grownBy(grouped, (pairs >> 1) - grouped.length);
-    const fill = at.slice(0, rules);
+    const fill = this.#fill;
+    fill.set(at.subarray(0, rules));
     for (let i = 0; i < pairs; i += 2) grouped[fill[found[i]]++] = found[i + 1];
     const lists: (Int32Array | undefined)[] = new Array(rules);
     for (let r = 0; r < rules; r++) {
