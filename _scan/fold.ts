@@ -7,6 +7,7 @@
  */
 
 import { lazy } from "../_common/lazy.ts";
+import { asciiBytes as encodedAscii } from "./words.ts";
 
 /** Text folded for matching, with a map back to the original. */
 export interface Folded {
@@ -583,9 +584,18 @@ export function lettersOnly(s: string): string {
   }
   const bytes = n <= SCRATCH_UNITS ? (letterBytes ??= new Uint8Array(SCRATCH_UNITS)) : new Uint8Array(n);
   let k = 0;
-  for (let i = 0; i < n; i++) {
-    const c = s.charCodeAt(i);
-    if (c >= 0x61 && c <= 0x7a) bytes[k++] = c;
+  // The folded text is most often ASCII, and its bytes often made already (the lead finder reads them).
+  const src = encodedAscii(s);
+  if (src !== null) {
+    for (let i = 0; i < n; i++) {
+      const c = src[i];
+      if (c >= 0x61 && c <= 0x7a) bytes[k++] = c;
+    }
+  } else {
+    for (let i = 0; i < n; i++) {
+      const c = s.charCodeAt(i);
+      if (c >= 0x61 && c <= 0x7a) bytes[k++] = c;
+    }
   }
   return k === n ? s : (utf8 ??= new TextDecoder()).decode(bytes.subarray(0, k));
 }
