@@ -7,6 +7,7 @@
  */
 
 import { lazy } from "../_common/lazy.ts";
+import { asciiBytes as encodedAscii } from "./words.ts";
 
 /** Text folded for matching, with a map back to the original. */
 export interface Folded {
@@ -253,15 +254,16 @@ export function fold(text: string, options: FoldOptions = {}): Folded {
   // folds to its lower case, character for character. Where one of them occurs, single-purpose tests tell which.
   if (!options.ascii && !isAscii(text)) return foldFull(text, options.reuse === true);
   let t = text.toLowerCase();
-  if (!NOT_PLAIN.test(t)) return new LazyFolded(t, text, "identity");
+  const reuse = options.reuse === true;
+  if (!NOT_PLAIN.test(t)) return new LazyFolded(t, text, "identity", reuse);
   if (ODD_SPACE.test(t)) t = t.replace(/[\t\v\f]/g, " ").replace(/\r/g, "\n");
-  if (LETTER_SPACED.test(t)) return foldFull(text, options.reuse === true);
+  if (LETTER_SPACED.test(t)) return foldFull(text, reuse);
   // Two replacements by plain strings, not a function called per run: each run holding a newline becomes one
   // newline, then each run of spaces one space. Only a run of two or more shortens the text.
   const collapsed = t.replace(NEWLINE_RUN, "\n").replace(SPACES_RUN, " ");
   return collapsed.length === t.length
-    ? new LazyFolded(t, text, "identity")
-    : new LazyFolded(collapsed, text, "collapsed spaces");
+    ? new LazyFolded(t, text, "identity", reuse)
+    : new LazyFolded(collapsed, text, "collapsed spaces", reuse);
 }
 
 /**
@@ -271,19 +273,22 @@ export function fold(text: string, options: FoldOptions = {}): Folded {
 type MapSource = "identity" | "collapsed spaces";
 
 /**
- * A folded text whose maps are built on first use: the identity, or collapsed whitespace runs. A class, not
- * an object literal with getters: those are slow to create, and this is made once per scanned string.
+ * A folded text whose maps are built on first use: the identity, or collapsed whitespace runs (in the shared
+ * buffers when `reuse`, see `FoldOptions`). A class, not an object literal with getters: those are slow to
+ * create, and this is made once per scanned string.
  */
 class LazyFolded implements Folded {
   readonly text: string;
   readonly identity: boolean;
   #original: string;
+  #reuse: boolean;
   #starts: Int32Array | undefined;
   #ends: Int32Array | undefined;
-  constructor(text: string, original: string, maps: MapSource) {
+  constructor(text: string, original: string, maps: MapSource, reuse: boolean) {
     this.text = text;
     this.identity = maps === "identity";
     this.#original = original;
+    this.#reuse = reuse;
   }
   get starts(): Int32Array {
     if (this.#starts === undefined) this.#build();
@@ -294,30 +299,30 @@ class LazyFolded implements Folded {
     return this.#ends!;
   }
   #build(): void {
+    const n = this.text.length;
+    const shared = outBuffersFor(n, this.#reuse);
+    const starts = shared && this.#reuse ? shared[1].subarray(0, n) : new Int32Array(n);
+    const ends = shared && this.#reuse ? shared[2].subarray(0, n) : new Int32Array(n);
     if (this.identity) {
-      const n = this.text.length;
-      const starts = new Int32Array(n);
-      const ends = new Int32Array(n);
       for (let i = 0; i < n; i++) {
         starts[i] = i;
         ends[i] = i + 1;
       }
-      this.#starts = starts;
-      this.#ends = ends;
     } else {
-      [this.#starts, this.#ends] = collapsedMaps(this.#original, this.text.length);
+      collapsedMaps(this.#original, starts, ends);
     }
+    this.#starts = starts;
+    this.#ends = ends;
   }
 }
 
 /**
- * The maps of the fold of ASCII text with no letter spacing: each run of whitespace (tab, LF, vertical tab,
- * form feed, CR, space) is one folded character, every other character is itself. What the code-point loop
- * would build for such text, without its buffers and its second pass.
+ * Writes into `starts` and `ends` (as long as the folded text) the maps of the fold of ASCII text with no letter
+ * spacing: each run of whitespace (tab, LF, vertical tab, form feed, CR, space) is one folded character, every
+ * other character is itself. What the code-point loop would build for such text, without its buffers and its
+ * second pass.
  */
-function collapsedMaps(original: string, length: number): [Int32Array, Int32Array] {
-  const starts = new Int32Array(length);
-  const ends = new Int32Array(length);
+function collapsedMaps(original: string, starts: Int32Array, ends: Int32Array): void {
   const n = original.length;
   for (let i = 0, k = 0; i < n; k++) {
     starts[k] = i;
@@ -331,19 +336,19 @@ function collapsedMaps(original: string, length: number): [Int32Array, Int32Arra
     }
     ends[k] = i;
   }
-  return [starts, ends];
 }
 
 /** The code-point loop: any string, with index maps (in the shared buffers when `reuse`, see `FoldOptions`). */
 function foldFull(text: string, reuse: boolean): Folded {
   const n = text.length;
   // Pass 1: per code point, fold to lower-case ASCII-leaning units, drop invisibles, mark spaces. Buffers
-  // start at the input size (reused from the last call when it fits) and double in the rare case
-  // decompositions expand the text.
+  // start at the input size or are the ones kept from the last call, and double where decompositions expand
+  // the text or it is longer than those: a window that reaches across characters folding to nothing (a run of
+  // zero-width ones) may be longer than the kept buffers, its fold seldom.
   let cap = n + 16;
   let [units, s1, e1] = cap <= SMALL_UNITS
     ? smallScratch ??= grow(EMPTY_U16, EMPTY_I32, EMPTY_I32, SMALL_UNITS)
-    : cap >= SCRATCH_FROM && cap <= SCRATCH_UNITS
+    : cap >= SCRATCH_FROM || reuse
     ? scratch()
     : [new Uint16Array(cap), new Int32Array(cap), new Int32Array(cap)];
   cap = units.length;
@@ -404,9 +409,13 @@ function foldFull(text: string, reuse: boolean): Folded {
  */
 let bmpFolds: Uint16Array | undefined;
 
-/** Largest pass-1 buffers kept between calls (in code units): a window of the segmented scan fits. */
-const SCRATCH_UNITS = 1 << 19;
-/** Shorter texts do not take that 5 MiB set (short texts alone never need it). */
+/**
+ * Largest pass-1 buffers kept between calls (in code units): a window of the segmented scan fits, also most of
+ * those that stretch across text with no neutral cut. A window writes only as much of them as it is long, and
+ * only written pages take memory.
+ */
+const SCRATCH_UNITS = 1 << 20;
+/** Shorter texts do not take that set (short texts alone never need it), unless they fold with `reuse`. */
 const SCRATCH_FROM = 1 << 16;
 /**
  * Texts up to this long (most arguments and messages, and 4 KiB pieces of a stream) share a small set of their
@@ -463,11 +472,7 @@ function grow(
  * are copied into a string, so a long text's go to the shared buffer; its maps do when `reuse`.
  */
 function finish(u: Uint16Array, s1: Int32Array, e1: Int32Array, m: number, reuse: boolean): Folded {
-  const shared = m <= SMALL_UNITS
-    ? smallOut ??= grow(EMPTY_U16, EMPTY_I32, EMPTY_I32, SMALL_UNITS)
-    : m >= SCRATCH_FROM && m <= SCRATCH_UNITS
-    ? outBuffers ??= grow(EMPTY_U16, EMPTY_I32, EMPTY_I32, SCRATCH_UNITS)
-    : undefined;
+  const shared = outBuffersFor(m, reuse);
   const out = shared ? shared[0] : new Uint16Array(m);
   const starts = shared && reuse ? shared[1] : new Int32Array(m);
   const ends = shared && reuse ? shared[2] : new Int32Array(m);
@@ -523,6 +528,18 @@ function finish(u: Uint16Array, s1: Int32Array, e1: Int32Array, m: number, reuse
   return { text: unitsToString(out, k), starts: starts.subarray(0, k), ends: ends.subarray(0, k) };
 }
 
+/**
+ * The shared pass-2 buffers a fold of `m` units takes (its output units always; its maps when `reuse`), made on
+ * first use, or undefined when it takes buffers of its own.
+ */
+function outBuffersFor(m: number, reuse: boolean): [Uint16Array, Int32Array, Int32Array] | undefined {
+  return m <= SMALL_UNITS
+    ? smallOut ??= grow(EMPTY_U16, EMPTY_I32, EMPTY_I32, SMALL_UNITS)
+    : (m >= SCRATCH_FROM || reuse) && m <= SCRATCH_UNITS
+    ? outBuffers ??= grow(EMPTY_U16, EMPTY_I32, EMPTY_I32, SCRATCH_UNITS)
+    : undefined;
+}
+
 /** Made on first use: a decoder costs a little to make, and short texts never need one. */
 const utf16 = lazy(() => new TextDecoder("utf-16le", { fatal: true, ignoreBOM: true }));
 
@@ -567,9 +584,18 @@ export function lettersOnly(s: string): string {
   }
   const bytes = n <= SCRATCH_UNITS ? (letterBytes ??= new Uint8Array(SCRATCH_UNITS)) : new Uint8Array(n);
   let k = 0;
-  for (let i = 0; i < n; i++) {
-    const c = s.charCodeAt(i);
-    if (c >= 0x61 && c <= 0x7a) bytes[k++] = c;
+  // The folded text is most often ASCII, and its bytes often made already (the lead finder reads them).
+  const src = encodedAscii(s);
+  if (src !== null) {
+    for (let i = 0; i < n; i++) {
+      const c = src[i];
+      if (c >= 0x61 && c <= 0x7a) bytes[k++] = c;
+    }
+  } else {
+    for (let i = 0; i < n; i++) {
+      const c = s.charCodeAt(i);
+      if (c >= 0x61 && c <= 0x7a) bytes[k++] = c;
+    }
   }
   return k === n ? s : (utf8 ??= new TextDecoder()).decode(bytes.subarray(0, k));
 }

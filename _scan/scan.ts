@@ -8,7 +8,7 @@ import { CONTEXT, cutAtOrAfter, lettersBefore, wholeWindow, type Window, windowO
 import { type Original, type Rule, rules } from "./rules.ts";
 import { anchorsOf, escapeRegExp as escape, nextMatch } from "./match.ts";
 import { LeadFinder } from "./leads.ts";
-import { WordSet } from "./words.ts";
+import { asciiBytes, BYTES_FROM, WordSet } from "./words.ts";
 import { lazy } from "../_common/lazy.ts";
 import { FREQUENCY, RuleScreen } from "./screen.ts";
 import type { ScanCategory, ScanContext, ScanFinding, ScanOptions, ScanResult } from "../types.ts";
@@ -41,10 +41,19 @@ class Squashed {
     const src = this.#src;
     // One window's letters at a time are mapped (see `runSquashed`): a long one's map takes the shared buffer.
     const n = this.text.length;
-    const map = n >= 1 << 16 && n <= 1 << 19
-      ? (letterMap ??= new Int32Array(1 << 19)).subarray(0, n)
+    const map = n >= 1 << 16 && n <= 1 << 20
+      ? (letterMap ??= new Int32Array(1 << 20)).subarray(0, n)
       : new Int32Array(n);
     let k = 0;
+    // The window's bytes, where its folded text is ASCII: made already, and read faster than by `charCodeAt`.
+    const bytes = src.length >= BYTES_FROM ? asciiBytes(src) : null;
+    if (bytes !== null) {
+      for (let i = 0; i < src.length; i++) {
+        const c = bytes[i];
+        if (c >= 0x61 && c <= 0x7a) map[k++] = i;
+      }
+      return this.#map = map;
+    }
     for (let i = 0; i < src.length; i++) {
       const c = src.charCodeAt(i);
       if (c >= 0x61 && c <= 0x7a) map[k++] = i;
@@ -504,9 +513,12 @@ function runSegments(
     let right = 2 * CONTEXT;
     for (;;) {
       const w = windowOf(text, start, end, left, right, ascii);
-      if (w === "left" || w === "right") {
-        if (w === "left") left *= 2;
-        else right *= 2;
+      if ("side" in w) {
+        // At least double the side, and reach past where its cut went: a side that ran across characters which
+        // fold to nothing (a long run of zero-width ones) needs its context beyond them, not twice them.
+        const more = Math.max(2 * (w.side === "left" ? left : right), w.reached + 2 * CONTEXT);
+        if (w.side === "left") left = more;
+        else right = more;
         continue;
       }
       held = 0;
@@ -590,7 +602,7 @@ function runFolded(
   // there and found nothing it did not report.
   const local = (at: number) => Math.max(at - offset, w.coreStart);
   // Where each rule with leads could match, found for all of them in one pass when the first needs it.
-  let starts: (number[] | undefined)[] | undefined;
+  let starts: (Int32Array | undefined)[] | undefined;
   // Needles and anchors this window's folded text is known not to hold (see `holdsSome`).
   const absent: string[] = [];
   // No window follows the last one: its cursors are not read.
@@ -678,7 +690,7 @@ const BOUND_PAYS = 8;
  */
 function tryAt(
   rule: Rule,
-  starts: readonly number[],
+  starts: Int32Array,
   from: number,
   ft: string,
   folded: Folded,
@@ -696,7 +708,9 @@ function tryAt(
   let next = -1;
   let checked = 0;
   let skipped = 0;
-  for (const p of starts) {
+  // Indexed: an iterator's steps make garbage where the loop is not optimised.
+  for (let i = 0; i < starts.length; i++) {
+    const p = starts[i];
     if (p < from) continue;
     if (anchors !== null) {
       if (next < p) {
@@ -814,7 +828,8 @@ function dedupe(found: ScanFinding[], categories: ScanCategory[]): ScanFinding[]
   let kept = 0;
   // Per category (in `categories` order), how far its findings so far reach: a handful, so an array.
   const reach: number[] = [];
-  for (const f of found) {
+  for (let i = 0; i < found.length; i++) {
+    const f = found[i];
     const c = categories.indexOf(f.category);
     if (c < 0) {
       categories.push(f.category);

@@ -12,6 +12,7 @@
  * @module
  */
 import { fold, type Folded, isSolid } from "./fold.ts";
+import { asciiBytes, BYTES_FROM } from "./words.ts";
 
 /** Folded characters of context a window keeps on each side of its core (unless it reaches the text's end). */
 export const CONTEXT = 4096;
@@ -62,11 +63,31 @@ export function cutAtOrBefore(text: string, p: number): number {
 /** Letters a-z in `s` before index `end` (all of `s` by default). */
 export function lettersBefore(s: string, end: number = s.length): number {
   let n = 0;
-  for (let i = 0, e = Math.min(end, s.length); i < e; i++) {
+  const e = Math.min(end, s.length);
+  // Bytes where the text is long and ASCII: read faster than by `charCodeAt`, and a window's are made anyway.
+  const bytes = e >= BYTES_FROM ? asciiBytes(s) : null;
+  if (bytes !== null) {
+    for (let i = 0; i < e; i++) {
+      const c = bytes[i];
+      if (c >= 0x61 && c <= 0x7a) n++;
+    }
+    return n;
+  }
+  for (let i = 0; i < e; i++) {
     const c = s.charCodeAt(i);
     if (c >= 0x61 && c <= 0x7a) n++;
   }
   return n;
+}
+
+/**
+ * Which side of a window holds too little context once folded, and how many original characters that side
+ * reached (from the core to the cut it ended at, which may lie well beyond the context asked for: no cut falls
+ * inside a run of characters that fold to nothing).
+ */
+export interface ShortContext {
+  readonly side: "left" | "right";
+  readonly reached: number;
 }
 
 /**
@@ -81,16 +102,21 @@ export function windowOf(
   left: number,
   right: number,
   ascii: boolean,
-): Window | "left" | "right" {
+): Window | ShortContext {
   const n = text.length;
   const ws = start === 0 ? 0 : cutAtOrBefore(text, start - left);
   const we = end === n ? n : cutAtOrAfter(text, end + right);
-  const before = ws === start ? "" : fold(text.slice(ws, start), { ascii }).text;
+  // Only the contexts' folded texts are read: their maps may take the shared buffers.
+  const before = ws === start ? "" : fold(text.slice(ws, start), { ascii, reuse: true }).text;
   const leftLetters = lettersBefore(before);
-  if (ws > 0 && (before.length < CONTEXT || leftLetters < LETTER_CONTEXT)) return "left";
-  const after = we === end ? "" : fold(text.slice(end, we), { ascii }).text;
+  if (ws > 0 && (before.length < CONTEXT || leftLetters < LETTER_CONTEXT)) {
+    return { side: "left", reached: start - ws };
+  }
+  const after = we === end ? "" : fold(text.slice(end, we), { ascii, reuse: true }).text;
   const rightLetters = lettersBefore(after);
-  if (we < n && (after.length < CONTEXT || rightLetters < LETTER_CONTEXT)) return "right";
+  if (we < n && (after.length < CONTEXT || rightLetters < LETTER_CONTEXT)) {
+    return { side: "right", reached: we - end };
+  }
   // The engine reads one window at a time: each window's maps may take the place of the last one's.
   const folded = fold(ws === 0 && we === n ? text : text.slice(ws, we), { ascii, reuse: true });
   return {

@@ -58,7 +58,7 @@ test("LeadFinder: finds every word-start occurrence of every lead, in order, in 
       for (let p = start; p < end; p++) {
         if (!afterLetter(ft, p) && rule.leads!.some((lead) => ft.startsWith(lead, p))) expected.push(p);
       }
-      assert.deepEqual(found[r] ?? [], expected, `${rule.name} in [${start}, ${end})`);
+      assert.deepEqual(Array.from(found[r] ?? []), expected, `${rule.name} in [${start}, ${end})`);
     });
   }
 });
