@@ -235,6 +235,11 @@ export class RuleScreen {
   #leadStart = new Int32Array(LEAD_KEYS + 1);
   #leadText: string[] = [];
   #leadRules = new Int32Array(0);
+  /**
+   * Per key `c0 << 7 | c1`, the rules of the leads under it and of the one-character leads under `c0 << 7`:
+   * every lead that can start with those two units. One read passes a word start that begins none.
+   */
+  #leadRulesAt = new Int32Array(LEAD_KEYS);
   /** Bit set over letters-only gram keys: the rarest gram of an anchor of a letters-only rule. */
   #letterGrams = new Int32Array(1 << (3 * LETTER_BITS - 5));
   /** The letters-only rules' anchors, checked in the letters when one of their grams occurs. */
@@ -275,6 +280,10 @@ export class RuleScreen {
     }
     this.#leadText = all.map((p) => p.text);
     this.#leadRules = Int32Array.from(all, (p) => p.rules);
+    const rulesUnder = (key: number) => (this.#leads.get(key) ?? []).reduce((bits, p) => bits | p.rules, 0);
+    for (let key = 0; key < LEAD_KEYS; key++) {
+      this.#leadRulesAt[key] = rulesUnder(key) | rulesUnder(key & ~0x7f);
+    }
   }
 
   /** Lays the anchors out in the hash table that `candidates` reads (open addressing, linear probing). */
@@ -541,22 +550,25 @@ export class RuleScreen {
 
   /** Those of the rules `wanted` that have a lead at a word start (a letter after anything but a letter). */
   #leadsIn(text: string, wanted: number): number {
-    const leadStart = this.#leadStart;
+    const leadRulesAt = this.#leadRulesAt;
+    const n = text.length;
     let rules = 0;
     let afterLetter = false;
-    for (let p = 0; p < text.length; p++) {
+    for (let p = 0; p < n; p++) {
       const c = text.charCodeAt(p) | 0x20;
-      const letter = isAsciiLetter(c);
-      const start = letter && !afterLetter;
-      afterLetter = letter;
-      // A word start whose letter begins no lead is passed by with one read of the table.
-      if (!start || leadStart[c << 7] === leadStart[(c + 1) << 7]) continue;
-      const next = p + 1 < text.length ? text.charCodeAt(p + 1) : 0;
-      rules |= this.#leadsAt(text, p, c << 7, wanted);
-      // Leads are ASCII: none goes on with a unit outside it.
-      if (next < 0x80) {
-        rules |= this.#leadsAt(text, p, (c << 7) | (isAsciiLetter(next) ? next | 0x20 : next), wanted);
+      const letter = c >= 0x61 && c <= 0x7a;
+      if (!letter || afterLetter) {
+        afterLetter = letter;
+        continue;
       }
+      afterLetter = true;
+      const next = p + 1 < n ? text.charCodeAt(p + 1) : 0;
+      // Leads are ASCII: none goes on with a unit outside it (0: the one-character leads alone).
+      const second = next >= 0x80 ? 0 : isAsciiLetter(next) ? next | 0x20 : next;
+      // A word start that begins no lead of a rule still wanted is passed by with one read of the table.
+      if ((leadRulesAt[(c << 7) | second] & wanted & ~rules) === 0) continue;
+      rules |= this.#leadsAt(text, p, c << 7, wanted);
+      if (second !== 0) rules |= this.#leadsAt(text, p, (c << 7) | second, wanted);
       if ((rules & wanted) === wanted) break;
     }
     return rules & wanted;
