@@ -430,30 +430,60 @@ export class RuleScreen {
   candidates(text: string): number {
     const units = this.#units;
     const grams = this.#grams;
-    let found = 0;
+    const n = text.length;
     let key = 0;
     let present = 0;
     let all = 0;
-    // Whether `foldsToLowerCase(text)` has been found true: asked at the first key that may fold otherwise, so
-    // that a text that does fold otherwise (runs of blanks, tabs) ends the pass there.
-    let sure = false;
-    const n = text.length;
-    for (let i = 0; i < n; i++) {
+    let i = 0;
+    // Most texts mark no gram key from start to end: a loop with nothing else in it reads them.
+    for (; i < n; i++) {
       const c = text.charCodeAt(i);
       all |= c;
       const u = units[c & 0x7f];
-      key = ((key << CLASS_BITS) | (u & CLASS_MASK)) & GRAM_KEY;
-      // (a shift count is taken modulo 32: `1 << key` is bit `key & 31`)
-      if ((grams[key >>> 5] & (1 << key)) !== 0) {
-        found |= this.#anchorsAt(text, i, key);
-        if ((found & UNSURE) !== 0 && !sure) {
-          if (!foldsToLowerCase(text)) return -1;
-          sure = true;
-        }
-      }
       // Which letters the text holds, for the letters-only rules: one OR, not a key of their own per unit.
       present |= u;
+      key = ((key << CLASS_BITS) | (u & CLASS_MASK)) & GRAM_KEY;
+      // (a shift count is taken modulo 32: `1 << key` is bit `key & 31`)
+      if ((grams[key >>> 5] & (1 << key)) !== 0) return this.#fromMarked(text, i, key, all, present);
     }
+    return this.#judged(text, 0, all, present);
+  }
+
+  /**
+   * `candidates` from the first marked gram key on (`key`, ending at `i`), with the `all` and `present` of the
+   * text before it: looks for anchors at each marked key to the text's end.
+   */
+  #fromMarked(text: string, i: number, key: number, all: number, present: number): number {
+    const units = this.#units;
+    const grams = this.#grams;
+    const n = text.length;
+    let found = 0;
+    // Whether `foldsToLowerCase(text)` has been found true: asked at the first key that may fold otherwise, so
+    // that a text that does fold otherwise (runs of blanks, tabs) ends the pass there.
+    let sure = false;
+    while (i < n) {
+      found |= this.#anchorsAt(text, i, key);
+      if ((found & UNSURE) !== 0 && !sure) {
+        if (!foldsToLowerCase(text)) return -1;
+        sure = true;
+      }
+      for (i++; i < n; i++) {
+        const c = text.charCodeAt(i);
+        all |= c;
+        const u = units[c & 0x7f];
+        present |= u;
+        key = ((key << CLASS_BITS) | (u & CLASS_MASK)) & GRAM_KEY;
+        if ((grams[key >>> 5] & (1 << key)) !== 0) break;
+      }
+    }
+    return this.#judged(text, found, all, present);
+  }
+
+  /**
+   * `candidates` once the pass has read the whole text: the rules with an anchor in it (`found`, with
+   * `UNSURE` where the pass asked `foldsToLowerCase`), every unit OR-ed (`all`) and the letters (`present`).
+   */
+  #judged(text: string, found: number, all: number, present: number): number {
     if (all >= 0x80) return -1;
     const letters = this.#mayHoldLetterAnchor(present) && this.#lettersMayHold(text) ? 1 : 0;
     // Most texts: no evidence at all.
