@@ -5,10 +5,11 @@
  * A rule can only match where its evidence is: one of its anchors (its needles when it has no anchors)
  * somewhere in the folded text (for a rule over the letters-only text: somewhere in the letters), and, when it
  * has leads, one of them at a word start (see `Rule`). The one pass looks for anchors only: it keeps the last
- * three characters (and the last three letters) as a key into a bit set of the anchors' rarest three-character
- * pieces (grams; a shorter anchor stands for every gram that ends in it), and checks the whole anchor where its
- * gram occurs. Only when some rule with leads has an anchor in the text are its leads looked for, word start by
- * word start. JavaScript loops are slow per character, so the pass does little more than that.
+ * three characters as a key into a bit set of the anchors' rarest three-character pieces (grams; a shorter
+ * anchor stands for every gram that ends in it), and checks the whole anchor where its gram occurs; and it
+ * notes which letters the text holds: only a text with every letter of a letters-only anchor is searched for
+ * one. Only when some rule with leads has an anchor in the text are its leads looked for, word start by word
+ * start. JavaScript loops are slow per character, so the pass does little more than that.
  *
  * @module
  */
@@ -266,6 +267,7 @@ export class RuleScreen {
     }
     this.#addUnsure();
     rules.forEach((rule, i) => this.#add(rule, 1 << i));
+    this.#gateLetters();
     this.#fillSingleEnds();
     this.#hashAnchors();
     this.#tableLeads();
@@ -401,10 +403,18 @@ export class RuleScreen {
     for (let j = at; j < at + 3; j++) key = (key << LETTER_BITS) | (anchor.charCodeAt(j) - 0x60);
     setBit(this.#letterGrams, key);
     this.#letterAnchors.push({ text: anchor, at, rules: bit });
-    let needs = 0;
-    for (let j = 0; j < anchor.length; j++) needs |= presentBit(anchor.charCodeAt(j));
-    this.#letterNeeds = Int32Array.of(...this.#letterNeeds, needs);
-    this.#letterGate = new RegExp(this.#letterAnchors.map((a) => spreadPattern(a.text)).join("|"), "i");
+  }
+
+  /** Makes what `#judged` reads of the letters-only anchors: the letters each needs, and `#letterGate`. */
+  #gateLetters(): void {
+    const anchors = this.#letterAnchors;
+    if (anchors.length === 0) return;
+    this.#letterNeeds = Int32Array.from(anchors, (a) => {
+      let needs = 0;
+      for (let j = 0; j < a.text.length; j++) needs |= presentBit(a.text.charCodeAt(j));
+      return needs;
+    });
+    this.#letterGate = new RegExp(anchors.map((a) => spreadPattern(a.text)).join("|"), "i");
   }
 
   /** The key of one to three characters, giving each a class on first sight. */
