@@ -247,6 +247,8 @@ export class RuleScreen {
   #letterAnchors: Probe[] = [];
   /** Per letters-only anchor, the `#units` bits of its letters: a text without all of them cannot hold it. */
   #letterNeeds = new Int32Array(0);
+  /** The bits every letters-only anchor needs (all set for none): most short texts lack one of them. */
+  #letterNeedsOfAll = -1;
   /**
    * Matches an ASCII text exactly when its letters (lower-cased) hold a letters-only anchor (see
    * `spreadPattern`), case-insensitive (`[^a-z]` then passes no letter of either case). Null for none.
@@ -414,6 +416,7 @@ export class RuleScreen {
       for (let j = 0; j < a.text.length; j++) needs |= presentBit(a.text.charCodeAt(j));
       return needs;
     });
+    this.#letterNeedsOfAll = this.#letterNeeds.reduce((all, needs) => all & needs, -1);
     this.#letterGate = new RegExp(anchors.map((a) => spreadPattern(a.text)).join("|"), "i");
   }
 
@@ -548,6 +551,8 @@ export class RuleScreen {
    * anchor: such a text's letters hold none of them, so `#lettersHit` would find no gram of one.
    */
   #mayHoldLetterAnchor(present: number): boolean {
+    // (a text without a letter that every anchor needs holds none of them: one test, not one per anchor)
+    if ((present & this.#letterNeedsOfAll) !== this.#letterNeedsOfAll) return false;
     const needs = this.#letterNeeds;
     for (let i = 0; i < needs.length; i++) if ((present & needs[i]) === needs[i]) return true;
     return false;
