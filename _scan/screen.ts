@@ -5,10 +5,11 @@
  * A rule can only match where its evidence is: one of its anchors (its needles when it has no anchors)
  * somewhere in the folded text (for a rule over the letters-only text: somewhere in the letters), and, when it
  * has leads, one of them at a word start (see `Rule`). The one pass looks for anchors only: it keeps the last
- * three characters (and the last three letters) as a key into a bit set of the anchors' rarest three-character
- * pieces (grams; a shorter anchor stands for every gram that ends in it), and checks the whole anchor where its
- * gram occurs. Only when some rule with leads has an anchor in the text are its leads looked for, word start by
- * word start. JavaScript loops are slow per character, so the pass does little more than that.
+ * three characters as a key into a bit set of the anchors' rarest three-character pieces (grams; a shorter
+ * anchor stands for every gram that ends in it), and checks the whole anchor where its gram occurs; and it
+ * notes which letters the text holds: only a text with every letter of a letters-only anchor is searched for
+ * one. Only when some rule with leads has an anchor in the text are its leads looked for, word start by word
+ * start. JavaScript loops are slow per character, so the pass does little more than that.
  *
  * @module
  */
@@ -25,11 +26,14 @@ const GRAM_KEY = (1 << (3 * CLASS_BITS)) - 1;
 const LETTER_BITS = 5;
 const LETTER_KEY = (1 << (3 * LETTER_BITS)) - 1;
 /**
- * What `RuleScreen.candidates` reads per ASCII code unit, in one number: the class in the low bits, then the
- * letter's code and shift for the letters-only key (both 0 for a non-letter, which leaves that key as it is).
+ * What `RuleScreen.candidates` reads per ASCII code unit, in one number: the class in the low `CLASS_BITS`
+ * bits, then (for a letter, in either case) one bit per letter from `PRESENT_AT`, a..z, so that OR-ing the
+ * numbers of a text says which letters it holds. 26 letters and 6 class bits fill the 32.
  */
-const LETTER_CODE_AT = 8;
-const LETTER_SHIFT_AT = 16;
+const PRESENT_AT = CLASS_BITS;
+/** What the letters-only pass (`#lettersHit`) reads per ASCII letter: its code (1-26) and its shift. */
+const LETTER_CODE_AT = 0;
+const LETTER_SHIFT_AT = 8;
 /** A bit of the masks no rule uses: the text may not fold to its lower case (see `foldsToLowerCase`). */
 const UNSURE = 1 << 31;
 /** Spacers of letter spacing (see `isSpacer` in fold.ts), blanks of a run, and spaces the fold rewrites. */
@@ -93,6 +97,21 @@ function rarestGram(s: string): number {
   return best;
 }
 
+/**
+ * An expression that matches where the letters of a text hold `word` (lower-case letters) with anything but
+ * letters between them: "ignore" becomes `(?<=i[^a-z]*)g[^a-z]*n[^a-z]*o[^a-z]*r[^a-z]*e`. Entered at the
+ * word's rarest letter (by `FREQUENCY`; those before it read backwards), the engine tries a match only where
+ * that letter stands. Linear: `[^a-z]*` and the next letter cannot both match a character, so each run of
+ * non-letters is read a bounded number of times.
+ */
+export function spreadPattern(word: string): string {
+  const spread = (s: string) => s.split("").join("[^a-z]*");
+  const frequency = (c: string) => FREQUENCY[c] ?? 0;
+  let k = 0;
+  for (let i = 1; i < word.length; i++) if (frequency(word[i]) < frequency(word[k])) k = i;
+  return k === 0 ? spread(word) : `(?<=${spread(word.slice(0, k))}[^a-z]*)${spread(word.slice(k))}`;
+}
+
 /** True when `s` can occur in a text that folds to its own lower case: ASCII without upper-case letters. */
 function canOccur(s: string): boolean {
   for (let i = 0; i < s.length; i++) {
@@ -139,6 +158,14 @@ function reachable(
   return false;
 }
 
+/** The `#units` bit of letter `c` (a-z or A-Z) that says a text holds it (see `PRESENT_AT`). */
+function presentBit(c: number): number {
+  return 1 << (PRESENT_AT + (c | 0x20) - 0x61);
+}
+
+/** Texts shorter than this look for letters-only anchors with a loop, longer ones with an expression. */
+const LETTER_LOOP_UNDER = 16;
+
 /** Keys of leads (`c0 << 7 | c1`, two ASCII units). */
 const LEAD_KEYS = 1 << 14;
 
@@ -176,8 +203,10 @@ export class RuleScreen {
   #always = 0;
   /** Rules with leads: they also need a lead at a word start. */
   #needLead = 0;
-  /** Per ASCII code unit: its class (0: in no gram; upper-case letters as lower-case), letter code and shift. */
+  /** Per ASCII code unit: its class (0: in no gram; upper-case letters as lower-case) and its letter's bit. */
   #units = new Int32Array(128);
+  /** Per ASCII code unit: its letter's code and shift for the letters-only key (0 for a non-letter). */
+  #letterUnits = new Int32Array(128);
   #classCount = 1;
   /**
    * Bit set over gram keys: the key of some anchor's gram, one ending in an anchor of one or two characters, or
@@ -207,10 +236,24 @@ export class RuleScreen {
   #leadStart = new Int32Array(LEAD_KEYS + 1);
   #leadText: string[] = [];
   #leadRules = new Int32Array(0);
+  /**
+   * Per key `c0 << 7 | c1`, the rules of the leads under it and of the one-character leads under `c0 << 7`:
+   * every lead that can start with those two units. One read passes a word start that begins none.
+   */
+  #leadRulesAt = new Int32Array(LEAD_KEYS);
   /** Bit set over letters-only gram keys: the rarest gram of an anchor of a letters-only rule. */
   #letterGrams = new Int32Array(1 << (3 * LETTER_BITS - 5));
   /** The letters-only rules' anchors, checked in the letters when one of their grams occurs. */
   #letterAnchors: Probe[] = [];
+  /** Per letters-only anchor, the `#units` bits of its letters: a text without all of them cannot hold it. */
+  #letterNeeds = new Int32Array(0);
+  /** The bits every letters-only anchor needs (all set for none): most short texts lack one of them. */
+  #letterNeedsOfAll = -1;
+  /**
+   * Matches an ASCII text exactly when its letters (lower-cased) hold a letters-only anchor (see
+   * `spreadPattern`), case-insensitive (`[^a-z]` then passes no letter of either case). Null for none.
+   */
+  #letterGate: RegExp | null = null;
   /** Per bit set, the classes that end a marked key whatever comes before them (0-31, 32-63), while building. */
   #singleEnds = new Map<Int32Array, [number, number]>();
 
@@ -219,12 +262,14 @@ export class RuleScreen {
     if (rules.length > 31) throw new Error(`the rule screen holds 31 rules, not ${rules.length}`);
     this.bits = new Map(rules.map((rule, i) => [rule, 1 << i]));
     for (let c = 0x61; c <= 0x7a; c++) {
-      this.#units[c] = this.#units[c - 0x20] = ((c - 0x60) << LETTER_CODE_AT) |
+      this.#units[c] = this.#units[c - 0x20] = presentBit(c);
+      this.#letterUnits[c] = this.#letterUnits[c - 0x20] = ((c - 0x60) << LETTER_CODE_AT) |
         (LETTER_BITS << LETTER_SHIFT_AT);
       this.#keyOf(String.fromCharCode(c));
     }
     this.#addUnsure();
     rules.forEach((rule, i) => this.#add(rule, 1 << i));
+    this.#gateLetters();
     this.#fillSingleEnds();
     this.#hashAnchors();
     this.#tableLeads();
@@ -239,6 +284,10 @@ export class RuleScreen {
     }
     this.#leadText = all.map((p) => p.text);
     this.#leadRules = Int32Array.from(all, (p) => p.rules);
+    const rulesUnder = (key: number) => (this.#leads.get(key) ?? []).reduce((bits, p) => bits | p.rules, 0);
+    for (let key = 0; key < LEAD_KEYS; key++) {
+      this.#leadRulesAt[key] = rulesUnder(key) | rulesUnder(key & ~0x7f);
+    }
   }
 
   /** Lays the anchors out in the hash table that `candidates` reads (open addressing, linear probing). */
@@ -358,6 +407,19 @@ export class RuleScreen {
     this.#letterAnchors.push({ text: anchor, at, rules: bit });
   }
 
+  /** Makes what `#judged` reads of the letters-only anchors: the letters each needs, and `#letterGate`. */
+  #gateLetters(): void {
+    const anchors = this.#letterAnchors;
+    if (anchors.length === 0) return;
+    this.#letterNeeds = Int32Array.from(anchors, (a) => {
+      let needs = 0;
+      for (let j = 0; j < a.text.length; j++) needs |= presentBit(a.text.charCodeAt(j));
+      return needs;
+    });
+    this.#letterNeedsOfAll = this.#letterNeeds.reduce((all, needs) => all & needs, -1);
+    this.#letterGate = new RegExp(anchors.map((a) => spreadPattern(a.text)).join("|"), "i");
+  }
+
   /** The key of one to three characters, giving each a class on first sight. */
   #keyOf(s: string): number {
     let key = 0;
@@ -381,40 +443,67 @@ export class RuleScreen {
   candidates(text: string): number {
     const units = this.#units;
     const grams = this.#grams;
-    const letterGrams = this.#letterGrams;
-    let found = 0;
-    let key = 0;
-    let letterKey = 0;
-    let letterHit = 0;
-    let all = 0;
-    // Whether `foldsToLowerCase(text)` has been found true: asked at the first key that may fold otherwise, so
-    // that a text that does fold otherwise (runs of blanks, tabs) ends the pass there.
-    let sure = false;
     const n = text.length;
-    for (let i = 0; i < n; i++) {
+    let key = 0;
+    let present = 0;
+    let all = 0;
+    let i = 0;
+    // Most texts mark no gram key from start to end: a loop with nothing else in it reads them.
+    for (; i < n; i++) {
       const c = text.charCodeAt(i);
       all |= c;
       const u = units[c & 0x7f];
+      // Which letters the text holds, for the letters-only rules: one OR, not a key of their own per unit.
+      present |= u;
       key = ((key << CLASS_BITS) | (u & CLASS_MASK)) & GRAM_KEY;
       // (a shift count is taken modulo 32: `1 << key` is bit `key & 31`)
-      if ((grams[key >>> 5] & (1 << key)) !== 0) {
-        found |= this.#anchorsAt(text, i, key);
-        if ((found & UNSURE) !== 0 && !sure) {
-          if (!foldsToLowerCase(text)) return -1;
-          sure = true;
-        }
-      }
-      // Only a letter moves the letters-only key: a non-letter's shift and code are 0. No branch: whether a
-      // character is a letter changes at every word's ends, too often for the processor to guess.
-      letterKey = ((letterKey << (u >>> LETTER_SHIFT_AT)) | ((u >>> LETTER_CODE_AT) & 31)) & LETTER_KEY;
-      letterHit |= letterGrams[letterKey >>> 5] & (1 << letterKey);
+      if ((grams[key >>> 5] & (1 << key)) !== 0) return this.#fromMarked(text, i, key, all, present);
     }
+    return this.#judged(text, 0, all, present);
+  }
+
+  /**
+   * `candidates` from the first marked gram key on (`key`, ending at `i`), with the `all` and `present` of the
+   * text before it: looks for anchors at each marked key to the text's end.
+   */
+  #fromMarked(text: string, i: number, key: number, all: number, present: number): number {
+    const units = this.#units;
+    const grams = this.#grams;
+    const n = text.length;
+    let found = 0;
+    // Whether `foldsToLowerCase(text)` has been found true: asked at the first key that may fold otherwise, so
+    // that a text that does fold otherwise (runs of blanks, tabs) ends the pass there.
+    let sure = false;
+    while (i < n) {
+      found |= this.#anchorsAt(text, i, key);
+      if ((found & UNSURE) !== 0 && !sure) {
+        if (!foldsToLowerCase(text)) return -1;
+        sure = true;
+      }
+      for (i++; i < n; i++) {
+        const c = text.charCodeAt(i);
+        all |= c;
+        const u = units[c & 0x7f];
+        present |= u;
+        key = ((key << CLASS_BITS) | (u & CLASS_MASK)) & GRAM_KEY;
+        if ((grams[key >>> 5] & (1 << key)) !== 0) break;
+      }
+    }
+    return this.#judged(text, found, all, present);
+  }
+
+  /**
+   * `candidates` once the pass has read the whole text: the rules with an anchor in it (`found`, with
+   * `UNSURE` where the pass asked `foldsToLowerCase`), every unit OR-ed (`all`) and the letters (`present`).
+   */
+  #judged(text: string, found: number, all: number, present: number): number {
     if (all >= 0x80) return -1;
+    const letters = this.#mayHoldLetterAnchor(present) && this.#lettersMayHold(text) ? 1 : 0;
     // Most texts: no evidence at all.
-    if ((found | letterHit | this.#always) === 0) return 0;
+    if ((found | letters | this.#always) === 0) return 0;
     // (the pass asked `foldsToLowerCase` where it first saw such a key)
     found &= ~UNSURE;
-    if (letterHit !== 0) found |= this.#inLetters(text);
+    if (letters !== 0) found |= this.#inLetters(text);
     found |= this.#always;
     const needLead = found & this.#needLead;
     return needLead === 0 ? found : (found & ~needLead) | this.#leadsIn(text, needLead);
@@ -433,9 +522,9 @@ export class RuleScreen {
     for (let i = 0; i < alphabet.length; i++) {
       const c = alphabet.charCodeAt(i);
       if (c >= 0x80) return false;
-      const u = this.#units[c];
-      classes.add(u & CLASS_MASK);
-      if (u >= 1 << LETTER_SHIFT_AT) letters.add((u >>> LETTER_CODE_AT) & 31);
+      classes.add(this.#units[c] & CLASS_MASK);
+      const u = this.#letterUnits[c];
+      if (u !== 0) letters.add((u >>> LETTER_CODE_AT) & 31);
     }
     return !reachable(classes, maxLength, CLASS_BITS, this.#grams) &&
       !reachable(letters, maxLength, LETTER_BITS, this.#letterGrams);
@@ -457,6 +546,45 @@ export class RuleScreen {
     return rules;
   }
 
+  /**
+   * False when the letters `present` (OR of the `#units` of a text) lack a letter of every letters-only
+   * anchor: such a text's letters hold none of them, so `#lettersHit` would find no gram of one.
+   */
+  #mayHoldLetterAnchor(present: number): boolean {
+    // (a text without a letter that every anchor needs holds none of them: one test, not one per anchor)
+    if ((present & this.#letterNeedsOfAll) !== this.#letterNeedsOfAll) return false;
+    const needs = this.#letterNeeds;
+    for (let i = 0; i < needs.length; i++) if ((present & needs[i]) === needs[i]) return true;
+    return false;
+  }
+
+  /**
+   * False when the letters of `text` (ASCII) hold no letters-only anchor. Short texts take the letter-key loop
+   * (a necessary test), longer ones the native expression (an exact one), which costs more per call and less
+   * per character.
+   */
+  #lettersMayHold(text: string): boolean {
+    return text.length < LETTER_LOOP_UNDER ? this.#lettersHit(text) !== 0 : this.#letterGate!.test(text);
+  }
+
+  /**
+   * Nonzero when the letters of `text` (ASCII) hold the rarest gram of a letters-only anchor: the last three
+   * letters as a key, moved by letters only (a non-letter's shift and code are 0). No branch: whether a
+   * character is a letter changes at every word's ends, too often for the processor to guess.
+   */
+  #lettersHit(text: string): number {
+    const letterUnits = this.#letterUnits;
+    const letterGrams = this.#letterGrams;
+    let letterKey = 0;
+    let hit = 0;
+    for (let i = 0; i < text.length; i++) {
+      const u = letterUnits[text.charCodeAt(i) & 0x7f];
+      letterKey = ((letterKey << (u >>> LETTER_SHIFT_AT)) | ((u >>> LETTER_CODE_AT) & 31)) & LETTER_KEY;
+      hit |= letterGrams[letterKey >>> 5] & (1 << letterKey);
+    }
+    return hit;
+  }
+
   /** Rules over the letters-only text with an anchor in the letters of `text`. */
   #inLetters(text: string): number {
     const letters = lettersOnly(text.toLowerCase());
@@ -467,22 +595,25 @@ export class RuleScreen {
 
   /** Those of the rules `wanted` that have a lead at a word start (a letter after anything but a letter). */
   #leadsIn(text: string, wanted: number): number {
-    const leadStart = this.#leadStart;
+    const leadRulesAt = this.#leadRulesAt;
+    const n = text.length;
     let rules = 0;
     let afterLetter = false;
-    for (let p = 0; p < text.length; p++) {
+    for (let p = 0; p < n; p++) {
       const c = text.charCodeAt(p) | 0x20;
-      const letter = isAsciiLetter(c);
-      const start = letter && !afterLetter;
-      afterLetter = letter;
-      // A word start whose letter begins no lead is passed by with one read of the table.
-      if (!start || leadStart[c << 7] === leadStart[(c + 1) << 7]) continue;
-      const next = p + 1 < text.length ? text.charCodeAt(p + 1) : 0;
-      rules |= this.#leadsAt(text, p, c << 7, wanted);
-      // Leads are ASCII: none goes on with a unit outside it.
-      if (next < 0x80) {
-        rules |= this.#leadsAt(text, p, (c << 7) | (isAsciiLetter(next) ? next | 0x20 : next), wanted);
+      const letter = c >= 0x61 && c <= 0x7a;
+      if (!letter || afterLetter) {
+        afterLetter = letter;
+        continue;
       }
+      afterLetter = true;
+      const next = p + 1 < n ? text.charCodeAt(p + 1) : 0;
+      // Leads are ASCII: none goes on with a unit outside it (0: the one-character leads alone).
+      const second = next >= 0x80 ? 0 : isAsciiLetter(next) ? next | 0x20 : next;
+      // A word start that begins no lead of a rule still wanted is passed by with one read of the table.
+      if ((leadRulesAt[(c << 7) | second] & wanted & ~rules) === 0) continue;
+      rules |= this.#leadsAt(text, p, c << 7, wanted);
+      if (second !== 0) rules |= this.#leadsAt(text, p, (c << 7) | second, wanted);
       if ((rules & wanted) === wanted) break;
     }
     return rules & wanted;

@@ -217,6 +217,24 @@ test("RuleScreen: names the rules whose evidence is there, and cannot judge text
   }
 });
 
+test("RuleScreen: finds a letters-only anchor in short and long texts, in either case, and only in order", () => {
+  const screen = screenOf("tool_args");
+  const squashed = screen.bits.get(
+    rules().find((rule) => rule.name === "override.ignore_previous_squashed")!,
+  )!;
+  const has = (text: string) => (screen.candidates(text) & squashed) !== 0;
+  // short texts take the letter-key loop, longer ones the expression: both must find these
+  for (
+    const text of ["IG.no.RE", "dis-RE-gard", "a long preamble, then: Dis.RE-gard it", "newin/struc/tions..."]
+  ) {
+    assert.ok(has(text), text);
+  }
+  // every letter of "ignore" or "systemprompt", but not in order
+  for (const text of ["region", "erongi", "the prompt system, rust async", "tempo, promptly: my system"]) {
+    assert.ok(!has(text), text);
+  }
+});
+
 /** Every text of exactly `length` characters of `alphabet`. */
 function* textsOf(alphabet: string, length: number): Generator<string> {
   if (length === 0) {
