@@ -14,7 +14,7 @@
 import { escapePointer } from "../_common/pointer.ts";
 import { isRecord } from "../_common/values.ts";
 import { type Check, type RefTarget, type Tree, TRUE } from "./keywords.ts";
-import { reportAlternatives } from "./checkers.ts";
+import { reportNoMatch } from "./checkers.ts";
 import { compilePattern } from "./pattern.ts";
 import {
   duplicateMessage,
@@ -54,7 +54,7 @@ const helpers = () => ({
   RS: receivedString,
   TF: typeFail,
   dup: firstDuplicate,
-  RA: reportAlternatives,
+  NM: reportNoMatch,
   DM: duplicateMessage,
 });
 let HELPERS: ReturnType<typeof helpers> | null = null;

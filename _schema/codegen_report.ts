@@ -391,6 +391,28 @@ function typeMiss(sub: unknown): string {
   return `(${typeCondition(types)}) ? null : ${lit(types.join(" or "))}`;
 }
 
+/**
+ * The report of an `anyOf` none of whose alternatives (reporting functions `fs`) matched: what the
+ * interpreter's reportAlternatives does, unrolled here so that each alternative is a direct call (a shared
+ * helper calling back into every schema's functions would see them all at one call site). `misses[j]` is
+ * {@link typeMiss} of alternative j. The finding itself is made by reportNoMatch, as the interpreter's is.
+ */
+function noMatchLines(fs: readonly string[], misses: readonly string[]): string {
+  const L = ["{ let et = [], best = null, f, m;"];
+  fs.forEach((f, j) => {
+    const run = `f = []; ${f}(v, p, f); if (f.length > 0 && f[0].code === "argument_type_mismatch" && ` +
+      `f[0].path === p) { if (et !== null) et.push(f[0].expected ?? ""); } else { et = null; ` +
+      `if (best === null || f.length < best.length) best = f; }`;
+    L.push(
+      misses[j] === "null"
+        ? run
+        : `m = ${misses[j]}; if (m !== null) { if (et !== null) et.push(m); } else { ${run} }`,
+    );
+  });
+  L.push("NM(et, best, v, p, out); }");
+  return L.join(" ");
+}
+
 /** `allOf`, `anyOf`, `oneOf`, `not`, `if`/`then`/`else`. */
 function combinatorLines(site: Site): string[] {
   const { e, s, ptr, sp } = site;
@@ -401,16 +423,12 @@ function combinatorLines(site: Site): string[] {
     );
   }
   if (Array.isArray(s.anyOf)) {
-    const fs = s.anyOf.map((sub, j) => e.reportFn(sub, `${ptr}/anyOf/${j}`));
-    const misses = s.anyOf.map(typeMiss);
-    const typeMisses = misses.every((m) => m === "null") ? "undefined" : `[${misses.join(", ")}]`;
-    // reported as the interpreter does (reportAlternatives), over these generated alternatives
+    // at the same pointer as this node: static alternatives where it is static, so their words are constants
+    const fs = s.anyOf.map((sub, j) => e.reportFn(sub, `${ptr}/anyOf/${j}`, sp));
     L.push(
       `if (!(${
         fs.map((f) => `${f}(v, p, null)`).join(" || ")
-      })) { if (out === null) return false; ok = false; RA([${
-        fs.join(", ")
-      }], v, p, out, "any", ${typeMisses}); }`,
+      })) { if (out === null) return false; ok = false; ${noMatchLines(fs, s.anyOf.map(typeMiss))} }`,
     );
   }
   if (Array.isArray(s.oneOf)) {
