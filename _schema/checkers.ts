@@ -402,6 +402,21 @@ export function reportAlternatives(
     expectedTypes = null; // one alternative got past its type: report that one's problems
     if (!best || f.length < best.length) best = f;
   }
+  reportNoMatch(expectedTypes, best, v, p, out);
+}
+
+/**
+ * The end of {@link reportAlternatives}, also run by generated code that walks its alternatives inline:
+ * `expectedTypes` lists what each alternative expected when every one failed on its type alone (else
+ * null), `best` the findings of the closest alternative that got past its type (null when none did).
+ */
+export function reportNoMatch(
+  expectedTypes: string[] | null,
+  best: Finding[] | null,
+  v: unknown,
+  p: string,
+  out: Finding[],
+): void {
   if (expectedTypes !== null) {
     const expected = [...new Set(expectedTypes)].join(" or ");
     push(

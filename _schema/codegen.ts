@@ -14,7 +14,7 @@
 import { escapePointer } from "../_common/pointer.ts";
 import { isRecord } from "../_common/values.ts";
 import { type Check, type RefTarget, type Tree, TRUE } from "./keywords.ts";
-import { reportAlternatives } from "./checkers.ts";
+import { reportNoMatch } from "./checkers.ts";
 import { compilePattern } from "./pattern.ts";
 import {
   duplicateMessage,
@@ -27,7 +27,7 @@ import {
   where,
 } from "./report.ts";
 import { codePoints, deepEqual, firstDuplicate, isMultiple, safeTest, uniqueOk } from "./values.ts";
-import { type Emit, isPlainSchema } from "./codegen_js.ts";
+import { type Emit, isAnnotation, isPlainSchema } from "./codegen_js.ts";
 import { okBody } from "./codegen_ok.ts";
 import { reportBody } from "./codegen_report.ts";
 
@@ -54,7 +54,7 @@ const helpers = () => ({
   RS: receivedString,
   TF: typeFail,
   dup: firstDuplicate,
-  RA: reportAlternatives,
+  NM: reportNoMatch,
   DM: duplicateMessage,
 });
 let HELPERS: ReturnType<typeof helpers> | null = null;
@@ -96,6 +96,8 @@ class Emitter implements Emit {
   #okCount = 0;
   /** Pattern loops (`pN`) by regex source. */
   #patterns = new Map<string, string>();
+  /** The `$ref`-only nodes being followed to their targets (see `#forwarded`). */
+  #following = new Set<unknown>();
 
   /** Starts a generation over the interpreter's `tree`. */
   constructor(tree: Tree) {
@@ -143,6 +145,8 @@ class Emitter implements Emit {
    */
   reportFn(schema: unknown, ptr: string, sp: string | null = null): string {
     if (schema === true) return "T";
+    const target = this.#forwarded(schema, ptr);
+    if (target !== null) return this.#through(schema, () => this.reportFn(target.schema, target.ptr, sp));
     if (sp !== null && isRecord(schema)) {
       const name = this.#staticReportFn(schema, ptr, sp);
       if (name !== null) return name;
@@ -175,9 +179,34 @@ class Emitter implements Emit {
     return name;
   }
 
+  /**
+   * Where `schema` (at `ptr`) asserts nothing but its `$ref` (annotations and definitions aside), the
+   * target, whose functions then serve it too: no function that only calls another. Null for any other
+   * node, and for one met again while following such nodes (a cycle of them keeps its own functions).
+   */
+  #forwarded(schema: unknown, ptr: string): RefTarget | null {
+    if (!isRecord(schema) || typeof schema.$ref !== "string" || this.#following.has(schema)) return null;
+    const forwards = Object.keys(schema).every((key) =>
+      key === "$ref" || key === "$defs" || key === "definitions" || isAnnotation(key)
+    );
+    return forwards ? this.resolve(schema.$ref, `${ptr}/$ref`, schema) : null;
+  }
+
+  /** `make()`, with `schema` marked as being followed to its target meanwhile. */
+  #through(schema: unknown, make: () => string): string {
+    this.#following.add(schema);
+    try {
+      return make();
+    } finally {
+      this.#following.delete(schema);
+    }
+  }
+
   /** The yes/no function for `schema`: the interpreter's check where the node is not plain. */
   okFn(schema: unknown, ptr: string): string {
     if (schema === true) return "T";
+    const target = this.#forwarded(schema, ptr);
+    if (target !== null) return this.#through(schema, () => this.okFn(target.schema, target.ptr));
     const known = this.#okNames.get(schema);
     if (known) return known;
     const name = `v${this.#okCount++}`;

@@ -63,11 +63,12 @@ const SPECIALISED: ReadonlySet<string> = new Set([
   "definitions",
 ]);
 
+/** A key that asserts nothing: an annotation keyword or an `x-` extension. */
+export const isAnnotation = (key: string): boolean => ANNOTATION_KEYWORDS.has(key) || key.startsWith("x-");
+
 /** A schema node every keyword of which this generator specialises. */
 export const isPlainSchema = (schema: Obj): boolean =>
-  Object.keys(schema).every((key) =>
-    SPECIALISED.has(key) || ANNOTATION_KEYWORDS.has(key) || key.startsWith("x-")
-  ) &&
+  Object.keys(schema).every((key) => SPECIALISED.has(key) || isAnnotation(key)) &&
   typeof schema.exclusiveMinimum !== "boolean" && typeof schema.exclusiveMaximum !== "boolean" &&
   !Array.isArray(schema.items);
 

@@ -57,18 +57,18 @@ function message(site: Site, tail: string): string {
 
 /**
  * A child value checked by its own functions: `report` (a reporting function name), with the yes/no
- * function of `schema` for the yes/no mode. Where the child's pointer is built at run time, the child is
- * first judged by its yes/no function and only a failing child is walked again with its pointer built, so
- * valid parts of an invalid value cost no strings. Where the pointer is a constant (static reporters)
- * there is nothing to save: the reporting mode calls the reporter directly, and a failing child is not
- * judged twice.
+ * function of `schema` for the yes/no mode. In the reporting mode, a child the schema names (`named`: a
+ * declared property, a prefix item) or whose pointer is a constant is reported directly: its pointer costs at
+ * most one string per keyword, and a failing child is not judged twice. Any other child (an `items` or
+ * `additionalProperties` one, as many as the value holds) is first judged by its yes/no function, and only a
+ * failing one is walked again with its pointer built, so the valid items of an invalid array cost no strings.
  */
 function childCheck(
   e: Emit,
-  child: { schema: unknown; ptr: string; report: string; value: string; path: string },
+  child: { schema: unknown; ptr: string; report: string; value: string; path: string; named: boolean },
 ): string {
-  const { schema, ptr, report, value, path } = child;
-  return report[0] === "s" && path[0] === '"'
+  const { schema, ptr, report, value, path, named } = child;
+  return named || (report[0] === "s" && path[0] === '"')
     ? `if (out === null ? !${e.okFn(schema, ptr)}(${value}) : !${report}(${value}, ${path}, out)) ${SUBFAIL}`
     : `if (!${
       e.okFn(schema, ptr)
@@ -224,7 +224,7 @@ function arrayLines(site: Site): string[] {
     if (report !== "T") {
       L.push(
         `if (n > ${j}) ${
-          childCheck(e, { schema: sub, ptr: at, report, value: `v[${j}]`, path: `p + "/${j}"` })
+          childCheck(e, { schema: sub, ptr: at, report, value: `v[${j}]`, path: `p + "/${j}"`, named: true })
         }`,
       );
     }
@@ -232,7 +232,14 @@ function arrayLines(site: Site): string[] {
   if (s.items !== undefined && s.items !== true) {
     const at = `${ptr}/items`;
     const report = e.reportFn(s.items, at);
-    const child = childCheck(e, { schema: s.items, ptr: at, report, value: "v[i]", path: 'p + "/" + i' });
+    const child = childCheck(e, {
+      schema: s.items,
+      ptr: at,
+      report,
+      value: "v[i]",
+      path: 'p + "/" + i',
+      named: false,
+    });
     L.push(`for (let i = ${prefix.length}; i < n; i++) ${child}`);
   }
   if (s.uniqueItems === true) {
@@ -295,6 +302,7 @@ function declaredLines(site: Site, props: Obj, propKeys: string[]): string[] {
       report,
       value: `v[${lit(key)}]`,
       path: paths.code(key),
+      named: true,
     });
     L.push(`if (has(v, ${lit(key)})) ${child}`);
   }
@@ -331,6 +339,7 @@ function additionalLines(site: Site, propKeys: string[]): string[] {
       report,
       value: "v[key]",
       path: 'p + "/" + esc(key)',
+      named: false,
     }),
   ];
 }
@@ -358,6 +367,7 @@ function keyLoopLines(site: Site, props: Obj, propKeys: string[]): string[] {
           report,
           value: `v[${lit(key)}]`,
           path: paths.code(key),
+          named: true,
         }),
       );
     }
@@ -391,6 +401,28 @@ function typeMiss(sub: unknown): string {
   return `(${typeCondition(types)}) ? null : ${lit(types.join(" or "))}`;
 }
 
+/**
+ * The report of an `anyOf` none of whose alternatives (reporting functions `fs`) matched: what the
+ * interpreter's reportAlternatives does, unrolled here so that each alternative is a direct call (a shared
+ * helper calling back into every schema's functions would see them all at one call site). `misses[j]` is
+ * {@link typeMiss} of alternative j. The finding itself is made by reportNoMatch, as the interpreter's is.
+ */
+function noMatchLines(fs: readonly string[], misses: readonly string[]): string {
+  const L = ["{ let et = [], best = null, f, m;"];
+  fs.forEach((f, j) => {
+    const run = `f = []; ${f}(v, p, f); if (f.length > 0 && f[0].code === "argument_type_mismatch" && ` +
+      `f[0].path === p) { if (et !== null) et.push(f[0].expected ?? ""); } else { et = null; ` +
+      `if (best === null || f.length < best.length) best = f; }`;
+    L.push(
+      misses[j] === "null"
+        ? run
+        : `m = ${misses[j]}; if (m !== null) { if (et !== null) et.push(m); } else { ${run} }`,
+    );
+  });
+  L.push("NM(et, best, v, p, out); }");
+  return L.join(" ");
+}
+
 /** `allOf`, `anyOf`, `oneOf`, `not`, `if`/`then`/`else`. */
 function combinatorLines(site: Site): string[] {
   const { e, s, ptr, sp } = site;
@@ -401,16 +433,12 @@ function combinatorLines(site: Site): string[] {
     );
   }
   if (Array.isArray(s.anyOf)) {
-    const fs = s.anyOf.map((sub, j) => e.reportFn(sub, `${ptr}/anyOf/${j}`));
-    const misses = s.anyOf.map(typeMiss);
-    const typeMisses = misses.every((m) => m === "null") ? "undefined" : `[${misses.join(", ")}]`;
-    // reported as the interpreter does (reportAlternatives), over these generated alternatives
+    // at the same pointer as this node: static alternatives where it is static, so their words are constants
+    const fs = s.anyOf.map((sub, j) => e.reportFn(sub, `${ptr}/anyOf/${j}`, sp));
     L.push(
       `if (!(${
         fs.map((f) => `${f}(v, p, null)`).join(" || ")
-      })) { if (out === null) return false; ok = false; RA([${
-        fs.join(", ")
-      }], v, p, out, "any", ${typeMisses}); }`,
+      })) { if (out === null) return false; ok = false; ${noMatchLines(fs, s.anyOf.map(typeMiss))} }`,
     );
   }
   if (Array.isArray(s.oneOf)) {

@@ -122,6 +122,8 @@ class Visitors {
   #assertFormats: boolean;
   /** The nodes whose alternatives are being examined (see `#onlySkipped`). */
   #examining = new Set<unknown>();
+  /** `#cleared` by node: `#onlySkipped` and `#body` both ask it of a string node (a pattern costs a RegExp). */
+  #clearedNodes = new Map<Record<string, unknown>, boolean>();
 
   /** Starts a generation for the schema document `root`, with the options of {@link stringVisitor}. */
   constructor(root: unknown, options: StringVisitorOptions) {
@@ -134,8 +136,13 @@ class Visitors {
   /** True when the test is false of every valid string of `s` (see {@link confinement}). */
   #cleared(s: Record<string, unknown>): boolean {
     if (this.#clears === undefined) return false;
-    const c = confinement(s, this.#assertFormats);
-    return c !== null && this.#clears(c.alphabet, c.maxLength);
+    let cleared = this.#clearedNodes.get(s);
+    if (cleared === undefined) {
+      const c = confinement(s, this.#assertFormats);
+      cleared = c !== null && this.#clears(c.alphabet, c.maxLength);
+      this.#clearedNodes.set(s, cleared);
+    }
+    return cleared;
   }
 
   /**

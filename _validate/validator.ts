@@ -938,11 +938,6 @@ const SCAN_OPTIONS = { context: CONTEXT } as const;
 /** Whether the scanner finds anything in an argument value (`scan(s, SCAN_OPTIONS)`); made on first use. */
 const argsFinder: () => (s: string) => boolean = lazy(() => findsIn(CONTEXT));
 
-/** Whether `scan(s, SCAN_OPTIONS)` finds anything. */
-function findsInArgs(s: string): boolean {
-  return argsFinder()(s);
-}
-
 /**
  * True when the arguments are valid and the schema's string visitor reads all their strings without a scanner
  * hit: the injection walk would scan the same strings (or fewer) and find nothing. On a hit, the walk says where.
@@ -984,23 +979,29 @@ export function pushInjectionFindings(
 ): void {
   // Most arguments hold nothing the scanner finds: one plain pass says so, without tracking where each
   // string is; only then does the walk go over them again to say where.
-  if (!scannerFinds(args, literals, 0)) return;
+  if (!scannerFinds(args, argsFinder(), literals, 0)) return;
   walkStrings(args, { raw, findings, literals, segments: [], quotes: null });
 }
 
 /**
- * Whether the scanner finds something in a string of `v` that the walk scans (neither "" nor a literal), or
- * `v` nests deeper than `RECURSION_LIMIT` below `depth` (the walk reads that part iteratively).
+ * Whether `finds` (the scanner's test, {@link argsFinder}) is true of a string of `v` that the walk scans
+ * (neither "" nor a literal), or `v` nests deeper than `RECURSION_LIMIT` below `depth` (the walk reads that
+ * part iteratively).
  */
-function scannerFinds(v: unknown, literals: { has(s: string): boolean } | undefined, depth: number): boolean {
+function scannerFinds(
+  v: unknown,
+  finds: (s: string) => boolean,
+  literals: { has(s: string): boolean } | undefined,
+  depth: number,
+): boolean {
   // the screen first: it clears most strings, and a literal is only looked up where it does not
-  if (typeof v === "string") return v.length !== 0 && findsInArgs(v) && !literals?.has(v);
+  if (typeof v === "string") return v.length !== 0 && finds(v) && !literals?.has(v);
   if (typeof v !== "object" || v === null) return false;
   if (depth >= RECURSION_LIMIT) return true;
   if (Array.isArray(v)) {
     for (let i = 0; i < v.length; i++) {
       const x = v[i];
-      if ((typeof x === "string" || typeof x === "object") && scannerFinds(x, literals, depth + 1)) {
+      if ((typeof x === "string" || typeof x === "object") && scannerFinds(x, finds, literals, depth + 1)) {
         return true;
       }
     }
@@ -1009,7 +1010,9 @@ function scannerFinds(v: unknown, literals: { has(s: string): boolean } | undefi
   for (const key in v) {
     if (!HAS_OWN.call(v, key)) continue;
     const x = (v as Record<string, unknown>)[key];
-    if ((typeof x === "string" || typeof x === "object") && scannerFinds(x, literals, depth + 1)) return true;
+    if ((typeof x === "string" || typeof x === "object") && scannerFinds(x, finds, literals, depth + 1)) {
+      return true;
+    }
   }
   return false;
 }
