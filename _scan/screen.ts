@@ -277,17 +277,26 @@ export class RuleScreen {
 
   /** Lays the leads out in the table that `#leadsAt` reads. */
   #tableLeads(): void {
+    // Over the keys that hold leads, not over all LEAD_KEYS: this runs on a scanner's first use, in the
+    // interpreter, where a map lookup per key costs milliseconds.
+    const keys = [...this.#leads.keys()].sort((a, b) => a - b);
+    const count = new Int32Array(LEAD_KEYS);
+    const under = new Int32Array(LEAD_KEYS);
     const all: Probe[] = [];
+    for (const key of keys) {
+      const probes = this.#leads.get(key)!;
+      count[key] = probes.length;
+      for (const p of probes) {
+        all.push(p);
+        under[key] |= p.rules;
+      }
+    }
     for (let key = 0; key < LEAD_KEYS; key++) {
-      all.push(...this.#leads.get(key) ?? []);
-      this.#leadStart[key + 1] = all.length;
+      this.#leadStart[key + 1] = this.#leadStart[key] + count[key];
+      this.#leadRulesAt[key] = under[key] | under[key & ~0x7f];
     }
     this.#leadText = all.map((p) => p.text);
     this.#leadRules = Int32Array.from(all, (p) => p.rules);
-    const rulesUnder = (key: number) => (this.#leads.get(key) ?? []).reduce((bits, p) => bits | p.rules, 0);
-    for (let key = 0; key < LEAD_KEYS; key++) {
-      this.#leadRulesAt[key] = rulesUnder(key) | rulesUnder(key & ~0x7f);
-    }
   }
 
   /** Lays the anchors out in the hash table that `candidates` reads (open addressing, linear probing). */
