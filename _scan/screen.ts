@@ -277,24 +277,27 @@ export class RuleScreen {
 
   /** Lays the leads out in the table that `#leadsAt` reads. */
   #tableLeads(): void {
-    // Over the keys that hold leads, not over all LEAD_KEYS: this runs on a scanner's first use, in the
-    // interpreter, where a map lookup per key costs milliseconds.
+    // Over the keys that hold leads, filling the ranges between them, not key by key over all LEAD_KEYS: this
+    // runs on a scanner's first use, in the interpreter.
     const keys = [...this.#leads.keys()].sort((a, b) => a - b);
-    const count = new Int32Array(LEAD_KEYS);
-    const under = new Int32Array(LEAD_KEYS);
     const all: Probe[] = [];
+    let last = 0;
     for (const key of keys) {
+      this.#leadStart.fill(all.length, last + 1, key + 1);
       const probes = this.#leads.get(key)!;
-      count[key] = probes.length;
+      let rules = 0;
       for (const p of probes) {
         all.push(p);
-        under[key] |= p.rules;
+        rules |= p.rules;
       }
+      this.#leadStart[key + 1] = all.length;
+      last = key + 1;
+      // A key whose second unit is 0 stands for a one-unit lead, which any word with that first unit may hold.
+      if ((key & 0x7f) === 0) {
+        for (let k = key; k < key + 0x80; k++) this.#leadRulesAt[k] |= rules;
+      } else this.#leadRulesAt[key] |= rules;
     }
-    for (let key = 0; key < LEAD_KEYS; key++) {
-      this.#leadStart[key + 1] = this.#leadStart[key] + count[key];
-      this.#leadRulesAt[key] = under[key] | under[key & ~0x7f];
-    }
+    this.#leadStart.fill(all.length, last + 1);
     this.#leadText = all.map((p) => p.text);
     this.#leadRules = Int32Array.from(all, (p) => p.rules);
   }
