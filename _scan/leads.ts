@@ -24,6 +24,13 @@ const OTHER_LETTER = 1;
 const AT_WORD_START = 0;
 const IN_WORD = 1;
 
+/**
+ * A transition not worked out yet. The automaton is built as texts reach its states: a scanner's first use
+ * builds only the few states a short text visits, not the whole subset construction (which, run in the
+ * interpreter, cost tens of milliseconds per plan).
+ */
+const UNBUILT = -0x80000000;
+
 /** The trie of a set of leads: per node its children by class, its depth, and the rules whose lead ends there. */
 interface Trie {
   children: Map<number, number>[];
@@ -37,51 +44,50 @@ export class LeadFinder {
   readonly rules: readonly Rule[];
   /** Character class of each ASCII code unit (see `OTHER`, `OTHER_LETTER`). */
   #classes = new Uint8Array(128);
+  /** Per class, whether it is a letter a-z. */
+  #letterClass: boolean[] = [false, true];
   /** Bits of a class: `#next[(state << #shift) | class]` is the state after reading a unit of that class. */
-  #shift: number;
-  #next: Uint16Array | Int32Array;
-  /** States from this one on end some lead. */
-  #firstEmitting: number;
-  /** Per emitting state `s`, its leads `[#emitStart[s - #firstEmitting], … + 1)` of `#emitRule`, `#emitDepth`. */
-  #emitStart: Int32Array;
-  #emitRule: Int32Array;
-  #emitDepth: Int32Array;
+  #shift = 1;
+  /**
+   * The transitions: the next state; its complement (`~state`, negative) where that state ends some lead; or
+   * `UNBUILT`. A negative entry is the one branch the pass takes off its straight path.
+   */
+  #next: Int32Array = new Int32Array(0);
+  /** The trie: `#children[node * width + class]`, 0 for none (the root is node 0), and its nodes' leads. */
+  #children = new Int32Array(0);
+  #trie: Trie = { children: [], depth: [], ends: [] };
+  /** Per state: whether the next unit stands at a word start, and its trie nodes, ascending. */
+  #states: { atStart: boolean; nodes: readonly number[] }[] = [];
+  /** The state of each (word start, nodes) key. */
+  #stateOf = new Map<string, number>();
+  /** Per state `s`, the leads it ends: (rule, length) pairs in `#emits[#emitStart[s] … #emitStart[s + 1])`. */
+  #emitStart: Int32Array = new Int32Array(1);
+  #emits: Int32Array = new Int32Array(0);
+  /** Slots of `found` used by the pass under way. */
+  #pairs = 0;
   /** The length of the longest lead. */
   #longest = 0;
   /** For `#grouped`: where each rule's starts begin in `grouped` (and where the last ends), and the next free slot. */
   #at: Int32Array;
   #fill: Int32Array;
 
-  /** Builds the automaton of every lead of every rule in `rules` (rules without leads are left out). */
+  /** Builds the trie of every lead of every rule in `rules` (rules without leads are left out). */
   constructor(rules: readonly Rule[]) {
     this.rules = rules.filter((rule) => rule.leads && rule.leads.length > 0);
     this.#at = new Int32Array(this.rules.length + 1);
     this.#fill = new Int32Array(this.rules.length);
-    const letterClass = this.#classify();
-    const trie = this.#trie();
-    const { next, emits, width } = determinise(trie, letterClass);
+    this.#classify();
+    const width = this.#letterClass.length;
     this.#shift = Math.max(1, Math.ceil(Math.log2(width)));
-    const order = renumbered(emits);
-    const states = emits.length;
-    this.#next = states < 0x10000
-      ? new Uint16Array(states << this.#shift)
-      : new Int32Array(states << this.#shift);
-    for (let s = 0; s < states; s++) {
-      for (let c = 0; c < width; c++) this.#next[(order[s] << this.#shift) | c] = order[next[s][c]];
-    }
-    const emitting = emits.map((e, s) => [order[s], e] as const).filter(([, e]) => e.length > 0)
-      .sort((a, b) => a[0] - b[0]);
-    this.#firstEmitting = states - emitting.length;
-    this.#emitStart = new Int32Array(emitting.length + 1);
-    emitting.forEach(([, e], k) => this.#emitStart[k + 1] = this.#emitStart[k] + e.length);
-    const flat = emitting.flatMap(([, e]) => e);
-    this.#emitRule = Int32Array.from(flat, ([rule]) => rule);
-    this.#emitDepth = Int32Array.from(flat, ([, depth]) => depth);
+    this.#trie = this.#trieOf();
+    this.#children = new Int32Array(this.#trie.children.length * width);
+    this.#trie.children.forEach((map, node) => map.forEach((to, c) => this.#children[node * width + c] = to));
+    this.#state(true, []);
+    this.#state(false, []);
   }
 
-  /** Gives each character of a lead a class of its own; returns, per class, whether it is a letter a-z. */
-  #classify(): boolean[] {
-    const letterClass = [false, true];
+  /** Gives each character of a lead a class of its own, and notes per class whether it is a letter a-z. */
+  #classify(): void {
     for (let c = 0x61; c <= 0x7a; c++) this.#classes[c] = OTHER_LETTER;
     for (const rule of this.rules) {
       for (const lead of rule.leads!) {
@@ -92,16 +98,15 @@ export class LeadFinder {
           const c = lead.charCodeAt(i);
           if (c >= 128) throw new Error(`${rule.name}: leads are ASCII`);
           if (this.#classes[c] > OTHER_LETTER) continue;
-          this.#classes[c] = letterClass.length;
-          letterClass.push(isLetter(c));
+          this.#classes[c] = this.#letterClass.length;
+          this.#letterClass.push(isLetter(c));
         }
       }
     }
-    return letterClass;
   }
 
   /** The trie of the leads, over classes. */
-  #trie(): Trie {
+  #trieOf(): Trie {
     const trie: Trie = { children: [new Map()], depth: [0], ends: [[]] };
     this.rules.forEach((rule, r) => {
       for (const lead of rule.leads!) {
@@ -125,6 +130,58 @@ export class LeadFinder {
   }
 
   /**
+   * The state of the set `nodes` (ascending) with the next unit at a word start or not, made if new: its row of
+   * transitions is `UNBUILT` but for the two classes no lead holds, which empty the set.
+   */
+  #state(atStart: boolean, nodes: readonly number[]): number {
+    const key = (atStart ? "1" : "0") + nodes.join(",");
+    const known = this.#stateOf.get(key);
+    if (known !== undefined) return known;
+    const s = this.#states.length;
+    this.#stateOf.set(key, s);
+    this.#states.push({ atStart, nodes });
+    const shift = this.#shift;
+    if ((s + 1) << shift > this.#next.length) {
+      const next = new Int32Array(Math.max(64, 2 * (this.#next.length >> shift)) << shift).fill(UNBUILT);
+      next.set(this.#next);
+      this.#next = next;
+    }
+    this.#next[(s << shift) | OTHER] = AT_WORD_START;
+    this.#next[(s << shift) | OTHER_LETTER] = IN_WORD;
+    let count = 0;
+    for (const node of nodes) count += this.#trie.ends[node].length;
+    if (s + 2 > this.#emitStart.length) this.#emitStart = grownBy(this.#emitStart, 1);
+    let e = this.#emitStart[s];
+    if (e + 2 * count > this.#emits.length) this.#emits = grownBy(this.#emits, 2 * count);
+    for (const node of nodes) {
+      for (const rule of this.#trie.ends[node]) {
+        this.#emits[e++] = rule;
+        this.#emits[e++] = this.#trie.depth[node];
+      }
+    }
+    this.#emitStart[s + 1] = e;
+    return s;
+  }
+
+  /** Works out, and keeps, the transition from state `s` on a unit of class `c`; returns its entry. */
+  #step(s: number, c: number): number {
+    const { atStart, nodes } = this.#states[s];
+    const width = this.#letterClass.length;
+    // No two nodes of a trie share a child, and the root is in no set: the children are distinct.
+    const to: number[] = [];
+    for (const node of nodes) {
+      const child = this.#children[node * width + c];
+      if (child !== 0) to.push(child);
+    }
+    if (atStart && this.#children[c] !== 0) to.push(this.#children[c]);
+    to.sort((a, b) => a - b);
+    const next = this.#state(!this.#letterClass[c], to);
+    const entry = this.#emitStart[next + 1] > this.#emitStart[next] ? ~next : next;
+    this.#next[(s << this.#shift) | c] = entry;
+    return entry;
+  }
+
+  /**
    * Per rule (in the order of `rules`), the positions in `[start, end)` of `t` where one of its leads begins
    * at a word start (no letter a-z before it), ascending; undefined for a rule with none. The lists share one
    * buffer, which the next call overwrites: a window's thousands of positions leave no garbage behind.
@@ -132,43 +189,63 @@ export class LeadFinder {
   find(t: string, start: number, end: number): (Int32Array | undefined)[] {
     // A lead that starts before `end` ends before `stop`.
     const stop = Math.min(t.length, end + this.#longest - 1);
-    const first = start === 0 || !isLetter(t.charCodeAt(start - 1)) ? AT_WORD_START : IN_WORD;
     const bytes = t.length >= BYTES_FROM ? asciiBytes(t) : null;
     const classes = this.#classes;
     const shift = this.#shift;
-    const next = this.#next;
-    const emitting = this.#firstEmitting;
-    let s = first;
-    let pairs = 0;
+    let next = this.#next;
+    let s = start === 0 || !isLetter(t.charCodeAt(start - 1)) ? AT_WORD_START : IN_WORD;
+    this.#pairs = 0;
     if (bytes !== null) {
       for (let j = start; j < stop; j++) {
-        s = next[(s << shift) | classes[bytes[j]]];
-        if (s >= emitting) pairs = this.#emit(s, j, end, pairs);
+        const c = classes[bytes[j]];
+        const entry = next[(s << shift) | c];
+        if (entry >= 0) s = entry;
+        else {
+          s = this.#offPath(entry, s, c, j, end);
+          next = this.#next;
+        }
       }
     } else {
       for (let j = start; j < stop; j++) {
-        const c = t.charCodeAt(j);
-        s = next[(s << shift) | (c < 128 ? classes[c] : OTHER)];
-        if (s >= emitting) pairs = this.#emit(s, j, end, pairs);
+        const u = t.charCodeAt(j);
+        const c = u < 128 ? classes[u] : OTHER;
+        const entry = next[(s << shift) | c];
+        if (entry >= 0) s = entry;
+        else {
+          s = this.#offPath(entry, s, c, j, end);
+          next = this.#next;
+        }
       }
     }
-    return this.#grouped(pairs);
+    return this.#grouped(this.#pairs);
   }
 
   /**
-   * Appends to `found` (from slot `pairs` on) a (rule, start) pair for each lead state `s` ends (at `j`,
-   * inclusive) that begins before `end`; returns the slots now used.
+   * The state after a negative `entry` of state `s` on class `c` at `j`: the transition worked out where it is
+   * `UNBUILT`, and the leads of a state that ends some noted.
    */
-  #emit(s: number, j: number, end: number, pairs: number): number {
-    const k = s - this.#firstEmitting;
-    for (let e = this.#emitStart[k], stop = this.#emitStart[k + 1]; e < stop; e++) {
-      const p = j + 1 - this.#emitDepth[e];
+  #offPath(entry: number, s: number, c: number, j: number, end: number): number {
+    if (entry === UNBUILT) entry = this.#step(s, c);
+    if (entry >= 0) return entry;
+    this.#emit(~entry, j, end);
+    return ~entry;
+  }
+
+  /**
+   * Appends to `found` (from slot `#pairs` on) a (rule, start) pair for each lead state `s` ends (at `j`,
+   * inclusive) that begins before `end`.
+   */
+  #emit(s: number, j: number, end: number): void {
+    const emits = this.#emits;
+    let pairs = this.#pairs;
+    for (let e = this.#emitStart[s], stop = this.#emitStart[s + 1]; e < stop; e += 2) {
+      const p = j + 1 - emits[e + 1];
       if (p >= end) continue;
       if (pairs + 2 > found.length) found = grownBy(found, 2);
-      found[pairs++] = this.#emitRule[e];
+      found[pairs++] = emits[e];
       found[pairs++] = p;
     }
-    return pairs;
+    this.#pairs = pairs;
   }
 
   /**
@@ -218,72 +295,4 @@ function sortedUnique(list: Int32Array): number {
   let k = 0;
   for (let i = 0; i < list.length; i++) if (k === 0 || list[i] !== list[k - 1]) list[k++] = list[i];
   return k;
-}
-
-/**
- * The subset construction over the trie: a state is whether the next unit stands at a word start and the set of
- * trie nodes (lead prefixes begun at word starts) the text read so far ends with. States 0 and 1 are the empty
- * set at and not at a word start (`AT_WORD_START`, `IN_WORD`). Returns each state's successor per class and the
- * leads (rule, length) it ends.
- */
-function determinise(
-  trie: Trie,
-  letterClass: readonly boolean[],
-): { next: Int32Array[]; emits: [number, number][][]; width: number } {
-  const width = letterClass.length;
-  const keys = new Map<string, number>();
-  const sets: { atStart: boolean; nodes: number[] }[] = [];
-  // Indexed loops and one list for every transition: this runs once per plan, in the interpreter, where each
-  // iterator step and each list would be garbage.
-  const to: number[] = [];
-  const stateOf = (atStart: boolean) => {
-    to.sort((a, b) => a - b);
-    const key = `${atStart ? 1 : 0}:${to.join(",")}`;
-    let s = keys.get(key);
-    if (s === undefined) {
-      s = sets.length;
-      keys.set(key, s);
-      sets.push({ atStart, nodes: to.slice() });
-    }
-    return s;
-  };
-  stateOf(true);
-  stateOf(false);
-  const next: Int32Array[] = [];
-  for (let s = 0; s < sets.length; s++) {
-    const { atStart, nodes } = sets[s];
-    const row = new Int32Array(width);
-    for (let c = 0; c < width; c++) {
-      // No two nodes of a trie share a child, and the root is in no set: the children are distinct.
-      to.length = 0;
-      for (let i = 0; i < nodes.length; i++) {
-        const child = trie.children[nodes[i]].get(c);
-        if (child !== undefined) to.push(child);
-      }
-      const fresh = atStart ? trie.children[0].get(c) : undefined;
-      if (fresh !== undefined) to.push(fresh);
-      row[c] = stateOf(!letterClass[c]);
-    }
-    next.push(row);
-  }
-  const emits = sets.map(({ nodes }) =>
-    nodes.flatMap((node) => trie.ends[node].map((r) => [r, trie.depth[node]] as [number, number]))
-  );
-  return { next, emits, width };
-}
-
-/**
- * New numbers for the states: those that end no lead first (in their order, so `AT_WORD_START` and `IN_WORD`
- * keep theirs), then the others, so that one comparison tells whether a state ends a lead.
- */
-function renumbered(emits: readonly (readonly unknown[])[]): Int32Array {
-  const order = new Int32Array(emits.length);
-  let k = 0;
-  emits.forEach((e, s) => {
-    if (e.length === 0) order[s] = k++;
-  });
-  emits.forEach((e, s) => {
-    if (e.length > 0) order[s] = k++;
-  });
-  return order;
 }

@@ -277,17 +277,29 @@ export class RuleScreen {
 
   /** Lays the leads out in the table that `#leadsAt` reads. */
   #tableLeads(): void {
+    // Over the keys that hold leads, filling the ranges between them, not key by key over all LEAD_KEYS: this
+    // runs on a scanner's first use, in the interpreter.
+    const keys = [...this.#leads.keys()].sort((a, b) => a - b);
     const all: Probe[] = [];
-    for (let key = 0; key < LEAD_KEYS; key++) {
-      all.push(...this.#leads.get(key) ?? []);
+    let last = 0;
+    for (const key of keys) {
+      this.#leadStart.fill(all.length, last + 1, key + 1);
+      const probes = this.#leads.get(key)!;
+      let rules = 0;
+      for (const p of probes) {
+        all.push(p);
+        rules |= p.rules;
+      }
       this.#leadStart[key + 1] = all.length;
+      last = key + 1;
+      // A key whose second unit is 0 stands for a one-unit lead, which any word with that first unit may hold.
+      if ((key & 0x7f) === 0) {
+        for (let k = key; k < key + 0x80; k++) this.#leadRulesAt[k] |= rules;
+      } else this.#leadRulesAt[key] |= rules;
     }
+    this.#leadStart.fill(all.length, last + 1);
     this.#leadText = all.map((p) => p.text);
     this.#leadRules = Int32Array.from(all, (p) => p.rules);
-    const rulesUnder = (key: number) => (this.#leads.get(key) ?? []).reduce((bits, p) => bits | p.rules, 0);
-    for (let key = 0; key < LEAD_KEYS; key++) {
-      this.#leadRulesAt[key] = rulesUnder(key) | rulesUnder(key & ~0x7f);
-    }
   }
 
   /** Lays the anchors out in the hash table that `candidates` reads (open addressing, linear probing). */

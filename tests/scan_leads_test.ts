@@ -62,3 +62,27 @@ test("LeadFinder: finds every word-start occurrence of every lead, in order, in 
     });
   }
 });
+
+test("LeadFinder: its automaton, built as texts reach it, answers as a search from every word start", () => {
+  // Every lead, glued by separators that do and do not end a word, in a seeded order: one pass reaches
+  // hundreds of states, so the table grows in the middle of a pass, and later texts reuse what earlier built.
+  const leads = [...new Set(rules().flatMap((rule) => rule.leads ?? []))];
+  let seed = 7;
+  const random = (n: number) => (seed = (seed * 1103515245 + 12345) % 2147483648) % n;
+  const glue = [" ", "", "-", "x", ". ", "\n", "'"];
+  const texts = [0, 1, 2].map(() =>
+    Array.from({ length: 3 * leads.length }, () => leads[random(leads.length)] + glue[random(glue.length)])
+      .join("")
+  );
+  const finder = new LeadFinder(rules());
+  for (const text of [...texts, texts[0].slice(5, 900)]) {
+    const found = finder.find(text, 0, text.length);
+    finder.rules.forEach((rule, r) => {
+      const expected: number[] = [];
+      for (let p = 0; p < text.length; p++) {
+        if (!afterLetter(text, p) && rule.leads!.some((lead) => text.startsWith(lead, p))) expected.push(p);
+      }
+      assert.deepEqual(Array.from(found[r] ?? []), expected, rule.name);
+    });
+  }
+});
