@@ -10,7 +10,7 @@ import { anchorsOf, escapeRegExp as escape, nextMatch } from "./match.ts";
 import { LeadFinder } from "./leads.ts";
 import { asciiBytes, BYTES_FROM, WordSet } from "./words.ts";
 import { lazy } from "../_common/lazy.ts";
-import { FREQUENCY, RuleScreen } from "./screen.ts";
+import { RuleScreen, spreadPattern } from "./screen.ts";
 import type { ScanCategory, ScanContext, ScanFinding, ScanOptions, ScanResult } from "../types.ts";
 
 /** Every context, in the order messages name them; its type makes sure none is left out. */
@@ -145,11 +145,9 @@ function passesGate(plan: Plan, ft: string): boolean {
 }
 
 /**
- * Like `gateOf` for rules over the letters-only text, but tested on the folded text: "ignore" becomes
- * `(?<=i[^a-z]*)g[^a-z]*n[^a-z]*o[^a-z]*r[^a-z]*e`, which matches somewhere exactly when
- * `i[^a-z]*g[^a-z]*n…` does. Each word is entered at its rarest letter (the rest before it read backwards):
- * the engine tries a match only where that letter stands, not at every "i", "d" or "s". Linear: `[^a-z]*` and
- * the next letter cannot both match a character, so each run of non-letters is read a bounded number of times.
+ * Like `gateOf` for rules over the letters-only text, but tested on the folded text: one `spreadPattern` per
+ * word ("ignore" matches where the folded text holds i, g, n, o, r, e with only non-letters between them),
+ * which matches somewhere exactly when the letters-only text holds the word.
  */
 function spreadGateOf(rules: readonly Rule[]): RegExp | null {
   const words = new Set<string>();
@@ -161,19 +159,7 @@ function spreadGateOf(rules: readonly Rule[]): RegExp | null {
       words.add(w);
     }
   }
-  return words.size === 0 ? null : new RegExp([...words].map(spreadFromRarest).join("|"));
-}
-
-/**
- * One word of `spreadGateOf`: its letters with `[^a-z]*` between them, those before its rarest letter (by the
- * screen's letter frequencies) behind.
- */
-function spreadFromRarest(word: string): string {
-  const spread = (s: string) => s.split("").join("[^a-z]*");
-  const frequency = (c: string) => FREQUENCY[c] ?? 0;
-  let k = 0;
-  for (let i = 1; i < word.length; i++) if (frequency(word[i]) < frequency(word[k])) k = i;
-  return k === 0 ? spread(word) : `(?<=${spread(word.slice(0, k))}[^a-z]*)${spread(word.slice(k))}`;
+  return words.size === 0 ? null : new RegExp([...words].map(spreadPattern).join("|"));
 }
 
 /** Texts up to this long go through the plan's screen first: for them fixed costs dominate. */
