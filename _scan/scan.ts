@@ -302,6 +302,22 @@ export function findsIn(context: ScanContext): (text: string) => boolean {
 }
 
 /**
+ * `scan(text, { context })` for a caller that scans many strings in one context and keeps what it finds (the
+ * validator's argument values): bound to the context's plan, it returns null for a string the screen clears
+ * (no result made), else the result (which may hold no findings). Throws as `scan` does for an unknown
+ * context.
+ */
+export function scannerIn(context: ScanContext): (text: string) => ScanResult | null {
+  const options: ScanOptions = { context };
+  if (!SCAN_CONTEXTS.includes(context)) return (text) => scanInSegments(text, options, SEGMENT);
+  const screen = planOf(context).screen;
+  return (text) => {
+    const only = screened(screen, context, text);
+    return only === 0 ? null : scanInSegments(text, options, SEGMENT, only);
+  };
+}
+
+/**
  * True when `scan(text, { context })` finds nothing in any text of at most `maxLength` characters (at most
  * `QUICK_UP_TO`), each one of `alphabet` (ASCII), as the context's screen proves (see `RuleScreen.clears`);
  * false where it cannot tell. For callers that know a string's alphabet (a validated `format` or `pattern`).
