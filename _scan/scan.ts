@@ -90,6 +90,15 @@ interface Plan {
   leadOf: Int8Array;
   /** Which of the folded and the squashed rules could match a short text (see screen.ts). */
   screen: RuleScreen;
+  /**
+   * The needles of the folded rules without leads, as one automaton whose bits tell which of those rules have a
+   * needle in a text (bit `unledBit[i]` for rule `folded[i]`, 0 for the others): one pass over a text the screen
+   * did not read, instead of one expression per rule. Null when no two such rules have needles.
+   */
+  unledNeedles: WordSet | null;
+  unledBit: Int32Array;
+  /** All the bits of `unledNeedles`. */
+  unledAll: number;
   /** The screen's bits of the folded rules, of those of them with leads, and of the squashed ones. */
   foldedBits: RuleMask;
   leadBits: RuleMask;
@@ -179,6 +188,7 @@ function planOf(context: ScanContext): Plan {
   const gate = gateWords === null ? null : new RegExp(gateWords.map(escape).join("|"));
   const squashedGate = spreadGateOf(squashed);
   const leads = new LeadFinder(folded);
+  const unled = unledNeedlesOf(folded, leads);
   const screen = new RuleScreen([...folded, ...squashed]);
   const bitsOf = (list: readonly Rule[]) => list.reduce((bits, rule) => bits | screen.bits.get(rule)!, 0);
   const plan: Plan = {
@@ -190,6 +200,7 @@ function planOf(context: ScanContext): Plan {
     squashedGate,
     leads,
     leadOf: Int8Array.from(folded, (rule) => leads.rules.indexOf(rule)),
+    ...unled,
     screen,
     foldedBits: bitsOf(folded),
     leadBits: bitsOf(leads.rules),
@@ -197,6 +208,32 @@ function planOf(context: ScanContext): Plan {
   };
   PLANS.set(context, plan);
   return plan;
+}
+
+/** The plan's `unledNeedles`, `unledBit` and `unledAll` for `folded`. */
+function unledNeedlesOf(
+  folded: readonly Rule[],
+  leads: LeadFinder,
+): Pick<Plan, "unledNeedles" | "unledBit" | "unledAll"> {
+  const unledBit = new Int32Array(folded.length);
+  const words: string[] = [];
+  const bits: number[] = [];
+  let k = 0;
+  folded.forEach((rule, i) => {
+    const needles = rule.needles;
+    if (
+      leads.rules.includes(rule) || !needles || k === 31 || !needles.every((w) => isAscii(w))
+    ) {
+      return;
+    }
+    unledBit[i] = 1 << k++;
+    for (const w of needles) {
+      words.push(w);
+      bits.push(unledBit[i]);
+    }
+  });
+  if (k < 2) return { unledNeedles: null, unledBit: new Int32Array(folded.length), unledAll: 0 };
+  return { unledNeedles: new WordSet(words, bits), unledBit, unledAll: (1 << k) - 1 };
 }
 
 /** Position of each rule in the rule table (the option check comes first, at -1), made on first use. */
@@ -612,6 +649,11 @@ function runFolded(
   // Where the screen left few rules with leads, each runs its own expression over the text: a native pass
   // each costs less than the walk over every word start for the leads of all of them.
   const direct = only !== ALL_RULES && bitCount(only & plan.leadBits) <= DIRECT_LEADS;
+  // Which rules without leads have a needle in the text, for all of them in one pass when the screen did not
+  // leave few of them (-1: not read; then each rule tests its own). Not on long texts: they hold most needles,
+  // which each rule's own test finds early, and the pass would read to the end for the one they lack.
+  let unled = only === ALL_RULES && plan.unledNeedles !== null && ft.length < ABSENT_FROM ? 0 : -1;
+  let unledRead = false;
   for (let i = 0; i < plan.folded.length; i++) {
     const rule = plan.folded[i];
     if (leftOut(rule, plan, wanted, only)) continue;
@@ -631,6 +673,13 @@ function runFolded(
       if (from === null) return false;
       if (keep) cursors.set(rule, [from + offset]);
       continue;
+    }
+    if (unled !== -1 && plan.unledBit[i] !== 0) {
+      if (!unledRead) {
+        unled = plan.unledNeedles!.bitsIn(ft, plan.unledAll);
+        unledRead = true;
+      }
+      if ((unled & plan.unledBit[i]) === 0) continue;
     }
     if (!mayMatch(rule, ft, absent)) continue;
     if (rule.find) {
