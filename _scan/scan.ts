@@ -91,14 +91,17 @@ interface Plan {
   /** Which of the folded and the squashed rules could match a short text (see screen.ts). */
   screen: RuleScreen;
   /**
-   * The needles of the folded rules without leads, as one automaton whose bits tell which of those rules have a
-   * needle in a text (bit `unledBit[i]` for rule `folded[i]`, 0 for the others): one pass over a text the screen
-   * did not read, instead of one expression per rule. Null when no two such rules have needles.
+   * The needles and the anchors of every folded rule as one automaton whose bits tell which lists a text holds
+   * a string of (bit `needlesBit[i]`, `anchorsBit[i]` for rule `folded[i]`; 0 for a list it lacks): one pass
+   * over a text the screen did not read answers the gate and every rule's `mayMatch`, instead of one
+   * expression each. Null when the lists are too many for the bits, or not all ASCII.
    */
-  unledNeedles: WordSet | null;
-  unledBit: Int32Array;
-  /** All the bits of `unledNeedles`. */
-  unledAll: number;
+  lists: WordSet | null;
+  needlesBit: Int32Array;
+  anchorsBit: Int32Array;
+  /** All the bits of `lists`, and those of the lists `gate` alternates (each rule's anchors, else needles). */
+  listsAll: number;
+  gateBits: number;
   /** The screen's bits of the folded rules, of those of them with leads, and of the squashed ones. */
   foldedBits: RuleMask;
   leadBits: RuleMask;
@@ -145,9 +148,13 @@ function gateWordsOf(rules: readonly Rule[]): string[] | null {
 /** Texts from this long on take the plan's `gateSet` rather than its `gate` expression. */
 const GATE_SET_FROM = 1024;
 
-/** Whether the folded text `ft` passes the plan's gate (see `Plan.gate`). */
-function passesGate(plan: Plan, ft: string): boolean {
+/**
+ * Whether the folded text `ft` passes the plan's gate (see `Plan.gate`); `held`: the bits of the plan's `lists`
+ * it holds, which answer it (-1: not read).
+ */
+function passesGate(plan: Plan, ft: string, held: number): boolean {
   if (plan.gate === null) return true;
+  if (held !== -1) return (held & plan.gateBits) !== 0;
   if (ft.length < GATE_SET_FROM) return plan.gate.test(ft);
   plan.gateSet ??= new WordSet(plan.gateWords!);
   return plan.gateSet.foundIn(ft);
@@ -188,7 +195,7 @@ function planOf(context: ScanContext): Plan {
   const gate = gateWords === null ? null : new RegExp(gateWords.map(escape).join("|"));
   const squashedGate = spreadGateOf(squashed);
   const leads = new LeadFinder(folded);
-  const unled = unledNeedlesOf(folded, leads);
+  const lists = listsOf(folded);
   const screen = new RuleScreen([...folded, ...squashed]);
   const bitsOf = (list: readonly Rule[]) => list.reduce((bits, rule) => bits | screen.bits.get(rule)!, 0);
   const plan: Plan = {
@@ -200,7 +207,7 @@ function planOf(context: ScanContext): Plan {
     squashedGate,
     leads,
     leadOf: Int8Array.from(folded, (rule) => leads.rules.indexOf(rule)),
-    ...unled,
+    ...lists,
     screen,
     foldedBits: bitsOf(folded),
     leadBits: bitsOf(leads.rules),
@@ -210,30 +217,40 @@ function planOf(context: ScanContext): Plan {
   return plan;
 }
 
-/** The plan's `unledNeedles`, `unledBit` and `unledAll` for `folded`. */
-function unledNeedlesOf(
+/** The plan's `lists` and their bits for `folded` (see `Plan.lists`). */
+function listsOf(
   folded: readonly Rule[],
-  leads: LeadFinder,
-): Pick<Plan, "unledNeedles" | "unledBit" | "unledAll"> {
-  const unledBit = new Int32Array(folded.length);
+): Pick<Plan, "lists" | "needlesBit" | "anchorsBit" | "listsAll" | "gateBits"> {
+  const needlesBit = new Int32Array(folded.length);
+  const anchorsBit = new Int32Array(folded.length);
   const words: string[] = [];
   const bits: number[] = [];
   let k = 0;
-  folded.forEach((rule, i) => {
-    const needles = rule.needles;
-    if (
-      leads.rules.includes(rule) || !needles || k === 31 || !needles.every((w) => isAscii(w))
-    ) {
-      return;
-    }
-    unledBit[i] = 1 << k++;
-    for (const w of needles) {
+  const add = (list: readonly string[] | undefined): number => {
+    if (!list) return 0;
+    const bit = k < 31 ? 1 << k : 0;
+    k++;
+    for (const w of list) {
       words.push(w);
-      bits.push(unledBit[i]);
+      bits.push(bit);
     }
+    return bit;
+  };
+  let gateBits = 0;
+  folded.forEach((rule, i) => {
+    needlesBit[i] = add(rule.needles);
+    anchorsBit[i] = add(rule.anchors);
+    gateBits |= anchorsBit[i] || needlesBit[i];
   });
-  if (k < 2) return { unledNeedles: null, unledBit: new Int32Array(folded.length), unledAll: 0 };
-  return { unledNeedles: new WordSet(words, bits), unledBit, unledAll: (1 << k) - 1 };
+  const none = { lists: null, needlesBit, anchorsBit, listsAll: 0, gateBits: 0 };
+  if (k > 31 || !words.every((w) => isAscii(w))) return none;
+  return {
+    lists: new WordSet(words, bits),
+    needlesBit,
+    anchorsBit,
+    listsAll: k === 31 ? 0x7fffffff : (1 << k) - 1,
+    gateBits,
+  };
 }
 
 /** Position of each rule in the rule table (the option check comes first, at -1), made on first use. */
@@ -596,8 +613,14 @@ function runWindow(
   const ft = w.folded.text;
   // The gates test for anchors anywhere, which the screen (when it chose `only`) has done already.
   const screened = only !== ALL_RULES;
-  if ((only & plan.foldedBits) !== 0 && (screened || passesGate(plan, ft))) {
-    if (!runFolded(plan, text, w, wanted, cursors, base - w.coreStart, add, only)) return false;
+  // Which of the rules' lists the text holds, in one pass, where the screen did not read it; not on long
+  // texts: they hold most strings, which each test finds early, and the pass would read to the end for the
+  // ones they lack (-1: not read).
+  const held = !screened && plan.lists !== null && ft.length < ABSENT_FROM
+    ? plan.lists.bitsIn(ft, plan.listsAll)
+    : -1;
+  if ((only & plan.foldedBits) !== 0 && (screened || passesGate(plan, ft, held))) {
+    if (!runFolded(plan, text, w, wanted, cursors, base - w.coreStart, add, only, held)) return false;
   }
   if (
     (only & plan.squashedBits) !== 0 &&
@@ -610,7 +633,8 @@ function runWindow(
 
 /**
  * Runs the rules (those in `only`) over a window's folded text; `offset` is the index in the whole folded text
- * of the window's first folded character. False as for `runWindow`.
+ * of the window's first folded character; `held` the bits of the plan's `lists` the text holds (-1: not
+ * read, each rule tests its own). False as for `runWindow`.
  */
 function runFolded(
   plan: Plan,
@@ -621,6 +645,7 @@ function runFolded(
   offset: number,
   add: Add,
   only: RuleMask,
+  held: number,
 ): boolean {
   const folded = w.folded;
   const ft = folded.text;
@@ -649,16 +674,13 @@ function runFolded(
   // Where the screen left few rules with leads, each runs its own expression over the text: a native pass
   // each costs less than the walk over every word start for the leads of all of them.
   const direct = only !== ALL_RULES && bitCount(only & plan.leadBits) <= DIRECT_LEADS;
-  // Which rules without leads have a needle in the text, for all of them in one pass when the screen did not
-  // leave few of them (-1: not read; then each rule tests its own). Not on long texts: they hold most needles,
-  // which each rule's own test finds early, and the pass would read to the end for the one they lack.
-  let unled = only === ALL_RULES && plan.unledNeedles !== null && ft.length < ABSENT_FROM ? 0 : -1;
-  let unledRead = false;
   for (let i = 0; i < plan.folded.length; i++) {
     const rule = plan.folded[i];
     if (leftOut(rule, plan, wanted, only)) continue;
     const at = cursors.get(rule) ?? AT_START;
     const lead = plan.leadOf[i];
+    // (the rule's needles and anchors as `mayMatch` tests them, known for all rules from one pass)
+    if (held !== -1 && !heldFor(plan, i, held)) continue;
     if (lead >= 0 && !direct) {
       starts ??= plan.leads.find(ft, w.coreStart, w.coreEnd);
       const candidates = starts[lead];
@@ -666,7 +688,7 @@ function runFolded(
       // Where leads are many, the needles and anchors may rule them all out in one native pass; where they are
       // few, trying each costs less than that pass.
       const many = candidates.length * TRIES_PER_PASS > ft.length;
-      if (many && !mayMatch(rule, ft, absent)) continue;
+      if (many && held === -1 && !mayMatch(rule, ft, absent)) continue;
       const from = tryAt(rule, candidates, local(at[0]), ft, folded, limit, upper, original, toText, {
         bounded: many && rule.farTries === true && candidates.length >= BOUND_PROBE,
       });
@@ -674,14 +696,7 @@ function runFolded(
       if (keep) cursors.set(rule, [from + offset]);
       continue;
     }
-    if (unled !== -1 && plan.unledBit[i] !== 0) {
-      if (!unledRead) {
-        unled = plan.unledNeedles!.bitsIn(ft, plan.unledAll);
-        unledRead = true;
-      }
-      if ((unled & plan.unledBit[i]) === 0) continue;
-    }
-    if (!mayMatch(rule, ft, absent)) continue;
+    if (held === -1 && !mayMatch(rule, ft, absent)) continue;
     if (rule.find) {
       const cursor = { from: at.map(local), until: w.coreEnd };
       for (const [ms, me] of rule.find(ft, cursor)) {
@@ -707,6 +722,13 @@ function runFolded(
     if (keep) cursors.set(rule, [from + offset]);
   }
   return true;
+}
+
+/** `mayMatch` for rule `folded[i]` of the plan, from the bits of its `lists` a text holds. */
+function heldFor(plan: Plan, i: number, held: number): boolean {
+  const needles = plan.needlesBit[i];
+  const anchors = plan.anchorsBit[i];
+  return (needles === 0 || (held & needles) !== 0) && (anchors === 0 || (held & anchors) !== 0);
 }
 
 /** Rules with leads that `runFolded` runs without leads when the screen left no more of them. */
