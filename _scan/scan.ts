@@ -10,7 +10,7 @@ import { anchorsOf, escapeRegExp as escape, nextMatch } from "./match.ts";
 import { LeadFinder } from "./leads.ts";
 import { asciiBytes, BYTES_FROM, WordSet } from "./words.ts";
 import { lazy } from "../_common/lazy.ts";
-import { FREQUENCY, RuleScreen } from "./screen.ts";
+import { RuleScreen, spreadPattern } from "./screen.ts";
 import type { ScanCategory, ScanContext, ScanFinding, ScanOptions, ScanResult } from "../types.ts";
 
 /** Every context, in the order messages name them; its type makes sure none is left out. */
@@ -90,6 +90,18 @@ interface Plan {
   leadOf: Int8Array;
   /** Which of the folded and the squashed rules could match a short text (see screen.ts). */
   screen: RuleScreen;
+  /**
+   * The needles and the anchors of every folded rule as one automaton whose bits tell which lists a text holds
+   * a string of (bit `needlesBit[i]`, `anchorsBit[i]` for rule `folded[i]`; 0 for a list it lacks): one pass
+   * over a text the screen did not read answers the gate and every rule's `mayMatch`, instead of one
+   * expression each. Null when the lists are too many for the bits, or not all ASCII.
+   */
+  lists: WordSet | null;
+  needlesBit: Int32Array;
+  anchorsBit: Int32Array;
+  /** All the bits of `lists`, and those of the lists `gate` alternates (each rule's anchors, else needles). */
+  listsAll: number;
+  gateBits: number;
   /** The screen's bits of the folded rules, of those of them with leads, and of the squashed ones. */
   foldedBits: RuleMask;
   leadBits: RuleMask;
@@ -136,20 +148,22 @@ function gateWordsOf(rules: readonly Rule[]): string[] | null {
 /** Texts from this long on take the plan's `gateSet` rather than its `gate` expression. */
 const GATE_SET_FROM = 1024;
 
-/** Whether the folded text `ft` passes the plan's gate (see `Plan.gate`). */
-function passesGate(plan: Plan, ft: string): boolean {
+/**
+ * Whether the folded text `ft` passes the plan's gate (see `Plan.gate`); `held`: the bits of the plan's `lists`
+ * it holds, which answer it (-1: not read).
+ */
+function passesGate(plan: Plan, ft: string, held: number): boolean {
   if (plan.gate === null) return true;
+  if (held !== -1) return (held & plan.gateBits) !== 0;
   if (ft.length < GATE_SET_FROM) return plan.gate.test(ft);
   plan.gateSet ??= new WordSet(plan.gateWords!);
   return plan.gateSet.foundIn(ft);
 }
 
 /**
- * Like `gateOf` for rules over the letters-only text, but tested on the folded text: "ignore" becomes
- * `(?<=i[^a-z]*)g[^a-z]*n[^a-z]*o[^a-z]*r[^a-z]*e`, which matches somewhere exactly when
- * `i[^a-z]*g[^a-z]*n…` does. Each word is entered at its rarest letter (the rest before it read backwards):
- * the engine tries a match only where that letter stands, not at every "i", "d" or "s". Linear: `[^a-z]*` and
- * the next letter cannot both match a character, so each run of non-letters is read a bounded number of times.
+ * Like `gateOf` for rules over the letters-only text, but tested on the folded text: one `spreadPattern` per
+ * word ("ignore" matches where the folded text holds i, g, n, o, r, e with only non-letters between them),
+ * which matches somewhere exactly when the letters-only text holds the word.
  */
 function spreadGateOf(rules: readonly Rule[]): RegExp | null {
   const words = new Set<string>();
@@ -161,19 +175,7 @@ function spreadGateOf(rules: readonly Rule[]): RegExp | null {
       words.add(w);
     }
   }
-  return words.size === 0 ? null : new RegExp([...words].map(spreadFromRarest).join("|"));
-}
-
-/**
- * One word of `spreadGateOf`: its letters with `[^a-z]*` between them, those before its rarest letter (by the
- * screen's letter frequencies) behind.
- */
-function spreadFromRarest(word: string): string {
-  const spread = (s: string) => s.split("").join("[^a-z]*");
-  const frequency = (c: string) => FREQUENCY[c] ?? 0;
-  let k = 0;
-  for (let i = 1; i < word.length; i++) if (frequency(word[i]) < frequency(word[k])) k = i;
-  return k === 0 ? spread(word) : `(?<=${spread(word.slice(0, k))}[^a-z]*)${spread(word.slice(k))}`;
+  return words.size === 0 ? null : new RegExp([...words].map(spreadPattern).join("|"));
 }
 
 /** Texts up to this long go through the plan's screen first: for them fixed costs dominate. */
@@ -193,6 +195,7 @@ function planOf(context: ScanContext): Plan {
   const gate = gateWords === null ? null : new RegExp(gateWords.map(escape).join("|"));
   const squashedGate = spreadGateOf(squashed);
   const leads = new LeadFinder(folded);
+  const lists = listsOf(folded);
   const screen = new RuleScreen([...folded, ...squashed]);
   const bitsOf = (list: readonly Rule[]) => list.reduce((bits, rule) => bits | screen.bits.get(rule)!, 0);
   const plan: Plan = {
@@ -204,6 +207,7 @@ function planOf(context: ScanContext): Plan {
     squashedGate,
     leads,
     leadOf: Int8Array.from(folded, (rule) => leads.rules.indexOf(rule)),
+    ...lists,
     screen,
     foldedBits: bitsOf(folded),
     leadBits: bitsOf(leads.rules),
@@ -211,6 +215,42 @@ function planOf(context: ScanContext): Plan {
   };
   PLANS.set(context, plan);
   return plan;
+}
+
+/** The plan's `lists` and their bits for `folded` (see `Plan.lists`). */
+function listsOf(
+  folded: readonly Rule[],
+): Pick<Plan, "lists" | "needlesBit" | "anchorsBit" | "listsAll" | "gateBits"> {
+  const needlesBit = new Int32Array(folded.length);
+  const anchorsBit = new Int32Array(folded.length);
+  const words: string[] = [];
+  const bits: number[] = [];
+  let k = 0;
+  const add = (list: readonly string[] | undefined): number => {
+    if (!list) return 0;
+    const bit = k < 31 ? 1 << k : 0;
+    k++;
+    for (const w of list) {
+      words.push(w);
+      bits.push(bit);
+    }
+    return bit;
+  };
+  let gateBits = 0;
+  folded.forEach((rule, i) => {
+    needlesBit[i] = add(rule.needles);
+    anchorsBit[i] = add(rule.anchors);
+    gateBits |= anchorsBit[i] || needlesBit[i];
+  });
+  const none = { lists: null, needlesBit, anchorsBit, listsAll: 0, gateBits: 0 };
+  if (k > 31 || !words.every((w) => isAscii(w))) return none;
+  return {
+    lists: new WordSet(words, bits),
+    needlesBit,
+    anchorsBit,
+    listsAll: k === 31 ? 0x7fffffff : (1 << k) - 1,
+    gateBits,
+  };
 }
 
 /** Position of each rule in the rule table (the option check comes first, at -1), made on first use. */
@@ -312,6 +352,22 @@ export function findsIn(context: ScanContext): (text: string) => boolean {
   return (text) => {
     const only = screened(screen, context, text);
     return only !== 0 && scanInSegments(text, options, SEGMENT, only).blocked;
+  };
+}
+
+/**
+ * `scan(text, { context })` for a caller that scans many strings in one context and keeps what it finds (the
+ * validator's argument values): bound to the context's plan, it returns null for a string the screen clears
+ * (no result made), else the result (which may hold no findings). Throws as `scan` does for an unknown
+ * context.
+ */
+export function scannerIn(context: ScanContext): (text: string) => ScanResult | null {
+  const options: ScanOptions = { context };
+  if (!SCAN_CONTEXTS.includes(context)) return (text) => scanInSegments(text, options, SEGMENT);
+  const screen = planOf(context).screen;
+  return (text) => {
+    const only = screened(screen, context, text);
+    return only === 0 ? null : scanInSegments(text, options, SEGMENT, only);
   };
 }
 
@@ -557,8 +613,14 @@ function runWindow(
   const ft = w.folded.text;
   // The gates test for anchors anywhere, which the screen (when it chose `only`) has done already.
   const screened = only !== ALL_RULES;
-  if ((only & plan.foldedBits) !== 0 && (screened || passesGate(plan, ft))) {
-    if (!runFolded(plan, text, w, wanted, cursors, base - w.coreStart, add, only)) return false;
+  // Which of the rules' lists the text holds, in one pass, where the screen did not read it; not on long
+  // texts: they hold most strings, which each test finds early, and the pass would read to the end for the
+  // ones they lack (-1: not read).
+  const held = !screened && plan.lists !== null && ft.length < ABSENT_FROM
+    ? plan.lists.bitsIn(ft, plan.listsAll)
+    : -1;
+  if ((only & plan.foldedBits) !== 0 && (screened || passesGate(plan, ft, held))) {
+    if (!runFolded(plan, text, w, wanted, cursors, base - w.coreStart, add, only, held)) return false;
   }
   if (
     (only & plan.squashedBits) !== 0 &&
@@ -571,7 +633,8 @@ function runWindow(
 
 /**
  * Runs the rules (those in `only`) over a window's folded text; `offset` is the index in the whole folded text
- * of the window's first folded character. False as for `runWindow`.
+ * of the window's first folded character; `held` the bits of the plan's `lists` the text holds (-1: not
+ * read, each rule tests its own). False as for `runWindow`.
  */
 function runFolded(
   plan: Plan,
@@ -582,6 +645,7 @@ function runFolded(
   offset: number,
   add: Add,
   only: RuleMask,
+  held: number,
 ): boolean {
   const folded = w.folded;
   const ft = folded.text;
@@ -615,6 +679,8 @@ function runFolded(
     if (leftOut(rule, plan, wanted, only)) continue;
     const at = cursors.get(rule) ?? AT_START;
     const lead = plan.leadOf[i];
+    // (the rule's needles and anchors as `mayMatch` tests them, known for all rules from one pass)
+    if (held !== -1 && !heldFor(plan, i, held)) continue;
     if (lead >= 0 && !direct) {
       starts ??= plan.leads.find(ft, w.coreStart, w.coreEnd);
       const candidates = starts[lead];
@@ -622,7 +688,7 @@ function runFolded(
       // Where leads are many, the needles and anchors may rule them all out in one native pass; where they are
       // few, trying each costs less than that pass.
       const many = candidates.length * TRIES_PER_PASS > ft.length;
-      if (many && !mayMatch(rule, ft, absent)) continue;
+      if (many && held === -1 && !mayMatch(rule, ft, absent)) continue;
       const from = tryAt(rule, candidates, local(at[0]), ft, folded, limit, upper, original, toText, {
         bounded: many && rule.farTries === true && candidates.length >= BOUND_PROBE,
       });
@@ -630,7 +696,7 @@ function runFolded(
       if (keep) cursors.set(rule, [from + offset]);
       continue;
     }
-    if (!mayMatch(rule, ft, absent)) continue;
+    if (held === -1 && !mayMatch(rule, ft, absent)) continue;
     if (rule.find) {
       const cursor = { from: at.map(local), until: w.coreEnd };
       for (const [ms, me] of rule.find(ft, cursor)) {
@@ -656,6 +722,13 @@ function runFolded(
     if (keep) cursors.set(rule, [from + offset]);
   }
   return true;
+}
+
+/** `mayMatch` for rule `folded[i]` of the plan, from the bits of its `lists` a text holds. */
+function heldFor(plan: Plan, i: number, held: number): boolean {
+  const needles = plan.needlesBit[i];
+  const anchors = plan.anchorsBit[i];
+  return (needles === 0 || (held & needles) !== 0) && (anchors === 0 || (held & anchors) !== 0);
 }
 
 /** Rules with leads that `runFolded` runs without leads when the screen left no more of them. */

@@ -45,7 +45,7 @@ const ODD_SPACES = "\t\v\f\r";
  * How often a character occurs in ordinary text (per cent; English letters, a space between words), for
  * picking each anchor's rarest gram: a common gram only costs checks, never a wrong answer.
  */
-export const FREQUENCY: Readonly<Record<string, number>> = {
+const FREQUENCY: Readonly<Record<string, number>> = {
   " ": 18,
   e: 10.4,
   t: 7.5,

@@ -34,7 +34,7 @@ export function asciiBytes(t: string): Uint8Array | null {
   return ascii ? bytes : null;
 }
 
-/** A set of ASCII strings that can tell whether a text holds one of them. */
+/** A set of ASCII strings that can tell whether a text holds one of them, or which of them it holds. */
 export class WordSet {
   /** Character class of each ASCII code unit (0: in no string). */
   #classes = new Uint8Array(128);
@@ -42,15 +42,16 @@ export class WordSet {
   #shift: number;
   /** `#next[(state << #shift) | class]`: the state after reading a character of that class. */
   #next: Uint16Array | Int32Array;
-  /** 1 for a state where some string ends. */
-  #accepts: Uint8Array;
+  /** Per state, the bits of the strings that end there (OR-ed; 0: none ends). */
+  #accepts: Int32Array;
 
   /**
-   * Builds the automaton of `words` (ASCII, none empty).
+   * Builds the automaton of `words` (ASCII, none empty); `bits` gives each string the bits `bitsIn` reports
+   * for it (default 1 each).
    *
    * @throws {Error} When a string is empty or not ASCII.
    */
-  constructor(words: readonly string[]) {
+  constructor(words: readonly string[], bits?: readonly number[]) {
     let width = 1;
     for (const w of words) {
       if (w.length === 0) throw new Error("WordSet: an empty string matches everywhere");
@@ -63,8 +64,8 @@ export class WordSet {
     }
     const shift = this.#shift = Math.max(1, Math.ceil(Math.log2(width)));
     const goto: Map<number, number>[] = [new Map()];
-    const ends: boolean[] = [false];
-    for (const w of words) {
+    const ends: number[] = [0];
+    for (const [k, w] of words.entries()) {
       let s = 0;
       for (let i = 0; i < w.length; i++) {
         const c = this.#classes[w.charCodeAt(i)];
@@ -72,12 +73,12 @@ export class WordSet {
         if (t === undefined) {
           t = goto.length;
           goto.push(new Map());
-          ends.push(false);
+          ends.push(0);
           goto[s].set(c, t);
         }
         s = t;
       }
-      ends[s] = true;
+      ends[s] |= bits?.[k] ?? 1;
     }
     // Breadth first, each state's row is its trie children over its failure state's row.
     const next = goto.length < 0x10000
@@ -92,7 +93,7 @@ export class WordSet {
     for (let q = 0; q < queue.length; q++) {
       const s = queue[q];
       const f = fail[s];
-      ends[s] ||= ends[f];
+      ends[s] |= ends[f];
       next.copyWithin(s << shift, f << shift, (f + 1) << shift);
       for (const [c, t] of goto[s]) {
         fail[t] = next[(f << shift) | c];
@@ -101,7 +102,7 @@ export class WordSet {
       }
     }
     this.#next = next;
-    this.#accepts = Uint8Array.from(ends, Number);
+    this.#accepts = Int32Array.from(ends);
   }
 
   /** True when `text` holds one of the strings. */
@@ -126,5 +127,33 @@ export class WordSet {
       if (accepts[s] !== 0) return true;
     }
     return false;
+  }
+
+  /**
+   * The bits of the strings `text` holds, OR-ed (see the constructor); the pass ends once it has found `all`.
+   * One pass for what a test per list of strings would tell.
+   */
+  bitsIn(text: string, all: number): number {
+    const classes = this.#classes;
+    const shift = this.#shift;
+    const next = this.#next;
+    const accepts = this.#accepts;
+    let s = 0;
+    let found = 0;
+    const n = text.length;
+    const bytes = n >= BYTES_FROM ? asciiBytes(text) : null;
+    if (bytes !== null) {
+      for (let i = 0; i < n; i++) {
+        s = next[(s << shift) | classes[bytes[i]]];
+        if (accepts[s] !== 0 && (found |= accepts[s]) === all) return found;
+      }
+      return found;
+    }
+    for (let i = 0; i < n; i++) {
+      const c = text.charCodeAt(i);
+      s = next[(s << shift) | (c < 128 ? classes[c] : 0)];
+      if (accepts[s] !== 0 && (found |= accepts[s]) === all) return found;
+    }
+    return found;
   }
 }

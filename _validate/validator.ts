@@ -6,14 +6,22 @@
 import { escapePointer } from "../_common/pointer.ts";
 import { lazy } from "../_common/lazy.ts";
 import { errorText, isRecord } from "../_common/values.ts";
-import type { CallVerdict, Classifier, Finding, ModelCheck, ScanContext, Verdict } from "../types.ts";
+import type {
+  CallVerdict,
+  Classifier,
+  Finding,
+  ModelCheck,
+  ScanContext,
+  ScanResult,
+  Verdict,
+} from "../types.ts";
 import { compile, COMPILE_OPTION_KEYS, type CompileOptions } from "../_schema/compile.ts";
 import { type Check, SchemaError } from "../_schema/keywords.ts";
 import { show, typeOf } from "../_schema/report.ts";
 import { depthOver, parseJson, rawSpan, resolveLocalRef } from "../_common/json.ts";
 import { normaliseCalls, type NormalisedCall, type NormalisedTool, normaliseTools } from "./providers.ts";
 import { coerceValue, repairJson } from "./repair.ts";
-import { clearsAlphabet, findsIn, scan } from "../_scan/scan.ts";
+import { clearsAlphabet, findsIn, scannerIn } from "../_scan/scan.ts";
 import { relaxDefaults } from "./defaults.ts";
 import { type StringVisitor, stringVisitor } from "../_schema/strings.ts";
 
@@ -933,10 +941,10 @@ export function stringValues(args: unknown): { path: string; value: string }[] {
 }
 
 const CONTEXT: ScanContext = "tool_args";
-/** The scanner's options for argument values: one object for every call, read and never changed by `scan`. */
-const SCAN_OPTIONS = { context: CONTEXT } as const;
-/** Whether the scanner finds anything in an argument value (`scan(s, SCAN_OPTIONS)`); made on first use. */
+/** Whether the scanner finds anything in an argument value (`scan` in `CONTEXT`); made on first use. */
 const argsFinder: () => (s: string) => boolean = lazy(() => findsIn(CONTEXT));
+/** The scanner's result for an argument value, null where its screen clears it; made on first use. */
+const argsScanner: () => (s: string) => ScanResult | null = lazy(() => scannerIn(CONTEXT));
 
 /**
  * True when the arguments are valid and the schema's string visitor reads all their strings without a scanner
@@ -963,7 +971,18 @@ interface InjectionWalk {
   segments: (string | number)[];
   /** Each string's quote offset in `raw` by JSON Pointer, read on the first finding. */
   quotes: Map<string, number> | null;
+  /** The first string the pre-pass found something in, and what: the walk does not scan it again. */
+  known: ScanHit | null;
 }
+
+/** A string the scanner found something in, and its result. */
+interface ScanHit {
+  value: string;
+  result: ScanResult;
+}
+
+/** What {@link firstHit} says of arguments nested too deep for it: the walk reads them iteratively. */
+const TOO_DEEP: ScanHit = { value: "", result: { blocked: false, categories: [], findings: [] } };
 
 /**
  * Scans every string value of the arguments for injected instructions and pushes an `argument_injection`
@@ -978,43 +997,49 @@ export function pushInjectionFindings(
   literals?: { has(s: string): boolean },
 ): void {
   // Most arguments hold nothing the scanner finds: one plain pass says so, without tracking where each
-  // string is; only then does the walk go over them again to say where.
-  if (!scannerFinds(args, argsFinder(), literals, 0)) return;
-  walkStrings(args, { raw, findings, literals, segments: [], quotes: null });
+  // string is; only then does the walk go over them again to say where, reusing what the pass found.
+  const hit = firstHit(args, argsScanner(), literals, 0);
+  if (hit === null) return;
+  const known = hit === TOO_DEEP ? null : hit;
+  walkStrings(args, { raw, findings, literals, segments: [], quotes: null, known });
 }
 
 /**
- * Whether `finds` (the scanner's test, {@link argsFinder}) is true of a string of `v` that the walk scans
- * (neither "" nor a literal), or `v` nests deeper than `RECURSION_LIMIT` below `depth` (the walk reads that
- * part iteratively).
+ * The first string of `v` that the walk scans (neither "" nor a literal) in which `scanner` (the scanner,
+ * {@link argsScanner}) finds something, with its result; `TOO_DEEP` when `v` nests deeper than
+ * `RECURSION_LIMIT` below `depth` first (the walk reads that part iteratively); null for none.
  */
-function scannerFinds(
+function firstHit(
   v: unknown,
-  finds: (s: string) => boolean,
+  scanner: (s: string) => ScanResult | null,
   literals: { has(s: string): boolean } | undefined,
   depth: number,
-): boolean {
+): ScanHit | null {
   // the screen first: it clears most strings, and a literal is only looked up where it does not
-  if (typeof v === "string") return v.length !== 0 && finds(v) && !literals?.has(v);
-  if (typeof v !== "object" || v === null) return false;
-  if (depth >= RECURSION_LIMIT) return true;
+  if (typeof v === "string") {
+    if (v.length === 0) return null;
+    const result = scanner(v);
+    return result === null || !result.blocked || literals?.has(v) ? null : { value: v, result };
+  }
+  if (typeof v !== "object" || v === null) return null;
+  if (depth >= RECURSION_LIMIT) return TOO_DEEP;
   if (Array.isArray(v)) {
     for (let i = 0; i < v.length; i++) {
       const x = v[i];
-      if ((typeof x === "string" || typeof x === "object") && scannerFinds(x, finds, literals, depth + 1)) {
-        return true;
-      }
+      if (typeof x !== "string" && typeof x !== "object") continue;
+      const hit = firstHit(x, scanner, literals, depth + 1);
+      if (hit !== null) return hit;
     }
-    return false;
+    return null;
   }
   for (const key in v) {
     if (!HAS_OWN.call(v, key)) continue;
     const x = (v as Record<string, unknown>)[key];
-    if ((typeof x === "string" || typeof x === "object") && scannerFinds(x, finds, literals, depth + 1)) {
-      return true;
-    }
+    if (typeof x !== "string" && typeof x !== "object") continue;
+    const hit = firstHit(x, scanner, literals, depth + 1);
+    if (hit !== null) return hit;
   }
-  return false;
+  return null;
 }
 
 /** Scans the strings in `v` (at `walk.segments`) in document order, depth first. */
@@ -1061,10 +1086,10 @@ function pointerOf(segments: readonly (string | number)[]): string {
 
 /** Scans one string value; `path` is its JSON Pointer, or null for the one `walk.segments` names. */
 function scanString(value: string, path: string | null, walk: InjectionWalk): void {
-  // scan screens the string first, as findsIn does: asking findsIn before it would read a string with findings twice
   if (value.length === 0 || walk.literals?.has(value)) return;
-  const result = scan(value, SCAN_OPTIONS);
-  if (result.findings.length === 0) return;
+  const known = walk.known;
+  const result = known !== null && known.value === value ? known.result : argsScanner()(value);
+  if (result === null || result.findings.length === 0) return;
   const at = path ?? pointerOf(walk.segments);
   const raw = walk.raw;
   if (raw !== undefined && walk.quotes === null) {

@@ -41,6 +41,27 @@ test("WordSet.foundIn: a string found through a failure link, and none in a near
   assert.equal(set.foundIn("abcabd bc e"), false);
 });
 
+test("WordSet.bitsIn: the bits of exactly the strings each seeded text holds, short and long texts alike", () => {
+  // Three groups of strings sharing prefixes and suffixes, so that failure links carry bits across groups.
+  const groups = [["ai ", "an ai", "ss"], ["assistant", "<|", "nstruct"], ["instructions", "my", "all my"]];
+  const set = new WordSet(groups.flat(), groups.flatMap((g, k) => g.map(() => 1 << k)));
+  const random = seeded(24);
+  const pieces = [...WORDS.map((w) => w.slice(0, -1)), ...WORDS, " ", "a", "s", "i", "é", "x"];
+  const seen = new Set<number>();
+  for (let k = 0; k < 3000; k++) {
+    let text = "";
+    // Some texts reach the byte path (long ones), some stay below it.
+    for (let i = Math.floor(random() * (k % 3 === 0 ? 120 : 8)); i > 0; i--) {
+      text += pieces[Math.floor(random() * pieces.length)];
+    }
+    const want = groups.reduce((bits, g, j) => g.some((w) => text.includes(w)) ? bits | (1 << j) : bits, 0);
+    assert.equal(set.bitsIn(text, 7), want, JSON.stringify(text));
+    seen.add(want);
+  }
+  // Every combination of the three groups came up.
+  assert.equal(seen.size, 8);
+});
+
 test("WordSet: refuses strings it cannot match", () => {
   assert.throws(() => new WordSet([""]), /empty/);
   assert.throws(() => new WordSet(["café"]), /ASCII/);
