@@ -62,22 +62,41 @@ export function cutAtOrBefore(text: string, p: number): number {
 
 /** Letters a-z in `s` before index `end` (all of `s` by default). */
 export function lettersBefore(s: string, end: number = s.length): number {
+  return lettersBetween(s, 0, end);
+}
+
+/** Letters a-z in `s` from index `from` to index `to` (exclusive). */
+function lettersBetween(s: string, from: number, to: number): number {
   let n = 0;
-  const e = Math.min(end, s.length);
+  const e = Math.min(to, s.length);
   // Bytes where the text is long and ASCII: read faster than by `charCodeAt`, and a window's are made anyway.
-  const bytes = e >= BYTES_FROM ? asciiBytes(s) : null;
+  const bytes = s.length >= BYTES_FROM && e - from >= BYTES_FROM ? asciiBytes(s) : null;
   if (bytes !== null) {
-    for (let i = 0; i < e; i++) {
+    for (let i = from; i < e; i++) {
       const c = bytes[i];
       if (c >= 0x61 && c <= 0x7a) n++;
     }
     return n;
   }
-  for (let i = 0; i < e; i++) {
+  for (let i = from; i < e; i++) {
     const c = s.charCodeAt(i);
     if (c >= 0x61 && c <= 0x7a) n++;
   }
   return n;
+}
+
+/** The first folded index whose original index is at least `at` (the folded length when none is). */
+function foldedIndexOf(folded: Folded, at: number): number {
+  if (folded.identity) return Math.min(at, folded.text.length);
+  const starts = folded.starts;
+  let lo = 0;
+  let hi = starts.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (starts[mid] < at) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /**
@@ -106,24 +125,26 @@ export function windowOf(
   const n = text.length;
   const ws = start === 0 ? 0 : cutAtOrBefore(text, start - left);
   const we = end === n ? n : cutAtOrAfter(text, end + right);
-  // Only the contexts' folded texts are read: their maps may take the shared buffers.
-  const before = ws === start ? "" : fold(text.slice(ws, start), { ascii, reuse: true }).text;
-  const leftLetters = lettersBefore(before);
-  if (ws > 0 && (before.length < CONTEXT || leftLetters < LETTER_CONTEXT)) {
-    return { side: "left", reached: start - ws };
-  }
-  const after = we === end ? "" : fold(text.slice(end, we), { ascii, reuse: true }).text;
-  const rightLetters = lettersBefore(after);
-  if (we < n && (after.length < CONTEXT || rightLetters < LETTER_CONTEXT)) {
-    return { side: "right", reached: we - end };
-  }
+  // The window is folded once: its cuts are neutral, so its fold is the folds of the left context, the core and
+  // the right context one after another, and the contexts' folded lengths and letters are read from it.
   // The engine reads one window at a time: each window's maps may take the place of the last one's.
   const folded = fold(ws === 0 && we === n ? text : text.slice(ws, we), { ascii, reuse: true });
+  const t = folded.text;
+  const coreStart = ws === start ? 0 : foldedIndexOf(folded, start - ws);
+  const leftLetters = lettersBetween(t, 0, coreStart);
+  if (ws > 0 && (coreStart < CONTEXT || leftLetters < LETTER_CONTEXT)) {
+    return { side: "left", reached: start - ws };
+  }
+  const coreEnd = we === end ? t.length : foldedIndexOf(folded, end - ws);
+  const rightLetters = lettersBetween(t, coreEnd, t.length);
+  if (we < n && (t.length - coreEnd < CONTEXT || rightLetters < LETTER_CONTEXT)) {
+    return { side: "right", reached: we - end };
+  }
   return {
     origin: ws,
     folded,
-    coreStart: before.length,
-    coreEnd: folded.text.length - after.length,
+    coreStart,
+    coreEnd,
     lettersBefore: leftLetters,
     lettersAfter: rightLetters,
     atEnd: we === n,
