@@ -78,6 +78,7 @@ interface FormatMode {
 export function compile(root: unknown, options: CompileOptions = {}): Check {
   const interpreter = new Interpreter(root, { assertFormats: options.assertFormats ?? true });
   const rootCheck = interpreter.node(root, "");
+  interpreter.assertEnds();
   if (options.codegen === false) return rootCheck;
   return generate(root, interpreter) ?? rootCheck;
 }
@@ -90,6 +91,11 @@ class Interpreter implements Tree {
   #refs: RefResolver;
   /** {@link Interpreter.node} as a plain function, for the object and applicator readers. */
   #node: NodeCompiler = (schema, ptr) => this.node(schema, ptr);
+  /**
+   * The in-place steps of the document (`$ref` and the applicators: the same value checked against another
+   * schema), by the schema they leave, each with the pointer of the keyword that takes it.
+   */
+  #inPlace = new Map<object, { to: unknown; at: string }[]>();
 
   /** Prepares to compile the document `root`. */
   constructor(root: unknown, { assertFormats }: FormatMode) {
@@ -115,6 +121,40 @@ class Interpreter implements Tree {
     return real;
   }
 
+  /**
+   * Throws {@link SchemaError} where a schema reaches itself again by in-place steps alone: checking a value
+   * there would never end (2020-12 leaves such a schema's meaning undefined), so it is refused when compiled,
+   * not reported as unreadable arguments on every call.
+   */
+  assertEnds(): void {
+    const state = new Map<object, "open" | "done">();
+    const path: { from: object; at: string }[] = [];
+    const visit = (s: object): void => {
+      state.set(s, "open");
+      for (const { to, at } of this.#inPlace.get(s) ?? []) {
+        if (!isRecord(to) || state.get(to) === "done") continue;
+        if (state.get(to) === "open") {
+          throw loopError([...path.slice(path.findIndex((e) => e.from === to)), {
+            from: s,
+            at,
+          }].map((e) => e.at));
+        }
+        path.push({ from: s, at });
+        visit(to);
+        path.pop();
+      }
+      state.set(s, "done");
+    };
+    for (const s of this.#inPlace.keys()) if (!state.has(s)) visit(s);
+  }
+
+  /** Notes an in-place step from `from` to `to`, taken by the keyword at `at`. */
+  #step(from: object, to: unknown, at: string): void {
+    const steps = this.#inPlace.get(from);
+    if (steps) steps.push({ to, at });
+    else this.#inPlace.set(from, [{ to, at }]);
+  }
+
   /** Resolves a `$ref` found in `holder`. */
   resolve(ref: string, at: string, holder: object): RefTarget {
     return this.#refs.resolve(ref, at, holder);
@@ -126,13 +166,17 @@ class Interpreter implements Tree {
     const type = readType(s, ptr);
     const nullable = readNullable(s, ptr);
     const node = this.#node;
+    const inPlace: NodeCompiler = (child, at) => {
+      this.#step(s, child, at);
+      return this.node(child, at);
+    };
     const checks: Check[] = [
       ...enumConstChecks(s, ptr),
       ...numberChecks(s, ptr),
       ...stringChecks(s, ptr, this),
       ...arrayChecks(s, ptr, node),
       ...objectChecks(s, ptr, node),
-      ...applicatorChecks(s, ptr, node),
+      ...applicatorChecks(s, ptr, node, inPlace),
       ...this.#refChecks(s, ptr),
     ];
     return combine({ type, nullable, checks });
@@ -145,12 +189,29 @@ class Interpreter implements Tree {
       throw new SchemaError("$ref", `${ptr}/$ref`, `"$ref" at ${ptr}/$ref must be a string`);
     }
     const target = this.resolve(s.$ref, `${ptr}/$ref`, s);
+    this.#step(s, target.schema, `${ptr}/$ref`);
     let compiled: Check | null = null;
     const check: Check = (v, p, out) => (compiled ??= this.node(target.schema, target.ptr))(v, p, out);
     // compile now too, so errors inside the target surface at compile time (cache keeps recursion finite)
     if (!this.#cache.has(target.schema)) compiled = this.node(target.schema, target.ptr);
     return [check];
   }
+}
+
+/**
+ * The error for a loop of in-place steps (`steps`: the pointers of the keywords that take them, in order),
+ * named by its first `$ref` (a loop within the tree alone needs an object that holds itself).
+ */
+function loopError(steps: readonly string[]): SchemaError {
+  const at = steps.find((p) => p.endsWith("/$ref")) ?? steps[0];
+  return new SchemaError(
+    at.endsWith("/$ref") ? "$ref" : at.slice(at.lastIndexOf("/") + 1),
+    at,
+    `the schema loops back to itself through ${
+      steps.join(" → ")
+    } without looking into the value, so checking ` +
+      "any value would never end; let one step of the loop check a property or an item, or remove it",
+  );
 }
 
 /** Throws for a keyword the engine neither enforces nor ignores, and for `$defs` that are not schemas. */
@@ -326,17 +387,25 @@ function objectChecks(s: Record<string, unknown>, ptr: string, node: NodeCompile
   return OBJECT_KEYWORDS.some((k) => s[k] !== undefined) ? [objectChecker(s, ptr, node)] : [];
 }
 
-/** `allOf`, `anyOf`, `oneOf`, `not`, `if`/`then`/`else`. */
-function applicatorChecks(s: Record<string, unknown>, ptr: string, node: NodeCompiler): Check[] {
+/**
+ * `allOf`, `anyOf`, `oneOf`, `not`, `if`/`then`/`else`; `inPlace` compiles the subschemas that check the same
+ * value (all of them, but a `then` or `else` without `if`), `node` the inert ones.
+ */
+function applicatorChecks(
+  s: Record<string, unknown>,
+  ptr: string,
+  node: NodeCompiler,
+  inPlace: NodeCompiler,
+): Check[] {
   const checks: Check[] = [];
-  if (s.allOf !== undefined) checks.push(...list(s, "allOf", ptr, node));
-  if (s.anyOf !== undefined) checks.push(anyOfChecker(list(s, "anyOf", ptr, node)));
-  if (s.oneOf !== undefined) checks.push(oneOfChecker(list(s, "oneOf", ptr, node)));
-  if (s.not !== undefined) checks.push(notChecker(node(s.not, `${ptr}/not`)));
+  if (s.allOf !== undefined) checks.push(...list(s, "allOf", ptr, inPlace));
+  if (s.anyOf !== undefined) checks.push(anyOfChecker(list(s, "anyOf", ptr, inPlace)));
+  if (s.oneOf !== undefined) checks.push(oneOfChecker(list(s, "oneOf", ptr, inPlace)));
+  if (s.not !== undefined) checks.push(notChecker(inPlace(s.not, `${ptr}/not`)));
   if (s.if !== undefined) {
-    const cond = node(s.if, `${ptr}/if`);
-    const then = s.then !== undefined ? node(s.then, `${ptr}/then`) : TRUE;
-    const otherwise = s.else !== undefined ? node(s.else, `${ptr}/else`) : TRUE;
+    const cond = inPlace(s.if, `${ptr}/if`);
+    const then = s.then !== undefined ? inPlace(s.then, `${ptr}/then`) : TRUE;
+    const otherwise = s.else !== undefined ? inPlace(s.else, `${ptr}/else`) : TRUE;
     checks.push(conditionalChecker(cond, then, otherwise));
   } else {
     // then/else without if are inert, but must still be schemas

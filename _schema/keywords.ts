@@ -33,7 +33,8 @@ export interface Tree {
 }
 
 /**
- * Thrown when a schema cannot be compiled: unknown keyword, bad keyword value, unresolved `$ref`.
+ * Thrown when a schema cannot be compiled: unknown keyword, bad keyword value, unresolved `$ref`, or a schema
+ * that reaches itself again through `$ref` and the applicators alone (checking a value would never end).
  *
  * @example Name the keyword a tool schema cannot use
  * ```ts

@@ -237,6 +237,47 @@ test("createValidator: too deep is caught when a $ref fragment is percent-encode
   );
 });
 
+test("compileSchema: a schema that reaches itself by $ref and applicators alone is refused at compile time", () => {
+  const loops: [unknown, string][] = [
+    [{ $ref: "#" }, "/$ref"],
+    [{ $defs: { a: { $ref: "#/$defs/b" }, b: { $ref: "#/$defs/a" } }, $ref: "#/$defs/a" }, "/$defs/a/$ref"],
+    [{ type: "object", properties: { x: { $ref: "#/properties/x" } } }, "/properties/x/$ref"],
+    [{ anyOf: [{ type: "string" }, { not: { $ref: "#" } }] }, "/anyOf/1/not/$ref"],
+    [{ if: { $ref: "#" } }, "/if/$ref"],
+    // reached first through a property (which reads into the value), then again in place through allOf
+    [{
+      properties: { p: { $ref: "#/$defs/y" } },
+      allOf: [{ $ref: "#/$defs/y" }],
+      $defs: { y: { $ref: "#" } },
+    }, "/$defs/y/$ref"],
+  ];
+  for (const [schema, pointer] of loops) {
+    for (const codegen of [true, false]) {
+      assert.throws(
+        () => compileSchema(schema, { codegen }),
+        (e: unknown) =>
+          e instanceof SchemaError && e.keyword === "$ref" && e.pointer === pointer &&
+          /never end/.test(e.message),
+        JSON.stringify(schema),
+      );
+    }
+  }
+  // each step of these reads into the value, or is inert: they compile and check
+  const tree = compileSchema({
+    type: "object",
+    properties: { kids: { type: "array", items: { $ref: "#" } } },
+  });
+  assert.deepEqual(tree({ kids: [{ kids: [] }, { kids: [{ kids: 1 }] }] }).map((f) => f.path), [
+    "/kids/1/kids/0/kids",
+  ]);
+  assert.deepEqual(tree({ kids: [{ kids: [] }] }), []);
+  assert.deepEqual(compileSchema({ then: { $ref: "#" } })(1), []);
+  assert.throws(
+    () => createValidator([{ name: "t1", input_schema: { $ref: "#" } }]),
+    (e: unknown) => e instanceof SchemaError && /tool "t1"/.test(e.message),
+  );
+});
+
 test("createValidator: throws on keywords it cannot enforce, naming tool, keyword and pointer", () => {
   const tool = (schema: unknown) => [{ name: "t1", input_schema: schema }];
   assert.throws(
