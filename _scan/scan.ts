@@ -342,17 +342,12 @@ export function scan(text: string, options: ScanOptions = {}): ScanResult {
 
 /**
  * A test of whether `scan(text, { context })` finds anything, for a caller that needs no more and tests many
- * strings in one context (the validator, argument values): bound to the context's plan, a string the screen
- * clears costs neither a result nor a look-up. Throws as `scan` does for an unknown context.
+ * strings in one context (the validator, argument values): {@link scannerIn}'s answer as a yes or no, so a
+ * string the screen clears costs neither a result nor a look-up. Throws as `scan` does for an unknown context.
  */
 export function findsIn(context: ScanContext): (text: string) => boolean {
-  const options: ScanOptions = { context };
-  if (!SCAN_CONTEXTS.includes(context)) return (text) => scanInSegments(text, options, SEGMENT).blocked;
-  const screen = planOf(context).screen;
-  return (text) => {
-    const only = screened(screen, context, text);
-    return only !== 0 && scanInSegments(text, options, SEGMENT, only).blocked;
-  };
+  const scanner = scannerIn(context);
+  return (text) => scanner(text)?.blocked === true;
 }
 
 /**
