@@ -53,9 +53,13 @@ export class LeadFinder {
    * `UNBUILT`. A negative entry is the one branch the pass takes off its straight path.
    */
   #next: Int32Array = new Int32Array(0);
-  /** The trie: `#children[node * width + class]`, 0 for none (the root is node 0), and its nodes' leads. */
+  /**
+   * The trie: `#children[node * width + class]`, 0 for none (the root is node 0); per node its depth and the
+   * rules whose lead ends there.
+   */
   #children = new Int32Array(0);
-  #trie: Trie = { children: [], depth: [], ends: [] };
+  #depth: number[] = [];
+  #ends: number[][] = [];
   /** Per state: whether the next unit stands at a word start, and its trie nodes, ascending. */
   #states: { atStart: boolean; nodes: readonly number[] }[] = [];
   /** The state of each (word start, nodes) key. */
@@ -79,9 +83,11 @@ export class LeadFinder {
     this.#classify();
     const width = this.#letterClass.length;
     this.#shift = Math.max(1, Math.ceil(Math.log2(width)));
-    this.#trie = this.#trieOf();
-    this.#children = new Int32Array(this.#trie.children.length * width);
-    this.#trie.children.forEach((map, node) => map.forEach((to, c) => this.#children[node * width + c] = to));
+    const trie = this.#trieOf();
+    this.#children = new Int32Array(trie.children.length * width);
+    trie.children.forEach((map, node) => map.forEach((to, c) => this.#children[node * width + c] = to));
+    this.#depth = trie.depth;
+    this.#ends = trie.ends;
     this.#state(true, []);
     this.#state(false, []);
   }
@@ -149,14 +155,14 @@ export class LeadFinder {
     this.#next[(s << shift) | OTHER] = AT_WORD_START;
     this.#next[(s << shift) | OTHER_LETTER] = IN_WORD;
     let count = 0;
-    for (const node of nodes) count += this.#trie.ends[node].length;
+    for (const node of nodes) count += this.#ends[node].length;
     if (s + 2 > this.#emitStart.length) this.#emitStart = grownBy(this.#emitStart, 1);
     let e = this.#emitStart[s];
     if (e + 2 * count > this.#emits.length) this.#emits = grownBy(this.#emits, 2 * count);
     for (const node of nodes) {
-      for (const rule of this.#trie.ends[node]) {
+      for (const rule of this.#ends[node]) {
         this.#emits[e++] = rule;
-        this.#emits[e++] = this.#trie.depth[node];
+        this.#emits[e++] = this.#depth[node];
       }
     }
     this.#emitStart[s + 1] = e;
