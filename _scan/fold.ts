@@ -7,7 +7,7 @@
  */
 
 import { lazy } from "../_common/lazy.ts";
-import { asciiBytes as encodedAscii } from "./words.ts";
+import { asciiBytes } from "./words.ts";
 
 /** Text folded for matching, with a map back to the original. */
 export interface Folded {
@@ -545,7 +545,7 @@ function outBuffersFor(m: number, reuse: boolean): [Uint16Array, Int32Array, Int
 const utf16 = lazy(() => new TextDecoder("utf-16le", { fatal: true, ignoreBOM: true }));
 
 /** Bytes for `asciiString`, made on first use; a window's text fits. */
-let asciiBytes: Uint8Array | undefined;
+let asciiStringBytes: Uint8Array | undefined;
 /** UTF-8 decoder for `asciiString`, made on first use. */
 let utf8: TextDecoder | undefined;
 
@@ -556,7 +556,7 @@ let utf8: TextDecoder | undefined;
  */
 function asciiString(out: Uint16Array, k: number): string | undefined {
   const bytes = k <= SCRATCH_UNITS
-    ? (asciiBytes ??= new Uint8Array(SCRATCH_UNITS)).subarray(0, k)
+    ? (asciiStringBytes ??= new Uint8Array(SCRATCH_UNITS)).subarray(0, k)
     : new Uint8Array(k);
   for (let i = 0; i < k; i++) {
     const c = out[i];
@@ -586,7 +586,7 @@ export function lettersOnly(s: string): string {
   const bytes = n <= SCRATCH_UNITS ? (letterBytes ??= new Uint8Array(SCRATCH_UNITS)) : new Uint8Array(n);
   let k = 0;
   // The folded text is most often ASCII, and its bytes often made already (the lead finder reads them).
-  const src = encodedAscii(s);
+  const src = asciiBytes(s);
   if (src !== null) {
     for (let i = 0; i < n; i++) {
       const c = src[i];
