@@ -96,8 +96,6 @@ class Emitter implements Emit {
   #okCount = 0;
   /** Pattern loops (`pN`) by regex source. */
   #patterns = new Map<string, string>();
-  /** The `$ref`-only nodes being followed to their targets (see `#forwarded`). */
-  #following = new Set<unknown>();
 
   /** Starts a generation over the interpreter's `tree`. */
   constructor(tree: Tree) {
@@ -146,7 +144,7 @@ class Emitter implements Emit {
   reportFn(schema: unknown, ptr: string, sp: string | null = null): string {
     if (schema === true) return "T";
     const target = this.#forwarded(schema, ptr);
-    if (target !== null) return this.#through(schema, () => this.reportFn(target.schema, target.ptr, sp));
+    if (target !== null) return this.reportFn(target.schema, target.ptr, sp);
     if (sp !== null && isRecord(schema)) {
       const name = this.#staticReportFn(schema, ptr, sp);
       if (name !== null) return name;
@@ -181,32 +179,23 @@ class Emitter implements Emit {
 
   /**
    * Where `schema` (at `ptr`) asserts nothing but its `$ref` (annotations and definitions aside), the
-   * target, whose functions then serve it too: no function that only calls another. Null for any other
-   * node, and for one met again while following such nodes (a cycle of them keeps its own functions).
+   * target, whose functions then serve it too: no function that only calls another. Null for any other node.
+   * Following such nodes ends: they are in-place steps, and `compile` refuses a schema whose in-place steps
+   * loop before it generates any code.
    */
   #forwarded(schema: unknown, ptr: string): RefTarget | null {
-    if (!isRecord(schema) || typeof schema.$ref !== "string" || this.#following.has(schema)) return null;
+    if (!isRecord(schema) || typeof schema.$ref !== "string") return null;
     const forwards = Object.keys(schema).every((key) =>
       key === "$ref" || key === "$defs" || key === "definitions" || isAnnotation(key)
     );
     return forwards ? this.resolve(schema.$ref, `${ptr}/$ref`, schema) : null;
   }
 
-  /** `make()`, with `schema` marked as being followed to its target meanwhile. */
-  #through(schema: unknown, make: () => string): string {
-    this.#following.add(schema);
-    try {
-      return make();
-    } finally {
-      this.#following.delete(schema);
-    }
-  }
-
   /** The yes/no function for `schema`: the interpreter's check where the node is not plain. */
   okFn(schema: unknown, ptr: string): string {
     if (schema === true) return "T";
     const target = this.#forwarded(schema, ptr);
-    if (target !== null) return this.#through(schema, () => this.okFn(target.schema, target.ptr));
+    if (target !== null) return this.okFn(target.schema, target.ptr);
     const known = this.#okNames.get(schema);
     if (known) return known;
     const name = `v${this.#okCount++}`;
