@@ -398,12 +398,13 @@ function foldFull(text: string, reuse: boolean): Folded {
   // start at the input size or are the ones kept from the last call, and double where decompositions expand
   // the text or it is longer than those: a window that reaches across characters folding to nothing (a run of
   // zero-width ones) may be longer than the kept buffers, its fold seldom.
+  // Pass 2 works in place and its maps are views of these buffers: only a fold with `reuse` takes the kept ones.
   let cap = n + 16;
-  let [units, s1, e1] = cap <= SMALL_UNITS
+  let [units, s1, e1] = !reuse
+    ? [new Uint16Array(cap), new Int32Array(cap), new Int32Array(cap)]
+    : cap <= SMALL_UNITS
     ? smallScratch ??= grow(EMPTY_U16, EMPTY_I32, EMPTY_I32, SMALL_UNITS)
-    : cap >= SCRATCH_FROM || reuse
-    ? scratch()
-    : [new Uint16Array(cap), new Int32Array(cap), new Int32Array(cap)];
+    : scratch();
   cap = units.length;
   const known = bmpFolds ??= new Uint16Array(0x10000);
   let m = 0;
@@ -452,7 +453,7 @@ function foldFull(text: string, reuse: boolean): Folded {
     }
     i += width;
   }
-  return finish(units, s1, e1, m, reuse);
+  return finish(units, s1, e1, m);
 }
 
 /**
@@ -468,26 +469,27 @@ let bmpFolds: Uint16Array | undefined;
  * only written pages take memory.
  */
 const SCRATCH_UNITS = 1 << 20;
-/** Shorter texts do not take that set (short texts alone never need it), unless they fold with `reuse`. */
+/** Shorter texts' lazily built maps do not take the long set (see `outBuffersFor`), unless they fold with `reuse`. */
 const SCRATCH_FROM = 1 << 16;
 /**
- * Texts up to this long (most arguments and messages, and 4 KiB pieces of a stream) share a small set of their
- * own, made on first use: three typed arrays made per fold and three more per result cost more than folding a
- * short text.
+ * Texts up to this long (most arguments and messages, and 4 KiB pieces of a stream) folded with `reuse` share a
+ * small set of their own, made on first use: three typed arrays made per fold cost more than folding a short
+ * text.
  */
 const SMALL_UNITS = 1 << 13;
 let smallScratch: [Uint16Array, Int32Array, Int32Array] | undefined;
-/** Pass-2 buffers of `SMALL_UNITS`, as `outBuffers` is for long texts. */
+/** Map buffers of `SMALL_UNITS` for lazily folded texts, as `outBuffers` is for long ones. */
 let smallOut: [Uint16Array, Int32Array, Int32Array] | undefined;
 const EMPTY_U16 = new Uint16Array(0);
 const EMPTY_I32 = new Int32Array(0);
 let scratchBuffers: [Uint16Array, Int32Array, Int32Array] | undefined;
-/** Pass-2 buffers of `SCRATCH_UNITS`, made on first use: the output units always, the maps for `reuse`. */
+/** Map buffers of `SCRATCH_UNITS` for lazily folded texts (see `LazyFolded`) with `reuse`, made on first use. */
 let outBuffers: [Uint16Array, Int32Array, Int32Array] | undefined;
 
 /**
- * Pass-1 buffers of `SCRATCH_UNITS`, made once: folding is synchronous and pass 2 copies what it keeps, so one
- * set serves every call, and a long text read in windows does not leave a set per window for the collector.
+ * Pass-1 buffers of `SCRATCH_UNITS`, made once: folding is synchronous and a fold with `reuse` may leave its
+ * maps in them for the next such fold to overwrite (pass 2 works in place), so one set serves every call, and
+ * a long text read in windows does not leave a set per window for the collector.
  */
 function scratch(): [Uint16Array, Int32Array, Int32Array] {
   return scratchBuffers ??= grow(EMPTY_U16, EMPTY_I32, EMPTY_I32, SCRATCH_UNITS);
@@ -521,21 +523,21 @@ function grow(
 }
 
 /**
- * Pass 2: join letter-spaced words and collapse whitespace runs, carrying the index maps along. The output units
- * are copied into a string, so a long text's go to the shared buffer; its maps do when `reuse`.
+ * Pass 2: join letter-spaced words and collapse whitespace runs, carrying the index maps along. In place: each
+ * output unit takes the place of one input unit or more, so the output never overtakes what is still to read,
+ * and text with nothing to join or collapse is read without a write. The maps are views of the pass-1 buffers
+ * (which only a fold with `reuse` shares, see `foldFull`).
  */
-function finish(u: Uint16Array, s1: Int32Array, e1: Int32Array, m: number, reuse: boolean): Folded {
-  const shared = outBuffersFor(m, reuse);
-  const out = shared ? shared[0] : new Uint16Array(m);
-  const starts = shared && reuse ? shared[1] : new Int32Array(m);
-  const ends = shared && reuse ? shared[2] : new Int32Array(m);
+function finish(u: Uint16Array, s1: Int32Array, e1: Int32Array, m: number): Folded {
   let k = 0;
   let i = 0;
+  // The input unit before `i` (0 at the start): the output may have overwritten its place.
+  let before = 0;
   while (i < m) {
     const c = u[i];
     // Letter spacing: at a word start, three or more single letters each followed by the same one spacer.
     if (
-      isLetter(c) && (i === 0 || !isWordUnit(u[i - 1])) && i + 4 < m && isSpacer(u[i + 1]) &&
+      isLetter(c) && (i === 0 || !isWordUnit(before)) && i + 4 < m && isSpacer(u[i + 1]) &&
       isLetter(u[i + 2]) && u[i + 3] === u[i + 1] && isLetter(u[i + 4]) &&
       (i + 5 >= m || !isWordUnit(u[i + 5]))
     ) {
@@ -543,10 +545,12 @@ function finish(u: Uint16Array, s1: Int32Array, e1: Int32Array, m: number, reuse
       let j = i;
       // Consume letter (sep letter)* while each letter stands alone.
       while (j < m && isLetter(u[j]) && (j + 1 >= m || !isWordUnit(u[j + 1]))) {
-        out[k] = u[j];
-        starts[k] = s1[j];
-        ends[k] = e1[j];
+        const letter = u[j];
+        u[k] = letter;
+        s1[k] = s1[j];
+        e1[k] = e1[j];
         k++;
+        before = letter;
         if (
           j + 2 < m && u[j + 1] === sep && isLetter(u[j + 2]) && (j + 3 >= m || !isWordUnit(u[j + 3]))
         ) j += 2;
@@ -565,25 +569,30 @@ function finish(u: Uint16Array, s1: Int32Array, e1: Int32Array, m: number, reuse
         if (u[j] === 0x0a) nl = true;
         j++;
       }
-      out[k] = nl ? 0x0a : 0x20;
-      starts[k] = s1[i];
-      ends[k] = e1[j - 1];
+      const start = s1[i];
+      u[k] = nl ? 0x0a : 0x20;
+      s1[k] = start;
+      e1[k] = e1[j - 1];
       k++;
+      before = 0x20;
       i = j;
       continue;
     }
-    out[k] = c;
-    starts[k] = s1[i];
-    ends[k] = e1[i];
+    if (k !== i) {
+      u[k] = c;
+      s1[k] = s1[i];
+      e1[k] = e1[i];
+    }
+    before = c;
     k++;
     i++;
   }
-  return { text: unitsToString(out, k), starts: starts.subarray(0, k), ends: ends.subarray(0, k) };
+  return { text: unitsToString(u, k), starts: s1.subarray(0, k), ends: e1.subarray(0, k) };
 }
 
 /**
- * The shared pass-2 buffers a fold of `m` units takes (its output units always; its maps when `reuse`), made on
- * first use, or undefined when it takes buffers of its own.
+ * The shared buffers whose maps a lazily folded text of `m` units takes when `reuse`, made on first use, or
+ * undefined when it takes buffers of its own.
  */
 function outBuffersFor(m: number, reuse: boolean): [Uint16Array, Int32Array, Int32Array] | undefined {
   return m <= SMALL_UNITS
