@@ -228,55 +228,80 @@ const SPACES_RUN = / {2,}/g;
 const NOT_PLAIN = /[\t\v\f\r]|[ \n][ \n]|(?<=(?<![a-z0-9])[a-z])([ .\-_*|/])[a-z]\1[a-z](?![a-z0-9])/;
 
 /**
- * What `isPlain` reads per byte: 0 for most, `PLAIN_ODD` for a space the fold rewrites, `PLAIN_BLANK` for a
- * space or newline, `PLAIN_SPACER` for a spacer of letter spacing (a space is both), made on first use.
+ * What `isPlain` reads per byte, made on first use: in the low two bits its shape for letter spacing (`SHAPE_*`),
+ * and `PLAIN_BLANK` for a space or newline, `PLAIN_ODD` for a space the fold rewrites.
  */
-let plainClasses: Uint8Array | undefined;
-const PLAIN_ODD = 1;
-const PLAIN_BLANK = 2;
-const PLAIN_SPACER = 4;
+let plainUnits: Uint8Array | undefined;
+const SHAPE_OTHER = 0;
+const SHAPE_LETTER = 1;
+const SHAPE_DIGIT = 2;
+const SHAPE_SPACER = 3;
+const PLAIN_BLANK = 4;
+const PLAIN_ODD = 8;
+/**
+ * The shapes of the last seven bytes, two bits each (the newest lowest), and the middle five of a letter
+ * spacing: letter, spacer, letter, spacer, letter.
+ */
+const SPACED_KEY = (1 << 14) - 1;
+const SPACED_MIDDLE = 0xffc;
+const SPACED_PATTERN = (SHAPE_LETTER << 10) | (SHAPE_SPACER << 8) | (SHAPE_LETTER << 6) |
+  (SHAPE_SPACER << 4) |
+  (SHAPE_LETTER << 2);
 
 /** The table `isPlain` reads. */
-function plainClassesOf(): Uint8Array {
+function plainUnitsOf(): Uint8Array {
   const table = new Uint8Array(256);
-  for (const c of [0x09, 0x0b, 0x0c, 0x0d]) table[c] = PLAIN_ODD;
-  table[0x0a] = PLAIN_BLANK;
-  for (let c = 0; c < 128; c++) if (isSpacer(c)) table[c] |= PLAIN_SPACER;
+  for (let c = 0; c < 128; c++) {
+    table[c] = isLetter(c)
+      ? SHAPE_LETTER
+      : c >= 0x30 && c <= 0x39
+      ? SHAPE_DIGIT
+      : isSpacer(c)
+      ? SHAPE_SPACER
+      : SHAPE_OTHER;
+  }
   table[0x20] |= PLAIN_BLANK;
+  table[0x0a] |= PLAIN_BLANK;
+  for (const c of [0x09, 0x0b, 0x0c, 0x0d]) table[c] |= PLAIN_ODD;
   return table;
 }
 
-/** True for a byte of a letter a-z or a digit (what `(?<![a-z0-9])` and `(?![a-z0-9])` exclude). */
-function isLetterOrDigit(c: number): boolean {
-  return (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39);
+/**
+ * Whether the seven shapes `key` (the newest that of the byte at `j`, or past the end) are a letter spacing as
+ * `NOT_PLAIN` reads it: its middle five match (see `SPACED_PATTERN`), no letter or digit on either side, and the
+ * same spacer twice.
+ */
+function spacedAt(bytes: Uint8Array, key: number, j: number): boolean {
+  const first = key >> 12;
+  const last = key & 3;
+  return (key & SPACED_MIDDLE) === SPACED_PATTERN && (first === SHAPE_OTHER || first === SHAPE_SPACER) &&
+    (last === SHAPE_OTHER || last === SHAPE_SPACER) && bytes[j - 4] === bytes[j - 2];
 }
 
 /**
  * True when the lower-cased ASCII text `t` has nothing `NOT_PLAIN` matches. A long text's bytes are read in a
- * loop that stops only at blanks and spacers: irregexp tries all three alternatives at each of them and reads
- * text full of spacers (`<|im_`, `a_b/c`) at a third of the speed. The bytes are those the lead finder reads
- * next when the fold is the identity.
+ * loop without a branch that depends on the text (a blank pair or an odd space is OR-ed into one flag, letter
+ * spacing is one compare of the last seven bytes' shapes): irregexp tries its alternatives at every blank and
+ * spacer, and reads text full of spacers (`<|im_`, `a_b/c`) at a third of the speed. The bytes are those the
+ * lead finder reads next when the fold is the identity.
  */
 export function isPlain(t: string): boolean {
   const n = t.length;
   const bytes = n >= BYTES_FROM ? asciiBytes(t) : null;
   if (bytes === null) return !NOT_PLAIN.test(t);
-  const classes = plainClasses ??= plainClassesOf();
+  const units = plainUnits ??= plainUnitsOf();
+  let key = 0;
+  let previous = 0;
+  let odd = 0;
   for (let j = 0; j < n; j++) {
-    const k = classes[bytes[j]];
-    if (k === 0) continue;
-    if (k === PLAIN_ODD) return false;
-    const c = bytes[j];
-    // (a byte past the end reads as undefined: no blank, no letter, no digit)
-    if ((k & PLAIN_BLANK) !== 0 && (classes[bytes[j + 1]] & PLAIN_BLANK) !== 0 && j + 1 < n) return false;
-    if (
-      (k & PLAIN_SPACER) !== 0 && j >= 1 && isLetter(bytes[j - 1]) &&
-      (j < 2 || !isLetterOrDigit(bytes[j - 2])) &&
-      j + 3 < n && isLetter(bytes[j + 1]) && bytes[j + 2] === c && isLetter(bytes[j + 3]) &&
-      (j + 4 >= n || !isLetterOrDigit(bytes[j + 4]))
-    ) return false;
+    const u = units[bytes[j]];
+    odd |= (previous & u & PLAIN_BLANK) | (u & PLAIN_ODD);
+    previous = u;
+    key = ((key << 2) | (u & 3)) & SPACED_KEY;
+    if ((key & SPACED_MIDDLE) === SPACED_PATTERN && spacedAt(bytes, key, j)) return false;
   }
-  return true;
+  // The end reads as no letter or digit after the last byte.
+  return odd === 0 && !spacedAt(bytes, (key << 2) & SPACED_KEY, n);
 }
 
 /** Options for `fold`. */
