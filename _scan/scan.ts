@@ -623,12 +623,10 @@ function runWindow(
   const ft = w.folded.text;
   // The gates test for anchors anywhere, which the screen (when it chose `only`) has done already.
   const screened = only !== ALL_RULES;
-  // Which of the rules' lists the text holds, in one pass, where the screen did not read it; not on long
-  // texts: they hold most strings, which each test finds early, and the pass would read to the end for the
-  // ones they lack (-1: not read).
-  const held = !screened && plan.lists !== null && ft.length < ABSENT_FROM
-    ? plan.lists.bitsIn(ft, plan.listsAll)
-    : -1;
+  // Which of the rules' lists the text holds, in one pass, where the screen did not read it (-1: not read).
+  // Long texts too: they hold most strings, but a list they lack (chat tokens, "\nhuman: ", "](" in prose)
+  // costs its own expression a pass to the end each, together more than this one pass.
+  const held = !screened && plan.lists !== null ? plan.lists.bitsIn(ft, plan.listsAll) : -1;
   if ((only & plan.foldedBits) !== 0 && (screened || passesGate(plan, ft, held))) {
     if (!runFolded(plan, text, w, wanted, cursors, base - w.coreStart, add, only, held)) return false;
   }
