@@ -7,7 +7,7 @@
  */
 
 import { lazy } from "../_common/lazy.ts";
-import { asciiBytes } from "./words.ts";
+import { asciiBytes, bytesFor, keepBytes } from "./words.ts";
 
 /** Text folded for matching, with a map back to the original. */
 export interface Folded {
@@ -251,11 +251,15 @@ export interface FoldOptions {
  * @returns The folded text and its index maps into `text`.
  */
 export function fold(text: string, options: FoldOptions = {}): Folded {
+  const reuse = options.reuse === true;
+  if (text.length <= LOOP_UP_TO) {
+    const f = loopFold(text, reuse);
+    return typeof f === "object" ? f : foldFull(text, reuse);
+  }
   // Fast native scans clear the common case: ASCII with no odd whitespace, whitespace run or letter spacing
   // folds to its lower case, character for character. Where one of them occurs, single-purpose tests tell which.
   if (!options.ascii && !isAscii(text)) return foldFull(text, options.reuse === true);
   let t = text.toLowerCase();
-  const reuse = options.reuse === true;
   if (!NOT_PLAIN.test(t)) return new LazyFolded(t, text, "identity", reuse);
   if (ODD_SPACE.test(t)) t = t.replace(/[\t\v\f]/g, " ").replace(/\r/g, "\n");
   if (LETTER_SPACED.test(t)) return foldFull(text, reuse);
@@ -265,6 +269,104 @@ export function fold(text: string, options: FoldOptions = {}): Folded {
   return collapsed.length === t.length
     ? new LazyFolded(t, text, "identity", reuse)
     : new LazyFolded(collapsed, text, "collapsed spaces", reuse);
+}
+
+/**
+ * The fold of `text` when it is ASCII (null when it is not), and for a short text in one loop (see `loopFold`),
+ * which tells on the way whether it is ASCII: a caller that needs to know and to fold reads the text once.
+ */
+export function asciiFold(text: string, options: FoldOptions = {}): Folded | null {
+  const reuse = options.reuse === true;
+  if (text.length > LOOP_UP_TO) return isAscii(text) ? fold(text, { ascii: true, reuse }) : null;
+  const f = loopFold(text, reuse);
+  if (typeof f === "object") return f;
+  return f === "letter spaced" && isAscii(text) ? foldFull(text, reuse) : null;
+}
+
+/**
+ * ASCII texts up to this long fold in one loop over their code units (`loopFold`): the native string
+ * operations read a text several times, and cost more per call than a short text costs to read.
+ */
+const LOOP_UP_TO = 1 << 14;
+
+/** What `loopFold` reads per folded ASCII unit: a blank (space, newline), a spacer of letter spacing. */
+const BLANK = 1;
+const SPACER = 2;
+/** `BLANK` and `SPACER` of each ASCII unit as the fold writes it, made on first use. */
+let kinds: Uint8Array | undefined;
+
+/** The kinds of the folded ASCII units (see `BLANK`). */
+function kindsOf(): Uint8Array {
+  const k = new Uint8Array(128);
+  k[0x20] = BLANK | SPACER;
+  k[0x0a] = BLANK;
+  for (const c of ".-_*|/") k[c.charCodeAt(0)] = SPACER;
+  return k;
+}
+
+/** True for a folded unit a-z or 0-9: what may not stand next to letter spacing. */
+function isLetterOrDigit(c: number): boolean {
+  return (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39);
+}
+
+/** The byte at `i` of `bytes` (ASCII) as the fold writes it, 0 from `n` on. */
+function foldedAt(bytes: Uint8Array, i: number, n: number): number {
+  return i < n ? ASCII[bytes[i]] : 0;
+}
+
+/**
+ * The fold of an ASCII text without letter spacing, in one pass over its bytes in the buffer the later passes
+ * read (see `asciiBytes`), which it folds in place: lower case, odd spaces rewritten, each whitespace run one
+ * space or one newline, with the maps of `LazyFolded`. What the native operations of `fold` give, and the same
+ * tests: `"not ascii"` or `"letter spaced"` (the `LETTER_SPACED` test, made at each spacer after a lone
+ * letter) where the code-point loop must fold it. Bytes, not `charCodeAt`: the engines encode ASCII many times
+ * faster than a loop reads a string, and read a typed array several times faster.
+ */
+function loopFold(text: string, reuse: boolean): Folded | "not ascii" | "letter spaced" {
+  const n = text.length;
+  const bytes = bytesFor(n);
+  const { read, written } = (encoder ??= new TextEncoder()).encodeInto(text, bytes);
+  if (read !== n || written !== n) return "not ascii";
+  const kind = kinds ??= kindsOf();
+  let k = 0;
+  // The two folded units before `i`, as the fold writes them before it collapses runs (0: none).
+  let last = 0;
+  let before = 0;
+  // Whether some unit folds to other than its lower case (a tab, a CR).
+  let odd = false;
+  for (let i = 0; i < n; i++) {
+    const c = bytes[i];
+    const m = ASCII[c];
+    const km = kind[m];
+    if (km !== 0) {
+      if (m !== c) odd = true;
+      if ((km & BLANK) !== 0 && (kind[last] & BLANK) !== 0) {
+        // A run goes on: one unit for all of it, a newline when it holds one.
+        if (m === 0x0a) bytes[k - 1] = 0x0a;
+        before = last;
+        last = m;
+        continue;
+      }
+      if (
+        (km & SPACER) !== 0 && last >= 0x61 && last <= 0x7a && !isLetterOrDigit(before) && i + 3 < n &&
+        isLetter(foldedAt(bytes, i + 1, n)) && foldedAt(bytes, i + 2, n) === m &&
+        isLetter(foldedAt(bytes, i + 3, n)) && !isLetterOrDigit(foldedAt(bytes, i + 4, n))
+      ) return "letter spaced";
+    }
+    // (in place: `k` never passes `i`, and the tests above read only units after `i`)
+    bytes[k++] = m;
+    before = last;
+    last = m;
+  }
+  const identity = k === n;
+  const t = identity && !odd ? text.toLowerCase() : bytesToString(bytes, k);
+  keepBytes(t);
+  return new LazyFolded(t, text, identity ? "identity" : "collapsed spaces", reuse);
+}
+
+/** The first `k` bytes (ASCII) as a string. */
+function bytesToString(bytes: Uint8Array, k: number): string {
+  return (utf8 ??= new TextDecoder()).decode(bytes.subarray(0, k));
 }
 
 /**

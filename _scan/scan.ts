@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { type Folded, isAscii, lettersOnly, mapSpan } from "./fold.ts";
+import { asciiFold, type Folded, isAscii, lettersOnly, mapSpan } from "./fold.ts";
 import { CONTEXT, cutAtOrAfter, lettersBefore, wholeWindow, type Window, windowOf } from "./segments.ts";
 import { type Original, type Rule, rules } from "./rules.ts";
 import { anchorsOf, escapeRegExp as escape, nextMatch } from "./match.ts";
@@ -440,8 +440,10 @@ export function scanInSegments(
   }
 
   const plan = planOf(context);
-  // Known once, for the raw rules and for every fold of the text or a window of it.
-  const ascii = isAscii(text);
+  // Known once, for the raw rules and for every fold of the text or a window of it; a text read whole is folded
+  // by the same pass that tells.
+  const whole = text.length > 2 * segment ? null : asciiFold(text, { reuse: true });
+  const ascii = whole !== null || (text.length > 2 * segment && isAscii(text));
   if (plan.raw.length > 0 && !ascii) {
     for (const rule of plan.raw) {
       if (wanted && !wanted.has(rule.category)) continue;
@@ -451,7 +453,7 @@ export function scanInSegments(
   }
 
   if (text.length > 2 * segment) runSegments(text, plan, wanted, add, { segment, ascii });
-  else runWindow(wholeWindow(text, ascii), text, plan, wanted, new Map(), 0, add, only);
+  else runWindow(wholeWindow(text, ascii, whole ?? undefined), text, plan, wanted, new Map(), 0, add, only);
   return resultOf(raw);
 }
 
