@@ -7,7 +7,7 @@
  */
 
 import { lazy } from "../_common/lazy.ts";
-import { asciiBytes, bytesFor, keepBytes } from "./words.ts";
+import { asciiBytes, bytesFor, heldBytes, keepBytes } from "./words.ts";
 
 /** Text folded for matching, with a map back to the original. */
 export interface Folded {
@@ -289,24 +289,28 @@ export function asciiFold(text: string, options: FoldOptions = {}): Folded | nul
  */
 const LOOP_UP_TO = 1 << 14;
 
-/** What `loopFold` reads per folded ASCII unit: a blank (space, newline), a spacer of letter spacing. */
+/**
+ * What `loopFold` reads per ASCII unit, of the unit the fold writes for it: a blank (space, newline), a spacer
+ * of letter spacing, a letter, a letter or digit; and whether that is other than the unit's lower case.
+ */
 const BLANK = 1;
 const SPACER = 2;
-/** `BLANK` and `SPACER` of each ASCII unit as the fold writes it, made on first use. */
+const LETTER = 4;
+const WORD = 8;
+const ODD = 16;
+/** The kinds of each ASCII unit (see `BLANK`), made on first use. */
 let kinds: Uint8Array | undefined;
 
-/** The kinds of the folded ASCII units (see `BLANK`). */
+/** The kinds of the ASCII units (see `BLANK`). */
 function kindsOf(): Uint8Array {
   const k = new Uint8Array(128);
-  k[0x20] = BLANK | SPACER;
-  k[0x0a] = BLANK;
-  for (const c of ".-_*|/") k[c.charCodeAt(0)] = SPACER;
+  for (let c = 0; c < 128; c++) {
+    const m = ASCII[c];
+    k[c] = (m === 0x20 || m === 0x0a ? BLANK : 0) | (isSpacer(m) ? SPACER : 0) |
+      (isLetter(m) ? LETTER | WORD : 0) | (m >= 0x30 && m <= 0x39 ? WORD : 0) |
+      (m !== c && !(c >= 0x41 && c <= 0x5a) ? ODD : 0);
+  }
   return k;
-}
-
-/** True for a folded unit a-z or 0-9: what may not stand next to letter spacing. */
-function isLetterOrDigit(c: number): boolean {
-  return (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39);
 }
 
 /** The byte at `i` of `bytes` (ASCII) as the fold writes it, 0 from `n` on. */
@@ -324,44 +328,50 @@ function foldedAt(bytes: Uint8Array, i: number, n: number): number {
  */
 function loopFold(text: string, reuse: boolean): Folded | "not ascii" | "letter spaced" {
   const n = text.length;
-  const bytes = bytesFor(n);
-  const { read, written } = (encoder ??= new TextEncoder()).encodeInto(text, bytes);
-  if (read !== n || written !== n) return "not ascii";
+  let bytes = heldBytes(text);
+  if (bytes === null) {
+    bytes = bytesFor(n);
+    const { read, written } = (encoder ??= new TextEncoder()).encodeInto(text, bytes);
+    if (read !== n || written !== n) return "not ascii";
+  } else bytes = bytesFor(n);
   const kind = kinds ??= kindsOf();
   let k = 0;
-  // The two folded units before `i`, as the fold writes them before it collapses runs (0: none).
+  // The kinds of the two units before `i` (0: none), and of all of them OR-ed.
   let last = 0;
   let before = 0;
-  // Whether some unit folds to other than its lower case (a tab, a CR).
-  let odd = false;
+  let all = 0;
+  // No branch per unit but the rare one: whether a unit is a blank changes at every word's ends, too often
+  // for the processor to guess.
   for (let i = 0; i < n; i++) {
     const c = bytes[i];
+    const kc = kind[c];
     const m = ASCII[c];
-    const km = kind[m];
-    if (km !== 0) {
-      if (m !== c) odd = true;
-      if ((km & BLANK) !== 0 && (kind[last] & BLANK) !== 0) {
-        // A run goes on: one unit for all of it, a newline when it holds one.
-        if (m === 0x0a) bytes[k - 1] = 0x0a;
-        before = last;
-        last = m;
-        continue;
-      }
+    // A blank after a blank: the run's one unit so far (at `j`) becomes a newline when either is one.
+    const more = kc & last & BLANK;
+    const j = k - more;
+    const was = m ^ ((bytes[j] ^ m) & (0 - more | 0));
+    bytes[j] = (was & m) | ((was ^ m) & 0x0a);
+    k = j + 1;
+    all |= kc;
+    // A spacer after a lone letter: letter spacing if a letter, the same spacer and a lone letter follow.
+    if ((kc & (last >> 1) & ~(before >> 2) & SPACER) !== 0) {
       if (
-        (km & SPACER) !== 0 && last >= 0x61 && last <= 0x7a && !isLetterOrDigit(before) && i + 3 < n &&
-        isLetter(foldedAt(bytes, i + 1, n)) && foldedAt(bytes, i + 2, n) === m &&
-        isLetter(foldedAt(bytes, i + 3, n)) && !isLetterOrDigit(foldedAt(bytes, i + 4, n))
+        i + 3 < n && isLetter(foldedAt(bytes, i + 1, n)) && foldedAt(bytes, i + 2, n) === m &&
+        isLetter(foldedAt(bytes, i + 3, n)) && !isWordChar(foldedAt(bytes, i + 4, n))
       ) return "letter spaced";
     }
-    // (in place: `k` never passes `i`, and the tests above read only units after `i`)
-    bytes[k++] = m;
     before = last;
-    last = m;
+    last = kc;
   }
   const identity = k === n;
-  const t = identity && !odd ? text.toLowerCase() : bytesToString(bytes, k);
+  const t = identity && (all & ODD) === 0 ? text.toLowerCase() : bytesToString(bytes, k);
   keepBytes(t);
   return new LazyFolded(t, text, identity ? "identity" : "collapsed spaces", reuse);
+}
+
+/** True for a folded unit a-z or 0-9: what may not stand next to letter spacing. */
+function isWordChar(c: number): boolean {
+  return (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39);
 }
 
 /** The first `k` bytes (ASCII) as a string. */

@@ -16,6 +16,7 @@
 import type { Rule } from "./rules.ts";
 import { foldsToLowerCase, isAsciiLetter } from "./prefilter.ts";
 import { lettersOnly } from "./fold.ts";
+import { bytesFor, keepBytes } from "./words.ts";
 
 /** A gram key is three character classes of `CLASS_BITS` bits. */
 const CLASS_BITS = 6;
@@ -172,8 +173,8 @@ const LETTER_LOOP_UNDER = 16;
 /** Keys of leads (`c0 << 7 | c1`, two ASCII units). */
 const LEAD_KEYS = 1 << 14;
 
-/** The bytes of the text `candidates` reads, grown as needed; and its encoder, made on first use. */
-let screenBytes = new Uint8Array(0);
+/** Texts up to this long have their bytes in the kept buffer (see `bytesFor`); the encoder is made on first use. */
+const KEPT_UP_TO = 1 << 16;
 let encoder: TextEncoder | undefined;
 
 /** Slots of the hash table of anchor grams (a power of two, at least twice the grams). */
@@ -465,10 +466,12 @@ export class RuleScreen {
     const n = text.length;
     // The text's bytes, which the engines read several times faster than `charCodeAt` and make many times
     // faster than a loop reads; a text beyond ASCII does not fold to its lower case.
-    if (screenBytes.length < n) screenBytes = new Uint8Array(Math.max(n, 2 * screenBytes.length));
-    const bytes = screenBytes;
+    // Kept for the fold, which reads them next when the screen cannot clear the text.
+    const kept = n <= KEPT_UP_TO;
+    const bytes = kept ? bytesFor(n) : new Uint8Array(n);
     const { read, written } = (encoder ??= new TextEncoder()).encodeInto(text, bytes);
     if (read !== n || written !== n) return -1;
+    if (kept) keepBytes(text);
     let key = 0;
     let present = 0;
     let i = 0;

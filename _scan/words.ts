@@ -46,6 +46,11 @@ export function bytesFor(n: number): Uint8Array {
   return byteBuffer;
 }
 
+/** The kept buffer when it holds the bytes of `t` (see `keepBytes`), else null: no need to encode `t` again. */
+export function heldBytes(t: string): Uint8Array | null {
+  return t === bytesOfText ? byteBuffer! : null;
+}
+
 /** Notes that the buffer `bytesFor` gave holds the bytes of `t`, so `asciiBytes(t)` need not encode it. */
 export function keepBytes(t: string): void {
   bytesOfText = t;
