@@ -328,12 +328,12 @@ function foldedAt(bytes: Uint8Array, i: number, n: number): number {
  */
 function loopFold(text: string, reuse: boolean): Folded | "not ascii" | "letter spaced" {
   const n = text.length;
-  let bytes = heldBytes(text);
-  if (bytes === null) {
-    bytes = bytesFor(n);
-    const { read, written } = (encoder ??= new TextEncoder()).encodeInto(text, bytes);
-    if (read !== n || written !== n) return "not ascii";
-  } else bytes = bytesFor(n);
+  if (heldBytes(text) === null && !asciiInto(text)) return "not ascii";
+  // Plain text (no odd space, run of blanks or letter spacing) folds to its lower case: native operations
+  // tell it at a fraction of the loop's cost, and end early on text that is not.
+  const lower = text.toLowerCase();
+  if (!NOT_PLAIN.test(lower)) return new LazyFolded(lower, text, "identity", reuse);
+  const bytes = bytesFor(n);
   const kind = kinds ??= kindsOf();
   let k = 0;
   // The kinds of the two units before `i` (0: none), and of all of them OR-ed.
@@ -364,9 +364,41 @@ function loopFold(text: string, reuse: boolean): Folded | "not ascii" | "letter 
     last = kc;
   }
   const identity = k === n;
-  const t = identity && (all & ODD) === 0 ? text.toLowerCase() : bytesToString(bytes, k);
+  const t = identity && (all & ODD) === 0 ? lower : bytesToString(bytes, k);
   keepBytes(t);
   return new LazyFolded(t, text, identity ? "identity" : "collapsed spaces", reuse);
+}
+
+/** Units `asciiInto` looks at before it encodes; texts shorter than `COPY_UNDER` it copies unit by unit. */
+const PROBE = 16;
+const COPY_UNDER = 128;
+
+/**
+ * Whether `text` is ASCII, its bytes then in the kept buffer (see `keepBytes`). Encoded into as many bytes as
+ * it has units, so that text beyond ASCII stops the encoder once it has filled them.
+ */
+function asciiInto(text: string): boolean {
+  const n = text.length;
+  const bytes = bytesFor(n);
+  // A short text is copied by a loop: a call to the encoder costs more than reading a few dozen units.
+  if (n < COPY_UNDER) {
+    for (let i = 0; i < n; i++) {
+      const c = text.charCodeAt(i);
+      if (c >= 0x80) return false;
+      bytes[i] = c;
+    }
+    keepBytes(text);
+    return true;
+  }
+  // Text beyond ASCII most often shows it at once (a homoglyph word, a run of hidden characters).
+  for (let i = 0; i < PROBE; i++) if (text.charCodeAt(i) >= 0x80) return false;
+  const { read, written } = (encoder ??= new TextEncoder()).encodeInto(
+    text,
+    bytes.length === n ? bytes : bytes.subarray(0, n),
+  );
+  if (read !== n || written !== n) return false;
+  keepBytes(text);
+  return true;
 }
 
 /** True for a folded unit a-z or 0-9: what may not stand next to letter spacing. */

@@ -7,7 +7,7 @@ import { asciiFold, type Folded, isAscii, lettersOnly, mapSpan } from "./fold.ts
 import { CONTEXT, cutAtOrAfter, lettersBefore, wholeWindow, type Window, windowOf } from "./segments.ts";
 import { type Original, type Rule, rules } from "./rules.ts";
 import { anchorsOf, escapeRegExp as escape, nextMatch } from "./match.ts";
-import { LeadFinder } from "./leads.ts";
+import { LeadFinder, type LeadStarts } from "./leads.ts";
 import { asciiBytes, BYTES_FROM, WordSet } from "./words.ts";
 import { lazy } from "../_common/lazy.ts";
 import { RuleScreen, spreadPattern } from "./screen.ts";
@@ -663,7 +663,7 @@ function runFolded(
   // there and found nothing it did not report.
   const local = (at: number) => Math.max(at - offset, w.coreStart);
   // Where each rule with leads could match, found for all of them in one pass when the first needs it.
-  let starts: (Int32Array | undefined)[] | undefined;
+  let starts: LeadStarts | undefined;
   // Needles and anchors this window's folded text is known not to hold (see `holdsSome`).
   const absent: string[] = [];
   // No window follows the last one: its cursors are not read.
@@ -680,7 +680,7 @@ function runFolded(
     if (held !== -1 && !heldFor(plan, i, held)) continue;
     if (lead >= 0 && !direct) {
       starts ??= plan.leads.find(ft, w.coreStart, w.coreEnd);
-      const candidates = starts[lead];
+      const candidates = starts.of(lead);
       if (candidates === undefined) continue;
       // Where leads are many, the needles and anchors may rule them all out in one native pass; where they are
       // few, trying each costs less than that pass.

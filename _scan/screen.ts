@@ -16,7 +16,6 @@
 import type { Rule } from "./rules.ts";
 import { foldsToLowerCase, isAsciiLetter } from "./prefilter.ts";
 import { lettersOnly } from "./fold.ts";
-import { bytesFor, keepBytes } from "./words.ts";
 
 /** A gram key is three character classes of `CLASS_BITS` bits. */
 const CLASS_BITS = 6;
@@ -122,14 +121,11 @@ function canOccur(s: string): boolean {
   return true;
 }
 
-/**
- * True when the text whose `n` bytes are `bytes` holds `s` (lower-case) at `start`, ignoring the case of the
- * text's letters.
- */
-function holdsAt(bytes: Uint8Array, n: number, start: number, s: string): boolean {
-  if (start < 0 || start + s.length > n) return false;
+/** True when `text` holds `s` (lower-case) at `start`, ignoring the case of the text's letters. */
+function holdsAt(text: string, start: number, s: string): boolean {
+  if (start < 0 || start + s.length > text.length) return false;
   for (let j = 0; j < s.length; j++) {
-    let c = bytes[start + j];
+    let c = text.charCodeAt(start + j);
     if (c >= 0x41 && c <= 0x5a) c |= 0x20;
     if (c !== s.charCodeAt(j)) return false;
   }
@@ -172,10 +168,6 @@ const LETTER_LOOP_UNDER = 16;
 
 /** Keys of leads (`c0 << 7 | c1`, two ASCII units). */
 const LEAD_KEYS = 1 << 14;
-
-/** Texts up to this long have their bytes in the kept buffer (see `bytesFor`); the encoder is made on first use. */
-const KEPT_UP_TO = 1 << 16;
-let encoder: TextEncoder | undefined;
 
 /** Slots of the hash table of anchor grams (a power of two, at least twice the grams). */
 const SLOTS = 1024;
@@ -464,34 +456,29 @@ export class RuleScreen {
     const units = this.#units;
     const grams = this.#grams;
     const n = text.length;
-    // The text's bytes, which the engines read several times faster than `charCodeAt` and make many times
-    // faster than a loop reads; a text beyond ASCII does not fold to its lower case.
-    // Kept for the fold, which reads them next when the screen cannot clear the text.
-    const kept = n <= KEPT_UP_TO;
-    const bytes = kept ? bytesFor(n) : new Uint8Array(n);
-    const { read, written } = (encoder ??= new TextEncoder()).encodeInto(text, bytes);
-    if (read !== n || written !== n) return -1;
-    if (kept) keepBytes(text);
     let key = 0;
     let present = 0;
+    let all = 0;
     let i = 0;
     // Most texts mark no gram key from start to end: a loop with nothing else in it reads them.
     for (; i < n; i++) {
-      const u = units[bytes[i]];
+      const c = text.charCodeAt(i);
+      all |= c;
+      const u = units[c & 0x7f];
       // Which letters the text holds, for the letters-only rules: one OR, not a key of their own per unit.
       present |= u;
       key = ((key << CLASS_BITS) | (u & CLASS_MASK)) & GRAM_KEY;
       // (a shift count is taken modulo 32: `1 << key` is bit `key & 31`)
-      if ((grams[key >>> 5] & (1 << key)) !== 0) return this.#fromMarked(text, bytes, i, key, present);
+      if ((grams[key >>> 5] & (1 << key)) !== 0) return this.#fromMarked(text, i, key, all, present);
     }
-    return this.#judged(text, bytes, 0, present);
+    return this.#judged(text, 0, all, present);
   }
 
   /**
-   * `candidates` from the first marked gram key on (`key`, ending at `i`), with the `present` of the text
-   * before it: looks for anchors at each marked key to the text's end. `bytes`: the text's.
+   * `candidates` from the first marked gram key on (`key`, ending at `i`), with the `all` and `present` of the
+   * text before it: looks for anchors at each marked key to the text's end.
    */
-  #fromMarked(text: string, bytes: Uint8Array, i: number, key: number, present: number): number {
+  #fromMarked(text: string, i: number, key: number, all: number, present: number): number {
     const units = this.#units;
     const grams = this.#grams;
     const n = text.length;
@@ -500,26 +487,29 @@ export class RuleScreen {
     // that a text that does fold otherwise (runs of blanks, tabs) ends the pass there.
     let sure = false;
     while (i < n) {
-      found |= this.#anchorsAt(bytes, n, i, key);
+      found |= this.#anchorsAt(text, i, key);
       if ((found & UNSURE) !== 0 && !sure) {
         if (!foldsToLowerCase(text)) return -1;
         sure = true;
       }
       for (i++; i < n; i++) {
-        const u = units[bytes[i]];
+        const c = text.charCodeAt(i);
+        all |= c;
+        const u = units[c & 0x7f];
         present |= u;
         key = ((key << CLASS_BITS) | (u & CLASS_MASK)) & GRAM_KEY;
         if ((grams[key >>> 5] & (1 << key)) !== 0) break;
       }
     }
-    return this.#judged(text, bytes, found, present);
+    return this.#judged(text, found, all, present);
   }
 
   /**
    * `candidates` once the pass has read the whole text: the rules with an anchor in it (`found`, with
-   * `UNSURE` where the pass asked `foldsToLowerCase`) and the letters (`present`); `bytes`: the text's.
+   * `UNSURE` where the pass asked `foldsToLowerCase`), every unit OR-ed (`all`) and the letters (`present`).
    */
-  #judged(text: string, bytes: Uint8Array, found: number, present: number): number {
+  #judged(text: string, found: number, all: number, present: number): number {
+    if (all >= 0x80) return -1;
     const letters = this.#mayHoldLetterAnchor(present) && this.#lettersMayHold(text) ? 1 : 0;
     // Most texts: no evidence at all.
     if ((found | letters | this.#always) === 0) return 0;
@@ -528,7 +518,7 @@ export class RuleScreen {
     if (letters !== 0) found |= this.#inLetters(text);
     found |= this.#always;
     const needLead = found & this.#needLead;
-    return needLead === 0 ? found : (found & ~needLead) | this.#leadsIn(bytes, text.length, needLead);
+    return needLead === 0 ? found : (found & ~needLead) | this.#leadsIn(text, needLead);
   }
 
   /**
@@ -553,7 +543,7 @@ export class RuleScreen {
   }
 
   /** Rules with an anchor that ends at index `end`, where the gram `key` ends (and `UNSURE` for a folding key). */
-  #anchorsAt(bytes: Uint8Array, n: number, end: number, key: number): number {
+  #anchorsAt(text: string, end: number, key: number): number {
     let rules = this.#singles[key & CLASS_MASK] | this.#pairs[key & PAIR_KEY] |
       ((this.#unsure[key >>> 5] & (1 << (key & 31))) !== 0 ? UNSURE : 0);
     const keys = this.#slotKeys;
@@ -563,7 +553,7 @@ export class RuleScreen {
       slot = (slot + 1) & (SLOTS - 1);
     }
     for (let i = this.#slotStart[slot], stop = this.#slotStart[slot + 1]; i < stop; i++) {
-      if (holdsAt(bytes, n, end - 2 - this.#probeAt[i], this.#probeText[i])) rules |= this.#probeRules[i];
+      if (holdsAt(text, end - 2 - this.#probeAt[i], this.#probeText[i])) rules |= this.#probeRules[i];
     }
     return rules;
   }
@@ -615,39 +605,38 @@ export class RuleScreen {
     return rules;
   }
 
-  /**
-   * Those of the rules `wanted` that have a lead at a word start (a letter after anything but a letter) in the
-   * text whose `n` bytes are `bytes`.
-   */
-  #leadsIn(bytes: Uint8Array, n: number, wanted: number): number {
+  /** Those of the rules `wanted` that have a lead at a word start (a letter after anything but a letter). */
+  #leadsIn(text: string, wanted: number): number {
     const leadRulesAt = this.#leadRulesAt;
+    const n = text.length;
     let rules = 0;
     let afterLetter = false;
     for (let p = 0; p < n; p++) {
-      const c = bytes[p] | 0x20;
+      const c = text.charCodeAt(p) | 0x20;
       const letter = c >= 0x61 && c <= 0x7a;
       if (!letter || afterLetter) {
         afterLetter = letter;
         continue;
       }
       afterLetter = true;
-      const next = p + 1 < n ? bytes[p + 1] : 0;
-      const second = isAsciiLetter(next) ? next | 0x20 : next;
+      const next = p + 1 < n ? text.charCodeAt(p + 1) : 0;
+      // Leads are ASCII: none goes on with a unit outside it (0: the one-character leads alone).
+      const second = next >= 0x80 ? 0 : isAsciiLetter(next) ? next | 0x20 : next;
       // A word start that begins no lead of a rule still wanted is passed by with one read of the table.
       if ((leadRulesAt[(c << 7) | second] & wanted & ~rules) === 0) continue;
-      rules |= this.#leadsAt(bytes, n, p, c << 7, wanted);
-      if (second !== 0) rules |= this.#leadsAt(bytes, n, p, (c << 7) | second, wanted);
+      rules |= this.#leadsAt(text, p, c << 7, wanted);
+      if (second !== 0) rules |= this.#leadsAt(text, p, (c << 7) | second, wanted);
       if ((rules & wanted) === wanted) break;
     }
     return rules & wanted;
   }
 
   /** Those of the rules `wanted` with a lead under `key` at `p`. */
-  #leadsAt(bytes: Uint8Array, n: number, p: number, key: number, wanted: number): number {
+  #leadsAt(text: string, p: number, key: number, wanted: number): number {
     let rules = 0;
     for (let i = this.#leadStart[key], stop = this.#leadStart[key + 1]; i < stop; i++) {
       const leadRules = this.#leadRules[i];
-      if ((leadRules & wanted) !== 0 && holdsAt(bytes, n, p, this.#leadText[i])) rules |= leadRules;
+      if ((leadRules & wanted) !== 0 && holdsAt(text, p, this.#leadText[i])) rules |= leadRules;
     }
     return rules;
   }
