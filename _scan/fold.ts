@@ -7,7 +7,7 @@
  */
 
 import { lazy } from "../_common/lazy.ts";
-import { asciiBytes, BYTES_FROM } from "./words.ts";
+import { asciiBytes, BYTES_FROM, bytesFor, heldBytes, keepBytes } from "./words.ts";
 
 /** Text folded for matching, with a map back to the original. */
 export interface Folded {
@@ -328,11 +328,15 @@ export interface FoldOptions {
  * @returns The folded text and its index maps into `text`.
  */
 export function fold(text: string, options: FoldOptions = {}): Folded {
+  const reuse = options.reuse === true;
+  if (text.length <= LOOP_UP_TO) {
+    const f = loopFold(text, reuse);
+    return typeof f === "object" ? f : foldFull(text, reuse);
+  }
   // Fast native scans clear the common case: ASCII with no odd whitespace, whitespace run or letter spacing
   // folds to its lower case, character for character. Where one of them occurs, single-purpose tests tell which.
-  if (!options.ascii && !isAscii(text)) return foldFull(text, options.reuse === true);
+  if (!options.ascii && !isAscii(text)) return foldFull(text, reuse);
   let t = text.toLowerCase();
-  const reuse = options.reuse === true;
   if (isPlain(t)) return new LazyFolded(t, text, "identity", reuse);
   if (ODD_SPACE.test(t)) t = t.replace(/[\t\v\f]/g, " ").replace(/\r/g, "\n");
   if (LETTER_SPACED.test(t)) return foldFull(text, reuse);
@@ -342,6 +346,146 @@ export function fold(text: string, options: FoldOptions = {}): Folded {
   return collapsed.length === t.length
     ? new LazyFolded(t, text, "identity", reuse)
     : new LazyFolded(collapsed, text, "collapsed spaces", reuse);
+}
+
+/**
+ * The fold of `text` when it is ASCII (null when it is not), and for a short text in one loop (see `loopFold`),
+ * which tells on the way whether it is ASCII: a caller that needs to know and to fold reads the text once.
+ */
+export function asciiFold(text: string, options: FoldOptions = {}): Folded | null {
+  const reuse = options.reuse === true;
+  if (text.length > LOOP_UP_TO) return isAscii(text) ? fold(text, { ascii: true, reuse }) : null;
+  const f = loopFold(text, reuse);
+  if (typeof f === "object") return f;
+  return f === "letter spaced" && isAscii(text) ? foldFull(text, reuse) : null;
+}
+
+/**
+ * ASCII texts up to this long fold in one loop over their code units (`loopFold`): the native string
+ * operations read a text several times, and cost more per call than a short text costs to read.
+ */
+const LOOP_UP_TO = 1 << 14;
+
+/**
+ * What `loopFold` reads per ASCII unit, of the unit the fold writes for it: a blank (space, newline), a spacer
+ * of letter spacing, a letter, a letter or digit; and whether that is other than the unit's lower case.
+ */
+const BLANK = 1;
+const SPACER = 2;
+const LETTER = 4;
+const WORD = 8;
+const ODD = 16;
+/** The kinds of each ASCII unit (see `BLANK`), made on first use. */
+let kinds: Uint8Array | undefined;
+
+/** The kinds of the ASCII units (see `BLANK`). */
+function kindsOf(): Uint8Array {
+  const k = new Uint8Array(128);
+  for (let c = 0; c < 128; c++) {
+    const m = ASCII[c];
+    k[c] = (m === 0x20 || m === 0x0a ? BLANK : 0) | (isSpacer(m) ? SPACER : 0) |
+      (isLetter(m) ? LETTER | WORD : 0) | (m >= 0x30 && m <= 0x39 ? WORD : 0) |
+      (m !== c && !(c >= 0x41 && c <= 0x5a) ? ODD : 0);
+  }
+  return k;
+}
+
+/** The byte at `i` of `bytes` (ASCII) as the fold writes it, 0 from `n` on. */
+function foldedAt(bytes: Uint8Array, i: number, n: number): number {
+  return i < n ? ASCII[bytes[i]] : 0;
+}
+
+/**
+ * The fold of an ASCII text without letter spacing, in one pass over its bytes in the buffer the later passes
+ * read (see `asciiBytes`), which it folds in place: lower case, odd spaces rewritten, each whitespace run one
+ * space or one newline, with the maps of `LazyFolded`. What the native operations of `fold` give, and the same
+ * tests: `"not ascii"` or `"letter spaced"` (the `LETTER_SPACED` test, made at each spacer after a lone
+ * letter) where the code-point loop must fold it. Bytes, not `charCodeAt`: the engines encode ASCII many times
+ * faster than a loop reads a string, and read a typed array several times faster.
+ */
+function loopFold(text: string, reuse: boolean): Folded | "not ascii" | "letter spaced" {
+  const n = text.length;
+  if (heldBytes(text) === null && !asciiInto(text)) return "not ascii";
+  // Plain text (no odd space, run of blanks or letter spacing) folds to its lower case: native operations
+  // tell it at a fraction of the loop's cost, and end early on text that is not.
+  const lower = text.toLowerCase();
+  if (!NOT_PLAIN.test(lower)) return new LazyFolded(lower, text, "identity", reuse);
+  const bytes = bytesFor(n);
+  const kind = kinds ??= kindsOf();
+  let k = 0;
+  // The kinds of the two units before `i` (0: none), and of all of them OR-ed.
+  let last = 0;
+  let before = 0;
+  let all = 0;
+  // No branch per unit but the rare one: whether a unit is a blank changes at every word's ends, too often
+  // for the processor to guess.
+  for (let i = 0; i < n; i++) {
+    const c = bytes[i];
+    const kc = kind[c];
+    const m = ASCII[c];
+    // A blank after a blank: the run's one unit so far (at `j`) becomes a newline when either is one.
+    const more = kc & last & BLANK;
+    const j = k - more;
+    const was = m ^ ((bytes[j] ^ m) & (0 - more | 0));
+    bytes[j] = (was & m) | ((was ^ m) & 0x0a);
+    k = j + 1;
+    all |= kc;
+    // A spacer after a lone letter: letter spacing if a letter, the same spacer and a lone letter follow.
+    if ((kc & (last >> 1) & ~(before >> 2) & SPACER) !== 0) {
+      if (
+        i + 3 < n && isLetter(foldedAt(bytes, i + 1, n)) && foldedAt(bytes, i + 2, n) === m &&
+        isLetter(foldedAt(bytes, i + 3, n)) && !isWordChar(foldedAt(bytes, i + 4, n))
+      ) return "letter spaced";
+    }
+    before = last;
+    last = kc;
+  }
+  const identity = k === n;
+  const t = identity && (all & ODD) === 0 ? lower : bytesToString(bytes, k);
+  keepBytes(t);
+  return new LazyFolded(t, text, identity ? "identity" : "collapsed spaces", reuse);
+}
+
+/** Units `asciiInto` looks at before it encodes; texts shorter than `COPY_UNDER` it copies unit by unit. */
+const PROBE = 16;
+const COPY_UNDER = 128;
+
+/**
+ * Whether `text` is ASCII, its bytes then in the kept buffer (see `keepBytes`). Encoded into as many bytes as
+ * it has units, so that text beyond ASCII stops the encoder once it has filled them.
+ */
+function asciiInto(text: string): boolean {
+  const n = text.length;
+  const bytes = bytesFor(n);
+  // A short text is copied by a loop: a call to the encoder costs more than reading a few dozen units.
+  if (n < COPY_UNDER) {
+    for (let i = 0; i < n; i++) {
+      const c = text.charCodeAt(i);
+      if (c >= 0x80) return false;
+      bytes[i] = c;
+    }
+    keepBytes(text);
+    return true;
+  }
+  // Text beyond ASCII most often shows it at once (a homoglyph word, a run of hidden characters).
+  for (let i = 0; i < PROBE; i++) if (text.charCodeAt(i) >= 0x80) return false;
+  const { read, written } = (encoder ??= new TextEncoder()).encodeInto(
+    text,
+    bytes.length === n ? bytes : bytes.subarray(0, n),
+  );
+  if (read !== n || written !== n) return false;
+  keepBytes(text);
+  return true;
+}
+
+/** True for a folded unit a-z or 0-9: what may not stand next to letter spacing. */
+function isWordChar(c: number): boolean {
+  return (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39);
+}
+
+/** The first `k` bytes (ASCII) as a string. */
+function bytesToString(bytes: Uint8Array, k: number): string {
+  return (utf8 ??= new TextDecoder()).decode(bytes.subarray(0, k));
 }
 
 /**

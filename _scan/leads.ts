@@ -38,6 +38,14 @@ interface Trie {
   ends: number[][];
 }
 
+/**
+ * What `LeadFinder.find` found: `of(r)` is rule `r`'s starts, ascending, or undefined for a rule with none;
+ * valid until the next `find`.
+ */
+export interface LeadStarts {
+  of(r: number): Int32Array | undefined;
+}
+
 /** A lead finder over the leads of a set of rules (see `Rule.leads`). */
 export class LeadFinder {
   /** The rules, in the order `find` returns their positions. */
@@ -74,12 +82,15 @@ export class LeadFinder {
   /** For `#grouped`: where each rule's starts begin in `grouped` (and where the last ends), and the next free slot. */
   #at: Int32Array;
   #fill: Int32Array;
+  /** Per rule, how many distinct starts the last `find` found for it. */
+  #count: Int32Array;
 
   /** Builds the trie of every lead of every rule in `rules` (rules without leads are left out). */
   constructor(rules: readonly Rule[]) {
     this.rules = rules.filter((rule) => rule.leads && rule.leads.length > 0);
     this.#at = new Int32Array(this.rules.length + 1);
     this.#fill = new Int32Array(this.rules.length);
+    this.#count = new Int32Array(this.rules.length);
     this.#classify();
     const width = this.#letterClass.length;
     this.#shift = Math.max(1, Math.ceil(Math.log2(width)));
@@ -189,10 +200,10 @@ export class LeadFinder {
 
   /**
    * Per rule (in the order of `rules`), the positions in `[start, end)` of `t` where one of its leads begins
-   * at a word start (no letter a-z before it), ascending; undefined for a rule with none. The lists share one
-   * buffer, which the next call overwrites: a window's thousands of positions leave no garbage behind.
+   * at a word start (no letter a-z before it), ascending (see `LeadStarts`). The lists share one buffer, which
+   * the next call overwrites: a window's thousands of positions leave no garbage behind.
    */
-  find(t: string, start: number, end: number): (Int32Array | undefined)[] {
+  find(t: string, start: number, end: number): LeadStarts {
     // A lead that starts before `end` ends before `stop`.
     const stop = Math.min(t.length, end + this.#longest - 1);
     const bytes = t.length >= BYTES_FROM ? asciiBytes(t) : null;
@@ -223,7 +234,15 @@ export class LeadFinder {
         }
       }
     }
-    return this.#grouped(this.#pairs);
+    this.#grouped(this.#pairs);
+    return this;
+  }
+
+  /** The starts of rule `r` the last `find` found (see `LeadStarts`). */
+  of(r: number): Int32Array | undefined {
+    const from = this.#at[r];
+    const count = this.#count[r];
+    return count === 0 ? undefined : grouped.subarray(from, from + count);
   }
 
   /**
@@ -255,11 +274,12 @@ export class LeadFinder {
   }
 
   /**
-   * The first `pairs` slots of `found` as one ascending list of starts per rule, in `grouped`. Pairs come in
-   * the order their leads end: a rule's longer lead that began earlier may come after a shorter one that began
-   * later, and two leads of a rule may begin at one word start.
+   * The first `pairs` slots of `found` as one ascending list of starts per rule, in `grouped` (rule `r`'s from
+   * `#at[r]`, `#count[r]` of them). Pairs come in the order their leads end: a rule's longer lead that began
+   * earlier may come after a shorter one that began later, and two leads of a rule may begin at one word start.
+   * No list is made here: most rules' are never read.
    */
-  #grouped(pairs: number): (Int32Array | undefined)[] {
+  #grouped(pairs: number): void {
     const rules = this.rules.length;
     const at = this.#at.fill(0);
     for (let i = 0; i < pairs; i += 2) at[found[i] + 1]++;
@@ -268,13 +288,13 @@ export class LeadFinder {
     const fill = this.#fill;
     fill.set(at.subarray(0, rules));
     for (let i = 0; i < pairs; i += 2) grouped[fill[found[i]]++] = found[i + 1];
-    const lists: (Int32Array | undefined)[] = new Array(rules);
+    const count = this.#count;
     for (let r = 0; r < rules; r++) {
-      if (at[r] === at[r + 1]) continue;
-      const list = grouped.subarray(at[r], at[r + 1]);
-      lists[r] = ascending(list) ? list : list.subarray(0, sortedUnique(list));
+      const n = at[r + 1] - at[r];
+      count[r] = n === 0 || ascending(grouped, at[r], at[r + 1])
+        ? n
+        : sortedUnique(grouped.subarray(at[r], at[r + 1]));
     }
-    return lists;
   }
 }
 
@@ -289,9 +309,9 @@ function grownBy(a: Int32Array, more: number): Int32Array {
   return b;
 }
 
-/** Whether `list` is strictly ascending. */
-function ascending(list: Int32Array): boolean {
-  for (let i = 1; i < list.length; i++) if (list[i] <= list[i - 1]) return false;
+/** Whether `list` is strictly ascending from `from` to `to`. */
+function ascending(list: Int32Array, from: number, to: number): boolean {
+  for (let i = from + 1; i < to; i++) if (list[i] <= list[i - 1]) return false;
   return true;
 }
 

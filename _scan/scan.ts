@@ -3,11 +3,11 @@
  *
  * @module
  */
-import { type Folded, isAscii, lettersOnly, mapSpan } from "./fold.ts";
+import { asciiFold, type Folded, isAscii, lettersOnly, mapSpan } from "./fold.ts";
 import { CONTEXT, cutAtOrAfter, lettersBefore, wholeWindow, type Window, windowOf } from "./segments.ts";
 import { type Original, type Rule, rules } from "./rules.ts";
 import { anchorsOf, escapeRegExp as escape, nextMatch } from "./match.ts";
-import { LeadFinder } from "./leads.ts";
+import { LeadFinder, type LeadStarts } from "./leads.ts";
 import { asciiBytes, BYTES_FROM, WordSet } from "./words.ts";
 import { lazy } from "../_common/lazy.ts";
 import { RuleScreen, spreadPattern } from "./screen.ts";
@@ -455,8 +455,10 @@ export function scanInSegments(
   }
 
   const plan = planOf(context);
-  // Known once, for the raw rules and for every fold of the text or a window of it.
-  const ascii = isAscii(text);
+  // Known once, for the raw rules and for every fold of the text or a window of it; a text read whole is folded
+  // by the same pass that tells.
+  const whole = text.length > 2 * segment ? null : asciiFold(text, { reuse: true });
+  const ascii = whole !== null || (text.length > 2 * segment && isAscii(text));
   if (plan.raw.length > 0 && !ascii) {
     for (const rule of plan.raw) {
       if (wanted && !wanted.has(rule.category)) continue;
@@ -466,7 +468,7 @@ export function scanInSegments(
   }
 
   if (text.length > 2 * segment) runSegments(text, plan, wanted, add, { segment, ascii });
-  else runWindow(wholeWindow(text, ascii), text, plan, wanted, new Map(), 0, add, only);
+  else runWindow(wholeWindow(text, ascii, whole ?? undefined), text, plan, wanted, new Map(), 0, add, only);
   return resultOf(raw);
 }
 
@@ -674,7 +676,7 @@ function runFolded(
   // there and found nothing it did not report.
   const local = (at: number) => Math.max(at - offset, w.coreStart);
   // Where each rule with leads could match, found for all of them in one pass when the first needs it.
-  let starts: (Int32Array | undefined)[] | undefined;
+  let starts: LeadStarts | undefined;
   // Needles and anchors this window's folded text is known not to hold (see `holdsSome`).
   const absent: string[] = [];
   // No window follows the last one: its cursors are not read.
@@ -691,7 +693,7 @@ function runFolded(
     if (held !== -1 && !heldFor(plan, i, held)) continue;
     if (lead >= 0 && !direct) {
       starts ??= plan.leads.find(ft, w.coreStart, w.coreEnd);
-      const candidates = starts[lead];
+      const candidates = starts.of(lead);
       if (candidates === undefined) continue;
       // Where leads are many, the needles and anchors may rule them all out in one native pass; where they are
       // few, trying each costs less than that pass.

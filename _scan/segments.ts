@@ -152,9 +152,15 @@ export function windowOf(
   };
 }
 
-/** The whole text as one window; `ascii`: the caller knows it is ASCII. */
-export function wholeWindow(text: string, ascii: boolean): Window {
-  const folded = fold(text, { ascii, reuse: true });
+/**
+ * The whole text as one window; `ascii`: the caller knows it is ASCII; `folded`: its fold (with `reuse`), where
+ * the caller has it.
+ */
+export function wholeWindow(
+  text: string,
+  ascii: boolean,
+  folded: Folded = fold(text, { ascii, reuse: true }),
+): Window {
   return {
     origin: 0,
     folded,

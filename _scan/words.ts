@@ -34,6 +34,28 @@ export function asciiBytes(t: string): Uint8Array | null {
   return ascii ? bytes : null;
 }
 
+/**
+ * The kept byte buffer, at least `n` long (at most `KEPT_BYTES`), for a caller that writes a text's bytes itself
+ * and then names the text with `keepBytes`; it no longer holds the bytes of the text it held.
+ */
+export function bytesFor(n: number): Uint8Array {
+  bytesOfText = undefined;
+  if (byteBuffer === undefined || byteBuffer.length < n) {
+    byteBuffer = new Uint8Array(Math.min(KEPT_BYTES, Math.max(n, 1 << 16)));
+  }
+  return byteBuffer;
+}
+
+/** The kept buffer when it holds the bytes of `t` (see `keepBytes`), else null: no need to encode `t` again. */
+export function heldBytes(t: string): Uint8Array | null {
+  return t === bytesOfText ? byteBuffer! : null;
+}
+
+/** Notes that the buffer `bytesFor` gave holds the bytes of `t`, so `asciiBytes(t)` need not encode it. */
+export function keepBytes(t: string): void {
+  bytesOfText = t;
+}
+
 /** A set of ASCII strings that can tell whether a text holds one of them, or which of them it holds. */
 export class WordSet {
   /** Character class of each ASCII code unit (0: in no string). */

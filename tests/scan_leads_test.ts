@@ -58,7 +58,7 @@ test("LeadFinder: finds every word-start occurrence of every lead, in order, in 
       for (let p = start; p < end; p++) {
         if (!afterLetter(ft, p) && rule.leads!.some((lead) => ft.startsWith(lead, p))) expected.push(p);
       }
-      assert.deepEqual(Array.from(found[r] ?? []), expected, `${rule.name} in [${start}, ${end})`);
+      assert.deepEqual(Array.from(found.of(r) ?? []), expected, `${rule.name} in [${start}, ${end})`);
     });
   }
 });
@@ -82,7 +82,7 @@ test("LeadFinder: its automaton, built as texts reach it, answers as a search fr
       for (let p = 0; p < text.length; p++) {
         if (!afterLetter(text, p) && rule.leads!.some((lead) => text.startsWith(lead, p))) expected.push(p);
       }
-      assert.deepEqual(Array.from(found[r] ?? []), expected, rule.name);
+      assert.deepEqual(Array.from(found.of(r) ?? []), expected, rule.name);
     });
   }
 });
