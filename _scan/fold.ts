@@ -7,7 +7,7 @@
  */
 
 import { lazy } from "../_common/lazy.ts";
-import { asciiBytes, BYTES_FROM, bytesFor, heldBytes, keepBytes } from "./words.ts";
+import { asciiBytes, bytesFor, heldBytes, keepBytes } from "./words.ts";
 
 /** Text folded for matching, with a map back to the original. */
 export interface Folded {
@@ -227,83 +227,6 @@ const SPACES_RUN = / {2,}/g;
  */
 const NOT_PLAIN = /[\t\v\f\r]|[ \n][ \n]|(?<=(?<![a-z0-9])[a-z])([ .\-_*|/])[a-z]\1[a-z](?![a-z0-9])/;
 
-/**
- * What `isPlain` reads per byte, made on first use: in the low two bits its shape for letter spacing (`SHAPE_*`),
- * and `PLAIN_BLANK` for a space or newline, `PLAIN_ODD` for a space the fold rewrites.
- */
-let plainUnits: Uint8Array | undefined;
-const SHAPE_OTHER = 0;
-const SHAPE_LETTER = 1;
-const SHAPE_DIGIT = 2;
-const SHAPE_SPACER = 3;
-const PLAIN_BLANK = 4;
-const PLAIN_ODD = 8;
-/**
- * The shapes of the last seven bytes, two bits each (the newest lowest), and the middle five of a letter
- * spacing: letter, spacer, letter, spacer, letter.
- */
-const SPACED_KEY = (1 << 14) - 1;
-const SPACED_MIDDLE = 0xffc;
-const SPACED_PATTERN = (SHAPE_LETTER << 10) | (SHAPE_SPACER << 8) | (SHAPE_LETTER << 6) |
-  (SHAPE_SPACER << 4) |
-  (SHAPE_LETTER << 2);
-
-/** The table `isPlain` reads. */
-function plainUnitsOf(): Uint8Array {
-  const table = new Uint8Array(256);
-  for (let c = 0; c < 128; c++) {
-    table[c] = isLetter(c)
-      ? SHAPE_LETTER
-      : c >= 0x30 && c <= 0x39
-      ? SHAPE_DIGIT
-      : isSpacer(c)
-      ? SHAPE_SPACER
-      : SHAPE_OTHER;
-  }
-  table[0x20] |= PLAIN_BLANK;
-  table[0x0a] |= PLAIN_BLANK;
-  for (const c of [0x09, 0x0b, 0x0c, 0x0d]) table[c] |= PLAIN_ODD;
-  return table;
-}
-
-/**
- * Whether the seven shapes `key` (the newest that of the byte at `j`, or past the end) are a letter spacing as
- * `NOT_PLAIN` reads it: its middle five match (see `SPACED_PATTERN`), no letter or digit on either side, and the
- * same spacer twice.
- */
-function spacedAt(bytes: Uint8Array, key: number, j: number): boolean {
-  const first = key >> 12;
-  const last = key & 3;
-  return (key & SPACED_MIDDLE) === SPACED_PATTERN && (first === SHAPE_OTHER || first === SHAPE_SPACER) &&
-    (last === SHAPE_OTHER || last === SHAPE_SPACER) && bytes[j - 4] === bytes[j - 2];
-}
-
-/**
- * True when the lower-cased ASCII text `t` has nothing `NOT_PLAIN` matches. A long text's bytes are read in a
- * loop without a branch that depends on the text (a blank pair or an odd space is OR-ed into one flag, letter
- * spacing is one compare of the last seven bytes' shapes): irregexp tries its alternatives at every blank and
- * spacer, and reads text full of spacers (`<|im_`, `a_b/c`) at a third of the speed. The bytes are those the
- * lead finder reads next when the fold is the identity.
- */
-export function isPlain(t: string): boolean {
-  const n = t.length;
-  const bytes = n >= BYTES_FROM ? asciiBytes(t) : null;
-  if (bytes === null) return !NOT_PLAIN.test(t);
-  const units = plainUnits ??= plainUnitsOf();
-  let key = 0;
-  let previous = 0;
-  let odd = 0;
-  for (let j = 0; j < n; j++) {
-    const u = units[bytes[j]];
-    odd |= (previous & u & PLAIN_BLANK) | (u & PLAIN_ODD);
-    previous = u;
-    key = ((key << 2) | (u & 3)) & SPACED_KEY;
-    if ((key & SPACED_MIDDLE) === SPACED_PATTERN && spacedAt(bytes, key, j)) return false;
-  }
-  // The end reads as no letter or digit after the last byte.
-  return odd === 0 && !spacedAt(bytes, (key << 2) & SPACED_KEY, n);
-}
-
 /** Options for `fold`. */
 export interface FoldOptions {
   /** The caller knows `text` is ASCII. */
@@ -337,7 +260,7 @@ export function fold(text: string, options: FoldOptions = {}): Folded {
   // folds to its lower case, character for character. Where one of them occurs, single-purpose tests tell which.
   if (!options.ascii && !isAscii(text)) return foldFull(text, reuse);
   let t = text.toLowerCase();
-  if (isPlain(t)) return new LazyFolded(t, text, "identity", reuse);
+  if (!NOT_PLAIN.test(t)) return new LazyFolded(t, text, "identity", reuse);
   if (ODD_SPACE.test(t)) t = t.replace(/[\t\v\f]/g, " ").replace(/\r/g, "\n");
   if (LETTER_SPACED.test(t)) return foldFull(text, reuse);
   // Two replacements by plain strings, not a function called per run: each run holding a newline becomes one

@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { scan } from "../scan.ts";
-import { fold, isPlain, mapSpan } from "../_scan/fold.ts";
+import { fold, mapSpan } from "../_scan/fold.ts";
 import { rules } from "../_scan/rules.ts";
 import { nextMatch } from "../_scan/match.ts";
 import { loadRows } from "../scripts/eval.ts";
@@ -341,33 +341,6 @@ test("fold: the ASCII path without maps equals the code-point fold, maps include
     assert.deepEqual([...fast.ends], [...full.ends.subarray(0, n)], JSON.stringify(ascii));
     if (n > 0) assert.deepEqual(mapSpan(fast, 0, n), mapSpan(full, 0, n), JSON.stringify(ascii));
   }
-});
-
-test("fold: the byte loop of long texts (isPlain) tells plain text exactly as the expression it replaces", () => {
-  const NOT_PLAIN = /[\t\v\f\r]|[ \n][ \n]|(?<=(?<![a-z0-9])[a-z])([ .\-_*|/])[a-z]\1[a-z](?![a-z0-9])/;
-  const plain = "abcdefgh".repeat(40);
-  // Every tail of up to five units from a small alphabet, at the text's end and its start: letter spacing and
-  // blank runs cut off by either end.
-  const alphabet = "a1 \n.|";
-  const tails = [""];
-  for (let d = 0; d < 5; d++) {
-    for (const t of tails.splice(0)) tails.push(t, ...[...alphabet].map((c) => t + c));
-  }
-  for (const tail of new Set(tails)) {
-    for (const text of [plain + tail, tail + plain, plain + tail + plain]) {
-      assert.equal(isPlain(text), !NOT_PLAIN.test(text), JSON.stringify(tail));
-    }
-  }
-  fc.assert(
-    fc.property(
-      fc.array(fc.constantFrom(..."ab1 \n.-_*|/\tx<"), { minLength: 256, maxLength: 400 }),
-      (units) => {
-        const text = units.join("");
-        assert.equal(isPlain(text), !NOT_PLAIN.test(text));
-      },
-    ),
-    { numRuns: 300 },
-  );
 });
 
 test("fold: a fold without reuse keeps its maps when later folds run", () => {
