@@ -284,7 +284,9 @@ export function parseCommandLine(
     });
     return { values: values as OptionValues, positionals };
   } catch (error) {
-    const message = (error as Error).message.replace(/\. To specify a positional argument.*$/s, "");
+    const message = (error as Error).message.replace(/\. To specify a positional argument.*$/s, "")
+      // Bun names an unknown letter of a group (`-xy`) without its dash; Node and Deno say '-x'
+      .replace(/^Unknown option '(\w)'/, "Unknown option '-$1'");
     const known = Object.keys(options).map((o) => `--${o}`).join(", ");
     throw new UsageError(
       message,

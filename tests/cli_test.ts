@@ -167,6 +167,10 @@ test("parseCommandLine: is strict; unknown flags and missing values are usage er
       return true;
     }, args.join(" "));
   }
+  // the same words on every runtime, for a lone letter and for one inside a group
+  for (const args of [["-x"], ["-hx"], ["-xh"]]) {
+    assert.throws(() => parseCommandLine(args, spec), /^UsageError: Unknown option '-x'$/m, args.join(" "));
+  }
 });
 
 test("integerOption: rejects non-integers and values below the minimum", T, () => {
