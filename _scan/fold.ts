@@ -357,7 +357,7 @@ function loopFold(text: string, reuse: boolean): Folded | "not ascii" | "letter 
     if ((kc & (last >> 1) & ~(before >> 2) & SPACER) !== 0) {
       if (
         i + 3 < n && isLetter(foldedAt(bytes, i + 1, n)) && foldedAt(bytes, i + 2, n) === m &&
-        isLetter(foldedAt(bytes, i + 3, n)) && !isWordChar(foldedAt(bytes, i + 4, n))
+        isLetter(foldedAt(bytes, i + 3, n)) && !isWordUnit(foldedAt(bytes, i + 4, n))
       ) return "letter spaced";
     }
     before = last;
@@ -373,15 +373,12 @@ function loopFold(text: string, reuse: boolean): Folded | "not ascii" | "letter 
 const PROBE = 16;
 const COPY_UNDER = 128;
 
-/**
- * Whether `text` is ASCII, its bytes then in the kept buffer (see `keepBytes`). Encoded into as many bytes as
- * it has units, so that text beyond ASCII stops the encoder once it has filled them.
- */
+/** Whether `text` (at most `LOOP_UP_TO` long) is ASCII, its bytes then in the kept buffer (see `keepBytes`). */
 function asciiInto(text: string): boolean {
   const n = text.length;
-  const bytes = bytesFor(n);
   // A short text is copied by a loop: a call to the encoder costs more than reading a few dozen units.
   if (n < COPY_UNDER) {
+    const bytes = bytesFor(n);
     for (let i = 0; i < n; i++) {
       const c = text.charCodeAt(i);
       if (c >= 0x80) return false;
@@ -392,18 +389,7 @@ function asciiInto(text: string): boolean {
   }
   // Text beyond ASCII most often shows it at once (a homoglyph word, a run of hidden characters).
   for (let i = 0; i < PROBE; i++) if (text.charCodeAt(i) >= 0x80) return false;
-  const { read, written } = (encoder ??= new TextEncoder()).encodeInto(
-    text,
-    bytes.length === n ? bytes : bytes.subarray(0, n),
-  );
-  if (read !== n || written !== n) return false;
-  keepBytes(text);
-  return true;
-}
-
-/** True for a folded unit a-z or 0-9: what may not stand next to letter spacing. */
-function isWordChar(c: number): boolean {
-  return (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39);
+  return asciiBytes(text) !== null;
 }
 
 /** The first `k` bytes (ASCII) as a string. */

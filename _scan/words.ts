@@ -23,12 +23,12 @@ let bytesOfText: string | undefined;
 export function asciiBytes(t: string): Uint8Array | null {
   const n = t.length;
   if (t === bytesOfText) return byteBuffer!;
-  const bytes = n <= KEPT_BYTES
-    ? (byteBuffer !== undefined && byteBuffer.length >= n ? byteBuffer : byteBuffer = new Uint8Array(
-      Math.min(KEPT_BYTES, Math.max(n, 1 << 16)),
-    ))
-    : new Uint8Array(n);
-  const { read, written } = (encoder ??= new TextEncoder()).encodeInto(t, bytes);
+  const bytes = n <= KEPT_BYTES ? bytesFor(n) : new Uint8Array(n);
+  // Into as many bytes as `t` has units: text beyond ASCII stops the encoder once it has filled them.
+  const { read, written } = (encoder ??= new TextEncoder()).encodeInto(
+    t,
+    bytes.length === n ? bytes : bytes.subarray(0, n),
+  );
   const ascii = read === n && written === n;
   bytesOfText = ascii && bytes === byteBuffer ? t : undefined;
   return ascii ? bytes : null;
