@@ -102,9 +102,8 @@ interface Plan {
   /** All the bits of `lists`, and those of the lists `gate` alternates (each rule's anchors, else needles). */
   listsAll: number;
   gateBits: number;
-  /** The screen's bits of the folded rules, of those of them with leads, and of the squashed ones. */
+  /** The screen's bits of the folded rules and of the squashed ones. */
   foldedBits: RuleMask;
-  leadBits: RuleMask;
   squashedBits: RuleMask;
 }
 
@@ -210,7 +209,6 @@ function planOf(context: ScanContext): Plan {
     ...lists,
     screen,
     foldedBits: bitsOf(folded),
-    leadBits: bitsOf(leads.rules),
     squashedBits: bitsOf(squashed),
   };
   PLANS.set(context, plan);
@@ -681,9 +679,9 @@ function runFolded(
   const absent: string[] = [];
   // No window follows the last one: its cursors are not read.
   const keep = !w.last;
-  // Where the screen left few rules with leads, each runs its own expression over the text: a native pass
-  // each costs less than the walk over every word start for the leads of all of them.
-  const direct = only !== ALL_RULES && bitCount(only & plan.leadBits) <= DIRECT_LEADS;
+  // Where the screen chose `only`, it found on its way where the leads of the rules it left begin (see
+  // `RuleScreen.leadStarts`), in the text, which is its own fold here.
+  const screen = only !== ALL_RULES && folded.identity === true ? plan.screen : null;
   for (let i = 0; i < plan.folded.length; i++) {
     const rule = plan.folded[i];
     if (leftOut(rule, plan, wanted, only)) continue;
@@ -691,10 +689,10 @@ function runFolded(
     const lead = plan.leadOf[i];
     // (the rule's needles and anchors as `mayMatch` tests them, known for all rules from one pass)
     if (held !== -1 && !heldFor(plan, i, held)) continue;
-    if (lead >= 0 && !direct) {
-      starts ??= plan.leads.find(ft, w.coreStart, w.coreEnd);
-      const candidates = starts.of(lead);
-      if (candidates === undefined) continue;
+    if (lead >= 0) {
+      const candidates = screen?.leadStarts(text, screen.bits.get(rule)!) ??
+        (starts ??= plan.leads.find(ft, w.coreStart, w.coreEnd)).of(lead);
+      if (candidates === undefined || candidates.length === 0) continue;
       // Where leads are many, the needles and anchors may rule them all out in one native pass; where they are
       // few, trying each costs less than that pass.
       const many = candidates.length * TRIES_PER_PASS > ft.length;
@@ -739,16 +737,6 @@ function heldFor(plan: Plan, i: number, held: number): boolean {
   const needles = plan.needlesBit[i];
   const anchors = plan.anchorsBit[i];
   return (needles === 0 || (held & needles) !== 0) && (anchors === 0 || (held & anchors) !== 0);
-}
-
-/** Rules with leads that `runFolded` runs without leads when the screen left no more of them. */
-const DIRECT_LEADS = 2;
-
-/** Set bits of a mask. */
-function bitCount(mask: number): number {
-  let n = 0;
-  for (let m = mask; m !== 0; m &= m - 1) n++;
-  return n;
 }
 
 /** About how many characters a needle pass reads in the time one sticky try at a lead takes. */
