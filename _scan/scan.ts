@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { asciiFold, type Folded, isAscii, lettersOnly, mapSpan } from "./fold.ts";
+import { asciiFold, type Folded, isAscii, lettersOnly, lowerFold, mapSpan } from "./fold.ts";
 import { CONTEXT, cutAtOrAfter, lettersBefore, wholeWindow, type Window, windowOf } from "./segments.ts";
 import { type Original, type Rule, rules } from "./rules.ts";
 import { anchorsOf, escapeRegExp as escape, nextMatch } from "./match.ts";
@@ -417,7 +417,8 @@ const SEGMENT = 1 << 18;
 /**
  * `scan` with the segment length as a parameter (tests use short ones to put many window edges in a text):
  * texts longer than two segments are read in windows of about one segment plus context. Without the plan's
- * screen: `only` (the screen's answer) leaves out the rules it proves cannot match.
+ * screen: `only` (the screen's answer, for a text it could judge: short, ASCII, folding to its lower case)
+ * leaves out the rules it proves cannot match.
  */
 export function scanInSegments(
   text: string,
@@ -454,8 +455,12 @@ export function scanInSegments(
 
   const plan = planOf(context);
   // Known once, for the raw rules and for every fold of the text or a window of it; a text read whole is folded
-  // by the same pass that tells.
-  const whole = text.length > 2 * segment ? null : asciiFold(text, { reuse: true });
+  // by the same pass that tells. A text the screen judged folds to its lower case.
+  const whole = text.length > 2 * segment
+    ? null
+    : only !== ALL_RULES
+    ? lowerFold(text)
+    : asciiFold(text, { reuse: true });
   const ascii = whole !== null || (text.length > 2 * segment && isAscii(text));
   if (plan.raw.length > 0 && !ascii) {
     for (const rule of plan.raw) {
