@@ -257,8 +257,9 @@ export class RuleScreen {
   /** Per bit set, the classes that end a marked key whatever comes before them (0-31, 32-63), while building. */
   #singleEnds = new Map<Int32Array, [number, number]>();
   /**
-   * What the last `candidates` call found of leads (see `leadStarts`): the text (undefined: it looked for
-   * none), and each word start where a lead of a rule it looked for begins, with the bits of those rules.
+   * What the last `candidates` call that looked for leads found (see `leadStarts`): the text, the rules it
+   * looked for, and each word start where a lead of one begins, with the bits of those rules. A later call
+   * that did not look leaves them: they depend on the text alone, so they hold for it still.
    */
   #walked: string | undefined;
   #walkWanted = 0;
@@ -464,7 +465,6 @@ export class RuleScreen {
    * `foldsToLowerCase`; the screen cannot judge it). 0 proves that no rule can match.
    */
   candidates(text: string): number {
-    this.#walked = undefined;
     const units = this.#units;
     const grams = this.#grams;
     const n = text.length;
@@ -668,8 +668,8 @@ export class RuleScreen {
 
   /**
    * Where, ascending, the leads of the rule with bit `bit` begin at word starts of `text` (the same as of its
-   * lower case), when the last `candidates` call was for `text` and looked for them (it does for every rule
-   * with leads it returns); else null. Valid until the next call.
+   * lower case), when the last `candidates` call that looked for leads was for `text` and looked for that
+   * rule's (it does for every rule with leads it returns); else null. Valid until the next call.
    */
   leadStarts(text: string, bit: number): Int32Array | null {
     if (text !== this.#walked || (bit & this.#walkWanted) === 0) return null;
