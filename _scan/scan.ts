@@ -102,9 +102,11 @@ interface Plan {
   /** All the bits of `lists`, and those of the lists `gate` alternates (each rule's anchors, else needles). */
   listsAll: number;
   gateBits: number;
-  /** The screen's bits of the folded rules and of the squashed ones. */
+  /** The screen's bits of the folded rules and of the squashed ones, OR-ed, and of each rule of either. */
   foldedBits: RuleMask;
   squashedBits: RuleMask;
+  foldedBit: Int32Array;
+  squashedBit: Int32Array;
 }
 
 /** A rule filter (see `RuleScreen`): bit `i` for the plan's rule `i`; `ALL_RULES` runs every rule. */
@@ -196,7 +198,9 @@ function planOf(context: ScanContext): Plan {
   const leads = new LeadFinder(folded);
   const lists = listsOf(folded);
   const screen = new RuleScreen([...folded, ...squashed]);
-  const bitsOf = (list: readonly Rule[]) => list.reduce((bits, rule) => bits | screen.bits.get(rule)!, 0);
+  const bitOf = (list: readonly Rule[]) => Int32Array.from(list, (rule) => screen.bits.get(rule)!);
+  const foldedBit = bitOf(folded);
+  const squashedBit = bitOf(squashed);
   const plan: Plan = {
     raw: active.filter((rule) => rule.raw),
     folded,
@@ -208,8 +212,10 @@ function planOf(context: ScanContext): Plan {
     leadOf: Int8Array.from(folded, (rule) => leads.rules.indexOf(rule)),
     ...lists,
     screen,
-    foldedBits: bitsOf(folded),
-    squashedBits: bitsOf(squashed),
+    foldedBits: foldedBit.reduce((all, bit) => all | bit, 0),
+    squashedBits: squashedBit.reduce((all, bit) => all | bit, 0),
+    foldedBit,
+    squashedBit,
   };
   PLANS.set(context, plan);
   return plan;
@@ -689,19 +695,20 @@ function runFolded(
   const screen = only !== ALL_RULES && folded.identity === true ? plan.screen : null;
   for (let i = 0; i < plan.folded.length; i++) {
     const rule = plan.folded[i];
-    if (leftOut(rule, plan, wanted, only)) continue;
+    const bit = plan.foldedBit[i];
+    if (leftOut(rule, bit, wanted, only)) continue;
     const at = cursors.get(rule) ?? AT_START;
     const lead = plan.leadOf[i];
     // (the rule's needles and anchors as `mayMatch` tests them, known for all rules from one pass)
     if (held !== -1 && !heldFor(plan, i, held)) continue;
     if (lead >= 0) {
-      const candidates = screen?.leadStarts(text, screen.bits.get(rule)!) ??
+      const candidates = screen?.leadStarts(text, bit) ??
         (starts ??= plan.leads.find(ft, w.coreStart, w.coreEnd)).of(lead);
       if (candidates === undefined || candidates.length === 0) continue;
       // Where leads are many, the needles and anchors may rule them all out in one native pass; where they are
-      // few, trying each costs less than that pass.
+      // few, trying each costs less than that pass. (Where the screen chose `only`, it found the anchors.)
       const many = candidates.length * TRIES_PER_PASS > ft.length;
-      if (many && held === -1 && !mayMatch(rule, ft, absent)) continue;
+      if (many && held === -1 && only === ALL_RULES && !mayMatch(rule, ft, absent)) continue;
       const from = tryAt(rule, candidates, local(at[0]), ft, folded, limit, upper, original, toText, {
         bounded: many && rule.farTries === true && candidates.length >= BOUND_PROBE,
       });
@@ -834,8 +841,9 @@ function runSquashed(
   const end = sq.text.length - w.lettersAfter;
   const absent: string[] = [];
   const limit = w.atEnd ? Infinity : sq.text.length - EDGE;
-  for (const rule of plan.squashed) {
-    if (leftOut(rule, plan, wanted, only)) continue;
+  for (let j = 0; j < plan.squashed.length; j++) {
+    const rule = plan.squashed[j];
+    if (leftOut(rule, plan.squashedBit[j], wanted, only)) continue;
     if (!mayMatch(rule, sq.text, absent)) continue;
     const at = cursors.get(rule)?.[0];
     let from = Math.max(at === undefined ? 0 : lettersBefore(w.folded.text, at - offset), w.lettersBefore);
@@ -857,10 +865,12 @@ function runSquashed(
   return true;
 }
 
-/** Whether a window's run leaves `rule` out: its category was not asked for, or the screen ruled it out. */
-function leftOut(rule: Rule, plan: Plan, wanted: Set<ScanCategory> | null, only: RuleMask): boolean {
-  return (wanted !== null && !wanted.has(rule.category)) ||
-    (only !== ALL_RULES && (only & plan.screen.bits.get(rule)!) === 0);
+/**
+ * Whether a window's run leaves `rule` (its screen bit `bit`) out: its category was not asked for, or the
+ * screen ruled it out.
+ */
+function leftOut(rule: Rule, bit: number, wanted: Set<ScanCategory> | null, only: RuleMask): boolean {
+  return (wanted !== null && !wanted.has(rule.category)) || (only !== ALL_RULES && (only & bit) === 0);
 }
 
 /** A space or a newline: what the folded text has between words. */
