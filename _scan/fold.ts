@@ -284,6 +284,14 @@ export function asciiFold(text: string, options: FoldOptions = {}): Folded | nul
 }
 
 /**
+ * The fold of a text known to fold to its lower case (see `foldsToLowerCase` in prefilter.ts; the rule screen
+ * tells it for the texts it judges), with no test: it would read the text again to learn what is known.
+ */
+export function lowerFold(text: string): Folded {
+  return new LazyFolded(text.toLowerCase(), text, "identity", true);
+}
+
+/**
  * ASCII texts up to this long fold in one loop over their code units (`loopFold`): the native string
  * operations read a text several times, and cost more per call than a short text costs to read.
  */

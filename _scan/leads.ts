@@ -286,7 +286,8 @@ export class LeadFinder {
     for (let r = 0; r < rules; r++) at[r + 1] += at[r];
     if (grouped.length < pairs >> 1) grouped = grownBy(grouped, (pairs >> 1) - grouped.length);
     const fill = this.#fill;
-    fill.set(at.subarray(0, rules));
+    // (a loop over the few rules: a view of `at` to copy from costs more on Bun)
+    for (let r = 0; r < rules; r++) fill[r] = at[r];
     for (let i = 0; i < pairs; i += 2) grouped[fill[found[i]]++] = found[i + 1];
     const count = this.#count;
     for (let r = 0; r < rules; r++) {

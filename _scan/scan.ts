@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { asciiFold, type Folded, isAscii, lettersOnly, mapSpan } from "./fold.ts";
+import { asciiFold, type Folded, isAscii, lettersOnly, lowerFold, mapSpan } from "./fold.ts";
 import { CONTEXT, cutAtOrAfter, lettersBefore, wholeWindow, type Window, windowOf } from "./segments.ts";
 import { type Original, type Rule, rules } from "./rules.ts";
 import { anchorsOf, escapeRegExp as escape, nextMatch } from "./match.ts";
@@ -102,10 +102,11 @@ interface Plan {
   /** All the bits of `lists`, and those of the lists `gate` alternates (each rule's anchors, else needles). */
   listsAll: number;
   gateBits: number;
-  /** The screen's bits of the folded rules, of those of them with leads, and of the squashed ones. */
+  /** The screen's bits of the folded rules and of the squashed ones, OR-ed, and of each rule of either. */
   foldedBits: RuleMask;
-  leadBits: RuleMask;
   squashedBits: RuleMask;
+  foldedBit: Int32Array;
+  squashedBit: Int32Array;
 }
 
 /** A rule filter (see `RuleScreen`): bit `i` for the plan's rule `i`; `ALL_RULES` runs every rule. */
@@ -197,7 +198,9 @@ function planOf(context: ScanContext): Plan {
   const leads = new LeadFinder(folded);
   const lists = listsOf(folded);
   const screen = new RuleScreen([...folded, ...squashed]);
-  const bitsOf = (list: readonly Rule[]) => list.reduce((bits, rule) => bits | screen.bits.get(rule)!, 0);
+  const bitOf = (list: readonly Rule[]) => Int32Array.from(list, (rule) => screen.bits.get(rule)!);
+  const foldedBit = bitOf(folded);
+  const squashedBit = bitOf(squashed);
   const plan: Plan = {
     raw: active.filter((rule) => rule.raw),
     folded,
@@ -209,9 +212,10 @@ function planOf(context: ScanContext): Plan {
     leadOf: Int8Array.from(folded, (rule) => leads.rules.indexOf(rule)),
     ...lists,
     screen,
-    foldedBits: bitsOf(folded),
-    leadBits: bitsOf(leads.rules),
-    squashedBits: bitsOf(squashed),
+    foldedBits: foldedBit.reduce((all, bit) => all | bit, 0),
+    squashedBits: squashedBit.reduce((all, bit) => all | bit, 0),
+    foldedBit,
+    squashedBit,
   };
   PLANS.set(context, plan);
   return plan;
@@ -419,7 +423,8 @@ const SEGMENT = 1 << 18;
 /**
  * `scan` with the segment length as a parameter (tests use short ones to put many window edges in a text):
  * texts longer than two segments are read in windows of about one segment plus context. Without the plan's
- * screen: `only` (the screen's answer) leaves out the rules it proves cannot match.
+ * screen: `only` (the screen's answer, for a text it could judge: short, ASCII, folding to its lower case)
+ * leaves out the rules it proves cannot match.
  */
 export function scanInSegments(
   text: string,
@@ -456,8 +461,12 @@ export function scanInSegments(
 
   const plan = planOf(context);
   // Known once, for the raw rules and for every fold of the text or a window of it; a text read whole is folded
-  // by the same pass that tells.
-  const whole = text.length > 2 * segment ? null : asciiFold(text, { reuse: true });
+  // by the same pass that tells. A text the screen judged folds to its lower case.
+  const whole = text.length > 2 * segment
+    ? null
+    : only !== ALL_RULES
+    ? lowerFold(text)
+    : asciiFold(text, { reuse: true });
   const ascii = whole !== null || (text.length > 2 * segment && isAscii(text));
   if (plan.raw.length > 0 && !ascii) {
     for (const rule of plan.raw) {
@@ -681,24 +690,25 @@ function runFolded(
   const absent: string[] = [];
   // No window follows the last one: its cursors are not read.
   const keep = !w.last;
-  // Where the screen left few rules with leads, each runs its own expression over the text: a native pass
-  // each costs less than the walk over every word start for the leads of all of them.
-  const direct = only !== ALL_RULES && bitCount(only & plan.leadBits) <= DIRECT_LEADS;
+  // Where the screen chose `only`, it found on its way where the leads of the rules it left begin (see
+  // `RuleScreen.leadStarts`), in the text, which is its own fold here.
+  const screen = only !== ALL_RULES && folded.identity === true ? plan.screen : null;
   for (let i = 0; i < plan.folded.length; i++) {
     const rule = plan.folded[i];
-    if (leftOut(rule, plan, wanted, only)) continue;
+    const bit = plan.foldedBit[i];
+    if (leftOut(rule, bit, wanted, only)) continue;
     const at = cursors.get(rule) ?? AT_START;
     const lead = plan.leadOf[i];
     // (the rule's needles and anchors as `mayMatch` tests them, known for all rules from one pass)
     if (held !== -1 && !heldFor(plan, i, held)) continue;
-    if (lead >= 0 && !direct) {
-      starts ??= plan.leads.find(ft, w.coreStart, w.coreEnd);
-      const candidates = starts.of(lead);
-      if (candidates === undefined) continue;
+    if (lead >= 0) {
+      const candidates = screen?.leadStarts(text, bit) ??
+        (starts ??= plan.leads.find(ft, w.coreStart, w.coreEnd)).of(lead);
+      if (candidates === undefined || candidates.length === 0) continue;
       // Where leads are many, the needles and anchors may rule them all out in one native pass; where they are
-      // few, trying each costs less than that pass.
+      // few, trying each costs less than that pass. (Where the screen chose `only`, it found the anchors.)
       const many = candidates.length * TRIES_PER_PASS > ft.length;
-      if (many && held === -1 && !mayMatch(rule, ft, absent)) continue;
+      if (many && held === -1 && only === ALL_RULES && !mayMatch(rule, ft, absent)) continue;
       const from = tryAt(rule, candidates, local(at[0]), ft, folded, limit, upper, original, toText, {
         bounded: many && rule.farTries === true && candidates.length >= BOUND_PROBE,
       });
@@ -739,16 +749,6 @@ function heldFor(plan: Plan, i: number, held: number): boolean {
   const needles = plan.needlesBit[i];
   const anchors = plan.anchorsBit[i];
   return (needles === 0 || (held & needles) !== 0) && (anchors === 0 || (held & anchors) !== 0);
-}
-
-/** Rules with leads that `runFolded` runs without leads when the screen left no more of them. */
-const DIRECT_LEADS = 2;
-
-/** Set bits of a mask. */
-function bitCount(mask: number): number {
-  let n = 0;
-  for (let m = mask; m !== 0; m &= m - 1) n++;
-  return n;
 }
 
 /** About how many characters a needle pass reads in the time one sticky try at a lead takes. */
@@ -841,8 +841,9 @@ function runSquashed(
   const end = sq.text.length - w.lettersAfter;
   const absent: string[] = [];
   const limit = w.atEnd ? Infinity : sq.text.length - EDGE;
-  for (const rule of plan.squashed) {
-    if (leftOut(rule, plan, wanted, only)) continue;
+  for (let j = 0; j < plan.squashed.length; j++) {
+    const rule = plan.squashed[j];
+    if (leftOut(rule, plan.squashedBit[j], wanted, only)) continue;
     if (!mayMatch(rule, sq.text, absent)) continue;
     const at = cursors.get(rule)?.[0];
     let from = Math.max(at === undefined ? 0 : lettersBefore(w.folded.text, at - offset), w.lettersBefore);
@@ -864,10 +865,12 @@ function runSquashed(
   return true;
 }
 
-/** Whether a window's run leaves `rule` out: its category was not asked for, or the screen ruled it out. */
-function leftOut(rule: Rule, plan: Plan, wanted: Set<ScanCategory> | null, only: RuleMask): boolean {
-  return (wanted !== null && !wanted.has(rule.category)) ||
-    (only !== ALL_RULES && (only & plan.screen.bits.get(rule)!) === 0);
+/**
+ * Whether a window's run leaves `rule` (its screen bit `bit`) out: its category was not asked for, or the
+ * screen ruled it out.
+ */
+function leftOut(rule: Rule, bit: number, wanted: Set<ScanCategory> | null, only: RuleMask): boolean {
+  return (wanted !== null && !wanted.has(rule.category)) || (only !== ALL_RULES && (only & bit) === 0);
 }
 
 /** A space or a newline: what the folded text has between words. */

@@ -256,6 +256,18 @@ export class RuleScreen {
   #letterGate: RegExp | null = null;
   /** Per bit set, the classes that end a marked key whatever comes before them (0-31, 32-63), while building. */
   #singleEnds = new Map<Int32Array, [number, number]>();
+  /**
+   * What the last `candidates` call that looked for leads found (see `leadStarts`): the text, the rules it
+   * looked for, and each word start where a lead of one begins, with the bits of those rules. A later call
+   * that did not look leaves them: they depend on the text alone, so they hold for it still.
+   */
+  #walked: string | undefined;
+  #walkWanted = 0;
+  #walkAt = new Int32Array(64);
+  #walkRules = new Int32Array(64);
+  #walkCount = 0;
+  /** The starts `leadStarts` returns, in a buffer it overwrites. */
+  #startsOut = new Int32Array(64);
 
   /** Builds the screen of `rules` (those over the folded or the letters-only text; raw rules never match ASCII). */
   constructor(rules: readonly Rule[]) {
@@ -605,11 +617,16 @@ export class RuleScreen {
     return rules;
   }
 
-  /** Those of the rules `wanted` that have a lead at a word start (a letter after anything but a letter). */
+  /**
+   * Those of the rules `wanted` that have a lead at a word start (a letter after anything but a letter). Every
+   * word start is read, and where leads begin is noted for `leadStarts`: the scanner, which runs these rules
+   * next, then tries each only there, not with a pass of its own over the text.
+   */
   #leadsIn(text: string, wanted: number): number {
     const leadRulesAt = this.#leadRulesAt;
     const n = text.length;
     let rules = 0;
+    let count = 0;
     let afterLetter = false;
     for (let p = 0; p < n; p++) {
       const c = text.charCodeAt(p) | 0x20;
@@ -622,13 +639,46 @@ export class RuleScreen {
       const next = p + 1 < n ? text.charCodeAt(p + 1) : 0;
       // Leads are ASCII: none goes on with a unit outside it (0: the one-character leads alone).
       const second = next >= 0x80 ? 0 : isAsciiLetter(next) ? next | 0x20 : next;
-      // A word start that begins no lead of a rule still wanted is passed by with one read of the table.
-      if ((leadRulesAt[(c << 7) | second] & wanted & ~rules) === 0) continue;
-      rules |= this.#leadsAt(text, p, c << 7, wanted);
-      if (second !== 0) rules |= this.#leadsAt(text, p, (c << 7) | second, wanted);
-      if ((rules & wanted) === wanted) break;
+      // A word start that begins no lead of a rule wanted is passed by with one read of the table.
+      if ((leadRulesAt[(c << 7) | second] & wanted) === 0) continue;
+      let here = this.#leadsAt(text, p, c << 7, wanted);
+      if (second !== 0) here |= this.#leadsAt(text, p, (c << 7) | second, wanted);
+      if (here === 0) continue;
+      rules |= here;
+      if (count === this.#walkAt.length) this.#growWalk();
+      this.#walkAt[count] = p;
+      this.#walkRules[count++] = here;
     }
+    this.#walked = text;
+    this.#walkWanted = wanted;
+    this.#walkCount = count;
     return rules & wanted;
+  }
+
+  /** Doubles the buffers of `#leadsIn`'s notes. */
+  #growWalk(): void {
+    const at = new Int32Array(2 * this.#walkAt.length);
+    const rules = new Int32Array(at.length);
+    at.set(this.#walkAt);
+    rules.set(this.#walkRules);
+    this.#walkAt = at;
+    this.#walkRules = rules;
+    this.#startsOut = new Int32Array(at.length);
+  }
+
+  /**
+   * Where, ascending, the leads of the rule with bit `bit` begin at word starts of `text` (the same as of its
+   * lower case), when the last `candidates` call that looked for leads was for `text` and looked for that
+   * rule's (it does for every rule with leads it returns); else null. Valid until the next call.
+   */
+  leadStarts(text: string, bit: number): Int32Array | null {
+    if (text !== this.#walked || (bit & this.#walkWanted) === 0) return null;
+    const at = this.#walkAt;
+    const rules = this.#walkRules;
+    const out = this.#startsOut;
+    let k = 0;
+    for (let i = 0; i < this.#walkCount; i++) if ((rules[i] & bit) !== 0) out[k++] = at[i];
+    return out.subarray(0, k);
   }
 
   /** Those of the rules `wanted` with a lead under `key` at `p`. */

@@ -24,11 +24,9 @@ export function asciiBytes(t: string): Uint8Array | null {
   const n = t.length;
   if (t === bytesOfText) return byteBuffer!;
   const bytes = n <= KEPT_BYTES ? bytesFor(n) : new Uint8Array(n);
-  // Into as many bytes as `t` has units: text beyond ASCII stops the encoder once it has filled them.
-  const { read, written } = (encoder ??= new TextEncoder()).encodeInto(
-    t,
-    bytes.length === n ? bytes : bytes.subarray(0, n),
-  );
+  // Into the whole buffer, not a view of `n` bytes (which would stop the encoder early on text beyond ASCII):
+  // a view costs every call, on Bun most of all, and most texts are ASCII.
+  const { read, written } = (encoder ??= new TextEncoder()).encodeInto(t, bytes);
   const ascii = read === n && written === n;
   bytesOfText = ascii && bytes === byteBuffer ? t : undefined;
   return ascii ? bytes : null;

@@ -4,6 +4,7 @@ import { readFileSync } from "node:fs";
 import { scan } from "../scan.ts";
 import { clearsAlphabet, SCAN_CONTEXTS, scanInSegments } from "../_scan/scan.ts";
 import { RuleScreen } from "../_scan/screen.ts";
+import { LeadFinder } from "../_scan/leads.ts";
 import { rules } from "../_scan/rules.ts";
 import { seeded } from "../scripts/_seeded.ts";
 import { loadRows } from "../scripts/eval.ts";
@@ -215,6 +216,27 @@ test("RuleScreen: names the rules whose evidence is there, and cannot judge text
   for (const text of ["two  spaces", "tab\there", "café", "i g n o r e"]) {
     assert.equal(screen.candidates(text), -1, text);
   }
+});
+
+test("RuleScreen.leadStarts: for each rule with leads it returns, the starts LeadFinder finds in the lower case", () => {
+  const screen = screenOf("tool_output");
+  const finder = new LeadFinder(rules().filter((rule) => !rule.raw && !rule.squashed));
+  const texts = [...ARGS, ...EDGES, ...testLiterals()];
+  let checked = 0;
+  for (const text of [...texts, ...texts.map((t) => t.toUpperCase())]) {
+    const only = screen.candidates(text);
+    if (only <= 0) continue;
+    const starts = finder.find(text.toLowerCase(), 0, text.length);
+    finder.rules.forEach((rule, r) => {
+      const bit = screen.bits.get(rule);
+      if (bit === undefined || (only & bit) === 0) return;
+      const want = [...starts.of(r) ?? []];
+      assert.deepEqual([...screen.leadStarts(text, bit)!], want, `${rule.name}: ${JSON.stringify(text)}`);
+      if (want.length > 0) checked++;
+    });
+  }
+  assert.ok(checked >= 20, `only ${checked} rules with starts`);
+  assert.equal(screen.leadStarts("a text it did not judge", 1), null);
 });
 
 test("RuleScreen: finds a letters-only anchor in short and long texts, in either case, and only in order", () => {

@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { scanInSegments } from "../_scan/scan.ts";
-import { fold } from "../_scan/fold.ts";
+import { fold, lowerFold } from "../_scan/fold.ts";
 import { cutAtOrAfter, cutAtOrBefore } from "../_scan/segments.ts";
 import { foldsToLowerCase } from "../_scan/prefilter.ts";
 import { loadRows } from "../scripts/eval.ts";
@@ -166,7 +166,7 @@ test("cutAtOrAfter: folding either side of a cut separately gives the fold of th
   assert.ok(cuts > 100, `only ${cuts} cuts checked`);
 });
 
-test("foldsToLowerCase: true only when the fold is the lower case, character for character", {
+test("foldsToLowerCase: true only when the fold is the lower case, character for character (lowerFold's)", {
   skip: devData.skip,
 }, () => {
   const samples = [
@@ -192,6 +192,7 @@ test("foldsToLowerCase: true only when the fold is the lower case, character for
     const f = fold(s);
     assert.equal(f.text, s.toLowerCase(), JSON.stringify(s));
     assert.equal(f.identity, true, JSON.stringify(s));
+    assert.deepEqual([lowerFold(s).text, lowerFold(s).identity], [f.text, true], JSON.stringify(s));
     plain++;
   }
   assert.ok(plain > 100 && plain < samples.length, `${plain} of ${samples.length} plain`);
