@@ -365,8 +365,18 @@ export function scan(text: string, options: ScanOptions = {}): ScanResult {
  * string the screen clears costs neither a result nor a look-up. Throws as `scan` does for an unknown context.
  */
 export function findsIn(context: ScanContext): (text: string) => boolean {
-  const scanner = scannerIn(context);
-  return (text) => scanner(text)?.blocked === true;
+  if (context === "cli_arg" || !SCAN_CONTEXTS.includes(context)) {
+    const scanner = scannerIn(context);
+    return (text) => scanner(text)?.blocked === true;
+  }
+  // The screen is called from here, not through `scannerIn` and `screened`: on Bun, each call between the
+  // validator's string visitor and the screen costs measurably, and most strings stop at the screen.
+  const options: ScanOptions = { context };
+  const screen = planOf(context).screen;
+  return (text) => {
+    const only = text.length > QUICK_UP_TO ? ALL_RULES : screen.candidates(text);
+    return only !== 0 && scanInSegments(text, options, SEGMENT, only).blocked;
+  };
 }
 
 /**
