@@ -19,6 +19,11 @@ export interface Rule {
   re: RegExp;
   /** Run on the original text instead of the folded text (hidden characters). */
   raw?: true;
+  /**
+   * For a raw rule: the characters (the inside of a character class) one of which every match starts with.
+   * Where every raw rule has them, one search for all of them tells whether any raw rule can match.
+   */
+  opens?: string;
   /** Run on the letters-only text (catches uniform letter spacing such as "i g n o r e a l l"). */
   squashed?: true;
   /** Cheap pre-check: the rule runs only when the folded text contains one of these strings. */
@@ -826,17 +831,20 @@ export const rules: () => readonly Rule[] = lazy(() => [
     category: "hidden_text",
     raw: true,
     re: /(?:\uDB40[\uDC00-\uDC7F])+/g,
+    opens: "\uDB40",
   },
   {
     name: "hidden.bidi_control",
     category: "hidden_text",
     raw: true,
     re: /[\u202A-\u202E\u2066-\u2069]+/g,
+    opens: "\u202A-\u202E\u2066-\u2069",
   },
   {
     name: "hidden.zero_width_run",
     category: "hidden_text",
     raw: true,
     re: /[\u200B\u200C\u200D\u2060\uFEFF\u180E]{2,}/g,
+    opens: "\u200B\u200C\u200D\u2060\uFEFF\u180E",
   },
 ]);

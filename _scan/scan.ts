@@ -66,6 +66,11 @@ class Squashed {
 interface Plan {
   /** Rules over the original text. */
   raw: readonly Rule[];
+  /**
+   * Matches a text wherever a raw rule's match could start (see `Rule.opens`): one search instead of one per
+   * rule on text that holds none (most text beyond ASCII). Null when a raw rule does not say.
+   */
+  rawGate: RegExp | null;
   /** Rules over the folded text. */
   folded: readonly Rule[];
   /** Rules over the letters-only text. */
@@ -198,8 +203,12 @@ function planOf(context: ScanContext): Plan {
   const lists = listsOf(folded);
   const screen = new RuleScreen([...folded, ...squashed]);
   const bitsOf = (list: readonly Rule[]) => list.reduce((bits, rule) => bits | screen.bits.get(rule)!, 0);
+  const raw = active.filter((rule) => rule.raw);
   const plan: Plan = {
-    raw: active.filter((rule) => rule.raw),
+    raw,
+    rawGate: raw.every((rule) => rule.opens !== undefined)
+      ? new RegExp(`[${raw.map((rule) => rule.opens).join("")}]`)
+      : null,
     folded,
     squashed,
     gate,
@@ -459,7 +468,7 @@ export function scanInSegments(
   // by the same pass that tells.
   const whole = text.length > 2 * segment ? null : asciiFold(text, { reuse: true });
   const ascii = whole !== null || (text.length > 2 * segment && isAscii(text));
-  if (plan.raw.length > 0 && !ascii) {
+  if (plan.raw.length > 0 && !ascii && (plan.rawGate === null || plan.rawGate.test(text))) {
     for (const rule of plan.raw) {
       if (wanted && !wanted.has(rule.category)) continue;
       rule.re.lastIndex = 0;
