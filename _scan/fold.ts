@@ -254,15 +254,18 @@ export function fold(text: string, options: FoldOptions = {}): Folded {
   const reuse = options.reuse === true;
   if (text.length <= LOOP_UP_TO) {
     const f = loopFold(text, reuse);
-    return typeof f === "object" ? f : foldFull(text, reuse);
+    if (typeof f === "object") return f;
+    return f === "letter spaced"
+      ? foldFullAscii(text, reuse, spacesFolded(text.toLowerCase()))
+      : foldFull(text, reuse);
   }
   // Fast native scans clear the common case: ASCII with no odd whitespace, whitespace run or letter spacing
   // folds to its lower case, character for character. Where one of them occurs, single-purpose tests tell which.
   if (!options.ascii && !isAscii(text)) return foldFull(text, reuse);
   let t = text.toLowerCase();
   if (!NOT_PLAIN.test(t)) return new LazyFolded(t, text, "identity", reuse);
-  if (ODD_SPACE.test(t)) t = t.replace(/[\t\v\f]/g, " ").replace(/\r/g, "\n");
-  if (LETTER_SPACED.test(t)) return foldFull(text, reuse);
+  t = spacesFolded(t);
+  if (LETTER_SPACED.test(t)) return foldFullAscii(text, reuse, t);
   // Two replacements by plain strings, not a function called per run: each run holding a newline becomes one
   // newline, then each run of spaces one space. Only a run of two or more shortens the text.
   const collapsed = t.replace(NEWLINE_RUN, "\n").replace(SPACES_RUN, " ");
@@ -280,7 +283,14 @@ export function asciiFold(text: string, options: FoldOptions = {}): Folded | nul
   if (text.length > LOOP_UP_TO) return isAscii(text) ? fold(text, { ascii: true, reuse }) : null;
   const f = loopFold(text, reuse);
   if (typeof f === "object") return f;
-  return f === "letter spaced" && isAscii(text) ? foldFull(text, reuse) : null;
+  return f === "letter spaced" && isAscii(text)
+    ? foldFullAscii(text, reuse, spacesFolded(text.toLowerCase()))
+    : null;
+}
+
+/** `t`, ASCII in lower case, with the odd spaces rewritten as the fold rewrites them (see `ASCII`). */
+function spacesFolded(t: string): string {
+  return ODD_SPACE.test(t) ? t.replace(/[\t\v\f]/g, " ").replace(/\r/g, "\n") : t;
 }
 
 /**
@@ -484,14 +494,8 @@ function foldFull(text: string, reuse: boolean): Folded {
   // start at the input size or are the ones kept from the last call, and double where decompositions expand
   // the text or it is longer than those: a window that reaches across characters folding to nothing (a run of
   // zero-width ones) may be longer than the kept buffers, its fold seldom.
-  // Pass 2 works in place, and the maps of a fold without `reuse` are views of these: only a fold with `reuse`
-  // takes the kept ones.
   let cap = n + 16;
-  let [units, s1, e1] = !reuse
-    ? [new Uint16Array(cap), new Int32Array(cap), new Int32Array(cap)]
-    : cap <= SMALL_UNITS
-    ? smallScratch ??= grow(EMPTY_U16, EMPTY_I32, EMPTY_I32, SMALL_UNITS)
-    : scratch();
+  let [units, s1, e1] = passOneBuffers(cap, reuse);
   cap = units.length;
   const known = bmpFolds ??= new Uint16Array(0x10000);
   let m = 0;
@@ -541,6 +545,51 @@ function foldFull(text: string, reuse: boolean): Folded {
     i += width;
   }
   return finish(units, s1, e1, m, reuse);
+}
+
+/**
+ * Buffers for pass 1 of a fold of at least `cap` units (or the kept ones, which may be shorter, see `SCRATCH_UNITS`).
+ * Pass 2 works in place, and the maps of a fold without `reuse` are views of these: only a fold with `reuse`
+ * takes the kept ones.
+ */
+function passOneBuffers(cap: number, reuse: boolean): [Uint16Array, Int32Array, Int32Array] {
+  return !reuse
+    ? [new Uint16Array(cap), new Int32Array(cap), new Int32Array(cap)]
+    : cap <= SMALL_UNITS
+    ? smallScratch ??= grow(EMPTY_U16, EMPTY_I32, EMPTY_I32, SMALL_UNITS)
+    : scratch();
+}
+
+/**
+ * `foldFull` of ASCII `text`, given what pass 1 makes of it unit for unit (`lower`: its lower case, odd spaces
+ * rewritten): pass 1 is then native copies (each unit its own map entry), not a loop.
+ */
+function foldFullAscii(text: string, reuse: boolean, lower: string): Folded {
+  const n = text.length;
+  let [units, s1, e1] = passOneBuffers(n, reuse);
+  if (units.length < n) [units, s1, e1] = grow(EMPTY_U16, EMPTY_I32, EMPTY_I32, n);
+  units.set(asciiBytes(lower)!.subarray(0, n));
+  const at = iotaTo(n);
+  s1.set(at.subarray(0, n));
+  e1.set(at.subarray(1, n + 1));
+  return finish(units, s1, e1, n, reuse);
+}
+
+/** The kept `iotaTo` list, grown as needed up to `SCRATCH_UNITS + 1` entries. */
+let iota: Int32Array | undefined;
+
+/**
+ * The integers 0 to `n` in order (at least), as pass 1 writes them into both maps for ASCII text: kept between
+ * calls up to a window's length, so that native copies write the maps.
+ */
+function iotaTo(n: number): Int32Array {
+  if (iota !== undefined && iota.length > n) return iota;
+  const made = new Int32Array(
+    n < SCRATCH_UNITS ? Math.min(SCRATCH_UNITS, Math.max(2 * n, 1 << 12)) + 1 : n + 1,
+  );
+  for (let i = 0; i < made.length; i++) made[i] = i;
+  if (made.length <= SCRATCH_UNITS + 1) iota = made;
+  return made;
 }
 
 /**
@@ -610,6 +659,31 @@ function grow(
 }
 
 /**
+ * The first index from `i` on where pass 2 (see `finish`) has work: a blank followed by a blank, or a letter
+ * after no word unit (`before` is the unit before `i`) followed by a spacer; else the last index (or `i` when
+ * it is `m`). One table read per unit: text that has no such place (most text beyond ASCII) is read at that
+ * cost only.
+ */
+function quietUntil(u: Uint16Array, i: number, m: number, before: number): number {
+  const kind = kinds ??= kindsOf();
+  // The kinds (see `BLANK`) of the unit before `i`, of the unit at `i` and of the one after it.
+  let kb = kindOfUnit(kind, before);
+  let kc = i < m ? kindOfUnit(kind, u[i]) : 0;
+  for (; i < m - 1; i++) {
+    const kd = kindOfUnit(kind, u[i + 1]);
+    if (((kc & kd & BLANK) | ((kc >> 1) & kd & ~(kb >> 2) & SPACER)) !== 0) return i;
+    kb = kc;
+    kc = kd;
+  }
+  return i;
+}
+
+/** The kind (see `BLANK`) of a unit pass 1 wrote: from the table `kind` in ASCII, a word unit beyond it. */
+function kindOfUnit(kind: Uint8Array, c: number): number {
+  return c < 0x80 ? kind[c] : WORD;
+}
+
+/**
  * Pass 2: join letter-spaced words and collapse whitespace runs, carrying the index maps along. In place: each
  * output unit takes the place of one input unit or more, so the output never overtakes what is still to read,
  * and text with nothing to join or collapse is read without a write. The maps are views of the pass-1 buffers
@@ -621,6 +695,14 @@ function finish(u: Uint16Array, s1: Int32Array, e1: Int32Array, m: number, reuse
   // The input unit before `i` (0 at the start): the output may have overwritten its place.
   let before = 0;
   while (i < m) {
+    // While nothing has moved, the units that start no join and no run stay as they are: skip them unwritten.
+    if (k === i) {
+      const j = quietUntil(u, i, m, before);
+      if (j !== i) {
+        before = u[j - 1];
+        k = i = j;
+      }
+    }
     const c = u[i];
     // Letter spacing: at a word start, three or more single letters each followed by the same one spacer.
     if (

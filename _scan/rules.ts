@@ -19,6 +19,11 @@ export interface Rule {
   re: RegExp;
   /** Run on the original text instead of the folded text (hidden characters). */
   raw?: true;
+  /**
+   * For a raw rule: the characters (the inside of a character class) one of which every match starts with.
+   * Where every raw rule has them, one search for all of them tells whether any raw rule can match.
+   */
+  opens?: string;
   /** Run on the letters-only text (catches uniform letter spacing such as "i g n o r e a l l"). */
   squashed?: true;
   /** Cheap pre-check: the rule runs only when the folded text contains one of these strings. */
@@ -281,17 +286,8 @@ const DESTINATION =
 const OWNED =
   `\\b(?:my|all (?:of )?(?:my|the|your)|(?:the|this) user's|(?:these|those|this) (?:information|details|data|contents?|files?|messages|emails|passwords?|credentials|records))\\b`;
 
-/**
- * Where an address ends: white space (what `\s` matches) or `)`, `"`, `'`, `>`. Character codes, not a regular
- * expression per character: this runs on every character of every address.
- */
-function isUrlStop(c: number): boolean {
-  if (c < 0x80) {
-    return c === 0x20 || (c >= 0x09 && c <= 0x0d) || c === 0x29 || c === 0x22 || c === 0x27 || c === 0x3e;
-  }
-  return c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 ||
-    c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
-}
+/** Where an address ends: white space (`\s`) or `)`, `"`, `'`, `>`. */
+const URL_STOP = /[\s)"'>]/g;
 
 /**
  * Markdown images and links (`![alt](url)`, `[text](url)`) and HTML images (`<img src=url>`) whose absolute
@@ -307,14 +303,25 @@ export function findDataUrls(
   cursor: FindCursor = { from: [0, 0], until: t.length },
 ): Array<[number, number]> {
   const out: Array<[number, number]> = [];
+  // The first address stop at or after `stopFrom` is at `stop` (none: the text's length). Found by a native
+  // search, many times faster than a loop over the characters; and kept, since each search below reads on
+  // from where the last left off: the stops of all addresses are found in one pass per search.
+  let stopFrom = Infinity;
+  let stop = 0;
+  const stopAt = (u: number): number => {
+    if (u < stopFrom || u > stop) {
+      URL_STOP.lastIndex = u;
+      stop = URL_STOP.test(t) ? URL_STOP.lastIndex - 1 : t.length;
+      stopFrom = u;
+    }
+    return stop;
+  };
   // Returns where the address ended, so the next search starts there: each character is read once.
   const check = (open: number, urlStart: number, kind: "image" | "link"): number => {
     let u = urlStart;
     while (u < t.length && t[u] === " ") u++;
     if (!t.startsWith("http://", u) && !t.startsWith("https://", u) && !t.startsWith("//", u)) return u;
-    let e = u;
-    const limit = Math.min(t.length, u + 2048);
-    while (e < limit && !isUrlStop(t.charCodeAt(e))) e++;
+    const e = Math.min(t.length, u + 2048, stopAt(u));
     const url = t.slice(u, e);
     const q = url.indexOf("?");
     if (q < 0) return e;
@@ -824,17 +831,20 @@ export const rules: () => readonly Rule[] = lazy(() => [
     category: "hidden_text",
     raw: true,
     re: /(?:\uDB40[\uDC00-\uDC7F])+/g,
+    opens: "\uDB40",
   },
   {
     name: "hidden.bidi_control",
     category: "hidden_text",
     raw: true,
     re: /[\u202A-\u202E\u2066-\u2069]+/g,
+    opens: "\u202A-\u202E\u2066-\u2069",
   },
   {
     name: "hidden.zero_width_run",
     category: "hidden_text",
     raw: true,
     re: /[\u200B\u200C\u200D\u2060\uFEFF\u180E]{2,}/g,
+    opens: "\u200B\u200C\u200D\u2060\uFEFF\u180E",
   },
 ]);

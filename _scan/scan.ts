@@ -66,6 +66,11 @@ class Squashed {
 interface Plan {
   /** Rules over the original text. */
   raw: readonly Rule[];
+  /**
+   * Matches a text wherever a raw rule's match could start (see `Rule.opens`): one search instead of one per
+   * rule on text that holds none (most text beyond ASCII). Null when a raw rule does not say.
+   */
+  rawGate: RegExp | null;
   /** Rules over the folded text. */
   folded: readonly Rule[];
   /** Rules over the letters-only text. */
@@ -201,8 +206,12 @@ function planOf(context: ScanContext): Plan {
   const bitOf = (list: readonly Rule[]) => Int32Array.from(list, (rule) => screen.bits.get(rule)!);
   const foldedBit = bitOf(folded);
   const squashedBit = bitOf(squashed);
+  const raw = active.filter((rule) => rule.raw);
   const plan: Plan = {
-    raw: active.filter((rule) => rule.raw),
+    raw,
+    rawGate: raw.every((rule) => rule.opens !== undefined)
+      ? new RegExp(`[${raw.map((rule) => rule.opens).join("")}]`)
+      : null,
     folded,
     squashed,
     gate,
@@ -478,7 +487,7 @@ export function scanInSegments(
     ? lowerFold(text)
     : asciiFold(text, { reuse: true });
   const ascii = whole !== null || (text.length > 2 * segment && isAscii(text));
-  if (plan.raw.length > 0 && !ascii) {
+  if (plan.raw.length > 0 && !ascii && (plan.rawGate === null || plan.rawGate.test(text))) {
     for (const rule of plan.raw) {
       if (wanted && !wanted.has(rule.category)) continue;
       rule.re.lastIndex = 0;

@@ -62,6 +62,20 @@ test("WordSet.bitsIn: the bits of exactly the strings each seeded text holds, sh
   assert.equal(seen.size, 8);
 });
 
+test("WordSet.bitsIn: a long text, read in two halves, holds a string at every place around its middle", () => {
+  const set = new WordSet(["instructions", "my", "<|"], [1, 2, 4]);
+  for (const n of [4096, 4097, 9001]) {
+    const mid = n >> 1;
+    for (let at = mid - 14; at <= mid + 2; at++) {
+      const text = "x".repeat(at) + "instructions" + "x".repeat(n - at - 12);
+      assert.equal(set.bitsIn(text, 7), 1, `${n} ${at}`);
+    }
+    // At either end, and none at all.
+    assert.equal(set.bitsIn("my" + "x".repeat(n - 4) + "<|", 7), 6);
+    assert.equal(set.bitsIn("x".repeat(n), 7), 0);
+  }
+});
+
 test("WordSet: refuses strings it cannot match", () => {
   assert.throws(() => new WordSet([""]), /empty/);
   assert.throws(() => new WordSet(["café"]), /ASCII/);
