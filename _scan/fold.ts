@@ -294,8 +294,8 @@ function spacesFolded(t: string): string {
 }
 
 /**
- * The fold of a text known to fold to its lower case (see `foldsToLowerCase` in prefilter.ts; the rule screen
- * tells it for the texts it judges), with no test: it would read the text again to learn what is known.
+ * The fold of a text known to fold to its lower case (the rule screen, screen.ts, tells it for the texts it
+ * judges), with no test: it would read the text again to learn what is known.
  */
 export function lowerFold(text: string): Folded {
   return new LazyFolded(text.toLowerCase(), text, "identity", true);

@@ -1,7 +1,7 @@
 /**
- * The scanner's cheapest test, for short strings: one loop that proves a string folds to its own lower case,
- * character for character, so that the rule screen (screen.ts) can read the original as the rules would read
- * its fold.
+ * The scanner's cheapest tests, for short strings: where the fold (fold.ts) would join letter spacing, which
+ * the rule screen (screen.ts) asks only where its pass finds a key that may be it, so that it can read the
+ * original as the rules would read its fold.
  *
  * @module
  */
@@ -16,38 +16,30 @@ function isAlnum(c: number): boolean {
   return isAsciiLetter(c) || (c >= 0x30 && c <= 0x39);
 }
 
+/** The spacer the fold reads for an ASCII unit: a space for a tab, vertical tab or form feed, else the unit. */
+function spacerOf(c: number): number {
+  return c === 0x09 || c === 0x0b || c === 0x0c ? 0x20 : c;
+}
+
 /**
- * True when `fold(text).text` is `text.toLowerCase()` with the identity map: ASCII with no tab, vertical tab,
- * form feed or CR, no run of spaces and newlines, and no letter spacing ("i g n o r e": a stand-alone letter,
- * a spacer, a letter, the same spacer, a letter, then no letter or digit). `fold` tests the same things.
+ * True when index `i` of `text` is the second spacer of letter spacing, which the fold joins: L S L S L, a
+ * stand-alone letter, a spacer (see `isSpacer`; a tab, vertical tab or form feed counts as a space), a letter,
+ * the same spacer, a letter, then no letter or digit. The fold's own test, seen from the second spacer.
  *
- * @example Which strings fold to their lower case
+ * @example Where letter spacing ends
  * ```ts
  * import assert from "node:assert/strict";
- * import { foldsToLowerCase } from "./prefilter.ts";
+ * import { lettersSpacedAt } from "./prefilter.ts";
  *
- * assert.equal(foldsToLowerCase("Plain ASCII, one space each."), true);
- * assert.equal(foldsToLowerCase("two  spaces"), false);
- * assert.equal(foldsToLowerCase("i.g.n.o.r.e"), false);
- * assert.equal(foldsToLowerCase("café"), false);
+ * assert.equal(lettersSpacedAt("i.g.n.o.r.e", 3), true);
+ * assert.equal(lettersSpacedAt("a b\tc", 3), true);
+ * assert.equal(lettersSpacedAt("a b-c", 3), false);
+ * assert.equal(lettersSpacedAt("I am a dog", 4), false);
  * ```
  */
-export function foldsToLowerCase(text: string): boolean {
-  let previous = -1;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c >= 0x80 || (c >= 0x09 && c <= 0x0d && c !== 0x0a)) return false;
-    if (c === 0x20 || c === 0x0a) {
-      if (previous === 0x20 || previous === 0x0a) return false;
-    }
-    // Letter spacing, seen from its second spacer: L S L S L.
-    if (
-      isSpacer(c) && isAsciiLetter(previous) && text.charCodeAt(i - 2) === c &&
-      isAsciiLetter(text.charCodeAt(i - 3)) &&
-      !isAlnum(text.charCodeAt(i - 4)) && isAsciiLetter(text.charCodeAt(i + 1)) &&
-      !isAlnum(text.charCodeAt(i + 2))
-    ) return false;
-    previous = c;
-  }
-  return true;
+export function lettersSpacedAt(text: string, i: number): boolean {
+  const s = spacerOf(text.charCodeAt(i));
+  return isSpacer(s) && isAsciiLetter(text.charCodeAt(i - 1)) && spacerOf(text.charCodeAt(i - 2)) === s &&
+    isAsciiLetter(text.charCodeAt(i - 3)) && !isAlnum(text.charCodeAt(i - 4)) &&
+    isAsciiLetter(text.charCodeAt(i + 1)) && !isAlnum(text.charCodeAt(i + 2));
 }

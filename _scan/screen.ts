@@ -1,6 +1,7 @@
 /**
- * The rule screen, for short texts that fold to their own lower case (see `foldsToLowerCase`): one pass over
- * the text names the rules that could match it, so the scanner runs only those, and for most arguments none.
+ * The rule screen, for short texts that fold to their own lower case (ASCII without odd spaces, runs of blanks
+ * or letter spacing: see fold.ts): one pass over the text names the rules that could match it, so the scanner
+ * runs only those, and for most arguments none.
  *
  * A rule can only match where its evidence is: one of its anchors (its needles when it has no anchors)
  * somewhere in the folded text (for a rule over the letters-only text: somewhere in the letters), and, when it
@@ -8,13 +9,14 @@
  * three characters as a key into a bit set of the anchors' rarest three-character pieces (grams; a shorter
  * anchor stands for every gram that ends in it), and checks the whole anchor where its gram occurs; and it
  * notes which letters the text holds: only a text with every letter of a letters-only anchor is searched for
- * one. Only when some rule with leads has an anchor in the text are its leads looked for, word start by word
- * start. JavaScript loops are slow per character, so the pass does little more than that.
+ * one. The keys after which the fold may differ from the lower case are marked too, and the pass tells there
+ * whether it does. Only when some rule with leads has an anchor in the text are its leads looked for, word start
+ * by word start. JavaScript loops are slow per character, so the pass does little more than that.
  *
  * @module
  */
 import type { Rule } from "./rules.ts";
-import { foldsToLowerCase, isAsciiLetter } from "./prefilter.ts";
+import { isAsciiLetter, lettersSpacedAt } from "./prefilter.ts";
 import { lettersOnly } from "./fold.ts";
 
 /** A gram key is three character classes of `CLASS_BITS` bits. */
@@ -34,7 +36,7 @@ const PRESENT_AT = CLASS_BITS;
 /** What the letters-only pass (`#lettersHit`) reads per ASCII letter: its code (1-26) and its shift. */
 const LETTER_CODE_AT = 0;
 const LETTER_SHIFT_AT = 8;
-/** A bit of the masks no rule uses: the text may not fold to its lower case (see `foldsToLowerCase`). */
+/** A bit of the masks no rule uses: the text may not fold to its lower case where the key ends. */
 const UNSURE = 1 << 31;
 /** Spacers of letter spacing (see `isSpacer` in fold.ts), blanks of a run, and spaces the fold rewrites. */
 const SPACERS = " .-_*|/";
@@ -130,6 +132,22 @@ function holdsAt(text: string, start: number, s: string): boolean {
     if (c !== s.charCodeAt(j)) return false;
   }
   return true;
+}
+
+/** True for a blank of the fold: a space, a newline, or a tab, vertical tab, form feed or CR. */
+function isBlank(c: number): boolean {
+  return c === 0x20 || (c >= 0x09 && c <= 0x0d);
+}
+
+/**
+ * True when the fold of `text` is not its lower case because of what ends at index `i`, where the pass found a
+ * key that may fold otherwise (see `RuleScreen.#unsure`): a blank after a blank (a run, which the fold
+ * collapses), a tab, vertical tab, form feed or CR (which it rewrites), or letter spacing (which it joins).
+ */
+function foldsOtherwiseAt(text: string, i: number): boolean {
+  const c = text.charCodeAt(i);
+  return (isBlank(c) && ((c !== 0x20 && c !== 0x0a) || isBlank(text.charCodeAt(i - 1)))) ||
+    lettersSpacedAt(text, i);
 }
 
 /**
@@ -461,8 +479,8 @@ export class RuleScreen {
   }
 
   /**
-   * The rules (as bits) that could match `text`, or -1 when `text` does not fold to its own lower case (see
-   * `foldsToLowerCase`; the screen cannot judge it). 0 proves that no rule can match.
+   * The rules (as bits) that could match `text`, or -1 when `text` does not fold to its own lower case (the
+   * screen cannot judge it). 0 proves that no rule can match.
    */
   candidates(text: string): number {
     const units = this.#units;
@@ -495,14 +513,12 @@ export class RuleScreen {
     const grams = this.#grams;
     const n = text.length;
     let found = 0;
-    // Whether `foldsToLowerCase(text)` has been found true: asked at the first key that may fold otherwise, so
-    // that a text that does fold otherwise (runs of blanks, tabs) ends the pass there.
-    let sure = false;
     while (i < n) {
       found |= this.#anchorsAt(text, i, key);
-      if ((found & UNSURE) !== 0 && !sure) {
-        if (!foldsToLowerCase(text)) return -1;
-        sure = true;
+      // A key that may fold otherwise ends here: the fold's own tests, made where it ends, not over the text.
+      if ((found & UNSURE) !== 0) {
+        if (foldsOtherwiseAt(text, i)) return -1;
+        found &= ~UNSURE;
       }
       for (i++; i < n; i++) {
         const c = text.charCodeAt(i);
@@ -517,16 +533,14 @@ export class RuleScreen {
   }
 
   /**
-   * `candidates` once the pass has read the whole text: the rules with an anchor in it (`found`, with
-   * `UNSURE` where the pass asked `foldsToLowerCase`), every unit OR-ed (`all`) and the letters (`present`).
+   * `candidates` once the pass has read the whole text: the rules with an anchor in it (`found`), every unit
+   * OR-ed (`all`) and the letters (`present`).
    */
   #judged(text: string, found: number, all: number, present: number): number {
     if (all >= 0x80) return -1;
     const letters = this.#mayHoldLetterAnchor(present) && this.#lettersMayHold(text) ? 1 : 0;
     // Most texts: no evidence at all.
     if ((found | letters | this.#always) === 0) return 0;
-    // (the pass asked `foldsToLowerCase` where it first saw such a key)
-    found &= ~UNSURE;
     if (letters !== 0) found |= this.#inLetters(text);
     found |= this.#always;
     const needLead = found & this.#needLead;

@@ -3,7 +3,8 @@ import assert from "node:assert/strict";
 import { scanInSegments } from "../_scan/scan.ts";
 import { fold, lowerFold } from "../_scan/fold.ts";
 import { cutAtOrAfter, cutAtOrBefore } from "../_scan/segments.ts";
-import { foldsToLowerCase } from "../_scan/prefilter.ts";
+import { RuleScreen } from "../_scan/screen.ts";
+import { rules } from "../_scan/rules.ts";
 import { loadRows } from "../scripts/eval.ts";
 import { sharedData } from "./_shared_data.ts";
 import type { ScanContext, ScanFinding } from "../types.ts";
@@ -166,7 +167,7 @@ test("cutAtOrAfter: folding either side of a cut separately gives the fold of th
   assert.ok(cuts > 100, `only ${cuts} cuts checked`);
 });
 
-test("foldsToLowerCase: true only when the fold is the lower case, character for character (lowerFold's)", {
+test("RuleScreen: judges only texts whose fold is their lower case, character for character (lowerFold's)", {
   skip: devData.skip,
 }, () => {
   const samples = [
@@ -182,13 +183,23 @@ test("foldsToLowerCase: true only when the fold is the lower case, character for
     "line\n break",
     "crlf\r\n",
     "",
+    // A key that may be letter spacing (" a ") before what folds otherwise, and letter spacing by odd spaces.
+    "I am a cat and  two spaces",
+    "a note\n\nbelow",
+    "x a b c y",
+    "say a b\tc",
+    "a\tb\tc",
+    "go a-b-c",
+    "end \n",
   ];
   for (const text of devTexts) {
     for (let i = 0; i < text.length; i += 173) samples.push(text.slice(i, i + 40 + (i % 300)));
   }
+  // Every rule the screen can hold, for the most keys at which it asks whether the text folds otherwise.
+  const screen = new RuleScreen(rules().filter((rule) => !rule.raw && !rule.contexts));
   let plain = 0;
   for (const s of samples) {
-    if (!foldsToLowerCase(s)) continue;
+    if (screen.candidates(s) === -1) continue;
     const f = fold(s);
     assert.equal(f.text, s.toLowerCase(), JSON.stringify(s));
     assert.equal(f.identity, true, JSON.stringify(s));
