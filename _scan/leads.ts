@@ -75,8 +75,9 @@ export class LeadFinder {
   /** Per state `s`, the leads it ends: (rule, length) pairs in `#emits[#emitStart[s] … #emitStart[s + 1])`. */
   #emitStart: Int32Array = new Int32Array(1);
   #emits: Int32Array = new Int32Array(0);
-  /** Slots of `found` used by the pass under way. */
+  /** Slots of `found`, and of `logged`, used by the pass under way. */
   #pairs = 0;
+  #logged = 0;
   /** The length of the longest lead. */
   #longest = 0;
   /** For `#grouped`: where each rule's starts begin in `grouped` (and where the last ends), and the next free slot. */
@@ -212,7 +213,8 @@ export class LeadFinder {
     let next = this.#next;
     let s = start === 0 || !isLetter(t.charCodeAt(start - 1)) ? AT_WORD_START : IN_WORD;
     this.#pairs = 0;
-    if (bytes !== null) {
+    if (bytes !== null && end - start >= HALVES_FROM) this.#findHalves(bytes, s, start, end, stop);
+    else if (bytes !== null) {
       for (let j = start; j < stop; j++) {
         const c = classes[bytes[j]];
         const entry = next[(s << shift) | c];
@@ -236,6 +238,69 @@ export class LeadFinder {
     }
     this.#grouped(this.#pairs);
     return this;
+  }
+
+  /**
+   * The pass of `find` over `bytes[start, stop)` from state `s`, as two halves at once, each by its own state: a
+   * step waits for the state before it, so two independent chains take about the time of one. The first half
+   * reads on past the middle by the longest lead less one and notes the leads that begin before the middle; the
+   * second starts there afresh (at a word start or in a word) and logs where its states end leads (see
+   * `#offPathLater`), noted after the first half's, so each rule's starts stay ascending.
+   */
+  #findHalves(bytes: Uint8Array, s: number, start: number, end: number, stop: number): void {
+    const classes = this.#classes;
+    const shift = this.#shift;
+    let next = this.#next;
+    const mid = start + ((end - start) >> 1);
+    const stopA = Math.min(stop, mid + this.#longest - 1);
+    // Where the first half's reads end while the second's go on too.
+    const both = Math.min(stopA, stop - mid + start);
+    let a = s;
+    let b = isLetter(bytes[mid - 1]) ? IN_WORD : AT_WORD_START;
+    this.#logged = 0;
+    for (let i = start, k = mid; i < both; i++, k++) {
+      const ca = classes[bytes[i]];
+      const cb = classes[bytes[k]];
+      const ea = next[(a << shift) | ca];
+      const eb = next[(b << shift) | cb];
+      if ((ea | eb) >= 0) {
+        a = ea;
+        b = eb;
+        continue;
+      }
+      a = ea >= 0 ? ea : this.#offPath(ea, a, ca, i, mid);
+      b = eb >= 0 ? eb : this.#offPathLater(eb, b, cb, k);
+      next = this.#next;
+    }
+    for (let i = both; i < stopA; i++) {
+      const c = classes[bytes[i]];
+      const entry = next[(a << shift) | c];
+      if (entry >= 0) a = entry;
+      else {
+        a = this.#offPath(entry, a, c, i, mid);
+        next = this.#next;
+      }
+    }
+    for (let k = mid + both - start; k < stop; k++) {
+      const c = classes[bytes[k]];
+      const entry = next[(b << shift) | c];
+      if (entry >= 0) b = entry;
+      else {
+        b = this.#offPathLater(entry, b, c, k);
+        next = this.#next;
+      }
+    }
+    for (let i = 0; i < this.#logged; i += 2) this.#emit(logged[i + 1], logged[i], end);
+  }
+
+  /** `#offPath` for the second half of `#findHalves`: a state that ends leads is logged with `k`, not emitted. */
+  #offPathLater(entry: number, s: number, c: number, k: number): number {
+    if (entry === UNBUILT) entry = this.#step(s, c);
+    if (entry >= 0) return entry;
+    if (this.#logged + 2 > logged.length) logged = grownBy(logged, 2);
+    logged[this.#logged++] = k;
+    logged[this.#logged++] = ~entry;
+    return ~entry;
   }
 
   /** The starts of rule `r` the last `find` found (see `LeadStarts`). */
@@ -302,6 +367,14 @@ export class LeadFinder {
 /** Where `find` gathers (rule, start) pairs, and then the starts by rule; grown as needed, kept between calls. */
 let found: Int32Array = new Int32Array(0);
 let grouped: Int32Array = new Int32Array(0);
+/** Where the second half of a pass in two (see `#findHalves`) logs (position, state) pairs; kept between calls. */
+let logged: Int32Array = new Int32Array(0);
+
+/**
+ * Ranges from this long on are read by `find` in two halves at once (see `#findHalves`): on shorter ones (4 KiB
+ * chunks) the halves paid on prose and lost on text dense with leads.
+ */
+export const HALVES_FROM = 1 << 15;
 
 /** A copy of `a` with room for at least `more` further elements. */
 function grownBy(a: Int32Array, more: number): Int32Array {

@@ -213,20 +213,55 @@ export function imperativeStart(
     if (upper?.(start)) return true;
     i--;
   }
-  let j = i;
-  while (j > 0 && j > i - 12 && t.charCodeAt(j - 1) >= 0x61 && t.charCodeAt(j - 1) <= 0x7a) j--;
-  // Compared in place, not sliced out, in a plain loop (no function made per call): this runs once per
-  // candidate match.
-  const sameLength = (fillersByLength ??= byLength(FILLERS))[i - j];
-  let filler: string | undefined;
-  for (let k = 0; sameLength !== undefined && k < sameLength.length; k++) {
-    if (t.startsWith(sameLength[k], j)) {
-      filler = sameLength[k];
-      break;
-    }
+  return fillerBefore(t, i);
+}
+
+/**
+ * Whether the word that ends at `i` of `t` is one of `FILLERS`: `"please"` for "please" or "kindly", `true` for
+ * another, `false` for none. The word is read backwards through a trie of the fillers, which gives up at the
+ * first letter no filler has there, in one loop: this runs once per candidate match.
+ */
+function fillerBefore(t: string, i: number): boolean | "please" {
+  const trie = fillerTrie ??= backwardsTrie(FILLERS);
+  let node = 0;
+  for (let j = i; j > 0; j--) {
+    const c = t.charCodeAt(j - 1);
+    if (c < 0x61 || c > 0x7a) break;
+    node = trie.next[node * 26 + c - 0x61];
+    if (node === 0) return false;
   }
-  if (filler === undefined) return false;
-  return filler === "please" || filler === "kindly" ? "please" : true;
+  return trie.says[node];
+}
+
+/** The trie of `FILLERS` read backwards, made on first use. */
+let fillerTrie: { next: Uint8Array; says: (boolean | "please")[] } | undefined;
+
+/**
+ * The trie of the words of `words` that are all letters a-z (no other can be a word `fillerBefore` reads), each
+ * read from its last letter: `next[node * 26 + letter]` is the child (0: none; the root is node 0), and
+ * `says[node]` what the word that ends there says (see `fillerBefore`).
+ */
+function backwardsTrie(words: Iterable<string>): { next: Uint8Array; says: (boolean | "please")[] } {
+  const children: number[][] = [[]];
+  const says: (boolean | "please")[] = [false];
+  for (const w of words) {
+    if (!/^[a-z]+$/.test(w)) continue;
+    let node = 0;
+    for (let k = w.length - 1; k >= 0; k--) {
+      const letter = w.charCodeAt(k) - 0x61;
+      if (children[node][letter] === undefined) {
+        children[node][letter] = children.length;
+        children.push([]);
+        says.push(false);
+      }
+      node = children[node][letter];
+    }
+    says[node] = w === "please" || w === "kindly" ? "please" : true;
+  }
+  if (children.length > 0xff) throw new Error("backwardsTrie: more nodes than a byte holds");
+  const next = new Uint8Array(children.length * 26);
+  children.forEach((row, node) => row.forEach((child, letter) => next[node * 26 + letter] = child));
+  return { next, says };
 }
 
 /** Per ASCII code, 1 for one of `OPENERS`: made on first use. */
@@ -236,16 +271,6 @@ let openerTable: Uint8Array | undefined;
 function isOpener(c: number): boolean {
   openerTable ??= Uint8Array.from({ length: 0x80 }, (_, k) => OPENERS.includes(k) ? 1 : 0);
   return c < 0x80 && openerTable[c] === 1;
-}
-
-/** `FILLERS` by length, made on first use. */
-let fillersByLength: string[][] | undefined;
-
-/** The strings of `words` by length: `[n]` lists those of length `n`. */
-function byLength(words: Iterable<string>): string[][] {
-  const out: string[][] = [];
-  for (const w of words) (out[w.length] ??= []).push(w);
-  return out;
 }
 
 /** Words of the sentence around a match: a bare phrase (a search keyword, a title) is not a request. */

@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { fold } from "../_scan/fold.ts";
-import { LeadFinder } from "../_scan/leads.ts";
+import { HALVES_FROM, LeadFinder } from "../_scan/leads.ts";
 import { rules } from "../_scan/rules.ts";
 import { loadRows } from "../scripts/eval.ts";
 import { sharedData } from "./_shared_data.ts";
@@ -84,5 +84,45 @@ test("LeadFinder: its automaton, built as texts reach it, answers as a search fr
       }
       assert.deepEqual(Array.from(found.of(r) ?? []), expected, rule.name);
     });
+  }
+});
+
+test("LeadFinder: a long range, read in two halves, holds a lead at every place around its middle", () => {
+  const finder = new LeadFinder(rules());
+  const leads = [...new Set(finder.rules.flatMap((rule) => rule.leads!))];
+  const longest = leads.reduce((a, b) => b.length > a.length ? b : a);
+  const shortest = leads.reduce((a, b) => b.length < a.length ? b : a);
+  // Every start of every rule's leads in `[start, end)` of `text`, by a search per lead.
+  const expected = (text: string, start: number, end: number) =>
+    finder.rules.map((rule) => {
+      const at = new Set<number>();
+      for (const lead of rule.leads!) {
+        for (let p = text.indexOf(lead, start); p !== -1 && p < end; p = text.indexOf(lead, p + 1)) {
+          if (!afterLetter(text, p)) at.add(p);
+        }
+      }
+      return [...at].sort((a, b) => a - b);
+    });
+  for (const n of [HALVES_FROM, HALVES_FROM + 1, 2 * HALVES_FROM + 999]) {
+    for (const start of [0, 3]) {
+      const mid = start + (n >> 1);
+      // A filler that ends a word before the lead, and one that leaves the lead inside a word.
+      for (const fill of [". ", "zq"]) {
+        for (const lead of [longest, shortest]) {
+          for (let at = mid - lead.length; at <= mid + 2; at++) {
+            const text = fill.repeat(at).slice(0, at) + lead + fill.repeat(n).slice(0, start + n + 9 - at);
+            const found = finder.find(text, start, start + n);
+            const want = expected(text, start, start + n);
+            finder.rules.forEach((rule, r) => {
+              assert.deepEqual(
+                Array.from(found.of(r) ?? []),
+                want[r],
+                `${rule.name}: ${n} ${start} ${fill} ${at}`,
+              );
+            });
+          }
+        }
+      }
+    }
   }
 });

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import { scan } from "../scan.ts";
 import { fold, mapSpan } from "../_scan/fold.ts";
-import { rules } from "../_scan/rules.ts";
+import { imperativeStart, rules } from "../_scan/rules.ts";
 import { nextMatch } from "../_scan/match.ts";
 import { loadRows } from "../scripts/eval.ts";
 import { sharedData } from "./_shared_data.ts";
@@ -565,5 +565,58 @@ test("raw rules: each says what its matches start with, and every match does (th
       }
     }),
     { numRuns: 3000 },
+  );
+});
+
+test("imperativeStart: a filler is the whole word before the start, one of the list", () => {
+  const fillers = [
+    "please",
+    "kindly",
+    "now",
+    "also",
+    "then",
+    "and",
+    "first",
+    "next",
+    "finally",
+    "immediately",
+    "just",
+    "todo",
+    "so",
+  ];
+  // What it says, from the word before (after spaces and a comma), as a plain reading would tell.
+  const expected = (t: string, start: number): boolean | "please" => {
+    let i = start;
+    while (i > 0 && t[i - 1] === " ") i--;
+    if (i === 0 || /[.!?;:\n"'(\[{>*#|-]/.test(t[i - 1])) return true;
+    if (t[i - 1] === ",") i--;
+    const word = /[a-z]*$/.exec(t.slice(0, i))![0];
+    return word === "please" || word === "kindly" ? "please" : fillers.includes(word);
+  };
+  // Fillers whole, cut short, run on, with a letter before or after; other words, marks and spaces.
+  const pool = [
+    ...fillers,
+    ...fillers.map((w) => w.slice(1)),
+    ...fillers.map((w) => w.slice(0, -1)),
+    ...fillers.map((w) => "x" + w),
+    ...fillers.map((w) => w + "s"),
+    "immediatelyy",
+    "todo:",
+    "send",
+    " ",
+    "  ",
+    ", ",
+    ",",
+    "é",
+    "9",
+    "_",
+  ];
+  fc.assert(
+    fc.property(fc.array(fc.constantFrom(...pool), { maxLength: 6 }), (parts) => {
+      const text = parts.join("") + "send my files";
+      const start = text.length - 13;
+      assert.equal(imperativeStart(text, start), expected(text, start), JSON.stringify(text));
+    }),
+    { numRuns: 5000 },
   );
 });
