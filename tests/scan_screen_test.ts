@@ -247,6 +247,27 @@ test("RuleScreen.leadStarts: for each rule with leads it returns, the starts Lea
   assert.equal(screen.leadStarts("a text it did not judge", 1), null);
 });
 
+test("RuleScreen: finds every lead at a word start, at the text's end too, in either case", () => {
+  const screen = screenOf("tool_output");
+  let checked = 0;
+  for (const [rule, bit] of screen.bits) {
+    const evidence = (rule.anchors ?? rule.needles)?.find((a) => /^[a-z]/.test(a) && !/\s\s|\s$/.test(a));
+    if (!rule.leads || rule.squashed || evidence === undefined) continue;
+    for (const lead of rule.leads) {
+      // Leads shorter than three units, or with a blank, hyphen or quote in them, stand under several keys.
+      for (
+        const text of [`${evidence} ${lead}`, `${evidence} x.${lead.toUpperCase()}`, `${lead}${evidence}`]
+      ) {
+        const only = screen.candidates(text);
+        if (only === -1) continue;
+        assert.notEqual(only & bit, 0, `${rule.name}: ${JSON.stringify(text)}`);
+        checked++;
+      }
+    }
+  }
+  assert.ok(checked >= 300, `only ${checked} leads checked`);
+});
+
 test("RuleScreen: finds a letters-only anchor in short and long texts, in either case, and only in order", () => {
   const screen = screenOf("tool_args");
   const squashed = screen.bits.get(
