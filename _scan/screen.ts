@@ -241,6 +241,13 @@ export class RuleScreen {
    * one that may fold to something else (`#unsure`).
    */
   #grams = new Int32Array(1 << (3 * CLASS_BITS - 5));
+  /**
+   * `#grams` without the keys marked for one-character anchors alone: what the pass reads once it has found
+   * every rule with one (a digit is evidence for an address: most tool outputs hold many).
+   */
+  #gramsPast = new Int32Array(1 << (3 * CLASS_BITS - 5));
+  /** The rules with a one-character anchor. */
+  #singleRules = 0;
   /** Bit set over the gram keys that may fold to something else: a spacer, a letter, the same spacer; two blanks; an odd space. */
   #unsure = new Int32Array(1 << (3 * CLASS_BITS - 5));
   /** Anchors of three characters or more, by their gram's key, while the screen is built. */
@@ -361,7 +368,7 @@ export class RuleScreen {
 
   /** Marks the gram keys after which the text may fold to something else than its lower case. */
   #addUnsure(): void {
-    const both = [this.#grams, this.#unsure];
+    const both = [this.#grams, this.#gramsPast, this.#unsure];
     for (const spacer of SPACERS) {
       const s = this.#keyOf(spacer);
       for (let c = 0x61; c <= 0x7a; c++) {
@@ -385,12 +392,14 @@ export class RuleScreen {
       }
       return;
     }
-    const grams = [this.#grams];
+    const grams = [this.#grams, this.#gramsPast];
     for (const a of anchors) {
       if (!canOccur(a)) continue;
       if (a.length === 0) this.#always |= bit;
-      else if (a.length === 1) this.#singles[this.#endingIn(a, grams)] |= bit;
-      else if (a.length === 2) this.#pairs[this.#endingIn(a, grams)] |= bit;
+      else if (a.length === 1) {
+        this.#singles[this.#endingIn(a, [this.#grams])] |= bit;
+        this.#singleRules |= bit;
+      } else if (a.length === 2) this.#pairs[this.#endingIn(a, grams)] |= bit;
       else this.#addAnchor(a, bit);
     }
     if (!rule.leads) return;
@@ -418,6 +427,7 @@ export class RuleScreen {
     const at = rarestGram(anchor);
     const key = this.#keyOf(anchor.slice(at, at + 3));
     setBit(this.#grams, key);
+    setBit(this.#gramsPast, key);
     this.#addProbe(this.#anywhere, key, anchor, at, bit);
   }
 
@@ -531,11 +541,12 @@ export class RuleScreen {
    */
   #fromMarked(text: string, i: number, key: number, all: number, present: number): number {
     const units = this.#units;
-    const grams = this.#grams;
+    let grams = this.#grams;
     const n = text.length;
     let found = 0;
     while (i < n) {
       found |= this.#anchorsAt(text, i, key);
+      if ((found & this.#singleRules) === this.#singleRules) grams = this.#gramsPast;
       // A key that may fold otherwise ends here: the fold's own tests, made where it ends, not over the text.
       if ((found & UNSURE) !== 0) {
         if (foldsOtherwiseAt(text, i)) return -1;
