@@ -16,7 +16,7 @@
  * @module
  */
 import type { Rule } from "./rules.ts";
-import { isAsciiLetter, lettersSpacedAt } from "./prefilter.ts";
+import { lettersSpacedAt } from "./prefilter.ts";
 import { lettersOnly } from "./fold.ts";
 
 /** A gram key is three character classes of `CLASS_BITS` bits. */
@@ -184,8 +184,18 @@ function presentBit(c: number): number {
 /** Texts shorter than this look for letters-only anchors with a loop, longer ones with an expression. */
 const LETTER_LOOP_UNDER = 16;
 
-/** Keys of leads (`c0 << 7 | c1`, two ASCII units). */
-const LEAD_KEYS = 1 << 14;
+/** A lead key is the low `LEAD_BITS` bits of a word's first three units (0 past the text's end). */
+const LEAD_BITS = 5;
+const LEAD_MASK = (1 << LEAD_BITS) - 1;
+const LEAD_KEYS = 1 << (3 * LEAD_BITS);
+
+/**
+ * The lead key of units `c0`, `c1`, `c2`. The low five bits are the same for a letter in either case, so the
+ * key needs no fold; other units that share them share keys, which costs a check, never a lead.
+ */
+function leadKey(c0: number, c1: number, c2: number): number {
+  return ((c0 & LEAD_MASK) << (2 * LEAD_BITS)) | ((c1 & LEAD_MASK) << LEAD_BITS) | (c2 & LEAD_MASK);
+}
 
 /** Slots of the hash table of anchor grams (a power of two, at least twice the grams). */
 const SLOTS = 1024;
@@ -231,6 +241,13 @@ export class RuleScreen {
    * one that may fold to something else (`#unsure`).
    */
   #grams = new Int32Array(1 << (3 * CLASS_BITS - 5));
+  /**
+   * `#grams` without the keys marked for one-character anchors alone: what the pass reads once it has found
+   * every rule with one (a digit is evidence for an address: most tool outputs hold many).
+   */
+  #gramsPast = new Int32Array(1 << (3 * CLASS_BITS - 5));
+  /** The rules with a one-character anchor. */
+  #singleRules = 0;
   /** Bit set over the gram keys that may fold to something else: a spacer, a letter, the same spacer; two blanks; an odd space. */
   #unsure = new Int32Array(1 << (3 * CLASS_BITS - 5));
   /** Anchors of three characters or more, by their gram's key, while the screen is built. */
@@ -245,7 +262,10 @@ export class RuleScreen {
   /** Rules by the class of a one-character anchor, and by the pair key of a two-character one. */
   #singles = new Int32Array(1 << CLASS_BITS);
   #pairs = new Int32Array(PAIR_KEY + 1);
-  /** Leads by their first two characters (`c0 << 7 | c1`; a one-character lead by `c0 << 7`), while building. */
+  /**
+   * Leads by the key (`leadKey`) of their first three characters, while building; a shorter lead under every
+   * key that its characters begin.
+   */
   #leads = new Map<number, Probe[]>();
   /**
    * The same as a table for `#leadsAt`: the leads under key `k` are `#leadText` and `#leadRules` from
@@ -255,8 +275,8 @@ export class RuleScreen {
   #leadText: string[] = [];
   #leadRules = new Int32Array(0);
   /**
-   * Per key `c0 << 7 | c1`, the rules of the leads under it and of the one-character leads under `c0 << 7`:
-   * every lead that can start with those two units. One read passes a word start that begins none.
+   * Per lead key, the rules of the leads under it. One read passes a word start that begins none: three units,
+   * not two, as many leads share their first two ("re": reveal, remove, reset, ...) with common words.
    */
   #leadRulesAt = new Int32Array(LEAD_KEYS);
   /** Bit set over letters-only gram keys: the rarest gram of an anchor of a letters-only rule. */
@@ -322,10 +342,7 @@ export class RuleScreen {
       }
       this.#leadStart[key + 1] = all.length;
       last = key + 1;
-      // A key whose second unit is 0 stands for a one-unit lead, which any word with that first unit may hold.
-      if ((key & 0x7f) === 0) {
-        for (let k = key; k < key + 0x80; k++) this.#leadRulesAt[k] |= rules;
-      } else this.#leadRulesAt[key] |= rules;
+      this.#leadRulesAt[key] = rules;
     }
     this.#leadStart.fill(all.length, last + 1);
     this.#leadText = all.map((p) => p.text);
@@ -351,7 +368,7 @@ export class RuleScreen {
 
   /** Marks the gram keys after which the text may fold to something else than its lower case. */
   #addUnsure(): void {
-    const both = [this.#grams, this.#unsure];
+    const both = [this.#grams, this.#gramsPast, this.#unsure];
     for (const spacer of SPACERS) {
       const s = this.#keyOf(spacer);
       for (let c = 0x61; c <= 0x7a; c++) {
@@ -375,12 +392,14 @@ export class RuleScreen {
       }
       return;
     }
-    const grams = [this.#grams];
+    const grams = [this.#grams, this.#gramsPast];
     for (const a of anchors) {
       if (!canOccur(a)) continue;
       if (a.length === 0) this.#always |= bit;
-      else if (a.length === 1) this.#singles[this.#endingIn(a, grams)] |= bit;
-      else if (a.length === 2) this.#pairs[this.#endingIn(a, grams)] |= bit;
+      else if (a.length === 1) {
+        this.#singles[this.#endingIn(a, [this.#grams])] |= bit;
+        this.#singleRules |= bit;
+      } else if (a.length === 2) this.#pairs[this.#endingIn(a, grams)] |= bit;
       else this.#addAnchor(a, bit);
     }
     if (!rule.leads) return;
@@ -388,7 +407,18 @@ export class RuleScreen {
     for (const lead of rule.leads) {
       if (!canOccur(lead)) continue;
       if (lead.length === 0) this.#always |= bit;
-      else this.#addProbe(this.#leads, (lead.charCodeAt(0) << 7) | (lead.charCodeAt(1) || 0), lead, 0, bit);
+      else this.#addLead(lead, bit);
+    }
+  }
+
+  /** Enters a lead under the key of its first three characters, or each key they begin when it has fewer. */
+  #addLead(lead: string, bit: number): void {
+    const [c0, c1, c2] = [0, 1, 2].map((j) => lead.charCodeAt(j));
+    const units = (c: number) => Number.isNaN(c) ? Array.from({ length: LEAD_MASK + 1 }, (_, u) => u) : [c];
+    for (const u0 of units(c0)) {
+      for (const u1 of units(c1)) {
+        for (const u2 of units(c2)) this.#addProbe(this.#leads, leadKey(u0, u1, u2), lead, 0, bit);
+      }
     }
   }
 
@@ -397,6 +427,7 @@ export class RuleScreen {
     const at = rarestGram(anchor);
     const key = this.#keyOf(anchor.slice(at, at + 3));
     setBit(this.#grams, key);
+    setBit(this.#gramsPast, key);
     this.#addProbe(this.#anywhere, key, anchor, at, bit);
   }
 
@@ -510,11 +541,12 @@ export class RuleScreen {
    */
   #fromMarked(text: string, i: number, key: number, all: number, present: number): number {
     const units = this.#units;
-    const grams = this.#grams;
+    let grams = this.#grams;
     const n = text.length;
     let found = 0;
     while (i < n) {
       found |= this.#anchorsAt(text, i, key);
+      if ((found & this.#singleRules) === this.#singleRules) grams = this.#gramsPast;
       // A key that may fold otherwise ends here: the fold's own tests, made where it ends, not over the text.
       if ((found & UNSURE) !== 0) {
         if (foldsOtherwiseAt(text, i)) return -1;
@@ -650,13 +682,10 @@ export class RuleScreen {
         continue;
       }
       afterLetter = true;
-      const next = p + 1 < n ? text.charCodeAt(p + 1) : 0;
-      // Leads are ASCII: none goes on with a unit outside it (0: the one-character leads alone).
-      const second = next >= 0x80 ? 0 : isAsciiLetter(next) ? next | 0x20 : next;
+      const key = leadKey(c, p + 1 < n ? text.charCodeAt(p + 1) : 0, p + 2 < n ? text.charCodeAt(p + 2) : 0);
       // A word start that begins no lead of a rule wanted is passed by with one read of the table.
-      if ((leadRulesAt[(c << 7) | second] & wanted) === 0) continue;
-      let here = this.#leadsAt(text, p, c << 7, wanted);
-      if (second !== 0) here |= this.#leadsAt(text, p, (c << 7) | second, wanted);
+      if ((leadRulesAt[key] & wanted) === 0) continue;
+      const here = this.#leadsAt(text, p, key, wanted);
       if (here === 0) continue;
       rules |= here;
       if (count === this.#walkAt.length) this.#growWalk();

@@ -247,6 +247,47 @@ test("RuleScreen.leadStarts: for each rule with leads it returns, the starts Lea
   assert.equal(screen.leadStarts("a text it did not judge", 1), null);
 });
 
+test("RuleScreen: finds every lead at a word start, at the text's end too, in either case", () => {
+  const screen = screenOf("tool_output");
+  let checked = 0;
+  for (const [rule, bit] of screen.bits) {
+    const evidence = (rule.anchors ?? rule.needles)?.find((a) => /^[a-z]/.test(a) && !/\s\s|\s$/.test(a));
+    if (!rule.leads || rule.squashed || evidence === undefined) continue;
+    for (const lead of rule.leads) {
+      // Leads shorter than three units, or with a blank, hyphen or quote in them, stand under several keys.
+      for (
+        const text of [`${evidence} ${lead}`, `${evidence} x.${lead.toUpperCase()}`, `${lead}${evidence}`]
+      ) {
+        const only = screen.candidates(text);
+        if (only === -1) continue;
+        assert.notEqual(only & bit, 0, `${rule.name}: ${JSON.stringify(text)}`);
+        checked++;
+      }
+    }
+  }
+  assert.ok(checked >= 300, `only ${checked} leads checked`);
+});
+
+test("RuleScreen: finds every anchor and fold after the one-character anchors it has found (digits, @)", () => {
+  const screen = screenOf("tool_output");
+  let checked = 0;
+  for (const [rule, bit] of screen.bits) {
+    if (rule.squashed) continue;
+    const lead = rule.leads?.[0] ?? "";
+    for (const anchor of rule.anchors ?? rule.needles ?? []) {
+      if (anchor.length < 2 || !/^[ -~]+$/.test(anchor)) continue;
+      const only = screen.candidates(`a@b.io 12 34 then ${lead} ${anchor} 5`);
+      if (only === -1) continue;
+      assert.notEqual(only & bit, 0, `${rule.name}: ${JSON.stringify(anchor)}`);
+      checked++;
+    }
+  }
+  assert.ok(checked >= 100, `only ${checked} anchors checked`);
+  for (const text of ["call 555 0123,  then", "at 9 am\tor 10", "room 4 a b c", "a@b.co i.g.n.o.r.e"]) {
+    assert.equal(screen.candidates(text), -1, text);
+  }
+});
+
 test("RuleScreen: finds a letters-only anchor in short and long texts, in either case, and only in order", () => {
   const screen = screenOf("tool_args");
   const squashed = screen.bits.get(
