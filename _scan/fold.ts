@@ -252,13 +252,7 @@ export interface FoldOptions {
  */
 export function fold(text: string, options: FoldOptions = {}): Folded {
   const reuse = options.reuse === true;
-  if (text.length <= LOOP_UP_TO) {
-    const f = loopFold(text, reuse);
-    if (typeof f === "object") return f;
-    return f === "letter spaced"
-      ? foldFullAscii(text, reuse, spacesFolded(text.toLowerCase()))
-      : foldFull(text, reuse);
-  }
+  if (text.length <= LOOP_UP_TO) return shortFold(text, reuse) ?? foldFull(text, reuse);
   // Fast native scans clear the common case: ASCII with no odd whitespace, whitespace run or letter spacing
   // folds to its lower case, character for character. Where one of them occurs, single-purpose tests tell which.
   if (!options.ascii && !isAscii(text)) return foldFull(text, reuse);
@@ -281,11 +275,17 @@ export function fold(text: string, options: FoldOptions = {}): Folded {
 export function asciiFold(text: string, options: FoldOptions = {}): Folded | null {
   const reuse = options.reuse === true;
   if (text.length > LOOP_UP_TO) return isAscii(text) ? fold(text, { ascii: true, reuse }) : null;
+  return shortFold(text, reuse);
+}
+
+/**
+ * The fold of `text` (at most `LOOP_UP_TO` units) when it is ASCII, null when it is not: `loopFold`, or the full
+ * fold where it finds letter spacing (which it tells only of ASCII text).
+ */
+function shortFold(text: string, reuse: boolean): Folded | null {
   const f = loopFold(text, reuse);
   if (typeof f === "object") return f;
-  return f === "letter spaced" && isAscii(text)
-    ? foldFullAscii(text, reuse, spacesFolded(text.toLowerCase()))
-    : null;
+  return f === "letter spaced" ? foldFullAscii(text, reuse, spacesFolded(text.toLowerCase())) : null;
 }
 
 /** `t`, ASCII in lower case, with the odd spaces rewritten as the fold rewrites them (see `ASCII`). */
