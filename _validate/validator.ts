@@ -799,19 +799,18 @@ function takesFastPath(raw: string, cfg: Config): boolean {
 function fastFindings(raw: string, args: object, compiled: Compiled, cfg: Config): Finding[] | null {
   const check = compiled.check;
   const valid = check(args, "", null);
+  const maxDepth = cfg.maxDepth;
   // nesting N levels takes at least 2N characters, so short text needs no depth walk; nor does a value
   // that the schema has just accepted when the schema itself bounds the depth
-  if (
-    raw.length > 2 * cfg.maxDepth && !(valid && compiled.depthBound <= cfg.maxDepth) &&
-    depthOver(args, cfg.maxDepth) >= 0
-  ) {
-    return null;
-  }
+  const bounded = raw.length <= 2 * maxDepth || (valid && compiled.depthBound <= maxDepth);
+  // the scanner's pre-pass reads every container: when it runs to the end, it is the depth walk too
+  const scans = cfg.scan && !visitorClears(valid, compiled, args);
+  const room = bounded || maxDepth > RECURSION_LIMIT ? RECURSION_LIMIT : maxDepth;
+  const hit = scans ? firstHit(args, argsScanner(), compiled.literals, room) : null;
+  if (!bounded && (!scans || hit !== null) && depthOver(args, maxDepth) >= 0) return null;
   const findings: Finding[] = [];
   if (!valid) check(args, "", findings);
-  if (cfg.scan && !visitorClears(valid, compiled, args)) {
-    pushInjectionFindings(args, raw, findings, compiled.literals);
-  }
+  if (hit !== null) walkInjections(args, raw, findings, compiled.literals, hit);
   return findings;
 }
 
@@ -981,7 +980,10 @@ interface ScanHit {
   result: ScanResult;
 }
 
-/** What {@link firstHit} says of arguments nested too deep for it: the walk reads them iteratively. */
+/**
+ * What {@link firstHit} says of arguments nested deeper than the room it was given: past `maxDepth` they are
+ * malformed; past `RECURSION_LIMIT` the walk reads that part iteratively.
+ */
 const TOO_DEEP: ScanHit = { value: "", result: { blocked: false, categories: [], findings: [] } };
 
 /**
@@ -998,36 +1000,47 @@ export function pushInjectionFindings(
 ): void {
   // Most arguments hold nothing the scanner finds: one plain pass says so, without tracking where each
   // string is; only then does the walk go over them again to say where, reusing what the pass found.
-  const hit = firstHit(args, argsScanner(), literals, 0);
-  if (hit === null) return;
+  const hit = typeof args === "string"
+    ? stringHit(args, argsScanner(), literals)
+    : typeof args === "object" && args !== null
+    ? firstHit(args, argsScanner(), literals, RECURSION_LIMIT)
+    : null;
+  if (hit !== null) walkInjections(args, raw, findings, literals, hit);
+}
+
+/** The walk that says where the scanner's findings are, after the pre-pass found `hit` (or `TOO_DEEP`). */
+function walkInjections(
+  args: unknown,
+  raw: string | undefined,
+  findings: Finding[],
+  literals: { has(s: string): boolean } | undefined,
+  hit: ScanHit,
+): void {
   const known = hit === TOO_DEEP ? null : hit;
   walkStrings(args, { raw, findings, literals, segments: [], quotes: null, known });
 }
 
 /**
- * The first string of `v` that the walk scans (neither "" nor a literal) in which `scanner` (the scanner,
- * {@link argsScanner}) finds something, with its result; `TOO_DEEP` when `v` nests deeper than
- * `RECURSION_LIMIT` below `depth` first (the walk reads that part iteratively); null for none.
+ * The first string in container `v` that the walk scans (neither "" nor a literal) in which `scanner` (the
+ * scanner, {@link argsScanner}) finds something, with its result; `TOO_DEEP` when `v` nests more than
+ * `room` containers deep (itself counted) before that; null for none. Strings are judged where their
+ * container lists them, so only containers cost a call of this function.
  */
 function firstHit(
-  v: unknown,
+  v: object,
   scanner: (s: string) => ScanResult | null,
   literals: { has(s: string): boolean } | undefined,
-  depth: number,
+  room: number,
 ): ScanHit | null {
-  // the screen first: it clears most strings, and a literal is only looked up where it does not
-  if (typeof v === "string") {
-    if (v.length === 0) return null;
-    const result = scanner(v);
-    return result === null || !result.blocked || literals?.has(v) ? null : { value: v, result };
-  }
-  if (typeof v !== "object" || v === null) return null;
-  if (depth >= RECURSION_LIMIT) return TOO_DEEP;
+  if (room <= 0) return TOO_DEEP;
   if (Array.isArray(v)) {
     for (let i = 0; i < v.length; i++) {
       const x = v[i];
-      if (typeof x !== "string" && typeof x !== "object") continue;
-      const hit = firstHit(x, scanner, literals, depth + 1);
+      const hit = typeof x === "string"
+        ? stringHit(x, scanner, literals)
+        : typeof x === "object" && x !== null
+        ? firstHit(x, scanner, literals, room - 1)
+        : null;
       if (hit !== null) return hit;
     }
     return null;
@@ -1035,11 +1048,26 @@ function firstHit(
   for (const key in v) {
     if (!HAS_OWN.call(v, key)) continue;
     const x = (v as Record<string, unknown>)[key];
-    if (typeof x !== "string" && typeof x !== "object") continue;
-    const hit = firstHit(x, scanner, literals, depth + 1);
+    const hit = typeof x === "string"
+      ? stringHit(x, scanner, literals)
+      : typeof x === "object" && x !== null
+      ? firstHit(x, scanner, literals, room - 1)
+      : null;
     if (hit !== null) return hit;
   }
   return null;
+}
+
+/** `s` with what `scanner` finds in it, when the walk scans it (neither "" nor a literal) and it blocks; else null. */
+function stringHit(
+  s: string,
+  scanner: (s: string) => ScanResult | null,
+  literals: { has(s: string): boolean } | undefined,
+): ScanHit | null {
+  // the screen first: it clears most strings, and a literal is only looked up where it does not
+  if (s.length === 0) return null;
+  const result = scanner(s);
+  return result === null || !result.blocked || literals?.has(s) ? null : { value: s, result };
 }
 
 /** Scans the strings in `v` (at `walk.segments`) in document order, depth first. */

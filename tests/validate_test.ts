@@ -810,6 +810,39 @@ test("createValidator: an injected string nested deeper than the walk recurses i
   assert.equal(raw.slice(c.findings[0].start, c.findings[0].end).length > 0, true);
 });
 
+test("createValidator: with the scanner on, nesting one level past maxDepth is malformed wherever an injection sits", () => {
+  // for arguments the string visitor does not clear (invalid ones, or a hit), the scanner's pre-pass doubles
+  // as the depth walk: it must stop at the limit whether or not it found something first, below and above
+  // the depth at which the walk stops recursing
+  const schema = { type: "object", properties: { n: { type: "integer" } } };
+  for (const maxDepth of [3, 64, 300]) {
+    const v = createValidator([{ name: "t", input_schema: schema }], { maxDepth });
+    for (const extra of [0, 1]) {
+      let deep: unknown = 1;
+      for (let i = 1; i < maxDepth + extra; i++) deep = [deep];
+      const pad = "x".repeat(2 * maxDepth);
+      for (const n of [1, "one"]) {
+        for (
+          const args of [{ n, deep, pad }, { n, a: INJECTION, deep, pad }, { n, deep, a: INJECTION, pad }]
+        ) {
+          const raw = JSON.stringify(args);
+          const c =
+            v.validate([{ id: "1", type: "function", function: { name: "t", arguments: raw } }]).calls[0];
+          const want = extra === 1 ? ["malformed_arguments "] : [
+            ...(n === 1 ? [] : ["argument_type_mismatch /n"]),
+            ...("a" in args ? ["argument_injection /a"] : []),
+          ];
+          assert.deepEqual(
+            [...new Set(codes(c))],
+            want,
+            `maxDepth ${maxDepth}, ${extra} over, ${raw.slice(0, 20)}`,
+          );
+        }
+      }
+    }
+  }
+});
+
 test("createValidator: inherited properties of object arguments are not scanned", () => {
   const v = createValidator([{ name: "t", input_schema: { type: "object" } }]);
   const args = Object.create({ inherited: INJECTION });
