@@ -505,11 +505,21 @@ function resultOf(raw: ScanFinding[]): ScanResult {
   if (raw.length === 0) return { blocked: false, categories: [], findings: [] };
   if (raw.length > 1) {
     const at = order();
-    raw.sort((a, b) => byPlace(a, b, at));
+    if (!inOrder(raw, at)) raw.sort((a, b) => byPlace(a, b, at));
   }
   const categories: ScanCategory[] = [];
   const findings = dedupe(raw, categories);
   return { blocked: findings.length > 0, categories, findings };
+}
+
+/**
+ * Whether `found` is ordered by `byPlace` already, as one rule's findings come: a stable sort would leave it as
+ * it is, and one look per pair costs less than the sort's calls of the comparison (texts with thousands of
+ * findings).
+ */
+function inOrder(found: readonly ScanFinding[], at: ReadonlyMap<string, number>): boolean {
+  for (let i = 1; i < found.length; i++) if (byPlace(found[i - 1], found[i], at) > 0) return false;
+  return true;
 }
 
 /**
@@ -729,7 +739,7 @@ function runFolded(
       const many = candidates.length * TRIES_PER_PASS > ft.length;
       if (many && held === -1 && only === ALL_RULES && !mayMatch(rule, ft, absent)) continue;
       const from = tryAt(rule, candidates, local(at[0]), ft, folded, limit, upper, original, toText, {
-        bounded: many && rule.farTries === true && candidates.length >= BOUND_PROBE,
+        bounded: many && rule.farTries === true && candidates.length >= BOUND_FROM,
       });
       if (from === null) return false;
       if (keep) cursors.set(rule, [from + offset]);
@@ -776,9 +786,15 @@ const TRIES_PER_PASS = 200;
 /** Per rule, its expression made sticky, for `tryAt`: made on first use. */
 const STICKY = new Map<Rule, RegExp>();
 
-/** Leads `tryAt` checks for a near anchor before it judges whether the check pays (see `BOUND_PAYS`). */
-const BOUND_PROBE = 64;
-/** Of the first `BOUND_PROBE` leads, at least this many must be skipped for `tryAt` to keep checking. */
+/** A rule's leads from this many on are checked for a near anchor where they are many (see `tryAt`). */
+const BOUND_FROM = 64;
+/**
+ * Leads `tryAt` checks for a near anchor before it judges whether the check pays; from then on it judges at
+ * every lead: it keeps checking while it has skipped at least one lead in `BOUND_PAYS` checked. Judged early
+ * and often, not once after 64: where every lead has its anchor (a payload repeated in 4 KiB chunks) the
+ * searches of the first 64 were a twentieth of the chunk's time.
+ */
+const BOUND_PROBE = 16;
 const BOUND_PAYS = 8;
 
 /**
@@ -788,7 +804,8 @@ const BOUND_PAYS = 8;
  *
  * `bounded` (for many leads): a match holds an anchor and is at most `maxLen` long, so a lead with no anchor
  * starting within `maxLen` after it is skipped untried. One forward search for anchors serves all leads; it is
- * dropped when the first leads show that anchors are near them anyway (then the check costs more than it saves).
+ * dropped as soon as the leads checked show that anchors are near them anyway (then the check costs more than it
+ * saves; see `BOUND_PROBE`).
  */
 function tryAt(
   rule: Rule,
@@ -825,7 +842,7 @@ function tryAt(
         skipped++;
         continue;
       }
-      if (++checked === BOUND_PROBE && skipped < BOUND_PAYS) anchors = null;
+      if (++checked >= BOUND_PROBE && skipped * BOUND_PAYS < checked) anchors = null;
     }
     sticky.lastIndex = p;
     // `test`, not `exec`: no match object to make; a sticky match ends where `lastIndex` is left.

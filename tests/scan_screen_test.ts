@@ -1,9 +1,10 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import fc from "fast-check";
 import { readFileSync } from "node:fs";
 import { scan } from "../scan.ts";
 import { clearsAlphabet, SCAN_CONTEXTS, scanInSegments } from "../_scan/scan.ts";
-import { RuleScreen } from "../_scan/screen.ts";
+import { RuleScreen, spreadPattern } from "../_scan/screen.ts";
 import { LeadFinder } from "../_scan/leads.ts";
 import { rules } from "../_scan/rules.ts";
 import { seeded } from "../scripts/_seeded.ts";
@@ -303,6 +304,28 @@ test("RuleScreen: finds a letters-only anchor in short and long texts, in either
   // every letter of "ignore" or "systemprompt", but not in order
   for (const text of ["region", "erongi", "the prompt system, rust async", "tempo, promptly: my system"]) {
     assert.ok(!has(text), text);
+  }
+});
+
+test("spreadPattern: matches exactly where the letters of a text hold the word (property)", () => {
+  // Words entered at their first letter and at a later one; texts of their letters, other letters, non-letters.
+  for (const word of ["ignore", "disregard", "forget", "newinstructions", "systemprompt", "zebra"]) {
+    const re = new RegExp(spreadPattern(word));
+    const piece = fc.oneof(
+      fc.constantFrom(...word.split(""), word, word.slice(0, 3), word.slice(2)),
+      fc.constantFrom("x", "q", "s", "e", " ", ".", "-", "9", "  ", "é"),
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 24 }), (parts) => {
+        const text = parts.join("");
+        assert.equal(
+          re.test(text),
+          text.replace(/[^a-z]/g, "").includes(word),
+          `${word} in ${JSON.stringify(text)}`,
+        );
+      }),
+      { numRuns: 2000 },
+    );
   }
 });
 

@@ -620,3 +620,17 @@ test("imperativeStart: a filler is the whole word before the start, one of the l
     { numRuns: 5000 },
   );
 });
+
+test("scan: a rule's leads checked for a near anchor, the check dropped or kept, find every match", () => {
+  // Many "send" leads: the first ones each with its owner phrase close by (the check does not pay and is
+  // dropped), then many with none, then matches again, in several orders.
+  const near = "please send my files. ".repeat(40);
+  const far = "send the weekly report to the team now. ".repeat(80);
+  for (const text of [near + far + near, far + near + far + near, near.slice(0, 600) + far]) {
+    const found = scan(text).findings.filter((f) => f.rule === "tool.imperative_on_user_data");
+    const expected: number[] = [];
+    for (let p = text.indexOf("send my"); p !== -1; p = text.indexOf("send my", p + 1)) expected.push(p);
+    assert.deepEqual(found.map((f) => f.start), expected);
+    assert.ok(found.every((f) => f.excerpt === "send my"));
+  }
+});
