@@ -295,6 +295,8 @@ export class RuleScreen {
    * `spreadPattern`), case-insensitive (`[^a-z]` then passes no letter of either case). Null for none.
    */
   #letterGate: RegExp | null = null;
+  /** The rules of every letters-only anchor when they all stand for the same rules (0 when not). */
+  #letterRulesOfAll = 0;
   /** Per bit set, the classes that end a marked key whatever comes before them (0-31, 32-63), while building. */
   #singleEnds = new Map<Int32Array, [number, number]>();
   /**
@@ -493,6 +495,7 @@ export class RuleScreen {
       return needs;
     });
     this.#letterNeedsOfAll = this.#letterNeeds.reduce((all, needs) => all & needs, -1);
+    if (anchors.every((a) => a.rules === anchors[0].rules)) this.#letterRulesOfAll = anchors[0].rules;
     this.#letterGate = new RegExp(anchors.map((a) => spreadPattern(a.text)).join("|"), "i");
   }
 
@@ -658,8 +661,14 @@ export class RuleScreen {
     return hit;
   }
 
-  /** Rules over the letters-only text with an anchor in the letters of `text`. */
+  /**
+   * Rules over the letters-only text with an anchor in the letters of `text`, where `#lettersMayHold` said
+   * they may hold one. For a long text it said so exactly: when every anchor stands for the same rules (the one
+   * letters-only rule there is), those are the rules, and the letters need not be made (most long texts that
+   * hold an anchor are injections).
+   */
   #inLetters(text: string): number {
+    if (text.length >= LETTER_LOOP_UNDER && this.#letterRulesOfAll !== 0) return this.#letterRulesOfAll;
     const letters = lettersOnly(text.toLowerCase());
     let rules = 0;
     for (const a of this.#letterAnchors) if (letters.includes(a.text)) rules |= a.rules;
