@@ -795,6 +795,7 @@ const BOUND_FROM = 64;
  * searches of the first 64 were a twentieth of the chunk's time.
  */
 const BOUND_PROBE = 16;
+/** The check pays while at least one lead in this many checked was skipped (see `BOUND_PROBE`). */
 const BOUND_PAYS = 8;
 
 /**
