@@ -218,23 +218,28 @@ function hostEnv(): Record<string, string> {
   return out;
 }
 
-function effectiveEnv(spec: SpawnSpec): Record<string, string> {
-  if (spec.clearEnv) return { ...spec.env };
-  const env = hostEnv();
+/** The whole environment the child gets: the host's (unless `clearEnv`), the caller's over it, then `marker`. */
+function effectiveEnv(spec: SpawnSpec, marker: TreeMarker | null = null): Record<string, string> {
+  const env = spec.clearEnv ? { ...spec.env } : hostEnv();
   const given = spec.env;
-  if (given === undefined) return env;
-  if (isWindows) {
-    // Windows names ignore case: a caller's `PATH` replaces the host's `Path` instead of sitting beside it.
-    const names = new Set(Object.keys(given).map((k) => k.toUpperCase()));
-    for (const k of Object.keys(env)) if (names.has(k.toUpperCase()) && !(k in given)) delete env[k];
+  if (!spec.clearEnv && given !== undefined) {
+    if (isWindows) {
+      // Windows names ignore case: a caller's `PATH` replaces the host's `Path` instead of sitting beside it.
+      const names = new Set(Object.keys(given).map((k) => k.toUpperCase()));
+      for (const k of Object.keys(env)) if (names.has(k.toUpperCase()) && !(k in given)) delete env[k];
+    }
+    for (const k of Object.keys(given)) env[k] = given[k];
   }
-  for (const k of Object.keys(given)) env[k] = given[k];
+  if (marker !== null) env[marker.name] = marker.value;
   return env;
 }
 
-/** The `env` to hand to Bun.spawn / child_process: undefined (inherit, no copy) when nothing changes. */
-function spawnEnv(spec: SpawnSpec): Record<string, string> | undefined {
-  return !spec.clearEnv && spec.env === undefined ? undefined : effectiveEnv(spec);
+/**
+ * The `env` to hand to Bun.spawn / child_process, built in one copy: undefined (inherit, no copy) when nothing
+ * changes.
+ */
+function spawnEnv(spec: SpawnSpec, marker: TreeMarker | null): Record<string, string> | undefined {
+  return !spec.clearEnv && spec.env === undefined && marker === null ? undefined : effectiveEnv(spec, marker);
 }
 
 function isFileSync(path: string): boolean {
@@ -403,9 +408,9 @@ export async function spawnChild(spec: SpawnSpec): Promise<SpawnAttempt> {
   const launch = planLaunch(spec);
   if (!launch.ok) return { ok: false, reason: launch.reason };
   const marker = !isWindows && treeMarkersWork() ? newTreeMarker() : null;
-  const marked = marker === null ? spec : { ...spec, env: withMarker(spec.env, marker) };
   try {
     if (runtimeName === "deno") {
+      const marked = marker === null ? spec : { ...spec, env: withMarker(spec.env, marker) };
       // Where the marker finds the tree, Deno spawns plainly: a process group would cost a fork or an exec.
       // Not where the host has a terminal: a tool in the host's session could open it (an ssh or git
       // password prompt would wait on the user's keyboard until the timeout), so there it gets a session of
@@ -417,22 +422,19 @@ export async function spawnChild(spec: SpawnSpec): Promise<SpawnAttempt> {
       if (grouped) return { ok: true, child: grouped };
       return windowsExit({ ok: true, child: spawnDeno(spec, launch, { via: "direct", marker: null }) });
     }
-    if (runtimeName === "bun") return windowsExit({ ok: true, child: spawnBun(marked, launch, marker) });
-    return windowsExit(await spawnNode(marked, launch, marker));
+    if (runtimeName === "bun") return windowsExit({ ok: true, child: spawnBun(spec, launch, marker) });
+    return windowsExit(await spawnNode(spec, launch, marker));
   } catch (error) {
     return { ok: false, reason: spawnErrorText(error) };
   }
 }
 
-/**
- * `env` with `marker` added. Built on a null-prototype object, which V8 keeps as a plain dictionary: an object
- * literal would grow a new hidden class for every marker name, one per run.
- */
+/** `env` with `marker` added (Deno merges it over the host's environment itself). */
 function withMarker(env: Record<string, string> | undefined, marker: TreeMarker): Record<string, string> {
   const marked: Record<string, string> = Object.create(null);
   const given = env ?? {};
   for (const name of Object.keys(given)) marked[name] = given[name];
-  marked[marker] = "1";
+  marked[marker.name] = marker.value;
   return marked;
 }
 
@@ -686,7 +688,7 @@ const foundOnPath = new Map<string, string>();
 function spawnBun(spec: SpawnSpec, launch: Launch, marker: TreeMarker | null): LiveChild {
   const proc = bunApi!.spawn([launch.command, ...launch.args], {
     cwd: spec.cwd,
-    env: spawnEnv(spec),
+    env: spawnEnv(spec, marker),
     stdin: spec.stdin === null ? "ignore" : "pipe",
     stdout: "pipe",
     stderr: stderrPiped(spec) ? "pipe" : spec.stderr,
@@ -742,7 +744,7 @@ async function spawnNode(spec: SpawnSpec, launch: Launch, marker: TreeMarker | n
   );
   const proc = cp.spawn(launch.command, [...launch.args], {
     cwd: spec.cwd,
-    env: spawnEnv(spec),
+    env: spawnEnv(spec, marker),
     stdio: [spec.stdin === null ? "ignore" : "pipe", "pipe", stderrPiped(spec) ? "pipe" : spec.stderr],
     detached: !isWindows,
     windowsVerbatimArguments: launch.rawArguments,

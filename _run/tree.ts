@@ -35,8 +35,13 @@ const denoApi = (globalThis as { Deno?: DenoFs }).Deno;
 // Read on use, never at load: under Deno the first touch of `globalThis.process` loads the Node layer.
 const nodeProcess = (): NodeProcess | undefined => (globalThis as { process?: NodeProcess }).process;
 
-/** The name of the environment variable that marks one child's tree (its value is `"1"`). */
-export type TreeMarker = string;
+/** The environment variable that marks one child's tree: `name=value` in each of its processes. */
+export interface TreeMarker {
+  /** The variable's name, the same for every child of this host. */
+  name: string;
+  /** Its value, this child's own. */
+  value: string;
+}
 
 /** How to read `/proc` under this runtime, or null where it cannot be read. */
 interface ProcReader {
@@ -105,15 +110,17 @@ export function treeMarkersWork(): boolean {
   return procReader() !== null;
 }
 
-// A random part makes markers of different hosts distinct (pid namespaces repeat pids); the counter makes
-// each child's distinct. Names, not values, differ, so a nested guard adds its marker beside ours.
-let hostToken: string | undefined;
+// A random part makes the names of different hosts distinct (pid namespaces repeat pids), so a nested guard
+// adds its marker beside ours; the counter makes each child's value distinct. One name per host, not one per
+// child: every environment built for a child then has the same keys, which JavaScriptCore and V8 copy along
+// a known shape (a fresh key per child made a new one each time: about 20 µs per spawn on Bun).
+let hostName: string | undefined;
 let count = 0;
 
 /** A fresh marker for one child. */
 export function newTreeMarker(): TreeMarker {
-  hostToken ??= Math.random().toString(36).slice(2, 10);
-  return `TOOLGUARD_TREE_${hostToken}_${++count}`;
+  hostName ??= `TOOLGUARD_TREE_${Math.random().toString(36).slice(2, 10)}`;
+  return { name: hostName, value: String(++count) };
 }
 
 /** The pids (as found in `/proc`) of live processes whose environment carries `marker`. */
@@ -126,19 +133,20 @@ function findMarked(proc: ProcReader, needle: Uint8Array): number[] {
     } catch {
       continue;
     }
-    if (holdsVariable(environ, needle)) found.push(Number(pid));
+    if (holdsEntry(environ, needle)) found.push(Number(pid));
   }
   return found.filter((pid) => pid !== proc.self);
 }
 
-/** Whether the NUL-separated `environ` holds an entry starting with `needle` (`NAME=`). */
-function holdsVariable(environ: Uint8Array, needle: Uint8Array): boolean {
+/** Whether the NUL-separated `environ` holds the entry `needle` (`NAME=value`) whole. Exported for tests. */
+export function holdsEntry(environ: Uint8Array, needle: Uint8Array): boolean {
   const last = environ.length - needle.length;
   let i = 0;
   while (i <= last) {
     let j = 0;
     while (j < needle.length && environ[i + j] === needle[j]) j++;
-    if (j === needle.length) return true;
+    // The entry must end here: value 1 is not value 12.
+    if (j === needle.length && (i + j === environ.length || environ[i + j] === 0)) return true;
     const end = environ.indexOf(0, i);
     if (end < 0) return false;
     i = end + 1;
@@ -183,7 +191,7 @@ export function signalMarked(
 ): number {
   const proc = procReader();
   if (proc === null) return -1;
-  const needle = new TextEncoder().encode(`${marker}=`);
+  const needle = new TextEncoder().encode(`${marker.name}=${marker.value}`);
   const seen = new Set<number>();
   let signalled = 0;
   const hit = (pid: number) => {

@@ -80,7 +80,7 @@ let markers = 0;
 async function rawMarked(): Promise<string> {
   const child = new denoApi!.Command(COMMAND, {
     args: ARGS,
-    env: { [`TOOLGUARD_TREE_bench_${++markers}`]: "1" },
+    env: { TOOLGUARD_TREE_bench: String(++markers) },
     stdin: "null",
     stdout: "piped",
     stderr: "piped",

@@ -88,7 +88,7 @@ if (argv[0] === "flood-child") {
   const rawMarked = async () => {
     const p = new D!.Command("echo", {
       args: ARGS,
-      env: { [`TOOLGUARD_TREE_measure_${++marks}`]: "1" },
+      env: { TOOLGUARD_TREE_measure: String(++marks) },
       stdin: "null",
       stdout: "piped",
       stderr: "piped",
