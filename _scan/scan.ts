@@ -306,9 +306,13 @@ function sameAt(text: string, start: number, span: string): boolean {
   return true;
 }
 
-/** A string equal to `s` that shares no storage with the string `s` was sliced from. */
+/**
+ * A string equal to `s` that shares no storage with the string `s` was sliced from: `s` padded by one unit is a
+ * new string (on V8 and JavaScriptCore alike), and the slice without that unit is a view of it. A tenth of the
+ * cost of `split("").join("")`, which makes a string per unit.
+ */
 function copyOf(s: string): string {
-  return s.split("").join("");
+  return s.padEnd(s.length + 1, " ").slice(0, -1);
 }
 
 /**
