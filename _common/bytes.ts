@@ -1,5 +1,6 @@
 /**
- * Byte helpers shared by the jobs that read streams (the MCP frame reader, the log reader, the fake tool).
+ * Byte and typed-array helpers: joining stream reads (the MCP frame reader, the log reader, the fake tool), and
+ * growing the scanner's kept integer buffers.
  *
  * @module
  */
@@ -27,4 +28,25 @@ export function concatBytes(parts: readonly Uint8Array[], total: number): Uint8A
     at += part.length;
   }
   return out;
+}
+
+/**
+ * A copy of `a` with room for at least `more` further elements: twice as long, or longer where that is not
+ * enough, so that growing one element at a time costs amortised constant time.
+ *
+ * @example Room for one more, then for many
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { grownBy } from "./bytes.ts";
+ *
+ * const a = Int32Array.of(7, 8);
+ * const b = grownBy(a, 1);
+ * assert.deepEqual([...b], [7, 8, 0, 0]);
+ * assert.equal(grownBy(a, 10).length, 12);
+ * ```
+ */
+export function grownBy(a: Int32Array, more: number): Int32Array<ArrayBuffer> {
+  const b = new Int32Array(Math.max(2 * a.length, a.length + more));
+  b.set(a);
+  return b;
 }

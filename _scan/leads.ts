@@ -14,6 +14,7 @@
 import type { Rule } from "./rules.ts";
 import { isLetter } from "./fold.ts";
 import { asciiBytes, BYTES_FROM } from "./words.ts";
+import { grownBy } from "../_common/bytes.ts";
 
 /** The class of every code unit that stands in no lead and is no letter a-z (beyond ASCII too). */
 const OTHER = 0;
@@ -375,13 +376,6 @@ let logged: Int32Array = new Int32Array(0);
  * chunks) the halves paid on prose and lost on text dense with leads.
  */
 export const HALVES_FROM = 1 << 15;
-
-/** A copy of `a` with room for at least `more` further elements. */
-function grownBy(a: Int32Array, more: number): Int32Array {
-  const b = new Int32Array(Math.max(2 * a.length, a.length + more));
-  b.set(a);
-  return b;
-}
 
 /** Whether `list` is strictly ascending from `from` to `to`. */
 function ascending(list: Int32Array, from: number, to: number): boolean {

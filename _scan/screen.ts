@@ -18,6 +18,7 @@
 import type { Rule } from "./rules.ts";
 import { lettersSpacedAt } from "./prefilter.ts";
 import { lettersOnly } from "./fold.ts";
+import { grownBy } from "../_common/bytes.ts";
 
 /** A gram key is three character classes of `CLASS_BITS` bits. */
 const CLASS_BITS = 6;
@@ -710,15 +711,11 @@ export class RuleScreen {
     return rules & wanted;
   }
 
-  /** Doubles the buffers of `#leadsIn`'s notes. */
+  /** Grows the buffers of `#leadsIn`'s notes, and `leadStarts`' output with them. */
   #growWalk(): void {
-    const at = new Int32Array(2 * this.#walkAt.length);
-    const rules = new Int32Array(at.length);
-    at.set(this.#walkAt);
-    rules.set(this.#walkRules);
-    this.#walkAt = at;
-    this.#walkRules = rules;
-    this.#startsOut = new Int32Array(at.length);
+    this.#walkAt = grownBy(this.#walkAt, 1);
+    this.#walkRules = grownBy(this.#walkRules, 1);
+    this.#startsOut = new Int32Array(this.#walkAt.length);
   }
 
   /**

@@ -231,7 +231,8 @@ test("RuleScreen: names the rules whose evidence is there, and cannot judge text
 test("RuleScreen.leadStarts: for each rule with leads it returns, the starts LeadFinder finds in the lower case", () => {
   const screen = screenOf("tool_output");
   const finder = new LeadFinder(rules().filter((rule) => !rule.raw && !rule.squashed));
-  const texts = [...ARGS, ...EDGES, ...testLiterals()];
+  // (and one with more word starts holding leads than the screen's notes first have room for)
+  const texts = [...ARGS, ...EDGES, ...testLiterals(), "ignore ".repeat(70) + "previous instructions"];
   let checked = 0;
   for (const text of [...texts, ...texts.map((t) => t.toUpperCase())]) {
     const only = screen.candidates(text);
