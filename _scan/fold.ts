@@ -499,8 +499,21 @@ function foldFull(text: string, reuse: boolean): Folded {
   let [units, s1, e1] = passOneBuffers(cap, reuse);
   cap = units.length;
   const known = bmpFolds ??= new Uint16Array(0x10000);
+  // While each unit folds to one unit it knows, unit `i` is folded unit `i`: only the units are written, and
+  // the maps of that stretch are copied natively after (two stores a unit fewer, most of the loop's writes).
   let m = 0;
-  for (let i = 0; i < n;) {
+  for (const stop = Math.min(n, cap); m < stop; m++) {
+    const c = text.charCodeAt(m);
+    const k = c < 0x80 ? ASCII[c] + 2 : known[c];
+    if (k < 2) break;
+    units[m] = k - 2;
+  }
+  if (m > 0) {
+    const at = iotaTo(m);
+    s1.set(at.subarray(0, m));
+    e1.set(at.subarray(1, m + 1));
+  }
+  for (let i = m; i < n;) {
     const c = text.charCodeAt(i);
     // ASCII, or a character outside ASCII folded before to one unit or to nothing (see `bmpFolds`).
     const k = c < 0x80 ? ASCII[c] + 2 : known[c];
