@@ -18,8 +18,9 @@ export interface Folded {
   /** `ends[i]`: index in the original one past the last code unit behind folded character `i`. */
   readonly ends: Int32Array;
   /**
-   * True when folded character `i` comes from original character `i` alone (ASCII text with no whitespace
-   * run and no letter spacing): `mapSpan` then needs no map, and `starts`/`ends` are built only if read.
+   * True when folded character `i` comes from original character `i` alone (text where every unit folds to one
+   * unit, with no whitespace run and no letter spacing): `mapSpan` then needs no map, and `starts`/`ends` are
+   * built only if read.
    */
   readonly identity?: boolean;
 }
@@ -507,6 +508,11 @@ function foldFull(text: string, reuse: boolean): Folded {
     const k = c < 0x80 ? ASCII[c] + 2 : known[c];
     if (k < 2) break;
     units[m] = k - 2;
+  }
+  // Where that stretch is the whole text and pass 2 has nothing to join or collapse, the fold is the identity
+  // map's: no map is written at all (homoglyph text folds so).
+  if (m === n && quietUntil(units, 0, m, 0) >= m - 1) {
+    return new LazyFolded(unitsToString(units, m), text, "identity", reuse);
   }
   if (m > 0) {
     const at = iotaTo(m);
