@@ -91,6 +91,8 @@ interface Plan {
   squashedGate: RegExp | null;
   /** The automaton over the leads of the folded rules that have them. */
   leads: LeadFinder;
+  /** Whether some folded rule with leads could match a text that holds the strings of the bits `held` of `lists`. */
+  leadsNeeded: (held: number) => boolean;
   /** Per rule of `folded`, its index in `leads.rules`, or -1. */
   leadOf: Int8Array;
   /** Which of the folded and the squashed rules could match a short text (see screen.ts). */
@@ -227,9 +229,34 @@ function planOf(context: ScanContext): Plan {
     squashedBits: squashedBit.reduce((all, bit) => all | bit, 0),
     foldedBit,
     squashedBit,
+    leadsNeeded: leadsNeededOf(folded, lists.needlesBit, lists.anchorsBit),
   };
   PLANS.set(context, plan);
   return plan;
+}
+
+/**
+ * `Plan.leadsNeeded` for the rules `folded` and the bits of their lists: the bits of the rules with leads in
+ * two short lists, read in one loop (it runs each time a text shows a string of a list it had not shown).
+ */
+function leadsNeededOf(
+  folded: readonly Rule[],
+  needlesBit: Int32Array,
+  anchorsBit: Int32Array,
+): (held: number) => boolean {
+  const withLeads = [...folded.keys()].filter((i) => (folded[i].leads?.length ?? 0) > 0);
+  const needles = Int32Array.from(withLeads, (i) => needlesBit[i]);
+  const anchors = Int32Array.from(withLeads, (i) => anchorsBit[i]);
+  return (held) => {
+    for (let k = 0; k < needles.length; k++) {
+      if (
+        (needles[k] === 0 || (held & needles[k]) !== 0) && (anchors[k] === 0 || (held & anchors[k]) !== 0)
+      ) {
+        return true;
+      }
+    }
+    return false;
+  };
 }
 
 /** The plan's `lists` and their bits for `folded` (see `Plan.lists`). */
@@ -683,7 +710,7 @@ function runWindow(
     const whole = w.coreStart === 0 && w.coreEnd === ft.length;
     const bytes = whole && ft.length >= BYTES_FROM && ft.length < TWO_LANES_FROM ? asciiBytes(ft) : null;
     if (bytes !== null) {
-      held = plan.leads.findWithBits(ft, bytes, plan.listsTables!, plan.listsAll);
+      held = plan.leads.findWithBits(ft, bytes, plan.listsTables!, plan.listsAll, plan.leadsNeeded);
       starts = plan.leads;
     } else held = plan.lists.bitsIn(ft, plan.listsAll);
   }
