@@ -216,7 +216,8 @@ export class LeadFinder {
     this.#pairs = 0;
     if (bytes !== null && end - start >= HALVES_FROM) this.#findHalves(bytes, s, start, end, stop);
     else if (bytes !== null) {
-      // The loop of `#stepBytes`, written out: V8 ran a call of it here 10% slower on 4 KiB chunks of prose.
+      // (the loop `findWithBits` has too, written out in each: V8 ran a call of a shared one 10% slower here on
+      // 4 KiB chunks of prose)
       for (let j = start; j < stop; j++) {
         const c = classes[bytes[j]];
         const entry = next[(s << shift) | c];
@@ -273,8 +274,18 @@ export class LeadFinder {
     if (need) {
       const classes = this.#classes;
       const shift = this.#shift;
-      let s = this.#stepBytes(bytes, 0, j, AT_WORD_START, n);
       let next = this.#next;
+      let s = AT_WORD_START;
+      // (the finder's loop of `find`, written out here and below; see there)
+      for (let i = 0; i < j; i++) {
+        const c = classes[bytes[i]];
+        const entry = next[(s << shift) | c];
+        if (entry >= 0) s = entry;
+        else {
+          s = this.#offPath(entry, s, c, i, n);
+          next = this.#next;
+        }
+      }
       for (; j < n && held !== all; j++) {
         const b = bytes[j];
         w = wordNext[(w << wordShift) | wordClasses[b]];
@@ -287,30 +298,18 @@ export class LeadFinder {
           next = this.#next;
         }
       }
-      this.#stepBytes(bytes, j, n, s, n);
+      for (; j < n; j++) {
+        const c = classes[bytes[j]];
+        const entry = next[(s << shift) | c];
+        if (entry >= 0) s = entry;
+        else {
+          s = this.#offPath(entry, s, c, j, n);
+          next = this.#next;
+        }
+      }
     }
     this.#grouped(this.#pairs);
     return held;
-  }
-
-  /**
-   * The automaton's steps over `bytes[from, to)` from state `s`, noting the leads that begin before `end`;
-   * returns the state it ends in (for `findWithBits`).
-   */
-  #stepBytes(bytes: Uint8Array, from: number, to: number, s: number, end: number): number {
-    const classes = this.#classes;
-    const shift = this.#shift;
-    let next = this.#next;
-    for (let j = from; j < to; j++) {
-      const c = classes[bytes[j]];
-      const entry = next[(s << shift) | c];
-      if (entry >= 0) s = entry;
-      else {
-        s = this.#offPath(entry, s, c, j, end);
-        next = this.#next;
-      }
-    }
-    return s;
   }
 
   /**
