@@ -18,8 +18,9 @@ export interface Folded {
   /** `ends[i]`: index in the original one past the last code unit behind folded character `i`. */
   readonly ends: Int32Array;
   /**
-   * True when folded character `i` comes from original character `i` alone (ASCII text with no whitespace
-   * run and no letter spacing): `mapSpan` then needs no map, and `starts`/`ends` are built only if read.
+   * True when folded character `i` comes from original character `i` alone (text where every unit folds to one
+   * unit, with no whitespace run and no letter spacing): `mapSpan` then needs no map, and `starts`/`ends` are
+   * built only if read.
    */
   readonly identity?: boolean;
 }
@@ -226,6 +227,12 @@ const SPACES_RUN = / {2,}/g;
  * faster than to the letter `LETTER_SPACED` starts with.
  */
 const NOT_PLAIN = /[\t\v\f\r]|[ \n][ \n]|(?<=(?<![a-z0-9])[a-z])([ .\-_*|/])[a-z]\1[a-z](?![a-z0-9])/;
+/**
+ * `NOT_PLAIN` with upper-case letters where it reads letters: it tells the same of ASCII text before its lower
+ * case is made, which text that is not plain (most) never needs whole; Bun makes it at 1–2 ns a character. Not
+ * the `i` flag: JavaScriptCore runs that slower.
+ */
+const NOT_PLAIN_ANY_CASE = new RegExp(NOT_PLAIN.source.replaceAll("a-z", "a-zA-Z"));
 
 /** Options for `fold`. */
 export interface FoldOptions {
@@ -309,13 +316,12 @@ const LOOP_UP_TO = 1 << 14;
 
 /**
  * What `loopFold` reads per ASCII unit, of the unit the fold writes for it: a blank (space, newline), a spacer
- * of letter spacing, a letter, a letter or digit; and whether that is other than the unit's lower case.
+ * of letter spacing, a letter, a letter or digit.
  */
 const BLANK = 1;
 const SPACER = 2;
 const LETTER = 4;
 const WORD = 8;
-const ODD = 16;
 /** The kinds of each ASCII unit (see `BLANK`), made on first use. */
 let kinds: Uint8Array | undefined;
 
@@ -325,8 +331,7 @@ function kindsOf(): Uint8Array {
   for (let c = 0; c < 128; c++) {
     const m = ASCII[c];
     k[c] = (m === 0x20 || m === 0x0a ? BLANK : 0) | (isSpacer(m) ? SPACER : 0) |
-      (isLetter(m) ? LETTER | WORD : 0) | (m >= 0x30 && m <= 0x39 ? WORD : 0) |
-      (m !== c && !(c >= 0x41 && c <= 0x5a) ? ODD : 0);
+      (isLetter(m) ? LETTER | WORD : 0) | (m >= 0x30 && m <= 0x39 ? WORD : 0);
   }
   return k;
 }
@@ -349,15 +354,13 @@ function loopFold(text: string, reuse: boolean): Folded | "not ascii" | "letter 
   if (heldBytes(text) === null && !asciiInto(text)) return "not ascii";
   // Plain text (no odd space, run of blanks or letter spacing) folds to its lower case: native operations
   // tell it at a fraction of the loop's cost, and end early on text that is not.
-  const lower = text.toLowerCase();
-  if (!NOT_PLAIN.test(lower)) return new LazyFolded(lower, text, "identity", reuse);
+  if (!NOT_PLAIN_ANY_CASE.test(text)) return new LazyFolded(text.toLowerCase(), text, "identity", reuse);
   const bytes = bytesFor(n);
   const kind = kinds ??= kindsOf();
   let k = 0;
-  // The kinds of the two units before `i` (0: none), and of all of them OR-ed.
+  // The kinds of the two units before `i` (0: none).
   let last = 0;
   let before = 0;
-  let all = 0;
   // No branch per unit but the rare one: whether a unit is a blank changes at every word's ends, too often
   // for the processor to guess.
   for (let i = 0; i < n; i++) {
@@ -370,7 +373,6 @@ function loopFold(text: string, reuse: boolean): Folded | "not ascii" | "letter 
     const was = m ^ ((bytes[j] ^ m) & (0 - more | 0));
     bytes[j] = (was & m) | ((was ^ m) & 0x0a);
     k = j + 1;
-    all |= kc;
     // A spacer after a lone letter: letter spacing if a letter, the same spacer and a lone letter follow.
     if ((kc & (last >> 1) & ~(before >> 2) & SPACER) !== 0) {
       if (
@@ -382,7 +384,7 @@ function loopFold(text: string, reuse: boolean): Folded | "not ascii" | "letter 
     last = kc;
   }
   const identity = k === n;
-  const t = identity && (all & ODD) === 0 ? lower : bytesToString(bytes, k);
+  const t = bytesToString(bytes, k);
   keepBytes(t);
   return new LazyFolded(t, text, identity ? "identity" : "collapsed spaces", reuse);
 }
@@ -498,8 +500,26 @@ function foldFull(text: string, reuse: boolean): Folded {
   let [units, s1, e1] = passOneBuffers(cap, reuse);
   cap = units.length;
   const known = bmpFolds ??= new Uint16Array(0x10000);
+  // While each unit folds to one unit it knows, unit `i` is folded unit `i`: only the units are written, and
+  // the maps of that stretch are copied natively after (two stores a unit fewer, most of the loop's writes).
   let m = 0;
-  for (let i = 0; i < n;) {
+  for (const stop = Math.min(n, cap); m < stop; m++) {
+    const c = text.charCodeAt(m);
+    const k = c < 0x80 ? ASCII[c] + 2 : known[c];
+    if (k < 2) break;
+    units[m] = k - 2;
+  }
+  // Where that stretch is the whole text and pass 2 has nothing to join or collapse, the fold is the identity
+  // map's: no map is written at all (homoglyph text folds so).
+  if (m === n && quietUntil(units, 0, m, 0) >= m - 1) {
+    return new LazyFolded(unitsToString(units, m), text, "identity", reuse);
+  }
+  if (m > 0) {
+    const at = iotaTo(m);
+    s1.set(at.subarray(0, m));
+    e1.set(at.subarray(1, m + 1));
+  }
+  for (let i = m; i < n;) {
     const c = text.charCodeAt(i);
     // ASCII, or a character outside ASCII folded before to one unit or to nothing (see `bmpFolds`).
     const k = c < 0x80 ? ASCII[c] + 2 : known[c];

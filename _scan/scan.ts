@@ -8,7 +8,7 @@ import { CONTEXT, cutAtOrAfter, lettersBefore, wholeWindow, type Window, windowO
 import { type Original, type Rule, rules } from "./rules.ts";
 import { anchorsOf, escapeRegExp as escape, nextMatch } from "./match.ts";
 import { LeadFinder, type LeadStarts } from "./leads.ts";
-import { asciiBytes, BYTES_FROM, WordSet } from "./words.ts";
+import { asciiBytes, BYTES_FROM, TWO_LANES_FROM, WordSet, type WordTables } from "./words.ts";
 import { lazy } from "../_common/lazy.ts";
 import { RuleScreen, spreadPattern } from "./screen.ts";
 import type { ScanCategory, ScanContext, ScanFinding, ScanOptions, ScanResult } from "../types.ts";
@@ -91,6 +91,8 @@ interface Plan {
   squashedGate: RegExp | null;
   /** The automaton over the leads of the folded rules that have them. */
   leads: LeadFinder;
+  /** Whether some folded rule with leads could match a text that holds the strings of the bits `held` of `lists`. */
+  leadsNeeded: (held: number) => boolean;
   /** Per rule of `folded`, its index in `leads.rules`, or -1. */
   leadOf: Int8Array;
   /** Which of the folded and the squashed rules could match a short text (see screen.ts). */
@@ -102,6 +104,8 @@ interface Plan {
    * expression each. Null when the lists are too many for the bits, or not all ASCII.
    */
   lists: WordSet | null;
+  /** The automaton of `lists`, for the pass that also finds leads (see `LeadFinder.findWithBits`). */
+  listsTables: WordTables | null;
   needlesBit: Int32Array;
   anchorsBit: Int32Array;
   /** All the bits of `lists`, and those of the lists `gate` alternates (each rule's anchors, else needles). */
@@ -225,15 +229,40 @@ function planOf(context: ScanContext): Plan {
     squashedBits: squashedBit.reduce((all, bit) => all | bit, 0),
     foldedBit,
     squashedBit,
+    leadsNeeded: leadsNeededOf(folded, lists.needlesBit, lists.anchorsBit),
   };
   PLANS.set(context, plan);
   return plan;
 }
 
+/**
+ * `Plan.leadsNeeded` for the rules `folded` and the bits of their lists: the bits of the rules with leads in
+ * two short lists, read in one loop (it runs each time a text shows a string of a list it had not shown).
+ */
+function leadsNeededOf(
+  folded: readonly Rule[],
+  needlesBit: Int32Array,
+  anchorsBit: Int32Array,
+): (held: number) => boolean {
+  const withLeads = [...folded.keys()].filter((i) => (folded[i].leads?.length ?? 0) > 0);
+  const needles = Int32Array.from(withLeads, (i) => needlesBit[i]);
+  const anchors = Int32Array.from(withLeads, (i) => anchorsBit[i]);
+  return (held) => {
+    for (let k = 0; k < needles.length; k++) {
+      if (
+        (needles[k] === 0 || (held & needles[k]) !== 0) && (anchors[k] === 0 || (held & anchors[k]) !== 0)
+      ) {
+        return true;
+      }
+    }
+    return false;
+  };
+}
+
 /** The plan's `lists` and their bits for `folded` (see `Plan.lists`). */
 function listsOf(
   folded: readonly Rule[],
-): Pick<Plan, "lists" | "needlesBit" | "anchorsBit" | "listsAll" | "gateBits"> {
+): Pick<Plan, "lists" | "listsTables" | "needlesBit" | "anchorsBit" | "listsAll" | "gateBits"> {
   const needlesBit = new Int32Array(folded.length);
   const anchorsBit = new Int32Array(folded.length);
   const words: string[] = [];
@@ -255,10 +284,12 @@ function listsOf(
     anchorsBit[i] = add(rule.anchors);
     gateBits |= anchorsBit[i] || needlesBit[i];
   });
-  const none = { lists: null, needlesBit, anchorsBit, listsAll: 0, gateBits: 0 };
+  const none = { lists: null, listsTables: null, needlesBit, anchorsBit, listsAll: 0, gateBits: 0 };
   if (k > 31 || !words.every((w) => isAscii(w))) return none;
+  const lists = new WordSet(words, bits);
   return {
-    lists: new WordSet(words, bits),
+    lists,
+    listsTables: lists.tables(),
     needlesBit,
     anchorsBit,
     listsAll: k === 31 ? 0x7fffffff : (1 << k) - 1,
@@ -670,9 +701,21 @@ function runWindow(
   // Which of the rules' lists the text holds, in one pass, where the screen did not read it (-1: not read).
   // Long texts too: they hold most strings, but a list they lack (chat tokens, "\nhuman: ", "](" in prose)
   // costs its own expression a pass to the end each, together more than this one pass.
-  const held = !screened && plan.lists !== null ? plan.lists.bitsIn(ft, plan.listsAll) : -1;
+  let held = -1;
+  // Where a text of a few hundred to a few thousand characters is read whole, the same loop finds the leads:
+  // nearly every such text that holds some list's string has a rule with leads to try. (Longer ones read
+  // the lists in two halves at once.)
+  let starts: LeadStarts | undefined;
+  if (!screened && plan.lists !== null) {
+    const whole = w.coreStart === 0 && w.coreEnd === ft.length;
+    const bytes = whole && ft.length >= BYTES_FROM && ft.length < TWO_LANES_FROM ? asciiBytes(ft) : null;
+    if (bytes !== null) {
+      held = plan.leads.findWithBits(ft, bytes, plan.listsTables!, plan.listsAll, plan.leadsNeeded);
+      starts = plan.leads;
+    } else held = plan.lists.bitsIn(ft, plan.listsAll);
+  }
   if ((only & plan.foldedBits) !== 0 && (screened || passesGate(plan, ft, held))) {
-    if (!runFolded(plan, text, w, wanted, cursors, base - w.coreStart, add, only, held)) return false;
+    if (!runFolded(plan, text, w, wanted, cursors, base - w.coreStart, add, only, held, starts)) return false;
   }
   if (
     (only & plan.squashedBits) !== 0 &&
@@ -686,7 +729,8 @@ function runWindow(
 /**
  * Runs the rules (those in `only`) over a window's folded text; `offset` is the index in the whole folded text
  * of the window's first folded character; `held` the bits of the plan's `lists` the text holds (-1: not
- * read, each rule tests its own). False as for `runWindow`.
+ * read, each rule tests its own); `starts` the leads found in the same pass, if they were. False as for
+ * `runWindow`.
  */
 function runFolded(
   plan: Plan,
@@ -698,6 +742,7 @@ function runFolded(
   add: Add,
   only: RuleMask,
   held: number,
+  starts: LeadStarts | undefined,
 ): boolean {
   const folded = w.folded;
   const ft = folded.text;
@@ -717,8 +762,8 @@ function runFolded(
   // A search resumes where the previous window left it, or at the core's start: that window searched up to
   // there and found nothing it did not report.
   const local = (at: number) => Math.max(at - offset, w.coreStart);
-  // Where each rule with leads could match, found for all of them in one pass when the first needs it.
-  let starts: LeadStarts | undefined;
+  // Where each rule with leads could match (`starts`, where `runWindow` found it), found for all of them in one
+  // pass when the first needs it.
   // Needles and anchors this window's folded text is known not to hold (see `holdsSome`).
   const absent: string[] = [];
   // No window follows the last one: its cursors are not read.

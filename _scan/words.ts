@@ -54,6 +54,17 @@ export function keepBytes(t: string): void {
   bytesOfText = t;
 }
 
+/** A `WordSet`'s automaton, as its `bitsIn` reads it. */
+export interface WordTables {
+  /** Character class of each ASCII code unit (0: in no string). */
+  readonly classes: Uint8Array;
+  /** `next[(state << shift) | class]`: the state after reading a character of that class. */
+  readonly shift: number;
+  readonly next: Uint16Array | Int32Array;
+  /** Per state, the bits of the strings that end there (OR-ed; 0: none ends). */
+  readonly accepts: Int32Array;
+}
+
 /** A set of ASCII strings that can tell whether a text holds one of them, or which of them it holds. */
 export class WordSet {
   /** Character class of each ASCII code unit (0: in no string). */
@@ -126,6 +137,11 @@ export class WordSet {
     }
     this.#next = next;
     this.#accepts = Int32Array.from(ends);
+  }
+
+  /** The automaton's tables, for a pass that steps it beside another automaton (see `LeadFinder.findWithBits`). */
+  tables(): WordTables {
+    return { classes: this.#classes, shift: this.#shift, next: this.#next, accepts: this.#accepts };
   }
 
   /** True when `text` holds one of the strings. */
@@ -217,4 +233,4 @@ export class WordSet {
 }
 
 /** Texts from this long on are read by `bitsIn` in two halves at once (see `#bitsInHalves`). */
-const TWO_LANES_FROM = 1 << 12;
+export const TWO_LANES_FROM = 1 << 12;

@@ -343,6 +343,35 @@ test("fold: the ASCII path without maps equals the code-point fold, maps include
   }
 });
 
+test("fold: the code-point loop's maps, wherever its stretch of units folding one to one ends", () => {
+  // A zero-width space first is dropped, so the loop never starts with such a stretch: its maps, less one,
+  // are what the same text's fold must give however long the stretch it starts with.
+  const parts = [
+    "іgnоrе аll",
+    "Ｉｇｎｏｒｅ",
+    "e\u0301",
+    "ﬁle",
+    "😀",
+    "\u200B",
+    "a  b",
+    "і g n о r е",
+    "ß",
+    "\n\n",
+    "x",
+  ];
+  const texts: string[] = [];
+  for (const a of parts) for (const b of parts) texts.push(a + b, "plain " + a + " then " + b);
+  // Units never folded before end the stretch where they first stand, and not once they are known.
+  for (const text of [...texts, ...texts, "\u{1D400}\u{1D401} \u2F00 \uA7B5 " + "\uAB53".repeat(3)]) {
+    const f = fold(text);
+    const ref = fold("\u200B" + text);
+    const name = JSON.stringify(text);
+    assert.equal(f.text, ref.text, name);
+    assert.deepEqual([...f.starts], [...ref.starts].map((x) => x - 1), name);
+    assert.deepEqual([...f.ends], [...ref.ends].map((x) => x - 1), name);
+  }
+});
+
 test("fold: a fold without reuse keeps its maps when later folds run", () => {
   const text = "a  b \u200B c\td   e".repeat(50);
   const kept = fold(text);
