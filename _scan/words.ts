@@ -58,8 +58,9 @@ export function keepBytes(t: string): void {
 export interface WordTables {
   /** Character class of each ASCII code unit (0: in no string). */
   readonly classes: Uint8Array;
-  /** `next[(state << shift) | class]`: the state after reading a character of that class. */
+  /** Bits of a character class: rows of `next` are `1 << shift` wide. */
   readonly shift: number;
+  /** `next[(state << shift) | class]`: the state after reading a character of that class. */
   readonly next: Uint16Array | Int32Array;
   /** Per state, the bits of the strings that end there (OR-ed; 0: none ends). */
   readonly accepts: Int32Array;
