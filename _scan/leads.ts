@@ -264,11 +264,16 @@ export class LeadFinder {
     let held = 0;
     let need = needed(0);
     let j = 0;
-    // (a bit new to `held` comes seldom, and at most once per bit)
-    for (; j < n && !need; j++) {
-      w = wordNext[(w << wordShift) | wordClasses[bytes[j]]];
-      const bits = accepts[w];
-      if ((bits & ~held) !== 0) need = needed(held |= bits);
+    // A bit new to `held` comes seldom, and at most once per bit: the loop stops there, and `needed` is asked
+    // outside it (V8 ran the loop with the call in it 10% slower on letter-spaced 4 KiB chunks).
+    while (!need && j < n) {
+      for (; j < n; j++) {
+        w = wordNext[(w << wordShift) | wordClasses[bytes[j]]];
+        if ((accepts[w] & ~held) !== 0) break;
+      }
+      if (j === n) break;
+      need = needed(held |= accepts[w]);
+      j++;
     }
     this.#pairs = 0;
     if (need) {
