@@ -29,6 +29,7 @@ import { loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { findBun } from "./bun.ts";
 
 /** One command to time, and its place in the report. */
 interface Case {
@@ -49,6 +50,8 @@ interface BunSpawn {
   };
 }
 const bun = (globalThis as { Bun?: BunSpawn }).Bun;
+/** The Bun to run: this one under Bun; under Deno, `bun` on PATH, else the dev dependency `deno install` put in node_modules. */
+const BUN = bun ? process.execPath : findBun();
 
 /** A 0–1 quantile of a sorted list, interpolated. */
 function quantile(sorted: readonly number[], q: number): number {
@@ -81,7 +84,10 @@ async function timeOnce(cmd: readonly string[]): Promise<{ wall: number; cpu: nu
   const child = spawn(cmd[0], cmd.slice(1), { stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";
   child.stderr.on("data", (chunk) => stderr += chunk);
-  const code = await new Promise<number | null>((done) => child.on("close", done));
+  const code = await new Promise<number | null>((done, fail) => {
+    child.on("error", (error) => fail(new Error(`could not run ${cmd[0]}: ${error.message}`)));
+    child.on("close", done);
+  });
   const wall = performance.now() - start;
   if (code !== 0) throw new Error(`${cmd.join(" ")} exited ${code}: ${stderr}`);
   return { wall, cpu: NaN };
@@ -141,7 +147,7 @@ async function importCases(
       for (const [i, m] of ["bare", ...modules].entries()) {
         const cmd = runtime === "deno"
           ? ["deno", "run", "-A", "--cached-only", "--config", config, files[i]]
-          : ["bun", "run", files[i]];
+          : [BUN, "run", files[i]];
         cases.push({ name: m, group: `${runtime}${label}`, cmd, wall: [], cpu: [] });
       }
     }
@@ -164,7 +170,7 @@ async function compiledCases(dir: string, root: string): Promise<Case[]> {
   for (const [variant, flags] of Object.entries(COMPILE_VARIANTS)) {
     for (const [name, entry] of [["hello", join(dir, "hello.ts")], ["toolguard", join(root, "cli.ts")]]) {
       const out = join(dir, `${name}-${variant}`);
-      await timeOnce(["bun", "build", "--compile", ...flags, entry, "--outfile", out]);
+      await timeOnce([BUN, "build", "--compile", ...flags, entry, "--outfile", out]);
       const cmd = name === "hello" ? [out] : [out, "--version"];
       cases.push({ name, group: `compiled ${variant}`, cmd, wall: [], cpu: [] });
     }
@@ -223,7 +229,7 @@ const { values } = parseArgs({
 async function handedToBun(): Promise<number | null> {
   const deno = (globalThis as { Deno?: { args: string[] } }).Deno;
   if (bun || !deno || values["no-bun"]) return null;
-  const child = spawn("bun", ["run", fileURLToPath(import.meta.url), ...deno.args], { stdio: "inherit" });
+  const child = spawn(BUN, ["run", fileURLToPath(import.meta.url), ...deno.args], { stdio: "inherit" });
   return await new Promise<number | null>((done) => {
     child.on("error", () => done(null)); // no bun: time here, wall time only
     child.on("close", (code) => done(code ?? 1));
