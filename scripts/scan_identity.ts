@@ -21,6 +21,7 @@ import process from "node:process";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { DEV_DIR, loadRows, type Row } from "./eval.ts";
+import { seeded } from "./_seeded.ts";
 import { adversarial, shortArgs } from "../bench/scan_bench.ts";
 import type { ScanContext, ScanResult } from "../types.ts";
 
@@ -38,11 +39,6 @@ async function scannerAt(root: string): Promise<Scanner> {
   const { scan } = await import(url("scan.ts"));
   const { findsIn } = await import(url("_scan/scan.ts"));
   return { scan, findsIn };
-}
-
-/** A deterministic 31-bit generator, so the mixes are the same on every run and runtime. */
-function seeded(seed: number): () => number {
-  return () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
 }
 
 /** Every (label, text, context) of the corpus, in a fixed order. */
