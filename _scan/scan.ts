@@ -8,7 +8,7 @@ import { CONTEXT, cutAtOrAfter, lettersBefore, wholeWindow, type Window, windowO
 import { type Original, type Rule, rules } from "./rules.ts";
 import { anchorsOf, escapeRegExp as escape, nextMatch } from "./match.ts";
 import { LeadFinder, type LeadStarts } from "./leads.ts";
-import { asciiBytes, BYTES_FROM, TWO_LANES_FROM, WordSet, type WordTables } from "./words.ts";
+import { asciiBytes, BYTES_FROM, TWO_LANES_FROM, WordSet } from "./words.ts";
 import { lazy } from "../_common/lazy.ts";
 import { RuleScreen, spreadPattern } from "./screen.ts";
 import type { ScanCategory, ScanContext, ScanFinding, ScanOptions, ScanResult } from "../types.ts";
@@ -104,8 +104,6 @@ interface Plan {
    * expression each. Null when the lists are too many for the bits, or not all ASCII.
    */
   lists: WordSet | null;
-  /** The automaton of `lists`, for the pass that also finds leads (see `LeadFinder.findWithBits`). */
-  listsTables: WordTables | null;
   needlesBit: Int32Array;
   anchorsBit: Int32Array;
   /** All the bits of `lists`, and those of the lists `gate` alternates (each rule's anchors, else needles). */
@@ -262,7 +260,7 @@ function leadsNeededOf(
 /** The plan's `lists` and their bits for `folded` (see `Plan.lists`). */
 function listsOf(
   folded: readonly Rule[],
-): Pick<Plan, "lists" | "listsTables" | "needlesBit" | "anchorsBit" | "listsAll" | "gateBits"> {
+): Pick<Plan, "lists" | "needlesBit" | "anchorsBit" | "listsAll" | "gateBits"> {
   const needlesBit = new Int32Array(folded.length);
   const anchorsBit = new Int32Array(folded.length);
   const words: string[] = [];
@@ -284,12 +282,10 @@ function listsOf(
     anchorsBit[i] = add(rule.anchors);
     gateBits |= anchorsBit[i] || needlesBit[i];
   });
-  const none = { lists: null, listsTables: null, needlesBit, anchorsBit, listsAll: 0, gateBits: 0 };
+  const none = { lists: null, needlesBit, anchorsBit, listsAll: 0, gateBits: 0 };
   if (k > 31 || !words.every((w) => isAscii(w))) return none;
-  const lists = new WordSet(words, bits);
   return {
-    lists,
-    listsTables: lists.tables(),
+    lists: new WordSet(words, bits),
     needlesBit,
     anchorsBit,
     listsAll: k === 31 ? 0x7fffffff : (1 << k) - 1,
@@ -710,7 +706,7 @@ function runWindow(
     const whole = w.coreStart === 0 && w.coreEnd === ft.length;
     const bytes = whole && ft.length >= BYTES_FROM && ft.length < TWO_LANES_FROM ? asciiBytes(ft) : null;
     if (bytes !== null) {
-      held = plan.leads.findWithBits(ft, bytes, plan.listsTables!, plan.listsAll, plan.leadsNeeded);
+      held = plan.leads.findWithBits(ft, bytes, plan.lists.tables, plan.listsAll, plan.leadsNeeded);
       starts = plan.leads;
     } else held = plan.lists.bitsIn(ft, plan.listsAll);
   }

@@ -76,6 +76,8 @@ export class WordSet {
   #next: Uint16Array | Int32Array;
   /** Per state, the bits of the strings that end there (OR-ed; 0: none ends). */
   #accepts: Int32Array;
+  /** The automaton's tables, for a pass that steps it beside another automaton (see `LeadFinder.findWithBits`). */
+  readonly tables: WordTables;
   /** The length of the longest string. */
   #longest = 0;
 
@@ -138,11 +140,7 @@ export class WordSet {
     }
     this.#next = next;
     this.#accepts = Int32Array.from(ends);
-  }
-
-  /** The automaton's tables, for a pass that steps it beside another automaton (see `LeadFinder.findWithBits`). */
-  tables(): WordTables {
-    return { classes: this.#classes, shift: this.#shift, next: this.#next, accepts: this.#accepts };
+    this.tables = { classes: this.#classes, shift, next, accepts: this.#accepts };
   }
 
   /** True when `text` holds one of the strings. */

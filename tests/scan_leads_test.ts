@@ -157,7 +157,7 @@ test("LeadFinder.findWithBits: find's starts once the bits say they are needed, 
     const want = finder.rules.map((_, r) => Array.from(finder.find(text, 0, text.length).of(r) ?? []));
     for (const [set, all] of sets) {
       for (const needed of needs) {
-        const held = finder.findWithBits(text, asciiBytes(text)!, set.tables(), all, needed);
+        const held = finder.findWithBits(text, asciiBytes(text)!, set.tables, all, needed);
         assert.equal(held, set.bitsIn(text, all), JSON.stringify(text.slice(0, 80)));
         if (held === all && text.length > 3) early++;
         if (needed(held) && !needed(0)) late++;
