@@ -2,9 +2,11 @@
  * One set of benchmark cases for both runtimes. A `bench/*_bench.ts` file calls `register(cases)`: under
  * Deno that becomes `Deno.bench` (run by `deno task bench`); under Bun the cases are collected and timed by
  * `bench/bun.ts` (run by `deno task bench:bun`), which prints each case as a ratio to its group's baseline.
+ * Also the measuring helpers the benchmarks and measuring scripts share (`median`, `cpuMs`).
  *
  * @module
  */
+import process from "node:process";
 
 /** One benchmark case. Cases sharing a `group` are compared against the one marked `baseline`. */
 export interface BenchCase {
@@ -33,4 +35,23 @@ export function register(cases: readonly BenchCase[]): void {
       collected.push(c);
     }
   }
+}
+
+/**
+ * The median of `xs`: the middle value, or the mean of the two middle values when there is an even number
+ * of them; NaN when `xs` is empty. `xs` is not reordered.
+ */
+export function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length === 0 ? NaN : s.length % 2 === 1 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+/**
+ * This process's CPU time so far, user and system, in milliseconds. Benchmarks on a shared machine time in
+ * CPU time: what other processes take does not count.
+ */
+export function cpuMs(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
 }

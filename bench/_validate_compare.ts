@@ -11,7 +11,7 @@
  * @module
  */
 import process from "node:process";
-import type { BenchCase } from "./_harness.ts";
+import { type BenchCase, cpuMs, median } from "./_harness.ts";
 
 /** The library variants compared, each named as its cases are ("<library> <group>"). */
 export const SUBJECTS = ["toolguard+scan", "toolguard"] as const;
@@ -35,14 +35,12 @@ export function medians(cases: readonly BenchCase[], { rounds, batch }: CompareO
       // rotated so that no case always runs right after the same neighbour
       const c = cases[(k + r) % cases.length];
       // CPU time of this process, not wall time: other processes on a busy machine do not count
-      const t = process.cpuUsage();
+      const t = cpuMs();
       for (let i = 0; i < batch; i++) c.fn();
-      const d = process.cpuUsage(t);
-      times.get(c.name)!.push((d.user + d.system) / 1000 / batch);
+      times.get(c.name)!.push((cpuMs() - t) / batch);
     }
   }
-  const med = (a: number[]) => a.sort((x, y) => x - y)[a.length >> 1];
-  return new Map([...times].map(([name, ts]) => [name, med(ts)]));
+  return new Map([...times].map(([name, ts]) => [name, median(ts)]));
 }
 
 /** The geometric mean of `xs` (NaN when empty). */

@@ -32,6 +32,7 @@ import { fileURLToPath } from "node:url";
 import { loadTraffic, streamWire, type TrafficEntry } from "../tests/_traffic.ts";
 import Anthropic from "@anthropic-ai/sdk";
 import { seeded } from "../scripts/_seeded.ts";
+import { median } from "./_harness.ts";
 import OpenAI from "openai";
 import { guardFetch } from "../gate.ts";
 import { allowedTools, judgeEntry, type Row } from "../tests/_replay.ts";
@@ -68,13 +69,6 @@ function printTable(rows: Row[]): void {
   console.log(
     `\nallowed identical: ${same}/${n}; rejected withheld with text, reasoning, usage: ${good.length}/${rej.length}`,
   );
-}
-
-/** Median of a list. */
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length === 0 ? NaN : s.length % 2 === 1 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
 /** The `q` quantile (0..1) of a list, by the nearest rank. */

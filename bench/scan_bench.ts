@@ -3,8 +3,9 @@
  * and adversarial text built to make backtracking regular expressions blow up, each scanned whole and in 4 KiB
  * chunks (one `scan()` call per chunk, so fixed per-call cost shows). Case names carry the input size in MB so
  * the reported time per iteration converts to MB/s; run this file directly (`deno run -A bench/scan_bench.ts` or
- * `bun bench/scan_bench.ts`) to print MB/s for each case, short-argument cost, and the memory a 50 MB scan
- * takes (each measured in a fresh process: RSS growth, peak-RSS growth and heap growth).
+ * `bun bench/scan_bench.ts`, optionally `--rounds N`, default 7) to print M chars/s for each case (medians of
+ * interleaved rounds in CPU time), short-argument cost, and the memory a 50 MB scan takes (each measured in a
+ * fresh process: RSS growth, peak-RSS growth and heap growth).
  *
  * @module
  */
@@ -13,7 +14,7 @@ import { existsSync } from "node:fs";
 import { loadavg } from "node:os";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
-import { register } from "./_harness.ts";
+import { cpuMs, median, register } from "./_harness.ts";
 import { scan } from "../scan.ts";
 import { DEV_DIR, loadRows, type Row } from "../scripts/eval.ts";
 
@@ -228,54 +229,116 @@ function measureMemory(kind: "prose" | "adversarial mix"): void {
 
 /** How long each timed case runs before it is timed. */
 const WARM_MS = 300;
+/** The least CPU time one timed batch of a case takes: enough calls that the clock's grain does not count. */
+const BATCH_MS = 20;
+
+/** One line of the report: a label, and its runs (whole, then in 4 KiB chunks), each with what it scans. */
+interface Line {
+  label: string;
+  runs: { chars: number; fn: () => unknown }[];
+}
+
+/**
+ * Calls `fn` until the JIT compilers have had their go (a fixed time, at least once), then returns how many
+ * calls make a batch of at least {@link BATCH_MS} of CPU time. A case timed from its first calls measures
+ * how soon the optimised code arrives, which differs from process to process more than the scanner's speed.
+ */
+function calibrate(fn: () => unknown): number {
+  const warm = performance.now() + WARM_MS;
+  do fn(); while (performance.now() < warm);
+  const t = cpuMs();
+  fn();
+  return Math.max(1, Math.ceil(BATCH_MS / Math.max(cpuMs() - t, 0.01)));
+}
+
+/**
+ * Times every run of `lines` in `rounds` interleaved rounds (the order rotated each round, so that no run
+ * always follows the same neighbour), one batch per run and round, in process CPU time; returns the median
+ * milliseconds per call of each run, in order. On this shared machine one timing of each case swung by 40%
+ * from run to run; medians of interleaved rounds meet the same load and swing less.
+ */
+function medianTimes(lines: readonly Line[], rounds: number): number[] {
+  const runs = lines.flatMap((l) => l.runs.map((r) => r.fn));
+  const reps = runs.map(calibrate);
+  const times: number[][] = runs.map(() => []);
+  for (let r = 0; r < rounds; r++) {
+    for (let k = 0; k < runs.length; k++) {
+      const i = (k + r) % runs.length;
+      const t = cpuMs();
+      for (let n = 0; n < reps[i]; n++) runs[i]();
+      times[i].push((cpuMs() - t) / reps[i]);
+    }
+  }
+  return times.map(median);
+}
 
 if (import.meta.main) {
   const memoryArg = process.argv.indexOf("--memory");
+  const roundsArg = process.argv.indexOf("--rounds");
   if (memoryArg >= 0) {
     memoryChild(process.argv[memoryArg + 1] as "prose" | "adversarial mix");
   } else {
-    // Each case runs until the JIT compilers have had their go (a fixed time, at least one call) before it is
-    // timed: a case timed from its first calls measures how soon the optimised code arrives, which on this
-    // shared machine differs from process to process, more than the scanner's steady speed.
-    const time = (fn: () => unknown, reps: number, warmMs = WARM_MS) => {
-      const warm = performance.now() + warmMs;
-      do fn(); while (performance.now() < warm);
-      const started = performance.now();
-      for (let i = 0; i < reps; i++) fn();
-      return (performance.now() - started) / reps;
-    };
-    const rate = (chars: number, ms: number) => `${(chars / 1e3 / ms).toFixed(1)} M chars/s`;
-    console.log(`load average: ${loadavg().map((x) => x.toFixed(2)).join(" ")}`);
-    console.log(`case: whole, 4 KiB chunks`);
+    const rounds = roundsArg >= 0 ? Number(process.argv[roundsArg + 1]) : 7;
+    if (!Number.isInteger(rounds) || rounds < 1) {
+      console.error(`--rounds takes a whole number of at least 1, not ${process.argv[roundsArg + 1]}`);
+      process.exit(2);
+    }
+    const lines: Line[] = [];
     if (devPresent) {
-      console.log(
-        `dev data (${mb(devChars)} M chars, per row; chunks of the joined rows): ${
-          rate(devChars, time(scanDev, 3))
-        }, ${rate(devJoined.length, time(() => scanChunks(devChunks), 3))}`,
-      );
-      console.log(
-        `benign dev rows (${benignRows.length} rows, ${mb(benignChars)} M chars): ${
-          rate(benignChars, time(() => scanRows(benignRows), 5))
-        }, ${rate(benignChars + benignRows.length - 1, time(() => scanChunks(benignChunks), 5))}`,
-      );
+      lines.push({
+        label: `dev data (${mb(devChars)} M chars, per row; chunks of the joined rows)`,
+        runs: [{ chars: devChars, fn: scanDev }, {
+          chars: devJoined.length,
+          fn: () => scanChunks(devChunks),
+        }],
+      }, {
+        label: `benign dev rows (${benignRows.length} rows, ${mb(benignChars)} M chars)`,
+        runs: [
+          { chars: benignChars, fn: () => scanRows(benignRows) },
+          { chars: benignChars + benignRows.length - 1, fn: () => scanChunks(benignChunks) },
+        ],
+      });
     }
     for (const [name, text] of Object.entries(adversarial)) {
       const list = chunks(text);
-      console.log(
-        `${name}: ${rate(text.length, time(() => scan(text), 3))}, ${
-          rate(text.length, time(() => scanChunks(list), 3))
-        }`,
-      );
+      lines.push({
+        label: name,
+        runs: [{ chars: text.length, fn: () => scan(text) }, {
+          chars: text.length,
+          fn: () => scanChunks(list),
+        }],
+      });
     }
+    lines.push({
+      label: "10 MB prose",
+      runs: [
+        { chars: prose10mb.length, fn: () => scan(prose10mb) },
+        { chars: prose10mb.length, fn: () => scanChunks(proseChunks) },
+      ],
+    });
+    const started = performance.now();
+    const med = medianTimes(lines, rounds);
+    console.log(`load average: ${loadavg().map((x) => x.toFixed(2)).join(" ")}`);
     console.log(
-      `10 MB prose: ${rate(prose10mb.length, time(() => scan(prose10mb), 2))}, ${
-        rate(prose10mb.length, time(() => scanChunks(proseChunks), 2))
-      }`,
+      `medians of ${rounds} interleaved rounds in CPU time (${
+        ((performance.now() - started) / 1000).toFixed(0)
+      } s)`,
     );
+    console.log(`case: whole, 4 KiB chunks`);
+    let k = 0;
+    for (const line of lines) {
+      const cells = line.runs.map((r) => `${(r.chars / 1e3 / med[k++]).toFixed(1)} M chars/s`);
+      console.log(`${line.label}: ${cells.join(", ")}`);
+    }
     // The first rounds include the JIT's tier-up (JavaScriptCore takes the longer); the next ones are warm.
     const perArg = (ms: number) => (ms * 1e3 / shortArgs.length).toFixed(3);
-    const firstMs = time(scanShort, 20000, 0);
-    const warmMs = time(scanShort, 100000);
+    const cpuPerCall = (reps: number) => {
+      const t = cpuMs();
+      for (let i = 0; i < reps; i++) scanShort();
+      return (cpuMs() - t) / reps;
+    };
+    const firstMs = cpuPerCall(20000);
+    const warmMs = cpuPerCall(100000);
     console.log(
       `short args: ${perArg(firstMs)} µs per argument (first 20000 rounds), ${perArg(warmMs)} µs warm`,
     );

@@ -17,6 +17,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { median } from "../bench/_harness.ts";
 import { runTool } from "../guard.ts";
 
 const deno = (globalThis as { Deno?: { execPath(): string; args: string[] } }).Deno;
@@ -104,7 +105,6 @@ if (argv[0] === "flood-child") {
   };
   const n = Number(argv[1] ?? 150);
   const rounds = Number(argv[2] ?? 1);
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
   const ratios: number[] = [];
   for (let round = 1; round <= rounds; round++) {
@@ -251,7 +251,6 @@ async function measureTreeKills(n: number): Promise<void> {
     "| fixture | processes | kind | settle after abort, median (max) | running at return | 500 ms later |",
   );
   console.log("| --- | --- | --- | --- | --- | --- |");
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
   const recorded = (file: string) =>
     existsSync(file) ? new Set(readFileSync(file, "utf8").split("\n").filter((l) => l.trim())).size : 0;
   for (const [name, args, processes] of scenarios) {

@@ -29,6 +29,7 @@ import { loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { median } from "../bench/_harness.ts";
 import { findBun } from "./bun.ts";
 
 /** One command to time, and its place in the report. */
@@ -60,11 +61,6 @@ function quantile(sorted: readonly number[], q: number): number {
   const lo = Math.floor(at);
   const hi = Math.ceil(at);
   return sorted[lo] + (sorted[hi] - sorted[lo]) * (at - lo);
-}
-
-/** The median of a list of times. */
-function median(times: readonly number[]): number {
-  return quantile([...times].sort((a, b) => a - b), 0.5);
 }
 
 /** The system's 1, 5 and 15 minute load averages. */

@@ -20,6 +20,7 @@ import { resolve } from "node:path";
 import process from "node:process";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
+import { cpuMs, median } from "../bench/_harness.ts";
 import { adversarial, chunks, prose10mb, shortArgs } from "../bench/scan_bench.ts";
 import { DEV_DIR, loadRows, type Row } from "./eval.ts";
 import type { ScanContext, ScanResult } from "../types.ts";
@@ -88,18 +89,6 @@ function cases(): Case[] {
     out.push(wholeCase(name, text), chunkCase(name, text));
   }
   return out;
-}
-
-/** This process's CPU time (user + system) in ms. */
-function cpuMs(): number {
-  const { user, system } = process.cpuUsage();
-  return (user + system) / 1000;
-}
-
-/** The median of `times`. */
-function median(times: readonly number[]): number {
-  const sorted = [...times].sort((x, y) => x - y);
-  return sorted[sorted.length >> 1];
 }
 
 const { values, positionals } = parseArgs({
