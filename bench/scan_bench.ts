@@ -39,6 +39,19 @@ export const adversarial: Record<string, string> = {
   "prose": fill("The quarterly report shows steady growth in all regions, with minor delays. "),
 };
 
+/**
+ * Everyday prose with the typographic characters web pages, e-mails and model output carry (curly quotes and
+ * apostrophes, dashes, an ellipsis, accented letters, a currency sign), about one in 40 characters: benign text
+ * that is not ASCII, which takes the scanner's full fold where plain prose takes the ASCII one.
+ */
+export const typographic: string = fill(
+  "The team’s quarterly report — shared on Monday — shows steady growth in all regions, with minor " +
+    "delays in shipping. Customers called the new guide “much clearer”, and the café in Zürich " +
+    "asked for 40 copies at €12 each. If you have questions about your invoice, my colleague in accounting " +
+    "can help; the data file is attached. Each task on the board has an owner… and the rules for code " +
+    "review haven’t changed.\n",
+);
+
 const mb = (chars: number) => (chars / 1e6).toFixed(2);
 
 /** Short benign argument values as a model writes them, scanned the way `validate()` scans arguments. */
@@ -142,7 +155,7 @@ const devCases = [
 
 register([
   ...(devPresent ? devCases : []),
-  ...Object.entries(adversarial).map(([name, text]) => ({
+  ...Object.entries({ ...adversarial, "typographic prose": typographic }).map(([name, text]) => ({
     name: `${name} (${mb(text.length)} MB)`,
     group: "scan",
     fn: () => scan(text),
@@ -305,7 +318,7 @@ if (import.meta.main) {
         ],
       });
     }
-    for (const [name, text] of Object.entries(adversarial)) {
+    for (const [name, text] of Object.entries({ ...adversarial, "typographic prose": typographic })) {
       const list = chunks(text);
       lines.push({
         label: name,
