@@ -14,6 +14,8 @@ let byteBuffer: Uint8Array | undefined;
 let encoder: TextEncoder | undefined;
 /** The text whose bytes `byteBuffer` holds (the lead finder and the word sets read one window's text in turn). */
 let bytesOfText: string | undefined;
+/** The last text found not to be ASCII: the readers after the first need not encode it again to learn that. */
+let notAscii: string | undefined;
 
 /**
  * `t` as bytes, one per code unit, when it is ASCII (the fold of most text is); else null. The engines read a
@@ -23,12 +25,14 @@ let bytesOfText: string | undefined;
 export function asciiBytes(t: string): Uint8Array | null {
   const n = t.length;
   if (t === bytesOfText) return byteBuffer!;
+  if (t === notAscii) return null;
   const bytes = n <= KEPT_BYTES ? bytesFor(n) : new Uint8Array(n);
   // Into the whole buffer, not a view of `n` bytes (which would stop the encoder early on text beyond ASCII):
   // a view costs every call, on Bun most of all, and most texts are ASCII.
   const { read, written } = (encoder ??= new TextEncoder()).encodeInto(t, bytes);
   const ascii = read === n && written === n;
   bytesOfText = ascii && bytes === byteBuffer ? t : undefined;
+  notAscii = ascii ? undefined : t;
   return ascii ? bytes : null;
 }
 
