@@ -13,7 +13,7 @@
  */
 import type { Rule } from "./rules.ts";
 import { isLetter } from "./fold.ts";
-import { asciiBytes, BYTES_FROM, type WordTables } from "./words.ts";
+import { asciiBytes, BYTES_FROM, UNITS_OF_BYTE, utf8Of, type WordTables } from "./words.ts";
 import { grownBy } from "../_common/bytes.ts";
 
 /** The class of every code unit that stands in no lead and is no letter a-z (beyond ASCII too). */
@@ -51,8 +51,8 @@ export interface LeadStarts {
 export class LeadFinder {
   /** The rules, in the order `find` returns their positions. */
   readonly rules: readonly Rule[];
-  /** Character class of each ASCII code unit (see `OTHER`, `OTHER_LETTER`). */
-  #classes = new Uint8Array(128);
+  /** Character class of each byte (see `OTHER`, `OTHER_LETTER`; every byte beyond ASCII is `OTHER`). */
+  #classes = new Uint8Array(256);
   /** Per class, whether it is a letter a-z. */
   #letterClass: boolean[] = [false, true];
   /** Bits of a class: `#next[(state << #shift) | class]` is the state after reading a unit of that class. */
@@ -215,7 +215,9 @@ export class LeadFinder {
     let s = start === 0 || !isLetter(t.charCodeAt(start - 1)) ? AT_WORD_START : IN_WORD;
     this.#pairs = 0;
     if (bytes !== null && end - start >= HALVES_FROM) this.#findHalves(bytes, s, start, end, stop);
-    else if (bytes !== null) {
+    else if (bytes === null && start === 0 && stop === t.length && t.length >= BYTES_FROM) {
+      this.#findUtf8(t, end);
+    } else if (bytes !== null) {
       // (the loop `findWithBits` has too, written out in each: V8 ran a call of a shared one 10% slower here on
       // 4 KiB chunks of prose)
       for (let j = start; j < stop; j++) {
@@ -241,6 +243,33 @@ export class LeadFinder {
     }
     this.#grouped(this.#pairs);
     return this;
+  }
+
+  /**
+   * The pass of `find` over all of `t` (not ASCII) for leads that begin before `end`, read as UTF-8 (see
+   * `utf8Of`): a run of bytes beyond ASCII moves the automaton to a word start as one unit beyond ASCII does, and
+   * a lead (ASCII) ends at the unit its last byte is, which the pass counts beside the automaton's steps
+   * (`UNITS_OF_BYTE`).
+   */
+  #findUtf8(t: string, end: number): void {
+    const utf8 = utf8Of(t);
+    const classes = this.#classes;
+    const shift = this.#shift;
+    let next = this.#next;
+    let s = AT_WORD_START;
+    // The units read, up to the one that ends at the byte read.
+    let units = 0;
+    for (let j = 0; j < utf8.length; j++) {
+      const b = utf8[j];
+      units += UNITS_OF_BYTE[b];
+      const c = classes[b];
+      const entry = next[(s << shift) | c];
+      if (entry >= 0) s = entry;
+      else {
+        s = this.#offPath(entry, s, c, units - 1, end);
+        next = this.#next;
+      }
+    }
   }
 
   /**

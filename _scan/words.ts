@@ -16,6 +16,10 @@ let encoder: TextEncoder | undefined;
 let bytesOfText: string | undefined;
 /** The last text found not to be ASCII: the readers after the first need not encode it again to learn that. */
 let notAscii: string | undefined;
+/** Whether `byteBuffer` holds the UTF-8 of `notAscii`, and how many of its units and bytes (see `utf8Of`). */
+let utf8Held = false;
+let utf8Read = 0;
+let utf8Written = 0;
 
 /**
  * `t` as bytes, one per code unit, when it is ASCII (the fold of most text is); else null. The engines read a
@@ -33,8 +37,38 @@ export function asciiBytes(t: string): Uint8Array | null {
   const ascii = read === n && written === n;
   bytesOfText = ascii && bytes === byteBuffer ? t : undefined;
   notAscii = ascii ? undefined : t;
+  utf8Held = !ascii && bytes === byteBuffer;
+  utf8Read = read;
+  utf8Written = written;
   return ascii ? bytes : null;
 }
+
+/**
+ * The UTF-8 of `t`, exactly (most often what `asciiBytes` found not to be ASCII left in the buffer), for readers
+ * of text beyond ASCII: a byte beyond ASCII is in no class of their 256-entry tables, and a run of such reads
+ * as one (see `UNITS_OF_BYTE` for positions). The engines read a typed array faster than `charCodeAt`.
+ * Valid, as `asciiBytes`' are, until the next call for another text.
+ */
+export function utf8Of(t: string): Uint8Array {
+  const n = t.length;
+  if (!utf8Held || t !== notAscii || utf8Read !== n) {
+    // Room for any text: a unit takes three bytes at most (a pair of surrogates four).
+    const bytes = 3 * n <= KEPT_BYTES ? bytesFor(3 * n) : new Uint8Array(3 * n);
+    const { read, written } = (encoder ??= new TextEncoder()).encodeInto(t, bytes);
+    notAscii = t;
+    utf8Held = bytes === byteBuffer;
+    utf8Read = read;
+    utf8Written = written;
+    if (!utf8Held) return bytes.subarray(0, written);
+  }
+  return byteBuffer!.subarray(0, utf8Written);
+}
+
+/** The code units of UTF-16 each byte of UTF-8 ends: none for a continuation byte, two for a pair's first byte. */
+export const UNITS_OF_BYTE: Uint8Array = Uint8Array.from(
+  { length: 256 },
+  (_, b) => b < 0x80 ? 1 : b < 0xc0 ? 0 : b < 0xf0 ? 1 : 2,
+);
 
 /**
  * The kept byte buffer, at least `n` long (at most `KEPT_BYTES`), for a caller that writes a text's bytes itself
@@ -42,6 +76,7 @@ export function asciiBytes(t: string): Uint8Array | null {
  */
 export function bytesFor(n: number): Uint8Array {
   bytesOfText = undefined;
+  utf8Held = false;
   if (byteBuffer === undefined || byteBuffer.length < n) {
     byteBuffer = new Uint8Array(Math.min(KEPT_BYTES, Math.max(n, 1 << 16)));
   }
@@ -60,7 +95,7 @@ export function keepBytes(t: string): void {
 
 /** A `WordSet`'s automaton, as its `bitsIn` reads it. */
 export interface WordTables {
-  /** Character class of each ASCII code unit (0: in no string). */
+  /** Character class of each byte (0: in no string; every byte beyond ASCII, see `utf8Of`). */
   readonly classes: Uint8Array;
   /** Bits of a character class: rows of `next` are `1 << shift` wide. */
   readonly shift: number;
@@ -72,8 +107,8 @@ export interface WordTables {
 
 /** A set of ASCII strings that can tell whether a text holds one of them, or which of them it holds. */
 export class WordSet {
-  /** Character class of each ASCII code unit (0: in no string). */
-  #classes = new Uint8Array(128);
+  /** Character class of each byte (0: in no string; every byte beyond ASCII, see `utf8Of`). */
+  #classes = new Uint8Array(256);
   /** Bits of a character class: rows are `1 << #shift` wide, wide enough for every class. */
   #shift: number;
   /** `#next[(state << #shift) | class]`: the state after reading a character of that class. */
@@ -155,9 +190,12 @@ export class WordSet {
     const accepts = this.#accepts;
     let s = 0;
     const n = text.length;
-    const bytes = n >= BYTES_FROM ? asciiBytes(text) : null;
+    let bytes = n >= BYTES_FROM ? asciiBytes(text) : null;
+    let m = n;
+    // (UTF-8 beyond ASCII, as in `bitsIn`)
+    if (bytes === null && n >= BYTES_FROM) m = (bytes = utf8Of(text)).length;
     if (bytes !== null) {
-      for (let i = 0; i < n; i++) {
+      for (let i = 0; i < m; i++) {
         s = next[(s << shift) | classes[bytes[i]]];
         if (accepts[s] !== 0) return true;
       }
@@ -183,10 +221,14 @@ export class WordSet {
     let s = 0;
     let found = 0;
     const n = text.length;
-    const bytes = n >= BYTES_FROM ? asciiBytes(text) : null;
-    if (bytes !== null && n >= TWO_LANES_FROM) return this.#bitsInHalves(bytes, n, all);
+    let bytes = n >= BYTES_FROM ? asciiBytes(text) : null;
+    let m = n;
+    // Text beyond ASCII is read as UTF-8 (see `utf8Of`): no string holds a byte beyond ASCII, and a run of them
+    // leaves the automaton at its start, as one unit beyond ASCII does.
+    if (bytes === null && n >= BYTES_FROM) m = (bytes = utf8Of(text)).length;
+    if (bytes !== null && m >= TWO_LANES_FROM) return this.#bitsInHalves(bytes, m, all);
     if (bytes !== null) {
-      for (let i = 0; i < n; i++) {
+      for (let i = 0; i < m; i++) {
         s = next[(s << shift) | classes[bytes[i]]];
         if (accepts[s] !== 0 && (found |= accepts[s]) === all) return found;
       }

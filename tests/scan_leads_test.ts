@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { fold } from "../_scan/fold.ts";
 import { HALVES_FROM, LeadFinder } from "../_scan/leads.ts";
 import { rules } from "../_scan/rules.ts";
-import { asciiBytes, WordSet } from "../_scan/words.ts";
+import { asciiBytes, BYTES_FROM, WordSet } from "../_scan/words.ts";
 import { loadRows } from "../scripts/eval.ts";
 import { sharedData } from "./_shared_data.ts";
 
@@ -175,4 +175,35 @@ test("LeadFinder.findWithBits: find's starts once the bits say they are needed, 
     early > 0 && late > 0,
     `texts that held every string: ${early}; that needed the leads late: ${late}`,
   );
+});
+
+test("LeadFinder: a text beyond ASCII, read whole as UTF-8, has its leads at their places in code units", () => {
+  const finder = new LeadFinder(rules());
+  const leads = [...new Set(finder.rules.flatMap((rule) => rule.leads!))];
+  // Characters of two, three and four bytes (a pair of surrogates: two units), lone surrogates (three bytes
+  // each, one unit), and ASCII glue, between leads and inside words.
+  const glue = ["é", "€", "\u{1F600}", "\ud800", "\udc00", " ", "x", "-", "é ", " €"];
+  let seed = 11;
+  const random = (n: number) => (seed = (seed * 1103515245 + 12345) % 2147483648) % n;
+  let texts = 0;
+  for (let k = 0; k < 40; k++) {
+    let text = "";
+    while (text.length < BYTES_FROM + random(600)) {
+      text += leads[random(leads.length)] + glue[random(glue.length)];
+    }
+    if (asciiBytes(text) !== null) continue;
+    texts++;
+    // The whole text, and ranges that end before it does but read to its end (a lead may begin before `end`).
+    for (const end of [text.length, text.length - 1, text.length - 3]) {
+      const found = finder.find(text, 0, end);
+      finder.rules.forEach((rule, r) => {
+        const expected: number[] = [];
+        for (let p = 0; p < end; p++) {
+          if (!afterLetter(text, p) && rule.leads!.some((lead) => text.startsWith(lead, p))) expected.push(p);
+        }
+        assert.deepEqual(Array.from(found.of(r) ?? []), expected, `${rule.name} in ${k} to ${end}`);
+      });
+    }
+  }
+  assert.ok(texts > 30, `${texts}`);
 });

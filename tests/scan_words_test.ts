@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { WordSet } from "../_scan/words.ts";
+import { asciiBytes, bytesFor, TWO_LANES_FROM, utf8Of, WordSet } from "../_scan/words.ts";
 import { escapeRegExp } from "../_scan/match.ts";
 import { seeded } from "../scripts/_seeded.ts";
 
@@ -74,6 +74,53 @@ test("WordSet.bitsIn: a long text, read in two halves, holds a string at every p
     assert.equal(set.bitsIn("my" + "x".repeat(n - 4) + "<|", 7), 6);
     assert.equal(set.bitsIn("x".repeat(n), 7), 0);
   }
+});
+
+test("WordSet.bitsIn, foundIn: a long text beyond ASCII, read as UTF-8, holds the strings it holds", () => {
+  const set = new WordSet(["instructions", "my", "<|"], [1, 2, 4]);
+  // Characters of two, three and four bytes, and a lone surrogate, beside and around the strings.
+  for (const odd of ["é", "€", "\u{1F600}", "\ud800"]) {
+    for (const n of [300, 4096, 9001]) {
+      const mid = n >> 1;
+      for (let at = mid - 14; at <= mid + 2; at++) {
+        const text = (odd + "x").repeat(n).slice(0, at) + "instructions" +
+          (odd + "x").repeat(n).slice(0, n - at - 12);
+        assert.equal(set.bitsIn(text, 7), 1, `${odd} ${n} ${at}`);
+        assert.equal(set.foundIn(text), true, `${odd} ${n} ${at}`);
+      }
+      // A string split by a character beyond ASCII is not held.
+      const split = "m" + odd + "y<" + odd + "|instr" + odd + "uctions";
+      assert.equal(set.bitsIn(split + odd.repeat(n) + "my", 7), 2, `${odd} ${n}`);
+      assert.equal(set.foundIn(split + odd.repeat(n)), false, `${odd} ${n}`);
+    }
+  }
+});
+
+test("utf8Of: the UTF-8 of the text asked for, whatever the buffer held before", () => {
+  const encoder = new TextEncoder();
+  const check = (t: string) => {
+    const [got, want] = [utf8Of(t), encoder.encode(t)];
+    // (compared here: a failed `deepEqual` of megabytes takes minutes to describe)
+    assert.ok(
+      got.length === want.length && got.every((b, i) => b === want[i]),
+      `${t.length} ${t.slice(0, 12)}`,
+    );
+  };
+  const small = "caf\u00e9 \u20ac".repeat(40);
+  // After `asciiBytes` found the text not ASCII; again (held); after another text; after `bytesFor`.
+  assert.equal(asciiBytes(small), null);
+  check(small);
+  check(small);
+  assert.notEqual(asciiBytes("x".repeat(300)), null);
+  check(small);
+  bytesFor(10);
+  check(small);
+  // A text whose UTF-8 overflows the buffer `asciiBytes` encoded it into (three bytes a unit), and one too
+  // long for the kept buffer.
+  const wide = "\u20ac".repeat(TWO_LANES_FROM * 20);
+  assert.equal(asciiBytes(wide), null);
+  check(wide);
+  check("\u{1F600}\ud800".repeat(1 << 18));
 });
 
 test("WordSet: refuses strings it cannot match", () => {
