@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { scan } from "../scan.ts";
-import { fold, mapSpan } from "../_scan/fold.ts";
+import { fold, isAscii, mapSpan } from "../_scan/fold.ts";
 import { imperativeStart, rules } from "../_scan/rules.ts";
 import { nextMatch } from "../_scan/match.ts";
 import { loadRows } from "../scripts/eval.ts";
@@ -827,4 +827,22 @@ test("fold: mixed texts (ASCII with characters beyond it scattered) fold as the 
       assert.equal(firstDifference([...f.ends], want.ends), -1, `ends of ${name}`);
     }
   }
+});
+
+test("isAscii: a unit beyond ASCII anywhere, the edges of the parts it encodes included", () => {
+  const n = 100_000;
+  const ascii = "plain ASCII text, 42 words. ".repeat(Math.ceil(n / 28)).slice(0, n);
+  assert.equal(isAscii(ascii), true);
+  assert.equal(isAscii(ascii.slice(0, 1023)), true);
+  // The parts start at 1024 and grow fourfold: 1024, 5120, 21504, 87040.
+  const at = [0, 1023, 1024, 1025, 5119, 5120, 21503, 21504, 87039, 87040, n - 1];
+  for (const i of at) {
+    for (const unit of ["\u0080", "\u2019", "\uD800", "\uDFFF", "\u00E9"]) {
+      const text = ascii.slice(0, i) + unit + ascii.slice(i + 1);
+      assert.equal(isAscii(text), false, `${JSON.stringify(unit)} at ${i}`);
+      assert.equal(isAscii(text.slice(0, i)), true, `before ${i}`);
+    }
+  }
+  // A surrogate pair across a part's edge.
+  assert.equal(isAscii(ascii.slice(0, 5119) + "😀" + ascii.slice(5121)), false);
 });
