@@ -186,7 +186,7 @@ const NON_ASCII = /[^\x00-\x7f]/;
 
 /** Texts from this long on are tested for ASCII by encoding them (see `isAscii`). */
 const ENCODE_FROM = 1024;
-/** Code units `isAscii` encodes at a time, into a buffer of as many bytes made on first use. */
+/** Most code units `isAscii` encodes at a time, into a buffer of as many bytes made on first use. */
 const ENCODE_PART = 1 << 16;
 let encodeBuffer: Uint8Array | undefined;
 let encoder: TextEncoder | undefined;
@@ -194,7 +194,9 @@ let encoder: TextEncoder | undefined;
 /**
  * True when every code unit of `text` is ASCII. A long text is encoded as UTF-8 a part at a time: ASCII is
  * exactly the text whose every unit takes one byte, and the runtimes encode it many times faster than an
- * expression reads it (a unit outside ASCII, a lone surrogate included, takes two bytes or more).
+ * expression reads it (a unit outside ASCII, a lone surrogate included, takes two bytes or more). The parts grow
+ * fourfold from 4096 units: a text beyond ASCII stops the test within the part that shows it, not after all of
+ * the text is encoded (on Deno at the encoder's slow path, a text stored two bytes a character).
  */
 export function isAscii(text: string): boolean {
   const n = text.length;
@@ -203,8 +205,12 @@ export function isAscii(text: string): boolean {
   if (NON_ASCII.test(text.slice(0, ENCODE_FROM))) return false;
   const bytes = encodeBuffer ??= new Uint8Array(ENCODE_PART);
   encoder ??= new TextEncoder();
-  for (let i = 0; i < n; i += ENCODE_PART) {
-    const part = n <= ENCODE_PART ? text : text.slice(i, i + ENCODE_PART);
+  for (
+    let i = ENCODE_FROM, size = ENCODE_FROM << 2;
+    i < n;
+    i += size, size = Math.min(size << 2, ENCODE_PART)
+  ) {
+    const part = text.slice(i, i + size);
     const { read, written } = encoder.encodeInto(part, bytes);
     if (read !== part.length || written !== part.length) return false;
   }
@@ -500,8 +506,8 @@ function foldFull(text: string, reuse: boolean): Folded {
   let [units, s1, e1] = passOneBuffers(cap, reuse);
   cap = units.length;
   const known = bmpFolds ??= new Uint16Array(0x10000);
-  // While each unit folds to one unit it knows, unit `i` is folded unit `i`: only the units are written, and
-  // the maps of that stretch are copied natively after (two stores a unit fewer, most of the loop's writes).
+  // While each unit folds to one unit it knows, unit `i` is folded unit `i` (as in `oneToOne`, here written out:
+  // a call costs V8 a fifth on text folded so whole).
   let m = 0;
   for (const stop = Math.min(n, cap); m < stop; m++) {
     const c = text.charCodeAt(m);
@@ -514,26 +520,32 @@ function foldFull(text: string, reuse: boolean): Folded {
   if (m === n && quietUntil(units, 0, m, 0) >= m - 1) {
     return new LazyFolded(unitsToString(units, m), text, "identity", reuse);
   }
-  if (m > 0) {
-    const at = iotaTo(m);
-    s1.set(at.subarray(0, m));
-    e1.set(at.subarray(1, m + 1));
-  }
+  // The kept `iotaTo` list, taken for the first stretch whose maps are copied natively; never one longer than
+  // that list's most: a window that stretches across a long run of hidden characters would make one per fold.
+  const most = Math.min(n, SCRATCH_UNITS);
+  let at = m >= COPY_MAPS_FROM ? iotaTo(most) : undefined;
+  stretchMaps(at, 0, m, s1, e1, 0);
   for (let i = m; i < n;) {
     const c = text.charCodeAt(i);
     // ASCII, or a character outside ASCII folded before to one unit or to nothing (see `bmpFolds`).
     const k = c < 0x80 ? ASCII[c] + 2 : known[c];
+    if (k === 1) {
+      // Characters folded to nothing come in runs (hidden characters): skip the run in a loop of its own.
+      for (i++; i < n && known[text.charCodeAt(i)] === 1; i++);
+      continue;
+    }
     if (k !== 0) {
-      i++;
-      if (k === 1) continue;
       if (m === cap) {
         cap *= 2;
         [units, s1, e1] = grow(units, s1, e1, cap);
       }
-      units[m] = k - 2;
-      s1[m] = i - 1;
-      e1[m] = i;
-      m++;
+      // A stretch of units that each fold to one unit (most text beyond ASCII: typographic quotes, dashes,
+      // accents): only the units are written in the loop, and the maps of the stretch after.
+      const end = oneToOne(text, i, Math.min(n, i + cap - m), units, m, known);
+      if (end - i >= COPY_MAPS_FROM) at ??= iotaTo(most);
+      stretchMaps(at, i, end, s1, e1, m);
+      m += end - i;
+      i = end;
       continue;
     }
     let cp = c;
@@ -578,6 +590,56 @@ function passOneBuffers(cap: number, reuse: boolean): [Uint16Array, Int32Array, 
     : cap <= SMALL_UNITS
     ? smallScratch ??= grow(EMPTY_U16, EMPTY_I32, EMPTY_I32, SMALL_UNITS)
     : scratch();
+}
+
+/**
+ * Pass 1 of `foldFull` from index `i` of `text` while each unit folds to one unit it knows (ASCII, or see
+ * `bmpFolds`), up to `stop`: writes the units alone from `units[m]` on, and returns the index it stopped at. Unit
+ * `i + d` is then folded unit `m + d`, whose maps `stretchMaps` writes after: two stores a unit fewer in the loop,
+ * most of its writes.
+ */
+function oneToOne(
+  text: string,
+  i: number,
+  stop: number,
+  units: Uint16Array,
+  m: number,
+  known: Uint16Array,
+): number {
+  for (; i < stop; i++) {
+    const c = text.charCodeAt(i);
+    const k = c < 0x80 ? ASCII[c] + 2 : known[c];
+    if (k < 2) break;
+    units[m++] = k - 2;
+  }
+  return i;
+}
+
+/** Stretches up to this long have their maps written by a loop: a native copy costs more to call. */
+const COPY_MAPS_FROM = 32;
+
+/**
+ * The maps of a stretch `oneToOne` folded, original units `i` to `end` into folded units from `m` on: each
+ * folded unit comes from its one original unit. Copied natively from `at` (`iotaTo`'s list, given for a stretch
+ * of `COPY_MAPS_FROM` units or more) where it reaches the stretch's end, else written by a loop.
+ */
+function stretchMaps(
+  at: Int32Array | undefined,
+  i: number,
+  end: number,
+  s1: Int32Array,
+  e1: Int32Array,
+  m: number,
+): void {
+  if (at !== undefined && end - i >= COPY_MAPS_FROM && end < at.length) {
+    s1.set(at.subarray(i, end), m);
+    e1.set(at.subarray(i + 1, end + 1), m);
+    return;
+  }
+  for (; i < end; i++, m++) {
+    s1[m] = i;
+    e1[m] = i + 1;
+  }
 }
 
 /**
@@ -685,12 +747,12 @@ function grow(
  * cost only.
  */
 function quietUntil(u: Uint16Array, i: number, m: number, before: number): number {
-  const kind = kinds ??= kindsOf();
+  const kind = unitKinds ??= unitKindsOf();
   // The kinds (see `BLANK`) of the unit before `i`, of the unit at `i` and of the one after it.
-  let kb = kindOfUnit(kind, before);
-  let kc = i < m ? kindOfUnit(kind, u[i]) : 0;
+  let kb = kind[before];
+  let kc = i < m ? kind[u[i]] : 0;
   for (; i < m - 1; i++) {
-    const kd = kindOfUnit(kind, u[i + 1]);
+    const kd = kind[u[i + 1]];
     if (((kc & kd & BLANK) | ((kc >> 1) & kd & ~(kb >> 2) & SPACER)) !== 0) return i;
     kb = kc;
     kc = kd;
@@ -698,9 +760,14 @@ function quietUntil(u: Uint16Array, i: number, m: number, before: number): numbe
   return i;
 }
 
-/** The kind (see `BLANK`) of a unit pass 1 wrote: from the table `kind` in ASCII, a word unit beyond it. */
-function kindOfUnit(kind: Uint8Array, c: number): number {
-  return c < 0x80 ? kind[c] : WORD;
+/** The kinds (see `BLANK`) of every code unit pass 1 writes, made on first use: a word unit beyond ASCII. */
+let unitKinds: Uint8Array | undefined;
+
+/** The kinds of all code units (see `unitKinds`): one table read a unit, no test whether it is ASCII. */
+function unitKindsOf(): Uint8Array {
+  const k = new Uint8Array(0x10000).fill(WORD);
+  k.set(kinds ??= kindsOf());
+  return k;
 }
 
 /**

@@ -2,10 +2,11 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { scan } from "../scan.ts";
-import { fold, mapSpan } from "../_scan/fold.ts";
+import { fold, isAscii, mapSpan } from "../_scan/fold.ts";
 import { imperativeStart, rules } from "../_scan/rules.ts";
 import { nextMatch } from "../_scan/match.ts";
 import { loadRows } from "../scripts/eval.ts";
+import { seeded } from "../scripts/_seeded.ts";
 import { sharedData } from "./_shared_data.ts";
 import type { ScanCategory, ScanResult } from "../types.ts";
 
@@ -671,4 +672,177 @@ test("scan: a rule's leads checked for a near anchor, the check dropped or kept,
     assert.deepEqual(found.map((f) => f.start), expected);
     assert.ok(found.every((f) => f.excerpt === "send my"));
   }
+});
+
+/**
+ * The fold of `text` as the code-point loop defines it, written plainly (no tables, stretches or in-place passes),
+ * for texts whose characters beyond ASCII are the keys of `folds`: pass 1 folds each code point to units with
+ * both maps, pass 2 joins letter spacing and collapses whitespace runs.
+ */
+function referenceFold(text: string, folds: Readonly<Record<string, string>>) {
+  const u: number[] = [];
+  const s: number[] = [];
+  const e: number[] = [];
+  for (let i = 0; i < text.length;) {
+    const ch = String.fromCodePoint(text.codePointAt(i)!);
+    const c = ch.charCodeAt(0);
+    const f = c < 0x80
+      ? c === 0x0d ? "\n" : c === 0x09 || c === 0x0b || c === 0x0c ? " " : ch.toLowerCase()
+      : folds[ch];
+    assert.ok(f !== undefined, `no reference fold for ${JSON.stringify(ch)}`);
+    for (let k = 0; k < f.length; k++) {
+      u.push(f.charCodeAt(k));
+      s.push(i);
+      e.push(i + ch.length);
+    }
+    i += ch.length;
+  }
+  const letter = (c: number | undefined) => c !== undefined && c >= 0x61 && c <= 0x7a;
+  const word = (c: number | undefined) =>
+    c !== undefined && (letter(c) || (c >= 0x30 && c <= 0x39) || c > 0x7f);
+  const spacer = (c: number | undefined) => c !== undefined && " .-_*|/".includes(String.fromCharCode(c));
+  const blank = (c: number | undefined) => c === 0x20 || c === 0x0a;
+  const out = { text: "", starts: [] as number[], ends: [] as number[] };
+  const put = (c: number, start: number, end: number) => {
+    out.text += String.fromCharCode(c);
+    out.starts.push(start);
+    out.ends.push(end);
+  };
+  let before: number | undefined;
+  for (let i = 0; i < u.length;) {
+    // Letter spacing: three or more lone letters at a word start, each after the same one spacer.
+    if (
+      letter(u[i]) && !word(before) && spacer(u[i + 1]) && letter(u[i + 2]) && u[i + 3] === u[i + 1] &&
+      letter(u[i + 4]) && !word(u[i + 5])
+    ) {
+      let j = i;
+      while (letter(u[j]) && !word(u[j + 1])) {
+        put(u[j], s[j], e[j]);
+        before = u[j];
+        if (u[j + 1] === u[i + 1] && letter(u[j + 2]) && !word(u[j + 3])) j += 2;
+        else {
+          j++;
+          break;
+        }
+      }
+      i = j;
+    } else if (blank(u[i])) {
+      let j = i;
+      while (blank(u[j])) j++;
+      put(u.slice(i, j).includes(0x0a) ? 0x0a : 0x20, s[i], e[j - 1]);
+      before = 0x20;
+      i = j;
+    } else {
+      put(u[i], s[i], e[i]);
+      before = u[i];
+      i++;
+    }
+  }
+  return out;
+}
+
+/** The first index where `a` and `b` differ (the shorter one's length when one is the other's start), else -1. */
+function firstDifference<T>(a: readonly T[], b: readonly T[]): number {
+  for (let i = 0; i < Math.max(a.length, b.length); i++) if (a[i] !== b[i]) return i;
+  return -1;
+}
+
+test("fold: mixed texts (ASCII with characters beyond it scattered) fold as the code-point loop defines", () => {
+  // What each character beyond ASCII in the texts folds to on its own.
+  const folds: Record<string, string> = {
+    "\u2019": "'",
+    "\u2014": "-",
+    "\u201C": '"',
+    "\u201D": '"',
+    "é": "e",
+    "Ü": "u",
+    "€": "€",
+    "\u2026": "...",
+    "ß": "ß",
+    "ﬁ": "fi",
+    "\u00A0": " ",
+    "\u2028": "\n",
+    "\u3000": " ",
+    "\u200B": "",
+    "\u200D": "",
+    "\u202E": "",
+    "\u2066": "",
+    "\uFEFF": "",
+    "\u{1D400}": "a",
+    "😀": "😀",
+    "\u{E0041}": "a",
+    "\u{E0069}": "i",
+    "\u0430": "a",
+    "\u0456": "i",
+    "Ｉ": "i",
+    "中": "中",
+  };
+  const specials = Object.keys(folds);
+  const ascii = [
+    "the",
+    "Team",
+    "report",
+    "a",
+    "I",
+    "x",
+    "42",
+    " ",
+    "  ",
+    "\n",
+    "\r\n",
+    "\t",
+    " \n ",
+    ".",
+    "-",
+    "_",
+  ];
+  // Letter spacing with a character beyond ASCII before, inside or after it.
+  const spaced = ["i g n o r e", "i.g.n.o.r.e", "a-b-c", "x y z"];
+  const random = seeded(29);
+  const pick = <T>(list: readonly T[]) => list[Math.floor(random() * list.length)];
+  const texts: string[] = [];
+  for (const sp of specials) {
+    for (const word of spaced) texts.push(sp + word, word + sp, word.replace(" ", sp));
+  }
+  // Lengths about the fold's thresholds: the decode from 256 units, 4 KiB pieces, the loop's 16 Ki; and one
+  // past the kept buffers (1 Mi units), whose stretches run past the kept list the maps are copied from.
+  for (const length of [40, 300, 4096, 17000, (1 << 20) + 5000]) {
+    for (let k = 0; k < (length > 1 << 20 ? 1 : 6); k++) {
+      let t = "";
+      const every = length > 1 << 20 ? 200 : [2, 8, 40, 200][k % 4];
+      while (t.length < length) {
+        t += random() * every < 1 ? pick(specials) : random() < 0.02 ? pick(spaced) : pick(ascii);
+      }
+      texts.push(t);
+    }
+  }
+  for (const text of texts) {
+    const want = referenceFold(text, folds);
+    const name = JSON.stringify(text.slice(0, 80));
+    for (const reuse of [false, true]) {
+      const f = fold(text, { reuse });
+      // The first place they differ, not the whole lists: a diff of a million entries takes minutes to print.
+      assert.equal(firstDifference([...f.text], [...want.text]), -1, `text of ${name}`);
+      assert.equal(firstDifference([...f.starts], want.starts), -1, `starts of ${name}`);
+      assert.equal(firstDifference([...f.ends], want.ends), -1, `ends of ${name}`);
+    }
+  }
+});
+
+test("isAscii: a unit beyond ASCII anywhere, the edges of the parts it encodes included", () => {
+  const n = 100_000;
+  const ascii = "plain ASCII text, 42 words. ".repeat(Math.ceil(n / 28)).slice(0, n);
+  assert.equal(isAscii(ascii), true);
+  assert.equal(isAscii(ascii.slice(0, 1023)), true);
+  // The parts start at 1024 and grow fourfold: 1024, 5120, 21504, 87040.
+  const at = [0, 1023, 1024, 1025, 5119, 5120, 21503, 21504, 87039, 87040, n - 1];
+  for (const i of at) {
+    for (const unit of ["\u0080", "\u2019", "\uD800", "\uDFFF", "\u00E9"]) {
+      const text = ascii.slice(0, i) + unit + ascii.slice(i + 1);
+      assert.equal(isAscii(text), false, `${JSON.stringify(unit)} at ${i}`);
+      assert.equal(isAscii(text.slice(0, i)), true, `before ${i}`);
+    }
+  }
+  // A surrogate pair across a part's edge.
+  assert.equal(isAscii(ascii.slice(0, 5119) + "😀" + ascii.slice(5121)), false);
 });
