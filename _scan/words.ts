@@ -16,9 +16,8 @@ let encoder: TextEncoder | undefined;
 let bytesOfText: string | undefined;
 /** The last text found not to be ASCII: the readers after the first need not encode it again to learn that. */
 let notAscii: string | undefined;
-/** Whether `byteBuffer` holds the UTF-8 of `notAscii`, and how many of its units and bytes (see `utf8Of`). */
+/** Whether `byteBuffer` holds the whole UTF-8 of `notAscii`, and in how many bytes (see `utf8Of`). */
 let utf8Held = false;
-let utf8Read = 0;
 let utf8Written = 0;
 
 /**
@@ -37,8 +36,8 @@ export function asciiBytes(t: string): Uint8Array | null {
   const ascii = read === n && written === n;
   bytesOfText = ascii && bytes === byteBuffer ? t : undefined;
   notAscii = ascii ? undefined : t;
-  utf8Held = !ascii && bytes === byteBuffer;
-  utf8Read = read;
+  // the buffer may have been too short for all of the UTF-8 (`read` short of `n`)
+  utf8Held = !ascii && bytes === byteBuffer && read === n;
   utf8Written = written;
   return ascii ? bytes : null;
 }
@@ -51,13 +50,12 @@ export function asciiBytes(t: string): Uint8Array | null {
  */
 export function utf8Of(t: string): Uint8Array {
   const n = t.length;
-  if (!utf8Held || t !== notAscii || utf8Read !== n) {
+  if (!utf8Held || t !== notAscii) {
     // Room for any text: a unit takes three bytes at most (a pair of surrogates four).
     const bytes = 3 * n <= KEPT_BYTES ? bytesFor(3 * n) : new Uint8Array(3 * n);
-    const { read, written } = (encoder ??= new TextEncoder()).encodeInto(t, bytes);
+    const { written } = (encoder ??= new TextEncoder()).encodeInto(t, bytes);
     notAscii = t;
     utf8Held = bytes === byteBuffer;
-    utf8Read = read;
     utf8Written = written;
     if (!utf8Held) return bytes.subarray(0, written);
   }
