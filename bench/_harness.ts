@@ -48,6 +48,28 @@ export function median(xs: readonly number[]): number {
 }
 
 /**
+ * Times each of `runs` in `rounds` interleaved rounds, `reps[i]` calls of `runs[i]` a batch, in process CPU time;
+ * returns each run's median milliseconds per call, in order. The order is rotated each round, so that no run
+ * always follows the same neighbour; on a shared machine the runs of one round meet the same load.
+ */
+export function interleavedMedians(
+  runs: readonly (() => unknown)[],
+  reps: readonly number[],
+  rounds: number,
+): number[] {
+  const times: number[][] = runs.map(() => []);
+  for (let r = 0; r < rounds; r++) {
+    for (let k = 0; k < runs.length; k++) {
+      const i = (k + r) % runs.length;
+      const t = cpuMs();
+      for (let n = 0; n < reps[i]; n++) runs[i]();
+      times[i].push((cpuMs() - t) / reps[i]);
+    }
+  }
+  return times.map(median);
+}
+
+/**
  * This process's CPU time so far, user and system, in milliseconds. Benchmarks on a shared machine time in
  * CPU time: what other processes take does not count.
  */

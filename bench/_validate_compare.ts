@@ -11,7 +11,7 @@
  * @module
  */
 import process from "node:process";
-import { type BenchCase, cpuMs, median } from "./_harness.ts";
+import { type BenchCase, interleavedMedians } from "./_harness.ts";
 
 /** The library variants compared, each named as its cases are ("<library> <group>"). */
 export const SUBJECTS = ["toolguard+scan", "toolguard"] as const;
@@ -28,19 +28,9 @@ export interface CompareOptions {
 
 /** Median CPU time per call (ms) of each case, by case name, from interleaved rounds. */
 export function medians(cases: readonly BenchCase[], { rounds, batch }: CompareOptions): Map<string, number> {
-  const times = new Map<string, number[]>(cases.map((c) => [c.name, []]));
   for (const c of cases) for (let i = 0; i < batch; i++) c.fn();
-  for (let r = 0; r < rounds; r++) {
-    for (let k = 0; k < cases.length; k++) {
-      // rotated so that no case always runs right after the same neighbour
-      const c = cases[(k + r) % cases.length];
-      // CPU time of this process, not wall time: other processes on a busy machine do not count
-      const t = cpuMs();
-      for (let i = 0; i < batch; i++) c.fn();
-      times.get(c.name)!.push((cpuMs() - t) / batch);
-    }
-  }
-  return new Map([...times].map(([name, ts]) => [name, median(ts)]));
+  const times = interleavedMedians(cases.map((c) => c.fn), cases.map(() => batch), rounds);
+  return new Map(cases.map((c, i) => [c.name, times[i]]));
 }
 
 /** The geometric mean of `xs` (NaN when empty). */

@@ -14,7 +14,7 @@ import { existsSync } from "node:fs";
 import { loadavg } from "node:os";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
-import { cpuMs, median, register } from "./_harness.ts";
+import { cpuMs, interleavedMedians, register } from "./_harness.ts";
 import { scan } from "../scan.ts";
 import { lazy } from "../_common/lazy.ts";
 import { DEV_DIR, loadRows, type Row } from "../scripts/eval.ts";
@@ -52,6 +52,9 @@ export const typographic: string = fill(
     "can help; the data file is attached. Each task on the board has an owner… and the rules for code " +
     "review haven’t changed.\n",
 );
+
+/** The texts each scanned whole and in 4 KiB chunks: the adversarial inputs, then the typographic prose. */
+export const scanTexts: Record<string, string> = { ...adversarial, "typographic prose": typographic };
 
 const mb = (chars: number) => (chars / 1e6).toFixed(2);
 
@@ -158,7 +161,7 @@ const devCases = [
 
 register([
   ...(devPresent ? devCases : []),
-  ...Object.entries({ ...adversarial, "typographic prose": typographic }).map(([name, text]) => ({
+  ...Object.entries(scanTexts).map(([name, text]) => ({
     name: `${name} (${mb(text.length)} MB)`,
     group: "scan",
     fn: () => scan(text),
@@ -273,27 +276,6 @@ function calibrate(fn: () => unknown): number {
   return Math.max(1, Math.ceil(BATCH_MS / Math.max(cpuMs() - t, 0.01)));
 }
 
-/**
- * Times every run of `lines` in `rounds` interleaved rounds (the order rotated each round, so that no run
- * always follows the same neighbour), one batch per run and round, in process CPU time; returns the median
- * milliseconds per call of each run, in order. On this shared machine one timing of each case swung by 40%
- * from run to run; medians of interleaved rounds meet the same load and swing less.
- */
-function medianTimes(lines: readonly Line[], rounds: number): number[] {
-  const runs = lines.flatMap((l) => l.runs.map((r) => r.fn));
-  const reps = runs.map(calibrate);
-  const times: number[][] = runs.map(() => []);
-  for (let r = 0; r < rounds; r++) {
-    for (let k = 0; k < runs.length; k++) {
-      const i = (k + r) % runs.length;
-      const t = cpuMs();
-      for (let n = 0; n < reps[i]; n++) runs[i]();
-      times[i].push((cpuMs() - t) / reps[i]);
-    }
-  }
-  return times.map(median);
-}
-
 if (import.meta.main) {
   const memoryArg = process.argv.indexOf("--memory");
   const roundsArg = process.argv.indexOf("--rounds");
@@ -321,7 +303,7 @@ if (import.meta.main) {
         ],
       });
     }
-    for (const [name, text] of Object.entries({ ...adversarial, "typographic prose": typographic })) {
+    for (const [name, text] of Object.entries(scanTexts)) {
       const list = chunks(text);
       lines.push({
         label: name,
@@ -339,7 +321,10 @@ if (import.meta.main) {
       ],
     });
     const started = performance.now();
-    const med = medianTimes(lines, rounds);
+    // On this shared machine one timing of each case swung by 40% from run to run; medians of interleaved
+    // rounds meet the same load and swing less.
+    const runs = lines.flatMap((l) => l.runs.map((r) => r.fn));
+    const med = interleavedMedians(runs, runs.map(calibrate), rounds);
     console.log(`load average: ${loadavg().map((x) => x.toFixed(2)).join(" ")}`);
     console.log(
       `medians of ${rounds} interleaved rounds in CPU time (${

@@ -23,7 +23,7 @@ import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { DEV_DIR, loadRows, type Row } from "./eval.ts";
 import { seeded } from "./_seeded.ts";
-import { adversarial, shortArgs, typographic } from "../bench/scan_bench.ts";
+import { scanTexts, shortArgs, typographic } from "../bench/scan_bench.ts";
 import type { ScanContext, ScanResult } from "../types.ts";
 
 const CONTEXTS: readonly ScanContext[] = ["tool_output", "user_text", "tool_args", "cli_arg"];
@@ -56,7 +56,7 @@ function* corpus(rows: readonly Row[]): Generator<[string, string, ScanContext]>
     const text = parts.join(m % 2 ? "\n\n" : " ");
     for (const c of CONTEXTS) yield ["mix" + m, text, c];
   }
-  for (const [name, text] of Object.entries({ ...adversarial, "typographic prose": typographic })) {
+  for (const [name, text] of Object.entries(scanTexts)) {
     for (const c of CONTEXTS) yield [name, text.slice(0, 65_536), c];
   }
   for (let i = 0; i < 65_536; i += 4096) {
