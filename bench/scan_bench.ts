@@ -27,7 +27,19 @@ if (devPresent) { for (const list of loadRows().values()) rows.push(...list); }
 const devChars = rows.reduce((n, r) => n + r.text.length, 0);
 
 const SIZE = 256 * 1024;
-const fill = (unit: string) => unit.repeat(Math.ceil(SIZE / unit.length)).slice(0, SIZE);
+
+/**
+ * `text` as a string of its own, every code unit kept (a JSON round trip, lone surrogates included), as a file
+ * read or a stream's decoder hands text over, never a slice or a repeat of a longer string: V8 reads those more
+ * slowly (a slice of text with one character beyond Latin-1 anywhere is two bytes a character throughout), which
+ * the scanner's users do not see.
+ */
+function fresh(text: string): string {
+  return JSON.parse(JSON.stringify(text));
+}
+
+/** `unit` repeated to `SIZE` characters, as a string of its own (see `fresh`). */
+const fill = (unit: string) => fresh(unit.repeat(Math.ceil(SIZE / unit.length)).slice(0, SIZE));
 /** Inputs that defeat naive rules: near-matches, repeated prefixes, unclosed brackets, hidden characters. */
 export const adversarial: Record<string, string> = {
   "near-miss override": fill("ignore all previous "),
@@ -53,8 +65,28 @@ export const typographic: string = fill(
     "review haven’t changed.\n",
 );
 
-/** The texts each scanned whole and in 4 KiB chunks: the adversarial inputs, then the typographic prose. */
-export const scanTexts: Record<string, string> = { ...adversarial, "typographic prose": typographic };
+/**
+ * Paragraphs in Russian and Chinese and a chat line with emoji, each paragraph closed by a blank line: benign text
+ * mostly or wholly beyond ASCII (Cyrillic letters that look Latin fold to Latin ones, the rest to themselves; emoji
+ * are surrogate pairs), as users writing in other languages hand it over.
+ */
+export const nonLatin: string = fill(
+  "Квартальный отчёт показывает устойчивый рост во всех регионах, с небольшими задержками в доставке. " +
+    "Клиенты назвали новое руководство «гораздо понятнее».\n\n" +
+    "季度报告显示所有地区都在稳定增长，但发货略有延迟。客户称新指南“清楚得多”。\n\n" +
+    "Great news 🎉 the release shipped today 🚀 thanks everyone 🙏 see the notes ✅ and ping me if anything " +
+    "breaks 🐛\n\n",
+);
+
+/**
+ * The texts each scanned whole and in 4 KiB chunks: the adversarial inputs, then the typographic prose and the
+ * prose beyond Latin script.
+ */
+export const scanTexts: Record<string, string> = {
+  ...adversarial,
+  "typographic prose": typographic,
+  "non-Latin prose": nonLatin,
+};
 
 const mb = (chars: number) => (chars / 1e6).toFixed(2);
 
@@ -97,7 +129,7 @@ export const prose10mb: string = PROSE_UNIT.repeat(Math.ceil(10_000_000 / PROSE_
  */
 export function chunks(text: string, size = 4096): string[] {
   const out: string[] = [];
-  for (let i = 0; i < text.length; i += size) out.push(JSON.parse(JSON.stringify(text.slice(i, i + size))));
+  for (let i = 0; i < text.length; i += size) out.push(fresh(text.slice(i, i + size)));
   return out;
 }
 
