@@ -782,13 +782,18 @@ function finish(u: Uint16Array, s1: Int32Array, e1: Int32Array, m: number, reuse
   // The input unit before `i` (0 at the start): the output may have overwritten its place.
   let before = 0;
   while (i < m) {
-    // While nothing has moved, the units that start no join and no run stay as they are: skip them unwritten.
-    if (k === i) {
-      const j = quietUntil(u, i, m, before);
-      if (j !== i) {
-        before = u[j - 1];
-        k = i = j;
+    // The units up to the next join or run stay as they are: skipped unwritten while nothing has moved, else
+    // moved with their maps by native copies (after a blank line, all the rest of the text moves).
+    const j = quietUntil(u, i, m, before);
+    if (j !== i) {
+      before = u[j - 1];
+      if (k !== i) {
+        u.copyWithin(k, i, j);
+        s1.copyWithin(k, i, j);
+        e1.copyWithin(k, i, j);
       }
+      k += j - i;
+      i = j;
     }
     const c = u[i];
     // Letter spacing: at a word start, three or more single letters each followed by the same one spacer.
