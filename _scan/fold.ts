@@ -6,8 +6,9 @@
  * @module
  */
 
+import { grownBy } from "../_common/bytes.ts";
 import { lazy } from "../_common/lazy.ts";
-import { asciiBytes, bytesFor, heldBytes, keepBytes } from "./words.ts";
+import { asciiBytes, bytesFor, heldBytes, keepBytes, keepUtf8, KEPT_BYTES } from "./words.ts";
 
 /** Text folded for matching, with a map back to the original. */
 export interface Folded {
@@ -265,10 +266,12 @@ export interface FoldOptions {
  */
 export function fold(text: string, options: FoldOptions = {}): Folded {
   const reuse = options.reuse === true;
-  if (text.length <= LOOP_UP_TO) return shortFold(text, reuse) ?? foldFull(text, reuse);
+  if (text.length <= LOOP_UP_TO) {
+    return shortFold(text, reuse) ?? sparseFold(text, reuse) ?? foldFull(text, reuse);
+  }
   // Fast native scans clear the common case: ASCII with no odd whitespace, whitespace run or letter spacing
   // folds to its lower case, character for character. Where one of them occurs, single-purpose tests tell which.
-  if (!options.ascii && !isAscii(text)) return foldFull(text, reuse);
+  if (!options.ascii && !isAscii(text)) return sparseFold(text, reuse) ?? foldFull(text, reuse);
   let t = text.toLowerCase();
   if (!NOT_PLAIN.test(t)) return new LazyFolded(t, text, "identity", reuse);
   t = spacesFolded(t);
@@ -312,6 +315,364 @@ function spacesFolded(t: string): string {
  */
 export function lowerFold(text: string): Folded {
   return new LazyFolded(text.toLowerCase(), text, "identity", true);
+}
+
+/**
+ * Texts from this long on may take `sparseFold`: on shorter ones its native calls and, where a rule matched, its
+ * maps built after cost about what the loop costs (Bun, dev rows of 256 to 1024 units).
+ */
+const SPARSE_FROM = 1024;
+/**
+ * `sparseFold` leaves a text to the loop where more than one character in this many is beyond ASCII: among its
+ * first `PROBE_UNITS` units, or (after the first `SPARSE_SLACK` such characters) in what it has read of a part
+ * (see `PART_FROM`). Text dense beyond ASCII (Cyrillic, Chinese: Deno x0.5-0.8 read so) goes to the loop having
+ * cost it a look at its start; text as dense as one character in 6 (emoji prose) or 14 (French) reads faster
+ * so (x1.1-1.5).
+ */
+const UNITS_PER_CHAR = 5;
+const SPARSE_SLACK = 16;
+const PROBE_UNITS = 64;
+/** `sparseFold` encodes and reads a text in parts, growing fourfold from this many units up to `PART_MOST`. */
+const PART_FROM = 1 << 10;
+const PART_MOST = 1 << 16;
+/** The UTF-8 of a part (see `PART_FROM`), made on first use: three bytes a unit at most, and room for a pair. */
+let partBytes: Uint8Array | undefined;
+/** Where `sparseFold` notes the runs beyond ASCII (start, end pairs); grown as needed, kept between calls. */
+let runList: Int32Array = new Int32Array(64);
+/** Where `sparseFold` notes the blanks that join the unit before (see `SparseState`); kept as `runList` is. */
+let blankList: Int32Array = new Int32Array(64);
+/** UTF-8 decoder for `sparseFold`, which keeps a leading U+FEFF (there is none in a fold, but the count must hold). */
+const utf8Exact = lazy(() => new TextDecoder("utf-8", { ignoreBOM: true }));
+
+/**
+ * The fold of `text`, beyond ASCII, when it is mostly ASCII (the typographic quotes, dashes and accents of
+ * everyday prose), read as UTF-8: each ASCII byte is folded by the ASCII table, each character beyond ASCII as
+ * the code-point loop folds it, each whitespace run collapsed on the way (as `loopFold` does), and the folded
+ * UTF-8 decoded once; the maps are built only when read (see `sparseMaps`). The loop instead reads two bytes a
+ * character with `charCodeAt`, writes three buffers and decodes its units as UTF-16; and the lead finder and
+ * the word sets, which read the folded text as UTF-8, find it made (see `keepUtf8`). Undefined where the loop
+ * must fold it: a short text, one dense beyond ASCII (see `UNITS_PER_CHAR`), one holding U+FFFD (a lone
+ * surrogate encodes as that), or letter spacing.
+ *
+ * @param text Any string, including lone surrogates.
+ * @param reuse As for `fold` (see `FoldOptions`).
+ * @returns The fold, or undefined when `foldFull` must make it.
+ */
+export function sparseFold(text: string, reuse: boolean): Folded | undefined {
+  const n = text.length;
+  if (n < SPARSE_FROM) return undefined;
+  // Text dense beyond ASCII most often shows it at once; left to the loop before any buffer is touched.
+  for (let i = 0, probe = 0; i < PROBE_UNITS; i++) {
+    if (text.charCodeAt(i) >= 0x80 && ++probe > PROBE_UNITS / UNITS_PER_CHAR) return undefined;
+  }
+  // Into the kept byte buffer (see `keepUtf8`), never one made for a fold: a long scan's windows (up to a
+  // million units) would each leave megabytes for the collector (Deno's RSS +38 MiB for 50 MB). The fold of
+  // mostly ASCII takes a little more than a byte a unit; whether it fits is checked as it is written (see
+  // `sparsePart`), and a text longer than the buffer is left to the loop.
+  if (n + MOST_BYTES > KEPT_BYTES) return undefined;
+  const src = partBytes ??= new Uint8Array(3 * PART_MOST + 8);
+  const out = bytesFor(Math.min(3 * n + MOST_BYTES, KEPT_BYTES));
+  const st = new SparseState(out, n);
+  for (let p = 0, size = PART_FROM; p < n; size = Math.min(size << 2, PART_MOST)) {
+    let e = Math.min(n, p + size);
+    // A part does not end between the two units of a pair.
+    const end = text.charCodeAt(e - 1);
+    if (e < n && end >= 0xD800 && end <= 0xDBFF) e++;
+    const { written } = (encoder ??= new TextEncoder()).encodeInto(
+      p === 0 && e === n ? text : text.slice(p, e),
+      src,
+    );
+    if (!sparsePart(st, src, written, p)) return undefined;
+    p = e;
+  }
+  const t = utf8Exact().decode(st.out.subarray(0, st.k));
+  const runs = st.runs.slice(0, st.r);
+  // Letter spacing takes the loop: where it may start, the test tells every place the loop would join (and a
+  // few more: collapsed runs of blanks leave no letter spacing that was not there, and may make some).
+  if (st.spaced && LETTER_SPACED.test(t)) return undefined;
+  // The bytes for the readers of the text: ASCII (no unit took more than a byte) as `asciiBytes` would give them,
+  // so that they take their ASCII paths, else its UTF-8.
+  if (st.wider === 0) keepBytes(t);
+  else keepUtf8(t, st.k);
+  if (st.b !== 0) {
+    return new LazyFolded(t, text, "sparse", reuse, runs, st.blanks.slice(0, st.b), t.length + st.b);
+  }
+  return st.identity
+    ? new LazyFolded(t, text, "identity", reuse)
+    : new LazyFolded(t, text, "sparse", reuse, runs);
+}
+
+/** What `sparseFold` has made so far, carried from one part to the next (see `sparsePart`). */
+class SparseState {
+  /** The folded UTF-8, `k` bytes so far. */
+  readonly out: Uint8Array;
+  k = 0;
+  /** The runs beyond ASCII (start, end pairs of original units), `r` slots so far. */
+  runs: Int32Array = runList;
+  r = 0;
+  /** Characters beyond ASCII read. */
+  beyond = 0;
+  /** Whether each of them folded to one unit and was one unit. */
+  identity = true;
+  /**
+   * Pass 2's work (see `loopFold`): each blank after a blank, which joins the unit before and is not written
+   * (its index among pass 1's units; `b` slots so far), and whether letter spacing may start somewhere.
+   */
+  blanks: Int32Array = blankList;
+  b = 0;
+  spaced = false;
+  /** Bytes written less units written so far: pass 1's unit written at `out[k]` is unit `k - wider + b`. */
+  wider = 0;
+  /** The kinds (see `BLANK`) of pass 1's last two units. */
+  last = 0;
+  before = 0;
+  /** The text's length. */
+  readonly n: number;
+  constructor(out: Uint8Array, n: number) {
+    this.out = out;
+    this.n = n;
+  }
+}
+
+/**
+ * Folds one part of `sparseFold`'s text, whose UTF-8 is `src[0, written)` and which starts at original unit `p`,
+ * onto `st`; false where the loop must fold the text (see `sparseFold`). A function of its own: written inside
+ * the loop over parts, V8 left its optimized loop at each part's end (a deopt per part) and the fold ran 1.7
+ * times as long.
+ */
+function sparsePart(st: SparseState, src: Uint8Array, written: number, p: number): boolean {
+  const out = st.out;
+  const cap = out.length;
+  const known = bmpFolds ??= new Uint16Array(0x10000);
+  const kind = kinds ??= kindsOf();
+  let { k, r, runs, beyond, identity, blanks, b: nb, spaced, last, before, wider } = st;
+  const beyondBefore = beyond;
+  // Bytes read less units read so far in this part: the unit of byte `i` is `p + i - extra`.
+  let extra = 0;
+  // A byte beyond ASCII after the part ends the loop over ASCII below without a test of the index.
+  src[written] = 0xFF;
+  for (let i = 0; i < written; i++) {
+    // A stretch of ASCII in a loop of its own: the engines keep its few variables in registers.
+    let b = src[i];
+    for (; b < 0x80; b = src[++i]) {
+      const kc = kind[b];
+      const m = ASCII[b];
+      if ((kc & last & BLANK) === 0) out[k++] = m;
+      else {
+        // A blank after a blank joins the run's one unit so far, a newline when either is one (see `finish`).
+        if (nb === blanks.length) blanks = blankList = grownBy(blanks, 1);
+        blanks[nb] = k - wider + nb;
+        nb++;
+        if (m === 0x0a) out[k - 1] = m;
+      }
+      if ((kc & (last >> 1) & ~(before >> 2) & SPACER) !== 0 && !spaced) {
+        spaced = spacedAt(src, i, written, m);
+      }
+      before = last;
+      last = kc;
+    }
+    if (i >= written) break;
+    const at = p + i - extra;
+    // Text dense beyond ASCII gives up early, having cost little (see `UNITS_PER_CHAR`); told of each part, so
+    // that a window of ASCII that reaches into such text gives up there, not once its whole is as dense.
+    const inPart = ++beyond - beyondBefore;
+    if (inPart > SPARSE_SLACK && inPart * UNITS_PER_CHAR > at - p) return false;
+    let cp: number;
+    let width = 1;
+    if (b < 0xE0) {
+      cp = ((b & 0x1F) << 6) | (src[++i] & 0x3F);
+      extra += 1;
+    } else if (b < 0xF0) {
+      cp = ((b & 0x0F) << 12) | ((src[i + 1] & 0x3F) << 6) | (src[i + 2] & 0x3F);
+      i += 2;
+      extra += 2;
+      // A lone surrogate encodes as U+FFFD: the loop keeps it, so it must fold the text.
+      if (cp === 0xFFFD) return false;
+    } else {
+      cp = ((b & 0x07) << 18) | ((src[i + 1] & 0x3F) << 12) | ((src[i + 2] & 0x3F) << 6) |
+        (src[i + 3] & 0x3F);
+      i += 3;
+      extra += 2;
+      width = 2;
+    }
+    // Room for this character's fold and a byte for each unit after it (an ASCII one takes one; the check
+    // before each character beyond ASCII, and the text's length at the start, keep it so).
+    if (k + MOST_BYTES + st.n - at > cap) return false;
+    const kf = width === 1 ? known[cp] : 0;
+    // The folded units: one known (`kf`), or those of the fold made here; none for a hidden character.
+    const f = kf >= 2 ? undefined : kf === 1 ? "" : foldOf(cp);
+    if (f !== undefined && width === 1 && kf === 0 && f.length <= 1) {
+      known[cp] = f.length === 0 ? 1 : f.charCodeAt(0) < 0xFFFE ? f.charCodeAt(0) + 2 : 0;
+    }
+    if (f !== undefined && (width !== 1 || f.length !== 1)) identity = false;
+    const units = f === undefined ? 1 : f.length;
+    for (let j = 0; j < units; j++) {
+      const c = f === undefined ? kf - 2 : f.charCodeAt(j);
+      const d = j + 1 < units ? f!.charCodeAt(j + 1) : 0;
+      if (c >= 0xD800 && c <= 0xDBFF && d >= 0xDC00 && d <= 0xDFFF) {
+        // A pair: two word units.
+        k = putCodePoint(out, k, ((c - 0xD800) << 10) + (d - 0xDC00) + 0x10000);
+        wider += 2;
+        before = last = WORD;
+        j++;
+        continue;
+      }
+      // Pass 2 as for ASCII; where letter spacing may start, the text is tested for it after.
+      const kc = c < 0x80 ? kind[c] : WORD;
+      if ((kc & last & BLANK) === 0) {
+        const at1 = k;
+        k = putUnit(out, k, c);
+        wider += k - at1 - 1;
+      } else {
+        if (nb === blanks.length) blanks = blankList = grownBy(blanks, 1);
+        blanks[nb] = k - wider + nb;
+        nb++;
+        if (c === 0x0a) out[k - 1] = c;
+      }
+      if ((kc & (last >> 1) & ~(before >> 2) & SPACER) !== 0) spaced = true;
+      before = last;
+      last = kc;
+    }
+    // The runs beyond ASCII, in original units, for the maps (see `sparseMaps`).
+    if (r > 0 && runs[r - 1] === at) runs[r - 1] = at + width;
+    else {
+      if (r + 2 > runs.length) runs = runList = grownBy(runs, 2);
+      runs[r++] = at;
+      runs[r++] = at + width;
+    }
+  }
+  Object.assign(st, { k, r, runs, beyond, identity, blanks, b: nb, spaced, last, before, wider });
+  return true;
+}
+
+/**
+ * Whether letter spacing may start at the spacer `m` (folded) at `src[i]`, after a lone letter: a letter, the
+ * same spacer and a lone letter follow (`loopFold`'s test), or a byte beyond ASCII or the part's end comes
+ * before it is told (then the text is tested after).
+ */
+function spacedAt(src: Uint8Array, i: number, written: number, m: number): boolean {
+  if (i + 4 >= written) return true;
+  const a = src[i + 1];
+  const b = src[i + 2];
+  const c = src[i + 3];
+  const d = src[i + 4];
+  if ((a | b | c | d) >= 0x80) return true;
+  return isLetter(ASCII[a]) && ASCII[b] === m && isLetter(ASCII[c]) && !isWordUnit(ASCII[d]);
+}
+
+/** Most UTF-8 bytes one character folds to: four units (see `foldCodePoint`) of three bytes. */
+const MOST_BYTES = 12;
+
+/** Writes code unit `c` (no surrogate) as UTF-8 at `out[k]`; returns the index after it. */
+function putUnit(out: Uint8Array, k: number, c: number): number {
+  if (c < 0x80) out[k++] = c;
+  else if (c < 0x800) {
+    out[k++] = 0xC0 | (c >> 6);
+    out[k++] = 0x80 | (c & 0x3F);
+  } else {
+    out[k++] = 0xE0 | (c >> 12);
+    out[k++] = 0x80 | ((c >> 6) & 0x3F);
+    out[k++] = 0x80 | (c & 0x3F);
+  }
+  return k;
+}
+
+/** Writes code point `cp` (beyond the BMP) as UTF-8 at `out[k]`; returns the index after it. */
+function putCodePoint(out: Uint8Array, k: number, cp: number): number {
+  out[k++] = 0xF0 | (cp >> 18);
+  out[k++] = 0x80 | ((cp >> 12) & 0x3F);
+  out[k++] = 0x80 | ((cp >> 6) & 0x3F);
+  out[k++] = 0x80 | (cp & 0x3F);
+  return k;
+}
+
+/** What the code-point loop folds code point `cp` (beyond ASCII) to: a space, a newline, nothing, or its fold. */
+function foldOf(cp: number): string {
+  if (isSpace(cp)) return cp === 0x2028 || cp === 0x2029 || cp === 0x85 ? "\n" : " ";
+  return isInvisible(cp) ? "" : foldCodePoint(cp);
+}
+
+/**
+ * The maps of pass 1 of the code-point loop over `text` as `sparseFold` read it (`runs`: the start and end of
+ * each run beyond ASCII), from index 0 of `s1` and `e1`: each ASCII unit its own, each character of a run its
+ * fold's units (see `foldOf`). What `foldFull` writes.
+ */
+function sparseMaps(text: string, runs: Int32Array, s1: Int32Array, e1: Int32Array): void {
+  const n = text.length;
+  let m = 0;
+  let from = 0;
+  for (let q = 0; q <= runs.length; q += 2) {
+    const a = q < runs.length ? runs[q] : n;
+    // (a loop: the stretches between runs are short, and a view and a native copy cost more, Bun's most)
+    for (let i = from; i < a; i++, m++) {
+      s1[m] = i;
+      e1[m] = i + 1;
+    }
+    if (q === runs.length) break;
+    const b = runs[q + 1];
+    for (let i = a; i < b;) {
+      const cp = text.codePointAt(i)!;
+      // (how many units it folds to: from `bmpFolds`, which the fold filled, where it knows)
+      const kf = cp <= 0xffff ? bmpFolds![cp] : 0;
+      const units = kf >= 2 ? 1 : kf === 1 ? 0 : foldOf(cp).length;
+      const width = cp > 0xffff ? 2 : 1;
+      for (let j = 0; j < units; j++, m++) {
+        s1[m] = i;
+        e1[m] = i + width;
+      }
+      i += width;
+    }
+    from = b;
+  }
+}
+
+/**
+ * The maps of pass 2 from pass 1's maps `s1`, `e1` (`m` units; no letter spacing), into `starts` and `ends`: each
+ * unit listed in `joins` (ascending; a blank after a blank) joins the unit before, whose end becomes its end,
+ * the maps between copied (see `copyMaps`). What `finish` writes.
+ */
+function joinedMaps(
+  joins: Int32Array,
+  s1: Int32Array,
+  e1: Int32Array,
+  m: number,
+  starts: Int32Array,
+  ends: Int32Array,
+): void {
+  let from = 0;
+  let k = 0;
+  for (let q = 0; q < joins.length; q++) {
+    const j = joins[q];
+    copyMaps(s1, e1, from, j, starts, ends, k);
+    k += j - from;
+    ends[k - 1] = e1[j];
+    from = j + 1;
+  }
+  copyMaps(s1, e1, from, m, starts, ends, k);
+}
+
+/**
+ * Copies `s1` and `e1` from `i` to `end` into `starts` and `ends` from `k` on: natively from `COPY_MAPS_FROM`
+ * units on, else by a loop (a view and a native copy cost more than a short stretch).
+ */
+function copyMaps(
+  s1: Int32Array,
+  e1: Int32Array,
+  i: number,
+  end: number,
+  starts: Int32Array,
+  ends: Int32Array,
+  k: number,
+): void {
+  if (end - i >= COPY_MAPS_FROM) {
+    starts.set(s1.subarray(i, end), k);
+    ends.set(e1.subarray(i, end), k);
+    return;
+  }
+  for (; i < end; i++, k++) {
+    starts[k] = s1[i];
+    ends[k] = e1[i];
+  }
 }
 
 /**
@@ -425,9 +786,10 @@ function bytesToString(bytes: Uint8Array, k: number): string {
 
 /**
  * Where a lazily folded text's maps come from: `"identity"` when folded character `i` is original character
- * `i`, `"collapsed spaces"` when each whitespace run of the original is one folded character (see `collapsedMaps`).
+ * `i`, `"collapsed spaces"` when each whitespace run of the original is one folded character (see `collapsedMaps`),
+ * `"sparse"` when `sparseFold` folded it (see `sparseMaps`).
  */
-type MapSource = "identity" | "collapsed spaces";
+type MapSource = "identity" | "collapsed spaces" | "sparse";
 
 /**
  * A folded text whose maps are built on first use: the identity, or collapsed whitespace runs (in the shared
@@ -441,11 +803,29 @@ class LazyFolded implements Folded {
   #reuse: boolean;
   #starts: Int32Array | undefined;
   #ends: Int32Array | undefined;
-  constructor(text: string, original: string, maps: MapSource, reuse: boolean) {
+  /**
+   * For `"sparse"` maps: the runs beyond ASCII `sparseFold` found; where pass 2 collapsed whitespace runs, the
+   * blanks that joined the unit before and the length of pass 1 (see `joinedMaps`).
+   */
+  #runs: Int32Array | undefined;
+  #joins: Int32Array | undefined;
+  #passOne: number;
+  constructor(
+    text: string,
+    original: string,
+    maps: MapSource,
+    reuse: boolean,
+    runs?: Int32Array,
+    joins?: Int32Array,
+    passOne = 0,
+  ) {
     this.text = text;
     this.identity = maps === "identity";
     this.#original = original;
     this.#reuse = reuse;
+    this.#runs = runs;
+    this.#joins = joins;
+    this.#passOne = passOne;
   }
   get starts(): Int32Array {
     if (this.#starts === undefined) this.#build();
@@ -465,6 +845,15 @@ class LazyFolded implements Folded {
         starts[i] = i;
         ends[i] = i + 1;
       }
+    } else if (this.#runs !== undefined && this.#joins === undefined) {
+      sparseMaps(this.#original, this.#runs, starts, ends);
+    } else if (this.#runs !== undefined) {
+      // Pass 1's maps in buffers of their own (a pass-1 set where `reuse` lets it), then pass 2's from them.
+      const m = this.#passOne;
+      let [u, s1, e1] = passOneBuffers(m, this.#reuse);
+      if (u.length < m) [u, s1, e1] = grow(EMPTY_U16, EMPTY_I32, EMPTY_I32, m);
+      sparseMaps(this.#original, this.#runs, s1, e1);
+      joinedMaps(this.#joins!, s1, e1, m, starts, ends);
     } else {
       collapsedMaps(this.#original, starts, ends);
     }

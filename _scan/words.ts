@@ -9,7 +9,7 @@
 /** Texts from this long on are read as bytes (see `asciiBytes`). */
 export const BYTES_FROM = 256;
 /** The byte buffer `asciiBytes` keeps between calls (a window's text fits); longer texts get one of their own. */
-const KEPT_BYTES = 1 << 20;
+export const KEPT_BYTES = 1 << 20;
 let byteBuffer: Uint8Array | undefined;
 let encoder: TextEncoder | undefined;
 /** The text whose bytes `byteBuffer` holds (the lead finder and the word sets read one window's text in turn). */
@@ -84,6 +84,17 @@ export function bytesFor(n: number): Uint8Array {
 /** The kept buffer when it holds the bytes of `t` (see `keepBytes`), else null: no need to encode `t` again. */
 export function heldBytes(t: string): Uint8Array | null {
   return t === bytesOfText ? byteBuffer! : null;
+}
+
+/**
+ * Notes that the buffer `bytesFor` gave holds the whole UTF-8 of `t` (not ASCII) in its first `written` bytes:
+ * a fold that wrote them (see `sparseFold`) spares the readers of its text an encode (`utf8Of`).
+ */
+export function keepUtf8(t: string, written: number): void {
+  bytesOfText = undefined;
+  notAscii = t;
+  utf8Held = true;
+  utf8Written = written;
 }
 
 /** Notes that the buffer `bytesFor` gave holds the bytes of `t`, so `asciiBytes(t)` need not encode it. */

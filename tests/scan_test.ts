@@ -2,7 +2,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { scan } from "../scan.ts";
-import { fold, isAscii, mapSpan } from "../_scan/fold.ts";
+import { fold, isAscii, mapSpan, sparseFold } from "../_scan/fold.ts";
+import { asciiBytes, utf8Of } from "../_scan/words.ts";
 import { imperativeStart, rules } from "../_scan/rules.ts";
 import { nextMatch } from "../_scan/match.ts";
 import { loadRows } from "../scripts/eval.ts";
@@ -825,6 +826,120 @@ test("fold: mixed texts (ASCII with characters beyond it scattered) fold as the 
       assert.equal(firstDifference([...f.text], [...want.text]), -1, `text of ${name}`);
       assert.equal(firstDifference([...f.starts], want.starts), -1, `starts of ${name}`);
       assert.equal(firstDifference([...f.ends], want.ends), -1, `ends of ${name}`);
+    }
+  }
+});
+
+test("fold: sparseFold (mostly ASCII, read as UTF-8) folds as the code-point loop defines, and its UTF-8 is kept", () => {
+  // What each character beyond ASCII in the texts folds to on its own.
+  const folds: Record<string, string> = {
+    "\u2019": "'",
+    "\u2014": "-",
+    "\u201C": '"',
+    "é": "e",
+    "Ü": "u",
+    "€": "€",
+    "\u2026": "...",
+    "ﬁ": "fi",
+    "\u00A0": " ",
+    "\u2028": "\n",
+    "\u0085": "\n",
+    "\u3000": " ",
+    "\u200B": "",
+    "\u200D": "",
+    "\uFEFF": "",
+    "\u{1D400}": "a",
+    "😀": "😀",
+    "\u{E0041}": "a",
+    "\u0430": "a",
+    "Ｉ": "i",
+    "中": "中",
+    "文": "文",
+    "\u337F": "株式会社",
+    "\u00BD": "1\u20442",
+  };
+  // Lone surrogates fold to themselves (set apart: the linter reads both as one key).
+  const lone = ["\uD800", "\uDC00"];
+  for (const c of lone) folds[c] = c;
+  const specials = Object.keys(folds).filter((c) => !lone.includes(c));
+  // No lone letter: letter spacing, which the loop must fold, is tested on its own below.
+  const ascii = ["the", "Team", "report", "42", " ", "  ", "\n", "\n\n", "\r\n", "\t", " \n ", ".", "-", "_"];
+  // Runs the fold keeps whole or drops whole: hidden characters, a pair beside a hidden one, blanks beyond ASCII.
+  const runs = ["\u200B\u200D\uFEFF", "😀\u200B😀", "\u00A0\u3000", "\u2026\u2026", "中中中"];
+  const random = seeded(30);
+  const pick = <T>(list: readonly T[]) => list[Math.floor(random() * list.length)];
+  const make = (length: number, every: number, extra: readonly string[] = []) => {
+    let t = "";
+    while (t.length < length) {
+      t += random() * every < 1 ? pick(random() < 0.2 ? runs : specials) : pick([...ascii, ...extra]);
+    }
+    return t;
+  };
+  // Sparse enough to take it, from its least length (1024) on, about the 4 KiB pieces and the parts' edges (1024,
+  // 5120, 21504, 87040 units).
+  const taken: string[] = [];
+  for (const length of [2048, 4096, 4200, 21000, 90000]) {
+    for (const every of [40, 200]) taken.push(make(length, every));
+  }
+  // A pair across each of the first parts' edges, and a text that ends in one.
+  for (const edge of [1024, 5120, 21504]) taken.push("a".repeat(edge - 1) + "😀" + make(6000, 40));
+  taken.push(make(2100, 40) + "\u{1D400}");
+  // Every character beyond ASCII one unit folding to one unit, no whitespace run: the identity map.
+  const identity =
+    "The team\u2019s caf\u00E9 \u2014 \u20AC12 \u201Cok\u201C, as the quarterly report shows.\n"
+      .repeat(40);
+  taken.push(identity);
+  // Folding to ASCII, its bytes kept as ASCII.
+  taken.push("The team\u2019s caf\u00E9 report, as the  quarterly report shows.\n".repeat(40));
+  // As many characters folding to four units beyond ASCII (12 bytes) as it reads before it gives up.
+  taken.push("\u337Fabcde".repeat(1000));
+  // Not taken: a short text, a lone surrogate (UTF-8 has no place for one), letter spacing beside a character
+  // beyond ASCII, text dense beyond ASCII.
+  const refused = [
+    make(1000, 40),
+    make(3000, 40) + "\uD800" + make(100, 40),
+    make(3000, 40) + "\uDC00",
+    make(2000, 40) + " é g n o r e " + make(2000, 40),
+    make(2000, 40) + " i\u2014g\u2014n\u2014o " + make(2000, 40),
+    "中文".repeat(2000),
+    // Its fold longer than the kept byte buffer (1 MiB), which it writes into: left to the loop, not cut.
+    "\u337Fabcde".repeat(166_000),
+  ];
+  const encoder = new TextEncoder();
+  for (const text of [...taken, ...refused]) {
+    const name = JSON.stringify(text.slice(0, 60));
+    if (refused.includes(text)) {
+      for (const reuse of [false, true]) assert.equal(sparseFold(text, reuse), undefined, `refused ${name}`);
+      continue;
+    }
+    const want = referenceFold(text, folds);
+    for (const reuse of [false, true]) {
+      const f = sparseFold(text, reuse);
+      assert.ok(f !== undefined, `taken ${name}`);
+      assert.equal(f.identity, text === identity, `identity of ${name}`);
+      // Its bytes, as the lead finder and the word sets read them (ASCII or UTF-8), before the maps are built.
+      const bytes = encoder.encode(f.text);
+      const ascii = asciiBytes(f.text);
+      assert.equal(ascii !== null, isAscii(f.text), `ASCII of ${name}`);
+      if (ascii !== null) {
+        assert.equal(
+          firstDifference([...ascii.subarray(0, bytes.length)], [...bytes]),
+          -1,
+          `bytes of ${name}`,
+        );
+      }
+      assert.equal(firstDifference([...utf8Of(f.text)], [...bytes]), -1, `UTF-8 of ${name}`);
+      assert.equal(firstDifference([...f.text], [...want.text]), -1, `text of ${name}`);
+      assert.equal(firstDifference([...f.starts], want.starts), -1, `starts of ${name}`);
+      assert.equal(firstDifference([...f.ends], want.ends), -1, `ends of ${name}`);
+      for (
+        const [s, e] of [[0, 1], [f.text.length >> 1, (f.text.length >> 1) + 7], [
+          f.text.length - 3,
+          f.text.length,
+        ]]
+      ) {
+        assert.deepEqual(mapSpan(f, s, e), [want.starts[s], want.ends[e - 1]], `span ${s}-${e} of ${name}`);
+      }
     }
   }
 });
