@@ -501,9 +501,7 @@ function sparsePart(st: SparseState, src: Uint8Array, written: number, p: number
     const kf = width === 1 ? known[cp] : 0;
     // The folded units: one known (`kf`), or those of the fold made here; none for a hidden character.
     const f = kf >= 2 ? undefined : kf === 1 ? "" : foldOf(cp);
-    if (f !== undefined && width === 1 && kf === 0 && f.length <= 1) {
-      known[cp] = f.length === 0 ? 1 : f.charCodeAt(0) < 0xFFFE ? f.charCodeAt(0) + 2 : 0;
-    }
+    if (f !== undefined && width === 1 && kf === 0) noteFold(known, cp, f);
     if (f !== undefined && (width !== 1 || f.length !== 1)) identity = false;
     const units = f === undefined ? 1 : f.length;
     for (let j = 0; j < units; j++) {
@@ -590,6 +588,14 @@ function putCodePoint(out: Uint8Array, k: number, cp: number): number {
 function foldOf(cp: number): string {
   if (isSpace(cp)) return cp === 0x2028 || cp === 0x2029 || cp === 0x85 ? "\n" : " ";
   return isInvisible(cp) ? "" : foldCodePoint(cp);
+}
+
+/**
+ * Notes in `known` (see `bmpFolds`) that BMP code point `cp` (no surrogate) folds to `f` (`foldOf`), where that is
+ * one unit or none: the next time, both folds read the table instead of working it out.
+ */
+function noteFold(known: Uint16Array, cp: number, f: string): void {
+  if (f.length <= 1) known[cp] = f.length === 0 ? 1 : f.charCodeAt(0) < 0xFFFE ? f.charCodeAt(0) + 2 : 0;
 }
 
 /**
@@ -946,13 +952,8 @@ function foldFull(text: string, reuse: boolean): Folded {
         width = 2;
       }
     }
-    let f: string;
-    if (isSpace(cp)) f = cp === 0x2028 || cp === 0x2029 || cp === 0x85 ? "\n" : " ";
-    else if (isInvisible(cp)) f = "";
-    else f = foldCodePoint(cp);
-    if (width === 1 && (cp < 0xD800 || cp > 0xDFFF) && f.length <= 1) {
-      known[cp] = f.length === 0 ? 1 : f.charCodeAt(0) < 0xFFFE ? f.charCodeAt(0) + 2 : 0;
-    }
+    const f = foldOf(cp);
+    if (width === 1 && (cp < 0xD800 || cp > 0xDFFF)) noteFold(known, cp, f);
     if (m + f.length > cap) {
       cap = cap * 2 + f.length;
       [units, s1, e1] = grow(units, s1, e1, cap);
