@@ -62,11 +62,11 @@ export function utf8Of(t: string): Uint8Array {
   return byteBuffer!.subarray(0, utf8Written);
 }
 
-/** The code units of UTF-16 each byte of UTF-8 ends: none for a continuation byte, two for a pair's first byte. */
-export const UNITS_OF_BYTE: Uint8Array = Uint8Array.from(
-  { length: 256 },
-  (_, b) => b < 0x80 ? 1 : b < 0xc0 ? 0 : b < 0xf0 ? 1 : 2,
-);
+/**
+ * The code units of UTF-16 each byte of UTF-8 ends: none for a continuation byte, two for a pair's first byte.
+ * Made by native fills: `Uint8Array.from` with a function cost Bun half a millisecond at import.
+ */
+export const UNITS_OF_BYTE: Uint8Array = new Uint8Array(256).fill(1).fill(0, 0x80, 0xc0).fill(2, 0xf0);
 
 /**
  * The kept byte buffer, at least `n` long (at most `KEPT_BYTES`), for a caller that writes a text's bytes itself
