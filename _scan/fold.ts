@@ -856,8 +856,7 @@ class LazyFolded implements Folded {
     } else if (this.#runs !== undefined) {
       // Pass 1's maps in buffers of their own (a pass-1 set where `reuse` lets it), then pass 2's from them.
       const m = this.#passOne;
-      let [u, s1, e1] = passOneBuffers(m, this.#reuse);
-      if (u.length < m) [u, s1, e1] = grow(EMPTY_U16, EMPTY_I32, EMPTY_I32, m);
+      const [, s1, e1] = passOneBuffersOf(m, this.#reuse);
       sparseMaps(this.#original, this.#runs, s1, e1);
       joinedMaps(this.#joins!, s1, e1, m, starts, ends);
     } else {
@@ -983,6 +982,15 @@ function passOneBuffers(cap: number, reuse: boolean): [Uint16Array, Int32Array, 
 }
 
 /**
+ * `passOneBuffers` of at least `n` units, for a caller that writes all of them at once (not a loop that grows
+ * them as it goes, as `foldFull` does): the kept ones where they are long enough, else new ones.
+ */
+function passOneBuffersOf(n: number, reuse: boolean): [Uint16Array, Int32Array, Int32Array] {
+  const buffers = passOneBuffers(n, reuse);
+  return buffers[0].length < n ? grow(EMPTY_U16, EMPTY_I32, EMPTY_I32, n) : buffers;
+}
+
+/**
  * Pass 1 of `foldFull` from index `i` of `text` while each unit folds to one unit it knows (ASCII, or see
  * `bmpFolds`), up to `stop`: writes the units alone from `units[m]` on, and returns the index it stopped at. Unit
  * `i + d` is then folded unit `m + d`, whose maps `stretchMaps` writes after: two stores a unit fewer in the loop,
@@ -1038,8 +1046,7 @@ function stretchMaps(
  */
 function foldFullAscii(text: string, reuse: boolean, lower: string): Folded {
   const n = text.length;
-  let [units, s1, e1] = passOneBuffers(n, reuse);
-  if (units.length < n) [units, s1, e1] = grow(EMPTY_U16, EMPTY_I32, EMPTY_I32, n);
+  const [units, s1, e1] = passOneBuffersOf(n, reuse);
   units.set(asciiBytes(lower)!.subarray(0, n));
   const at = iotaTo(n);
   s1.set(at.subarray(0, n));
