@@ -32,12 +32,19 @@ const IN_WORD = 1;
  */
 const UNBUILT = -0x80000000;
 
-/** The trie of a set of leads: per node its children by class, its depth, and the rules whose lead ends there. */
+/**
+ * The trie of a set of leads: `children[node * width + class]` (0 for none; the root is node 0, `nodes` in all),
+ * and per node its depth and the rules whose lead ends there.
+ */
 interface Trie {
-  children: Map<number, number>[];
+  children: Int32Array;
+  nodes: number;
   depth: number[];
   ends: number[][];
 }
+
+/** The `ends` of a node where no lead ends: shared, never written (a node's first lead gets an array of its own). */
+const NO_ENDS: number[] = [];
 
 /**
  * What `LeadFinder.find` found: `of(r)` is rule `r`'s starts, ascending, or undefined for a rule with none;
@@ -96,9 +103,8 @@ export class LeadFinder {
     this.#classify();
     const width = this.#letterClass.length;
     this.#shift = Math.max(1, Math.ceil(Math.log2(width)));
-    const trie = this.#trieOf();
-    this.#children = new Int32Array(trie.children.length * width);
-    trie.children.forEach((map, node) => map.forEach((to, c) => this.#children[node * width + c] = to));
+    const trie = this.#trieOf(width);
+    this.#children = trie.children.slice(0, trie.nodes * width);
     this.#depth = trie.depth;
     this.#ends = trie.ends;
     this.#state(true, []);
@@ -124,28 +130,35 @@ export class LeadFinder {
     }
   }
 
-  /** The trie of the leads, over classes. */
-  #trieOf(): Trie {
-    const trie: Trie = { children: [new Map()], depth: [0], ends: [[]] };
-    this.rules.forEach((rule, r) => {
-      for (const lead of rule.leads!) {
+  /**
+   * The trie of the leads, over classes (`width` of them). Its table is filled in place, in one array sized for
+   * the worst case (a node per character of every lead): this runs on a scanner's first use, in the
+   * interpreter, where a map per node cost more than the rest of the build.
+   */
+  #trieOf(width: number): Trie {
+    let most = 1;
+    for (const rule of this.rules) for (const lead of rule.leads!) most += lead.length;
+    const children = new Int32Array(most * width);
+    const depth = [0];
+    const ends = [NO_ENDS];
+    let nodes = 1;
+    for (let r = 0; r < this.rules.length; r++) {
+      for (const lead of this.rules[r].leads!) {
         let node = 0;
         for (let i = 0; i < lead.length; i++) {
-          const c = this.#classes[lead.charCodeAt(i)];
-          let child = trie.children[node].get(c);
-          if (child === undefined) {
-            child = trie.children.length;
-            trie.children.push(new Map());
-            trie.depth.push(i + 1);
-            trie.ends.push([]);
-            trie.children[node].set(c, child);
+          const at = node * width + this.#classes[lead.charCodeAt(i)];
+          if (children[at] === 0) {
+            children[at] = nodes++;
+            depth.push(i + 1);
+            ends.push(NO_ENDS);
           }
-          node = child;
+          node = children[at];
         }
-        if (!trie.ends[node].includes(r)) trie.ends[node].push(r);
+        if (ends[node] === NO_ENDS) ends[node] = [r];
+        else if (!ends[node].includes(r)) ends[node].push(r);
       }
-    });
-    return trie;
+    }
+    return { children, nodes, depth, ends };
   }
 
   /**

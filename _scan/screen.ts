@@ -419,6 +419,17 @@ export class RuleScreen {
 
   /** Enters a lead under the key of its first three characters, or each key they begin when it has fewer. */
   #addLead(lead: string, bit: number): void {
+    if (lead.length >= 3) {
+      // (nearly every lead; built on a scanner's first use, in the interpreter: no arrays to make)
+      this.#addProbe(
+        this.#leads,
+        leadKey(lead.charCodeAt(0), lead.charCodeAt(1), lead.charCodeAt(2)),
+        lead,
+        0,
+        bit,
+      );
+      return;
+    }
     const [c0, c1, c2] = [0, 1, 2].map((j) => lead.charCodeAt(j));
     const units = (c: number) => Number.isNaN(c) ? Array.from({ length: LEAD_MASK + 1 }, (_, u) => u) : [c];
     for (const u0 of units(c0)) {
@@ -439,11 +450,18 @@ export class RuleScreen {
 
   /** Adds `bit` to the probe for `s` under `key`. */
   #addProbe(table: Map<number, Probe[]>, key: number, s: string, at: number, bit: number): void {
-    const probes = table.get(key) ?? [];
-    const same = probes.find((p) => p.text === s && p.at === at);
-    if (same) same.rules |= bit;
-    else probes.push({ text: s, at, rules: bit });
-    table.set(key, probes);
+    const probes = table.get(key);
+    if (probes === undefined) {
+      table.set(key, [{ text: s, at, rules: bit }]);
+      return;
+    }
+    for (const p of probes) {
+      if (p.text === s && p.at === at) {
+        p.rules |= bit;
+        return;
+      }
+    }
+    probes.push({ text: s, at, rules: bit });
   }
 
   /**

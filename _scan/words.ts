@@ -148,46 +148,57 @@ export class WordSet {
       }
     }
     const shift = this.#shift = Math.max(1, Math.ceil(Math.log2(width)));
-    const goto: Map<number, number>[] = [new Map()];
-    const ends: number[] = [0];
-    for (const [k, w] of words.entries()) {
+    // The trie in flat tables sized for the worst case (a state per character), each state's children in a
+    // list: this runs on a scanner's first use, in the interpreter, where a map per state cost most of the build.
+    let most = 1;
+    for (const w of words) most += w.length;
+    const trie = new Int32Array(most << shift);
+    const firstChild = new Int32Array(most);
+    const sibling = new Int32Array(most);
+    const classOf = new Int32Array(most);
+    const ends = new Int32Array(most);
+    let states = 1;
+    for (let k = 0; k < words.length; k++) {
+      const w = words[k];
       let s = 0;
       for (let i = 0; i < w.length; i++) {
         const c = this.#classes[w.charCodeAt(i)];
-        let t = goto[s].get(c);
-        if (t === undefined) {
-          t = goto.length;
-          goto.push(new Map());
-          ends.push(0);
-          goto[s].set(c, t);
+        let t = trie[(s << shift) | c];
+        if (t === 0) {
+          t = states++;
+          trie[(s << shift) | c] = t;
+          classOf[t] = c;
+          sibling[t] = firstChild[s];
+          firstChild[s] = t;
         }
         s = t;
       }
       ends[s] |= bits?.[k] ?? 1;
     }
-    // Breadth first, each state's row is its trie children over its failure state's row.
-    const next = goto.length < 0x10000
-      ? new Uint16Array(goto.length << shift)
-      : new Int32Array(goto.length << shift);
-    const fail = new Int32Array(goto.length);
-    const queue: number[] = [];
-    for (const [c, t] of goto[0]) {
-      next[c] = t;
-      queue.push(t);
+    // Breadth first, each state's row is its trie children over its failure state's row (any order within a
+    // depth will do: a failure state is always shallower, so its row is complete).
+    const next = states < 0x10000 ? new Uint16Array(states << shift) : new Int32Array(states << shift);
+    const fail = new Int32Array(states);
+    const queue = new Int32Array(states);
+    let queued = 0;
+    for (let t = firstChild[0]; t !== 0; t = sibling[t]) {
+      next[classOf[t]] = t;
+      queue[queued++] = t;
     }
-    for (let q = 0; q < queue.length; q++) {
+    for (let q = 0; q < queued; q++) {
       const s = queue[q];
       const f = fail[s];
       ends[s] |= ends[f];
       next.copyWithin(s << shift, f << shift, (f + 1) << shift);
-      for (const [c, t] of goto[s]) {
+      for (let t = firstChild[s]; t !== 0; t = sibling[t]) {
+        const c = classOf[t];
         fail[t] = next[(f << shift) | c];
         next[(s << shift) | c] = t;
-        queue.push(t);
+        queue[queued++] = t;
       }
     }
     this.#next = next;
-    this.#accepts = Int32Array.from(ends);
+    this.#accepts = ends.slice(0, states);
     this.tables = { classes: this.#classes, shift, next, accepts: this.#accepts };
   }
 
