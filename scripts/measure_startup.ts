@@ -5,6 +5,8 @@
  *   script that only imports it, run by `deno run -A --cached-only` and by `bun run`, against a bare script
  *   with no import on the same runtime with the same flags. Reported as the median in ms and the median
  *   over bare. Deno runs without type-checking (the `deno run` default), as a user's program would.
+ * - **Start to first answer**: `scan()` and `validate()`, the same for a script that imports scan.ts or
+ *   validate.ts and makes the first call (see `FIRST_USE`): what a one-shot command pays beyond the import.
  * - **Compiled `--version`** (`--compiled`): `toolguard --version` built with `bun build --compile` (plain,
  *   `--minify`, `--bytecode`, `--minify --bytecode`) against a compiled one-line `console.log` built the
  *   same way, reported as a ratio.
@@ -18,7 +20,7 @@
  * interleaved rounds, e.g. the commit before a change: `git archive BASE | tar -x -C /tmp/base`, link its
  * `node_modules`, then `--root /tmp/base --root .`.
  *
- * Usage: `deno run -A scripts/measure_startup.ts [--runs 20] [--runtime deno|bun|both] [--only mod,cli]
+ * Usage: `deno run -A scripts/measure_startup.ts [--runs 20] [--runtime deno|bun|both] [--only mod,cli,scan()]
  * [--root DIR ...] [--compiled] [--no-imports] [--no-bun]`
  *
  * @module
@@ -118,7 +120,27 @@ function faces(root: string): string[] {
   return Object.values(config.exports).map((p) => p.replace(/^\.\//, "").replace(/\.ts$/, ""));
 }
 
-/** Writes the import-only scripts for each checkout and returns the cases for the runtimes asked for. */
+/**
+ * Start to first answer: a face imported and its main call made once, on a short text or call that gives
+ * nothing to find, as a one-shot command does. The first call builds what the face compiles on first use
+ * (the scanner's tables for a context; a tool's validator), which importing does not.
+ */
+const FIRST_USE: Record<string, string> = {
+  "scan()": `import { scan } from FACE;
+if (scan("Berlin weather tomorrow").blocked) throw new Error("scan() blocked a plain text");
+`,
+  "validate()": `import { createValidator } from FACE;
+const parameters = { type: "object", properties: { city: { type: "string" } }, required: ["city"] };
+const validator = createValidator([{ type: "function", function: { name: "weather", parameters } }]);
+const call = { id: "call_1", type: "function", function: { name: "weather", arguments: '{"city":"Oslo"}' } };
+if (!validator.validate([call]).allowed) throw new Error("validate() refused a valid call");
+`,
+};
+
+/**
+ * Writes the import-only scripts (and the first-use ones, see `FIRST_USE`) for each checkout and returns the
+ * cases for the runtimes asked for.
+ */
 async function importCases(
   dir: string,
   roots: readonly string[],
@@ -131,6 +153,12 @@ async function importCases(
     const modules = faces(root).filter((m) => only.length === 0 || only.includes(m));
     for (const m of modules) {
       writeFileSync(join(dir, `import_${r}_${m}.ts`), `import ${JSON.stringify(join(root, `${m}.ts`))};\n`);
+    }
+    for (const [name, source] of Object.entries(FIRST_USE)) {
+      if (only.length > 0 && !only.includes(name)) continue;
+      const face = JSON.stringify(join(root, `${name.slice(0, -2)}.ts`));
+      writeFileSync(join(dir, `import_${r}_${name}.ts`), source.replace("FACE", face));
+      modules.push(name);
     }
     const config = join(root, "deno.json");
     const label = roots.length > 1 ? ` ${root}` : "";
