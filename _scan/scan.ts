@@ -191,6 +191,11 @@ const QUICK_UP_TO = 512;
 
 /** The plan of each context, made on first use: importing the scanner builds nothing. */
 const PLANS = new Map<ScanContext, Plan>();
+/**
+ * The screen of each context, made on first use and before the rest of its plan: a short text the screen clears
+ * (most arguments, and most one-shot scans) needs nothing else, so its first scan builds only this.
+ */
+const SCREENS = new Map<ScanContext, RuleScreen>();
 
 /**
  * The plan of `context` when it is one of `SCAN_CONTEXTS`, else undefined. Only known contexts have plans (every
@@ -201,23 +206,45 @@ function knownPlan(context: ScanContext): Plan | undefined {
   return PLANS.get(context) ?? (SCAN_CONTEXTS.includes(context) ? planOf(context) : undefined);
 }
 
+/** The screen of `context` when it is one of `SCAN_CONTEXTS`, else undefined (as `knownPlan`). */
+function knownScreen(context: ScanContext): RuleScreen | undefined {
+  return SCREENS.get(context) ?? (SCAN_CONTEXTS.includes(context) ? screenOf(context) : undefined);
+}
+
+/** The rules of `context`: those over the original, the folded and the letters-only text. */
+function rulesIn(context: ScanContext): { raw: Rule[]; folded: Rule[]; squashed: Rule[] } {
+  const active = rules().filter((rule) => !rule.contexts || rule.contexts.includes(context));
+  return {
+    raw: active.filter((rule) => rule.raw),
+    folded: active.filter((rule) => !rule.raw && !rule.squashed),
+    squashed: active.filter((rule) => rule.squashed),
+  };
+}
+
+/** The screen for `context` (see `Plan.screen`). */
+function screenOf(context: ScanContext): RuleScreen {
+  const made = SCREENS.get(context);
+  if (made !== undefined) return made;
+  const { folded, squashed } = rulesIn(context);
+  const screen = new RuleScreen([...folded, ...squashed]);
+  SCREENS.set(context, screen);
+  return screen;
+}
+
 /** The plan for `context`. */
 function planOf(context: ScanContext): Plan {
   const made = PLANS.get(context);
   if (made !== undefined) return made;
-  const active = rules().filter((rule) => !rule.contexts || rule.contexts.includes(context));
-  const folded = active.filter((rule) => !rule.raw && !rule.squashed);
-  const squashed = active.filter((rule) => rule.squashed);
+  const { raw, folded, squashed } = rulesIn(context);
   const gateWords = gateWordsOf(folded);
   const gate = gateWords === null ? null : new RegExp(gateWords.map(escape).join("|"));
   const squashedGate = spreadGateOf(squashed);
   const leads = new LeadFinder(folded);
   const lists = listsOf(folded);
-  const screen = new RuleScreen([...folded, ...squashed]);
+  const screen = screenOf(context);
   const bitOf = (list: readonly Rule[]) => Int32Array.from(list, (rule) => screen.bits.get(rule)!);
   const foldedBit = bitOf(folded);
   const squashedBit = bitOf(squashed);
-  const raw = active.filter((rule) => rule.raw);
   const plan: Plan = {
     raw,
     rawGate: raw.every((rule) => rule.opens !== undefined)
@@ -421,7 +448,7 @@ export function findsIn(context: ScanContext): (text: string) => boolean {
   // The screen is called from here, not through `scannerIn` and `screened`: on Bun, each call between the
   // validator's string visitor and the screen costs measurably, and most strings stop at the screen.
   const options: ScanOptions = { context };
-  const screen = planOf(context).screen;
+  const screen = screenOf(context);
   return (text) => {
     const only = text.length > QUICK_UP_TO ? ALL_RULES : screen.candidates(text);
     return only !== 0 && scanInSegments(text, options, SEGMENT, only).blocked;
@@ -437,7 +464,7 @@ export function findsIn(context: ScanContext): (text: string) => boolean {
 export function scannerIn(context: ScanContext): (text: string) => ScanResult | null {
   const options: ScanOptions = { context };
   if (!SCAN_CONTEXTS.includes(context)) return (text) => scanInSegments(text, options, SEGMENT);
-  const screen = planOf(context).screen;
+  const screen = screenOf(context);
   return (text) => {
     const only = screened(screen, context, text);
     return only === 0 ? null : scanInSegments(text, options, SEGMENT, only);
@@ -451,7 +478,7 @@ export function scannerIn(context: ScanContext): (text: string) => ScanResult | 
  */
 export function clearsAlphabet(context: ScanContext, alphabet: string, maxLength: number): boolean {
   if (maxLength > QUICK_UP_TO || context === "cli_arg" || !SCAN_CONTEXTS.includes(context)) return false;
-  return planOf(context).screen.clears(alphabet, maxLength);
+  return screenOf(context).clears(alphabet, maxLength);
 }
 
 /**
@@ -463,8 +490,8 @@ export function clearsAlphabet(context: ScanContext, alphabet: string, maxLength
 function candidateRules(text: string, options: ScanOptions): RuleMask {
   if (typeof text !== "string") return ALL_RULES;
   const context = options.context ?? "tool_output";
-  const plan = knownPlan(context);
-  return plan === undefined ? ALL_RULES : screened(plan.screen, context, text);
+  const screen = knownScreen(context);
+  return screen === undefined ? ALL_RULES : screened(screen, context, text);
 }
 
 /**

@@ -267,22 +267,24 @@ export class RuleScreen {
   #singles = new Int32Array(1 << CLASS_BITS);
   #pairs = new Int32Array(PAIR_KEY + 1);
   /**
-   * Leads by the key (`leadKey`) of their first three characters, while building; a shorter lead under every
-   * key that its characters begin.
+   * Leads by the key (`leadKey`) of their first three characters, until they are laid out in the tables below
+   * (null since): a shorter lead under every key that its characters begin.
    */
-  #leads = new Map<number, Probe[]>();
+  #leads: Map<number, Probe[]> | null = new Map();
   /**
-   * The same as a table for `#leadsAt`: the leads under key `k` are `#leadText` and `#leadRules` from
-   * `#leadStart[k]` to `#leadStart[k + 1]` (a read per word start, not a look-up in a map).
+   * The same as a table for `#leadsAt`, laid out when a text first needs it (most texts a screen reads hold no
+   * anchor of a rule with leads, and a one-shot scan of such a text never does): the leads under key `k` are
+   * `#leadText` and `#leadRules` from `#leadStart[k]` to `#leadStart[k + 1]` (a read per word start, not a
+   * look-up in a map).
    */
-  #leadStart = new Int32Array(LEAD_KEYS + 1);
+  #leadStart = new Int32Array(0);
   #leadText: string[] = [];
   #leadRules = new Int32Array(0);
   /**
    * Per lead key, the rules of the leads under it. One read passes a word start that begins none: three units,
    * not two, as many leads share their first two ("re": reveal, remove, reset, ...) with common words.
    */
-  #leadRulesAt = new Int32Array(LEAD_KEYS);
+  #leadRulesAt = new Int32Array(0);
   /** Bit set over letters-only gram keys: the rarest gram of an anchor of a letters-only rule. */
   #letterGrams = new Int32Array(1 << (3 * LETTER_BITS - 5));
   /** The letters-only rules' anchors, checked in the letters when one of their grams occurs. */
@@ -328,19 +330,21 @@ export class RuleScreen {
     this.#gateLetters();
     this.#fillSingleEnds();
     this.#hashAnchors();
-    this.#tableLeads();
   }
 
-  /** Lays the leads out in the table that `#leadsAt` reads. */
-  #tableLeads(): void {
+  /** Lays the leads out in the tables that `#leadsIn` and `#leadsAt` read, and drops the map they came from. */
+  #tableLeads(leads: Map<number, Probe[]>): void {
     // Over the keys that hold leads, filling the ranges between them, not key by key over all LEAD_KEYS: this
     // runs on a scanner's first use, in the interpreter.
-    const keys = [...this.#leads.keys()].sort((a, b) => a - b);
+    this.#leads = null;
+    this.#leadStart = new Int32Array(LEAD_KEYS + 1);
+    this.#leadRulesAt = new Int32Array(LEAD_KEYS);
+    const keys = [...leads.keys()].sort((a, b) => a - b);
     const all: Probe[] = [];
     let last = 0;
     for (const key of keys) {
       this.#leadStart.fill(all.length, last + 1, key + 1);
-      const probes = this.#leads.get(key)!;
+      const probes = leads.get(key)!;
       let rules = 0;
       for (const p of probes) {
         all.push(p);
@@ -419,10 +423,12 @@ export class RuleScreen {
 
   /** Enters a lead under the key of its first three characters, or each key they begin when it has fewer. */
   #addLead(lead: string, bit: number): void {
+    // (the map stays until a text first needs the lead tables, which is after the constructor)
+    const leads = this.#leads!;
     if (lead.length >= 3) {
       // (nearly every lead; built on a scanner's first use, in the interpreter: no arrays to make)
       this.#addProbe(
-        this.#leads,
+        leads,
         leadKey(lead.charCodeAt(0), lead.charCodeAt(1), lead.charCodeAt(2)),
         lead,
         0,
@@ -434,7 +440,7 @@ export class RuleScreen {
     const units = (c: number) => Number.isNaN(c) ? Array.from({ length: LEAD_MASK + 1 }, (_, u) => u) : [c];
     for (const u0 of units(c0)) {
       for (const u1 of units(c1)) {
-        for (const u2 of units(c2)) this.#addProbe(this.#leads, leadKey(u0, u1, u2), lead, 0, bit);
+        for (const u2 of units(c2)) this.#addProbe(leads, leadKey(u0, u1, u2), lead, 0, bit);
       }
     }
   }
@@ -700,6 +706,7 @@ export class RuleScreen {
    * next, then tries each only there, not with a pass of its own over the text.
    */
   #leadsIn(text: string, wanted: number): number {
+    if (this.#leads !== null) this.#tableLeads(this.#leads);
     const leadRulesAt = this.#leadRulesAt;
     const n = text.length;
     let rules = 0;
