@@ -526,6 +526,96 @@ export function scanInSegments(
   if (plan === undefined) {
     throw new TypeError(`scan(): unknown context "${context}"; use one of ${SCAN_CONTEXTS.join(", ")}`);
   }
+  const cuts = text.length > 2 * segment ? forcedCuts(text, segment) : NO_CUTS;
+  return resultOf(
+    cuts.length === 0
+      ? findingsIn(text, plan, options, segment, only)
+      : findingsInPieces(text, cuts, plan, options, segment),
+  );
+}
+
+/** No forced cuts. */
+const NO_CUTS: readonly number[] = [];
+
+/**
+ * A stretch without a neutral cut is cut once it is this many segments long (or `MIN_UNCUT` characters): a
+ * piece with its overlap then folds within the fold's scratch buffers (`SCRATCH_UNITS`), reused from piece to
+ * piece, so the pieces leave no buffers behind for the collector.
+ */
+const UNCUT_SEGMENTS = 3;
+const MIN_UNCUT = 1 << 17;
+
+/**
+ * Where a text must be cut although no neutral cut is there (see segments.ts): wherever a stretch without one
+ * reaches `UNCUT_SEGMENTS` segments. A text with a neutral cut now and then (prose, code, data) has none and is
+ * read in windows as one text. A long stretch without one (letter spacing, invisible characters between the
+ * letters, spaced-out accented letters: text made to get past a scanner, or degenerate data) would be one
+ * window as long as itself, and the fold of such text with its maps takes about 13 bytes a character (50 MB of
+ * letter spacing grew memory by 865 MiB). Never inside a surrogate pair.
+ */
+export function forcedCuts(text: string, segment: number): number[] {
+  const most = Math.max(UNCUT_SEGMENTS * segment, MIN_UNCUT);
+  const cuts: number[] = [];
+  const n = text.length;
+  let at = 0;
+  while (n - at > most) {
+    const limit = at + most;
+    const q = cutAtOrAfter(text, at + segment, limit);
+    if (q < limit) {
+      at = q;
+      continue;
+    }
+    const c = text.charCodeAt(limit);
+    at = c >= 0xDC00 && c <= 0xDFFF && (text.charCodeAt(limit - 1) & 0xFC00) === 0xD800 ? limit + 1 : limit;
+    cuts.push(at);
+  }
+  return cuts;
+}
+
+/**
+ * Characters each piece of a text with forced cuts reads past its own part on either side: more than a bounded
+ * match and what its checks read, so a match that crosses a forced cut is read whole by the piece it starts in.
+ */
+const PIECE_OVERLAP = 4 * CONTEXT;
+
+/**
+ * The findings in `text` read piece by piece between its forced `cuts` (ascending), each piece with
+ * `PIECE_OVERLAP` characters on either side and keeping the findings that start in its own part: the same as
+ * a read of the whole text but for a match longer than the overlap across a cut, or one whose rule would have
+ * resumed after a match that started in the piece before. Memory then stays that of a piece whatever the text.
+ */
+function findingsInPieces(
+  text: string,
+  cuts: readonly number[],
+  plan: Plan,
+  options: ScanOptions,
+  segment: number,
+): ScanFinding[] {
+  const all: ScanFinding[] = [];
+  let from = 0;
+  for (const to of [...cuts, text.length]) {
+    const origin = Math.max(0, from - PIECE_OVERLAP);
+    const piece = text.slice(origin, Math.min(text.length, to + PIECE_OVERLAP));
+    for (const f of findingsIn(piece, plan, options, segment, ALL_RULES)) {
+      f.start += origin;
+      if (f.start < from || f.start >= to) continue;
+      f.end += origin;
+      all.push(f);
+    }
+    from = to;
+  }
+  return all;
+}
+
+/** The findings of the plan's rules in `text`, in any order (see `scanInSegments`). */
+function findingsIn(
+  text: string,
+  plan: Plan,
+  options: ScanOptions,
+  segment: number,
+  only: RuleMask,
+): ScanFinding[] {
+  const context = options.context ?? "tool_output";
   const maxExcerpt = options.maxExcerpt ?? 80;
   const wanted = options.categories ? new Set<ScanCategory>(options.categories) : null;
   const raw: ScanFinding[] = [];
@@ -564,7 +654,7 @@ export function scanInSegments(
 
   if (text.length > 2 * segment) runSegments(text, plan, wanted, add, { segment, ascii });
   else runWindow(wholeWindow(text, ascii, whole ?? undefined), text, plan, wanted, new Map(), 0, add, only);
-  return resultOf(raw);
+  return raw;
 }
 
 /** The result for the findings the rules reported, in any order. */

@@ -48,9 +48,10 @@ function isNeutral(text: string, q: number): boolean {
     isSolid(text.charCodeAt(q + 1));
 }
 
-/** The first neutral cut at or after `p`, or the text's length. */
-export function cutAtOrAfter(text: string, p: number): number {
-  for (let q = Math.max(p, 2); q + 1 < text.length; q++) if (isNeutral(text, q)) return q;
+/** The first neutral cut at or after `p` and before `limit`, or the text's length. */
+export function cutAtOrAfter(text: string, p: number, limit: number = text.length): number {
+  const stop = Math.min(limit, text.length - 1);
+  for (let q = Math.max(p, 2); q < stop; q++) if (isNeutral(text, q)) return q;
   return text.length;
 }
 

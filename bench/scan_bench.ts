@@ -5,7 +5,8 @@
  * the reported time per iteration converts to MB/s; run this file directly (`deno run -A bench/scan_bench.ts` or
  * `bun bench/scan_bench.ts`, optionally `--rounds N`, default 7) to print M chars/s for each case (medians of
  * interleaved rounds in CPU time), short-argument cost, and the memory a 50 MB scan takes (each measured in a
- * fresh process: RSS growth, peak-RSS growth and heap growth).
+ * fresh process: RSS growth, peak-RSS growth and heap growth; on prose, on every adversarial input in turn, and
+ * on letter spacing alone, which has no neutral cut).
  *
  * @module
  */
@@ -233,9 +234,19 @@ register([
   },
 ]);
 
-/** Fifty million characters: the prose, or every adversarial input in turn. */
-function memoryInput(kind: "prose" | "adversarial mix"): string {
-  const unit = kind === "prose" ? prose10mb : Object.values(adversarial).join("");
+/** What the memory is measured on, 50 M characters each. */
+type MemoryKind = "prose" | "adversarial mix" | "letter spacing";
+
+/**
+ * Fifty million characters: the prose; every adversarial input in turn; or letter spacing alone, a text with no
+ * neutral cut anywhere (see _scan/segments.ts), read in forced pieces rather than windows.
+ */
+function memoryInput(kind: MemoryKind): string {
+  const unit = kind === "prose"
+    ? prose10mb
+    : kind === "letter spacing"
+    ? adversarial["letter-spaced"]
+    : Object.values(adversarial).join("");
   return unit.repeat(Math.ceil(50_000_000 / unit.length)).slice(0, 50_000_000);
 }
 
@@ -246,7 +257,7 @@ const mib = (bytes: number) => (bytes / 1048576).toFixed(1);
  * Scans 50 M characters once in this process and prints how much RSS, peak RSS and heap grew. Run in a fresh
  * process (see `measureMemory`) so earlier cases leave nothing behind.
  */
-function memoryChild(kind: "prose" | "adversarial mix"): void {
+function memoryChild(kind: MemoryKind): void {
   const gc = globalThis as { gc?: () => void; Bun?: { gc: (full: boolean) => void } };
   const collect = () => gc.Bun ? gc.Bun.gc(true) : gc.gc?.();
   const text = memoryInput(kind);
@@ -273,7 +284,7 @@ function memoryChild(kind: "prose" | "adversarial mix"): void {
 }
 
 /** Runs `memoryChild` in a fresh process of the current runtime. */
-function measureMemory(kind: "prose" | "adversarial mix"): void {
+function measureMemory(kind: MemoryKind): void {
   const file = fileURLToPath(import.meta.url);
   const isBun = typeof (globalThis as { Bun?: unknown }).Bun !== "undefined";
   const args = isBun
@@ -312,7 +323,7 @@ if (import.meta.main) {
   const memoryArg = process.argv.indexOf("--memory");
   const roundsArg = process.argv.indexOf("--rounds");
   if (memoryArg >= 0) {
-    memoryChild(process.argv[memoryArg + 1] as "prose" | "adversarial mix");
+    memoryChild(process.argv[memoryArg + 1] as MemoryKind);
   } else {
     const rounds = roundsArg >= 0 ? Number(process.argv[roundsArg + 1]) : 7;
     if (!Number.isInteger(rounds) || rounds < 1) {
@@ -383,6 +394,7 @@ if (import.meta.main) {
     );
     measureMemory("prose");
     measureMemory("adversarial mix");
+    measureMemory("letter spacing");
     console.log(`load average: ${loadavg().map((x) => x.toFixed(2)).join(" ")}`);
   }
 }
