@@ -1391,6 +1391,19 @@ export function mapSpan(f: Folded, start: number, end: number): [number, number]
  */
 export function isSolid(c: number): boolean {
   if (c < 0x80) return (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a) || (c >= 0x30 && c <= 0x39);
+  // The search for a cut asks of every unit of a long text: each unit beyond ASCII is worked out once.
+  const known = solidUnits ??= new Uint8Array(0x10000);
+  if (known[c] === 0) known[c] = solidBeyondAscii(c) ? SOLID : NOT_SOLID;
+  return known[c] === SOLID;
+}
+
+/** `isSolid` of each code unit beyond ASCII as far as worked out: 0 not yet, else `SOLID` or `NOT_SOLID`. */
+let solidUnits: Uint8Array | undefined;
+const SOLID = 1;
+const NOT_SOLID = 2;
+
+/** `isSolid` of a code unit beyond ASCII. */
+function solidBeyondAscii(c: number): boolean {
   if ((c >= 0xD800 && c <= 0xDFFF) || isSpace(c) || isInvisible(c)) return false;
   const f = foldCodePoint(c);
   if (f.length === 0) return false;

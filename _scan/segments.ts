@@ -42,22 +42,28 @@ export interface Window {
   readonly last: boolean;
 }
 
-/** True when `q` is a neutral cut: two solid code units on each side. */
-function isNeutral(text: string, q: number): boolean {
-  return isSolid(text.charCodeAt(q - 2)) && isSolid(text.charCodeAt(q - 1)) && isSolid(text.charCodeAt(q)) &&
-    isSolid(text.charCodeAt(q + 1));
-}
-
-/** The first neutral cut at or after `p` and before `limit`, or the text's length. */
+/**
+ * The first neutral cut at or after `p` and before `limit`, or the text's length. One read of each unit: a run
+ * of four solid ones holds a cut between its second and third (text with no cut, as letter spacing, is read to
+ * the limit, and a test per position read most units four times).
+ */
 export function cutAtOrAfter(text: string, p: number, limit: number = text.length): number {
-  const stop = Math.min(limit, text.length - 1);
-  for (let q = Math.max(p, 2); q < stop; q++) if (isNeutral(text, q)) return q;
+  const last = Math.min(limit, text.length - 1);
+  let run = 0;
+  for (let i = Math.max(p, 2) - 2; i <= last; i++) {
+    if (!isSolid(text.charCodeAt(i))) run = 0;
+    else if (++run === 4) return i - 1;
+  }
   return text.length;
 }
 
-/** The last neutral cut at or before `p`, or 0. */
+/** The last neutral cut at or before `p`, or 0 (read as `cutAtOrAfter`, backwards). */
 export function cutAtOrBefore(text: string, p: number): number {
-  for (let q = Math.min(p, text.length - 2); q >= 2; q--) if (isNeutral(text, q)) return q;
+  let run = 0;
+  for (let i = Math.min(p, text.length - 2) + 1; i >= 0; i--) {
+    if (!isSolid(text.charCodeAt(i))) run = 0;
+    else if (++run === 4) return i + 2;
+  }
   return 0;
 }
 

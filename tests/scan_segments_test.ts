@@ -193,6 +193,24 @@ test("scanInSegments: the dev texts, joined and read in short segments, give the
   for (const segment of [7000, 50_000]) sameAsWhole(joined, segment, "dev texts");
 });
 
+test("cutAtOrAfter, cutAtOrBefore: a cut has two solid units on each side; the nearest one, within the limit", () => {
+  const text = "a bcde f\u200Bghij k"; // 15 units, the invisible one at 8
+  // solid runs: "bcde" (2-5), "ghij" (9-12): cuts at 4 and 11 only
+  assert.equal(cutAtOrAfter(text, 0), 4);
+  assert.equal(cutAtOrAfter(text, 4), 4);
+  assert.equal(cutAtOrAfter(text, 5), 11);
+  assert.equal(cutAtOrAfter(text, 5, 11), text.length); // before the limit, or none
+  assert.equal(cutAtOrAfter(text, 5, 12), 11);
+  assert.equal(cutAtOrAfter(text, 12), text.length);
+  assert.equal(cutAtOrBefore(text, 18), 11);
+  assert.equal(cutAtOrBefore(text, 10), 4);
+  assert.equal(cutAtOrBefore(text, 4), 4);
+  assert.equal(cutAtOrBefore(text, 3), 0);
+  // "é" folds to a letter (solid); a lone surrogate and an invisible character do not
+  assert.equal(cutAtOrAfter("x éééé", 0), 4);
+  assert.equal(cutAtOrAfter("ab\uD800cd\u200Bef", 0), 8);
+});
+
 test("cutAtOrAfter: folding either side of a cut separately gives the fold of the whole", {
   skip: devData.skip,
 }, () => {
