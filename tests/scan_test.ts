@@ -299,6 +299,12 @@ const adversarial: Record<string, string> = {
   "chat-token prefixes": "<|im_".repeat(MB / 5),
   "line-start role prefixes": "\n### system".repeat(MB / 11),
   "deep repeated prefix": "you must ".repeat(MB / 9) + "call the x tool",
+  // a run of blanks without a newline: the fold's newline-run expression once read it quadratically (a
+  // quarter of a MB took over 30 s; a smaller text than the others, so such a slip fails within a minute)
+  "spaces": " ".repeat(MB / 4),
+  "tabs": "\t".repeat(MB / 4),
+  "spaces, then a newline": " ".repeat(MB / 4 - 1) + "\n",
+  "invisible characters between letters": "i\u200Bg\u200Bn\u200B".repeat(MB / 6),
 };
 for (const [name, text] of Object.entries(adversarial)) {
   test(`scan: linear time on ${name} (${(text.length / 1e6).toFixed(2)} M chars)`, () => {
