@@ -591,45 +591,95 @@ function findingsInPieces(
   options: ScanOptions,
   segment: number,
 ): ScanFinding[] {
-  const all: ScanFinding[] = [];
+  const all = new Findings();
   let from = 0;
   for (const to of [...cuts, text.length]) {
     const origin = Math.max(0, from - PIECE_OVERLAP);
     const piece = text.slice(origin, Math.min(text.length, to + PIECE_OVERLAP));
-    for (const f of findingsIn(piece, plan, options, segment, ALL_RULES)) {
+    // Only its own part's findings count, also towards a rule's merged finding (which then starts in it).
+    for (const f of findingsIn(piece, plan, options, segment, ALL_RULES, from - origin, to - origin)) {
       f.start += origin;
-      if (f.start < from || f.start >= to) continue;
       f.end += origin;
-      all.push(f);
+      if (!all.merged(f.rule, f.start, f.end)) all.push(f);
     }
     from = to;
   }
-  return all;
+  return all.finish(text, options.maxExcerpt ?? 80);
 }
 
-/** The findings of the plan's rules in `text`, in any order (see `scanInSegments`). */
+/**
+ * A rule's findings in one text from this many on are merged into one, which spans them all: a text made of a
+ * payload pasted millions of times (a 50 MB tool output of bidirectional controls gave 16.7 million findings and
+ * grew memory by 1.5 GiB) keeps its memory bounded, and every match is still inside a finding (so `sanitise`
+ * still redacts all of them).
+ */
+const MERGED_FROM = 1000;
+
+/** The findings of one text as they come, each rule's in the order of their starts (see `MERGED_FROM`). */
+class Findings {
+  readonly #list: ScanFinding[] = [];
+  /** Findings so far, by rule. */
+  readonly #count = new Map<string, number>();
+  /** Per rule past `MERGED_FROM`, the finding the rest are merged into. */
+  readonly #tails = new Map<string, ScanFinding>();
+
+  /** True when a finding of `rule` at `start`–`end` went into the rule's merged finding: nothing to add. */
+  merged(rule: string, start: number, end: number): boolean {
+    const tail = this.#tails.get(rule);
+    if (tail === undefined) return false;
+    if (start < tail.start) tail.start = start;
+    if (end > tail.end) tail.end = end;
+    return true;
+  }
+
+  /** Adds a finding its rule's merged finding did not take; the rule's `MERGED_FROM`th becomes that one. */
+  push(f: ScanFinding): void {
+    const n = (this.#count.get(f.rule) ?? 0) + 1;
+    this.#count.set(f.rule, n);
+    if (n === MERGED_FROM) this.#tails.set(f.rule, f);
+    this.#list.push(f);
+  }
+
+  /** The findings, each merged one with the excerpt of the span it came to cover. */
+  finish(text: string, maxExcerpt: number): ScanFinding[] {
+    for (const tail of this.#tails.values()) {
+      tail.excerpt = excerptOf(
+        text.slice(tail.start, Math.min(tail.end, tail.start + maxExcerpt + 1)),
+        maxExcerpt,
+      );
+    }
+    return this.#list;
+  }
+}
+
+/**
+ * The findings of the plan's rules in `text`, in any order (see `scanInSegments`); only those that start at or
+ * after `keepFrom` and before `keepTo` (a piece's own part, see `findingsInPieces`).
+ */
 function findingsIn(
   text: string,
   plan: Plan,
   options: ScanOptions,
   segment: number,
   only: RuleMask,
+  keepFrom = 0,
+  keepTo = Infinity,
 ): ScanFinding[] {
   const context = options.context ?? "tool_output";
   const maxExcerpt = options.maxExcerpt ?? 80;
   const wanted = options.categories ? new Set<ScanCategory>(options.categories) : null;
-  const raw: ScanFinding[] = [];
+  const found = new Findings();
   // Findings repeat where a payload is pasted many times: the last excerpt is reused where the same characters
   // stand, so the result holds one string for them rather than one per finding.
   let lastSpan = "";
   let lastExcerpt = "";
   const add = (category: ScanCategory, rule: string, start: number, end: number) => {
-    if (end <= start) return;
+    if (end <= start || start < keepFrom || start >= keepTo || found.merged(rule, start, end)) return;
     if (end - start !== lastSpan.length || !sameAt(text, start, lastSpan)) {
       lastSpan = text.slice(start, end);
       lastExcerpt = excerptOf(lastSpan, maxExcerpt);
     }
-    raw.push({ category, rule, start, end, excerpt: lastExcerpt });
+    found.push({ category, rule, start, end, excerpt: lastExcerpt });
   };
 
   if (context === "cli_arg" && (!wanted || wanted.has("option_injection")) && optionInjection(text)) {
@@ -654,7 +704,7 @@ function findingsIn(
 
   if (text.length > 2 * segment) runSegments(text, plan, wanted, add, { segment, ascii });
   else runWindow(wholeWindow(text, ascii, whole ?? undefined), text, plan, wanted, new Map(), 0, add, only);
-  return raw;
+  return found.finish(text, maxExcerpt);
 }
 
 /** The result for the findings the rules reported, in any order. */

@@ -2,6 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { scan } from "../scan.ts";
+import { scanInSegments } from "../_scan/scan.ts";
 import { fold, isAscii, mapSpan, sparseFold } from "../_scan/fold.ts";
 import { asciiBytes, utf8Of } from "../_scan/words.ts";
 import { imperativeStart, rules } from "../_scan/rules.ts";
@@ -319,6 +320,28 @@ for (const [name, text] of Object.entries(adversarial)) {
     assert.ok(ms < 10_000, `${name} took ${ms} ms`);
   });
 }
+
+test("scan: a rule's findings from the thousandth on are merged into one that covers every match", () => {
+  const payload = "\u202Ea\u202C"; // two bidirectional controls: two matches of hidden.bidi_control
+  const text = payload.repeat(5000);
+  const bidi = scan(text).findings.filter((f) => f.rule === "hidden.bidi_control");
+  assert.equal(bidi.length, 1000);
+  // the first 999 as they are (a control at the start, then a pair across each seam), the last from the
+  // thousandth to the end of the last match
+  assert.deepEqual([bidi[0].start, bidi[0].end], [0, 1]);
+  assert.ok(bidi.slice(1, 999).every((f, i) => f.start === 3 * i + 2 && f.end === 3 * i + 4));
+  assert.deepEqual([bidi[999].start, bidi[999].end], [2996, text.length]);
+  assert.ok(bidi[999].excerpt.startsWith("\\u{202C}\\u{202E}a") && bidi[999].excerpt.endsWith("…"));
+  // every control is inside a finding, so sanitise can still redact them all
+  for (let i = 0; i < text.length; i++) {
+    if (text[i] !== "a") assert.ok(bidi.some((f) => f.start <= i && i < f.end), `control at ${i}`);
+  }
+  // read in pieces (no neutral cut anywhere), the thousand are counted over the whole text, not per piece
+  const long = payload.repeat(200_000);
+  const whole = scanInSegments(long, {}, Infinity);
+  assert.deepEqual(scanInSegments(long, {}, 1000), whole);
+  assert.equal(whole.findings.length, 1000);
+});
 
 // ---------------------------------------------------------------------------------------------------------
 // scan: fast paths find exactly what the full path finds
