@@ -618,14 +618,16 @@ const MERGED_FROM = 1000;
 /** The findings of one text as they come, each rule's in the order of their starts (see `MERGED_FROM`). */
 class Findings {
   readonly #list: ScanFinding[] = [];
-  /** Findings so far, by rule. */
-  readonly #count = new Map<string, number>();
-  /** Per rule past `MERGED_FROM`, the finding the rest are merged into. */
-  readonly #tails = new Map<string, ScanFinding>();
+  /**
+   * Findings so far by rule, and per rule past `MERGED_FROM` the finding the rest are merged into: made when the
+   * list reaches `MERGED_FROM` (no rule can before), so a text with fewer findings, nearly every one, costs no map.
+   */
+  #count: Map<string, number> | null = null;
+  #tails: Map<string, ScanFinding> | null = null;
 
   /** True when a finding of `rule` at `start`–`end` went into the rule's merged finding: nothing to add. */
   merged(rule: string, start: number, end: number): boolean {
-    const tail = this.#tails.get(rule);
+    const tail = this.#tails?.get(rule);
     if (tail === undefined) return false;
     if (start < tail.start) tail.start = start;
     if (end > tail.end) tail.end = end;
@@ -634,15 +636,27 @@ class Findings {
 
   /** Adds a finding its rule's merged finding did not take; the rule's `MERGED_FROM`th becomes that one. */
   push(f: ScanFinding): void {
-    const n = (this.#count.get(f.rule) ?? 0) + 1;
-    this.#count.set(f.rule, n);
-    if (n === MERGED_FROM) this.#tails.set(f.rule, f);
     this.#list.push(f);
+    if (this.#list.length < MERGED_FROM) return;
+    if (this.#count !== null) {
+      this.#counted(f);
+      return;
+    }
+    this.#count = new Map();
+    this.#tails = new Map();
+    for (const g of this.#list) this.#counted(g);
+  }
+
+  /** Counts `f` for its rule. */
+  #counted(f: ScanFinding): void {
+    const n = (this.#count!.get(f.rule) ?? 0) + 1;
+    this.#count!.set(f.rule, n);
+    if (n === MERGED_FROM) this.#tails!.set(f.rule, f);
   }
 
   /** The findings, each merged one with the excerpt of the span it came to cover. */
   finish(text: string, maxExcerpt: number): ScanFinding[] {
-    for (const tail of this.#tails.values()) {
+    for (const tail of this.#tails?.values() ?? []) {
       tail.excerpt = excerptOf(
         text.slice(tail.start, Math.min(tail.end, tail.start + maxExcerpt + 1)),
         maxExcerpt,
