@@ -604,7 +604,17 @@ function findingsInPieces(
     }
     from = to;
   }
+  const option = optionFinding(text, options);
+  if (option !== null) all.push(option);
   return all.finish(text, options.maxExcerpt ?? 80);
+}
+
+/** The finding for a command-line argument a parser would read as an option (`cli_arg` only), or null. */
+function optionFinding(text: string, options: ScanOptions): ScanFinding | null {
+  if (options.context !== "cli_arg" || !optionInjection(text)) return null;
+  if (options.categories && !options.categories.includes("option_injection")) return null;
+  const excerpt = excerptOf(text, options.maxExcerpt ?? 80);
+  return { category: "option_injection", rule: "option.leading_dash", start: 0, end: text.length, excerpt };
 }
 
 /**
@@ -679,7 +689,6 @@ function findingsIn(
   keepFrom = 0,
   keepTo = Infinity,
 ): ScanFinding[] {
-  const context = options.context ?? "tool_output";
   const maxExcerpt = options.maxExcerpt ?? 80;
   const wanted = options.categories ? new Set<ScanCategory>(options.categories) : null;
   const found = new Findings();
@@ -696,9 +705,9 @@ function findingsIn(
     found.push({ category, rule, start, end, excerpt: lastExcerpt });
   };
 
-  if (context === "cli_arg" && (!wanted || wanted.has("option_injection")) && optionInjection(text)) {
-    add("option_injection", "option.leading_dash", 0, text.length);
-  }
+  // (a piece of a text read in pieces is no argument of its own: the caller judges the whole text)
+  const option = keepTo === Infinity ? optionFinding(text, options) : null;
+  if (option !== null) found.push(option);
 
   // Known once, for the raw rules and for every fold of the text or a window of it; a text read whole is folded
   // by the same pass that tells. A text the screen judged folds to its lower case.

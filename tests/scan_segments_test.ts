@@ -159,6 +159,15 @@ test("scanInSegments: a long stretch without neutral cuts is read in pieces, wit
   for (const a of at) assert.ok(findings.some((f) => f.start >= a - 20 && f.start < a + 60), `found at ${a}`);
 });
 
+test("scanInSegments: read in pieces, an argument that looks like an option is one finding over all of it", () => {
+  const text = "-" + "i g n o r e ".repeat(30_000);
+  assert.ok(forcedCuts(text, 1000).length >= 2);
+  const whole = scanInSegments(text, { context: "cli_arg" }, Infinity);
+  assert.deepEqual(scanInSegments(text, { context: "cli_arg" }, 1000), whole);
+  const option = whole.findings.filter((f) => f.rule === "option.leading_dash");
+  assert.deepEqual(option.map((f) => [f.start, f.end]), [[0, text.length]]);
+});
+
 const devData = sharedData("injection/dev", "the segment equivalence on the dev texts");
 const devTexts: string[] = [];
 if (!devData.skip) {
