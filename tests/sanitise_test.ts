@@ -104,6 +104,16 @@ test("sanitise: Ollama chat messages and OpenAI Responses function_call_output a
   assert.equal(r2.findings[0].path, "/input/0/output");
 });
 
+test("sanitise: a payload pasted thousands of times is redacted all through, past the merged thousandth finding", async () => {
+  const content = "Report: " + "\u202Ea\u202C".repeat(5000) + " end of report.";
+  const result = await sanitise({ messages: [{ role: "tool", content }] }, { onMatch: "sanitise" });
+  const redacted = (result.request as { messages: { content: string }[] }).messages[0].content;
+  assert.equal(result.findings.length, 1000);
+  assert.ok(!/[\u202A-\u202E]/.test(redacted), "a bidirectional control is left in the redacted text");
+  assert.ok(redacted.startsWith("Report: [removed by toolguard: hidden_text]a"));
+  assert.ok(redacted.endsWith("a[removed by toolguard: hidden_text] end of report."));
+});
+
 test("sanitise: message text in block mode, the copy is unchanged and the result is blocked", async () => {
   const request = { messages: [{ role: "tool", content: PAYLOAD }] };
   const r = await sanitise(request, { onMatch: "block" });
