@@ -534,6 +534,9 @@ export function scanInSegments(
   );
 }
 
+/** How long an excerpt is when `ScanOptions.maxExcerpt` does not say. */
+const EXCERPT_MOST = 80;
+
 /** No forced cuts. */
 const NO_CUTS: readonly number[] = [];
 
@@ -606,14 +609,14 @@ function findingsInPieces(
   }
   const option = optionFinding(text, options);
   if (option !== null) all.push(option);
-  return all.finish(text, options.maxExcerpt ?? 80);
+  return all.finish(text, options.maxExcerpt ?? EXCERPT_MOST);
 }
 
 /** The finding for a command-line argument a parser would read as an option (`cli_arg` only), or null. */
 function optionFinding(text: string, options: ScanOptions): ScanFinding | null {
   if (options.context !== "cli_arg" || !optionInjection(text)) return null;
   if (options.categories && !options.categories.includes("option_injection")) return null;
-  const excerpt = excerptOf(text, options.maxExcerpt ?? 80);
+  const excerpt = excerptOf(text, options.maxExcerpt ?? EXCERPT_MOST);
   return { category: "option_injection", rule: "option.leading_dash", start: 0, end: text.length, excerpt };
 }
 
@@ -689,7 +692,7 @@ function findingsIn(
   keepFrom = 0,
   keepTo = Infinity,
 ): ScanFinding[] {
-  const maxExcerpt = options.maxExcerpt ?? 80;
+  const maxExcerpt = options.maxExcerpt ?? EXCERPT_MOST;
   const wanted = options.categories ? new Set<ScanCategory>(options.categories) : null;
   const found = new Findings();
   // Findings repeat where a payload is pasted many times: the last excerpt is reused where the same characters

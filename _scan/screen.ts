@@ -425,22 +425,13 @@ export class RuleScreen {
   #addLead(lead: string, bit: number): void {
     // (the map stays until a text first needs the lead tables, which is after the constructor)
     const leads = this.#leads!;
-    if (lead.length >= 3) {
-      // (nearly every lead; built on a scanner's first use, in the interpreter: no arrays to make)
-      this.#addProbe(
-        leads,
-        leadKey(lead.charCodeAt(0), lead.charCodeAt(1), lead.charCodeAt(2)),
-        lead,
-        0,
-        bit,
-      );
-      return;
-    }
-    const [c0, c1, c2] = [0, 1, 2].map((j) => lead.charCodeAt(j));
-    const units = (c: number) => Number.isNaN(c) ? Array.from({ length: LEAD_MASK + 1 }, (_, u) => u) : [c];
-    for (const u0 of units(c0)) {
-      for (const u1 of units(c1)) {
-        for (const u2 of units(c2)) this.#addProbe(leads, leadKey(u0, u1, u2), lead, 0, bit);
+    // Each of the three places: the lead's unit, or every unit where it is shorter. Loops over ranges, no arrays:
+    // this runs on a scanner's first use, in the interpreter.
+    const low = (j: number) => j < lead.length ? lead.charCodeAt(j) : 0;
+    const high = (j: number) => j < lead.length ? lead.charCodeAt(j) : LEAD_MASK;
+    for (let u0 = low(0); u0 <= high(0); u0++) {
+      for (let u1 = low(1); u1 <= high(1); u1++) {
+        for (let u2 = low(2); u2 <= high(2); u2++) this.#addProbe(leads, leadKey(u0, u1, u2), lead, 0, bit);
       }
     }
   }
