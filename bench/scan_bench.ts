@@ -39,8 +39,14 @@ function fresh(text: string): string {
   return JSON.parse(JSON.stringify(text));
 }
 
-/** `unit` repeated to `SIZE` characters, as a string of its own (see `fresh`). */
-const fill = (unit: string) => fresh(unit.repeat(Math.ceil(SIZE / unit.length)).slice(0, SIZE));
+/**
+ * `unit` repeated to `SIZE` characters (one fewer where the last would be half a surrogate pair, which no
+ * decoder hands over), as a string of its own (see `fresh`).
+ */
+const fill = (unit: string) => {
+  const text = unit.repeat(Math.ceil(SIZE / unit.length));
+  return fresh(text.slice(0, (text.charCodeAt(SIZE - 1) & 0xFC00) === 0xD800 ? SIZE - 1 : SIZE));
+};
 /** Inputs that defeat naive rules: near-matches, repeated prefixes, unclosed brackets, hidden characters. */
 export const adversarial: Record<string, string> = {
   "near-miss override": fill("ignore all previous "),
@@ -50,6 +56,10 @@ export const adversarial: Record<string, string> = {
   "homoglyph words": fill("іgnоrе аll рrеvіоus "),
   "zero-width": fill("\u200B"),
   "chat-token prefixes": fill("<|im_"),
+  // Two with no neutral cut anywhere (see _scan/segments.ts), read in forced pieces at 50 MB: a raw rule's match
+  // every eight characters, and surrogate pairs every three.
+  "bidi controls in words": fill("abc\u202Edef "),
+  "spaced emoji": fill("\u{1F389} "),
   "prose": fill("The quarterly report shows steady growth in all regions, with minor delays. "),
 };
 
@@ -235,18 +245,18 @@ register([
 ]);
 
 /** What the memory is measured on, 50 M characters each. */
-type MemoryKind = "prose" | "adversarial mix" | "letter spacing";
+type MemoryKind = "prose" | "adversarial mix" | "letter spacing" | "bidi controls in words" | "spaced emoji";
 
 /**
- * Fifty million characters: the prose; every adversarial input in turn; or letter spacing alone, a text with no
- * neutral cut anywhere (see _scan/segments.ts), read in forced pieces rather than windows.
+ * Fifty million characters: the prose; every adversarial input in turn; or one of the adversarial texts with no
+ * neutral cut anywhere (see _scan/segments.ts) alone, read in forced pieces rather than windows.
  */
 function memoryInput(kind: MemoryKind): string {
   const unit = kind === "prose"
     ? prose10mb
-    : kind === "letter spacing"
-    ? adversarial["letter-spaced"]
-    : Object.values(adversarial).join("");
+    : kind === "adversarial mix"
+    ? Object.values(adversarial).join("")
+    : adversarial[kind === "letter spacing" ? "letter-spaced" : kind];
   return unit.repeat(Math.ceil(50_000_000 / unit.length)).slice(0, 50_000_000);
 }
 
@@ -395,6 +405,8 @@ if (import.meta.main) {
     measureMemory("prose");
     measureMemory("adversarial mix");
     measureMemory("letter spacing");
+    measureMemory("bidi controls in words");
+    measureMemory("spaced emoji");
     console.log(`load average: ${loadavg().map((x) => x.toFixed(2)).join(" ")}`);
   }
 }

@@ -7,7 +7,7 @@
  * dev rows of about 40 K characters (the long-text path) in all contexts; the adversarial inputs of
  * `bench/scan_bench.ts` and its typographic and non-Latin prose cut to 64 KiB, in all contexts; the joined dev
  * rows, those two proses and the typographic one in paragraphs with double spaces in 4 KiB chunks; those three
- * with injections planted, in all contexts; and short edge cases. 11,413 results at the time of writing.
+ * with injections planted, in all contexts; and short edge cases. 11,421 results at the time of writing.
  *
  * Options: `--root DIR` dumps the scanner of another checkout instead (e.g. `git archive BASE | tar -x -C
  * /tmp/base`), so two trees can be compared from one copy of this script; `--out FILE` also writes one line per
