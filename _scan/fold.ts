@@ -949,6 +949,19 @@ function foldFull(text: string, reuse: boolean): Folded {
     if (c >= 0xD800 && c <= 0xDBFF && i + 1 < n) {
       const d = text.charCodeAt(i + 1);
       if (d >= 0xDC00 && d <= 0xDFFF) {
+        if (pairFoldsToItself(c, d)) {
+          if (m + 2 > cap) {
+            cap *= 2;
+            [units, s1, e1] = grow(units, s1, e1, cap);
+          }
+          units[m] = c;
+          units[m + 1] = d;
+          s1[m] = s1[m + 1] = i;
+          e1[m] = e1[m + 1] = i + 2;
+          m += 2;
+          i += 2;
+          continue;
+        }
         cp = ((c - 0xD800) << 10) + (d - 0xDC00) + 0x10000;
         width = 2;
       }
@@ -1079,6 +1092,26 @@ function iotaTo(n: number): Int32Array {
  * table read costs less than the space, invisible and fold tests.
  */
 let bmpFolds: Uint16Array | undefined;
+
+/**
+ * Whether the surrogate pair `high`, `low` folds to itself (`foldOf`), as most characters beyond the BMP do
+ * (emoji, CJK extensions): worked out once per pair and kept per high surrogate (see `pairFolds`), since emoji
+ * come by the thousand in chat and a table read costs less than the cached fold's lookup.
+ */
+function pairFoldsToItself(high: number, low: number): boolean {
+  const row = pairFolds[high - 0xD800] ??= new Uint8Array(0x400);
+  let known = row[low - 0xDC00];
+  if (known === 0) {
+    const cp = ((high - 0xD800) << 10) + (low - 0xDC00) + 0x10000;
+    known = row[low - 0xDC00] = foldOf(cp) === String.fromCharCode(high, low) ? SELF_FOLD : OTHER_FOLD;
+  }
+  return known === SELF_FOLD;
+}
+
+/** Per high surrogate, per low one: 0 not worked out yet, else `SELF_FOLD` or `OTHER_FOLD`. */
+const pairFolds: (Uint8Array | undefined)[] = [];
+const SELF_FOLD = 1;
+const OTHER_FOLD = 2;
 
 /**
  * Largest pass-1 buffers kept between calls (in code units): a window of the segmented scan fits, also most of
@@ -1337,7 +1370,8 @@ const DECODE_FROM = 256;
 
 /**
  * The first `k` code units as a string: one native decode for all but short texts (`fromCharCode` over a few
- * thousand units costs several times more), or chunks when lone surrogates are present.
+ * thousand units costs several times more); where lone surrogates are present, decodes between them, or
+ * chunks when they are many.
  */
 function unitsToString(out: Uint16Array, k: number): string {
   if (k > DECODE_FROM) {
@@ -1346,7 +1380,18 @@ function unitsToString(out: Uint16Array, k: number): string {
     try {
       return utf16().decode(out.subarray(0, k));
     } catch {
-      // Lone surrogates: decode would replace them, so build the string in chunks below.
+      // Lone surrogates, which decode would replace: most often one or two (a text cut inside a pair).
+      const lone = loneSurrogates(out, k);
+      if (lone.length <= k >> 10) {
+        const parts: string[] = [];
+        let from = 0;
+        for (const at of lone) {
+          parts.push(utf16().decode(out.subarray(from, at)), String.fromCharCode(out[at]));
+          from = at + 1;
+        }
+        parts.push(utf16().decode(out.subarray(from, k)));
+        return parts.join("");
+      }
     }
   }
   const parts: string[] = [];
@@ -1357,6 +1402,18 @@ function unitsToString(out: Uint16Array, k: number): string {
     );
   }
   return parts.join("");
+}
+
+/** Where the first `k` units hold a surrogate that is not half of a pair, as far as `k >> 10` and one more. */
+function loneSurrogates(units: Uint16Array, k: number): number[] {
+  const lone: number[] = [];
+  for (let i = 0; i < k && lone.length <= k >> 10; i++) {
+    const c = units[i];
+    if (c < 0xD800 || c > 0xDFFF) continue;
+    if (c <= 0xDBFF && i + 1 < k && (units[i + 1] & 0xFC00) === 0xDC00) i++;
+    else lone.push(i);
+  }
+  return lone;
 }
 
 function isWordUnit(c: number): boolean {

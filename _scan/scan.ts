@@ -541,35 +541,35 @@ const EXCERPT_MOST = 80;
 const NO_CUTS: readonly number[] = [];
 
 /**
- * A stretch without a neutral cut is cut once it is this many segments long (or `MIN_UNCUT` characters): a
- * piece with its overlap then folds within the fold's scratch buffers (`SCRATCH_UNITS`), reused from piece to
- * piece, so the pieces leave no buffers behind for the collector.
+ * A stretch without a neutral cut is cut where it reaches a segment less a window's context (or `MIN_UNCUT`
+ * characters). A window of the segmented read is a core of at most a segment and a stretch, with a context and
+ * a stretch on either side: at most four segments, which the fold's scratch buffers hold (`SCRATCH_UNITS`), so
+ * no window makes buffers of its own for the collector.
  */
-const UNCUT_SEGMENTS = 3;
 const MIN_UNCUT = 1 << 17;
 
 /**
  * Where a text must be cut although no neutral cut is there (see segments.ts): wherever a stretch without one
- * reaches `UNCUT_SEGMENTS` segments. A text with a neutral cut now and then (prose, code, data) has none and is
+ * reaches a segment (see `MIN_UNCUT`). A text with a neutral cut now and then (prose, code, data) has none and is
  * read in windows as one text. A long stretch without one (letter spacing, invisible characters between the
- * letters, spaced-out accented letters: text made to get past a scanner, or degenerate data) would be one
- * window as long as itself, and the fold of such text with its maps takes about 13 bytes a character (50 MB of
- * letter spacing grew memory by 865 MiB). Never inside a surrogate pair.
+ * letters, spaced-out accented letters or emoji: text made to get past a scanner, or degenerate data) would be
+ * one window as long as itself, and the fold of such text with its maps takes about 13 bytes a character (50 MB
+ * of letter spacing grew memory by 865 MiB). Never inside a surrogate pair.
  */
 export function forcedCuts(text: string, segment: number): number[] {
-  const most = Math.max(UNCUT_SEGMENTS * segment, MIN_UNCUT);
+  const most = Math.max(segment - CONTEXT, MIN_UNCUT);
   const cuts: number[] = [];
   const n = text.length;
   let at = 0;
   while (n - at > most) {
     const limit = at + most;
-    const q = cutAtOrAfter(text, at + segment, limit);
+    // A neutral cut in the second half will do: a stretch after it is looked at from there.
+    const q = cutAtOrAfter(text, at + (most >> 1), limit);
     if (q < limit) {
       at = q;
       continue;
     }
-    const c = text.charCodeAt(limit);
-    at = c >= 0xDC00 && c <= 0xDFFF && (text.charCodeAt(limit - 1) & 0xFC00) === 0xD800 ? limit + 1 : limit;
+    at = pairStart(text, limit);
     cuts.push(at);
   }
   return cuts;
@@ -597,8 +597,8 @@ function findingsInPieces(
   const all = new Findings();
   let from = 0;
   for (const to of [...cuts, text.length]) {
-    const origin = Math.max(0, from - PIECE_OVERLAP);
-    const piece = text.slice(origin, Math.min(text.length, to + PIECE_OVERLAP));
+    const origin = pairStart(text, Math.max(0, from - PIECE_OVERLAP));
+    const piece = text.slice(origin, pairStart(text, Math.min(text.length, to + PIECE_OVERLAP)));
     // Only its own part's findings count, also towards a rule's merged finding (which then starts in it).
     for (const f of findingsIn(piece, plan, options, segment, ALL_RULES, from - origin, to - origin)) {
       f.start += origin;
@@ -610,6 +610,17 @@ function findingsInPieces(
   const option = optionFinding(text, options);
   if (option !== null) all.push(option);
   return all.finish(text, options.maxExcerpt ?? EXCERPT_MOST);
+}
+
+/**
+ * `at`, or the index before it where `at` falls inside a surrogate pair: a piece cut there would start or end
+ * with half a character, and a fold holding a lone surrogate is built far more slowly (see fold.ts).
+ */
+function pairStart(text: string, at: number): number {
+  return at > 0 && at < text.length && (text.charCodeAt(at) & 0xFC00) === 0xDC00 &&
+      (text.charCodeAt(at - 1) & 0xFC00) === 0xD800
+    ? at - 1
+    : at;
 }
 
 /** The finding for a command-line argument a parser would read as an option (`cli_arg` only), or null. */
@@ -645,6 +656,11 @@ class Findings {
     if (start < tail.start) tail.start = start;
     if (end > tail.end) tail.end = end;
     return true;
+  }
+
+  /** True when `rule`'s findings from now on go into its merged finding. */
+  merging(rule: string): boolean {
+    return this.#tails?.has(rule) ?? false;
   }
 
   /** Adds a finding its rule's merged finding did not take; the rule's `MERGED_FROM`th becomes that one. */
@@ -724,13 +740,45 @@ function findingsIn(
     for (const rule of plan.raw) {
       if (wanted && !wanted.has(rule.category)) continue;
       rule.re.lastIndex = 0;
-      for (const m of text.matchAll(rule.re)) add(rule.category, rule.name, m.index, m.index + m[0].length);
+      for (const m of text.matchAll(rule.re)) {
+        const end = m.index + m[0].length;
+        add(rule.category, rule.name, m.index, end);
+        if (found.merging(rule.name)) {
+          const last = lastMatchEnd(rule.re, text, end, keepTo);
+          if (last > end) found.merged(rule.name, end, last);
+          break;
+        }
+      }
     }
   }
 
   if (text.length > 2 * segment) runSegments(text, plan, wanted, add, { segment, ascii });
   else runWindow(wholeWindow(text, ascii, whole ?? undefined), text, plan, wanted, new Map(), 0, add, only);
   return found.finish(text, maxExcerpt);
+}
+
+/**
+ * The end of the last match of the global `re` in `text` from index `from` on that starts before `before`, or
+ * -1 when none does: what the matches after a rule's merged finding (see `MERGED_FROM`) still tell. Read by
+ * `test`, which builds no match array: a text of a bidirectional control every few characters has millions of
+ * matches, whose arrays left Bun hundreds of MiB to collect. For expressions whose every match takes at least
+ * one character (the raw rules').
+ */
+function lastMatchEnd(re: RegExp, text: string, from: number, before: number): number {
+  let end = -1;
+  re.lastIndex = from;
+  for (let at = from; re.test(text); at = re.lastIndex) {
+    if (re.lastIndex > before) {
+      // This match may start before `before` or after: one match with its index tells.
+      re.lastIndex = at;
+      const m = re.exec(text);
+      if (m !== null && m.index < before) end = m.index + m[0].length;
+      break;
+    }
+    end = re.lastIndex;
+  }
+  re.lastIndex = 0;
+  return end;
 }
 
 /** The result for the findings the rules reported, in any order. */

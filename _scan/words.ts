@@ -8,8 +8,12 @@
 
 /** Texts from this long on are read as bytes (see `asciiBytes`). */
 export const BYTES_FROM = 256;
-/** The byte buffer `asciiBytes` keeps between calls (a window's text fits); longer texts get one of their own. */
-export const KEPT_BYTES = 1 << 20;
+/**
+ * The byte buffer `asciiBytes` and `utf8Of` keep between calls: the UTF-8 of a window or a forced piece of a
+ * long text (up to a million code units, three bytes each at most) fits, so reading one after another makes no
+ * garbage; longer texts get one of their own.
+ */
+export const KEPT_BYTES = 3 << 20;
 let byteBuffer: Uint8Array | undefined;
 let encoder: TextEncoder | undefined;
 /** The text whose bytes `byteBuffer` holds (the lead finder and the word sets read one window's text in turn). */

@@ -116,13 +116,31 @@ test("scanInSegments: texts without neutral cuts shorter than a forced cut's str
 
 test("forcedCuts: none in a text with a neutral cut now and then; a stretch without one is cut in bounded pieces", () => {
   assert.deepEqual(forcedCuts(fill(3_000_000), 1 << 18), []);
-  // letter spacing has no neutral cut: a cut every three segments, or every 128 Ki characters for short ones
+  // letter spacing has no neutral cut: a cut every segment less a context, or every 128 Ki characters for short
+  // segments
   const spaced = "i g n o r e ".repeat(200_000);
-  const cuts = forcedCuts(spaced, 1 << 18);
-  assert.ok(cuts.length >= 2);
-  const bounds = [0, ...cuts, spaced.length];
-  for (let k = 1; k < bounds.length; k++) assert.ok(bounds[k] - bounds[k - 1] <= 3 << 18, `piece ${k}`);
+  assert.deepEqual(forcedCuts(spaced, 1 << 18).slice(0, 2), [(1 << 18) - 4096, 2 * ((1 << 18) - 4096)]);
   assert.deepEqual(forcedCuts(spaced, 1000).slice(0, 2), [1 << 17, 2 << 17]);
+  // Between two cuts, neutral or forced, at most a segment less a context: a window of the segmented read (a
+  // core and a context on either side, each with such a stretch) then fits the fold's kept buffers. Stretches
+  // that start anywhere after a neutral cut, and ones too short to be cut.
+  const most = (1 << 18) - 4096;
+  const texts = [
+    spaced,
+    fill(most / 2 + 10) + spaced + fill(1000),
+    fill(most / 2 - 10) + spaced + fill(1000),
+    fill(300_000) + "i g n o r e ".repeat(most / 12 - 10) + fill(50) + "\u200B".repeat(most + 7) + fill(20),
+  ];
+  for (const text of texts) {
+    const cuts = forcedCuts(text, 1 << 18);
+    assert.ok(cuts.length > 0);
+    for (let last = 0, k = 0; last < text.length;) {
+      const next = Math.min(cutAtOrAfter(text, last + 1), cuts[k] ?? text.length);
+      assert.ok(next - last <= most, `a stretch of ${next - last} from ${last}`);
+      if (next === cuts[k]) k++;
+      last = next;
+    }
+  }
   // prose around the stretch: cuts only inside it
   const mixed = fill(500_000) + spaced + fill(500_000);
   const inside = forcedCuts(mixed, 1 << 16);
@@ -142,8 +160,8 @@ test("scanInSegments: a long stretch without neutral cuts is read in pieces, wit
   ];
   let text = "";
   const at: number[] = [];
-  // each payload before, across and after the first two forced cuts (at 150 000 and 300 000 characters)
-  for (const target of [140_000, 149_990, 160_000, 299_975, 310_000]) {
+  // each payload before, across and after the first two forced cuts (at 131 072 and 262 144 characters)
+  for (const target of [120_000, 131_060, 140_000, 262_130, 280_000]) {
     const payload = payloads[at.length % payloads.length];
     text += spaced.repeat(Math.ceil((target - text.length) / spaced.length));
     at.push(text.length);

@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { scan } from "../scan.ts";
-import { scanInSegments } from "../_scan/scan.ts";
+import { forcedCuts, scanInSegments } from "../_scan/scan.ts";
 import { fold, isAscii, mapSpan, sparseFold } from "../_scan/fold.ts";
 import { asciiBytes, utf8Of } from "../_scan/words.ts";
 import { imperativeStart, rules } from "../_scan/rules.ts";
@@ -306,6 +306,9 @@ const adversarial: Record<string, string> = {
   "tabs": "\t".repeat(MB / 4),
   "spaces, then a newline": " ".repeat(MB / 4 - 1) + "\n",
   "invisible characters between letters": "i\u200Bg\u200Bn\u200B".repeat(MB / 6),
+  // no neutral cut in either (read in forced pieces), and every few characters a match of a raw rule or a pair
+  "bidirectional controls between letters": "abc\u202Edef ".repeat(MB / 8),
+  "spaced emoji": "\u{1F389} ".repeat(MB / 3),
 };
 for (const [name, text] of Object.entries(adversarial)) {
   test(`scan: linear time on ${name} (${(text.length / 1e6).toFixed(2)} M chars)`, () => {
@@ -341,6 +344,14 @@ test("scan: a rule's findings from the thousandth on are merged into one that co
   const whole = scanInSegments(long, {}, Infinity);
   assert.deepEqual(scanInSegments(long, {}, 1000), whole);
   assert.equal(whole.findings.length, 1000);
+  // a run of controls across the first forced cut, and none after: the piece the run starts in reaches its end
+  const runs = "a\u202E\u202E\u202E\u202E".repeat(26_215) + "x y z ".repeat(50_000);
+  const cut = forcedCuts(runs, 1000)[0];
+  assert.ok(cut > 131_071 && cut < 131_075, `cut at ${cut}`);
+  const read = scanInSegments(runs, {}, Infinity);
+  assert.deepEqual(scanInSegments(runs, {}, 1000), read);
+  const tail = read.findings.filter((f) => f.rule === "hidden.bidi_control").at(-1)!;
+  assert.deepEqual([tail.start, tail.end], [5 * 999 + 1, 131_075]);
 });
 
 // ---------------------------------------------------------------------------------------------------------
@@ -859,6 +870,31 @@ test("fold: mixed texts (ASCII with characters beyond it scattered) fold as the 
   }
 });
 
+test("fold: long texts with lone surrogates, a few or many, fold as the code-point loop defines", () => {
+  const folds: Record<string, string> = { "é": "e", "😀": "😀" };
+  // (set apart: the linter reads both as one key)
+  for (const c of ["\uD83D", "\uDE00"]) folds[c] = c;
+  const texts = [
+    // a text cut inside a pair, at its end or its start: decoded around the half
+    "The report \u00E9 ".repeat(400) + "\uD83D",
+    "\uDE00" + "x y \u00E9 \u{1F600} ".repeat(300),
+    "ab \u{1F600} ".repeat(200) + "\uD83D" + " cd \u00E9".repeat(200) + "\uDE00\uDE00" +
+    "\u00E9 ef".repeat(100),
+    // a half every few characters: built in chunks
+    "\uD83D \u00E9 a ".repeat(2000),
+  ];
+  for (const text of texts) {
+    const want = referenceFold(text, folds);
+    for (const reuse of [false, true]) {
+      const f = fold(text, { reuse });
+      const name = JSON.stringify(text.slice(0, 40));
+      assert.equal(f.text, want.text, `text of ${name}`);
+      assert.equal(firstDifference([...f.starts], want.starts), -1, `starts of ${name}`);
+      assert.equal(firstDifference([...f.ends], want.ends), -1, `ends of ${name}`);
+    }
+  }
+});
+
 test("fold: sparseFold (mostly ASCII, read as UTF-8) folds as the code-point loop defines, and its UTF-8 is kept", () => {
   // What each character beyond ASCII in the texts folds to on its own.
   const folds: Record<string, string> = {
@@ -931,8 +967,8 @@ test("fold: sparseFold (mostly ASCII, read as UTF-8) folds as the code-point loo
     make(2000, 40) + " é g n o r e " + make(2000, 40),
     make(2000, 40) + " i\u2014g\u2014n\u2014o " + make(2000, 40),
     "中文".repeat(2000),
-    // Its fold longer than the kept byte buffer (1 MiB), which it writes into: left to the loop, not cut.
-    "\u337Fabcde".repeat(166_000),
+    // Its fold longer than the kept byte buffer (3 MiB), which it writes into: left to the loop, not cut.
+    "\u337Fabcde".repeat(200_000),
   ];
   const encoder = new TextEncoder();
   for (const text of [...taken, ...refused]) {
