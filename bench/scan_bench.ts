@@ -90,13 +90,25 @@ export const nonLatin: string = fill(
 );
 
 /**
- * The texts each scanned whole and in 4 KiB chunks: the adversarial inputs, then the typographic prose and the
- * prose beyond Latin script.
+ * Tool output laid out with whitespace: tab-indented source code, a directory listing padded with spaces and
+ * tab-separated values. Benign text whose whitespace runs (every line starts with one) the fold collapses.
+ */
+export const layout: string = fill(
+  "\tfunction total(items) {\n\t\tlet sum = 0;\n\t\tfor (const item of items) {\n\t\t\tsum += item.price * item.count;\n" +
+    "\t\t}\n\t\treturn sum;\n\t}\n\n" +
+    "drwxr-xr-x  2 root root   4096 Dec  2 19:01 bin\n-rw-r--r--  1 root root  18234 Dec  2 18:40 README.md\n" +
+    "id\tname\tcity\tamount\n17\tAda\tOslo\t12.50\n18\tCharles\tLondon\t7.25\n",
+);
+
+/**
+ * The texts each scanned whole and in 4 KiB chunks: the adversarial inputs, then the typographic prose, the
+ * prose beyond Latin script and the laid-out tool output.
  */
 export const scanTexts: Record<string, string> = {
   ...adversarial,
   "typographic prose": typographic,
   "non-Latin prose": nonLatin,
+  "code and listings": layout,
 };
 
 const mb = (chars: number) => (chars / 1e6).toFixed(2);
