@@ -272,10 +272,18 @@ export function fold(text: string, options: FoldOptions = {}): Folded {
     return shortFold(text, reuse) ?? sparseFold(text, reuse) ?? foldFull(text, reuse);
   }
   // Fast native scans clear the common case: ASCII with no odd whitespace, whitespace run or letter spacing
-  // folds to its lower case, character for character. Where one of them occurs, single-purpose tests tell which.
+  // folds to its lower case, character for character.
   if (!options.ascii && !isAscii(text)) return sparseFold(text, reuse) ?? foldFull(text, reuse);
   let t = text.toLowerCase();
   if (!NOT_PLAIN.test(t)) return new LazyFolded(t, text, "identity", reuse);
+  // Else one pass over its bytes, as for short texts: the native replacements below cost a call per whitespace
+  // run, and text laid out with whitespace (indented code, listings, tables) has one on every line (tab-indented
+  // code read at a third of the speed).
+  if (text.length <= KEPT_BYTES) {
+    const f = shortFold(text, reuse);
+    if (f !== null) return f;
+  }
+  // Longer texts (a caller's own, not the windows of a scan): single-purpose tests tell which occurs.
   t = spacesFolded(t);
   if (LETTER_SPACED.test(t)) return foldFullAscii(text, reuse, t);
   // Two replacements by plain strings, not a function called per run: each run holding a newline becomes one
@@ -297,8 +305,9 @@ export function asciiFold(text: string, options: FoldOptions = {}): Folded | nul
 }
 
 /**
- * The fold of `text` (at most `LOOP_UP_TO` units) when it is ASCII, null when it is not: `loopFold`, or the full
- * fold where it finds letter spacing (which it tells only of ASCII text).
+ * The fold of `text` (at most `KEPT_BYTES` units, which `loopFold` folds in the kept byte buffer) when it is
+ * ASCII, null when it is not: `loopFold`, or the full fold where it finds letter spacing (which it tells only of
+ * ASCII text).
  */
 function shortFold(text: string, reuse: boolean): Folded | null {
   const f = loopFold(text, reuse);
@@ -684,8 +693,9 @@ function copyMaps(
 }
 
 /**
- * ASCII texts up to this long fold in one loop over their code units (`loopFold`): the native string
- * operations read a text several times, and cost more per call than a short text costs to read.
+ * ASCII texts up to this long fold in one loop over their code units (`loopFold`) at once: the native string
+ * operations read a text several times, and cost more per call than a short text costs to read. Longer ones
+ * take the loop where a native test finds them not plain (see `fold`).
  */
 const LOOP_UP_TO = 1 << 14;
 
@@ -768,7 +778,7 @@ function loopFold(text: string, reuse: boolean): Folded | "not ascii" | "letter 
 const PROBE = 16;
 const COPY_UNDER = 128;
 
-/** Whether `text` (at most `LOOP_UP_TO` long) is ASCII, its bytes then in the kept buffer (see `keepBytes`). */
+/** Whether `text` (at most `KEPT_BYTES` long) is ASCII, its bytes then in the kept buffer (see `keepBytes`). */
 function asciiInto(text: string): boolean {
   const n = text.length;
   // A short text is copied by a loop: a call to the encoder costs more than reading a few dozen units.

@@ -383,6 +383,18 @@ test("fold: the ASCII path without maps equals the code-point fold, maps include
   for (const text of devTexts) {
     for (let i = 0; i < text.length; i += 211) cases.push(text.slice(i, i + 60 + (i % 400)));
   }
+  // Longer than the loop's own threshold (16 Ki units), which such text also takes when it is not plain: laid
+  // out with whitespace, with odd spaces, letter spaced, plain.
+  for (
+    const unit of [
+      "\tif (x) {\n\t\treturn y;\r\n\t}\n\n",
+      "a  b\v\fc \n \n d ",
+      "x I G N O R E all ",
+      "plain words ",
+    ]
+  ) {
+    for (const n of [20_000, 300_000]) cases.push(unit.repeat(Math.ceil(n / unit.length)));
+  }
   for (const ascii of cases) {
     const fast = fold(ascii);
     const full = fold(ascii + "\u200B");
