@@ -739,16 +739,20 @@ function findingsIn(
   if (plan.raw.length > 0 && !ascii && (plan.rawGate === null || plan.rawGate.test(text))) {
     for (const rule of plan.raw) {
       if (wanted && !wanted.has(rule.category)) continue;
-      rule.re.lastIndex = 0;
-      for (const m of text.matchAll(rule.re)) {
-        const end = m.index + m[0].length;
+      // exec, not matchAll: no iterator and no copy of the expression, which cost Bun a quarter of the time on
+      // text with a match every few characters. Every raw rule's match takes at least one character.
+      const re = rule.re;
+      re.lastIndex = 0;
+      for (let m = re.exec(text); m !== null; m = re.exec(text)) {
+        const end = re.lastIndex;
         add(rule.category, rule.name, m.index, end);
         if (found.merging(rule.name)) {
-          const last = lastMatchEnd(rule.re, text, end, keepTo);
+          const last = lastMatchEnd(re, text, end, keepTo);
           if (last > end) found.merged(rule.name, end, last);
           break;
         }
       }
+      re.lastIndex = 0;
     }
   }
 
