@@ -1414,7 +1414,10 @@ function unitsToString(out: Uint16Array, k: number): string {
   return parts.join("");
 }
 
-/** Where the first `k` units hold a surrogate that is not half of a pair, as far as `k >> 10` and one more. */
+/**
+ * Where the first `k` units hold a surrogate that is not half of a pair; it stops at the first past `k >> 10`,
+ * where the caller builds the string in chunks instead.
+ */
 function loneSurrogates(units: Uint16Array, k: number): number[] {
   const lone: number[] = [];
   for (let i = 0; i < k && lone.length <= k >> 10; i++) {
