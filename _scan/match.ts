@@ -38,6 +38,20 @@ export function anchorsOf(rule: Rule): RegExp | null {
 export interface MatchOptions {
   /** Run the expression only on windows around anchor occurrences (for long text). Default false. */
   windowed?: boolean;
+  /**
+   * Written by `nextMatch`: the last window it read and for which rule. A caller that looks for the matches of
+   * one text passes the same options each time, and a match inside that window then costs no new window.
+   */
+  last?: LastWindow;
+}
+
+/** A window `nextMatch` read: `w` is the text from `wa` on, exact for matches that start from `lo` to `hi`. */
+interface LastWindow {
+  rule: Rule;
+  w: string;
+  wa: number;
+  lo: number;
+  hi: number;
 }
 
 /**
@@ -67,6 +81,16 @@ export function nextMatch(
   }
   const n = text.length;
   let p = from;
+  const last = options.last;
+  if (last !== undefined && last.rule === rule && from >= last.lo && from <= last.hi) {
+    // Where matches are dense, the next one is most often in the window the last one was found in.
+    re.lastIndex = from - last.wa;
+    const m = re.exec(last.w);
+    if (m !== null && m.index + last.wa <= last.hi) {
+      return [m.index + last.wa, m.index + last.wa + m[0].length];
+    }
+    p = last.hi + 1;
+  }
   while (p <= n) {
     anchors.lastIndex = p;
     const a = anchors.exec(text);
@@ -81,6 +105,7 @@ export function nextMatch(
     const w = wa === 0 && wb === n ? text : text.slice(wa, wb);
     re.lastIndex = lo - wa;
     const m = re.exec(w);
+    options.last = { rule, w, wa, lo, hi };
     if (m !== null && m.index + wa <= hi) return [m.index + wa, m.index + wa + m[0].length];
     p = hi + 1;
   }

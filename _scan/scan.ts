@@ -6,7 +6,7 @@
 import { asciiFold, type Folded, isAscii, lettersOnly, lowerFold, mapSpan } from "./fold.ts";
 import { CONTEXT, cutAtOrAfter, lettersBefore, wholeWindow, type Window, windowOf } from "./segments.ts";
 import { type Original, type Rule, rules } from "./rules.ts";
-import { anchorsOf, escapeRegExp as escape, nextMatch } from "./match.ts";
+import { anchorsOf, escapeRegExp as escape, type MatchOptions, nextMatch } from "./match.ts";
 import { LeadFinder, type LeadStarts } from "./leads.ts";
 import { asciiBytes, BYTES_FROM, TWO_LANES_FROM, WordSet } from "./words.ts";
 import { lazy } from "../_common/lazy.ts";
@@ -996,7 +996,7 @@ function runFolded(
 ): boolean {
   const folded = w.folded;
   const ft = folded.text;
-  const matching = { windowed: ft.length >= WINDOWED_FROM };
+  const matching: MatchOptions = { windowed: ft.length >= WINDOWED_FROM, last: undefined };
   const limit = w.atEnd ? Infinity : ft.length - EDGE;
   // Case is folded away for matching; a rule may still ask whether the original letter was upper-case.
   const upper = (i: number) => {
@@ -1173,7 +1173,7 @@ function runSquashed(
   only: RuleMask,
 ): boolean {
   const sq = new Squashed(w.folded);
-  const matching = { windowed: sq.text.length >= WINDOWED_FROM };
+  const matching: MatchOptions = { windowed: sq.text.length >= WINDOWED_FROM, last: undefined };
   const end = sq.text.length - w.lettersAfter;
   const absent: string[] = [];
   const limit = w.atEnd ? Infinity : sq.text.length - EDGE;

@@ -5,8 +5,8 @@ import { scan } from "../scan.ts";
 import { forcedCuts, scanInSegments } from "../_scan/scan.ts";
 import { fold, isAscii, mapSpan, sparseFold } from "../_scan/fold.ts";
 import { asciiBytes, utf8Of } from "../_scan/words.ts";
-import { imperativeStart, rules } from "../_scan/rules.ts";
-import { nextMatch } from "../_scan/match.ts";
+import { imperativeStart, type Rule, rules } from "../_scan/rules.ts";
+import { type MatchOptions, nextMatch } from "../_scan/match.ts";
 import { loadRows } from "../scripts/eval.ts";
 import { seeded } from "../scripts/_seeded.ts";
 import { sharedData } from "./_shared_data.ts";
@@ -480,10 +480,12 @@ test(
   "nextMatch: windowed matching returns the same spans as a run over the whole text",
   needsDevTexts,
   () => {
-    // Payloads far apart in a long text, so windows start, end and skip between them.
+    // Payloads far apart in a long text, so windows start, end and skip between them; and close together, so
+    // the next match is in the window the last one was found in (which the scanner's calls share).
     const filler = "The quarterly report shows steady growth in all regions, with minor delays. ".repeat(900);
     const parts: string[] = [];
     for (let i = 0; i < 24; i++) parts.push(devTexts[(i * 7919) % devTexts.length], filler);
+    for (let i = 0; i < 6; i++) parts.push(devTexts[(i * 104_729) % devTexts.length].repeat(40), filler);
     const long = parts.join("\n");
     assert.ok(long.length > 1_000_000);
     let total = 0;
@@ -491,10 +493,10 @@ test(
       if (rule.maxLen === undefined) continue;
       const folded = fold(long).text;
       const text = rule.squashed ? folded.replace(/[^a-z]+/g, "") : folded;
-      const run = (windowed: boolean) => {
+      const run = (windowed: boolean, shared?: MatchOptions) => {
         const out: Array<[number, number]> = [];
         for (let from = 0;;) {
-          const span = nextMatch(rule, text, from, { windowed });
+          const span = nextMatch(rule, text, from, shared ?? { windowed });
           if (span === null) return out;
           out.push(span);
           // Resume inside the match too, as the scanner does after a rejected match.
@@ -503,11 +505,25 @@ test(
       };
       const whole = run(false);
       assert.deepEqual(run(true), whole, rule.name);
+      assert.deepEqual(run(true, { windowed: true }), whole, `${rule.name}, one window kept between calls`);
       total += whole.length;
     }
     assert.ok(total > 20, `only ${total} matches`);
   },
 );
+
+test("nextMatch: a window kept between calls serves only the starts it is exact for", () => {
+  // A greedy expression whose window, cut short, would end a match early: the kept window must not answer for a
+  // start past its own range, nor skip what lies just past it.
+  const rule = { name: "test.greedy", category: "hidden_text", re: /ab+/g, anchors: ["a"], maxLen: 12 };
+  const hi = 32_768; // the first window's last start: its anchor at 0, then `WINDOW` starts
+  const text = "ab" + "x".repeat(hi + 17 - 2) + "a" + "b".repeat(11) + "x".repeat(100);
+  const shared: MatchOptions = { windowed: true };
+  const first = nextMatch(rule as unknown as Rule, text, 0, shared);
+  assert.deepEqual(first, [0, 2]);
+  assert.deepEqual(nextMatch(rule as unknown as Rule, text, 2, shared), [hi + 17, hi + 29]);
+  assert.equal(nextMatch(rule as unknown as Rule, text, hi + 29, shared), null);
+});
 
 test("scan: a long text gives the findings of its parts, shifted", needsDevTexts, () => {
   // Parts separated by blank lines and a sentence end do not interact, so the findings must add up.
