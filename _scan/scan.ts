@@ -550,11 +550,11 @@ const MIN_UNCUT = 1 << 17;
 
 /**
  * Where a text must be cut although no neutral cut is there (see segments.ts): wherever a stretch without one
- * reaches a segment less a context (see `MIN_UNCUT`). A text with a neutral cut now and then (prose, code, data) has none and is
- * read in windows as one text. A long stretch without one (letter spacing, invisible characters between the
- * letters, spaced-out accented letters or emoji: text made to get past a scanner, or degenerate data) would be
- * one window as long as itself, and the fold of such text with its maps takes about 13 bytes a character (50 MB
- * of letter spacing grew memory by 865 MiB). Never inside a surrogate pair.
+ * reaches a segment less a context (see `MIN_UNCUT`). A text with a neutral cut now and then (prose, code,
+ * data) has none and is read in windows as one text. A long stretch without one (letter spacing, invisible
+ * characters between the letters, spaced-out accented letters or emoji: text made to get past a scanner, or
+ * degenerate data) would be one window as long as itself, and the fold of such text with its maps takes about
+ * 13 bytes a character (50 MB of letter spacing grew memory by 865 MiB). Never inside a surrogate pair.
  */
 export function forcedCuts(text: string, segment: number): number[] {
   const most = Math.max(segment - CONTEXT, MIN_UNCUT);

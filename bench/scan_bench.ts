@@ -6,7 +6,8 @@
  * `bun bench/scan_bench.ts`, optionally `--rounds N`, default 7) to print M chars/s for each case (medians of
  * interleaved rounds in CPU time), short-argument cost, and the memory a 50 MB scan takes (each measured in a
  * fresh process: RSS growth, peak-RSS growth and heap growth; on prose, on every adversarial input in turn, and
- * on letter spacing alone, which has no neutral cut).
+ * on each of the three with no neutral cut alone: letter spacing, bidirectional controls in words, spaced
+ * emoji).
  *
  * @module
  */
