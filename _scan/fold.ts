@@ -1318,26 +1318,59 @@ function outBuffersFor(m: number, reuse: boolean): [Uint16Array, Int32Array, Int
 /** Made on first use: a decoder costs a little to make, and short texts never need one. */
 const utf16 = lazy(() => new TextDecoder("utf-16le", { fatal: true, ignoreBOM: true }));
 
-/** Bytes for `asciiString`, made on first use; a window's text fits. */
+/** Bytes for `utf8String`'s ASCII, made on first use; a window's text fits. */
 let asciiStringBytes: Uint8Array | undefined;
-/** UTF-8 decoder for `asciiString`, made on first use. */
+/** UTF-8 decoder for `utf8String` and `lettersOnly`, made on first use. */
 let utf8: TextDecoder | undefined;
 
 /**
- * The first `k` code units as a string when all are ASCII (the fold of most text is), else undefined. Decoded
- * from bytes, the string is one byte per character, not two: every later pass over it reads half the memory,
- * and a window's text takes half the heap.
+ * The first `k` code units as a string, by way of their UTF-8, or undefined where a surrogate is not half of a
+ * pair (UTF-8 cannot hold it). Both engines decode UTF-8 several times faster than UTF-16 (Deno four times).
+ * The fold of ASCII (most folds) decodes to a string of one byte a character: every later pass over it reads
+ * half the memory. Beyond ASCII, the bytes are written into the kept buffer where they fit, and are what the
+ * readers of the folded text read (see `keepUtf8`): they need not encode it again, which costs Deno as much
+ * once more. ASCII is written apart, leaving that buffer to the bytes it holds (most often the original's).
  */
-function asciiString(out: Uint16Array, k: number): string | undefined {
-  const bytes = k <= SCRATCH_UNITS
+function utf8String(out: Uint16Array, k: number): string | undefined {
+  const ascii = k <= SCRATCH_UNITS
     ? (asciiStringBytes ??= new Uint8Array(SCRATCH_UNITS)).subarray(0, k)
     : new Uint8Array(k);
-  for (let i = 0; i < k; i++) {
+  let i = 0;
+  for (; i < k; i++) {
     const c = out[i];
-    if (c >= 0x80) return undefined;
-    bytes[i] = c;
+    if (c >= 0x80) break;
+    ascii[i] = c;
   }
-  return (utf8 ??= new TextDecoder()).decode(bytes);
+  if (i === k) return (utf8 ??= new TextDecoder()).decode(ascii);
+  const kept = 3 * k <= KEPT_BYTES;
+  const bytes = kept ? bytesFor(3 * k) : new Uint8Array(3 * k);
+  bytes.set(ascii.subarray(0, i));
+  let w = i;
+  for (; i < k; i++) {
+    const c = out[i];
+    if (c < 0x80) {
+      bytes[w++] = c;
+    } else if (c < 0x800) {
+      bytes[w++] = 0xC0 | c >> 6;
+      bytes[w++] = 0x80 | c & 0x3F;
+    } else if ((c & 0xF800) !== 0xD800) {
+      bytes[w++] = 0xE0 | c >> 12;
+      bytes[w++] = 0x80 | c >> 6 & 0x3F;
+      bytes[w++] = 0x80 | c & 0x3F;
+    } else {
+      const d = i + 1 < k ? out[i + 1] : 0;
+      if (c > 0xDBFF || (d & 0xFC00) !== 0xDC00) return undefined;
+      const cp = ((c - 0xD800) << 10) + (d - 0xDC00) + 0x10000;
+      bytes[w++] = 0xF0 | cp >> 18;
+      bytes[w++] = 0x80 | cp >> 12 & 0x3F;
+      bytes[w++] = 0x80 | cp >> 6 & 0x3F;
+      bytes[w++] = 0x80 | cp & 0x3F;
+      i++;
+    }
+  }
+  const text = (utf8 ??= new TextDecoder()).decode(bytes.subarray(0, w));
+  if (kept) keepUtf8(text, w);
+  return text;
 }
 
 /** Bytes for `lettersOnly`, made on first use; a window's letters fit. */
@@ -1379,29 +1412,25 @@ export function lettersOnly(s: string): string {
 const DECODE_FROM = 256;
 
 /**
- * The first `k` code units as a string: one native decode for all but short texts (`fromCharCode` over a few
- * thousand units costs several times more); where lone surrogates are present, decodes between them, or
- * chunks when they are many.
+ * The first `k` code units as a string: one native decode of their UTF-8 for all but short texts
+ * (`fromCharCode` over a few thousand units costs several times more, see `utf8String`); where lone surrogates
+ * are present, UTF-16 decodes between them, or chunks when they are many.
  */
 function unitsToString(out: Uint16Array, k: number): string {
   if (k > DECODE_FROM) {
-    const ascii = asciiString(out, k);
-    if (ascii !== undefined) return ascii;
-    try {
-      return utf16().decode(out.subarray(0, k));
-    } catch {
-      // Lone surrogates, which decode would replace: most often one or two (a text cut inside a pair).
-      const lone = loneSurrogates(out, k);
-      if (lone.length <= k >> 10) {
-        const parts: string[] = [];
-        let from = 0;
-        for (const at of lone) {
-          parts.push(utf16().decode(out.subarray(from, at)), String.fromCharCode(out[at]));
-          from = at + 1;
-        }
-        parts.push(utf16().decode(out.subarray(from, k)));
-        return parts.join("");
+    const text = utf8String(out, k);
+    if (text !== undefined) return text;
+    // Lone surrogates, which UTF-8 cannot hold: most often one or two (a text cut inside a pair).
+    const lone = loneSurrogates(out, k);
+    if (lone.length <= k >> 10) {
+      const parts: string[] = [];
+      let from = 0;
+      for (const at of lone) {
+        parts.push(utf16().decode(out.subarray(from, at)), String.fromCharCode(out[at]));
+        from = at + 1;
       }
+      parts.push(utf16().decode(out.subarray(from, k)));
+      return parts.join("");
     }
   }
   const parts: string[] = [];

@@ -890,6 +890,9 @@ test("fold: mixed texts (ASCII with characters beyond it scattered) fold as the 
     const name = JSON.stringify(text.slice(0, 80));
     for (const reuse of [false, true]) {
       const f = fold(text, { reuse });
+      // The bytes the readers of the folded text take (kept by the fold that wrote them, or encoded), first.
+      const bytes = new TextEncoder().encode(f.text);
+      assert.equal(firstDifference([...utf8Of(f.text)], [...bytes]), -1, `UTF-8 of ${name}`);
       // The first place they differ, not the whole lists: a diff of a million entries takes minutes to print.
       assert.equal(firstDifference([...f.text], [...want.text]), -1, `text of ${name}`);
       assert.equal(firstDifference([...f.starts], want.starts), -1, `starts of ${name}`);
