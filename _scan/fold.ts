@@ -1315,23 +1315,25 @@ function outBuffersFor(m: number, reuse: boolean): [Uint16Array, Int32Array, Int
     : undefined;
 }
 
-/** Made on first use: a decoder costs a little to make, and short texts never need one. */
-const utf16 = lazy(() => new TextDecoder("utf-16le", { fatal: true, ignoreBOM: true }));
-
 /** Bytes for `utf8String`'s ASCII, made on first use; a window's text fits. */
 let asciiStringBytes: Uint8Array | undefined;
 /** UTF-8 decoder for `utf8String` and `lettersOnly`, made on first use. */
 let utf8: TextDecoder | undefined;
 
+/** A list of lone surrogates `utf8String` found: unit index, then byte offset, for each. */
+let loneList: Int32Array = new Int32Array(64);
+
 /**
- * The first `k` code units as a string, by way of their UTF-8, or undefined where a surrogate is not half of a
- * pair (UTF-8 cannot hold it). Both engines decode UTF-8 several times faster than UTF-16 (Deno four times).
- * The fold of ASCII (most folds) decodes to a string of one byte a character: every later pass over it reads
- * half the memory. Beyond ASCII, the bytes are written into the kept buffer where they fit, and are what the
- * readers of the folded text read (see `keepUtf8`): they need not encode it again, which costs Deno as much
- * once more. ASCII is written apart, leaving that buffer to the bytes it holds (most often the original's).
+ * The first `k` code units as a string, by way of their UTF-8: both engines decode UTF-8 several times faster
+ * than UTF-16 (Deno four times). The fold of ASCII (most folds) decodes to a string of one byte a character:
+ * every later pass over it reads half the memory. Beyond ASCII, the bytes are written into the kept buffer where
+ * they fit, and are what the readers of the folded text read (see `keepUtf8`): they need not encode it again,
+ * which costs Deno as much once more. ASCII is written apart, leaving that buffer to the bytes it holds (most
+ * often the original's). A surrogate that is not half of a pair (UTF-8 has none: a text cut inside a pair) is
+ * written as the encoder writes it, U+FFFD, and put back into the string between decoded stretches, or, where
+ * there are many, the string is built from the units in chunks.
  */
-function utf8String(out: Uint16Array, k: number): string | undefined {
+function utf8String(out: Uint16Array, k: number): string {
   const ascii = k <= SCRATCH_UNITS
     ? (asciiStringBytes ??= new Uint8Array(SCRATCH_UNITS)).subarray(0, k)
     : new Uint8Array(k);
@@ -1341,34 +1343,61 @@ function utf8String(out: Uint16Array, k: number): string | undefined {
     if (c >= 0x80) break;
     ascii[i] = c;
   }
-  if (i === k) return (utf8 ??= new TextDecoder()).decode(ascii);
+  const decoder = utf8 ??= new TextDecoder();
+  if (i === k) return decoder.decode(ascii);
   const kept = 3 * k <= KEPT_BYTES;
   const bytes = kept ? bytesFor(3 * k) : new Uint8Array(3 * k);
   bytes.set(ascii.subarray(0, i));
   let w = i;
-  for (; i < k; i++) {
-    const c = out[i];
-    if (c < 0x80) {
-      bytes[w++] = c;
-    } else if (c < 0x800) {
-      bytes[w++] = 0xC0 | c >> 6;
-      bytes[w++] = 0x80 | c & 0x3F;
-    } else if ((c & 0xF800) !== 0xD800) {
-      bytes[w++] = 0xE0 | c >> 12;
-      bytes[w++] = 0x80 | c >> 6 & 0x3F;
-      bytes[w++] = 0x80 | c & 0x3F;
-    } else {
-      const d = i + 1 < k ? out[i + 1] : 0;
-      if (c > 0xDBFF || (d & 0xFC00) !== 0xDC00) return undefined;
-      const cp = ((c - 0xD800) << 10) + (d - 0xDC00) + 0x10000;
-      bytes[w++] = 0xF0 | cp >> 18;
-      bytes[w++] = 0x80 | cp >> 12 & 0x3F;
-      bytes[w++] = 0x80 | cp >> 6 & 0x3F;
-      bytes[w++] = 0x80 | cp & 0x3F;
-      i++;
+  let lone = 0;
+  for (;;) {
+    for (; i < k; i++) {
+      const c = out[i];
+      if (c < 0x80) {
+        bytes[w++] = c;
+      } else if (c < 0x800) {
+        bytes[w++] = 0xC0 | c >> 6;
+        bytes[w++] = 0x80 | c & 0x3F;
+      } else if ((c & 0xF800) !== 0xD800) {
+        bytes[w++] = 0xE0 | c >> 12;
+        bytes[w++] = 0x80 | c >> 6 & 0x3F;
+        bytes[w++] = 0x80 | c & 0x3F;
+      } else {
+        const d = i + 1 < k ? out[i + 1] : 0;
+        if (c > 0xDBFF || (d & 0xFC00) !== 0xDC00) break;
+        const cp = ((c - 0xD800) << 10) + (d - 0xDC00) + 0x10000;
+        bytes[w++] = 0xF0 | cp >> 18;
+        bytes[w++] = 0x80 | cp >> 12 & 0x3F;
+        bytes[w++] = 0x80 | cp >> 6 & 0x3F;
+        bytes[w++] = 0x80 | cp & 0x3F;
+        i++;
+      }
     }
+    if (i >= k) break;
+    // A lone surrogate, out of the loop above: its test stays one branch there.
+    if (lone + 2 > loneList.length) loneList = grownBy(loneList, 2);
+    loneList[lone++] = i++;
+    loneList[lone++] = w;
+    bytes[w++] = 0xEF;
+    bytes[w++] = 0xBF;
+    bytes[w++] = 0xBD;
   }
-  const text = (utf8 ??= new TextDecoder()).decode(bytes.subarray(0, w));
+  let text: string;
+  if (lone === 0) text = decoder.decode(bytes.subarray(0, w));
+  else if (lone >> 1 > k >> 10) text = unitsInChunks(out, k);
+  else {
+    const parts: string[] = [];
+    let from = 0;
+    for (let p = 0; p < lone; p += 2) {
+      parts.push(
+        decoder.decode(bytes.subarray(from, loneList[p + 1])),
+        String.fromCharCode(out[loneList[p]]),
+      );
+      from = loneList[p + 1] + 3;
+    }
+    parts.push(decoder.decode(bytes.subarray(from, w)));
+    text = parts.join("");
+  }
   if (kept) keepUtf8(text, w);
   return text;
 }
@@ -1413,26 +1442,14 @@ const DECODE_FROM = 256;
 
 /**
  * The first `k` code units as a string: one native decode of their UTF-8 for all but short texts
- * (`fromCharCode` over a few thousand units costs several times more, see `utf8String`); where lone surrogates
- * are present, UTF-16 decodes between them, or chunks when they are many.
+ * (`fromCharCode` over a few thousand units costs several times more, see `utf8String`).
  */
 function unitsToString(out: Uint16Array, k: number): string {
-  if (k > DECODE_FROM) {
-    const text = utf8String(out, k);
-    if (text !== undefined) return text;
-    // Lone surrogates, which UTF-8 cannot hold: most often one or two (a text cut inside a pair).
-    const lone = loneSurrogates(out, k);
-    if (lone.length <= k >> 10) {
-      const parts: string[] = [];
-      let from = 0;
-      for (const at of lone) {
-        parts.push(utf16().decode(out.subarray(from, at)), String.fromCharCode(out[at]));
-        from = at + 1;
-      }
-      parts.push(utf16().decode(out.subarray(from, k)));
-      return parts.join("");
-    }
-  }
+  return k > DECODE_FROM ? utf8String(out, k) : unitsInChunks(out, k);
+}
+
+/** The first `k` code units as a string, built by `fromCharCode` in chunks (its arguments are bounded). */
+function unitsInChunks(out: Uint16Array, k: number): string {
   const parts: string[] = [];
   const CHUNK = 8192;
   for (let p = 0; p < k; p += CHUNK) {
@@ -1441,21 +1458,6 @@ function unitsToString(out: Uint16Array, k: number): string {
     );
   }
   return parts.join("");
-}
-
-/**
- * Where the first `k` units hold a surrogate that is not half of a pair; it stops at the first past `k >> 10`,
- * where the caller builds the string in chunks instead.
- */
-function loneSurrogates(units: Uint16Array, k: number): number[] {
-  const lone: number[] = [];
-  for (let i = 0; i < k && lone.length <= k >> 10; i++) {
-    const c = units[i];
-    if (c < 0xD800 || c > 0xDFFF) continue;
-    if (c <= 0xDBFF && i + 1 < k && (units[i + 1] & 0xFC00) === 0xDC00) i++;
-    else lone.push(i);
-  }
-  return lone;
 }
 
 function isWordUnit(c: number): boolean {

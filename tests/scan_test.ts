@@ -919,6 +919,9 @@ test("fold: long texts with lone surrogates, a few or many, fold as the code-poi
     for (const reuse of [false, true]) {
       const f = fold(text, { reuse });
       const name = JSON.stringify(text.slice(0, 40));
+      // The UTF-8 its readers take (the encoder's: U+FFFD for each half), kept by the fold or encoded.
+      const bytes = new TextEncoder().encode(f.text);
+      assert.equal(firstDifference([...utf8Of(f.text)], [...bytes]), -1, `UTF-8 of ${name}`);
       assert.equal(f.text, want.text, `text of ${name}`);
       assert.equal(firstDifference([...f.starts], want.starts), -1, `starts of ${name}`);
       assert.equal(firstDifference([...f.ends], want.ends), -1, `ends of ${name}`);
