@@ -156,7 +156,7 @@ export class SlotBook {
         slot: s.slot,
       };
       if (s.freeText) call.freeText = true;
-      if (call.syntheticId) call.id = ids[position] ?? syntheticCallId(s.name, args, position);
+      if (call.syntheticId) call.id = ids[position];
       return call;
     });
     return { calls, findings: this.#findings.slice() };
@@ -170,22 +170,4 @@ function argumentText(s: Slot): string {
   // Anthropic sends an empty input_json for a call without arguments: that is `{}`.
   if (args === "" && s.dialect === "anthropic") args = "{}";
   return args;
-}
-
-/**
- * A stable id for a call that came without one: `call_` and 16 hex digits of a 64-bit FNV-1a hash over the
- * tool name, the argument text and the call's position. Same input, same id; two identical calls in one
- * message still differ by position.
- */
-function syntheticCallId(name: string, args: string, position: number): string {
-  let h1 = 0x811c9dc5 | 0;
-  let h2 = 0x050c5d1f | 0;
-  const text = `${name}\u0000${args}\u0000${position}`;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    h1 = Math.imul(h1 ^ c, 0x01000193);
-    h2 = Math.imul(h2 ^ c, 0x01000193) ^ (h1 >>> 7);
-  }
-  const hex = (n: number) => (n >>> 0).toString(16).padStart(8, "0");
-  return `call_${hex(h1)}${hex(h2)}`;
 }

@@ -19,7 +19,13 @@ import { compile, COMPILE_OPTION_KEYS, type CompileOptions } from "../_schema/co
 import { type Check, SchemaError } from "../_schema/keywords.ts";
 import { show, typeOf } from "../_schema/report.ts";
 import { depthOver, parseJson, rawSpan, resolveLocalRef } from "../_common/json.ts";
-import { normaliseCalls, type NormalisedCall, type NormalisedTool, normaliseTools } from "./providers.ts";
+import {
+  normaliseCalls,
+  type NormalisedCall,
+  type NormalisedTool,
+  normaliseTools,
+  syntheticId,
+} from "./providers.ts";
 import { coerceValue, repairJson } from "./repair.ts";
 import { clearsAlphabet, findsIn, scannerIn } from "../_scan/scan.ts";
 import { relaxDefaults } from "./defaults.ts";
@@ -760,9 +766,9 @@ function fastJudge(call: NormalisedCall, raw: string, compiled: Compiled, cfg: C
 
 /**
  * The fast path for one call before normalising: an OpenAI Chat-shaped call
- * (`{ id, function: { name, arguments } }`) with its id, naming a declared tool, whose argument text is a
- * JSON object: its verdict, or null (nothing decided). Reads exactly what
- * {@link normaliseCalls} reads for that shape, so the verdict is the same. Throws on text `JSON.parse`
+ * (`{ id, function: { name, arguments } }`), with or without its id, naming a declared tool, whose argument text
+ * is a JSON object: its verdict, or null (nothing decided). Reads exactly what {@link normaliseCalls} reads for
+ * that shape and makes a missing id as it does ({@link syntheticId}), so the verdict is the same. Throws on text `JSON.parse`
  * rejects (the caller's try sends it to the general path, which explains it): no try here keeps this
  * one call level above the check, which Bun's JIT rewards.
  */
@@ -775,18 +781,18 @@ function fastCall(
   if (typeof c !== "object" || c === null || Array.isArray(c)) return null;
   const fn = (c as Record<string, unknown>).function;
   if (typeof fn !== "object" || fn === null || Array.isArray(fn)) return null;
-  const id = (c as Record<string, unknown>).id;
+  const given = (c as Record<string, unknown>).id;
   const name = (fn as Record<string, unknown>).name;
   const raw = (fn as Record<string, unknown>).arguments;
-  if (typeof id !== "string" || id === "" || typeof name !== "string" || typeof raw !== "string") {
-    return null;
-  }
+  if (typeof name !== "string" || typeof raw !== "string") return null;
   const compiled = byName.get(name);
   if (compiled === undefined || !takesFastPath(raw, cfg)) return null;
   const args = JSON.parse(raw);
   if (typeof args !== "object" || args === null || Array.isArray(args)) return null;
   const findings = fastFindings(raw, args, compiled, cfg);
   if (findings === null) return null;
+  // made only now: a call the general path takes gets its id there
+  const id = typeof given === "string" && given !== "" ? given : syntheticId(name, raw, index);
   return { index, id, name, allowed: findings.length === 0, findings, rawArguments: raw, arguments: args };
 }
 

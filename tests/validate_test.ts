@@ -1,7 +1,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { compileSchema, createValidator, SchemaError, validateToolCalls } from "../validate.ts";
-import { normaliseCalls, normaliseTools } from "../_validate/providers.ts";
+import { normaliseCalls, normaliseTools, syntheticId } from "../_validate/providers.ts";
+import { seeded } from "../scripts/_seeded.ts";
 import { Literals } from "../_validate/validator.ts";
 import type { CallVerdict, Classifier, Finding } from "../types.ts";
 
@@ -123,6 +124,76 @@ test("normaliseCalls: every provider's call shape is read, ids kept or made up s
     other[0].id,
     normaliseCalls([{ function: { name: "get_weather", arguments: args } }])[0].id,
   );
+});
+
+test("createValidator: a call without an id gets the same verdict and synthetic id on the fast path as on the general one", () => {
+  const tools = [{
+    name: "get_weather",
+    parameters: {
+      type: "object",
+      properties: { city: { type: "string", minLength: 1 }, days: { type: "integer", maximum: 14 } },
+      required: ["city"],
+      additionalProperties: false,
+    },
+  }];
+  const fast = createValidator(tools);
+  // `repair` keeps every call off the fast paths; on valid JSON it changes nothing else.
+  const general = createValidator(tools, { repair: true });
+  const call = (args: string, id?: unknown) => ({
+    type: "function",
+    id,
+    function: { name: "get_weather", arguments: args },
+  });
+  const lists = [
+    [call('{"city":"Oslo","days":3}')],
+    [call('{"city":"","days":30,"country":"NO"}')],
+    [call('{"city":"Oslo"}', "")],
+    [call('{"city":"Oslo"}', 7)],
+    [call('{"city":"Oslo"}'), call('{"city":"Oslo"}'), call('{"city":"Rome"}', "given")],
+  ];
+  for (const calls of lists) {
+    const v = fast.validate(calls);
+    assert.deepEqual(v, general.validate(calls), JSON.stringify(calls));
+    assert.deepEqual(v.calls.map((c) => c.id), normaliseCalls(calls).map((c) => c.id));
+  }
+  // two identical calls differ by position
+  const [a, b] = fast.validate(lists[4]).calls;
+  assert.notEqual(a.id, b.id);
+});
+
+test("syntheticId: call_ and the two FNV-1a hashes over position, name and arguments, as 16 hex digits", () => {
+  // The rule written plainly: one joined string, each hash formatted by toString(16).
+  const reference = (name: string, args: string, index: number) => {
+    const s = `${index}\u0000${name}\u0000${
+      args.length > 100_000 ? args.slice(0, 100_000) + args.length : args
+    }`;
+    let a = 0x811c9dc5, b = 0x01000193 ^ 0x5bd1e995;
+    for (let i = 0; i < s.length; i++) {
+      const c = s.charCodeAt(i);
+      a = Math.imul(a ^ c, 0x01000193);
+      b = Math.imul(b ^ c, 0x5bd1e995) ^ (b >>> 15);
+    }
+    return "call_" + (a >>> 0).toString(16).padStart(8, "0") + (b >>> 0).toString(16).padStart(8, "0");
+  };
+  const random = seeded(18);
+  const units = ["a", "Z", "0", "{", '"', ":", " ", "\u00E9", "\u4E2D", "\u{1F600}", "\uD800", "\u0000"];
+  const text = (most: number) => {
+    let t = "";
+    for (let n = Math.floor(random() * most); n > 0; n--) t += units[Math.floor(random() * units.length)];
+    return t;
+  };
+  const ids = new Set<string>();
+  for (let k = 0; k < 500; k++) {
+    const [name, args, index] = [text(12), text(200), Math.floor(random() * 40)];
+    const id = syntheticId(name, args, index);
+    assert.equal(id, reference(name, args, index), `id of ${JSON.stringify([name, args, index])}`);
+    ids.add(id);
+  }
+  // Distinct ids, about half of whose hashes are 2^31 or more (the values V8 formats apart).
+  assert.ok(ids.size > 450);
+  const long = "x".repeat(100_005);
+  assert.equal(syntheticId("f", long, 0), reference("f", long, 0));
+  assert.notEqual(syntheticId("f", long, 0), syntheticId("f", long + "x", 0));
 });
 
 test("normaliseCalls: assistant messages expand into their calls", () => {
