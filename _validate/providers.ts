@@ -180,19 +180,96 @@ export function normaliseTools(tools: readonly unknown[]): NormalisedTool[] {
 const HASHED_MOST = 100_000;
 
 /**
- * Two FNV-1a hashes (different seeds and multipliers) over the parts in turn, as 16 hex digits: the parts are
- * read one after another rather than joined, as a joined string is read more slowly until flattened.
+ * The two FNV-1a hashes (different seeds and multipliers) a synthetic id is made of, over the text read into
+ * them in turn: the position, the name, then the argument text, of which the first `HASHED_MOST` characters are
+ * hashed and the length stands for the rest. Pieces are read one after another, never joined first: a joined
+ * string is read more slowly until flattened, and object arguments need no text of their own (see `readValue`).
  */
-function hash(parts: readonly string[]): string {
-  let a = 0x811c9dc5, b = 0x01000193 ^ 0x5bd1e995;
-  for (const s of parts) {
-    for (let i = 0; i < s.length; i++) {
+class IdHash {
+  #a = 0x811c9dc5;
+  #b = 0x01000193 ^ 0x5bd1e995;
+  /** Characters of argument text still hashed. */
+  #room = HASHED_MOST;
+  /** The argument text's length so far. */
+  #length = 0;
+
+  /** Reads `s` whole. */
+  add(s: string): void {
+    this.#mix(s, s.length);
+  }
+
+  /** Reads `s` as the next piece of the argument text. */
+  addArguments(s: string): void {
+    this.#length += s.length;
+    if (this.#room === 0) return;
+    const n = Math.min(s.length, this.#room);
+    this.#room -= n;
+    this.#mix(s, n);
+  }
+
+  /** Reads the one code unit `c` as the next piece of the argument text. */
+  addUnit(c: number): void {
+    this.#length++;
+    if (this.#room === 0) return;
+    this.#room--;
+    this.#a = Math.imul(this.#a ^ c, 0x01000193);
+    this.#b = Math.imul(this.#b ^ c, 0x5bd1e995) ^ (this.#b >>> 15);
+  }
+
+  /**
+   * Reads `JSON.stringify(s)` as the next piece of the argument text, without making it where `s` holds nothing
+   * JSON escapes (a quote, a backslash, a control character, a surrogate: any, to keep the test simple).
+   */
+  addJsonString(s: string): void {
+    const a = this.#a, b = this.#b, room = this.#room;
+    this.addUnit(0x22);
+    const n = Math.min(s.length, this.#room);
+    let i = 0;
+    let ha = this.#a, hb = this.#b;
+    for (; i < n; i++) {
+      const c = s.charCodeAt(i);
+      if (c === 0x22 || c === 0x5c || c < 0x20 || (c & 0xF800) === 0xD800) break;
+      ha = Math.imul(ha ^ c, 0x01000193);
+      hb = Math.imul(hb ^ c, 0x5bd1e995) ^ (hb >>> 15);
+    }
+    // past the hashed characters, the rest is still read: an escape there changes the text's length
+    if (i === n) {
+      for (; i < s.length; i++) {
+        const c = s.charCodeAt(i);
+        if (c === 0x22 || c === 0x5c || c < 0x20 || (c & 0xF800) === 0xD800) break;
+      }
+    }
+    if (i === s.length) {
+      this.#a = ha;
+      this.#b = hb;
+      this.#room -= n;
+      this.#length += s.length;
+      this.addUnit(0x22);
+      return;
+    }
+    this.#a = a;
+    this.#b = b;
+    this.#room = room;
+    this.#length--;
+    this.addArguments(JSON.stringify(s));
+  }
+
+  /** `call_` and the two hashes as 16 hex digits. */
+  id(): string {
+    if (this.#length > HASHED_MOST) this.add(String(this.#length));
+    return "call_" + hex32(this.#a) + hex32(this.#b);
+  }
+
+  #mix(s: string, n: number): void {
+    let a = this.#a, b = this.#b;
+    for (let i = 0; i < n; i++) {
       const c = s.charCodeAt(i);
       a = Math.imul(a ^ c, 0x01000193);
       b = Math.imul(b ^ c, 0x5bd1e995) ^ (b >>> 15);
     }
+    this.#a = a;
+    this.#b = b;
   }
-  return hex32(a) + hex32(b);
 }
 
 /**
@@ -218,25 +295,69 @@ function hexDigit(v: number): number {
   return v + (v < 10 ? 48 : 87);
 }
 
-function stable(v: unknown, depth = 0): string {
-  if (depth > 64) return "…";
-  if (typeof v !== "object" || v === null) {
-    try {
-      return JSON.stringify(v) ?? String(v);
-    } catch {
-      return String(v);
-    }
-  }
-  if (Array.isArray(v)) return "[" + v.map((x) => stable(x, depth + 1)).join(",") + "]";
-  return "{" +
-    Object.keys(v).sort().map((k) => JSON.stringify(k) + ":" + stable((v as Obj)[k], depth + 1)).join(",") +
-    "}";
+/** A hash started with a call's position and name, as every synthetic id is. */
+function idHashOf(name: string, index: number): IdHash {
+  const h = new IdHash();
+  h.add(String(index));
+  h.add("\u0000");
+  h.add(name);
+  h.add("\u0000");
+  return h;
 }
 
-/** A stable synthetic id for a call without one: same name, arguments and position give the same id. */
+/**
+ * A stable synthetic id for a call without one, from its argument text: same name, arguments and position give
+ * the same id.
+ */
 export function syntheticId(name: string, args: string, index: number): string {
-  const text = args.length > HASHED_MOST ? args.slice(0, HASHED_MOST) + args.length : args;
-  return "call_" + hash([String(index), "\u0000", name, "\u0000", text]);
+  const h = idHashOf(name, index);
+  h.addArguments(args);
+  return h.id();
+}
+
+/**
+ * The synthetic id of a call whose arguments are a value (an Ollama call's object), not text: that of the
+ * value's canonical text, its keys sorted at every level (`{"a":1,"b":[true,null]}`; nesting past 64 levels
+ * is "…"), read straight into the hash.
+ */
+export function syntheticIdOfValue(name: string, value: unknown, index: number): string {
+  const h = idHashOf(name, index);
+  readValue(h, value, 0);
+  return h.id();
+}
+
+/** Reads the canonical text of `v` (see `syntheticIdOfValue`) into `h`, piece by piece. */
+function readValue(h: IdHash, v: unknown, depth: number): void {
+  if (depth > 64) h.addArguments("…");
+  else if (typeof v === "string") h.addJsonString(v);
+  else if (typeof v === "number") h.addArguments(Number.isFinite(v) ? String(v) : "null");
+  else if (typeof v !== "object" || v === null) {
+    let text: string;
+    try {
+      text = JSON.stringify(v) ?? String(v);
+    } catch {
+      text = String(v); // a BigInt
+    }
+    h.addArguments(text);
+  } else if (Array.isArray(v)) {
+    h.addUnit(0x5b); // [
+    // a hole is read as nothing between its commas, as `map` and `join` make it
+    for (let i = 0; i < v.length; i++) {
+      if (i > 0) h.addUnit(0x2c); // ,
+      if (i in v) readValue(h, v[i], depth + 1);
+    }
+    h.addUnit(0x5d); // ]
+  } else {
+    h.addUnit(0x7b); // {
+    const keys = Object.keys(v).sort();
+    for (let i = 0; i < keys.length; i++) {
+      if (i > 0) h.addUnit(0x2c); // ,
+      h.addJsonString(keys[i]);
+      h.addUnit(0x3a); // :
+      readValue(h, (v as Obj)[keys[i]], depth + 1);
+    }
+    h.addUnit(0x7d); // }
+  }
 }
 
 function call(
@@ -252,7 +373,7 @@ function call(
   // one object literal, one shape
   return {
     index,
-    id: given ? id : syntheticId(n, text ? args : stable(args), index),
+    id: given ? id : text ? syntheticId(n, args, index) : syntheticIdOfValue(n, args, index),
     syntheticId: !given,
     name: n,
     raw: text ? args : undefined,

@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { compileSchema, createValidator, SchemaError, validateToolCalls } from "../validate.ts";
-import { normaliseCalls, normaliseTools, syntheticId } from "../_validate/providers.ts";
+import { normaliseCalls, normaliseTools, syntheticId, syntheticIdOfValue } from "../_validate/providers.ts";
 import { seeded } from "../scripts/_seeded.ts";
 import { Literals } from "../_validate/validator.ts";
 import type { CallVerdict, Classifier, Finding } from "../types.ts";
@@ -194,6 +194,83 @@ test("syntheticId: call_ and the two FNV-1a hashes over position, name and argum
   const long = "x".repeat(100_005);
   assert.equal(syntheticId("f", long, 0), reference("f", long, 0));
   assert.notEqual(syntheticId("f", long, 0), syntheticId("f", long + "x", 0));
+});
+
+test("syntheticIdOfValue: the id of the value's canonical text (keys sorted, as JSON.stringify writes the rest)", () => {
+  // The canonical text written plainly, as the rule defines it.
+  const canonical = (v: unknown, depth = 0): string => {
+    if (depth > 64) return "…";
+    if (typeof v !== "object" || v === null) {
+      try {
+        return JSON.stringify(v) ?? String(v);
+      } catch {
+        return String(v);
+      }
+    }
+    if (Array.isArray(v)) return "[" + v.map((x) => canonical(x, depth + 1)).join(",") + "]";
+    return "{" +
+      Object.keys(v).sort().map((k) =>
+        JSON.stringify(k) + ":" + canonical((v as Record<string, unknown>)[k], depth + 1)
+      ).join(",") + "}";
+  };
+  const random = seeded(81);
+  const pick = <T>(list: readonly T[]) => list[Math.floor(random() * list.length)];
+  const units = [
+    "a",
+    "Z",
+    "0",
+    " ",
+    "\u00E9",
+    "\u4E2D",
+    "\u{1F600}",
+    '"',
+    "\\",
+    "\n",
+    "\u0000",
+    "\uD800",
+    "\uDC00",
+  ];
+  const text = () => {
+    let t = "";
+    for (let n = Math.floor(random() * 12); n > 0; n--) t += pick(units);
+    return t;
+  };
+  const value = (depth: number): unknown => {
+    const r = random();
+    if (depth > 3 || r < 0.4) {
+      return pick([
+        text(),
+        text(),
+        0,
+        -1.5,
+        1e21,
+        NaN,
+        Infinity,
+        -0,
+        true,
+        false,
+        null,
+        undefined,
+        12n,
+        Symbol("s"),
+      ]);
+    }
+    if (r < 0.7) return Array.from({ length: Math.floor(random() * 4) }, () => value(depth + 1));
+    return Object.fromEntries(
+      Array.from({ length: Math.floor(random() * 4) }, () => [text(), value(depth + 1)]),
+    );
+  };
+  const cases: unknown[] = [{}, [], [1, , 3], { b: 1, a: [2, { d: null, c: "x" }] }];
+  for (let k = 0; k < 400; k++) cases.push(value(0));
+  // Deeper than 64 levels; past the 100 000 characters hashed, with escapes before and after that mark.
+  let deep: unknown = "end";
+  for (let d = 0; d < 70; d++) deep = [deep];
+  cases.push(deep, { long: "x".repeat(99_990) + '"q"' + "y".repeat(20) }, ["z".repeat(100_010) + "\n"]);
+  cases.push({ a: "x".repeat(99_995), b: "\u00E9".repeat(10) }, { a: "x".repeat(99_985), b: "é\\" });
+  for (const v of cases) {
+    const want = syntheticId("get_weather", canonical(v), 2);
+    assert.equal(syntheticIdOfValue("get_weather", v, 2), want, canonical(v).slice(0, 120));
+  }
 });
 
 test("normaliseCalls: assistant messages expand into their calls", () => {
