@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { normaliseCalls } from "../_validate/providers.ts";
+import { syntheticId, syntheticIdOfValue } from "../_validate/providers.ts";
 
 /** The stream dialects toolguard understands. */
 export type StreamDialect = "openai_chat" | "openai_responses" | "anthropic" | "ollama" | "gemini" | "cohere";
@@ -140,10 +140,6 @@ export class SlotBook {
   result(): AssembledCalls {
     const slots = this.#slots;
     const texts = slots.map(argumentText);
-    // Synthetic ids come from the validator's own rule, so a call gets the same id streamed or not.
-    const ids = normaliseCalls(slots.map((s, i) => ({
-      function: { name: s.name, arguments: s.value !== undefined ? s.value : texts[i] },
-    }))).map((c) => c.id);
     const calls = slots.map((s, position): AssembledToolCall => {
       const args = texts[position];
       const call: AssembledToolCall = {
@@ -156,7 +152,12 @@ export class SlotBook {
         slot: s.slot,
       };
       if (s.freeText) call.freeText = true;
-      if (call.syntheticId) call.id = ids[position];
+      // the validator's own rule (as normaliseCalls applies it), so a call gets the same id streamed or not
+      if (call.syntheticId) {
+        call.id = s.value !== undefined
+          ? syntheticIdOfValue(s.name, s.value, position)
+          : syntheticId(s.name, args, position);
+      }
       return call;
     });
     return { calls, findings: this.#findings.slice() };
