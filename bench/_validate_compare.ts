@@ -2,7 +2,8 @@
  * A steadier comparison than `deno bench` on a busy machine: runs the cases of bench/validate_bench.ts in
  * interleaved batches (every case of every group in each round, the order rotated from round to round),
  * measures each batch in process CPU time and takes the median per case. Prints the medians, then the
- * throughput of each toolguard variant (scanner on, the default; scanner off) relative to each yardstick
+ * throughput of each toolguard variant (scanner on, the default; scanner off; the default on a call without an
+ * id) relative to each yardstick
  * (ajv allErrors; ajv allErrors + verbose) per case, with geometric means over the six cases and over the
  * valid and the invalid ones. `deno run -A bench/_validate_compare.ts`, `bun run bench/_validate_compare.ts`
  * or `bun run bench/bun.ts validate`. Environment: `ROUNDS` (default 31), `BATCH` (calls per batch, default
@@ -13,8 +14,11 @@
 import process from "node:process";
 import { type BenchCase, interleavedMedians } from "./_harness.ts";
 
-/** The library variants compared, each named as its cases are ("<library> <group>"). */
-export const SUBJECTS = ["toolguard+scan", "toolguard"] as const;
+/**
+ * The library variants compared, each named as its cases are ("<library> <group>"); the Ollama variant, which
+ * parses no text, is only timed.
+ */
+export const SUBJECTS = ["toolguard+scan", "toolguard", "toolguard+scan, no id"] as const;
 /** The yardsticks they are compared with. */
 export const YARDSTICKS = ["ajv", "ajv+verbose"] as const;
 

@@ -5,9 +5,13 @@
  * competitor parses then validates. `toolguard+scan` is the default, `createValidator(tools).validate([call])`
  * on a provider-shaped call, which also runs scan.ts over every string argument; `toolguard` is the same with
  * the scanner off (`scan: false`), i.e. the same job as the JSON Schema validators plus normalisation and
- * verdicts. Run: `deno bench -A bench/validate_bench.ts`, or, for the ratio table (both toolguard variants
- * against both ajv variants, interleaved, medians of CPU time), `deno run -A bench/_validate_compare.ts`,
- * `bun run bench/_validate_compare.ts` or `bun run bench/bun.ts validate`.
+ * verdicts. Two more default variants take the calls local models send: `toolguard+scan, no id` the same call
+ * without an id (the verdict gives it a synthetic one, hashed from its name and arguments), and
+ * `toolguard+scan, Ollama` the call as Ollama's API gives it, arguments an object and no id (so no text to
+ * parse: not compared with the parsing validators, only timed). Run: `deno bench -A bench/validate_bench.ts`,
+ * or, for the ratio table (the toolguard variants against both ajv variants, interleaved, medians of CPU time),
+ * `deno run -A bench/_validate_compare.ts`, `bun run bench/_validate_compare.ts` or `bun run bench/bun.ts
+ * validate`.
  *
  * @module
  */
@@ -124,12 +128,16 @@ for (const [name, t] of Object.entries(TOOLS)) {
     const text = t[which];
     const group = `${name} ${which}`;
     const call = { id: "call_1", type: "function", function: { name, arguments: text } };
+    const withoutId = { type: "function", function: { name, arguments: text } };
+    const ollama = { function: { name, arguments: JSON.parse(text) } };
     const expectValid = which === "valid";
     // sanity: every competitor agrees on the verdict before it is timed
     const ours = validator.validate([call]);
     if (ours.allowed !== expectValid) throw new Error(`toolguard judged ${group} wrongly`);
-    if (withScan.validate([call]).allowed !== expectValid) {
-      throw new Error(`toolguard+scan judged ${group} wrongly`);
+    for (const c of [call, withoutId, ollama]) {
+      if (withScan.validate([c]).allowed !== expectValid) {
+        throw new Error(`toolguard+scan judged ${group} wrongly (${JSON.stringify(c).slice(0, 60)})`);
+      }
     }
     if (ajvCheck(JSON.parse(text)) !== expectValid) throw new Error(`ajv judged ${group} wrongly`);
     if (ajvVerboseCheck(JSON.parse(text)) !== expectValid) {
@@ -148,6 +156,20 @@ for (const [name, t] of Object.entries(TOOLS)) {
         group,
         fn: () => {
           sink = withScan.validate([call]);
+        },
+      },
+      {
+        name: `toolguard+scan, no id ${group}`,
+        group,
+        fn: () => {
+          sink = withScan.validate([withoutId]);
+        },
+      },
+      {
+        name: `toolguard+scan, Ollama ${group}`,
+        group,
+        fn: () => {
+          sink = withScan.validate([ollama]);
         },
       },
       {
