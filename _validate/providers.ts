@@ -254,6 +254,11 @@ class IdHash {
     this.addArguments(JSON.stringify(s));
   }
 
+  /** True once `HASHED_MOST` characters of argument text have been hashed: the rest is only counted. */
+  get spent(): boolean {
+    return this.#room === 0;
+  }
+
   /** `call_` and the two hashes as 16 hex digits. */
   id(): string {
     if (this.#length > HASHED_MOST) this.add(String(this.#length));
@@ -318,7 +323,9 @@ export function syntheticId(name: string, args: string, index: number): string {
 /**
  * The synthetic id of a call whose arguments are a value (an Ollama call's object), not text: that of the
  * value's canonical text, its keys sorted at every level (`{"a":1,"b":[true,null]}`; nesting past 64 levels
- * is "…"), read straight into the hash.
+ * is "…"), read straight into the hash. The value is read no further than `HASHED_MOST` characters of that
+ * text (the length read so far then stands for the rest): an object a program built may hold itself more than
+ * once, whose text would take longer to read than the age of the universe.
  */
 export function syntheticIdOfValue(name: string, value: unknown, index: number): string {
   const h = idHashOf(name, index);
@@ -328,6 +335,7 @@ export function syntheticIdOfValue(name: string, value: unknown, index: number):
 
 /** Reads the canonical text of `v` (see `syntheticIdOfValue`) into `h`, piece by piece. */
 function readValue(h: IdHash, v: unknown, depth: number): void {
+  if (h.spent) return;
   if (depth > 64) h.addArguments("…");
   else if (typeof v === "string") h.addJsonString(v);
   else if (typeof v === "number") h.addArguments(Number.isFinite(v) ? String(v) : "null");
@@ -342,7 +350,7 @@ function readValue(h: IdHash, v: unknown, depth: number): void {
   } else if (Array.isArray(v)) {
     h.addUnit(0x5b); // [
     // a hole is read as nothing between its commas, as `map` and `join` make it
-    for (let i = 0; i < v.length; i++) {
+    for (let i = 0; i < v.length && !h.spent; i++) {
       if (i > 0) h.addUnit(0x2c); // ,
       if (i in v) readValue(h, v[i], depth + 1);
     }
@@ -350,7 +358,7 @@ function readValue(h: IdHash, v: unknown, depth: number): void {
   } else {
     h.addUnit(0x7b); // {
     const keys = Object.keys(v).sort();
-    for (let i = 0; i < keys.length; i++) {
+    for (let i = 0; i < keys.length && !h.spent; i++) {
       if (i > 0) h.addUnit(0x2c); // ,
       h.addJsonString(keys[i]);
       h.addUnit(0x3a); // :

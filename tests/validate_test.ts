@@ -266,11 +266,50 @@ test("syntheticIdOfValue: the id of the value's canonical text (keys sorted, as 
   let deep: unknown = "end";
   for (let d = 0; d < 70; d++) deep = [deep];
   cases.push(deep, { long: "x".repeat(99_990) + '"q"' + "y".repeat(20) }, ["z".repeat(100_010) + "\n"]);
-  cases.push({ a: "x".repeat(99_995), b: "\u00E9".repeat(10) }, { a: "x".repeat(99_985), b: "é\\" });
+  cases.push({ a: "x".repeat(99_985), b: "é\\" });
   for (const v of cases) {
     const want = syntheticId("get_weather", canonical(v), 2);
     assert.equal(syntheticIdOfValue("get_weather", v, 2), want, canonical(v).slice(0, 120));
   }
+  // Once 100 000 characters are read, the value is read no further: its text is what was read, closed.
+  const past = { a: "x".repeat(99_995), b: "\u00E9".repeat(10) };
+  assert.equal(syntheticIdOfValue("f", past, 0), syntheticId("f", `{"a":"${"x".repeat(99_995)}"}`, 0));
+});
+
+test("syntheticIdOfValue: a value holding itself twice, or a sparse array of 2^32 - 1, is read in bounded time", () => {
+  // A value that shares each level twice, 22 deep: 2^22 reads whole. Counted, its reads show the bound.
+  let reads = 0;
+  let shared: unknown = "leaf";
+  for (let d = 0; d < 22; d++) {
+    const child = shared;
+    const level = {};
+    for (const key of ["a", "b"]) {
+      Object.defineProperty(level, key, {
+        enumerable: true,
+        get: () => {
+          reads++;
+          return child;
+        },
+      });
+    }
+    shared = level;
+  }
+  syntheticIdOfValue("f", shared, 0);
+  assert.ok(reads < 50_000, `${reads} property reads for 100 000 characters`);
+  const twice: Record<string, unknown> = {};
+  twice.a = twice;
+  twice.b = twice;
+  const sparse: unknown[] = [];
+  sparse.length = 2 ** 32 - 1;
+  for (const v of [twice, { list: sparse }]) {
+    // Read whole, these would take 2^64 steps or 2^32: this test would not end.
+    assert.match(syntheticIdOfValue("f", v, 0), /^call_[0-9a-f]{16}$/);
+    assert.equal(syntheticIdOfValue("f", v, 0), syntheticIdOfValue("f", v, 0));
+  }
+  // The verdict on such a call (without an id, so one is made): the value is no JSON, and it says so.
+  const verdict = createValidator([{ name: "f", parameters: { type: "object" } }])
+    .validate([{ function: { name: "f", arguments: twice } }]);
+  assert.deepEqual(verdict.calls[0].findings.map((f) => f.code), ["malformed_arguments"]);
 });
 
 test("normaliseCalls: assistant messages expand into their calls", () => {
