@@ -267,6 +267,10 @@ test("syntheticIdOfValue: the id of the value's canonical text (keys sorted, as 
   for (let d = 0; d < 70; d++) deep = [deep];
   cases.push(deep, { long: "x".repeat(99_990) + '"q"' + "y".repeat(20) }, ["z".repeat(100_010) + "\n"]);
   cases.push({ a: "x".repeat(99_985), b: "é\\" });
+  // Keys in code-unit order (a pair's units sort below U+FFFF), a few and more than a few.
+  const keys = ["z", "\u00E9", "a", "\uFFFF", "\u{1F600}", "A", "_", "aa", "", "10", "9", "\uD800"];
+  cases.push(Object.fromEntries(keys.map((k, i) => [k, i])));
+  cases.push(Object.fromEntries([...keys, ...keys.map((k) => k + "b")].map((k, i) => [k, [i]])));
   for (const v of cases) {
     const want = syntheticId("get_weather", canonical(v), 2);
     assert.equal(syntheticIdOfValue("get_weather", v, 2), want, canonical(v).slice(0, 120));
