@@ -1448,16 +1448,20 @@ function unitsToString(out: Uint16Array, k: number): string {
   return k > DECODE_FROM ? utf8String(out, k) : unitsInChunks(out, k);
 }
 
+/** The plain array `unitsInChunks` copies units into: `fromCharCode.apply` reads one twice as fast as a typed array. */
+const unitList: number[] = [];
+
 /** The first `k` code units as a string, built by `fromCharCode` in chunks (its arguments are bounded). */
 function unitsInChunks(out: Uint16Array, k: number): string {
-  const parts: string[] = [];
   const CHUNK = 8192;
+  let text = "";
   for (let p = 0; p < k; p += CHUNK) {
-    parts.push(
-      String.fromCharCode.apply(null, out.subarray(p, Math.min(k, p + CHUNK)) as unknown as number[]),
-    );
+    const n = Math.min(k - p, CHUNK);
+    unitList.length = n;
+    for (let i = 0; i < n; i++) unitList[i] = out[p + i];
+    text += String.fromCharCode.apply(null, unitList);
   }
-  return parts.join("");
+  return text;
 }
 
 function isWordUnit(c: number): boolean {
