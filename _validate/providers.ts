@@ -181,9 +181,10 @@ const HASHED_MOST = 100_000;
 
 /**
  * The two FNV-1a hashes (different seeds and multipliers) a synthetic id is made of, over the text read into
- * them in turn: the position, the name, then the argument text, of which the first `HASHED_MOST` characters are
- * hashed and the length stands for the rest. Pieces are read one after another, never joined first: a joined
- * string is read more slowly until flattened, and object arguments need no text of their own (see `readValue`).
+ * them in turn: the position, the name, then the argument text, of which the first `HASHED_MOST` characters
+ * are hashed and the length stands for the rest. Pieces are read one after another, never joined first: a
+ * joined string is read more slowly until flattened, and object arguments need no text of their own (see
+ * `readValue`).
  */
 class IdHash {
   #a = 0x811c9dc5;
@@ -217,8 +218,9 @@ class IdHash {
   }
 
   /**
-   * Reads `JSON.stringify(s)` as the next piece of the argument text, without making it where `s` holds nothing
-   * JSON escapes (a quote, a backslash, a control character, a surrogate: any, to keep the test simple).
+   * Reads `JSON.stringify(s)` as the next piece of the argument text, without making it where `s` holds
+   * nothing JSON escapes (a quote, a backslash, a control character, a surrogate: any, to keep the test
+   * simple).
    */
   addJsonString(s: string): void {
     const a = this.#a, b = this.#b, room = this.#room;
@@ -282,9 +284,9 @@ let hexPairs: string[] | undefined;
 
 /**
  * The 32 bits of `n` as 8 hex digits, a byte at a time from a table: V8 writes a number from 2^31 on (not a
- * small integer) in base 16 about six times slower than a small one, which made half of all synthetic ids cost
- * twice as much; `toString(16)` with padding, or `fromCharCode` with eight codes (JavaScriptCore), costs more
- * than this even on small ones.
+ * small integer) in base 16 about six times slower than a small one, which made half of all synthetic ids
+ * cost twice as much; `toString(16)` with padding, or `fromCharCode` with eight codes (JavaScriptCore), costs
+ * more than this even on small ones.
  */
 function hex32(n: number): string {
   const t = hexPairs ??= Array.from({ length: 256 }, (_, b) => (b | 0x100).toString(16).slice(1));
@@ -302,8 +304,8 @@ function idHashOf(name: string, index: number): IdHash {
 }
 
 /**
- * A stable synthetic id for a call without one, from its argument text: same name, arguments and position give
- * the same id.
+ * A stable synthetic id for a call without one, from its argument text: same name, arguments and position
+ * give the same id.
  */
 export function syntheticId(name: string, args: string, index: number): string {
   const h = idHashOf(name, index);

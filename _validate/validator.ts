@@ -766,11 +766,11 @@ function fastJudge(call: NormalisedCall, raw: string, compiled: Compiled, cfg: C
 
 /**
  * The fast path for one call before normalising: an OpenAI Chat-shaped call
- * (`{ id, function: { name, arguments } }`), with or without its id, naming a declared tool, whose argument text
- * is a JSON object: its verdict, or null (nothing decided). Reads exactly what {@link normaliseCalls} reads for
- * that shape and makes a missing id as it does ({@link syntheticId}), so the verdict is the same. Throws on text `JSON.parse`
- * rejects (the caller's try sends it to the general path, which explains it): no try here keeps this
- * one call level above the check, which Bun's JIT rewards.
+ * (`{ id, function: { name, arguments } }`), with or without its id, naming a declared tool, whose argument
+ * text is a JSON object: its verdict, or null (nothing decided). Reads exactly what {@link normaliseCalls}
+ * reads for that shape and makes a missing id as it does ({@link syntheticId}), so the verdict is the same.
+ * Throws on text `JSON.parse` rejects (the caller's try sends it to the general path, which explains it): no
+ * try here keeps this one call level above the check, which Bun's JIT rewards.
  */
 function fastCall(
   c: unknown,

@@ -2,12 +2,11 @@
  * A steadier comparison than `deno bench` on a busy machine: runs the cases of bench/validate_bench.ts in
  * interleaved batches (every case of every group in each round, the order rotated from round to round),
  * measures each batch in process CPU time and takes the median per case. Prints the medians, then the
- * throughput of each toolguard variant (scanner on, the default; scanner off; the default on a call without an
- * id) relative to each yardstick
- * (ajv allErrors; ajv allErrors + verbose) per case, with geometric means over the six cases and over the
- * valid and the invalid ones. `deno run -A bench/_validate_compare.ts`, `bun run bench/_validate_compare.ts`
- * or `bun run bench/bun.ts validate`. Environment: `ROUNDS` (default 31), `BATCH` (calls per batch, default
- * 2000), `GROUP` (a substring: only the matching cases).
+ * throughput of each toolguard variant (scanner on, the default; scanner off; the default on a call without
+ * an id) relative to each yardstick (ajv allErrors; ajv allErrors + verbose) per case, with geometric means
+ * over the six cases and over the valid and the invalid ones. `deno run -A bench/_validate_compare.ts`,
+ * `bun run bench/_validate_compare.ts` or `bun run bench/bun.ts validate`. Environment: `ROUNDS` (default
+ * 31), `BATCH` (calls per batch, default 2000), `GROUP` (a substring: only the matching cases).
  *
  * @module
  */

@@ -2,16 +2,16 @@
  * `validate` on realistic tool schemas against ajv (allErrors + ajv-formats; `ajv+verbose` also puts the
  * schema and the data on each error, as toolguard's findings carry what was received), @cfworker/json-schema,
  * @exodus/schemasafe and `JSON.parse` alone. Arguments arrive as JSON text, as models send them; every
- * competitor parses then validates. `toolguard+scan` is the default, `createValidator(tools).validate([call])`
- * on a provider-shaped call, which also runs scan.ts over every string argument; `toolguard` is the same with
- * the scanner off (`scan: false`), i.e. the same job as the JSON Schema validators plus normalisation and
- * verdicts. Two more default variants take the calls local models send: `toolguard+scan, no id` the same call
- * without an id (the verdict gives it a synthetic one, hashed from its name and arguments), and
- * `toolguard+scan, Ollama` the call as Ollama's API gives it, arguments an object and no id (so no text to
- * parse: not compared with the parsing validators, only timed). Run: `deno bench -A bench/validate_bench.ts`,
- * or, for the ratio table (the toolguard variants against both ajv variants, interleaved, medians of CPU time),
- * `deno run -A bench/_validate_compare.ts`, `bun run bench/_validate_compare.ts` or `bun run bench/bun.ts
- * validate`.
+ * competitor parses then validates. `toolguard+scan` is the default,
+ * `createValidator(tools).validate([call])` on a provider-shaped call, which also runs scan.ts over every
+ * string argument; `toolguard` is the same with the scanner off (`scan: false`), i.e. the same job as the
+ * JSON Schema validators plus normalisation and verdicts. Two more default variants take the calls local
+ * models send: `toolguard+scan, no id` the same call without an id (the verdict gives it a synthetic one,
+ * hashed from its name and arguments), and `toolguard+scan, Ollama` the call as Ollama's API gives it,
+ * arguments an object and no id (so no text to parse: not compared with the parsing validators, only timed).
+ * Run: `deno bench -A bench/validate_bench.ts`, or, for the ratio table (the toolguard variants against both
+ * ajv variants, interleaved, medians of CPU time), `deno run -A bench/_validate_compare.ts`,
+ * `bun run bench/_validate_compare.ts` or `bun run bench/bun.ts validate`.
  *
  * @module
  */
