@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { asciiFold, type Folded, isAscii, lettersOnly, lowerFold, mapSpan } from "./fold.ts";
+import { asciiFold, fold, type Folded, isAscii, lettersOnly, lowerFold, mapSpan } from "./fold.ts";
 import { CONTEXT, cutAtOrAfter, lettersBefore, wholeWindow, type Window, windowOf } from "./segments.ts";
 import { type Original, type Rule, rules } from "./rules.ts";
 import { anchorsOf, escapeRegExp as escape, type MatchOptions, nextMatch } from "./match.ts";
@@ -196,6 +196,8 @@ const PLANS = new Map<ScanContext, Plan>();
  * (most arguments, and most one-shot scans) needs nothing else, so its first scan builds only this.
  */
 const SCREENS = new Map<ScanContext, RuleScreen>();
+/** Per context, where a raw rule's match could start (see `Plan.rawGate`), for `foldScreened`; made on use. */
+const RAW_GATES = new Map<ScanContext, RegExp | null>();
 
 /**
  * The plan of `context` when it is one of `SCAN_CONTEXTS`, else undefined. Only known contexts have plans (every
@@ -231,6 +233,27 @@ function screenOf(context: ScanContext): RuleScreen {
   return screen;
 }
 
+/** `Plan.rawGate` for the raw rules `raw`: null when one of them does not say where its match opens. */
+function rawGateOf(raw: readonly Rule[]): RegExp | null {
+  return raw.every((rule) => rule.opens !== undefined)
+    ? new RegExp(`[${raw.map((rule) => rule.opens).join("")}]`)
+    : null;
+}
+
+/**
+ * Whether a raw rule of `context` could match `text`: none can where the context's raw gate finds no place
+ * for one to open (there is no gate when a rule does not say, and then one could). Made without the plan.
+ */
+function rawMayMatch(context: ScanContext, text: string): boolean {
+  let gate = RAW_GATES.get(context);
+  if (gate === undefined) {
+    const { raw } = rulesIn(context);
+    gate = raw.length === 0 ? /(?!)/ : rawGateOf(raw);
+    RAW_GATES.set(context, gate);
+  }
+  return gate === null || gate.test(text);
+}
+
 /** The plan for `context`. */
 function planOf(context: ScanContext): Plan {
   const made = PLANS.get(context);
@@ -247,9 +270,7 @@ function planOf(context: ScanContext): Plan {
   const squashedBit = bitOf(squashed);
   const plan: Plan = {
     raw,
-    rawGate: raw.every((rule) => rule.opens !== undefined)
-      ? new RegExp(`[${raw.map((rule) => rule.opens).join("")}]`)
-      : null,
+    rawGate: rawGateOf(raw),
     folded,
     squashed,
     gate,
@@ -450,7 +471,8 @@ export function findsIn(context: ScanContext): (text: string) => boolean {
   const options: ScanOptions = { context };
   const screen = screenOf(context);
   return (text) => {
-    const only = text.length > QUICK_UP_TO ? ALL_RULES : screen.candidates(text);
+    let only = text.length > QUICK_UP_TO ? ALL_RULES : screen.candidates(text);
+    if (only === ALL_RULES && text.length <= QUICK_UP_TO) only = foldScreened(screen, context, text);
     return only !== 0 && scanInSegments(text, options, SEGMENT, only).blocked;
   };
 }
@@ -482,12 +504,14 @@ export function clearsAlphabet(context: ScanContext, alphabet: string, maxLength
 }
 
 /**
- * The rules that could match `text` as the plan's screen tells them for a short text that folds to its lower
- * case (0: none, the path most arguments take), or `ALL_RULES`: anything else (a long text, an option-like CLI
- * argument, a bad argument) takes the full path. A small function of its own, which the JIT compilers
- * (JavaScriptCore's above all) optimise sooner than the whole engine.
+ * The rules that could match `text` as the plan's screen tells them for a short text, or for its fold (see
+ * `foldScreened`) (0: none, the path most arguments take), or `ALL_RULES`: anything else (a long text, an
+ * option-like CLI argument, a bad argument) takes the full path. A filter for the fold goes with the fold
+ * itself to the read that must follow at once (`scanInSegments`, as `scan` does). A small function of its
+ * own, which the JIT compilers (JavaScriptCore's above all) optimise sooner than the whole engine. Exported
+ * for the tests.
  */
-function candidateRules(text: string, options: ScanOptions): RuleMask {
+export function candidateRules(text: string, options: ScanOptions): RuleMask {
   if (typeof text !== "string") return ALL_RULES;
   const context = options.context ?? "tool_output";
   const screen = knownScreen(context);
@@ -500,7 +524,73 @@ function candidateRules(text: string, options: ScanOptions): RuleMask {
  */
 function screened(screen: RuleScreen, context: ScanContext, text: string): RuleMask {
   if (text.length > QUICK_UP_TO || (context === "cli_arg" && optionInjection(text))) return ALL_RULES;
-  return screen.candidates(text);
+  const only = screen.candidates(text);
+  return only === ALL_RULES ? foldScreened(screen, context, text) : only;
+}
+
+/**
+ * For a short text the screen cannot judge as it is (one beyond ASCII, or one whose fold is not its lower
+ * case: a whitespace run, letter spacing): the screen's answer for its fold, the text every other rule reads
+ * (a fold folds to itself, so the screen's proof for it holds for this text), where no raw rule can match the
+ * text; else `ALL_RULES`. The read of the text that follows at once (`findingsIn`) takes the fold made here
+ * (see `takeHandedFold`), which a rule filter other than `ALL_RULES` needs. A short argument in a Latin
+ * script with marks (a name, a city) or a line with a blank run then costs a fold and a screen, and only the
+ * rules the screen leaves. Raw rules read only text beyond ASCII (see `findingsIn`).
+ */
+function foldScreened(screen: RuleScreen, context: ScanContext, text: string): RuleMask {
+  // Both as the whole-text read folds them (see `findingsIn`, `wholeWindow`), maps in the shared buffers.
+  let folded = asciiFold(text, { reuse: true });
+  const ascii = folded !== null;
+  if (folded === null) {
+    if (!latinBeyondAscii(text) || rawMayMatch(context, text)) return ALL_RULES;
+    folded = fold(text, { reuse: true });
+  }
+  const only = folded.text === text ? ALL_RULES : screen.candidates(folded.text);
+  if (only === 0) return 0;
+  handedText = text;
+  handedFold = folded;
+  handedAscii = ascii;
+  return only;
+}
+
+/**
+ * Whether every character of `text` beyond ASCII is one whose fold is most often ASCII: Latin-1 and Latin
+ * letters with marks (below U+0250, U+1E00–U+1EFF), typographic punctuation and spaces (U+2000–U+206F),
+ * fullwidth forms (U+FF00–U+FFEF). Text in another script mostly folds to itself, so the screen could not
+ * judge its fold: such text is not folded twice to learn that (a guess that only saves time: the screen
+ * decides).
+ */
+function latinBeyondAscii(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (
+      c < 0x250 || (c >= 0x1E00 && c < 0x1F00) || (c >= 0x2000 && c < 0x2070) || (c >= 0xFF00 && c < 0xFFF0)
+    ) {
+      continue;
+    }
+    return false;
+  }
+  return true;
+}
+
+/**
+ * The fold `foldScreened` made of a text it sent on to the rules, for the read of that text that follows at
+ * once (`findingsIn`) to take instead of folding it again: the text, and its fold.
+ */
+let handedText: string | undefined;
+let handedFold: Folded | undefined;
+/** Whether the text handed on is ASCII (its fold `asciiFold`'s). */
+let handedAscii = false;
+
+/**
+ * The fold handed on for `text` (see `handedFold`) and whether the text is ASCII, or undefined; either way
+ * the hand-over ends here, so no later read can take a fold whose shared buffers another fold has written
+ * since.
+ */
+function takeHandedFold(text: string): { folded: Folded; ascii: boolean } | undefined {
+  const handed = handedText === text ? { folded: handedFold!, ascii: handedAscii } : undefined;
+  handedText = handedFold = undefined;
+  return handed;
 }
 
 /** Original characters per core: texts longer than two cores are read in windows (see segments.ts). */
@@ -708,6 +798,7 @@ function findingsIn(
   keepFrom = 0,
   keepTo = Infinity,
 ): ScanFinding[] {
+  const handed = takeHandedFold(text);
   const maxExcerpt = options.maxExcerpt ?? EXCERPT_MOST;
   const wanted = options.categories ? new Set<ScanCategory>(options.categories) : null;
   const found = new Findings();
@@ -729,11 +820,16 @@ function findingsIn(
   if (option !== null) found.push(option);
 
   // Known once, for the raw rules and for every fold of the text or a window of it; a text read whole is folded
-  // by the same pass that tells. A text the screen judged folds to its lower case.
+  // by the same pass that tells. A text the screen judged folds to its lower case, or had its fold judged,
+  // which is handed on (and then no raw rule can match it, see `foldScreened`).
   const whole = text.length > 2 * segment
     ? null
+    : handed !== undefined && (handed.ascii || only !== ALL_RULES)
+    ? handed.folded
     : only !== ALL_RULES
     ? lowerFold(text)
+    : handed !== undefined
+    ? null
     : asciiFold(text, { reuse: true });
   const ascii = whole !== null || (text.length > 2 * segment && isAscii(text));
   if (plan.raw.length > 0 && !ascii && (plan.rawGate === null || plan.rawGate.test(text))) {
@@ -757,7 +853,16 @@ function findingsIn(
   }
 
   if (text.length > 2 * segment) runSegments(text, plan, wanted, add, { segment, ascii });
-  else runWindow(wholeWindow(text, ascii, whole ?? undefined), text, plan, wanted, new Map(), 0, add, only);
+  else {runWindow(
+      wholeWindow(text, ascii, whole ?? handed?.folded),
+      text,
+      plan,
+      wanted,
+      new Map(),
+      0,
+      add,
+      only,
+    );}
   return found.finish(text, maxExcerpt);
 }
 
