@@ -352,7 +352,10 @@ let partBytes: Uint8Array | undefined;
 let runList: Int32Array = new Int32Array(64);
 /** Where `sparseFold` notes the blanks that join the unit before (see `SparseState`); kept as `runList` is. */
 let blankList: Int32Array = new Int32Array(64);
-/** UTF-8 decoder for `sparseFold`, which keeps a leading U+FEFF (there is none in a fold, but the count must hold). */
+/**
+ * The UTF-8 decoder of every fold's text, which keeps a leading U+FEFF (there is none in a fold, but the count
+ * must hold); made on first use.
+ */
 const utf8Exact = lazy(() => new TextDecoder("utf-8", { ignoreBOM: true }));
 
 /**
@@ -799,7 +802,7 @@ function asciiInto(text: string): boolean {
 
 /** The first `k` bytes (ASCII) as a string. */
 function bytesToString(bytes: Uint8Array, k: number): string {
-  return (utf8 ??= new TextDecoder()).decode(bytes.subarray(0, k));
+  return utf8Exact().decode(bytes.subarray(0, k));
 }
 
 /**
@@ -1317,8 +1320,6 @@ function outBuffersFor(m: number, reuse: boolean): [Uint16Array, Int32Array, Int
 
 /** Bytes for `utf8String`'s ASCII, made on first use; a window's text fits. */
 let asciiStringBytes: Uint8Array | undefined;
-/** UTF-8 decoder for `utf8String` and `lettersOnly`, made on first use. */
-let utf8: TextDecoder | undefined;
 
 /** A list of lone surrogates `utf8String` found: unit index, then byte offset, for each. */
 let loneList: Int32Array = new Int32Array(64);
@@ -1343,7 +1344,7 @@ function utf8String(out: Uint16Array, k: number): string {
     if (c >= 0x80) break;
     ascii[i] = c;
   }
-  const decoder = utf8 ??= new TextDecoder();
+  const decoder = utf8Exact();
   if (i === k) return decoder.decode(ascii);
   const kept = 3 * k <= KEPT_BYTES;
   const bytes = kept ? bytesFor(3 * k) : new Uint8Array(3 * k);
@@ -1434,7 +1435,7 @@ export function lettersOnly(s: string): string {
       if (c >= 0x61 && c <= 0x7a) bytes[k++] = c;
     }
   }
-  return k === n ? s : (utf8 ??= new TextDecoder()).decode(bytes.subarray(0, k));
+  return k === n ? s : utf8Exact().decode(bytes.subarray(0, k));
 }
 
 /** Folds longer than this are decoded (see `unitsToString`). */

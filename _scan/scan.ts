@@ -196,7 +196,7 @@ const PLANS = new Map<ScanContext, Plan>();
  * (most arguments, and most one-shot scans) needs nothing else, so its first scan builds only this.
  */
 const SCREENS = new Map<ScanContext, RuleScreen>();
-/** Per context, where a raw rule's match could start (see `Plan.rawGate`), for `foldScreened`; made on use. */
+/** Per context, `Plan.rawGate`, made on first use: `foldScreened` reads it without the rest of the plan. */
 const RAW_GATES = new Map<ScanContext, RegExp | null>();
 
 /**
@@ -233,25 +233,20 @@ function screenOf(context: ScanContext): RuleScreen {
   return screen;
 }
 
-/** `Plan.rawGate` for the raw rules `raw`: null when one of them does not say where its match opens. */
-function rawGateOf(raw: readonly Rule[]): RegExp | null {
-  return raw.every((rule) => rule.opens !== undefined)
-    ? new RegExp(`[${raw.map((rule) => rule.opens).join("")}]`)
-    : null;
-}
-
 /**
- * Whether a raw rule of `context` could match `text`: none can where the context's raw gate finds no place
- * for one to open (there is no gate when a rule does not say, and then one could). Made without the plan.
+ * `Plan.rawGate` of `context`: where one of its raw rules' matches could open (a class of characters that never
+ * matches when it has none), or null when one of them does not say.
  */
-function rawMayMatch(context: ScanContext, text: string): boolean {
+function rawGateIn(context: ScanContext): RegExp | null {
   let gate = RAW_GATES.get(context);
   if (gate === undefined) {
     const { raw } = rulesIn(context);
-    gate = raw.length === 0 ? /(?!)/ : rawGateOf(raw);
+    gate = raw.every((rule) => rule.opens !== undefined)
+      ? new RegExp(`[${raw.map((rule) => rule.opens).join("")}]`)
+      : null;
     RAW_GATES.set(context, gate);
   }
-  return gate === null || gate.test(text);
+  return gate;
 }
 
 /** The plan for `context`. */
@@ -270,7 +265,7 @@ function planOf(context: ScanContext): Plan {
   const squashedBit = bitOf(squashed);
   const plan: Plan = {
     raw,
-    rawGate: rawGateOf(raw),
+    rawGate: rawGateIn(context),
     folded,
     squashed,
     gate,
@@ -471,8 +466,9 @@ export function findsIn(context: ScanContext): (text: string) => boolean {
   const options: ScanOptions = { context };
   const screen = screenOf(context);
   return (text) => {
-    let only = text.length > QUICK_UP_TO ? ALL_RULES : screen.candidates(text);
-    if (only === ALL_RULES && text.length <= QUICK_UP_TO) only = foldScreened(screen, context, text);
+    if (text.length > QUICK_UP_TO) return scanInSegments(text, options, SEGMENT).blocked;
+    let only = screen.candidates(text);
+    if (only === ALL_RULES) only = foldScreened(screen, context, text);
     return only !== 0 && scanInSegments(text, options, SEGMENT, only).blocked;
   };
 }
@@ -542,14 +538,13 @@ function foldScreened(screen: RuleScreen, context: ScanContext, text: string): R
   let folded = asciiFold(text, { reuse: true });
   const ascii = folded !== null;
   if (folded === null) {
-    if (!latinBeyondAscii(text) || rawMayMatch(context, text)) return ALL_RULES;
+    if (!latinBeyondAscii(text)) return ALL_RULES;
+    const gate = rawGateIn(context);
+    if (gate === null || gate.test(text)) return ALL_RULES;
     folded = fold(text, { reuse: true });
   }
   const only = folded.text === text ? ALL_RULES : screen.candidates(folded.text);
-  if (only === 0) return 0;
-  handedText = text;
-  handedFold = folded;
-  handedAscii = ascii;
+  if (only !== 0) handed = { text, folded, ascii };
   return only;
 }
 
@@ -573,24 +568,27 @@ function latinBeyondAscii(text: string): boolean {
   return true;
 }
 
-/**
- * The fold `foldScreened` made of a text it sent on to the rules, for the read of that text that follows at
- * once (`findingsIn`) to take instead of folding it again: the text, and its fold.
- */
-let handedText: string | undefined;
-let handedFold: Folded | undefined;
-/** Whether the text handed on is ASCII (its fold `asciiFold`'s). */
-let handedAscii = false;
+/** A fold `foldScreened` made and handed on: the text, its fold, and whether the text is ASCII. */
+interface HandedFold {
+  text: string;
+  folded: Folded;
+  ascii: boolean;
+}
 
 /**
- * The fold handed on for `text` (see `handedFold`) and whether the text is ASCII, or undefined; either way
- * the hand-over ends here, so no later read can take a fold whose shared buffers another fold has written
- * since.
+ * The fold `foldScreened` made of a text it sent on to the rules, for the read of that text that follows at
+ * once (`findingsIn`) to take instead of folding it again.
  */
-function takeHandedFold(text: string): { folded: Folded; ascii: boolean } | undefined {
-  const handed = handedText === text ? { folded: handedFold!, ascii: handedAscii } : undefined;
-  handedText = handedFold = undefined;
-  return handed;
+let handed: HandedFold | undefined;
+
+/**
+ * The fold handed on for `text` (see `handed`), or undefined; either way the hand-over ends here, so no later
+ * read can take a fold whose shared buffers another fold has written since.
+ */
+function takeHandedFold(text: string): HandedFold | undefined {
+  const taken = handed;
+  handed = undefined;
+  return taken !== undefined && taken.text === text ? taken : undefined;
 }
 
 /** Original characters per core: texts longer than two cores are read in windows (see segments.ts). */
@@ -798,7 +796,7 @@ function findingsIn(
   keepFrom = 0,
   keepTo = Infinity,
 ): ScanFinding[] {
-  const handed = takeHandedFold(text);
+  const handedFold = takeHandedFold(text);
   const maxExcerpt = options.maxExcerpt ?? EXCERPT_MOST;
   const wanted = options.categories ? new Set<ScanCategory>(options.categories) : null;
   const found = new Findings();
@@ -824,12 +822,10 @@ function findingsIn(
   // which is handed on (and then no raw rule can match it, see `foldScreened`).
   const whole = text.length > 2 * segment
     ? null
-    : handed !== undefined && (handed.ascii || only !== ALL_RULES)
-    ? handed.folded
+    : handedFold !== undefined
+    ? (handedFold.ascii || only !== ALL_RULES ? handedFold.folded : null)
     : only !== ALL_RULES
     ? lowerFold(text)
-    : handed !== undefined
-    ? null
     : asciiFold(text, { reuse: true });
   const ascii = whole !== null || (text.length > 2 * segment && isAscii(text));
   if (plan.raw.length > 0 && !ascii && (plan.rawGate === null || plan.rawGate.test(text))) {
@@ -853,16 +849,10 @@ function findingsIn(
   }
 
   if (text.length > 2 * segment) runSegments(text, plan, wanted, add, { segment, ascii });
-  else {runWindow(
-      wholeWindow(text, ascii, whole ?? handed?.folded),
-      text,
-      plan,
-      wanted,
-      new Map(),
-      0,
-      add,
-      only,
-    );}
+  else {
+    const window = wholeWindow(text, ascii, whole ?? handedFold?.folded);
+    runWindow(window, text, plan, wanted, new Map(), 0, add, only);
+  }
   return found.finish(text, maxExcerpt);
 }
 

@@ -7,7 +7,8 @@
  * dev rows of about 40 K characters (the long-text path) in all contexts; the texts of `bench/scan_bench.ts`
  * (`scanTexts`: adversarial inputs, typographic and non-Latin prose, code and listings) cut to 64 KiB, in all
  * contexts; the joined dev rows, those two proses and the typographic one in paragraphs with double spaces in
- * 4 KiB chunks; those three with injections planted, in all contexts; and short edge cases. 11,425 results at the time of writing.
+ * 4 KiB chunks; those three with injections planted, in all contexts; and short edge cases. 11,425 results at
+ * the time of writing.
  *
  * Options: `--root DIR` dumps the scanner of another checkout instead (e.g. `git archive BASE | tar -x -C
  * /tmp/base`), so two trees can be compared from one copy of this script; `--out FILE` also writes one line per
