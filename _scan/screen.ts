@@ -214,6 +214,17 @@ function setBit(bits: Int32Array, key: number): void {
   bits[key >>> 5] |= 1 << (key & 31);
 }
 
+/**
+ * Sets in `bits` (a power of two long) every key that ends in a class of `ends` (a bit set over the 64 classes,
+ * two words): key `k << 6 | c` is bit `c & 31` of word `2k + (c >> 5)`, so every pair of words is `ends`.
+ * Overwrites, doubling the filled part with each native copy, not a loop over the words: this runs on a
+ * scanner's first use, in the interpreter.
+ */
+function fillPairs(bits: Int32Array, ends: Int32Array): void {
+  bits.set(ends);
+  for (let n = ends.length; n < bits.length; n *= 2) bits.copyWithin(n, 0, n);
+}
+
 /** A string that is evidence for some rules, checked whole where its gram (or its first letters) occurs. */
 interface Probe {
   /** The string (lower-case ASCII). */
@@ -222,6 +233,52 @@ interface Probe {
   readonly at: number;
   /** The rules it is evidence for, as bits. */
   rules: number;
+}
+
+/** Adds `bit` to the probe for `s` (its gram at `at`) under `key` of `table`. */
+function addProbe(table: Map<number, Probe[]>, key: number, s: string, at: number, bit: number): void {
+  const probes = table.get(key);
+  if (probes === undefined) {
+    table.set(key, [{ text: s, at, rules: bit }]);
+    return;
+  }
+  for (const p of probes) {
+    if (p.text === s && p.at === at) {
+      p.rules |= bit;
+      return;
+    }
+  }
+  probes.push({ text: s, at, rules: bit });
+}
+
+/** Enters a lead in `table` under the key of its first three characters, or each key they begin when it has fewer. */
+function addLead(table: Map<number, Probe[]>, lead: string, bit: number): void {
+  // Each of the three places: the lead's unit, or every unit where it is shorter. Loops over ranges, no arrays:
+  // this runs in the interpreter.
+  const low = (j: number) => j < lead.length ? lead.charCodeAt(j) : 0;
+  const high = (j: number) => j < lead.length ? lead.charCodeAt(j) : LEAD_MASK;
+  for (let u0 = low(0); u0 <= high(0); u0++) {
+    for (let u1 = low(1); u1 <= high(1); u1++) {
+      for (let u2 = low(2); u2 <= high(2); u2++) addProbe(table, leadKey(u0, u1, u2), lead, 0, bit);
+    }
+  }
+}
+
+/**
+ * Lays the lists of `byKey` out end to end in key order, and sets `start` so that the list under key `k` is
+ * `start[k]` to `start[k + 1]` of the result (empty for a key with none). Over the keys that hold a list, filling
+ * the ranges between them natively, not key by key: this runs in the interpreter.
+ */
+function layOut(byKey: ReadonlyMap<number, readonly Probe[]>, start: Int32Array): Probe[] {
+  const all: Probe[] = [];
+  let next = 0;
+  for (const key of [...byKey.keys()].sort((a, b) => a - b)) {
+    start.fill(all.length, next, key + 1);
+    for (const p of byKey.get(key)!) all.push(p);
+    next = key + 1;
+  }
+  start.fill(all.length, next);
+  return all;
 }
 
 /**
@@ -267,13 +324,13 @@ export class RuleScreen {
   #singles = new Int32Array(1 << CLASS_BITS);
   #pairs = new Int32Array(PAIR_KEY + 1);
   /**
-   * Leads by the key (`leadKey`) of their first three characters, until they are laid out in the tables below
-   * (null since): a shorter lead under every key that its characters begin.
+   * The leads of each rule with leads, and its bit, until a text first needs the tables below (null since):
+   * most texts a screen reads hold no anchor of a rule with leads, and a one-shot scan of such a text never
+   * does, so the screen is built without them.
    */
-  #leads: Map<number, Probe[]> | null = new Map();
+  #pendingLeads: [leads: readonly string[], bit: number][] | null = [];
   /**
-   * The same as a table for `#leadsAt`, laid out when a text first needs it (most texts a screen reads hold no
-   * anchor of a rule with leads, and a one-shot scan of such a text never does): the leads under key `k` are
+   * The leads as a table for `#leadsAt`, laid out when a text first needs it: the leads under key `k` are
    * `#leadText` and `#leadRules` from `#leadStart[k]` to `#leadStart[k + 1]` (a read per word start, not a
    * look-up in a map).
    */
@@ -300,8 +357,6 @@ export class RuleScreen {
   #letterGate: RegExp | null = null;
   /** The rules of every letters-only anchor when they all stand for the same rules (0 when not). */
   #letterRulesOfAll = 0;
-  /** Per bit set, the classes that end a marked key whatever comes before them (0-31, 32-63), while building. */
-  #singleEnds = new Map<Int32Array, [number, number]>();
   /**
    * What the last `candidates` call that looked for leads found (see `leadStarts`): the text, the rules it
    * looked for, and each word start where a lead of one begins, with the bits of those rules. A later call
@@ -325,36 +380,28 @@ export class RuleScreen {
         (LETTER_BITS << LETTER_SHIFT_AT);
       this.#keyOf(String.fromCharCode(c));
     }
+    this.#addSingles(rules);
     this.#addUnsure();
     rules.forEach((rule, i) => this.#add(rule, 1 << i));
     this.#gateLetters();
-    this.#fillSingleEnds();
     this.#hashAnchors();
   }
 
-  /** Lays the leads out in the tables that `#leadsIn` and `#leadsAt` read, and drops the map they came from. */
-  #tableLeads(leads: Map<number, Probe[]>): void {
-    // Over the keys that hold leads, filling the ranges between them, not key by key over all LEAD_KEYS: this
-    // runs on a scanner's first use, in the interpreter.
-    this.#leads = null;
+  /** Lays the leads out in the tables that `#leadsIn` and `#leadsAt` read. */
+  #tableLeads(pending: readonly [leads: readonly string[], bit: number][]): void {
+    this.#pendingLeads = null;
+    const byKey = new Map<number, Probe[]>();
+    for (const [leads, bit] of pending) {
+      for (const lead of leads) if (lead.length > 0 && canOccur(lead)) addLead(byKey, lead, bit);
+    }
     this.#leadStart = new Int32Array(LEAD_KEYS + 1);
     this.#leadRulesAt = new Int32Array(LEAD_KEYS);
-    const keys = [...leads.keys()].sort((a, b) => a - b);
-    const all: Probe[] = [];
-    let last = 0;
-    for (const key of keys) {
-      this.#leadStart.fill(all.length, last + 1, key + 1);
-      const probes = leads.get(key)!;
+    for (const [key, probes] of byKey) {
       let rules = 0;
-      for (const p of probes) {
-        all.push(p);
-        rules |= p.rules;
-      }
-      this.#leadStart[key + 1] = all.length;
-      last = key + 1;
+      for (const p of probes) rules |= p.rules;
       this.#leadRulesAt[key] = rules;
     }
-    this.#leadStart.fill(all.length, last + 1);
+    const all = layOut(byKey, this.#leadStart);
     this.#leadText = all.map((p) => p.text);
     this.#leadRules = Int32Array.from(all, (p) => p.rules);
   }
@@ -362,32 +409,68 @@ export class RuleScreen {
   /** Lays the anchors out in the hash table that `candidates` reads (open addressing, linear probing). */
   #hashAnchors(): void {
     if (this.#anywhere.size * 2 > SLOTS) throw new Error(`the rule screen holds ${SLOTS / 2} grams`);
-    const bySlot: Probe[][] = Array.from({ length: SLOTS }, () => []);
+    const bySlot = new Map<number, Probe[]>();
     for (const [key, probes] of this.#anywhere) {
       let slot = slotOf(key);
       while (this.#slotKeys[slot] !== 0) slot = (slot + 1) & (SLOTS - 1);
       this.#slotKeys[slot] = key + 1;
-      bySlot[slot] = probes;
+      bySlot.set(slot, probes);
     }
-    const all = bySlot.flat();
-    bySlot.forEach((probes, slot) => this.#slotStart[slot + 1] = this.#slotStart[slot] + probes.length);
+    const all = layOut(bySlot, this.#slotStart);
     this.#probeText = all.map((p) => p.text);
     this.#probeAt = Int32Array.from(all, (p) => p.at);
     this.#probeRules = Int32Array.from(all, (p) => p.rules);
   }
 
+  /**
+   * Marks the gram keys that end in one character of note whatever comes before it: an odd space (in every bit
+   * set: the fold rewrites it) and a one-character anchor (in `#grams` alone: the pass reads `#gramsPast` once
+   * it has found every rule with one). First, before any other bit is set, so each bit set takes them with one
+   * native fill: key `k << 6 | c` is bit `c & 31` of word `2k + (c >> 5)`, so every pair of words holds the
+   * same bits.
+   */
+  #addSingles(rules: readonly Rule[]): void {
+    const odd = Int32Array.of(0, 0);
+    for (const space of ODD_SPACES) setBit(odd, this.#keyOf(space));
+    const anchored = odd.slice();
+    rules.forEach((rule, i) => {
+      if (rule.squashed) return;
+      for (const a of rule.anchors ?? rule.needles ?? []) {
+        if (a.length !== 1 || !canOccur(a)) continue;
+        const key = this.#keyOf(a);
+        this.#singles[key] |= 1 << i;
+        this.#singleRules |= 1 << i;
+        setBit(anchored, key);
+      }
+    });
+    fillPairs(this.#grams, anchored);
+    fillPairs(this.#gramsPast, odd);
+    fillPairs(this.#unsure, odd);
+  }
+
   /** Marks the gram keys after which the text may fold to something else than its lower case. */
   #addUnsure(): void {
-    const both = [this.#grams, this.#gramsPast, this.#unsure];
     for (const spacer of SPACERS) {
       const s = this.#keyOf(spacer);
       for (let c = 0x61; c <= 0x7a; c++) {
-        const key = (s << (2 * CLASS_BITS)) | ((this.#units[c] & CLASS_MASK) << CLASS_BITS) | s;
-        for (const bits of both) setBit(bits, key);
+        this.#markUnsure((s << (2 * CLASS_BITS)) | ((this.#units[c] & CLASS_MASK) << CLASS_BITS) | s);
       }
     }
-    for (const a of BLANKS) for (const b of BLANKS) this.#endingIn(a + b, both);
-    for (const odd of ODD_SPACES) this.#endingIn(odd, both);
+    for (const a of BLANKS) {
+      for (const b of BLANKS) {
+        const pair = this.#keyOf(a + b);
+        for (let k = 0; k < 1 << CLASS_BITS; k++) this.#markUnsure((k << (2 * CLASS_BITS)) | pair);
+      }
+    }
+  }
+
+  /** Marks `key` in `#grams`, `#gramsPast` and `#unsure`. */
+  #markUnsure(key: number): void {
+    const word = key >>> 5;
+    const bit = 1 << (key & 31);
+    this.#grams[word] |= bit;
+    this.#gramsPast[word] |= bit;
+    this.#unsure[word] |= bit;
   }
 
   /** Enters the evidence of one rule. */
@@ -402,38 +485,17 @@ export class RuleScreen {
       }
       return;
     }
-    const grams = [this.#grams, this.#gramsPast];
     for (const a of anchors) {
       if (!canOccur(a)) continue;
       if (a.length === 0) this.#always |= bit;
-      else if (a.length === 1) {
-        this.#singles[this.#endingIn(a, [this.#grams])] |= bit;
-        this.#singleRules |= bit;
-      } else if (a.length === 2) this.#pairs[this.#endingIn(a, grams)] |= bit;
-      else this.#addAnchor(a, bit);
+      else if (a.length === 2) this.#pairs[this.#endingInPair(a)] |= bit;
+      else if (a.length > 2) this.#addAnchor(a, bit);
+      // (one character: see `#addSingles`)
     }
     if (!rule.leads) return;
     this.#needLead |= bit;
-    for (const lead of rule.leads) {
-      if (!canOccur(lead)) continue;
-      if (lead.length === 0) this.#always |= bit;
-      else this.#addLead(lead, bit);
-    }
-  }
-
-  /** Enters a lead under the key of its first three characters, or each key they begin when it has fewer. */
-  #addLead(lead: string, bit: number): void {
-    // (the map stays until a text first needs the lead tables, which is after the constructor)
-    const leads = this.#leads!;
-    // Each of the three places: the lead's unit, or every unit where it is shorter. Loops over ranges, no arrays:
-    // this runs on a scanner's first use, in the interpreter.
-    const low = (j: number) => j < lead.length ? lead.charCodeAt(j) : 0;
-    const high = (j: number) => j < lead.length ? lead.charCodeAt(j) : LEAD_MASK;
-    for (let u0 = low(0); u0 <= high(0); u0++) {
-      for (let u1 = low(1); u1 <= high(1); u1++) {
-        for (let u2 = low(2); u2 <= high(2); u2++) this.#addProbe(leads, leadKey(u0, u1, u2), lead, 0, bit);
-      }
-    }
+    if (rule.leads.includes("")) this.#always |= bit;
+    this.#pendingLeads!.push([rule.leads, bit]);
   }
 
   /** Enters an anchor of three characters or more under the key of its rarest gram. */
@@ -442,54 +504,21 @@ export class RuleScreen {
     const key = this.#keyOf(anchor.slice(at, at + 3));
     setBit(this.#grams, key);
     setBit(this.#gramsPast, key);
-    this.#addProbe(this.#anywhere, key, anchor, at, bit);
-  }
-
-  /** Adds `bit` to the probe for `s` under `key`. */
-  #addProbe(table: Map<number, Probe[]>, key: number, s: string, at: number, bit: number): void {
-    const probes = table.get(key);
-    if (probes === undefined) {
-      table.set(key, [{ text: s, at, rules: bit }]);
-      return;
-    }
-    for (const p of probes) {
-      if (p.text === s && p.at === at) {
-        p.rules |= bit;
-        return;
-      }
-    }
-    probes.push({ text: s, at, rules: bit });
+    addProbe(this.#anywhere, key, anchor, at, bit);
   }
 
   /**
-   * Marks in each of `sets` every gram key that ends in the one or two characters `s`, whatever classes come
-   * before (for one character, once all are known: see `#fillSingleEnds`), and returns the key of `s` alone.
+   * Marks in `#grams` and `#gramsPast` every gram key that ends in the two characters `s`, whatever class comes
+   * before them, and returns the key of `s` alone.
    */
-  #endingIn(s: string, sets: readonly Int32Array[]): number {
-    const key = this.#keyOf(s);
-    for (const bits of sets) {
-      if (s.length === 2) {
-        for (let k = 0; k < 1 << CLASS_BITS; k++) setBit(bits, (k << (2 * CLASS_BITS)) | key);
-        continue;
-      }
-      const ends = this.#singleEnds.get(bits) ?? [0, 0];
-      ends[key >>> 5] |= 1 << (key & 31);
-      this.#singleEnds.set(bits, ends);
+  #endingInPair(s: string): number {
+    const pair = this.#keyOf(s);
+    for (let k = 0; k < 1 << CLASS_BITS; k++) {
+      const key = (k << (2 * CLASS_BITS)) | pair;
+      setBit(this.#grams, key);
+      setBit(this.#gramsPast, key);
     }
-    return key;
-  }
-
-  /**
-   * Sets in each bit set every key that ends in one of its single classes: key `k << 6 | c` is bit `c & 31` of
-   * word `2k + (c >> 5)`, so one pass over the words does it for all of them.
-   */
-  #fillSingleEnds(): void {
-    for (const [bits, [low, high]] of this.#singleEnds) {
-      for (let w = 0; w < bits.length; w += 2) {
-        bits[w] |= low;
-        bits[w + 1] |= high;
-      }
-    }
+    return pair;
   }
 
   /** Enters an anchor of a letters-only rule under its rarest gram. */
@@ -697,7 +726,7 @@ export class RuleScreen {
    * next, then tries each only there, not with a pass of its own over the text.
    */
   #leadsIn(text: string, wanted: number): number {
-    if (this.#leads !== null) this.#tableLeads(this.#leads);
+    if (this.#pendingLeads !== null) this.#tableLeads(this.#pendingLeads);
     const leadRulesAt = this.#leadRulesAt;
     const n = text.length;
     let rules = 0;
