@@ -163,8 +163,36 @@ export function useColour(stream: "stdout" | "stderr" = "stdout"): boolean {
   const deno = denoStd();
   try {
     const noColor = deno ? deno.env.get("NO_COLOR") : nodeProcess().env.NO_COLOR;
-    if (noColor !== undefined && noColor !== "") return false;
+    return (noColor === undefined || noColor === "") && isTerminal(stream);
+  } catch {
+    return false;
+  }
+}
+
+/** Bun's binding of the Node name `tty_wrap`, which asks the file descriptor itself. */
+interface TtyBinding {
+  isTTY(fd: number): boolean;
+}
+
+/**
+ * True when `stream` is a terminal (false when that cannot be told). Under Bun the runtime's `tty_wrap`
+ * binding answers: the first touch of `process.stdout` builds a whole stream (node:fs, node:stream), about
+ * 10 ms of a one-shot command such as `toolguard scan`; `process.stdout.isTTY` is the fallback.
+ */
+export function isTerminal(stream: "stdout" | "stderr" = "stdout"): boolean {
+  try {
+    const deno = denoStd();
     if (deno) return deno[stream].isTerminal();
+    if (isBun()) {
+      try {
+        const binding = (nodeProcess() as unknown as { binding(name: string): TtyBinding }).binding(
+          "tty_wrap",
+        );
+        return binding.isTTY(stream === "stdout" ? 1 : 2) === true;
+      } catch {
+        // a Bun without the binding: the stream's own answer below
+      }
+    }
     return nodeProcess()[stream].isTTY === true;
   } catch {
     return false;

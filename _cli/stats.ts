@@ -14,6 +14,7 @@ import {
   EXIT_FAIL,
   EXIT_OK,
   inputName,
+  isTerminal,
   onePositional,
   paint,
   parseCommandLine,
@@ -146,17 +147,6 @@ async function* stdinChunks(): AsyncGenerator<Uint8Array> {
   }
   for await (const chunk of nodeBuiltin<typeof NodeProcess>("node:process").stdin) {
     yield typeof chunk === "string" ? new TextEncoder().encode(chunk) : chunk as Uint8Array;
-  }
-}
-
-function isTerminal(): boolean {
-  const deno = (globalThis as { Deno?: { stdout: { isTerminal(): boolean } } }).Deno;
-  try {
-    return deno
-      ? deno.stdout.isTerminal()
-      : nodeBuiltin<typeof NodeProcess>("node:process").stdout.isTTY === true;
-  } catch {
-    return false;
   }
 }
 

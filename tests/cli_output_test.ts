@@ -1,15 +1,17 @@
 /**
  * The command's output is written synchronously and completely: a large write followed at once by exit
  * reaches a reader that is slow to drain the pipe, on every runtime (Bun writes through its console, the
- * others through the file descriptor).
+ * others through the file descriptor). And it is coloured only on a terminal, which each runtime is asked
+ * in its own way (Bun through its tty binding).
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { runtimeCommand } from "./_runtime.ts";
+import { isLinux, runtimeCommand } from "./_runtime.ts";
 
 const output = fileURLToPath(new URL("../_cli/output.ts", import.meta.url));
 
@@ -47,4 +49,48 @@ test("writeOut: 4 MB written right before exit all reach a slow reader", { timeo
   assert.equal(status, 0);
   assert.equal(out.length, 4_000_000 + "\nlast line %s %d\n".length + "no newline at the end".length);
   assert.ok(out.endsWith("\nlast line %s %d\nno newline at the end"), out.slice(-60));
+});
+
+const hasScript = isLinux && spawnSync("script", ["--version"]).status === 0;
+
+/**
+ * What `isTerminal` says of stdout and stderr in a child of this runtime whose stdout (and, with `script`,
+ * stderr) is a terminal, or a pipe and a file; printed to a file, so the answer never depends on the streams
+ * asked about.
+ */
+function terminalAnswers(withTerminal: boolean): { stdout: boolean; stderr: boolean } {
+  const dir = mkdtempSync(join(tmpdir(), "toolguard-isatty-"));
+  try {
+    const script = join(dir, "probe.ts");
+    const answer = join(dir, "answer.json");
+    writeFileSync(
+      script,
+      `import { isTerminal } from ${JSON.stringify(output)};
+import { writeFileSync } from "node:fs";
+writeFileSync(${
+        JSON.stringify(answer)
+      }, JSON.stringify({ stdout: isTerminal("stdout"), stderr: isTerminal("stderr") }));
+`,
+    );
+    const { command, args } = runtimeCommand(script);
+    const line = [command, ...args].map((a) => `'${a}'`).join(" ");
+    const r = withTerminal
+      ? spawnSync("script", ["-qec", line, "/dev/null"], { encoding: "utf8", timeout: 60_000 })
+      : spawnSync("sh", ["-c", `${line} 2>${join(dir, "err.txt")} | cat`], {
+        encoding: "utf8",
+        timeout: 60_000,
+      });
+    assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
+    return JSON.parse(readFileSync(answer, "utf8"));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+test("isTerminal: true for a terminal, false for a pipe or a file, on this runtime", {
+  skip: hasScript ? false : "needs Linux with script(1) to give the child a terminal",
+  timeout: 120_000,
+}, () => {
+  assert.deepEqual(terminalAnswers(true), { stdout: true, stderr: true });
+  assert.deepEqual(terminalAnswers(false), { stdout: false, stderr: false });
 });
