@@ -9,7 +9,9 @@
  *   validate.ts and makes the first call (see `FIRST_USE`): what a one-shot command pays beyond the import.
  * - **Compiled `--version`** (`--compiled`): `toolguard --version` built with `bun build --compile` (plain,
  *   `--minify`, `--bytecode`, `--minify --bytecode`) against a compiled one-line `console.log` built the
- *   same way, reported as a ratio.
+ *   same way, reported as a ratio. With `--bytecode` (the build of `deno task compile:bun`) also the one-shot
+ *   commands a hook runs: `scan` of a one-line file, `validate` of one call against one tool, and `run --scan`
+ *   of the compiled hello as the tool.
  *
  * Each round runs every case once in a fresh random order, so a burst of load from elsewhere on the
  * machine falls on all cases alike. The load average is printed before and after. The timing runs under Bun
@@ -187,16 +189,42 @@ const COMPILE_VARIANTS: Record<string, string[]> = {
   "minify+bytecode": ["--minify", "--bytecode", "--format=esm"],
 };
 
+/** The one-shot commands timed with the `--bytecode` build, by row name: arguments after the program. */
+function oneShots(dir: string, hello: string): Record<string, string[]> {
+  const line = join(dir, "line.txt");
+  const tools = join(dir, "tools.json");
+  const calls = join(dir, "calls.json");
+  writeFileSync(line, "Berlin weather tomorrow\n");
+  const parameters = { type: "object", properties: { city: { type: "string" } }, required: ["city"] };
+  writeFileSync(tools, JSON.stringify([{ type: "function", function: { name: "weather", parameters } }]));
+  const call = {
+    id: "call_1",
+    type: "function",
+    function: { name: "weather", arguments: '{"city":"Oslo"}' },
+  };
+  writeFileSync(calls, JSON.stringify([call]));
+  return {
+    scan: ["scan", line],
+    validate: ["validate", calls, "--tools", tools],
+    "run --scan": ["run", "--scan", "--protocol", "text", "--", hello],
+  };
+}
+
 /** Compiles hello and `cli.ts` with each set of `bun build --compile` flags; returns the cases. */
 async function compiledCases(dir: string, root: string): Promise<Case[]> {
   writeFileSync(join(dir, "hello.ts"), 'console.log("hello");\n');
   const cases: Case[] = [];
   for (const [variant, flags] of Object.entries(COMPILE_VARIANTS)) {
+    const group = `compiled ${variant}`;
+    const out = (name: string) => join(dir, `${name}-${variant}`);
     for (const [name, entry] of [["hello", join(dir, "hello.ts")], ["toolguard", join(root, "cli.ts")]]) {
-      const out = join(dir, `${name}-${variant}`);
-      await timeOnce([BUN, "build", "--compile", ...flags, entry, "--outfile", out]);
-      const cmd = name === "hello" ? [out] : [out, "--version"];
-      cases.push({ name, group: `compiled ${variant}`, cmd, wall: [], cpu: [] });
+      await timeOnce([BUN, "build", "--compile", ...flags, entry, "--outfile", out(name)]);
+      const cmd = name === "hello" ? [out(name)] : [out(name), "--version"];
+      cases.push({ name, group, cmd, wall: [], cpu: [] });
+    }
+    if (variant !== "bytecode") continue;
+    for (const [name, args] of Object.entries(oneShots(dir, out("hello")))) {
+      cases.push({ name, group, cmd: [out("toolguard"), ...args], wall: [], cpu: [] });
     }
   }
   return cases;
@@ -281,7 +309,9 @@ try {
     report(imports, "bare", false);
   }
   if (compiled.length > 0) {
-    console.log("\nCompiled `toolguard --version` against a compiled `console.log` (bun build --compile)");
+    console.log(
+      "\nCompiled `toolguard --version` (and one-shot commands) against a compiled `console.log` (bun build --compile)",
+    );
     report(compiled, "hello", true);
   }
 } finally {
