@@ -143,7 +143,7 @@ async function execute(command: string, args: readonly ToolArg[], options: RunOp
     durationMs: elapsed(),
   }, options);
   // How the tree was found matters only when the guard ended it and may have missed part of it.
-  const note = run.killedBy !== null && !result.ok ? attempt.child.treeNote : undefined;
+  const note = run.killedBy !== null && !result.ok ? attempt.child.treeNote() : undefined;
   if (note) result.detail = clip(`${result.detail}; ${note}`, options.maxDetail ?? DEFAULT_MAX_DETAIL);
   return result;
 }

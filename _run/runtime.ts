@@ -170,10 +170,11 @@ export interface LiveChild {
    */
   killTree(signal: "SIGTERM" | "SIGKILL", options?: KillTreeOptions): void;
   /**
-   * Set when ending the tree may miss part of it, for the result's detail: on Linux, when `/proc` cannot be
-   * read and the process group alone is signalled (elsewhere the group is the only way, and says nothing).
+   * Why ending the tree may have missed part of it, for the result's detail, asked once the guard has ended
+   * it: on Linux, when `/proc` cannot be read and the process group alone is signalled (elsewhere the group
+   * is the only way, and says nothing); undefined when nothing was missed that way.
    */
-  treeNote?: string;
+  treeNote(): string | undefined;
   /**
    * Set when the child was started through a launcher (`setsid`) that execs the tool: given how the child
    * ended, whether it wrote to stdout and its stderr, returns why the launcher could not start the tool, or
@@ -407,7 +408,13 @@ function planLaunch(spec: SpawnSpec): ({ ok: true } & Launch) | { ok: false; rea
 export async function spawnChild(spec: SpawnSpec): Promise<SpawnAttempt> {
   const launch = planLaunch(spec);
   if (!launch.ok) return { ok: false, reason: launch.reason };
-  const marker = !isWindows && treeMarkersWork() ? newTreeMarker() : null;
+  // Deno spawns one way or another by whether the marker can find the tree, so it asks now. Bun and Node give
+  // the child a process group of their own anyway, with the marker as a second net: on Linux it is always
+  // added, and /proc is asked only when a tree is ended (under Bun the probe loads node:fs, 1.5-3 ms of a
+  // one-shot \`toolguard run\`).
+  const marker = runtimeName === "deno"
+    ? (!isWindows && treeMarkersWork() ? newTreeMarker() : null)
+    : (isLinux ? newTreeMarker() : null);
   try {
     if (runtimeName === "deno") {
       const marked = marker === null ? spec : { ...spec, env: withMarker(spec.env, marker) };
@@ -451,7 +458,7 @@ interface DenoStart {
 
 /** {@linkcode LiveChild.treeNote} for `tree`. */
 function treeNote(tree: Tree): string | undefined {
-  if (!isLinux || tree.marker !== null) return undefined;
+  if (!isLinux || (tree.marker !== null && treeMarkersWork())) return undefined;
   return "it was found by its process group only (/proc is not readable here), so a descendant that left " +
     "the group may have survived";
 }
@@ -492,7 +499,7 @@ function spawnDeno(spec: SpawnSpec, launch: Launch, { via, marker }: DenoStart):
     stderr: stderrPiped(spec) ? byteStreamSource(child.stderr) : ENDED,
     exited,
     killTree: treeKiller(tree),
-    treeNote: treeNote(tree),
+    treeNote: () => treeNote(tree),
   };
   if (via === "setsid") {
     started.startFailure = (exit, wroteStdout, stderr) => setsidFailure(spec, exit, wroteStdout, stderr);
@@ -725,7 +732,7 @@ function spawnBun(spec: SpawnSpec, launch: Launch, marker: TreeMarker | null): L
       () => (reaped(), { code: null, signal: null }),
     ),
     killTree: treeKiller(tree),
-    treeNote: treeNote(tree),
+    treeNote: () => treeNote(tree),
   };
 }
 
@@ -779,7 +786,7 @@ async function spawnNode(spec: SpawnSpec, launch: Launch, marker: TreeMarker | n
       stderr: proc.stderr ? nodeSource(proc.stderr) : ENDED,
       exited,
       killTree: treeKiller(tree),
-      treeNote: treeNote(tree),
+      treeNote: () => treeNote(tree),
     },
   };
 }
