@@ -10,7 +10,7 @@ import { anchorsOf, escapeRegExp as escape, type MatchOptions, nextMatch } from 
 import { LeadFinder, type LeadStarts } from "./leads.ts";
 import { asciiBytes, BYTES_FROM, TWO_LANES_FROM, WordSet } from "./words.ts";
 import { lazy } from "../_common/lazy.ts";
-import { RuleScreen, spreadPattern } from "./screen.ts";
+import { ruleBits, RuleScreen, spreadPattern } from "./screen.ts";
 import type { ScanCategory, ScanContext, ScanFinding, ScanOptions, ScanResult } from "../types.ts";
 
 /** Every context, in the order messages name them; its type makes sure none is left out. */
@@ -95,8 +95,8 @@ interface Plan {
   leadsNeeded: (held: number) => boolean;
   /** Per rule of `folded`, its index in `leads.rules`, or -1. */
   leadOf: Int8Array;
-  /** Which of the folded and the squashed rules could match a short text (see screen.ts). */
-  screen: RuleScreen;
+  /** The context the plan is for: its screen (see screen.ts), made only once a short text needs it, is `SCREENS`'. */
+  context: ScanContext;
   /**
    * The needles and the anchors of every folded rule as one automaton whose bits tell which lists a text holds
    * a string of (bit `needlesBit[i]`, `anchorsBit[i]` for rule `folded[i]`; 0 for a list it lacks): one pass
@@ -192,8 +192,9 @@ const QUICK_UP_TO = 512;
 /** The plan of each context, made on first use: importing the scanner builds nothing. */
 const PLANS = new Map<ScanContext, Plan>();
 /**
- * The screen of each context, made on first use and before the rest of its plan: a short text the screen clears
- * (most arguments, and most one-shot scans) needs nothing else, so its first scan builds only this.
+ * The screen of each context, made when a short text first needs it, apart from the rest of its plan: a short
+ * text the screen clears (most arguments, and most one-shot scans) needs nothing else, so its first scan builds
+ * only this; a long text never reads it, so its first scan does not build it.
  */
 const SCREENS = new Map<ScanContext, RuleScreen>();
 /** Per context, `Plan.rawGate`, made on first use: `foldScreened` reads it without the rest of the plan. */
@@ -259,8 +260,9 @@ function planOf(context: ScanContext): Plan {
   const squashedGate = spreadGateOf(squashed);
   const leads = new LeadFinder(folded);
   const lists = listsOf(folded);
-  const screen = screenOf(context);
-  const bitOf = (list: readonly Rule[]) => Int32Array.from(list, (rule) => screen.bits.get(rule)!);
+  // The screen's numbering, without the screen: a long text never asks it (its build is most of a first scan).
+  const bits = ruleBits([...folded, ...squashed]);
+  const bitOf = (list: readonly Rule[]) => Int32Array.from(list, (rule) => bits.get(rule)!);
   const foldedBit = bitOf(folded);
   const squashedBit = bitOf(squashed);
   const plan: Plan = {
@@ -274,7 +276,7 @@ function planOf(context: ScanContext): Plan {
     leads,
     leadOf: Int8Array.from(folded, (rule) => leads.rules.indexOf(rule)),
     ...lists,
-    screen,
+    context,
     foldedBits: foldedBit.reduce((all, bit) => all | bit, 0),
     squashedBits: squashedBit.reduce((all, bit) => all | bit, 0),
     foldedBit,
@@ -508,7 +510,8 @@ export function clearsAlphabet(context: ScanContext, alphabet: string, maxLength
  * for the tests.
  */
 export function candidateRules(text: string, options: ScanOptions): RuleMask {
-  if (typeof text !== "string") return ALL_RULES;
+  // (a long text takes the full path: it need not build the screen to learn so)
+  if (typeof text !== "string" || text.length > QUICK_UP_TO) return ALL_RULES;
   const context = options.context ?? "tool_output";
   const screen = knownScreen(context);
   return screen === undefined ? ALL_RULES : screened(screen, context, text);
@@ -1115,7 +1118,7 @@ function runFolded(
   const keep = !w.last;
   // Where the screen chose `only`, it found on its way where the leads of the rules it left begin (see
   // `RuleScreen.leadStarts`), in the text, which is its own fold here.
-  const screen = only !== ALL_RULES && folded.identity === true ? plan.screen : null;
+  const screen = only !== ALL_RULES && folded.identity === true ? SCREENS.get(plan.context) ?? null : null;
   for (let i = 0; i < plan.folded.length; i++) {
     const rule = plan.folded[i];
     const bit = plan.foldedBit[i];

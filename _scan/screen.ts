@@ -282,6 +282,15 @@ function layOut(byKey: ReadonlyMap<number, readonly Probe[]>, start: Int32Array)
 }
 
 /**
+ * The bit of each of `rules` in the masks of their screen (`RuleScreen.bits`): bit `i` for `rules[i]`, so at
+ * most 31 rules. Known without the screen, for the scanner's plan, which a long text reads without the screen.
+ */
+export function ruleBits(rules: readonly Rule[]): Map<Rule, number> {
+  if (rules.length > 31) throw new Error(`the rule screen holds 31 rules, not ${rules.length}`);
+  return new Map(rules.map((rule, i) => [rule, 1 << i]));
+}
+
+/**
  * Which of a set of rules could match a short text. Built once per scanning context, on first use; bit `i` of
  * every mask stands for `rules[i]`, so at most 31 rules.
  */
@@ -372,8 +381,7 @@ export class RuleScreen {
 
   /** Builds the screen of `rules` (those over the folded or the letters-only text; raw rules never match ASCII). */
   constructor(rules: readonly Rule[]) {
-    if (rules.length > 31) throw new Error(`the rule screen holds 31 rules, not ${rules.length}`);
-    this.bits = new Map(rules.map((rule, i) => [rule, 1 << i]));
+    this.bits = ruleBits(rules);
     for (let c = 0x61; c <= 0x7a; c++) {
       this.#units[c] = this.#units[c - 0x20] = presentBit(c);
       this.#letterUnits[c] = this.#letterUnits[c - 0x20] = ((c - 0x60) << LETTER_CODE_AT) |
