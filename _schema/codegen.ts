@@ -5,9 +5,11 @@
  * pass that builds findings inline with the interpreter's exact words (its own reporters for the rarer
  * keywords), so both paths say exactly the same thing (see codegen_report.ts). Reporting functions for
  * pointers known in advance (property paths from the root) are specialised per pointer (`sN`), so their
- * messages are constants; the others (`fN`) take the pointer as an argument. Nodes that use keywords this
- * generator does not specialise are delegated to the interpreter. Returns null where code generation is
- * forbidden (e.g. a CSP without `unsafe-eval`); the caller then uses the interpreter.
+ * messages are constants; the others (`fN`) take the pointer as an argument. The reporting functions are
+ * generated when a value first fails: compiling a tool costs about half as much, and a valid value runs the
+ * same code. Nodes that use keywords this generator does not specialise are delegated to the interpreter.
+ * Returns null where code generation is forbidden (e.g. a CSP without `unsafe-eval`); the caller then uses
+ * the interpreter.
  *
  * @module
  */
@@ -76,14 +78,19 @@ function codegenAllowed(): FunctionConstructor | null {
 }
 
 /**
- * The state of one generation: the constants the code refers to, the functions emitted so far, and the
- * names already given to schema nodes (so each node is emitted once per pass, and recursion ends).
+ * The state of one generation: the constants the code refers to, the functions emitted and not yet linked,
+ * those linked, and the names already given to schema nodes (so each node is emitted once per pass, and
+ * recursion ends). It is linked in parts (see {@link generate}): each part sees every constant and every
+ * function of the parts before it.
  */
 class Emitter implements Emit {
   /** Values the generated code reads as `cN`. */
   readonly consts: unknown[] = [];
-  /** The generated functions, in the order they were completed. */
-  readonly bodies: string[] = [];
+  /** The functions emitted since the last link, in the order they were completed, and their names. */
+  #bodies: string[] = [];
+  #names: string[] = [];
+  /** The functions linked so far, by name. */
+  #linked: Record<string, unknown> = {};
   #tree: Tree;
   /** Dynamic reporting functions (`fN`, or an interpreter check) by node. */
   #reportNames = new Map<unknown, string>();
@@ -105,6 +112,36 @@ class Emitter implements Emit {
   /** Whether formats are asserted. */
   get assertFormats(): boolean {
     return this.#tree.assertFormats;
+  }
+
+  /** Adds the generated function `body`, named `name`, to the next link. */
+  emit(name: string, body: string): void {
+    this.#bodies.push(body);
+    this.#names.push(name);
+  }
+
+  /**
+   * Compiles the functions emitted since the last link (with `F`, the runtime's `Function`), with the
+   * helpers, every constant and every function linked before in scope, and returns what each of `entries`
+   * names there (a function, a constant or a helper: the names `okFn` and `reportFn` give).
+   */
+  link(F: FunctionConstructor, entries: readonly string[]): unknown[] {
+    const earlier = Object.keys(this.#linked);
+    const src = [
+      `const { ${Object.keys(HELPERS!).join(", ")} } = H;`,
+      ...this.consts.map((_, i) => `const c${i} = K[${i}];`),
+      ...(earlier.length > 0 ? [`const { ${earlier.join(", ")} } = D;`] : []),
+      ...this.#bodies,
+      `return [{ ${this.#names.join(", ")} }, [${entries.join(", ")}]];`,
+    ].join("\n");
+    const [made, values] = new F("K", "H", "D", src)(this.consts, HELPERS, this.#linked) as [
+      Record<string, unknown>,
+      unknown[],
+    ];
+    Object.assign(this.#linked, made);
+    this.#bodies = [];
+    this.#names = [];
+    return values;
   }
 
   /** The name of a generated constant holding `value`. */
@@ -131,7 +168,7 @@ class Emitter implements Emit {
       if (loop === null) return `test(${this.constant(re)}, v)`;
       name = `p${this.#patterns.size}`;
       this.#patterns.set(re.source, name);
-      this.bodies.push(`function ${name}(v) {\n${loop}\n}`);
+      this.emit(name, `function ${name}(v) {\n${loop}\n}`);
     }
     return `${name}(v)`;
   }
@@ -159,7 +196,7 @@ class Emitter implements Emit {
     }
     const name = `f${this.#reportCount++}`;
     this.#reportNames.set(schema, name);
-    this.bodies.push(reportBody(this, name, schema, ptr, null));
+    this.emit(name, reportBody(this, name, schema, ptr, null));
     return name;
   }
 
@@ -173,7 +210,7 @@ class Emitter implements Emit {
     if (!isPlainSchema(schema)) return null;
     const name = `s${this.#staticCount++}`;
     bySp.set(sp, name);
-    this.bodies.push(reportBody(this, name, schema, ptr, sp));
+    this.emit(name, reportBody(this, name, schema, ptr, sp));
     return name;
   }
 
@@ -201,34 +238,67 @@ class Emitter implements Emit {
     const name = `v${this.#okCount++}`;
     this.#okNames.set(schema, name);
     if (!isRecord(schema) || !isPlainSchema(schema)) {
-      this.bodies.push(`function ${name}(v) { return ${this.reporter(schema, ptr)}(v, "", null); }`);
+      this.emit(name, `function ${name}(v) { return ${this.reporter(schema, ptr)}(v, "", null); }`);
       return name;
     }
-    this.bodies.push(okBody(this, name, schema, ptr));
+    this.emit(name, okBody(this, name, schema, ptr));
     return name;
   }
 }
 
-/** Generates a specialised check for `root`, or null when code generation is unavailable or fails. */
-export function generate(root: unknown, tree: Tree): Check | null {
+/** How each generated check gets its reporting function for a value at the root ({@link rootReporter}). */
+const ROOT_REPORTERS = new WeakMap<Check, () => Check>();
+
+/**
+ * The reporting function behind `check` for a value at the root (`p` ""), made now if it was not: a caller
+ * that reports many values (the validator) calls it directly, not through the check's entry point; `check`
+ * itself where it was not generated here (the interpreter's).
+ */
+export function rootReporter(check: Check): Check {
+  return ROOT_REPORTERS.get(check)?.() ?? check;
+}
+
+/**
+ * Generates a specialised check for the document `schema`, or null when code generation is unavailable or
+ * fails. The yes/no functions are generated at once; the reporting ones, most of the code, only when a value
+ * first fails (most values pass: a tool that is never called wrongly never pays for them), in a second link
+ * that calls the first's. Should that fail, `fallback` (the interpreter's check, in the same words) reports.
+ */
+export function generate(schema: unknown, tree: Tree, fallback: Check): Check | null {
   const F = codegenAllowed();
   if (!F) return null;
   const e = new Emitter(tree);
+  // The reporting functions of the root, for a value at the root and for one with a pointer of its own, once
+  // made (null before). The entry point calls whichever it needs only once it is made (`make` returns it), so
+  // its call sites never see another function and stay as cheap as when everything was generated at once.
+  const reporters: { fixed: Check | null; dynamic: Check | null } = { fixed: null, dynamic: null };
+  const make = (which: "fixed" | "dynamic"): Check => {
+    try {
+      const [dynamic, fixed] = e.link(F, [e.reportFn(schema, ""), e.reportFn(schema, "", "")]) as [
+        Check,
+        Check,
+      ];
+      reporters.dynamic = dynamic;
+      reporters.fixed = fixed;
+    } catch {
+      reporters.dynamic = reporters.fixed = fallback;
+    }
+    return reporters[which]!;
+  };
   try {
     HELPERS ??= helpers();
-    const reportName = e.reportFn(root, "");
-    const staticName = e.reportFn(root, "", "");
-    const okName = e.okFn(root, "");
-    e.bodies.push(
-      `function root(v, p, out) { return out === null ? ${okName}(v) : p === "" ? ${staticName}(v, "", out) : ${reportName}(v, p, out); }`,
+    // The entry point is generated with the yes/no functions: a value that passes runs only generated code.
+    const ok = e.okFn(schema, "");
+    const r = e.constant(reporters);
+    const m = e.constant(make);
+    e.emit(
+      "root",
+      `function root(v, p, out) { return out === null ? ${ok}(v) : p === "" ? ` +
+        `(${r}.fixed ?? ${m}("fixed"))(v, "", out) : (${r}.dynamic ?? ${m}("dynamic"))(v, p, out); }`,
     );
-    const src = [
-      `const { ${Object.keys(HELPERS).join(", ")} } = H;`,
-      ...e.consts.map((_, i) => `const c${i} = K[${i}];`),
-      ...e.bodies,
-      "return root;",
-    ].join("\n");
-    return new F("K", "H", src)(e.consts, HELPERS) as Check;
+    const root = e.link(F, ["root"])[0] as Check;
+    ROOT_REPORTERS.set(root, () => reporters.fixed ?? make("fixed"));
+    return root;
   } catch {
     return null;
   }

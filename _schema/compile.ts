@@ -80,7 +80,7 @@ export function compile(root: unknown, options: CompileOptions = {}): Check {
   const rootCheck = interpreter.node(root, "");
   interpreter.assertEnds();
   if (options.codegen === false) return rootCheck;
-  return generate(root, interpreter) ?? rootCheck;
+  return generate(root, interpreter, rootCheck) ?? rootCheck;
 }
 
 /** The closure interpreter: one {@link Check} per schema node, compiled once and cached by node. */

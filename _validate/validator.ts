@@ -16,6 +16,7 @@ import type {
   Verdict,
 } from "../types.ts";
 import { compile, COMPILE_OPTION_KEYS, type CompileOptions } from "../_schema/compile.ts";
+import { rootReporter } from "../_schema/codegen.ts";
 import { type Check, SchemaError } from "../_schema/keywords.ts";
 import { show, typeOf } from "../_schema/report.ts";
 import { depthOver, parseJson, rawSpan, resolveLocalRef } from "../_common/json.ts";
@@ -84,6 +85,11 @@ export interface Validator {
 interface Compiled {
   tool: NormalisedTool;
   check: Check;
+  /**
+   * The check's reporting function for the arguments (see `rootReporter`), made on the tool's first invalid
+   * call (null before): most tools are never called wrongly, and a call that is reports without the detour.
+   */
+  report: Check | null;
   /** String values the declaration itself lists (enum, const): the tool's author wrote them, no need to scan. */
   literals: Literals;
   /** The deepest nesting any value valid against the schema can have (Infinity when unbounded). */
@@ -466,6 +472,7 @@ function compileTool(
   return {
     tool,
     check,
+    report: null,
     literals,
     // with "$id" a "$ref" may resolve against another base: then no bound is claimed
     depthBound: toolDepthBound(tool.schema),
@@ -815,7 +822,7 @@ function fastFindings(raw: string, args: object, compiled: Compiled, cfg: Config
   const hit = scans ? firstHit(args, argsScanner(), compiled.literals, room) : null;
   if (!bounded && (!scans || hit !== null) && depthOver(args, maxDepth) >= 0) return null;
   const findings: Finding[] = [];
-  if (!valid) check(args, "", findings);
+  if (!valid) (compiled.report ??= rootReporter(check))(args, "", findings);
   if (hit !== null) walkInjections(args, raw, findings, compiled.literals, hit);
   return findings;
 }
