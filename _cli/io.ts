@@ -101,8 +101,8 @@ export function inputName(path: string): string {
 export async function readText(path: string): Promise<string> {
   if (path === "-") return await readStdin();
   try {
-    // The runtime's own call where there is one: under Deno, `node:fs` would load the Node layer, and under Bun
-    // loading node:fs/promises costs a one-shot command about 2 ms (its errors carry the same codes).
+    // The runtime's own call where there is one: under Deno, `node:fs` would load the Node layer, and under
+    // Bun loading node:fs/promises costs a one-shot command about 2 ms (its errors carry the same codes).
     const deno = denoStd();
     const bun = (globalThis as { Bun?: { file(path: string): { bytes(): Promise<Uint8Array> } } }).Bun;
     return new TextDecoder().decode(

@@ -95,7 +95,7 @@ interface Plan {
   leadsNeeded: (held: number) => boolean;
   /** Per rule of `folded`, its index in `leads.rules`, or -1. */
   leadOf: Int8Array;
-  /** The context the plan is for: its screen (see screen.ts), made only once a short text needs it, is `SCREENS`'. */
+  /** The plan's context: its screen (see screen.ts), made once a short text needs it, is in `SCREENS`. */
   context: ScanContext;
   /**
    * The needles and the anchors of every folded rule as one automaton whose bits tell which lists a text holds
@@ -193,8 +193,8 @@ const QUICK_UP_TO = 512;
 const PLANS = new Map<ScanContext, Plan>();
 /**
  * The screen of each context, made when a short text first needs it, apart from the rest of its plan: a short
- * text the screen clears (most arguments, and most one-shot scans) needs nothing else, so its first scan builds
- * only this; a long text never reads it, so its first scan does not build it.
+ * text the screen clears (most arguments, and most one-shot scans) needs nothing else, so its first scan
+ * builds only this; a long text never reads it, so its first scan does not build it.
  */
 const SCREENS = new Map<ScanContext, RuleScreen>();
 /** Per context, `Plan.rawGate`, made on first use: `foldScreened` reads it without the rest of the plan. */
@@ -260,7 +260,7 @@ function planOf(context: ScanContext): Plan {
   const squashedGate = spreadGateOf(squashed);
   const leads = new LeadFinder(folded);
   const lists = listsOf(folded);
-  // The screen's numbering, without the screen: a long text never asks it (its build is most of a first scan).
+  // The screen's numbering without the screen: a long text never asks it (its build is most of a first scan).
   const bits = ruleBits([...folded, ...squashed]);
   const bitOf = (list: readonly Rule[]) => Int32Array.from(list, (rule) => bits.get(rule)!);
   const foldedBit = bitOf(folded);

@@ -215,10 +215,10 @@ function setBit(bits: Int32Array, key: number): void {
 }
 
 /**
- * Sets in `bits` (a power of two long) every key that ends in a class of `ends` (a bit set over the 64 classes,
- * two words): key `k << 6 | c` is bit `c & 31` of word `2k + (c >> 5)`, so every pair of words is `ends`.
- * Overwrites, doubling the filled part with each native copy, not a loop over the words: this runs on a
- * scanner's first use, in the interpreter.
+ * Sets in `bits` (a power of two long) every key that ends in a class of `ends` (a bit set over the 64
+ * classes, two words): key `k << 6 | c` is bit `c & 31` of word `2k + (c >> 5)`, so every pair of words is
+ * `ends`. Overwrites, doubling the filled part with each native copy, not a loop over the words: this runs on
+ * a scanner's first use, in the interpreter.
  */
 function fillPairs(bits: Int32Array, ends: Int32Array): void {
   bits.set(ends);
@@ -251,10 +251,10 @@ function addProbe(table: Map<number, Probe[]>, key: number, s: string, at: numbe
   probes.push({ text: s, at, rules: bit });
 }
 
-/** Enters a lead in `table` under the key of its first three characters, or each key they begin when it has fewer. */
+/** Enters a lead in `table` under the key of its first three characters (each key they begin, if fewer). */
 function addLead(table: Map<number, Probe[]>, lead: string, bit: number): void {
-  // Each of the three places: the lead's unit, or every unit where it is shorter. Loops over ranges, no arrays:
-  // this runs in the interpreter.
+  // Each of the three places: the lead's unit, or every unit where it is shorter. Loops over ranges, no
+  // arrays: this runs in the interpreter.
   const low = (j: number) => j < lead.length ? lead.charCodeAt(j) : 0;
   const high = (j: number) => j < lead.length ? lead.charCodeAt(j) : LEAD_MASK;
   for (let u0 = low(0); u0 <= high(0); u0++) {
@@ -266,8 +266,8 @@ function addLead(table: Map<number, Probe[]>, lead: string, bit: number): void {
 
 /**
  * Lays the lists of `byKey` out end to end in key order, and sets `start` so that the list under key `k` is
- * `start[k]` to `start[k + 1]` of the result (empty for a key with none). Over the keys that hold a list, filling
- * the ranges between them natively, not key by key: this runs in the interpreter.
+ * `start[k]` to `start[k + 1]` of the result (empty for a key with none). Over the keys that hold a list,
+ * filling the ranges between them natively, not key by key: this runs in the interpreter.
  */
 function layOut(byKey: ReadonlyMap<number, readonly Probe[]>, start: Int32Array): Probe[] {
   const all: Probe[] = [];
@@ -283,7 +283,8 @@ function layOut(byKey: ReadonlyMap<number, readonly Probe[]>, start: Int32Array)
 
 /**
  * The bit of each of `rules` in the masks of their screen (`RuleScreen.bits`): bit `i` for `rules[i]`, so at
- * most 31 rules. Known without the screen, for the scanner's plan, which a long text reads without the screen.
+ * most 31 rules. Known without the screen, for the scanner's plan, which a long text reads without the
+ * screen.
  */
 export function ruleBits(rules: readonly Rule[]): Map<Rule, number> {
   if (rules.length > 31) throw new Error(`the rule screen holds 31 rules, not ${rules.length}`);
@@ -431,11 +432,11 @@ export class RuleScreen {
   }
 
   /**
-   * Marks the gram keys that end in one character of note whatever comes before it: an odd space (in every bit
-   * set: the fold rewrites it) and a one-character anchor (in `#grams` alone: the pass reads `#gramsPast` once
-   * it has found every rule with one). First, before any other bit is set, so each bit set takes them with one
-   * native fill: key `k << 6 | c` is bit `c & 31` of word `2k + (c >> 5)`, so every pair of words holds the
-   * same bits.
+   * Marks the gram keys that end in one character of note whatever comes before it: an odd space (in every
+   * bit set: the fold rewrites it) and a one-character anchor (in `#grams` alone: the pass reads `#gramsPast`
+   * once it has found every rule with one). First, before any other bit is set, so each bit set takes them
+   * with one native fill: key `k << 6 | c` is bit `c & 31` of word `2k + (c >> 5)`, so every pair of words
+   * holds the same bits.
    */
   #addSingles(rules: readonly Rule[]): void {
     const odd = Int32Array.of(0, 0);
@@ -516,8 +517,8 @@ export class RuleScreen {
   }
 
   /**
-   * Marks in `#grams` and `#gramsPast` every gram key that ends in the two characters `s`, whatever class comes
-   * before them, and returns the key of `s` alone.
+   * Marks in `#grams` and `#gramsPast` every gram key that ends in the two characters `s`, whatever class
+   * comes before them, and returns the key of `s` alone.
    */
   #endingInPair(s: string): number {
     const pair = this.#keyOf(s);

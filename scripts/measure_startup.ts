@@ -9,9 +9,9 @@
  *   validate.ts and makes the first call (see `FIRST_USE`): what a one-shot command pays beyond the import.
  * - **Compiled `--version`** (`--compiled`): `toolguard --version` built with `bun build --compile` (plain,
  *   `--minify`, `--bytecode`, `--minify --bytecode`) against a compiled one-line `console.log` built the
- *   same way, reported as a ratio. With `--bytecode` (the build of `deno task compile:bun`) also the one-shot
- *   commands a hook runs: `scan` of a one-line file, `validate` of one call against one tool, and `run --scan`
- *   of the compiled hello as the tool.
+ *   same way, reported as a ratio. With `--bytecode` (the build of `deno task compile:bun`) also the
+ *   one-shot commands a hook runs: `scan` of a one-line file, `validate` of one call against one tool, and
+ *   `run --scan` of the compiled hello as the tool.
  *
  * Each round runs every case once in a fresh random order, so a burst of load from elsewhere on the
  * machine falls on all cases alike. The load average is printed before and after. The timing runs under Bun
@@ -310,7 +310,8 @@ try {
   }
   if (compiled.length > 0) {
     console.log(
-      "\nCompiled `toolguard --version` (and one-shot commands) against a compiled `console.log` (bun build --compile)",
+      "\nCompiled `toolguard --version` (and one-shot commands) against a compiled `console.log` " +
+        "(bun build --compile)",
     );
     report(compiled, "hello", true);
   }
