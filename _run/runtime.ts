@@ -411,7 +411,7 @@ export async function spawnChild(spec: SpawnSpec): Promise<SpawnAttempt> {
   // Deno spawns one way or another by whether the marker can find the tree, so it asks now. Bun and Node give
   // the child a process group of their own anyway, with the marker as a second net: on Linux it is always
   // added, and /proc is asked only when a tree is ended (under Bun the probe loads node:fs, 1.5-3 ms of a
-  // one-shot \`toolguard run\`).
+  // one-shot `toolguard run`).
   const marker = runtimeName === "deno"
     ? (!isWindows && treeMarkersWork() ? newTreeMarker() : null)
     : (isLinux ? newTreeMarker() : null);
