@@ -41,7 +41,7 @@ import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { DEV_DIR, loadRows } from "./eval.ts";
 import { seeded } from "./_seeded.ts";
-import { TOOLS } from "../bench/validate_bench.ts";
+import { TOOLS } from "../bench/_tools.ts";
 import type { ValidateOptions, Validator } from "../validate.ts";
 
 /** `createValidator` of some checkout. */
