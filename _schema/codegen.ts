@@ -247,7 +247,7 @@ class Emitter implements Emit {
 }
 
 /** How each generated check gets its reporting function for a value at the root ({@link rootReporter}). */
-const ROOT_REPORTERS = new WeakMap<Check, () => Check>();
+const ROOT_REPORTERS = new WeakMap<Check, (which: "fixed" | "dynamic") => Check>();
 
 /**
  * The reporting function behind `check` for a value at the root (`p` ""), made now if it was not: a caller
@@ -255,7 +255,7 @@ const ROOT_REPORTERS = new WeakMap<Check, () => Check>();
  * itself where it was not generated here (the interpreter's).
  */
 export function rootReporter(check: Check): Check {
-  return ROOT_REPORTERS.get(check)?.() ?? check;
+  return ROOT_REPORTERS.get(check)?.("fixed") ?? check;
 }
 
 /**
@@ -269,10 +269,11 @@ export function generate(schema: unknown, tree: Tree, fallback: Check): Check | 
   if (!F) return null;
   const e = new Emitter(tree);
   // The reporting functions of the root, for a value at the root and for one with a pointer of its own, once
-  // made (null before). The entry point calls whichever it needs only once it is made (`make` returns it), so
-  // its call sites never see another function and stay as cheap as when everything was generated at once.
+  // made (null before). The entry point calls whichever it needs only once it is made (`reporter` returns it),
+  // so its call sites never see another function and stay as cheap as when everything was generated at once.
   const reporters: { fixed: Check | null; dynamic: Check | null } = { fixed: null, dynamic: null };
-  const make = (which: "fixed" | "dynamic"): Check => {
+  const reporter = (which: "fixed" | "dynamic"): Check => {
+    if (reporters[which] !== null) return reporters[which];
     try {
       const [dynamic, fixed] = e.link(F, [e.reportFn(schema, ""), e.reportFn(schema, "", "")]) as [
         Check,
@@ -290,14 +291,15 @@ export function generate(schema: unknown, tree: Tree, fallback: Check): Check | 
     // The entry point is generated with the yes/no functions: a value that passes runs only generated code.
     const ok = e.okFn(schema, "");
     const r = e.constant(reporters);
-    const m = e.constant(make);
+    const m = e.constant(reporter);
+    // (`reporter`'s own test written inline, so that a failure after the first costs no call more)
     e.emit(
       "root",
       `function root(v, p, out) { return out === null ? ${ok}(v) : p === "" ? ` +
         `(${r}.fixed ?? ${m}("fixed"))(v, "", out) : (${r}.dynamic ?? ${m}("dynamic"))(v, p, out); }`,
     );
     const root = e.link(F, ["root"])[0] as Check;
-    ROOT_REPORTERS.set(root, () => reporters.fixed ?? make("fixed"));
+    ROOT_REPORTERS.set(root, reporter);
     return root;
   } catch {
     return null;
