@@ -273,13 +273,16 @@ export type OptionValues = Record<string, string | boolean | (string | boolean)[
 /**
  * Parses a subcommand's arguments with `node:util` `parseArgs` in strict mode. An unknown flag, a missing
  * value or a value given to a switch is a {@linkcode UsageError} with a hint; nothing is ignored.
- * Everything after `--` is positional.
+ * Everything after `--` is positional. A command line of the plain forms is read without loading
+ * `node:util` (see {@linkcode parsePlainCommandLine}), to the same result.
  */
 export function parseCommandLine(
   args: readonly string[],
   spec: CommandSpec,
 ): { values: OptionValues; positionals: string[] } {
   const options = { help: { type: "boolean" as const, short: "h" }, ...spec.options };
+  const plain = parsePlainCommandLine(args, options);
+  if (plain !== null) return plain;
   try {
     const { values, positionals } = nodeBuiltin<typeof NodeUtil>("node:util").parseArgs({
       args: [...args],
@@ -298,6 +301,74 @@ export function parseCommandLine(
       `toolguard ${spec.command} accepts ${known}; run \`toolguard ${spec.command} --help\``,
     );
   }
+}
+
+/**
+ * What `parseArgs` (strict, positionals allowed) makes of `args` when they use only the plain forms: a
+ * positional, `--` (the rest are positionals), `--name`, `--name=value`, `--name value`, `-x` and `-x value`,
+ * each naming one of `options` with a value of its type. Null for anything else (an unknown flag, a group of
+ * letters, a missing value, a value that looks like a flag, a value given to a switch), which `parseArgs`
+ * then reads, and words the error for. Under Deno, `node:util` loads the Node compatibility layer, about
+ * 18 ms of a one-shot command; under Bun it costs 2 to 4 ms. The tests hold the two to the same answers.
+ *
+ * @example Plain flags, and a group of letters left to `parseArgs`
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { parsePlainCommandLine } from "./io.ts";
+ *
+ * const options = { pretty: { type: "boolean" as const, short: "p" }, tools: { type: "string" as const } };
+ * const read = parsePlainCommandLine(["-p", "--tools", "t.json", "call.json"], options);
+ * assert.deepEqual({ ...read?.values }, { pretty: true, tools: "t.json" });
+ * assert.deepEqual(read?.positionals, ["call.json"]);
+ * assert.equal(parsePlainCommandLine(["-pv"], options), null);
+ * ```
+ *
+ * @param args The arguments after the subcommand.
+ * @param options The subcommand's options, `help` included.
+ * @returns Values (an object without a prototype, as `parseArgs` makes it) and positionals, or null.
+ */
+export function parsePlainCommandLine(
+  args: readonly string[],
+  options: Record<string, OptionSpec>,
+): { values: OptionValues; positionals: string[] } | null {
+  const values: OptionValues = Object.create(null);
+  const positionals: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (arg === "--") {
+      positionals.push(...args.slice(i + 1));
+      break;
+    }
+    if (arg.length < 2 || arg[0] !== "-") {
+      positionals.push(arg);
+      continue;
+    }
+    let name: string | undefined;
+    let inline: string | undefined;
+    if (arg[1] === "-") {
+      const eq = arg.indexOf("=");
+      name = eq < 0 ? arg.slice(2) : arg.slice(2, eq);
+      if (eq >= 0) inline = arg.slice(eq + 1);
+    } else if (arg.length === 2) {
+      name = Object.keys(options).find((key) => options[key].short === arg[1]);
+    }
+    if (name === undefined || !Object.hasOwn(options, name)) return null;
+    const option = options[name];
+    let value: string | boolean = true;
+    if (option.type === "string") {
+      if (inline === undefined) {
+        const next = args[i + 1];
+        // (as `parseArgs` reads it: a lone `-` is a value, stdin; `-x` is ambiguous, an error)
+        if (next === undefined || (next.length > 1 && next[0] === "-")) return null;
+        inline = next;
+        i++;
+      }
+      value = inline;
+    } else if (inline !== undefined) return null;
+    if (option.multiple) ((values[name] ??= []) as (string | boolean)[]).push(value);
+    else values[name] = value;
+  }
+  return { values, positionals };
 }
 
 /**

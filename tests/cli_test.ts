@@ -14,11 +14,13 @@ import {
   lineColumn,
   parseCommandLine,
   parseJsonText,
+  parsePlainCommandLine,
   readJson,
   readText,
   UsageError,
 } from "../_cli/io.ts";
 import { isCompiled, selfLauncher } from "../_cli/self.ts";
+import { seeded } from "../scripts/_seeded.ts";
 import { runInProcess } from "./_cli.ts";
 import { isDeno, isLinux, isWindows, runtimeCommand } from "./_runtime.ts";
 
@@ -170,6 +172,91 @@ test("parseCommandLine: is strict; unknown flags and missing values are usage er
   // the same words on every runtime, for a lone letter and for one inside a group
   for (const args of [["-x"], ["-hx"], ["-xh"]]) {
     assert.throws(() => parseCommandLine(args, spec), /^UsageError: Unknown option '-x'$/m, args.join(" "));
+  }
+});
+
+test(
+  "parsePlainCommandLine: where it answers, parseArgs gives the same; where parseArgs fails, it does not answer",
+  T,
+  () => {
+    const { parseArgs } = process.getBuiltinModule("node:util") as typeof import("node:util");
+    const options = {
+      help: { type: "boolean" as const, short: "h" },
+      json: { type: "boolean" as const, short: "j" },
+      by: { type: "string" as const, short: "b" },
+      tag: { type: "string" as const, short: "t", multiple: true },
+      verbose: { type: "boolean" as const, multiple: true },
+    };
+    const tokens = [
+      ...[
+        "--json",
+        "-j",
+        "--by",
+        "-b",
+        "--by=x",
+        "--by=",
+        "--by=-x",
+        "--tag",
+        "-t",
+        "--tag=a",
+        "--verbose",
+        "-h",
+      ],
+      ...["x", "y", "-", "--", "-x", "--bogus", "-jb", "-bx", "-jh", "--json=yes", "---json", "--=x", ""],
+      ...["-5", "--BY", "--constructor", "--__proto__", "--toString", "-", "--help=", "-é", "--by x"],
+    ];
+    const random = seeded(1808);
+    let answered = 0;
+    const total = 4000;
+    for (let k = 0; k < total; k++) {
+      const args = Array.from(
+        { length: Math.floor(random() * 6) },
+        () => tokens[Math.floor(random() * tokens.length)],
+      );
+      let expected: unknown;
+      try {
+        expected = parseArgs({ args, options, strict: true, allowPositionals: true });
+      } catch (error) {
+        expected = error;
+      }
+      const plain = parsePlainCommandLine(args, options);
+      if (plain === null) {
+        continue;
+      }
+      answered++;
+      assert.ok(
+        !(expected instanceof Error),
+        `${JSON.stringify(args)}: parseArgs fails (${expected}) but the plain read answers`,
+      );
+      assert.deepStrictEqual(plain, expected, JSON.stringify(args));
+    }
+    // most lines of these tokens are plain: a plain read that declined everything would pass the loop above
+    assert.ok(answered > total / 4, `the plain read answered ${answered} of ${total}`);
+  },
+);
+
+test("parseCommandLine: a plain command line does not load node:util; any other does", T, () => {
+  const host = process as { getBuiltinModule?: (id: string) => unknown };
+  const original = host.getBuiltinModule;
+  const asked: string[] = [];
+  host.getBuiltinModule = (id: string) => {
+    asked.push(id);
+    return original?.call(process, id);
+  };
+  try {
+    const spec = {
+      command: "validate",
+      options: { tools: { type: "string" as const }, pretty: { type: "boolean" as const } },
+    };
+    const read = parseCommandLine(["--tools", "t.json", "--pretty", "call.json"], spec);
+    assert.equal(read.values.tools, "t.json");
+    assert.deepEqual(asked, []);
+    assert.equal(parseCommandLine(["-h", "--", "--pretty"], spec).positionals[0], "--pretty");
+    assert.deepEqual(asked, []);
+    assert.throws(() => parseCommandLine(["--tools"], spec), UsageError);
+    assert.deepEqual(asked, ["node:util"]);
+  } finally {
+    host.getBuiltinModule = original;
   }
 });
 
