@@ -150,18 +150,22 @@ const EXFIL_VERBS =
  */
 function leadsOf(alternation: string): string[] {
   const out: string[] = [];
-  // Split at the top level only: "turn (?:off|on)" is one alternative.
-  const alternatives: string[] = [""];
+  // Split at the top level only: "turn (?:off|on)" is one alternative. Slices, not a string grown a
+  // character at a time: this runs once, in the interpreter, on the first scan.
+  const body = alternation.slice(3, -1);
+  const alternatives: string[] = [];
   let depth = 0;
-  for (const ch of alternation.slice(3, -1)) {
-    if (ch === "|" && depth === 0) {
-      alternatives.push("");
-      continue;
+  let from = 0;
+  for (let i = 0; i < body.length; i++) {
+    const c = body.charCodeAt(i);
+    if (c === 0x28) depth++; // (
+    else if (c === 0x29) depth--; // )
+    else if (c === 0x7c && depth === 0) { // |
+      alternatives.push(body.slice(from, i));
+      from = i + 1;
     }
-    if (ch === "(") depth++;
-    if (ch === ")") depth--;
-    alternatives[alternatives.length - 1] += ch;
   }
+  alternatives.push(body.slice(from));
   for (const alt of alternatives) {
     const variants = alt.includes("-?") ? [alt.replace("-?", ""), alt.replace("-?", "-")] : [alt];
     for (const v of variants) out.push(v.split(/[(\[?*+{\\]/)[0]);
