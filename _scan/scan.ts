@@ -690,12 +690,16 @@ function findingsInPieces(
   for (const to of [...cuts, text.length]) {
     const origin = pairStart(text, Math.max(0, from - PIECE_OVERLAP));
     const piece = text.slice(origin, pairStart(text, Math.min(text.length, to + PIECE_OVERLAP)));
-    // Only its own part's findings count, also towards a rule's merged finding (which then starts in it).
-    for (const f of findingsIn(piece, plan, options, segment, ALL_RULES, from - origin, to - origin)) {
-      f.start += origin;
-      f.end += origin;
-      if (!all.merged(f.rule, f.start, f.end)) all.push(f);
-    }
+    // Only its own part's findings count, also towards a rule's merged finding (which then starts in it). They
+    // go straight into the whole text's findings: a rule merged in an earlier piece is merged in this one from
+    // its first match (a piece of its own would make up to `MERGED_FROM` findings of it again, only to merge
+    // them: a megabyte of garbage a piece on text with a match every few characters).
+    collectFindings(piece, plan, options, segment, ALL_RULES, {
+      found: all,
+      origin,
+      keepFrom: from - origin,
+      keepTo: to - origin,
+    });
     from = to;
   }
   const option = optionFinding(text, options);
@@ -786,34 +790,57 @@ class Findings {
   }
 }
 
-/**
- * The findings of the plan's rules in `text`, in any order (see `scanInSegments`); only those that start at or
- * after `keepFrom` and before `keepTo` (a piece's own part, see `findingsInPieces`).
- */
+/** The findings of the plan's rules in `text`, in any order (see `scanInSegments`). */
 function findingsIn(
   text: string,
   plan: Plan,
   options: ScanOptions,
   segment: number,
   only: RuleMask,
-  keepFrom = 0,
-  keepTo = Infinity,
 ): ScanFinding[] {
+  const found = new Findings();
+  collectFindings(text, plan, options, segment, only, { found, origin: 0, keepFrom: 0, keepTo: Infinity });
+  return found.finish(text, options.maxExcerpt ?? EXCERPT_MOST);
+}
+
+/** Where `collectFindings` puts what it finds in a text that may be a piece of a longer one. */
+interface Collecting {
+  /** The findings of the whole text. */
+  found: Findings;
+  /** Where the text read starts in the whole text: added to every position. */
+  origin: number;
+  /** Only matches that start at or after `keepFrom` and before `keepTo` (in the text read) count. */
+  keepFrom: number;
+  keepTo: number;
+}
+
+/** Adds the findings of the plan's rules in `text` to `into.found` (see `Collecting`). */
+function collectFindings(
+  text: string,
+  plan: Plan,
+  options: ScanOptions,
+  segment: number,
+  only: RuleMask,
+  { found, origin, keepFrom, keepTo }: Collecting,
+): void {
   const handedFold = takeHandedFold(text);
   const maxExcerpt = options.maxExcerpt ?? EXCERPT_MOST;
   const wanted = options.categories ? new Set<ScanCategory>(options.categories) : null;
-  const found = new Findings();
   // Findings repeat where a payload is pasted many times: the last excerpt is reused where the same characters
   // stand, so the result holds one string for them rather than one per finding.
   let lastSpan = "";
   let lastExcerpt = "";
   const add = (category: ScanCategory, rule: string, start: number, end: number) => {
-    if (end <= start || start < keepFrom || start >= keepTo || found.merged(rule, start, end)) return;
+    if (
+      end <= start || start < keepFrom || start >= keepTo || found.merged(rule, start + origin, end + origin)
+    ) {
+      return;
+    }
     if (end - start !== lastSpan.length || !sameAt(text, start, lastSpan)) {
       lastSpan = text.slice(start, end);
       lastExcerpt = excerptOf(lastSpan, maxExcerpt);
     }
-    found.push({ category, rule, start, end, excerpt: lastExcerpt });
+    found.push({ category, rule, start: start + origin, end: end + origin, excerpt: lastExcerpt });
   };
 
   // (a piece of a text read in pieces is no argument of its own: the caller judges the whole text)
@@ -843,7 +870,7 @@ function findingsIn(
         add(rule.category, rule.name, m.index, end);
         if (found.merging(rule.name)) {
           const last = lastMatchEnd(re, text, end, keepTo);
-          if (last > end) found.merged(rule.name, end, last);
+          if (last > end) found.merged(rule.name, end + origin, last + origin);
           break;
         }
       }
@@ -856,7 +883,6 @@ function findingsIn(
     const window = wholeWindow(text, ascii, whole ?? handedFold?.folded);
     runWindow(window, text, plan, wanted, new Map(), 0, add, only);
   }
-  return found.finish(text, maxExcerpt);
 }
 
 /**

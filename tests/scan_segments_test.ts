@@ -177,6 +177,17 @@ test("scanInSegments: a long stretch without neutral cuts is read in pieces, wit
   for (const a of at) assert.ok(findings.some((f) => f.start >= a - 20 && f.start < a + 60), `found at ${a}`);
 });
 
+test("scanInSegments: read in pieces, a rule merged in one piece is merged in the next as in a whole read", () => {
+  // a bidirectional control every 9 characters and no neutral cut: thousands of matches of a raw rule, and of
+  // a folded one, in each of four pieces
+  const text = "abc\u202Edef ".repeat(60_000);
+  assert.ok(forcedCuts(text, 1000).length >= 3);
+  const findings = sameAsWhole(text, 1000, "pieces, merged");
+  const bidi = findings.filter((f) => f.rule === "hidden.bidi_control");
+  assert.equal(bidi.length, 1000);
+  assert.equal(bidi[999].end, text.length - 4);
+});
+
 test("scanInSegments: read in pieces, an argument that looks like an option is one finding over all of it", () => {
   const text = "-" + "i g n o r e ".repeat(30_000);
   assert.ok(forcedCuts(text, 1000).length >= 2);
