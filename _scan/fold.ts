@@ -353,6 +353,11 @@ let runList: Int32Array = new Int32Array(64);
 /** Where `sparseFold` notes the blanks that join the unit before (see `SparseState`); kept as `runList` is. */
 let blankList: Int32Array = new Int32Array(64);
 /**
+ * Where a fold with `reuse` keeps its runs for its maps, which it builds on first use (see `FoldOptions`): the
+ * next such fold overwrites them. Not `runList`, which every fold writes.
+ */
+let keptRuns: Int32Array = new Int32Array(0);
+/**
  * The UTF-8 decoder of every fold's text, which keeps a leading U+FEFF (there is none in a fold, but the count
  * must hold); made on first use.
  */
@@ -400,7 +405,11 @@ export function sparseFold(text: string, reuse: boolean): Folded | undefined {
     p = e;
   }
   const t = utf8Exact().decode(st.out.subarray(0, st.k));
-  const runs = st.runs.slice(0, st.r);
+  // (a window of text dense with characters beyond ASCII has a run every few units: a copy of its own would
+  // leave a window's length in bytes for the collector, window after window)
+  if (reuse && keptRuns.length < st.r) keptRuns = new Int32Array(Math.max(st.r, 2 * keptRuns.length));
+  const runs = reuse ? keptRuns.subarray(0, st.r) : st.runs.slice(0, st.r);
+  if (reuse) runs.set(st.runs.subarray(0, st.r));
   // Letter spacing takes the loop: where it may start, the test tells every place the loop would join (and a
   // few more: collapsed runs of blanks leave no letter spacing that was not there, and may make some).
   if (st.spaced && LETTER_SPACED.test(t)) return undefined;
@@ -918,16 +927,21 @@ function foldFull(text: string, reuse: boolean): Folded {
   // While each unit folds to one unit it knows, unit `i` is folded unit `i` (as in `oneToOne`, here written out:
   // a call costs V8 a fifth on text folded so whole).
   let m = 0;
+  // Whether every unit so far folded to itself, one for one: a fold that changed nothing is the original
+  // string, not a copy of it (a long text of emoji or of a script without case left the collector a copy
+  // per window: Bun's RSS +123 MiB for 50 MB of spaced emoji).
+  let same = 0;
   for (const stop = Math.min(n, cap); m < stop; m++) {
     const c = text.charCodeAt(m);
     const k = c < 0x80 ? ASCII[c] + 2 : known[c];
     if (k < 2) break;
     units[m] = k - 2;
+    same |= k - 2 - c;
   }
   // Where that stretch is the whole text and pass 2 has nothing to join or collapse, the fold is the identity
   // map's: no map is written at all (homoglyph text folds so).
   if (m === n && quietUntil(units, 0, m, 0) >= m - 1) {
-    return new LazyFolded(unitsToString(units, m), text, "identity", reuse);
+    return new LazyFolded(same === 0 ? text : unitsToString(units, m), text, "identity", reuse);
   }
   // The kept `iotaTo` list, taken for the first stretch whose maps are copied natively; never one longer than
   // that list's most: a window that stretches across a long run of hidden characters would make one per fold.
@@ -941,6 +955,7 @@ function foldFull(text: string, reuse: boolean): Folded {
     if (k === 1) {
       // Characters folded to nothing come in runs (hidden characters): skip the run in a loop of its own.
       for (i++; i < n && known[text.charCodeAt(i)] === 1; i++);
+      same = 1;
       continue;
     }
     if (k !== 0) {
@@ -951,6 +966,7 @@ function foldFull(text: string, reuse: boolean): Folded {
       // A stretch of units that each fold to one unit (most text beyond ASCII: typographic quotes, dashes,
       // accents): only the units are written in the loop, and the maps of the stretch after.
       const end = oneToOne(text, i, Math.min(n, i + cap - m), units, m, known);
+      same |= stretchChanged;
       if (end - i >= COPY_MAPS_FROM) at ??= iotaTo(most);
       stretchMaps(at, i, end, s1, e1, m);
       m += end - i;
@@ -980,6 +996,7 @@ function foldFull(text: string, reuse: boolean): Folded {
       }
     }
     const f = foldOf(cp);
+    same = 1; // (rarely a fold to itself: taken as a change, which only costs the copy)
     if (width === 1 && (cp < 0xD800 || cp > 0xDFFF)) noteFold(known, cp, f);
     if (m + f.length > cap) {
       cap = cap * 2 + f.length;
@@ -993,7 +1010,7 @@ function foldFull(text: string, reuse: boolean): Folded {
     }
     i += width;
   }
-  return finish(units, s1, e1, m, reuse);
+  return finish(units, s1, e1, m, reuse, text, same === 0);
 }
 
 /**
@@ -1032,14 +1049,20 @@ function oneToOne(
   m: number,
   known: Uint16Array,
 ): number {
+  let changed = 0;
   for (; i < stop; i++) {
     const c = text.charCodeAt(i);
     const k = c < 0x80 ? ASCII[c] + 2 : known[c];
     if (k < 2) break;
     units[m++] = k - 2;
+    changed |= k - 2 - c;
   }
+  stretchChanged = changed;
   return i;
 }
+
+/** Nonzero when the last `oneToOne` stretch folded some unit to another: its second result. */
+let stretchChanged = 0;
 
 /** Stretches up to this long have their maps written by a loop: a native copy costs more to call. */
 const COPY_MAPS_FROM = 32;
@@ -1079,7 +1102,7 @@ function foldFullAscii(text: string, reuse: boolean, lower: string): Folded {
   const at = iotaTo(n);
   s1.set(at.subarray(0, n));
   e1.set(at.subarray(1, n + 1));
-  return finish(units, s1, e1, n, reuse);
+  return finish(units, s1, e1, n, reuse, text, false);
 }
 
 /** The kept `iotaTo` list, grown as needed up to `SCRATCH_UNITS + 1` entries. */
@@ -1221,7 +1244,15 @@ function unitKindsOf(): Uint8Array {
  * and text with nothing to join or collapse is read without a write. The maps are views of the pass-1 buffers
  * (which only a fold with `reuse` shares, see `foldFull`), or for such a fold copies in the shared map buffers.
  */
-function finish(u: Uint16Array, s1: Int32Array, e1: Int32Array, m: number, reuse: boolean): Folded {
+function finish(
+  u: Uint16Array,
+  s1: Int32Array,
+  e1: Int32Array,
+  m: number,
+  reuse: boolean,
+  original: string,
+  unchanged: boolean,
+): Folded {
   let k = 0;
   let i = 0;
   // The input unit before `i` (0 at the start): the output may have overwritten its place.
@@ -1296,14 +1327,14 @@ function finish(u: Uint16Array, s1: Int32Array, e1: Int32Array, m: number, reuse
   // A fold with `reuse` leaves its maps in the shared map buffers, copied natively, not as views of the pass-1
   // buffers: views of those cost Bun twice the memory over a long scan (RSS +150 MiB for 50 MB, not +85).
   const shared = reuse ? outBuffersFor(k, true) : undefined;
-  if (shared === undefined) {
-    return { text: unitsToString(u, k), starts: s1.subarray(0, k), ends: e1.subarray(0, k) };
-  }
+  // (pass 2 only ever shortens the text: at the original's length, an unchanged pass 1 is the original)
+  const text = unchanged && k === original.length ? original : unitsToString(u, k);
+  if (shared === undefined) return { text, starts: s1.subarray(0, k), ends: e1.subarray(0, k) };
   const starts = shared[1].subarray(0, k);
   const ends = shared[2].subarray(0, k);
   starts.set(s1.subarray(0, k));
   ends.set(e1.subarray(0, k));
-  return { text: unitsToString(u, k), starts, ends };
+  return { text, starts, ends };
 }
 
 /**
