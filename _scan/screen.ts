@@ -85,35 +85,22 @@ const COMMON =
   "ile|fil|dat|";
 
 /**
- * `FREQUENCY` by ASCII code unit (0.3 for a character it leaves out) and `COMMON` as a set of ASCII gram keys
- * (see `asciiGramKey`), made on first use. Tables, not look-ups by string: the screen is built in the
- * interpreter, on the first scan of a short text.
+ * `FREQUENCY` as a map and `COMMON` as a set, made on first use: `rarestGram` runs on the first scan of a short
+ * text, in the interpreter, where V8 looks up a character in an object literal several times slower than in a
+ * map (and JavaScriptCore reads the one-unit strings and slices faster than a loop over code units).
  */
-let frequencies: Float64Array | undefined;
-let commonGrams: Set<number> | undefined;
-
-/** A key for three ASCII code units from `i` in `s`; -1 when one of them is not ASCII. */
-function asciiGramKey(s: string, i: number): number {
-  const a = s.charCodeAt(i), b = s.charCodeAt(i + 1), c = s.charCodeAt(i + 2);
-  return (a | b | c) >= 0x80 ? -1 : (a << 14) | (b << 7) | c;
-}
+let frequencies: Map<string, number> | undefined;
+let commonGrams: Set<string> | undefined;
 
 /** The index in `s` (three characters or more) of its rarest three-character piece. */
 function rarestGram(s: string): number {
-  if (frequencies === undefined) {
-    frequencies = new Float64Array(0x80).fill(0.3);
-    for (const [ch, f] of Object.entries(FREQUENCY)) frequencies[ch.charCodeAt(0)] = f;
-    commonGrams = new Set();
-    for (const gram of COMMON.split("|")) if (gram.length === 3) commonGrams.add(asciiGramKey(gram, 0));
-  }
+  frequencies ??= new Map(Object.entries(FREQUENCY));
+  commonGrams ??= new Set(COMMON.split("|"));
   let best = 0;
   let bestScore = Infinity;
   for (let i = 0; i + 3 <= s.length; i++) {
-    let score = commonGrams!.has(asciiGramKey(s, i)) ? 30 : 1;
-    for (let j = i; j < i + 3; j++) {
-      const c = s.charCodeAt(j);
-      score *= c < 0x80 ? frequencies[c] : 0.3;
-    }
+    let score = commonGrams.has(s.slice(i, i + 3)) ? 30 : 1;
+    for (let j = i; j < i + 3; j++) score *= frequencies.get(s[j]) ?? 0.3;
     if (score < bestScore) {
       best = i;
       bestScore = score;
