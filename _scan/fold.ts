@@ -1243,6 +1243,8 @@ function unitKindsOf(): Uint8Array {
  * output unit takes the place of one input unit or more, so the output never overtakes what is still to read,
  * and text with nothing to join or collapse is read without a write. The maps are views of the pass-1 buffers
  * (which only a fold with `reuse` shares, see `foldFull`), or for such a fold copies in the shared map buffers.
+ * `original` is the text folded; `unchanged` says pass 1 folded each of its units to itself, and then a result
+ * as long as `original` is `original` itself.
  */
 function finish(
   u: Uint16Array,

@@ -814,7 +814,7 @@ interface Collecting {
   keepTo: number;
 }
 
-/** Adds the findings of the plan's rules in `text` to `into.found` (see `Collecting`). */
+/** Adds the findings of the plan's rules in `text` to `found` (see `Collecting`). */
 function collectFindings(
   text: string,
   plan: Plan,
