@@ -38,6 +38,7 @@ interface DenoStd {
   stdin: { readable: ReadableStream<Uint8Array>; isTerminal(): boolean };
   env: { get(name: string): string | undefined };
   readFile(path: string): Promise<Uint8Array>;
+  writeTextFileSync(path: string, text: string): void;
 }
 
 /** Deno's API, or undefined under another runtime. */

@@ -27,6 +27,7 @@ import {
   writeErr,
   writeOut,
 } from "./io.ts";
+import { denoStd } from "./output.ts";
 import {
   GROUP_BY,
   type GroupBy,
@@ -103,10 +104,11 @@ export function main(args: string[]): Promise<number> {
     const html = stringOption(values, "html");
     if (html !== undefined) {
       try {
-        nodeBuiltin<typeof NodeFs>("node:fs").writeFileSync(
-          html,
-          renderHtmlReport(report, { source: inputName(path) }),
-        );
+        const page = renderHtmlReport(report, { source: inputName(path) });
+        // Deno's own call: node:fs would load the Node compatibility layer, about 15 ms
+        const deno = denoStd();
+        if (deno) deno.writeTextFileSync(html, page);
+        else nodeBuiltin<typeof NodeFs>("node:fs").writeFileSync(html, page);
       } catch (e) {
         throw new UsageError(`cannot write ${html}: ${(e as Error).message}`);
       }
