@@ -66,7 +66,6 @@ interface DenoApi {
   exit(code: number): never;
   addSignalListener(signal: string, handler: () => void): void;
   removeSignalListener(signal: string, handler: () => void): void;
-  unrefTimer(id: number): void;
   Command: new (command: string, options: Record<string, unknown>) => {
     spawn(): DenoChild;
     outputSync(): unknown;
@@ -924,11 +923,31 @@ export function liveCount(): number {
   return live.size;
 }
 
+/** `Atomics.waitAsync`, which the TypeScript library of every runtime may not declare yet. */
+type WaitAsync = (
+  cell: Int32Array,
+  index: number,
+  value: number,
+  ms: number,
+) => { async: boolean; value: Promise<string> | string };
+
+/** The cell `unrefTimeout` waits on under Deno: never written, so every wait ends by its timeout. */
+let timerCell: Int32Array | undefined;
+
 /** A timer that does not keep the host alive. */
 export function unrefTimeout(fn: () => void, ms: number): void {
+  if (denoApi) {
+    // Deno's setTimeout is node:timers' (a Timeout object, not a number): its first call loads that module,
+    // about 4 ms of a one-shot `toolguard run`. A timed-out `Atomics.waitAsync` is a timer that Deno's event
+    // loop does not wait for, as this one must not be (a wait of 0 would end at once, without a promise).
+    const wait = (Atomics as unknown as { waitAsync: WaitAsync }).waitAsync;
+    const r = wait(timerCell ??= new Int32Array(new SharedArrayBuffer(4)), 0, 0, Math.max(ms, 1));
+    if (typeof r.value !== "string") r.value.then(fn);
+    else queueMicrotask(fn);
+    return;
+  }
   const id = setTimeout(fn, ms) as unknown;
-  if (typeof id === "number") denoApi?.unrefTimer(id);
-  else (id as { unref?: () => void }).unref?.();
+  (id as { unref?: () => void }).unref?.();
 }
 
 /**

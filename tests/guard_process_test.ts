@@ -10,7 +10,7 @@ import { runTool } from "../guard.ts";
 import { DRAIN_IDLE_MS, KILL_GRACE_MS } from "../_run/run_tool.ts";
 import { liveCount } from "../_run/runtime.ts";
 import { fake, fdCount, launcher, pidFile, waitGone, waitPids } from "./_guard_helpers.ts";
-import { isAlive, isBun, isDeno, isLinux, isWindows, runtimeCommand } from "./_runtime.ts";
+import { evalCommand, isAlive, isBun, isDeno, isLinux, isWindows, runtimeCommand } from "./_runtime.ts";
 
 const T = { timeout: 60_000 };
 // Under Wine (UNDER_WINE=1, `deno task check:windows`) every process start takes 0.5-2 s and blocks the
@@ -23,6 +23,30 @@ const TW = { ...T, skip: wineSlowSpawn };
 // Bounds are generous on purpose: the machine running the suite may be shared and slow. Real numbers are
 // measured by scripts/measure_guard.ts.
 const SLACK_MS = 1500;
+
+test("runTool: a pending timeout does not keep the host alive once the tool has answered", T, async () => {
+  // A host that runs one tool with a two-minute timeout must end when its work is done, not when the timer
+  // would have fired (under Deno the timer is a timed-out Atomics.waitAsync, under Bun and Node an unref'd
+  // setTimeout).
+  const guard = new URL("../guard.ts", import.meta.url).href;
+  const code = `import(${JSON.stringify(guard)}).then(async ({ runTool }) => {
+    const r = await runTool(${JSON.stringify(launcher.command)}, ${
+    JSON.stringify(fake("results"))
+  }, { timeoutMs: 120000 });
+    console.log(r.kind);
+  });`;
+  const host = evalCommand(code);
+  const started = Date.now();
+  const child = spawn(host.command, host.args, { stdio: ["ignore", "pipe", "inherit"] });
+  let out = "";
+  child.stdout.on("data", (chunk) => out += chunk);
+  const killer = setTimeout(() => child.kill("SIGKILL"), 30_000);
+  const code_ = await new Promise<number | null>((resolve) => child.on("close", resolve));
+  clearTimeout(killer);
+  assert.equal(out.trim(), "results");
+  assert.equal(code_, 0, `the host ended with ${code_} after ${Date.now() - started} ms`);
+  assert.ok(Date.now() - started < 30_000, `the host ran ${Date.now() - started} ms`);
+});
 
 test(
   "runTool: hang, the timeout ends the tree and settles within timeoutMs + grace + slack",
