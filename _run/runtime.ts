@@ -936,11 +936,11 @@ let timerCell: Int32Array | undefined;
 
 /** A timer that does not keep the host alive. */
 export function unrefTimeout(fn: () => void, ms: number): void {
-  if (denoApi) {
+  const wait = (Atomics as unknown as { waitAsync?: WaitAsync }).waitAsync;
+  if (denoApi && typeof wait === "function") {
     // Deno's setTimeout is node:timers' (a Timeout object, not a number): its first call loads that module,
     // about 4 ms of a one-shot `toolguard run`. A timed-out `Atomics.waitAsync` is a timer that Deno's event
     // loop does not wait for, as this one must not be (a wait of 0 would end at once, without a promise).
-    const wait = (Atomics as unknown as { waitAsync: WaitAsync }).waitAsync;
     const r = wait(timerCell ??= new Int32Array(new SharedArrayBuffer(4)), 0, 0, Math.max(ms, 1));
     if (typeof r.value !== "string") r.value.then(fn);
     else queueMicrotask(fn);
