@@ -6,7 +6,9 @@
  *   with no import on the same runtime with the same flags. Reported as the median in ms and the median
  *   over bare. Deno runs without type-checking (the `deno run` default), as a user's program would.
  * - **Start to first answer**: `scan()` and `validate()`, the same for a script that imports scan.ts or
- *   validate.ts and makes the first call (see `FIRST_USE`): what a one-shot command pays beyond the import.
+ *   validate.ts and makes the first call (see `FIRST_USE`): what a one-shot command pays beyond the import;
+ *   and the one-shot commands a hook runs, run as a script (`cli scan`: `deno run cli.ts scan` of a one-line
+ *   file, `bun cli.ts …`; `cli validate` of one call; `cli run --scan` of `bun --version`), over bare.
  * - **Compiled `--version`** (`--compiled`): `toolguard --version` built with `bun build --compile` (plain,
  *   `--minify`, `--bytecode`, `--minify --bytecode`) against a compiled one-line `console.log` built the
  *   same way, reported as a ratio. With `--bytecode` (the build of `deno task compile:bun`) also the
@@ -164,17 +166,27 @@ async function importCases(
     }
     const config = join(root, "deno.json");
     const label = roots.length > 1 ? ` ${root}` : "";
+    // The one-shot commands as a script (`deno run cli.ts scan …`, `bun cli.ts …`), what a hook runs without
+    // the single executable: start to answer, the runtime's own start-up included in "over bare".
+    const cli = join(root, "cli.ts");
+    const commands = only.length === 0 || only.includes("cli") ? oneShots(dir, [BUN, "--version"]) : {};
     for (const runtime of runtimes) {
       const files = [join(dir, "bare.ts"), ...modules.map((m) => join(dir, `import_${r}_${m}.ts`))];
       if (runtime === "deno") {
         // Warm Deno's module cache (and its npm resolution for cli.ts), so no run downloads or transpiles.
-        await timeOnce(["deno", "cache", "--config", config, ...files]);
+        await timeOnce(["deno", "cache", "--config", config, ...files, cli]);
       }
       for (const [i, m] of ["bare", ...modules].entries()) {
         const cmd = runtime === "deno"
           ? ["deno", "run", "-A", "--cached-only", "--config", config, files[i]]
           : [BUN, "run", files[i]];
         cases.push({ name: m, group: `${runtime}${label}`, cmd, wall: [], cpu: [] });
+      }
+      for (const [name, args] of Object.entries(commands)) {
+        const cmd = runtime === "deno"
+          ? ["deno", "run", "-A", "--cached-only", "--config", config, cli, ...args]
+          : [BUN, cli, ...args];
+        cases.push({ name: `cli ${name}`, group: `${runtime}${label}`, cmd, wall: [], cpu: [] });
       }
     }
   }
@@ -189,8 +201,11 @@ const COMPILE_VARIANTS: Record<string, string[]> = {
   "minify+bytecode": ["--minify", "--bytecode", "--format=esm"],
 };
 
-/** The one-shot commands timed with the `--bytecode` build, by row name: arguments after the program. */
-function oneShots(dir: string, hello: string): Record<string, string[]> {
+/**
+ * The one-shot commands a hook runs, by row name: arguments after the program; `tool` is what `run --scan`
+ * runs (the compiled hello, or for the script rows `bun --version`).
+ */
+function oneShots(dir: string, tool: readonly string[]): Record<string, string[]> {
   const line = join(dir, "line.txt");
   const tools = join(dir, "tools.json");
   const calls = join(dir, "calls.json");
@@ -206,7 +221,7 @@ function oneShots(dir: string, hello: string): Record<string, string[]> {
   return {
     scan: ["scan", line],
     validate: ["validate", calls, "--tools", tools],
-    "run --scan": ["run", "--scan", "--protocol", "text", "--", hello],
+    "run --scan": ["run", "--scan", "--protocol", "text", "--", ...tool],
   };
 }
 
@@ -223,7 +238,7 @@ async function compiledCases(dir: string, root: string): Promise<Case[]> {
       cases.push({ name, group, cmd, wall: [], cpu: [] });
     }
     if (variant !== "bytecode") continue;
-    for (const [name, args] of Object.entries(oneShots(dir, out("hello")))) {
+    for (const [name, args] of Object.entries(oneShots(dir, [out("hello")]))) {
       cases.push({ name, group, cmd: [out("toolguard"), ...args], wall: [], cpu: [] });
     }
   }
@@ -239,22 +254,22 @@ function report(cases: readonly Case[], baselineName: string, ratio: boolean): v
     const inGroup = cases.filter((c) => c.group === group);
     const base = inGroup.find((c) => c.name === baselineName)!;
     console.log(`\n${group} (${inGroup[0].wall.length} runs each)`);
-    const head = `  ${"case".padEnd(10)} ${"wall".padStart(9)} ${"IQR".padStart(13)} ${
+    const head = `  ${"case".padEnd(15)} ${"wall".padStart(9)} ${"IQR".padStart(13)} ${
       ratio ? "× hello" : "over bare"
     }`;
     console.log(
-      withCpu ? `${head.padEnd(48)} ${"cpu".padStart(9)} ${ratio ? "× hello" : "over bare"}` : head,
+      withCpu ? `${head.padEnd(53)} ${"cpu".padStart(9)} ${ratio ? "× hello" : "over bare"}` : head,
     );
     for (const c of inGroup) {
       const sorted = [...c.wall].sort((a, b) => a - b);
       const m = quantile(sorted, 0.5);
       const iqr = `${quantile(sorted, 0.25).toFixed(1)}–${quantile(sorted, 0.75).toFixed(1)}`;
-      let line = `  ${c.name.padEnd(10)} ${`${m.toFixed(1)} ms`.padStart(9)} ${iqr.padStart(13)} ${
+      let line = `  ${c.name.padEnd(15)} ${`${m.toFixed(1)} ms`.padStart(9)} ${iqr.padStart(13)} ${
         c === base ? "" : versus(m, median(base.wall))
       }`;
       if (withCpu) {
         const cpu = median(c.cpu);
-        line = `${line.padEnd(48)} ${`${cpu.toFixed(1)} ms`.padStart(9)} ${
+        line = `${line.padEnd(53)} ${`${cpu.toFixed(1)} ms`.padStart(9)} ${
           c === base ? "" : versus(cpu, median(base.cpu))
         }`;
       }
