@@ -124,6 +124,20 @@ function faces(root: string): string[] {
   return Object.values(config.exports).map((p) => p.replace(/^\.\//, "").replace(/\.ts$/, ""));
 }
 
+/** The one tool and the one valid call the start-up cases validate: the first-use script and `validate`. */
+const WEATHER_TOOLS = [{
+  type: "function",
+  function: {
+    name: "weather",
+    parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+  },
+}];
+const WEATHER_CALL = {
+  id: "call_1",
+  type: "function",
+  function: { name: "weather", arguments: '{"city":"Oslo"}' },
+};
+
 /**
  * Start to first answer: a face imported and its main call made once, on a short text or call that gives
  * nothing to find, as a one-shot command does. The first call builds what the face compiles on first use
@@ -134,9 +148,8 @@ const FIRST_USE: Record<string, string> = {
 if (scan("Berlin weather tomorrow").blocked) throw new Error("scan() blocked a plain text");
 `,
   "validate()": `import { createValidator } from FACE;
-const parameters = { type: "object", properties: { city: { type: "string" } }, required: ["city"] };
-const validator = createValidator([{ type: "function", function: { name: "weather", parameters } }]);
-const call = { id: "call_1", type: "function", function: { name: "weather", arguments: '{"city":"Oslo"}' } };
+const validator = createValidator(${JSON.stringify(WEATHER_TOOLS)});
+const call = ${JSON.stringify(WEATHER_CALL)};
 if (!validator.validate([call]).allowed) throw new Error("validate() refused a valid call");
 `,
 };
@@ -152,6 +165,9 @@ async function importCases(
   only: readonly string[],
 ): Promise<Case[]> {
   writeFileSync(join(dir, "bare.ts"), "// no import: the runtime alone\n");
+  // The one-shot commands as a script (`deno run cli.ts scan …`, `bun cli.ts …`), what a hook runs without
+  // the single executable: start to answer, the runtime's own start-up included in "over bare".
+  const commands = only.length === 0 || only.includes("cli") ? oneShots(dir, [BUN, "--version"]) : {};
   const cases: Case[] = [];
   for (const [r, root] of roots.entries()) {
     const modules = faces(root).filter((m) => only.length === 0 || only.includes(m));
@@ -166,10 +182,7 @@ async function importCases(
     }
     const config = join(root, "deno.json");
     const label = roots.length > 1 ? ` ${root}` : "";
-    // The one-shot commands as a script (`deno run cli.ts scan …`, `bun cli.ts …`), what a hook runs without
-    // the single executable: start to answer, the runtime's own start-up included in "over bare".
     const cli = join(root, "cli.ts");
-    const commands = only.length === 0 || only.includes("cli") ? oneShots(dir, [BUN, "--version"]) : {};
     for (const runtime of runtimes) {
       const files = [join(dir, "bare.ts"), ...modules.map((m) => join(dir, `import_${r}_${m}.ts`))];
       if (runtime === "deno") {
@@ -210,14 +223,8 @@ function oneShots(dir: string, tool: readonly string[]): Record<string, string[]
   const tools = join(dir, "tools.json");
   const calls = join(dir, "calls.json");
   writeFileSync(line, "Berlin weather tomorrow\n");
-  const parameters = { type: "object", properties: { city: { type: "string" } }, required: ["city"] };
-  writeFileSync(tools, JSON.stringify([{ type: "function", function: { name: "weather", parameters } }]));
-  const call = {
-    id: "call_1",
-    type: "function",
-    function: { name: "weather", arguments: '{"city":"Oslo"}' },
-  };
-  writeFileSync(calls, JSON.stringify([call]));
+  writeFileSync(tools, JSON.stringify(WEATHER_TOOLS));
+  writeFileSync(calls, JSON.stringify([WEATHER_CALL]));
   return {
     scan: ["scan", line],
     validate: ["validate", calls, "--tools", tools],
