@@ -54,6 +54,11 @@ export interface LeadStarts {
   of(r: number): Int32Array | undefined;
 }
 
+/** Whether `rule` has leads: a `LeadFinder` numbers only those rules, in the order given. */
+export function hasLeads(rule: Rule): boolean {
+  return rule.leads !== undefined && rule.leads.length > 0;
+}
+
 /** A lead finder over the leads of a set of rules (see `Rule.leads`). */
 export class LeadFinder {
   /** The rules, in the order `find` returns their positions. */
@@ -96,7 +101,7 @@ export class LeadFinder {
 
   /** Builds the trie of every lead of every rule in `rules` (rules without leads are left out). */
   constructor(rules: readonly Rule[]) {
-    this.rules = rules.filter((rule) => rule.leads && rule.leads.length > 0);
+    this.rules = rules.filter(hasLeads);
     this.#at = new Int32Array(this.rules.length + 1);
     this.#fill = new Int32Array(this.rules.length);
     this.#count = new Int32Array(this.rules.length);

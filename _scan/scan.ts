@@ -7,7 +7,7 @@ import { asciiFold, fold, type Folded, isAscii, lettersOnly, lowerFold, mapSpan 
 import { CONTEXT, cutAtOrAfter, lettersBefore, wholeWindow, type Window, windowOf } from "./segments.ts";
 import { type Original, type Rule, rules } from "./rules.ts";
 import { anchorsOf, escapeRegExp as escape, type MatchOptions, nextMatch } from "./match.ts";
-import { LeadFinder, type LeadStarts } from "./leads.ts";
+import { hasLeads, LeadFinder, type LeadStarts } from "./leads.ts";
 import { asciiBytes, BYTES_FROM, TWO_LANES_FROM, WordSet } from "./words.ts";
 import { lazy } from "../_common/lazy.ts";
 import { ruleBits, RuleScreen, spreadPattern } from "./screen.ts";
@@ -89,8 +89,12 @@ interface Plan {
    * letters with `[^a-z]*` between them), so the letters-only text is built only when it could match.
    */
   squashedGate: RegExp | null;
-  /** The automaton over the leads of the folded rules that have them. */
-  leads: LeadFinder;
+  /**
+   * The automaton over the leads of the folded rules that have them, made on first use: a short text the
+   * screen read as it is (one that folds to its lower case) finds its leads there (see
+   * `RuleScreen.leadStarts`), so such a text's first scan does not build this.
+   */
+  leads: () => LeadFinder;
   /** Whether some folded rule with leads could match a text that holds the strings of the bits `held` of `lists`. */
   leadsNeeded: (held: number) => boolean;
   /** Per rule of `folded`, its index in `leads.rules`, or -1. */
@@ -101,9 +105,10 @@ interface Plan {
    * The needles and the anchors of every folded rule as one automaton whose bits tell which lists a text holds
    * a string of (bit `needlesBit[i]`, `anchorsBit[i]` for rule `folded[i]`; 0 for a list it lacks): one pass
    * over a text the screen did not read answers the gate and every rule's `mayMatch`, instead of one
-   * expression each. Null when the lists are too many for the bits, or not all ASCII.
+   * expression each, made on first use (a short text the screen judged never reads it: the screen found what
+   * it holds). Null when the lists are too many for the bits, or not all ASCII.
    */
-  lists: WordSet | null;
+  lists: (() => WordSet) | null;
   needlesBit: Int32Array;
   anchorsBit: Int32Array;
   /** All the bits of `lists`, and those of the lists `gate` alternates (each rule's anchors, else needles). */
@@ -258,7 +263,7 @@ function planOf(context: ScanContext): Plan {
   const gateWords = gateWordsOf(folded);
   const gate = gateWords === null ? null : new RegExp(gateWords.map(escape).join("|"));
   const squashedGate = spreadGateOf(squashed);
-  const leads = new LeadFinder(folded);
+  const withLeads = folded.filter(hasLeads);
   const lists = listsOf(folded);
   // The screen's numbering without the screen: a long text never asks it (its build is most of a first scan).
   const bits = ruleBits([...folded, ...squashed]);
@@ -273,8 +278,9 @@ function planOf(context: ScanContext): Plan {
     gate,
     gateWords,
     squashedGate,
-    leads,
-    leadOf: Int8Array.from(folded, (rule) => leads.rules.indexOf(rule)),
+    leads: lazy(() => new LeadFinder(folded)),
+    // (the finder's numbering: its rules are those with leads, in order)
+    leadOf: Int8Array.from(folded, (rule) => withLeads.indexOf(rule)),
     ...lists,
     context,
     foldedBits: foldedBit.reduce((all, bit) => all | bit, 0),
@@ -296,7 +302,7 @@ function leadsNeededOf(
   needlesBit: Int32Array,
   anchorsBit: Int32Array,
 ): (held: number) => boolean {
-  const withLeads = [...folded.keys()].filter((i) => (folded[i].leads?.length ?? 0) > 0);
+  const withLeads = [...folded.keys()].filter((i) => hasLeads(folded[i]));
   const needles = Int32Array.from(withLeads, (i) => needlesBit[i]);
   const anchors = Int32Array.from(withLeads, (i) => anchorsBit[i]);
   return (held) => {
@@ -339,7 +345,7 @@ function listsOf(
   const none = { lists: null, needlesBit, anchorsBit, listsAll: 0, gateBits: 0 };
   if (k > 31 || !words.every((w) => isAscii(w))) return none;
   return {
-    lists: new WordSet(words, bits),
+    lists: lazy(() => new WordSet(words, bits)),
     needlesBit,
     anchorsBit,
     listsAll: k === 31 ? 0x7fffffff : (1 << k) - 1,
@@ -1081,12 +1087,14 @@ function runWindow(
   // the lists in two halves at once.)
   let starts: LeadStarts | undefined;
   if (!screened && plan.lists !== null) {
+    const lists = plan.lists();
     const whole = w.coreStart === 0 && w.coreEnd === ft.length;
     const bytes = whole && ft.length >= BYTES_FROM && ft.length < TWO_LANES_FROM ? asciiBytes(ft) : null;
     if (bytes !== null) {
-      held = plan.leads.findWithBits(ft, bytes, plan.lists.tables, plan.listsAll, plan.leadsNeeded);
-      starts = plan.leads;
-    } else held = plan.lists.bitsIn(ft, plan.listsAll);
+      const leads = plan.leads();
+      held = leads.findWithBits(ft, bytes, lists.tables, plan.listsAll, plan.leadsNeeded);
+      starts = leads;
+    } else held = lists.bitsIn(ft, plan.listsAll);
   }
   if ((only & plan.foldedBits) !== 0 && (screened || passesGate(plan, ft, held))) {
     if (!runFolded(plan, text, w, wanted, cursors, base - w.coreStart, add, only, held, starts)) return false;
@@ -1155,7 +1163,7 @@ function runFolded(
     if (held !== -1 && !heldFor(plan, i, held)) continue;
     if (lead >= 0) {
       const candidates = screen?.leadStarts(text, bit) ??
-        (starts ??= plan.leads.find(ft, w.coreStart, w.coreEnd)).of(lead);
+        (starts ??= plan.leads().find(ft, w.coreStart, w.coreEnd)).of(lead);
       if (candidates === undefined || candidates.length === 0) continue;
       // Where leads are many, the needles and anchors may rule them all out in one native pass; where they are
       // few, trying each costs less than that pass. (Where the screen chose `only`, it found the anchors.)
