@@ -1151,8 +1151,9 @@ function runFolded(
   // No window follows the last one: its cursors are not read.
   const keep = !w.last;
   // Where the screen chose `only`, it found on its way where the leads of the rules it left begin (see
-  // `RuleScreen.leadStarts`), in the text, which is its own fold here.
-  const screen = only !== ALL_RULES && folded.identity === true ? SCREENS.get(plan.context) ?? null : null;
+  // `RuleScreen.leadStarts`): in the text, where that is its own fold but for case, else in its fold (the text
+  // `foldScreened` handed on, which this window reads), whose positions are the window's either way.
+  const screen = only !== ALL_RULES ? SCREENS.get(plan.context) ?? null : null;
   for (let i = 0; i < plan.folded.length; i++) {
     const rule = plan.folded[i];
     const bit = plan.foldedBit[i];
@@ -1162,8 +1163,9 @@ function runFolded(
     // (the rule's needles and anchors as `mayMatch` tests them, known for all rules from one pass)
     if (held !== -1 && !heldFor(plan, i, held)) continue;
     if (lead >= 0) {
-      const candidates = screen?.leadStarts(text, bit) ??
-        (starts ??= plan.leads().find(ft, w.coreStart, w.coreEnd)).of(lead);
+      const candidates =
+        (screen === null ? null : screen.leadStarts(text, bit) ?? screen.leadStarts(ft, bit)) ??
+          (starts ??= plan.leads().find(ft, w.coreStart, w.coreEnd)).of(lead);
       if (candidates === undefined || candidates.length === 0) continue;
       // Where leads are many, the needles and anchors may rule them all out in one native pass; where they are
       // few, trying each costs less than that pass. (Where the screen chose `only`, it found the anchors.)
