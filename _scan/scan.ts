@@ -97,7 +97,7 @@ interface Plan {
   leads: () => LeadFinder;
   /** Whether some folded rule with leads could match a text that holds the strings of the bits `held` of `lists`. */
   leadsNeeded: (held: number) => boolean;
-  /** Per rule of `folded`, its index in `leads.rules`, or -1. */
+  /** Per rule of `folded`, its index in the lead finder's `rules` (the rules with leads, in order), or -1. */
   leadOf: Int8Array;
   /** The plan's context: its screen (see screen.ts), made once a short text needs it, is in `SCREENS`. */
   context: ScanContext;
