@@ -405,11 +405,6 @@ export function sparseFold(text: string, reuse: boolean): Folded | undefined {
     p = e;
   }
   const t = utf8Exact().decode(st.out.subarray(0, st.k));
-  // (a window of text dense with characters beyond ASCII has a run every few units: a copy of its own would
-  // leave a window's length in bytes for the collector, window after window)
-  if (reuse && keptRuns.length < st.r) keptRuns = new Int32Array(Math.max(st.r, 2 * keptRuns.length));
-  const runs = reuse ? keptRuns.subarray(0, st.r) : st.runs.slice(0, st.r);
-  if (reuse) runs.set(st.runs.subarray(0, st.r));
   // Letter spacing takes the loop: where it may start, the test tells every place the loop would join (and a
   // few more: collapsed runs of blanks leave no letter spacing that was not there, and may make some).
   if (st.spaced && LETTER_SPACED.test(t)) return undefined;
@@ -417,12 +412,24 @@ export function sparseFold(text: string, reuse: boolean): Folded | undefined {
   // so that they take their ASCII paths, else its UTF-8.
   if (st.wider === 0) keepBytes(t);
   else keepUtf8(t, st.k);
-  if (st.b !== 0) {
-    return new LazyFolded(t, text, "sparse", reuse, runs, st.blanks.slice(0, st.b), t.length + st.b);
-  }
-  return st.identity
-    ? new LazyFolded(t, text, "identity", reuse)
-    : new LazyFolded(t, text, "sparse", reuse, runs);
+  if (st.b === 0 && st.identity) return new LazyFolded(t, text, "identity", reuse);
+  const runs = runsFor(st, reuse);
+  return st.b === 0
+    ? new LazyFolded(t, text, "sparse", reuse, runs)
+    : new LazyFolded(t, text, "sparse", reuse, runs, st.blanks.slice(0, st.b), t.length + st.b);
+}
+
+/**
+ * The runs `st` noted, for a fold's maps: in `keptRuns` where the fold has `reuse`, else in a copy of their own.
+ * (A window of text dense with characters beyond ASCII has a run every few units: a copy per window would leave
+ * a window's length in bytes for the collector, window after window.)
+ */
+function runsFor(st: SparseState, reuse: boolean): Int32Array {
+  if (!reuse) return st.runs.slice(0, st.r);
+  if (keptRuns.length < st.r) keptRuns = grownBy(keptRuns, st.r - keptRuns.length);
+  const runs = keptRuns.subarray(0, st.r);
+  runs.set(st.runs.subarray(0, st.r));
+  return runs;
 }
 
 /** What `sparseFold` has made so far, carried from one part to the next (see `sparsePart`). */
