@@ -29,22 +29,22 @@ test("runTool: a pending timeout does not keep the host alive once the tool has 
   // would have fired (under Deno the timer is a timed-out Atomics.waitAsync, under Bun and Node an unref'd
   // setTimeout).
   const guard = new URL("../guard.ts", import.meta.url).href;
-  const code = `import(${JSON.stringify(guard)}).then(async ({ runTool }) => {
+  const script = `import(${JSON.stringify(guard)}).then(async ({ runTool }) => {
     const r = await runTool(${JSON.stringify(launcher.command)}, ${
     JSON.stringify(fake("results"))
   }, { timeoutMs: 120000 });
     console.log(r.kind);
   });`;
-  const host = evalCommand(code);
+  const host = evalCommand(script);
   const started = Date.now();
   const child = spawn(host.command, host.args, { stdio: ["ignore", "pipe", "inherit"] });
   let out = "";
   child.stdout.on("data", (chunk) => out += chunk);
   const killer = setTimeout(() => child.kill("SIGKILL"), 30_000);
-  const code_ = await new Promise<number | null>((resolve) => child.on("close", resolve));
+  const exitCode = await new Promise<number | null>((resolve) => child.on("close", resolve));
   clearTimeout(killer);
   assert.equal(out.trim(), "results");
-  assert.equal(code_, 0, `the host ended with ${code_} after ${Date.now() - started} ms`);
+  assert.equal(exitCode, 0, `the host ended with ${exitCode} after ${Date.now() - started} ms`);
   assert.ok(Date.now() - started < 30_000, `the host ran ${Date.now() - started} ms`);
 });
 
