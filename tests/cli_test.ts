@@ -203,7 +203,7 @@ test(
         "-h",
       ],
       ...["x", "y", "-", "--", "-x", "--bogus", "-jb", "-bx", "-jh", "--json=yes", "---json", "--=x", ""],
-      ...["-5", "--BY", "--constructor", "--__proto__", "--toString", "-", "--help=", "-é", "--by x"],
+      ...["-5", "--BY", "--constructor", "--__proto__", "--toString", "-tj", "--help=", "-é", "--by x"],
     ];
     const random = seeded(1808);
     let answered = 0;
