@@ -16,6 +16,11 @@
  *   one-shot commands a hook runs: `scan` of a one-line file, `validate` of one call against one tool, and
  *   `run --scan` of the compiled hello as the tool.
  *
+ * **Cross-check by hyperfine**, where `hyperfine` is on PATH: the compiled `--version` against the compiled
+ * hello (`--bytecode`), and on each runtime `mod` against bare, timed again by hyperfine itself (`-N`, its own
+ * warm-up and runs, one command after the other rather than interleaved), its medians and ratio printed below
+ * the report; where it is not, a line says the cross-check was skipped.
+ *
  * Each round runs every case once in a fresh random order, so a burst of load from elsewhere on the
  * machine falls on all cases alike. The load average is printed before and after. The timing runs under Bun
  * (started under Deno, the script hands over to `bun run` unless `--no-bun`), which reports the CPU time (user
@@ -30,7 +35,7 @@
  *
  * @module
  */
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -268,6 +273,57 @@ async function compiledCases(dir: string, root: string): Promise<Case[]> {
   return cases;
 }
 
+/** hyperfine's summary of one command (its `--export-json` result), in seconds. */
+interface HyperfineResult {
+  command: string;
+  median: number;
+  mean: number;
+  stddev: number;
+}
+
+/** True when `hyperfine` runs here. */
+function hasHyperfine(): boolean {
+  return spawnSync("hyperfine", ["--version"], { stdio: "ignore" }).status === 0;
+}
+
+/**
+ * Times `base` and `subject` (the cases' commands) with hyperfine and prints both medians and the subject's
+ * ratio to the base (`ratio`) or its cost over it. hyperfine runs each command's warm-up and runs in turn, so a
+ * burst of load falls on one of them: a cross-check of the interleaved medians above, not a replacement.
+ */
+function hyperfineCheck(dir: string, base: Case, subject: Case, runs: number, ratio: boolean): void {
+  const out = join(dir, "hyperfine.json");
+  const shellWord = (w: string) => /^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replaceAll("'", `'\\''`)}'`;
+  const r = spawnSync("hyperfine", [
+    "-N",
+    "--warmup",
+    "3",
+    "--runs",
+    String(runs),
+    "--export-json",
+    out,
+    "--command-name",
+    base.name,
+    base.cmd.map(shellWord).join(" "),
+    "--command-name",
+    subject.name,
+    subject.cmd.map(shellWord).join(" "),
+  ], { stdio: ["ignore", "ignore", "pipe"] });
+  if (r.status !== 0) {
+    console.log(`  hyperfine failed (exit ${r.status}): ${String(r.stderr).trim().split("\n").at(-1)}`);
+    return;
+  }
+  const [b, s] = (JSON.parse(readFileSync(out, "utf8")) as { results: HyperfineResult[] }).results;
+  const ms = (x: HyperfineResult) =>
+    `${(x.median * 1000).toFixed(1)} ms (mean ${(x.mean * 1000).toFixed(1)} ± ${
+      (x.stddev * 1000).toFixed(1)
+    })`;
+  const versus = ratio
+    ? `×${(s.median / b.median).toFixed(2)}`
+    : `${((s.median - b.median) * 1000).toFixed(1)} ms over ${b.command}`;
+  console.log(`  ${base.group}: ${b.command} ${ms(b)}; ${s.command} ${ms(s)}; ${versus}`);
+}
+
 /** One line per case: wall median and IQR, CPU median, each against the group's baseline. */
 function report(cases: readonly Case[], baselineName: string, ratio: boolean): void {
   const withCpu = cases.some((c) => c.cpu.some((t) => !Number.isNaN(t)));
@@ -352,6 +408,29 @@ try {
         "(bun build --compile)",
     );
     report(compiled, "hello", true);
+  }
+  const pairs = [
+    ...[...new Set(imports.map((c) => c.group))].map((group) => {
+      const named = (name: string) => imports.find((c) => c.group === group && c.name === name);
+      return { base: named("bare"), subject: named("mod"), ratio: false };
+    }),
+    {
+      base: compiled.find((c) => c.group === "compiled bytecode" && c.name === "hello"),
+      subject: compiled.find((c) => c.group === "compiled bytecode" && c.name === "toolguard"),
+      ratio: true,
+    },
+  ].filter((p) => p.base !== undefined && p.subject !== undefined);
+  if (pairs.length > 0) {
+    if (hasHyperfine()) {
+      console.log(
+        `\nCross-check by hyperfine (-N, ${values.runs} runs after 3 warm-up, medians; not interleaved)`,
+      );
+      for (const { base, subject, ratio } of pairs) {
+        hyperfineCheck(dir, base!, subject!, Number(values.runs), ratio);
+      }
+    } else {console.log(
+        "\nhyperfine is not on PATH: its cross-check of `mod` and the compiled `--version` is skipped",
+      );}
   }
 } finally {
   rmSync(dir, { recursive: true, force: true });
