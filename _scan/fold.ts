@@ -8,7 +8,7 @@
 
 import { grownBy } from "../_common/bytes.ts";
 import { lazy } from "../_common/lazy.ts";
-import { asciiBytes, bytesFor, heldBytes, keepBytes, keepUtf8, KEPT_BYTES } from "./words.ts";
+import { asciiBytes, BYTES_FROM, bytesFor, heldBytes, keepBytes, keepUtf8, KEPT_BYTES } from "./words.ts";
 
 /** Text folded for matching, with a map back to the original. */
 export interface Folded {
@@ -816,10 +816,19 @@ function asciiInto(text: string): boolean {
   return asciiBytes(text) !== null;
 }
 
-/** The first `k` bytes (ASCII) as a string. */
+/**
+ * The first `k` bytes (ASCII) as a string: one native decode, which costs about 0.1 µs on either engine whatever
+ * the length, or for a few bytes `fromCharCode` of a list of them (see `unitList`), which costs less.
+ */
 function bytesToString(bytes: Uint8Array, k: number): string {
-  return utf8Exact().decode(bytes.subarray(0, k));
+  if (k >= LIST_UNDER) return utf8Exact().decode(bytes.subarray(0, k));
+  unitList.length = k;
+  for (let i = 0; i < k; i++) unitList[i] = bytes[i];
+  return String.fromCharCode.apply(null, unitList);
 }
+
+/** Strings shorter than this are made from a list of their units by `bytesToString`. */
+const LIST_UNDER = 32;
 
 /**
  * Where a lazily folded text's maps come from: `"identity"` when folded character `i` is original character
@@ -1443,39 +1452,57 @@ function utf8String(out: Uint16Array, k: number): string {
   return text;
 }
 
-/** Bytes for `lettersOnly`, made on first use; a window's letters fit. */
-let letterBytes: Uint8Array | undefined;
-
-/** Non-letters, for `lettersOnly` on short texts. */
-const NOT_LETTERS = /[^a-z]+/g;
+/** `lettersOnly`'s bytes and places, grown to the longest text it read (up to `SCRATCH_UNITS`; longer: their own). */
+let letterBytes = new Uint8Array(0);
+let letterPlaces = new Int32Array(0);
+/** Where each letter of the text `lettersOnly` read last stands in it (see `lastLetterPlaces`). */
+let placesOfLast = letterPlaces;
 
 /**
- * The letters a-z of `s`, in order (`s` itself when it has nothing else). A long text's are gathered into bytes
- * and decoded once: a global replace of the runs between them builds a list of every run first, which a window
- * of prose (one run per word) leaves as megabytes for the collector.
+ * The letters a-z of `s`, in order (`s` itself when it has nothing else), and where each stands in `s` (see
+ * `lastLetterPlaces`). One pass writes both, then one native decode makes the string: a global replace of the
+ * runs between letters costs more, and on a long text builds a list of every run first (a window of prose
+ * leaves megabytes of them for the collector).
  */
 export function lettersOnly(s: string): string {
   const n = s.length;
-  if (n < 4096) {
-    NOT_LETTERS.lastIndex = 0;
-    return NOT_LETTERS.test(s) ? s.replace(NOT_LETTERS, "") : s;
+  const own = n <= SCRATCH_UNITS;
+  if (own && n > letterBytes.length) {
+    const size = Math.min(SCRATCH_UNITS, Math.max(n, 2 * letterBytes.length, 256));
+    letterBytes = new Uint8Array(size);
+    letterPlaces = new Int32Array(size);
   }
-  const bytes = n <= SCRATCH_UNITS ? (letterBytes ??= new Uint8Array(SCRATCH_UNITS)) : new Uint8Array(n);
+  const bytes = own ? letterBytes : new Uint8Array(n);
+  const at = placesOfLast = own ? letterPlaces : new Int32Array(n);
   let k = 0;
-  // The folded text is most often ASCII, and its bytes often made already (the lead finder reads them).
-  const src = asciiBytes(s);
+  // Every unit is written, and the count moves past letters only: no branch, as whether a unit is a letter
+  // changes at every word's ends, too often for the processor to guess. The folded text is most often ASCII,
+  // and a longer one's bytes often made already (the lead finder reads them).
+  const src = n >= BYTES_FROM ? asciiBytes(s) : null;
   if (src !== null) {
     for (let i = 0; i < n; i++) {
       const c = src[i];
-      if (c >= 0x61 && c <= 0x7a) bytes[k++] = c;
+      bytes[k] = c;
+      at[k] = i;
+      k += (c - 0x61) >>> 0 < 26 ? 1 : 0;
     }
   } else {
     for (let i = 0; i < n; i++) {
       const c = s.charCodeAt(i);
-      if (c >= 0x61 && c <= 0x7a) bytes[k++] = c;
+      bytes[k] = c;
+      at[k] = i;
+      k += (c - 0x61) >>> 0 < 26 ? 1 : 0;
     }
   }
-  return k === n ? s : utf8Exact().decode(bytes.subarray(0, k));
+  return k === n ? s : bytesToString(bytes, k);
+}
+
+/**
+ * Where each letter of the text `lettersOnly` read last stands in that text: letter `i` of what it returned is
+ * at index `lastLetterPlaces()[i]`. Valid until its next call.
+ */
+export function lastLetterPlaces(): Int32Array {
+  return placesOfLast;
 }
 
 /** Folds longer than this are decoded (see `unitsToString`). */

@@ -3,7 +3,16 @@
  *
  * @module
  */
-import { asciiFold, fold, type Folded, isAscii, lettersOnly, lowerFold, mapSpan } from "./fold.ts";
+import {
+  asciiFold,
+  fold,
+  type Folded,
+  isAscii,
+  lastLetterPlaces,
+  lettersOnly,
+  lowerFold,
+  mapSpan,
+} from "./fold.ts";
 import { CONTEXT, cutAtOrAfter, lettersBefore, wholeWindow, type Window, windowOf } from "./segments.ts";
 import { type Original, type Rule, rules } from "./rules.ts";
 import { anchorsOf, escapeRegExp as escape, type MatchOptions, nextMatch } from "./match.ts";
@@ -24,41 +33,14 @@ const CONTEXT_ORDER: Readonly<Record<ScanContext, true>> = {
 /** The four contexts `scan` knows (`toolguard scan --context`). */
 export const SCAN_CONTEXTS: readonly ScanContext[] = Object.keys(CONTEXT_ORDER) as ScanContext[];
 
-/** The buffer long `Squashed` maps share, made on first use. */
-let letterMap: Int32Array | undefined;
-
-/** Letters only, with a map to folded indices built on first use: catches uniformly letter-spaced phrases. */
+/** Letters only, with where each stands in the folded text: catches uniformly letter-spaced phrases. */
 class Squashed {
   readonly text: string;
-  #src: string;
-  #map: Int32Array | undefined;
+  /** Where letter `i` of `text` stands in the folded text; valid until the next `Squashed` is made. */
+  readonly places: Int32Array;
   constructor(f: Folded) {
-    this.#src = f.text;
     this.text = lettersOnly(f.text);
-  }
-  map(): Int32Array {
-    if (this.#map) return this.#map;
-    const src = this.#src;
-    // One window's letters at a time are mapped (see `runSquashed`): a long one's map takes the shared buffer.
-    const n = this.text.length;
-    const map = n >= 1 << 16 && n <= 1 << 20
-      ? (letterMap ??= new Int32Array(1 << 20)).subarray(0, n)
-      : new Int32Array(n);
-    let k = 0;
-    // The window's bytes, where its folded text is ASCII: made already, and read faster than by `charCodeAt`.
-    const bytes = src.length >= BYTES_FROM ? asciiBytes(src) : null;
-    if (bytes !== null) {
-      for (let i = 0; i < src.length; i++) {
-        const c = bytes[i];
-        if (c >= 0x61 && c <= 0x7a) map[k++] = i;
-      }
-      return this.#map = map;
-    }
-    for (let i = 0; i < src.length; i++) {
-      const c = src.charCodeAt(i);
-      if (c >= 0x61 && c <= 0x7a) map[k++] = i;
-    }
-    return this.#map = map;
+    this.places = lastLetterPlaces();
   }
 }
 
@@ -1324,13 +1306,12 @@ function runSquashed(
       if (me > limit) return false;
       from = me > ms ? me : ms + 1;
       if (me === ms) continue;
-      const map = sq.map();
-      const [x, y] = mapSpan(w.folded, map[ms], map[me - 1] + 1);
+      const [x, y] = mapSpan(w.folded, sq.places[ms], sq.places[me - 1] + 1);
       add(rule.category, rule.name, x + w.origin, y + w.origin);
     }
-    // No window follows the last one: its cursors are not read, and the map need not be built.
+    // No window follows the last one: its cursors are not read.
     if (w.last) continue;
-    cursors.set(rule, [(from < sq.text.length ? sq.map()[from] : w.folded.text.length) + offset]);
+    cursors.set(rule, [(from < sq.text.length ? sq.places[from] : w.folded.text.length) + offset]);
   }
   return true;
 }
