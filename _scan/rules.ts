@@ -443,7 +443,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
     category: "instruction_override",
     squashed: true,
     re:
-      /(?:ignore|disregard|forget)(?:all|any|the|your)?(?:previous|prior|above|earlier|preceding)(?:instructions?|prompts?|rules|directions)|(?:you are|youre) now(?:a|an|in|dan)|newinstructions|systemprompt(?:override|update)/g,
+      /(?:ignore|disregard|forget)(?:all|any|the|your)?(?:previous|prior|above|earlier|preceding)(?:instructions?|prompts?|rules|directions)|newinstructions|systemprompt(?:override|update)/g,
   },
   {
     name: "override.new_instructions",

@@ -472,6 +472,16 @@ test("fold: a fold without reuse keeps its maps when later folds run", () => {
   assert.deepEqual([...reused.ends], ends);
 });
 
+test("rules: a letters-only rule's expression names letters only: a space or a sign in it could never match", () => {
+  const squashed = rules().filter((rule) => rule.squashed);
+  assert.ok(squashed.length > 0);
+  for (const rule of squashed) {
+    // Its text is the letters a-z of a folded text, nothing else: every literal of the expression must be one.
+    const literals = rule.re.source.replace(/\(\?:|[()|?*+]|\{\d+(?:,\d*)?\}/g, "");
+    assert.match(literals, /^[a-z]*$/, `${rule.name}: ${rule.re.source}`);
+  }
+});
+
 test(
   "rules: every match of a windowed rule holds an anchor and fits in maxLen (dev data, all contexts)",
   needsDevTexts,
