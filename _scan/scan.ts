@@ -33,17 +33,6 @@ const CONTEXT_ORDER: Readonly<Record<ScanContext, true>> = {
 /** The four contexts `scan` knows (`toolguard scan --context`). */
 export const SCAN_CONTEXTS: readonly ScanContext[] = Object.keys(CONTEXT_ORDER) as ScanContext[];
 
-/** Letters only, with where each stands in the folded text: catches uniformly letter-spaced phrases. */
-class Squashed {
-  readonly text: string;
-  /** Where letter `i` of `text` stands in the folded text; valid until the next `Squashed` is made. */
-  readonly places: Int32Array;
-  constructor(f: Folded) {
-    this.text = lettersOnly(f.text);
-    this.places = lastLetterPlaces();
-  }
-}
-
 /** The rules that run in one context, and a combined pre-check that proves none of them can match. */
 interface Plan {
   /** Rules over the original text. */
@@ -1288,30 +1277,32 @@ function runSquashed(
   add: Add,
   only: RuleMask,
 ): boolean {
-  const sq = new Squashed(w.folded);
-  const matching: MatchOptions = { windowed: sq.text.length >= WINDOWED_FROM, last: undefined };
-  const end = sq.text.length - w.lettersAfter;
+  // The letters only (which catch uniformly letter-spaced phrases), and where each stands in the folded text.
+  const letters = lettersOnly(w.folded.text);
+  const places = lastLetterPlaces();
+  const matching: MatchOptions = { windowed: letters.length >= WINDOWED_FROM, last: undefined };
+  const end = letters.length - w.lettersAfter;
   const absent: string[] = [];
-  const limit = w.atEnd ? Infinity : sq.text.length - EDGE;
+  const limit = w.atEnd ? Infinity : letters.length - EDGE;
   for (let j = 0; j < plan.squashed.length; j++) {
     const rule = plan.squashed[j];
     if (leftOut(rule, plan.squashedBit[j], wanted, only)) continue;
-    if (!mayMatch(rule, sq.text, absent)) continue;
+    if (!mayMatch(rule, letters, absent)) continue;
     const at = cursors.get(rule)?.[0];
     let from = Math.max(at === undefined ? 0 : lettersBefore(w.folded.text, at - offset), w.lettersBefore);
     for (;;) {
-      const span = nextMatch(rule, sq.text, from, matching);
+      const span = nextMatch(rule, letters, from, matching);
       if (span === null || span[0] >= end) break;
       const [ms, me] = span;
       if (me > limit) return false;
       from = me > ms ? me : ms + 1;
       if (me === ms) continue;
-      const [x, y] = mapSpan(w.folded, sq.places[ms], sq.places[me - 1] + 1);
+      const [x, y] = mapSpan(w.folded, places[ms], places[me - 1] + 1);
       add(rule.category, rule.name, x + w.origin, y + w.origin);
     }
     // No window follows the last one: its cursors are not read.
     if (w.last) continue;
-    cursors.set(rule, [(from < sq.text.length ? sq.places[from] : w.folded.text.length) + offset]);
+    cursors.set(rule, [(from < letters.length ? places[from] : w.folded.text.length) + offset]);
   }
   return true;
 }
