@@ -318,17 +318,18 @@ function hyperfineCheck(dir: string, base: Case, subject: Case, runs: number, ra
     `${(x.median * 1000).toFixed(1)} ms (mean ${(x.mean * 1000).toFixed(1)} ± ${
       (x.stddev * 1000).toFixed(1)
     })`;
-  const versus = ratio
-    ? `×${(s.median / b.median).toFixed(2)}`
-    : `${((s.median - b.median) * 1000).toFixed(1)} ms over ${b.command}`;
-  console.log(`  ${base.group}: ${b.command} ${ms(b)}; ${s.command} ${ms(s)}; ${versus}`);
+  const against = versus(s.median * 1000, b.median * 1000, ratio) + (ratio ? "" : ` over ${b.command}`);
+  console.log(`  ${base.group}: ${b.command} ${ms(b)}; ${s.command} ${ms(s)}; ${against}`);
+}
+
+/** `m` against the baseline `base` (ms): as a ratio (`×1.25`), or as the time over it (`3.4 ms`). */
+function versus(m: number, base: number, ratio: boolean): string {
+  return ratio ? `×${(m / base).toFixed(2)}` : `${(m - base).toFixed(1)} ms`;
 }
 
 /** One line per case: wall median and IQR, CPU median, each against the group's baseline. */
 function report(cases: readonly Case[], baselineName: string, ratio: boolean): void {
   const withCpu = cases.some((c) => c.cpu.some((t) => !Number.isNaN(t)));
-  const versus = (m: number, base: number) =>
-    ratio ? `×${(m / base).toFixed(2)}` : `${(m - base).toFixed(1)} ms`;
   for (const group of [...new Set(cases.map((c) => c.group))]) {
     const inGroup = cases.filter((c) => c.group === group);
     const base = inGroup.find((c) => c.name === baselineName)!;
@@ -344,12 +345,12 @@ function report(cases: readonly Case[], baselineName: string, ratio: boolean): v
       const m = quantile(sorted, 0.5);
       const iqr = `${quantile(sorted, 0.25).toFixed(1)}–${quantile(sorted, 0.75).toFixed(1)}`;
       let line = `  ${c.name.padEnd(15)} ${`${m.toFixed(1)} ms`.padStart(9)} ${iqr.padStart(13)} ${
-        c === base ? "" : versus(m, median(base.wall))
+        c === base ? "" : versus(m, median(base.wall), ratio)
       }`;
       if (withCpu) {
         const cpu = median(c.cpu);
         line = `${line.padEnd(53)} ${`${cpu.toFixed(1)} ms`.padStart(9)} ${
-          c === base ? "" : versus(cpu, median(base.cpu))
+          c === base ? "" : versus(cpu, median(base.cpu), ratio)
         }`;
       }
       console.log(line);
@@ -420,17 +421,17 @@ try {
       ratio: true,
     },
   ].filter((p) => p.base !== undefined && p.subject !== undefined);
-  if (pairs.length > 0) {
-    if (hasHyperfine()) {
-      console.log(
-        `\nCross-check by hyperfine (-N, ${values.runs} runs after 3 warm-up, medians; not interleaved)`,
-      );
-      for (const { base, subject, ratio } of pairs) {
-        hyperfineCheck(dir, base!, subject!, Number(values.runs), ratio);
-      }
-    } else {console.log(
-        "\nhyperfine is not on PATH: its cross-check of `mod` and the compiled `--version` is skipped",
-      );}
+  if (pairs.length > 0 && !hasHyperfine()) {
+    console.log(
+      "\nhyperfine is not on PATH: its cross-check of `mod` and the compiled `--version` is skipped",
+    );
+  } else if (pairs.length > 0) {
+    console.log(
+      `\nCross-check by hyperfine (-N, ${values.runs} runs after 3 warm-up, medians; not interleaved)`,
+    );
+    for (const { base, subject, ratio } of pairs) {
+      hyperfineCheck(dir, base!, subject!, Number(values.runs), ratio);
+    }
   }
 } finally {
   rmSync(dir, { recursive: true, force: true });
