@@ -17,7 +17,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
+import { scriptArgs } from "./_args.ts";
 import { scan } from "../scan.ts";
 import { ollamaClassifier } from "../_scan/ollama_classifier.ts";
 import { type FakeOllama, startFakeOllama } from "../tests/_fake_ollama.ts";
@@ -184,8 +184,10 @@ export function formatReport(title: string, r: Report): string {
 }
 
 if (import.meta.main) {
-  const { values } = parseArgs({
-    args: (globalThis as { Deno?: { args: string[] } }).Deno?.args ?? process.argv.slice(2),
+  const usage =
+    "usage: eval.ts [--dir PATH] [--json] [--misses N] [--no-classifier | --classifier ollama --model NAME " +
+    "[--host URL]]";
+  const { values } = scriptArgs(usage, {
     options: {
       dir: { type: "string" },
       json: { type: "boolean", default: false },

@@ -6,9 +6,9 @@
  * @module
  */
 import { closeSync, openSync, writeSync } from "node:fs";
+import { scriptArgs } from "./_args.ts";
 import { seeded } from "./_seeded.ts";
 import process from "node:process";
-import { parseArgs } from "node:util";
 import { FINDING_CODES } from "../stats.ts";
 
 /** Options for {@linkcode syntheticLines}. */
@@ -130,8 +130,9 @@ function parseSize(text: string): number {
 }
 
 if (import.meta.main) {
-  const { values, positionals } = parseArgs({
-    args: process.argv.slice(2),
+  const usage =
+    "usage: gen_log.ts OUT.jsonl [--lines N | --bytes SIZE] [--days D] [--malformed-every N] [--seed S]";
+  const { values, positionals } = scriptArgs(usage, {
     options: {
       lines: { type: "string" },
       bytes: { type: "string" },
@@ -142,7 +143,7 @@ if (import.meta.main) {
     allowPositionals: true,
   });
   if (positionals.length !== 1) {
-    console.error("usage: gen_log.ts OUT.jsonl [--lines N | --bytes SIZE] [--days D] [--malformed-every N]");
+    console.error(usage);
     process.exit(2);
   }
   const maxBytes = values.bytes ? parseSize(values.bytes) : Infinity;

@@ -19,13 +19,25 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { median } from "../bench/_harness.ts";
 import { runTool } from "../guard.ts";
+import { scriptArgs } from "./_args.ts";
 
-const deno = (globalThis as { Deno?: { execPath(): string; args: string[] } }).Deno;
+const deno = (globalThis as { Deno?: { execPath(): string } }).Deno;
 const tool = fileURLToPath(new URL("../fixtures/tool.ts", import.meta.url));
 const self = fileURLToPath(import.meta.url);
 const command = deno ? deno.execPath() : process.execPath;
 const prefix = deno ? ["run", "-A", tool] : [tool];
-const argv = deno ? deno.args : process.argv.slice(2);
+const USAGE = "usage: measure_guard.ts [overhead [N] [ROUNDS] | tree [N]]";
+/**
+ * How many counts each mode takes after its name ("": the settle times; "flood-child": this script run by
+ * itself, to measure the flood in a process of its own).
+ */
+const MODES: Record<string, number> = { "": 0, overhead: 2, tree: 1, "flood-child": 0 };
+const argv = scriptArgs(USAGE, { allowPositionals: true, options: {} }).positionals;
+const [mode = "", ...counts] = argv;
+if (!Object.hasOwn(MODES, mode) || counts.length > MODES[mode] || counts.some((n) => !/^[1-9]\d*$/.test(n))) {
+  console.error(`measure_guard: cannot read ${JSON.stringify(argv.join(" "))}\n${USAGE}`);
+  process.exit(2);
+}
 
 function rss(): number {
   return process.memoryUsage().rss;

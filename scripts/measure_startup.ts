@@ -40,9 +40,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
 import { median } from "../bench/_harness.ts";
 import { findBun } from "./bun.ts";
+import { scriptArgs } from "./_args.ts";
 
 /** One command to time, and its place in the report. */
 interface Case {
@@ -358,8 +358,10 @@ function report(cases: readonly Case[], baselineName: string, ratio: boolean): v
   }
 }
 
-const { values } = parseArgs({
-  args: (globalThis as { Deno?: { args: string[] } }).Deno?.args ?? process.argv.slice(2),
+const USAGE =
+  "usage: measure_startup.ts [--runs 20] [--warmup 3] [--runtime deno|bun|both] [--only mod,cli,scan()]\n" +
+  "  [--root DIR ...] [--compiled] [--no-imports] [--no-bun]";
+const { values } = scriptArgs(USAGE, {
   options: {
     runs: { type: "string", default: "20" },
     warmup: { type: "string", default: "3" },

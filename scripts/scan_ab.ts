@@ -19,7 +19,7 @@ import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import process from "node:process";
 import { pathToFileURL } from "node:url";
-import { parseArgs } from "node:util";
+import { scriptArgs } from "./_args.ts";
 import { cpuMs, median } from "../bench/_harness.ts";
 import { chunks, prose10mb, scanTexts, shortArgs } from "../bench/scan_bench.ts";
 import { DEV_DIR, loadRows, type Row } from "./eval.ts";
@@ -91,13 +91,13 @@ function cases(): Case[] {
   return out;
 }
 
-const { values, positionals } = parseArgs({
-  args: (globalThis as { Deno?: { args: string[] } }).Deno?.args ?? process.argv.slice(2),
+const USAGE = "usage: scan_ab.ts A B [--rounds 21] [--only REGEX] (A and B: checkouts of the project)";
+const { values, positionals } = scriptArgs(USAGE, {
   allowPositionals: true,
   options: { rounds: { type: "string", default: "21" }, only: { type: "string", default: "" } },
 });
 if (positionals.length !== 2) {
-  console.error("usage: scan_ab.ts A B [--rounds 21] [--only REGEX] (A and B: checkouts of the project)");
+  console.error(USAGE);
   process.exit(2);
 }
 const rounds = Number(values.rounds);

@@ -21,7 +21,7 @@ import { existsSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import process from "node:process";
 import { pathToFileURL } from "node:url";
-import { parseArgs } from "node:util";
+import { scriptArgs } from "./_args.ts";
 import { DEV_DIR, loadRows, type Row } from "./eval.ts";
 import { seeded } from "./_seeded.ts";
 import { nonLatin, scanTexts, shortArgs, typographic } from "../bench/scan_bench.ts";
@@ -87,8 +87,7 @@ function* corpus(rows: readonly Row[]): Generator<[string, string, ScanContext]>
 }
 
 if (import.meta.main) {
-  const { values } = parseArgs({
-    args: process.argv.slice(2),
+  const { values } = scriptArgs(`usage: scan_identity.ts [--root DIR] [--out FILE]`, {
     options: { root: { type: "string" }, out: { type: "string" } },
   });
   if (!existsSync(DEV_DIR)) {

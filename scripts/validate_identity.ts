@@ -36,9 +36,8 @@
 import { createHash } from "node:crypto";
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, writeSync } from "node:fs";
 import { join, resolve } from "node:path";
-import process from "node:process";
 import { pathToFileURL } from "node:url";
-import { parseArgs } from "node:util";
+import { scriptArgs } from "./_args.ts";
 import { DEV_DIR, loadRows } from "./eval.ts";
 import { seeded } from "./_seeded.ts";
 import { TOOLS } from "../bench/_tools.ts";
@@ -488,8 +487,7 @@ function hostile(dump: Dump, validators: readonly Validator[]): void {
 }
 
 if (import.meta.main) {
-  const { values } = parseArgs({
-    args: process.argv.slice(2),
+  const { values } = scriptArgs(`usage: validate_identity.ts [--root DIR] [--out FILE]`, {
     options: { root: { type: "string" }, out: { type: "string" } },
   });
   const dump = new Dump(await createAt(values.root ?? resolve(import.meta.dirname ?? ".", "..")), values.out);
