@@ -88,3 +88,6 @@ export const cutCalls: typeof TextWatch.cutCalls = (text, calls) => engines().te
 
 /** A dialect in its three roles (`DIALECTS` of `dialects/mod.ts`), once loaded. */
 export const dialect = (name: StreamDialect): Dialect => engines().dialects.DIALECTS[name];
+
+/** The names of the dialects (`DIALECTS` of `dialects/mod.ts`), once loaded. */
+export const dialectNames = (): string[] => Object.keys(engines().dialects.DIALECTS);

@@ -13,6 +13,7 @@ import {
   cutCalls,
   describeVerdict,
   dialect as dialectOf,
+  dialectNames,
   extractToolCalls,
   loadEngines,
   validateToolCalls,
@@ -215,12 +216,14 @@ export function makeJudge(request: unknown, dialect: CompletionDialect, options:
  * it cannot forward the rejected call), the reason in its text, and `finish_reason` / `stop_reason` /
  * `done_reason` set to a normal stop so clients do not wait for tool results. Otherwise `response` is the
  * input, untouched. Never throws on model output; throws only when the declared tools cannot be compiled
- * (an unsupported schema keyword), since a schema is never half-enforced.
+ * (an unsupported schema keyword), since a schema is never half-enforced, or on an unknown `options.dialect`.
  *
  * @param request The request body sent to the model (for its `tools`), or `undefined` with `options.tools`.
  * @param response The parsed response body.
  * @param options Tools, a prebuilt validator, validator options, a classifier, the rejection text.
  * @returns The verdict and the body to forward.
+ * @throws {TypeError} When `options.dialect` names no dialect the gate reads.
+ * @throws {SchemaError} When a declared tool's schema cannot be compiled.
  *
  * @example Judge a call a small model wrote into its text
  * ```ts
@@ -277,6 +280,7 @@ export async function gateCompletion(
   response: unknown,
   options: GateOptions = {},
 ): Promise<GateResult> {
+  if (options.dialect !== undefined) await knownDialect(options.dialect);
   const dialect = options.dialect ?? detectDialect(response);
   if (!dialect || !isRecord(response)) {
     return { verdict: ALLOWED_NONE, response, changed: false, source: "none" };
@@ -284,6 +288,22 @@ export async function gateCompletion(
   await loadEngines();
   const judge = makeJudge(request, dialect, options);
   return await gateWith(judge, response, dialect, options);
+}
+
+/**
+ * Throws when `name` (`options.dialect`, typed by the caller's program or read from its configuration) is
+ * no dialect the gate reads: a body read as an unknown shape would have no calls found in it, and pass.
+ */
+async function knownDialect(name: unknown): Promise<void> {
+  await loadEngines();
+  const names = dialectNames();
+  if (typeof name === "string" && names.includes(name)) return;
+  throw new TypeError(
+    `gateCompletion(): options.dialect must be one of ${
+      names.map((n) => `"${n}"`).join(", ")
+    }, or left out ` +
+      `to read it from the response; got ${typeof name === "string" ? JSON.stringify(name) : typeof name}`,
+  );
 }
 
 /** True when only the rejected calls are to be removed: `onRejected: "drop-call"` and some call passed. */

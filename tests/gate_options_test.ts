@@ -149,3 +149,23 @@ test("gateCompletion: codegen: false judges with the interpreter, generating no 
   const rejected = await gateCompletion(other.request, other.response, { codegen: false });
   assert.equal(rejected.verdict.allowed, false);
 });
+
+test("gateCompletion: an unknown options.dialect is a TypeError naming the dialects, whatever the body", async () => {
+  const { request, response } = exchange({ type: "object" }, "{}");
+  for (const body of [response, "not a body"]) {
+    for (const dialect of ["responses", "OpenAI", "", 7]) {
+      await assert.rejects(
+        gateCompletion(request, body, { dialect: dialect as GateOptions["dialect"] }),
+        (error: Error) => {
+          assert.ok(error instanceof TypeError);
+          assert.match(error.message, /^gateCompletion\(\): options\.dialect must be one of "openai_chat", /);
+          assert.match(error.message, /"cohere", or left out to read it from the response; got ("|number)/);
+          return true;
+        },
+      );
+    }
+  }
+  // a known one, and none, still read the body
+  assert.equal((await gateCompletion(request, response, { dialect: "openai_chat" })).verdict.allowed, true);
+  assert.equal((await gateCompletion(request, response)).dialect, "openai_chat");
+});
