@@ -127,7 +127,8 @@ export type {
  * @param request A chat request (OpenAI Chat or Responses, Anthropic Messages, Ollama chat).
  * @param options What to do on a match, the declared tools and the model's tool calls.
  * @returns The sanitised copy of the request, the message findings and one decision per call.
- * @throws {TypeError} When `onMatch` is missing or unknown, or the placeholder could break JSON.
+ * @throws {TypeError} When `onMatch` is missing or unknown, the placeholder could break JSON, or `categories`
+ * is not a list of known categories.
  */
 export async function sanitise(request: unknown, options: SanitiseOptions): Promise<SanitiseResult> {
   // Loaded on first use: scanning text never loads the validator and the JSON Schema engine behind it.

@@ -63,7 +63,7 @@ export type ScanContext = "tool_output" | "user_text" | "tool_args" | "cli_arg";
 export interface ScanOptions {
   /** Where the text came from. Default `"tool_output"`. `option_injection` only runs for `"cli_arg"`. */
   context?: ScanContext;
-  /** Only report these categories. Default: all that apply to the context. */
+  /** Only report these categories (an unknown one is a `TypeError`). Default: all that apply to the context. */
   categories?: readonly ScanCategory[];
   /** Longest excerpt in characters. Default 80. */
   maxExcerpt?: number;

@@ -33,6 +33,38 @@ const CONTEXT_ORDER: Readonly<Record<ScanContext, true>> = {
 /** The four contexts `scan` knows (`toolguard scan --context`). */
 export const SCAN_CONTEXTS: readonly ScanContext[] = Object.keys(CONTEXT_ORDER) as ScanContext[];
 
+/** Every category; its type makes sure none is left out. */
+const CATEGORY_ORDER: Readonly<Record<ScanCategory, true>> = {
+  instruction_override: true,
+  role_injection: true,
+  forced_tool_use: true,
+  exfiltration: true,
+  hidden_text: true,
+  option_injection: true,
+};
+
+/** The six categories `scan` reports (`ScanOptions.categories` picks from them). */
+const SCAN_CATEGORIES: readonly string[] = Object.keys(CATEGORY_ORDER);
+
+/**
+ * Throws unless `categories` (`ScanOptions.categories`, given to `caller`) is a list of known categories: a
+ * misspelt one, or one name given alone as a string, would otherwise leave the scan reporting nothing, and say
+ * nothing of why.
+ */
+export function checkCategories(categories: unknown, caller: "scan" | "sanitise" = "scan"): void {
+  const named = (v: unknown) => typeof v === "string" ? JSON.stringify(v) : typeof v;
+  const list = `use any of ${SCAN_CATEGORIES.join(", ")}`;
+  if (!Array.isArray(categories)) {
+    throw new TypeError(`${caller}(): options.categories must be a list, got ${named(categories)}; ${list}`);
+  }
+  const at = categories.findIndex((c) => !SCAN_CATEGORIES.includes(c));
+  if (at >= 0) {
+    throw new TypeError(
+      `${caller}(): unknown category ${named(categories[at])} in options.categories; ${list}`,
+    );
+  }
+}
+
 /** The rules that run in one context, and a combined pre-check that proves none of them can match. */
 interface Plan {
   /** Rules over the original text. */
@@ -421,9 +453,11 @@ function optionInjection(text: string): boolean {
  * @param options Where the text came from (`context`, default `"tool_output"`), which categories to report,
  * and the longest excerpt.
  * @returns `{ blocked, categories, findings }`; findings are ordered by `start`.
- * @throws {TypeError} When `text` is not a string or `context` is not one of the four known contexts.
+ * @throws {TypeError} When `text` is not a string, `context` is not one of the four known contexts, or
+ * `categories` is not a list of known categories.
  */
 export function scan(text: string, options: ScanOptions = {}): ScanResult {
+  if (options.categories !== undefined) checkCategories(options.categories);
   const only = candidateRules(text, options);
   return only === 0
     ? { blocked: false, categories: [], findings: [] }

@@ -6,7 +6,7 @@
  * @module
  */
 import { unescapePointer } from "../_common/pointer.ts";
-import { scan } from "../_scan/scan.ts";
+import { checkCategories, scan } from "../_scan/scan.ts";
 import { createValidator, validateToolCalls, type Validator } from "./validator.ts";
 import type { Classifier, Finding, ModelCheck, ScanContext, ScanFinding, ScanOptions } from "../types.ts";
 
@@ -241,6 +241,7 @@ export async function sanitise(request: unknown, options: SanitiseOptions): Prom
       "sanitise(): the placeholder must not contain quotes, backslashes or control characters",
     );
   }
+  if (options.categories !== undefined) checkCategories(options.categories, "sanitise");
   const scanOptions: ScanOptions = options.categories ? { categories: options.categories } : {};
   const sanitising = options.onMatch === "sanitise";
   const walk: Walk = { placeholder, redactText: sanitising, scanOptions, findings: [] };

@@ -220,4 +220,11 @@ test("sanitise: an injection only the classifier saw cannot be located, so the c
 test("sanitise: bad options are clear errors", async () => {
   await assert.rejects(sanitise({}, {} as never), /onMatch/);
   await assert.rejects(sanitise({}, { onMatch: "sanitise", placeholder: 'say "hi"' }), /placeholder/);
+  // an unknown category is refused even when the request holds no text to scan
+  for (const categories of ["hidden_text", ["hidden-text"]]) {
+    await assert.rejects(
+      sanitise({}, { onMatch: "sanitise", categories: categories as never }),
+      /^TypeError: sanitise\(\): (options\.categories must be a list|unknown category)/,
+    );
+  }
 });
