@@ -20,6 +20,7 @@ import {
 } from "./io.ts";
 import type { InjectionPolicy, McpEvent, McpGuardOptions } from "../_mcp/types.ts";
 import { relayMcpStdio } from "../_mcp/relay.ts";
+import { INJECTION_POLICIES } from "../_mcp/guard.ts";
 import { relayMcpHttp } from "../_mcp/http.ts";
 import { defaultPinsPath, type McpPinOptions } from "../_mcp/pins.ts";
 import { main as pinsMain } from "./mcp_pins.ts";
@@ -90,8 +91,6 @@ export const MCP_OPTIONS = {
   url: { type: "string" },
 } as const;
 
-const INJECTION_MODES = ["block", "warn", "off"] as const satisfies readonly InjectionPolicy[];
-
 /** Split our options from the server command (after `--`, or the positionals). */
 function parseRelayArgs(args: string[]): { values: OptionValues; server: string[] } {
   const split = args.indexOf("--");
@@ -127,9 +126,9 @@ function pinOptions(values: OptionValues, serverKey: string): McpPinOptions | un
 /** The guard options the flags ask for. */
 function guardOptions(values: OptionValues, serverKey: string): McpGuardOptions {
   const injection = stringOption(values, "injection") ?? "warn";
-  if (!(INJECTION_MODES as readonly string[]).includes(injection)) {
+  if (!(INJECTION_POLICIES as readonly string[]).includes(injection)) {
     throw new UsageError(
-      `--injection must be one of ${INJECTION_MODES.join(", ")}, got ${JSON.stringify(injection)}`,
+      `--injection must be one of ${INJECTION_POLICIES.join(", ")}, got ${JSON.stringify(injection)}`,
     );
   }
   return {

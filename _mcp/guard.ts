@@ -19,9 +19,53 @@ import {
 import { GuardedSession } from "./session.ts";
 import { type PinReview, PinStore } from "./pins.ts";
 import { cleanListing } from "./poisoning.ts";
-import type { McpEvent, McpFrame, McpGuard, McpGuardOptions } from "./types.ts";
+import type {
+  InjectionPolicy,
+  McpEvent,
+  McpFrame,
+  McpGuard,
+  McpGuardOptions,
+  UncheckedToolPolicy,
+} from "./types.ts";
 import { isRecord } from "../_common/values.ts";
 import type { JsonRpcMessage } from "./jsonrpc.ts";
+
+/** The argument-injection policies (`McpGuardOptions.injection`, `toolguard mcp --injection`). */
+export const INJECTION_POLICIES: readonly InjectionPolicy[] = ["block", "warn", "off"];
+/** The policies for tools whose schema cannot be enforced (`McpGuardOptions.uncheckedTools`). */
+const UNCHECKED_POLICIES: readonly UncheckedToolPolicy[] = ["reject", "forward"];
+/** How client batches are passed on (`McpGuardOptions.batches`). */
+const BATCH_MODES: readonly string[] = ["forward", "split"];
+
+/**
+ * Throws a `TypeError` on an option the guard would otherwise read as something else, in silence: a misspelt
+ * policy (`injection: "blok"` would turn the argument scan off, as `"off"` does) or a switch given as a string
+ * (`redact: "true"` would not redact). The relays call it before they start the server.
+ */
+export function checkGuardOptions(options: McpGuardOptions): void {
+  const shown = (v: unknown) => typeof v === "string" ? JSON.stringify(v) : typeof v;
+  const words: [keyof McpGuardOptions, readonly string[]][] = [
+    ["injection", INJECTION_POLICIES],
+    ["uncheckedTools", UNCHECKED_POLICIES],
+    ["batches", BATCH_MODES],
+  ];
+  for (const [name, allowed] of words) {
+    const value = options[name];
+    if (value !== undefined && !allowed.includes(value as string)) {
+      const choices = allowed.map((w) => `"${w}"`);
+      throw new TypeError(
+        `MCP guard: options.${name} must be ${choices.slice(0, -1).join(", ")} or ${choices.at(-1)}, ` +
+          `got ${shown(value)}`,
+      );
+    }
+  }
+  for (const name of ["scanOutput", "redact", "strict", "allowSecrets"] as const) {
+    const value = options[name];
+    if (value !== undefined && typeof value !== "boolean") {
+      throw new TypeError(`MCP guard: options.${name} must be true or false, got ${shown(value)}`);
+    }
+  }
+}
 
 /** Report `event` to an `onEvent` hook; a hook that throws never breaks the guard or the relay. */
 export function emitTo(onEvent: ((event: McpEvent) => void) | undefined, event: McpEvent): void {
@@ -87,8 +131,10 @@ function reportPins(review: PinReview, emit: (event: McpEvent) => void): void {
  *
  * @param options Output scanning, redaction, the policy for unenforceable schemas, an event hook.
  * @returns The guard.
+ * @throws {TypeError} When an option that takes one of a few words, or true or false, has another value.
  */
 export function createMcpGuard(options: McpGuardOptions = {}): McpGuard {
+  checkGuardOptions(options);
   const redact = options.redact === true;
   const scanning = options.scanOutput === true || redact;
   const strict = options.strict === true;
@@ -240,6 +286,7 @@ export interface McpTransport {
  * @param transport The transport to wrap (not started yet).
  * @param options Guard options.
  * @returns A transport of the same shape.
+ * @throws {TypeError} On an option {@linkcode createMcpGuard} refuses.
  */
 export function guardMcpTransport(transport: McpTransport, options: McpGuardOptions = {}): McpTransport {
   const guard = createMcpGuard(options);

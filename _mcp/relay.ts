@@ -17,7 +17,7 @@ import {
   onInterrupt,
   spawnChild,
 } from "../_run/runtime.ts";
-import { createMcpGuard, emitTo } from "./guard.ts";
+import { checkGuardOptions, createMcpGuard, emitTo } from "./guard.ts";
 import {
   createFramer,
   encodeMessage,
@@ -64,6 +64,7 @@ const PIPE_CLOSE_MS = 200;
 
 /** The stdio relay behind the public `relayMcp` (`_mcp/relays.ts`, which documents it). */
 export async function relayMcp(options: McpRelayOptions): Promise<McpRelayExit> {
+  checkGuardOptions(options); // before the server starts: a bad option must not leave it running
   const attempt = await spawnChild({
     command: options.command,
     args: options.args ?? [],

@@ -63,6 +63,7 @@ import type { McpRelayExit } from "./types.ts";
  *
  * @param options The server command, the client streams and guard options.
  * @returns How the relay ended.
+ * @throws {TypeError} On a guard option `createMcpGuard` refuses, before anything starts.
  */
 export async function relayMcp(options: McpRelayOptions): Promise<McpRelayExit> {
   const relay = await import("./relay.ts");
@@ -98,6 +99,7 @@ export async function relayMcp(options: McpRelayOptions): Promise<McpRelayExit> 
  * @param args Its arguments.
  * @param options Guard and relay options (`input`/`output` default to this process's stdin/stdout).
  * @returns How the relay ended.
+ * @throws {TypeError} On a guard option `createMcpGuard` refuses, before anything starts.
  */
 export async function relayMcpStdio(
   command: string,
@@ -151,6 +153,7 @@ export const runMcpRelay: typeof relayMcpStdio = relayMcpStdio;
  * @param url The server's MCP endpoint.
  * @param options Guard options, headers, and the client streams.
  * @returns How the relay ended.
+ * @throws {TypeError} On a guard option `createMcpGuard` refuses, before anything starts.
  */
 export async function relayMcpHttp(url: string, options: McpHttpRelayOptions = {}): Promise<McpRelayExit> {
   const relay = await import("./http.ts");

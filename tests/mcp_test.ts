@@ -21,11 +21,12 @@ import {
   guardMcpTransport,
   type McpEvent,
   type McpFrame,
+  type McpGuardOptions,
   type McpTransport,
   relayMcp,
 } from "../mcp.ts";
 import { main } from "../_cli/mcp.ts";
-import { type Command, isAlive, runtimeCommand } from "./_runtime.ts";
+import { type Command, evalCommand, isAlive, runtimeCommand } from "./_runtime.ts";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const EVERYTHING = join(root, "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
@@ -756,4 +757,59 @@ test("toolguard mcp: usage errors exit 2", async () => {
   writeFileSync(join(dir, "f"), "");
   assert.equal(await main(["--log", join(dir, "f", "nested"), "--", "node"]), 2);
   rmSync(dir, { recursive: true, force: true });
+});
+
+test("MCP guard: a misspelt policy or a switch given as a string is a TypeError, not a guard that checks less", async () => {
+  const bad: [McpGuardOptions, RegExp][] = [
+    [
+      { injection: "blok" as never },
+      /^MCP guard: options\.injection must be "block", "warn" or "off", got "blok"$/,
+    ],
+    [
+      { uncheckedTools: "allow" as never },
+      /^MCP guard: options\.uncheckedTools must be "reject" or "forward"/,
+    ],
+    [{ batches: "splitted" as never }, /^MCP guard: options\.batches must be "forward" or "split"/],
+    [{ redact: "true" as never }, /^MCP guard: options\.redact must be true or false, got "true"$/],
+    [{ scanOutput: 1 as never }, /^MCP guard: options\.scanOutput must be true or false, got number$/],
+    [{ strict: "yes" as never }, /strict must be true or false/],
+    [{ allowSecrets: null as never }, /allowSecrets must be true or false, got object/],
+  ];
+  const transport = { start: async () => {}, send: async () => {}, close: async () => {} };
+  for (const [options, message] of bad) {
+    assert.throws(
+      () => createMcpGuard(options),
+      (e: Error) => e instanceof TypeError && message.test(e.message),
+    );
+    assert.throws(() => guardMcpTransport(transport, options), TypeError);
+  }
+  // every word the options take is accepted
+  for (const injection of ["block", "warn", "off"] as const) createMcpGuard({ injection });
+  createMcpGuard({
+    uncheckedTools: "forward",
+    batches: "split",
+    redact: false,
+    scanOutput: true,
+    strict: true,
+  });
+
+  // a relay refuses the option before it starts the server: the server would write this file
+  const dir = mkdtempSync(join(tmpdir(), "toolguard-mcp-options-"));
+  try {
+    const marker = join(dir, "started");
+    const server = evalCommand(
+      `import("node:fs").then((fs) => fs.writeFileSync(${JSON.stringify(marker)}, "x"))`,
+    );
+    await assert.rejects(
+      relayMcp({ ...server, injection: "blok" as never, input: (async function* () {})(), output: () => {} }),
+      /options\.injection must be/,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assert.equal(existsSync(marker), false);
+    // (the same relay with good options does start it)
+    await relayMcp({ ...server, input: (async function* () {})(), output: () => {} });
+    await until("the server's marker", () => existsSync(marker) || undefined);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
