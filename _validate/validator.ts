@@ -40,9 +40,9 @@ export interface ValidateOptions {
   coerce?: boolean;
   /** Scan every string argument for injected instructions. Default true. */
   scan?: boolean;
-  /** Deepest nesting accepted in arguments. Default 64. */
+  /** Deepest nesting accepted in arguments (a number: anything else is a `TypeError`). Default 64. */
   maxDepth?: number;
-  /** Longest argument text accepted, in UTF-16 code units. Default 1 000 000. */
+  /** Longest argument text accepted, in UTF-16 code units (a number, as `maxDepth`). Default 1 000 000. */
   maxLength?: number;
   /** Assert `format` keywords (default true). */
   assertFormats?: boolean;
@@ -361,7 +361,8 @@ export function nearestName(name: string, names: readonly string[]): string | un
 /**
  * Compiles every tool's parameter schema once and returns a validator whose `validate(calls)` is
  * synchronous. Throws when a declaration cannot be enforced: an unsupported keyword (the error names the
- * tool, the keyword and its JSON Pointer), a bad keyword value, an unresolvable `$ref`.
+ * tool, the keyword and its JSON Pointer), a bad keyword value, an unresolvable `$ref`; and (a `TypeError`)
+ * when `maxDepth` or `maxLength` is not a number.
  *
  * @example Block a call whose argument is outside its enum
  * ```ts
@@ -925,9 +926,21 @@ function config(options: ValidateOptions): Config {
     repair: options.repair === true,
     coerce: options.coerce === true,
     scan: options.scan !== false,
-    maxDepth: options.maxDepth ?? 64,
-    maxLength: options.maxLength ?? 1_000_000,
+    maxDepth: limit(options.maxDepth, "maxDepth", 64),
+    maxLength: limit(options.maxLength, "maxLength", 1_000_000),
   };
+}
+
+/**
+ * A limit option's value, or `fallback` when it is absent (undefined or null, as `??` has always read it).
+ * Anything but a number (`"8"`, NaN) throws: every comparison with NaN is false, so the limit would be off
+ * without a word.
+ */
+function limit(value: unknown, name: string, fallback: number): number {
+  if (value === undefined || value === null) return fallback;
+  if (typeof value === "number" && !Number.isNaN(value)) return value;
+  const shown = typeof value === "string" ? JSON.stringify(value) : String(value);
+  throw new TypeError(`options.${name} must be a number (default ${fallback}), got ${shown}`);
 }
 
 function cloneJson(v: unknown): unknown {

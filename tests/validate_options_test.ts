@@ -133,3 +133,32 @@ test("compileSchema: every CompileSchemaOptions option passes through", () => {
   assert.ok(generatedDuring(() => compileSchema(schema)) > 0);
   assert.equal(generatedDuring(() => compileSchema(schema, { codegen: false })), 0);
 });
+
+test("maxDepth and maxLength must be numbers: a string or NaN is a TypeError, not a limit that is off", async () => {
+  const tools = [{ name: "f", parameters: { type: "object" } }];
+  const deep = [{
+    id: "a",
+    type: "function",
+    function: { name: "f", arguments: `{"z":${"[".repeat(100)}${"]".repeat(100)}}` },
+  }];
+  for (const name of ["maxDepth", "maxLength"] as const) {
+    for (const value of ["8", "x", NaN, {}]) {
+      const options = { [name]: value } as ValidateOptions;
+      const message = new RegExp(`^options\\.${name} must be a number \\(default \\d+\\), got `);
+      assert.throws(
+        () => createValidator(tools, options),
+        (e: Error) => e instanceof TypeError && message.test(e.message),
+      );
+      await assert.rejects(validateToolCalls(deep, { tools, ...options }), TypeError);
+    }
+  }
+  // null is the default, as before; numbers, however odd, are limits: below 1 nothing passes, Infinity lifts it
+  assert.equal(
+    createValidator(tools, { maxDepth: null } as unknown as ValidateOptions).validate(deep).allowed,
+    false,
+  );
+  assert.equal(createValidator(tools, { maxDepth: 0 }).validate(deep).allowed, false);
+  assert.equal(createValidator(tools, { maxDepth: 8 }).validate(deep).allowed, false);
+  assert.equal(createValidator(tools, { maxDepth: Infinity }).validate(deep).allowed, true);
+  assert.equal(createValidator(tools, { maxLength: 10 }).validate(deep).allowed, false);
+});
