@@ -100,6 +100,36 @@ function fence(text: string): string {
 }
 
 /**
+ * Throws a `TypeError` on an option that is not of its kind, which would otherwise turn the classifier off in
+ * silence: a threshold of `"0.5"` flags nothing (no score is at least NaN), and a timeout of Infinity ends every
+ * question at once (timers take at most 2^31 - 1 ms).
+ */
+function checkOptions(o: OllamaClassifierOptions): void {
+  const bad = (name: string, want: string, value: unknown) =>
+    new TypeError(
+      `ollamaClassifier(): options.${name} must be ${want}, got ${
+        typeof value === "string" ? JSON.stringify(value) : String(value)
+      }`,
+    );
+  const within = (v: unknown, low: number, high: number) => typeof v === "number" && v >= low && v <= high;
+  if (o.host !== undefined && typeof o.host !== "string") {
+    throw bad("host", 'a string, e.g. "http://127.0.0.1:11434"', o.host);
+  }
+  if (o.endpoint !== undefined && o.endpoint !== "chat" && o.endpoint !== "generate") {
+    throw bad("endpoint", '"chat" or "generate"', o.endpoint);
+  }
+  if (o.timeoutMs !== undefined && !within(o.timeoutMs, 1, 2 ** 31 - 1)) {
+    throw bad("timeoutMs", "a number of milliseconds from 1 to 2^31 - 1", o.timeoutMs);
+  }
+  if (o.maxChars !== undefined && !within(o.maxChars, 1, Infinity)) {
+    throw bad("maxChars", "a number of characters, at least 1", o.maxChars);
+  }
+  if (o.threshold !== undefined && !within(o.threshold, 0, 1)) {
+    throw bad("threshold", "a number from 0 to 1", o.threshold);
+  }
+}
+
+/**
  * Builds a {@link Classifier} that asks a local model through Ollama's HTTP API. It never throws or rejects:
  * failures come back as `{ injection: false, error }`.
  *
@@ -140,12 +170,14 @@ function fence(text: string): string {
  *
  * @param options The model, and optionally the host, fetch, timeout, endpoint, size cap and threshold.
  * @returns An async classifier `(text, context) => Promise<ModelCheck>`.
- * @throws {TypeError} When `model` is not a non-empty string (a programming error, raised at build time).
+ * @throws {TypeError} When `model` is not a non-empty string, or another option is not of its kind (a
+ * programming error, raised at build time).
  */
 export function ollamaClassifier(options: OllamaClassifierOptions): Classifier {
   if (typeof options?.model !== "string" || options.model.trim() === "") {
     throw new TypeError('ollamaClassifier(): give the Ollama model name, e.g. { model: "llama3.2:1b" }');
   }
+  checkOptions(options);
   const host = (options.host ?? "http://127.0.0.1:11434").replace(/\/+$/, "");
   const endpoint = options.endpoint ?? "chat";
   const timeoutMs = options.timeoutMs ?? 15_000;

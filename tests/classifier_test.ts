@@ -157,6 +157,43 @@ test("ollamaClassifier: needs a model name", () => {
   assert.throws(() => ollamaClassifier({} as never), /model name/);
 });
 
+test("ollamaClassifier: an option not of its kind is a TypeError at build time, not a classifier that never flags", () => {
+  const bad: [Record<string, unknown>, RegExp][] = [
+    [
+      { threshold: "0.5" },
+      /^ollamaClassifier\(\): options\.threshold must be a number from 0 to 1, got "0\.5"$/,
+    ],
+    [{ threshold: 2 }, /threshold must be a number from 0 to 1, got 2$/],
+    [{ threshold: NaN }, /threshold must be .*, got NaN$/],
+    [
+      { timeoutMs: Infinity },
+      /timeoutMs must be a number of milliseconds from 1 to 2\^31 - 1, got Infinity$/,
+    ],
+    [{ timeoutMs: "15000" }, /timeoutMs must be/],
+    [{ maxChars: 0 }, /maxChars must be a number of characters, at least 1, got 0$/],
+    [{ endpoint: "completions" }, /endpoint must be "chat" or "generate", got "completions"$/],
+    [
+      { host: new URL("http://127.0.0.1:11434") },
+      /host must be a string, e.g. "http:\/\/127\.0\.0\.1:11434", got http:\/\/127\.0\.0\.1:11434\/$/,
+    ],
+  ];
+  for (const [options, message] of bad) {
+    assert.throws(
+      () => ollamaClassifier({ model: "m", ...options } as never),
+      (e: Error) => e instanceof TypeError && message.test(e.message),
+      JSON.stringify(options),
+    );
+  }
+  // the bounds themselves are fine
+  for (const threshold of [0, 1]) {
+    assert.equal(typeof ollamaClassifier({ model: "m", threshold }), "function");
+  }
+  assert.equal(
+    typeof ollamaClassifier({ model: "m", timeoutMs: 2 ** 31 - 1, maxChars: Infinity }),
+    "function",
+  );
+});
+
 // ---------------------------------------------------------------------------------------------------------
 // parseAnswer
 // ---------------------------------------------------------------------------------------------------------
