@@ -218,6 +218,8 @@ const MAX_QUEUED = 1024;
  * @param target A file path or a writable byte stream.
  * @param options What to include, the line size limit and an error callback.
  * @returns Hooks for `runTool` (`onResult`) and for validation (`onVerdict`), `close()` and counters.
+ * @throws {RangeError} When `maxLineBytes` is not an integer of at least 512.
+ * @throws {TypeError} When `includeItems` or `includeArguments` is not true or false.
  */
 export function jsonlLog(
   target: string | WritableStream<Uint8Array>,
@@ -226,6 +228,14 @@ export function jsonlLog(
   const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE;
   if (!Number.isInteger(maxLineBytes) || maxLineBytes < 512) {
     throw new RangeError(`jsonlLog: maxLineBytes must be an integer of at least 512, got ${maxLineBytes}`);
+  }
+  // `includeItems: "false"` (read from an environment variable, say) would log what it was meant to keep out
+  for (const name of ["includeItems", "includeArguments"] as const) {
+    const value = options[name];
+    if (value !== undefined && typeof value !== "boolean") {
+      const shown = typeof value === "string" ? JSON.stringify(value) : String(value);
+      throw new TypeError(`jsonlLog: ${name} must be true or false, got ${shown}`);
+    }
   }
   const now = options.now ?? (() => new Date());
   const sink = typeof target === "string"

@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { jsonlLog } from "../log.ts";
+import { jsonlLog, type JsonlLogOptions } from "../log.ts";
 import { runTool } from "../guard.ts";
 import { describe, describeVerdict } from "../describe.ts";
 import type { CallVerdict, ToolResult, Verdict } from "../types.ts";
@@ -116,6 +116,23 @@ test("jsonlLog: items stay out by default, also out of the logged sentence; incl
   const line2 = m2.lines()[0] as Record<string, unknown>;
   assert.deepEqual(line2.items, items);
   assert.equal(line2.sentence, full);
+});
+
+test('jsonlLog: includeItems and includeArguments must be true or false: "false" would log private data', () => {
+  for (const name of ["includeItems", "includeArguments"]) {
+    for (const value of ["false", "true", 0, 1, null]) {
+      assert.throws(
+        () => jsonlLog(memoryStream().stream, { [name]: value } as JsonlLogOptions),
+        (e: Error) =>
+          e instanceof TypeError &&
+          e.message ===
+            `jsonlLog: ${name} must be true or false, got ${
+              typeof value === "string" ? `"${value}"` : value
+            }`,
+      );
+    }
+  }
+  for (const value of [true, false, undefined]) jsonlLog(memoryStream().stream, { includeItems: value });
 });
 
 test("jsonlLog: includeArguments logs the command and its arguments; model labels every line", async () => {
