@@ -53,3 +53,24 @@ export function plural(count: number, word: string, many = `${word}s`): string {
 export function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
+
+/**
+ * A value as an error message about an option shows what it got: a string quoted, a number, boolean, null or
+ * undefined as written, anything else by its type (an object's text could be long, or throw).
+ *
+ * @example What a bad option was
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { givenValue } from "./values.ts";
+ *
+ * assert.equal(givenValue("0.5"), '"0.5"');
+ * assert.equal(givenValue(NaN), "NaN");
+ * assert.equal(givenValue(null), "null");
+ * assert.equal(givenValue(new URL("http://127.0.0.1")), "object");
+ * ```
+ */
+export function givenValue(value: unknown): string {
+  if (typeof value === "string") return JSON.stringify(value);
+  if (typeof value === "object" && value !== null) return "object";
+  return typeof value === "function" || typeof value === "symbol" ? typeof value : String(value);
+}

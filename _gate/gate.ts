@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { isRecord } from "../_common/values.ts";
+import { givenValue, isRecord } from "../_common/values.ts";
 
 import type { Classifier, Verdict } from "../types.ts";
 import type { ValidateOptions, Validator } from "../_validate/validator.ts";
@@ -302,7 +302,7 @@ async function knownDialect(name: unknown): Promise<void> {
     `gateCompletion(): options.dialect must be one of ${
       names.map((n) => `"${n}"`).join(", ")
     }, or left out ` +
-      `to read it from the response; got ${typeof name === "string" ? JSON.stringify(name) : typeof name}`,
+      `to read it from the response; got ${givenValue(name)}`,
   );
 }
 

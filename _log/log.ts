@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { errorText } from "../_common/values.ts";
+import { errorText, givenValue } from "../_common/values.ts";
 import { describe, describeVerdict } from "../_describe/describe.ts";
 import { type OpenFile, openFile } from "./files.ts";
 import type { CallVerdict, OutcomeKind, ToolCallRecord, ToolResult, Verdict } from "../types.ts";
@@ -233,8 +233,7 @@ export function jsonlLog(
   for (const name of ["includeItems", "includeArguments"] as const) {
     const value = options[name];
     if (value !== undefined && typeof value !== "boolean") {
-      const shown = typeof value === "string" ? JSON.stringify(value) : String(value);
-      throw new TypeError(`jsonlLog: ${name} must be true or false, got ${shown}`);
+      throw new TypeError(`jsonlLog: ${name} must be true or false, got ${givenValue(value)}`);
     }
   }
   const now = options.now ?? (() => new Date());

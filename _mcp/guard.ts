@@ -27,7 +27,7 @@ import type {
   McpGuardOptions,
   UncheckedToolPolicy,
 } from "./types.ts";
-import { isRecord } from "../_common/values.ts";
+import { givenValue, isRecord } from "../_common/values.ts";
 import type { JsonRpcMessage } from "./jsonrpc.ts";
 
 /** The argument-injection policies (`McpGuardOptions.injection`, `toolguard mcp --injection`). */
@@ -43,7 +43,6 @@ const BATCH_MODES: readonly string[] = ["forward", "split"];
  * (`redact: "true"` would not redact). The relays call it before they start the server.
  */
 export function checkGuardOptions(options: McpGuardOptions): void {
-  const shown = (v: unknown) => typeof v === "string" ? JSON.stringify(v) : typeof v;
   const words: [keyof McpGuardOptions, readonly string[]][] = [
     ["injection", INJECTION_POLICIES],
     ["uncheckedTools", UNCHECKED_POLICIES],
@@ -55,14 +54,14 @@ export function checkGuardOptions(options: McpGuardOptions): void {
       const choices = allowed.map((w) => `"${w}"`);
       throw new TypeError(
         `MCP guard: options.${name} must be ${choices.slice(0, -1).join(", ")} or ${choices.at(-1)}, ` +
-          `got ${shown(value)}`,
+          `got ${givenValue(value)}`,
       );
     }
   }
   for (const name of ["scanOutput", "redact", "strict", "allowSecrets"] as const) {
     const value = options[name];
     if (value !== undefined && typeof value !== "boolean") {
-      throw new TypeError(`MCP guard: options.${name} must be true or false, got ${shown(value)}`);
+      throw new TypeError(`MCP guard: options.${name} must be true or false, got ${givenValue(value)}`);
     }
   }
 }

@@ -22,7 +22,7 @@
  *
  * @module
  */
-import { errorText } from "../_common/values.ts";
+import { errorText, givenValue } from "../_common/values.ts";
 import type { Classifier, ModelCheck, ScanContext } from "../types.ts";
 
 /** Options for {@link ollamaClassifier}. */
@@ -106,11 +106,7 @@ function fence(text: string): string {
  */
 function checkOptions(o: OllamaClassifierOptions): void {
   const bad = (name: string, want: string, value: unknown) =>
-    new TypeError(
-      `ollamaClassifier(): options.${name} must be ${want}, got ${
-        typeof value === "string" ? JSON.stringify(value) : String(value)
-      }`,
-    );
+    new TypeError(`ollamaClassifier(): options.${name} must be ${want}, got ${givenValue(value)}`);
   const within = (v: unknown, low: number, high: number) => typeof v === "number" && v >= low && v <= high;
   if (o.host !== undefined && typeof o.host !== "string") {
     throw bad("host", 'a string, e.g. "http://127.0.0.1:11434"', o.host);

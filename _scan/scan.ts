@@ -19,6 +19,7 @@ import { anchorsOf, escapeRegExp as escape, type MatchOptions, nextMatch } from 
 import { hasLeads, LeadFinder, type LeadStarts } from "./leads.ts";
 import { asciiBytes, BYTES_FROM, TWO_LANES_FROM, WordSet } from "./words.ts";
 import { lazy } from "../_common/lazy.ts";
+import { givenValue } from "../_common/values.ts";
 import { ruleBits, RuleScreen, spreadPattern } from "./screen.ts";
 import type { ScanCategory, ScanContext, ScanFinding, ScanOptions, ScanResult } from "../types.ts";
 
@@ -52,15 +53,16 @@ const SCAN_CATEGORIES: readonly string[] = Object.keys(CATEGORY_ORDER);
  * nothing of why.
  */
 export function checkCategories(categories: unknown, caller: "scan" | "sanitise" = "scan"): void {
-  const named = (v: unknown) => typeof v === "string" ? JSON.stringify(v) : typeof v;
   const list = `use any of ${SCAN_CATEGORIES.join(", ")}`;
   if (!Array.isArray(categories)) {
-    throw new TypeError(`${caller}(): options.categories must be a list, got ${named(categories)}; ${list}`);
+    throw new TypeError(
+      `${caller}(): options.categories must be a list, got ${givenValue(categories)}; ${list}`,
+    );
   }
   const at = categories.findIndex((c) => !SCAN_CATEGORIES.includes(c));
   if (at >= 0) {
     throw new TypeError(
-      `${caller}(): unknown category ${named(categories[at])} in options.categories; ${list}`,
+      `${caller}(): unknown category ${givenValue(categories[at])} in options.categories; ${list}`,
     );
   }
 }

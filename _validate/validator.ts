@@ -5,7 +5,7 @@
  */
 import { escapePointer } from "../_common/pointer.ts";
 import { lazy } from "../_common/lazy.ts";
-import { errorText, isRecord } from "../_common/values.ts";
+import { errorText, givenValue, isRecord } from "../_common/values.ts";
 import type {
   CallVerdict,
   Classifier,
@@ -939,8 +939,7 @@ function config(options: ValidateOptions): Config {
 function limit(value: unknown, name: string, fallback: number): number {
   if (value === undefined || value === null) return fallback;
   if (typeof value === "number" && !Number.isNaN(value)) return value;
-  const shown = typeof value === "string" ? JSON.stringify(value) : String(value);
-  throw new TypeError(`options.${name} must be a number (default ${fallback}), got ${shown}`);
+  throw new TypeError(`options.${name} must be a number (default ${fallback}), got ${givenValue(value)}`);
 }
 
 function cloneJson(v: unknown): unknown {

@@ -174,7 +174,7 @@ test("ollamaClassifier: an option not of its kind is a TypeError at build time, 
     [{ endpoint: "completions" }, /endpoint must be "chat" or "generate", got "completions"$/],
     [
       { host: new URL("http://127.0.0.1:11434") },
-      /host must be a string, e.g. "http:\/\/127\.0\.0\.1:11434", got http:\/\/127\.0\.0\.1:11434\/$/,
+      /host must be a string, e.g. "http:\/\/127\.0\.0\.1:11434", got object$/,
     ],
   ];
   for (const [options, message] of bad) {

@@ -771,9 +771,9 @@ test("MCP guard: a misspelt policy or a switch given as a string is a TypeError,
     ],
     [{ batches: "splitted" as never }, /^MCP guard: options\.batches must be "forward" or "split"/],
     [{ redact: "true" as never }, /^MCP guard: options\.redact must be true or false, got "true"$/],
-    [{ scanOutput: 1 as never }, /^MCP guard: options\.scanOutput must be true or false, got number$/],
+    [{ scanOutput: 1 as never }, /^MCP guard: options\.scanOutput must be true or false, got 1$/],
     [{ strict: "yes" as never }, /strict must be true or false/],
-    [{ allowSecrets: null as never }, /allowSecrets must be true or false, got object/],
+    [{ allowSecrets: null as never }, /allowSecrets must be true or false, got null$/],
   ];
   const transport = { start: async () => {}, send: async () => {}, close: async () => {} };
   for (const [options, message] of bad) {
