@@ -23,7 +23,8 @@ import { DEV_DIR, loadRows, type Row } from "../scripts/eval.ts";
 
 /** Whether the labelled dev data is beside the repository (`../shared`); its cases are left out otherwise. */
 const devPresent = existsSync(DEV_DIR);
-if (!devPresent) console.log(`skip: the dev-data cases did not run: ${DEV_DIR} is absent`);
+// (on stderr: the scripts that import this module for its texts keep their output, and `--help`, clean)
+if (!devPresent) console.error(`skip: the dev-data cases did not run: ${DEV_DIR} is absent`);
 const rows: Row[] = [];
 if (devPresent) { for (const list of loadRows().values()) rows.push(...list); }
 const devChars = rows.reduce((n, r) => n + r.text.length, 0);

@@ -31,15 +31,18 @@ const SCRIPTS = [
 ];
 for (const name of SCRIPTS) {
   test(`${name}: --help prints the usage and exits 0; an unknown option is named, with the usage, exit 2`, () => {
+    // (lines a module prints on import, such as the scan bench's note that the dev data is absent, may come
+    // first: the usage and the error are looked for as whole lines)
     const help = run(name, ["--help"]);
     assert.equal(help.status, 0, help.stderr);
-    assert.match(help.stdout, new RegExp(`^usage: ${name}\\.ts`));
+    assert.match(help.stdout, new RegExp(`^usage: ${name}\\.ts`, "m"));
     const bad = run(name, ["--no-such-option"]);
     assert.equal(bad.status, 2, bad.stderr);
-    assert.equal(bad.stdout, "");
-    const [first, ...rest] = bad.stderr.trimEnd().split("\n");
-    assert.equal(first, `${name}: Unknown option '--no-such-option'`);
-    assert.match(rest.join("\n"), new RegExp(`^usage: ${name}\\.ts`));
+    assert.doesNotMatch(bad.stdout, /usage/);
+    assert.match(
+      bad.stderr,
+      new RegExp(`^${name}: Unknown option '--no-such-option'\nusage: ${name}\\.ts`, "m"),
+    );
     assert.doesNotMatch(bad.stderr, /^\s+at /m); // no stack trace
   });
 }
@@ -47,7 +50,7 @@ for (const name of SCRIPTS) {
 test("scan_ab: a missing option value is named; measure_guard: an unknown mode or a bad count is refused", () => {
   const missing = run("scan_ab", ["--rounds"]);
   assert.equal(missing.status, 2);
-  assert.match(missing.stderr, /^scan_ab: Option '--rounds <value>' argument missing\nusage: scan_ab\.ts/);
+  assert.match(missing.stderr, /^scan_ab: Option '--rounds <value>' argument missing\nusage: scan_ab\.ts/m);
   for (const args of [["treee"], ["tree", "0"], ["tree", "5", "5"], ["overhead", "x"]]) {
     const r = run("measure_guard", args);
     assert.equal(r.status, 2, args.join(" "));
