@@ -35,7 +35,7 @@ export const INJECTION_POLICIES: readonly InjectionPolicy[] = ["block", "warn", 
 /** The policies for tools whose schema cannot be enforced (`McpGuardOptions.uncheckedTools`). */
 const UNCHECKED_POLICIES: readonly UncheckedToolPolicy[] = ["reject", "forward"];
 /** How client batches are passed on (`McpGuardOptions.batches`). */
-const BATCH_MODES: readonly string[] = ["forward", "split"];
+const BATCH_MODES: readonly NonNullable<McpGuardOptions["batches"]>[] = ["forward", "split"];
 
 /**
  * Throws a `TypeError` on an option the guard would otherwise read as something else, in silence: a misspelt
