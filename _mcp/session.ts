@@ -159,7 +159,7 @@ export class GuardedSession implements McpSession {
   #split(frame: McpFrame, batch: unknown[]): void | Promise<void> {
     if (batch.length === 0) {
       const text = "toolguard: an empty batch is not a valid JSON-RPC request";
-      return void this.#sinks.toClient({ message: errorResponse(null, -32600, text) });
+      return this.#toClient({ message: errorResponse(null, -32600, text) });
     }
     const group: Batch = { waiting: new Set(), answers: [], extra: frame.extra };
     for (const x of batch) {
@@ -172,7 +172,7 @@ export class GuardedSession implements McpSession {
       }
     }
     if (group.waiting.size === 0 && group.answers.length > 0) {
-      void this.#sinks.toClient({ message: group.answers, extra: group.extra });
+      this.#toClient({ message: group.answers, extra: group.extra });
     }
     const sent: Promise<void>[] = [];
     for (const x of batch) {
@@ -197,7 +197,7 @@ export class GuardedSession implements McpSession {
       return false;
     }
     this.#pending.delete(key);
-    void this.#sinks.toClient(frame);
+    this.#toClient(frame);
     return true;
   }
 
@@ -217,13 +217,15 @@ export class GuardedSession implements McpSession {
     const key = idKey(message.id);
     const group = this.#batches.get(key);
     if (group === undefined || !isResponse(message)) {
-      void this.#sinks.toClient({ message, extra });
+      this.#toClient({ message, extra });
       return;
     }
     this.#batches.delete(key);
     group.waiting.delete(key);
     group.answers.push(message);
-    if (group.waiting.size === 0) void this.#sinks.toClient({ message: group.answers, extra: group.extra });
+    if (group.waiting.size === 0) {
+      this.#toClient({ message: group.answers, extra: group.extra });
+    }
   }
 
   /** A message from the server. */
@@ -231,7 +233,7 @@ export class GuardedSession implements McpSession {
     if (this.#passedUnread(frame)) return;
     const m = frame.message;
     if (m === undefined) {
-      void this.#sinks.toClient(frame);
+      this.#toClient(frame);
       return;
     }
     if (Array.isArray(m)) return this.#fromServerBatch(frame, m);
@@ -243,8 +245,8 @@ export class GuardedSession implements McpSession {
     }
     const out = r === "same" ? m : r;
     if (out !== null && this.#inBatch(out)) this.#reply(out, frame.extra);
-    else if (r === "same") void this.#sinks.toClient(frame);
-    else if (r !== null) void this.#sinks.toClient({ message: r, extra: frame.extra });
+    else if (r === "same") this.#toClient(frame);
+    else if (r !== null) this.#toClient({ message: r, extra: frame.extra });
   };
 
   /** The server is gone: every request still waiting gets a JSON-RPC error, and later requests too. */
@@ -351,12 +353,7 @@ export class GuardedSession implements McpSession {
   /** Pass on held frames in order, once the tool list is known; refuse them if the server closed meanwhile. */
   #drain(): void {
     while (this.#held.length > 0 && !this.#fetching && this.#closed === null) {
-      const frame = this.#held.shift() as McpFrame;
-      try {
-        this.#fire(this.#forward(frame));
-      } catch (error) {
-        this.#failClosed(frame, error);
-      }
+      this.#forwardHeld(this.#held.shift() as McpFrame);
     }
     if (this.#closed !== null) { for (const frame of this.#held.splice(0)) this.#refuse(frame); }
   }
@@ -386,9 +383,42 @@ export class GuardedSession implements McpSession {
     this.#reply({ jsonrpc: "2.0", id, result });
   }
 
-  /** A delivery nobody awaits: report its failure instead of leaving an unhandled rejection. */
-  #fire(sent: void | Promise<void>): void {
-    if (sent instanceof Promise) sent.catch((error) => this.#sinks.onError?.(error));
+  /**
+   * Pass on a frame that was held (nobody awaits it): when that throws, its requests are answered with an
+   * error, since nothing else would answer them; when the delivery rejects, `onError` is told.
+   */
+  #forwardHeld(frame: McpFrame): void {
+    try {
+      this.#watch(this.#forward(frame));
+    } catch (error) {
+      this.#failClosed(frame, error);
+    }
+  }
+
+  /** Hand `frame` to the client; a sink that throws or rejects is reported to `onError`. */
+  #toClient(frame: McpFrame): void {
+    try {
+      this.#watch(this.#sinks.toClient(frame));
+    } catch (error) {
+      this.#failed(error);
+    }
+  }
+
+  /**
+   * A delivery nobody awaits: its rejection goes to `onError`, not to an unhandled rejection, which would end
+   * the process (as an error thrown from a timer or a stream reader would: the callers catch those).
+   */
+  #watch(sent: void | Promise<void>): void {
+    if (sent instanceof Promise) sent.catch((error) => this.#failed(error));
+  }
+
+  /** Tell `onError` of a failed delivery; a hook that throws is ignored (it must not become the failure). */
+  #failed(error: unknown): void {
+    try {
+      this.#sinks.onError?.(error);
+    } catch {
+      // ignored, as `emitTo` ignores a throwing event hook
+    }
   }
 
   // -------------------------------------------------------------------------------------------------------
@@ -399,19 +429,24 @@ export class GuardedSession implements McpSession {
     if (this.#fetching) return;
     this.#fetching = true;
     this.#fetched = [];
-    this.#sendOwnList();
     const ms = this.#hooks.toolsTimeoutMs;
+    // (the timer first: a request that cannot be sent ends the fetch at once, and clears it)
     this.#fetchTimer = setTimeout(() => this.#finishFetch(`no answer within ${ms} ms`), ms);
+    this.#sendOwnList();
   }
 
   #sendOwnList(cursor?: string): void {
     const id = `${this.#ownPrefix}${++this.#ownCounter}`;
     this.#own.set(idKey(id), { cursor });
     const params = cursor === undefined ? {} : { cursor };
-    const sent = this.#sinks.toServer({ message: { jsonrpc: "2.0", id, method: "tools/list", params } });
-    if (sent instanceof Promise) {
-      sent.catch((error) => this.#finishFetch(`could not send tools/list: ${errorText(error)}`));
+    const failed = (error: unknown) => this.#finishFetch(`could not send tools/list: ${errorText(error)}`);
+    let sent: void | Promise<void>;
+    try {
+      sent = this.#sinks.toServer({ message: { jsonrpc: "2.0", id, method: "tools/list", params } });
+    } catch (error) {
+      return failed(error);
     }
+    if (sent instanceof Promise) sent.catch(failed);
   }
 
   /** The fetch is over: pass the held messages on, or, when it failed, answer the held calls instead. */
@@ -430,10 +465,10 @@ export class GuardedSession implements McpSession {
       for (const call of messagesOf(frame).filter(isCall)) {
         this.#answer(call.id as JsonRpcId, rejection(text, []));
       }
-      if (!Array.isArray(m) && !isCall(m)) this.#fire(this.#forward(frame));
+      if (!Array.isArray(m) && !isCall(m)) this.#forwardHeld(frame);
       else if (Array.isArray(m)) {
         const rest = m.filter((x) => !isCall(x));
-        if (rest.length > 0) this.#fire(this.#forward({ message: rest, extra: frame.extra }));
+        if (rest.length > 0) this.#forwardHeld({ message: rest, extra: frame.extra });
       }
     }
   }
@@ -478,8 +513,8 @@ export class GuardedSession implements McpSession {
         if (r !== null) out.push(r);
       }
     }
-    if (!changed) void this.#sinks.toClient(frame);
-    else if (out.length > 0) void this.#sinks.toClient({ message: out, extra: frame.extra });
+    if (!changed) this.#toClient(frame);
+    else if (out.length > 0) this.#toClient({ message: out, extra: frame.extra });
   }
 
   /** Handle one server message; returns the message to pass on, "same" to pass it as it is, or null to drop it. */

@@ -185,7 +185,10 @@ export interface McpSinks {
   toServer(frame: McpFrame): void | Promise<void>;
   /** Deliver a frame to the client. */
   toClient(frame: McpFrame): void | Promise<void>;
-  /** Told when a delivery to the server that nobody awaits fails (held messages, the guard's own requests). */
+  /**
+   * Told when a delivery that nobody awaits fails: any to the client, and those to the server the guard makes
+   * itself (held messages, its own requests). Errors it throws are swallowed.
+   */
   onError?(error: unknown): void;
 }
 

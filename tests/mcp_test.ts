@@ -19,6 +19,7 @@ import { createFramer, encodeMessage } from "../_mcp/jsonrpc.ts";
 import {
   createMcpGuard,
   guardMcpTransport,
+  type JsonRpcMessage,
   type McpEvent,
   type McpFrame,
   type McpGuardOptions,
@@ -812,4 +813,70 @@ test("MCP guard: a misspelt policy or a switch given as a string is a TypeError,
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test("MCP session: a delivery that throws or rejects goes to onError, never to an unhandled error", async () => {
+  const errors: string[] = [];
+  const answered: unknown[] = [];
+  const session = createMcpGuard({ toolsTimeoutMs: 10_000 }).connect({
+    toServer: () => {
+      throw new Error("server sink down");
+    },
+    toClient: (frame) => {
+      answered.push(frame.message);
+      return Promise.reject(new Error("client gone"));
+    },
+    onError: (error) => {
+      errors.push((error as Error).message);
+      throw new Error("the hook fails too"); // swallowed: it must not become the failure it reports
+    },
+  });
+  // A call before any tools/list is held while the guard asks for the list; that request cannot be sent (the
+  // sink throws), so the fetch ends at once and the held call is answered, to a client sink that rejects.
+  const call = {
+    jsonrpc: "2.0",
+    id: 1,
+    method: "tools/call",
+    params: { name: "echo", arguments: {} },
+  } as const;
+  assert.doesNotThrow(() => session.fromClient({ message: call }));
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.equal(answered.length, 1);
+  assert.equal((answered[0] as { id: number }).id, 1);
+  assert.deepEqual(errors, ["client gone"]);
+  assert.equal(session.pending, 0);
+});
+
+test("MCP session: a held request whose forwarding throws is still answered; a client sink that throws is reported", async () => {
+  const toClient: { id?: unknown; error?: { code: number } }[] = [];
+  const errors: string[] = [];
+  let ownList: { id?: unknown } | undefined;
+  const session = createMcpGuard({ toolsTimeoutMs: 10_000 }).connect({
+    toServer: (frame) => {
+      const m = frame.message as { id?: unknown; method?: string };
+      if (m.method === "tools/list") ownList = m;
+      if (m.method === "ping") throw new Error("server sink refuses pings");
+    },
+    toClient: (frame) => {
+      toClient.push(frame.message as { id?: unknown });
+      if (toClient.length === 1) throw new Error("client sink throws once");
+    },
+    onError: (error) => void errors.push((error as Error).message),
+  });
+  // The call waits for the guard's own tools/list; the ping is held behind it, in order.
+  session.fromClient({ message: { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "echo" } } });
+  session.fromClient({ message: { jsonrpc: "2.0", id: 2, method: "ping" } });
+  assert.ok(ownList, "the guard asked for the tool list");
+  // The server fails the list: the held call is refused, and the held ping, whose forwarding throws, is
+  // answered with an error rather than left waiting (before, the throw escaped from fromServer).
+  const failure = {
+    jsonrpc: "2.0",
+    id: ownList.id,
+    error: { code: -32603, message: "no" },
+  } as JsonRpcMessage;
+  assert.doesNotThrow(() => session.fromServer({ message: failure }));
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.deepEqual(toClient.map((m) => m.id), [1, 2]);
+  assert.equal(toClient[1].error?.code, -32603);
+  assert.deepEqual(errors, ["client sink throws once"]);
 });
