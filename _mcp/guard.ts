@@ -290,15 +290,28 @@ export interface McpTransport {
 export function guardMcpTransport(transport: McpTransport, options: McpGuardOptions = {}): McpTransport {
   const guard = createMcpGuard(options);
   let closedNotified = false;
+  /** Tell the client's `onerror`; one that throws is ignored (in a microtask it would end the process). */
+  const reportError = (error: unknown) => {
+    try {
+      wrapper.onerror?.(error instanceof Error ? error : new Error(String(error)));
+    } catch {
+      // ignored
+    }
+  };
   const deliver = (frame: McpFrame) => {
     // Deliver asynchronously, in order, so an answer never arrives inside the client's own send().
     queueMicrotask(() => {
-      if (frame.message !== undefined) wrapper.onmessage?.(frame.message as JsonRpcMessage, frame.extra);
+      if (frame.message === undefined) return;
+      try {
+        wrapper.onmessage?.(frame.message as JsonRpcMessage, frame.extra);
+      } catch (error) {
+        reportError(error); // a client whose handler throws must not take the process down
+      }
     });
   };
   const session = guard.connect({
     toServer: (frame) => transport.send(frame.message as JsonRpcMessage, frame.extra),
-    onError: (error) => wrapper.onerror?.(error instanceof Error ? error : new Error(String(error))),
+    onError: reportError,
     toClient: deliver,
   });
   const wrapper: McpTransport = {

@@ -880,3 +880,37 @@ test("MCP session: a held request whose forwarding throws is still answered; a c
   assert.equal(toClient[1].error?.code, -32603);
   assert.deepEqual(errors, ["client sink throws once"]);
 });
+
+test("guardMcpTransport: a client handler that throws is reported to onerror, not thrown from a microtask", async () => {
+  const tools = [{ name: "echo", inputSchema: { type: "object", properties: { text: { type: "string" } } } }];
+  const inner: McpTransport = {
+    async start() {},
+    async close() {},
+    async send(message) {
+      const result = message.method === "tools/list" ? { tools } : { content: [] };
+      queueMicrotask(() => inner.onmessage?.({ jsonrpc: "2.0", id: message.id, result }));
+    },
+  };
+  const transport = guardMcpTransport(inner);
+  const errors: string[] = [];
+  const seen: unknown[] = [];
+  transport.onmessage = (message) => {
+    seen.push(message.id);
+    throw new Error("the client's handler throws");
+  };
+  transport.onerror = (error) => {
+    errors.push(error.message);
+    throw new Error("and so does its error handler");
+  };
+  await transport.start();
+  await transport.send({ jsonrpc: "2.0", id: 1, method: "tools/list" });
+  await transport.send({
+    jsonrpc: "2.0",
+    id: 2,
+    method: "tools/call",
+    params: { name: "echo", arguments: { text: 5 } },
+  });
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.deepEqual(seen, [1, 2]); // the list, and the guard's own answer to the bad call
+  assert.deepEqual(errors, ["the client's handler throws", "the client's handler throws"]);
+});
