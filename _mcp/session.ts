@@ -212,6 +212,20 @@ export class GuardedSession implements McpSession {
     return this.#batches.size > 0 && isResponse(m) && this.#batches.has(idKey(m.id));
   }
 
+  /**
+   * A cancelled request of a split batch gets no answer (MCP: the receiver should not answer it), so its
+   * batch stops waiting for it: otherwise the batch's other answers would never reach the client.
+   */
+  #leaveBatch(key: string): void {
+    const group = this.#batches.get(key);
+    if (group === undefined) return;
+    this.#batches.delete(key);
+    group.waiting.delete(key);
+    if (group.waiting.size === 0 && group.answers.length > 0) {
+      this.#toClient({ message: group.answers, extra: group.extra });
+    }
+  }
+
   /** Hand an answer to the client: on its own, or into its batch (sent once the batch is complete). */
   #reply(message: JsonRpcMessage, extra?: unknown): void {
     const key = idKey(message.id);
@@ -316,7 +330,9 @@ export class GuardedSession implements McpSession {
   #judgeClient(m: JsonRpcMessage): "forward" | "answered" | "wait" {
     if (m.method === "notifications/cancelled" && isRecord(m.params) && m.params.requestId !== undefined) {
       // The server will not answer a cancelled request: stop waiting for it.
-      this.#pending.delete(idKey(m.params.requestId as JsonRpcId));
+      const key = idKey(m.params.requestId as JsonRpcId);
+      this.#pending.delete(key);
+      this.#leaveBatch(key);
     }
     if (!isRequest(m)) return "forward";
     const method = m.method as string;

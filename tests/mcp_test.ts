@@ -914,3 +914,46 @@ test("guardMcpTransport: a client handler that throws is reported to onerror, no
   assert.deepEqual(seen, [1, 2]); // the list, and the guard's own answer to the bad call
   assert.deepEqual(errors, ["the client's handler throws", "the client's handler throws"]);
 });
+
+test("MCP session: a split batch whose member is cancelled still answers the others, as one array", () => {
+  const guard = createMcpGuard({ batches: "split" });
+  guard.setTools([{
+    name: "echo",
+    inputSchema: { type: "object", properties: { text: { type: "string" } } },
+  }]);
+  const toClient: unknown[] = [];
+  const toServer: { id?: number }[] = [];
+  const session = guard.connect({
+    toServer: (frame) => void toServer.push(frame.message as { id?: number }),
+    toClient: (frame) => void toClient.push(frame.message),
+  });
+  const call = {
+    jsonrpc: "2.0",
+    id: 1,
+    method: "tools/call",
+    params: { name: "echo", arguments: { text: "a" } },
+  };
+  session.fromClient({ message: [call, { jsonrpc: "2.0", id: 2, method: "ping" }] as JsonRpcMessage[] });
+  assert.deepEqual(toServer.map((m) => m.id), [1, 2]);
+  // The client gives up on the ping (MCP: it gets no answer); the call's answer must not wait for it.
+  session.fromClient({
+    message: { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 2 } },
+  });
+  const answer = {
+    jsonrpc: "2.0",
+    id: 1,
+    result: { content: [{ type: "text", text: "a" }] },
+  } as JsonRpcMessage;
+  session.fromServer({ message: answer });
+  assert.deepEqual(toClient, [[answer]]);
+  // the same when the server goes away instead of answering
+  session.fromClient({
+    message: [{ ...call, id: 3 }, { jsonrpc: "2.0", id: 4, method: "ping" }] as JsonRpcMessage[],
+  });
+  session.fromClient({
+    message: { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 4 } },
+  });
+  session.serverClosed("exited");
+  assert.equal(toClient.length, 2);
+  assert.deepEqual((toClient[1] as { id: number }[]).map((m) => m.id), [3]);
+});
