@@ -886,9 +886,10 @@ test("guardMcpTransport: a client handler that throws is reported to onerror, no
   const inner: McpTransport = {
     async start() {},
     async close() {},
-    async send(message) {
+    send(message) {
       const result = message.method === "tools/list" ? { tools } : { content: [] };
       queueMicrotask(() => inner.onmessage?.({ jsonrpc: "2.0", id: message.id, result }));
+      return Promise.resolve();
     },
   };
   const transport = guardMcpTransport(inner);
