@@ -65,3 +65,87 @@ test("spawnChild: a piped stdin takes writes until closed; stderr can be dropped
   assert.equal(await child.stderr.read(), null);
   assert.deepEqual(await child.exited, { code: 0, signal: null });
 });
+
+test("relayMcp: against a server that answers at random, every request the relay reads is answered", {
+  timeout: 120_000,
+}, async () => {
+  // Seeded runs: the client sends calls (valid, invalid, to unknown tools), other requests, split batches,
+  // cancellations and garbage, a few milliseconds apart; the server (tests/_mcp_random_server.mjs) answers each
+  // request right, twice, wrongly, late or never, and may exit. Once the relay ends, every request it read has
+  // an answer: the server's, the guard's own, or an error. (After the server exits the relay ends at once:
+  // requests sent later are never read, so those runs are only checked for ending.)
+  const { relayMcp } = await import("../mcp.ts");
+  const server = fileURLToPath(new URL("./_mcp_random_server.mjs", import.meta.url));
+  let seed = 7;
+  const random = () => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    return seed / 0x7fffffff;
+  };
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)];
+  const checked: string[] = [];
+  for (let run = 0; run < 20; run++) {
+    const asked = new Set<string>();
+    const lines: string[] = [];
+    let id = 0;
+    const request = (method: string, params?: unknown) => {
+      asked.add(String(++id));
+      return { jsonrpc: "2.0", id, method, ...(params === undefined ? {} : { params }) };
+    };
+    const call = () =>
+      request("tools/call", {
+        name: pick(["echo", "nope"]),
+        arguments: pick([{ text: "a" }, { text: 5 }, {}]),
+      });
+    for (let k = 0; k < 20; k++) {
+      const p = random();
+      if (p < 0.35) lines.push(JSON.stringify(call()));
+      else if (p < 0.5) lines.push(JSON.stringify(request(pick(["tools/list", "initialize", "ping"]))));
+      else if (p < 0.6) lines.push(JSON.stringify([call(), request("ping")]));
+      else if (p < 0.7) {
+        lines.push(pick(["{bad", "[]", "null", '{"jsonrpc":"2.0","method":"notifications/initialized"}']));
+      } else if (id > 0) {
+        asked.delete(String(id)); // a cancelled request gets no answer
+        lines.push(
+          JSON.stringify({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id } }),
+        );
+      }
+    }
+    let out = "";
+    const input = async function* (): AsyncGenerator<Uint8Array> {
+      for (const line of lines) {
+        yield new TextEncoder().encode(line + "\n");
+        await new Promise((resolve) => setTimeout(resolve, random() * 5));
+      }
+    };
+    const exit = await relayMcp({
+      command: "node",
+      args: [server, String(run + 1)],
+      input: input(),
+      output: (bytes) => void (out += new TextDecoder().decode(bytes)),
+      stderr: "ignore",
+      scanOutput: random() < 0.5,
+    });
+    const answered = new Set<string>();
+    for (const line of out.split("\n")) {
+      let message: unknown;
+      try {
+        message = JSON.parse(line);
+      } catch {
+        continue; // the server's lines that are not JSON are passed on as they are
+      }
+      for (const m of Array.isArray(message) ? message : [message]) {
+        if (m !== null && typeof m === "object" && ("result" in m || "error" in m)) {
+          answered.add(String(m.id));
+        }
+      }
+    }
+    if (exit.reason === "server_exited") continue;
+    assert.equal(exit.reason, "client_closed", `run ${run}`);
+    assert.deepEqual([...asked].filter((a) => !answered.has(a)), [], `run ${run}: requests left unanswered`);
+    checked.push(`run ${run}`);
+  }
+  assert.ok(
+    checked.length >= 15,
+    `${checked.length} runs ended with the client (the rest: the server exited)`,
+  );
+});
