@@ -1,5 +1,6 @@
 // The MCP relay starts its server through the runtime layer (Deno.Command, Bun.spawn or node:child_process):
-// a burst of large messages must pass through the server's stdin pipe whole and in order on every branch.
+// a burst of large messages must pass through the server's stdin pipe whole and in order on every branch; and
+// against a server that answers at random, every request the relay reads is answered.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import process from "node:process";
