@@ -171,9 +171,7 @@ export class GuardedSession implements McpSession {
         this.#batches.set(key, group);
       }
     }
-    if (group.waiting.size === 0 && group.answers.length > 0) {
-      this.#toClient({ message: group.answers, extra: group.extra });
-    }
+    this.#sendIfDone(group);
     const sent: Promise<void>[] = [];
     for (const x of batch) {
       if (!isRecord(x)) continue;
@@ -213,14 +211,20 @@ export class GuardedSession implements McpSession {
   }
 
   /**
-   * A cancelled request of a split batch gets no answer (MCP: the receiver should not answer it), so its
-   * batch stops waiting for it: otherwise the batch's other answers would never reach the client.
+   * Request `key` of a split batch waits no more: answered (its answer is among the batch's already), or
+   * cancelled, which gets no answer (MCP: the receiver should not send one), lest the batch's other answers
+   * never reach the client.
    */
   #leaveBatch(key: string): void {
     const group = this.#batches.get(key);
     if (group === undefined) return;
     this.#batches.delete(key);
     group.waiting.delete(key);
+    this.#sendIfDone(group);
+  }
+
+  /** A split batch's answers go to the client as one array once none of its requests waits. */
+  #sendIfDone(group: Batch): void {
     if (group.waiting.size === 0 && group.answers.length > 0) {
       this.#toClient({ message: group.answers, extra: group.extra });
     }
@@ -234,12 +238,8 @@ export class GuardedSession implements McpSession {
       this.#toClient({ message, extra });
       return;
     }
-    this.#batches.delete(key);
-    group.waiting.delete(key);
     group.answers.push(message);
-    if (group.waiting.size === 0) {
-      this.#toClient({ message: group.answers, extra: group.extra });
-    }
+    this.#leaveBatch(key);
   }
 
   /** A message from the server. */
