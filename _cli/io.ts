@@ -33,6 +33,7 @@ import type NodeProcess from "node:process";
 import type * as NodeUtil from "node:util";
 import type { Node as JsonNode, ParseError } from "jsonc-parser";
 import { lazy, nodeBuiltin } from "../_common/lazy.ts";
+import { errorText } from "../_common/values.ts";
 import { denoStd, encoder, EXIT_FAIL, EXIT_USAGE, paint, writeErr, writeOut } from "./output.ts";
 
 export {
@@ -271,6 +272,29 @@ export interface CommandSpec {
 export type OptionValues = Record<string, string | boolean | (string | boolean)[] | undefined>;
 
 /**
+ * What a `node:util` `parseArgs` error says, in the same words on every runtime: without its hint about
+ * positionals that begin with "-" (the caller's own hint says more), and with the dash Bun leaves off an
+ * unknown letter of a group (`-xy`; Node and Deno say '-x').
+ *
+ * @example Bun's wording made Node's
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { parseArgsMessage } from "./io.ts";
+ *
+ * assert.equal(parseArgsMessage(new TypeError("Unknown option 'x'")), "Unknown option '-x'");
+ * const hinted = "Unknown option '--bogus'. To specify a positional argument starting with a '-', ...";
+ * assert.equal(parseArgsMessage(new TypeError(hinted)), "Unknown option '--bogus'");
+ * ```
+ *
+ * @param error What `parseArgs` threw.
+ * @returns Its message, reworded.
+ */
+export function parseArgsMessage(error: unknown): string {
+  return errorText(error).replace(/\. To specify a positional argument.*$/s, "")
+    .replace(/^Unknown option '(\w)'/, "Unknown option '-$1'");
+}
+
+/**
  * Parses a subcommand's arguments with `node:util` `parseArgs` in strict mode. An unknown flag, a missing
  * value or a value given to a switch is a {@linkcode UsageError} with a hint; nothing is ignored.
  * Everything after `--` is positional. A command line of the plain forms is read without loading
@@ -292,12 +316,9 @@ export function parseCommandLine(
     });
     return { values: values as OptionValues, positionals };
   } catch (error) {
-    const message = (error as Error).message.replace(/\. To specify a positional argument.*$/s, "")
-      // Bun names an unknown letter of a group (`-xy`) without its dash; Node and Deno say '-x'
-      .replace(/^Unknown option '(\w)'/, "Unknown option '-$1'");
     const known = Object.keys(options).map((o) => `--${o}`).join(", ");
     throw new UsageError(
-      message,
+      parseArgsMessage(error),
       `toolguard ${spec.command} accepts ${known}; run \`toolguard ${spec.command} --help\``,
     );
   }

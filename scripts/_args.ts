@@ -7,6 +7,7 @@
  */
 import process from "node:process";
 import { parseArgs, type ParseArgsConfig } from "node:util";
+import { parseArgsMessage } from "../_cli/io.ts";
 
 /**
  * The arguments after `--`, or all of them: `--help` is only read before that mark, where it cannot be a
@@ -57,9 +58,7 @@ export function scriptArgs<T extends ParseArgsConfig>(
     // (strict whatever `config` says: the result then has the type `config` alone gives it)
     return parseArgs({ ...config, args, strict: true }) as ReturnType<typeof parseArgs<T>>;
   } catch (error) {
-    // parseArgs's hint about positionals that start with "-" fits none of these scripts' questions
-    const message = (error as Error).message.replace(/\. To specify a positional argument.*$/s, "");
-    console.error(`${scriptName()}: ${message}\n${usage}`);
+    console.error(`${scriptName()}: ${parseArgsMessage(error)}\n${usage}`);
     process.exit(2);
   }
 }
