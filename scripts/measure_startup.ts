@@ -291,13 +291,19 @@ function hasHyperfine(): boolean {
  * ratio to the base (`ratio`) or its cost over it. hyperfine runs each command's warm-up and runs in turn, so a
  * burst of load falls on one of them: a cross-check of the interleaved medians above, not a replacement.
  */
-function hyperfineCheck(dir: string, base: Case, subject: Case, runs: number, ratio: boolean): void {
+function hyperfineCheck(
+  dir: string,
+  base: Case,
+  subject: Case,
+  { runs, warmup }: { runs: number; warmup: number },
+  ratio: boolean,
+): void {
   const out = join(dir, "hyperfine.json");
   const shellWord = (w: string) => /^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replaceAll("'", `'\\''`)}'`;
   const r = spawnSync("hyperfine", [
     "-N",
     "--warmup",
-    "3",
+    String(warmup),
     "--runs",
     String(runs),
     "--export-json",
@@ -429,10 +435,16 @@ try {
     );
   } else if (pairs.length > 0) {
     console.log(
-      `\nCross-check by hyperfine (-N, ${values.runs} runs after 3 warm-up, medians; not interleaved)`,
+      `\nCross-check by hyperfine (-N, ${values.runs} runs after ${values.warmup} warm-up, medians; not interleaved)`,
     );
     for (const { base, subject, ratio } of pairs) {
-      hyperfineCheck(dir, base!, subject!, Number(values.runs), ratio);
+      hyperfineCheck(
+        dir,
+        base!,
+        subject!,
+        { runs: Number(values.runs), warmup: Number(values.warmup) },
+        ratio,
+      );
     }
   }
 } finally {
