@@ -168,6 +168,19 @@ function stderrNotice(event: McpEvent, values: OptionValues, warned: Set<string>
     writeErr(
       `toolguard mcp: the description of ${event.kind} ${event.name} looks poisoned (${why}); ${what}\n`,
     );
+  } else if (event.event === "stray_message" && !warned.has(`stray:${event.kind}`)) {
+    warned.add(`stray:${event.kind}`);
+    writeErr(
+      event.kind === "not_json"
+        ? `toolguard mcp: the server wrote a line that is not JSON to its output: ${
+          JSON.stringify(event.text)
+        }; ` +
+          "not passed on (nor are later ones; --log records each)\n"
+        : `toolguard mcp: the server sent an answer (id ${
+          JSON.stringify(event.id)
+        }) that no request waits for; ` +
+          "not passed on (nor are later ones; --log records each)\n",
+    );
   } else if (event.event === "pins_error" && !warned.has(`pins:${event.detail}`)) {
     warned.add(`pins:${event.detail}`);
     writeErr(`toolguard mcp: ${event.detail}; pins are kept in memory for this run\n`);

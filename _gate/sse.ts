@@ -12,8 +12,10 @@ export interface SseEvent {
   event?: string;
   /** The `data:` lines joined with `\n`; `undefined` when the frame had no data field (comments, retry). */
   data?: string;
-  /** The `id:` field, when present. */
+  /** The `id:` field, when present (one holding U+0000 is ignored, as the SSE standard says). */
   id?: string;
+  /** The `retry:` field (the reconnection delay in milliseconds), when present and all digits. */
+  retry?: number;
   /** The frame exactly as received, including its terminating blank line. */
   raw: string;
 }
@@ -110,7 +112,8 @@ function toEvent(lines: string[], raw: string): SseEvent {
     if (value.startsWith(" ")) value = value.slice(1);
     if (field === "data") (data ??= []).push(value);
     else if (field === "event") event.event = value;
-    else if (field === "id") event.id = value;
+    else if (field === "id" && !value.includes("\0")) event.id = value;
+    else if (field === "retry" && /^[0-9]+$/.test(value)) event.retry = Number(value);
   }
   if (data) event.data = data.join("\n");
   return event;

@@ -7,10 +7,17 @@
  * @module
  */
 import { hostInput, hostOutput, onInterrupt } from "../_run/runtime.ts";
-import { sseParser } from "../_gate/sse.ts";
+import { type SseEvent, sseParser } from "../_gate/sse.ts";
 import { errorText, isRecord } from "../_common/values.ts";
 import { createMcpGuard, emitTo } from "./guard.ts";
-import { createFramer, encodeMessage, errorResponse, isRequest, type JsonRpcMessage } from "./jsonrpc.ts";
+import {
+  createFramer,
+  encodeMessage,
+  errorResponse,
+  isRequest,
+  type JsonRpcId,
+  type JsonRpcMessage,
+} from "./jsonrpc.ts";
 import type { McpFrame, McpGuardOptions, McpRelayExit, McpSession } from "./types.ts";
 
 /** Options for {@linkcode relayMcpHttp}. */
@@ -29,6 +36,41 @@ export interface McpHttpRelayOptions extends McpGuardOptions {
 
 /** JSON-RPC error code for a failure of the transport (the SDK's "connection closed"). */
 const TRANSPORT_ERROR = -32000;
+
+/**
+ * Resuming an answer's event stream: the wait before a `GET` with `Last-Event-ID` when the server gave no
+ * `retry:` (the MCP SDK's first reconnection delay), the least and most wait a server's `retry:` may ask
+ * for, and how many resumptions in a row may fail before the request is answered with an error.
+ */
+const RESUME = { defaultMs: 1000, minMs: 50, maxMs: 60_000, failures: 3 } as const;
+
+/** Where an answer's event stream stopped: its last event id and the server's `retry:` delay, if given. */
+interface StreamEnd {
+  lastEventId?: string;
+  retryMs?: number;
+}
+
+/** The requests of a message (one, or a batch) that wait for answers. */
+function requestsOf(message: unknown): { id: JsonRpcId; method: string }[] {
+  return (Array.isArray(message) ? message : [message]).flatMap((m) =>
+    isRecord(m) && isRequest(m as JsonRpcMessage) ? [{ id: m.id as JsonRpcId, method: String(m.method) }] : []
+  );
+}
+
+/** Wait `ms`, or less when `signal` aborts. */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
+
+const encoder = new TextEncoder();
 
 /** The HTTP relay behind the public `relayMcpHttp` (`_mcp/relays.ts`, which documents it). */
 export async function relayMcpHttp(url: string, options: McpHttpRelayOptions = {}): Promise<McpRelayExit> {
@@ -132,34 +174,112 @@ class HttpRelay {
       const body = await response.text().catch(() => "");
       return this.#failed(message, `HTTP ${response.status}${body ? `: ${body.slice(0, 200)}` : ""}`);
     }
-    await this.#read(response);
+    await this.#answersTo(message, response);
     if (isRecord(message) && message.method === "notifications/initialized") void this.#listen();
   }
 
-  /** Hand every message of an answer (JSON, or an event stream) to the session. */
-  async #read(response: Response): Promise<void> {
-    const type = response.headers.get("content-type") ?? "";
-    if (type.includes("text/event-stream") && response.body) {
-      const parser = sseParser();
-      const decoder = new TextDecoder();
-      for await (const chunk of response.body) {
-        for (const event of parser.push(decoder.decode(chunk, { stream: true }))) {
-          this.#fromServerText(event.data);
-        }
-      }
-      for (const event of parser.end()) this.#fromServerText(event.data);
-      return;
+  /**
+   * Read a POST's answer. When its event stream ends (or breaks) before every request of the message has an
+   * answer and the server gave an event id, resume it with `GET` and `Last-Event-ID`, after the server's
+   * `retry:` delay, as MCP lets a server close the stream while it works (SEP-1699); a request still without
+   * an answer after that is answered with a JSON-RPC error, never left waiting.
+   */
+  async #answersTo(message: unknown, response: Response): Promise<void> {
+    const requests = requestsOf(message);
+    if (response.status === 202) {
+      // Accepted, no answer here (MCP allows that for notifications only): as with the MCP SDK's client,
+      // the answers may still come on the server's own stream; the session answers them if the server goes.
+      return void await response.body?.cancel();
     }
-    const text = await response.text();
-    if (text.trim() !== "") this.#fromServerText(text);
+    const waiting = () => requests.some((r) => this.#session.isWaiting(r.id));
+    let end: StreamEnd = {};
+    let why = "";
+    try {
+      end = await this.#read(response, end);
+    } catch (error) {
+      why = errorText(error);
+    }
+    why = await this.#resume(end, this.#signal, waiting) || why;
+    for (const r of requests) {
+      const text =
+        `toolguard: the MCP server at ${this.#url} ended its answer without answering ${r.method}` +
+        (why ? ` (${why})` : "");
+      this.#session.answerWithError(r.id, TRANSPORT_ERROR, text);
+    }
   }
 
+  /**
+   * Follow an event stream the server ended: while `more()` says so and the stream gave an event id, ask for
+   * the rest with `GET` and `Last-Event-ID` after the server's `retry:` delay. Returns why it gave up after
+   * failed attempts, or "" when none failed.
+   */
+  async #resume(from: StreamEnd, signal: AbortSignal, more: () => boolean): Promise<string> {
+    let end = from;
+    let why = "";
+    for (let failures = 0; end.lastEventId !== undefined && failures < RESUME.failures && more();) {
+      await pause(Math.min(Math.max(end.retryMs ?? RESUME.defaultMs, RESUME.minMs), RESUME.maxMs), signal);
+      if (signal.aborted) break;
+      try {
+        const resumed = await fetch(this.#url, {
+          headers: { ...this.#headers("text/event-stream"), "last-event-id": end.lastEventId },
+          signal,
+        });
+        if (!resumed.ok) {
+          await resumed.body?.cancel();
+          why = `resuming its event stream got HTTP ${resumed.status}`;
+          failures++;
+          continue;
+        }
+        end = await this.#read(resumed, end);
+        failures = 0;
+      } catch (error) {
+        why = `resuming its event stream failed: ${errorText(error)}`;
+        failures++;
+      }
+    }
+    return why;
+  }
+
+  /**
+   * Hand every message of an answer (JSON, or an event stream) to the session; returns where an event stream
+   * stopped (`from`: where the stream it resumes had stopped).
+   */
+  async #read(response: Response, from: StreamEnd): Promise<StreamEnd> {
+    const type = response.headers.get("content-type") ?? "";
+    if (!type.includes("text/event-stream") || !response.body) {
+      const text = await response.text();
+      if (text.trim() !== "") this.#fromServerText(text);
+      return {};
+    }
+    const end = { ...from };
+    const parser = sseParser();
+    const decoder = new TextDecoder();
+    const take = (events: SseEvent[]) => {
+      for (const event of events) {
+        // (an empty id resets it: nothing to resume from)
+        if (event.id !== undefined) end.lastEventId = event.id === "" ? undefined : event.id;
+        if (event.retry !== undefined) end.retryMs = event.retry;
+        this.#fromServerText(event.data);
+      }
+    };
+    try {
+      for await (const chunk of response.body) take(parser.push(decoder.decode(chunk, { stream: true })));
+    } catch (error) {
+      // A broken stream can be resumed from the last event id, like one the server closed.
+      if (end.lastEventId === undefined) throw error;
+    }
+    take(parser.end());
+    return end;
+  }
+
+  /** One message from the server; text that is not JSON goes to the session too, which reports it. */
   #fromServerText(text: string | undefined): void {
     if (text === undefined || text.trim() === "") return;
     let message: JsonRpcMessage | JsonRpcMessage[];
     try {
       message = JSON.parse(text);
     } catch {
+      this.#session.fromServer({ message: undefined, bytes: encoder.encode(text.slice(0, 1000)) });
       return;
     }
     this.#noteInitialize(message);
@@ -173,16 +293,14 @@ class HttpRelay {
     }
   }
 
-  /** A POST failed: its requests get a JSON-RPC error (never silence). */
+  /**
+   * A POST failed: its requests still waiting get a JSON-RPC error (never silence). One the server answered
+   * before the failure keeps that answer, alone.
+   */
   #failed(message: unknown, why: string): void {
-    for (const m of Array.isArray(message) ? message : [message]) {
-      if (!isRecord(m) || !isRequest(m as JsonRpcMessage)) continue;
-      const text = `toolguard: the MCP server at ${this.#url} did not answer ${String(m.method)}: ${why}`;
-      if (!this.#session.answerWithError((m as JsonRpcMessage).id ?? null, TRANSPORT_ERROR, text)) {
-        void this.#toClient({
-          message: errorResponse((m as JsonRpcMessage).id ?? null, TRANSPORT_ERROR, text),
-        });
-      }
+    for (const r of requestsOf(message)) {
+      const text = `toolguard: the MCP server at ${this.#url} did not answer ${r.method}: ${why}`;
+      this.#session.answerWithError(r.id, TRANSPORT_ERROR, text);
     }
   }
 
@@ -193,8 +311,9 @@ class HttpRelay {
     try {
       const signal = AbortSignal.any([this.#signal, this.#listenStop.signal]);
       const response = await fetch(this.#url, { headers: this.#headers("text/event-stream"), signal });
-      if (response.ok) await this.#read(response);
-      else await response.body?.cancel();
+      if (!response.ok) return void await response.body?.cancel();
+      // A server may end this stream at will once it gave an event id: follow it until the relay ends.
+      await this.#resume(await this.#read(response, {}), signal, () => true);
     } catch {
       // The server offers no stream (405), or it ended: answers still arrive on the POSTs.
     }

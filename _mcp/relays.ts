@@ -130,8 +130,10 @@ export const runMcpRelay: typeof relayMcpStdio = relayMcpStdio;
 /**
  * Relay a stdio client (this process's stdin/stdout unless `input`/`output` are given) to a Streamable HTTP
  * MCP server at `url`, judging every message like {@linkcode relayMcp} does. A request the server answers
- * with an HTTP error, or that fails on the network, is answered with a JSON-RPC error. Resolves when the
- * client closes its side (the server's session is then ended with `DELETE`) or on an interrupt or abort.
+ * with an HTTP error, that fails on the network, or whose answer ends without a response is answered with a
+ * JSON-RPC error; an event stream the server ends early after giving an event id is resumed with `GET` and
+ * `Last-Event-ID` (MCP's SSE polling), as is the server's own stream. Resolves when the client closes its
+ * side (the server's session is then ended with `DELETE`) or on an interrupt or abort.
  *
  * @example Refuse an invalid call without reaching the server (no server needed for that)
  * ```ts

@@ -71,6 +71,14 @@ type ServerOutcome = JsonRpcMessage | null | "same";
 /** JSON-RPC error code the MCP SDK uses for a closed connection. */
 const CONNECTION_CLOSED = -32000;
 
+/** How many characters of a stray line an event carries. */
+const STRAY_TEXT = 200;
+
+/** How many cancelled requests are remembered, so that their late answers pass quietly. */
+const MAX_CANCELLED = 256;
+
+const decoder = new TextDecoder();
+
 /** Messages of a frame, a batch or a single one, as a list. */
 function messagesOf(frame: McpFrame): unknown[] {
   return Array.isArray(frame.message) ? frame.message : [frame.message];
@@ -101,6 +109,8 @@ export class GuardedSession implements McpSession {
   /** Why the server is gone, once it is. */
   #closed: string | null = null;
   #ownCounter = 0;
+  /** Keys of requests the client cancelled lately (the oldest forgotten past {@linkcode MAX_CANCELLED}). */
+  readonly #cancelled = new Set<string>();
   /** Client batches being answered element by element, under each of their requests' keys. */
   readonly #batches = new Map<string, Batch>();
   /** Injection scans of the calls being forwarded, run once they are sent (see #sent). */
@@ -130,11 +140,21 @@ export class GuardedSession implements McpSession {
    */
   readonly answerWithError = (id: JsonRpcId, code: number, message: string): boolean => {
     const key = idKey(id);
+    if (this.#own.has(key)) {
+      this.#finishFetch(`tools/list failed: ${message}`);
+      return true;
+    }
     const req = this.#pending.get(key);
     if (req === undefined) return false;
     this.#pending.delete(key);
     this.#reply(errorResponse(req.id, code, message));
     return true;
+  };
+
+  /** True while the request with this id (forwarded by the session) waits for the server's answer. */
+  readonly isWaiting = (id: JsonRpcId): boolean => {
+    const key = idKey(id);
+    return this.#pending.has(key) || this.#own.has(key);
   };
 
   /** One client frame (a single message, or a batch when batches are not split): judge, hold or refuse it. */
@@ -246,10 +266,7 @@ export class GuardedSession implements McpSession {
   readonly fromServer = (frame: McpFrame): void => {
     if (this.#passedUnread(frame)) return;
     const m = frame.message;
-    if (m === undefined) {
-      this.#toClient(frame);
-      return;
-    }
+    if (m === undefined) return this.#notJson(frame);
     if (Array.isArray(m)) return this.#fromServerBatch(frame, m);
     let r: ServerOutcome = "same";
     try {
@@ -331,7 +348,7 @@ export class GuardedSession implements McpSession {
     if (m.method === "notifications/cancelled" && isRecord(m.params) && m.params.requestId !== undefined) {
       // The server will not answer a cancelled request: stop waiting for it.
       const key = idKey(m.params.requestId as JsonRpcId);
-      this.#pending.delete(key);
+      if (this.#pending.delete(key)) this.#noteCancelled(key);
       this.#leaveBatch(key);
     }
     if (!isRequest(m)) return "forward";
@@ -547,7 +564,7 @@ export class GuardedSession implements McpSession {
       return this.#ownListAnswer(m);
     }
     const req = this.#pending.get(key);
-    if (req === undefined) return "same";
+    if (req === undefined) return m.id === null ? "same" : this.#stray(m, key);
     this.#pending.delete(key);
     if (req.method === "tools/list" && isRecord(m.result) && Array.isArray(m.result.tools)) {
       this.#clientListAnswer(req, m.result.tools, m.result.nextCursor);
@@ -556,6 +573,40 @@ export class GuardedSession implements McpSession {
     if (describesThings(req.method)) return this.#cleaned(req.method, m);
     if (req.method === "tools/call") return this.#callResult(req, m);
     return this.#scanned(m, req.method, "result", req.id);
+  }
+
+  /**
+   * A server line that is not JSON: dropped (MCP servers write only messages to stdout; a client would fail
+   * to parse it) and reported with its start. A blank line is dropped quietly.
+   */
+  #notJson(frame: McpFrame): void {
+    const text = frame.bytes === undefined ? "" : decoder.decode(frame.bytes.subarray(0, 4 * STRAY_TEXT));
+    if (text.trim() === "") return;
+    this.#hooks.emit({
+      event: "stray_message",
+      from: "server",
+      kind: "not_json",
+      text: text.slice(0, STRAY_TEXT),
+    });
+  }
+
+  /**
+   * An answer no request waits for (a second answer, or one to an id never sent): dropped, since a client
+   * could take it for the real answer while the guard never looked into it. A late answer to a request the
+   * client cancelled is dropped quietly, as MCP asks the client to ignore it.
+   */
+  #stray(m: JsonRpcMessage, key: string): null {
+    if (this.#cancelled.delete(key)) return null;
+    this.#hooks.emit({ event: "stray_message", from: "server", kind: "no_request", id: m.id });
+    return null;
+  }
+
+  /** Remember a cancelled request for a while, so its late answer is not reported as stray. */
+  #noteCancelled(key: string): void {
+    this.#cancelled.add(key);
+    if (this.#cancelled.size > MAX_CANCELLED) {
+      this.#cancelled.delete(this.#cancelled.values().next().value as string);
+    }
   }
 
   /**

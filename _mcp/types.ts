@@ -117,6 +117,12 @@ export type McpEvent =
   | { event: "spawn"; pid: number; command: string; args: string[] }
   | { event: "spawn_failed"; command: string; detail: string }
   | { event: "oversized_message"; from: "client" | "server"; bytes: number; id?: JsonRpcId }
+  /**
+   * A server message the client was not given: a line that is not JSON (`text`: its first 200 characters),
+   * or an answer that no request waits for (a second answer, or one to a request never sent), which a
+   * client could take for the real answer while the guard had not looked into it.
+   */
+  | { event: "stray_message"; from: "server"; kind: "not_json" | "no_request"; id?: JsonRpcId; text?: string }
   | { event: "exit"; reason: McpRelayExit["reason"]; exitCode: number | null; signal: string | null };
 
 /** A text block in an MCP tool result. */
@@ -201,10 +207,13 @@ export interface McpSession {
   /** The server is gone: every request still waiting gets a JSON-RPC error, and later requests too. */
   serverClosed(reason: string): void;
   /**
-   * Answer a forwarded request the server will not answer (its answer was too large to relay) with a
-   * JSON-RPC error. Returns false when no request with that id is waiting.
+   * Answer a forwarded request the server will not answer (its answer was too large to relay, or its HTTP
+   * answer ended without it) with a JSON-RPC error; for one of the guard's own `tools/list` requests, the
+   * fetch fails instead. Returns false when no request with that id is waiting.
    */
   answerWithError(id: JsonRpcId, code: number, message: string): boolean;
+  /** True while the request with this id (forwarded by the session) waits for the server's answer. */
+  isWaiting(id: JsonRpcId): boolean;
   /** Number of client requests forwarded and not yet answered. */
   readonly pending: number;
 }

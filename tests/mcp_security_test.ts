@@ -385,3 +385,38 @@ test("toolguard mcp pins: list shows a waiting change with its diff; accept adop
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("toolguard mcp: a server's stray output is dropped, named once on stderr, and logged each time", {
+  timeout: 30_000,
+}, async () => {
+  const dir = tempDir();
+  const log = join(dir, "log.jsonl");
+  const r = await relayed("stray", ["--pins", "none", "--log", log]);
+  try {
+    for (const word of ["one", "two"]) {
+      const result = await r.client.callTool({ name: "echo", arguments: { text: word } });
+      assert.equal(text(result), JSON.stringify({ text: word }), "the server's first answer");
+    }
+    const err = await until("both notices", () => {
+      const e = r.stderr();
+      return /not JSON/.test(e) && /no request waits for/.test(e) ? e : undefined;
+    });
+    assert.equal(err.match(/wrote a line that is not JSON to its output: "calling echo/g)?.length, 1);
+    assert.equal(err.match(/that no request waits for; not passed on/g)?.length, 1);
+    const strays = await until("the log", () => {
+      const found = events(log).filter((e) => e.type === "stray_message");
+      return found.length === 6 ? found : undefined;
+    });
+    assert.deepEqual(strays.map((e) => e.kind).sort(), [
+      "no_request",
+      "no_request",
+      "no_request",
+      "no_request",
+      "not_json",
+      "not_json",
+    ]);
+  } finally {
+    await r.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -48,6 +48,16 @@ test("sseParser: an unterminated last frame is flushed at the end", () => {
   assert.equal(p.end()[0].data, "tail");
 });
 
+test("sseParser: id and retry, as the SSE standard reads them", () => {
+  const p = sseParser();
+  const events = p.push("id: e1\nretry: 50\ndata: \n\nid: a\0b\nretry: 5s\ndata: x\n\nid\nretry:7\n\n");
+  assert.deepEqual(events.map((e) => [e.id, e.retry, e.data]), [
+    ["e1", 50, ""], // a priming event: an id, a delay, empty data
+    [undefined, undefined, "x"], // an id holding NUL and a delay that is not all digits are ignored
+    ["", 7, undefined], // a bare "id" resets the last event id to ""
+  ]);
+});
+
 test("formatSse: splits multi-line data", () => {
   assert.equal(formatSse("a\nb", "t"), "event: t\ndata: a\ndata: b\n\n");
 });

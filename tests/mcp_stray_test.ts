@@ -1,0 +1,151 @@
+/**
+ * What a server sends that no one asked for never reaches the client: a line on stdout that is not JSON, a
+ * second answer to a request, an answer to an id the client has not used yet. Passed on, such an answer
+ * would carry text the guard never looked into to a client that may take it for the real one.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { createMcpGuard, type JsonRpcMessage, type McpEvent, type McpFrame, relayMcp } from "../mcp.ts";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const EVIL = join(root, "tests/_mcp_evil_server.mjs");
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+const INIT = [
+  {
+    jsonrpc: "2.0",
+    id: 0,
+    method: "initialize",
+    params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+  },
+  { jsonrpc: "2.0", method: "notifications/initialized" },
+];
+
+test(
+  "relayMcp: a server's stdout log line, second answer and answer to an unused id are dropped and reported",
+  {
+    timeout: 30_000,
+  },
+  async () => {
+    const lines: string[] = [];
+    const events: McpEvent[] = [];
+    let answered = () => {};
+    const enough = new Promise<void>((resolve) => (answered = resolve));
+    const timer = setTimeout(answered, 15_000);
+    const call = (id: number) => ({
+      jsonrpc: "2.0",
+      id,
+      method: "tools/call",
+      params: { name: "echo", arguments: { text: `call ${id}` } },
+    });
+    async function* client() {
+      for (const m of [...INIT, { jsonrpc: "2.0", id: 1, method: "tools/list" }, call(2)]) {
+        yield enc.encode(JSON.stringify(m) + "\n");
+      }
+      // The server has by now sent an answer to id 3 unasked; the real call 3 must get the real answer.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      yield enc.encode(JSON.stringify(call(3)) + "\n");
+      await enough;
+    }
+    let buffered = "";
+    await relayMcp({
+      command: "node",
+      args: [EVIL, "stray"],
+      input: client(),
+      stderr: "ignore",
+      scanOutput: true,
+      onEvent: (e) => void events.push(e),
+      output: (bytes) => {
+        buffered += dec.decode(bytes);
+        for (let nl; (nl = buffered.indexOf("\n")) >= 0; buffered = buffered.slice(nl + 1)) {
+          lines.push(buffered.slice(0, nl));
+          if (lines.some((l) => l.includes('"id":3'))) answered();
+        }
+      },
+    });
+    clearTimeout(timer);
+    const answers = lines.map((line) => JSON.parse(line) as JsonRpcMessage); // every line is JSON
+    assert.deepEqual(answers.map((a) => a.id), [0, 1, 2, 3], "one answer per request, in order");
+    const texts = answers.slice(2).map((a) => (a.result as { content: { text: string }[] }).content[0].text);
+    assert.deepEqual(texts, ['{"text":"call 2"}', '{"text":"call 3"}'], "the first answers, not the strays");
+    assert.ok(!lines.some((l) => /Ignore all previous instructions/.test(l)), "no injected text reached it");
+    const strays = events.filter((e) => e.event === "stray_message");
+    assert.deepEqual(
+      strays.map((e) => e.event === "stray_message" && [e.kind, e.id ?? e.text]),
+      [
+        ["not_json", "calling echo (a log line on stdout)"],
+        ["no_request", 2],
+        ["no_request", 3],
+        ["not_json", "calling echo (a log line on stdout)"],
+        ["no_request", 3],
+        ["no_request", 4],
+      ],
+    );
+  },
+);
+
+/** A session on memory sinks, its tools known. */
+function session() {
+  const toServer: JsonRpcMessage[] = [];
+  const toClient: unknown[] = [];
+  const events: McpEvent[] = [];
+  const guard = createMcpGuard({ onEvent: (e) => void events.push(e), toolsTimeoutMs: 60_000 });
+  guard.setTools([{ name: "echo", inputSchema: { type: "object" } }]);
+  const s = guard.connect({
+    toServer: (f: McpFrame) => void toServer.push(f.message as JsonRpcMessage),
+    toClient: (f: McpFrame) => void toClient.push(f.message),
+  });
+  return { guard, session: s, toServer, toClient, events };
+}
+
+test("McpSession: a late answer to a cancelled request is dropped quietly; an answer with id null passes", () => {
+  const { session: s, toClient, events } = session();
+  s.fromClient({ message: { jsonrpc: "2.0", id: 7, method: "ping" } });
+  assert.equal(s.isWaiting(7), true);
+  s.fromClient({
+    message: { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 7 } },
+  });
+  assert.equal(s.isWaiting(7), false);
+  s.fromServer({ message: { jsonrpc: "2.0", id: 7, result: {} } });
+  assert.deepEqual(toClient, [], "the late answer is not passed on");
+  assert.deepEqual(events.filter((e) => e.event === "stray_message"), [], "nor reported: MCP expects it");
+  s.fromServer({ message: { jsonrpc: "2.0", id: 7, result: {} } });
+  assert.equal(events.filter((e) => e.event === "stray_message").length, 1, "a second late answer is stray");
+  // A server answers a message it could not parse with id null: the client needs that error.
+  const parseError = { jsonrpc: "2.0", id: null, error: { code: -32700, message: "Parse error" } };
+  s.fromServer({ message: parseError });
+  assert.deepEqual(toClient, [parseError]);
+  // A blank line is nothing lost; a batch keeps its answered elements only.
+  s.fromServer({ message: undefined, bytes: enc.encode("  ") });
+  s.fromClient({ message: { jsonrpc: "2.0", id: 8, method: "ping" } });
+  s.fromServer({ message: [{ jsonrpc: "2.0", id: 8, result: {} }, { jsonrpc: "2.0", id: 9, result: {} }] });
+  assert.deepEqual(toClient.at(-1), [{ jsonrpc: "2.0", id: 8, result: {} }]);
+  assert.equal(events.filter((e) => e.event === "stray_message").length, 2);
+});
+
+test("McpSession: answerWithError on the guard's own tools/list ends its fetch, and the held call is answered", () => {
+  const toServer: JsonRpcMessage[] = [];
+  const toClient: JsonRpcMessage[] = [];
+  const events: McpEvent[] = [];
+  const s = createMcpGuard({ onEvent: (e) => void events.push(e), toolsTimeoutMs: 60_000 }).connect({
+    toServer: (f) => void toServer.push(f.message as JsonRpcMessage),
+    toClient: (f) => void toClient.push(f.message as JsonRpcMessage),
+  });
+  s.fromClient({ message: { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "echo" } } });
+  const own = toServer[0];
+  assert.equal(own.method, "tools/list");
+  assert.equal(s.isWaiting(own.id as string), true);
+  assert.equal(s.answerWithError(own.id as string, -32000, "HTTP 503"), true);
+  assert.equal(s.isWaiting(own.id as string), false);
+  assert.deepEqual(events.map((e) => e.event), ["tools_fetch_failed"]);
+  assert.equal(toClient.length, 1, "the held call is answered at once, not after toolsTimeoutMs");
+  assert.equal(toClient[0].id, 1);
+  assert.match(
+    JSON.stringify(toClient[0].result),
+    /could not read this server's tool list \(tools\/list failed: HTTP 503\)/,
+  );
+  assert.ok(!toClient.some((m) => m.id === own.id), "the client never sees the guard's own id");
+});
