@@ -74,3 +74,42 @@ export function givenValue(value: unknown): string {
   if (typeof value === "object" && value !== null) return "object";
   return typeof value === "function" || typeof value === "symbol" ? typeof value : String(value);
 }
+
+/**
+ * A public function's options argument: `{}` when left out, else the object given. Anything else (`null`, a
+ * string, a list) is a `TypeError` naming the function, rather than an engine message from reading a field.
+ *
+ * @example Left out, given, or a mistake
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { optionsArg } from "./values.ts";
+ *
+ * assert.deepEqual(optionsArg(undefined, "scan"), {});
+ * assert.deepEqual(optionsArg({ redact: true }, "scan"), { redact: true });
+ * assert.throws(() => optionsArg(null as never, "scan"), /^TypeError: scan\(\): options must be an object, got null$/);
+ * ```
+ */
+export function optionsArg<T extends object>(value: T | undefined, caller: string): T {
+  return value === undefined ? {} as T : objectArg(value, caller, "options");
+}
+
+/**
+ * A public function's argument that must be an object (not `null`, not a list): returned as it is, else a
+ * `TypeError` naming the function and the argument.
+ *
+ * @example A verdict that is not there
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { objectArg } from "./values.ts";
+ *
+ * assert.throws(
+ *   () => objectArg(undefined, "describeVerdict", "verdict"),
+ *   /^TypeError: describeVerdict\(\): verdict must be an object, got undefined$/,
+ * );
+ * ```
+ */
+export function objectArg<T>(value: T, caller: string, name: string): T {
+  if (isRecord(value)) return value;
+  const got = Array.isArray(value) ? "a list" : givenValue(value);
+  throw new TypeError(`${caller}(): ${name} must be an object, got ${got}`);
+}

@@ -4,7 +4,7 @@
  * @module
  */
 import { unescapePointer } from "../_common/pointer.ts";
-import { isRecord } from "../_common/values.ts";
+import { isRecord, objectArg, optionsArg } from "../_common/values.ts";
 
 import { scan } from "../_scan/scan.ts";
 import type { CallVerdict, FailureKind, Finding, ToolResult, Verdict } from "../types.ts";
@@ -198,7 +198,8 @@ function itemJson(item: unknown): string {
  * @param options The character budget.
  * @returns The sentence for the model.
  */
-export function describe(result: ToolResult, options: DescribeOptions = {}): string {
+export function describe(result: ToolResult, options?: DescribeOptions): string {
+  options = optionsArg(options, "describe");
   const budget = options.budget ?? DEFAULT_BUDGET;
   if (!Number.isSafeInteger(budget) || budget < 1) {
     throw new RangeError(`describe: budget must be a positive integer number of characters, got ${budget}`);
@@ -483,8 +484,10 @@ function describeCall(call: CallVerdict, tools: ToolSummary[] | null): string {
  */
 export function describeVerdict(
   verdict: Verdict | CallVerdict,
-  options: DescribeVerdictOptions = {},
+  options?: DescribeVerdictOptions,
 ): string {
+  objectArg(verdict, "describeVerdict", "verdict");
+  options = optionsArg(options, "describeVerdict");
   const tools = options.tools ? summariseTools(options.tools) : null;
   if (isRecord(verdict) && Array.isArray((verdict as Verdict).calls)) {
     const calls = (verdict as Verdict).calls;
@@ -658,6 +661,7 @@ export function toolResultMessage(
   provider: Provider,
   input: ToolResultInput,
 ): OpenAIToolMessage | AnthropicToolResultBlock | OllamaToolMessage {
+  objectArg(input, "toolResultMessage", "input");
   let content: string;
   let isError: boolean;
   let callId = input.callId;

@@ -9,6 +9,7 @@ import { runReaders } from "./registry.ts";
 import { Scan } from "./scan.ts";
 import { Typer } from "./typing.ts";
 import type { ExtractedToolCall, ExtractOptions, ExtractResult } from "./types.ts";
+import { optionsArg } from "../_common/values.ts";
 
 export type {
   ExtractedToolCall,
@@ -69,7 +70,8 @@ export function extractToolCalls(text: string, options: ExtractOptions = {}): Ex
  * assert.equal(findings[0].offset, 0);
  * ```
  */
-export function extractToolCallsDetailed(text: string, options: ExtractOptions = {}): ExtractResult {
+export function extractToolCallsDetailed(text: string, options?: ExtractOptions): ExtractResult {
+  options = optionsArg(options, "extractToolCalls");
   if (typeof text !== "string" || text.length === 0) return { calls: [], findings: [] };
   return scanText(text, options).result;
 }

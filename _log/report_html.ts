@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { plural } from "../_common/values.ts";
+import { isRecord, objectArg, optionsArg, plural } from "../_common/values.ts";
 import type { OutcomeKind } from "../types.ts";
 import { type KindSeries, OUTCOME_KINDS, type StatsReport, zeroKinds } from "./stats.ts";
 
@@ -56,7 +56,14 @@ const MAX_DAY_COLUMNS = 120;
  * @param options Title and source line.
  * @returns The HTML text.
  */
-export function renderHtmlReport(report: StatsReport, options: HtmlReportOptions = {}): string {
+export function renderHtmlReport(report: StatsReport, options?: HtmlReportOptions): string {
+  objectArg(report, "renderHtmlReport", "report");
+  if (!isRecord(report.runs) || !isRecord(report.verdicts) || !isRecord(report.malformed)) {
+    throw new TypeError(
+      "renderHtmlReport(): report must be what statsFromFile or createStats().finish() returns",
+    );
+  }
+  options = optionsArg(options, "renderHtmlReport");
   const title = options.title ?? "toolguard call log report";
   const r = report.runs;
   const v = report.verdicts;

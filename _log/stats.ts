@@ -4,7 +4,7 @@
  * @module
  */
 import { concatBytes } from "../_common/bytes.ts";
-import { isRecord } from "../_common/values.ts";
+import { givenValue, isRecord, optionsArg } from "../_common/values.ts";
 import type { FindingCode, OutcomeKind } from "../types.ts";
 import { openFile } from "./files.ts";
 
@@ -203,6 +203,11 @@ const MAX_MALFORMED_REPORTED = 10;
  * @throws {RangeError} When the text is none of these forms.
  */
 export function parseSince(text: string, now: Date = new Date()): Date {
+  if (typeof text !== "string") {
+    throw new TypeError(
+      `parseSince(): the text must be a string such as "7d" or "2026-01-31", got ${givenValue(text)}`,
+    );
+  }
   const rel = /^(\d+)([mhdw])$/.exec(text.trim());
   if (rel) {
     const unit = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 }[rel[2] as "m" | "h" | "d" | "w"];
@@ -269,8 +274,8 @@ export function parseSince(text: string, now: Date = new Date()): Date {
  * @returns An aggregator: `addLine(line)` for each line, `finish()` for the report.
  * @throws {RangeError} When `by`, `since` or `maxGroups` is out of range.
  */
-export function createStats(options: StatsOptions = {}): StatsAggregator {
-  const stats = new Aggregator(settingsOf(options));
+export function createStats(options?: StatsOptions): StatsAggregator {
+  const stats = new Aggregator(settingsOf(optionsArg(options, "createStats")));
   // Plain functions, not methods: `lines.forEach(stats.addLine)` works.
   return { addLine: (line) => stats.addLine(line), finish: () => stats.finish() };
 }
@@ -533,8 +538,18 @@ class Aggregator {
  */
 export async function statsFromChunks(
   chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
-  options: StatsOptions & { maxLineBytes?: number } = {},
+  options?: StatsOptions & { maxLineBytes?: number },
 ): Promise<StatsReport> {
+  options = optionsArg(options, "statsFromChunks");
+  const iterable = chunks as Partial<AsyncIterable<Uint8Array> & Iterable<Uint8Array>> | null | undefined;
+  if (
+    typeof iterable?.[Symbol.asyncIterator] !== "function" &&
+    typeof iterable?.[Symbol.iterator] !== "function"
+  ) {
+    throw new TypeError(
+      `statsFromChunks(): chunks must be an iterable of byte chunks, got ${givenValue(chunks)}`,
+    );
+  }
   const stats = createStats(options);
   const lines = new LineSplitter(stats, options.maxLineBytes ?? 1024 * 1024);
   for await (const chunk of chunks) lines.push(chunk);

@@ -27,7 +27,7 @@ import type {
   McpGuardOptions,
   UncheckedToolPolicy,
 } from "./types.ts";
-import { givenValue, isRecord } from "../_common/values.ts";
+import { givenValue, isRecord, objectArg } from "../_common/values.ts";
 import type { JsonRpcMessage } from "./jsonrpc.ts";
 
 /** The argument-injection policies (`McpGuardOptions.injection`, `toolguard mcp --injection`). */
@@ -43,6 +43,7 @@ const BATCH_MODES: readonly NonNullable<McpGuardOptions["batches"]>[] = ["forwar
  * (`redact: "true"` would not redact). The relays call it before they start the server.
  */
 export function checkGuardOptions(options: McpGuardOptions): void {
+  objectArg(options, "createMcpGuard", "options");
   const words: [keyof McpGuardOptions, readonly string[]][] = [
     ["injection", INJECTION_POLICIES],
     ["uncheckedTools", UNCHECKED_POLICIES],

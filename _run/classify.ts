@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { errorText } from "../_common/values.ts";
+import { errorText, givenValue, objectArg, optionsArg } from "../_common/values.ts";
 import type { FailureKind, Protocol, RunOptions, ToolFailure, ToolResult, ToolSuccess } from "../types.ts";
 
 /** Default `timeoutMs`: 10 seconds. */
@@ -346,7 +346,9 @@ function parseStdout(text: string, protocol: Protocol): Parsed {
  * assert.equal(killed.kind, "exit");
  * ```
  */
-export function classify(outcome: ProcessOutcome, options: ClassifyOptions = {}): ToolResult {
+export function classify(outcome: ProcessOutcome, options?: ClassifyOptions): ToolResult {
+  checkOutcome(outcome);
+  options = optionsArg(options, "classify");
   const maxDetail = options.maxDetail ?? DEFAULT_MAX_DETAIL;
   const encoding = options.encoding ?? "utf-8";
   const common: Common = {
@@ -422,6 +424,18 @@ export function classify(outcome: ProcessOutcome, options: ClassifyOptions = {})
 }
 
 /** Bytes as they are, or text encoded as UTF-8. */
+/** A `TypeError` unless `outcome` is an object whose stdout (and stderr, when given) is bytes or text. */
+function checkOutcome(outcome: ProcessOutcome): void {
+  objectArg(outcome, "classify", "outcome");
+  for (const name of ["stdout", "stderr"] as const) {
+    const value = outcome[name];
+    if (value === undefined && name === "stderr") continue;
+    if (typeof value !== "string" && !(value instanceof Uint8Array)) {
+      throw new TypeError(`classify(): outcome.${name} must be bytes or text, got ${givenValue(value)}`);
+    }
+  }
+}
+
 export function toBytes(input: string | Uint8Array): Uint8Array {
   return typeof input === "string" ? new TextEncoder().encode(input) : input;
 }

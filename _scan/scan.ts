@@ -19,7 +19,7 @@ import { anchorsOf, escapeRegExp as escape, type MatchOptions, nextMatch } from 
 import { hasLeads, LeadFinder, type LeadStarts } from "./leads.ts";
 import { asciiBytes, BYTES_FROM, TWO_LANES_FROM, WordSet } from "./words.ts";
 import { lazy } from "../_common/lazy.ts";
-import { givenValue } from "../_common/values.ts";
+import { givenValue, optionsArg } from "../_common/values.ts";
 import { ruleBits, RuleScreen, spreadPattern } from "./screen.ts";
 import type { ScanCategory, ScanContext, ScanFinding, ScanOptions, ScanResult } from "../types.ts";
 
@@ -458,7 +458,8 @@ function optionInjection(text: string): boolean {
  * @throws {TypeError} When `text` is not a string, `context` is not one of the four known contexts, or
  * `categories` is not a list of known categories.
  */
-export function scan(text: string, options: ScanOptions = {}): ScanResult {
+export function scan(text: string, options?: ScanOptions): ScanResult {
+  options = optionsArg(options, "scan");
   if (options.categories !== undefined) checkCategories(options.categories);
   const only = candidateRules(text, options);
   return only === 0

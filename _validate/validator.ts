@@ -5,7 +5,7 @@
  */
 import { escapePointer } from "../_common/pointer.ts";
 import { lazy } from "../_common/lazy.ts";
-import { errorText, givenValue, isRecord } from "../_common/values.ts";
+import { errorText, givenValue, isRecord, optionsArg } from "../_common/values.ts";
 import type {
   CallVerdict,
   Classifier,
@@ -291,9 +291,9 @@ function declaredLiterals(schema: unknown): Set<string> {
  */
 export function compileSchema(
   schema: unknown,
-  options: CompileSchemaOptions = {},
+  options?: CompileSchemaOptions,
 ): (value: unknown) => Finding[] {
-  const check = compile(schema, options);
+  const check = compile(schema, optionsArg(options, "compileSchema"));
   return (value) => {
     if (check(value, "", null)) return [];
     const out: Finding[] = [];
@@ -437,8 +437,11 @@ export function nearestName(name: string, names: readonly string[]): string | un
  * assert.equal(lenient.validate([{ name: "screenshot", arguments: {} }]).allowed, false);
  * ```
  */
-export function createValidator(tools: readonly unknown[], options: ValidateOptions = {}): Validator {
-  return makeValidator({ kind: "allowlist", tools: normaliseTools(tools) }, options);
+export function createValidator(tools: readonly unknown[], options?: ValidateOptions): Validator {
+  return makeValidator(
+    { kind: "allowlist", tools: normaliseTools(tools) },
+    optionsArg(options, "createValidator"),
+  );
 }
 
 /** Which tools a validator knows, and whether a call naming another tool is blocked. */
@@ -1217,8 +1220,9 @@ function scanString(value: string, path: string | null, walk: InjectionWalk): vo
  */
 export async function validateToolCalls(
   calls: readonly unknown[],
-  options: ValidateToolCallsOptions = {},
+  options?: ValidateToolCallsOptions,
 ): Promise<Verdict> {
+  options = optionsArg(options, "validateToolCalls");
   const validator = cachedValidator(options);
   const verdict = validator.validate(calls);
   const classifier = options.classifier;

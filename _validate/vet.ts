@@ -5,7 +5,7 @@
  * @module
  */
 import { escapePointer } from "../_common/pointer.ts";
-import { errorText } from "../_common/values.ts";
+import { errorText, objectArg } from "../_common/values.ts";
 import type { Finding, FindingCode } from "../types.ts";
 import { compile } from "../_schema/compile.ts";
 import { parseJson } from "../_common/json.ts";
@@ -407,7 +407,7 @@ export function validate(
 export function vet<A = Record<string, unknown>, R = unknown>(
   options: VetOptions<A, R>,
 ): (args: unknown) => Promise<R> {
-  const { name, schema, fn, onError } = options;
+  const { name, schema, fn, onError } = objectArg(options, "vet", "options");
   if (typeof name !== "string" || name === "") throw new TypeError("vet() needs a tool name");
   if (typeof fn !== "function") throw new TypeError(`vet("${name}") needs fn, the tool function`);
   if (isCompiled(schema)) compiledFor(schema); // fail early on a bad schema
