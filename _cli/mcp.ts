@@ -18,6 +18,7 @@ import {
   UsageError,
   writeErr,
 } from "./io.ts";
+import { envVar } from "./output.ts";
 import type { InjectionPolicy, McpEvent, McpGuardOptions } from "../_mcp/types.ts";
 import { relayMcpStdio } from "../_mcp/relay.ts";
 import { INJECTION_POLICIES } from "../_mcp/guard.ts";
@@ -56,6 +57,9 @@ Options:
   --allow-secrets      forward calls whose arguments carry a private key or an API token (default: refused
                        with argument_secret)
   --url URL            guard the Streamable HTTP server at URL instead of starting CMD (same checks)
+  --header "N: V"      with --url, send this header with every request (repeatable), e.g.
+                       --header "Authorization: Bearer \${TOKEN}"; \${NAME} is read from the environment,
+                       so a client's config can keep the secret in its env block
   --forward-unchecked  forward calls to tools whose schema toolguard cannot enforce (default: reject them)
   --log FILE           append one JSON line per event (calls, flagged output, pins, changes, exit)
   -h, --help           show this help
@@ -89,7 +93,58 @@ export const MCP_OPTIONS = {
   injection: { type: "string" },
   "allow-secrets": { type: "boolean" },
   url: { type: "string" },
+  header: { type: "string", multiple: true },
 } as const;
+
+/** Headers the relay sets itself: a `--header` for one of them is refused rather than ignored. */
+const RELAY_HEADERS = ["accept", "content-type", "last-event-id", "mcp-protocol-version", "mcp-session-id"];
+
+/** An HTTP header name (RFC 9110 token). */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/**
+ * `--header "Name: Value"` options as request headers, `${NAME}` in a value replaced by that environment
+ * variable (read through `env`); a malformed header or an unset variable is a {@linkcode UsageError}.
+ */
+export function headerOptions(
+  list: readonly string[],
+  env: (name: string) => string | undefined,
+): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const option of list) {
+    const colon = option.indexOf(":");
+    const name = option.slice(0, colon).trim();
+    if (colon < 0 || !HEADER_NAME.test(name)) {
+      throw new UsageError(
+        `--header takes "Name: Value", got ${JSON.stringify(option)}`,
+        'e.g. --header "Authorization: Bearer ${TOKEN}"',
+      );
+    }
+    if (RELAY_HEADERS.includes(name.toLowerCase())) {
+      throw new UsageError(`--header ${name}: toolguard sets this header itself`);
+    }
+    const value = option.slice(colon + 1).trim().replace(
+      /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g,
+      (_, v: string) => {
+        const found = env(v);
+        if (found === undefined) {
+          throw new UsageError(
+            `--header ${name}: the environment variable ${v} is not set`,
+            "set it in the environment the client starts toolguard with (its env block)",
+          );
+        }
+        return found;
+      },
+    );
+    if (/[\r\n\0]/.test(value)) {
+      throw new UsageError(
+        `--header ${name}: the value holds a line break or NUL, which HTTP does not allow`,
+      );
+    }
+    headers[name] = value;
+  }
+  return headers;
+}
 
 /** Split our options from the server command (after `--`, or the positionals). */
 function parseRelayArgs(args: string[]): { values: OptionValues; server: string[] } {
@@ -217,6 +272,14 @@ export function main(args: string[]): Promise<number> {
         "put the MCP server's command after `--`, e.g. `toolguard mcp -- npx -y @modelcontextprotocol/server-everything`",
       );
     }
+    const headerList = (values.header ?? []) as string[];
+    if (headerList.length > 0 && url === undefined) {
+      throw new UsageError(
+        "--header goes with --url",
+        "a stdio server takes its settings from its own arguments",
+      );
+    }
+    const headers = headerOptions(headerList, envVar);
     const options = guardOptions(values, url ?? server.join(" "));
     const logPath = stringOption(values, "log");
     let callLog: JsonlLog | null = null;
@@ -231,7 +294,7 @@ export function main(args: string[]): Promise<number> {
     try {
       const onEvent = eventLog(values, callLog);
       const exit = url !== undefined
-        ? await relayMcpHttp(url, { ...options, onEvent })
+        ? await relayMcpHttp(url, { ...options, headers, onEvent })
         : await relayMcpStdio(server[0], server.slice(1), { ...options, onEvent });
       if (exit.reason === "spawn_failed" || exit.reason === "server_exited") {
         writeErr(`toolguard mcp: ${exit.detail}\n`);

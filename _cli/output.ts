@@ -161,13 +161,21 @@ export function wantsJson(values: { json?: unknown; pretty?: unknown }): boolean
 /** True when output to this stream may be coloured: it is a terminal and `NO_COLOR` is unset or empty. */
 export function useColour(stream: "stdout" | "stderr" = "stdout"): boolean {
   if (capture) return false;
-  const deno = denoStd();
   try {
-    const noColor = deno ? deno.env.get("NO_COLOR") : nodeProcess().env.NO_COLOR;
+    const noColor = envVar("NO_COLOR");
     return (noColor === undefined || noColor === "") && isTerminal(stream);
   } catch {
     return false;
   }
+}
+
+/**
+ * An environment variable of this process, or undefined when unset. Throws under Deno without
+ * `--allow-env` for it.
+ */
+export function envVar(name: string): string | undefined {
+  const deno = denoStd();
+  return deno ? deno.env.get(name) : nodeProcess().env[name];
 }
 
 /** Bun's binding of the Node name `tty_wrap`, which asks the file descriptor itself. */

@@ -20,6 +20,8 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { type JsonRpcMessage, type McpEvent, relayMcpHttp } from "../mcp.ts";
 import { runtimeCommand } from "./_runtime.ts";
+import { headerOptions } from "../_cli/mcp.ts";
+import { UsageError } from "../_cli/io.ts";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const EVERYTHING = join(root, "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
@@ -319,4 +321,81 @@ test("relayMcpHttp: an answer that ends without the response is answered with an
   assert.deepEqual(server.resumed, ["e1", "e1", "e1"], "three tries to resume, from the last event id");
   const strays = events.flatMap((e) => e.event === "stray_message" ? [[e.kind, e.id ?? null]] : []);
   assert.deepEqual(strays.sort(), [["no_request", 14], ["no_request", 9999], ["not_json", null]].sort());
+});
+
+test("toolguard mcp --url --header: every request carries the header, ${NAME} read from the environment", {
+  timeout: 30_000,
+}, async () => {
+  const seen: string[] = [];
+  const server = createHttpServer((req, res) => {
+    seen.push(`${req.method} ${req.headers.authorization ?? "-"}`);
+    if (req.headers.authorization !== "Bearer s3cret") return void res.writeHead(401).end("who are you?");
+    if (req.method !== "POST") return void res.writeHead(req.method === "GET" ? 405 : 200).end();
+    let body = "";
+    req.on("data", (c) => (body += c));
+    req.on("end", () => {
+      const m = JSON.parse(body);
+      if (m.id === undefined) return void res.writeHead(202).end();
+      const result = m.method === "initialize"
+        ? {
+          protocolVersion: "2025-06-18",
+          capabilities: { tools: {} },
+          serverInfo: { name: "a", version: "1" },
+        }
+        : { tools: [{ name: "t", inputSchema: { type: "object" } }] };
+      res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s" })
+        .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/mcp`;
+  const connect = async (flags: string[]) => {
+    const r = runtimeCommand(join(root, "cli.ts"), ["mcp", "--pins", "none", ...flags, "--url", url]);
+    const client = new Client({ name: "t", version: "1.0.0" });
+    const env = { ...process.env as Record<string, string>, MCP_TOKEN: "s3cret" };
+    await client.connect(
+      new StdioClientTransport({ command: r.command, args: r.args, cwd: root, env, stderr: "ignore" }),
+    );
+    return client;
+  };
+  try {
+    const client = await connect(["--header", "Authorization: Bearer ${MCP_TOKEN}"]);
+    assert.deepEqual((await client.listTools()).tools.map((t) => t.name), ["t"]);
+    await client.close();
+    for (let waited = 0; !seen.some((s) => s.startsWith("DELETE")) && waited < 5000; waited += 50) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    assert.ok(seen.length >= 4, seen.join(", "));
+    assert.deepEqual(seen.filter((s) => !s.endsWith(" Bearer s3cret")), [], "POST, GET and DELETE alike");
+    assert.ok(seen.some((s) => s.startsWith("DELETE")) && seen.some((s) => s.startsWith("GET")));
+    await assert.rejects(connect([]), /did not answer initialize: HTTP 401: who are you\?/);
+  } finally {
+    server.close();
+  }
+});
+
+test("headerOptions: Name: Value, ${NAME} from the environment, and clear refusals", () => {
+  const env = (name: string) => ({ TOKEN: "abc", EMPTY: "" } as Record<string, string>)[name];
+  assert.deepEqual(
+    headerOptions(["Authorization: Bearer ${TOKEN}", "X-Empty:${EMPTY}", "X-Lit: $TOKEN"], env),
+    {
+      Authorization: "Bearer abc",
+      "X-Empty": "",
+      "X-Lit": "$TOKEN",
+    },
+  );
+  const refused: [string, RegExp][] = [
+    ["no colon", /--header takes "Name: Value", got "no colon"/],
+    ["Bad Name: x", /--header takes "Name: Value"/],
+    ["mcp-session-id: x", /--header mcp-session-id: toolguard sets this header itself/],
+    ["Authorization: Bearer ${MISSING}", /the environment variable MISSING is not set/],
+  ];
+  for (const [option, message] of refused) {
+    assert.throws(
+      () => headerOptions([option], env),
+      (e: unknown) => e instanceof UsageError && message.test(e.message),
+    );
+  }
+  const newline = (name: string) => (name === "T" ? "a\r\nInjected: yes" : undefined);
+  assert.throws(() => headerOptions(["X: ${T}"], newline), /line break or NUL/);
 });
