@@ -8,6 +8,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createMcpGuard, type JsonRpcMessage, type McpFrame, relayMcp } from "../mcp.ts";
 import { createFramer, idFromEdges } from "../_mcp/jsonrpc.ts";
+import { INIT } from "./_mcp_messages.ts";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const EVERYTHING = join(root, "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
@@ -63,16 +64,6 @@ async function exchange(
   clearTimeout(timer);
   return received;
 }
-
-const INIT = [
-  {
-    jsonrpc: "2.0",
-    id: 0,
-    method: "initialize",
-    params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
-  },
-  { jsonrpc: "2.0", method: "notifications/initialized" },
-];
 
 test("idFromEdges: reads the id at either end of an over-long line, never a nested one", () => {
   const edges = (s: string) => {

@@ -20,6 +20,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { type JsonRpcMessage, type McpEvent, relayMcpHttp } from "../mcp.ts";
 import { runtimeCommand } from "./_runtime.ts";
+import { INIT } from "./_mcp_messages.ts";
 import { headerOptions } from "../_cli/mcp.ts";
 import { UsageError } from "../_cli/io.ts";
 
@@ -270,13 +271,7 @@ test("relayMcpHttp: an answer that ends without the response is answered with an
   const enc = new TextEncoder();
   async function* client() {
     const lines: unknown[] = [
-      {
-        jsonrpc: "2.0",
-        id: 0,
-        method: "initialize",
-        params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
-      },
-      { jsonrpc: "2.0", method: "notifications/initialized" },
+      ...INIT,
       { jsonrpc: "2.0", id: 1, method: "tools/list" },
       ...names.map((name, i) => ({ jsonrpc: "2.0", id: 10 + i, method: "tools/call", params: { name } })),
     ];

@@ -8,21 +8,12 @@ import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createMcpGuard, type JsonRpcMessage, type McpEvent, type McpFrame, relayMcp } from "../mcp.ts";
+import { INIT } from "./_mcp_messages.ts";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const EVIL = join(root, "tests/_mcp_evil_server.mjs");
 const enc = new TextEncoder();
 const dec = new TextDecoder();
-
-const INIT = [
-  {
-    jsonrpc: "2.0",
-    id: 0,
-    method: "initialize",
-    params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
-  },
-  { jsonrpc: "2.0", method: "notifications/initialized" },
-];
 
 test(
   "relayMcp: a server's stdout log line, second answer and answer to an unused id are dropped and reported",

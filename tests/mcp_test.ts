@@ -28,6 +28,7 @@ import {
 } from "../mcp.ts";
 import { main } from "../_cli/mcp.ts";
 import { type Command, evalCommand, isAlive, runtimeCommand } from "./_runtime.ts";
+import { INIT } from "./_mcp_messages.ts";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const EVERYTHING = join(root, "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
@@ -678,18 +679,10 @@ function scriptedClient(lines: unknown[]) {
   return { input: input(), output, received, reset: () => (framer = createFramer()) };
 }
 
-const INIT = {
-  jsonrpc: "2.0",
-  id: 0,
-  method: "initialize",
-  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
-};
-
 test("relayMcp: relays any byte streams; reports how it ended", { timeout: 30_000 }, async () => {
   const events: McpEvent[] = [];
   const client = scriptedClient([
-    INIT,
-    { jsonrpc: "2.0", method: "notifications/initialized" },
+    ...INIT,
     { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "pids", arguments: { x: 1 } } },
     { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "pids" } },
   ]);
@@ -714,7 +707,7 @@ test("relayMcp: relays any byte streams; reports how it ended", { timeout: 30_00
     ["spawn", "call_rejected", "call_allowed", "server_closed", "exit"],
   );
 
-  const lost = scriptedClient([INIT]);
+  const lost = scriptedClient([INIT[0]]);
   const failed = await relayMcp({
     command: "/nonexistent/mcp-server",
     input: lost.input,
