@@ -97,7 +97,12 @@ class HttpRelay {
   #protocolVersion: string | undefined;
   /** Requests in flight, so the relay waits for their answers before it ends. */
   readonly #inFlight = new Set<Promise<void>>();
-  #listening = false;
+  /** Whether the server's own stream opened (settled once it has, or was refused); unset until asked for. */
+  #listenOpened: Promise<boolean> | undefined;
+  /** True while the server's own stream is read or resumed. */
+  #listenLive = false;
+  /** Requests the server took with 202 Accepted, to be answered on its own stream (or get an error when it ends). */
+  readonly #onStream: { id: JsonRpcId; method: string }[] = [];
   /** Ends the server's own stream when the relay ends. */
   readonly #listenStop = new AbortController();
 
@@ -186,20 +191,24 @@ class HttpRelay {
    */
   async #answersTo(message: unknown, response: Response): Promise<void> {
     const requests = requestsOf(message);
-    if (response.status === 202) {
-      // Accepted, no answer here (MCP allows that for notifications only): as with the MCP SDK's client,
-      // the answers may still come on the server's own stream; the session answers them if the server goes.
-      return void await response.body?.cancel();
-    }
-    const waiting = () => requests.some((r) => this.#session.isWaiting(r.id));
-    let end: StreamEnd = {};
     let why = "";
-    try {
-      end = await this.#read(response, end);
-    } catch (error) {
-      why = errorText(error);
+    if (response.status === 202) {
+      await response.body?.cancel();
+      // MCP allows "202 Accepted" (no answer) for notifications only. As with the MCP SDK's client, answers
+      // may still come on the server's own stream while it is open; without one they never can.
+      if (requests.length === 0) return;
+      if (await this.#listenOpened && this.#listenLive) return void this.#onStream.push(...requests);
+      why = "it said 202 Accepted and has no stream of its own to send an answer on";
+    } else {
+      const waiting = () => requests.some((r) => this.#session.isWaiting(r.id));
+      let end: StreamEnd = {};
+      try {
+        end = await this.#read(response, end);
+      } catch (error) {
+        why = errorText(error);
+      }
+      why = await this.#resume(end, this.#signal, waiting) || why;
     }
-    why = await this.#resume(end, this.#signal, waiting) || why;
     for (const r of requests) {
       const text =
         `toolguard: the MCP server at ${this.#url} ended its answer without answering ${r.method}` +
@@ -306,16 +315,27 @@ class HttpRelay {
 
   /** The server's own stream (`GET`): requests and notifications it sends outside any answer. Optional. */
   async #listen(): Promise<void> {
-    if (this.#listening) return;
-    this.#listening = true;
+    if (this.#listenOpened !== undefined) return;
+    let opened = (_: boolean) => {};
+    this.#listenOpened = new Promise((resolve) => (opened = resolve));
     try {
       const signal = AbortSignal.any([this.#signal, this.#listenStop.signal]);
       const response = await fetch(this.#url, { headers: this.#headers("text/event-stream"), signal });
       if (!response.ok) return void await response.body?.cancel();
+      this.#listenLive = true;
+      opened(true);
       // A server may end this stream at will once it gave an event id: follow it until the relay ends.
       await this.#resume(await this.#read(response, {}), signal, () => true);
     } catch {
       // The server offers no stream (405), or it ended: answers still arrive on the POSTs.
+    } finally {
+      this.#listenLive = false;
+      opened(false); // (when it never opened)
+      for (const r of this.#onStream.splice(0)) {
+        const text = `toolguard: the MCP server at ${this.#url} took ${r.method} with 202 Accepted and ` +
+          "ended its own stream without answering it";
+        this.#session.answerWithError(r.id, TRANSPORT_ERROR, text);
+      }
     }
   }
 

@@ -191,11 +191,12 @@ test(
 
 /**
  * A Streamable HTTP server that answers each tool as its name says: an answer to another id, an event stream
- * with a line of text and a notification but no answer, a stream that offers resumption and then refuses it, a dropped connection, two answers.
+ * with a line of text and a notification but no answer, a stream that offers resumption and then refuses
+ * it, a dropped connection, two answers, 202 Accepted (and no stream of its own).
  */
 function startHostileServer(): Promise<{ url: string; resumed: string[]; stop: () => void }> {
   const resumed: string[] = [];
-  const tools = ["json-other", "sse-none", "sse-gone", "cut", "dup"].map((name) => ({
+  const tools = ["json-other", "sse-none", "sse-gone", "cut", "dup", "accepted"].map((name) => ({
     name,
     inputSchema: { type: "object" },
   }));
@@ -243,6 +244,8 @@ function startHostileServer(): Promise<{ url: string; resumed: string[]; stop: (
           sse().write('data: {"jsonrpc":"2.0",');
           setTimeout(() => req.socket.destroy(), 20);
           return;
+        case "accepted": // 202 is for notifications; and this server has no stream of its own (405)
+          return void res.writeHead(202).end();
         case "dup":
           sse().end(`data: ${answer(m.id, ok)}\n\ndata: ${answer(m.id, injected)}\n\n`);
           return;
@@ -261,7 +264,7 @@ test("relayMcpHttp: an answer that ends without the response is answered with an
   timeout: 30_000,
 }, async () => {
   const server = await startHostileServer();
-  const names = ["json-other", "sse-none", "sse-gone", "cut", "dup"];
+  const names = ["json-other", "sse-none", "sse-gone", "cut", "dup", "accepted"];
   const received: JsonRpcMessage[] = [];
   const events: McpEvent[] = [];
   let allAnswered = () => {};
@@ -298,7 +301,7 @@ test("relayMcpHttp: an answer that ends without the response is answered with an
   }
   assert.equal(whileConnected, true, "every request was answered while the client waited");
   const byId = new Map(received.map((m) => [m.id, m]));
-  assert.deepEqual([...byId.keys()].sort((a, b) => Number(a) - Number(b)), [0, 1, 10, 11, 12, 13, 14]);
+  assert.deepEqual([...byId.keys()].sort((a, b) => Number(a) - Number(b)), [0, 1, 10, 11, 12, 13, 14, 15]);
   const error = (id: number) => (byId.get(id)?.error as { message: string } | undefined)?.message ?? "";
   assert.match(error(10), /ended its answer without answering tools\/call/);
   assert.match(error(11), /ended its answer without answering tools\/call/);
@@ -311,6 +314,10 @@ test("relayMcpHttp: an answer that ends without the response is answered with an
     byId.get(14)?.result,
     { content: [{ type: "text", text: "first" }] },
     "the first answer only",
+  );
+  assert.match(
+    error(15),
+    /without answering tools\/call \(it said 202 Accepted and has no stream of its own/,
   );
   assert.equal(received.length, byId.size, "one answer per request");
   assert.deepEqual(server.resumed, ["e1", "e1", "e1"], "three tries to resume, from the last event id");
