@@ -177,7 +177,13 @@ class HttpRelay {
     if (id !== null) this.#sessionId = id;
     if (!response.ok) {
       const body = await response.text().catch(() => "");
-      return this.#failed(message, `HTTP ${response.status}${body ? `: ${body.slice(0, 200)}` : ""}`);
+      const credentials = response.status === 401 || response.status === 403
+        ? ' (it wants credentials: send them with the headers option, or toolguard mcp --header "Authorization: Bearer ${TOKEN}")'
+        : "";
+      return this.#failed(
+        message,
+        `HTTP ${response.status}${body ? `: ${body.slice(0, 200)}` : ""}${credentials}`,
+      );
     }
     await this.#answersTo(message, response);
     if (isRecord(message) && message.method === "notifications/initialized") void this.#listen();

@@ -370,7 +370,10 @@ test("toolguard mcp --url --header: every request carries the header, ${NAME} re
     assert.ok(seen.length >= 4, seen.join(", "));
     assert.deepEqual(seen.filter((s) => !s.endsWith(" Bearer s3cret")), [], "POST, GET and DELETE alike");
     assert.ok(seen.some((s) => s.startsWith("DELETE")) && seen.some((s) => s.startsWith("GET")));
-    await assert.rejects(connect([]), /did not answer initialize: HTTP 401: who are you\?/);
+    await assert.rejects(
+      connect([]),
+      /did not answer initialize: HTTP 401: who are you\? \(it wants credentials: send them with the headers option, or toolguard mcp --header "Authorization: Bearer \$\{TOKEN\}"\)/,
+    );
   } finally {
     server.close();
   }
