@@ -136,10 +136,15 @@ export function headerOptions(
         return found;
       },
     );
-    if (/[\r\n\0]/.test(value)) {
+    // HTTP field values: visible Latin-1 characters, spaces and tabs (fetch refuses the rest at each request).
+    if (/[^\t\x20-\x7e\x80-\xff]/.test(value)) {
       throw new UsageError(
-        `--header ${name}: the value holds a line break or NUL, which HTTP does not allow`,
+        `--header ${name}: the value holds a control character (such as a line break) or a character ` +
+          "beyond Latin-1, which an HTTP header cannot carry",
       );
+    }
+    if (Object.keys(headers).some((seen) => seen.toLowerCase() === name.toLowerCase())) {
+      throw new UsageError(`--header ${name} is given twice`, "give each header once, with its whole value");
     }
     headers[name] = value;
   }

@@ -10,6 +10,7 @@ import { hostInput, hostOutput, onInterrupt } from "../_run/runtime.ts";
 import { type SseEvent, sseParser } from "../_gate/sse.ts";
 import { errorText, isRecord } from "../_common/values.ts";
 import { createMcpGuard, emitTo } from "./guard.ts";
+import { notJsonEvent } from "./session.ts";
 import {
   createFramer,
   encodeMessage,
@@ -38,11 +39,12 @@ export interface McpHttpRelayOptions extends McpGuardOptions {
 const TRANSPORT_ERROR = -32000;
 
 /**
- * Resuming an answer's event stream: the wait before a `GET` with `Last-Event-ID` when the server gave no
- * `retry:` (the MCP SDK's first reconnection delay), the least and most wait a server's `retry:` may ask
- * for, and how many resumptions in a row may fail before the request is answered with an error.
+ * Resuming an event stream: the wait before a `GET` with `Last-Event-ID` when the server gave no `retry:`
+ * (the MCP SDK's first reconnection delay), the least wait (so that `retry: 0` cannot make a busy loop) and
+ * the most (a timer's limit; MCP says to wait the server's `retry:`), and how many resumptions in a row may
+ * fail before the request is answered with an error.
  */
-const RESUME = { defaultMs: 1000, minMs: 50, maxMs: 60_000, failures: 3 } as const;
+const RESUME = { defaultMs: 1000, minMs: 50, maxMs: 2 ** 31 - 1, failures: 3 } as const;
 
 /** Where an answer's event stream stopped: its last event id and the server's `retry:` delay, if given. */
 interface StreamEnd {
@@ -57,8 +59,9 @@ function requestsOf(message: unknown): { id: JsonRpcId; method: string }[] {
   );
 }
 
-/** Wait `ms`, or less when `signal` aborts. */
+/** Wait `ms`, or less when `signal` aborts (no wait when it has). */
 function pause(ms: number, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
   return new Promise((resolve) => {
     const done = () => {
       clearTimeout(timer);
@@ -70,7 +73,13 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-const encoder = new TextEncoder();
+/**
+ * An event id as a `Last-Event-ID` value: its UTF-8 bytes, one character each, as the SSE standard sends it
+ * and as `fetch` takes a header (a ByteString).
+ */
+function lastEventIdHeader(id: string): string {
+  return String.fromCharCode(...new TextEncoder().encode(id));
+}
 
 /** The HTTP relay behind the public `relayMcpHttp` (`_mcp/relays.ts`, which documents it). */
 export async function relayMcpHttp(url: string, options: McpHttpRelayOptions = {}): Promise<McpRelayExit> {
@@ -97,14 +106,16 @@ class HttpRelay {
   #protocolVersion: string | undefined;
   /** Requests in flight, so the relay waits for their answers before it ends. */
   readonly #inFlight = new Set<Promise<void>>();
-  /** Whether the server's own stream opened (settled once it has, or was refused); unset until asked for. */
-  #listenOpened: Promise<boolean> | undefined;
-  /** True while the server's own stream is read or resumed. */
-  #listenLive = false;
-  /** Requests the server took with 202 Accepted, to be answered on its own stream (or get an error when it ends). */
-  readonly #onStream: { id: JsonRpcId; method: string }[] = [];
+  /** The server's own stream: not asked for yet, being opened or read (or resumed), or over. */
+  #stream: "idle" | "open" | "over" = "idle";
+  /** How the server's own stream ended, for the requests it can no longer answer. */
+  #streamOver = "";
+  /** Requests the server took with 202 Accepted: answered on its own stream, or with an error once it is over. */
+  #onStream: { id: JsonRpcId; method: string }[] = [];
   /** Ends the server's own stream when the relay ends. */
   readonly #listenStop = new AbortController();
+  /** Aborted once the client has closed its side: answers in flight are still read, but not resumed. */
+  readonly #clientGone = new AbortController();
 
   constructor(url: string, options: McpHttpRelayOptions, signal: AbortSignal) {
     this.#url = url;
@@ -122,6 +133,7 @@ class HttpRelay {
       this.#signal.addEventListener("abort", () => resolve("aborted"), { once: true });
     });
     const first = await Promise.race([this.#pumpClient().then(() => "client" as const), aborted]);
+    this.#clientGone.abort();
     if (first === "client") {
       // Answers still on their way come first.
       await Promise.race([Promise.all([...this.#inFlight]), aborted]);
@@ -201,10 +213,11 @@ class HttpRelay {
     if (response.status === 202) {
       await response.body?.cancel();
       // MCP allows "202 Accepted" (no answer) for notifications only. As with the MCP SDK's client, answers
-      // may still come on the server's own stream while it is open; without one they never can.
-      if (requests.length === 0) return;
-      if (await this.#listenOpened && this.#listenLive) return void this.#onStream.push(...requests);
-      why = "it said 202 Accepted and has no stream of its own to send an answer on";
+      // may still come on the server's own stream (opened now if it was not yet); without one they never can.
+      this.#onStream = [...this.#onStream.filter((r) => this.#session.isWaiting(r.id)), ...requests];
+      if (this.#stream === "over") this.#answerOnStreamOver();
+      else void this.#listen();
+      return;
     } else {
       const waiting = () => requests.some((r) => this.#session.isWaiting(r.id));
       let end: StreamEnd = {};
@@ -213,7 +226,9 @@ class HttpRelay {
       } catch (error) {
         why = errorText(error);
       }
-      why = await this.#resume(end, this.#signal, waiting) || why;
+      // Once the client is gone the relay does not wait on a server that works on: it answers and ends.
+      const signal = AbortSignal.any([this.#signal, this.#clientGone.signal]);
+      why = await this.#resume(end, signal, waiting) || why;
     }
     for (const r of requests) {
       const text =
@@ -236,7 +251,10 @@ class HttpRelay {
       if (signal.aborted) break;
       try {
         const resumed = await fetch(this.#url, {
-          headers: { ...this.#headers("text/event-stream"), "last-event-id": end.lastEventId },
+          headers: {
+            ...this.#headers("text/event-stream"),
+            "last-event-id": lastEventIdHeader(end.lastEventId),
+          },
           signal,
         });
         if (!resumed.ok) {
@@ -283,7 +301,8 @@ class HttpRelay {
       // A broken stream can be resumed from the last event id, like one the server closed.
       if (end.lastEventId === undefined) throw error;
     }
-    take(parser.end());
+    // An event cut off before its blank line is dropped, its id too, as the SSE standard says (and the SDK
+    // does): resuming from the last whole event replays it.
     return end;
   }
 
@@ -294,7 +313,8 @@ class HttpRelay {
     try {
       message = JSON.parse(text);
     } catch {
-      this.#session.fromServer({ message: undefined, bytes: encoder.encode(text.slice(0, 1000)) });
+      const event = notJsonEvent(text);
+      if (event !== undefined) emitTo(this.#options.onEvent, event);
       return;
     }
     this.#noteInitialize(message);
@@ -321,27 +341,33 @@ class HttpRelay {
 
   /** The server's own stream (`GET`): requests and notifications it sends outside any answer. Optional. */
   async #listen(): Promise<void> {
-    if (this.#listenOpened !== undefined) return;
-    let opened = (_: boolean) => {};
-    this.#listenOpened = new Promise((resolve) => (opened = resolve));
+    if (this.#stream !== "idle") return;
+    this.#stream = "open";
+    let opened = false;
     try {
       const signal = AbortSignal.any([this.#signal, this.#listenStop.signal]);
       const response = await fetch(this.#url, { headers: this.#headers("text/event-stream"), signal });
       if (!response.ok) return void await response.body?.cancel();
-      this.#listenLive = true;
-      opened(true);
+      opened = true;
       // A server may end this stream at will once it gave an event id: follow it until the relay ends.
       await this.#resume(await this.#read(response, {}), signal, () => true);
     } catch {
       // The server offers no stream (405), or it ended: answers still arrive on the POSTs.
     } finally {
-      this.#listenLive = false;
-      opened(false); // (when it never opened)
-      for (const r of this.#onStream.splice(0)) {
-        const text = `toolguard: the MCP server at ${this.#url} took ${r.method} with 202 Accepted and ` +
-          "ended its own stream without answering it";
-        this.#session.answerWithError(r.id, TRANSPORT_ERROR, text);
-      }
+      this.#stream = "over";
+      this.#streamOver = opened
+        ? "ended its own stream without answering it"
+        : "has no stream of its own to answer on";
+      this.#answerOnStreamOver();
+    }
+  }
+
+  /** Requests taken with 202 Accepted get an error: the server's own stream, which could answer them, is over. */
+  #answerOnStreamOver(): void {
+    for (const r of this.#onStream.splice(0)) {
+      const text =
+        `toolguard: the MCP server at ${this.#url} took ${r.method} with 202 Accepted and ${this.#streamOver}`;
+      this.#session.answerWithError(r.id, TRANSPORT_ERROR, text);
     }
   }
 

@@ -79,6 +79,15 @@ const MAX_CANCELLED = 256;
 
 const decoder = new TextDecoder();
 
+/**
+ * The event for server output that is not JSON, carrying its first {@linkcode STRAY_TEXT} characters;
+ * undefined for blank text, which loses nothing.
+ */
+export function notJsonEvent(text: string): McpEvent | undefined {
+  if (text.trim() === "") return undefined;
+  return { event: "stray_message", from: "server", kind: "not_json", text: text.slice(0, STRAY_TEXT) };
+}
+
 /** Messages of a frame, a batch or a single one, as a list. */
 function messagesOf(frame: McpFrame): unknown[] {
   return Array.isArray(frame.message) ? frame.message : [frame.message];
@@ -487,6 +496,8 @@ export class GuardedSession implements McpSession {
     if (!this.#fetching) return;
     this.#fetching = false;
     clearTimeout(this.#fetchTimer);
+    // A late answer to a request of an abandoned fetch is the guard's own business: dropped quietly.
+    for (const key of this.#own.keys()) this.#noteCancelled(key);
     this.#own.clear();
     if (failure === undefined) return this.#drain();
     this.#hooks.emit({ event: "tools_fetch_failed", detail: failure });
@@ -580,14 +591,10 @@ export class GuardedSession implements McpSession {
    * to parse it) and reported with its start. A blank line is dropped quietly.
    */
   #notJson(frame: McpFrame): void {
-    const text = frame.bytes === undefined ? "" : decoder.decode(frame.bytes.subarray(0, 4 * STRAY_TEXT));
-    if (text.trim() === "") return;
-    this.#hooks.emit({
-      event: "stray_message",
-      from: "server",
-      kind: "not_json",
-      text: text.slice(0, STRAY_TEXT),
-    });
+    const event = notJsonEvent(
+      frame.bytes === undefined ? "" : decoder.decode(frame.bytes.subarray(0, 4 * STRAY_TEXT)),
+    );
+    if (event !== undefined) this.#hooks.emit(event);
   }
 
   /**

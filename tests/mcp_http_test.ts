@@ -19,7 +19,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 // @ts-types="../node_modules/@modelcontextprotocol/sdk/dist/esm/types.d.ts"
 import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { type JsonRpcMessage, type McpEvent, relayMcpHttp } from "../mcp.ts";
-import { runtimeCommand } from "./_runtime.ts";
+import { evalCommand, runtimeCommand } from "./_runtime.ts";
 import { INIT } from "./_mcp_messages.ts";
 import { headerOptions } from "../_cli/mcp.ts";
 import { UsageError } from "../_cli/io.ts";
@@ -192,18 +192,24 @@ test(
 /**
  * A Streamable HTTP server that answers each tool as its name says: an answer to another id, an event stream
  * with a line of text and a notification but no answer, a stream that offers resumption and then refuses
- * it, a dropped connection, two answers, 202 Accepted (and no stream of its own).
+ * it, a dropped connection, two answers, 202 Accepted (and no stream of its own), an event cut off before
+ * its end (with an id: resuming from the event before it replays the answer), an answer cut off in a whole
+ * event.
  */
 function startHostileServer(): Promise<{ url: string; resumed: string[]; stop: () => void }> {
   const resumed: string[] = [];
-  const tools = ["json-other", "sse-none", "sse-gone", "cut", "dup", "accepted"].map((name) => ({
+  const tools = ["json-other", "sse-none", "sse-gone", "cut", "dup", "accepted", "cut-event", "shaped"].map((
+    name,
+  ) => ({
     name,
     inputSchema: { type: "object" },
   }));
+  let replay = "";
   const server = createHttpServer((req, res) => {
     if (req.method === "GET") {
       const last = req.headers["last-event-id"];
       if (typeof last === "string") resumed.push(last);
+      if (last === "p1") return void res.writeHead(200, { "content-type": "text/event-stream" }).end(replay);
       return void res.writeHead(typeof last === "string" ? 404 : 405).end();
     }
     if (req.method !== "POST") return void res.writeHead(200).end();
@@ -246,6 +252,13 @@ function startHostileServer(): Promise<{ url: string; resumed: string[]; stop: (
           return;
         case "accepted": // 202 is for notifications; and this server has no stream of its own (405)
           return void res.writeHead(202).end();
+        case "cut-event": // the answer, cut off before its blank line; p1 resumes it whole
+          replay = `id: p2\ndata: ${answer(m.id, ok)}\n\n`;
+          sse().end(`id: p1\nretry: 10\ndata: \n\nid: p2\ndata: ${answer(m.id, ok).slice(0, 30)}`);
+          return;
+        case "shaped": // looks like an answer at its start, is not JSON
+          sse().end(`data: ${answer(m.id, ok).slice(0, 40)}\n\n`);
+          return;
         case "dup":
           sse().end(`data: ${answer(m.id, ok)}\n\ndata: ${answer(m.id, injected)}\n\n`);
           return;
@@ -264,8 +277,9 @@ test("relayMcpHttp: an answer that ends without the response is answered with an
   timeout: 30_000,
 }, async () => {
   const server = await startHostileServer();
-  const names = ["json-other", "sse-none", "sse-gone", "cut", "dup", "accepted"];
+  const names = ["json-other", "sse-none", "sse-gone", "cut", "dup", "accepted", "cut-event", "shaped"];
   const received: JsonRpcMessage[] = [];
+  const notJson: string[] = [];
   const events: McpEvent[] = [];
   let allAnswered = () => {};
   const answered = new Promise<void>((resolve) => (allAnswered = resolve));
@@ -289,8 +303,12 @@ test("relayMcpHttp: an answer that ends without the response is answered with an
       onEvent: (e) => void events.push(e),
       output: (bytes) => {
         for (const line of new TextDecoder().decode(bytes).split("\n").filter(Boolean)) {
-          const m = JSON.parse(line);
-          if (m.method === undefined) received.push(m); // answers; sse-none's notification passes too
+          try {
+            const m = JSON.parse(line);
+            if (m.method === undefined) received.push(m); // answers; sse-none's notification passes too
+          } catch {
+            notJson.push(line);
+          }
         }
         if (received.length >= 2 + names.length) allAnswered();
       },
@@ -301,7 +319,18 @@ test("relayMcpHttp: an answer that ends without the response is answered with an
   }
   assert.equal(whileConnected, true, "every request was answered while the client waited");
   const byId = new Map(received.map((m) => [m.id, m]));
-  assert.deepEqual([...byId.keys()].sort((a, b) => Number(a) - Number(b)), [0, 1, 10, 11, 12, 13, 14, 15]);
+  assert.deepEqual([...byId.keys()].sort((a, b) => Number(a) - Number(b)), [
+    0,
+    1,
+    10,
+    11,
+    12,
+    13,
+    14,
+    15,
+    16,
+    17,
+  ]);
   const error = (id: number) => (byId.get(id)?.error as { message: string } | undefined)?.message ?? "";
   assert.match(error(10), /ended its answer without answering tools\/call/);
   assert.match(error(11), /ended its answer without answering tools\/call/);
@@ -317,12 +346,18 @@ test("relayMcpHttp: an answer that ends without the response is answered with an
   );
   assert.match(
     error(15),
-    /without answering tools\/call \(it said 202 Accepted and has no stream of its own/,
+    /took tools\/call with 202 Accepted and has no stream of its own to answer on/,
   );
+  assert.deepEqual(byId.get(16)?.result, { content: [{ type: "text", text: "first" }] }, "resumed from p1");
+  assert.match(error(17), /ended its answer without answering tools\/call/);
   assert.equal(received.length, byId.size, "one answer per request");
-  assert.deepEqual(server.resumed, ["e1", "e1", "e1"], "three tries to resume, from the last event id");
+  assert.deepEqual(server.resumed.sort(), ["e1", "e1", "e1", "p1"], "from the last whole event's id");
   const strays = events.flatMap((e) => e.event === "stray_message" ? [[e.kind, e.id ?? null]] : []);
-  assert.deepEqual(strays.sort(), [["no_request", 14], ["no_request", 9999], ["not_json", null]].sort());
+  assert.deepEqual(
+    strays.sort(),
+    [["no_request", 14], ["no_request", 9999], ["not_json", null], ["not_json", null]].sort(),
+  );
+  assert.deepEqual(notJson, [], "every line the client read is JSON");
 });
 
 test("toolguard mcp --url --header: every request carries the header, ${NAME} read from the environment", {
@@ -402,5 +437,167 @@ test("headerOptions: Name: Value, ${NAME} from the environment, and clear refusa
     );
   }
   const newline = (name: string) => (name === "T" ? "a\r\nInjected: yes" : undefined);
-  assert.throws(() => headerOptions(["X: ${T}"], newline), /line break or NUL/);
+  assert.throws(() => headerOptions(["X: ${T}"], newline), /control character \(such as a line break\)/);
+  assert.throws(() => headerOptions(["X: caf\u00e9 \u2713"], env), /beyond Latin-1/);
+  assert.deepEqual(headerOptions(["X: caf\u00e9\tok"], env), { X: "caf\u00e9\tok" });
+  assert.throws(() => headerOptions(["X-A: 1", "x-a: 2"], env), /--header x-a is given twice/);
 });
+
+/**
+ * A server for the relay's end and its 202 handling: tools/call gets an event stream that gives an id and
+ * ends, and every resumption is empty (it never answers); the server's own stream gives an id with a
+ * 20-second `retry:` and stays open; `ping` is taken with 202 and answered on the server's own stream, and
+ * the `notifications/initialized` POST is answered 300 ms late (so the ping's 202 comes first).
+ */
+function startStallingServer(): Promise<{ url: string; stop: () => void }> {
+  const own: { write(text: string): void }[] = [];
+  const server = createHttpServer((req, res) => {
+    if (req.method === "GET") {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      if (req.headers["last-event-id"] !== undefined) return void res.end(); // resumed: nothing new
+      own.push(res);
+      return void res.write("id: g1\nretry: 20000\ndata: \n\n");
+    }
+    let body = "";
+    req.on("data", (c) => (body += c));
+    req.on("end", () => {
+      if (req.method !== "POST") return void res.writeHead(200).end();
+      const m = JSON.parse(body);
+      if (m.method === "notifications/initialized") {
+        return void setTimeout(() => res.writeHead(202).end(), 300);
+      }
+      if (m.id === undefined) return void res.writeHead(202).end();
+      const answer = (result: unknown) => JSON.stringify({ jsonrpc: "2.0", id: m.id, result });
+      if (m.method === "initialize") {
+        const init = {
+          protocolVersion: "2025-06-18",
+          capabilities: { tools: {} },
+          serverInfo: { name: "s", version: "1" },
+        };
+        return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s" })
+          .end(answer(init));
+      }
+      if (m.method === "tools/list") {
+        const tools = [{ name: "slow", inputSchema: { type: "object" } }];
+        return void res.writeHead(200, { "content-type": "application/json" }).end(answer({ tools }));
+      }
+      if (m.method === "ping") {
+        res.writeHead(202).end();
+        const send = () => own.length > 0 ? own[0].write(`data: ${answer({})}\n\n`) : setTimeout(send, 20);
+        return void send();
+      }
+      res.writeHead(200, { "content-type": "text/event-stream" }).end("id: t1\nretry: 10\ndata: \n\n");
+    });
+  });
+  return new Promise((resolve) => {
+    server.listen(0, "127.0.0.1", () => {
+      const port = (server.address() as { port: number }).port;
+      resolve({
+        url: `http://127.0.0.1:${port}/mcp`,
+        stop: () => server.closeAllConnections?.() ?? server.close(),
+      });
+    });
+  });
+}
+
+test(
+  "relayMcpHttp: a 202 is answered on the server's own stream, also one that came before the relay opened it",
+  {
+    timeout: 30_000,
+  },
+  async () => {
+    const server = await startStallingServer();
+    const received: JsonRpcMessage[] = [];
+    let answered = () => {};
+    const done = new Promise<void>((resolve) => (answered = resolve));
+    const timer = setTimeout(answered, 15_000);
+    async function* client() {
+      for (const m of [...INIT, { jsonrpc: "2.0", id: 1, method: "ping" }]) {
+        yield new TextEncoder().encode(JSON.stringify(m) + "\n");
+      }
+      await done;
+    }
+    try {
+      await relayMcpHttp(server.url, {
+        input: client(),
+        output: (bytes) => {
+          for (const line of new TextDecoder().decode(bytes).split("\n").filter(Boolean)) {
+            received.push(JSON.parse(line));
+          }
+          if (received.some((m) => m.id === 1)) answered();
+        },
+      });
+    } finally {
+      clearTimeout(timer);
+      server.stop();
+    }
+    assert.deepEqual(received.find((m) => m.id === 1), { jsonrpc: "2.0", id: 1, result: {} });
+  },
+);
+
+test("relayMcpHttp: once the client has closed, a server that keeps resuming empty does not hold the relay", {
+  timeout: 60_000,
+}, async () => {
+  const server = await startStallingServer();
+  const received: JsonRpcMessage[] = [];
+  async function* client() {
+    for (const m of [...INIT, { jsonrpc: "2.0", id: 1, method: "tools/list" }]) {
+      yield new TextEncoder().encode(JSON.stringify(m) + "\n");
+    }
+    yield new TextEncoder().encode(
+      JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "slow" } }) + "\n",
+    );
+    await new Promise((resolve) => setTimeout(resolve, 500)); // resumptions come and bring nothing
+  }
+  const ended = relayMcpHttp(server.url, {
+    input: client(),
+    output: (bytes) => {
+      for (const line of new TextDecoder().decode(bytes).split("\n").filter(Boolean)) {
+        received.push(JSON.parse(line));
+      }
+    },
+  }).then((exit) => exit.reason);
+  const outcome = await Promise.race([
+    ended,
+    new Promise((resolve) => setTimeout(() => resolve("still running"), 20_000)),
+  ]);
+  server.stop();
+  assert.equal(outcome, "client_closed");
+  const call = received.find((m) => m.id === 2);
+  assert.match(JSON.stringify(call?.error), /ended its answer without answering tools\/call/);
+});
+
+test(
+  "relayMcpHttp: no timer of the relay keeps the process alive after it returns",
+  { timeout: 60_000 },
+  async () => {
+    const server = await startStallingServer();
+    try {
+      // The child relays a client that sends initialize and leaves; the server's own stream asked for a
+      // 20-second retry, which the relay must not sit out after it has returned.
+      const code = `const { relayMcpHttp } = await import(${JSON.stringify(join(root, "mcp.ts"))});` +
+        `const line = new TextEncoder().encode(${
+          JSON.stringify(INIT.map((m) => JSON.stringify(m)).join("\n") + "\n")
+        });` +
+        `await relayMcpHttp(${
+          JSON.stringify(server.url)
+        }, { input: (async function* () { yield line; await new Promise((r) => setTimeout(r, 500)); })(), output: () => {} });` +
+        `console.log("returned", Date.now());`;
+      const c = evalCommand(code);
+      const started = Date.now();
+      const child = spawn(c.command, c.args, { stdio: ["ignore", "pipe", "inherit"] });
+      let out = "";
+      child.stdout.on("data", (chunk: Uint8Array) => (out += new TextDecoder().decode(chunk)));
+      const exited = await new Promise<number>((resolve) => child.on("exit", () => resolve(Date.now())));
+      assert.match(out, /returned (\d+)/);
+      const returned = Number(/returned (\d+)/.exec(out)![1]);
+      assert.ok(
+        exited - returned < 10_000,
+        `the process exited ${exited - returned} ms after the relay returned`,
+      );
+      assert.ok(exited - started < 30_000);
+    } finally {
+      server.stop();
+    }
+  },
+);

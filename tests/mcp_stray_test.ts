@@ -139,4 +139,8 @@ test("McpSession: answerWithError on the guard's own tools/list ends its fetch, 
     /could not read this server's tool list \(tools\/list failed: HTTP 503\)/,
   );
   assert.ok(!toClient.some((m) => m.id === own.id), "the client never sees the guard's own id");
+  // The server's late answer to the abandoned request is the guard's own business: dropped, not reported.
+  s.fromServer({ message: { jsonrpc: "2.0", id: own.id, result: { tools: [] } } });
+  assert.deepEqual(events.map((e) => e.event), ["tools_fetch_failed"]);
+  assert.equal(toClient.length, 1);
 });
