@@ -209,7 +209,6 @@ class HttpRelay {
    */
   async #answersTo(message: unknown, response: Response): Promise<void> {
     const requests = requestsOf(message);
-    let why = "";
     if (response.status === 202) {
       await response.body?.cancel();
       // MCP allows "202 Accepted" (no answer) for notifications only. As with the MCP SDK's client, answers
@@ -218,18 +217,18 @@ class HttpRelay {
       if (this.#stream === "over") this.#answerOnStreamOver();
       else void this.#listen();
       return;
-    } else {
-      const waiting = () => requests.some((r) => this.#session.isWaiting(r.id));
-      let end: StreamEnd = {};
-      try {
-        end = await this.#read(response, end);
-      } catch (error) {
-        why = errorText(error);
-      }
-      // Once the client is gone the relay does not wait on a server that works on: it answers and ends.
-      const signal = AbortSignal.any([this.#signal, this.#clientGone.signal]);
-      why = await this.#resume(end, signal, waiting) || why;
     }
+    const waiting = () => requests.some((r) => this.#session.isWaiting(r.id));
+    let why = "";
+    let end: StreamEnd = {};
+    try {
+      end = await this.#read(response, end);
+    } catch (error) {
+      why = errorText(error);
+    }
+    // Once the client is gone the relay does not wait on a server that works on: it answers and ends.
+    const signal = AbortSignal.any([this.#signal, this.#clientGone.signal]);
+    why = await this.#resume(end, signal, waiting) || why;
     for (const r of requests) {
       const text =
         `toolguard: the MCP server at ${this.#url} ended its answer without answering ${r.method}` +
@@ -306,7 +305,7 @@ class HttpRelay {
     return end;
   }
 
-  /** One message from the server; text that is not JSON goes to the session too, which reports it. */
+  /** One message from the server, to the session; text that is not JSON is reported and goes no further. */
   #fromServerText(text: string | undefined): void {
     if (text === undefined || text.trim() === "") return;
     let message: JsonRpcMessage | JsonRpcMessage[];
