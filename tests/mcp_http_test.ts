@@ -9,7 +9,7 @@ import { createServer as createHttpServer } from "node:http";
 import { createServer } from "node:net";
 import { dirname, join } from "node:path";
 import process from "node:process";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client";
 // The SDK's "./*" export maps types to "*.js.d.ts", which does not exist; point Deno at the real file.
 // @ts-types="../node_modules/@modelcontextprotocol/sdk/dist/esm/client/stdio.d.ts"
@@ -575,7 +575,10 @@ test(
     try {
       // The child relays a client that sends initialize and leaves; the server's own stream asked for a
       // 20-second retry, which the relay must not sit out after it has returned.
-      const code = `const { relayMcpHttp } = await import(${JSON.stringify(join(root, "mcp.ts"))});` +
+      const code =
+        `const { relayMcpHttp } = await import(${
+          JSON.stringify(pathToFileURL(join(root, "mcp.ts")).href)
+        });` +
         `const line = new TextEncoder().encode(${
           JSON.stringify(INIT.map((m) => JSON.stringify(m)).join("\n") + "\n")
         });` +
