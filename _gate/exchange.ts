@@ -7,6 +7,7 @@
  */
 
 import { isRecord } from "../_common/values.ts";
+import { parseJsonSafe } from "../_common/json.ts";
 import type { Verdict } from "../types.ts";
 import { callForValidation } from "./assemble.ts";
 import type { StreamDialect } from "./calls.ts";
@@ -113,8 +114,33 @@ export async function gateRequest(
     if (options.stream === false) return response;
     return gateStreamed(response, type.includes("ndjson") ? "ollama" : dialect, exchange);
   }
-  if (!type.includes("json")) return response;
-  return await gateJson(response, exchange);
+  // Whatever the content-type says, a client parses the answer as what it asked for (the SDKs do not look):
+  // a stream as its stream, anything else as JSON. So that is how it is judged.
+  if (!asksForStream(dialect, request, url)) return await gateJson(response, exchange);
+  if (options.stream === false) return response;
+  // A stream that does not say it is one is read whole (it is already odd) and judged as the client will
+  // read it: one JSON document, or the dialect's stream.
+  const text = await response.text();
+  const copy = withUrl(
+    new Response(text, {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+    }),
+    response.url,
+  );
+  if (parseJsonSafe(text).ok) return await gateJson(copy, exchange);
+  return gateStreamed(copy, dialect, exchange);
+}
+
+/**
+ * True when the request asks for a streamed answer: `stream: true` (OpenAI, Anthropic, Cohere), Ollama's
+ * default (`stream` not false), Gemini's `:streamGenerateContent?alt=sse`.
+ */
+function asksForStream(dialect: CompletionDialect, request: Record<string, unknown>, url: string): boolean {
+  if (dialect === "ollama") return request.stream !== false;
+  if (dialect === "gemini") return url.includes(":streamGenerateContent") && /[?&]alt=sse\b/.test(url);
+  return request.stream === true;
 }
 
 /** Sends the follow-up of a rejected streamed turn; its gated stream, or undefined (the clean stop). */

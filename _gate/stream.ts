@@ -101,10 +101,9 @@ interface Sink {
 
 /** Forwards every chunk of `stream` to `controller`. */
 async function pump(
-  stream: ReadableStream<Uint8Array>,
+  reader: ReadableStreamDefaultReader<Uint8Array>,
   controller: Sink,
 ): Promise<void> {
-  const reader = stream.getReader();
   for (;;) {
     const { done, value } = await reader.read();
     if (done) return;
@@ -144,6 +143,10 @@ export class StreamGate {
    */
   #text: TextCalls | undefined;
   #started = false;
+  /** Set when the client cancels: nothing more is judged, retried or reported. */
+  #cancelled = false;
+  /** The reader of a retry's stream being forwarded, so a cancel reaches it too. */
+  #retryReader: ReadableStreamDefaultReader<Uint8Array> | undefined;
   readonly #assembler = new CallAssembler();
   /** What this stream's message said, as the provider sent it (a retry sends it back). */
   readonly #turn: TurnRecorder;
@@ -199,6 +202,8 @@ export class StreamGate {
         };
         while (!sent) {
           const { done, value } = await reader.read();
+          // A cancel ends a pending read as if the stream were over: that is no turn to judge or retry.
+          if (this.#cancelled) return;
           if (done) {
             await this.#flush(sink);
             return controller.close();
@@ -206,7 +211,10 @@ export class StreamGate {
           this.#transform(value, sink);
         }
       },
-      cancel: (reason) => reader.cancel(reason),
+      cancel: async (reason) => {
+        this.#cancelled = true;
+        await Promise.all([reader.cancel(reason), this.#retryReader?.cancel(reason)]);
+      },
     }, { highWaterMark: 0 });
   }
 
@@ -225,9 +233,11 @@ export class StreamGate {
       const text = this.#decoder.decode();
       for (const frame of [...this.#parser.push(text), ...this.#parser.end()]) this.#onFrame(frame);
       const next = await this.#finish();
-      if (next) {
+      if (next && this.#cancelled) await next.cancel();
+      else if (next) {
         this.#send(controller);
-        await pump(next, controller);
+        this.#retryReader = next.getReader();
+        await pump(this.#retryReader, controller);
       }
     } catch (e) {
       this.#drop(`stream could not be read: ${errorText(e)}`);
@@ -379,7 +389,7 @@ export class StreamGate {
   ): Promise<ReadableStream<Uint8Array> | undefined> {
     const retry = this.#options.retry;
     const router = this.#router;
-    if (!retry || !router.resume) return undefined;
+    if (!retry || !router.resume || this.#cancelled) return undefined;
     const flow = this.#flow;
     let next: ReadableStream<Uint8Array> | undefined;
     try {

@@ -24,6 +24,20 @@ import {
 /** The built-in tools Anthropic defines but the caller runs (server tools are run by Anthropic). */
 const CLIENT_BUILTIN = /^(memory|bash|text_editor|computer)_\d+$/;
 
+/** True for a `tool_use` content block. */
+function isToolUse(block: unknown): boolean {
+  return isRecord(block) && block.type === "tool_use";
+}
+
+/**
+ * The `tool_use` blocks a `message_start` already carries. Anthropic starts every message empty, but a
+ * client keeps what comes (the SDK's snapshot does), so a call there is held and judged like any other.
+ */
+function callsIn(event: Record<string, unknown>): unknown[] {
+  const message = event.message;
+  return isRecord(message) && Array.isArray(message.content) ? message.content.filter(isToolUse) : [];
+}
+
 const body: CompletionBody = {
   declared(tool) {
     if (tool.input_schema !== undefined || tool.type === undefined || tool.type === "custom") return [tool];
@@ -102,12 +116,16 @@ class AnthropicStream implements FrameRouter {
 
   route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void {
     const type = event.type;
-    if (
-      type === "content_block_start" && isRecord(event.content_block) &&
-      event.content_block.type === "tool_use"
-    ) {
+    const toolStart = type === "content_block_start" && isRecord(event.content_block) &&
+      event.content_block.type === "tool_use";
+    if (toolStart) {
       flow.pending = true;
       if (typeof event.index === "number") this.#tools.add(event.index);
+    }
+    if (type === "message_start" && callsIn(event).length > 0) {
+      flow.pending = true; // (see callsIn)
+      const content = (event.message as Record<string, unknown>).content as unknown[];
+      content.forEach((block, i) => isToolUse(block) && this.#tools.add(i));
     }
     if (type === "error") return flow.send(raw); // errors reach the client at once; they carry no call
     if (!flow.pending) {
@@ -115,7 +133,11 @@ class AnthropicStream implements FrameRouter {
       return flow.send(raw);
     }
     const index = typeof event.index === "number" ? event.index : -1;
-    flow.hold({ raw, event, tool: this.#tools.has(index) });
+    // A call's block without an index is a call's all the same: it goes with the call if that is refused.
+    const unplaced = index === -1 &&
+      (toolStart ||
+        (type === "content_block_delta" && isRecord(event.delta) && event.delta.type === "input_json_delta"));
+    flow.hold({ raw, event, tool: this.#tools.has(index) || unplaced });
   }
 
   replace(text: string, _calls: unknown, flow: StreamFlow): void {
@@ -131,6 +153,11 @@ class AnthropicStream implements FrameRouter {
         const index = this.#tools.renumber(e.index);
         next = Math.max(next, index + 1);
         emit({ ...e, index });
+      } else if (e.type === "message_start" && callsIn(e).length > 0) {
+        const message = e.message as Record<string, unknown>;
+        const content = (message.content as unknown[]).filter((b) => !isToolUse(b));
+        next = Math.max(next, content.length);
+        emit({ ...e, message: { ...message, content } });
       } else flow.send(h.raw);
     }
     next = this.#tools.replacementAt(next);

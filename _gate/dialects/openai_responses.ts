@@ -213,10 +213,19 @@ class ResponsesStream implements FrameRouter {
 
   route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void {
     const type = event.type;
-    if (type === "response.output_item.added" && isClientCall(event.item)) {
+    // A call is held from its first sign: its item added, else its item done, else the final snapshot
+    // (a server may skip the earlier events; a client reads the call from whichever it gets).
+    if (
+      (type === "response.output_item.added" || type === "response.output_item.done") &&
+      isClientCall(event.item)
+    ) {
       flow.pending = true;
       if (typeof event.output_index === "number") this.#tools.add(event.output_index);
     }
+    if (
+      TERMINAL.has(type as string) && isRecord(event.response) && Array.isArray(event.response.output) &&
+      event.response.output.some(isClientCall)
+    ) flow.pending = true;
     if (type === "error" || type === "response.failed") return flow.send(raw);
     if (!flow.pending) {
       if (type === "response.output_text.delta") flow.textSeen = true;

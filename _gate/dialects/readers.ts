@@ -245,20 +245,37 @@ function fillSlot(s: Slot, item: Record<string, unknown>, { done }: { done: bool
 // Anthropic Messages
 // ---------------------------------------------------------------------------------------------------------
 
+/** Opens the call of a `tool_use` block: its id, name and any input it came with. */
+function openToolUse(book: SlotBook, key: string, slot: number, block: Record<string, unknown>): void {
+  const s = book.open(key, "anthropic", 0, slot);
+  if (typeof block.id === "string") s.id = block.id;
+  if (typeof block.name === "string") s.name = block.name;
+  if (isRecord(block.input) && Object.keys(block.input).length > 0) {
+    s.initialInput = JSON.stringify(block.input);
+  }
+}
+
 /** Reads `tool_use` content blocks and their `input_json_delta` pieces, one call per block index. */
 const anthropicEvents: EventReader = {
   read(event: Record<string, unknown>, book: SlotBook): void {
     const index = typeof event.index === "number" ? event.index : undefined;
-    if (event.type === "content_block_start" && isRecord(event.content_block)) {
+    if (event.type === "message_start" && isRecord(event.message) && Array.isArray(event.message.content)) {
+      // Anthropic starts with no content; a client that keeps what comes here would run a call in it.
+      event.message.content.forEach((block, i) => {
+        if (isRecord(block) && block.type === "tool_use") openToolUse(book, `a${i}`, i, block);
+      });
+    } else if (event.type === "content_block_start" && isRecord(event.content_block)) {
       const block = event.content_block;
       if (block.type !== "tool_use") return;
-      if (index === undefined) return book.finding("missing_index", "content_block_start has no index");
-      const s = book.open(`a${index}`, "anthropic", 0, index);
-      if (typeof block.id === "string") s.id = block.id;
-      if (typeof block.name === "string") s.name = block.name;
-      if (isRecord(block.input) && Object.keys(block.input).length > 0) {
-        s.initialInput = JSON.stringify(block.input);
+      if (index === undefined) {
+        // Judged all the same (a client may take the block in order): the gate cannot place its pieces.
+        book.finding(
+          "missing_index",
+          "content_block_start has no index; its call is judged without its input deltas",
+        );
+        return void openToolUse(book, `a?${book.size}`, -1, block);
       }
+      openToolUse(book, `a${index}`, index, block);
     } else if (event.type === "content_block_delta" && isRecord(event.delta)) {
       if (event.delta.type !== "input_json_delta") return;
       const s = index === undefined ? undefined : book.get(`a${index}`);
@@ -360,8 +377,13 @@ const cohereEvents: EventReader = {
   read(event: Record<string, unknown>, book: SlotBook): void {
     const type = event.type;
     if (type !== "tool-call-start" && type !== "tool-call-delta") return;
-    const index = typeof event.index === "number" ? event.index : undefined;
-    if (index === undefined) return book.finding("missing_index", `${type} has no index`);
+    let index = typeof event.index === "number" ? event.index : undefined;
+    if (index === undefined) {
+      // Judged all the same: a start opens a call of its own, a delta joins the last one.
+      book.finding("missing_index", `${type} has no index; it was matched by order`);
+      const last = book.lastIn(0);
+      index = type === "tool-call-delta" && last ? last.slot : -1 - book.size;
+    }
     const tc = deltaMessage(event).tool_calls;
     const call = isRecord(tc) ? tc : {};
     const fn = isRecord(call.function) ? call.function : {};

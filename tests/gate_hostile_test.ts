@@ -1,0 +1,268 @@
+/**
+ * A provider that sends a call the gate's usual signs would miss: a stream typed as JSON or text, an
+ * OpenAI Responses call only in its `.done` item or final snapshot, an Anthropic `tool_use` without an
+ * index or inside `message_start`, a Cohere call without an index. The official clients read each of these
+ * as a call, so the gate must judge it; and a client that cancels leaves no retry behind.
+ */
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { createServer, type ServerResponse } from "node:http";
+import OpenAI from "openai";
+import Anthropic from "@anthropic-ai/sdk";
+import { type GateEvent, guardFetch } from "../gate.ts";
+import {
+  anthropicStream,
+  chatStream,
+  type FakeReply,
+  type FakeServer,
+  responsesStream,
+  startFakeLlmServer,
+  TOOLS_ANTHROPIC,
+  TOOLS_OPENAI,
+  TOOLS_RESPONSES,
+} from "./_fake_llm_server.ts";
+
+let next: FakeReply = { json: {} };
+let server: FakeServer;
+const events: GateEvent[] = [];
+const gfetch = guardFetch(fetch, { onVerdict: (e) => events.push(e) });
+
+before(async () => {
+  server = await startFakeLlmServer(() => next);
+});
+after(async () => {
+  await server.close();
+});
+
+function reply(r: FakeReply): void {
+  next = r;
+  events.length = 0;
+}
+
+const openai = () =>
+  new OpenAI({ apiKey: "sk-test", baseURL: `${server.url}/v1`, fetch: gfetch, maxRetries: 0 });
+const anthropic = () =>
+  new Anthropic({ apiKey: "sk-ant-test", baseURL: server.url, fetch: gfetch, maxRetries: 0 });
+const messages = [{ role: "user" as const, content: "Weather in Oslo?" }];
+const UNDECLARED = [{ name: "delete_everything", args: {} }];
+
+test("guardFetch: a stream typed as JSON, as text or as bytes is judged as the stream the client reads", async () => {
+  for (const type of ["application/json", "text/plain", "application/octet-stream"]) {
+    reply({ sse: chatStream(["Sure"], UNDECLARED), headers: { "content-type": type } });
+    const stream = await openai().chat.completions.create({
+      model: "m",
+      messages,
+      tools: TOOLS_OPENAI as never,
+      stream: true,
+    });
+    const names: string[] = [];
+    for await (const chunk of stream) {
+      for (const c of chunk.choices[0]?.delta?.tool_calls ?? []) {
+        if (c.function?.name) names.push(c.function.name);
+      }
+    }
+    assert.deepEqual(names, [], `${type}: the undeclared call never reaches the client`);
+    assert.equal(events.length, 1, type);
+    assert.equal(events[0].verdict.allowed, false, type);
+  }
+  // The same call asked for without a stream, in a JSON body typed as text: judged as the JSON it is.
+  reply({
+    body: JSON.stringify({
+      id: "c",
+      object: "chat.completion",
+      created: 0,
+      model: "m",
+      choices: [{
+        index: 0,
+        finish_reason: "tool_calls",
+        message: {
+          role: "assistant",
+          content: null,
+          tool_calls: [{
+            id: "call_1",
+            type: "function",
+            function: { name: "delete_everything", arguments: "{}" },
+          }],
+        },
+      }],
+    }),
+    contentType: "text/plain",
+  });
+  const res = await gfetch(`${server.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model: "m", messages, tools: TOOLS_OPENAI }),
+  });
+  const body = await res.json();
+  assert.equal(body.choices[0].message.tool_calls, undefined);
+  assert.equal(events[0].verdict.allowed, false);
+});
+
+test("guardFetch: an OpenAI Responses call seen only in its .done item or in the final snapshot is judged", async () => {
+  const full = responsesStream([], UNDECLARED) as Record<string, unknown>[];
+  const doneOnly = full.filter((e) =>
+    e.type !== "response.output_item.added" && e.type !== "response.function_call_arguments.delta" &&
+    e.type !== "response.function_call_arguments.done"
+  );
+  const snapshotOnly = doneOnly.filter((e) => e.type !== "response.output_item.done");
+  for (const [label, sse] of [["done item", doneOnly], ["final snapshot", snapshotOnly]] as const) {
+    reply({ sse, named: true });
+    const stream = openai().responses.stream({ model: "m", input: "hi", tools: TOOLS_RESPONSES as never });
+    const final = await stream.finalResponse();
+    assert.deepEqual(final.output.filter((o) => o.type === "function_call"), [], label);
+    assert.equal(events[0]?.verdict.allowed, false, label);
+    assert.equal(events[0]?.changed, true, label);
+  }
+});
+
+test("guardFetch: an Anthropic tool_use without an index, or inside message_start, is judged", async () => {
+  const base = anthropicStream([], UNDECLARED) as Record<string, unknown>[];
+  const noIndex = base.map((e) => {
+    if (
+      e.type === "content_block_start" || e.type === "content_block_delta" || e.type === "content_block_stop"
+    ) {
+      const { index: _index, ...rest } = e;
+      return rest;
+    }
+    return e;
+  });
+  const start = base[0] as { message: Record<string, unknown> };
+  const inStart = [
+    {
+      ...start,
+      message: {
+        ...start.message,
+        content: [{ type: "tool_use", id: "toolu_1", name: "delete_everything", input: {} }],
+      },
+    },
+    ...base.slice(1).filter((e) => !String(e.type).startsWith("content_block")),
+  ];
+  for (const [label, sse] of [["no index", noIndex], ["in message_start", inStart]] as const) {
+    reply({ sse, named: true });
+    const message = await anthropic().messages.stream({
+      model: "claude",
+      max_tokens: 10,
+      messages,
+      tools: TOOLS_ANTHROPIC as never,
+    }).finalMessage();
+    assert.deepEqual(message.content.filter((b) => b.type === "tool_use"), [], label);
+    assert.equal(events[0]?.verdict.allowed, false, label);
+  }
+});
+
+test("guardFetch: a Cohere tool call without an index is judged", async () => {
+  const call = (type: string, extra: Record<string, unknown>) => ({ type, ...extra });
+  const sse = [
+    call("message-start", { id: "m", delta: { message: { role: "assistant" } } }),
+    call("tool-call-start", {
+      delta: {
+        message: {
+          tool_calls: { id: "c1", type: "function", function: { name: "delete_everything", arguments: "" } },
+        },
+      },
+    }),
+    call("tool-call-delta", { delta: { message: { tool_calls: { function: { arguments: "{}" } } } } }),
+    call("tool-call-end", {}),
+    call("message-end", { delta: { finish_reason: "TOOL_CALL" } }),
+  ];
+  reply({ sse });
+  const res = await gfetch(`${server.url}/v2/chat`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model: "command", stream: true, messages, tools: TOOLS_OPENAI }),
+  });
+  const text = await res.text();
+  assert.doesNotMatch(text, /"name":"delete_everything"/, "the call's events are not forwarded");
+  assert.equal(events[0]?.verdict.allowed, false);
+  assert.ok(events[0]?.findings.some((f) => f.code === "missing_index"));
+});
+
+/**
+ * A provider for the cancel test: the first request streams text and a rejected call and then stalls (or
+ * ends, with `ends`); a retry streams text and stalls. Records the requests and which connections closed.
+ */
+async function stallingProvider(ends: boolean) {
+  const chunk = (delta: unknown, finish: string | null = null) =>
+    `data: ${
+      JSON.stringify({
+        id: "c",
+        object: "chat.completion.chunk",
+        created: 0,
+        model: "m",
+        choices: [{ index: 0, delta, finish_reason: finish }],
+      })
+    }\n\n`;
+  const call = {
+    index: 0,
+    id: "call_1",
+    type: "function",
+    function: { name: "delete_everything", arguments: "{}" },
+  };
+  const requests: number[] = [];
+  const closed: number[] = [];
+  const open: ServerResponse[] = [];
+  const http = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      const n = requests.push(requests.length) - 1;
+      res.on("close", () => closed.push(n));
+      open.push(res);
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      if (n > 0) return void res.write(chunk({ content: "retry text" }));
+      res.write(chunk({ role: "assistant", content: "Hello" }) + chunk({ tool_calls: [call] }));
+      if (ends) res.end(chunk({}, "tool_calls") + "data: [DONE]\n\n");
+    });
+  });
+  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(http.address() as { port: number }).port}/v1/chat/completions`;
+  const stop = () => {
+    for (const res of open) res.destroy();
+    http.close();
+  };
+  return { url, requests, closed, stop };
+}
+
+const until = async (test: () => boolean) => {
+  for (let waited = 0; !test() && waited < 5000; waited += 20) await new Promise((r) => setTimeout(r, 20));
+};
+
+test("guardFetch: a client that cancels while the gate holds a call gets no retry sent or left open", async () => {
+  const reported: GateEvent[] = [];
+  const fetchWithRetry = guardFetch(fetch, { retry: 1, onVerdict: (e) => reported.push(e) });
+  const post = (url: string) =>
+    fetchWithRetry(url, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "m", stream: true, messages, tools: TOOLS_OPENAI }),
+    });
+
+  // Cancelled while the provider stalls mid-turn: the end of the read is no end of the turn.
+  const stalled = await stallingProvider(false);
+  try {
+    const reader = (await post(stalled.url)).body!.getReader();
+    await reader.read(); // the text before the call
+    const pending = reader.read();
+    await new Promise((r) => setTimeout(r, 100));
+    await reader.cancel("user stop");
+    assert.deepEqual(await pending, { done: true, value: undefined });
+    await until(() => stalled.closed.length > 0);
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(stalled.requests.length, 1, "no retry was sent for a stream nobody reads");
+    assert.deepEqual(reported, [], "nor was a verdict reported");
+  } finally {
+    stalled.stop();
+  }
+
+  // Cancelled while the retry's stream is forwarded: the retry's connection is closed too.
+  const retried = await stallingProvider(true);
+  try {
+    const reader = (await post(retried.url)).body!.getReader();
+    let got = "";
+    while (!got.includes("retry text")) got += new TextDecoder().decode((await reader.read()).value);
+    await reader.cancel("user stop");
+    await until(() => retried.closed.length >= 2);
+    assert.deepEqual([...retried.closed].sort(), [0, 1], "both upstream connections are closed");
+  } finally {
+    retried.stop();
+  }
+});
