@@ -111,6 +111,40 @@ async function pump(
   }
 }
 
+/**
+ * The calls as a client that keeps one call per index reads them, when the stream reused an index for a
+ * second call (the gate keeps such calls apart; the OpenAI SDK merges them: the later name and id, the
+ * arguments run together); undefined when no index was reused. A merged call whose arguments are not JSON
+ * is left out: no client can run it.
+ */
+function mergedByIndex(
+  calls: readonly AssembledToolCall[],
+  findings: readonly StreamFinding[],
+): AssembledToolCall[] | undefined {
+  if (!findings.some((f) => f.code === "reused_index")) return undefined;
+  const groups = new Map<string, AssembledToolCall[]>();
+  for (const c of calls) {
+    const key = `${c.choice}:${c.slot}`;
+    groups.set(key, [...groups.get(key) ?? [], c]);
+  }
+  const merged: AssembledToolCall[] = [];
+  for (const group of groups.values()) {
+    if (group.length === 1) {
+      merged.push(group[0]);
+      continue;
+    }
+    const call = group.reduce((a, c) => ({
+      ...a,
+      id: c.id || a.id,
+      syntheticId: c.id ? c.syntheticId : a.syntheticId,
+      name: c.name || a.name,
+      arguments: a.arguments + c.arguments,
+    }));
+    if (parseJsonSafe(call.arguments).ok) merged.push(call);
+  }
+  return merged.length < calls.length ? merged : undefined;
+}
+
 /** An NDJSON parser whose lines read as frames. */
 function ndjsonFrames(): FrameParser<WireFrame> {
   const lines = ndjsonParser();
@@ -306,7 +340,9 @@ export class StreamGate {
    * the calls were rejected and a retry was sent in their place.
    */
   async #finish(): Promise<ReadableStream<Uint8Array> | undefined> {
-    const { calls, findings } = this.#assembler.result();
+    const assembled = this.#assembler.result();
+    const findings = assembled.findings;
+    let calls = assembled.calls;
     const flow = this.#flow;
     for (const frame of this.#text?.drain() ?? []) this.#router.route(frame.raw, frame.event, flow);
     const all = [...this.#dropped, ...findings];
@@ -316,7 +352,13 @@ export class StreamGate {
     let verdict: Verdict | undefined;
     let replaced = false;
     if (flow.pending && calls.length > 0) {
-      const judgement = await this.#judge(calls);
+      let judgement = await this.#judge(calls);
+      // Calls the gate kept apart but a client merges (a reused index) are judged as it will run them too.
+      const merged = judgement.verdict.allowed ? mergedByIndex(calls, findings) : undefined;
+      if (merged && merged.length > 0) {
+        const asMerged = await this.#judge(merged);
+        if (!asMerged.verdict.allowed) ({ judgement, calls } = { judgement: asMerged, calls: merged });
+      }
       verdict = judgement.verdict;
       if (verdict.allowed) flow.release();
       else {

@@ -12,6 +12,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import { type GateEvent, guardFetch } from "../gate.ts";
 import {
   anthropicStream,
+  chatChunk,
   chatStream,
   type FakeReply,
   type FakeServer,
@@ -265,4 +266,41 @@ test("guardFetch: a client that cancels while the gate holds a call gets no retr
   } finally {
     retried.stop();
   }
+});
+
+test("guardFetch: an OpenAI Chat index reused for a second call is judged as the SDK merges it too", async () => {
+  const tools = [
+    {
+      type: "function",
+      function: {
+        name: "get_weather",
+        parameters: { type: "object", properties: { city: { type: "string" } } },
+      },
+    },
+    {
+      type: "function",
+      function: { name: "run", parameters: { type: "object", properties: { cmd: { enum: ["ls"] } } } },
+    },
+  ];
+  const delta = (call: Record<string, unknown>) =>
+    chatChunk({ tool_calls: [{ index: 0, type: "function", ...call }] });
+  reply({
+    sse: [
+      chatChunk({ role: "assistant", content: null }),
+      delta({
+        id: "call_1",
+        function: { name: "get_weather", arguments: '{"city":"Oslo","cmd":"rm -rf /"}' },
+      }),
+      delta({ id: "call_2", function: { name: "run", arguments: "" } }),
+      chatChunk({}, "tool_calls"),
+      "data: [DONE]\n\n",
+    ],
+  });
+  const stream = openai().chat.completions.stream({ model: "m", messages, tools: tools as never });
+  const final = await stream.finalChatCompletion();
+  // Each call alone passes; merged (run, with the other's arguments) it does not: the turn is refused.
+  assert.equal(final.choices[0].message.tool_calls?.length ?? 0, 0);
+  assert.equal(events[0].verdict.allowed, false);
+  assert.equal(events[0].calls?.[0].name, "run");
+  assert.ok(events[0].findings.some((f) => f.code === "reused_index"));
 });
