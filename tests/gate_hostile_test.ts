@@ -304,3 +304,34 @@ test("guardFetch: an OpenAI Chat index reused for a second call is judged as the
   assert.equal(events[0].calls?.[0].name, "run");
   assert.ok(events[0].findings.some((f) => f.code === "reused_index"));
 });
+
+test("guardFetch: an OpenAI Chat chunk that carries its call in message, not delta, is judged and cut", async () => {
+  const call = {
+    index: 0,
+    id: "call_1",
+    type: "function",
+    function: { name: "delete_everything", arguments: "{}" },
+  };
+  const chunk = chatChunk({});
+  reply({
+    sse: [
+      {
+        ...chunk,
+        choices: [{
+          index: 0,
+          message: { role: "assistant", tool_calls: [call] },
+          finish_reason: "tool_calls",
+        }],
+      },
+      "data: [DONE]\n\n",
+    ],
+  });
+  const res = await gfetch(`${server.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model: "m", stream: true, messages, tools: TOOLS_OPENAI }),
+  });
+  const text = await res.text();
+  assert.doesNotMatch(text, /"tool_calls"/, "no call reaches the client, in delta or in message");
+  assert.equal(events[0].verdict.allowed, false);
+});

@@ -97,8 +97,10 @@ const TEMPLATE_KEYS = ["id", "object", "created", "model", "system_fingerprint",
 
 /** True when any choice carries a tool call or finishes because of one. */
 function toolish(choices: unknown[]): boolean {
+  const calls = (m: unknown) => isRecord(m) && (m.tool_calls != null || m.function_call != null);
+  // (a chunk's `message`, as some servers send, is read by the gate's reader and by some clients)
   return choices.some((c) =>
-    isRecord(c) && ((isRecord(c.delta) && (c.delta.tool_calls != null || c.delta.function_call != null)) ||
+    isRecord(c) && (calls(c.delta) || calls(c.message) ||
       c.finish_reason === "tool_calls" || c.finish_reason === "function_call")
   );
 }
@@ -316,6 +318,7 @@ function withoutCalls(
     }
     const choice: Record<string, unknown> = { ...c };
     if (isRecord(c.delta)) choice.delta = withoutKeys(c.delta, ["tool_calls", "function_call"]);
+    if (isRecord(c.message)) choice.message = withoutKeys(c.message, ["tool_calls", "function_call"]);
     if (at.tool && c.logprobs != null) choice.logprobs = null;
     if (ours && c.finish_reason != null) {
       choice.finish_reason = "stop";
