@@ -393,14 +393,23 @@ test("toolguard mcp: a server's stray output is dropped, named once on stderr, a
   const log = join(dir, "log.jsonl");
   const r = await relayed("stray", ["--pins", "none", "--log", log]);
   try {
+    const notices = () =>
+      until("both notices", () => {
+        const e = r.stderr();
+        return /not JSON/.test(e) && /no request waits for/.test(e) ? e : undefined;
+      });
     for (const word of ["one", "two"]) {
       const result = await r.client.callTool({ name: "echo", arguments: { text: word } });
       assert.equal(text(result), JSON.stringify({ text: word }), "the server's first answer");
+      // The server answered the next id unasked: that must be seen before the next call uses the id (else it
+      // would be the next call's answer, for the relay as for any client).
+      await notices();
+      await until(
+        "the stray answer's log line",
+        () => events(log).filter((e) => e.type === "stray_message").length >= 3 ? true : undefined,
+      );
     }
-    const err = await until("both notices", () => {
-      const e = r.stderr();
-      return /not JSON/.test(e) && /no request waits for/.test(e) ? e : undefined;
-    });
+    const err = await notices();
     assert.equal(err.match(/wrote a line that is not JSON to its output: "calling echo/g)?.length, 1);
     assert.equal(err.match(/that no request waits for; not passed on/g)?.length, 1);
     const strays = await until("the log", () => {

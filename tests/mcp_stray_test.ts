@@ -32,12 +32,15 @@ test(
       method: "tools/call",
       params: { name: "echo", arguments: { text: `call ${id}` } },
     });
+    let strayThree = () => {};
+    const strayThreeSeen = new Promise<void>((resolve) => (strayThree = resolve));
     async function* client() {
       for (const m of [...INIT, { jsonrpc: "2.0", id: 1, method: "tools/list" }, call(2)]) {
         yield enc.encode(JSON.stringify(m) + "\n");
       }
-      // The server has by now sent an answer to id 3 unasked; the real call 3 must get the real answer.
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Call 3 goes out once the relay has had the server's unasked answer to id 3 (had call 3 gone out first,
+      // that answer would be call 3's, for the relay as for any client): the real call 3 gets the real answer.
+      await Promise.race([strayThreeSeen, new Promise((resolve) => setTimeout(resolve, 10_000))]);
       yield enc.encode(JSON.stringify(call(3)) + "\n");
       await enough;
     }
@@ -48,7 +51,10 @@ test(
       input: client(),
       stderr: "ignore",
       scanOutput: true,
-      onEvent: (e) => void events.push(e),
+      onEvent: (e) => {
+        events.push(e);
+        if (e.event === "stray_message" && e.id === 3) strayThree();
+      },
       output: (bytes) => {
         buffered += dec.decode(bytes);
         for (let nl; (nl = buffered.indexOf("\n")) >= 0; buffered = buffered.slice(nl + 1)) {
