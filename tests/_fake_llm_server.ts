@@ -8,6 +8,7 @@
  * @module
  */
 
+import { after, before } from "node:test";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type GateEvent, guardFetch, type GuardFetchOptions } from "../gate.ts";
@@ -105,6 +106,40 @@ export async function startFakeLlmServer(script: Script): Promise<FakeServer> {
         for (const s of sockets) s.destroy();
         server.close(() => resolve());
       }),
+  };
+}
+
+/** A fake provider for the tests of one file, with a guarded `fetch` that reports into `events`. */
+export interface FakeProvider {
+  /** Sets the answer to the next requests and forgets the events so far. */
+  reply(r: FakeReply): void;
+  /** What the gate reported since the last `reply`. */
+  readonly events: GateEvent[];
+  /** `guardFetch(fetch)`, reporting into `events`. */
+  readonly gfetch: typeof fetch;
+  /** The server's `http://127.0.0.1:PORT` (once the file's tests have started). */
+  url(): string;
+}
+
+/** Starts a fake provider before the file's tests and closes it after them. */
+export function fakeProvider(): FakeProvider {
+  let next: FakeReply = { json: {} };
+  let server: FakeServer | undefined;
+  const events: GateEvent[] = [];
+  before(async () => {
+    server = await startFakeLlmServer(() => next);
+  });
+  after(async () => {
+    await server?.close();
+  });
+  return {
+    reply(r) {
+      next = r;
+      events.length = 0;
+    },
+    events,
+    gfetch: guardFetch(fetch, { onVerdict: (e) => events.push(e) }),
+    url: () => server!.url,
   };
 }
 

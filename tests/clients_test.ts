@@ -1,52 +1,33 @@
 // The official npm clients, pointed at a local fake server through guardFetch: they must receive the gated
 // bodies and streams and parse them without error, for allowed, rejected, partial and malformed calls.
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import OpenAI from "openai";
 import Anthropic from "@anthropic-ai/sdk";
 import { Ollama } from "ollama";
-import { type GateEvent, guardFetch } from "../gate.ts";
 import {
   anthropicMessage,
   anthropicStream,
   chatChunk,
   chatCompletion,
   chatStream,
-  type FakeReply,
-  type FakeServer,
+  fakeProvider,
   ollamaChat,
   ollamaStream,
   responsesBody,
   responsesStream,
-  startFakeLlmServer,
   TOOLS_ANTHROPIC,
   TOOLS_OPENAI,
   TOOLS_RESPONSES,
 } from "./_fake_llm_server.ts";
 
-// Each test sets the reply for its request by path, through this slot.
-let next: FakeReply = { json: {} };
-let server: FakeServer;
-const events: GateEvent[] = [];
-const gfetch = guardFetch(fetch, { onVerdict: (e) => events.push(e) });
+// Each test sets the reply for its request through `reply`.
+const { reply, events, gfetch, url } = fakeProvider();
 
-before(async () => {
-  server = await startFakeLlmServer(() => next);
-});
-after(async () => {
-  await server.close();
-});
-
-function reply(r: FakeReply): void {
-  next = r;
-  events.length = 0;
-}
-
-const openai = () =>
-  new OpenAI({ apiKey: "sk-test", baseURL: `${server.url}/v1`, fetch: gfetch, maxRetries: 0 });
+const openai = () => new OpenAI({ apiKey: "sk-test", baseURL: `${url()}/v1`, fetch: gfetch, maxRetries: 0 });
 const anthropic = () =>
-  new Anthropic({ apiKey: "sk-ant-test", baseURL: server.url, fetch: gfetch, maxRetries: 0 });
-const ollama = () => new Ollama({ host: server.url, fetch: gfetch });
+  new Anthropic({ apiKey: "sk-ant-test", baseURL: url(), fetch: gfetch, maxRetries: 0 });
+const ollama = () => new Ollama({ host: url(), fetch: gfetch });
 
 const messages = [{ role: "user" as const, content: "Weather in Oslo?" }];
 

@@ -4,7 +4,7 @@
  * index or inside `message_start`, a Cohere call without an index. The official clients read each of these
  * as a call, so the gate must judge it; and a client that cancels leaves no retry behind.
  */
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createServer, type ServerResponse } from "node:http";
 import OpenAI from "openai";
@@ -13,37 +13,20 @@ import { type GateEvent, guardFetch } from "../gate.ts";
 import {
   anthropicStream,
   chatChunk,
+  chatCompletion,
   chatStream,
-  type FakeReply,
-  type FakeServer,
+  fakeProvider,
   responsesStream,
-  startFakeLlmServer,
   TOOLS_ANTHROPIC,
   TOOLS_OPENAI,
   TOOLS_RESPONSES,
 } from "./_fake_llm_server.ts";
 
-let next: FakeReply = { json: {} };
-let server: FakeServer;
-const events: GateEvent[] = [];
-const gfetch = guardFetch(fetch, { onVerdict: (e) => events.push(e) });
+const { reply, events, gfetch, url } = fakeProvider();
 
-before(async () => {
-  server = await startFakeLlmServer(() => next);
-});
-after(async () => {
-  await server.close();
-});
-
-function reply(r: FakeReply): void {
-  next = r;
-  events.length = 0;
-}
-
-const openai = () =>
-  new OpenAI({ apiKey: "sk-test", baseURL: `${server.url}/v1`, fetch: gfetch, maxRetries: 0 });
+const openai = () => new OpenAI({ apiKey: "sk-test", baseURL: `${url()}/v1`, fetch: gfetch, maxRetries: 0 });
 const anthropic = () =>
-  new Anthropic({ apiKey: "sk-ant-test", baseURL: server.url, fetch: gfetch, maxRetries: 0 });
+  new Anthropic({ apiKey: "sk-ant-test", baseURL: url(), fetch: gfetch, maxRetries: 0 });
 const messages = [{ role: "user" as const, content: "Weather in Oslo?" }];
 const UNDECLARED = [{ name: "delete_everything", args: {} }];
 
@@ -68,28 +51,10 @@ test("guardFetch: a stream typed as JSON, as text or as bytes is judged as the s
   }
   // The same call asked for without a stream, in a JSON body typed as text: judged as the JSON it is.
   reply({
-    body: JSON.stringify({
-      id: "c",
-      object: "chat.completion",
-      created: 0,
-      model: "m",
-      choices: [{
-        index: 0,
-        finish_reason: "tool_calls",
-        message: {
-          role: "assistant",
-          content: null,
-          tool_calls: [{
-            id: "call_1",
-            type: "function",
-            function: { name: "delete_everything", arguments: "{}" },
-          }],
-        },
-      }],
-    }),
+    body: JSON.stringify(chatCompletion(null, UNDECLARED)),
     contentType: "text/plain",
   });
-  const res = await gfetch(`${server.url}/v1/chat/completions`, {
+  const res = await gfetch(`${url()}/v1/chat/completions`, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ model: "m", messages, tools: TOOLS_OPENAI }),
@@ -167,7 +132,7 @@ test("guardFetch: a Cohere tool call without an index is judged", async () => {
     call("message-end", { delta: { finish_reason: "TOOL_CALL" } }),
   ];
   reply({ sse });
-  const res = await gfetch(`${server.url}/v2/chat`, {
+  const res = await gfetch(`${url()}/v2/chat`, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ model: "command", stream: true, messages, tools: TOOLS_OPENAI }),
@@ -326,7 +291,7 @@ test("guardFetch: an OpenAI Chat chunk that carries its call in message, not del
       "data: [DONE]\n\n",
     ],
   });
-  const res = await gfetch(`${server.url}/v1/chat/completions`, {
+  const res = await gfetch(`${url()}/v1/chat/completions`, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ model: "m", stream: true, messages, tools: TOOLS_OPENAI }),
