@@ -120,16 +120,9 @@ export async function gateRequest(
   if (options.stream === false) return response;
   // A stream that does not say it is one is read whole (it is already odd) and judged as the client will
   // read it: one JSON document, or the dialect's stream.
-  const text = await response.text();
-  const copy = withUrl(
-    new Response(text, {
-      status: response.status,
-      statusText: response.statusText,
-      headers: response.headers,
-    }),
-    response.url,
-  );
-  if (parseJsonSafe(text).ok) return await gateJson(copy, exchange);
+  const bytes = new Uint8Array(await response.arrayBuffer());
+  const copy = withBody(response, bytes);
+  if (parseJsonSafe(new TextDecoder().decode(bytes)).ok) return await gateJson(copy, exchange);
   return gateStreamed(copy, dialect, exchange);
 }
 
@@ -339,7 +332,11 @@ async function gateJsonBody(response: Response, exchange: Exchange): Promise<{
 
 /** A response like `response` (status, headers, url) with the JSON `body`. */
 function rebuilt(response: Response, body: unknown): Response {
-  const out = new TextEncoder().encode(JSON.stringify(body));
+  return withBody(response, new TextEncoder().encode(JSON.stringify(body)));
+}
+
+/** A response like `response` (status, headers, url) with the body `out`, read already. */
+function withBody(response: Response, out: Uint8Array<ArrayBuffer>): Response {
   const headers = new Headers(response.headers);
   headers.set("content-length", String(out.byteLength));
   headers.delete("content-encoding"); // fetch already decoded the body; this copy is plain
