@@ -423,7 +423,6 @@ export function classify(outcome: ProcessOutcome, options?: ClassifyOptions): To
   return success(parsed.items, "", false, common);
 }
 
-/** Bytes as they are, or text encoded as UTF-8. */
 /** A `TypeError` unless `outcome` is an object whose stdout (and stderr, when given) is bytes or text. */
 function checkOutcome(outcome: ProcessOutcome): void {
   objectArg(outcome, "classify", "outcome");
@@ -436,6 +435,7 @@ function checkOutcome(outcome: ProcessOutcome): void {
   }
 }
 
+/** Bytes as they are, or text encoded as UTF-8. */
 export function toBytes(input: string | Uint8Array): Uint8Array {
   return typeof input === "string" ? new TextEncoder().encode(input) : input;
 }
