@@ -76,6 +76,32 @@ export function givenValue(value: unknown): string {
 }
 
 /**
+ * Throws a `TypeError` unless each of `names` in `options` is left out or true or false: a switch given as a
+ * string (`"false"` from an environment variable, say) reads as on, and would do the opposite of what it says.
+ * The message starts with `where` (e.g. `"jsonlLog: "`) and names the option.
+ *
+ * @example A switch given as text
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { checkSwitches } from "./values.ts";
+ *
+ * checkSwitches({ redact: true }, ["redact", "strict"], "guard: options.");
+ * assert.throws(
+ *   () => checkSwitches({ redact: "false" }, ["redact"], "guard: options."),
+ *   /^TypeError: guard: options\.redact must be true or false, got "false"$/,
+ * );
+ * ```
+ */
+export function checkSwitches(options: object, names: readonly string[], where: string): void {
+  for (const name of names) {
+    const value = (options as Record<string, unknown>)[name];
+    if (value !== undefined && typeof value !== "boolean") {
+      throw new TypeError(`${where}${name} must be true or false, got ${givenValue(value)}`);
+    }
+  }
+}
+
+/**
  * A public function's options argument: `{}` when left out, else the object given. Anything else (`null`, a
  * string, a list) is a `TypeError` naming the function, rather than an engine message from reading a field.
  *

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { errorText, givenValue } from "../_common/values.ts";
+import { checkSwitches, errorText } from "../_common/values.ts";
 import { describe, describeVerdict } from "../_describe/describe.ts";
 import { type OpenFile, openFile } from "./files.ts";
 import type { CallVerdict, OutcomeKind, ToolCallRecord, ToolResult, Verdict } from "../types.ts";
@@ -230,12 +230,7 @@ export function jsonlLog(
     throw new RangeError(`jsonlLog: maxLineBytes must be an integer of at least 512, got ${maxLineBytes}`);
   }
   // `includeItems: "false"` (read from an environment variable, say) would log what it was meant to keep out
-  for (const name of ["includeItems", "includeArguments"] as const) {
-    const value = options[name];
-    if (value !== undefined && typeof value !== "boolean") {
-      throw new TypeError(`jsonlLog: ${name} must be true or false, got ${givenValue(value)}`);
-    }
-  }
+  checkSwitches(options, ["includeItems", "includeArguments"], "jsonlLog: ");
   const now = options.now ?? (() => new Date());
   const sink = typeof target === "string"
     ? fileSink(target)

@@ -27,7 +27,7 @@ import type {
   McpGuardOptions,
   UncheckedToolPolicy,
 } from "./types.ts";
-import { givenValue, isRecord, objectArg } from "../_common/values.ts";
+import { checkSwitches, givenValue, isRecord, objectArg } from "../_common/values.ts";
 import type { JsonRpcMessage } from "./jsonrpc.ts";
 
 /** The argument-injection policies (`McpGuardOptions.injection`, `toolguard mcp --injection`). */
@@ -59,12 +59,7 @@ export function checkGuardOptions(options: McpGuardOptions): void {
       );
     }
   }
-  for (const name of ["scanOutput", "redact", "strict", "allowSecrets"] as const) {
-    const value = options[name];
-    if (value !== undefined && typeof value !== "boolean") {
-      throw new TypeError(`MCP guard: options.${name} must be true or false, got ${givenValue(value)}`);
-    }
-  }
+  checkSwitches(options, ["scanOutput", "redact", "strict", "allowSecrets"], "MCP guard: options.");
 }
 
 /** Report `event` to an `onEvent` hook; a hook that throws never breaks the guard or the relay. */
