@@ -293,9 +293,17 @@ class McpRelay {
     return this.#finish("server_exited", `the MCP server ${how}`);
   }
 
-  /** The client went away, or the relay was aborted: close the server's stdin, then end the tree. */
+  /**
+   * The client went away, or the relay was aborted: close the server's stdin, then end the tree. A client that
+   * went away first has what it sent already passed on (calls held back for the tool list included), as
+   * the server itself would have read it all before the end of its input.
+   */
   async #shutDown(first: "client" | "aborted", serverDone: Promise<void>): Promise<McpRelayExit> {
-    await this.#endServer(first === "aborted" ? 0 : this.#options.shutdownGraceMs ?? 2000);
+    const graceMs = first === "aborted" ? 0 : this.#options.shutdownGraceMs ?? 2000;
+    if (graceMs > 0) {
+      await Promise.race([this.#session.released(), this.#exited, this.#aborted, delay(graceMs)]);
+    }
+    await this.#endServer(graceMs);
     await Promise.race([serverDone, delay(PIPE_CLOSE_MS)]);
     this.#session.serverClosed("was shut down because the client closed the connection");
     return this.#finish(

@@ -111,6 +111,8 @@ export class GuardedSession implements McpSession {
   readonly #own = new Map<string, { cursor?: string }>();
   /** Client messages waiting for the tool list, in order. */
   readonly #held: McpFrame[] = [];
+  /** Who waits for {@linkcode released}. */
+  #onReleased: (() => void)[] = [];
   #fetching = false;
   #fetchTimer: ReturnType<typeof setTimeout> | undefined;
   #fetched: unknown[] = [];
@@ -159,6 +161,18 @@ export class GuardedSession implements McpSession {
     this.#reply(errorResponse(req.id, code, message));
     return true;
   };
+
+  /** Resolves once no client message is held back for the tool list (each forwarded or answered). */
+  readonly released = (): Promise<void> => {
+    if (this.#held.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#onReleased.push(resolve));
+  };
+
+  /** Tell those waiting for {@linkcode released} when nothing is held any more. */
+  #noteReleased(): void {
+    if (this.#held.length > 0) return;
+    for (const resolve of this.#onReleased.splice(0)) resolve();
+  }
 
   /** True while the request with this id (forwarded by the session) waits for the server's answer. */
   readonly isWaiting = (id: JsonRpcId): boolean => {
@@ -307,6 +321,7 @@ export class GuardedSession implements McpSession {
       answered += messagesOf(frame).filter((x) => isRecord(x) && isRequest(x)).length;
       this.#refuse(frame);
     }
+    this.#noteReleased();
     this.#hooks.emit({ event: "server_closed", reason, answered });
   };
 
@@ -398,6 +413,7 @@ export class GuardedSession implements McpSession {
       this.#forwardHeld(this.#held.shift() as McpFrame);
     }
     if (this.#closed !== null) { for (const frame of this.#held.splice(0)) this.#refuse(frame); }
+    this.#noteReleased();
   }
 
   /** The guard itself failed on a client message (a bug): answer its requests, never forward unjudged. */
@@ -515,6 +531,7 @@ export class GuardedSession implements McpSession {
         if (rest.length > 0) this.#forwardHeld({ message: rest, extra: frame.extra });
       }
     }
+    this.#noteReleased();
   }
 
   /** An answer to one of the guard's own `tools/list` requests: the next page, or the list is complete. */
