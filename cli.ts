@@ -132,14 +132,18 @@ function commandEntry(name: string | undefined): Command | undefined {
 export async function main(args: readonly string[]): Promise<number> {
   const [command, ...rest] = args;
   if (command === "--version" || command === "-V") {
+    if (rest.length > 0) return usageError(`--version takes no arguments, got ${JSON.stringify(rest[0])}`);
     writeOut(`toolguard ${VERSION}\n`);
     return EXIT_OK;
   }
   if (command === "--help" || command === "-h" || command === "help") {
-    const topic = commandEntry(rest[0]);
+    if (rest.length === 0) {
+      writeOut(help());
+      return EXIT_OK;
+    }
+    const topic = rest.length === 1 ? commandEntry(rest[0]) : undefined;
     if (topic !== undefined) return await (await topic.load()).main(["--help"]);
-    writeOut(help());
-    return EXIT_OK;
+    return usageError(`no help on ${JSON.stringify(rest.join(" "))}`);
   }
   if (command === FAKE_TOOL_COMMAND) {
     // Hidden: the program acts as its own fake tool, so `selftest` needs nothing else installed.
@@ -158,12 +162,21 @@ export async function main(args: readonly string[]): Promise<number> {
   if (entry === undefined) {
     const names = Object.keys(COMMANDS);
     const nearest = names.reduce((a, b) => distance(command, a) <= distance(command, b) ? a : b);
-    const hint = distance(command, nearest) <= 2 ? `did you mean \`toolguard ${nearest}\`? ` : "";
-    writeErr(`${paint("red", "error", "stderr")}: toolguard: unknown command ${JSON.stringify(command)}\n`);
-    writeErr(`hint: ${hint}commands are ${names.join(", ")}; run \`toolguard --help\`\n`);
-    return EXIT_USAGE;
+    const guess = distance(command, nearest) <= 2 ? `did you mean \`toolguard ${nearest}\`? ` : "";
+    return usageError(`unknown command ${JSON.stringify(command)}`, { guess });
   }
   return await (await entry.load()).main(rest);
+}
+
+/** Prints a usage error and the list of commands (after `guess`, a likely one) on stderr; returns 2. */
+function usageError(message: string, options: { guess?: string } = {}): number {
+  writeErr(`${paint("red", "error", "stderr")}: toolguard: ${message}\n`);
+  writeErr(
+    `hint: ${options.guess ?? ""}commands are ${
+      Object.keys(COMMANDS).join(", ")
+    }; run \`toolguard --help\`\n`,
+  );
+  return EXIT_USAGE;
 }
 
 interface Host {

@@ -83,7 +83,7 @@ export function main(args: string[]): Promise<number> {
       "result file",
       "run `toolguard describe result.json`, or `toolguard run --json -- CMD | toolguard describe -`",
     );
-    const budget = integerOption(values, "budget", 1);
+    const budget = integerOption(values, "budget", { min: 1 });
     const provider = stringOption(values, "message") as Provider | undefined;
     if (provider !== undefined && !PROVIDERS.includes(provider)) {
       throw new UsageError(

@@ -28,13 +28,14 @@
  * @module
  */
 
+import type * as NodeFs from "node:fs";
 import type * as NodeFsPromises from "node:fs/promises";
 import type NodeProcess from "node:process";
 import type * as NodeUtil from "node:util";
-import type { Node as JsonNode, ParseError } from "jsonc-parser";
+import type { JSONScanner, Node as JsonNode, ParseError } from "jsonc-parser";
 import { lazy, nodeBuiltin } from "../_common/lazy.ts";
 import { errorText } from "../_common/values.ts";
-import { denoStd, encoder, EXIT_FAIL, EXIT_USAGE, paint, writeErr, writeOut } from "./output.ts";
+import { denoStd, encoder, EXIT_FAIL, EXIT_USAGE, paint, safeText, writeErr, writeOut } from "./output.ts";
 
 export {
   captureOutput,
@@ -46,6 +47,7 @@ export {
   paint,
   printJson,
   type PrintJsonOptions,
+  safeText,
   useColour,
   wantsJson,
   writeErr,
@@ -74,8 +76,15 @@ export class UsageError extends Error {
 // Input
 // ---------------------------------------------------------------------------------------------------------
 
-/** Reads all of stdin as UTF-8 text. */
+/** Set once stdin has been read: it can be read only once. */
+let stdinTaken = false;
+
+/** Reads all of stdin as UTF-8 text; a second read is a {@linkcode UsageError} (it would find nothing). */
 async function readStdin(): Promise<string> {
+  if (stdinTaken) {
+    throw new UsageError("stdin was already read for another input", "give only one input as -");
+  }
+  stdinTaken = true;
   const deno = denoStd();
   let bytes: Uint8Array;
   if (deno) {
@@ -114,15 +123,79 @@ export async function readText(path: string): Promise<string> {
         : await nodeBuiltin<typeof NodeFsPromises>("node:fs/promises").readFile(path),
     );
   } catch (error) {
-    const code = (error as { code?: string }).code;
-    const reason = code === "ENOENT"
-      ? "no such file"
-      : code === "EISDIR"
-      ? "it is a directory"
-      : code === "EACCES" || code === "EPERM"
-      ? "permission denied"
-      : (error as Error).message;
-    throw new UsageError(`cannot read ${path}: ${reason}`, "check the path, or pass - to read stdin");
+    throw new UsageError(
+      `cannot read ${path}: ${ioReason(error)}`,
+      "check the path, or pass - to read stdin",
+    );
+  }
+}
+
+/** Fixed words for the error codes a file operation meets, so Deno and Bun say the same. */
+const IO_REASONS: Record<string, string> = {
+  ENOENT: "no such file",
+  NotFound: "no such file",
+  EISDIR: "it is a directory",
+  IsADirectory: "it is a directory",
+  ENOTDIR: "a part of the path is not a directory",
+  NotADirectory: "a part of the path is not a directory",
+  EACCES: "permission denied",
+  EPERM: "permission denied",
+  PermissionDenied: "permission denied",
+  ENAMETOOLONG: "the name is too long",
+  ELOOP: "too many levels of symbolic links",
+  ENOSPC: "no space left on the device",
+  EROFS: "the file system is read-only",
+};
+
+/**
+ * Why a file could not be read or written, in the same words on every runtime for the common causes (by
+ * the error's `code`, or Deno's error name), else the runtime's own message.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { ioReason } from "./io.ts";
+ *
+ * assert.equal(ioReason(Object.assign(new Error("ENOENT: x"), { code: "ENOENT" })), "no such file");
+ * assert.equal(ioReason(new Error("disk on fire")), "disk on fire");
+ * ```
+ *
+ * @param error What the file operation threw.
+ * @returns A short reason, without the path.
+ */
+export function ioReason(error: unknown): string {
+  const code = (error as { code?: unknown })?.code;
+  const name = (error as { name?: unknown })?.name;
+  return (typeof code === "string" && Object.hasOwn(IO_REASONS, code) ? IO_REASONS[code] : undefined) ??
+    (typeof name === "string" && Object.hasOwn(IO_REASONS, name) ? IO_REASONS[name] : undefined) ??
+    errorText(error);
+}
+
+/**
+ * A path option that names a file to write (`--log`, `--html`), or undefined when absent. `-` is refused:
+ * it means stdin where a command reads, and would otherwise create a file named `-`.
+ */
+export function outputPathOption(values: OptionValues, name: string): string | undefined {
+  const path = stringOption(values, name);
+  if (path === "-") {
+    throw new UsageError(`--${name} - would write a file named "-"`, `give --${name} a file path`);
+  }
+  return path;
+}
+
+/** True when both paths name one existing file (the same device and inode: links and `./x` included). */
+export function sameFile(a: string, b: string): boolean {
+  if (a === b) return true;
+  try {
+    const deno = denoStd();
+    const stat = deno
+      ? (p: string) => deno.statSync(p)
+      : (p: string) => nodeBuiltin<typeof NodeFs>("node:fs").statSync(p);
+    const x = stat(a);
+    const y = stat(b);
+    return x.ino !== null && x.ino !== 0 && x.dev === y.dev && x.ino === y.ino;
+  } catch {
+    return false; // one of them does not exist (yet): not the same file
   }
 }
 
@@ -221,7 +294,15 @@ export async function parseJsonText(text: string, file: string): Promise<unknown
   } catch {
     // Comments, trailing commas or a syntax error: the JSONC parser reads the first two and locates the third.
   }
-  const { parseTree } = await jsoncParser();
+  const { createScanner, parseTree } = await jsoncParser();
+  // The JSONC parser recurses: deeper text would exhaust the stack at a depth that differs by runtime.
+  if (nestingDepth(createScanner(source, true)) > MAX_JSONC_DEPTH) {
+    throw new UsageError(
+      `${name}: nested deeper than ${MAX_JSONC_DEPTH} levels, too deep to read with comments or to locate a ` +
+        "syntax error in",
+      "remove the comments and trailing commas (plain JSON is read at any depth), or flatten the data",
+    );
+  }
   const errors: ParseError[] = [];
   const tree = parseTree(source, errors, { allowTrailingComma: true, disallowComments: false });
   if (errors.length > 0 || tree === undefined) {
@@ -233,6 +314,21 @@ export async function parseJsonText(text: string, file: string): Promise<unknown
     throw new UsageError(`${name}:${line}:${column}: ${PARSE_ERRORS[code] ?? code}${more}`);
   }
   return toValue(tree);
+}
+
+/** The deepest nesting {@linkcode parseJsonText} reads through the JSONC parser. */
+const MAX_JSONC_DEPTH = 1000;
+
+/** How deep the brackets and braces of a JSONC text nest, from its tokens (strings and comments skipped). */
+function nestingDepth(scanner: JSONScanner): number {
+  // SyntaxKind (a const enum in jsonc-parser): 1 `{`, 2 `}`, 3 `[`, 4 `]`, 17 end of text.
+  let depth = 0;
+  let deepest = 0;
+  for (let token = scanner.scan(); token !== 17; token = scanner.scan()) {
+    if (token === 1 || token === 3) deepest = Math.max(deepest, ++depth);
+    else if (token === 2 || token === 4) depth--;
+  }
+  return deepest;
 }
 
 /** Reads a file (or `-` for stdin) and parses it as JSON or JSONC; see {@linkcode parseJsonText}. */
@@ -304,23 +400,49 @@ export function parseCommandLine(
   args: readonly string[],
   spec: CommandSpec,
 ): { values: OptionValues; positionals: string[] } {
-  const options = { help: { type: "boolean" as const, short: "h" }, ...spec.options };
+  const options: Record<string, OptionSpec> = { help: { type: "boolean", short: "h" }, ...spec.options };
   const plain = parsePlainCommandLine(args, options);
-  if (plain !== null) return plain;
+  if (plain !== null) {
+    refuseConflicts(plain.given, spec.command);
+    return { values: plain.values, positionals: plain.positionals };
+  }
+  let parsed;
   try {
-    const { values, positionals } = nodeBuiltin<typeof NodeUtil>("node:util").parseArgs({
+    parsed = nodeBuiltin<typeof NodeUtil>("node:util").parseArgs({
       args: [...args],
       options,
       strict: true,
       allowPositionals: true,
+      tokens: true,
     });
-    return { values: values as OptionValues, positionals };
   } catch (error) {
     const known = Object.keys(options).map((o) => `--${o}`).join(", ");
     throw new UsageError(
       parseArgsMessage(error),
       `toolguard ${spec.command} accepts ${known}; run \`toolguard ${spec.command} --help\``,
     );
+  }
+  const given = parsed.tokens.flatMap((t) =>
+    t.kind === "option" && options[t.name]?.multiple !== true
+      ? [{ name: t.name, value: t.value ?? true }]
+      : []
+  );
+  refuseConflicts(given, spec.command);
+  return { values: parsed.values as OptionValues, positionals: parsed.positionals };
+}
+
+/** An option given twice with different values is a {@linkcode UsageError}: the command would pick one silently. */
+function refuseConflicts(given: readonly { name: string; value: string | boolean }[], command: string): void {
+  const first = new Map<string, string | boolean>();
+  for (const { name, value } of given) {
+    const before = first.get(name);
+    if (before !== undefined && before !== value) {
+      throw new UsageError(
+        `--${name} is given twice, as ${JSON.stringify(before)} and ${JSON.stringify(value)}`,
+        `give it once; run \`toolguard ${command} --help\``,
+      );
+    }
+    first.set(name, value);
   }
 }
 
@@ -346,14 +468,18 @@ export function parseCommandLine(
  *
  * @param args The arguments after the subcommand.
  * @param options The subcommand's options, `help` included.
- * @returns Values (an object without a prototype, as `parseArgs` makes it) and positionals, or null.
+ * @returns Values (an object without a prototype, as `parseArgs` makes it), positionals and the single-valued
+ *   options in the order given (for the check of conflicting repeats), or null.
  */
 export function parsePlainCommandLine(
   args: readonly string[],
   options: Record<string, OptionSpec>,
-): { values: OptionValues; positionals: string[] } | null {
+):
+  | { values: OptionValues; positionals: string[]; given: { name: string; value: string | boolean }[] }
+  | null {
   const values: OptionValues = Object.create(null);
   const positionals: string[] = [];
+  const given: { name: string; value: string | boolean }[] = [];
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
     if (arg === "--") {
@@ -387,9 +513,12 @@ export function parsePlainCommandLine(
       value = inline;
     } else if (inline !== undefined) return null;
     if (option.multiple) ((values[name] ??= []) as (string | boolean)[]).push(value);
-    else values[name] = value;
+    else {
+      values[name] = value;
+      given.push({ name, value });
+    }
   }
-  return { values, positionals };
+  return { values, positionals, given };
 }
 
 /**
@@ -422,18 +551,27 @@ export function stringOption(values: OptionValues, name: string): string | undef
   return typeof v === "string" ? v : undefined;
 }
 
+/** The longest delay a timer takes (2^31 - 1 ms, about 24.8 days): a timeout option may not exceed it. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /**
- * An integer option's value, or undefined when absent. A value that is not an integer at least `min`
+ * An integer option's value, or undefined when absent. A value that is not an integer from `min` to `max`
  * is a {@linkcode UsageError}.
  */
-export function integerOption(values: OptionValues, name: string, min = 0): number | undefined {
+export function integerOption(
+  values: OptionValues,
+  name: string,
+  range: { min: number; max?: number },
+): number | undefined {
   const v = values[name];
   if (v === undefined) return undefined;
+  const { min, max = Number.MAX_SAFE_INTEGER } = range;
   const n = typeof v === "string" && /^-?\d+$/.test(v.trim()) ? Number(v) : NaN;
-  if (!Number.isSafeInteger(n) || n < min) {
+  if (!Number.isSafeInteger(n) || n < min || n > max) {
+    const bounds = max === Number.MAX_SAFE_INTEGER ? `of at least ${min}` : `from ${min} to ${max}`;
     throw new UsageError(
-      `--${name} must be an integer of at least ${min}, got ${JSON.stringify(v)}`,
-      `pass a whole number, e.g. --${name} ${Math.max(min, 1000)}`,
+      `--${name} must be an integer ${bounds}, got ${JSON.stringify(v)}`,
+      `pass a whole number, e.g. --${name} ${Math.min(max, Math.max(min, 1000))}`,
     );
   }
   return n;
@@ -444,17 +582,26 @@ export function integerOption(values: OptionValues, name: string, min = 0): numb
  * `toolguard COMMAND: message` and its hint on stderr and gives 2; anything else is reported as an
  * internal error and gives 1.
  */
+const LINES = { keepLines: true };
+
 export async function runMain(command: string, body: () => Promise<number>): Promise<number> {
   try {
     return await body();
   } catch (error) {
     if (error instanceof UsageError) {
-      writeErr(`${paint("red", "error", "stderr")}: toolguard ${command}: ${error.message}\n`);
-      if (error.hint) writeErr(`hint: ${error.hint}\n`);
+      // Messages quote paths and names from outside: printed safe for a terminal.
+      writeErr(
+        `${paint("red", "error", "stderr")}: toolguard ${command}: ${safeText(error.message, LINES)}\n`,
+      );
+      if (error.hint) writeErr(`hint: ${safeText(error.hint, LINES)}\n`);
       return EXIT_USAGE;
     }
     const message = error instanceof Error ? error.stack ?? error.message : String(error);
-    writeErr(`${paint("red", "error", "stderr")}: toolguard ${command}: internal error: ${message}\n`);
+    writeErr(
+      `${paint("red", "error", "stderr")}: toolguard ${command}: internal error: ${
+        safeText(message, LINES)
+      }\n`,
+    );
     return EXIT_FAIL;
   }
 }

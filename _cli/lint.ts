@@ -14,6 +14,7 @@ import {
   printedHelp,
   printJson,
   runMain,
+  safeText,
   wantsJson,
   writeOut,
 } from "./io.ts";
@@ -63,12 +64,14 @@ export function main(args: string[]): Promise<number> {
     if (wantsJson(values)) {
       printJson(issues, { pretty: values.pretty === true });
     } else {
-      const name = inputName(file);
+      const name = safeText(inputName(file));
       let out = "";
       for (const i of issues) {
-        const where = `tool #${i.index}${i.tool ? ` ${i.tool}` : ""}${i.path ? ` at ${i.path}` : ""}`;
+        const where = `tool #${i.index}${i.tool ? ` ${safeText(i.tool)}` : ""}${
+          i.path ? ` at ${safeText(i.path)}` : ""
+        }`;
         const sev = i.severity === "error" ? paint("red", "error") : paint("yellow", "warning");
-        out += `${name}: ${where}: ${sev} ${i.code}: ${i.message}\n`;
+        out += `${name}: ${where}: ${sev} ${i.code}: ${safeText(i.message)}\n`;
       }
       out += issues.length === 0
         ? `${paint("green", "OK")} ${tools.length} tool(s), no issues\n`

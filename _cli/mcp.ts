@@ -10,10 +10,13 @@ import { type JsonlLog, jsonlLog } from "../_log/log.ts";
 import {
   EXIT_FAIL,
   EXIT_OK,
+  ioReason,
   type OptionValues,
+  outputPathOption,
   parseCommandLine,
   printedHelp,
   runMain,
+  safeText,
   stringOption,
   UsageError,
   writeErr,
@@ -202,6 +205,11 @@ function guardOptions(values: OptionValues, serverKey: string): McpGuardOptions 
   };
 }
 
+/** A notice on stderr; it quotes names and text from the server, printed safe for a terminal. */
+function notice(text: string): void {
+  writeErr(safeText(text, { keepLines: true }));
+}
+
 /** What the user must see on stderr (MCP clients keep it as the server's log), once per tool. */
 function stderrNotice(event: McpEvent, values: OptionValues, warned: Set<string>): void {
   if (event.event === "tools") {
@@ -210,14 +218,14 @@ function stderrNotice(event: McpEvent, values: OptionValues, warned: Set<string>
       const what = values["forward-unchecked"] === true
         ? "calls to it are forwarded unchecked"
         : "calls to it are rejected (use --forward-unchecked to let them through)";
-      writeErr(`toolguard mcp: cannot enforce the inputSchema of tool ${u.name}: ${u.error}; ${what}\n`);
+      notice(`toolguard mcp: cannot enforce the inputSchema of tool ${u.name}: ${u.error}; ${what}\n`);
     }
   } else if (event.event === "tool_changed" && !warned.has(`changed:${event.name}:${event.seen}`)) {
     warned.add(`changed:${event.name}:${event.seen}`);
     const what = event.accepted
       ? "accepted (--accept-changed) and re-pinned"
       : `its calls are refused until you accept it: toolguard mcp pins accept ${event.name}`;
-    writeErr(
+    notice(
       `toolguard mcp: the definition of tool ${event.name} changed since it was pinned; ${what}\n` +
         event.diff.split("\n").map((l) => `  ${l}`).join("\n") + "\n",
     );
@@ -225,12 +233,12 @@ function stderrNotice(event: McpEvent, values: OptionValues, warned: Set<string>
     warned.add(`desc:${event.kind}:${event.name}`);
     const what = event.hidden ? "hidden from the client (--strict)" : "the flagged part was removed";
     const why = [...new Set(event.findings.map((f) => f.category))].join(", ");
-    writeErr(
+    notice(
       `toolguard mcp: the description of ${event.kind} ${event.name} looks poisoned (${why}); ${what}\n`,
     );
   } else if (event.event === "stray_message" && !warned.has(`stray:${event.kind}`)) {
     warned.add(`stray:${event.kind}`);
-    writeErr(
+    notice(
       event.kind === "not_json"
         ? `toolguard mcp: the server wrote a line that is not JSON to its output: ${
           JSON.stringify(event.text)
@@ -241,9 +249,12 @@ function stderrNotice(event: McpEvent, values: OptionValues, warned: Set<string>
         }) that no request waits for; ` +
           "not passed on (nor are later ones; --log records each)\n",
     );
+  } else if (event.event === "post_failed" && !warned.has(`post:${event.detail}`)) {
+    warned.add(`post:${event.detail}`);
+    notice(`toolguard mcp: ${event.detail}; the client's requests were answered with errors\n`);
   } else if (event.event === "pins_error" && !warned.has(`pins:${event.detail}`)) {
     warned.add(`pins:${event.detail}`);
-    writeErr(`toolguard mcp: ${event.detail}; pins are kept in memory for this run\n`);
+    notice(`toolguard mcp: ${event.detail}; pins are kept in memory for this run\n`);
   }
 }
 
@@ -254,6 +265,22 @@ function eventLog(values: OptionValues, callLog: JsonlLog | null): (event: McpEv
     stderrNotice(event, values, warned);
     callLog?.onMcpEvent(event); // never throws: a full disk must not take the relay down
   };
+}
+
+/** A `--url` must be an absolute http or https URL: anything else could never reach a server. */
+function checkServerUrl(url: string): void {
+  let protocol: string | undefined;
+  try {
+    protocol = new URL(url).protocol;
+  } catch {
+    // not a URL: refused below
+  }
+  if (protocol !== "http:" && protocol !== "https:") {
+    throw new UsageError(
+      `--url ${JSON.stringify(url)} is not an http or https URL`,
+      "give the server's full address, e.g. --url http://127.0.0.1:3000/mcp",
+    );
+  }
 }
 
 /**
@@ -268,6 +295,7 @@ export function main(args: string[]): Promise<number> {
     const { values, server } = parseRelayArgs(args);
     if (printedHelp(values, MCP_HELP)) return EXIT_OK;
     const url = stringOption(values, "url");
+    if (url !== undefined) checkServerUrl(url);
     if (url !== undefined && server.length > 0) {
       throw new UsageError("give either --url URL or a server command after `--`, not both");
     }
@@ -286,14 +314,17 @@ export function main(args: string[]): Promise<number> {
     }
     const headers = headerOptions(headerList, envVar);
     const options = guardOptions(values, url ?? server.join(" "));
-    const logPath = stringOption(values, "log");
+    const logPath = outputPathOption(values, "log");
     let callLog: JsonlLog | null = null;
     if (logPath !== undefined) {
       try {
         // The log schema of every other toolguard log, so `toolguard stats` reads it.
         callLog = jsonlLog(logPath);
       } catch (error) {
-        throw new UsageError(`cannot open log file ${logPath}: ${(error as Error).message}`);
+        throw new UsageError(
+          `cannot open log file ${logPath}: ${ioReason(error)}`,
+          "give --log a path in a folder you can write to",
+        );
       }
     }
     try {
@@ -302,7 +333,7 @@ export function main(args: string[]): Promise<number> {
         ? await relayMcpHttp(url, { ...options, headers, onEvent })
         : await relayMcpStdio(server[0], server.slice(1), { ...options, onEvent });
       if (exit.reason === "spawn_failed" || exit.reason === "server_exited") {
-        writeErr(`toolguard mcp: ${exit.detail}\n`);
+        notice(`toolguard mcp: ${exit.detail}\n`);
         return exit.reason === "server_exited" && exit.exitCode === 0 ? EXIT_OK : EXIT_FAIL;
       }
       return EXIT_OK;

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { errorText } from "../_common/values.ts";
 import {
   EXIT_FAIL,
   EXIT_OK,
@@ -11,6 +12,7 @@ import {
   printedHelp,
   printJson,
   runMain,
+  safeText,
   stringOption,
   UsageError,
   writeErr,
@@ -60,12 +62,11 @@ export function main(args: string[]): Promise<number> {
     try {
       pins = readPinFile(path);
     } catch (error) {
-      writeErr(`toolguard mcp pins: ${(error as Error).message}\n`);
-      return Promise.resolve(EXIT_FAIL);
+      throw new UsageError(errorText(error), "the relay keeps pins in memory until the file is fixed");
     }
     if (action === "list") {
       if (values.json === true) printJson(pins, { pretty: true });
-      else writeOut(listing(pins));
+      else writeOut(safeText(listing(pins), { keepLines: true })); // names chosen by servers
       return Promise.resolve(EXIT_OK);
     }
     if (action !== "accept") {
@@ -77,11 +78,13 @@ export function main(args: string[]): Promise<number> {
     const server = stringOption(values, "server");
     const accepted = acceptPending(pins, { tools: values.all === true ? "all" : tools, server });
     if (accepted.length === 0) {
-      writeErr(`toolguard mcp pins: no changed definition waits for ${tools.join(", ") || "acceptance"}\n`);
+      writeErr(
+        `toolguard mcp pins: no changed definition waits for ${safeText(tools.join(", ")) || "acceptance"}\n`,
+      );
       return Promise.resolve(EXIT_FAIL);
     }
     writePinFile(path, pins);
-    for (const a of accepted) writeOut(`accepted ${a.tool} (${a.server})\n`);
+    for (const a of accepted) writeOut(`accepted ${safeText(a.tool)} (${safeText(a.server)})\n`);
     return Promise.resolve(EXIT_OK);
   });
 }

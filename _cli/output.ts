@@ -39,6 +39,7 @@ interface DenoStd {
   env: { get(name: string): string | undefined };
   readFile(path: string): Promise<Uint8Array>;
   writeTextFileSync(path: string, text: string): void;
+  statSync(path: string): { dev: number; ino: number | null };
 }
 
 /** Deno's API, or undefined under another runtime. */
@@ -52,6 +53,38 @@ const nodeProcess = () => nodeBuiltin<typeof NodeProcess>("node:process");
 /** True under Bun. */
 function isBun(): boolean {
   return typeof (globalThis as { Bun?: unknown }).Bun !== "undefined";
+}
+
+/**
+ * Characters a terminal acts on or hides: C0 and C1 controls (escape sequences start with one), DEL, bidi
+ * controls that reorder a line, zero-width characters.
+ */
+// deno-lint-ignore no-control-regex -- control characters are what this looks for
+const UNSAFE_ON_TERMINAL = /[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g;
+// deno-lint-ignore no-control-regex -- the same, keeping line breaks and tabs
+const UNSAFE_IN_LINES = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g;
+
+/**
+ * Text from outside toolguard (a tool or file name, a model's call, a server's definition, a log line) made
+ * safe to print: every character a terminal would act on or hide is written as `\u{1B}`, so a hostile name
+ * can neither set the window title, clear the screen, conceal text nor forge a line of the report.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { safeText } from "./output.ts";
+ *
+ * assert.equal(safeText("evil\x1b]0;owned\x07\nOK"), "evil\\u{1B}]0;owned\\u{7}\\u{A}OK");
+ * assert.equal(safeText("line 1\nline 2", { keepLines: true }), "line 1\nline 2");
+ * ```
+ *
+ * @param text The outside text.
+ * @param options `keepLines`: leave line breaks and tabs (for multi-line messages).
+ * @returns The text with those characters escaped.
+ */
+export function safeText(text: string, options: { keepLines?: boolean } = {}): string {
+  const unsafe = options.keepLines ? UNSAFE_IN_LINES : UNSAFE_ON_TERMINAL;
+  return text.replace(unsafe, (c) => `\\u{${c.charCodeAt(0).toString(16).toUpperCase()}}`);
 }
 
 /** UTF-8, for everything written (and read) here. */

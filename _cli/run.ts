@@ -8,6 +8,9 @@ import {
   EXIT_FAIL,
   EXIT_OK,
   integerOption,
+  ioReason,
+  MAX_TIMER_MS,
+  outputPathOption,
   parseCommandLine,
   printedHelp,
   printJson,
@@ -131,23 +134,26 @@ export function main(args: string[]): Promise<number> {
         "a cut JSON document is never valid",
       );
     }
-    const budget = integerOption(values, "budget", 1);
+    const budget = integerOption(values, "budget", { min: 1 });
     const options: RunOptions = {
       protocol,
       exitCodes,
-      timeoutMs: integerOption(values, "timeout", 1),
-      maxOutputBytes: integerOption(values, "max-output", 1),
+      timeoutMs: integerOption(values, "timeout", { min: 1, max: MAX_TIMER_MS }),
+      maxOutputBytes: integerOption(values, "max-output", { min: 1 }),
       onOverflow: values.truncate === true ? "truncate" : undefined,
       scanOutput: values.scan === true,
       cwd: stringOption(values, "cwd"),
     };
-    const logPath = stringOption(values, "log");
+    const logPath = outputPathOption(values, "log");
     let log: JsonlLog | undefined;
     if (logPath !== undefined) {
       try {
         log = jsonlLog(logPath);
       } catch (error) {
-        throw new UsageError(`cannot open log file ${logPath}: ${(error as Error).message}`);
+        throw new UsageError(
+          `cannot open log file ${logPath}: ${ioReason(error)}`,
+          "give --log a path in a folder you can write to",
+        );
       }
       options.onResult = log.onResult;
     }

@@ -16,6 +16,7 @@ import {
   printJson,
   readText,
   runMain,
+  safeText,
   stringOption,
   UsageError,
   wantsJson,
@@ -69,11 +70,11 @@ export function main(args: string[]): Promise<number> {
     if (wantsJson(values)) {
       printJson(result, { pretty: values.pretty === true });
     } else {
-      const name = inputName(file);
+      const name = safeText(inputName(file));
       let out = "";
       for (const f of result.findings) {
         const { line, column } = lineColumn(text, f.start);
-        out += `${name}:${line}:${column} ${paint("yellow", f.category)} ${f.rule}: ${f.excerpt}\n`;
+        out += `${name}:${line}:${column} ${paint("yellow", f.category)} ${f.rule}: ${safeText(f.excerpt)}\n`;
       }
       const verdict = result.blocked
         ? paint("red", "BLOCKED")

@@ -9,6 +9,7 @@ import {
   EXIT_FAIL,
   EXIT_OK,
   integerOption,
+  MAX_TIMER_MS,
   paint,
   parseCommandLine,
   printedHelp,
@@ -62,7 +63,9 @@ export function main(args: string[]): Promise<number> {
       );
     }
     const launcher = selfLauncher();
-    const cases = await runSelftest(launcher, { hangTimeoutMs: integerOption(values, "hang-timeout", 100) });
+    const cases = await runSelftest(launcher, {
+      hangTimeoutMs: integerOption(values, "hang-timeout", { min: 100, max: MAX_TIMER_MS }),
+    });
     const passed = cases.filter((c) => c.pass).length;
     if (wantsJson(values)) {
       printJson({ launcher, passed, total: cases.length, cases }, { pretty: values.pretty === true });

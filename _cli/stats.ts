@@ -14,13 +14,17 @@ import {
   EXIT_FAIL,
   EXIT_OK,
   inputName,
+  ioReason,
   isTerminal,
   onePositional,
+  outputPathOption,
   paint,
   parseCommandLine,
   printedHelp,
   printJson,
   runMain,
+  safeText,
+  sameFile,
   stringOption,
   UsageError,
   wantsJson,
@@ -89,19 +93,24 @@ export function main(args: string[]): Promise<number> {
         throw new UsageError(`--${(e as Error).message}`);
       }
     }
+    const html = outputPathOption(values, "html");
+    if (html !== undefined && path !== "-" && sameFile(path, html)) {
+      throw new UsageError(
+        `--html ${html} is the log being read; writing the report there would destroy it`,
+        "give --html another file name",
+      );
+    }
     let report: StatsReport;
     try {
       report = path === "-"
         ? await statsFromChunks(stdinChunks(), { by, since })
         : await statsFromFile(path, { by, since });
     } catch (e) {
-      const code = (e as { code?: string }).code;
       throw new UsageError(
-        `cannot read ${path}: ${code === "ENOENT" ? "no such file" : (e as Error).message}`,
+        `cannot read ${path}: ${ioReason(e)}`,
         "give the path of a log written by jsonlLog",
       );
     }
-    const html = stringOption(values, "html");
     if (html !== undefined) {
       try {
         const page = renderHtmlReport(report, { source: inputName(path) });
@@ -110,7 +119,10 @@ export function main(args: string[]): Promise<number> {
         if (deno) deno.writeTextFileSync(html, page);
         else nodeBuiltin<typeof NodeFs>("node:fs").writeFileSync(html, page);
       } catch (e) {
-        throw new UsageError(`cannot write ${html}: ${(e as Error).message}`);
+        throw new UsageError(
+          `cannot write ${html}: ${ioReason(e)}`,
+          "give --html a path in a folder you can write to",
+        );
       }
     }
     if (wantsJson(values)) printJson(report, { pretty: values.pretty === true });
@@ -187,7 +199,7 @@ export function formatReport(report: StatsReport, options: FormatReportOptions):
   const r = report.runs;
   const v = report.verdicts;
   const colour = (c: "red" | "green" | "yellow" | "dim" | "bold", s: string) => bars ? paint(c, s) : s;
-  out.push(colour("bold", `toolguard stats: ${source}`));
+  out.push(colour("bold", `toolguard stats: ${safeText(source)}`));
   const meta = [`${int(report.lines)} ${plural(report.lines, "line")}`];
   if (report.malformed.count) {
     const at = report.malformed.lineNumbers.join(", ");
@@ -273,7 +285,8 @@ const BAR_WIDTH = 24;
  * Left-aligned first column, right-aligned numbers, an optional bar scaled to the largest value. A
  * `failures` column is free text: it goes last, after the bar, so the bars line up.
  */
-function table(head: string[], rows: string[][], barValues: number[] | null): string[] {
+function table(head: string[], cells: string[][], barValues: number[] | null): string[] {
+  const rows = cells.map((row) => row.map((cell) => safeText(cell))); // keys come from the log
   const free = head[head.length - 1] === "failures" ? head.length - 1 : -1;
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const max = barValues ? Math.max(1, ...barValues) : 1;

@@ -17,6 +17,7 @@ import {
   readJson,
   readText,
   runMain,
+  safeText,
   stringOption,
   UsageError,
   wantsJson,
@@ -113,22 +114,22 @@ function callNames(calls: readonly unknown[]): string[] {
 function formatVerdict(verdict: Verdict): string {
   let out = "";
   for (const c of verdict.calls) {
-    const id = c.id ? ` (${c.id})` : "";
-    out += `#${c.index} ${c.name || "(no name)"}${id}: ${
+    const id = c.id ? ` (${safeText(c.id)})` : "";
+    out += `#${c.index} ${c.name ? safeText(c.name) : "(no name)"}${id}: ${
       c.allowed ? paint("green", "allowed") : paint("red", "BLOCKED")
     }\n`;
     for (const f of c.findings) {
       const parts = [
-        f.expected !== undefined ? `expected ${f.expected}` : "",
-        f.received !== undefined ? `received ${f.received}` : "",
+        f.expected !== undefined ? `expected ${safeText(String(f.expected))}` : "",
+        f.received !== undefined ? `received ${safeText(String(f.received))}` : "",
       ]
         .filter((p) => p !== "");
-      out += `  ${paint("yellow", f.code)} at ${JSON.stringify(f.path)}: ${f.message}` +
+      out += `  ${paint("yellow", f.code)} at ${safeText(JSON.stringify(f.path))}: ${safeText(f.message)}` +
         (parts.length > 0 ? ` (${parts.join(", ")})` : "") + "\n";
     }
-    for (const r of c.repairs ?? []) out += `  repaired: ${r}\n`;
-    for (const r of c.coercions ?? []) out += `  coerced: ${r}\n`;
-    if (c.modelCheck?.error) out += `  classifier error: ${c.modelCheck.error}\n`;
+    for (const r of c.repairs ?? []) out += `  repaired: ${safeText(r)}\n`;
+    for (const r of c.coercions ?? []) out += `  coerced: ${safeText(r)}\n`;
+    if (c.modelCheck?.error) out += `  classifier error: ${safeText(c.modelCheck.error)}\n`;
   }
   const n = verdict.calls.length;
   out += verdict.allowed
@@ -172,8 +173,10 @@ export function main(args: string[]): Promise<number> {
         "declare the tools with one of them",
       );
     }
-    if (toolsPath === "-" && file === "-") {
-      throw new UsageError("only one of CALLS and --tools can read stdin");
+    if (file === "-" && (toolsPath === "-" || shapeSpec?.trim() === "-")) {
+      throw new UsageError(
+        `only one of CALLS and ${toolsPath === "-" ? "--tools" : "--shape"} can read stdin`,
+      );
     }
 
     const name = stringOption(values, "name");
@@ -228,7 +231,11 @@ export function main(args: string[]): Promise<number> {
       printJson({ ...verdict, retry_hint: retryHint }, { pretty: values.pretty === true });
     } else {
       let out = formatVerdict(verdict);
-      if (!verdict.allowed) out += `\nFeedback for the model:\n${describeVerdict(verdict, { tools })}\n`;
+      if (!verdict.allowed) {
+        out += `\nFeedback for the model:\n${
+          safeText(describeVerdict(verdict, { tools }), { keepLines: true })
+        }\n`;
+      }
       writeOut(out);
     }
     return verdict.allowed ? EXIT_OK : EXIT_FAIL;

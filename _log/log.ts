@@ -90,7 +90,7 @@ export interface McpLine {
   tool: string;
   /** The scanner categories or finding codes the event carries, distinct. */
   findings: string[];
-  /** What went wrong, for the events that say (`spawn_failed`, `tools_fetch_failed`); else `""`. */
+  /** What went wrong, for the events that say (`spawn_failed`, `tools_fetch_failed`, `post_failed`); else `""`. */
   detail: string;
   /** The relay event's own fields: `pid`, `command` and `args` of `spawn`, `reason` and `exitCode` of `exit`, ... */
   [field: string]: unknown;

@@ -195,6 +195,7 @@ const MAX_MALFORMED_REPORTED = 10;
  * const now = new Date("2026-11-08T00:00:00Z");
  * assert.equal(parseSince("7d", now).toISOString(), "2026-11-01T00:00:00.000Z");
  * assert.throws(() => parseSince("last tuesday"), RangeError);
+ * assert.throws(() => parseSince("2026-02-30"), RangeError); // no such day
  * ```
  *
  * @param text The bound as typed.
@@ -211,7 +212,11 @@ export function parseSince(text: string, now: Date = new Date()): Date {
   const rel = /^(\d+)([mhdw])$/.exec(text.trim());
   if (rel) {
     const unit = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 }[rel[2] as "m" | "h" | "d" | "w"];
-    return new Date(now.getTime() - Number(rel[1]) * unit);
+    const at = new Date(now.getTime() - Number(rel[1]) * unit);
+    if (Number.isFinite(at.getTime())) return at;
+    throw new RangeError(
+      `since: the age ${JSON.stringify(text)} reaches back before any date; give a shorter one`,
+    );
   }
   if (/^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(text.trim())) {
     const t = text.trim();
@@ -222,7 +227,12 @@ export function parseSince(text: string, now: Date = new Date()): Date {
       ? t
       : `${t}Z`;
     const ms = Date.parse(iso.replace(" ", "T"));
-    if (Number.isFinite(ms)) return new Date(ms);
+    // The calendar date must exist: Date.parse rolls 2026-02-30 over to March on some engines.
+    const [year, month, day] = t.slice(0, 10).split("-").map(Number);
+    const real = new Date(Date.UTC(year, month - 1, day));
+    const exists = real.getUTCFullYear() === year && real.getUTCMonth() === month - 1 &&
+      real.getUTCDate() === day;
+    if (Number.isFinite(ms) && exists) return new Date(ms);
   }
   throw new RangeError(
     `since: cannot read ${JSON.stringify(text)} as a time; use a date (2026-11-01), ` +

@@ -332,6 +332,7 @@ class HttpRelay {
    * before the failure keeps that answer, alone.
    */
   #failed(message: unknown, why: string): void {
+    emitTo(this.#options.onEvent, { event: "post_failed", detail: `the MCP server at ${this.#url}: ${why}` });
     for (const r of requestsOf(message)) {
       const text = `toolguard: the MCP server at ${this.#url} did not answer ${r.method}: ${why}`;
       this.#session.answerWithError(r.id, TRANSPORT_ERROR, text);

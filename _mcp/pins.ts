@@ -169,14 +169,45 @@ export function diffDefinitions(before: ToolDefinition, after: ToolDefinition): 
   return out.join("\n");
 }
 
-/** Read a pin file; a missing file is an empty one. Throws on a file that is not a pin file. */
+/**
+ * Read a pin file; a missing file is an empty one. Throws, naming the file and what is wrong, on one that is
+ * not a pin file: not JSON, or a server entry or pin of the wrong shape (which would otherwise be written
+ * back, or break the pin commands).
+ */
 export function readPinFile(path: string): PinFile {
   if (!fs().existsSync(path)) return { version: 1, servers: {} };
-  const data: unknown = JSON.parse(fs().readFileSync(path, "utf8"));
+  let data: unknown;
+  try {
+    data = JSON.parse(fs().readFileSync(path, "utf8"));
+  } catch (error) {
+    throw new Error(`${path} is not valid JSON (${errorText(error)}); fix it, or delete it to pin afresh`);
+  }
   if (!isRecord(data) || data.version !== 1 || !isRecord(data.servers)) {
     throw new Error(`${path} is not a toolguard pin file (expected {"version":1,"servers":{...}})`);
   }
+  for (const [server, entry] of Object.entries(data.servers)) {
+    const bad = pinEntryProblem(entry);
+    if (bad !== null) {
+      throw new Error(
+        `${path}: the entry of server ${JSON.stringify(server)} ${bad}; fix it, or delete the file`,
+      );
+    }
+  }
   return data as unknown as PinFile;
+}
+
+/** What is wrong with one server's entry in a pin file, or null when it has the shape the guard writes. */
+function pinEntryProblem(entry: unknown): string | null {
+  if (!isRecord(entry) || !isRecord(entry.tools)) return 'has no "tools" object';
+  if (entry.pending !== undefined && !isRecord(entry.pending)) return 'has a "pending" that is not an object';
+  for (const [name, pin] of [...Object.entries(entry.tools), ...Object.entries(entry.pending ?? {})]) {
+    if (
+      !isRecord(pin) || typeof pin.hash !== "string" || typeof pin.at !== "string" || !("definition" in pin)
+    ) {
+      return `pins tool ${JSON.stringify(name)} without a hash, a time and a definition`;
+    }
+  }
+  return null;
 }
 
 /** Write a pin file atomically (a temporary file renamed over it), creating its folder. */

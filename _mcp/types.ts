@@ -116,6 +116,8 @@ export type McpEvent =
   | { event: "server_closed"; reason: string; answered: number }
   | { event: "spawn"; pid: number; command: string; args: string[] }
   | { event: "spawn_failed"; command: string; detail: string }
+  /** (HTTP relay) The server could not be reached or refused a POST: its requests were answered with errors. */
+  | { event: "post_failed"; detail: string }
   | { event: "oversized_message"; from: "client" | "server"; bytes: number; id?: JsonRpcId }
   /**
    * A server message the client was not given: a line that is not JSON (`text`: its first 200 characters),
@@ -216,6 +218,12 @@ export interface McpSession {
   isWaiting(id: JsonRpcId): boolean;
   /** Number of client requests forwarded and not yet answered. */
   readonly pending: number;
+  /**
+   * Resolves once no client message is held back waiting for the server's tool list (at once when none is):
+   * each has then been forwarded or answered. A relay whose client has gone waits for this before it closes
+   * the server's input, so requests already read are not lost.
+   */
+  released(): Promise<void>;
 }
 
 /** The MCP guard: judges calls and results, and runs sessions. */

@@ -125,7 +125,10 @@ export function lintTools(tools: readonly unknown[]): LintIssue[] {
         code: "invalid_declaration",
         severity: "error",
         path: "",
-        message: `tools[${i}]: ${(e as Error).message}`,
+        // The entry was checked alone, as tools[0]: name its place in the whole list instead.
+        message: errorText(e).startsWith("tools[0]")
+          ? `tools[${i}]${errorText(e).slice("tools[0]".length)}`
+          : `tools[${i}]: ${errorText(e)}`,
       });
       index++;
       return;

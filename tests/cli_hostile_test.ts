@@ -1,0 +1,228 @@
+/**
+ * The command against bad and hostile input: it never destroys its own input, never prints a terminal
+ * control sequence it did not write, refuses what it cannot honour with exit 2 and a hint, and loses nothing
+ * a client piped in. Runs `main` in this process where no stdin is needed, else the command as a child.
+ *
+ * @module
+ */
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { main } from "../cli.ts";
+import { parseJsonText, UsageError } from "../_cli/io.ts";
+import { readPinFile } from "../_mcp/pins.ts";
+import { parseSince } from "../_log/stats.ts";
+import { runInProcess } from "./_cli.ts";
+import { runtimeCommand } from "./_runtime.ts";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const runtime = runtimeCommand(join(root, "cli.ts"), [], { config: join(root, "deno.json") });
+const T = { timeout: 120_000 };
+
+let dir = "";
+before(() => {
+  dir = mkdtempSync(join(tmpdir(), "toolguard-cli-hostile-"));
+});
+after(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function file(name: string, text: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+}
+
+/** The command as a child process, with stdin. */
+function spawnCli(args: string[], input: string): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(runtime.command, [...runtime.args, ...args], {
+    cwd: dir,
+    input,
+    encoding: "utf8",
+    timeout: 120_000,
+  });
+  return { status: r.status, stdout: r.stdout ?? "", stderr: r.stderr ?? "" };
+}
+
+const LOG_LINE = '{"ts":"2026-11-02T10:00:00Z","event":"result","tool":"rg","kind":"exit","durationMs":12}\n';
+// deno-lint-ignore no-control-regex -- the escape character is what must not be printed
+const ESCAPE = /\x1b/;
+
+test("stats --html refuses to write over the log it reads, by any name of it", T, async () => {
+  const log = file("victim.jsonl", LOG_LINE);
+  for (const html of [log, join(dir, ".", "victim.jsonl")]) {
+    const r = await runInProcess(main, ["stats", log, "--html", html]);
+    assert.equal(r.status, 2, r.stderr);
+    assert.match(r.stderr, /is the log being read/);
+  }
+  assert.equal(readFileSync(log, "utf8"), LOG_LINE);
+});
+
+test("an output path of - is refused instead of creating a file named -", T, async () => {
+  const log = file("log.jsonl", LOG_LINE);
+  const stats = await runInProcess(main, ["stats", log, "--html", "-"]);
+  assert.equal(stats.status, 2);
+  assert.match(stats.stderr, /--html - would write a file named "-"/);
+  const run = await runInProcess(main, ["run", "--log", "-", "--", "true"]);
+  assert.equal(run.status, 2);
+  assert.match(run.stderr, /--log - would write a file named "-"/);
+});
+
+test("names from outside reach the terminal with their control characters escaped", T, async () => {
+  const evil = "evil\u001b]0;PWNED\u0007\u001b[2J\u202e";
+  const calls = file("calls.json", JSON.stringify({ name: evil, id: "x\u001b[31m", arguments: {} }));
+  const validate = await runInProcess(main, ["validate", calls]);
+  assert.doesNotMatch(validate.stdout, ESCAPE);
+  assert.match(validate.stdout, /evil\\u\{1B\}\]0;PWNED\\u\{7\}\\u\{1B\}\[2J\\u\{202E\}/);
+  const tools = file("tools.json", JSON.stringify([{ name: evil, parameters: { type: "object" } }]));
+  const lint = await runInProcess(main, ["lint", tools]);
+  assert.doesNotMatch(lint.stdout, ESCAPE);
+  assert.match(lint.stdout, /evil\\u\{1B\}/);
+  const log = file("ansi.jsonl", LOG_LINE.replace('"rg"', JSON.stringify(evil)));
+  const stats = await runInProcess(main, ["stats", log]);
+  assert.doesNotMatch(stats.stdout, ESCAPE);
+  const missing = await runInProcess(main, ["scan", join(dir, "no\u001b[2Jfile")]);
+  assert.equal(missing.status, 2);
+  assert.doesNotMatch(missing.stderr, ESCAPE);
+});
+
+test("deep JSONC is a usage error with the depth, not a stack overflow, on every runtime", T, async () => {
+  const deep = "// a comment\n" + "[".repeat(5000) + "]".repeat(5000);
+  await assert.rejects(
+    parseJsonText(deep, "deep.jsonc"),
+    (e) => e instanceof UsageError && /deep\.jsonc: nested deeper than 1000 levels/.test(e.message),
+  );
+  const badPlain = "[".repeat(100_000) + "]".repeat(100_000) + ",";
+  await assert.rejects(parseJsonText(badPlain, "bad.json"), UsageError);
+  // Within the limit, JSONC still reads.
+  const fine = "// ok\n" + "[".repeat(900) + "1" + "]".repeat(900);
+  let value = await parseJsonText(fine, "fine.jsonc");
+  for (let i = 0; i < 900; i++) value = (value as unknown[])[0];
+  assert.equal(value, 1);
+  const r = await runInProcess(main, ["lint", file("d.jsonc", deep)]);
+  assert.equal(r.status, 2);
+  assert.doesNotMatch(r.stderr, /internal error|RangeError/);
+});
+
+test("validate: CALLS and --shape cannot both read stdin", T, () => {
+  const r = spawnCli(["validate", "-", "--shape", "-"], '{"name":"f","arguments":{"city":"x"}}');
+  assert.equal(r.status, 2, r.stderr);
+  assert.match(r.stderr, /only one of CALLS and --shape can read stdin/);
+});
+
+test(
+  "a timeout beyond the longest timer is a usage error, never a tool failure told to the model",
+  T,
+  async () => {
+    const run = await runInProcess(main, ["run", "--timeout", "2147483648", "--", "true"]);
+    assert.equal(run.status, 2);
+    assert.match(run.stderr, /--timeout must be an integer from 1 to 2147483647/);
+    assert.equal(run.stdout, "");
+    const selftest = await runInProcess(main, ["selftest", "--hang-timeout", "2147483648"]);
+    assert.equal(selftest.status, 2);
+  },
+);
+
+test(
+  "mcp --url must be an http or https URL; a server that cannot be reached is said on stderr",
+  T,
+  async () => {
+    for (const url of ["notaurl", "ftp://example.com/"]) {
+      const r = await runInProcess(main, ["mcp", "--url", url]);
+      assert.equal(r.status, 2, url);
+      assert.match(r.stderr, /is not an http or https URL/);
+    }
+    const init = JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+    });
+    const r = spawnCli(["mcp", "--url", "http://127.0.0.1:9/mcp"], init + "\n");
+    assert.match(
+      r.stderr,
+      /toolguard mcp: the MCP server at http:\/\/127\.0\.0\.1:9\/mcp: .*answered with errors/,
+    );
+    assert.equal(JSON.parse(r.stdout.trim()).id, 1); // the request was still answered
+  },
+);
+
+test("a pin file of the wrong shape is refused whole, naming the file and the server", T, async () => {
+  const cases: [string, RegExp][] = [
+    ['{"version":1,"servers":{"s":null}}', /the entry of server "s" has no "tools" object/],
+    ['{"version":1,"servers":{"s":{}}}', /the entry of server "s" has no "tools" object/],
+    ['{"version":1,"servers":{"s":{"tools":{"t":5}}}}', /pins tool "t" without a hash/],
+    ['{"version":1,"servers":{', /is not valid JSON/],
+  ];
+  for (const [text, message] of cases) {
+    const path = file("pins.json", text);
+    assert.throws(() => readPinFile(path), message);
+    const r = await runInProcess(main, ["mcp", "pins", "list", "--pins", path]);
+    assert.equal(r.status, 2, text);
+    assert.match(r.stderr, message);
+    assert.doesNotMatch(r.stderr, /internal error/);
+  }
+});
+
+test("stats --since: an age past any date and a day that does not exist are usage errors", T, async () => {
+  assert.throws(() => parseSince("99999999999d"), /reaches back before any date/);
+  assert.throws(() => parseSince("2026-02-30"), RangeError);
+  assert.equal(parseSince("2024-02-29").toISOString(), "2024-02-29T00:00:00.000Z");
+  const log = file("since.jsonl", LOG_LINE);
+  const r = await runInProcess(main, ["stats", log, "--since", "99999999999d"]);
+  assert.equal(r.status, 2);
+  assert.doesNotMatch(r.stderr, /cannot read/);
+});
+
+test("lint names the right place of an entry that is not a declaration", T, async () => {
+  const path = file(
+    "tools2.json",
+    '[{"name":"a","description":"does a thing","parameters":{"type":"object"}}, 5]',
+  );
+  const r = await runInProcess(main, ["lint", path]);
+  assert.match(r.stdout, /tools\[1\] is not an object/);
+  assert.doesNotMatch(r.stdout, /tools\[0\]/);
+});
+
+test(
+  "an option given twice with different values, or an extra word, is refused, not picked silently",
+  T,
+  async () => {
+    const twice = await runInProcess(main, ["run", "--timeout", "1", "--timeout", "100000", "--", "true"]);
+    assert.equal(twice.status, 2);
+    assert.match(twice.stderr, /--timeout is given twice, as "1" and "100000"/);
+    // Through parseArgs (a group of letters) as well.
+    const grouped = await runInProcess(main, ["scan", "--context", "user_text", "--context=tool_args", "-h"]);
+    assert.equal(grouped.status, 2);
+    assert.equal((await runInProcess(main, ["scan", "--json", "--json", "-h"])).status, 0); // same value: fine
+    assert.equal((await runInProcess(main, ["--version", "--bogus"])).status, 2);
+    assert.equal((await runInProcess(main, ["help", "nosuch"])).status, 2);
+    assert.equal((await runInProcess(main, ["help", "lint"])).status, 0);
+  },
+);
+
+test("mcp: requests the client sent before closing its input all reach the server", T, () => {
+  const server = join(root, "tests", "_mcp_evil_server.mjs");
+  const lines = [
+    {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+    },
+    { jsonrpc: "2.0", method: "notifications/initialized" },
+    { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "multiply", arguments: { a: 2, b: 3 } } },
+  ];
+  const r = spawnCli(
+    ["mcp", "--pins", "none", "--", "node", server, "poisoned"],
+    lines.map((l) => JSON.stringify(l)).join("\n") + "\n",
+  );
+  const answers = r.stdout.trim().split("\n").map((l) => JSON.parse(l));
+  const call = answers.find((a) => a.id === 2);
+  assert.ok(call, r.stdout + r.stderr);
+  assert.equal(call.error, undefined, JSON.stringify(call));
+});
