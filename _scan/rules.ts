@@ -813,7 +813,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
     ],
     category: "role_injection",
     re:
-      /<\|(?:im_start|im_end|im_sep|start_header_id|end_header_id|eot_id|begin_of_text|end_of_text|endoftext|system|user|assistant|tool|python_tag|eom_id)\|>|\[\/?inst\]|<<\/?sys>>|<\/?(?:start_of_turn|end_of_turn)>|\[tool_calls\]|\[available_tools\]|<\/?tool_call>|<\/?function_call>|<\/?tool_response>/g,
+      /<\|(?:im_start|im_end|im_sep|start_header_id|end_header_id|eot_id|begin_of_text|end_of_text|endoftext|system|user|assistant|tool|python_tag|eom_id|start|end|channel|message|return|call|constrain)\|>|\[\/?inst\]|<<\/?sys>>|<\/?(?:start_of_turn|end_of_turn)>|\[tool_calls\]|\[available_tools\]|<\/?tool_call>|<\/?function_call>|<\/?tool_response>/g,
   },
   {
     name: "role.fake_turn",
