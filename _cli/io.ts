@@ -79,8 +79,8 @@ export class UsageError extends Error {
 /** Set once stdin has been read: it can be read only once. */
 let stdinTaken = false;
 
-/** Reads all of stdin as UTF-8 text; a second read is a {@linkcode UsageError} (it would find nothing). */
-async function readStdin(): Promise<string> {
+/** Reads all of stdin; a second read is a {@linkcode UsageError} (it would find nothing). */
+async function readStdin(): Promise<Uint8Array> {
   if (stdinTaken) {
     throw new UsageError("stdin was already read for another input", "give only one input as -");
   }
@@ -96,7 +96,7 @@ async function readStdin(): Promise<string> {
     }
     bytes = new Uint8Array(await new Blob(chunks as BlobPart[]).arrayBuffer());
   }
-  return new TextDecoder().decode(bytes); // drops a BOM; bad bytes become U+FFFD
+  return bytes;
 }
 
 /** How an input path is named in messages: `-` is `<stdin>`. */
@@ -104,30 +104,68 @@ export function inputName(path: string): string {
   return path === "-" ? "<stdin>" : path;
 }
 
+/** What {@linkcode readText} does with bytes that are not UTF-8. */
+export interface ReadTextOptions {
+  /**
+   * `"refuse"` (default): a {@linkcode UsageError} naming the line and column, as the text checked would not
+   * be the bytes given; `"replace"`: each becomes U+FFFD, with a warning on stderr (for text that is only
+   * scanned, where the rest still counts).
+   */
+  invalidUtf8?: "refuse" | "replace";
+}
+
 /**
  * Reads a whole file as UTF-8 text, or stdin when `path` is `-`. A BOM is dropped. An unreadable file is
- * a {@linkcode UsageError} naming the file and the reason.
+ * a {@linkcode UsageError} naming the file and the reason; so, by default, are bytes that are not UTF-8.
  */
-export async function readText(path: string): Promise<string> {
-  if (path === "-") return await readStdin();
-  try {
-    // The runtime's own call where there is one: under Deno, `node:fs` would load the Node layer, and under
-    // Bun loading node:fs/promises costs a one-shot command about 2 ms (its errors carry the same codes).
-    const deno = denoStd();
-    const bun = (globalThis as { Bun?: { file(path: string): { bytes(): Promise<Uint8Array> } } }).Bun;
-    return new TextDecoder().decode(
-      deno
+export async function readText(path: string, options: ReadTextOptions = {}): Promise<string> {
+  let bytes: Uint8Array;
+  if (path === "-") bytes = await readStdin();
+  else {
+    try {
+      // The runtime's own call where there is one: under Deno, `node:fs` would load the Node layer, and under
+      // Bun loading node:fs/promises costs a one-shot command about 2 ms (its errors carry the same codes).
+      const deno = denoStd();
+      const bun = (globalThis as { Bun?: { file(path: string): { bytes(): Promise<Uint8Array> } } }).Bun;
+      bytes = deno
         ? await deno.readFile(path)
         : bun
         ? await bun.file(path).bytes()
-        : await nodeBuiltin<typeof NodeFsPromises>("node:fs/promises").readFile(path),
-    );
-  } catch (error) {
-    throw new UsageError(
-      `cannot read ${path}: ${ioReason(error)}`,
-      "check the path, or pass - to read stdin",
-    );
+        : await nodeBuiltin<typeof NodeFsPromises>("node:fs/promises").readFile(path);
+    } catch (error) {
+      throw new UsageError(
+        `cannot read ${path}: ${ioReason(error)}`,
+        "check the path, or pass - to read stdin",
+      );
+    }
   }
+  const text = new TextDecoder().decode(bytes); // drops a BOM; bad bytes become U+FFFD
+  const bad = text.includes("\uFFFD") ? firstReplaced(text, bytes) : -1;
+  if (bad < 0) return text;
+  const { line, column } = lineColumn(text, bad);
+  const where = `${inputName(path)}:${line}:${column}`;
+  if (options.invalidUtf8 === "replace") {
+    writeErr(
+      `${paint("yellow", "warning", "stderr")}: ${
+        safeText(where)
+      }: bytes that are not UTF-8 read as U+FFFD\n`,
+    );
+    return text;
+  }
+  throw new UsageError(`${where}: bytes that are not UTF-8`, "save the file as UTF-8");
+}
+
+/**
+ * Where the first U+FFFD of `text` stands for bytes that were not UTF-8 (one written as its own three bytes
+ * is the real character), or -1.
+ */
+function firstReplaced(text: string, bytes: Uint8Array): number {
+  const start = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0; // the BOM the decoder drops
+  for (let at = text.indexOf("\uFFFD"); at >= 0; at = text.indexOf("\uFFFD", at + 1)) {
+    const offset = start + encoder.encode(text.slice(0, at)).length;
+    if (bytes[offset] !== 0xef || bytes[offset + 1] !== 0xbf || bytes[offset + 2] !== 0xbd) return at;
+  }
+  return -1;
 }
 
 /** Fixed words for the error codes a file operation meets, so Deno and Bun say the same. */
@@ -307,13 +345,39 @@ export async function parseJsonText(text: string, file: string): Promise<unknown
   const tree = parseTree(source, errors, { allowTrailingComma: true, disallowComments: false });
   if (errors.length > 0 || tree === undefined) {
     const first = errors[0];
-    const offset = first?.offset ?? 0;
-    const { line, column } = lineColumn(source, offset);
     const code = PARSE_ERROR_NAMES[first?.error ?? 4] ?? "ValueExpected";
+    const offset = first === undefined
+      ? 0
+      : faultInToken(source, first.offset, first.offset + first.length, code);
+    const { line, column } = lineColumn(source, offset);
     const more = errors.length > 1 ? ` (and ${errors.length - 1} more error(s))` : "";
-    throw new UsageError(`${name}:${line}:${column}: ${PARSE_ERRORS[code] ?? code}${more}`);
+    throw new UsageError(
+      `${name}:${line}:${column}: ${PARSE_ERRORS[code] ?? code}${more}`,
+      "fix the JSON at that place (comments and trailing commas are allowed)",
+    );
   }
   return toValue(tree);
+}
+
+/**
+ * Where in a faulty string token the fault is: the JSONC parser reports a whole string's start for a raw
+ * control character, a bad escape or a bad `\u` inside it, which in a long string is far from the fault.
+ */
+function faultInToken(source: string, start: number, end: number, code: string): number {
+  if (code !== "InvalidCharacter" && code !== "InvalidEscapeCharacter" && code !== "InvalidUnicode") {
+    return start;
+  }
+  for (let i = start + 1; i < end; i++) {
+    const c = source.charCodeAt(i);
+    if (c < 0x20 && code === "InvalidCharacter") return i;
+    if (c !== 0x5c) continue; // a backslash
+    const next = source[i + 1] ?? "";
+    if (next === "u") {
+      if (code === "InvalidUnicode" && !/^[0-9a-fA-F]{4}$/.test(source.slice(i + 2, i + 6))) return i;
+    } else if (code === "InvalidEscapeCharacter" && !'"\\/bfnrt'.includes(next)) return i;
+    i++; // the escaped character
+  }
+  return start;
 }
 
 /** The deepest nesting {@linkcode parseJsonText} reads through the JSONC parser. */

@@ -65,7 +65,7 @@ export function main(args: string[]): Promise<number> {
         `use one of ${SCAN_CONTEXTS.join(", ")}`,
       );
     }
-    const text = await readText(file);
+    const text = await readText(file, { invalidUtf8: "replace" }); // scanned only: the rest still counts
     const result = scan(text, { context });
     if (wantsJson(values)) {
       printJson(result, { pretty: values.pretty === true });
