@@ -31,6 +31,11 @@ export interface McpHttpRelayOptions extends McpGuardOptions {
   headers?: Record<string, string>;
   /** Stop relaying. */
   signal?: AbortSignal;
+  /**
+   * After the client's input ends: how long answers still on their way may take (default 2000 ms, as the
+   * stdio relay gives its server); then they are given up, and their requests answered with errors.
+   */
+  shutdownGraceMs?: number;
   /** Longest client message in bytes; longer ones are answered with an error. Default 64 MiB. */
   maxMessageBytes?: number;
 }
@@ -116,6 +121,8 @@ class HttpRelay {
   readonly #listenStop = new AbortController();
   /** Aborted once the client has closed its side: answers in flight are still read, but not resumed. */
   readonly #clientGone = new AbortController();
+  /** Aborted when the grace after the client left is over: answers still in flight are given up. */
+  readonly #giveUp = new AbortController();
 
   constructor(url: string, options: McpHttpRelayOptions, signal: AbortSignal) {
     this.#url = url;
@@ -135,8 +142,16 @@ class HttpRelay {
     const first = await Promise.race([this.#pumpClient().then(() => "client" as const), aborted]);
     this.#clientGone.abort();
     if (first === "client") {
-      // Answers still on their way come first.
-      await Promise.race([Promise.all([...this.#inFlight]), aborted]);
+      // Answers still on their way come first, for a while: a server that never answers must not keep the
+      // relay (and the client waiting for it to end) alive.
+      const settled = new AbortController();
+      const grace = pause(
+        this.#options.shutdownGraceMs ?? 2000,
+        AbortSignal.any([this.#signal, settled.signal]),
+      );
+      await Promise.race([Promise.all([...this.#inFlight]), aborted, grace]);
+      settled.abort();
+      this.#giveUp.abort();
     }
     this.#listenStop.abort();
     this.#session.serverClosed(
@@ -183,7 +198,7 @@ class HttpRelay {
         "content-type": "application/json",
       },
       body: JSON.stringify(message),
-      signal: this.#signal,
+      signal: AbortSignal.any([this.#signal, this.#giveUp.signal]),
     });
     const id = response.headers.get("mcp-session-id");
     if (id !== null) this.#sessionId = id;
@@ -332,6 +347,8 @@ class HttpRelay {
    * before the failure keeps that answer, alone.
    */
   #failed(message: unknown, why: string): void {
+    // Given up by the relay itself (the client left, or it was stopped): answered as the session closes.
+    if (this.#giveUp.signal.aborted || this.#signal.aborted) return;
     emitTo(this.#options.onEvent, { event: "post_failed", detail: `the MCP server at ${this.#url}: ${why}` });
     for (const r of requestsOf(message)) {
       const text = `toolguard: the MCP server at ${this.#url} did not answer ${r.method}: ${why}`;

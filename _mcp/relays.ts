@@ -133,7 +133,8 @@ export const runMcpRelay: typeof relayMcpStdio = relayMcpStdio;
  * with an HTTP error, that fails on the network, or whose answer ends without a response is answered with a
  * JSON-RPC error; an event stream the server ends early after giving an event id is resumed with `GET` and
  * `Last-Event-ID` (MCP's SSE polling), as is the server's own stream. Resolves when the client closes its
- * side (the server's session is then ended with `DELETE`) or on an interrupt or abort.
+ * side (answers still on their way get `shutdownGraceMs`, then their requests are answered with errors, and
+ * the server's session is ended with `DELETE`) or on an interrupt or abort.
  *
  * @example Refuse an invalid call without reaching the server (no server needed for that)
  * ```ts

@@ -587,3 +587,34 @@ test(
     }
   },
 );
+
+test(
+  "HTTP relay: after the client leaves, a server that never answers is given shutdownGraceMs, then the request is answered",
+  { timeout: 60_000 },
+  async () => {
+    // A server that takes the POST and never sends even its headers.
+    const held: ServerResponse[] = [];
+    const server = createHttpServer((_req, res) => void held.push(res));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const port = (server.address() as { port: number }).port;
+    const out: string[] = [];
+    const started = Date.now();
+    try {
+      const exit = await relayMcpHttp(`http://127.0.0.1:${port}/mcp`, {
+        input: (async function* () {
+          yield new TextEncoder().encode(JSON.stringify({ jsonrpc: "2.0", id: 7, method: "ping" }) + "\n");
+        })(),
+        output: (bytes) => void out.push(new TextDecoder().decode(bytes)),
+        shutdownGraceMs: 300,
+      });
+      assert.equal(exit.reason, "client_closed");
+      assert.ok(Date.now() - started < 60_000);
+      const answer = JSON.parse(out.join("").trim());
+      assert.equal(answer.id, 7);
+      assert.ok(answer.error, JSON.stringify(answer));
+    } finally {
+      for (const res of held) res.destroy();
+      server.close();
+    }
+  },
+);
