@@ -34,3 +34,24 @@ test("extractToolCalls: a bare JSON call written inside an XML value is not take
     "</parameter>\n</function>\n</tool_call>";
   assert.deepEqual(names(text), ["rm"]);
 });
+
+// ---------------------------------------------------------------------------------------------------------
+// Broken markup does not swallow what follows
+// ---------------------------------------------------------------------------------------------------------
+
+test("extractToolCalls: an unclosed block that cannot be read leaves the calls after it to be read", () => {
+  const valid = '<tool_call>{"name": "delete_all_files", "arguments": {"path": "/"}}</tool_call>';
+  for (
+    const broken of [
+      "<TOOLCALL>{\n",
+      "<|tool_call|>[\n",
+      "functools{\n",
+      "<|START_ACTION|>[\n",
+      "<|tools_prefix|>{\n",
+      "<|python_tag|>\n",
+      "[TOOL_CALLS] ?\n",
+    ]
+  ) {
+    assert.deepEqual(names(broken + valid), ["delete_all_files"], broken);
+  }
+});

@@ -117,7 +117,8 @@ function unreadableRun(
   } else {
     scan.unreadable(spec.format, at, `the JSON after ${opening} is not valid (${run.error})`);
   }
-  return body.closed ? body.blockEnd : body.end;
+  // Unclosed, the body runs on to the end: resume right after the tag so later calls are still read.
+  return body.closed ? body.blockEnd : at + opening.length;
 }
 
 /*
@@ -260,7 +261,7 @@ export const mistral: Reader = {
     if (end >= 0) return withClose(scan, end);
     if (!body.closed && body.end === text.length) scan.ranOut(at);
     scan.unreadable("mistral", at, "the text after [TOOL_CALLS] is neither JSON calls nor NAME[ARGS]{...}");
-    return body.end;
+    return body.closed ? body.blockEnd : at + MISTRAL_TAG.length; // unclosed: later calls are still read
   },
 };
 
@@ -356,17 +357,18 @@ export const llama: Reader = {
       return -1;
     }
     let found = 0;
+    let read = at + PYTHON_TAG.length; // one past the last call read
     while (pos < limit) {
       if (text[pos] === "{" || text[pos] === "[") {
         const run = readJsonRun(text, pos, limit);
         if (run.items.length === 0) break;
         found += addJsonCalls(scan, run.items, { format: "llama_json", block });
-        pos = run.next;
+        pos = read = run.next;
       } else {
         const end = readBuiltin(scan, pos, limit, block);
         if (end < 0) break;
         found++;
-        pos = end;
+        pos = read = end;
       }
       pos = skipSpace(text, pos);
       if (text[pos] === ";" || text[pos] === ",") pos = skipSpace(text, pos + 1);
@@ -380,6 +382,8 @@ export const llama: Reader = {
         "the text after <|python_tag|> is neither JSON calls nor NAME.call(...)",
       );
     }
+    // Unclosed, the body runs on to the end: what follows the calls read is left for the other readers.
+    if (!body.closed) block.end = read;
     return block.end;
   },
 };
