@@ -148,6 +148,36 @@ export function bodyOf(
 }
 
 /**
+ * `body` cut again after the JSON values that open it at `p`, when they run past its end: a closing tag or
+ * stop token written inside a JSON string is data, so the closer is looked for after the values (as
+ * llama.cpp's JSON-aware reader does). Values are objects or arrays one after another (separated by space,
+ * `,` or `;`); the scan past the body is charged to the shared budget. Returns `body` itself when nothing
+ * runs past it.
+ */
+export function bodyAfterJson(
+  scan: Scan,
+  body: Body,
+  p: number,
+  closers: readonly string[],
+  stops: readonly string[] = [],
+): Body {
+  const text = scan.text;
+  let q = p;
+  let last = -1;
+  while (text[q] === "{" || text[q] === "[") {
+    const limit = Math.min(text.length, q + scan.allowance());
+    const e = scanValueEnd(text, q, limit);
+    scan.spend((e < 0 ? limit : e) - q);
+    if (e < 0) break;
+    last = e;
+    q = skipSpace(text, e);
+    if (text[q] === "," || text[q] === ";") q = skipSpace(text, q + 1);
+  }
+  if (last <= body.end) return body;
+  return { ...bodyOf(scan, last, closers, stops), start: body.start };
+}
+
+/**
  * `block` widened over an `open` tag just before it and a `close` tag just after it (white space between
  * allowed): a reader that found its markup inside another family's wrapper takes the wrapper along.
  */

@@ -55,3 +55,45 @@ test("extractToolCalls: an unclosed block that cannot be read leaves the calls a
     assert.deepEqual(names(broken + valid), ["delete_all_files"], broken);
   }
 });
+
+// ---------------------------------------------------------------------------------------------------------
+// A format's own stop token inside a JSON string is data
+// ---------------------------------------------------------------------------------------------------------
+
+test("extractToolCalls: a closing or stop token inside a JSON string neither drops nor breaks the call", () => {
+  const cmd = (token: string) => `{"cmd": "echo ${token} && rm -rf ~"}`;
+  const cases: [string, string][] = [
+    [`[TOOL_CALLS][{"name": "run_shell", "arguments": ${cmd("[TOOL_CALLS]")}}]`, "[TOOL_CALLS]"],
+    [`[TOOL_CALLS][{"name": "run_shell", "arguments": ${cmd("</s>")}}]`, "</s>"],
+    [`<|python_tag|>{"name": "run_shell", "parameters": ${cmd("<|eom_id|>")}}<|eom_id|>`, "<|eom_id|>"],
+    [`<tool_call>{"name": "run_shell", "arguments": ${cmd("</tool_call>")}}</tool_call>`, "</tool_call>"],
+    [`<TOOLCALL>[{"name": "run_shell", "arguments": ${cmd("</TOOLCALL>")}}]</TOOLCALL>`, "</TOOLCALL>"],
+    [
+      `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>run_shell<｜tool▁sep｜>${cmd("<｜tool▁call▁end｜>")}` +
+      "<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
+      "<｜tool▁call▁end｜>",
+    ],
+  ];
+  for (const [text, token] of cases) {
+    const calls = extractToolCalls(text);
+    assert.deepEqual(calls.map((c) => [c.name, c.arguments, c.error]), [[
+      "run_shell",
+      { cmd: `echo ${token} && rm -rf ~` },
+      undefined,
+    ]], text);
+  }
+});
+
+test("extractToolCalls: a section end inside DeepSeek JSON leaves the next call and the block's end right", () => {
+  const [b, c, s, e, z] = [
+    "<｜tool▁calls▁begin｜>",
+    "<｜tool▁call▁begin｜>",
+    "<｜tool▁sep｜>",
+    "<｜tool▁call▁end｜>",
+    "<｜tool▁calls▁end｜>",
+  ];
+  const block = `${b}${c}a${s}{"x": "${z}"}${e}${c}b${s}{"y": 1}${e}${z}`;
+  const calls = extractToolCalls(`${block} then prose`);
+  assert.deepEqual(calls.map((k) => [k.name, k.arguments]), [["a", { x: z }], ["b", { y: 1 }]]);
+  assert.equal(calls[1].block.end, block.length);
+});

@@ -15,7 +15,7 @@ import {
   salvageName,
 } from "../json_calls.ts";
 import { LiteralReader, PYTHON } from "../literal.ts";
-import { bodyOf, scanValueEnd, skipSpace, trimEnd, widen } from "../text.ts";
+import { bodyAfterJson, bodyOf, scanValueEnd, skipSpace, trimEnd, widen } from "../text.ts";
 import type { AnchoredReader, Reader } from "../reader.ts";
 import type { CallDraft, Scan } from "../scan.ts";
 import type { ExtractFormat } from "../types.ts";
@@ -59,9 +59,10 @@ export function jsonTag(spec: JsonTagSpec): Reader {
 
 function readJsonTag(scan: Scan, at: number, opening: string, spec: JsonTagSpec): number {
   const text = scan.text;
-  const body = bodyOf(scan, at + opening.length, spec.close, spec.open);
-  const p = skipSpace(text, body.start);
-  const limit = trimEnd(text, p, body.end);
+  const cut = bodyOf(scan, at + opening.length, spec.close, spec.open);
+  const p = skipSpace(text, cut.start);
+  let body = bodyAfterJson(scan, cut, p, spec.close, spec.open);
+  let limit = trimEnd(text, p, body.end);
   if (p >= limit) {
     if (!body.closed) scan.ranOut(at); // nothing yet: the call may still come
     return -1;
@@ -72,7 +73,13 @@ function readJsonTag(scan: Scan, at: number, opening: string, spec: JsonTagSpec)
     scan.unreadable(spec.format, at, `the text after ${opening} is not JSON`);
     return body.blockEnd;
   }
-  const run = readJsonRun(text, p, limit);
+  let run = readJsonRun(text, p, limit);
+  if (run.items.length === 0 && body !== cut) {
+    // Read past the first closer, the JSON still does not parse: the block is what the closer cut.
+    body = cut;
+    limit = trimEnd(text, p, body.end);
+    run = readJsonRun(text, p, limit);
+  }
   if (run.items.length === 0) return unreadableRun(scan, at, opening, spec, body, p, limit, run);
   const block = { start: at, end: body.closed ? body.blockEnd : run.next };
   const before = scan.calls.length;
@@ -239,6 +246,7 @@ export const fence: Reader = {
 
 const MISTRAL_TAG = "[TOOL_CALLS]";
 const MISTRAL_CLOSE = "[/TOOL_CALLS]";
+const MISTRAL_ENDS = ["</s>", MISTRAL_CLOSE];
 const NAME = /[A-Za-z_][\w.-]{0,127}/y;
 
 /** Mistral `[TOOL_CALLS]` calls. */
@@ -247,8 +255,9 @@ export const mistral: Reader = {
   markers: [MISTRAL_TAG],
   read(scan, at) {
     const text = scan.text;
-    const body = bodyOf(scan, at + MISTRAL_TAG.length, ["</s>", MISTRAL_CLOSE], [MISTRAL_TAG]);
-    const pos = skipSpace(text, body.start);
+    const cut = bodyOf(scan, at + MISTRAL_TAG.length, MISTRAL_ENDS, [MISTRAL_TAG]);
+    const pos = skipSpace(text, cut.start);
+    const body = bodyAfterJson(scan, cut, pos, MISTRAL_ENDS, [MISTRAL_TAG]);
     const limit = trimEnd(text, pos, body.end);
     if (pos >= limit) {
       if (!body.closed && body.end === text.length) scan.ranOut(at);
@@ -348,10 +357,11 @@ export const llama: Reader = {
   markers: [PYTHON_TAG],
   read(scan, at) {
     const text = scan.text;
-    const body = bodyOf(scan, at + PYTHON_TAG.length, ENDS, [PYTHON_TAG]);
+    const cut = bodyOf(scan, at + PYTHON_TAG.length, ENDS, [PYTHON_TAG]);
+    let pos = skipSpace(text, cut.start);
+    const body = bodyAfterJson(scan, cut, pos, ENDS, [PYTHON_TAG]);
     const block = { start: at, end: body.blockEnd };
     const limit = trimEnd(text, body.start, body.end);
-    let pos = skipSpace(text, body.start);
     if (pos >= limit) {
       if (!body.closed) scan.ranOut(at);
       return -1;
