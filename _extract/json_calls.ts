@@ -77,6 +77,25 @@ export function readJsonRun(text: string, start: number, end: number): JsonRun {
 }
 
 /**
+ * The first JSON value at `p` (`{` or `[`) and its end. It is read as far as the end of the text while the
+ * shared scan budget lasts, and past that only up to `fence` (where the next opening of the same markup
+ * begins, `-1` for none): many unclosed openings stay linear and a call after them is still read. A value
+ * that the end of the text cuts off is noted with `scan.ranOut(at)`.
+ */
+export function readFirstValue(scan: Scan, at: number, p: number, fence: number): Located | undefined {
+  const text = scan.text;
+  const limit = fence < 0 ? text.length : Math.max(fence, Math.min(text.length, p + scan.allowance()));
+  const e = scanValueEnd(text, p, limit);
+  scan.spend((e < 0 ? limit : e) - p);
+  if (e < 0) {
+    if (limit === text.length) scan.ranOut(at);
+    return undefined;
+  }
+  const run = readJsonRun(text, p, e);
+  return run.items[0];
+}
+
+/**
  * `JSON.parse`, and when that fails on raw line breaks or tabs inside strings (which models write in code
  * arguments), once more with those escaped, as Python's `json.loads(strict=False)` reads them.
  */

@@ -97,3 +97,49 @@ test("extractToolCalls: a section end inside DeepSeek JSON leaves the next call 
   assert.deepEqual(calls.map((k) => [k.name, k.arguments]), [["a", { x: z }], ["b", { y: 1 }]]);
   assert.equal(calls[1].block.end, block.length);
 });
+
+// ---------------------------------------------------------------------------------------------------------
+// Linear time on repeated unclosed openings
+// ---------------------------------------------------------------------------------------------------------
+
+/** Milliseconds to extract from `text` (the best of two runs, to ride out a noisy machine). */
+function timeOf(text: string): number {
+  let best = Infinity;
+  for (let k = 0; k < 2; k++) {
+    const t0 = performance.now();
+    extractToolCalls(text);
+    best = Math.min(best, performance.now() - t0);
+  }
+  return best;
+}
+
+test("extractToolCalls: repeated unclosed Functionary, function-tag and harmony openings read in linear time", () => {
+  for (
+    const unit of [
+      ">>>f\n{",
+      "<function=f>{",
+      '<function name="f">{',
+      "<|channel|>analysis<|message|>x<|end|>",
+    ]
+  ) {
+    const small = timeOf(unit.repeat(Math.ceil(40_000 / unit.length)));
+    const large = timeOf(unit.repeat(Math.ceil(320_000 / unit.length)));
+    // Eight times the text: about 8x when linear, 64x when quadratic.
+    assert.ok(
+      large < 24 * Math.max(small, 5),
+      `${JSON.stringify(unit)}: ${small.toFixed(0)} ms -> ${large.toFixed(0)} ms`,
+    );
+  }
+});
+
+test("extractToolCalls: a call after many unclosed openings of its own kind is still read", () => {
+  for (
+    const [pad, call] of [
+      ["<function=f>{", '<function=g>{"a": 1}</function>'],
+      ['<function name="f">{', '<function name="g">{"a": 1}</function>'],
+      [">>>f\n{", '>>>g\n{"a": 1}'],
+    ]
+  ) {
+    assert.deepEqual(names(pad.repeat(20_000) + call).slice(-1), ["g"], pad);
+  }
+});

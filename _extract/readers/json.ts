@@ -11,6 +11,7 @@ import {
   callValues,
   draftFromValue,
   isCallShaped,
+  readFirstValue,
   readJsonRun,
   salvageName,
 } from "../json_calls.ts";
@@ -440,7 +441,7 @@ export const functionary: Reader = {
     if (!head) return -1;
     const p = skipSpace(text, at + head[0].length);
     if (text[p] !== "{") return -1;
-    const call = readObject(scan, p);
+    const call = readFirstValue(scan, p, p, scan.find("<function=", p));
     if (!call) return -1;
     const block = { start: at, end: call.end };
     widen(text, block, "", "</function>");
@@ -476,18 +477,9 @@ function readRecipient(scan: Scan, at: number, from: number, options: { weak: bo
     return -1;
   }
   if (text[p] !== "{") return -1;
-  const call = readObject(scan, p);
+  const call = readFirstValue(scan, p, p, scan.find(">>>", p));
   // A call object after a word line is a JSON call with a stray label (`json\n{"name": …}`), not v3.2.
   if (!call || isCallShaped(call.value)) return -1;
   const draft = draftFromValue({ name, arguments: call.value });
   return scan.add(draft, "functionary", p, call.end, { start: at, end: call.end }, options) ? call.end : -1;
-}
-
-function readObject(scan: Scan, p: number): { value: unknown; end: number } | undefined {
-  const run = readJsonRun(scan.text, p, scan.text.length);
-  if (run.items.length === 0) {
-    if (run.open) scan.ranOut(p);
-    return undefined;
-  }
-  return { value: run.items[0].value, end: run.items[0].end };
 }

@@ -7,7 +7,7 @@
  */
 import { parseJsonSafe } from "../../_common/json.ts";
 import { lazy } from "../../_common/lazy.ts";
-import { draftFromValue, readJsonRun } from "../json_calls.ts";
+import { draftFromValue, readFirstValue } from "../json_calls.ts";
 import {
   bodyOf,
   boundedIndexOf,
@@ -511,12 +511,8 @@ export const functionTag: Reader = {
 
 function readJsonBody(scan: Scan, at: number, name: string, p: number): number {
   const text = scan.text;
-  const run = readJsonRun(text, p, text.length);
-  if (run.items.length === 0) {
-    if (run.open) scan.ranOut(at);
-    return -1;
-  }
-  const item = run.items[0];
+  const item = readFirstValue(scan, at, p, scan.find(FUNCTION_OPEN, p));
+  if (!item) return -1;
   const block = { start: at, end: item.end };
   widen(text, block, "", FUNCTION_CLOSE);
   widen(text, block, "<tool_call>", "</tool_call>");
