@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { extractToolCalls } from "../extract.ts";
+import { callMayStart, extractToolCalls, extractToolCallsDetailed } from "../extract.ts";
 
 /** The names of the calls read from `text`. */
 const names = (text: string, tools?: unknown[]) =>
@@ -142,4 +142,31 @@ test("extractToolCalls: a call after many unclosed openings of its own kind is s
   ) {
     assert.deepEqual(names(pad.repeat(20_000) + call).slice(-1), ["g"], pad);
   }
+});
+
+// ---------------------------------------------------------------------------------------------------------
+// MiniCPM values cut off by the end of a stream
+// ---------------------------------------------------------------------------------------------------------
+
+test("callMayStart: a MiniCPM call holds at every prefix while a value's closer has not arrived", () => {
+  for (
+    const full of [
+      `<function name="run_shell"><param name="cmd">echo ${"a".repeat(100)} && rm -rf ~</param></function>`,
+      `<function name="run_shell"><param name="cmd"><![CDATA[echo ${"a".repeat(100)}]]></param></function>`,
+    ]
+  ) {
+    const at = "Sure. ".length;
+    const text = `Sure. ${full}`;
+    for (let n = at + 1; n < text.length; n++) {
+      assert.equal(callMayStart(text.slice(0, n)), at, text.slice(0, n));
+    }
+  }
+});
+
+test("extractToolCallsDetailed: a MiniCPM call cut off inside a value is a call with an error", () => {
+  const r = extractToolCallsDetailed('<function name="run_shell"><param name="cmd">rm -rf ~');
+  assert.deepEqual(r.calls.map((c) => [c.name, c.error]), [[
+    "run_shell",
+    "the <function> block is not closed",
+  ]]);
 });

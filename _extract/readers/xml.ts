@@ -524,22 +524,28 @@ function readParams(scan: Scan, at: number, name: string, p: number): number {
   const text = scan.text;
   const args: Record<string, unknown> = {};
   let pos = p;
+  let cut = false; // the text ends inside a <param> element: more text may finish it
   const wrapped = text.startsWith("<arguments>", pos);
   if (wrapped) pos = skipSpace(text, pos + "<arguments>".length);
   while (text.startsWith("<param", pos)) {
     const tagEnd = boundedIndexOf(text, ">", pos, 300);
-    if (tagEnd < 0) break;
+    if (tagEnd < 0) {
+      cut = text.length - pos < 300;
+      break;
+    }
     const m = /^<param\s+name\s*=\s*(?:"([^"]*)"|'([^']*)')\s*>$/.exec(text.slice(pos, tagEnd + 1));
     if (!m) break;
     const key = decodeEntities(m[1] ?? m[2]).trim();
     const value = readValue(scan, tagEnd + 1);
-    if (!value) break;
+    if (value === "cut") cut = true;
+    if (!value || value === "cut") break;
     defineOwn(args, key, value.cdata ? value.text : scan.typer.text(name, key, value.text));
     pos = skipSpace(text, value.end);
   }
   if (wrapped && text.startsWith("</arguments>", pos)) pos = skipSpace(text, pos + "</arguments>".length);
   const closed = text.startsWith(FUNCTION_CLOSE, pos);
   if (!closed) {
+    if (cut || isCutOffTag(text, pos)) pos = text.length;
     if (skipSpace(text, pos) >= text.length) scan.ranOut(at);
     else return -1; // not this grammar
   }
@@ -551,15 +557,26 @@ function readParams(scan: Scan, at: number, name: string, p: number): number {
   return end;
 }
 
-/** A `<param>` value starting at `from`, through its `</param>`: CDATA is taken as written. */
-function readValue(scan: Scan, from: number): { text: string; cdata: boolean; end: number } | undefined {
+/** Whether the text from `pos` on is the start of a tag of the grammar that the end of the text cut off. */
+function isCutOffTag(text: string, pos: number): boolean {
+  return pos < text.length && ["<param", "</arguments>", FUNCTION_CLOSE].some((t) => isCutOff(text, pos, t));
+}
+
+/**
+ * A `<param>` value starting at `from`, through its `</param>`: CDATA is taken as written. `"cut"` when the
+ * text ends before the value's closer: more text may still finish it.
+ */
+function readValue(
+  scan: Scan,
+  from: number,
+): { text: string; cdata: boolean; end: number } | "cut" | undefined {
   const text = scan.text;
   const start = skipSpace(text, from);
   if (text.startsWith("<![CDATA[", start)) {
     const cdEnd = scan.find("]]>", start);
-    if (cdEnd < 0) return undefined;
+    if (cdEnd < 0) return "cut";
     const close = skipSpace(text, cdEnd + 3);
-    if (!text.startsWith("</param>", close)) return undefined;
+    if (!text.startsWith("</param>", close)) return isCutOff(text, close, "</param>") ? "cut" : undefined;
     return {
       text: text.slice(start + "<![CDATA[".length, cdEnd),
       cdata: true,
@@ -567,10 +584,15 @@ function readValue(scan: Scan, from: number): { text: string; cdata: boolean; en
     };
   }
   const close = scan.find("</param>", from);
-  if (close < 0) return undefined;
+  if (close < 0) return "cut";
   return {
     text: decodeEntities(text.slice(from, close)).trim(),
     cdata: false,
     end: close + "</param>".length,
   };
+}
+
+/** Whether the text from `pos` on is a proper start of `tag` (or nothing): the end of the text cut it off. */
+function isCutOff(text: string, pos: number, tag: string): boolean {
+  return text.length - pos < tag.length && tag.startsWith(text.slice(pos));
 }
