@@ -16,8 +16,12 @@ export const NAME_KEYS = ["name", "tool_name", "tool", "function", "function_nam
 /** Keys that hold the arguments, in the order they are looked at. */
 export const ARG_KEYS = ["arguments", "parameters", "args", "input"] as const;
 const ID_KEYS = ["id", "tool_call_id", "call_id"] as const;
+/** Keys of an object that wraps the calls instead of being one (`{"tool_calls": […]}`). */
+const WRAPPER_KEYS = ["tool_calls", "tool_call", "function_call"] as const;
 /** Every key a call object may have; a call quoted in prose must have no other. */
 const CALL_KEYS = new Set<string>([...NAME_KEYS, ...ARG_KEYS, ...ID_KEYS, "type", "index"]);
+/** Every key a JSON object holding calls may open with: a call's own keys and the wrappers' (for watchers). */
+export const CALL_OPENING_KEYS: readonly string[] = [...CALL_KEYS, ...WRAPPER_KEYS];
 
 /** A JSON value and where it sits in the text. */
 export interface Located {
