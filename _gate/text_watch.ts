@@ -55,6 +55,10 @@ export class TextWatcher {
   /** True while the hold began at a JSON opening rather than at a marker. */
   #openedJson = false;
   #visible = "";
+  /** Whether released text holds anything but white space (kept here: reading `#visible` is quadratic). */
+  #seenText = false;
+  /** The last character released, or "". */
+  #lastReleased = "";
   #held = "";
   #tail = "";
   #holding = false;
@@ -78,7 +82,7 @@ export class TextWatcher {
     }
     const s = this.#tail + text;
     this.#tail = "";
-    if (this.#json && this.#visible.trim() === "") {
+    if (this.#json && !this.#seenText) {
       const opened = this.#opening(s);
       if (opened !== undefined) return opened;
     }
@@ -142,8 +146,13 @@ export class TextWatcher {
     if (!this.#holding) return;
     this.#holding = false;
     this.#openedJson = false;
-    this.#visible += this.#held;
+    this.#release(this.#held);
     this.#held = "";
+  }
+
+  /** Whether the text released so far holds anything but white space. */
+  get hasText(): boolean {
+    return this.#seenText;
   }
 
   /** Text released so far. */
@@ -157,7 +166,10 @@ export class TextWatcher {
   }
 
   #release(text: string): string {
+    if (text === "") return text;
     this.#visible += text;
+    this.#seenText ||= /\S/.test(text);
+    this.#lastReleased = text[text.length - 1];
     return text;
   }
 
@@ -247,7 +259,7 @@ export class TextWatcher {
       const end = s.slice(s.length - k);
       // A word-like marker (`functools`, `to=`) is held back only from the start of a word, or every piece
       // ending in "t" or "f" would wait for the next one.
-      if (WORD.test(end[0]) && WORD.test(s[s.length - k - 1] ?? this.#visible.at(-1) ?? "")) continue;
+      if (WORD.test(end[0]) && WORD.test(s[s.length - k - 1] ?? this.#lastReleased)) continue;
       if (MARKERS.some((m) => m.length > k && m.startsWith(end))) return s.length - k;
     }
     return s.length;
@@ -416,7 +428,7 @@ export class TextCalls {
         })),
       )
       : cutCalls(w.held);
-    const lead = rest !== "" ? `${rest}\n\n` : w.visible.trim() !== "" ? "\n\n" : "";
+    const lead = rest !== "" ? `${rest}\n\n` : w.hasText ? "\n\n" : "";
     flow.send(this.#frames.textFrame(lead + judgement.reason));
   }
 
@@ -465,7 +477,7 @@ export class TextCalls {
     const w = this.#watcher;
     if (flow.pending || w.couldBeCall()) return;
     w.abandon();
-    if (w.visible.trim() !== "") flow.textSeen = true;
+    if (w.hasText) flow.textSeen = true;
     for (const h of flow.held) flow.send(h.raw);
     flow.held.length = 0;
   }

@@ -75,3 +75,19 @@ test("TextWatcher: a cut-off shape that ends in a marker's start keeps the marke
   assert.equal(w.holding, true);
   assert.equal(w.visible, "Calling ");
 });
+
+test("TextWatcher: prose fed one character at a time is watched in linear time", () => {
+  const prose = "The quick brown fox jumps over the lazy dog. ";
+  const timeOf = (n: number) => {
+    const text = prose.repeat(Math.ceil(n / prose.length)).slice(0, n);
+    const w = new TextWatcher({ json: true });
+    const t0 = performance.now();
+    for (let i = 0; i < text.length; i++) w.push(text[i]);
+    return performance.now() - t0;
+  };
+  timeOf(10_000); // warm up
+  const small = timeOf(50_000);
+  const large = timeOf(300_000);
+  // Six times the text: about 6x when linear, 36x when quadratic.
+  assert.ok(large < 20 * Math.max(small, 5), `${small.toFixed(0)} ms -> ${large.toFixed(0)} ms`);
+});
