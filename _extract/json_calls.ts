@@ -337,10 +337,18 @@ export function salvageName(raw: string): string {
   return m ? m[1] : "";
 }
 
-function safeStringify(v: unknown): string {
+/**
+ * `JSON.stringify`, never throwing: a value nested too deeply for the runtime's stack (Bun throws a
+ * `RangeError` where V8 copes) becomes a text that is not JSON, so a validator reports the arguments as
+ * malformed instead of the reader losing the call.
+ */
+export function safeStringify(v: unknown): string {
   try {
-    return JSON.stringify(v) ?? String(v);
+    return JSON.stringify(v) ?? "null";
   } catch {
-    return String(v);
+    return TOO_DEEP;
   }
 }
+
+/** What {@link safeStringify} gives for a value it cannot write out. */
+const TOO_DEEP = "(arguments nested too deeply to write out; send them nested less deeply)";

@@ -7,6 +7,7 @@
  */
 import { normaliseCalls } from "../_validate/providers.ts";
 import { type ExtractedToolCall, extractToolCalls } from "../_extract/extract.ts";
+import { safeStringify } from "../_extract/json_calls.ts";
 import {
   CALL_OPENING_KEYS,
   CALL_START_MARKERS,
@@ -496,7 +497,7 @@ function textCalls(extracted: ExtractedToolCall[], dialect: StreamDialect): Asse
     id: ids[i]?.id ?? c.id ?? "",
     syntheticId: c.id === undefined,
     name: c.name,
-    arguments: typeof c.arguments === "string" ? c.arguments : JSON.stringify(c.arguments),
+    arguments: typeof c.arguments === "string" ? c.arguments : safeStringify(c.arguments),
     dialect,
     choice: 0,
     slot: i,

@@ -170,3 +170,17 @@ test("extractToolCallsDetailed: a MiniCPM call cut off inside a value is a call 
     "the <function> block is not closed",
   ]]);
 });
+
+// ---------------------------------------------------------------------------------------------------------
+// Arguments nested deeper than a runtime's stack
+// ---------------------------------------------------------------------------------------------------------
+
+test("extractToolCalls: a call whose arguments nest 100k deep is still reported (Bun throws on them)", () => {
+  const depth = 100_000;
+  for (
+    const args of ["[".repeat(depth) + "]".repeat(depth), `{"a": ${"[".repeat(depth)}${"]".repeat(depth)}}`]
+  ) {
+    const calls = extractToolCalls(`<tool_call>{"name": "f", "arguments": ${args}}</tool_call>`);
+    assert.deepEqual(calls.map((c) => c.name), ["f"]);
+  }
+});

@@ -91,3 +91,14 @@ test("TextWatcher: prose fed one character at a time is watched in linear time",
   // Six times the text: about 6x when linear, 36x when quadratic.
   assert.ok(large < 20 * Math.max(small, 5), `${small.toFixed(0)} ms -> ${large.toFixed(0)} ms`);
 });
+
+test("guardFetch: a streamed text call whose arguments nest 50k deep is judged; the stream ends", async () => {
+  const depth = 50_000;
+  const call = `<tool_call>{"name": "get_weather", "arguments": {"city": ${"[".repeat(depth)}${
+    "]".repeat(depth)
+  }}}</tool_call>`;
+  const content = await streamed(["Checking. ", call]);
+  assert.equal(seen.length, 1);
+  assert.equal(seen[0].verdict.allowed, false);
+  assert.ok(!content.includes("[[["));
+});
