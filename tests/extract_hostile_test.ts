@@ -184,3 +184,16 @@ test("extractToolCalls: a call whose arguments nest 100k deep is still reported 
     assert.deepEqual(calls.map((c) => c.name), ["f"]);
   }
 });
+
+// ---------------------------------------------------------------------------------------------------------
+// Prose that names the Hermes tags
+// ---------------------------------------------------------------------------------------------------------
+
+test("extractToolCalls: prose naming the <tool_call> tags is not a GLM call; GLM's own layout still is", () => {
+  const tools = [{ name: "get_weather", parameters: { type: "object", properties: {} } }];
+  assert.deepEqual(names("Qwen wraps each call in <tool_call> and </tool_call> tags."), []);
+  assert.deepEqual(names("Write <tool_call> ... </tool_call> around it."), []);
+  assert.deepEqual(names("The parser looks for <tool_call>JSON</tool_call> blocks.", tools), []);
+  assert.deepEqual(names("<tool_call>get_weather</tool_call>", tools), ["get_weather"]);
+  assert.deepEqual(names("<tool_call>stop</tool_call>"), ["stop"]);
+});

@@ -189,14 +189,18 @@ export const glm: Reader = {
     name.lastIndex = p;
     const m = name.exec(text);
     if (!m || p + m[0].length > body.end) return -1;
-    const q = skipSpace(text, p + m[0].length);
+    const nameEnd = p + m[0].length;
+    const q = skipSpace(text, nameEnd);
     const block = { start: at, end: body.blockEnd };
     if (q >= body.end) {
       if (!body.closed) {
         scan.ranOut(at); // `<tool_call>NAME` so far: arguments may follow
         return -1;
       }
-      scan.add({ name: m[0], arguments: {} }, "glm", p, q, block);
+      // No arguments: GLM writes exactly `<tool_call>NAME</tool_call>`; prose that names the Hermes tags
+      // (`<tool_call> and </tool_call>`) has spaces. With tools given, the name must be declared.
+      if (p !== body.start || nameEnd !== body.end) return -1;
+      scan.add({ name: m[0], arguments: {} }, "glm", p, nameEnd, block, { weak: true });
       return block.end;
     }
     if (!text.startsWith("<arg_key>", q)) return -1;
