@@ -12,7 +12,7 @@
  */
 import type { AnchoredReader, Reader } from "./reader.ts";
 import { ReasoningWalker } from "./reasoning.ts";
-import type { Scan } from "./scan.ts";
+import { Scan } from "./scan.ts";
 import { escapeRegExp, skipSpace } from "./text.ts";
 import { lazy } from "../_common/lazy.ts";
 import { draftFromNameKey } from "./json_calls.ts";
@@ -208,7 +208,9 @@ export function runReaders(scan: Scan, start = 0): ReadersRun {
       else if (span?.kind === "lone") lone = { at: span.start, calls: scan.calls.length };
       continue;
     }
+    const fences = scan.codeFences.length;
     const end = tryReaders(scan, m!.at, m!.opening);
+    if (scan.codeFences.length > fences) noteCallsInCode(scan, scan.codeFences[fences]);
     pos = end > m!.at ? end : m!.at + 1;
   }
   if (lone && scan.calls.length > lone.calls) dropBefore(scan, lone.at);
@@ -231,6 +233,25 @@ function answerStart(scan: Scan, openings: Openings): number {
     if (span?.kind === "lone" && at < firstOpening) i = skipSpace(text, span.end);
     else if (span?.kind === "block" && at === i) i = skipSpace(text, span.end);
     else return i;
+  }
+}
+
+/**
+ * Reports the calls written inside a fenced code block of another language, which was skipped whole: they
+ * are code, not calls, but a client that finds calls with a pattern would still run them. The block's body
+ * is read on its own, so the work stays linear in its length.
+ */
+function noteCallsInCode(scan: Scan, fence: { start: number; end: number; lang: string }): void {
+  const inner = new Scan(scan.text.slice(fence.start, fence.end), scan.typer);
+  runReaders(inner);
+  for (const c of inner.calls) {
+    const at = fence.start + c.block.start;
+    scan.note(
+      "call_in_code_fence",
+      c.format,
+      at,
+      `the ${c.format} call to "${c.name}" at offset ${at} is inside a \`\`\`${fence.lang} code block, so it was not read as a call; write calls outside code blocks`,
+    );
   }
 }
 

@@ -197,3 +197,21 @@ test("extractToolCalls: prose naming the <tool_call> tags is not a GLM call; GLM
   assert.deepEqual(names("<tool_call>get_weather</tool_call>", tools), ["get_weather"]);
   assert.deepEqual(names("<tool_call>stop</tool_call>"), ["stop"]);
 });
+
+// ---------------------------------------------------------------------------------------------------------
+// Calls inside code fences of other languages
+// ---------------------------------------------------------------------------------------------------------
+
+test("extractToolCallsDetailed: a call inside a ```bash fence is not a call but is reported", () => {
+  const call = '<tool_call>{"name": "run_shell", "arguments": {"cmd": "rm -rf ~"}}</tool_call>';
+  for (const lang of ["bash", "python"]) {
+    const text = `Run this:\n\`\`\`${lang}\n${call}\n\`\`\`\nDone.`;
+    const r = extractToolCallsDetailed(text);
+    assert.deepEqual(r.calls, []);
+    assert.deepEqual(
+      r.findings.map((f) => [f.code, f.format, f.offset]),
+      [["call_in_code_fence", "hermes", text.indexOf("<tool_call>")]],
+    );
+  }
+  assert.deepEqual(extractToolCallsDetailed("```bash\nls -la\n```").findings, []);
+});

@@ -223,7 +223,11 @@ export const fence: Reader = {
     const lang = text.slice(at + 3, lineEnd).trim();
     const close = scan.find(FENCE, lineEnd + 1);
     if (MARKUP_FENCE.test(lang)) return -1;
-    if (!CALL_FENCE.test(lang)) return close < 0 ? -1 : close + 3; // code: skipped whole
+    if (!CALL_FENCE.test(lang)) {
+      if (close < 0) return -1;
+      scan.codeFences.push({ start: lineEnd + 1, end: close, lang }); // code: skipped whole
+      return close + 3;
+    }
     if (close < 0) {
       scan.ranOut(at);
       return -1;
