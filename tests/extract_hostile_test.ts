@@ -50,6 +50,9 @@ test("extractToolCalls: an unclosed block that cannot be read leaves the calls a
       "<|tools_prefix|>{\n",
       "<|python_tag|>\n",
       "[TOOL_CALLS] ?\n",
+      "<function=<|message|>",
+      '<invoke name="<invoke name="<invoke name="',
+      '<minimax:tool_call>\n<invoke name="x">\n<parameter name="a">cut',
     ]
   ) {
     assert.deepEqual(names(broken + valid), ["delete_all_files"], broken);

@@ -85,7 +85,7 @@ function readBare(scan: Scan, at: number): number {
   if (!fn) return -1;
   if (fn.cutOff) {
     scan.unreadable("qwen_xml", at, `the call to "${fn.draft.name}" is cut off by the end of the text`);
-    return text.length;
+    return at + FUNCTION.length; // later markup in the rest of the text is still read
   }
   const block = { start: at, end: fn.end };
   widen(text, block, "", "</tool_call>"); // the opening tag was dropped
@@ -335,7 +335,10 @@ export const invoke: Reader = {
     if (w.close === "") {
       const one = readInvoke(scan, at, text.length, w);
       if (!one) return -1;
-      if (one.cutOff) return cutOff(scan, w.format, at, one.draft.name);
+      if (one.cutOff) {
+        cutOff(scan, w.format, at, one.draft.name);
+        return at + opening.length; // later markup in the rest of the text is still read
+      }
       scan.add(one.draft, w.format, at, one.end, { start: at, end: one.end });
       return one.end;
     }
@@ -352,6 +355,7 @@ export const invoke: Reader = {
       if (!one) break;
       if (one.cutOff) {
         cutOff(scan, w.format, pos, one.draft.name);
+        if (!body.closed) block.end = pos + 1; // later markup in the rest of the text is still read
         break;
       }
       if (!body.closed) one.draft.error ??= `the ${opening} block is not closed`;
@@ -362,10 +366,9 @@ export const invoke: Reader = {
   },
 };
 
-/** Reports a call cut off by the end of the text (running it would use truncated values); returns the end. */
-function cutOff(scan: Scan, format: ExtractFormat, at: number, name: string): number {
+/** Reports a call cut off by the end of the text (running it would use truncated values). */
+function cutOff(scan: Scan, format: ExtractFormat, at: number, name: string): void {
   scan.unreadable(format, at, `the call to "${name}" is cut off by the end of the text`);
-  return scan.text.length;
 }
 
 /** White space and MiniMax separators from `pos`, up to `limit`. */
