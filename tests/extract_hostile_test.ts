@@ -218,3 +218,50 @@ test("extractToolCallsDetailed: a call inside a ```bash fence is not a call but 
   }
   assert.deepEqual(extractToolCallsDetailed("```bash\nls -la\n```").findings, []);
 });
+
+// ---------------------------------------------------------------------------------------------------------
+// Typing values by the declared schema
+// ---------------------------------------------------------------------------------------------------------
+
+/** A Qwen3-Coder XML call to `f` with one parameter. */
+const xml = (key: string, value: string) =>
+  `<tool_call>\n<function=f>\n<parameter=${key}>\n${value}\n</parameter>\n</function>\n</tool_call>`;
+const argsOf = (text: string, tools?: unknown[]) =>
+  extractToolCalls(text, tools ? { tools } : {})[0].arguments;
+
+test("extractToolCalls: typing follows a wide acyclic anyOf/$ref chain quickly and reaches the declared type", () => {
+  const defs: Record<string, unknown> = { D8: { type: "string" } };
+  for (let i = 7; i >= 0; i--) defs[`D${i}`] = { anyOf: Array(8).fill({ $ref: `#/$defs/D${i + 1}` }) };
+  const tools = [{
+    name: "f",
+    parameters: { type: "object", properties: { a: { $ref: "#/$defs/D0" } }, $defs: defs },
+  }];
+  const t0 = performance.now();
+  assert.deepEqual(argsOf(xml("a", "5"), tools), { a: "5" });
+  assert.ok(performance.now() - t0 < 2000);
+});
+
+test("extractToolCalls: allOf is followed when typing (Pydantic v1 enums), and cycles end", () => {
+  const U = { type: "string", enum: ["1", "2"] };
+  const tools = [{
+    name: "f",
+    parameters: {
+      type: "object",
+      properties: { u: { allOf: [{ $ref: "#/$defs/U" }] }, c: { $ref: "#/$defs/C" } },
+      $defs: { U, C: { anyOf: [{ $ref: "#/$defs/C" }, { type: "integer" }] } },
+    },
+  }];
+  assert.deepEqual(argsOf(xml("u", "1"), tools), { u: "1" });
+  assert.deepEqual(argsOf(xml("c", "3"), tools), { c: 3 });
+});
+
+test("extractToolCalls: numbers a double cannot hold as written stay text", () => {
+  const tools = [{
+    name: "f",
+    parameters: { type: "object", properties: { n: { type: "number" }, i: { type: "integer" } } },
+  }];
+  assert.deepEqual(argsOf(xml("n", "1e400"), tools), { n: "1e400" });
+  assert.deepEqual(argsOf(xml("i", "99999999999999999999"), tools), { i: "99999999999999999999" });
+  assert.deepEqual(argsOf(xml("x", "1e400")), { x: "1e400" });
+  assert.deepEqual(argsOf(xml("i", "42"), tools), { i: 42 });
+});
