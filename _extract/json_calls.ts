@@ -7,7 +7,7 @@
 import { isRecord } from "../_common/values.ts";
 import { parseJsonSafe } from "../_common/json.ts";
 import type { CallDraft, Scan } from "./scan.ts";
-import { scanValueEnd, skipSpace } from "./text.ts";
+import { resumeValueEnd, scanValueEnd, skipSpace } from "./text.ts";
 import { FAIL, LiteralReader, PYTHON } from "./literal.ts";
 import type { ExtractFormat } from "./types.ts";
 
@@ -82,14 +82,22 @@ export function readJsonRun(text: string, start: number, end: number): JsonRun {
 
 /**
  * The first JSON value at `p` (`{` or `[`) and its end. It is read as far as the end of the text while the
- * shared scan budget lasts, and past that only up to `fence` (where the next opening of the same markup
- * begins, `-1` for none): many unclosed openings stay linear and a call after them is still read. A value
- * that the end of the text cuts off is noted with `scan.ranOut(at)`.
+ * shared scan budget lasts, and past that only up to the next `marker` (the opening of the same markup):
+ * many unclosed openings stay linear and a call after them is still read. A marker met inside one of the
+ * value's strings is data, so the scan goes on to the next one (a few times at most). A value that the end
+ * of the text cuts off is noted with `scan.ranOut(at)`.
  */
-export function readFirstValue(scan: Scan, at: number, p: number, fence: number): Located | undefined {
+export function readFirstValue(scan: Scan, at: number, p: number, marker: string): Located | undefined {
   const text = scan.text;
-  const limit = fence < 0 ? text.length : Math.max(fence, Math.min(text.length, p + scan.allowance()));
-  const e = scanValueEnd(text, p, limit);
+  const state = { at: p, depth: 0, inString: false };
+  let fence = scan.find(marker, p + 1);
+  let limit = fence < 0 ? text.length : Math.max(fence, Math.min(text.length, p + scan.allowance()));
+  let e = resumeValueEnd(text, state, limit);
+  for (let hops = 0; e < 0 && state.inString && limit === fence && hops < MAX_FENCE_HOPS; hops++) {
+    fence = scan.find(marker, fence + 1);
+    limit = fence < 0 ? text.length : fence;
+    e = resumeValueEnd(text, state, limit);
+  }
   scan.spend((e < 0 ? limit : e) - p);
   if (e < 0) {
     if (limit === text.length) scan.ranOut(at);
@@ -98,6 +106,9 @@ export function readFirstValue(scan: Scan, at: number, p: number, fence: number)
   const run = readJsonRun(text, p, e);
   return run.items[0];
 }
+
+/** How many markers inside one value's strings {@link readFirstValue} reads past. */
+const MAX_FENCE_HOPS = 16;
 
 /**
  * `JSON.parse`, and when that fails on raw line breaks or tabs inside strings (which models write in code

@@ -29,9 +29,23 @@ export function trimEnd(text: string, start: number, end: number): number {
  * when it does not close before `limit`. Linear in the distance scanned.
  */
 export function scanValueEnd(text: string, start: number, limit: number): number {
-  let depth = 0;
-  let inString = false;
-  for (let i = start; i < limit; i++) {
+  return resumeValueEnd(text, { at: start, depth: 0, inString: false }, limit);
+}
+
+/** Where a scan of a JSON value stopped, so it can go on past its limit. */
+export interface ValueScan {
+  /** The next index to read. */
+  at: number;
+  depth: number;
+  /** Whether the scan stopped inside a string. */
+  inString: boolean;
+}
+
+/** {@link scanValueEnd} from the state `scan` (which it updates); `-1` when the value does not close. */
+export function resumeValueEnd(text: string, scan: ValueScan, limit: number): number {
+  let { depth, inString } = scan;
+  let i = scan.at;
+  for (; i < limit; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
       if (c === 92) i++; // backslash
@@ -46,6 +60,9 @@ export function scanValueEnd(text: string, start: number, limit: number): number
       if (depth < 0) return -1;
     }
   }
+  scan.at = Math.max(i, limit);
+  scan.depth = depth;
+  scan.inString = inString;
   return -1;
 }
 

@@ -141,6 +141,8 @@ test("extractToolCalls: a call after many unclosed openings of its own kind is s
       ["<function=f>{", '<function=g>{"a": 1}</function>'],
       ['<function name="f">{', '<function name="g">{"a": 1}</function>'],
       [">>>f\n{", '>>>g\n{"a": 1}'],
+      [">>>f\n{", '>>>g\n{"a": "x >>>y\\n{ z"}'],
+      ["<function=f>{", '<function=g>{"a": "<function=h>{"}</function>'],
     ]
   ) {
     assert.deepEqual(names(pad.repeat(20_000) + call).slice(-1), ["g"], pad);

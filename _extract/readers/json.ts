@@ -445,7 +445,7 @@ export const functionary: Reader = {
     if (!head) return -1;
     const p = skipSpace(text, at + head[0].length);
     if (text[p] !== "{") return -1;
-    const call = readFirstValue(scan, p, p, scan.find("<function=", p));
+    const call = readFirstValue(scan, p, p, "<function=");
     if (!call) return -1;
     const block = { start: at, end: call.end };
     widen(text, block, "", "</function>");
@@ -481,7 +481,7 @@ function readRecipient(scan: Scan, at: number, from: number, options: { weak: bo
     return -1;
   }
   if (text[p] !== "{") return -1;
-  const call = readFirstValue(scan, p, p, scan.find(">>>", p));
+  const call = readFirstValue(scan, p, p, ">>>");
   // A call object after a word line is a JSON call with a stray label (`json\n{"name": …}`), not v3.2.
   if (!call || isCallShaped(call.value)) return -1;
   const draft = draftFromValue({ name, arguments: call.value });

@@ -518,7 +518,7 @@ export const functionTag: Reader = {
 
 function readJsonBody(scan: Scan, at: number, name: string, p: number): number {
   const text = scan.text;
-  const item = readFirstValue(scan, at, p, scan.find(FUNCTION_OPEN, p));
+  const item = readFirstValue(scan, at, p, FUNCTION_OPEN);
   if (!item) return -1;
   const block = { start: at, end: item.end };
   widen(text, block, "", FUNCTION_CLOSE);
