@@ -267,3 +267,12 @@ test("extractToolCalls: numbers a double cannot hold as written stay text", () =
   assert.deepEqual(argsOf(xml("x", "1e400")), { x: "1e400" });
   assert.deepEqual(argsOf(xml("i", "42"), tools), { i: 42 });
 });
+
+test("extractToolCalls: Gemma digits a number would change stay as written (007, past 2^53)", () => {
+  const tools = [{
+    name: "f",
+    parameters: { type: "object", properties: { zip: { type: "string" }, n: { type: "integer" } } },
+  }];
+  const text = "<|tool_call>call:f{zip:007,n:3,big:99999999999999999999,x:1.5}<tool_call|>";
+  assert.deepEqual(argsOf(text, tools), { zip: "007", n: 3, big: "99999999999999999999", x: 1.5 });
+});
