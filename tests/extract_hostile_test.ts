@@ -76,6 +76,16 @@ test("extractToolCalls: a closing or stop token inside a JSON string neither dro
       "<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
       "<｜tool▁call▁end｜>",
     ],
+    [
+      "<|tool_calls_section_begin|><|tool_call_begin|>functions.run_shell:0<|tool_call_argument_begin|>" +
+      `${cmd("<|tool_call_end|>")}<|tool_call_end|><|tool_calls_section_end|>`,
+      "<|tool_call_end|>",
+    ],
+    [
+      "<|start|>assistant<|channel|>commentary to=functions.run_shell <|constrain|>json<|message|>" +
+      `${cmd("<|call|>")}<|call|>`,
+      "<|call|>",
+    ],
   ];
   for (const [text, token] of cases) {
     const calls = extractToolCalls(text);

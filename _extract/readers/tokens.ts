@@ -229,7 +229,7 @@ function readK2Call(scan: Scan, at: number, limit: number, block: { start: numbe
   const id = text.slice(from, argsAt).trim();
   const name = id.replace(/^functions\./, "").replace(/:\d+$/, "");
   const p = skipSpace(text, argsAt + K2_ARGS.length);
-  let end = scan.find(K2_CALL_END, p);
+  let end = scan.find(K2_CALL_END, Math.max(p, valueEnd(scan, p))); // one inside the JSON is data
   const closed = end >= 0 && end <= limit;
   if (!closed) end = limit;
   const run = readJsonRun(text, p, end);
@@ -368,16 +368,9 @@ export const harmony: Reader = {
     const head = opening === "to=" ? bareHeader(scan, at) : openedHeader(scan, at);
     if (!head) return -1;
     const text = scan.text;
-    let bodyEnd = text.length;
-    let endToken = "";
-    for (const e of ENDS) {
-      const i = scan.find(e, head.bodyStart);
-      if (i >= 0 && i < bodyEnd) {
-        bodyEnd = i;
-        endToken = e;
-      }
-    }
     const p = skipSpace(text, head.bodyStart);
+    // An end token inside the JSON's strings is data: the body ends at the first one after the value.
+    const { at: bodyEnd, token: endToken } = firstEnd(scan, Math.max(head.bodyStart, valueEnd(scan, p)));
     if (p < bodyEnd && text[p] === "<") return -1; // other markup carries the call
     const name = head.recipient.replace(/^functions\./, "");
     if (NOT_TOOLS.has(name)) return -1; // a message to a person (or a tool's reply), not a call
@@ -405,6 +398,33 @@ export const harmony: Reader = {
     return block.end;
   },
 };
+
+/** The first harmony end token at or after `from`, or the end of the text with token `""`. */
+function firstEnd(scan: Scan, from: number): { at: number; token: string } {
+  let at = scan.text.length;
+  let token = "";
+  for (const e of ENDS) {
+    const i = scan.find(e, from);
+    if (i >= 0 && i < at) {
+      at = i;
+      token = e;
+    }
+  }
+  return { at, token };
+}
+
+/**
+ * One past the JSON object or array at `p` (read within the shared scan budget), or `-1` when there is none
+ * or it does not close: where a closing token may begin, since one inside the value's strings is data.
+ */
+function valueEnd(scan: Scan, p: number): number {
+  const text = scan.text;
+  if (text[p] !== "{" && text[p] !== "[") return -1;
+  const far = Math.min(text.length, p + scan.allowance());
+  const e = scanValueEnd(text, p, far);
+  scan.spend((e < 0 ? far : e) - p);
+  return e;
+}
 
 interface Header {
   /** Where the header (and the call's markup) starts. */
