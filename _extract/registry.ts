@@ -184,17 +184,18 @@ export function runReaders(scan: Scan, start = 0): ReadersRun {
   const openings = new Openings(text);
   const answer = answerStart(scan, openings);
   let from = start; // calls are read from here on
+  let pos = 0; // reasoning is looked for from here; calls from max(pos, from)
   for (const r of answer < text.length ? ANCHORED : []) {
     const end = readAt(scan, r, answer, "");
     if (end > answer) {
       from = Math.max(from, end);
+      pos = end; // a tag inside the call read there is data
       break;
     }
   }
   const walker = new ReasoningWalker(text, scan.find);
   let unclosedAt = -1;
   let lone: { at: number; calls: number } | undefined;
-  let pos = 0; // reasoning is looked for from here; calls from max(pos, from)
   let reasonFrom = 0; // tokens before this were taken (or judged not reasoning)
   for (;;) {
     const m = openings.next(Math.max(pos, from));

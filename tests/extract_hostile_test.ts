@@ -29,6 +29,12 @@ test("extractToolCalls: an opening tag in one call's arguments and a closer in t
   assert.deepEqual(names(`${a}\n${b}`), ["write_file", "run_shell"]);
 });
 
+test("extractToolCalls: a closer inside a bare JSON call at the answer's start does not drop it", () => {
+  const text =
+    '{"name": "a", "arguments": {"x": "</think>"}}\n<tool_call>{"name": "b", "arguments": {}}</tool_call>';
+  assert.deepEqual(names(text), ["a", "b"]);
+});
+
 test("extractToolCalls: a bare JSON call written inside an XML value is not taken for the answer", () => {
   const text = '<tool_call>\n<function=rm>\n<parameter=cmd>\n</think>{"name": "ls", "arguments": {}}\n' +
     "</parameter>\n</function>\n</tool_call>";
