@@ -4,7 +4,6 @@
  *
  * @module
  */
-import { findReasoning } from "./reasoning.ts";
 import { runReaders } from "./registry.ts";
 import { Scan } from "./scan.ts";
 import { Typer } from "./typing.ts";
@@ -88,8 +87,7 @@ export function scanText(
   const scan = new Scan(text, new Typer(options.tools));
   scan.ranOutFrom = from;
   try {
-    const reasoning = findReasoning(text);
-    runReaders(scan, reasoning, from);
+    const reasoning = runReaders(scan, from);
     scan.calls.sort((a, b) => a.start - b.start);
     if (reasoning.unclosedAt >= 0) {
       for (const c of scan.calls) {

@@ -7,7 +7,7 @@
 import { isRecord } from "../_common/values.ts";
 import { parseJsonSafe } from "../_common/json.ts";
 import type { CallDraft, Scan } from "./scan.ts";
-import { scanValueEnd, skipSpace } from "./text.ts";
+import { resumeValueEnd, scanValueEnd, skipSpace } from "./text.ts";
 import { FAIL, LiteralReader, PYTHON } from "./literal.ts";
 import type { ExtractFormat } from "./types.ts";
 
@@ -16,8 +16,12 @@ export const NAME_KEYS = ["name", "tool_name", "tool", "function", "function_nam
 /** Keys that hold the arguments, in the order they are looked at. */
 export const ARG_KEYS = ["arguments", "parameters", "args", "input"] as const;
 const ID_KEYS = ["id", "tool_call_id", "call_id"] as const;
+/** Keys of an object that wraps the calls instead of being one (`{"tool_calls": […]}`). */
+const WRAPPER_KEYS = ["tool_calls", "tool_call", "function_call"] as const;
 /** Every key a call object may have; a call quoted in prose must have no other. */
 const CALL_KEYS = new Set<string>([...NAME_KEYS, ...ARG_KEYS, ...ID_KEYS, "type", "index"]);
+/** Every key a JSON object holding calls may open with: a call's own keys and the wrappers' (for watchers). */
+export const CALL_OPENING_KEYS: readonly string[] = [...CALL_KEYS, ...WRAPPER_KEYS];
 
 /** A JSON value and where it sits in the text. */
 export interface Located {
@@ -75,6 +79,36 @@ export function readJsonRun(text: string, start: number, end: number): JsonRun {
   }
   return items.length > 0 ? { items, next } : { items, next: start, error: error ?? "no JSON value", open };
 }
+
+/**
+ * The first JSON value at `p` (`{` or `[`) and its end. It is read as far as the end of the text while the
+ * shared scan budget lasts, and past that only up to the next `marker` (the opening of the same markup):
+ * many unclosed openings stay linear and a call after them is still read. A marker met inside one of the
+ * value's strings is data, so the scan goes on to the next one (a few times at most). A value that the end
+ * of the text cuts off is noted with `scan.ranOut(at)`.
+ */
+export function readFirstValue(scan: Scan, at: number, p: number, marker: string): Located | undefined {
+  const text = scan.text;
+  const state = { at: p, depth: 0, inString: false };
+  let fence = scan.find(marker, p + 1);
+  let limit = fence < 0 ? text.length : Math.max(fence, Math.min(text.length, p + scan.allowance()));
+  let e = resumeValueEnd(text, state, limit);
+  for (let hops = 0; e < 0 && state.inString && limit === fence && hops < MAX_FENCE_HOPS; hops++) {
+    fence = scan.find(marker, fence + 1);
+    limit = fence < 0 ? text.length : fence;
+    e = resumeValueEnd(text, state, limit);
+  }
+  scan.spend((e < 0 ? limit : e) - p);
+  if (e < 0) {
+    if (limit === text.length) scan.ranOut(at);
+    return undefined;
+  }
+  const run = readJsonRun(text, p, e);
+  return run.items[0];
+}
+
+/** How many markers inside one value's strings {@link readFirstValue} reads past. */
+const MAX_FENCE_HOPS = 16;
 
 /**
  * `JSON.parse`, and when that fails on raw line breaks or tabs inside strings (which models write in code
@@ -314,10 +348,18 @@ export function salvageName(raw: string): string {
   return m ? m[1] : "";
 }
 
-function safeStringify(v: unknown): string {
+/**
+ * `JSON.stringify`, never throwing: a value nested too deeply for the runtime's stack (Bun throws a
+ * `RangeError` where V8 copes) becomes a text that is not JSON, so a validator reports the arguments as
+ * malformed instead of the reader losing the call.
+ */
+export function safeStringify(v: unknown): string {
   try {
-    return JSON.stringify(v) ?? String(v);
+    return JSON.stringify(v) ?? "null";
   } catch {
-    return String(v);
+    return TOO_DEEP;
   }
 }
+
+/** What {@link safeStringify} gives for a value it cannot write out. */
+const TOO_DEEP = "(arguments nested too deeply to write out; send them nested less deeply)";

@@ -26,6 +26,12 @@ export const PYTHON: LiteralSyntax = { quotes: `"'` };
 /** A value that could not be read. */
 export const FAIL: unique symbol = Symbol("fail");
 
+/** Whether the number written as `digits` reads back the same: no leading zero, no integer past 2^53. */
+function keepsDigits(digits: string): boolean {
+  if (/^[-+]?0\d/.test(digits)) return false;
+  return !/^[-+]?\d+$/.test(digits) || Number.isSafeInteger(Number(digits));
+}
+
 const MAX_DEPTH = 64;
 const NUMBER = /[-+]?(?:\d[\d_]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?/y;
 const WORD = /[A-Za-z_][\w]*/y;
@@ -90,6 +96,8 @@ export class LiteralReader {
     NUMBER.lastIndex = this.pos;
     const n = NUMBER.exec(t);
     if (n && this.pos + n[0].length <= this.limit && !this.#wordAt(this.pos + n[0].length)) {
+      // Where bare words are text (Gemma), digits a number would change (`007`, past 2^53) stay as written.
+      if (this.syntax.bareWords && !keepsDigits(n[0])) return this.#bareWord();
       const num = Number(n[0].replace(/_/g, ""));
       if (Number.isFinite(num)) {
         this.pos += n[0].length;

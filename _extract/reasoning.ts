@@ -8,6 +8,8 @@
  * - A closing tag with no opening tag before it closes a block that began at the start of the text: the chat
  *   template put the opening tag in the prompt (Qwen3, DeepSeek R1, GLM, Command R7B, Apriel's
  *   `[BEGIN FINAL RESPONSE]`).
+ * - Only tags outside call markup count: the scan walks tags and calls in one pass and never looks for tags
+ *   inside a call it read (`"cmd": "echo </think>"` is data).
  * - An opening tag that never closes leaves the rest of the text in an unclosed block. Calls found there are
  *   still returned (with a `call_in_unclosed_reasoning` finding): the text may have been cut off, and a
  *   client that does not understand reasoning would run them, so the gate must see them.
@@ -15,7 +17,7 @@
  * @module
  */
 import { lazy } from "../_common/lazy.ts";
-import { escapeRegExp, skipSpace } from "./text.ts";
+import { escapeRegExp, type Finder, skipSpace } from "./text.ts";
 
 /** Opening and closing spellings of reasoning blocks. */
 export const PAIRS: readonly (readonly [open: string, close: string])[] = [
@@ -36,73 +38,118 @@ const LONE_CLOSERS: readonly string[] = ["[BEGIN FINAL RESPONSE]"];
 const HARMONY_ANALYSIS = /<\|channel\|>analysis(?:\s*<\|constrain\|>\s*\w+)?\s*<\|message\|>/y;
 const HARMONY_ENDS = ["<|end|>", "<|start|>", "<|return|>", "<|call|>"];
 
-/** The reasoning blocks of one text. */
-export interface Reasoning {
-  /** Closed blocks `[start, end)`, in order, not overlapping. */
-  closed: { start: number; end: number }[];
-  /** Where an unclosed block begins, or `-1`. */
-  unclosedAt: number;
-  /** Index of the first character of the answer: after leading white space and closed blocks. */
-  contentStart: number;
+/** One piece of reasoning found by a {@link ReasoningWalker}. */
+export interface ReasoningSpan {
+  /**
+   * `block`: an opening tag and its closer, `[start, end)`. `lone`: a closing tag with no opening before it,
+   * `[start, end)` being the tag itself (the prompt opened the block). `unclosed`: an opening tag that never
+   * closes, at `start` (`end` is the end of the text).
+   */
+  kind: "block" | "lone" | "unclosed";
+  start: number;
+  end: number;
 }
 
 /** Every reasoning token in one expression, each opener's closer, and the closers: made on first use. */
 const tokens = lazy(() => {
   const all = [...PAIRS.flat(), ...LONE_CLOSERS, "<|channel|>analysis"];
   return {
-    re: new RegExp([...new Set(all)].sort((a, b) => b.length - a.length).map(escapeRegExp).join("|"), "g"),
+    source: [...new Set(all)].sort((a, b) => b.length - a.length).map(escapeRegExp).join("|"),
     closerOf: new Map<string, string>(PAIRS.map(([o, c]) => [o, c])),
     closers: new Set<string>([...PAIRS.map(([, c]) => c), ...LONE_CLOSERS]),
   };
 });
 
-/** Finds the reasoning blocks of `text` in one pass. */
-export function findReasoning(text: string): Reasoning {
-  const closed: { start: number; end: number }[] = [];
-  let unclosedAt = -1;
-  let first = true; // no reasoning token seen yet
-  const { re, closerOf, closers } = tokens();
-  re.lastIndex = 0;
-  let m: RegExpExecArray | null;
-  while ((m = re.exec(text)) !== null) {
-    const token = m[0];
-    const at = m.index;
+/**
+ * Walks the reasoning tokens of one text in order. The caller (the scan) asks from where it stands, so a
+ * token inside call markup the scan consumed (`"cmd": "echo </think>"`) is never seen: only tags that lie
+ * outside call markup are reasoning. Linear over the whole walk: a token found ahead is remembered until the
+ * caller passes it, and end tokens are found with a {@link Finder}.
+ */
+export class ReasoningWalker {
+  readonly #text: string;
+  readonly #re: RegExp;
+  readonly #find: Finder;
+  /** The next token found at or after `#searchedFrom` (`null`: none left). */
+  #ahead: { at: number; token: string } | null | undefined;
+  #searchedFrom = -1;
+  /** No reasoning token has been taken yet (a closing tag is lone only then). */
+  #first = true;
+
+  /** @param find `text.indexOf`, remembered per needle (the scan's finder). */
+  constructor(text: string, find: Finder) {
+    this.#text = text;
+    this.#re = new RegExp(tokens().source, "g");
+    this.#find = find;
+  }
+
+  /** Where the next reasoning token at or after `from` begins (`Infinity` when none), without taking it. */
+  peek(from: number): number {
+    const t = this.#token(from);
+    return t ? t.at : Infinity;
+  }
+
+  /**
+   * Takes the reasoning token at or after `from` and returns its span; `undefined` when the token there is
+   * not reasoning (a harmony analysis header with a recipient, a closing tag after other reasoning), in which
+   * case the caller goes on past it.
+   */
+  take(from: number): ReasoningSpan | undefined {
+    const t = this.#token(from);
+    if (!t) return undefined;
+    const { at, token } = t;
+    const { closerOf, closers } = tokens();
+    this.#ahead = undefined;
+    this.#searchedFrom = at + token.length;
     if (token === "<|channel|>analysis") {
-      const span = harmonyAnalysis(text, at);
-      if (span) {
-        if (span.end < 0) {
-          unclosedAt = at;
-          break;
-        }
-        closed.push({ start: at, end: span.end });
-        re.lastIndex = span.end;
-        first = false;
-      }
-      continue;
+      const span = harmonyAnalysis(this.#text, at, this.#find);
+      if (!span) return undefined;
+      this.#first = false;
+      return span.end < 0
+        ? { kind: "unclosed", start: at, end: this.#text.length }
+        : { kind: "block", start: at, end: span.end };
     }
+    const wasFirst = this.#first;
+    this.#first = false;
     const closer = closerOf.get(token);
     if (closer !== undefined) {
-      const end = text.indexOf(closer, at + token.length);
-      if (end < 0) {
-        unclosedAt = at;
-        break;
-      }
-      closed.push({ start: at, end: end + closer.length });
-      re.lastIndex = end + closer.length;
-      first = false;
-      continue;
+      const end = this.#find(closer, at + token.length);
+      return end < 0
+        ? { kind: "unclosed", start: at, end: this.#text.length }
+        : { kind: "block", start: at, end: end + closer.length };
     }
-    if (closers.has(token) && first) {
-      // Reasoning opened by the prompt: everything before this closer.
-      closed.push({ start: 0, end: at + token.length });
-    }
-    first = false;
+    if (closers.has(token) && wasFirst) return { kind: "lone", start: at, end: at + token.length };
+    return undefined;
   }
-  return { closed, unclosedAt, contentStart: contentStart(text, closed) };
+
+  /** The next token at or after `from`, searching again only once `from` has passed the one remembered. */
+  #token(from: number): { at: number; token: string } | null {
+    if (
+      this.#ahead !== undefined && from >= this.#searchedFrom &&
+      (this.#ahead === null || this.#ahead.at >= from)
+    ) {
+      return this.#ahead;
+    }
+    this.#re.lastIndex = from;
+    const m = this.#re.exec(this.#text);
+    this.#searchedFrom = from;
+    this.#ahead = m ? { at: m.index, token: m[0] } : null;
+    return this.#ahead;
+  }
+}
+
+/** Where the answer begins: after leading white space and the reasoning blocks that lead the text. */
+export function contentStart(text: string, closed: readonly { start: number; end: number }[]): number {
+  let i = skipSpace(text, 0);
+  for (const span of closed) {
+    if (span.start > i) break;
+    if (span.end > i) i = skipSpace(text, span.end);
+  }
+  return i;
 }
 
 /** A harmony analysis message at `at` (no recipient): its end, `-1` when it runs to the end; else undefined. */
-function harmonyAnalysis(text: string, at: number): { end: number } | undefined {
+function harmonyAnalysis(text: string, at: number, find: Finder): { end: number } | undefined {
   HARMONY_ANALYSIS.lastIndex = at;
   const m = HARMONY_ANALYSIS.exec(text);
   if (!m) return undefined;
@@ -116,7 +163,7 @@ function harmonyAnalysis(text: string, at: number): { end: number } | undefined 
   let end = -1;
   let endToken = "";
   for (const e of HARMONY_ENDS) {
-    const i = text.indexOf(e, bodyStart);
+    const i = find(e, bodyStart);
     if (i >= 0 && (end < 0 || i < end)) {
       end = i;
       endToken = e;
@@ -124,13 +171,4 @@ function harmonyAnalysis(text: string, at: number): { end: number } | undefined 
   }
   // `<|end|>` belongs to the message; a following `<|start|>` begins the next one.
   return { end: endToken === "<|end|>" ? end + endToken.length : end };
-}
-
-function contentStart(text: string, closed: readonly { start: number; end: number }[]): number {
-  let i = skipSpace(text, 0);
-  for (const span of closed) {
-    if (span.start > i) break;
-    if (span.end > i) i = skipSpace(text, span.end);
-  }
-  return i;
 }

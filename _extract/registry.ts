@@ -11,9 +11,9 @@
  * @module
  */
 import type { AnchoredReader, Reader } from "./reader.ts";
-import type { Reasoning } from "./reasoning.ts";
-import type { Scan } from "./scan.ts";
-import { escapeRegExp } from "./text.ts";
+import { ReasoningWalker } from "./reasoning.ts";
+import { Scan } from "./scan.ts";
+import { escapeRegExp, skipSpace } from "./text.ts";
 import { lazy } from "../_common/lazy.ts";
 import { draftFromNameKey } from "./json_calls.ts";
 import {
@@ -166,36 +166,128 @@ export function readersFor(opening: string): readonly Reader[] {
   });
 }
 
+/** What a run of the readers learnt about reasoning: where a block that never closes begins, or `-1`. */
+export interface ReadersRun {
+  unclosedAt: number;
+}
+
 /**
  * Runs the anchored readers and then the scan over `scan.text` from `start` on, skipping closed reasoning.
+ * Reasoning tags are found by the same forward pass, so only tags outside consumed call markup count: a
+ * `</think>` inside a call's arguments is data. A closing tag with no opening (reasoning the prompt opened)
+ * drops the calls written before it only when the answer after it makes calls of its own; otherwise those
+ * calls are kept, since the tag may be prose and dropping them would let a call through unjudged.
  * A `start` past 0 (a streaming watcher's release point) must not fall inside markup that began earlier.
  */
-export function runReaders(scan: Scan, reasoning: Reasoning, start = 0): void {
+export function runReaders(scan: Scan, start = 0): ReadersRun {
   const text = scan.text;
-  let from = start; // everything before this index has been read (or is not asked about)
-  const answer = reasoning.contentStart;
+  const openings = new Openings(text);
+  const answer = answerStart(scan, openings);
+  let from = start; // calls are read from here on
+  let pos = 0; // reasoning is looked for from here; calls from max(pos, from)
   for (const r of answer < text.length ? ANCHORED : []) {
     const end = readAt(scan, r, answer, "");
     if (end > answer) {
       from = Math.max(from, end);
+      pos = end; // a tag inside the call read there is data
       break;
     }
   }
-  const spans = reasoning.closed;
-  let s = 0;
-  const { openings } = tables();
-  const re = new RegExp(openings.source, openings.flags);
-  re.lastIndex = from;
-  let m: RegExpExecArray | null;
-  while ((m = re.exec(text)) !== null) {
-    const i = m.index;
-    while (s < spans.length && spans[s].end <= i) s++;
-    if (s < spans.length && spans[s].start <= i) {
-      re.lastIndex = spans[s].end; // a call quoted in reasoning is not a call
+  const walker = new ReasoningWalker(text, scan.find);
+  let unclosedAt = -1;
+  let lone: { at: number; calls: number } | undefined;
+  let reasonFrom = 0; // tokens before this were taken (or judged not reasoning)
+  for (;;) {
+    const m = openings.next(Math.max(pos, from));
+    const r = unclosedAt < 0 ? walker.peek(Math.max(pos, reasonFrom)) : Infinity;
+    if (r === Infinity && !m) break;
+    if (r <= (m ? m.at : Infinity)) {
+      const span = walker.take(r);
+      reasonFrom = r + 1;
+      if (span?.kind === "block") pos = span.end; // a call quoted in reasoning is not a call
+      else if (span?.kind === "unclosed") unclosedAt = span.start;
+      else if (span?.kind === "lone") lone = { at: span.start, calls: scan.calls.length };
       continue;
     }
-    const end = tryReaders(scan, i, m[0]);
-    re.lastIndex = end > i ? end : i + 1;
+    const fences = scan.codeFences.length;
+    const end = tryReaders(scan, m!.at, m!.opening);
+    if (scan.codeFences.length > fences) noteCallsInCode(scan, scan.codeFences[fences]);
+    pos = end > m!.at ? end : m!.at + 1;
+  }
+  if (lone && scan.calls.length > lone.calls) dropBefore(scan, lone.at);
+  return { unclosedAt };
+}
+
+/**
+ * Where the answer begins: after leading white space, leading reasoning blocks, and a closing tag that ends
+ * reasoning the prompt opened, when no call markup comes before that tag (else it may lie inside a call).
+ */
+function answerStart(scan: Scan, openings: Openings): number {
+  const text = scan.text;
+  const walker = new ReasoningWalker(text, scan.find);
+  let i = skipSpace(text, 0);
+  for (;;) {
+    const at = walker.peek(i);
+    if (at === Infinity) return i;
+    const firstOpening = openings.next(0)?.at ?? Infinity;
+    const span = walker.take(at);
+    if (span?.kind === "lone" && at < firstOpening) i = skipSpace(text, span.end);
+    else if (span?.kind === "block" && at === i) i = skipSpace(text, span.end);
+    else return i;
+  }
+}
+
+/**
+ * Reports the calls written inside a fenced code block of another language, which was skipped whole: they
+ * are code, not calls, but a client that finds calls with a pattern would still run them. The block's body
+ * is read on its own, so the work stays linear in its length.
+ */
+function noteCallsInCode(scan: Scan, fence: { start: number; end: number; lang: string }): void {
+  const inner = new Scan(scan.text.slice(fence.start, fence.end), scan.typer);
+  runReaders(inner);
+  for (const c of inner.calls) {
+    const at = fence.start + c.block.start;
+    scan.note(
+      "call_in_code_fence",
+      c.format,
+      at,
+      `the ${c.format} call to "${c.name}" at offset ${at} is inside a \`\`\`${fence.lang} code block, so it was not read as a call; write calls outside code blocks`,
+    );
+  }
+}
+
+/** Removes the calls and findings before `at`: they were quoted in reasoning the prompt opened. */
+function dropBefore(scan: Scan, at: number): void {
+  const calls = scan.calls.filter((c) => c.start >= at);
+  scan.calls.length = 0;
+  scan.calls.push(...calls);
+  const findings = scan.findings.filter((f) => f.offset >= at);
+  scan.findings.length = 0;
+  scan.findings.push(...findings);
+}
+
+/** The call openings of one text in order, a match found ahead remembered until the caller passes it. */
+class Openings {
+  readonly #text: string;
+  readonly #re: RegExp;
+  #ahead: { at: number; opening: string } | null | undefined;
+  #searchedFrom = -1;
+
+  constructor(text: string) {
+    const { openings } = tables();
+    this.#text = text;
+    this.#re = new RegExp(openings.source, openings.flags);
+  }
+
+  /** The first opening at or after `from`, or null. */
+  next(from: number): { at: number; opening: string } | null {
+    const hit = this.#ahead;
+    if (hit !== undefined && from >= this.#searchedFrom && (hit === null || hit.at >= from)) return hit;
+    this.#re.lastIndex = from;
+    const m = this.#re.exec(this.#text);
+    this.#searchedFrom = from;
+    this.#ahead = m ? { at: m.index, opening: m[0] } : null;
+    return this.#ahead;
   }
 }
 

@@ -32,6 +32,8 @@ export class Scan {
   ranOutFrom = 0;
   /** Set when the message opens with a JSON value that is not a call: it is a JSON answer, not prose. */
   jsonAnswer = false;
+  /** The bodies of fenced code blocks of other languages that were skipped whole, with their language. */
+  readonly codeFences: { start: number; end: number; lang: string }[] = [];
   #budget: number;
 
   /**

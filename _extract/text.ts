@@ -29,9 +29,23 @@ export function trimEnd(text: string, start: number, end: number): number {
  * when it does not close before `limit`. Linear in the distance scanned.
  */
 export function scanValueEnd(text: string, start: number, limit: number): number {
-  let depth = 0;
-  let inString = false;
-  for (let i = start; i < limit; i++) {
+  return resumeValueEnd(text, { at: start, depth: 0, inString: false }, limit);
+}
+
+/** Where a scan of a JSON value stopped, so it can go on past its limit. */
+export interface ValueScan {
+  /** The next index to read. */
+  at: number;
+  depth: number;
+  /** Whether the scan stopped inside a string. */
+  inString: boolean;
+}
+
+/** {@link scanValueEnd} from the state `scan` (which it updates); `-1` when the value does not close. */
+export function resumeValueEnd(text: string, scan: ValueScan, limit: number): number {
+  let { depth, inString } = scan;
+  let i = scan.at;
+  for (; i < limit; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
       if (c === 92) i++; // backslash
@@ -46,6 +60,9 @@ export function scanValueEnd(text: string, start: number, limit: number): number
       if (depth < 0) return -1;
     }
   }
+  scan.at = Math.max(i, limit);
+  scan.depth = depth;
+  scan.inString = inString;
   return -1;
 }
 
@@ -145,6 +162,36 @@ export function bodyOf(
   }
   if (close >= 0 && close <= stop) return { start, end: close, closed: true, blockEnd: close + closeLength };
   return { start, end: stop, closed: false, blockEnd: stop };
+}
+
+/**
+ * `body` cut again after the JSON values that open it at `p`, when they run past its end: a closing tag or
+ * stop token written inside a JSON string is data, so the closer is looked for after the values (as
+ * llama.cpp's JSON-aware reader does). Values are objects or arrays one after another (separated by space,
+ * `,` or `;`); the scan past the body is charged to the shared budget. Returns `body` itself when nothing
+ * runs past it.
+ */
+export function bodyAfterJson(
+  scan: Scan,
+  body: Body,
+  p: number,
+  closers: readonly string[],
+  stops: readonly string[] = [],
+): Body {
+  const text = scan.text;
+  let q = p;
+  let last = -1;
+  while (text[q] === "{" || text[q] === "[") {
+    const limit = Math.min(text.length, q + scan.allowance());
+    const e = scanValueEnd(text, q, limit);
+    scan.spend((e < 0 ? limit : e) - q);
+    if (e < 0) break;
+    last = e;
+    q = skipSpace(text, e);
+    if (text[q] === "," || text[q] === ";") q = skipSpace(text, q + 1);
+  }
+  if (last <= body.end) return body;
+  return { ...bodyOf(scan, last, closers, stops), start: body.start };
 }
 
 /**

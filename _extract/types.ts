@@ -113,7 +113,12 @@ export type ExtractFindingCode =
   /** A call was read inside a reasoning block that never closed (it is returned; see the module doc). */
   | "call_in_unclosed_reasoning"
   /** A call-shaped text without a marker (bare JSON, a Python list) named a tool that was not declared. */
-  | "undeclared_bare_call";
+  | "undeclared_bare_call"
+  /**
+   * Call markup inside a fenced code block of another language (```` ```bash ````): it is code, so it is not
+   * returned as a call, but a client that finds calls with a pattern may still run it.
+   */
+  | "call_in_code_fence";
 
 /** Something `extractToolCallsDetailed` noticed but did not return as a call (or returned with a caveat). */
 export interface ExtractFinding {

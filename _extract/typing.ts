@@ -24,6 +24,8 @@ export class Typer {
   /** Declared tool names, or `undefined` when no tools were given. */
   readonly declared: ReadonlySet<string> | undefined;
   readonly #schemas = new Map<string, unknown>();
+  /** {@link Typer.#types} remembered per tool and key. */
+  readonly #typeMemo = new Map<string, Set<JsonType> | undefined>();
 
   /** @param tools Tool declarations in any provider shape; ones that cannot be read are skipped. */
   constructor(tools?: readonly unknown[]) {
@@ -80,13 +82,13 @@ export class Typer {
     return out;
   }
 
+  /** The JSON types declared for parameter `key` of `tool`, worked out once per pair. */
   #types(tool: string, key: string): Set<JsonType> | undefined {
-    const root = this.#schemas.get(tool);
-    if (!isRecord(root) || !isRecord(root.properties)) return undefined;
-    if (!Object.hasOwn(root.properties, key)) return undefined;
-    const types = new Set<JsonType>();
-    collectTypes(root, root.properties[key], types, 0);
-    return types.size > 0 ? types : undefined;
+    const id = `${tool}\u0000${key}`;
+    if (this.#typeMemo.has(id)) return this.#typeMemo.get(id);
+    const types = declaredTypes(this.#schemas.get(tool), key);
+    this.#typeMemo.set(id, types);
+    return types;
   }
 }
 
@@ -98,9 +100,9 @@ export function inferText(text: string): unknown {
   if (t === "false") return false;
   if (t === "null") return null;
   if (JSON_NUMBER.test(t)) {
-    const n = Number(t);
-    // Digits beyond double precision stay text rather than silently change.
-    return Number.isSafeInteger(n) || !/^-?\d+$/.test(t) ? n : text;
+    const n = asNumber(t);
+    // Digits beyond double precision, and numbers beyond its range, stay text rather than silently change.
+    return n === FAIL ? text : n;
   }
   if (t[0] === "{" || t[0] === "[") {
     const parsed = parseJsonSafe(t);
@@ -119,8 +121,8 @@ function asDeclared(text: string, types: Set<JsonType>): unknown {
     if (lower === "false") return false;
   }
   if ((types.has("number") || types.has("integer")) && JSON_NUMBER.test(t)) {
-    const n = Number(t);
-    if (types.has("number") || Number.isInteger(n)) return n;
+    const n = asNumber(t);
+    if (n !== FAIL && (types.has("number") || Number.isInteger(n))) return n;
   }
   if ((types.has("object") || types.has("array")) && (t[0] === "{" || t[0] === "[")) {
     const parsed = parseJsonSafe(t);
@@ -134,6 +136,17 @@ function asDeclared(text: string, types: Set<JsonType>): unknown {
     if (value !== FAIL && fits(value, types)) return value;
   }
   return FAIL;
+}
+
+/**
+ * The number JSON number text `t` stands for, or {@link FAIL} when a double cannot hold it as written: it
+ * overflows (`1e400`) or is an integer past 2^53 (`99999999999999999999`).
+ */
+function asNumber(t: string): number | typeof FAIL {
+  const n = Number(t);
+  if (!Number.isFinite(n)) return FAIL;
+  if (/^-?\d+$/.test(t) && !Number.isSafeInteger(n)) return FAIL;
+  return n;
 }
 
 function fits(value: unknown, types: Set<JsonType>): boolean {
@@ -155,10 +168,40 @@ function fits(value: unknown, types: Set<JsonType>): boolean {
 
 const TYPE_NAMES = new Set<string>(["string", "number", "integer", "boolean", "null", "object", "array"]);
 
-/** Adds the JSON types `schema` admits (through `type`, `anyOf`/`oneOf`, `enum`, `const`, local `$ref`). */
-function collectTypes(root: unknown, schema: unknown, out: Set<JsonType>, depth: number): void {
-  if (depth > 16 || !isRecord(schema)) return;
-  if (typeof schema.$ref === "string") collectTypes(root, resolveLocalRef(root, schema.$ref), out, depth + 1);
+/** The JSON types the schema of parameter `key` in the tool schema `root` admits; undefined when none. */
+function declaredTypes(root: unknown, key: string): Set<JsonType> | undefined {
+  if (!isRecord(root) || !isRecord(root.properties)) return undefined;
+  if (!Object.hasOwn(root.properties, key)) return undefined;
+  const types = typesOf(root, root.properties[key], new WeakMap(), 0, 0);
+  return types.size > 0 ? new Set(types) : undefined;
+}
+
+/** How many local `$ref` hops, and how many levels of nesting, typing follows. */
+const MAX_REF_HOPS = 16;
+const MAX_NESTING = 64;
+const NONE: ReadonlySet<JsonType> = new Set();
+
+/**
+ * The JSON types `schema` admits (through `type`, `anyOf`/`oneOf`, `allOf`, `enum`, `const`, local `$ref`).
+ * Each schema node is worked out once (`memo`), so shared `$ref` targets cost nothing more; a node met
+ * again while it is being worked out (a cycle) adds nothing.
+ */
+function typesOf(
+  root: unknown,
+  schema: unknown,
+  memo: WeakMap<object, ReadonlySet<JsonType>>,
+  hops: number,
+  nesting: number,
+): ReadonlySet<JsonType> {
+  if (!isRecord(schema) || nesting > MAX_NESTING) return NONE;
+  const known = memo.get(schema);
+  if (known) return known;
+  const out = new Set<JsonType>();
+  memo.set(schema, out);
+  const sub = (s: unknown, hop = 0) => typesOf(root, s, memo, hops + hop, nesting + 1);
+  if (typeof schema.$ref === "string" && hops < MAX_REF_HOPS) {
+    for (const t of sub(resolveLocalRef(root, schema.$ref), 1)) out.add(t);
+  }
   const type = schema.type;
   for (const t of Array.isArray(type) ? type : [type]) {
     if (typeof t === "string" && TYPE_NAMES.has(t.toLowerCase())) out.add(t.toLowerCase() as JsonType);
@@ -166,14 +209,31 @@ function collectTypes(root: unknown, schema: unknown, out: Set<JsonType>, depth:
   if (schema.nullable === true) out.add("null");
   for (const key of ["anyOf", "oneOf"] as const) {
     const list = schema[key];
-    if (Array.isArray(list)) { for (const s of list) collectTypes(root, s, out, depth + 1); }
+    if (Array.isArray(list)) { for (const s of list) for (const t of sub(s)) out.add(t); }
   }
+  for (const t of allOfTypes(schema.allOf, sub)) out.add(t);
   const values = Array.isArray(schema.enum)
     ? schema.enum
     : Object.hasOwn(schema, "const")
     ? [schema.const]
     : [];
   for (const v of values) out.add(jsonType(v));
+  return out;
+}
+
+/**
+ * The types every branch of an `allOf` that declares types agrees on (Pydantic v1 writes a referenced enum
+ * or model as `{"allOf": [{"$ref": …}]}`).
+ */
+function allOfTypes(list: unknown, sub: (s: unknown) => ReadonlySet<JsonType>): Set<JsonType> {
+  let common: Set<JsonType> | undefined;
+  if (!Array.isArray(list)) return new Set();
+  for (const s of list) {
+    const types = sub(s);
+    if (types.size === 0) continue;
+    common = common ? new Set([...common].filter((t) => types.has(t))) : new Set(types);
+  }
+  return common ?? new Set();
 }
 
 function jsonType(v: unknown): JsonType {

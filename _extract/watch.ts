@@ -5,12 +5,15 @@
  * @module
  */
 import { scanText } from "./extract.ts";
-import { MARKERS } from "./registry.ts";
+import { MARKERS, READERS } from "./registry.ts";
 import type { ExtractOptions } from "./types.ts";
 import { lazy } from "../_common/lazy.ts";
 
 /** Every literal text that opens call markup in some format, longest first. */
 export const CALL_START_MARKERS: readonly string[] = MARKERS;
+/** Openings written as shapes rather than literals (`[name(`, `{"name":`), as sticky regular expressions. */
+export const CALL_START_SHAPES: readonly RegExp[] = READERS.flatMap((r) => r.shape ? [r.shape] : []);
+export { CALL_OPENING_KEYS } from "./json_calls.ts";
 
 const LONGEST = Math.max(...MARKERS.map((m) => m.length));
 /** Every proper prefix of a marker (`<`, `<t`, ... `<tool_cal`): made on first use. */
@@ -18,7 +21,10 @@ const prefixes = lazy(() =>
   new Set<string>(MARKERS.flatMap((m) => [...Array(m.length - 1).keys()].map((k) => m.slice(0, k + 1))))
 );
 /** Openings written as shapes, cut off at the end of the text: `[get_wea`, `{"na`. */
-const SHAPE_TAILS = [/\[\s*(?:[A-Za-z_][\w.-]*\s*)?$/, /\{\s*(?:"[a-z_]*"?\s*)?$/];
+export const SHAPE_TAILS: readonly RegExp[] = [/\[\s*(?:[A-Za-z_][\w.-]*\s*)?$/, /\{\s*(?:"[a-z_]*"?\s*)?$/];
+/** Functionary v3.2 where the answer begins (`NAME\n{`), and its start cut off by the end of the text. */
+export const RECIPIENT_START = /^[A-Za-z_][\w.-]{0,127}[ \t]*\r?\n\s*\{/;
+export const RECIPIENT_START_TAIL = /^[A-Za-z_][\w.-]{0,127}[ \t]*(?:\r?\n\s*)?$/;
 
 /**
  * The earliest index at or after `from` where a call may begin in `text` as it stands (it may still grow),

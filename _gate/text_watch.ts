@@ -7,7 +7,16 @@
  */
 import { normaliseCalls } from "../_validate/providers.ts";
 import { type ExtractedToolCall, extractToolCalls } from "../_extract/extract.ts";
-import { CALL_START_MARKERS, callMayStart } from "../_extract/watch.ts";
+import { safeStringify } from "../_extract/json_calls.ts";
+import {
+  CALL_OPENING_KEYS,
+  CALL_START_MARKERS,
+  CALL_START_SHAPES,
+  callMayStart,
+  RECIPIENT_START,
+  RECIPIENT_START_TAIL,
+  SHAPE_TAILS,
+} from "../_extract/watch.ts";
 import { lazy } from "../_common/lazy.ts";
 import type { AssembledToolCall, StreamDialect } from "./calls.ts";
 import type { Held, StreamFlow, TextFrames, TextPart } from "./dialects/shared.ts";
@@ -25,19 +34,10 @@ const WORD = /^[\p{L}\p{N}_]$/u;
 /** Held text re-asked at every piece below this length; past it, each time it has grown by half. */
 const RECHECK_EVERY_PIECE = 512;
 const CALL_FENCE = /^(json|jsonc|json5|tool_call|tool_calls|tool_code|)$/i;
-/** The keys a call written as bare JSON may start with (`extract.ts` reads the name and argument keys). */
-const CALL_KEYS = [
-  "name",
-  "tool",
-  "tool_name",
-  "function",
-  "arguments",
-  "parameters",
-  "args",
-  "input",
-  "type",
-  "id",
-];
+/** The keys a call written as bare JSON may start with: the extractor's own list (call keys and wrappers). */
+const CALL_KEYS: readonly string[] = CALL_OPENING_KEYS;
+/** How far a shape's cut-off opening (`[get_wea`, `get_weather\n`) is held before it is taken for prose. */
+const SHAPE_TAIL_LIMIT = 160;
 /** The longest tail that can still grow into a marker, plus one. */
 const LONGEST_MARKER: number = Math.max(...MARKERS.map((m) => m.length)) + 1;
 
@@ -56,6 +56,10 @@ export class TextWatcher {
   /** True while the hold began at a JSON opening rather than at a marker. */
   #openedJson = false;
   #visible = "";
+  /** Whether released text holds anything but white space (kept here: reading `#visible` is quadratic). */
+  #seenText = false;
+  /** The last character released, or "". */
+  #lastReleased = "";
   #held = "";
   #tail = "";
   #holding = false;
@@ -79,15 +83,18 @@ export class TextWatcher {
     }
     const s = this.#tail + text;
     this.#tail = "";
-    if (this.#json && this.#visible.trim() === "") {
+    if (this.#json && !this.#seenText) {
       const opened = this.#opening(s);
       if (opened !== undefined) return opened;
     }
-    const { cut, ambiguous } = this.#findMarker(s);
-    if (ambiguous) {
+    const found = this.#findMarker(s);
+    if (found.ambiguous) {
+      // A cut-off shape may also end in what may become a marker (`]<]minimax[>[`): keep from the earlier.
+      const cut = Math.min(found.cut, this.#tailStart(s));
       this.#tail = s.slice(cut);
       return this.#release(s.slice(0, cut));
     }
+    const cut = found.cut;
     if (cut >= 0) return this.#holdFrom(s, cut);
     return this.#keepTail(s);
   }
@@ -140,8 +147,13 @@ export class TextWatcher {
     if (!this.#holding) return;
     this.#holding = false;
     this.#openedJson = false;
-    this.#visible += this.#held;
+    this.#release(this.#held);
     this.#held = "";
+  }
+
+  /** Whether the text released so far holds anything but white space. */
+  get hasText(): boolean {
+    return this.#seenText;
   }
 
   /** Text released so far. */
@@ -155,7 +167,10 @@ export class TextWatcher {
   }
 
   #release(text: string): string {
+    if (text === "") return text;
     this.#visible += text;
+    this.#seenText ||= /\S/.test(text);
+    this.#lastReleased = text[text.length - 1];
     return text;
   }
 
@@ -179,16 +194,42 @@ export class TextWatcher {
       this.#openedJson = true;
       return this.#holdFrom(s, first);
     }
+    // Functionary v3.2 answers `NAME\n{…}` (its `>>>` was in the prompt): hold it; wait while it may become one.
+    const rest = first >= 0 ? s.slice(first, first + SHAPE_TAIL_LIMIT + 1) : "";
+    if (RECIPIENT_START.test(rest)) return this.#holdFrom(s, first);
+    if (rest.length <= SHAPE_TAIL_LIMIT && RECIPIENT_START_TAIL.test(rest)) {
+      this.#tail = s.slice(first);
+      return this.#release(s.slice(0, first));
+    }
     return undefined;
   }
 
   /**
-   * Where the first marker in `s` starts (-1: none). `ambiguous` when it is a fence whose language line
-   * has not arrived yet. Counts the fences of other code blocks on the way.
+   * Whether a call written as a shape opens at `i` (`[name(`, `{"name":`): `yes`, `maybe` when the end of
+   * `s` cuts off what may still become one, else `no`. Only with declared tools: such calls must name one.
+   */
+  #shapeAt(s: string, i: number): "yes" | "maybe" | "no" {
+    if (!this.#json) return "no";
+    for (const re of CALL_START_SHAPES) {
+      re.lastIndex = i;
+      if (re.test(s)) return "yes";
+    }
+    if (s.length - i > SHAPE_TAIL_LIMIT) return "no";
+    const rest = s.slice(i);
+    return SHAPE_TAILS.some((re) => re.exec(rest)?.index === 0) ? "maybe" : "no";
+  }
+
+  /**
+   * Where the first marker or shape in `s` starts (-1: none). `ambiguous` when it is a fence whose language
+   * line has not arrived yet, or a shape the end of `s` cut off. Counts the fences of other code blocks on the way.
    */
   #findMarker(s: string): { cut: number; ambiguous: boolean } {
     const byFirst = markersByFirst();
     for (let i = 0; i < s.length; i++) {
+      if (s[i] === "[" || s[i] === "{") {
+        const shape = this.#shapeAt(s, i);
+        if (shape !== "no") return { cut: i, ambiguous: shape === "maybe" };
+      }
       const candidates = byFirst.get(s[i]);
       if (candidates === undefined) continue;
       const m = candidates.find((m) => s.startsWith(m, i));
@@ -208,17 +249,21 @@ export class TextWatcher {
 
   /** Releases `s` but a tail that could still grow into a marker. */
   #keepTail(s: string): string {
+    const at = this.#tailStart(s);
+    this.#tail = s.slice(at);
+    return this.#release(s.slice(0, at));
+  }
+
+  /** Where a tail of `s` that could still grow into a marker begins (`s.length` when none does). */
+  #tailStart(s: string): number {
     for (let k = Math.min(s.length, LONGEST_MARKER); k > 0; k--) {
       const end = s.slice(s.length - k);
       // A word-like marker (`functools`, `to=`) is held back only from the start of a word, or every piece
       // ending in "t" or "f" would wait for the next one.
-      if (WORD.test(end[0]) && WORD.test(s[s.length - k - 1] ?? this.#visible.at(-1) ?? "")) continue;
-      if (MARKERS.some((m) => m.length > k && m.startsWith(end))) {
-        this.#tail = end;
-        return this.#release(s.slice(0, s.length - k));
-      }
+      if (WORD.test(end[0]) && WORD.test(s[s.length - k - 1] ?? this.#lastReleased)) continue;
+      if (MARKERS.some((m) => m.length > k && m.startsWith(end))) return s.length - k;
     }
-    return this.#release(s);
+    return s.length;
   }
 }
 
@@ -384,7 +429,7 @@ export class TextCalls {
         })),
       )
       : cutCalls(w.held);
-    const lead = rest !== "" ? `${rest}\n\n` : w.visible.trim() !== "" ? "\n\n" : "";
+    const lead = rest !== "" ? `${rest}\n\n` : w.hasText ? "\n\n" : "";
     flow.send(this.#frames.textFrame(lead + judgement.reason));
   }
 
@@ -433,7 +478,7 @@ export class TextCalls {
     const w = this.#watcher;
     if (flow.pending || w.couldBeCall()) return;
     w.abandon();
-    if (w.visible.trim() !== "") flow.textSeen = true;
+    if (w.hasText) flow.textSeen = true;
     for (const h of flow.held) flow.send(h.raw);
     flow.held.length = 0;
   }
@@ -452,7 +497,7 @@ function textCalls(extracted: ExtractedToolCall[], dialect: StreamDialect): Asse
     id: ids[i]?.id ?? c.id ?? "",
     syntheticId: c.id === undefined,
     name: c.name,
-    arguments: typeof c.arguments === "string" ? c.arguments : JSON.stringify(c.arguments),
+    arguments: typeof c.arguments === "string" ? c.arguments : safeStringify(c.arguments),
     dialect,
     choice: 0,
     slot: i,

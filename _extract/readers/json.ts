@@ -11,11 +11,12 @@ import {
   callValues,
   draftFromValue,
   isCallShaped,
+  readFirstValue,
   readJsonRun,
   salvageName,
 } from "../json_calls.ts";
 import { LiteralReader, PYTHON } from "../literal.ts";
-import { bodyOf, scanValueEnd, skipSpace, trimEnd, widen } from "../text.ts";
+import { bodyAfterJson, bodyOf, scanValueEnd, skipSpace, trimEnd, widen } from "../text.ts";
 import type { AnchoredReader, Reader } from "../reader.ts";
 import type { CallDraft, Scan } from "../scan.ts";
 import type { ExtractFormat } from "../types.ts";
@@ -59,9 +60,10 @@ export function jsonTag(spec: JsonTagSpec): Reader {
 
 function readJsonTag(scan: Scan, at: number, opening: string, spec: JsonTagSpec): number {
   const text = scan.text;
-  const body = bodyOf(scan, at + opening.length, spec.close, spec.open);
-  const p = skipSpace(text, body.start);
-  const limit = trimEnd(text, p, body.end);
+  const cut = bodyOf(scan, at + opening.length, spec.close, spec.open);
+  const p = skipSpace(text, cut.start);
+  let body = bodyAfterJson(scan, cut, p, spec.close, spec.open);
+  let limit = trimEnd(text, p, body.end);
   if (p >= limit) {
     if (!body.closed) scan.ranOut(at); // nothing yet: the call may still come
     return -1;
@@ -72,7 +74,13 @@ function readJsonTag(scan: Scan, at: number, opening: string, spec: JsonTagSpec)
     scan.unreadable(spec.format, at, `the text after ${opening} is not JSON`);
     return body.blockEnd;
   }
-  const run = readJsonRun(text, p, limit);
+  let run = readJsonRun(text, p, limit);
+  if (run.items.length === 0 && body !== cut) {
+    // Read past the first closer, the JSON still does not parse: the block is what the closer cut.
+    body = cut;
+    limit = trimEnd(text, p, body.end);
+    run = readJsonRun(text, p, limit);
+  }
   if (run.items.length === 0) return unreadableRun(scan, at, opening, spec, body, p, limit, run);
   const block = { start: at, end: body.closed ? body.blockEnd : run.next };
   const before = scan.calls.length;
@@ -117,7 +125,8 @@ function unreadableRun(
   } else {
     scan.unreadable(spec.format, at, `the JSON after ${opening} is not valid (${run.error})`);
   }
-  return body.closed ? body.blockEnd : body.end;
+  // Unclosed, the body runs on to the end: resume right after the tag so later calls are still read.
+  return body.closed ? body.blockEnd : at + opening.length;
 }
 
 /*
@@ -214,7 +223,11 @@ export const fence: Reader = {
     const lang = text.slice(at + 3, lineEnd).trim();
     const close = scan.find(FENCE, lineEnd + 1);
     if (MARKUP_FENCE.test(lang)) return -1;
-    if (!CALL_FENCE.test(lang)) return close < 0 ? -1 : close + 3; // code: skipped whole
+    if (!CALL_FENCE.test(lang)) {
+      if (close < 0) return -1;
+      scan.codeFences.push({ start: lineEnd + 1, end: close, lang }); // code: skipped whole
+      return close + 3;
+    }
     if (close < 0) {
       scan.ranOut(at);
       return -1;
@@ -238,6 +251,7 @@ export const fence: Reader = {
 
 const MISTRAL_TAG = "[TOOL_CALLS]";
 const MISTRAL_CLOSE = "[/TOOL_CALLS]";
+const MISTRAL_ENDS = ["</s>", MISTRAL_CLOSE];
 const NAME = /[A-Za-z_][\w.-]{0,127}/y;
 
 /** Mistral `[TOOL_CALLS]` calls. */
@@ -246,8 +260,9 @@ export const mistral: Reader = {
   markers: [MISTRAL_TAG],
   read(scan, at) {
     const text = scan.text;
-    const body = bodyOf(scan, at + MISTRAL_TAG.length, ["</s>", MISTRAL_CLOSE], [MISTRAL_TAG]);
-    const pos = skipSpace(text, body.start);
+    const cut = bodyOf(scan, at + MISTRAL_TAG.length, MISTRAL_ENDS, [MISTRAL_TAG]);
+    const pos = skipSpace(text, cut.start);
+    const body = bodyAfterJson(scan, cut, pos, MISTRAL_ENDS, [MISTRAL_TAG]);
     const limit = trimEnd(text, pos, body.end);
     if (pos >= limit) {
       if (!body.closed && body.end === text.length) scan.ranOut(at);
@@ -260,7 +275,7 @@ export const mistral: Reader = {
     if (end >= 0) return withClose(scan, end);
     if (!body.closed && body.end === text.length) scan.ranOut(at);
     scan.unreadable("mistral", at, "the text after [TOOL_CALLS] is neither JSON calls nor NAME[ARGS]{...}");
-    return body.end;
+    return body.closed ? body.blockEnd : at + MISTRAL_TAG.length; // unclosed: later calls are still read
   },
 };
 
@@ -347,26 +362,28 @@ export const llama: Reader = {
   markers: [PYTHON_TAG],
   read(scan, at) {
     const text = scan.text;
-    const body = bodyOf(scan, at + PYTHON_TAG.length, ENDS, [PYTHON_TAG]);
+    const cut = bodyOf(scan, at + PYTHON_TAG.length, ENDS, [PYTHON_TAG]);
+    let pos = skipSpace(text, cut.start);
+    const body = bodyAfterJson(scan, cut, pos, ENDS, [PYTHON_TAG]);
     const block = { start: at, end: body.blockEnd };
     const limit = trimEnd(text, body.start, body.end);
-    let pos = skipSpace(text, body.start);
     if (pos >= limit) {
       if (!body.closed) scan.ranOut(at);
       return -1;
     }
     let found = 0;
+    let read = at + PYTHON_TAG.length; // one past the last call read
     while (pos < limit) {
       if (text[pos] === "{" || text[pos] === "[") {
         const run = readJsonRun(text, pos, limit);
         if (run.items.length === 0) break;
         found += addJsonCalls(scan, run.items, { format: "llama_json", block });
-        pos = run.next;
+        pos = read = run.next;
       } else {
         const end = readBuiltin(scan, pos, limit, block);
         if (end < 0) break;
         found++;
-        pos = end;
+        pos = read = end;
       }
       pos = skipSpace(text, pos);
       if (text[pos] === ";" || text[pos] === ",") pos = skipSpace(text, pos + 1);
@@ -380,6 +397,8 @@ export const llama: Reader = {
         "the text after <|python_tag|> is neither JSON calls nor NAME.call(...)",
       );
     }
+    // Unclosed, the body runs on to the end: what follows the calls read is left for the other readers.
+    if (!body.closed) block.end = read;
     return block.end;
   },
 };
@@ -426,7 +445,7 @@ export const functionary: Reader = {
     if (!head) return -1;
     const p = skipSpace(text, at + head[0].length);
     if (text[p] !== "{") return -1;
-    const call = readObject(scan, p);
+    const call = readFirstValue(scan, p, p, "<function=");
     if (!call) return -1;
     const block = { start: at, end: call.end };
     widen(text, block, "", "</function>");
@@ -462,18 +481,9 @@ function readRecipient(scan: Scan, at: number, from: number, options: { weak: bo
     return -1;
   }
   if (text[p] !== "{") return -1;
-  const call = readObject(scan, p);
+  const call = readFirstValue(scan, p, p, ">>>");
   // A call object after a word line is a JSON call with a stray label (`json\n{"name": …}`), not v3.2.
   if (!call || isCallShaped(call.value)) return -1;
   const draft = draftFromValue({ name, arguments: call.value });
   return scan.add(draft, "functionary", p, call.end, { start: at, end: call.end }, options) ? call.end : -1;
-}
-
-function readObject(scan: Scan, p: number): { value: unknown; end: number } | undefined {
-  const run = readJsonRun(scan.text, p, scan.text.length);
-  if (run.items.length === 0) {
-    if (run.open) scan.ranOut(p);
-    return undefined;
-  }
-  return { value: run.items[0].value, end: run.items[0].end };
 }

@@ -7,7 +7,16 @@
 import { parseJsonSafe } from "../../_common/json.ts";
 import { isRecord } from "../../_common/values.ts";
 import { draftFromValue, readJsonRun } from "../json_calls.ts";
-import { bodyOf, boundedIndexOf, decodeEntities, defineOwn, isSpace, skipSpace, trimEnd } from "../text.ts";
+import {
+  bodyOf,
+  boundedIndexOf,
+  decodeEntities,
+  defineOwn,
+  isSpace,
+  scanValueEnd,
+  skipSpace,
+  trimEnd,
+} from "../text.ts";
 import type { Reader } from "../reader.ts";
 import type { CallDraft, Scan } from "../scan.ts";
 import type { ExtractFormat } from "../types.ts";
@@ -41,7 +50,7 @@ export const deepseek: Reader = {
   read(scan, at, opening) {
     const text = scan.text;
     const section = SECTION_OPEN.includes(opening);
-    const tokens = tokensFrom(text, section ? at + opening.length : at);
+    let tokens = tokensFrom(text, section ? at + opening.length : at);
     if (tokens.length === 0) {
       scan.ranOut(at);
       return -1;
@@ -58,10 +67,20 @@ export const deepseek: Reader = {
       if (t.kind !== "call_begin") continue;
       let j = k + 1;
       while (j < tokens.length && tokens[j].kind === "sep") j++;
-      const next = tokens[j] as Token | undefined;
+      let next = tokens[j] as Token | undefined;
       const sep = j > k + 1 ? tokens[k + 1] : undefined;
-      const bodyEnd = next ? next.at : text.length;
+      let bodyEnd = next ? next.at : text.length;
       const call = readCall(scan, t.end, sep, bodyEnd);
+      if (call && call.end > bodyEnd) {
+        // The JSON held section tokens in its strings: they are data; the tokens go on after the call.
+        while (j < tokens.length && tokens[j].at < call.end) j++;
+        if (j === tokens.length && tokens[j - 1].kind === "calls_end") {
+          tokens = tokensFrom(text, call.end); // the list stopped at a section end inside the JSON
+          j = 0;
+        }
+        next = tokens[j];
+        bodyEnd = next ? next.at : text.length;
+      }
       if (call) scan.add(call.draft, call.format, t.end, call.end, block);
       else if (next) {
         scan.unreadable("deepseek", t.at, "the call between the section tokens could not be read");
@@ -130,8 +149,19 @@ function readCall(
     { draft: draftFromValue({ name, arguments: args.value }), end: args.end, format: "deepseek" };
 }
 
+/**
+ * The JSON value at `p`, read up to `limit` (the next section token); when it does not close there, read on
+ * past it (within the shared budget), since a section token inside a JSON string is data.
+ */
 function jsonAt(scan: Scan, p: number, limit: number): { value: unknown; end: number } | undefined {
-  const run = readJsonRun(scan.text, p, limit);
+  const text = scan.text;
+  let run = readJsonRun(text, p, limit);
+  if (run.items.length === 0 && run.open) {
+    const far = Math.min(text.length, p + scan.allowance());
+    const e = scanValueEnd(text, p, far);
+    scan.spend((e < 0 ? far : e) - p);
+    if (e > limit) run = readJsonRun(text, p, e);
+  }
   return run.items.length > 0 ? { value: run.items[0].value, end: run.items[0].end } : undefined;
 }
 
@@ -199,7 +229,7 @@ function readK2Call(scan: Scan, at: number, limit: number, block: { start: numbe
   const id = text.slice(from, argsAt).trim();
   const name = id.replace(/^functions\./, "").replace(/:\d+$/, "");
   const p = skipSpace(text, argsAt + K2_ARGS.length);
-  let end = scan.find(K2_CALL_END, p);
+  let end = scan.find(K2_CALL_END, Math.max(p, valueEnd(scan, p))); // one inside the JSON is data
   const closed = end >= 0 && end <= limit;
   if (!closed) end = limit;
   const run = readJsonRun(text, p, end);
@@ -338,16 +368,9 @@ export const harmony: Reader = {
     const head = opening === "to=" ? bareHeader(scan, at) : openedHeader(scan, at);
     if (!head) return -1;
     const text = scan.text;
-    let bodyEnd = text.length;
-    let endToken = "";
-    for (const e of ENDS) {
-      const i = scan.find(e, head.bodyStart);
-      if (i >= 0 && i < bodyEnd) {
-        bodyEnd = i;
-        endToken = e;
-      }
-    }
     const p = skipSpace(text, head.bodyStart);
+    // An end token inside the JSON's strings is data: the body ends at the first one after the value.
+    const { at: bodyEnd, token: endToken } = firstEnd(scan, Math.max(head.bodyStart, valueEnd(scan, p)));
     if (p < bodyEnd && text[p] === "<") return -1; // other markup carries the call
     const name = head.recipient.replace(/^functions\./, "");
     if (NOT_TOOLS.has(name)) return -1; // a message to a person (or a tool's reply), not a call
@@ -375,6 +398,33 @@ export const harmony: Reader = {
     return block.end;
   },
 };
+
+/** The first harmony end token at or after `from`, or the end of the text with token `""`. */
+function firstEnd(scan: Scan, from: number): { at: number; token: string } {
+  let at = scan.text.length;
+  let token = "";
+  for (const e of ENDS) {
+    const i = scan.find(e, from);
+    if (i >= 0 && i < at) {
+      at = i;
+      token = e;
+    }
+  }
+  return { at, token };
+}
+
+/**
+ * One past the JSON object or array at `p` (read within the shared scan budget), or `-1` when there is none
+ * or it does not close: where a closing token may begin, since one inside the value's strings is data.
+ */
+function valueEnd(scan: Scan, p: number): number {
+  const text = scan.text;
+  if (text[p] !== "{" && text[p] !== "[") return -1;
+  const far = Math.min(text.length, p + scan.allowance());
+  const e = scanValueEnd(text, p, far);
+  scan.spend((e < 0 ? far : e) - p);
+  return e;
+}
 
 interface Header {
   /** Where the header (and the call's markup) starts. */

@@ -7,7 +7,7 @@
  */
 import { parseJsonSafe } from "../../_common/json.ts";
 import { lazy } from "../../_common/lazy.ts";
-import { draftFromValue, readJsonRun } from "../json_calls.ts";
+import { draftFromValue, readFirstValue } from "../json_calls.ts";
 import {
   bodyOf,
   boundedIndexOf,
@@ -85,7 +85,7 @@ function readBare(scan: Scan, at: number): number {
   if (!fn) return -1;
   if (fn.cutOff) {
     scan.unreadable("qwen_xml", at, `the call to "${fn.draft.name}" is cut off by the end of the text`);
-    return text.length;
+    return at + FUNCTION.length; // later markup in the rest of the text is still read
   }
   const block = { start: at, end: fn.end };
   widen(text, block, "", "</tool_call>"); // the opening tag was dropped
@@ -189,14 +189,18 @@ export const glm: Reader = {
     name.lastIndex = p;
     const m = name.exec(text);
     if (!m || p + m[0].length > body.end) return -1;
-    const q = skipSpace(text, p + m[0].length);
+    const nameEnd = p + m[0].length;
+    const q = skipSpace(text, nameEnd);
     const block = { start: at, end: body.blockEnd };
     if (q >= body.end) {
       if (!body.closed) {
         scan.ranOut(at); // `<tool_call>NAME` so far: arguments may follow
         return -1;
       }
-      scan.add({ name: m[0], arguments: {} }, "glm", p, q, block);
+      // No arguments: GLM writes exactly `<tool_call>NAME</tool_call>`; prose that names the Hermes tags
+      // (`<tool_call> and </tool_call>`) has spaces. With tools given, the name must be declared.
+      if (p !== body.start || nameEnd !== body.end) return -1;
+      scan.add({ name: m[0], arguments: {} }, "glm", p, nameEnd, block, { weak: true });
       return block.end;
     }
     if (!text.startsWith("<arg_key>", q)) return -1;
@@ -331,7 +335,10 @@ export const invoke: Reader = {
     if (w.close === "") {
       const one = readInvoke(scan, at, text.length, w);
       if (!one) return -1;
-      if (one.cutOff) return cutOff(scan, w.format, at, one.draft.name);
+      if (one.cutOff) {
+        cutOff(scan, w.format, at, one.draft.name);
+        return at + opening.length; // later markup in the rest of the text is still read
+      }
       scan.add(one.draft, w.format, at, one.end, { start: at, end: one.end });
       return one.end;
     }
@@ -348,6 +355,7 @@ export const invoke: Reader = {
       if (!one) break;
       if (one.cutOff) {
         cutOff(scan, w.format, pos, one.draft.name);
+        if (!body.closed) block.end = pos + 1; // later markup in the rest of the text is still read
         break;
       }
       if (!body.closed) one.draft.error ??= `the ${opening} block is not closed`;
@@ -358,10 +366,9 @@ export const invoke: Reader = {
   },
 };
 
-/** Reports a call cut off by the end of the text (running it would use truncated values); returns the end. */
-function cutOff(scan: Scan, format: ExtractFormat, at: number, name: string): number {
+/** Reports a call cut off by the end of the text (running it would use truncated values). */
+function cutOff(scan: Scan, format: ExtractFormat, at: number, name: string): void {
   scan.unreadable(format, at, `the call to "${name}" is cut off by the end of the text`);
-  return scan.text.length;
 }
 
 /** White space and MiniMax separators from `pos`, up to `limit`. */
@@ -511,12 +518,8 @@ export const functionTag: Reader = {
 
 function readJsonBody(scan: Scan, at: number, name: string, p: number): number {
   const text = scan.text;
-  const run = readJsonRun(text, p, text.length);
-  if (run.items.length === 0) {
-    if (run.open) scan.ranOut(at);
-    return -1;
-  }
-  const item = run.items[0];
+  const item = readFirstValue(scan, at, p, FUNCTION_OPEN);
+  if (!item) return -1;
   const block = { start: at, end: item.end };
   widen(text, block, "", FUNCTION_CLOSE);
   widen(text, block, "<tool_call>", "</tool_call>");
@@ -528,22 +531,28 @@ function readParams(scan: Scan, at: number, name: string, p: number): number {
   const text = scan.text;
   const args: Record<string, unknown> = {};
   let pos = p;
+  let cut = false; // the text ends inside a <param> element: more text may finish it
   const wrapped = text.startsWith("<arguments>", pos);
   if (wrapped) pos = skipSpace(text, pos + "<arguments>".length);
   while (text.startsWith("<param", pos)) {
     const tagEnd = boundedIndexOf(text, ">", pos, 300);
-    if (tagEnd < 0) break;
+    if (tagEnd < 0) {
+      cut = text.length - pos < 300;
+      break;
+    }
     const m = /^<param\s+name\s*=\s*(?:"([^"]*)"|'([^']*)')\s*>$/.exec(text.slice(pos, tagEnd + 1));
     if (!m) break;
     const key = decodeEntities(m[1] ?? m[2]).trim();
     const value = readValue(scan, tagEnd + 1);
-    if (!value) break;
+    if (value === "cut") cut = true;
+    if (!value || value === "cut") break;
     defineOwn(args, key, value.cdata ? value.text : scan.typer.text(name, key, value.text));
     pos = skipSpace(text, value.end);
   }
   if (wrapped && text.startsWith("</arguments>", pos)) pos = skipSpace(text, pos + "</arguments>".length);
   const closed = text.startsWith(FUNCTION_CLOSE, pos);
   if (!closed) {
+    if (cut || isCutOffTag(text, pos)) pos = text.length;
     if (skipSpace(text, pos) >= text.length) scan.ranOut(at);
     else return -1; // not this grammar
   }
@@ -555,15 +564,26 @@ function readParams(scan: Scan, at: number, name: string, p: number): number {
   return end;
 }
 
-/** A `<param>` value starting at `from`, through its `</param>`: CDATA is taken as written. */
-function readValue(scan: Scan, from: number): { text: string; cdata: boolean; end: number } | undefined {
+/** Whether the text from `pos` on is the start of a tag of the grammar that the end of the text cut off. */
+function isCutOffTag(text: string, pos: number): boolean {
+  return pos < text.length && ["<param", "</arguments>", FUNCTION_CLOSE].some((t) => isCutOff(text, pos, t));
+}
+
+/**
+ * A `<param>` value starting at `from`, through its `</param>`: CDATA is taken as written. `"cut"` when the
+ * text ends before the value's closer: more text may still finish it.
+ */
+function readValue(
+  scan: Scan,
+  from: number,
+): { text: string; cdata: boolean; end: number } | "cut" | undefined {
   const text = scan.text;
   const start = skipSpace(text, from);
   if (text.startsWith("<![CDATA[", start)) {
     const cdEnd = scan.find("]]>", start);
-    if (cdEnd < 0) return undefined;
+    if (cdEnd < 0) return "cut";
     const close = skipSpace(text, cdEnd + 3);
-    if (!text.startsWith("</param>", close)) return undefined;
+    if (!text.startsWith("</param>", close)) return isCutOff(text, close, "</param>") ? "cut" : undefined;
     return {
       text: text.slice(start + "<![CDATA[".length, cdEnd),
       cdata: true,
@@ -571,10 +591,15 @@ function readValue(scan: Scan, from: number): { text: string; cdata: boolean; en
     };
   }
   const close = scan.find("</param>", from);
-  if (close < 0) return undefined;
+  if (close < 0) return "cut";
   return {
     text: decodeEntities(text.slice(from, close)).trim(),
     cdata: false,
     end: close + "</param>".length,
   };
+}
+
+/** Whether the text from `pos` on is a proper start of `tag` (or nothing): the end of the text cut it off. */
+function isCutOff(text: string, pos: number, tag: string): boolean {
+  return text.length - pos < tag.length && tag.startsWith(text.slice(pos));
 }

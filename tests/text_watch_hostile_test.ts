@@ -1,0 +1,104 @@
+// The streaming gate judges every shape of call that extraction reads from whole text (driven through
+// guardFetch and a real local server, as the stream tests are).
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { type GateEvent, guardFetch } from "../gate.ts";
+import { TextWatcher } from "../_gate/text_watch.ts";
+import {
+  type FakeReply,
+  type FakeServer,
+  ollamaStream,
+  startFakeLlmServer,
+  TOOLS_OPENAI,
+} from "./_fake_llm_server.ts";
+
+let server: FakeServer;
+let next: FakeReply = { json: {} };
+const seen: GateEvent[] = [];
+const gfetch = guardFetch(fetch, { onVerdict: (e) => seen.push(e) });
+
+before(async () => {
+  server = await startFakeLlmServer(() => next);
+});
+after(async () => {
+  await server.close();
+});
+
+/** Streams `pieces` as an Ollama message through the gate; returns the text the client got. */
+async function streamed(pieces: string[]): Promise<string> {
+  next = { ndjson: ollamaStream(pieces) };
+  seen.length = 0;
+  const res = await gfetch(`${server.url}/api/chat`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model: "m", stream: true, tools: TOOLS_OPENAI }),
+  });
+  const lines = (await res.text()).trim().split("\n").map((l) => JSON.parse(l));
+  assert.equal(lines[lines.length - 1].done, true);
+  return lines.map((o) => o.message?.content ?? "").join("");
+}
+
+test("guardFetch: calls written without a literal marker are held and judged in a stream", async () => {
+  // `units: "k"` is outside the enum: each call must be rejected, and its text must not reach the client.
+  const cases: string[][] = [
+    ['[get_weather(city="Oslo", ', 'units="k")]'],
+    ['[get_weather(city="Oslo", units="k")]'],
+    ["Sure: [get_wea", 'ther(city="Oslo", units="k")]'],
+    ['Sure: {"name": "get_weather", ', '"arguments": {"city": "Oslo", "units": "k"}}'],
+    ['Sure: {"na', 'me": "get_weather", "arguments": {"city": "Oslo", "units": "k"}}'],
+    ["get_weather\n", '{"city": "Oslo", "units": "k"}'],
+    ["get_wea", "ther", '\n{"city": "Oslo", "units": "k"}'],
+    ['{"tool_calls": [{"name": "get_weather", ', '"arguments": {"city": "Oslo", "units": "k"}}]}'],
+    ['{"function_name": "get_weather", ', '"arguments": {"city": "Oslo", "units": "k"}}'],
+    ['{"call_id": "c1", "name": "get_weather", ', '"arguments": {"city": "Oslo", "units": "k"}}'],
+    ['[{"tool_call_id": "0", "tool_name": "get_weather", ', '"parameters": {"city": "Oslo", "units": "k"}}]'],
+  ];
+  for (const pieces of cases) {
+    const content = await streamed(pieces);
+    const label = JSON.stringify(pieces);
+    assert.equal(seen.length, 1, label);
+    assert.equal(seen[0].verdict.allowed, false, label);
+    assert.ok(!content.includes(pieces.join("").slice(-12)), `${label}: ${content}`);
+  }
+});
+
+test("guardFetch: prose with brackets and braces still streams through unchanged", async () => {
+  const pieces = ["See [1] and [the docs](http://x). ", "A set {a, b} ", 'and {"city": 1} here.', " Done"];
+  assert.equal(await streamed(pieces), pieces.join(""));
+  assert.equal(seen.length, 0);
+});
+
+test("TextWatcher: a cut-off shape that ends in a marker's start keeps the marker's start too", () => {
+  const w = new TextWatcher({ json: true });
+  assert.equal(w.push("Calling ]<]minimax[>["), "Calling ");
+  w.push("<tool_call>\n");
+  assert.equal(w.holding, true);
+  assert.equal(w.visible, "Calling ");
+});
+
+test("TextWatcher: prose fed one character at a time is watched in linear time", () => {
+  const prose = "The quick brown fox jumps over the lazy dog. ";
+  const timeOf = (n: number) => {
+    const text = prose.repeat(Math.ceil(n / prose.length)).slice(0, n);
+    const w = new TextWatcher({ json: true });
+    const t0 = performance.now();
+    for (let i = 0; i < text.length; i++) w.push(text[i]);
+    return performance.now() - t0;
+  };
+  timeOf(10_000); // warm up
+  const small = timeOf(50_000);
+  const large = timeOf(300_000);
+  // Six times the text: about 6x when linear, 36x when quadratic.
+  assert.ok(large < 20 * Math.max(small, 5), `${small.toFixed(0)} ms -> ${large.toFixed(0)} ms`);
+});
+
+test("guardFetch: a streamed text call whose arguments nest 50k deep is judged; the stream ends", async () => {
+  const depth = 50_000;
+  const call = `<tool_call>{"name": "get_weather", "arguments": {"city": ${"[".repeat(depth)}${
+    "]".repeat(depth)
+  }}}</tool_call>`;
+  const content = await streamed(["Checking. ", call]);
+  assert.equal(seen.length, 1);
+  assert.equal(seen[0].verdict.allowed, false);
+  assert.ok(!content.includes("[[["));
+});
