@@ -865,8 +865,20 @@ function optionsKey(options: ValidateOptions): string {
   ]);
 }
 
+/**
+ * A validator found by the identity of its tools array, with what it was compiled from: the array's entries
+ * and its JSON text, so a hit can prove the array was not changed in place since.
+ */
+interface IdentityEntry {
+  validator: Validator;
+  /** The array's entries when compiled: a push, pop or replaced entry shows without a deep walk. */
+  entries: readonly unknown[];
+  /** The array's JSON text when compiled: a schema edited in place shows as a difference. */
+  json: string;
+}
+
 /** Validators by the identity of the tools array, then by options: the same array costs one compile. */
-const byIdentity = new WeakMap<readonly unknown[], Map<string, Validator>>();
+const byIdentity = new WeakMap<readonly unknown[], Map<string, IdentityEntry>>();
 /** Validators by the tools' JSON and the options, for tools rebuilt per request (a gate reads each body anew). */
 const byStructure = new Map<string, Validator>();
 /** Distinct tool sets kept by structure; the oldest is dropped past this, so memory stays bounded. */
@@ -875,19 +887,22 @@ const MAX_STRUCTURAL = 64;
 /**
  * The validator for `options.tools` and the options, compiled once and then reused: `validateToolCalls`
  * in a loop costs what `validate` costs. A tools array is found by identity first, then by its JSON text.
+ * An identity hit is used only while the array still holds the same entries with the same JSON content:
+ * tools added, removed or replaced, or a schema edited in place, take effect on the next call.
  */
 function cachedValidator(options: ValidateToolCallsOptions): Validator {
   const key = optionsKey(options);
   const tools = options.tools;
   if (tools === undefined) return makeValidator({ kind: "open" }, options);
   const known = Array.isArray(tools) ? byIdentity.get(tools)?.get(key) : undefined;
-  if (known) return known;
-  let structural: string | undefined;
+  if (known !== undefined && unchanged(tools, known)) return known.validator;
+  let json: string | undefined;
   try {
-    structural = key + "\n" + JSON.stringify(tools);
+    json = JSON.stringify(tools);
   } catch {
-    structural = undefined; // a cycle or a BigInt: not JSON, so not cached by structure
+    json = undefined; // a cycle or a BigInt: not JSON, so not cached (a hit could not be checked)
   }
+  const structural = json === undefined ? undefined : key + "\n" + json;
   let validator = structural === undefined ? undefined : byStructure.get(structural);
   if (validator === undefined) {
     validator = createValidator(tools, options);
@@ -896,12 +911,25 @@ function cachedValidator(options: ValidateToolCallsOptions): Validator {
       byStructure.set(structural, validator);
     }
   }
-  if (Array.isArray(tools)) {
-    const perOptions = byIdentity.get(tools) ?? new Map<string, Validator>();
-    perOptions.set(key, validator);
+  if (Array.isArray(tools) && json !== undefined) {
+    const perOptions = byIdentity.get(tools) ?? new Map<string, IdentityEntry>();
+    perOptions.set(key, { validator, entries: [...tools], json });
     byIdentity.set(tools, perOptions);
   }
   return validator;
+}
+
+/** True when `tools` holds the entries `entry` was compiled from, each with the same JSON content. */
+function unchanged(tools: readonly unknown[], entry: IdentityEntry): boolean {
+  const entries = entry.entries;
+  if (tools.length !== entries.length) return false;
+  for (let i = 0; i < entries.length; i++) if (tools[i] !== entries[i]) return false;
+  // as costly as the comparisons a structural walk would make (measured), and exact
+  try {
+    return JSON.stringify(tools) === entry.json;
+  } catch {
+    return false; // a throwing getter: the slow path says what it says
+  }
 }
 
 /** Options resolved once per validator, one stable shape for the hot path. */
@@ -1190,7 +1218,9 @@ function scanString(value: string, path: string | null, walk: InjectionWalk): vo
  * Validates calls against optional tools and runs an optional classifier over what the signature pass
  * cleared (calls with no injection finding that carry text). A classifier that says "injection" blocks the
  * call with an `argument_injection` finding; a classifier that fails leaves `modelCheck.error` set and the
- * call judged by signatures alone.
+ * call judged by signatures alone. The tools are compiled once per array and options, and the array is
+ * compared with what was compiled on every call (its entries and their JSON, about 1 µs for a few tools): a
+ * tool added, removed or edited in place takes effect on the next call.
  *
  * @example Check calls without declaring tools
  * ```ts
