@@ -682,18 +682,33 @@ function readText(raw: string, verdict: CallVerdict, options: Config): ReadArgum
 function readValue(value: unknown, verdict: CallVerdict, maxDepth: number): ReadArguments | null {
   const args = value === undefined ? {} : value;
   if (depthOver(args, maxDepth) < 0) return { args, located: undefined };
-  verdict.findings.push({
+  verdict.findings.push(nestedTooDeep(maxDepth));
+  return null;
+}
+
+/** The finding for arguments given as a value that nest deeper than `maxDepth`. */
+export function nestedTooDeep(maxDepth: number): Finding {
+  return {
     code: "malformed_arguments",
     path: "",
     message: `The arguments nest deeper than ${maxDepth} levels; flatten them.`,
     expected: "a JSON object",
     received: "too deep",
-  });
-  return null;
+  };
+}
+
+/** The finding for arguments whose reading threw (a throwing getter, a revoked proxy: no model sends them). */
+export function unreadable(error: unknown): Finding {
+  return {
+    code: "malformed_arguments",
+    path: "",
+    message: `The arguments could not be read (${errorText(error)}); send plain JSON.`,
+    expected: "a JSON object",
+  };
 }
 
 /** The finding for arguments that are not an object of named parameters. */
-function notAnObject(args: unknown): Finding {
+export function notAnObject(args: unknown): Finding {
   return {
     code: "malformed_arguments",
     path: "",
@@ -725,12 +740,7 @@ function judgeEach(
         id: call.id,
         name: call.name,
         allowed: false,
-        findings: [{
-          code: "malformed_arguments",
-          path: "",
-          message: `The arguments could not be read (${errorText(e)}); send plain JSON.`,
-          expected: "a JSON object",
-        }],
+        findings: [unreadable(e)],
       };
     }
     out.push(v);

@@ -4,7 +4,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { createValidator, validateToolCalls } from "../validate.ts";
+import { createValidator, ToolArgError, validate, validateToolCalls, vet } from "../validate.ts";
 
 test("validateToolCalls sees a tools array changed in place after its first call", async () => {
   const tools: { name: string; input_schema: Record<string, unknown> }[] = [
@@ -27,4 +27,46 @@ test("validateToolCalls sees a tools array changed in place after its first call
   const verdict = await validateToolCalls([read], { tools });
   assert.equal(verdict.allowed, false, "a schema tightened in place is in force");
   assert.deepEqual(verdict, createValidator(tools).validate([read]));
+});
+
+test("validate() and vet() refuse arguments that are not a JSON object, as createValidator does", async () => {
+  const schema = { properties: { path: { type: "string" } } }; // no type: "object", as many MCP schemas
+  for (const raw of ["[1,2]", "null", '"rm -rf /"', "42"]) {
+    const r = await validate("t", schema, raw);
+    assert.equal(r.valid, false, raw);
+    if (!r.valid) assert.equal(r.error.findings[0].code, "malformed_arguments", raw);
+    const call = createValidator([{ name: "t", parameters: schema }]).validate([{
+      name: "t",
+      arguments: raw,
+    }]);
+    if (!r.valid) assert.deepEqual(r.error.findings, call.calls[0].findings, raw);
+  }
+  let ran = false;
+  await assert.rejects(vet({ name: "t", schema, fn: () => (ran = true) })([1, 2]), ToolArgError);
+  assert.equal(ran, false);
+  assert.equal((await validate("t", schema, { path: "a" })).valid, true);
+});
+
+test("validate() and vet() report deeply nested object arguments as a finding, not a RangeError", async () => {
+  const schema = { type: "object", additionalProperties: { $ref: "#" } };
+  let deep: Record<string, unknown> = {};
+  for (let i = 0; i < 200_000; i++) deep = { a: deep };
+  const r = await validate("t", schema, deep);
+  assert.equal(r.valid, false);
+  if (!r.valid) assert.equal(r.error.findings[0].code, "malformed_arguments");
+  await assert.rejects(vet({ name: "t", schema, fn: () => "ran" })(deep), ToolArgError);
+  let shallow: Record<string, unknown> = {};
+  for (let i = 0; i < 60; i++) shallow = { a: shallow };
+  assert.equal((await validate("t", schema, shallow)).valid, true);
+});
+
+test("validate() turns a throwing getter in the arguments into a finding", async () => {
+  const args = {
+    get path(): string {
+      throw new Error("boom");
+    },
+  };
+  const r = await validate("t", { type: "object", properties: { path: { type: "string" } } }, args);
+  assert.equal(r.valid, false);
+  if (!r.valid) assert.match(r.error.findings[0].message, /boom/);
 });
