@@ -562,6 +562,15 @@ function judge(
   names: readonly string[] | null,
   options: Config,
 ): CallVerdict {
+  if (call.unreadable !== undefined) {
+    return {
+      index: call.index,
+      id: call.id,
+      name: call.name,
+      allowed: false,
+      findings: [unreadable(call.unreadable)],
+    };
+  }
   const compiled = byName.get(call.name);
   const fast = compiled !== undefined && call.raw !== undefined
     ? fastJudge(call, call.raw, compiled, options)

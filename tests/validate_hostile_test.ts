@@ -70,3 +70,28 @@ test("validate() turns a throwing getter in the arguments into a finding", async
   assert.equal(r.valid, false);
   if (!r.valid) assert.match(r.error.findings[0].message, /boom/);
 });
+
+test("createValidator: throwing getters and revoked proxies give a finding, never a throw", () => {
+  const v = createValidator([{ name: "f", input_schema: { type: "object" } }]);
+  const boom = (): never => {
+    throw new Error("boom");
+  };
+  const revoked = Proxy.revocable({}, {});
+  revoked.revoke();
+  const cases: unknown[][] = [
+    [Object.defineProperty({}, "function", { get: boom, enumerable: true })],
+    [Object.defineProperty({ type: "tool_use", name: "f" }, "input", { get: boom, enumerable: true })],
+    [{ type: "tool_use", name: "f", input: Object.defineProperty({}, "a", { get: boom, enumerable: true }) }],
+    [revoked.proxy],
+    [{ type: "tool_use", name: "f", input: {} }, revoked.proxy],
+  ];
+  for (const calls of cases) {
+    const verdict = v.validate(calls);
+    assert.equal(verdict.allowed, false);
+    const last = verdict.calls[verdict.calls.length - 1];
+    assert.equal(last.findings[0].code, "malformed_arguments");
+    assert.equal(verdict.calls.length, calls.length);
+  }
+  const mixed = v.validate([{ type: "tool_use", name: "f", input: {} }, revoked.proxy]);
+  assert.deepEqual(mixed.rejectedIndices, [1]);
+});
