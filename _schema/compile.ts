@@ -266,6 +266,14 @@ function list(s: Record<string, unknown>, k: string, ptr: string, node: NodeComp
 function readType(s: Record<string, unknown>, ptr: string): Check | null {
   if (s.type === undefined) return null;
   const types = Array.isArray(s.type) ? s.type : [s.type];
+  if (types.length === 0 || new Set(types).size !== types.length) {
+    // an empty list would reject every value, with a message naming no type
+    throw new SchemaError(
+      "type",
+      `${ptr}/type`,
+      `"type" at ${ptr}/type must name at least one type, each once; got ${show(s.type)}`,
+    );
+  }
   for (const t of types) {
     if (typeof t !== "string" || !TYPES.has(t)) {
       throw new SchemaError("type", `${ptr}/type`, `"type" at ${ptr}/type has unknown type ${show(t)}`);

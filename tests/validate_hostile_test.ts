@@ -4,7 +4,15 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { createValidator, ToolArgError, validate, validateToolCalls, vet } from "../validate.ts";
+import {
+  compileSchema,
+  createValidator,
+  SchemaError,
+  ToolArgError,
+  validate,
+  validateToolCalls,
+  vet,
+} from "../validate.ts";
 
 test("validateToolCalls sees a tools array changed in place after its first call", async () => {
   const tools: { name: string; input_schema: Record<string, unknown> }[] = [
@@ -94,4 +102,16 @@ test("createValidator: throwing getters and revoked proxies give a finding, neve
   }
   const mixed = v.validate([{ type: "tool_use", name: "f", input: {} }, revoked.proxy]);
   assert.deepEqual(mixed.rejectedIndices, [1]);
+});
+
+test('"type": [] and a type listed twice are bad keyword values: createValidator throws a SchemaError', () => {
+  for (const type of [[], ["string", "string"]]) {
+    const tools = [{ name: "t", parameters: { type: "object", properties: { a: { type } } } }];
+    assert.throws(
+      () => createValidator(tools),
+      (e: unknown) => e instanceof SchemaError && /\/a\/type/.test(e.message),
+    );
+    assert.throws(() => compileSchema({ type }), SchemaError);
+  }
+  assert.doesNotThrow(() => compileSchema({ type: ["string", "null"] }));
 });
