@@ -18,8 +18,15 @@ import type {
 import { compile, COMPILE_OPTION_KEYS, type CompileOptions } from "../_schema/compile.ts";
 import { rootReporter } from "../_schema/codegen.ts";
 import { type Check, SchemaError } from "../_schema/keywords.ts";
-import { show, typeOf } from "../_schema/report.ts";
-import { depthOver, parseJson, rawSpan, resolveLocalRef } from "../_common/json.ts";
+import { show, typeOf, where } from "../_schema/report.ts";
+import {
+  depthOver,
+  mayOverflow,
+  nonFinitePaths,
+  parseJson,
+  rawSpan,
+  resolveLocalRef,
+} from "../_common/json.ts";
 import {
   normaliseCalls,
   type NormalisedCall,
@@ -603,6 +610,7 @@ function judge(
   const check = compiled ? compiled.check : emptySchemaCheck();
   const valid = check(args, "", null);
   if (!valid) check(args, "", findings);
+  if (call.raw === undefined || mayOverflow(call.raw)) pushNonFinite(args, findings);
 
   // ---- injection (valid arguments through the schema's string visitor first, as on the fast path)
   if (options.scan && !visitorClears(valid, compiled, args)) {
@@ -856,8 +864,28 @@ function fastFindings(raw: string, args: object, compiled: Compiled, cfg: Config
   if (!bounded && (!scans || hit !== null) && depthOver(args, maxDepth) >= 0) return null;
   const findings: Finding[] = [];
   if (!valid) (compiled.report ??= rootReporter(check))(args, "", findings);
+  if (mayOverflow(raw)) pushNonFinite(args, findings);
   if (hit !== null) walkInjections(args, raw, findings, compiled.literals, hit);
   return findings;
+}
+
+/**
+ * A finding for each number that overflowed to ±Infinity (JSON text such as `1e400`) where no finding names
+ * its path yet: the tool would get Infinity, or `null` once re-serialised, whatever the schema says.
+ */
+function pushNonFinite(args: unknown, findings: Finding[]): void {
+  for (const p of nonFinitePaths(args)) {
+    if (findings.some((f) => f.path === p)) continue;
+    findings.push({
+      code: "malformed_arguments",
+      path: p,
+      message: `${
+        where(p)
+      } is a number too large to represent; send a number within ±1.7976931348623157e308.`,
+      expected: "a finite number",
+      received: "too large",
+    });
+  }
 }
 
 /** Native JSON.parse (own `__proto__` keys stay plain data), or null when the text is not JSON. */

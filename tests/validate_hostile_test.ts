@@ -142,3 +142,22 @@ test("sanitise({categories}) applies to tool calls as to messages, whatever the 
     assert.notEqual(on.calls[0].decision, "allow", call.type);
   }
 });
+
+test("numbers that overflow to Infinity are findings whatever the schema; 'too large' only where a number is wanted", () => {
+  const judge = (props: unknown, args: unknown) =>
+    createValidator([{ name: "t", inputSchema: { type: "object", properties: props } }])
+      .validate([{ name: "t", arguments: args }]).calls[0];
+  for (const props of [{}, { n: {} }, { n: { minimum: 0 } }]) {
+    for (const raw of ['{"n":1e400}', '{"n":-1E+0400}', `{"n":${"9".repeat(400)}}`]) {
+      const c = judge(props, raw);
+      assert.equal(c.allowed, false, `${JSON.stringify(props)} ${raw.slice(0, 20)}`);
+      assert.deepEqual(c.findings.map((f) => f.path), ["/n"]);
+    }
+    assert.equal(judge(props, { n: Infinity }).allowed, false, "a value, as Ollama's arguments");
+    assert.equal(judge(props, '{"n":1e300,"m":"1e400"}').allowed, true);
+  }
+  const s = judge({ n: { type: "string" } }, '{"n":1e400}');
+  assert.equal(s.findings.length, 1);
+  assert.doesNotMatch(s.findings[0].message, /too large|9007199254740991/);
+  assert.match(judge({ n: { type: "integer" } }, '{"n":1e400}').findings[0].message, /too large/);
+});
