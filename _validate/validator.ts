@@ -638,11 +638,12 @@ function toolNameFinding(name: string, declared: boolean, names: readonly string
   const f: Finding = {
     code: "unknown_tool",
     path: "",
+    // the name is the model's: quoted, escaped and cut short as `received` is (a name can be any text)
     message: names.length === 0
-      ? `There is no tool named "${name}"; no tools are available.`
-      : `There is no tool named "${name}"${suggestion ? `; did you mean "${suggestion}"?` : "."} Available: ${
-        names.join(", ")
-      }.`,
+      ? `There is no tool named ${show(name)}; no tools are available.`
+      : `There is no tool named ${show(name)}${
+        suggestion ? `; did you mean "${suggestion}"?` : "."
+      } Available: ${names.join(", ")}.`,
     expected: names.length ? `one of ${names.join(", ")}` : "no tool call",
     received: show(name),
   };
