@@ -18,6 +18,7 @@ import type {
 import { compile, COMPILE_OPTION_KEYS, type CompileOptions } from "../_schema/compile.ts";
 import { rootReporter } from "../_schema/codegen.ts";
 import { type Check, SchemaError } from "../_schema/keywords.ts";
+import { CheckTooCostly } from "../_schema/budget.ts";
 import { show, typeOf, where } from "../_schema/report.ts";
 import {
   depthOver,
@@ -302,10 +303,14 @@ export function compileSchema(
 ): (value: unknown) => Finding[] {
   const check = compile(schema, optionsArg(options, "compileSchema"));
   return (value) => {
-    if (check(value, "", null)) return [];
-    const out: Finding[] = [];
-    check(value, "", out);
-    return out;
+    try {
+      if (check(value, "", null)) return [];
+      const out: Finding[] = [];
+      check(value, "", out);
+      return out;
+    } catch (e) {
+      return [unreadable(e)]; // a hostile schema or value: a finding, never a throw
+    }
   };
 }
 
@@ -715,8 +720,19 @@ export function nestedTooDeep(maxDepth: number): Finding {
   };
 }
 
-/** The finding for arguments whose reading threw (a throwing getter, a revoked proxy: no model sends them). */
+/**
+ * The finding for arguments whose reading threw (a throwing getter, a revoked proxy: no model sends them), or
+ * whose check ran out of its budget (a hostile schema, see `_schema/budget.ts`).
+ */
 export function unreadable(error: unknown): Finding {
+  if (error instanceof CheckTooCostly) {
+    return {
+      code: "malformed_arguments",
+      path: "",
+      message: `The arguments could not be checked: ${error.message}.`,
+      expected: "arguments the tool's schema can check in bounded time",
+    };
+  }
   return {
     code: "malformed_arguments",
     path: "",

@@ -172,3 +172,36 @@ test("the unknown_tool message quotes a hostile name escaped and cut short", () 
   const plain = v.validate([{ name: "serch", arguments: "{}" }]).calls[0].findings[0];
   assert.equal(plain.message, 'There is no tool named "serch"; did you mean "search"? Available: search.');
 });
+
+/** A schema of `depth` definitions, each an anyOf of two references to the next: 2^depth steps unbounded. */
+function fanOut(depth: number, valid: boolean): Record<string, unknown> {
+  const defs: Record<string, unknown> = {};
+  for (let i = 0; i < depth; i++) {
+    const next = { $ref: `#/$defs/a${i + 1}` };
+    // "valid": the first branch recurses fully then fails, the second passes; else both recurse and fail
+    defs[`a${i}`] = { anyOf: valid ? [{ allOf: [next, false] }, next] : [next, { ...next, minimum: 0 }] };
+  }
+  defs[`a${depth}`] = { type: "string" };
+  return { type: "object", properties: { x: { $ref: "#/$defs/a0" } }, $defs: defs };
+}
+
+test("a schema whose $ref fan-out blows up ends in a finding within a bounded time", async () => {
+  for (const codegen of [true, false]) {
+    for (const [valid, args] of [[false, '{"x":1}'], [true, '{"x":"hello"}']] as const) {
+      const schema = fanOut(40, valid); // 2^40 steps without a bound
+      const v = createValidator([{ name: "t", inputSchema: schema }], { codegen });
+      const started = performance.now();
+      const call = v.validate([{ name: "t", arguments: args }]).calls[0];
+      assert.ok(performance.now() - started < 10_000, "bounded");
+      assert.equal(call.allowed, false);
+      assert.match(call.findings[0].message, /too costly/);
+      assert.match(compileSchema(schema, { codegen })({ x: 1 })[0].message, /too costly/);
+      const r = await validate("t", schema, args);
+      assert.equal(r.valid, false);
+    }
+    // a small fan-out is checked in full, as before
+    const small = createValidator([{ name: "t", inputSchema: fanOut(8, true) }], { codegen });
+    assert.equal(small.validate([{ name: "t", arguments: '{"x":"hello"}' }]).allowed, true);
+    assert.equal(small.validate([{ name: "t", arguments: '{"x":1}' }]).allowed, false);
+  }
+});
