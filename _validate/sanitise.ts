@@ -7,7 +7,8 @@
  */
 import { unescapePointer } from "../_common/pointer.ts";
 import { checkCategories, scan } from "../_scan/scan.ts";
-import { createValidator, validateToolCalls, type Validator } from "./validator.ts";
+import { createValidator, duplicateKeyFinding, validateToolCalls, type Validator } from "./validator.ts";
+import { duplicateKey } from "../_common/json.ts";
 import type {
   CallVerdict,
   Classifier,
@@ -279,6 +280,12 @@ export async function sanitise(request: unknown, options: SanitiseOptions): Prom
     for (const call of verdict.calls) {
       const c = withinCategories(call, options.categories);
       const base = { index: c.index, id: c.id, name: c.name };
+      const twice = c.rawArguments === undefined ? undefined : duplicateKey(c.rawArguments);
+      if (twice !== undefined) {
+        // the first value was never checked, yet the text the app forwards still holds it
+        calls.push({ ...base, decision: "reject", findings: [...c.findings, duplicateKeyFinding(twice)] });
+        continue;
+      }
       if (c.allowed) {
         calls.push({ ...base, decision: "allow", findings: [] });
         continue;

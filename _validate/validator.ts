@@ -800,6 +800,17 @@ export function unreadable(error: unknown): Finding {
   };
 }
 
+/** The finding for argument text that names the property at `path` twice (JSON keeps only the last value). */
+export function duplicateKeyFinding(path: string): Finding {
+  return {
+    code: "malformed_arguments",
+    path,
+    message: `The arguments name ${show(path)} more than once; send each parameter once.`,
+    expected: "each property once",
+    received: "a repeated property",
+  };
+}
+
 /** The finding for arguments that are not an object of named parameters. */
 export function notAnObject(args: unknown): Finding {
   return {
