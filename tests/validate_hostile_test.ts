@@ -5,6 +5,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { sanitise } from "../scan.ts";
+import { linearRegExp } from "../_schema/linear_regexp.ts";
 import {
   compileSchema,
   createValidator,
@@ -274,4 +275,73 @@ test("sanitise rejects a call whose argument text names a property twice (the hi
     (await sanitise({ messages: [] }, { tools, onMatch: "sanitise", toolCalls: [once] })).calls[0].decision,
     "allow",
   );
+});
+
+test("catastrophic patterns and patternProperties run in linear time; a risky one the matcher cannot read is refused", () => {
+  const timed = (schema: unknown, args: unknown) => {
+    const v = createValidator([{ name: "t", inputSchema: schema }]);
+    const started = performance.now();
+    const call = v.validate([{ name: "t", arguments: JSON.stringify(args) }]).calls[0];
+    return { call, ms: performance.now() - started };
+  };
+  const evil = "a".repeat(5_000) + "!";
+  const p = timed({ type: "object", properties: { q: { type: "string", pattern: "^(a+)+$" } } }, { q: evil });
+  assert.equal(p.call.allowed, false);
+  assert.ok(p.ms < 5_000, `${p.ms} ms`);
+  const k = timed({ type: "object", patternProperties: { "^(a|a)*$": { type: "string" } } }, { [evil]: 1 });
+  assert.equal(k.call.allowed, true);
+  assert.ok(k.ms < 5_000, `${k.ms} ms`);
+  const ok = timed({ type: "object", properties: { q: { type: "string", pattern: "^(a+)+$" } } }, {
+    q: "aaa",
+  });
+  assert.equal(ok.call.allowed, true);
+  assert.throws(
+    () => createValidator([{ name: "t", inputSchema: { properties: { q: { pattern: "^(a+)+\\1$" } } } }]),
+    (e: unknown) => e instanceof SchemaError && /linear-time/.test(e.message),
+  );
+  assert.doesNotThrow(() =>
+    createValidator([{ name: "t", inputSchema: { properties: { q: { pattern: "(a)\\1" } } } }])
+  );
+});
+
+test("the linear-time matcher agrees with the native engine on random patterns", () => {
+  let seed = 11;
+  const rnd = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
+  const pick = <T>(xs: T[]) => xs[Math.floor(rnd() * xs.length)];
+  const atoms = [
+    "a",
+    "b",
+    ".",
+    "\\d",
+    "\\w",
+    "\\s",
+    "[ab]",
+    "[^a]",
+    "[a-c]",
+    "\\.",
+    "😀",
+    "[\\d-]",
+    "\\D",
+    "\\u0061",
+  ];
+  const gen = (d: number): string => {
+    const r = rnd();
+    if (d > 3 || r < 0.35) return pick(atoms);
+    if (r < 0.55) return gen(d + 1) + gen(d + 1);
+    if (r < 0.7) return `(${gen(d + 1)}|${gen(d + 1)})`;
+    return `(?:${gen(d + 1)})${pick(["*", "+", "?", "{2}", "{1,3}", "*?"])}`;
+  };
+  for (let k = 0; k < 2_000; k++) {
+    const source = (rnd() < 0.4 ? "^" : "") + gen(0) + (rnd() < 0.4 ? "$" : "");
+    const native = new RegExp(source, "u");
+    const linear = linearRegExp(source);
+    assert.ok(linear !== null, source);
+    for (let j = 0; j < 10; j++) {
+      let s = "";
+      for (let i = Math.floor(rnd() * 8); i > 0; i--) {
+        s += pick(["a", "b", "c", "1", " ", ".", "-", "😀", "\n"]);
+      }
+      assert.equal(linear.test(s), native.test(s), `${source} on ${JSON.stringify(s)}`);
+    }
+  }
 });
