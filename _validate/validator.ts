@@ -101,7 +101,7 @@ interface Compiled {
   /** String values the declaration itself lists (enum, const): the tool's author wrote them, no need to scan. */
   literals: Literals;
   /** Property names the declaration lists (`properties`): the author's too; any other key is scanned. */
-  keys: Literals;
+  keys: ReadonlySet<string>;
   /** Whether a valid value may hold a number no type check has seen (see {@link admitsUncheckedNumbers}). */
   uncheckedNumbers: boolean;
   /**
@@ -552,7 +552,7 @@ function compileTool(
     check,
     report: null,
     literals,
-    keys: new Literals(declared.keys),
+    keys: declared.keys,
     uncheckedNumbers: tool.schema === undefined || toolAdmitsUncheckedNumbers(tool.schema),
     depthBound: undefined,
     strings: lazy(() =>
