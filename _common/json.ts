@@ -19,7 +19,7 @@ export interface StringLocation {
 
 /** What {@link parseJson} returns. */
 export type JsonParse =
-  | { ok: true; value: unknown; strings?: StringLocation[] }
+  | { ok: true; value: unknown; strings?: StringLocation[]; duplicate?: string }
   | { ok: false; error: string; position: number; reason: "syntax" | "depth" | "size" };
 
 /** Options for {@link parseJson}. */
@@ -136,7 +136,9 @@ function slowParse(text: string, options: ReaderOptions): JsonParse {
   try {
     const value = reader.document();
     const strings = reader.strings;
-    return strings ? { ok: true, value, strings } : { ok: true, value };
+    const parsed: JsonParse = strings ? { ok: true, value, strings } : { ok: true, value };
+    if (reader.duplicate !== undefined) parsed.duplicate = reader.duplicate;
+    return parsed;
   } catch (e) {
     if (e instanceof Fail) return { ok: false, error: e.error, position: e.position, reason: e.reason };
     // RangeError from a runaway stack can only come from a maxDepth set absurdly high
@@ -164,6 +166,8 @@ class JsonReader {
   #i = 0;
   /** Where every string value sits, when asked for. */
   readonly strings: StringLocation[] | undefined;
+  /** The JSON Pointer of the first property named twice in one object (the last value is kept). */
+  duplicate: string | undefined;
 
   /** Prepares to read `text`; with `locate`, string locations are recorded. */
   constructor(text: string, { maxDepth, locate }: ReaderOptions) {
@@ -327,6 +331,9 @@ class JsonReader {
       }
       this.#i++;
       const v = this.#value(depth + 1, this.strings ? path + "/" + escapePointer(key) : path);
+      if (this.duplicate === undefined && Object.hasOwn(obj, key)) {
+        this.duplicate = path + "/" + escapePointer(key); // the whole path where strings are located
+      }
       if (key === "__proto__") {
         Object.defineProperty(obj, key, { value: v, writable: true, enumerable: true, configurable: true });
       } else obj[key] = v;
@@ -427,4 +434,46 @@ export function parseJsonSafe(text: string): { ok: true; value: unknown } | { ok
   } catch (e) {
     return { ok: false, error: errorText(e) };
   }
+}
+
+/**
+ * True when JSON text may hold a number too large for a double, which parses to ±Infinity: only a number with
+ * an exponent of three digits or more, or with 210 digits or more before an exponent of at most 99, can.
+ * About 0.05 µs on 170 characters, so the walk for them ({@link nonFinitePaths}) runs only where it may find one.
+ */
+export function mayOverflow(text: string): boolean {
+  return OVERFLOW.test(text);
+}
+
+/** A number with a three-digit exponent, or a run of 210 digits (the digit before `e` makes it cheap to scan). */
+const OVERFLOW = /\d[eE]\+?\d{3}|\d{210}/;
+
+/** The JSON Pointers of the non-finite numbers (±Infinity, NaN) in `value`, in document order. Iterative. */
+export function nonFinitePaths(value: unknown): string[] {
+  const out: string[] = [];
+  const stack: [unknown, string][] = [[value, ""]];
+  while (stack.length > 0) {
+    const [v, p] = stack.pop()!;
+    if (typeof v === "number") {
+      if (!Number.isFinite(v)) out.push(p);
+    } else if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], `${p}/${i}`]);
+    } else if (typeof v === "object" && v !== null) {
+      const keys = Object.keys(v);
+      for (let i = keys.length - 1; i >= 0; i--) {
+        stack.push([(v as Record<string, unknown>)[keys[i]], `${p}/${escapePointer(keys[i])}`]);
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * The JSON Pointer of the first property that JSON text names twice in one object, or undefined for none (or
+ * text that is not JSON). `JSON.parse` keeps the last value without a word, so the first is never checked;
+ * this reads the text with the hand-written parser, a few µs per kilobyte.
+ */
+export function duplicateKey(text: string): string | undefined {
+  const parsed = slowParse(text, { maxDepth: Infinity, locate: true });
+  return parsed.ok ? parsed.duplicate : undefined;
 }

@@ -13,6 +13,7 @@
  *
  * @module
  */
+import { budget, overBudget, REF_STEPS } from "./budget.ts";
 import { escapePointer } from "../_common/pointer.ts";
 import { isRecord } from "../_common/values.ts";
 import { type Check, type RefTarget, type Tree, TRUE } from "./keywords.ts";
@@ -58,6 +59,8 @@ const helpers = () => ({
   dup: firstDuplicate,
   NM: reportNoMatch,
   DM: duplicateMessage,
+  B: budget,
+  OVER: overBudget,
 });
 let HELPERS: ReturnType<typeof helpers> | null = null;
 
@@ -103,6 +106,8 @@ class Emitter implements Emit {
   #okCount = 0;
   /** Pattern loops (`pN`) by regex source. */
   #patterns = new Map<string, string>();
+  /** Functions (`bN`) that spend a `$ref` step and call the function named by the key. */
+  #counted = new Map<string, string>();
 
   /** Starts a generation over the interpreter's `tree`. */
   constructor(tree: Tree) {
@@ -160,6 +165,31 @@ class Emitter implements Emit {
     return this.#tree.resolve(ref, at, holder);
   }
 
+  /** The yes/no function for a `$ref` target, behind a step of the check's budget (see budget.ts). */
+  okRef(target: RefTarget): string {
+    return this.#spending(this.okFn(target.schema, target.ptr), "v");
+  }
+
+  /** The reporting function for a `$ref` target, behind a step of the check's budget. */
+  reportRef(target: RefTarget, sp: string | null): string {
+    return this.#spending(this.reportFn(target.schema, target.ptr, sp), "v, p, out");
+  }
+
+  /** A function that spends one `$ref` step, then calls `name` with `params`. */
+  #spending(name: string, params: string): string {
+    if (name === "T") return name;
+    let spends = this.#counted.get(name);
+    if (spends === undefined) {
+      spends = `b${this.#counted.size}`;
+      this.#counted.set(name, spends);
+      this.emit(
+        spends,
+        `function ${spends}(${params}) { if (--B.left < 0) OVER(); return ${name}(${params}); }`,
+      );
+    }
+    return spends;
+  }
+
   /** A simple anchored pattern becomes a character loop of its own; any other stays a regex. */
   matches(re: RegExp): string {
     let name = this.#patterns.get(re.source);
@@ -181,7 +211,7 @@ class Emitter implements Emit {
   reportFn(schema: unknown, ptr: string, sp: string | null = null): string {
     if (schema === true) return "T";
     const target = this.#forwarded(schema, ptr);
-    if (target !== null) return this.reportFn(target.schema, target.ptr, sp);
+    if (target !== null) return this.reportRef(target, sp);
     if (sp !== null && isRecord(schema)) {
       const name = this.#staticReportFn(schema, ptr, sp);
       if (name !== null) return name;
@@ -232,7 +262,7 @@ class Emitter implements Emit {
   okFn(schema: unknown, ptr: string): string {
     if (schema === true) return "T";
     const target = this.#forwarded(schema, ptr);
-    if (target !== null) return this.okFn(target.schema, target.ptr);
+    if (target !== null) return this.okRef(target);
     const known = this.#okNames.get(schema);
     if (known) return known;
     const name = `v${this.#okCount++}`;
@@ -295,7 +325,7 @@ export function generate(schema: unknown, tree: Tree, fallback: Check): Check | 
     // (`reporter`'s own test written inline, so that a failure after the first costs no call more)
     e.emit(
       "root",
-      `function root(v, p, out) { return out === null ? ${ok}(v) : p === "" ? ` +
+      `function root(v, p, out) { B.left = ${REF_STEPS}; return out === null ? ${ok}(v) : p === "" ? ` +
         `(${r}.fixed ?? ${m}("fixed"))(v, "", out) : (${r}.dynamic ?? ${m}("dynamic"))(v, p, out); }`,
     );
     const root = e.link(F, ["root"])[0] as Check;

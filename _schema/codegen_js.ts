@@ -26,6 +26,10 @@ export interface Emit {
   matches(re: RegExp): string;
   /** Resolves a `$ref` found in `holder`. */
   resolve(ref: string, at: string, holder: object): { schema: unknown; ptr: string };
+  /** The yes/no function for a resolved `$ref` target, spending a step of the check's budget. */
+  okRef(target: { schema: unknown; ptr: string }): string;
+  /** The reporting function for a resolved `$ref` target, spending a step of the check's budget. */
+  reportRef(target: { schema: unknown; ptr: string }, sp: string | null): string;
 }
 
 /** The keywords the generator specialises; a node with any other assertion goes to the interpreter. */

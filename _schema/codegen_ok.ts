@@ -151,7 +151,7 @@ function combinatorLines(e: Emit, s: Obj, ptr: string): string[] {
   }
   if (typeof s.$ref === "string") {
     const target = e.resolve(s.$ref, `${ptr}/$ref`, s);
-    L.push(`if (!${e.okFn(target.schema, target.ptr)}(v)) return false;`);
+    L.push(`if (!${e.okRef(target)}(v)) return false;`);
   }
   return L;
 }

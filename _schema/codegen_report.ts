@@ -464,7 +464,7 @@ function refLines(site: Site): string[] {
   const { e, s, ptr, sp } = site;
   if (typeof s.$ref !== "string") return [];
   const target = e.resolve(s.$ref, `${ptr}/$ref`, s);
-  return [`if (!${e.reportFn(target.schema, target.ptr, sp)}(v, p, out)) ${SUBFAIL}`];
+  return [`if (!${e.reportRef(target, sp)}(v, p, out)) ${SUBFAIL}`];
 }
 
 /**

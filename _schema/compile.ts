@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { budget, overBudget, REF_STEPS } from "./budget.ts";
 import { escapePointer } from "../_common/pointer.ts";
 import { isRecord } from "../_common/values.ts";
 import {
@@ -77,8 +78,13 @@ interface FormatMode {
 /** Compiles a schema into a {@link Check}. Throws {@link SchemaError} for anything it cannot enforce. */
 export function compile(root: unknown, options: CompileOptions = {}): Check {
   const interpreter = new Interpreter(root, { assertFormats: options.assertFormats ?? true });
-  const rootCheck = interpreter.node(root, "");
+  const tree = interpreter.node(root, "");
   interpreter.assertEnds();
+  // the entry point gives each check its budget of $ref steps (the generated one does the same)
+  const rootCheck: Check = (v, p, out) => {
+    budget.left = REF_STEPS;
+    return tree(v, p, out);
+  };
   if (options.codegen === false) return rootCheck;
   return generate(root, interpreter, rootCheck) ?? rootCheck;
 }
@@ -191,7 +197,10 @@ class Interpreter implements Tree {
     const target = this.resolve(s.$ref, `${ptr}/$ref`, s);
     this.#step(s, target.schema, `${ptr}/$ref`);
     let compiled: Check | null = null;
-    const check: Check = (v, p, out) => (compiled ??= this.node(target.schema, target.ptr))(v, p, out);
+    const check: Check = (v, p, out) => {
+      if (--budget.left < 0) overBudget();
+      return (compiled ??= this.node(target.schema, target.ptr))(v, p, out);
+    };
     // compile now too, so errors inside the target surface at compile time (cache keeps recursion finite)
     if (!this.#cache.has(target.schema)) compiled = this.node(target.schema, target.ptr);
     return [check];
@@ -266,6 +275,14 @@ function list(s: Record<string, unknown>, k: string, ptr: string, node: NodeComp
 function readType(s: Record<string, unknown>, ptr: string): Check | null {
   if (s.type === undefined) return null;
   const types = Array.isArray(s.type) ? s.type : [s.type];
+  if (types.length === 0 || new Set(types).size !== types.length) {
+    // an empty list would reject every value, with a message naming no type
+    throw new SchemaError(
+      "type",
+      `${ptr}/type`,
+      `"type" at ${ptr}/type must name at least one type, each once; got ${show(s.type)}`,
+    );
+  }
   for (const t of types) {
     if (typeof t !== "string" || !TYPES.has(t)) {
       throw new SchemaError("type", `${ptr}/type`, `"type" at ${ptr}/type has unknown type ${show(t)}`);

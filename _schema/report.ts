@@ -102,9 +102,11 @@ export function article(t: string): string {
 
 /** Reports a value of the wrong type; `expected` is e.g. "string or null". */
 export function typeFail(out: Finding[], v: unknown, p: string, expected: string, head?: string): void {
-  // beyond 2^53 a JSON integer cannot be represented exactly: the tool would get a different number
+  // beyond 2^53 a JSON integer cannot be represented exactly: the tool would get a different number (said
+  // only where a number is wanted: "send a string within ±2^53" would make no sense)
   const huge = typeof v === "number" &&
-    (!Number.isFinite(v) || (Number.isInteger(v) && !Number.isSafeInteger(v)));
+    (!Number.isFinite(v) || (Number.isInteger(v) && !Number.isSafeInteger(v))) &&
+    (expected.includes("number") || expected.includes("integer"));
   out.push({
     code: "argument_type_mismatch",
     path: p,

@@ -1,6 +1,7 @@
 /**
  * A string visitor generated per schema: for a value already valid against the schema, calls a test on
- * every string the value can hold and answers whether the test said yes to any. Where the schema bounds
+ * every string the value can hold, property names it does not declare included, and answers whether the test
+ * said yes to any. Where the schema bounds
  * a position (a declared type, `enum`, `const`, `properties`, `additionalProperties`, `items`), the
  * visitor follows it (reading `v.city` directly where no undeclared key can be present) and skips what
  * cannot be a string (a valid `integer` is no string); anywhere else (`patternProperties`, a node bounded
@@ -76,7 +77,10 @@ function confinement(
   return { alphabet, maxLength };
 }
 
-/** The generic walk: every string in `v`, own enumerable keys and array items, depth first. */
+/**
+ * The generic walk: every string in `v`, own enumerable keys and array items, depth first; the keys
+ * themselves too (a name the schema does not declare is the model's text).
+ */
 function anyString(v: unknown, test: (s: string) => boolean): boolean {
   if (typeof v === "string") return test(v);
   if (typeof v !== "object" || v === null) return false;
@@ -89,6 +93,7 @@ function anyString(v: unknown, test: (s: string) => boolean): boolean {
   }
   for (const key in v) {
     if (!HAS_OWN.call(v, key)) continue;
+    if (test(key)) return true;
     const x = (v as Record<string, unknown>)[key];
     if ((typeof x === "string" || typeof x === "object") && anyString(x, test)) return true;
   }
@@ -277,7 +282,13 @@ class Visitors {
         f === "N" ? `case ${lit(key)}: break;` : `case ${lit(key)}: if (${f}(v[key], t)) return true; break;`,
       );
     }
-    L.push(other === "N" ? "} }" : `default: if (${other}(v[key], t)) return true; } }`, "return false;");
+    // an undeclared key is the model's text: the test is asked of it too
+    L.push(
+      other === "N"
+        ? "default: if (t(key)) return true; } }"
+        : `default: if (t(key) || ${other}(v[key], t)) return true; } }`,
+      "return false;",
+    );
     return L.join(" ");
   }
 }

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { boundedRegExp } from "./linear_regexp.ts";
 import { SchemaError } from "./keywords.ts";
 
 /** Deep JSON equality: numbers by value (1 equals 1.0), objects regardless of key order. */
@@ -134,13 +135,17 @@ export function uniqueOk(v: unknown[]): boolean {
   return true;
 }
 
-/** Compiles a schema regular expression with the Unicode flag (falling back to none for legacy syntax). */
+/**
+ * Compiles a schema regular expression with the Unicode flag (falling back to none for legacy syntax). A
+ * pattern backtracking could take exponential time on runs on a linear-time matcher (see linear_regexp.ts).
+ */
 export function makeRegExp(source: string, pointer: string, keyword: string): RegExp {
+  let native: RegExp;
   try {
-    return new RegExp(source, "u");
+    native = new RegExp(source, "u");
   } catch {
     try {
-      return new RegExp(source);
+      native = new RegExp(source);
     } catch (e) {
       throw new SchemaError(
         keyword,
@@ -148,6 +153,11 @@ export function makeRegExp(source: string, pointer: string, keyword: string): Re
         `"${keyword}" at ${pointer} is not a valid regular expression: ${(e as Error).message}`,
       );
     }
+  }
+  try {
+    return boundedRegExp(source, native);
+  } catch (e) {
+    throw new SchemaError(keyword, pointer, `"${keyword}" at ${pointer} is refused: ${(e as Error).message}`);
   }
 }
 

@@ -46,6 +46,8 @@ export interface NormalisedCall {
   value?: unknown;
   /** The shape it came in. */
   shape: ProviderShape;
+  /** What reading the entry threw (a throwing getter, a revoked proxy), or undefined when it was read. */
+  unreadable: unknown;
 }
 
 type Obj = Record<string, unknown>;
@@ -396,19 +398,41 @@ function call(
     raw: text ? args : undefined,
     value: text ? undefined : args,
     shape,
+    unreadable: undefined,
   };
 }
 
 /**
  * Normalises tool calls from any supported provider shape. Assistant messages are expanded into their
  * calls (OpenAI `tool_calls`, Anthropic `content` blocks, Gemini `parts`); text blocks are skipped.
- * Never throws: an entry with no recognisable shape becomes a call with an empty name.
+ * Never throws: an entry with no recognisable shape becomes a call with an empty name, and one whose reading
+ * throws (a getter, a revoked proxy) a call with `unreadable` set.
  */
 export function normaliseCalls(calls: readonly unknown[]): NormalisedCall[] {
   const out: NormalisedCall[] = [];
-  const list = Array.isArray(calls) ? calls : [calls];
-  for (const c of list) one(c, out);
+  let list: readonly unknown[];
+  try {
+    list = Array.isArray(calls) ? calls : [calls];
+    for (const c of list) {
+      const before = out.length;
+      try {
+        one(c, out);
+      } catch (e) {
+        out.length = before; // what the entry gave before it threw is not trusted either
+        out.push(unreadableCall(before, e));
+      }
+    }
+  } catch (e) {
+    out.push(unreadableCall(out.length, e)); // the list itself could not be read
+  }
   return out;
+}
+
+/** The call for an entry whose reading threw `error`. */
+function unreadableCall(index: number, error: unknown): NormalisedCall {
+  const c = call(index, undefined, undefined, undefined, "plain");
+  c.unreadable = error ?? new Error("unknown error");
+  return c;
 }
 
 function one(c: unknown, out: NormalisedCall[]): void {

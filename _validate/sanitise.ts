@@ -7,8 +7,17 @@
  */
 import { unescapePointer } from "../_common/pointer.ts";
 import { checkCategories, scan } from "../_scan/scan.ts";
-import { createValidator, validateToolCalls, type Validator } from "./validator.ts";
-import type { Classifier, Finding, ModelCheck, ScanContext, ScanFinding, ScanOptions } from "../types.ts";
+import { createValidator, duplicateKeyFinding, validateToolCalls, type Validator } from "./validator.ts";
+import { duplicateKey } from "../_common/json.ts";
+import type {
+  CallVerdict,
+  Classifier,
+  Finding,
+  ModelCheck,
+  ScanContext,
+  ScanFinding,
+  ScanOptions,
+} from "../types.ts";
 
 /** Options for {@link sanitise}. */
 export interface SanitiseOptions {
@@ -228,6 +237,20 @@ function redactCall(
   return JSON.stringify(copy);
 }
 
+/**
+ * The call as judged with only `categories` of injection looked for (all when undefined), as messages are:
+ * the validator's scanner looks for every category, so the others' findings are dropped here. A finding
+ * with no category (the classifier's) stays.
+ */
+function withinCategories(call: CallVerdict, categories: readonly string[] | undefined): CallVerdict {
+  if (categories === undefined) return call;
+  const findings = call.findings.filter((f) =>
+    f.code !== "argument_injection" || f.category === undefined || categories.includes(f.category)
+  );
+  if (findings.length === call.findings.length) return call;
+  return { ...call, findings, allowed: findings.length === 0 };
+}
+
 /** The engine behind `sanitise` in `scan.ts` (loaded on first use); see its documentation there. */
 export async function sanitise(request: unknown, options: SanitiseOptions): Promise<SanitiseResult> {
   if (options?.onMatch !== "sanitise" && options?.onMatch !== "block") {
@@ -254,8 +277,15 @@ export async function sanitise(request: unknown, options: SanitiseOptions): Prom
       classifier: options.classifier,
     });
     let recheck: Validator | undefined;
-    for (const c of verdict.calls) {
+    for (const call of verdict.calls) {
+      const c = withinCategories(call, options.categories);
       const base = { index: c.index, id: c.id, name: c.name };
+      const twice = c.rawArguments === undefined ? undefined : duplicateKey(c.rawArguments);
+      if (twice !== undefined) {
+        // the first value was never checked, yet the text the app forwards still holds it
+        calls.push({ ...base, decision: "reject", findings: [...c.findings, duplicateKeyFinding(twice)] });
+        continue;
+      }
       if (c.allowed) {
         calls.push({ ...base, decision: "allow", findings: [] });
         continue;
@@ -268,10 +298,10 @@ export async function sanitise(request: unknown, options: SanitiseOptions): Prom
         if (redacted !== undefined) {
           // The redacted call must still be a valid call: same validator, scan and all.
           const again = [{ name: c.name, arguments: redacted }];
-          const ok = options.tools === undefined
-            ? (await validateToolCalls(again)).allowed
-            : (recheck ??= createValidator(options.tools)).validate(again).allowed; // tools compiled once
-          if (!ok) redacted = undefined;
+          const [judged] = options.tools === undefined
+            ? (await validateToolCalls(again)).calls
+            : (recheck ??= createValidator(options.tools)).validate(again).calls; // tools compiled once
+          if (!withinCategories(judged, options.categories).allowed) redacted = undefined;
         }
       }
       if (redacted !== undefined) {

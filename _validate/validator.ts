@@ -18,8 +18,16 @@ import type {
 import { compile, COMPILE_OPTION_KEYS, type CompileOptions } from "../_schema/compile.ts";
 import { rootReporter } from "../_schema/codegen.ts";
 import { type Check, SchemaError } from "../_schema/keywords.ts";
-import { show, typeOf } from "../_schema/report.ts";
-import { depthOver, parseJson, rawSpan, resolveLocalRef } from "../_common/json.ts";
+import { CheckTooCostly } from "../_schema/budget.ts";
+import { show, typeOf, where } from "../_schema/report.ts";
+import {
+  depthOver,
+  mayOverflow,
+  nonFinitePaths,
+  parseJson,
+  rawSpan,
+  resolveLocalRef,
+} from "../_common/json.ts";
 import {
   normaliseCalls,
   type NormalisedCall,
@@ -92,6 +100,10 @@ interface Compiled {
   report: Check | null;
   /** String values the declaration itself lists (enum, const): the tool's author wrote them, no need to scan. */
   literals: Literals;
+  /** Property names the declaration lists (`properties`): the author's too; any other key is scanned. */
+  keys: ReadonlySet<string>;
+  /** Whether a valid value may hold a number no type check has seen (see {@link admitsUncheckedNumbers}). */
+  uncheckedNumbers: boolean;
   /**
    * The deepest nesting any value valid against the schema can have (Infinity when unbounded), found when a
    * valid call first needs it (undefined before): one whose text is long enough to nest past `maxDepth`.
@@ -184,9 +196,52 @@ function depthBound(
 
 const SCALAR_TYPES = new Set(["string", "number", "integer", "boolean", "null"]);
 
+/**
+ * True when a value valid against `schema` may hold a number no `type` check has seen: ±Infinity (JSON text
+ * such as `1e400`) is only rejected by a `type`, an `enum` or a `const`. False when every position the
+ * schema admits has one of them (a declared `number` or `integer` rejects what is not finite), so the
+ * validator need not look for such numbers. Conservative: anything it cannot tell is true.
+ */
+function admitsUncheckedNumbers(schema: unknown, root: unknown = schema, seen = new Set<unknown>()): boolean {
+  if (schema === false) return false;
+  if (!isRecord(schema)) return true;
+  // a node met again on the way down adds nothing the first meeting does not check
+  if (seen.has(schema)) return false;
+  seen.add(schema);
+  const s = schema;
+  const inner = (sub: unknown) => admitsUncheckedNumbers(sub, root, seen);
+  if (Array.isArray(s.enum) || Object.hasOwn(s, "const")) return false;
+  if (s.type === undefined) {
+    return typeof s.$ref === "string" ? inner(resolveLocalRef(root, s.$ref)) : true;
+  }
+  const types = Array.isArray(s.type) ? s.type : [s.type];
+  if (types.some((t) => typeof t !== "string" || !SCALAR_TYPES.has(t) && t !== "object" && t !== "array")) {
+    return true;
+  }
+  if (types.includes("object")) {
+    if (s.patternProperties !== undefined || s.additionalProperties === undefined) return true;
+    if (s.additionalProperties !== false && inner(s.additionalProperties)) return true;
+    if (isRecord(s.properties) && Object.values(s.properties).some(inner)) return true;
+  }
+  if (types.includes("array")) {
+    if (s.items === undefined || Array.isArray(s.items) || inner(s.items)) return true;
+    if (Array.isArray(s.prefixItems) && s.prefixItems.some(inner)) return true;
+  }
+  return false;
+}
+
 /** The tool's {@link Compiled.depthBound}, found now if it was not. */
 function boundOf(compiled: Compiled): number {
   return compiled.depthBound ??= toolDepthBound(compiled.tool.schema);
+}
+
+/** {@link admitsUncheckedNumbers} for a tool's schema; true where "$id" could make a "$ref" resolve elsewhere. */
+function toolAdmitsUncheckedNumbers(schema: unknown): boolean {
+  try {
+    return JSON.stringify(schema).includes('"$id"') || admitsUncheckedNumbers(schema);
+  } catch {
+    return true;
+  }
 }
 
 /** Depth bound of a tool's schema; none claimed where "$id" could make a "$ref" resolve elsewhere. */
@@ -239,9 +294,13 @@ export class Literals {
 /** Members of one length compared one by one up to this many; more are hashed. */
 const LIST_MAX = 8;
 
-/** Every string in an `enum` or `const` anywhere in a schema. */
-function declaredLiterals(schema: unknown): Set<string> {
-  const out = new Set<string>();
+/**
+ * The strings a schema declares: every string in an `enum` or `const` (`literals`) and every property name
+ * in a `properties` (`keys`), anywhere in it.
+ */
+function declaredStrings(schema: unknown): { literals: Set<string>; keys: Set<string> } {
+  const literals = new Set<string>();
+  const keys = new Set<string>();
   const seen = new Set<unknown>();
   const walk = (s: unknown, depth: number) => {
     if (typeof s !== "object" || s === null || depth > 200 || seen.has(s)) return;
@@ -251,14 +310,15 @@ function declaredLiterals(schema: unknown): Set<string> {
       return;
     }
     const o = s as Record<string, unknown>;
-    if (Array.isArray(o.enum)) { for (const x of o.enum) if (typeof x === "string") out.add(x); }
-    if (typeof o.const === "string") out.add(o.const);
+    if (Array.isArray(o.enum)) { for (const x of o.enum) if (typeof x === "string") literals.add(x); }
+    if (typeof o.const === "string") literals.add(o.const);
+    if (isRecord(o.properties)) { for (const k of Object.keys(o.properties)) keys.add(k); }
     for (const [k, v] of Object.entries(o)) {
       if (k !== "enum" && k !== "const" && k !== "default" && k !== "examples") walk(v, depth + 1);
     }
   };
   walk(schema, 0);
-  return out;
+  return { literals, keys };
 }
 
 /**
@@ -295,10 +355,14 @@ export function compileSchema(
 ): (value: unknown) => Finding[] {
   const check = compile(schema, optionsArg(options, "compileSchema"));
   return (value) => {
-    if (check(value, "", null)) return [];
-    const out: Finding[] = [];
-    check(value, "", out);
-    return out;
+    try {
+      if (check(value, "", null)) return [];
+      const out: Finding[] = [];
+      check(value, "", out);
+      return out;
+    } catch (e) {
+      return [unreadable(e)]; // a hostile schema or value: a finding, never a throw
+    }
   };
 }
 
@@ -481,12 +545,15 @@ function compileTool(
     }
     throw e;
   }
-  const literals = new Literals(declaredLiterals(tool.schema));
+  const declared = declaredStrings(tool.schema);
+  const literals = new Literals(declared.literals);
   return {
     tool,
     check,
     report: null,
     literals,
+    keys: declared.keys,
+    uncheckedNumbers: tool.schema === undefined || toolAdmitsUncheckedNumbers(tool.schema),
     depthBound: undefined,
     strings: lazy(() =>
       !visitStrings || options.codegen === false || tool.schema === undefined
@@ -562,6 +629,15 @@ function judge(
   names: readonly string[] | null,
   options: Config,
 ): CallVerdict {
+  if (call.unreadable !== undefined) {
+    return {
+      index: call.index,
+      id: call.id,
+      name: call.name,
+      allowed: false,
+      findings: [unreadable(call.unreadable)],
+    };
+  }
   const compiled = byName.get(call.name);
   const fast = compiled !== undefined && call.raw !== undefined
     ? fastJudge(call, call.raw, compiled, options)
@@ -594,10 +670,15 @@ function judge(
   const check = compiled ? compiled.check : emptySchemaCheck();
   const valid = check(args, "", null);
   if (!valid) check(args, "", findings);
+  if (
+    (compiled === undefined || compiled.uncheckedNumbers) && (call.raw === undefined || mayOverflow(call.raw))
+  ) {
+    pushNonFinite(args, findings);
+  }
 
   // ---- injection (valid arguments through the schema's string visitor first, as on the fast path)
   if (options.scan && !visitorClears(valid, compiled, args)) {
-    pushInjectionFindings(args, read.located, findings, compiled?.literals);
+    pushInjectionFindings(args, read.located, findings, compiled?.literals, compiled?.keys);
   }
   return finish(verdict);
 }
@@ -621,11 +702,12 @@ function toolNameFinding(name: string, declared: boolean, names: readonly string
   const f: Finding = {
     code: "unknown_tool",
     path: "",
+    // the name is the model's: quoted, escaped and cut short as `received` is (a name can be any text)
     message: names.length === 0
-      ? `There is no tool named "${name}"; no tools are available.`
-      : `There is no tool named "${name}"${suggestion ? `; did you mean "${suggestion}"?` : "."} Available: ${
-        names.join(", ")
-      }.`,
+      ? `There is no tool named ${show(name)}; no tools are available.`
+      : `There is no tool named ${show(name)}${
+        suggestion ? `; did you mean "${suggestion}"?` : "."
+      } Available: ${names.join(", ")}.`,
     expected: names.length ? `one of ${names.join(", ")}` : "no tool call",
     received: show(name),
   };
@@ -682,18 +764,55 @@ function readText(raw: string, verdict: CallVerdict, options: Config): ReadArgum
 function readValue(value: unknown, verdict: CallVerdict, maxDepth: number): ReadArguments | null {
   const args = value === undefined ? {} : value;
   if (depthOver(args, maxDepth) < 0) return { args, located: undefined };
-  verdict.findings.push({
+  verdict.findings.push(nestedTooDeep(maxDepth));
+  return null;
+}
+
+/** The finding for arguments given as a value that nest deeper than `maxDepth`. */
+export function nestedTooDeep(maxDepth: number): Finding {
+  return {
     code: "malformed_arguments",
     path: "",
     message: `The arguments nest deeper than ${maxDepth} levels; flatten them.`,
     expected: "a JSON object",
     received: "too deep",
-  });
-  return null;
+  };
+}
+
+/**
+ * The finding for arguments whose reading threw (a throwing getter, a revoked proxy: no model sends them), or
+ * whose check ran out of its budget (a hostile schema, see `_schema/budget.ts`).
+ */
+export function unreadable(error: unknown): Finding {
+  if (error instanceof CheckTooCostly) {
+    return {
+      code: "malformed_arguments",
+      path: "",
+      message: `The arguments could not be checked: ${error.message}.`,
+      expected: "arguments the tool's schema can check in bounded time",
+    };
+  }
+  return {
+    code: "malformed_arguments",
+    path: "",
+    message: `The arguments could not be read (${errorText(error)}); send plain JSON.`,
+    expected: "a JSON object",
+  };
+}
+
+/** The finding for argument text that names the property at `path` twice (JSON keeps only the last value). */
+export function duplicateKeyFinding(path: string): Finding {
+  return {
+    code: "malformed_arguments",
+    path,
+    message: `The arguments name ${show(path)} more than once; send each parameter once.`,
+    expected: "each property once",
+    received: "a repeated property",
+  };
 }
 
 /** The finding for arguments that are not an object of named parameters. */
-function notAnObject(args: unknown): Finding {
+export function notAnObject(args: unknown): Finding {
   return {
     code: "malformed_arguments",
     path: "",
@@ -725,12 +844,7 @@ function judgeEach(
         id: call.id,
         name: call.name,
         allowed: false,
-        findings: [{
-          code: "malformed_arguments",
-          path: "",
-          message: `The arguments could not be read (${errorText(e)}); send plain JSON.`,
-          expected: "a JSON object",
-        }],
+        findings: [unreadable(e)],
       };
     }
     out.push(v);
@@ -833,12 +947,32 @@ function fastFindings(raw: string, args: object, compiled: Compiled, cfg: Config
   // the scanner's pre-pass reads every container: when it runs to the end, it is the depth walk too
   const scans = cfg.scan && !visitorClears(valid, compiled, args);
   const room = bounded || maxDepth > RECURSION_LIMIT ? RECURSION_LIMIT : maxDepth;
-  const hit = scans ? firstHit(args, argsScanner(), compiled.literals, room) : null;
+  const hit = scans ? firstHit(args, argsScanner(), compiled.literals, room, compiled.keys) : null;
   if (!bounded && (!scans || hit !== null) && depthOver(args, maxDepth) >= 0) return null;
   const findings: Finding[] = [];
   if (!valid) (compiled.report ??= rootReporter(check))(args, "", findings);
-  if (hit !== null) walkInjections(args, raw, findings, compiled.literals, hit);
+  if (compiled.uncheckedNumbers && mayOverflow(raw)) pushNonFinite(args, findings);
+  if (hit !== null) walkInjections(args, raw, findings, compiled.literals, compiled.keys, hit);
   return findings;
+}
+
+/**
+ * A finding for each number that overflowed to ±Infinity (JSON text such as `1e400`) where no finding names
+ * its path yet: the tool would get Infinity, or `null` once re-serialised, whatever the schema says.
+ */
+function pushNonFinite(args: unknown, findings: Finding[]): void {
+  for (const p of nonFinitePaths(args)) {
+    if (findings.some((f) => f.path === p)) continue;
+    findings.push({
+      code: "malformed_arguments",
+      path: p,
+      message: `${
+        where(p)
+      } is a number too large to represent; send a number within ±1.7976931348623157e308.`,
+      expected: "a finite number",
+      received: "too large",
+    });
+  }
 }
 
 /** Native JSON.parse (own `__proto__` keys stay plain data), or null when the text is not JSON. */
@@ -865,8 +999,20 @@ function optionsKey(options: ValidateOptions): string {
   ]);
 }
 
+/**
+ * A validator found by the identity of its tools array, with what it was compiled from: the array's entries
+ * and its JSON text, so a hit can prove the array was not changed in place since.
+ */
+interface IdentityEntry {
+  validator: Validator;
+  /** The array's entries when compiled: a push, pop or replaced entry shows without a deep walk. */
+  entries: readonly unknown[];
+  /** The array's JSON text when compiled: a schema edited in place shows as a difference. */
+  json: string;
+}
+
 /** Validators by the identity of the tools array, then by options: the same array costs one compile. */
-const byIdentity = new WeakMap<readonly unknown[], Map<string, Validator>>();
+const byIdentity = new WeakMap<readonly unknown[], Map<string, IdentityEntry>>();
 /** Validators by the tools' JSON and the options, for tools rebuilt per request (a gate reads each body anew). */
 const byStructure = new Map<string, Validator>();
 /** Distinct tool sets kept by structure; the oldest is dropped past this, so memory stays bounded. */
@@ -875,19 +1021,22 @@ const MAX_STRUCTURAL = 64;
 /**
  * The validator for `options.tools` and the options, compiled once and then reused: `validateToolCalls`
  * in a loop costs what `validate` costs. A tools array is found by identity first, then by its JSON text.
+ * An identity hit is used only while the array still holds the same entries with the same JSON content:
+ * tools added, removed or replaced, or a schema edited in place, take effect on the next call.
  */
 function cachedValidator(options: ValidateToolCallsOptions): Validator {
   const key = optionsKey(options);
   const tools = options.tools;
   if (tools === undefined) return makeValidator({ kind: "open" }, options);
   const known = Array.isArray(tools) ? byIdentity.get(tools)?.get(key) : undefined;
-  if (known) return known;
-  let structural: string | undefined;
+  if (known !== undefined && unchanged(tools, known)) return known.validator;
+  let json: string | undefined;
   try {
-    structural = key + "\n" + JSON.stringify(tools);
+    json = JSON.stringify(tools);
   } catch {
-    structural = undefined; // a cycle or a BigInt: not JSON, so not cached by structure
+    json = undefined; // a cycle or a BigInt: not JSON, so not cached (a hit could not be checked)
   }
+  const structural = json === undefined ? undefined : key + "\n" + json;
   let validator = structural === undefined ? undefined : byStructure.get(structural);
   if (validator === undefined) {
     validator = createValidator(tools, options);
@@ -896,12 +1045,25 @@ function cachedValidator(options: ValidateToolCallsOptions): Validator {
       byStructure.set(structural, validator);
     }
   }
-  if (Array.isArray(tools)) {
-    const perOptions = byIdentity.get(tools) ?? new Map<string, Validator>();
-    perOptions.set(key, validator);
+  if (Array.isArray(tools) && json !== undefined) {
+    const perOptions = byIdentity.get(tools) ?? new Map<string, IdentityEntry>();
+    perOptions.set(key, { validator, entries: [...tools], json });
     byIdentity.set(tools, perOptions);
   }
   return validator;
+}
+
+/** True when `tools` holds the entries `entry` was compiled from, each with the same JSON content. */
+function unchanged(tools: readonly unknown[], entry: IdentityEntry): boolean {
+  const entries = entry.entries;
+  if (tools.length !== entries.length) return false;
+  for (let i = 0; i < entries.length; i++) if (tools[i] !== entries[i]) return false;
+  // as costly as the comparisons a structural walk would make (measured), and exact
+  try {
+    return JSON.stringify(tools) === entry.json;
+  } catch {
+    return false; // a throwing getter: the slow path says what it says
+  }
 }
 
 /** Options resolved once per validator, one stable shape for the hot path. */
@@ -1005,6 +1167,8 @@ interface InjectionWalk {
   findings: Finding[];
   /** String values not scanned: the schema's own literals. */
   literals: { has(s: string): boolean } | undefined;
+  /** Property names not scanned: the schema's own (undefined: every key is scanned). */
+  keys: { has(s: string): boolean } | undefined;
   /** The JSON Pointer segments from the root to the value being walked (numbers for array indices). */
   segments: (string | number)[];
   /** Each string's quote offset in `raw` by JSON Pointer, read on the first finding. */
@@ -1026,25 +1190,27 @@ interface ScanHit {
 const TOO_DEEP: ScanHit = { value: "", result: { blocked: false, categories: [], findings: [] } };
 
 /**
- * Scans every string value of the arguments for injected instructions and pushes an `argument_injection`
- * finding per match; with the raw argument text, each finding carries `start`/`end` into it. Values that are
- * literals of the schema (`enum`, `const`) are the developer's own text and are not scanned. The walk
- * allocates nothing per value: a string's JSON Pointer is built only when the scanner finds something in it.
+ * Scans every string value and property name of the arguments for injected instructions and pushes an
+ * `argument_injection` finding per match; with the raw argument text, each finding in a value carries
+ * `start`/`end` into it. Values that are literals of the schema (`enum`, `const`) and property names it
+ * declares (`keys`) are the developer's own text and are not scanned. The walk allocates nothing per value:
+ * a string's JSON Pointer is built only when the scanner finds something in it.
  */
 export function pushInjectionFindings(
   args: unknown,
   raw: string | undefined,
   findings: Finding[],
   literals?: { has(s: string): boolean },
+  keys?: { has(s: string): boolean },
 ): void {
   // Most arguments hold nothing the scanner finds: one plain pass says so, without tracking where each
   // string is; only then does the walk go over them again to say where, reusing what the pass found.
   const hit = typeof args === "string"
     ? stringHit(args, argsScanner(), literals)
     : typeof args === "object" && args !== null
-    ? firstHit(args, argsScanner(), literals, RECURSION_LIMIT)
+    ? firstHit(args, argsScanner(), literals, RECURSION_LIMIT, keys)
     : null;
-  if (hit !== null) walkInjections(args, raw, findings, literals, hit);
+  if (hit !== null) walkInjections(args, raw, findings, literals, keys, hit);
 }
 
 /** The walk that says where the scanner's findings are, after the pre-pass found `hit` (or `TOO_DEEP`). */
@@ -1053,23 +1219,25 @@ function walkInjections(
   raw: string | undefined,
   findings: Finding[],
   literals: { has(s: string): boolean } | undefined,
+  keys: { has(s: string): boolean } | undefined,
   hit: ScanHit,
 ): void {
   const known = hit === TOO_DEEP ? null : hit;
-  walkStrings(args, { raw, findings, literals, segments: [], quotes: null, known });
+  walkStrings(args, { raw, findings, literals, keys, segments: [], quotes: null, known });
 }
 
 /**
- * The first string in container `v` that the walk scans (neither "" nor a literal) in which `scanner` (the
- * scanner, {@link argsScanner}) finds something, with its result; `TOO_DEEP` when `v` nests more than
- * `room` containers deep (itself counted) before that; null for none. Strings are judged where their
- * container lists them, so only containers cost a call of this function.
+ * The first string in container `v` that the walk scans (neither "" nor a literal; a key not in `keys`) in
+ * which `scanner` (the scanner, {@link argsScanner}) finds something, with its result; `TOO_DEEP` when `v`
+ * nests more than `room` containers deep (itself counted) before that; null for none. Strings are judged
+ * where their container lists them, so only containers cost a call of this function.
  */
 function firstHit(
   v: object,
   scanner: (s: string) => ScanResult | null,
   literals: { has(s: string): boolean } | undefined,
   room: number,
+  keys: { has(s: string): boolean } | undefined,
 ): ScanHit | null {
   if (room <= 0) return TOO_DEEP;
   if (Array.isArray(v)) {
@@ -1078,7 +1246,7 @@ function firstHit(
       const hit = typeof x === "string"
         ? stringHit(x, scanner, literals)
         : typeof x === "object" && x !== null
-        ? firstHit(x, scanner, literals, room - 1)
+        ? firstHit(x, scanner, literals, room - 1, keys)
         : null;
       if (hit !== null) return hit;
     }
@@ -1086,11 +1254,16 @@ function firstHit(
   }
   for (const key in v) {
     if (!HAS_OWN.call(v, key)) continue;
+    // a declared name is looked up first: most keys are, and the lookup costs less than the screen
+    if (keys === undefined || !keys.has(key)) {
+      const named = stringHit(key, scanner, literals);
+      if (named !== null) return named;
+    }
     const x = (v as Record<string, unknown>)[key];
     const hit = typeof x === "string"
       ? stringHit(x, scanner, literals)
       : typeof x === "object" && x !== null
-      ? firstHit(x, scanner, literals, room - 1)
+      ? firstHit(x, scanner, literals, room - 1, keys)
       : null;
     if (hit !== null) return hit;
   }
@@ -1134,11 +1307,14 @@ function walkStrings(v: unknown, walk: InjectionWalk): void {
   }
   // for-in needs no key array; own keys only, in Object.keys order (engines optimise hasOwnProperty.call
   // inside for-in, not Object.hasOwn)
+  const keys = walk.keys;
   for (const key in v) {
     if (!HAS_OWN.call(v, key)) continue;
     const x = (v as Record<string, unknown>)[key];
-    if (typeof x !== "object" && typeof x !== "string") continue;
+    const named = keys === undefined || !keys.has(key);
+    if (!named && typeof x !== "object" && typeof x !== "string") continue;
     segments.push(key);
+    if (named) scanString(key, null, walk, true);
     walkStrings(x, walk);
     segments.pop();
   }
@@ -1151,13 +1327,20 @@ function pointerOf(segments: readonly (string | number)[]): string {
   return out;
 }
 
-/** Scans one string value; `path` is its JSON Pointer, or null for the one `walk.segments` names. */
-function scanString(value: string, path: string | null, walk: InjectionWalk): void {
+/**
+ * Scans one string value, or with `isKey` the property name that ends its path; `path` is its JSON Pointer,
+ * or null for the one `walk.segments` names.
+ */
+function scanString(value: string, path: string | null, walk: InjectionWalk, isKey = false): void {
   if (value.length === 0 || walk.literals?.has(value)) return;
   const known = walk.known;
   const result = known !== null && known.value === value ? known.result : argsScanner()(value);
   if (result === null || result.findings.length === 0) return;
   const at = path ?? pointerOf(walk.segments);
+  if (isKey) {
+    pushKeyFindings(at, result, walk.findings);
+    return;
+  }
   const raw = walk.raw;
   if (raw !== undefined && walk.quotes === null) {
     const quotes = walk.quotes = new Map<string, number>();
@@ -1187,10 +1370,34 @@ function scanString(value: string, path: string | null, walk: InjectionWalk): vo
 }
 
 /**
+ * An `argument_injection` finding per match of the scanner's `result` in the property name that ends the
+ * pointer `at`: the message names the object that holds it, not the name again (it can be any length).
+ */
+function pushKeyFindings(at: string, result: ScanResult, findings: Finding[]): void {
+  const parent = at.slice(0, at.lastIndexOf("/"));
+  for (const sf of result.findings) {
+    findings.push({
+      code: "argument_injection",
+      path: at,
+      message:
+        `${parent === "" ? "A property name of the arguments" : `A property name in ${show(parent)}`} ` +
+        `reads as injected instructions (${sf.category.replace(/_/g, " ")}): ${
+          JSON.stringify(sf.excerpt)
+        }. ` +
+        "Use only the parameter names the tool declares.",
+      received: sf.excerpt,
+      category: sf.category,
+    });
+  }
+}
+
+/**
  * Validates calls against optional tools and runs an optional classifier over what the signature pass
  * cleared (calls with no injection finding that carry text). A classifier that says "injection" blocks the
  * call with an `argument_injection` finding; a classifier that fails leaves `modelCheck.error` set and the
- * call judged by signatures alone.
+ * call judged by signatures alone. The tools are compiled once per array and options, and the array is
+ * compared with what was compiled on every call (its entries and their JSON, about 1 µs for a few tools): a
+ * tool added, removed or edited in place takes effect on the next call.
  *
  * @example Check calls without declaring tools
  * ```ts

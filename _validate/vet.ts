@@ -5,12 +5,13 @@
  * @module
  */
 import { escapePointer } from "../_common/pointer.ts";
-import { errorText, objectArg } from "../_common/values.ts";
+import { errorText, isRecord, objectArg } from "../_common/values.ts";
 import type { Finding, FindingCode } from "../types.ts";
 import { compile } from "../_schema/compile.ts";
-import { parseJson } from "../_common/json.ts";
+import { depthOver, parseJson } from "../_common/json.ts";
+import { SchemaError } from "../_schema/keywords.ts";
 import { isShape, shapeToSchema } from "./shape.ts";
-import { pushInjectionFindings } from "./validator.ts";
+import { nestedTooDeep, notAnObject, pushInjectionFindings, unreadable } from "./validator.ts";
 
 /** The Standard Schema interface (zod, valibot, arktype, ...), just the part `vet` uses. */
 export interface StandardSchemaLike {
@@ -312,10 +313,33 @@ async function judgeArgs(
     }
     args = p.value;
   }
-  const { findings, value } = await check(schema, args);
-  if (options.scan) pushInjectionFindings(args, raw, findings);
+  let checked: Checked;
+  try {
+    checked = await checkArgs(schema, args, raw === undefined);
+    if (options.scan) pushInjectionFindings(args, raw, checked.findings);
+  } catch (e) {
+    if (e instanceof SchemaError) throw e; // the developer's schema, not the model's arguments
+    checked = { findings: [unreadable(e)], value: args };
+  }
+  const { findings, value } = checked;
   if (findings.length > 0) return { valid: false, error: new ToolArgError(name, findings, args) };
   return { valid: true, value };
+}
+
+/** Deepest nesting accepted in arguments given as a value, as text gets from `parseJson` and the validator. */
+const MAX_DEPTH = 64;
+
+/**
+ * {@link check}, after what `createValidator` also refuses: arguments given as a value (`given`) that nest
+ * past {@link MAX_DEPTH}, and, for a JSON Schema or shape, anything but a JSON object (absent arguments are
+ * left to the schema).
+ */
+function checkArgs(schema: unknown, args: unknown, given: boolean): Promise<Checked> | Checked {
+  if (given && depthOver(args, MAX_DEPTH) >= 0) return { findings: [nestedTooDeep(MAX_DEPTH)], value: args };
+  if (args !== undefined && !isRecord(args) && isCompiled(schema)) {
+    return { findings: [notAnObject(args)], value: args };
+  }
+  return check(schema, args);
 }
 
 /**

@@ -232,12 +232,22 @@ test("stringVisitor: strings under keys the schema does not bound are visited; s
     { n: 1, free: { deep: ["a", { b: "c" }] }, list: ["d"], pick: { e: "f" }, "x-g": "h", other: "i" },
     (s) => (seen.push(s), false),
   );
-  assert.deepEqual(seen.sort(), ["a", "c", "d", "f", "h", "i"]);
-  // no additionalProperties: declared keys by their schema, any other key walked (or by its schema)
+  // patternProperties: the object is walked, its property names too (the walk skips the declared ones)
+  const names = ["b", "deep", "e", "free", "list", "n", "other", "pick", "x-g"];
+  assert.deepEqual(seen.sort(), ["a", "c", "d", "f", "h", "i", ...names].sort());
+  // no additionalProperties: declared keys by their schema, any other key walked (or by its schema), its
+  // name visited first
   const cases: [unknown, string, string[]][] = [
-    [undefined, '{"n":1,"s":"x","__proto__":"p","other":"y","more":["z"]}', ["x", "p", "y", "z"]],
-    [{ type: "string" }, '{"n":1,"s":"x","__proto__":"p","other":"y"}', ["x", "p", "y"]],
-    [{ type: "integer" }, '{"n":1,"s":"x","__proto__":"p","other":2}', ["x", "p"]],
+    [undefined, '{"n":1,"s":"x","__proto__":"p","other":"y","more":["z"]}', [
+      "x",
+      "p",
+      "other",
+      "y",
+      "more",
+      "z",
+    ]],
+    [{ type: "string" }, '{"n":1,"s":"x","__proto__":"p","other":"y"}', ["x", "p", "other", "y"]],
+    [{ type: "integer" }, '{"n":1,"s":"x","__proto__":"p","other":2}', ["x", "p", "other"]],
   ];
   for (const [additionalProperties, text, expected] of cases) {
     const schema = {

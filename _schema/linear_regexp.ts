@@ -1,0 +1,470 @@
+/**
+ * Schema patterns that a backtracking engine can take exponential time on (`^(a+)+$`, `^(a|a)*$`: a repeat
+ * inside a repeat, or alternatives inside one) run on a linear-time matcher instead: a Thompson NFA
+ * simulated over the code points of the string (a Pike VM without captures), O(length × pattern). A hostile
+ * tool schema (an MCP server's) could otherwise stall `validate()` on a short argument. Patterns without such
+ * a repeat keep the native engine. A risky pattern that uses syntax this matcher lacks (back-references,
+ * lookaround, `\b`, `\p{…}`) is refused when compiled: no bound on its time could be given.
+ *
+ * @module
+ */
+
+/** A set of code points as inclusive ranges, possibly negated. */
+interface CharSet {
+  k: "set";
+  ranges: [number, number][];
+  neg: boolean;
+}
+
+/** The pattern's syntax tree. */
+type Node =
+  | CharSet
+  | { k: "cat"; items: Node[] }
+  | { k: "alt"; alts: Node[] }
+  | { k: "rep"; node: Node; min: number; max: number }
+  | { k: "bol" }
+  | { k: "eol" };
+
+/** Syntax this matcher does not handle: the caller decides what to do with the pattern. */
+class Unsupported extends Error {}
+
+const DIGIT: [number, number][] = [[48, 57]];
+const WORD: [number, number][] = [[48, 57], [65, 90], [95, 95], [97, 122]];
+const SPACE: [number, number][] = [
+  [9, 13],
+  [32, 32],
+  [0xa0, 0xa0],
+  [0x1680, 0x1680],
+  [0x2000, 0x200a],
+  [0x2028, 0x2029],
+  [0x202f, 0x202f],
+  [0x205f, 0x205f],
+  [0x3000, 0x3000],
+  [0xfeff, 0xfeff],
+];
+/** What `.` does not match (without the `s` flag). */
+const LINE_ENDS: [number, number][] = [[10, 10], [13, 13], [0x2028, 0x2029]];
+const MAX_CP = 0x10ffff;
+/** The largest program the matcher builds (counted repeats are expanded); larger risky patterns are refused. */
+const MAX_PROGRAM = 20_000;
+
+/** The complement of sorted, non-overlapping `ranges`. */
+function complement(ranges: [number, number][]): [number, number][] {
+  const sorted = [...ranges].sort((a, b) => a[0] - b[0]);
+  const out: [number, number][] = [];
+  let next = 0;
+  for (const [lo, hi] of sorted) {
+    if (lo > next) out.push([next, lo - 1]);
+    next = Math.max(next, hi + 1);
+  }
+  if (next <= MAX_CP) out.push([next, MAX_CP]);
+  return out;
+}
+
+/** A recursive-descent reader of the pattern language JSON Schema uses (ECMA-262 with the `u` flag). */
+class Reader {
+  #cps: number[];
+  #i = 0;
+
+  /** Prepares to read `source`. */
+  constructor(source: string) {
+    this.#cps = Array.from(source, (c) => c.codePointAt(0)!);
+  }
+
+  /** The whole pattern. */
+  pattern(): Node {
+    const node = this.#alternation();
+    if (this.#i < this.#cps.length) throw new Unsupported("unbalanced )");
+    return node;
+  }
+
+  #peek(): number | undefined {
+    return this.#cps[this.#i];
+  }
+
+  #alternation(): Node {
+    const alts = [this.#sequence()];
+    while (this.#peek() === 0x7c) { // |
+      this.#i++;
+      alts.push(this.#sequence());
+    }
+    return alts.length === 1 ? alts[0] : { k: "alt", alts };
+  }
+
+  #sequence(): Node {
+    const items: Node[] = [];
+    for (let c = this.#peek(); c !== undefined && c !== 0x7c && c !== 0x29; c = this.#peek()) {
+      items.push(this.#quantified(this.#atom()));
+    }
+    return { k: "cat", items };
+  }
+
+  #quantified(atom: Node): Node {
+    const c = this.#peek();
+    let min: number, max: number;
+    if (c === 0x2a) [min, max] = [0, Infinity];
+    else if (c === 0x2b) [min, max] = [1, Infinity];
+    else if (c === 0x3f) [min, max] = [0, 1];
+    else if (c === 0x7b) {
+      const m = /^\{(\d+)(,(\d*))?\}/.exec(String.fromCodePoint(...this.#cps.slice(this.#i, this.#i + 24)));
+      if (m === null) throw new Unsupported("{");
+      min = Number(m[1]);
+      max = m[2] === undefined ? min : m[3] === "" ? Infinity : Number(m[3]);
+      this.#i += m[0].length - 1;
+    } else return atom;
+    this.#i++;
+    if (this.#peek() === 0x3f) this.#i++; // lazy: the same yes or no for a test
+    if (atom.k === "bol" || atom.k === "eol") throw new Unsupported("quantified anchor");
+    return { k: "rep", node: atom, min, max };
+  }
+
+  #atom(): Node {
+    const c = this.#cps[this.#i++];
+    switch (c) {
+      case 0x5e:
+        return { k: "bol" };
+      case 0x24:
+        return { k: "eol" };
+      case 0x2e:
+        return { k: "set", ranges: LINE_ENDS, neg: true };
+      case 0x28: { // (
+        if (this.#peek() === 0x3f) { // (?
+          const next = this.#cps[this.#i + 1];
+          if (next === 0x3a) this.#i += 2; // (?:
+          else if (next === 0x3c && this.#cps[this.#i + 2] !== 0x3d && this.#cps[this.#i + 2] !== 0x21) {
+            const close = this.#cps.indexOf(0x3e, this.#i);
+            if (close < 0) throw new Unsupported("group name");
+            this.#i = close + 1; // a named group: its name does not change what matches
+          } else throw new Unsupported("lookaround");
+        }
+        const inner = this.#alternation();
+        if (this.#cps[this.#i++] !== 0x29) throw new Unsupported("unclosed (");
+        return inner;
+      }
+      case 0x5b:
+        return this.#class();
+      case 0x5c:
+        return { k: "set", ranges: this.#escape(false), neg: false };
+      case 0x2a:
+      case 0x2b:
+      case 0x3f:
+      case 0x7b:
+      case 0x7d:
+      case 0x5d:
+      case undefined:
+        throw new Unsupported("unexpected character");
+      default:
+        return { k: "set", ranges: [[c, c]], neg: false };
+    }
+  }
+
+  /** The code points an escape (after its backslash) stands for; `inClass` reads `\b` as backspace. */
+  #escape(inClass: boolean): [number, number][] {
+    const c = this.#cps[this.#i++];
+    switch (c) {
+      case 0x64: // d
+        return DIGIT;
+      case 0x44:
+        return complement(DIGIT);
+      case 0x77: // w
+        return WORD;
+      case 0x57:
+        return complement(WORD);
+      case 0x73: // s
+        return SPACE;
+      case 0x53:
+        return complement(SPACE);
+      case 0x6e:
+        return [[10, 10]];
+      case 0x72:
+        return [[13, 13]];
+      case 0x74:
+        return [[9, 9]];
+      case 0x76:
+        return [[11, 11]];
+      case 0x66:
+        return [[12, 12]];
+      case 0x30:
+        if (this.#peek() !== undefined && this.#peek()! >= 0x30 && this.#peek()! <= 0x39) {
+          throw new Unsupported("octal");
+        }
+        return [[0, 0]];
+      case 0x62: // b
+        if (inClass) return [[8, 8]];
+        throw new Unsupported("word boundary");
+      case 0x78: { // xHH
+        const hex = String.fromCodePoint(...this.#cps.slice(this.#i, this.#i + 2));
+        if (!/^[0-9a-fA-F]{2}$/.test(hex)) throw new Unsupported("\\x");
+        this.#i += 2;
+        const n = parseInt(hex, 16);
+        return [[n, n]];
+      }
+      case 0x75: { // uHHHH or u{H…}
+        const rest = String.fromCodePoint(...this.#cps.slice(this.#i, this.#i + 10));
+        const m = /^(?:([0-9a-fA-F]{4})|\{([0-9a-fA-F]{1,6})\})/.exec(rest);
+        if (m === null) throw new Unsupported("\\u");
+        this.#i += m[0].length;
+        let n = parseInt(m[1] ?? m[2], 16);
+        // a surrogate pair written as two escapes is one code point
+        if (m[1] !== undefined && n >= 0xd800 && n <= 0xdbff) {
+          const low = /^\\u(d[c-f][0-9a-f]{2})/i.exec(
+            String.fromCodePoint(...this.#cps.slice(this.#i, this.#i + 6)),
+          );
+          if (low !== null) {
+            n = 0x10000 + ((n - 0xd800) << 10) + (parseInt(low[1], 16) - 0xdc00);
+            this.#i += 6;
+          }
+        }
+        return [[n, n]];
+      }
+      case undefined:
+        throw new Unsupported("trailing \\");
+      default:
+        // letters and digits escape into features this matcher lacks (\p, \k, \1, \c); the rest is literal
+        if ((c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a)) {
+          throw new Unsupported("escape");
+        }
+        return [[c, c]];
+    }
+  }
+
+  /** A class, from after its `[`. */
+  #class(): CharSet {
+    const neg = this.#peek() === 0x5e;
+    if (neg) this.#i++;
+    const ranges: [number, number][] = [];
+    while (true) {
+      const c = this.#cps[this.#i++];
+      if (c === undefined) throw new Unsupported("unclosed [");
+      if (c === 0x5d) break;
+      let lo: [number, number][];
+      if (c === 0x5c) lo = this.#escape(true);
+      else if (c === 0x5b) throw new Unsupported("nested class");
+      else lo = [[c, c]];
+      if (this.#peek() === 0x2d && this.#cps[this.#i + 1] !== 0x5d && this.#cps[this.#i + 1] !== undefined) {
+        this.#i++;
+        const d = this.#cps[this.#i++];
+        const hi = d === 0x5c ? this.#escape(true) : [[d, d] as [number, number]];
+        if (lo.length !== 1 || hi.length !== 1 || lo[0][0] !== lo[0][1] || hi[0][0] !== hi[0][1]) {
+          throw new Unsupported("class range of a class");
+        }
+        ranges.push([lo[0][0], hi[0][0]]);
+      } else ranges.push(...lo);
+    }
+    return { k: "set", ranges, neg };
+  }
+}
+
+/** True when `node` repeats something that itself repeats or has alternatives: backtracking can explode. */
+function risky(node: Node, inRepeat = false): boolean {
+  switch (node.k) {
+    case "rep":
+      if (inRepeat && node.max > 1) return true;
+      return risky(node.node, inRepeat || node.max > 1);
+    case "cat":
+      return node.items.some((n) => risky(n, inRepeat));
+    case "alt":
+      return inRepeat || node.alts.some((n) => risky(n, inRepeat));
+    default:
+      return false;
+  }
+}
+
+/** One instruction of the matcher's program. */
+type Op =
+  | { op: "set"; set: CharSet }
+  | { op: "split"; x: number; y: number }
+  | { op: "jmp"; x: number }
+  | { op: "bol" }
+  | { op: "eol" }
+  | { op: "match" };
+
+/** Appends the instructions for `node` to `prog`. */
+function emit(node: Node, prog: Op[]): void {
+  if (prog.length > MAX_PROGRAM) throw new Unsupported("too large");
+  switch (node.k) {
+    case "set":
+      prog.push({ op: "set", set: node });
+      return;
+    case "bol":
+    case "eol":
+      prog.push({ op: node.k });
+      return;
+    case "cat":
+      for (const n of node.items) emit(n, prog);
+      return;
+    case "alt": {
+      const jumps: { op: "jmp"; x: number }[] = [];
+      for (let i = 0; i < node.alts.length; i++) {
+        if (i < node.alts.length - 1) {
+          const split: Op = { op: "split", x: prog.length + 1, y: 0 };
+          prog.push(split);
+          emit(node.alts[i], prog);
+          const jmp = { op: "jmp" as const, x: 0 };
+          prog.push(jmp);
+          jumps.push(jmp);
+          split.y = prog.length;
+        } else emit(node.alts[i], prog);
+      }
+      for (const j of jumps) j.x = prog.length;
+      return;
+    }
+    case "rep": {
+      for (let i = 0; i < node.min; i++) emit(node.node, prog);
+      if (node.max === Infinity) {
+        const split: Op = { op: "split", x: prog.length + 1, y: 0 };
+        const start = prog.length;
+        prog.push(split);
+        emit(node.node, prog);
+        prog.push({ op: "jmp", x: start });
+        split.y = prog.length;
+        return;
+      }
+      const splits: { op: "split"; x: number; y: number }[] = [];
+      for (let i = node.min; i < node.max; i++) {
+        const split = { op: "split" as const, x: prog.length + 1, y: 0 };
+        prog.push(split);
+        splits.push(split);
+        emit(node.node, prog);
+      }
+      for (const s of splits) s.y = prog.length;
+      return;
+    }
+  }
+}
+
+/** True when code point `c` is in `set`. */
+function inSet(set: CharSet, c: number): boolean {
+  let hit = false;
+  for (const [lo, hi] of set.ranges) {
+    if (c >= lo && c <= hi) {
+      hit = true;
+      break;
+    }
+  }
+  return hit !== set.neg;
+}
+
+/** Whether `prog` matches somewhere in `s` (read by code point), in O(length × program) steps. */
+function run(prog: Op[], s: string): boolean {
+  const cps = Array.from(s, (c) => c.codePointAt(0)!);
+  const n = cps.length;
+  const mark = new Int32Array(prog.length).fill(-1);
+  let current: number[] = [];
+  let next: number[] = [];
+  const stack: number[] = [];
+  // adds the thread at `pc` and those its jumps reach at position `i`; true when one reaches a match
+  const add = (list: number[], pc0: number, i: number): boolean => {
+    stack.push(pc0);
+    while (stack.length > 0) {
+      const pc = stack.pop()!;
+      if (mark[pc] === i) continue;
+      mark[pc] = i;
+      const op = prog[pc];
+      switch (op.op) {
+        case "match":
+          stack.length = 0;
+          return true;
+        case "jmp":
+          stack.push(op.x);
+          break;
+        case "split":
+          stack.push(op.y, op.x);
+          break;
+        case "bol":
+          if (i === 0) stack.push(pc + 1);
+          break;
+        case "eol":
+          if (i === n) stack.push(pc + 1);
+          break;
+        default:
+          list.push(pc);
+      }
+    }
+    return false;
+  };
+  for (let i = 0; i <= n; i++) {
+    // a match may start anywhere, as RegExp#test searches
+    if (add(current, 0, i)) return true;
+    if (i === n) break;
+    const c = cps[i];
+    next.length = 0;
+    for (const pc of current) {
+      const op = prog[pc] as { op: "set"; set: CharSet };
+      if (inSet(op.set, c) && add(next, pc + 1, i + 1)) return true;
+    }
+    [current, next] = [next, current];
+  }
+  return false;
+}
+
+/** A `RegExp` whose `test` runs the linear-time matcher (what the schema checks call). */
+class LinearRegExp extends RegExp {
+  readonly #prog: Op[];
+
+  /** `source` with the `u` flag, matched by `prog`. */
+  constructor(source: string, prog: Op[]) {
+    super(source, "u");
+    this.#prog = prog;
+  }
+
+  /** Whether the pattern matches somewhere in `s`, in time linear in its length. */
+  override test(s: string): boolean {
+    return run(this.#prog, String(s));
+  }
+}
+
+/** A repeat applied to a group (`)*`, `)+`, `){`): the shape every exponential pattern has. */
+const GROUP_REPEAT = /\)[*+{]/;
+
+/**
+ * The regular expression to test `source` with: `native` itself when backtracking cannot explode on it,
+ * else one that matches in linear time. Throws a message (for the caller's `SchemaError`) when the pattern
+ * is risky but uses syntax the linear matcher lacks.
+ */
+export function boundedRegExp(source: string, native: RegExp): RegExp {
+  if (!GROUP_REPEAT.test(source)) return native; // no repeated group, so no repeat of a repeat
+  let tree: Node;
+  try {
+    if (native.flags !== "u") throw new Unsupported("legacy syntax");
+    tree = new Reader(source).pattern();
+  } catch (e) {
+    if (!(e instanceof Unsupported)) throw e;
+    throw new Error(
+      `it repeats a group, which a backtracking engine can take exponential time on, and uses syntax ` +
+        `(${e.message}) the linear-time matcher lacks; rewrite it without that syntax or without the nested repeat`,
+    );
+  }
+  if (!risky(tree)) return native;
+  const prog = program(tree);
+  if (prog === null) {
+    throw new Error("it repeats a group and is too large for the linear-time matcher; simplify it");
+  }
+  return new LinearRegExp(source, prog);
+}
+
+/** The matcher's program for `tree`, or null when it would be too large. */
+function program(tree: Node): Op[] | null {
+  const prog: Op[] = [];
+  try {
+    emit(tree, prog);
+  } catch {
+    return null;
+  }
+  prog.push({ op: "match" });
+  return prog;
+}
+
+/**
+ * `source` (with the `u` flag) on the linear-time matcher whatever its shape, or null where the matcher
+ * lacks its syntax or it is too large: for comparing the matcher with the native engine.
+ */
+export function linearRegExp(source: string): RegExp | null {
+  try {
+    const prog = program(new Reader(source).pattern());
+    return prog === null ? null : new LinearRegExp(source, prog);
+  } catch (e) {
+    if (e instanceof Unsupported) return null;
+    throw e;
+  }
+}
