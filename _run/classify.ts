@@ -48,6 +48,11 @@ export interface ProcessOutcome {
   killedBy?: KilledBy | null;
   /** For `killedBy: "abort"`: the abort reason, as text. */
   abortReason?: string;
+  /**
+   * For `killedBy: "overflow"`: the exit status arrived before the guard ended the tree, so it is the tool's
+   * own doing (a failure the cut output must not hide). Absent: only a SIGTERM or SIGKILL is the guard's.
+   */
+  exitedFirst?: boolean;
   /** Wall-clock milliseconds from spawn to settle. */
   durationMs?: number;
 }
@@ -383,7 +388,8 @@ export function classify(outcome: ProcessOutcome, options?: ClassifyOptions): To
   if (outcome.killedBy === "overflow" && !truncate) {
     return failure("protocol", `stdout exceeded ${cap} bytes; the guard ended the process tree`, common);
   }
-  if (!truncate) {
+  // A cut output excuses only the guard's own kill, never a status the tool ended with by itself.
+  if (!(truncate && endedByGuard(outcome))) {
     if (outcome.signal !== null) {
       const why = outputSummary(common.stderr, outcome.stdout, encoding);
       return failure("exit", `killed by signal ${outcome.signal}${why}`, common);
@@ -422,6 +428,20 @@ export function classify(outcome: ProcessOutcome, options?: ClassifyOptions): To
   }
   return success(parsed.items, "", false, common);
 }
+
+/**
+ * Whether the guard's own overflow kill explains how the process ended: after the kill, a SIGTERM or SIGKILL
+ * (the signals the guard sends), a SIGPIPE (the guard closed the pipe it stopped reading), or no status at all
+ * (the guard stopped waiting for it). Any other status, or one that came first, is the tool's.
+ */
+function endedByGuard(outcome: ProcessOutcome): boolean {
+  if (outcome.exitedFirst === true) return false;
+  const { signal } = outcome;
+  return signal === null ? outcome.exitCode === null : GUARD_SIGNALS.has(signal);
+}
+
+/** The signals by which a tree the guard ended at the output cap dies. */
+const GUARD_SIGNALS: ReadonlySet<string> = new Set(["SIGTERM", "SIGKILL", "SIGPIPE"]);
 
 /** A `TypeError` unless `outcome` is an object whose stdout (and stderr, when given) is bytes or text. */
 function checkOutcome(outcome: ProcessOutcome): void {

@@ -140,6 +140,7 @@ async function execute(command: string, args: readonly ToolArg[], options: RunOp
     stderr: run.stderr,
     killedBy: run.killedBy,
     abortReason: run.abortReason,
+    exitedFirst: run.exitedFirst,
     durationMs: elapsed(),
   }, options);
   // How the tree was found matters only when the guard ended it and may have missed part of it.
@@ -175,6 +176,8 @@ interface RunOutcome {
   killedBy: KilledBy | null;
   /** The abort signal's reason, when `killedBy` is `"abort"`. */
   abortReason: string;
+  /** Whether the exit status had arrived before the guard ended the tree for overflow. */
+  exitedFirst: boolean;
 }
 
 /**
@@ -192,6 +195,8 @@ class ToolRun {
   #killedBy: KilledBy | null = null;
   #abortReason = "";
   #exit: ChildExit | null = null;
+  /** Set when stdout overflowed after the exit status arrived: the status is the tool's own. */
+  #exitedFirst = false;
   /**
    * While draining, when bytes last arrived on either pipe (the drain waits for a quiet spell, not for
    * end-of-file). Before the drain it is not needed, so the reads do not ask for the time.
@@ -250,6 +255,7 @@ class ToolRun {
       stderr: this.#stderr.bytes(),
       killedBy: this.#killedBy,
       abortReason: this.#abortReason,
+      exitedFirst: this.#exitedFirst,
     };
   }
 
@@ -264,7 +270,10 @@ class ToolRun {
         if (this.#keepOnOverflow) this.#stdout.push(chunk.subarray(0, this.#cap - this.#stdoutBytes));
         else this.#stdout.length = 0;
         this.#stdoutBytes = this.#cap;
-        if (this.#killedBy === null) this.#killedBy = "overflow";
+        if (this.#killedBy === null) {
+          this.#killedBy = "overflow";
+          this.#exitedFirst = this.#exit !== null;
+        }
         this.#endTree();
         source.cancel();
         return;
