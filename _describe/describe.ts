@@ -215,7 +215,7 @@ export function describe(result: ToolResult, options?: DescribeOptions): string 
   }
   if (v.kind === "empty") {
     return 'Tool ran and returned zero items. That is a real answer: say "no results", not "the tool is broken".' +
-      (v.truncated ? " The output was cut at the size limit, so there may be more than this." : "");
+      (v.truncated ? " The output was cut short, so there may be more than this." : "");
   }
   const n = v.items.length;
   const parts: string[] = [];
@@ -237,7 +237,7 @@ export function describe(result: ToolResult, options?: DescribeOptions): string 
           `only the first ${parts.length} are shown.`,
     );
   }
-  if (v.truncated) notes.push("The output was cut at the size limit, so there may be more than this.");
+  if (v.truncated) notes.push("The output was cut short, so there may be more than this.");
   if (v.warnings !== null) {
     notes.push(
       `Warning: the output contains text that looks like instructions (${v.warnings.join(", ")}). ` +

@@ -50,9 +50,16 @@ export interface ProcessOutcome {
   abortReason?: string;
   /**
    * For `killedBy: "overflow"`: the exit status arrived before the guard ended the tree, so it is the tool's
-   * own doing (a failure the cut output must not hide). Absent: only a SIGTERM or SIGKILL is the guard's.
+   * own doing (a failure the cut output must not hide). Absent: only a SIGTERM, SIGKILL or SIGPIPE after
+   * the kill is the guard's.
    */
   exitedFirst?: boolean;
+  /**
+   * The tool exited, but a process it left running still held stdout open when the guard stopped reading
+   * (after a short drain): what was read may be incomplete, and for `lines` and `jsonl` a last line without
+   * its newline is dropped.
+   */
+  stdoutHeld?: boolean;
   /** Wall-clock milliseconds from spawn to settle. */
   durationMs?: number;
 }
@@ -118,6 +125,11 @@ function lastLines(text: string): string {
   const lines = text.split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== "");
   return lines.slice(-3).join(" | ");
 }
+
+/** The detail of a result whose stdout a leftover process still held open when the guard stopped reading. */
+const HELD_DETAIL =
+  "a process the tool left running still held stdout open when the guard stopped reading, " +
+  "so the output may be incomplete";
 
 /** Bytes of stdout read for a failure's detail: enough for the last lines, never the whole output. */
 const STDOUT_TAIL_BYTES = 2048;
@@ -406,6 +418,7 @@ export function classify(outcome: ProcessOutcome, options?: ClassifyOptions): To
       );
     }
   }
+  const held = outcome.stdoutHeld === true && !truncate;
   let text: string;
   try {
     if (truncate) {
@@ -413,12 +426,25 @@ export function classify(outcome: ProcessOutcome, options?: ClassifyOptions): To
       if (protocol === "lines") text = text.slice(0, text.lastIndexOf("\n") + 1); // and at a line boundary
     } else {
       text = decode(outcome.stdout, encoding);
+      // A line the leftover process had not finished is not an item.
+      if (held && (protocol === "lines" || protocol === "jsonl")) {
+        text = text.slice(0, text.lastIndexOf("\n") + 1);
+      }
     }
   } catch (error) {
     return failure("spawn", `invalid encoding ${JSON.stringify(encoding)}: ${String(error)}`, common);
   }
   const parsed = parseStdout(text, protocol);
-  if (!parsed.ok) return failure(parsed.kind, parsed.detail, common);
+  if (!parsed.ok) {
+    return failure(parsed.kind, held ? `${parsed.detail}; ${HELD_DETAIL}` : parsed.detail, common);
+  }
+  if (held) {
+    if (parsed.items.length === 0 && toBytes(outcome.stdout).length > 0) {
+      // Output with nothing whole in it must not read as "found nothing".
+      return failure("protocol", `no whole item had ended; ${HELD_DETAIL}`, common);
+    }
+    return success(parsed.items, HELD_DETAIL, true, common);
+  }
   if (truncate) {
     if (parsed.items.length === 0) {
       // A cut output with nothing whole in it must not read as "found nothing".

@@ -35,6 +35,11 @@ export const KILL_GRACE_MS = 200;
  * descendant still holds open (the wait restarts whenever bytes arrive).
  */
 export const DRAIN_IDLE_MS = 150;
+/**
+ * The longest drain, however busy the descendant holding the pipes: the guard then stops reading and ends
+ * it, and the result says the output may be incomplete. `timeoutMs` still bounds the drain when it is shorter.
+ */
+export const DRAIN_MAX_MS = 1000;
 /** After SIGKILL, how long the guard waits for the exit status before it settles anyway. */
 const SETTLE_SLACK_MS = 60;
 
@@ -141,6 +146,7 @@ async function execute(command: string, args: readonly ToolArg[], options: RunOp
     killedBy: run.killedBy,
     abortReason: run.abortReason,
     exitedFirst: run.exitedFirst,
+    stdoutHeld: run.stdoutHeld,
     durationMs: elapsed(),
   }, options);
   // How the tree was found matters only when the guard ended it and may have missed part of it.
@@ -178,6 +184,8 @@ interface RunOutcome {
   abortReason: string;
   /** Whether the exit status had arrived before the guard ended the tree for overflow. */
   exitedFirst: boolean;
+  /** Whether a process the tool left running still held stdout open when the guard stopped reading it. */
+  stdoutHeld: boolean;
 }
 
 /**
@@ -207,6 +215,8 @@ class ToolRun {
   #cancelTimeout: () => void = () => {};
   /** Set once both pipes are at end-of-file. */
   #pipesClosed = false;
+  /** Set once stdout is at end-of-file (or the guard stopped reading it at the cap). */
+  #stdoutDone = false;
   #killScheduled = false;
   #settled = false;
   #stopWaiting: () => void = () => {};
@@ -248,6 +258,7 @@ class ToolRun {
     }
     this.#release(pipesClosed);
     const overflowed = this.#killedBy === "overflow" && !this.#keepOnOverflow;
+    const stdoutHeld = this.#exit !== null && this.#killedBy === null && !this.#stdoutDone;
     return {
       exit: this.#exit,
       stdout: overflowed ? new Uint8Array(0) : join(this.#stdout, this.#stdoutBytes),
@@ -256,6 +267,7 @@ class ToolRun {
       killedBy: this.#killedBy,
       abortReason: this.#abortReason,
       exitedFirst: this.#exitedFirst,
+      stdoutHeld,
     };
   }
 
@@ -264,7 +276,10 @@ class ToolRun {
     const source = this.#child.stdout;
     for (;;) {
       const chunk = await source.read();
-      if (chunk === null) return;
+      if (chunk === null) {
+        this.#stdoutDone = true;
+        return;
+      }
       if (this.#draining) this.#lastData = performance.now();
       if (this.#stdoutBytes + chunk.length > this.#cap) {
         if (this.#keepOnOverflow) this.#stdout.push(chunk.subarray(0, this.#cap - this.#stdoutBytes));
@@ -274,6 +289,7 @@ class ToolRun {
           this.#killedBy = "overflow";
           this.#exitedFirst = this.#exit !== null;
         }
+        this.#stdoutDone = true;
         this.#endTree();
         source.cancel();
         return;
@@ -302,14 +318,20 @@ class ToolRun {
   }
 
   readonly #onAbort = (): void => {
-    this.#abortReason = this.#options.signal ? abortReasonText(this.#options.signal) : "";
+    // End first: nothing about the reason may keep the tree alive.
     this.#endBecause("abort");
+    this.#abortReason = this.#options.signal ? abortReasonText(this.#options.signal) : "";
   };
 
-  #endBecause(why: KilledBy): void {
-    if (this.#killedBy !== null || this.#exit !== null) return;
+  /**
+   * End the tree because of a timeout or an abort. Once the tool has exited, a timeout only cuts the drain
+   * short (the timer does that); an abort still ends what the tool left running and settles at once.
+   */
+  #endBecause(why: "timeout" | "abort"): void {
+    if (this.#killedBy !== null || this.#settled || (this.#exit !== null && why !== "abort")) return;
     this.#killedBy = why;
     this.#endTree();
+    if (this.#exit !== null) this.#stopWaiting();
   }
 
   /**
@@ -335,9 +357,12 @@ class ToolRun {
   async #drain(pipes: Promise<"closed">): Promise<boolean> {
     this.#draining = true;
     this.#lastData = performance.now();
+    const until = this.#lastData + DRAIN_MAX_MS;
     let confirmed = false;
     for (;;) {
-      let wait = DRAIN_IDLE_MS - (performance.now() - this.#lastData);
+      const left = until - performance.now();
+      if (left <= 0) return false;
+      let wait = Math.min(left, DRAIN_IDLE_MS - (performance.now() - this.#lastData));
       if (wait <= 0) {
         // Idle long enough. On a starved machine the timer and pending reads can become ready together,
         // so give pending reads one more short turn before cutting the pipes.

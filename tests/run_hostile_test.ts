@@ -3,7 +3,11 @@
 // see as the tool wrote it.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { runTool } from "../guard.ts";
+import { waitGone } from "./_guard_helpers.ts";
 import { isWindows } from "./_runtime.ts";
 
 const posixOnly = { timeout: 60_000, skip: isWindows ? "POSIX shell and signals" : false };
@@ -49,3 +53,95 @@ test("runTool truncate: a tool the guard ended at the cap is cut, not failed", p
   assert.equal(r.truncated, true);
   assert.equal(r.signal === "SIGTERM" || r.signal === "SIGKILL", true, String(r.signal));
 });
+
+/** A temp dir for pid files, removed by `cleanup`. */
+function tempDir(): { path: string; cleanup(): void } {
+  const path = mkdtempSync(join(tmpdir(), "toolguard-run-hostile-"));
+  return { path, cleanup: () => rmSync(path, { recursive: true, force: true }) };
+}
+
+/** The pid a script wrote to `file`, waiting up to 10 s for it. */
+async function pidIn(file: string): Promise<number> {
+  const end = Date.now() + 10_000;
+  while (Date.now() < end) {
+    const text = existsSync(file) ? readFileSync(file, "utf8").trim() : "";
+    if (/^\d+$/.test(text)) return Number(text);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`no pid in ${file}`);
+}
+
+test(
+  "runTool: an abort after the tool exited ends the leftover writer and settles at once",
+  posixOnly,
+  async () => {
+    const dir = tempDir();
+    try {
+      const pidFile = join(dir.path, "writer");
+      const script = `echo start; (while :; do echo tick; sleep 0.05; done) & echo $! > '${pidFile}'; exit 0`;
+      const controller = new AbortController();
+      const pending = runTool("/bin/sh", ["-c", script], {
+        protocol: "lines",
+        timeoutMs: 30_000,
+        signal: controller.signal,
+      });
+      const writer = await pidIn(pidFile);
+      await new Promise((r) => setTimeout(r, 300)); // the tool has exited; the writer keeps the drain going
+      const abortedAt = performance.now();
+      controller.abort("user pressed stop");
+      const r = await pending;
+      const settleMs = performance.now() - abortedAt;
+      assert.equal(r.kind, "timeout", r.detail);
+      assert.equal(r.items, null);
+      assert.match(r.detail, /aborted by the caller's AbortSignal \(user pressed stop\)/);
+      assert.ok(settleMs < 2000, `settled ${Math.round(settleMs)} ms after the abort`);
+      assert.deepEqual(await waitGone([writer]), [], "the leftover writer was ended");
+    } finally {
+      dir.cleanup();
+    }
+  },
+);
+
+test(
+  "runTool: output a leftover process was still writing when the guard stopped reading is marked as cut",
+  posixOnly,
+  async () => {
+    const dir = tempDir();
+    try {
+      // A writer that never goes quiet: the drain has its own bound, well before timeoutMs.
+      const pidFile = join(dir.path, "writer");
+      const busy = await runTool(
+        "/bin/sh",
+        ["-c", `echo first; (while :; do echo tick; sleep 0.05; done) & echo $! > '${pidFile}'; exit 0`],
+        { protocol: "lines", timeoutMs: 30_000 },
+      );
+      assert.equal(busy.kind, "results", busy.detail);
+      assert.equal(busy.truncated, true);
+      assert.match(busy.detail, /left running still held stdout/);
+      assert.ok(busy.durationMs < 10_000, `settled after ${busy.durationMs} ms, not at timeoutMs`);
+      assert.ok((busy.items as string[]).every((l) => l === "first" || l === "tick"));
+      assert.deepEqual(await waitGone([await pidIn(pidFile)]), []);
+      // A line half written when the writer went quiet is not an item.
+      const half = await runTool(
+        "/bin/sh",
+        ["-c", "echo first; (printf 'status: DELETED 0 rows, '; sleep 2; echo 'FAILED to commit') & exit 0"],
+        { protocol: "lines", timeoutMs: 30_000 },
+      );
+      assert.equal(half.kind, "results", half.detail);
+      assert.deepEqual(half.items, ["first"]);
+      assert.equal(half.truncated, true);
+      // Nothing whole at all: a failure, never "found nothing".
+      const none = await runTool("/bin/sh", ["-c", "(printf 'partial'; sleep 2; echo) & exit 0"], {
+        protocol: "lines",
+        timeoutMs: 30_000,
+      });
+      assert.equal(none.kind, "protocol", none.detail);
+      // A pipe the tool closed is read to the end: nothing is marked.
+      const whole = await runTool("/bin/sh", ["-c", "echo a; echo b"], { protocol: "lines" });
+      assert.equal(whole.truncated, false);
+      assert.equal(whole.detail, "");
+    } finally {
+      dir.cleanup();
+    }
+  },
+);
