@@ -26,6 +26,7 @@ import {
   STDERR_TAIL_BYTES,
   toBytes,
 } from "./classify.ts";
+import { checkSwitches, errorText, givenValue, isRecord } from "../_common/values.ts";
 import type { RunOptions, ScanFinding, ToolCallRecord, ToolResult } from "../types.ts";
 
 /** Milliseconds between SIGTERM and SIGKILL when the guard ends a process tree. */
@@ -47,7 +48,9 @@ const SETTLE_SLACK_MS = 60;
 // runTool
 // ---------------------------------------------------------------------------------------------------------
 
+/** What is wrong with the options, as a sentence saying what to give, or null when they are all usable. */
 function checkOptions(options: RunOptions): string | null {
+  if (!isRecord(options as unknown)) return `invalid options ${givenValue(options)}: give an object`;
   const { timeoutMs, maxOutputBytes, maxDetail, encoding, protocol, onOverflow } = options;
   if (
     timeoutMs !== undefined && !(typeof timeoutMs === "number" && timeoutMs > 0 && timeoutMs <= 2 ** 31 - 1)
@@ -83,7 +86,47 @@ function checkOptions(options: RunOptions): string | null {
   if (onOverflow !== undefined && onOverflow !== "fail" && onOverflow !== "truncate") {
     return `invalid option onOverflow ${JSON.stringify(onOverflow)}: use "fail" or "truncate"`;
   }
+  return checkOptionTypes(options);
+}
+
+/**
+ * The options the runtimes would otherwise each read their own way (or that would fail only after the tool
+ * started): each must have its documented type.
+ */
+function checkOptionTypes(options: RunOptions): string | null {
+  const { signal, stdin, env, cwd, exitCodes, onResult } = options;
+  if (signal !== undefined && !isAbortSignal(signal)) {
+    return `invalid option signal ${givenValue(signal)}: give an AbortSignal (AbortController's signal)`;
+  }
+  if (stdin !== undefined && typeof stdin !== "string" && !(stdin instanceof Uint8Array)) {
+    return `invalid option stdin ${givenValue(stdin)}: give a string or a Uint8Array, or leave it out`;
+  }
+  if (env !== undefined && !(isRecord(env) && Object.values(env).every((v) => typeof v === "string"))) {
+    return `invalid option env ${givenValue(env)}: give an object whose values are all strings`;
+  }
+  if (cwd !== undefined && typeof cwd !== "string") {
+    return `invalid option cwd ${givenValue(cwd)}: give a directory path as a string`;
+  }
+  try {
+    checkSwitches(options, ["clearEnv", "scanOutput"], "invalid option ");
+  } catch (error) {
+    return errorText(error);
+  }
+  if (exitCodes !== undefined && !isRecord(exitCodes)) {
+    return `invalid option exitCodes ${givenValue(exitCodes)}: give an object such as { 1: "empty" }`;
+  }
+  if (onResult !== undefined && typeof onResult !== "function") {
+    return `invalid option onResult ${givenValue(onResult)}: give a function`;
+  }
   return null;
+}
+
+/** An AbortSignal, or anything that works as one here (a signal from another realm or a polyfill). */
+function isAbortSignal(value: unknown): value is AbortSignal {
+  if (typeof AbortSignal === "function" && value instanceof AbortSignal) return true;
+  const v = value as Partial<AbortSignal> | null;
+  return typeof v === "object" && v !== null && typeof v.aborted === "boolean" &&
+    typeof v.addEventListener === "function" && typeof v.removeEventListener === "function";
 }
 
 function itemsText(items: unknown[]): string {

@@ -145,3 +145,58 @@ test(
     }
   },
 );
+
+test(
+  "runTool: options of the wrong type are refused before anything runs, the same on every runtime",
+  posixOnly,
+  async () => {
+    const dir = tempDir();
+    try {
+      const marker = join(dir.path, "ran");
+      const bad: [string, Record<string, unknown>][] = [
+        ["signal", { signal: { aborted: false } }],
+        ["signal", { signal: "stop" }],
+        ["stdin", { stdin: 7 }],
+        ["stdin", { stdin: [104, 105] }],
+        ["stdin", { stdin: null }],
+        ["env", { env: { A: 1 } }],
+        ["env", { env: { A: null } }],
+        ["env", { env: "A=1" }],
+        ["clearEnv", { clearEnv: "yes" }],
+        ["scanOutput", { scanOutput: 1 }],
+        ["exitCodes", { exitCodes: "x" }],
+        ["exitCodes", { exitCodes: [1] }],
+        ["onResult", { onResult: 5 }],
+        ["cwd", { cwd: 42 }],
+      ];
+      for (const [name, options] of bad) {
+        const r = await runTool("/bin/sh", ["-c", `touch '${marker}'; echo hi`], {
+          protocol: "lines",
+          timeoutMs: 20_000,
+          ...options,
+        } as never);
+        assert.equal(r.kind, "spawn", `${JSON.stringify(options)}: ${r.kind} ${r.detail}`);
+        assert.equal(r.items, null);
+        assert.match(r.detail, new RegExp(`option ${name}\\b`), r.detail);
+        assert.equal(existsSync(marker), false, `${JSON.stringify(options)}: the tool ran`);
+      }
+      const notAnObject = await runTool("/bin/sh", ["-c", `touch '${marker}'`], "lines" as never);
+      assert.equal(notAnObject.kind, "spawn", notAnObject.detail);
+      assert.equal(existsSync(marker), false, "options given as text: the tool ran");
+      // The right types still run.
+      const good = await runTool("/bin/sh", ["-c", 'cat; echo " $A"'], {
+        protocol: "lines",
+        stdin: new Uint8Array([104, 105]),
+        env: { A: "1" },
+        clearEnv: false,
+        scanOutput: false,
+        exitCodes: { 1: "empty" },
+        signal: new AbortController().signal,
+        onResult: () => {},
+      });
+      assert.deepEqual(good.items, ["hi 1"]);
+    } finally {
+      dir.cleanup();
+    }
+  },
+);
