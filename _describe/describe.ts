@@ -70,6 +70,20 @@ function injectedCategories(detail: string): string[] {
   }
 }
 
+/** Characters of a failure's detail and of its stderr tail that are scanned (the guard keeps 8 KiB of stderr). */
+const SCANNED_CHARS = 8192;
+
+/**
+ * The tool's words behind a failure with their line breaks, for the scanner: the detail as the guard wrote it
+ * (with the quoted lines it joined by " | " apart again) and the stderr tail. Line-anchored injection such as
+ * a fake "Human:" turn is only found at the start of a line.
+ */
+function toolWords(r: Record<string, unknown>): string {
+  const detail = typeof r.detail === "string" ? r.detail.slice(0, SCANNED_CHARS).replaceAll(" | ", "\n") : "";
+  const stderr = typeof r.stderr === "string" ? r.stderr.slice(-SCANNED_CHARS) : "";
+  return stderr === "" ? detail : `${detail}\n${stderr}`;
+}
+
 /** Checks that `ok`, `kind` and `items` agree; anything else is a failure, with the reason as detail. */
 function verify(result: ToolResult): Verified {
   const r = (typeof result === "object" && result !== null ? result : {}) as Record<string, unknown>;
@@ -106,7 +120,7 @@ function verify(result: ToolResult): Verified {
       label: kind,
       exit,
       detail: detail === "" ? "no detail was given" : detail,
-      quoted: detail, // the tool's words: scanned only when a sentence is made, not for isFailure
+      quoted: detail === "" ? "" : toolWords(r), // scanned only when a sentence is made, not for isFailure
     };
   }
   // The fields contradict each other: say so, and never present anything as an answer.

@@ -129,17 +129,6 @@ function isAbortSignal(value: unknown): value is AbortSignal {
     typeof v.addEventListener === "function" && typeof v.removeEventListener === "function";
 }
 
-function itemsText(items: unknown[]): string {
-  return items.map((item) => {
-    if (typeof item === "string") return item;
-    try {
-      return JSON.stringify(item) ?? String(item);
-    } catch {
-      return String(item);
-    }
-  }).join("\n");
-}
-
 function abortReasonText(signal: AbortSignal): string {
   const reason = signal.reason as unknown;
   if (reason instanceof Error) {
@@ -495,8 +484,13 @@ export async function runTool(
   if (options?.scanOutput && result.ok) {
     try {
       // Loaded here, so importing the guard does not load the scanner for callers who never scan.
-      const { scan } = await import("../_scan/scan.ts");
-      const warnings: ScanFinding[] = scan(itemsText(result.items), { context: "tool_output" }).findings;
+      const [{ scan }, { stringValues }] = await Promise.all([
+        import("../_scan/scan.ts"),
+        import("../_validate/validator.ts"),
+      ]);
+      // Every string as the tool wrote it, line breaks and all (JSON text would turn them into `\n`).
+      const text = stringValues(result.items).map((s) => s.value).join("\n");
+      const warnings: ScanFinding[] = scan(text, { context: "tool_output" }).findings;
       result.warnings = warnings;
     } catch {
       // The scanner never throws on text; if it ever did, the result stands without warnings.
