@@ -129,12 +129,17 @@ function isAbortSignal(value: unknown): value is AbortSignal {
     typeof v.addEventListener === "function" && typeof v.removeEventListener === "function";
 }
 
+/** The abort signal's reason as text for the detail; never throws (a reason may refuse to become text). */
 function abortReasonText(signal: AbortSignal): string {
-  const reason = signal.reason as unknown;
-  if (reason instanceof Error) {
-    return reason.name === "AbortError" ? reason.message : `${reason.name}: ${reason.message}`;
+  try {
+    const reason = signal.reason as unknown;
+    if (reason instanceof Error) {
+      return reason.name === "AbortError" ? reason.message : `${reason.name}: ${reason.message}`;
+    }
+    return reason === undefined ? "" : String(reason);
+  } catch {
+    return "a reason that cannot be shown as text";
   }
-  return reason === undefined ? "" : String(reason);
 }
 
 /** Start the tool and classify how its run ended. Throws only on a bug in the guard (runTool catches it). */

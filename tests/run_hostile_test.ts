@@ -215,3 +215,24 @@ test("runTool scanOutput: role turns inside an object item are scanned as writte
     );
   }
 });
+
+test(
+  "runTool: an abort reason that cannot become text still ends the run, as an abort",
+  posixOnly,
+  async () => {
+    const controller = new AbortController();
+    const pending = runTool("/bin/sh", ["-c", "sleep 30"], { timeoutMs: 20_000, signal: controller.signal });
+    await new Promise((r) => setTimeout(r, 200));
+    const abortedAt = performance.now();
+    controller.abort(Object.create(null));
+    const r = await pending;
+    assert.equal(r.kind, "timeout", r.detail);
+    assert.match(r.detail, /^aborted by the caller's AbortSignal/);
+    assert.ok(performance.now() - abortedAt < 3000, "settled soon after the abort, not at timeoutMs");
+    const before = new AbortController();
+    before.abort(Object.create(null));
+    const early = await runTool("/bin/sh", ["-c", "echo ran"], { signal: before.signal });
+    assert.equal(early.kind, "timeout", early.detail);
+    assert.match(early.detail, /before the tool started/);
+  },
+);
