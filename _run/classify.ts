@@ -218,7 +218,12 @@ export function describeJsonType(value: unknown): string {
   return value === null ? "null" : Array.isArray(value) ? "an array" : `a ${typeof value}`;
 }
 
-function refusalDetail(error: unknown): string {
+/**
+ * The detail of a refused envelope: `CODE: message` from its `error`, else what its `ok` was (missing, or a
+ * value other than true), so the model is not told the tool said false when it did not.
+ */
+function refusalDetail(envelope: { ok?: unknown; error?: unknown }): string {
+  const error = envelope.error;
   if (typeof error === "string" && error.trim() !== "") return error;
   if (typeof error === "object" && error !== null) {
     const { code, message } = error as { code?: unknown; message?: unknown };
@@ -226,7 +231,15 @@ function refusalDetail(error: unknown): string {
     const messageText = typeof message === "string" ? message : JSON.stringify(error);
     return `${codeText}: ${messageText}`;
   }
-  return "REFUSED: the tool answered ok: false without an error message";
+  if (envelope.ok === false) return "REFUSED: the tool answered ok: false without an error message";
+  if (!("ok" in envelope)) return "REFUSED: the envelope has no ok field, so it is not an answer";
+  const ok = envelope.ok;
+  const shown = typeof ok === "string"
+    ? `the string ${JSON.stringify(clip(ok, 40))}`
+    : typeof ok === "object" && ok !== null
+    ? describeJsonType(ok)
+    : String(ok);
+  return `REFUSED: the envelope's ok is ${shown}, not true`;
 }
 
 /** One JSON document on stdout (`json`, `envelope`): empty or unparseable stdout is `protocol`. */
@@ -310,7 +323,7 @@ function parseStdout(text: string, protocol: Protocol): Parsed {
         };
       }
       const envelope = value as { ok?: unknown; items?: unknown; error?: unknown };
-      if (envelope.ok !== true) return { ok: false, kind: "refused", detail: refusalDetail(envelope.error) };
+      if (envelope.ok !== true) return { ok: false, kind: "refused", detail: refusalDetail(envelope) };
       if (!Array.isArray(envelope.items)) {
         return {
           ok: false,

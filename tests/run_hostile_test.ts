@@ -236,3 +236,20 @@ test(
     assert.match(early.detail, /before the tool started/);
   },
 );
+
+test("runTool: a refused envelope's detail says what its ok was", posixOnly, async () => {
+  const cases: [string, RegExp][] = [
+    ['{"items":["a.ts"]}', /has no ok field/],
+    ["{}", /has no ok field/],
+    ['{"ok":"true","items":[]}', /ok is the string "true", not true/],
+    ['{"ok":1,"items":[]}', /ok is 1, not true/],
+    ['{"ok":null}', /ok is null, not true/],
+    ['{"ok":false}', /ok: false without an error message/],
+    ['{"ok":false,"error":{"code":"E_DENIED","message":"no access"}}', /^E_DENIED: no access$/],
+  ];
+  for (const [stdout, detail] of cases) {
+    const r = await runTool("/bin/sh", ["-c", 'printf "%s\\n" "$1"', "sh", stdout]);
+    assert.equal(r.kind, "refused", `${stdout}: ${r.detail}`);
+    assert.match(r.detail, detail, stdout);
+  }
+});
