@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { depthOver } from "../_common/json.ts";
 import { unescapePointer } from "../_common/pointer.ts";
 import { isRecord, objectArg, optionsArg } from "../_common/values.ts";
 import { clip } from "../_run/classify.ts";
@@ -150,16 +151,63 @@ function verify(result: ToolResult): Verified {
   };
 }
 
-/** JSON text of one item; never throws (cycles, BigInt and functions degrade to a string). */
-function itemJson(item: unknown): string {
-  try {
-    const text = JSON.stringify(item);
-    if (typeof text === "string") return text;
-  } catch {
-    // fall through: describe never throws on tool output
+/**
+ * Deepest nesting of an item that is quoted. A deeper item is named instead, so the sentence does not depend
+ * on how deep the engine's stack lets JSON.stringify go (V8 and JavaScriptCore differ).
+ */
+const MAX_ITEM_DEPTH = 64;
+
+/** What {@linkcode itemJson} had to show in a way plain JSON would not. */
+interface Oddities {
+  /** A value JSON cannot hold (Infinity, NaN, undefined, a BigInt, a function) was shown as bracketed text. */
+  bracketed: boolean;
+  /** A whole number beyond 2^53 was shown: reading it may have changed its last digits. */
+  rounded: boolean;
+}
+
+/**
+ * JSON text of one item; never throws. Values JSON cannot hold are shown as bracketed text (`"[Infinity]"`,
+ * `"[undefined]"`) rather than as the `null` JSON would print or dropped, and noted in `odd`; an item nested
+ * deeper than {@linkcode MAX_ITEM_DEPTH} levels, or a cycle, is named rather than quoted. An item whose plain
+ * JSON is already longer than `room` will not be shown, so that JSON is returned as it is (the careful
+ * rendering, never shorter, costs about three times as much on a large item).
+ */
+function itemJson(
+  item: unknown,
+  odd: Oddities = { bracketed: false, rounded: false },
+  room = Infinity,
+): string {
+  if (depthOver(item, MAX_ITEM_DEPTH) >= 0) return `"[an item nested deeper than ${MAX_ITEM_DEPTH} levels]"`;
+  if (room !== Infinity) {
+    try {
+      const plain = JSON.stringify(item);
+      if (typeof plain === "string" && plain.length > room) return plain;
+    } catch {
+      // a BigInt or a cycle: the careful rendering below copes
+    }
   }
+  const shown = (value: unknown): unknown => {
+    switch (typeof value) {
+      case "number":
+        if (!Number.isFinite(value)) break;
+        if (Number.isInteger(value) && !Number.isSafeInteger(value)) odd.rounded = true;
+        return value;
+      case "bigint":
+        odd.bracketed = true;
+        return `[${value}n]`;
+      case "undefined":
+      case "function":
+      case "symbol":
+        odd.bracketed = true;
+        return `[${typeof value}]`;
+      default:
+        return value;
+    }
+    odd.bracketed = true;
+    return `[${value}]`; // Infinity, -Infinity, NaN
+  };
   try {
-    return JSON.stringify(String(item));
+    return JSON.stringify(item, (_key, value) => shown(value)) ?? '"[unprintable item]"';
   } catch {
     return '"[unprintable item]"';
   }
@@ -247,13 +295,16 @@ export function describe(result: ToolResult, options?: DescribeOptions): string 
   }
   const n = v.items.length;
   const parts: string[] = [];
+  const odd: Oddities = { bracketed: false, rounded: false };
   let used = 2; // the brackets
   for (const item of v.items) {
-    const json = itemJson(item);
+    const shown = { ...odd };
+    const json = itemJson(item, shown, budget - used - (parts.length > 0 ? 1 : 0));
     const cost = json.length + (parts.length > 0 ? 1 : 0);
     if (used + cost > budget) break;
     parts.push(json);
     used += cost;
+    Object.assign(odd, shown); // only what the model is shown counts
   }
   const notes: string[] = [];
   const left = n - parts.length;
@@ -266,6 +317,14 @@ export function describe(result: ToolResult, options?: DescribeOptions): string 
     );
   }
   if (v.truncated) notes.push("The output was cut short, so there may be more than this.");
+  if (odd.bracketed) {
+    notes.push(
+      'Values JSON cannot hold are shown as text in brackets, such as "[Infinity]" or "[undefined]".',
+    );
+  }
+  if (odd.rounded) {
+    notes.push("Whole numbers beyond 2^53 may have lost their last digits when the output was read.");
+  }
   if (v.warnings !== null) {
     notes.push(
       `Warning: the output contains text that looks like instructions (${v.warnings.join(", ")}). ` +

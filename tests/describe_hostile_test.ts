@@ -116,3 +116,37 @@ test("describe: a long failure detail is cut between characters, never inside on
   const feedback = describeVerdict({ index: 0, name: "f", allowed: false, findings: [finding] } as never);
   assert.equal(LONE_SURROGATE.test(feedback), false);
 });
+
+test(
+  "describe: values JSON cannot hold are shown as what they are, and the same on every runtime",
+  posixOnly,
+  async () => {
+    const numbers = await runTool("/bin/sh", ["-c", "echo '[1e400, -1e400, 18446744073709551615, 7]'"], {
+      protocol: "json",
+    });
+    assert.equal(
+      describe(numbers),
+      'Tool returned 4 item(s): ["[Infinity]","[-Infinity]",18446744073709552000,7]. ' +
+        'Values JSON cannot hold are shown as text in brackets, such as "[Infinity]" or "[undefined]". ' +
+        "Whole numbers beyond 2^53 may have lost their last digits when the output was read.",
+    );
+    const custom = await runTool("/bin/sh", ["-c", "printf 'a=1\\nb\\n'"], {
+      protocol: (stdout: string) => stdout.trim().split("\n").map((l) => l.split("=")[1]),
+    });
+    assert.match(
+      describe(custom),
+      /^Tool returned 2 item\(s\): \["1","\[undefined\]"\]\. Values JSON cannot hold/,
+    );
+    // 100 000 levels of nesting: JSON.stringify overflows JavaScriptCore's stack but not V8's.
+    const n = 100_000;
+    const nest = (c: string) => `printf "%${n}s" "" | tr ' ' '${c}'`;
+    const deep = await runTool("/bin/sh", [
+      "-c",
+      `printf '{"ok":true,"items":['; ${nest("[")}; ${nest("]")}; printf ',1]}'`,
+    ]);
+    assert.equal(deep.kind, "results", deep.detail);
+    assert.equal(describe(deep), 'Tool returned 2 item(s): ["[an item nested deeper than 64 levels]",1]');
+    const plain = await runTool("/bin/sh", ["-c", `echo '{"ok":true,"items":[{"a":[1,2.5,null]}]}'`]);
+    assert.equal(describe(plain), 'Tool returned 1 item(s): [{"a":[1,2.5,null]}]');
+  },
+);
