@@ -55,16 +55,18 @@ function checkOptions(options: RunOptions): string | null {
   if (
     timeoutMs !== undefined && !(typeof timeoutMs === "number" && timeoutMs > 0 && timeoutMs <= 2 ** 31 - 1)
   ) {
-    return `invalid option timeoutMs ${String(timeoutMs)}: give a number of milliseconds above 0`;
+    return `invalid option timeoutMs ${givenValue(timeoutMs)}: give a number of milliseconds above 0`;
   }
   if (
     maxOutputBytes !== undefined &&
     !(typeof maxOutputBytes === "number" && Number.isSafeInteger(maxOutputBytes) && maxOutputBytes > 0)
   ) {
-    return `invalid option maxOutputBytes ${String(maxOutputBytes)}: give a whole number of bytes above 0`;
+    return `invalid option maxOutputBytes ${
+      givenValue(maxOutputBytes)
+    }: give a whole number of bytes above 0`;
   }
   if (maxDetail !== undefined && !(typeof maxDetail === "number" && maxDetail >= 1)) {
-    return `invalid option maxDetail ${String(maxDetail)}: give a number of characters of at least 1`;
+    return `invalid option maxDetail ${givenValue(maxDetail)}: give a number of characters of at least 1`;
   }
   if (encoding !== undefined) {
     try {
@@ -504,7 +506,10 @@ export async function runTool(
   if (options?.onResult) {
     const record: ToolCallRecord = {
       command,
-      args: Array.isArray(args) ? args.map((a) => (isModelValue(a) ? a.value : String(a))) : [],
+      // An argument that was refused (not text) is named by its type: its own text could throw.
+      args: Array.isArray(args)
+        ? args.map((a) => (typeof a === "string" ? a : isModelValue(a) ? a.value : givenValue(a)))
+        : [],
       ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
     };
     try {

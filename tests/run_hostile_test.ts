@@ -168,6 +168,7 @@ test(
         ["exitCodes", { exitCodes: [1] }],
         ["onResult", { onResult: 5 }],
         ["cwd", { cwd: 42 }],
+        ["timeoutMs", { timeoutMs: "100" }],
       ];
       for (const [name, options] of bad) {
         const r = await runTool("/bin/sh", ["-c", `touch '${marker}'; echo hi`], {
@@ -178,6 +179,9 @@ test(
         assert.equal(r.kind, "spawn", `${JSON.stringify(options)}: ${r.kind} ${r.detail}`);
         assert.equal(r.items, null);
         assert.match(r.detail, new RegExp(`option ${name}\\b`), r.detail);
+        // A value given as text is quoted, so "100" is not mistaken for the number 100.
+        const given = options[name];
+        if (typeof given === "string") assert.ok(r.detail.includes(JSON.stringify(given)), r.detail);
         assert.equal(existsSync(marker), false, `${JSON.stringify(options)}: the tool ran`);
       }
       const notAnObject = await runTool("/bin/sh", ["-c", `touch '${marker}'`], "lines" as never);
@@ -252,4 +256,13 @@ test("runTool: a refused envelope's detail says what its ok was", posixOnly, asy
     assert.equal(r.kind, "refused", `${stdout}: ${r.detail}`);
     assert.match(r.detail, detail, stdout);
   }
+});
+
+test("runTool: an argument that cannot become text is refused, and the onResult record still gets made", async () => {
+  const records: unknown[] = [];
+  const r = await runTool("/bin/sh", [Object.create(null)] as never, {
+    onResult: (_result, call) => void records.push(call.args),
+  });
+  assert.equal(r.kind, "spawn", r.detail);
+  assert.deepEqual(records, [["object"]]);
 });
