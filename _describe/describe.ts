@@ -99,6 +99,11 @@ function toolWords(r: Record<string, unknown>): string {
   return stderr === "" ? detail : `${detail}\n${stderr}`;
 }
 
+/** What {@linkcode describe} says about a result that throws when read. */
+const UNREADABLE_RESULT =
+  "Tool did not run successfully (unknown, exit n/a): the result could not be read, " +
+  "so it cannot be trusted. Report this as a failure; do not describe any results.";
+
 /** Checks that `ok`, `kind` and `items` agree; anything else is a failure, with the reason as detail. */
 function verify(result: ToolResult): Verified {
   const r = (typeof result === "object" && result !== null ? result : {}) as Record<string, unknown>;
@@ -280,6 +285,16 @@ export function describe(result: ToolResult, options?: DescribeOptions): string 
   if (!Number.isSafeInteger(budget) || budget < 1) {
     throw new RangeError(`describe: budget must be a positive integer number of characters, got ${budget}`);
   }
+  try {
+    return sentence(result, budget);
+  } catch {
+    // A getter that throws, a revoked proxy: nothing read from it can be trusted.
+    return UNREADABLE_RESULT;
+  }
+}
+
+/** The sentence for a result, by {@linkcode describe}'s rules; may throw on a result that throws when read. */
+function sentence(result: ToolResult, budget: number): string {
   const v = verify(result);
   if (v.kind === "failure") {
     const sentence = `Tool did not run successfully (${v.label}, exit ${v.exit}): ${v.detail}. ` +
@@ -358,7 +373,11 @@ export function describe(result: ToolResult, options?: DescribeOptions): string 
  * @returns Whether the result counts as a failure.
  */
 export function isFailure(result: ToolResult): boolean {
-  return verify(result).kind === "failure";
+  try {
+    return verify(result).kind === "failure";
+  } catch {
+    return true; // unreadable: described as a failure
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -621,6 +640,17 @@ export function describeVerdict(
 ): string {
   options = optionsArg(options, "describeVerdict");
   const tools = Array.isArray(options.tools) ? summariseTools(options.tools) : null;
+  try {
+    return verdictFeedback(verdict, tools);
+  } catch {
+    // A getter that throws, a revoked proxy: nothing read from it can be trusted.
+    return "A call was rejected and did not run; its verdict could not be read, so no reason can be given. " +
+      "Retry once with arguments that match the tool's parameters.";
+  }
+}
+
+/** The feedback for a verdict, by {@linkcode describeVerdict}'s rules; may throw on one that throws when read. */
+function verdictFeedback(verdict: Verdict | CallVerdict, tools: ToolSummary[] | null): string {
   if (isRecord(verdict) && Array.isArray((verdict as Verdict).calls)) {
     const calls = (verdict as Verdict).calls;
     const rejected = calls.filter(callRejected);
@@ -655,10 +685,14 @@ export function describeVerdict(
  * @returns Whether the feedback is a rejection.
  */
 export function isRejected(verdict: Verdict | CallVerdict): boolean {
-  if (isRecord(verdict) && Array.isArray((verdict as Verdict).calls)) {
-    return (verdict as Verdict).calls.some(callRejected);
+  try {
+    if (isRecord(verdict) && Array.isArray((verdict as Verdict).calls)) {
+      return (verdict as Verdict).calls.some(callRejected);
+    }
+    return callRejected(verdict as CallVerdict);
+  } catch {
+    return true; // unreadable: described as rejected
   }
-  return callRejected(verdict as CallVerdict);
 }
 
 // ---------------------------------------------------------------------------------------------------------

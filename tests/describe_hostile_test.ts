@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { runTool } from "../guard.ts";
-import { describe, describeVerdict, isRejected } from "../describe.ts";
+import { describe, describeVerdict, isFailure, isRejected } from "../describe.ts";
 import { isWindows } from "./_runtime.ts";
 
 const posixOnly = { timeout: 60_000, skip: isWindows ? "POSIX shell" : false };
@@ -150,3 +150,40 @@ test(
     assert.equal(describe(plain), 'Tool returned 1 item(s): [{"a":[1,2.5,null]}]');
   },
 );
+
+test("describe, isFailure, describeVerdict, isRejected: a value that throws when read is a failure, not a crash", () => {
+  const boom = () => {
+    throw new Error("boom");
+  };
+  const { proxy: revoked, revoke } = Proxy.revocable({}, {});
+  revoke();
+  const base = {
+    ok: true,
+    kind: "results",
+    exitCode: 0,
+    signal: null,
+    detail: "",
+    durationMs: 1,
+    warnings: [],
+  };
+  const results = [
+    Object.defineProperty({ ...base }, "items", { get: boom }),
+    { ...base, items: new Proxy([1], { get: boom }) },
+    revoked,
+  ];
+  for (const result of results) {
+    assert.match(
+      describe(result as never),
+      /^Tool did not run successfully \(unknown, exit n\/a\): the result could not be read/,
+    );
+    assert.equal(isFailure(result as never), true);
+  }
+  const verdicts = [Object.defineProperty({ name: "f", allowed: false }, "findings", { get: boom }), revoked];
+  for (const verdict of verdicts) {
+    assert.match(
+      describeVerdict(verdict as never),
+      /^A call was rejected and did not run; its verdict could not be read/,
+    );
+    assert.equal(isRejected(verdict as never), true);
+  }
+});
