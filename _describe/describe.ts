@@ -586,8 +586,9 @@ function declaredNames(tools: readonly ToolSummary[]): string {
  * The text stays bounded whatever the verdict holds: at most 20 findings are listed per call and 10 rejected
  * calls per verdict, the rest counted ("… and K more"); names, paths and every quoted value are one
  * line (line breaks and other control characters, ANSI escapes included, become a space) cut to a fixed
- * length. A malformed verdict (a call or finding that is not an object, fields of the wrong type) never
- * throws: it is described as rejected, with what could be read.
+ * length. A malformed verdict object (a call or finding that is not an object, fields of the wrong type, a
+ * getter that throws) never throws: it is described as rejected, with what could be read. A verdict that
+ * is not an object at all is a `TypeError`, as for every public function.
  *
  * @example Feedback a small model can act on
  * ```ts
@@ -638,6 +639,7 @@ export function describeVerdict(
   verdict: Verdict | CallVerdict,
   options?: DescribeVerdictOptions,
 ): string {
+  objectArg(verdict, "describeVerdict", "verdict");
   options = optionsArg(options, "describeVerdict");
   const tools = Array.isArray(options.tools) ? summariseTools(options.tools) : null;
   try {
