@@ -295,9 +295,10 @@ class ToolRun {
       for (const timer of this.#timers) clearTimeout(timer);
       this.#options.signal?.removeEventListener("abort", this.#onAbort);
     }
+    // Before the release, which cancels the pipes (and so ends the stdout read).
+    const stdoutHeld = this.#exit !== null && this.#killedBy === null && !this.#stdoutDone;
     this.#release(pipesClosed);
     const overflowed = this.#killedBy === "overflow" && !this.#keepOnOverflow;
-    const stdoutHeld = this.#exit !== null && this.#killedBy === null && !this.#stdoutDone;
     return {
       exit: this.#exit,
       stdout: overflowed ? new Uint8Array(0) : join(this.#stdout, this.#stdoutBytes),
