@@ -48,6 +48,18 @@ export interface ProcessOutcome {
   killedBy?: KilledBy | null;
   /** For `killedBy: "abort"`: the abort reason, as text. */
   abortReason?: string;
+  /**
+   * For `killedBy: "overflow"`: the exit status arrived before the guard ended the tree, so it is the tool's
+   * own doing (a failure the cut output must not hide). Absent: only a SIGTERM, SIGKILL or SIGPIPE after
+   * the kill is the guard's.
+   */
+  exitedFirst?: boolean;
+  /**
+   * The tool exited, but a process it left running still held stdout open when the guard stopped reading
+   * (after a short drain): what was read may be incomplete, and for `lines` and `jsonl` a last line without
+   * its newline is dropped.
+   */
+  stdoutHeld?: boolean;
   /** Wall-clock milliseconds from spawn to settle. */
   durationMs?: number;
 }
@@ -113,6 +125,11 @@ function lastLines(text: string): string {
   const lines = text.split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== "");
   return lines.slice(-3).join(" | ");
 }
+
+/** The detail of a result whose stdout a leftover process still held open when the guard stopped reading. */
+const HELD_DETAIL =
+  "a process the tool left running still held stdout open when the guard stopped reading, " +
+  "so the output may be incomplete";
 
 /** Bytes of stdout read for a failure's detail: enough for the last lines, never the whole output. */
 const STDOUT_TAIL_BYTES = 2048;
@@ -201,7 +218,12 @@ export function describeJsonType(value: unknown): string {
   return value === null ? "null" : Array.isArray(value) ? "an array" : `a ${typeof value}`;
 }
 
-function refusalDetail(error: unknown): string {
+/**
+ * The detail of a refused envelope: `CODE: message` from its `error`, else what its `ok` was (missing, or a
+ * value other than true), so the model is not told the tool said false when it did not.
+ */
+function refusalDetail(envelope: { ok?: unknown; error?: unknown }): string {
+  const error = envelope.error;
   if (typeof error === "string" && error.trim() !== "") return error;
   if (typeof error === "object" && error !== null) {
     const { code, message } = error as { code?: unknown; message?: unknown };
@@ -209,7 +231,15 @@ function refusalDetail(error: unknown): string {
     const messageText = typeof message === "string" ? message : JSON.stringify(error);
     return `${codeText}: ${messageText}`;
   }
-  return "REFUSED: the tool answered ok: false without an error message";
+  if (envelope.ok === false) return "REFUSED: the tool answered ok: false without an error message";
+  if (!("ok" in envelope)) return "REFUSED: the envelope has no ok field, so it is not an answer";
+  const ok = envelope.ok;
+  const shown = typeof ok === "string"
+    ? `the string ${JSON.stringify(clip(ok, 40))}`
+    : typeof ok === "object" && ok !== null
+    ? describeJsonType(ok)
+    : String(ok);
+  return `REFUSED: the envelope's ok is ${shown}, not true`;
 }
 
 /** One JSON document on stdout (`json`, `envelope`): empty or unparseable stdout is `protocol`. */
@@ -293,7 +323,7 @@ function parseStdout(text: string, protocol: Protocol): Parsed {
         };
       }
       const envelope = value as { ok?: unknown; items?: unknown; error?: unknown };
-      if (envelope.ok !== true) return { ok: false, kind: "refused", detail: refusalDetail(envelope.error) };
+      if (envelope.ok !== true) return { ok: false, kind: "refused", detail: refusalDetail(envelope) };
       if (!Array.isArray(envelope.items)) {
         return {
           ok: false,
@@ -383,7 +413,8 @@ export function classify(outcome: ProcessOutcome, options?: ClassifyOptions): To
   if (outcome.killedBy === "overflow" && !truncate) {
     return failure("protocol", `stdout exceeded ${cap} bytes; the guard ended the process tree`, common);
   }
-  if (!truncate) {
+  // A cut output excuses only the guard's own kill, never a status the tool ended with by itself.
+  if (!(truncate && endedByGuard(outcome))) {
     if (outcome.signal !== null) {
       const why = outputSummary(common.stderr, outcome.stdout, encoding);
       return failure("exit", `killed by signal ${outcome.signal}${why}`, common);
@@ -400,6 +431,7 @@ export function classify(outcome: ProcessOutcome, options?: ClassifyOptions): To
       );
     }
   }
+  const held = outcome.stdoutHeld === true && !truncate;
   let text: string;
   try {
     if (truncate) {
@@ -407,12 +439,25 @@ export function classify(outcome: ProcessOutcome, options?: ClassifyOptions): To
       if (protocol === "lines") text = text.slice(0, text.lastIndexOf("\n") + 1); // and at a line boundary
     } else {
       text = decode(outcome.stdout, encoding);
+      // A line the leftover process had not finished is not an item.
+      if (held && (protocol === "lines" || protocol === "jsonl")) {
+        text = text.slice(0, text.lastIndexOf("\n") + 1);
+      }
     }
   } catch (error) {
     return failure("spawn", `invalid encoding ${JSON.stringify(encoding)}: ${String(error)}`, common);
   }
   const parsed = parseStdout(text, protocol);
-  if (!parsed.ok) return failure(parsed.kind, parsed.detail, common);
+  if (!parsed.ok) {
+    return failure(parsed.kind, held ? `${parsed.detail}; ${HELD_DETAIL}` : parsed.detail, common);
+  }
+  if (held) {
+    if (parsed.items.length === 0 && toBytes(outcome.stdout).length > 0) {
+      // Output with nothing whole in it must not read as "found nothing".
+      return failure("protocol", `no whole item had ended; ${HELD_DETAIL}`, common);
+    }
+    return success(parsed.items, HELD_DETAIL, true, common);
+  }
   if (truncate) {
     if (parsed.items.length === 0) {
       // A cut output with nothing whole in it must not read as "found nothing".
@@ -422,6 +467,20 @@ export function classify(outcome: ProcessOutcome, options?: ClassifyOptions): To
   }
   return success(parsed.items, "", false, common);
 }
+
+/**
+ * Whether the guard's own overflow kill explains how the process ended: after the kill, a SIGTERM or SIGKILL
+ * (the signals the guard sends), a SIGPIPE (the guard closed the pipe it stopped reading), or no status at all
+ * (the guard stopped waiting for it). Any other status, or one that came first, is the tool's.
+ */
+function endedByGuard(outcome: ProcessOutcome): boolean {
+  if (outcome.exitedFirst === true) return false;
+  const { signal } = outcome;
+  return signal === null ? outcome.exitCode === null : GUARD_SIGNALS.has(signal);
+}
+
+/** The signals by which a tree the guard ended at the output cap dies. */
+const GUARD_SIGNALS: ReadonlySet<string> = new Set(["SIGTERM", "SIGKILL", "SIGPIPE"]);
 
 /** A `TypeError` unless `outcome` is an object whose stdout (and stderr, when given) is bytes or text. */
 function checkOutcome(outcome: ProcessOutcome): void {

@@ -26,6 +26,7 @@ import {
   STDERR_TAIL_BYTES,
   toBytes,
 } from "./classify.ts";
+import { checkSwitches, errorText, givenValue, isRecord } from "../_common/values.ts";
 import type { RunOptions, ScanFinding, ToolCallRecord, ToolResult } from "../types.ts";
 
 /** Milliseconds between SIGTERM and SIGKILL when the guard ends a process tree. */
@@ -35,6 +36,11 @@ export const KILL_GRACE_MS = 200;
  * descendant still holds open (the wait restarts whenever bytes arrive).
  */
 export const DRAIN_IDLE_MS = 150;
+/**
+ * The longest drain, however busy the descendant holding the pipes: the guard then stops reading and ends
+ * it, and the result says the output may be incomplete. `timeoutMs` still bounds the drain when it is shorter.
+ */
+export const DRAIN_MAX_MS = 1000;
 /** After SIGKILL, how long the guard waits for the exit status before it settles anyway. */
 const SETTLE_SLACK_MS = 60;
 
@@ -42,21 +48,25 @@ const SETTLE_SLACK_MS = 60;
 // runTool
 // ---------------------------------------------------------------------------------------------------------
 
+/** What is wrong with the options, as a sentence saying what to give, or null when they are all usable. */
 function checkOptions(options: RunOptions): string | null {
+  if (!isRecord(options as unknown)) return `invalid options ${givenValue(options)}: give an object`;
   const { timeoutMs, maxOutputBytes, maxDetail, encoding, protocol, onOverflow } = options;
   if (
     timeoutMs !== undefined && !(typeof timeoutMs === "number" && timeoutMs > 0 && timeoutMs <= 2 ** 31 - 1)
   ) {
-    return `invalid option timeoutMs ${String(timeoutMs)}: give a number of milliseconds above 0`;
+    return `invalid option timeoutMs ${givenValue(timeoutMs)}: give a number of milliseconds above 0`;
   }
   if (
     maxOutputBytes !== undefined &&
     !(typeof maxOutputBytes === "number" && Number.isSafeInteger(maxOutputBytes) && maxOutputBytes > 0)
   ) {
-    return `invalid option maxOutputBytes ${String(maxOutputBytes)}: give a whole number of bytes above 0`;
+    return `invalid option maxOutputBytes ${
+      givenValue(maxOutputBytes)
+    }: give a whole number of bytes above 0`;
   }
   if (maxDetail !== undefined && !(typeof maxDetail === "number" && maxDetail >= 1)) {
-    return `invalid option maxDetail ${String(maxDetail)}: give a number of characters of at least 1`;
+    return `invalid option maxDetail ${givenValue(maxDetail)}: give a number of characters of at least 1`;
   }
   if (encoding !== undefined) {
     try {
@@ -78,26 +88,60 @@ function checkOptions(options: RunOptions): string | null {
   if (onOverflow !== undefined && onOverflow !== "fail" && onOverflow !== "truncate") {
     return `invalid option onOverflow ${JSON.stringify(onOverflow)}: use "fail" or "truncate"`;
   }
+  return checkOptionTypes(options);
+}
+
+/**
+ * The options the runtimes would otherwise each read their own way (or that would fail only after the tool
+ * started): each must have its documented type.
+ */
+function checkOptionTypes(options: RunOptions): string | null {
+  const { signal, stdin, env, cwd, exitCodes, onResult } = options;
+  if (signal !== undefined && !isAbortSignal(signal)) {
+    return `invalid option signal ${givenValue(signal)}: give an AbortSignal (AbortController's signal)`;
+  }
+  if (stdin !== undefined && typeof stdin !== "string" && !(stdin instanceof Uint8Array)) {
+    return `invalid option stdin ${givenValue(stdin)}: give a string or a Uint8Array, or leave it out`;
+  }
+  if (env !== undefined && !(isRecord(env) && Object.values(env).every((v) => typeof v === "string"))) {
+    return `invalid option env ${givenValue(env)}: give an object whose values are all strings`;
+  }
+  if (cwd !== undefined && typeof cwd !== "string") {
+    return `invalid option cwd ${givenValue(cwd)}: give a directory path as a string`;
+  }
+  try {
+    checkSwitches(options, ["clearEnv", "scanOutput"], "invalid option ");
+  } catch (error) {
+    return errorText(error);
+  }
+  if (exitCodes !== undefined && !isRecord(exitCodes)) {
+    return `invalid option exitCodes ${givenValue(exitCodes)}: give an object such as { 1: "empty" }`;
+  }
+  if (onResult !== undefined && typeof onResult !== "function") {
+    return `invalid option onResult ${givenValue(onResult)}: give a function`;
+  }
   return null;
 }
 
-function itemsText(items: unknown[]): string {
-  return items.map((item) => {
-    if (typeof item === "string") return item;
-    try {
-      return JSON.stringify(item) ?? String(item);
-    } catch {
-      return String(item);
-    }
-  }).join("\n");
+/** An AbortSignal, or anything that works as one here (a signal from another realm or a polyfill). */
+function isAbortSignal(value: unknown): value is AbortSignal {
+  if (typeof AbortSignal === "function" && value instanceof AbortSignal) return true;
+  const v = value as Partial<AbortSignal> | null;
+  return typeof v === "object" && v !== null && typeof v.aborted === "boolean" &&
+    typeof v.addEventListener === "function" && typeof v.removeEventListener === "function";
 }
 
+/** The abort signal's reason as text for the detail; never throws (a reason may refuse to become text). */
 function abortReasonText(signal: AbortSignal): string {
-  const reason = signal.reason as unknown;
-  if (reason instanceof Error) {
-    return reason.name === "AbortError" ? reason.message : `${reason.name}: ${reason.message}`;
+  try {
+    const reason = signal.reason as unknown;
+    if (reason instanceof Error) {
+      return reason.name === "AbortError" ? reason.message : `${reason.name}: ${reason.message}`;
+    }
+    return reason === undefined ? "" : String(reason);
+  } catch {
+    return "a reason that cannot be shown as text";
   }
-  return reason === undefined ? "" : String(reason);
 }
 
 /** Start the tool and classify how its run ended. Throws only on a bug in the guard (runTool catches it). */
@@ -140,6 +184,8 @@ async function execute(command: string, args: readonly ToolArg[], options: RunOp
     stderr: run.stderr,
     killedBy: run.killedBy,
     abortReason: run.abortReason,
+    exitedFirst: run.exitedFirst,
+    stdoutHeld: run.stdoutHeld,
     durationMs: elapsed(),
   }, options);
   // How the tree was found matters only when the guard ended it and may have missed part of it.
@@ -175,6 +221,10 @@ interface RunOutcome {
   killedBy: KilledBy | null;
   /** The abort signal's reason, when `killedBy` is `"abort"`. */
   abortReason: string;
+  /** Whether the exit status had arrived before the guard ended the tree for overflow. */
+  exitedFirst: boolean;
+  /** Whether a process the tool left running still held stdout open when the guard stopped reading it. */
+  stdoutHeld: boolean;
 }
 
 /**
@@ -192,6 +242,8 @@ class ToolRun {
   #killedBy: KilledBy | null = null;
   #abortReason = "";
   #exit: ChildExit | null = null;
+  /** Set when stdout overflowed after the exit status arrived: the status is the tool's own. */
+  #exitedFirst = false;
   /**
    * While draining, when bytes last arrived on either pipe (the drain waits for a quiet spell, not for
    * end-of-file). Before the drain it is not needed, so the reads do not ask for the time.
@@ -202,6 +254,8 @@ class ToolRun {
   #cancelTimeout: () => void = () => {};
   /** Set once both pipes are at end-of-file. */
   #pipesClosed = false;
+  /** Set once stdout is at end-of-file (or the guard stopped reading it at the cap). */
+  #stdoutDone = false;
   #killScheduled = false;
   #settled = false;
   #stopWaiting: () => void = () => {};
@@ -241,6 +295,8 @@ class ToolRun {
       for (const timer of this.#timers) clearTimeout(timer);
       this.#options.signal?.removeEventListener("abort", this.#onAbort);
     }
+    // Before the release, which cancels the pipes (and so ends the stdout read).
+    const stdoutHeld = this.#exit !== null && this.#killedBy === null && !this.#stdoutDone;
     this.#release(pipesClosed);
     const overflowed = this.#killedBy === "overflow" && !this.#keepOnOverflow;
     return {
@@ -250,6 +306,8 @@ class ToolRun {
       stderr: this.#stderr.bytes(),
       killedBy: this.#killedBy,
       abortReason: this.#abortReason,
+      exitedFirst: this.#exitedFirst,
+      stdoutHeld,
     };
   }
 
@@ -258,13 +316,20 @@ class ToolRun {
     const source = this.#child.stdout;
     for (;;) {
       const chunk = await source.read();
-      if (chunk === null) return;
+      if (chunk === null) {
+        this.#stdoutDone = true;
+        return;
+      }
       if (this.#draining) this.#lastData = performance.now();
       if (this.#stdoutBytes + chunk.length > this.#cap) {
         if (this.#keepOnOverflow) this.#stdout.push(chunk.subarray(0, this.#cap - this.#stdoutBytes));
         else this.#stdout.length = 0;
         this.#stdoutBytes = this.#cap;
-        if (this.#killedBy === null) this.#killedBy = "overflow";
+        if (this.#killedBy === null) {
+          this.#killedBy = "overflow";
+          this.#exitedFirst = this.#exit !== null;
+        }
+        this.#stdoutDone = true;
         this.#endTree();
         source.cancel();
         return;
@@ -293,14 +358,20 @@ class ToolRun {
   }
 
   readonly #onAbort = (): void => {
-    this.#abortReason = this.#options.signal ? abortReasonText(this.#options.signal) : "";
+    // End first: nothing about the reason may keep the tree alive.
     this.#endBecause("abort");
+    this.#abortReason = this.#options.signal ? abortReasonText(this.#options.signal) : "";
   };
 
-  #endBecause(why: KilledBy): void {
-    if (this.#killedBy !== null || this.#exit !== null) return;
+  /**
+   * End the tree because of a timeout or an abort. Once the tool has exited, a timeout only cuts the drain
+   * short (the timer does that); an abort still ends what the tool left running and settles at once.
+   */
+  #endBecause(why: "timeout" | "abort"): void {
+    if (this.#killedBy !== null || this.#settled || (this.#exit !== null && why !== "abort")) return;
     this.#killedBy = why;
     this.#endTree();
+    if (this.#exit !== null) this.#stopWaiting();
   }
 
   /**
@@ -326,9 +397,12 @@ class ToolRun {
   async #drain(pipes: Promise<"closed">): Promise<boolean> {
     this.#draining = true;
     this.#lastData = performance.now();
+    const until = this.#lastData + DRAIN_MAX_MS;
     let confirmed = false;
     for (;;) {
-      let wait = DRAIN_IDLE_MS - (performance.now() - this.#lastData);
+      const left = until - performance.now();
+      if (left <= 0) return false;
+      let wait = Math.min(left, DRAIN_IDLE_MS - (performance.now() - this.#lastData));
       if (wait <= 0) {
         // Idle long enough. On a starved machine the timer and pending reads can become ready together,
         // so give pending reads one more short turn before cutting the pipes.
@@ -418,8 +492,13 @@ export async function runTool(
   if (options?.scanOutput && result.ok) {
     try {
       // Loaded here, so importing the guard does not load the scanner for callers who never scan.
-      const { scan } = await import("../_scan/scan.ts");
-      const warnings: ScanFinding[] = scan(itemsText(result.items), { context: "tool_output" }).findings;
+      const [{ scan }, { stringValues }] = await Promise.all([
+        import("../_scan/scan.ts"),
+        import("../_validate/validator.ts"),
+      ]);
+      // Every string as the tool wrote it, line breaks and all (JSON text would turn them into `\n`).
+      const text = stringValues(result.items).map((s) => s.value).join("\n");
+      const warnings: ScanFinding[] = scan(text, { context: "tool_output" }).findings;
       result.warnings = warnings;
     } catch {
       // The scanner never throws on text; if it ever did, the result stands without warnings.
@@ -428,7 +507,10 @@ export async function runTool(
   if (options?.onResult) {
     const record: ToolCallRecord = {
       command,
-      args: Array.isArray(args) ? args.map((a) => (isModelValue(a) ? a.value : String(a))) : [],
+      // An argument that was refused (not text) is named by its type: its own text could throw.
+      args: Array.isArray(args)
+        ? args.map((a) => (typeof a === "string" ? a : isModelValue(a) ? a.value : givenValue(a)))
+        : [],
       ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
     };
     try {

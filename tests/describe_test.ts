@@ -126,7 +126,7 @@ test("describe: truncated output says there may be more", () => {
   const text = describe(results(["a", "b"], { truncated: true }));
   assert.equal(
     text,
-    'Tool returned 2 item(s): ["a","b"]. The output was cut at the size limit, so there may be more than this.',
+    'Tool returned 2 item(s): ["a","b"]. The output was cut short, so there may be more than this.',
   );
 });
 
