@@ -41,3 +41,36 @@ export function escapePointer(token: string): string {
 export function unescapePointer(token: string): string {
   return token.indexOf("~") === -1 ? token : token.replace(/~1/g, "/").replace(/~0/g, "~");
 }
+
+/**
+ * Every string value in a JSON value with its JSON Pointer, in document order. Iterative, so depth never
+ * matters. (The validator scans call arguments with it; the guard, a tool's items.)
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { stringValues } from "./pointer.ts";
+ *
+ * assert.deepEqual(stringValues({ a: ["x", 1, { "b/c": "y" }] }), [
+ *   { path: "/a/0", value: "x" },
+ *   { path: "/a/2/b~1c", value: "y" },
+ * ]);
+ * ```
+ */
+export function stringValues(args: unknown): { path: string; value: string }[] {
+  const out: { path: string; value: string }[] = [];
+  const stack: [unknown, string][] = [[args, ""]];
+  while (stack.length) {
+    const [v, p] = stack.pop()!;
+    if (typeof v === "string") out.push({ path: p, value: v });
+    else if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], `${p}/${i}`]);
+    } else if (typeof v === "object" && v !== null) {
+      const keys = Object.keys(v);
+      for (let i = keys.length - 1; i >= 0; i--) {
+        stack.push([(v as Record<string, unknown>)[keys[i]], `${p}/${escapePointer(keys[i])}`]);
+      }
+    }
+  }
+  return out;
+}

@@ -139,3 +139,25 @@ export function objectArg<T>(value: T, caller: string, name: string): T {
   const got = Array.isArray(value) ? "a list" : givenValue(value);
   throw new TypeError(`${caller}(): ${name} must be an object, got ${got}`);
 }
+
+/**
+ * `text` cut to at most `max` characters, ending in `…` when cut (never inside a surrogate pair).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { clip } from "./values.ts";
+ *
+ * assert.equal(clip("abcdef", 4), "abc…");
+ * assert.equal(clip("ab😀cd", 4), "ab…"); // the emoji is not cut in half
+ * assert.equal(clip("short", 10), "short");
+ * ```
+ */
+export function clip(text: string, max: number): string {
+  if (text.length <= max) return text;
+  if (max <= 1) return text.slice(0, Math.max(0, max));
+  let cut = max - 1;
+  const code = text.charCodeAt(cut - 1);
+  if (code >= 0xd800 && code <= 0xdbff) cut--; // do not split a surrogate pair
+  return text.slice(0, cut) + "…";
+}

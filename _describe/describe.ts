@@ -5,8 +5,7 @@
  */
 import { depthOver } from "../_common/json.ts";
 import { unescapePointer } from "../_common/pointer.ts";
-import { isRecord, objectArg, optionsArg } from "../_common/values.ts";
-import { clip } from "../_run/classify.ts";
+import { clip, isRecord, objectArg, optionsArg } from "../_common/values.ts";
 
 import { scan } from "../_scan/scan.ts";
 import type { CallVerdict, FailureKind, Finding, ToolResult, Verdict } from "../types.ts";

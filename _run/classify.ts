@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { errorText, givenValue, objectArg, optionsArg } from "../_common/values.ts";
+import { clip, errorText, givenValue, objectArg, optionsArg } from "../_common/values.ts";
 import type { FailureKind, Protocol, RunOptions, ToolFailure, ToolResult, ToolSuccess } from "../types.ts";
 
 /** Default `timeoutMs`: 10 seconds. */
@@ -69,16 +69,6 @@ export type ClassifyOptions = Pick<
   RunOptions,
   "timeoutMs" | "maxOutputBytes" | "onOverflow" | "maxDetail" | "encoding" | "protocol" | "exitCodes"
 >;
-
-/** `text` cut to at most `max` characters, ending in `…` when cut (never inside a surrogate pair). */
-export function clip(text: string, max: number): string {
-  if (text.length <= max) return text;
-  if (max <= 1) return text.slice(0, Math.max(0, max));
-  let cut = max - 1;
-  const code = text.charCodeAt(cut - 1);
-  if (code >= 0xd800 && code <= 0xdbff) cut--; // do not split a surrogate pair
-  return text.slice(0, cut) + "…";
-}
 
 export function excerpt(text: string, max = 80): string {
   return JSON.stringify(clip(text.trim().replace(/\s+/g, " "), max));

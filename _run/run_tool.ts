@@ -16,7 +16,6 @@ import {
 import { isModelValue, prepareArgs, type ToolArg } from "./args.ts";
 import {
   classify,
-  clip,
   DEFAULT_MAX_DETAIL,
   DEFAULT_MAX_OUTPUT_BYTES,
   DEFAULT_TIMEOUT_MS,
@@ -26,7 +25,8 @@ import {
   STDERR_TAIL_BYTES,
   toBytes,
 } from "./classify.ts";
-import { checkSwitches, errorText, givenValue, isRecord } from "../_common/values.ts";
+import { checkSwitches, clip, errorText, givenValue, isRecord } from "../_common/values.ts";
+import { stringValues } from "../_common/pointer.ts";
 import type { RunOptions, ScanFinding, ToolCallRecord, ToolResult } from "../types.ts";
 
 /** Milliseconds between SIGTERM and SIGKILL when the guard ends a process tree. */
@@ -492,10 +492,7 @@ export async function runTool(
   if (options?.scanOutput && result.ok) {
     try {
       // Loaded here, so importing the guard does not load the scanner for callers who never scan.
-      const [{ scan }, { stringValues }] = await Promise.all([
-        import("../_scan/scan.ts"),
-        import("../_validate/validator.ts"),
-      ]);
+      const { scan } = await import("../_scan/scan.ts");
       // Every string as the tool wrote it, line breaks and all (JSON text would turn them into `\n`).
       const text = stringValues(result.items).map((s) => s.value).join("\n");
       const warnings: ScanFinding[] = scan(text, { context: "tool_output" }).findings;

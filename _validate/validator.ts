@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { escapePointer } from "../_common/pointer.ts";
+import { escapePointer, stringValues } from "../_common/pointer.ts";
 import { lazy } from "../_common/lazy.ts";
 import { errorText, givenValue, isRecord, optionsArg } from "../_common/values.ts";
 import type {
@@ -1118,25 +1118,6 @@ function cloneJson(v: unknown): unknown {
 function finish(v: CallVerdict): CallVerdict {
   v.allowed = v.findings.length === 0;
   return v;
-}
-
-/** Every string value in the arguments with its JSON Pointer. Iterative, so depth never matters. */
-export function stringValues(args: unknown): { path: string; value: string }[] {
-  const out: { path: string; value: string }[] = [];
-  const stack: [unknown, string][] = [[args, ""]];
-  while (stack.length) {
-    const [v, p] = stack.pop()!;
-    if (typeof v === "string") out.push({ path: p, value: v });
-    else if (Array.isArray(v)) {
-      for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], `${p}/${i}`]);
-    } else if (typeof v === "object" && v !== null) {
-      const keys = Object.keys(v);
-      for (let i = keys.length - 1; i >= 0; i--) {
-        stack.push([(v as Record<string, unknown>)[keys[i]], `${p}/${escapePointer(keys[i])}`]);
-      }
-    }
-  }
-  return out;
 }
 
 const CONTEXT: ScanContext = "tool_args";

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { seeded } from "../scripts/_seeded.ts";
 import { compileSchema, createValidator } from "../validate.ts";
 import { stringVisitor } from "../_schema/strings.ts";
-import { stringValues } from "../_validate/validator.ts";
+import { stringValues } from "../_common/pointer.ts";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { sharedData } from "./_shared_data.ts";
