@@ -430,6 +430,8 @@ export function boundedRegExp(source: string, native: RegExp): RegExp {
     tree = new Reader(source).pattern();
   } catch (e) {
     if (!(e instanceof Unsupported)) throw e;
+    // Syntax the matcher lacks: harmless where nothing is repeated inside a repeat (`^((?!x).)*$`).
+    if (native.flags === "u" && !riskyShape(source)) return native;
     throw new Error(
       `it repeats a group, which a backtracking engine can take exponential time on, and uses syntax ` +
         `(${e.message}) the linear-time matcher lacks; rewrite it without that syntax or without the nested repeat`,
@@ -441,6 +443,24 @@ export function boundedRegExp(source: string, native: RegExp): RegExp {
     throw new Error("it repeats a group and is too large for the linear-time matcher; simplify it");
   }
   return new LinearRegExp(source, prog);
+}
+
+/**
+ * Whether `source` repeats a repeat or alternatives when the syntax the matcher lacks is read for its shape
+ * alone: a lookaround as a plain group, `\b` as nothing, `\p{…}` as one character, a back-reference as a
+ * repeat (it can match any length). Unknown to the end (the shape cannot be read): risky.
+ */
+function riskyShape(source: string): boolean {
+  const shape = source.replace(
+    /\\(?:[pP]\{[^}]*\}|k<[^>]*>|[1-9]\d*|[bB])|\\.|\(\?<?[=!]/g,
+    (m) =>
+      m.startsWith("(") ? "(?:" : /^\\[pP]/.test(m) ? "." : /^\\[bB]$/.test(m) ? "" : m.length === 2 ? m : ".*",
+  );
+  try {
+    return risky(new Reader(shape).pattern());
+  } catch {
+    return true;
+  }
 }
 
 /** The matcher's program for `tree`, or null when it would be too large. */

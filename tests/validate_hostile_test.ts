@@ -302,6 +302,25 @@ test("catastrophic patterns and patternProperties run in linear time; a risky on
   assert.doesNotThrow(() =>
     createValidator([{ name: "t", inputSchema: { properties: { q: { pattern: "(a)\\1" } } } }])
   );
+  // Syntax the matcher lacks is no reason to refuse a repeated group with nothing repeated inside it.
+  for (const pattern of ["^((?!secret).)*$", "^(\\bword\\b\\s)*$", "^(\\p{Lu}\\d)+$", "^(?:(?<=a)b)+$"]) {
+    const v = createValidator([{
+      name: "t",
+      inputSchema: { properties: { q: { type: "string", pattern } } },
+    }]);
+    assert.equal(v.validate([{ name: "t", arguments: '{"q":"x"}' }]).calls.length, 1, pattern);
+  }
+  assert.equal(
+    createValidator([{ name: "t", inputSchema: { properties: { q: { pattern: "^((?!secret).)*$" } } } }])
+      .validate([{ name: "t", arguments: '{"q":"a secret here"}' }]).allowed,
+    false,
+  );
+  // Still refused: a repeat inside a repeat around such syntax.
+  assert.throws(
+    () =>
+      createValidator([{ name: "t", inputSchema: { properties: { q: { pattern: "^(\\p{L}+\\s?)+$" } } } }]),
+    SchemaError,
+  );
 });
 
 test("the linear-time matcher agrees with the native engine on random patterns", () => {
