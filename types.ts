@@ -106,7 +106,10 @@ export interface ToolResultBase {
   durationMs: number;
   /** Scanner findings on the output (with `scanOutput`); empty when none. */
   warnings: ScanFinding[];
-  /** True when `onOverflow: "truncate"` cut the output: there may be more than `items` shows. */
+  /**
+   * True when the output was cut: by `onOverflow: "truncate"` at the size limit, or because a process the
+   * tool left behind still wrote when the guard stopped reading. There may be more than `items` shows.
+   */
   truncated: boolean;
   /** A bounded tail of what the tool wrote on stderr. */
   stderr: string;
