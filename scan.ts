@@ -3,9 +3,10 @@
  *
  * `scan()` folds the text once (case, full-width forms, homoglyphs, accents, zero-width characters inside
  * words, letter spacing), runs linear-time signature rules on the folded text and maps every match back to
- * exact offsets in the original string. `sanitise()` applies the scanner to a whole chat request and the
- * model's tool calls, redacting what it can locate. `ollamaClassifier()` builds an optional semantic second
- * pass backed by a local model.
+ * exact offsets in the original string. Text with ANSI escape sequences (coloured command-line output) is read
+ * both as it is and as a terminal shows it, so colour codes between or inside words hide no instruction.
+ * `sanitise()` applies the scanner to a whole chat request and the model's tool calls, redacting what it can
+ * locate. `ollamaClassifier()` builds an optional semantic second pass backed by a local model.
  *
  * It is built for the validation hot path: a short clean ASCII string is cleared by one loop and one
  * case-insensitive anchor test; ASCII text with nothing unusual folds with native string operations and index

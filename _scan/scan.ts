@@ -21,6 +21,7 @@ import { asciiBytes, BYTES_FROM, TWO_LANES_FROM, WordSet } from "./words.ts";
 import { lazy } from "../_common/lazy.ts";
 import { givenValue, optionsArg } from "../_common/values.ts";
 import { ruleBits, RuleScreen, spreadPattern } from "./screen.ts";
+import { holdsEscapes, ShownText } from "./terminal.ts";
 import type { ScanCategory, ScanContext, ScanFinding, ScanOptions, ScanResult } from "../types.ts";
 
 /** Every context, in the order messages name them; its type makes sure none is left out. */
@@ -361,10 +362,13 @@ function listsOf(
 /** Position of each rule in the rule table (the option check comes first, at -1), made on first use. */
 const order = lazy(() => new Map<string, number>(rules().map((rule, i) => [rule.name, i])));
 
-/** What `excerptOf` writes as an escape: tag characters, zero-width and direction controls, control codes. */
+/**
+ * What `excerptOf` writes as an escape: tag characters, zero-width and direction controls, control codes (C0
+ * but the newline, and C1, which holds the 8-bit escape sequence introducers).
+ */
 const HIDDEN =
   // deno-lint-ignore no-control-regex -- control characters are what this looks for
-  /[\x00-\x09\x0b-\x1f\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]|\udb40[\udc00-\udc7f]/;
+  /[\x00-\x09\x0b-\x1f\x80-\x9f\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]|\udb40[\udc00-\udc7f]/;
 
 /** Makes hidden characters visible and bounds the length. */
 function excerptOf(text: string, max: number): string {
@@ -376,7 +380,7 @@ function excerptOf(text: string, max: number): string {
     const cp = ch.codePointAt(0)!;
     const hidden = (cp >= 0xE0000 && cp <= 0xE007F) || (cp >= 0x200B && cp <= 0x200F) ||
       (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2060 && cp <= 0x2069) || cp === 0xFEFF || cp === 0x180E ||
-      cp < 0x20 && cp !== 0x0a;
+      (cp < 0x20 && cp !== 0x0a) || (cp >= 0x80 && cp <= 0x9f);
     out += hidden ? `\\u{${cp.toString(16).toUpperCase()}}` : ch;
     if (out.length >= max) break;
   }
@@ -632,11 +636,28 @@ export function scanInSegments(
     throw new TypeError(`scan(): unknown context "${context}"; use one of ${SCAN_CONTEXTS.join(", ")}`);
   }
   const cuts = text.length > 2 * segment ? forcedCuts(text, segment) : NO_CUTS;
-  return resultOf(
-    cuts.length === 0
-      ? findingsIn(text, plan, options, segment, only)
-      : findingsInPieces(text, cuts, plan, options, segment),
-  );
+  const found = cuts.length === 0
+    ? findingsIn(text, plan, options, segment, only)
+    : findingsInPieces(text, cuts, plan, options, segment);
+  if (holdsEscapes(text)) addFindingsAsShown(text, options, segment, found);
+  return resultOf(found);
+}
+
+/**
+ * Adds to `found` the findings in `text` as a terminal shows it (see terminal.ts: escape sequences read as
+ * nothing, so colour codes between the letters hide no word), in `text`'s offsets, with excerpts of `text`
+ * (which write the escapes visibly). The shown text holds no escape: it is read as any other text. Not
+ * the option check: a parser reads an argument as it is, and escapes before a dash make no option of it.
+ */
+function addFindingsAsShown(text: string, options: ScanOptions, segment: number, found: ScanFinding[]): void {
+  const shown = new ShownText(text);
+  const maxExcerpt = options.maxExcerpt ?? EXCERPT_MOST;
+  for (const f of scanInSegments(shown.text, options, segment).findings) {
+    if (f.category === "option_injection") continue;
+    const [start, end] = shown.span(f.start, f.end);
+    const excerpt = excerptOf(text.slice(start, Math.min(end, start + maxExcerpt + 1)), maxExcerpt);
+    found.push({ category: f.category, rule: f.rule, start, end, excerpt });
+  }
 }
 
 /** How long an excerpt is when `ScanOptions.maxExcerpt` does not say. */

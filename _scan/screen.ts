@@ -1,7 +1,7 @@
 /**
  * The rule screen, for short texts that fold to their own lower case (ASCII without odd spaces, runs of blanks
- * or letter spacing: see fold.ts): one pass over the text names the rules that could match it, so the scanner
- * runs only those, and for most arguments none.
+ * or letter spacing: see fold.ts) and hold no escape sequence (see terminal.ts): one pass over the text names
+ * the rules that could match it, so the scanner runs only those, and for most arguments none.
  *
  * A rule can only match where its evidence is: one of its anchors (its needles when it has no anchors)
  * somewhere in the folded text (for a rule over the letters-only text: somewhere in the letters), and, when it
@@ -43,6 +43,8 @@ const UNSURE = 1 << 31;
 const SPACERS = " .-_*|/";
 const BLANKS = " \n";
 const ODD_SPACES = "\t\v\f\r";
+/** ESC: text with an escape sequence is also read as a terminal shows it (see terminal.ts), not its lower case. */
+const ESCAPE = "\x1b";
 
 /**
  * How often a character occurs in ordinary text (per cent; English letters, a space between words), for
@@ -155,11 +157,12 @@ function isBlank(c: number): boolean {
 /**
  * True when the fold of `text` is not its lower case because of what ends at index `i`, where the pass found a
  * key that may fold otherwise (see `RuleScreen.#unsure`): a blank after a blank (a run, which the fold
- * collapses), a tab, vertical tab, form feed or CR (which it rewrites), or letter spacing (which it joins).
+ * collapses), a tab, vertical tab, form feed or CR (which it rewrites), or letter spacing (which it joins); or
+ * not the only text read: an ESC (the text as a terminal shows it is read too).
  */
 function foldsOtherwiseAt(text: string, i: number): boolean {
   const c = text.charCodeAt(i);
-  return (isBlank(c) && ((c !== 0x20 && c !== 0x0a) || isBlank(text.charCodeAt(i - 1)))) ||
+  return (isBlank(c) && ((c !== 0x20 && c !== 0x0a) || isBlank(text.charCodeAt(i - 1)))) || c === 0x1b ||
     lettersSpacedAt(text, i);
 }
 
@@ -328,7 +331,10 @@ export class RuleScreen {
   #gramsPast = new Int32Array(1 << (3 * CLASS_BITS - 5));
   /** The rules with a one-character anchor. */
   #singleRules = 0;
-  /** Bit set over the gram keys that may fold to something else: a spacer, a letter, the same spacer; two blanks; an odd space. */
+  /**
+   * Bit set over the gram keys that may fold to something else: a spacer, a letter, the same spacer; two blanks;
+   * an odd space; ESC.
+   */
   #unsure = new Int32Array(1 << (3 * CLASS_BITS - 5));
   /** Anchors of three characters or more, by their gram's key, while the screen is built. */
   #anywhere = new Map<number, Probe[]>();
@@ -441,15 +447,15 @@ export class RuleScreen {
   }
 
   /**
-   * Marks the gram keys that end in one character of note whatever comes before it: an odd space (in every
-   * bit set: the fold rewrites it) and a one-character anchor (in `#grams` alone: the pass reads `#gramsPast`
-   * once it has found every rule with one). First, before any other bit is set, so each bit set takes them
-   * with one native fill: key `k << 6 | c` is bit `c & 31` of word `2k + (c >> 5)`, so every pair of words
-   * holds the same bits.
+   * Marks the gram keys that end in one character of note whatever comes before it: an odd space or ESC (in
+   * every bit set: the fold rewrites the one, the scanner reads text with the other twice) and a one-character
+   * anchor (in `#grams` alone: the pass reads `#gramsPast` once it has found every rule with one). First,
+   * before any other bit is set, so each bit set takes them with one native fill: key `k << 6 | c` is bit
+   * `c & 31` of word `2k + (c >> 5)`, so every pair of words holds the same bits.
    */
   #addSingles(rules: readonly Rule[]): void {
     const odd = Int32Array.of(0, 0);
-    for (const space of ODD_SPACES) setBit(odd, this.#keyOf(space));
+    for (const unit of ODD_SPACES + ESCAPE) setBit(odd, this.#keyOf(unit));
     const anchored = odd.slice();
     rules.forEach((rule, i) => {
       if (rule.squashed) return;
