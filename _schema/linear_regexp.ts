@@ -454,7 +454,15 @@ function riskyShape(source: string): boolean {
   const shape = source.replace(
     /\\(?:[pP]\{[^}]*\}|k<[^>]*>|[1-9]\d*|[bB])|\\.|\(\?<?[=!]/g,
     (m) =>
-      m.startsWith("(") ? "(?:" : /^\\[pP]/.test(m) ? "." : /^\\[bB]$/.test(m) ? "" : m.length === 2 ? m : ".*",
+      m.startsWith("(")
+        ? "(?:"
+        : /^\\[pP]/.test(m)
+        ? "."
+        : /^\\[bB]$/.test(m)
+        ? ""
+        : m.length === 2
+        ? m
+        : ".*",
   );
   try {
     return risky(new Reader(shape).pattern());
