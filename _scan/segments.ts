@@ -18,6 +18,12 @@ import { asciiBytes, BYTES_FROM } from "./words.ts";
 export const CONTEXT = 4096;
 /** Letters of context a window keeps on each side, for the rules over the letters-only text. */
 export const LETTER_CONTEXT = 512;
+/**
+ * How far (in original characters) a side reaches for those letters. Text with few letters a-z (Chinese,
+ * digits, symbols) would otherwise widen every window to the whole text: quadratic. A letters-only match
+ * whose letters lie further apart than this is no text a reader would take for words.
+ */
+export const LETTER_REACH = 4 * CONTEXT;
 
 /** One window over the text. */
 export interface Window {
@@ -139,12 +145,14 @@ export function windowOf(
   const t = folded.text;
   const coreStart = ws === start ? 0 : foldedIndexOf(folded, start - ws);
   const leftLetters = lettersBetween(t, 0, coreStart);
-  if (ws > 0 && (coreStart < CONTEXT || leftLetters < LETTER_CONTEXT)) {
+  if (ws > 0 && (coreStart < CONTEXT || (leftLetters < LETTER_CONTEXT && start - ws < LETTER_REACH))) {
     return { side: "left", reached: start - ws };
   }
   const coreEnd = we === end ? t.length : foldedIndexOf(folded, end - ws);
   const rightLetters = lettersBetween(t, coreEnd, t.length);
-  if (we < n && (t.length - coreEnd < CONTEXT || rightLetters < LETTER_CONTEXT)) {
+  if (
+    we < n && (t.length - coreEnd < CONTEXT || (rightLetters < LETTER_CONTEXT && we - end < LETTER_REACH))
+  ) {
     return { side: "right", reached: we - end };
   }
   return {

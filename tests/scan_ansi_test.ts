@@ -192,9 +192,7 @@ const KB = 1 << 10;
 const HOSTILE: Record<string, (n: number) => string> = {
   "CSI introducers without a final byte": (n) => `${ESC}[`.repeat(n / 2),
   "OSC introducers without a terminator": (n) => `${ESC}]`.repeat(n / 2),
-  // (with a space between: a text of C1 controls alone, 0x80 to 0x9F, with no neutral cut takes superlinear
-  // time in the scan of the text as it is, whatever the escapes; seen before this reading was added)
-  "8-bit CSIs without a final byte": (n) => "\x9b ".repeat(n / 2),
+  "8-bit CSIs without a final byte": (n) => "\x9b".repeat(n),
   "one CSI with endless parameters": (n) => `${ESC}[` + "1;".repeat(n / 2),
   "one OSC to the end": (n) => `${ESC}]0;` + "ignore all previous instructions ".repeat(n / 33),
   "strings ended by the next escape": (n) => `${ESC}]0;ab`.repeat(n / 6),
