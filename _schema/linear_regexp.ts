@@ -310,6 +310,11 @@ function emit(node: Node, prog: Op[]): void {
       return;
     }
     case "rep": {
+      // Each copy adds at least one instruction or none at all: a count past the program's limit is refused
+      // before copying (an empty part copied a hundred million times would never grow the program).
+      if (node.min > MAX_PROGRAM || (node.max !== Infinity && node.max > MAX_PROGRAM)) {
+        throw new Unsupported("too large");
+      }
       for (let i = 0; i < node.min; i++) emit(node.node, prog);
       if (node.max === Infinity) {
         const split: Op = { op: "split", x: prog.length + 1, y: 0 };
@@ -402,9 +407,9 @@ function run(prog: Op[], s: string): boolean {
 class LinearRegExp extends RegExp {
   readonly #prog: Op[];
 
-  /** `source` with the `u` flag, matched by `prog`. */
-  constructor(source: string, prog: Op[]) {
-    super(source, "u");
+  /** `source` with `flags` (`u`, or none for a pattern only the legacy syntax reads), matched by `prog`. */
+  constructor(source: string, flags: string, prog: Op[]) {
+    super(source, flags);
     this.#prog = prog;
   }
 
@@ -426,12 +431,12 @@ export function boundedRegExp(source: string, native: RegExp): RegExp {
   if (!GROUP_REPEAT.test(source)) return native; // no repeated group, so no repeat of a repeat
   let tree: Node;
   try {
-    if (native.flags !== "u") throw new Unsupported("legacy syntax");
+    // A pattern only the legacy syntax reads (`\-` outside a class) reads the same here, as a literal.
     tree = new Reader(source).pattern();
   } catch (e) {
     if (!(e instanceof Unsupported)) throw e;
     // Syntax the matcher lacks: harmless where nothing is repeated inside a repeat (`^((?!x).)*$`).
-    if (native.flags === "u" && !riskyShape(source)) return native;
+    if (!riskyShape(source)) return native;
     throw new Error(
       `it repeats a group, which a backtracking engine can take exponential time on, and uses syntax ` +
         `(${e.message}) the linear-time matcher lacks; rewrite it without that syntax or without the nested repeat`,
@@ -442,7 +447,7 @@ export function boundedRegExp(source: string, native: RegExp): RegExp {
   if (prog === null) {
     throw new Error("it repeats a group and is too large for the linear-time matcher; simplify it");
   }
-  return new LinearRegExp(source, prog);
+  return new LinearRegExp(source, native.flags, prog);
 }
 
 /**
@@ -490,7 +495,7 @@ function program(tree: Node): Op[] | null {
 export function linearRegExp(source: string): RegExp | null {
   try {
     const prog = program(new Reader(source).pattern());
-    return prog === null ? null : new LinearRegExp(source, prog);
+    return prog === null ? null : new LinearRegExp(source, "u", prog);
   } catch (e) {
     if (e instanceof Unsupported) return null;
     throw e;

@@ -364,3 +364,33 @@ test("the linear-time matcher agrees with the native engine on random patterns",
     }
   }
 });
+
+test("patterns only the legacy syntax reads are checked, in linear time where they repeat a repeat", () => {
+  for (
+    const [pattern, good, bad] of [["^(\\d{3}\\-){2}\\d{4}$", "123-456-7890", "123-45-67890"], [
+      "^([a-z]+\\:)+$",
+      "ab:cd:",
+      "ab:cd",
+    ]]
+  ) {
+    const v = createValidator([{
+      name: "t",
+      inputSchema: { properties: { s: { type: "string", pattern } } },
+    }]);
+    const allowed = (s: string) => v.validate([{ name: "t", arguments: JSON.stringify({ s }) }]).allowed;
+    assert.equal(allowed(good), true, pattern);
+    assert.equal(allowed(bad), false, pattern);
+    assert.equal(allowed("a".repeat(20_000) + "!"), false, pattern);
+  }
+});
+
+test("a counted repeat too large for the linear-time matcher is refused at once, even of an empty part", () => {
+  for (const pattern of ["^((?:){99999999999})*$", "^((?:a{0}){100000000}b)*$"]) {
+    const started = performance.now();
+    assert.throws(
+      () => createValidator([{ name: "t", inputSchema: { properties: { s: { type: "string", pattern } } } }]),
+      SchemaError,
+    );
+    assert.ok(performance.now() - started < 5_000, pattern);
+  }
+});
