@@ -460,17 +460,21 @@ export function classify(outcome: ProcessOutcome, options?: ClassifyOptions): To
 
 /**
  * Whether the guard's own overflow kill explains how the process ended: after the kill, a SIGTERM or SIGKILL
- * (the signals the guard sends), a SIGPIPE (the guard closed the pipe it stopped reading), or no status at all
- * (the guard stopped waiting for it). Any other status, or one that came first, is the tool's.
+ * (the signals the guard sends), a SIGPIPE (the guard closed the pipe it stopped reading), the exit code a
+ * handler gives for one of them (128 + its number: 143, 137, 141, as the JVM and shells do), or no status at
+ * all (the guard stopped waiting for it). Any other status, or one that came first, is the tool's: a failure
+ * is never passed off as a cut result.
  */
 function endedByGuard(outcome: ProcessOutcome): boolean {
   if (outcome.exitedFirst === true) return false;
-  const { signal } = outcome;
-  return signal === null ? outcome.exitCode === null : GUARD_SIGNALS.has(signal);
+  const { signal, exitCode } = outcome;
+  return signal === null ? exitCode === null || GUARD_EXIT_CODES.has(exitCode) : GUARD_SIGNALS.has(signal);
 }
 
 /** The signals by which a tree the guard ended at the output cap dies. */
 const GUARD_SIGNALS: ReadonlySet<string> = new Set(["SIGTERM", "SIGKILL", "SIGPIPE"]);
+/** Their exit codes when a handler or a shell reports them as a code (128 + 15, 9, 13). */
+const GUARD_EXIT_CODES: ReadonlySet<number> = new Set([143, 137, 141]);
 
 /** A `TypeError` unless `outcome` is an object whose stdout (and stderr, when given) is bytes or text. */
 function checkOutcome(outcome: ProcessOutcome): void {

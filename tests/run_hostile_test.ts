@@ -54,6 +54,20 @@ test("runTool truncate: a tool the guard ended at the cap is cut, not failed", p
   assert.equal(r.signal === "SIGTERM" || r.signal === "SIGKILL", true, String(r.signal));
 });
 
+test(
+  "runTool truncate: a tool whose TERM handler exits with a code of its own (143) is still cut, not failed",
+  posixOnly,
+  async () => {
+    const r = await runTool(
+      "/bin/sh",
+      ["-c", 'trap "exit 143" TERM; while :; do echo row; done'],
+      truncating,
+    );
+    assert.equal(r.kind, "results", r.detail);
+    assert.equal(r.truncated, true);
+  },
+);
+
 /** A temp dir for pid files, removed by `cleanup`. */
 function tempDir(): { path: string; cleanup(): void } {
   const path = mkdtempSync(join(tmpdir(), "toolguard-run-hostile-"));
