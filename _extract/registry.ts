@@ -214,7 +214,9 @@ export function runReaders(scan: Scan, start = 0): ReadersRun {
     if (scan.codeFences.length > fences) noteCallsInCode(scan, scan.codeFences[fences]);
     pos = end > m!.at ? end : m!.at + 1;
   }
-  if (lone && scan.calls.length > lone.calls) dropBefore(scan, lone.at);
+  // Before a closing tag whose opening the prompt wrote: calls drafted in the reasoning, unless the answer
+  // opens with the call and makes no other (the tag is then taken for part of the call's text).
+  if (lone && (scan.calls.length > lone.calls || wordsBeforeCall(scan, lone.at))) dropBefore(scan, lone.at);
   return { unclosedAt };
 }
 
@@ -257,6 +259,12 @@ function noteCallsInCode(scan: Scan, fence: { start: number; end: number; lang: 
 }
 
 /** Removes the calls and findings before `at`: they were quoted in reasoning the prompt opened. */
+/** Whether words come before the first call that starts before `at` (reasoning that drafts a call). */
+function wordsBeforeCall(scan: Scan, at: number): boolean {
+  const first = scan.calls.find((c) => c.block.start < at);
+  return first !== undefined && /\S/.test(scan.text.slice(0, first.block.start));
+}
+
 function dropBefore(scan: Scan, at: number): void {
   const calls = scan.calls.filter((c) => c.start >= at);
   scan.calls.length = 0;

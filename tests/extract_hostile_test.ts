@@ -292,3 +292,13 @@ test("extractToolCalls: Gemma digits a number would change stay as written (007,
   const text = "<|tool_call>call:f{zip:007,n:3,big:99999999999999999999,x:1.5}<tool_call|>";
   assert.deepEqual(argsOf(text, tools), { zip: "007", n: 3, big: "99999999999999999999", x: 1.5 });
 });
+
+test("extractToolCalls: a call drafted in reasoning the prompt opened is no call, when words come before it", () => {
+  const call = '<tool_call>{"name":"get_weather","arguments":{"city":"Oslo"}}</tool_call>';
+  const drafted =
+    `The user asks about Oslo. I could call ${call} but they only want a definition.</think>\n\n` +
+    "Oslo is the capital of Norway.";
+  assert.deepEqual(extractToolCalls(drafted), []);
+  // An answer that opens with the call keeps it (the closing tag may be part of what it wrote).
+  assert.equal(extractToolCalls(`${call}\nDone.</think>`).length, 1);
+});
