@@ -641,13 +641,14 @@ export function integerOption(
   return n;
 }
 
+/** {@linkcode safeText} for messages of several lines. */
+const LINES = { keepLines: true };
+
 /**
  * Runs a subcommand body and turns what it throws into an exit status: a {@linkcode UsageError} prints
  * `toolguard COMMAND: message` and its hint on stderr and gives 2; anything else is reported as an
  * internal error and gives 1.
  */
-const LINES = { keepLines: true };
-
 export async function runMain(command: string, body: () => Promise<number>): Promise<number> {
   try {
     return await body();
