@@ -4,16 +4,20 @@
  * simulated over the code points of the string (a Pike VM without captures), O(length × pattern). A hostile
  * tool schema (an MCP server's) could otherwise stall `validate()` on a short argument. Patterns without such
  * a repeat keep the native engine. A risky pattern that uses syntax this matcher lacks (back-references,
- * lookaround, `\b`, `\p{…}`) is refused when compiled: no bound on its time could be given.
+ * lookaround, `\b`) is refused when compiled: no bound on its time could be given.
  *
  * @module
  */
 
-/** A set of code points as inclusive ranges, possibly negated. */
+/**
+ * A set of code points as inclusive ranges, possibly negated; with Unicode property escapes (`\p{L}`), each
+ * tested on one code point by the native engine (constant time per character, so still linear).
+ */
 interface CharSet {
   k: "set";
   ranges: [number, number][];
   neg: boolean;
+  props?: RegExp[];
 }
 
 /** The pattern's syntax tree. */
@@ -65,6 +69,8 @@ function complement(ranges: [number, number][]): [number, number][] {
 class Reader {
   #cps: number[];
   #i = 0;
+  /** Property escapes read since the set they belong to was begun (see {@linkcode Reader.#takeProps}). */
+  #props: RegExp[] = [];
 
   /** Prepares to read `source`. */
   constructor(source: string) {
@@ -143,8 +149,10 @@ class Reader {
       }
       case 0x5b:
         return this.#class();
-      case 0x5c:
-        return { k: "set", ranges: this.#escape(false), neg: false };
+      case 0x5c: {
+        const ranges = this.#escape(false);
+        return { k: "set", ranges, neg: false, ...this.#takeProps() };
+      }
       case 0x2a:
       case 0x2b:
       case 0x3f:
@@ -189,6 +197,21 @@ class Reader {
           throw new Unsupported("octal");
         }
         return [[0, 0]];
+      case 0x70: // p{…}, P{…}: the native engine tests one code point; no ranges of its own
+      case 0x50: {
+        const close = this.#cps.indexOf(0x7d, this.#i);
+        if (this.#peek() !== 0x7b || close < 0) throw new Unsupported("escape");
+        const source = `^\\${String.fromCodePoint(c)}${
+          String.fromCodePoint(...this.#cps.slice(this.#i, close + 1))
+        }$`;
+        try {
+          this.#props.push(new RegExp(source, "u"));
+        } catch {
+          throw new Unsupported("escape");
+        }
+        this.#i = close + 1;
+        return [];
+      }
       case 0x62: // b
         if (inClass) return [[8, 8]];
         throw new Unsupported("word boundary");
@@ -228,6 +251,14 @@ class Reader {
     }
   }
 
+  /** The property escapes read for the set being built, as its `props` (none: nothing). */
+  #takeProps(): { props?: RegExp[] } {
+    if (this.#props.length === 0) return {};
+    const props = this.#props;
+    this.#props = [];
+    return { props };
+  }
+
   /** A class, from after its `[`. */
   #class(): CharSet {
     const neg = this.#peek() === 0x5e;
@@ -251,7 +282,7 @@ class Reader {
         ranges.push([lo[0][0], hi[0][0]]);
       } else ranges.push(...lo);
     }
-    return { k: "set", ranges, neg };
+    return { k: "set", ranges, neg, ...this.#takeProps() };
   }
 }
 
@@ -347,6 +378,7 @@ function inSet(set: CharSet, c: number): boolean {
       break;
     }
   }
+  if (!hit && set.props !== undefined) hit = set.props.some((re) => re.test(String.fromCodePoint(c)));
   return hit !== set.neg;
 }
 
