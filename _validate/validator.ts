@@ -202,17 +202,38 @@ const SCALAR_TYPES = new Set(["string", "number", "integer", "boolean", "null"])
  * schema admits has one of them (a declared `number` or `integer` rejects what is not finite), so the
  * validator need not look for such numbers. Conservative: anything it cannot tell is true.
  */
-function admitsUncheckedNumbers(schema: unknown, root: unknown = schema, seen = new Set<unknown>()): boolean {
+function admitsUncheckedNumbers(
+  schema: unknown,
+  root: unknown = schema,
+  memo: Map<unknown, boolean> = new Map(),
+): boolean {
   if (schema === false) return false;
   if (!isRecord(schema)) return true;
-  // a node met again on the way down adds nothing the first meeting does not check
-  if (seen.has(schema)) return false;
-  seen.add(schema);
-  const s = schema;
-  const inner = (sub: unknown) => admitsUncheckedNumbers(sub, root, seen);
+  // A node met again: its answer (a node still being worked out, on a cycle, adds nothing new: false).
+  const known = memo.get(schema);
+  if (known !== undefined) return known;
+  memo.set(schema, false);
+  const answer = nodeAdmitsUncheckedNumbers(schema, root, memo);
+  memo.set(schema, answer);
+  return answer;
+}
+
+/** {@link admitsUncheckedNumbers} of one schema object (not yet answered). */
+function nodeAdmitsUncheckedNumbers(
+  s: Record<string, unknown>,
+  root: unknown,
+  memo: Map<unknown, boolean>,
+): boolean {
+  const inner = (sub: unknown) => admitsUncheckedNumbers(sub, root, memo);
   if (Array.isArray(s.enum) || Object.hasOwn(s, "const")) return false;
   if (s.type === undefined) {
-    return typeof s.$ref === "string" ? inner(resolveLocalRef(root, s.$ref)) : true;
+    if (typeof s.$ref === "string") return inner(resolveLocalRef(root, s.$ref));
+    // A valid value is valid against one branch of anyOf or oneOf, or against every branch of allOf: a branch
+    // that types every position has seen all its numbers.
+    const oneOf = Array.isArray(s.anyOf) ? s.anyOf : Array.isArray(s.oneOf) ? s.oneOf : null;
+    if (oneOf !== null && oneOf.length > 0) return oneOf.some(inner);
+    if (Array.isArray(s.allOf) && s.allOf.length > 0) return s.allOf.every(inner);
+    return true;
   }
   const types = Array.isArray(s.type) ? s.type : [s.type];
   if (types.some((t) => typeof t !== "string" || !SCALAR_TYPES.has(t) && t !== "object" && t !== "array")) {

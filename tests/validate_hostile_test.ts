@@ -409,3 +409,20 @@ test("a counted repeat too large for the linear-time matcher is refused at once,
     assert.ok(performance.now() - started < 5_000, pattern);
   }
 });
+
+test("a number too large is found under anyOf, oneOf and allOf where a branch leaves it unchecked", () => {
+  const open = [
+    { anyOf: [{ type: "string" }, {}] },
+    { oneOf: [{ minimum: 0 }, { type: "string" }] },
+    { allOf: [{}, { minimum: 0 }] },
+  ];
+  for (const v of open) {
+    const validator = createValidator([{
+      name: "t",
+      inputSchema: { type: "object", properties: { v }, additionalProperties: false },
+    }]);
+    const call = validator.validate([{ name: "t", arguments: '{"v":1e400}' }]).calls[0];
+    assert.equal(call.allowed, false, JSON.stringify(v));
+    assert.ok(call.findings.some((f) => f.path === "/v"), JSON.stringify(call.findings));
+  }
+});
