@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { escapePointer, unescapePointer } from "./pointer.ts";
+import { eachLeaf, escapePointer, unescapePointer } from "./pointer.ts";
 import { errorText } from "./values.ts";
 
 /** Where a string value sits in the raw text. */
@@ -451,20 +451,9 @@ const OVERFLOW = /\d[eE]\+?\d{3}|\d{210}/;
 /** The JSON Pointers of the non-finite numbers (±Infinity, NaN) in `value`, in document order. Iterative. */
 export function nonFinitePaths(value: unknown): string[] {
   const out: string[] = [];
-  const stack: [unknown, string][] = [[value, ""]];
-  while (stack.length > 0) {
-    const [v, p] = stack.pop()!;
-    if (typeof v === "number") {
-      if (!Number.isFinite(v)) out.push(p);
-    } else if (Array.isArray(v)) {
-      for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], `${p}/${i}`]);
-    } else if (typeof v === "object" && v !== null) {
-      const keys = Object.keys(v);
-      for (let i = keys.length - 1; i >= 0; i--) {
-        stack.push([(v as Record<string, unknown>)[keys[i]], `${p}/${escapePointer(keys[i])}`]);
-      }
-    }
-  }
+  eachLeaf(value, (leaf, path) => {
+    if (typeof leaf === "number" && !Number.isFinite(leaf)) out.push(path);
+  });
   return out;
 }
 

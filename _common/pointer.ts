@@ -59,18 +59,37 @@ export function unescapePointer(token: string): string {
  */
 export function stringValues(args: unknown): { path: string; value: string }[] {
   const out: { path: string; value: string }[] = [];
-  const stack: [unknown, string][] = [[args, ""]];
-  while (stack.length) {
+  eachLeaf(args, (leaf, path) => {
+    if (typeof leaf === "string") out.push({ path, value: leaf });
+  });
+  return out;
+}
+
+/**
+ * Calls `visit` on every leaf of a JSON value (anything that is not an array or an object) with its JSON
+ * Pointer, in document order. Iterative, so depth never matters.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { eachLeaf } from "./pointer.ts";
+ *
+ * const seen: string[] = [];
+ * eachLeaf({ a: [1, { b: null }] }, (leaf, path) => seen.push(`${path}=${leaf}`));
+ * assert.deepEqual(seen, ["/a/0=1", "/a/1/b=null"]);
+ * ```
+ */
+export function eachLeaf(value: unknown, visit: (leaf: unknown, path: string) => void): void {
+  const stack: [unknown, string][] = [[value, ""]];
+  while (stack.length > 0) {
     const [v, p] = stack.pop()!;
-    if (typeof v === "string") out.push({ path: p, value: v });
-    else if (Array.isArray(v)) {
+    if (Array.isArray(v)) {
       for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], `${p}/${i}`]);
     } else if (typeof v === "object" && v !== null) {
       const keys = Object.keys(v);
       for (let i = keys.length - 1; i >= 0; i--) {
         stack.push([(v as Record<string, unknown>)[keys[i]], `${p}/${escapePointer(keys[i])}`]);
       }
-    }
+    } else visit(v, p);
   }
-  return out;
 }

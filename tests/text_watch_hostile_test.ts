@@ -1,34 +1,17 @@
 // The streaming gate judges every shape of call that extraction reads from whole text (driven through
 // guardFetch and a real local server, as the stream tests are).
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { type GateEvent, guardFetch } from "../gate.ts";
 import { TextWatcher } from "../_gate/text_watch.ts";
-import {
-  type FakeReply,
-  type FakeServer,
-  ollamaStream,
-  startFakeLlmServer,
-  TOOLS_OPENAI,
-} from "./_fake_llm_server.ts";
+import { fakeProvider, ollamaStream, TOOLS_OPENAI } from "./_fake_llm_server.ts";
 
-let server: FakeServer;
-let next: FakeReply = { json: {} };
-const seen: GateEvent[] = [];
-const gfetch = guardFetch(fetch, { onVerdict: (e) => seen.push(e) });
-
-before(async () => {
-  server = await startFakeLlmServer(() => next);
-});
-after(async () => {
-  await server.close();
-});
+const provider = fakeProvider();
+const seen = provider.events;
 
 /** Streams `pieces` as an Ollama message through the gate; returns the text the client got. */
 async function streamed(pieces: string[]): Promise<string> {
-  next = { ndjson: ollamaStream(pieces) };
-  seen.length = 0;
-  const res = await gfetch(`${server.url}/api/chat`, {
+  provider.reply({ ndjson: ollamaStream(pieces) });
+  const res = await provider.gfetch(`${provider.url()}/api/chat`, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ model: "m", stream: true, tools: TOOLS_OPENAI }),
