@@ -250,6 +250,8 @@ class ToolRun {
    */
   #lastData = 0;
   #draining = false;
+  /** Whether stdout brought data after the tool exited (a process it left behind was writing). */
+  #stdoutAfterExit = false;
   readonly #timers: ReturnType<typeof setTimeout>[] = [];
   #cancelTimeout: () => void = () => {};
   /** Set once both pipes are at end-of-file. */
@@ -295,8 +297,10 @@ class ToolRun {
       for (const timer of this.#timers) clearTimeout(timer);
       this.#options.signal?.removeEventListener("abort", this.#onAbort);
     }
-    // Before the release, which cancels the pipes (and so ends the stdout read).
-    const stdoutHeld = this.#exit !== null && this.#killedBy === null && !this.#stdoutDone;
+    // Before the release, which cancels the pipes (and so ends the stdout read). A leftover that held stdout
+    // but neither wrote after the tool exited nor left a line unfinished (a daemon it started) cut nothing.
+    const stdoutHeld = this.#exit !== null && this.#killedBy === null && !this.#stdoutDone &&
+      (this.#stdoutAfterExit || this.#lineUnfinished());
     this.#release(pipesClosed);
     const overflowed = this.#killedBy === "overflow" && !this.#keepOnOverflow;
     return {
@@ -320,7 +324,10 @@ class ToolRun {
         this.#stdoutDone = true;
         return;
       }
-      if (this.#draining) this.#lastData = performance.now();
+      if (this.#draining) {
+        this.#lastData = performance.now();
+        this.#stdoutAfterExit = true;
+      }
       if (this.#stdoutBytes + chunk.length > this.#cap) {
         if (this.#keepOnOverflow) this.#stdout.push(chunk.subarray(0, this.#cap - this.#stdoutBytes));
         else this.#stdout.length = 0;
@@ -337,6 +344,12 @@ class ToolRun {
       this.#stdout.push(chunk);
       this.#stdoutBytes += chunk.length;
     }
+  }
+
+  /** Whether stdout so far ends inside a line (some bytes, the last of them no line break). */
+  #lineUnfinished(): boolean {
+    const last = this.#stdout.at(-1);
+    return last !== undefined && last.length > 0 && last[last.length - 1] !== 0x0a;
   }
 
   /** Keep a bounded tail of stderr. */

@@ -150,6 +150,13 @@ test(
         timeoutMs: 30_000,
       });
       assert.equal(none.kind, "protocol", none.detail);
+      // A silent leftover holding stdout (a daemon the tool started) cuts nothing: the output is whole.
+      const daemon = await runTool("/bin/sh", ["-c", "echo started; (sleep 3 &); exit 0"], {
+        protocol: "lines",
+      });
+      assert.deepEqual(daemon.items, ["started"]);
+      assert.equal(daemon.truncated, false, daemon.detail);
+      assert.equal(daemon.detail, "");
       // A pipe the tool closed is read to the end: nothing is marked.
       const whole = await runTool("/bin/sh", ["-c", "echo a; echo b"], { protocol: "lines" });
       assert.equal(whole.truncated, false);
