@@ -160,9 +160,12 @@ export async function readText(path: string, options: ReadTextOptions = {}): Pro
  * is the real character), or -1.
  */
 function firstReplaced(text: string, bytes: Uint8Array): number {
-  const start = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0; // the BOM the decoder drops
+  let offset = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0; // the BOM the decoder drops
+  let from = 0;
   for (let at = text.indexOf("\uFFFD"); at >= 0; at = text.indexOf("\uFFFD", at + 1)) {
-    const offset = start + encoder.encode(text.slice(0, at)).length;
+    // The byte offset of `at`, from the last one's: each stretch is encoded once, however many there are.
+    offset += encoder.encode(text.slice(from, at)).length;
+    from = at;
     if (bytes[offset] !== 0xef || bytes[offset + 1] !== 0xbf || bytes[offset + 2] !== 0xbd) return at;
   }
   return -1;
