@@ -35,6 +35,7 @@ import type * as NodeUtil from "node:util";
 import type { JSONScanner, Node as JsonNode, ParseError } from "jsonc-parser";
 import { lazy, nodeBuiltin } from "../_common/lazy.ts";
 import { errorText } from "../_common/values.ts";
+export { MAX_TIMER_MS } from "../_common/values.ts";
 import { denoStd, encoder, EXIT_FAIL, EXIT_USAGE, paint, safeText, writeErr, writeOut } from "./output.ts";
 
 export {
@@ -617,9 +618,6 @@ export function stringOption(values: OptionValues, name: string): string | undef
   const v = values[name];
   return typeof v === "string" ? v : undefined;
 }
-
-/** The longest delay a timer takes (2^31 - 1 ms, about 24.8 days): a timeout option may not exceed it. */
-export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * An integer option's value, or undefined when absent. A value that is not an integer from `min` to `max`

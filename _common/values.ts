@@ -161,3 +161,6 @@ export function clip(text: string, max: number): string {
   if (code >= 0xd800 && code <= 0xdbff) cut--; // do not split a surrogate pair
   return text.slice(0, cut) + "…";
 }
+
+/** The longest delay a timer takes (2^31 - 1 ms, about 24.8 days): a timeout or wait may not exceed it. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;

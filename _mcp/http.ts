@@ -8,7 +8,7 @@
  */
 import { hostInput, hostOutput, onInterrupt } from "../_run/runtime.ts";
 import { type SseEvent, sseParser } from "../_gate/sse.ts";
-import { errorText, isRecord } from "../_common/values.ts";
+import { errorText, isRecord, MAX_TIMER_MS } from "../_common/values.ts";
 import { createMcpGuard, emitTo } from "./guard.ts";
 import { notJsonEvent } from "./session.ts";
 import {
@@ -49,7 +49,7 @@ const TRANSPORT_ERROR = -32000;
  * the most (a timer's limit; MCP says to wait the server's `retry:`), and how many resumptions in a row may
  * fail before the request is answered with an error.
  */
-const RESUME = { defaultMs: 1000, minMs: 50, maxMs: 2 ** 31 - 1, failures: 3 } as const;
+const RESUME = { defaultMs: 1000, minMs: 50, maxMs: MAX_TIMER_MS, failures: 3 } as const;
 
 /** Where an answer's event stream stopped: its last event id and the server's `retry:` delay, if given. */
 interface StreamEnd {

@@ -25,7 +25,7 @@ import {
   STDERR_TAIL_BYTES,
   toBytes,
 } from "./classify.ts";
-import { checkSwitches, clip, errorText, givenValue, isRecord } from "../_common/values.ts";
+import { checkSwitches, clip, errorText, givenValue, isRecord, MAX_TIMER_MS } from "../_common/values.ts";
 import { stringValues } from "../_common/pointer.ts";
 import type { RunOptions, ScanFinding, ToolCallRecord, ToolResult } from "../types.ts";
 
@@ -53,9 +53,11 @@ function checkOptions(options: RunOptions): string | null {
   if (!isRecord(options as unknown)) return `invalid options ${givenValue(options)}: give an object`;
   const { timeoutMs, maxOutputBytes, maxDetail, encoding, protocol, onOverflow } = options;
   if (
-    timeoutMs !== undefined && !(typeof timeoutMs === "number" && timeoutMs > 0 && timeoutMs <= 2 ** 31 - 1)
+    timeoutMs !== undefined && !(typeof timeoutMs === "number" && timeoutMs > 0 && timeoutMs <= MAX_TIMER_MS)
   ) {
-    return `invalid option timeoutMs ${givenValue(timeoutMs)}: give a number of milliseconds above 0`;
+    return `invalid option timeoutMs ${
+      givenValue(timeoutMs)
+    }: give a number of milliseconds above 0, at most ${MAX_TIMER_MS}`;
   }
   if (
     maxOutputBytes !== undefined &&

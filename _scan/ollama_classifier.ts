@@ -22,7 +22,7 @@
  *
  * @module
  */
-import { errorText, givenValue } from "../_common/values.ts";
+import { errorText, givenValue, MAX_TIMER_MS } from "../_common/values.ts";
 import type { Classifier, ModelCheck, ScanContext } from "../types.ts";
 
 /** Options for {@link ollamaClassifier}. */
@@ -114,7 +114,7 @@ function checkOptions(o: OllamaClassifierOptions): void {
   if (o.endpoint !== undefined && o.endpoint !== "chat" && o.endpoint !== "generate") {
     throw bad("endpoint", '"chat" or "generate"', o.endpoint);
   }
-  if (o.timeoutMs !== undefined && !within(o.timeoutMs, 1, 2 ** 31 - 1)) {
+  if (o.timeoutMs !== undefined && !within(o.timeoutMs, 1, MAX_TIMER_MS)) {
     throw bad("timeoutMs", "a number of milliseconds from 1 to 2^31 - 1", o.timeoutMs);
   }
   if (o.maxChars !== undefined && !within(o.maxChars, 1, Infinity)) {
