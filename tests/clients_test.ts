@@ -2,9 +2,6 @@
 // bodies and streams and parse them without error, for allowed, rejected, partial and malformed calls.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import OpenAI from "openai";
-import Anthropic from "@anthropic-ai/sdk";
-import { Ollama } from "ollama";
 import {
   anthropicMessage,
   anthropicStream,
@@ -20,14 +17,12 @@ import {
   TOOLS_OPENAI,
   TOOLS_RESPONSES,
 } from "./_fake_llm_server.ts";
+import { sdkClients } from "./_sdk_clients.ts";
 
 // Each test sets the reply for its request through `reply`.
-const { reply, events, gfetch, url } = fakeProvider();
-
-const openai = () => new OpenAI({ apiKey: "sk-test", baseURL: `${url()}/v1`, fetch: gfetch, maxRetries: 0 });
-const anthropic = () =>
-  new Anthropic({ apiKey: "sk-ant-test", baseURL: url(), fetch: gfetch, maxRetries: 0 });
-const ollama = () => new Ollama({ host: url(), fetch: gfetch });
+const provider = fakeProvider();
+const { reply, events } = provider;
+const { openai, anthropic, ollama } = sdkClients(provider);
 
 const messages = [{ role: "user" as const, content: "Weather in Oslo?" }];
 

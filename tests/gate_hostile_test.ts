@@ -7,8 +7,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createServer, type ServerResponse } from "node:http";
-import OpenAI from "openai";
-import Anthropic from "@anthropic-ai/sdk";
 import { type GateEvent, guardFetch } from "../gate.ts";
 import {
   anthropicStream,
@@ -21,12 +19,11 @@ import {
   TOOLS_OPENAI,
   TOOLS_RESPONSES,
 } from "./_fake_llm_server.ts";
+import { sdkClients } from "./_sdk_clients.ts";
 
-const { reply, events, gfetch, url } = fakeProvider();
-
-const openai = () => new OpenAI({ apiKey: "sk-test", baseURL: `${url()}/v1`, fetch: gfetch, maxRetries: 0 });
-const anthropic = () =>
-  new Anthropic({ apiKey: "sk-ant-test", baseURL: url(), fetch: gfetch, maxRetries: 0 });
+const provider = fakeProvider();
+const { reply, events, gfetch, url } = provider;
+const { openai, anthropic } = sdkClients(provider);
 const messages = [{ role: "user" as const, content: "Weather in Oslo?" }];
 const UNDECLARED = [{ name: "delete_everything", args: {} }];
 
