@@ -123,11 +123,17 @@ class HttpRelay {
   readonly #clientGone = new AbortController();
   /** Aborted when the grace after the client left is over: answers still in flight are given up. */
   readonly #giveUp = new AbortController();
+  /** Ends a POST: the relay stopped, or the grace after the client left is over. */
+  readonly #postSignal: AbortSignal;
+  /** Ends the resumption of an answer's stream: the relay stopped, or the client left. */
+  readonly #resumeSignal: AbortSignal;
 
   constructor(url: string, options: McpHttpRelayOptions, signal: AbortSignal) {
     this.#url = url;
     this.#options = options;
     this.#signal = signal;
+    this.#postSignal = AbortSignal.any([signal, this.#giveUp.signal]);
+    this.#resumeSignal = AbortSignal.any([signal, this.#clientGone.signal]);
     this.#output = options.output ?? hostOutput();
     const guard = createMcpGuard({ ...options, batches: options.batches ?? "split" });
     this.#session = guard.connect({ toServer: this.#toServer, toClient: this.#toClient });
@@ -144,13 +150,9 @@ class HttpRelay {
     if (first === "client") {
       // Answers still on their way come first, for a while: a server that never answers must not keep the
       // relay (and the client waiting for it to end) alive.
-      const settled = new AbortController();
-      const grace = pause(
-        this.#options.shutdownGraceMs ?? 2000,
-        AbortSignal.any([this.#signal, settled.signal]),
-      );
+      // (the give-up below also ends the grace's timer, whichever came first)
+      const grace = pause(this.#options.shutdownGraceMs ?? 2000, this.#giveUp.signal);
       await Promise.race([Promise.all([...this.#inFlight]), aborted, grace]);
-      settled.abort();
       this.#giveUp.abort();
     }
     this.#listenStop.abort();
@@ -198,7 +200,7 @@ class HttpRelay {
         "content-type": "application/json",
       },
       body: JSON.stringify(message),
-      signal: AbortSignal.any([this.#signal, this.#giveUp.signal]),
+      signal: this.#postSignal,
     });
     const id = response.headers.get("mcp-session-id");
     if (id !== null) this.#sessionId = id;
@@ -242,8 +244,7 @@ class HttpRelay {
       why = errorText(error);
     }
     // Once the client is gone the relay does not wait on a server that works on: it answers and ends.
-    const signal = AbortSignal.any([this.#signal, this.#clientGone.signal]);
-    why = await this.#resume(end, signal, waiting) || why;
+    why = await this.#resume(end, this.#resumeSignal, waiting) || why;
     for (const r of requests) {
       const text =
         `toolguard: the MCP server at ${this.#url} ended its answer without answering ${r.method}` +

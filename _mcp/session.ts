@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { lazy } from "../_common/lazy.ts";
 import { errorText, isRecord } from "../_common/values.ts";
 import { type DeferredCheck, rejection } from "./judge.ts";
 import { cleanListing, describesThings } from "./poisoning.ts";
@@ -77,7 +78,8 @@ const STRAY_TEXT = 200;
 /** How many cancelled requests are remembered, so that their late answers pass quietly. */
 const MAX_CANCELLED = 256;
 
-const decoder = new TextDecoder();
+/** Made on first use: under Deno the first decoder loads the text-encoding support (see jsonrpc.ts). */
+const decoder = lazy(() => new TextDecoder());
 
 /**
  * The event for server output that is not JSON, carrying its first {@linkcode STRAY_TEXT} characters;
@@ -609,7 +611,7 @@ export class GuardedSession implements McpSession {
    */
   #notJson(frame: McpFrame): void {
     const event = notJsonEvent(
-      frame.bytes === undefined ? "" : decoder.decode(frame.bytes.subarray(0, 4 * STRAY_TEXT)),
+      frame.bytes === undefined ? "" : decoder().decode(frame.bytes.subarray(0, 4 * STRAY_TEXT)),
     );
     if (event !== undefined) this.#hooks.emit(event);
   }
