@@ -17,7 +17,7 @@
  * @module
  */
 import { lazy } from "../_common/lazy.ts";
-import { escapeRegExp, type Finder, skipSpace } from "./text.ts";
+import { escapeRegExp, type Finder } from "./text.ts";
 
 /** Opening and closing spellings of reasoning blocks. */
 export const PAIRS: readonly (readonly [open: string, close: string])[] = [
@@ -54,7 +54,8 @@ export interface ReasoningSpan {
 const tokens = lazy(() => {
   const all = [...PAIRS.flat(), ...LONE_CLOSERS, "<|channel|>analysis"];
   return {
-    source: [...new Set(all)].sort((a, b) => b.length - a.length).map(escapeRegExp).join("|"),
+    // One for every walker: each sets `lastIndex` just before its `exec`, and none is left between the two.
+    re: new RegExp([...new Set(all)].sort((a, b) => b.length - a.length).map(escapeRegExp).join("|"), "g"),
     closerOf: new Map<string, string>(PAIRS.map(([o, c]) => [o, c])),
     closers: new Set<string>([...PAIRS.map(([, c]) => c), ...LONE_CLOSERS]),
   };
@@ -79,7 +80,7 @@ export class ReasoningWalker {
   /** @param find `text.indexOf`, remembered per needle (the scan's finder). */
   constructor(text: string, find: Finder) {
     this.#text = text;
-    this.#re = new RegExp(tokens().source, "g");
+    this.#re = tokens().re;
     this.#find = find;
   }
 
@@ -136,16 +137,6 @@ export class ReasoningWalker {
     this.#ahead = m ? { at: m.index, token: m[0] } : null;
     return this.#ahead;
   }
-}
-
-/** Where the answer begins: after leading white space and the reasoning blocks that lead the text. */
-export function contentStart(text: string, closed: readonly { start: number; end: number }[]): number {
-  let i = skipSpace(text, 0);
-  for (const span of closed) {
-    if (span.start > i) break;
-    if (span.end > i) i = skipSpace(text, span.end);
-  }
-  return i;
 }
 
 /** A harmony analysis message at `at` (no recipient): its end, `-1` when it runs to the end; else undefined. */

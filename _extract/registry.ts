@@ -258,13 +258,13 @@ function noteCallsInCode(scan: Scan, fence: { start: number; end: number; lang: 
   }
 }
 
-/** Removes the calls and findings before `at`: they were quoted in reasoning the prompt opened. */
 /** Whether words come before the first call that starts before `at` (reasoning that drafts a call). */
 function wordsBeforeCall(scan: Scan, at: number): boolean {
   const first = scan.calls.find((c) => c.block.start < at);
   return first !== undefined && /\S/.test(scan.text.slice(0, first.block.start));
 }
 
+/** Removes the calls and findings before `at`: they were quoted in reasoning the prompt opened. */
 function dropBefore(scan: Scan, at: number): void {
   const calls = scan.calls.filter((c) => c.start >= at);
   scan.calls.length = 0;
