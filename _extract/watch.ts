@@ -20,6 +20,8 @@ const LONGEST = Math.max(...MARKERS.map((m) => m.length));
 const prefixes = lazy(() =>
   new Set<string>(MARKERS.flatMap((m) => [...Array(m.length - 1).keys()].map((k) => m.slice(0, k + 1))))
 );
+/** How far back a shape's cut-off opening (`[get_wea`, `get_weather\n`) is looked for before it is prose. */
+export const SHAPE_TAIL_LIMIT = 160;
 /** Openings written as shapes, cut off at the end of the text: `[get_wea`, `{"na`. */
 export const SHAPE_TAILS: readonly RegExp[] = [/\[\s*(?:[A-Za-z_][\w.-]*\s*)?$/, /\{\s*(?:"[a-z_]*"?\s*)?$/];
 /** Functionary v3.2 where the answer begins (`NAME\n{`), and its start cut off by the end of the text. */
@@ -78,7 +80,7 @@ function cutOffOpening(text: string, from: number): number {
   for (let k = Math.min(LONGEST - 1, n - from); k > 0; k--) {
     if (prefixes().has(text.slice(n - k))) return n - k;
   }
-  const tail = text.slice(Math.max(from, n - 160));
+  const tail = text.slice(Math.max(from, n - SHAPE_TAIL_LIMIT));
   let best = Infinity;
   for (const re of SHAPE_TAILS) {
     const m = re.exec(tail);

@@ -15,6 +15,7 @@ import {
   callMayStart,
   RECIPIENT_START,
   RECIPIENT_START_TAIL,
+  SHAPE_TAIL_LIMIT,
   SHAPE_TAILS,
 } from "../_extract/watch.ts";
 import { lazy } from "../_common/lazy.ts";
@@ -34,10 +35,6 @@ const WORD = /^[\p{L}\p{N}_]$/u;
 /** Held text re-asked at every piece below this length; past it, each time it has grown by half. */
 const RECHECK_EVERY_PIECE = 512;
 const CALL_FENCE = /^(json|jsonc|json5|tool_call|tool_calls|tool_code|)$/i;
-/** The keys a call written as bare JSON may start with: the extractor's own list (call keys and wrappers). */
-const CALL_KEYS: readonly string[] = CALL_OPENING_KEYS;
-/** How far a shape's cut-off opening (`[get_wea`, `get_weather\n`) is held before it is taken for prose. */
-const SHAPE_TAIL_LIMIT = 160;
 /** The longest tail that can still grow into a marker, plus one. */
 const LONGEST_MARKER: number = Math.max(...MARKERS.map((m) => m.length)) + 1;
 
@@ -126,8 +123,8 @@ export class TextWatcher {
     if (rest[0] === "}") return false;
     if (rest[0] !== '"') return false;
     const key = /^"((?:[^"\\]|\\.)*)("?)/.exec(rest)!;
-    if (key[2] === "") return CALL_KEYS.some((k) => k.startsWith(key[1])); // the key is still arriving
-    return CALL_KEYS.includes(key[1]);
+    if (key[2] === "") return CALL_OPENING_KEYS.some((k) => k.startsWith(key[1])); // the key is still arriving
+    return CALL_OPENING_KEYS.includes(key[1]);
   }
 
   /**
