@@ -377,11 +377,8 @@ function excerptOf(text: string, max: number): string {
   if (text.length <= max && !HIDDEN.test(text)) return copyOf(text);
   let out = "";
   for (const ch of text) {
-    const cp = ch.codePointAt(0)!;
-    const hidden = (cp >= 0xE0000 && cp <= 0xE007F) || (cp >= 0x200B && cp <= 0x200F) ||
-      (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2060 && cp <= 0x2069) || cp === 0xFEFF || cp === 0x180E ||
-      (cp < 0x20 && cp !== 0x0a) || (cp >= 0x80 && cp <= 0x9f);
-    out += hidden ? `\\u{${cp.toString(16).toUpperCase()}}` : ch;
+    // (`ch` is one code point: a tag character's surrogate pair is tested whole)
+    out += HIDDEN.test(ch) ? `\\u{${ch.codePointAt(0)!.toString(16).toUpperCase()}}` : ch;
     if (out.length >= max) break;
   }
   return out.length > max ? out.slice(0, Math.max(0, max - 1)) + "…" : out;
