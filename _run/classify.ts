@@ -424,15 +424,12 @@ export function classify(outcome: ProcessOutcome, options?: ClassifyOptions): To
   const held = outcome.stdoutHeld === true && !truncate;
   let text: string;
   try {
-    if (truncate) {
-      text = decode(toBytes(outcome.stdout).subarray(0, cap), encoding, true); // cut at a character boundary
-      if (protocol === "lines") text = text.slice(0, text.lastIndexOf("\n") + 1); // and at a line boundary
-    } else {
-      text = decode(outcome.stdout, encoding);
-      // A line the leftover process had not finished is not an item.
-      if (held && (protocol === "lines" || protocol === "jsonl")) {
-        text = text.slice(0, text.lastIndexOf("\n") + 1);
-      }
+    text = truncate
+      ? decode(toBytes(outcome.stdout).subarray(0, cap), encoding, true) // cut at a character boundary
+      : decode(outcome.stdout, encoding);
+    // A line cut at the limit, or one the leftover process had not finished, is not an item.
+    if ((truncate && protocol === "lines") || (held && (protocol === "lines" || protocol === "jsonl"))) {
+      text = text.slice(0, text.lastIndexOf("\n") + 1);
     }
   } catch (error) {
     return failure("spawn", `invalid encoding ${JSON.stringify(encoding)}: ${String(error)}`, common);
@@ -442,7 +439,7 @@ export function classify(outcome: ProcessOutcome, options?: ClassifyOptions): To
     return failure(parsed.kind, held ? `${parsed.detail}; ${HELD_DETAIL}` : parsed.detail, common);
   }
   if (held) {
-    if (parsed.items.length === 0 && toBytes(outcome.stdout).length > 0) {
+    if (parsed.items.length === 0 && outcome.stdout.length > 0) { // (a string is empty when its bytes are)
       // Output with nothing whole in it must not read as "found nothing".
       return failure("protocol", `no whole item had ended; ${HELD_DETAIL}`, common);
     }
