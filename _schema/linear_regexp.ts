@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { DIGIT, WORD } from "./pattern.ts";
 
 /**
  * A set of code points as inclusive ranges, possibly negated; with Unicode property escapes (`\p{L}`), each
@@ -32,8 +33,6 @@ type Node =
 /** Syntax this matcher does not handle: the caller decides what to do with the pattern. */
 class Unsupported extends Error {}
 
-const DIGIT: [number, number][] = [[48, 57]];
-const WORD: [number, number][] = [[48, 57], [65, 90], [95, 95], [97, 122]];
 const SPACE: [number, number][] = [
   [9, 13],
   [32, 32],

@@ -18,8 +18,10 @@ interface Step {
 }
 
 const SYNTAX = "^$\\.*+?()[]{}|/";
-const DIGIT: Ranges = [[48, 57]];
-const WORD: Ranges = [[48, 57], [65, 90], [95, 95], [97, 122]];
+/** What `\d` matches, as code point ranges. */
+export const DIGIT: Ranges = [[48, 57]];
+/** What `\w` matches (without the `i` flag), as code point ranges. */
+export const WORD: Ranges = [[48, 57], [65, 90], [95, 95], [97, 122]];
 
 /**
  * The body of a function of `v` (a string) that returns whether `source`, compiled with the `u` flag,
