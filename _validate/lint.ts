@@ -7,7 +7,7 @@
  * @module
  */
 import { escapePointer, unescapePointer } from "../_common/pointer.ts";
-import { normaliseTools } from "./providers.ts";
+import { normaliseTool } from "./providers.ts";
 import { errorText, isRecord } from "../_common/values.ts";
 import { compile } from "../_schema/compile.ts";
 import { ANNOTATION_KEYWORDS, ASSERTION_KEYWORDS, KNOWN_FORMATS, SchemaError } from "../_schema/keywords.ts";
@@ -116,19 +116,21 @@ export function lintTools(tools: readonly unknown[]): LintIssue[] {
   let index = 0;
   tools.forEach((entry, i) => {
     let list;
+    const place = `tools[${i}]`;
     try {
-      list = normaliseTools([entry]);
+      list = normaliseTool(entry, place);
     } catch (e) {
+      const message = errorText(e);
       issues.push({
         index,
         tool: "",
         code: "invalid_declaration",
         severity: "error",
         path: "",
-        // The entry was checked alone, as tools[0]: name its place in the whole list instead.
-        message: errorText(e).startsWith("tools[0]")
-          ? `tools[${i}]${errorText(e).slice("tools[0]".length)}`
-          : `tools[${i}]: ${errorText(e)}`,
+        // An entry's own fault names its place; one of a declaration inside it (a tool's name) is placed here.
+        message: message.startsWith(`${place} `) || message.startsWith(`${place}.`)
+          ? message
+          : `${place}: ${message}`,
       });
       index++;
       return;

@@ -141,41 +141,41 @@ function tool(
  */
 export function normaliseTools(tools: readonly unknown[]): NormalisedTool[] {
   if (!Array.isArray(tools)) throw new TypeError("tools must be an array of tool declarations");
-  const out: NormalisedTool[] = [];
-  tools.forEach((t, i) => {
-    if (!isRecord(t)) throw new TypeError(`tools[${i}] is not an object; expected a tool declaration`);
-    const decls = t.functionDeclarations ?? t.function_declarations;
-    if (Array.isArray(decls)) {
-      for (const d of decls) {
-        if (!isRecord(d)) throw new TypeError(`tools[${i}].functionDeclarations has a non-object entry`);
-        out.push(tool(d.name, d.description, d.parametersJsonSchema ?? d.parameters, "gemini"));
-      }
-      return;
-    }
-    if (Array.isArray(t.tools)) { // an MCP tools/list result
-      out.push(...normaliseTools(t.tools).map((x) => ({ ...x, shape: "mcp" as const })));
-      return;
-    }
-    if (isRecord(t.function)) {
-      const f = t.function;
-      out.push(tool(f.name, f.description, f.parameters, "openai_chat", f.strict));
-      return;
-    }
-    if (typeof t.name !== "string") {
-      throw new TypeError(
-        `tools[${i}] has no name; expected e.g. {type:"function", function:{name, parameters}}`,
-      );
-    }
-    if (t.type === "function") {
-      out.push(tool(t.name, t.description, t.parameters, "openai_responses", t.strict));
-    } else if (t.input_schema !== undefined) {
-      out.push(tool(t.name, t.description, t.input_schema, "anthropic"));
-    } else if (t.inputSchema !== undefined) out.push(tool(t.name, t.description, t.inputSchema, "mcp"));
-    else if (t.parametersJsonSchema !== undefined) {
-      out.push(tool(t.name, t.description, t.parametersJsonSchema, "gemini"));
-    } else out.push(tool(t.name, t.description, t.parameters ?? t.schema, "plain", t.strict));
-  });
-  return out;
+  return tools.flatMap((t, i) => normaliseTool(t, `tools[${i}]`));
+}
+
+/**
+ * Normalises one entry of a tools list, `place` naming it in errors (`tools[3]`): the tools it declares (a
+ * Gemini `Tool` or an MCP `tools/list` result declares several).
+ */
+export function normaliseTool(t: unknown, place: string): NormalisedTool[] {
+  if (!isRecord(t)) throw new TypeError(`${place} is not an object; expected a tool declaration`);
+  const decls = t.functionDeclarations ?? t.function_declarations;
+  if (Array.isArray(decls)) {
+    return decls.map((d) => {
+      if (!isRecord(d)) throw new TypeError(`${place}.functionDeclarations has a non-object entry`);
+      return tool(d.name, d.description, d.parametersJsonSchema ?? d.parameters, "gemini");
+    });
+  }
+  if (Array.isArray(t.tools)) { // an MCP tools/list result
+    return normaliseTools(t.tools).map((x) => ({ ...x, shape: "mcp" as const }));
+  }
+  if (isRecord(t.function)) {
+    const f = t.function;
+    return [tool(f.name, f.description, f.parameters, "openai_chat", f.strict)];
+  }
+  if (typeof t.name !== "string") {
+    throw new TypeError(
+      `${place} has no name; expected e.g. {type:"function", function:{name, parameters}}`,
+    );
+  }
+  if (t.type === "function") return [tool(t.name, t.description, t.parameters, "openai_responses", t.strict)];
+  if (t.input_schema !== undefined) return [tool(t.name, t.description, t.input_schema, "anthropic")];
+  if (t.inputSchema !== undefined) return [tool(t.name, t.description, t.inputSchema, "mcp")];
+  if (t.parametersJsonSchema !== undefined) {
+    return [tool(t.name, t.description, t.parametersJsonSchema, "gemini")];
+  }
+  return [tool(t.name, t.description, t.parameters ?? t.schema, "plain", t.strict)];
 }
 
 /** Argument text past this many characters is not hashed whole: its length stands for the rest. */
