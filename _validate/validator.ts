@@ -102,8 +102,11 @@ interface Compiled {
   literals: Literals;
   /** Property names the declaration lists (`properties`): the author's too; any other key is scanned. */
   keys: ReadonlySet<string>;
-  /** Whether a valid value may hold a number no type check has seen (see {@link admitsUncheckedNumbers}). */
-  uncheckedNumbers: boolean;
+  /**
+   * Whether a valid value may hold a number no type check has seen (see {@link admitsUncheckedNumbers}),
+   * found when a call first needs it (undefined before; see {@link uncheckedOf}).
+   */
+  uncheckedNumbers: boolean | undefined;
   /**
    * The deepest nesting any value valid against the schema can have (Infinity when unbounded), found when a
    * valid call first needs it (undefined before): one whose text is long enough to nest past `maxDepth`.
@@ -256,22 +259,33 @@ function boundOf(compiled: Compiled): number {
   return compiled.depthBound ??= toolDepthBound(compiled.tool.schema);
 }
 
-/** {@link admitsUncheckedNumbers} for a tool's schema; true where "$id" could make a "$ref" resolve elsewhere. */
-function toolAdmitsUncheckedNumbers(schema: unknown): boolean {
-  try {
-    return JSON.stringify(schema).includes('"$id"') || admitsUncheckedNumbers(schema);
-  } catch {
-    return true;
-  }
+/** The tool's {@link Compiled.uncheckedNumbers}, found now if it was not. */
+function uncheckedOf(compiled: Compiled): boolean {
+  const schema = compiled.tool.schema;
+  return compiled.uncheckedNumbers ??= schema === undefined || !walksPlainly(schema) ||
+    admitsUncheckedNumbers(schema);
 }
 
 /** Depth bound of a tool's schema; none claimed where "$id" could make a "$ref" resolve elsewhere. */
 function toolDepthBound(schema: unknown): number {
   if (schema === undefined) return 1;
+  if (!walksPlainly(schema)) return Infinity;
   try {
-    return JSON.stringify(schema).includes('"$id"') ? Infinity : depthBound(schema);
+    return depthBound(schema);
   } catch {
     return Infinity;
+  }
+}
+
+/**
+ * Whether a walk of the schema's own objects may follow its `$ref`s as local pointers: not where an "$id"
+ * could make one resolve elsewhere, nor where the schema cannot be written out as JSON.
+ */
+function walksPlainly(schema: unknown): boolean {
+  try {
+    return !JSON.stringify(schema).includes('"$id"');
+  } catch {
+    return false;
   }
 }
 
@@ -574,7 +588,7 @@ function compileTool(
     report: null,
     literals,
     keys: declared.keys,
-    uncheckedNumbers: tool.schema === undefined || toolAdmitsUncheckedNumbers(tool.schema),
+    uncheckedNumbers: undefined,
     depthBound: undefined,
     strings: lazy(() =>
       !visitStrings || options.codegen === false || tool.schema === undefined
@@ -692,7 +706,7 @@ function judge(
   const valid = check(args, "", null);
   if (!valid) check(args, "", findings);
   if (
-    (compiled === undefined || compiled.uncheckedNumbers) && (call.raw === undefined || mayOverflow(call.raw))
+    (compiled === undefined || uncheckedOf(compiled)) && (call.raw === undefined || mayOverflow(call.raw))
   ) {
     pushNonFinite(args, findings);
   }
@@ -972,7 +986,7 @@ function fastFindings(raw: string, args: object, compiled: Compiled, cfg: Config
   if (!bounded && (!scans || hit !== null) && depthOver(args, maxDepth) >= 0) return null;
   const findings: Finding[] = [];
   if (!valid) (compiled.report ??= rootReporter(check))(args, "", findings);
-  if (compiled.uncheckedNumbers && mayOverflow(raw)) pushNonFinite(args, findings);
+  if (uncheckedOf(compiled) && mayOverflow(raw)) pushNonFinite(args, findings);
   if (hit !== null) walkInjections(args, raw, findings, compiled.literals, compiled.keys, hit);
   return findings;
 }
