@@ -19,7 +19,7 @@ export interface StringLocation {
 
 /** What {@link parseJson} returns. */
 export type JsonParse =
-  | { ok: true; value: unknown; strings?: StringLocation[]; duplicate?: string }
+  | { ok: true; value: unknown; strings?: StringLocation[] }
   | { ok: false; error: string; position: number; reason: "syntax" | "depth" | "size" };
 
 /** Options for {@link parseJson}. */
@@ -136,9 +136,7 @@ function slowParse(text: string, options: ReaderOptions): JsonParse {
   try {
     const value = reader.document();
     const strings = reader.strings;
-    const parsed: JsonParse = strings ? { ok: true, value, strings } : { ok: true, value };
-    if (reader.duplicate !== undefined) parsed.duplicate = reader.duplicate;
-    return parsed;
+    return strings ? { ok: true, value, strings } : { ok: true, value };
   } catch (e) {
     if (e instanceof Fail) return { ok: false, error: e.error, position: e.position, reason: e.reason };
     // RangeError from a runaway stack can only come from a maxDepth set absurdly high
@@ -166,7 +164,7 @@ class JsonReader {
   #i = 0;
   /** Where every string value sits, when asked for. */
   readonly strings: StringLocation[] | undefined;
-  /** The JSON Pointer of the first property named twice in one object (the last value is kept). */
+  /** With `locate`: the JSON Pointer of the first property named twice in one object (the last value is kept). */
   duplicate: string | undefined;
 
   /** Prepares to read `text`; with `locate`, string locations are recorded. */
@@ -331,8 +329,8 @@ class JsonReader {
       }
       this.#i++;
       const v = this.#value(depth + 1, this.strings ? path + "/" + escapePointer(key) : path);
-      if (this.duplicate === undefined && Object.hasOwn(obj, key)) {
-        this.duplicate = path + "/" + escapePointer(key); // the whole path where strings are located
+      if (this.strings && this.duplicate === undefined && Object.hasOwn(obj, key)) {
+        this.duplicate = path + "/" + escapePointer(key); // (`path` is whole only where strings are located)
       }
       if (key === "__proto__") {
         Object.defineProperty(obj, key, { value: v, writable: true, enumerable: true, configurable: true });
@@ -483,6 +481,11 @@ function holdsNonFinite(value: unknown): boolean {
  * this reads the text with the hand-written parser, a few µs per kilobyte.
  */
 export function duplicateKey(text: string): string | undefined {
-  const parsed = slowParse(text, { maxDepth: Infinity, locate: true });
-  return parsed.ok ? parsed.duplicate : undefined;
+  const reader = new JsonReader(text, { maxDepth: Infinity, locate: true });
+  try {
+    reader.document();
+    return reader.duplicate;
+  } catch {
+    return undefined; // not JSON (or nested past the stack): nothing to say about its keys
+  }
 }
