@@ -530,8 +530,9 @@ function describeCall(call: unknown, tools: ToolSummary[] | null): string {
   const findings: unknown[] = Array.isArray(call.findings) ? call.findings : [];
   const coded = (code: string) => findings.find((f) => isRecord(f) && f.code === code) as Finding | undefined;
   const check = modelCheckOf(call);
+  const argumentInjection = coded("argument_injection") !== undefined;
   // validateToolCalls records a classifier objection both as modelCheck and as a finding: say it once.
-  const injected = check.injection && coded("argument_injection") === undefined;
+  const injected = check.injection && !argumentInjection;
   if (!callRejected(call)) return `The call to ${name} was accepted.`;
   const lines = [`Your call to ${name} was rejected and did not run.`];
   const count = findings.length + (injected ? 1 : 0);
@@ -552,7 +553,7 @@ function describeCall(call: unknown, tools: ToolSummary[] | null): string {
   const declared = tools?.find((t) => t.name === call.name);
   if (declared) lines.push(parameterSummary(declared));
   const unknown = coded("unknown_tool");
-  const injection = injected || coded("argument_injection") !== undefined;
+  const injection = check.injection || argumentInjection;
   if (unknown) {
     const names = tools && tools.length > 0 ? ` The declared tools are: ${declaredNames(tools)}.` : "";
     const target = unknown.suggestion ? `"${oneLine(unknown.suggestion, MAX_NAME)}"` : "a declared tool";
