@@ -165,6 +165,19 @@ export function bodyOf(
 }
 
 /**
+ * One past the JSON object or array at `p` (read within the shared scan budget), or `-1` when there is none
+ * or it does not close: where a closing token may begin, since one inside the value's strings is data.
+ */
+export function valueEnd(scan: Scan, p: number): number {
+  const text = scan.text;
+  if (text[p] !== "{" && text[p] !== "[") return -1;
+  const far = Math.min(text.length, p + scan.allowance());
+  const e = scanValueEnd(text, p, far);
+  scan.spend((e < 0 ? far : e) - p);
+  return e;
+}
+
+/**
  * `body` cut again after the JSON values that open it at `p`, when they run past its end: a closing tag or
  * stop token written inside a JSON string is data, so the closer is looked for after the values (as
  * llama.cpp's JSON-aware reader does). Values are objects or arrays one after another (separated by space,
@@ -182,9 +195,7 @@ export function bodyAfterJson(
   let q = p;
   let last = -1;
   while (text[q] === "{" || text[q] === "[") {
-    const limit = Math.min(text.length, q + scan.allowance());
-    const e = scanValueEnd(text, q, limit);
-    scan.spend((e < 0 ? limit : e) - q);
+    const e = valueEnd(scan, q);
     if (e < 0) break;
     last = e;
     q = skipSpace(text, e);

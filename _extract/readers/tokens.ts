@@ -13,9 +13,9 @@ import {
   decodeEntities,
   defineOwn,
   isSpace,
-  scanValueEnd,
   skipSpace,
   trimEnd,
+  valueEnd,
 } from "../text.ts";
 import type { Reader } from "../reader.ts";
 import type { CallDraft, Scan } from "../scan.ts";
@@ -157,9 +157,7 @@ function jsonAt(scan: Scan, p: number, limit: number): { value: unknown; end: nu
   const text = scan.text;
   let run = readJsonRun(text, p, limit);
   if (run.items.length === 0 && run.open) {
-    const far = Math.min(text.length, p + scan.allowance());
-    const e = scanValueEnd(text, p, far);
-    scan.spend((e < 0 ? far : e) - p);
+    const e = valueEnd(scan, p);
     if (e > limit) run = readJsonRun(text, p, e);
   }
   return run.items.length > 0 ? { value: run.items[0].value, end: run.items[0].end } : undefined;
@@ -411,19 +409,6 @@ function firstEnd(scan: Scan, from: number): { at: number; token: string } {
     }
   }
   return { at, token };
-}
-
-/**
- * One past the JSON object or array at `p` (read within the shared scan budget), or `-1` when there is none
- * or it does not close: where a closing token may begin, since one inside the value's strings is data.
- */
-function valueEnd(scan: Scan, p: number): number {
-  const text = scan.text;
-  if (text[p] !== "{" && text[p] !== "[") return -1;
-  const far = Math.min(text.length, p + scan.allowance());
-  const e = scanValueEnd(text, p, far);
-  scan.spend((e < 0 ? far : e) - p);
-  return e;
 }
 
 interface Header {
