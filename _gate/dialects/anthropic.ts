@@ -30,12 +30,12 @@ function isToolUse(block: unknown): boolean {
 }
 
 /**
- * The `tool_use` blocks a `message_start` already carries. Anthropic starts every message empty, but a
+ * Whether a `message_start` already carries `tool_use` blocks. Anthropic starts every message empty, but a
  * client keeps what comes (the SDK's snapshot does), so a call there is held and judged like any other.
  */
-function callsIn(event: Record<string, unknown>): unknown[] {
+function startsWithCalls(event: Record<string, unknown>): boolean {
   const message = event.message;
-  return isRecord(message) && Array.isArray(message.content) ? message.content.filter(isToolUse) : [];
+  return isRecord(message) && Array.isArray(message.content) && message.content.some(isToolUse);
 }
 
 const body: CompletionBody = {
@@ -122,8 +122,8 @@ class AnthropicStream implements FrameRouter {
       flow.pending = true;
       if (typeof event.index === "number") this.#tools.add(event.index);
     }
-    if (type === "message_start" && callsIn(event).length > 0) {
-      flow.pending = true; // (see callsIn)
+    if (type === "message_start" && startsWithCalls(event)) {
+      flow.pending = true; // (see startsWithCalls)
       const content = (event.message as Record<string, unknown>).content as unknown[];
       content.forEach((block, i) => isToolUse(block) && this.#tools.add(i));
     }
@@ -153,7 +153,7 @@ class AnthropicStream implements FrameRouter {
         const index = this.#tools.renumber(e.index);
         next = Math.max(next, index + 1);
         emit({ ...e, index });
-      } else if (e.type === "message_start" && callsIn(e).length > 0) {
+      } else if (e.type === "message_start" && startsWithCalls(e)) {
         const message = e.message as Record<string, unknown>;
         const content = (message.content as unknown[]).filter((b) => !isToolUse(b));
         next = Math.max(next, content.length);
