@@ -72,8 +72,8 @@ the model (read files, pass secrets, hide things from the user, call other tools
 server does not declare (shadowing); a flagged description reaches the client with the span replaced by a
 [toolguard: removed ...] marker, and is logged.
 
-Exit status: 0 when the client closed the connection, 1 when the server could not start or died,
-2 for usage errors.
+Exit status: 0 when the client closed the connection, 1 when the server could not start or died
+(with --url: when a message did not reach it or was refused), 2 for usage errors.
 
 Example (Claude Desktop / any MCP client config):
   "command": "toolguard", "args": ["mcp", "--scan-output", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", "/data"]
@@ -258,12 +258,23 @@ function stderrNotice(event: McpEvent, values: OptionValues, warned: Set<string>
   }
 }
 
-/** An event hook that writes stderr notices and, with `--log`, one JSON line per event. */
-function eventLog(values: OptionValues, callLog: JsonlLog | null): (event: McpEvent) => void {
+/**
+ * An event hook that writes stderr notices and, with `--log`, one JSON line per event; it counts the
+ * messages that never reached a `--url` server, which decide the exit status.
+ */
+function eventLog(
+  values: OptionValues,
+  callLog: JsonlLog | null,
+): { onEvent: (event: McpEvent) => void; failedPosts: () => number } {
   const warned = new Set<string>();
-  return (event) => {
-    stderrNotice(event, values, warned);
-    callLog?.onMcpEvent(event); // never throws: a full disk must not take the relay down
+  let failedPosts = 0;
+  return {
+    onEvent: (event) => {
+      if (event.event === "post_failed") failedPosts++;
+      stderrNotice(event, values, warned);
+      callLog?.onMcpEvent(event); // never throws: a full disk must not take the relay down
+    },
+    failedPosts: () => failedPosts,
   };
 }
 
@@ -328,13 +339,23 @@ export function main(args: string[]): Promise<number> {
       }
     }
     try {
-      const onEvent = eventLog(values, callLog);
+      const { onEvent, failedPosts } = eventLog(values, callLog);
       const exit = url !== undefined
         ? await relayMcpHttp(url, { ...options, headers, onEvent })
         : await relayMcpStdio(server[0], server.slice(1), { ...options, onEvent });
       if (exit.reason === "spawn_failed" || exit.reason === "server_exited") {
         notice(`toolguard mcp: ${exit.detail}\n`);
         return exit.reason === "server_exited" && exit.exitCode === 0 ? EXIT_OK : EXIT_FAIL;
+      }
+      // Like a server that exited non-zero: whoever started the relay learns that messages were lost.
+      const failed = failedPosts();
+      if (failed > 0) {
+        const what = failed === 1 ? "1 message" : `${failed} messages`;
+        notice(
+          `toolguard mcp: the MCP server at ${url} did not take ${what} (not reached, or refused); ` +
+            "each request among them was answered with an error\n",
+        );
+        return EXIT_FAIL;
       }
       return EXIT_OK;
     } finally {

@@ -122,6 +122,45 @@ test("toolguard mcp --url: a server that is not there answers every request with
   await client.close();
 });
 
+/** `toolguard mcp --url URL` given `lines` on stdin, which it then sees close: its exit status, stdout, stderr. */
+function relayOnce(
+  url: string,
+  lines: string[],
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  const r = runtimeCommand(join(root, "cli.ts"), ["mcp", "--pins", "none", "--url", url]);
+  const child = spawn(r.command, r.args, { cwd: root, stdio: ["pipe", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (c: Uint8Array) => void (stdout += new TextDecoder().decode(c)));
+  child.stderr.on("data", (c: Uint8Array) => void (stderr += new TextDecoder().decode(c)));
+  child.stdin.end(lines.map((l) => l + "\n").join(""));
+  return new Promise((resolve) => child.on("close", (status) => resolve({ status, stdout, stderr })));
+}
+
+test("toolguard mcp --url: exits 1 when messages did not reach the server, 0 when all were", {
+  timeout: 60_000,
+}, async () => {
+  const ping = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" });
+  const nowhere = await relayOnce(`http://127.0.0.1:${await freePort()}/mcp`, [
+    ...INIT.map((m) => JSON.stringify(m)),
+    ping,
+  ]);
+  assert.equal(nowhere.status, 1, nowhere.stderr);
+  assert.match(
+    nowhere.stderr,
+    /the MCP server at http:\/\/127\.0\.0\.1:\d+\/mcp did not take 3 messages/,
+  );
+  assert.equal(nowhere.stdout.trim().split("\n").length, 2, "each request was still answered");
+  const server = await startHttpServer();
+  try {
+    const reached = await relayOnce(server.url, [JSON.stringify(INIT[0])]);
+    assert.equal(reached.status, 0, reached.stderr);
+    assert.match(reached.stdout, /"protocolVersion"/);
+  } finally {
+    server.stop();
+  }
+});
+
 /** A server started with `node`, once it prints the port it listens on. */
 async function startPollingServer(): Promise<{ url: string; stop: () => void }> {
   const child = spawn("node", [join(root, "tests/_mcp_polling_server.mjs")], {
