@@ -17,7 +17,7 @@
  * @module
  */
 import { lazy } from "../_common/lazy.ts";
-import { escapeRegExp, type Finder } from "./text.ts";
+import { escapeRegExp, type Finder, makeSeeker, type Seeker } from "./text.ts";
 
 /** Opening and closing spellings of reasoning blocks. */
 export const PAIRS: readonly (readonly [open: string, close: string])[] = [
@@ -69,24 +69,21 @@ const tokens = lazy(() => {
  */
 export class ReasoningWalker {
   readonly #text: string;
-  readonly #re: RegExp;
+  readonly #seek: Seeker;
   readonly #find: Finder;
-  /** The next token found at or after `#searchedFrom` (`null`: none left). */
-  #ahead: { at: number; token: string } | null | undefined;
-  #searchedFrom = -1;
   /** No reasoning token has been taken yet (a closing tag is lone only then). */
   #first = true;
 
   /** @param find `text.indexOf`, remembered per needle (the scan's finder). */
   constructor(text: string, find: Finder) {
     this.#text = text;
-    this.#re = tokens().re;
+    this.#seek = makeSeeker(text, tokens().re);
     this.#find = find;
   }
 
   /** Where the next reasoning token at or after `from` begins (`Infinity` when none), without taking it. */
   peek(from: number): number {
-    const t = this.#token(from);
+    const t = this.#seek(from);
     return t ? t.at : Infinity;
   }
 
@@ -96,12 +93,10 @@ export class ReasoningWalker {
    * case the caller goes on past it.
    */
   take(from: number): ReasoningSpan | undefined {
-    const t = this.#token(from);
+    const t = this.#seek(from);
     if (!t) return undefined;
-    const { at, token } = t;
+    const { at, match: token } = t;
     const { closerOf, closers } = tokens();
-    this.#ahead = undefined;
-    this.#searchedFrom = at + token.length;
     if (token === "<|channel|>analysis") {
       const span = harmonyAnalysis(this.#text, at, this.#find);
       if (!span) return undefined;
@@ -121,21 +116,6 @@ export class ReasoningWalker {
     }
     if (closers.has(token) && wasFirst) return { kind: "lone", start: at, end: at + token.length };
     return undefined;
-  }
-
-  /** The next token at or after `from`, searching again only once `from` has passed the one remembered. */
-  #token(from: number): { at: number; token: string } | null {
-    if (
-      this.#ahead !== undefined && from >= this.#searchedFrom &&
-      (this.#ahead === null || this.#ahead.at >= from)
-    ) {
-      return this.#ahead;
-    }
-    this.#re.lastIndex = from;
-    const m = this.#re.exec(this.#text);
-    this.#searchedFrom = from;
-    this.#ahead = m ? { at: m.index, token: m[0] } : null;
-    return this.#ahead;
   }
 }
 

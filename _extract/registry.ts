@@ -13,7 +13,7 @@
 import type { AnchoredReader, Reader } from "./reader.ts";
 import { ReasoningWalker } from "./reasoning.ts";
 import { Scan } from "./scan.ts";
-import { escapeRegExp, skipSpace } from "./text.ts";
+import { escapeRegExp, makeSeeker, type Seeker, skipSpace } from "./text.ts";
 import { lazy } from "../_common/lazy.ts";
 import { draftFromNameKey } from "./json_calls.ts";
 import {
@@ -181,7 +181,7 @@ export interface ReadersRun {
  */
 export function runReaders(scan: Scan, start = 0): ReadersRun {
   const text = scan.text;
-  const openings = new Openings(text);
+  const openings = makeSeeker(text, tables().openings); // call openings in order
   const answer = answerStart(scan, openings);
   let from = start; // calls are read from here on
   let pos = 0; // reasoning is looked for from here; calls from max(pos, from)
@@ -198,7 +198,7 @@ export function runReaders(scan: Scan, start = 0): ReadersRun {
   let lone: { at: number; calls: number } | undefined;
   let reasonFrom = 0; // tokens before this were taken (or judged not reasoning)
   for (;;) {
-    const m = openings.next(Math.max(pos, from));
+    const m = openings(Math.max(pos, from));
     const r = unclosedAt < 0 ? walker.peek(Math.max(pos, reasonFrom)) : Infinity;
     if (r === Infinity && !m) break;
     if (r <= (m ? m.at : Infinity)) {
@@ -210,7 +210,7 @@ export function runReaders(scan: Scan, start = 0): ReadersRun {
       continue;
     }
     const fences = scan.codeFences.length;
-    const end = tryReaders(scan, m!.at, m!.opening);
+    const end = tryReaders(scan, m!.at, m!.match);
     if (scan.codeFences.length > fences) noteCallsInCode(scan, scan.codeFences[fences]);
     pos = end > m!.at ? end : m!.at + 1;
   }
@@ -224,14 +224,14 @@ export function runReaders(scan: Scan, start = 0): ReadersRun {
  * Where the answer begins: after leading white space, leading reasoning blocks, and a closing tag that ends
  * reasoning the prompt opened, when no call markup comes before that tag (else it may lie inside a call).
  */
-function answerStart(scan: Scan, openings: Openings): number {
+function answerStart(scan: Scan, openings: Seeker): number {
   const text = scan.text;
   const walker = new ReasoningWalker(text, scan.find);
   let i = skipSpace(text, 0);
   for (;;) {
     const at = walker.peek(i);
     if (at === Infinity) return i;
-    const firstOpening = openings.next(0)?.at ?? Infinity;
+    const firstOpening = openings(0)?.at ?? Infinity;
     const span = walker.take(at);
     if (span?.kind === "lone" && at < firstOpening) i = skipSpace(text, span.end);
     else if (span?.kind === "block" && at === i) i = skipSpace(text, span.end);
@@ -272,31 +272,6 @@ function dropBefore(scan: Scan, at: number): void {
   const findings = scan.findings.filter((f) => f.offset >= at);
   scan.findings.length = 0;
   scan.findings.push(...findings);
-}
-
-/** The call openings of one text in order, a match found ahead remembered until the caller passes it. */
-class Openings {
-  readonly #text: string;
-  readonly #re: RegExp;
-  #ahead: { at: number; opening: string } | null | undefined;
-  #searchedFrom = -1;
-
-  constructor(text: string) {
-    const { openings } = tables();
-    this.#text = text;
-    this.#re = new RegExp(openings.source, openings.flags);
-  }
-
-  /** The first opening at or after `from`, or null. */
-  next(from: number): { at: number; opening: string } | null {
-    const hit = this.#ahead;
-    if (hit !== undefined && from >= this.#searchedFrom && (hit === null || hit.at >= from)) return hit;
-    this.#re.lastIndex = from;
-    const m = this.#re.exec(this.#text);
-    this.#searchedFrom = from;
-    this.#ahead = m ? { at: m.index, opening: m[0] } : null;
-    return this.#ahead;
-  }
 }
 
 function tryReaders(scan: Scan, at: number, opening: string): number {

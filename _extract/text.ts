@@ -120,6 +120,45 @@ export function makeFinder(text: string): Finder {
   };
 }
 
+/** A match of a {@link Seeker}: where it begins and what it matched. */
+export interface Sought {
+  at: number;
+  match: string;
+}
+
+/**
+ * The first match of a global expression at or after `from`, remembered like a {@link Finder}: callers walk
+ * the text forward, so a match found ahead answers every search until the caller passes it.
+ */
+export type Seeker = (from: number) => Sought | null;
+
+/**
+ * Makes a {@link Seeker} over `text`. `re` must be global or sticky-free (`g`); it may be shared with other
+ * seekers, since each sets `lastIndex` just before its `exec`.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { makeSeeker } from "./text.ts";
+ * const seek = makeSeeker("a <x> b <y>", /<\w>/g);
+ * assert.deepEqual(seek(0), { at: 2, match: "<x>" });
+ * assert.deepEqual(seek(3), { at: 8, match: "<y>" });
+ * assert.equal(seek(9), null);
+ * ```
+ */
+export function makeSeeker(text: string, re: RegExp): Seeker {
+  let ahead: Sought | null | undefined;
+  let searchedFrom = -1;
+  return (from) => {
+    if (ahead !== undefined && from >= searchedFrom && (ahead === null || ahead.at >= from)) return ahead;
+    re.lastIndex = from;
+    const m = re.exec(text);
+    searchedFrom = from;
+    ahead = m ? { at: m.index, match: m[0] } : null;
+    return ahead;
+  };
+}
+
 /*
  * Finding the body of tag-delimited markup.
  */
