@@ -425,6 +425,22 @@ export function rawSpan(
   return { start, end };
 }
 
+/**
+ * `JSON.stringify`, never throwing: a value nested too deeply for the runtime's stack (Bun throws a
+ * `RangeError` where V8 copes) becomes a text that is not JSON, so a validator reports the arguments as
+ * malformed instead of the reader losing the call.
+ */
+export function safeStringify(v: unknown): string {
+  try {
+    return JSON.stringify(v) ?? "null";
+  } catch {
+    return TOO_DEEP;
+  }
+}
+
+/** What {@link safeStringify} gives for a value it cannot write out. */
+const TOO_DEEP = "(arguments nested too deeply to write out; send them nested less deeply)";
+
 /** Parses JSON without throwing. */
 export function parseJsonSafe(text: string): { ok: true; value: unknown } | { ok: false; error: string } {
   try {

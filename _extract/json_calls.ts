@@ -5,7 +5,7 @@
  * @module
  */
 import { isRecord } from "../_common/values.ts";
-import { parseJsonSafe } from "../_common/json.ts";
+import { parseJsonSafe, safeStringify } from "../_common/json.ts";
 import type { CallDraft, Scan } from "./scan.ts";
 import { resumeValueEnd, scanValueEnd, skipSpace } from "./text.ts";
 import { FAIL, LiteralReader, PYTHON } from "./literal.ts";
@@ -347,19 +347,3 @@ export function salvageName(raw: string): string {
   const m = /"(?:name|tool_name|tool|function)"\s*:\s*"([^"\\\n]{1,200})"/.exec(raw);
   return m ? m[1] : "";
 }
-
-/**
- * `JSON.stringify`, never throwing: a value nested too deeply for the runtime's stack (Bun throws a
- * `RangeError` where V8 copes) becomes a text that is not JSON, so a validator reports the arguments as
- * malformed instead of the reader losing the call.
- */
-export function safeStringify(v: unknown): string {
-  try {
-    return JSON.stringify(v) ?? "null";
-  } catch {
-    return TOO_DEEP;
-  }
-}
-
-/** What {@link safeStringify} gives for a value it cannot write out. */
-const TOO_DEEP = "(arguments nested too deeply to write out; send them nested less deeply)";

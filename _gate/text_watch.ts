@@ -7,7 +7,7 @@
  */
 import { normaliseCalls } from "../_validate/providers.ts";
 import { type ExtractedToolCall, extractToolCalls } from "../_extract/extract.ts";
-import { safeStringify } from "../_extract/json_calls.ts";
+import { safeStringify } from "../_common/json.ts";
 import {
   CALL_OPENING_KEYS,
   CALL_START_MARKERS,

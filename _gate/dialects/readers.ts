@@ -7,7 +7,7 @@
  * @module
  */
 import { isRecord } from "../../_common/values.ts";
-import { parseJsonSafe } from "../../_common/json.ts";
+import { parseJsonSafe, safeStringify } from "../../_common/json.ts";
 import type { Slot, SlotBook, StreamDialect } from "../calls.ts";
 
 /** Reads the events of one dialect into a {@linkcode SlotBook}. */
@@ -320,14 +320,6 @@ const ollamaEvents: EventReader = {
     }
   },
 };
-
-function safeStringify(v: unknown): string {
-  try {
-    return JSON.stringify(v) ?? "";
-  } catch {
-    return "";
-  }
-}
 
 // ---------------------------------------------------------------------------------------------------------
 // Google Gemini
