@@ -217,21 +217,21 @@ export function valueEnd(scan: Scan, p: number): number {
 }
 
 /**
- * `body` cut again after the JSON values that open it at `p`, when they run past its end: a closing tag or
- * stop token written inside a JSON string is data, so the closer is looked for after the values (as
- * llama.cpp's JSON-aware reader does). Values are objects or arrays one after another (separated by space,
- * `,` or `;`); the scan past the body is charged to the shared budget. Returns `body` itself when nothing
- * runs past it.
+ * The body of markup whose content opens with JSON, from `start`: like {@link bodyOf}, but a closing tag or
+ * stop token written inside a JSON string is data, so when the JSON values that open the body run past the
+ * first closer, the closer is looked for after them (as llama.cpp's JSON-aware reader does). Values are
+ * objects or arrays one after another (separated by space, `,` or `;`); reading them is charged to the
+ * shared budget.
  */
-export function bodyAfterJson(
+export function jsonBody(
   scan: Scan,
-  body: Body,
-  p: number,
+  start: number,
   closers: readonly string[],
   stops: readonly string[] = [],
 ): Body {
   const text = scan.text;
-  let q = p;
+  const body = bodyOf(scan, start, closers, stops);
+  let q = skipSpace(text, start);
   let last = -1;
   while (text[q] === "{" || text[q] === "[") {
     const e = valueEnd(scan, q);
@@ -241,7 +241,7 @@ export function bodyAfterJson(
     if (text[q] === "," || text[q] === ";") q = skipSpace(text, q + 1);
   }
   if (last <= body.end) return body;
-  return { ...bodyOf(scan, last, closers, stops), start: body.start };
+  return { ...bodyOf(scan, last, closers, stops), start };
 }
 
 /**

@@ -16,7 +16,7 @@ import {
   salvageName,
 } from "../json_calls.ts";
 import { LiteralReader, PYTHON } from "../literal.ts";
-import { bodyAfterJson, bodyOf, scanValueEnd, skipSpace, trimEnd, widen } from "../text.ts";
+import { bodyOf, jsonBody, scanValueEnd, skipSpace, trimEnd, widen } from "../text.ts";
 import type { AnchoredReader, Reader } from "../reader.ts";
 import type { CallDraft, Scan } from "../scan.ts";
 import type { ExtractFormat } from "../types.ts";
@@ -60,9 +60,9 @@ export function jsonTag(spec: JsonTagSpec): Reader {
 
 function readJsonTag(scan: Scan, at: number, opening: string, spec: JsonTagSpec): number {
   const text = scan.text;
-  const cut = bodyOf(scan, at + opening.length, spec.close, spec.open);
-  const p = skipSpace(text, cut.start);
-  let body = bodyAfterJson(scan, cut, p, spec.close, spec.open);
+  let body = jsonBody(scan, at + opening.length, spec.close, spec.open);
+  const p = skipSpace(text, body.start);
+  const cut = bodyOf(scan, body.start, spec.close, spec.open); // where the first closer ends it
   let limit = trimEnd(text, p, body.end);
   if (p >= limit) {
     if (!body.closed) scan.ranOut(at); // nothing yet: the call may still come
@@ -75,7 +75,7 @@ function readJsonTag(scan: Scan, at: number, opening: string, spec: JsonTagSpec)
     return body.blockEnd;
   }
   let run = readJsonRun(text, p, limit);
-  if (run.items.length === 0 && body !== cut) {
+  if (run.items.length === 0 && body.end !== cut.end) {
     // Read past the first closer, the JSON still does not parse: the block is what the closer cut.
     body = cut;
     limit = trimEnd(text, p, body.end);
@@ -260,9 +260,8 @@ export const mistral: Reader = {
   markers: [MISTRAL_TAG],
   read(scan, at) {
     const text = scan.text;
-    const cut = bodyOf(scan, at + MISTRAL_TAG.length, MISTRAL_ENDS, [MISTRAL_TAG]);
-    const pos = skipSpace(text, cut.start);
-    const body = bodyAfterJson(scan, cut, pos, MISTRAL_ENDS, [MISTRAL_TAG]);
+    const body = jsonBody(scan, at + MISTRAL_TAG.length, MISTRAL_ENDS, [MISTRAL_TAG]);
+    const pos = skipSpace(text, body.start);
     const limit = trimEnd(text, pos, body.end);
     if (pos >= limit) {
       if (!body.closed && body.end === text.length) scan.ranOut(at);
@@ -362,9 +361,8 @@ export const llama: Reader = {
   markers: [PYTHON_TAG],
   read(scan, at) {
     const text = scan.text;
-    const cut = bodyOf(scan, at + PYTHON_TAG.length, ENDS, [PYTHON_TAG]);
-    let pos = skipSpace(text, cut.start);
-    const body = bodyAfterJson(scan, cut, pos, ENDS, [PYTHON_TAG]);
+    const body = jsonBody(scan, at + PYTHON_TAG.length, ENDS, [PYTHON_TAG]);
+    let pos = skipSpace(text, body.start);
     const block = { start: at, end: body.blockEnd };
     const limit = trimEnd(text, body.start, body.end);
     if (pos >= limit) {
