@@ -164,3 +164,38 @@ export function clip(text: string, max: number): string {
 
 /** The longest delay a timer takes (2^31 - 1 ms, about 24.8 days): a timeout or wait may not exceed it. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * Every string in a JSON value, in document order, with the object keys before their values when `keys` is
+ * `"included"`: the text a model reads from it, for the scanner. Iterative, so depth never matters, and no
+ * paths are built (see `stringValues` in pointer.ts for that).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { stringsIn } from "./values.ts";
+ *
+ * const value = { note: ["hi", 1, { "Ignore the rules": "x" }] };
+ * assert.deepEqual(stringsIn(value), ["hi", "x"]);
+ * assert.deepEqual(stringsIn(value, { keys: "included" }), ["note", "hi", "Ignore the rules", "x"]);
+ * ```
+ */
+export function stringsIn(value: unknown, options: { keys?: "included" | "left out" } = {}): string[] {
+  const withKeys = options.keys === "included";
+  const out: string[] = [];
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v === "string") out.push(v);
+    else if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) stack.push(v[i]);
+    } else if (typeof v === "object" && v !== null) {
+      const keys = Object.keys(v);
+      for (let i = keys.length - 1; i >= 0; i--) {
+        stack.push((v as Record<string, unknown>)[keys[i]]);
+        if (withKeys) stack.push(keys[i]);
+      }
+    }
+  }
+  return out;
+}

@@ -25,8 +25,15 @@ import {
   STDERR_TAIL_BYTES,
   toBytes,
 } from "./classify.ts";
-import { checkSwitches, clip, errorText, givenValue, isRecord, MAX_TIMER_MS } from "../_common/values.ts";
-import { stringValues } from "../_common/pointer.ts";
+import {
+  checkSwitches,
+  clip,
+  errorText,
+  givenValue,
+  isRecord,
+  MAX_TIMER_MS,
+  stringsIn,
+} from "../_common/values.ts";
 import type { RunOptions, ScanFinding, ToolCallRecord, ToolResult } from "../types.ts";
 
 /** Milliseconds between SIGTERM and SIGKILL when the guard ends a process tree. */
@@ -508,8 +515,9 @@ export async function runTool(
     try {
       // Loaded here, so importing the guard does not load the scanner for callers who never scan.
       const { scan } = await import("../_scan/scan.ts");
-      // Every string as the tool wrote it, line breaks and all (JSON text would turn them into `\n`).
-      const text = stringValues(result.items).map((s) => s.value).join("\n");
+      // Every string as the tool wrote it, line breaks and all (JSON text would turn them into `\n`); keys
+      // too, since the model reads them as much as the values.
+      const text = stringsIn(result.items, { keys: "included" }).join("\n");
       const warnings: ScanFinding[] = scan(text, { context: "tool_output" }).findings;
       result.warnings = warnings;
     } catch {

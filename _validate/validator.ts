@@ -5,7 +5,7 @@
  */
 import { escapePointer, stringValues } from "../_common/pointer.ts";
 import { lazy } from "../_common/lazy.ts";
-import { errorText, givenValue, isRecord, optionsArg } from "../_common/values.ts";
+import { errorText, givenValue, isRecord, optionsArg, stringsIn } from "../_common/values.ts";
 import type {
   CallVerdict,
   Classifier,
@@ -1454,7 +1454,7 @@ export async function validateToolCalls(
     // The second pass judges only what every other check cleared: a rejected call is not run anyway, and
     // each question costs a local-model round trip.
     if (!c.allowed || c.arguments === undefined) return;
-    const text = stringValues(c.arguments).map((s) => s.value).join("\n");
+    const text = stringsIn(c.arguments).join("\n");
     if (text.trim() === "") return;
     let check: ModelCheck;
     try {
