@@ -250,14 +250,16 @@ export function scanResult(result: unknown, { redact }: { redact: boolean }): Mc
   const edits: Edit[] = [];
   const visit: Visit = (text, pointer, apply) => {
     const found = scan(text, { context: "tool_output" }).findings;
-    if (found.length === 0) return;
-    for (const f of found) findings.push({ ...f, pointer });
+    if (found.length === 0) return false;
+    const at = pointer();
+    for (const f of found) findings.push({ ...f, pointer: at });
     edits.push({ apply, text, found });
+    return true;
   };
   const copy: Record<string, unknown> = { ...result };
   if (Array.isArray(result.content)) copy.content = visitContent(result.content, visit);
   if (result.structuredContent !== undefined) {
-    copy.structuredContent = walkStrings(result.structuredContent, "/structuredContent", visit, 0);
+    copy.structuredContent = walkStrings(result.structuredContent, "/structuredContent", visit);
   }
   if (findings.length === 0) return { flagged: false, findings: [], result };
   if (redact) { for (const e of edits) e.apply(redactText(e.text, e.found)); }
@@ -278,18 +280,18 @@ function visitContent(content: unknown[], visit: Visit): unknown[] {
   copy.forEach((block, i) => {
     if (!isRecord(block)) return;
     if (block.type === "text" && typeof block.text === "string") {
-      visit(block.text, `/content/${i}/text`, (t) => (block.text = t));
+      visit(block.text, () => `/content/${i}/text`, (t) => (block.text = t));
     } else if (
       block.type === "resource" && isRecord(block.resource) && typeof block.resource.text === "string"
     ) {
       const resource = { ...block.resource };
       block.resource = resource;
-      visit(resource.text as string, `/content/${i}/resource/text`, (t) => (resource.text = t));
+      visit(resource.text as string, () => `/content/${i}/resource/text`, (t) => (resource.text = t));
     } else if (block.type === "resource_link") {
       // A link's description and title are read by the model like text.
       for (const key of ["description", "title"] as const) {
         if (typeof block[key] === "string") {
-          visit(block[key] as string, `/content/${i}/${key}`, (t) => (block[key] = t));
+          visit(block[key] as string, () => `/content/${i}/${key}`, (t) => (block[key] = t));
         }
       }
     }
@@ -423,8 +425,11 @@ export function schemaNotes(schema: unknown): SchemaRelaxation[] {
  * `redact` the located parts are cut out; a flagged result carries its findings under `_meta`.
  */
 
-/** Told about one string leaf of a result: its text, its pointer and how to replace it in the copy. */
-export type Visit = (text: string, pointer: string, apply: (text: string) => void) => void;
+/**
+ * Told about one string of a result (a leaf or a key): its text, its pointer (written out on demand) and how
+ * to replace it in the copy; returns whether the scanner found something in it.
+ */
+export type Visit = (text: string, pointer: () => string, apply: (text: string) => void) => boolean;
 
 /** Where a server-to-client payload sits: in a response's `result`, or a request's or notification's `params`. */
 export type PayloadPlace = "result" | "params";
@@ -468,11 +473,13 @@ export function scanPayload(value: unknown, { redact }: { redact: boolean }): Pa
   const edits: { apply: (t: string) => void; text: string; found: ScanFinding[] }[] = [];
   const visit: Visit = (text, pointer, apply) => {
     const found = scan(text, { context: "tool_output" }).findings;
-    if (found.length === 0) return;
-    for (const f of found) findings.push({ ...f, pointer });
+    if (found.length === 0) return false;
+    const at = pointer();
+    for (const f of found) findings.push({ ...f, pointer: at });
     edits.push({ apply, text, found });
+    return true;
   };
-  const copy = walkStrings(value, "", visit, 0, NOT_TEXT) as Record<string, unknown>;
+  const copy = walkStrings(value, "", visit, NOT_TEXT) as Record<string, unknown>;
   if (findings.length === 0) return { flagged: false, findings, value };
   if (redact) { for (const e of edits) e.apply(redactText(e.text, e.found)); }
   const meta = isRecord(copy._meta) ? { ...copy._meta } : {};
@@ -480,36 +487,89 @@ export function scanPayload(value: unknown, { redact }: { redact: boolean }): Pa
   return { flagged: true, findings, value: { ...copy, _meta: meta } };
 }
 
-/** Copy `value`, calling `visit` on every string leaf (bounded depth) so it can be replaced. */
+/**
+ * Copy `value`, calling `visit` on every string leaf and every object key (the model reads both) so it can be
+ * replaced; a key is visited with its member's pointer. Iterative, so no depth of nesting hides a string;
+ * the values of keys in `skip` are not visited.
+ */
 export function walkStrings(
   value: unknown,
   pointer: string,
   visit: Visit,
-  depth: number,
   skip?: ReadonlySet<string>,
 ): unknown {
-  if (depth > 64) return value;
-  if (Array.isArray(value)) {
-    const out = value.slice();
-    out.forEach((v, i) => {
-      if (typeof v === "string") visit(v, `${pointer}/${i}`, (t) => (out[i] = t));
-      else out[i] = walkStrings(v, `${pointer}/${i}`, visit, depth + 1, skip);
-    });
-    return out;
-  }
-  if (isRecord(value)) {
-    const out: Record<string, unknown> = { ...value };
-    for (const key of Object.keys(out)) {
-      // Images and audio carry base64 `data`: nothing for the scanner.
-      if (skip?.has(key) || (key === "data" && (out.type === "image" || out.type === "audio"))) continue;
-      const p = `${pointer}/${escapePointer(key)}`;
-      const v = out[key];
-      if (typeof v === "string") visit(v, p, (t) => (out[key] = t));
-      else out[key] = walkStrings(v, p, visit, depth + 1, skip);
+  const root: { value: unknown } = { value };
+  // A member's key is visited just before its value (an entry with `key`), so findings come in document order.
+  // A pointer is written out only where it is needed: for a finding, or as the base of a container's members.
+  const stack: {
+    parent: Record<string | number, unknown>;
+    slot: string | number;
+    base: string;
+    key?: true;
+  }[] = [];
+  const cleanKeys = new Set<string>();
+  const pointerOf = (base: string, slot: string | number) =>
+    `${base}/${typeof slot === "number" ? slot : escapePointer(slot)}`;
+  const descend = (
+    v: unknown,
+    parent: Record<string | number, unknown>,
+    slot: string | number,
+    at: string,
+  ) => {
+    if (typeof v === "string") visit(v, () => at, (t) => (parent[slot] = t));
+    else if (Array.isArray(v)) {
+      const out: unknown[] = v.slice();
+      parent[slot] = out;
+      const slots = out as unknown as Record<number, unknown>;
+      for (let i = out.length - 1; i >= 0; i--) {
+        const item = out[i];
+        if (typeof item === "string" || (typeof item === "object" && item !== null)) {
+          stack.push({ parent: slots, slot: i, base: at });
+        }
+      }
+    } else if (isRecord(v)) {
+      const out: Record<string, unknown> = { ...v };
+      parent[slot] = out;
+      const keys = Object.keys(out);
+      for (let i = keys.length - 1; i >= 0; i--) {
+        const name = keys[i];
+        const member = out[name];
+        // Images and audio carry base64 `data`: nothing for the scanner.
+        const skipped = skip?.has(name) ||
+          (name === "data" && (out.type === "image" || out.type === "audio"));
+        if (!skipped && (typeof member === "string" || (typeof member === "object" && member !== null))) {
+          stack.push({ parent: out, slot: name, base: at });
+        }
+        // Records in an array repeat their keys: a key found clean once is clean everywhere.
+        if (!cleanKeys.has(name)) stack.push({ parent: out, slot: name, base: at, key: true });
+      }
     }
-    return out;
+  };
+  descend(value, root, "value", pointer);
+  while (stack.length > 0) {
+    const { parent, slot, base, key } = stack.pop()!;
+    if (key) {
+      const name = slot as string;
+      if (cleanKeys.has(name)) continue;
+      if (!visit(name, () => pointerOf(base, name), (t) => renameKey(parent, name, t))) cleanKeys.add(name);
+      continue;
+    }
+    const v = parent[slot];
+    // A string's pointer is only wanted for a finding; a container's is the base of its members.
+    if (typeof v === "string") visit(v, () => pointerOf(base, slot), (t) => (parent[slot] = t));
+    else descend(v, parent, slot, pointerOf(base, slot));
   }
-  return value;
+  return root.value;
+}
+
+/** Give the member `key` of `record` the name `name` (made unique: another member may already have it). */
+function renameKey(record: Record<string, unknown>, key: string, name: string): void {
+  if (name === key || !Object.hasOwn(record, key)) return;
+  let unique = name;
+  for (let n = 2; Object.hasOwn(record, unique); n++) unique = `${name} (${n})`;
+  const member = record[key];
+  delete record[key];
+  record[unique] = member;
 }
 
 /** Replace each located finding with `[redacted: category]`; overlapping spans are merged. */
