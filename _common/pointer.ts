@@ -43,29 +43,6 @@ export function unescapePointer(token: string): string {
 }
 
 /**
- * Every string value in a JSON value with its JSON Pointer, in document order. Iterative, so depth never
- * matters. (The validator scans call arguments with it; the guard, a tool's items.)
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { stringValues } from "./pointer.ts";
- *
- * assert.deepEqual(stringValues({ a: ["x", 1, { "b/c": "y" }] }), [
- *   { path: "/a/0", value: "x" },
- *   { path: "/a/2/b~1c", value: "y" },
- * ]);
- * ```
- */
-export function stringValues(args: unknown): { path: string; value: string }[] {
-  const out: { path: string; value: string }[] = [];
-  eachLeaf(args, (leaf, path) => {
-    if (typeof leaf === "string") out.push({ path, value: leaf });
-  });
-  return out;
-}
-
-/**
  * Calls `visit` on every leaf of a JSON value (anything that is not an array or an object) with its JSON
  * Pointer, in document order. Iterative, so depth never matters.
  *

@@ -168,7 +168,7 @@ export const MAX_TIMER_MS = 2 ** 31 - 1;
 /**
  * Every string in a JSON value, in document order, with the object keys before their values when `keys` is
  * `"included"`: the text a model reads from it, for the scanner. Iterative, so depth never matters, and no
- * paths are built (see `stringValues` in pointer.ts for that).
+ * paths are built.
  *
  * @example
  * ```ts

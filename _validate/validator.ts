@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { escapePointer, stringValues } from "../_common/pointer.ts";
+import { escapePointer } from "../_common/pointer.ts";
 import { lazy } from "../_common/lazy.ts";
 import { errorText, givenValue, isRecord, optionsArg, stringsIn } from "../_common/values.ts";
 import type {
@@ -1172,7 +1172,7 @@ function visitorClears(valid: boolean, compiled: Compiled | undefined, args: unk
 }
 /** The own-property test for the walk's for-in loop. */
 const HAS_OWN = Object.prototype.hasOwnProperty;
-/** Deeper than this, the walk goes on iteratively ({@link stringValues}), so no value can overflow the stack. */
+/** Deeper than this, the walk goes on iteratively ({@link walkDeep}), so no value can overflow the stack. */
 const RECURSION_LIMIT = 256;
 
 /** What the walk over one call's arguments carries: where findings go, what to skip, how to locate them. */
@@ -1307,8 +1307,7 @@ function walkStrings(v: unknown, walk: InjectionWalk): void {
   if (typeof v !== "object" || v === null) return;
   const segments = walk.segments;
   if (segments.length >= RECURSION_LIMIT) {
-    const prefix = pointerOf(segments);
-    for (const s of stringValues(v)) scanString(s.value, prefix + s.path, walk);
+    walkDeep(v, pointerOf(segments), walk);
     return;
   }
   if (Array.isArray(v)) {
@@ -1333,6 +1332,31 @@ function walkStrings(v: unknown, walk: InjectionWalk): void {
     if (named) scanString(key, null, walk, true);
     walkStrings(x, walk);
     segments.pop();
+  }
+}
+
+/**
+ * {@link walkStrings} past `RECURSION_LIMIT`: the same scan of values and undeclared property names, in the
+ * same order (a name before its value), kept on a stack of its own so no depth can overflow the call stack.
+ */
+function walkDeep(v: object, prefix: string, walk: InjectionWalk): void {
+  const stack: { x: unknown; path: string; isKey: boolean }[] = [{ x: v, path: prefix, isKey: false }];
+  while (stack.length > 0) {
+    const { x, path, isKey } = stack.pop()!;
+    if (typeof x === "string") scanString(x, path, walk, isKey);
+    else if (Array.isArray(x)) {
+      for (let i = x.length - 1; i >= 0; i--) stack.push({ x: x[i], path: `${path}/${i}`, isKey: false });
+    } else if (typeof x === "object" && x !== null) {
+      const names = Object.keys(x);
+      for (let i = names.length - 1; i >= 0; i--) {
+        const name = names[i];
+        const member = `${path}/${escapePointer(name)}`;
+        stack.push({ x: (x as Record<string, unknown>)[name], path: member, isKey: false });
+        if (walk.keys === undefined || !walk.keys.has(name)) {
+          stack.push({ x: name, path: member, isKey: true });
+        }
+      }
+    }
   }
 }
 

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { seeded } from "../scripts/_seeded.ts";
 import { compileSchema, createValidator } from "../validate.ts";
 import { stringVisitor } from "../_schema/strings.ts";
-import { stringValues } from "../_common/pointer.ts";
+import { stringsIn } from "../_common/values.ts";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { sharedData } from "./_shared_data.ts";
@@ -166,7 +166,7 @@ test("stringVisitor: on valid values, visits every string the walk visits (many 
       checked++;
       const seen = new Set<string>();
       assert.equal(visit(value, (s) => (seen.add(s), false)), false);
-      const walked = stringValues(value).map((s) => s.value);
+      const walked = stringsIn(value);
       for (const s of walked) {
         assert.ok(seen.has(s), `seed ${seed}: ${JSON.stringify(s)} of ${JSON.stringify(value)} not visited`);
       }
@@ -421,7 +421,7 @@ test(
           compared++;
           const seen = new Set<string>();
           visit(c.data, (s) => (seen.add(s), false));
-          for (const { value } of stringValues(c.data)) {
+          for (const value of stringsIn(c.data)) {
             assert.ok(
               seen.has(value),
               `${file}: ${JSON.stringify(value)} of ${JSON.stringify(c.data)} not visited`,
