@@ -645,6 +645,7 @@ export function scanInSegments(
  * nothing, so colour codes between the letters hide no word), in `text`'s offsets, with excerpts of `text`
  * (which write the escapes visibly). The shown text holds no escape: it is read as any other text. Not
  * the option check: a parser reads an argument as it is, and escapes before a dash make no option of it.
+ * Text a terminal draws concealed (SGR 8) is `hidden_text`: the person watching sees none of it.
  */
 function addFindingsAsShown(text: string, options: ScanOptions, segment: number, found: ScanFinding[]): void {
   const shown = new ShownText(text);
@@ -655,7 +656,19 @@ function addFindingsAsShown(text: string, options: ScanOptions, segment: number,
     const excerpt = excerptOf(text.slice(start, Math.min(end, start + maxExcerpt + 1)), maxExcerpt);
     found.push({ category: f.category, rule: f.rule, start, end, excerpt });
   }
+  if (options.categories && !options.categories.includes("hidden_text")) return;
+  // As for any rule, the `MERGED_FROM`th finding takes in the rest.
+  const spans = shown.concealed;
+  for (let k = 0; k < Math.min(spans.length, MERGED_FROM); k++) {
+    const start = spans[k].start;
+    const end = k === MERGED_FROM - 1 ? spans[spans.length - 1].end : spans[k].end;
+    const excerpt = excerptOf(text.slice(start, Math.min(end, start + maxExcerpt + 1)), maxExcerpt);
+    found.push({ category: "hidden_text", rule: CONCEALED_RULE, start, end, excerpt });
+  }
 }
+
+/** The rule name of text a terminal draws concealed (see `ShownText.concealed`). */
+const CONCEALED_RULE = "hidden.terminal_conceal";
 
 /** How long an excerpt is when `ScanOptions.maxExcerpt` does not say. */
 const EXCERPT_MOST = 80;

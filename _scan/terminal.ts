@@ -51,6 +51,11 @@ export class ShownText {
   readonly #shownAt: Int32Array;
   readonly #textAt: Int32Array;
   readonly #runs: number;
+  /**
+   * The stretches of `text` a terminal draws concealed (SGR 8, up to the SGR that ends it, 28 or a reset) in
+   * which something is shown: a model reads them, a person at the terminal sees blank space.
+   */
+  readonly concealed: { start: number; end: number }[] = [];
 
   /** Reads `text` once (linear: each character is read once, each search for an escape starts past the last). */
   constructor(text: string) {
@@ -58,17 +63,28 @@ export class ShownText {
     const runs = new Runs(text);
     let nextEsc = text.indexOf("\x1b");
     let nextCsi = text.indexOf("\x9b");
+    // Where the concealed stretch began (-1: not concealing), and whether it shows anything yet.
+    let concealFrom = -1;
+    let concealShows = false;
     for (let i = 0; i < n;) {
       if (nextEsc !== -1 && nextEsc < i) nextEsc = text.indexOf("\x1b", i);
       if (nextCsi !== -1 && nextCsi < i) nextCsi = text.indexOf("\x9b", i);
       const at = nextEsc === -1 ? nextCsi : nextCsi === -1 ? nextEsc : Math.min(nextEsc, nextCsi);
-      if (at === -1) {
-        runs.keep(i, n);
-        break;
-      }
-      runs.keep(i, at);
+      const to = at === -1 ? n : at;
+      if (concealFrom >= 0 && !concealShows) concealShows = notBlank(text, i, to);
+      runs.keep(i, to);
+      if (at === -1) break;
       i = sequenceEnd(text, at, runs);
+      const conceal = concealAfter(text, at, i);
+      if (conceal === true && concealFrom < 0) {
+        concealFrom = at;
+        concealShows = false;
+      } else if (conceal === false && concealFrom >= 0) {
+        if (concealShows) this.concealed.push({ start: concealFrom, end: i });
+        concealFrom = -1;
+      }
     }
+    if (concealFrom >= 0 && concealShows) this.concealed.push({ start: concealFrom, end: n });
     this.text = runs.joined();
     this.#shownAt = runs.shownAt;
     this.#textAt = runs.textAt;
@@ -140,6 +156,49 @@ class Runs {
     this.#joined.push(this.#pieces.join(""));
     return this.#joined.join("");
   }
+}
+
+/** Whether `text[from, to)` holds a character other than white space and C0 controls. */
+function notBlank(text: string, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if (c > 0x20 && c !== DEL && c !== 0xa0 && !(c >= 0x2000 && c <= 0x200b) && c !== 0x3000) return true;
+  }
+  return false;
+}
+
+/**
+ * What the sequence `text[at, end)` does to concealment when it is an SGR (`ESC [ … m` or CSI `… m`): true when
+ * it turns it on (8), false when it turns it off (28, or a reset: 0 or no parameter), undefined when it does
+ * neither. The colour forms 38/48/58 take their arguments along (`38;5;8` is a colour, not concealment).
+ */
+function concealAfter(text: string, at: number, end: number): boolean | undefined {
+  if (text.charCodeAt(end - 1) !== 0x6d) return undefined; // "m"
+  const from = text.charCodeAt(at) === CSI_8BIT ? at + 1 : text.charCodeAt(at + 1) === 0x5b ? at + 2 : -1;
+  if (from < 0) return undefined;
+  let state: boolean | undefined;
+  // Read in place, one parameter at a time (a colour's arguments are skipped: `colour` says how many remain).
+  let value = -1; // -1: an empty parameter; -2: one that is no plain number
+  let colour = 0; // arguments still to skip: -1 right after 38/48/58 (the next one says how many follow)
+  for (let i = from; i < end; i++) {
+    const c = i < end - 1 ? text.charCodeAt(i) : 0x3b; // the final byte ends the last parameter
+    if (c >= 0x30 && c <= 0x39) {
+      if (value !== -2) value = (value < 0 ? 0 : value * 10) + (c - 0x30);
+      if (value > 1000) value = -2;
+      continue;
+    }
+    if (c !== 0x3b) {
+      value = -2; // a sub-parameter (`38:5:8`) or private form: neither conceals nor resets
+      continue;
+    }
+    if (colour === -1) colour = value === 5 ? 1 : value === 2 ? 3 : 0;
+    else if (colour > 0) colour--;
+    else if (value === 38 || value === 48 || value === 58) colour = -1;
+    else if (value === 8) state = true;
+    else if (value === -1 || value === 0 || value === 28) state = false;
+    value = -1;
+  }
+  return state;
 }
 
 /**
