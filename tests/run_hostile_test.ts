@@ -16,6 +16,11 @@ const posixOnly = { timeout: 60_000, skip: isWindows ? "POSIX shell and signals"
 const ROWS = `rows=$(yes 'partial row' | head -n 3000); printf '%s\\n' "$rows"`;
 /** A line every 20 ms for about 200 ms: keeps the drain after the exit going (its idle limit is 150 ms). */
 const TICKS = "for i in 1 2 3 4 5 6 7 8 9 10; do echo tick; sleep 0.02; done";
+/**
+ * Waits, in a leftover of the shell, until the runtime has reaped the shell (`kill -0` still finds a zombie):
+ * from then on the guard has the exit status, however slow the machine.
+ */
+const UNTIL_REAPED = "while kill -0 $$ 2>/dev/null; do :; done";
 const truncating = {
   protocol: "lines",
   onOverflow: "truncate",
@@ -33,8 +38,9 @@ test(
       const [name, script, status] of [
         ["exit 3", `trap '' TERM PIPE; ${ROWS}; exit 3`, /exit code 3/],
         ["SIGSEGV", `trap '' TERM PIPE; ${ROWS}; kill -SEGV $$`, /signal SIGSEGV/],
-        // Killed by SIGKILL (not the guard's) before a leftover writer floods stdout: the status came first.
-        ["SIGKILL first", `(${TICKS}; yes row) & kill -KILL $$`, /signal SIGKILL/],
+        // Killed by SIGKILL (not the guard's) before a leftover writer floods stdout: the status came first
+        // (the writer floods only after the runtime has reaped the shell, and 200 ms of ticks later).
+        ["SIGKILL first", `(${UNTIL_REAPED}; ${TICKS}; yes row) & kill -KILL $$`, /signal SIGKILL/],
       ] as const
     ) {
       for (let i = 0; i < 5; i++) {
