@@ -21,6 +21,11 @@ const TICKS = "for i in 1 2 3 4 5 6 7 8 9 10; do echo tick; sleep 0.02; done";
  * from then on the guard has the exit status, however slow the machine.
  */
 const UNTIL_REAPED = "while kill -0 $$ 2>/dev/null; do :; done";
+/**
+ * A leftover writer that never goes quiet: a line every few hundred shell steps, with no `sleep` (a writer
+ * that forks `sleep` between lines can be starved for longer than the drain's idle limit on a busy machine).
+ */
+const BUSY_WRITER = "while :; do echo tick; i=0; while [ $i -lt 200 ]; do i=$((i+1)); done; done";
 const truncating = {
   protocol: "lines",
   onOverflow: "truncate",
@@ -98,7 +103,7 @@ test(
     const dir = tempDir();
     try {
       const pidFile = join(dir.path, "writer");
-      const script = `echo start; (while :; do echo tick; sleep 0.05; done) & echo $! > '${pidFile}'; exit 0`;
+      const script = `echo start; (${BUSY_WRITER}) & echo $! > '${pidFile}'; exit 0`;
       const controller = new AbortController();
       const pending = runTool("/bin/sh", ["-c", script], {
         protocol: "lines",
@@ -132,7 +137,7 @@ test(
       const pidFile = join(dir.path, "writer");
       const busy = await runTool(
         "/bin/sh",
-        ["-c", `echo first; (while :; do echo tick; sleep 0.05; done) & echo $! > '${pidFile}'; exit 0`],
+        ["-c", `echo first; (${BUSY_WRITER}) & echo $! > '${pidFile}'; exit 0`],
         { protocol: "lines", timeoutMs: 30_000 },
       );
       assert.equal(busy.kind, "results", busy.detail);
