@@ -96,6 +96,20 @@ async function pidIn(file: string): Promise<number> {
   throw new Error(`no pid in ${file}`);
 }
 
+/** Wait until `pid` no longer exists at all (not even as a zombie): its parent has its exit status. */
+async function untilReaped(pid: number): Promise<void> {
+  const end = Date.now() + 10_000;
+  while (Date.now() < end) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  throw new Error(`process ${pid} was not reaped`);
+}
+
 test(
   "runTool: an abort after the tool exited ends the leftover writer and settles at once",
   posixOnly,
@@ -103,7 +117,9 @@ test(
     const dir = tempDir();
     try {
       const pidFile = join(dir.path, "writer");
-      const script = `echo start; (${BUSY_WRITER}) & echo $! > '${pidFile}'; exit 0`;
+      const shellFile = join(dir.path, "shell");
+      const script =
+        `echo start; (${BUSY_WRITER}) & echo $! > '${pidFile}'; echo $$ > '${shellFile}'; exit 0`;
       const controller = new AbortController();
       const pending = runTool("/bin/sh", ["-c", script], {
         protocol: "lines",
@@ -111,7 +127,9 @@ test(
         signal: controller.signal,
       });
       const writer = await pidIn(pidFile);
-      await new Promise((r) => setTimeout(r, 300)); // the tool has exited; the writer keeps the drain going
+      // Abort as soon as the runtime has reaped the tool, while the writer keeps the drain going: a fixed wait
+      // could outlast the drain's own bound (DRAIN_MAX_MS) on a starved machine, and nothing would be aborted.
+      await untilReaped(await pidIn(shellFile));
       const abortedAt = performance.now();
       controller.abort("user pressed stop");
       const r = await pending;
