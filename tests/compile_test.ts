@@ -41,8 +41,21 @@ function ensureBuilt(): void {
     encoding: "utf8",
     timeout: 300_000,
   });
-  if (build.status !== 0) throw new Error(`bun build --compile failed:\n${build.stdout}\n${build.stderr}`);
+  if (build.status !== 0) throw new Error(buildFailure(build));
   built = true;
+}
+
+/**
+ * Why the build failed, as a sentence: the reason bun could not start (not on PATH, say) or was stopped (the
+ * timeout), else its exit status and what it printed.
+ */
+function buildFailure(build: ReturnType<typeof spawnSync>): string {
+  if (build.error) {
+    return `bun build --compile could not run: ${build.error.message}` +
+      " (put bun on PATH, e.g. PATH=$PWD/node_modules/.bin:$PATH)";
+  }
+  const ended = build.signal ? `signal ${build.signal}` : `exit code ${build.status}`;
+  return `bun build --compile failed (${ended}):\n${build.stdout ?? ""}\n${build.stderr ?? ""}`;
 }
 
 after(() => {

@@ -16,6 +16,16 @@ const posixOnly = { timeout: 60_000, skip: isWindows ? "POSIX shell and signals"
 const ROWS = `rows=$(yes 'partial row' | head -n 3000); printf '%s\\n' "$rows"`;
 /** A line every 20 ms for about 200 ms: keeps the drain after the exit going (its idle limit is 150 ms). */
 const TICKS = "for i in 1 2 3 4 5 6 7 8 9 10; do echo tick; sleep 0.02; done";
+/**
+ * Waits, in a leftover of the shell, until the runtime has reaped the shell (`kill -0` still finds a zombie):
+ * from then on the guard has the exit status, however slow the machine.
+ */
+const UNTIL_REAPED = "while kill -0 $$ 2>/dev/null; do :; done";
+/**
+ * A leftover writer that never goes quiet: a line every few hundred shell steps, with no `sleep` (a writer
+ * that forks `sleep` between lines can be starved for longer than the drain's idle limit on a busy machine).
+ */
+const BUSY_WRITER = "while :; do echo tick; i=0; while [ $i -lt 200 ]; do i=$((i+1)); done; done";
 const truncating = {
   protocol: "lines",
   onOverflow: "truncate",
@@ -33,8 +43,9 @@ test(
       const [name, script, status] of [
         ["exit 3", `trap '' TERM PIPE; ${ROWS}; exit 3`, /exit code 3/],
         ["SIGSEGV", `trap '' TERM PIPE; ${ROWS}; kill -SEGV $$`, /signal SIGSEGV/],
-        // Killed by SIGKILL (not the guard's) before a leftover writer floods stdout: the status came first.
-        ["SIGKILL first", `(${TICKS}; yes row) & kill -KILL $$`, /signal SIGKILL/],
+        // Killed by SIGKILL (not the guard's) before a leftover writer floods stdout: the status came first
+        // (the writer floods only after the runtime has reaped the shell, and 200 ms of ticks later).
+        ["SIGKILL first", `(${UNTIL_REAPED}; ${TICKS}; yes row) & kill -KILL $$`, /signal SIGKILL/],
       ] as const
     ) {
       for (let i = 0; i < 5; i++) {
@@ -85,6 +96,20 @@ async function pidIn(file: string): Promise<number> {
   throw new Error(`no pid in ${file}`);
 }
 
+/** Wait until `pid` no longer exists at all (not even as a zombie): its parent has its exit status. */
+async function untilReaped(pid: number): Promise<void> {
+  const end = Date.now() + 10_000;
+  while (Date.now() < end) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  throw new Error(`process ${pid} was not reaped`);
+}
+
 test(
   "runTool: an abort after the tool exited ends the leftover writer and settles at once",
   posixOnly,
@@ -92,7 +117,9 @@ test(
     const dir = tempDir();
     try {
       const pidFile = join(dir.path, "writer");
-      const script = `echo start; (while :; do echo tick; sleep 0.05; done) & echo $! > '${pidFile}'; exit 0`;
+      const shellFile = join(dir.path, "shell");
+      const script =
+        `echo start; (${BUSY_WRITER}) & echo $! > '${pidFile}'; echo $$ > '${shellFile}'; exit 0`;
       const controller = new AbortController();
       const pending = runTool("/bin/sh", ["-c", script], {
         protocol: "lines",
@@ -100,7 +127,9 @@ test(
         signal: controller.signal,
       });
       const writer = await pidIn(pidFile);
-      await new Promise((r) => setTimeout(r, 300)); // the tool has exited; the writer keeps the drain going
+      // Abort as soon as the runtime has reaped the tool, while the writer keeps the drain going: a fixed wait
+      // could outlast the drain's own bound (DRAIN_MAX_MS) on a starved machine, and nothing would be aborted.
+      await untilReaped(await pidIn(shellFile));
       const abortedAt = performance.now();
       controller.abort("user pressed stop");
       const r = await pending;
@@ -126,7 +155,7 @@ test(
       const pidFile = join(dir.path, "writer");
       const busy = await runTool(
         "/bin/sh",
-        ["-c", `echo first; (while :; do echo tick; sleep 0.05; done) & echo $! > '${pidFile}'; exit 0`],
+        ["-c", `echo first; (${BUSY_WRITER}) & echo $! > '${pidFile}'; exit 0`],
         { protocol: "lines", timeoutMs: 30_000 },
       );
       assert.equal(busy.kind, "results", busy.detail);
