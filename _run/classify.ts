@@ -49,9 +49,9 @@ export interface ProcessOutcome {
   /** For `killedBy: "abort"`: the abort reason, as text. */
   abortReason?: string;
   /**
-   * For `killedBy: "overflow"`: the exit status arrived before the guard ended the tree, so it is the tool's
-   * own doing (a failure the cut output must not hide). Absent: only a SIGTERM, SIGKILL or SIGPIPE after
-   * the kill is the guard's.
+   * For `killedBy: "overflow"`: the exit status is the tool's own doing (a failure the cut output must not
+   * hide): it arrived before the guard ended the tree, or it is a SIGKILL from before the guard sent one.
+   * Absent: only a SIGTERM, SIGKILL or SIGPIPE after the kill is the guard's.
    */
   exitedFirst?: boolean;
   /**

@@ -251,8 +251,13 @@ class ToolRun {
   #killedBy: KilledBy | null = null;
   #abortReason = "";
   #exit: ChildExit | null = null;
-  /** Set when stdout overflowed after the exit status arrived: the status is the tool's own. */
+  /**
+   * Set when the exit status is the tool's own, whatever stdout did: it arrived before the overflow, or it is a
+   * SIGKILL the guard had not sent.
+   */
   #exitedFirst = false;
+  /** Whether the guard has sent SIGKILL to the tree. */
+  #killSent = false;
   /**
    * While draining, when bytes last arrived on either pipe (the drain waits for a quiet spell, not for
    * end-of-file). Before the drain it is not needed, so the reads do not ask for the time.
@@ -292,6 +297,9 @@ class ToolRun {
     if (this.#options.signal?.aborted) this.#onAbort();
     const exited = this.#child.exited.then((exit) => {
       this.#exit = exit;
+      // A SIGKILL the guard had not sent yet is the tool's own end (the OOM killer, say), even when a leftover
+      // filled stdout before the status was read: a failure the cut output must not hide.
+      if (exit.signal === "SIGKILL" && !this.#killSent) this.#exitedFirst = true;
       return "exited" as const;
     });
     let pipesClosed = false;
@@ -406,6 +414,7 @@ class ToolRun {
     const child = this.#child;
     child.killTree("SIGTERM");
     unrefTimeout(() => {
+      this.#killSent = true;
       child.killTree("SIGKILL");
       untrackLive(child.pid);
     }, KILL_GRACE_MS);

@@ -58,6 +58,25 @@ test(
   },
 );
 
+test(
+  "runTool truncate: a SIGKILL the guard did not send is the tool's failure, even when a leftover filled stdout first",
+  posixOnly,
+  async () => {
+    // The shell outlives the guard's SIGTERM, waits for its writer to die of the kill or the closed pipe, then
+    // ends itself by SIGKILL: after the overflow, before the guard's own SIGKILL (KILL_GRACE_MS later).
+    for (let i = 0; i < 5; i++) {
+      const r = await runTool(
+        "/bin/sh",
+        ["-c", "trap '' TERM; yes row & wait $!; kill -KILL $$"],
+        truncating,
+      );
+      assert.equal(r.kind, "exit", `run ${i}: ${r.kind} ${r.detail}`);
+      assert.equal(r.items, null);
+      assert.match(r.detail, /signal SIGKILL/);
+    }
+  },
+);
+
 test("runTool truncate: a tool the guard ended at the cap is cut, not failed", posixOnly, async () => {
   const r = await runTool("/bin/sh", ["-c", "while :; do echo row; done"], truncating);
   assert.equal(r.kind, "results", r.detail);
