@@ -173,9 +173,12 @@ function notBlank(text: string, from: number, to: number): boolean {
  * neither. The colour forms 38/48/58 take their arguments along (`38;5;8` is a colour, not concealment).
  */
 function concealAfter(text: string, at: number, end: number): boolean | undefined {
+  // ESC c, the full reset, ends concealment with everything else.
+  if (end === at + 2 && text.charCodeAt(at) === ESC && text.charCodeAt(at + 1) === 0x63) return false;
   if (text.charCodeAt(end - 1) !== 0x6d) return undefined; // "m"
   const from = text.charCodeAt(at) === CSI_8BIT ? at + 1 : text.charCodeAt(at + 1) === 0x5b ? at + 2 : -1;
-  if (from < 0) return undefined;
+  // A private form (`ESC [ > 4 ; 8 m`, xterm's key modifiers) is no SGR.
+  if (from < 0 || (text.charCodeAt(from) >= 0x3c && text.charCodeAt(from) <= 0x3f)) return undefined;
   let state: boolean | undefined;
   // Read in place, one parameter at a time (a colour's arguments are skipped: `colour` says how many remain).
   let value = -1; // -1: an empty parameter; -2: one that is no plain number
@@ -187,6 +190,7 @@ function concealAfter(text: string, at: number, end: number): boolean | undefine
       if (value > 1000) value = -2;
       continue;
     }
+    if (c >= 0x20 && c <= 0x2f) return undefined; // an intermediate byte: another function than SGR
     if (c !== 0x3b) {
       value = -2; // a sub-parameter (`38:5:8`) or private form: neither conceals nor resets
       continue;

@@ -151,6 +151,8 @@ test("scan: text a terminal draws concealed (SGR 8) is hidden_text; colours and 
     [`Build ok.\x9b8m${note}\x9bm`, `\x9b8m${note}\x9bm`], // the 8-bit CSI; an empty SGR resets
     [`Build ok.${ESC}[8m${ESC}[31m${note}${ESC}[m`, `${ESC}[8m${ESC}[31m${note}${ESC}[m`], // colour inside
     [`Build ok.${ESC}[8m${note}`, `${ESC}[8m${note}`], // to the end of the text
+    [`Build ok.${ESC}[8m${note}${ESC}[?1;0m more`, `${ESC}[8m${note}${ESC}[?1;0m more`], // no SGR: no reset
+    [`Build ok.${ESC}[8m${note}${ESC}c shown`, `${ESC}[8m${note}${ESC}c`], // the full reset ends it
   ];
   for (const [text, span] of flagged) {
     const r = scan(text, { context: "tool_output" });
@@ -166,6 +168,7 @@ test("scan: text a terminal draws concealed (SGR 8) is hidden_text; colours and 
       `${ESC}[48;2;8;8;8mon a dark background${ESC}[m`,
       `${ESC}[38:5:8mcolon form${ESC}[m`,
       `password: ${ESC}[8m   ${ESC}[0m`,
+      `${ESC}[>4;8mkey modifiers, not concealment${ESC}[m`,
       `${ESC}[1mbold${ESC}[0m and ${ESC}[31mred${ESC}[0m`,
     ]
   ) {
