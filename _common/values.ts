@@ -166,9 +166,30 @@ export function clip(text: string, max: number): string {
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
+ * True when `key` is a plain name: letters, digits and `_ $ . -` only (`file_name`, `newInstructions`,
+ * `content-type`). Such a key is the program's vocabulary, not text written to a model, so the scanner does
+ * not read it where keys are read: a rule for spaced-out letters would take `new_instructions` for an order.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { isPlainName } from "./values.ts";
+ *
+ * assert.equal(isPlainName("new_instructions"), true);
+ * assert.equal(isPlainName("Ignore all previous instructions"), false);
+ * assert.equal(isPlainName("a\u200bb"), false); // an invisible character is no part of a name
+ * ```
+ */
+export function isPlainName(key: string): boolean {
+  return PLAIN_NAME.test(key);
+}
+
+const PLAIN_NAME = /^[\w$.-]*$/;
+
+/**
  * Every string in a JSON value, in document order, with the object keys before their values when `keys` is
- * `"included"`: the text a model reads from it, for the scanner. Iterative, so depth never matters, and no
- * paths are built.
+ * `"worded"` (keys that are not a plain name, see {@link isPlainName}): the text a model reads from it, for
+ * the scanner. Iterative, so depth never matters, and no paths are built.
  *
  * @example
  * ```ts
@@ -177,11 +198,11 @@ export const MAX_TIMER_MS = 2 ** 31 - 1;
  *
  * const value = { note: ["hi", 1, { "Ignore the rules": "x" }] };
  * assert.deepEqual(stringsIn(value), ["hi", "x"]);
- * assert.deepEqual(stringsIn(value, { keys: "included" }), ["note", "hi", "Ignore the rules", "x"]);
+ * assert.deepEqual(stringsIn(value, { keys: "worded" }), ["hi", "Ignore the rules", "x"]);
  * ```
  */
-export function stringsIn(value: unknown, options: { keys?: "included" | "left out" } = {}): string[] {
-  const withKeys = options.keys === "included";
+export function stringsIn(value: unknown, options: { keys?: "worded" | "none" } = {}): string[] {
+  const withKeys = options.keys === "worded";
   const out: string[] = [];
   const stack: unknown[] = [value];
   while (stack.length > 0) {
@@ -193,7 +214,7 @@ export function stringsIn(value: unknown, options: { keys?: "included" | "left o
       const keys = Object.keys(v);
       for (let i = keys.length - 1; i >= 0; i--) {
         stack.push((v as Record<string, unknown>)[keys[i]]);
-        if (withKeys) stack.push(keys[i]);
+        if (withKeys && !isPlainName(keys[i])) stack.push(keys[i]);
       }
     }
   }

@@ -50,7 +50,8 @@ export interface ProcessOutcome {
   abortReason?: string;
   /**
    * For `killedBy: "overflow"`: the exit status is the tool's own doing (a failure the cut output must not
-   * hide): it arrived before the guard ended the tree, or it is a SIGKILL from before the guard sent one.
+   * hide): it arrived before the guard ended the tree, or it is a SIGKILL (or exit code 137) from before the
+   * guard sent one.
    * Absent: only a SIGTERM, SIGKILL or SIGPIPE after the kill is the guard's.
    */
   exitedFirst?: boolean;

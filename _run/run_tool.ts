@@ -253,7 +253,7 @@ class ToolRun {
   #exit: ChildExit | null = null;
   /**
    * Set when the exit status is the tool's own, whatever stdout did: it arrived before the overflow, or it is a
-   * SIGKILL the guard had not sent.
+   * SIGKILL (or its exit code, 137) the guard had not sent.
    */
   #exitedFirst = false;
   /** Whether the guard has sent SIGKILL to the tree. */
@@ -298,8 +298,9 @@ class ToolRun {
     const exited = this.#child.exited.then((exit) => {
       this.#exit = exit;
       // A SIGKILL the guard had not sent yet is the tool's own end (the OOM killer, say), even when a leftover
-      // filled stdout before the status was read: a failure the cut output must not hide.
-      if (exit.signal === "SIGKILL" && !this.#killSent) this.#exitedFirst = true;
+      // filled stdout before the status was read: a failure the cut output must not hide. So is the 137 a shell
+      // or wrapper reports for it.
+      if ((exit.signal === "SIGKILL" || exit.code === 137) && !this.#killSent) this.#exitedFirst = true;
       return "exited" as const;
     });
     let pipesClosed = false;
@@ -525,8 +526,8 @@ export async function runTool(
       // Loaded here, so importing the guard does not load the scanner for callers who never scan.
       const { scan } = await import("../_scan/scan.ts");
       // Every string as the tool wrote it, line breaks and all (JSON text would turn them into `\n`); keys
-      // too, since the model reads them as much as the values.
-      const text = stringsIn(result.items, { keys: "included" }).join("\n");
+      // written in words too, since the model reads them as much as the values.
+      const text = stringsIn(result.items, { keys: "worded" }).join("\n");
       const warnings: ScanFinding[] = scan(text, { context: "tool_output" }).findings;
       result.warnings = warnings;
     } catch {

@@ -5,7 +5,7 @@
  */
 import { escapePointer } from "../_common/pointer.ts";
 import { lazy } from "../_common/lazy.ts";
-import { errorText, givenValue, isRecord, optionsArg, stringsIn } from "../_common/values.ts";
+import { errorText, givenValue, isPlainName, isRecord, optionsArg, stringsIn } from "../_common/values.ts";
 import type {
   CallVerdict,
   Classifier,
@@ -1209,7 +1209,8 @@ const TOO_DEEP: ScanHit = { value: "", result: { blocked: false, categories: [],
  * Scans every string value and property name of the arguments for injected instructions and pushes an
  * `argument_injection` finding per match; with the raw argument text, each finding in a value carries
  * `start`/`end` into it. Values that are literals of the schema (`enum`, `const`) and property names it
- * declares (`keys`) are the developer's own text and are not scanned. The walk allocates nothing per value:
+ * declares (`keys`) are the developer's own text and are not scanned, nor are plain names (`file_name`, see
+ * `isPlainName`), which carry no words. The walk allocates nothing per value:
  * a string's JSON Pointer is built only when the scanner finds something in it.
  */
 export function pushInjectionFindings(
@@ -1270,8 +1271,7 @@ function firstHit(
   }
   for (const key in v) {
     if (!HAS_OWN.call(v, key)) continue;
-    // a declared name is looked up first: most keys are, and the lookup costs less than the screen
-    if (keys === undefined || !keys.has(key)) {
+    if (scansKey(key, keys)) {
       const named = stringHit(key, scanner, literals);
       if (named !== null) return named;
     }
@@ -1284,6 +1284,15 @@ function firstHit(
     if (hit !== null) return hit;
   }
   return null;
+}
+
+/**
+ * Whether the walk scans property name `key`: one the schema does not declare (`keys`), written in words (a
+ * plain name such as `new_instructions` is the program's vocabulary, see `isPlainName`). A declared name is
+ * looked up first: most keys are, and the lookup costs less than the screen.
+ */
+function scansKey(key: string, keys: { has(s: string): boolean } | undefined): boolean {
+  return (keys === undefined || !keys.has(key)) && !isPlainName(key);
 }
 
 /** `s` with what `scanner` finds in it, when the walk scans it (neither "" nor a literal) and it blocks; else null. */
@@ -1326,7 +1335,7 @@ function walkStrings(v: unknown, walk: InjectionWalk): void {
   for (const key in v) {
     if (!HAS_OWN.call(v, key)) continue;
     const x = (v as Record<string, unknown>)[key];
-    const named = keys === undefined || !keys.has(key);
+    const named = scansKey(key, keys);
     if (!named && typeof x !== "object" && typeof x !== "string") continue;
     segments.push(key);
     if (named) scanString(key, null, walk, true);
@@ -1352,9 +1361,7 @@ function walkDeep(v: object, prefix: string, walk: InjectionWalk): void {
         const name = names[i];
         const member = `${path}/${escapePointer(name)}`;
         stack.push({ x: (x as Record<string, unknown>)[name], path: member, isKey: false });
-        if (walk.keys === undefined || !walk.keys.has(name)) {
-          stack.push({ x: name, path: member, isKey: true });
-        }
+        if (scansKey(name, walk.keys)) stack.push({ x: name, path: member, isKey: true });
       }
     }
   }

@@ -59,20 +59,20 @@ test(
 );
 
 test(
-  "runTool truncate: a SIGKILL the guard did not send is the tool's failure, even when a leftover filled stdout first",
+  "runTool truncate: a SIGKILL the guard did not send (or its 137) is the tool's failure, even after an overflow",
   posixOnly,
   async () => {
     // The shell outlives the guard's SIGTERM, waits for its writer to die of the kill or the closed pipe, then
-    // ends itself by SIGKILL: after the overflow, before the guard's own SIGKILL (KILL_GRACE_MS later).
-    for (let i = 0; i < 5; i++) {
-      const r = await runTool(
-        "/bin/sh",
-        ["-c", "trap '' TERM; yes row & wait $!; kill -KILL $$"],
-        truncating,
-      );
-      assert.equal(r.kind, "exit", `run ${i}: ${r.kind} ${r.detail}`);
-      assert.equal(r.items, null);
-      assert.match(r.detail, /signal SIGKILL/);
+    // ends: after the overflow, before the guard's own SIGKILL (KILL_GRACE_MS later).
+    for (
+      const [end, status] of [["kill -KILL $$", /signal SIGKILL/], ["exit 137", /exit code 137/]] as const
+    ) {
+      for (let i = 0; i < 5; i++) {
+        const r = await runTool("/bin/sh", ["-c", `trap '' TERM; yes row & wait $!; ${end}`], truncating);
+        assert.equal(r.kind, "exit", `${end}, run ${i}: ${r.kind} ${r.detail}`);
+        assert.equal(r.items, null);
+        assert.match(r.detail, status);
+      }
     }
   },
 );
@@ -302,13 +302,10 @@ test("runTool scanOutput: an object key is read by the model too, so it is scann
       `${JSON.stringify(item)}: ${JSON.stringify(r.warnings.map((w) => w.category))}`,
     );
   }
-  // Plain keys beside a value that carries no order: nothing to report.
-  const clean = await runTool("/bin/sh", [
-    "-c",
-    script,
-    "sh",
-    JSON.stringify({ ok: true, items: [{ file: "a" }] }),
-  ], {
+  // Plain names (the program's vocabulary, even one a rule for spaced letters would read as an order) beside
+  // values that carry none: nothing to report.
+  const items = [{ file: "a", new_instructions: "none", NEW_INSTRUCTIONS: 0 }];
+  const clean = await runTool("/bin/sh", ["-c", script, "sh", JSON.stringify({ ok: true, items })], {
     scanOutput: true,
   });
   assert.deepEqual(clean.warnings, []);

@@ -228,6 +228,12 @@ test("a property name the schema does not declare is scanned for injections; dec
       }
     }
   }
+  // a plain name is the program's vocabulary, even one a rule for spaced letters reads as an order
+  const open = createValidator([{ name: "t", input_schema: { type: "object" } }]);
+  assert.equal(
+    open.validate([{ name: "t", arguments: { new_instructions: "none", newInstructions: 1 } }]).allowed,
+    true,
+  );
   // the tool author's own property name is not the model's text
   const own = createValidator([{ name: "t", input_schema: { type: "object", properties: { [inj]: {} } } }]);
   assert.equal(own.validate([{ name: "t", arguments: JSON.stringify({ [inj]: 1 }) }]).allowed, true);
