@@ -353,7 +353,7 @@ export function main(args: string[]): Promise<number> {
         const what = failed === 1 ? "1 message" : `${failed} messages`;
         notice(
           `toolguard mcp: the MCP server at ${url} did not take ${what} (not reached, or refused); ` +
-            "each request among them was answered with an error\n",
+            "the client's requests among them were answered with an error\n",
         );
         return EXIT_FAIL;
       }

@@ -245,9 +245,23 @@ export function idFromEdges(edges: LineEdges): { id: JsonRpcId; request: boolean
 
 const encoder = new TextEncoder();
 
-/** Serialise one message as a line: JSON plus `\n`, as UTF-8 bytes. */
+/**
+ * Serialise one message as a line: JSON plus `\n`, as UTF-8 bytes. Never throws: a message nested too deeply
+ * for the runtime's `JSON.stringify` (Deno's gives up thousands of levels before its `JSON.parse` does) is,
+ * when it answers a request, an error answer to that request (no request is left pending), else nothing.
+ */
 export function encodeMessage(message: unknown): Uint8Array {
-  return encoder.encode(JSON.stringify(message) + "\n");
+  try {
+    return encoder.encode(JSON.stringify(message) + "\n");
+  } catch {
+    const m = message as { id?: unknown; method?: unknown } | null;
+    const id = typeof m === "object" && m !== null ? m.id : undefined;
+    if ((typeof id !== "string" && typeof id !== "number") || m!.method !== undefined) {
+      return new Uint8Array(0);
+    }
+    const text = "toolguard: the answer nests too deeply to be written out; it was not passed on";
+    return encoder.encode(JSON.stringify(errorResponse(id, -32603, text)) + "\n");
+  }
 }
 
 /** True when `value` is a JSON-RPC request (has a method and an id). */

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { errorText, isRecord } from "../_common/values.ts";
+import { errorText, isPlainName, isRecord } from "../_common/values.ts";
 import { describeVerdict } from "../_describe/describe.ts";
 import { scan } from "../_scan/scan.ts";
 import { createValidator as makeValidator } from "../_validate/validator.ts";
@@ -240,29 +240,54 @@ interface Edit {
 }
 
 /**
+ * The findings a result or payload lists, and the pointer characters they may carry in all: past either, the
+ * rest are still redacted, not listed (a pointer is as long as its string is deep, and a hostile payload can
+ * nest thousands of flagged strings thousands deep).
+ */
+const LISTED = { findings: 1000, pointerChars: 1 << 20 };
+
+/**
+ * What a walk over a result or payload finds: a {@link Visit} that scans each string, the findings with their
+ * pointers (bounded by `LISTED`), and the redaction of every string found.
+ */
+function outputFindings(): { visit: Visit; findings: McpOutputFinding[]; redactAll: () => void } {
+  const findings: McpOutputFinding[] = [];
+  const edits: Edit[] = [];
+  let pointerChars = 0;
+  const visit: Visit = (text, pointer, apply) => {
+    const found = scan(text, { context: "tool_output" }).findings;
+    if (found.length === 0) return false;
+    if (findings.length < LISTED.findings && pointerChars < LISTED.pointerChars) {
+      const at = pointer();
+      for (const f of found.slice(0, LISTED.findings - findings.length)) findings.push({ ...f, pointer: at });
+      pointerChars += at.length;
+    }
+    edits.push({ apply, text, found });
+    return true;
+  };
+  // Last first: a member's value is visited after its key, and must be replaced before the key's rename
+  // moves the member (else the value's replacement would bring back the old name).
+  const redactAll = () => {
+    for (let i = edits.length - 1; i >= 0; i--) edits[i].apply(redactText(edits[i].text, edits[i].found));
+  };
+  return { visit, findings, redactAll };
+}
+
+/**
  * Scan the text of a tool result (text blocks, embedded resource text, every string in
  * `structuredContent`). Unflagged results come back as given; a flagged one comes back as a copy that leads
  * with a warning, carries the findings under `_meta`, and with `redact` has the located parts cut out.
  */
 export function scanResult(result: unknown, { redact }: { redact: boolean }): McpResultCheck {
   if (!isRecord(result)) return { flagged: false, findings: [], result };
-  const findings: McpOutputFinding[] = [];
-  const edits: Edit[] = [];
-  const visit: Visit = (text, pointer, apply) => {
-    const found = scan(text, { context: "tool_output" }).findings;
-    if (found.length === 0) return false;
-    const at = pointer();
-    for (const f of found) findings.push({ ...f, pointer: at });
-    edits.push({ apply, text, found });
-    return true;
-  };
+  const { visit, findings, redactAll } = outputFindings();
   const copy: Record<string, unknown> = { ...result };
   if (Array.isArray(result.content)) copy.content = visitContent(result.content, visit);
   if (result.structuredContent !== undefined) {
     copy.structuredContent = walkStrings(result.structuredContent, "/structuredContent", visit);
   }
   if (findings.length === 0) return { flagged: false, findings: [], result };
-  if (redact) { for (const e of edits) e.apply(redactText(e.text, e.found)); }
+  if (redact) redactAll();
   const categories = [...new Set(findings.map((f) => f.category))].join(", ");
   const warning = `toolguard: this tool result contains text that looks like injected instructions ` +
     `(${categories})${redact ? "; the located parts were replaced with [redacted]" : ""}. ` +
@@ -469,19 +494,10 @@ export interface PayloadCheck {
  */
 export function scanPayload(value: unknown, { redact }: { redact: boolean }): PayloadCheck {
   if (!isRecord(value)) return { flagged: false, findings: [], value };
-  const findings: McpOutputFinding[] = [];
-  const edits: { apply: (t: string) => void; text: string; found: ScanFinding[] }[] = [];
-  const visit: Visit = (text, pointer, apply) => {
-    const found = scan(text, { context: "tool_output" }).findings;
-    if (found.length === 0) return false;
-    const at = pointer();
-    for (const f of found) findings.push({ ...f, pointer: at });
-    edits.push({ apply, text, found });
-    return true;
-  };
+  const { visit, findings, redactAll } = outputFindings();
   const copy = walkStrings(value, "", visit, NOT_TEXT) as Record<string, unknown>;
   if (findings.length === 0) return { flagged: false, findings, value };
-  if (redact) { for (const e of edits) e.apply(redactText(e.text, e.found)); }
+  if (redact) redactAll();
   const meta = isRecord(copy._meta) ? { ...copy._meta } : {};
   meta["toolguard/output_findings"] = findings;
   return { flagged: true, findings, value: { ...copy, _meta: meta } };
@@ -508,6 +524,7 @@ export function walkStrings(
     key?: true;
   }[] = [];
   const cleanKeys = new Set<string>();
+  const suffixes = new WeakMap<object, Map<string, number>>();
   const pointerOf = (base: string, slot: string | number) =>
     `${base}/${typeof slot === "number" ? slot : escapePointer(slot)}`;
   const descend = (
@@ -540,8 +557,11 @@ export function walkStrings(
         if (!skipped && (typeof member === "string" || (typeof member === "object" && member !== null))) {
           stack.push({ parent: out, slot: name, base: at });
         }
-        // Records in an array repeat their keys: a key found clean once is clean everywhere.
-        if (!cleanKeys.has(name)) stack.push({ parent: out, slot: name, base: at, key: true });
+        // Records in an array repeat their keys: a key found clean once is clean everywhere. A plain name
+        // (`new_instructions`) is the program's vocabulary, not text to a model.
+        if (!cleanKeys.has(name) && !isPlainName(name)) {
+          stack.push({ parent: out, slot: name, base: at, key: true });
+        }
       }
     }
   };
@@ -551,7 +571,8 @@ export function walkStrings(
     if (key) {
       const name = slot as string;
       if (cleanKeys.has(name)) continue;
-      if (!visit(name, () => pointerOf(base, name), (t) => renameKey(parent, name, t))) cleanKeys.add(name);
+      const rename = (t: string) => renameKey(parent, name, t, suffixes);
+      if (!visit(name, () => pointerOf(base, name), rename)) cleanKeys.add(name);
       continue;
     }
     const v = parent[slot];
@@ -562,11 +583,23 @@ export function walkStrings(
   return root.value;
 }
 
-/** Give the member `key` of `record` the name `name` (made unique: another member may already have it). */
-function renameKey(record: Record<string, unknown>, key: string, name: string): void {
+/**
+ * Give the member `key` of `record` the name `name`, made unique: another member may already have it. The
+ * suffix tried next is kept per record and name in `suffixes`, so many keys redacted alike cost linear time.
+ */
+function renameKey(
+  record: Record<string, unknown>,
+  key: string,
+  name: string,
+  suffixes: WeakMap<object, Map<string, number>>,
+): void {
   if (name === key || !Object.hasOwn(record, key)) return;
-  let unique = name;
-  for (let n = 2; Object.hasOwn(record, unique); n++) unique = `${name} (${n})`;
+  let tried = suffixes.get(record);
+  if (tried === undefined) suffixes.set(record, tried = new Map());
+  let n = tried.get(name) ?? 1;
+  let unique = n === 1 ? name : `${name} (${n})`;
+  while (Object.hasOwn(record, unique)) unique = `${name} (${++n})`;
+  tried.set(name, n + 1);
   const member = record[key];
   delete record[key];
   record[unique] = member;
