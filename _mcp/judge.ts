@@ -254,12 +254,14 @@ function outputFindings(): { visit: Visit; findings: McpOutputFinding[]; redactA
   const findings: McpOutputFinding[] = [];
   const edits: Edit[] = [];
   let pointerChars = 0;
-  const visit: Visit = (text, pointer, apply) => {
+  const visit: Visit = (text, pointer, apply, isKey) => {
     const found = scan(text, { context: "tool_output" }).findings;
     if (found.length === 0) return false;
     if (findings.length < LISTED.findings && pointerChars < LISTED.pointerChars) {
       const at = pointer();
-      for (const f of found.slice(0, LISTED.findings - findings.length)) findings.push({ ...f, pointer: at });
+      for (const f of found.slice(0, LISTED.findings - findings.length)) {
+        findings.push(isKey ? { ...f, pointer: at, key: true } : { ...f, pointer: at });
+      }
       pointerChars += at.length;
     }
     edits.push({ apply, text, found });
@@ -451,10 +453,16 @@ export function schemaNotes(schema: unknown): SchemaRelaxation[] {
  */
 
 /**
- * Told about one string of a result (a leaf or a key): its text, its pointer (written out on demand) and how
- * to replace it in the copy; returns whether the scanner found something in it.
+ * Told about one string of a result (a leaf or, with `isKey`, a property name): its text, its pointer (written
+ * out on demand; a name's is its member's) and how to replace it in the copy; returns whether the scanner found
+ * something in it.
  */
-export type Visit = (text: string, pointer: () => string, apply: (text: string) => void) => boolean;
+export type Visit = (
+  text: string,
+  pointer: () => string,
+  apply: (text: string) => void,
+  isKey?: true,
+) => boolean;
 
 /** Where a server-to-client payload sits: in a response's `result`, or a request's or notification's `params`. */
 export type PayloadPlace = "result" | "params";
@@ -572,7 +580,7 @@ export function walkStrings(
       const name = slot as string;
       if (cleanKeys.has(name)) continue;
       const rename = (t: string) => renameKey(parent, name, t, suffixes);
-      if (!visit(name, () => pointerOf(base, name), rename)) cleanKeys.add(name);
+      if (!visit(name, () => pointerOf(base, name), rename, true)) cleanKeys.add(name);
       continue;
     }
     const v = parent[slot];

@@ -69,6 +69,8 @@ export interface McpGuardOptions {
 export interface McpOutputFinding extends ScanFinding {
   /** JSON Pointer to the string in the result, e.g. `/content/0/text`. Offsets are into that string. */
   pointer: string;
+  /** True when the string is the property name that ends `pointer`, not the value there. */
+  key?: true;
 }
 
 /** Everything the guard reports through `onEvent`. Discriminate on `event`. */

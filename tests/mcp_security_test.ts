@@ -321,6 +321,9 @@ test("McpGuard checkResult --redact: a flagged key holding a flagged value, many
     content: [],
     structuredContent: { ok: 1, [order]: `also: ${order}` },
   });
+  // The name's findings say so; the value's, at the same pointer, do not.
+  assert.ok(both.findings.some((f) => f.key === true) && both.findings.some((f) => f.key === undefined));
+  assert.ok(both.findings.every((f) => f.pointer === `/structuredContent/${order}`));
   const shown = JSON.stringify((both.result as { structuredContent: unknown }).structuredContent);
   assert.doesNotMatch(shown, /Ignore all previous/);
   assert.match(shown, /"ok":1/);
