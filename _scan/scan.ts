@@ -384,6 +384,11 @@ function excerptOf(text: string, max: number): string {
   return out.length > max ? out.slice(0, Math.max(0, max - 1)) + "…" : out;
 }
 
+/** The excerpt of `text[start, end)`, sliced no further than the excerpt can reach. */
+function spanExcerpt(text: string, start: number, end: number, max: number): string {
+  return excerptOf(text.slice(start, Math.min(end, start + max + 1)), max);
+}
+
 /** Spans from this long on are compared by `sameAt` as a slice. */
 const SLICE_COMPARE_FROM = 16;
 
@@ -653,7 +658,7 @@ function addFindingsAsShown(text: string, options: ScanOptions, segment: number,
   for (const f of scanInSegments(shown.text, options, segment).findings) {
     if (f.category === "option_injection") continue;
     const [start, end] = shown.span(f.start, f.end);
-    const excerpt = excerptOf(text.slice(start, Math.min(end, start + maxExcerpt + 1)), maxExcerpt);
+    const excerpt = spanExcerpt(text, start, end, maxExcerpt);
     found.push({ category: f.category, rule: f.rule, start, end, excerpt });
   }
   if (options.categories && !options.categories.includes("hidden_text")) return;
@@ -662,7 +667,7 @@ function addFindingsAsShown(text: string, options: ScanOptions, segment: number,
   for (let k = 0; k < Math.min(spans.length, MERGED_FROM); k++) {
     const start = spans[k].start;
     const end = k === MERGED_FROM - 1 ? spans[spans.length - 1].end : spans[k].end;
-    const excerpt = excerptOf(text.slice(start, Math.min(end, start + maxExcerpt + 1)), maxExcerpt);
+    const excerpt = spanExcerpt(text, start, end, maxExcerpt);
     found.push({ category: "hidden_text", rule: CONCEALED_RULE, start, end, excerpt });
   }
 }
@@ -826,10 +831,7 @@ class Findings {
   /** The findings, each merged one with the excerpt of the span it came to cover. */
   finish(text: string, maxExcerpt: number): ScanFinding[] {
     for (const tail of this.#tails?.values() ?? []) {
-      tail.excerpt = excerptOf(
-        text.slice(tail.start, Math.min(tail.end, tail.start + maxExcerpt + 1)),
-        maxExcerpt,
-      );
+      tail.excerpt = spanExcerpt(text, tail.start, tail.end, maxExcerpt);
     }
     return this.#list;
   }
