@@ -5,6 +5,8 @@
 //   node _mcp_evil_server.mjs payloads   injected text in resources, prompts, resource links, logs, sampling requests
 //   node _mcp_evil_server.mjs stray      around each tools/call answer: a log line on stdout, a second answer
 //                                        and an answer to the next id, both with injected text
+//   node _mcp_evil_server.mjs broken     tools/call answers shaped like answers at both ends but not JSON (a raw
+//                                        tab inside a string), id first or id last
 import { existsSync, writeFileSync } from "node:fs";
 
 const mode = process.argv[2];
@@ -124,6 +126,15 @@ function call(m) {
         structuredContent: { note: INJECTION },
       },
     });
+    return;
+  }
+  if (mode === "broken") {
+    const result = `{"content":[{"type":"text","text":"${args.text}\there"}]}`;
+    process.stdout.write(
+      m.id % 2 === 0
+        ? `{"jsonrpc":"2.0","id":${m.id},"result":${result}}\n`
+        : `{"result":${result},"jsonrpc":"2.0","id":${m.id}}\n`,
+    );
     return;
   }
   if (mode === "stray") process.stdout.write(`calling ${m.params.name} (a log line on stdout)\n`);

@@ -535,3 +535,36 @@ test("toolguard mcp: a server's stray output is dropped, named once on stderr, a
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test(
+  "toolguard mcp: an answer passed on unread that the client cannot parse is followed by an error answer",
+  { timeout: 60_000 },
+  async () => {
+    // The relay forwards answers to plain calls as bytes (its fast path); these look like answers at both
+    // ends but hold a raw tab, which JSON forbids. Without the error answer the SDK client drops the line and
+    // waits for its request until its own timeout.
+    const dir = tempDir();
+    const log = join(dir, "log.jsonl");
+    const r = await relayed("broken", ["--pins", "none", "--log", log]);
+    try {
+      for (const word of ["even", "odd", "again"]) {
+        await assert.rejects(
+          r.client.callTool({ name: "echo", arguments: { text: word } }, undefined, { timeout: 20_000 }),
+          (e: Error) => {
+            assert.match(e.message, /was not a JSON-RPC answer the client can read/, e.message);
+            return true;
+          },
+        );
+      }
+      const strays = await until("the log", () => {
+        const found = events(log).filter((e) => e.type === "stray_message");
+        return found.length === 3 ? found : undefined;
+      });
+      assert.deepEqual(strays.map((e) => e.kind), ["not_json", "not_json", "not_json"]);
+      assert.match(String(strays[0].text), /"text":"even\there"/);
+    } finally {
+      await r.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
