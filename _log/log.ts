@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { concatBytes } from "../_common/bytes.ts";
 import { checkSwitches, errorText } from "../_common/values.ts";
 import { describe, describeVerdict } from "../_describe/describe.ts";
 import { type OpenFile, openFile } from "./files.ts";
@@ -149,6 +150,7 @@ export interface JsonlLog {
 }
 
 const encoder = new TextEncoder();
+const LINE_BREAK = new Uint8Array([0x0a]);
 const DEFAULT_MAX_LINE = 4096;
 // A stream that stops draining must not make the agent's memory grow: past this many queued lines,
 // new lines are counted as failed instead of queued.
@@ -158,7 +160,8 @@ const MAX_QUEUED = 1024;
  * Open a JSON Lines call log.
  *
  * `target` is a file path (opened for appending, created when missing; each line is one `write` call on
- * an `O_APPEND` descriptor, so several processes can share one file) or a `WritableStream<Uint8Array>`
+ * an `O_APPEND` descriptor, so several processes can share one file; after a write cut short by a full
+ * disk, the next line starts on a line of its own) or a `WritableStream<Uint8Array>`
  * (each line is one chunk). Opening a path that cannot be opened throws right away, before any tool runs;
  * after that nothing throws.
  *
@@ -550,13 +553,23 @@ function fileSink(path: string): Sink {
         "check that the directory exists and is writable",
     );
   }
+  // After a write cut short (a full disk, a file size limit), the file ends inside our line: the next line
+  // would be glued to that fragment and both lost to the reader, so it starts with the fragment's newline.
+  let torn = false;
   return {
     write(bytes, ok, fail) {
       if (file === null) return fail(new Error("jsonlLog: the log file is closed"));
+      const out = torn ? concatBytes([LINE_BREAK, bytes], bytes.length + 1) : bytes;
       // One synchronous write per line: no queue to grow, no interleaving with other processes.
-      const n = file.write(bytes);
-      if (n === bytes.length) ok();
-      else fail(new Error(`jsonlLog: short write to ${path}: ${n} of ${bytes.length} bytes`));
+      const n = file.write(out);
+      if (n === out.length) {
+        torn = false;
+        ok();
+      } else {
+        // Part of the line reached the file without its newline: the next line must end it.
+        if (n > 0) torn = true;
+        fail(new Error(`jsonlLog: short write to ${path}: ${n} of ${out.length} bytes`));
+      }
     },
     close() {
       if (file !== null) {

@@ -11,7 +11,7 @@ import { jsonlLog, type JsonlLogOptions } from "../log.ts";
 import { runTool } from "../guard.ts";
 import { describe, describeVerdict } from "../describe.ts";
 import type { CallVerdict, ToolResult, Verdict } from "../types.ts";
-import { evalCommand, runtimeCommand } from "./_runtime.ts";
+import { evalCommand, isLinux, runtimeCommand } from "./_runtime.ts";
 
 const FIXED = new Date("2026-11-02T10:20:30.456Z");
 const now = () => FIXED;
@@ -333,6 +333,34 @@ test("jsonlLog: a file log appends to what is there, one line per event", async 
   }
 });
 
+test("jsonlLog: after a write cut short (file size limit), the next line starts on a line of its own", {
+  timeout: 120_000,
+  skip: isLinux ? false : "ulimit -f and its short writes are checked on Linux",
+}, async () => {
+  const dir = tempDir();
+  try {
+    const file = join(dir, "calls.jsonl");
+    const { command, args } = runtimeCommand(SHORT_WRITER, [file]);
+    // The limit is the file size limit of the child only: past it a write is cut short, then fails.
+    const r = await runCommand("sh", ["-c", 'ulimit -f 20000 && exec "$@"', "sh", command, ...args]);
+    assert.equal(r.code, 0, r.stderr);
+    const { written, failed, fragmentAt } = JSON.parse(r.stdout);
+    assert.deepEqual(
+      { written, failed },
+      { written: 1, failed: 1 },
+      "the long line was cut, the short one whole",
+    );
+    const tail = readFileSync(file, "latin1").slice(fragmentAt);
+    assert.ok(tail.endsWith("\n"));
+    const [fragment, line, ...rest] = tail.slice(0, -1).split("\n");
+    assert.equal(fragment, '{"ts":"202', "what the limit let through of the long line");
+    assert.deepEqual(rest, []);
+    assert.equal(JSON.parse(line).tool, "second", "the next line is whole, not glued to the fragment");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test("jsonlLog: the onResult hook, passed detached to runTool, logs real runs (a failure and an empty answer)", async () => {
   const dir = tempDir();
   try {
@@ -364,12 +392,20 @@ test("jsonlLog: the onResult hook, passed detached to runTool, logs real runs (a
 // ---------------------------------------------------------------------------------------------------------
 
 const WRITER = fileURLToPath(new URL("../fixtures/log_writer.ts", import.meta.url));
+const SHORT_WRITER = fileURLToPath(new URL("../fixtures/log_short_write.ts", import.meta.url));
 
 function run(
   script: string,
   args: string[],
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const { command, args: argv } = runtimeCommand(script, args);
+  return runCommand(command, argv);
+}
+
+function runCommand(
+  command: string,
+  argv: string[],
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, argv, { stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
