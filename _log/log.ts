@@ -93,7 +93,10 @@ export interface McpLine {
   findings: string[];
   /** What went wrong, for the events that say (`spawn_failed`, `tools_fetch_failed`, `post_failed`); else `""`. */
   detail: string;
-  /** The relay event's own fields: `pid`, `command` and `args` of `spawn`, `reason` and `exitCode` of `exit`, ... */
+  /**
+   * The relay event's own fields: `pid` and `command` of `spawn` (its `args` only with `includeArguments`),
+   * `reason` and `exitCode` of `exit`, ...
+   */
   [field: string]: unknown;
   /** The `model` option, when given. */
   model?: string;
@@ -108,7 +111,11 @@ export type LogLine = ResultLine | VerdictLine | McpLine;
 export interface JsonlLogOptions {
   /** Log the items of successful runs. Default false: items may hold private data. */
   includeItems?: boolean;
-  /** Log the command, its arguments and the parsed call arguments. Default false: they may hold private data. */
+  /**
+   * Log the command, its arguments and the parsed call arguments, and the values a rejected call's feedback
+   * quotes (also an MCP relay's, and the arguments of the server it started). Default false: they may hold
+   * private data.
+   */
   includeArguments?: boolean;
   /**
    * Longest line in bytes, newline included. Default 4096 (PIPE_BUF on Linux), so that one line is one
@@ -380,7 +387,16 @@ function mcpRecord(event: McpEvent, options: JsonlLogOptions, at: Date): Record<
         callId: String(event.id),
         index: 0,
         findings: rejected ? distinct(event.findings.map((f) => String(f.code))) : [],
-        sentence: rejected ? event.feedback : "",
+        // The relay's feedback quotes the values received; without includeArguments, only what was wrong.
+        sentence: !rejected
+          ? ""
+          : options.includeArguments
+          ? event.feedback
+          : safeSentence(() =>
+            describeVerdict(
+              withoutValues({ index: 0, name: event.name, allowed: false, findings: event.findings }),
+            )
+          ),
         ...(event.event === "unchecked_call" ? { detail: `forwarded unchecked: ${event.error}` } : {}),
         ...model,
       };
@@ -395,8 +411,14 @@ function mcpRecord(event: McpEvent, options: JsonlLogOptions, at: Date): Record<
         detail: event.redacted ? "flagged spans were cut out" : "output carries instructions",
         ...model,
       };
+    case "spawn": {
+      // The server's arguments may carry a token or a password (`--api-key ...`): like a tool's, opt-in.
+      const { event: type, args, ...fields } = event;
+      const logged = options.includeArguments ? { args } : {};
+      return { ts, event: "mcp", type, tool: "", findings: [], detail: "", ...fields, ...logged, ...model };
+    }
     default: {
-      // The event's own fields (pid, command, reason, exitCode, ...) stay as they are, beside the common ones.
+      // The event's own fields (pid, reason, exitCode, ...) stay as they are, beside the common ones.
       const { event: type, ...fields } = event;
       return { ts, event: "mcp", type, tool: "", findings: [], detail: "", ...fields, ...model };
     }

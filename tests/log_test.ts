@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { jsonlLog, type JsonlLogOptions } from "../log.ts";
 import { runTool } from "../guard.ts";
+import { createMcpGuard } from "../mcp.ts";
 import { describe, describeVerdict } from "../describe.ts";
 import type { CallVerdict, ToolResult, Verdict } from "../types.ts";
 import { evalCommand, isLinux, runtimeCommand } from "./_runtime.ts";
@@ -205,6 +206,47 @@ test("jsonlLog: a verdict is one line per call, with distinct finding codes and 
   const [c] = m2.lines() as Record<string, unknown>[];
   assert.deepEqual(c.arguments, { limit: "ten-secret" });
   assert.equal(c.sentence, describeVerdict(blocked));
+});
+
+test("jsonlLog.onMcpEvent: a rejected relay call's values and the server's arguments are logged only with includeArguments", async () => {
+  const logged = async (options: JsonlLogOptions) => {
+    const mem = memoryStream();
+    const log = jsonlLog(mem.stream, options);
+    // The events a relay emits: it starts its server, then rejects a call whose pin is not an integer.
+    log.onMcpEvent({
+      event: "spawn",
+      pid: 42,
+      command: "node",
+      args: ["server.js", "--db-password=hunter2"],
+    });
+    const guard = createMcpGuard({ onEvent: (e) => log.onMcpEvent(e) });
+    const session = guard.connect({ toServer: () => {}, toClient: () => {} });
+    guard.setTools([{
+      name: "lookup",
+      inputSchema: { type: "object", properties: { pin: { type: "integer" } } },
+    }]);
+    session.fromClient({
+      message: {
+        jsonrpc: "2.0",
+        id: 7,
+        method: "tools/call",
+        params: { name: "lookup", arguments: { pin: "9911-PRIVATE" } },
+      },
+    });
+    await log.close();
+    return mem.lines() as Record<string, unknown>[];
+  };
+  const [spawned, rejected] = await logged({});
+  assert.equal(spawned.command, "node");
+  assert.equal("args" in spawned, false);
+  assert.equal(rejected.verdict, "blocked");
+  assert.deepEqual(rejected.findings, ["argument_type_mismatch"]);
+  assert.match(String(rejected.sentence), /argument_type_mismatch at "pin"/);
+  assert.doesNotMatch(JSON.stringify([spawned, rejected]), /hunter2|9911-PRIVATE/);
+
+  const [spawnedAll, rejectedAll] = await logged({ includeArguments: true });
+  assert.deepEqual(spawnedAll.args, ["server.js", "--db-password=hunter2"]);
+  assert.match(String(rejectedAll.sentence), /9911-PRIVATE/, "the feedback as the model read it");
 });
 
 test("jsonlLog: a line never exceeds maxLineBytes; long text is shortened, bulky items dropped, and the cut is listed", async () => {
