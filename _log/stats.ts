@@ -755,7 +755,8 @@ class RunAcc {
 class VerdictAcc {
   #calls = 0;
   #rejected = 0;
-  readonly #codes: Record<string, number> = {};
+  // A Map, not an object: a code named `constructor` or `__proto__` would read or set Object.prototype's.
+  readonly #codes = new Map<string, number>();
 
   /** Counts one call; a blocked call counts once per distinct finding code. */
   add(verdict: "allowed" | "blocked", codes: readonly string[]): void {
@@ -764,9 +765,8 @@ class VerdictAcc {
     this.#rejected++;
     // Codes are model-controlled only through validate.ts, but a hand-edited log could hold anything.
     for (const code of codes) {
-      if (code in this.#codes || Object.keys(this.#codes).length < 64) {
-        this.#codes[code] = (this.#codes[code] ?? 0) + 1;
-      }
+      const n = this.#codes.get(code);
+      if (n !== undefined || this.#codes.size < 64) this.#codes.set(code, (n ?? 0) + 1);
     }
   }
 
@@ -777,7 +777,7 @@ class VerdictAcc {
       calls: this.#calls,
       rejected: this.#rejected,
       rejectRate: this.#calls ? this.#rejected / this.#calls : 0,
-      codes: { ...this.#codes },
+      codes: Object.fromEntries(this.#codes), // own properties, whatever the key
     };
   }
 }

@@ -148,6 +148,20 @@ test("createStats: malformed lines are counted with their line numbers, never fa
   assert.equal(r.lines, 10);
 });
 
+test("createStats: finding codes and tools named like Object.prototype members are counted like any other", () => {
+  const names = ["constructor", "__proto__", "toString", "hasOwnProperty"];
+  const r = report([
+    ...names.map((n) => verdict("rg", true, [n])),
+    ...names.map((n) => result(n, "exit", 1)),
+  ]);
+  assert.equal(r.verdicts.rejected, 4);
+  assert.deepEqual(Object.keys(r.verdicts.codes), names);
+  assert.deepEqual(Object.values(r.verdicts.codes), [1, 1, 1, 1], "counts, not Object.prototype's members");
+  assert.deepEqual(Object.values(r.verdicts.groups[0].codes), [1, 1, 1, 1]);
+  assert.deepEqual(r.runs.groups.map((g) => [g.key, g.runs]).sort(), names.map((n) => [n, 1]).sort());
+  assert.deepEqual(JSON.parse(JSON.stringify(r)).verdicts.codes.__proto__, 1, "in the JSON output too");
+});
+
 test("statsFromChunks: any chunking gives the same report, split characters stay whole, overlong lines are skipped", async () => {
   const lines = [
     result("grép🙂", "results", 3),
