@@ -218,26 +218,37 @@ export function parseSince(text: string, now: Date = new Date()): Date {
       `since: the age ${JSON.stringify(text)} reaches back before any date; give a shorter one`,
     );
   }
-  if (/^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(text.trim())) {
-    const t = text.trim();
-    // A bare date or a date-time without a zone is read as UTC, like the log's own timestamps.
-    const iso = /^\d{4}-\d{2}-\d{2}$/.test(t)
-      ? `${t}T00:00:00Z`
-      : /(Z|[+-]\d{2}:?\d{2})$/.test(t)
-      ? t
-      : `${t}Z`;
-    const ms = Date.parse(iso.replace(" ", "T"));
-    // The calendar date must exist: Date.parse rolls 2026-02-30 over to March on some engines.
-    const [year, month, day] = t.slice(0, 10).split("-").map(Number);
-    const real = new Date(Date.UTC(year, month - 1, day));
-    const exists = real.getUTCFullYear() === year && real.getUTCMonth() === month - 1 &&
-      real.getUTCDate() === day;
-    if (Number.isFinite(ms) && exists) return new Date(ms);
-  }
+  const ms = isoTimeMs(text.trim());
+  if (Number.isFinite(ms)) return new Date(ms);
   throw new RangeError(
     `since: cannot read ${JSON.stringify(text)} as a time; use a date (2026-11-01), ` +
       "a date-time (2026-11-01T12:00:00Z) or an age (24h, 7d, 2w)",
   );
+}
+
+/** An ISO 8601 date, or date-time with an optional zone: the form of the log's timestamps and of `since`. */
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}(?:[T ][\d:.]+(?:Z|[+-]\d{2}:?\d{2})?)?$/;
+const HAS_ZONE = /(?:Z|[+-]\d{2}:?\d{2})$/;
+
+/**
+ * The time of an ISO 8601 date or date-time in milliseconds, or NaN for any other text. A bare date is UTC
+ * midnight and a date-time without a zone is UTC too, like the log's own timestamps: `Date.parse` alone
+ * would read it in the reader's time zone, and would take forms such as `"1"` or `"(junk) Nov 2 2026"`.
+ */
+function isoTimeMs(text: string): number {
+  if (!ISO_TIME.test(text)) return NaN;
+  const iso = text.length === 10 ? `${text}T00:00:00Z` : HAS_ZONE.test(text) ? text : `${text}Z`;
+  const ms = Date.parse(text.length === 10 ? iso : iso.replace(" ", "T"));
+  // The calendar date must exist: Date.parse rolls 2026-02-30 over to March on some engines.
+  const year = Number(text.slice(0, 4));
+  const month = Number(text.slice(5, 7));
+  const day = Number(text.slice(8, 10));
+  const days = month === 2
+    ? (year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28)
+    : month === 4 || month === 6 || month === 9 || month === 11
+    ? 30
+    : 31;
+  return month >= 1 && month <= 12 && day >= 1 && day <= days ? ms : NaN;
 }
 
 /**
@@ -410,7 +421,7 @@ class Aggregator {
     }
     if (!isRecord(r) || typeof r.ts !== "string" || typeof r.tool !== "string") return "malformed";
     const ts = r.ts;
-    const ms = Date.parse(ts);
+    const ms = isoTimeMs(ts);
     if (!Number.isFinite(ms)) return "malformed";
     const outcome = r.event === "result"
       ? this.#countResult(r, r.tool, ms)

@@ -279,12 +279,13 @@ const CLI = fileURLToPath(new URL("../fixtures/stats_cli.ts", import.meta.url));
 function cli(
   args: string[],
   stdin?: string,
+  env: Record<string, string> = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const { command, args: argv } = runtimeCommand(CLI, args);
   return new Promise((resolve, reject) => {
     const child = spawn(command, argv, {
       stdio: ["pipe", "pipe", "pipe"],
-      env: { ...process.env, NO_COLOR: "1" },
+      env: { ...process.env, NO_COLOR: "1", ...env },
     });
     let stdout = "";
     let stderr = "";
@@ -356,3 +357,39 @@ test(
     }
   },
 );
+
+test("toolguard stats: timestamps are ISO 8601 only, one without a zone is UTC in any time zone", {
+  timeout: 120_000,
+}, async () => {
+  const dir = mkdtempSync(join(tmpdir(), "toolguard-stats-ts-"));
+  try {
+    const file = join(dir, "calls.jsonl");
+    const line = (ts: string) => JSON.stringify({ ts, event: "result", tool: "rg", kind: "exit" });
+    writeFileSync(
+      file,
+      [
+        line("2026-11-02T23:30:00"), // no zone: UTC, as jsonlLog writes and as --since reads
+        line("2026-11-02T12:00:00Z"),
+        line("(\x1b]0;owned\x07) Nov 2 2026"), // Date.parse takes it; a terminal would run the escape
+        line("1"), // Date.parse: 2001-01-01 in the reader's zone
+        line("2026-02-30T10:00:00Z"), // no such day (Date.parse rolls it over to March on Bun)
+      ].join("\n") + "\n",
+    );
+    for (const TZ of ["UTC", "America/New_York", "Asia/Tokyo"]) {
+      const json = await cli([file, "--json", "--by", "day"], undefined, { TZ });
+      assert.equal(json.code, 0, json.stderr);
+      const r = JSON.parse(json.stdout) as StatsReport;
+      assert.deepEqual(r.runs.groups.map((g) => [g.key, g.runs]), [["2026-11-02", 2]], `TZ=${TZ}`);
+      assert.deepEqual(r.malformed, { count: 3, lineNumbers: [3, 4, 5] }, `TZ=${TZ}`);
+      assert.equal(r.first, "2026-11-02T12:00:00Z");
+      assert.equal(r.last, "2026-11-02T23:30:00");
+      const since = await cli([file, "--json", "--since", "2026-11-02T20:00"], undefined, { TZ });
+      assert.equal((JSON.parse(since.stdout) as StatsReport).runs.total, 1, `TZ=${TZ}: --since is UTC too`);
+    }
+    const table = await cli([file]);
+    assert.equal(table.code, 0, table.stderr);
+    assert.ok(!table.stdout.includes("\x1b"), "no escape from the log reaches the terminal");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
