@@ -80,7 +80,7 @@ export interface StatsOptions {
 
 /** One row of the tool-run table. */
 export interface RunGroup {
-  /** The group key (tool name, kind, `YYYY-MM-DD` or model). */
+  /** The group key (tool name, kind, `YYYY-MM-DD` or model; a name past 256 units is cut, with "…"). */
   key: string;
   /** Tool runs in this group. */
   runs: number;
@@ -98,7 +98,7 @@ export interface RunGroup {
 
 /** One row of the validated-call table. */
 export interface VerdictGroup {
-  /** The group key (tool name, `allowed`/`blocked`, `YYYY-MM-DD` or model). */
+  /** The group key (tool name, `allowed`/`blocked`, `YYYY-MM-DD` or model; names cut as in `RunGroup`). */
   key: string;
   /** Validated calls in this group. */
   calls: number;
@@ -179,6 +179,8 @@ export interface StatsAggregator {
 }
 
 const OTHER = "(other)";
+/** Longest tool name, model label or finding code kept, in UTF-16 units; longer ones are cut (with "…"). */
+const MAX_LABEL = 256;
 const MAX_MALFORMED_REPORTED = 10;
 
 /**
@@ -424,9 +426,9 @@ class Aggregator {
     const ms = isoTimeMs(ts);
     if (!Number.isFinite(ms)) return "malformed";
     const outcome = r.event === "result"
-      ? this.#countResult(r, r.tool, ms)
+      ? this.#countResult(r, label(r.tool), ms)
       : r.event === "verdict"
-      ? this.#countVerdict(r, r.tool, ms)
+      ? this.#countVerdict(r, label(r.tool), ms)
       : r.event === "mcp"
       ? this.#countRelayEvent(ms)
       : "malformed";
@@ -463,7 +465,7 @@ class Aggregator {
     if (verdict !== "allowed" && verdict !== "blocked") return "malformed";
     if (ms < this.#sinceMs) return "skipped";
     const codes = Array.isArray(r.findings)
-      ? [...new Set(r.findings.filter((c): c is string => typeof c === "string"))]
+      ? [...new Set(r.findings.filter((c): c is string => typeof c === "string").map(label))]
       : [];
     const key = this.#keyOf(tool, verdict, this.#dayOf(ms), r.model);
     this.#allVerdicts.add(verdict, codes);
@@ -503,7 +505,7 @@ class Aggregator {
       case "day":
         return day;
       default:
-        return typeof model === "string" ? model : "(none)";
+        return typeof model === "string" ? label(model) : "(none)";
     }
   }
 
@@ -713,6 +715,18 @@ class LineSplitter {
     this.#carryBytes = 0;
     this.#overlong = false;
   }
+}
+
+/**
+ * A name from the log as a group key: cut to {@linkcode MAX_LABEL} units, so that memory stays bounded by the
+ * number of groups, not by how long the log's names are (a hostile log could hold megabyte-long ones).
+ */
+function label(name: string): string {
+  if (name.length <= MAX_LABEL) return name;
+  const end = name.charCodeAt(MAX_LABEL - 1) >= 0xd800 && name.charCodeAt(MAX_LABEL - 1) <= 0xdbff
+    ? MAX_LABEL - 1
+    : MAX_LABEL;
+  return name.slice(0, end) + "…";
 }
 
 function utf8Length(s: string): number {

@@ -162,6 +162,33 @@ test("createStats: finding codes and tools named like Object.prototype members a
   assert.deepEqual(JSON.parse(JSON.stringify(r)).verdicts.codes.__proto__, 1, "in the JSON output too");
 });
 
+test("createStats: tool names, models and codes are cut to 256 units, so a log of huge names cannot fill memory", () => {
+  const huge = (c: string) => c.repeat(100_000);
+  const lines = ["a", "b", "c"].flatMap((c) => [
+    JSON.stringify({
+      ts: "2026-11-02T10:00:00Z",
+      event: "result",
+      tool: huge(c),
+      kind: "exit",
+      model: huge(c),
+    }),
+    verdict(huge(c), true, [huge(c)]),
+  ]);
+  for (const by of ["tool", "model"] as const) {
+    const r = report(lines, { by });
+    const keys = [
+      ...r.runs.groups.map((g) => g.key),
+      ...r.verdicts.groups.map((g) => g.key),
+      ...r.byTool.map((g) => g.key),
+      ...Object.keys(r.verdicts.codes),
+    ];
+    assert.ok(keys.every((k) => k.length <= 257), `by ${by}: ${keys.map((k) => k.length)}`);
+    assert.deepEqual(r.runs.groups.map((g) => g.key), ["a", "b", "c"].map((c) => c.repeat(256) + "…"));
+    assert.equal(r.runs.total, 3);
+    assert.equal(r.verdicts.rejected, 3);
+  }
+});
+
 test("statsFromChunks: any chunking gives the same report, split characters stay whole, overlong lines are skipped", async () => {
   const lines = [
     result("grép🙂", "results", 3),
