@@ -119,8 +119,9 @@ export interface JsonlLogOptions {
   includeArguments?: boolean;
   /**
    * Longest line in bytes, newline included. Default 4096 (PIPE_BUF on Linux), so that one line is one
-   * atomic write even when the target is a pipe. Longer fields are shortened, then items and arguments
-   * are dropped; what was cut is listed in the line's `cut`. At least 512.
+   * atomic write even when the target is a pipe. Items and arguments are dropped first, then free text
+   * is shortened, then an MCP relay event's own fields (a diff, a list of names) are dropped; what was cut
+   * is listed in the line's `cut`. At least 512.
    */
   maxLineBytes?: number;
   /** A label written on every line (e.g. the model's name), so runs of two models can be compared. */
@@ -468,6 +469,28 @@ const BULKY_FIELDS = ["items", "arguments", "args"] as const satisfies readonly 
 const TEXT_FIELDS = ["detail", "sentence", "command"] as const satisfies readonly LineField[];
 /** Names and labels, cut to 64 units last: only a very long tool name, id or model is left to cut. */
 const LABEL_FIELDS = ["tool", "callId", "model"] as const satisfies readonly LineField[];
+/** Every field of the three line shapes; a relay event's other fields are dropped before labels are cut. */
+const LINE_FIELDS: ReadonlySet<string> = new Set<LineField | "type" | "source">([
+  "ts",
+  "event",
+  "type",
+  "source",
+  "tool",
+  "kind",
+  "verdict",
+  "ok",
+  "exitCode",
+  "signal",
+  "durationMs",
+  "detail",
+  "itemCount",
+  "sentence",
+  "findings",
+  "callId",
+  "index",
+  "model",
+  "cut",
+]);
 
 /**
  * Serialise a record as one line of at most `max` bytes (newline included). Items and arguments are dropped
@@ -504,6 +527,16 @@ function fitLine(record: Record<string, unknown>, max: number): string {
     }
     if (byteLength(line) <= max) return line;
   }
+  // An MCP relay event's own fields (a changed tool's diff, the names pinned, ...): largest first.
+  const extra = Object.keys(record).filter((k) => !LINE_FIELDS.has(k))
+    .map((k) => [k, JSON.stringify(record[k] ?? null).length] as const)
+    .sort((a, b) => b[1] - a[1]);
+  for (const [field] of extra) {
+    delete record[field];
+    mark(field);
+    line = JSON.stringify(record) + "\n";
+    if (byteLength(line) <= max) return line;
+  }
   // Only the fixed fields are left and they are still too long: a very long tool name or id.
   for (const field of LABEL_FIELDS) {
     if (typeof record[field] === "string") {
@@ -511,7 +544,7 @@ function fitLine(record: Record<string, unknown>, max: number): string {
       mark(field);
     }
   }
-  record.findings = (record.findings as string[]).slice(0, 16);
+  record.findings = (record.findings as unknown[]).slice(0, 16).map((f) => cutString(String(f), 64));
   return JSON.stringify(record) + "\n";
 }
 

@@ -249,6 +249,33 @@ test("jsonlLog.onMcpEvent: a rejected relay call's values and the server's argum
   assert.match(String(rejectedAll.sentence), /9911-PRIVATE/, "the feedback as the model read it");
 });
 
+test("jsonlLog.onMcpEvent: a relay event with large fields of its own stays under maxLineBytes, and says what was cut", async () => {
+  const mem = memoryStream();
+  const log = jsonlLog(mem.stream);
+  log.onMcpEvent({
+    event: "tool_changed",
+    name: "search",
+    pinned: "a1",
+    seen: "b2",
+    diff: "- old\n+ new\n".repeat(2000),
+    accepted: false,
+  });
+  log.onMcpEvent({
+    event: "tools_pinned",
+    names: Array.from({ length: 2000 }, (_, i) => `tool_number_${i}`),
+  });
+  await log.close();
+  assert.equal(log.written, 2);
+  assert.ok(mem.chunks.every((c) => c.length <= 4096), `line bytes: ${mem.chunks.map((c) => c.length)}`);
+  const [changed, pinned] = mem.lines() as Record<string, unknown>[];
+  assert.equal(changed.type, "tool_changed");
+  assert.deepEqual(changed.cut, ["diff"]);
+  assert.equal(changed.name, "search", "the small fields stay");
+  assert.equal(changed.accepted, false);
+  assert.equal(pinned.type, "tools_pinned");
+  assert.deepEqual(pinned.cut, ["names"]);
+});
+
 test("jsonlLog: a line never exceeds maxLineBytes; long text is shortened, bulky items dropped, and the cut is listed", async () => {
   const m = memoryStream();
   const log = jsonlLog(m.stream, { now, includeItems: true, includeArguments: true });
