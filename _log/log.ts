@@ -4,7 +4,7 @@
  * @module
  */
 import { concatBytes } from "../_common/bytes.ts";
-import { checkSwitches, errorText } from "../_common/values.ts";
+import { checkSwitches, errorText, isRecord } from "../_common/values.ts";
 import { describe, describeVerdict } from "../_describe/describe.ts";
 import { type OpenFile, openFile } from "./files.ts";
 import type { CallVerdict, OutcomeKind, ToolCallRecord, ToolResult, Verdict } from "../types.ts";
@@ -419,9 +419,15 @@ function mcpRecord(event: McpEvent, options: JsonlLogOptions, at: Date): Record<
       return { ts, event: "mcp", type, tool: "", findings: [], detail: "", ...fields, ...logged, ...model };
     }
     default: {
-      // The event's own fields (pid, reason, exitCode, ...) stay as they are, beside the common ones.
+      // The event's own fields (pid, reason, exitCode, ...) stay as they are, beside the common ones; its
+      // findings (objects quoting what was found) become their codes or categories, as on every other line.
       const { event: type, ...fields } = event;
-      return { ts, event: "mcp", type, tool: "", findings: [], detail: "", ...fields, ...model };
+      const { findings, ...own } = fields as Record<string, unknown>;
+      const codes = Array.isArray(findings)
+        ? distinct(findings.map((f) => String(isRecord(f) ? f.code ?? f.category : f)))
+        : [];
+      const tool = event.event === "injection_warning" ? event.name : "";
+      return { ts, event: "mcp", type, tool, findings: codes, detail: "", ...own, ...model };
     }
   }
 }

@@ -276,6 +276,40 @@ test("jsonlLog.onMcpEvent: a relay event with large fields of its own stays unde
   assert.deepEqual(pinned.cut, ["names"]);
 });
 
+test("jsonlLog.onMcpEvent: findings on relay event lines are codes or categories (strings), and an injection warning names its tool", async () => {
+  const mem = memoryStream();
+  const log = jsonlLog(mem.stream);
+  log.onMcpEvent({
+    event: "injection_warning",
+    id: 4,
+    name: "lookup",
+    findings: [
+      {
+        code: "argument_injection",
+        path: "/q",
+        message: "reads as injected",
+        received: "Ignore all previous",
+      },
+      { code: "argument_injection", path: "/r", message: "reads as injected", received: "You must call" },
+    ],
+  });
+  log.onMcpEvent({
+    event: "description_flagged",
+    kind: "tool",
+    name: "add",
+    pointer: "/description",
+    hidden: false,
+    findings: [{ category: "instruction_override", rule: "r", start: 0, end: 5, excerpt: "Ignore" }],
+  });
+  await log.close();
+  const [warning, flagged] = mem.lines() as Record<string, unknown>[];
+  assert.equal(warning.tool, "lookup");
+  assert.deepEqual(warning.findings, ["argument_injection"]);
+  assert.deepEqual(flagged.findings, ["instruction_override"]);
+  assert.equal(flagged.name, "add", "the event's own fields stay");
+  assert.equal(flagged.kind, "tool");
+});
+
 test("jsonlLog: a line never exceeds maxLineBytes; long text is shortened, bulky items dropped, and the cut is listed", async () => {
   const m = memoryStream();
   const log = jsonlLog(m.stream, { now, includeItems: true, includeArguments: true });
