@@ -172,7 +172,7 @@ export interface StatsReport {
 
 /** A streaming aggregator: feed it lines, then call `finish()`. */
 export interface StatsAggregator {
-  /** Count one line of the log (without its newline). Never throws. */
+  /** Count one line of the log (without its newline; a CR before it and a BOM are ignored). Never throws. */
   addLine(line: string): void;
   /** The statistics so far. The aggregator can keep taking lines afterwards. */
   finish(): StatsReport;
@@ -367,7 +367,10 @@ class Aggregator {
 
   /** Counts one line of the log (without its newline). Never throws. */
   addLine(raw: string): void {
-    const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
+    // A byte order mark starts a file an editor saved, and so lines within two such files put together
+    // (`cat a.jsonl b.jsonl`); the decoder drops it only at the start of a chunk, so drop it on every line.
+    const unmarked = raw.charCodeAt(0) === 0xfeff ? raw.slice(1) : raw;
+    const line = unmarked.endsWith("\r") ? unmarked.slice(0, -1) : unmarked;
     if (line.trim() === "") return;
     this.#lines++;
     const outcome = this.#count(line);

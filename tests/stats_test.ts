@@ -189,6 +189,17 @@ test("createStats: tool names, models and codes are cut to 256 units, so a log o
   }
 });
 
+test("statsFromChunks: a byte order mark starting a line is ignored wherever the chunks split (cat of two saved logs)", async () => {
+  const line = result("rg", "exit", 1);
+  const bytes = new TextEncoder().encode(`\uFEFF${line}\n\uFEFF${line}\r\n`);
+  for (let at = 0; at <= bytes.length; at++) {
+    const r = await statsFromChunks([bytes.subarray(0, at), bytes.subarray(at)]);
+    assert.equal(r.runs.total, 2, `split at byte ${at}`);
+    assert.equal(r.malformed.count, 0, `split at byte ${at}`);
+  }
+  assert.equal(report([`\uFEFF${line}`]).runs.total, 1, "addLine too");
+});
+
 test("statsFromChunks: any chunking gives the same report, split characters stay whole, overlong lines are skipped", async () => {
   const lines = [
     result("grép🙂", "results", 3),
