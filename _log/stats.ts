@@ -179,6 +179,8 @@ export interface StatsAggregator {
 }
 
 const OTHER = "(other)";
+/** How every line jsonlLog writes starts. */
+const LINE_START = '{"ts":"';
 /** Longest tool name, model label or finding code kept, in UTF-16 units; longer ones are cut (with "…"). */
 const MAX_LABEL = 256;
 const MAX_MALFORMED_REPORTED = 10;
@@ -378,7 +380,24 @@ class Aggregator {
     else if (outcome === "malformed") {
       this.#malformed++;
       if (this.#malformedAt.length < MAX_MALFORMED_REPORTED) this.#malformedAt.push(this.#lines);
+      if (this.#countGlued(line) === "skipped") this.#skipped++;
     }
+  }
+
+  /**
+   * A line cut off when its writer died (or its disk filled) has the next writer's line glued to it, as
+   * appending does not know where the file's last line ended: counts that line (the fragment stays
+   * malformed). jsonlLog lines start with `{"ts":"`; the leftmost start whose rest is a log line wins (an
+   * item or argument may hold `{"ts":"` too). A few tries at most, so a hostile line costs little.
+   */
+  #countGlued(line: string): LineOutcome | null {
+    let at = line.indexOf(LINE_START, 1);
+    for (let tries = 0; at > 0 && tries < 8; tries++) {
+      const outcome = this.#count(line.slice(at));
+      if (outcome !== "malformed") return outcome;
+      at = line.indexOf(LINE_START, at + 1);
+    }
+    return null;
   }
 
   /** The statistics so far. */

@@ -294,6 +294,43 @@ test("statsFromFile: what jsonlLog writes, stats reads back exactly (file round 
   }
 });
 
+test("statsFromFile: a line whose writer died mid-way does not take the next writer's line with it", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "toolguard-stats-torn-"));
+  try {
+    const file = join(dir, "calls.jsonl");
+    // The fragment holds an item with a `ts` of its own: the line glued to it is found all the same.
+    writeFileSync(
+      file,
+      result("rg", "exit", 1) + "\n" +
+        '{"ts":"2026-11-02T10:00:00Z","event":"result","tool":"rg","kind":"results","items":[{"ts":"n","v":1},{"t',
+    );
+    const log = jsonlLog(file);
+    const failed: ToolResult = {
+      ok: false,
+      kind: "timeout",
+      items: null,
+      exitCode: null,
+      signal: "SIGKILL",
+      detail: "timed out",
+      durationMs: 5,
+      warnings: [],
+      truncated: false,
+      stderr: "",
+    };
+    log.onResult(failed, { command: "jq", args: [] });
+    log.onResult(failed, { command: "jq", args: [] });
+    await log.close();
+    assert.equal(log.written, 2);
+    const r = await statsFromFile(file);
+    assert.equal(r.runs.total, 3, "the whole line before, and both lines written after the fragment");
+    assert.deepEqual(r.runs.groups.map((g) => [g.key, g.runs]), [["jq", 2], ["rg", 1]]);
+    assert.deepEqual(r.malformed, { count: 1, lineNumbers: [2] }, "the fragment");
+    assert.equal(r.lines, 3);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test("formatReport: the text report has a bar per row only when asked (terminal)", () => {
   const r = report(SAMPLE);
   const plain = formatReport(r, { source: "calls.jsonl", bars: false });
