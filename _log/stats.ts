@@ -597,7 +597,18 @@ export async function statsFromChunks(
   }
   const stats = createStats(options);
   const lines = new LineSplitter(stats, options.maxLineBytes ?? 1024 * 1024);
-  for await (const chunk of chunks) lines.push(chunk);
+  for await (const chunk of chunks) {
+    // Text chunks (a stream piped through a TextDecoderStream) would fail deep inside with no hint.
+    if (!(chunk instanceof Uint8Array)) {
+      throw new TypeError(
+        `statsFromChunks(): each chunk must be bytes (a Uint8Array), got ${
+          typeof chunk === "string" ? "a string" : givenValue(chunk)
+        }; ` +
+          "pass the log's bytes without decoding them",
+      );
+    }
+    lines.push(chunk);
+  }
   lines.end();
   return stats.finish();
 }

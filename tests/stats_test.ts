@@ -331,6 +331,19 @@ test("statsFromFile: a line whose writer died mid-way does not take the next wri
   }
 });
 
+test("statsFromChunks: text chunks are refused with what to pass instead", async () => {
+  const text = result("rg", "exit", 1) + "\n";
+  await assert.rejects(
+    statsFromChunks([text] as unknown as Uint8Array[]),
+    /each chunk must be bytes.*got a string/,
+  );
+  const decoded = new Blob([text]).stream().pipeThrough(new TextDecoderStream());
+  await assert.rejects(
+    statsFromChunks(decoded as unknown as AsyncIterable<Uint8Array>),
+    /pass the log's bytes without decoding them/,
+  );
+});
+
 test("formatReport: the text report has a bar per row only when asked (terminal)", () => {
   const r = report(SAMPLE);
   const plain = formatReport(r, { source: "calls.jsonl", bars: false });
