@@ -6,7 +6,7 @@
 import { concatBytes } from "../_common/bytes.ts";
 import { checkSwitches, errorText, isRecord } from "../_common/values.ts";
 import { describe, describeVerdict } from "../_describe/describe.ts";
-import { type OpenFile, openFile } from "./files.ts";
+import { fileId, type OpenFile, openFile } from "./files.ts";
 import type { CallVerdict, OutcomeKind, ToolCallRecord, ToolResult, Verdict } from "../types.ts";
 import type { McpEvent } from "../_mcp/types.ts";
 
@@ -167,11 +167,12 @@ const MAX_QUEUED = 1024;
 /**
  * Open a JSON Lines call log.
  *
- * `target` is a file path (opened for appending, created when missing; each line is one `write` call on
- * an `O_APPEND` descriptor, so several processes can share one file; after a write cut short by a full
- * disk, the next line starts on a line of its own) or a `WritableStream<Uint8Array>`
- * (each line is one chunk). Opening a path that cannot be opened throws right away, before any tool runs;
- * after that nothing throws.
+ * `target` is a file path or a `WritableStream<Uint8Array>` (each line is one chunk). A path is opened for
+ * appending and created when missing; each line is one `write` call on an `O_APPEND` descriptor, so several
+ * processes can share one file. When the file is renamed or deleted while open (log rotation), the next
+ * line goes to a file opened anew at the path; after a write cut short by a full disk, the next line
+ * starts on a line of its own. Opening a path that cannot be opened throws right away, before any tool
+ * runs; after that nothing throws.
  *
  * @example Append to a file that several processes share
  * ```ts
@@ -620,6 +621,18 @@ function fileSink(path: string): Sink {
   return {
     write(bytes, ok, fail) {
       if (file === null) return fail(new Error("jsonlLog: the log file is closed"));
+      // A rotated log (renamed by logrotate, then compressed, or deleted) would take every later line where
+      // no one reads it: when the path no longer names the open file, write to a file opened there anew.
+      if (file.id !== null && fileId(path) !== file.id) {
+        try {
+          const fresh = openFile(path, "append");
+          file.close();
+          file = fresh;
+          torn = false;
+        } catch {
+          // Nothing can be opened there (its folder went away): the old file is better than none.
+        }
+      }
       const out = torn ? concatBytes([LINE_BREAK, bytes], bytes.length + 1) : bytes;
       // One synchronous write per line: no queue to grow, no interleaving with other processes.
       const n = file.write(out);

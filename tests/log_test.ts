@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -459,6 +459,28 @@ test("jsonlLog: after a write cut short (file size limit), the next line starts 
     assert.equal(fragment, '{"ts":"202', "what the limit let through of the long line");
     assert.deepEqual(rest, []);
     assert.equal(JSON.parse(line).tool, "second", "the next line is whole, not glued to the fragment");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("jsonlLog: a file log rotated while open (renamed, or deleted) writes its next lines to a new file at the path", async () => {
+  const dir = tempDir();
+  try {
+    const file = join(dir, "calls.jsonl");
+    const log = jsonlLog(file, { now });
+    const kinds = (path: string) =>
+      readFileSync(path, "utf8").trimEnd().split("\n").map((l) => JSON.parse(l).kind as string);
+    log.onResult(failure(), { command: "rg", args: [] });
+    renameSync(file, `${file}.1`); // logrotate's way: rename, then compress (the .1 file is gone then)
+    log.onResult(results([1]), { command: "rg", args: [] });
+    assert.deepEqual(kinds(`${file}.1`), ["exit"]);
+    assert.deepEqual(kinds(file), ["results"], "the line after the rename is at the path");
+    rmSync(file);
+    log.onResult(failure(), { command: "rg", args: [] });
+    await log.close();
+    assert.equal(log.written, 3);
+    assert.deepEqual(kinds(file), ["exit"], "the line after the deletion is at the path");
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
