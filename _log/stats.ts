@@ -580,6 +580,7 @@ class Aggregator {
  * @param chunks The bytes of the log, in any chunking.
  * @param options Grouping, `since`, group limit and the longest line kept (default 1 MiB).
  * @returns The report.
+ * @throws {RangeError} When `maxLineBytes` is not a positive integer, or another option is out of range.
  */
 export async function statsFromChunks(
   chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
@@ -595,8 +596,15 @@ export async function statsFromChunks(
       `statsFromChunks(): chunks must be an iterable of byte chunks, got ${givenValue(chunks)}`,
     );
   }
+  const maxLineBytes = options.maxLineBytes ?? 1024 * 1024;
+  // NaN (an unset environment variable, say) would never be exceeded: one endless line would fill memory.
+  if (!Number.isSafeInteger(maxLineBytes) || maxLineBytes < 1) {
+    throw new RangeError(
+      `statsFromChunks(): maxLineBytes must be a positive integer, got ${givenValue(maxLineBytes)}`,
+    );
+  }
   const stats = createStats(options);
-  const lines = new LineSplitter(stats, options.maxLineBytes ?? 1024 * 1024);
+  const lines = new LineSplitter(stats, maxLineBytes);
   for await (const chunk of chunks) {
     // Text chunks (a stream piped through a TextDecoderStream) would fail deep inside with no hint.
     if (!(chunk instanceof Uint8Array)) {

@@ -344,6 +344,14 @@ test("statsFromChunks: text chunks are refused with what to pass instead", async
   );
 });
 
+test("statsFromChunks: maxLineBytes must be a positive integer (NaN would let one endless line fill memory)", async () => {
+  for (const maxLineBytes of [NaN, Infinity, 0, -1, 1.5]) {
+    await assert.rejects(statsFromChunks([], { maxLineBytes }), /maxLineBytes must be a positive integer/);
+  }
+  const r = await statsFromChunks([new TextEncoder().encode(result("rg", "exit", 1))], { maxLineBytes: 10 });
+  assert.equal(r.malformed.count, 1, "a line past the limit is skipped");
+});
+
 test("formatReport: the text report has a bar per row only when asked (terminal)", () => {
   const r = report(SAMPLE);
   const plain = formatReport(r, { source: "calls.jsonl", bars: false });
