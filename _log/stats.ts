@@ -130,7 +130,10 @@ export interface StatsReport {
   skipped: number;
   /** MCP relay lines that are not calls (`event: "mcp"`: server started or exited, output flagged, ...). */
   relayEvents: number;
-  /** Lines that were not a log event (bad JSON, not an object, unknown event, missing fields, too long). */
+  /**
+   * Lines that were not a log event (bad JSON, not an object, unknown event, missing fields, too long), and
+   * the numbers of the first ten (counting from 1, blank lines included, as an editor numbers them).
+   */
   malformed: { count: number; lineNumbers: number[] };
   /** Earliest and latest timestamp counted, or null. */
   first: string | null;
@@ -343,6 +346,7 @@ class Aggregator {
   readonly #sinceMs: number;
   readonly #maxGroups: number;
   #lines = 0;
+  #lineNumber = 0;
   #skipped = 0;
   #relayEvents = 0;
   #malformed = 0;
@@ -373,13 +377,14 @@ class Aggregator {
     // (`cat a.jsonl b.jsonl`); the decoder drops it only at the start of a chunk, so drop it on every line.
     const unmarked = raw.charCodeAt(0) === 0xfeff ? raw.slice(1) : raw;
     const line = unmarked.endsWith("\r") ? unmarked.slice(0, -1) : unmarked;
+    this.#lineNumber++; // blank lines too: the numbers reported are the ones an editor shows
     if (line.trim() === "") return;
     this.#lines++;
     const outcome = this.#count(line);
     if (outcome === "skipped") this.#skipped++;
     else if (outcome === "malformed") {
       this.#malformed++;
-      if (this.#malformedAt.length < MAX_MALFORMED_REPORTED) this.#malformedAt.push(this.#lines);
+      if (this.#malformedAt.length < MAX_MALFORMED_REPORTED) this.#malformedAt.push(this.#lineNumber);
       if (this.#countGlued(line) === "skipped") this.#skipped++;
     }
   }
