@@ -3,8 +3,9 @@
  * which tools fail, which finding codes get calls rejected, and how long runs take (p50/p95).
  *
  * It streams: memory does not grow with the number of lines (durations go into a fixed-size histogram
- * once a group has more than a few hundred of them; at most `maxGroups` groups are kept). Malformed lines
- * are counted and their first line numbers reported; they never stop the report.
+ * once a group has more than a few hundred of them; at most `maxGroups` groups are kept, and names past 256
+ * characters are cut). Malformed lines are counted and their first line numbers reported; they never stop
+ * the report.
  *
  * @example Count runs, failures and malformed lines
  * ```ts

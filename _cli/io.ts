@@ -214,6 +214,28 @@ export function ioReason(error: unknown): string {
 }
 
 /**
+ * The `onError` of the `jsonlLog` behind `--log`: the first line that cannot be written (a full disk, a
+ * revoked permission) is reported on stderr, once, since the rest would fail alike. The run or the relay
+ * goes on; the user learns that the log is missing lines instead of finding out when reading it.
+ *
+ * @param command The subcommand, for the message (`run`, `mcp`).
+ * @param path The log file.
+ * @returns A function for `JsonlLogOptions.onError`.
+ */
+export function logWriteWarning(command: string, path: string): (error: Error) => void {
+  let told = false;
+  return (error) => {
+    if (told) return;
+    told = true;
+    writeErr(
+      `${paint("yellow", "warning", "stderr")}: toolguard ${command}: cannot write to the log ${
+        safeText(path)
+      } (${safeText(ioReason(error))}); lines are missing from it\n`,
+    );
+  };
+}
+
+/**
  * A path option that names a file to write (`--log`, `--html`), or undefined when absent. `-` is refused:
  * it means stdin where a command reads, and would otherwise create a file named `-`.
  */

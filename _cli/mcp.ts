@@ -11,6 +11,7 @@ import {
   EXIT_FAIL,
   EXIT_OK,
   ioReason,
+  logWriteWarning,
   type OptionValues,
   outputPathOption,
   parseCommandLine,
@@ -330,7 +331,7 @@ export function main(args: string[]): Promise<number> {
     if (logPath !== undefined) {
       try {
         // The log schema of every other toolguard log, so `toolguard stats` reads it.
-        callLog = jsonlLog(logPath);
+        callLog = jsonlLog(logPath, { onError: logWriteWarning("mcp", logPath) });
       } catch (error) {
         throw new UsageError(
           `cannot open log file ${logPath}: ${ioReason(error)}`,

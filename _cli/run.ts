@@ -9,6 +9,7 @@ import {
   EXIT_OK,
   integerOption,
   ioReason,
+  logWriteWarning,
   MAX_TIMER_MS,
   outputPathOption,
   parseCommandLine,
@@ -148,7 +149,7 @@ export function main(args: string[]): Promise<number> {
     let log: JsonlLog | undefined;
     if (logPath !== undefined) {
       try {
-        log = jsonlLog(logPath);
+        log = jsonlLog(logPath, { onError: logWriteWarning("run", logPath) });
       } catch (error) {
         throw new UsageError(
           `cannot open log file ${logPath}: ${ioReason(error)}`,

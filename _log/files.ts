@@ -18,6 +18,8 @@ export interface OpenFile {
   write(bytes: Uint8Array): number;
   /** Closes the file. */
   close(): void;
+  /** The file's device and inode (`"dev:ino"`), or null where the runtime does not tell them. */
+  readonly id: string | null;
 }
 
 /** The part of Deno's file API used here. */
@@ -25,8 +27,16 @@ interface DenoFiles {
   openSync(path: string, options: { read?: boolean; append?: boolean; create?: boolean }): {
     readSync(into: Uint8Array): number | null;
     writeSync(bytes: Uint8Array): number;
+    statSync(): FileInfo;
     close(): void;
   };
+  statSync(path: string): FileInfo;
+}
+
+/** What both runtimes tell of a file, as used here. */
+interface FileInfo {
+  dev: number | bigint | null;
+  ino: number | bigint | null;
 }
 
 /** The part of `node:fs` used here. */
@@ -35,6 +45,8 @@ interface NodeFiles {
   readSync(fd: number, into: Uint8Array, offset: number, length: number, position: null): number;
   writeSync(fd: number, bytes: Uint8Array): number;
   closeSync(fd: number): void;
+  fstatSync(fd: number): FileInfo;
+  statSync(path: string): FileInfo;
 }
 
 /** `node:fs`, loaded on first use: a static import would keep the library from bundling for a browser. */
@@ -57,6 +69,7 @@ export function openFile(path: string, mode: OpenMode): OpenFile {
       read: (into) => file.readSync(into) ?? 0,
       write: (bytes) => file.writeSync(bytes),
       close: () => file.close(),
+      id: idOf(() => file.statSync()),
     };
   }
   const fs = loadNodeFiles();
@@ -65,5 +78,29 @@ export function openFile(path: string, mode: OpenMode): OpenFile {
     read: (into) => fs.readSync(fd, into, 0, into.length, null),
     write: (bytes) => fs.writeSync(fd, bytes),
     close: () => fs.closeSync(fd),
+    id: idOf(() => fs.fstatSync(fd)),
   };
+}
+
+/**
+ * The device and inode (`"dev:ino"`) of the file a path names now, or null when nothing is there (or the
+ * runtime does not tell). Compared with {@linkcode OpenFile.id}, it says whether the path still names an open
+ * file: after a log rotation (rename, or delete) it does not.
+ *
+ * @param path The file.
+ * @returns Its id, or null.
+ */
+export function fileId(path: string): string | null {
+  const deno = (globalThis as { Deno?: DenoFiles }).Deno;
+  return idOf(() => deno ? deno.statSync(path) : loadNodeFiles().statSync(path));
+}
+
+/** `"dev:ino"` from a stat call, or null when it throws or gives no inode (Windows on some runtimes). */
+function idOf(stat: () => FileInfo): string | null {
+  try {
+    const { dev, ino } = stat();
+    return ino === null || ino === undefined || Number(ino) === 0 ? null : `${dev}:${ino}`;
+  } catch {
+    return null;
+  }
 }

@@ -3,9 +3,10 @@
  *
  * @module
  */
-import { checkSwitches, errorText } from "../_common/values.ts";
+import { concatBytes } from "../_common/bytes.ts";
+import { checkSwitches, errorText, isRecord } from "../_common/values.ts";
 import { describe, describeVerdict } from "../_describe/describe.ts";
-import { type OpenFile, openFile } from "./files.ts";
+import { fileId, type OpenFile, openFile } from "./files.ts";
 import type { CallVerdict, OutcomeKind, ToolCallRecord, ToolResult, Verdict } from "../types.ts";
 import type { McpEvent } from "../_mcp/types.ts";
 
@@ -92,7 +93,10 @@ export interface McpLine {
   findings: string[];
   /** What went wrong, for the events that say (`spawn_failed`, `tools_fetch_failed`, `post_failed`); else `""`. */
   detail: string;
-  /** The relay event's own fields: `pid`, `command` and `args` of `spawn`, `reason` and `exitCode` of `exit`, ... */
+  /**
+   * The relay event's own fields: `pid` and `command` of `spawn` (its `args` only with `includeArguments`),
+   * `reason` and `exitCode` of `exit`, ...
+   */
   [field: string]: unknown;
   /** The `model` option, when given. */
   model?: string;
@@ -107,12 +111,17 @@ export type LogLine = ResultLine | VerdictLine | McpLine;
 export interface JsonlLogOptions {
   /** Log the items of successful runs. Default false: items may hold private data. */
   includeItems?: boolean;
-  /** Log the command, its arguments and the parsed call arguments. Default false: they may hold private data. */
+  /**
+   * Log the command, its arguments and the parsed call arguments, and the values a rejected call's feedback
+   * quotes (also an MCP relay's, and the arguments of the server it started). Default false: they may hold
+   * private data.
+   */
   includeArguments?: boolean;
   /**
    * Longest line in bytes, newline included. Default 4096 (PIPE_BUF on Linux), so that one line is one
-   * atomic write even when the target is a pipe. Longer fields are shortened, then items and arguments
-   * are dropped; what was cut is listed in the line's `cut`. At least 512.
+   * atomic write even when the target is a pipe. Items and arguments are dropped first, then free text
+   * is shortened, then an MCP relay event's own fields (a diff, a list of names) are dropped; what was cut
+   * is listed in the line's `cut`. At least 512.
    */
   maxLineBytes?: number;
   /** A label written on every line (e.g. the model's name), so runs of two models can be compared. */
@@ -149,6 +158,7 @@ export interface JsonlLog {
 }
 
 const encoder = new TextEncoder();
+const LINE_BREAK = new Uint8Array([0x0a]);
 const DEFAULT_MAX_LINE = 4096;
 // A stream that stops draining must not make the agent's memory grow: past this many queued lines,
 // new lines are counted as failed instead of queued.
@@ -157,10 +167,12 @@ const MAX_QUEUED = 1024;
 /**
  * Open a JSON Lines call log.
  *
- * `target` is a file path (opened for appending, created when missing; each line is one `write` call on
- * an `O_APPEND` descriptor, so several processes can share one file) or a `WritableStream<Uint8Array>`
- * (each line is one chunk). Opening a path that cannot be opened throws right away, before any tool runs;
- * after that nothing throws.
+ * `target` is a file path or a `WritableStream<Uint8Array>` (each line is one chunk). A path is opened for
+ * appending and created when missing; each line is one `write` call on an `O_APPEND` descriptor, so several
+ * processes can share one file. When the file is renamed or deleted while open (log rotation), the next
+ * line goes to a file opened anew at the path; after a write cut short by a full disk, the next line
+ * starts on a line of its own. Opening a path that cannot be opened throws right away, before any tool
+ * runs; after that nothing throws.
  *
  * @example Append to a file that several processes share
  * ```ts
@@ -377,7 +389,16 @@ function mcpRecord(event: McpEvent, options: JsonlLogOptions, at: Date): Record<
         callId: String(event.id),
         index: 0,
         findings: rejected ? distinct(event.findings.map((f) => String(f.code))) : [],
-        sentence: rejected ? event.feedback : "",
+        // The relay's feedback quotes the values received; without includeArguments, only what was wrong.
+        sentence: !rejected
+          ? ""
+          : options.includeArguments
+          ? event.feedback
+          : safeSentence(() =>
+            describeVerdict(
+              withoutValues({ index: 0, name: event.name, allowed: false, findings: event.findings }),
+            )
+          ),
         ...(event.event === "unchecked_call" ? { detail: `forwarded unchecked: ${event.error}` } : {}),
         ...model,
       };
@@ -392,10 +413,22 @@ function mcpRecord(event: McpEvent, options: JsonlLogOptions, at: Date): Record<
         detail: event.redacted ? "flagged spans were cut out" : "output carries instructions",
         ...model,
       };
+    case "spawn": {
+      // The server's arguments may carry a token or a password (`--api-key ...`): like a tool's, opt-in.
+      const { event: type, args, ...fields } = event;
+      const logged = options.includeArguments ? { args } : {};
+      return { ts, event: "mcp", type, tool: "", findings: [], detail: "", ...fields, ...logged, ...model };
+    }
     default: {
-      // The event's own fields (pid, command, reason, exitCode, ...) stay as they are, beside the common ones.
+      // The event's own fields (pid, reason, exitCode, ...) stay as they are, beside the common ones; its
+      // findings (objects quoting what was found) become their codes or categories, as on every other line.
       const { event: type, ...fields } = event;
-      return { ts, event: "mcp", type, tool: "", findings: [], detail: "", ...fields, ...model };
+      const { findings, ...own } = fields as Record<string, unknown>;
+      const codes = Array.isArray(findings)
+        ? distinct(findings.map((f) => String(isRecord(f) ? f.code ?? f.category : f)))
+        : [];
+      const tool = event.event === "injection_warning" ? event.name : "";
+      return { ts, event: "mcp", type, tool, findings: codes, detail: "", ...own, ...model };
     }
   }
 }
@@ -443,6 +476,28 @@ const BULKY_FIELDS = ["items", "arguments", "args"] as const satisfies readonly 
 const TEXT_FIELDS = ["detail", "sentence", "command"] as const satisfies readonly LineField[];
 /** Names and labels, cut to 64 units last: only a very long tool name, id or model is left to cut. */
 const LABEL_FIELDS = ["tool", "callId", "model"] as const satisfies readonly LineField[];
+/** Every field of the three line shapes; a relay event's other fields are dropped before labels are cut. */
+const LINE_FIELDS: ReadonlySet<string> = new Set<LineField | "type" | "source">([
+  "ts",
+  "event",
+  "type",
+  "source",
+  "tool",
+  "kind",
+  "verdict",
+  "ok",
+  "exitCode",
+  "signal",
+  "durationMs",
+  "detail",
+  "itemCount",
+  "sentence",
+  "findings",
+  "callId",
+  "index",
+  "model",
+  "cut",
+]);
 
 /**
  * Serialise a record as one line of at most `max` bytes (newline included). Items and arguments are dropped
@@ -479,6 +534,16 @@ function fitLine(record: Record<string, unknown>, max: number): string {
     }
     if (byteLength(line) <= max) return line;
   }
+  // An MCP relay event's own fields (a changed tool's diff, the names pinned, ...): largest first.
+  const extra = Object.keys(record).filter((k) => !LINE_FIELDS.has(k))
+    .map((k) => [k, JSON.stringify(record[k] ?? null).length] as const)
+    .sort((a, b) => b[1] - a[1]);
+  for (const [field] of extra) {
+    delete record[field];
+    mark(field);
+    line = JSON.stringify(record) + "\n";
+    if (byteLength(line) <= max) return line;
+  }
   // Only the fixed fields are left and they are still too long: a very long tool name or id.
   for (const field of LABEL_FIELDS) {
     if (typeof record[field] === "string") {
@@ -486,7 +551,7 @@ function fitLine(record: Record<string, unknown>, max: number): string {
       mark(field);
     }
   }
-  record.findings = (record.findings as string[]).slice(0, 16);
+  record.findings = (record.findings as unknown[]).slice(0, 16).map((f) => cutString(String(f), 64));
   return JSON.stringify(record) + "\n";
 }
 
@@ -550,13 +615,35 @@ function fileSink(path: string): Sink {
         "check that the directory exists and is writable",
     );
   }
+  // After a write cut short (a full disk, a file size limit), the file ends inside our line: the next line
+  // would be glued to that fragment and both lost to the reader, so it starts with the fragment's newline.
+  let torn = false;
   return {
     write(bytes, ok, fail) {
       if (file === null) return fail(new Error("jsonlLog: the log file is closed"));
+      // A rotated log (renamed by logrotate, then compressed, or deleted) would take every later line where
+      // no one reads it: when the path no longer names the open file, write to a file opened there anew.
+      if (file.id !== null && fileId(path) !== file.id) {
+        try {
+          const fresh = openFile(path, "append");
+          file.close();
+          file = fresh;
+          torn = false;
+        } catch {
+          // Nothing can be opened there (its folder went away): the old file is better than none.
+        }
+      }
+      const out = torn ? concatBytes([LINE_BREAK, bytes], bytes.length + 1) : bytes;
       // One synchronous write per line: no queue to grow, no interleaving with other processes.
-      const n = file.write(bytes);
-      if (n === bytes.length) ok();
-      else fail(new Error(`jsonlLog: short write to ${path}: ${n} of ${bytes.length} bytes`));
+      const n = file.write(out);
+      if (n === out.length) {
+        torn = false;
+        ok();
+      } else {
+        // Part of the line reached the file without its newline: the next line must end it.
+        if (n > 0) torn = true;
+        fail(new Error(`jsonlLog: short write to ${path}: ${n} of ${out.length} bytes`));
+      }
     },
     close() {
       if (file !== null) {

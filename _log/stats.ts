@@ -80,7 +80,7 @@ export interface StatsOptions {
 
 /** One row of the tool-run table. */
 export interface RunGroup {
-  /** The group key (tool name, kind, `YYYY-MM-DD` or model). */
+  /** The group key (tool name, kind, `YYYY-MM-DD` or model; a name past 256 units is cut, with "…"). */
   key: string;
   /** Tool runs in this group. */
   runs: number;
@@ -98,7 +98,7 @@ export interface RunGroup {
 
 /** One row of the validated-call table. */
 export interface VerdictGroup {
-  /** The group key (tool name, `allowed`/`blocked`, `YYYY-MM-DD` or model). */
+  /** The group key (tool name, `allowed`/`blocked`, `YYYY-MM-DD` or model; names cut as in `RunGroup`). */
   key: string;
   /** Validated calls in this group. */
   calls: number;
@@ -130,7 +130,10 @@ export interface StatsReport {
   skipped: number;
   /** MCP relay lines that are not calls (`event: "mcp"`: server started or exited, output flagged, ...). */
   relayEvents: number;
-  /** Lines that were not a log event (bad JSON, not an object, unknown event, missing fields, too long). */
+  /**
+   * Lines that were not a log event (bad JSON, not an object, unknown event, missing fields, too long), and
+   * the numbers of the first ten (counting from 1, blank lines included, as an editor numbers them).
+   */
   malformed: { count: number; lineNumbers: number[] };
   /** Earliest and latest timestamp counted, or null. */
   first: string | null;
@@ -172,13 +175,17 @@ export interface StatsReport {
 
 /** A streaming aggregator: feed it lines, then call `finish()`. */
 export interface StatsAggregator {
-  /** Count one line of the log (without its newline). Never throws. */
+  /** Count one line of the log (without its newline; a CR before it and a BOM are ignored). Never throws. */
   addLine(line: string): void;
   /** The statistics so far. The aggregator can keep taking lines afterwards. */
   finish(): StatsReport;
 }
 
 const OTHER = "(other)";
+/** How every line jsonlLog writes starts. */
+const LINE_START = '{"ts":"';
+/** Longest tool name, model label or finding code kept, in UTF-16 units; longer ones are cut (with "…"). */
+const MAX_LABEL = 256;
 const MAX_MALFORMED_REPORTED = 10;
 
 /**
@@ -218,26 +225,37 @@ export function parseSince(text: string, now: Date = new Date()): Date {
       `since: the age ${JSON.stringify(text)} reaches back before any date; give a shorter one`,
     );
   }
-  if (/^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(text.trim())) {
-    const t = text.trim();
-    // A bare date or a date-time without a zone is read as UTC, like the log's own timestamps.
-    const iso = /^\d{4}-\d{2}-\d{2}$/.test(t)
-      ? `${t}T00:00:00Z`
-      : /(Z|[+-]\d{2}:?\d{2})$/.test(t)
-      ? t
-      : `${t}Z`;
-    const ms = Date.parse(iso.replace(" ", "T"));
-    // The calendar date must exist: Date.parse rolls 2026-02-30 over to March on some engines.
-    const [year, month, day] = t.slice(0, 10).split("-").map(Number);
-    const real = new Date(Date.UTC(year, month - 1, day));
-    const exists = real.getUTCFullYear() === year && real.getUTCMonth() === month - 1 &&
-      real.getUTCDate() === day;
-    if (Number.isFinite(ms) && exists) return new Date(ms);
-  }
+  const ms = isoTimeMs(text.trim());
+  if (Number.isFinite(ms)) return new Date(ms);
   throw new RangeError(
     `since: cannot read ${JSON.stringify(text)} as a time; use a date (2026-11-01), ` +
       "a date-time (2026-11-01T12:00:00Z) or an age (24h, 7d, 2w)",
   );
+}
+
+/** An ISO 8601 date, or date-time with an optional zone: the form of the log's timestamps and of `since`. */
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}(?:[T ][\d:.]+(?:Z|[+-]\d{2}:?\d{2})?)?$/;
+const HAS_ZONE = /(?:Z|[+-]\d{2}:?\d{2})$/;
+
+/**
+ * The time of an ISO 8601 date or date-time in milliseconds, or NaN for any other text. A bare date is UTC
+ * midnight and a date-time without a zone is UTC too, like the log's own timestamps: `Date.parse` alone
+ * would read it in the reader's time zone, and would take forms such as `"1"` or `"(junk) Nov 2 2026"`.
+ */
+function isoTimeMs(text: string): number {
+  if (!ISO_TIME.test(text)) return NaN;
+  const iso = text.length === 10 ? `${text}T00:00:00Z` : HAS_ZONE.test(text) ? text : `${text}Z`;
+  const ms = Date.parse(text.length === 10 ? iso : iso.replace(" ", "T"));
+  // The calendar date must exist: Date.parse rolls 2026-02-30 over to March on some engines.
+  const year = Number(text.slice(0, 4));
+  const month = Number(text.slice(5, 7));
+  const day = Number(text.slice(8, 10));
+  const days = month === 2
+    ? (year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28)
+    : month === 4 || month === 6 || month === 9 || month === 11
+    ? 30
+    : 31;
+  return month >= 1 && month <= 12 && day >= 1 && day <= days ? ms : NaN;
 }
 
 /**
@@ -328,6 +346,7 @@ class Aggregator {
   readonly #sinceMs: number;
   readonly #maxGroups: number;
   #lines = 0;
+  #lineNumber = 0;
   #skipped = 0;
   #relayEvents = 0;
   #malformed = 0;
@@ -354,15 +373,36 @@ class Aggregator {
 
   /** Counts one line of the log (without its newline). Never throws. */
   addLine(raw: string): void {
-    const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
+    // A byte order mark starts a file an editor saved, and so lines within two such files put together
+    // (`cat a.jsonl b.jsonl`); the decoder drops it only at the start of a chunk, so drop it on every line.
+    const unmarked = raw.charCodeAt(0) === 0xfeff ? raw.slice(1) : raw;
+    const line = unmarked.endsWith("\r") ? unmarked.slice(0, -1) : unmarked;
+    this.#lineNumber++; // blank lines too: the numbers reported are the ones an editor shows
     if (line.trim() === "") return;
     this.#lines++;
     const outcome = this.#count(line);
     if (outcome === "skipped") this.#skipped++;
     else if (outcome === "malformed") {
       this.#malformed++;
-      if (this.#malformedAt.length < MAX_MALFORMED_REPORTED) this.#malformedAt.push(this.#lines);
+      if (this.#malformedAt.length < MAX_MALFORMED_REPORTED) this.#malformedAt.push(this.#lineNumber);
+      if (this.#countGlued(line) === "skipped") this.#skipped++;
     }
+  }
+
+  /**
+   * A line cut off when its writer died (or its disk filled) has the next writer's line glued to it, as
+   * appending does not know where the file's last line ended: counts that line (the fragment stays
+   * malformed). jsonlLog lines start with `{"ts":"`; the leftmost start whose rest is a log line wins (an
+   * item or argument may hold `{"ts":"` too). A few tries at most, so a hostile line costs little.
+   */
+  #countGlued(line: string): LineOutcome | null {
+    let at = line.indexOf(LINE_START, 1);
+    for (let tries = 0; at > 0 && tries < 8; tries++) {
+      const outcome = this.#count(line.slice(at));
+      if (outcome !== "malformed") return outcome;
+      at = line.indexOf(LINE_START, at + 1);
+    }
+    return null;
   }
 
   /** The statistics so far. */
@@ -410,12 +450,12 @@ class Aggregator {
     }
     if (!isRecord(r) || typeof r.ts !== "string" || typeof r.tool !== "string") return "malformed";
     const ts = r.ts;
-    const ms = Date.parse(ts);
+    const ms = isoTimeMs(ts);
     if (!Number.isFinite(ms)) return "malformed";
     const outcome = r.event === "result"
-      ? this.#countResult(r, r.tool, ms)
+      ? this.#countResult(r, label(r.tool), ms)
       : r.event === "verdict"
-      ? this.#countVerdict(r, r.tool, ms)
+      ? this.#countVerdict(r, label(r.tool), ms)
       : r.event === "mcp"
       ? this.#countRelayEvent(ms)
       : "malformed";
@@ -452,7 +492,7 @@ class Aggregator {
     if (verdict !== "allowed" && verdict !== "blocked") return "malformed";
     if (ms < this.#sinceMs) return "skipped";
     const codes = Array.isArray(r.findings)
-      ? [...new Set(r.findings.filter((c): c is string => typeof c === "string"))]
+      ? [...new Set(r.findings.filter((c): c is string => typeof c === "string").map(label))]
       : [];
     const key = this.#keyOf(tool, verdict, this.#dayOf(ms), r.model);
     this.#allVerdicts.add(verdict, codes);
@@ -492,7 +532,7 @@ class Aggregator {
       case "day":
         return day;
       default:
-        return typeof model === "string" ? model : "(none)";
+        return typeof model === "string" ? label(model) : "(none)";
     }
   }
 
@@ -545,6 +585,7 @@ class Aggregator {
  * @param chunks The bytes of the log, in any chunking.
  * @param options Grouping, `since`, group limit and the longest line kept (default 1 MiB).
  * @returns The report.
+ * @throws {RangeError} When `maxLineBytes` is not a positive integer, or another option is out of range.
  */
 export async function statsFromChunks(
   chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
@@ -560,9 +601,27 @@ export async function statsFromChunks(
       `statsFromChunks(): chunks must be an iterable of byte chunks, got ${givenValue(chunks)}`,
     );
   }
+  const maxLineBytes = options.maxLineBytes ?? 1024 * 1024;
+  // NaN (an unset environment variable, say) would never be exceeded: one endless line would fill memory.
+  if (!Number.isSafeInteger(maxLineBytes) || maxLineBytes < 1) {
+    throw new RangeError(
+      `statsFromChunks(): maxLineBytes must be a positive integer, got ${givenValue(maxLineBytes)}`,
+    );
+  }
   const stats = createStats(options);
-  const lines = new LineSplitter(stats, options.maxLineBytes ?? 1024 * 1024);
-  for await (const chunk of chunks) lines.push(chunk);
+  const lines = new LineSplitter(stats, maxLineBytes);
+  for await (const chunk of chunks) {
+    // Text chunks (a stream piped through a TextDecoderStream) would fail deep inside with no hint.
+    if (!(chunk instanceof Uint8Array)) {
+      throw new TypeError(
+        `statsFromChunks(): each chunk must be bytes (a Uint8Array), got ${
+          typeof chunk === "string" ? "a string" : givenValue(chunk)
+        }; ` +
+          "pass the log's bytes without decoding them",
+      );
+    }
+    lines.push(chunk);
+  }
   lines.end();
   return stats.finish();
 }
@@ -704,6 +763,18 @@ class LineSplitter {
   }
 }
 
+/**
+ * A name from the log as a group key: cut to {@linkcode MAX_LABEL} units, so that memory stays bounded by the
+ * number of groups, not by how long the log's names are (a hostile log could hold megabyte-long ones).
+ */
+function label(name: string): string {
+  if (name.length <= MAX_LABEL) return name;
+  const end = name.charCodeAt(MAX_LABEL - 1) >= 0xd800 && name.charCodeAt(MAX_LABEL - 1) <= 0xdbff
+    ? MAX_LABEL - 1
+    : MAX_LABEL;
+  return name.slice(0, end) + "…";
+}
+
 function utf8Length(s: string): number {
   let n = 0;
   for (let i = 0; i < s.length; i++) {
@@ -755,7 +826,8 @@ class RunAcc {
 class VerdictAcc {
   #calls = 0;
   #rejected = 0;
-  readonly #codes: Record<string, number> = {};
+  // A Map, not an object: a code named `constructor` or `__proto__` would read or set Object.prototype's.
+  readonly #codes = new Map<string, number>();
 
   /** Counts one call; a blocked call counts once per distinct finding code. */
   add(verdict: "allowed" | "blocked", codes: readonly string[]): void {
@@ -764,9 +836,8 @@ class VerdictAcc {
     this.#rejected++;
     // Codes are model-controlled only through validate.ts, but a hand-edited log could hold anything.
     for (const code of codes) {
-      if (code in this.#codes || Object.keys(this.#codes).length < 64) {
-        this.#codes[code] = (this.#codes[code] ?? 0) + 1;
-      }
+      const n = this.#codes.get(code);
+      if (n !== undefined || this.#codes.size < 64) this.#codes.set(code, (n ?? 0) + 1);
     }
   }
 
@@ -777,7 +848,7 @@ class VerdictAcc {
       calls: this.#calls,
       rejected: this.#rejected,
       rejectRate: this.#calls ? this.#rejected / this.#calls : 0,
-      codes: { ...this.#codes },
+      codes: Object.fromEntries(this.#codes), // own properties, whatever the key
     };
   }
 }

@@ -446,6 +446,32 @@ test("toolguard run: --protocol, --timeout and --log", T, async () => {
   assert.deepEqual(logged.map((l) => [l.event, l.kind]), [["result", "results"], ["result", "timeout"]]);
 });
 
+test(
+  "toolguard run --log on a full disk: the answer and exit status stand, and stderr says the log misses the run",
+  {
+    ...T,
+    skip: existsSync("/dev/full") ? false : "/dev/full does not exist on this system",
+  },
+  async () => {
+    const r = await cli([
+      "run",
+      "--protocol",
+      "lines",
+      "--log",
+      "/dev/full",
+      "--",
+      runtime.command,
+      ...fake("lines"),
+    ]);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /^Tool returned 3 item\(s\): \["/);
+    assert.match(
+      r.stderr,
+      /cannot write to the log \/dev\/full \(no space left on the device\); lines are missing/,
+    );
+  },
+);
+
 test("toolguard run: usage errors (no --, bad protocol, bad numbers, --truncate with JSON)", T, async () => {
   for (
     const args of [

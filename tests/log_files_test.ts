@@ -2,11 +2,12 @@
 // log.ts and stats.ts import no `node:` module statically, so they bundle for a browser.
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { openFile } from "../_log/files.ts";
+import process from "node:process";
+import { fileId, openFile } from "../_log/files.ts";
 import { jsonlLog } from "../log.ts";
 import { statsFromFile } from "../stats.ts";
 
@@ -49,6 +50,24 @@ test("openFile: a missing file is the runtime's error, with its code", () => {
   assert.throws(() => openFile(join(dir, "missing", "x.log"), "read"), (e: unknown) => {
     return (e as { code?: string }).code === "ENOENT";
   });
+});
+
+test("fileId: names the open file while the path does, not after a rename; null when nothing is there", {
+  skip: process.platform === "win32" ? "inodes are checked on POSIX systems" : false,
+}, () => {
+  const path = join(dir, "rotated.log");
+  const file = openFile(path, "append");
+  try {
+    assert.notEqual(file.id, null);
+    assert.equal(fileId(path), file.id);
+    renameSync(path, `${path}.1`);
+    assert.equal(fileId(path), null);
+    assert.equal(fileId(`${path}.1`), file.id);
+    writeFileSync(path, "");
+    assert.notEqual(fileId(path), file.id);
+  } finally {
+    file.close();
+  }
 });
 
 test("jsonlLog and statsFromFile: two logs appending to one file are both read back", async () => {

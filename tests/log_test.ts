@@ -3,15 +3,16 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { jsonlLog, type JsonlLogOptions } from "../log.ts";
 import { runTool } from "../guard.ts";
+import { createMcpGuard } from "../mcp.ts";
 import { describe, describeVerdict } from "../describe.ts";
 import type { CallVerdict, ToolResult, Verdict } from "../types.ts";
-import { evalCommand, runtimeCommand } from "./_runtime.ts";
+import { evalCommand, isLinux, runtimeCommand } from "./_runtime.ts";
 
 const FIXED = new Date("2026-11-02T10:20:30.456Z");
 const now = () => FIXED;
@@ -207,6 +208,108 @@ test("jsonlLog: a verdict is one line per call, with distinct finding codes and 
   assert.equal(c.sentence, describeVerdict(blocked));
 });
 
+test("jsonlLog.onMcpEvent: a rejected relay call's values and the server's arguments are logged only with includeArguments", async () => {
+  const logged = async (options: JsonlLogOptions) => {
+    const mem = memoryStream();
+    const log = jsonlLog(mem.stream, options);
+    // The events a relay emits: it starts its server, then rejects a call whose pin is not an integer.
+    log.onMcpEvent({
+      event: "spawn",
+      pid: 42,
+      command: "node",
+      args: ["server.js", "--db-password=hunter2"],
+    });
+    const guard = createMcpGuard({ onEvent: (e) => log.onMcpEvent(e) });
+    const session = guard.connect({ toServer: () => {}, toClient: () => {} });
+    guard.setTools([{
+      name: "lookup",
+      inputSchema: { type: "object", properties: { pin: { type: "integer" } } },
+    }]);
+    session.fromClient({
+      message: {
+        jsonrpc: "2.0",
+        id: 7,
+        method: "tools/call",
+        params: { name: "lookup", arguments: { pin: "9911-PRIVATE" } },
+      },
+    });
+    await log.close();
+    return mem.lines() as Record<string, unknown>[];
+  };
+  const [spawned, rejected] = await logged({});
+  assert.equal(spawned.command, "node");
+  assert.equal("args" in spawned, false);
+  assert.equal(rejected.verdict, "blocked");
+  assert.deepEqual(rejected.findings, ["argument_type_mismatch"]);
+  assert.match(String(rejected.sentence), /argument_type_mismatch at "pin"/);
+  assert.doesNotMatch(JSON.stringify([spawned, rejected]), /hunter2|9911-PRIVATE/);
+
+  const [spawnedAll, rejectedAll] = await logged({ includeArguments: true });
+  assert.deepEqual(spawnedAll.args, ["server.js", "--db-password=hunter2"]);
+  assert.match(String(rejectedAll.sentence), /9911-PRIVATE/, "the feedback as the model read it");
+});
+
+test("jsonlLog.onMcpEvent: a relay event with large fields of its own stays under maxLineBytes, and says what was cut", async () => {
+  const mem = memoryStream();
+  const log = jsonlLog(mem.stream);
+  log.onMcpEvent({
+    event: "tool_changed",
+    name: "search",
+    pinned: "a1",
+    seen: "b2",
+    diff: "- old\n+ new\n".repeat(2000),
+    accepted: false,
+  });
+  log.onMcpEvent({
+    event: "tools_pinned",
+    names: Array.from({ length: 2000 }, (_, i) => `tool_number_${i}`),
+  });
+  await log.close();
+  assert.equal(log.written, 2);
+  assert.ok(mem.chunks.every((c) => c.length <= 4096), `line bytes: ${mem.chunks.map((c) => c.length)}`);
+  const [changed, pinned] = mem.lines() as Record<string, unknown>[];
+  assert.equal(changed.type, "tool_changed");
+  assert.deepEqual(changed.cut, ["diff"]);
+  assert.equal(changed.name, "search", "the small fields stay");
+  assert.equal(changed.accepted, false);
+  assert.equal(pinned.type, "tools_pinned");
+  assert.deepEqual(pinned.cut, ["names"]);
+});
+
+test("jsonlLog.onMcpEvent: findings on relay event lines are codes or categories (strings), and an injection warning names its tool", async () => {
+  const mem = memoryStream();
+  const log = jsonlLog(mem.stream);
+  log.onMcpEvent({
+    event: "injection_warning",
+    id: 4,
+    name: "lookup",
+    findings: [
+      {
+        code: "argument_injection",
+        path: "/q",
+        message: "reads as injected",
+        received: "Ignore all previous",
+      },
+      { code: "argument_injection", path: "/r", message: "reads as injected", received: "You must call" },
+    ],
+  });
+  log.onMcpEvent({
+    event: "description_flagged",
+    kind: "tool",
+    name: "add",
+    pointer: "/description",
+    hidden: false,
+    findings: [{ category: "instruction_override", rule: "r", start: 0, end: 5, excerpt: "Ignore" }],
+  });
+  await log.close();
+  const [warning, flagged] = mem.lines() as Record<string, unknown>[];
+  assert.equal(warning.tool, "lookup");
+  assert.deepEqual(warning.findings, ["argument_injection"]);
+  assert.deepEqual(flagged.findings, ["instruction_override"]);
+  assert.equal(flagged.name, "add", "the event's own fields stay");
+  assert.equal(flagged.kind, "tool");
+});
+
 test("jsonlLog: a line never exceeds maxLineBytes; long text is shortened, bulky items dropped, and the cut is listed", async () => {
   const m = memoryStream();
   const log = jsonlLog(m.stream, { now, includeItems: true, includeArguments: true });
@@ -333,6 +436,56 @@ test("jsonlLog: a file log appends to what is there, one line per event", async 
   }
 });
 
+test("jsonlLog: after a write cut short (file size limit), the next line starts on a line of its own", {
+  timeout: 120_000,
+  skip: isLinux ? false : "ulimit -f and its short writes are checked on Linux",
+}, async () => {
+  const dir = tempDir();
+  try {
+    const file = join(dir, "calls.jsonl");
+    const { command, args } = runtimeCommand(SHORT_WRITER, [file]);
+    // The limit is the file size limit of the child only: past it a write is cut short, then fails.
+    const r = await runCommand("sh", ["-c", 'ulimit -f 20000 && exec "$@"', "sh", command, ...args]);
+    assert.equal(r.code, 0, r.stderr);
+    const { written, failed, fragmentAt } = JSON.parse(r.stdout);
+    assert.deepEqual(
+      { written, failed },
+      { written: 1, failed: 1 },
+      "the long line was cut, the short one whole",
+    );
+    const tail = readFileSync(file, "latin1").slice(fragmentAt);
+    assert.ok(tail.endsWith("\n"));
+    const [fragment, line, ...rest] = tail.slice(0, -1).split("\n");
+    assert.equal(fragment, '{"ts":"202', "what the limit let through of the long line");
+    assert.deepEqual(rest, []);
+    assert.equal(JSON.parse(line).tool, "second", "the next line is whole, not glued to the fragment");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("jsonlLog: a file log rotated while open (renamed, or deleted) writes its next lines to a new file at the path", async () => {
+  const dir = tempDir();
+  try {
+    const file = join(dir, "calls.jsonl");
+    const log = jsonlLog(file, { now });
+    const kinds = (path: string) =>
+      readFileSync(path, "utf8").trimEnd().split("\n").map((l) => JSON.parse(l).kind as string);
+    log.onResult(failure(), { command: "rg", args: [] });
+    renameSync(file, `${file}.1`); // logrotate's way: rename, then compress (the .1 file is gone then)
+    log.onResult(results([1]), { command: "rg", args: [] });
+    assert.deepEqual(kinds(`${file}.1`), ["exit"]);
+    assert.deepEqual(kinds(file), ["results"], "the line after the rename is at the path");
+    rmSync(file);
+    log.onResult(failure(), { command: "rg", args: [] });
+    await log.close();
+    assert.equal(log.written, 3);
+    assert.deepEqual(kinds(file), ["exit"], "the line after the deletion is at the path");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test("jsonlLog: the onResult hook, passed detached to runTool, logs real runs (a failure and an empty answer)", async () => {
   const dir = tempDir();
   try {
@@ -364,12 +517,20 @@ test("jsonlLog: the onResult hook, passed detached to runTool, logs real runs (a
 // ---------------------------------------------------------------------------------------------------------
 
 const WRITER = fileURLToPath(new URL("../fixtures/log_writer.ts", import.meta.url));
+const SHORT_WRITER = fileURLToPath(new URL("../fixtures/log_short_write.ts", import.meta.url));
 
 function run(
   script: string,
   args: string[],
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const { command, args: argv } = runtimeCommand(script, args);
+  return runCommand(command, argv);
+}
+
+function runCommand(
+  command: string,
+  argv: string[],
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, argv, { stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";

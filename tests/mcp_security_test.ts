@@ -492,6 +492,28 @@ test("toolguard mcp pins: list shows a waiting change with its diff; accept adop
   }
 });
 
+test("toolguard mcp --log on a full disk: calls still pass, and stderr says once that the log misses lines", {
+  timeout: 30_000,
+  skip: existsSync("/dev/full") ? false : "/dev/full does not exist on this system",
+}, async () => {
+  const r = await relayed("stray", ["--pins", "none", "--log", "/dev/full"]);
+  try {
+    const result = await r.client.callTool({ name: "echo", arguments: { text: "one" } });
+    assert.equal(text(result), JSON.stringify({ text: "one" }));
+    const err = await until(
+      "the warning",
+      () => /cannot write to the log/.test(r.stderr()) ? r.stderr() : undefined,
+    );
+    assert.match(
+      err,
+      /cannot write to the log \/dev\/full \(no space left on the device\); lines are missing/,
+    );
+    assert.equal(err.match(/cannot write to the log/g)?.length, 1, "said once, though every line failed");
+  } finally {
+    await r.close();
+  }
+});
+
 test("toolguard mcp: a server's stray output is dropped, named once on stderr, and logged each time", {
   timeout: 30_000,
 }, async () => {

@@ -143,9 +143,65 @@ test("createStats: malformed lines are counted with their line numbers, never fa
     "   ",
   ]);
   assert.equal(r.malformed.count, 8);
-  assert.deepEqual(r.malformed.lineNumbers, [2, 3, 4, 5, 6, 7, 8, 9], "numbered over non-blank lines");
+  assert.deepEqual(
+    r.malformed.lineNumbers,
+    [2, 4, 5, 6, 7, 8, 9, 10],
+    "numbered as in the file, blank lines too",
+  );
   assert.equal(r.runs.total, 2);
   assert.equal(r.lines, 10);
+});
+
+test("createStats: finding codes and tools named like Object.prototype members are counted like any other", () => {
+  const names = ["constructor", "__proto__", "toString", "hasOwnProperty"];
+  const r = report([
+    ...names.map((n) => verdict("rg", true, [n])),
+    ...names.map((n) => result(n, "exit", 1)),
+  ]);
+  assert.equal(r.verdicts.rejected, 4);
+  assert.deepEqual(Object.keys(r.verdicts.codes), names);
+  assert.deepEqual(Object.values(r.verdicts.codes), [1, 1, 1, 1], "counts, not Object.prototype's members");
+  assert.deepEqual(Object.values(r.verdicts.groups[0].codes), [1, 1, 1, 1]);
+  assert.deepEqual(r.runs.groups.map((g) => [g.key, g.runs]).sort(), names.map((n) => [n, 1]).sort());
+  assert.deepEqual(JSON.parse(JSON.stringify(r)).verdicts.codes.__proto__, 1, "in the JSON output too");
+});
+
+test("createStats: tool names, models and codes are cut to 256 units, so a log of huge names cannot fill memory", () => {
+  const huge = (c: string) => c.repeat(100_000);
+  const lines = ["a", "b", "c"].flatMap((c) => [
+    JSON.stringify({
+      ts: "2026-11-02T10:00:00Z",
+      event: "result",
+      tool: huge(c),
+      kind: "exit",
+      model: huge(c),
+    }),
+    verdict(huge(c), true, [huge(c)]),
+  ]);
+  for (const by of ["tool", "model"] as const) {
+    const r = report(lines, { by });
+    const keys = [
+      ...r.runs.groups.map((g) => g.key),
+      ...r.verdicts.groups.map((g) => g.key),
+      ...r.byTool.map((g) => g.key),
+      ...Object.keys(r.verdicts.codes),
+    ];
+    assert.ok(keys.every((k) => k.length <= 257), `by ${by}: ${keys.map((k) => k.length)}`);
+    assert.deepEqual(r.runs.groups.map((g) => g.key), ["a", "b", "c"].map((c) => c.repeat(256) + "…"));
+    assert.equal(r.runs.total, 3);
+    assert.equal(r.verdicts.rejected, 3);
+  }
+});
+
+test("statsFromChunks: a byte order mark starting a line is ignored wherever the chunks split (cat of two saved logs)", async () => {
+  const line = result("rg", "exit", 1);
+  const bytes = new TextEncoder().encode(`\uFEFF${line}\n\uFEFF${line}\r\n`);
+  for (let at = 0; at <= bytes.length; at++) {
+    const r = await statsFromChunks([bytes.subarray(0, at), bytes.subarray(at)]);
+    assert.equal(r.runs.total, 2, `split at byte ${at}`);
+    assert.equal(r.malformed.count, 0, `split at byte ${at}`);
+  }
+  assert.equal(report([`\uFEFF${line}`]).runs.total, 1, "addLine too");
 });
 
 test("statsFromChunks: any chunking gives the same report, split characters stay whole, overlong lines are skipped", async () => {
@@ -242,6 +298,64 @@ test("statsFromFile: what jsonlLog writes, stats reads back exactly (file round 
   }
 });
 
+test("statsFromFile: a line whose writer died mid-way does not take the next writer's line with it", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "toolguard-stats-torn-"));
+  try {
+    const file = join(dir, "calls.jsonl");
+    // The fragment holds an item with a `ts` of its own: the line glued to it is found all the same.
+    writeFileSync(
+      file,
+      result("rg", "exit", 1) + "\n" +
+        '{"ts":"2026-11-02T10:00:00Z","event":"result","tool":"rg","kind":"results","items":[{"ts":"n","v":1},{"t',
+    );
+    const log = jsonlLog(file);
+    const failed: ToolResult = {
+      ok: false,
+      kind: "timeout",
+      items: null,
+      exitCode: null,
+      signal: "SIGKILL",
+      detail: "timed out",
+      durationMs: 5,
+      warnings: [],
+      truncated: false,
+      stderr: "",
+    };
+    log.onResult(failed, { command: "jq", args: [] });
+    log.onResult(failed, { command: "jq", args: [] });
+    await log.close();
+    assert.equal(log.written, 2);
+    const r = await statsFromFile(file);
+    assert.equal(r.runs.total, 3, "the whole line before, and both lines written after the fragment");
+    assert.deepEqual(r.runs.groups.map((g) => [g.key, g.runs]), [["jq", 2], ["rg", 1]]);
+    assert.deepEqual(r.malformed, { count: 1, lineNumbers: [2] }, "the fragment");
+    assert.equal(r.lines, 3);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("statsFromChunks: text chunks are refused with what to pass instead", async () => {
+  const text = result("rg", "exit", 1) + "\n";
+  await assert.rejects(
+    statsFromChunks([text] as unknown as Uint8Array[]),
+    /each chunk must be bytes.*got a string/,
+  );
+  const decoded = new Blob([text]).stream().pipeThrough(new TextDecoderStream());
+  await assert.rejects(
+    statsFromChunks(decoded as unknown as AsyncIterable<Uint8Array>),
+    /pass the log's bytes without decoding them/,
+  );
+});
+
+test("statsFromChunks: maxLineBytes must be a positive integer (NaN would let one endless line fill memory)", async () => {
+  for (const maxLineBytes of [NaN, Infinity, 0, -1, 1.5]) {
+    await assert.rejects(statsFromChunks([], { maxLineBytes }), /maxLineBytes must be a positive integer/);
+  }
+  const r = await statsFromChunks([new TextEncoder().encode(result("rg", "exit", 1))], { maxLineBytes: 10 });
+  assert.equal(r.malformed.count, 1, "a line past the limit is skipped");
+});
+
 test("formatReport: the text report has a bar per row only when asked (terminal)", () => {
   const r = report(SAMPLE);
   const plain = formatReport(r, { source: "calls.jsonl", bars: false });
@@ -265,12 +379,13 @@ const CLI = fileURLToPath(new URL("../fixtures/stats_cli.ts", import.meta.url));
 function cli(
   args: string[],
   stdin?: string,
+  env: Record<string, string> = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const { command, args: argv } = runtimeCommand(CLI, args);
   return new Promise((resolve, reject) => {
     const child = spawn(command, argv, {
       stdio: ["pipe", "pipe", "pipe"],
-      env: { ...process.env, NO_COLOR: "1" },
+      env: { ...process.env, NO_COLOR: "1", ...env },
     });
     let stdout = "";
     let stderr = "";
@@ -342,3 +457,39 @@ test(
     }
   },
 );
+
+test("toolguard stats: timestamps are ISO 8601 only, one without a zone is UTC in any time zone", {
+  timeout: 120_000,
+}, async () => {
+  const dir = mkdtempSync(join(tmpdir(), "toolguard-stats-ts-"));
+  try {
+    const file = join(dir, "calls.jsonl");
+    const line = (ts: string) => JSON.stringify({ ts, event: "result", tool: "rg", kind: "exit" });
+    writeFileSync(
+      file,
+      [
+        line("2026-11-02T23:30:00"), // no zone: UTC, as jsonlLog writes and as --since reads
+        line("2026-11-02T12:00:00Z"),
+        line("(\x1b]0;owned\x07) Nov 2 2026"), // Date.parse takes it; a terminal would run the escape
+        line("1"), // Date.parse: 2001-01-01 in the reader's zone
+        line("2026-02-30T10:00:00Z"), // no such day (Date.parse rolls it over to March on Bun)
+      ].join("\n") + "\n",
+    );
+    for (const TZ of ["UTC", "America/New_York", "Asia/Tokyo"]) {
+      const json = await cli([file, "--json", "--by", "day"], undefined, { TZ });
+      assert.equal(json.code, 0, json.stderr);
+      const r = JSON.parse(json.stdout) as StatsReport;
+      assert.deepEqual(r.runs.groups.map((g) => [g.key, g.runs]), [["2026-11-02", 2]], `TZ=${TZ}`);
+      assert.deepEqual(r.malformed, { count: 3, lineNumbers: [3, 4, 5] }, `TZ=${TZ}`);
+      assert.equal(r.first, "2026-11-02T12:00:00Z");
+      assert.equal(r.last, "2026-11-02T23:30:00");
+      const since = await cli([file, "--json", "--since", "2026-11-02T20:00"], undefined, { TZ });
+      assert.equal((JSON.parse(since.stdout) as StatsReport).runs.total, 1, `TZ=${TZ}: --since is UTC too`);
+    }
+    const table = await cli([file]);
+    assert.equal(table.code, 0, table.stderr);
+    assert.ok(!table.stdout.includes("\x1b"), "no escape from the log reaches the terminal");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
