@@ -15,6 +15,7 @@ import { formatSse, type FrameParser, ndjsonParser, sseParser } from "./sse.ts";
 import { type Usage, UsageTally } from "./usage.ts";
 import type { TextCalls } from "./text_watch.ts";
 import { engines, loadEngines } from "./engines.ts";
+import { DEFAULT_MAX_RESPONSE_BYTES, ResponseTooLargeError } from "./bound.ts";
 
 /** What a judge says about the calls of one stream. */
 export interface StreamJudgement {
@@ -86,6 +87,13 @@ export interface StreamGateOptions {
    * (Anthropic drops its `message_start` and shifts its block indices; Cohere drops `message-start`).
    */
   resume?: ResumePoint;
+  /**
+   * The most the gate holds of the stream at a time (`maxResponseBytes`): the frame not yet ended, the
+   * frames withheld, the message text watched for written calls, each measured as the length of its
+   * text. Past it the source is cancelled and the stream errors with a {@linkcode ResponseTooLargeError}
+   * after what was already judged. Default 64 MiB.
+   */
+  maxBytes?: number;
 }
 
 /** One frame off the wire: its exact text, and its data (an SSE `data:` field, an NDJSON line). */
@@ -151,6 +159,9 @@ function ndjsonFrames(): FrameParser<WireFrame> {
   return {
     push: (text) => lines.push(text).map((l) => ({ raw: l.raw, data: l.text })),
     end: () => lines.end().map((l) => ({ raw: l.raw, data: l.text })),
+    get pending() {
+      return lines.pending;
+    },
   };
 }
 
@@ -179,11 +190,20 @@ export class StreamGate {
   #started = false;
   /** Set when the client cancels: nothing more is judged, retried or reported. */
   #cancelled = false;
+  /** Set when the stream passed the bound: the error the client reads after what was sent. */
+  #failure: ResponseTooLargeError | undefined;
   /** The reader of a retry's stream being forwarded, so a cancel reaches it too. */
   #retryReader: ReadableStreamDefaultReader<Uint8Array> | undefined;
   readonly #assembler = new CallAssembler();
-  /** What this stream's message said, as the provider sent it (a retry sends it back). */
-  readonly #turn: TurnRecorder;
+  /**
+   * What this stream's message said, as the provider sent it (a retry sends it back); kept only while a
+   * retry may be sent and the frames it read stay under the bound (past it, a rejection ends in the usual
+   * replacement rather than a retry).
+   */
+  #turn: TurnRecorder | undefined;
+  /** The length of the frames `#turn` has read. */
+  #turnSize = 0;
+  readonly #maxBytes: number;
   /** This attempt's usage; on a retry's stream, the usage events report the attempts' total. */
   readonly #usage: UsageTally;
   readonly #flow = new StreamFlow();
@@ -199,7 +219,8 @@ export class StreamGate {
     this.#dialect = dialect;
     this.#options = options;
     this.#router = DIALECTS[dialect].router();
-    this.#turn = DIALECTS[dialect].turn();
+    this.#turn = options.retry ? DIALECTS[dialect].turn() : undefined;
+    this.#maxBytes = options.maxBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     this.#usage = new UsageTally(dialect, options.resume?.usage);
     this.#parser = this.#router.framing === "ndjson" ? ndjsonFrames() : sseParser();
   }
@@ -226,6 +247,7 @@ export class StreamGate {
     const reader = source.getReader();
     return new ReadableStream<Uint8Array>({
       pull: async (controller) => {
+        if (this.#failure) return controller.error(this.#failure);
         if (!this.#started) await this.#start();
         let sent = false;
         const sink: Sink = {
@@ -234,15 +256,25 @@ export class StreamGate {
             controller.enqueue(chunk);
           },
         };
-        while (!sent) {
-          const { done, value } = await reader.read();
-          // A cancel ends a pending read as if the stream were over: that is no turn to judge or retry.
-          if (this.#cancelled) return;
-          if (done) {
-            await this.#flush(sink);
-            return controller.close();
+        try {
+          while (!sent) {
+            const { done, value } = await reader.read();
+            // A cancel ends a pending read as if the stream were over: that is no turn to judge or retry.
+            if (this.#cancelled) return;
+            if (done) {
+              await this.#flush(sink);
+              return controller.close();
+            }
+            this.#transform(value, sink);
           }
-          this.#transform(value, sink);
+        } catch (e) {
+          if (!(e instanceof ResponseTooLargeError)) throw e;
+          // Held frames are dropped unjudged. Stop the provider now; what was judged and sent in this pull
+          // reaches the client first (an error discards the chunks not yet read), the error on the next.
+          this.#cancelled = true;
+          this.#failure = e;
+          await Promise.all([reader.cancel(e), this.#retryReader?.cancel(e)]).catch(() => {});
+          if (!sent) controller.error(e);
         }
       },
       cancel: async (reason) => {
@@ -260,6 +292,20 @@ export class StreamGate {
       this.#drop(`stream could not be read: ${errorText(e)}`);
     }
     this.#send(controller);
+    this.#bound();
+  }
+
+  /** Throws a {@linkcode ResponseTooLargeError} when what the gate holds has passed the bound. */
+  #bound(): void {
+    const max = this.#maxBytes;
+    if (this.#parser.pending > max) {
+      const what = this.#router.framing === "ndjson"
+        ? "a stream line without end"
+        : "a stream event without end";
+      throw new ResponseTooLargeError(max, what);
+    }
+    if (this.#flow.heldSize > max) throw new ResponseTooLargeError(max, "the stream events held for judging");
+    if ((this.#text?.size ?? 0) > max) throw new ResponseTooLargeError(max, "the streamed message's text");
   }
 
   async #flush(controller: Sink): Promise<void> {
@@ -274,6 +320,8 @@ export class StreamGate {
         await pump(this.#retryReader, controller);
       }
     } catch (e) {
+      // A retry's stream that passed the bound ends this one too.
+      if (e instanceof ResponseTooLargeError) throw e;
       this.#drop(`stream could not be read: ${errorText(e)}`);
     }
     this.#send(controller);
@@ -313,7 +361,11 @@ export class StreamGate {
       );
     }
     let event = parsed.value;
-    this.#turn.read(event);
+    if (this.#turn) {
+      this.#turnSize += raw.length;
+      if (this.#turnSize > this.#maxBytes) this.#turn = undefined;
+      else this.#turn.read(event);
+    }
     this.#usage.read(event);
     if (this.#options.resume !== undefined && this.#router.resume) {
       const resumed = this.#router.resume(raw, event, this.#options.resume);
@@ -431,7 +483,7 @@ export class StreamGate {
   ): Promise<ReadableStream<Uint8Array> | undefined> {
     const retry = this.#options.retry;
     const router = this.#router;
-    if (!retry || !router.resume || this.#cancelled) return undefined;
+    if (!retry || !router.resume || !this.#turn || this.#cancelled) return undefined;
     const flow = this.#flow;
     let next: ReadableStream<Uint8Array> | undefined;
     try {
@@ -442,7 +494,7 @@ export class StreamGate {
     } catch {
       next = undefined; // a retry that fails leaves today's clean stop
     }
-    if (next) flow.held.length = 0;
+    if (next) flow.setHeld();
     return next;
   }
 

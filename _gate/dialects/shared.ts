@@ -158,8 +158,9 @@ export interface TextFrames {
 /** What the gate and a router share while a stream passes: frames to send now, frames held, two flags. */
 export class StreamFlow {
   #out: string[] = [];
-  /** Frames withheld until the calls are judged, in stream order. */
-  readonly held: Held[] = [];
+  #held: Held[] = [];
+  /** The length of the text of the frames held (what a call whose arguments never end grows). */
+  #heldSize = 0;
   /** True once a tool call has started: from then on what carries a position waits. */
   pending = false;
   /** True once text reached the client (a replacement then starts on a new paragraph). */
@@ -170,9 +171,27 @@ export class StreamFlow {
     this.#out.push(raw);
   }
 
+  /** Frames withheld until the calls are judged, in stream order. */
+  get held(): readonly Held[] {
+    return this.#held;
+  }
+
+  /** The length of the text of the frames held. */
+  get heldSize(): number {
+    return this.#heldSize;
+  }
+
   /** Withholds a frame until the calls are judged. */
   hold(frame: Held): void {
-    this.held.push(frame);
+    this.#held.push(frame);
+    this.#heldSize += frame.raw.length;
+  }
+
+  /** Replaces the held frames (default: with none). */
+  setHeld(frames: Held[] = []): void {
+    this.#held = frames;
+    this.#heldSize = 0;
+    for (const h of frames) this.#heldSize += h.raw.length;
   }
 
   /** Sends every held frame as it came. */
