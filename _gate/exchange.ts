@@ -285,7 +285,7 @@ async function gateJsonOnce(
 ): Promise<{ out: Response; sent?: unknown; rejected?: RejectedTurn; usage?: Usage }> {
   const out = await gateJsonBody(response, exchange);
   const usage = out.event?.usage;
-  const sent = out.result ? (out.result.changed ? out.result.response : out.parsed) : undefined;
+  const sent = out.result?.changed ? out.result.response : out.parsed;
   // With drop-call, the valid calls of the turn went through: the turn is not asked again.
   if (!out.result || out.result.verdict.allowed || dropsCalls(out.result.verdict, exchange.options)) {
     if (out.event && out.result && !out.result.verdict.allowed) exchange.report(out.event);
@@ -327,7 +327,7 @@ async function gateJsonBody(response: Response, exchange: Exchange): Promise<{
   if (chunks) body = mergeGeminiChunks(chunks);
   const shape = detectDialect(body) ? detectDialect(body)! : exchange.dialect;
   const result = isRecord(body) ? await gateWith(exchange.judge, body, shape, exchange.options) : undefined;
-  if (!result || !isRecord(body)) return { response };
+  if (!result || !isRecord(body)) return { response, parsed };
   if (chunks && result.changed) result.response = [result.response];
   const event: GateEvent | undefined = result.verdict.calls.length > 0 || result.changed
     ? {
