@@ -75,7 +75,7 @@ export function tooLargeResponse(dialect: StreamDialect, limit: number): Respons
   return Response.json(body, { status: 413, statusText: "Content Too Large", headers: NO_RETRY });
 }
 
-/** An error body in the shape each provider sends its own errors in (what its client reads the message from). */
+/** An error body in the shape each provider sends its errors in (where its client reads the message). */
 function errorBody(dialect: StreamDialect, message: string): unknown {
   switch (dialect) {
     case "anthropic":

@@ -140,9 +140,9 @@ const loadExchange = lazy(() => import("./exchange.ts"));
  * `<|python_tag|>`, `[TOOL_CALLS]`, a JSON fence) is held the same way and judged at the end; prose before
  * it flows at once; a message that opens with JSON is held only in a request that declares tools, and only
  * until its first key shows it is not a call. Malformed stream events are dropped (a client would throw on
- * them) and reported. Error responses are never touched. What the gate holds of an answer at a time is
- * bounded by `maxResponseBytes`: a provider that sends more is cut off, and the client told which option to
- * raise.
+ * them) and reported (the first 100 of each kind). Error responses are never touched. What the gate holds
+ * of an answer at a time is bounded by `maxResponseBytes`: a provider that sends more is cut off, and the
+ * client told which option to raise.
  *
  * The request's tools are compiled before it is sent, so a schema that cannot be enforced makes the call
  * fail at once with an error naming the tool and keyword.

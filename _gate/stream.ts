@@ -8,7 +8,7 @@ import { errorText, isRecord } from "../_common/values.ts";
 import { parseJsonSafe } from "../_common/json.ts";
 import type { Verdict } from "../types.ts";
 import { CallAssembler } from "./assemble.ts";
-import type { AssembledToolCall, StreamDialect, StreamFinding } from "./calls.ts";
+import { type AssembledToolCall, FindingList, type StreamDialect, type StreamFinding } from "./calls.ts";
 import { DIALECTS } from "./dialects/mod.ts";
 import { type FrameRouter, type ResumePoint, StreamFlow, type TurnRecorder } from "./dialects/shared.ts";
 import { formatSse, type FrameParser, ndjsonParser, sseParser } from "./sse.ts";
@@ -208,7 +208,7 @@ export class StreamGate {
   readonly #usage: UsageTally;
   readonly #flow = new StreamFlow();
   /** Frames dropped because a client could not read them. */
-  readonly #dropped: StreamFinding[] = [];
+  readonly #dropped = new FindingList();
   readonly #decoder = new TextDecoder();
   #frames = 0;
   /** OpenAI's `data: [DONE]`, sent last. */
@@ -333,7 +333,7 @@ export class StreamGate {
   }
 
   #drop(message: string): void {
-    this.#dropped.push({ code: "malformed_event", message, event: this.#frames - 1 });
+    this.#dropped.add({ code: "malformed_event", message, event: this.#frames - 1 });
   }
 
   #onFrame(frame: WireFrame): void {
@@ -397,7 +397,7 @@ export class StreamGate {
     let calls = assembled.calls;
     const flow = this.#flow;
     for (const frame of this.#text?.drain() ?? []) this.#router.route(frame.raw, frame.event, flow);
-    const all = [...this.#dropped, ...findings];
+    const all = [...this.#dropped.items, ...findings];
     const text = this.#text;
     const written = text?.settle({ nativeCalls: flow.pending ? calls.length : 0 }, flow);
     if (text && written) return await this.#finishWritten(text, written, all);

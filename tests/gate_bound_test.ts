@@ -9,7 +9,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createServer, type ServerResponse } from "node:http";
 import OpenAI from "openai";
-import { guardFetch } from "../gate.ts";
+import { type GateEvent, guardFetch } from "../gate.ts";
 import { chatChunk, chatCompletion, ollamaStream, TOOLS_OPENAI } from "./_fake_llm_server.ts";
 
 const LIMIT = 64 * 1024;
@@ -385,6 +385,24 @@ test("guardFetch: the bound is on what is held: a long stream passes byte for by
     assert.match(text, /word 1 /);
     assert.doesNotMatch(text, /get_weather/);
     assert.match(String(error?.message), /the stream events held for judging passed maxResponseBytes/);
+  } finally {
+    server.stop();
+  }
+});
+
+test("guardFetch: a stream of malformed events lists a bounded number of findings, every kind still named", async () => {
+  const wire = sse(chatChunk({ role: "assistant", content: "Hello, world. " })) +
+    "data: not json\n\n".repeat(5000) + "data: {}\n\n".repeat(5000) + "data: [DONE]\n\n";
+  const server = await provider([{ type: "text/event-stream", head: wire }]);
+  try {
+    const seen: GateEvent[] = [];
+    const f = guardFetch(fetch, { maxResponseBytes: LIMIT, onVerdict: (e) => seen.push(e) });
+    const res = await post(f, `${server.url}/v1/chat/completions`, { model: "m", messages, stream: true });
+    assert.match(await res.text(), /Hello, world\. /);
+    const findings = seen[0].findings;
+    assert.deepEqual([...new Set(findings.map((x) => x.code))].sort(), ["malformed_event", "unknown_event"]);
+    assert.ok(findings.length <= 2 * 101, `${findings.length} findings listed`);
+    assert.equal(findings.filter((x) => /the rest are not listed/.test(x.message)).length, 2);
   } finally {
     server.stop();
   }
