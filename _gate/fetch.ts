@@ -64,9 +64,10 @@ export interface GuardFetchOptions extends GateOptions {
   /**
    * The most bytes of one provider answer the gate holds at a time: a JSON answer (read whole before it is
    * judged), one stream frame or NDJSON line not yet ended, the stream frames withheld while a call is
-   * pending, the text of a streamed message watched for calls written into it. A provider that sends more
-   * (a body or a line without end, a call whose arguments never close) is not read further: its body is
-   * cancelled and nothing unjudged is passed on. A JSON answer then becomes a 413 response in the
+   * pending, the text of a streamed message watched for calls written into it, the items an OpenAI Responses
+   * stream finished (kept for the final snapshot the gate may write). A provider that sends more (a body or
+   * a line without end, a call whose arguments never close) is not read further: its body is cancelled and
+   * nothing unjudged is passed on. A JSON answer then becomes a 413 response in the
    * provider's error shape (not retried by the official clients, so the request is not billed again); a
    * stream forwards what was already judged and then errors. The message names this option. A retry's
    * answer is bounded alike; a streamed turn whose events came to more than this is not sent back by

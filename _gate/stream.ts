@@ -89,9 +89,9 @@ export interface StreamGateOptions {
   resume?: ResumePoint;
   /**
    * The most the gate holds of the stream at a time (`maxResponseBytes`): the frame not yet ended, the
-   * frames withheld, the message text watched for written calls, each measured as the length of its
-   * text. Past it the source is cancelled and the stream errors with a {@linkcode ResponseTooLargeError}
-   * after what was already judged. Default 64 MiB.
+   * frames withheld, the message text watched for written calls, what the router keeps for its ending,
+   * each measured as the length of its text. Past it the source is cancelled and the stream errors with
+   * a {@linkcode ResponseTooLargeError} after what was already judged. Default 64 MiB.
    */
   maxBytes?: number;
 }
@@ -306,6 +306,7 @@ export class StreamGate {
     }
     if (this.#flow.heldSize > max) throw new ResponseTooLargeError(max, "the stream events held for judging");
     if ((this.#text?.size ?? 0) > max) throw new ResponseTooLargeError(max, "the streamed message's text");
+    if ((this.#router.kept ?? 0) > max) throw new ResponseTooLargeError(max, "the stream's finished items");
   }
 
   async #flush(controller: Sink): Promise<void> {
@@ -375,7 +376,7 @@ export class StreamGate {
       if (counted) ({ raw, event } = { raw: this.#reframe(raw, counted), event: counted });
     }
     this.#assembler.push(event);
-    this.#router.note?.(event);
+    this.#router.note?.(event, raw);
     if (!this.#text) return this.#router.route(raw, event, flow);
     for (const frame of this.#text.watch(raw, event, flow)) this.#router.route(frame.raw, frame.event, flow);
   }

@@ -1,6 +1,7 @@
 /**
  * A provider that never stops: a JSON body without end, an SSE event or an NDJSON line without a newline,
- * a call whose arguments never close, a message whose text never ends, and the same from a retry. The gate
+ * a call whose arguments never close, a message whose text never ends, OpenAI Responses items that never
+ * stop, malformed events without end, and the same from a retry. The gate
  * holds at most `maxResponseBytes` of an answer at a time: past it the provider's connection is closed,
  * nothing unjudged reaches the client, and the client is told which option to raise; an answer that stays
  * under it passes byte for byte, however long the stream.
@@ -39,7 +40,8 @@ interface Answer {
 
 /**
  * A provider on 127.0.0.1 answering request n with `answers[n]` (the last repeats); an endless answer is
- * written as fast as the client reads it, up to 128 times the bound (so a gate that never stops fails, not hangs).
+ * written as fast as the client reads it, up to 128 times the bound (so a gate that never stops fails
+ * rather than hangs).
  * Records the connections the client closed before the answer ended.
  */
 async function provider(answers: Answer[]) {
@@ -385,6 +387,56 @@ test("guardFetch: the bound is on what is held: a long stream passes byte for by
     assert.match(text, /word 1 /);
     assert.doesNotMatch(text, /get_weather/);
     assert.match(String(error?.message), /the stream events held for judging passed maxResponseBytes/);
+  } finally {
+    server.stop();
+  }
+});
+
+test("guardFetch: an OpenAI Responses stream finishing items without end errors once those kept pass the bound", async () => {
+  const item = (i: number) =>
+    `event: response.output_item.done\ndata: ${
+      JSON.stringify({
+        type: "response.output_item.done",
+        output_index: i,
+        item: {
+          type: "message",
+          id: `msg_${i}`,
+          role: "assistant",
+          content: [{ type: "output_text", text: "a" }],
+        },
+      })
+    }\n\n`;
+  let items = "";
+  for (let i = 0; items.length < 2 * LIMIT; i++) items += item(i);
+  const server = await provider([{ type: "text/event-stream", head: "", piece: items }]);
+  try {
+    const f = guardFetch(fetch, { maxResponseBytes: LIMIT });
+    const res = await post(f, `${server.url}/v1/responses`, { model: "m", input: "hi", stream: true });
+    const { text, error } = await drain(res.body!);
+    assert.match(text, /msg_0/, "the items finished before the bound reached the client");
+    assert.match(String(error?.message), /the stream's finished items passed maxResponseBytes/);
+    await until(() => server.closed.length > 0);
+    assert.deepEqual(server.closed, [0]);
+  } finally {
+    server.stop();
+  }
+});
+
+test("guardFetch: a streamed turn longer than maxResponseBytes is not sent back by retry: the clean stop", async () => {
+  const wire = longStream(0).replace(/"get_weather"/, '"rm_rf"');
+  const server = await provider([{ type: "text/event-stream", head: wire }]);
+  try {
+    const f = guardFetch(fetch, { maxResponseBytes: LIMIT, retry: 1 });
+    const res = await post(f, `${server.url}/v1/chat/completions`, {
+      model: "m",
+      messages,
+      stream: true,
+      tools: TOOLS_OPENAI,
+    });
+    const text = await res.text();
+    assert.match(text, /rm_rf/, "the reason names the rejected call");
+    assert.match(text, /"finish_reason":"stop"/);
+    assert.equal(server.requests(), 1, "no follow-up carrying more than the bound was sent");
   } finally {
     server.stop();
   }

@@ -109,7 +109,12 @@ export interface FrameRouter {
   /** How the stream is framed: Server-Sent Events, or newline-delimited JSON (Ollama). */
   readonly framing: "sse" | "ndjson";
   /** Notes what synthesised frames copy later (ids, model, positions). Sees every parsed frame first. */
-  note?(event: Record<string, unknown>): void;
+  note?(event: Record<string, unknown>, raw: string): void;
+  /**
+   * The length of the frames kept whole for the ending (OpenAI Responses keeps the items it finished, for
+   * the final snapshot it writes): bounded by the gate like the frames held.
+   */
+  readonly kept?: number;
   /** Sends, holds or splits one parsed frame. */
   route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void;
   /** Ends a stream whose calls were rejected: `text` in place of the calls, then a normal stop. */
