@@ -147,6 +147,29 @@ test("guardFetch: a JSON answer whose content-length passes maxResponseBytes is 
   }
 });
 
+test("guardFetch: a stream typed as JSON, read whole to be judged, is bounded the same way", async () => {
+  const server = await provider([{
+    type: "application/json",
+    head: sse(chatChunk({ role: "assistant", content: "Hello, world. " })),
+    piece: argPiece,
+  }]);
+  try {
+    const f = guardFetch(fetch, { maxResponseBytes: LIMIT });
+    const res = await post(f, `${server.url}/v1/chat/completions`, {
+      model: "m",
+      messages,
+      stream: true,
+      tools: TOOLS_OPENAI,
+    });
+    assert.equal(res.status, 413);
+    assert.match((await res.json()).error.message, /maxResponseBytes/);
+    await until(() => server.closed.length > 0);
+    assert.deepEqual(server.closed, [0]);
+  } finally {
+    server.stop();
+  }
+});
+
 test("guardFetch: the openai client raises a 413 past maxResponseBytes and does not send the request again", async () => {
   const server = await provider([{
     type: "application/json",
