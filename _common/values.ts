@@ -76,6 +76,30 @@ export function givenValue(value: unknown): string {
 }
 
 /**
+ * A limit option's value, or `fallback` when it is absent (undefined or null, as `??` has always read it).
+ * Anything but a number (`"8"`, NaN) throws: every comparison with NaN is false, so the limit would be off
+ * without a word.
+ *
+ * @example A limit given as text
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { limitOption } from "./values.ts";
+ *
+ * assert.equal(limitOption(undefined, "maxDepth", 64), 64);
+ * assert.equal(limitOption(8, "maxDepth", 64), 8);
+ * assert.throws(
+ *   () => limitOption("8", "maxDepth", 64),
+ *   /^TypeError: options\.maxDepth must be a number \(default 64\), got "8"$/,
+ * );
+ * ```
+ */
+export function limitOption(value: unknown, name: string, fallback: number): number {
+  if (value === undefined || value === null) return fallback;
+  if (typeof value === "number" && !Number.isNaN(value)) return value;
+  throw new TypeError(`options.${name} must be a number (default ${fallback}), got ${givenValue(value)}`);
+}
+
+/**
  * Throws a `TypeError` unless each of `names` in `options` is left out or true or false: a switch given as a
  * string (`"false"` from an environment variable, say) reads as on, and would do the opposite of what it says.
  * The message starts with `where` (e.g. `"jsonlLog: "`) and names the option.

@@ -51,7 +51,10 @@ export interface StreamFinding {
 export interface AssembledCalls {
   /** The rebuilt calls, in the order they started. */
   calls: AssembledToolCall[];
-  /** Problems with individual events; the events were skipped. */
+  /**
+   * Problems with individual events; the events were skipped. At most 100 of each code are listed, then one
+   * saying the rest were not.
+   */
   findings: StreamFinding[];
 }
 
@@ -81,6 +84,33 @@ export interface Slot {
   freeText?: true;
 }
 
+/** How many findings of one code a stream lists (a hostile stream could send a malformed event forever). */
+const MAX_FINDINGS_PER_CODE = 100;
+
+/**
+ * The findings about one stream's events, at most {@linkcode MAX_FINDINGS_PER_CODE} of each code and then
+ * one saying more were left out: bounded, and every code met is still listed (the gate asks whether one
+ * was, e.g. `reused_index`).
+ */
+export class FindingList {
+  /** The findings listed, in stream order. */
+  readonly items: StreamFinding[] = [];
+  readonly #counts = new Map<StreamFindingCode, number>();
+
+  /** Lists a finding, unless its code has been listed enough already. */
+  add(finding: StreamFinding): void {
+    const n = this.#counts.get(finding.code) ?? 0;
+    if (n > MAX_FINDINGS_PER_CODE) return;
+    this.#counts.set(finding.code, n + 1);
+    this.items.push(
+      n < MAX_FINDINGS_PER_CODE ? finding : {
+        ...finding,
+        message: `more than ${MAX_FINDINGS_PER_CODE} findings of this kind; the rest are not listed`,
+      },
+    );
+  }
+}
+
 /**
  * The calls of one stream as they are rebuilt, and the findings about its events. Dialect readers open
  * slots by key and write into them; {@linkcode SlotBook.result} turns the slots into calls.
@@ -89,7 +119,7 @@ export class SlotBook {
   readonly #slots: Slot[] = [];
   readonly #byKey = new Map<string, Slot>();
   readonly #lastByChoice = new Map<number, Slot>();
-  readonly #findings: StreamFinding[] = [];
+  readonly #findings = new FindingList();
   #events = 0;
 
   /** Counts one more event: the findings recorded from now on point at it. */
@@ -99,7 +129,7 @@ export class SlotBook {
 
   /** Records a problem with the current event. */
   finding(code: StreamFindingCode, message: string): void {
-    this.#findings.push({ code, message, event: this.#events - 1 });
+    this.#findings.add({ code, message, event: this.#events - 1 });
   }
 
   /** Opens a new call under `key` (a later call under the same key replaces it in the index). */
@@ -160,7 +190,7 @@ export class SlotBook {
       }
       return call;
     });
-    return { calls, findings: this.#findings.slice() };
+    return { calls, findings: this.#findings.items.slice() };
   }
 }
 

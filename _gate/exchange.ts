@@ -27,6 +27,7 @@ import { StreamGate, type StreamRetry } from "./stream.ts";
 import { loadEngines } from "./engines.ts";
 import type { ResumePoint } from "./dialects/shared.ts";
 import type { FetchLike, GateEvent, GuardFetchOptions } from "./fetch.ts";
+import { DEFAULT_MAX_RESPONSE_BYTES, readBounded, tooLargeResponse } from "./bound.ts";
 
 /** What gating one response needs to know about its request. */
 interface Exchange {
@@ -41,6 +42,8 @@ interface Exchange {
   attempt: number;
   /** Sends a follow-up request body to the same endpoint. */
   send: (body: Record<string, unknown>) => Promise<Response>;
+  /** The most bytes of one answer held at a time (`maxResponseBytes`). */
+  limit: number;
 }
 
 /** The same request with another JSON body. */
@@ -109,7 +112,8 @@ export async function gateRequest(
   if (!response.ok || response.body === null) return response;
   const type = (response.headers.get("content-type") ?? "").toLowerCase();
   const send = resend(fetchFn, input, init);
-  const exchange: Exchange = { url, dialect, judge, options, report, request, attempt: 0, send };
+  const limit = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+  const exchange: Exchange = { url, dialect, judge, options, report, request, attempt: 0, send, limit };
   if (type.includes("text/event-stream") || type.includes("ndjson")) {
     if (options.stream === false) return response;
     return gateStreamed(response, type.includes("ndjson") ? "ollama" : dialect, exchange);
@@ -120,7 +124,8 @@ export async function gateRequest(
   if (options.stream === false) return response;
   // A stream that does not say it is one is read whole (it is already odd) and judged as the client will
   // read it: one JSON document, or the dialect's stream.
-  const bytes = new Uint8Array(await response.arrayBuffer());
+  const bytes = await readWhole(response, limit);
+  if (!bytes) return withUrl(tooLargeResponse(dialect, limit), response.url);
   const copy = withBody(response, bytes);
   if (parseJsonSafe(new TextDecoder().decode(bytes)).ok) return await gateJson(copy, exchange);
   return gateStreamed(copy, dialect, exchange);
@@ -134,6 +139,19 @@ function asksForStream(dialect: CompletionDialect, request: Record<string, unkno
   if (dialect === "ollama") return request.stream !== false;
   if (dialect === "gemini") return url.includes(":streamGenerateContent") && /[?&]alt=sse\b/.test(url);
   return request.stream === true;
+}
+
+/**
+ * The whole body of `response`, or undefined (the body cancelled) when it passes `limit` bytes: said by its
+ * `content-length` (when not encoded: a decoded body may be larger) without reading it, else found reading.
+ */
+function readWhole(response: Response, limit: number): Promise<Uint8Array<ArrayBuffer> | undefined> {
+  const length = Number(response.headers.get("content-length") ?? NaN);
+  if (length > limit && !response.headers.has("content-encoding")) {
+    response.body?.cancel().catch(() => {});
+    return Promise.resolve(undefined);
+  }
+  return readBounded(response.body!, limit);
 }
 
 /** Sends the follow-up of a rejected streamed turn; its gated stream, or undefined (the clean stop). */
@@ -172,6 +190,7 @@ function gateStreamed(
   const { judge, report, url } = exchange;
   const gate = new StreamGate(dialect, {
     extract: exchange.options.extract,
+    maxBytes: exchange.limit,
     toolsDeclared: judge.tools === undefined || judge.tools.length > 0,
     tools: judge.tools,
     judge: async (calls) => {
@@ -219,16 +238,16 @@ function gateStreamed(
 async function gateJson(response: Response, exchange: Exchange): Promise<Response> {
   let before: Usage | undefined;
   for (let current = exchange;;) {
-    const { out, rejected, usage } = await gateJsonOnce(response, current);
+    const { out, sent, rejected, usage } = await gateJsonOnce(response, current);
     if (!rejected || !mayRetry(current)) {
-      return before ? await withUsageAdded(out, exchange.dialect, before) : out;
+      return before ? withUsageAdded(out, sent, exchange.dialect, before) : out;
     }
     const request = followUpOf(current, rejected);
     const next = await current.send(request);
     const type = (next.headers.get("content-type") ?? "").toLowerCase();
     if (!next.ok || next.body === null || !type.includes("json")) {
       await next.body?.cancel().catch(() => {});
-      return before ? await withUsageAdded(out, exchange.dialect, before) : out; // the retry failed: the clean stop
+      return before ? withUsageAdded(out, sent, exchange.dialect, before) : out; // the retry failed: the clean stop
     }
     if (usage) before = sumUsage(before, usage);
     current = { ...current, request, attempt: current.attempt + 1 };
@@ -238,15 +257,10 @@ async function gateJson(response: Response, exchange: Exchange): Promise<Respons
 
 /**
  * A JSON answer whose usage reports `before` (the earlier attempts') added to its own; the answer itself
- * when it reports none.
+ * when it reports none. `body` is what the answer carries, as read when it was gated (it is not read again).
  */
-async function withUsageAdded(response: Response, dialect: StreamDialect, before: Usage): Promise<Response> {
-  let body: unknown;
-  try {
-    body = await response.clone().json();
-  } catch {
-    return response;
-  }
+function withUsageAdded(response: Response, body: unknown, dialect: StreamDialect, before: Usage): Response {
+  if (body === undefined) return response;
   const add = (record: unknown) => {
     if (!isRecord(record)) return record;
     const shape = detectDialect(record) ?? dialect;
@@ -261,17 +275,21 @@ async function withUsageAdded(response: Response, dialect: StreamDialect, before
   return rebuilt(response, added);
 }
 
-/** Gates one JSON answer; says what was rejected (for a retry) along with the response to forward. */
+/**
+ * Gates one JSON answer; says what was rejected (for a retry) along with the response to forward and the
+ * JSON it carries (undefined when it is not JSON the gate read).
+ */
 async function gateJsonOnce(
   response: Response,
   exchange: Exchange,
-): Promise<{ out: Response; rejected?: RejectedTurn; usage?: Usage }> {
+): Promise<{ out: Response; sent?: unknown; rejected?: RejectedTurn; usage?: Usage }> {
   const out = await gateJsonBody(response, exchange);
   const usage = out.event?.usage;
+  const sent = out.result?.changed ? out.result.response : out.parsed;
   // With drop-call, the valid calls of the turn went through: the turn is not asked again.
   if (!out.result || out.result.verdict.allowed || dropsCalls(out.result.verdict, exchange.options)) {
     if (out.event && out.result && !out.result.verdict.allowed) exchange.report(out.event);
-    return { out: out.response, usage };
+    return { out: out.response, sent, usage };
   }
   const turn: RejectedTurn = {
     calls: verdictCalls(out.result.verdict),
@@ -282,7 +300,7 @@ async function gateJsonOnce(
   if (mayRetry(exchange)) {
     exchange.report({ ...out.event!, retried: true });
   } else if (out.event) exchange.report(out.event);
-  return { out: out.response, rejected: turn, usage };
+  return { out: out.response, sent, rejected: turn, usage };
 }
 
 /** Gates one JSON answer: the response to forward, the gate's result and the event to report. */
@@ -290,20 +308,26 @@ async function gateJsonBody(response: Response, exchange: Exchange): Promise<{
   response: Response;
   result?: GateResult;
   body?: Record<string, unknown>;
+  /** The answer's JSON as it came (a Gemini array of chunks before they are merged). */
+  parsed?: unknown;
   event?: GateEvent;
 }> {
-  let body: unknown;
-  try {
-    body = await response.clone().json();
-  } catch {
-    return { response }; // not JSON after all: the client deals with it as it would have
+  // Read through a clone, so an answer passed unchanged is the response itself, its body as it came.
+  const bytes = await readWhole(response.clone(), exchange.limit);
+  if (!bytes) {
+    response.body!.cancel().catch(() => {});
+    return { response: withUrl(tooLargeResponse(exchange.dialect, exchange.limit), response.url) };
   }
+  const json = parseJsonSafe(DECODER.decode(bytes));
+  if (!json.ok) return { response }; // not JSON after all: the client deals with it as it would have
+  let body: unknown = json.value;
+  const parsed = body;
   // Gemini's streamGenerateContent without alt=sse answers a JSON array of chunks: judged as one body.
   const chunks = Array.isArray(body) && exchange.dialect === "gemini" ? body.filter(isRecord) : undefined;
   if (chunks) body = mergeGeminiChunks(chunks);
   const shape = detectDialect(body) ? detectDialect(body)! : exchange.dialect;
   const result = isRecord(body) ? await gateWith(exchange.judge, body, shape, exchange.options) : undefined;
-  if (!result || !isRecord(body)) return { response };
+  if (!result || !isRecord(body)) return { response, parsed };
   if (chunks && result.changed) result.response = [result.response];
   const event: GateEvent | undefined = result.verdict.calls.length > 0 || result.changed
     ? {
@@ -321,14 +345,17 @@ async function gateJsonBody(response: Response, exchange: Exchange): Promise<{
   if (event && usage) event.usage = usage;
   if (!result.changed) {
     if (event) exchange.report(event);
-    return { response, result, body };
+    return { response, result, body, parsed };
   }
   // The original body was read through a clone; release it.
   response.body!.cancel().catch(() => {});
   const out = rebuilt(response, result.response);
   out.headers.set("x-toolguard-blocked", String(result.verdict.rejectedIndices.length));
-  return { response: out, result, body, event };
+  return { response: out, result, body, parsed, event };
 }
+
+/** One decoder for every JSON answer: a whole decode keeps no state. */
+const DECODER = new TextDecoder();
 
 /** A response like `response` (status, headers, url) with the JSON `body`. */
 function rebuilt(response: Response, body: unknown): Response {

@@ -4,11 +4,12 @@
  *
  * @module
  */
-import { isRecord } from "../_common/values.ts";
+import { isRecord, limitOption } from "../_common/values.ts";
 import { lazy } from "../_common/lazy.ts";
 import type { Verdict } from "../types.ts";
 import type { AssembledToolCall, StreamFinding } from "./calls.ts";
 import type { CompletionDialect, GateOptions } from "./gate.ts";
+import { DEFAULT_MAX_RESPONSE_BYTES } from "./bound.ts";
 
 /** A `fetch`-compatible function. */
 export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
@@ -60,6 +61,20 @@ export interface GuardFetchOptions extends GateOptions {
    * Default 0 (off).
    */
   retry?: number;
+  /**
+   * The most bytes of one provider answer the gate holds at a time: a JSON answer (read whole before it is
+   * judged), one stream frame or NDJSON line not yet ended, the stream frames withheld while a call is
+   * pending, the text of a streamed message watched for calls written into it, the items an OpenAI Responses
+   * stream finished (kept for the final snapshot the gate may write). A provider that sends more (a body or
+   * a line without end, a call whose arguments never close) is not read further: its body is cancelled and
+   * nothing unjudged is passed on. A JSON answer then becomes a 413 response in the
+   * provider's error shape (not retried by the official clients, so the request is not billed again); a
+   * stream forwards what was already judged and then errors. The message names this option. A retry's
+   * answer is bounded alike; a streamed turn whose events came to more than this is not sent back by
+   * `retry` (it ends in the usual replacement). Stream parts are measured in characters of decoded text.
+   * Default 64 MiB (`64 * 1024 * 1024`); a number (anything else is a `TypeError`).
+   */
+  maxResponseBytes?: number;
   /**
    * Called for each response that carried calls (for streams, also one with malformed events). Errors it
    * throws are swallowed.
@@ -126,7 +141,9 @@ const loadExchange = lazy(() => import("./exchange.ts"));
  * `<|python_tag|>`, `[TOOL_CALLS]`, a JSON fence) is held the same way and judged at the end; prose before
  * it flows at once; a message that opens with JSON is held only in a request that declares tools, and only
  * until its first key shows it is not a call. Malformed stream events are dropped (a client would throw on
- * them) and reported. Error responses are never touched.
+ * them) and reported (the first 100 of each kind). Error responses are never touched. What the gate holds
+ * of an answer at a time is bounded by `maxResponseBytes`: a provider that sends more is cut off, and the
+ * client told which option to raise.
  *
  * The request's tools are compiled before it is sent, so a schema that cannot be enforced makes the call
  * fail at once with an error naming the tool and keyword.
@@ -225,6 +242,7 @@ export function guardFetch(
   if (typeof fetchFn !== "function") {
     throw new TypeError("guardFetch: pass the fetch function to wrap, e.g. guardFetch(fetch)");
   }
+  limitOption(options.maxResponseBytes, "maxResponseBytes", DEFAULT_MAX_RESPONSE_BYTES);
   const report = (event: GateEvent) => {
     try {
       options.onVerdict?.(event);

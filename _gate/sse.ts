@@ -26,6 +26,8 @@ export interface FrameParser<T> {
   push(text: string): T[];
   /** Flushes a final unterminated frame, if any. */
   end(): T[];
+  /** The length of the text kept for the frame not yet ended (what a frame without end grows). */
+  readonly pending: number;
 }
 
 /** Creates an SSE parser that splits on blank lines (`\n`, `\r\n` or `\r` line ends, as the spec allows). */
@@ -98,6 +100,9 @@ export function sseParser(): FrameParser<SseEvent> {
     end(): SseEvent[] {
       return take({ final: true });
     },
+    get pending(): number {
+      return buffer.length;
+    },
   };
 }
 
@@ -157,6 +162,9 @@ export function ndjsonParser(): FrameParser<NdjsonLine> {
       const rest = buffer;
       buffer = "";
       return rest === "" ? [] : [{ text: rest.replace(/\r$/, ""), raw: rest }];
+    },
+    get pending(): number {
+      return buffer.length;
     },
   };
 }

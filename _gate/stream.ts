@@ -8,13 +8,14 @@ import { errorText, isRecord } from "../_common/values.ts";
 import { parseJsonSafe } from "../_common/json.ts";
 import type { Verdict } from "../types.ts";
 import { CallAssembler } from "./assemble.ts";
-import type { AssembledToolCall, StreamDialect, StreamFinding } from "./calls.ts";
+import { type AssembledToolCall, FindingList, type StreamDialect, type StreamFinding } from "./calls.ts";
 import { DIALECTS } from "./dialects/mod.ts";
 import { type FrameRouter, type ResumePoint, StreamFlow, type TurnRecorder } from "./dialects/shared.ts";
 import { formatSse, type FrameParser, ndjsonParser, sseParser } from "./sse.ts";
 import { type Usage, UsageTally } from "./usage.ts";
 import type { TextCalls } from "./text_watch.ts";
 import { engines, loadEngines } from "./engines.ts";
+import { DEFAULT_MAX_RESPONSE_BYTES, ResponseTooLargeError } from "./bound.ts";
 
 /** What a judge says about the calls of one stream. */
 export interface StreamJudgement {
@@ -86,6 +87,13 @@ export interface StreamGateOptions {
    * (Anthropic drops its `message_start` and shifts its block indices; Cohere drops `message-start`).
    */
   resume?: ResumePoint;
+  /**
+   * The most the gate holds of the stream at a time (`maxResponseBytes`): the frame not yet ended, the
+   * frames withheld, the message text watched for written calls, what the router keeps for its ending,
+   * each measured as the length of its text. Past it the source is cancelled and the stream errors with
+   * a {@linkcode ResponseTooLargeError} after what was already judged. Default 64 MiB.
+   */
+  maxBytes?: number;
 }
 
 /** One frame off the wire: its exact text, and its data (an SSE `data:` field, an NDJSON line). */
@@ -151,6 +159,9 @@ function ndjsonFrames(): FrameParser<WireFrame> {
   return {
     push: (text) => lines.push(text).map((l) => ({ raw: l.raw, data: l.text })),
     end: () => lines.end().map((l) => ({ raw: l.raw, data: l.text })),
+    get pending() {
+      return lines.pending;
+    },
   };
 }
 
@@ -179,16 +190,25 @@ export class StreamGate {
   #started = false;
   /** Set when the client cancels: nothing more is judged, retried or reported. */
   #cancelled = false;
+  /** Set when the stream passed the bound: the error the client reads after what was sent. */
+  #failure: ResponseTooLargeError | undefined;
   /** The reader of a retry's stream being forwarded, so a cancel reaches it too. */
   #retryReader: ReadableStreamDefaultReader<Uint8Array> | undefined;
   readonly #assembler = new CallAssembler();
-  /** What this stream's message said, as the provider sent it (a retry sends it back). */
-  readonly #turn: TurnRecorder;
+  /**
+   * What this stream's message said, as the provider sent it (a retry sends it back); kept only while a
+   * retry may be sent and the frames it read stay under the bound (past it, a rejection ends in the usual
+   * replacement rather than a retry).
+   */
+  #turn: TurnRecorder | undefined;
+  /** The length of the frames `#turn` has read. */
+  #turnSize = 0;
+  readonly #maxBytes: number;
   /** This attempt's usage; on a retry's stream, the usage events report the attempts' total. */
   readonly #usage: UsageTally;
   readonly #flow = new StreamFlow();
   /** Frames dropped because a client could not read them. */
-  readonly #dropped: StreamFinding[] = [];
+  readonly #dropped = new FindingList();
   readonly #decoder = new TextDecoder();
   #frames = 0;
   /** OpenAI's `data: [DONE]`, sent last. */
@@ -199,7 +219,8 @@ export class StreamGate {
     this.#dialect = dialect;
     this.#options = options;
     this.#router = DIALECTS[dialect].router();
-    this.#turn = DIALECTS[dialect].turn();
+    this.#turn = options.retry ? DIALECTS[dialect].turn() : undefined;
+    this.#maxBytes = options.maxBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     this.#usage = new UsageTally(dialect, options.resume?.usage);
     this.#parser = this.#router.framing === "ndjson" ? ndjsonFrames() : sseParser();
   }
@@ -226,6 +247,7 @@ export class StreamGate {
     const reader = source.getReader();
     return new ReadableStream<Uint8Array>({
       pull: async (controller) => {
+        if (this.#failure) return controller.error(this.#failure);
         if (!this.#started) await this.#start();
         let sent = false;
         const sink: Sink = {
@@ -234,15 +256,25 @@ export class StreamGate {
             controller.enqueue(chunk);
           },
         };
-        while (!sent) {
-          const { done, value } = await reader.read();
-          // A cancel ends a pending read as if the stream were over: that is no turn to judge or retry.
-          if (this.#cancelled) return;
-          if (done) {
-            await this.#flush(sink);
-            return controller.close();
+        try {
+          while (!sent) {
+            const { done, value } = await reader.read();
+            // A cancel ends a pending read as if the stream were over: that is no turn to judge or retry.
+            if (this.#cancelled) return;
+            if (done) {
+              await this.#flush(sink);
+              return controller.close();
+            }
+            this.#transform(value, sink);
           }
-          this.#transform(value, sink);
+        } catch (e) {
+          if (!(e instanceof ResponseTooLargeError)) throw e;
+          // Held frames are dropped unjudged. Stop the provider now; what was judged and sent in this pull
+          // reaches the client first (an error discards the chunks not yet read), the error on the next.
+          this.#cancelled = true;
+          this.#failure = e;
+          await Promise.all([reader.cancel(e), this.#retryReader?.cancel(e)]).catch(() => {});
+          if (!sent) controller.error(e);
         }
       },
       cancel: async (reason) => {
@@ -260,6 +292,21 @@ export class StreamGate {
       this.#drop(`stream could not be read: ${errorText(e)}`);
     }
     this.#send(controller);
+    this.#bound();
+  }
+
+  /** Throws a {@linkcode ResponseTooLargeError} when what the gate holds has passed the bound. */
+  #bound(): void {
+    const max = this.#maxBytes;
+    if (this.#parser.pending > max) {
+      const what = this.#router.framing === "ndjson"
+        ? "a stream line without end"
+        : "a stream event without end";
+      throw new ResponseTooLargeError(max, what);
+    }
+    if (this.#flow.heldSize > max) throw new ResponseTooLargeError(max, "the stream events held for judging");
+    if ((this.#text?.size ?? 0) > max) throw new ResponseTooLargeError(max, "the streamed message's text");
+    if ((this.#router.kept ?? 0) > max) throw new ResponseTooLargeError(max, "the stream's finished items");
   }
 
   async #flush(controller: Sink): Promise<void> {
@@ -274,6 +321,8 @@ export class StreamGate {
         await pump(this.#retryReader, controller);
       }
     } catch (e) {
+      // A retry's stream that passed the bound ends this one too.
+      if (e instanceof ResponseTooLargeError) throw e;
       this.#drop(`stream could not be read: ${errorText(e)}`);
     }
     this.#send(controller);
@@ -285,7 +334,7 @@ export class StreamGate {
   }
 
   #drop(message: string): void {
-    this.#dropped.push({ code: "malformed_event", message, event: this.#frames - 1 });
+    this.#dropped.add({ code: "malformed_event", message, event: this.#frames - 1 });
   }
 
   #onFrame(frame: WireFrame): void {
@@ -313,7 +362,11 @@ export class StreamGate {
       );
     }
     let event = parsed.value;
-    this.#turn.read(event);
+    if (this.#turn) {
+      this.#turnSize += raw.length;
+      if (this.#turnSize > this.#maxBytes) this.#turn = undefined;
+      else this.#turn.read(event);
+    }
     this.#usage.read(event);
     if (this.#options.resume !== undefined && this.#router.resume) {
       const resumed = this.#router.resume(raw, event, this.#options.resume);
@@ -323,7 +376,7 @@ export class StreamGate {
       if (counted) ({ raw, event } = { raw: this.#reframe(raw, counted), event: counted });
     }
     this.#assembler.push(event);
-    this.#router.note?.(event);
+    this.#router.note?.(event, raw);
     if (!this.#text) return this.#router.route(raw, event, flow);
     for (const frame of this.#text.watch(raw, event, flow)) this.#router.route(frame.raw, frame.event, flow);
   }
@@ -345,7 +398,7 @@ export class StreamGate {
     let calls = assembled.calls;
     const flow = this.#flow;
     for (const frame of this.#text?.drain() ?? []) this.#router.route(frame.raw, frame.event, flow);
-    const all = [...this.#dropped, ...findings];
+    const all = [...this.#dropped.items, ...findings];
     const text = this.#text;
     const written = text?.settle({ nativeCalls: flow.pending ? calls.length : 0 }, flow);
     if (text && written) return await this.#finishWritten(text, written, all);
@@ -431,7 +484,7 @@ export class StreamGate {
   ): Promise<ReadableStream<Uint8Array> | undefined> {
     const retry = this.#options.retry;
     const router = this.#router;
-    if (!retry || !router.resume || this.#cancelled) return undefined;
+    if (!retry || !router.resume || !this.#turn || this.#cancelled) return undefined;
     const flow = this.#flow;
     let next: ReadableStream<Uint8Array> | undefined;
     try {
@@ -442,7 +495,7 @@ export class StreamGate {
     } catch {
       next = undefined; // a retry that fails leaves today's clean stop
     }
-    if (next) flow.held.length = 0;
+    if (next) flow.setHeld();
     return next;
   }
 

@@ -355,6 +355,11 @@ export class TextCalls {
     return this.#takeQueue();
   }
 
+  /** The length of the message's text kept to read calls from (what text without end grows). */
+  get size(): number {
+    return this.#watcher.visible.length + this.#watcher.held.length;
+  }
+
   /** The frames still waiting on an ambiguous tail, for the end of the stream (the tail is released). */
   drain(): RoutedFrame[] {
     if (this.#queue.length === 0 || this.#watcher.holding) return [];
@@ -376,7 +381,7 @@ export class TextCalls {
     if (extracted.length === 0) {
       // Nothing to judge: the held text goes out as it came, ahead of any call still held.
       const text = flow.held.filter((h) => h.written);
-      flow.held.splice(0, flow.held.length, ...flow.held.filter((h) => !h.written));
+      flow.setHeld(flow.held.filter((h) => !h.written));
       for (const h of text) flow.send(h.raw);
       return undefined;
     }
@@ -414,7 +419,7 @@ export class TextCalls {
       if (!h.written) kept.push(h);
       else if (h.written.rest) kept.push(h.written.rest);
     }
-    flow.held.splice(0, flow.held.length, ...kept);
+    flow.setHeld(kept);
     const from = w.visible.length;
     const drop = judgement.drop;
     const rest = drop
@@ -477,7 +482,7 @@ export class TextCalls {
     w.abandon();
     if (w.hasText) flow.textSeen = true;
     for (const h of flow.held) flow.send(h.raw);
-    flow.held.length = 0;
+    flow.setHeld();
   }
 
   /** Holds a frame that arrived while text is held, keeping stream order. */

@@ -5,7 +5,7 @@
  */
 import { escapePointer } from "../_common/pointer.ts";
 import { lazy } from "../_common/lazy.ts";
-import { errorText, givenValue, isPlainName, isRecord, optionsArg, stringsIn } from "../_common/values.ts";
+import { errorText, isPlainName, isRecord, limitOption, optionsArg, stringsIn } from "../_common/values.ts";
 import type {
   CallVerdict,
   Classifier,
@@ -1126,20 +1126,9 @@ function config(options: ValidateOptions): Config {
     repair: options.repair === true,
     coerce: options.coerce === true,
     scan: options.scan !== false,
-    maxDepth: limit(options.maxDepth, "maxDepth", 64),
-    maxLength: limit(options.maxLength, "maxLength", 1_000_000),
+    maxDepth: limitOption(options.maxDepth, "maxDepth", 64),
+    maxLength: limitOption(options.maxLength, "maxLength", 1_000_000),
   };
-}
-
-/**
- * A limit option's value, or `fallback` when it is absent (undefined or null, as `??` has always read it).
- * Anything but a number (`"8"`, NaN) throws: every comparison with NaN is false, so the limit would be off
- * without a word.
- */
-function limit(value: unknown, name: string, fallback: number): number {
-  if (value === undefined || value === null) return fallback;
-  if (typeof value === "number" && !Number.isNaN(value)) return value;
-  throw new TypeError(`options.${name} must be a number (default ${fallback}), got ${givenValue(value)}`);
 }
 
 function cloneJson(v: unknown): unknown {

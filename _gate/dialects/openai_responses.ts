@@ -159,6 +159,8 @@ class ResponsesStream implements FrameRouter {
   readonly #finishedItems: Record<string, unknown>[] = [];
   /** Their output indices. */
   readonly #finishedAt: number[] = [];
+  /** The length of the frames they came in. */
+  #kept = 0;
   /** The last `sequence_number` forwarded before the first held event (-1: none). */
   #lastSent = -1;
   /** On a retry's stream: the next `sequence_number` to give (continuing the first stream's). */
@@ -166,7 +168,12 @@ class ResponsesStream implements FrameRouter {
   /** On a retry's stream: where it continues. */
   #base?: ResumePoint;
 
-  note(event: Record<string, unknown>): void {
+  /** The length of the frames of the items kept. */
+  get kept(): number {
+    return this.#kept;
+  }
+
+  note(event: Record<string, unknown>, raw: string): void {
     if (typeof event.sequence_number === "number") {
       this.#lastSeq = Math.max(this.#lastSeq, event.sequence_number);
     }
@@ -174,6 +181,7 @@ class ResponsesStream implements FrameRouter {
     const item = isRecord(event.item) ? event.item : undefined;
     if (event.type === "response.output_item.done" && item && !isClientCall(item)) {
       this.#finishedItems.push(item);
+      this.#kept += raw.length;
       this.#finishedAt.push(typeof event.output_index === "number" ? event.output_index : -1);
     }
   }

@@ -109,7 +109,12 @@ export interface FrameRouter {
   /** How the stream is framed: Server-Sent Events, or newline-delimited JSON (Ollama). */
   readonly framing: "sse" | "ndjson";
   /** Notes what synthesised frames copy later (ids, model, positions). Sees every parsed frame first. */
-  note?(event: Record<string, unknown>): void;
+  note?(event: Record<string, unknown>, raw: string): void;
+  /**
+   * The length of the frames kept whole for the ending (OpenAI Responses keeps the items it finished, for
+   * the final snapshot it writes): bounded by the gate like the frames held.
+   */
+  readonly kept?: number;
   /** Sends, holds or splits one parsed frame. */
   route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void;
   /** Ends a stream whose calls were rejected: `text` in place of the calls, then a normal stop. */
@@ -158,8 +163,9 @@ export interface TextFrames {
 /** What the gate and a router share while a stream passes: frames to send now, frames held, two flags. */
 export class StreamFlow {
   #out: string[] = [];
-  /** Frames withheld until the calls are judged, in stream order. */
-  readonly held: Held[] = [];
+  #held: Held[] = [];
+  /** The length of the text of the frames held (what a call whose arguments never end grows). */
+  #heldSize = 0;
   /** True once a tool call has started: from then on what carries a position waits. */
   pending = false;
   /** True once text reached the client (a replacement then starts on a new paragraph). */
@@ -170,9 +176,27 @@ export class StreamFlow {
     this.#out.push(raw);
   }
 
+  /** Frames withheld until the calls are judged, in stream order. */
+  get held(): readonly Held[] {
+    return this.#held;
+  }
+
+  /** The length of the text of the frames held. */
+  get heldSize(): number {
+    return this.#heldSize;
+  }
+
   /** Withholds a frame until the calls are judged. */
   hold(frame: Held): void {
-    this.held.push(frame);
+    this.#held.push(frame);
+    this.#heldSize += frame.raw.length;
+  }
+
+  /** Replaces the held frames (default: with none). */
+  setHeld(frames: Held[] = []): void {
+    this.#held = frames;
+    this.#heldSize = 0;
+    for (const h of frames) this.#heldSize += h.raw.length;
   }
 
   /** Sends every held frame as it came. */
