@@ -11,7 +11,9 @@ import { type DeferredCheck, rejection } from "./judge.ts";
 import { cleanListing, describesThings } from "./poisoning.ts";
 import { scannedPlace, scanPayload } from "./judge.ts";
 import {
+  EDGE_BYTES,
   errorResponse,
+  idFromEdges,
   idKey,
   isRequest,
   isResponse,
@@ -347,7 +349,7 @@ export class GuardedSession implements McpSession {
   /** Judge a client frame and pass on what may go: all of it, the allowed part of a batch, or nothing. */
   #forward(frame: McpFrame): void | Promise<void> {
     const m = frame.message;
-    if (m === undefined) return this.#sinks.toServer(frame);
+    if (m === undefined) return this.#unreadable(frame);
     if (Array.isArray(m)) {
       if (!this.#guard.toolsKnown && m.some(isCall)) return this.#hold(frame);
       const kept = m.filter((x) => !isRecord(x) || this.#judgeClient(x) === "forward");
@@ -390,6 +392,7 @@ export class GuardedSession implements McpSession {
       if (this.#pending.delete(key)) this.#noteCancelled(key);
       this.#leaveBatch(key);
     }
+    if (m.method === "tools/call" && !isRequest(m)) return this.#callWithoutId(m);
     if (!isRequest(m)) return "forward";
     const method = m.method as string;
     const id = m.id as JsonRpcId;
@@ -420,6 +423,52 @@ export class GuardedSession implements McpSession {
     } else this.#hooks.emit({ event: "call_allowed", id, name });
     this.#pending.set(idKey(id), { id, method, name });
     return "forward";
+  }
+
+  /**
+   * A client line the guard cannot read (not JSON to it, or not an object) is not passed on: a server whose
+   * parser is laxer (Python's reads `NaN`) would run a `tools/call` in it unjudged. It is answered as a server
+   * answers a parse error, under its request's id when its ends show one (so the request is not left
+   * waiting); an unreadable answer to a request of the server's gets an error in its place. Blank lines go.
+   */
+  #unreadable(frame: McpFrame): void {
+    const bytes = frame.bytes;
+    if (bytes === undefined) return;
+    const text = decoder().decode(bytes.subarray(0, 4 * STRAY_TEXT));
+    if (text.trim() === "" && decoder().decode(bytes).trim() === "") return;
+    const edges = {
+      head: bytes.subarray(0, EDGE_BYTES),
+      tail: bytes.subarray(Math.max(0, bytes.length - EDGE_BYTES)),
+    };
+    const found = idFromEdges(edges);
+    this.#hooks.emit({
+      event: "client_message_refused",
+      kind: "not_json",
+      id: found?.id,
+      text: text.slice(0, STRAY_TEXT),
+    });
+    if (found !== undefined && !found.request) {
+      const why = "toolguard: the client's answer to this request was not JSON; it was not passed on";
+      this.#watch(this.#sinks.toServer({ message: errorResponse(found.id, -32603, why) }));
+      return;
+    }
+    const why =
+      "Parse error: toolguard could not read this message as JSON, so it was not passed on to the " +
+      "MCP server (it cannot check a tools/call it cannot read)";
+    this.#reply(errorResponse(found?.id ?? null, -32700, why));
+  }
+
+  /**
+   * A `tools/call` without an id (a notification, or id null) is not passed on: no answer would carry a
+   * rejection back, and a server that runs it anyway would run it unjudged. An id null gets an error.
+   */
+  #callWithoutId(m: JsonRpcMessage): "answered" {
+    this.#hooks.emit({ event: "client_message_refused", kind: "call_without_id", id: m.id });
+    if (m.id === null) {
+      const why = "Invalid Request: a tools/call needs a string or number id; toolguard did not pass it on";
+      this.#reply(errorResponse(null, -32600, why));
+    }
+    return "answered";
   }
 
   /** Pass on held frames in order, once the tool list is known; refuse them if the server closed meanwhile. */

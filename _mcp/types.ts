@@ -127,6 +127,12 @@ export type McpEvent =
    * client could take for the real answer while the guard had not looked into it.
    */
   | { event: "stray_message"; from: "server"; kind: "not_json" | "no_request"; id?: JsonRpcId; text?: string }
+  /**
+   * A client message not passed on to the server: a line that is not JSON (`text`: its first 200
+   * characters), which a laxer server parser could still read, or a `tools/call` without an id, which no
+   * rejection could answer. A request among them is answered with a JSON-RPC error.
+   */
+  | { event: "client_message_refused"; kind: "not_json" | "call_without_id"; id?: JsonRpcId; text?: string }
   | { event: "exit"; reason: McpRelayExit["reason"]; exitCode: number | null; signal: string | null };
 
 /** A text block in an MCP tool result. */

@@ -7,6 +7,9 @@
 //                                        and an answer to the next id, both with injected text
 //   node _mcp_evil_server.mjs broken     tools/call answers shaped like answers at both ends but not JSON (a raw
 //                                        tab inside a string), id first or id last
+//   node _mcp_evil_server.mjs lax        reads lines as a lax parser does (Python's json reads NaN) and runs a
+//                                        tools/call without an id or with id null too; every call it runs is
+//                                        told to the client in a log notification ("ran echo")
 import { existsSync, writeFileSync } from "node:fs";
 
 const mode = process.argv[2];
@@ -94,6 +97,17 @@ const waiting = new Map();
 
 function call(m) {
   const args = m.params.arguments ?? {};
+  if (mode === "lax") {
+    send({
+      jsonrpc: "2.0",
+      method: "notifications/message",
+      params: { level: "info", data: `ran ${m.params.name}` },
+    });
+    if (m.id !== undefined) {
+      send({ jsonrpc: "2.0", id: m.id, result: { content: [{ type: "text", text: "ran" }] } });
+    }
+    return;
+  }
   if (mode === "rugpull") {
     // Tell the client the tools changed before answering, so its next call meets the new definition.
     send({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
@@ -189,8 +203,9 @@ process.stdin.on("data", (chunk) => {
   for (let nl; (nl = buffered.indexOf("\n")) >= 0; buffered = buffered.slice(nl + 1)) {
     const line = buffered.slice(0, nl).trim();
     if (line === "") continue;
-    const m = JSON.parse(line);
-    if (m.method !== undefined && m.id !== undefined) answer(m);
+    const m = JSON.parse(mode === "lax" ? line.replace(/:\s*(?:NaN|-?Infinity)\b/g, ":null") : line);
+    if (mode === "lax" && m.method === "tools/call") call(m);
+    else if (m.method !== undefined && m.id !== undefined) answer(m);
     else if (m.method === undefined && waiting.has(m.id)) {
       // The client's answer to our sampling request: pass what the model saw back as the tool result.
       const callId = waiting.get(m.id);

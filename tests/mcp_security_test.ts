@@ -21,7 +21,8 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { main, MCP_HELP, MCP_OPTIONS } from "../_cli/mcp.ts";
 import { runtimeCommand } from "./_runtime.ts";
-import { createMcpGuard } from "../mcp.ts";
+import { createMcpGuard, type McpEvent } from "../mcp.ts";
+import { INIT } from "./_mcp_messages.ts";
 import { defaultPinsPath } from "../_mcp/pins.ts";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -566,5 +567,62 @@ test(
       await r.close();
       rmSync(dir, { recursive: true, force: true });
     }
+  },
+);
+
+test(
+  "relayMcp: a tools/call the guard cannot judge (no id, id null, a line it cannot parse) never reaches the server",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    // The lax server reads NaN (as Python's json does) and runs calls without an id: each run is logged to the client.
+    const { relayMcp } = await import("../mcp.ts");
+    const call = (id: unknown, name: string) => ({
+      jsonrpc: "2.0",
+      ...(id === undefined ? {} : { id }),
+      method: "tools/call",
+      params: { name, arguments: { text: 1 } },
+    });
+    const lines = [
+      ...[...INIT, { jsonrpc: "2.0", id: 1, method: "tools/list" }].map((m) => JSON.stringify(m)),
+      JSON.stringify(call(null, "echo")),
+      JSON.stringify(call(undefined, "nope")),
+      '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"nope","arguments":{"text":NaN}}}',
+      JSON.stringify({ ...call(4, "echo"), params: { name: "echo", arguments: { text: "fine" } } }),
+    ];
+    const seen: Record<string, unknown>[] = [];
+    const events: McpEvent[] = [];
+    let buffered = "";
+    const input = async function* (): AsyncGenerator<Uint8Array> {
+      for (const line of lines) yield new TextEncoder().encode(line + "\n");
+      // Held open until call 4 is answered: the server reads in order, so it has seen every line before it.
+      for (let i = 0; i < 1500 && !seen.some((m) => m.id === 4); i++) {
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    };
+    await relayMcp({
+      command: "node",
+      args: [EVIL, "lax"],
+      input: input(),
+      stderr: "ignore",
+      onEvent: (e) => void events.push(e),
+      output: (bytes) => {
+        buffered += new TextDecoder().decode(bytes);
+        for (let nl; (nl = buffered.indexOf("\n")) >= 0; buffered = buffered.slice(nl + 1)) {
+          seen.push(JSON.parse(buffered.slice(0, nl)));
+        }
+      },
+    });
+    const ran = seen.filter((m) => m.method === "notifications/message").map((m) =>
+      (m.params as { data: string }).data
+    );
+    assert.deepEqual(ran, ["ran echo"], "only call 4, judged and allowed, reached the server");
+    const error = (id: unknown) =>
+      (seen.find((m) => m.id === id && m.error !== undefined)?.error as { code: number })?.code;
+    assert.equal(error(null), -32600, "the call with id null is answered");
+    assert.equal(error(3), -32700, "the line the guard cannot parse is answered under its id");
+    const refused = events.flatMap((e) => e.event === "client_message_refused" ? [`${e.kind}:${e.id}`] : []);
+    assert.deepEqual(refused, ["call_without_id:null", "call_without_id:undefined", "not_json:3"]);
   },
 );
