@@ -45,7 +45,8 @@ answer, also when the server's answer is too big or the server dies. Point your 
 Options:
   --scan-output        flag injected instructions in everything the server sends: tool results
                        (text, structuredContent, embedded resources, resource links), resources/read,
-                       prompts/get, sampling and elicitation requests, log notifications
+                       prompts/get, sampling and elicitation requests, log and progress
+                       notifications, error answers, every other message
   --redact             cut located injected instructions out of it (implies --scan-output)
   --pins FILE|none     where tool definitions are pinned (default: ${pinsHelpPath()});
                        a pinned tool whose name, description or inputSchema changes is reported on stderr

@@ -448,7 +448,8 @@ export function schemaNotes(schema: unknown): SchemaRelaxation[] {
 
 /*
  * Scanning what a server sends besides tool results (with `scanOutput`): resource contents, prompts,
- * sampling and elicitation requests, log notifications. Every string the model may read is scanned; with
+ * sampling and elicitation requests, log and progress notifications, error answers, every other request,
+ * notification and answer. Every string the model may read is scanned; with
  * `redact` the located parts are cut out; a flagged result carries its findings under `_meta`.
  */
 
@@ -464,23 +465,8 @@ export type Visit = (
   isKey?: true,
 ) => boolean;
 
-/** Where a server-to-client payload sits: in a response's `result`, or a request's or notification's `params`. */
-export type PayloadPlace = "result" | "params";
-
-/** The methods whose payloads are scanned, and where the payload sits. */
-const SCANNED: Record<string, PayloadPlace> = {
-  "resources/read": "result",
-  "prompts/get": "result",
-  "sampling/createMessage": "params",
-  "elicitation/create": "params",
-  "notifications/message": "params",
-  "completion/complete": "result",
-};
-
-/** Where `method`'s payload sits when it is scanned; undefined when it is not one of them. */
-export function scannedPlace(method: string): PayloadPlace | undefined {
-  return Object.hasOwn(SCANNED, method) ? SCANNED[method] : undefined;
-}
+/** Where a server-to-client payload sits: a response's `result` or `error`, a request's or notification's `params`. */
+export type PayloadPlace = "result" | "error" | "params";
 
 /** Keys whose strings are not text for a model: addresses, media types, base64 blobs, enum tags. */
 const NOT_TEXT: ReadonlySet<string> = new Set(["uri", "mimeType", "blob", "type", "role", "_meta"]);

@@ -626,3 +626,58 @@ test(
     assert.deepEqual(refused, ["call_without_id:null", "call_without_id:undefined", "not_json:3"]);
   },
 );
+
+test("relayMcp --redact: a progress message and an error answer's message and data are scanned and cleaned", {
+  timeout: 60_000,
+}, async () => {
+  const { relayMcp } = await import("../mcp.ts");
+  const call = (id: number, text: string, meta?: unknown) => ({
+    jsonrpc: "2.0",
+    id,
+    method: "tools/call",
+    params: { name: "echo", arguments: { text }, ...(meta === undefined ? {} : { _meta: meta }) },
+  });
+  const sent = [...INIT, { jsonrpc: "2.0", id: 1, method: "tools/list" }, call(2, "x", { progressToken: 5 })];
+  const seen: Record<string, unknown>[] = [];
+  const events: McpEvent[] = [];
+  let buffered = "";
+  const input = async function* (): AsyncGenerator<Uint8Array> {
+    for (const m of [...sent, call(3, "fail")]) yield new TextEncoder().encode(JSON.stringify(m) + "\n");
+    for (let i = 0; i < 1500 && !seen.some((m) => m.id === 3); i++) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+  await relayMcp({
+    command: "node",
+    args: [EVIL, "payloads"],
+    input: input(),
+    stderr: "ignore",
+    redact: true,
+    onEvent: (e) => void events.push(e),
+    output: (bytes) => {
+      buffered += new TextDecoder().decode(bytes);
+      for (let nl; (nl = buffered.indexOf("\n")) >= 0; buffered = buffered.slice(nl + 1)) {
+        seen.push(JSON.parse(buffered.slice(0, nl)));
+      }
+    },
+  });
+  const progress = seen.find((m) => m.method === "notifications/progress")?.params as { message: string };
+  assert.match(progress.message, /\[redacted: /);
+  assert.doesNotMatch(progress.message, /Ignore all previous/);
+  const error = seen.find((m) => m.id === 3)?.error as { message: string; data: { detail: string } };
+  assert.match(
+    error.message,
+    /^toolguard: this error message contains text that looks like injected instructions/,
+  );
+  assert.doesNotMatch(error.message + error.data.detail, /Ignore all previous/);
+  // (a tool result's event names no method; the error's names tools/call)
+  const flagged = events.flatMap((e) =>
+    e.event === "output_flagged" ? [e.method ?? `result of ${e.name}`] : []
+  );
+  assert.deepEqual(flagged, [
+    "notifications/progress",
+    "notifications/message",
+    "result of echo",
+    "tools/call",
+  ]);
+});
