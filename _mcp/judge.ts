@@ -74,7 +74,7 @@ export type DeferredCheck = McpCallCheck & { later?: () => Finding[] };
  */
 export function injectionFindings(args: Record<string, unknown>): Finding[] {
   const out: Finding[] = [];
-  for (const [path, value] of stringsOf(args, "", 0)) {
+  for (const [path, value] of stringsOf(args, "")) {
     for (const sf of scan(value, { context: "tool_args" }).findings) {
       out.push({
         code: "argument_injection",
@@ -362,32 +362,50 @@ const PATTERNS: readonly SecretPattern[] = [
   { kind: "Hugging Face token", re: /\bhf_[A-Za-z]{34,}\b/ },
 ];
 
-/** Every non-empty string in `value` with its JSON Pointer (bounded depth). */
-export function* stringsOf(value: unknown, pointer: string, depth: number): Generator<[string, string]> {
-  if (depth > 64) return;
-  if (typeof value === "string") {
-    if (value !== "") yield [pointer, value];
-  } else if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) yield* stringsOf(value[i], `${pointer}/${i}`, depth + 1);
-  } else if (isRecord(value)) {
-    for (const [k, v] of Object.entries(value)) {
-      yield* stringsOf(v, `${pointer}/${escapePointer(k)}`, depth + 1);
+/**
+ * Every non-empty string in `value` with its JSON Pointer, in document order; with `keys`, every property name
+ * too (with its member's pointer, and `true`). Iterative: no depth of nesting hides a string (the validator
+ * bounds the depth of checked arguments, but not of those forwarded unchecked).
+ */
+export function* stringsOf(
+  value: unknown,
+  pointer: string,
+  { keys = false }: { keys?: boolean } = {},
+): Generator<[string, string, boolean]> {
+  const stack: [unknown, string, boolean][] = [[value, pointer, false]];
+  while (stack.length > 0) {
+    const [v, at, isKey] = stack.pop()!;
+    if (typeof v === "string") {
+      if (v !== "") yield [at, v, isKey];
+    } else if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], `${at}/${i}`, false]);
+    } else if (isRecord(v)) {
+      const entries = Object.entries(v);
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [k, member] = entries[i];
+        const p = `${at}/${escapePointer(k)}`;
+        stack.push([member, p, false]);
+        if (keys) stack.push([k, p, true]);
+      }
     }
   }
 }
 
-/** The `argument_secret` findings for a call's arguments: one per string that carries a credential. */
+/**
+ * The `argument_secret` findings for a call's arguments: one per string that carries a credential, property
+ * names included (a model told to pass a key can pass it as a name as well as a value).
+ */
 export function secretFindings(args: Record<string, unknown>): Finding[] {
   const out: Finding[] = [];
-  for (const [path, text] of stringsOf(args, "", 0)) {
+  for (const [path, text, isKey] of stringsOf(args, "", { keys: true })) {
     if (text.length < 20) continue;
     const hit = PATTERNS.find((p) => p.re.test(text));
     if (hit === undefined) continue;
+    const where = path === "" ? "The arguments carry" : `${isKey ? "The name of " : ""}"${path}" carries`;
     out.push({
       code: "argument_secret",
       path,
-      message:
-        `${path === "" ? "The arguments carry" : `"${path}" carries`} what looks like a ${hit.kind}. ` +
+      message: `${where} what looks like a ${hit.kind}. ` +
         "Never pass credentials to a tool; if the task really needs this, ask the user.",
       received: `[${hit.kind}]`,
     });

@@ -229,6 +229,10 @@ test(
         assert.equal(refused.isError, true, secret);
         assert.match(text(refused), /argument_secret/);
       }
+      // A credential passed as a property name is one too.
+      const named = await r.client.callTool({ name: "note", arguments: { text: "x", [key]: "the key" } });
+      assert.equal(named.isError, true);
+      assert.match(text(named), /argument_secret/);
       const fine = await r.client.callTool({
         name: "note",
         arguments: { text: "sha256 e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855" },
