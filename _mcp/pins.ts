@@ -219,6 +219,19 @@ export function writePinFile(path: string, pins: PinFile): void {
 }
 
 /**
+ * The pin of tool `name` in a map of pins, own members only: a server's tool named `constructor` or
+ * `toString` is not the map's inherited method (which made the review throw, and the listing pass uncleaned).
+ */
+export function pinOf(map: Record<string, PinnedTool> | undefined, name: string): PinnedTool | undefined {
+  return map !== undefined && Object.hasOwn(map, name) ? map[name] : undefined;
+}
+
+/** Pin `name` in a map of pins as an own member (an assignment to `__proto__` would set the prototype). */
+function setPin(map: Record<string, PinnedTool>, name: string, pin: PinnedTool): void {
+  Object.defineProperty(map, name, { value: pin, enumerable: true, writable: true, configurable: true });
+}
+
+/**
  * Accept pending definitions: for each server (or only `server`), the named tools' (or, with `"all"`, every)
  * pending definition becomes the pinned one. Returns what was accepted, as `server: tool` pairs.
  */
@@ -231,7 +244,7 @@ export function acceptPending(
     if (which.server !== undefined && key !== which.server) continue;
     for (const [name, pin] of Object.entries(entry.pending ?? {})) {
       if (which.tools !== "all" && !which.tools.includes(name)) continue;
-      entry.tools[name] = pin;
+      setPin(entry.tools, name, pin);
       delete entry.pending![name];
       accepted.push({ server: key, tool: name });
     }
@@ -299,9 +312,9 @@ export class PinStore {
     const name = definition.name;
     const hash = hashDefinition(definition);
     const pin: PinnedTool = { hash, definition, at: new Date().toISOString() };
-    const old = this.#pins.tools[name];
+    const old = pinOf(this.#pins.tools, name);
     if (old === undefined) {
-      this.#pins.tools[name] = pin;
+      setPin(this.#pins.tools, name, pin);
       review.added.push(name);
       return true;
     }
@@ -317,12 +330,12 @@ export class PinStore {
     };
     review.changed.push(change);
     if (accepted) {
-      this.#pins.tools[name] = pin;
+      setPin(this.#pins.tools, name, pin);
       if (this.#pins.pending) delete this.#pins.pending[name];
       return true;
     }
     this.#refused.set(name, change);
-    if (this.#pins.pending?.[name]?.hash === hash) return false;
+    if (pinOf(this.#pins.pending, name)?.hash === hash) return false;
     this.#pins.pending = { ...this.#pins.pending, [name]: pin };
     return true;
   }

@@ -610,7 +610,13 @@ export class GuardedSession implements McpSession {
       this.#sendOwnList(result.nextCursor);
       return null;
     }
-    const summary = this.#guard.setTools(this.#fetched);
+    let summary;
+    try {
+      summary = this.#guard.setTools(this.#fetched);
+    } catch (error) {
+      this.#finishFetch(`the tool list could not be taken: ${errorText(error)}`);
+      return null;
+    }
     this.#hooks.emit({ event: "tools", source: "guard", ...summary });
     this.#finishFetch();
     return null;
@@ -659,7 +665,11 @@ export class GuardedSession implements McpSession {
     if (req === undefined) return m.id === null ? this.#scanned(m, "", "error", null) : this.#stray(m, key);
     this.#pending.delete(key);
     if (req.method === "tools/list" && isRecord(m.result) && Array.isArray(m.result.tools)) {
-      this.#clientListAnswer(req, m.result.tools, m.result.nextCursor);
+      try {
+        this.#clientListAnswer(req, m.result.tools, m.result.nextCursor);
+      } catch {
+        // The guard keeps the list it had (a later call fetches one); the listing is still cleaned below.
+      }
     }
     if (m.result === undefined) return this.#scanned(m, req.method, "error", req.id, req.name);
     if (describesThings(req.method)) return this.#cleaned(req.method, m);
