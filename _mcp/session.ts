@@ -77,6 +77,12 @@ const CONNECTION_CLOSED = -32000;
 /** How many characters of a stray line an event carries. */
 const STRAY_TEXT = 200;
 
+/**
+ * How far the guard follows a server's tool list, page after page (`nextCursor`): a hostile server can hand
+ * out pages without end, which the guard would keep (hundreds of MiB a second) until its fetch timed out.
+ */
+const OWN_LIST = { pages: 100, tools: 10_000, bytes: 256 * 1024 * 1024 };
+
 /** How many cancelled requests are remembered, so that their late answers pass quietly. */
 const MAX_CANCELLED = 256;
 
@@ -120,6 +126,9 @@ export class GuardedSession implements McpSession {
   #fetching = false;
   #fetchTimer: ReturnType<typeof setTimeout> | undefined;
   #fetched: unknown[] = [];
+  /** Pages of the guard's own tool list read so far, and their bytes (when the transport gives them). */
+  #fetchedPages = 0;
+  #fetchedBytes = 0;
   #clientPages: unknown[] = [];
   /** Why the server is gone, once it is. */
   #closed: string | null = null;
@@ -309,7 +318,7 @@ export class GuardedSession implements McpSession {
     if (Array.isArray(m)) return this.#fromServerBatch(frame, m);
     let r: ServerOutcome = "same";
     try {
-      r = this.#judgeServer(m);
+      r = this.#judgeServer(m, frame.bytes?.length ?? 0);
     } catch {
       // A judging bug must not stop the server's messages: pass this one on unchanged.
     }
@@ -550,6 +559,8 @@ export class GuardedSession implements McpSession {
     if (this.#fetching) return;
     this.#fetching = true;
     this.#fetched = [];
+    this.#fetchedPages = 0;
+    this.#fetchedBytes = 0;
     const ms = this.#hooks.toolsTimeoutMs;
     // (the timer first: a request that cannot be sent ends the fetch at once, and clears it)
     this.#fetchTimer = setTimeout(() => this.#finishFetch(`no answer within ${ms} ms`), ms);
@@ -598,14 +609,24 @@ export class GuardedSession implements McpSession {
   }
 
   /** An answer to one of the guard's own `tools/list` requests: the next page, or the list is complete. */
-  #ownListAnswer(m: JsonRpcMessage): null {
+  #ownListAnswer(m: JsonRpcMessage, bytes: number): null {
     const result = m.result;
     if (!isRecord(result) || !Array.isArray(result.tools)) {
       const e = isRecord(m.error) ? `${m.error.code}: ${m.error.message}` : "the answer had no tools array";
       this.#finishFetch(`tools/list failed: ${e}`);
       return null;
     }
-    this.#fetched.push(...result.tools);
+    this.#fetchedPages++;
+    this.#fetchedBytes += bytes;
+    if (
+      this.#fetchedPages > OWN_LIST.pages || this.#fetched.length + result.tools.length > OWN_LIST.tools ||
+      this.#fetchedBytes > OWN_LIST.bytes
+    ) {
+      const limit = `${OWN_LIST.pages} pages, ${OWN_LIST.tools} tools or ${OWN_LIST.bytes / 2 ** 20} MiB`;
+      this.#finishFetch(`tools/list failed: the server's tool list runs past ${limit}`);
+      return null;
+    }
+    for (const tool of result.tools) this.#fetched.push(tool); // (a spread of a long page would throw)
     if (typeof result.nextCursor === "string" && result.nextCursor !== "") {
       this.#sendOwnList(result.nextCursor);
       return null;
@@ -647,8 +668,11 @@ export class GuardedSession implements McpSession {
     else if (out.length > 0) this.#toClient({ message: out, extra: frame.extra });
   }
 
-  /** Handle one server message; returns the message to pass on, "same" to pass it as it is, or null to drop it. */
-  #judgeServer(m: JsonRpcMessage): ServerOutcome {
+  /**
+   * Handle one server message (`bytes`: its line's length, when known, for the bound on the guard's own tool
+   * list); returns the message to pass on, "same" to pass it as it is, or null to drop it.
+   */
+  #judgeServer(m: JsonRpcMessage, bytes = 0): ServerOutcome {
     if (m.method === "notifications/tools/list_changed") {
       this.#hooks.markStale();
       return "same";
@@ -658,7 +682,7 @@ export class GuardedSession implements McpSession {
     const key = idKey(m.id);
     if (this.#own.has(key)) {
       this.#own.delete(key);
-      return this.#ownListAnswer(m);
+      return this.#ownListAnswer(m, bytes);
     }
     const req = this.#pending.get(key);
     // An error with id null answers a message the server could not read: the client needs it.

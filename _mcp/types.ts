@@ -53,7 +53,10 @@ export interface McpGuardOptions {
    * calls to such tools. Default false: the flagged span is replaced by a marker and the tool stays.
    */
   strict?: boolean;
-  /** How long the guard waits for its own `tools/list` request before rejecting held calls. Default 30 000. */
+  /**
+   * How long the guard waits for its own `tools/list` request before rejecting held calls. Default 30 000.
+   * It follows at most 100 pages (10 000 tools, 256 MiB) of a list: past that, held calls are rejected too.
+   */
   toolsTimeoutMs?: number;
   /**
    * Pin tool definitions (against rug pulls): each tool's name, description and input schema are hashed on

@@ -6,7 +6,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createMcpGuard, type JsonRpcMessage, type McpFrame, relayMcp } from "../mcp.ts";
+import { createMcpGuard, type JsonRpcMessage, type McpEvent, type McpFrame, relayMcp } from "../mcp.ts";
 import { createFramer, idFromEdges } from "../_mcp/jsonrpc.ts";
 import { INIT } from "./_mcp_messages.ts";
 
@@ -163,3 +163,40 @@ test("McpSession: with batches split, a rejected call and the server's answers c
   session.fromClient({ message: [] });
   assert.equal(((toClient[2].message as JsonRpcMessage).error as { code: number }).code, -32600);
 });
+
+test(
+  "relayMcp: a server whose tool list has no last page fails the guard's fetch at a bound, not at its timeout",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    // Every page has a next cursor: the guard kept every page (hundreds of MiB a second) until it timed out.
+    const server = `let n = 0;
+  const tools = Array.from({ length: 10 }, (_, i) => ({ name: "t" + i, inputSchema: { type: "object" } }));
+  require("node:readline").createInterface({ input: process.stdin }).on("line", (line) => {
+    const m = JSON.parse(line);
+    const result = { tools, nextCursor: "page" + ++n };
+    if (m.method === "tools/list") process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id: m.id, result }) + "\\n");
+  });`;
+    let out = "";
+    const events: McpEvent[] = [];
+    const input = async function* (): AsyncGenerator<Uint8Array> {
+      const call = { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "t1", arguments: {} } };
+      yield new TextEncoder().encode(JSON.stringify(call) + "\n");
+      for (let i = 0; i < 2500 && !out.includes('"id":1'); i++) await new Promise((r) => setTimeout(r, 20));
+    };
+    await relayMcp({
+      command: "node",
+      args: ["-e", server],
+      input: input(),
+      output: (bytes) => void (out += new TextDecoder().decode(bytes)),
+      onEvent: (e) => void events.push(e),
+      stderr: "ignore",
+      toolsTimeoutMs: 45_000,
+    });
+    const answer = JSON.parse(out.split("\n").find((l) => l.includes('"id":1'))!);
+    assert.equal(answer.result.isError, true);
+    assert.match(answer.result.content[0].text, /tool list runs past 100 pages/);
+    assert.deepEqual(events.filter((e) => e.event === "tools_fetch_failed").length, 1);
+  },
+);
