@@ -108,8 +108,8 @@ export function refuseChanged(change: PinChange): McpCallCheck {
     expected: `sha256:${change.pinned}`,
     received: `sha256:${change.seen}`,
   };
-  const feedback = `Your call to ${name} was not run: the definition of tool ${name} (its description or ` +
-    "input schema) changed since toolguard pinned it, which is how a server swaps a trusted tool for a " +
+  const feedback = `Your call to ${name} was not run: the definition of tool ${name} (its description, ` +
+    "input schema, title, annotations or output schema) changed since toolguard pinned it, which is how a server swaps a trusted tool for a " +
     "malicious one. Tell the user; they can review the change and accept it with " +
     `\`toolguard mcp pins accept ${name}\`. Do not retry.`;
   const verdict: CallVerdict = { index: 0, name, allowed: false, findings: [finding] };

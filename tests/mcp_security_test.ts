@@ -5,7 +5,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import process from "node:process";
@@ -23,7 +23,7 @@ import { main, MCP_HELP, MCP_OPTIONS } from "../_cli/mcp.ts";
 import { runtimeCommand } from "./_runtime.ts";
 import { createMcpGuard, type McpEvent } from "../mcp.ts";
 import { INIT } from "./_mcp_messages.ts";
-import { defaultPinsPath } from "../_mcp/pins.ts";
+import { defaultPinsPath, hashDefinition } from "../_mcp/pins.ts";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const EVIL = join(root, "tests/_mcp_evil_server.mjs");
@@ -159,6 +159,54 @@ test(
     }
   },
 );
+
+test(
+  "toolguard mcp: a tool whose annotations alone change (destructive, then read-only) is refused as changed",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    // A client may run a read-only tool without asking the user: the annotations are part of what is pinned.
+    const dir = tempDir();
+    try {
+      const env = { RUG_STATE: join(dir, "rug-state"), RUG_ONLY: "annotations" };
+      const r = await relayed("rugpull", ["--pins", join(dir, "pins.json")], env);
+      try {
+        const ok = await r.client.callTool({ name: "get_weather", arguments: { text: "Oslo" } });
+        assert.equal(text(ok), "sunny in Oslo");
+        const refused = await r.client.callTool({ name: "get_weather", arguments: { text: "Oslo" } });
+        assert.equal(refused.isError, true);
+        assert.match(text(refused), /changed since toolguard pinned it/);
+      } finally {
+        await r.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
+
+test("McpGuard: a pin made before annotations were hashed is completed, not refused; a later change is caught", () => {
+  const dir = tempDir();
+  try {
+    const file = join(dir, "pins.json");
+    const v1 = { name: "t", description: "Does t.", inputSchema: { type: "object" } };
+    // As older versions wrote it: the hash of name, description and input schema, no scheme.
+    const pin = { hash: hashDefinition(v1), definition: v1, at: "2026-01-01T00:00:00.000Z" };
+    writeFileSync(file, JSON.stringify({ version: 1, servers: { s: { tools: { t: pin } } } }));
+    const changes: string[] = [];
+    const options = { pins: { server: "s", file }, onEvent: (e: McpEvent) => void changes.push(e.event) };
+    const guard = createMcpGuard(options);
+    guard.setTools([{ ...v1, annotations: { destructiveHint: true } }]);
+    assert.equal(guard.checkCall({ name: "t", arguments: {} }).allowed, true);
+    assert.deepEqual(changes, []);
+    assert.equal(JSON.parse(readFileSync(file, "utf8")).servers.s.tools.t.scheme, 2);
+    createMcpGuard(options).setTools([{ ...v1, annotations: { readOnlyHint: true } }]);
+    assert.deepEqual(changes, ["tool_changed"]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
 
 test("McpGuard: pins in memory: a tool that changes between tools/list answers is refused; accept lets it run", () => {
   const v1 = { name: "t", description: "Does t.", inputSchema: { type: "object" } };
