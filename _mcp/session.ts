@@ -119,7 +119,7 @@ export class GuardedSession implements McpSession {
   readonly #pending = new Map<string, PendingRequest>();
   /** The guard's own `tools/list` requests in flight. */
   readonly #own = new Map<string, { cursor?: string }>();
-  /** Client messages waiting for the tool list, in order. */
+  /** Client messages waiting for the tool list, in order (its answers to the server's requests never wait). */
   readonly #held: McpFrame[] = [];
   /** Who waits for {@linkcode released}. */
   #onReleased: (() => void)[] = [];
@@ -196,7 +196,11 @@ export class GuardedSession implements McpSession {
   /** One client frame (a single message, or a batch when batches are not split): judge, hold or refuse it. */
   #accept(frame: McpFrame): void | Promise<void> {
     if (this.#closed !== null) return this.#refuse(frame);
-    if (this.#fetching || this.#held.length > 0) {
+    const m = frame.message;
+    // An answer to a server's request waits for nothing: a server may need it before it answers the guard's
+    // tools/list (one that handles a request at a time would otherwise wait for it until the fetch timed out).
+    const answer = m !== undefined && !Array.isArray(m) && isResponse(m);
+    if ((this.#fetching || this.#held.length > 0) && !answer) {
       this.#held.push(frame);
       return;
     }

@@ -200,3 +200,65 @@ test(
     assert.deepEqual(events.filter((e) => e.event === "tools_fetch_failed").length, 1);
   },
 );
+
+test("relayMcp: the client's answer to a server's request is not held behind the guard's tools/list", {
+  timeout: 60_000,
+}, async () => {
+  // A server that handles one request at a time: during "ask" it says its tools changed and asks the client's
+  // model, queueing everything else until the answer comes. A call made meanwhile makes the guard re-read the
+  // tools; had the answer waited behind that, neither would come until the guard's fetch timed out.
+  const server = `const queue = [];
+  let busy = null;
+  const send = (m) => process.stdout.write(JSON.stringify(m) + "\\n");
+  const tools = ["ask", "echo"].map((name) => ({ name, inputSchema: { type: "object" } }));
+  function handle(m) {
+    if (m.method === "tools/list") return send({ jsonrpc: "2.0", id: m.id, result: { tools } });
+    if (m.params.name === "echo") return send({ jsonrpc: "2.0", id: m.id, result: { content: [] } });
+    busy = m.id;
+    send({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
+    send({ jsonrpc: "2.0", id: 1000, method: "sampling/createMessage", params: { messages: [], maxTokens: 1 } });
+  }
+  require("node:readline").createInterface({ input: process.stdin }).on("line", (line) => {
+    const m = JSON.parse(line);
+    if (m.id === 1000 && m.method === undefined) {
+      send({ jsonrpc: "2.0", id: busy, result: { content: [] } });
+      busy = null;
+      while (queue.length > 0) handle(queue.shift());
+    } else if (m.method !== undefined && m.id !== undefined) busy === null ? handle(m) : queue.push(m);
+  });`;
+  const seen: Record<string, unknown>[] = [];
+  let buffered = "";
+  const until = async (what: (m: Record<string, unknown>) => boolean) => {
+    for (let i = 0; i < 2500 && !seen.some(what); i++) await new Promise((r) => setTimeout(r, 20));
+  };
+  const line = (m: unknown) => new TextEncoder().encode(JSON.stringify(m) + "\n");
+  const call = (id: number, name: string) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name } });
+  const input = async function* (): AsyncGenerator<Uint8Array> {
+    yield line({ jsonrpc: "2.0", id: 1, method: "tools/list" });
+    yield line(call(2, "ask"));
+    await until((m) => m.method === "sampling/createMessage");
+    yield line(call(3, "echo")); // the tools changed: held while the guard re-reads them
+    yield line({
+      jsonrpc: "2.0",
+      id: 1000,
+      result: { role: "assistant", content: { type: "text", text: "ok" } },
+    });
+    await until((m) => m.id === 3);
+  };
+  await relayMcp({
+    command: "node",
+    args: ["-e", server],
+    input: input(),
+    stderr: "ignore",
+    toolsTimeoutMs: 45_000,
+    output: (bytes) => {
+      buffered += new TextDecoder().decode(bytes);
+      for (let nl; (nl = buffered.indexOf("\n")) >= 0; buffered = buffered.slice(nl + 1)) {
+        seen.push(JSON.parse(buffered.slice(0, nl)));
+      }
+    },
+  });
+  const answer = (id: number) => seen.find((m) => m.id === id) as { result?: { isError?: boolean } };
+  assert.deepEqual(answer(2)?.result, { content: [] });
+  assert.deepEqual(answer(3)?.result, { content: [] }, JSON.stringify(answer(3)));
+});
