@@ -46,7 +46,8 @@ answer, also when the server's answer is too big or the server dies. Point your 
 Options:
   --scan-output        flag injected instructions in everything the server sends: tool results
                        (text, structuredContent, embedded resources, resource links), resources/read,
-                       prompts/get, sampling and elicitation requests, log notifications
+                       prompts/get, sampling and elicitation requests, log and progress
+                       notifications, error answers, every other message
   --redact             cut located injected instructions out of it (implies --scan-output)
   --pins FILE|none     where tool definitions are pinned (default: ${pinsHelpPath()});
                        a pinned tool whose name, description or inputSchema changes is reported on stderr
@@ -249,6 +250,13 @@ function stderrNotice(event: McpEvent, values: OptionValues, warned: Set<string>
           JSON.stringify(event.id)
         }) that no request waits for; ` +
           "not passed on (nor are later ones; --log records each)\n",
+    );
+  } else if (event.event === "client_message_refused" && !warned.has(`client:${event.kind}`)) {
+    warned.add(`client:${event.kind}`);
+    const what = event.kind === "not_json" ? "a line that is not JSON" : "a tools/call without an id";
+    notice(
+      `toolguard mcp: the client sent ${what}; not passed on to the server, since the guard cannot judge it ` +
+        "(nor are later ones; --log records each)\n",
     );
   } else if (event.event === "post_failed" && !warned.has(`post:${event.detail}`)) {
     warned.add(`post:${event.detail}`);

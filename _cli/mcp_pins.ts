@@ -18,7 +18,14 @@ import {
   writeErr,
   writeOut,
 } from "./io.ts";
-import { acceptPending, defaultPinsPath, diffDefinitions, readPinFile, writePinFile } from "../_mcp/pins.ts";
+import {
+  acceptPending,
+  defaultPinsPath,
+  diffDefinitions,
+  pinOf,
+  readPinFile,
+  writePinFile,
+} from "../_mcp/pins.ts";
 
 /** The `toolguard mcp pins --help` text. */
 export const MCP_PINS_HELP = `toolguard mcp pins: review and accept changed MCP tool definitions
@@ -99,7 +106,7 @@ function listing(pins: ReturnType<typeof readPinFile>): string {
     }
     for (const [name, pin] of Object.entries(entry.pending ?? {})) {
       out += `  CHANGED ${name}  sha256:${pin.hash.slice(0, 16)}  seen ${pin.at}\n`;
-      const old = entry.tools[name];
+      const old = pinOf(entry.tools, name);
       if (old) out += diffDefinitions(old.definition, pin.definition).replace(/^/gm, "      ") + "\n";
     }
   }

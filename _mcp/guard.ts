@@ -162,14 +162,18 @@ export function createMcpGuard(options: McpGuardOptions = {}): McpGuard {
   const guard: McpGuard = {
     setTools(list) {
       // Only "block" needs the validator's scan; "warn" scans in judgeCall (or after forwarding, in sessions).
-      compiled = compileTools(list, { scan: judging.injection === "block" });
+      const next = compileTools(list, { scan: judging.injection === "block" });
+      const names = new Set(next.tools.map((t) => t.name));
+      const hidden = strict
+        ? new Set(cleanListing("tools/list", { tools: list }, { declared: names, strict }).hidden)
+        : poisoned;
+      const review = pins?.review(list);
+      // Adopted only once every check has run: a list that makes one throw leaves the guard as it was,
+      // never with the new tools and no pin review (their calls would go on unreviewed).
+      compiled = next;
       stale = false;
-      if (strict) {
-        poisoned = new Set(
-          cleanListing("tools/list", { tools: list }, { declared: declared(), strict }).hidden,
-        );
-      }
-      if (pins !== null) reportPins(pins.review(list), emit);
+      poisoned = hidden;
+      if (review !== undefined) reportPins(review, emit);
       return summarise(compiled);
     },
     get toolsKnown() {

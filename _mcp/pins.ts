@@ -1,6 +1,8 @@
 /**
  * Pinning tool definitions (against "rug pulls"): the first time the guard sees a server's tool it records
- * a hash of the tool's name, description and input schema; a later `tools/list` that changes a pinned tool
+ * a hash of the tool's name, description, input schema, title, annotations and output schema (what a client or
+ * its model reads of it: an annotation turned `readOnlyHint` can spare a call the user's confirmation); a
+ * later `tools/list` that changes a pinned tool
  * is reported with a diff, and the tool's calls are refused until the user accepts the new definition.
  *
  * The pins live in a JSON file (one per user by default, see {@linkcode defaultPinsPath}) keyed by server
@@ -31,12 +33,23 @@ export interface ToolDefinition {
   description?: string;
   /** Its input schema, as declared. */
   inputSchema?: unknown;
+  /** Its title, when it has one. */
+  title?: string;
+  /** Its annotations (`readOnlyHint`, `destructiveHint`, ...), when it has them. */
+  annotations?: unknown;
+  /** Its output schema, when it has one. */
+  outputSchema?: unknown;
 }
 
 /** One pinned (or pending) definition. */
 export interface PinnedTool {
   /** SHA-256 (hex) of the canonical JSON of the definition. */
   hash: string;
+  /**
+   * 2 when the hash covers title, annotations and output schema too; absent in pins made before, whose hash
+   * covers name, description and input schema only (see {@linkcode PIN_SCHEME}).
+   */
+  scheme?: 2;
   /** The definition itself, so a change can be shown as a diff. */
   definition: ToolDefinition;
   /** When it was recorded (ISO 8601). */
@@ -124,7 +137,26 @@ export function definitionOf(tool: unknown): ToolDefinition | null {
   const out: ToolDefinition = { name: tool.name };
   if (typeof tool.description === "string") out.description = tool.description;
   if (tool.inputSchema !== undefined) out.inputSchema = tool.inputSchema;
+  if (typeof tool.title === "string") out.title = tool.title;
+  if (tool.annotations !== undefined) out.annotations = tool.annotations;
+  if (tool.outputSchema !== undefined) out.outputSchema = tool.outputSchema;
   return out;
+}
+
+/** What pins now record: {@linkcode PinnedTool.scheme}. */
+export const PIN_SCHEME = 2;
+
+/**
+ * The hash a pin made before {@linkcode PIN_SCHEME} would have for `definition`: of its name, description and
+ * input schema only. A tool whose older pin matches it has not changed in what that pin saw, and is re-pinned
+ * whole (so an upgrade refuses no tool); what changes after that is caught.
+ */
+function olderHash(definition: ToolDefinition): string {
+  const { name, description, inputSchema } = definition;
+  const older: ToolDefinition = { name };
+  if (description !== undefined) older.description = description;
+  if (inputSchema !== undefined) older.inputSchema = inputSchema;
+  return hashDefinition(older);
 }
 
 /** SHA-256 of a definition's canonical JSON, as hex. */
@@ -219,6 +251,19 @@ export function writePinFile(path: string, pins: PinFile): void {
 }
 
 /**
+ * The pin of tool `name` in a map of pins, own members only: a server's tool named `constructor` or
+ * `toString` is not the map's inherited method (which made the review throw, and the listing pass uncleaned).
+ */
+export function pinOf(map: Record<string, PinnedTool> | undefined, name: string): PinnedTool | undefined {
+  return map !== undefined && Object.hasOwn(map, name) ? map[name] : undefined;
+}
+
+/** Pin `name` in a map of pins as an own member (an assignment to `__proto__` would set the prototype). */
+function setPin(map: Record<string, PinnedTool>, name: string, pin: PinnedTool): void {
+  Object.defineProperty(map, name, { value: pin, enumerable: true, writable: true, configurable: true });
+}
+
+/**
  * Accept pending definitions: for each server (or only `server`), the named tools' (or, with `"all"`, every)
  * pending definition becomes the pinned one. Returns what was accepted, as `server: tool` pairs.
  */
@@ -231,7 +276,7 @@ export function acceptPending(
     if (which.server !== undefined && key !== which.server) continue;
     for (const [name, pin] of Object.entries(entry.pending ?? {})) {
       if (which.tools !== "all" && !which.tools.includes(name)) continue;
-      entry.tools[name] = pin;
+      setPin(entry.tools, name, pin);
       delete entry.pending![name];
       accepted.push({ server: key, tool: name });
     }
@@ -298,14 +343,18 @@ export class PinStore {
   #reviewOne(definition: ToolDefinition, review: PinReview): boolean {
     const name = definition.name;
     const hash = hashDefinition(definition);
-    const pin: PinnedTool = { hash, definition, at: new Date().toISOString() };
-    const old = this.#pins.tools[name];
+    const pin: PinnedTool = { hash, scheme: PIN_SCHEME, definition, at: new Date().toISOString() };
+    const old = pinOf(this.#pins.tools, name);
     if (old === undefined) {
-      this.#pins.tools[name] = pin;
+      setPin(this.#pins.tools, name, pin);
       review.added.push(name);
       return true;
     }
     if (old.hash === hash) return false;
+    if (old.scheme === undefined && old.hash === olderHash(definition)) {
+      setPin(this.#pins.tools, name, { ...pin, at: old.at }); // pinned before: the same tool, now pinned whole
+      return true;
+    }
     const accept = this.#options.accept;
     const accepted = accept === "all" || (accept !== undefined && accept.includes(name));
     const change: PinChange = {
@@ -317,12 +366,12 @@ export class PinStore {
     };
     review.changed.push(change);
     if (accepted) {
-      this.#pins.tools[name] = pin;
+      setPin(this.#pins.tools, name, pin);
       if (this.#pins.pending) delete this.#pins.pending[name];
       return true;
     }
     this.#refused.set(name, change);
-    if (this.#pins.pending?.[name]?.hash === hash) return false;
+    if (pinOf(this.#pins.pending, name)?.hash === hash) return false;
     this.#pins.pending = { ...this.#pins.pending, [name]: pin };
     return true;
   }

@@ -14,6 +14,7 @@
 import { scan } from "../_scan/scan.ts";
 import { escapePointer } from "../_common/pointer.ts";
 import { isRecord } from "../_common/values.ts";
+import { DATA_KEYWORDS, SCHEMA_MAPS } from "../_validate/defaults.ts";
 import type { ScanFinding } from "../types.ts";
 
 /** What a description rule found: the scanner's categories plus the ones only descriptions have. */
@@ -281,7 +282,7 @@ export interface FlaggedDescription {
 export interface CleanedListing {
   /** The result to pass on: the given object when nothing was flagged, else a cleaned copy. */
   result: unknown;
-  /** Every flagged description. */
+  /** The flagged descriptions, up to `LISTED` of them (the rest are cleaned, not listed). */
   flagged: FlaggedDescription[];
   /** Names of the entries hidden (with `strict`). */
   hidden: string[];
@@ -300,34 +301,70 @@ export function describesThings(method: string): boolean {
   return method === "initialize" || Object.hasOwn(LISTINGS, method);
 }
 
-/** Check and clean every `description` string under `value` (bounded depth); returns the cleaned copy. */
+/** A container met while walking a listing entry: where it sits, and its copy once something in it changed. */
+interface Place {
+  value: Record<string, unknown> | unknown[];
+  parent: Place | null;
+  key: string | number;
+  copy?: Record<string, unknown> | unknown[];
+}
+
+/** The copy of `place`, made (with the copies of the containers above it) on first use. */
+function writable(place: Place): Record<string | number, unknown> {
+  const chain: Place[] = [];
+  for (let p: Place | null = place; p !== null && p.copy === undefined; p = p.parent) chain.push(p);
+  for (let i = chain.length - 1; i >= 0; i--) {
+    const p = chain[i];
+    p.copy = Array.isArray(p.value) ? p.value.slice() : { ...p.value };
+    if (p.parent !== null) (p.parent.copy as Record<string | number, unknown>)[p.key] = p.copy;
+  }
+  return place.copy as Record<string | number, unknown>;
+}
+
+/** The JSON Pointer of member `key` of `place`, below `base`. */
+function pointerOf(base: string, place: Place, key: string): string {
+  const keys: string[] = [escapePointer(key)];
+  for (let p: Place | null = place; p !== null && p.parent !== null; p = p.parent) {
+    keys.push(typeof p.key === "number" ? String(p.key) : escapePointer(p.key));
+  }
+  return `${base}/${keys.reverse().join("/")}`;
+}
+
+/**
+ * Check and clean every `description` string under `value`, in document order; returns the cleaned copy (the
+ * given value when nothing changed). Iterative: no depth of nesting hides a description (a recursive walk
+ * stopped at 32 levels, and a deeper one would overflow the stack).
+ */
 function cleanTree(
   value: unknown,
   pointer: string,
-  check: (text: string, pointer: string) => string | null,
-  depth: number,
+  check: (text: string, pointer: () => string) => string | null,
 ): unknown {
-  if (depth > 32) return value;
-  if (Array.isArray(value)) {
-    let copy: unknown[] | null = null;
-    value.forEach((v, i) => {
-      const c = cleanTree(v, `${pointer}/${i}`, check, depth + 1);
-      if (c !== v) (copy ??= value.slice())[i] = c;
-    });
-    return copy ?? value;
+  if (!Array.isArray(value) && !isRecord(value)) return value;
+  const root: Place = { value, parent: null, key: "" };
+  const stack: ({ place: Place } | { text: string; in: Place })[] = [{ place: root }];
+  while (stack.length > 0) {
+    const item = stack.pop()!;
+    if ("text" in item) {
+      const cleaned = check(item.text, () => pointerOf(pointer, item.in, "description"));
+      if (cleaned !== null) writable(item.in).description = cleaned;
+      continue;
+    }
+    const place = item.place;
+    const v = place.value;
+    const entries: [string | number, unknown][] = Array.isArray(v) ? [...v.entries()] : Object.entries(v);
+    // In `properties` (and the like) keys are names: a property named `default` is a schema, not data.
+    const names = !Array.isArray(v) && typeof place.key === "string" && SCHEMA_MAPS.has(place.key);
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [key, child] = entries[i];
+      if (key === "description" && typeof child === "string") stack.push({ text: child, in: place });
+      else if (!names && typeof key === "string" && DATA_KEYWORDS.has(key)) continue; // data, not text to a model
+      else if (Array.isArray(child) || isRecord(child)) {
+        stack.push({ place: { value: child, parent: place, key } });
+      }
+    }
   }
-  if (!isRecord(value)) return value;
-  let copy: Record<string, unknown> | null = null;
-  for (const [key, v] of Object.entries(value)) {
-    const p = `${pointer}/${escapePointer(key)}`;
-    const c = key === "description" && typeof v === "string"
-      ? check(v, p) ?? v
-      : key === "enum" || key === "const" || key === "default" || key === "examples"
-      ? v
-      : cleanTree(v, p, check, depth + 1);
-    if (c !== v) (copy ??= { ...value })[key] = c;
-  }
-  return copy ?? value;
+  return root.copy ?? value;
 }
 
 /** The titles tools carry (`title`, `annotations.title`): descriptions name tools by them too. */
@@ -344,6 +381,12 @@ function titlesOf(entries: readonly unknown[]): string[] {
 }
 
 /**
+ * How many flagged descriptions a listing reports, and the pointer characters they may carry in all: past
+ * either, the rest are still cleaned, not listed (a hostile schema can nest thousands of them thousands deep).
+ */
+const LISTED = { descriptions: 1000, pointerChars: 1 << 20 };
+
+/**
  * Check the descriptions in the result of a listing (`tools/list`, `prompts/list`, `resources/list`,
  * `resources/templates/list`) or of `initialize` (the server's `instructions`): flagged spans are replaced
  * by a marker; with `strict` a flagged entry is hidden instead.
@@ -356,16 +399,24 @@ export function cleanListing(
   const flagged: FlaggedDescription[] = [];
   const hidden: string[] = [];
   if (!isRecord(result)) return { result, flagged, hidden };
-  const checker = (kind: DescribedKind, name: string) => (text: string, pointer: string): string | null => {
-    const findings = checkDescription(text, options);
-    if (findings.length === 0) return null;
-    flagged.push({ kind, name, pointer, findings });
-    return cleanDescription(text, findings);
-  };
+  let found = 0; // flagged descriptions, listed or not
+  let pointerChars = 0;
+  const checker =
+    (kind: DescribedKind, name: string) => (text: string, pointer: () => string): string | null => {
+      const findings = checkDescription(text, options);
+      if (findings.length === 0) return null;
+      found++;
+      if (flagged.length < LISTED.descriptions && pointerChars < LISTED.pointerChars) {
+        const at = pointer();
+        pointerChars += at.length;
+        flagged.push({ kind, name, pointer: at, findings });
+      }
+      return cleanDescription(text, findings);
+    };
   if (method === "initialize") {
     if (typeof result.instructions !== "string") return { result, flagged, hidden };
     const info = isRecord(result.serverInfo) ? String(result.serverInfo.name ?? "") : "";
-    const cleaned = checker("server", info)(result.instructions, "/instructions");
+    const cleaned = checker("server", info)(result.instructions, () => "/instructions");
     return { result: cleaned === null ? result : { ...result, instructions: cleaned }, flagged, hidden };
   }
   const listing = LISTINGS[method];
@@ -378,9 +429,9 @@ export function cleanListing(
   let changed = false;
   entries.forEach((entry, i) => {
     const name = isRecord(entry) && typeof entry.name === "string" ? entry.name : String(i);
-    const before = flagged.length;
-    const cleaned = cleanTree(entry, `/${listing.key}/${i}`, checker(listing.kind, name), 0);
-    if (flagged.length > before && options.strict) {
+    const before = found;
+    const cleaned = cleanTree(entry, `/${listing.key}/${i}`, checker(listing.kind, name));
+    if (found > before && options.strict) {
       hidden.push(name);
       changed = true;
       return;

@@ -53,11 +53,15 @@ export interface McpGuardOptions {
    * calls to such tools. Default false: the flagged span is replaced by a marker and the tool stays.
    */
   strict?: boolean;
-  /** How long the guard waits for its own `tools/list` request before rejecting held calls. Default 30 000. */
+  /**
+   * How long the guard waits for its own `tools/list` request before rejecting held calls. Default 30 000.
+   * It follows at most 100 pages (10 000 tools, 256 MiB) of a list: past that, held calls are rejected too.
+   */
   toolsTimeoutMs?: number;
   /**
-   * Pin tool definitions (against rug pulls): each tool's name, description and input schema are hashed on
-   * first sight; a pinned tool whose definition changes is reported (`tool_changed`, with a diff) and its
+   * Pin tool definitions (against rug pulls): each tool's name, description, input schema, title, annotations
+   * and output schema are hashed on first sight (a pin made before title, annotations and output schema were
+   * hashed is completed, not refused, when the rest still matches); a pinned tool whose definition changes is reported (`tool_changed`, with a diff) and its
    * calls are refused until the change is accepted. Default: off in code; `toolguard mcp` pins by default.
    */
   pins?: McpPinOptions;
@@ -127,6 +131,12 @@ export type McpEvent =
    * client could take for the real answer while the guard had not looked into it.
    */
   | { event: "stray_message"; from: "server"; kind: "not_json" | "no_request"; id?: JsonRpcId; text?: string }
+  /**
+   * A client message not passed on to the server: a line that is not JSON (`text`: its first 200
+   * characters), which a laxer server parser could still read, or a `tools/call` without an id, which no
+   * rejection could answer. A request among them is answered with a JSON-RPC error.
+   */
+  | { event: "client_message_refused"; kind: "not_json" | "call_without_id"; id?: JsonRpcId; text?: string }
   | { event: "exit"; reason: McpRelayExit["reason"]; exitCode: number | null; signal: string | null };
 
 /** A text block in an MCP tool result. */

@@ -6,7 +6,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createMcpGuard, type JsonRpcMessage, type McpFrame, relayMcp } from "../mcp.ts";
+import { createMcpGuard, type JsonRpcMessage, type McpEvent, type McpFrame, relayMcp } from "../mcp.ts";
 import { createFramer, idFromEdges } from "../_mcp/jsonrpc.ts";
 import { INIT } from "./_mcp_messages.ts";
 
@@ -162,4 +162,103 @@ test("McpSession: with batches split, a rejected call and the server's answers c
   // An empty batch is an Invalid Request.
   session.fromClient({ message: [] });
   assert.equal(((toClient[2].message as JsonRpcMessage).error as { code: number }).code, -32600);
+});
+
+test(
+  "relayMcp: a server whose tool list has no last page fails the guard's fetch at a bound, not at its timeout",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    // Every page has a next cursor: the guard kept every page (hundreds of MiB a second) until it timed out.
+    const server = `let n = 0;
+  const tools = Array.from({ length: 10 }, (_, i) => ({ name: "t" + i, inputSchema: { type: "object" } }));
+  require("node:readline").createInterface({ input: process.stdin }).on("line", (line) => {
+    const m = JSON.parse(line);
+    const result = { tools, nextCursor: "page" + ++n };
+    if (m.method === "tools/list") process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id: m.id, result }) + "\\n");
+  });`;
+    let out = "";
+    const events: McpEvent[] = [];
+    const input = async function* (): AsyncGenerator<Uint8Array> {
+      const call = { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "t1", arguments: {} } };
+      yield new TextEncoder().encode(JSON.stringify(call) + "\n");
+      for (let i = 0; i < 2500 && !out.includes('"id":1'); i++) await new Promise((r) => setTimeout(r, 20));
+    };
+    await relayMcp({
+      command: "node",
+      args: ["-e", server],
+      input: input(),
+      output: (bytes) => void (out += new TextDecoder().decode(bytes)),
+      onEvent: (e) => void events.push(e),
+      stderr: "ignore",
+      toolsTimeoutMs: 45_000,
+    });
+    const answer = JSON.parse(out.split("\n").find((l) => l.includes('"id":1'))!);
+    assert.equal(answer.result.isError, true);
+    assert.match(answer.result.content[0].text, /tool list runs past 100 pages/);
+    assert.deepEqual(events.filter((e) => e.event === "tools_fetch_failed").length, 1);
+  },
+);
+
+test("relayMcp: the client's answer to a server's request is not held behind the guard's tools/list", {
+  timeout: 60_000,
+}, async () => {
+  // A server that handles one request at a time: during "ask" it says its tools changed and asks the client's
+  // model, queueing everything else until the answer comes. A call made meanwhile makes the guard re-read the
+  // tools; had the answer waited behind that, neither would come until the guard's fetch timed out.
+  const server = `const queue = [];
+  let busy = null;
+  const send = (m) => process.stdout.write(JSON.stringify(m) + "\\n");
+  const tools = ["ask", "echo"].map((name) => ({ name, inputSchema: { type: "object" } }));
+  function handle(m) {
+    if (m.method === "tools/list") return send({ jsonrpc: "2.0", id: m.id, result: { tools } });
+    if (m.params.name === "echo") return send({ jsonrpc: "2.0", id: m.id, result: { content: [] } });
+    busy = m.id;
+    send({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
+    send({ jsonrpc: "2.0", id: 1000, method: "sampling/createMessage", params: { messages: [], maxTokens: 1 } });
+  }
+  require("node:readline").createInterface({ input: process.stdin }).on("line", (line) => {
+    const m = JSON.parse(line);
+    if (m.id === 1000 && m.method === undefined) {
+      send({ jsonrpc: "2.0", id: busy, result: { content: [] } });
+      busy = null;
+      while (queue.length > 0) handle(queue.shift());
+    } else if (m.method !== undefined && m.id !== undefined) busy === null ? handle(m) : queue.push(m);
+  });`;
+  const seen: Record<string, unknown>[] = [];
+  let buffered = "";
+  const until = async (what: (m: Record<string, unknown>) => boolean) => {
+    for (let i = 0; i < 2500 && !seen.some(what); i++) await new Promise((r) => setTimeout(r, 20));
+  };
+  const line = (m: unknown) => new TextEncoder().encode(JSON.stringify(m) + "\n");
+  const call = (id: number, name: string) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name } });
+  const input = async function* (): AsyncGenerator<Uint8Array> {
+    yield line({ jsonrpc: "2.0", id: 1, method: "tools/list" });
+    yield line(call(2, "ask"));
+    await until((m) => m.method === "sampling/createMessage");
+    yield line(call(3, "echo")); // the tools changed: held while the guard re-reads them
+    yield line({
+      jsonrpc: "2.0",
+      id: 1000,
+      result: { role: "assistant", content: { type: "text", text: "ok" } },
+    });
+    await until((m) => m.id === 3);
+  };
+  await relayMcp({
+    command: "node",
+    args: ["-e", server],
+    input: input(),
+    stderr: "ignore",
+    toolsTimeoutMs: 45_000,
+    output: (bytes) => {
+      buffered += new TextDecoder().decode(bytes);
+      for (let nl; (nl = buffered.indexOf("\n")) >= 0; buffered = buffered.slice(nl + 1)) {
+        seen.push(JSON.parse(buffered.slice(0, nl)));
+      }
+    },
+  });
+  const answer = (id: number) => seen.find((m) => m.id === id) as { result?: { isError?: boolean } };
+  assert.deepEqual(answer(2)?.result, { content: [] });
+  assert.deepEqual(answer(3)?.result, { content: [] }, JSON.stringify(answer(3)));
 });
