@@ -424,8 +424,11 @@ async function inProcessCost(streams: TrafficEntry[], n: number): Promise<Map<st
       Promise.resolve(
         new Response(
           new ReadableStream<Uint8Array>({
+            // Closed after the first text: where a call comes before it (anthropic-compat-tool-call), the gate
+            // holds the text until the turn ends, and an open stream would wait for that forever.
             start(c) {
               for (const chunk of wire) c.enqueue(chunk);
+              c.close();
             },
           }),
           { headers: { "content-type": "text/event-stream" } },
