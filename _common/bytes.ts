@@ -20,7 +20,7 @@
  * assert.notEqual(concatBytes([a], 2), a);
  * ```
  */
-export function concatBytes(parts: readonly Uint8Array[], total: number): Uint8Array {
+export function concatBytes(parts: readonly Uint8Array[], total: number): Uint8Array<ArrayBuffer> {
   const out = new Uint8Array(total);
   let at = 0;
   for (const part of parts) {

@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { concatBytes } from "../_common/bytes.ts";
 import type { StreamDialect } from "./calls.ts";
 
 /** The default of `maxResponseBytes`: 64 MiB, far above any answer a model writes. */
@@ -53,13 +54,7 @@ export async function readBounded(
     }
     chunks.push(value);
   }
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.byteLength;
-  }
-  return out;
+  return concatBytes(chunks, size);
 }
 
 /**
