@@ -341,25 +341,35 @@ interface SecretPattern {
   re: RegExp;
 }
 
-/** Credential formats with a fixed prefix or frame (their issuers document them, scanners use them). */
+/**
+ * Credential formats with a fixed prefix or frame (their issuers document them, scanners use them). Bounded by
+ * letters and digits only, not `\b`: a key glued to a name (`id_AKIA…`, `key-ghp_…`) is still that key.
+ */
 const PATTERNS: readonly SecretPattern[] = [
   {
     kind: "private key",
     re: /-----BEGIN (?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY(?: BLOCK)?-----/,
   },
-  { kind: "AWS access key id", re: /\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b/ },
-  { kind: "GitHub token", re: /\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{60,255})\b/ },
-  { kind: "GitLab token", re: /\bglpat-[0-9A-Za-z_-]{20,}\b/ },
-  { kind: "Slack token", re: /\bxox[abposr]-[0-9A-Za-z]{6,}-[0-9A-Za-z-]{6,}\b/ },
+  { kind: "AWS access key id", re: /(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}(?![A-Za-z0-9])/ },
+  {
+    kind: "GitHub token",
+    re: /(?<![A-Za-z0-9])(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{60,255})(?![A-Za-z0-9])/,
+  },
+  { kind: "GitLab token", re: /(?<![A-Za-z0-9])glpat-[0-9A-Za-z_-]{20,}(?![A-Za-z0-9])/ },
+  { kind: "Slack token", re: /(?<![A-Za-z0-9])xox[abposr]-[0-9A-Za-z]{6,}-[0-9A-Za-z-]{6,}(?![A-Za-z0-9])/ },
   {
     kind: "OpenAI API key",
-    re: /\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{16,}T3BlbkFJ[A-Za-z0-9_-]{16,}\b/,
+    re:
+      /(?<![A-Za-z0-9])sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{16,}T3BlbkFJ[A-Za-z0-9_-]{16,}(?![A-Za-z0-9])/,
   },
-  { kind: "Anthropic API key", re: /\bsk-ant-(?:api|admin)\d{2}-[A-Za-z0-9_-]{80,}\b/ },
-  { kind: "Google API key", re: /\bAIza[0-9A-Za-z_-]{35}\b/ },
-  { kind: "Stripe secret key", re: /\b(?:sk|rk)_live_[0-9A-Za-z]{24,}\b/ },
-  { kind: "npm token", re: /\bnpm_[A-Za-z0-9]{36}\b/ },
-  { kind: "Hugging Face token", re: /\bhf_[A-Za-z]{34,}\b/ },
+  {
+    kind: "Anthropic API key",
+    re: /(?<![A-Za-z0-9])sk-ant-(?:api|admin)\d{2}-[A-Za-z0-9_-]{80,}(?![A-Za-z0-9])/,
+  },
+  { kind: "Google API key", re: /(?<![A-Za-z0-9])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9])/ },
+  { kind: "Stripe secret key", re: /(?<![A-Za-z0-9])(?:sk|rk)_live_[0-9A-Za-z]{24,}(?![A-Za-z0-9])/ },
+  { kind: "npm token", re: /(?<![A-Za-z0-9])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])/ },
+  { kind: "Hugging Face token", re: /(?<![A-Za-z0-9])hf_[A-Za-z]{34,}(?![A-Za-z0-9])/ },
 ];
 
 /**
