@@ -102,6 +102,8 @@ export async function relayMcpHttp(url: string, options: McpHttpRelayOptions = {
 /** One relay between a stdio client and a Streamable HTTP server. */
 class HttpRelay {
   readonly #url: string;
+  /** The server's address as messages show it (see {@linkcode shownAddress}). */
+  readonly #shown: string;
   readonly #options: McpHttpRelayOptions;
   readonly #signal: AbortSignal;
   readonly #session: McpSession;
@@ -130,6 +132,7 @@ class HttpRelay {
 
   constructor(url: string, options: McpHttpRelayOptions, signal: AbortSignal) {
     this.#url = url;
+    this.#shown = shownAddress(url);
     this.#options = options;
     this.#signal = signal;
     this.#postSignal = AbortSignal.any([signal, this.#giveUp.signal]);
@@ -163,7 +166,7 @@ class HttpRelay {
     await this.#outChain;
     const reason = first === "client" ? "client_closed" : "aborted";
     emitTo(this.#options.onEvent, { event: "exit", reason, exitCode: null, signal: null });
-    return { reason, exitCode: null, signal: null, detail: `relay to ${this.#url} ended` };
+    return { reason, exitCode: null, signal: null, detail: `relay to ${this.#shown} ended` };
   }
 
   readonly #toClient = (frame: McpFrame): Promise<void> => {
@@ -244,10 +247,10 @@ class HttpRelay {
       why = errorText(error);
     }
     // Once the client is gone the relay does not wait on a server that works on: it answers and ends.
-    why = await this.#resume(end, this.#resumeSignal, waiting) || why;
+    why = this.#hidden(await this.#resume(end, this.#resumeSignal, waiting) || why);
     for (const r of requests) {
       const text =
-        `toolguard: the MCP server at ${this.#url} ended its answer without answering ${r.method}` +
+        `toolguard: the MCP server at ${this.#shown} ended its answer without answering ${r.method}` +
         (why ? ` (${why})` : "");
       this.#session.answerWithError(r.id, TRANSPORT_ERROR, text);
     }
@@ -343,16 +346,26 @@ class HttpRelay {
     }
   }
 
+  /** `text` (an error's, which a runtime may write the whole address into) with the address as shown. */
+  #hidden(text: string): string {
+    if (this.#shown === this.#url) return text;
+    return text.replaceAll(this.#url, this.#shown).replaceAll(new URL(this.#url).href, this.#shown);
+  }
+
   /**
    * A POST failed: its requests still waiting get a JSON-RPC error (never silence). One the server answered
    * before the failure keeps that answer, alone.
    */
-  #failed(message: unknown, why: string): void {
+  #failed(message: unknown, reason: string): void {
     // Given up by the relay itself (the client left, or it was stopped): answered as the session closes.
     if (this.#giveUp.signal.aborted || this.#signal.aborted) return;
-    emitTo(this.#options.onEvent, { event: "post_failed", detail: `the MCP server at ${this.#url}: ${why}` });
+    const why = this.#hidden(reason);
+    emitTo(this.#options.onEvent, {
+      event: "post_failed",
+      detail: `the MCP server at ${this.#shown}: ${why}`,
+    });
     for (const r of requestsOf(message)) {
-      const text = `toolguard: the MCP server at ${this.#url} did not answer ${r.method}: ${why}`;
+      const text = `toolguard: the MCP server at ${this.#shown} did not answer ${r.method}: ${why}`;
       this.#session.answerWithError(r.id, TRANSPORT_ERROR, text);
     }
   }
@@ -384,7 +397,7 @@ class HttpRelay {
   #answerOnStreamOver(): void {
     for (const r of this.#onStream.splice(0)) {
       const text =
-        `toolguard: the MCP server at ${this.#url} took ${r.method} with 202 Accepted and ${this.#streamOver}`;
+        `toolguard: the MCP server at ${this.#shown} took ${r.method} with 202 Accepted and ${this.#streamOver}`;
       this.#session.answerWithError(r.id, TRANSPORT_ERROR, text);
     }
   }
@@ -422,5 +435,23 @@ class HttpRelay {
       // The client's pipe broke: same as end-of-file.
     }
     for (const frame of framer.end()) await this.#session.fromClient(frame);
+  }
+}
+
+/**
+ * The server's address as the relay's messages show it: without a user name, a password or a query, any of
+ * which may carry a token (`?key=…`), since the messages reach the model, the log and the terminal.
+ */
+function shownAddress(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.username === "" && u.password === "" && u.search === "") return url;
+    const query = u.search === "" ? "" : "?…";
+    u.username = "";
+    u.password = "";
+    u.search = "";
+    return u.href + query;
+  } catch {
+    return url;
   }
 }
