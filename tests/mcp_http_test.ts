@@ -140,14 +140,13 @@ test("relayMcpHttp: a token in the server's address (query, password) is not wri
 }, async () => {
   const port = await freePort(); // nothing listens on it
   const enc = new TextEncoder();
-  for (
-    const url of [`http://127.0.0.1:${port}/mcp?key=SECRET-1`, `http://me:SECRET-2@127.0.0.1:${port}/mcp`]
-  ) {
+  async function* client() {
+    for (const line of INIT) yield enc.encode(JSON.stringify(line) + "\n");
+  }
+  const urls = [`http://127.0.0.1:${port}/mcp?key=SECRET-1`, `http://me:SECRET-2@127.0.0.1:${port}/mcp`];
+  for (const url of urls) {
     let out = "";
     const events: McpEvent[] = [];
-    async function* client() {
-      for (const line of INIT) yield enc.encode(JSON.stringify(line) + "\n");
-    }
     const exit = await relayMcpHttp(url, {
       input: client(),
       onEvent: (e) => void events.push(e),
