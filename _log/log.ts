@@ -113,8 +113,8 @@ export interface JsonlLogOptions {
   includeItems?: boolean;
   /**
    * Log the command, its arguments and the parsed call arguments, and the values a rejected call's feedback
-   * quotes (also an MCP relay's, and the arguments of the server it started). Default false: they may hold
-   * private data.
+   * quotes (also an MCP relay's, the arguments of the server it started, and the text of a client line it
+   * refused). Default false: they may hold private data.
    */
   includeArguments?: boolean;
   /**
@@ -417,6 +417,12 @@ function mcpRecord(event: McpEvent, options: JsonlLogOptions, at: Date): Record<
       // The server's arguments may carry a token or a password (`--api-key ...`): like a tool's, opt-in.
       const { event: type, args, ...fields } = event;
       const logged = options.includeArguments ? { args } : {};
+      return { ts, event: "mcp", type, tool: "", findings: [], detail: "", ...fields, ...logged, ...model };
+    }
+    case "client_message_refused": {
+      // The refused line (a tools/call the guard could not parse) quotes its arguments: like a call's, opt-in.
+      const { event: type, text, ...fields } = event;
+      const logged = options.includeArguments && text !== undefined ? { text } : {};
       return { ts, event: "mcp", type, tool: "", findings: [], detail: "", ...fields, ...logged, ...model };
     }
     default: {
