@@ -456,7 +456,7 @@ export class GuardedSession implements McpSession {
     this.#hooks.emit({
       event: "client_message_refused",
       kind: "not_json",
-      id: found?.id,
+      ...(found === undefined ? {} : { id: found.id }),
       text: text.slice(0, STRAY_TEXT),
     });
     if (found !== undefined && !found.request) {
@@ -475,7 +475,12 @@ export class GuardedSession implements McpSession {
    * rejection back, and a server that runs it anyway would run it unjudged. An id null gets an error.
    */
   #callWithoutId(m: JsonRpcMessage): "answered" {
-    this.#hooks.emit({ event: "client_message_refused", kind: "call_without_id", id: m.id });
+    // A notification has no id at all: the event then has none (not one set to undefined).
+    this.#hooks.emit({
+      event: "client_message_refused",
+      kind: "call_without_id",
+      ...(m.id === null ? { id: null } : {}),
+    });
     if (m.id === null) {
       const why = "Invalid Request: a tools/call needs a string or number id; toolguard did not pass it on";
       this.#reply(errorResponse(null, -32600, why));

@@ -761,6 +761,21 @@ test(
   },
 );
 
+test("McpGuard: a refused client message's event has no field left undefined (a call without id, a line without one)", () => {
+  const events: McpEvent[] = [];
+  const guard = createMcpGuard({ onEvent: (e) => void events.push(e) });
+  const session = guard.connect({ toServer: () => {}, toClient: () => {} });
+  guard.setTools([{ name: "echo", inputSchema: { type: "object" } }]);
+  session.fromClient({ message: { jsonrpc: "2.0", method: "tools/call", params: { name: "echo" } } });
+  session.fromClient({ bytes: new TextEncoder().encode("{NaN}"), message: undefined });
+  assert.deepStrictEqual(events, [
+    { event: "client_message_refused", kind: "call_without_id" },
+    { event: "client_message_refused", kind: "not_json", text: "{NaN}" },
+  ]);
+  // Each key is one a consumer can rely on: JSON.stringify drops undefined, `in` and Object.keys do not.
+  for (const e of events) assert.deepEqual(Object.values(e).filter((v) => v === undefined), []);
+});
+
 test("relayMcp --redact: a progress message and an error answer's message and data are scanned and cleaned", {
   timeout: 60_000,
 }, async () => {
