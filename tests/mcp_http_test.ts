@@ -145,9 +145,9 @@ test("relayMcpHttp: a token in the server's address (query, password) is not wri
   ) {
     let out = "";
     const events: McpEvent[] = [];
-    async function* client() {
+    const client = async function* () {
       for (const line of INIT) yield enc.encode(JSON.stringify(line) + "\n");
-    }
+    };
     const exit = await relayMcpHttp(url, {
       input: client(),
       onEvent: (e) => void events.push(e),
