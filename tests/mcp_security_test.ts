@@ -573,6 +573,13 @@ test("McpSession: with injection warn, the call is forwarded first and the warni
   assert.deepEqual(events, ["call_allowed", "injection_warning"]);
 });
 
+test("MCP_HELP: --pins names everything a pin covers (title, annotations and output schema too)", () => {
+  const pins = MCP_HELP.slice(MCP_HELP.indexOf("\n  --pins"), MCP_HELP.indexOf("\n  --accept-changed"));
+  for (const part of ["description", "input schema", "title", "annotations", "output schema"]) {
+    assert.match(pins.replace(/\s+/g, " "), new RegExp(part), part);
+  }
+});
+
 test("MCP_HELP: documents every option toolguard mcp takes", () => {
   for (const name of Object.keys(MCP_OPTIONS)) assert.match(MCP_HELP, new RegExp(`\\n  --${name}\\b`), name);
 });
