@@ -50,8 +50,9 @@ Options:
                        notifications, error answers, every other message
   --redact             cut located injected instructions out of it (implies --scan-output)
   --pins FILE|none     where tool definitions are pinned (default: ${pinsHelpPath()});
-                       a pinned tool whose name, description or inputSchema changes is reported on stderr
-                       with a diff and its calls are refused until accepted; none turns pinning off
+                       a pinned tool whose description, input schema, title, annotations or output
+                       schema changes is reported on stderr with a diff and its calls are refused until
+                       accepted; none turns pinning off
   --accept-changed L   accept (re-pin) changed definitions of these tools this run: a comma list, or all
   --strict             hide tools whose description carries injected instructions (default: the flagged
                        part is cut out and marked) and refuse calls to them

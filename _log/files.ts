@@ -18,7 +18,10 @@ export interface OpenFile {
   write(bytes: Uint8Array): number;
   /** Closes the file. */
   close(): void;
-  /** The file's device and inode (`"dev:ino"`), or null where the runtime does not tell them. */
+  /**
+   * The file's device and inode (`"dev:ino"`), or null where the runtime does not tell them (or, under Deno,
+   * the program may not read the file).
+   */
   readonly id: string | null;
 }
 
@@ -31,6 +34,7 @@ interface DenoFiles {
     close(): void;
   };
   statSync(path: string): FileInfo;
+  permissions: { querySync(descriptor: { name: "read"; path: string }): { state: string } };
 }
 
 /** What both runtimes tell of a file, as used here. */
@@ -69,7 +73,9 @@ export function openFile(path: string, mode: OpenMode): OpenFile {
       read: (into) => file.readSync(into) ?? 0,
       write: (bytes) => file.writeSync(bytes),
       close: () => file.close(),
-      id: idOf(() => file.statSync()),
+      // Stat needs read access, which a program that only writes its log may lack: asking for it would stop
+      // the program at a prompt mid-run, so without it the log goes without rotation checks.
+      id: readGranted(deno, path) ? idOf(() => file.statSync()) : null,
     };
   }
   const fs = loadNodeFiles();
@@ -93,6 +99,15 @@ export function openFile(path: string, mode: OpenMode): OpenFile {
 export function fileId(path: string): string | null {
   const deno = (globalThis as { Deno?: DenoFiles }).Deno;
   return idOf(() => deno ? deno.statSync(path) : loadNodeFiles().statSync(path));
+}
+
+/** True when Deno lets this program read `path` without a prompt. */
+function readGranted(deno: DenoFiles, path: string): boolean {
+  try {
+    return deno.permissions.querySync({ name: "read", path }).state === "granted";
+  } catch {
+    return false;
+  }
 }
 
 /** `"dev:ino"` from a stat call, or null when it throws or gives no inode (Windows on some runtimes). */

@@ -113,8 +113,8 @@ export interface JsonlLogOptions {
   includeItems?: boolean;
   /**
    * Log the command, its arguments and the parsed call arguments, and the values a rejected call's feedback
-   * quotes (also an MCP relay's, and the arguments of the server it started). Default false: they may hold
-   * private data.
+   * quotes (also an MCP relay's, the arguments of the server it started, and the text of a client line it
+   * refused). Default false: they may hold private data.
    */
   includeArguments?: boolean;
   /**
@@ -170,7 +170,7 @@ const MAX_QUEUED = 1024;
  * `target` is a file path or a `WritableStream<Uint8Array>` (each line is one chunk). A path is opened for
  * appending and created when missing; each line is one `write` call on an `O_APPEND` descriptor, so several
  * processes can share one file. When the file is renamed or deleted while open (log rotation), the next
- * line goes to a file opened anew at the path; after a write cut short by a full disk, the next line
+ * line goes to a file opened anew at the path (under Deno, when the program may read the log); after a write cut short by a full disk, the next line
  * starts on a line of its own. Opening a path that cannot be opened throws right away, before any tool
  * runs; after that nothing throws.
  *
@@ -417,6 +417,12 @@ function mcpRecord(event: McpEvent, options: JsonlLogOptions, at: Date): Record<
       // The server's arguments may carry a token or a password (`--api-key ...`): like a tool's, opt-in.
       const { event: type, args, ...fields } = event;
       const logged = options.includeArguments ? { args } : {};
+      return { ts, event: "mcp", type, tool: "", findings: [], detail: "", ...fields, ...logged, ...model };
+    }
+    case "client_message_refused": {
+      // The refused line (a tools/call the guard could not parse) quotes its arguments: like a call's, opt-in.
+      const { event: type, text, ...fields } = event;
+      const logged = options.includeArguments && text !== undefined ? { text } : {};
       return { ts, event: "mcp", type, tool: "", findings: [], detail: "", ...fields, ...logged, ...model };
     }
     default: {

@@ -85,8 +85,8 @@ export function parseLine(bytes: Uint8Array): JsonRpcMessage | JsonRpcMessage[] 
 
 /**
  * A frame whose message is parsed on first read: a relay that can tell from a line's ends that nobody needs
- * to look inside (an answer to a plain `tools/call`) forwards its bytes before parsing them (only to learn
- * that the client can read them).
+ * to look inside (an answer to a plain `tools/call`) forwards its bytes as they came, parsed only to learn
+ * that the client will read the same answer.
  */
 function lazyFrame(bytes: Uint8Array): Frame {
   let parsed = false;

@@ -350,7 +350,13 @@ export class PinStore {
       review.added.push(name);
       return true;
     }
-    if (old.hash === hash) return false;
+    if (old.hash === hash) {
+      if (old.scheme !== undefined) return false;
+      // A pin made before, of a tool with no title, annotations or output schema, hashes alike: marked now,
+      // or the first annotations added later (readOnlyHint, say) would pass as the completion below.
+      setPin(this.#pins.tools, name, { ...old, scheme: PIN_SCHEME });
+      return true;
+    }
     if (old.scheme === undefined && old.hash === olderHash(definition)) {
       setPin(this.#pins.tools, name, { ...pin, at: old.at }); // pinned before: the same tool, now pinned whole
       return true;

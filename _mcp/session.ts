@@ -243,9 +243,11 @@ export class GuardedSession implements McpSession {
 
   /**
    * The fast path: an answer whose id can be read from its ends (see {@linkcode quickAnswerId}) to a request
-   * nobody needs to look into (a `tools/call` without output scanning, a ping) goes on as bytes, as it came.
-   * It is read once handed on (a timer's delay would cost more than the parse): a line the client cannot read
-   * would leave its request waiting forever, so such a line is followed by an error answer to that request.
+   * nobody needs to look into (a `tools/call` without output scanning, a ping) goes on as bytes, as it came,
+   * unjudged. It is parsed first, as the client will parse it: a line whose JSON names a second `"id"` (the
+   * last one counts) answers another request, which may need looking into (a `tools/list` to clean), so it
+   * takes the usual path; a line that is not JSON is not passed on (a laxer parser could still read a second
+   * id in it), and its request gets an error answer in its place rather than waiting forever.
    */
   #passedUnread(frame: McpFrame): boolean {
     if (frame.bytes === undefined || this.#pending.size === 0) return false;
@@ -256,20 +258,18 @@ export class GuardedSession implements McpSession {
     if (req === undefined || this.#batches.has(key) || this.#own.has(key) || this.#inspects(req.method)) {
       return false;
     }
-    this.#pending.delete(key);
-    this.#toClient(frame);
-    this.#readPassed(frame, key, req);
-    return true;
-  }
-
-  /** An answer {@linkcode #passedUnread} passed on, read: one the client cannot read gets an error after it. */
-  #readPassed(frame: McpFrame, key: string, req: PendingRequest): void {
     const m = frame.message;
-    if (m !== undefined && !Array.isArray(m) && isResponse(m) && idKey(m.id) === key) return;
-    if (m === undefined) this.#notJson(frame);
+    if (m !== undefined && (Array.isArray(m) || !isResponse(m) || idKey(m.id) !== key)) return false;
+    this.#pending.delete(key);
+    if (m !== undefined) {
+      this.#toClient(frame);
+      return true;
+    }
+    this.#notJson(frame);
     const text = `toolguard: the MCP server's answer to ${req.method} was not a JSON-RPC answer the client ` +
-      "can read (it was passed on as sent); treat the request as failed";
+      "can read (it was not passed on); treat the request as failed";
     this.#toClient({ message: errorResponse(req.id, -32603, text) });
+    return true;
   }
 
   /** True when answers to `method` must be read: listings, and with output scanning every answer. */
@@ -456,7 +456,7 @@ export class GuardedSession implements McpSession {
     this.#hooks.emit({
       event: "client_message_refused",
       kind: "not_json",
-      id: found?.id,
+      ...(found === undefined ? {} : { id: found.id }),
       text: text.slice(0, STRAY_TEXT),
     });
     if (found !== undefined && !found.request) {
@@ -475,7 +475,12 @@ export class GuardedSession implements McpSession {
    * rejection back, and a server that runs it anyway would run it unjudged. An id null gets an error.
    */
   #callWithoutId(m: JsonRpcMessage): "answered" {
-    this.#hooks.emit({ event: "client_message_refused", kind: "call_without_id", id: m.id });
+    // A notification has no id at all: the event then has none (not one set to undefined).
+    this.#hooks.emit({
+      event: "client_message_refused",
+      kind: "call_without_id",
+      ...(m.id === null ? { id: null } : {}),
+    });
     if (m.id === null) {
       const why = "Invalid Request: a tools/call needs a string or number id; toolguard did not pass it on";
       this.#reply(errorResponse(null, -32600, why));

@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import process from "node:process";
+import { spawnSync } from "node:child_process";
 import { fileId, openFile } from "../_log/files.ts";
 import { jsonlLog } from "../log.ts";
 import { statsFromFile } from "../stats.ts";
@@ -121,4 +122,31 @@ test("log.ts and stats.ts import no node: module statically (they bundle for a b
       assert.deepEqual(builtins, [], `${path.slice(root.length)} imports ${builtins.join(", ")}`);
     }
   }
+});
+
+test("jsonlLog: a Deno program allowed to write its log but not to read it is not asked for read access", {
+  skip: !("Deno" in globalThis) && "a Deno permission",
+}, () => {
+  const deno = (globalThis as unknown as { Deno: { execPath(): string } }).Deno.execPath();
+  const log = join(dir, "write-only.jsonl");
+  const child = join(dir, "write_only_child.ts");
+  // A prompt the child cannot show (stdin is no terminal) is denied, and the state says so afterwards; with a
+  // terminal the user would have been asked, mid-run, for access the log never needed before.
+  writeFileSync(
+    child,
+    `import { jsonlLog } from ${JSON.stringify(new URL("../log.ts", import.meta.url).href)};\n` +
+      `const log = jsonlLog(${JSON.stringify(log)});\n` +
+      `log.onMcpEvent({ event: "exit", reason: "client_closed", exitCode: 0, signal: null });\n` +
+      `await log.close();\n` +
+      `console.log(log.written, Deno.permissions.querySync({ name: "read", path: ${
+        JSON.stringify(log)
+      } }).state);\n`,
+  );
+  const out = spawnSync(deno, ["run", `--allow-read=${root},${child}`, `--allow-write=${log}`, child], {
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  assert.equal(out.status, 0, out.stderr);
+  assert.equal(out.stdout.trim(), "1 prompt");
+  assert.equal(readFileSync(log, "utf8").split("\n").length, 2);
 });

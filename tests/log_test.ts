@@ -249,6 +249,30 @@ test("jsonlLog.onMcpEvent: a rejected relay call's values and the server's argum
   assert.match(String(rejectedAll.sentence), /9911-PRIVATE/, "the feedback as the model read it");
 });
 
+test("jsonlLog.onMcpEvent: a client line the relay refused is logged with its text only with includeArguments", async () => {
+  const logged = async (options: JsonlLogOptions) => {
+    const mem = memoryStream();
+    const log = jsonlLog(mem.stream, options);
+    const guard = createMcpGuard({ onEvent: (e) => log.onMcpEvent(e) });
+    const session = guard.connect({ toServer: () => {}, toClient: () => {} });
+    guard.setTools([{ name: "login", inputSchema: { type: "object" } }]);
+    // NaN is not JSON (Python's json reads it): the relay refuses the line, arguments and all.
+    const line = '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"login",' +
+      '"arguments":{"password":"hunter2","n":NaN}}}';
+    session.fromClient({ bytes: new TextEncoder().encode(line), message: undefined });
+    await log.close();
+    return mem.lines() as Record<string, unknown>[];
+  };
+  const [refused] = await logged({});
+  assert.equal(refused.type, "client_message_refused");
+  assert.equal(refused.kind, "not_json");
+  assert.equal(refused.id, 7);
+  assert.doesNotMatch(JSON.stringify(refused), /hunter2/);
+
+  const [refusedAll] = await logged({ includeArguments: true });
+  assert.match(String(refusedAll.text), /hunter2/);
+});
+
 test("jsonlLog.onMcpEvent: a relay event with large fields of its own stays under maxLineBytes, and says what was cut", async () => {
   const mem = memoryStream();
   const log = jsonlLog(mem.stream);
