@@ -359,8 +359,9 @@ const PATTERNS: readonly SecretPattern[] = [
   { kind: "Slack token", re: /(?<![A-Za-z0-9])xox[abposr]-[0-9A-Za-z]{6,}-[0-9A-Za-z-]{6,}(?![A-Za-z0-9])/ },
   {
     kind: "OpenAI API key",
+    // Bounded runs: unbounded ones backtracked from every later start (1 MB of "sk-sk-…" took minutes).
     re:
-      /(?<![A-Za-z0-9])sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{16,}T3BlbkFJ[A-Za-z0-9_-]{16,}(?![A-Za-z0-9])/,
+      /(?<![A-Za-z0-9])sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{16,200}T3BlbkFJ[A-Za-z0-9_-]{16,200}(?![A-Za-z0-9])/,
   },
   {
     kind: "Anthropic API key",
