@@ -272,8 +272,9 @@ export function acceptPending(
   which: { tools: "all" | readonly string[]; server?: string },
 ): { server: string; tool: string }[] {
   const accepted: { server: string; tool: string }[] = [];
+  const wanted = which.server === undefined ? undefined : [which.server, pinKey(which.server)];
   for (const [key, entry] of Object.entries(pins.servers)) {
-    if (which.server !== undefined && key !== which.server) continue;
+    if (wanted !== undefined && !wanted.includes(key)) continue;
     for (const [name, pin] of Object.entries(entry.pending ?? {})) {
       if (which.tools !== "all" && !which.tools.includes(name)) continue;
       setPin(entry.tools, name, pin);
@@ -285,9 +286,44 @@ export function acceptPending(
   return accepted;
 }
 
+/**
+ * The key a server's pins are filed under: its command line or URL as given, except a URL that carries a user
+ * name, a password or a query (any of which may hold a token): that is written without them, told apart from
+ * others by the start of a SHA-256 of the whole, so the pin file and `toolguard mcp pins list` never show it.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { pinKey } from "./pins.ts";
+ *
+ * assert.equal(pinKey("npx -y @modelcontextprotocol/server-everything"), "npx -y @modelcontextprotocol/server-everything");
+ * assert.equal(pinKey("https://mcp.example/mcp"), "https://mcp.example/mcp");
+ * const key = pinKey("https://mcp.example/mcp?key=s3cret");
+ * assert.match(key, /^https:\/\/mcp\.example\/mcp \(sha256:[0-9a-f]{12}\)$/);
+ * assert.notEqual(key, pinKey("https://mcp.example/mcp?key=other"));
+ * ```
+ */
+export function pinKey(server: string): string {
+  let url: URL;
+  try {
+    url = new URL(server);
+  } catch {
+    return server;
+  }
+  const hidden = url.username !== "" || url.password !== "" || url.search !== "";
+  if (!hidden || (url.protocol !== "http:" && url.protocol !== "https:")) return server;
+  const digest = crypto().createHash("sha256").update(server).digest("hex").slice(0, 12);
+  url.username = "";
+  url.password = "";
+  url.search = "";
+  return `${url.href} (sha256:${digest})`;
+}
+
 /** One server's pins, as a guard uses them: reviews each tool list and knows which tools are refused. */
 export class PinStore {
   readonly #options: McpPinOptions;
+  /** The server's key in the file ({@linkcode pinKey}). */
+  readonly #key: string;
   /** The pins in memory (the file's state as last read, plus this guard's changes). */
   #pins: ServerPins = { tools: {} };
   /** Tools refused because their definition changed, with the change. */
@@ -295,6 +331,7 @@ export class PinStore {
 
   constructor(options: McpPinOptions) {
     this.#options = options;
+    this.#key = pinKey(options.server);
   }
 
   /** The change that makes `name` refused, if it is. */
@@ -309,19 +346,25 @@ export class PinStore {
   review(tools: readonly unknown[]): PinReview {
     const review: PinReview = { added: [], changed: [] };
     let file: PinFile | null = null;
+    let moved = false;
     const path = this.#options.file ?? null;
     if (path !== null) {
       try {
         file = readPinFile(path);
         // The file wins (an acceptance made meanwhile), but what this guard pinned stays pinned even when
         // the file lost it (a failed write, a file replaced under us).
-        const stored = file.servers[this.#options.server] ?? { tools: {} };
+        // (pins filed under a URL with its token, before pinKey, are moved to the key without it)
+        const stored = file.servers[this.#key] ?? file.servers[this.#options.server] ?? { tools: {} };
+        if (this.#key !== this.#options.server && this.#options.server in file.servers) {
+          delete file.servers[this.#options.server];
+          moved = true;
+        }
         this.#pins = { ...stored, tools: { ...this.#pins.tools, ...stored.tools } };
       } catch (error) {
         review.error = `cannot read the pin file: ${errorText(error)}`;
       }
     }
-    let dirty = false;
+    let dirty = moved;
     this.#refused.clear();
     for (const tool of tools) {
       const definition = definitionOf(tool);
@@ -329,7 +372,7 @@ export class PinStore {
       dirty = this.#reviewOne(definition, review) || dirty;
     }
     if (file !== null && path !== null && dirty) {
-      file.servers[this.#options.server] = this.#pins;
+      file.servers[this.#key] = this.#pins;
       try {
         writePinFile(path, file);
       } catch (error) {
