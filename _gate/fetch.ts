@@ -72,7 +72,8 @@ export interface GuardFetchOptions extends GateOptions {
    * stream forwards what was already judged and then errors. The message names this option. A retry's
    * answer is bounded alike; a streamed turn whose events came to more than this is not sent back by
    * `retry` (it ends in the usual replacement). Stream parts are measured in characters of decoded text.
-   * Default 64 MiB (`64 * 1024 * 1024`); a number (anything else is a `TypeError`).
+   * Default 64 MiB (`64 * 1024 * 1024`); a whole number of at least 1, or `Infinity` for no bound (anything
+   * else is a `TypeError` or a `RangeError`).
    */
   maxResponseBytes?: number;
   /**
@@ -242,7 +243,13 @@ export function guardFetch(
   if (typeof fetchFn !== "function") {
     throw new TypeError("guardFetch: pass the fetch function to wrap, e.g. guardFetch(fetch)");
   }
-  limitOption(options.maxResponseBytes, "maxResponseBytes", DEFAULT_MAX_RESPONSE_BYTES);
+  const limit = limitOption(options.maxResponseBytes, "maxResponseBytes", DEFAULT_MAX_RESPONSE_BYTES);
+  if (limit < 1 || (!Number.isInteger(limit) && limit !== Infinity)) {
+    // 0 would refuse every answer, where a caller may have meant "no bound": that is Infinity
+    throw new RangeError(
+      `options.maxResponseBytes must be a whole number of bytes, at least 1 (Infinity for no bound), got ${limit}`,
+    );
+  }
   const report = (event: GateEvent) => {
     try {
       options.onVerdict?.(event);

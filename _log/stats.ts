@@ -585,7 +585,8 @@ class Aggregator {
  * @param chunks The bytes of the log, in any chunking.
  * @param options Grouping, `since`, group limit and the longest line kept (default 1 MiB).
  * @returns The report.
- * @throws {RangeError} When `maxLineBytes` is not a positive integer, or another option is out of range.
+ * @throws {RangeError} When `maxLineBytes` is not a positive integer or Infinity, or another option is out
+ * of range.
  */
 export async function statsFromChunks(
   chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
@@ -603,9 +604,12 @@ export async function statsFromChunks(
   }
   const maxLineBytes = options.maxLineBytes ?? 1024 * 1024;
   // NaN (an unset environment variable, say) would never be exceeded: one endless line would fill memory.
-  if (!Number.isSafeInteger(maxLineBytes) || maxLineBytes < 1) {
+  // Infinity says so on purpose: no bound, as any number meant before the check.
+  if ((!Number.isSafeInteger(maxLineBytes) && maxLineBytes !== Infinity) || maxLineBytes < 1) {
     throw new RangeError(
-      `statsFromChunks(): maxLineBytes must be a positive integer, got ${givenValue(maxLineBytes)}`,
+      `statsFromChunks(): maxLineBytes must be a positive integer (or Infinity for no bound), got ${
+        givenValue(maxLineBytes)
+      }`,
     );
   }
   const stats = createStats(options);

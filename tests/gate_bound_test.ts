@@ -483,9 +483,19 @@ test("guardFetch: a stream of malformed events lists a bounded number of finding
   }
 });
 
-test("guardFetch: maxResponseBytes must be a number", () => {
+test("guardFetch: maxResponseBytes must be a whole number of bytes, at least 1, or Infinity", () => {
   assert.throws(
     () => guardFetch(fetch, { maxResponseBytes: "65536" as unknown as number }),
     /^TypeError: options\.maxResponseBytes must be a number \(default 67108864\), got "65536"$/,
   );
+  for (const bad of [0, -1, 1.5, -Infinity]) {
+    assert.throws(
+      () => guardFetch(fetch, { maxResponseBytes: bad }),
+      /^RangeError: options\.maxResponseBytes must be a whole number of bytes, at least 1 \(Infinity for no bound\)/,
+      String(bad),
+    );
+  }
+  for (const good of [1, 65_536, Infinity]) {
+    assert.equal(typeof guardFetch(fetch, { maxResponseBytes: good }), "function");
+  }
 });

@@ -348,12 +348,15 @@ test("statsFromChunks: text chunks are refused with what to pass instead", async
   );
 });
 
-test("statsFromChunks: maxLineBytes must be a positive integer (NaN would let one endless line fill memory)", async () => {
-  for (const maxLineBytes of [NaN, Infinity, 0, -1, 1.5]) {
+test("statsFromChunks: maxLineBytes must be a positive integer or Infinity (NaN would let one endless line fill memory)", async () => {
+  for (const maxLineBytes of [NaN, -Infinity, 0, -1, 1.5]) {
     await assert.rejects(statsFromChunks([], { maxLineBytes }), /maxLineBytes must be a positive integer/);
   }
-  const r = await statsFromChunks([new TextEncoder().encode(result("rg", "exit", 1))], { maxLineBytes: 10 });
+  const line = new TextEncoder().encode(result("rg", "exit", 1));
+  const r = await statsFromChunks([line], { maxLineBytes: 10 });
   assert.equal(r.malformed.count, 1, "a line past the limit is skipped");
+  const unbounded = await statsFromChunks([line], { maxLineBytes: Infinity });
+  assert.equal(unbounded.malformed.count, 0, "Infinity: no bound, as before the check");
 });
 
 test("formatReport: the text report has a bar per row only when asked (terminal)", () => {
