@@ -759,12 +759,12 @@ test("McpGuard: an answer to a plain call that is not JSON is not passed on; its
 });
 
 test(
-  "toolguard mcp: an answer passed on unread that the client cannot parse is followed by an error answer",
+  "toolguard mcp: an answer to a plain call that the client could not parse is replaced by an error answer",
   { timeout: 60_000 },
   async () => {
     // The relay forwards answers to plain calls as bytes (its fast path); these look like answers at both
-    // ends but hold a raw tab, which JSON forbids. Without the error answer the SDK client drops the line and
-    // waits for its request until its own timeout.
+    // ends but hold a raw tab, which JSON forbids. Passed on, the SDK client drops the line and waits for its
+    // request until its own timeout.
     const dir = tempDir();
     const log = join(dir, "log.jsonl");
     const r = await relayed("broken", ["--pins", "none", "--log", log]);
