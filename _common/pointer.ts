@@ -44,7 +44,8 @@ export function unescapePointer(token: string): string {
 
 /**
  * Calls `visit` on every leaf of a JSON value (anything that is not an array or an object) with its JSON
- * Pointer, in document order. Iterative, so depth never matters.
+ * Pointer, in document order. With `keys`, every property name too, just before its member, with the
+ * member's pointer and `isKey` true. Iterative, so depth never matters.
  *
  * @example
  * ```ts
@@ -54,19 +55,32 @@ export function unescapePointer(token: string): string {
  * const seen: string[] = [];
  * eachLeaf({ a: [1, { b: null }] }, (leaf, path) => seen.push(`${path}=${leaf}`));
  * assert.deepEqual(seen, ["/a/0=1", "/a/1/b=null"]);
+ * const named: string[] = [];
+ * eachLeaf({ a: { b: 2 } }, (leaf, path, isKey) => named.push(`${isKey ? "key " : ""}${path}=${leaf}`), {
+ *   keys: true,
+ * });
+ * assert.deepEqual(named, ["key /a=a", "key /a/b=b", "/a/b=2"]);
  * ```
  */
-export function eachLeaf(value: unknown, visit: (leaf: unknown, path: string) => void): void {
-  const stack: [unknown, string][] = [[value, ""]];
+export function eachLeaf(
+  value: unknown,
+  visit: (leaf: unknown, path: string, isKey: boolean) => void,
+  options: { keys?: boolean } = {},
+): void {
+  const withKeys = options.keys === true;
+  const stack: [unknown, string, boolean][] = [[value, "", false]];
   while (stack.length > 0) {
-    const [v, p] = stack.pop()!;
-    if (Array.isArray(v)) {
-      for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], `${p}/${i}`]);
+    const [v, p, isKey] = stack.pop()!;
+    if (isKey) visit(v, p, true);
+    else if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], `${p}/${i}`, false]);
     } else if (typeof v === "object" && v !== null) {
       const keys = Object.keys(v);
       for (let i = keys.length - 1; i >= 0; i--) {
-        stack.push([(v as Record<string, unknown>)[keys[i]], `${p}/${escapePointer(keys[i])}`]);
+        const at = `${p}/${escapePointer(keys[i])}`;
+        stack.push([(v as Record<string, unknown>)[keys[i]], at, false]);
+        if (withKeys) stack.push([keys[i], at, true]);
       }
-    } else visit(v, p);
+    } else visit(v, p, false);
   }
 }

@@ -21,7 +21,7 @@ import type {
   UncheckedToolPolicy,
 } from "./types.ts";
 import type { PinChange } from "./pins.ts";
-import { escapePointer } from "../_common/pointer.ts";
+import { eachLeaf, escapePointer } from "../_common/pointer.ts";
 import { KNOWN_FORMATS } from "../_schema/keywords.ts";
 import { DATA_KEYWORDS, relaxDefaults, SCHEMA_MAPS } from "../_validate/defaults.ts";
 
@@ -74,7 +74,8 @@ export type DeferredCheck = McpCallCheck & { later?: () => Finding[] };
  */
 export function injectionFindings(args: Record<string, unknown>): Finding[] {
   const out: Finding[] = [];
-  for (const [path, value] of stringsOf(args, "")) {
+  eachLeaf(args, (value, path) => {
+    if (typeof value !== "string" || value === "") return;
     for (const sf of scan(value, { context: "tool_args" }).findings) {
       out.push({
         code: "argument_injection",
@@ -85,7 +86,7 @@ export function injectionFindings(args: Record<string, unknown>): Finding[] {
         category: sf.category,
       });
     }
-  }
+  });
   return out;
 }
 
@@ -374,44 +375,17 @@ const PATTERNS: readonly SecretPattern[] = [
 ];
 
 /**
- * Every non-empty string in `value` with its JSON Pointer, in document order; with `keys`, every property name
- * too (with its member's pointer, and `true`). Iterative: no depth of nesting hides a string (the validator
- * bounds the depth of checked arguments, but not of those forwarded unchecked).
- */
-export function* stringsOf(
-  value: unknown,
-  pointer: string,
-  { keys = false }: { keys?: boolean } = {},
-): Generator<[string, string, boolean]> {
-  const stack: [unknown, string, boolean][] = [[value, pointer, false]];
-  while (stack.length > 0) {
-    const [v, at, isKey] = stack.pop()!;
-    if (typeof v === "string") {
-      if (v !== "") yield [at, v, isKey];
-    } else if (Array.isArray(v)) {
-      for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], `${at}/${i}`, false]);
-    } else if (isRecord(v)) {
-      const entries = Object.entries(v);
-      for (let i = entries.length - 1; i >= 0; i--) {
-        const [k, member] = entries[i];
-        const p = `${at}/${escapePointer(k)}`;
-        stack.push([member, p, false]);
-        if (keys) stack.push([k, p, true]);
-      }
-    }
-  }
-}
-
-/**
  * The `argument_secret` findings for a call's arguments: one per string that carries a credential, property
- * names included (a model told to pass a key can pass it as a name as well as a value).
+ * names included (a model told to pass a key can pass it as a name as well as a value). The walk is
+ * iterative: no depth of nesting hides a string (the validator bounds the depth of checked arguments, but
+ * not of those forwarded unchecked).
  */
 export function secretFindings(args: Record<string, unknown>): Finding[] {
   const out: Finding[] = [];
-  for (const [path, text, isKey] of stringsOf(args, "", { keys: true })) {
-    if (text.length < 20) continue;
+  eachLeaf(args, (text, path, isKey) => {
+    if (typeof text !== "string" || text.length < 20) return;
     const hit = PATTERNS.find((p) => p.re.test(text));
-    if (hit === undefined) continue;
+    if (hit === undefined) return;
     const where = path === "" ? "The arguments carry" : `${isKey ? "The name of " : ""}"${path}" carries`;
     out.push({
       code: "argument_secret",
@@ -420,7 +394,7 @@ export function secretFindings(args: Record<string, unknown>): Finding[] {
         "Never pass credentials to a tool; if the task really needs this, ask the user.",
       received: `[${hit.kind}]`,
     });
-  }
+  }, { keys: true });
   return out;
 }
 
