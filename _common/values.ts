@@ -76,6 +76,40 @@ export function givenValue(value: unknown): string {
 }
 
 /**
+ * An http(s) `url` without its user name, password and query, any of which may hold a token (`?key=…`), and
+ * whether it had a query; undefined when it has none of them (or is not an http(s) URL): for where an address
+ * is shown or stored (a message the model reads, a log, a pin file).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { urlWithoutSecrets } from "./values.ts";
+ *
+ * assert.deepEqual(urlWithoutSecrets("https://me:pw@mcp.example/mcp?key=s3cret"), {
+ *   bare: "https://mcp.example/mcp",
+ *   query: true,
+ * });
+ * assert.equal(urlWithoutSecrets("https://mcp.example/mcp"), undefined);
+ * assert.equal(urlWithoutSecrets("npx -y server"), undefined);
+ * ```
+ */
+export function urlWithoutSecrets(url: string): { bare: string; query: boolean } | undefined {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return undefined;
+  }
+  if (u.protocol !== "http:" && u.protocol !== "https:") return undefined;
+  if (u.username === "" && u.password === "" && u.search === "") return undefined;
+  const query = u.search !== "";
+  u.username = "";
+  u.password = "";
+  u.search = "";
+  return { bare: u.href, query };
+}
+
+/**
  * A limit option's value, or `fallback` when it is absent (undefined or null, as `??` has always read it).
  * Anything but a number (`"8"`, NaN) throws: every comparison with NaN is false, so the limit would be off
  * without a word.

@@ -8,7 +8,7 @@
  */
 import { hostInput, hostOutput, onInterrupt } from "../_run/runtime.ts";
 import { type SseEvent, sseParser } from "../_gate/sse.ts";
-import { errorText, isRecord, MAX_TIMER_MS } from "../_common/values.ts";
+import { errorText, isRecord, MAX_TIMER_MS, urlWithoutSecrets } from "../_common/values.ts";
 import { createMcpGuard, emitTo } from "./guard.ts";
 import { notJsonEvent } from "./session.ts";
 import {
@@ -443,15 +443,6 @@ class HttpRelay {
  * which may carry a token (`?key=…`), since the messages reach the model, the log and the terminal.
  */
 function shownAddress(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.username === "" && u.password === "" && u.search === "") return url;
-    const query = u.search === "" ? "" : "?…";
-    u.username = "";
-    u.password = "";
-    u.search = "";
-    return u.href + query;
-  } catch {
-    return url;
-  }
+  const hidden = urlWithoutSecrets(url);
+  return hidden === undefined ? url : hidden.bare + (hidden.query ? "?…" : "");
 }

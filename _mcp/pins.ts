@@ -16,7 +16,7 @@ import type * as NodeOs from "node:os";
 import type * as NodePath from "node:path";
 import type NodeProcess from "node:process";
 import { nodeBuiltin } from "../_common/lazy.ts";
-import { errorText, isRecord } from "../_common/values.ts";
+import { errorText, isRecord, urlWithoutSecrets } from "../_common/values.ts";
 
 // The Node built-ins, loaded on use: importing them would load them with every import of the library.
 const crypto = () => nodeBuiltin<typeof NodeCrypto>("node:crypto");
@@ -304,19 +304,10 @@ export function acceptPending(
  * ```
  */
 export function pinKey(server: string): string {
-  let url: URL;
-  try {
-    url = new URL(server);
-  } catch {
-    return server;
-  }
-  const hidden = url.username !== "" || url.password !== "" || url.search !== "";
-  if (!hidden || (url.protocol !== "http:" && url.protocol !== "https:")) return server;
+  const hidden = urlWithoutSecrets(server);
+  if (hidden === undefined) return server;
   const digest = crypto().createHash("sha256").update(server).digest("hex").slice(0, 12);
-  url.username = "";
-  url.password = "";
-  url.search = "";
-  return `${url.href} (sha256:${digest})`;
+  return `${hidden.bare} (sha256:${digest})`;
 }
 
 /** One server's pins, as a guard uses them: reviews each tool list and knows which tools are refused. */
