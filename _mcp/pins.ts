@@ -346,7 +346,7 @@ export class PinStore {
         // the file lost it (a failed write, a file replaced under us).
         // (pins filed under a URL with its token, before pinKey, are moved to the key without it)
         const stored = file.servers[this.#key] ?? file.servers[this.#options.server] ?? { tools: {} };
-        if (this.#key !== this.#options.server && this.#options.server in file.servers) {
+        if (this.#key !== this.#options.server && Object.hasOwn(file.servers, this.#options.server)) {
           delete file.servers[this.#options.server];
           moved = true;
         }
