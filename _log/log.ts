@@ -413,17 +413,13 @@ function mcpRecord(event: McpEvent, options: JsonlLogOptions, at: Date): Record<
         detail: event.redacted ? "flagged spans were cut out" : "output carries instructions",
         ...model,
       };
-    case "spawn": {
-      // The server's arguments may carry a token or a password (`--api-key ...`): like a tool's, opt-in.
-      const { event: type, args, ...fields } = event;
-      const logged = options.includeArguments ? { args } : {};
-      return { ts, event: "mcp", type, tool: "", findings: [], detail: "", ...fields, ...logged, ...model };
-    }
+    case "spawn":
     case "client_message_refused": {
-      // The refused line (a tools/call the guard could not parse) quotes its arguments: like a call's, opt-in.
-      const { event: type, text, ...fields } = event;
-      const logged = options.includeArguments && text !== undefined ? { text } : {};
-      return { ts, event: "mcp", type, tool: "", findings: [], detail: "", ...fields, ...logged, ...model };
+      // The server's arguments may carry a token or a password (`--api-key ...`), and a refused line (a
+      // tools/call the guard could not parse) quotes its arguments: like a call's arguments, opt-in.
+      const { event: type, ...fields }: Record<string, unknown> = event;
+      if (!options.includeArguments) delete fields[event.event === "spawn" ? "args" : "text"];
+      return { ts, event: "mcp", type, tool: "", findings: [], detail: "", ...fields, ...model };
     }
     default: {
       // The event's own fields (pid, reason, exitCode, ...) stay as they are, beside the common ones; its
