@@ -127,7 +127,7 @@ export async function gateRequest(
   const bytes = await readWhole(response, limit);
   if (!bytes) return withUrl(tooLargeResponse(dialect, limit), response.url);
   const copy = withBody(response, bytes);
-  if (parseJsonSafe(new TextDecoder().decode(bytes)).ok) return await gateJson(copy, exchange);
+  if (parseJsonSafe(DECODER.decode(bytes)).ok) return await gateJson(copy, exchange);
   return gateStreamed(copy, dialect, exchange);
 }
 
@@ -354,7 +354,7 @@ async function gateJsonBody(response: Response, exchange: Exchange): Promise<{
   return { response: out, result, body, parsed, event };
 }
 
-/** One decoder for every JSON answer: a whole decode keeps no state. */
+/** One decoder for every answer read whole: a whole decode keeps no state. */
 const DECODER = new TextDecoder();
 
 /** A response like `response` (status, headers, url) with the JSON `body`. */
