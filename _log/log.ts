@@ -170,9 +170,9 @@ const MAX_QUEUED = 1024;
  * `target` is a file path or a `WritableStream<Uint8Array>` (each line is one chunk). A path is opened for
  * appending and created when missing; each line is one `write` call on an `O_APPEND` descriptor, so several
  * processes can share one file. When the file is renamed or deleted while open (log rotation), the next
- * line goes to a file opened anew at the path (under Deno, when the program may read the log); after a write cut short by a full disk, the next line
- * starts on a line of its own. Opening a path that cannot be opened throws right away, before any tool
- * runs; after that nothing throws.
+ * line goes to a file opened anew at the path (under Deno, when the program may read the log); after a write
+ * cut short by a full disk, the next line starts on a line of its own. Opening a path that cannot be opened
+ * throws right away, before any tool runs; after that nothing throws.
  *
  * @example Append to a file that several processes share
  * ```ts

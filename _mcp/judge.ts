@@ -110,9 +110,9 @@ export function refuseChanged(change: PinChange): McpCallCheck {
     received: `sha256:${change.seen}`,
   };
   const feedback = `Your call to ${name} was not run: the definition of tool ${name} (its description, ` +
-    "input schema, title, annotations or output schema) changed since toolguard pinned it, which is how a server swaps a trusted tool for a " +
-    "malicious one. Tell the user; they can review the change and accept it with " +
-    `\`toolguard mcp pins accept ${name}\`. Do not retry.`;
+    "input schema, title, annotations or output schema) changed since toolguard pinned it, which is how a " +
+    "server swaps a trusted tool for a malicious one. Tell the user; they can review the change and accept " +
+    `it with \`toolguard mcp pins accept ${name}\`. Do not retry.`;
   const verdict: CallVerdict = { index: 0, name, allowed: false, findings: [finding] };
   return { allowed: false, name, verdict, feedback, result: rejection(feedback, [finding]) };
 }

@@ -1,9 +1,9 @@
 /**
  * Pinning tool definitions (against "rug pulls"): the first time the guard sees a server's tool it records
- * a hash of the tool's name, description, input schema, title, annotations and output schema (what a client or
- * its model reads of it: an annotation turned `readOnlyHint` can spare a call the user's confirmation); a
- * later `tools/list` that changes a pinned tool
- * is reported with a diff, and the tool's calls are refused until the user accepts the new definition.
+ * a hash of the tool's name, description, input schema, title, annotations and output schema (what a client
+ * or its model reads of it: an annotation turned `readOnlyHint` can spare a call the user's confirmation); a
+ * later `tools/list` that changes a pinned tool is reported with a diff, and the tool's calls are refused
+ * until the user accepts the new definition.
  *
  * The pins live in a JSON file (one per user by default, see {@linkcode defaultPinsPath}) keyed by server
  * (its command line or URL), or only in memory.

@@ -61,8 +61,9 @@ export interface McpGuardOptions {
   /**
    * Pin tool definitions (against rug pulls): each tool's name, description, input schema, title, annotations
    * and output schema are hashed on first sight (a pin made before title, annotations and output schema were
-   * hashed is completed, not refused, when the rest still matches); a pinned tool whose definition changes is reported (`tool_changed`, with a diff) and its
-   * calls are refused until the change is accepted. Default: off in code; `toolguard mcp` pins by default.
+   * hashed is completed, not refused, when the rest still matches); a pinned tool whose definition changes is
+   * reported (`tool_changed`, with a diff) and its calls are refused until the change is accepted. Default:
+   * off in code; `toolguard mcp` pins by default.
    */
   pins?: McpPinOptions;
   /** Called for every judgement and lifecycle event (for logs). Errors it throws are swallowed. */
