@@ -16,6 +16,7 @@ import {
   printedHelp,
   printJson,
   runMain,
+  safeText,
   stringOption,
   UsageError,
   wantsJson,
@@ -163,7 +164,7 @@ export function main(args: string[]): Promise<number> {
     // The JSON carries the sentence too, so a caller in another language needs one run, not two.
     if (wantsJson(values)) {
       printJson({ ...result, sentence: describe(result, { budget }) }, { pretty: values.pretty === true });
-    } else writeOut(describe(result, { budget }) + "\n");
+    } else writeOut(safeText(describe(result, { budget })) + "\n"); // it quotes the tool
     return isFailure(result) ? EXIT_FAIL : EXIT_OK;
   });
 }

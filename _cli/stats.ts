@@ -128,13 +128,13 @@ export function main(args: string[]): Promise<number> {
     if (wantsJson(values)) printJson(report, { pretty: values.pretty === true });
     else {
       writeOut(formatReport(report, { source: inputName(path), bars: isTerminal() }));
-      if (html !== undefined) writeOut(`\nHTML report written to ${html}\n`);
+      if (html !== undefined) writeOut(`\nHTML report written to ${safeText(html)}\n`);
     }
     const events = report.runs.total + report.verdicts.total + report.relayEvents + report.skipped;
     if (report.lines > 0 && events === 0) {
       writeErr(
         `toolguard stats: none of the ${report.lines} ${plural(report.lines, "line")} of ${
-          inputName(path)
+          safeText(inputName(path))
         } ` +
           "is a toolguard log line; give a log written by jsonlLog, `toolguard run --log` or `toolguard mcp --log`\n",
       );

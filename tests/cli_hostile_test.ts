@@ -279,3 +279,40 @@ test(
     );
   },
 );
+
+/** The fake tool (`toolguard __fake-tool SCENARIO ...`) as a command line for `toolguard run -- ...`. */
+const fakeTool = (scenario: string, ...rest: string[]) => [
+  runtime.command,
+  ...runtime.args,
+  "__fake-tool",
+  scenario,
+  ...rest,
+];
+
+// A bidi override (Trojan Source), a tag character (drawn as nothing) and a screen-clearing escape.
+const HIDDEN = "rg\u202e\u{E0041}\u001b[2J";
+// deno-lint-ignore no-control-regex -- the characters that must not reach a terminal raw
+const RAW_HIDDEN = /[\x1b\u202e]|\u{E0041}/u;
+
+test(
+  "hidden or reordering characters from a tool reach neither the terminal nor --json raw; JSON reads back the same",
+  T,
+  async () => {
+    const text = await runInProcess(main, ["run", "--", ...fakeTool("echo-args", HIDDEN)]);
+    assert.equal(text.status, 0, text.stderr);
+    assert.doesNotMatch(text.stdout, RAW_HIDDEN);
+    assert.match(text.stdout, /rg\\u\{202E\}\\u\{E0041\}/);
+    const json = await runInProcess(main, ["run", "--json", "--", ...fakeTool("echo-args", HIDDEN)]);
+    assert.doesNotMatch(json.stdout, RAW_HIDDEN);
+    assert.deepEqual(JSON.parse(json.stdout).items, [HIDDEN]); // escaped in the text, the same value
+    const pretty = await runInProcess(main, ["run", "--pretty", "--", ...fakeTool("echo-args", HIDDEN)]);
+    assert.deepEqual(JSON.parse(pretty.stdout).items, [HIDDEN]);
+    const result = file("hidden-result.json", json.stdout);
+    const described = await runInProcess(main, ["describe", result]);
+    assert.doesNotMatch(described.stdout, RAW_HIDDEN);
+    assert.match(described.stdout, /\\u\{202E\}/);
+    const command = await runInProcess(main, [`\u202e${HIDDEN}`]);
+    assert.equal(command.status, 2);
+    assert.doesNotMatch(command.stderr, RAW_HIDDEN);
+  },
+);
