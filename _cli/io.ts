@@ -35,6 +35,7 @@ import type * as NodeUtil from "node:util";
 import type { JSONScanner, Node as JsonNode, ParseError } from "jsonc-parser";
 import { lazy, nodeBuiltin } from "../_common/lazy.ts";
 import { errorText } from "../_common/values.ts";
+import { concatBytes } from "../_common/bytes.ts";
 export { MAX_TIMER_MS } from "../_common/values.ts";
 import { denoStd, encoder, EXIT_FAIL, EXIT_USAGE, paint, safeText, writeErr, writeOut } from "./output.ts";
 
@@ -80,24 +81,76 @@ export class UsageError extends Error {
 /** Set once stdin has been read: it can be read only once. */
 let stdinTaken = false;
 
-/** Reads all of stdin; a second read is a {@linkcode UsageError} (it would find nothing). */
-async function readStdin(): Promise<Uint8Array> {
+/**
+ * The largest input a command reads whole (a tools file, calls, a result, text to scan): 64 MiB, far above
+ * any such file. Beyond it the command stops reading and refuses, instead of filling memory until the
+ * runtime dies (`toolguard scan /dev/zero`) or reading an endless stream for ever. A call log has no such
+ * bound: `toolguard stats` reads it line by line.
+ */
+export const MAX_INPUT_BYTES: number = 64 * 1024 * 1024;
+
+/**
+ * Stdin as a stream of byte chunks; taking it twice is a {@linkcode UsageError} (the second would find
+ * nothing). On a terminal, a line on stderr says that it waits for input.
+ */
+export async function* stdinChunks(): AsyncGenerator<Uint8Array> {
   if (stdinTaken) {
     throw new UsageError("stdin was already read for another input", "give only one input as -");
   }
   stdinTaken = true;
   const deno = denoStd();
-  let bytes: Uint8Array;
-  if (deno) {
-    bytes = new Uint8Array(await new Response(deno.stdin.readable).arrayBuffer());
-  } else {
-    const chunks: Uint8Array[] = [];
-    for await (const chunk of nodeBuiltin<typeof NodeProcess>("node:process").stdin) {
-      chunks.push(typeof chunk === "string" ? encoder.encode(chunk) : chunk as Uint8Array);
-    }
-    bytes = new Uint8Array(await new Blob(chunks as BlobPart[]).arrayBuffer());
+  const proc = deno ? undefined : nodeBuiltin<typeof NodeProcess>("node:process");
+  if (deno ? deno.stdin.isTerminal() : proc!.stdin.isTTY === true) {
+    writeErr("toolguard: reading stdin from the terminal; end it with Ctrl-D (Ctrl-Z, Enter on Windows)\n");
   }
-  return bytes;
+  if (deno) {
+    yield* deno.stdin.readable;
+    return;
+  }
+  for await (const chunk of proc!.stdin) {
+    yield typeof chunk === "string" ? encoder.encode(chunk) : chunk as Uint8Array;
+  }
+}
+
+/** A file's bytes as a stream of chunks: Deno's own call under Deno (node:fs would load the Node layer). */
+async function* fileChunks(path: string): AsyncGenerator<Uint8Array> {
+  const deno = denoStd();
+  if (deno) {
+    // Opened here, read through its stream, which closes the file when done or cancelled.
+    yield* (await deno.open(path)).readable;
+    return;
+  }
+  // Under Bun too: `Bun.file(path).stream()` fails on a character device (EPERM from epoll).
+  const handle = await nodeBuiltin<typeof NodeFsPromises>("node:fs/promises").open(path);
+  try {
+    for (;;) {
+      const { bytesRead, buffer } = await handle.read({ buffer: new Uint8Array(65_536) });
+      if (bytesRead === 0) return;
+      yield buffer.subarray(0, bytesRead);
+    }
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * All the bytes of `chunks`, at most {@linkcode MAX_INPUT_BYTES}: more is a {@linkcode UsageError}, and the
+ * rest is not read (an endless stream, such as `/dev/zero`, ends there too).
+ */
+async function readWhole(chunks: AsyncIterable<Uint8Array>, name: string): Promise<Uint8Array> {
+  const parts: Uint8Array[] = [];
+  let total = 0;
+  for await (const chunk of chunks) {
+    total += chunk.length;
+    if (total > MAX_INPUT_BYTES) {
+      throw new UsageError(
+        `${name} is larger than ${MAX_INPUT_BYTES / 1024 / 1024} MiB, more than toolguard reads at once`,
+        "give a smaller input (split a long text, e.g. `split -b 32m`, and check each part)",
+      );
+    }
+    parts.push(chunk);
+  }
+  return concatBytes(parts, total);
 }
 
 /** How an input path is named in messages: `-` is `<stdin>`. */
@@ -116,24 +169,18 @@ export interface ReadTextOptions {
 }
 
 /**
- * Reads a whole file as UTF-8 text, or stdin when `path` is `-`. A BOM is dropped. An unreadable file is
- * a {@linkcode UsageError} naming the file and the reason; so, by default, are bytes that are not UTF-8.
+ * Reads a whole file as UTF-8 text, or stdin when `path` is `-`, up to {@linkcode MAX_INPUT_BYTES}. A BOM
+ * is dropped. An unreadable or larger file is a {@linkcode UsageError} naming the file and the reason; so,
+ * by default, are bytes that are not UTF-8.
  */
 export async function readText(path: string, options: ReadTextOptions = {}): Promise<string> {
   let bytes: Uint8Array;
-  if (path === "-") bytes = await readStdin();
+  if (path === "-") bytes = await readWhole(stdinChunks(), "<stdin>");
   else {
     try {
-      // The runtime's own call where there is one: under Deno, `node:fs` would load the Node layer, and under
-      // Bun loading node:fs/promises costs a one-shot command about 2 ms (its errors carry the same codes).
-      const deno = denoStd();
-      const bun = (globalThis as { Bun?: { file(path: string): { bytes(): Promise<Uint8Array> } } }).Bun;
-      bytes = deno
-        ? await deno.readFile(path)
-        : bun
-        ? await bun.file(path).bytes()
-        : await nodeBuiltin<typeof NodeFsPromises>("node:fs/promises").readFile(path);
+      bytes = await readWhole(fileChunks(path), path);
     } catch (error) {
+      if (error instanceof UsageError) throw error;
       throw new UsageError(
         `cannot read ${path}: ${ioReason(error)}`,
         "check the path, or pass - to read stdin",

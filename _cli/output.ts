@@ -38,7 +38,7 @@ interface DenoStd {
   stderr: { writeSync(p: Uint8Array): number; isTerminal(): boolean };
   stdin: { readable: ReadableStream<Uint8Array>; isTerminal(): boolean };
   env: { get(name: string): string | undefined };
-  readFile(path: string): Promise<Uint8Array>;
+  open(path: string): Promise<{ readable: ReadableStream<Uint8Array> }>;
   writeTextFileSync(path: string, text: string): void;
   statSync(path: string): { dev: number; ino: number | null };
 }

@@ -8,7 +8,6 @@
  */
 import { plural } from "../_common/values.ts";
 import type * as NodeFs from "node:fs";
-import type NodeProcess from "node:process";
 import { nodeBuiltin } from "../_common/lazy.ts";
 import {
   EXIT_FAIL,
@@ -25,6 +24,7 @@ import {
   runMain,
   safeText,
   sameFile,
+  stdinChunks,
   stringOption,
   UsageError,
   wantsJson,
@@ -151,17 +151,6 @@ export function main(args: string[]): Promise<number> {
     }
     return EXIT_OK;
   });
-}
-
-async function* stdinChunks(): AsyncGenerator<Uint8Array> {
-  const deno = (globalThis as { Deno?: { stdin: { readable: ReadableStream<Uint8Array> } } }).Deno;
-  if (deno) {
-    for await (const chunk of deno.stdin.readable) yield chunk;
-    return;
-  }
-  for await (const chunk of nodeBuiltin<typeof NodeProcess>("node:process").stdin) {
-    yield typeof chunk === "string" ? new TextEncoder().encode(chunk) : chunk as Uint8Array;
-  }
 }
 
 /** Options for {@linkcode formatReport}. */

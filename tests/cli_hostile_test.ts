@@ -9,12 +9,12 @@ import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { Buffer } from "node:buffer";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { main } from "../cli.ts";
-import { parseJsonText, UsageError } from "../_cli/io.ts";
+import { MAX_INPUT_BYTES, parseJsonText, UsageError } from "../_cli/io.ts";
 import { readPinFile } from "../_mcp/pins.ts";
 import { parseSince } from "../_log/stats.ts";
 import { runInProcess } from "./_cli.ts";
@@ -45,6 +45,7 @@ function spawnCli(args: string[], input: string): { status: number | null; stdou
     input,
     encoding: "utf8",
     timeout: 120_000,
+    maxBuffer: 16 * 1024 * 1024,
   });
   return { status: r.status, stdout: r.stdout ?? "", stderr: r.stderr ?? "" };
 }
@@ -314,5 +315,22 @@ test(
     const command = await runInProcess(main, [`\u202e${HIDDEN}`]);
     assert.equal(command.status, 2);
     assert.doesNotMatch(command.stderr, RAW_HIDDEN);
+  },
+);
+
+test(
+  "an input without end or over 64 MiB is refused with exit 2, not read until memory runs out",
+  T,
+  () => {
+    const over = spawnCli(["scan", "-"], "a".repeat(MAX_INPUT_BYTES + 1));
+    assert.equal(over.status, 2, over.stderr);
+    assert.match(over.stderr, /<stdin> is larger than 64 MiB/);
+    assert.equal(spawnCli(["scan", "-"], "a".repeat(1024)).status, 0); // below the bound: read
+    if (existsSync("/dev/zero")) {
+      // A character device, which Bun's own file stream cannot read (EPERM), and which never ends.
+      const endless = spawnCli(["lint", "/dev/zero"], "");
+      assert.equal(endless.status, 2, endless.stderr);
+      assert.match(endless.stderr, /\/dev\/zero is larger than 64 MiB/);
+    }
   },
 );
