@@ -349,18 +349,43 @@ const PARSE_ERROR_NAMES = [
   "InvalidCharacter",
 ];
 
-/** 1-based line and column (in UTF-16 code units) of an offset in text. */
+/**
+ * The 1-based line and column of a string offset, as an editor shows them: a line ends at LF, CR LF or a
+ * lone CR, and the column counts characters (code points), so an emoji or any other character beyond the
+ * BMP before the place counts once, not as its two UTF-16 units.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { lineColumn } from "./io.ts";
+ *
+ * assert.deepEqual(lineColumn("ab\r\ncd", 5), { line: 2, column: 2 });
+ * assert.deepEqual(lineColumn("old\rmac", 5), { line: 2, column: 2 });
+ * assert.deepEqual(lineColumn('"😀", ]', 6), { line: 1, column: 6 }); // the ] after one emoji
+ * ```
+ *
+ * @param text The text.
+ * @param offset An index into the string (UTF-16 units), e.g. a parser's error offset.
+ * @returns The line and the column.
+ */
 export function lineColumn(text: string, offset: number): { line: number; column: number } {
   let line = 1;
-  let lineStart = 0;
+  let column = 1;
   const end = Math.min(offset, text.length);
   for (let i = 0; i < end; i++) {
-    if (text.charCodeAt(i) === 10) {
+    const c = text.charCodeAt(i);
+    if (c === 10 || (c === 13 && text.charCodeAt(i + 1) !== 10)) {
       line++;
-      lineStart = i + 1;
+      column = 1;
+    } else if (!(c >= 0xdc00 && c <= 0xdfff && i > 0 && isHighSurrogate(text.charCodeAt(i - 1)))) {
+      column++; // the second half of a surrogate pair is not a character of its own
     }
   }
-  return { line, column: end - lineStart + 1 };
+  return { line, column };
+}
+
+function isHighSurrogate(c: number): boolean {
+  return c >= 0xd800 && c <= 0xdbff;
 }
 
 /** Builds a value from a parse tree with own properties only: a `__proto__` key stays a plain key. */
