@@ -26,8 +26,11 @@ export interface ResultLine {
   exitCode: number | null;
   /** The signal that ended the process, or null. */
   signal: string | null;
-  /** Wall-clock duration in milliseconds. */
-  durationMs: number;
+  /**
+   * Wall-clock duration in milliseconds; null when the result carried no duration that is a finite number
+   * of at least 0 (a hand-made or corrupted result): a made-up 0 would pull the percentiles down.
+   */
+  durationMs: number | null;
   /** The result's detail (shortened when the line would be too long). */
   detail: string;
   /** How many items the tool returned; null for failures. */
@@ -591,8 +594,9 @@ function distinct(values: string[]): string[] {
   return [...new Set(values)];
 }
 
-function roundMs(ms: number): number {
-  return typeof ms === "number" && Number.isFinite(ms) ? Math.round(ms * 1000) / 1000 : 0;
+/** A duration to the microsecond, or null when it is not a finite number of at least 0. */
+function roundMs(ms: number): number | null {
+  return typeof ms === "number" && Number.isFinite(ms) && ms >= 0 ? Math.round(ms * 1000) / 1000 : null;
 }
 
 /** `/usr/bin/rg` -> `rg`, `C:\\tools\\npx.cmd` -> `npx`. */
