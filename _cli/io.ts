@@ -232,6 +232,7 @@ const IO_REASONS: Record<string, string> = {
   PermissionDenied: "permission denied",
   ENAMETOOLONG: "the name is too long",
   ELOOP: "too many levels of symbolic links",
+  ENXIO: "it is a FIFO that no process reads; start its reader first",
   ENOSPC: "no space left on the device",
   EROFS: "the file system is read-only",
 };
@@ -253,11 +254,15 @@ const IO_REASONS: Record<string, string> = {
  * @returns A short reason, without the path.
  */
 export function ioReason(error: unknown): string {
+  return knownReason(error) ?? knownReason((error as { cause?: unknown })?.cause) ?? errorText(error);
+}
+
+/** The fixed words for an error's code or name (Deno's), or undefined. */
+function knownReason(error: unknown): string | undefined {
   const code = (error as { code?: unknown })?.code;
   const name = (error as { name?: unknown })?.name;
   return (typeof code === "string" && Object.hasOwn(IO_REASONS, code) ? IO_REASONS[code] : undefined) ??
-    (typeof name === "string" && Object.hasOwn(IO_REASONS, name) ? IO_REASONS[name] : undefined) ??
-    errorText(error);
+    (typeof name === "string" && Object.hasOwn(IO_REASONS, name) ? IO_REASONS[name] : undefined);
 }
 
 /**

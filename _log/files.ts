@@ -41,16 +41,21 @@ interface DenoFiles {
 interface FileInfo {
   dev: number | bigint | null;
   ino: number | bigint | null;
+  /** Deno: a named pipe. */
+  isFifo?: boolean | null;
+  /** node:fs: a named pipe. */
+  isFIFO?: () => boolean;
 }
 
 /** The part of `node:fs` used here. */
 interface NodeFiles {
-  openSync(path: string, flags: string): number;
+  openSync(path: string, flags: string | number): number;
   readSync(fd: number, into: Uint8Array, offset: number, length: number, position: null): number;
   writeSync(fd: number, bytes: Uint8Array): number;
   closeSync(fd: number): void;
   fstatSync(fd: number): FileInfo;
   statSync(path: string): FileInfo;
+  constants: { O_WRONLY: number; O_APPEND: number; O_NONBLOCK: number };
 }
 
 /** `node:fs`, loaded on first use: a static import would keep the library from bundling for a browser. */
@@ -59,14 +64,30 @@ const loadNodeFiles = (): NodeFiles => nodeBuiltin<NodeFiles>("node:fs");
 /**
  * Opens a file synchronously. `"append"` is `O_APPEND|O_CREAT` (mode 0o666 before the umask): every write
  * lands at the current end of the file, atomically per write call, so several processes can share it.
+ * Opening a named pipe (FIFO) for appending waits until a process opens it for reading: with no reader, the
+ * program would hang before it did anything. So a FIFO is first opened without waiting, which fails at once
+ * when nothing reads it (`ENXIO`), then opened as any file while that first descriptor stays open (closing
+ * it first would leave the reader without a writer: it would read the end and go). Under Deno, that needs
+ * read access to the path (to tell a FIFO): without it, a FIFO without a reader still blocks here.
  *
  * @param path The file.
  * @param mode `"append"` or `"read"`.
  * @returns The open file.
- * @throws {Error} The runtime's own error (with its `code`, e.g. `ENOENT`) when the file cannot be opened.
+ * @throws {Error} The runtime's own error (with its `code`, e.g. `ENOENT`) when the file cannot be opened;
+ *   `ENXIO` for a FIFO that no process reads.
  */
 export function openFile(path: string, mode: OpenMode): OpenFile {
   const deno = (globalThis as { Deno?: DenoFiles }).Deno;
+  const probe = mode === "append" && isFifo(path, deno) ? openWithoutWaiting(path) : null;
+  try {
+    return openNow(path, mode, deno);
+  } finally {
+    if (probe !== null) loadNodeFiles().closeSync(probe);
+  }
+}
+
+/** {@linkcode openFile} itself, on this runtime. */
+function openNow(path: string, mode: OpenMode, deno: DenoFiles | undefined): OpenFile {
   if (deno) {
     const file = deno.openSync(path, mode === "append" ? { append: true, create: true } : { read: true });
     return {
@@ -99,6 +120,26 @@ export function openFile(path: string, mode: OpenMode): OpenFile {
 export function fileId(path: string): string | null {
   const deno = (globalThis as { Deno?: DenoFiles }).Deno;
   return idOf(() => deno ? deno.statSync(path) : loadNodeFiles().statSync(path));
+}
+
+/** True when `path` names a FIFO (false when it does not exist, or, under Deno, may not be read). */
+function isFifo(path: string, deno: DenoFiles | undefined): boolean {
+  try {
+    if (deno) return readGranted(deno, path) && deno.statSync(path).isFifo === true;
+    return loadNodeFiles().statSync(path).isFIFO?.() === true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Opens a FIFO for writing without waiting: throws `ENXIO` at once when no process reads it. (Through
+ * `node:fs` under Deno too: only it takes `O_NONBLOCK`, and only a FIFO gets here.)
+ */
+function openWithoutWaiting(path: string): number {
+  const fs = loadNodeFiles();
+  const { O_WRONLY, O_APPEND, O_NONBLOCK } = fs.constants;
+  return fs.openSync(path, O_WRONLY | O_APPEND | O_NONBLOCK);
 }
 
 /** True when Deno lets this program read `path` without a prompt. */

@@ -175,7 +175,8 @@ const MAX_QUEUED = 1024;
  * processes can share one file. When the file is renamed or deleted while open (log rotation), the next
  * line goes to a file opened anew at the path (under Deno, when the program may read the log); after a write
  * cut short by a full disk, the next line starts on a line of its own. Opening a path that cannot be opened
- * throws right away, before any tool runs; after that nothing throws.
+ * throws right away, before any tool runs (its `cause` is the runtime's error, with its `code`), and so does
+ * a FIFO that no process reads, instead of waiting for one; after that nothing throws.
  *
  * @example Append to a file that several processes share
  * ```ts
@@ -618,7 +619,10 @@ function fileSink(path: string): Sink {
   } catch (e) {
     throw new Error(
       `jsonlLog: cannot open ${path} for appending (${errorText(e)}); ` +
-        "check that the directory exists and is writable",
+        ((e as { code?: unknown })?.code === "ENXIO"
+          ? "it is a FIFO that no process reads: start its reader first"
+          : "check that the directory exists and is writable"),
+      { cause: e }, // the runtime's error, with its code
     );
   }
   // After a write cut short (a full disk, a file size limit), the file ends inside our line: the next line
