@@ -7,8 +7,6 @@
  * @module
  */
 import { plural } from "../_common/values.ts";
-import type * as NodeFs from "node:fs";
-import { nodeBuiltin } from "../_common/lazy.ts";
 import {
   EXIT_FAIL,
   EXIT_OK,
@@ -31,7 +29,8 @@ import {
   writeErr,
   writeOut,
 } from "./io.ts";
-import { denoStd } from "./output.ts";
+import { encoder } from "./output.ts";
+import { replaceFile } from "../_log/files.ts";
 import {
   GROUP_BY,
   type GroupBy,
@@ -113,11 +112,8 @@ export function main(args: string[]): Promise<number> {
     }
     if (html !== undefined) {
       try {
-        const page = renderHtmlReport(report, { source: inputName(path) });
-        // Deno's own call: node:fs would load the Node compatibility layer, about 15 ms
-        const deno = denoStd();
-        if (deno) deno.writeTextFileSync(html, page);
-        else nodeBuiltin<typeof NodeFs>("node:fs").writeFileSync(html, page);
+        // Through the log's file helper: a FIFO that no process reads is refused at once, not waited on.
+        replaceFile(html, encoder.encode(renderHtmlReport(report, { source: inputName(path) })));
       } catch (e) {
         throw new UsageError(
           `cannot write ${html}: ${ioReason(e)}`,

@@ -7,8 +7,11 @@
  */
 import { nodeBuiltin } from "../_common/lazy.ts";
 
-/** How a file is opened: for appending (created when missing) or for reading. */
-export type OpenMode = "append" | "read";
+/**
+ * How a file is opened: for appending (created when missing), for reading, or to be replaced (created when
+ * missing, else emptied).
+ */
+export type OpenMode = "append" | "read" | "replace";
 
 /** An open file: synchronous, one system call per `read` or `write`. */
 export interface OpenFile {
@@ -27,7 +30,10 @@ export interface OpenFile {
 
 /** The part of Deno's file API used here. */
 interface DenoFiles {
-  openSync(path: string, options: { read?: boolean; append?: boolean; create?: boolean }): {
+  openSync(
+    path: string,
+    options: { read?: boolean; write?: boolean; append?: boolean; create?: boolean; truncate?: boolean },
+  ): {
     readSync(into: Uint8Array): number | null;
     writeSync(bytes: Uint8Array): number;
     statSync(): FileInfo;
@@ -64,21 +70,21 @@ const loadNodeFiles = (): NodeFiles => nodeBuiltin<NodeFiles>("node:fs");
 /**
  * Opens a file synchronously. `"append"` is `O_APPEND|O_CREAT` (mode 0o666 before the umask): every write
  * lands at the current end of the file, atomically per write call, so several processes can share it.
- * Opening a named pipe (FIFO) for appending waits until a process opens it for reading: with no reader, the
+ * `"replace"` is `O_TRUNC|O_CREAT`. Opening a named pipe (FIFO) to write waits until a process opens it for reading: with no reader, the
  * program would hang before it did anything. So a FIFO is first opened without waiting, which fails at once
  * when nothing reads it (`ENXIO`), then opened as any file while that first descriptor stays open (closing
  * it first would leave the reader without a writer: it would read the end and go). Under Deno, that needs
  * read access to the path (to tell a FIFO): without it, a FIFO without a reader still blocks here.
  *
  * @param path The file.
- * @param mode `"append"` or `"read"`.
+ * @param mode `"append"`, `"read"` or `"replace"`.
  * @returns The open file.
  * @throws {Error} The runtime's own error (with its `code`, e.g. `ENOENT`) when the file cannot be opened;
  *   `ENXIO` for a FIFO that no process reads.
  */
 export function openFile(path: string, mode: OpenMode): OpenFile {
   const deno = (globalThis as { Deno?: DenoFiles }).Deno;
-  const probe = mode === "append" && isFifo(path, deno) ? openWithoutWaiting(path) : null;
+  const probe = mode !== "read" && isFifo(path, deno) ? openWithoutWaiting(path) : null;
   try {
     return openNow(path, mode, deno);
   } finally {
@@ -86,10 +92,38 @@ export function openFile(path: string, mode: OpenMode): OpenFile {
   }
 }
 
+const DENO_MODES = {
+  append: { append: true, create: true },
+  read: { read: true },
+  replace: { write: true, create: true, truncate: true },
+} as const;
+const NODE_MODES = { append: "a", read: "r", replace: "w" } as const;
+
+/**
+ * Writes `bytes` to `path` as the whole file (created, or emptied first), through {@linkcode openFile}: a
+ * FIFO that no process reads is `ENXIO` at once, not a wait for ever.
+ *
+ * @param path The file.
+ * @param bytes What it will hold.
+ * @throws {Error} The runtime's own error (with its `code`) when the file cannot be opened or written.
+ */
+export function replaceFile(path: string, bytes: Uint8Array): void {
+  const file = openFile(path, "replace");
+  try {
+    for (let at = 0; at < bytes.length;) {
+      const n = file.write(bytes.subarray(at));
+      if (n <= 0) throw Object.assign(new Error(`wrote nothing to ${path}`), { code: "EIO" });
+      at += n;
+    }
+  } finally {
+    file.close();
+  }
+}
+
 /** {@linkcode openFile} itself, on this runtime. */
 function openNow(path: string, mode: OpenMode, deno: DenoFiles | undefined): OpenFile {
   if (deno) {
-    const file = deno.openSync(path, mode === "append" ? { append: true, create: true } : { read: true });
+    const file = deno.openSync(path, DENO_MODES[mode]);
     return {
       read: (into) => file.readSync(into) ?? 0,
       write: (bytes) => file.writeSync(bytes),
@@ -100,7 +134,7 @@ function openNow(path: string, mode: OpenMode, deno: DenoFiles | undefined): Ope
     };
   }
   const fs = loadNodeFiles();
-  const fd = fs.openSync(path, mode === "append" ? "a" : "r");
+  const fd = fs.openSync(path, NODE_MODES[mode]);
   return {
     read: (into) => fs.readSync(fd, into, 0, into.length, null),
     write: (bytes) => fs.writeSync(fd, bytes),

@@ -371,33 +371,47 @@ test(
 
 const hasMkfifo = process.platform !== "win32" && spawnSync("mkfifo", ["--help"]).error === undefined;
 
-test("--log on a FIFO that no process reads is refused at once, not waited on; with a reader it is written", {
-  ...T,
-  skip: hasMkfifo ? false : "needs mkfifo",
-}, async () => {
-  // The runtime's reason reaches the message in the same fixed words (it was the wrapped text, twice).
-  const folder = await runInProcess(main, ["run", "--log", dir, "--", "true"]);
-  assert.equal(folder.status, 2);
-  assert.match(folder.stderr, /cannot open log file .*: it is a directory\n/);
-  const fifo = join(dir, "log.fifo");
-  assert.equal(spawnSync("mkfifo", [fifo]).status, 0);
-  const args = ["run", "--log", fifo, "--protocol", "text", "--", ...fakeTool("echo-args", "hi")];
-  // A child with a time limit: before, opening the FIFO blocked the whole process.
-  const alone = spawnSync(runtime.command, [...runtime.args, ...args], { encoding: "utf8", timeout: 60_000 });
-  assert.equal(alone.status, 2, alone.stderr);
-  assert.match(alone.stderr, /cannot open log file .*log\.fifo: it is a FIFO that no process reads/);
-  // A reader, held open here (without waiting for a writer) while the command runs: the line waits in the pipe.
-  const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
-  try {
-    const logged = spawnSync(runtime.command, [...runtime.args, ...args], {
+test(
+  "--log or --html on a FIFO that no process reads is refused at once, not waited on; with a reader it is written",
+  {
+    ...T,
+    skip: hasMkfifo ? false : "needs mkfifo",
+  },
+  async () => {
+    // The runtime's reason reaches the message in the same fixed words (it was the wrapped text, twice).
+    const folder = await runInProcess(main, ["run", "--log", dir, "--", "true"]);
+    assert.equal(folder.status, 2);
+    assert.match(folder.stderr, /cannot open log file .*: it is a directory\n/);
+    const fifo = join(dir, "log.fifo");
+    assert.equal(spawnSync("mkfifo", [fifo]).status, 0);
+    const args = ["run", "--log", fifo, "--protocol", "text", "--", ...fakeTool("echo-args", "hi")];
+    // A child with a time limit: before, opening the FIFO blocked the whole process.
+    const alone = spawnSync(runtime.command, [...runtime.args, ...args], {
       encoding: "utf8",
       timeout: 60_000,
     });
-    assert.equal(logged.status, 0, logged.stderr);
-    const buffer = new Uint8Array(65_536);
-    const line = new TextDecoder().decode(buffer.subarray(0, readSync(reader, buffer)));
-    assert.equal(JSON.parse(line).kind, "results");
-  } finally {
-    closeSync(reader);
-  }
-});
+    assert.equal(alone.status, 2, alone.stderr);
+    assert.match(alone.stderr, /cannot open log file .*log\.fifo: it is a FIFO that no process reads/);
+    const html = ["stats", file("fifo-log.jsonl", LOG_LINE), "--html", fifo];
+    const report = spawnSync(runtime.command, [...runtime.args, ...html], {
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    assert.equal(report.status, 2, report.stderr);
+    assert.match(report.stderr, /cannot write .*log\.fifo: it is a FIFO that no process reads/);
+    // A reader, held open here (without waiting for a writer) while the command runs: the line waits in the pipe.
+    const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+    try {
+      const logged = spawnSync(runtime.command, [...runtime.args, ...args], {
+        encoding: "utf8",
+        timeout: 60_000,
+      });
+      assert.equal(logged.status, 0, logged.stderr);
+      const buffer = new Uint8Array(65_536);
+      const line = new TextDecoder().decode(buffer.subarray(0, readSync(reader, buffer)));
+      assert.equal(JSON.parse(line).kind, "results");
+    } finally {
+      closeSync(reader);
+    }
+  },
+);
