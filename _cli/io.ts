@@ -181,10 +181,7 @@ export async function readText(path: string, options: ReadTextOptions = {}): Pro
       bytes = await readWhole(fileChunks(path), path);
     } catch (error) {
       if (error instanceof UsageError) throw error;
-      throw new UsageError(
-        `cannot read ${path}: ${ioReason(error)}`,
-        "check the path, or pass - to read stdin",
-      );
+      throw cannotRead(path, error, "check the path, or pass - to read stdin");
     }
   }
   const text = new TextDecoder().decode(bytes); // drops a BOM; bad bytes become U+FFFD
@@ -263,6 +260,29 @@ function knownReason(error: unknown): string | undefined {
   const name = (error as { name?: unknown })?.name;
   return (typeof code === "string" && Object.hasOwn(IO_REASONS, code) ? IO_REASONS[code] : undefined) ??
     (typeof name === "string" && Object.hasOwn(IO_REASONS, name) ? IO_REASONS[name] : undefined);
+}
+
+/**
+ * The {@linkcode UsageError} for an input that cannot be read: `cannot read PATH: REASON`, with `hint`. A
+ * name holding U+FFFD that is not found most likely had bytes that are not UTF-8, which the runtime turned
+ * into U+FFFD before toolguard saw them: the file is there, under a name no argument can carry, and the
+ * hint says so.
+ *
+ * @param path The path as given.
+ * @param error What the file operation threw.
+ * @param hint What to do, for any other case.
+ * @returns The error to throw.
+ */
+export function cannotRead(path: string, error: unknown, hint: string): UsageError {
+  const reason = ioReason(error);
+  return new UsageError(
+    `cannot read ${path}: ${reason}`,
+    path.includes("\uFFFD") && reason === IO_REASONS.ENOENT
+      ? "the name holds U+FFFD, which is what bytes that are not UTF-8 become in an argument, so a file " +
+        "named with such bytes cannot be named here: pass it on stdin (`toolguard COMMAND - < FILE`) or " +
+        "rename it"
+      : hint,
+  );
 }
 
 /**

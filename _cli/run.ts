@@ -12,6 +12,7 @@ import {
   logWriteWarning,
   MAX_TIMER_MS,
   outputPathOption,
+  paint,
   parseCommandLine,
   printedHelp,
   printJson,
@@ -20,6 +21,7 @@ import {
   stringOption,
   UsageError,
   wantsJson,
+  writeErr,
   writeOut,
 } from "./io.ts";
 import { describe, isFailure } from "../_describe/describe.ts";
@@ -108,6 +110,15 @@ export function main(args: string[]): Promise<number> {
     const [command, ...toolArgs] = args.slice(split + 1);
     if (command === undefined || command === "") {
       throw new UsageError("no command after `--`", "e.g. `toolguard run -- rg --json TODO`");
+    }
+    const mangled = [command, ...toolArgs].findIndex((a) => a.includes("\uFFFD"));
+    if (mangled >= 0) {
+      // No runtime hands a program bytes of its arguments that are not UTF-8: they arrive as U+FFFD.
+      writeErr(
+        `${paint("yellow", "warning", "stderr")}: toolguard run: ${
+          mangled === 0 ? "the command" : `argument ${mangled}`
+        } holds U+FFFD: if it stood for bytes that are not UTF-8, the tool gets U+FFFD in their place\n`,
+      );
     }
     const protocol = (stringOption(values, "protocol") ?? "envelope") as ProtocolName;
     if (!PROTOCOLS.includes(protocol)) {

@@ -8,6 +8,7 @@
  */
 import { plural } from "../_common/values.ts";
 import {
+  cannotRead,
   EXIT_FAIL,
   EXIT_OK,
   inputName,
@@ -105,10 +106,7 @@ export function main(args: string[]): Promise<number> {
         ? await statsFromChunks(stdinChunks(), { by, since })
         : await statsFromFile(path, { by, since });
     } catch (e) {
-      throw new UsageError(
-        `cannot read ${path}: ${ioReason(e)}`,
-        "give the path of a log written by jsonlLog",
-      );
+      throw cannotRead(path, e, "give the path of a log written by jsonlLog");
     }
     if (html !== undefined) {
       try {

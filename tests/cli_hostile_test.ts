@@ -415,3 +415,18 @@ test(
     }
   },
 );
+
+test("a file name with bytes that are not UTF-8 is said to be the cause, not only 'no such file'", {
+  ...T,
+  skip: process.platform === "linux" ? false : "needs a file system that takes any bytes in a name",
+}, () => {
+  // The shell makes the name and passes it on: neither the test nor the command can hold its bytes.
+  const sh = (script: string) =>
+    spawnSync("sh", ["-c", script, runtime.command, ...runtime.args], { cwd: dir, encoding: "utf8" });
+  assert.equal(sh(`printf '[]' > "$(printf 'bad\\377.json')"`).status, 0);
+  const lint = sh(`"$0" "$@" lint "$(printf 'bad\\377.json')"`);
+  assert.equal(lint.status, 2, lint.stderr);
+  assert.match(lint.stderr, /cannot read bad\uFFFD\.json: no such file\nhint: the name holds U\+FFFD/);
+  const run = sh(`"$0" "$@" run --protocol lines -- ls "$(printf 'bad\\377.json')"`);
+  assert.match(run.stderr, /warning: toolguard run: argument 1 holds U\+FFFD/);
+});
