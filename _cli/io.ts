@@ -449,7 +449,14 @@ function toValue(node: JsonNode): unknown {
 export async function parseJsonText(text: string, file: string): Promise<unknown> {
   const name = inputName(file);
   const source = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
-  if (source.trim() === "") throw new UsageError(`${name}: the input is empty; expected JSON`);
+  if (source.trim() === "") {
+    throw new UsageError(
+      `${name}: the input is empty; expected JSON`,
+      file === "-"
+        ? "pipe the JSON in, e.g. `toolguard run --json -- CMD | toolguard describe -`"
+        : "give a file that holds JSON",
+    );
+  }
   try {
     return JSON.parse(source); // plain JSON (own keys only, `__proto__` too, as below)
   } catch {

@@ -81,7 +81,10 @@ export function main(args: string[]): Promise<number> {
       throw new UsageError(`unknown action ${JSON.stringify(action ?? "")}`, "use `list` or `accept`");
     }
     if (values.all !== true && tools.length === 0) {
-      throw new UsageError("name the tools to accept, or pass --all");
+      throw new UsageError(
+        "name the tools to accept, or pass --all",
+        "`toolguard mcp pins list` shows the changed definitions that wait",
+      );
     }
     const server = stringOption(values, "server");
     const accepted = acceptPending(pins, { tools: values.all === true ? "all" : tools, server });

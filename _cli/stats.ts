@@ -82,7 +82,10 @@ export function main(args: string[]): Promise<number> {
     const path = onePositional(positionals, "log file", "run `toolguard stats LOG.jsonl` (or `-` for stdin)");
     const by = (stringOption(values, "by") ?? "tool") as GroupBy;
     if (!GROUP_BY.includes(by)) {
-      throw new UsageError(`--by must be tool, kind, day or model, got ${JSON.stringify(by)}`);
+      throw new UsageError(
+        `--by must be tool, kind, day or model, got ${JSON.stringify(by)}`,
+        "e.g. --by day for a table per day",
+      );
     }
     const sinceText = stringOption(values, "since");
     let since: Date | undefined;
@@ -90,7 +93,7 @@ export function main(args: string[]): Promise<number> {
       try {
         since = parseSince(sinceText);
       } catch (e) {
-        throw new UsageError(`--${(e as Error).message}`);
+        throw new UsageError(`--${(e as Error).message}`, "e.g. --since 7d for the last week");
       }
     }
     const html = outputPathOption(values, "html");

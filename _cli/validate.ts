@@ -176,6 +176,7 @@ export function main(args: string[]): Promise<number> {
     if (file === "-" && (toolsPath === "-" || shapeSpec?.trim() === "-")) {
       throw new UsageError(
         `only one of CALLS and ${toolsPath === "-" ? "--tools" : "--shape"} can read stdin`,
+        "give the other as a file",
       );
     }
 
@@ -207,7 +208,10 @@ export function main(args: string[]): Promise<number> {
       try {
         schema = shapeToSchema(shape, inline ? "--shape" : shapeSpec);
       } catch (error) {
-        throw new UsageError((error as Error).message);
+        throw new UsageError(
+          (error as Error).message,
+          'map each argument to string, number, integer, boolean, array, object, null or any, with ? for optional: --shape \'{"city": "string", "units": "string?"}\'',
+        );
       }
       tools = callNames(calls).map((name) => ({ name, input_schema: schema }));
     }

@@ -430,3 +430,28 @@ test("a file name with bytes that are not UTF-8 is said to be the cause, not onl
   const run = sh(`"$0" "$@" run --protocol lines -- ls "$(printf 'bad\\377.json')"`);
   assert.match(run.stderr, /warning: toolguard run: argument 1 holds U\+FFFD/);
 });
+
+test("every usage error says what to do: a hint line follows the error", T, async () => {
+  const empty = file("empty.json", "");
+  const calls = file("hint-calls.json", '{"name":"f","arguments":{}}');
+  const log = file("hint-log.jsonl", LOG_LINE);
+  const cases: string[][] = [
+    ["lint", empty],
+    ["describe", empty],
+    ["stats", log, "--by", "week"],
+    ["stats", log, "--since", "yesterday"],
+    ["validate", calls, "--shape", '{"city":"strang"}'],
+    ["mcp", "--injection", "bogus", "--", "server"],
+    ["mcp", "--url", "http://127.0.0.1:9/mcp", "--", "server"],
+    ["mcp", "--url", "http://127.0.0.1:9/mcp", "--header", "Content-Type: text/plain"],
+    ["mcp", "--url", "http://127.0.0.1:9/mcp", "--header", "X-A: caf\u00e9\u2603"],
+    ["mcp", "pins", "accept", "--pins", join(dir, "no-pins.json")],
+  ];
+  for (const args of cases) {
+    const r = await runInProcess(main, args);
+    assert.equal(r.status, 2, `${args.join(" ")}: ${r.stderr}`);
+    assert.match(r.stderr, /^error: .*\nhint: \S.*\n$/, args.join(" "));
+  }
+  const stdinTwice = spawnCli(["validate", "-", "--tools", "-"], "{}");
+  assert.match(stdinTwice.stderr, /can read stdin\nhint: \S/);
+});
