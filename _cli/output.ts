@@ -89,10 +89,11 @@ export const encoder: TextEncoder = new TextEncoder();
  */
 function writeAll(fd: 1 | 2, text: string): void {
   const deno = denoStd();
-  if (!deno && isBun() && text.endsWith("\n")) {
+  if (!deno && isBun() && text.endsWith("\n") && (fd === 1 || !isTerminal("stderr"))) {
     // Bun's console writes synchronously and completely (also into a slow pipe right before exit), treats a
     // lone string literally, and ends quietly on a closed pipe; loading node:fs instead costs a compiled
-    // `toolguard --version` about 4 ms, most of its start-up.
+    // `toolguard --version` about 4 ms, most of its start-up. But on a terminal its console.error paints
+    // every line red (hints, warnings, notices; NO_COLOR aside), so a terminal's stderr goes through node:fs.
     (fd === 1 ? console.log : console.error)(text.slice(0, -1));
     return;
   }
