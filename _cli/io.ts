@@ -394,19 +394,47 @@ const PARSE_ERROR_NAMES = [
  * @returns The line and the column.
  */
 export function lineColumn(text: string, offset: number): { line: number; column: number } {
+  return lineLocator(text)(offset);
+}
+
+/**
+ * {@linkcode lineColumn} for many offsets of one text: each call goes on from where the last one stopped
+ * (and starts again from the top only for an offset before it), so offsets in order cost one pass over the
+ * text in all. One call per finding from the top cost a finding near the end of a 10 MB text the whole
+ * text each: 17 s for 1000 findings.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { lineLocator } from "./io.ts";
+ *
+ * const at = lineLocator("one\ntwo\nthree");
+ * assert.deepEqual(at(5), { line: 2, column: 2 });
+ * assert.deepEqual(at(10), { line: 3, column: 3 });
+ * assert.deepEqual(at(1), { line: 1, column: 2 }); // back again: from the top
+ * ```
+ *
+ * @param text The text.
+ * @returns A function from an index into the string to its line and column.
+ */
+export function lineLocator(text: string): (offset: number) => { line: number; column: number } {
+  let at = 0;
   let line = 1;
   let column = 1;
-  const end = Math.min(offset, text.length);
-  for (let i = 0; i < end; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 10 || (c === 13 && text.charCodeAt(i + 1) !== 10)) {
-      line++;
-      column = 1;
-    } else if (!(c >= 0xdc00 && c <= 0xdfff && i > 0 && isHighSurrogate(text.charCodeAt(i - 1)))) {
-      column++; // the second half of a surrogate pair is not a character of its own
+  return (offset) => {
+    const end = Math.max(0, Math.min(offset, text.length));
+    if (end < at) [at, line, column] = [0, 1, 1];
+    for (; at < end; at++) {
+      const c = text.charCodeAt(at);
+      if (c === 10 || (c === 13 && text.charCodeAt(at + 1) !== 10)) {
+        line++;
+        column = 1;
+      } else if (!(c >= 0xdc00 && c <= 0xdfff && at > 0 && isHighSurrogate(text.charCodeAt(at - 1)))) {
+        column++; // the second half of a surrogate pair is not a character of its own
+      }
     }
-  }
-  return { line, column };
+    return { line, column };
+  };
 }
 
 function isHighSurrogate(c: number): boolean {
