@@ -455,3 +455,16 @@ test("every usage error says what to do: a hint line follows the error", T, asyn
   const stdinTwice = spawnCli(["validate", "-", "--tools", "-"], "{}");
   assert.match(stdinTwice.stderr, /can read stdin\nhint: \S/);
 });
+
+test(
+  "validate --shape: calls nested far deeper than the stack are judged, not an internal error",
+  T,
+  async () => {
+    const depth = 200_000;
+    const deep = file("deep-calls.json", '{"params":'.repeat(depth) + "{}" + "}".repeat(depth));
+    const r = await runInProcess(main, ["validate", deep, "--shape", '{"city":"string"}']);
+    assert.equal(r.status, 1, r.stderr);
+    assert.doesNotMatch(r.stderr, /internal error/);
+    assert.match(r.stdout, /BLOCKED 1 of 1 call\(s\) blocked/);
+  },
+);
