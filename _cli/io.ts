@@ -175,14 +175,17 @@ export interface ReadTextOptions {
  */
 export async function readText(path: string, options: ReadTextOptions = {}): Promise<string> {
   let bytes: Uint8Array;
-  if (path === "-") bytes = await readWhole(stdinChunks(), "<stdin>");
-  else {
-    try {
-      bytes = await readWhole(fileChunks(path), path);
-    } catch (error) {
-      if (error instanceof UsageError) throw error;
-      throw cannotRead(path, error, "check the path, or pass - to read stdin");
-    }
+  try {
+    bytes = await readWhole(path === "-" ? stdinChunks() : fileChunks(path), inputName(path));
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    throw cannotRead(
+      inputName(path),
+      error,
+      path === "-"
+        ? "give stdin a file or a pipe (`< FILE`, `CMD |`)"
+        : "check the path, or pass - to read stdin",
+    );
   }
   const text = new TextDecoder().decode(bytes); // drops a BOM; bad bytes become U+FFFD
   const bad = text.includes("\uFFFD") ? firstReplaced(text, bytes) : -1;

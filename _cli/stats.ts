@@ -109,7 +109,7 @@ export function main(args: string[]): Promise<number> {
         ? await statsFromChunks(stdinChunks(), { by, since })
         : await statsFromFile(path, { by, since });
     } catch (e) {
-      throw cannotRead(path, e, "give the path of a log written by jsonlLog");
+      throw cannotRead(inputName(path), e, "give the path of a log written by jsonlLog");
     }
     if (html !== undefined) {
       try {

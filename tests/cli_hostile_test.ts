@@ -468,3 +468,18 @@ test(
     assert.match(r.stdout, /BLOCKED 1 of 1 call\(s\) blocked/);
   },
 );
+
+test("stdin that cannot be read (a directory) is a usage error naming <stdin>, not an internal error", {
+  ...T,
+  skip: process.platform === "win32" ? "needs sh" : false,
+}, () => {
+  for (const command of ["lint", "stats"]) {
+    const r = spawnSync("sh", ["-c", `"$0" "$@" ${command} - < "${dir}"`, runtime.command, ...runtime.args], {
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    assert.equal(r.status, 2, r.stderr);
+    assert.match(r.stderr, /cannot read <stdin>: it is a directory\nhint: \S/);
+    assert.doesNotMatch(r.stderr, /internal error/);
+  }
+});
