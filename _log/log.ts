@@ -4,7 +4,7 @@
  * @module
  */
 import { concatBytes } from "../_common/bytes.ts";
-import { checkSwitches, errorText, isRecord } from "../_common/values.ts";
+import { checkSwitches, errorText, isRecord, showHidden } from "../_common/values.ts";
 import { describe, describeVerdict } from "../_describe/describe.ts";
 import { fileId, type OpenFile, openFile } from "./files.ts";
 import type { CallVerdict, OutcomeKind, ToolCallRecord, ToolResult, Verdict } from "../types.ts";
@@ -510,7 +510,7 @@ const LINE_FIELDS: ReadonlySet<string> = new Set<LineField | "type" | "source">(
  * first, then the free text is shortened (detail, then sentence, then command), then the labels are cut.
  */
 function fitLine(record: Record<string, unknown>, max: number): string {
-  let line = JSON.stringify(record) + "\n";
+  let line = lineText(record);
   if (byteLength(line) <= max) return line;
   const cut: string[] = [];
   record.cut = cut;
@@ -521,7 +521,7 @@ function fitLine(record: Record<string, unknown>, max: number): string {
     if (field in record && JSON.stringify(record[field] ?? null).length > 2) {
       delete record[field];
       mark(field);
-      line = JSON.stringify(record) + "\n";
+      line = lineText(record);
       if (byteLength(line) <= max) return line;
     }
   }
@@ -532,11 +532,11 @@ function fitLine(record: Record<string, unknown>, max: number): string {
       if (over <= 0) return line;
       // Cut what is over, guessing the field's bytes per UTF-16 unit from the whole field (escapes and
       // multi-byte characters cost more); the loop corrects a guess that was too small.
-      const perUnit = byteLength(JSON.stringify(value)) / value.length;
+      const perUnit = byteLength(jsonText(value)) / value.length;
       const keep = Math.max(0, Math.floor(value.length - (over + 4) / perUnit) - 1);
       record[field] = keep > 0 ? cutString(value, keep) + "…" : "";
       mark(field);
-      line = JSON.stringify(record) + "\n";
+      line = lineText(record);
     }
     if (byteLength(line) <= max) return line;
   }
@@ -547,7 +547,7 @@ function fitLine(record: Record<string, unknown>, max: number): string {
   for (const [field] of extra) {
     delete record[field];
     mark(field);
-    line = JSON.stringify(record) + "\n";
+    line = lineText(record);
     if (byteLength(line) <= max) return line;
   }
   // Only the fixed fields are left and they are still too long: a very long tool name or id.
@@ -558,7 +558,21 @@ function fitLine(record: Record<string, unknown>, max: number): string {
     }
   }
   record.findings = (record.findings as unknown[]).slice(0, 16).map((f) => cutString(String(f), 64));
-  return JSON.stringify(record) + "\n";
+  return lineText(record);
+}
+
+/** A record as one log line: {@linkcode jsonText} and a newline. */
+function lineText(record: Record<string, unknown>): string {
+  return jsonText(record) + "\n";
+}
+
+/**
+ * A value as JSON text for the log. Characters that a terminal acts on or that hide or reorder text are
+ * JSON escapes, not raw: `tail -f calls.jsonl` shows a tool's bidi override or escape sequence as `\u202e`,
+ * and the line parses to the same value.
+ */
+function jsonText(value: unknown): string {
+  return showHidden(JSON.stringify(value), { form: "json" });
 }
 
 /** Keep the first `n` UTF-16 units without splitting a surrogate pair. */

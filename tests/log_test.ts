@@ -110,6 +110,19 @@ test("jsonlLog: a duration that is not a finite number of at least 0 is logged a
   assert.equal(report.runs.p50Ms, 7.25);
 });
 
+test("jsonlLog: a bidi override or escape sequence from a tool is a JSON escape in the line, not raw", async () => {
+  const m = memoryStream();
+  const log = jsonlLog(m.stream, { now });
+  const detail = "rg: bad file \u202Efdp.exe\u001b]0;x\u0007 \u{E0041}";
+  log.onResult({ ...failure(), detail }, { command: "rg", args: [] });
+  await log.close();
+  const text = new TextDecoder().decode(m.chunks[0]);
+  // deno-lint-ignore no-control-regex -- the characters that must not be raw in the file
+  assert.doesNotMatch(text, /[\u202e\x1b\x07]|\u{E0041}/u);
+  assert.ok(text.includes("\\u202efdp.exe"), text);
+  assert.equal((JSON.parse(text) as { detail: string }).detail, detail);
+});
+
 test("jsonlLog: items stay out by default, also out of the logged sentence; includeItems puts them in", async () => {
   const items = [{ file: "private/diary.txt" }, { file: "b.ts" }];
   const m = memoryStream();
