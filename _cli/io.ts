@@ -174,6 +174,7 @@ export interface ReadTextOptions {
  * by default, are bytes that are not UTF-8.
  */
 export async function readText(path: string, options: ReadTextOptions = {}): Promise<string> {
+  if (path === "") throw emptyPath("the file name", "give a path, or - to read stdin");
   let bytes: Uint8Array;
   try {
     bytes = await readWhole(path === "-" ? stdinChunks() : fileChunks(path), inputName(path));
@@ -319,7 +320,16 @@ export function outputPathOption(values: OptionValues, name: string): string | u
   if (path === "-") {
     throw new UsageError(`--${name} - would write a file named "-"`, `give --${name} a file path`);
   }
+  if (path === "") throw emptyPath(`--${name}`, `give --${name} a file path`);
   return path;
+}
+
+/**
+ * The {@linkcode UsageError} for a path given as an empty string: a variable left unset in a script
+ * (`--log "$LOG"`), which would otherwise read as "no such file" or, for `--cwd`, as no option at all.
+ */
+export function emptyPath(what: string, hint: string): UsageError {
+  return new UsageError(`${what} is an empty string, not a path`, hint);
 }
 
 /** True when both paths name one existing file (the same device and inode: links and `./x` included). */

@@ -5,12 +5,14 @@
  * @module
  */
 import {
+  emptyPath,
   EXIT_FAIL,
   EXIT_OK,
   integerOption,
   ioReason,
   logWriteWarning,
   MAX_TIMER_MS,
+  type OptionValues,
   outputPathOption,
   paint,
   parseCommandLine,
@@ -71,6 +73,13 @@ const PROTOCOL_ORDER: Readonly<Record<ProtocolName, true>> = {
 
 /** The five named protocols, in the order the help text names them (`--protocol`). */
 export const PROTOCOLS: readonly ProtocolName[] = Object.keys(PROTOCOL_ORDER) as ProtocolName[];
+
+/** `--cwd`: absent is the current directory; an empty string is refused, not read as absent. */
+function cwdOption(values: OptionValues): string | undefined {
+  const cwd = stringOption(values, "cwd");
+  if (cwd === "") throw emptyPath("--cwd", "leave --cwd out to run in the current directory, or give one");
+  return cwd;
+}
 
 /**
  * Run `toolguard run` with the arguments after the subcommand name.
@@ -155,7 +164,7 @@ export function main(args: string[]): Promise<number> {
       maxOutputBytes: integerOption(values, "max-output", { min: 1 }),
       onOverflow: values.truncate === true ? "truncate" : undefined,
       scanOutput: values.scan === true,
-      cwd: stringOption(values, "cwd"),
+      cwd: cwdOption(values),
     };
     const logPath = outputPathOption(values, "log");
     let log: JsonlLog | undefined;

@@ -483,3 +483,23 @@ test("stdin that cannot be read (a directory) is a usage error naming <stdin>, n
     assert.doesNotMatch(r.stderr, /internal error/);
   }
 });
+
+test(
+  "a path given as an empty string (an unset variable) is refused, not read as 'no such file' or as absent",
+  T,
+  async () => {
+    const log = file("empty-path.jsonl", LOG_LINE);
+    const cases: [string[], RegExp][] = [
+      [["run", "--cwd", "", "--", "true"], /--cwd is an empty string, not a path/],
+      [["run", "--log", "", "--", "true"], /--log is an empty string, not a path/],
+      [["stats", log, "--html", ""], /--html is an empty string, not a path/],
+      [["lint", ""], /the file name is an empty string, not a path/],
+    ];
+    for (const [args, message] of cases) {
+      const r = await runInProcess(main, args);
+      assert.equal(r.status, 2, args.join(" "));
+      assert.match(r.stderr, message);
+      assert.equal(r.stdout, "");
+    }
+  },
+);
