@@ -325,6 +325,16 @@ export function outputPathOption(values: OptionValues, name: string): string | u
 }
 
 /**
+ * `--pins FILE`: the pin file, the default one when absent; an empty string is refused (an unset variable
+ * would read as a file with no pins, and pins would be written nowhere).
+ */
+export function pinsPathOption(values: OptionValues, fallback: () => string): string {
+  const path = stringOption(values, "pins");
+  if (path === "") throw emptyPath("--pins", "leave --pins out for the default file, or give --pins none");
+  return path ?? fallback();
+}
+
+/**
  * The {@linkcode UsageError} for a path given as an empty string: a variable left unset in a script
  * (`--log "$LOG"`), which would otherwise read as "no such file" or, for `--cwd`, as no option at all.
  */

@@ -15,6 +15,7 @@ import {
   type OptionValues,
   outputPathOption,
   parseCommandLine,
+  pinsPathOption,
   printedHelp,
   runMain,
   safeText,
@@ -182,7 +183,7 @@ function parseRelayArgs(args: string[]): { values: OptionValues; server: string[
 
 /** `--pins` and `--accept-changed` as pin options; undefined with `--pins none`. */
 function pinOptions(values: OptionValues, serverKey: string): McpPinOptions | undefined {
-  const file = stringOption(values, "pins") ?? defaultPinsPath();
+  const file = pinsPathOption(values, defaultPinsPath);
   if (file === "none") return undefined;
   const list = stringOption(values, "accept-changed");
   const accept = list === undefined

@@ -9,6 +9,7 @@ import {
   EXIT_FAIL,
   EXIT_OK,
   parseCommandLine,
+  pinsPathOption,
   printedHelp,
   printJson,
   runMain,
@@ -65,7 +66,7 @@ export function main(args: string[]): Promise<number> {
     });
     if (printedHelp(values, MCP_PINS_HELP)) return Promise.resolve(EXIT_OK);
     const [action, ...tools] = positionals;
-    const path = stringOption(values, "pins") ?? defaultPinsPath();
+    const path = pinsPathOption(values, defaultPinsPath);
     let pins;
     try {
       pins = readPinFile(path);
