@@ -494,6 +494,8 @@ test(
       [["run", "--log", "", "--", "true"], /--log is an empty string, not a path/],
       [["stats", log, "--html", ""], /--html is an empty string, not a path/],
       [["lint", ""], /the file name is an empty string, not a path/],
+      [["mcp", "pins", "list", "--pins", ""], /--pins is an empty string, not a path/],
+      [["mcp", "--pins", "", "--", "server"], /--pins is an empty string, not a path/],
     ];
     for (const [args, message] of cases) {
       const r = await runInProcess(main, args);
