@@ -25,7 +25,7 @@
  * @module
  */
 import denoJson from "./deno.json" with { type: "json" };
-import { EXIT_OK, EXIT_USAGE, paint, writeErr, writeOut } from "./_cli/output.ts";
+import { EXIT_OK, EXIT_USAGE, paint, safeText, writeErr, writeOut } from "./_cli/output.ts";
 import { FAKE_TOOL_COMMAND } from "./_cli/self.ts";
 
 /** The program version, read from deno.json when the program is built. */
@@ -168,9 +168,12 @@ export async function main(args: readonly string[]): Promise<number> {
   return await (await entry.load()).main(rest);
 }
 
-/** Prints a usage error and the list of commands (after `guess`, a likely one) on stderr; returns 2. */
+/**
+ * Prints a usage error and the list of commands (after `guess`, a likely one) on stderr; returns 2. The
+ * message quotes the arguments: printed safe for a terminal.
+ */
 function usageError(message: string, options: { guess?: string } = {}): number {
-  writeErr(`${paint("red", "error", "stderr")}: toolguard: ${message}\n`);
+  writeErr(`${paint("red", "error", "stderr")}: toolguard: ${safeText(message)}\n`);
   writeErr(
     `hint: ${options.guess ?? ""}commands are ${
       Object.keys(COMMANDS).join(", ")

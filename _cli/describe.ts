@@ -8,6 +8,7 @@
 import {
   EXIT_FAIL,
   EXIT_OK,
+  inputName,
   integerOption,
   onePositional,
   parseCommandLine,
@@ -15,6 +16,7 @@ import {
   printJson,
   readJson,
   runMain,
+  safeText,
   stringOption,
   UsageError,
   wantsJson,
@@ -101,7 +103,7 @@ export function main(args: string[]): Promise<number> {
     } else {
       if (typeof value !== "object" || value === null || !("ok" in value)) {
         throw new UsageError(
-          `${file} is not a ToolResult (no "ok" field) or a verdict`,
+          `${inputName(file)} is not a ToolResult (no "ok" field) or a verdict`,
           "pass what `toolguard run --json` or `toolguard validate --json` prints",
         );
       }
@@ -131,7 +133,8 @@ export function main(args: string[]): Promise<number> {
     } else if (wantsJson(values)) {
       printJson({ sentence, failure }, { pretty: values.pretty === true });
     } else {
-      writeOut(sentence + "\n");
+      // It quotes the tool's output or the model's call; a verdict's feedback has several lines.
+      writeOut(safeText(sentence, { keepLines: verdict }) + "\n");
     }
     return failure ? EXIT_FAIL : EXIT_OK;
   });

@@ -15,6 +15,7 @@ import {
   type OptionValues,
   outputPathOption,
   parseCommandLine,
+  pinsPathOption,
   printedHelp,
   runMain,
   safeText,
@@ -127,7 +128,10 @@ export function headerOptions(
       );
     }
     if (RELAY_HEADERS.includes(name.toLowerCase())) {
-      throw new UsageError(`--header ${name}: toolguard sets this header itself`);
+      throw new UsageError(
+        `--header ${name}: toolguard sets this header itself`,
+        "leave it out; give only headers the server asks for, such as Authorization",
+      );
     }
     const value = option.slice(colon + 1).trim().replace(
       /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g,
@@ -147,6 +151,7 @@ export function headerOptions(
       throw new UsageError(
         `--header ${name}: the value holds a control character (such as a line break) or a character ` +
           "beyond Latin-1, which an HTTP header cannot carry",
+        "give the value on one line, in ASCII (encode anything else as the server expects)",
       );
     }
     if (Object.keys(headers).some((seen) => seen.toLowerCase() === name.toLowerCase())) {
@@ -178,7 +183,7 @@ function parseRelayArgs(args: string[]): { values: OptionValues; server: string[
 
 /** `--pins` and `--accept-changed` as pin options; undefined with `--pins none`. */
 function pinOptions(values: OptionValues, serverKey: string): McpPinOptions | undefined {
-  const file = stringOption(values, "pins") ?? defaultPinsPath();
+  const file = pinsPathOption(values, defaultPinsPath);
   if (file === "none") return undefined;
   const list = stringOption(values, "accept-changed");
   const accept = list === undefined
@@ -195,6 +200,7 @@ function guardOptions(values: OptionValues, serverKey: string): McpGuardOptions 
   if (!(INJECTION_POLICIES as readonly string[]).includes(injection)) {
     throw new UsageError(
       `--injection must be one of ${INJECTION_POLICIES.join(", ")}, got ${JSON.stringify(injection)}`,
+      "run `toolguard mcp --help` for what each does",
     );
   }
   return {
@@ -318,7 +324,10 @@ export function main(args: string[]): Promise<number> {
     const url = stringOption(values, "url");
     if (url !== undefined) checkServerUrl(url);
     if (url !== undefined && server.length > 0) {
-      throw new UsageError("give either --url URL or a server command after `--`, not both");
+      throw new UsageError(
+        "give either --url URL or a server command after `--`, not both",
+        "--url for a Streamable HTTP server, `-- CMD ARGS...` for a stdio server",
+      );
     }
     if (url === undefined && server.length === 0) {
       throw new UsageError(

@@ -9,6 +9,7 @@ import {
   EXIT_FAIL,
   EXIT_OK,
   parseCommandLine,
+  pinsPathOption,
   printedHelp,
   printJson,
   runMain,
@@ -65,7 +66,7 @@ export function main(args: string[]): Promise<number> {
     });
     if (printedHelp(values, MCP_PINS_HELP)) return Promise.resolve(EXIT_OK);
     const [action, ...tools] = positionals;
-    const path = stringOption(values, "pins") ?? defaultPinsPath();
+    const path = pinsPathOption(values, defaultPinsPath);
     let pins;
     try {
       pins = readPinFile(path);
@@ -81,7 +82,10 @@ export function main(args: string[]): Promise<number> {
       throw new UsageError(`unknown action ${JSON.stringify(action ?? "")}`, "use `list` or `accept`");
     }
     if (values.all !== true && tools.length === 0) {
-      throw new UsageError("name the tools to accept, or pass --all");
+      throw new UsageError(
+        "name the tools to accept, or pass --all",
+        "`toolguard mcp pins list` shows the changed definitions that wait",
+      );
     }
     const server = stringOption(values, "server");
     const accepted = acceptPending(pins, { tools: values.all === true ? "all" : tools, server });

@@ -24,6 +24,7 @@
 import type * as NodeFs from "node:fs";
 import type NodeProcess from "node:process";
 import { nodeBuiltin } from "../_common/lazy.ts";
+import { showHidden } from "../_common/values.ts";
 
 /** Exit status when the thing checked is fine. */
 export const EXIT_OK = 0;
@@ -37,7 +38,7 @@ interface DenoStd {
   stderr: { writeSync(p: Uint8Array): number; isTerminal(): boolean };
   stdin: { readable: ReadableStream<Uint8Array>; isTerminal(): boolean };
   env: { get(name: string): string | undefined };
-  readFile(path: string): Promise<Uint8Array>;
+  open(path: string): Promise<{ readable: ReadableStream<Uint8Array> }>;
   writeTextFileSync(path: string, text: string): void;
   statSync(path: string): { dev: number; ino: number | null };
 }
@@ -56,18 +57,10 @@ function isBun(): boolean {
 }
 
 /**
- * Characters a terminal acts on or hides: C0 and C1 controls (escape sequences start with one), DEL, bidi
- * controls that reorder a line, zero-width characters.
- */
-// deno-lint-ignore no-control-regex -- control characters are what this looks for
-const UNSAFE_ON_TERMINAL = /[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g;
-// deno-lint-ignore no-control-regex -- the same, keeping line breaks and tabs
-const UNSAFE_IN_LINES = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g;
-
-/**
  * Text from outside toolguard (a tool or file name, a model's call, a server's definition, a log line) made
- * safe to print: every character a terminal would act on or hide is written as `\u{1B}`, so a hostile name
- * can neither set the window title, clear the screen, conceal text nor forge a line of the report.
+ * safe to print: every character a terminal would act on, or that would hide text or reorder the line (see
+ * `showHidden`), is written as `\u{1B}`, so a hostile name can neither set the window title, clear the
+ * screen, conceal text, reverse a line (Trojan Source) nor forge a line of the report.
  *
  * @example
  * ```ts
@@ -76,6 +69,7 @@ const UNSAFE_IN_LINES = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\
  *
  * assert.equal(safeText("evil\x1b]0;owned\x07\nOK"), "evil\\u{1B}]0;owned\\u{7}\\u{A}OK");
  * assert.equal(safeText("line 1\nline 2", { keepLines: true }), "line 1\nline 2");
+ * assert.equal(safeText("invoice_\u202Efdp.exe"), "invoice_\\u{202E}fdp.exe");
  * ```
  *
  * @param text The outside text.
@@ -83,8 +77,7 @@ const UNSAFE_IN_LINES = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\
  * @returns The text with those characters escaped.
  */
 export function safeText(text: string, options: { keepLines?: boolean } = {}): string {
-  const unsafe = options.keepLines ? UNSAFE_IN_LINES : UNSAFE_ON_TERMINAL;
-  return text.replace(unsafe, (c) => `\\u{${c.charCodeAt(0).toString(16).toUpperCase()}}`);
+  return showHidden(text, { keepLines: options.keepLines });
 }
 
 /** UTF-8, for everything written (and read) here. */
@@ -96,10 +89,11 @@ export const encoder: TextEncoder = new TextEncoder();
  */
 function writeAll(fd: 1 | 2, text: string): void {
   const deno = denoStd();
-  if (!deno && isBun() && text.endsWith("\n")) {
+  if (!deno && isBun() && text.endsWith("\n") && (fd === 1 || !isTerminal("stderr"))) {
     // Bun's console writes synchronously and completely (also into a slow pipe right before exit), treats a
     // lone string literally, and ends quietly on a closed pipe; loading node:fs instead costs a compiled
-    // `toolguard --version` about 4 ms, most of its start-up.
+    // `toolguard --version` about 4 ms, most of its start-up. But on a terminal its console.error paints
+    // every line red (hints, warnings, notices; NO_COLOR aside), so a terminal's stderr goes through node:fs.
     (fd === 1 ? console.log : console.error)(text.slice(0, -1));
     return;
   }
@@ -168,9 +162,15 @@ export interface PrintJsonOptions {
   pretty?: boolean;
 }
 
-/** Prints a value as JSON on stdout, indented by two spaces with `pretty`, followed by a newline. */
+/**
+ * Prints a value as JSON on stdout, indented by two spaces with `pretty`, followed by a newline. Characters
+ * that a terminal acts on or that hide or reorder text are written as JSON escapes (`\u202e`), not raw: the
+ * value read back is the same, and `toolguard ... --json` on a terminal shows no raw bidi control or escape
+ * sequence from a tool's output or a model's call.
+ */
 export function printJson(value: unknown, options: PrintJsonOptions = {}): void {
-  writeOut(JSON.stringify(value, null, options.pretty ? 2 : undefined) + "\n");
+  const json = JSON.stringify(value, null, options.pretty ? 2 : undefined) ?? "null";
+  writeOut(showHidden(json, { keepLines: true, form: "json" }) + "\n");
 }
 
 /**

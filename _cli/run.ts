@@ -5,20 +5,25 @@
  * @module
  */
 import {
+  emptyPath,
   EXIT_FAIL,
   EXIT_OK,
   integerOption,
   ioReason,
   logWriteWarning,
   MAX_TIMER_MS,
+  type OptionValues,
   outputPathOption,
+  paint,
   parseCommandLine,
   printedHelp,
   printJson,
   runMain,
+  safeText,
   stringOption,
   UsageError,
   wantsJson,
+  writeErr,
   writeOut,
 } from "./io.ts";
 import { describe, isFailure } from "../_describe/describe.ts";
@@ -69,6 +74,13 @@ const PROTOCOL_ORDER: Readonly<Record<ProtocolName, true>> = {
 /** The five named protocols, in the order the help text names them (`--protocol`). */
 export const PROTOCOLS: readonly ProtocolName[] = Object.keys(PROTOCOL_ORDER) as ProtocolName[];
 
+/** `--cwd`: absent is the current directory; an empty string is refused, not read as absent. */
+function cwdOption(values: OptionValues): string | undefined {
+  const cwd = stringOption(values, "cwd");
+  if (cwd === "") throw emptyPath("--cwd", "leave --cwd out to run in the current directory, or give one");
+  return cwd;
+}
+
 /**
  * Run `toolguard run` with the arguments after the subcommand name.
  *
@@ -108,6 +120,15 @@ export function main(args: string[]): Promise<number> {
     if (command === undefined || command === "") {
       throw new UsageError("no command after `--`", "e.g. `toolguard run -- rg --json TODO`");
     }
+    const mangled = [command, ...toolArgs].findIndex((a) => a.includes("\uFFFD"));
+    if (mangled >= 0) {
+      // No runtime hands a program bytes of its arguments that are not UTF-8: they arrive as U+FFFD.
+      writeErr(
+        `${paint("yellow", "warning", "stderr")}: toolguard run: ${
+          mangled === 0 ? "the command" : `argument ${mangled}`
+        } holds U+FFFD: if it stood for bytes that are not UTF-8, the tool gets U+FFFD in their place\n`,
+      );
+    }
     const protocol = (stringOption(values, "protocol") ?? "envelope") as ProtocolName;
     if (!PROTOCOLS.includes(protocol)) {
       throw new UsageError(
@@ -143,7 +164,7 @@ export function main(args: string[]): Promise<number> {
       maxOutputBytes: integerOption(values, "max-output", { min: 1 }),
       onOverflow: values.truncate === true ? "truncate" : undefined,
       scanOutput: values.scan === true,
-      cwd: stringOption(values, "cwd"),
+      cwd: cwdOption(values),
     };
     const logPath = outputPathOption(values, "log");
     let log: JsonlLog | undefined;
@@ -163,7 +184,7 @@ export function main(args: string[]): Promise<number> {
     // The JSON carries the sentence too, so a caller in another language needs one run, not two.
     if (wantsJson(values)) {
       printJson({ ...result, sentence: describe(result, { budget }) }, { pretty: values.pretty === true });
-    } else writeOut(describe(result, { budget }) + "\n");
+    } else writeOut(safeText(describe(result, { budget })) + "\n"); // it quotes the tool
     return isFailure(result) ? EXIT_FAIL : EXIT_OK;
   });
 }

@@ -8,7 +8,7 @@ import {
   EXIT_FAIL,
   EXIT_OK,
   inputName,
-  lineColumn,
+  lineLocator,
   onePositional,
   paint,
   parseCommandLine,
@@ -72,8 +72,9 @@ export function main(args: string[]): Promise<number> {
     } else {
       const name = safeText(inputName(file));
       let out = "";
+      const locate = lineLocator(text); // findings come in order: one pass over the text for all
       for (const f of result.findings) {
-        const { line, column } = lineColumn(text, f.start);
+        const { line, column } = locate(f.start);
         out += `${name}:${line}:${column} ${paint("yellow", f.category)} ${f.rule}: ${safeText(f.excerpt)}\n`;
       }
       const verdict = result.blocked

@@ -7,10 +7,8 @@
  * @module
  */
 import { plural } from "../_common/values.ts";
-import type * as NodeFs from "node:fs";
-import type NodeProcess from "node:process";
-import { nodeBuiltin } from "../_common/lazy.ts";
 import {
+  cannotRead,
   EXIT_FAIL,
   EXIT_OK,
   inputName,
@@ -25,13 +23,15 @@ import {
   runMain,
   safeText,
   sameFile,
+  stdinChunks,
   stringOption,
   UsageError,
   wantsJson,
   writeErr,
   writeOut,
 } from "./io.ts";
-import { denoStd } from "./output.ts";
+import { encoder } from "./output.ts";
+import { replaceFile } from "../_log/files.ts";
 import {
   GROUP_BY,
   type GroupBy,
@@ -82,7 +82,10 @@ export function main(args: string[]): Promise<number> {
     const path = onePositional(positionals, "log file", "run `toolguard stats LOG.jsonl` (or `-` for stdin)");
     const by = (stringOption(values, "by") ?? "tool") as GroupBy;
     if (!GROUP_BY.includes(by)) {
-      throw new UsageError(`--by must be tool, kind, day or model, got ${JSON.stringify(by)}`);
+      throw new UsageError(
+        `--by must be tool, kind, day or model, got ${JSON.stringify(by)}`,
+        "e.g. --by day for a table per day",
+      );
     }
     const sinceText = stringOption(values, "since");
     let since: Date | undefined;
@@ -90,7 +93,7 @@ export function main(args: string[]): Promise<number> {
       try {
         since = parseSince(sinceText);
       } catch (e) {
-        throw new UsageError(`--${(e as Error).message}`);
+        throw new UsageError(`--${(e as Error).message}`, "e.g. --since 7d for the last week");
       }
     }
     const html = outputPathOption(values, "html");
@@ -106,18 +109,12 @@ export function main(args: string[]): Promise<number> {
         ? await statsFromChunks(stdinChunks(), { by, since })
         : await statsFromFile(path, { by, since });
     } catch (e) {
-      throw new UsageError(
-        `cannot read ${path}: ${ioReason(e)}`,
-        "give the path of a log written by jsonlLog",
-      );
+      throw cannotRead(inputName(path), e, "give the path of a log written by jsonlLog");
     }
     if (html !== undefined) {
       try {
-        const page = renderHtmlReport(report, { source: inputName(path) });
-        // Deno's own call: node:fs would load the Node compatibility layer, about 15 ms
-        const deno = denoStd();
-        if (deno) deno.writeTextFileSync(html, page);
-        else nodeBuiltin<typeof NodeFs>("node:fs").writeFileSync(html, page);
+        // Through the log's file helper: a FIFO that no process reads is refused at once, not waited on.
+        replaceFile(html, encoder.encode(renderHtmlReport(report, { source: inputName(path) })));
       } catch (e) {
         throw new UsageError(
           `cannot write ${html}: ${ioReason(e)}`,
@@ -128,13 +125,13 @@ export function main(args: string[]): Promise<number> {
     if (wantsJson(values)) printJson(report, { pretty: values.pretty === true });
     else {
       writeOut(formatReport(report, { source: inputName(path), bars: isTerminal() }));
-      if (html !== undefined) writeOut(`\nHTML report written to ${html}\n`);
+      if (html !== undefined) writeOut(`\nHTML report written to ${safeText(html)}\n`);
     }
     const events = report.runs.total + report.verdicts.total + report.relayEvents + report.skipped;
     if (report.lines > 0 && events === 0) {
       writeErr(
         `toolguard stats: none of the ${report.lines} ${plural(report.lines, "line")} of ${
-          inputName(path)
+          safeText(inputName(path))
         } ` +
           "is a toolguard log line; give a log written by jsonlLog, `toolguard run --log` or `toolguard mcp --log`\n",
       );
@@ -151,17 +148,6 @@ export function main(args: string[]): Promise<number> {
     }
     return EXIT_OK;
   });
-}
-
-async function* stdinChunks(): AsyncGenerator<Uint8Array> {
-  const deno = (globalThis as { Deno?: { stdin: { readable: ReadableStream<Uint8Array> } } }).Deno;
-  if (deno) {
-    for await (const chunk of deno.stdin.readable) yield chunk;
-    return;
-  }
-  for await (const chunk of nodeBuiltin<typeof NodeProcess>("node:process").stdin) {
-    yield typeof chunk === "string" ? new TextEncoder().encode(chunk) : chunk as Uint8Array;
-  }
 }
 
 /** Options for {@linkcode formatReport}. */

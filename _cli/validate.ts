@@ -95,19 +95,23 @@ function callsIn(value: unknown): unknown[] {
   return [value];
 }
 
-/** Names of the calls, for building `--shape` declarations; reads only the common name fields. */
+/**
+ * Names of the calls, for building `--shape` declarations; reads only the common name fields. Iterative: a
+ * call nested a hundred thousand `params` deep is a finding for the validator, not a stack overflow here.
+ */
 function callNames(calls: readonly unknown[]): string[] {
   const names = new Set<string>();
-  const visit = (c: unknown): void => {
-    if (typeof c !== "object" || c === null) return;
+  const stack: unknown[] = [...calls].reverse();
+  while (stack.length > 0) {
+    const c = stack.pop();
+    if (typeof c !== "object" || c === null) continue;
     const o = c as Record<string, unknown>;
-    if (Array.isArray(o.tool_calls)) o.tool_calls.forEach(visit);
-    if (Array.isArray(o.content)) o.content.forEach(visit);
-    if (Array.isArray(o.parts)) o.parts.forEach(visit);
-    for (const inner of [o.function, o.functionCall, o.params]) visit(inner);
     if (typeof o.name === "string") names.add(o.name);
-  };
-  calls.forEach(visit);
+    for (const inner of [o.params, o.functionCall, o.function]) stack.push(inner);
+    for (const list of [o.parts, o.content, o.tool_calls]) {
+      if (Array.isArray(list)) { for (let i = list.length - 1; i >= 0; i--) stack.push(list[i]); }
+    }
+  }
   return [...names];
 }
 
@@ -176,6 +180,7 @@ export function main(args: string[]): Promise<number> {
     if (file === "-" && (toolsPath === "-" || shapeSpec?.trim() === "-")) {
       throw new UsageError(
         `only one of CALLS and ${toolsPath === "-" ? "--tools" : "--shape"} can read stdin`,
+        "give the other as a file",
       );
     }
 
@@ -207,7 +212,10 @@ export function main(args: string[]): Promise<number> {
       try {
         schema = shapeToSchema(shape, inline ? "--shape" : shapeSpec);
       } catch (error) {
-        throw new UsageError((error as Error).message);
+        throw new UsageError(
+          (error as Error).message,
+          'map each argument to string, number, integer, boolean, array, object, null or any, with ? for optional: --shape \'{"city": "string", "units": "string?"}\'',
+        );
       }
       tools = callNames(calls).map((name) => ({ name, input_schema: schema }));
     }

@@ -278,3 +278,60 @@ export function stringsIn(value: unknown, options: { keys?: "worded" | "none" } 
   }
   return out;
 }
+
+/**
+ * Characters that make text on a screen act or read other than it is: C0 and C1 controls and DEL (a
+ * terminal's escape sequences start with one), bidi controls that reorder a line (Trojan Source), invisible
+ * characters (zero-width, word joiners, invisible operators, the BOM, the Mongolian vowel separator,
+ * interlinear annotations), the line and paragraph separators, and the Unicode tag characters (text that
+ * is there but never drawn).
+ */
+const HIDDEN =
+  // deno-lint-ignore no-control-regex -- control characters are what this looks for
+  /[\x00-\x1f\x7f-\x9f\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]|\udb40[\udc00-\udc7f]/g;
+const HIDDEN_IN_LINES =
+  // deno-lint-ignore no-control-regex -- the same, keeping line breaks and tabs
+  /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]|\udb40[\udc00-\udc7f]/g;
+
+/** How {@linkcode showHidden} writes a character: `"braces"` as `\u{202E}`, `"json"` as `\u202e`. */
+export type HiddenForm = "braces" | "json";
+
+/**
+ * Text from outside made safe to show a person: every character that a terminal would act on, or that
+ * would hide text or reorder a line (see `HIDDEN` above), is written out as an escape. The one place that
+ * decides which characters those are, for the command's text output, its JSON output and the HTML report.
+ *
+ * - `"braces"` (default) writes `\u{1B}`: for text a person reads (the terminal, the HTML report).
+ * - `"json"` writes each UTF-16 unit as a JSON escape, `\u001b`: for JSON text, whose strings then hold the
+ *   same value once parsed (outside strings, JSON text has none of these characters but line breaks,
+ *   which `keepLines` keeps).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { showHidden } from "./values.ts";
+ *
+ * assert.equal(showHidden("evil\x1b]0;owned\x07 \u202eabc"), "evil\\u{1B}]0;owned\\u{7} \\u{202E}abc");
+ * assert.equal(showHidden("a\nb", { keepLines: true }), "a\nb");
+ * const json = showHidden(JSON.stringify({ name: "rg\u202e\u{E0041}" }), { form: "json", keepLines: true });
+ * assert.equal(json, '{"name":"rg\\u202e\\udb40\\udc41"}');
+ * assert.deepEqual(JSON.parse(json), { name: "rg\u202e\u{E0041}" });
+ * ```
+ *
+ * @param text The outside text.
+ * @param options `keepLines`: leave line breaks and tabs; `form`: how each character is written.
+ * @returns The text with those characters escaped.
+ */
+export function showHidden(text: string, options: { keepLines?: boolean; form?: HiddenForm } = {}): string {
+  const pattern = options.keepLines ? HIDDEN_IN_LINES : HIDDEN;
+  return options.form === "json"
+    ? text.replace(pattern, jsonUnits)
+    : text.replace(pattern, (c) => `\\u{${c.codePointAt(0)!.toString(16).toUpperCase()}}`);
+}
+
+/** Each UTF-16 unit of `c` as a JSON escape (a tag character is a surrogate pair: two). */
+function jsonUnits(c: string): string {
+  let out = "";
+  for (let i = 0; i < c.length; i++) out += `\\u${c.charCodeAt(i).toString(16).padStart(4, "0")}`;
+  return out;
+}

@@ -4,7 +4,7 @@
  * @module
  */
 import { concatBytes } from "../_common/bytes.ts";
-import { checkSwitches, errorText, isRecord } from "../_common/values.ts";
+import { checkSwitches, errorText, isRecord, showHidden } from "../_common/values.ts";
 import { describe, describeVerdict } from "../_describe/describe.ts";
 import { fileId, type OpenFile, openFile } from "./files.ts";
 import type { CallVerdict, OutcomeKind, ToolCallRecord, ToolResult, Verdict } from "../types.ts";
@@ -26,8 +26,11 @@ export interface ResultLine {
   exitCode: number | null;
   /** The signal that ended the process, or null. */
   signal: string | null;
-  /** Wall-clock duration in milliseconds. */
-  durationMs: number;
+  /**
+   * Wall-clock duration in milliseconds; null when the result carried no duration that is a finite number
+   * of at least 0 (a hand-made or corrupted result): a made-up 0 would pull the percentiles down.
+   */
+  durationMs: number | null;
   /** The result's detail (shortened when the line would be too long). */
   detail: string;
   /** How many items the tool returned; null for failures. */
@@ -172,7 +175,8 @@ const MAX_QUEUED = 1024;
  * processes can share one file. When the file is renamed or deleted while open (log rotation), the next
  * line goes to a file opened anew at the path (under Deno, when the program may read the log); after a write
  * cut short by a full disk, the next line starts on a line of its own. Opening a path that cannot be opened
- * throws right away, before any tool runs; after that nothing throws.
+ * throws right away, before any tool runs (its `cause` is the runtime's error, with its `code`), and so does
+ * a FIFO that no process reads, instead of waiting for one; after that nothing throws.
  *
  * @example Append to a file that several processes share
  * ```ts
@@ -506,7 +510,7 @@ const LINE_FIELDS: ReadonlySet<string> = new Set<LineField | "type" | "source">(
  * first, then the free text is shortened (detail, then sentence, then command), then the labels are cut.
  */
 function fitLine(record: Record<string, unknown>, max: number): string {
-  let line = JSON.stringify(record) + "\n";
+  let line = lineText(record);
   if (byteLength(line) <= max) return line;
   const cut: string[] = [];
   record.cut = cut;
@@ -517,7 +521,7 @@ function fitLine(record: Record<string, unknown>, max: number): string {
     if (field in record && JSON.stringify(record[field] ?? null).length > 2) {
       delete record[field];
       mark(field);
-      line = JSON.stringify(record) + "\n";
+      line = lineText(record);
       if (byteLength(line) <= max) return line;
     }
   }
@@ -528,11 +532,11 @@ function fitLine(record: Record<string, unknown>, max: number): string {
       if (over <= 0) return line;
       // Cut what is over, guessing the field's bytes per UTF-16 unit from the whole field (escapes and
       // multi-byte characters cost more); the loop corrects a guess that was too small.
-      const perUnit = byteLength(JSON.stringify(value)) / value.length;
+      const perUnit = byteLength(jsonText(value)) / value.length;
       const keep = Math.max(0, Math.floor(value.length - (over + 4) / perUnit) - 1);
       record[field] = keep > 0 ? cutString(value, keep) + "…" : "";
       mark(field);
-      line = JSON.stringify(record) + "\n";
+      line = lineText(record);
     }
     if (byteLength(line) <= max) return line;
   }
@@ -543,7 +547,7 @@ function fitLine(record: Record<string, unknown>, max: number): string {
   for (const [field] of extra) {
     delete record[field];
     mark(field);
-    line = JSON.stringify(record) + "\n";
+    line = lineText(record);
     if (byteLength(line) <= max) return line;
   }
   // Only the fixed fields are left and they are still too long: a very long tool name or id.
@@ -554,7 +558,21 @@ function fitLine(record: Record<string, unknown>, max: number): string {
     }
   }
   record.findings = (record.findings as unknown[]).slice(0, 16).map((f) => cutString(String(f), 64));
-  return JSON.stringify(record) + "\n";
+  return lineText(record);
+}
+
+/** A record as one log line: {@linkcode jsonText} and a newline. */
+function lineText(record: Record<string, unknown>): string {
+  return jsonText(record) + "\n";
+}
+
+/**
+ * A value as JSON text for the log. Characters that a terminal acts on or that hide or reorder text are
+ * JSON escapes, not raw: `tail -f calls.jsonl` shows a tool's bidi override or escape sequence as `\u202e`,
+ * and the line parses to the same value.
+ */
+function jsonText(value: unknown): string {
+  return showHidden(JSON.stringify(value), { form: "json" });
 }
 
 /** Keep the first `n` UTF-16 units without splitting a surrogate pair. */
@@ -591,8 +609,9 @@ function distinct(values: string[]): string[] {
   return [...new Set(values)];
 }
 
-function roundMs(ms: number): number {
-  return typeof ms === "number" && Number.isFinite(ms) ? Math.round(ms * 1000) / 1000 : 0;
+/** A duration to the microsecond, or null when it is not a finite number of at least 0. */
+function roundMs(ms: number): number | null {
+  return typeof ms === "number" && Number.isFinite(ms) && ms >= 0 ? Math.round(ms * 1000) / 1000 : null;
 }
 
 /** `/usr/bin/rg` -> `rg`, `C:\\tools\\npx.cmd` -> `npx`. */
@@ -614,7 +633,10 @@ function fileSink(path: string): Sink {
   } catch (e) {
     throw new Error(
       `jsonlLog: cannot open ${path} for appending (${errorText(e)}); ` +
-        "check that the directory exists and is writable",
+        ((e as { code?: unknown })?.code === "ENXIO"
+          ? "it is a FIFO that no process reads: start its reader first"
+          : "check that the directory exists and is writable"),
+      { cause: e }, // the runtime's error, with its code
     );
   }
   // After a write cut short (a full disk, a file size limit), the file ends inside our line: the next line

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { isRecord, objectArg, optionsArg, plural } from "../_common/values.ts";
+import { isRecord, objectArg, optionsArg, plural, showHidden } from "../_common/values.ts";
 import type { OutcomeKind } from "../types.ts";
 import { type KindSeries, OUTCOME_KINDS, type StatsReport, zeroKinds } from "./stats.ts";
 
@@ -305,6 +305,11 @@ function ms(x: number | null): string {
   return x >= 1000 ? `${(x / 1000).toFixed(2)} s` : `${x < 10 ? x.toFixed(2) : x.toFixed(0)} ms`;
 }
 
+/**
+ * Text from the log made safe in the page: markup characters as character references, and the characters
+ * that would hide text or reorder it (a tool named with a bidi override reads as another tool: Trojan
+ * Source) written out visibly as `\u{202E}`, as the command's text output writes them.
+ */
 function esc(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  return showHidden(s).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }

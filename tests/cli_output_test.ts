@@ -11,6 +11,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import process from "node:process";
 import { isLinux, runtimeCommand } from "./_runtime.ts";
 
 const output = fileURLToPath(new URL("../_cli/output.ts", import.meta.url));
@@ -94,3 +95,25 @@ test("isTerminal: true for a terminal, false for a pipe or a file, on this runti
   assert.deepEqual(terminalAnswers(true), { stdout: true, stderr: true });
   assert.deepEqual(terminalAnswers(false), { stdout: false, stderr: false });
 });
+
+test(
+  "on a terminal, only the word error is coloured: the hint keeps the terminal's colour (Bun's console.error paints it red)",
+  {
+    skip: hasScript ? false : "needs Linux with script(1) to give the child a terminal",
+    timeout: 120_000,
+  },
+  () => {
+    const root = fileURLToPath(new URL("..", import.meta.url));
+    const { command, args } = runtimeCommand(join(root, "cli.ts"), [], { config: join(root, "deno.json") });
+    const line = [command, ...args, "lint", "/no/such/tools.json"].map((a) => `'${a}'`).join(" ");
+    const env = { ...process.env };
+    delete env.NO_COLOR;
+    const r = spawnSync("script", ["-qec", line, "/dev/null"], { encoding: "utf8", timeout: 60_000, env });
+    // A terminal: coloured.
+    assert.ok(
+      r.stdout.includes("\x1b[31merror\x1b[0m: toolguard lint: cannot read"),
+      JSON.stringify(r.stdout),
+    );
+    assert.match(r.stdout, /^hint: check the path, or pass - to read stdin\r?$/m);
+  },
+);

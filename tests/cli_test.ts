@@ -12,6 +12,7 @@ import { main } from "../cli.ts";
 import {
   integerOption,
   lineColumn,
+  lineLocator,
   MAX_TIMER_MS,
   parseCommandLine,
   parseJsonText,
@@ -155,6 +156,34 @@ test("lineColumn: is 1-based", T, () => {
   assert.deepEqual(lineColumn("ab\ncd", 0), { line: 1, column: 1 });
   assert.deepEqual(lineColumn("ab\ncd", 4), { line: 2, column: 2 });
 });
+
+test(
+  "lineLocator: any order of offsets gives what counting from the top gives (CR LF, lone CR, emoji)",
+  T,
+  () => {
+    const random = seeded(43);
+    const parts = ["a", "\n", "\r\n", "\r", "😀", "é", " "];
+    let text = "";
+    for (let i = 0; i < 400; i++) text += parts[Math.floor(random() * parts.length)];
+    // Counted by hand: lines split at CR LF, LF or CR; a column is a code point.
+    const expected = (offset: number) => {
+      const lines = text.slice(0, offset).split(/\r\n|\n|\r/);
+      const last = lines[lines.length - 1];
+      return { line: lines.length, column: [...last].length + 1 };
+    };
+    // Offsets that are not inside a surrogate pair or between a CR and its LF, in order then shuffled.
+    const offsets = [...Array(text.length + 1).keys()].filter((o) =>
+      !(text.charCodeAt(o) >= 0xdc00 && text.charCodeAt(o) <= 0xdfff) &&
+      !(text[o - 1] === "\r" && text[o] === "\n")
+    );
+    const locate = lineLocator(text);
+    for (const o of offsets) assert.deepEqual(locate(o), expected(o), `offset ${o}`);
+    const shuffled = offsets.map((o) => [random(), o]).sort((a, b) => a[0] - b[0]).map(([, o]) => o);
+    const again = lineLocator(text);
+    for (const o of shuffled) assert.deepEqual(again(o), expected(o), `offset ${o}, shuffled`);
+    assert.deepEqual(lineColumn(text, text.length), expected(text.length));
+  },
+);
 
 test("parseCommandLine: is strict; unknown flags and missing values are usage errors with a hint", T, () => {
   const spec = {

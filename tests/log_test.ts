@@ -11,6 +11,7 @@ import { jsonlLog, type JsonlLogOptions } from "../log.ts";
 import { runTool } from "../guard.ts";
 import { createMcpGuard } from "../mcp.ts";
 import { describe, describeVerdict } from "../describe.ts";
+import { createStats } from "../stats.ts";
 import type { CallVerdict, ToolResult, Verdict } from "../types.ts";
 import { evalCommand, isLinux, runtimeCommand } from "./_runtime.ts";
 
@@ -91,6 +92,35 @@ test("jsonlLog: a failed run is one line with the outcome and the sentence the m
   assert.ok(!text.includes("secret"), "arguments and stderr stay out of the log");
   assert.equal(log.written, 1);
   assert.equal(log.failed, 0);
+});
+
+test("jsonlLog: a duration that is not a finite number of at least 0 is logged as null, never as a made-up 0", async () => {
+  const m = memoryStream();
+  const log = jsonlLog(m.stream, { now });
+  for (const durationMs of [NaN, Infinity, -5, 7.25]) {
+    log.onResult({ ...failure(), durationMs }, { command: "rg", args: [] });
+  }
+  await log.close();
+  assert.deepEqual(m.lines().map((l) => (l as { durationMs: unknown }).durationMs), [null, null, null, 7.25]);
+  // And stats counts the runs without a duration in the percentiles.
+  const stats = createStats();
+  for (const c of m.chunks) stats.addLine(new TextDecoder().decode(c));
+  const report = stats.finish();
+  assert.equal(report.runs.total, 4);
+  assert.equal(report.runs.p50Ms, 7.25);
+});
+
+test("jsonlLog: a bidi override or escape sequence from a tool is a JSON escape in the line, not raw", async () => {
+  const m = memoryStream();
+  const log = jsonlLog(m.stream, { now });
+  const detail = "rg: bad file \u202Efdp.exe\u001b]0;x\u0007 \u{E0041}";
+  log.onResult({ ...failure(), detail }, { command: "rg", args: [] });
+  await log.close();
+  const text = new TextDecoder().decode(m.chunks[0]);
+  // deno-lint-ignore no-control-regex -- the characters that must not be raw in the file
+  assert.doesNotMatch(text, /[\u202e\x1b\x07]|\u{E0041}/u);
+  assert.ok(text.includes("\\u202efdp.exe"), text);
+  assert.equal((JSON.parse(text) as { detail: string }).detail, detail);
 });
 
 test("jsonlLog: items stay out by default, also out of the logged sentence; includeItems puts them in", async () => {

@@ -46,6 +46,20 @@ test("renderHtmlReport: text from the log is escaped in the report", () => {
   assert.match(html, /&#60;img src=x/);
 });
 
+test("renderHtmlReport: a bidi control or invisible character from the log is shown, not obeyed", () => {
+  const stats = createStats();
+  // "\u202e" reverses what follows: "exe.gr" would read as "rg.exe" in the table.
+  for (const tool of ["\u202eexe.gr", "a\u200bb\u{E0041}"]) {
+    stats.addLine(
+      JSON.stringify({ ts: "2026-11-02T00:00:00Z", event: "result", tool, kind: "exit", durationMs: 1 }),
+    );
+  }
+  const html = renderHtmlReport(stats.finish(), { source: "log\u2066.jsonl" });
+  assert.doesNotMatch(html, /[\u200b\u202e\u2066]|\u{E0041}/u);
+  assert.match(html, /\\u\{202E\}exe\.gr/);
+  assert.match(html, /a\\u\{200B\}b\\u\{E0041\}/);
+});
+
 test("renderHtmlReport: an empty log renders without charts and says so", () => {
   const html = renderHtmlReport(createStats().finish());
   assert.doesNotMatch(html, /<svg/);
