@@ -9,6 +9,7 @@
 import { errorText, isPlainName, isRecord } from "../_common/values.ts";
 import { describeVerdict } from "../_describe/describe.ts";
 import { scan } from "../_scan/scan.ts";
+import { isAscii, isInvisible } from "../_scan/fold.ts";
 import { createValidator as makeValidator } from "../_validate/validator.ts";
 import type { CallVerdict, Finding, ScanFinding } from "../types.ts";
 import type {
@@ -375,8 +376,24 @@ const PATTERNS: readonly SecretPattern[] = [
 ];
 
 /**
+ * `text` as whoever receives it can read it back: characters that draw nothing (zero-width, joiners, soft
+ * hyphens, variation selectors) left out, and Unicode tag characters read as the ASCII they spell. A key
+ * split by a zero-width space or spelled in tags ("ASCII smuggling") reaches the server as good as whole.
+ */
+function withoutHiding(text: string): string {
+  let out = "";
+  for (const ch of text) {
+    const cp = ch.codePointAt(0)!;
+    if (cp >= 0xE0020 && cp <= 0xE007E) out += String.fromCharCode(cp - 0xE0000);
+    else if (!isInvisible(cp) && !(cp >= 0xE0000 && cp <= 0xE007F)) out += ch;
+  }
+  return out;
+}
+
+/**
  * The `argument_secret` findings for a call's arguments: one per string that carries a credential, property
- * names included (a model told to pass a key can pass it as a name as well as a value). The walk is
+ * names included (a model told to pass a key can pass it as a name as well as a value), hidden characters
+ * read as the receiver can (see `withoutHiding`). The walk is
  * iterative: no depth of nesting hides a string (the validator bounds the depth of checked arguments, but
  * not of those forwarded unchecked).
  */
@@ -384,7 +401,8 @@ export function secretFindings(args: Record<string, unknown>): Finding[] {
   const out: Finding[] = [];
   eachLeaf(args, (text, path, isKey) => {
     if (typeof text !== "string" || text.length < 20) return;
-    const hit = PATTERNS.find((p) => p.re.test(text));
+    const shown = isAscii(text) ? text : withoutHiding(text);
+    const hit = PATTERNS.find((p) => p.re.test(text) || (shown !== text && p.re.test(shown)));
     if (hit === undefined) return;
     const where = path === "" ? "The arguments carry" : `${isKey ? "The name of " : ""}"${path}" carries`;
     out.push({

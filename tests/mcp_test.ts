@@ -233,6 +233,15 @@ test("McpGuard.checkCall: a tool whose schema cannot be enforced is rejected by 
   for (const inside of [`X${aws}`, `${aws}7`]) {
     assert.equal(lenient.checkCall({ name: "odd", arguments: { inside } }).allowed, true, inside);
   }
+  // A key split by characters that draw nothing, or spelled in Unicode tag characters, is read back whole by
+  // whoever receives it; a hidden character that only sits beside a key's look-alike does not make one.
+  const tags = [...aws].map((c) => String.fromCodePoint(0xE0000 + c.charCodeAt(0))).join("");
+  for (const hidden of [aws.replace("Q3EG", "Q3\u200bEG"), [...github].join("\u00ad"), `key:${tags}`]) {
+    const found = lenient.checkCall({ name: "odd", arguments: { hidden } });
+    assert.equal(found.allowed, false, JSON.stringify(hidden));
+    if (!found.allowed) assert.equal(found.verdict.findings[0].code, "argument_secret");
+  }
+  assert.equal(lenient.checkCall({ name: "odd", arguments: { v: `X\u200b${aws}7` } }).allowed, true);
 });
 
 test("McpGuard.checkCall: the credential patterns read a megabyte of near-misses in linear time", {
