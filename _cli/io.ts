@@ -614,8 +614,9 @@ export type OptionValues = Record<string, string | boolean | (string | boolean)[
 
 /**
  * What a `node:util` `parseArgs` error says, in the same words on every runtime: without its hint about
- * positionals that begin with "-" (the caller's own hint says more), and with the dash Bun leaves off an
- * unknown letter of a group (`-xy`; Node and Deno say '-x').
+ * positionals that begin with "-" (the caller's own hint says more), with the dash Bun leaves off an
+ * unknown letter of a group (`-xy`; Node and Deno say '-x'), and a flag followed by a value that starts with
+ * a dash said in one line instead of three.
  *
  * @example Bun's wording made Node's
  * ```ts
@@ -625,6 +626,12 @@ export type OptionValues = Record<string, string | boolean | (string | boolean)[
  * assert.equal(parseArgsMessage(new TypeError("Unknown option 'x'")), "Unknown option '-x'");
  * const hinted = "Unknown option '--bogus'. To specify a positional argument starting with a '-', ...";
  * assert.equal(parseArgsMessage(new TypeError(hinted)), "Unknown option '--bogus'");
+ * const ambiguous = "Option '--timeout' argument is ambiguous.\nDid you forget to specify the option " +
+ *   "argument for '--timeout'?\nTo specify an option argument starting with a dash use '--timeout=-XYZ'.";
+ * assert.equal(
+ *   parseArgsMessage(new TypeError(ambiguous)),
+ *   "Option '--timeout' is followed by a value that starts with a dash; to give it, write it as '--timeout=-XYZ'",
+ * );
  * ```
  *
  * @param error What `parseArgs` threw.
@@ -632,7 +639,12 @@ export type OptionValues = Record<string, string | boolean | (string | boolean)[
  */
 export function parseArgsMessage(error: unknown): string {
   return errorText(error).replace(/\. To specify a positional argument.*$/s, "")
-    .replace(/^Unknown option '(\w)'/, "Unknown option '-$1'");
+    .replace(/^Unknown option '(\w)'/, "Unknown option '-$1'")
+    // Three lines of which the last says what to do: one line that says it.
+    .replace(
+      /^Option '([^']+)' argument is ambiguous\.\s.*use ('[^']+'(?: or '[^']+')?)\.?$/s,
+      "Option '$1' is followed by a value that starts with a dash; to give it, write it as $2",
+    );
 }
 
 /**
