@@ -75,18 +75,34 @@ interface FormatMode {
   assertFormats: boolean;
 }
 
-/** Compiles a schema into a {@link Check}. Throws {@link SchemaError} for anything it cannot enforce. */
+/**
+ * Compiles a schema into a {@link Check}. Throws {@link SchemaError} for anything it cannot enforce, a
+ * schema nested deeper than the runtime's call stack reaches included.
+ */
 export function compile(root: unknown, options: CompileOptions = {}): Check {
-  const interpreter = new Interpreter(root, { assertFormats: options.assertFormats ?? true });
-  const tree = interpreter.node(root, "");
-  interpreter.assertEnds();
-  // the entry point gives each check its budget of $ref steps (the generated one does the same)
-  const rootCheck: Check = (v, p, out) => {
-    budget.left = REF_STEPS;
-    return tree(v, p, out);
-  };
-  if (options.codegen === false) return rootCheck;
-  return generate(root, interpreter, rootCheck) ?? rootCheck;
+  try {
+    const interpreter = new Interpreter(root, { assertFormats: options.assertFormats ?? true });
+    const tree = interpreter.node(root, "");
+    interpreter.assertEnds();
+    // the entry point gives each check its budget of $ref steps (the generated one does the same)
+    const rootCheck: Check = (v, p, out) => {
+      budget.left = REF_STEPS;
+      return tree(v, p, out);
+    };
+    if (options.codegen === false) return rootCheck;
+    return generate(root, interpreter, rootCheck) ?? rootCheck;
+  } catch (e) {
+    // The compiler recurses with the schema: a real one is a few levels deep, a hostile one thousands.
+    if (e instanceof RangeError && /call stack/i.test(e.message)) {
+      throw new SchemaError(
+        "",
+        "",
+        "the schema nests too deeply to compile (the runtime's call stack ran out, a thousand levels or " +
+          "more down); flatten it",
+      );
+    }
+    throw e;
+  }
 }
 
 /** The closure interpreter: one {@link Check} per schema node, compiled once and cached by node. */

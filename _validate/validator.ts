@@ -575,7 +575,8 @@ function compileTool(
       throw new SchemaError(
         e.keyword,
         e.pointer,
-        `tool "${tool.name}": ${e.message} (keyword "${e.keyword}", schema pointer "${e.pointer}")`,
+        `tool "${tool.name}": ${e.message}` +
+          (e.keyword || e.pointer ? ` (keyword "${e.keyword}", schema pointer "${e.pointer}")` : ""),
       );
     }
     throw e;

@@ -118,6 +118,23 @@ test('"type": [] and a type listed twice are bad keyword values: createValidator
   assert.doesNotThrow(() => compileSchema({ type: ["string", "null"] }));
 });
 
+test("a schema nested deeper than the call stack is a SchemaError that says so, not a RangeError", () => {
+  let schema: unknown = { type: "string" };
+  for (let i = 0; i < 50_000; i++) schema = { type: "object", properties: { a: schema } };
+  for (
+    const build of [
+      () => createValidator([{ name: "deep", parameters: schema }]),
+      () => compileSchema(schema),
+    ]
+  ) {
+    assert.throws(build, (e: unknown) => {
+      assert.ok(e instanceof SchemaError, String(e));
+      assert.match(e.message, /nests too deeply to compile.*flatten it$/);
+      return true;
+    });
+  }
+});
+
 test("sanitise({categories}) applies to tool calls as to messages, whatever the call's shape", async () => {
   const tools = [{
     type: "function",
