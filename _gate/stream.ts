@@ -209,7 +209,11 @@ export class StreamGate {
   readonly #flow = new StreamFlow();
   /** Frames dropped because a client could not read them. */
   readonly #dropped = new FindingList();
-  readonly #decoder = new TextDecoder();
+  /**
+   * Keeps every BOM (the SSE parser drops one at the start of a line, as the clients do): Deno's default
+   * decoder drops a BOM at the start of any read, so what the gate read would hang on where reads split.
+   */
+  readonly #decoder = new TextDecoder("utf-8", { ignoreBOM: true });
   #frames = 0;
   /** OpenAI's `data: [DONE]`, sent last. */
   #doneFrame: string | undefined;
