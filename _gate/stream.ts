@@ -100,6 +100,8 @@ export interface StreamGateOptions {
 interface WireFrame {
   raw: string;
   data?: string;
+  /** An SSE frame's `event:` name. */
+  event?: string;
 }
 
 /** Where the gate's output goes: a stream controller. */
@@ -366,6 +368,8 @@ export class StreamGate {
       );
     }
     let event = parsed.value;
+    const refused = this.#router.refuse?.(event, frame.event);
+    if (refused !== undefined) return this.#drop(refused);
     if (this.#turn) {
       this.#turnSize += raw.length;
       if (this.#turnSize > this.#maxBytes) this.#turn = undefined;

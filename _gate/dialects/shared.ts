@@ -115,6 +115,13 @@ export interface FrameRouter {
    * the final snapshot it writes): bounded by the gate like the frames held.
    */
   readonly kept?: number;
+  /**
+   * Why the client would read this parsed frame otherwise than the gate (an `event:` name it routes by
+   * that disagrees with the frame's type, a position it counts otherwise), or undefined to read it. A
+   * refused frame is neither read nor forwarded: no client sees it, so none runs what the judge did not
+   * see. `name` is the SSE `event:` field (absent in NDJSON).
+   */
+  refuse?(event: Record<string, unknown>, name: string | undefined): string | undefined;
   /** Sends, holds or splits one parsed frame. */
   route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void;
   /** Ends a stream whose calls were rejected: `text` in place of the calls, then a normal stop. */
