@@ -437,8 +437,9 @@ export class StreamGate {
         }
         replaced = true;
         const lead = flow.textSeen ? "\n\n" : "";
-        const dropped = calls.filter((_, i) => verdict!.rejectedIndices.includes(i));
-        const kept = calls.filter((_, i) => !verdict!.rejectedIndices.includes(i));
+        const rejected = new Set(verdict.rejectedIndices); // (a stream may carry 100 000s of calls)
+        const dropped = calls.filter((_, i) => rejected.has(i));
+        const kept = calls.filter((_, i) => !rejected.has(i));
         if (judgement.partialReason !== undefined && this.#router.dropCalls) {
           this.#router.dropCalls(lead + judgement.partialReason, { kept, dropped }, flow);
         } else this.#router.replace(lead + judgement.reason, calls, flow);
