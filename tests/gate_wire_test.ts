@@ -1,8 +1,8 @@
 /**
  * Wire details where a provider's stream can be read two ways: the gate must read each frame as the
  * official clients do (or keep it from them), so that what it judged is what they run. A BOM at the start
- * of a line, an Anthropic frame whose `event:` name the SDK routes by, Anthropic block positions that
- * disagree with their `index`.
+ * of a line, an Anthropic frame whose `event:` name the SDK routes by, Anthropic block and Responses item
+ * positions that disagree with their `index`, a Responses snapshot other than the last.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -10,8 +10,10 @@ import {
   anthropicStream,
   chatChunk,
   fakeProvider,
+  responsesBody,
   TOOLS_ANTHROPIC,
   TOOLS_OPENAI,
+  TOOLS_RESPONSES,
 } from "./_fake_llm_server.ts";
 import { sdkClients } from "./_sdk_clients.ts";
 
@@ -130,4 +132,73 @@ test('guardFetch: an Anthropic delta at index "0" (a string: block 0 to the SDK)
   });
   assert.deepEqual(await anthropicInputs(), [{ city: "Oslo" }]);
   assert.equal(events[0]?.verdict.allowed, true);
+});
+
+/** The function calls the OpenAI SDK's Responses stream helper ends with, or its error. */
+async function responsesCalls(): Promise<unknown[] | string> {
+  const stream = openai().responses.stream({ model: "m", input: "hi", tools: TOOLS_RESPONSES as never });
+  try {
+    const final = await stream.finalResponse();
+    return final.output.flatMap((o) => (o.type === "function_call" ? [[o.name, o.arguments]] : []));
+  } catch (e) {
+    return String(e);
+  }
+}
+
+test("guardFetch: a call in a Responses response.created, in_progress or failed snapshot is judged", async () => {
+  // The SDK takes every whole response it is sent as its snapshot, and ends with the last one.
+  const call = {
+    id: "fc_1",
+    type: "function_call",
+    status: "completed",
+    call_id: "call_1",
+    name: "delete_everything",
+    arguments: "{}",
+  };
+  for (const type of ["response.created", "response.in_progress", "response.failed"]) {
+    const created = {
+      type: "response.created",
+      sequence_number: 0,
+      response: { ...responsesBody(null), output: [] },
+    };
+    const snapshot = { type, sequence_number: 1, response: { ...responsesBody(null), output: [call] } };
+    reply({ sse: type === "response.created" ? [snapshot] : [created, snapshot], named: true });
+    assert.deepEqual(await responsesCalls(), [], type);
+    assert.equal(events[0]?.verdict.allowed, false, type);
+  }
+});
+
+test("guardFetch: a Responses call added at an output_index other than its place is dropped", async () => {
+  // The SDK appends the item (place 0) and takes the arguments addressed to output_index 0; the gate read the
+  // call at output_index 1, with the arguments it came with.
+  const item = {
+    id: "fc_1",
+    type: "function_call",
+    status: "in_progress",
+    call_id: "call_1",
+    name: "get_weather",
+    arguments: '{"city":"Oslo"}',
+  };
+  const frames = [
+    { type: "response.created", sequence_number: 0, response: { ...responsesBody(null), output: [] } },
+    { type: "response.output_item.added", sequence_number: 1, output_index: 1, item },
+    {
+      type: "response.function_call_arguments.done",
+      sequence_number: 2,
+      output_index: 0,
+      item_id: "fc_other",
+      arguments: BAD + "}",
+    },
+  ];
+  reply({ sse: frames, named: true });
+  const calls = await responsesCalls();
+  assert.ok(typeof calls === "string" || calls.length === 0, String(calls));
+  // Read whole (the SDK gave up at the orphan event): the call did not reach the client.
+  const res = await provider.gfetch(`${provider.url()}/v1/responses`, {
+    method: "POST",
+    body: JSON.stringify({ model: "m", input: "hi", stream: true, tools: TOOLS_RESPONSES }),
+  });
+  const text = await res.text();
+  assert.doesNotMatch(text, /get_weather/); // (the orphan .done is no call to any client: it names no item)
+  assert.ok(events[0]?.findings.some((f) => /a call added at output_index 1/.test(f.message)));
 });

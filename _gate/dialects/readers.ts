@@ -155,7 +155,22 @@ export function builtinArguments(item: Record<string, unknown>): string {
   return JSON.stringify(what === undefined ? {} : what);
 }
 
-/** Reads `function_call` output items, their argument deltas and the final snapshot, one call per output. */
+/**
+ * The events that carry a whole response: the official client takes each as its snapshot (the one it ends
+ * with when no later one comes), so a call in any of them is the client's to run, `response.created` and
+ * `response.failed` included.
+ */
+export const SNAPSHOTS: ReadonlySet<string> = new Set([
+  "response.created",
+  "response.queued",
+  "response.in_progress",
+  "response.completed",
+  "response.incomplete",
+  "response.failed",
+  "response.done",
+]);
+
+/** Reads `function_call` output items, their argument deltas and every snapshot, one call per output. */
 class ResponsesEvents implements EventReader {
   /** The item id each call's output item carried (argument events may address the item by it). */
   readonly #itemIds = new Map<Slot, string>();
@@ -184,10 +199,7 @@ class ResponsesEvents implements EventReader {
       }
       if (typeof event.arguments === "string") s.final = event.arguments;
       if (typeof event.name === "string" && event.name !== "" && s.name === "") s.name = event.name;
-    } else if (
-      (type === "response.completed" || type === "response.incomplete") && isRecord(event.response) &&
-      Array.isArray(event.response.output)
-    ) {
+    } else if (SNAPSHOTS.has(type) && isRecord(event.response) && Array.isArray(event.response.output)) {
       this.#snapshot(event.response.output, book);
     }
   }
@@ -214,7 +226,7 @@ class ResponsesEvents implements EventReader {
     fillSlot(s, item, { done: event.type === "response.output_item.done" });
   }
 
-  /** The final snapshot is authoritative for calls the deltas may have missed. */
+  /** A snapshot is authoritative for calls the deltas may have missed (the last one read wins). */
   #snapshot(output: unknown[], book: SlotBook): void {
     output.forEach((out: unknown, i: number) => {
       if (!isClientCall(out)) return;
