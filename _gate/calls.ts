@@ -27,6 +27,12 @@ export interface AssembledToolCall {
   slot: number;
   /** Set when `arguments` is free text (an OpenAI Responses `custom` tool's input), not JSON. */
   freeText?: true;
+  /**
+   * Set when the stream sent the name in pieces that differ (`name` is them joined, as a client that
+   * concatenates reads it): the last piece, which is the whole name to a client that keeps the last one
+   * sent (the official `openai` SDK). The gate judges the call under both names.
+   */
+  lastName?: string;
 }
 
 /** What can be wrong with a stream event. Never an exception: a finding. */
@@ -82,6 +88,8 @@ export interface Slot {
   dialect: StreamDialect;
   /** Set when the arguments are free text (a Responses `custom` tool's input), not JSON. */
   freeText?: true;
+  /** The last piece of a name sent in pieces that differ (see {@linkcode AssembledToolCall.lastName}). */
+  lastName?: string;
 }
 
 /** How many findings of one code a stream lists (a hostile stream could send a malformed event forever). */
@@ -182,6 +190,7 @@ export class SlotBook {
         slot: s.slot,
       };
       if (s.freeText) call.freeText = true;
+      if (s.lastName !== undefined) call.lastName = s.lastName;
       // the validator's own rule (as normaliseCalls applies it), so a call gets the same id streamed or not
       if (call.syntheticId) {
         call.id = s.value !== undefined

@@ -155,6 +155,15 @@ function mergedByIndex(
   return merged.length < calls.length ? merged : undefined;
 }
 
+/**
+ * The calls with each name sent in differing pieces read as the official openai SDK reads it (the last
+ * piece); undefined when no name came so.
+ */
+function lastNamed(calls: readonly AssembledToolCall[]): AssembledToolCall[] | undefined {
+  if (!calls.some((c) => c.lastName !== undefined)) return undefined;
+  return calls.map((c) => (c.lastName === undefined ? c : { ...c, name: c.lastName }));
+}
+
 /** An NDJSON parser whose lines read as frames. */
 function ndjsonFrames(): FrameParser<WireFrame> {
   const lines = ndjsonParser();
@@ -419,6 +428,12 @@ export class StreamGate {
       if (merged && merged.length > 0) {
         const asMerged = await this.#judge(merged);
         if (!asMerged.verdict.allowed) ({ judgement, calls } = { judgement: asMerged, calls: merged });
+      }
+      // And a name sent in differing pieces, under the last piece (the name the openai SDK runs).
+      const renamed = judgement.verdict.allowed ? lastNamed(calls) : undefined;
+      if (renamed) {
+        const asRenamed = await this.#judge(renamed);
+        if (!asRenamed.verdict.allowed) ({ judgement, calls } = { judgement: asRenamed, calls: renamed });
       }
       verdict = judgement.verdict;
       if (verdict.allowed) flow.release();

@@ -202,3 +202,39 @@ test("guardFetch: a Responses call added at an output_index other than its place
   assert.doesNotMatch(text, /get_weather/); // (the orphan .done is no call to any client: it names no item)
   assert.ok(events[0]?.findings.some((f) => /a call added at output_index 1/.test(f.message)));
 });
+
+test("guardFetch: a Chat call whose name comes in differing pieces is judged under the last one too (the openai SDK runs it)", async () => {
+  // Joined, "get_" + "weather" is a declared tool the arguments fit; the SDK keeps the last piece, "weather",
+  // whose schema they break.
+  const weather = {
+    type: "function",
+    function: {
+      name: "weather",
+      parameters: {
+        type: "object",
+        properties: { zone: { type: "number" } },
+        required: ["zone"],
+        additionalProperties: false,
+      },
+    },
+  };
+  const call = (name: string, args: string, head: Record<string, unknown> = {}) =>
+    chatChunk({ tool_calls: [{ index: 0, ...head, function: { name, arguments: args } }] });
+  reply({
+    sse: [
+      chatChunk({ role: "assistant", content: "" }),
+      call("get_", "", { id: "call_1", type: "function" }),
+      call("weather", '{"city":"Oslo"}'),
+      chatChunk({}, "tool_calls"),
+      "data: [DONE]\n\n",
+    ],
+  });
+  const final = await openai().chat.completions.stream({
+    model: "m",
+    messages,
+    tools: [...TOOLS_OPENAI, weather] as never,
+  }).finalChatCompletion();
+  assert.equal(final.choices[0].message.tool_calls?.length ?? 0, 0);
+  assert.equal(events[0]?.verdict.allowed, false);
+  assert.deepEqual(events[0]?.calls?.map((c) => c.name), ["weather"]);
+});

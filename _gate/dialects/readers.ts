@@ -100,9 +100,13 @@ class ChatEvents implements EventReader {
 
 function appendName(s: Slot, name: unknown): void {
   if (typeof name !== "string" || name === "") return;
-  // OpenAI sends a name once; some servers repeat it on every delta. Never double it.
+  // OpenAI sends a name once; some servers repeat it on every delta. Never double it. A name sent in
+  // differing pieces is joined by some clients and replaced by others (the openai SDK keeps the last).
   if (s.name === "" || s.name === name) s.name = name;
-  else s.name += name;
+  else {
+    s.name += name;
+    s.lastName = name;
+  }
 }
 
 function appendArgs(s: Slot, args: unknown, book: SlotBook): void {
