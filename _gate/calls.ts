@@ -28,6 +28,12 @@ export interface AssembledToolCall {
   /** Set when `arguments` is free text (an OpenAI Responses `custom` tool's input), not JSON. */
   freeText?: true;
   /**
+   * Set when the stream sent this call's arguments whole more than once, or whole and in deltas, and they
+   * differ (clients read different ones: the openai SDK's final response its snapshot, the AI SDK the
+   * finished item, a UI the deltas): the texts other than `arguments`. The gate judges each.
+   */
+  otherArguments?: string[];
+  /**
    * Set when the stream sent the name in pieces that differ (`name` is them joined, as a client that
    * concatenates reads it): the last piece, which is the whole name to a client that keeps the last one
    * sent (the official `openai` SDK). The gate judges the call under both names.
@@ -90,6 +96,8 @@ export interface Slot {
   freeText?: true;
   /** The last piece of a name sent in pieces that differ (see {@linkcode AssembledToolCall.lastName}). */
   lastName?: string;
+  /** Earlier finished argument texts that differ from `final` (see `otherArguments`). */
+  versions?: Set<string>;
 }
 
 /** How many findings of one code a stream lists (a hostile stream could send a malformed event forever). */
@@ -191,6 +199,8 @@ export class SlotBook {
       };
       if (s.freeText) call.freeText = true;
       if (s.lastName !== undefined) call.lastName = s.lastName;
+      const others = otherArguments(s, args);
+      if (others.length > 0) call.otherArguments = others;
       // the validator's own rule (as normaliseCalls applies it), so a call gets the same id streamed or not
       if (call.syntheticId) {
         call.id = s.value !== undefined
@@ -201,6 +211,14 @@ export class SlotBook {
     });
     return { calls, findings: this.#findings.items.slice() };
   }
+}
+
+/** A slot's argument texts other than `args` (its judged one): earlier finished ones, and the deltas. */
+function otherArguments(s: Slot, args: string): string[] {
+  const texts = new Set(s.versions);
+  if (s.final !== undefined && s.args !== "") texts.add(s.args);
+  texts.delete(args);
+  return [...texts];
 }
 
 /** The argument text of a slot: the `.done` text, else the deltas, else the start block's input. */

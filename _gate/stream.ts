@@ -164,6 +164,17 @@ function lastNamed(calls: readonly AssembledToolCall[]): AssembledToolCall[] | u
   return calls.map((c) => (c.lastName === undefined ? c : { ...c, name: c.lastName }));
 }
 
+/**
+ * The calls with each call whose arguments came in differing versions repeated once per version (so a
+ * rejected version rejects its call); undefined when none did.
+ */
+function everyVersion(calls: readonly AssembledToolCall[]): AssembledToolCall[] | undefined {
+  if (!calls.some((c) => c.otherArguments !== undefined)) return undefined;
+  return calls.flatMap((
+    c,
+  ) => [c, ...(c.otherArguments ?? []).map((arguments_) => ({ ...c, arguments: arguments_ }))]);
+}
+
 /** An NDJSON parser whose lines read as frames. */
 function ndjsonFrames(): FrameParser<WireFrame> {
   const lines = ndjsonParser();
@@ -429,8 +440,10 @@ export class StreamGate {
         const asMerged = await this.#judge(merged);
         if (!asMerged.verdict.allowed) ({ judgement, calls } = { judgement: asMerged, calls: merged });
       }
-      // And a name sent in differing pieces, under the last piece (the name the openai SDK runs).
-      const renamed = judgement.verdict.allowed ? lastNamed(calls) : undefined;
+      // And a name sent in differing pieces, under the last piece (the name the openai SDK runs), and
+      // arguments sent more than once and differing, in each version.
+      const named = judgement.verdict.allowed ? lastNamed(calls) : undefined;
+      const renamed = judgement.verdict.allowed ? everyVersion(named ?? calls) ?? named : undefined;
       if (renamed) {
         const asRenamed = await this.#judge(renamed);
         if (!asRenamed.verdict.allowed) ({ judgement, calls } = { judgement: asRenamed, calls: renamed });

@@ -238,3 +238,39 @@ test("guardFetch: a Chat call whose name comes in differing pieces is judged und
   assert.equal(events[0]?.verdict.allowed, false);
   assert.deepEqual(events[0]?.calls?.map((c) => c.name), ["weather"]);
 });
+
+test("guardFetch: a Responses call whose finished item and final snapshot disagree is judged in both versions", async () => {
+  // The openai SDK's finalResponse() takes the snapshot's arguments; a client that runs each finished item
+  // (the AI SDK does) takes the item's. The gate judged the last only.
+  const item = (status: string, args: string) => ({
+    id: "fc_1",
+    type: "function_call",
+    status,
+    call_id: "call_1",
+    name: "get_weather",
+    arguments: args,
+  });
+  const good = '{"city":"Oslo"}';
+  const seq = (n: number, e: Record<string, unknown>) => ({ ...e, sequence_number: n });
+  reply({
+    named: true,
+    sse: [
+      seq(0, { type: "response.created", response: { ...responsesBody(null), output: [] } }),
+      seq(1, { type: "response.output_item.added", output_index: 0, item: item("in_progress", "") }),
+      seq(2, { type: "response.output_item.done", output_index: 0, item: item("completed", BAD + "}") }),
+      seq(3, {
+        type: "response.completed",
+        response: { ...responsesBody(null), output: [item("completed", good)] },
+      }),
+    ],
+  });
+  const stream = openai().responses.stream({ model: "m", input: "hi", tools: TOOLS_RESPONSES as never });
+  const finished: unknown[] = [];
+  for await (const event of stream) {
+    if (event.type === "response.output_item.done" && event.item.type === "function_call") {
+      finished.push(event.item.arguments);
+    }
+  }
+  assert.deepEqual(finished, []);
+  assert.equal(events[0]?.verdict.allowed, false);
+});

@@ -195,13 +195,13 @@ class ResponsesEvents implements EventReader {
       if (!s) {
         return book.finding("orphan_delta", "custom_tool_call_input.done for an item that never started");
       }
-      if (typeof event.input === "string") s.final = event.input;
+      if (typeof event.input === "string") finish(s, event.input);
     } else if (type === "response.function_call_arguments.done") {
       const s = this.#find(event, book);
       if (!s) {
         return book.finding("orphan_delta", "function_call_arguments.done for an item that never started");
       }
-      if (typeof event.arguments === "string") s.final = event.arguments;
+      if (typeof event.arguments === "string") finish(s, event.arguments);
       if (typeof event.name === "string" && event.name !== "" && s.name === "") s.name = event.name;
     } else if (SNAPSHOTS.has(type) && isRecord(event.response) && Array.isArray(event.response.output)) {
       this.#snapshot(event.response.output, book);
@@ -239,6 +239,16 @@ class ResponsesEvents implements EventReader {
   }
 }
 
+/**
+ * Sets a call's finished arguments (`.done` events, finished items, snapshots: the last one counts). One
+ * that differs from an earlier is kept as a version: clients read different ones (the openai SDK's final
+ * response the snapshot, the AI SDK the finished item), so the gate judges each.
+ */
+function finish(s: Slot, text: string): void {
+  if (s.final !== undefined && s.final !== "" && s.final !== text) (s.versions ??= new Set()).add(s.final);
+  s.final = text;
+}
+
 /** Writes what a call item says into its slot; a finished item's arguments are authoritative. */
 function fillSlot(s: Slot, item: Record<string, unknown>, { done }: { done: boolean }): void {
   if (typeof item.call_id === "string" && item.call_id !== "") s.id = item.call_id;
@@ -253,7 +263,7 @@ function fillSlot(s: Slot, item: Record<string, unknown>, { done }: { done: bool
       ? builtinArguments(item)
       : undefined;}
   if (args === undefined) return;
-  if (done) s.final = args;
+  if (done) finish(s, args);
   else if (args !== "" && s.args === "") s.args = args;
 }
 
