@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import {
   anthropicStream,
   chatChunk,
+  chatCompletion,
   fakeProvider,
   responsesBody,
   TOOLS_ANTHROPIC,
@@ -273,4 +274,22 @@ test("guardFetch: a Responses call whose finished item and final snapshot disagr
   }
   assert.deepEqual(finished, []);
   assert.equal(events[0]?.verdict.allowed, false);
+});
+
+test("guardFetch: a whole answer labelled as a stream is judged as the JSON a client reads it as", async () => {
+  // The request asks for no stream; Ollama's, Google's and Cohere's clients and the AI SDK parse the body as
+  // JSON under any label, where the gate read it as SSE and passed its lines on as keep-alives.
+  for (const contentType of ["text/event-stream", "application/x-ndjson"]) {
+    reply({
+      body: JSON.stringify(chatCompletion(null, [{ name: "delete_everything", args: {} }])),
+      contentType,
+    });
+    const res = await provider.gfetch(`${provider.url()}/v1/chat/completions`, {
+      method: "POST",
+      body: JSON.stringify({ model: "m", messages, tools: TOOLS_OPENAI }),
+    });
+    const body = JSON.parse(await res.text());
+    assert.equal(body.choices[0].message.tool_calls, undefined, contentType);
+    assert.equal(events[0]?.verdict.allowed, false, contentType);
+  }
 });
