@@ -30,7 +30,8 @@ export interface AssembledToolCall {
   /**
    * Set when the stream sent this call's arguments whole more than once, or whole and in deltas, and they
    * differ (clients read different ones: the openai SDK's final response its snapshot, the AI SDK the
-   * finished item, a UI the deltas): the texts other than `arguments`. The gate judges each.
+   * finished item, a UI the deltas; an Anthropic block's start input or its deltas): the texts other than
+   * `arguments`. The gate judges each.
    */
   otherArguments?: string[];
   /**
@@ -213,10 +214,16 @@ export class SlotBook {
   }
 }
 
-/** A slot's argument texts other than `args` (its judged one): earlier finished ones, and the deltas. */
+/**
+ * A slot's argument texts other than `args` (its judged one): earlier finished ones, the deltas, the
+ * input its block started with.
+ */
 function otherArguments(s: Slot, args: string): string[] {
   const texts = new Set(s.versions);
   if (s.final !== undefined && s.args !== "") texts.add(s.args);
+  // An Anthropic block that starts with its input and then streams some: the SDK keeps the deltas' (its
+  // content_block_start input is dropped), a client that starts from the block's input may not.
+  if (s.initialInput !== undefined) texts.add(s.initialInput);
   texts.delete(args);
   return [...texts];
 }

@@ -293,3 +293,14 @@ test("guardFetch: a whole answer labelled as a stream is judged as the JSON a cl
     assert.equal(events[0]?.verdict.allowed, false, contentType);
   }
 });
+
+test("guardFetch: an Anthropic tool_use that starts with an input and streams another is judged in both", async () => {
+  // The SDK keeps the deltas' input; a client that starts from the block's input runs that one.
+  const start = {
+    ...toolStart(0),
+    content_block: { ...toolStart(0).content_block, input: { city: "Oslo", units: "k" } },
+  };
+  reply({ sse: anthropicCall(start, [named(inputDelta(0, '{"city":"Oslo"}'))]) });
+  await anthropicInputs();
+  assert.equal(events[0]?.verdict.allowed, false);
+});
