@@ -304,3 +304,35 @@ test("guardFetch: an Anthropic tool_use that starts with an input and streams an
   await anthropicInputs();
   assert.equal(events[0]?.verdict.allowed, false);
 });
+
+test("guardFetch: a Vertex AI call whose arguments stream in pieces (partialArgs) is not passed on unjudged", async () => {
+  // Each piece names the tool and carries no `args`: judged as {} (which the schema allows) while a client
+  // assembles the pieces into a path outside /tmp.
+  const lookup = {
+    name: "lookup",
+    parameters: { type: "object", properties: { path: { type: "string", pattern: "^/tmp/" } } },
+  };
+  const piece = (value: string, willContinue: boolean) => ({
+    candidates: [{
+      index: 0,
+      content: {
+        role: "model",
+        parts: [{
+          functionCall: {
+            name: "lookup",
+            partialArgs: [{ jsonPath: "$.path", stringValue: value }],
+            willContinue,
+          },
+        }],
+      },
+    }],
+  });
+  reply({ sse: [piece("/etc/", true), piece("passwd", false)] });
+  const res = await provider.gfetch(`${provider.url()}/v1/models/m:streamGenerateContent?alt=sse`, {
+    method: "POST",
+    body: JSON.stringify({ contents: [], tools: [{ functionDeclarations: [lookup] }] }),
+  });
+  const text = await res.text();
+  assert.doesNotMatch(text, /partialArgs/);
+  assert.ok(events[0]?.findings.some((f) => /partialArgs/.test(f.message)));
+});
