@@ -142,7 +142,10 @@ const loadExchange = lazy(() => import("./exchange.ts"));
  * `<|python_tag|>`, `[TOOL_CALLS]`, a JSON fence) is held the same way and judged at the end; prose before
  * it flows at once; a message that opens with JSON is held only in a request that declares tools, and only
  * until its first key shows it is not a call. Malformed stream events are dropped (a client would throw on
- * them) and reported (the first 100 of each kind). Error responses are never touched. What the gate holds
+ * them) and reported (the first 100 of each kind), and so are events a client would read otherwise than the
+ * gate (an Anthropic event whose `event:` name is not its type, a block or item placed other than where the
+ * SDK puts it, Vertex AI arguments streamed in pieces). A call whose name or arguments a stream sends in
+ * differing versions is judged in each. Error responses are never touched. What the gate holds
  * of an answer at a time is bounded by `maxResponseBytes`: a provider that sends more is cut off, and the
  * client told which option to raise.
  *
