@@ -101,15 +101,32 @@ function routeDialect(url: string): CompletionDialect | undefined {
   return undefined;
 }
 
+/**
+ * The request body as text, where it can be read without being used up: a string, bytes in any view, a
+ * `Blob`, or the body of a `Request`. (A stream body is read before, see {@linkcode readStreamBody}.)
+ */
 async function requestBody(input: string | URL | Request, init?: RequestInit): Promise<string | undefined> {
   const body = init?.body;
   if (typeof body === "string") return body;
-  if (body instanceof Uint8Array) return new TextDecoder().decode(body);
+  if (ArrayBuffer.isView(body)) {
+    return new TextDecoder().decode(new Uint8Array(body.buffer, body.byteOffset, body.byteLength));
+  }
   if (body instanceof ArrayBuffer) return new TextDecoder().decode(new Uint8Array(body));
+  if (typeof Blob === "function" && body instanceof Blob) return await body.text();
   if (body === undefined && input instanceof Request && !input.bodyUsed && input.body !== null) {
     return await input.clone().text();
   }
   return undefined;
+}
+
+/**
+ * `init` with a stream body read into text (sent as that text, so the gate can read the tools it
+ * declares: an answer to a request it could not read went unjudged); `init` itself otherwise.
+ */
+async function readStreamBody(init?: RequestInit): Promise<RequestInit | undefined> {
+  if (!(init?.body instanceof ReadableStream)) return init;
+  const { duplex: _duplex, ...rest } = init as RequestInit & { duplex?: string };
+  return { ...rest, body: await new Response(init.body).text() };
 }
 
 /** The request body as a JSON object, or undefined when it is none. */
@@ -265,6 +282,7 @@ export function guardFetch(
     const method = (init?.method ?? (input instanceof Request ? input.method : "GET")).toUpperCase();
     const dialect = method === "POST" ? routeDialect(url) : undefined;
     if (!dialect) return fetchFn(input, init);
+    init = await readStreamBody(init);
     const request = await requestJson(input, init);
     if (!isRecord(request)) return fetchFn(input, init);
     const { gateRequest } = await loadExchange();

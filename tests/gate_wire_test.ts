@@ -11,6 +11,7 @@ import {
   chatChunk,
   chatCompletion,
   fakeProvider,
+  ollamaChat,
   responsesBody,
   TOOLS_ANTHROPIC,
   TOOLS_OPENAI,
@@ -335,4 +336,23 @@ test("guardFetch: a Vertex AI call whose arguments stream in pieces (partialArgs
   const text = await res.text();
   assert.doesNotMatch(text, /partialArgs/);
   assert.ok(events[0]?.findings.some((f) => /partialArgs/.test(f.message)));
+});
+
+test("guardFetch: a request whose body is a Blob, a DataView or a stream is read, and its answer judged", async () => {
+  // The gate read only strings, Uint8Arrays and ArrayBuffers: for any other body it found no request, and
+  // passed the answer on unjudged.
+  const json = JSON.stringify({ model: "m", messages, stream: false, tools: TOOLS_OPENAI });
+  const bodies: [string, () => BodyInit][] = [
+    ["Blob", () => new Blob([json])],
+    ["DataView", () => new DataView(new TextEncoder().encode(json).buffer)],
+    ["ReadableStream", () => new Response(json).body!],
+  ];
+  for (const [label, body] of bodies) {
+    reply({ json: ollamaChat("", [{ name: "delete_everything", args: {} }]) });
+    const init = { method: "POST", body: body(), duplex: "half" } as RequestInit;
+    const res = await provider.gfetch(`${provider.url()}/api/chat`, init);
+    const answer = await res.json();
+    assert.equal(answer.message.tool_calls, undefined, label);
+    assert.equal(events[0]?.verdict.allowed, false, label);
+  }
 });
