@@ -27,6 +27,19 @@ export interface AssembledToolCall {
   slot: number;
   /** Set when `arguments` is free text (an OpenAI Responses `custom` tool's input), not JSON. */
   freeText?: true;
+  /**
+   * Set when the stream sent this call's arguments whole more than once, or whole and in deltas, and they
+   * differ (clients read different ones: the openai SDK's final response its snapshot, the AI SDK the
+   * finished item, a UI the deltas; an Anthropic block's start input or its deltas): the texts other than
+   * `arguments`. The gate judges each.
+   */
+  otherArguments?: string[];
+  /**
+   * Set when the stream sent the name in pieces that differ (`name` is them joined, as a client that
+   * concatenates reads it): the last piece, which is the whole name to a client that keeps the last one
+   * sent (the official `openai` SDK). The gate judges the call under both names.
+   */
+  lastName?: string;
 }
 
 /** What can be wrong with a stream event. Never an exception: a finding. */
@@ -82,6 +95,10 @@ export interface Slot {
   dialect: StreamDialect;
   /** Set when the arguments are free text (a Responses `custom` tool's input), not JSON. */
   freeText?: true;
+  /** The last piece of a name sent in pieces that differ (see {@linkcode AssembledToolCall.lastName}). */
+  lastName?: string;
+  /** Earlier finished argument texts that differ from `final` (see `otherArguments`). */
+  versions?: Set<string>;
 }
 
 /** How many findings of one code a stream lists (a hostile stream could send a malformed event forever). */
@@ -182,6 +199,9 @@ export class SlotBook {
         slot: s.slot,
       };
       if (s.freeText) call.freeText = true;
+      if (s.lastName !== undefined) call.lastName = s.lastName;
+      const others = otherArguments(s, args);
+      if (others.length > 0) call.otherArguments = others;
       // the validator's own rule (as normaliseCalls applies it), so a call gets the same id streamed or not
       if (call.syntheticId) {
         call.id = s.value !== undefined
@@ -192,6 +212,20 @@ export class SlotBook {
     });
     return { calls, findings: this.#findings.items.slice() };
   }
+}
+
+/**
+ * A slot's argument texts other than `args` (its judged one): earlier finished ones, the deltas, the
+ * input its block started with.
+ */
+function otherArguments(s: Slot, args: string): string[] {
+  const texts = new Set(s.versions);
+  if (s.final !== undefined && s.args !== "") texts.add(s.args);
+  // An Anthropic block that starts with its input and then streams some: the SDK keeps the deltas' (its
+  // content_block_start input is dropped), a client that starts from the block's input may not.
+  if (s.initialInput !== undefined) texts.add(s.initialInput);
+  texts.delete(args);
+  return [...texts];
 }
 
 /** The argument text of a slot: the `.done` text, else the deltas, else the start block's input. */

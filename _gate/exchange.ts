@@ -114,21 +114,25 @@ export async function gateRequest(
   const send = resend(fetchFn, input, init);
   const limit = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   const exchange: Exchange = { url, dialect, judge, options, report, request, attempt: 0, send, limit };
-  if (type.includes("text/event-stream") || type.includes("ndjson")) {
+  const labelled = type.includes("text/event-stream") || type.includes("ndjson");
+  const framing: StreamDialect = type.includes("ndjson") ? "ollama" : dialect;
+  // Whatever the content-type says, a client parses the answer as what it asked for (the SDKs for a
+  // stream do not look; Ollama's, Google's, Cohere's and the AI SDK's read a whole answer as JSON under
+  // any label): a stream as its stream, anything else as JSON. So that is how it is judged.
+  const streamed = asksForStream(dialect, request, url);
+  if (labelled === streamed) {
+    if (!streamed) return await gateJson(response, exchange);
     if (options.stream === false) return response;
-    return gateStreamed(response, type.includes("ndjson") ? "ollama" : dialect, exchange);
+    return gateStreamed(response, framing, exchange);
   }
-  // Whatever the content-type says, a client parses the answer as what it asked for (the SDKs do not look):
-  // a stream as its stream, anything else as JSON. So that is how it is judged.
-  if (!asksForStream(dialect, request, url)) return await gateJson(response, exchange);
-  if (options.stream === false) return response;
-  // A stream that does not say it is one is read whole (it is already odd) and judged as the client will
-  // read it: one JSON document, or the dialect's stream.
+  if (streamed && options.stream === false) return response;
+  // An answer whose label and request disagree is read whole (it is already odd) and judged as the client
+  // will read it: one JSON document, or the stream it is.
   const bytes = await readWhole(response, limit);
   if (!bytes) return withUrl(tooLargeResponse(dialect, limit), response.url);
   const copy = withBody(response, bytes);
   if (parseJsonSafe(DECODER.decode(bytes)).ok) return await gateJson(copy, exchange);
-  return gateStreamed(copy, dialect, exchange);
+  return gateStreamed(copy, framing, exchange);
 }
 
 /**

@@ -101,15 +101,32 @@ function routeDialect(url: string): CompletionDialect | undefined {
   return undefined;
 }
 
+/**
+ * The request body as text, where it can be read without being used up: a string, bytes in any view, a
+ * `Blob`, or the body of a `Request`. (A stream body is read before, see {@linkcode readStreamBody}.)
+ */
 async function requestBody(input: string | URL | Request, init?: RequestInit): Promise<string | undefined> {
   const body = init?.body;
   if (typeof body === "string") return body;
-  if (body instanceof Uint8Array) return new TextDecoder().decode(body);
+  if (ArrayBuffer.isView(body)) {
+    return new TextDecoder().decode(new Uint8Array(body.buffer, body.byteOffset, body.byteLength));
+  }
   if (body instanceof ArrayBuffer) return new TextDecoder().decode(new Uint8Array(body));
+  if (typeof Blob === "function" && body instanceof Blob) return await body.text();
   if (body === undefined && input instanceof Request && !input.bodyUsed && input.body !== null) {
     return await input.clone().text();
   }
   return undefined;
+}
+
+/**
+ * `init` with a stream body read into text (sent as that text, so the gate can read the tools it
+ * declares: an answer to a request it could not read went unjudged); `init` itself otherwise.
+ */
+async function readStreamBody(init?: RequestInit): Promise<RequestInit | undefined> {
+  if (!(init?.body instanceof ReadableStream)) return init;
+  const { duplex: _duplex, ...rest } = init as RequestInit & { duplex?: string };
+  return { ...rest, body: await new Response(init.body).text() };
 }
 
 /** The request body as a JSON object, or undefined when it is none. */
@@ -142,7 +159,10 @@ const loadExchange = lazy(() => import("./exchange.ts"));
  * `<|python_tag|>`, `[TOOL_CALLS]`, a JSON fence) is held the same way and judged at the end; prose before
  * it flows at once; a message that opens with JSON is held only in a request that declares tools, and only
  * until its first key shows it is not a call. Malformed stream events are dropped (a client would throw on
- * them) and reported (the first 100 of each kind). Error responses are never touched. What the gate holds
+ * them) and reported (the first 100 of each kind), and so are events a client would read otherwise than the
+ * gate (an Anthropic event whose `event:` name is not its type, a block or item placed other than where the
+ * SDK puts it, Vertex AI arguments streamed in pieces). A call whose name or arguments a stream sends in
+ * differing versions is judged in each. Error responses are never touched. What the gate holds
  * of an answer at a time is bounded by `maxResponseBytes`: a provider that sends more is cut off, and the
  * client told which option to raise.
  *
@@ -262,6 +282,7 @@ export function guardFetch(
     const method = (init?.method ?? (input instanceof Request ? input.method : "GET")).toUpperCase();
     const dialect = method === "POST" ? routeDialect(url) : undefined;
     if (!dialect) return fetchFn(input, init);
+    init = await readStreamBody(init);
     const request = await requestJson(input, init);
     if (!isRecord(request)) return fetchFn(input, init);
     const { gateRequest } = await loadExchange();

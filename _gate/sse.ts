@@ -63,7 +63,7 @@ export function sseParser(): FrameParser<SseEvent> {
         searchFrom = i;
         break;
       }
-      const line = buffer.slice(lineStart, eol);
+      const line = withoutBom(buffer.slice(lineStart, eol));
       lineStart = searchFrom = eol + eolLen;
       if (line === "") {
         // A blank line ends the frame; a stray one is kept as its own frame for byte fidelity.
@@ -80,7 +80,7 @@ export function sseParser(): FrameParser<SseEvent> {
       }
     }
     if (final) {
-      const rest = buffer.slice(lineStart);
+      const rest = withoutBom(buffer.slice(lineStart));
       if (rest !== "") lines.push(rest);
       const raw = buffer.slice(frameStart);
       if (lines.length > 0) out.push(toEvent(lines, raw));
@@ -104,6 +104,15 @@ export function sseParser(): FrameParser<SseEvent> {
       return buffer.length;
     },
   };
+}
+
+/**
+ * A line without the U+FEFF (byte order mark) it may start with. The official clients decode each line on
+ * its own (openai) or drop a BOM from every line (@anthropic-ai/sdk), so `\uFEFFdata: …` is a data line to
+ * them and a line of only a BOM ends the frame: the gate reads lines the same way.
+ */
+function withoutBom(line: string): string {
+  return line.charCodeAt(0) === 0xfeff ? line.slice(1) : line;
 }
 
 function toEvent(lines: string[], raw: string): SseEvent {
@@ -133,7 +142,7 @@ export function formatSse(data: string, event?: string): string {
 
 /** One NDJSON line with the exact text it arrived as. */
 export interface NdjsonLine {
-  /** The line without its line end. */
+  /** The line without its line end (nor a BOM it starts with: the SSE parser drops one alike). */
   text: string;
   /** The line as received, including its line end. */
   raw: string;
@@ -152,7 +161,7 @@ export function ndjsonParser(): FrameParser<NdjsonLine> {
       let start = 0;
       for (let nl = buffer.indexOf("\n", from); nl >= 0; nl = buffer.indexOf("\n", start)) {
         const raw = buffer.slice(start, nl + 1);
-        out.push({ text: raw.replace(/\r?\n$/, ""), raw });
+        out.push({ text: withoutBom(raw.replace(/\r?\n$/, "")), raw });
         start = nl + 1;
       }
       buffer = buffer.slice(start);
@@ -161,7 +170,7 @@ export function ndjsonParser(): FrameParser<NdjsonLine> {
     end(): NdjsonLine[] {
       const rest = buffer;
       buffer = "";
-      return rest === "" ? [] : [{ text: rest.replace(/\r$/, ""), raw: rest }];
+      return rest === "" ? [] : [{ text: withoutBom(rest.replace(/\r$/, "")), raw: rest }];
     },
     get pending(): number {
       return buffer.length;

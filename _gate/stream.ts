@@ -100,6 +100,8 @@ export interface StreamGateOptions {
 interface WireFrame {
   raw: string;
   data?: string;
+  /** An SSE frame's `event:` name. */
+  event?: string;
 }
 
 /** Where the gate's output goes: a stream controller. */
@@ -151,6 +153,26 @@ function mergedByIndex(
     if (parseJsonSafe(call.arguments).ok) merged.push(call);
   }
   return merged.length < calls.length ? merged : undefined;
+}
+
+/**
+ * The calls with each name sent in differing pieces read as the official openai SDK reads it (the last
+ * piece); undefined when no name came so.
+ */
+function lastNamed(calls: readonly AssembledToolCall[]): AssembledToolCall[] | undefined {
+  if (!calls.some((c) => c.lastName !== undefined)) return undefined;
+  return calls.map((c) => (c.lastName === undefined ? c : { ...c, name: c.lastName }));
+}
+
+/**
+ * The calls with each call whose arguments came in differing versions repeated once per version (so a
+ * rejected version rejects its call); undefined when none did.
+ */
+function everyVersion(calls: readonly AssembledToolCall[]): AssembledToolCall[] | undefined {
+  if (!calls.some((c) => c.otherArguments !== undefined)) return undefined;
+  return calls.flatMap((
+    c,
+  ) => [c, ...(c.otherArguments ?? []).map((arguments_) => ({ ...c, arguments: arguments_ }))]);
 }
 
 /** An NDJSON parser whose lines read as frames. */
@@ -209,7 +231,11 @@ export class StreamGate {
   readonly #flow = new StreamFlow();
   /** Frames dropped because a client could not read them. */
   readonly #dropped = new FindingList();
-  readonly #decoder = new TextDecoder();
+  /**
+   * Keeps every BOM (the SSE parser drops one at the start of a line, as the clients do): Deno's default
+   * decoder drops a BOM at the start of any read, so what the gate read would hang on where reads split.
+   */
+  readonly #decoder = new TextDecoder("utf-8", { ignoreBOM: true });
   #frames = 0;
   /** OpenAI's `data: [DONE]`, sent last. */
   #doneFrame: string | undefined;
@@ -362,6 +388,8 @@ export class StreamGate {
       );
     }
     let event = parsed.value;
+    const refused = this.#router.refuse?.(event, frame.event);
+    if (refused !== undefined) return this.#drop(refused);
     if (this.#turn) {
       this.#turnSize += raw.length;
       if (this.#turnSize > this.#maxBytes) this.#turn = undefined;
@@ -412,6 +440,14 @@ export class StreamGate {
         const asMerged = await this.#judge(merged);
         if (!asMerged.verdict.allowed) ({ judgement, calls } = { judgement: asMerged, calls: merged });
       }
+      // And a name sent in differing pieces, under the last piece (the name the openai SDK runs), and
+      // arguments sent more than once and differing, in each version.
+      const named = judgement.verdict.allowed ? lastNamed(calls) : undefined;
+      const renamed = judgement.verdict.allowed ? everyVersion(named ?? calls) ?? named : undefined;
+      if (renamed) {
+        const asRenamed = await this.#judge(renamed);
+        if (!asRenamed.verdict.allowed) ({ judgement, calls } = { judgement: asRenamed, calls: renamed });
+      }
       verdict = judgement.verdict;
       if (verdict.allowed) flow.release();
       else {
@@ -429,8 +465,9 @@ export class StreamGate {
         }
         replaced = true;
         const lead = flow.textSeen ? "\n\n" : "";
-        const dropped = calls.filter((_, i) => verdict!.rejectedIndices.includes(i));
-        const kept = calls.filter((_, i) => !verdict!.rejectedIndices.includes(i));
+        const rejected = new Set(verdict.rejectedIndices); // (a stream may carry 100 000s of calls)
+        const dropped = calls.filter((_, i) => rejected.has(i));
+        const kept = calls.filter((_, i) => !rejected.has(i));
         if (judgement.partialReason !== undefined && this.#router.dropCalls) {
           this.#router.dropCalls(lead + judgement.partialReason, { kept, dropped }, flow);
         } else this.#router.replace(lead + judgement.reason, calls, flow);

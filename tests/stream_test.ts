@@ -3,6 +3,7 @@ import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { formatSse, ndjsonParser, sseParser } from "../_gate/sse.ts";
 import { textWatcher } from "../_gate/text_watch.ts";
+import { ToolPositions } from "../_gate/dialects/shared.ts";
 import { assembleToolCalls, gateCompletion, type GateEvent, guardFetch } from "../gate.ts";
 import {
   anthropicStream,
@@ -557,4 +558,16 @@ test("textWatcher: a piece ending inside a word is not held for a word-like mark
   assert.equal(w.push(" of"), " of");
   assert.equal(w.push(" t"), " "); // may begin "to=" (gpt-oss harmony): held one piece
   assert.equal(w.push("hem."), "them.");
+});
+
+test("ToolPositions: a call at each of a million positions is renumbered and placed without overflowing the stack", () => {
+  // A Responses or Anthropic stream may open a call at every position it holds within maxResponseBytes.
+  const positions = new ToolPositions();
+  const n = 1_100_000;
+  for (let i = n - 1; i >= 0; i--) positions.add(2 * i + 1); // the odd positions, added out of order
+  positions.add(7); // again: no change
+  assert.equal(positions.replacementAt(0), 1);
+  assert.equal(positions.replacementAt(5), 5);
+  assert.deepEqual([0, 2, 4, 10, 2 * n].map((i) => positions.renumber(i)), [0, 1, 2, 5, n]);
+  assert.equal(new ToolPositions().replacementAt(3), 3);
 });

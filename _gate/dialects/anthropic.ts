@@ -93,6 +93,42 @@ const body: CompletionBody = {
 class AnthropicStream implements FrameRouter {
   readonly framing = "sse";
   readonly #tools = new ToolPositions();
+  /** The blocks the client holds: its `message_start`'s content, then one per `content_block_start`. */
+  #blocks = 0;
+
+  /**
+   * The SDK routes a frame by its `event:` name (none or `ping`: skipped; `error`: thrown) and reads it by
+   * its `type`; it puts each `content_block_start` after the blocks it has, whatever its `index`, and
+   * applies a delta to the block at `content.at(index)` (a string `"0"` is block 0 to it). A frame read
+   * one way by the gate and another by a client is refused.
+   */
+  refuse(event: Record<string, unknown>, name: string | undefined): string | undefined {
+    const type = event.type;
+    if (name === undefined || name !== type) {
+      return `an Anthropic stream event of type ${JSON.stringify(type ?? null)} came under the event name ${
+        JSON.stringify(name ?? null)
+      } (the SDK routes by the name); it was dropped`;
+    }
+    if (type === "message_start") {
+      const message = isRecord(event.message) ? event.message : {};
+      this.#blocks = Array.isArray(message.content) ? message.content.length : 0;
+    } else if (type === "content_block_start") {
+      if (event.index !== this.#blocks) {
+        return `content_block_start at index ${
+          JSON.stringify(event.index ?? null)
+        }, where a client puts block ${this.#blocks}; it was dropped`;
+      }
+      this.#blocks++;
+    } else if (type === "content_block_delta" || type === "content_block_stop") {
+      const index = event.index;
+      if (typeof index !== "number" || !Number.isInteger(index) || index < 0 || index >= this.#blocks) {
+        return `${type} at index ${
+          JSON.stringify(index ?? null)
+        }, where a client holds no block; it was dropped`;
+      }
+    }
+    return undefined;
+  }
 
   /** The blocks the client has when the calls are rejected: those before the first call. */
   resumePoint(): ResumePoint {

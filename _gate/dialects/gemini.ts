@@ -151,6 +151,26 @@ class GeminiStream implements FrameRouter {
     flow.hold({ raw: formatSse(JSON.stringify(calls)), event: calls, tool: true });
   }
 
+  /**
+   * Vertex AI streams a call's arguments in pieces when the request asks for it
+   * (`streamFunctionCallArguments`): `partialArgs` by JSON path, `willContinue` until the last. What a
+   * client assembles from them is not the `args` the gate judges, so a chunk carrying such a piece is
+   * refused: no client gets a call whose arguments were not judged whole.
+   */
+  refuse(event: Record<string, unknown>): string | undefined {
+    const pieced = candidates(event).some((c) =>
+      parts(c).some((p) =>
+        isRecord(p.functionCall) &&
+        ((Array.isArray(p.functionCall.partialArgs) && p.functionCall.partialArgs.length > 0) ||
+          p.functionCall.willContinue === true)
+      )
+    );
+    return pieced
+      ? "a Gemini chunk carries a function call whose arguments come in pieces (partialArgs, willContinue), which " +
+        "toolguard cannot judge whole; it was dropped (leave streamFunctionCallArguments off)"
+      : undefined;
+  }
+
   /** Notes the fields a chunk the gate writes copies (`modelVersion`, `responseId`). */
   note(event: Record<string, unknown>): void {
     this.#template ??= pick(event, ["modelVersion", "responseId"]);

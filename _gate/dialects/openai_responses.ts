@@ -5,7 +5,7 @@
  * @module
  */
 import { isRecord } from "../../_common/values.ts";
-import { builtinArguments, callName, isClientCall } from "./readers.ts";
+import { builtinArguments, callName, isClientCall, SNAPSHOTS } from "./readers.ts";
 import { formatSse } from "../sse.ts";
 import { cutCalls } from "../engines.ts";
 import {
@@ -144,6 +144,23 @@ function outputText(output: unknown[]): string {
 
 const TERMINAL = new Set(["response.completed", "response.incomplete", "response.done"]);
 
+/** True when `event` carries a whole response (see `SNAPSHOTS`) that lists a call the client runs. */
+function snapshotWithCalls(event: Record<string, unknown>): boolean {
+  return SNAPSHOTS.has(event.type as string) && isRecord(event.response) &&
+    Array.isArray(event.response.output) && event.response.output.some(isClientCall);
+}
+
+/** A held snapshot event replayed: without the calls `gone` says (default all), the event itself if none. */
+function withoutCalls(
+  event: Record<string, unknown>,
+  gone: (item: Record<string, unknown>) => boolean = () => true,
+): Record<string, unknown> {
+  if (!snapshotWithCalls(event)) return event;
+  const response = event.response as Record<string, unknown>;
+  const output = (response.output as unknown[]).filter((o) => !(isClientCall(o) && gone(o)));
+  return { ...event, response: { ...response, output } };
+}
+
 /**
  * OpenAI Responses addresses content by output index, so once a call starts everything after it waits, to
  * be released as is or renumbered around the dropped call (sequence numbers kept increasing).
@@ -168,9 +185,40 @@ class ResponsesStream implements FrameRouter {
   /** On a retry's stream: where it continues. */
   #base?: ResumePoint;
 
+  /** How many output items the client holds: the last snapshot's, then one per `output_item.added`. */
+  #items = 0;
+
   /** The length of the frames of the items kept. */
   get kept(): number {
     return this.#kept;
+  }
+
+  /**
+   * The official client appends each `output_item.added` item whatever its `output_index` (OpenAI itself
+   * leaves gaps), and applies every other event to `output[output_index]` of what it holds (`"0"` too);
+   * a snapshot replaces what it holds. The gate reads a call by its `output_index`, so a call item added at
+   * an `output_index` other than its place, or an event whose `output_index` is no whole number, would be
+   * read into one call by the gate and into another by the client: such a frame is refused.
+   */
+  refuse(event: Record<string, unknown>): string | undefined {
+    const type = event.type as string;
+    if (SNAPSHOTS.has(type)) {
+      const response = isRecord(event.response) ? event.response : {};
+      this.#items = Array.isArray(response.output) ? response.output.length : 0;
+      return undefined;
+    }
+    const oi = event.output_index;
+    if (type === "response.output_item.added") {
+      if (isClientCall(event.item) && oi !== this.#items) {
+        return `a call added at output_index ${
+          JSON.stringify(oi ?? null)
+        }, where a client puts it at ${this.#items}; it was dropped`;
+      }
+      this.#items++;
+    } else if (oi !== undefined && (typeof oi !== "number" || !Number.isInteger(oi) || oi < 0)) {
+      return `${type} at output_index ${JSON.stringify(oi)}, which is no item's place; it was dropped`;
+    }
+    return undefined;
   }
 
   note(event: Record<string, unknown>, raw: string): void {
@@ -230,11 +278,9 @@ class ResponsesStream implements FrameRouter {
       flow.pending = true;
       if (typeof event.output_index === "number") this.#tools.add(event.output_index);
     }
-    if (
-      TERMINAL.has(type as string) && isRecord(event.response) && Array.isArray(event.response.output) &&
-      event.response.output.some(isClientCall)
-    ) flow.pending = true;
-    if (type === "error" || type === "response.failed") return flow.send(raw);
+    const listsCalls = snapshotWithCalls(event);
+    if (listsCalls) flow.pending = true;
+    if (type === "error" || (type === "response.failed" && !listsCalls)) return flow.send(raw);
     if (!flow.pending) {
       if (type === "response.output_text.delta") flow.textSeen = true;
       if (typeof event.sequence_number === "number") this.#lastSent = event.sequence_number;
@@ -275,8 +321,9 @@ class ResponsesStream implements FrameRouter {
       const e = h.event;
       if (!e) continue;
       if (TERMINAL.has(e.type as string)) terminal = e;
-      else if (typeof e.output_index !== "number") emit(e);
-      else if (!gone.has(e.output_index)) {
+      else if (typeof e.output_index !== "number") {
+        emit(withoutCalls(e, (o) => goneIds.has(o.call_id as string)));
+      } else if (!gone.has(e.output_index)) {
         const output_index = gone.renumber(e.output_index);
         next = Math.max(next, output_index + 1);
         emit({ ...e, output_index });
@@ -320,7 +367,7 @@ class ResponsesStream implements FrameRouter {
         const output_index = this.#tools.renumber(e.output_index);
         next = Math.max(next, output_index + 1);
         emit({ ...e, output_index });
-      } else emit(e);
+      } else emit(withoutCalls(e));
     }
     return { next, terminal };
   }

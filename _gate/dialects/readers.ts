@@ -100,9 +100,13 @@ class ChatEvents implements EventReader {
 
 function appendName(s: Slot, name: unknown): void {
   if (typeof name !== "string" || name === "") return;
-  // OpenAI sends a name once; some servers repeat it on every delta. Never double it.
+  // OpenAI sends a name once; some servers repeat it on every delta. Never double it. A name sent in
+  // differing pieces is joined by some clients and replaced by others (the openai SDK keeps the last).
   if (s.name === "" || s.name === name) s.name = name;
-  else s.name += name;
+  else {
+    s.name += name;
+    s.lastName = name;
+  }
 }
 
 function appendArgs(s: Slot, args: unknown, book: SlotBook): void {
@@ -155,7 +159,22 @@ export function builtinArguments(item: Record<string, unknown>): string {
   return JSON.stringify(what === undefined ? {} : what);
 }
 
-/** Reads `function_call` output items, their argument deltas and the final snapshot, one call per output. */
+/**
+ * The events that carry a whole response: the official client takes each as its snapshot (the one it ends
+ * with when no later one comes), so a call in any of them is the client's to run, `response.created` and
+ * `response.failed` included.
+ */
+export const SNAPSHOTS: ReadonlySet<string> = new Set([
+  "response.created",
+  "response.queued",
+  "response.in_progress",
+  "response.completed",
+  "response.incomplete",
+  "response.failed",
+  "response.done",
+]);
+
+/** Reads `function_call` output items, their argument deltas and every snapshot, one call per output. */
 class ResponsesEvents implements EventReader {
   /** The item id each call's output item carried (argument events may address the item by it). */
   readonly #itemIds = new Map<Slot, string>();
@@ -176,18 +195,15 @@ class ResponsesEvents implements EventReader {
       if (!s) {
         return book.finding("orphan_delta", "custom_tool_call_input.done for an item that never started");
       }
-      if (typeof event.input === "string") s.final = event.input;
+      if (typeof event.input === "string") finish(s, event.input);
     } else if (type === "response.function_call_arguments.done") {
       const s = this.#find(event, book);
       if (!s) {
         return book.finding("orphan_delta", "function_call_arguments.done for an item that never started");
       }
-      if (typeof event.arguments === "string") s.final = event.arguments;
+      if (typeof event.arguments === "string") finish(s, event.arguments);
       if (typeof event.name === "string" && event.name !== "" && s.name === "") s.name = event.name;
-    } else if (
-      (type === "response.completed" || type === "response.incomplete") && isRecord(event.response) &&
-      Array.isArray(event.response.output)
-    ) {
+    } else if (SNAPSHOTS.has(type) && isRecord(event.response) && Array.isArray(event.response.output)) {
       this.#snapshot(event.response.output, book);
     }
   }
@@ -214,13 +230,23 @@ class ResponsesEvents implements EventReader {
     fillSlot(s, item, { done: event.type === "response.output_item.done" });
   }
 
-  /** The final snapshot is authoritative for calls the deltas may have missed. */
+  /** A snapshot is authoritative for calls the deltas may have missed (the last one read wins). */
   #snapshot(output: unknown[], book: SlotBook): void {
     output.forEach((out: unknown, i: number) => {
       if (!isClientCall(out)) return;
       fillSlot(book.get(`o${i}`) ?? book.open(`o${i}`, "openai_responses", 0, i), out, { done: true });
     });
   }
+}
+
+/**
+ * Sets a call's finished arguments (`.done` events, finished items, snapshots: the last one counts). One
+ * that differs from an earlier is kept as a version: clients read different ones (the openai SDK's final
+ * response the snapshot, the AI SDK the finished item), so the gate judges each.
+ */
+function finish(s: Slot, text: string): void {
+  if (s.final !== undefined && s.final !== "" && s.final !== text) (s.versions ??= new Set()).add(s.final);
+  s.final = text;
 }
 
 /** Writes what a call item says into its slot; a finished item's arguments are authoritative. */
@@ -237,7 +263,7 @@ function fillSlot(s: Slot, item: Record<string, unknown>, { done }: { done: bool
       ? builtinArguments(item)
       : undefined;}
   if (args === undefined) return;
-  if (done) s.final = args;
+  if (done) finish(s, args);
   else if (args !== "" && s.args === "") s.args = args;
 }
 

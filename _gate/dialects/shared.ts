@@ -115,6 +115,13 @@ export interface FrameRouter {
    * the final snapshot it writes): bounded by the gate like the frames held.
    */
   readonly kept?: number;
+  /**
+   * Why the client would read this parsed frame otherwise than the gate (an `event:` name it routes by
+   * that disagrees with the frame's type, a position it counts otherwise), or undefined to read it. A
+   * refused frame is neither read nor forwarded: no client sees it, so none runs what the judge did not
+   * see. `name` is the SSE `event:` field (absent in NDJSON).
+   */
+  refuse?(event: Record<string, unknown>, name: string | undefined): string | undefined;
   /** Sends, holds or splits one parsed frame. */
   route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void;
   /** Ends a stream whose calls were rejected: `text` in place of the calls, then a normal stop. */
@@ -216,13 +223,21 @@ export class StreamFlow {
 /**
  * The content positions (Anthropic block index, Responses output index) that carried tool calls. Those two
  * dialects address content by position, so a replacement renumbers what it replays to close the gaps.
+ * A hostile stream may start a call at every position it holds (hundreds of thousands within
+ * `maxResponseBytes`), so a renumbering is a binary search of the positions in order, not a walk over them
+ * per replayed event, and the first is read off that order, not spread into `Math.min` (which overflows
+ * the stack past some 200 000 arguments on V8).
  */
 export class ToolPositions {
   readonly #taken = new Set<number>();
+  /** The positions in ascending order, sorted when first asked for after a change. */
+  #ascending: number[] | undefined;
 
   /** Marks a position as a tool call's. */
   add(index: number): void {
+    if (this.#taken.has(index)) return;
     this.#taken.add(index);
+    this.#ascending = undefined;
   }
 
   /** True when the position is a tool call's. */
@@ -232,15 +247,25 @@ export class ToolPositions {
 
   /** Where `index` moves once the tool positions are dropped. */
   renumber(index: number): number {
-    let n = index;
-    for (const t of this.#taken) if (t < index) n--;
-    return n;
+    const sorted = this.#sorted();
+    let low = 0;
+    let high = sorted.length;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if (sorted[mid] < index) low = mid + 1;
+      else high = mid;
+    }
+    return index - low; // `low` positions lie before `index`
   }
 
   /** The position of the replacement text: after every replayed one (`next`), at least the first call's. */
   replacementAt(next: number): number {
-    const firstTool = Math.min(...this.#taken);
+    const firstTool = this.#sorted()[0];
     return Math.max(next, Number.isFinite(firstTool) ? this.renumber(firstTool) : 0);
+  }
+
+  #sorted(): number[] {
+    return this.#ascending ??= [...this.#taken].sort((a, b) => a - b);
   }
 }
 

@@ -1,0 +1,358 @@
+/**
+ * Wire details where a provider's stream can be read two ways: the gate must read each frame as the
+ * official clients do (or keep it from them), so that what it judged is what they run. A BOM at the start
+ * of a line, an Anthropic frame whose `event:` name the SDK routes by, Anthropic block and Responses item
+ * positions that disagree with their `index`, a Responses snapshot other than the last.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import {
+  anthropicStream,
+  chatChunk,
+  chatCompletion,
+  fakeProvider,
+  ollamaChat,
+  responsesBody,
+  TOOLS_ANTHROPIC,
+  TOOLS_OPENAI,
+  TOOLS_RESPONSES,
+} from "./_fake_llm_server.ts";
+import { sdkClients } from "./_sdk_clients.ts";
+
+const provider = fakeProvider();
+const { reply, events } = provider;
+const { openai, anthropic } = sdkClients(provider);
+const messages = [{ role: "user" as const, content: "Weather in Oslo?" }];
+
+test("guardFetch: an SSE line that starts with a BOM is read as the SDKs read it (they drop the BOM)", async () => {
+  // The whole call in one chunk whose data line is led by U+FEFF: both SDKs decode each line on its own,
+  // which drops it, and read the line as data.
+  const call = chatChunk({
+    tool_calls: [{
+      index: 0,
+      id: "call_1",
+      type: "function",
+      function: { name: "delete_everything", arguments: "{}" },
+    }],
+  });
+  // (in the same write as the chunk before it: Deno's TextDecoder drops a BOM that starts any read)
+  const text = `data: ${JSON.stringify(chatChunk({ role: "assistant", content: "Sure" }))}\n\n`;
+  const frames: unknown[] = [text + `\uFEFFdata: ${JSON.stringify(call)}\n\n`];
+  frames.push(chatChunk({}, "tool_calls"), "data: [DONE]\n\n");
+  reply({ sse: frames });
+  const stream = await openai().chat.completions.create({
+    model: "m",
+    messages,
+    tools: TOOLS_OPENAI as never,
+    stream: true,
+  });
+  const names: string[] = [];
+  for await (const chunk of stream) {
+    for (const c of chunk.choices[0]?.delta?.tool_calls ?? []) {
+      if (c.function?.name) names.push(c.function.name);
+    }
+  }
+  assert.deepEqual(names, []);
+  assert.equal(events[0]?.verdict.allowed, false);
+});
+
+/** An SSE frame of `event` as Anthropic writes it: named by its type. */
+const named = (event: Record<string, unknown>) => `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
+
+/** An Anthropic stream of one `get_weather` call: `start`, then `deltas`, then the ending (frames as sent). */
+function anthropicCall(start: Record<string, unknown>, deltas: string[]): string[] {
+  const [head] = anthropicStream([]) as Record<string, unknown>[];
+  return [
+    named(head),
+    named(start),
+    ...deltas,
+    named({ type: "content_block_stop", index: start.index }),
+    named({
+      type: "message_delta",
+      delta: { stop_reason: "tool_use", stop_sequence: null },
+      usage: { output_tokens: 2 },
+    }),
+    named({ type: "message_stop" }),
+  ];
+}
+const toolStart = (index: unknown) => ({
+  type: "content_block_start",
+  index,
+  content_block: { type: "tool_use", id: "toolu_1", name: "get_weather", input: {} },
+});
+const inputDelta = (index: unknown, partial_json: string) => ({
+  type: "content_block_delta",
+  index,
+  delta: { type: "input_json_delta", partial_json },
+});
+
+/** The tool_use inputs the Anthropic SDK's stream helper ends with. */
+async function anthropicInputs(): Promise<unknown[]> {
+  const final = await anthropic().messages.stream({
+    model: "m",
+    max_tokens: 100,
+    messages,
+    tools: TOOLS_ANTHROPIC as never,
+  }).finalMessage();
+  return final.content.flatMap((b) => (b.type === "tool_use" ? [b.input] : []));
+}
+
+/** `units: "k"` is outside get_weather's enum: a client must never end with it unjudged. */
+const BAD = '{"city":"Oslo","units":"k"';
+
+test("guardFetch: an Anthropic frame the SDK skips by its event: name (none, ping) is not read by the gate either", async () => {
+  // The SDK reads BAD + "}"; a gate that also read the skipped frame judged a second "units" (the last wins).
+  const skipped = JSON.stringify(inputDelta(0, ',"units":"c"'));
+  for (const frame of [`data: ${skipped}\n\n`, `event: ping\ndata: ${skipped}\n\n`]) {
+    reply({
+      sse: anthropicCall(toolStart(0), [named(inputDelta(0, BAD)), frame, named(inputDelta(0, "}"))]),
+    });
+    assert.deepEqual(await anthropicInputs(), [], frame);
+    assert.equal(events[0]?.verdict.allowed, false, frame);
+  }
+});
+
+test("guardFetch: an Anthropic block whose index is not where the SDK puts it is dropped with its deltas", async () => {
+  // The SDK appends the block (position 0) and feeds it the delta at index 0; the gate keyed it by index 1.
+  reply({
+    sse: anthropicCall(toolStart(1), [
+      named(inputDelta(0, BAD + "}")),
+      named(inputDelta(1, '{"city":"Oslo"}')),
+    ]),
+  });
+  assert.deepEqual(await anthropicInputs(), []);
+  assert.ok(events[0]?.findings.some((f) => /content_block_start at index 1/.test(f.message)));
+});
+
+test('guardFetch: an Anthropic delta at index "0" (a string: block 0 to the SDK) is dropped', async () => {
+  reply({
+    sse: anthropicCall(toolStart(0), [
+      named(inputDelta(0, '{"city":"Oslo"')),
+      named(inputDelta("0", ',"units":"k"')),
+      named(inputDelta(0, "}")),
+    ]),
+  });
+  assert.deepEqual(await anthropicInputs(), [{ city: "Oslo" }]);
+  assert.equal(events[0]?.verdict.allowed, true);
+});
+
+/** The function calls the OpenAI SDK's Responses stream helper ends with, or its error. */
+async function responsesCalls(): Promise<unknown[] | string> {
+  const stream = openai().responses.stream({ model: "m", input: "hi", tools: TOOLS_RESPONSES as never });
+  try {
+    const final = await stream.finalResponse();
+    return final.output.flatMap((o) => (o.type === "function_call" ? [[o.name, o.arguments]] : []));
+  } catch (e) {
+    return String(e);
+  }
+}
+
+test("guardFetch: a call in a Responses response.created, in_progress or failed snapshot is judged", async () => {
+  // The SDK takes every whole response it is sent as its snapshot, and ends with the last one.
+  const call = {
+    id: "fc_1",
+    type: "function_call",
+    status: "completed",
+    call_id: "call_1",
+    name: "delete_everything",
+    arguments: "{}",
+  };
+  for (const type of ["response.created", "response.in_progress", "response.failed"]) {
+    const created = {
+      type: "response.created",
+      sequence_number: 0,
+      response: { ...responsesBody(null), output: [] },
+    };
+    const snapshot = { type, sequence_number: 1, response: { ...responsesBody(null), output: [call] } };
+    reply({ sse: type === "response.created" ? [snapshot] : [created, snapshot], named: true });
+    assert.deepEqual(await responsesCalls(), [], type);
+    assert.equal(events[0]?.verdict.allowed, false, type);
+  }
+});
+
+test("guardFetch: a Responses call added at an output_index other than its place is dropped", async () => {
+  // The SDK appends the item (place 0) and takes the arguments addressed to output_index 0; the gate read the
+  // call at output_index 1, with the arguments it came with.
+  const item = {
+    id: "fc_1",
+    type: "function_call",
+    status: "in_progress",
+    call_id: "call_1",
+    name: "get_weather",
+    arguments: '{"city":"Oslo"}',
+  };
+  const frames = [
+    { type: "response.created", sequence_number: 0, response: { ...responsesBody(null), output: [] } },
+    { type: "response.output_item.added", sequence_number: 1, output_index: 1, item },
+    {
+      type: "response.function_call_arguments.done",
+      sequence_number: 2,
+      output_index: 0,
+      item_id: "fc_other",
+      arguments: BAD + "}",
+    },
+  ];
+  reply({ sse: frames, named: true });
+  const calls = await responsesCalls();
+  assert.ok(typeof calls === "string" || calls.length === 0, String(calls));
+  // Read whole (the SDK gave up at the orphan event): the call did not reach the client.
+  const res = await provider.gfetch(`${provider.url()}/v1/responses`, {
+    method: "POST",
+    body: JSON.stringify({ model: "m", input: "hi", stream: true, tools: TOOLS_RESPONSES }),
+  });
+  const text = await res.text();
+  assert.doesNotMatch(text, /get_weather/); // (the orphan .done is no call to any client: it names no item)
+  assert.ok(events[0]?.findings.some((f) => /a call added at output_index 1/.test(f.message)));
+});
+
+test("guardFetch: a Chat call whose name comes in differing pieces is judged under the last one too (the openai SDK runs it)", async () => {
+  // Joined, "get_" + "weather" is a declared tool the arguments fit; the SDK keeps the last piece, "weather",
+  // whose schema they break.
+  const weather = {
+    type: "function",
+    function: {
+      name: "weather",
+      parameters: {
+        type: "object",
+        properties: { zone: { type: "number" } },
+        required: ["zone"],
+        additionalProperties: false,
+      },
+    },
+  };
+  const call = (name: string, args: string, head: Record<string, unknown> = {}) =>
+    chatChunk({ tool_calls: [{ index: 0, ...head, function: { name, arguments: args } }] });
+  reply({
+    sse: [
+      chatChunk({ role: "assistant", content: "" }),
+      call("get_", "", { id: "call_1", type: "function" }),
+      call("weather", '{"city":"Oslo"}'),
+      chatChunk({}, "tool_calls"),
+      "data: [DONE]\n\n",
+    ],
+  });
+  const final = await openai().chat.completions.stream({
+    model: "m",
+    messages,
+    tools: [...TOOLS_OPENAI, weather] as never,
+  }).finalChatCompletion();
+  assert.equal(final.choices[0].message.tool_calls?.length ?? 0, 0);
+  assert.equal(events[0]?.verdict.allowed, false);
+  assert.deepEqual(events[0]?.calls?.map((c) => c.name), ["weather"]);
+});
+
+test("guardFetch: a Responses call whose finished item and final snapshot disagree is judged in both versions", async () => {
+  // The openai SDK's finalResponse() takes the snapshot's arguments; a client that runs each finished item
+  // (the AI SDK does) takes the item's. The gate judged the last only.
+  const item = (status: string, args: string) => ({
+    id: "fc_1",
+    type: "function_call",
+    status,
+    call_id: "call_1",
+    name: "get_weather",
+    arguments: args,
+  });
+  const good = '{"city":"Oslo"}';
+  const seq = (n: number, e: Record<string, unknown>) => ({ ...e, sequence_number: n });
+  reply({
+    named: true,
+    sse: [
+      seq(0, { type: "response.created", response: { ...responsesBody(null), output: [] } }),
+      seq(1, { type: "response.output_item.added", output_index: 0, item: item("in_progress", "") }),
+      seq(2, { type: "response.output_item.done", output_index: 0, item: item("completed", BAD + "}") }),
+      seq(3, {
+        type: "response.completed",
+        response: { ...responsesBody(null), output: [item("completed", good)] },
+      }),
+    ],
+  });
+  const stream = openai().responses.stream({ model: "m", input: "hi", tools: TOOLS_RESPONSES as never });
+  const finished: unknown[] = [];
+  for await (const event of stream) {
+    if (event.type === "response.output_item.done" && event.item.type === "function_call") {
+      finished.push(event.item.arguments);
+    }
+  }
+  assert.deepEqual(finished, []);
+  assert.equal(events[0]?.verdict.allowed, false);
+});
+
+test("guardFetch: a whole answer labelled as a stream is judged as the JSON a client reads it as", async () => {
+  // The request asks for no stream; Ollama's, Google's and Cohere's clients and the AI SDK parse the body as
+  // JSON under any label, where the gate read it as SSE and passed its lines on as keep-alives.
+  for (const contentType of ["text/event-stream", "application/x-ndjson"]) {
+    reply({
+      body: JSON.stringify(chatCompletion(null, [{ name: "delete_everything", args: {} }])),
+      contentType,
+    });
+    const res = await provider.gfetch(`${provider.url()}/v1/chat/completions`, {
+      method: "POST",
+      body: JSON.stringify({ model: "m", messages, tools: TOOLS_OPENAI }),
+    });
+    const body = JSON.parse(await res.text());
+    assert.equal(body.choices[0].message.tool_calls, undefined, contentType);
+    assert.equal(events[0]?.verdict.allowed, false, contentType);
+  }
+});
+
+test("guardFetch: an Anthropic tool_use that starts with an input and streams another is judged in both", async () => {
+  // The SDK keeps the deltas' input; a client that starts from the block's input runs that one.
+  const start = {
+    ...toolStart(0),
+    content_block: { ...toolStart(0).content_block, input: { city: "Oslo", units: "k" } },
+  };
+  reply({ sse: anthropicCall(start, [named(inputDelta(0, '{"city":"Oslo"}'))]) });
+  await anthropicInputs();
+  assert.equal(events[0]?.verdict.allowed, false);
+});
+
+test("guardFetch: a Vertex AI call whose arguments stream in pieces (partialArgs) is not passed on unjudged", async () => {
+  // Each piece names the tool and carries no `args`: judged as {} (which the schema allows) while a client
+  // assembles the pieces into a path outside /tmp.
+  const lookup = {
+    name: "lookup",
+    parameters: { type: "object", properties: { path: { type: "string", pattern: "^/tmp/" } } },
+  };
+  const piece = (value: string, willContinue: boolean) => ({
+    candidates: [{
+      index: 0,
+      content: {
+        role: "model",
+        parts: [{
+          functionCall: {
+            name: "lookup",
+            partialArgs: [{ jsonPath: "$.path", stringValue: value }],
+            willContinue,
+          },
+        }],
+      },
+    }],
+  });
+  reply({ sse: [piece("/etc/", true), piece("passwd", false)] });
+  const res = await provider.gfetch(`${provider.url()}/v1/models/m:streamGenerateContent?alt=sse`, {
+    method: "POST",
+    body: JSON.stringify({ contents: [], tools: [{ functionDeclarations: [lookup] }] }),
+  });
+  const text = await res.text();
+  assert.doesNotMatch(text, /partialArgs/);
+  assert.ok(events[0]?.findings.some((f) => /partialArgs/.test(f.message)));
+});
+
+test("guardFetch: a request whose body is a Blob, a DataView or a stream is read, and its answer judged", async () => {
+  // The gate read only strings, Uint8Arrays and ArrayBuffers: for any other body it found no request, and
+  // passed the answer on unjudged.
+  const json = JSON.stringify({ model: "m", messages, stream: false, tools: TOOLS_OPENAI });
+  const bodies: [string, () => BodyInit][] = [
+    ["Blob", () => new Blob([json])],
+    ["DataView", () => new DataView(new TextEncoder().encode(json).buffer)],
+    ["ReadableStream", () => new Response(json).body!],
+  ];
+  for (const [label, body] of bodies) {
+    reply({ json: ollamaChat("", [{ name: "delete_everything", args: {} }]) });
+    const init = { method: "POST", body: body(), duplex: "half" } as RequestInit;
+    const res = await provider.gfetch(`${provider.url()}/api/chat`, init);
+    const answer = await res.json();
+    assert.equal(answer.message.tool_calls, undefined, label);
+    assert.equal(events[0]?.verdict.allowed, false, label);
+  }
+});
