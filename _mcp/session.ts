@@ -160,7 +160,8 @@ export class GuardedSession implements McpSession {
 
   /**
    * Answer a request the server will not answer (its answer was too big to relay, say) with a JSON-RPC
-   * error. Returns false when no request with that id is waiting.
+   * error. Returns false when no request with that id is waiting. The error is scanned as the server's own
+   * would be: its message may quote the server (an HTTP error's body).
    */
   readonly answerWithError = (id: JsonRpcId, code: number, message: string): boolean => {
     const key = idKey(id);
@@ -171,7 +172,9 @@ export class GuardedSession implements McpSession {
     const req = this.#pending.get(key);
     if (req === undefined) return false;
     this.#pending.delete(key);
-    this.#reply(errorResponse(req.id, code, message));
+    const answer = errorResponse(req.id, code, message);
+    const scanned = this.#scanned(answer, req.method, "error", req.id, req.name);
+    this.#reply(scanned === "same" || scanned === null ? answer : scanned);
     return true;
   };
 
