@@ -98,6 +98,18 @@ export function notJsonEvent(text: string): McpEvent | undefined {
   return { event: "stray_message", from: "server", kind: "not_json", text: text.slice(0, STRAY_TEXT) };
 }
 
+/**
+ * The length of `value` as JSON (its bytes, near enough: never more than they); Infinity when it cannot be
+ * written out (nested too deeply for the runtime's `JSON.stringify`).
+ */
+function jsonLength(value: unknown): number {
+  try {
+    return JSON.stringify(value)?.length ?? 0;
+  } catch {
+    return Infinity;
+  }
+}
+
 /** Messages of a frame, a batch or a single one, as a list. */
 function messagesOf(frame: McpFrame): unknown[] {
   return Array.isArray(frame.message) ? frame.message : [frame.message];
@@ -629,7 +641,8 @@ export class GuardedSession implements McpSession {
       return null;
     }
     this.#fetchedPages++;
-    this.#fetchedBytes += bytes;
+    // A page that came without its line (in a batch, over HTTP, from an SDK transport) counts by its JSON.
+    this.#fetchedBytes += bytes > 0 ? bytes : jsonLength(result);
     if (
       this.#fetchedPages > OWN_LIST.pages || this.#fetched.length + result.tools.length > OWN_LIST.tools ||
       this.#fetchedBytes > OWN_LIST.bytes
