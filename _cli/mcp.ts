@@ -254,11 +254,12 @@ function stderrNotice(event: McpEvent, values: OptionValues, warned: Set<string>
     );
   } else if (event.event === "client_message_refused" && !warned.has(`client:${event.kind}`)) {
     warned.add(`client:${event.kind}`);
-    const what = event.kind === "not_json" ? "a line that is not JSON" : "a tools/call without an id";
-    notice(
-      `toolguard mcp: the client sent ${what}; not passed on to the server, since the guard cannot judge it ` +
-        "(nor are later ones; --log records each)\n",
-    );
+    const what = event.kind === "not_json"
+      ? "a line that is not JSON; not passed on to the server, since the guard cannot judge it"
+      : event.kind === "call_without_id"
+      ? "a tools/call without an id; not passed on to the server, since the guard cannot judge it"
+      : "a request under the id of one still waiting; not passed on, since their answers could not be told apart";
+    notice(`toolguard mcp: the client sent ${what} (nor are later ones; --log records each)\n`);
   } else if (event.event === "post_failed" && !warned.has(`post:${event.detail}`)) {
     warned.add(`post:${event.detail}`);
     notice(`toolguard mcp: ${event.detail}; the client's requests were answered with errors\n`);

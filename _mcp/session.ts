@@ -423,6 +423,7 @@ export class GuardedSession implements McpSession {
     if (!isRequest(m)) return "forward";
     const method = m.method as string;
     const id = m.id as JsonRpcId;
+    if (this.#pending.has(idKey(id)) || this.#own.has(idKey(id))) return this.#idInUse(id);
     if (method !== "tools/call") {
       const cursor = isRecord(m.params) ? m.params.cursor : undefined;
       this.#pending.set(idKey(id), { id, method, cursor });
@@ -500,6 +501,20 @@ export class GuardedSession implements McpSession {
       const why = "Invalid Request: a tools/call needs a string or number id; toolguard did not pass it on";
       this.#reply(errorResponse(null, -32600, why));
     }
+    return "answered";
+  }
+
+  /**
+   * A request under the id of one still waiting is not passed on: the server's answers could not be told
+   * apart, and the first to come would be judged as the answer to the other (a tool list taken for a tool
+   * result goes to the client uncleaned).
+   */
+  #idInUse(id: JsonRpcId): "answered" {
+    this.#hooks.emit({ event: "client_message_refused", kind: "id_in_use", id });
+    const why = `Invalid Request: id ${
+      JSON.stringify(id)
+    } is the id of a request still waiting for its answer; toolguard did not pass this one on`;
+    this.#reply(errorResponse(id, -32600, why));
     return "answered";
   }
 

@@ -134,10 +134,16 @@ export type McpEvent =
   | { event: "stray_message"; from: "server"; kind: "not_json" | "no_request"; id?: JsonRpcId; text?: string }
   /**
    * A client message not passed on to the server: a line that is not JSON (`text`: its first 200
-   * characters), which a laxer server parser could still read, or a `tools/call` without an id, which no
-   * rejection could answer. A request among them is answered with a JSON-RPC error.
+   * characters), which a laxer server parser could still read, a `tools/call` without an id, which no
+   * rejection could answer, or a request under the id of one still waiting (`id_in_use`), whose answers could
+   * not be told apart. A request among them is answered with a JSON-RPC error.
    */
-  | { event: "client_message_refused"; kind: "not_json" | "call_without_id"; id?: JsonRpcId; text?: string }
+  | {
+    event: "client_message_refused";
+    kind: "not_json" | "call_without_id" | "id_in_use";
+    id?: JsonRpcId;
+    text?: string;
+  }
   | { event: "exit"; reason: McpRelayExit["reason"]; exitCode: number | null; signal: string | null };
 
 /** A text block in an MCP tool result. */
