@@ -214,7 +214,9 @@ export class GuardedSession implements McpSession {
     const m = frame.message;
     // An answer to a server's request waits for nothing: a server may need it before it answers the guard's
     // tools/list (one that handles a request at a time would otherwise wait for it until the fetch timed out).
-    const answer = m !== undefined && !Array.isArray(m) && isResponse(m);
+    // So does a batch of answers only (one with a request in it keeps its place in line).
+    const answer = m !== undefined &&
+      (Array.isArray(m) ? m.length > 0 && m.every((x) => isRecord(x) && isResponse(x)) : isResponse(m));
     if ((this.#fetching || this.#held.length > 0) && !answer) {
       this.#held.push(frame);
       return;

@@ -286,3 +286,22 @@ test("McpSession: a tool list whose pages come without their bytes (a batch, HTT
   assert.equal(answer.isError, true);
   assert.match(answer.content[0].text, /tool list runs past 100 pages, 10000 tools or 256 MiB/);
 });
+
+test("McpSession: a batch of the client's answers to server requests is not held behind the guard's tools/list", () => {
+  const toServer: unknown[] = [];
+  const session = createMcpGuard().connect({
+    toServer: (f) => void toServer.push(f.message),
+    toClient: () => {},
+  });
+  // A call makes the guard fetch the tools; the call waits for them.
+  session.fromClient({
+    message: { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "t", arguments: {} } },
+  });
+  assert.equal(toServer.length, 1, "the guard's own tools/list");
+  const answers = [
+    { jsonrpc: "2.0", id: "s1", result: { action: "accept" } },
+    { jsonrpc: "2.0", id: "s2", result: { roots: [] } },
+  ];
+  session.fromClient({ message: answers });
+  assert.deepEqual(toServer[1], answers, "passed on at once, as a single answer is");
+});
