@@ -416,7 +416,11 @@ class HttpRelay {
       }
     };
     try {
-      for await (const chunk of response.body) take(parser.push(decoder.decode(chunk, { stream: true })));
+      for await (const chunk of response.body) {
+        take(parser.push(decoder.decode(chunk, { stream: true })));
+        // A client that reads slower than the server writes holds the server back, not the relay's memory.
+        await this.#outChain;
+      }
     } catch (error) {
       // A broken stream can be resumed from the last event id, like one the server closed.
       if (end.lastEventId === undefined || error instanceof TooLong) throw error;
