@@ -11,16 +11,9 @@ import { type SseEvent, sseParser } from "../_gate/sse.ts";
 import { readBounded } from "../_gate/bound.ts";
 import { concatBytes } from "../_common/bytes.ts";
 import { errorText, isRecord, MAX_TIMER_MS, urlWithoutSecrets } from "../_common/values.ts";
-import { createMcpGuard, emitTo } from "./guard.ts";
+import { createMcpGuard, emitTo, oversizedFromClient } from "./guard.ts";
 import { notJsonEvent } from "./session.ts";
-import {
-  createFramer,
-  encodeMessage,
-  errorResponse,
-  isRequest,
-  type JsonRpcId,
-  type JsonRpcMessage,
-} from "./jsonrpc.ts";
+import { createFramer, encodeMessage, isRequest, type JsonRpcId, type JsonRpcMessage } from "./jsonrpc.ts";
 import type { McpFrame, McpGuardOptions, McpRelayExit, McpSession } from "./types.ts";
 
 /** Options for {@linkcode relayMcpHttp}. */
@@ -534,10 +527,12 @@ class HttpRelay {
     const max = this.#max;
     const framer = createFramer({
       maxLineBytes: max,
-      onOverflow: (bytes) => {
-        const text = `toolguard: message of ${bytes} bytes exceeds the limit of ${max} bytes; not forwarded`;
-        void this.#toClient({ message: errorResponse(null, -32600, text) });
-      },
+      onOverflow: (bytes, edges) =>
+        oversizedFromClient(bytes, edges, max, {
+          emit: (event) => emitTo(this.#options.onEvent, event),
+          toServer: (message) => this.#toServer({ message }),
+          toClient: (message) => void this.#toClient({ message }),
+        }),
     });
     try {
       for await (const chunk of this.#options.input ?? hostInput()) {

@@ -237,3 +237,40 @@ test("relayMcpHttp: a server that writes faster than the client reads is held ba
   // At most what one read of the stream holds (tens of these messages), not the whole flood (over 500).
   assert.ok(backlog < 100, `${backlog} messages waited in the relay for the client`);
 });
+
+test(
+  "relayMcpHttp: a client message past maxMessageBytes is answered under its id, as the stdio relay does",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    const posted: unknown[] = [];
+    const server = await scriptedServer([{ name: "t" }], (m, res) => {
+      posted.push(m.id);
+      res.writeHead(200, { "content-type": "application/json" }).end(
+        JSON.stringify({ jsonrpc: "2.0", id: m.id, result: { content: [] } }),
+      );
+    });
+    try {
+      const long = {
+        jsonrpc: "2.0",
+        id: 9,
+        method: "tools/call",
+        params: { name: "t", arguments: { text: "x".repeat(70_000) } },
+      };
+      const seen = await relayUntilAnswered(server.url, [...INIT, long, call(10, "t")], {
+        maxMessageBytes: 64 * 1024,
+      });
+      assert.equal(seen.answeredWhileConnected, true);
+      assert.match(errorOf(seen.answers.get(9)), /message of \d+ bytes exceeds the limit of 65536 bytes/);
+      assert.deepEqual(seen.answers.get(10)?.result, { content: [] });
+      assert.deepEqual(posted, [10]);
+      assert.deepEqual(
+        seen.events.flatMap((e) => e.event === "oversized_message" ? [[e.from, e.id]] : []),
+        [["client", 9]],
+      );
+    } finally {
+      server.stop();
+    }
+  },
+);
