@@ -65,7 +65,8 @@ Options:
   --url URL            guard the Streamable HTTP server at URL instead of starting CMD (same checks)
   --header "N: V"      with --url, send this header with every request (repeatable), e.g.
                        --header "Authorization: Bearer \${TOKEN}"; \${NAME} is read from the environment,
-                       so a client's config can keep the secret in its env block
+                       so a client's config can keep the secret in its env block; headers go to
+                       the URL's origin only (a redirect elsewhere is an error, not followed)
   --forward-unchecked  forward calls to tools whose schema toolguard cannot enforce (default: reject them)
   --log FILE           append one JSON line per event (calls, flagged output, pins, changes, exit)
   -h, --help           show this help
