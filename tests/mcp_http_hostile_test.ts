@@ -1,7 +1,8 @@
 /**
- * The HTTP relay (`toolguard mcp --url`) against hostile or broken Streamable HTTP servers: answers without
- * bound, redirects elsewhere, error bodies that carry instructions, and a client that leaves while answers
- * are on their way.
+ * The HTTP relay (`toolguard mcp --url`) against hostile or broken Streamable HTTP servers and clients:
+ * answers without bound, redirects elsewhere, error bodies that carry instructions, a server that writes
+ * faster than the client reads, a client message past the limit, and a client that leaves while answers are
+ * on their way.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -50,7 +51,6 @@ test("relayMcpHttp: a server's answer past maxMessageBytes is not read on, and i
   try {
     const seen = await relayUntilAnswered(server.url, [...INIT, ...names.map((n, i) => call(10 + i, n))], {
       maxMessageBytes: 64 * 1024,
-      pins: undefined,
     });
     assert.equal(seen.answeredWhileConnected, true, "every request was answered while the client waited");
     for (const id of [10, 11, 12]) {
