@@ -10,6 +10,7 @@ import { hostInput, hostOutput, onInterrupt } from "../_run/runtime.ts";
 import { type SseEvent, sseParser } from "../_gate/sse.ts";
 import { readBounded } from "../_gate/bound.ts";
 import { concatBytes } from "../_common/bytes.ts";
+import { lazy } from "../_common/lazy.ts";
 import { errorText, isRecord, MAX_TIMER_MS, urlWithoutSecrets } from "../_common/values.ts";
 import { createMcpGuard, emitTo, oversizedFromClient } from "./guard.ts";
 import { notJsonEvent } from "./session.ts";
@@ -52,6 +53,9 @@ const RESUME = { defaultMs: 1000, minMs: 50, maxMs: MAX_TIMER_MS, failures: 3 } 
 
 /** How many redirects within the server's origin a request follows (see `HttpRelay.#fetch`). */
 const MAX_REDIRECTS = 5;
+
+/** For whole bodies (made on first use: under Deno the first decoder loads the text-encoding support). */
+const decoder = lazy(() => new TextDecoder());
 
 /** How much of an HTTP error's body is read: its start is quoted in the error the client gets. */
 const ERROR_BODY_BYTES = 4096;
@@ -123,7 +127,7 @@ async function errorBodyStart(response: Response): Promise<string> {
   } finally {
     reader.cancel().catch(() => {});
   }
-  return new TextDecoder().decode(concatBytes(chunks, size).subarray(0, ERROR_BODY_BYTES));
+  return decoder().decode(concatBytes(chunks, size).subarray(0, ERROR_BODY_BYTES));
 }
 
 /** The HTTP relay behind the public `relayMcpHttp` (`_mcp/relays.ts`, which documents it). */
@@ -389,12 +393,12 @@ class HttpRelay {
     if (!type.includes("text/event-stream")) {
       const bytes = await readBounded(response.body, this.#max);
       if (bytes === undefined) throw this.#tooLong("its answer");
-      this.#fromServerText(new TextDecoder().decode(bytes));
+      this.#fromServerText(decoder().decode(bytes));
       return {};
     }
     const end = { ...from };
     const parser = sseParser();
-    const decoder = new TextDecoder();
+    const streamDecoder = new TextDecoder(); // (one per stream: it keeps a character cut between reads)
     const take = (events: SseEvent[]) => {
       // (the text kept of an event not ended yet, or one ended in the last read, counts; characters are at
       // least as many bytes)
@@ -410,7 +414,7 @@ class HttpRelay {
     };
     try {
       for await (const chunk of response.body) {
-        take(parser.push(decoder.decode(chunk, { stream: true })));
+        take(parser.push(streamDecoder.decode(chunk, { stream: true })));
         // A client that reads slower than the server writes holds the server back, not the relay's memory.
         await this.#outChain;
       }
