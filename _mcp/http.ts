@@ -392,7 +392,7 @@ class HttpRelay {
     if (!response.body) return {};
     if (!type.includes("text/event-stream")) {
       const bytes = await readBounded(response.body, this.#max);
-      if (bytes === undefined) throw this.#tooLong("its answer");
+      if (bytes === undefined) throw this.#tooLong("its answer", this.#max + 1);
       this.#fromServerText(decoder().decode(bytes));
       return {};
     }
@@ -402,9 +402,9 @@ class HttpRelay {
     const take = (events: SseEvent[]) => {
       // (the text kept of an event not ended yet, or one ended in the last read, counts; characters are at
       // least as many bytes)
-      if (parser.pending > this.#max || events.some((e) => e.raw.length > this.#max)) {
-        throw this.#tooLong("an event of its stream");
-      }
+      let longest = parser.pending;
+      for (const e of events) longest = Math.max(longest, e.raw.length); // (a read may end many events)
+      if (longest > this.#max) throw this.#tooLong("an event of its stream", longest);
       for (const event of events) {
         // (an empty id resets it: nothing to resume from)
         if (event.id !== undefined) end.lastEventId = event.id === "" ? undefined : event.id;
@@ -427,9 +427,12 @@ class HttpRelay {
     return end;
   }
 
-  /** The error for a server message past `maxMessageBytes` (reported as `oversized_message`). */
-  #tooLong(what: string): TooLong {
-    emitTo(this.#options.onEvent, { event: "oversized_message", from: "server", bytes: this.#max + 1 });
+  /**
+   * The error for a server message past `maxMessageBytes`, reported as `oversized_message` with the bytes
+   * read of it when it was given up (a body is not read to its end).
+   */
+  #tooLong(what: string, bytes: number): TooLong {
+    emitTo(this.#options.onEvent, { event: "oversized_message", from: "server", bytes });
     return new TooLong(this.#max, what);
   }
 
