@@ -248,9 +248,14 @@ function stderrNotice(event: McpEvent, values: OptionValues, warned: Set<string>
           JSON.stringify(event.text)
         }; ` +
           "not passed on (nor are later ones; --log records each)\n"
-        : `toolguard mcp: the server sent an answer (id ${
+        : event.kind === "no_request"
+        ? `toolguard mcp: the server sent an answer (id ${
           JSON.stringify(event.id)
         }) that no request waits for; ` +
+          "not passed on (nor are later ones; --log records each)\n"
+        : `toolguard mcp: the server sent a message (id ${
+          JSON.stringify(event.id)
+        }) that is both a request and an answer; ` +
           "not passed on (nor are later ones; --log records each)\n",
     );
   } else if (event.event === "client_message_refused" && !warned.has(`client:${event.kind}`)) {

@@ -719,6 +719,20 @@ export class GuardedSession implements McpSession {
       this.#hooks.markStale();
       return "same";
     }
+    if (m.method !== undefined && (Object.hasOwn(m, "result") || Object.hasOwn(m, "error"))) {
+      // Both a request and an answer: judged as the one, a client that looks at the id first would take it
+      // for the other (a tool list nobody cleaned, a result nobody scanned). No valid message is both.
+      const id = m.id ?? null;
+      this.#hooks.emit({ event: "stray_message", from: "server", kind: "request_and_answer", id });
+      if (id !== null) {
+        this.answerWithError(
+          id,
+          -32603,
+          "toolguard: the MCP server's answer was also a request; not passed on",
+        );
+      }
+      return null;
+    }
     if (typeof m.method === "string") return this.#scanned(m, m.method, "params");
     if (!isResponse(m)) return "same";
     const key = idKey(m.id);
