@@ -66,7 +66,8 @@ Options:
   --url URL            guard the Streamable HTTP server at URL instead of starting CMD (same checks)
   --header "N: V"      with --url, send this header with every request (repeatable), e.g.
                        --header "Authorization: Bearer \${TOKEN}"; \${NAME} is read from the environment,
-                       so a client's config can keep the secret in its env block
+                       so a client's config can keep the secret in its env block; headers go to
+                       the URL's origin only (a redirect elsewhere is an error, not followed)
   --forward-unchecked  forward calls to tools whose schema toolguard cannot enforce (default: reject them)
   --log FILE           append one JSON line per event (calls, flagged output, pins, changes, exit)
   -h, --help           show this help
@@ -253,18 +254,24 @@ function stderrNotice(event: McpEvent, values: OptionValues, warned: Set<string>
           JSON.stringify(event.text)
         }; ` +
           "not passed on (nor are later ones; --log records each)\n"
-        : `toolguard mcp: the server sent an answer (id ${
+        : event.kind === "no_request"
+        ? `toolguard mcp: the server sent an answer (id ${
           JSON.stringify(event.id)
         }) that no request waits for; ` +
+          "not passed on (nor are later ones; --log records each)\n"
+        : `toolguard mcp: the server sent a message (id ${
+          JSON.stringify(event.id)
+        }) that is both a request and an answer; ` +
           "not passed on (nor are later ones; --log records each)\n",
     );
   } else if (event.event === "client_message_refused" && !warned.has(`client:${event.kind}`)) {
     warned.add(`client:${event.kind}`);
-    const what = event.kind === "not_json" ? "a line that is not JSON" : "a tools/call without an id";
-    notice(
-      `toolguard mcp: the client sent ${what}; not passed on to the server, since the guard cannot judge it ` +
-        "(nor are later ones; --log records each)\n",
-    );
+    const what = event.kind === "not_json"
+      ? "a line that is not JSON; not passed on to the server, since the guard cannot judge it"
+      : event.kind === "call_without_id"
+      ? "a tools/call without an id; not passed on to the server, since the guard cannot judge it"
+      : "a request under the id of one still waiting; not passed on, since their answers could not be told apart";
+    notice(`toolguard mcp: the client sent ${what} (nor are later ones; --log records each)\n`);
   } else if (event.event === "post_failed" && !warned.has(`post:${event.detail}`)) {
     warned.add(`post:${event.detail}`);
     notice(`toolguard mcp: ${event.detail}; the client's requests were answered with errors\n`);

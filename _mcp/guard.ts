@@ -28,7 +28,7 @@ import type {
   UncheckedToolPolicy,
 } from "./types.ts";
 import { checkSwitches, givenValue, isRecord, objectArg } from "../_common/values.ts";
-import type { JsonRpcMessage } from "./jsonrpc.ts";
+import { errorResponse, idFromEdges, type JsonRpcMessage, type LineEdges } from "./jsonrpc.ts";
 
 /** The argument-injection policies (`McpGuardOptions.injection`, `toolguard mcp --injection`). */
 export const INJECTION_POLICIES: readonly InjectionPolicy[] = ["block", "warn", "off"];
@@ -69,6 +69,31 @@ export function emitTo(onEvent: ((event: McpEvent) => void) | undefined, event: 
   } catch {
     // A logging hook must never break the relay.
   }
+}
+
+/**
+ * A client message past a relay's size limit (`max`), of which the relay kept only the ends: reported, and
+ * answered under the id its ends show (or null), so no request waits for it; an answer to a request of the
+ * server's (sampling, elicitation) is replaced by an error to the server, which would wait for it too.
+ */
+export function oversizedFromClient(
+  bytes: number,
+  edges: LineEdges,
+  max: number,
+  to: {
+    emit(event: McpEvent): void;
+    toServer(message: JsonRpcMessage): void;
+    toClient(message: JsonRpcMessage): void;
+  },
+): void {
+  const found = idFromEdges(edges);
+  to.emit({ event: "oversized_message", from: "client", bytes, ...(found ? { id: found.id } : {}) });
+  if (found !== undefined && !found.request) {
+    const text = `toolguard: the client's answer of ${bytes} bytes exceeds the limit of ${max} bytes`;
+    return to.toServer(errorResponse(found.id, -32603, text));
+  }
+  const text = `toolguard: message of ${bytes} bytes exceeds the limit of ${max} bytes; not forwarded`;
+  to.toClient(errorResponse(found?.id ?? null, -32600, text));
 }
 
 /** Report what a pin review found: new pins, changed definitions, a pin file that failed. */

@@ -8,17 +8,13 @@
  */
 import { hostInput, hostOutput, onInterrupt } from "../_run/runtime.ts";
 import { type SseEvent, sseParser } from "../_gate/sse.ts";
+import { readBounded } from "../_gate/bound.ts";
+import { concatBytes } from "../_common/bytes.ts";
+import { lazy } from "../_common/lazy.ts";
 import { errorText, isRecord, MAX_TIMER_MS, urlWithoutSecrets } from "../_common/values.ts";
-import { createMcpGuard, emitTo } from "./guard.ts";
+import { createMcpGuard, emitTo, oversizedFromClient } from "./guard.ts";
 import { notJsonEvent } from "./session.ts";
-import {
-  createFramer,
-  encodeMessage,
-  errorResponse,
-  isRequest,
-  type JsonRpcId,
-  type JsonRpcMessage,
-} from "./jsonrpc.ts";
+import { createFramer, encodeMessage, isRequest, type JsonRpcId, type JsonRpcMessage } from "./jsonrpc.ts";
 import type { McpFrame, McpGuardOptions, McpRelayExit, McpSession } from "./types.ts";
 
 /** Options for {@linkcode relayMcpHttp}. */
@@ -36,7 +32,11 @@ export interface McpHttpRelayOptions extends McpGuardOptions {
    * stdio relay gives its server); then they are given up, and their requests answered with errors.
    */
   shutdownGraceMs?: number;
-  /** Longest client message in bytes; longer ones are answered with an error. Default 64 MiB. */
+  /**
+   * Longest message in bytes, either way: a longer client message is answered with an error; a longer
+   * answer body or event of the server's is not read on (its requests are answered with errors). Default
+   * 64 MiB.
+   */
   maxMessageBytes?: number;
 }
 
@@ -50,6 +50,26 @@ const TRANSPORT_ERROR = -32000;
  * fail before the request is answered with an error.
  */
 const RESUME = { defaultMs: 1000, minMs: 50, maxMs: MAX_TIMER_MS, failures: 3 } as const;
+
+/** How many redirects within the server's origin a request follows (see `HttpRelay.#fetch`). */
+const MAX_REDIRECTS = 5;
+
+/** For whole bodies (made on first use: under Deno the first decoder loads the text-encoding support). */
+const decoder = lazy(() => new TextDecoder());
+
+/** How much of an HTTP error's body is read: its start is quoted in the error the client gets. */
+const ERROR_BODY_BYTES = 4096;
+
+/**
+ * An answer body or event longer than `maxMessageBytes`: not read on, and not resumed (the server would
+ * replay it).
+ */
+class TooLong extends Error {
+  constructor(max: number, what: string) {
+    super(`${what} runs past the relay's limit of ${max} bytes (maxMessageBytes); it was not read on`);
+    this.name = "TooLong";
+  }
+}
 
 /** Where an answer's event stream stopped: its last event id and the server's `retry:` delay, if given. */
 interface StreamEnd {
@@ -86,6 +106,30 @@ function lastEventIdHeader(id: string): string {
   return String.fromCharCode(...new TextEncoder().encode(id));
 }
 
+/**
+ * The start of an HTTP error's body (up to {@linkcode ERROR_BODY_BYTES}), the rest cancelled: a server may
+ * send an error body without end.
+ */
+async function errorBodyStart(response: Response): Promise<string> {
+  const reader = response.body?.getReader();
+  if (reader === undefined) return "";
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (size < ERROR_BODY_BYTES) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.length;
+    }
+  } catch {
+    // What came before the break is still worth quoting.
+  } finally {
+    reader.cancel().catch(() => {});
+  }
+  return decoder().decode(concatBytes(chunks, size).subarray(0, ERROR_BODY_BYTES));
+}
+
 /** The HTTP relay behind the public `relayMcpHttp` (`_mcp/relays.ts`, which documents it). */
 export async function relayMcpHttp(url: string, options: McpHttpRelayOptions = {}): Promise<McpRelayExit> {
   const controller = new AbortController();
@@ -105,6 +149,8 @@ class HttpRelay {
   /** The server's address as messages show it (see {@linkcode shownAddress}). */
   readonly #shown: string;
   readonly #options: McpHttpRelayOptions;
+  /** The longest message either way (`maxMessageBytes`). */
+  readonly #max: number;
   readonly #signal: AbortSignal;
   readonly #session: McpSession;
   readonly #output: (bytes: Uint8Array) => void | Promise<void>;
@@ -134,6 +180,7 @@ class HttpRelay {
     this.#url = url;
     this.#shown = shownAddress(url);
     this.#options = options;
+    this.#max = options.maxMessageBytes ?? 64 * 1024 * 1024;
     this.#signal = signal;
     this.#postSignal = AbortSignal.any([signal, this.#giveUp.signal]);
     this.#resumeSignal = AbortSignal.any([signal, this.#clientGone.signal]);
@@ -155,7 +202,7 @@ class HttpRelay {
       // relay (and the client waiting for it to end) alive.
       // (the give-up below also ends the grace's timer, whichever came first)
       const grace = pause(this.#options.shutdownGraceMs ?? 2000, this.#giveUp.signal);
-      await Promise.race([Promise.all([...this.#inFlight]), aborted, grace]);
+      await Promise.race([this.#settled(), aborted, grace]);
       this.#giveUp.abort();
     }
     this.#listenStop.abort();
@@ -167,6 +214,22 @@ class HttpRelay {
     const reason = first === "client" ? "client_closed" : "aborted";
     emitTo(this.#options.onEvent, { event: "exit", reason, exitCode: null, signal: null });
     return { reason, exitCode: null, signal: null, detail: `relay to ${this.#shown} ended` };
+  }
+
+  /**
+   * Resolves once no request waits for its answer: also a call held for the guard's own tool list and sent
+   * after the client left, and a request taken with 202 Accepted, answered on the server's own stream. A
+   * stream that goes on after its answers (a server may keep it open) is not waited for. Ends at once when
+   * the grace is over.
+   */
+  async #settled(): Promise<void> {
+    while (!this.#giveUp.signal.aborted) {
+      await this.#session.released(); // (ends once the session closes, if not before)
+      if (this.#session.pending === 0) return;
+      // (no event says when the last answer came: look again when a POST ends, or shortly)
+      const shortly = pause(RESUME.minMs, this.#giveUp.signal);
+      await (this.#inFlight.size === 0 ? shortly : Promise.race([Promise.all([...this.#inFlight]), shortly]));
+    }
   }
 
   readonly #toClient = (frame: McpFrame): Promise<void> => {
@@ -195,8 +258,35 @@ class HttpRelay {
     return headers;
   }
 
+  /**
+   * `fetch` the server's address, following redirects within its origin only: headers given for the server
+   * (its credentials: `Authorization` and any other, such as an API key) and the client's messages go to that
+   * origin alone, never to one a redirect names (`fetch` itself would send all but `Authorization` along, and
+   * the body of a 307). A redirect elsewhere is an error that names where it leads.
+   */
+  async #fetch(init: RequestInit): Promise<Response> {
+    let url = this.#url;
+    for (let hops = 0;; hops++) {
+      const response = await fetch(url, { ...init, redirect: "manual" });
+      const location = response.headers.get("location");
+      if (response.status < 300 || response.status > 399 || location === null) return response;
+      await response.body?.cancel();
+      const next = new URL(location, url);
+      if (next.origin !== new URL(this.#url).origin) {
+        throw new Error(
+          `it redirected to ${
+            shownAddress(next.href)
+          }, another origin, where toolguard does not send your headers and messages; ` +
+            "give that address as the URL if you trust it",
+        );
+      }
+      if (hops === MAX_REDIRECTS) throw new Error(`it redirected more than ${MAX_REDIRECTS} times`);
+      url = next.href;
+    }
+  }
+
   async #post(message: unknown): Promise<void> {
-    const response = await fetch(this.#url, {
+    const response = await this.#fetch({
       method: "POST",
       headers: {
         ...this.#headers("application/json, text/event-stream"),
@@ -208,7 +298,7 @@ class HttpRelay {
     const id = response.headers.get("mcp-session-id");
     if (id !== null) this.#sessionId = id;
     if (!response.ok) {
-      const body = await response.text().catch(() => "");
+      const body = await errorBodyStart(response);
       const credentials = response.status === 401 || response.status === 403
         ? ' (it wants credentials: send them with the headers option, or toolguard mcp --header "Authorization: Bearer ${TOKEN}")'
         : "";
@@ -268,7 +358,7 @@ class HttpRelay {
       await pause(Math.min(Math.max(end.retryMs ?? RESUME.defaultMs, RESUME.minMs), RESUME.maxMs), signal);
       if (signal.aborted) break;
       try {
-        const resumed = await fetch(this.#url, {
+        const resumed = await this.#fetch({
           headers: {
             ...this.#headers("text/event-stream"),
             "last-event-id": lastEventIdHeader(end.lastEventId),
@@ -285,6 +375,7 @@ class HttpRelay {
         failures = 0;
       } catch (error) {
         why = `resuming its event stream failed: ${errorText(error)}`;
+        if (error instanceof TooLong) break; // resumed, it would come again
         failures++;
       }
     }
@@ -296,16 +387,24 @@ class HttpRelay {
    * stopped (`from`: where the stream it resumes had stopped).
    */
   async #read(response: Response, from: StreamEnd): Promise<StreamEnd> {
-    const type = response.headers.get("content-type") ?? "";
-    if (!type.includes("text/event-stream") || !response.body) {
-      const text = await response.text();
-      if (text.trim() !== "") this.#fromServerText(text);
+    // (a media type is case-insensitive: an event stream read as one body would be held whole, and never end)
+    const type = response.headers.get("content-type")?.toLowerCase() ?? "";
+    if (!response.body) return {};
+    if (!type.includes("text/event-stream")) {
+      const bytes = await readBounded(response.body, this.#max);
+      if (bytes === undefined) throw this.#tooLong("its answer", this.#max + 1);
+      this.#fromServerText(decoder().decode(bytes));
       return {};
     }
     const end = { ...from };
     const parser = sseParser();
-    const decoder = new TextDecoder();
+    const streamDecoder = new TextDecoder(); // (one per stream: it keeps a character cut between reads)
     const take = (events: SseEvent[]) => {
+      // (the text kept of an event not ended yet, or one ended in the last read, counts; characters are at
+      // least as many bytes)
+      let longest = parser.pending;
+      for (const e of events) longest = Math.max(longest, e.raw.length); // (a read may end many events)
+      if (longest > this.#max) throw this.#tooLong("an event of its stream", longest);
       for (const event of events) {
         // (an empty id resets it: nothing to resume from)
         if (event.id !== undefined) end.lastEventId = event.id === "" ? undefined : event.id;
@@ -314,14 +413,27 @@ class HttpRelay {
       }
     };
     try {
-      for await (const chunk of response.body) take(parser.push(decoder.decode(chunk, { stream: true })));
+      for await (const chunk of response.body) {
+        take(parser.push(streamDecoder.decode(chunk, { stream: true })));
+        // A client that reads slower than the server writes holds the server back, not the relay's memory.
+        await this.#outChain;
+      }
     } catch (error) {
       // A broken stream can be resumed from the last event id, like one the server closed.
-      if (end.lastEventId === undefined) throw error;
+      if (end.lastEventId === undefined || error instanceof TooLong) throw error;
     }
     // An event cut off before its blank line is dropped, its id too, as the SSE standard says (and the SDK
     // does): resuming from the last whole event replays it.
     return end;
+  }
+
+  /**
+   * The error for a server message past `maxMessageBytes`, reported as `oversized_message` with the bytes
+   * read of it when it was given up (a body is not read to its end).
+   */
+  #tooLong(what: string, bytes: number): TooLong {
+    emitTo(this.#options.onEvent, { event: "oversized_message", from: "server", bytes });
+    return new TooLong(this.#max, what);
   }
 
   /** One message from the server, to the session; text that is not JSON is reported and goes no further. */
@@ -377,7 +489,7 @@ class HttpRelay {
     let opened = false;
     try {
       const signal = AbortSignal.any([this.#signal, this.#listenStop.signal]);
-      const response = await fetch(this.#url, { headers: this.#headers("text/event-stream"), signal });
+      const response = await this.#fetch({ headers: this.#headers("text/event-stream"), signal });
       if (!response.ok) return void await response.body?.cancel();
       opened = true;
       // A server may end this stream at will once it gave an event id: follow it until the relay ends.
@@ -406,7 +518,7 @@ class HttpRelay {
   async #endSession(): Promise<void> {
     if (this.#sessionId === undefined) return;
     try {
-      const response = await fetch(this.#url, {
+      const response = await this.#fetch({
         method: "DELETE",
         headers: this.#headers("application/json"),
         signal: AbortSignal.timeout(2000),
@@ -419,13 +531,15 @@ class HttpRelay {
 
   /** Client to server, until the client's input ends. */
   async #pumpClient(): Promise<void> {
-    const max = this.#options.maxMessageBytes ?? 64 * 1024 * 1024;
+    const max = this.#max;
     const framer = createFramer({
       maxLineBytes: max,
-      onOverflow: (bytes) => {
-        const text = `toolguard: message of ${bytes} bytes exceeds the limit of ${max} bytes; not forwarded`;
-        void this.#toClient({ message: errorResponse(null, -32600, text) });
-      },
+      onOverflow: (bytes, edges) =>
+        oversizedFromClient(bytes, edges, max, {
+          emit: (event) => emitTo(this.#options.onEvent, event),
+          toServer: (message) => this.#toServer({ message }),
+          toClient: (message) => void this.#toClient({ message }),
+        }),
     });
     try {
       for await (const chunk of this.#options.input ?? hostInput()) {

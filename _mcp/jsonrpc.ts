@@ -226,13 +226,15 @@ const ID_AT_END = /[,{]\s*"id"\s*:\s*(-?\d+(?:\.\d+)?|"(?:[^"\\]|\\.)*")\s*\}\s*
 const METHOD_AT_START = /^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?(?:"id"\s*:\s*[^,]+,\s*)?"method"\s*:/;
 
 /**
- * The id of a message too long to parse, read from its first and last bytes: serialisers put `id` first
- * (after `jsonrpc`) or last (the MCP SDK writes `{"result":…,"jsonrpc":"2.0","id":7}`). Undefined when
- * neither end shows one (a nested `"id"` in the middle is never taken for the message's).
+ * The id of a message too long (or too broken) to parse, read from its first and last bytes: serialisers put
+ * `id` first (after `jsonrpc`) or last (the MCP SDK writes `{"result":…,"jsonrpc":"2.0","id":7}`); of a batch,
+ * its first message's or its last's. Undefined when neither end shows one (a nested `"id"` in the middle is
+ * never taken for the message's).
  */
 export function idFromEdges(edges: LineEdges): { id: JsonRpcId; request: boolean } | undefined {
-  const head = decoder().decode(edges.head);
-  const tail = decoder().decode(edges.tail);
+  // A batch shows the id of its first message at its start, of its last at its end.
+  const head = decoder().decode(edges.head).replace(/^\s*\[/, "");
+  const tail = decoder().decode(edges.tail).replace(/\]\s*$/, "");
   const request = METHOD_AT_START.test(head);
   const m = ID_AT_START.exec(head) ?? ID_AT_END.exec(tail);
   if (m === null) return undefined;

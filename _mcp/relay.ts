@@ -17,7 +17,7 @@ import {
   onInterrupt,
   spawnChild,
 } from "../_run/runtime.ts";
-import { checkGuardOptions, createMcpGuard, emitTo } from "./guard.ts";
+import { checkGuardOptions, createMcpGuard, emitTo, oversizedFromClient } from "./guard.ts";
 import {
   createFramer,
   encodeMessage,
@@ -248,17 +248,12 @@ class McpRelay {
     const max = this.#maxLineBytes;
     const framer = createFramer({
       maxLineBytes: max,
-      onOverflow: (bytes, edges) => {
-        const found = idFromEdges(edges);
-        this.#emit({ event: "oversized_message", from: "client", bytes, id: found?.id });
-        if (found !== undefined && !found.request) {
-          // An over-long answer to a request of the server's: the server gets an error in its place.
-          const text = `toolguard: the client's answer of ${bytes} bytes exceeds the limit of ${max} bytes`;
-          return this.#toServer({ message: errorResponse(found.id, -32603, text) });
-        }
-        const text = `toolguard: message of ${bytes} bytes exceeds the limit of ${max} bytes; not forwarded`;
-        void this.#toClient({ message: errorResponse(found?.id ?? null, -32600, text) });
-      },
+      onOverflow: (bytes, edges) =>
+        oversizedFromClient(bytes, edges, max, {
+          emit: (event) => this.#emit(event),
+          toServer: (message) => void this.#toServer({ message }),
+          toClient: (message) => void this.#toClient({ message }),
+        }),
     });
     try {
       for await (const chunk of this.#options.input) {

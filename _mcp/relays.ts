@@ -132,9 +132,12 @@ export const runMcpRelay: typeof relayMcpStdio = relayMcpStdio;
  * MCP server at `url`, judging every message like {@linkcode relayMcp} does. A request the server answers
  * with an HTTP error, that fails on the network, or whose answer ends without a response is answered with a
  * JSON-RPC error; an event stream the server ends early after giving an event id is resumed with `GET` and
- * `Last-Event-ID` (MCP's SSE polling), as is the server's own stream. Resolves when the client closes its
- * side (answers still on their way get `shutdownGraceMs`, then their requests are answered with errors, and
- * the server's session is ended with `DELETE`) or on an interrupt or abort.
+ * `Last-Event-ID` (MCP's SSE polling), as is the server's own stream. An answer body or event past
+ * `maxMessageBytes` is not read on (its request is answered with an error), and an event stream is read no
+ * faster than the client takes it. Redirects are followed within the server's origin only: `headers` and the
+ * client's messages never go elsewhere. Resolves when the client closes its side (answers still on their
+ * way, held calls among them, get `shutdownGraceMs`, then their requests are answered with errors, and the
+ * server's session is ended with `DELETE`) or on an interrupt or abort.
  *
  * @example Refuse an invalid call without reaching the server (no server needed for that)
  * ```ts

@@ -98,6 +98,18 @@ export function notJsonEvent(text: string): McpEvent | undefined {
   return { event: "stray_message", from: "server", kind: "not_json", text: text.slice(0, STRAY_TEXT) };
 }
 
+/**
+ * The length of `value` as JSON (its bytes, near enough: never more than they); Infinity when it cannot be
+ * written out (nested too deeply for the runtime's `JSON.stringify`).
+ */
+function jsonLength(value: unknown): number {
+  try {
+    return JSON.stringify(value)?.length ?? 0;
+  } catch {
+    return Infinity;
+  }
+}
+
 /** Messages of a frame, a batch or a single one, as a list. */
 function messagesOf(frame: McpFrame): unknown[] {
   return Array.isArray(frame.message) ? frame.message : [frame.message];
@@ -160,7 +172,8 @@ export class GuardedSession implements McpSession {
 
   /**
    * Answer a request the server will not answer (its answer was too big to relay, say) with a JSON-RPC
-   * error. Returns false when no request with that id is waiting.
+   * error. Returns false when no request with that id is waiting. The error is scanned as the server's own
+   * would be: its message may quote the server (an HTTP error's body).
    */
   readonly answerWithError = (id: JsonRpcId, code: number, message: string): boolean => {
     const key = idKey(id);
@@ -171,7 +184,9 @@ export class GuardedSession implements McpSession {
     const req = this.#pending.get(key);
     if (req === undefined) return false;
     this.#pending.delete(key);
-    this.#reply(errorResponse(req.id, code, message));
+    const answer = errorResponse(req.id, code, message);
+    const scanned = this.#scanned(answer, req.method, "error", req.id, req.name);
+    this.#reply(scanned === "same" || scanned === null ? answer : scanned);
     return true;
   };
 
@@ -199,7 +214,9 @@ export class GuardedSession implements McpSession {
     const m = frame.message;
     // An answer to a server's request waits for nothing: a server may need it before it answers the guard's
     // tools/list (one that handles a request at a time would otherwise wait for it until the fetch timed out).
-    const answer = m !== undefined && !Array.isArray(m) && isResponse(m);
+    // So does a batch of answers only (one with a request in it keeps its place in line).
+    const answer = m !== undefined &&
+      (Array.isArray(m) ? m.length > 0 && m.every((x) => isRecord(x) && isResponse(x)) : isResponse(m));
     if ((this.#fetching || this.#held.length > 0) && !answer) {
       this.#held.push(frame);
       return;
@@ -408,6 +425,7 @@ export class GuardedSession implements McpSession {
     if (!isRequest(m)) return "forward";
     const method = m.method as string;
     const id = m.id as JsonRpcId;
+    if (this.#pending.has(idKey(id)) || this.#own.has(idKey(id))) return this.#idInUse(id);
     if (method !== "tools/call") {
       const cursor = isRecord(m.params) ? m.params.cursor : undefined;
       this.#pending.set(idKey(id), { id, method, cursor });
@@ -485,6 +503,20 @@ export class GuardedSession implements McpSession {
       const why = "Invalid Request: a tools/call needs a string or number id; toolguard did not pass it on";
       this.#reply(errorResponse(null, -32600, why));
     }
+    return "answered";
+  }
+
+  /**
+   * A request under the id of one still waiting is not passed on: the server's answers could not be told
+   * apart, and the first to come would be judged as the answer to the other (a tool list taken for a tool
+   * result goes to the client uncleaned).
+   */
+  #idInUse(id: JsonRpcId): "answered" {
+    this.#hooks.emit({ event: "client_message_refused", kind: "id_in_use", id });
+    const why = `Invalid Request: id ${
+      JSON.stringify(id)
+    } is the id of a request still waiting for its answer; toolguard did not pass this one on`;
+    this.#reply(errorResponse(id, -32600, why));
     return "answered";
   }
 
@@ -626,7 +658,8 @@ export class GuardedSession implements McpSession {
       return null;
     }
     this.#fetchedPages++;
-    this.#fetchedBytes += bytes;
+    // A page that came without its line (in a batch, over HTTP, from an SDK transport) counts by its JSON.
+    this.#fetchedBytes += bytes > 0 ? bytes : jsonLength(result);
     if (
       this.#fetchedPages > OWN_LIST.pages || this.#fetched.length + result.tools.length > OWN_LIST.tools ||
       this.#fetchedBytes > OWN_LIST.bytes
@@ -685,6 +718,20 @@ export class GuardedSession implements McpSession {
     if (m.method === "notifications/tools/list_changed") {
       this.#hooks.markStale();
       return "same";
+    }
+    if (m.method !== undefined && (Object.hasOwn(m, "result") || Object.hasOwn(m, "error"))) {
+      // Both a request and an answer: judged as the one, a client that looks at the id first would take it
+      // for the other (a tool list nobody cleaned, a result nobody scanned). No valid message is both.
+      const id = m.id ?? null;
+      this.#hooks.emit({ event: "stray_message", from: "server", kind: "request_and_answer", id });
+      if (id !== null) {
+        this.answerWithError(
+          id,
+          -32603,
+          "toolguard: the MCP server's answer was also a request; not passed on",
+        );
+      }
+      return null;
     }
     if (typeof m.method === "string") return this.#scanned(m, m.method, "params");
     if (!isResponse(m)) return "same";

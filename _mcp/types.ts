@@ -128,16 +128,29 @@ export type McpEvent =
   | { event: "oversized_message"; from: "client" | "server"; bytes: number; id?: JsonRpcId }
   /**
    * A server message the client was not given: a line that is not JSON (`text`: its first 200 characters),
-   * or an answer that no request waits for (a second answer, or one to a request never sent), which a
-   * client could take for the real answer while the guard had not looked into it.
+   * an answer that no request waits for (a second answer, or one to a request never sent), which a client
+   * could take for the real answer while the guard had not looked into it, or a message with both a method
+   * and an answer's result or error (`request_and_answer`), which a client could take for either.
    */
-  | { event: "stray_message"; from: "server"; kind: "not_json" | "no_request"; id?: JsonRpcId; text?: string }
+  | {
+    event: "stray_message";
+    from: "server";
+    kind: "not_json" | "no_request" | "request_and_answer";
+    id?: JsonRpcId;
+    text?: string;
+  }
   /**
    * A client message not passed on to the server: a line that is not JSON (`text`: its first 200
-   * characters), which a laxer server parser could still read, or a `tools/call` without an id, which no
-   * rejection could answer. A request among them is answered with a JSON-RPC error.
+   * characters), which a laxer server parser could still read, a `tools/call` without an id, which no
+   * rejection could answer, or a request under the id of one still waiting (`id_in_use`), whose answers could
+   * not be told apart. A request among them is answered with a JSON-RPC error.
    */
-  | { event: "client_message_refused"; kind: "not_json" | "call_without_id"; id?: JsonRpcId; text?: string }
+  | {
+    event: "client_message_refused";
+    kind: "not_json" | "call_without_id" | "id_in_use";
+    id?: JsonRpcId;
+    text?: string;
+  }
   | { event: "exit"; reason: McpRelayExit["reason"]; exitCode: number | null; signal: string | null };
 
 /** A text block in an MCP tool result. */

@@ -262,3 +262,46 @@ test("relayMcp: the client's answer to a server's request is not held behind the
   assert.deepEqual(answer(2)?.result, { content: [] });
   assert.deepEqual(answer(3)?.result, { content: [] }, JSON.stringify(answer(3)));
 });
+
+test("McpSession: a tool list whose pages come without their bytes (a batch, HTTP) still counts toward 256 MiB", () => {
+  const toServer: JsonRpcMessage[] = [];
+  const toClient: JsonRpcMessage[] = [];
+  const session = createMcpGuard().connect({
+    toServer: (f) => void toServer.push(f.message as JsonRpcMessage),
+    toClient: (f) => void toClient.push(f.message as JsonRpcMessage),
+  });
+  session.fromClient({
+    message: { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "t", arguments: {} } },
+  });
+  // Three pages of 90 MiB each (one string, shared: the pages cost the relay their JSON, not the test).
+  const blob = "x".repeat(90 * 2 ** 20);
+  for (let page = 1; page <= 3 && toClient.length === 0; page++) {
+    const ask = toServer.at(-1)!;
+    const tools = [{ name: page === 1 ? "t" : `t${page}`, inputSchema: { type: "object" }, _meta: { blob } }];
+    const result = page < 3 ? { tools, nextCursor: `p${page}` } : { tools };
+    session.fromServer({ message: [{ jsonrpc: "2.0", id: ask.id, result }] }); // a batch of one
+  }
+  assert.equal(toClient.length, 1);
+  const answer = toClient[0].result as { isError: boolean; content: { text: string }[] };
+  assert.equal(answer.isError, true);
+  assert.match(answer.content[0].text, /tool list runs past 100 pages, 10000 tools or 256 MiB/);
+});
+
+test("McpSession: a batch of the client's answers to server requests is not held behind the guard's tools/list", () => {
+  const toServer: unknown[] = [];
+  const session = createMcpGuard().connect({
+    toServer: (f) => void toServer.push(f.message),
+    toClient: () => {},
+  });
+  // A call makes the guard fetch the tools; the call waits for them.
+  session.fromClient({
+    message: { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "t", arguments: {} } },
+  });
+  assert.equal(toServer.length, 1, "the guard's own tools/list");
+  const answers = [
+    { jsonrpc: "2.0", id: "s1", result: { action: "accept" } },
+    { jsonrpc: "2.0", id: "s2", result: { roots: [] } },
+  ];
+  session.fromClient({ message: answers });
+  assert.deepEqual(toServer[1], answers, "passed on at once, as a single answer is");
+});

@@ -21,6 +21,7 @@ import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/type
 import { type JsonRpcMessage, type McpEvent, relayMcpHttp } from "../mcp.ts";
 import { evalCommand, runtimeCommand } from "./_runtime.ts";
 import { INIT } from "./_mcp_messages.ts";
+import { answeredPlainly } from "./_mcp_http.ts";
 import { headerOptions } from "../_cli/mcp.ts";
 import { UsageError } from "../_cli/io.ts";
 
@@ -265,28 +266,6 @@ test(
     }
   },
 );
-
-/**
- * What every scripted server below answers alike: a notification with 202, `initialize` with a session,
- * `tools/list` with `tools`. True when `m` was answered here.
- */
-function answeredPlainly(m: JsonRpcMessage, res: ServerResponse, tools: { name: string }[]): boolean {
-  const answer = (result: unknown) => JSON.stringify({ jsonrpc: "2.0", id: m.id, result });
-  if (m.id === undefined) {
-    res.writeHead(202).end();
-  } else if (m.method === "initialize") {
-    const init = {
-      protocolVersion: "2025-06-18",
-      capabilities: { tools: {} },
-      serverInfo: { name: "t", version: "1" },
-    };
-    res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s" }).end(answer(init));
-  } else if (m.method === "tools/list") {
-    const listed = tools.map((t) => ({ inputSchema: { type: "object" }, ...t }));
-    res.writeHead(200, { "content-type": "application/json" }).end(answer({ tools: listed }));
-  } else return false;
-  return true;
-}
 
 /**
  * A Streamable HTTP server that answers each tool as its name says: an answer to another id, an event stream

@@ -21,7 +21,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { main, MCP_HELP, MCP_OPTIONS } from "../_cli/mcp.ts";
 import { runtimeCommand } from "./_runtime.ts";
-import { createMcpGuard, type McpEvent } from "../mcp.ts";
+import { createMcpGuard, type JsonRpcMessage, type McpEvent } from "../mcp.ts";
 import { INIT } from "./_mcp_messages.ts";
 import { acceptPending, defaultPinsPath, hashDefinition, pinKey } from "../_mcp/pins.ts";
 
@@ -960,3 +960,19 @@ test(
     ]);
   },
 );
+
+test("McpSession: a batch the guard cannot parse is answered under its request's id, not only id null", () => {
+  const toServer: unknown[] = [];
+  const toClient: JsonRpcMessage[] = [];
+  const guard = createMcpGuard();
+  guard.setTools([{ name: "echo", inputSchema: { type: "object" } }]);
+  const session = guard.connect({
+    toServer: (f) => void toServer.push(f.message),
+    toClient: (f) => void toClient.push(f.message as JsonRpcMessage),
+  });
+  const line =
+    '[{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo","arguments":{"n":NaN}}}]';
+  session.fromClient({ bytes: new TextEncoder().encode(line), message: undefined });
+  assert.deepEqual(toServer, []);
+  assert.deepEqual(toClient.map((m) => [m.id, (m.error as { code: number }).code]), [[5, -32700]]);
+});

@@ -1,0 +1,127 @@
+/**
+ * Scripted Streamable HTTP servers on 127.0.0.1 for the HTTP relay's tests, and a scripted client that
+ * stays until each of its requests has an answer.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { type JsonRpcMessage, type McpEvent, relayMcpHttp } from "../mcp.ts";
+import type { McpHttpRelayOptions } from "../_mcp/http.ts";
+
+/**
+ * What every scripted server answers alike: a notification with 202, `initialize` with a session,
+ * `tools/list` with `tools`. True when `m` was answered here.
+ */
+export function answeredPlainly(m: JsonRpcMessage, res: ServerResponse, tools: { name: string }[]): boolean {
+  const answer = (result: unknown) => JSON.stringify({ jsonrpc: "2.0", id: m.id, result });
+  if (m.id === undefined) {
+    res.writeHead(202).end();
+  } else if (m.method === "initialize") {
+    const init = {
+      protocolVersion: "2025-06-18",
+      capabilities: { tools: {} },
+      serverInfo: { name: "t", version: "1" },
+    };
+    res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s" }).end(answer(init));
+  } else if (m.method === "tools/list") {
+    const listed = tools.map((t) => ({ inputSchema: { type: "object" }, ...t }));
+    res.writeHead(200, { "content-type": "application/json" }).end(answer({ tools: listed }));
+  } else return false;
+  return true;
+}
+
+/** A server listening on 127.0.0.1: its MCP address, and how to stop it (open connections too). */
+export interface LocalServer {
+  url: string;
+  stop: () => void;
+}
+
+/**
+ * A Streamable HTTP server whose tools are `tools`: notifications, `initialize` and `tools/list` are answered
+ * plainly, every other POST goes to `post`; a GET goes to `get` (default: 405, no stream of its own).
+ */
+export function scriptedServer(
+  tools: { name: string }[],
+  post: (m: JsonRpcMessage, res: ServerResponse, req: IncomingMessage) => void,
+  get: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => void res.writeHead(405).end(),
+): Promise<LocalServer> {
+  const server = createServer((req, res) => {
+    if (req.method === "GET") return get(req, res);
+    let body = "";
+    req.on("data", (c) => (body += c));
+    req.on("end", () => {
+      if (req.method !== "POST") return void res.writeHead(200).end();
+      const m = JSON.parse(body) as JsonRpcMessage;
+      if (!answeredPlainly(m, res, tools)) post(m, res, req);
+    });
+  });
+  return new Promise((resolve) => {
+    server.listen(0, "127.0.0.1", () => {
+      const port = (server.address() as { port: number }).port;
+      resolve({
+        url: `http://127.0.0.1:${port}/mcp`,
+        stop: () => {
+          server.closeAllConnections?.();
+          server.close();
+        },
+      });
+    });
+  });
+}
+
+/** What {@linkcode relayUntilAnswered} saw. */
+export interface Relayed {
+  /** The client's answers, by id. */
+  answers: Map<unknown, JsonRpcMessage>;
+  /** Every message the client read, in order. */
+  received: JsonRpcMessage[];
+  /** The relay's events. */
+  events: McpEvent[];
+  /** True when every request was answered while the client still waited (not as the relay ended). */
+  answeredWhileConnected: boolean;
+}
+
+/**
+ * Relay a client that sends `messages` (after `initialize`) to `url`, and stays until every request among
+ * them has an answer (or 15 s have passed, so that a relay that never answers fails the test, not hangs it).
+ */
+export async function relayUntilAnswered(
+  url: string,
+  messages: readonly unknown[],
+  options: McpHttpRelayOptions = {},
+): Promise<Relayed> {
+  const ids = new Set(
+    messages.flatMap((m) => (m as JsonRpcMessage).id === undefined ? [] : [(m as JsonRpcMessage).id]),
+  );
+  const seen: Relayed = { answers: new Map(), received: [], events: [], answeredWhileConnected: false };
+  let allAnswered = () => {};
+  const answered = new Promise<void>((resolve) => (allAnswered = resolve));
+  const timer = setTimeout(allAnswered, 15_000);
+  const enc = new TextEncoder();
+  async function* client() {
+    for (const m of messages) yield enc.encode(JSON.stringify(m) + "\n");
+    await answered;
+    seen.answeredWhileConnected = [...ids].every((id) => seen.answers.has(id));
+  }
+  try {
+    await relayMcpHttp(url, {
+      ...options,
+      input: client(),
+      onEvent: (e) => void seen.events.push(e),
+      output: (bytes) => {
+        for (const line of new TextDecoder().decode(bytes).split("\n").filter(Boolean)) {
+          const m = JSON.parse(line) as JsonRpcMessage;
+          seen.received.push(m);
+          if (m.method === undefined) seen.answers.set(m.id, m);
+        }
+        if ([...ids].every((id) => seen.answers.has(id))) allAnswered();
+      },
+    });
+  } finally {
+    clearTimeout(timer);
+  }
+  return seen;
+}
+
+/** The message of an error answer, or "" for none. */
+export function errorOf(m: JsonRpcMessage | undefined): string {
+  return String((m?.error as { message?: unknown } | undefined)?.message ?? "");
+}
