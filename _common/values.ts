@@ -76,9 +76,10 @@ export function givenValue(value: unknown): string {
 }
 
 /**
- * An http(s) `url` without its user name, password and query, any of which may hold a token (`?key=…`), and
- * whether it had a query; undefined when it has none of them (or is not an http(s) URL): for where an address
- * is shown or stored (a message the model reads, a log, a pin file).
+ * An http(s) `url` without its user name, password, query and fragment, any of which may hold a token
+ * (`?key=…`, `#access_token=…`), and whether it had a query or fragment; undefined when it has none of them
+ * (or is not an http(s) URL): for where an address is shown or stored (a message the model reads, a log, a
+ * pin file).
  *
  * @example
  * ```ts
@@ -87,13 +88,17 @@ export function givenValue(value: unknown): string {
  *
  * assert.deepEqual(urlWithoutSecrets("https://me:pw@mcp.example/mcp?key=s3cret"), {
  *   bare: "https://mcp.example/mcp",
- *   query: true,
+ *   queryOrFragment: true,
+ * });
+ * assert.deepEqual(urlWithoutSecrets("https://mcp.example/mcp#access_token=s3cret"), {
+ *   bare: "https://mcp.example/mcp",
+ *   queryOrFragment: true,
  * });
  * assert.equal(urlWithoutSecrets("https://mcp.example/mcp"), undefined);
  * assert.equal(urlWithoutSecrets("npx -y server"), undefined);
  * ```
  */
-export function urlWithoutSecrets(url: string): { bare: string; query: boolean } | undefined {
+export function urlWithoutSecrets(url: string): { bare: string; queryOrFragment: boolean } | undefined {
   let u: URL;
   try {
     u = new URL(url);
@@ -101,12 +106,13 @@ export function urlWithoutSecrets(url: string): { bare: string; query: boolean }
     return undefined;
   }
   if (u.protocol !== "http:" && u.protocol !== "https:") return undefined;
-  if (u.username === "" && u.password === "" && u.search === "") return undefined;
-  const query = u.search !== "";
+  if (u.username === "" && u.password === "" && u.search === "" && u.hash === "") return undefined;
+  const queryOrFragment = u.search !== "" || u.hash !== "";
   u.username = "";
   u.password = "";
   u.search = "";
-  return { bare: u.href, query };
+  u.hash = "";
+  return { bare: u.href, queryOrFragment };
 }
 
 /**

@@ -553,10 +553,10 @@ class HttpRelay {
 }
 
 /**
- * The server's address as the relay's messages show it: without a user name, a password or a query, any of
+ * The server's address as the relay's messages show it: without a user name, a password, a query or a fragment, any of
  * which may carry a token (`?key=…`), since the messages reach the model, the log and the terminal.
  */
 function shownAddress(url: string): string {
   const hidden = urlWithoutSecrets(url);
-  return hidden === undefined ? url : hidden.bare + (hidden.query ? "?…" : "");
+  return hidden === undefined ? url : hidden.bare + (hidden.queryOrFragment ? "?…" : "");
 }

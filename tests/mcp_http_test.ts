@@ -136,30 +136,38 @@ test("toolguard mcp --url: a server that is not there answers every request with
   await client.close();
 });
 
-test("relayMcpHttp: a token in the server's address (query, password) is not written into its messages", {
-  timeout: 30_000,
-}, async () => {
-  const port = await freePort(); // nothing listens on it
-  const enc = new TextEncoder();
-  async function* client() {
-    for (const line of INIT) yield enc.encode(JSON.stringify(line) + "\n");
-  }
-  const urls = [`http://127.0.0.1:${port}/mcp?key=SECRET-1`, `http://me:SECRET-2@127.0.0.1:${port}/mcp`];
-  for (const url of urls) {
-    let out = "";
-    const events: McpEvent[] = [];
-    const exit = await relayMcpHttp(url, {
-      input: client(),
-      onEvent: (e) => void events.push(e),
-      output: (bytes) => void (out += new TextDecoder().decode(bytes)),
-    });
-    const answer = JSON.parse(out.split("\n")[0]) as JsonRpcMessage;
-    const told = [JSON.stringify(answer), JSON.stringify(events), JSON.stringify(exit)].join("\n");
-    assert.match(String((answer.error as { message: string }).message), /did not answer initialize/);
-    assert.match(told, new RegExp(`127\\.0\\.0\\.1:${port}/mcp`), "the server is still named");
-    assert.doesNotMatch(told, /SECRET/, told);
-  }
-});
+test(
+  "relayMcpHttp: a token in the server's address (query, password, fragment) is not written into its messages",
+  {
+    timeout: 30_000,
+  },
+  async () => {
+    const port = await freePort(); // nothing listens on it
+    const enc = new TextEncoder();
+    async function* client() {
+      for (const line of INIT) yield enc.encode(JSON.stringify(line) + "\n");
+    }
+    const urls = [
+      `http://127.0.0.1:${port}/mcp?key=SECRET-1`,
+      `http://me:SECRET-2@127.0.0.1:${port}/mcp`,
+      `http://127.0.0.1:${port}/mcp#access_token=SECRET-3`,
+    ];
+    for (const url of urls) {
+      let out = "";
+      const events: McpEvent[] = [];
+      const exit = await relayMcpHttp(url, {
+        input: client(),
+        onEvent: (e) => void events.push(e),
+        output: (bytes) => void (out += new TextDecoder().decode(bytes)),
+      });
+      const answer = JSON.parse(out.split("\n")[0]) as JsonRpcMessage;
+      const told = [JSON.stringify(answer), JSON.stringify(events), JSON.stringify(exit)].join("\n");
+      assert.match(String((answer.error as { message: string }).message), /did not answer initialize/);
+      assert.match(told, new RegExp(`127\\.0\\.0\\.1:${port}/mcp`), "the server is still named");
+      assert.doesNotMatch(told, /SECRET/, told);
+    }
+  },
+);
 
 /** `toolguard mcp --url URL` given `lines` on stdin, which it then sees close: its exit status, stdout, stderr. */
 function relayOnce(
