@@ -18,6 +18,7 @@ import {
   TOOLS_RESPONSES,
 } from "./_fake_llm_server.ts";
 import { sdkClients } from "./_sdk_clients.ts";
+import { guardFetch } from "../gate.ts";
 
 const provider = fakeProvider();
 const { reply, events } = provider;
@@ -355,4 +356,28 @@ test("guardFetch: a request whose body is a Blob, a DataView or a stream is read
     assert.equal(answer.message.tool_calls, undefined, label);
     assert.equal(events[0]?.verdict.allowed, false, label);
   }
+});
+
+test("guardFetch: a stream request body goes on as the bytes it held, with no content type added", async () => {
+  // Read to be judged, it was sent on as text: fetch gave it a text/plain type the client never set (a
+  // provider may refuse that), and the text lost a leading BOM.
+  const bytes = new TextEncoder().encode(
+    "\uFEFF" + JSON.stringify({ model: "m", messages, stream: false, tools: TOOLS_OPENAI }),
+  );
+  let sent: RequestInit | undefined;
+  const gfetch = guardFetch((input, init) => {
+    sent = init;
+    return fetch(input, init);
+  });
+  reply({ json: ollamaChat("Sunny.") });
+  const body = new Response(bytes).body;
+  const res = await gfetch(
+    `${provider.url()}/api/chat`,
+    { method: "POST", body, duplex: "half" } as RequestInit,
+  );
+  assert.equal((await res.json()).message.content, "Sunny.");
+  // What fetch made of the body the gate sent: its type and its bytes.
+  const request = new Request("http://127.0.0.1/", { method: "POST", body: sent!.body });
+  assert.equal(request.headers.get("content-type"), null);
+  assert.deepEqual(new Uint8Array(await request.arrayBuffer()), bytes);
 });
