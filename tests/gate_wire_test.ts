@@ -381,3 +381,32 @@ test("guardFetch: a stream request body goes on as the bytes it held, with no co
   assert.equal(request.headers.get("content-type"), null);
   assert.deepEqual(new Uint8Array(await request.arrayBuffer()), bytes);
 });
+
+test("guardFetch: a Cohere call whose tool-call-delta names another tool is judged under both names", async () => {
+  // The AI SDK runs the call under the name its tool-call-start gave; the gate took the delta's, a declared
+  // tool the arguments fit, and let the call through.
+  const tool = (name: string, arguments_: string, type = "tool-call-delta") => ({
+    type,
+    index: 0,
+    delta: {
+      message: { tool_calls: { id: "c1", type: "function", function: { name, arguments: arguments_ } } },
+    },
+  });
+  reply({
+    sse: [
+      { type: "message-start", id: "m1", delta: { message: { role: "assistant" } } },
+      tool("delete_everything", "", "tool-call-start"),
+      tool("get_weather", '{"city":"Oslo"}'),
+      { type: "tool-call-end", index: 0 },
+      { type: "message-end", delta: { finish_reason: "TOOL_CALL" } },
+    ],
+  });
+  const res = await provider.gfetch(`${provider.url()}/v2/chat`, {
+    method: "POST",
+    body: JSON.stringify({ model: "m", messages, stream: true, tools: TOOLS_OPENAI }),
+  });
+  const text = await res.text();
+  assert.doesNotMatch(text, /tool-call-start/);
+  assert.equal(events[0]?.verdict.allowed, false);
+  assert.deepEqual(events[0]?.calls?.map((c) => c.name), ["delete_everything"]);
+});
