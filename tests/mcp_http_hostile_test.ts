@@ -156,6 +156,8 @@ test(
     const lines = [...INIT, { jsonrpc: "2.0", id: 5, method: "ping" }, call(6, "t")];
     try {
       await relayMcpHttp(server.url, {
+        // (a grace no slow machine uses up: the relay ends as soon as both are answered)
+        shutdownGraceMs: 60_000,
         input: (async function* () {
           for (const m of lines) yield enc.encode(JSON.stringify(m) + "\n");
         })(),
