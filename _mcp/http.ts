@@ -283,7 +283,11 @@ class HttpRelay {
             "give that address as the URL if you trust it",
         );
       }
-      if (hops === MAX_REDIRECTS) throw new Error(`it redirected more than ${MAX_REDIRECTS} times`);
+      if (hops === MAX_REDIRECTS) {
+        throw new Error(
+          `it redirected more than ${MAX_REDIRECTS} times; give the address the redirects lead to as the URL`,
+        );
+      }
       url = next.href;
     }
   }

@@ -513,9 +513,8 @@ export class GuardedSession implements McpSession {
    */
   #idInUse(id: JsonRpcId): "answered" {
     this.#hooks.emit({ event: "client_message_refused", kind: "id_in_use", id });
-    const why = `Invalid Request: id ${
-      JSON.stringify(id)
-    } is the id of a request still waiting for its answer; toolguard did not pass this one on`;
+    const why = `Invalid Request: id ${JSON.stringify(id)} is the id of a request still waiting for its ` +
+      "answer; toolguard did not pass this one on (send it again under an id of its own)";
     this.#reply(errorResponse(id, -32600, why));
     return "answered";
   }
