@@ -37,7 +37,8 @@ export interface AssembledToolCall {
   /**
    * Set when the stream sent the name in pieces that differ (`name` is them joined, as a client that
    * concatenates reads it): the last piece, which is the whole name to a client that keeps the last one
-   * sent (the official `openai` SDK). The gate judges the call under both names.
+   * sent (the official `openai` SDK). Likewise a name a Cohere `tool-call-delta` gives that differs from its
+   * `tool-call-start`'s (`name`, which the AI SDK keeps). The gate judges the call under both names.
    */
   lastName?: string;
 }

@@ -120,13 +120,14 @@ async function requestBody(input: string | URL | Request, init?: RequestInit): P
 }
 
 /**
- * `init` with a stream body read into text (sent as that text, so the gate can read the tools it
- * declares: an answer to a request it could not read went unjudged); `init` itself otherwise.
+ * `init` with a stream body read (a stream can be read once: the gate must read the tools it declares, or
+ * the answer goes unjudged), then sent as the bytes it held; `init` itself otherwise. Bytes, not text: a
+ * string body gets a `text/plain` type the client never set, and loses a BOM.
  */
 async function readStreamBody(init?: RequestInit): Promise<RequestInit | undefined> {
   if (!(init?.body instanceof ReadableStream)) return init;
   const { duplex: _duplex, ...rest } = init as RequestInit & { duplex?: string };
-  return { ...rest, body: await new Response(init.body).text() };
+  return { ...rest, body: new Uint8Array(await new Response(init.body).arrayBuffer()) };
 }
 
 /** The request body as a JSON object, or undefined when it is none. */

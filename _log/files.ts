@@ -70,11 +70,12 @@ const loadNodeFiles = (): NodeFiles => nodeBuiltin<NodeFiles>("node:fs");
 /**
  * Opens a file synchronously. `"append"` is `O_APPEND|O_CREAT` (mode 0o666 before the umask): every write
  * lands at the current end of the file, atomically per write call, so several processes can share it.
- * `"replace"` is `O_TRUNC|O_CREAT`. Opening a named pipe (FIFO) to write waits until a process opens it for reading: with no reader, the
- * program would hang before it did anything. So a FIFO is first opened without waiting, which fails at once
- * when nothing reads it (`ENXIO`), then opened as any file while that first descriptor stays open (closing
- * it first would leave the reader without a writer: it would read the end and go). Under Deno, that needs
- * read access to the path (to tell a FIFO): without it, a FIFO without a reader still blocks here.
+ * `"replace"` is `O_TRUNC|O_CREAT`. Opening a named pipe (FIFO) to write waits until a process opens it
+ * for reading: with no reader, the program would hang before it did anything. So a FIFO is first opened
+ * without waiting, which fails at once when nothing reads it (`ENXIO`), then opened as any file while that
+ * first descriptor stays open (closing it first would leave the reader without a writer: it would read the
+ * end and go). Under Deno, that needs read access to the path (to tell a FIFO): without it, a FIFO without
+ * a reader still blocks here.
  *
  * @param path The file.
  * @param mode `"append"`, `"read"` or `"replace"`.

@@ -151,6 +151,8 @@ class HttpRelay {
   readonly #options: McpHttpRelayOptions;
   /** The longest message either way (`maxMessageBytes`). */
   readonly #max: number;
+  /** What of `headers` an error's text must not show (see {@linkcode headerValues}). */
+  readonly #headerValues: string[];
   readonly #signal: AbortSignal;
   readonly #session: McpSession;
   readonly #output: (bytes: Uint8Array) => void | Promise<void>;
@@ -181,6 +183,7 @@ class HttpRelay {
     this.#shown = shownAddress(url);
     this.#options = options;
     this.#max = options.maxMessageBytes ?? 64 * 1024 * 1024;
+    this.#headerValues = headerValues(options.headers);
     this.#signal = signal;
     this.#postSignal = AbortSignal.any([signal, this.#giveUp.signal]);
     this.#resumeSignal = AbortSignal.any([signal, this.#clientGone.signal]);
@@ -280,7 +283,11 @@ class HttpRelay {
             "give that address as the URL if you trust it",
         );
       }
-      if (hops === MAX_REDIRECTS) throw new Error(`it redirected more than ${MAX_REDIRECTS} times`);
+      if (hops === MAX_REDIRECTS) {
+        throw new Error(
+          `it redirected more than ${MAX_REDIRECTS} times; give the address the redirects lead to as the URL`,
+        );
+      }
       url = next.href;
     }
   }
@@ -298,7 +305,7 @@ class HttpRelay {
     const id = response.headers.get("mcp-session-id");
     if (id !== null) this.#sessionId = id;
     if (!response.ok) {
-      const body = await errorBodyStart(response);
+      const body = this.#hidden(await errorBodyStart(response)); // (before it is cut: no half token shows)
       const credentials = response.status === 401 || response.status === 403
         ? ' (it wants credentials: send them with the headers option, or toolguard mcp --header "Authorization: Bearer ${TOKEN}")'
         : "";
@@ -458,10 +465,17 @@ class HttpRelay {
     }
   }
 
-  /** `text` (an error's, which a runtime may write the whole address into) with the address as shown. */
+  /**
+   * `text` (an error's) with the address as shown (a runtime may write the whole address into it) and the
+   * values of `headers` left out (a server may echo the request's headers in its error body), since the
+   * text reaches the model and the log.
+   */
   #hidden(text: string): string {
-    if (this.#shown === this.#url) return text;
-    return text.replaceAll(this.#url, this.#shown).replaceAll(new URL(this.#url).href, this.#shown);
+    let out = this.#shown === this.#url
+      ? text
+      : text.replaceAll(this.#url, this.#shown).replaceAll(new URL(this.#url).href, this.#shown);
+    for (const value of this.#headerValues) out = out.replaceAll(value, "[header value]");
+    return out;
   }
 
   /**
@@ -550,6 +564,20 @@ class HttpRelay {
     }
     for (const frame of framer.end()) await this.#session.fromClient(frame);
   }
+}
+
+/**
+ * The values of `headers` (credentials, most often) as a server may echo them: each whole, and its last word
+ * (the token of `Bearer TOKEN`), longest first; none shorter than 8 characters, which would cut words out of
+ * the text rather than hide a secret.
+ */
+function headerValues(headers: Record<string, string> = {}): string[] {
+  const out = new Set<string>();
+  for (const value of Object.values(headers)) {
+    const whole = String(value).trim();
+    for (const v of [whole, whole.split(/\s+/).at(-1) ?? ""]) if (v.length >= 8) out.add(v);
+  }
+  return [...out].sort((a, b) => b.length - a.length);
 }
 
 /**

@@ -513,9 +513,8 @@ export class GuardedSession implements McpSession {
    */
   #idInUse(id: JsonRpcId): "answered" {
     this.#hooks.emit({ event: "client_message_refused", kind: "id_in_use", id });
-    const why = `Invalid Request: id ${
-      JSON.stringify(id)
-    } is the id of a request still waiting for its answer; toolguard did not pass this one on`;
+    const why = `Invalid Request: id ${JSON.stringify(id)} is the id of a request still waiting for its ` +
+      "answer; toolguard did not pass this one on (send it again under an id of its own)";
     this.#reply(errorResponse(id, -32600, why));
     return "answered";
   }
@@ -715,13 +714,10 @@ export class GuardedSession implements McpSession {
    * list); returns the message to pass on, "same" to pass it as it is, or null to drop it.
    */
   #judgeServer(m: JsonRpcMessage, bytes = 0): ServerOutcome {
-    if (m.method === "notifications/tools/list_changed") {
-      this.#hooks.markStale();
-      return "same";
-    }
     if (m.method !== undefined && (Object.hasOwn(m, "result") || Object.hasOwn(m, "error"))) {
       // Both a request and an answer: judged as the one, a client that looks at the id first would take it
-      // for the other (a tool list nobody cleaned, a result nobody scanned). No valid message is both.
+      // for the other (a tool list nobody cleaned, a result nobody scanned). No valid message is both, so
+      // this comes before any method is looked at (a list_changed too).
       const id = m.id ?? null;
       this.#hooks.emit({ event: "stray_message", from: "server", kind: "request_and_answer", id });
       if (id !== null) {
@@ -732,6 +728,10 @@ export class GuardedSession implements McpSession {
         );
       }
       return null;
+    }
+    if (m.method === "notifications/tools/list_changed") {
+      this.#hooks.markStale();
+      return "same";
     }
     if (typeof m.method === "string") return this.#scanned(m, m.method, "params");
     if (!isResponse(m)) return "same";

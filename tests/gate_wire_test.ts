@@ -18,6 +18,7 @@ import {
   TOOLS_RESPONSES,
 } from "./_fake_llm_server.ts";
 import { sdkClients } from "./_sdk_clients.ts";
+import { guardFetch } from "../gate.ts";
 
 const provider = fakeProvider();
 const { reply, events } = provider;
@@ -355,4 +356,57 @@ test("guardFetch: a request whose body is a Blob, a DataView or a stream is read
     assert.equal(answer.message.tool_calls, undefined, label);
     assert.equal(events[0]?.verdict.allowed, false, label);
   }
+});
+
+test("guardFetch: a stream request body goes on as the bytes it held, with no content type added", async () => {
+  // Read to be judged, it was sent on as text: fetch gave it a text/plain type the client never set (a
+  // provider may refuse that), and the text lost a leading BOM.
+  const bytes = new TextEncoder().encode(
+    "\uFEFF" + JSON.stringify({ model: "m", messages, stream: false, tools: TOOLS_OPENAI }),
+  );
+  let sent: RequestInit | undefined;
+  const gfetch = guardFetch((input, init) => {
+    sent = init;
+    return fetch(input, init);
+  });
+  reply({ json: ollamaChat("Sunny.") });
+  const body = new Response(bytes).body;
+  const res = await gfetch(
+    `${provider.url()}/api/chat`,
+    { method: "POST", body, duplex: "half" } as RequestInit,
+  );
+  assert.equal((await res.json()).message.content, "Sunny.");
+  // What fetch made of the body the gate sent: its type and its bytes.
+  const request = new Request("http://127.0.0.1/", { method: "POST", body: sent!.body });
+  assert.equal(request.headers.get("content-type"), null);
+  assert.deepEqual(new Uint8Array(await request.arrayBuffer()), bytes);
+});
+
+test("guardFetch: a Cohere call whose tool-call-delta names another tool is judged under both names", async () => {
+  // The AI SDK runs the call under the name its tool-call-start gave; the gate took the delta's, a declared
+  // tool the arguments fit, and let the call through.
+  const tool = (name: string, arguments_: string, type = "tool-call-delta") => ({
+    type,
+    index: 0,
+    delta: {
+      message: { tool_calls: { id: "c1", type: "function", function: { name, arguments: arguments_ } } },
+    },
+  });
+  reply({
+    sse: [
+      { type: "message-start", id: "m1", delta: { message: { role: "assistant" } } },
+      tool("delete_everything", "", "tool-call-start"),
+      tool("get_weather", '{"city":"Oslo"}'),
+      { type: "tool-call-end", index: 0 },
+      { type: "message-end", delta: { finish_reason: "TOOL_CALL" } },
+    ],
+  });
+  const res = await provider.gfetch(`${provider.url()}/v2/chat`, {
+    method: "POST",
+    body: JSON.stringify({ model: "m", messages, stream: true, tools: TOOLS_OPENAI }),
+  });
+  const text = await res.text();
+  assert.doesNotMatch(text, /tool-call-start/);
+  assert.equal(events[0]?.verdict.allowed, false);
+  assert.deepEqual(events[0]?.calls?.map((c) => c.name), ["delete_everything"]);
 });

@@ -156,6 +156,8 @@ test(
     const lines = [...INIT, { jsonrpc: "2.0", id: 5, method: "ping" }, call(6, "t")];
     try {
       await relayMcpHttp(server.url, {
+        // (a grace no slow machine uses up: the relay ends as soon as both are answered)
+        shutdownGraceMs: 60_000,
         input: (async function* () {
           for (const m of lines) yield enc.encode(JSON.stringify(m) + "\n");
         })(),
@@ -274,3 +276,27 @@ test(
     }
   },
 );
+
+test("relayMcpHttp: a header value the server's error body echoes is left out of the error and the log", {
+  timeout: 60_000,
+}, async () => {
+  // Some servers quote the request's headers in an error: the relay quoted that body to the model (and to
+  // the post_failed event, which the log keeps), the --header credential with it.
+  const token = "sk-relay-test-0123456789abcdef";
+  const server = await scriptedServer([{ name: "t" }], (_m, res, req) => {
+    res.writeHead(400, { "content-type": "text/plain" }).end(
+      `bad request; you sent ${req.headers.authorization}`,
+    );
+  });
+  try {
+    const seen = await relayUntilAnswered(server.url, [...INIT, call(7, "t")], {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    const error = errorOf(seen.answers.get(7));
+    assert.match(error, /HTTP 400: bad request; you sent /);
+    assert.doesNotMatch(error, /sk-relay-test/);
+    assert.doesNotMatch(JSON.stringify(seen.events), /sk-relay-test/);
+  } finally {
+    server.stop();
+  }
+});

@@ -413,7 +413,12 @@ const cohereEvents: EventReader = {
       s = book.open(`h${index}`, "cohere", 0, index);
     }
     if (typeof call.id === "string" && call.id !== "") s.id = call.id;
-    if (typeof fn.name === "string" && fn.name !== "") s.name = fn.name;
+    if (typeof fn.name === "string" && fn.name !== "") {
+      // The AI SDK runs the call under its start's name; a client that takes each name sent, under the
+      // last: a delta naming another tool is judged under both.
+      if (type === "tool-call-start" || s.name === "") s.name = fn.name;
+      else if (fn.name !== s.name) s.lastName = fn.name;
+    }
     if (typeof fn.arguments === "string") s.args += fn.arguments;
   },
 };
