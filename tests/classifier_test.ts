@@ -5,6 +5,7 @@ import type { AddressInfo } from "node:net";
 import { ollamaClassifier, parseAnswer } from "../_scan/ollama_classifier.ts";
 import { validateToolCalls } from "../validate.ts";
 import { dataOf, type FakeOllama, type Script, type SeenRequest, startFakeOllama } from "./_fake_ollama.ts";
+import { isBun, underWine } from "./_runtime.ts";
 
 /** A port nothing listens on: bind one, note it, close it. */
 function deadPort(): Promise<number> {
@@ -113,7 +114,10 @@ test("ollamaClassifier: a model that never answers times out as an error", async
   assert.ok(performance.now() - started < 5000);
 });
 
-test("ollamaClassifier: an unreachable server is an error, not an exception", async () => {
+test("ollamaClassifier: an unreachable server is an error, not an exception", {
+  // Measured: bun.exe's fetch to a closed port under Wine neither fails nor ends (40 s and counting).
+  skip: underWine && isBun ? "under Wine, bun.exe's fetch to a closed port hangs instead of failing" : false,
+}, async () => {
   const port = await deadPort();
   const check = await ollamaClassifier({ model: "m", host: `http://127.0.0.1:${port}` })(
     "t",

@@ -29,7 +29,7 @@ import { MAX_INPUT_BYTES, parseJsonText, UsageError } from "../_cli/io.ts";
 import { readPinFile } from "../_mcp/pins.ts";
 import { parseSince } from "../_log/stats.ts";
 import { runInProcess } from "./_cli.ts";
-import { runtimeCommand } from "./_runtime.ts";
+import { isBun, runtimeCommand, underWine, withoutWineNoise } from "./_runtime.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const runtime = runtimeCommand(join(root, "cli.ts"), [], { config: join(root, "deno.json") });
@@ -58,7 +58,7 @@ function spawnCli(args: string[], input: string): { status: number | null; stdou
     timeout: 120_000,
     maxBuffer: 16 * 1024 * 1024,
   });
-  return { status: r.status, stdout: r.stdout ?? "", stderr: r.stderr ?? "" };
+  return { status: r.status, stdout: r.stdout ?? "", stderr: withoutWineNoise(r.stderr ?? "") };
 }
 
 const LOG_LINE = '{"ts":"2026-11-02T10:00:00Z","event":"result","tool":"rg","kind":"exit","durationMs":12}\n';
@@ -142,7 +142,13 @@ test(
 
 test(
   "mcp --url must be an http or https URL; a server that cannot be reached is said on stderr",
-  T,
+  {
+    ...T,
+    // Measured: bun.exe's fetch to a port nothing listens on neither fails nor ends under Wine.
+    skip: underWine && isBun
+      ? "under Wine, bun.exe's fetch to a closed port hangs instead of failing"
+      : false,
+  },
   async () => {
     for (const url of ["notaurl", "ftp://example.com/"]) {
       const r = await runInProcess(main, ["mcp", "--url", url]);

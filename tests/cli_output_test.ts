@@ -14,7 +14,8 @@ import { fileURLToPath } from "node:url";
 import process from "node:process";
 import { isLinux, runtimeCommand } from "./_runtime.ts";
 
-const output = fileURLToPath(new URL("../_cli/output.ts", import.meta.url));
+// A URL, not a path: on Windows a path (C:\...) in an import is read as a URL of scheme "c:".
+const output = new URL("../_cli/output.ts", import.meta.url).href;
 
 /** Runs a script under this runtime, starts reading its stdout only after `delayMs`, and returns it all. */
 function readSlowly(code: string, delayMs: number): Promise<{ out: string; status: number | null }> {

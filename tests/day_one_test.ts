@@ -11,6 +11,7 @@ import { renderHtmlReport, statsFromChunks, statsFromFile } from "../stats.ts";
 import { describe } from "../describe.ts";
 import { createValidator, lintTools, validateToolCalls } from "../validate.ts";
 import { classify, runTool } from "../guard.ts";
+import { isWindows } from "./_runtime.ts";
 
 let dir = "";
 before(() => {
@@ -186,7 +187,10 @@ test("Verdict.blocked: a boolean, !allowed, so `if (verdict.blocked)` means what
 });
 
 test("runTool: a failure's detail falls back to stdout when stderr is empty (echo why; exit 3)", async () => {
-  const r = await runTool("sh", ["-c", "echo why; exit 3"], { timeoutMs: 20_000 });
+  // cmd on Windows (no sh there); not the runtime, whose child may write to stderr (bun.exe under Wine does).
+  const r = isWindows
+    ? await runTool("cmd", ["/d", "/c", "echo why& exit 3"], { timeoutMs: 20_000 })
+    : await runTool("sh", ["-c", "echo why; exit 3"], { timeoutMs: 20_000 });
   assert.equal(r.kind, "exit");
   assert.equal(r.items, null);
   assert.equal(r.detail, "the tool ended with exit code 3; stdout: why");

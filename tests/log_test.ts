@@ -13,7 +13,7 @@ import { createMcpGuard } from "../mcp.ts";
 import { describe, describeVerdict } from "../describe.ts";
 import { createStats } from "../stats.ts";
 import type { CallVerdict, ToolResult, Verdict } from "../types.ts";
-import { evalCommand, isLinux, runtimeCommand } from "./_runtime.ts";
+import { evalCommand, isLinux, runtimeCommand, underWine } from "./_runtime.ts";
 
 const FIXED = new Date("2026-11-02T10:20:30.456Z");
 const now = () => FIXED;
@@ -518,22 +518,40 @@ test("jsonlLog: after a write cut short (file size limit), the next line starts 
   }
 });
 
-test("jsonlLog: a file log rotated while open (renamed, or deleted) writes its next lines to a new file at the path", async () => {
+const kinds = (path: string) =>
+  readFileSync(path, "utf8").trimEnd().split("\n").map((l) => JSON.parse(l).kind as string);
+
+test("jsonlLog: a file log renamed while open (rotated) writes its next lines to a new file at the path", async () => {
   const dir = tempDir();
   try {
     const file = join(dir, "calls.jsonl");
     const log = jsonlLog(file, { now });
-    const kinds = (path: string) =>
-      readFileSync(path, "utf8").trimEnd().split("\n").map((l) => JSON.parse(l).kind as string);
     log.onResult(failure(), { command: "rg", args: [] });
     renameSync(file, `${file}.1`); // logrotate's way: rename, then compress (the .1 file is gone then)
     log.onResult(results([1]), { command: "rg", args: [] });
+    await log.close();
+    assert.equal(log.written, 2);
     assert.deepEqual(kinds(`${file}.1`), ["exit"]);
     assert.deepEqual(kinds(file), ["results"], "the line after the rename is at the path");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("jsonlLog: a file log deleted while open writes its next lines to a new file at the path", {
+  // Windows 10 and later take a deleted file's name away at once; Wine keeps it (delete pending, same file
+  // id, still opened by name) until the last handle closes, so the log cannot see the deletion there.
+  skip: underWine ? "Wine keeps a deleted file's name until its last handle closes" : false,
+}, async () => {
+  const dir = tempDir();
+  try {
+    const file = join(dir, "calls.jsonl");
+    const log = jsonlLog(file, { now });
+    log.onResult(results([1]), { command: "rg", args: [] });
     rmSync(file);
     log.onResult(failure(), { command: "rg", args: [] });
     await log.close();
-    assert.equal(log.written, 3);
+    assert.equal(log.written, 2);
     assert.deepEqual(kinds(file), ["exit"], "the line after the deletion is at the path");
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -598,6 +616,9 @@ function runCommand(
 
 test("jsonlLog: four processes appending to one file at once, every line parses and the count is exact", {
   timeout: 120_000,
+  // Windows puts each write to a handle opened for appending only at the end of the file; under Wine, writes
+  // of several processes at once overwrite each other (15 of 1600 lines lost in a run with deno.exe).
+  skip: underWine ? "Wine's appends are not atomic across processes" : false,
 }, async () => {
   const dir = tempDir();
   try {

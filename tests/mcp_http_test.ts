@@ -19,7 +19,12 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 // @ts-types="../node_modules/@modelcontextprotocol/sdk/dist/esm/types.d.ts"
 import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { type JsonRpcMessage, type McpEvent, relayMcpHttp } from "../mcp.ts";
-import { evalCommand, runtimeCommand } from "./_runtime.ts";
+import { evalCommand, isBun, runtimeCommand, underWine } from "./_runtime.ts";
+
+// Measured: bun.exe's fetch to a port nothing listens on neither fails nor ends under Wine (40 s and counting).
+const noClosedPortUnderWine = underWine && isBun
+  ? "under Wine, bun.exe's fetch to a closed port hangs instead of failing"
+  : false;
 import { INIT } from "./_mcp_messages.ts";
 import { answeredPlainly } from "./_mcp_http.ts";
 import { headerOptions } from "../_cli/mcp.ts";
@@ -117,6 +122,7 @@ test(
 
 test("toolguard mcp --url: a server that is not there answers every request with an error", {
   timeout: 30_000,
+  skip: noClosedPortUnderWine,
 }, async () => {
   const port = await freePort(); // nothing listens on it
   const r = runtimeCommand(join(root, "cli.ts"), [
@@ -140,6 +146,7 @@ test(
   "relayMcpHttp: a token in the server's address (query, password, fragment) is not written into its messages",
   {
     timeout: 30_000,
+    skip: noClosedPortUnderWine,
   },
   async () => {
     const port = await freePort(); // nothing listens on it
@@ -186,6 +193,7 @@ function relayOnce(
 
 test("toolguard mcp --url: exits 1 when messages did not reach the server, 0 when all were", {
   timeout: 60_000,
+  skip: noClosedPortUnderWine,
 }, async () => {
   const ping = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" });
   const nowhere = await relayOnce(`http://127.0.0.1:${await freePort()}/mcp`, [

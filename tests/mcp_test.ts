@@ -8,7 +8,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client";
@@ -27,7 +27,7 @@ import {
   relayMcp,
 } from "../mcp.ts";
 import { main } from "../_cli/mcp.ts";
-import { type Command, evalCommand, isAlive, runtimeCommand } from "./_runtime.ts";
+import { type Command, evalCommand, isAlive, isWindows, runtimeCommand } from "./_runtime.ts";
 import { INIT } from "./_mcp_messages.ts";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -549,7 +549,7 @@ test(
   { timeout: 60_000 },
   async () => {
     const dir = mkdtempSync(join(tmpdir(), "toolguard-mcp-fs-"));
-    const logPath = join(dir, "..", `${dir.split("/").pop()}.log`);
+    const logPath = join(dir, "..", `${basename(dir)}.log`);
     const r = relay(["--log", logPath, "--", "node", FILESYSTEM, dir]);
     const client = await connect(r.command, r.args);
     try {
@@ -617,9 +617,12 @@ test(
       );
       process.kill(pid1, "SIGKILL");
       await assert.rejects(pending, (error: Error) => {
+        // Windows has no signals: process.kill ends the server with TerminateProcess, exit code 1.
         assert.match(
           error.message,
-          /toolguard: the MCP server was ended by SIGKILL before answering tools\/call/,
+          isWindows
+            ? /toolguard: the MCP server exited with code 1 before answering tools\/call/
+            : /toolguard: the MCP server was ended by SIGKILL before answering tools\/call/,
         );
         return true;
       });

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
-import { runtimeCommand } from "./_runtime.ts";
+import { runtimeCommand, withoutWineNoise } from "./_runtime.ts";
 
 const script = (name: string) => fileURLToPath(new URL(`../scripts/${name}.ts`, import.meta.url));
 
@@ -17,7 +17,7 @@ function run(name: string, args: string[]): { status: number | null; stdout: str
     timeout: 60_000,
     env: { ...process.env, NO_COLOR: "1" },
   });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+  return { status: r.status, stdout: r.stdout, stderr: withoutWineNoise(r.stderr) };
 }
 
 const SCRIPTS = [

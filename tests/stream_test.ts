@@ -19,6 +19,7 @@ import {
   TOOLS_OPENAI,
   TOOLS_RESPONSES,
 } from "./_fake_llm_server.ts";
+import { isDeno, underWine } from "./_runtime.ts";
 
 const chunk = (tc: unknown, choice = 0) => ({
   object: "chat.completion.chunk",
@@ -260,7 +261,13 @@ function sseData(text: string): Record<string, unknown>[] {
   );
 }
 
-test("guardFetch: allowed calls in every dialect's stream arrive byte for byte, split at odd places", async () => {
+test("guardFetch: allowed calls in every dialect's stream arrive byte for byte, split at odd places", {
+  // deno.exe's node:http under Wine sends nothing for a response written in more than about 250 pieces at once
+  // (the connection just closes; 170 pieces pass); bun.exe passes, and real Windows runners run it.
+  skip: underWine && isDeno
+    ? "under Wine, deno.exe's node:http drops a response written in ~250+ pieces"
+    : false,
+}, async () => {
   const cases: [string, unknown, FakeReply][] = [
     ["/v1/chat/completions", { tools: TOOLS_OPENAI, stream: true }, {
       sse: chatStream(["Hel", "lo"], [{ name: "search", args: { query: "a" } }, {
