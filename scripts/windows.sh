@@ -59,37 +59,6 @@ step() {
   return $rc
 }
 skip() { names+=("$1"); states+=("SKIP: $2"); secs+=(0); log "skip $1: $2"; }
-# alongside NAME SECONDS CMD...: `step` in the background, its output kept until `gather` prints it whole
-# (two test passes that mostly wait on Wine's process start-up share the run's time instead of adding up).
-declare -a bg_names=() bg_pids=() bg_files=() bg_limits=()
-alongside() {
-  local name=$1 limit=$2 file; shift 2
-  file=$(mktemp)
-  log "$name (started alongside)"
-  (
-    t0=$(date +%s)
-    timeout -k 10 "$limit" "$@" </dev/null >"$file" 2>&1
-    echo "$? $(($(date +%s) - t0))" >"$file.end"
-  ) &
-  bg_names+=("$name"); bg_pids+=($!); bg_files+=("$file"); bg_limits+=("$limit")
-}
-# gather: waits for every `alongside` step, prints its output and records it as `step` does; 1 if any failed.
-gather() {
-  local i rc took failed=0
-  for i in "${!bg_pids[@]}"; do
-    wait "${bg_pids[$i]}"
-    log "${bg_names[$i]}: output"
-    cat "${bg_files[$i]}"
-    read -r rc took <"${bg_files[$i]}.end" || { rc=1; took=0; }
-    names+=("${bg_names[$i]}"); secs+=("$took")
-    if [ "$rc" = 0 ]; then states+=(PASS); else
-      states+=("FAIL($rc$([ "$rc" = 124 ] && echo ", timed out after ${bg_limits[$i]}s"))"); failed=1
-    fi
-    rm -f "${bg_files[$i]}" "${bg_files[$i]}.end"
-  done
-  bg_names=(); bg_pids=(); bg_files=(); bg_limits=()
-  return $failed
-}
 
 summary() {
   local failed=0 i
@@ -131,9 +100,8 @@ fi
 if [ -n "${WIN_TESTS:-}" ]; then
   read -r -a tests <<<"$WIN_TESTS"
 else
-  # The whole suite (about 2 min 30 s under deno.exe, 1 min 45 s under bun.exe, run side by side): a test
-  # that needs what Wine lacks skips there by itself (underWine in tests/_runtime.ts) and still runs on real
-  # Windows runners.
+  # The whole suite (about 2 min 15 s under deno.exe, 1 min 45 s under bun.exe): a test that needs what Wine
+  # lacks skips there by itself (underWine in tests/_runtime.ts) and still runs on real Windows runners.
   shopt -s nullglob
   tests=(tests/*_test.ts)
   shopt -u nullglob
@@ -148,9 +116,8 @@ if [ ${#tests[@]} = 0 ]; then
   skip "tests under Wine" "no test files found"
 else
   # Type-checking happened on Linux already; --no-check saves a minute under Wine.
-  alongside "deno.exe test (${#tests[@]} files)" 900 "$W/w10" wine "$W/bin/deno.exe" test -A --no-check "${tests[@]}"
-  alongside "bun.exe test (${#tests[@]} files)" 900 "$W/w10" wine "$W/bin/bun.exe" test "${tests[@]}"
-  gather
+  step "deno.exe test (${#tests[@]} files)" 900 "$W/w10" wine "$W/bin/deno.exe" test -A --no-check "${tests[@]}"
+  step "bun.exe test (${#tests[@]} files)" 900 "$W/w10" wine "$W/bin/bun.exe" test "${tests[@]}"
 fi
 
 if [ -f cli.ts ]; then
