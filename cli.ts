@@ -5,7 +5,7 @@
  * logs, check this machine with a self-test, and guard an MCP server.
  *
  * ```sh
- * toolguard run --protocol lines --empty-exit 1 -- rg -l TODO src
+ * toolguard run --protocol lines --empty-exit 1 -- rg -l TODO .
  * toolguard validate calls.json --tools tools.jsonc
  * toolguard selftest
  * ```
@@ -70,7 +70,7 @@ const COMMANDS: Record<string, Command> = {
   },
   mcp: {
     load: () => import("./_cli/mcp.ts"),
-    summary: "guard a stdio MCP server: validate every tools/call",
+    summary: "guard an MCP server (stdio or Streamable HTTP): validate every tools/call",
   },
 };
 

@@ -10,7 +10,8 @@
  *   built-ins (`memory_*`, `bash_*`, `text_editor_*`, `computer_*`) are allowed by name when declared.
  * - {@linkcode guardFetch} wraps `fetch` so the official clients (`openai`, `@anthropic-ai/sdk`, `ollama`)
  *   and any OpenAI-compatible server (Ollama, llama.cpp, LM Studio, vLLM) get gated bodies, streamed or not.
- *   Frames the gate does not rewrite reach the client byte for byte; a rejection keeps everything but the
+ *   Frames the gate does not rewrite reach the client byte for byte (it drops malformed ones and those a client
+ *   would read otherwise than the gate, see {@linkcode guardFetch}); a rejection keeps everything but the
  *   call (usage, ids, `system_fingerprint`, `logprobs`, reasoning). With `retry: N` a rejected turn is sent
  *   back to the model with the feedback as tool results, and the client gets the corrected answer: the
  *   follow-up carries what the turn said (text, Anthropic `thinking` with its `signature`, Gemini parts with

@@ -9,7 +9,9 @@
  * `includeArguments`): they may hold private data.
  *
  * Writing never throws into the agent. A full disk, a closed stream or a closed log are counted
- * (`log.failed`) and reported to `onError`.
+ * (`log.failed`) and reported to `onError`; only opening the file can throw (a folder, a FIFO that no process
+ * reads), at once, before anything runs. Control, bidi and invisible characters are written as JSON escapes,
+ * so `tail -f` on a log shows them as text.
  *
  * @example Log a failed run, without its arguments
  * ```ts

@@ -3,9 +3,12 @@
  * answers, validates every `tools/call` against that tool's `inputSchema` before the server sees it, and
  * answers a rejected call itself with a tool result whose `isError` is true and whose text tells the model
  * how to retry. With `scanOutput` it flags injected instructions in tool results (with `redact`, it cuts
- * them out). Every other message passes through unchanged.
+ * them out). Other messages pass through unchanged, but for those it cannot judge or route: a `tools/call`
+ * without an id, a request under the id of one still waiting, a line that is not JSON, an answer to no request
+ * waiting (a second one, an unknown id) and a message that is both a request and an answer are not passed on
+ * (a request among them is answered with an error).
  *
- * Three ways in:
+ * Four ways in:
  * - {@linkcode relayMcp} / {@linkcode relayMcpStdio}: start a stdio server as a child process and relay
  *   newline-delimited JSON-RPC between a client and it: any byte streams you pass in, or this process's
  *   own stdin/stdout (what `toolguard mcp -- CMD ARGS...` runs; `runMcpRelay` is its deprecated old name);

@@ -219,8 +219,12 @@ export type {
 
 // Guard an MCP server (mcp.ts)
 export { createMcpGuard, guardMcpTransport } from "./_mcp/guard.ts";
-export { relayMcp, relayMcpStdio, runMcpRelay } from "./_mcp/relays.ts";
+export { relayMcp, relayMcpHttp, relayMcpStdio, runMcpRelay } from "./_mcp/relays.ts";
 export type {
+  DescribedKind,
+  DescriptionCategory,
+  DescriptionFinding,
+  InjectionPolicy,
   JsonRpcId,
   JsonRpcMessage,
   McpCallCheck,
@@ -228,7 +232,9 @@ export type {
   McpFrame,
   McpGuard,
   McpGuardOptions,
+  McpHttpRelayOptions,
   McpOutputFinding,
+  McpPinOptions,
   McpRejection,
   McpRelayExit,
   McpRelayOptions,
@@ -238,5 +244,6 @@ export type {
   McpTextContent,
   McpToolsSummary,
   McpTransport,
+  PinChange,
   UncheckedToolPolicy,
 } from "./mcp.ts";

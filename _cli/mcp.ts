@@ -77,8 +77,8 @@ the model (read files, pass secrets, hide things from the user, call other tools
 server does not declare (shadowing); a flagged description reaches the client with the span replaced by a
 [toolguard: removed ...] marker, and is logged.
 
-Exit status: 0 when the client closed the connection, 1 when the server could not start or died
-(with --url: when a message did not reach it or was refused), 2 for usage errors.
+Exit status: 0 when the client closed the connection or the server exited with 0, 1 when the server could
+not start or ended otherwise (with --url: when a message did not reach it or was refused), 2 for usage errors.
 
 Example (Claude Desktop / any MCP client config):
   "command": "toolguard", "args": ["mcp", "--scan-output", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", "/data"]

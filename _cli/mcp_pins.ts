@@ -37,7 +37,8 @@ Usage: toolguard mcp pins list [--pins FILE] [--json]
 list    every server's pinned tools, and the changed definitions waiting (with a diff)
 accept  make the changed definition of each TOOL (or of every tool, with --all) the pinned one, so its
         calls run again; --server limits this to one server: its key as list shows it, or its command line
-        or URL as given to toolguard mcp (a URL with a query or a password is listed without them)
+        or URL as given to toolguard mcp (a URL with a user name, password, query or fragment is listed
+        without them)
 
 Options:
   --pins FILE    the pin file (default: the one \`toolguard mcp\` uses)

@@ -56,7 +56,7 @@ Options:
 
 Exit status: 0 when the tool ran successfully (results or empty), 1 when it did not, 2 for usage errors.
 
-Example: toolguard run --protocol lines --empty-exit 1 -- rg -l TODO src
+Example: toolguard run --protocol lines --empty-exit 1 -- rg -l TODO .
 `;
 
 /** A protocol given by name (the other protocol is a parser function). */

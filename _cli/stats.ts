@@ -9,6 +9,7 @@
 import { plural } from "../_common/values.ts";
 import {
   cannotRead,
+  emptyPath,
   EXIT_FAIL,
   EXIT_OK,
   inputName,
@@ -80,6 +81,8 @@ export function main(args: string[]): Promise<number> {
     });
     if (printedHelp(values, HELP)) return EXIT_OK;
     const path = onePositional(positionals, "log file", "run `toolguard stats LOG.jsonl` (or `-` for stdin)");
+    // An unset variable (`stats "$LOG"`), as every other command refuses it: not "cannot read : no such file".
+    if (path === "") throw emptyPath("the log file name", "give the path of a log written by jsonlLog, or -");
     const by = (stringOption(values, "by") ?? "tool") as GroupBy;
     if (!GROUP_BY.includes(by)) {
       throw new UsageError(

@@ -40,7 +40,8 @@ Usage: toolguard validate CALLS --tools FILE [options]
 CALLS is a JSON (or JSONC) file, or - for stdin, holding one call, a list of calls, an assistant message or
 a whole provider response, in any provider's shape (OpenAI Chat or Responses, Anthropic, Ollama, Gemini,
 MCP, plain {name, arguments}). With --text, CALLS is assistant text with calls written into it (Hermes or
-Qwen <tool_call> tags, Llama <|python_tag|>, Mistral [TOOL_CALLS], fenced JSON).
+Qwen <tool_call> tags, Llama <|python_tag|>, Mistral [TOOL_CALLS], fenced JSON, and every other format
+that extractToolCalls reads).
 
 Options:
   --tools FILE   the declared tools (JSON or JSONC, any provider's shape)

@@ -236,6 +236,8 @@ const MAX_QUEUED = 1024;
  * @returns Hooks for `runTool` (`onResult`) and for validation (`onVerdict`), `close()` and counters.
  * @throws {RangeError} When `maxLineBytes` is not an integer of at least 512.
  * @throws {TypeError} When `includeItems` or `includeArguments` is not true or false.
+ * @throws {Error} When `target` is a path that cannot be opened for appending (a folder, a FIFO that no process
+ * reads, no permission); the runtime's error is its `cause`.
  */
 export function jsonlLog(
   target: string | WritableStream<Uint8Array>,

@@ -288,7 +288,7 @@ export function acceptPending(
 
 /**
  * The key a server's pins are filed under: its command line or URL as given, except a URL that carries a user
- * name, a password or a query (any of which may hold a token): that is written without them, told apart from
+ * name, a password, a query or a fragment (any of which may hold a token): that is written without them, told apart from
  * others by the start of a SHA-256 of the whole, so the pin file and `toolguard mcp pins list` never show it.
  *
  * @example

@@ -500,6 +500,7 @@ test(
       [["run", "--log", "", "--", "true"], /--log is an empty string, not a path/],
       [["stats", log, "--html", ""], /--html is an empty string, not a path/],
       [["lint", ""], /the file name is an empty string, not a path/],
+      [["stats", ""], /the log file name is an empty string, not a path/],
       [["mcp", "pins", "list", "--pins", ""], /--pins is an empty string, not a path/],
       [["mcp", "--pins", "", "--", "server"], /--pins is an empty string, not a path/],
     ];

@@ -38,3 +38,22 @@ test("mod: every value it exports is the same binding a face exports", () => {
     }
   }
 });
+
+test("mod: every value a face exports, mod.ts exports too (mod.ts re-exports the whole public API)", () => {
+  for (const [face, exports] of Object.entries(faces)) {
+    for (const name of Object.keys(exports)) {
+      assert.ok(name in mod, `${name}: ${face}.ts exports it, mod.ts does not`);
+    }
+  }
+});
+
+// The types a face exports are mod.ts's too: this file type-checks only while mod.ts names them.
+export type McpTypesFromMod = [
+  import("../mod.ts").DescribedKind,
+  import("../mod.ts").DescriptionCategory,
+  import("../mod.ts").DescriptionFinding,
+  import("../mod.ts").InjectionPolicy,
+  import("../mod.ts").McpHttpRelayOptions,
+  import("../mod.ts").McpPinOptions,
+  import("../mod.ts").PinChange,
+];
