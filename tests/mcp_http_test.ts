@@ -439,7 +439,7 @@ test("relayMcpHttp: an answer that ends without the response is answered with an
 });
 
 test("toolguard mcp --url --header: every request carries the header, ${NAME} read from the environment", {
-  timeout: 30_000,
+  timeout: 60_000,
 }, async () => {
   const seen: string[] = [];
   const server = createHttpServer((req, res) => {
@@ -466,10 +466,16 @@ test("toolguard mcp --url --header: every request carries the header, ${NAME} re
   try {
     const client = await connect(["--header", "Authorization: Bearer ${MCP_TOKEN}"]);
     assert.deepEqual((await client.listTools()).tools.map((t) => t.name), ["t"]);
+    // The relay opens its GET stream once `initialized` is through; a client that leaves first ends the relay
+    // before it is sent (on a loaded machine it was not). So the client stays until the server has seen it.
+    const until = async (method: string) => {
+      for (let waited = 0; !seen.some((s) => s.startsWith(method)) && waited < 20_000; waited += 50) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    };
+    await until("GET");
     await client.close();
-    for (let waited = 0; !seen.some((s) => s.startsWith("DELETE")) && waited < 5000; waited += 50) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await until("DELETE");
     assert.ok(seen.length >= 4, seen.join(", "));
     assert.deepEqual(seen.filter((s) => !s.endsWith(" Bearer s3cret")), [], "POST, GET and DELETE alike");
     assert.ok(seen.some((s) => s.startsWith("DELETE")) && seen.some((s) => s.startsWith("GET")));
