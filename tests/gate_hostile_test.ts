@@ -19,7 +19,7 @@ import {
   TOOLS_OPENAI,
   TOOLS_RESPONSES,
 } from "./_fake_llm_server.ts";
-import { sdkClients } from "./_sdk_clients.ts";
+import { sdkClients, streamedCallNames } from "./_sdk_clients.ts";
 
 const provider = fakeProvider();
 const { reply, events, gfetch, url } = provider;
@@ -30,18 +30,7 @@ const UNDECLARED = [{ name: "delete_everything", args: {} }];
 test("guardFetch: a stream typed as JSON, as text or as bytes is judged as the stream the client reads", async () => {
   for (const type of ["application/json", "text/plain", "application/octet-stream"]) {
     reply({ sse: chatStream(["Sure"], UNDECLARED), headers: { "content-type": type } });
-    const stream = await openai().chat.completions.create({
-      model: "m",
-      messages,
-      tools: TOOLS_OPENAI as never,
-      stream: true,
-    });
-    const names: string[] = [];
-    for await (const chunk of stream) {
-      for (const c of chunk.choices[0]?.delta?.tool_calls ?? []) {
-        if (c.function?.name) names.push(c.function.name);
-      }
-    }
+    const names = await streamedCallNames(openai(), messages);
     assert.deepEqual(names, [], `${type}: the undeclared call never reaches the client`);
     assert.equal(events.length, 1, type);
     assert.equal(events[0].verdict.allowed, false, type);

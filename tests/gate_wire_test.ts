@@ -17,7 +17,7 @@ import {
   TOOLS_OPENAI,
   TOOLS_RESPONSES,
 } from "./_fake_llm_server.ts";
-import { sdkClients } from "./_sdk_clients.ts";
+import { sdkClients, streamedCallNames } from "./_sdk_clients.ts";
 import { guardFetch } from "../gate.ts";
 
 const provider = fakeProvider();
@@ -41,18 +41,7 @@ test("guardFetch: an SSE line that starts with a BOM is read as the SDKs read it
   const frames: unknown[] = [text + `\uFEFFdata: ${JSON.stringify(call)}\n\n`];
   frames.push(chatChunk({}, "tool_calls"), "data: [DONE]\n\n");
   reply({ sse: frames });
-  const stream = await openai().chat.completions.create({
-    model: "m",
-    messages,
-    tools: TOOLS_OPENAI as never,
-    stream: true,
-  });
-  const names: string[] = [];
-  for await (const chunk of stream) {
-    for (const c of chunk.choices[0]?.delta?.tool_calls ?? []) {
-      if (c.function?.name) names.push(c.function.name);
-    }
-  }
+  const names = await streamedCallNames(openai(), messages);
   assert.deepEqual(names, []);
   assert.equal(events[0]?.verdict.allowed, false);
 });
