@@ -87,9 +87,14 @@ async function provider(answers: Answer[]) {
   };
 }
 
-const until = async (test: () => boolean) => {
-  for (let waited = 0; !test() && waited < 5000; waited += 20) await new Promise((r) => setTimeout(r, 20));
-};
+/** Waits (up to 5 s) for the provider to see as many connections closed as `expected` lists, then checks them. */
+async function assertClosed(provider: { closed: number[] }, expected: number[], message?: string) {
+  for (let waited = 0; provider.closed.length < expected.length && waited < 5000; waited += 20) {
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  if (message === undefined) assert.deepEqual(provider.closed, expected);
+  else assert.deepEqual(provider.closed, expected, message);
+}
 
 const post = (f: typeof fetch, url: string, body: Record<string, unknown>) =>
   f(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
@@ -128,8 +133,7 @@ test("guardFetch: a JSON answer past maxResponseBytes is a 413 naming the option
     assert.equal(res.headers.get("x-should-retry"), "false");
     const body = await res.json();
     assert.match(body.error.message, /maxResponseBytes \(65536 bytes\)/);
-    await until(() => server.closed.length > 0);
-    assert.deepEqual(server.closed, [0], "the provider's connection was closed");
+    await assertClosed(server, [0], "the provider's connection was closed");
   } finally {
     server.stop();
   }
@@ -164,8 +168,7 @@ test("guardFetch: a stream typed as JSON, read whole to be judged, is bounded th
     });
     assert.equal(res.status, 413);
     assert.match((await res.json()).error.message, /maxResponseBytes/);
-    await until(() => server.closed.length > 0);
-    assert.deepEqual(server.closed, [0]);
+    await assertClosed(server, [0]);
   } finally {
     server.stop();
   }
@@ -216,8 +219,7 @@ test("guardFetch: an SSE event without end errors the stream after the text alre
       String(error?.message),
       /a stream event without end passed maxResponseBytes \(65536 bytes\)/,
     );
-    await until(() => server.closed.length > 0);
-    assert.deepEqual(server.closed, [0]);
+    await assertClosed(server, [0]);
   } finally {
     server.stop();
   }
@@ -236,8 +238,7 @@ test("guardFetch: an NDJSON line without end errors the stream after the lines a
     const { text, error } = await drain(res.body!);
     assert.equal(text, first);
     assert.match(String(error?.message), /a stream line without end passed maxResponseBytes/);
-    await until(() => server.closed.length > 0);
-    assert.deepEqual(server.closed, [0]);
+    await assertClosed(server, [0]);
   } finally {
     server.stop();
   }
@@ -261,8 +262,7 @@ test("guardFetch: a call whose arguments never end is never released; the openai
     assert.match(text, /Hello/);
     assert.doesNotMatch(text, /get_weather|tool_calls/, "the unjudged call never reached the client");
     assert.match(String(error?.message), /the stream events held for judging passed maxResponseBytes/);
-    await until(() => server.closed.length > 0);
-    assert.deepEqual(server.closed, [0]);
+    await assertClosed(server, [0]);
 
     // The same through the official client: its stream throws with the message, after the text.
     const client = new OpenAI({ apiKey: "sk-test", baseURL: `${server.url}/v1`, fetch: f, maxRetries: 2 });
@@ -286,8 +286,7 @@ test("guardFetch: a call whose arguments never end is never released; the openai
     assert.equal(content, "Hello");
     assert.deepEqual(calls, []);
     assert.equal(server.requests(), 2, "one request each, none sent again");
-    await until(() => server.closed.length > 1);
-    assert.deepEqual(server.closed, [0, 1]);
+    await assertClosed(server, [0, 1]);
   } finally {
     server.stop();
   }
@@ -310,8 +309,7 @@ test("guardFetch: a streamed message whose text never ends errors once its watch
     const { text, error } = await drain(res.body!);
     assert.match(text, /Hello/);
     assert.match(String(error?.message), /the streamed message's text passed maxResponseBytes/);
-    await until(() => server.closed.length > 0);
-    assert.deepEqual(server.closed, [0]);
+    await assertClosed(server, [0]);
   } finally {
     server.stop();
   }
@@ -344,8 +342,7 @@ test("guardFetch: a retry's answer is bounded alike, streamed or whole", async (
     assert.doesNotMatch(text, /get_weather|rm_rf/, "neither the rejected nor the unjudged call was released");
     assert.match(String(error?.message), /maxResponseBytes/);
     assert.equal(streamed.requests(), 2);
-    await until(() => streamed.closed.length > 0);
-    assert.deepEqual(streamed.closed, [1], "the retry's connection was closed");
+    await assertClosed(streamed, [1], "the retry's connection was closed");
   } finally {
     streamed.stop();
   }
@@ -368,8 +365,7 @@ test("guardFetch: a retry's answer is bounded alike, streamed or whole", async (
     });
     assert.equal(res.status, 413);
     assert.match((await res.json()).error.message, /maxResponseBytes/);
-    await until(() => whole.closed.length > 0);
-    assert.deepEqual(whole.closed, [1]);
+    await assertClosed(whole, [1]);
   } finally {
     whole.stop();
   }
@@ -439,8 +435,7 @@ test("guardFetch: an OpenAI Responses stream finishing items without end errors 
     const { text, error } = await drain(res.body!);
     assert.match(text, /msg_0/, "the items finished before the bound reached the client");
     assert.match(String(error?.message), /the stream's finished items passed maxResponseBytes/);
-    await until(() => server.closed.length > 0);
-    assert.deepEqual(server.closed, [0]);
+    await assertClosed(server, [0]);
   } finally {
     server.stop();
   }
