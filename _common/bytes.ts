@@ -1,6 +1,6 @@
 /**
- * Byte and typed-array helpers: joining stream reads (the MCP frame reader, the log reader, the fake tool), and
- * growing the scanner's kept integer buffers.
+ * Byte and typed-array helpers: joining stream reads (the MCP frame reader, the log reader, the fake tool),
+ * growing the scanner's kept integer buffers, and a string's length in UTF-8 (the log's line bound).
  *
  * @module
  */
@@ -49,4 +49,32 @@ export function grownBy(a: Int32Array, more: number): Int32Array<ArrayBuffer> {
   const b = new Int32Array(Math.max(2 * a.length, a.length + more));
   b.set(a);
   return b;
+}
+
+/**
+ * How many bytes `text` takes as UTF-8, counted without encoding it (a lone surrogate counts as the three
+ * bytes of the U+FFFD it is written as).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { utf8Length } from "./bytes.ts";
+ *
+ * for (const text of ["ascii", "é", "€", "😀", "a\ud800"]) {
+ *   assert.equal(utf8Length(text), new TextEncoder().encode(text).length);
+ * }
+ * ```
+ */
+export function utf8Length(text: string): number {
+  let n = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) n += 1;
+    else if (c < 0x800) n += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+      n += 4;
+      i++;
+    } else n += 3;
+  }
+  return n;
 }

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { concatBytes } from "../_common/bytes.ts";
+import { concatBytes, utf8Length } from "../_common/bytes.ts";
 import { checkSwitches, errorText, isRecord, showHidden } from "../_common/values.ts";
 import { describe, describeVerdict } from "../_describe/describe.ts";
 import { fileId, type OpenFile, openFile } from "./files.ts";
@@ -513,7 +513,7 @@ const LINE_FIELDS: ReadonlySet<string> = new Set<LineField | "type" | "source">(
  */
 function fitLine(record: Record<string, unknown>, max: number): string {
   let line = lineText(record);
-  if (byteLength(line) <= max) return line;
+  if (utf8Length(line) <= max) return line;
   const cut: string[] = [];
   record.cut = cut;
   const mark = (field: string) => {
@@ -524,23 +524,23 @@ function fitLine(record: Record<string, unknown>, max: number): string {
       delete record[field];
       mark(field);
       line = lineText(record);
-      if (byteLength(line) <= max) return line;
+      if (utf8Length(line) <= max) return line;
     }
   }
   for (const field of TEXT_FIELDS) {
     while (typeof record[field] === "string" && (record[field] as string).length > 0) {
       const value = record[field] as string;
-      const over = byteLength(line) - max;
+      const over = utf8Length(line) - max;
       if (over <= 0) return line;
       // Cut what is over, guessing the field's bytes per UTF-16 unit from the whole field (escapes and
       // multi-byte characters cost more); the loop corrects a guess that was too small.
-      const perUnit = byteLength(jsonText(value)) / value.length;
+      const perUnit = utf8Length(jsonText(value)) / value.length;
       const keep = Math.max(0, Math.floor(value.length - (over + 4) / perUnit) - 1);
       record[field] = keep > 0 ? cutString(value, keep) + "…" : "";
       mark(field);
       line = lineText(record);
     }
-    if (byteLength(line) <= max) return line;
+    if (utf8Length(line) <= max) return line;
   }
   // An MCP relay event's own fields (a changed tool's diff, the names pinned, ...): largest first.
   const extra = Object.keys(record).filter((k) => !LINE_FIELDS.has(k))
@@ -550,7 +550,7 @@ function fitLine(record: Record<string, unknown>, max: number): string {
     delete record[field];
     mark(field);
     line = lineText(record);
-    if (byteLength(line) <= max) return line;
+    if (utf8Length(line) <= max) return line;
   }
   // Only the fixed fields are left and they are still too long: a very long tool name or id.
   for (const field of LABEL_FIELDS) {
@@ -582,21 +582,6 @@ function cutString(value: string, n: number): string {
   if (value.length <= n) return value;
   const code = value.charCodeAt(n - 1);
   return value.slice(0, code >= 0xd800 && code <= 0xdbff ? n - 1 : n);
-}
-
-function byteLength(s: string): number {
-  // Fast path: for ASCII the byte count equals the length.
-  let bytes = s.length;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x80) continue;
-    if (c < 0x800) bytes += 1;
-    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
-      bytes += 2;
-      i++;
-    } else bytes += 2;
-  }
-  return bytes;
 }
 
 function safeSentence(make: () => string): string {

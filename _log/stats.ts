@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { concatBytes } from "../_common/bytes.ts";
+import { concatBytes, utf8Length } from "../_common/bytes.ts";
 import { givenValue, isRecord, optionsArg } from "../_common/values.ts";
 import type { FindingCode, OutcomeKind } from "../types.ts";
 import { openFile } from "./files.ts";
@@ -777,20 +777,6 @@ function label(name: string): string {
     ? MAX_LABEL - 1
     : MAX_LABEL;
   return name.slice(0, end) + "…";
-}
-
-function utf8Length(s: string): number {
-  let n = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x80) n += 1;
-    else if (c < 0x800) n += 2;
-    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
-      n += 4;
-      i++;
-    } else n += 3;
-  }
-  return n;
 }
 
 // ---------------------------------------------------------------------------------------------------------
