@@ -220,10 +220,27 @@ export function objectArg<T>(value: T, caller: string, name: string): T {
 export function clip(text: string, max: number): string {
   if (text.length <= max) return text;
   if (max <= 1) return text.slice(0, Math.max(0, max));
-  let cut = max - 1;
-  const code = text.charCodeAt(cut - 1);
-  if (code >= 0xd800 && code <= 0xdbff) cut--; // do not split a surrogate pair
-  return text.slice(0, cut) + "…";
+  return cutUnits(text, max - 1) + "…";
+}
+
+/**
+ * The first `n` UTF-16 units of `text`, one fewer where the last would be the first half of a surrogate pair
+ * (so an emoji is kept whole or dropped, never cut in half). No mark is added: see {@link clip} for that.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { cutUnits } from "./values.ts";
+ *
+ * assert.equal(cutUnits("abcdef", 3), "abc");
+ * assert.equal(cutUnits("ab😀cd", 3), "ab"); // not half an emoji
+ * assert.equal(cutUnits("ab", 5), "ab");
+ * ```
+ */
+export function cutUnits(text: string, n: number): string {
+  if (text.length <= n) return text;
+  const code = text.charCodeAt(n - 1);
+  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? n - 1 : n);
 }
 
 /** The longest delay a timer takes (2^31 - 1 ms, about 24.8 days): a timeout or wait may not exceed it. */

@@ -4,7 +4,7 @@
  * @module
  */
 import { concatBytes, utf8Length } from "../_common/bytes.ts";
-import { checkSwitches, errorText, isRecord, showHidden } from "../_common/values.ts";
+import { checkSwitches, cutUnits, errorText, isRecord, showHidden } from "../_common/values.ts";
 import { describe, describeVerdict } from "../_describe/describe.ts";
 import { fileId, type OpenFile, openFile } from "./files.ts";
 import type { CallVerdict, OutcomeKind, ToolCallRecord, ToolResult, Verdict } from "../types.ts";
@@ -536,7 +536,7 @@ function fitLine(record: Record<string, unknown>, max: number): string {
       // multi-byte characters cost more); the loop corrects a guess that was too small.
       const perUnit = utf8Length(jsonText(value)) / value.length;
       const keep = Math.max(0, Math.floor(value.length - (over + 4) / perUnit) - 1);
-      record[field] = keep > 0 ? cutString(value, keep) + "…" : "";
+      record[field] = keep > 0 ? cutUnits(value, keep) + "…" : "";
       mark(field);
       line = lineText(record);
     }
@@ -555,11 +555,11 @@ function fitLine(record: Record<string, unknown>, max: number): string {
   // Only the fixed fields are left and they are still too long: a very long tool name or id.
   for (const field of LABEL_FIELDS) {
     if (typeof record[field] === "string") {
-      record[field] = cutString(record[field] as string, 64);
+      record[field] = cutUnits(record[field] as string, 64);
       mark(field);
     }
   }
-  record.findings = (record.findings as unknown[]).slice(0, 16).map((f) => cutString(String(f), 64));
+  record.findings = (record.findings as unknown[]).slice(0, 16).map((f) => cutUnits(String(f), 64));
   return lineText(record);
 }
 
@@ -575,13 +575,6 @@ function lineText(record: Record<string, unknown>): string {
  */
 function jsonText(value: unknown): string {
   return showHidden(JSON.stringify(value), { form: "json" });
-}
-
-/** Keep the first `n` UTF-16 units without splitting a surrogate pair. */
-function cutString(value: string, n: number): string {
-  if (value.length <= n) return value;
-  const code = value.charCodeAt(n - 1);
-  return value.slice(0, code >= 0xd800 && code <= 0xdbff ? n - 1 : n);
 }
 
 function safeSentence(make: () => string): string {

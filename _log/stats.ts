@@ -4,7 +4,7 @@
  * @module
  */
 import { concatBytes, utf8Length } from "../_common/bytes.ts";
-import { givenValue, isRecord, optionsArg } from "../_common/values.ts";
+import { cutUnits, givenValue, isRecord, optionsArg } from "../_common/values.ts";
 import type { FindingCode, OutcomeKind } from "../types.ts";
 import { openFile } from "./files.ts";
 
@@ -772,11 +772,7 @@ class LineSplitter {
  * number of groups, not by how long the log's names are (a hostile log could hold megabyte-long ones).
  */
 function label(name: string): string {
-  if (name.length <= MAX_LABEL) return name;
-  const end = name.charCodeAt(MAX_LABEL - 1) >= 0xd800 && name.charCodeAt(MAX_LABEL - 1) <= 0xdbff
-    ? MAX_LABEL - 1
-    : MAX_LABEL;
-  return name.slice(0, end) + "…";
+  return name.length <= MAX_LABEL ? name : cutUnits(name, MAX_LABEL) + "…";
 }
 
 // ---------------------------------------------------------------------------------------------------------
