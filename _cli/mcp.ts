@@ -72,10 +72,11 @@ Options:
   --log FILE           append one JSON line per event (calls, flagged output, pins, changes, exit)
   -h, --help           show this help
 
-Descriptions (tools, prompts, resources, server instructions) are always checked for instructions aimed at
-the model (read files, pass secrets, hide things from the user, call other tools) and for naming tools the
-server does not declare (shadowing); a flagged description reaches the client with the span replaced by a
-[toolguard: removed ...] marker, and is logged.
+Descriptions and titles (tools, prompts, resources, server instructions and title) are always checked for
+instructions aimed at the model (read files, pass secrets, hide things from the user, call other tools) and
+for naming tools the server does not declare (shadowing), titles also for any hidden character; a flagged
+description reaches the client with the span replaced by a [toolguard: removed ...] marker (a title is
+replaced whole), and is logged.
 
 Exit status: 0 when the client closed the connection or the server exited with 0, 1 when the server could
 not start or ended otherwise (with --url: when a message did not reach it or was refused), 2 for usage errors.

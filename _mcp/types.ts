@@ -49,7 +49,7 @@ export interface McpGuardOptions {
    */
   allowSecrets?: boolean;
   /**
-   * Hide tools (prompts, resources) whose description carries instructions aimed at the model, and refuse
+   * Hide tools (prompts, resources) whose description or title carries instructions aimed at the model, and refuse
    * calls to such tools. Default false: the flagged span is replaced by a marker and the tool stays.
    */
   strict?: boolean;

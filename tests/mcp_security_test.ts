@@ -320,6 +320,61 @@ test("toolguard mcp: poisoned descriptions reach the client with the span remove
 });
 
 test(
+  "toolguard mcp: titles carrying orders or hidden characters are replaced whole; benign ones pass; logged",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    const dir = tempDir();
+    const log = join(dir, "log.jsonl");
+    const r = await relayed("titles", ["--pins", "none", "--log", log]);
+    // (a title is one line of a few words: a flagged one goes whole)
+    const marker = /^\[toolguard: removed text addressed to the model \([a-z_, ]+\)\]$/;
+    try {
+      const { tools } = await r.client.listTools();
+      const [weather, trigger] = tools as unknown as {
+        title?: string;
+        annotations?: { title?: string; readOnlyHint?: boolean };
+        inputSchema: { properties: { city: { title: string } } };
+      }[];
+      assert.match(weather.title ?? "", marker);
+      assert.doesNotMatch(weather.title ?? "", /id_rsa|ignore/i);
+      assert.match(
+        weather.annotations?.title ?? "",
+        /^\[toolguard: removed text addressed to the model \(hidden_text\)\]$/,
+      );
+      assert.equal(weather.annotations?.readOnlyHint, true);
+      assert.match(weather.inputSchema.properties.city.title, marker);
+      // Labels naming their tool's action, which the description rules would take for orders.
+      assert.equal(trigger.title, "Trigger Long Running Operation Tool");
+      assert.equal(trigger.annotations?.title, "Read Secret");
+      const prompt = (await r.client.listPrompts()).prompts[0];
+      assert.match(prompt.title ?? "", marker);
+      assert.equal(prompt.description, "Summarise a text.");
+      assert.match((await r.client.listResources()).resources[0].title ?? "", marker);
+      assert.match((await r.client.listResourceTemplates()).resourceTemplates[0].title ?? "", marker);
+      assert.match(r.client.getServerVersion()?.title ?? "", marker);
+      const flagged = await until("title events", () => {
+        const e = events(log).filter((x) => x.type === "description_flagged");
+        return e.length >= 7 ? e : undefined;
+      });
+      assert.deepEqual(flagged.map((e) => `${e.kind} ${e.pointer}`).sort(), [
+        "prompt /prompts/0/title",
+        "resource /resources/0/title",
+        "resource_template /resourceTemplates/0/title",
+        "server /serverInfo/title",
+        "tool /tools/0/annotations/title",
+        "tool /tools/0/inputSchema/properties/city/title",
+        "tool /tools/0/title",
+      ]);
+    } finally {
+      await r.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
+
+test(
   "toolguard mcp --strict: a poisoned tool is hidden and its calls refused",
   { timeout: 60_000 },
   async () => {
