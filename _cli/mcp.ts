@@ -10,6 +10,7 @@ import { type JsonlLog, jsonlLog } from "../_log/log.ts";
 import {
   EXIT_FAIL,
   EXIT_OK,
+  integerOption,
   ioReason,
   logWriteWarning,
   type OptionValues,
@@ -68,6 +69,9 @@ Options:
                        --header "Authorization: Bearer \${TOKEN}"; \${NAME} is read from the environment,
                        so a client's config can keep the secret in its env block; headers go to
                        the URL's origin only (a redirect elsewhere is an error, not followed)
+  --max-in-flight N    with --url, how many of the client's requests may wait for the server at once
+                       (default 64); a request past them is answered at once with an error telling the
+                       client to wait for answers first
   --forward-unchecked  forward calls to tools whose schema toolguard cannot enforce (default: reject them)
   --log FILE           append one JSON line per event (calls, flagged output, pins, changes, exit)
   -h, --help           show this help
@@ -103,6 +107,7 @@ export const MCP_OPTIONS = {
   "allow-secrets": { type: "boolean" },
   url: { type: "string" },
   header: { type: "string", multiple: true },
+  "max-in-flight": { type: "string" },
 } as const;
 
 /** Headers the relay sets itself: a `--header` for one of them is refused rather than ignored. */
@@ -271,7 +276,9 @@ function stderrNotice(event: McpEvent, values: OptionValues, warned: Set<string>
       ? "a line that is not JSON; not passed on to the server, since the guard cannot judge it"
       : event.kind === "call_without_id"
       ? "a tools/call without an id; not passed on to the server, since the guard cannot judge it"
-      : "a request under the id of one still waiting; not passed on, since their answers could not be told apart";
+      : event.kind === "id_in_use"
+      ? "a request under the id of one still waiting; not passed on, since their answers could not be told apart"
+      : "more requests at once than --max-in-flight; those past it were answered with an error, not sent";
     notice(`toolguard mcp: the client sent ${what} (nor are later ones; --log records each)\n`);
   } else if (event.event === "post_failed" && !warned.has(`post:${event.detail}`)) {
     warned.add(`post:${event.detail}`);
@@ -351,6 +358,13 @@ export function main(args: string[]): Promise<number> {
       );
     }
     const headers = headerOptions(headerList, envVar);
+    const maxInFlight = integerOption(values, "max-in-flight", { min: 1 });
+    if (maxInFlight !== undefined && url === undefined) {
+      throw new UsageError(
+        "--max-in-flight goes with --url",
+        "a stdio server reads the client's requests from one pipe, in order: there is nothing to bound",
+      );
+    }
     const options = guardOptions(values, url ?? server.join(" "));
     const logPath = outputPathOption(values, "log");
     let callLog: JsonlLog | null = null;
@@ -368,7 +382,7 @@ export function main(args: string[]): Promise<number> {
     try {
       const { onEvent, failedPosts } = eventLog(values, callLog);
       const exit = url !== undefined
-        ? await relayMcpHttp(url, { ...options, headers, onEvent })
+        ? await relayMcpHttp(url, { ...options, headers, onEvent, ...(maxInFlight ? { maxInFlight } : {}) })
         : await relayMcpStdio(server[0], server.slice(1), { ...options, onEvent });
       if (exit.reason === "spawn_failed" || exit.reason === "server_exited") {
         notice(`toolguard mcp: ${exit.detail}\n`);

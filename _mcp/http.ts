@@ -38,6 +38,15 @@ export interface McpHttpRelayOptions extends McpGuardOptions {
    * 64 MiB.
    */
   maxMessageBytes?: number;
+  /**
+   * How many of the client's requests may wait for the server at once (each is a `POST` held open until its
+   * answer, or its stream, ends). A request past them is not sent: it is answered at once with a JSON-RPC
+   * error telling the client to wait for answers before sending more, so a client that floods the relay
+   * opens no more connections and still gets an answer to every request. Notifications and the client's
+   * answers to the server's requests are always sent (they are not held open, and an answer held back
+   * could leave the server waiting on the very requests that fill the bound). Default 64.
+   */
+  maxInFlight?: number;
 }
 
 /** JSON-RPC error code for a failure of the transport (the SDK's "connection closed"). */
@@ -50,6 +59,9 @@ const TRANSPORT_ERROR = -32000;
  * fail before the request is answered with an error.
  */
 const RESUME = { defaultMs: 1000, minMs: 50, maxMs: MAX_TIMER_MS, failures: 3 } as const;
+
+/** How many of the client's requests wait for the server at once, when `maxInFlight` does not say. */
+const MAX_IN_FLIGHT = 64;
 
 /** How many redirects within the server's origin a request follows (see `HttpRelay.#fetch`). */
 const MAX_REDIRECTS = 5;
@@ -161,6 +173,9 @@ class HttpRelay {
   #protocolVersion: string | undefined;
   /** Requests in flight, so the relay waits for their answers before it ends. */
   readonly #inFlight = new Set<Promise<void>>();
+  /** How many POSTs carrying requests are in flight, and how many may be (`maxInFlight`). */
+  #requestPosts = 0;
+  readonly #maxInFlight: number;
   /** The server's own stream: not asked for yet, being opened or read (or resumed), or over. */
   #stream: "idle" | "open" | "over" = "idle";
   /** How the server's own stream ended, for the requests it can no longer answer. */
@@ -183,6 +198,10 @@ class HttpRelay {
     this.#shown = shownAddress(url);
     this.#options = options;
     this.#max = options.maxMessageBytes ?? 64 * 1024 * 1024;
+    this.#maxInFlight = options.maxInFlight ?? MAX_IN_FLIGHT;
+    if (!Number.isInteger(this.#maxInFlight) || this.#maxInFlight < 1) {
+      throw new RangeError(`maxInFlight must be a whole number from 1 up, got ${options.maxInFlight}`);
+    }
     this.#headerValues = headerValues(options.headers);
     this.#signal = signal;
     this.#postSignal = AbortSignal.any([signal, this.#giveUp.signal]);
@@ -247,12 +266,43 @@ class HttpRelay {
     return this.#outChain;
   };
 
-  /** Send one frame as a POST; its answer (JSON or an event stream) goes to the session. Never throws. */
+  /**
+   * Send one frame as a POST; its answer (JSON or an event stream) goes to the session. Never throws. Past
+   * `maxInFlight`, its requests are answered with an error instead (see {@linkcode HttpRelay.#refuseBusy}).
+   */
   readonly #toServer = (frame: McpFrame): void => {
-    const sent = this.#post(frame.message).catch((error) => this.#failed(frame.message, errorText(error)));
+    let message = frame.message;
+    const requests = requestsOf(message).length > 0;
+    if (requests && this.#requestPosts >= this.#maxInFlight) {
+      this.#refuseBusy(message);
+      // A batch's notifications and answers still go.
+      const rest = Array.isArray(message) ? message.filter((m) => !(isRecord(m) && isRequest(m))) : [];
+      if (rest.length === 0) return;
+      message = rest;
+    }
+    const counted = requests && message === frame.message;
+    if (counted) this.#requestPosts++;
+    const sent = this.#post(message).catch((error) => this.#failed(message, errorText(error)));
     this.#inFlight.add(sent);
-    void sent.finally(() => this.#inFlight.delete(sent));
+    void sent.finally(() => {
+      this.#inFlight.delete(sent);
+      if (counted) this.#requestPosts--;
+    });
   };
+
+  /**
+   * The requests of a message past `maxInFlight`: not sent, answered with an error saying to wait for answers
+   * (a request through the relay is always answered), and reported.
+   */
+  #refuseBusy(message: unknown): void {
+    for (const r of requestsOf(message)) {
+      emitTo(this.#options.onEvent, { event: "client_message_refused", kind: "in_flight_limit", id: r.id });
+      const text = `toolguard: ${r.method} was not sent to the MCP server at ${this.#shown}: ` +
+        `${this.#maxInFlight} requests already wait for its answers, the most the relay sends at once ` +
+        "(maxInFlight); wait for an answer before sending more, then send it again";
+      this.#session.answerWithError(r.id, TRANSPORT_ERROR, text);
+    }
+  }
 
   #headers(accept: string): Record<string, string> {
     const headers: Record<string, string> = { ...this.#options.headers, accept };

@@ -437,6 +437,22 @@ test("a file name with bytes that are not UTF-8 is said to be the cause, not onl
   assert.match(run.stderr, /warning: toolguard run: argument 1 holds U\+FFFD/);
 });
 
+test("toolguard mcp --max-in-flight: a whole number from 1 up, with --url only", T, async () => {
+  const cases: [string[], RegExp][] = [
+    [["mcp", "--max-in-flight", "4", "--", "server"], /--max-in-flight goes with --url/],
+    [
+      ["mcp", "--url", "http://127.0.0.1:9/mcp", "--max-in-flight", "0"],
+      /--max-in-flight must be an integer of at least 1, got "0"/,
+    ],
+  ];
+  for (const [args, error] of cases) {
+    const r = await runInProcess(main, args);
+    assert.equal(r.status, 2, `${args.join(" ")}: ${r.stderr}`);
+    assert.match(r.stderr, error);
+    assert.match(r.stderr, /\nhint: \S/);
+  }
+});
+
 test("every usage error says what to do: a hint line follows the error", T, async () => {
   const empty = file("empty.json", "");
   const calls = file("hint-calls.json", '{"name":"f","arguments":{}}');
