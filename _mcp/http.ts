@@ -9,7 +9,7 @@
 import { hostInput, hostOutput, onInterrupt } from "../_run/runtime.ts";
 import { type SseEvent, sseParser } from "../_gate/sse.ts";
 import { readBounded } from "../_gate/bound.ts";
-import { concatBytes } from "../_common/bytes.ts";
+import { byteCount, concatBytes } from "../_common/bytes.ts";
 import { lazy } from "../_common/lazy.ts";
 import { errorText, isRecord, MAX_TIMER_MS, urlWithoutSecrets } from "../_common/values.ts";
 import { createMcpGuard, emitTo, oversizedFromClient } from "./guard.ts";
@@ -78,7 +78,7 @@ const ERROR_BODY_BYTES = 4096;
  */
 class TooLong extends Error {
   constructor(max: number, what: string) {
-    super(`${what} runs past the relay's limit of ${max} bytes (maxMessageBytes); it was not read on`);
+    super(`${what} runs past the relay's limit of ${byteCount(max)} (maxMessageBytes); it was not read on`);
     this.name = "TooLong";
   }
 }
