@@ -8,10 +8,10 @@
  */
 import { type JsonlLog, jsonlLog } from "../_log/log.ts";
 import {
+  cannotWrite,
   EXIT_FAIL,
   EXIT_OK,
   integerOption,
-  ioReason,
   logWriteWarning,
   type OptionValues,
   outputPathOption,
@@ -373,10 +373,7 @@ export function main(args: string[]): Promise<number> {
         // The log schema of every other toolguard log, so `toolguard stats` reads it.
         callLog = jsonlLog(logPath, { onError: logWriteWarning("mcp", logPath) });
       } catch (error) {
-        throw new UsageError(
-          `cannot open log file ${logPath}: ${ioReason(error)}`,
-          "give --log a path in a folder you can write to",
-        );
+        throw cannotWrite("log", logPath, error);
       }
     }
     try {

@@ -378,7 +378,7 @@ test(
 const hasMkfifo = process.platform !== "win32" && spawnSync("mkfifo", ["--help"]).error === undefined;
 
 test(
-  "--log or --html on a FIFO that no process reads is refused at once, not waited on; with a reader it is written",
+  "--log or --html on a FIFO that no process reads is refused at once with a hint to start its reader; with one it is written",
   {
     ...T,
     skip: hasMkfifo ? false : "needs mkfifo",
@@ -387,7 +387,10 @@ test(
     // The runtime's reason reaches the message in the same fixed words (it was the wrapped text, twice).
     const folder = await runInProcess(main, ["run", "--log", dir, "--", "true"]);
     assert.equal(folder.status, 2);
-    assert.match(folder.stderr, /cannot open log file .*: it is a directory\n/);
+    assert.match(
+      folder.stderr,
+      /cannot open log file .*: it is a directory\nhint: give --log a file name inside that folder\n/,
+    );
     const fifo = join(dir, "log.fifo");
     assert.equal(spawnSync("mkfifo", [fifo]).status, 0);
     const args = ["run", "--log", fifo, "--protocol", "text", "--", ...fakeTool("echo-args", "hi")];
@@ -397,14 +400,23 @@ test(
       timeout: 60_000,
     });
     assert.equal(alone.status, 2, alone.stderr);
-    assert.match(alone.stderr, /cannot open log file .*log\.fifo: it is a FIFO that no process reads/);
+    assert.match(alone.stderr, /cannot open log file .*log\.fifo: it is a FIFO that no process reads\n/);
+    // The hint fits the cause: the FIFO's reader is missing, not a folder one can write to.
+    assert.match(
+      alone.stderr,
+      /\nhint: start the program that reads .*log\.fifo first .*or give --log a regular file\n/,
+    );
     const html = ["stats", file("fifo-log.jsonl", LOG_LINE), "--html", fifo];
     const report = spawnSync(runtime.command, [...runtime.args, ...html], {
       encoding: "utf8",
       timeout: 60_000,
     });
     assert.equal(report.status, 2, report.stderr);
-    assert.match(report.stderr, /cannot write .*log\.fifo: it is a FIFO that no process reads/);
+    assert.match(report.stderr, /cannot write .*log\.fifo: it is a FIFO that no process reads\n/);
+    assert.match(
+      report.stderr,
+      /\nhint: start the program that reads .*log\.fifo first .*or give --html a regular file\n/,
+    );
     // A reader, held open here (without waiting for a writer) while the command runs: the line waits in the pipe.
     const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
     try {
