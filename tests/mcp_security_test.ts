@@ -21,6 +21,8 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { main, MCP_HELP, MCP_OPTIONS } from "../_cli/mcp.ts";
 import { runtimeCommand } from "./_runtime.ts";
+import { runInProcess } from "./_cli.ts";
+import { main as cliMain } from "../cli.ts";
 import { createMcpGuard, type JsonRpcMessage, type McpEvent } from "../mcp.ts";
 import { INIT } from "./_mcp_messages.ts";
 import { acceptPending, defaultPinsPath, hashDefinition, pinKey } from "../_mcp/pins.ts";
@@ -1030,4 +1032,47 @@ test("McpSession: a batch the guard cannot parse is answered under its request's
   session.fromClient({ bytes: new TextEncoder().encode(line), message: undefined });
   assert.deepEqual(toServer, []);
   assert.deepEqual(toClient.map((m) => [m.id, (m.error as { code: number }).code]), [[5, -32700]]);
+});
+
+test("toolguard mcp pins accept --all with no change waiting says so and exits 0; a TOOL named still exits 1", async () => {
+  const { PinStore } = await import("../_mcp/pins.ts");
+  const dir = tempDir();
+  const file = join(dir, "pins.json");
+  try {
+    new PinStore({ server: "srv", file }).review([{ name: "t", inputSchema: { type: "object" } }]);
+    const all = await runInProcess(cliMain, ["mcp", "pins", "accept", "--pins", file, "--all"]);
+    assert.deepEqual(all, {
+      status: 0,
+      stdout: "nothing to accept: no changed definition waits\n",
+      stderr: "",
+    });
+    const one = await runInProcess(cliMain, [
+      "mcp",
+      "pins",
+      "accept",
+      "--pins",
+      file,
+      "--all",
+      "--server",
+      "srv",
+    ]);
+    assert.equal(one.status, 0);
+    assert.equal(one.stdout, "nothing to accept: no changed definition waits for srv\n");
+    // No pin file at all: nothing waits either.
+    const none = await runInProcess(cliMain, [
+      "mcp",
+      "pins",
+      "accept",
+      "--pins",
+      join(dir, "none.json"),
+      "--all",
+    ]);
+    assert.equal(none.status, 0, none.stderr);
+    // A name that waits for nothing is likely a typo: still a failure.
+    const named = await runInProcess(cliMain, ["mcp", "pins", "accept", "--pins", file, "t"]);
+    assert.equal(named.status, 1);
+    assert.match(named.stderr, /no changed definition waits for t\n/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
