@@ -9,7 +9,7 @@ import process from "node:process";
 import { classify, type ClassifyOptions, fromModel, type ProcessOutcome, runTool } from "../guard.ts";
 import type { ToolResult } from "../types.ts";
 import { fake, launcher } from "./_guard_helpers.ts";
-import { isBun, isWindows } from "./_runtime.ts";
+import { isBun, isWindows, withoutWineNoise } from "./_runtime.ts";
 import { oversizedFromClient } from "../_mcp/guard.ts";
 import { tooLargeMessage } from "../_gate/bound.ts";
 import type { JsonRpcMessage } from "../_mcp/jsonrpc.ts";
@@ -134,10 +134,7 @@ test("runTool: the six basic cases and the extra scenarios classify as the contr
   assert.ok(stderrHeavy.stderr.length > 1000);
   // Under Wine, bun.exe itself appends a harmless "Internal error: directory mismatch" line to a child's
   // stderr (see ../shared/windows/README.md); it is Wine's noise, not the tool's.
-  const tail = process.env.UNDER_WINE === "1"
-    ? stderrHeavy.stderr.replace(/Internal error: directory mismatch[^\n]*\n/g, "")
-    : stderrHeavy.stderr;
-  assert.match(tail, /LAST: disk quota exceeded\n$/);
+  assert.match(withoutWineNoise(stderrHeavy.stderr), /LAST: disk quota exceeded\n$/);
   assert.match(stderrHeavy.detail, /LAST: disk quota exceeded/);
   assert.ok(stderrHeavy.detail.length <= 400);
 });
