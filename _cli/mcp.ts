@@ -245,13 +245,15 @@ function stderrNotice(event: McpEvent, values: OptionValues, warned: Set<string>
       `toolguard mcp: the definition of tool ${event.name} changed since it was pinned; ${what}\n` +
         event.diff.split("\n").map((l) => `  ${l}`).join("\n") + "\n",
     );
-  } else if (event.event === "description_flagged" && !warned.has(`desc:${event.kind}:${event.name}`)) {
-    warned.add(`desc:${event.kind}:${event.name}`);
+  } else if (
+    event.event === "description_flagged" &&
+    !warned.has(`desc:${event.kind}:${event.name}:${textKind(event.pointer)}`)
+  ) {
+    const text = textKind(event.pointer);
+    warned.add(`desc:${event.kind}:${event.name}:${text}`);
     const what = event.hidden ? "hidden from the client (--strict)" : "the flagged part was removed";
     const why = [...new Set(event.findings.map((f) => f.category))].join(", ");
-    notice(
-      `toolguard mcp: the description of ${event.kind} ${event.name} looks poisoned (${why}); ${what}\n`,
-    );
+    notice(`toolguard mcp: the ${text} of ${event.kind} ${event.name} looks poisoned (${why}); ${what}\n`);
   } else if (event.event === "stray_message" && !warned.has(`stray:${event.kind}`)) {
     warned.add(`stray:${event.kind}`);
     notice(
@@ -287,6 +289,11 @@ function stderrNotice(event: McpEvent, values: OptionValues, warned: Set<string>
     warned.add(`pins:${event.detail}`);
     notice(`toolguard mcp: ${event.detail}; pins are kept in memory for this run\n`);
   }
+}
+
+/** Whether a flagged text (by its pointer) is a title or a description, for the notice. */
+function textKind(pointer: string): "title" | "description" {
+  return pointer.endsWith("/title") ? "title" : "description";
 }
 
 /**

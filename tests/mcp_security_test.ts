@@ -360,6 +360,18 @@ test(
         const e = events(log).filter((x) => x.type === "description_flagged");
         return e.length >= 7 ? e : undefined;
       });
+      // (the notices come through a pipe: they may arrive after the log's lines)
+      const notices = await until("title notices", () => {
+        const err = r.stderr();
+        return /the title of server evil-titles/.test(err) && /the title of tool weather/.test(err)
+          ? err
+          : undefined;
+      });
+      assert.match(notices, /the title of tool weather looks poisoned \(/);
+      assert.match(
+        notices,
+        /the title of server evil-titles looks poisoned \(hidden_text\); the flagged part/,
+      );
       assert.deepEqual(flagged.map((e) => `${e.kind} ${e.pointer}`).sort(), [
         "prompt /prompts/0/title",
         "resource /resources/0/title",
