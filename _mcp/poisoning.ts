@@ -285,21 +285,31 @@ const LABEL_VERB_RULES: ReadonlySet<string> = new Set([
 /** A path or a key file in a match: "Read ~/.ssh/id_rsa" is no label, wherever it stands. */
 const PATH_LIKE = /[~/\\%$]|\.[a-z]|id_rsa|id_ed25519/i;
 
+/** A title that says where to put something ("… and include it in the city parameter") is no label. */
+const INTO_PARAMETER =
+  /\b(?:in|into|as|to|inside) (?:the |a )?['"`]?\w+['"`]? ?(?:parameter|argument|field|param)\b/i;
+
 /**
  * Check one title (`title`, `annotations.title`, the server's `serverInfo.title`, a schema's `title`): as a
  * description, with two differences, since a title is a label of a few words on one line. An imperative
- * rule that fires at its first word is the label naming its tool's action and is let be (unless what it
- * names is a path or a key file): "Trigger Long Running Operation Tool", a title of the reference server
- * `server-everything`, fired `tool.call_named_tool`. And any character of {@linkcode TITLE_HIDDEN} is
- * `hidden_text` (`title.hidden_character`), where a description needs a run of them. A flagged title is
- * replaced whole.
+ * rule that fires at its first word is the label naming its tool's action and is let be, unless what it
+ * names is a path or a key file, or the title says which parameter to put something in: "Trigger Long
+ * Running Operation Tool", a title of the reference server `server-everything`, fired
+ * `tool.call_named_tool`, and secret stores name tools "Read Secret" or "Get Access Token". And any
+ * character of {@linkcode TITLE_HIDDEN} is `hidden_text` (`title.hidden_character`), where a description
+ * needs a run of them. A flagged title is replaced whole.
+ *
+ * @param text The title.
+ * @param options The tools the server declares, as for {@linkcode checkDescription}.
+ * @returns The findings, each spanning the whole title.
  */
 export function checkTitle(text: string, options: DescriptionCheckOptions): DescriptionFinding[] {
   if (text.length === 0) return [];
   const lead = text.length - text.trimStart().length;
-  const found = matchesIn(text, options).filter((f) =>
-    !(LABEL_VERB_RULES.has(f.rule) && f.start <= lead && !PATH_LIKE.test(text.slice(f.start, f.end)))
-  );
+  const label = (f: DescriptionFinding) =>
+    LABEL_VERB_RULES.has(f.rule) && f.start <= lead && !PATH_LIKE.test(text.slice(f.start, f.end)) &&
+    !INTO_PARAMETER.test(text);
+  const found = matchesIn(text, options).filter((f) => !label(f));
   const hidden = TITLE_HIDDEN.exec(text);
   if (hidden !== null) {
     const excerpt = `\\u{${hidden[0].codePointAt(0)!.toString(16).toUpperCase()}}`;
