@@ -71,7 +71,7 @@ Options:
                        the URL's origin only (a redirect elsewhere is an error, not followed)
   --max-in-flight N    with --url, how many of the client's requests may wait for the server at once
                        (default 64); a request past them is answered at once with an error telling the
-                       client to wait for answers first
+                       client to wait for answers first (notifications past as many wait their turn)
   --forward-unchecked  forward calls to tools whose schema toolguard cannot enforce (default: reject them)
   --log FILE           append one JSON line per event (calls, flagged output, pins, changes, exit)
   -h, --help           show this help

@@ -43,8 +43,9 @@ export interface McpHttpRelayOptions extends McpGuardOptions {
    * answer, or its stream, ends). A request past them is not sent: it is answered at once with a JSON-RPC
    * error telling the client to wait for answers before sending more, so a client that floods the relay
    * opens no more connections and still gets an answer to every request. Notifications and the client's
-   * answers to the server's requests are always sent (they are not held open, and an answer held back
-   * could leave the server waiting on the very requests that fill the bound). Default 64.
+   * answers to the server's requests are never refused (no answer could say so, and the server may wait for
+   * an answer), and have places of their own, as many: past them, the relay reads no more of the client's
+   * input until one is free (such a POST is short: 202 Accepted). Default 64.
    */
   maxInFlight?: number;
 }
@@ -176,6 +177,9 @@ class HttpRelay {
   /** How many POSTs carrying requests are in flight, and how many may be (`maxInFlight`). */
   #requestPosts = 0;
   readonly #maxInFlight: number;
+  /** How many POSTs without requests are in flight (as many may be), and those waiting for a place. */
+  #otherPosts = 0;
+  readonly #otherWaiting: (() => void)[] = [];
   /** The server's own stream: not asked for yet, being opened or read (or resumed), or over. */
   #stream: "idle" | "open" | "over" = "idle";
   /** How the server's own stream ended, for the requests it can no longer answer. */
@@ -268,27 +272,48 @@ class HttpRelay {
 
   /**
    * Send one frame as a POST; its answer (JSON or an event stream) goes to the session. Never throws. Past
-   * `maxInFlight`, its requests are answered with an error instead (see {@linkcode HttpRelay.#refuseBusy}).
+   * `maxInFlight`, its requests are answered with an error instead (see {@linkcode HttpRelay.#refuseBusy}),
+   * and a message without requests (notifications, the client's answers) waits for a place: the promise
+   * returned then, which the session passes back to the client's reader, holds the client's input back.
    */
-  readonly #toServer = (frame: McpFrame): void => {
+  readonly #toServer = (frame: McpFrame): void | Promise<void> => {
     let message = frame.message;
-    const requests = requestsOf(message).length > 0;
-    if (requests && this.#requestPosts >= this.#maxInFlight) {
+    if (requestsOf(message).length > 0) {
+      if (this.#requestPosts < this.#maxInFlight) {
+        this.#requestPosts++;
+        return this.#send(message, () => this.#requestPosts--);
+      }
       this.#refuseBusy(message);
       // A batch's notifications and answers still go.
       const rest = Array.isArray(message) ? message.filter((m) => !(isRecord(m) && isRequest(m))) : [];
       if (rest.length === 0) return;
       message = rest;
     }
-    const counted = requests && message === frame.message;
-    if (counted) this.#requestPosts++;
+    // Not refused, as no answer could say so (and an answer the server waits for must reach it), but not
+    // without bound either: such a POST is short (202 Accepted), so waiting for a place is short too.
+    const release = () => {
+      const next = this.#otherWaiting.shift();
+      if (next === undefined) this.#otherPosts--;
+      else next(); // (the place goes to the next in line)
+    };
+    if (this.#otherPosts < this.#maxInFlight) {
+      this.#otherPosts++;
+      return this.#send(message, release);
+    }
+    return new Promise<void>((resolve) => this.#otherWaiting.push(resolve)).then(() =>
+      this.#send(message, release)
+    );
+  };
+
+  /** POST `message`, tracked in flight; `done` runs when the POST has ended, however it ended. */
+  #send(message: unknown, done: () => void): void {
     const sent = this.#post(message).catch((error) => this.#failed(message, errorText(error)));
     this.#inFlight.add(sent);
     void sent.finally(() => {
       this.#inFlight.delete(sent);
-      if (counted) this.#requestPosts--;
+      done();
     });
-  };
+  }
 
   /**
    * The requests of a message past `maxInFlight`: not sent, answered with an error saying to wait for answers

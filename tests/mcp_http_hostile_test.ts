@@ -6,9 +6,9 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import type { ServerResponse } from "node:http";
+import { createServer, type ServerResponse } from "node:http";
 import { INIT } from "./_mcp_messages.ts";
-import { errorOf, relayUntilAnswered, scriptedServer } from "./_mcp_http.ts";
+import { answeredPlainly, errorOf, relayUntilAnswered, scriptedServer } from "./_mcp_http.ts";
 import { type JsonRpcMessage, type McpEvent, relayMcpHttp } from "../mcp.ts";
 
 const call = (id: number, name: string) => ({
@@ -388,3 +388,79 @@ test("relayMcpHttp: maxInFlight must be a whole number from 1 up", async () => {
     );
   }
 });
+
+test(
+  "relayMcpHttp: past maxInFlight notification POSTs, the relay reads no more of the client until one ends",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    const max = 4;
+    const flood = 20;
+    const held: ServerResponse[] = [];
+    let released = false;
+    const server = createServer((req, res) => {
+      let body = "";
+      req.on("data", (c) => (body += c));
+      req.on("end", () => {
+        if (req.method !== "POST") return void res.writeHead(req.method === "GET" ? 405 : 200).end();
+        const m = JSON.parse(body) as JsonRpcMessage;
+        if (m.method === "ping") {
+          const pong = JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} });
+          return void res.writeHead(200, { "content-type": "application/json" }).end(pong);
+        }
+        if (m.method !== "notifications/roots/list_changed") return void answeredPlainly(m, res, []);
+        // Held until the bound is reached at the server: a relay that does not keep it would have read on.
+        held.push(res);
+        if (held.length < max) return;
+        released = true;
+        for (const r of held.splice(0)) r.writeHead(202).end();
+      });
+    });
+    const url = await new Promise<string>((resolve) =>
+      server.listen(
+        0,
+        "127.0.0.1",
+        () => resolve(`http://127.0.0.1:${(server.address() as { port: number }).port}/mcp`),
+      )
+    );
+    let readOnBeforeRelease: boolean | undefined;
+    let initAnswered = () => {};
+    const init = new Promise<void>((resolve) => (initAnswered = resolve));
+    let pingAnswered = () => {};
+    const ping = new Promise<void>((resolve) => (pingAnswered = resolve));
+    const enc = new TextEncoder();
+    async function* client() {
+      for (const m of INIT) {
+        yield enc.encode(JSON.stringify(m) + "\n");
+      }
+      await init;
+      for (let i = 1; i <= flood; i++) {
+        // Asked for the one after the bound's first past it: the relay read on without a place free.
+        if (i === max + 2) readOnBeforeRelease = !released;
+        yield enc.encode(
+          JSON.stringify({ jsonrpc: "2.0", method: "notifications/roots/list_changed" }) + "\n",
+        );
+      }
+      yield enc.encode(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }) + "\n");
+      await ping;
+    }
+    try {
+      await relayMcpHttp(url, {
+        maxInFlight: max,
+        input: client(),
+        output: (bytes) => {
+          for (const line of new TextDecoder().decode(bytes).split("\n").filter(Boolean)) {
+            const m = JSON.parse(line) as JsonRpcMessage;
+            if (m.id === 0) initAnswered();
+            if (m.id === 1) pingAnswered();
+          }
+        },
+      });
+      assert.equal(readOnBeforeRelease, false, "the client's input waited for a place");
+    } finally {
+      server.closeAllConnections?.();
+      server.close();
+    }
+  },
+);
