@@ -122,6 +122,7 @@ test("checkTitle: one hidden character is enough in a title; emoji joiners and s
     const title of [
       "\u{1F468}\u200d\u{1F469}\u200d\u{1F467} Family",
       "\u2709\ufe0f Send",
+      "\u05d7\u05d9\u05e4\u05d5\u05e9 \u200fFiles\u200f",
       "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645",
     ]
   ) {
