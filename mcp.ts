@@ -18,7 +18,7 @@
  * - {@linkcode createMcpGuard}: the judge on its own, for any other plumbing.
  *
  * Beyond arguments, the guard pins tool definitions (`pins`: a changed tool is refused until accepted),
- * cuts instructions aimed at the model out of descriptions (tool poisoning, shadowing; `strict` hides such
+ * cuts instructions aimed at the model out of descriptions and titles (tool poisoning, shadowing; `strict` hides such
  * tools), refuses credentials in arguments (`allowSecrets` to forward them), scans every server-to-client
  * payload with `scanOutput`, and answers every request, also when the server cannot.
  *

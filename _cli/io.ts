@@ -233,7 +233,7 @@ const IO_REASONS: Record<string, string> = {
   PermissionDenied: "permission denied",
   ENAMETOOLONG: "the name is too long",
   ELOOP: "too many levels of symbolic links",
-  ENXIO: "it is a FIFO that no process reads; start its reader first",
+  ENXIO: "it is a FIFO that no process reads",
   ENOSPC: "no space left on the device",
   EROFS: "the file system is read-only",
 };
@@ -287,6 +287,39 @@ export function cannotRead(path: string, error: unknown, hint: string): UsageErr
         "rename it"
       : hint,
   );
+}
+
+/**
+ * The {@linkcode UsageError} for an output file that cannot be opened or written: `cannot open log file PATH:
+ * REASON` (`--log`) or `cannot write PATH: REASON`, with a hint that fits the cause: a FIFO that no process
+ * reads wants its reader started, a folder wants a file name in it; anything else, a path that can be
+ * written.
+ *
+ * @example A FIFO without a reader
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { cannotWrite } from "./io.ts";
+ *
+ * const e = cannotWrite("html", "out.fifo", Object.assign(new Error("ENXIO"), { code: "ENXIO" }));
+ * assert.equal(e.message, "cannot write out.fifo: it is a FIFO that no process reads");
+ * assert.match(e.hint ?? "", /^start the program that reads out\.fifo first/);
+ * ```
+ *
+ * @param option The option that named the file, without dashes (`log`, `html`).
+ * @param path The path as given.
+ * @param error What the file operation threw.
+ * @returns The error to throw.
+ */
+export function cannotWrite(option: string, path: string, error: unknown): UsageError {
+  const reason = ioReason(error);
+  const hint = reason === IO_REASONS.ENXIO
+    ? `start the program that reads ${path} first (it waits for what is written there), or give --${option} ` +
+      "a regular file"
+    : reason === IO_REASONS.EISDIR
+    ? `give --${option} a file name inside that folder`
+    : `give --${option} a path in a folder you can write to`;
+  const what = option === "log" ? `cannot open log file ${path}` : `cannot write ${path}`;
+  return new UsageError(`${what}: ${reason}`, hint);
 }
 
 /**

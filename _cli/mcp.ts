@@ -8,9 +8,10 @@
  */
 import { type JsonlLog, jsonlLog } from "../_log/log.ts";
 import {
+  cannotWrite,
   EXIT_FAIL,
   EXIT_OK,
-  ioReason,
+  integerOption,
   logWriteWarning,
   type OptionValues,
   outputPathOption,
@@ -68,14 +69,18 @@ Options:
                        --header "Authorization: Bearer \${TOKEN}"; \${NAME} is read from the environment,
                        so a client's config can keep the secret in its env block; headers go to
                        the URL's origin only (a redirect elsewhere is an error, not followed)
+  --max-in-flight N    with --url, how many of the client's requests may wait for the server at once
+                       (default 64); a request past them is answered at once with an error telling the
+                       client to wait for answers first (notifications past as many wait their turn)
   --forward-unchecked  forward calls to tools whose schema toolguard cannot enforce (default: reject them)
   --log FILE           append one JSON line per event (calls, flagged output, pins, changes, exit)
   -h, --help           show this help
 
-Descriptions (tools, prompts, resources, server instructions) are always checked for instructions aimed at
-the model (read files, pass secrets, hide things from the user, call other tools) and for naming tools the
-server does not declare (shadowing); a flagged description reaches the client with the span replaced by a
-[toolguard: removed ...] marker, and is logged.
+Descriptions and titles (tools, prompts, resources, server instructions and title) are always checked for
+instructions aimed at the model (read files, pass secrets, hide things from the user, call other tools) and
+for naming tools the server does not declare (shadowing), titles also for any hidden character; a flagged
+description reaches the client with the span replaced by a [toolguard: removed ...] marker (a title is
+replaced whole), and is logged.
 
 Exit status: 0 when the client closed the connection or the server exited with 0, 1 when the server could
 not start or ended otherwise (with --url: when a message did not reach it or was refused), 2 for usage errors.
@@ -102,6 +107,7 @@ export const MCP_OPTIONS = {
   "allow-secrets": { type: "boolean" },
   url: { type: "string" },
   header: { type: "string", multiple: true },
+  "max-in-flight": { type: "string" },
 } as const;
 
 /** Headers the relay sets itself: a `--header` for one of them is refused rather than ignored. */
@@ -239,13 +245,15 @@ function stderrNotice(event: McpEvent, values: OptionValues, warned: Set<string>
       `toolguard mcp: the definition of tool ${event.name} changed since it was pinned; ${what}\n` +
         event.diff.split("\n").map((l) => `  ${l}`).join("\n") + "\n",
     );
-  } else if (event.event === "description_flagged" && !warned.has(`desc:${event.kind}:${event.name}`)) {
-    warned.add(`desc:${event.kind}:${event.name}`);
+  } else if (
+    event.event === "description_flagged" &&
+    !warned.has(`desc:${event.kind}:${event.name}:${textKind(event.pointer)}`)
+  ) {
+    const text = textKind(event.pointer);
+    warned.add(`desc:${event.kind}:${event.name}:${text}`);
     const what = event.hidden ? "hidden from the client (--strict)" : "the flagged part was removed";
     const why = [...new Set(event.findings.map((f) => f.category))].join(", ");
-    notice(
-      `toolguard mcp: the description of ${event.kind} ${event.name} looks poisoned (${why}); ${what}\n`,
-    );
+    notice(`toolguard mcp: the ${text} of ${event.kind} ${event.name} looks poisoned (${why}); ${what}\n`);
   } else if (event.event === "stray_message" && !warned.has(`stray:${event.kind}`)) {
     warned.add(`stray:${event.kind}`);
     notice(
@@ -270,7 +278,9 @@ function stderrNotice(event: McpEvent, values: OptionValues, warned: Set<string>
       ? "a line that is not JSON; not passed on to the server, since the guard cannot judge it"
       : event.kind === "call_without_id"
       ? "a tools/call without an id; not passed on to the server, since the guard cannot judge it"
-      : "a request under the id of one still waiting; not passed on, since their answers could not be told apart";
+      : event.kind === "id_in_use"
+      ? "a request under the id of one still waiting; not passed on, since their answers could not be told apart"
+      : "more requests at once than --max-in-flight; those past it were answered with an error, not sent";
     notice(`toolguard mcp: the client sent ${what} (nor are later ones; --log records each)\n`);
   } else if (event.event === "post_failed" && !warned.has(`post:${event.detail}`)) {
     warned.add(`post:${event.detail}`);
@@ -279,6 +289,11 @@ function stderrNotice(event: McpEvent, values: OptionValues, warned: Set<string>
     warned.add(`pins:${event.detail}`);
     notice(`toolguard mcp: ${event.detail}; pins are kept in memory for this run\n`);
   }
+}
+
+/** Whether a flagged text (by its pointer) is a title or a description, for the notice. */
+function textKind(pointer: string): "title" | "description" {
+  return pointer.endsWith("/title") ? "title" : "description";
 }
 
 /**
@@ -350,6 +365,13 @@ export function main(args: string[]): Promise<number> {
       );
     }
     const headers = headerOptions(headerList, envVar);
+    const maxInFlight = integerOption(values, "max-in-flight", { min: 1 });
+    if (maxInFlight !== undefined && url === undefined) {
+      throw new UsageError(
+        "--max-in-flight goes with --url",
+        "a stdio server reads the client's requests from one pipe, in order: there is nothing to bound",
+      );
+    }
     const options = guardOptions(values, url ?? server.join(" "));
     const logPath = outputPathOption(values, "log");
     let callLog: JsonlLog | null = null;
@@ -358,16 +380,13 @@ export function main(args: string[]): Promise<number> {
         // The log schema of every other toolguard log, so `toolguard stats` reads it.
         callLog = jsonlLog(logPath, { onError: logWriteWarning("mcp", logPath) });
       } catch (error) {
-        throw new UsageError(
-          `cannot open log file ${logPath}: ${ioReason(error)}`,
-          "give --log a path in a folder you can write to",
-        );
+        throw cannotWrite("log", logPath, error);
       }
     }
     try {
       const { onEvent, failedPosts } = eventLog(values, callLog);
       const exit = url !== undefined
-        ? await relayMcpHttp(url, { ...options, headers, onEvent })
+        ? await relayMcpHttp(url, { ...options, headers, onEvent, ...(maxInFlight ? { maxInFlight } : {}) })
         : await relayMcpStdio(server[0], server.slice(1), { ...options, onEvent });
       if (exit.reason === "spawn_failed" || exit.reason === "server_exited") {
         notice(`toolguard mcp: ${exit.detail}\n`);

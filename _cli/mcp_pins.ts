@@ -46,6 +46,10 @@ Options:
   --all          accept every waiting change
   --json         print the pin file as JSON (list)
   -h, --help     show this help
+
+Exit status: 0 when done, also for --all with no change waiting (nothing to do is not a failure); 1 when
+a TOOL named has no changed definition waiting (a misspelt name, or one accepted already); 2 for usage
+errors.
 `;
 
 /**
@@ -90,6 +94,12 @@ export function main(args: string[]): Promise<number> {
     }
     const server = stringOption(values, "server");
     const accepted = acceptPending(pins, { tools: values.all === true ? "all" : tools, server });
+    if (accepted.length === 0 && values.all === true) {
+      // As git says "Already up to date": the state asked for holds, nothing to write.
+      const where = server === undefined ? "" : ` for ${safeText(server)}`;
+      writeOut(`nothing to accept: no changed definition waits${where}\n`);
+      return Promise.resolve(EXIT_OK);
+    }
     if (accepted.length === 0) {
       writeErr(
         `toolguard mcp pins: no changed definition waits for ${safeText(tools.join(", ")) || "acceptance"}\n`,

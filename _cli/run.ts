@@ -5,11 +5,11 @@
  * @module
  */
 import {
+  cannotWrite,
   emptyPath,
   EXIT_FAIL,
   EXIT_OK,
   integerOption,
-  ioReason,
   logWriteWarning,
   MAX_TIMER_MS,
   type OptionValues,
@@ -172,10 +172,7 @@ export function main(args: string[]): Promise<number> {
       try {
         log = jsonlLog(logPath, { onError: logWriteWarning("run", logPath) });
       } catch (error) {
-        throw new UsageError(
-          `cannot open log file ${logPath}: ${ioReason(error)}`,
-          "give --log a path in a folder you can write to",
-        );
+        throw cannotWrite("log", logPath, error);
       }
       options.onResult = log.onResult;
     }

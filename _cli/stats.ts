@@ -9,11 +9,11 @@
 import { plural } from "../_common/values.ts";
 import {
   cannotRead,
+  cannotWrite,
   emptyPath,
   EXIT_FAIL,
   EXIT_OK,
   inputName,
-  ioReason,
   isTerminal,
   onePositional,
   outputPathOption,
@@ -119,10 +119,7 @@ export function main(args: string[]): Promise<number> {
         // Through the log's file helper: a FIFO that no process reads is refused at once, not waited on.
         replaceFile(html, encoder.encode(renderHtmlReport(report, { source: inputName(path) })));
       } catch (e) {
-        throw new UsageError(
-          `cannot write ${html}: ${ioReason(e)}`,
-          "give --html a path in a folder you can write to",
-        );
+        throw cannotWrite("html", html, e);
       }
     }
     if (wantsJson(values)) printJson(report, { pretty: values.pretty === true });

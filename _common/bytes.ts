@@ -1,9 +1,11 @@
 /**
  * Byte and typed-array helpers: joining stream reads (the MCP frame reader, the log reader, the fake tool),
- * growing the scanner's kept integer buffers, and a string's length in UTF-8 (the log's line bound).
+ * growing the scanner's kept integer buffers, a string's length in UTF-8 (the log's line bound), and a byte
+ * count as messages write it.
  *
  * @module
  */
+import { plural } from "./values.ts";
 
 /**
  * A new array holding `parts` one after another; `total` is the sum of their lengths (the callers keep it as
@@ -77,4 +79,22 @@ export function utf8Length(text: string): number {
     } else n += 3;
   }
   return n;
+}
+
+/**
+ * A byte count as messages write it: "1 byte", "0 bytes", "65536 bytes" (every message that names a size
+ * or a limit in bytes writes it so, so that a limit of 1 does not read "1 bytes").
+ *
+ * @example One byte, many bytes
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { byteCount } from "./bytes.ts";
+ *
+ * assert.equal(`stdout exceeded ${byteCount(1)}`, "stdout exceeded 1 byte");
+ * assert.equal(byteCount(65536), "65536 bytes");
+ * assert.equal(byteCount(0), "0 bytes");
+ * ```
+ */
+export function byteCount(n: number): string {
+  return `${n} ${plural(n, "byte")}`;
 }

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { concatBytes } from "../_common/bytes.ts";
+import { byteCount, concatBytes } from "../_common/bytes.ts";
 import type { StreamDialect } from "./calls.ts";
 
 /** The default of `maxResponseBytes`: 64 MiB, far above any answer a model writes. */
@@ -18,7 +18,8 @@ const NO_RETRY = { "x-should-retry": "false" };
 
 /** The message a client reads when an answer passed the bound; `what` says which part of it did. */
 export function tooLargeMessage(limit: number, what: string): string {
-  return `toolguard: ${what} passed maxResponseBytes (${limit} bytes), so the gate stopped reading it and ` +
+  const bound = byteCount(limit);
+  return `toolguard: ${what} passed maxResponseBytes (${bound}), so the gate stopped reading it and ` +
     "passed on nothing it had not judged. Raise guardFetch's maxResponseBytes option if answers this large " +
     "are expected.";
 }

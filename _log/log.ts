@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { concatBytes, utf8Length } from "../_common/bytes.ts";
+import { byteCount, concatBytes, utf8Length } from "../_common/bytes.ts";
 import { checkSwitches, cutUnits, errorText, isRecord, showHidden } from "../_common/values.ts";
 import { describe, describeVerdict } from "../_describe/describe.ts";
 import { fileId, type OpenFile, openFile } from "./files.ts";
@@ -646,7 +646,7 @@ function fileSink(path: string): Sink {
       } else {
         // Part of the line reached the file without its newline: the next line must end it.
         if (n > 0) torn = true;
-        fail(new Error(`jsonlLog: short write to ${path}: ${n} of ${out.length} bytes`));
+        fail(new Error(`jsonlLog: short write to ${path}: ${n} of ${byteCount(out.length)}`));
       }
     },
     close() {

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { byteCount } from "../_common/bytes.ts";
 import {
   type CompiledTools,
   compileTools,
@@ -88,11 +89,12 @@ export function oversizedFromClient(
 ): void {
   const found = idFromEdges(edges);
   to.emit({ event: "oversized_message", from: "client", bytes, ...(found ? { id: found.id } : {}) });
+  const [size, limit] = [byteCount(bytes), byteCount(max)];
   if (found !== undefined && !found.request) {
-    const text = `toolguard: the client's answer of ${bytes} bytes exceeds the limit of ${max} bytes`;
+    const text = `toolguard: the client's answer of ${size} exceeds the limit of ${limit}`;
     return to.toServer(errorResponse(found.id, -32603, text));
   }
-  const text = `toolguard: message of ${bytes} bytes exceeds the limit of ${max} bytes; not forwarded`;
+  const text = `toolguard: message of ${size} exceeds the limit of ${limit}; not forwarded`;
   to.toClient(errorResponse(found?.id ?? null, -32600, text));
 }
 

@@ -9,7 +9,7 @@
 import { hostInput, hostOutput, onInterrupt } from "../_run/runtime.ts";
 import { type SseEvent, sseParser } from "../_gate/sse.ts";
 import { readBounded } from "../_gate/bound.ts";
-import { concatBytes } from "../_common/bytes.ts";
+import { byteCount, concatBytes } from "../_common/bytes.ts";
 import { lazy } from "../_common/lazy.ts";
 import { errorText, isRecord, MAX_TIMER_MS, urlWithoutSecrets } from "../_common/values.ts";
 import { createMcpGuard, emitTo, oversizedFromClient } from "./guard.ts";
@@ -38,6 +38,16 @@ export interface McpHttpRelayOptions extends McpGuardOptions {
    * 64 MiB.
    */
   maxMessageBytes?: number;
+  /**
+   * How many of the client's requests may wait for the server at once (each is a `POST` held open until its
+   * answer, or its stream, ends). A request past them is not sent: it is answered at once with a JSON-RPC
+   * error telling the client to wait for answers before sending more, so a client that floods the relay
+   * opens no more connections and still gets an answer to every request. Notifications and the client's
+   * answers to the server's requests are never refused (no answer could say so, and the server may wait for
+   * an answer), and have places of their own, as many: past them, the relay reads no more of the client's
+   * input until one is free (such a POST is short: 202 Accepted). Default 64.
+   */
+  maxInFlight?: number;
 }
 
 /** JSON-RPC error code for a failure of the transport (the SDK's "connection closed"). */
@@ -50,6 +60,9 @@ const TRANSPORT_ERROR = -32000;
  * fail before the request is answered with an error.
  */
 const RESUME = { defaultMs: 1000, minMs: 50, maxMs: MAX_TIMER_MS, failures: 3 } as const;
+
+/** How many of the client's requests wait for the server at once, when `maxInFlight` does not say. */
+const MAX_IN_FLIGHT = 64;
 
 /** How many redirects within the server's origin a request follows (see `HttpRelay.#fetch`). */
 const MAX_REDIRECTS = 5;
@@ -66,7 +79,7 @@ const ERROR_BODY_BYTES = 4096;
  */
 class TooLong extends Error {
   constructor(max: number, what: string) {
-    super(`${what} runs past the relay's limit of ${max} bytes (maxMessageBytes); it was not read on`);
+    super(`${what} runs past the relay's limit of ${byteCount(max)} (maxMessageBytes); it was not read on`);
     this.name = "TooLong";
   }
 }
@@ -161,6 +174,12 @@ class HttpRelay {
   #protocolVersion: string | undefined;
   /** Requests in flight, so the relay waits for their answers before it ends. */
   readonly #inFlight = new Set<Promise<void>>();
+  /** How many POSTs carrying requests are in flight, and how many may be (`maxInFlight`). */
+  #requestPosts = 0;
+  readonly #maxInFlight: number;
+  /** How many POSTs without requests are in flight (as many may be), and those waiting for a place. */
+  #otherPosts = 0;
+  readonly #otherWaiting: (() => void)[] = [];
   /** The server's own stream: not asked for yet, being opened or read (or resumed), or over. */
   #stream: "idle" | "open" | "over" = "idle";
   /** How the server's own stream ended, for the requests it can no longer answer. */
@@ -183,6 +202,10 @@ class HttpRelay {
     this.#shown = shownAddress(url);
     this.#options = options;
     this.#max = options.maxMessageBytes ?? 64 * 1024 * 1024;
+    this.#maxInFlight = options.maxInFlight ?? MAX_IN_FLIGHT;
+    if (!Number.isInteger(this.#maxInFlight) || this.#maxInFlight < 1) {
+      throw new RangeError(`maxInFlight must be a whole number from 1 up, got ${options.maxInFlight}`);
+    }
     this.#headerValues = headerValues(options.headers);
     this.#signal = signal;
     this.#postSignal = AbortSignal.any([signal, this.#giveUp.signal]);
@@ -247,12 +270,64 @@ class HttpRelay {
     return this.#outChain;
   };
 
-  /** Send one frame as a POST; its answer (JSON or an event stream) goes to the session. Never throws. */
-  readonly #toServer = (frame: McpFrame): void => {
-    const sent = this.#post(frame.message).catch((error) => this.#failed(frame.message, errorText(error)));
-    this.#inFlight.add(sent);
-    void sent.finally(() => this.#inFlight.delete(sent));
+  /**
+   * Send one frame as a POST; its answer (JSON or an event stream) goes to the session. Never throws. Past
+   * `maxInFlight`, its requests are answered with an error instead (see {@linkcode HttpRelay.#refuseBusy}),
+   * and a message without requests (notifications, the client's answers) waits for a place: the promise
+   * returned then, which the session passes back to the client's reader, holds the client's input back.
+   */
+  readonly #toServer = (frame: McpFrame): void | Promise<void> => {
+    let message = frame.message;
+    if (requestsOf(message).length > 0) {
+      if (this.#requestPosts < this.#maxInFlight) {
+        this.#requestPosts++;
+        return this.#send(message, () => this.#requestPosts--);
+      }
+      this.#refuseBusy(message);
+      // A batch's notifications and answers still go.
+      const rest = Array.isArray(message) ? message.filter((m) => !(isRecord(m) && isRequest(m))) : [];
+      if (rest.length === 0) return;
+      message = rest;
+    }
+    // Not refused, as no answer could say so (and an answer the server waits for must reach it), but not
+    // without bound either: such a POST is short (202 Accepted), so waiting for a place is short too.
+    const release = () => {
+      const next = this.#otherWaiting.shift();
+      if (next === undefined) this.#otherPosts--;
+      else next(); // (the place goes to the next in line)
+    };
+    if (this.#otherPosts < this.#maxInFlight) {
+      this.#otherPosts++;
+      return this.#send(message, release);
+    }
+    return new Promise<void>((resolve) => this.#otherWaiting.push(resolve)).then(() =>
+      this.#send(message, release)
+    );
   };
+
+  /** POST `message`, tracked in flight; `done` runs when the POST has ended, however it ended. */
+  #send(message: unknown, done: () => void): void {
+    const sent = this.#post(message).catch((error) => this.#failed(message, errorText(error)));
+    this.#inFlight.add(sent);
+    void sent.finally(() => {
+      this.#inFlight.delete(sent);
+      done();
+    });
+  }
+
+  /**
+   * The requests of a message past `maxInFlight`: not sent, answered with an error saying to wait for answers
+   * (a request through the relay is always answered), and reported.
+   */
+  #refuseBusy(message: unknown): void {
+    for (const r of requestsOf(message)) {
+      emitTo(this.#options.onEvent, { event: "client_message_refused", kind: "in_flight_limit", id: r.id });
+      const text = `toolguard: ${r.method} was not sent to the MCP server at ${this.#shown}: ` +
+        `${this.#maxInFlight} requests already wait for its answers, the most the relay sends at once ` +
+        "(maxInFlight); wait for an answer before sending more, then send it again";
+      this.#session.answerWithError(r.id, TRANSPORT_ERROR, text);
+    }
+  }
 
   #headers(accept: string): Record<string, string> {
     const headers: Record<string, string> = { ...this.#options.headers, accept };

@@ -1,8 +1,9 @@
 /**
  * Tool poisoning and shadowing: descriptions (of tools and their parameters, prompts, resources, a
- * server's `instructions`) are read by the model as instructions, so a malicious server hides orders in
- * them: read `~/.ssh/id_rsa` and pass it as a parameter, do not tell the user, always call this tool
- * instead of `send_email`. This module finds such spans and cuts them out.
+ * server's `instructions`) and titles (which clients show as names, and some hand the model) are read as
+ * instructions, so a malicious server hides orders in them: read `~/.ssh/id_rsa` and pass it as a
+ * parameter, do not tell the user, always call this tool instead of `send_email`. This module finds such
+ * spans and cuts them out.
  *
  * It runs the scanner engine (`_scan/scan.ts`, context `tool_output`) plus rules of its own that only make
  * sense where the text addresses the model. The cleaner home for these rules is a `description` context in
@@ -215,12 +216,8 @@ function sentenceAround(text: string, start: number, end: number): [number, numb
   return [s, e];
 }
 
-/**
- * Check one description: the scanner's findings and the description rules, with each span widened to its
- * sentence (a tag block stays exact). Findings are ordered by `start`; spans may overlap.
- */
-export function checkDescription(text: string, options: DescriptionCheckOptions): DescriptionFinding[] {
-  if (text.length === 0) return [];
+/** The findings of the scanner and the description rules in `text`, each on its match alone. */
+function matchesIn(text: string, options: DescriptionCheckOptions): DescriptionFinding[] {
   const found: DescriptionFinding[] = scan(text, { context: "tool_output" }).findings
     .filter((f) => !NOT_FOR_DESCRIPTIONS.has(f.rule) && !callsOwnTool(text, f, options.declared))
     .map((f) => ({ category: f.category, rule: f.rule, start: f.start, end: f.end, excerpt: f.excerpt }));
@@ -229,11 +226,21 @@ export function checkDescription(text: string, options: DescriptionCheckOptions)
     for (const m of text.matchAll(rule.re)) {
       if (rule.category !== "hidden_block" && prohibited(text, m.index)) continue;
       const excerpt = m[0].length > 80 ? `${m[0].slice(0, 77)}...` : m[0];
-      const [start, end] = rule.exact ? [m.index, m.index + m[0].length] : [m.index, m.index + m[0].length];
-      found.push({ category: rule.category, rule: rule.name, start, end, excerpt });
+      found.push({
+        category: rule.category,
+        rule: rule.name,
+        start: m.index,
+        end: m.index + m[0].length,
+        excerpt,
+      });
     }
   }
   if (options.declared !== null) found.push(...shadowing(text, options.declared));
+  return found;
+}
+
+/** Each finding widened to its sentence (a tag block stays exact), ordered by `start`. */
+function widened(text: string, found: readonly DescriptionFinding[]): DescriptionFinding[] {
   return found
     .map((f) => {
       if (f.rule === "description.tag_block") return f;
@@ -241,6 +248,83 @@ export function checkDescription(text: string, options: DescriptionCheckOptions)
       return { ...f, start, end };
     })
     .sort((a, b) => a.start - b.start);
+}
+
+/**
+ * Check one description: the scanner's findings and the description rules, with each span widened to its
+ * sentence (a tag block stays exact). Findings are ordered by `start`; spans may overlap.
+ */
+export function checkDescription(text: string, options: DescriptionCheckOptions): DescriptionFinding[] {
+  if (text.length === 0) return [];
+  return widened(text, matchesIn(text, options));
+}
+
+/**
+ * What a title must not hold: control characters (C0, line breaks and tabs included, DEL, C1: a title is one
+ * line, and a line break is how a second, hidden paragraph gets in), direction embeddings, overrides and
+ * isolates, and characters that draw nothing, but for those right-to-left and emoji text needs: the
+ * left-to-right, right-to-left and Arabic letter marks (which reorder nothing by themselves), the zero-width
+ * joiner and non-joiner, and the emoji variation selectors (U+FE0E, U+FE0F). A description may hold a
+ * single invisible character for a reason (a soft hyphen in long prose); a label of a few words has none,
+ * and a client shows it to the user as the tool's name, where a single one hides what the text says or
+ * makes it look like another tool.
+ */
+const TITLE_HIDDEN =
+  // deno-lint-ignore no-control-regex -- control characters are what this looks for
+  /[\x00-\x1f\x7f-\x9f\u00ad\u034f\u115f\u1160\u17b4\u17b5\u180e\u200b\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0d\ufeff\uffa0]|\udb40[\udc00-\udc7f]|\udb40[\udd00-\uddef]|\ud834[\udd73-\udd7a]/;
+
+/**
+ * Rules anchored on an imperative ("read …", "trigger the … tool", "export my …"): at a title's first word
+ * the imperative is the label naming its tool's action ("Read Secret", "Trigger Long Running Operation
+ * Tool"), not an order to the model.
+ */
+const LABEL_VERB_RULES: ReadonlySet<string> = new Set([
+  "description.read_sensitive",
+  "tool.call_named_tool",
+  "tool.imperative_on_user_data",
+]);
+
+/** A path or a key file in a match: "Read ~/.ssh/id_rsa" is no label, wherever it stands. */
+const PATH_LIKE = /[~/\\%$]|\.[a-z]|id_rsa|id_ed25519/i;
+
+/** A title that says where to put something ("… and include it in the city parameter") is no label. */
+const INTO_PARAMETER =
+  /\b(?:in|into|as|to|inside) (?:the |a )?['"`]?\w+['"`]? ?(?:parameter|argument|field|param)\b/i;
+
+/**
+ * Check one title (`title`, `annotations.title`, the server's `serverInfo.title`, a schema's `title`): as a
+ * description, with two differences, since a title is a label of a few words on one line. An imperative
+ * rule that fires at its first word is the label naming its tool's action and is let be, unless what it
+ * names is a path or a key file, or the title says which parameter to put something in: "Trigger Long
+ * Running Operation Tool", a title of the reference server `server-everything`, fired
+ * `tool.call_named_tool`, and secret stores name tools "Read Secret" or "Get Access Token". And any
+ * character of {@linkcode TITLE_HIDDEN} is `hidden_text` (`title.hidden_character`), where a description
+ * needs a run of them. A flagged title is replaced whole.
+ *
+ * @param text The title.
+ * @param options The tools the server declares, as for {@linkcode checkDescription}.
+ * @returns The findings, each spanning the whole title.
+ */
+export function checkTitle(text: string, options: DescriptionCheckOptions): DescriptionFinding[] {
+  if (text.length === 0) return [];
+  const lead = text.length - text.trimStart().length;
+  const label = (f: DescriptionFinding) =>
+    LABEL_VERB_RULES.has(f.rule) && f.start <= lead && !PATH_LIKE.test(text.slice(f.start, f.end)) &&
+    !INTO_PARAMETER.test(text);
+  const found = matchesIn(text, options).filter((f) => !label(f));
+  const hidden = TITLE_HIDDEN.exec(text);
+  if (hidden !== null) {
+    const excerpt = `\\u{${hidden[0].codePointAt(0)!.toString(16).toUpperCase()}}`;
+    found.push({
+      category: "hidden_text",
+      rule: "title.hidden_character",
+      start: 0,
+      end: text.length,
+      excerpt,
+    });
+  }
+  // (the whole title goes, as a flagged description's sentence does: a title is one)
+  return found.map((f) => ({ ...f, start: 0, end: text.length }));
 }
 
 /** Replace each flagged span with a marker naming its categories; overlapping spans are merged. */
@@ -330,24 +414,27 @@ function pointerOf(base: string, place: Place, key: string): string {
   return `${base}/${keys.reverse().join("/")}`;
 }
 
+/** The members that hold text a client shows or hands the model: descriptions, and titles (see `checkTitle`). */
+type TextKey = "description" | "title";
+
 /**
- * Check and clean every `description` string under `value`, in document order; returns the cleaned copy (the
- * given value when nothing changed). Iterative: no depth of nesting hides a description (a recursive walk
+ * Check and clean every `description` and `title` string under `value`, in document order; returns the
+ * cleaned copy (the given value when nothing changed). Iterative: no depth of nesting hides a description (a recursive walk
  * stopped at 32 levels, and a deeper one would overflow the stack).
  */
 function cleanTree(
   value: unknown,
   pointer: string,
-  check: (text: string, pointer: () => string) => string | null,
+  check: (text: string, key: TextKey, pointer: () => string) => string | null,
 ): unknown {
   if (!Array.isArray(value) && !isRecord(value)) return value;
   const root: Place = { value, parent: null, key: "" };
-  const stack: ({ place: Place } | { text: string; in: Place })[] = [{ place: root }];
+  const stack: ({ place: Place } | { text: string; key: TextKey; in: Place })[] = [{ place: root }];
   while (stack.length > 0) {
     const item = stack.pop()!;
     if ("text" in item) {
-      const cleaned = check(item.text, () => pointerOf(pointer, item.in, "description"));
-      if (cleaned !== null) writable(item.in).description = cleaned;
+      const cleaned = check(item.text, item.key, () => pointerOf(pointer, item.in, item.key));
+      if (cleaned !== null) writable(item.in)[item.key] = cleaned;
       continue;
     }
     const place = item.place;
@@ -357,8 +444,9 @@ function cleanTree(
     const names = !Array.isArray(v) && typeof place.key === "string" && SCHEMA_MAPS.has(place.key);
     for (let i = entries.length - 1; i >= 0; i--) {
       const [key, child] = entries[i];
-      if (key === "description" && typeof child === "string") stack.push({ text: child, in: place });
-      else if (!names && typeof key === "string" && DATA_KEYWORDS.has(key)) continue; // data, not text to a model
+      if ((key === "description" || key === "title") && typeof child === "string") {
+        stack.push({ text: child, key, in: place });
+      } else if (!names && typeof key === "string" && DATA_KEYWORDS.has(key)) continue; // data, not text to a model
       else if (Array.isArray(child) || isRecord(child)) {
         stack.push({ place: { value: child, parent: place, key } });
       }
@@ -387,9 +475,10 @@ function titlesOf(entries: readonly unknown[]): string[] {
 const LISTED = { descriptions: 1000, pointerChars: 1 << 20 };
 
 /**
- * Check the descriptions in the result of a listing (`tools/list`, `prompts/list`, `resources/list`,
- * `resources/templates/list`) or of `initialize` (the server's `instructions`): flagged spans are replaced
- * by a marker; with `strict` a flagged entry is hidden instead.
+ * Check the descriptions and titles in the result of a listing (`tools/list`, `prompts/list`,
+ * `resources/list`, `resources/templates/list`) or of `initialize` (the server's `instructions` and
+ * `serverInfo.title`): flagged spans (a flagged title whole) are replaced by a marker; with `strict` a
+ * flagged entry is hidden instead.
  */
 export function cleanListing(
   method: string,
@@ -402,8 +491,9 @@ export function cleanListing(
   let found = 0; // flagged descriptions, listed or not
   let pointerChars = 0;
   const checker =
-    (kind: DescribedKind, name: string) => (text: string, pointer: () => string): string | null => {
-      const findings = checkDescription(text, options);
+    (kind: DescribedKind, name: string) =>
+    (text: string, key: TextKey, pointer: () => string): string | null => {
+      const findings = key === "title" ? checkTitle(text, options) : checkDescription(text, options);
       if (findings.length === 0) return null;
       found++;
       if (flagged.length < LISTED.descriptions && pointerChars < LISTED.pointerChars) {
@@ -414,10 +504,19 @@ export function cleanListing(
       return cleanDescription(text, findings);
     };
   if (method === "initialize") {
-    if (typeof result.instructions !== "string") return { result, flagged, hidden };
-    const info = isRecord(result.serverInfo) ? String(result.serverInfo.name ?? "") : "";
-    const cleaned = checker("server", info)(result.instructions, () => "/instructions");
-    return { result: cleaned === null ? result : { ...result, instructions: cleaned }, flagged, hidden };
+    const info = isRecord(result.serverInfo) ? result.serverInfo : undefined;
+    const check = checker("server", String(info?.name ?? ""));
+    let out = result;
+    if (typeof result.instructions === "string") {
+      const cleaned = check(result.instructions, "description", () => "/instructions");
+      if (cleaned !== null) out = { ...out, instructions: cleaned };
+    }
+    // The server's title (MCP 2025-06-18), which a client shows as its name.
+    if (typeof info?.title === "string") {
+      const cleaned = check(info.title, "title", () => "/serverInfo/title");
+      if (cleaned !== null) out = { ...out, serverInfo: { ...info, title: cleaned } };
+    }
+    return { result: out, flagged, hidden };
   }
   const listing = LISTINGS[method];
   const entries = listing ? result[listing.key] : undefined;

@@ -9,6 +9,7 @@
  *
  * @module
  */
+import { byteCount } from "../_common/bytes.ts";
 import {
   type ChildExit,
   hostInput,
@@ -233,13 +234,13 @@ class McpRelay {
     const found = idFromEdges(edges);
     this.#emit({ event: "oversized_message", from: "server", bytes, id: found?.id });
     if (found === undefined) return;
-    const limit = `exceeds the relay's limit of ${this.#maxLineBytes} bytes (maxMessageBytes)`;
+    const limit = `exceeds the relay's limit of ${byteCount(this.#maxLineBytes)} (maxMessageBytes)`;
     if (found.request) {
-      const text = `toolguard: your request of ${bytes} bytes ${limit}; the client never saw it`;
+      const text = `toolguard: your request of ${byteCount(bytes)} ${limit}; the client never saw it`;
       this.#toServer({ message: errorResponse(found.id, -32600, text) });
       return;
     }
-    const text = `toolguard: the MCP server's answer of ${bytes} bytes ${limit}; it was not relayed`;
+    const text = `toolguard: the MCP server's answer of ${byteCount(bytes)} ${limit}; it was not relayed`;
     this.#session.answerWithError(found.id, -32603, text);
   }
 

@@ -134,10 +134,12 @@ export const runMcpRelay: typeof relayMcpStdio = relayMcpStdio;
  * JSON-RPC error; an event stream the server ends early after giving an event id is resumed with `GET` and
  * `Last-Event-ID` (MCP's SSE polling), as is the server's own stream. An answer body or event past
  * `maxMessageBytes` is not read on (its request is answered with an error), and an event stream is read no
- * faster than the client takes it. Redirects are followed within the server's origin only: `headers` and the
- * client's messages never go elsewhere. Resolves when the client closes its side (answers still on their
- * way, held calls among them, get `shutdownGraceMs`, then their requests are answered with errors, and the
- * server's session is ended with `DELETE`) or on an interrupt or abort.
+ * faster than the client takes it. At most `maxInFlight` (default 64) of the client's requests wait for the
+ * server at once; one past them is answered at once with an error saying to wait for answers first.
+ * Redirects are followed within the server's origin only: `headers` and the client's messages never go
+ * elsewhere. Resolves when the client closes its side (answers still on their way, held calls among them, get
+ * `shutdownGraceMs`, then their requests are answered with errors, and the server's session is ended with
+ * `DELETE`) or on an interrupt or abort.
  *
  * @example Refuse an invalid call without reaching the server (no server needed for that)
  * ```ts
@@ -160,6 +162,7 @@ export const runMcpRelay: typeof relayMcpStdio = relayMcpStdio;
  * @param options Guard options, headers, and the client streams.
  * @returns How the relay ended.
  * @throws {TypeError} On a guard option `createMcpGuard` refuses, before anything starts.
+ * @throws {RangeError} When `maxInFlight` is not a whole number from 1 up.
  */
 export async function relayMcpHttp(url: string, options: McpHttpRelayOptions = {}): Promise<McpRelayExit> {
   const relay = await import("./http.ts");

@@ -49,7 +49,7 @@ export interface McpGuardOptions {
    */
   allowSecrets?: boolean;
   /**
-   * Hide tools (prompts, resources) whose description carries instructions aimed at the model, and refuse
+   * Hide tools (prompts, resources) whose description or title carries instructions aimed at the model, and refuse
    * calls to such tools. Default false: the flagged span is replaced by a marker and the tool stays.
    */
   strict?: boolean;
@@ -143,11 +143,12 @@ export type McpEvent =
    * A client message not passed on to the server: a line that is not JSON (`text`: its first 200
    * characters), which a laxer server parser could still read, a `tools/call` without an id, which no
    * rejection could answer, or a request under the id of one still waiting (`id_in_use`), whose answers could
-   * not be told apart. A request among them is answered with a JSON-RPC error.
+   * not be told apart, or a request past the HTTP relay's `maxInFlight` (`in_flight_limit`). A request among
+   * them is answered with a JSON-RPC error.
    */
   | {
     event: "client_message_refused";
-    kind: "not_json" | "call_without_id" | "id_in_use";
+    kind: "not_json" | "call_without_id" | "id_in_use" | "in_flight_limit";
     id?: JsonRpcId;
     text?: string;
   }

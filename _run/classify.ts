@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { byteCount } from "../_common/bytes.ts";
 import { clip, errorText, givenValue, objectArg, optionsArg } from "../_common/values.ts";
 import type { FailureKind, Protocol, RunOptions, ToolFailure, ToolResult, ToolSuccess } from "../types.ts";
 
@@ -402,7 +403,7 @@ export function classify(outcome: ProcessOutcome, options?: ClassifyOptions): To
   const truncate = outcome.killedBy === "overflow" && options.onOverflow === "truncate" &&
     (protocol === "lines" || protocol === "text");
   if (outcome.killedBy === "overflow" && !truncate) {
-    return failure("protocol", `stdout exceeded ${cap} bytes; the guard ended the process tree`, common);
+    return failure("protocol", `stdout exceeded ${byteCount(cap)}; the guard ended the process tree`, common);
   }
   // A cut output excuses only the guard's own kill, never a status the tool ended with by itself.
   if (!(truncate && endedByGuard(outcome))) {
@@ -449,9 +450,9 @@ export function classify(outcome: ProcessOutcome, options?: ClassifyOptions): To
   if (truncate) {
     if (parsed.items.length === 0) {
       // A cut output with nothing whole in it must not read as "found nothing".
-      return failure("protocol", `stdout exceeded ${cap} bytes before one whole item ended`, common);
+      return failure("protocol", `stdout exceeded ${byteCount(cap)} before one whole item ended`, common);
     }
-    return success(parsed.items, `stdout was cut at ${cap} bytes; there may be more`, true, common);
+    return success(parsed.items, `stdout was cut at ${byteCount(cap)}; there may be more`, true, common);
   }
   return success(parsed.items, "", false, common);
 }

@@ -378,7 +378,7 @@ test(
 const hasMkfifo = process.platform !== "win32" && spawnSync("mkfifo", ["--help"]).error === undefined;
 
 test(
-  "--log or --html on a FIFO that no process reads is refused at once, not waited on; with a reader it is written",
+  "--log or --html on a FIFO that no process reads is refused at once with a hint to start its reader; with one it is written",
   {
     ...T,
     skip: hasMkfifo ? false : "needs mkfifo",
@@ -387,7 +387,10 @@ test(
     // The runtime's reason reaches the message in the same fixed words (it was the wrapped text, twice).
     const folder = await runInProcess(main, ["run", "--log", dir, "--", "true"]);
     assert.equal(folder.status, 2);
-    assert.match(folder.stderr, /cannot open log file .*: it is a directory\n/);
+    assert.match(
+      folder.stderr,
+      /cannot open log file .*: it is a directory\nhint: give --log a file name inside that folder\n/,
+    );
     const fifo = join(dir, "log.fifo");
     assert.equal(spawnSync("mkfifo", [fifo]).status, 0);
     const args = ["run", "--log", fifo, "--protocol", "text", "--", ...fakeTool("echo-args", "hi")];
@@ -397,14 +400,23 @@ test(
       timeout: 60_000,
     });
     assert.equal(alone.status, 2, alone.stderr);
-    assert.match(alone.stderr, /cannot open log file .*log\.fifo: it is a FIFO that no process reads/);
+    assert.match(alone.stderr, /cannot open log file .*log\.fifo: it is a FIFO that no process reads\n/);
+    // The hint fits the cause: the FIFO's reader is missing, not a folder one can write to.
+    assert.match(
+      alone.stderr,
+      /\nhint: start the program that reads .*log\.fifo first .*or give --log a regular file\n/,
+    );
     const html = ["stats", file("fifo-log.jsonl", LOG_LINE), "--html", fifo];
     const report = spawnSync(runtime.command, [...runtime.args, ...html], {
       encoding: "utf8",
       timeout: 60_000,
     });
     assert.equal(report.status, 2, report.stderr);
-    assert.match(report.stderr, /cannot write .*log\.fifo: it is a FIFO that no process reads/);
+    assert.match(report.stderr, /cannot write .*log\.fifo: it is a FIFO that no process reads\n/);
+    assert.match(
+      report.stderr,
+      /\nhint: start the program that reads .*log\.fifo first .*or give --html a regular file\n/,
+    );
     // A reader, held open here (without waiting for a writer) while the command runs: the line waits in the pipe.
     const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
     try {
@@ -435,6 +447,22 @@ test("a file name with bytes that are not UTF-8 is said to be the cause, not onl
   assert.match(lint.stderr, /cannot read bad\uFFFD\.json: no such file\nhint: the name holds U\+FFFD/);
   const run = sh(`"$0" "$@" run --protocol lines -- ls "$(printf 'bad\\377.json')"`);
   assert.match(run.stderr, /warning: toolguard run: argument 1 holds U\+FFFD/);
+});
+
+test("toolguard mcp --max-in-flight: a whole number from 1 up, with --url only", T, async () => {
+  const cases: [string[], RegExp][] = [
+    [["mcp", "--max-in-flight", "4", "--", "server"], /--max-in-flight goes with --url/],
+    [
+      ["mcp", "--url", "http://127.0.0.1:9/mcp", "--max-in-flight", "0"],
+      /--max-in-flight must be an integer of at least 1, got "0"/,
+    ],
+  ];
+  for (const [args, error] of cases) {
+    const r = await runInProcess(main, args);
+    assert.equal(r.status, 2, `${args.join(" ")}: ${r.stderr}`);
+    assert.match(r.stderr, error);
+    assert.match(r.stderr, /\nhint: \S/);
+  }
 });
 
 test("every usage error says what to do: a hint line follows the error", T, async () => {

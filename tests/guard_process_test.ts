@@ -10,13 +10,22 @@ import { runTool } from "../guard.ts";
 import { DRAIN_IDLE_MS, KILL_GRACE_MS } from "../_run/run_tool.ts";
 import { liveCount } from "../_run/runtime.ts";
 import { fake, fdCount, launcher, pidFile, waitGone, waitPids } from "./_guard_helpers.ts";
-import { evalCommand, isAlive, isBun, isDeno, isLinux, isWindows, runtimeCommand } from "./_runtime.ts";
+import {
+  evalCommand,
+  isAlive,
+  isBun,
+  isDeno,
+  isLinux,
+  isWindows,
+  runtimeCommand,
+  underWine,
+} from "./_runtime.ts";
 
 const T = { timeout: 60_000 };
 // Under Wine (UNDER_WINE=1, `deno task check:windows`) every process start takes 0.5-2 s and blocks the
 // caller, and the settle bounds below count the fixture's own start: they cannot hold there. The timeout and
 // tree kill are still checked under Wine by tests/windows_test.ts with a looser bound.
-const wineSlowSpawn = process.env.UNDER_WINE === "1"
+const wineSlowSpawn = underWine
   ? "Wine starts each process in 0.5-2 s, which these settle bounds count (covered loosely in windows_test)"
   : false;
 const TW = { ...T, skip: wineSlowSpawn };

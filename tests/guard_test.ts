@@ -9,7 +9,10 @@ import process from "node:process";
 import { classify, type ClassifyOptions, fromModel, type ProcessOutcome, runTool } from "../guard.ts";
 import type { ToolResult } from "../types.ts";
 import { fake, launcher } from "./_guard_helpers.ts";
-import { isBun, isWindows } from "./_runtime.ts";
+import { isBun, isWindows, withoutWineNoise } from "./_runtime.ts";
+import { oversizedFromClient } from "../_mcp/guard.ts";
+import { tooLargeMessage } from "../_gate/bound.ts";
+import type { JsonRpcMessage } from "../_mcp/jsonrpc.ts";
 
 const T = { timeout: 60_000 };
 // The crash fixture exits 9009. POSIX keeps 8 bits (49); Windows keeps the full code, except that bun.exe's
@@ -131,10 +134,7 @@ test("runTool: the six basic cases and the extra scenarios classify as the contr
   assert.ok(stderrHeavy.stderr.length > 1000);
   // Under Wine, bun.exe itself appends a harmless "Internal error: directory mismatch" line to a child's
   // stderr (see ../shared/windows/README.md); it is Wine's noise, not the tool's.
-  const tail = process.env.UNDER_WINE === "1"
-    ? stderrHeavy.stderr.replace(/Internal error: directory mismatch[^\n]*\n/g, "")
-    : stderrHeavy.stderr;
-  assert.match(tail, /LAST: disk quota exceeded\n$/);
+  assert.match(withoutWineNoise(stderrHeavy.stderr), /LAST: disk quota exceeded\n$/);
   assert.match(stderrHeavy.detail, /LAST: disk quota exceeded/);
   assert.ok(stderrHeavy.detail.length <= 400);
 });
@@ -535,4 +535,31 @@ test("runTool: never rejects on hostile input", T, async () => {
   ]);
   for (const r of results) assertInvariant(r);
   assert.deepEqual(results.map((r) => r.kind), ["spawn", "spawn", "results", "spawn"]);
+});
+
+test("classify and the relays: a byte count of one is written '1 byte', never '1 bytes'", () => {
+  const overflow = { exitCode: null, signal: "SIGTERM", stdout: "ab", killedBy: "overflow" } as const;
+  const over = classify(overflow, { maxOutputBytes: 1 });
+  assert.match(over.detail, /^stdout exceeded 1 byte; /);
+  const nothingWhole = classify(overflow, { protocol: "lines", onOverflow: "truncate", maxOutputBytes: 1 });
+  assert.match(nothingWhole.detail, /^stdout exceeded 1 byte before/);
+  const cut = classify(overflow, { protocol: "text", onOverflow: "truncate", maxOutputBytes: 1 });
+  assert.match(cut.detail, /cut at 1 byte;/);
+  assert.match(tooLargeMessage(1, "the answer"), /maxResponseBytes \(1 byte\)/);
+  const said: string[] = [];
+  const sinks = {
+    emit: () => {},
+    toServer: (m: JsonRpcMessage) => void said.push(String((m.error as { message: string }).message)),
+    toClient: (m: JsonRpcMessage) => void said.push(String((m.error as { message: string }).message)),
+  };
+  const edges = (text: string) => ({
+    head: new TextEncoder().encode(text),
+    tail: new TextEncoder().encode(text),
+  });
+  oversizedFromClient(2, edges('{"jsonrpc":"2.0","id":1,"method":"ping"}'), 1, sinks);
+  oversizedFromClient(1, edges('{"jsonrpc":"2.0","id":2,"result":{}}'), 1, sinks);
+  assert.deepEqual(said, [
+    "toolguard: message of 2 bytes exceeds the limit of 1 byte; not forwarded",
+    "toolguard: the client's answer of 1 byte exceeds the limit of 1 byte",
+  ]);
 });

@@ -6,10 +6,10 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import type { ServerResponse } from "node:http";
+import { createServer, type ServerResponse } from "node:http";
 import { INIT } from "./_mcp_messages.ts";
-import { errorOf, relayUntilAnswered, scriptedServer } from "./_mcp_http.ts";
-import { relayMcpHttp } from "../mcp.ts";
+import { answeredPlainly, errorOf, relayUntilAnswered, scriptedServer } from "./_mcp_http.ts";
+import { type JsonRpcMessage, type McpEvent, relayMcpHttp } from "../mcp.ts";
 
 const call = (id: number, name: string) => ({
   jsonrpc: "2.0",
@@ -300,3 +300,167 @@ test("relayMcpHttp: a header value the server's error body echoes is left out of
     server.stop();
   }
 });
+
+test(
+  "relayMcpHttp: a client that floods the relay gets maxInFlight POSTs at once, and every request an answer",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    const max = 4;
+    const flood = 20;
+    const held: { res: ServerResponse; body: string }[] = [];
+    let mostOpen = 0;
+    const releaseAll = () => {
+      for (const { res, body } of held.splice(0)) {
+        res.writeHead(200, { "content-type": "application/json" }).end(body);
+      }
+    };
+    let refusedSoFar = 0;
+    // The held answers go once the requests past the bound are answered and the bound is reached at the
+    // server; or once the server holds more than the bound (the relay does not keep it), so that the test
+    // ends, and fails on `mostOpen`.
+    const maybeRelease = () => {
+      if ((refusedSoFar === flood - max && held.length === max) || held.length > max) releaseAll();
+    };
+    const server = await scriptedServer([], (m, res) => {
+      held.push({ res, body: JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} }) });
+      mostOpen = Math.max(mostOpen, held.length);
+      maybeRelease();
+    });
+    const answers = new Map<unknown, JsonRpcMessage>();
+    let initialized = () => {};
+    const initAnswered = new Promise<void>((resolve) => (initialized = resolve));
+    let allAnswered = () => {};
+    const done = new Promise<void>((resolve) => (allAnswered = resolve));
+    const enc = new TextEncoder();
+    async function* client() {
+      for (const m of INIT) yield enc.encode(JSON.stringify(m) + "\n");
+      await initAnswered; // (so that initialize holds no place of the flood's)
+      for (let id = 1; id <= flood; id++) {
+        yield enc.encode(
+          JSON.stringify({ jsonrpc: "2.0", id, method: "ping" }) + "\n",
+        );
+      }
+      await done;
+    }
+    const events: McpEvent[] = [];
+    try {
+      await relayMcpHttp(server.url, {
+        maxInFlight: max,
+        input: client(),
+        onEvent: (e) => void events.push(e),
+        output: (bytes) => {
+          for (const line of new TextDecoder().decode(bytes).split("\n").filter(Boolean)) {
+            const m = JSON.parse(line) as JsonRpcMessage;
+            answers.set(m.id, m);
+          }
+          if (answers.has(0)) initialized();
+          refusedSoFar = [...answers.values()].filter((a) => a.error !== undefined).length;
+          maybeRelease();
+          if (answers.size === flood + 1) allAnswered();
+        },
+      });
+      assert.equal(mostOpen, max, "at most maxInFlight requests reached the server at once");
+      assert.equal(answers.size, flood + 1, "every request was answered");
+      const refused = [...answers.values()].filter((a) => a.error !== undefined);
+      assert.equal(refused.length, flood - max);
+      assert.match(
+        errorOf(refused[0]),
+        /ping was not sent .*4 requests already wait .*\(maxInFlight\); wait for an answer/,
+      );
+      const reported = events.filter((e) =>
+        e.event === "client_message_refused" && e.kind === "in_flight_limit"
+      );
+      assert.equal(reported.length, flood - max);
+    } finally {
+      releaseAll();
+      server.stop();
+    }
+  },
+);
+
+test("relayMcpHttp: maxInFlight must be a whole number from 1 up", async () => {
+  for (const maxInFlight of [0, 1.5, Number.NaN]) {
+    await assert.rejects(
+      relayMcpHttp("http://127.0.0.1:9/mcp", { maxInFlight, input: (async function* () {})() }),
+      /maxInFlight must be a whole number from 1 up/,
+    );
+  }
+});
+
+test(
+  "relayMcpHttp: past maxInFlight notification POSTs, the relay reads no more of the client until one ends",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    const max = 4;
+    const flood = 20;
+    const held: ServerResponse[] = [];
+    let released = false;
+    const server = createServer((req, res) => {
+      let body = "";
+      req.on("data", (c) => (body += c));
+      req.on("end", () => {
+        if (req.method !== "POST") return void res.writeHead(req.method === "GET" ? 405 : 200).end();
+        const m = JSON.parse(body) as JsonRpcMessage;
+        if (m.method === "ping") {
+          const pong = JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} });
+          return void res.writeHead(200, { "content-type": "application/json" }).end(pong);
+        }
+        if (m.method !== "notifications/roots/list_changed") return void answeredPlainly(m, res, []);
+        // Held until the bound is reached at the server: a relay that does not keep it would have read on.
+        held.push(res);
+        if (held.length < max) return;
+        released = true;
+        for (const r of held.splice(0)) r.writeHead(202).end();
+      });
+    });
+    const url = await new Promise<string>((resolve) =>
+      server.listen(
+        0,
+        "127.0.0.1",
+        () => resolve(`http://127.0.0.1:${(server.address() as { port: number }).port}/mcp`),
+      )
+    );
+    let readOnBeforeRelease: boolean | undefined;
+    let initAnswered = () => {};
+    const init = new Promise<void>((resolve) => (initAnswered = resolve));
+    let pingAnswered = () => {};
+    const ping = new Promise<void>((resolve) => (pingAnswered = resolve));
+    const enc = new TextEncoder();
+    async function* client() {
+      for (const m of INIT) {
+        yield enc.encode(JSON.stringify(m) + "\n");
+      }
+      await init;
+      for (let i = 1; i <= flood; i++) {
+        // Asked for the one after the bound's first past it: the relay read on without a place free.
+        if (i === max + 2) readOnBeforeRelease = !released;
+        yield enc.encode(
+          JSON.stringify({ jsonrpc: "2.0", method: "notifications/roots/list_changed" }) + "\n",
+        );
+      }
+      yield enc.encode(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }) + "\n");
+      await ping;
+    }
+    try {
+      await relayMcpHttp(url, {
+        maxInFlight: max,
+        input: client(),
+        output: (bytes) => {
+          for (const line of new TextDecoder().decode(bytes).split("\n").filter(Boolean)) {
+            const m = JSON.parse(line) as JsonRpcMessage;
+            if (m.id === 0) initAnswered();
+            if (m.id === 1) pingAnswered();
+          }
+        },
+      });
+      assert.equal(readOnBeforeRelease, false, "the client's input waited for a place");
+    } finally {
+      server.closeAllConnections?.();
+      server.close();
+    }
+  },
+);

@@ -21,6 +21,8 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { main, MCP_HELP, MCP_OPTIONS } from "../_cli/mcp.ts";
 import { runtimeCommand } from "./_runtime.ts";
+import { runInProcess } from "./_cli.ts";
+import { main as cliMain } from "../cli.ts";
 import { createMcpGuard, type JsonRpcMessage, type McpEvent } from "../mcp.ts";
 import { INIT } from "./_mcp_messages.ts";
 import { acceptPending, defaultPinsPath, hashDefinition, pinKey } from "../_mcp/pins.ts";
@@ -318,6 +320,73 @@ test("toolguard mcp: poisoned descriptions reach the client with the span remove
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test(
+  "toolguard mcp: titles carrying orders or hidden characters are replaced whole; benign ones pass; logged",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    const dir = tempDir();
+    const log = join(dir, "log.jsonl");
+    const r = await relayed("titles", ["--pins", "none", "--log", log]);
+    // (a title is one line of a few words: a flagged one goes whole)
+    const marker = /^\[toolguard: removed text addressed to the model \([a-z_, ]+\)\]$/;
+    try {
+      const { tools } = await r.client.listTools();
+      const [weather, trigger] = tools as unknown as {
+        title?: string;
+        annotations?: { title?: string; readOnlyHint?: boolean };
+        inputSchema: { properties: { city: { title: string } } };
+      }[];
+      assert.match(weather.title ?? "", marker);
+      assert.doesNotMatch(weather.title ?? "", /id_rsa|ignore/i);
+      assert.match(
+        weather.annotations?.title ?? "",
+        /^\[toolguard: removed text addressed to the model \(hidden_text\)\]$/,
+      );
+      assert.equal(weather.annotations?.readOnlyHint, true);
+      assert.match(weather.inputSchema.properties.city.title, marker);
+      // Labels naming their tool's action, which the description rules would take for orders.
+      assert.equal(trigger.title, "Trigger Long Running Operation Tool");
+      assert.equal(trigger.annotations?.title, "Read Secret");
+      const prompt = (await r.client.listPrompts()).prompts[0];
+      assert.match(prompt.title ?? "", marker);
+      assert.equal(prompt.description, "Summarise a text.");
+      assert.match((await r.client.listResources()).resources[0].title ?? "", marker);
+      assert.match((await r.client.listResourceTemplates()).resourceTemplates[0].title ?? "", marker);
+      assert.match(r.client.getServerVersion()?.title ?? "", marker);
+      const flagged = await until("title events", () => {
+        const e = events(log).filter((x) => x.type === "description_flagged");
+        return e.length >= 7 ? e : undefined;
+      });
+      // (the notices come through a pipe: they may arrive after the log's lines)
+      const notices = await until("title notices", () => {
+        const err = r.stderr();
+        return /the title of server evil-titles/.test(err) && /the title of tool weather/.test(err)
+          ? err
+          : undefined;
+      });
+      assert.match(notices, /the title of tool weather looks poisoned \(/);
+      assert.match(
+        notices,
+        /the title of server evil-titles looks poisoned \(hidden_text\); the flagged part/,
+      );
+      assert.deepEqual(flagged.map((e) => `${e.kind} ${e.pointer}`).sort(), [
+        "prompt /prompts/0/title",
+        "resource /resources/0/title",
+        "resource_template /resourceTemplates/0/title",
+        "server /serverInfo/title",
+        "tool /tools/0/annotations/title",
+        "tool /tools/0/inputSchema/properties/city/title",
+        "tool /tools/0/title",
+      ]);
+    } finally {
+      await r.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
 
 test(
   "toolguard mcp --strict: a poisoned tool is hidden and its calls refused",
@@ -975,4 +1044,47 @@ test("McpSession: a batch the guard cannot parse is answered under its request's
   session.fromClient({ bytes: new TextEncoder().encode(line), message: undefined });
   assert.deepEqual(toServer, []);
   assert.deepEqual(toClient.map((m) => [m.id, (m.error as { code: number }).code]), [[5, -32700]]);
+});
+
+test("toolguard mcp pins accept --all with no change waiting says so and exits 0; a TOOL named still exits 1", async () => {
+  const { PinStore } = await import("../_mcp/pins.ts");
+  const dir = tempDir();
+  const file = join(dir, "pins.json");
+  try {
+    new PinStore({ server: "srv", file }).review([{ name: "t", inputSchema: { type: "object" } }]);
+    const all = await runInProcess(cliMain, ["mcp", "pins", "accept", "--pins", file, "--all"]);
+    assert.deepEqual(all, {
+      status: 0,
+      stdout: "nothing to accept: no changed definition waits\n",
+      stderr: "",
+    });
+    const one = await runInProcess(cliMain, [
+      "mcp",
+      "pins",
+      "accept",
+      "--pins",
+      file,
+      "--all",
+      "--server",
+      "srv",
+    ]);
+    assert.equal(one.status, 0);
+    assert.equal(one.stdout, "nothing to accept: no changed definition waits for srv\n");
+    // No pin file at all: nothing waits either.
+    const none = await runInProcess(cliMain, [
+      "mcp",
+      "pins",
+      "accept",
+      "--pins",
+      join(dir, "none.json"),
+      "--all",
+    ]);
+    assert.equal(none.status, 0, none.stderr);
+    // A name that waits for nothing is likely a typo: still a failure.
+    const named = await runInProcess(cliMain, ["mcp", "pins", "accept", "--pins", file, "t"]);
+    assert.equal(named.status, 1);
+    assert.match(named.stderr, /no changed definition waits for t\n/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -8,6 +8,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { planWindowsLaunch, type WindowsEnv, windowsTreeKill } from "../_run/windows.ts";
+import { isWindows, underWine } from "./_runtime.ts";
 
 // ---------------------------------------------------------------------------------------------------------
 // Pure functions, any OS
@@ -390,14 +391,23 @@ test("windowsTreeKill: ends the whole tree by pid and rejects a bad pid", () => 
   for (const bad of [0, -1, 1.5, Number.NaN]) assert.throws(() => windowsTreeKill(bad), RangeError);
 });
 
+test("tests learn whether they run under Wine from _runtime.ts (underWine), not by reading the variable", async () => {
+  const { readdirSync, readFileSync } = await import("node:fs");
+  const here = new URL(".", import.meta.url);
+  const variable = ["UNDER", "WINE"].join("_"); // (spelt so that this file does not read as reading it)
+  const reading = new RegExp(`\\.${variable}\\b|\\[["']${variable}["']\\]`);
+  const readers = readdirSync(here).filter((name) =>
+    /\.(?:ts|mjs)$/.test(name) && name !== "_runtime.ts" &&
+    reading.test(readFileSync(new URL(name, here), "utf8"))
+  );
+  assert.deepEqual(readers, []);
+});
+
 // ---------------------------------------------------------------------------------------------------------
 // Real Windows (a Windows runner, or deno.exe / bun.exe under Wine)
 // ---------------------------------------------------------------------------------------------------------
 
-const onWindows = (globalThis as { process?: { platform?: string } }).process?.platform === "win32";
-const underWine = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env
-  ?.UNDER_WINE === "1";
-const winOnly = onWindows ? false : 'runs only on Windows (process.platform === "win32")';
+const winOnly = isWindows ? false : 'runs only on Windows (process.platform === "win32")';
 
 async function realWindowsKit() {
   const fs = await import("node:fs");
