@@ -45,6 +45,12 @@ const body: CompletionBody = {
   texts(body) {
     return candidates(body).flatMap((c) => parts(c).filter(isAnswerText).map((p) => p.text as string));
   },
+  looseTexts(body) {
+    return candidates(body).flatMap((c) => {
+      const ps = parts(c);
+      return ps.some(isCall) ? [] : ps.filter(isAnswerText).map((p) => p.text as string);
+    });
+  },
   rewrite(body, reason, { fromText, cut = cutCalls }) {
     return {
       ...body,
