@@ -222,8 +222,11 @@ function gateStreamed(
     resume,
     retry: mayRetry(exchange) ? (turn) => retryStream(exchange, dialect, turn) : undefined,
   });
+  // The gate's stream is decoded text (fetch decoded the provider's bytes): the provider's length and
+  // encoding are not its own, and a proxy passing them on would have its client decode it again or cut it.
   const headers = new Headers(response.headers);
   headers.delete("content-length");
+  headers.delete("content-encoding");
   return withUrl(
     new Response(gate.gate(response.body!), {
       status: response.status,
