@@ -534,7 +534,7 @@ export class TextWatches {
     this.#options = options;
   }
 
-  /** Runs a frame through the watches of its answers; returns the frames to route, as {@linkcode TextCalls.watch}. */
+  /** Runs a frame through the watches of its answers; returns the frames to route (see `TextCalls.watch`). */
   watch(raw: string, event: Record<string, unknown>, flow: StreamFlow): RoutedFrame[] {
     const pieces = this.#frames.split?.(event);
     if (!pieces) return this.#through({ raw, event }, flow);
@@ -569,7 +569,7 @@ export class TextWatches {
     return out.length > 0 ? out : undefined;
   }
 
-  /** Whether the calls at positions `drop` (in the list `settle` returned) can be cut while the others stay. */
+  /** Whether the calls at positions `drop` (in `settle`'s list) can be cut while the others stay. */
   separable(drop: ReadonlySet<number>): boolean {
     return this.#local(drop).every(({ watch, drop }) => watch.separable(drop));
   }

@@ -131,6 +131,12 @@ export interface FrameRouter {
    * see. `name` is the SSE `event:` field (absent in NDJSON).
    */
   refuse?(event: Record<string, unknown>, name: string | undefined): string | undefined;
+  /**
+   * A frame not refused as the client will read it, where the client would hold what it addresses
+   * elsewhere than the frame says (OpenAI Responses items added away from their place): the gate then
+   * reads and forwards it as placed.
+   */
+  place?(raw: string, event: Record<string, unknown>): { raw: string; event: Record<string, unknown> };
   /** Sends, holds or splits one parsed frame. */
   route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void;
   /** Ends a stream whose calls were rejected: `text` in place of the calls, then a normal stop. */
