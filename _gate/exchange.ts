@@ -293,8 +293,12 @@ async function gateJsonOnce(
   const out = await gateJsonBody(response, exchange);
   const usage = out.event?.usage;
   const sent = out.result?.changed ? out.result.response : out.parsed;
-  // With drop-call, the valid calls of the turn went through: the turn is not asked again.
-  if (!out.result || out.result.verdict.allowed || dropsCalls(out.result.verdict, exchange.options)) {
+  // With drop-call, the valid calls of the turn went through: the turn is not asked again. Nor is one whose
+  // calls were written into the text of one of several answers (`n`): a retry sends back the first answer.
+  if (
+    !out.result || out.result.verdict.allowed || dropsCalls(out.result.verdict, exchange.options) ||
+    (out.result.extracted !== undefined && severalAnswers(out.body))
+  ) {
     if (out.event && out.result && !out.result.verdict.allowed) exchange.report(out.event);
     return { out: out.response, sent, usage };
   }
@@ -308,6 +312,11 @@ async function gateJsonOnce(
     exchange.report({ ...out.event!, retried: true });
   } else if (out.event) exchange.report(out.event);
   return { out: out.response, sent, rejected: turn, usage };
+}
+
+/** True when a body holds more than one answer (OpenAI Chat `choices`, Gemini `candidates`). */
+function severalAnswers(body: Record<string, unknown> | undefined): boolean {
+  return [body?.choices, body?.candidates].some((list) => Array.isArray(list) && list.length > 1);
 }
 
 /** Gates one JSON answer: the response to forward, the gate's result and the event to report. */

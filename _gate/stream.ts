@@ -518,7 +518,8 @@ export class StreamGate {
       } else flow.release();
     } else {
       judgement = await this.#judge(calls);
-      if (!judgement.verdict.allowed) {
+      // A retry sends back what the first answer said: calls another answer wrote (`n`) end in the reason.
+      if (!judgement.verdict.allowed && calls.every((c) => c.choice === 0)) {
         const next = await this.#retry(calls, judgement.verdict, { fromText: true });
         if (next) {
           const report = { calls, verdict: judgement.verdict, findings, replaced: true, retried: true };

@@ -3,7 +3,16 @@
 // another choice used call fields. Driven through the official openai client.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { chatChunk, chatCompletion, fakeProvider, TOOLS_OPENAI, VALID_CALL } from "./_fake_llm_server.ts";
+import OpenAI from "openai";
+import {
+  chatChunk,
+  chatCompletion,
+  fakeProvider,
+  type FakeReply,
+  TOOLS_OPENAI,
+  VALID_CALL,
+  withGuardedServer,
+} from "./_fake_llm_server.ts";
 import { sdkClients } from "./_sdk_clients.ts";
 import { gateCompletion } from "../gate.ts";
 
@@ -40,8 +49,10 @@ function twoChoiceStream(written: string, choice0: Record<string, unknown>[] = [
 }
 
 /** What the openai client hands its reader from a stream, per choice: the text and the call names. */
-async function streamedChoices(): Promise<{ text: string[]; calls: string[][]; finish: unknown[] }> {
-  const stream = await openai().chat.completions.create({
+async function streamedChoices(
+  client: OpenAI = openai(),
+): Promise<{ text: string[]; calls: string[][]; finish: unknown[] }> {
+  const stream = await client.chat.completions.create({
     model: "m",
     messages,
     n: 2,
@@ -179,4 +190,59 @@ test("gateCompletion: a Gemini answer whose candidate 0 calls by a functionCall 
   assert.deepEqual(gated.extracted?.map((c) => c.name), ["delete_everything"]);
   const out = JSON.stringify(gated.response);
   assert.doesNotMatch(out, /functionCall|<tool_call>/);
+});
+
+test("guardFetch n=2 drop-call: only the rejected call written into choice 1 is cut, the valid ones stay", async () => {
+  const sse = [
+    chunkOf(0, { content: `A ${WRITTEN_GOOD}` }),
+    chunkOf(1, { content: `B ${WRITTEN_BAD}` }),
+    chunkOf(1, { content: ` and ${WRITTEN_GOOD}` }),
+    chunkOf(0, {}, "stop"),
+    chunkOf(1, {}, "stop"),
+    "data: [DONE]\n\n",
+  ];
+  const { value, seen } = await withGuardedServer(
+    () => ({ sse }),
+    { onRejected: "drop-call" },
+    (server, f) =>
+      streamedChoices(
+        new OpenAI({ apiKey: "sk-test", baseURL: `${server.url}/v1`, fetch: f, maxRetries: 0 }),
+      ),
+  );
+  assert.equal(value.text[0], `A ${WRITTEN_GOOD}`);
+  assert.match(value.text[1], /^B and <tool_call>\n\{"name": "get_weather"/);
+  assert.doesNotMatch(value.text[1], /\{"name": "delete_everything"/);
+  assert.deepEqual(seen[0].verdict.rejectedIndices, [1]);
+  assert.deepEqual(seen[0].calls?.map((c) => c.choice), [0, 1, 1]);
+});
+
+test("guardFetch n=2 retry: a call written into choice 1 is not sent back (a retry repeats the first answer), whole or streamed", async () => {
+  const body = chatCompletion("Fine.");
+  (body.choices as Record<string, unknown>[]).push({
+    index: 1,
+    message: { role: "assistant", content: WRITTEN_BAD },
+    finish_reason: "stop",
+  });
+  const replies: FakeReply[] = [
+    { json: body },
+    { sse: twoChoiceStream(WRITTEN_BAD) },
+  ];
+  for (const [i, reply] of replies.entries()) {
+    const { value, server } = await withGuardedServer(() => reply, { retry: 1 }, async (server, f) => {
+      const client = new OpenAI({ apiKey: "sk-test", baseURL: `${server.url}/v1`, fetch: f, maxRetries: 0 });
+      if (reply.json) {
+        const answer = await client.chat.completions.create({
+          model: "m",
+          messages,
+          n: 2,
+          tools: TOOLS_OPENAI as never,
+        });
+        return answer.choices[1].message.content ?? "";
+      }
+      return (await streamedChoices(client)).text[1];
+    });
+    assert.equal(server.requests.length, 1, `reply ${i}`);
+    assert.doesNotMatch(value, /<tool_call>/, `reply ${i}`);
+    assert.match(value, /delete_everything/, `reply ${i}`);
+  }
 });
