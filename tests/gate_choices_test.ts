@@ -246,3 +246,47 @@ test("guardFetch n=2 retry: a call written into choice 1 is not sent back (a ret
     assert.match(value, /delete_everything/, `reply ${i}`);
   }
 });
+
+test("guardFetch Gemini stream: a call written into the text of any candidate is held and judged, prose flows", async () => {
+  const tools = [{
+    functionDeclarations: [{
+      name: "get_weather",
+      parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+    }],
+  }];
+  const chunk = (index: number, text: string, finishReason?: string) => ({
+    candidates: [{
+      index,
+      content: { role: "model", parts: [{ text }] },
+      ...(finishReason ? { finishReason } : {}),
+    }],
+    modelVersion: "gemma-3-27b-it",
+  });
+  for (const candidate of [0, 1]) {
+    const other = 1 - candidate;
+    const pieces = `Sure.\n${WRITTEN_BAD}`.match(/[\s\S]{1,9}/g)!;
+    const sse = [
+      chunk(other, "Plain prose."),
+      ...pieces.map((p) => chunk(candidate, p)),
+      chunk(other, "", "STOP"),
+      chunk(candidate, "", "STOP"),
+    ];
+    const { value, seen } = await withGuardedServer(() => ({ sse }), {}, async (server, f) => {
+      const res = await f(`${server.url}/v1beta/models/gemma-3-27b-it:streamGenerateContent?alt=sse`, {
+        method: "POST",
+        body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "Weather?" }] }], tools }),
+      });
+      return await res.text();
+    });
+    const text = ["", ""];
+    for (const line of value.split("\n").filter((l) => l.startsWith("data: "))) {
+      for (const c of JSON.parse(line.slice(6)).candidates) {
+        for (const p of c.content?.parts ?? []) text[c.index ?? 0] += p.text ?? "";
+      }
+    }
+    assert.equal(text[other], "Plain prose.", `candidate ${candidate}`);
+    assert.doesNotMatch(text[candidate], /<tool_call>/, `candidate ${candidate}`);
+    assert.match(text[candidate], /^Sure\.\n\n.*delete_everything/s, `candidate ${candidate}`);
+    assert.deepEqual(seen[0].calls?.map((c) => [c.choice, c.name]), [[candidate, "delete_everything"]]);
+  }
+});

@@ -17,6 +17,8 @@ import {
   pick,
   type SplitCalls,
   type StreamFlow,
+  type TextFrames,
+  type TextPart,
   type TurnRecorder,
 } from "./shared.ts";
 
@@ -115,14 +117,61 @@ function keptParts(
   return out;
 }
 
+/** The index of a candidate (one without is candidate 0). */
+const candidateIndex = (c: Record<string, unknown>) => (typeof c.index === "number" ? c.index : 0);
+
+/** The answer text of one candidate in a chunk (what a model writes calls into). */
+function geminiText(event: Record<string, unknown>, answer: number): TextPart {
+  const all = Array.isArray(event.candidates) ? event.candidates : [];
+  const c = all.find((c) => isRecord(c) && candidateIndex(c) === answer) as
+    | Record<string, unknown>
+    | undefined;
+  const ps = c ? parts(c) : [];
+  return {
+    text: ps.filter(isAnswerText).map((p) => p.text as string).join(""),
+    toolish: hasCall(event),
+    rest() {
+      const next = {
+        ...event,
+        candidates: all.map((x) => x === c ? withParts(c!, () => ps.filter((p) => !isAnswerText(p))) : x),
+      };
+      const empty = event.usageMetadata == null &&
+        candidates(next).every((x) => parts(x).length === 0 && x.finishReason == null);
+      return empty ? undefined : next;
+    },
+  };
+}
+
 /**
  * Gemini chunks carry no position, so text keeps flowing while calls are held; a chunk with both is split
  * (its usage and finish stay with the held part). A rejected call gives way to the reason, in the chunk
- * that carried it, so the chunk's usage and finish reach the client.
+ * that carried it, so the chunk's usage and finish reach the client. Calls written into the text of every
+ * candidate are watched for, each candidate apart (a model without native calls, Gemma, writes them).
  */
 class GeminiStream implements FrameRouter {
   readonly framing = "sse";
   #template?: Record<string, unknown>;
+
+  readonly text: TextFrames = {
+    read: geminiText,
+    textFrame: (text, answer) =>
+      formatSse(JSON.stringify({
+        candidates: [{ content: { role: "model", parts: [{ text }] }, index: answer }],
+        ...this.#template,
+      })),
+    frame: (event) => formatSse(JSON.stringify(event)),
+    answers: (event) => [...new Set(candidates(event).map(candidateIndex))],
+    split(event) {
+      const all = candidates(event);
+      if (all.filter((c) => parts(c).some((p) => isAnswerText(p) && p.text !== "")).length < 2) {
+        return undefined;
+      }
+      // One chunk per candidate, the usage (and the other fields) on the last.
+      const { candidates: _, ...rest } = event;
+      const head = pick(event, ["modelVersion", "responseId"]);
+      return all.map((c, i) => ({ ...(i === all.length - 1 ? rest : head), candidates: [c] }));
+    },
+  };
 
   /** A retry's chunks carry no position: they follow as they come. */
   resume(raw: string, event: Record<string, unknown>): { raw: string; event: Record<string, unknown> } {

@@ -158,7 +158,7 @@ export interface FrameRouter {
   ): { raw: string; event: Record<string, unknown> } | undefined;
   /** What the client already has when the calls are rejected: where a retry's stream continues. */
   resumePoint?(): ResumePoint;
-  /** Present where a model may write calls into the streamed text (OpenAI Chat, every choice; Ollama). */
+  /** Present where a model may write calls into the streamed text (OpenAI Chat, Gemini, Ollama). */
   readonly text?: TextFrames;
 }
 
