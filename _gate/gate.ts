@@ -55,7 +55,9 @@ export interface GateOptions extends ValidateOptions {
    *   (several look-ups at once). Bodies and streams of every dialect. Calls written into the text are
    *   cut out one by one where each sits in markup of its own (`<tool_call>` tags, a fence); calls
    *   written into one block together (a JSON array of calls) cannot be parted without rewriting what the
-   *   model wrote, so that turn is withheld whole (and, like any drop-call turn, not retried).
+   *   model wrote, so that turn is withheld whole (and, like any drop-call turn, not retried). So is a
+   *   response of several answers (OpenAI Chat `n`) in which one used call fields and another wrote its
+   *   calls into text.
    */
   onRejected?: "withhold-turn" | "drop-call";
 }

@@ -290,3 +290,17 @@ test("guardFetch Gemini stream: a call written into the text of any candidate is
     assert.deepEqual(seen[0].calls?.map((c) => [c.choice, c.name]), [[candidate, "delete_everything"]]);
   }
 });
+
+test("gateCompletion drop-call: an answer of two choices, one with call fields and one with a rejected written call, is withheld whole", async () => {
+  const body = chatCompletion(null, [VALID_CALL]);
+  (body.choices as Record<string, unknown>[]).push({
+    index: 1,
+    message: { role: "assistant", content: WRITTEN_BAD },
+    finish_reason: "stop",
+  });
+  const gated = await gateCompletion({ tools: TOOLS_OPENAI }, body, { onRejected: "drop-call" });
+  const choices = (gated.response as { choices: { message: Record<string, unknown> }[] }).choices;
+  assert.equal(choices[0].message.tool_calls, undefined);
+  assert.doesNotMatch(String(choices[1].message.content), /<tool_call>/);
+  assert.match(String(gated.reason), /none of them ran/);
+});
