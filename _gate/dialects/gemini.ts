@@ -117,15 +117,14 @@ function keptParts(
   return out;
 }
 
-/** The index of a candidate (one without is candidate 0). */
-const candidateIndex = (c: Record<string, unknown>) => (typeof c.index === "number" ? c.index : 0);
-
-/** The answer text of one candidate in a chunk (what a model writes calls into). */
-function geminiText(event: Record<string, unknown>, answer: number): TextPart {
+/**
+ * The answer text of the candidate at `position` in a chunk (what a model writes calls into). By position,
+ * not by `index`: the clients read each chunk's first candidate as the answer (the genai SDK's `text`, the
+ * AI SDK), whatever index it names.
+ */
+function geminiText(event: Record<string, unknown>, position: number): TextPart {
   const all = Array.isArray(event.candidates) ? event.candidates : [];
-  const c = all.find((c) => isRecord(c) && candidateIndex(c) === answer) as
-    | Record<string, unknown>
-    | undefined;
+  const c = isRecord(all[position]) ? all[position] as Record<string, unknown> : undefined;
   const ps = c ? parts(c) : [];
   return {
     text: ps.filter(isAnswerText).map((p) => p.text as string).join(""),
@@ -133,7 +132,9 @@ function geminiText(event: Record<string, unknown>, answer: number): TextPart {
     rest() {
       const next = {
         ...event,
-        candidates: all.map((x) => x === c ? withParts(c!, () => ps.filter((p) => !isAnswerText(p))) : x),
+        candidates: all.map((x, i) =>
+          i === position && c ? withParts(c, () => ps.filter((p) => !isAnswerText(p))) : x
+        ),
       };
       const empty = event.usageMetadata == null &&
         candidates(next).every((x) => parts(x).length === 0 && x.finishReason == null);
@@ -142,11 +143,17 @@ function geminiText(event: Record<string, unknown>, answer: number): TextPart {
   };
 }
 
+/** `candidate` at `position` of a chunk's candidates: empty ones before it, so a client reads it there. */
+const atPosition = (candidate: unknown, position: number): unknown[] => [
+  ...Array.from({ length: position }, () => ({})),
+  candidate,
+];
+
 /**
  * Gemini chunks carry no position, so text keeps flowing while calls are held; a chunk with both is split
  * (its usage and finish stay with the held part). A rejected call gives way to the reason, in the chunk
  * that carried it, so the chunk's usage and finish reach the client. Calls written into the text of every
- * candidate are watched for, each candidate apart (a model without native calls, Gemma, writes them).
+ * candidate are watched for, each position apart (a model without native calls, Gemma, writes them).
  */
 class GeminiStream implements FrameRouter {
   readonly framing = "sse";
@@ -154,22 +161,21 @@ class GeminiStream implements FrameRouter {
 
   readonly text: TextFrames = {
     read: geminiText,
-    textFrame: (text, answer) =>
+    textFrame: (text, position) =>
       formatSse(JSON.stringify({
-        candidates: [{ content: { role: "model", parts: [{ text }] }, index: answer }],
+        candidates: atPosition({ content: { role: "model", parts: [{ text }] }, index: position }, position),
         ...this.#template,
       })),
     frame: (event) => formatSse(JSON.stringify(event)),
-    answers: (event) => [...new Set(candidates(event).map(candidateIndex))],
+    answers: (event) => (Array.isArray(event.candidates) ? event.candidates.map((_, i) => i) : []),
     split(event) {
-      const all = candidates(event);
-      if (all.filter((c) => parts(c).some((p) => isAnswerText(p) && p.text !== "")).length < 2) {
-        return undefined;
-      }
-      // One chunk per candidate, the usage (and the other fields) on the last.
+      const all = Array.isArray(event.candidates) ? event.candidates : [];
+      const texts = all.filter((c) => isRecord(c) && parts(c).some((p) => isAnswerText(p) && p.text !== ""));
+      if (texts.length < 2) return undefined;
+      // One chunk per candidate, each at its position; the usage (and the other fields) on the last.
       const { candidates: _, ...rest } = event;
       const head = pick(event, ["modelVersion", "responseId"]);
-      return all.map((c, i) => ({ ...(i === all.length - 1 ? rest : head), candidates: [c] }));
+      return all.map((c, i) => ({ ...(i === all.length - 1 ? rest : head), candidates: atPosition(c, i) }));
     },
   };
 
