@@ -184,6 +184,12 @@ async function retryStream(
   return gateStreamed(response, dialect, next, turn.resume).body ?? undefined;
 }
 
+/** How many answers a request asks for: OpenAI Chat's `n` when it is a whole number of at least 1, else 1. */
+function answersAsked(request: Record<string, unknown>): number {
+  const n = request.n;
+  return typeof n === "number" && Number.isInteger(n) && n >= 1 ? n : 1;
+}
+
 /** A streamed response passed through a {@linkcode StreamGate}. */
 function gateStreamed(
   response: Response,
@@ -197,6 +203,7 @@ function gateStreamed(
     maxBytes: exchange.limit,
     toolsDeclared: judge.tools === undefined || judge.tools.length > 0,
     tools: judge.tools,
+    answers: answersAsked(exchange.request),
     judge: async (calls) => {
       const verdict = await judge.judge(calls.map(callForValidation));
       const partial = dropsCalls(verdict, exchange.options);

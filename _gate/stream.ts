@@ -77,6 +77,8 @@ export interface StreamGateOptions {
   toolsDeclared?: boolean;
   /** The request's declared tools: calls written into text are read (and their values typed) against them. */
   tools?: readonly unknown[];
+  /** How many answers the request asked for (OpenAI Chat `n`): a choice past them is refused. Default 1. */
+  answers?: number;
   /**
    * Asked when the calls were rejected: a stream (already gated) to forward in their place, continuing this
    * message, or undefined for the usual replacement. Only for dialects whose frames can be resumed.
@@ -244,7 +246,7 @@ export class StreamGate {
   constructor(dialect: StreamDialect, options: StreamGateOptions) {
     this.#dialect = dialect;
     this.#options = options;
-    this.#router = DIALECTS[dialect].router();
+    this.#router = DIALECTS[dialect].router({ answers: options.answers });
     this.#turn = options.retry ? DIALECTS[dialect].turn() : undefined;
     this.#maxBytes = options.maxBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     this.#usage = new UsageTally(dialect, options.resume?.usage);

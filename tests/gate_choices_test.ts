@@ -295,3 +295,43 @@ test("gateCompletion drop-call: an answer of two choices, one with call fields a
   assert.doesNotMatch(String(choices[1].message.content), /<tool_call>/);
   assert.match(String(gated.reason), /none of them ran/);
 });
+
+test("guardFetch Chat stream: a chunk whose choice clients read two ways (a string index, one past the request's n, one twice) is dropped", async () => {
+  const pieces = WRITTEN_BAD.match(/[\s\S]{1,6}/g)!;
+  /** A stream whose call pieces alternate between choice 0 and `other`. */
+  const split = (other: unknown) => [
+    ...pieces.map((p, i) => ({
+      ...chatChunk({ content: p }),
+      choices: [{ index: i % 2 ? other : 0, delta: { content: p } }],
+    })),
+    chunkOf(0, {}, "stop"),
+    "data: [DONE]\n\n",
+  ];
+  const twice = {
+    ...chatChunk({}),
+    choices: [{ index: 0, delta: { content: "Fine." } }, { index: 0, delta: { content: WRITTEN_BAD } }],
+  };
+  const cases: [string, unknown[], number][] = [
+    ["string index, n=2", split("1"), 2],
+    ["index past n=1", split(1), 1],
+    ["one choice twice", [twice, chunkOf(0, {}, "stop"), "data: [DONE]\n\n"], 1],
+  ];
+  for (const [name, sse, n] of cases) {
+    provider.reply({ sse });
+    const res = await provider.gfetch(`${provider.url()}/v1/chat/completions`, {
+      method: "POST",
+      body: JSON.stringify({ model: "m", messages, n, stream: true, tools: TOOLS_OPENAI }),
+    });
+    const wire = await res.text();
+    // Read as `choices[0]` readers do (the AI SDK), and as the openai SDK files choices (by index).
+    let first = "";
+    const byIndex: Record<string, string> = {};
+    for (const line of wire.split("\n").filter((l) => l.startsWith("data: {"))) {
+      const chunk = JSON.parse(line.slice(6));
+      first += chunk.choices[0]?.delta?.content ?? "";
+      for (const c of chunk.choices) byIndex[c.index] = (byIndex[c.index] ?? "") + (c.delta?.content ?? "");
+    }
+    for (const text of [first, ...Object.values(byIndex)]) assert.doesNotMatch(text, /<tool_call>/, name);
+    assert.ok(provider.events[0]?.findings.some((f) => /the chunk was dropped/.test(f.message)), name);
+  }
+});

@@ -116,6 +116,40 @@ function toolish(choices: unknown[]): boolean {
 class ChatStream implements FrameRouter {
   readonly framing = "sse";
   #template?: Record<string, unknown>;
+  /** How many answers the request asked for. */
+  readonly #answers: number;
+
+  constructor(answers = 1) {
+    this.#answers = answers;
+  }
+
+  /**
+   * The openai SDK files each choice under its `index` (`"1"` as 1); the AI SDK and code that reads
+   * `choices[0]` take the chunk's first choice. They agree with each other and with the gate only while
+   * each choice a chunk carries is one the request asked for, named by a number, once: a chunk with a
+   * choice past the request's `n`, an index written as a string, or one choice twice is refused (a call
+   * split between two such choices would be whole to one client and to no watch of the gate).
+   */
+  refuse(event: Record<string, unknown>): string | undefined {
+    if (!Array.isArray(event.choices)) return undefined;
+    const seen = new Set<number>();
+    for (const c of event.choices) {
+      if (!isRecord(c)) continue;
+      if (typeof c.index === "string") {
+        return `a choice at index ${
+          JSON.stringify(c.index)
+        } (a string, which clients read two ways); the chunk was dropped`;
+      }
+      const index = choiceIndex(c);
+      if (index >= this.#answers) {
+        const asked = `the request asked for ${this.#answers} answer(s)`;
+        return `a choice at index ${index}, where ${asked}; the chunk was dropped`;
+      }
+      if (seen.has(index)) return `choice ${index} twice in one chunk; the chunk was dropped`;
+      seen.add(index);
+    }
+    return undefined;
+  }
 
   readonly text: TextFrames = {
     read: (event, answer) => chatText(event, answer),
@@ -409,6 +443,6 @@ class ChatTurn implements TurnRecorder {
 /** OpenAI Chat Completions in its three roles. */
 export const openaiChat: Dialect = {
   body,
-  router: () => new ChatStream(),
+  router: (request) => new ChatStream(request?.answers),
   turn: () => new ChatTurn(),
 };

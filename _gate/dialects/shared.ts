@@ -12,9 +12,15 @@ export interface Dialect {
   /** How a whole response body of this dialect is read and rewritten. */
   readonly body: CompletionBody;
   /** A router for this dialect's stream frames (one per stream). */
-  router(): FrameRouter;
+  router(request?: RouterRequest): FrameRouter;
   /** A recorder of what one streamed message said (one per stream), for a retry to send back. */
   turn(): TurnRecorder;
+}
+
+/** What a router is told about the request whose answer it routes. */
+export interface RouterRequest {
+  /** How many answers the request asked for (OpenAI Chat `n`). Default 1. */
+  answers?: number;
 }
 
 /**
