@@ -335,3 +335,38 @@ test("guardFetch Chat stream: a chunk whose choice clients read two ways (a stri
     assert.ok(provider.events[0]?.findings.some((f) => /the chunk was dropped/.test(f.message)), name);
   }
 });
+
+test("guardFetch Gemini stream: a native call at another position does not let a call written at the first pass unjudged", async () => {
+  // The clients read the first candidate (a written call) and pass over the second (a valid native call).
+  const tools = [{
+    functionDeclarations: [{
+      name: "get_weather",
+      parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+    }],
+  }];
+  const sse = [
+    { candidates: [{ index: 5, content: { role: "model", parts: [{ text: WRITTEN_BAD }] } }] },
+    {
+      candidates: [{}, {
+        content: {
+          role: "model",
+          parts: [{ functionCall: { name: "get_weather", args: { city: "Oslo" } } }],
+        },
+        finishReason: "STOP",
+      }],
+    },
+  ];
+  const { value, seen } = await withGuardedServer(() => ({ sse }), {}, async (server, f) => {
+    const res = await f(`${server.url}/v1beta/models/gemma-3-27b-it:streamGenerateContent?alt=sse`, {
+      method: "POST",
+      body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "Weather?" }] }], tools }),
+    });
+    return await res.text();
+  });
+  let text = "";
+  for (const line of value.split("\n").filter((l) => l.startsWith("data: "))) {
+    for (const p of JSON.parse(line.slice(6)).candidates[0]?.content?.parts ?? []) text += p.text ?? "";
+  }
+  assert.doesNotMatch(text, /<tool_call>/);
+  assert.equal(seen[0].verdict.allowed, false);
+});
