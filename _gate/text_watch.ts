@@ -290,9 +290,9 @@ export interface RoutedFrame {
 }
 
 /**
- * The stream gate's watch over the text of one message (an OpenAI Chat choice, Ollama): runs each frame's
- * text through a {@linkcode TextWatcher}, holds the frames that arrive once text is held, and at the end
- * hands over the calls written into the held text for judging.
+ * The stream gate's watch over the text of one message (an OpenAI Chat choice, a Gemini candidate, Ollama's
+ * message): runs each frame's text through a {@linkcode TextWatcher}, holds the frames that arrive once text
+ * is held, and at the end hands over the calls written into the held text for judging.
  *
  * Frames are held whole and released as they came wherever the watcher allows it: a frame whose text ends
  * in what may become a marker waits for the next one and then goes out untouched; a message held because
@@ -304,7 +304,7 @@ export class TextCalls {
   readonly #dialect: StreamDialect;
   readonly #tools: readonly unknown[] | undefined;
   readonly #frames: TextFrames;
-  /** The answer watched (OpenAI Chat choice index; 0 where a stream carries one). */
+  /** The answer watched (OpenAI Chat choice index, Gemini candidate position; 0 where a stream has one). */
   readonly #answer: number;
   /** Frames waiting because their text ends in what may become a marker, in stream order. */
   #queue: { frame: RoutedFrame; part: TextPart }[] = [];
@@ -505,14 +505,15 @@ export class TextCalls {
 }
 
 /**
- * The watches over the text of every answer a stream carries (OpenAI Chat `n`: one per choice, each apart;
- * one where a stream carries one message), with the face of one {@linkcode TextCalls}: a call written into
- * the text of any choice is held and judged, not only one written into the first.
+ * The watches over the text of every answer a stream carries (OpenAI Chat `n`: one per choice index; Gemini:
+ * one per candidate position, as its clients read; one where a stream carries one message), with the face
+ * of one {@linkcode TextCalls}: a call written into the text of any answer is held and judged, not only one
+ * written into the first.
  *
- * A frame that carries text for several choices is first split into one frame per choice (OpenAI sends one
+ * A frame that carries text for several answers is first split into one frame per answer (OpenAI sends one
  * choice per chunk, so recorded streams pass as they came); each frame then goes through the watches of
- * the choices it carries a part of, and a frame of no choice (the usage) through the first choice's (as
- * with one message; going through every watch would cost each such frame one step per choice seen).
+ * the answers it carries a part of, and a frame of none (the usage) through the first answer's (as with one
+ * message; going through every watch would cost each such frame one step per answer seen).
  */
 export class TextWatches {
   readonly #dialect: StreamDialect;
