@@ -21,7 +21,8 @@
  * - {@linkcode assembleToolCalls} rebuilds whole calls from stream events so they can be validated.
  *
  * Calls a local model wrote into its text (`<tool_call>`, `<|python_tag|>`, `[TOOL_CALLS]`, fenced JSON) are
- * judged too when the response has no native calls; see `extract.ts`.
+ * judged too when the answer has no native calls (in a response of several answers, OpenAI Chat `n` or Gemini
+ * `candidateCount`, each answer apart, whole or streamed); see `extract.ts`.
  *
  * @example Reject a call to a tool the request does not declare
  * ```ts

@@ -21,7 +21,10 @@ export interface AssembledToolCall {
   arguments: string;
   /** Which stream dialect the call came from. */
   dialect: StreamDialect;
-  /** For OpenAI Chat streams, the choice the call belongs to; otherwise 0. */
+  /**
+   * For OpenAI Chat streams, the choice the call belongs to; for Gemini, its candidate's position in the
+   * chunk (the clients read the first as the answer); otherwise 0.
+   */
   choice: number;
   /** The slot the stream addressed the call by: the delta `index`, `output_index` or content block index. */
   slot: number;
@@ -76,7 +79,7 @@ export interface AssembledCalls {
 export interface Slot {
   /** How the dialect reader addresses the call (`c0:1:0`, `o2`, `a1`, `l0`, ...). */
   key: string;
-  /** The OpenAI Chat choice; 0 elsewhere. */
+  /** The OpenAI Chat choice, the Gemini candidate position; 0 elsewhere. */
   choice: number;
   /** The position the stream gave the call. */
   slot: number;

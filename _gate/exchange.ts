@@ -184,6 +184,12 @@ async function retryStream(
   return gateStreamed(response, dialect, next, turn.resume).body ?? undefined;
 }
 
+/** How many answers a request asks for: OpenAI Chat's `n` when it is a whole number of at least 1, else 1. */
+function answersAsked(request: Record<string, unknown>): number {
+  const n = request.n;
+  return typeof n === "number" && Number.isInteger(n) && n >= 1 ? n : 1;
+}
+
 /** A streamed response passed through a {@linkcode StreamGate}. */
 function gateStreamed(
   response: Response,
@@ -197,6 +203,7 @@ function gateStreamed(
     maxBytes: exchange.limit,
     toolsDeclared: judge.tools === undefined || judge.tools.length > 0,
     tools: judge.tools,
+    answers: answersAsked(exchange.request),
     judge: async (calls) => {
       const verdict = await judge.judge(calls.map(callForValidation));
       const partial = dropsCalls(verdict, exchange.options);
@@ -222,8 +229,11 @@ function gateStreamed(
     resume,
     retry: mayRetry(exchange) ? (turn) => retryStream(exchange, dialect, turn) : undefined,
   });
+  // The gate's stream is decoded text (fetch decoded the provider's bytes): the provider's length and
+  // encoding are not its own, and a proxy passing them on would have its client decode it again or cut it.
   const headers = new Headers(response.headers);
   headers.delete("content-length");
+  headers.delete("content-encoding");
   return withUrl(
     new Response(gate.gate(response.body!), {
       status: response.status,
@@ -290,8 +300,12 @@ async function gateJsonOnce(
   const out = await gateJsonBody(response, exchange);
   const usage = out.event?.usage;
   const sent = out.result?.changed ? out.result.response : out.parsed;
-  // With drop-call, the valid calls of the turn went through: the turn is not asked again.
-  if (!out.result || out.result.verdict.allowed || dropsCalls(out.result.verdict, exchange.options)) {
+  // With drop-call, the valid calls of the turn went through: the turn is not asked again. Nor is one whose
+  // calls were written into the text of one of several answers (`n`): a retry sends back the first answer.
+  if (
+    !out.result || out.result.verdict.allowed || dropsCalls(out.result.verdict, exchange.options) ||
+    (out.result.extracted !== undefined && severalAnswers(out.body))
+  ) {
     if (out.event && out.result && !out.result.verdict.allowed) exchange.report(out.event);
     return { out: out.response, sent, usage };
   }
@@ -305,6 +319,11 @@ async function gateJsonOnce(
     exchange.report({ ...out.event!, retried: true });
   } else if (out.event) exchange.report(out.event);
   return { out: out.response, sent, rejected: turn, usage };
+}
+
+/** True when a body holds more than one answer (OpenAI Chat `choices`, Gemini `candidates`). */
+function severalAnswers(body: Record<string, unknown> | undefined): boolean {
+  return [body?.choices, body?.candidates].some((list) => Array.isArray(list) && list.length > 1);
 }
 
 /** Gates one JSON answer: the response to forward, the gate's result and the event to report. */

@@ -36,7 +36,10 @@ export interface GateOptions extends ValidateOptions {
   classifier?: Classifier;
   /** Read the body as this shape instead of detecting it. */
   dialect?: CompletionDialect;
-  /** Judge calls written into the message text when there are no native calls. Default true. */
+  /**
+   * Judge calls written into the message text when there are no native calls (in a body of several answers,
+   * OpenAI Chat `n` or Gemini `candidateCount`: in each answer without native calls). Default true.
+   */
   extract?: boolean;
   /** The text that replaces rejected calls. Default: `describeVerdict` of the verdict, with the tools. */
   message?: (verdict: Verdict, tools: readonly unknown[] | undefined) => string;
@@ -52,7 +55,9 @@ export interface GateOptions extends ValidateOptions {
    *   (several look-ups at once). Bodies and streams of every dialect. Calls written into the text are
    *   cut out one by one where each sits in markup of its own (`<tool_call>` tags, a fence); calls
    *   written into one block together (a JSON array of calls) cannot be parted without rewriting what the
-   *   model wrote, so that turn is withheld whole (and, like any drop-call turn, not retried).
+   *   model wrote, so that turn is withheld whole (and, like any drop-call turn, not retried). So is a
+   *   response of several answers (OpenAI Chat `n`) in which one used call fields and another wrote its
+   *   calls into text.
    */
   onRejected?: "withhold-turn" | "drop-call";
 }
@@ -69,7 +74,11 @@ export interface GateResult {
   dialect?: CompletionDialect;
   /** Where the calls came from: the provider's call fields, the message text, or nowhere. */
   source: "native" | "text" | "none";
-  /** The calls recovered from the text, when `source` is `"text"`. */
+  /**
+   * The calls recovered from the text, when `source` is `"text"`; also when `source` is `"native"` and
+   * another answer of the same body (OpenAI Chat `n`, Gemini `candidateCount`) wrote its calls into its
+   * text (the verdict then lists the native calls first, then these).
+   */
   extracted?: ExtractedToolCall[];
   /** The text that replaced the calls, when `changed`. */
   reason?: string;
@@ -325,7 +334,18 @@ export async function gateWith(
   } catch {
     native = [];
   }
-  if (native.length > 0) {
+  const extracted: ExtractedToolCall[] = [];
+  let texts: string[] = [];
+  if (options.extract !== false) {
+    try {
+      texts = shape.looseTexts ? shape.looseTexts(body) : native.length > 0 ? [] : shape.texts(body);
+    } catch {
+      // A body that is not of this dialect after all (a wrong `options.dialect`): no text to read.
+    }
+  }
+  const perText = texts.map((text) => extractToolCalls(text, { tools: judge.tools }));
+  for (const calls of perText) extracted.push(...calls);
+  if (native.length > 0 && extracted.length === 0) {
     const verdict = await judge.judge(native);
     if (verdict.allowed) return { verdict, response: body, changed: false, dialect, source: "native" };
     if (dropsCalls(verdict, options)) {
@@ -337,31 +357,25 @@ export async function gateWith(
     const response = shape.rewrite(body, reason, { fromText: false });
     return { verdict, response, changed: true, dialect, source: "native", reason };
   }
-  if (options.extract === false) {
-    return { verdict: ALLOWED_NONE, response: body, changed: false, dialect, source: "none" };
-  }
-  const extracted: ExtractedToolCall[] = [];
-  let texts: string[] = [];
-  try {
-    texts = shape.texts(body);
-  } catch {
-    // A body that is not of this dialect after all (a wrong `options.dialect`): no text to read.
-  }
-  const perText = texts.map((text) => extractToolCalls(text, { tools: judge.tools }));
-  for (const calls of perText) extracted.push(...calls);
   if (extracted.length === 0) {
     return { verdict: ALLOWED_NONE, response: body, changed: false, dialect, source: "none" };
   }
-  const verdict = await judge.judge(extracted.map((c) => {
+  const written = extracted.map((c) => {
     const call: Record<string, unknown> = { name: c.name, arguments: c.arguments };
     if (c.id !== undefined) call.id = c.id;
     return call;
-  }));
-  if (verdict.allowed) return { verdict, response: body, changed: false, dialect, source: "text", extracted };
-  const cut = dropsCalls(verdict, options) ? partialCut(texts, perText, verdict) : undefined;
+  });
+  // One answer of several used call fields and another wrote its calls into text: judged together, native
+  // first, as one turn (withheld whole when any is rejected: the two kinds cannot be dropped one by one).
+  const source = native.length > 0 ? "native" : "text";
+  const verdict = await judge.judge([...native, ...written]);
+  if (verdict.allowed) return { verdict, response: body, changed: false, dialect, source, extracted };
+  const cut = source === "text" && dropsCalls(verdict, options)
+    ? partialCut(texts, perText, verdict)
+    : undefined;
   const reason = judge.reason(verdict, cut ? { partial: true } : undefined);
   const response = shape.rewrite(body, reason, { fromText: true, cut });
-  return { verdict, response, changed: true, dialect, source: "text", extracted, reason };
+  return { verdict, response, changed: true, dialect, source, extracted, reason };
 }
 
 /**

@@ -13,7 +13,7 @@ import { DIALECTS } from "./dialects/mod.ts";
 import { type FrameRouter, type ResumePoint, StreamFlow, type TurnRecorder } from "./dialects/shared.ts";
 import { formatSse, type FrameParser, ndjsonParser, sseParser } from "./sse.ts";
 import { type Usage, UsageTally } from "./usage.ts";
-import type { TextCalls } from "./text_watch.ts";
+import type { TextWatches } from "./text_watch.ts";
 import { engines, loadEngines } from "./engines.ts";
 import { DEFAULT_MAX_RESPONSE_BYTES, ResponseTooLargeError } from "./bound.ts";
 
@@ -66,8 +66,8 @@ export interface StreamGateOptions {
   /** Called once when the stream ends, with what happened. Errors it throws are swallowed. */
   onReport?: (report: StreamReport) => void;
   /**
-   * Watch the text of OpenAI Chat and Ollama streams for calls written into it (`<tool_call>`, fenced JSON,
-   * ...) and hold them back until judged, as the native calls are. Default true.
+   * Watch the text of OpenAI Chat, Gemini and Ollama streams for calls written into it (`<tool_call>`,
+   * fenced JSON, ...) and hold them back until judged, as the native calls are. Default true.
    */
   extract?: boolean;
   /**
@@ -77,6 +77,8 @@ export interface StreamGateOptions {
   toolsDeclared?: boolean;
   /** The request's declared tools: calls written into text are read (and their values typed) against them. */
   tools?: readonly unknown[];
+  /** How many answers the request asked for (OpenAI Chat `n`): a choice past them is refused. Default 1. */
+  answers?: number;
   /**
    * Asked when the calls were rejected: a stream (already gated) to forward in their place, continuing this
    * message, or undefined for the usual replacement. Only for dialects whose frames can be resumed.
@@ -208,7 +210,7 @@ export class StreamGate {
    * Watches the streamed text for calls written into it; undefined where that is off or impossible. Made
    * when the stream is first read, once the extractor it runs is loaded ({@linkcode StreamGate.gate}).
    */
-  #text: TextCalls | undefined;
+  #text: TextWatches | undefined;
   #started = false;
   /** Set when the client cancels: nothing more is judged, retried or reported. */
   #cancelled = false;
@@ -244,7 +246,7 @@ export class StreamGate {
   constructor(dialect: StreamDialect, options: StreamGateOptions) {
     this.#dialect = dialect;
     this.#options = options;
-    this.#router = DIALECTS[dialect].router();
+    this.#router = DIALECTS[dialect].router({ answers: options.answers });
     this.#turn = options.retry ? DIALECTS[dialect].turn() : undefined;
     this.#maxBytes = options.maxBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     this.#usage = new UsageTally(dialect, options.resume?.usage);
@@ -258,8 +260,8 @@ export class StreamGate {
     const text = this.#router.text;
     const options = this.#options;
     if (options.extract === false || !text) return;
-    const { TextCalls } = engines().textWatch;
-    this.#text = new TextCalls(this.#dialect, text, {
+    const { TextWatches } = engines().textWatch;
+    this.#text = new TextWatches(this.#dialect, text, {
       json: options.toolsDeclared ?? true,
       tools: options.tools,
     });
@@ -390,6 +392,7 @@ export class StreamGate {
     let event = parsed.value;
     const refused = this.#router.refuse?.(event, frame.event);
     if (refused !== undefined) return this.#drop(refused);
+    if (this.#router.place) ({ raw, event } = this.#router.place(raw, event));
     if (this.#turn) {
       this.#turnSize += raw.length;
       if (this.#turnSize > this.#maxBytes) this.#turn = undefined;
@@ -428,26 +431,14 @@ export class StreamGate {
     for (const frame of this.#text?.drain() ?? []) this.#router.route(frame.raw, frame.event, flow);
     const all = [...this.#dropped.items, ...findings];
     const text = this.#text;
-    const written = text?.settle({ nativeCalls: flow.pending ? calls.length : 0 }, flow);
-    if (text && written) return await this.#finishWritten(text, written, all);
+    const native = flow.pending ? calls : [];
+    const written = text?.settle({ nativeAnswers: new Set(native.map((c) => c.choice)) }, flow);
+    if (text && written) return await this.#finishWritten(text, written, all, { native, findings });
     let verdict: Verdict | undefined;
     let replaced = false;
     if (flow.pending && calls.length > 0) {
-      let judgement = await this.#judge(calls);
-      // Calls the gate kept apart but a client merges (a reused index) are judged as it will run them too.
-      const merged = judgement.verdict.allowed ? mergedByIndex(calls, findings) : undefined;
-      if (merged && merged.length > 0) {
-        const asMerged = await this.#judge(merged);
-        if (!asMerged.verdict.allowed) ({ judgement, calls } = { judgement: asMerged, calls: merged });
-      }
-      // And a name sent in differing pieces, under the last piece (the name the openai SDK runs), and
-      // arguments sent more than once and differing, in each version.
-      const named = judgement.verdict.allowed ? lastNamed(calls) : undefined;
-      const renamed = judgement.verdict.allowed ? everyVersion(named ?? calls) ?? named : undefined;
-      if (renamed) {
-        const asRenamed = await this.#judge(renamed);
-        if (!asRenamed.verdict.allowed) ({ judgement, calls } = { judgement: asRenamed, calls: renamed });
-      }
+      let judgement: StreamJudgement;
+      ({ judgement, calls } = await this.#judgeNative(calls, findings));
       verdict = judgement.verdict;
       if (verdict.allowed) flow.release();
       else {
@@ -478,32 +469,77 @@ export class StreamGate {
     return undefined;
   }
 
-  /** The ending when the calls were written into the text. */
-  async #finishWritten(
-    text: TextCalls,
+  /**
+   * Judges the native calls of a stream as assembled, and then, while they pass, as a client may run them:
+   * calls the gate kept apart but a client merges (a reused index), a name sent in differing pieces under
+   * its last piece (the name the openai SDK runs), arguments sent more than once and differing, in each
+   * version. The judgement, and the calls as judged by it.
+   */
+  async #judgeNative(
     calls: AssembledToolCall[],
-    findings: StreamFinding[],
-  ): Promise<ReadableStream<Uint8Array> | undefined> {
-    const flow = this.#flow;
-    const judgement = await this.#judge(calls);
-    if (!judgement.verdict.allowed) {
-      const next = await this.#retry(calls, judgement.verdict, { fromText: true });
-      if (next) {
-        const report = { calls, verdict: judgement.verdict, findings, replaced: true, retried: true };
-        this.#report({ dialect: this.#dialect, ...report });
-        return next;
-      }
+    findings: readonly StreamFinding[],
+  ): Promise<{ judgement: StreamJudgement; calls: AssembledToolCall[] }> {
+    let judgement = await this.#judge(calls);
+    const merged = judgement.verdict.allowed ? mergedByIndex(calls, findings) : undefined;
+    if (merged && merged.length > 0) {
+      const asMerged = await this.#judge(merged);
+      if (!asMerged.verdict.allowed) ({ judgement, calls } = { judgement: asMerged, calls: merged });
     }
-    // With drop-call, the rejected calls are cut from the text where each sits in markup of its own.
-    const drop = new Set(judgement.verdict.rejectedIndices);
-    const partial = judgement.partialReason !== undefined && text.separable(drop);
-    text.conclude(
-      partial
-        ? { allowed: false, reason: judgement.partialReason!, drop }
-        : { allowed: judgement.verdict.allowed, reason: judgement.reason },
-      flow,
-    );
-    flow.release();
+    const named = judgement.verdict.allowed ? lastNamed(calls) : undefined;
+    const renamed = judgement.verdict.allowed ? everyVersion(named ?? calls) ?? named : undefined;
+    if (renamed) {
+      const asRenamed = await this.#judge(renamed);
+      if (!asRenamed.verdict.allowed) ({ judgement, calls } = { judgement: asRenamed, calls: renamed });
+    }
+    return { judgement, calls };
+  }
+
+  /**
+   * The ending when calls were written into the text. `native` are the calls of the other answers of the
+   * stream (OpenAI Chat `n`: a choice that used call fields beside one that wrote its calls), with the
+   * assembler's findings: judged with the written ones as one turn, withheld whole when any is rejected,
+   * and not retried.
+   */
+  async #finishWritten(
+    text: TextWatches,
+    written: AssembledToolCall[],
+    findings: StreamFinding[],
+    other: { native: AssembledToolCall[]; findings: readonly StreamFinding[] },
+  ): Promise<ReadableStream<Uint8Array> | undefined> {
+    const native = other.native;
+    const flow = this.#flow;
+    let calls = written;
+    let judgement: StreamJudgement;
+    if (native.length > 0) {
+      const first = await this.#judgeNative(native, other.findings);
+      calls = [...first.calls, ...written];
+      judgement = await this.#judge(calls);
+      if (!judgement.verdict.allowed) {
+        text.conclude({ allowed: false, reason: judgement.reason }, flow);
+        this.#router.replace((flow.textSeen ? "\n\n" : "") + judgement.reason, first.calls, flow);
+      } else flow.release();
+    } else {
+      judgement = await this.#judge(calls);
+      // A retry sends back what the first answer said: calls another answer wrote (`n`) end in the reason.
+      if (!judgement.verdict.allowed && calls.every((c) => c.choice === 0)) {
+        const next = await this.#retry(calls, judgement.verdict, { fromText: true });
+        if (next) {
+          const report = { calls, verdict: judgement.verdict, findings, replaced: true, retried: true };
+          this.#report({ dialect: this.#dialect, ...report });
+          return next;
+        }
+      }
+      // With drop-call, the rejected calls are cut from the text where each sits in markup of its own.
+      const drop = new Set(judgement.verdict.rejectedIndices);
+      const partial = judgement.partialReason !== undefined && text.separable(drop);
+      text.conclude(
+        partial
+          ? { allowed: false, reason: judgement.partialReason!, drop }
+          : { allowed: judgement.verdict.allowed, reason: judgement.reason },
+        flow,
+      );
+      flow.release();
+    }
     if (this.#doneFrame !== undefined) flow.send(this.#doneFrame);
     const replaced = !judgement.verdict.allowed;
     this.#report({ dialect: this.#dialect, calls, verdict: judgement.verdict, findings, replaced });

@@ -290,9 +290,9 @@ export interface RoutedFrame {
 }
 
 /**
- * The stream gate's watch over the text of one message (OpenAI Chat choice 0, Ollama): runs each frame's
- * text through a {@linkcode TextWatcher}, holds the frames that arrive once text is held, and at the end
- * hands over the calls written into the held text for judging.
+ * The stream gate's watch over the text of one message (an OpenAI Chat choice, a Gemini candidate, Ollama's
+ * message): runs each frame's text through a {@linkcode TextWatcher}, holds the frames that arrive once text
+ * is held, and at the end hands over the calls written into the held text for judging.
  *
  * Frames are held whole and released as they came wherever the watcher allows it: a frame whose text ends
  * in what may become a marker waits for the next one and then goes out untouched; a message held because
@@ -304,6 +304,8 @@ export class TextCalls {
   readonly #dialect: StreamDialect;
   readonly #tools: readonly unknown[] | undefined;
   readonly #frames: TextFrames;
+  /** The answer watched (OpenAI Chat choice index, Gemini candidate position; 0 where a stream has one). */
+  readonly #answer: number;
   /** Frames waiting because their text ends in what may become a marker, in stream order. */
   #queue: { frame: RoutedFrame; part: TextPart }[] = [];
   /** Text the watcher released while its frames were queued. */
@@ -318,10 +320,11 @@ export class TextCalls {
   constructor(
     dialect: StreamDialect,
     frames: TextFrames,
-    options: { json: boolean; tools?: readonly unknown[] } = { json: true },
+    options: { json: boolean; tools?: readonly unknown[]; answer?: number } = { json: true },
   ) {
     this.#dialect = dialect;
     this.#frames = frames;
+    this.#answer = options.answer ?? 0;
     this.#watcher = new TextWatcher({ json: options.json, tools: options.tools });
     this.#tools = options.tools;
   }
@@ -332,7 +335,7 @@ export class TextCalls {
    */
   watch(raw: string, event: Record<string, unknown>, flow: StreamFlow): RoutedFrame[] {
     const w = this.#watcher;
-    const part = this.#frames.read(event);
+    const part = this.#frames.read(event, this.#answer);
     if (w.holding) {
       w.push(part.text);
       this.#holdWhole({ raw, event }, part, flow);
@@ -380,13 +383,13 @@ export class TextCalls {
       : [];
     if (extracted.length === 0) {
       // Nothing to judge: the held text goes out as it came, ahead of any call still held.
-      const text = flow.held.filter((h) => h.written);
-      flow.setHeld(flow.held.filter((h) => !h.written));
+      const text = flow.held.filter((h) => h.written && this.#owns(h));
+      flow.setHeld(flow.held.filter((h) => !(h.written && this.#owns(h))));
       for (const h of text) flow.send(h.raw);
       return undefined;
     }
     this.#extracted = extracted;
-    return textCalls(extracted, this.#dialect);
+    return textCalls(extracted, this.#dialect, this.#answer);
   }
 
   /**
@@ -416,8 +419,8 @@ export class TextCalls {
     const w = this.#watcher;
     const kept: Held[] = [];
     for (const h of flow.held) {
-      if (!h.written) kept.push(h);
-      else if (h.written.rest) kept.push(h.written.rest);
+      if (!h.written || !this.#owns(h)) kept.push(h);
+      else if (h.written.rest) kept.push({ ...h.written.rest, answer: this.#answer });
     }
     flow.setHeld(kept);
     const from = w.visible.length;
@@ -432,7 +435,7 @@ export class TextCalls {
       )
       : cutCalls(w.held);
     const lead = rest !== "" ? `${rest}\n\n` : w.hasText ? "\n\n" : "";
-    flow.send(this.#frames.textFrame(lead + judgement.reason));
+    flow.send(this.#frames.textFrame(lead + judgement.reason, this.#answer));
   }
 
   /** The queued frames, emptied. */
@@ -457,8 +460,11 @@ export class TextCalls {
       return;
     }
     flow.textSeen = true;
-    flow.send(this.#frames.textFrame(prose));
-    this.#hold({ raw: this.#frames.textFrame(this.#watcher.held), tool: false, written: {} }, flow);
+    flow.send(this.#frames.textFrame(prose, this.#answer));
+    this.#hold(
+      { raw: this.#frames.textFrame(this.#watcher.held, this.#answer), tool: false, written: {} },
+      flow,
+    );
     for (const q of queue) {
       const rest = q.part.rest();
       if (rest) this.#hold({ raw: this.#frames.frame(rest), event: rest, tool: q.part.toolish }, flow);
@@ -481,19 +487,174 @@ export class TextCalls {
     if (flow.pending || w.couldBeCall()) return;
     w.abandon();
     if (w.hasText) flow.textSeen = true;
-    for (const h of flow.held) flow.send(h.raw);
-    flow.setHeld();
+    // Only this answer's frames: another answer's watch may be holding a call of its own.
+    for (const h of flow.held) if (this.#owns(h)) flow.send(h.raw);
+    flow.setHeld(flow.held.filter((h) => !this.#owns(h)));
   }
 
   /** Holds a frame that arrived while text is held, keeping stream order. */
   #hold(frame: Held, flow: StreamFlow): void {
     if (frame.tool) flow.pending = true;
-    flow.hold(frame);
+    flow.hold({ ...frame, answer: this.#answer });
+  }
+
+  /** True when this watch held the frame. */
+  #owns(frame: Held): boolean {
+    return frame.answer === this.#answer;
+  }
+}
+
+/**
+ * The watches over the text of every answer a stream carries (OpenAI Chat `n`: one per choice index; Gemini:
+ * one per candidate position, as its clients read; one where a stream carries one message), with the face
+ * of one {@linkcode TextCalls}: a call written into the text of any answer is held and judged, not only one
+ * written into the first.
+ *
+ * A frame that carries text for several answers is first split into one frame per answer (OpenAI sends one
+ * choice per chunk, so recorded streams pass as they came); each frame then goes through the watches of
+ * the answers it carries a part of, and a frame of none (the usage) through the first answer's (as with one
+ * message; going through every watch would cost each such frame one step per answer seen).
+ */
+export class TextWatches {
+  readonly #dialect: StreamDialect;
+  readonly #frames: TextFrames;
+  readonly #options: { json: boolean; tools?: readonly unknown[] };
+  readonly #watches = new Map<number, TextCalls>();
+  readonly #answersOf = new WeakMap<Record<string, unknown>, ReadonlySet<number>>();
+  /** The calls each watch found at the end, in the order of {@linkcode TextWatches.settle}'s list. */
+  #found: { watch: TextCalls; count: number }[] = [];
+
+  /** Watches the text `frames` carry, with the options of {@linkcode TextCalls}. */
+  constructor(
+    dialect: StreamDialect,
+    frames: TextFrames,
+    options: { json: boolean; tools?: readonly unknown[] } = { json: true },
+  ) {
+    this.#dialect = dialect;
+    this.#frames = frames;
+    this.#options = options;
+  }
+
+  /** Runs a frame through the watches of its answers; returns the frames to route (see `TextCalls.watch`). */
+  watch(raw: string, event: Record<string, unknown>, flow: StreamFlow): RoutedFrame[] {
+    const pieces = this.#frames.split?.(event);
+    if (!pieces) return this.#through({ raw, event }, flow);
+    return pieces.flatMap((piece) => this.#through({ raw: this.#frames.frame(piece), event: piece }, flow));
+  }
+
+  /** The length of the text kept to read calls from, over every answer. */
+  get size(): number {
+    let size = 0;
+    for (const w of this.#watches.values()) size += w.size;
+    return size;
+  }
+
+  /** The frames still waiting on an ambiguous tail, for the end of the stream. */
+  drain(): RoutedFrame[] {
+    return this.#ordered().flatMap((w) => w.drain());
+  }
+
+  /**
+   * At the end of the stream: the calls written into the held text of every answer whose own message
+   * carried no native call (`nativeAnswers`), to be judged (then call {@linkcode TextWatches.conclude});
+   * undefined when there are none.
+   */
+  settle(stream: { nativeAnswers: ReadonlySet<number> }, flow: StreamFlow): AssembledToolCall[] | undefined {
+    const out: AssembledToolCall[] = [];
+    this.#found = [];
+    for (const [answer, watch] of this.#sorted()) {
+      const calls = watch.settle({ nativeCalls: stream.nativeAnswers.has(answer) ? 1 : 0 }, flow) ?? [];
+      this.#found.push({ watch, count: calls.length });
+      out.push(...calls);
+    }
+    return out.length > 0 ? out : undefined;
+  }
+
+  /** Whether the calls at positions `drop` (in `settle`'s list) can be cut while the others stay. */
+  separable(drop: ReadonlySet<number>): boolean {
+    return this.#local(drop).every(({ watch, drop }) => watch.separable(drop));
+  }
+
+  /**
+   * Concludes every answer's watch: as {@linkcode TextCalls.conclude}; with `drop`, only the answers that
+   * lose a call are rewritten (the others keep their text as it came).
+   */
+  conclude(
+    judgement: { allowed: boolean; reason: string; drop?: ReadonlySet<number> },
+    flow: StreamFlow,
+  ): void {
+    if (judgement.allowed) return;
+    for (const { watch, drop, count } of this.#local(judgement.drop ?? new Set())) {
+      if (count === 0) continue;
+      if (judgement.drop === undefined) watch.conclude(judgement, flow);
+      else if (drop.size > 0) watch.conclude({ ...judgement, drop }, flow);
+    }
+  }
+
+  /** `drop` (positions in the list `settle` returned) per watch, as positions in its own calls. */
+  #local(drop: ReadonlySet<number>): { watch: TextCalls; drop: Set<number>; count: number }[] {
+    let at = 0;
+    return this.#found.map(({ watch, count }) => {
+      const own = new Set<number>();
+      for (let i = 0; i < count; i++) if (drop.has(at + i)) own.add(i);
+      at += count;
+      return { watch, drop: own, count };
+    });
+  }
+
+  /** Passes a frame through the watch of each answer it carries a part of (answer 0's: a frame of none). */
+  #through(frame: RoutedFrame, flow: StreamFlow): RoutedFrame[] {
+    let frames = [frame];
+    for (const answer of [...this.#answers(frame.event)].sort((a, b) => a - b)) {
+      const watch = this.#watch(answer);
+      // Frames another watch let out (those it queued) belong to its answer: they pass this one.
+      frames = frames.flatMap((f) =>
+        this.#concerns(f.event, answer) ? watch.watch(f.raw, f.event, flow) : [f]
+      );
+    }
+    return frames;
+  }
+
+  /** True when a frame carries a part of `answer`. */
+  #concerns(event: Record<string, unknown>, answer: number): boolean {
+    return this.#answers(event).has(answer);
+  }
+
+  /** The answers a frame carries a part of (answer 0 for a frame of none), read once per frame. */
+  #answers(event: Record<string, unknown>): ReadonlySet<number> {
+    let answers = this.#answersOf.get(event);
+    if (!answers) {
+      const read = this.#frames.answers?.(event) ?? [];
+      answers = new Set(read.length > 0 ? read : [0]);
+      this.#answersOf.set(event, answers);
+    }
+    return answers;
+  }
+
+  #watch(answer: number): TextCalls {
+    let watch = this.#watches.get(answer);
+    if (!watch) {
+      watch = new TextCalls(this.#dialect, this.#frames, { ...this.#options, answer });
+      this.#watches.set(answer, watch);
+    }
+    return watch;
+  }
+
+  #sorted(): [number, TextCalls][] {
+    return [...this.#watches].sort(([a], [b]) => a - b);
+  }
+
+  #ordered(): TextCalls[] {
+    return this.#sorted().map(([, w]) => w);
   }
 }
 
 /** Turns calls recovered from text into assembled calls, with the validator's synthetic ids. */
-function textCalls(extracted: ExtractedToolCall[], dialect: StreamDialect): AssembledToolCall[] {
+function textCalls(
+  extracted: ExtractedToolCall[],
+  dialect: StreamDialect,
+  answer: number,
+): AssembledToolCall[] {
   const ids = normaliseCalls(extracted.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments })));
   return extracted.map((c, i) => ({
     id: ids[i]?.id ?? c.id ?? "",
@@ -501,7 +662,7 @@ function textCalls(extracted: ExtractedToolCall[], dialect: StreamDialect): Asse
     name: c.name,
     arguments: typeof c.arguments === "string" ? c.arguments : safeStringify(c.arguments),
     dialect,
-    choice: 0,
+    choice: answer,
     slot: i,
   }));
 }

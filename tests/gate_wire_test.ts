@@ -160,9 +160,9 @@ test("guardFetch: a call in a Responses response.created, in_progress or failed 
   }
 });
 
-test("guardFetch: a Responses call added at an output_index other than its place is dropped", async () => {
-  // The SDK appends the item (place 0) and takes the arguments addressed to output_index 0; the gate read the
-  // call at output_index 1, with the arguments it came with.
+test("guardFetch: a Responses call added at an output_index other than its place is placed where a client puts it, and an event addressed to no item is dropped", async () => {
+  // The SDK appends the item (place 0) and would take the arguments addressed to output_index 0; the gate
+  // reads the call at its place too, with the arguments it came with, and drops the event for no item.
   const item = {
     id: "fc_1",
     type: "function_call",
@@ -183,16 +183,60 @@ test("guardFetch: a Responses call added at an output_index other than its place
     },
   ];
   reply({ sse: frames, named: true });
-  const calls = await responsesCalls();
-  assert.ok(typeof calls === "string" || calls.length === 0, String(calls));
-  // Read whole (the SDK gave up at the orphan event): the call did not reach the client.
+  assert.deepEqual(await responsesCalls(), [["get_weather", '{"city":"Oslo"}']]);
+  assert.deepEqual(events[0]?.calls?.map((c) => [c.name, c.arguments]), [["get_weather", '{"city":"Oslo"}']]);
+  assert.ok(events[0]?.findings.some((f) => /at output_index 0, where no item was added/.test(f.message)));
+});
+
+/** A Responses stream whose one call is added at `output_index` 2, past the items a client holds (none). */
+function callPastItems(name: string, args: string): unknown[] {
+  const item = {
+    id: "fc_1",
+    type: "function_call",
+    status: "in_progress",
+    call_id: "call_1",
+    name,
+    arguments: "",
+  };
+  const done = { ...item, status: "completed", arguments: args };
+  let seq = 0;
+  const at = { output_index: 2, item_id: "fc_1" };
+  return [
+    { type: "response.created", response: { ...responsesBody(null), output: [] } },
+    { type: "response.output_item.added", output_index: 2, item },
+    { type: "response.function_call_arguments.delta", ...at, delta: args },
+    { type: "response.function_call_arguments.done", ...at, arguments: args },
+    { type: "response.output_item.done", output_index: 2, item: done },
+    { type: "response.completed", response: { ...responsesBody(null), output: [done] } },
+  ].map((e) => ({ ...e, sequence_number: seq++ }));
+}
+
+test("guardFetch: a Responses call added past the items a client holds is judged once and reaches the client whole, at its place", async () => {
+  // The AI SDK keys calls by output_index and runs the finished item; the openai SDK appends the item and
+  // addresses it by output_index: at its place, both read the call the gate judged.
+  reply({ sse: callPastItems("get_weather", '{"city":"Oslo"}'), named: true });
+  assert.deepEqual(await responsesCalls(), [["get_weather", '{"city":"Oslo"}']]);
+  assert.equal(events[0]?.verdict.allowed, true);
+  assert.deepEqual(events[0]?.calls?.map((c) => c.name), ["get_weather"]); // (not twice: its item and snapshot)
+  assert.deepEqual(events[0]?.findings, []);
   const res = await provider.gfetch(`${provider.url()}/v1/responses`, {
     method: "POST",
     body: JSON.stringify({ model: "m", input: "hi", stream: true, tools: TOOLS_RESPONSES }),
   });
-  const text = await res.text();
-  assert.doesNotMatch(text, /get_weather/); // (the orphan .done is no call to any client: it names no item)
-  assert.ok(events[0]?.findings.some((f) => /a call added at output_index 1/.test(f.message)));
+  const placed = (await res.text()).split("\n").filter((l) => l.startsWith("data: ")).map((l) =>
+    JSON.parse(l.slice(6)) as { type: string; output_index?: number }
+  );
+  assert.deepEqual(
+    placed.filter((e) => e.output_index !== undefined).map((e) => e.output_index),
+    [0, 0, 0, 0],
+  );
+});
+
+test("guardFetch: a rejected Responses call added past the items a client holds is withheld whole", async () => {
+  reply({ sse: callPastItems("delete_everything", "{}"), named: true });
+  assert.deepEqual(await responsesCalls(), []);
+  assert.equal(events[0]?.verdict.allowed, false);
+  assert.equal(events[0]?.changed, true);
 });
 
 test("guardFetch: a Chat call whose name comes in differing pieces is judged under the last one too (the openai SDK runs it)", async () => {

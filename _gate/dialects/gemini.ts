@@ -17,6 +17,8 @@ import {
   pick,
   type SplitCalls,
   type StreamFlow,
+  type TextFrames,
+  type TextPart,
   type TurnRecorder,
 } from "./shared.ts";
 
@@ -44,6 +46,12 @@ const body: CompletionBody = {
   },
   texts(body) {
     return candidates(body).flatMap((c) => parts(c).filter(isAnswerText).map((p) => p.text as string));
+  },
+  looseTexts(body) {
+    return candidates(body).flatMap((c) => {
+      const ps = parts(c);
+      return ps.some(isCall) ? [] : ps.filter(isAnswerText).map((p) => p.text as string);
+    });
   },
   rewrite(body, reason, { fromText, cut = cutCalls }) {
     return {
@@ -110,13 +118,66 @@ function keptParts(
 }
 
 /**
+ * The answer text of the candidate at `position` in a chunk (what a model writes calls into). By position,
+ * not by `index`: the clients read each chunk's first candidate as the answer (the genai SDK's `text`, the
+ * AI SDK), whatever index it names.
+ */
+function geminiText(event: Record<string, unknown>, position: number): TextPart {
+  const all = Array.isArray(event.candidates) ? event.candidates : [];
+  const c = isRecord(all[position]) ? all[position] as Record<string, unknown> : undefined;
+  const ps = c ? parts(c) : [];
+  return {
+    text: ps.filter(isAnswerText).map((p) => p.text as string).join(""),
+    toolish: hasCall(event),
+    rest() {
+      const next = {
+        ...event,
+        candidates: all.map((x, i) =>
+          i === position && c ? withParts(c, () => ps.filter((p) => !isAnswerText(p))) : x
+        ),
+      };
+      const empty = event.usageMetadata == null &&
+        candidates(next).every((x) => parts(x).length === 0 && x.finishReason == null);
+      return empty ? undefined : next;
+    },
+  };
+}
+
+/** `candidate` at `position` of a chunk's candidates: empty ones before it, so a client reads it there. */
+const atPosition = (candidate: unknown, position: number): unknown[] => [
+  ...Array.from({ length: position }, () => ({})),
+  candidate,
+];
+
+/**
  * Gemini chunks carry no position, so text keeps flowing while calls are held; a chunk with both is split
  * (its usage and finish stay with the held part). A rejected call gives way to the reason, in the chunk
- * that carried it, so the chunk's usage and finish reach the client.
+ * that carried it, so the chunk's usage and finish reach the client. Calls written into the text of every
+ * candidate are watched for, each position apart (a model without native calls, Gemma, writes them).
  */
 class GeminiStream implements FrameRouter {
   readonly framing = "sse";
   #template?: Record<string, unknown>;
+
+  readonly text: TextFrames = {
+    read: geminiText,
+    textFrame: (text, position) =>
+      formatSse(JSON.stringify({
+        candidates: atPosition({ content: { role: "model", parts: [{ text }] }, index: position }, position),
+        ...this.#template,
+      })),
+    frame: (event) => formatSse(JSON.stringify(event)),
+    answers: (event) => (Array.isArray(event.candidates) ? event.candidates.map((_, i) => i) : []),
+    split(event) {
+      const all = Array.isArray(event.candidates) ? event.candidates : [];
+      const texts = all.filter((c) => isRecord(c) && parts(c).some((p) => isAnswerText(p) && p.text !== ""));
+      if (texts.length < 2) return undefined;
+      // One chunk per candidate, each at its position; the usage (and the other fields) on the last.
+      const { candidates: _, ...rest } = event;
+      const head = pick(event, ["modelVersion", "responseId"]);
+      return all.map((c, i) => ({ ...(i === all.length - 1 ? rest : head), candidates: atPosition(c, i) }));
+    },
+  };
 
   /** A retry's chunks carry no position: they follow as they come. */
   resume(raw: string, event: Record<string, unknown>): { raw: string; event: Record<string, unknown> } {

@@ -39,15 +39,8 @@ const body: CompletionBody = {
     }
     return out;
   },
-  texts(body) {
-    const out: string[] = [];
-    for (const c of body.choices as unknown[]) {
-      if (isRecord(c) && isRecord(c.message) && typeof c.message.content === "string") {
-        out.push(c.message.content);
-      }
-    }
-    return out;
-  },
+  texts: (body) => choiceTexts(body, false),
+  looseTexts: (body) => choiceTexts(body, true),
   rewrite(body, reason, { fromText, cut = cutCalls }) {
     return {
       ...body,
@@ -88,6 +81,17 @@ const body: CompletionBody = {
   },
 };
 
+/** The text of each choice's message; with `loose`, only of those that carry no native call. */
+function choiceTexts(body: Record<string, unknown>, loose: boolean): string[] {
+  const out: string[] = [];
+  for (const c of body.choices as unknown[]) {
+    if (!isRecord(c) || !isRecord(c.message) || typeof c.message.content !== "string") continue;
+    if (loose && (Array.isArray(c.message.tool_calls) || isRecord(c.message.function_call))) continue;
+    out.push(c.message.content);
+  }
+  return out;
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // The gate's routing
 // ---------------------------------------------------------------------------------------------------------
@@ -107,20 +111,65 @@ function toolish(choices: unknown[]): boolean {
 
 /**
  * OpenAI Chat text deltas carry no position, so text keeps flowing while calls are held; a chunk with both
- * is split. Calls written into the text of choice 0 are watched for.
+ * is split. Calls written into the text of every choice are watched for, each choice apart.
  */
 class ChatStream implements FrameRouter {
   readonly framing = "sse";
   #template?: Record<string, unknown>;
+  /** How many answers the request asked for. */
+  readonly #answers: number;
+
+  constructor(answers = 1) {
+    this.#answers = answers;
+  }
+
+  /**
+   * The openai SDK files each choice under its `index` (`"1"` as 1); the AI SDK and code that reads
+   * `choices[0]` take the chunk's first choice. They agree with each other and with the gate only while
+   * each choice a chunk carries is one the request asked for, named by a number, once: a chunk with a
+   * choice past the request's `n`, an index written as a string, or one choice twice is refused (a call
+   * split between two such choices would be whole to one client and to no watch of the gate).
+   */
+  refuse(event: Record<string, unknown>): string | undefined {
+    if (!Array.isArray(event.choices)) return undefined;
+    const seen = new Set<number>();
+    for (const c of event.choices) {
+      if (!isRecord(c)) continue;
+      if (typeof c.index === "string") {
+        return `a choice at index ${
+          JSON.stringify(c.index)
+        } (a string, which clients read two ways); the chunk was dropped`;
+      }
+      const index = choiceIndex(c);
+      if (index >= this.#answers) {
+        const asked = `the request asked for ${this.#answers} answer(s)`;
+        return `a choice at index ${index}, where ${asked}; the chunk was dropped`;
+      }
+      if (seen.has(index)) return `choice ${index} twice in one chunk; the chunk was dropped`;
+      seen.add(index);
+    }
+    return undefined;
+  }
 
   readonly text: TextFrames = {
-    read: (event) => chatText(event),
-    textFrame: (text) =>
+    read: (event, answer) => chatText(event, answer),
+    textFrame: (text, answer) =>
       formatSse(JSON.stringify({
         ...(this.#template ?? { object: "chat.completion.chunk" }),
-        choices: [{ index: 0, delta: { content: text }, finish_reason: null }],
+        choices: [{ index: answer, delta: { content: text }, finish_reason: null }],
       })),
     frame: (event) => formatSse(JSON.stringify(event)),
+    answers: (event) =>
+      Array.isArray(event.choices) ? [...new Set(event.choices.filter(isRecord).map(choiceIndex))] : [],
+    split(event) {
+      const choices = Array.isArray(event.choices) ? event.choices : [];
+      const texts = choices.filter((c) => isRecord(c) && isRecord(c.delta) && textOf(c.delta) !== "");
+      if (texts.length < 2) return undefined;
+      // One chunk per choice, the fields beside `choices` (usage) on the last.
+      const { choices: _, ...rest } = event;
+      const head = pick(event, TEMPLATE_KEYS);
+      return choices.map((c, i) => ({ ...(i === choices.length - 1 ? rest : head), choices: [c] }));
+    },
   };
 
   note(event: Record<string, unknown>): void {
@@ -342,10 +391,15 @@ function carriesText(delta: Record<string, unknown>): boolean {
   return Object.entries(delta).some(([k, v]) => k !== "role" && v != null && v !== "");
 }
 
-/** The text of choice 0 in a chunk. */
-function chatText(event: Record<string, unknown>): TextPart {
+/** The index of a choice (a choice without one is read as choice 0, as the clients do). */
+function choiceIndex(choice: Record<string, unknown>): number {
+  return typeof choice.index === "number" ? choice.index : 0;
+}
+
+/** The text of one choice in a chunk. */
+function chatText(event: Record<string, unknown>, answer: number): TextPart {
   const choices = Array.isArray(event.choices) ? event.choices : [];
-  const c0 = choices.find((c) => isRecord(c) && (c.index ?? 0) === 0);
+  const c0 = choices.find((c) => isRecord(c) && choiceIndex(c) === answer);
   const delta = isRecord(c0) && isRecord(c0.delta) ? c0.delta : undefined;
   return {
     text: delta && typeof delta.content === "string" ? delta.content : "",
@@ -389,6 +443,6 @@ class ChatTurn implements TurnRecorder {
 /** OpenAI Chat Completions in its three roles. */
 export const openaiChat: Dialect = {
   body,
-  router: () => new ChatStream(),
+  router: (request) => new ChatStream(request?.answers),
   turn: () => new ChatTurn(),
 };

@@ -187,6 +187,10 @@ class ResponsesStream implements FrameRouter {
 
   /** How many output items the client holds: the last snapshot's, then one per `output_item.added`. */
   #items = 0;
+  /** Where a client holds each item added, by the `output_index` the provider gave it. */
+  readonly #placeOf = new Map<number, number>();
+  /** True once a call was added away from its place: from then on every event is sent at its item's place. */
+  #placing = false;
 
   /** The length of the frames of the items kept. */
   get kept(): number {
@@ -196,9 +200,12 @@ class ResponsesStream implements FrameRouter {
   /**
    * The official client appends each `output_item.added` item whatever its `output_index` (OpenAI itself
    * leaves gaps), and applies every other event to `output[output_index]` of what it holds (`"0"` too);
-   * a snapshot replaces what it holds. The gate reads a call by its `output_index`, so a call item added at
-   * an `output_index` other than its place, or an event whose `output_index` is no whole number, would be
-   * read into one call by the gate and into another by the client: such a frame is refused.
+   * a snapshot replaces what it holds. The AI SDK keys calls by `output_index` instead. So that both read
+   * every call as the gate does, a call added away from the place a client appends it to (past the items
+   * it holds, or at an index already used) is not dropped but placed: from then on every event goes out at
+   * its item's place (see {@linkcode ResponsesStream.place}), and an event addressed to an index where no
+   * item was added is refused, as is an event whose `output_index` is no whole number, or a call added at
+   * none (no client can tell which call its later events are for).
    */
   refuse(event: Record<string, unknown>): string | undefined {
     const type = event.type as string;
@@ -208,17 +215,35 @@ class ResponsesStream implements FrameRouter {
       return undefined;
     }
     const oi = event.output_index;
+    const whole = typeof oi === "number" && Number.isInteger(oi) && oi >= 0;
     if (type === "response.output_item.added") {
-      if (isClientCall(event.item) && oi !== this.#items) {
+      if (isClientCall(event.item) && !whole) {
         return `a call added at output_index ${
           JSON.stringify(oi ?? null)
-        }, where a client puts it at ${this.#items}; it was dropped`;
+        }, which is no item's place; it was dropped`;
       }
-      this.#items++;
-    } else if (oi !== undefined && (typeof oi !== "number" || !Number.isInteger(oi) || oi < 0)) {
+      const place = this.#items++;
+      if (isClientCall(event.item) && oi !== place) this.#placing = true;
+      if (whole) this.#placeOf.set(oi, place);
+    } else if (oi !== undefined && !whole) {
       return `${type} at output_index ${JSON.stringify(oi)}, which is no item's place; it was dropped`;
+    } else if (this.#placing && whole && !this.#placeOf.has(oi)) {
+      return `${type} at output_index ${oi}, where no item was added; it was dropped`;
     }
     return undefined;
+  }
+
+  /**
+   * Once a call was added away from its place (see {@linkcode ResponsesStream.refuse}): the event at the
+   * place a client holds its item, which is where the gate reads it too. Before, events go out as they came.
+   */
+  place(raw: string, event: Record<string, unknown>): { raw: string; event: Record<string, unknown> } {
+    const oi = event.output_index;
+    if (!this.#placing || typeof oi !== "number") return { raw, event };
+    const place = this.#placeOf.get(oi);
+    if (place === undefined || place === oi) return { raw, event };
+    const placed = { ...event, output_index: place };
+    return { raw: formatSse(JSON.stringify(placed), event.type as string), event: placed };
   }
 
   note(event: Record<string, unknown>, raw: string): void {

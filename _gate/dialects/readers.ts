@@ -362,11 +362,16 @@ export function parts(candidate: Record<string, unknown>): Record<string, unknow
   return content && Array.isArray(content.parts) ? content.parts.filter(isRecord) : [];
 }
 
-/** Reads `functionCall` parts: each arrives whole, so every one is a new call. */
+/**
+ * Reads `functionCall` parts: each arrives whole, so every one is a new call. A call's `choice` is its
+ * candidate's position in the chunk, not its `index`: the clients read each chunk's first candidate as the
+ * answer, and the gate watches the text of each position for calls written into it.
+ */
 const geminiEvents: EventReader = {
   read(event: Record<string, unknown>, book: SlotBook): void {
-    for (const c of candidates(event)) {
-      const choice = typeof c.index === "number" ? c.index : 0;
+    const all = Array.isArray(event.candidates) ? event.candidates : [];
+    for (const [choice, c] of all.entries()) {
+      if (!isRecord(c)) continue;
       for (const p of parts(c)) {
         if (!isRecord(p.functionCall)) continue;
         const fc = p.functionCall;

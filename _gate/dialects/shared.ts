@@ -12,9 +12,15 @@ export interface Dialect {
   /** How a whole response body of this dialect is read and rewritten. */
   readonly body: CompletionBody;
   /** A router for this dialect's stream frames (one per stream). */
-  router(): FrameRouter;
+  router(request?: RouterRequest): FrameRouter;
   /** A recorder of what one streamed message said (one per stream), for a retry to send back. */
   turn(): TurnRecorder;
+}
+
+/** What a router is told about the request whose answer it routes. */
+export interface RouterRequest {
+  /** How many answers the request asked for (OpenAI Chat `n`). Default 1. */
+  answers?: number;
 }
 
 /**
@@ -43,6 +49,13 @@ export interface CompletionBody {
   calls(body: Record<string, unknown>): unknown[];
   /** The pieces of assistant text in a response body, in order. */
   texts(body: Record<string, unknown>): string[];
+  /**
+   * The pieces of text in which calls written into it are looked for: those of the messages that carry no
+   * native call. Where one body holds several answers (OpenAI Chat `n`, Gemini `candidateCount`), each is
+   * read apart: a call written into the text of one answer is judged even when another used call fields.
+   * Absent: {@linkcode CompletionBody.texts} when the body has no native call, else none.
+   */
+  looseTexts?(body: Record<string, unknown>): string[];
   /**
    * A copy of `body` with every call removed, `reason` in the text and a normal stop. With `fromText`,
    * the calls were written into the text, so they are cut out of it (by `cut`, default every call).
@@ -102,6 +115,8 @@ export interface Held {
    * rejected, the frame gives way to `rest` (the frame without the text), or to nothing.
    */
   written?: { rest?: Held };
+  /** The answer (OpenAI Chat choice) whose watched text held the frame, when a text watch held it. */
+  answer?: number;
 }
 
 /** Routes the frames of one dialect's stream through the gate. */
@@ -122,6 +137,12 @@ export interface FrameRouter {
    * see. `name` is the SSE `event:` field (absent in NDJSON).
    */
   refuse?(event: Record<string, unknown>, name: string | undefined): string | undefined;
+  /**
+   * A frame not refused as the client will read it, where the client would hold what it addresses
+   * elsewhere than the frame says (OpenAI Responses items added away from their place): the gate then
+   * reads and forwards it as placed.
+   */
+  place?(raw: string, event: Record<string, unknown>): { raw: string; event: Record<string, unknown> };
   /** Sends, holds or splits one parsed frame. */
   route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void;
   /** Ends a stream whose calls were rejected: `text` in place of the calls, then a normal stop. */
@@ -143,7 +164,7 @@ export interface FrameRouter {
   ): { raw: string; event: Record<string, unknown> } | undefined;
   /** What the client already has when the calls are rejected: where a retry's stream continues. */
   resumePoint?(): ResumePoint;
-  /** Present where a model may write calls into the streamed text (OpenAI Chat choice 0, Ollama). */
+  /** Present where a model may write calls into the streamed text (OpenAI Chat, Gemini, Ollama). */
   readonly text?: TextFrames;
 }
 
@@ -157,14 +178,25 @@ export interface TextPart {
   rest(): Record<string, unknown> | undefined;
 }
 
-/** How a dialect's frames carry the text of the message the gate watches for written calls. */
+/**
+ * How a dialect's frames carry the text the gate watches for written calls. A stream may carry several
+ * answers (OpenAI Chat `n`), each watched apart, by its index (`answer`); a dialect without `answers`
+ * carries one, answer 0.
+ */
 export interface TextFrames {
-  /** The watched text in a frame. */
-  read(event: Record<string, unknown>): TextPart;
-  /** A frame that carries only `text`. */
-  textFrame(text: string): string;
+  /** The watched text of one answer in a frame. */
+  read(event: Record<string, unknown>, answer: number): TextPart;
+  /** A frame that carries only `text`, for one answer. */
+  textFrame(text: string, answer: number): string;
   /** The wire text of an event. */
   frame(event: Record<string, unknown>): string;
+  /** The answers a frame carries a part of, by index; none for a frame of no answer (usage). */
+  answers?(event: Record<string, unknown>): number[];
+  /**
+   * The frame as one frame per answer, when it carries text for more than one (so each answer's watch holds
+   * only its own text); undefined otherwise.
+   */
+  split?(event: Record<string, unknown>): Record<string, unknown>[] | undefined;
 }
 
 /** What the gate and a router share while a stream passes: frames to send now, frames held, two flags. */

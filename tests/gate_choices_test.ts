@@ -1,0 +1,372 @@
+// Every answer of a request for several (OpenAI Chat `n`) is judged: a call a model wrote into the text of
+// choice 1 is held and judged like one written into choice 0, in whole answers and in streams, also when
+// another choice used call fields. Driven through the official openai client.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import OpenAI from "openai";
+import {
+  chatChunk,
+  chatCompletion,
+  fakeProvider,
+  type FakeReply,
+  TOOLS_OPENAI,
+  VALID_CALL,
+  withGuardedServer,
+} from "./_fake_llm_server.ts";
+import { sdkClients } from "./_sdk_clients.ts";
+import { gateCompletion } from "../gate.ts";
+
+const provider = fakeProvider();
+const { openai } = sdkClients(provider);
+const messages = [{ role: "user" as const, content: "Weather in Oslo?" }];
+
+/** A call to a tool the request does not declare, written into the text as a local model writes it. */
+const WRITTEN_BAD = '<tool_call>\n{"name": "delete_everything", "arguments": {}}\n</tool_call>';
+const WRITTEN_GOOD = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"}}\n</tool_call>';
+
+/** A Chat stream chunk of choice `index`. */
+const chunkOf = (index: number, delta: Record<string, unknown>, finish: string | null = null) => {
+  const chunk = chatChunk(delta, finish);
+  (chunk.choices as Record<string, unknown>[])[0].index = index;
+  return chunk;
+};
+
+/** The frames of an `n: 2` stream: prose in choice 0, `written` in pieces in choice 1, interleaved. */
+function twoChoiceStream(written: string, choice0: Record<string, unknown>[] = []): unknown[] {
+  const pieces = written.match(/[\s\S]{1,7}/g)!;
+  const frames: unknown[] = [
+    chunkOf(0, { role: "assistant", content: "" }),
+    chunkOf(1, { role: "assistant" }),
+  ];
+  for (const [i, p] of pieces.entries()) {
+    if (i < 3) frames.push(chunkOf(0, { content: `word${i} ` }));
+    frames.push(chunkOf(1, { content: p }));
+  }
+  frames.push(...choice0);
+  frames.push(chunkOf(0, {}, choice0.length > 0 ? "tool_calls" : "stop"), chunkOf(1, {}, "stop"));
+  frames.push("data: [DONE]\n\n");
+  return frames;
+}
+
+/** What the openai client hands its reader from a stream, per choice: the text and the call names. */
+async function streamedChoices(
+  client: OpenAI = openai(),
+): Promise<{ text: string[]; calls: string[][]; finish: unknown[] }> {
+  const stream = await client.chat.completions.create({
+    model: "m",
+    messages,
+    n: 2,
+    tools: TOOLS_OPENAI as never,
+    stream: true,
+  });
+  const text = ["", ""];
+  const calls: string[][] = [[], []];
+  const finish: unknown[] = [null, null];
+  for await (const chunk of stream) {
+    for (const c of chunk.choices) {
+      text[c.index] += c.delta?.content ?? "";
+      for (const t of c.delta?.tool_calls ?? []) if (t.function?.name) calls[c.index].push(t.function.name);
+      if (c.finish_reason) finish[c.index] = c.finish_reason;
+    }
+  }
+  return { text, calls, finish };
+}
+
+test("guardFetch n=2: a call written into the text of choice 1 of a stream is held and judged, choice 0 flows", async () => {
+  provider.reply({ sse: twoChoiceStream(`Sure.\n${WRITTEN_BAD}`) });
+  const { text, finish } = await streamedChoices();
+  assert.equal(text[0], "word0 word1 word2 ");
+  assert.doesNotMatch(text[1], /<tool_call>/);
+  assert.match(text[1], /^Sure\.\n\n/);
+  assert.match(text[1], /delete_everything/); // named in the reason
+  assert.equal(finish[1], "stop");
+  const [event] = provider.events;
+  assert.equal(event.changed, true);
+  assert.deepEqual(event.calls?.map((c) => [c.choice, c.name]), [[1, "delete_everything"]]);
+});
+
+test("guardFetch n=2: an allowed call written into choice 1 of a stream reaches the client frame for frame", async () => {
+  const frames = twoChoiceStream(WRITTEN_GOOD);
+  provider.reply({ sse: frames });
+  const res = await provider.gfetch(`${provider.url()}/v1/chat/completions`, {
+    method: "POST",
+    body: JSON.stringify({ model: "m", messages, n: 2, stream: true, tools: TOOLS_OPENAI }),
+  });
+  const sent = frames.map((f) => (typeof f === "string" ? f : `data: ${JSON.stringify(f)}\n\n`));
+  const got = (await res.text()).split(/(?<=\n\n)/);
+  // Each choice's frames as they came, in their order (choice 0's flowed while choice 1's were held).
+  const ofChoice = (list: string[], index: number) => list.filter((f) => f.includes(`"index":${index},`));
+  assert.deepEqual(ofChoice(got, 0), ofChoice(sent, 0));
+  assert.deepEqual(ofChoice(got, 1), ofChoice(sent, 1));
+  assert.deepEqual([...got].sort(), [...sent].sort());
+  assert.equal(got.at(-1), "data: [DONE]\n\n");
+  const [event] = provider.events;
+  assert.equal(event.verdict.allowed, true);
+  assert.deepEqual(event.calls?.map((c) => [c.choice, c.name]), [[1, "get_weather"]]);
+});
+
+test("guardFetch n=2: a stream whose choice 0 calls by its call fields and choice 1 writes a rejected call withholds both", async () => {
+  const call = chunkOf(0, {
+    tool_calls: [{
+      index: 0,
+      id: "call_good",
+      type: "function",
+      function: { name: VALID_CALL.name, arguments: JSON.stringify(VALID_CALL.args) },
+    }],
+  });
+  provider.reply({ sse: twoChoiceStream(WRITTEN_BAD, [call]) });
+  const { text, calls, finish } = await streamedChoices();
+  assert.deepEqual(calls, [[], []]);
+  assert.doesNotMatch(text[1], /<tool_call>/);
+  assert.match(text[0], /delete_everything/);
+  assert.match(text[1], /delete_everything/);
+  assert.deepEqual(finish, ["stop", "stop"]);
+  const [event] = provider.events;
+  assert.deepEqual(event.calls?.map((c) => [c.choice, c.name]), [[0, "get_weather"], [
+    1,
+    "delete_everything",
+  ]]);
+  assert.equal(event.verdict.allowed, false);
+});
+
+test("guardFetch n=2: a chunk that carries the text of both choices is watched for each", async () => {
+  const both = {
+    ...chatChunk({}),
+    choices: [
+      { index: 0, delta: { content: "Plain prose." }, finish_reason: null },
+      { index: 1, delta: { content: WRITTEN_BAD }, finish_reason: null },
+    ],
+  };
+  provider.reply({ sse: [both, chunkOf(0, {}, "stop"), chunkOf(1, {}, "stop"), "data: [DONE]\n\n"] });
+  const { text } = await streamedChoices();
+  assert.equal(text[0], "Plain prose.");
+  assert.doesNotMatch(text[1], /<tool_call>/);
+  assert.match(text[1], /delete_everything/);
+});
+
+test("guardFetch n=2: a whole answer whose choice 0 calls by its call fields and choice 1 writes a rejected call withholds both", async () => {
+  const body = chatCompletion(null, [VALID_CALL]);
+  const choices = body.choices as Record<string, unknown>[];
+  choices.push({ index: 1, message: { role: "assistant", content: WRITTEN_BAD }, finish_reason: "stop" });
+  provider.reply({ json: body });
+  const answer = await openai().chat.completions.create({
+    model: "m",
+    messages,
+    n: 2,
+    tools: TOOLS_OPENAI as never,
+  });
+  assert.equal(answer.choices[0].message.tool_calls, undefined);
+  assert.doesNotMatch(answer.choices[1].message.content ?? "", /<tool_call>/);
+  assert.match(answer.choices[1].message.content ?? "", /delete_everything/);
+  const [event] = provider.events;
+  assert.equal(event.changed, true);
+  assert.deepEqual(event.verdict.calls.map((c) => c.name), ["get_weather", "delete_everything"]);
+});
+
+test("gateCompletion: a Gemini answer whose candidate 0 calls by a functionCall and candidate 1 writes a rejected call is withheld", async () => {
+  const request = {
+    tools: [{
+      functionDeclarations: [{
+        name: "get_weather",
+        parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+      }],
+    }],
+  };
+  const response = {
+    candidates: [
+      {
+        index: 0,
+        content: {
+          role: "model",
+          parts: [{ functionCall: { name: "get_weather", args: { city: "Oslo" } } }],
+        },
+      },
+      { index: 1, content: { role: "model", parts: [{ text: WRITTEN_BAD }] }, finishReason: "STOP" },
+    ],
+  };
+  const gated = await gateCompletion(request, response);
+  assert.equal(gated.verdict.allowed, false);
+  assert.equal(gated.source, "native");
+  assert.deepEqual(gated.extracted?.map((c) => c.name), ["delete_everything"]);
+  const out = JSON.stringify(gated.response);
+  assert.doesNotMatch(out, /functionCall|<tool_call>/);
+});
+
+test("guardFetch n=2 drop-call: only the rejected call written into choice 1 is cut, the valid ones stay", async () => {
+  const sse = [
+    chunkOf(0, { content: `A ${WRITTEN_GOOD}` }),
+    chunkOf(1, { content: `B ${WRITTEN_BAD}` }),
+    chunkOf(1, { content: ` and ${WRITTEN_GOOD}` }),
+    chunkOf(0, {}, "stop"),
+    chunkOf(1, {}, "stop"),
+    "data: [DONE]\n\n",
+  ];
+  const { value, seen } = await withGuardedServer(
+    () => ({ sse }),
+    { onRejected: "drop-call" },
+    (server, f) =>
+      streamedChoices(
+        new OpenAI({ apiKey: "sk-test", baseURL: `${server.url}/v1`, fetch: f, maxRetries: 0 }),
+      ),
+  );
+  assert.equal(value.text[0], `A ${WRITTEN_GOOD}`);
+  assert.match(value.text[1], /^B and <tool_call>\n\{"name": "get_weather"/);
+  assert.doesNotMatch(value.text[1], /\{"name": "delete_everything"/);
+  assert.deepEqual(seen[0].verdict.rejectedIndices, [1]);
+  assert.deepEqual(seen[0].calls?.map((c) => c.choice), [0, 1, 1]);
+});
+
+test("guardFetch n=2 retry: a call written into choice 1 is not sent back (a retry repeats the first answer), whole or streamed", async () => {
+  const body = chatCompletion("Fine.");
+  (body.choices as Record<string, unknown>[]).push({
+    index: 1,
+    message: { role: "assistant", content: WRITTEN_BAD },
+    finish_reason: "stop",
+  });
+  const replies: FakeReply[] = [
+    { json: body },
+    { sse: twoChoiceStream(WRITTEN_BAD) },
+  ];
+  for (const [i, reply] of replies.entries()) {
+    const { value, server } = await withGuardedServer(() => reply, { retry: 1 }, async (server, f) => {
+      const client = new OpenAI({ apiKey: "sk-test", baseURL: `${server.url}/v1`, fetch: f, maxRetries: 0 });
+      if (reply.json) {
+        const answer = await client.chat.completions.create({
+          model: "m",
+          messages,
+          n: 2,
+          tools: TOOLS_OPENAI as never,
+        });
+        return answer.choices[1].message.content ?? "";
+      }
+      return (await streamedChoices(client)).text[1];
+    });
+    assert.equal(server.requests.length, 1, `reply ${i}`);
+    assert.doesNotMatch(value, /<tool_call>/, `reply ${i}`);
+    assert.match(value, /delete_everything/, `reply ${i}`);
+  }
+});
+
+test("guardFetch Gemini stream: a call written into the text a client reads is judged, whatever index its chunks name", async () => {
+  // The genai SDK's `text` and the AI SDK read each chunk's first candidate: a call whose pieces come under
+  // index 0 and index 1 by turns is one call to them, so it is one call to the gate too.
+  const tools = [{
+    functionDeclarations: [{
+      name: "get_weather",
+      parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+    }],
+  }];
+  const chunk = (index: number, text: string, finishReason?: string) => ({
+    candidates: [{
+      index,
+      content: { role: "model", parts: [{ text }] },
+      ...(finishReason ? { finishReason } : {}),
+    }],
+    modelVersion: "gemma-3-27b-it",
+  });
+  const pieces = `Sure.\n${WRITTEN_BAD}`.match(/[\s\S]{1,9}/g)!;
+  const sse = [...pieces.map((p, i) => chunk(i % 2, p)), chunk(0, "", "STOP")];
+  const { value, seen } = await withGuardedServer(() => ({ sse }), {}, async (server, f) => {
+    const res = await f(`${server.url}/v1beta/models/gemma-3-27b-it:streamGenerateContent?alt=sse`, {
+      method: "POST",
+      body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "Weather?" }] }], tools }),
+    });
+    return await res.text();
+  });
+  let text = ""; // as a client reads it: the first candidate of each chunk
+  for (const line of value.split("\n").filter((l) => l.startsWith("data: "))) {
+    for (const p of JSON.parse(line.slice(6)).candidates[0]?.content?.parts ?? []) text += p.text ?? "";
+  }
+  assert.doesNotMatch(text, /<tool_call>|\{"name": "delete_everything"/);
+  assert.match(text, /^Sure\.\n\n.*delete_everything/s);
+  assert.deepEqual(seen[0].calls?.map((c) => c.name), ["delete_everything"]);
+});
+
+test("gateCompletion drop-call: an answer of two choices, one with call fields and one with a rejected written call, is withheld whole", async () => {
+  const body = chatCompletion(null, [VALID_CALL]);
+  (body.choices as Record<string, unknown>[]).push({
+    index: 1,
+    message: { role: "assistant", content: WRITTEN_BAD },
+    finish_reason: "stop",
+  });
+  const gated = await gateCompletion({ tools: TOOLS_OPENAI }, body, { onRejected: "drop-call" });
+  const choices = (gated.response as { choices: { message: Record<string, unknown> }[] }).choices;
+  assert.equal(choices[0].message.tool_calls, undefined);
+  assert.doesNotMatch(String(choices[1].message.content), /<tool_call>/);
+  assert.match(String(gated.reason), /none of them ran/);
+});
+
+test("guardFetch Chat stream: a chunk whose choice clients read two ways (a string index, one past the request's n, one twice) is dropped", async () => {
+  const pieces = WRITTEN_BAD.match(/[\s\S]{1,6}/g)!;
+  /** A stream whose call pieces alternate between choice 0 and `other`. */
+  const split = (other: unknown) => [
+    ...pieces.map((p, i) => ({
+      ...chatChunk({ content: p }),
+      choices: [{ index: i % 2 ? other : 0, delta: { content: p } }],
+    })),
+    chunkOf(0, {}, "stop"),
+    "data: [DONE]\n\n",
+  ];
+  const twice = {
+    ...chatChunk({}),
+    choices: [{ index: 0, delta: { content: "Fine." } }, { index: 0, delta: { content: WRITTEN_BAD } }],
+  };
+  const cases: [string, unknown[], number][] = [
+    ["string index, n=2", split("1"), 2],
+    ["index past n=1", split(1), 1],
+    ["one choice twice", [twice, chunkOf(0, {}, "stop"), "data: [DONE]\n\n"], 1],
+  ];
+  for (const [name, sse, n] of cases) {
+    provider.reply({ sse });
+    const res = await provider.gfetch(`${provider.url()}/v1/chat/completions`, {
+      method: "POST",
+      body: JSON.stringify({ model: "m", messages, n, stream: true, tools: TOOLS_OPENAI }),
+    });
+    const wire = await res.text();
+    // Read as `choices[0]` readers do (the AI SDK), and as the openai SDK files choices (by index).
+    let first = "";
+    const byIndex: Record<string, string> = {};
+    for (const line of wire.split("\n").filter((l) => l.startsWith("data: {"))) {
+      const chunk = JSON.parse(line.slice(6));
+      first += chunk.choices[0]?.delta?.content ?? "";
+      for (const c of chunk.choices) byIndex[c.index] = (byIndex[c.index] ?? "") + (c.delta?.content ?? "");
+    }
+    for (const text of [first, ...Object.values(byIndex)]) assert.doesNotMatch(text, /<tool_call>/, name);
+    assert.ok(provider.events[0]?.findings.some((f) => /the chunk was dropped/.test(f.message)), name);
+  }
+});
+
+test("guardFetch Gemini stream: a native call at another position does not let a call written at the first pass unjudged", async () => {
+  // The clients read the first candidate (a written call) and pass over the second (a valid native call).
+  const tools = [{
+    functionDeclarations: [{
+      name: "get_weather",
+      parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+    }],
+  }];
+  const sse = [
+    { candidates: [{ index: 5, content: { role: "model", parts: [{ text: WRITTEN_BAD }] } }] },
+    {
+      candidates: [{}, {
+        content: {
+          role: "model",
+          parts: [{ functionCall: { name: "get_weather", args: { city: "Oslo" } } }],
+        },
+        finishReason: "STOP",
+      }],
+    },
+  ];
+  const { value, seen } = await withGuardedServer(() => ({ sse }), {}, async (server, f) => {
+    const res = await f(`${server.url}/v1beta/models/gemma-3-27b-it:streamGenerateContent?alt=sse`, {
+      method: "POST",
+      body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "Weather?" }] }], tools }),
+    });
+    return await res.text();
+  });
+  let text = "";
+  for (const line of value.split("\n").filter((l) => l.startsWith("data: "))) {
+    for (const p of JSON.parse(line.slice(6)).candidates[0]?.content?.parts ?? []) text += p.text ?? "";
+  }
+  assert.doesNotMatch(text, /<tool_call>/);
+  assert.equal(seen[0].verdict.allowed, false);
+});
