@@ -174,11 +174,6 @@ export class SlotBook {
     return this.#lastByChoice.get(choice);
   }
 
-  /** The first call, in opening order, that `test` accepts. */
-  find(test: (slot: Slot) => boolean): Slot | undefined {
-    return this.#slots.find(test);
-  }
-
   /**
    * Forgets the keys of every call in `choice`, so the same keys open new calls. Only the keys opened since
    * the last time are visited: a stream that reuses an index for every call once cost the number of calls
