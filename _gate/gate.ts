@@ -379,10 +379,14 @@ function partialCut(
   let position = 0;
   for (const [t, calls] of perText.entries()) {
     const gone = (i: number) => rejected.has(position + i);
-    const shared = calls.some((c, i) =>
-      calls.some((d, j) => gone(i) !== gone(j) && c.block.start === d.block.start)
-    );
-    if (shared) return undefined;
+    // Whether each block's calls go, by block: one look-up per call (comparing every pair was quadratic in
+    // the calls of a text, and a model can write thousands).
+    const goes = new Map<number, boolean>();
+    for (const [i, c] of calls.entries()) {
+      const before = goes.get(c.block.start);
+      if (before === undefined) goes.set(c.block.start, gone(i));
+      else if (before !== gone(i)) return undefined;
+    }
     if (!drops.has(texts[t])) drops.set(texts[t], calls.filter((_, i) => gone(i)));
     position += calls.length;
   }

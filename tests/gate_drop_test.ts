@@ -214,3 +214,31 @@ test("gateCompletion drop-call: calls written into a body's text, each in its ow
   assert.equal(rest.includes("<tool_call>"), false);
   assert.match(rest, /^Sure\.[\s\S]*delete_everything/);
 });
+
+test("gateCompletion drop-call: thousands of calls written into a body's text are parted in linear time", async () => {
+  const written = (c: { name: string; args: unknown }) =>
+    `<tool_call>{"name": "${c.name}", "arguments": ${JSON.stringify(c.args)}}</tool_call>`;
+  const n = 3_000;
+  const content = Array.from({ length: n }, (_, i) => written(i % 2 ? BAD : GOOD)).join("\n");
+  const body = { model: "m", message: { role: "assistant", content }, done: true, done_reason: "stop" };
+  // Calls of Array.prototype.some's test count the work without depending on the machine's speed: whether a
+  // block holds both a kept and a rejected call was asked of every pair of calls (9 million tests here).
+  const some = Array.prototype.some;
+  let steps = 0;
+  Array.prototype.some = function <T>(this: T[], test: (value: T, index: number, array: T[]) => unknown) {
+    return some.call(this, (value: T, index: number, array: T[]) => {
+      steps++;
+      return test(value, index, array);
+    });
+  };
+  let gated;
+  try {
+    gated = await gateCompletion({ tools: TOOLS_OPENAI }, body, { onRejected: "drop-call" });
+  } finally {
+    Array.prototype.some = some;
+  }
+  const kept = (gated.response as { message: { content: string } }).message.content;
+  assert.equal(kept.split(written(GOOD)).length - 1, n / 2);
+  assert.equal(kept.includes(written(BAD)), false);
+  assert.ok(steps < 50 * n, `${steps} tests for ${n} calls`);
+});
