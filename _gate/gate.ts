@@ -9,6 +9,7 @@ import type { Classifier, Verdict } from "../types.ts";
 import type { ValidateOptions, Validator } from "../_validate/validator.ts";
 import type { ExtractedToolCall } from "../_extract/extract.ts";
 import {
+  blocksPart,
   createValidator,
   cutCalls,
   describeVerdict,
@@ -379,14 +380,7 @@ function partialCut(
   let position = 0;
   for (const [t, calls] of perText.entries()) {
     const gone = (i: number) => rejected.has(position + i);
-    // Whether each block's calls go, by block: one look-up per call (comparing every pair was quadratic in
-    // the calls of a text, and a model can write thousands).
-    const goes = new Map<number, boolean>();
-    for (const [i, c] of calls.entries()) {
-      const before = goes.get(c.block.start);
-      if (before === undefined) goes.set(c.block.start, gone(i));
-      else if (before !== gone(i)) return undefined;
-    }
+    if (!blocksPart(calls, gone)) return undefined;
     if (!drops.has(texts[t])) drops.set(texts[t], calls.filter((_, i) => gone(i)));
     position += calls.length;
   }

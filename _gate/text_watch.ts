@@ -269,6 +269,22 @@ export function textWatcher(): TextWatcher {
   return new TextWatcher();
 }
 
+/**
+ * Whether the calls for which `gone` is true can be cut while the others stay: no block of markup holds both
+ * one that goes and one that stays (a JSON array of calls, one fence holding two cannot be parted without
+ * rewriting what the model wrote). One look-up per call: comparing every pair was quadratic, and a model
+ * can write thousands.
+ */
+export function blocksPart(calls: readonly ExtractedToolCall[], gone: (i: number) => boolean): boolean {
+  const goes = new Map<number, boolean>(); // by block start
+  for (let i = 0; i < calls.length; i++) {
+    const before = goes.get(calls[i].block.start);
+    if (before === undefined) goes.set(calls[i].block.start, gone(i));
+    else if (before !== gone(i)) return false;
+  }
+  return true;
+}
+
 /** Removes the markup of every call written into a text and tidies the seams. */
 export function cutCalls(text: string, calls: ExtractedToolCall[] = extractToolCalls(text)): string {
   if (calls.length === 0) return text;
@@ -398,10 +414,7 @@ export class TextCalls {
   separable(drop: ReadonlySet<number>): boolean {
     const calls = this.#extracted;
     const from = this.#watcher.visible.length;
-    return calls.every((c, i) =>
-      c.block.start >= from &&
-      calls.every((d, j) => drop.has(i) === drop.has(j) || c.block.start !== d.block.start)
-    );
+    return calls.every((c) => c.block.start >= from) && blocksPart(calls, (i) => drop.has(i));
   }
 
   /**
