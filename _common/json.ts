@@ -102,11 +102,24 @@ export function parseJson(text: string, options: JsonParseOptions = {}): JsonPar
 
 /** Returns -1 when `value` nests no deeper than `max`, else a depth beyond it. Never throws, even on cycles. */
 export function depthOver(value: unknown, max: number): number {
-  if (typeof value !== "object" || value === null) return -1;
   try {
-    return fits(value, max) ? -1 : max + 1;
+    return nestsDeeper(value, max) ? max + 1 : -1;
   } catch {
-    return max + 1; // a stack overflow only happens far beyond any sensible limit
+    return max + 1; // a getter that throws, or a revoked proxy: no deeper to be read
+  }
+}
+
+/**
+ * Whether `value` nests deeper than `max` (cycles do); throws what reading it throws (a getter, a revoked
+ * proxy), for a caller that reports that rather than a depth.
+ */
+export function nestsDeeper(value: unknown, max: number): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  try {
+    return !fits(value, max);
+  } catch (e) {
+    if (e instanceof RangeError) return true; // a stack overflow only happens far beyond any sensible limit
+    throw e;
   }
 }
 

@@ -68,7 +68,7 @@ export function readJsonRun(text: string, start: number, end: number): JsonRun {
     } else {
       const inner = doubledBrace(text, pos, e);
       if (!inner) {
-        error = `the call is not valid JSON: ${parsed.error}`;
+        error = parsed.error; // the readers say what it is the error of
         break;
       }
       items.push(inner.item);

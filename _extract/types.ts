@@ -99,7 +99,11 @@ export interface ExtractedToolCall {
   block: { start: number; end: number };
   /** `text.slice(start, end)`. */
   raw: string;
-  /** Set when the call was recognised but could not be read completely; `arguments` is then raw text. */
+  /**
+   * Set when the call was recognised but could not be read completely: its arguments are not JSON (then
+   * `arguments` is their raw text) or its block is not closed (then `arguments` is what could be read, an
+   * object when the arguments themselves were whole).
+   */
   error?: string;
 }
 

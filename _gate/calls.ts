@@ -140,6 +140,8 @@ export class SlotBook {
   readonly #slots: Slot[] = [];
   readonly #byKey = new Map<string, Slot>();
   readonly #lastByChoice = new Map<number, Slot>();
+  /** The keys opened in each choice since it was last forgotten (see {@linkcode SlotBook.forgetChoice}). */
+  readonly #keysIn = new Map<number, string[]>();
   readonly #findings = new FindingList();
   #events = 0;
 
@@ -159,6 +161,9 @@ export class SlotBook {
     this.#slots.push(s);
     this.#byKey.set(key, s);
     this.#lastByChoice.set(choice, s);
+    const keys = this.#keysIn.get(choice);
+    if (keys) keys.push(key);
+    else this.#keysIn.set(choice, [key]);
     return s;
   }
 
@@ -172,14 +177,14 @@ export class SlotBook {
     return this.#lastByChoice.get(choice);
   }
 
-  /** The first call, in opening order, that `test` accepts. */
-  find(test: (slot: Slot) => boolean): Slot | undefined {
-    return this.#slots.find(test);
-  }
-
-  /** Forgets the keys of every call in `choice`, so the same keys open new calls. */
+  /**
+   * Forgets the keys of every call in `choice`, so the same keys open new calls. Only the keys opened since
+   * the last time are visited: a stream that reuses an index for every call once cost the number of calls
+   * so far, each time.
+   */
   forgetChoice(choice: number): void {
-    for (const old of this.#slots) if (old.choice === choice) this.#byKey.delete(old.key);
+    for (const key of this.#keysIn.get(choice) ?? []) this.#byKey.delete(key);
+    this.#keysIn.delete(choice);
   }
 
   /** How many calls were opened. */

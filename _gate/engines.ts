@@ -85,6 +85,9 @@ export const extractToolCalls: typeof Extract.extractToolCalls = (text, options)
 
 /** `cutCalls` (every call written into a text removed), once loaded. */
 export const cutCalls: typeof TextWatch.cutCalls = (text, calls) => engines().textWatch.cutCalls(text, calls);
+/** `blocksPart` (whether some calls written into a text can be cut and the others kept), once loaded. */
+export const blocksPart: typeof TextWatch.blocksPart = (calls, gone) =>
+  engines().textWatch.blocksPart(calls, gone);
 
 /** A dialect in its three roles (`DIALECTS` of `dialects/mod.ts`), once loaded. */
 export const dialect = (name: StreamDialect): Dialect => engines().dialects.DIALECTS[name];

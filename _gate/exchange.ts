@@ -401,21 +401,24 @@ function withBody(response: Response, out: Uint8Array<ArrayBuffer>): Response {
  * finish, model version).
  */
 function mergeGeminiChunks(chunks: Record<string, unknown>[]): Record<string, unknown> {
-  const byIndex = new Map<number, Record<string, unknown>>();
+  // Each candidate's parts are gathered in one list: copying them at every chunk made a long answer (a
+  // chunk per few words) quadratic.
+  const byIndex = new Map<number, { candidate: Record<string, unknown>; parts: unknown[] }>();
   for (const chunk of chunks) {
     for (const c of Array.isArray(chunk.candidates) ? chunk.candidates : []) {
       if (!isRecord(c)) continue;
       const index = typeof c.index === "number" ? c.index : 0;
       const content = isRecord(c.content) ? c.content : {};
-      const parts = Array.isArray(content.parts) ? content.parts : [];
       const seen = byIndex.get(index);
-      const before = seen && isRecord(seen.content) && Array.isArray(seen.content.parts)
-        ? seen.content.parts
-        : [];
-      byIndex.set(index, { ...seen, ...c, content: { ...content, parts: [...before, ...parts] } });
+      const all = seen?.parts ?? [];
+      for (const part of Array.isArray(content.parts) ? content.parts : []) all.push(part);
+      byIndex.set(index, {
+        candidate: { ...seen?.candidate, ...c, content: { ...content, parts: all } },
+        parts: all,
+      });
     }
   }
-  return { ...chunks[chunks.length - 1], candidates: [...byIndex.values()] };
+  return { ...chunks[chunks.length - 1], candidates: [...byIndex.values()].map((v) => v.candidate) };
 }
 
 /** Keeps `response.url` on a rebuilt response (clients use it in error messages). */

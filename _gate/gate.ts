@@ -9,6 +9,7 @@ import type { Classifier, Verdict } from "../types.ts";
 import type { ValidateOptions, Validator } from "../_validate/validator.ts";
 import type { ExtractedToolCall } from "../_extract/extract.ts";
 import {
+  blocksPart,
   createValidator,
   cutCalls,
   describeVerdict,
@@ -393,10 +394,7 @@ function partialCut(
   let position = 0;
   for (const [t, calls] of perText.entries()) {
     const gone = (i: number) => rejected.has(position + i);
-    const shared = calls.some((c, i) =>
-      calls.some((d, j) => gone(i) !== gone(j) && c.block.start === d.block.start)
-    );
-    if (shared) return undefined;
+    if (!blocksPart(calls, gone)) return undefined;
     if (!drops.has(texts[t])) drops.set(texts[t], calls.filter((_, i) => gone(i)));
     position += calls.length;
   }

@@ -137,7 +137,9 @@ function mergedByIndex(
   const groups = new Map<string, AssembledToolCall[]>();
   for (const c of calls) {
     const key = `${c.choice}:${c.slot}`;
-    groups.set(key, [...groups.get(key) ?? [], c]);
+    const group = groups.get(key);
+    if (group) group.push(c); // not a copy per call: a stream that reuses one index for all is long
+    else groups.set(key, [c]);
   }
   const merged: AssembledToolCall[] = [];
   for (const group of groups.values()) {

@@ -34,6 +34,12 @@ const markersByFirst: () => ReadonlyMap<string, readonly string[]> = lazy(() => 
 const WORD = /^[\p{L}\p{N}_]$/u;
 /** Held text re-asked at every piece below this length; past it, each time it has grown by half. */
 const RECHECK_EVERY_PIECE = 512;
+
+/**
+ * How much of a message held for opening with JSON is read to tell a call from structured output (its first
+ * key): reading the whole held text at every piece made a long streamed answer quadratic.
+ */
+const JSON_HEAD = 4096;
 const CALL_FENCE = /^(json|jsonc|json5|tool_call|tool_calls|tool_code|)$/i;
 /** The longest tail that can still grow into a marker, plus one. */
 const LONGEST_MARKER: number = Math.max(...MARKERS.map((m) => m.length)) + 1;
@@ -52,6 +58,10 @@ export class TextWatcher {
   #recheckAt = 0;
   /** True while the hold began at a JSON opening rather than at a marker. */
   #openedJson = false;
+  /** The first {@linkcode JSON_HEAD} code units of the held text (what `couldBeCall` reads of JSON). */
+  #head = "";
+  /** Set once the held JSON's first key is one a call opens with: `couldBeCall` need not read it again. */
+  #callKey = false;
   #visible = "";
   /** Whether released text holds anything but white space (kept here: reading `#visible` is quadratic). */
   #seenText = false;
@@ -76,6 +86,7 @@ export class TextWatcher {
   push(text: string): string {
     if (this.#holding) {
       this.#held += text;
+      if (this.#head.length < JSON_HEAD) this.#head += text.slice(0, JSON_HEAD - this.#head.length);
       return "";
     }
     const s = this.#tail + text;
@@ -116,15 +127,18 @@ export class TextWatcher {
   couldBeCall(): boolean {
     if (!this.#holding) return true;
     if (!this.#openedJson) return this.#markerMayBeCall();
-    const m = /^\s*\[?\s*\{\s*/.exec(this.#held);
+    if (this.#callKey) return true;
+    // (a head whose first key has not begun is white space: the message may still be a call)
+    const m = /^\s*\[?\s*\{\s*/.exec(this.#head);
     if (!m) return false;
-    const rest = this.#held.slice(m[0].length);
+    const rest = this.#head.slice(m[0].length);
     if (rest === "") return true;
     if (rest[0] === "}") return false;
     if (rest[0] !== '"') return false;
     const key = /^"((?:[^"\\]|\\.)*)("?)/.exec(rest)!;
     if (key[2] === "") return CALL_OPENING_KEYS.some((k) => k.startsWith(key[1])); // the key is still arriving
-    return CALL_OPENING_KEYS.includes(key[1]);
+    this.#callKey = CALL_OPENING_KEYS.includes(key[1]);
+    return this.#callKey;
   }
 
   /**
@@ -175,6 +189,8 @@ export class TextWatcher {
     this.#holding = true;
     this.#recheckAt = 0;
     this.#held = s.slice(at);
+    this.#head = this.#held.slice(0, JSON_HEAD);
+    this.#callKey = false;
     return this.#release(s.slice(0, at));
   }
 
@@ -267,6 +283,22 @@ export class TextWatcher {
 /** Creates a {@linkcode TextWatcher}. */
 export function textWatcher(): TextWatcher {
   return new TextWatcher();
+}
+
+/**
+ * Whether the calls for which `gone` is true can be cut while the others stay: no block of markup holds both
+ * one that goes and one that stays (a JSON array of calls, one fence holding two cannot be parted without
+ * rewriting what the model wrote). One look-up per call: comparing every pair was quadratic, and a model
+ * can write thousands.
+ */
+export function blocksPart(calls: readonly ExtractedToolCall[], gone: (i: number) => boolean): boolean {
+  const goes = new Map<number, boolean>(); // by block start
+  for (let i = 0; i < calls.length; i++) {
+    const before = goes.get(calls[i].block.start);
+    if (before === undefined) goes.set(calls[i].block.start, gone(i));
+    else if (before !== gone(i)) return false;
+  }
+  return true;
 }
 
 /** Removes the markup of every call written into a text and tidies the seams. */
@@ -401,10 +433,7 @@ export class TextCalls {
   separable(drop: ReadonlySet<number>): boolean {
     const calls = this.#extracted;
     const from = this.#watcher.visible.length;
-    return calls.every((c, i) =>
-      c.block.start >= from &&
-      calls.every((d, j) => drop.has(i) === drop.has(j) || c.block.start !== d.block.start)
-    );
+    return calls.every((c) => c.block.start >= from) && blocksPart(calls, (i) => drop.has(i));
   }
 
   /**

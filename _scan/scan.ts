@@ -364,11 +364,12 @@ const order = lazy(() => new Map<string, number>(rules().map((rule, i) => [rule.
 
 /**
  * What `excerptOf` writes as an escape: tag characters, zero-width and direction controls, control codes (C0
- * but the newline, and C1, which holds the 8-bit escape sequence introducers).
+ * but the newline, and C1, which holds the 8-bit escape sequence introducers), and a surrogate that is not
+ * half of a pair (no character: written out as text, it became U+FFFD).
  */
 const HIDDEN =
   // deno-lint-ignore no-control-regex -- control characters are what this looks for
-  /[\x00-\x09\x0b-\x1f\x80-\x9f\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]|\udb40[\udc00-\udc7f]/;
+  /[\x00-\x09\x0b-\x1f\x80-\x9f\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]|\udb40[\udc00-\udc7f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /** Makes hidden characters visible and bounds the length. */
 function excerptOf(text: string, max: number): string {

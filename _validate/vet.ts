@@ -8,7 +8,7 @@ import { escapePointer } from "../_common/pointer.ts";
 import { errorText, isRecord, objectArg } from "../_common/values.ts";
 import type { Finding, FindingCode } from "../types.ts";
 import { compile } from "../_schema/compile.ts";
-import { depthOver, parseJson } from "../_common/json.ts";
+import { nestsDeeper, parseJson } from "../_common/json.ts";
 import { SchemaError } from "../_schema/keywords.ts";
 import { isShape, shapeToSchema } from "./shape.ts";
 import { nestedTooDeep, notAnObject, pushInjectionFindings, unreadable } from "./validator.ts";
@@ -315,7 +315,12 @@ async function judgeArgs(
   }
   let checked: Checked;
   try {
-    checked = await checkArgs(schema, args, raw === undefined);
+    if (raw === undefined && nestsDeeper(args, MAX_DEPTH)) {
+      // Refused unread, as the validator refuses them: nothing in them is scanned either (a cycle nests
+      // without end, and the scan's walk followed it until memory ran out).
+      return { valid: false, error: new ToolArgError(name, [nestedTooDeep(MAX_DEPTH)], args) };
+    }
+    checked = await checkArgs(schema, args);
     if (options.scan) pushInjectionFindings(args, raw, checked.findings);
   } catch (e) {
     if (e instanceof SchemaError) throw e; // the developer's schema, not the model's arguments
@@ -330,12 +335,10 @@ async function judgeArgs(
 const MAX_DEPTH = 64;
 
 /**
- * {@link check}, after what `createValidator` also refuses: arguments given as a value (`given`) that nest
- * past {@link MAX_DEPTH}, and, for a JSON Schema or shape, anything but a JSON object (absent arguments are
- * left to the schema).
+ * {@link check}, after what `createValidator` also refuses: for a JSON Schema or shape, anything but a JSON
+ * object (absent arguments are left to the schema). Arguments nested past {@link MAX_DEPTH} are refused before.
  */
-function checkArgs(schema: unknown, args: unknown, given: boolean): Promise<Checked> | Checked {
-  if (given && depthOver(args, MAX_DEPTH) >= 0) return { findings: [nestedTooDeep(MAX_DEPTH)], value: args };
+function checkArgs(schema: unknown, args: unknown): Promise<Checked> | Checked {
   if (args !== undefined && !isRecord(args) && isCompiled(schema)) {
     return { findings: [notAnObject(args)], value: args };
   }

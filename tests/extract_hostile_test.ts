@@ -151,6 +151,46 @@ test("extractToolCalls: repeated unclosed Functionary, function-tag and harmony 
   }
 });
 
+/**
+ * How many characters `extractToolCalls(text)` reads with `charCodeAt` (how the JSON scanners step through a
+ * value): a count of work that does not depend on the machine's speed.
+ */
+function charsRead(text: string): number {
+  const charCodeAt = String.prototype.charCodeAt;
+  let steps = 0;
+  String.prototype.charCodeAt = function (this: string, i: number) {
+    steps++;
+    return charCodeAt.call(this, i);
+  };
+  try {
+    extractToolCalls(text);
+  } finally {
+    String.prototype.charCodeAt = charCodeAt;
+  }
+  return steps;
+}
+
+test("extractToolCalls: a run of harmony headers whose JSON never closes is read in linear time", () => {
+  for (
+    const unit of [
+      '<|channel|>commentary to=functions.get_weather<|message|>{"location":"San ',
+      "<|channel|>analysis to=functions.f<|message|>{x ",
+      " to=functions.f<|message|>{x ",
+    ]
+  ) {
+    const text = unit.repeat(Math.ceil(40_000 / unit.length));
+    assert.deepEqual(extractToolCalls(text), [], unit);
+    // Each header once read its JSON to the end of the text: 550 to 850 characters read per character here,
+    // growing with the text. The shared scan budget allows 8.
+    const perChar = charsRead(text) / text.length;
+    assert.ok(perChar < 32, `${JSON.stringify(unit)}: ${perChar.toFixed(1)} characters read per character`);
+    // A complete call after them is still read.
+    const call = '<|start|>assistant<|channel|>commentary to=functions.g<|message|>{"a": 1}<|call|>';
+    const calls = extractToolCalls(unit.repeat(2_000) + call);
+    assert.deepEqual(calls.map((c) => [c.name, c.arguments]).at(-1), ["g", { a: 1 }], unit);
+  }
+});
+
 test("extractToolCalls: a call after many unclosed openings of its own kind is still read", () => {
   for (
     const [pad, call] of [

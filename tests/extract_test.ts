@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { type ExtractedToolCall, extractToolCalls } from "../extract.ts";
+import { type ExtractedToolCall, extractToolCalls, extractToolCallsDetailed } from "../extract.ts";
 
 const brief = (calls: ExtractedToolCall[]) =>
   calls.map((c) => ({ name: c.name, arguments: c.arguments, format: c.format }));
@@ -43,6 +43,17 @@ test("extractToolCalls: Hermes <tool_call>, two blocks give two calls in order; 
   assert.equal(typeof calls[1].arguments, "string");
   assert.match(calls[1].error ?? "", /not valid JSON/);
   assertSpans(text, calls);
+});
+
+test("extractToolCallsDetailed: a JSON error is said once, with the parser's reason", () => {
+  const call = '<tool_call>\n{"name": "get_weather", "arguments": {"city":  "state": "WA"}}\n</tool_call>';
+  const error = extractToolCalls(call)[0].error ?? "";
+  // It read "the call is not valid JSON: the call is not valid JSON: Expected ..." to the model.
+  assert.match(error, /^the call is not valid JSON: \S/);
+  assert.equal(error.split("not valid JSON").length, 2, error);
+  const nameless = extractToolCallsDetailed('<tool_call>\n{"nme" "x"}\n</tool_call>').findings[0].message;
+  assert.match(nameless, /the JSON after <tool_call> is not valid \(\S/);
+  assert.equal(nameless.split("not valid").length, 2, nameless);
 });
 
 test("extractToolCalls: Hermes <tool_call>, arguments given as JSON text (OpenAI style) are parsed", () => {

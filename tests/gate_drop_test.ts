@@ -214,3 +214,132 @@ test("gateCompletion drop-call: calls written into a body's text, each in its ow
   assert.equal(rest.includes("<tool_call>"), false);
   assert.match(rest, /^Sure\.[\s\S]*delete_everything/);
 });
+
+/**
+ * `run()`, with how many times the tests given to `Array.prototype[method]` were called meanwhile: a count of
+ * work that does not depend on the machine's speed.
+ */
+async function countingTests<T>(method: "some" | "every", run: () => Promise<T>): Promise<[T, number]> {
+  type Test = (value: unknown, index: number, array: unknown[]) => unknown;
+  const proto = Array.prototype as unknown as Record<string, (this: unknown[], test: Test) => boolean>;
+  const original = proto[method];
+  let steps = 0;
+  proto[method] = function (test) {
+    return original.call(this, (value, index, array) => {
+      steps++;
+      return test(value, index, array);
+    });
+  };
+  try {
+    return [await run(), steps];
+  } finally {
+    proto[method] = original;
+  }
+}
+
+/** `n` calls written into text, each in its own `<tool_call>` block, every second one to an undeclared tool. */
+const manyWritten = (n: number) => Array.from({ length: n }, (_, i) => written(i % 2 ? BAD : GOOD) + "\n");
+
+const written = (c: { name: string; args: unknown }) =>
+  `<tool_call>{"name": "${c.name}", "arguments": ${JSON.stringify(c.args)}}</tool_call>`;
+
+// Whether a block of markup holds both a kept and a rejected call was asked of every pair of calls: 9 million
+// tests for the 3 000 calls here, a few seconds; 16 000 took minutes.
+
+test("gateCompletion drop-call: thousands of calls written into a body's text are parted in linear time", async () => {
+  const n = 3_000;
+  const body = { model: "m", message: { role: "assistant", content: manyWritten(n).join("") }, done: true };
+  const [gated, steps] = await countingTests(
+    "some",
+    () => gateCompletion({ tools: TOOLS_OPENAI }, body, { onRejected: "drop-call" }),
+  );
+  const kept = (gated.response as { message: { content: string } }).message.content;
+  assert.equal(kept.split(written(GOOD)).length - 1, n / 2);
+  assert.equal(kept.includes(written(BAD)), false);
+  assert.ok(steps < 50 * n, `${steps} tests for ${n} calls`);
+});
+
+test("guardFetch drop-call: thousands of calls written into a Chat stream's text are parted in linear time", async () => {
+  const n = 3_000;
+  reply({ sse: chatStream(manyWritten(n)) });
+  const [text, steps] = await countingTests("every", async () => {
+    const res = await gfetch(`${server.url}/v1/chat/completions`, {
+      method: "POST",
+      body: JSON.stringify({ model: "m", stream: true, messages, tools: TOOLS_OPENAI }),
+    });
+    return sseData(await res.text()).map((e) => e.choices[0]?.delta?.content ?? "").join("");
+  });
+  assert.equal(text.split(written(GOOD)).length - 1, n / 2);
+  assert.equal(text.includes(written(BAD)), false);
+  assert.equal(seen[0].verdict.rejectedIndices.length, n / 2);
+  assert.ok(steps < 50 * n, `${steps} tests for ${n} calls`);
+});
+
+test("guardFetch drop-call: a Chat stream of thousands of calls, half rejected, is parted in linear time", async () => {
+  const n = 3_000;
+  reply({ sse: chatStream([], Array.from({ length: n }, (_, i) => i % 2 ? BAD : GOOD), 1) });
+  // Each delta searched the dropped calls for its own: 6.8 million tests here.
+  const [events, steps] = await countingTests("some", async () => {
+    const res = await gfetch(`${server.url}/v1/chat/completions`, {
+      method: "POST",
+      body: JSON.stringify({ model: "m", stream: true, messages, tools: TOOLS_OPENAI }),
+    });
+    return sseData(await res.text());
+  });
+  const names = events.flatMap((e) => e.choices?.[0]?.delta?.tool_calls ?? []).flatMap((
+    t: { function?: { name?: string } },
+  ) => t.function?.name ? [t.function.name] : []);
+  assert.deepEqual(new Set(names), new Set([GOOD.name]));
+  assert.equal(names.length, n / 2);
+  assert.ok(steps < 50 * n, `${steps} tests for ${n} calls`);
+});
+
+test("guardFetch drop-call: a Cohere stream of thousands of calls, half rejected, is renumbered in linear time", async () => {
+  const n = 3_000;
+  const call = (index: number, c: { name: string; args: unknown }) => [
+    {
+      type: "tool-call-start",
+      index,
+      delta: {
+        message: {
+          tool_calls: { id: `c_${index}`, type: "function", function: { name: c.name, arguments: "" } },
+        },
+      },
+    },
+    {
+      type: "tool-call-delta",
+      index,
+      delta: { message: { tool_calls: { function: { arguments: JSON.stringify(c.args) } } } },
+    },
+    { type: "tool-call-end", index },
+  ];
+  reply({
+    sse: [
+      { id: "c1", type: "message-start", delta: { message: { role: "assistant" } } },
+      ...Array.from({ length: n }, (_, i) => call(i, i % 2 ? BAD : GOOD)).flat(),
+      { type: "message-end", delta: { finish_reason: "TOOL_CALL" } },
+    ],
+  });
+  // Each kept event's new index was searched for in the list of kept calls: 3.4 million elements read here.
+  const indexOf = Array.prototype.indexOf;
+  let steps = 0;
+  Array.prototype.indexOf = function (this: unknown[], value: unknown, from?: number) {
+    const at = indexOf.call(this, value, from);
+    steps += at < 0 ? this.length : at + 1;
+    return at;
+  };
+  let events;
+  try {
+    const res = await gfetch(`${server.url}/v2/chat`, {
+      method: "POST",
+      body: JSON.stringify({ model: "command", stream: true, messages, tools: TOOLS_OPENAI }),
+    });
+    events = sseData(await res.text());
+  } finally {
+    Array.prototype.indexOf = indexOf;
+  }
+  const starts = events.filter((e) => e.type === "tool-call-start");
+  assert.deepEqual(starts.map((e) => e.index), Array.from({ length: n / 2 }, (_, i) => i));
+  assert.ok(starts.every((e) => e.delta.message.tool_calls.function.name === GOOD.name));
+  assert.ok(steps < 50 * n, `${steps} elements read for ${n} calls`);
+});

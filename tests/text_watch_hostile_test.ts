@@ -51,6 +51,40 @@ test("guardFetch: prose with brackets and braces still streams through unchanged
   assert.equal(seen.length, 0);
 });
 
+test("TextWatcher: a bare JSON call streamed in thousands of pieces is watched in linear time", () => {
+  const w = new TextWatcher({ json: true });
+  const opening = '{"name": "write_file", "arguments": {"text": "';
+  w.push(opening);
+  const n = 5_000;
+  // Characters handed to regular expressions count the work without depending on the machine's speed: the
+  // whole held text was read for its first key at every piece (125 million characters here).
+  const exec = RegExp.prototype.exec;
+  let read = 0;
+  RegExp.prototype.exec = function (this: RegExp, text: string) {
+    read += text.length;
+    return exec.call(this, text);
+  };
+  try {
+    for (let i = 0; i < n; i++) {
+      w.push("word ");
+      assert.equal(w.couldBeCall(), true);
+    }
+  } finally {
+    RegExp.prototype.exec = exec;
+  }
+  assert.equal(w.held.length, opening.length + 5 * n);
+  assert.ok(read < 100 * n, `${read} characters read for ${n} pieces`);
+  // Structured output is still told apart by its first key, and white space before the key waits for it.
+  const other = new TextWatcher({ json: true });
+  other.push('{"city": "Oslo", ');
+  assert.equal(other.couldBeCall(), false);
+  const spaced = new TextWatcher({ json: true });
+  spaced.push("{   ");
+  assert.equal(spaced.couldBeCall(), true);
+  spaced.push('"tool_calls": [');
+  assert.equal(spaced.couldBeCall(), true);
+});
+
 test("TextWatcher: a cut-off shape that ends in a marker's start keeps the marker's start too", () => {
   const w = new TextWatcher({ json: true });
   assert.equal(w.push("Calling ]<]minimax[>["), "Calling ");

@@ -368,7 +368,8 @@ export const harmony: Reader = {
     const text = scan.text;
     const p = skipSpace(text, head.bodyStart);
     // An end token inside the JSON's strings is data: the body ends at the first one after the value.
-    const { at: bodyEnd, token: endToken } = firstEnd(scan, Math.max(head.bodyStart, valueEnd(scan, p)));
+    const json = valueEnd(scan, p);
+    const { at: bodyEnd, token: endToken } = firstEnd(scan, Math.max(head.bodyStart, json));
     if (p < bodyEnd && text[p] === "<") return -1; // other markup carries the call
     const name = head.recipient.replace(/^functions\./, "");
     if (NOT_TOOLS.has(name)) return -1; // a message to a person (or a tool's reply), not a call
@@ -379,7 +380,10 @@ export const harmony: Reader = {
     const limit = trimEnd(text, p, bodyEnd);
     if (endToken === "") scan.ranOut(head.start);
     if (p >= limit) return endToken === "" ? -1 : block.end;
-    const run = text[p] === "{" ? readJsonRun(text, p, limit) : undefined;
+    // With no end token after it, a value `valueEnd` found unclosed (within the shared budget) is not read
+    // again up to the end of the text: the header is declined, and every header declined so cost the rest of
+    // the text (quadratic on a run of them). A body that ends at a token is consumed, so reading it is linear.
+    const run = text[p] === "{" && (endToken !== "" || json >= 0) ? readJsonRun(text, p, limit) : undefined;
     if (run && run.items.length > 0) {
       const args = run.items[0];
       scan.add(draftFromValue({ name, arguments: args.value }), "harmony", p, args.end, block);

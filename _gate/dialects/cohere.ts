@@ -112,13 +112,16 @@ class CohereStream implements FrameRouter {
     emit({ type: "content-delta", index, delta: { message: { content: { text } } } });
     emit({ type: "content-end", index });
     const gone = new Set(split.dropped.map((c) => c.slot));
-    const kept = [...new Set(split.kept.map((c) => c.slot))].sort((a, b) => a - b);
+    // Each kept slot's new place, looked up per event (a search of the list was quadratic in the calls).
+    const keptAt = new Map(
+      [...new Set(split.kept.map((c) => c.slot))].sort((a, b) => a - b).map((s, i) => [s, i]),
+    );
     for (const h of flow.held) {
       const e = h.event;
       if (!e) continue;
       if (!h.tool || typeof e.index !== "number") flow.send(h.raw);
       else if (!gone.has(e.index)) {
-        const at = kept.indexOf(e.index);
+        const at = keptAt.get(e.index) ?? -1;
         if (at === e.index || at < 0) flow.send(h.raw);
         else emit({ ...e, index: at });
       }

@@ -272,23 +272,28 @@ class ChatStream implements FrameRouter {
  * indices the kept ones get (a client assembles calls by index, so a gap would leave a hole).
  */
 class KeptDeltas {
-  readonly #split: SplitCalls;
+  /** The dropped calls by `choice:slot` and by id, and the choices that keep a call: sets, looked up per delta. */
+  readonly #droppedSlots: ReadonlySet<string>;
+  readonly #droppedIds: ReadonlySet<string>;
+  readonly #keeping: ReadonlySet<number>;
   readonly #newIndex = new Map<string, number>();
   readonly #count = new Map<number, number>();
   /** Per choice, whether the last delta was kept (a delta without index or id continues the last call). */
   readonly #last = new Map<number, boolean>();
 
   constructor(split: SplitCalls) {
-    this.#split = split;
+    // (searching the dropped calls for each delta was quadratic in the calls of a long stream)
+    this.#droppedSlots = new Set(split.dropped.map((c) => `${c.choice}:${c.slot}`));
+    this.#droppedIds = new Set(split.dropped.map((c) => c.id));
+    this.#keeping = new Set(split.kept.map((c) => c.choice));
   }
 
   /** The delta to send (renumbered), or undefined when it belongs to a dropped call. */
   take(choice: number, td: unknown): unknown {
     if (!isRecord(td)) return td;
-    const { dropped } = this.#split;
     let drop: boolean;
-    if (typeof td.index === "number") drop = dropped.some((c) => c.choice === choice && c.slot === td.index);
-    else if (typeof td.id === "string" && td.id !== "") drop = dropped.some((c) => c.id === td.id);
+    if (typeof td.index === "number") drop = this.#droppedSlots.has(`${choice}:${td.index}`);
+    else if (typeof td.id === "string" && td.id !== "") drop = this.#droppedIds.has(td.id);
     else drop = !(this.#last.get(choice) ?? true);
     this.#last.set(choice, !drop);
     if (drop) return undefined;
@@ -305,7 +310,7 @@ class KeptDeltas {
 
   /** True when a choice keeps at least one call. */
   keepsCalls(choice: number): boolean {
-    return this.#split.kept.some((c) => c.choice === choice);
+    return this.#keeping.has(choice);
   }
 }
 

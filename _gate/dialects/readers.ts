@@ -176,8 +176,11 @@ export const SNAPSHOTS: ReadonlySet<string> = new Set([
 
 /** Reads `function_call` output items, their argument deltas and every snapshot, one call per output. */
 class ResponsesEvents implements EventReader {
-  /** The item id each call's output item carried (argument events may address the item by it). */
-  readonly #itemIds = new Map<Slot, string>();
+  /**
+   * The call opened first for each item id its output item carried (argument events may address the item by
+   * it): a look-up, where a search through every call made a stream of many calls quadratic.
+   */
+  readonly #byItemId = new Map<string, Slot>();
 
   read(event: Record<string, unknown>, book: SlotBook): void {
     const type = event.type as string;
@@ -212,10 +215,7 @@ class ResponsesEvents implements EventReader {
   #find(event: Record<string, unknown>, book: SlotBook): Slot | undefined {
     const oi = typeof event.output_index === "number" ? event.output_index : undefined;
     if (oi !== undefined && book.get(`o${oi}`)) return book.get(`o${oi}`);
-    if (typeof event.item_id === "string") {
-      return book.find((s) => s.key === `o${s.slot}` && this.#itemIds.get(s) === event.item_id);
-    }
-    return undefined;
+    return typeof event.item_id === "string" ? this.#byItemId.get(event.item_id) : undefined;
   }
 
   /** An `output_item.added` or `.done` event: opens the call or completes it. */
@@ -225,7 +225,7 @@ class ResponsesEvents implements EventReader {
     if (!s) {
       const slot = typeof event.output_index === "number" ? event.output_index : book.size;
       s = book.open(`o${slot}`, "openai_responses", 0, slot);
-      if (typeof item.id === "string") this.#itemIds.set(s, item.id);
+      if (typeof item.id === "string" && !this.#byItemId.has(item.id)) this.#byItemId.set(item.id, s);
     }
     fillSlot(s, item, { done: event.type === "response.output_item.done" });
   }
