@@ -48,12 +48,13 @@ const body: CompletionBody = {
         if (!isRecord(c) || !isRecord(c.message)) return c;
         const m = c.message;
         const hadCalls = Array.isArray(m.tool_calls) || isRecord(m.function_call) ||
-          (fromText && typeof m.content === "string" && extractToolCalls(m.content).length > 0);
+          (fromText && extractToolCalls(contentText(m) ?? "").length > 0);
         if (!hadCalls) return c;
         const message: Record<string, unknown> = { ...m };
         delete message.tool_calls;
         delete message.function_call;
-        const content = typeof m.content === "string" ? (fromText ? cut(m.content) : m.content) : "";
+        const text = contentText(m) ?? "";
+        const content = fromText ? cut(text) : text;
         message.content = joinText(content, reason);
         return { ...c, message, finish_reason: "stop" };
       }),
@@ -74,7 +75,7 @@ const body: CompletionBody = {
         const message: Record<string, unknown> = { ...m };
         if (calls) message.tool_calls = calls;
         if (legacy === false) delete message.function_call;
-        message.content = joinText(typeof m.content === "string" ? m.content : "", reason);
+        message.content = joinText(contentText(m) ?? "", reason);
         return { ...c, message };
       }),
     };
@@ -85,11 +86,26 @@ const body: CompletionBody = {
 function choiceTexts(body: Record<string, unknown>, loose: boolean): string[] {
   const out: string[] = [];
   for (const c of body.choices as unknown[]) {
-    if (!isRecord(c) || !isRecord(c.message) || typeof c.message.content !== "string") continue;
+    if (!isRecord(c) || !isRecord(c.message)) continue;
+    const text = contentText(c.message);
+    if (text === undefined) continue;
     if (loose && (Array.isArray(c.message.tool_calls) || isRecord(c.message.function_call))) continue;
-    out.push(c.message.content);
+    out.push(text);
   }
   return out;
+}
+
+/**
+ * A message's `content` as text: the string, or the text of its parts run together where a server sends
+ * the parts (`[{type: "text", text}]`, as a request's content may be written; a model writes calls into
+ * those too). Undefined when it has neither.
+ */
+function contentText(message: Record<string, unknown>): string | undefined {
+  const content = message.content;
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return undefined;
+  const parts = content.filter((p) => isRecord(p) && p.type === "text" && typeof p.text === "string");
+  return parts.length > 0 ? parts.map((p) => p.text as string).join("") : undefined;
 }
 
 // ---------------------------------------------------------------------------------------------------------
