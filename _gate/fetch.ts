@@ -158,7 +158,8 @@ const loadExchange = lazy(() => import("./exchange.ts"));
  * stream ends and the assembled calls validate; rejected calls are replaced by a text event carrying the
  * reason and a normal stop. In OpenAI Chat, Gemini (every choice or candidate, each apart) and Ollama
  * streams, text from a call marker on (`<tool_call>`, `<|python_tag|>`, `[TOOL_CALLS]`, a JSON fence) is held
- * the same way and judged at the end; prose before it flows at once; a message that opens with JSON is held
+ * the same way and judged at the end; prose in the frames before it flows at once (prose in the frame it
+ * starts in waits with it, so text with no call passes byte for byte); a message that opens with JSON is held
  * only in a request that declares tools, and only until its first key shows it is not a call. Malformed
  * stream events are dropped (a client would throw on them) and reported (the first 100 of each kind), and so
  * are events a client would read otherwise than the gate (an Anthropic event whose `event:` name is not its

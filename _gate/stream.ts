@@ -524,6 +524,7 @@ export class StreamGate {
       if (!judgement.verdict.allowed && calls.every((c) => c.choice === 0)) {
         const next = await this.#retry(calls, judgement.verdict, { fromText: true });
         if (next) {
+          text.retried(flow);
           const report = { calls, verdict: judgement.verdict, findings, replaced: true, retried: true };
           this.#report({ dialect: this.#dialect, ...report });
           return next;

@@ -296,8 +296,9 @@ export interface RoutedFrame {
  *
  * Frames are held whole and released as they came wherever the watcher allows it: a frame whose text ends
  * in what may become a marker waits for the next one and then goes out untouched; a message held because
- * it opens with JSON is released byte for byte once its first key shows it is not a call. Only the frame
- * in which a marker starts after prose is split, so the prose flows at once.
+ * it opens with JSON is released byte for byte once its first key shows it is not a call. The frame in which
+ * a marker starts after prose is held whole too, its prose with it: most such markers turn out to be no call
+ * (a code fence), and the stream then passes byte for byte; a rejected call's reason follows that prose.
  */
 export class TextCalls {
   readonly #watcher: TextWatcher;
@@ -312,6 +313,8 @@ export class TextCalls {
   #unsent = "";
   /** The calls written into the text, as read at the end (offsets into the whole message text). */
   #extracted: ExtractedToolCall[] = [];
+  /** Prose held with the frames in which a marker started: sent ahead of a rejected call's reason. */
+  #prose = "";
 
   /**
    * Watches the text `frames` carry; with `json`, a message that opens with JSON is held too. The request's
@@ -383,6 +386,7 @@ export class TextCalls {
       : [];
     if (extracted.length === 0) {
       // Nothing to judge: the held text goes out as it came, ahead of any call still held.
+      this.#prose = "";
       const text = flow.held.filter((h) => h.written && this.#owns(h));
       flow.setHeld(flow.held.filter((h) => !(h.written && this.#owns(h))));
       for (const h of text) flow.send(h.raw);
@@ -435,7 +439,18 @@ export class TextCalls {
       )
       : cutCalls(w.held);
     const lead = rest !== "" ? `${rest}\n\n` : w.hasText ? "\n\n" : "";
-    flow.send(this.#frames.textFrame(lead + judgement.reason, this.#answer));
+    if (this.#prose !== "") flow.textSeen = true;
+    flow.send(this.#frames.textFrame(this.#prose + lead + judgement.reason, this.#answer));
+  }
+
+  /**
+   * When a retry's stream takes the place of the held frames: the prose held with them, which the client
+   * has not seen, goes out first.
+   */
+  retried(flow: StreamFlow): void {
+    if (this.#prose === "") return;
+    flow.textSeen = true;
+    flow.send(this.#frames.textFrame(this.#prose, this.#answer));
   }
 
   /** The queued frames, emptied. */
@@ -447,28 +462,15 @@ export class TextCalls {
   }
 
   /**
-   * A marker (or a JSON opening) was found in the queued text. When only white space came before it, the
-   * queued frames are held whole; else the prose goes now, in a frame of its own, and the rest is held.
+   * A marker (or a JSON opening) was found in the queued text: the queued frames are held whole, the
+   * prose before the marker with them (white space before it is dropped with a rejected call, as ever).
    */
   #startHold(flow: StreamFlow): void {
     const queue = this.#queue;
-    const prose = this.#unsent;
+    if (this.#unsent.trim() !== "") this.#prose = this.#unsent;
     this.#queue = [];
     this.#unsent = "";
-    if (prose.trim() === "") {
-      for (const q of queue) this.#holdWhole(q.frame, q.part, flow);
-      return;
-    }
-    flow.textSeen = true;
-    flow.send(this.#frames.textFrame(prose, this.#answer));
-    this.#hold(
-      { raw: this.#frames.textFrame(this.#watcher.held, this.#answer), tool: false, written: {} },
-      flow,
-    );
-    for (const q of queue) {
-      const rest = q.part.rest();
-      if (rest) this.#hold({ raw: this.#frames.frame(rest), event: rest, tool: q.part.toolish }, flow);
-    }
+    for (const q of queue) this.#holdWhole(q.frame, q.part, flow);
   }
 
   /** Holds a frame as it came; on rejection its text is cut and the rest of it kept. */
@@ -486,6 +488,7 @@ export class TextCalls {
     const w = this.#watcher;
     if (flow.pending || w.couldBeCall()) return;
     w.abandon();
+    this.#prose = "";
     if (w.hasText) flow.textSeen = true;
     // Only this answer's frames: another answer's watch may be holding a call of its own.
     for (const h of flow.held) if (this.#owns(h)) flow.send(h.raw);
@@ -568,6 +571,11 @@ export class TextWatches {
       out.push(...calls);
     }
     return out.length > 0 ? out : undefined;
+  }
+
+  /** When a retry's stream takes the place of the held frames: see {@linkcode TextCalls.retried}. */
+  retried(flow: StreamFlow): void {
+    for (const watch of this.#ordered()) watch.retried(flow);
   }
 
   /** Whether the calls at positions `drop` (in `settle`'s list) can be cut while the others stay. */

@@ -1,8 +1,9 @@
 // Calls a model writes into its text are judged wherever the text comes: in OpenAI Chat answers whose
-// content comes as parts. Driven through the official clients against a local server.
+// content comes as parts. A stream whose text holds no call passes byte for byte. Driven through the official
+// clients against a local server.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { chatCompletion, fakeProvider, TOOLS_OPENAI } from "./_fake_llm_server.ts";
+import { chatCompletion, chatStream, fakeProvider, TOOLS_OPENAI } from "./_fake_llm_server.ts";
 import { sdkClients } from "./_sdk_clients.ts";
 
 const provider = fakeProvider();
@@ -38,4 +39,16 @@ test("guardFetch Chat: an allowed call written into content parts passes the ans
   const [event] = provider.events;
   assert.equal(event.verdict.allowed, true);
   assert.deepEqual(event.verdict.calls.map((c) => c.name), ["get_weather"]);
+});
+
+test("guardFetch Chat stream: prose and a fence that is no call, in one frame, pass byte for byte", async () => {
+  // A bare fence may hold a JSON call: its frame, prose and all, waits until the code shows it is none.
+  const frames = chatStream(["Quick sort:\n```", "\nfunction quickSort(arr):\n", "  return arr\n```\nDone."]);
+  provider.reply({ sse: frames });
+  const res = await provider.gfetch(`${provider.url()}/v1/chat/completions`, {
+    method: "POST",
+    body: JSON.stringify({ model: "m", messages, stream: true, tools: TOOLS_OPENAI }),
+  });
+  const sent = frames.map((f) => (typeof f === "string" ? f : `data: ${JSON.stringify(f)}\n\n`));
+  assert.equal(await res.text(), sent.join(""));
 });
