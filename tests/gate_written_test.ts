@@ -1,13 +1,24 @@
 // Calls a model writes into its text are judged wherever the text comes: in OpenAI Chat answers whose
-// content comes as parts. A stream whose text holds no call passes byte for byte. Driven through the official
-// clients against a local server.
+// content comes as parts, in the text blocks of Anthropic Messages streams (a local model behind an
+// Anthropic-compatible endpoint writes them), as in OpenAI Chat, Gemini and Ollama streams. Driven through
+// the official clients against a local server.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { chatCompletion, chatStream, fakeProvider, TOOLS_OPENAI } from "./_fake_llm_server.ts";
+import Anthropic from "@anthropic-ai/sdk";
+import {
+  anthropicStream,
+  chatCompletion,
+  chatStream,
+  fakeProvider,
+  splitN,
+  TOOLS_ANTHROPIC,
+  TOOLS_OPENAI,
+  withGuardedServer,
+} from "./_fake_llm_server.ts";
 import { sdkClients } from "./_sdk_clients.ts";
 
 const provider = fakeProvider();
-const { openai } = sdkClients(provider);
+const { openai, anthropic } = sdkClients(provider);
 const messages = [{ role: "user" as const, content: "Weather in Oslo?" }];
 
 /** A call to a tool the request does not declare, written into the text as a local model writes it. */
@@ -39,6 +50,95 @@ test("guardFetch Chat: an allowed call written into content parts passes the ans
   const [event] = provider.events;
   assert.equal(event.verdict.allowed, true);
   assert.deepEqual(event.verdict.calls.map((c) => c.name), ["get_weather"]);
+});
+
+/** The frames of an Anthropic stream whose text is `prose` and then `written`, in pieces of 7. */
+const anthropicWritten = (prose: string, written: string) =>
+  anthropicStream([prose, ...splitN(written, Math.ceil(written.length / 7))]);
+
+/** What the @anthropic-ai/sdk hands its reader from a stream: the text as it came, and the final message. */
+async function anthropicRead(client: Anthropic = anthropic()) {
+  const stream = client.messages.stream({
+    model: "m",
+    max_tokens: 100,
+    messages,
+    tools: TOOLS_ANTHROPIC as never,
+  });
+  let streamed = "";
+  stream.on("text", (t) => (streamed += t));
+  const final = await stream.finalMessage();
+  return { streamed, final, text: await stream.finalText() };
+}
+
+test("guardFetch Anthropic stream: a call written into a text block is held and judged, the prose flows", async () => {
+  provider.reply({ sse: anthropicWritten("Sure.\n", WRITTEN_BAD), named: true });
+  const { streamed, final, text } = await anthropicRead();
+  assert.equal(streamed, text);
+  assert.doesNotMatch(text, /<tool_call>/);
+  assert.match(text, /^Sure\.\n\n/);
+  assert.match(text, /delete_everything/); // named in the reason
+  assert.deepEqual(final.content.map((b) => b.type), ["text"]);
+  assert.equal(final.stop_reason, "end_turn");
+  const [event] = provider.events;
+  assert.equal(event.changed, true);
+  assert.deepEqual(event.calls?.map((c) => c.name), ["delete_everything"]);
+});
+
+test("guardFetch Anthropic stream: an allowed written call reaches the client byte for byte", async () => {
+  const frames = anthropicWritten("", WRITTEN_GOOD);
+  provider.reply({ sse: frames, named: true });
+  const res = await provider.gfetch(`${provider.url()}/v1/messages`, {
+    method: "POST",
+    body: JSON.stringify({ model: "m", max_tokens: 100, messages, stream: true, tools: TOOLS_ANTHROPIC }),
+  });
+  const sent = (frames as Record<string, unknown>[]).map((f) =>
+    `event: ${f.type}\ndata: ${JSON.stringify(f)}\n\n`
+  );
+  assert.equal(await res.text(), sent.join(""));
+  const [event] = provider.events;
+  assert.equal(event.verdict.allowed, true);
+  assert.deepEqual(event.calls?.map((c) => c.name), ["get_weather"]);
+});
+
+test("guardFetch Anthropic stream: a block start that brings the written call is judged, the block kept", async () => {
+  const frames = anthropicStream([]) as Record<string, unknown>[];
+  frames.splice(1, 0, {
+    type: "content_block_start",
+    index: 0,
+    content_block: { type: "text", text: WRITTEN_BAD },
+  }, {
+    type: "content_block_stop",
+    index: 0,
+  });
+  provider.reply({ sse: frames, named: true });
+  const { final, text } = await anthropicRead();
+  assert.doesNotMatch(text, /<tool_call>/);
+  assert.match(text, /delete_everything/);
+  assert.deepEqual(final.content.map((b) => b.type), ["text"]);
+});
+
+test("guardFetch Anthropic stream drop-call and retry: a rejected written call is cut, or asked again", async () => {
+  const two = `${WRITTEN_GOOD}\n${WRITTEN_BAD}`;
+  const dropped = await withGuardedServer(
+    () => ({ sse: anthropicWritten("", two), named: true }),
+    {
+      onRejected: "drop-call",
+    },
+    async (server, f) =>
+      (await anthropicRead(new Anthropic({ apiKey: "k", baseURL: server.url, fetch: f }))).text,
+  );
+  assert.match(dropped.value, /<tool_call>\n\{"name": "get_weather"/);
+  assert.doesNotMatch(dropped.value, /"name": "delete_everything"/);
+  // The prose shares its frame with the marker: it is held with the call, and goes out before the retry.
+  const replies = [anthropicWritten("", `Sure. ${WRITTEN_BAD}`), anthropicWritten("", WRITTEN_GOOD)];
+  const retried = await withGuardedServer((_, n) => ({ sse: replies[n], named: true }), { retry: 1 }, async (
+    server,
+    f,
+  ) => await anthropicRead(new Anthropic({ apiKey: "k", baseURL: server.url, fetch: f, maxRetries: 0 })));
+  assert.equal(retried.server.requests.length, 2);
+  // The retry's blocks follow the block the client has.
+  const blocks = retried.value.final.content.map((b) => b.type === "text" ? b.text : b.type);
+  assert.deepEqual(blocks, ["Sure. ", WRITTEN_GOOD]);
 });
 
 test("guardFetch Chat stream: prose and a fence that is no call, in one frame, pass byte for byte", async () => {
