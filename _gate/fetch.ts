@@ -156,11 +156,12 @@ const loadExchange = lazy(() => import("./exchange.ts"));
  * `gateCompletion` (with `content-length` fixed and an `x-toolguard-blocked` header). A streamed
  * response (SSE or NDJSON) passes its text through as it arrives and withholds the tool-call events until the
  * stream ends and the assembled calls validate; rejected calls are replaced by a text event carrying the
- * reason and a normal stop. In OpenAI Chat, Gemini (every choice or candidate, each apart), Ollama and
- * Anthropic (the text blocks) streams, text from a call marker on (`<tool_call>`, `<|python_tag|>`, `[TOOL_CALLS]`, a JSON fence) is held
- * the same way and judged at the end; prose in the frames before it flows at once (prose in the frame it
- * starts in waits with it, so text with no call passes byte for byte); a message that opens with JSON is held
- * only in a request that declares tools, and only until its first key shows it is not a call. Malformed
+ * reason and a normal stop. In OpenAI Chat, Gemini (every choice or candidate, each apart), Ollama,
+ * Anthropic and Cohere (their text blocks) streams, text from a call marker on (`<tool_call>`,
+ * `<|python_tag|>`, `[TOOL_CALLS]`, a JSON fence) is held the same way and judged at the end; prose in the
+ * frames before it flows at once (prose in the frame it starts in waits with it, so text with no call passes
+ * byte for byte); a message that opens with JSON is held only in a request that declares tools, and only
+ * until its first key shows it is not a call. Malformed
  * stream events are dropped (a client would throw on them) and reported (the first 100 of each kind), and so
  * are events a client would read otherwise than the gate (an Anthropic event whose `event:` name is not its
  * type, a block placed other than where the SDK puts it, an OpenAI Chat choice past the request's `n`, named

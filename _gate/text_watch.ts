@@ -291,8 +291,9 @@ export interface RoutedFrame {
 
 /**
  * The stream gate's watch over the text of one message (an OpenAI Chat choice, a Gemini candidate, Ollama's
- * message, the text blocks of an Anthropic message): runs each frame's text through a {@linkcode TextWatcher}, holds the frames that arrive once text
- * is held, and at the end hands over the calls written into the held text for judging.
+ * message, the text blocks of an Anthropic or Cohere message): runs each frame's text through a
+ * {@linkcode TextWatcher}, holds the frames that arrive once text is held, and at the end hands over the
+ * calls written into the held text for judging.
  *
  * Frames are held whole and released as they came wherever the watcher allows it: a frame whose text ends
  * in what may become a marker waits for the next one and then goes out untouched; a message held because

@@ -1,7 +1,8 @@
 // Calls a model writes into its text are judged wherever the text comes: in OpenAI Chat answers whose
 // content comes as parts, in the text blocks of Anthropic Messages streams (a local model behind an
-// Anthropic-compatible endpoint writes them), as in OpenAI Chat, Gemini and Ollama streams. Driven through
-// the official clients against a local server.
+// Anthropic-compatible endpoint writes them) and of Cohere v2 streams, as in OpenAI Chat, Gemini and Ollama
+// streams. Driven through the official clients against a local server (Cohere's is not installed: its
+// stream is read as the AI SDK reads it, the text of each content-delta).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import Anthropic from "@anthropic-ai/sdk";
@@ -151,4 +152,60 @@ test("guardFetch Chat stream: prose and a fence that is no call, in one frame, p
   });
   const sent = frames.map((f) => (typeof f === "string" ? f : `data: ${JSON.stringify(f)}\n\n`));
   assert.equal(await res.text(), sent.join(""));
+});
+
+/** A Cohere v2 stream whose text is `text`, in pieces of 7, in one content block. */
+function cohereWritten(text: string): Record<string, unknown>[] {
+  const delta = (t: string) => ({
+    type: "content-delta",
+    index: 0,
+    delta: { message: { content: { text: t } } },
+  });
+  return [
+    {
+      id: "c1",
+      type: "message-start",
+      delta: { message: { role: "assistant", content: [], tool_calls: [] } },
+    },
+    { type: "content-start", index: 0, delta: { message: { content: { type: "text", text: "" } } } },
+    ...splitN(text, Math.ceil(text.length / 7)).map(delta),
+    { type: "content-end", index: 0 },
+    { type: "message-end", delta: { finish_reason: "COMPLETE", usage: { tokens: { output_tokens: 9 } } } },
+  ];
+}
+
+/** Posts a streamed Cohere v2 chat through the gate: the wire text the client gets. */
+async function cohereWire(): Promise<string> {
+  const res = await provider.gfetch(`${provider.url()}/v2/chat`, {
+    method: "POST",
+    body: JSON.stringify({ model: "command-r", messages, stream: true, tools: TOOLS_OPENAI }),
+  });
+  return await res.text();
+}
+
+test("guardFetch Cohere stream: a call written into the text is held and judged, the prose flows", async () => {
+  provider.reply({ sse: cohereWritten(`Sure.\n${WRITTEN_BAD}`), named: true });
+  const events = (await cohereWire()).split("\n").filter((l) => l.startsWith("data: ")).map((l) =>
+    JSON.parse(l.slice(6))
+  );
+  const text = events.filter((e) => e.type === "content-delta").map((e) => e.delta.message.content.text).join(
+    "",
+  );
+  assert.doesNotMatch(text, /<tool_call>/);
+  assert.match(text, /^Sure\.\n\n/);
+  assert.match(text, /delete_everything/); // named in the reason
+  assert.deepEqual(events.slice(-2).map((e) => e.type), ["content-end", "message-end"]);
+  const [event] = provider.events;
+  assert.equal(event.changed, true);
+  assert.deepEqual(event.calls?.map((c) => c.name), ["delete_everything"]);
+});
+
+test("guardFetch Cohere stream: an allowed written call reaches the client byte for byte", async () => {
+  const frames = cohereWritten(WRITTEN_GOOD);
+  provider.reply({ sse: frames, named: true });
+  const sent = frames.map((f) => `event: ${f.type}\ndata: ${JSON.stringify(f)}\n\n`);
+  assert.equal(await cohereWire(), sent.join(""));
+  const [event] = provider.events;
+  assert.equal(event.verdict.allowed, true);
+  assert.deepEqual(event.calls?.map((c) => c.name), ["get_weather"]);
 });

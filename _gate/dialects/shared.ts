@@ -164,7 +164,7 @@ export interface FrameRouter {
   ): { raw: string; event: Record<string, unknown> } | undefined;
   /** What the client already has when the calls are rejected: where a retry's stream continues. */
   resumePoint?(): ResumePoint;
-  /** Present where a model may write calls into the streamed text (OpenAI Chat, Gemini, Ollama, Anthropic). */
+  /** Present where a model may write calls into the streamed text (every dialect but OpenAI Responses). */
   readonly text?: TextFrames;
 }
 
