@@ -66,8 +66,8 @@ export interface StreamGateOptions {
   /** Called once when the stream ends, with what happened. Errors it throws are swallowed. */
   onReport?: (report: StreamReport) => void;
   /**
-   * Watch the text of OpenAI Chat, Gemini, Ollama, Anthropic and Cohere streams for calls written into it
-   * (`<tool_call>`, fenced JSON, ...) and hold them back until judged, as the native calls are. Default true.
+   * Watch the text of streams (of every dialect) for calls written into it (`<tool_call>`, fenced JSON, ...)
+   * and hold them back until judged, as the native calls are. Default true.
    */
   extract?: boolean;
   /**

@@ -291,9 +291,9 @@ export interface RoutedFrame {
 
 /**
  * The stream gate's watch over the text of one message (an OpenAI Chat choice, a Gemini candidate, Ollama's
- * message, the text blocks of an Anthropic or Cohere message): runs each frame's text through a
- * {@linkcode TextWatcher}, holds the frames that arrive once text is held, and at the end hands over the
- * calls written into the held text for judging.
+ * message, the text blocks or items of an Anthropic, OpenAI Responses or Cohere message): runs each frame's
+ * text through a {@linkcode TextWatcher}, holds the frames that arrive once text is held, and at the end
+ * hands over the calls written into the held text for judging.
  *
  * Frames are held whole and released as they came wherever the watcher allows it: a frame whose text ends
  * in what may become a marker waits for the next one and then goes out untouched; a message held because
@@ -316,6 +316,8 @@ export class TextCalls {
   #extracted: ExtractedToolCall[] = [];
   /** Prose held with the frames in which a marker started: sent ahead of a rejected call's reason. */
   #prose = "";
+  /** Where the held frames' text starts in the message's text (the client has what comes before). */
+  #heldFrom = 0;
 
   /**
    * Watches the text `frames` carry; with `json`, a message that opens with JSON is held too. The request's
@@ -441,7 +443,18 @@ export class TextCalls {
       : cutCalls(w.held);
     const lead = rest !== "" ? `${rest}\n\n` : w.hasText ? "\n\n" : "";
     if (this.#prose !== "") flow.textSeen = true;
-    flow.send(this.#frames.textFrame(this.#prose + lead + judgement.reason, this.#answer));
+    const tail = this.#prose + lead + judgement.reason;
+    const at = this.#heldFrom;
+    const retell = this.#frames.retell;
+    if (retell) {
+      // Frames that repeat the text (a final snapshot) tell it as the client now has it.
+      flow.setHeld(flow.held.map((h) => {
+        if (!h.event || !this.#owns(h)) return h;
+        const told = retell(h.event, { at, tail });
+        return told === h.event ? h : { ...h, raw: this.#frames.frame(told), event: told };
+      }));
+    }
+    flow.send(this.#frames.textFrame(tail, this.#answer, at));
   }
 
   /**
@@ -451,7 +464,7 @@ export class TextCalls {
   retried(flow: StreamFlow): void {
     if (this.#prose === "") return;
     flow.textSeen = true;
-    flow.send(this.#frames.textFrame(this.#prose, this.#answer));
+    flow.send(this.#frames.textFrame(this.#prose, this.#answer, this.#heldFrom));
   }
 
   /** The queued frames, emptied. */
@@ -469,6 +482,7 @@ export class TextCalls {
   #startHold(flow: StreamFlow): void {
     const queue = this.#queue;
     if (this.#unsent.trim() !== "") this.#prose = this.#unsent;
+    this.#heldFrom = this.#watcher.visible.length - this.#unsent.length;
     this.#queue = [];
     this.#unsent = "";
     for (const q of queue) this.#holdWhole(q.frame, q.part, flow);

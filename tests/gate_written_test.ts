@@ -1,8 +1,8 @@
 // Calls a model writes into its text are judged wherever the text comes: in OpenAI Chat answers whose
 // content comes as parts, in the text blocks of Anthropic Messages streams (a local model behind an
-// Anthropic-compatible endpoint writes them) and of Cohere v2 streams, as in OpenAI Chat, Gemini and Ollama
-// streams. Driven through the official clients against a local server (Cohere's is not installed: its
-// stream is read as the AI SDK reads it, the text of each content-delta).
+// Anthropic-compatible endpoint writes them), in OpenAI Responses streams and in Cohere v2 streams, as in
+// OpenAI Chat, Gemini and Ollama streams. Driven through the official clients against a local server
+// (Cohere's is not installed: its stream is read as the AI SDK reads it, the text of each content-delta).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import Anthropic from "@anthropic-ai/sdk";
@@ -11,9 +11,11 @@ import {
   chatCompletion,
   chatStream,
   fakeProvider,
+  responsesStream,
   splitN,
   TOOLS_ANTHROPIC,
   TOOLS_OPENAI,
+  TOOLS_RESPONSES,
   withGuardedServer,
 } from "./_fake_llm_server.ts";
 import { sdkClients } from "./_sdk_clients.ts";
@@ -205,6 +207,50 @@ test("guardFetch Cohere stream: an allowed written call reaches the client byte 
   provider.reply({ sse: frames, named: true });
   const sent = frames.map((f) => `event: ${f.type}\ndata: ${JSON.stringify(f)}\n\n`);
   assert.equal(await cohereWire(), sent.join(""));
+  const [event] = provider.events;
+  assert.equal(event.verdict.allowed, true);
+  assert.deepEqual(event.calls?.map((c) => c.name), ["get_weather"]);
+});
+
+/** What the openai client hands its reader from a Responses stream: the text deltas, and the final text. */
+async function responsesRead(): Promise<{ streamed: string; final: string; calls: number }> {
+  const stream = openai().responses.stream({
+    model: "m",
+    input: "Weather in Oslo?",
+    tools: TOOLS_RESPONSES as never,
+  });
+  let streamed = "";
+  for await (const e of stream) if (e.type === "response.output_text.delta") streamed += e.delta;
+  const final = await stream.finalResponse();
+  return {
+    streamed,
+    final: final.output_text,
+    calls: final.output.filter((o) => o.type === "function_call").length,
+  };
+}
+
+test("guardFetch Responses stream: a call written into the text is held and judged; the final response tells the same", async () => {
+  provider.reply({ sse: responsesStream(["Sure.\n", ...splitN(WRITTEN_BAD, 9)]), named: true });
+  const { streamed, final, calls } = await responsesRead();
+  assert.equal(final, streamed);
+  assert.doesNotMatch(streamed, /<tool_call>/);
+  assert.match(streamed, /^Sure\.\n\n/);
+  assert.match(streamed, /delete_everything/); // named in the reason
+  assert.equal(calls, 0);
+  const [event] = provider.events;
+  assert.equal(event.changed, true);
+  assert.deepEqual(event.calls?.map((c) => c.name), ["delete_everything"]);
+});
+
+test("guardFetch Responses stream: an allowed written call reaches the client byte for byte", async () => {
+  const frames = responsesStream(splitN(WRITTEN_GOOD, 9)) as Record<string, unknown>[];
+  provider.reply({ sse: frames, named: true });
+  const res = await provider.gfetch(`${provider.url()}/v1/responses`, {
+    method: "POST",
+    body: JSON.stringify({ model: "m", input: "Weather?", stream: true, tools: TOOLS_RESPONSES }),
+  });
+  const sent = frames.map((f) => `event: ${f.type}\ndata: ${JSON.stringify(f)}\n\n`);
+  assert.equal(await res.text(), sent.join(""));
   const [event] = provider.events;
   assert.equal(event.verdict.allowed, true);
   assert.deepEqual(event.calls?.map((c) => c.name), ["get_weather"]);

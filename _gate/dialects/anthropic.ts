@@ -19,6 +19,7 @@ import {
   type StreamFlow,
   type TextFrames,
   type TextPart,
+  TextPlaces,
   ToolPositions,
   type TurnRecorder,
 } from "./shared.ts";
@@ -108,8 +109,8 @@ class AnthropicStream implements FrameRouter {
   readonly #tools = new ToolPositions();
   /** The blocks the client holds: its `message_start`'s content, then one per `content_block_start`. */
   #blocks = 0;
-  /** The block of the text last read: text the watch writes itself goes there. */
-  #textAt = 0;
+  /** The block of each piece of text read: text the watch writes itself goes where its offset was read. */
+  readonly #places = new TextPlaces<number>();
   /** The flow of the stream, once a frame was routed: what is held decides where a retry continues. */
   #flow: StreamFlow | undefined;
 
@@ -120,8 +121,12 @@ class AnthropicStream implements FrameRouter {
    */
   readonly text: TextFrames = {
     read: (event) => this.#readText(event),
-    textFrame: (text) =>
-      named({ type: "content_block_delta", index: this.#textAt, delta: { type: "text_delta", text } }),
+    textFrame: (text, _answer, at) =>
+      named({
+        type: "content_block_delta",
+        index: this.#places.at(at) ?? 0,
+        delta: { type: "text_delta", text },
+      }),
     frame: named,
     split(event) {
       if (!startsText(event)) return undefined;
@@ -149,7 +154,9 @@ class AnthropicStream implements FrameRouter {
     const delta = isRecord(event.delta) ? event.delta : undefined;
     const isText = event.type === "content_block_delta" && delta?.type === "text_delta" &&
       typeof delta.text === "string";
-    if (isText && typeof event.index === "number") this.#textAt = event.index;
+    if (isText && typeof event.index === "number") {
+      this.#places.read(delta!.text as string, String(event.index), event.index);
+    }
     const index = typeof event.index === "number" ? event.index : -1;
     const toolish = this.#tools.has(index) || (event.type === "message_start" && startsWithCalls(event)) ||
       (index === -1 && (isToolUse(event.content_block) || delta?.type === "input_json_delta"));

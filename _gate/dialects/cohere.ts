@@ -17,6 +17,7 @@ import {
   type StreamFlow,
   type TextFrames,
   type TextPart,
+  TextPlaces,
   type TurnRecorder,
 } from "./shared.ts";
 
@@ -77,14 +78,18 @@ class CohereStream implements FrameRouter {
   #nextContent = 0;
   /** Whether the stream names its events (`event: content-delta`). */
   #named = false;
-  /** The content block of the text last read: text the watch writes itself goes there. */
-  #textAt = 0;
+  /** The content block of each piece of text read: text the watch writes goes where its offset was read. */
+  readonly #places = new TextPlaces<number>();
 
   /** The clients (the AI SDK, Cohere's) take the text of each `content-delta`: the text the watch reads. */
   readonly text: TextFrames = {
     read: (event) => this.#readText(event),
-    textFrame: (text) =>
-      this.#wire({ type: "content-delta", index: this.#textAt, delta: { message: { content: { text } } } }),
+    textFrame: (text, _answer, at) =>
+      this.#wire({
+        type: "content-delta",
+        index: this.#places.at(at) ?? 0,
+        delta: { message: { content: { text } } },
+      }),
     frame: (event) => this.#wire(event),
   };
 
@@ -105,7 +110,7 @@ class CohereStream implements FrameRouter {
   #readText(event: Record<string, unknown>): TextPart {
     const content = event.type === "content-delta" ? deltaMessage(event).content : undefined;
     const text = isRecord(content) && typeof content.text === "string" ? content.text : "";
-    if (text !== "" && typeof event.index === "number") this.#textAt = event.index;
+    if (typeof event.index === "number") this.#places.read(text, String(event.index), event.index);
     return { text, toolish: CALL_EVENT.test(String(event.type ?? "")), rest: () => undefined };
   }
 
