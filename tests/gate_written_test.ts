@@ -6,6 +6,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import Anthropic from "@anthropic-ai/sdk";
+import OpenAI from "openai";
 import {
   anthropicStream,
   chatCompletion,
@@ -254,4 +255,45 @@ test("guardFetch Responses stream: an allowed written call reaches the client by
   const [event] = provider.events;
   assert.equal(event.verdict.allowed, true);
   assert.deepEqual(event.calls?.map((c) => c.name), ["get_weather"]);
+});
+
+test("guardFetch Anthropic stream: a call written across two text blocks is judged, the reason in a block the client has", async () => {
+  const frames = anthropicStream(["Sure.\n", WRITTEN_BAD.slice(0, 30)]) as Record<string, unknown>[];
+  const stop = frames.findIndex((f) => f.type === "content_block_stop");
+  frames.splice(
+    stop + 1,
+    0,
+    { type: "content_block_start", index: 1, content_block: { type: "text", text: "" } },
+    { type: "content_block_delta", index: 1, delta: { type: "text_delta", text: WRITTEN_BAD.slice(30) } },
+    { type: "content_block_stop", index: 1 },
+  );
+  provider.reply({ sse: frames, named: true });
+  const { streamed, final } = await anthropicRead();
+  const texts = final.content.map((b) => (b.type === "text" ? b.text : b.type));
+  assert.equal(texts.join(""), streamed);
+  assert.doesNotMatch(streamed, /<tool_call>|"arguments"/);
+  assert.match(texts[0], /^Sure\.\n\n[\s\S]*delete_everything/);
+  assert.deepEqual(texts.slice(1), [""]);
+});
+
+test("guardFetch Responses stream drop-call: only the rejected written call is cut, in the deltas and the final response", async () => {
+  const two = `${WRITTEN_GOOD}\n${WRITTEN_BAD}`;
+  const { value } = await withGuardedServer(
+    () => ({ sse: responsesStream(splitN(two, 12)), named: true }),
+    { onRejected: "drop-call" },
+    async (server, f) => {
+      const client = new OpenAI({ apiKey: "k", baseURL: `${server.url}/v1`, fetch: f, maxRetries: 0 });
+      const stream = client.responses.stream({
+        model: "m",
+        input: "Weather?",
+        tools: TOOLS_RESPONSES as never,
+      });
+      let streamed = "";
+      for await (const e of stream) if (e.type === "response.output_text.delta") streamed += e.delta;
+      return { streamed, final: (await stream.finalResponse()).output_text };
+    },
+  );
+  assert.equal(value.final, value.streamed);
+  assert.match(value.streamed, /^<tool_call>\n\{"name": "get_weather"/);
+  assert.doesNotMatch(value.streamed, /"name": "delete_everything"/);
 });
