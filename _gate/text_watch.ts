@@ -562,7 +562,7 @@ export class TextWatches {
 
   /** The length of the text kept to read calls from, over every answer. */
   get size(): number {
-    let size = 0;
+    let size = this.#frames.size?.() ?? 0;
     for (const w of this.#watches.values()) size += w.size;
     return size;
   }

@@ -137,6 +137,7 @@ class AnthropicStream implements FrameRouter {
         { type: "content_block_delta", index: event.index, delta: { type: "text_delta", text: block.text } },
       ];
     },
+    size: () => this.#places.size,
   };
 
   /** Notes the blocks of calls before the text watch sees their frames (it may hold them). */

@@ -91,6 +91,7 @@ class CohereStream implements FrameRouter {
         delta: { message: { content: { text } } },
       }),
     frame: (event) => this.#wire(event),
+    size: () => this.#places.size,
   };
 
   /** Notes how the stream frames and numbers its events before the text watch (which may hold them) does. */

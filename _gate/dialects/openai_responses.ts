@@ -208,6 +208,7 @@ class ResponsesStream implements FrameRouter {
     },
     frame: (event) => formatSse(JSON.stringify(event), event.type as string),
     retell: (event, change) => this.#retell(event, change),
+    size: () => this.#places.size,
   };
 
   /** The text of an `output_text.delta` (every other event carries none the watch reads). */

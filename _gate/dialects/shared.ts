@@ -198,6 +198,8 @@ export interface TextFrames {
    * frame itself when it repeats none.
    */
   retell?(event: Record<string, unknown>, change: { at: number; tail: string }): Record<string, unknown>;
+  /** What the dialect keeps to place the text (see {@linkcode TextPlaces.size}), bounded with the text. */
+  size?(): number;
   /** The wire text of an event. */
   frame(event: Record<string, unknown>): string;
   /** The answers a frame carries a part of, by index; none for a frame of no answer (usage). */
@@ -349,6 +351,14 @@ export class TextPlaces<T> {
   /** The runs of each place (a hostile stream may have many places: no walk over them all per place). */
   readonly #byKey = new Map<string, { start: number; end: number }[]>();
   #length = 0;
+
+  /**
+   * What the runs kept weigh, counted as text: a hostile stream that moves its text between two blocks at
+   * every delta keeps a run per delta, so they are bounded with the text by `maxResponseBytes`.
+   */
+  get size(): number {
+    return this.#runs.length * 64;
+  }
 
   /** Notes `text`, read at `place` (`key` tells places apart). */
   read(text: string, key: string, place: T): void {
