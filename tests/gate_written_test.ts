@@ -9,6 +9,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import {
   anthropicStream,
+  chatChunk,
   chatCompletion,
   chatStream,
   fakeProvider,
@@ -32,13 +33,17 @@ const WRITTEN_GOOD = '<tool_call>\n{"name": "get_weather", "arguments": {"city":
 test("guardFetch Chat: a call written into content given as parts is judged and cut", async () => {
   const answer = chatCompletion(null);
   const message = (answer.choices as Record<string, Record<string, unknown>>[])[0].message;
-  message.content = [{ type: "text", text: "Sure.\n" }, { type: "text", text: WRITTEN_BAD }];
+  const thinking = { type: "thinking", thinking: [{ type: "text", text: "The user wants a tool." }] };
+  message.content = [thinking, { type: "text", text: "Sure.\n" }, { type: "text", text: WRITTEN_BAD }];
   provider.reply({ json: answer });
   const got = await openai().chat.completions.create({ model: "m", messages, tools: TOOLS_OPENAI as never });
-  const content = JSON.stringify(got.choices[0].message.content);
-  assert.doesNotMatch(content, /<tool_call>/);
-  assert.match(content, /^"Sure\.\\n\\n/);
-  assert.match(content, /delete_everything/); // named in the reason
+  const content = got.choices[0].message.content as unknown as Record<string, unknown>[];
+  assert.deepEqual(content[0], thinking); // the reasoning stays, in its place
+  assert.equal(content.length, 2);
+  const text = String(content[1].text);
+  assert.doesNotMatch(text, /<tool_call>/);
+  assert.match(text, /^Sure\.\n\n/);
+  assert.match(text, /delete_everything/); // named in the reason
   const [event] = provider.events;
   assert.equal(event.verdict.allowed, false);
   assert.deepEqual(event.verdict.calls.map((c) => c.name), ["delete_everything"]);
@@ -296,4 +301,31 @@ test("guardFetch Responses stream drop-call: only the rejected written call is c
   assert.equal(value.final, value.streamed);
   assert.match(value.streamed, /^<tool_call>\n\{"name": "get_weather"/);
   assert.doesNotMatch(value.streamed, /"name": "delete_everything"/);
+});
+
+test("guardFetch Chat stream: a call written into content streamed as parts (Mistral's reasoning models) is judged", async () => {
+  const parts = (content: unknown[]) => chatChunk({ content });
+  const thinking = { type: "thinking", thinking: [{ type: "text", text: "A tool, then." }] };
+  const frames = [
+    chatChunk({ role: "assistant", content: [thinking] }),
+    parts([{ type: "text", text: "Sure.\n" }]),
+    ...splitN(WRITTEN_BAD, 5).map((t) => parts([{ type: "text", text: t }])),
+    chatChunk({ content: "" }, "stop"),
+    "data: [DONE]\n\n",
+  ];
+  provider.reply({ sse: frames });
+  const res = await provider.gfetch(`${provider.url()}/v1/chat/completions`, {
+    method: "POST",
+    body: JSON.stringify({ model: "magistral", messages, stream: true, tools: TOOLS_OPENAI }),
+  });
+  // Read as the AI SDK's Mistral provider reads it: the text of each text part, or the string.
+  let text = "";
+  for (const line of (await res.text()).split("\n").filter((l) => l.startsWith("data: {"))) {
+    const content = JSON.parse(line.slice(6)).choices[0]?.delta?.content;
+    if (typeof content === "string") text += content;
+    else for (const p of content ?? []) if (p.type === "text") text += p.text;
+  }
+  assert.doesNotMatch(text, /<tool_call>/);
+  assert.match(text, /^Sure\.\n\n[\s\S]*delete_everything/);
+  assert.deepEqual(provider.events[0].calls?.map((c) => c.name), ["delete_everything"]);
 });

@@ -55,7 +55,7 @@ const body: CompletionBody = {
         delete message.function_call;
         const text = contentText(m) ?? "";
         const content = fromText ? cut(text) : text;
-        message.content = joinText(content, reason);
+        message.content = withText(m.content, joinText(content, reason));
         return { ...c, message, finish_reason: "stop" };
       }),
     };
@@ -75,7 +75,7 @@ const body: CompletionBody = {
         const message: Record<string, unknown> = { ...m };
         if (calls) message.tool_calls = calls;
         if (legacy === false) delete message.function_call;
-        message.content = joinText(contentText(m) ?? "", reason);
+        message.content = withText(m.content, joinText(contentText(m) ?? "", reason));
         return { ...c, message };
       }),
     };
@@ -97,15 +97,41 @@ function choiceTexts(body: Record<string, unknown>, loose: boolean): string[] {
 
 /**
  * A message's `content` as text: the string, or the text of its parts run together where a server sends
- * the parts (`[{type: "text", text}]`, as a request's content may be written; a model writes calls into
- * those too). Undefined when it has neither.
+ * the parts (`[{type: "text", text}]`; Mistral's reasoning models put `thinking` parts beside them; a
+ * model writes calls into those too). Undefined when it has neither.
  */
 function contentText(message: Record<string, unknown>): string | undefined {
   const content = message.content;
   if (typeof content === "string") return content;
-  if (!Array.isArray(content)) return undefined;
-  const parts = content.filter((p) => isRecord(p) && p.type === "text" && typeof p.text === "string");
+  const parts = textParts(content);
   return parts.length > 0 ? parts.map((p) => p.text as string).join("") : undefined;
+}
+
+/** The `text` parts of a content given as parts (none for other content). */
+function textParts(content: unknown): Record<string, unknown>[] {
+  if (!Array.isArray(content)) return [];
+  return content.filter((p): p is Record<string, unknown> =>
+    isRecord(p) && p.type === "text" && typeof p.text === "string"
+  );
+}
+
+/**
+ * `content` with `text` as its text: a string, or, for content given as parts, its other parts (reasoning)
+ * kept in place and one text part where the first stood.
+ */
+function withText(content: unknown, text: string): unknown {
+  if (!Array.isArray(content)) return text;
+  const out: unknown[] = [];
+  let placed = false;
+  for (const p of content) {
+    if (!(isRecord(p) && p.type === "text" && typeof p.text === "string")) out.push(p);
+    else if (!placed) {
+      out.push({ ...p, text });
+      placed = true;
+    }
+  }
+  if (!placed) out.push({ type: "text", text });
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -417,11 +443,16 @@ function chatText(event: Record<string, unknown>, answer: number): TextPart {
   const choices = Array.isArray(event.choices) ? event.choices : [];
   const c0 = choices.find((c) => isRecord(c) && choiceIndex(c) === answer);
   const delta = isRecord(c0) && isRecord(c0.delta) ? c0.delta : undefined;
+  // Content given as parts (Mistral's reasoning models stream it so): its text parts are the text.
+  const parts = textParts(delta?.content);
+  const text = delta && typeof delta.content === "string" ? delta.content : parts.map((p) => p.text).join("");
   return {
-    text: delta && typeof delta.content === "string" ? delta.content : "",
+    text,
     toolish: toolish(choices),
     rest() {
-      const next = choices.map((c) => (c === c0 ? { ...c0, delta: withoutKeys(delta!, ["content"]) } : c));
+      const others = Array.isArray(delta!.content) ? delta!.content.filter((p) => !parts.includes(p)) : [];
+      const without = others.length > 0 ? { ...delta!, content: others } : withoutKeys(delta!, ["content"]);
+      const next = choices.map((c) => (c === c0 ? { ...c0, delta: without } : c));
       const empty = event.usage == null && next.every((c) =>
         isRecord(c) && c.finish_reason == null &&
         (!isRecord(c.delta) || Object.entries(c.delta).every(([k, v]) => k === "role" || v == null))
