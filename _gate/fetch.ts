@@ -153,22 +153,23 @@ const loadExchange = lazy(() => import("./exchange.ts"));
  * `…:streamGenerateContent` (Gemini, with or without `alt=sse`) and `…/v2/chat` (Cohere) are judged against
  * the tools in the request body; everything else passes through untouched. A JSON response whose calls are all allowed is
  * returned as it came (same body, headers and status); one with a rejected call gets the rewritten body of
- * `gateCompletion` (with `content-length` fixed and an `x-toolguard-blocked` header). A streamed
- * response (SSE or NDJSON) passes its text through as it arrives and withholds the tool-call events until the
- * stream ends and the assembled calls validate; rejected calls are replaced by a text event carrying the
- * reason and a normal stop. In OpenAI Chat, Gemini (every choice or candidate, each apart) and Ollama
- * streams, text from a call marker on (`<tool_call>`, `<|python_tag|>`, `[TOOL_CALLS]`, a JSON fence) is held
- * the same way and judged at the end; prose before it flows at once; a message that opens with JSON is held
- * only in a request that declares tools, and only until its first key shows it is not a call. Malformed
- * stream events are dropped (a client would throw on them) and reported (the first 100 of each kind), and so
- * are events a client would read otherwise than the gate (an Anthropic event whose `event:` name is not its
- * type, a block placed other than where the SDK puts it, an OpenAI Chat choice past the request's `n`, named
- * by a string or twice in one chunk, Vertex AI arguments streamed in pieces). An OpenAI Responses call added
- * away from where the openai SDK appends it (the AI SDK keys calls by `output_index`) is moved there, with
- * every event that addresses an item, so each client reads the call the gate judged. A call whose name or
- * arguments a stream sends in differing versions is judged in each. Error responses are never touched. What
- * the gate holds of an answer at a time is bounded by `maxResponseBytes`: a provider that sends more is cut
- * off, and the client told which option to raise.
+ * `gateCompletion` (with `content-length` fixed and an `x-toolguard-blocked` header). A streamed response
+ * (SSE or NDJSON) passes its text through as it arrives and withholds the tool-call events until the stream
+ * ends and the assembled calls validate; rejected calls are replaced by a text event carrying the reason and
+ * a normal stop. In streams of every dialect (OpenAI Chat and Gemini: every choice or candidate, each apart;
+ * Anthropic, OpenAI Responses and Cohere: across the text blocks or items), text from a call marker on
+ * (`<tool_call>`, `<|python_tag|>`, `[TOOL_CALLS]`, a JSON fence) is held the same way and judged at the end;
+ * prose in the frames before it flows at once (prose in the frame it starts in waits with it, so text with no
+ * call passes byte for byte); a message that opens with JSON is held only in a request that declares tools,
+ * and only until its first key shows it is not a call. Malformed stream events are dropped (a client would
+ * throw on them) and reported (the first 100 of each kind), and so are events a client would read otherwise
+ * than the gate (an Anthropic event whose `event:` name is not its type, a block placed other than where the
+ * SDK puts it, an OpenAI Chat choice past the request's `n`, named by a string or twice in one chunk, Vertex
+ * AI arguments streamed in pieces). An OpenAI Responses call added away from where the openai SDK appends it
+ * (the AI SDK keys calls by `output_index`) is moved there, with every event that addresses an item, so each
+ * client reads the call the gate judged. A call whose name or arguments a stream sends in differing versions
+ * is judged in each. Error responses are never touched. What the gate holds of an answer at a time is bounded
+ * by `maxResponseBytes`: a provider that sends more is cut off, and the client told which option to raise.
  *
  * The request's tools are compiled before it is sent, so a schema that cannot be enforced makes the call
  * fail at once with an error naming the tool and keyword.

@@ -66,8 +66,8 @@ export interface StreamGateOptions {
   /** Called once when the stream ends, with what happened. Errors it throws are swallowed. */
   onReport?: (report: StreamReport) => void;
   /**
-   * Watch the text of OpenAI Chat, Gemini and Ollama streams for calls written into it (`<tool_call>`,
-   * fenced JSON, ...) and hold them back until judged, as the native calls are. Default true.
+   * Watch the text of streams (of every dialect) for calls written into it (`<tool_call>`, fenced JSON, ...)
+   * and hold them back until judged, as the native calls are. Default true.
    */
   extract?: boolean;
   /**
@@ -526,6 +526,7 @@ export class StreamGate {
       if (!judgement.verdict.allowed && calls.every((c) => c.choice === 0)) {
         const next = await this.#retry(calls, judgement.verdict, { fromText: true });
         if (next) {
+          text.retried(flow);
           const report = { calls, verdict: judgement.verdict, findings, replaced: true, retried: true };
           this.#report({ dialect: this.#dialect, ...report });
           return next;

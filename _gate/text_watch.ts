@@ -323,13 +323,15 @@ export interface RoutedFrame {
 
 /**
  * The stream gate's watch over the text of one message (an OpenAI Chat choice, a Gemini candidate, Ollama's
- * message): runs each frame's text through a {@linkcode TextWatcher}, holds the frames that arrive once text
- * is held, and at the end hands over the calls written into the held text for judging.
+ * message, the text blocks or items of an Anthropic, OpenAI Responses or Cohere message): runs each frame's
+ * text through a {@linkcode TextWatcher}, holds the frames that arrive once text is held, and at the end
+ * hands over the calls written into the held text for judging.
  *
  * Frames are held whole and released as they came wherever the watcher allows it: a frame whose text ends
  * in what may become a marker waits for the next one and then goes out untouched; a message held because
- * it opens with JSON is released byte for byte once its first key shows it is not a call. Only the frame
- * in which a marker starts after prose is split, so the prose flows at once.
+ * it opens with JSON is released byte for byte once its first key shows it is not a call. The frame in which
+ * a marker starts after prose is held whole too, its prose with it: most such markers turn out to be no call
+ * (a code fence), and the stream then passes byte for byte; a rejected call's reason follows that prose.
  */
 export class TextCalls {
   readonly #watcher: TextWatcher;
@@ -344,6 +346,10 @@ export class TextCalls {
   #unsent = "";
   /** The calls written into the text, as read at the end (offsets into the whole message text). */
   #extracted: ExtractedToolCall[] = [];
+  /** Prose held with the frames in which a marker started: sent ahead of a rejected call's reason. */
+  #prose = "";
+  /** Where the held frames' text starts in the message's text (the client has what comes before). */
+  #heldFrom = 0;
 
   /**
    * Watches the text `frames` carry; with `json`, a message that opens with JSON is held too. The request's
@@ -415,6 +421,7 @@ export class TextCalls {
       : [];
     if (extracted.length === 0) {
       // Nothing to judge: the held text goes out as it came, ahead of any call still held.
+      this.#prose = "";
       const text = flow.held.filter((h) => h.written && this.#owns(h));
       flow.setHeld(flow.held.filter((h) => !(h.written && this.#owns(h))));
       for (const h of text) flow.send(h.raw);
@@ -464,7 +471,29 @@ export class TextCalls {
       )
       : cutCalls(w.held);
     const lead = rest !== "" ? `${rest}\n\n` : w.hasText ? "\n\n" : "";
-    flow.send(this.#frames.textFrame(lead + judgement.reason, this.#answer));
+    if (this.#prose !== "") flow.textSeen = true;
+    const tail = this.#prose + lead + judgement.reason;
+    const at = this.#heldFrom;
+    const retell = this.#frames.retell;
+    if (retell) {
+      // Frames that repeat the text (a final snapshot) tell it as the client now has it.
+      flow.setHeld(flow.held.map((h) => {
+        if (!h.event || !this.#owns(h)) return h;
+        const told = retell(h.event, { at, tail });
+        return told === h.event ? h : { ...h, raw: this.#frames.frame(told), event: told };
+      }));
+    }
+    flow.send(this.#frames.textFrame(tail, this.#answer, at));
+  }
+
+  /**
+   * When a retry's stream takes the place of the held frames: the prose held with them, which the client
+   * has not seen, goes out first.
+   */
+  retried(flow: StreamFlow): void {
+    if (this.#prose === "") return;
+    flow.textSeen = true;
+    flow.send(this.#frames.textFrame(this.#prose, this.#answer, this.#heldFrom));
   }
 
   /** The queued frames, emptied. */
@@ -476,28 +505,16 @@ export class TextCalls {
   }
 
   /**
-   * A marker (or a JSON opening) was found in the queued text. When only white space came before it, the
-   * queued frames are held whole; else the prose goes now, in a frame of its own, and the rest is held.
+   * A marker (or a JSON opening) was found in the queued text: the queued frames are held whole, the
+   * prose before the marker with them (white space before it is dropped with a rejected call, as ever).
    */
   #startHold(flow: StreamFlow): void {
     const queue = this.#queue;
-    const prose = this.#unsent;
+    if (this.#unsent.trim() !== "") this.#prose = this.#unsent;
+    this.#heldFrom = this.#watcher.visible.length - this.#unsent.length;
     this.#queue = [];
     this.#unsent = "";
-    if (prose.trim() === "") {
-      for (const q of queue) this.#holdWhole(q.frame, q.part, flow);
-      return;
-    }
-    flow.textSeen = true;
-    flow.send(this.#frames.textFrame(prose, this.#answer));
-    this.#hold(
-      { raw: this.#frames.textFrame(this.#watcher.held, this.#answer), tool: false, written: {} },
-      flow,
-    );
-    for (const q of queue) {
-      const rest = q.part.rest();
-      if (rest) this.#hold({ raw: this.#frames.frame(rest), event: rest, tool: q.part.toolish }, flow);
-    }
+    for (const q of queue) this.#holdWhole(q.frame, q.part, flow);
   }
 
   /** Holds a frame as it came; on rejection its text is cut and the rest of it kept. */
@@ -515,6 +532,7 @@ export class TextCalls {
     const w = this.#watcher;
     if (flow.pending || w.couldBeCall()) return;
     w.abandon();
+    this.#prose = "";
     if (w.hasText) flow.textSeen = true;
     // Only this answer's frames: another answer's watch may be holding a call of its own.
     for (const h of flow.held) if (this.#owns(h)) flow.send(h.raw);
@@ -573,7 +591,7 @@ export class TextWatches {
 
   /** The length of the text kept to read calls from, over every answer. */
   get size(): number {
-    let size = 0;
+    let size = this.#frames.size?.() ?? 0;
     for (const w of this.#watches.values()) size += w.size;
     return size;
   }
@@ -597,6 +615,11 @@ export class TextWatches {
       out.push(...calls);
     }
     return out.length > 0 ? out : undefined;
+  }
+
+  /** When a retry's stream takes the place of the held frames: see {@linkcode TextCalls.retried}. */
+  retried(flow: StreamFlow): void {
+    for (const watch of this.#ordered()) watch.retried(flow);
   }
 
   /** Whether the calls at positions `drop` (in `settle`'s list) can be cut while the others stay. */

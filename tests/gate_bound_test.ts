@@ -315,6 +315,33 @@ test("guardFetch: a streamed message whose text never ends errors once its watch
   }
 });
 
+test("guardFetch: an Anthropic stream moving its text between two blocks at every delta is bounded by the places kept", async () => {
+  // 2 000 characters of text, but a place noted per delta: what the gate keeps passes the bound.
+  const named = (e: Record<string, unknown>) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`;
+  const start = (index: number) =>
+    named({ type: "content_block_start", index, content_block: { type: "text", text: "" } });
+  const delta = (index: number) =>
+    named({ type: "content_block_delta", index, delta: { type: "text_delta", text: "ab"[index] } });
+  const server = await provider([{
+    type: "text/event-stream",
+    head: named({ type: "message_start", message: { role: "assistant", content: [] } }) + start(0) + start(1),
+    end: Array.from({ length: 2000 }, (_, i) => delta(i % 2)).join("") + named({ type: "message_stop" }),
+  }]);
+  try {
+    const f = guardFetch(fetch, { maxResponseBytes: LIMIT });
+    const res = await post(f, `${server.url}/v1/messages`, {
+      model: "m",
+      messages,
+      stream: true,
+      max_tokens: 9,
+    });
+    const { error } = await drain(res.body!);
+    assert.match(String(error?.message), /the streamed message's text passed maxResponseBytes/);
+  } finally {
+    server.stop();
+  }
+});
+
 test("guardFetch: a retry's answer is bounded alike, streamed or whole", async () => {
   const rejected = sse(chatChunk({ role: "assistant", content: "Hello" })) +
     sse(chatChunk({

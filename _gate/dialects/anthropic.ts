@@ -17,6 +17,9 @@ import {
   type ResumePoint,
   type SplitCalls,
   type StreamFlow,
+  type TextFrames,
+  type TextPart,
+  TextPlaces,
   ToolPositions,
   type TurnRecorder,
 } from "./shared.ts";
@@ -86,15 +89,80 @@ const body: CompletionBody = {
   },
 };
 
+/** The wire text of an event, under its type as the `event:` name (the SDK routes by it). */
+const named = (event: Record<string, unknown>): string =>
+  formatSse(JSON.stringify(event), event.type as string);
+
+/** True for a `content_block_start` of a text block. */
+function startsText(event: Record<string, unknown>): boolean {
+  return event.type === "content_block_start" && isRecord(event.content_block) &&
+    event.content_block.type === "text";
+}
+
 /**
  * Anthropic addresses content by block index, so once a call starts everything after it waits, to be
- * released as is or renumbered around the dropped call.
+ * released as is or renumbered around the dropped call. Calls written into the text blocks (a local model
+ * behind an Anthropic-compatible endpoint writes them) are watched for, across the blocks of the message.
  */
 class AnthropicStream implements FrameRouter {
   readonly framing = "sse";
   readonly #tools = new ToolPositions();
   /** The blocks the client holds: its `message_start`'s content, then one per `content_block_start`. */
   #blocks = 0;
+  /** The block of each piece of text read: text the watch writes itself goes where its offset was read. */
+  readonly #places = new TextPlaces<number>();
+  /** The flow of the stream, once a frame was routed: what is held decides where a retry continues. */
+  #flow: StreamFlow | undefined;
+
+  /**
+   * The SDK appends each `text_delta` to the text of its block and keeps the text a `content_block_start`
+   * brings: the text the watch reads. A start that brings text (Anthropic's never do) is split into an
+   * empty start and a delta, so text the watch writes before its call lands in a block the client has.
+   */
+  readonly text: TextFrames = {
+    read: (event) => this.#readText(event),
+    textFrame: (text, _answer, at) =>
+      named({
+        type: "content_block_delta",
+        index: this.#places.at(at) ?? 0,
+        delta: { type: "text_delta", text },
+      }),
+    frame: named,
+    split(event) {
+      if (!startsText(event)) return undefined;
+      const block = event.content_block as Record<string, unknown>;
+      if (typeof block.text !== "string" || block.text === "") return undefined;
+      return [
+        { ...event, content_block: { ...block, text: "" } },
+        { type: "content_block_delta", index: event.index, delta: { type: "text_delta", text: block.text } },
+      ];
+    },
+    size: () => this.#places.size,
+  };
+
+  /** Notes the blocks of calls before the text watch sees their frames (it may hold them). */
+  note(event: Record<string, unknown>): void {
+    const start = event.type === "content_block_start" && isToolUse(event.content_block);
+    if (start && typeof event.index === "number") this.#tools.add(event.index);
+    if (event.type === "message_start" && startsWithCalls(event)) {
+      const content = (event.message as Record<string, unknown>).content as unknown[];
+      content.forEach((block, i) => isToolUse(block) && this.#tools.add(i));
+    }
+  }
+
+  /** The text of a `text_delta` (every other frame carries none the watch reads). */
+  #readText(event: Record<string, unknown>): TextPart {
+    const delta = isRecord(event.delta) ? event.delta : undefined;
+    const isText = event.type === "content_block_delta" && delta?.type === "text_delta" &&
+      typeof delta.text === "string";
+    if (isText && typeof event.index === "number") {
+      this.#places.read(delta!.text as string, String(event.index), event.index);
+    }
+    const index = typeof event.index === "number" ? event.index : -1;
+    const toolish = this.#tools.has(index) || (event.type === "message_start" && startsWithCalls(event)) ||
+      (index === -1 && (isToolUse(event.content_block) || delta?.type === "input_json_delta"));
+    return { text: isText ? delta!.text as string : "", toolish, rest: () => undefined };
+  }
 
   /**
    * The SDK routes a frame by its `event:` name (none or `ping`: skipped; `error`: thrown) and reads it by
@@ -130,9 +198,13 @@ class AnthropicStream implements FrameRouter {
     return undefined;
   }
 
-  /** The blocks the client has when the calls are rejected: those before the first call. */
+  /**
+   * The blocks the client has when the calls are rejected: those before the first call; for calls written
+   * into the text, those whose start was not held.
+   */
   resumePoint(): ResumePoint {
-    return { at: this.#tools.replacementAt(0) };
+    const held = this.#flow?.held.filter((h) => h.event?.type === "content_block_start").length ?? 0;
+    return { at: this.#tools.replacementAt(0) || this.#blocks - held };
   }
 
   /**
@@ -151,18 +223,11 @@ class AnthropicStream implements FrameRouter {
   }
 
   route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void {
+    this.#flow = flow;
     const type = event.type;
-    const toolStart = type === "content_block_start" && isRecord(event.content_block) &&
-      event.content_block.type === "tool_use";
-    if (toolStart) {
-      flow.pending = true;
-      if (typeof event.index === "number") this.#tools.add(event.index);
-    }
-    if (type === "message_start" && startsWithCalls(event)) {
-      flow.pending = true; // (see startsWithCalls)
-      const content = (event.message as Record<string, unknown>).content as unknown[];
-      content.forEach((block, i) => isToolUse(block) && this.#tools.add(i));
-    }
+    const toolStart = type === "content_block_start" && isToolUse(event.content_block);
+    if (toolStart) flow.pending = true;
+    if (type === "message_start" && startsWithCalls(event)) flow.pending = true; // (see startsWithCalls)
     if (type === "error") return flow.send(raw); // errors reach the client at once; they carry no call
     if (!flow.pending) {
       if (type === "content_block_delta") flow.textSeen = true;

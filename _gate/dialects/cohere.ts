@@ -15,6 +15,9 @@ import {
   type FrameRouter,
   type SplitCalls,
   type StreamFlow,
+  type TextFrames,
+  type TextPart,
+  TextPlaces,
   type TurnRecorder,
 } from "./shared.ts";
 
@@ -65,7 +68,9 @@ const CALL_EVENT = /^tool-call-(start|delta|end)$/;
 
 /**
  * Cohere numbers calls apart from content, so text events keep flowing while calls are held. A rejected
- * call gives way to a text content block carrying the reason, and `message-end` says `COMPLETE`.
+ * call gives way to a text content block carrying the reason, and `message-end` says `COMPLETE`. Calls
+ * written into the text (a local model behind a Cohere-compatible endpoint writes them) are watched for,
+ * across the content blocks of the message.
  */
 class CohereStream implements FrameRouter {
   readonly framing = "sse";
@@ -73,6 +78,42 @@ class CohereStream implements FrameRouter {
   #nextContent = 0;
   /** Whether the stream names its events (`event: content-delta`). */
   #named = false;
+  /** The content block of each piece of text read: text the watch writes goes where its offset was read. */
+  readonly #places = new TextPlaces<number>();
+
+  /** The clients (the AI SDK, Cohere's) take the text of each `content-delta`: the text the watch reads. */
+  readonly text: TextFrames = {
+    read: (event) => this.#readText(event),
+    textFrame: (text, _answer, at) =>
+      this.#wire({
+        type: "content-delta",
+        index: this.#places.at(at) ?? 0,
+        delta: { message: { content: { text } } },
+      }),
+    frame: (event) => this.#wire(event),
+    size: () => this.#places.size,
+  };
+
+  /** Notes how the stream frames and numbers its events before the text watch (which may hold them) does. */
+  note(event: Record<string, unknown>, raw: string): void {
+    if (raw.startsWith("event:")) this.#named = true;
+    if (event.type === "content-start" && typeof event.index === "number") {
+      this.#nextContent = Math.max(this.#nextContent, event.index + 1);
+    }
+  }
+
+  /** The wire text of an event, named as the stream names its events. */
+  #wire(event: Record<string, unknown>): string {
+    return formatSse(JSON.stringify(event), this.#named ? String(event.type) : undefined);
+  }
+
+  /** The text of a `content-delta` (every other event carries none the watch reads). */
+  #readText(event: Record<string, unknown>): TextPart {
+    const content = event.type === "content-delta" ? deltaMessage(event).content : undefined;
+    const text = isRecord(content) && typeof content.text === "string" ? content.text : "";
+    if (typeof event.index === "number") this.#places.read(text, String(event.index), event.index);
+    return { text, toolish: CALL_EVENT.test(String(event.type ?? "")), rest: () => undefined };
+  }
 
   /** A retry's events continue the message: its own `message-start` is dropped. */
   resume(
@@ -84,10 +125,6 @@ class CohereStream implements FrameRouter {
 
   route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void {
     const type = String(event.type ?? "");
-    if (raw.startsWith("event:")) this.#named = true;
-    if (type === "content-start" && typeof event.index === "number") {
-      this.#nextContent = Math.max(this.#nextContent, event.index + 1);
-    }
     if (CALL_EVENT.test(type)) {
       flow.pending = true;
       return flow.hold({ raw, event, tool: true });
@@ -105,8 +142,7 @@ class CohereStream implements FrameRouter {
    * assembles them by index); `message-end` stays `TOOL_CALL`.
    */
   dropCalls(text: string, split: SplitCalls, flow: StreamFlow): void {
-    const emit = (event: Record<string, unknown>) =>
-      flow.send(formatSse(JSON.stringify(event), this.#named ? String(event.type) : undefined));
+    const emit = (event: Record<string, unknown>) => flow.send(this.#wire(event));
     const index = this.#nextContent;
     emit({ type: "content-start", index, delta: { message: { content: { type: "text", text: "" } } } });
     emit({ type: "content-delta", index, delta: { message: { content: { text } } } });
@@ -129,8 +165,7 @@ class CohereStream implements FrameRouter {
   }
 
   replace(text: string, _calls: unknown, flow: StreamFlow): void {
-    const emit = (event: Record<string, unknown>) =>
-      flow.send(formatSse(JSON.stringify(event), this.#named ? String(event.type) : undefined));
+    const emit = (event: Record<string, unknown>) => flow.send(this.#wire(event));
     const index = this.#nextContent;
     let end: Record<string, unknown> | undefined;
     for (const h of flow.held) {

@@ -48,13 +48,14 @@ const body: CompletionBody = {
         if (!isRecord(c) || !isRecord(c.message)) return c;
         const m = c.message;
         const hadCalls = Array.isArray(m.tool_calls) || isRecord(m.function_call) ||
-          (fromText && typeof m.content === "string" && extractToolCalls(m.content).length > 0);
+          (fromText && extractToolCalls(contentText(m) ?? "").length > 0);
         if (!hadCalls) return c;
         const message: Record<string, unknown> = { ...m };
         delete message.tool_calls;
         delete message.function_call;
-        const content = typeof m.content === "string" ? (fromText ? cut(m.content) : m.content) : "";
-        message.content = joinText(content, reason);
+        const text = contentText(m) ?? "";
+        const content = fromText ? cut(text) : text;
+        message.content = withText(m.content, joinText(content, reason));
         return { ...c, message, finish_reason: "stop" };
       }),
     };
@@ -74,7 +75,7 @@ const body: CompletionBody = {
         const message: Record<string, unknown> = { ...m };
         if (calls) message.tool_calls = calls;
         if (legacy === false) delete message.function_call;
-        message.content = joinText(typeof m.content === "string" ? m.content : "", reason);
+        message.content = withText(m.content, joinText(contentText(m) ?? "", reason));
         return { ...c, message };
       }),
     };
@@ -85,10 +86,51 @@ const body: CompletionBody = {
 function choiceTexts(body: Record<string, unknown>, loose: boolean): string[] {
   const out: string[] = [];
   for (const c of body.choices as unknown[]) {
-    if (!isRecord(c) || !isRecord(c.message) || typeof c.message.content !== "string") continue;
+    if (!isRecord(c) || !isRecord(c.message)) continue;
+    const text = contentText(c.message);
+    if (text === undefined) continue;
     if (loose && (Array.isArray(c.message.tool_calls) || isRecord(c.message.function_call))) continue;
-    out.push(c.message.content);
+    out.push(text);
   }
+  return out;
+}
+
+/**
+ * A message's `content` as text: the string, or the text of its parts run together where a server sends
+ * the parts (`[{type: "text", text}]`; Mistral's reasoning models put `thinking` parts beside them; a
+ * model writes calls into those too). Undefined when it has neither.
+ */
+function contentText(message: Record<string, unknown>): string | undefined {
+  const content = message.content;
+  if (typeof content === "string") return content;
+  const parts = textParts(content);
+  return parts.length > 0 ? parts.map((p) => p.text as string).join("") : undefined;
+}
+
+/** The `text` parts of a content given as parts (none for other content). */
+function textParts(content: unknown): Record<string, unknown>[] {
+  if (!Array.isArray(content)) return [];
+  return content.filter((p): p is Record<string, unknown> =>
+    isRecord(p) && p.type === "text" && typeof p.text === "string"
+  );
+}
+
+/**
+ * `content` with `text` as its text: a string, or, for content given as parts, its other parts (reasoning)
+ * kept in place and one text part where the first stood.
+ */
+function withText(content: unknown, text: string): unknown {
+  if (!Array.isArray(content)) return text;
+  const out: unknown[] = [];
+  let placed = false;
+  for (const p of content) {
+    if (!(isRecord(p) && p.type === "text" && typeof p.text === "string")) out.push(p);
+    else if (!placed) {
+      out.push({ ...p, text });
+      placed = true;
+    }
+  }
+  if (!placed) out.push({ type: "text", text });
   return out;
 }
 
@@ -406,11 +448,16 @@ function chatText(event: Record<string, unknown>, answer: number): TextPart {
   const choices = Array.isArray(event.choices) ? event.choices : [];
   const c0 = choices.find((c) => isRecord(c) && choiceIndex(c) === answer);
   const delta = isRecord(c0) && isRecord(c0.delta) ? c0.delta : undefined;
+  // Content given as parts (Mistral's reasoning models stream it so): its text parts are the text.
+  const parts = textParts(delta?.content);
+  const text = delta && typeof delta.content === "string" ? delta.content : parts.map((p) => p.text).join("");
   return {
-    text: delta && typeof delta.content === "string" ? delta.content : "",
+    text,
     toolish: toolish(choices),
     rest() {
-      const next = choices.map((c) => (c === c0 ? { ...c0, delta: withoutKeys(delta!, ["content"]) } : c));
+      const others = Array.isArray(delta!.content) ? delta!.content.filter((p) => !parts.includes(p)) : [];
+      const without = others.length > 0 ? { ...delta!, content: others } : withoutKeys(delta!, ["content"]);
+      const next = choices.map((c) => (c === c0 ? { ...c0, delta: without } : c));
       const empty = event.usage == null && next.every((c) =>
         isRecord(c) && c.finish_reason == null &&
         (!isRecord(c.delta) || Object.entries(c.delta).every(([k, v]) => k === "role" || v == null))

@@ -16,6 +16,9 @@ import {
   type ResumePoint,
   type SplitCalls,
   type StreamFlow,
+  type TextFrames,
+  type TextPart,
+  TextPlaces,
   ToolPositions,
   type TurnRecorder,
 } from "./shared.ts";
@@ -161,13 +164,106 @@ function withoutCalls(
   return { ...event, response: { ...response, output } };
 }
 
+/** Where a piece of a message's text was read: its item, output index and content part. */
+interface TextPlace {
+  itemId: unknown;
+  oi: unknown;
+  ci: unknown;
+}
+
+/** The key of a message's content part, as the events and snapshots that repeat its text name it. */
+const partKey = (itemId: unknown, ci: unknown) =>
+  `${JSON.stringify(itemId ?? null)}:${JSON.stringify(ci ?? null)}`;
+
 /**
  * OpenAI Responses addresses content by output index, so once a call starts everything after it waits, to
- * be released as is or renumbered around the dropped call (sequence numbers kept increasing).
+ * be released as is or renumbered around the dropped call (sequence numbers kept increasing). Calls written
+ * into a message's text (a local model behind a Responses-compatible endpoint writes them) are watched for;
+ * the events that repeat the text (`output_text.done`, `content_part.done`, `output_item.done`, the final
+ * snapshot) tell it, when such a call is rejected, as the client streamed it.
  */
 class ResponsesStream implements FrameRouter {
   readonly framing = "sse";
   readonly #tools = new ToolPositions();
+  /** The content part of each piece of text read: text the watch writes goes where its offset was read. */
+  readonly #places = new TextPlaces<TextPlace>();
+  /** The `sequence_number` of the last text delta of each content part. */
+  readonly #lastSeqOf = new Map<string, number>();
+
+  readonly text: TextFrames = {
+    read: (event) => this.#readText(event),
+    textFrame: (text, _answer, at) => {
+      const place = this.#places.at(at);
+      const seq = place ? this.#lastSeqOf.get(partKey(place.itemId, place.ci)) : undefined;
+      const event: Record<string, unknown> = { type: "response.output_text.delta" };
+      if (seq !== undefined) event.sequence_number = seq; // (that of a delta held in its place)
+      Object.assign(event, {
+        item_id: place?.itemId,
+        output_index: place?.oi,
+        content_index: place?.ci,
+        delta: text,
+        logprobs: [],
+      });
+      return formatSse(JSON.stringify(event), event.type as string);
+    },
+    frame: (event) => formatSse(JSON.stringify(event), event.type as string),
+    retell: (event, change) => this.#retell(event, change),
+    size: () => this.#places.size,
+  };
+
+  /** The text of an `output_text.delta` (every other event carries none the watch reads). */
+  #readText(event: Record<string, unknown>): TextPart {
+    const type = event.type;
+    const isText = type === "response.output_text.delta" && typeof event.delta === "string";
+    if (isText) {
+      const key = partKey(event.item_id, event.content_index);
+      this.#places.read(event.delta as string, key, {
+        itemId: event.item_id,
+        oi: event.output_index,
+        ci: event.content_index,
+      });
+      if (typeof event.sequence_number === "number") this.#lastSeqOf.set(key, event.sequence_number);
+    }
+    const oi = typeof event.output_index === "number" ? event.output_index : -1;
+    const toolish = this.#tools.has(oi) || snapshotWithCalls(event) ||
+      ((type === "response.output_item.added" || type === "response.output_item.done") &&
+        isClientCall(event.item)) ||
+      type === "response.function_call_arguments.delta" || type === "response.custom_tool_call_input.delta";
+    return { text: isText ? event.delta as string : "", toolish, rest: () => undefined };
+  }
+
+  /** An event that repeats a message's text, telling it as changed (see `TextFrames.retell`). */
+  #retell(event: Record<string, unknown>, change: { at: number; tail: string }): Record<string, unknown> {
+    const told = (itemId: unknown, ci: unknown, text: unknown) =>
+      typeof text === "string" ? this.#places.retold(partKey(itemId, ci), text, change) : text;
+    const item = (it: unknown) => {
+      if (!isRecord(it) || it.type !== "message" || !Array.isArray(it.content)) return it;
+      return {
+        ...it,
+        content: it.content.map((p, ci) =>
+          isRecord(p) && p.type === "output_text" ? { ...p, text: told(it.id, ci, p.text) } : p
+        ),
+      };
+    };
+    const type = event.type as string;
+    if (type === "response.output_text.done") {
+      return { ...event, text: told(event.item_id, event.content_index, event.text) };
+    }
+    if (type === "response.content_part.done" && isRecord(event.part) && event.part.type === "output_text") {
+      return {
+        ...event,
+        part: { ...event.part, text: told(event.item_id, event.content_index, event.part.text) },
+      };
+    }
+    if (type === "response.output_item.done") return { ...event, item: item(event.item) };
+    if (SNAPSHOTS.has(type) && isRecord(event.response) && Array.isArray(event.response.output)) {
+      const output = event.response.output.map(item);
+      const response: Record<string, unknown> = { ...event.response, output };
+      if (typeof response.output_text === "string") response.output_text = outputText(output);
+      return { ...event, response };
+    }
+    return event;
+  }
   /** The highest `sequence_number` seen; -1 when the stream numbers nothing. */
   #lastSeq = -1;
   /** The `response.created` snapshot, the base of a synthesised `response.completed`. */
@@ -247,6 +343,11 @@ class ResponsesStream implements FrameRouter {
   }
 
   note(event: Record<string, unknown>, raw: string): void {
+    // The calls' items are noted before the text watch sees their events (it may hold them).
+    const type = event.type;
+    const callItem = (type === "response.output_item.added" || type === "response.output_item.done") &&
+      isClientCall(event.item);
+    if (callItem && typeof event.output_index === "number") this.#tools.add(event.output_index);
     if (typeof event.sequence_number === "number") {
       this.#lastSeq = Math.max(this.#lastSeq, event.sequence_number);
     }
@@ -299,10 +400,7 @@ class ResponsesStream implements FrameRouter {
     if (
       (type === "response.output_item.added" || type === "response.output_item.done") &&
       isClientCall(event.item)
-    ) {
-      flow.pending = true;
-      if (typeof event.output_index === "number") this.#tools.add(event.output_index);
-    }
+    ) flow.pending = true;
     const listsCalls = snapshotWithCalls(event);
     if (listsCalls) flow.pending = true;
     if (type === "error" || (type === "response.failed" && !listsCalls)) return flow.send(raw);

@@ -164,7 +164,7 @@ export interface FrameRouter {
   ): { raw: string; event: Record<string, unknown> } | undefined;
   /** What the client already has when the calls are rejected: where a retry's stream continues. */
   resumePoint?(): ResumePoint;
-  /** Present where a model may write calls into the streamed text (OpenAI Chat, Gemini, Ollama). */
+  /** Present where a model may write calls into the streamed text (every dialect). */
   readonly text?: TextFrames;
 }
 
@@ -186,8 +186,20 @@ export interface TextPart {
 export interface TextFrames {
   /** The watched text of one answer in a frame. */
   read(event: Record<string, unknown>, answer: number): TextPart;
-  /** A frame that carries only `text`, for one answer. */
-  textFrame(text: string, answer: number): string;
+  /**
+   * A frame that carries only `text`, for one answer. `at` is where the text goes in the answer's text as
+   * read so far (an offset into it): a dialect that addresses text by block or item puts it in the one that
+   * holds that offset, which the client has.
+   */
+  textFrame(text: string, answer: number, at: number): string;
+  /**
+   * A held frame that repeats the text (OpenAI Responses' `.done` events and final snapshot), as it reads
+   * once the answer's text from `at` on is `tail` (the text the gate wrote in place of what it held); the
+   * frame itself when it repeats none.
+   */
+  retell?(event: Record<string, unknown>, change: { at: number; tail: string }): Record<string, unknown>;
+  /** What the dialect keeps to place the text (see {@linkcode TextPlaces.size}), bounded with the text. */
+  size?(): number;
   /** The wire text of an event. */
   frame(event: Record<string, unknown>): string;
   /** The answers a frame carries a part of, by index; none for a frame of no answer (usage). */
@@ -327,4 +339,74 @@ export function pick(obj: Record<string, unknown>, keys: readonly string[]): Rec
 /** `reason` after the text that stays, on a new paragraph. */
 export function joinText(before: string, reason: string): string {
   return before.trim() === "" ? reason : `${before.trimEnd()}\n\n${reason}`;
+}
+
+/**
+ * Where the pieces of an answer's streamed text were read (the block or item of each), by their offsets in
+ * the whole text: text the gate writes at an offset goes in the place that holds it.
+ */
+export class TextPlaces<T> {
+  /** The runs of text read in one place, in order, each with where it began and ended in the whole text. */
+  readonly #runs: { key: string; place: T; start: number; end: number }[] = [];
+  /** The runs of each place (a hostile stream may have many places: no walk over them all per place). */
+  readonly #byKey = new Map<string, { start: number; end: number }[]>();
+  #length = 0;
+
+  /**
+   * What the runs kept weigh, counted as text: a hostile stream that moves its text between two blocks at
+   * every delta keeps a run per delta, so they are bounded with the text by `maxResponseBytes`.
+   */
+  get size(): number {
+    return this.#runs.length * 64;
+  }
+
+  /** Notes `text`, read at `place` (`key` tells places apart). */
+  read(text: string, key: string, place: T): void {
+    if (text === "") return;
+    const last = this.#runs.at(-1);
+    if (last?.key === key) last.end += text.length;
+    else {
+      const run = { key, place, start: this.#length, end: this.#length + text.length };
+      this.#runs.push(run);
+      const own = this.#byKey.get(key);
+      if (own) own.push(run);
+      else this.#byKey.set(key, [run]);
+    }
+    this.#length += text.length;
+  }
+
+  /** The place whose text holds `offset` (the last place read, past the end); undefined before any. */
+  at(offset: number): T | undefined {
+    return this.#holder(offset)?.place;
+  }
+
+  /**
+   * The text of the place `key` once the text from `at` on is `tail` (written in the place that holds
+   * `at`), given that place's text as read (`own`): its part before `at`, then `tail` if it holds `at`.
+   */
+  retold(key: string, own: string, change: { at: number; tail: string }): string {
+    const runs = this.#byKey.get(key);
+    if (!runs) return own;
+    let kept = "";
+    let read = 0;
+    for (const r of runs) {
+      const size = r.end - r.start;
+      kept += own.slice(read, read + Math.max(0, Math.min(size, change.at - r.start)));
+      read += size;
+    }
+    return this.#holder(change.at)?.key === key ? kept + change.tail : kept;
+  }
+
+  /** The run that holds `offset` (the last, past the end), by a binary search of the runs in order. */
+  #holder(offset: number): { key: string; place: T } | undefined {
+    const runs = this.#runs;
+    let low = 0;
+    let high = runs.length;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if (runs[mid].end <= offset) low = mid + 1;
+      else high = mid;
+    }
+    return runs[Math.min(low, runs.length - 1)];
+  }
 }

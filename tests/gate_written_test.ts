@@ -1,0 +1,331 @@
+// Calls a model writes into its text are judged wherever the text comes: in OpenAI Chat answers whose
+// content comes as parts, in the text blocks of Anthropic Messages streams (a local model behind an
+// Anthropic-compatible endpoint writes them), in OpenAI Responses streams and in Cohere v2 streams, as in
+// OpenAI Chat, Gemini and Ollama streams. Driven through the official clients against a local server
+// (Cohere's is not installed: its stream is read as the AI SDK reads it, the text of each content-delta).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import Anthropic from "@anthropic-ai/sdk";
+import OpenAI from "openai";
+import {
+  anthropicStream,
+  chatChunk,
+  chatCompletion,
+  chatStream,
+  fakeProvider,
+  responsesStream,
+  splitN,
+  TOOLS_ANTHROPIC,
+  TOOLS_OPENAI,
+  TOOLS_RESPONSES,
+  withGuardedServer,
+} from "./_fake_llm_server.ts";
+import { sdkClients } from "./_sdk_clients.ts";
+
+const provider = fakeProvider();
+const { openai, anthropic } = sdkClients(provider);
+const messages = [{ role: "user" as const, content: "Weather in Oslo?" }];
+
+/** A call to a tool the request does not declare, written into the text as a local model writes it. */
+const WRITTEN_BAD = '<tool_call>\n{"name": "delete_everything", "arguments": {}}\n</tool_call>';
+const WRITTEN_GOOD = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"}}\n</tool_call>';
+
+test("guardFetch Chat: a call written into content given as parts is judged and cut", async () => {
+  const answer = chatCompletion(null);
+  const message = (answer.choices as Record<string, Record<string, unknown>>[])[0].message;
+  const thinking = { type: "thinking", thinking: [{ type: "text", text: "The user wants a tool." }] };
+  message.content = [thinking, { type: "text", text: "Sure.\n" }, { type: "text", text: WRITTEN_BAD }];
+  provider.reply({ json: answer });
+  const got = await openai().chat.completions.create({ model: "m", messages, tools: TOOLS_OPENAI as never });
+  const content = got.choices[0].message.content as unknown as Record<string, unknown>[];
+  assert.deepEqual(content[0], thinking); // the reasoning stays, in its place
+  assert.equal(content.length, 2);
+  const text = String(content[1].text);
+  assert.doesNotMatch(text, /<tool_call>/);
+  assert.match(text, /^Sure\.\n\n/);
+  assert.match(text, /delete_everything/); // named in the reason
+  const [event] = provider.events;
+  assert.equal(event.verdict.allowed, false);
+  assert.deepEqual(event.verdict.calls.map((c) => c.name), ["delete_everything"]);
+});
+
+test("guardFetch Chat: an allowed call written into content parts passes the answer as it came", async () => {
+  const answer = chatCompletion(null);
+  const message = (answer.choices as Record<string, Record<string, unknown>>[])[0].message;
+  message.content = [{ type: "text", text: WRITTEN_GOOD }];
+  provider.reply({ json: answer });
+  const got = await openai().chat.completions.create({ model: "m", messages, tools: TOOLS_OPENAI as never });
+  assert.deepEqual(got.choices[0].message.content, [{ type: "text", text: WRITTEN_GOOD }]);
+  const [event] = provider.events;
+  assert.equal(event.verdict.allowed, true);
+  assert.deepEqual(event.verdict.calls.map((c) => c.name), ["get_weather"]);
+});
+
+/** The frames of an Anthropic stream whose text is `prose` and then `written`, in pieces of 7. */
+const anthropicWritten = (prose: string, written: string) =>
+  anthropicStream([prose, ...splitN(written, Math.ceil(written.length / 7))]);
+
+/** What the @anthropic-ai/sdk hands its reader from a stream: the text as it came, and the final message. */
+async function anthropicRead(client: Anthropic = anthropic()) {
+  const stream = client.messages.stream({
+    model: "m",
+    max_tokens: 100,
+    messages,
+    tools: TOOLS_ANTHROPIC as never,
+  });
+  let streamed = "";
+  stream.on("text", (t) => (streamed += t));
+  const final = await stream.finalMessage();
+  return { streamed, final, text: await stream.finalText() };
+}
+
+test("guardFetch Anthropic stream: a call written into a text block is held and judged, the prose flows", async () => {
+  provider.reply({ sse: anthropicWritten("Sure.\n", WRITTEN_BAD), named: true });
+  const { streamed, final, text } = await anthropicRead();
+  assert.equal(streamed, text);
+  assert.doesNotMatch(text, /<tool_call>/);
+  assert.match(text, /^Sure\.\n\n/);
+  assert.match(text, /delete_everything/); // named in the reason
+  assert.deepEqual(final.content.map((b) => b.type), ["text"]);
+  assert.equal(final.stop_reason, "end_turn");
+  const [event] = provider.events;
+  assert.equal(event.changed, true);
+  assert.deepEqual(event.calls?.map((c) => c.name), ["delete_everything"]);
+});
+
+test("guardFetch Anthropic stream: an allowed written call reaches the client byte for byte", async () => {
+  const frames = anthropicWritten("", WRITTEN_GOOD);
+  provider.reply({ sse: frames, named: true });
+  const res = await provider.gfetch(`${provider.url()}/v1/messages`, {
+    method: "POST",
+    body: JSON.stringify({ model: "m", max_tokens: 100, messages, stream: true, tools: TOOLS_ANTHROPIC }),
+  });
+  const sent = (frames as Record<string, unknown>[]).map((f) =>
+    `event: ${f.type}\ndata: ${JSON.stringify(f)}\n\n`
+  );
+  assert.equal(await res.text(), sent.join(""));
+  const [event] = provider.events;
+  assert.equal(event.verdict.allowed, true);
+  assert.deepEqual(event.calls?.map((c) => c.name), ["get_weather"]);
+});
+
+test("guardFetch Anthropic stream: a block start that brings the written call is judged, the block kept", async () => {
+  const frames = anthropicStream([]) as Record<string, unknown>[];
+  frames.splice(1, 0, {
+    type: "content_block_start",
+    index: 0,
+    content_block: { type: "text", text: WRITTEN_BAD },
+  }, {
+    type: "content_block_stop",
+    index: 0,
+  });
+  provider.reply({ sse: frames, named: true });
+  const { final, text } = await anthropicRead();
+  assert.doesNotMatch(text, /<tool_call>/);
+  assert.match(text, /delete_everything/);
+  assert.deepEqual(final.content.map((b) => b.type), ["text"]);
+});
+
+test("guardFetch Anthropic stream drop-call and retry: a rejected written call is cut, or asked again", async () => {
+  const two = `${WRITTEN_GOOD}\n${WRITTEN_BAD}`;
+  const dropped = await withGuardedServer(
+    () => ({ sse: anthropicWritten("", two), named: true }),
+    {
+      onRejected: "drop-call",
+    },
+    async (server, f) =>
+      (await anthropicRead(new Anthropic({ apiKey: "k", baseURL: server.url, fetch: f }))).text,
+  );
+  assert.match(dropped.value, /<tool_call>\n\{"name": "get_weather"/);
+  assert.doesNotMatch(dropped.value, /"name": "delete_everything"/);
+  // The prose shares its frame with the marker: it is held with the call, and goes out before the retry.
+  const replies = [anthropicWritten("", `Sure. ${WRITTEN_BAD}`), anthropicWritten("", WRITTEN_GOOD)];
+  const retried = await withGuardedServer((_, n) => ({ sse: replies[n], named: true }), { retry: 1 }, async (
+    server,
+    f,
+  ) => await anthropicRead(new Anthropic({ apiKey: "k", baseURL: server.url, fetch: f, maxRetries: 0 })));
+  assert.equal(retried.server.requests.length, 2);
+  // The retry's blocks follow the block the client has.
+  const blocks = retried.value.final.content.map((b) => b.type === "text" ? b.text : b.type);
+  assert.deepEqual(blocks, ["Sure. ", WRITTEN_GOOD]);
+});
+
+test("guardFetch Chat stream: prose and a fence that is no call, in one frame, pass byte for byte", async () => {
+  // A bare fence may hold a JSON call: its frame, prose and all, waits until the code shows it is none.
+  const frames = chatStream(["Quick sort:\n```", "\nfunction quickSort(arr):\n", "  return arr\n```\nDone."]);
+  provider.reply({ sse: frames });
+  const res = await provider.gfetch(`${provider.url()}/v1/chat/completions`, {
+    method: "POST",
+    body: JSON.stringify({ model: "m", messages, stream: true, tools: TOOLS_OPENAI }),
+  });
+  const sent = frames.map((f) => (typeof f === "string" ? f : `data: ${JSON.stringify(f)}\n\n`));
+  assert.equal(await res.text(), sent.join(""));
+});
+
+/** A Cohere v2 stream whose text is `text`, in pieces of 7, in one content block. */
+function cohereWritten(text: string): Record<string, unknown>[] {
+  const delta = (t: string) => ({
+    type: "content-delta",
+    index: 0,
+    delta: { message: { content: { text: t } } },
+  });
+  return [
+    {
+      id: "c1",
+      type: "message-start",
+      delta: { message: { role: "assistant", content: [], tool_calls: [] } },
+    },
+    { type: "content-start", index: 0, delta: { message: { content: { type: "text", text: "" } } } },
+    ...splitN(text, Math.ceil(text.length / 7)).map(delta),
+    { type: "content-end", index: 0 },
+    { type: "message-end", delta: { finish_reason: "COMPLETE", usage: { tokens: { output_tokens: 9 } } } },
+  ];
+}
+
+/** Posts a streamed Cohere v2 chat through the gate: the wire text the client gets. */
+async function cohereWire(): Promise<string> {
+  const res = await provider.gfetch(`${provider.url()}/v2/chat`, {
+    method: "POST",
+    body: JSON.stringify({ model: "command-r", messages, stream: true, tools: TOOLS_OPENAI }),
+  });
+  return await res.text();
+}
+
+test("guardFetch Cohere stream: a call written into the text is held and judged, the prose flows", async () => {
+  provider.reply({ sse: cohereWritten(`Sure.\n${WRITTEN_BAD}`), named: true });
+  const events = (await cohereWire()).split("\n").filter((l) => l.startsWith("data: ")).map((l) =>
+    JSON.parse(l.slice(6))
+  );
+  const text = events.filter((e) => e.type === "content-delta").map((e) => e.delta.message.content.text).join(
+    "",
+  );
+  assert.doesNotMatch(text, /<tool_call>/);
+  assert.match(text, /^Sure\.\n\n/);
+  assert.match(text, /delete_everything/); // named in the reason
+  assert.deepEqual(events.slice(-2).map((e) => e.type), ["content-end", "message-end"]);
+  const [event] = provider.events;
+  assert.equal(event.changed, true);
+  assert.deepEqual(event.calls?.map((c) => c.name), ["delete_everything"]);
+});
+
+test("guardFetch Cohere stream: an allowed written call reaches the client byte for byte", async () => {
+  const frames = cohereWritten(WRITTEN_GOOD);
+  provider.reply({ sse: frames, named: true });
+  const sent = frames.map((f) => `event: ${f.type}\ndata: ${JSON.stringify(f)}\n\n`);
+  assert.equal(await cohereWire(), sent.join(""));
+  const [event] = provider.events;
+  assert.equal(event.verdict.allowed, true);
+  assert.deepEqual(event.calls?.map((c) => c.name), ["get_weather"]);
+});
+
+/** What the openai client hands its reader from a Responses stream: the text deltas, and the final text. */
+async function responsesRead(): Promise<{ streamed: string; final: string; calls: number }> {
+  const stream = openai().responses.stream({
+    model: "m",
+    input: "Weather in Oslo?",
+    tools: TOOLS_RESPONSES as never,
+  });
+  let streamed = "";
+  for await (const e of stream) if (e.type === "response.output_text.delta") streamed += e.delta;
+  const final = await stream.finalResponse();
+  return {
+    streamed,
+    final: final.output_text,
+    calls: final.output.filter((o) => o.type === "function_call").length,
+  };
+}
+
+test("guardFetch Responses stream: a call written into the text is held and judged; the final response tells the same", async () => {
+  provider.reply({ sse: responsesStream(["Sure.\n", ...splitN(WRITTEN_BAD, 9)]), named: true });
+  const { streamed, final, calls } = await responsesRead();
+  assert.equal(final, streamed);
+  assert.doesNotMatch(streamed, /<tool_call>/);
+  assert.match(streamed, /^Sure\.\n\n/);
+  assert.match(streamed, /delete_everything/); // named in the reason
+  assert.equal(calls, 0);
+  const [event] = provider.events;
+  assert.equal(event.changed, true);
+  assert.deepEqual(event.calls?.map((c) => c.name), ["delete_everything"]);
+});
+
+test("guardFetch Responses stream: an allowed written call reaches the client byte for byte", async () => {
+  const frames = responsesStream(splitN(WRITTEN_GOOD, 9)) as Record<string, unknown>[];
+  provider.reply({ sse: frames, named: true });
+  const res = await provider.gfetch(`${provider.url()}/v1/responses`, {
+    method: "POST",
+    body: JSON.stringify({ model: "m", input: "Weather?", stream: true, tools: TOOLS_RESPONSES }),
+  });
+  const sent = frames.map((f) => `event: ${f.type}\ndata: ${JSON.stringify(f)}\n\n`);
+  assert.equal(await res.text(), sent.join(""));
+  const [event] = provider.events;
+  assert.equal(event.verdict.allowed, true);
+  assert.deepEqual(event.calls?.map((c) => c.name), ["get_weather"]);
+});
+
+test("guardFetch Anthropic stream: a call written across two text blocks is judged, the reason in a block the client has", async () => {
+  const frames = anthropicStream(["Sure.\n", WRITTEN_BAD.slice(0, 30)]) as Record<string, unknown>[];
+  const stop = frames.findIndex((f) => f.type === "content_block_stop");
+  frames.splice(
+    stop + 1,
+    0,
+    { type: "content_block_start", index: 1, content_block: { type: "text", text: "" } },
+    { type: "content_block_delta", index: 1, delta: { type: "text_delta", text: WRITTEN_BAD.slice(30) } },
+    { type: "content_block_stop", index: 1 },
+  );
+  provider.reply({ sse: frames, named: true });
+  const { streamed, final } = await anthropicRead();
+  const texts = final.content.map((b) => (b.type === "text" ? b.text : b.type));
+  assert.equal(texts.join(""), streamed);
+  assert.doesNotMatch(streamed, /<tool_call>|"arguments"/);
+  assert.match(texts[0], /^Sure\.\n\n[\s\S]*delete_everything/);
+  assert.deepEqual(texts.slice(1), [""]);
+});
+
+test("guardFetch Responses stream drop-call: only the rejected written call is cut, in the deltas and the final response", async () => {
+  const two = `${WRITTEN_GOOD}\n${WRITTEN_BAD}`;
+  const { value } = await withGuardedServer(
+    () => ({ sse: responsesStream(splitN(two, 12)), named: true }),
+    { onRejected: "drop-call" },
+    async (server, f) => {
+      const client = new OpenAI({ apiKey: "k", baseURL: `${server.url}/v1`, fetch: f, maxRetries: 0 });
+      const stream = client.responses.stream({
+        model: "m",
+        input: "Weather?",
+        tools: TOOLS_RESPONSES as never,
+      });
+      let streamed = "";
+      for await (const e of stream) if (e.type === "response.output_text.delta") streamed += e.delta;
+      return { streamed, final: (await stream.finalResponse()).output_text };
+    },
+  );
+  assert.equal(value.final, value.streamed);
+  assert.match(value.streamed, /^<tool_call>\n\{"name": "get_weather"/);
+  assert.doesNotMatch(value.streamed, /"name": "delete_everything"/);
+});
+
+test("guardFetch Chat stream: a call written into content streamed as parts (Mistral's reasoning models) is judged", async () => {
+  const parts = (content: unknown[]) => chatChunk({ content });
+  const thinking = { type: "thinking", thinking: [{ type: "text", text: "A tool, then." }] };
+  const frames = [
+    chatChunk({ role: "assistant", content: [thinking] }),
+    parts([{ type: "text", text: "Sure.\n" }]),
+    ...splitN(WRITTEN_BAD, 5).map((t) => parts([{ type: "text", text: t }])),
+    chatChunk({ content: "" }, "stop"),
+    "data: [DONE]\n\n",
+  ];
+  provider.reply({ sse: frames });
+  const res = await provider.gfetch(`${provider.url()}/v1/chat/completions`, {
+    method: "POST",
+    body: JSON.stringify({ model: "magistral", messages, stream: true, tools: TOOLS_OPENAI }),
+  });
+  // Read as the AI SDK's Mistral provider reads it: the text of each text part, or the string.
+  let text = "";
+  for (const line of (await res.text()).split("\n").filter((l) => l.startsWith("data: {"))) {
+    const content = JSON.parse(line.slice(6)).choices[0]?.delta?.content;
+    if (typeof content === "string") text += content;
+    else for (const p of content ?? []) if (p.type === "text") text += p.text;
+  }
+  assert.doesNotMatch(text, /<tool_call>/);
+  assert.match(text, /^Sure\.\n\n[\s\S]*delete_everything/);
+  assert.deepEqual(provider.events[0].calls?.map((c) => c.name), ["delete_everything"]);
+});
