@@ -296,7 +296,7 @@ test("gateCompletion drop-call: an answer of two choices, one with call fields a
   assert.match(String(gated.reason), /none of them ran/);
 });
 
-test("guardFetch Chat stream: a chunk whose choice clients read two ways (a string index, one past the request's n, one twice) is dropped", async () => {
+test("guardFetch Chat stream: a chunk whose choice clients read two ways (a string index, one past the request's n or no whole number, one twice) is dropped", async () => {
   const pieces = WRITTEN_BAD.match(/[\s\S]{1,6}/g)!;
   /** A stream whose call pieces alternate between choice 0 and `other`. */
   const split = (other: unknown) => [
@@ -314,6 +314,8 @@ test("guardFetch Chat stream: a chunk whose choice clients read two ways (a stri
   const cases: [string, unknown[], number][] = [
     ["string index, n=2", split("1"), 2],
     ["index past n=1", split(1), 1],
+    ["negative index, n=1", split(-1), 1],
+    ["fractional index, n=2", split(0.5), 2],
     ["one choice twice", [twice, chunkOf(0, {}, "stop"), "data: [DONE]\n\n"], 1],
   ];
   for (const [name, sse, n] of cases) {
