@@ -372,3 +372,19 @@ test("guardFetch Gemini stream: a native call at another position does not let a
   assert.doesNotMatch(text, /<tool_call>/);
   assert.equal(seen[0].verdict.allowed, false);
 });
+
+test("guardFetch: a call written into an answer that came with an empty tool_calls (as vLLM sends) is judged", async () => {
+  // vLLM answers `tool_calls: []` beside any plain text: no call fields used, so the text is what a call was
+  // written into, as for an answer without the field.
+  const body = chatCompletion(WRITTEN_BAD);
+  (body.choices as { message: Record<string, unknown> }[])[0].message.tool_calls = [];
+  provider.reply({ json: body });
+  const answer = await openai().chat.completions.create({
+    model: "m",
+    messages,
+    tools: TOOLS_OPENAI as never,
+  });
+  assert.doesNotMatch(answer.choices[0].message.content ?? "", /<tool_call>/);
+  assert.equal(provider.events[0]?.verdict.allowed, false);
+  assert.deepEqual(provider.events[0]?.verdict.calls.map((c) => c.name), ["delete_everything"]);
+});

@@ -81,12 +81,17 @@ const body: CompletionBody = {
   },
 };
 
-/** The text of each choice's message; with `loose`, only of those that carry no native call. */
+/**
+ * The text of each choice's message; with `loose`, only of those that carry no native call (as `calls` reads
+ * them: an empty `tool_calls`, which vLLM sends with every plain answer, carries none).
+ */
 function choiceTexts(body: Record<string, unknown>, loose: boolean): string[] {
   const out: string[] = [];
   for (const c of body.choices as unknown[]) {
     if (!isRecord(c) || !isRecord(c.message) || typeof c.message.content !== "string") continue;
-    if (loose && (Array.isArray(c.message.tool_calls) || isRecord(c.message.function_call))) continue;
+    const native = (Array.isArray(c.message.tool_calls) && c.message.tool_calls.length > 0) ||
+      isRecord(c.message.function_call);
+    if (loose && native) continue;
     out.push(c.message.content);
   }
   return out;
