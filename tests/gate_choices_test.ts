@@ -388,3 +388,47 @@ test("guardFetch: a call written into an answer that came with an empty tool_cal
   assert.equal(provider.events[0]?.verdict.allowed, false);
   assert.deepEqual(provider.events[0]?.verdict.calls.map((c) => c.name), ["delete_everything"]);
 });
+
+test("guardFetch Gemini stream: a chunk of more candidates than the request asked for is dropped, one of as many passes", async () => {
+  // Each candidate's text is watched apart and split into a chunk of its own: thousands of candidates in a
+  // chunk cost time and memory by their square, and no request asked for them.
+  const tools = [{
+    functionDeclarations: [{
+      name: "get_weather",
+      parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+    }],
+  }];
+  const candidate = (text: string) => ({ content: { role: "model", parts: [{ text }] } });
+  const sse = [
+    { candidates: [candidate("Oslo is "), candidate("Bergen is ")] },
+    { candidates: [candidate("cold."), candidate(WRITTEN_BAD)] },
+  ];
+  const read = async (generationConfig: Record<string, unknown>) =>
+    await withGuardedServer(() => ({ sse }), {}, async (server, f) => {
+      const res = await f(`${server.url}/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse`, {
+        method: "POST",
+        body: JSON.stringify({
+          contents: [{ role: "user", parts: [{ text: "Weather?" }] }],
+          tools,
+          generationConfig,
+        }),
+      });
+      const texts: string[] = [];
+      for (const line of (await res.text()).split("\n").filter((l) => l.startsWith("data: "))) {
+        for (const [i, c] of (JSON.parse(line.slice(6)).candidates ?? []).entries()) {
+          for (const p of c?.content?.parts ?? []) texts[i] = (texts[i] ?? "") + (p.text ?? "");
+        }
+      }
+      return texts;
+    });
+  const asked1 = await read({});
+  assert.deepEqual(asked1.value, []);
+  assert.ok(
+    asked1.seen[0].findings.some((f) => /2 candidates, where the request asked for 1/.test(f.message)),
+  );
+  const asked2 = await read({ candidateCount: 2 });
+  assert.equal(asked2.value[0], "Oslo is cold.");
+  assert.match(asked2.value[1], /^Bergen is .*delete_everything/s);
+  assert.doesNotMatch(asked2.value[1], /<tool_call>/);
+  assert.equal(asked2.seen[0].verdict.allowed, false);
+});

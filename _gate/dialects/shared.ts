@@ -19,7 +19,7 @@ export interface Dialect {
 
 /** What a router is told about the request whose answer it routes. */
 export interface RouterRequest {
-  /** How many answers the request asked for (OpenAI Chat `n`). Default 1. */
+  /** How many answers the request asked for (OpenAI Chat `n`, Gemini `candidateCount`). Default 1. */
   answers?: number;
 }
 
