@@ -261,17 +261,17 @@ export function checkDescription(text: string, options: DescriptionCheckOptions)
 
 /**
  * What a title must not hold: control characters (C0, line breaks and tabs included, DEL, C1: a title is one
- * line, and a line break is how a second, hidden paragraph gets in), direction embeddings, overrides and
- * isolates, and characters that draw nothing, but for those right-to-left and emoji text needs: the
- * left-to-right, right-to-left and Arabic letter marks (which reorder nothing by themselves), the zero-width
- * joiner and non-joiner, and the emoji variation selectors (U+FE0E, U+FE0F). A description may hold a
- * single invisible character for a reason (a soft hyphen in long prose); a label of a few words has none,
- * and a client shows it to the user as the tool's name, where a single one hides what the text says or
- * makes it look like another tool.
+ * line, and a line break is how a second, hidden paragraph gets in), the line and paragraph separators (line
+ * breaks too, U+2028 and U+2029), direction embeddings, overrides and isolates, and characters that draw
+ * nothing, but for those right-to-left and emoji text needs: the left-to-right, right-to-left and Arabic
+ * letter marks (which reorder nothing by themselves), the zero-width joiner and non-joiner, and the emoji
+ * variation selectors (U+FE0E, U+FE0F). A description may hold a single invisible character for a reason (a
+ * soft hyphen in long prose); a label of a few words has none, and a client shows it to the user as the
+ * tool's name, where a single one hides what the text says or makes it look like another tool.
  */
 const TITLE_HIDDEN =
   // deno-lint-ignore no-control-regex -- control characters are what this looks for
-  /[\x00-\x1f\x7f-\x9f\u00ad\u034f\u115f\u1160\u17b4\u17b5\u180e\u200b\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0d\ufeff\uffa0]|\udb40[\udc00-\udc7f]|\udb40[\udd00-\uddef]|\ud834[\udd73-\udd7a]/;
+  /[\x00-\x1f\x7f-\x9f\u00ad\u034f\u115f\u1160\u17b4\u17b5\u180e\u200b\u2028-\u202e\u2060-\u206f\u3164\ufe00-\ufe0d\ufeff\uffa0]|\udb40[\udc00-\udc7f]|\udb40[\udd00-\uddef]|\ud834[\udd73-\udd7a]/;
 
 /**
  * Rules anchored on an imperative ("read …", "trigger the … tool", "export my …"): at a title's first word

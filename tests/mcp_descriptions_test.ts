@@ -113,7 +113,15 @@ test("checkTitle: a label naming its tool's action passes, where the description
 
 test("checkTitle: one hidden character is enough in a title; emoji joiners and selectors are not hidden", () => {
   for (
-    const title of ["Send\u200bEmail", "Notes\u2060", "Weather\nForecast", "Files\u00ad", "Get\u202eliame"]
+    const title of [
+      "Send\u200bEmail",
+      "Notes\u2060",
+      "Weather\nForecast",
+      "Files\u00ad",
+      "Get\u202eliame",
+      "Weather\u2028Forecast",
+      "Weather\u2029",
+    ]
   ) {
     assert.ok(checkTitle(title, none).some((f) => f.category === "hidden_text"), JSON.stringify(title));
   }
