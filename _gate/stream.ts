@@ -395,7 +395,7 @@ export class StreamGate {
     let event = parsed.value;
     const refused = this.#router.refuse?.(event, frame.event);
     if (refused !== undefined) return this.#drop(refused);
-    if (this.#router.place) ({ raw, event } = this.#router.place(raw, event));
+    if (this.#router.place) ({ raw, event } = this.#router.place(raw, event, frame.event));
     if (this.#turn) {
       this.#turnSize += raw.length;
       if (this.#turnSize > this.#maxBytes) this.#turn = undefined;
