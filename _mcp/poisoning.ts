@@ -284,6 +284,14 @@ const LABEL_VERB_RULES: ReadonlySet<string> = new Set([
   "tool.imperative_on_user_data",
 ]);
 
+/**
+ * What may stand before a label's first word: space, emoji and other symbols ("🔑 Read Secret"), a number
+ * ("1. "), a tag in brackets ("[Vault] ", "(beta) "), a namespace of up to four words before a colon, dash or
+ * bar ("Vault: ", "Google Cloud – "). Read from the title's first 80 characters only.
+ */
+const LABEL_PREFIX =
+  /^(?:\[[^\]\n]{1,40}\]|\([^)\n]{1,40}\)|\p{N}{1,3}[.)](?=\s)|(?:[\p{L}\p{N}_.]{1,24} ?){1,4}(?:[:|]| [-–—])(?=\s)|\s+|[^\p{L}\p{N}\s[(]+)*/u;
+
 /** A path or a key file in a match: "Read ~/.ssh/id_rsa" is no label, wherever it stands. */
 const PATH_LIKE = /[~/\\%$]|\.[a-z]|id_rsa|id_ed25519/i;
 
@@ -294,8 +302,9 @@ const INTO_PARAMETER =
 /**
  * Check one title (`title`, `annotations.title`, the server's `serverInfo.title`, a schema's `title`): as a
  * description, with two differences, since a title is a label of a few words on one line. An imperative
- * rule that fires at its first word is the label naming its tool's action and is let be, unless what it
- * names is a path or a key file, or the title says which parameter to put something in: "Trigger Long
+ * rule that fires at its first word (after an emoji, a number, a tag or a namespace, as `LABEL_PREFIX` reads
+ * them) is the label naming its tool's action and is let be, unless what it names is a path or a key file,
+ * or the title says which parameter to put something in: "Trigger Long
  * Running Operation Tool", a title of the reference server `server-everything`, fired
  * `tool.call_named_tool`, and secret stores name tools "Read Secret" or "Get Access Token". And any
  * character of {@linkcode TITLE_HIDDEN} is `hidden_text` (`title.hidden_character`), where a description
@@ -307,7 +316,7 @@ const INTO_PARAMETER =
  */
 export function checkTitle(text: string, options: DescriptionCheckOptions): DescriptionFinding[] {
   if (text.length === 0) return [];
-  const lead = text.length - text.trimStart().length;
+  const lead = LABEL_PREFIX.exec(text.slice(0, 80))![0].length;
   const label = (f: DescriptionFinding) =>
     LABEL_VERB_RULES.has(f.rule) && f.start <= lead && !PATH_LIKE.test(text.slice(f.start, f.end)) &&
     !INTO_PARAMETER.test(text);
