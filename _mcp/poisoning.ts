@@ -13,6 +13,7 @@
  * @module
  */
 import { scan } from "../_scan/scan.ts";
+import { FLAG_TAGS } from "../_scan/rules.ts";
 import { escapePointer } from "../_common/pointer.ts";
 import { isRecord } from "../_common/values.ts";
 import { DATA_KEYWORDS, SCHEMA_MAPS } from "../_validate/defaults.ts";
@@ -273,6 +274,9 @@ const TITLE_HIDDEN =
   // deno-lint-ignore no-control-regex -- control characters are what this looks for
   /[\x00-\x1f\x7f-\x9f\u00ad\u034f\u115f\u1160\u17b4\u17b5\u180e\u200b\u2028-\u202e\u2060-\u206f\u3164\ufe00-\ufe0d\ufeff\uffa0]|\udb40[\udc00-\udc7f]|\udb40[\udd00-\uddef]|\ud834[\udd73-\udd7a]/;
 
+/** The flags written with tag characters (see `FLAG_TAGS`): emoji, read as their black flag. */
+const TAG_FLAGS = new RegExp(`\\uD83C\\uDFF4${FLAG_TAGS}`, "g");
+
 /**
  * Rules anchored on an imperative ("read …", "trigger the … tool", "export my …"): at a title's first word
  * the imperative is the label naming its tool's action ("Read Secret", "Trigger Long Running Operation
@@ -321,7 +325,7 @@ export function checkTitle(text: string, options: DescriptionCheckOptions): Desc
     LABEL_VERB_RULES.has(f.rule) && f.start <= lead && !PATH_LIKE.test(text.slice(f.start, f.end)) &&
     !INTO_PARAMETER.test(text);
   const found = matchesIn(text, options).filter((f) => !label(f));
-  const hidden = TITLE_HIDDEN.exec(text);
+  const hidden = TITLE_HIDDEN.exec(text.replace(TAG_FLAGS, "\u{1F3F4}"));
   if (hidden !== null) {
     const excerpt = `\\u{${hidden[0].codePointAt(0)!.toString(16).toUpperCase()}}`;
     found.push({

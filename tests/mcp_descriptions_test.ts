@@ -153,6 +153,7 @@ test("checkTitle: one hidden character is enough in a title; emoji joiners and s
       "\u2709\ufe0f Send",
       "\u05d7\u05d9\u05e4\u05d5\u05e9 \u200fFiles\u200f",
       "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645",
+      "\u{1F3F4}\u{E0067}\u{E0062}\u{E0065}\u{E006E}\u{E0067}\u{E007F} Premier League",
     ]
   ) {
     assert.deepEqual(checkTitle(title, none), [], JSON.stringify(title));
