@@ -184,9 +184,13 @@ async function retryStream(
   return gateStreamed(response, dialect, next, turn.resume).body ?? undefined;
 }
 
-/** How many answers a request asks for: OpenAI Chat's `n` when it is a whole number of at least 1, else 1. */
+/**
+ * How many answers a request asks for: OpenAI Chat's `n`, Gemini's `candidateCount` (`candidate_count`, as
+ * the API reads it too), when it is a whole number of at least 1, else 1.
+ */
 function answersAsked(request: Record<string, unknown>): number {
-  const n = request.n;
+  const config = [request.generationConfig, request.generation_config].find(isRecord);
+  const n = request.n ?? config?.candidateCount ?? config?.candidate_count;
   return typeof n === "number" && Number.isInteger(n) && n >= 1 ? n : 1;
 }
 

@@ -164,8 +164,9 @@ const loadExchange = lazy(() => import("./exchange.ts"));
  * and only until its first key shows it is not a call. Malformed stream events are dropped (a client would
  * throw on them) and reported (the first 100 of each kind), and so are events a client would read otherwise
  * than the gate (an Anthropic event whose `event:` name is not its type, a block placed other than where the
- * SDK puts it, an OpenAI Chat choice past the request's `n`, named by a string or twice in one chunk, Vertex
- * AI arguments streamed in pieces). An OpenAI Responses call added away from where the openai SDK appends it
+ * SDK puts it, an OpenAI Chat choice past the request's `n`, named by a string or by no whole number from 0 up, or
+ * twice in one chunk, a Gemini chunk of more candidates than `candidateCount`, Vertex AI arguments streamed in
+ * pieces). An OpenAI Responses call added away from where the openai SDK appends it
  * (the AI SDK keys calls by `output_index`) is moved there, with every event that addresses an item, so each
  * client reads the call the gate judged. A call whose name or arguments a stream sends in differing versions
  * is judged in each. Error responses are never touched. What the gate holds of an answer at a time is bounded

@@ -133,9 +133,12 @@ function toEvent(lines: string[], raw: string): SseEvent {
   return event;
 }
 
-/** Formats one SSE frame. Multi-line data becomes several `data:` lines. */
+/**
+ * Formats one SSE frame. Multi-line data becomes several `data:` lines. The event name loses any line break
+ * (the gate writes names from event types, the provider's text): a frame stays one frame.
+ */
 export function formatSse(data: string, event?: string): string {
-  let out = event === undefined ? "" : `event: ${event}\n`;
+  let out = event === undefined ? "" : `event: ${event.replace(/[\r\n]/g, "")}\n`;
   for (const line of data.split(/\r\n|\r|\n/)) out += `data: ${line}\n`;
   return out + "\n";
 }

@@ -77,7 +77,10 @@ export interface StreamGateOptions {
   toolsDeclared?: boolean;
   /** The request's declared tools: calls written into text are read (and their values typed) against them. */
   tools?: readonly unknown[];
-  /** How many answers the request asked for (OpenAI Chat `n`): a choice past them is refused. Default 1. */
+  /**
+   * How many answers the request asked for (OpenAI Chat `n`, Gemini `candidateCount`): a choice past them, or
+   * a Gemini chunk of more candidates, is refused. Default 1.
+   */
   answers?: number;
   /**
    * Asked when the calls were rejected: a stream (already gated) to forward in their place, continuing this
@@ -394,7 +397,7 @@ export class StreamGate {
     let event = parsed.value;
     const refused = this.#router.refuse?.(event, frame.event);
     if (refused !== undefined) return this.#drop(refused);
-    if (this.#router.place) ({ raw, event } = this.#router.place(raw, event));
+    if (this.#router.place) ({ raw, event } = this.#router.place(raw, event, frame.event));
     if (this.#turn) {
       this.#turnSize += raw.length;
       if (this.#turnSize > this.#maxBytes) this.#turn = undefined;

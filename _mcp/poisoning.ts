@@ -13,6 +13,7 @@
  * @module
  */
 import { scan } from "../_scan/scan.ts";
+import { FLAG_TAGS } from "../_scan/rules.ts";
 import { escapePointer } from "../_common/pointer.ts";
 import { isRecord } from "../_common/values.ts";
 import { DATA_KEYWORDS, SCHEMA_MAPS } from "../_validate/defaults.ts";
@@ -261,17 +262,20 @@ export function checkDescription(text: string, options: DescriptionCheckOptions)
 
 /**
  * What a title must not hold: control characters (C0, line breaks and tabs included, DEL, C1: a title is one
- * line, and a line break is how a second, hidden paragraph gets in), direction embeddings, overrides and
- * isolates, and characters that draw nothing, but for those right-to-left and emoji text needs: the
- * left-to-right, right-to-left and Arabic letter marks (which reorder nothing by themselves), the zero-width
- * joiner and non-joiner, and the emoji variation selectors (U+FE0E, U+FE0F). A description may hold a
- * single invisible character for a reason (a soft hyphen in long prose); a label of a few words has none,
- * and a client shows it to the user as the tool's name, where a single one hides what the text says or
- * makes it look like another tool.
+ * line, and a line break is how a second, hidden paragraph gets in), the line and paragraph separators (line
+ * breaks too, U+2028 and U+2029), direction embeddings, overrides and isolates, and characters that draw
+ * nothing, but for those right-to-left and emoji text needs: the left-to-right, right-to-left and Arabic
+ * letter marks (which reorder nothing by themselves), the zero-width joiner and non-joiner, and the emoji
+ * variation selectors (U+FE0E, U+FE0F). A description may hold a single invisible character for a reason (a
+ * soft hyphen in long prose); a label of a few words has none, and a client shows it to the user as the
+ * tool's name, where a single one hides what the text says or makes it look like another tool.
  */
 const TITLE_HIDDEN =
   // deno-lint-ignore no-control-regex -- control characters are what this looks for
-  /[\x00-\x1f\x7f-\x9f\u00ad\u034f\u115f\u1160\u17b4\u17b5\u180e\u200b\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0d\ufeff\uffa0]|\udb40[\udc00-\udc7f]|\udb40[\udd00-\uddef]|\ud834[\udd73-\udd7a]/;
+  /[\x00-\x1f\x7f-\x9f\u00ad\u034f\u115f\u1160\u17b4\u17b5\u180e\u200b\u2028-\u202e\u2060-\u206f\u3164\ufe00-\ufe0d\ufeff\uffa0]|\udb40[\udc00-\udc7f]|\udb40[\udd00-\uddef]|\ud834[\udd73-\udd7a]/;
+
+/** The flags written with tag characters (see `FLAG_TAGS`): emoji, read as their black flag. */
+const TAG_FLAGS = new RegExp(`\\uD83C\\uDFF4${FLAG_TAGS}`, "g");
 
 /**
  * Rules anchored on an imperative ("read …", "trigger the … tool", "export my …"): at a title's first word
@@ -284,6 +288,14 @@ const LABEL_VERB_RULES: ReadonlySet<string> = new Set([
   "tool.imperative_on_user_data",
 ]);
 
+/**
+ * What may stand before a label's first word: space, emoji and other symbols ("🔑 Read Secret"), a number
+ * ("1. "), a tag in brackets ("[Vault] ", "(beta) "), a namespace of up to four words before a colon, dash or
+ * bar ("Vault: ", "Google Cloud – "). Read from the title's first 80 characters only.
+ */
+const LABEL_PREFIX =
+  /^(?:\[[^\]\n]{1,40}\]|\([^)\n]{1,40}\)|\p{N}{1,3}[.)](?=\s)|(?:[\p{L}\p{N}_.]{1,24} ?){1,4}(?:[:|]| [-–—])(?=\s)|\s+|[^\p{L}\p{N}\s[(]+)*/u;
+
 /** A path or a key file in a match: "Read ~/.ssh/id_rsa" is no label, wherever it stands. */
 const PATH_LIKE = /[~/\\%$]|\.[a-z]|id_rsa|id_ed25519/i;
 
@@ -294,8 +306,9 @@ const INTO_PARAMETER =
 /**
  * Check one title (`title`, `annotations.title`, the server's `serverInfo.title`, a schema's `title`): as a
  * description, with two differences, since a title is a label of a few words on one line. An imperative
- * rule that fires at its first word is the label naming its tool's action and is let be, unless what it
- * names is a path or a key file, or the title says which parameter to put something in: "Trigger Long
+ * rule that fires at its first word (after an emoji, a number, a tag or a namespace, as `LABEL_PREFIX` reads
+ * them) is the label naming its tool's action and is let be, unless what it names is a path or a key file,
+ * or the title says which parameter to put something in: "Trigger Long
  * Running Operation Tool", a title of the reference server `server-everything`, fired
  * `tool.call_named_tool`, and secret stores name tools "Read Secret" or "Get Access Token". And any
  * character of {@linkcode TITLE_HIDDEN} is `hidden_text` (`title.hidden_character`), where a description
@@ -307,12 +320,12 @@ const INTO_PARAMETER =
  */
 export function checkTitle(text: string, options: DescriptionCheckOptions): DescriptionFinding[] {
   if (text.length === 0) return [];
-  const lead = text.length - text.trimStart().length;
+  const lead = LABEL_PREFIX.exec(text.slice(0, 80))![0].length;
   const label = (f: DescriptionFinding) =>
     LABEL_VERB_RULES.has(f.rule) && f.start <= lead && !PATH_LIKE.test(text.slice(f.start, f.end)) &&
     !INTO_PARAMETER.test(text);
   const found = matchesIn(text, options).filter((f) => !label(f));
-  const hidden = TITLE_HIDDEN.exec(text);
+  const hidden = TITLE_HIDDEN.exec(text.replace(TAG_FLAGS, "\u{1F3F4}"));
   if (hidden !== null) {
     const excerpt = `\\u{${hidden[0].codePointAt(0)!.toString(16).toUpperCase()}}`;
     found.push({

@@ -96,6 +96,14 @@ export interface FindCursor {
 const DATA: readonly ScanContext[] = ["tool_output", "tool_args", "cli_arg"];
 
 /**
+ * The tag characters of the flags Unicode recommends that are written with tags (England, Scotland, Wales:
+ * U+1F3F4, then the tags of "gbeng", "gbsct" or "gbwls", then the cancel tag), as regular expression source:
+ * an emoji a user sees, not hidden text. Any other run of tags is.
+ */
+export const FLAG_TAGS =
+  "\\uDB40\\uDC67\\uDB40\\uDC62\\uDB40(?:\\uDC65\\uDB40\\uDC6E\\uDB40\\uDC67|\\uDC73\\uDB40\\uDC63\\uDB40\\uDC74|\\uDC77\\uDB40\\uDC6C\\uDB40\\uDC73)\\uDB40\\uDC7F";
+
+/**
  * Tool output only: the imperative heuristics ("please delete my ...", "send ... to <address>", "use the X
  * tool", "in your response ..."). Arguments the model writes (an e-mail body, a ticket) legitimately hold
  * such sentences, so there only the unambiguous rules run.
@@ -859,7 +867,11 @@ export const rules: () => readonly Rule[] = lazy(() => [
     name: "hidden.tag_characters",
     category: "hidden_text",
     raw: true,
-    re: /(?:\uDB40[\uDC00-\uDC7F])+/g,
+    // A whole run of tags, but for one that makes a flag after U+1F3F4 (see FLAG_TAGS).
+    re: new RegExp(
+      `(?<!\\uDB40[\\uDC00-\\uDC7F])(?!(?<=\\uD83C\\uDFF4)${FLAG_TAGS}(?!\\uDB40[\\uDC00-\\uDC7F]))(?:\\uDB40[\\uDC00-\\uDC7F])+`,
+      "g",
+    ),
     opens: "\uDB40",
   },
   {

@@ -296,7 +296,7 @@ test("gateCompletion drop-call: an answer of two choices, one with call fields a
   assert.match(String(gated.reason), /none of them ran/);
 });
 
-test("guardFetch Chat stream: a chunk whose choice clients read two ways (a string index, one past the request's n, one twice) is dropped", async () => {
+test("guardFetch Chat stream: a chunk whose choice clients read two ways (a string index, one past the request's n or no whole number, one twice) is dropped", async () => {
   const pieces = WRITTEN_BAD.match(/[\s\S]{1,6}/g)!;
   /** A stream whose call pieces alternate between choice 0 and `other`. */
   const split = (other: unknown) => [
@@ -314,6 +314,8 @@ test("guardFetch Chat stream: a chunk whose choice clients read two ways (a stri
   const cases: [string, unknown[], number][] = [
     ["string index, n=2", split("1"), 2],
     ["index past n=1", split(1), 1],
+    ["negative index, n=1", split(-1), 1],
+    ["fractional index, n=2", split(0.5), 2],
     ["one choice twice", [twice, chunkOf(0, {}, "stop"), "data: [DONE]\n\n"], 1],
   ];
   for (const [name, sse, n] of cases) {
@@ -369,4 +371,64 @@ test("guardFetch Gemini stream: a native call at another position does not let a
   }
   assert.doesNotMatch(text, /<tool_call>/);
   assert.equal(seen[0].verdict.allowed, false);
+});
+
+test("guardFetch: a call written into an answer that came with an empty tool_calls (as vLLM sends) is judged", async () => {
+  // vLLM answers `tool_calls: []` beside any plain text: no call fields used, so the text is what a call was
+  // written into, as for an answer without the field.
+  const body = chatCompletion(WRITTEN_BAD);
+  (body.choices as { message: Record<string, unknown> }[])[0].message.tool_calls = [];
+  provider.reply({ json: body });
+  const answer = await openai().chat.completions.create({
+    model: "m",
+    messages,
+    tools: TOOLS_OPENAI as never,
+  });
+  assert.doesNotMatch(answer.choices[0].message.content ?? "", /<tool_call>/);
+  assert.equal(provider.events[0]?.verdict.allowed, false);
+  assert.deepEqual(provider.events[0]?.verdict.calls.map((c) => c.name), ["delete_everything"]);
+});
+
+test("guardFetch Gemini stream: a chunk of more candidates than the request asked for is dropped, one of as many passes", async () => {
+  // Each candidate's text is watched apart and split into a chunk of its own: thousands of candidates in a
+  // chunk cost time and memory by their square, and no request asked for them.
+  const tools = [{
+    functionDeclarations: [{
+      name: "get_weather",
+      parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+    }],
+  }];
+  const candidate = (text: string) => ({ content: { role: "model", parts: [{ text }] } });
+  const sse = [
+    { candidates: [candidate("Oslo is "), candidate("Bergen is ")] },
+    { candidates: [candidate("cold."), candidate(WRITTEN_BAD)] },
+  ];
+  const read = async (generationConfig: Record<string, unknown>) =>
+    await withGuardedServer(() => ({ sse }), {}, async (server, f) => {
+      const res = await f(`${server.url}/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse`, {
+        method: "POST",
+        body: JSON.stringify({
+          contents: [{ role: "user", parts: [{ text: "Weather?" }] }],
+          tools,
+          generationConfig,
+        }),
+      });
+      const texts: string[] = [];
+      for (const line of (await res.text()).split("\n").filter((l) => l.startsWith("data: "))) {
+        for (const [i, c] of (JSON.parse(line.slice(6)).candidates ?? []).entries()) {
+          for (const p of c?.content?.parts ?? []) texts[i] = (texts[i] ?? "") + (p.text ?? "");
+        }
+      }
+      return texts;
+    });
+  const asked1 = await read({});
+  assert.deepEqual(asked1.value, []);
+  assert.ok(
+    asked1.seen[0].findings.some((f) => /2 candidates, where the request asked for 1/.test(f.message)),
+  );
+  const asked2 = await read({ candidateCount: 2 });
+  assert.equal(asked2.value[0], "Oslo is cold.");
+  assert.match(asked2.value[1], /^Bergen is .*delete_everything/s);
+  assert.doesNotMatch(asked2.value[1], /<tool_call>/);
+  assert.equal(asked2.seen[0].verdict.allowed, false);
 });

@@ -100,6 +100,17 @@ test("scan: hidden_text, tag characters, bidi overrides, zero-width runs", () =>
   assert.equal(text.slice(f.start, f.end), tags);
   assert.match(f.excerpt, /\\u\{E0069\}/, "the excerpt makes hidden characters visible");
 
+  // The flags of England, Scotland and Wales are written with tags: emoji, not hidden text. A flag with more
+  // tags than its own, or tags after a black flag that make no flag, are.
+  const tagged = (s: string) => [...s].map((c) => String.fromCodePoint(0xE0000 + c.charCodeAt(0))).join("");
+  const flag = (region: string) => `\u{1F3F4}${tagged(region)}\u{E007F}`;
+  for (const region of ["gbeng", "gbsct", "gbwls"]) {
+    assert.equal(has(scan(`${flag(region)} Premier League`), "hidden_text"), false, region);
+  }
+  assert.ok(has(scan(`\u{1F3F4}${tagged("ignore all")}\u{E007F} hi`), "hidden_text"));
+  assert.ok(has(scan(`${flag("gbeng")}${tagged("x")} hi`), "hidden_text"));
+  assert.ok(has(scan(`a${tagged("gbeng")}\u{E007F} hi`), "hidden_text"));
+
   assert.ok(has(scan("file\u202Egnp.exe"), "hidden_text"));
   assert.ok(has(scan("a\u2066b\u2069c"), "hidden_text"));
   assert.ok(has(scan("pay\u200B\u200B\u200Bnow"), "hidden_text"));

@@ -64,6 +64,13 @@ test("formatSse: splits multi-line data", () => {
   assert.equal(formatSse("a\nb", "t"), "event: t\ndata: a\ndata: b\n\n");
 });
 
+test("formatSse: a line break in the event name does not end the frame (the name may come from a provider)", () => {
+  const frames = sseParser().push(formatSse('{"a":1}', 'x\ndata: {"evil":1}\r\n\revent: y'));
+  assert.equal(frames.length, 1);
+  assert.equal(frames[0].data, '{"a":1}');
+  assert.doesNotMatch(frames[0].event ?? "", /[\r\n]/);
+});
+
 test("ndjsonParser: lines split across chunks, last line without newline", () => {
   const p = ndjsonParser();
   const lines = [...p.push('{"a":'), ...p.push('1}\n{"b"'), ...p.push(":2}"), ...p.end()];

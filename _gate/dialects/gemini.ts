@@ -158,6 +158,12 @@ const atPosition = (candidate: unknown, position: number): unknown[] => [
 class GeminiStream implements FrameRouter {
   readonly framing = "sse";
   #template?: Record<string, unknown>;
+  /** How many candidates the request asked for. */
+  readonly #answers: number;
+
+  constructor(answers = 1) {
+    this.#answers = answers;
+  }
 
   readonly text: TextFrames = {
     read: geminiText,
@@ -216,9 +222,17 @@ class GeminiStream implements FrameRouter {
    * Vertex AI streams a call's arguments in pieces when the request asks for it
    * (`streamFunctionCallArguments`): `partialArgs` by JSON path, `willContinue` until the last. What a
    * client assembles from them is not the `args` the gate judges, so a chunk carrying such a piece is
-   * refused: no client gets a call whose arguments were not judged whole.
+   * refused: no client gets a call whose arguments were not judged whole. So is a chunk of more candidates
+   * than the request asked for (`candidateCount`): the text of each candidate is watched apart, and split
+   * into a chunk of its own at its position, which for thousands of them cost time and memory by their
+   * square.
    */
   refuse(event: Record<string, unknown>): string | undefined {
+    const count = Array.isArray(event.candidates) ? event.candidates.length : 0;
+    if (count > this.#answers) {
+      return `a Gemini chunk of ${count} candidates, where the request asked for ${this.#answers} ` +
+        "(candidateCount); the chunk was dropped";
+    }
     const pieced = candidates(event).some((c) =>
       parts(c).some((p) =>
         isRecord(p.functionCall) &&
@@ -329,6 +343,6 @@ class GeminiTurn implements TurnRecorder {
 /** Google Gemini in its three roles. */
 export const gemini: Dialect = {
   body,
-  router: () => new GeminiStream(),
+  router: (request) => new GeminiStream(request?.answers),
   turn: () => new GeminiTurn(),
 };

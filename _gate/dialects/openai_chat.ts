@@ -82,14 +82,19 @@ const body: CompletionBody = {
   },
 };
 
-/** The text of each choice's message; with `loose`, only of those that carry no native call. */
+/**
+ * The text of each choice's message; with `loose`, only of those that carry no native call (as `calls` reads
+ * them: an empty `tool_calls`, which vLLM sends with every plain answer, carries none).
+ */
 function choiceTexts(body: Record<string, unknown>, loose: boolean): string[] {
   const out: string[] = [];
   for (const c of body.choices as unknown[]) {
     if (!isRecord(c) || !isRecord(c.message)) continue;
     const text = contentText(c.message);
     if (text === undefined) continue;
-    if (loose && (Array.isArray(c.message.tool_calls) || isRecord(c.message.function_call))) continue;
+    const native = (Array.isArray(c.message.tool_calls) && c.message.tool_calls.length > 0) ||
+      isRecord(c.message.function_call);
+    if (loose && native) continue;
     out.push(text);
   }
   return out;
@@ -168,9 +173,10 @@ class ChatStream implements FrameRouter {
   /**
    * The openai SDK files each choice under its `index` (`"1"` as 1); the AI SDK and code that reads
    * `choices[0]` take the chunk's first choice. They agree with each other and with the gate only while
-   * each choice a chunk carries is one the request asked for, named by a number, once: a chunk with a
-   * choice past the request's `n`, an index written as a string, or one choice twice is refused (a call
-   * split between two such choices would be whole to one client and to no watch of the gate).
+   * each choice a chunk carries is one the request asked for, named by a whole number, once: a chunk with a
+   * choice past the request's `n`, an index written as a string, negative or with a fraction (the openai SDK
+   * files `-1` where no choice of its answer is, the AI SDK reads it as the answer), or one choice twice is
+   * refused (a call split between two such choices would be whole to one client and to no watch of the gate).
    */
   refuse(event: Record<string, unknown>): string | undefined {
     if (!Array.isArray(event.choices)) return undefined;
@@ -183,6 +189,10 @@ class ChatStream implements FrameRouter {
         } (a string, which clients read two ways); the chunk was dropped`;
       }
       const index = choiceIndex(c);
+      if (!Number.isInteger(index) || index < 0) {
+        return `a choice at index ${index} (no whole number from 0 up, which clients read two ways); ` +
+          "the chunk was dropped";
+      }
       if (index >= this.#answers) {
         const asked = `the request asked for ${this.#answers} answer(s)`;
         return `a choice at index ${index}, where ${asked}; the chunk was dropped`;

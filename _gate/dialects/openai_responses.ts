@@ -332,14 +332,20 @@ class ResponsesStream implements FrameRouter {
   /**
    * Once a call was added away from its place (see {@linkcode ResponsesStream.refuse}): the event at the
    * place a client holds its item, which is where the gate reads it too. Before, events go out as they came.
+   * The frame keeps its own `event:` name: the event's `type` is the provider's text, which may hold a line
+   * break, and written into the name it would end the frame and begin one the gate never read.
    */
-  place(raw: string, event: Record<string, unknown>): { raw: string; event: Record<string, unknown> } {
+  place(
+    raw: string,
+    event: Record<string, unknown>,
+    name: string | undefined,
+  ): { raw: string; event: Record<string, unknown> } {
     const oi = event.output_index;
     if (!this.#placing || typeof oi !== "number") return { raw, event };
     const place = this.#placeOf.get(oi);
     if (place === undefined || place === oi) return { raw, event };
     const placed = { ...event, output_index: place };
-    return { raw: formatSse(JSON.stringify(placed), event.type as string), event: placed };
+    return { raw: formatSse(JSON.stringify(placed), name), event: placed };
   }
 
   note(event: Record<string, unknown>, raw: string): void {

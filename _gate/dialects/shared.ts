@@ -19,7 +19,7 @@ export interface Dialect {
 
 /** What a router is told about the request whose answer it routes. */
 export interface RouterRequest {
-  /** How many answers the request asked for (OpenAI Chat `n`). Default 1. */
+  /** How many answers the request asked for (OpenAI Chat `n`, Gemini `candidateCount`). Default 1. */
   answers?: number;
 }
 
@@ -140,9 +140,14 @@ export interface FrameRouter {
   /**
    * A frame not refused as the client will read it, where the client would hold what it addresses
    * elsewhere than the frame says (OpenAI Responses items added away from their place): the gate then
-   * reads and forwards it as placed.
+   * reads and forwards it as placed, under the frame's own `event:` name (`name`, absent in NDJSON): a name
+   * made from the event's fields could carry a line break, and with it a frame of its own.
    */
-  place?(raw: string, event: Record<string, unknown>): { raw: string; event: Record<string, unknown> };
+  place?(
+    raw: string,
+    event: Record<string, unknown>,
+    name: string | undefined,
+  ): { raw: string; event: Record<string, unknown> };
   /** Sends, holds or splits one parsed frame. */
   route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void;
   /** Ends a stream whose calls were rejected: `text` in place of the calls, then a normal stop. */
