@@ -56,8 +56,8 @@ Options:
                        schema changes is reported on stderr with a diff and its calls are refused until
                        accepted; none turns pinning off
   --accept-changed L   accept (re-pin) changed definitions of these tools this run: a comma list, or all
-  --strict             hide tools whose description carries injected instructions (default: the flagged
-                       part is cut out and marked) and refuse calls to them
+  --strict             hide tools whose description or title carries injected instructions (default: the
+                       flagged part is cut out and marked, a title replaced whole) and refuse calls to them
   --injection MODE     argument-injection findings: warn (default: logged, call forwarded; legitimate
                        arguments such as a file that discusses prompt injection would be blocked otherwise,
                        and a model that was already injected is better caught by --scan-output), block

@@ -157,7 +157,7 @@ const loadExchange = lazy(() => import("./exchange.ts"));
  * (SSE or NDJSON) passes its text through as it arrives and withholds the tool-call events until the stream
  * ends and the assembled calls validate; rejected calls are replaced by a text event carrying the reason and
  * a normal stop. In streams of every dialect (OpenAI Chat and Gemini: every choice or candidate, each apart;
- * Anthropic, OpenAI Responses and Cohere: across the text blocks or items), text from a call marker on
+ * Ollama; Anthropic, OpenAI Responses and Cohere: across the text blocks or items), text from a call marker on
  * (`<tool_call>`, `<|python_tag|>`, `[TOOL_CALLS]`, a JSON fence) is held the same way and judged at the end;
  * prose in the frames before it flows at once (prose in the frame it starts in waits with it, so text with no
  * call passes byte for byte); a message that opens with JSON is held only in a request that declares tools,
