@@ -83,7 +83,9 @@ description reaches the client with the span replaced by a [toolguard: removed .
 replaced whole), and is logged.
 
 Exit status: 0 when the client closed the connection or the server exited with 0, 1 when the server could
-not start or ended otherwise (with --url: when a message did not reach it or was refused), 2 for usage errors.
+not start or ended otherwise (with --url: when the server did not take a message, unreachable or answering
+with an HTTP error; a request the relay answered itself, e.g. past --max-in-flight, does not count), 2 for
+usage errors.
 
 Example (Claude Desktop / any MCP client config):
   "command": "toolguard", "args": ["mcp", "--scan-output", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", "/data"]

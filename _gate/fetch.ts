@@ -58,7 +58,10 @@ export interface GuardFetchOptions extends GateOptions {
    * Gemini parts with their `thoughtSignature`, Responses `reasoning` items, Ollama `thinking`), which
    * providers with extended thinking require. The usage the client sees is every attempt's added up (each
    * is billed); each attempt's own is in its `onVerdict` event. Every attempt is reported to `onVerdict`.
-   * Default 0 (off).
+   * A turn is not sent back when `onRejected: "drop-call"` kept some of its calls (they reached the client),
+   * nor when calls written into the text of a response of several answers (OpenAI Chat `n`, Gemini
+   * `candidateCount`) were rejected, since a retry sends back one answer's turn (a stream whose written calls
+   * all came in its first answer is still retried): such a turn ends in the reason. Default 0 (off).
    */
   retry?: number;
   /**
