@@ -5,8 +5,8 @@
  * how to retry. With `scanOutput` it flags injected instructions in tool results (with `redact`, it cuts
  * them out). Other messages pass through unchanged, but for those it cannot judge or route: a `tools/call`
  * without an id, a request under the id of one still waiting, a line that is not JSON, an answer to no request
- * waiting (a second one, an unknown id) and a message that is both a request and an answer are not passed on
- * (a request among them is answered with an error).
+ * waiting (a second one, an unknown id), a message that is both a request and an answer and, over HTTP, a
+ * request past `maxInFlight` are not passed on (a request among them is answered with an error).
  *
  * Four ways in:
  * - {@linkcode relayMcp} / {@linkcode relayMcpStdio}: start a stdio server as a child process and relay
@@ -18,9 +18,9 @@
  * - {@linkcode createMcpGuard}: the judge on its own, for any other plumbing.
  *
  * Beyond arguments, the guard pins tool definitions (`pins`: a changed tool is refused until accepted),
- * cuts instructions aimed at the model out of descriptions and titles (tool poisoning, shadowing; `strict` hides such
- * tools), refuses credentials in arguments (`allowSecrets` to forward them), scans every server-to-client
- * payload with `scanOutput`, and answers every request, also when the server cannot.
+ * cuts instructions aimed at the model out of descriptions and titles (tool poisoning, shadowing; `strict`
+ * hides such tools), refuses credentials in arguments (`allowSecrets` to forward them), scans every
+ * server-to-client payload with `scanOutput`, and answers every request, also when the server cannot.
  *
  * @example Judge calls against a server's tools
  * ```ts

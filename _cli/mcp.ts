@@ -56,8 +56,8 @@ Options:
                        schema changes is reported on stderr with a diff and its calls are refused until
                        accepted; none turns pinning off
   --accept-changed L   accept (re-pin) changed definitions of these tools this run: a comma list, or all
-  --strict             hide tools whose description carries injected instructions (default: the flagged
-                       part is cut out and marked) and refuse calls to them
+  --strict             hide tools whose description or title carries injected instructions (default: the
+                       flagged part is cut out and marked, a title replaced whole) and refuse calls to them
   --injection MODE     argument-injection findings: warn (default: logged, call forwarded; legitimate
                        arguments such as a file that discusses prompt injection would be blocked otherwise,
                        and a model that was already injected is better caught by --scan-output), block
@@ -83,7 +83,9 @@ description reaches the client with the span replaced by a [toolguard: removed .
 replaced whole), and is logged.
 
 Exit status: 0 when the client closed the connection or the server exited with 0, 1 when the server could
-not start or ended otherwise (with --url: when a message did not reach it or was refused), 2 for usage errors.
+not start or ended otherwise (with --url: when the server did not take a message, unreachable or answering
+with an HTTP error; a request the relay answered itself, e.g. past --max-in-flight, does not count), 2 for
+usage errors.
 
 Example (Claude Desktop / any MCP client config):
   "command": "toolguard", "args": ["mcp", "--scan-output", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", "/data"]

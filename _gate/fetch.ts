@@ -58,7 +58,10 @@ export interface GuardFetchOptions extends GateOptions {
    * Gemini parts with their `thoughtSignature`, Responses `reasoning` items, Ollama `thinking`), which
    * providers with extended thinking require. The usage the client sees is every attempt's added up (each
    * is billed); each attempt's own is in its `onVerdict` event. Every attempt is reported to `onVerdict`.
-   * Default 0 (off).
+   * A turn is not sent back when `onRejected: "drop-call"` kept some of its calls (they reached the client),
+   * nor when calls written into the text of a response of several answers (OpenAI Chat `n`, Gemini
+   * `candidateCount`) were rejected, since a retry sends back one answer's turn (a stream whose written calls
+   * all came in its first answer is still retried): such a turn ends in the reason. Default 0 (off).
    */
   retry?: number;
   /**
@@ -157,7 +160,7 @@ const loadExchange = lazy(() => import("./exchange.ts"));
  * (SSE or NDJSON) passes its text through as it arrives and withholds the tool-call events until the stream
  * ends and the assembled calls validate; rejected calls are replaced by a text event carrying the reason and
  * a normal stop. In streams of every dialect (OpenAI Chat and Gemini: every choice or candidate, each apart;
- * Anthropic, OpenAI Responses and Cohere: across the text blocks or items), text from a call marker on
+ * Ollama; Anthropic, OpenAI Responses and Cohere: across the text blocks or items), text from a call marker on
  * (`<tool_call>`, `<|python_tag|>`, `[TOOL_CALLS]`, a JSON fence) is held the same way and judged at the end;
  * prose in the frames before it flows at once (prose in the frame it starts in waits with it, so text with no
  * call passes byte for byte); a message that opens with JSON is held only in a request that declares tools,

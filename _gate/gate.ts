@@ -57,8 +57,8 @@ export interface GateOptions extends ValidateOptions {
    *   cut out one by one where each sits in markup of its own (`<tool_call>` tags, a fence); calls
    *   written into one block together (a JSON array of calls) cannot be parted without rewriting what the
    *   model wrote, so that turn is withheld whole (and, like any drop-call turn, not retried). So is a
-   *   response of several answers (OpenAI Chat `n`) in which one used call fields and another wrote its
-   *   calls into text.
+   *   response of several answers (OpenAI Chat `n`, Gemini `candidateCount`) in which one used call fields
+   *   and another wrote its calls into text.
    */
   onRejected?: "withhold-turn" | "drop-call";
 }
@@ -220,12 +220,14 @@ export function makeJudge(request: unknown, dialect: CompletionDialect, options:
  * Judges the tool calls in one model response against the tools declared in its request.
  *
  * Reads OpenAI Chat Completions, OpenAI Responses, Anthropic Messages, Ollama `/api/chat`, Gemini
- * `generateContent` and Cohere v2 chat bodies. When the
- * response has no native calls, calls written into the text (`extractToolCalls`) are judged instead. When any
- * call is rejected, `response` is a copy of the same shape with every call removed (so a caller that forwards
- * it cannot forward the rejected call), the reason in its text, and `finish_reason` / `stop_reason` /
- * `done_reason` set to a normal stop so clients do not wait for tool results. Otherwise `response` is the
- * input, untouched. Never throws on model output; throws only when the declared tools cannot be compiled
+ * `generateContent` and Cohere v2 chat bodies. When an answer has no native calls, calls written into its
+ * text (`extractToolCalls`) are judged instead; in a body of several answers (OpenAI Chat `n`, Gemini
+ * `candidateCount`) with both kinds, all of them together, as one turn. When any call is rejected, `response`
+ * is a copy of the same shape with every call removed (so a caller that forwards it cannot forward the
+ * rejected call), the reason in its text, and `finish_reason` / `stop_reason` / `done_reason` set to a normal
+ * stop so clients do not wait for tool results; with `onRejected: "drop-call"` only the rejected calls are
+ * removed where they can be parted, and the turn keeps its stop reason for the calls left. Otherwise
+ * `response` is the input, untouched. Never throws on model output; throws only when the declared tools cannot be compiled
  * (an unsupported schema keyword), since a schema is never half-enforced, or on an unknown `options.dialect`.
  *
  * @param request The request body sent to the model (for its `tools`), or `undefined` with `options.tools`.

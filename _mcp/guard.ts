@@ -167,7 +167,7 @@ export function createMcpGuard(options: McpGuardOptions = {}): McpGuard {
   };
   let compiled: CompiledTools | null = null;
   let stale = false;
-  /** With `strict`: tools whose description was flagged, refused like undeclared ones. */
+  /** With `strict`: tools whose description or title was flagged, refused like undeclared ones. */
   let poisoned = new Set<string>();
   const pins = options.pins ? new PinStore(options.pins) : null;
   const emit = (event: McpEvent) => emitTo(options.onEvent, event);

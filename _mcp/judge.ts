@@ -118,15 +118,18 @@ export function refuseChanged(change: PinChange): McpCallCheck {
   return { allowed: false, name, verdict, feedback, result: rejection(feedback, [finding]) };
 }
 
-/** The answer to a call of a tool hidden because its description carries instructions (`strict`). */
+/**
+ * The answer to a call of a tool hidden because its description or title carries text aimed at the model
+ * (`strict`; a title is flagged for a single hidden character too, so the answer names both).
+ */
 export function refusePoisoned(name: string): McpCallCheck {
   const finding: Finding = {
     code: "unknown_tool",
     path: "",
-    message: `Tool ${name} is hidden: its description carries instructions aimed at the model`,
+    message: `Tool ${name} is hidden: its description or title carries text aimed at the model`,
   };
-  const feedback = `Your call to ${name} was not run: toolguard hid this tool because its description ` +
-    "carries instructions aimed at you (tool poisoning). Do not retry; tell the user.";
+  const feedback = `Your call to ${name} was not run: toolguard hid this tool because its description or ` +
+    "title carries text aimed at you (tool poisoning). Do not retry; tell the user.";
   const verdict: CallVerdict = { index: 0, name, allowed: false, findings: [finding] };
   return { allowed: false, name, verdict, feedback, result: rejection(feedback, [finding]) };
 }

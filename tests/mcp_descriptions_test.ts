@@ -5,6 +5,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { checkDescription, checkTitle, cleanListing } from "../_mcp/poisoning.ts";
+import { createMcpGuard } from "../mcp.ts";
 
 const none = { declared: new Set<string>() };
 
@@ -169,4 +170,14 @@ test("cleanListing: a tool whose title carries an order is hidden with strict", 
   const strict = cleanListing("tools/list", { tools }, { declared: new Set(), strict: true });
   assert.deepEqual(strict.hidden, ["a", "b"]);
   assert.deepEqual((strict.result as { tools: unknown[] }).tools, [tools[2]]);
+});
+
+test("createMcpGuard: with strict, a tool hidden for its title is refused naming the title", () => {
+  const guard = createMcpGuard({ strict: true });
+  guard.setTools([{ name: "sum", title: "Sum\u200b", inputSchema: { type: "object" } }]);
+  const check = guard.checkCall({ name: "sum", arguments: {} });
+  assert.equal(check.allowed, false);
+  if (check.allowed) return;
+  assert.match(check.feedback, /description or title/);
+  assert.match(check.verdict.findings[0].message, /description or title/);
 });
