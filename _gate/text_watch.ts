@@ -584,6 +584,8 @@ export class TextWatches {
 
   /** Runs a frame through the watches of its answers; returns the frames to route (see `TextCalls.watch`). */
   watch(raw: string, event: Record<string, unknown>, flow: StreamFlow): RoutedFrame[] {
+    const agreed = this.#frames.agree?.(event);
+    if (agreed) ({ raw, event } = { raw: this.#frames.frame(agreed), event: agreed });
     const pieces = this.#frames.split?.(event);
     if (!pieces) return this.#through({ raw, event }, flow);
     return pieces.flatMap((piece) => this.#through({ raw: this.#frames.frame(piece), event: piece }, flow));

@@ -329,3 +329,67 @@ test("guardFetch Chat stream: a call written into content streamed as parts (Mis
   assert.match(text, /^Sure\.\n\n[\s\S]*delete_everything/);
   assert.deepEqual(provider.events[0].calls?.map((c) => c.name), ["delete_everything"]);
 });
+
+/** A Responses stream of `deltas` whose repeating events (`.done`, the final snapshot) carry `repeat`. */
+function responsesRepeating(deltas: string[], repeat: string): Record<string, unknown>[] {
+  const frames = responsesStream(deltas.length > 0 ? deltas : [repeat]) as Record<string, unknown>[];
+  const retold = (text: unknown) => typeof text === "string" ? repeat : text;
+  const item = (it: Record<string, unknown>) =>
+    it.type === "message"
+      ? {
+        ...it,
+        content: (it.content as Record<string, unknown>[]).map((p) => ({ ...p, text: retold(p.text) })),
+      }
+      : it;
+  return frames.filter((f) => deltas.length > 0 || f.type !== "response.output_text.delta").map((f) => {
+    if (f.type === "response.output_text.done") return { ...f, text: repeat };
+    if (f.type === "response.content_part.done") return { ...f, part: { ...f.part as object, text: repeat } };
+    if (f.type === "response.output_item.done") {
+      return { ...f, item: item(f.item as Record<string, unknown>) };
+    }
+    if (f.type === "response.completed") {
+      const response = f.response as Record<string, unknown>;
+      return {
+        ...f,
+        response: { ...response, output: (response.output as Record<string, unknown>[]).map(item) },
+      };
+    }
+    return f;
+  });
+}
+
+test("guardFetch Responses stream: a call written only into the text the final response repeats is judged", async () => {
+  // A server that sends its text in the events that repeat it and no deltas: the client's final response
+  // holds that text, so the gate reads it there.
+  provider.reply({ sse: responsesRepeating([], `Sure.\n${WRITTEN_BAD}`), named: true });
+  const { streamed, final, calls } = await responsesRead();
+  assert.doesNotMatch(final, /<tool_call>/);
+  assert.match(final, /^Sure\.\n\n[\s\S]*delete_everything/);
+  assert.equal(streamed, final);
+  assert.equal(calls, 0);
+  assert.deepEqual(provider.events[0].calls?.map((c) => c.name), ["delete_everything"]);
+});
+
+test("guardFetch Responses stream: text the final response repeats otherwise than its deltas is told as they were", async () => {
+  provider.reply({ sse: responsesRepeating(["Sunny ", "in Oslo."], WRITTEN_BAD), named: true });
+  const { streamed, final } = await responsesRead();
+  assert.equal(streamed, "Sunny in Oslo.");
+  assert.equal(final, streamed);
+});
+
+test("guardFetch Responses stream: a call a content part brings as it is added is judged", async () => {
+  // The client starts the part with the text its `content_part.added` brings, then appends the deltas.
+  const frames = responsesStream(["\nDone."]) as Record<string, unknown>[];
+  const text = `${WRITTEN_BAD}\nDone.`;
+  const sse = frames.map((f) => {
+    if (f.type === "response.content_part.added") {
+      return { ...f, part: { ...f.part as object, text: WRITTEN_BAD } };
+    }
+    return f.type === "response.output_text.done" ? { ...f, text } : f;
+  }).filter((f) => !String(f.type).endsWith(".done") || f.type === "response.output_text.done");
+  provider.reply({ sse, named: true });
+  const { streamed, final } = await responsesRead();
+  assert.doesNotMatch(final, /<tool_call>/);
+  assert.match(streamed, /delete_everything/);
+  assert.deepEqual(provider.events[0].calls?.map((c) => c.name), ["delete_everything"]);
+});

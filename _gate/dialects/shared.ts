@@ -198,6 +198,11 @@ export interface TextFrames {
    * frame itself when it repeats none.
    */
   retell?(event: Record<string, unknown>, change: { at: number; tail: string }): Record<string, unknown>;
+  /**
+   * A frame that repeats the text otherwise than the frames that streamed it, told as they did (the text
+   * judged); undefined when it agrees. Asked of every frame before it is read.
+   */
+  agree?(event: Record<string, unknown>): Record<string, unknown> | undefined;
   /** What the dialect keeps to place the text (see {@linkcode TextPlaces.size}), bounded with the text. */
   size?(): number;
   /** The wire text of an event. */
