@@ -393,3 +393,16 @@ test("guardFetch Responses stream: a call a content part brings as it is added i
   assert.match(streamed, /delete_everything/);
   assert.deepEqual(provider.events[0].calls?.map((c) => c.name), ["delete_everything"]);
 });
+
+test("guardFetch Anthropic stream: a call written into a text block the message starts with is judged", async () => {
+  // The SDK's message is the `message_start`'s, content and all: a text block there is in `finalMessage()`.
+  const frames = anthropicStream([]) as Record<string, unknown>[];
+  const start = frames[0] as { message: Record<string, unknown> };
+  frames[0] = { ...start, message: { ...start.message, content: [{ type: "text", text: WRITTEN_BAD }] } };
+  provider.reply({ sse: frames, named: true });
+  const { final, text } = await anthropicRead();
+  assert.doesNotMatch(text, /<tool_call>/);
+  assert.match(text, /delete_everything/);
+  assert.deepEqual(final.content.map((b) => b.type), ["text"]);
+  assert.deepEqual(provider.events[0].calls?.map((c) => c.name), ["delete_everything"]);
+});
