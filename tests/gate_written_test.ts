@@ -406,3 +406,45 @@ test("guardFetch Anthropic stream: a call written into a text block the message 
   assert.deepEqual(final.content.map((b) => b.type), ["text"]);
   assert.deepEqual(provider.events[0].calls?.map((c) => c.name), ["delete_everything"]);
 });
+
+/**
+ * A Responses stream that calls `call` first and then answers with a message of `text` (in pieces, or in
+ * the text its content part brings when `added`), as a local model does that both calls and writes.
+ */
+function callThenText(call: string, text: string[], added = false): Record<string, unknown>[] {
+  const calls = responsesStream([], [{ name: call, args: { city: "Oslo" } }]) as Record<string, unknown>[];
+  const message = responsesStream(text) as Record<string, unknown>[];
+  const at1 = (e: Record<string, unknown>) => e.output_index === 0 ? { ...e, output_index: 1 } : e;
+  const body = message.filter((e) => e.output_index === 0).map(at1).flatMap((e) => {
+    if (!added) return [e];
+    if (e.type === "response.output_text.delta") return [];
+    if (e.type !== "response.content_part.added") return [e];
+    return [{ ...e, part: { ...e.part as object, text: text.join("") } }];
+  });
+  const done = calls.at(-1) as { response: Record<string, unknown> };
+  const output = [
+    ...(done.response.output as unknown[]),
+    ...((message.at(-1) as { response: { output: unknown[] } }).response.output),
+  ];
+  const frames = [...calls.slice(0, -1), ...body, { ...done, response: { ...done.response, output } }];
+  return frames.map((f, i) => ({ ...f, sequence_number: i }));
+}
+
+test("guardFetch Responses stream: text held after a call that is judged goes out in its place, not ahead of it", async () => {
+  // The text is not judged (the answer calls natively); sent ahead of the held call, its events named an
+  // output the client did not have yet, and the openai SDK threw.
+  for (const call of ["get_weather", "delete_everything"]) {
+    provider.reply({ sse: callThenText(call, ["Done: ", ...splitN(WRITTEN_BAD, 4)]), named: true });
+    const { streamed, final, calls } = await responsesRead();
+    assert.equal(final, streamed);
+    assert.equal(calls, call === "get_weather" ? 1 : 0);
+    assert.deepEqual(provider.events[0].calls?.map((c) => c.name), [call]);
+  }
+});
+
+test("guardFetch Responses stream: a content part that brings its text after a held call is started before it", async () => {
+  provider.reply({ sse: callThenText("get_weather", ["Done: ", WRITTEN_BAD], true), named: true });
+  const { final, calls } = await responsesRead();
+  assert.equal(final, `Done: ${WRITTEN_BAD}`); // (the answer calls natively: its text is not read for calls)
+  assert.equal(calls, 1);
+});
