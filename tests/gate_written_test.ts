@@ -448,3 +448,22 @@ test("guardFetch Responses stream: a content part that brings its text after a h
   assert.equal(final, `Done: ${WRITTEN_BAD}`); // (the answer calls natively: its text is not read for calls)
   assert.equal(calls, 1);
 });
+
+test("guardFetch Anthropic stream: a text block held after a tool_use block goes out after it", async () => {
+  // Sent ahead of the held tool_use block, the text's deltas named a block the SDK did not have: it threw.
+  const frames = anthropicStream([], [{ name: "get_weather", args: { city: "Oslo" } }]) as Record<
+    string,
+    unknown
+  >[];
+  const text = ["Done: ", ...splitN(WRITTEN_BAD, 4)];
+  const block = [
+    { type: "content_block_start", index: 1, content_block: { type: "text", text: "" } },
+    ...text.map((t) => ({ type: "content_block_delta", index: 1, delta: { type: "text_delta", text: t } })),
+    { type: "content_block_stop", index: 1 },
+  ];
+  frames.splice(frames.findIndex((f) => f.type === "message_delta"), 0, ...block);
+  provider.reply({ sse: frames, named: true });
+  const { final, text: finalText } = await anthropicRead();
+  assert.deepEqual(final.content.map((b) => b.type), ["tool_use", "text"]);
+  assert.equal(finalText, text.join("")); // (the answer calls natively: its text is not read for calls)
+});
