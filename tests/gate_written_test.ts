@@ -467,3 +467,44 @@ test("guardFetch Anthropic stream: a text block held after a tool_use block goes
   assert.deepEqual(final.content.map((b) => b.type), ["tool_use", "text"]);
   assert.equal(finalText, text.join("")); // (the answer calls natively: its text is not read for calls)
 });
+
+test("guardFetch Responses stream: the held events that repeat a rejected call's text are retold in linear time", async () => {
+  // Text moved between two parts at every delta keeps a run per delta; each held `.done` event walked them.
+  const n = 1_000;
+  const frames = responsesStream([WRITTEN_BAD]) as Record<string, unknown>[];
+  const at = frames.findIndex((f) => f.type === "response.output_text.done");
+  const other = { type: "response.content_part.added", item_id: "msg_1", output_index: 0, content_index: 1 };
+  const moves: Record<string, unknown>[] = [{
+    ...other,
+    part: { type: "output_text", text: "", annotations: [] },
+  }];
+  for (let i = 0; i < n; i++) {
+    for (const ci of [1, 0]) {
+      moves.push({
+        type: "response.output_text.delta",
+        item_id: "msg_1",
+        output_index: 0,
+        content_index: ci,
+        delta: "x",
+      });
+    }
+  }
+  const done = frames[at];
+  const dones = Array.from({ length: n }, () => ({ ...done, text: `${WRITTEN_BAD}${"x".repeat(n)}` }));
+  provider.reply({ sse: [...frames.slice(0, at), ...moves, ...dones, ...frames.slice(at + 1)], named: true });
+  const slice = String.prototype.slice;
+  let sliced = 0;
+  String.prototype.slice = function (this: string, ...args: [number?, number?]) {
+    sliced++;
+    return slice.apply(this, args);
+  };
+  let read: Awaited<ReturnType<typeof responsesRead>>;
+  try {
+    read = await responsesRead();
+  } finally {
+    String.prototype.slice = slice;
+  }
+  assert.ok(sliced < 200 * n, `${sliced} slices for ${n} events`);
+  assert.doesNotMatch(read.final, /<tool_call>/);
+  assert.deepEqual(provider.events[0].calls?.map((c) => c.name), ["delete_everything"]);
+});
