@@ -414,7 +414,7 @@ export class StreamGate {
     this.#assembler.push(event);
     this.#router.note?.(event, raw);
     if (!this.#text) return this.#router.route(raw, event, flow);
-    for (const frame of this.#text.watch(raw, event, flow)) this.#router.route(frame.raw, frame.event, flow);
+    this.#text.watch(raw, event, flow, (frame) => this.#router.route(frame.raw, frame.event, flow));
   }
 
   /** The wire text of `event` in place of the frame `raw` (keeping an SSE frame's `event:` name). */

@@ -420,11 +420,17 @@ export class TextCalls {
       ? extractToolCalls(w.visible + w.held, { tools: this.#tools })
       : [];
     if (extracted.length === 0) {
-      // Nothing to judge: the held text goes out as it came, ahead of any call still held.
+      // Nothing to judge: the held frames go out as they came, in stream order. While a call is held they
+      // stay in its place, held as any frame after a call (a client addresses content by position: text
+      // sent ahead of the call items, or of its part's start, names an item or part it does not have yet).
       this.#prose = "";
-      const text = flow.held.filter((h) => h.written && this.#owns(h));
-      flow.setHeld(flow.held.filter((h) => !(h.written && this.#owns(h))));
-      for (const h of text) flow.send(h.raw);
+      if (flow.pending) {
+        flow.setHeld(flow.held.map((h) => h.written && this.#owns(h) ? { ...h, written: undefined } : h));
+        return undefined;
+      }
+      const own = flow.held.filter((h) => this.#owns(h));
+      flow.setHeld(flow.held.filter((h) => !this.#owns(h)));
+      for (const h of own) flow.send(h.raw);
       return undefined;
     }
     this.#extracted = extracted;
@@ -582,11 +588,27 @@ export class TextWatches {
     this.#options = options;
   }
 
-  /** Runs a frame through the watches of its answers; returns the frames to route (see `TextCalls.watch`). */
-  watch(raw: string, event: Record<string, unknown>, flow: StreamFlow): RoutedFrame[] {
+  /**
+   * Runs a frame through the watches of its answers and hands `route` the frames to route, in order (see
+   * `TextCalls.watch`). A frame split in pieces has each piece's frames routed before the next piece is
+   * watched: a piece the watch holds must not overtake one the router holds (the start of its part).
+   */
+  watch(
+    raw: string,
+    event: Record<string, unknown>,
+    flow: StreamFlow,
+    route: (frame: RoutedFrame) => void,
+  ): void {
+    const agreed = this.#frames.agree?.(event);
+    if (agreed) ({ raw, event } = { raw: this.#frames.frame(agreed), event: agreed });
     const pieces = this.#frames.split?.(event);
-    if (!pieces) return this.#through({ raw, event }, flow);
-    return pieces.flatMap((piece) => this.#through({ raw: this.#frames.frame(piece), event: piece }, flow));
+    if (!pieces) {
+      for (const f of this.#through({ raw, event }, flow)) route(f);
+      return;
+    }
+    for (const piece of pieces) {
+      for (const f of this.#through({ raw: this.#frames.frame(piece), event: piece }, flow)) route(f);
+    }
   }
 
   /** The length of the text kept to read calls from, over every answer. */

@@ -329,3 +329,182 @@ test("guardFetch Chat stream: a call written into content streamed as parts (Mis
   assert.match(text, /^Sure\.\n\n[\s\S]*delete_everything/);
   assert.deepEqual(provider.events[0].calls?.map((c) => c.name), ["delete_everything"]);
 });
+
+/** A Responses stream of `deltas` whose repeating events (`.done`, the final snapshot) carry `repeat`. */
+function responsesRepeating(deltas: string[], repeat: string): Record<string, unknown>[] {
+  const frames = responsesStream(deltas.length > 0 ? deltas : [repeat]) as Record<string, unknown>[];
+  const retold = (text: unknown) => typeof text === "string" ? repeat : text;
+  const item = (it: Record<string, unknown>) =>
+    it.type === "message"
+      ? {
+        ...it,
+        content: (it.content as Record<string, unknown>[]).map((p) => ({ ...p, text: retold(p.text) })),
+      }
+      : it;
+  return frames.filter((f) => deltas.length > 0 || f.type !== "response.output_text.delta").map((f) => {
+    if (f.type === "response.output_text.done") return { ...f, text: repeat };
+    if (f.type === "response.content_part.done") return { ...f, part: { ...f.part as object, text: repeat } };
+    if (f.type === "response.output_item.done") {
+      return { ...f, item: item(f.item as Record<string, unknown>) };
+    }
+    if (f.type === "response.completed") {
+      const response = f.response as Record<string, unknown>;
+      return {
+        ...f,
+        response: { ...response, output: (response.output as Record<string, unknown>[]).map(item) },
+      };
+    }
+    return f;
+  });
+}
+
+test("guardFetch Responses stream: a call written only into the text the final response repeats is judged", async () => {
+  // A server that sends its text in the events that repeat it and no deltas: the client's final response
+  // holds that text, so the gate reads it there.
+  provider.reply({ sse: responsesRepeating([], `Sure.\n${WRITTEN_BAD}`), named: true });
+  const { streamed, final, calls } = await responsesRead();
+  assert.doesNotMatch(final, /<tool_call>/);
+  assert.match(final, /^Sure\.\n\n[\s\S]*delete_everything/);
+  assert.equal(streamed, final);
+  assert.equal(calls, 0);
+  assert.deepEqual(provider.events[0].calls?.map((c) => c.name), ["delete_everything"]);
+});
+
+test("guardFetch Responses stream: text the final response repeats otherwise than its deltas is told as they were", async () => {
+  provider.reply({ sse: responsesRepeating(["Sunny ", "in Oslo."], WRITTEN_BAD), named: true });
+  const { streamed, final } = await responsesRead();
+  assert.equal(streamed, "Sunny in Oslo.");
+  assert.equal(final, streamed);
+});
+
+test("guardFetch Responses stream: a call a content part brings as it is added is judged", async () => {
+  // The client starts the part with the text its `content_part.added` brings, then appends the deltas.
+  const frames = responsesStream(["\nDone."]) as Record<string, unknown>[];
+  const text = `${WRITTEN_BAD}\nDone.`;
+  const sse = frames.map((f) => {
+    if (f.type === "response.content_part.added") {
+      return { ...f, part: { ...f.part as object, text: WRITTEN_BAD } };
+    }
+    return f.type === "response.output_text.done" ? { ...f, text } : f;
+  }).filter((f) => !String(f.type).endsWith(".done") || f.type === "response.output_text.done");
+  provider.reply({ sse, named: true });
+  const { streamed, final } = await responsesRead();
+  assert.doesNotMatch(final, /<tool_call>/);
+  assert.match(streamed, /delete_everything/);
+  assert.deepEqual(provider.events[0].calls?.map((c) => c.name), ["delete_everything"]);
+});
+
+test("guardFetch Anthropic stream: a call written into a text block the message starts with is judged", async () => {
+  // The SDK's message is the `message_start`'s, content and all: a text block there is in `finalMessage()`.
+  const frames = anthropicStream([]) as Record<string, unknown>[];
+  const start = frames[0] as { message: Record<string, unknown> };
+  frames[0] = { ...start, message: { ...start.message, content: [{ type: "text", text: WRITTEN_BAD }] } };
+  provider.reply({ sse: frames, named: true });
+  const { final, text } = await anthropicRead();
+  assert.doesNotMatch(text, /<tool_call>/);
+  assert.match(text, /delete_everything/);
+  assert.deepEqual(final.content.map((b) => b.type), ["text"]);
+  assert.deepEqual(provider.events[0].calls?.map((c) => c.name), ["delete_everything"]);
+});
+
+/**
+ * A Responses stream that calls `call` first and then answers with a message of `text` (in pieces, or in
+ * the text its content part brings when `added`), as a local model does that both calls and writes.
+ */
+function callThenText(call: string, text: string[], added = false): Record<string, unknown>[] {
+  const calls = responsesStream([], [{ name: call, args: { city: "Oslo" } }]) as Record<string, unknown>[];
+  const message = responsesStream(text) as Record<string, unknown>[];
+  const at1 = (e: Record<string, unknown>) => e.output_index === 0 ? { ...e, output_index: 1 } : e;
+  const body = message.filter((e) => e.output_index === 0).map(at1).flatMap((e) => {
+    if (!added) return [e];
+    if (e.type === "response.output_text.delta") return [];
+    if (e.type !== "response.content_part.added") return [e];
+    return [{ ...e, part: { ...e.part as object, text: text.join("") } }];
+  });
+  const done = calls.at(-1) as { response: Record<string, unknown> };
+  const output = [
+    ...(done.response.output as unknown[]),
+    ...((message.at(-1) as { response: { output: unknown[] } }).response.output),
+  ];
+  const frames = [...calls.slice(0, -1), ...body, { ...done, response: { ...done.response, output } }];
+  return frames.map((f, i) => ({ ...f, sequence_number: i }));
+}
+
+test("guardFetch Responses stream: text held after a call that is judged goes out in its place, not ahead of it", async () => {
+  // The text is not judged (the answer calls natively); sent ahead of the held call, its events named an
+  // output the client did not have yet, and the openai SDK threw.
+  for (const call of ["get_weather", "delete_everything"]) {
+    provider.reply({ sse: callThenText(call, ["Done: ", ...splitN(WRITTEN_BAD, 4)]), named: true });
+    const { streamed, final, calls } = await responsesRead();
+    assert.equal(final, streamed);
+    assert.equal(calls, call === "get_weather" ? 1 : 0);
+    assert.deepEqual(provider.events[0].calls?.map((c) => c.name), [call]);
+  }
+});
+
+test("guardFetch Responses stream: a content part that brings its text after a held call is started before it", async () => {
+  provider.reply({ sse: callThenText("get_weather", ["Done: ", WRITTEN_BAD], true), named: true });
+  const { final, calls } = await responsesRead();
+  assert.equal(final, `Done: ${WRITTEN_BAD}`); // (the answer calls natively: its text is not read for calls)
+  assert.equal(calls, 1);
+});
+
+test("guardFetch Anthropic stream: a text block held after a tool_use block goes out after it", async () => {
+  // Sent ahead of the held tool_use block, the text's deltas named a block the SDK did not have: it threw.
+  const frames = anthropicStream([], [{ name: "get_weather", args: { city: "Oslo" } }]) as Record<
+    string,
+    unknown
+  >[];
+  const text = ["Done: ", ...splitN(WRITTEN_BAD, 4)];
+  const block = [
+    { type: "content_block_start", index: 1, content_block: { type: "text", text: "" } },
+    ...text.map((t) => ({ type: "content_block_delta", index: 1, delta: { type: "text_delta", text: t } })),
+    { type: "content_block_stop", index: 1 },
+  ];
+  frames.splice(frames.findIndex((f) => f.type === "message_delta"), 0, ...block);
+  provider.reply({ sse: frames, named: true });
+  const { final, text: finalText } = await anthropicRead();
+  assert.deepEqual(final.content.map((b) => b.type), ["tool_use", "text"]);
+  assert.equal(finalText, text.join("")); // (the answer calls natively: its text is not read for calls)
+});
+
+test("guardFetch Responses stream: the held events that repeat a rejected call's text are retold in linear time", async () => {
+  // Text moved between two parts at every delta keeps a run per delta; each held `.done` event walked them.
+  const n = 1_000;
+  const frames = responsesStream([WRITTEN_BAD]) as Record<string, unknown>[];
+  const at = frames.findIndex((f) => f.type === "response.output_text.done");
+  const other = { type: "response.content_part.added", item_id: "msg_1", output_index: 0, content_index: 1 };
+  const moves: Record<string, unknown>[] = [{
+    ...other,
+    part: { type: "output_text", text: "", annotations: [] },
+  }];
+  for (let i = 0; i < n; i++) {
+    for (const ci of [1, 0]) {
+      moves.push({
+        type: "response.output_text.delta",
+        item_id: "msg_1",
+        output_index: 0,
+        content_index: ci,
+        delta: "x",
+      });
+    }
+  }
+  const done = frames[at];
+  const dones = Array.from({ length: n }, () => ({ ...done, text: `${WRITTEN_BAD}${"x".repeat(n)}` }));
+  provider.reply({ sse: [...frames.slice(0, at), ...moves, ...dones, ...frames.slice(at + 1)], named: true });
+  const slice = String.prototype.slice;
+  let sliced = 0;
+  String.prototype.slice = function (this: string, ...args: [number?, number?]) {
+    sliced++;
+    return slice.apply(this, args);
+  };
+  let read: Awaited<ReturnType<typeof responsesRead>>;
+  try {
+    read = await responsesRead();
+  } finally {
+    String.prototype.slice = slice;
+  }
+  assert.ok(sliced < 200 * n, `${sliced} slices for ${n} events`);
+  assert.doesNotMatch(read.final, /<tool_call>/);
+  assert.deepEqual(provider.events[0].calls?.map((c) => c.name), ["delete_everything"]);
+});

@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { TextWatcher } from "../_gate/text_watch.ts";
-import { fakeProvider, ollamaStream, TOOLS_OPENAI } from "./_fake_llm_server.ts";
+import { chatChunk, fakeProvider, ollamaStream, TOOLS_OPENAI } from "./_fake_llm_server.ts";
 
 const provider = fakeProvider();
 const seen = provider.events;
@@ -123,4 +123,32 @@ test("guardFetch: a streamed text call whose arguments nest 50k deep is judged; 
   assert.equal(seen.length, 1);
   assert.equal(seen[0].verdict.allowed, false);
   assert.ok(!content.includes("[[["));
+});
+
+test("guardFetch Chat stream: a frame of thousands of content parts that starts a call is held in linear time", async () => {
+  const n = 4_000;
+  const parts = Array.from({ length: n }, (_, i) => ({ type: "text", text: i === 0 ? "<tool_call>" : "x" }));
+  provider.reply({
+    sse: [chatChunk({ role: "assistant", content: parts }), chatChunk({}, "stop"), "data: [DONE]\n\n"],
+  });
+  // Elements searched count the work without depending on the machine's speed: the frame's text parts were
+  // searched for each of its parts (16 million here).
+  const includes = Array.prototype.includes;
+  let searched = 0;
+  Array.prototype.includes = function (this: unknown[], ...args: [unknown, number?]) {
+    searched += this.length;
+    return includes.apply(this, args);
+  };
+  let text: string;
+  try {
+    const res = await provider.gfetch(`${provider.url()}/v1/chat/completions`, {
+      method: "POST",
+      body: JSON.stringify({ model: "m", messages: [], stream: true, tools: TOOLS_OPENAI }),
+    });
+    text = await res.text();
+  } finally {
+    Array.prototype.includes = includes;
+  }
+  assert.ok(searched < 100 * n, `${searched} elements searched for ${n} parts`);
+  assert.match(text, /"text":"<tool_call>"/); // (no call: the frame goes out as it came)
 });

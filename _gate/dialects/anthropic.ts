@@ -99,6 +99,26 @@ function startsText(event: Record<string, unknown>): boolean {
     event.content_block.type === "text";
 }
 
+/** A text block that brings text. */
+const bringsText = (block: unknown): block is { text: string } =>
+  isRecord(block) && block.type === "text" && typeof block.text === "string" && block.text !== "";
+
+/**
+ * A `message_start` whose content has text blocks that bring text, as the start with those blocks empty
+ * and a `text_delta` for each (the SDK's message is the same); undefined for any other.
+ */
+function splitStart(event: Record<string, unknown>): Record<string, unknown>[] | undefined {
+  const message = event.message;
+  if (!isRecord(message) || !Array.isArray(message.content) || !message.content.some(bringsText)) {
+    return undefined;
+  }
+  const content = message.content.map((b) => bringsText(b) ? { ...b, text: "" } : b);
+  const deltas = message.content.flatMap((b, index) =>
+    bringsText(b) ? [{ type: "content_block_delta", index, delta: { type: "text_delta", text: b.text } }] : []
+  );
+  return [{ ...event, message: { ...message, content } }, ...deltas];
+}
+
 /**
  * Anthropic addresses content by block index, so once a call starts everything after it waits, to be
  * released as is or renumbered around the dropped call. Calls written into the text blocks (a local model
@@ -116,8 +136,9 @@ class AnthropicStream implements FrameRouter {
 
   /**
    * The SDK appends each `text_delta` to the text of its block and keeps the text a `content_block_start`
-   * brings: the text the watch reads. A start that brings text (Anthropic's never do) is split into an
-   * empty start and a delta, so text the watch writes before its call lands in a block the client has.
+   * brings, and the blocks a `message_start` brings: the text the watch reads. A start that brings text
+   * (Anthropic's never do) is split into an empty start and a delta (a `message_start`: a delta per text
+   * block), so text the watch writes before its call lands in a block the client has.
    */
   readonly text: TextFrames = {
     read: (event) => this.#readText(event),
@@ -129,6 +150,7 @@ class AnthropicStream implements FrameRouter {
       }),
     frame: named,
     split(event) {
+      if (event.type === "message_start") return splitStart(event);
       if (!startsText(event)) return undefined;
       const block = event.content_block as Record<string, unknown>;
       if (typeof block.text !== "string" || block.text === "") return undefined;

@@ -465,7 +465,9 @@ function chatText(event: Record<string, unknown>, answer: number): TextPart {
     text,
     toolish: toolish(choices),
     rest() {
-      const others = Array.isArray(delta!.content) ? delta!.content.filter((p) => !parts.includes(p)) : [];
+      // (a set: searching the text parts for each part was quadratic in a frame of many parts)
+      const text = new Set(parts);
+      const others = Array.isArray(delta!.content) ? delta!.content.filter((p) => !text.has(p)) : [];
       const without = others.length > 0 ? { ...delta!, content: others } : withoutKeys(delta!, ["content"]);
       const next = choices.map((c) => (c === c0 ? { ...c0, delta: without } : c));
       const empty = event.usage == null && next.every((c) =>

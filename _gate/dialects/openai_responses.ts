@@ -189,11 +189,22 @@ class ResponsesStream implements FrameRouter {
   readonly #places = new TextPlaces<TextPlace>();
   /** The `sequence_number` of the last text delta of each content part. */
   readonly #lastSeqOf = new Map<string, number>();
+  /** The text read of each content part (what the client holds of it). */
+  readonly #seen = new Map<string, string>();
+  /** Their length, bounded with the text by `maxResponseBytes`. */
+  #seenLength = 0;
+  /** The id of each item added, by its `output_index` (for deltas that name no item). */
+  readonly #itemAt = new Map<unknown, unknown>();
+  /** The content parts the client holds (added, or streamed into): a delta the gate writes may go there. */
+  readonly #opened = new Set<string>();
 
   readonly text: TextFrames = {
     read: (event) => this.#readText(event),
     textFrame: (text, _answer, at) => {
       const place = this.#places.at(at);
+      // A part whose text came only whole (no delta, never added): the client has no part for a delta
+      // there, and the events that repeat the text tell what the gate wrote.
+      if (place && !this.#opened.has(partKey(place.itemId, place.ci))) return "";
       const seq = place ? this.#lastSeqOf.get(partKey(place.itemId, place.ci)) : undefined;
       const event: Record<string, unknown> = { type: "response.output_text.delta" };
       if (seq !== undefined) event.sequence_number = seq; // (that of a delta held in its place)
@@ -208,61 +219,168 @@ class ResponsesStream implements FrameRouter {
     },
     frame: (event) => formatSse(JSON.stringify(event), event.type as string),
     retell: (event, change) => this.#retell(event, change),
-    size: () => this.#places.size,
+    agree: (event) => this.#agree(event),
+    split: (event) => this.#split(event),
+    size: () => this.#places.size + this.#seenLength + (this.#itemAt.size + this.#opened.size) * 64,
   };
 
-  /** The text of an `output_text.delta` (every other event carries none the watch reads). */
+  /**
+   * The text of an `output_text.delta`; of an event that carries a part's text whole (a `.done` event, a
+   * snapshot), what it adds to the text read of that part so far. The client's final response holds the
+   * text these events carry, so text a server sends only there (no deltas) is watched as well (`agree`
+   * tells text that differs from the deltas' as they did; `split` makes deltas of an `.added` one's).
+   */
   #readText(event: Record<string, unknown>): TextPart {
     const type = event.type;
-    const isText = type === "response.output_text.delta" && typeof event.delta === "string";
-    if (isText) {
-      const key = partKey(event.item_id, event.content_index);
-      this.#places.read(event.delta as string, key, {
-        itemId: event.item_id,
-        oi: event.output_index,
-        ci: event.content_index,
-      });
+    let text = "";
+    if (type === "response.output_text.delta" && typeof event.delta === "string") {
+      text = event.delta;
+      const key = this.#note(event.item_id, event.output_index, event.content_index, text);
+      this.#opened.add(key);
       if (typeof event.sequence_number === "number") this.#lastSeqOf.set(key, event.sequence_number);
+    } else {
+      if (type === "response.content_part.added") {
+        this.#opened.add(partKey(event.item_id ?? this.#itemAt.get(event.output_index), event.content_index));
+      }
+      this.#eachPart(event, (place, own) => {
+        const seen = this.#seen.get(partKey(place.itemId, place.ci)) ?? "";
+        if (own.length > seen.length && own.startsWith(seen)) {
+          const more = own.slice(seen.length);
+          this.#note(place.itemId, place.oi, place.ci, more);
+          text += more;
+        }
+        return own;
+      });
     }
     const oi = typeof event.output_index === "number" ? event.output_index : -1;
     const toolish = this.#tools.has(oi) || snapshotWithCalls(event) ||
       ((type === "response.output_item.added" || type === "response.output_item.done") &&
         isClientCall(event.item)) ||
       type === "response.function_call_arguments.delta" || type === "response.custom_tool_call_input.delta";
-    return { text: isText ? event.delta as string : "", toolish, rest: () => undefined };
+    // An event that repeats the text keeps its place when the text is cut: it is told as cut (`retell`).
+    const delta = type === "response.output_text.delta";
+    return { text, toolish, rest: () => delta ? undefined : event };
   }
 
-  /** An event that repeats a message's text, telling it as changed (see `TextFrames.retell`). */
-  #retell(event: Record<string, unknown>, change: { at: number; tail: string }): Record<string, unknown> {
-    const told = (itemId: unknown, ci: unknown, text: unknown) =>
-      typeof text === "string" ? this.#places.retold(partKey(itemId, ci), text, change) : text;
-    const item = (it: unknown) => {
+  /**
+   * An `.added` event that brings text (the client starts its part with it, then appends the deltas) as
+   * the event without its text and a delta carrying it, so that the text is held and cut as deltas are
+   * and the part stays where the client has it. Undefined for every other event.
+   */
+  #split(event: Record<string, unknown>): Record<string, unknown>[] | undefined {
+    const type = event.type;
+    const delta = (itemId: unknown, ci: number, text: string) => ({
+      type: "response.output_text.delta",
+      ...(event.sequence_number !== undefined ? { sequence_number: event.sequence_number } : {}),
+      item_id: itemId,
+      output_index: event.output_index,
+      content_index: ci,
+      delta: text,
+      logprobs: [],
+    });
+    const bringsText = (p: unknown): p is { text: string } =>
+      isRecord(p) && p.type === "output_text" && typeof p.text === "string" && p.text !== "";
+    if (type === "response.content_part.added" && bringsText(event.part)) {
+      const ci = typeof event.content_index === "number" ? event.content_index : 0;
+      return [{ ...event, part: { ...event.part, text: "" } }, delta(event.item_id, ci, event.part.text)];
+    }
+    const item = event.item;
+    if (
+      type !== "response.output_item.added" || !isRecord(item) || item.type !== "message" ||
+      !Array.isArray(item.content) || !item.content.some(bringsText)
+    ) return undefined;
+    const content = item.content.map((p) => bringsText(p) ? { ...p, text: "" } : p);
+    const deltas = item.content.flatMap((p, ci) => bringsText(p) ? [delta(item.id, ci, p.text)] : []);
+    return [{ ...event, item: { ...item, content } }, ...deltas];
+  }
+
+  /** Notes `text` read of a content part; returns the part's key. */
+  #note(itemId: unknown, oi: unknown, ci: unknown, text: string): string {
+    const id = itemId ?? this.#itemAt.get(oi);
+    const key = partKey(id, ci);
+    this.#places.read(text, key, { itemId: id, oi, ci });
+    this.#seen.set(key, (this.#seen.get(key) ?? "") + text);
+    this.#seenLength += text.length;
+    return key;
+  }
+
+  /**
+   * Calls `told` with every `output_text` part an event carries whole (with where it is and its text) and
+   * returns the event with each part's text replaced by what `told` returns (the event itself when none
+   * changes).
+   */
+  #eachPart(
+    event: Record<string, unknown>,
+    told: (place: TextPlace, own: string) => string,
+  ): Record<string, unknown> {
+    const one = (itemId: unknown, oi: unknown, ci: unknown, own: unknown) =>
+      typeof own === "string" ? told({ itemId: itemId ?? this.#itemAt.get(oi), oi, ci }, own) : own;
+    const item = (it: unknown, oi: unknown) => {
       if (!isRecord(it) || it.type !== "message" || !Array.isArray(it.content)) return it;
-      return {
-        ...it,
-        content: it.content.map((p, ci) =>
-          isRecord(p) && p.type === "output_text" ? { ...p, text: told(it.id, ci, p.text) } : p
-        ),
-      };
+      let changed = false;
+      const content = it.content.map((p, ci) => {
+        if (!isRecord(p) || p.type !== "output_text") return p;
+        const text = one(it.id, oi, ci, p.text);
+        if (text === p.text) return p;
+        changed = true;
+        return { ...p, text };
+      });
+      return changed ? { ...it, content } : it;
     };
     const type = event.type as string;
     if (type === "response.output_text.done") {
-      return { ...event, text: told(event.item_id, event.content_index, event.text) };
+      const text = one(event.item_id, event.output_index, event.content_index, event.text);
+      return text === event.text ? event : { ...event, text };
     }
-    if (type === "response.content_part.done" && isRecord(event.part) && event.part.type === "output_text") {
-      return {
-        ...event,
-        part: { ...event.part, text: told(event.item_id, event.content_index, event.part.text) },
-      };
+    const isPart = type === "response.content_part.done" || type === "response.content_part.added";
+    if (isPart && isRecord(event.part) && event.part.type === "output_text") {
+      const text = one(event.item_id, event.output_index, event.content_index, event.part.text);
+      return text === event.part.text ? event : { ...event, part: { ...event.part, text } };
     }
-    if (type === "response.output_item.done") return { ...event, item: item(event.item) };
+    if (type === "response.output_item.added" || type === "response.output_item.done") {
+      if (type === "response.output_item.added" && isRecord(event.item) && event.item.id !== undefined) {
+        this.#itemAt.set(event.output_index, event.item.id);
+      }
+      if (
+        type === "response.output_item.added" && isRecord(event.item) && Array.isArray(event.item.content)
+      ) {
+        const id = isRecord(event.item) ? event.item.id ?? this.#itemAt.get(event.output_index) : undefined;
+        event.item.content.forEach((_, ci) => this.#opened.add(partKey(id, ci)));
+      }
+      const it = item(event.item, event.output_index);
+      return it === event.item ? event : { ...event, item: it };
+    }
     if (SNAPSHOTS.has(type) && isRecord(event.response) && Array.isArray(event.response.output)) {
-      const output = event.response.output.map(item);
+      const before = event.response.output;
+      const output = before.map((it, i) => item(it, i));
+      if (output.every((it, i) => it === before[i])) return event;
       const response: Record<string, unknown> = { ...event.response, output };
       if (typeof response.output_text === "string") response.output_text = outputText(output);
       return { ...event, response };
     }
     return event;
+  }
+
+  /**
+   * An event that repeats a part's text otherwise than its deltas told it (not the text read so far, nor
+   * that text continued), told as they did: the client streamed that text and the gate judged it, while
+   * its final response would hold the other. Undefined when the event agrees.
+   */
+  #agree(event: Record<string, unknown>): Record<string, unknown> | undefined {
+    if (event.type === "response.output_text.delta") return undefined;
+    const told = this.#eachPart(event, (place, own) => {
+      const seen = this.#seen.get(partKey(place.itemId, place.ci)) ?? "";
+      return own.startsWith(seen) ? own : seen;
+    });
+    return told === event ? undefined : told;
+  }
+
+  /** An event that repeats a message's text, telling it as changed (see `TextFrames.retell`). */
+  #retell(event: Record<string, unknown>, change: { at: number; tail: string }): Record<string, unknown> {
+    return this.#eachPart(
+      event,
+      (place, own) => this.#places.retold(partKey(place.itemId, place.ci), own, change),
+    );
   }
   /** The highest `sequence_number` seen; -1 when the stream numbers nothing. */
   #lastSeq = -1;

@@ -203,6 +203,11 @@ export interface TextFrames {
    * frame itself when it repeats none.
    */
   retell?(event: Record<string, unknown>, change: { at: number; tail: string }): Record<string, unknown>;
+  /**
+   * A frame that repeats the text otherwise than the frames that streamed it, told as they did (the text
+   * judged); undefined when it agrees. Asked of every frame before it is read.
+   */
+  agree?(event: Record<string, unknown>): Record<string, unknown> | undefined;
   /** What the dialect keeps to place the text (see {@linkcode TextPlaces.size}), bounded with the text. */
   size?(): number;
   /** The wire text of an event. */
@@ -355,6 +360,8 @@ export class TextPlaces<T> {
   readonly #runs: { key: string; place: T; start: number; end: number }[] = [];
   /** The runs of each place (a hostile stream may have many places: no walk over them all per place). */
   readonly #byKey = new Map<string, { start: number; end: number }[]>();
+  /** The last answer of `#keptLength` per place. */
+  readonly #kept = new Map<string, { at: number; read: number; length: number }>();
   #length = 0;
 
   /**
@@ -392,14 +399,23 @@ export class TextPlaces<T> {
   retold(key: string, own: string, change: { at: number; tail: string }): string {
     const runs = this.#byKey.get(key);
     if (!runs) return own;
-    let kept = "";
-    let read = 0;
-    for (const r of runs) {
-      const size = r.end - r.start;
-      kept += own.slice(read, read + Math.max(0, Math.min(size, change.at - r.start)));
-      read += size;
-    }
+    const kept = own.slice(0, this.#keptLength(key, runs, change.at));
     return this.#holder(change.at)?.key === key ? kept + change.tail : kept;
+  }
+
+  /**
+   * How much of the place `key`'s text comes before `at`: its runs wholly before it and the start of the
+   * one that holds it (a prefix: the runs after `at` follow). Kept per place, as every held frame that
+   * repeats the text asks it for one `at` (walking the runs at each was quadratic in a hostile stream).
+   */
+  #keptLength(key: string, runs: readonly { start: number; end: number }[], at: number): number {
+    const read = this.#length; // (text read since asks again)
+    const known = this.#kept.get(key);
+    if (known?.at === at && known.read === read) return known.length;
+    let length = 0;
+    for (const r of runs) length += Math.max(0, Math.min(r.end - r.start, at - r.start));
+    this.#kept.set(key, { at, read, length });
+    return length;
   }
 
   /** The run that holds `offset` (the last, past the end), by a binary search of the runs in order. */
