@@ -23,10 +23,22 @@ export interface AssembledToolCall {
   dialect: StreamDialect;
   /**
    * For OpenAI Chat streams, the choice the call belongs to; for Gemini, its candidate's position in the
-   * chunk (the clients read the first as the answer); otherwise 0.
+   * chunk (the clients read the first as the answer); otherwise 0. Always a whole number from 0 up: a
+   * choice `index` given as the text of one (`"1"`) is that choice, as the openai SDK files it; one at no
+   * whole number (`1.5`, `NaN`, `-1`) is read as choice 0, as the AI SDK reads the first choice of each
+   * chunk (the openai SDK leaves it out of its final completion), with a `malformed_event` finding.
    */
   choice: number;
-  /** The slot the stream addressed the call by: the delta `index`, `output_index` or content block index. */
+  /**
+   * The slot the stream addressed the call by: the delta `index`, `output_index` or content block index,
+   * as a client reads it: a whole number (`"1"` is 1, as a JavaScript client looks it up). An index that is
+   * no whole number from 0 up (`1.5`, `NaN`, `-1`) addresses nothing in the official clients (the openai
+   * SDK throws on such an `output_index`; the Anthropic SDK writes such a block's delta where its final
+   * message never reads it): it is read as missing, with a finding (a Chat delta is matched by id and
+   * order, a Responses event by its item id, an Anthropic start is judged without its deltas and a delta
+   * joins no call). A call given no index has its position among the calls (`-1` for an Anthropic block,
+   * `-1 - n` for a Cohere call, whose later deltas join it).
+   */
   slot: number;
   /** Set when `arguments` is free text (an OpenAI Responses `custom` tool's input), not JSON. */
   freeText?: true;

@@ -9,6 +9,7 @@
 import { isRecord } from "../_common/values.ts";
 import type { CallVerdict, Verdict } from "../types.ts";
 import type { StreamDialect } from "./calls.ts";
+import { contentText } from "./dialects/shared.ts";
 import { isClientCall } from "./dialects/readers.ts";
 import { cutCalls, describeVerdict } from "./engines.ts";
 
@@ -79,9 +80,12 @@ type Builder = (request: Record<string, unknown>, turn: RejectedTurn, feedback: 
   unknown
 >;
 
-/** The assistant's text in `message`: its `content`, without the calls when they were written into it. */
+/**
+ * The assistant's text in `message`: its `content` (a string, or the text of its parts), without the calls
+ * when they were written into it.
+ */
 function messageText(message: unknown, turn: RejectedTurn): string {
-  const text = isRecord(message) && typeof message.content === "string" ? message.content : "";
+  const text = isRecord(message) ? contentText(message) ?? "" : "";
   return turn.fromText ? cutCalls(text) : text;
 }
 

@@ -13,7 +13,7 @@ import { byteCount, concatBytes } from "../_common/bytes.ts";
 import { lazy } from "../_common/lazy.ts";
 import { errorText, isRecord, MAX_TIMER_MS, urlWithoutSecrets } from "../_common/values.ts";
 import { createMcpGuard, emitTo, oversizedFromClient } from "./guard.ts";
-import { notJsonEvent } from "./session.ts";
+import { isGuardRequest, notJsonEvent } from "./session.ts";
 import { createFramer, encodeMessage, isRequest, type JsonRpcId, type JsonRpcMessage } from "./jsonrpc.ts";
 import type { McpFrame, McpGuardOptions, McpRelayExit, McpSession } from "./types.ts";
 
@@ -46,7 +46,8 @@ export interface McpHttpRelayOptions extends McpGuardOptions {
    * opens no more connections and still gets an answer to every request. Notifications and the client's
    * answers to the server's requests are never refused (no answer could say so, and the server may wait for
    * an answer), and have places of their own, as many: past them, the relay reads no more of the client's
-   * input until one is free (such a POST is short: 202 Accepted). Default 64.
+   * input until one is free (such a POST is short: 202 Accepted). The guard's own `tools/list`, which it
+   * sends to judge a call, is not the client's: it is sent whatever the client has in flight. Default 64.
    */
   maxInFlight?: number;
 }
@@ -279,6 +280,9 @@ class HttpRelay {
    */
   readonly #toServer = (frame: McpFrame): void | Promise<void> => {
     let message = frame.message;
+    // The guard's own tools/list (one at a time) has a place of its own: refused for the client's load, it
+    // would fail the calls held for it.
+    if (isGuardRequest(frame)) return this.#send(message, () => {});
     if (requestsOf(message).length > 0) {
       if (this.#requestPosts < this.#maxInFlight) {
         this.#requestPosts++;

@@ -119,6 +119,18 @@ function isCall(m: unknown): m is JsonRpcMessage {
   return isRecord(m) && m.method === "tools/call" && isRequest(m as JsonRpcMessage);
 }
 
+/** The frames of the guard's own requests (its `tools/list`), as the sessions hand them to their sinks. */
+const guardFrames = new WeakSet<McpFrame>();
+
+/**
+ * True when `frame` is a request the guard makes itself (its `tools/list`, to judge a call), not one of the
+ * client's: a transport that bounds the client's requests (the HTTP relay's `maxInFlight`) must send it
+ * anyway, or the calls held for it would be refused for the client's load.
+ */
+export function isGuardRequest(frame: McpFrame): boolean {
+  return guardFrames.has(frame);
+}
+
 /**
  * A live connection between one client and one server, judged by a guard (what
  * {@linkcode McpGuard.connect} returns). Its methods are bound, so they can be passed on as callbacks.
@@ -614,7 +626,9 @@ export class GuardedSession implements McpSession {
     const failed = (error: unknown) => this.#finishFetch(`could not send tools/list: ${errorText(error)}`);
     let sent: void | Promise<void>;
     try {
-      sent = this.#sinks.toServer({ message: { jsonrpc: "2.0", id, method: "tools/list", params } });
+      const frame: McpFrame = { message: { jsonrpc: "2.0", id, method: "tools/list", params } };
+      guardFrames.add(frame);
+      sent = this.#sinks.toServer(frame);
     } catch (error) {
       return failed(error);
     }

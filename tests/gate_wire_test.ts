@@ -188,6 +188,47 @@ test("guardFetch: a Responses call added at an output_index other than its place
   assert.ok(events[0]?.findings.some((f) => /at output_index 0, where no item was added/.test(f.message)));
 });
 
+test("guardFetch: a Responses snapshot mid-stream resets where the gate places events, as the SDK takes it whole", async () => {
+  // A call added at output_index 0 after an item at 5 is placed at 1, where the SDK appends it. A snapshot
+  // then replaces what the SDK holds: output_index 0 is its call again, and the gate must not place an event
+  // addressed to it at 1 (where the SDK now holds nothing, and throws).
+  const call = (id: string, args: string, status = "in_progress") => ({
+    id: `fc_${id}`,
+    type: "function_call",
+    status,
+    call_id: `call_${id}`,
+    name: "get_weather",
+    arguments: args,
+  });
+  const message = { id: "msg_1", type: "message", status: "in_progress", role: "assistant", content: [] };
+  const oslo = '{"city":"Oslo"}';
+  const frames = [
+    { type: "response.created", response: { ...responsesBody(null), output: [] } },
+    { type: "response.output_item.added", output_index: 5, item: message },
+    { type: "response.output_item.added", output_index: 0, item: call("x", oslo) },
+    { type: "response.in_progress", response: { ...responsesBody(null), output: [call("c", "")] } },
+    { type: "response.function_call_arguments.delta", output_index: 0, item_id: "fc_c", delta: oslo },
+    { type: "response.function_call_arguments.done", output_index: 0, item_id: "fc_c", arguments: oslo },
+    { type: "response.output_item.done", output_index: 0, item: call("c", oslo, "completed") },
+    {
+      type: "response.completed",
+      response: { ...responsesBody(null), output: [call("c", oslo, "completed")] },
+    },
+  ].map((e, i) => ({ ...e, sequence_number: i }));
+  reply({ sse: frames, named: true });
+  assert.deepEqual(await responsesCalls(), [["get_weather", oslo]]);
+  assert.equal(events[0]?.verdict.allowed, true);
+  // The call added at 0 goes out at 1, where the SDK appends it; after the snapshot, events go as they came.
+  const res = await provider.gfetch(`${provider.url()}/v1/responses`, {
+    method: "POST",
+    body: JSON.stringify({ model: "m", input: "hi", stream: true, tools: TOOLS_RESPONSES }),
+  });
+  const sent = (await res.text()).split("\n").filter((l) => l.startsWith("data: ")).map((l) =>
+    JSON.parse(l.slice(6)) as { type: string; output_index?: number }
+  );
+  assert.deepEqual(sent.map((e) => e.output_index ?? null), [null, 5, 1, null, 0, 0, 0, null]);
+});
+
 /** A Responses stream whose one call is added at `output_index` 2, past the items a client holds (none). */
 function callPastItems(name: string, args: string): unknown[] {
   const item = {

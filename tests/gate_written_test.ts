@@ -508,3 +508,53 @@ test("guardFetch Responses stream: the held events that repeat a rejected call's
   assert.doesNotMatch(read.final, /<tool_call>/);
   assert.deepEqual(provider.events[0].calls?.map((c) => c.name), ["delete_everything"]);
 });
+
+test("guardFetch Chat stream retry: a call written into content parts goes back with the turn's text", async () => {
+  const parts = (text: string) => chatChunk({ content: [{ type: "text", text }] });
+  const first = [
+    chatChunk({ role: "assistant", content: "" }),
+    parts("Sure.\n"),
+    ...splitN(WRITTEN_BAD, 5).map(parts),
+    chatChunk({ content: "" }, "stop"),
+    "data: [DONE]\n\n",
+  ];
+  const second = [chatChunk({ role: "assistant", content: "" }), parts(WRITTEN_GOOD), chatChunk({}, "stop")];
+  const replies = [first, [...second, "data: [DONE]\n\n"]];
+  const { server } = await withGuardedServer((_, n) => ({ sse: replies[n] }), { retry: 1 }, async (s, f) => {
+    // Read to its end as the AI SDK's Mistral provider reads it (the text of each part).
+    const res = await f(`${s.url}/v1/chat/completions`, {
+      method: "POST",
+      body: JSON.stringify({ model: "magistral", messages, stream: true, tools: TOOLS_OPENAI }),
+    });
+    await res.text();
+  });
+  assert.equal(server.requests.length, 2);
+  const sent = (server.requests[1].json as { messages: Record<string, unknown>[] }).messages;
+  assert.deepEqual(sent.map((m) => m.role), ["user", "assistant", "tool"]);
+  // The turn's text, without the call written into it (the call goes back as a tool call).
+  assert.equal(sent[1].content, "Sure.");
+  assert.deepEqual((sent[1].tool_calls as { function: { name: string } }[]).map((c) => c.function.name), [
+    "delete_everything",
+  ]);
+});
+
+test("guardFetch Chat retry: a call written into content given as parts goes back with the turn's text", async () => {
+  const answer = chatCompletion(null);
+  const message = (answer.choices as Record<string, Record<string, unknown>>[])[0].message;
+  message.content = [{ type: "text", text: "Sure.\n" }, { type: "text", text: WRITTEN_BAD }];
+  const replies = [{ json: answer }, { json: chatCompletion(WRITTEN_GOOD) }];
+  const { server } = await withGuardedServer(
+    (_, n) => replies[n],
+    { retry: 1 },
+    (s, f) =>
+      new OpenAI({ apiKey: "k", baseURL: `${s.url}/v1`, fetch: f, maxRetries: 0 }).chat.completions.create({
+        model: "m",
+        messages,
+        tools: TOOLS_OPENAI as never,
+      }),
+  );
+  assert.equal(server.requests.length, 2);
+  const sent = (server.requests[1].json as { messages: Record<string, unknown>[] }).messages;
+  assert.deepEqual(sent.map((m) => m.role), ["user", "assistant", "tool"]);
+  assert.equal(sent[1].content, "Sure.");
+});

@@ -464,3 +464,89 @@ test(
     }
   },
 );
+
+test(
+  "relayMcpHttp: the guard's own tools/list is sent while the client holds maxInFlight requests open",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    const max = 3;
+    const tools = [{ name: "read", inputSchema: { type: "object", required: ["path"] } }];
+    // The client's pings are held at the server until the call is answered: its places are all taken
+    // meanwhile.
+    const held: { res: ServerResponse; body: string }[] = [];
+    const releaseAll = () => {
+      for (const { res, body } of held.splice(0)) {
+        res.writeHead(200, { "content-type": "application/json" }).end(body);
+      }
+    };
+    // Told when a ping reached the server, or came back refused.
+    let pingSettled = () => {};
+    const server = await scriptedServer(tools, (m, res) => {
+      if (m.method !== "ping") return void res.writeHead(400).end();
+      held.push({ res, body: JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} }) });
+      pingSettled();
+    });
+    const answers = new Map<unknown, JsonRpcMessage>();
+    let answered = () => {};
+    const enc = new TextEncoder();
+    const line = (m: unknown) => enc.encode(JSON.stringify(m) + "\n");
+    const until = (ready: () => boolean) =>
+      new Promise<void>((resolve) => {
+        const look = () => ready() && resolve();
+        answered = look;
+        pingSettled = look;
+        look();
+      });
+    let pings = 0;
+    async function* client() {
+      for (const m of INIT) yield line(m);
+      await until(() => answers.has(0));
+      // Pings one at a time until `max` of them wait at the server (one refused while initialize still
+      // held a place is sent again): the bound is reached by the client's requests alone.
+      while (held.length < max) {
+        const id = ++pings;
+        yield line({ jsonrpc: "2.0", id, method: "ping" });
+        await until(() =>
+          held.length === max || answers.has(id) || held.some((h) => h.body.includes(`"id":${id},`))
+        );
+      }
+      // A call before any tools/list: held while the guard asks for the list itself, then judged.
+      yield line(call(100, "read"));
+      await until(() => answers.has(100));
+      releaseAll();
+      await until(() => answers.size === pings + 2); // (initialize, the pings, the call)
+    }
+    const events: McpEvent[] = [];
+    try {
+      await relayMcpHttp(server.url, {
+        maxInFlight: max,
+        input: client(),
+        onEvent: (e) => void events.push(e),
+        output: (bytes) => {
+          for (const text of new TextDecoder().decode(bytes).split("\n").filter(Boolean)) {
+            const m = JSON.parse(text) as JsonRpcMessage;
+            answers.set(m.id, m);
+          }
+          answered();
+        },
+      });
+      const result = answers.get(100)?.result as { isError?: boolean; content: { text: string }[] };
+      assert.equal(result.isError, true);
+      assert.doesNotMatch(result.content[0].text, /could not read this server's tool list/);
+      assert.match(result.content[0].text, /path/, "judged against the schema the guard fetched");
+      assert.equal(events.filter((e) => e.event === "tools_fetch_failed").length, 0);
+      assert.ok(events.some((e) => e.event === "tools" && e.source === "guard"));
+      const refused = events.filter((e) => e.event === "client_message_refused");
+      assert.ok(refused.every((e) => e.id !== undefined && typeof e.id === "number"), "only pings refused");
+      const pinged = [...answers.values()].filter((a) =>
+        typeof a.id === "number" && a.id >= 1 && a.id <= pings
+      );
+      assert.equal(pinged.filter((a) => a.error === undefined).length, max, "the held pings were answered");
+    } finally {
+      releaseAll();
+      server.stop();
+    }
+  },
+);

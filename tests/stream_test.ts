@@ -237,6 +237,77 @@ test("assembleToolCalls: Anthropic, input_json_delta assembled per block; empty 
   assert.deepEqual(calls.map((c) => c.slot), [1, 2]);
 });
 
+test("assembleToolCalls: an index that is no whole number is read as a client reads it, never passed on", () => {
+  const chat = (index: unknown, td: Record<string, unknown>) => ({
+    choices: [{ index, delta: { tool_calls: [td] } }],
+  });
+  const fn = (name: string, args: string) => ({ function: { name, arguments: args } });
+  // OpenAI Chat: "1" is choice 1 (the openai SDK's `choices["1"]`); 1.5 and NaN are read as choice 0, as the
+  // AI SDK reads the first choice of a chunk. A tool index "1" is call 1 of its choice.
+  const c = assembleToolCalls([
+    chat("1", { index: "1", id: "call_a", ...fn("a", "{}") }),
+    chat(1.5, { index: 0, id: "call_b", ...fn("b", "{}") }),
+    chat(Number.NaN, { index: 1, id: "call_c", ...fn("c", "{}") }),
+  ]);
+  assert.deepEqual(c.calls.map((x) => [x.name, x.choice, x.slot]), [["a", 1, 1], ["b", 0, 0], ["c", 0, 1]]);
+  assert.deepEqual(c.findings.map((f) => [f.code, f.event]), [["malformed_event", 1], [
+    "malformed_event",
+    2,
+  ]]);
+  // OpenAI Responses: output_index "1" is item 1; 1.5 is none (the SDK throws on it): the call added there
+  // takes its position, and a delta addressed there is matched by its item id.
+  const item = (id: string) => ({
+    id,
+    type: "function_call",
+    call_id: `call_${id}`,
+    name: id,
+    arguments: "",
+  });
+  const r = assembleToolCalls([
+    { type: "response.output_item.added", output_index: "1", item: item("x") },
+    { type: "response.output_item.added", output_index: 1.5, item: item("y") },
+    { type: "response.function_call_arguments.delta", output_index: Number.NaN, item_id: "y", delta: "{}" },
+  ]);
+  assert.deepEqual(
+    r.calls.map((x) => [x.name, x.slot, x.arguments]),
+    [["x", 1, ""], ["y", 1, "{}"]],
+  );
+  assert.ok(r.findings.length >= 2 && r.findings.every((f) => f.code === "malformed_event"));
+  // Anthropic: the SDK appends each block, and writes a delta back to `content[index]`: one at 1.5 never
+  // reaches its final message, nor its call here; "1" is block 1.
+  const block = (index: unknown, name: string) => ({
+    type: "content_block_start",
+    index,
+    content_block: { type: "tool_use", id: `toolu_${name}`, name, input: {} },
+  });
+  const delta = (index: unknown, json: string) => ({
+    type: "content_block_delta",
+    index,
+    delta: { type: "input_json_delta", partial_json: json },
+  });
+  const a = assembleToolCalls([
+    block(0, "p"),
+    block(Number.NaN, "q"),
+    delta(0.5, '{"k":1}'),
+    delta("0", "{}"),
+  ]);
+  assert.deepEqual(a.calls.map((x) => [x.name, x.slot, x.arguments]), [["p", 0, "{}"], ["q", -1, "{}"]]);
+  assert.deepEqual(a.findings.map((f) => f.code), [
+    "malformed_event",
+    "missing_index",
+    "malformed_event",
+    "orphan_delta",
+  ]);
+  // Cohere: 1.5 is no index: matched by order, as a missing one is.
+  const h = assembleToolCalls([{
+    type: "tool-call-start",
+    index: 1.5,
+    delta: { message: { tool_calls: { id: "c1", function: { name: "h", arguments: "{}" } } } },
+  }]);
+  assert.ok(h.calls.every((x) => Number.isInteger(x.slot)));
+  assert.equal(h.findings[0].code, "missing_index");
+});
+
 test("assembleToolCalls: OpenAI Responses, deltas, then the .done text wins", () => {
   const { calls } = assembleToolCalls(
     responsesStream(["t"], [{ name: "f", args: { a: 1 }, id: "call_f" }]),

@@ -11,6 +11,7 @@ import { cutCalls, extractToolCalls } from "../engines.ts";
 import {
   callCounter,
   type CompletionBody,
+  contentText,
   type Dialect,
   type FrameRouter,
   joinText,
@@ -20,6 +21,7 @@ import {
   type TextFrames,
   textOf,
   type TextPart,
+  textParts,
   type TurnRecorder,
   withoutKeys,
 } from "./shared.ts";
@@ -98,26 +100,6 @@ function choiceTexts(body: Record<string, unknown>, loose: boolean): string[] {
     out.push(text);
   }
   return out;
-}
-
-/**
- * A message's `content` as text: the string, or the text of its parts run together where a server sends
- * the parts (`[{type: "text", text}]`; Mistral's reasoning models put `thinking` parts beside them; a
- * model writes calls into those too). Undefined when it has neither.
- */
-function contentText(message: Record<string, unknown>): string | undefined {
-  const content = message.content;
-  if (typeof content === "string") return content;
-  const parts = textParts(content);
-  return parts.length > 0 ? parts.map((p) => p.text as string).join("") : undefined;
-}
-
-/** The `text` parts of a content given as parts (none for other content). */
-function textParts(content: unknown): Record<string, unknown>[] {
-  if (!Array.isArray(content)) return [];
-  return content.filter((p): p is Record<string, unknown> =>
-    isRecord(p) && p.type === "text" && typeof p.text === "string"
-  );
 }
 
 /**
@@ -483,7 +465,7 @@ function chatText(event: Record<string, unknown>, answer: number): TextPart {
 const TURN_TEXT = ["content", "reasoning_content", "reasoning"] as const;
 
 /**
- * Keeps the text of choice 0 (and the reasoning a server such as DeepSeek or vLLM streams beside it, which
+ * Keeps the text of choice 0, its content given as a string or as parts (and the reasoning a server such as DeepSeek or vLLM streams beside it, which
  * such servers expect back with the calls); the calls come from the assembler.
  */
 class ChatTurn implements TurnRecorder {
@@ -495,7 +477,9 @@ class ChatTurn implements TurnRecorder {
     const delta = isRecord(c0) && isRecord(c0.delta) ? c0.delta : undefined;
     if (!delta) return;
     for (const k of TURN_TEXT) {
-      if (typeof delta[k] === "string") this.#text[k] = (this.#text[k] ?? "") + delta[k];
+      // (content may come as parts, as Mistral streams it: their text is the turn's)
+      const text = k === "content" ? contentText(delta) : delta[k];
+      if (typeof text === "string") this.#text[k] = (this.#text[k] ?? "") + text;
     }
   }
 

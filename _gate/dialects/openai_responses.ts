@@ -414,7 +414,8 @@ class ResponsesStream implements FrameRouter {
   /**
    * The official client appends each `output_item.added` item whatever its `output_index` (OpenAI itself
    * leaves gaps), and applies every other event to `output[output_index]` of what it holds (`"0"` too);
-   * a snapshot replaces what it holds. The AI SDK keys calls by `output_index` instead. So that both read
+   * a snapshot replaces what it holds (here too: the places of the items added before it are forgotten, and
+   * its items are at their own). The AI SDK keys calls by `output_index` instead. So that both read
    * every call as the gate does, a call added away from the place a client appends it to (past the items
    * it holds, or at an index already used) is not dropped but placed: from then on every event goes out at
    * its item's place (see {@linkcode ResponsesStream.place}), and an event addressed to an index where no
@@ -424,8 +425,14 @@ class ResponsesStream implements FrameRouter {
   refuse(event: Record<string, unknown>): string | undefined {
     const type = event.type as string;
     if (SNAPSHOTS.has(type)) {
+      // The client now holds the snapshot's items, each at its index, and nothing else: the places of the
+      // items added before are void (an event placed by them would go to another item, or to none, where
+      // the SDK throws), so placing starts over, as at the stream's start.
       const response = isRecord(event.response) ? event.response : {};
       this.#items = Array.isArray(response.output) ? response.output.length : 0;
+      this.#placeOf.clear();
+      for (let i = 0; i < this.#items; i++) this.#placeOf.set(i, i);
+      this.#placing = false;
       return undefined;
     }
     const oi = event.output_index;

@@ -16,6 +16,22 @@ export interface EventReader {
   read(event: Record<string, unknown>, book: SlotBook): void;
 }
 
+/**
+ * The position a JavaScript client reads an index of an event as when it looks an array up by it
+ * (`choices[index]`, `output[output_index]`): a whole number from 0 up, or the text of one (`"1"`, the same
+ * property). Undefined for anything else (`1.5`, `NaN`, `-1`, `"01"`), which addresses no element.
+ */
+export function arrayIndex(value: unknown): number | undefined {
+  if (typeof value === "number") return Number.isSafeInteger(value) && value >= 0 ? value : undefined;
+  if (typeof value !== "string" || !/^(0|[1-9][0-9]{0,15})$/.test(value)) return undefined;
+  return arrayIndex(Number(value));
+}
+
+/** `index` as the text a finding quotes (`NaN` and `"1"` shown as they came). */
+function shown(index: unknown): string {
+  return typeof index === "number" ? String(index) : JSON.stringify(index) ?? String(index);
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // OpenAI Chat Completions
 // ---------------------------------------------------------------------------------------------------------
@@ -32,7 +48,19 @@ class ChatEvents implements EventReader {
         book.finding("malformed_event", "a choice is not an object");
         continue;
       }
-      const ci = typeof choice.index === "number" ? choice.index : 0;
+      // The openai SDK files a choice under `choices[index]` ("1" is choice 1); one at no whole number from 0
+      // up it keeps apart and leaves out of its final completion, but the AI SDK reads the first choice of
+      // each chunk as the answer: its calls are listed under choice 0, with a finding.
+      let ci = choice.index == null ? 0 : arrayIndex(choice.index);
+      if (ci === undefined) {
+        book.finding(
+          "malformed_event",
+          `a choice at index ${
+            shown(choice.index)
+          }, no whole number from 0 up; its calls are read as choice 0's`,
+        );
+        ci = 0;
+      }
       const delta = isRecord(choice.delta) ? choice.delta : isRecord(choice.message) ? choice.message : {};
       if (Array.isArray(delta.tool_calls)) { for (const td of delta.tool_calls) this.#delta(ci, td, book); }
       else if (delta.tool_calls !== undefined && delta.tool_calls !== null) {
@@ -52,8 +80,10 @@ class ChatEvents implements EventReader {
     if (!isRecord(td)) return book.finding("malformed_event", "a tool_calls delta is not an object");
     const fn = isRecord(td.function) ? td.function : {};
     const id = typeof td.id === "string" && td.id !== "" ? td.id : undefined;
-    const s = typeof td.index === "number" && Number.isInteger(td.index) && td.index >= 0
-      ? this.#indexed(choice, td.index, id, fn, book)
+    // (the SDK files a call under `tool_calls[index]`, "1" too)
+    const index = arrayIndex(td.index);
+    const s = index !== undefined
+      ? this.#indexed(choice, index, id, fn, book)
       : this.#unindexed(choice, id, book);
     if (id && s.id === "") s.id = id;
     appendName(s, fn.name);
@@ -211,9 +241,18 @@ class ResponsesEvents implements EventReader {
     }
   }
 
-  /** The call an event addresses, by `output_index` or else by `item_id`. */
+  /**
+   * The call an event addresses, by `output_index` (as the SDK reads it: `output["1"]` is `output[1]`; one
+   * at no whole number addresses no item, and the SDK throws) or else by `item_id`.
+   */
   #find(event: Record<string, unknown>, book: SlotBook): Slot | undefined {
-    const oi = typeof event.output_index === "number" ? event.output_index : undefined;
+    const oi = arrayIndex(event.output_index);
+    if (oi === undefined && event.output_index != null) {
+      book.finding(
+        "malformed_event",
+        `output_index ${shown(event.output_index)} is no whole number from 0 up`,
+      );
+    }
     if (oi !== undefined && book.get(`o${oi}`)) return book.get(`o${oi}`);
     return typeof event.item_id === "string" ? this.#byItemId.get(event.item_id) : undefined;
   }
@@ -223,7 +262,7 @@ class ResponsesEvents implements EventReader {
     if (!isClientCall(item)) return;
     let s = this.#find(event, book);
     if (!s) {
-      const slot = typeof event.output_index === "number" ? event.output_index : book.size;
+      const slot = arrayIndex(event.output_index) ?? book.size;
       s = book.open(`o${slot}`, "openai_responses", 0, slot);
       if (typeof item.id === "string" && !this.#byItemId.has(item.id)) this.#byItemId.set(item.id, s);
     }
@@ -281,10 +320,25 @@ function openToolUse(book: SlotBook, key: string, slot: number, block: Record<st
   }
 }
 
+/**
+ * A content block's `index` as the Anthropic SDK reads it: it finds a delta's block with `content.at(index)`
+ * but writes the block back to `content[index]`, so a delta at an index that is no whole number from 0 up
+ * (`1.5`, `NaN`) never reaches its final message: read as missing (a start is judged without its deltas, a
+ * delta joins no call), with a finding. The text of a whole number (`"1"`) is that block.
+ */
+function blockIndex(value: unknown, book: SlotBook): number | undefined {
+  if (value == null) return undefined;
+  const whole = arrayIndex(value);
+  if (whole === undefined) {
+    book.finding("malformed_event", `content block index ${shown(value)} is no whole number from 0 up`);
+  }
+  return whole;
+}
+
 /** Reads `tool_use` content blocks and their `input_json_delta` pieces, one call per block index. */
 const anthropicEvents: EventReader = {
   read(event: Record<string, unknown>, book: SlotBook): void {
-    const index = typeof event.index === "number" ? event.index : undefined;
+    const index = blockIndex(event.index, book);
     if (event.type === "message_start" && isRecord(event.message) && Array.isArray(event.message.content)) {
       // Anthropic starts with no content; a client that keeps what comes here would run a call in it.
       event.message.content.forEach((block, i) => {
@@ -400,7 +454,7 @@ const cohereEvents: EventReader = {
   read(event: Record<string, unknown>, book: SlotBook): void {
     const type = event.type;
     if (type !== "tool-call-start" && type !== "tool-call-delta") return;
-    let index = typeof event.index === "number" ? event.index : undefined;
+    let index = arrayIndex(event.index);
     if (index === undefined) {
       // Judged all the same: a start opens a call of its own, a delta joins the last one.
       book.finding("missing_index", `${type} has no index; it was matched by order`);

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { isRecord } from "../../_common/values.ts";
 import type { AssembledToolCall } from "../calls.ts";
 
 /** One provider dialect, in its three roles (its stream-event reader is in `readers.ts`). */
@@ -330,6 +331,26 @@ export function textOf(delta: Record<string, unknown>): string {
     if (typeof delta[k] === "string") s += delta[k];
   }
   return s;
+}
+
+/**
+ * A message's `content` as text: the string, or the text of its parts run together where a server sends
+ * the parts (`[{type: "text", text}]`; Mistral's reasoning models put `thinking` parts beside them; a
+ * model writes calls into those too). Undefined when it has neither.
+ */
+export function contentText(message: Record<string, unknown>): string | undefined {
+  const content = message.content;
+  if (typeof content === "string") return content;
+  const parts = textParts(content);
+  return parts.length > 0 ? parts.map((p) => p.text as string).join("") : undefined;
+}
+
+/** The `text` parts of a content given as parts (none for other content). */
+export function textParts(content: unknown): Record<string, unknown>[] {
+  if (!Array.isArray(content)) return [];
+  return content.filter((p): p is Record<string, unknown> =>
+    isRecord(p) && p.type === "text" && typeof p.text === "string"
+  );
 }
 
 /** A copy of `obj` without `keys`. */
