@@ -1,6 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { callMayStart, extractToolCalls, extractToolCallsDetailed } from "../extract.ts";
+import { countingWork } from "./_counting.ts";
 
 /** The names of the calls read from `text`. */
 const names = (text: string, tools?: unknown[]) =>
@@ -151,26 +152,7 @@ test("extractToolCalls: repeated unclosed Functionary, function-tag and harmony 
   }
 });
 
-/**
- * How many characters `extractToolCalls(text)` reads with `charCodeAt` (how the JSON scanners step through a
- * value): a count of work that does not depend on the machine's speed.
- */
-function charsRead(text: string): number {
-  const charCodeAt = String.prototype.charCodeAt;
-  let steps = 0;
-  String.prototype.charCodeAt = function (this: string, i: number) {
-    steps++;
-    return charCodeAt.call(this, i);
-  };
-  try {
-    extractToolCalls(text);
-  } finally {
-    String.prototype.charCodeAt = charCodeAt;
-  }
-  return steps;
-}
-
-test("extractToolCalls: a run of harmony headers whose JSON never closes is read in linear time", () => {
+test("extractToolCalls: a run of harmony headers whose JSON never closes is read in linear time", async () => {
   for (
     const unit of [
       '<|channel|>commentary to=functions.get_weather<|message|>{"location":"San ',
@@ -180,9 +162,11 @@ test("extractToolCalls: a run of harmony headers whose JSON never closes is read
   ) {
     const text = unit.repeat(Math.ceil(40_000 / unit.length));
     assert.deepEqual(extractToolCalls(text), [], unit);
-    // Each header once read its JSON to the end of the text: 550 to 850 characters read per character here,
-    // growing with the text. The shared scan budget allows 8.
-    const perChar = charsRead(text) / text.length;
+    // Characters read with charCodeAt (how the JSON scanners step through a value) count the work without
+    // depending on the machine's speed. Each header once read its JSON to the end of the text: 550 to 850
+    // characters read per character here, growing with the text. The shared scan budget allows 8.
+    const [, read] = await countingWork(String.prototype, "charCodeAt", () => extractToolCalls(text));
+    const perChar = read / text.length;
     assert.ok(perChar < 32, `${JSON.stringify(unit)}: ${perChar.toFixed(1)} characters read per character`);
     // A complete call after them is still read.
     const call = '<|start|>assistant<|channel|>commentary to=functions.g<|message|>{"a": 1}<|call|>';

@@ -4,6 +4,7 @@ import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { assembleToolCalls, gateCompletion, type GateEvent, guardFetch } from "../gate.ts";
 import { type FakeReply, type FakeServer, startFakeLlmServer } from "./_fake_llm_server.ts";
+import { ARRAY_ITERATOR, countingWork } from "./_counting.ts";
 
 const codes = (v: { calls: { findings: { code: string }[] }[] }) =>
   v.calls.flatMap((c) => c.findings.map((f) => f.code));
@@ -186,20 +187,10 @@ test("guardFetch: a Gemini JSON array of thousands of chunks is merged in linear
   }));
   // Array iterator steps count the work without depending on the machine's speed: each chunk copied the
   // parts of all before it (4.5 million steps here); now the whole exchange takes a few dozen per chunk.
-  const iterator = Object.getPrototypeOf([][Symbol.iterator]());
-  const next = iterator.next;
-  let steps = 0;
-  iterator.next = function (this: Iterator<unknown>) {
-    steps++;
-    return next.call(this);
-  };
-  let body;
-  try {
+  const [body, steps] = await countingWork(ARRAY_ITERATOR, "next", async () => {
     const res = await post("/v1beta/models/g:streamGenerateContent", GEMINI_TOOLS, { json: chunks });
-    body = await res.json();
-  } finally {
-    iterator.next = next;
-  }
+    return await res.json();
+  });
   assert.equal(body.length, n); // no call: the chunks as they came
   assert.equal(body[n - 1].candidates[0].content.parts[0].text, `word ${n - 1} `);
   assert.ok(steps < 100 * n, `${steps} iterator steps for ${n} chunks`);

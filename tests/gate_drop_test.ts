@@ -13,6 +13,7 @@ import {
   TOOLS_OPENAI,
   TOOLS_RESPONSES,
 } from "./_fake_llm_server.ts";
+import { countingWork } from "./_counting.ts";
 
 const BAD = { name: "delete_everything", args: {} };
 const GOOD = { name: "get_weather", args: { city: "Oslo" } };
@@ -321,23 +322,14 @@ test("guardFetch drop-call: a Cohere stream of thousands of calls, half rejected
     ],
   });
   // Each kept event's new index was searched for in the list of kept calls: 3.4 million elements read here.
-  const indexOf = Array.prototype.indexOf;
-  let steps = 0;
-  Array.prototype.indexOf = function (this: unknown[], value: unknown, from?: number) {
-    const at = indexOf.call(this, value, from);
-    steps += at < 0 ? this.length : at + 1;
-    return at;
-  };
-  let events;
-  try {
+  const read = (self: unknown[], _: unknown[], at: number) => at < 0 ? self.length : at + 1;
+  const [events, steps] = await countingWork(Array.prototype, "indexOf", async () => {
     const res = await gfetch(`${server.url}/v2/chat`, {
       method: "POST",
       body: JSON.stringify({ model: "command", stream: true, messages, tools: TOOLS_OPENAI }),
     });
-    events = sseData(await res.text());
-  } finally {
-    Array.prototype.indexOf = indexOf;
-  }
+    return sseData(await res.text());
+  }, read);
   const starts = events.filter((e) => e.type === "tool-call-start");
   assert.deepEqual(starts.map((e) => e.index), Array.from({ length: n / 2 }, (_, i) => i));
   assert.ok(starts.every((e) => e.delta.message.tool_calls.function.name === GOOD.name));

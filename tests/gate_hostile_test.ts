@@ -20,6 +20,7 @@ import {
   TOOLS_RESPONSES,
 } from "./_fake_llm_server.ts";
 import { sdkClients, streamedCallNames } from "./_sdk_clients.ts";
+import { ARRAY_ITERATOR, countingWork } from "./_counting.ts";
 
 const provider = fakeProvider();
 const { reply, events, gfetch, url } = provider;
@@ -273,24 +274,14 @@ test("guardFetch: a stream that reuses index 0 for thousands of calls is judged 
   // Array iterator steps count the work without depending on the machine's speed: grouping the calls by
   // index once copied the group for every call (4.5 million steps here); now the whole exchange, server and
   // client included, takes about 26 per call.
-  const iterator = Object.getPrototypeOf([][Symbol.iterator]());
-  const next = iterator.next;
-  let steps = 0;
-  iterator.next = function (this: Iterator<unknown>) {
-    steps++;
-    return next.call(this);
-  };
-  let text;
-  try {
+  const [text, steps] = await countingWork(ARRAY_ITERATOR, "next", async () => {
     const res = await gfetch(`${url()}/v1/chat/completions`, {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ model: "m", messages, tools: TOOLS_OPENAI, stream: true }),
     });
-    text = await res.text();
-  } finally {
-    iterator.next = next;
-  }
+    return await res.text();
+  });
   assert.ok(text.includes(`"call_${n - 1}"`)); // each call alone is allowed, and merged they are no call
   assert.equal(events[0].verdict.allowed, true);
   assert.ok(events[0].findings.some((f) => f.code === "reused_index"));

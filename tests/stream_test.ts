@@ -20,6 +20,7 @@ import {
   TOOLS_RESPONSES,
 } from "./_fake_llm_server.ts";
 import { isDeno, underWine } from "./_runtime.ts";
+import { ARRAY_ITERATOR, countingWork } from "./_counting.ts";
 
 const chunk = (tc: unknown, choice = 0) => ({
   object: "chat.completion.chunk",
@@ -106,7 +107,7 @@ test("assembleToolCalls: OpenAI chat, a server that numbers every parallel call 
   assert.equal(findings[0].code, "reused_index");
 });
 
-test("assembleToolCalls: OpenAI chat, index 0 reused for every call of a long stream is read in linear time", () => {
+test("assembleToolCalls: OpenAI chat, index 0 reused for every call of a long stream is read in linear time", async () => {
   const n = 3_000;
   const events = Array.from(
     { length: n },
@@ -115,25 +116,13 @@ test("assembleToolCalls: OpenAI chat, index 0 reused for every call of a long st
   // Array iterator steps count the work without depending on the machine's speed: each reuse once visited
   // every call opened so far (4.5 million steps here), now only the keys opened since the last reuse (7 per
   // call in all).
-  const iterator = Object.getPrototypeOf([][Symbol.iterator]());
-  const next = iterator.next;
-  let steps = 0;
-  iterator.next = function (this: Iterator<unknown>) {
-    steps++;
-    return next.call(this);
-  };
-  let result;
-  try {
-    result = assembleToolCalls(events);
-  } finally {
-    iterator.next = next;
-  }
+  const [result, steps] = await countingWork(ARRAY_ITERATOR, "next", () => assembleToolCalls(events));
   assert.equal(result.calls.length, n);
   assert.deepEqual(result.calls.at(-1)?.id, `call_${n - 1}`);
   assert.ok(steps < 50 * n, `${steps} iterator steps for ${n} calls`);
 });
 
-test("assembleToolCalls: OpenAI Responses argument events that name only their item are read in linear time", () => {
+test("assembleToolCalls: OpenAI Responses argument events that name only their item are read in linear time", async () => {
   const n = 2_000;
   const events = [
     ...Array.from({ length: n }, (_, i) => ({
@@ -149,18 +138,7 @@ test("assembleToolCalls: OpenAI Responses argument events that name only their i
   ];
   // Map look-ups count the work without depending on the machine's speed: each event once searched every
   // call for its item id (2 million look-ups here), now it looks its item up once.
-  const get = Map.prototype.get;
-  let steps = 0;
-  Map.prototype.get = function (this: Map<unknown, unknown>, key: unknown) {
-    steps++;
-    return get.call(this, key);
-  };
-  let result;
-  try {
-    result = assembleToolCalls(events);
-  } finally {
-    Map.prototype.get = get;
-  }
+  const [result, steps] = await countingWork(Map.prototype, "get", () => assembleToolCalls(events));
   assert.equal(result.calls.length, n);
   assert.equal(result.calls.at(-1)?.arguments, `{"q":${n - 1}}`);
   assert.ok(steps < 20 * events.length, `${steps} look-ups for ${events.length} events`);

@@ -4,6 +4,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { TextWatcher } from "../_gate/text_watch.ts";
 import { chatChunk, fakeProvider, ollamaStream, TOOLS_OPENAI } from "./_fake_llm_server.ts";
+import { countingWork } from "./_counting.ts";
 
 const provider = fakeProvider();
 const seen = provider.events;
@@ -51,27 +52,19 @@ test("guardFetch: prose with brackets and braces still streams through unchanged
   assert.equal(seen.length, 0);
 });
 
-test("TextWatcher: a bare JSON call streamed in thousands of pieces is watched in linear time", () => {
+test("TextWatcher: a bare JSON call streamed in thousands of pieces is watched in linear time", async () => {
   const w = new TextWatcher({ json: true });
   const opening = '{"name": "write_file", "arguments": {"text": "';
   w.push(opening);
   const n = 5_000;
   // Characters handed to regular expressions count the work without depending on the machine's speed: the
   // whole held text was read for its first key at every piece (125 million characters here).
-  const exec = RegExp.prototype.exec;
-  let read = 0;
-  RegExp.prototype.exec = function (this: RegExp, text: string) {
-    read += text.length;
-    return exec.call(this, text);
-  };
-  try {
+  const [, read] = await countingWork(RegExp.prototype, "exec", () => {
     for (let i = 0; i < n; i++) {
       w.push("word ");
       assert.equal(w.couldBeCall(), true);
     }
-  } finally {
-    RegExp.prototype.exec = exec;
-  }
+  }, (_: RegExp, [text]: string[]) => text.length);
   assert.equal(w.held.length, opening.length + 5 * n);
   assert.ok(read < 100 * n, `${read} characters read for ${n} pieces`);
   // Structured output is still told apart by its first key, and white space before the key waits for it.
@@ -133,22 +126,13 @@ test("guardFetch Chat stream: a frame of thousands of content parts that starts 
   });
   // Elements searched count the work without depending on the machine's speed: the frame's text parts were
   // searched for each of its parts (16 million here).
-  const includes = Array.prototype.includes;
-  let searched = 0;
-  Array.prototype.includes = function (this: unknown[], ...args: [unknown, number?]) {
-    searched += this.length;
-    return includes.apply(this, args);
-  };
-  let text: string;
-  try {
+  const [text, searched] = await countingWork(Array.prototype, "includes", async () => {
     const res = await provider.gfetch(`${provider.url()}/v1/chat/completions`, {
       method: "POST",
       body: JSON.stringify({ model: "m", messages: [], stream: true, tools: TOOLS_OPENAI }),
     });
-    text = await res.text();
-  } finally {
-    Array.prototype.includes = includes;
-  }
+    return await res.text();
+  }, (self: unknown[]) => self.length);
   assert.ok(searched < 100 * n, `${searched} elements searched for ${n} parts`);
   assert.match(text, /"text":"<tool_call>"/); // (no call: the frame goes out as it came)
 });
