@@ -3,8 +3,10 @@
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { Ollama } from "ollama";
+import OpenAI from "openai";
 import { gateCompletion, type GateEvent, guardFetch } from "../gate.ts";
 import {
+  chatChunk,
   chatStream,
   type FakeReply,
   type FakeServer,
@@ -157,6 +159,33 @@ test("guardFetch drop-call: a Cohere stream keeps the valid calls renumbered fro
   assert.match(text, /delete_everything/);
   assert.equal(events.at(-1).type, "message-end");
   assert.equal(events.at(-1).delta.finish_reason, "TOOL_CALL");
+});
+
+test('guardFetch drop-call: a Chat delta at tool_calls index "0" (call 0 to the SDK) goes with call 0, dropped or not', async () => {
+  // The rejected call is at index 0, the valid one at 1 (renumbered to 0 once the other is dropped). The
+  // SDK files the delta at index "0" under call 0: kept as it came, it joined the valid call's arguments
+  // ('{"city":"Oslo","units":"k"}', units outside the enum) where the gate judged them in the rejected one.
+  const td = (t: Record<string, unknown>) => chatChunk({ tool_calls: [t] });
+  const fn = (name: string | undefined, args: string) => ({ ...(name ? { name } : {}), arguments: args });
+  reply({
+    sse: [
+      chatChunk({ role: "assistant", content: null }),
+      td({ index: 0, id: "call_0", type: "function", function: fn("delete_everything", "{}") }),
+      td({ index: 1, id: "call_1", type: "function", function: fn("get_weather", '{"city":"Oslo"') }),
+      td({ index: "0", function: fn(undefined, ',"units":"k"') }),
+      td({ index: 1, function: fn(undefined, "}") }),
+      chatChunk({}, "tool_calls"),
+      "data: [DONE]\n\n",
+    ],
+  });
+  const client = new OpenAI({ apiKey: "sk-test", baseURL: `${server.url}/v1`, fetch: gfetch, maxRetries: 0 });
+  const final = await client.chat.completions.stream({ model: "m", messages, tools: TOOLS_OPENAI as never })
+    .finalChatCompletion();
+  const calls = final.choices[0].message.tool_calls ?? [];
+  assert.deepEqual(calls.map((c) => c.type === "function" ? [c.function.name, c.function.arguments] : []), [
+    ["get_weather", '{"city":"Oslo"}'],
+  ]);
+  assert.deepEqual(seen[0].verdict.rejectedIndices, [0]);
 });
 
 test("guardFetch drop-call: calls written into Chat text, each in its own block: only the rejected one is cut", async () => {
