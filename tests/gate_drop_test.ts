@@ -161,6 +161,52 @@ test("guardFetch drop-call: a Cohere stream keeps the valid calls renumbered fro
   assert.equal(events.at(-1).delta.finish_reason, "TOOL_CALL");
 });
 
+test('guardFetch drop-call: a rejected Cohere call at index "0" or at none is dropped too', async () => {
+  // The reader files these under a call of their own (index "0" is call 0); the router sent each event
+  // without a numeric index as it came, so the rejected call reached the client whole.
+  const call = (index: unknown, name: string, args: string) =>
+    [
+      {
+        type: "tool-call-start",
+        index,
+        delta: { message: { tool_calls: { id: `${name}_1`, function: { name } } } },
+      },
+      {
+        type: "tool-call-delta",
+        index,
+        delta: { message: { tool_calls: { function: { arguments: args } } } },
+      },
+      { type: "tool-call-end", index },
+    ].map((e) => index === undefined ? withoutIndex(e) : e);
+  for (const index of ["0", undefined]) {
+    reply({
+      sse: [
+        { id: "c1", type: "message-start", delta: { message: { role: "assistant" } } },
+        ...call(1, "get_weather", '{"city":"Oslo"}'),
+        ...call(index, "delete_everything", "{}"),
+        { type: "message-end", delta: { finish_reason: "TOOL_CALL" } },
+      ],
+    });
+    const res = await gfetch(`${server.url}/v2/chat`, {
+      method: "POST",
+      body: JSON.stringify({ model: "command", stream: true, messages, tools: TOOLS_OPENAI }),
+    });
+    const events = sseData(await res.text()).filter((e) => String(e.type).startsWith("tool-call"));
+    assert.deepEqual(seen[0].verdict.rejectedIndices, [1], String(index));
+    assert.deepEqual(events.map((e) => [e.type, e.index]), [
+      ["tool-call-start", 0],
+      ["tool-call-delta", 0],
+      ["tool-call-end", 0],
+    ], String(index));
+  }
+});
+
+/** `event` without its `index`. */
+function withoutIndex(event: Record<string, unknown>): Record<string, unknown> {
+  const { index: _, ...rest } = event;
+  return rest;
+}
+
 test('guardFetch drop-call: a Chat delta at tool_calls index "0" (call 0 to the SDK) goes with call 0, dropped or not', async () => {
   // The rejected call is at index 0, the valid one at 1 (renumbered to 0 once the other is dropped). The
   // SDK files the delta at index "0" under call 0: kept as it came, it joined the valid call's arguments
