@@ -115,6 +115,11 @@ export interface Slot {
   lastName?: string;
   /** Earlier finished argument texts that differ from `final` (see `otherArguments`). */
   versions?: Set<string>;
+  /**
+   * The argument deltas read since `final` was set: the openai SDK appends them to the finished text it
+   * holds (a Responses snapshot's, a `.done` event's), so it runs `final + after`.
+   */
+  after?: string;
 }
 
 /** How many findings of one code a stream lists (a hostile stream could send a malformed event forever). */
@@ -242,6 +247,7 @@ export class SlotBook {
 function otherArguments(s: Slot, args: string): string[] {
   const texts = new Set(s.versions);
   if (s.final !== undefined && s.args !== "") texts.add(s.args);
+  if (s.final !== undefined && s.after !== undefined) texts.add(s.final + s.after);
   // An Anthropic block that starts with its input and then streams some: the SDK keeps the deltas' (its
   // content_block_start input is dropped), a client that starts from the block's input may not.
   if (s.initialInput !== undefined) texts.add(s.initialInput);

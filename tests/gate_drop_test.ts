@@ -3,8 +3,10 @@
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { Ollama } from "ollama";
+import OpenAI from "openai";
 import { gateCompletion, type GateEvent, guardFetch } from "../gate.ts";
 import {
+  chatChunk,
   chatStream,
   type FakeReply,
   type FakeServer,
@@ -158,6 +160,79 @@ test("guardFetch drop-call: a Cohere stream keeps the valid calls renumbered fro
   assert.match(text, /delete_everything/);
   assert.equal(events.at(-1).type, "message-end");
   assert.equal(events.at(-1).delta.finish_reason, "TOOL_CALL");
+});
+
+test('guardFetch drop-call: a rejected Cohere call at index "0" or at none is dropped too', async () => {
+  // The reader files these under a call of their own (index "0" is call 0); the router sent each event
+  // without a numeric index as it came, so the rejected call reached the client whole.
+  const call = (index: unknown, name: string, args: string) =>
+    [
+      {
+        type: "tool-call-start",
+        index,
+        delta: { message: { tool_calls: { id: `${name}_1`, function: { name } } } },
+      },
+      {
+        type: "tool-call-delta",
+        index,
+        delta: { message: { tool_calls: { function: { arguments: args } } } },
+      },
+      { type: "tool-call-end", index },
+    ].map((e) => index === undefined ? withoutIndex(e) : e);
+  for (const index of ["0", undefined]) {
+    reply({
+      sse: [
+        { id: "c1", type: "message-start", delta: { message: { role: "assistant" } } },
+        ...call(1, "get_weather", '{"city":"Oslo"}'),
+        ...call(index, "delete_everything", "{}"),
+        { type: "message-end", delta: { finish_reason: "TOOL_CALL" } },
+      ],
+    });
+    const res = await gfetch(`${server.url}/v2/chat`, {
+      method: "POST",
+      body: JSON.stringify({ model: "command", stream: true, messages, tools: TOOLS_OPENAI }),
+    });
+    const events = sseData(await res.text()).filter((e) => String(e.type).startsWith("tool-call"));
+    assert.deepEqual(seen[0].verdict.rejectedIndices, [1], String(index));
+    assert.deepEqual(events.map((e) => [e.type, e.index]), [
+      ["tool-call-start", 0],
+      ["tool-call-delta", 0],
+      ["tool-call-end", 0],
+    ], String(index));
+  }
+});
+
+/** `event` without its `index`. */
+function withoutIndex(event: Record<string, unknown>): Record<string, unknown> {
+  const { index: _, ...rest } = event;
+  return rest;
+}
+
+test('guardFetch drop-call: a Chat delta at tool_calls index "0" (call 0 to the SDK) goes with call 0, dropped or not', async () => {
+  // The rejected call is at index 0, the valid one at 1 (renumbered to 0 once the other is dropped). The
+  // SDK files the delta at index "0" under call 0: kept as it came, it joined the valid call's arguments
+  // ('{"city":"Oslo","units":"k"}', units outside the enum) where the gate judged them in the rejected one.
+  const td = (t: Record<string, unknown>) => chatChunk({ tool_calls: [t] });
+  const fn = (name: string | undefined, args: string) => ({ ...(name ? { name } : {}), arguments: args });
+  reply({
+    sse: [
+      chatChunk({ role: "assistant", content: null }),
+      td({ index: 0, id: "call_0", type: "function", function: fn("delete_everything", "{}") }),
+      td({ index: 1, id: "call_1", type: "function", function: fn("get_weather", '{"city":"Oslo"') }),
+      td({ index: "0", function: fn(undefined, ',"units":"k"') }),
+      td({ index: 1, function: fn(undefined, "}") }),
+      chatChunk({}, "tool_calls"),
+      "data: [DONE]\n\n",
+    ],
+  });
+  const client = new OpenAI({ apiKey: "sk-test", baseURL: `${server.url}/v1`, fetch: gfetch, maxRetries: 0 });
+  const final = await client.chat.completions.stream({ model: "m", messages, tools: TOOLS_OPENAI as never })
+    .finalChatCompletion();
+  const calls = final.choices[0].message.tool_calls ?? [];
+  assert.deepEqual(calls.map((c) => c.type === "function" ? [c.function.name, c.function.arguments] : []), [
+    ["get_weather", '{"city":"Oslo"}'],
+  ]);
+  assert.deepEqual(seen[0].verdict.rejectedIndices, [0]);
 });
 
 test("guardFetch drop-call: calls written into Chat text, each in its own block: only the rejected one is cut", async () => {

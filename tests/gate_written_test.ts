@@ -558,3 +558,35 @@ test("guardFetch Chat retry: a call written into content given as parts goes bac
   assert.deepEqual(sent.map((m) => m.role), ["user", "assistant", "tool"]);
   assert.equal(sent[1].content, "Sure.");
 });
+
+test("guardFetch Responses stream: a long item id costs once, not at each delta that names its item by output_index", async () => {
+  // The gate keyed a part by its item's id written out: each delta naming no item_id wrote out the id
+  // its item was added with (n deltas, each the id's length), and so did each content part of an item.
+  const n = 2_000;
+  const id = `msg_${"x".repeat(100_000)}`;
+  const frames = (responsesStream(Array.from({ length: n }, () => "ab ")) as Record<string, unknown>[]).map(
+    (f) => {
+      const e: Record<string, unknown> = JSON.parse(
+        JSON.stringify(f).replaceAll('"msg_1"', JSON.stringify(id)),
+      );
+      if (e.type === "response.output_text.delta") delete e.item_id;
+      return e;
+    },
+  );
+  provider.reply({ sse: frames, named: true });
+  const stringify = JSON.stringify;
+  let written = 0;
+  JSON.stringify = function (...args: Parameters<typeof stringify>) {
+    const out = stringify.apply(JSON, args);
+    written += out?.length ?? 0;
+    return out;
+  } as typeof stringify;
+  let read: Awaited<ReturnType<typeof responsesRead>>;
+  try {
+    read = await responsesRead();
+  } finally {
+    JSON.stringify = stringify;
+  }
+  assert.equal(read.final, "ab ".repeat(n));
+  assert.ok(written < 20 * id.length + 1_000 * n, `${written} characters written for ${n} deltas`);
+});

@@ -5,7 +5,7 @@
  * @module
  */
 import { isRecord } from "../../_common/values.ts";
-import { deltaMessage } from "./readers.ts";
+import { arrayIndex, deltaMessage } from "./readers.ts";
 import { formatSse } from "../sse.ts";
 import { cutCalls } from "../engines.ts";
 import {
@@ -13,6 +13,7 @@ import {
   type CompletionBody,
   type Dialect,
   type FrameRouter,
+  type Held,
   type SplitCalls,
   type StreamFlow,
   type TextFrames,
@@ -65,6 +66,31 @@ const body: CompletionBody = {
 };
 
 const CALL_EVENT = /^tool-call-(start|delta|end)$/;
+
+/**
+ * The call each held call event belongs to, numbered as the reader (`cohereEvents`) numbers them: by its
+ * `index` as a client reads it (`"0"` is call 0); without one, a start opens a call of its own (`-1 - n`)
+ * and any other event joins the call opened last. Undefined for the other events. A rejected call's events
+ * are then dropped whatever their index (kept as they came, they reached the client).
+ */
+function callSlots(held: readonly Held[]): (number | undefined)[] {
+  const opened = new Set<number>();
+  let count = 0;
+  let last: number | undefined;
+  return held.map((h) => {
+    const e = h.event;
+    if (!h.tool || !e) return undefined;
+    const index = arrayIndex(e.index);
+    if (e.type !== "tool-call-start" && e.type !== "tool-call-delta") return index ?? last;
+    const slot = index ?? (e.type === "tool-call-delta" && last !== undefined ? last : -1 - count);
+    if (e.type === "tool-call-start" || !opened.has(slot)) {
+      opened.add(slot);
+      count++;
+      last = slot;
+    }
+    return slot;
+  });
+}
 
 /**
  * Cohere numbers calls apart from content, so text events keep flowing while calls are held. A rejected
@@ -152,16 +178,20 @@ class CohereStream implements FrameRouter {
     const keptAt = new Map(
       [...new Set(split.kept.map((c) => c.slot))].sort((a, b) => a - b).map((s, i) => [s, i]),
     );
-    for (const h of flow.held) {
+    const slots = callSlots(flow.held);
+    flow.held.forEach((h, i) => {
       const e = h.event;
-      if (!e) continue;
-      if (!h.tool || typeof e.index !== "number") flow.send(h.raw);
-      else if (!gone.has(e.index)) {
-        const at = keptAt.get(e.index) ?? -1;
+      if (!e) return;
+      const slot = slots[i];
+      if (!h.tool || slot === undefined) flow.send(h.raw);
+      else if (gone.has(slot)) return;
+      else if (arrayIndex(e.index) === undefined) flow.send(h.raw); // (a kept call without index, as it came)
+      else {
+        const at = keptAt.get(slot) ?? -1;
         if (at === e.index || at < 0) flow.send(h.raw);
         else emit({ ...e, index: at });
       }
-    }
+    });
   }
 
   replace(text: string, _calls: unknown, flow: StreamFlow): void {

@@ -8,6 +8,7 @@ import { isRecord } from "../../_common/values.ts";
 import type { AssembledToolCall } from "../calls.ts";
 import { formatSse } from "../sse.ts";
 import { cutCalls, extractToolCalls } from "../engines.ts";
+import { arrayIndex } from "./readers.ts";
 import {
   callCounter,
   type CompletionBody,
@@ -325,14 +326,16 @@ class KeptDeltas {
   /** The delta to send (renumbered), or undefined when it belongs to a dropped call. */
   take(choice: number, td: unknown): unknown {
     if (!isRecord(td)) return td;
+    // (by the index as the reader and the SDK read it: "0" is call 0, renumbered as a number)
+    const slot = arrayIndex(td.index);
     let drop: boolean;
-    if (typeof td.index === "number") drop = this.#droppedSlots.has(`${choice}:${td.index}`);
+    if (slot !== undefined) drop = this.#droppedSlots.has(`${choice}:${slot}`);
     else if (typeof td.id === "string" && td.id !== "") drop = this.#droppedIds.has(td.id);
     else drop = !(this.#last.get(choice) ?? true);
     this.#last.set(choice, !drop);
     if (drop) return undefined;
-    if (typeof td.index !== "number") return td;
-    const key = `${choice}:${td.index}`;
+    if (slot === undefined) return td;
+    const key = `${choice}:${slot}`;
     if (!this.#newIndex.has(key)) {
       const n = this.#count.get(choice) ?? 0;
       this.#newIndex.set(key, n);

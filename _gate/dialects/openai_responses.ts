@@ -171,10 +171,6 @@ interface TextPlace {
   ci: unknown;
 }
 
-/** The key of a message's content part, as the events and snapshots that repeat its text name it. */
-const partKey = (itemId: unknown, ci: unknown) =>
-  `${JSON.stringify(itemId ?? null)}:${JSON.stringify(ci ?? null)}`;
-
 /**
  * OpenAI Responses addresses content by output index, so once a call starts everything after it waits, to
  * be released as is or renumbered around the dropped call (sequence numbers kept increasing). Calls written
@@ -197,6 +193,43 @@ class ResponsesStream implements FrameRouter {
   readonly #itemAt = new Map<unknown, unknown>();
   /** The content parts the client holds (added, or streamed into): a delta the gate writes may go there. */
   readonly #opened = new Set<string>();
+  /** A short name for each item id met that is a string, by the id; for any other, by its JSON. */
+  readonly #stringIds = new Map<string, string>();
+  readonly #otherIds = new Map<string, string>();
+  /** The name of each id that is an object, by the object (one kept in `#itemAt` is named again and again). */
+  readonly #objectIds = new WeakMap<object, string>();
+
+  /**
+   * The key of a message's content part, as the events and snapshots that repeat its text name it. The item
+   * id is the provider's text and may be long: the key holds a short name for it, found by the id itself,
+   * so a long id costs once per event that brings it (built from it, a key cost its length at each event
+   * that names the item by `output_index` and at each content part of its item: quadratic).
+   */
+  #key(itemId: unknown, ci: unknown): string {
+    return `${this.#idName(itemId)}:${JSON.stringify(ci ?? null)}`;
+  }
+
+  #idName(id: unknown): string {
+    if (typeof id === "string") return this.#named(this.#stringIds, id, "s");
+    if (typeof id !== "object" || id === null) {
+      return this.#named(this.#otherIds, JSON.stringify(id ?? null), "o");
+    }
+    let name = this.#objectIds.get(id);
+    if (name === undefined) {
+      name = this.#named(this.#otherIds, JSON.stringify(id), "o");
+      this.#objectIds.set(id, name);
+    }
+    return name;
+  }
+
+  #named(names: Map<string, string>, id: string, kind: string): string {
+    let name = names.get(id);
+    if (name === undefined) {
+      name = `${kind}${names.size}`;
+      names.set(id, name);
+    }
+    return name;
+  }
 
   readonly text: TextFrames = {
     read: (event) => this.#readText(event),
@@ -204,8 +237,8 @@ class ResponsesStream implements FrameRouter {
       const place = this.#places.at(at);
       // A part whose text came only whole (no delta, never added): the client has no part for a delta
       // there, and the events that repeat the text tell what the gate wrote.
-      if (place && !this.#opened.has(partKey(place.itemId, place.ci))) return "";
-      const seq = place ? this.#lastSeqOf.get(partKey(place.itemId, place.ci)) : undefined;
+      if (place && !this.#opened.has(this.#key(place.itemId, place.ci))) return "";
+      const seq = place ? this.#lastSeqOf.get(this.#key(place.itemId, place.ci)) : undefined;
       const event: Record<string, unknown> = { type: "response.output_text.delta" };
       if (seq !== undefined) event.sequence_number = seq; // (that of a delta held in its place)
       Object.assign(event, {
@@ -240,10 +273,12 @@ class ResponsesStream implements FrameRouter {
       if (typeof event.sequence_number === "number") this.#lastSeqOf.set(key, event.sequence_number);
     } else {
       if (type === "response.content_part.added") {
-        this.#opened.add(partKey(event.item_id ?? this.#itemAt.get(event.output_index), event.content_index));
+        this.#opened.add(
+          this.#key(event.item_id ?? this.#itemAt.get(event.output_index), event.content_index),
+        );
       }
       this.#eachPart(event, (place, own) => {
-        const seen = this.#seen.get(partKey(place.itemId, place.ci)) ?? "";
+        const seen = this.#seen.get(this.#key(place.itemId, place.ci)) ?? "";
         if (own.length > seen.length && own.startsWith(seen)) {
           const more = own.slice(seen.length);
           this.#note(place.itemId, place.oi, place.ci, more);
@@ -297,7 +332,7 @@ class ResponsesStream implements FrameRouter {
   /** Notes `text` read of a content part; returns the part's key. */
   #note(itemId: unknown, oi: unknown, ci: unknown, text: string): string {
     const id = itemId ?? this.#itemAt.get(oi);
-    const key = partKey(id, ci);
+    const key = this.#key(id, ci);
     this.#places.read(text, key, { itemId: id, oi, ci });
     this.#seen.set(key, (this.#seen.get(key) ?? "") + text);
     this.#seenLength += text.length;
@@ -345,7 +380,7 @@ class ResponsesStream implements FrameRouter {
         type === "response.output_item.added" && isRecord(event.item) && Array.isArray(event.item.content)
       ) {
         const id = isRecord(event.item) ? event.item.id ?? this.#itemAt.get(event.output_index) : undefined;
-        event.item.content.forEach((_, ci) => this.#opened.add(partKey(id, ci)));
+        event.item.content.forEach((_, ci) => this.#opened.add(this.#key(id, ci)));
       }
       const it = item(event.item, event.output_index);
       return it === event.item ? event : { ...event, item: it };
@@ -369,7 +404,7 @@ class ResponsesStream implements FrameRouter {
   #agree(event: Record<string, unknown>): Record<string, unknown> | undefined {
     if (event.type === "response.output_text.delta") return undefined;
     const told = this.#eachPart(event, (place, own) => {
-      const seen = this.#seen.get(partKey(place.itemId, place.ci)) ?? "";
+      const seen = this.#seen.get(this.#key(place.itemId, place.ci)) ?? "";
       return own.startsWith(seen) ? own : seen;
     });
     return told === event ? undefined : told;
@@ -379,7 +414,7 @@ class ResponsesStream implements FrameRouter {
   #retell(event: Record<string, unknown>, change: { at: number; tail: string }): Record<string, unknown> {
     return this.#eachPart(
       event,
-      (place, own) => this.#places.retold(partKey(place.itemId, place.ci), own, change),
+      (place, own) => this.#places.retold(this.#key(place.itemId, place.ci), own, change),
     );
   }
   /** The highest `sequence_number` seen; -1 when the stream numbers nothing. */

@@ -222,7 +222,11 @@ class ResponsesEvents implements EventReader {
     ) {
       const s = this.#find(event, book);
       if (!s) return book.finding("orphan_delta", `${type.slice(9)} for an item that never started`);
-      if (typeof event.delta === "string") s.args += event.delta;
+      if (typeof event.delta === "string") {
+        s.args += event.delta;
+        // (the SDK appends it to the finished text it holds, a snapshot's too: that text is judged as well)
+        if (s.final !== undefined) s.after = (s.after ?? "") + event.delta;
+      }
     } else if (type === "response.custom_tool_call_input.done") {
       const s = this.#find(event, book);
       if (!s) {
@@ -284,8 +288,10 @@ class ResponsesEvents implements EventReader {
  * response the snapshot, the AI SDK the finished item), so the gate judges each.
  */
 function finish(s: Slot, text: string): void {
+  if (s.final !== undefined && s.after !== undefined) (s.versions ??= new Set()).add(s.final + s.after);
   if (s.final !== undefined && s.final !== "" && s.final !== text) (s.versions ??= new Set()).add(s.final);
   s.final = text;
+  s.after = undefined;
 }
 
 /** Writes what a call item says into its slot; a finished item's arguments are authoritative. */
