@@ -21,6 +21,7 @@ import {
   withGuardedServer,
 } from "./_fake_llm_server.ts";
 import { sdkClients } from "./_sdk_clients.ts";
+import { countingWork } from "./_counting.ts";
 
 const provider = fakeProvider();
 const { openai, anthropic } = sdkClients(provider);
@@ -492,18 +493,7 @@ test("guardFetch Responses stream: the held events that repeat a rejected call's
   const done = frames[at];
   const dones = Array.from({ length: n }, () => ({ ...done, text: `${WRITTEN_BAD}${"x".repeat(n)}` }));
   provider.reply({ sse: [...frames.slice(0, at), ...moves, ...dones, ...frames.slice(at + 1)], named: true });
-  const slice = String.prototype.slice;
-  let sliced = 0;
-  String.prototype.slice = function (this: string, ...args: [number?, number?]) {
-    sliced++;
-    return slice.apply(this, args);
-  };
-  let read: Awaited<ReturnType<typeof responsesRead>>;
-  try {
-    read = await responsesRead();
-  } finally {
-    String.prototype.slice = slice;
-  }
+  const [read, sliced] = await countingWork(String.prototype, "slice", responsesRead);
   assert.ok(sliced < 200 * n, `${sliced} slices for ${n} events`);
   assert.doesNotMatch(read.final, /<tool_call>/);
   assert.deepEqual(provider.events[0].calls?.map((c) => c.name), ["delete_everything"]);
@@ -574,19 +564,8 @@ test("guardFetch Responses stream: a long item id costs once, not at each delta 
     },
   );
   provider.reply({ sse: frames, named: true });
-  const stringify = JSON.stringify;
-  let written = 0;
-  JSON.stringify = function (...args: Parameters<typeof stringify>) {
-    const out = stringify.apply(JSON, args);
-    written += out?.length ?? 0;
-    return out;
-  } as typeof stringify;
-  let read: Awaited<ReturnType<typeof responsesRead>>;
-  try {
-    read = await responsesRead();
-  } finally {
-    JSON.stringify = stringify;
-  }
+  const length = (_: unknown, __: unknown[], out: string | undefined) => out?.length ?? 0;
+  const [read, written] = await countingWork(JSON, "stringify", responsesRead, length);
   assert.equal(read.final, "ab ".repeat(n));
   assert.ok(written < 20 * id.length + 1_000 * n, `${written} characters written for ${n} deltas`);
 });
