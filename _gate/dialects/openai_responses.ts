@@ -567,7 +567,7 @@ class ResponsesStream implements FrameRouter {
   dropCalls(text: string, split: SplitCalls, flow: StreamFlow): void {
     const emit = this.#emitter(flow);
     const gone = new ToolPositions();
-    for (const c of split.dropped) gone.add(c.slot);
+    for (const c of split.dropped) if (c.slot >= 0) gone.add(c.slot); // (one at no index holds no place)
     const goneIds = new Set(split.dropped.map((c) => c.id));
     let next = 0;
     let terminal: Record<string, unknown> | undefined;
