@@ -146,6 +146,8 @@ function outputText(output: unknown[]): string {
 // ---------------------------------------------------------------------------------------------------------
 
 const TERMINAL = new Set(["response.completed", "response.incomplete", "response.done"]);
+/** What one noted item place weighs against `maxResponseBytes`: about what a map entry costs. */
+const PLACE_COST = 64;
 
 /** True when `event` carries a whole response (see `SNAPSHOTS`) that lists a call the client runs. */
 function snapshotWithCalls(event: Record<string, unknown>): boolean {
@@ -406,9 +408,12 @@ class ResponsesStream implements FrameRouter {
   /** True once a call was added away from its place: from then on every event is sent at its item's place. */
   #placing = false;
 
-  /** The length of the frames of the items kept. */
+  /**
+   * The length of the frames of the items kept, and a fixed cost for each item's place and each call's
+   * position noted: a stream of tiny `output_item.added` events grows those without growing held text.
+   */
   get kept(): number {
-    return this.#kept;
+    return this.#kept + (this.#placeOf.size + this.#tools.size) * PLACE_COST;
   }
 
   /**
