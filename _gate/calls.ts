@@ -37,7 +37,8 @@ export interface AssembledToolCall {
    * message never reads it): it is read as missing, with a finding (a Chat delta is matched by id and
    * order, a Responses event by its item id, an Anthropic start is judged without its deltas and a delta
    * joins no call). A call given no index has its position among the calls (`-1` for an Anthropic block,
-   * `-1 - n` for a Cohere call, whose later deltas join it).
+   * `-1 - n` for a Cohere call, whose later deltas join it, and for an OpenAI Responses call, which no
+   * index reaches: its later events join it by item id).
    */
   slot: number;
   /** Set when `arguments` is free text (an OpenAI Responses `custom` tool's input), not JSON. */

@@ -339,7 +339,7 @@ export class StreamGate {
     }
     if (this.#flow.heldSize > max) throw new ResponseTooLargeError(max, "the stream events held for judging");
     if ((this.#text?.size ?? 0) > max) throw new ResponseTooLargeError(max, "the streamed message's text");
-    if ((this.#router.kept ?? 0) > max) throw new ResponseTooLargeError(max, "the stream's finished items");
+    if ((this.#router.kept ?? 0) > max) throw new ResponseTooLargeError(max, "the stream's items kept");
   }
 
   async #flush(controller: Sink): Promise<void> {

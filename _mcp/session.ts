@@ -86,6 +86,15 @@ const OWN_LIST = { pages: 100, tools: 10_000, bytes: 256 * 1024 * 1024 };
 /** How many cancelled requests are remembered, so that their late answers pass quietly. */
 const MAX_CANCELLED = 256;
 
+/**
+ * How many client frames wait at most while the guard reads the server's tool list (each no longer than the
+ * relay's `maxMessageBytes`, so the queue holds at most this many times that). A client that sends without
+ * waiting would otherwise grow the queue until the fetch timed out; a request past it is answered at once,
+ * and a notification past it is kept but its delivery waits for the list (the relays read no more of the
+ * client meanwhile), as nothing could answer its refusal.
+ */
+export const MAX_HELD = 1024;
+
 /** Made on first use: under Deno the first decoder loads the text-encoding support (see jsonrpc.ts). */
 const decoder = lazy(() => new TextDecoder());
 
@@ -230,6 +239,7 @@ export class GuardedSession implements McpSession {
     const answer = m !== undefined &&
       (Array.isArray(m) ? m.length > 0 && m.every((x) => isRecord(x) && isResponse(x)) : isResponse(m));
     if ((this.#fetching || this.#held.length > 0) && !answer) {
+      if (this.#held.length >= MAX_HELD) return this.#pastHeld(frame);
       this.#held.push(frame);
       return;
     }
@@ -558,6 +568,32 @@ export class GuardedSession implements McpSession {
         this.#reply(errorResponse(m.id as JsonRpcId, CONNECTION_CLOSED, text));
       }
     }
+  }
+
+  /**
+   * A frame past {@linkcode MAX_HELD} while the tool list is read: each request in it answered at once with
+   * an error saying to wait and send it again, and reported; the rest kept, delivered once the list is known.
+   */
+  #pastHeld(frame: McpFrame): void | Promise<void> {
+    const requests = new Set(
+      messagesOf(frame).filter((x) => isRecord(x) && isRequest(x)) as JsonRpcMessage[],
+    );
+    const message = frame.message;
+    const rest = requests.size === 0
+      ? frame
+      : Array.isArray(message)
+      ? { message: message.filter((x) => !requests.has(x)), extra: frame.extra }
+      : undefined;
+    for (const m of requests) {
+      const id = m.id as JsonRpcId;
+      this.#hooks.emit({ event: "client_message_refused", kind: "held_limit", id });
+      const text = `toolguard: ${m.method as string} was not sent to the MCP server: ${MAX_HELD} messages ` +
+        "already wait while toolguard reads the server's tool list; wait for their answers, then send it again";
+      this.#reply(errorResponse(id, CONNECTION_CLOSED, text));
+    }
+    if (rest === undefined || (Array.isArray(rest.message) && rest.message.length === 0)) return;
+    this.#held.push(rest);
+    return this.released();
   }
 
   /** Answer a client request with a result, on the server's behalf. */

@@ -143,12 +143,13 @@ export type McpEvent =
    * A client message not passed on to the server: a line that is not JSON (`text`: its first 200
    * characters), which a laxer server parser could still read, a `tools/call` without an id, which no
    * rejection could answer, or a request under the id of one still waiting (`id_in_use`), whose answers could
-   * not be told apart, or a request past the HTTP relay's `maxInFlight` (`in_flight_limit`). A request among
-   * them is answered with a JSON-RPC error.
+   * not be told apart, a request past the HTTP relay's `maxInFlight` (`in_flight_limit`), or a message
+   * past the 1024 that may wait while the guard reads the server's tool list (`held_limit`). A request
+   * among them is answered with a JSON-RPC error.
    */
   | {
     event: "client_message_refused";
-    kind: "not_json" | "call_without_id" | "id_in_use" | "in_flight_limit";
+    kind: "not_json" | "call_without_id" | "id_in_use" | "in_flight_limit" | "held_limit";
     id?: JsonRpcId;
     text?: string;
   }

@@ -461,7 +461,29 @@ test("guardFetch: an OpenAI Responses stream finishing items without end errors 
     const res = await post(f, `${server.url}/v1/responses`, { model: "m", input: "hi", stream: true });
     const { text, error } = await drain(res.body!);
     assert.match(text, /msg_0/, "the items finished before the bound reached the client");
-    assert.match(String(error?.message), /the stream's finished items passed maxResponseBytes/);
+    assert.match(String(error?.message), /the stream's items kept passed maxResponseBytes/);
+    await assertClosed(server, [0]);
+  } finally {
+    server.stop();
+  }
+});
+
+test("guardFetch: an OpenAI Responses stream adding tiny items without end errors once their places pass the bound", async () => {
+  // Each item added is forwarded at once (no call is pending) and holds no text: only the place the gate
+  // notes for it grows, which a fixed cost per place brings under the bound.
+  const added = (i: number) =>
+    `data: ${
+      JSON.stringify({ type: "response.output_item.added", output_index: i, item: { type: "reasoning" } })
+    }\n\n`;
+  let items = "";
+  for (let i = 0; items.length < 2 * LIMIT; i++) items += added(i);
+  const server = await provider([{ type: "text/event-stream", head: "", piece: items }]);
+  try {
+    const f = guardFetch(fetch, { maxResponseBytes: LIMIT });
+    const res = await post(f, `${server.url}/v1/responses`, { model: "m", input: "hi", stream: true });
+    const { text, error } = await drain(res.body!);
+    assert.match(text, /"output_index":0,/, "the items added before the bound reached the client");
+    assert.match(String(error?.message), /the stream's items kept passed maxResponseBytes/);
     await assertClosed(server, [0]);
   } finally {
     server.stop();

@@ -29,6 +29,7 @@ import {
 import { main } from "../_cli/mcp.ts";
 import { type Command, evalCommand, isAlive, isWindows, runtimeCommand } from "./_runtime.ts";
 import { INIT } from "./_mcp_messages.ts";
+import { MAX_HELD } from "../_mcp/session.ts";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const EVERYTHING = join(root, "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
@@ -926,6 +927,45 @@ test("MCP session: a held request whose forwarding throws is still answered; a c
   assert.deepEqual(toClient.map((m) => m.id), [1, 2]);
   assert.equal(toClient[1].error?.code, -32603);
   assert.deepEqual(errors, ["client sink throws once"]);
+});
+
+test("MCP session: while the guard reads the tool list, a request past MAX_HELD waiting is answered at once", async () => {
+  const toClient: { id?: unknown; error?: { code: number; message: string } }[] = [];
+  const events: McpEvent[] = [];
+  let ownList: { id?: unknown } | undefined;
+  const toServer: unknown[] = [];
+  const session = createMcpGuard({ toolsTimeoutMs: 10_000, onEvent: (e) => void events.push(e) }).connect({
+    toServer: (frame) => {
+      const m = frame.message as { id?: unknown; method?: string };
+      if (m.method === "tools/list") ownList = m;
+      else toServer.push(m.id);
+    },
+    toClient: (frame) => void toClient.push(frame.message as { id?: unknown }),
+  });
+  // The call waits for the guard's own tools/list; the pings queue behind it, up to the bound (the call is
+  // one of them). Before, every one was kept until the list came or the fetch timed out.
+  session.fromClient({ message: { jsonrpc: "2.0", id: 0, method: "tools/call", params: { name: "echo" } } });
+  const extra = 5;
+  for (let id = 1; id < MAX_HELD + extra; id++) {
+    session.fromClient({ message: { jsonrpc: "2.0", id, method: "ping" } });
+  }
+  assert.deepEqual(toClient.map((m) => m.id), Array.from({ length: extra }, (_, i) => MAX_HELD + i));
+  assert.ok(
+    toClient.every((m) => m.error?.code === -32000 && /wait for their answers/.test(m.error.message)),
+  );
+  assert.equal(
+    events.filter((e) => e.event === "client_message_refused" && e.kind === "held_limit").length,
+    extra,
+  );
+  // A notification past the bound cannot be refused: it is kept, and its delivery waits for the list.
+  const note = session.fromClient({ message: { jsonrpc: "2.0", method: "notifications/progress" } });
+  assert.ok(note instanceof Promise);
+  // The list comes: every message held goes on, in order.
+  session.fromServer({
+    message: { jsonrpc: "2.0", id: ownList!.id, result: { tools: [] } } as JsonRpcMessage,
+  });
+  assert.equal(toServer.length, MAX_HELD, "the held pings and the notification were sent (not the call)");
+  await note;
 });
 
 test("guardMcpTransport: a client handler that throws is reported to onerror, not thrown from a microtask", async () => {

@@ -233,7 +233,7 @@ test("assembleToolCalls: an index that is no whole number is read as a client re
     2,
   ]]);
   // OpenAI Responses: output_index "1" is item 1; 1.5 is none (the SDK throws on it): the call added there
-  // takes its position, and a delta addressed there is matched by its item id.
+  // takes a place no index reaches, and a delta addressed there is matched by its item id.
   const item = (id: string) => ({
     id,
     type: "function_call",
@@ -248,7 +248,7 @@ test("assembleToolCalls: an index that is no whole number is read as a client re
   ]);
   assert.deepEqual(
     r.calls.map((x) => [x.name, x.slot, x.arguments]),
-    [["x", 1, ""], ["y", 1, "{}"]],
+    [["x", 1, ""], ["y", -2, "{}"]],
   );
   assert.ok(r.findings.length >= 2 && r.findings.every((f) => f.code === "malformed_event"));
   // Anthropic: the SDK appends each block, and writes a delta back to `content[index]`: one at 1.5 never
@@ -284,6 +284,35 @@ test("assembleToolCalls: an index that is no whole number is read as a client re
   }]);
   assert.ok(h.calls.every((x) => Number.isInteger(x.slot)));
   assert.equal(h.findings[0].code, "missing_index");
+});
+
+test("assembleToolCalls: OpenAI Responses, a call added at no output_index never shares a key with a real index", () => {
+  // Its place was once the number of calls so far (1 here): the call added at output_index 1 was then read
+  // into it, and the deltas at 1 and those of its own item were judged as one call, which no client runs.
+  const item = (id: string) => ({
+    id,
+    type: "function_call",
+    call_id: `call_${id}`,
+    name: id,
+    arguments: "",
+  });
+  const delta = (at: Record<string, unknown>, text: string) => ({
+    type: "response.function_call_arguments.delta",
+    ...at,
+    delta: text,
+  });
+  const { calls } = assembleToolCalls([
+    { type: "response.output_item.added", output_index: 0, item: item("a") },
+    { type: "response.output_item.added", item: item("b") },
+    { type: "response.output_item.added", output_index: 1, item: item("c") },
+    delta({ output_index: 1 }, '{"c":1}'),
+    delta({ item_id: "b" }, '{"b":1}'),
+  ]);
+  assert.deepEqual(calls.map((c) => [c.id, c.slot, c.arguments]), [
+    ["call_a", 0, ""],
+    ["call_b", -2, '{"b":1}'],
+    ["call_c", 1, '{"c":1}'],
+  ]);
 });
 
 test("assembleToolCalls: OpenAI Responses, deltas, then the .done text wins", () => {

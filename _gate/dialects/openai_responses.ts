@@ -146,6 +146,8 @@ function outputText(output: unknown[]): string {
 // ---------------------------------------------------------------------------------------------------------
 
 const TERMINAL = new Set(["response.completed", "response.incomplete", "response.done"]);
+/** What one noted item place weighs against `maxResponseBytes`: about what a map entry costs. */
+const PLACE_COST = 64;
 
 /** True when `event` carries a whole response (see `SNAPSHOTS`) that lists a call the client runs. */
 function snapshotWithCalls(event: Record<string, unknown>): boolean {
@@ -441,9 +443,12 @@ class ResponsesStream implements FrameRouter {
   /** True once a call was added away from its place: from then on every event is sent at its item's place. */
   #placing = false;
 
-  /** The length of the frames of the items kept. */
+  /**
+   * The length of the frames of the items kept, and a fixed cost for each item's place and each call's
+   * position noted: a stream of tiny `output_item.added` events grows those without growing held text.
+   */
   get kept(): number {
-    return this.#kept;
+    return this.#kept + (this.#placeOf.size + this.#tools.size) * PLACE_COST;
   }
 
   /**
@@ -602,7 +607,7 @@ class ResponsesStream implements FrameRouter {
   dropCalls(text: string, split: SplitCalls, flow: StreamFlow): void {
     const emit = this.#emitter(flow);
     const gone = new ToolPositions();
-    for (const c of split.dropped) gone.add(c.slot);
+    for (const c of split.dropped) if (c.slot >= 0) gone.add(c.slot); // (one at no index holds no place)
     const goneIds = new Set(split.dropped.map((c) => c.id));
     let next = 0;
     let terminal: Record<string, unknown> | undefined;

@@ -266,8 +266,12 @@ class ResponsesEvents implements EventReader {
     if (!isClientCall(item)) return;
     let s = this.#find(event, book);
     if (!s) {
-      const slot = arrayIndex(event.output_index) ?? book.size;
-      s = book.open(`o${slot}`, "openai_responses", 0, slot);
+      // A call at no output index gets a key no index reaches (an index's later events must not join it,
+      // nor it a call added at that index: the clients keep them apart), found by its item id only.
+      const oi = arrayIndex(event.output_index);
+      s = oi === undefined
+        ? book.open(`o?${book.size}`, "openai_responses", 0, -1 - book.size)
+        : book.open(`o${oi}`, "openai_responses", 0, oi);
       if (typeof item.id === "string" && !this.#byItemId.has(item.id)) this.#byItemId.set(item.id, s);
     }
     fillSlot(s, item, { done: event.type === "response.output_item.done" });

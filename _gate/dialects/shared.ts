@@ -128,7 +128,8 @@ export interface FrameRouter {
   note?(event: Record<string, unknown>, raw: string): void;
   /**
    * The length of the frames kept whole for the ending (OpenAI Responses keeps the items it finished, for
-   * the final snapshot it writes): bounded by the gate like the frames held.
+   * the final snapshot it writes), with what the router keeps per item (a fixed cost for each place noted):
+   * bounded by the gate like the frames held.
    */
   readonly kept?: number;
   /**
@@ -298,6 +299,11 @@ export class ToolPositions {
   /** True when the position is a tool call's. */
   has(index: number): boolean {
     return this.#taken.has(index);
+  }
+
+  /** How many positions are marked. */
+  get size(): number {
+    return this.#taken.size;
   }
 
   /** Where `index` moves once the tool positions are dropped. */
