@@ -108,34 +108,36 @@ test("guardFetch drop-call: a Gemini stream keeps the valid functionCall parts; 
   assert.equal(events[1].modelVersion, "gemini-x");
 });
 
-test("guardFetch drop-call: a Cohere stream keeps the valid calls renumbered from 0 and ends TOOL_CALL", async () => {
-  const call = (index: number, c: { name: string; args: unknown }) => [
-    {
-      type: "tool-call-start",
-      index,
-      delta: {
-        message: {
-          tool_calls: {
-            id: `${c.name}_${index}`,
-            type: "function",
-            function: { name: c.name, arguments: "" },
-          },
+/** The events of one Cohere v2 streamed call at `index`: its start, its arguments in one delta, its end. */
+const cohereCall = (index: number, c: { name: string; args: unknown }) => [
+  {
+    type: "tool-call-start",
+    index,
+    delta: {
+      message: {
+        tool_calls: {
+          id: `${c.name}_${index}`,
+          type: "function",
+          function: { name: c.name, arguments: "" },
         },
       },
     },
-    {
-      type: "tool-call-delta",
-      index,
-      delta: { message: { tool_calls: { function: { arguments: JSON.stringify(c.args) } } } },
-    },
-    { type: "tool-call-end", index },
-  ];
+  },
+  {
+    type: "tool-call-delta",
+    index,
+    delta: { message: { tool_calls: { function: { arguments: JSON.stringify(c.args) } } } },
+  },
+  { type: "tool-call-end", index },
+];
+
+test("guardFetch drop-call: a Cohere stream keeps the valid calls renumbered from 0 and ends TOOL_CALL", async () => {
   reply({
     sse: [
       { id: "c1", type: "message-start", delta: { message: { role: "assistant" } } },
       { type: "tool-plan-delta", delta: { message: { tool_plan: "I will check." } } },
-      ...call(0, BAD),
-      ...call(1, GOOD),
+      ...cohereCall(0, BAD),
+      ...cohereCall(1, GOOD),
       { type: "message-end", delta: { finish_reason: "TOOL_CALL" } },
     ],
   });
@@ -372,27 +374,10 @@ test("guardFetch drop-call: a Chat stream of thousands of calls, half rejected, 
 
 test("guardFetch drop-call: a Cohere stream of thousands of calls, half rejected, is renumbered in linear time", async () => {
   const n = 3_000;
-  const call = (index: number, c: { name: string; args: unknown }) => [
-    {
-      type: "tool-call-start",
-      index,
-      delta: {
-        message: {
-          tool_calls: { id: `c_${index}`, type: "function", function: { name: c.name, arguments: "" } },
-        },
-      },
-    },
-    {
-      type: "tool-call-delta",
-      index,
-      delta: { message: { tool_calls: { function: { arguments: JSON.stringify(c.args) } } } },
-    },
-    { type: "tool-call-end", index },
-  ];
   reply({
     sse: [
       { id: "c1", type: "message-start", delta: { message: { role: "assistant" } } },
-      ...Array.from({ length: n }, (_, i) => call(i, i % 2 ? BAD : GOOD)).flat(),
+      ...Array.from({ length: n }, (_, i) => cohereCall(i, i % 2 ? BAD : GOOD)).flat(),
       { type: "message-end", delta: { finish_reason: "TOOL_CALL" } },
     ],
   });

@@ -215,6 +215,15 @@ test("assembleToolCalls: Anthropic, input_json_delta assembled per block; empty 
   assert.deepEqual(calls.map((c) => c.slot), [1, 2]);
 });
 
+/** An OpenAI Responses function call item named and identified by `id`, with no arguments yet. */
+const functionCallItem = (id: string) => ({
+  id,
+  type: "function_call",
+  call_id: `call_${id}`,
+  name: id,
+  arguments: "",
+});
+
 test("assembleToolCalls: an index that is no whole number is read as a client reads it, never passed on", () => {
   const chat = (index: unknown, td: Record<string, unknown>) => ({
     choices: [{ index, delta: { tool_calls: [td] } }],
@@ -234,16 +243,9 @@ test("assembleToolCalls: an index that is no whole number is read as a client re
   ]]);
   // OpenAI Responses: output_index "1" is item 1; 1.5 is none (the SDK throws on it): the call added there
   // takes a place no index reaches, and a delta addressed there is matched by its item id.
-  const item = (id: string) => ({
-    id,
-    type: "function_call",
-    call_id: `call_${id}`,
-    name: id,
-    arguments: "",
-  });
   const r = assembleToolCalls([
-    { type: "response.output_item.added", output_index: "1", item: item("x") },
-    { type: "response.output_item.added", output_index: 1.5, item: item("y") },
+    { type: "response.output_item.added", output_index: "1", item: functionCallItem("x") },
+    { type: "response.output_item.added", output_index: 1.5, item: functionCallItem("y") },
     { type: "response.function_call_arguments.delta", output_index: Number.NaN, item_id: "y", delta: "{}" },
   ]);
   assert.deepEqual(
@@ -289,22 +291,15 @@ test("assembleToolCalls: an index that is no whole number is read as a client re
 test("assembleToolCalls: OpenAI Responses, a call added at no output_index never shares a key with a real index", () => {
   // Its place was once the number of calls so far (1 here): the call added at output_index 1 was then read
   // into it, and the deltas at 1 and those of its own item were judged as one call, which no client runs.
-  const item = (id: string) => ({
-    id,
-    type: "function_call",
-    call_id: `call_${id}`,
-    name: id,
-    arguments: "",
-  });
   const delta = (at: Record<string, unknown>, text: string) => ({
     type: "response.function_call_arguments.delta",
     ...at,
     delta: text,
   });
   const { calls } = assembleToolCalls([
-    { type: "response.output_item.added", output_index: 0, item: item("a") },
-    { type: "response.output_item.added", item: item("b") },
-    { type: "response.output_item.added", output_index: 1, item: item("c") },
+    { type: "response.output_item.added", output_index: 0, item: functionCallItem("a") },
+    { type: "response.output_item.added", item: functionCallItem("b") },
+    { type: "response.output_item.added", output_index: 1, item: functionCallItem("c") },
     delta({ output_index: 1 }, '{"c":1}'),
     delta({ item_id: "b" }, '{"b":1}'),
   ]);
