@@ -305,14 +305,17 @@ const INTO_PARAMETER =
 
 /**
  * Check one title (`title`, `annotations.title`, the server's `serverInfo.title`, a schema's `title`): as a
- * description, with two differences, since a title is a label of a few words on one line. An imperative
- * rule that fires at its first word (after an emoji, a number, a tag or a namespace, as `LABEL_PREFIX` reads
- * them) is the label naming its tool's action and is let be, unless what it names is a path or a key file,
- * or the title says which parameter to put something in: "Trigger Long
- * Running Operation Tool", a title of the reference server `server-everything`, fired
- * `tool.call_named_tool`, and secret stores name tools "Read Secret" or "Get Access Token". And any
- * character of {@linkcode TITLE_HIDDEN} is `hidden_text` (`title.hidden_character`), where a description
- * needs a run of them. A flagged title is replaced whole.
+ * description, with two differences, since a title is a label of a few words on one line.
+ *
+ * - An imperative rule that fires at its first word (after an emoji, a number, a tag or a namespace, as
+ *   `LABEL_PREFIX` reads them) is the label naming its tool's action and is let be, unless what it names is
+ *   a path or a key file, or the title says which parameter to put something in. "Trigger Long Running
+ *   Operation Tool", a title of the reference server `server-everything`, fired `tool.call_named_tool`, and
+ *   secret stores name tools "Read Secret" or "Get Access Token".
+ * - Any character of {@linkcode TITLE_HIDDEN} is `hidden_text` (`title.hidden_character`), where a
+ *   description needs a run of them.
+ *
+ * A flagged title is replaced whole.
  *
  * @param text The title.
  * @param options The tools the server declares, as for {@linkcode checkDescription}.
