@@ -204,6 +204,41 @@ test('guardFetch drop-call: a rejected Cohere call at index "0" or at none is dr
   }
 });
 
+test("guardFetch drop-call: a rejected Cohere call without index is dropped after another dialect's call event", async () => {
+  // A Chat-shaped chunk among the Cohere events is read as a Chat call (judged; no Cohere client reads it), so
+  // the reader numbers the next call opened without index -2. The router numbered it by a rule of its own
+  // (-1, counting Cohere calls only), found no rejected call there and sent its events as they came; and it
+  // counted the Chat call among the kept ones, so the kept Cohere call went out at index 1 (no call 0).
+  const chat = chatChunk({
+    tool_calls: [{
+      index: 0,
+      id: "call_c",
+      function: { name: GOOD.name, arguments: JSON.stringify(GOOD.args) },
+    }],
+  });
+  reply({
+    sse: [
+      { id: "c1", type: "message-start", delta: { message: { role: "assistant" } } },
+      chat,
+      ...cohereCall(0, BAD).map(withoutIndex),
+      ...cohereCall(1, GOOD),
+      { type: "message-end", delta: { finish_reason: "TOOL_CALL" } },
+    ],
+  });
+  const res = await gfetch(`${server.url}/v2/chat`, {
+    method: "POST",
+    body: JSON.stringify({ model: "command", stream: true, messages, tools: TOOLS_OPENAI }),
+  });
+  const events = sseData(await res.text()).filter((e) => String(e.type).startsWith("tool-call"));
+  assert.deepEqual(seen[0].verdict.rejectedIndices, [1]);
+  assert.deepEqual(events.map((e) => [e.type, e.index]), [
+    ["tool-call-start", 0],
+    ["tool-call-delta", 0],
+    ["tool-call-end", 0],
+  ]);
+  assert.equal(events[0].delta.message.tool_calls.function.name, GOOD.name);
+});
+
 /** `event` without its `index`. */
 function withoutIndex(event: Record<string, unknown>): Record<string, unknown> {
   const { index: _, ...rest } = event;

@@ -13,7 +13,6 @@ import {
   type CompletionBody,
   type Dialect,
   type FrameRouter,
-  type Held,
   type SplitCalls,
   type StreamFlow,
   type TextFrames,
@@ -66,31 +65,6 @@ const body: CompletionBody = {
 };
 
 const CALL_EVENT = /^tool-call-(start|delta|end)$/;
-
-/**
- * The call each held call event belongs to, numbered as the reader (`cohereEvents`) numbers them: by its
- * `index` as a client reads it (`"0"` is call 0); without one, a start opens a call of its own (`-1 - n`)
- * and any other event joins the call opened last. Undefined for the other events. A rejected call's events
- * are then dropped whatever their index (kept as they came, they reached the client).
- */
-function callSlots(held: readonly Held[]): (number | undefined)[] {
-  const opened = new Set<number>();
-  let count = 0;
-  let last: number | undefined;
-  return held.map((h) => {
-    const e = h.event;
-    if (!h.tool || !e) return undefined;
-    const index = arrayIndex(e.index);
-    if (e.type !== "tool-call-start" && e.type !== "tool-call-delta") return index ?? last;
-    const slot = index ?? (e.type === "tool-call-delta" && last !== undefined ? last : -1 - count);
-    if (e.type === "tool-call-start" || !opened.has(slot)) {
-      opened.add(slot);
-      count++;
-      last = slot;
-    }
-    return slot;
-  });
-}
 
 /**
  * Cohere numbers calls apart from content, so text events keep flowing while calls are held. A rejected
@@ -165,7 +139,9 @@ class CohereStream implements FrameRouter {
   /**
    * Ends a stream of which only some calls were rejected: a text content block with `text` (the reason),
    * then the held events without the dropped calls' (the kept calls renumbered from 0, as a client
-   * assembles them by index); `message-end` stays `TOOL_CALL`.
+   * assembles them by index); `message-end` stays `TOOL_CALL`. A call event goes with the call the reader
+   * filed it under (`flow.filed`), whatever its index (`"0"`, none): kept as it came, a rejected call's
+   * event reached the client.
    */
   dropCalls(text: string, split: SplitCalls, flow: StreamFlow): void {
     const emit = (event: Record<string, unknown>) => flow.send(this.#wire(event));
@@ -173,25 +149,25 @@ class CohereStream implements FrameRouter {
     emit({ type: "content-start", index, delta: { message: { content: { type: "text", text: "" } } } });
     emit({ type: "content-delta", index, delta: { message: { content: { text } } } });
     emit({ type: "content-end", index });
-    const gone = new Set(split.dropped.map((c) => c.slot));
+    // Only Cohere calls are a Cohere client's (another dialect's event in the stream is judged, not numbered).
+    const own = (calls: readonly { dialect: string; slot: number }[]) =>
+      calls.filter((c) => c.dialect === "cohere").map((c) => c.slot);
+    const gone = new Set(own(split.dropped));
     // Each kept slot's new place, looked up per event (a search of the list was quadratic in the calls).
-    const keptAt = new Map(
-      [...new Set(split.kept.map((c) => c.slot))].sort((a, b) => a - b).map((s, i) => [s, i]),
-    );
-    const slots = callSlots(flow.held);
-    flow.held.forEach((h, i) => {
+    const keptAt = new Map([...new Set(own(split.kept))].sort((a, b) => a - b).map((s, i) => [s, i]));
+    for (const h of flow.held) {
       const e = h.event;
-      if (!e) return;
-      const slot = slots[i];
+      if (!e) continue;
+      const slot = h.tool ? flow.filed(e) : undefined;
       if (!h.tool || slot === undefined) flow.send(h.raw);
-      else if (gone.has(slot)) return;
+      else if (gone.has(slot)) continue;
       else if (arrayIndex(e.index) === undefined) flow.send(h.raw); // (a kept call without index, as it came)
       else {
         const at = keptAt.get(slot) ?? -1;
         if (at === e.index || at < 0) flow.send(h.raw);
         else emit({ ...e, index: at });
       }
-    });
+    }
   }
 
   replace(text: string, _calls: unknown, flow: StreamFlow): void {
