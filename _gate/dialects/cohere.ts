@@ -66,6 +66,29 @@ const body: CompletionBody = {
 
 const CALL_EVENT = /^tool-call-(start|delta|end)$/;
 
+/** The text a `content-start` brings for its block (`""` when none; a `thinking` block's is not text). */
+function startText(event: Record<string, unknown>): string {
+  const content = event.type === "content-start" ? deltaMessage(event).content : undefined;
+  if (!isRecord(content) || content.type === "thinking") return "";
+  return typeof content.text === "string" ? content.text : "";
+}
+
+/**
+ * A `content-start` that brings text as an empty start and a `content-delta` of that text (see
+ * `CohereStream.text`); undefined for any other event.
+ */
+function splitStart(event: Record<string, unknown>): Record<string, unknown>[] | undefined {
+  const text = startText(event);
+  if (text === "") return undefined;
+  const delta = event.delta as Record<string, unknown>;
+  const message = deltaMessage(event);
+  const content = message.content as Record<string, unknown>;
+  return [
+    { ...event, delta: { ...delta, message: { ...message, content: { ...content, text: "" } } } },
+    { type: "content-delta", index: event.index, delta: { message: { content: { text } } } },
+  ];
+}
+
 /**
  * Cohere numbers calls apart from content, so text events keep flowing while calls are held. A rejected
  * call gives way to a text content block carrying the reason, and `message-end` says `COMPLETE`. Calls
@@ -81,7 +104,12 @@ class CohereStream implements FrameRouter {
   /** The content block of each piece of text read: text the watch writes goes where its offset was read. */
   readonly #places = new TextPlaces<number>();
 
-  /** The clients (the AI SDK, Cohere's) take the text of each `content-delta`: the text the watch reads. */
+  /**
+   * The clients (the AI SDK, Cohere's examples) take the text of each `content-delta`: the text the watch
+   * reads. A `content-start` that brings text (Cohere's never do) is split into an empty start and a delta
+   * of that text: the Cohere SDK hands an app that text as the block's, so it is judged, and text the watch
+   * writes before its call lands in a block the client has.
+   */
   readonly text: TextFrames = {
     read: (event) => this.#readText(event),
     textFrame: (text, _answer, at) =>
@@ -91,6 +119,7 @@ class CohereStream implements FrameRouter {
         delta: { message: { content: { text } } },
       }),
     frame: (event) => this.#wire(event),
+    split: splitStart,
     size: () => this.#places.size,
   };
 
@@ -194,7 +223,9 @@ class CohereTurn implements TurnRecorder {
 
   read(event: Record<string, unknown>): void {
     const message = deltaMessage(event);
-    if (event.type === "content-delta" && isRecord(message.content)) {
+    // (the text a start brings is the client's too: the gate sends it on as a delta)
+    if (event.type === "content-start") this.#text += startText(event);
+    else if (event.type === "content-delta" && isRecord(message.content)) {
       if (typeof message.content.text === "string") this.#text += message.content.text;
     } else if (event.type === "tool-plan-delta" && typeof message.tool_plan === "string") {
       this.#plan += message.tool_plan;

@@ -218,7 +218,8 @@ export interface TextFrames {
   answers?(event: Record<string, unknown>): number[];
   /**
    * The frame as one frame per answer, when it carries text for more than one (so each answer's watch holds
-   * only its own text); undefined otherwise.
+   * only its own text), or as an empty start and a delta, when it starts a block with text (Anthropic,
+   * Cohere: text the watch writes in its place then lands in a block the client has); undefined otherwise.
    */
   split?(event: Record<string, unknown>): Record<string, unknown>[] | undefined;
 }
