@@ -59,6 +59,14 @@ export class CallAssembler {
     }
   }
 
+  /**
+   * The call position (`slot`) the reader filed a pushed event under, or undefined for an event it filed
+   * under none (only Cohere's call events are filed so far).
+   */
+  filed(event: Record<string, unknown>): number | undefined {
+    return this.#book.filed(event);
+  }
+
   /** The calls and findings so far. */
   result(): AssembledCalls {
     return this.#book.result();

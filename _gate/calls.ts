@@ -161,6 +161,8 @@ export class SlotBook {
   /** The keys opened in each choice since it was last forgotten (see {@linkcode SlotBook.forgetChoice}). */
   readonly #keysIn = new Map<number, string[]>();
   readonly #findings = new FindingList();
+  /** The call position each event was read into, where its reader noted one (see `file`). */
+  readonly #filed = new WeakMap<Record<string, unknown>, number>();
   #events = 0;
 
   /** Counts one more event: the findings recorded from now on point at it. */
@@ -183,6 +185,19 @@ export class SlotBook {
     if (keys) keys.push(key);
     else this.#keysIn.set(choice, [key]);
     return s;
+  }
+
+  /**
+   * Notes that `event` was read as part of the call at position `slot`: a router that drops a rejected
+   * call's events asks ({@linkcode SlotBook.filed}) rather than number them again by a rule of its own.
+   */
+  file(event: Record<string, unknown>, slot: number): void {
+    this.#filed.set(event, slot);
+  }
+
+  /** The call position `event` was read into, when its reader noted one (see {@linkcode SlotBook.file}). */
+  filed(event: Record<string, unknown>): number | undefined {
+    return this.#filed.get(event);
   }
 
   /** The open call under `key`. */

@@ -235,7 +235,8 @@ export class StreamGate {
   readonly #maxBytes: number;
   /** This attempt's usage; on a retry's stream, the usage events report the attempts' total. */
   readonly #usage: UsageTally;
-  readonly #flow = new StreamFlow();
+  /** The frames sent and held; a router asks it which call the assembler filed an event under. */
+  readonly #flow = new StreamFlow((event) => this.#assembler.filed(event));
   /** Frames dropped because a client could not read them. */
   readonly #dropped = new FindingList();
   /**

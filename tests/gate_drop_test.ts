@@ -204,6 +204,41 @@ test('guardFetch drop-call: a rejected Cohere call at index "0" or at none is dr
   }
 });
 
+test("guardFetch drop-call: a rejected Cohere call without index is dropped after another dialect's call event", async () => {
+  // A Chat-shaped chunk among the Cohere events is read as a Chat call (judged; no Cohere client reads it), so
+  // the reader numbers the next call opened without index -2. The router numbered it by a rule of its own
+  // (-1, counting Cohere calls only), found no rejected call there and sent its events as they came; and it
+  // counted the Chat call among the kept ones, so the kept Cohere call went out at index 1 (no call 0).
+  const chat = chatChunk({
+    tool_calls: [{
+      index: 0,
+      id: "call_c",
+      function: { name: GOOD.name, arguments: JSON.stringify(GOOD.args) },
+    }],
+  });
+  reply({
+    sse: [
+      { id: "c1", type: "message-start", delta: { message: { role: "assistant" } } },
+      chat,
+      ...cohereCall(0, BAD).map(withoutIndex),
+      ...cohereCall(1, GOOD),
+      { type: "message-end", delta: { finish_reason: "TOOL_CALL" } },
+    ],
+  });
+  const res = await gfetch(`${server.url}/v2/chat`, {
+    method: "POST",
+    body: JSON.stringify({ model: "command", stream: true, messages, tools: TOOLS_OPENAI }),
+  });
+  const events = sseData(await res.text()).filter((e) => String(e.type).startsWith("tool-call"));
+  assert.deepEqual(seen[0].verdict.rejectedIndices, [1]);
+  assert.deepEqual(events.map((e) => [e.type, e.index]), [
+    ["tool-call-start", 0],
+    ["tool-call-delta", 0],
+    ["tool-call-end", 0],
+  ]);
+  assert.equal(events[0].delta.message.tool_calls.function.name, GOOD.name);
+});
+
 /** `event` without its `index`. */
 function withoutIndex(event: Record<string, unknown>): Record<string, unknown> {
   const { index: _, ...rest } = event;
@@ -238,8 +273,6 @@ test('guardFetch drop-call: a Chat delta at tool_calls index "0" (call 0 to the 
 });
 
 test("guardFetch drop-call: calls written into Chat text, each in its own block: only the rejected one is cut", async () => {
-  const written = (c: { name: string; args: unknown }) =>
-    `<tool_call>{"name": "${c.name}", "arguments": ${JSON.stringify(c.args)}}</tool_call>`;
   reply({ sse: chatStream(["Sure. ", written(BAD), "\n", written(GOOD)]) });
   const res = await gfetch(`${server.url}/v1/chat/completions`, {
     method: "POST",
@@ -250,6 +283,31 @@ test("guardFetch drop-call: calls written into Chat text, each in its own block:
   assert.equal(text.includes(written(BAD)), false);
   assert.match(text, /^Sure\. [\s\S]*delete_everything/);
   assert.deepEqual(seen[0].verdict.rejectedIndices, [0]);
+});
+
+test("guardFetch drop-call: calls written into a Cohere content-start's text, each in its own block: only the rejected one is cut", async () => {
+  // The Cohere SDK hands an app the text a content-start brings as its block's; the gate read none of it.
+  const text = `Sure.\n${written(BAD)}\n${written(GOOD)}`;
+  reply({
+    sse: [
+      { id: "c1", type: "message-start", delta: { message: { role: "assistant" } } },
+      { type: "content-start", index: 0, delta: { message: { content: { type: "text", text } } } },
+      { type: "content-end", index: 0 },
+      { type: "message-end", delta: { finish_reason: "COMPLETE" } },
+    ],
+  });
+  const res = await gfetch(`${server.url}/v2/chat`, {
+    method: "POST",
+    body: JSON.stringify({ model: "command", stream: true, messages, tools: TOOLS_OPENAI }),
+  });
+  const events = sseData(await res.text());
+  const got = events.filter((e) => e.type === "content-start" || e.type === "content-delta")
+    .map((e) => e.delta.message.content.text ?? "").join("");
+  assert.ok(got.includes(written(GOOD)), got);
+  assert.equal(got.includes(written(BAD)), false);
+  assert.match(got, /^Sure\.\n[\s\S]*delete_everything/);
+  assert.deepEqual(seen[0].verdict.rejectedIndices, [0]);
+  assert.deepEqual(events.map((e) => e.type).slice(-2), ["content-end", "message-end"]);
 });
 
 test("guardFetch drop-call: calls written into one block together withhold the turn (the block cannot be split)", async () => {
@@ -268,8 +326,6 @@ test("guardFetch drop-call: calls written into one block together withhold the t
 });
 
 test("gateCompletion drop-call: calls written into a body's text, each in its own block: only the rejected one is cut", async () => {
-  const written = (c: { name: string; args: unknown }) =>
-    `<tool_call>{"name": "${c.name}", "arguments": ${JSON.stringify(c.args)}}</tool_call>`;
   const body = (content: string) => ({
     model: "m",
     created_at: "2025-01-01T00:00:00Z",
@@ -318,6 +374,7 @@ async function countingTests<T>(method: "some" | "every", run: () => Promise<T>)
 /** `n` calls written into text, each in its own `<tool_call>` block, every second one to an undeclared tool. */
 const manyWritten = (n: number) => Array.from({ length: n }, (_, i) => written(i % 2 ? BAD : GOOD) + "\n");
 
+/** A call written into text in a `<tool_call>` block of its own. */
 const written = (c: { name: string; args: unknown }) =>
   `<tool_call>{"name": "${c.name}", "arguments": ${JSON.stringify(c.args)}}</tool_call>`;
 

@@ -226,6 +226,40 @@ test("guardFetch retry: a Cohere stream's follow-up carries the tool plan and th
   assert.equal(tool.tool_call_id, "call_bad");
 });
 
+test("guardFetch retry: a Cohere stream's follow-up carries the text a content-start brought", async () => {
+  // The Cohere SDK hands an app that text as its block's, and the gate sends it on: the turn holds it too.
+  const frames = (args: string, id: string) => [
+    { id: "c1", type: "message-start", delta: { message: { role: "assistant" } } },
+    {
+      type: "content-start",
+      index: 0,
+      delta: { message: { content: { type: "text", text: "One moment." } } },
+    },
+    { type: "content-end", index: 0 },
+    {
+      type: "tool-call-start",
+      index: 0,
+      delta: {
+        message: { tool_calls: { id, type: "function", function: { name: "get_weather", arguments: args } } },
+      },
+    },
+    { type: "tool-call-end", index: 0 },
+    { type: "message-end", delta: { finish_reason: "TOOL_CALL" } },
+  ];
+  const { sent } = await resent(
+    "/v2/chat",
+    { model: "command", stream: true, messages, tools: TOOLS_OPENAI },
+    [
+      { sse: frames(JSON.stringify(BAD.args), "call_bad") } as FakeReply,
+      { sse: frames(JSON.stringify(GOOD.args), "call_good") },
+    ],
+  );
+  assert.equal(sent.length, 2);
+  const [, assistant] = messagesOf(sent);
+  assert.deepEqual(assistant.content, [{ type: "text", text: "One moment." }]);
+  assert.deepEqual((assistant.tool_calls as { id: string }[]).map((c) => c.id), ["call_bad"]);
+});
+
 /** A Responses stream: a reasoning item with encrypted content, text, a call; `final` keeps response.completed. */
 function responsesWithReasoning(final: boolean): unknown[] {
   const events = responsesStream(["Checking."], [BAD]) as Record<string, unknown>[];

@@ -219,6 +219,57 @@ test("guardFetch Cohere stream: an allowed written call reaches the client byte 
   assert.deepEqual(event.calls?.map((c) => c.name), ["get_weather"]);
 });
 
+/** A Cohere v2 stream whose one content block brings `text` in its `content-start` and has no delta. */
+function cohereStartWritten(text: string): Record<string, unknown>[] {
+  const start = { type: "content-start", index: 0, delta: { message: { content: { type: "text", text } } } };
+  return cohereWritten("").filter((f) => f.type !== "content-delta").map((f) =>
+    f.type === "content-start" ? start : f
+  );
+}
+
+/**
+ * The text a Cohere SDK app that keeps the text a `content-start` brings (the SDK hands it on, typed as the
+ * block's text) reads from a stream, after checking that every delta's block was started first.
+ */
+function cohereAppText(wire: string): string {
+  const events = wire.split("\n").filter((l) => l.startsWith("data: ")).map((l) => JSON.parse(l.slice(6)));
+  const started = new Set<unknown>();
+  let text = "";
+  for (const e of events) {
+    if (e.type === "content-start") started.add(e.index);
+    if (e.type === "content-delta") {
+      assert.ok(started.has(e.index), `a delta of block ${e.index} before its start`);
+    }
+    if (e.type === "content-start" || e.type === "content-delta") text += e.delta.message.content.text ?? "";
+  }
+  return text;
+}
+
+test("guardFetch Cohere stream: a call written into a content-start's text is judged as text and cut", async () => {
+  // The gate read only content-delta text, as the AI SDK does: the call reached the app unjudged.
+  provider.reply({ sse: cohereStartWritten(`Sure.\n${WRITTEN_BAD}`), named: true });
+  const text = cohereAppText(await cohereWire());
+  assert.doesNotMatch(text, /<tool_call>/);
+  assert.match(text, /^Sure\.\n\n/);
+  assert.match(text, /delete_everything/); // named in the reason
+  const [event] = provider.events;
+  assert.equal(event.verdict.allowed, false);
+  assert.deepEqual(event.calls?.map((c) => c.name), ["delete_everything"]);
+});
+
+test("guardFetch Cohere stream: an allowed call written into a content-start's text reaches the client as a delta", async () => {
+  provider.reply({ sse: cohereStartWritten(WRITTEN_GOOD), named: true });
+  const wire = await cohereWire();
+  assert.equal(cohereAppText(wire), WRITTEN_GOOD);
+  // the start goes out empty and its text as a delta, the one text every client reads
+  const deltas = wire.split("\n").filter((l) => l.startsWith("data: ")).map((l) => JSON.parse(l.slice(6)))
+    .filter((e) => e.type === "content-delta");
+  assert.deepEqual(deltas.map((e) => e.delta.message.content.text), [WRITTEN_GOOD]);
+  const [event] = provider.events;
+  assert.equal(event.verdict.allowed, true);
+  assert.deepEqual(event.calls?.map((c) => c.name), ["get_weather"]);
+});
+
 /** What the openai client hands its reader from a Responses stream: the text deltas, and the final text. */
 async function responsesRead(): Promise<{ streamed: string; final: string; calls: number }> {
   const stream = openai().responses.stream({

@@ -13,7 +13,6 @@ import {
   type CompletionBody,
   type Dialect,
   type FrameRouter,
-  type Held,
   type SplitCalls,
   type StreamFlow,
   type TextFrames,
@@ -67,29 +66,27 @@ const body: CompletionBody = {
 
 const CALL_EVENT = /^tool-call-(start|delta|end)$/;
 
+/** The text a `content-start` brings for its block (`""` when none; a `thinking` block's is not text). */
+function startText(event: Record<string, unknown>): string {
+  const content = event.type === "content-start" ? deltaMessage(event).content : undefined;
+  if (!isRecord(content) || content.type === "thinking") return "";
+  return typeof content.text === "string" ? content.text : "";
+}
+
 /**
- * The call each held call event belongs to, numbered as the reader (`cohereEvents`) numbers them: by its
- * `index` as a client reads it (`"0"` is call 0); without one, a start opens a call of its own (`-1 - n`)
- * and any other event joins the call opened last. Undefined for the other events. A rejected call's events
- * are then dropped whatever their index (kept as they came, they reached the client).
+ * A `content-start` that brings text as an empty start and a `content-delta` of that text (see
+ * `CohereStream.text`); undefined for any other event.
  */
-function callSlots(held: readonly Held[]): (number | undefined)[] {
-  const opened = new Set<number>();
-  let count = 0;
-  let last: number | undefined;
-  return held.map((h) => {
-    const e = h.event;
-    if (!h.tool || !e) return undefined;
-    const index = arrayIndex(e.index);
-    if (e.type !== "tool-call-start" && e.type !== "tool-call-delta") return index ?? last;
-    const slot = index ?? (e.type === "tool-call-delta" && last !== undefined ? last : -1 - count);
-    if (e.type === "tool-call-start" || !opened.has(slot)) {
-      opened.add(slot);
-      count++;
-      last = slot;
-    }
-    return slot;
-  });
+function splitStart(event: Record<string, unknown>): Record<string, unknown>[] | undefined {
+  const text = startText(event);
+  if (text === "") return undefined;
+  const delta = event.delta as Record<string, unknown>;
+  const message = deltaMessage(event);
+  const content = message.content as Record<string, unknown>;
+  return [
+    { ...event, delta: { ...delta, message: { ...message, content: { ...content, text: "" } } } },
+    { type: "content-delta", index: event.index, delta: { message: { content: { text } } } },
+  ];
 }
 
 /**
@@ -107,7 +104,12 @@ class CohereStream implements FrameRouter {
   /** The content block of each piece of text read: text the watch writes goes where its offset was read. */
   readonly #places = new TextPlaces<number>();
 
-  /** The clients (the AI SDK, Cohere's) take the text of each `content-delta`: the text the watch reads. */
+  /**
+   * The clients (the AI SDK, Cohere's examples) take the text of each `content-delta`: the text the watch
+   * reads. A `content-start` that brings text (Cohere's never do) is split into an empty start and a delta
+   * of that text: the Cohere SDK hands an app that text as the block's, so it is judged, and text the watch
+   * writes before its call lands in a block the client has.
+   */
   readonly text: TextFrames = {
     read: (event) => this.#readText(event),
     textFrame: (text, _answer, at) =>
@@ -117,6 +119,7 @@ class CohereStream implements FrameRouter {
         delta: { message: { content: { text } } },
       }),
     frame: (event) => this.#wire(event),
+    split: splitStart,
     size: () => this.#places.size,
   };
 
@@ -165,7 +168,9 @@ class CohereStream implements FrameRouter {
   /**
    * Ends a stream of which only some calls were rejected: a text content block with `text` (the reason),
    * then the held events without the dropped calls' (the kept calls renumbered from 0, as a client
-   * assembles them by index); `message-end` stays `TOOL_CALL`.
+   * assembles them by index); `message-end` stays `TOOL_CALL`. A call event goes with the call the reader
+   * filed it under (`flow.filed`), whatever its index (`"0"`, none): kept as it came, a rejected call's
+   * event reached the client.
    */
   dropCalls(text: string, split: SplitCalls, flow: StreamFlow): void {
     const emit = (event: Record<string, unknown>) => flow.send(this.#wire(event));
@@ -173,25 +178,25 @@ class CohereStream implements FrameRouter {
     emit({ type: "content-start", index, delta: { message: { content: { type: "text", text: "" } } } });
     emit({ type: "content-delta", index, delta: { message: { content: { text } } } });
     emit({ type: "content-end", index });
-    const gone = new Set(split.dropped.map((c) => c.slot));
+    // Only Cohere calls are a Cohere client's (another dialect's event in the stream is judged, not numbered).
+    const own = (calls: readonly { dialect: string; slot: number }[]) =>
+      calls.filter((c) => c.dialect === "cohere").map((c) => c.slot);
+    const gone = new Set(own(split.dropped));
     // Each kept slot's new place, looked up per event (a search of the list was quadratic in the calls).
-    const keptAt = new Map(
-      [...new Set(split.kept.map((c) => c.slot))].sort((a, b) => a - b).map((s, i) => [s, i]),
-    );
-    const slots = callSlots(flow.held);
-    flow.held.forEach((h, i) => {
+    const keptAt = new Map([...new Set(own(split.kept))].sort((a, b) => a - b).map((s, i) => [s, i]));
+    for (const h of flow.held) {
       const e = h.event;
-      if (!e) return;
-      const slot = slots[i];
+      if (!e) continue;
+      const slot = h.tool ? flow.filed(e) : undefined;
       if (!h.tool || slot === undefined) flow.send(h.raw);
-      else if (gone.has(slot)) return;
+      else if (gone.has(slot)) continue;
       else if (arrayIndex(e.index) === undefined) flow.send(h.raw); // (a kept call without index, as it came)
       else {
         const at = keptAt.get(slot) ?? -1;
         if (at === e.index || at < 0) flow.send(h.raw);
         else emit({ ...e, index: at });
       }
-    });
+    }
   }
 
   replace(text: string, _calls: unknown, flow: StreamFlow): void {
@@ -218,7 +223,9 @@ class CohereTurn implements TurnRecorder {
 
   read(event: Record<string, unknown>): void {
     const message = deltaMessage(event);
-    if (event.type === "content-delta" && isRecord(message.content)) {
+    // (the text a start brings is the client's too: the gate sends it on as a delta)
+    if (event.type === "content-start") this.#text += startText(event);
+    else if (event.type === "content-delta" && isRecord(message.content)) {
       if (typeof message.content.text === "string") this.#text += message.content.text;
     } else if (event.type === "tool-plan-delta" && typeof message.tool_plan === "string") {
       this.#plan += message.tool_plan;

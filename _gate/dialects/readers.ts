@@ -459,18 +459,29 @@ export function deltaMessage(event: Record<string, unknown>): Record<string, unk
   return isRecord(delta.message) ? delta.message : {};
 }
 
-/** Reads `tool-call-start` / `tool-call-delta` events into one call per `index`. */
+/**
+ * Reads `tool-call-start` / `tool-call-delta` events into one call per `index`, and files every call event
+ * (`tool-call-end` too) under the position of its call ({@linkcode SlotBook.file}): the gate's router
+ * drops a rejected call's events by it, so the events dropped are those of the call judged.
+ */
 const cohereEvents: EventReader = {
   read(event: Record<string, unknown>, book: SlotBook): void {
     const type = event.type;
-    if (type !== "tool-call-start" && type !== "tool-call-delta") return;
+    if (type !== "tool-call-start" && type !== "tool-call-delta" && type !== "tool-call-end") return;
     let index = arrayIndex(event.index);
+    if (type === "tool-call-end") {
+      // It carries nothing to judge: filed under its index as a client reads it, else the call opened last.
+      const at = index ?? book.lastIn(0)?.slot;
+      if (at !== undefined) book.file(event, at);
+      return;
+    }
     if (index === undefined) {
       // Judged all the same: a start opens a call of its own, a delta joins the last one.
       book.finding("missing_index", `${type} has no index; it was matched by order`);
       const last = book.lastIn(0);
       index = type === "tool-call-delta" && last ? last.slot : -1 - book.size;
     }
+    book.file(event, index);
     const tc = deltaMessage(event).tool_calls;
     const call = isRecord(tc) ? tc : {};
     const fn = isRecord(call.function) ? call.function : {};

@@ -218,7 +218,8 @@ export interface TextFrames {
   answers?(event: Record<string, unknown>): number[];
   /**
    * The frame as one frame per answer, when it carries text for more than one (so each answer's watch holds
-   * only its own text); undefined otherwise.
+   * only its own text), or as an empty start and a delta, when it starts a block with text (Anthropic,
+   * Cohere: text the watch writes in its place then lands in a block the client has); undefined otherwise.
    */
   split?(event: Record<string, unknown>): Record<string, unknown>[] | undefined;
 }
@@ -233,6 +234,17 @@ export class StreamFlow {
   pending = false;
   /** True once text reached the client (a replacement then starts on a new paragraph). */
   textSeen = false;
+  /**
+   * The call position the gate's reader filed an event under (the `slot` of the call it judged), or
+   * undefined for an event it filed under none: a router that drops a rejected call's events asks here
+   * rather than number them by a rule of its own, which could come to differ from the reader's.
+   */
+  readonly filed: (event: Record<string, unknown>) => number | undefined;
+
+  /** A flow whose events were read by a reader that `filed` asks (default: one that filed none). */
+  constructor(filed: (event: Record<string, unknown>) => number | undefined = () => undefined) {
+    this.filed = filed;
+  }
 
   /** Sends a frame now. */
   send(raw: string): void {
