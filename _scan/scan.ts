@@ -371,7 +371,10 @@ const HIDDEN =
   // deno-lint-ignore no-control-regex -- control characters are what this looks for
   /[\x00-\x09\x0b-\x1f\x80-\x9f\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]|\udb40[\udc00-\udc7f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
-/** Makes hidden characters visible and bounds the length. */
+/**
+ * Makes hidden characters visible and bounds the length: an excerpt that does not fit in `max` is cut to
+ * `max - 1` and ends in "…", so a cut one always says so.
+ */
 function excerptOf(text: string, max: number): string {
   // Most excerpts are short and plain: no loop, no string built character by character. A copy, not the slice
   // itself, which would keep the whole scanned text alive as long as the finding.
@@ -380,9 +383,10 @@ function excerptOf(text: string, max: number): string {
   for (const ch of text) {
     // (`ch` is one code point: a tag character's surrogate pair is tested whole)
     out += HIDDEN.test(ch) ? `\\u{${ch.codePointAt(0)!.toString(16).toUpperCase()}}` : ch;
-    if (out.length >= max) break;
+    // Past `max`, not at it: an excerpt of exactly `max` characters with more text after it was cut unmarked.
+    if (out.length > max) return out.slice(0, Math.max(0, max - 1)) + "…";
   }
-  return out.length > max ? out.slice(0, Math.max(0, max - 1)) + "…" : out;
+  return out;
 }
 
 /** The excerpt of `text[start, end)`, sliced no further than the excerpt can reach. */
