@@ -91,13 +91,21 @@ export const MAX_INPUT_BYTES: number = 64 * 1024 * 1024;
 
 /**
  * Stdin as a stream of byte chunks; taking it twice is a {@linkcode UsageError} (the second would find
- * nothing). On a terminal, a line on stderr says that it waits for input.
+ * nothing), and so is a closed stdin (see {@linkcode stdinIsNull}). On a terminal, a line on stderr says
+ * that it waits for input.
  */
 export async function* stdinChunks(): AsyncGenerator<Uint8Array> {
   if (stdinTaken) {
     throw new UsageError("stdin was already read for another input", "give only one input as -");
   }
   stdinTaken = true;
+  if (stdinIsNull()) {
+    throw new UsageError(
+      "stdin is closed (or is /dev/null), so - has nothing to read",
+      "pipe the input in (`CMD | toolguard ... -`), redirect a file to it (`- < FILE`), or give the file's " +
+        "path instead of -",
+    );
+  }
   const deno = denoStd();
   const proc = deno ? undefined : nodeBuiltin<typeof NodeProcess>("node:process");
   if (deno ? deno.stdin.isTerminal() : proc!.stdin.isTTY === true) {
@@ -110,6 +118,16 @@ export async function* stdinChunks(): AsyncGenerator<Uint8Array> {
   for await (const chunk of proc!.stdin) {
     yield typeof chunk === "string" ? encoder.encode(chunk) : chunk as Uint8Array;
   }
+}
+
+/**
+ * True when stdin is the null device. Deno and Bun (as Node) open /dev/null in place of a closed stdin
+ * before any code runs, so `toolguard scan - <&-` read an empty text and reported it clean: a command run
+ * without its input passed as one that checked nothing. A pipe or file that is empty is open, and read as
+ * empty. (Where `/dev/stdin` is not there, as on Windows, false: nothing to tell.)
+ */
+function stdinIsNull(): boolean {
+  return sameFile("/dev/stdin", "/dev/null");
 }
 
 /** A file's bytes as a stream of chunks: Deno's own call under Deno (node:fs would load the Node layer). */

@@ -112,6 +112,7 @@ export function main(args: string[]): Promise<number> {
         ? await statsFromChunks(stdinChunks(), { by, since })
         : await statsFromFile(path, { by, since });
     } catch (e) {
+      if (e instanceof UsageError) throw e; // a closed stdin, say: its message says what to do
       throw cannotRead(inputName(path), e, "give the path of a log written by jsonlLog");
     }
     if (html !== undefined) {

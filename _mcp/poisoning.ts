@@ -265,14 +265,55 @@ export function checkDescription(text: string, options: DescriptionCheckOptions)
  * line, and a line break is how a second, hidden paragraph gets in), the line and paragraph separators (line
  * breaks too, U+2028 and U+2029), direction embeddings, overrides and isolates, and characters that draw
  * nothing, but for those right-to-left and emoji text needs: the left-to-right, right-to-left and Arabic
- * letter marks (which reorder nothing by themselves), the zero-width joiner and non-joiner, and the emoji
- * variation selectors (U+FE0E, U+FE0F). A description may hold a single invisible character for a reason (a
- * soft hyphen in long prose); a label of a few words has none, and a client shows it to the user as the
- * tool's name, where a single one hides what the text says or makes it look like another tool.
+ * letter marks (which reorder nothing by themselves), the zero-width joiner and non-joiner, the emoji
+ * variation selectors (U+FE0E, U+FE0F), and a zero-width space that marks a word break (see
+ * `wordBreakAt`). A description may hold a single invisible character for a reason (a soft hyphen in long
+ * prose); a label of a few words has none, and a client shows it to the user as the tool's name, where a
+ * single one hides what the text says or makes it look like another tool. Global: `hiddenInTitle` reads on
+ * past a word break.
  */
 const TITLE_HIDDEN =
   // deno-lint-ignore no-control-regex -- control characters are what this looks for
-  /[\x00-\x1f\x7f-\x9f\u00ad\u034f\u115f\u1160\u17b4\u17b5\u180e\u200b\u2028-\u202e\u2060-\u206f\u3164\ufe00-\ufe0d\ufeff\uffa0]|\udb40[\udc00-\udc7f]|\udb40[\udd00-\uddef]|\ud834[\udd73-\udd7a]/;
+  /[\x00-\x1f\x7f-\x9f\u00ad\u034f\u115f\u1160\u17b4\u17b5\u180e\u200b\u2028-\u202e\u2060-\u206f\u3164\ufe00-\ufe0d\ufeff\uffa0]|\udb40[\udc00-\udc7f]|\udb40[\udd00-\uddef]|\ud834[\udd73-\udd7a]/g;
+
+/**
+ * The scripts written without spaces between words, where a zero-width space (U+200B) is the word-break hint
+ * editors and fonts read: Thai, Lao, Khmer, Myanmar, and Japanese (kana and kanji together: one word may mix
+ * them). A real Thai title may carry one.
+ */
+const WORD_BREAK_SCRIPTS: readonly RegExp[] = [
+  /^\p{sc=Thai}$/u,
+  /^\p{sc=Lao}$/u,
+  /^\p{sc=Khmr}$/u,
+  /^\p{sc=Mymr}$/u,
+  /^[\p{scx=Hira}\p{scx=Kana}\p{sc=Han}]$/u,
+];
+
+/** A letter or a combining mark (Thai vowels and tone marks are marks: a word may end in one). */
+const LETTER_OR_MARK = /^[\p{L}\p{M}]$/u;
+
+/**
+ * True when the zero-width space at `i` stands between two letters of one script of `WORD_BREAK_SCRIPTS`:
+ * a word break. One between ASCII letters ("Send\u200bEmail"), at an edge or beside another invisible
+ * character is not.
+ */
+function wordBreakAt(text: string, i: number): boolean {
+  // The code points either side (a kanji beyond the BMP is a surrogate pair).
+  const low = text.charCodeAt(i - 1);
+  const back = low >= 0xdc00 && low <= 0xdfff && i >= 2 ? 2 : 1;
+  const before = String.fromCodePoint(text.codePointAt(i - back) ?? 0x20);
+  const after = String.fromCodePoint(text.codePointAt(i + 1) ?? 0x20);
+  if (!LETTER_OR_MARK.test(before) || !LETTER_OR_MARK.test(after)) return false;
+  return WORD_BREAK_SCRIPTS.some((script) => script.test(before) && script.test(after));
+}
+
+/** The first character of `TITLE_HIDDEN` in `text` that is no word break, or null. */
+function hiddenInTitle(text: string): string | null {
+  for (const m of text.matchAll(TITLE_HIDDEN)) {
+    if (m[0] !== "\u200b" || !wordBreakAt(text, m.index)) return m[0];
+  }
+  return null;
+}
 
 /** The flags written with tag characters (see `FLAG_TAGS`): emoji, read as their black flag. */
 const TAG_FLAGS = new RegExp(`\\uD83C\\uDFF4${FLAG_TAGS}`, "g");
@@ -313,7 +354,8 @@ const INTO_PARAMETER =
  *   Operation Tool", a title of the reference server `server-everything`, fired `tool.call_named_tool`, and
  *   secret stores name tools "Read Secret" or "Get Access Token".
  * - Any character of {@linkcode TITLE_HIDDEN} is `hidden_text` (`title.hidden_character`), where a
- *   description needs a run of them.
+ *   description needs a run of them; but a zero-width space between two Thai, Lao, Khmer, Myanmar or
+ *   Japanese letters is the word break those scripts write (see `wordBreakAt`).
  *
  * A flagged title is replaced whole.
  *
@@ -328,9 +370,9 @@ export function checkTitle(text: string, options: DescriptionCheckOptions): Desc
     LABEL_VERB_RULES.has(f.rule) && f.start <= lead && !PATH_LIKE.test(text.slice(f.start, f.end)) &&
     !INTO_PARAMETER.test(text);
   const found = matchesIn(text, options).filter((f) => !label(f));
-  const hidden = TITLE_HIDDEN.exec(text.replace(TAG_FLAGS, "\u{1F3F4}"));
+  const hidden = hiddenInTitle(text.replace(TAG_FLAGS, "\u{1F3F4}"));
   if (hidden !== null) {
-    const excerpt = `\\u{${hidden[0].codePointAt(0)!.toString(16).toUpperCase()}}`;
+    const excerpt = `\\u{${hidden.codePointAt(0)!.toString(16).toUpperCase()}}`;
     found.push({
       category: "hidden_text",
       rule: "title.hidden_character",

@@ -58,7 +58,8 @@ export interface Rule {
    */
   find?: (folded: string, cursor?: FindCursor) => Array<[number, number]>;
   /**
-   * A further test on the folded text around a match (constant work per match); false drops the match.
+   * A further test on the folded text around a match (constant work per match); false drops the match. For a
+   * squashed rule, `start` and `end` span the match in the folded text, from its first letter to its last.
    * `upper(i)`: the original letter behind folded character `i` was upper-case; `original(i)`: what stood in
    * the original behind it (a whole whitespace run behind one folded space or newline).
    */
@@ -90,6 +91,28 @@ export interface FindCursor {
   from: number[];
   /** Searches stop at the first position at or after this one (without consuming it). */
   until: number;
+}
+
+/** The first letters of the imperative alternative of `override.ignore_previous_squashed`. */
+const ORDER_VERB = /^(?:ignore|disregard|forget)/;
+
+/**
+ * True when the letters-only match `t[s, e)` (folded text) joins words of a snake_case or SCREAMING_SNAKE_CASE
+ * identifier (`NEW_INSTRUCTIONS`, `system_prompt_override`): only letters, digits and underscores, at least
+ * one underscore, and two letters or digits at least between underscores and on either side of them. Such a key or value
+ * is a name in code, not spaced letters; letters spaced by underscores (`N_E_W_I_N_S…`) have one between
+ * underscores, and stay flagged. An identifier that is an order ("IGNORE_PREVIOUS_INSTRUCTIONS": the words
+ * the word rules flag as such) is not let pass either. Reads at most two characters past either end.
+ */
+function nameInCode(t: string, s: number, e: number): boolean {
+  const span = t.slice(s, e);
+  if (!/^[a-z0-9_]+$/.test(span) || !span.includes("_")) return false;
+  if (ORDER_VERB.test(span.replaceAll("_", ""))) return false;
+  // The chunks between underscores, the first and last read on past the match's ends (up to an underscore).
+  const chunks = span.split(/_+/);
+  chunks[0] = /[a-z0-9]{0,2}$/.exec(t.slice(Math.max(0, s - 2), s))![0] + chunks[0];
+  chunks[chunks.length - 1] += /^[a-z0-9]{0,2}/.exec(t.slice(e, e + 2))![0];
+  return chunks.every((chunk) => chunk.length >= 2);
 }
 
 /** Text that arrived as data, not from the principal: words aimed at the assistant are suspect there. */
@@ -446,6 +469,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
   },
   {
     name: "override.ignore_previous_squashed",
+    accept: (t, s, e) => !nameInCode(t, s, e),
     anchors: ["ignore", "disregard", "forget", "newinstructions", "systemprompt"],
     maxLen: 80,
     category: "instruction_override",

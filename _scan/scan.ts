@@ -371,7 +371,10 @@ const HIDDEN =
   // deno-lint-ignore no-control-regex -- control characters are what this looks for
   /[\x00-\x09\x0b-\x1f\x80-\x9f\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]|\udb40[\udc00-\udc7f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
-/** Makes hidden characters visible and bounds the length. */
+/**
+ * Makes hidden characters visible and bounds the length: an excerpt that does not fit in `max` is cut to
+ * `max - 1` and ends in "…", so a cut one always says so.
+ */
 function excerptOf(text: string, max: number): string {
   // Most excerpts are short and plain: no loop, no string built character by character. A copy, not the slice
   // itself, which would keep the whole scanned text alive as long as the finding.
@@ -380,9 +383,10 @@ function excerptOf(text: string, max: number): string {
   for (const ch of text) {
     // (`ch` is one code point: a tag character's surrogate pair is tested whole)
     out += HIDDEN.test(ch) ? `\\u{${ch.codePointAt(0)!.toString(16).toUpperCase()}}` : ch;
-    if (out.length >= max) break;
+    // Past `max`, not at it: an excerpt of exactly `max` characters with more text after it was cut unmarked.
+    if (out.length > max) return out.slice(0, Math.max(0, max - 1)) + "…";
   }
-  return out.length > max ? out.slice(0, Math.max(0, max - 1)) + "…" : out;
+  return out;
 }
 
 /** The excerpt of `text[start, end)`, sliced no further than the excerpt can reach. */
@@ -1145,9 +1149,27 @@ function runWindow(
     (only & plan.squashedBits) !== 0 &&
     (screened || plan.squashedGate === null || plan.squashedGate.test(ft))
   ) {
-    if (!runSquashed(plan, w, wanted, cursors, base - w.coreStart, add, only)) return false;
+    if (!runSquashed(plan, text, w, wanted, cursors, base - w.coreStart, add, only)) return false;
   }
   return true;
+}
+
+/**
+ * What a rule's `accept` reads of the original behind window `w`'s folded character `i`: whether it was an
+ * upper-case letter, and what stood there (a whitespace run behind one folded space).
+ */
+function readersOf(text: string, w: Window): { upper: (i: number) => boolean; original: Original } {
+  const folded = w.folded;
+  return {
+    upper: (i) => {
+      const ch = text.charCodeAt(w.origin + (folded.identity ? i : folded.starts[i]));
+      return ch >= 0x41 && ch <= 0x5a;
+    },
+    original: (i) =>
+      folded.identity
+        ? text.charAt(w.origin + i)
+        : text.slice(w.origin + folded.starts[i], w.origin + folded.ends[i]),
+  };
 }
 
 /**
@@ -1173,15 +1195,7 @@ function runFolded(
   const matching: MatchOptions = { windowed: ft.length >= WINDOWED_FROM, last: undefined };
   const limit = w.atEnd ? Infinity : ft.length - EDGE;
   // Case is folded away for matching; a rule may still ask whether the original letter was upper-case.
-  const upper = (i: number) => {
-    const ch = text.charCodeAt(w.origin + (folded.identity ? i : folded.starts[i]));
-    return ch >= 0x41 && ch <= 0x5a;
-  };
-  // And what stood in the original behind a folded character (a whitespace run behind one folded space).
-  const original: Original = (i) =>
-    folded.identity
-      ? text.charAt(w.origin + i)
-      : text.slice(w.origin + folded.starts[i], w.origin + folded.ends[i]);
+  const { upper, original } = readersOf(text, w);
   const toText: Add = (category, rule, start, end) => add(category, rule, start + w.origin, end + w.origin);
   // A search resumes where the previous window left it, or at the core's start: that window searched up to
   // there and found nothing it did not report.
@@ -1337,10 +1351,12 @@ function tryAt(
 
 /**
  * Runs the plan's squashed rules (those in `only`) over the letters of a window's folded text; `offset` is the
- * index in the whole folded text of the window's first folded character. False as for `runWindow`.
+ * index in the whole folded text of the window's first folded character. A rule's `accept` reads the match's
+ * span in the folded text (from its first letter to its last). False as for `runWindow`.
  */
 function runSquashed(
   plan: Plan,
+  text: string,
   w: Window,
   wanted: Set<ScanCategory> | null,
   cursors: Cursors,
@@ -1368,7 +1384,17 @@ function runSquashed(
       if (me > limit) return false;
       from = me > ms ? me : ms + 1;
       if (me === ms) continue;
-      const [x, y] = mapSpan(w.folded, places[ms], places[me - 1] + 1);
+      const fs = places[ms];
+      const fe = places[me - 1] + 1;
+      if (rule.accept) {
+        const { upper, original } = readersOf(text, w);
+        if (!rule.accept(w.folded.text, fs, fe, upper, original)) {
+          // A rejected match may hide an acceptable one that starts inside it: resume just after its start.
+          from = ms + 1;
+          continue;
+        }
+      }
+      const [x, y] = mapSpan(w.folded, fs, fe);
       add(rule.category, rule.name, x + w.origin, y + w.origin);
     }
     // No window follows the last one: its cursors are not read.

@@ -664,6 +664,43 @@ test(
   },
 );
 
+/**
+ * Runs the CLI as a child process from `sh -c SCRIPT`, where `"$@"` is the command (`exec "$@" <&-` runs it
+ * with stdin closed), from the temp dir.
+ */
+function spawnCliSh(args: string[], script: string): Run {
+  const r = spawnSync("sh", ["-c", script, "sh", runtime.command, ...runtime.args, ...args], {
+    cwd: dir,
+    encoding: "utf8",
+    timeout: 120_000,
+  });
+  return { status: r.status, stdout: r.stdout ?? "", stderr: r.stderr ?? "" };
+}
+
+test(
+  "toolguard scan -: a closed stdin is a usage error saying so (exit 2); an open empty one is empty input",
+  { ...T, skip: isWindows ? "closing stdin is a POSIX shell's `<&-`" : false },
+  () => {
+    // The runtime opens /dev/null in place of a closed stdin, which read as an empty text, reported clean.
+    for (const redirect of ["<&-", "</dev/null"]) {
+      const r = spawnCliSh(["scan", "-"], `exec "$@" ${redirect}`);
+      assert.equal(r.status, 2, `${redirect}: ${r.stdout}${r.stderr}`);
+      assert.equal(r.stdout, "");
+      assert.match(r.stderr, /stdin is closed \(or is \/dev\/null\), so - has nothing to read/);
+      assert.match(r.stderr, /hint: pipe the input in .*or give the file's path instead of -/);
+    }
+    // Every command that reads - says the same (stats read stdin its own way, and said "cannot read").
+    const stats = spawnCliSh(["stats", "-"], 'exec "$@" <&-');
+    assert.equal(stats.status, 2);
+    assert.match(stats.stderr, /^error: toolguard stats: stdin is closed/);
+    // A pipe that carries nothing is open: an empty text, clean. (Not spawnSync's `input: ""`: Bun gives the
+    // child /dev/null for it.)
+    const empty = spawnCliSh(["scan", "-"], ': | "$@"');
+    assert.equal(empty.status, 0, empty.stderr);
+    assert.equal(empty.stdout, "CLEAN 0 finding(s)\n");
+  },
+);
+
 // describe -------------------------------------------------------------------------------------------------
 
 const EMPTY = {
