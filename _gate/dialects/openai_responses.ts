@@ -16,6 +16,7 @@ import {
   type ResumePoint,
   type SplitCalls,
   type StreamFlow,
+  type TextEnding,
   type TextFrames,
   type TextPart,
   TextPlaces,
@@ -256,6 +257,7 @@ class ResponsesStream implements FrameRouter {
     retell: (event, change) => this.#retell(event, change),
     agree: (event) => this.#agree(event),
     split: (event) => this.#split(event),
+    resume: (change) => this.#resumeAfter(change),
     size: () => this.#places.size + this.#seenLength + (this.#itemAt.size + this.#opened.size) * 64,
   };
 
@@ -388,8 +390,10 @@ class ResponsesStream implements FrameRouter {
       return it === event.item ? event : { ...event, item: it };
     }
     if (SNAPSHOTS.has(type) && isRecord(event.response) && Array.isArray(event.response.output)) {
+      // On a retry's stream the first items are those the client held before it, not this stream's text.
       const before = event.response.output;
-      const output = before.map((it, i) => item(it, i));
+      const theirs = this.#base?.items?.length ?? 0;
+      const output = before.map((it, i) => i < theirs ? it : item(it, i));
       if (output.every((it, i) => it === before[i])) return event;
       const response: Record<string, unknown> = { ...event.response, output };
       if (typeof response.output_text === "string") response.output_text = outputText(output);
@@ -410,6 +414,74 @@ class ResponsesStream implements FrameRouter {
       return own.startsWith(seen) ? own : seen;
     });
     return told === event ? undefined : told;
+  }
+
+  /**
+   * A retry after a call written into the text (see `TextFrames.resume`): the part that holds `at` gets
+   * `tail` (as a delta where the client has the part, else only in the item), its `.done` events, and its
+   * item an `output_item.done` as the client then holds it; the retry's items follow that item, and its
+   * final snapshot lists it so. The client's `finalResponse()` is that snapshot: listing only the items
+   * finished before, it lacked the text the stream had given. Undefined when the client holds no item there
+   * (the text came only in a snapshot it has not been sent).
+   */
+  #resumeAfter(change: { at: number; tail: string }): TextEnding | undefined {
+    const place = this.#places.at(change.at);
+    if (!place || typeof place.oi !== "number" || !this.#itemAt.has(place.oi)) return undefined;
+    const oi = place.oi;
+    const item = this.#closedItem(place, change);
+    if (!item) return undefined;
+    const events: Record<string, unknown>[] = [];
+    const key = this.#key(place.itemId, place.ci);
+    const content = item.content as unknown[];
+    const part = typeof place.ci === "number" ? content[place.ci] : undefined;
+    if (this.#opened.has(key) && isRecord(part) && typeof part.text === "string") {
+      const at = { item_id: place.itemId, output_index: oi, content_index: place.ci };
+      if (change.tail !== "") {
+        events.push({ type: "response.output_text.delta", ...at, delta: change.tail, logprobs: [] });
+      }
+      events.push({ type: "response.output_text.done", ...at, text: part.text, logprobs: [] });
+      events.push({ type: "response.content_part.done", ...at, part });
+    }
+    events.push({ type: "response.output_item.done", output_index: oi, item });
+    let seq = this.#lastSent;
+    const frames = events.map((e) => {
+      const numbered = this.#lastSeq >= 0 ? { ...e, sequence_number: ++seq } : e;
+      return formatSse(JSON.stringify(numbered), e.type as string);
+    });
+    const own = this.#finishedItems.filter((_, i) => this.#finishedAt[i] < oi);
+    return {
+      frames: frames.join(""),
+      point: { at: oi + 1, items: [...(this.#base?.items ?? []), ...own, item], seq },
+    };
+  }
+
+  /**
+   * The message item of `place` as the client holds it once the text from `at` on is `tail`: the item the
+   * stream finished there, its parts told so, else one made of the text read of its parts up to the
+   * place's; undefined when the place's part is none a client could hold.
+   */
+  #closedItem(place: TextPlace, change: { at: number; tail: string }): Record<string, unknown> | undefined {
+    const told = (itemId: unknown, ci: unknown, own: string) => {
+      const key = this.#key(itemId, ci);
+      return this.#places.retold(key, this.#seen.get(key) ?? own, change);
+    };
+    for (let i = this.#finishedItems.length - 1; i >= 0; i--) {
+      const done = this.#finishedItems[i];
+      if (this.#finishedAt[i] !== place.oi || done.type !== "message" || !Array.isArray(done.content)) {
+        continue;
+      }
+      const event = { type: "response.output_item.done", output_index: place.oi, item: done };
+      return this.#eachPart(event, (p, own) => told(p.itemId, p.ci, own)).item as Record<string, unknown>;
+    }
+    // (a part past those the client added cannot be held: the openai SDK throws on a delta there)
+    const ci = place.ci;
+    if (typeof ci !== "number" || !Number.isInteger(ci) || ci < 0 || ci > this.#opened.size) return undefined;
+    const content = Array.from({ length: ci + 1 }, (_, i) => ({
+      type: "output_text",
+      text: told(place.itemId, i, ""),
+      annotations: [],
+    }));
+    return { id: place.itemId, type: "message", status: "completed", role: "assistant", content };
   }
 
   /** An event that repeats a message's text, telling it as changed (see `TextFrames.retell`). */

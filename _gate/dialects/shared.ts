@@ -210,6 +210,13 @@ export interface TextFrames {
    * judged); undefined when it agrees. Asked of every frame before it is read.
    */
   agree?(event: Record<string, unknown>): Record<string, unknown> | undefined;
+  /**
+   * For a retry whose stream takes the place of the held frames, once the answer's text reads as the client
+   * then has it (the text read before `at`, then `tail`: the prose held with the rejected call): the frames
+   * that end that text and where the retry continues after them. Absent, or undefined: a frame carrying
+   * `tail`, and the router's {@linkcode FrameRouter.resumePoint}.
+   */
+  resume?(change: { at: number; tail: string }): TextEnding | undefined;
   /** What the dialect keeps to place the text (see {@linkcode TextPlaces.size}), bounded with the text. */
   size?(): number;
   /** The wire text of an event. */
@@ -221,6 +228,14 @@ export interface TextFrames {
    * only its own text); undefined otherwise.
    */
   split?(event: Record<string, unknown>): Record<string, unknown>[] | undefined;
+}
+
+/** How a message's text ends for a retry's stream to continue it (see {@linkcode TextFrames.resume}). */
+export interface TextEnding {
+  /** The frames that give the client the rest of the text it is to hold, and end it. */
+  frames: string;
+  /** Where the retry's stream continues; absent: where the router says ({@linkcode FrameRouter.resumePoint}). */
+  point?: ResumePoint;
 }
 
 /** What the gate and a router share while a stream passes: frames to send now, frames held, two flags. */
