@@ -764,25 +764,31 @@ class ResponsesStream implements FrameRouter {
 
 /**
  * Keeps the final snapshot, or, when the stream ended without one, the output items it finished in order:
- * `reasoning` items with their ids and `encrypted_content`, messages, calls.
+ * `reasoning` items with their ids and `encrypted_content`, messages, calls. An item finished at no
+ * `output_index` (the openai SDK throws on it; the AI SDK reads it as it comes) has no place among the
+ * others: it follows them all, in the order such items came, as the gate's reader of calls keeps such a
+ * call apart from every index (given the next position, it tied with an item at that index and could go
+ * before it).
  */
 class ResponsesTurn implements TurnRecorder {
   #final?: Record<string, unknown>;
   readonly #items: [number, Record<string, unknown>][] = [];
+  /** The items finished at no `output_index`, in the order they came. */
+  readonly #unplaced: Record<string, unknown>[] = [];
 
   read(event: Record<string, unknown>): void {
     if (TERMINAL.has(event.type as string) && isRecord(event.response)) this.#final = event.response;
     else if (event.type === "response.output_item.done" && isRecord(event.item)) {
-      this.#items.push([
-        typeof event.output_index === "number" ? event.output_index : this.#items.length,
-        event.item,
-      ]);
+      // (the router refused any other `output_index` than a whole number or none)
+      if (typeof event.output_index === "number") this.#items.push([event.output_index, event.item]);
+      else this.#unplaced.push(event.item);
     }
   }
 
   body(): Record<string, unknown> {
     if (this.#final && Array.isArray(this.#final.output)) return this.#final;
-    return { output: [...this.#items].sort(([a], [b]) => a - b).map(([, item]) => item) };
+    const placed = [...this.#items].sort(([a], [b]) => a - b).map(([, item]) => item);
+    return { output: [...placed, ...this.#unplaced] };
   }
 }
 
