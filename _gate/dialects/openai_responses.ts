@@ -147,6 +147,13 @@ function outputText(output: unknown[]): string {
 // ---------------------------------------------------------------------------------------------------------
 
 const TERMINAL = new Set(["response.completed", "response.incomplete", "response.done"]);
+/** The events that carry a call's arguments (a custom tool's input), addressed to its item. */
+const ARGUMENT_EVENTS = new Set([
+  "response.function_call_arguments.delta",
+  "response.function_call_arguments.done",
+  "response.custom_tool_call_input.delta",
+  "response.custom_tool_call_input.done",
+]);
 /** What one noted item place weighs against `maxResponseBytes`: about what a map entry costs. */
 const PLACE_COST = 64;
 
@@ -514,13 +521,18 @@ class ResponsesStream implements FrameRouter {
   readonly #placeOf = new Map<number, number>();
   /** True once a call was added away from its place: from then on every event is sent at its item's place. */
   #placing = false;
+  /**
+   * The call each item id was first given to (as the gate's reader finds an argument event at no
+   * `output_index`): its `output_index`, or at none its `call_id`.
+   */
+  readonly #callOfItem = new Map<string, { at?: number; callId: unknown }>();
 
   /**
    * The length of the frames of the items kept, and a fixed cost for each item's place and each call's
    * position noted: a stream of tiny `output_item.added` events grows those without growing held text.
    */
   get kept(): number {
-    return this.#kept + (this.#placeOf.size + this.#tools.size) * PLACE_COST;
+    return this.#kept + (this.#placeOf.size + this.#tools.size + this.#callOfItem.size) * PLACE_COST;
   }
 
   /**
@@ -591,6 +603,13 @@ class ResponsesStream implements FrameRouter {
     const callItem = (type === "response.output_item.added" || type === "response.output_item.done") &&
       isClientCall(event.item);
     if (callItem && typeof event.output_index === "number") this.#tools.add(event.output_index);
+    if (callItem) {
+      const item = event.item as Record<string, unknown>;
+      if (typeof item.id === "string" && !this.#callOfItem.has(item.id)) {
+        const at = typeof event.output_index === "number" ? event.output_index : undefined;
+        this.#callOfItem.set(item.id, { at, callId: item.call_id });
+      }
+    }
     if (typeof event.sequence_number === "number") {
       this.#lastSeq = Math.max(this.#lastSeq, event.sequence_number);
     }
@@ -653,9 +672,8 @@ class ResponsesStream implements FrameRouter {
       return flow.send(raw);
     }
     const oi = typeof event.output_index === "number" ? event.output_index : -1;
-    const callDelta = type === "response.function_call_arguments.delta" ||
-      type === "response.custom_tool_call_input.delta";
-    flow.hold({ raw, event, tool: this.#tools.has(oi) || callDelta });
+    // (an argument event at no index is still a call's: a withheld turn drops it with the calls)
+    flow.hold({ raw, event, tool: this.#tools.has(oi) || ARGUMENT_EVENTS.has(type as string) });
   }
 
   replace(text: string, _calls: unknown, flow: StreamFlow): void {
@@ -688,7 +706,9 @@ class ResponsesStream implements FrameRouter {
       if (!e) continue;
       if (TERMINAL.has(e.type as string)) terminal = e;
       else if (typeof e.output_index !== "number") {
-        emit(withoutCalls(e, (o) => goneIds.has(o.call_id as string)));
+        if (!this.#ofDropped(e, gone, goneIds)) {
+          emit(withoutCalls(e, (o) => goneIds.has(o.call_id as string)));
+        }
       } else if (!gone.has(e.output_index)) {
         const output_index = gone.renumber(e.output_index);
         next = Math.max(next, output_index + 1);
@@ -701,6 +721,29 @@ class ResponsesStream implements FrameRouter {
       !(isClientCall(o) && goneIds.has(o.call_id as string))
     );
     emit({ type: terminal?.type ?? "response.completed", response: { ...base, output: [...output, item] } });
+  }
+
+  /**
+   * Whether an event at no `output_index` belongs to a dropped call: an argument event whose `item_id` is
+   * a dropped call's item (the gate's reader joins it to that call), or a dropped call's item finished
+   * there. The openai SDK throws on such an event and the AI SDK passes it by (its schema wants the index),
+   * but a client that follows `item_id` would run the arguments of a call the gate removed.
+   */
+  #ofDropped(
+    event: Record<string, unknown>,
+    gone: ToolPositions,
+    goneIds: ReadonlySet<unknown>,
+  ): boolean {
+    const droppedCall = (call: { at?: number; callId: unknown }) =>
+      call.at !== undefined ? gone.has(call.at) : goneIds.has(call.callId);
+    if (ARGUMENT_EVENTS.has(event.type as string) && typeof event.item_id === "string") {
+      const call = this.#callOfItem.get(event.item_id);
+      return call !== undefined && droppedCall(call);
+    }
+    if (event.type === "response.output_item.done" && isClientCall(event.item)) {
+      return goneIds.has((event.item as Record<string, unknown>).call_id);
+    }
+    return false;
   }
 
   /** Emits events after the last one forwarded, renumbering sequence numbers so they keep increasing. */
@@ -765,10 +808,10 @@ class ResponsesStream implements FrameRouter {
 /**
  * Keeps the final snapshot, or, when the stream ended without one, the output items it finished in order:
  * `reasoning` items with their ids and `encrypted_content`, messages, calls. An item finished at no
- * `output_index` (the openai SDK throws on it; the AI SDK reads it as it comes) has no place among the
- * others: it follows them all, in the order such items came, as the gate's reader of calls keeps such a
- * call apart from every index (given the next position, it tied with an item at that index and could go
- * before it).
+ * `output_index` (the openai SDK throws on it; the AI SDK passes it by: its schema wants the index) has no
+ * place among the others: it follows them all, in the order such items came, as the gate's reader of calls
+ * keeps such a call apart from every index (given the next position, it tied with an item at that index
+ * and could go before it).
  */
 class ResponsesTurn implements TurnRecorder {
   #final?: Record<string, unknown>;
