@@ -11,7 +11,7 @@ import { CallAssembler } from "./assemble.ts";
 import { type AssembledToolCall, FindingList, type StreamDialect, type StreamFinding } from "./calls.ts";
 import { DIALECTS } from "./dialects/mod.ts";
 import { type FrameRouter, type ResumePoint, StreamFlow, type TurnRecorder } from "./dialects/shared.ts";
-import { formatSse, type FrameParser, ndjsonParser, sseParser } from "./sse.ts";
+import { type FrameParser, ndjsonParser, reframe, sseParser } from "./sse.ts";
 import { type Usage, UsageTally } from "./usage.ts";
 import type { TextWatches } from "./text_watch.ts";
 import { engines, loadEngines } from "./engines.ts";
@@ -419,9 +419,8 @@ export class StreamGate {
 
   /** The wire text of `event` in place of the frame `raw` (keeping an SSE frame's `event:` name). */
   #reframe(raw: string, event: Record<string, unknown>): string {
-    const json = JSON.stringify(event);
-    if (this.#router.framing === "ndjson") return json + "\n";
-    return formatSse(json, /^event:[ ]?(.*)$/m.exec(raw)?.[1]);
+    if (this.#router.framing === "ndjson") return JSON.stringify(event) + "\n";
+    return reframe(event, { raw, event });
   }
 
   /**

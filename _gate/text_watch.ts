@@ -486,7 +486,9 @@ export class TextCalls {
       flow.setHeld(flow.held.map((h) => {
         if (!h.event || !this.#owns(h)) return h;
         const told = retell(h.event, { at, tail });
-        return told === h.event ? h : { ...h, raw: this.#frames.frame(told), event: told };
+        return told === h.event
+          ? h
+          : { ...h, raw: this.#frames.frame(told, { raw: h.raw, event: h.event }), event: told };
       }));
     }
     flow.send(this.#frames.textFrame(tail, this.#answer, at));
@@ -530,7 +532,9 @@ export class TextCalls {
     const held: Held = { raw: frame.raw, event: frame.event, tool: part.toolish };
     if (part.text !== "") {
       const rest = part.rest();
-      held.written = rest ? { rest: { raw: this.#frames.frame(rest), event: rest, tool: part.toolish } } : {};
+      held.written = rest
+        ? { rest: { raw: this.#frames.frame(rest, frame), event: rest, tool: part.toolish } }
+        : {};
     }
     this.#hold(held, flow);
   }
@@ -602,14 +606,15 @@ export class TextWatches {
     route: (frame: RoutedFrame) => void,
   ): void {
     const agreed = this.#frames.agree?.(event);
-    if (agreed) ({ raw, event } = { raw: this.#frames.frame(agreed), event: agreed });
+    if (agreed) ({ raw, event } = { raw: this.#frames.frame(agreed, { raw, event }), event: agreed });
     const pieces = this.#frames.split?.(event);
     if (!pieces) {
       for (const f of this.#through({ raw, event }, flow)) route(f);
       return;
     }
+    const from = { raw, event };
     for (const piece of pieces) {
-      for (const f of this.#through({ raw: this.#frames.frame(piece), event: piece }, flow)) route(f);
+      for (const f of this.#through({ raw: this.#frames.frame(piece, from), event: piece }, flow)) route(f);
     }
   }
 

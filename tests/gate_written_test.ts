@@ -624,3 +624,40 @@ test("guardFetch Responses stream retry: prose in a part that streamed no deltas
   assert.deepEqual(done.item.content.map((p) => p.text), ["Sure.\n"]);
   assert.equal(value.final.output_text, "Sure.\nIt is sunny.");
 });
+
+test("guardFetch Responses stream: a frame the gate writes anew keeps its event: name, or its lack of one", async () => {
+  // Events that repeat the text otherwise than its deltas are told as the deltas were, and a part added
+  // with its text is split in two. Written anew, each frame took its type for its `event:` name: an unnamed
+  // frame came named, and a `thread.*` one (which the openai SDK reads apart) as one the SDK applies.
+  const post = async (sse: string[]) => {
+    provider.reply({ sse });
+    const res = await provider.gfetch(`${provider.url()}/v1/responses`, {
+      method: "POST",
+      body: JSON.stringify({ model: "m", input: "Weather?", stream: true, tools: TOOLS_RESPONSES }),
+    });
+    return await res.text();
+  };
+  const frame = (f: Record<string, unknown>, name?: string) =>
+    `${name === undefined ? "" : `event: ${name}\n`}data: ${JSON.stringify(f)}\n\n`;
+  const names = (text: string) => text.split("\n").filter((l) => l.startsWith("event:"));
+  const repeating = responsesRepeating(["Sunny ", "in Oslo."], WRITTEN_BAD);
+  const told = await post(
+    repeating.map((f) =>
+      frame(f, f.type === "response.output_text.done" ? "thread.message.delta" : undefined)
+    ),
+  );
+  assert.deepEqual(names(told), ["event: thread.message.delta"]);
+  assert.match(told, /event: thread\.message\.delta\ndata: \{[^\n]*"text":"Sunny in Oslo\."/);
+  assert.doesNotMatch(told, /<tool_call>/);
+  // A part that brings its text: unnamed, both pieces unnamed; named by its type, each by its own.
+  const bringing = (responsesStream(["in Oslo."]) as Record<string, unknown>[]).map((f) =>
+    f.type === "response.content_part.added" ? { ...f, part: { ...f.part as object, text: "Sunny " } } : f
+  );
+  assert.deepEqual(names(await post(bringing.map((f) => frame(f)))), []);
+  const named = names(await post(bringing.map((f) => frame(f, f.type as string))));
+  assert.deepEqual(named.slice(2, 5), [
+    "event: response.content_part.added",
+    "event: response.output_text.delta",
+    "event: response.output_text.delta",
+  ]);
+});

@@ -6,7 +6,7 @@
  */
 import { isRecord } from "../../_common/values.ts";
 import { builtinArguments, callName, isClientCall, SNAPSHOTS } from "./readers.ts";
-import { formatSse } from "../sse.ts";
+import { formatSse, reframe } from "../sse.ts";
 import { cutCalls } from "../engines.ts";
 import {
   callCounter,
@@ -174,6 +174,9 @@ function withoutCalls(
   return { ...event, response: { ...response, output } };
 }
 
+/** Sends an event; one the gate held, in place of its frame `from` (see `reframe`). */
+type Emit = (event: Record<string, unknown>, from?: { raw: string; event: Record<string, unknown> }) => void;
+
 /** Where a piece of a message's text was read: its item, output index and content part. */
 interface TextPlace {
   itemId: unknown;
@@ -260,7 +263,7 @@ class ResponsesStream implements FrameRouter {
       });
       return formatSse(JSON.stringify(event), event.type as string);
     },
-    frame: (event) => formatSse(JSON.stringify(event), event.type as string),
+    frame: (event, from) => reframe(event, from, event.type as string),
     retell: (event, change) => this.#retell(event, change),
     agree: (event) => this.#agree(event),
     split: (event) => this.#split(event),
@@ -635,7 +638,7 @@ class ResponsesStream implements FrameRouter {
    * the final snapshot lists the forwarded items first.
    */
   resume(
-    _raw: string,
+    raw: string,
     event: Record<string, unknown>,
     point: ResumePoint,
   ): { raw: string; event: Record<string, unknown> } | undefined {
@@ -652,7 +655,7 @@ class ResponsesStream implements FrameRouter {
       const output = Array.isArray(event.response.output) ? event.response.output : [];
       e.response = { ...event.response, output: [...(point.items ?? []), ...output] };
     }
-    return { raw: formatSse(JSON.stringify(e), type), event: e };
+    return { raw: reframe(e, { raw, event }), event: e };
   }
 
   route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void {
@@ -707,12 +710,12 @@ class ResponsesStream implements FrameRouter {
       if (TERMINAL.has(e.type as string)) terminal = e;
       else if (typeof e.output_index !== "number") {
         if (!this.#ofDropped(e, gone, goneIds)) {
-          emit(withoutCalls(e, (o) => goneIds.has(o.call_id as string)));
+          emit(withoutCalls(e, (o) => goneIds.has(o.call_id as string)), { raw: h.raw, event: e });
         }
       } else if (!gone.has(e.output_index)) {
         const output_index = gone.renumber(e.output_index);
         next = Math.max(next, output_index + 1);
-        emit({ ...e, output_index });
+        emit({ ...e, output_index }, { raw: h.raw, event: e });
       }
     }
     const item = this.#message(text, next, emit);
@@ -746,15 +749,18 @@ class ResponsesStream implements FrameRouter {
     return false;
   }
 
-  /** Emits events after the last one forwarded, renumbering sequence numbers so they keep increasing. */
-  #emitter(flow: StreamFlow): (event: Record<string, unknown>) => void {
+  /**
+   * Emits events after the last one forwarded, renumbering sequence numbers so they keep increasing; a held
+   * event under the `event:` name its frame (`from`) had (see `reframe`).
+   */
+  #emitter(flow: StreamFlow): Emit {
     let seq = this.#lastSeq + 1;
     const firstHeldSeq = flow.held.find((h) => typeof h.event?.sequence_number === "number")?.event
       ?.sequence_number;
     if (typeof firstHeldSeq === "number") seq = firstHeldSeq;
-    return (event) => {
+    return (event, from) => {
       const e = this.#lastSeq >= 0 ? { ...event, sequence_number: seq++ } : event;
-      flow.send(formatSse(JSON.stringify(e), e.type as string));
+      flow.send(reframe(e, from, e.type as string));
     };
   }
 
@@ -764,7 +770,7 @@ class ResponsesStream implements FrameRouter {
    */
   #replay(
     flow: StreamFlow,
-    emit: (event: Record<string, unknown>) => void,
+    emit: Emit,
   ): { next: number; terminal?: Record<string, unknown> } {
     let next = 0;
     let terminal: Record<string, unknown> | undefined;
@@ -775,8 +781,8 @@ class ResponsesStream implements FrameRouter {
       else if (typeof e.output_index === "number") {
         const output_index = this.#tools.renumber(e.output_index);
         next = Math.max(next, output_index + 1);
-        emit({ ...e, output_index });
-      } else emit(withoutCalls(e));
+        emit({ ...e, output_index }, { raw: h.raw, event: e });
+      } else emit(withoutCalls(e), { raw: h.raw, event: e });
     }
     return { next, terminal };
   }

@@ -219,8 +219,12 @@ export interface TextFrames {
   resume?(change: { at: number; tail: string }): TextEnding | undefined;
   /** What the dialect keeps to place the text (see {@linkcode TextPlaces.size}), bounded with the text. */
   size?(): number;
-  /** The wire text of an event. */
-  frame(event: Record<string, unknown>): string;
+  /**
+   * The wire text of an event; in place of the frame `from`, under that frame's SSE `event:` name, or none
+   * as it had (see `reframe`): a name made of the event's type had the openai SDK apply a frame it did not
+   * (a `thread.*` one), and named one that came unnamed.
+   */
+  frame(event: Record<string, unknown>, from?: { raw: string; event: Record<string, unknown> }): string;
   /** The answers a frame carries a part of, by index; none for a frame of no answer (usage). */
   answers?(event: Record<string, unknown>): number[];
   /**
