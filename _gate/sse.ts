@@ -134,6 +134,32 @@ function toEvent(lines: string[], raw: string): SseEvent {
 }
 
 /**
+ * The `event:` name of the SSE frame `raw` (its exact text), read as {@linkcode sseParser} reads it (the
+ * last `event:` line counts); undefined when it has none.
+ */
+export function frameName(raw: string): string | undefined {
+  const lines = raw.split(/\r\n|\r|\n/).map(withoutBom).filter((l) => l !== "");
+  return toEvent(lines, raw).event;
+}
+
+/**
+ * The SSE frame of `event` in place of the frame `from` (its exact text and event), so that a client that
+ * routes frames by their `event:` name reads it as it read that frame: under that frame's name, or none
+ * where it had none; where the name was that frame's `type`, under the event's own (a frame split in
+ * pieces of other types). Without `from` (a frame of the gate's own), under `name`.
+ */
+export function reframe(
+  event: Record<string, unknown>,
+  from: { raw: string; event: Record<string, unknown> } | undefined,
+  name?: string,
+): string {
+  const data = JSON.stringify(event);
+  if (from === undefined) return formatSse(data, name);
+  const was = frameName(from.raw);
+  return formatSse(data, was !== undefined && was === from.event.type ? String(event.type) : was);
+}
+
+/**
  * Formats one SSE frame. Multi-line data becomes several `data:` lines. The event name loses any line break
  * (the gate writes names from event types, the provider's text): a frame stays one frame.
  */

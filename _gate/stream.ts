@@ -11,7 +11,7 @@ import { CallAssembler } from "./assemble.ts";
 import { type AssembledToolCall, FindingList, type StreamDialect, type StreamFinding } from "./calls.ts";
 import { DIALECTS } from "./dialects/mod.ts";
 import { type FrameRouter, type ResumePoint, StreamFlow, type TurnRecorder } from "./dialects/shared.ts";
-import { formatSse, type FrameParser, ndjsonParser, sseParser } from "./sse.ts";
+import { type FrameParser, ndjsonParser, reframe, sseParser } from "./sse.ts";
 import { type Usage, UsageTally } from "./usage.ts";
 import type { TextWatches } from "./text_watch.ts";
 import { engines, loadEngines } from "./engines.ts";
@@ -420,9 +420,8 @@ export class StreamGate {
 
   /** The wire text of `event` in place of the frame `raw` (keeping an SSE frame's `event:` name). */
   #reframe(raw: string, event: Record<string, unknown>): string {
-    const json = JSON.stringify(event);
-    if (this.#router.framing === "ndjson") return json + "\n";
-    return formatSse(json, /^event:[ ]?(.*)$/m.exec(raw)?.[1]);
+    if (this.#router.framing === "ndjson") return JSON.stringify(event) + "\n";
+    return reframe(event, { raw, event });
   }
 
   /**
@@ -528,9 +527,10 @@ export class StreamGate {
       judgement = await this.#judge(calls);
       // A retry sends back what the first answer said: calls another answer wrote (`n`) end in the reason.
       if (!judgement.verdict.allowed && calls.every((c) => c.choice === 0)) {
-        const next = await this.#retry(calls, judgement.verdict, { fromText: true });
+        const ending = text.retryEnding();
+        const next = await this.#retry(calls, judgement.verdict, { fromText: true, point: ending.point });
         if (next) {
-          text.retried(flow);
+          if (ending.frames !== "") flow.send(ending.frames);
           const report = { calls, verdict: judgement.verdict, findings, replaced: true, retried: true };
           this.#report({ dialect: this.#dialect, ...report });
           return next;
@@ -555,12 +555,13 @@ export class StreamGate {
 
   /**
    * Asks for a retry of a rejected turn. When one comes, what was held (the calls, the finish, the
-   * usage of this attempt) is dropped: the retry's stream continues the message in its place.
+   * usage of this attempt) is dropped: the retry's stream continues the message in its place, after
+   * `point` where the ending of a written call's text gives one (else where the router says).
    */
   async #retry(
     calls: AssembledToolCall[],
     verdict: Verdict,
-    { fromText = false }: { fromText?: boolean } = {},
+    { fromText = false, point }: { fromText?: boolean; point?: ResumePoint } = {},
   ): Promise<ReadableStream<Uint8Array> | undefined> {
     const retry = this.#options.retry;
     const router = this.#router;
@@ -568,7 +569,7 @@ export class StreamGate {
     const flow = this.#flow;
     let next: ReadableStream<Uint8Array> | undefined;
     try {
-      const resume = { ...router.resumePoint?.() ?? { at: 0 }, usage: this.#usage.total };
+      const resume = { ...point ?? router.resumePoint?.() ?? { at: 0 }, usage: this.#usage.total };
       const turn: StreamRetry = { calls, verdict, resume, body: this.#turn.body() };
       if (fromText) turn.fromText = true;
       next = await retry(turn);

@@ -20,7 +20,7 @@ import {
 } from "../_extract/watch.ts";
 import { lazy } from "../_common/lazy.ts";
 import type { AssembledToolCall, StreamDialect } from "./calls.ts";
-import type { Held, StreamFlow, TextFrames, TextPart } from "./dialects/shared.ts";
+import type { Held, StreamFlow, TextEnding, TextFrames, TextPart } from "./dialects/shared.ts";
 
 /** Every literal opening of a call that `extractToolCalls` reads, in any of its formats. */
 const MARKERS: readonly string[] = CALL_START_MARKERS;
@@ -486,20 +486,24 @@ export class TextCalls {
       flow.setHeld(flow.held.map((h) => {
         if (!h.event || !this.#owns(h)) return h;
         const told = retell(h.event, { at, tail });
-        return told === h.event ? h : { ...h, raw: this.#frames.frame(told), event: told };
+        return told === h.event
+          ? h
+          : { ...h, raw: this.#frames.frame(told, { raw: h.raw, event: h.event }), event: told };
       }));
     }
     flow.send(this.#frames.textFrame(tail, this.#answer, at));
   }
 
   /**
-   * When a retry's stream takes the place of the held frames: the prose held with them, which the client
-   * has not seen, goes out first.
+   * When a retry's stream takes the place of the held frames: the frames that give the client the prose
+   * held with them (which it has not seen), and where the retry continues, as the dialect ends the text
+   * there (see `TextFrames.resume`).
    */
-  retried(flow: StreamFlow): void {
-    if (this.#prose === "") return;
-    flow.textSeen = true;
-    flow.send(this.#frames.textFrame(this.#prose, this.#answer, this.#heldFrom));
+  retryEnding(): TextEnding {
+    const change = { at: this.#heldFrom, tail: this.#prose };
+    const ending = this.#frames.resume?.(change);
+    if (ending) return ending;
+    return { frames: change.tail === "" ? "" : this.#frames.textFrame(change.tail, this.#answer, change.at) };
   }
 
   /** The queued frames, emptied. */
@@ -528,7 +532,9 @@ export class TextCalls {
     const held: Held = { raw: frame.raw, event: frame.event, tool: part.toolish };
     if (part.text !== "") {
       const rest = part.rest();
-      held.written = rest ? { rest: { raw: this.#frames.frame(rest), event: rest, tool: part.toolish } } : {};
+      held.written = rest
+        ? { rest: { raw: this.#frames.frame(rest, frame), event: rest, tool: part.toolish } }
+        : {};
     }
     this.#hold(held, flow);
   }
@@ -600,14 +606,15 @@ export class TextWatches {
     route: (frame: RoutedFrame) => void,
   ): void {
     const agreed = this.#frames.agree?.(event);
-    if (agreed) ({ raw, event } = { raw: this.#frames.frame(agreed), event: agreed });
+    if (agreed) ({ raw, event } = { raw: this.#frames.frame(agreed, { raw, event }), event: agreed });
     const pieces = this.#frames.split?.(event);
     if (!pieces) {
       for (const f of this.#through({ raw, event }, flow)) route(f);
       return;
     }
+    const from = { raw, event };
     for (const piece of pieces) {
-      for (const f of this.#through({ raw: this.#frames.frame(piece), event: piece }, flow)) route(f);
+      for (const f of this.#through({ raw: this.#frames.frame(piece, from), event: piece }, flow)) route(f);
     }
   }
 
@@ -639,9 +646,16 @@ export class TextWatches {
     return out.length > 0 ? out : undefined;
   }
 
-  /** When a retry's stream takes the place of the held frames: see {@linkcode TextCalls.retried}. */
-  retried(flow: StreamFlow): void {
-    for (const watch of this.#ordered()) watch.retried(flow);
+  /**
+   * When a retry's stream takes the place of the held frames: see {@linkcode TextCalls.retryEnding}, over
+   * the answers whose watch found calls (the first that says where the retry continues says it).
+   */
+  retryEnding(): TextEnding {
+    const endings = this.#found.filter((f) => f.count > 0).map((f) => f.watch.retryEnding());
+    return {
+      frames: endings.map((e) => e.frames).join(""),
+      point: endings.find((e) => e.point !== undefined)?.point,
+    };
   }
 
   /** Whether the calls at positions `drop` (in `settle`'s list) can be cut while the others stay. */

@@ -11,6 +11,7 @@ import {
   type FakeReply,
   type FakeServer,
   ollamaStream,
+  responsesStream,
   startFakeLlmServer,
   TOOLS_OPENAI,
   TOOLS_RESPONSES,
@@ -451,4 +452,30 @@ test("guardFetch drop-call: a Cohere stream of thousands of calls, half rejected
   assert.deepEqual(starts.map((e) => e.index), Array.from({ length: n / 2 }, (_, i) => i));
   assert.ok(starts.every((e) => e.delta.message.tool_calls.function.name === GOOD.name));
   assert.ok(steps < 50 * n, `${steps} elements read for ${n} calls`);
+});
+
+test("guardFetch drop-call: a Responses argument event that names its item only by item_id goes with its call", async () => {
+  // The gate's reader joins such an event to the call whose item has that id; it went out as it came,
+  // a dropped call's arguments with it (withholding the turn, a `.done` one went out too).
+  const frames = (responsesStream([], [BAD, GOOD]) as Record<string, unknown>[]).map((f) => {
+    if (!String(f.type).startsWith("response.function_call_arguments.")) return f;
+    const { output_index: _, ...rest } = f;
+    return rest;
+  });
+  const argumentsOf = (text: string) =>
+    sseData(text).filter((e) => String(e.type).startsWith("response.function_call_arguments.")).map((e) =>
+      e.item_id
+    );
+  const post = (f: typeof fetch) =>
+    f(`${server.url}/v1/responses`, {
+      method: "POST",
+      body: JSON.stringify({ model: "m", input: "hi", stream: true, tools: TOOLS_RESPONSES }),
+    });
+  reply({ sse: frames, named: true });
+  const dropped = await (await post(gfetch)).text();
+  assert.deepEqual(seen[0].verdict.rejectedIndices, [0]);
+  assert.deepEqual([...new Set(argumentsOf(dropped))], ["fc_1"]);
+  reply({ sse: frames, named: true });
+  const withheld = await (await post(guardFetch(fetch) as typeof fetch)).text();
+  assert.deepEqual(argumentsOf(withheld), []);
 });

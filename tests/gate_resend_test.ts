@@ -312,3 +312,43 @@ test("guardFetch retry: a Responses stream's follow-up carries the reasoning ite
     assert.equal(input[3].call_id, "call_bad");
   }
 });
+
+test("guardFetch retry: a Responses item finished at no output_index follows the indexed ones in the follow-up", async () => {
+  // Given the next position (0 here), the call finished at no index tied with the message at index 0 and
+  // went before it; it now follows every item the stream placed, which keep their order.
+  const call = (id: string) => ({
+    type: "function_call",
+    id: `fc_${id}`,
+    call_id: `call_${id}`,
+    name: BAD.name,
+    arguments: JSON.stringify(BAD.args),
+    status: "completed",
+  });
+  const message = {
+    type: "message",
+    id: "msg_1",
+    role: "assistant",
+    status: "completed",
+    content: [{ type: "output_text", text: "Checking.", annotations: [] }],
+  };
+  const created = responsesStream([])[0] as Record<string, unknown>;
+  const first = [
+    created,
+    { type: "response.output_item.done", item: call("a") },
+    { type: "response.output_item.done", output_index: 1, item: call("b") },
+    { type: "response.output_item.done", output_index: 0, item: message },
+  ].map((e, i) => ({ ...e, sequence_number: i }));
+  const { sent } = await resent(
+    "/v1/responses",
+    { model: "m", stream: true, input: "Weather?", tools: TOOLS_RESPONSES },
+    [{ sse: first, named: true }, { sse: responsesStream([], [GOOD]), named: true }],
+  );
+  assert.equal(sent.length, 2);
+  const input = sent[1].input as Record<string, unknown>[];
+  assert.deepEqual(input.slice(0, 4).map((i) => i.call_id ?? i.type ?? i.role), [
+    "user",
+    "message",
+    "call_b",
+    "call_a",
+  ]);
+});

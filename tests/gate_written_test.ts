@@ -18,6 +18,7 @@ import {
   TOOLS_ANTHROPIC,
   TOOLS_OPENAI,
   TOOLS_RESPONSES,
+  VALID_CALL,
   withGuardedServer,
 } from "./_fake_llm_server.ts";
 import { sdkClients } from "./_sdk_clients.ts";
@@ -619,4 +620,95 @@ test("guardFetch Responses stream: a long item id costs once, not at each delta 
   const [read, written] = await countingWork(JSON, "stringify", responsesRead, length);
   assert.equal(read.final, "ab ".repeat(n));
   assert.ok(written < 20 * id.length + 1_000 * n, `${written} characters written for ${n} deltas`);
+});
+
+/** Reads a guarded Responses stream through the openai SDK: its events, text deltas and final response. */
+async function responsesRetried(replies: unknown[][]) {
+  return await withGuardedServer((_, n) => ({ sse: replies[n], named: true }), { retry: 1 }, async (s, f) => {
+    const client = new OpenAI({ apiKey: "k", baseURL: `${s.url}/v1`, fetch: f, maxRetries: 0 });
+    const stream = client.responses.stream({
+      model: "m",
+      input: "Weather?",
+      tools: TOOLS_RESPONSES as never,
+    });
+    const events: Record<string, unknown>[] = [];
+    let streamed = "";
+    for await (const e of stream) {
+      events.push(e as never);
+      if (e.type === "response.output_text.delta") streamed += e.delta;
+    }
+    return { events, streamed, final: await stream.finalResponse() };
+  });
+}
+
+test("guardFetch Responses stream retry: the prose held with a rejected written call is in finalResponse() as streamed", async () => {
+  // The prose shares its delta with the call, or waits in one of its own: it goes out before the retry,
+  // whose final snapshot listed only the items finished before (finalResponse() lacked the prose).
+  const replies = [
+    [responsesStream([`Sure. ${WRITTEN_BAD}`]), responsesStream([], [VALID_CALL])],
+    [responsesStream(["Sure. ", ...splitN(WRITTEN_BAD, 5)]), responsesStream(["It is sunny."])],
+  ];
+  for (const [first, second] of replies) {
+    const { value, server } = await responsesRetried([first, second]);
+    assert.equal(server.requests.length, 2);
+    assert.equal(value.final.output_text, value.streamed);
+    assert.match(value.streamed, /^Sure\. (It is sunny\.)?$/);
+    const seqs = value.events.map((e) => e.sequence_number);
+    assert.deepEqual(seqs, seqs.map((_, i) => i)); // one numbering, no gap, no repeat
+    // The retry's items follow the message the client holds.
+    const added = value.events.filter((e) => e.type === "response.output_item.added");
+    assert.deepEqual(added.map((e) => e.output_index), [0, 1]);
+    assert.equal(value.final.output.length, 2);
+  }
+});
+
+test("guardFetch Responses stream retry: prose in a part that streamed no deltas reaches the client's item", async () => {
+  // A server that gives its message's text only whole (in the item done, the final snapshot): the client
+  // has no part for a delta, so the prose goes in the item, whose text finalResponse() holds.
+  const first = responsesRepeating([], `Sure.\n${WRITTEN_BAD}`).filter((f) =>
+    !String(f.type).startsWith("response.content_part.") && f.type !== "response.output_text.done"
+  );
+  const { value } = await responsesRetried([first, responsesStream(["It is sunny."])]);
+  const done = value.events.find((e) => e.type === "response.output_item.done") as {
+    item: { content: { text: string }[] };
+  };
+  assert.deepEqual(done.item.content.map((p) => p.text), ["Sure.\n"]);
+  assert.equal(value.final.output_text, "Sure.\nIt is sunny.");
+});
+
+test("guardFetch Responses stream: a frame the gate writes anew keeps its event: name, or its lack of one", async () => {
+  // Events that repeat the text otherwise than its deltas are told as the deltas were, and a part added
+  // with its text is split in two. Written anew, each frame took its type for its `event:` name: an unnamed
+  // frame came named, and a `thread.*` one (which the openai SDK reads apart) as one the SDK applies.
+  const post = async (sse: string[]) => {
+    provider.reply({ sse });
+    const res = await provider.gfetch(`${provider.url()}/v1/responses`, {
+      method: "POST",
+      body: JSON.stringify({ model: "m", input: "Weather?", stream: true, tools: TOOLS_RESPONSES }),
+    });
+    return await res.text();
+  };
+  const frame = (f: Record<string, unknown>, name?: string) =>
+    `${name === undefined ? "" : `event: ${name}\n`}data: ${JSON.stringify(f)}\n\n`;
+  const names = (text: string) => text.split("\n").filter((l) => l.startsWith("event:"));
+  const repeating = responsesRepeating(["Sunny ", "in Oslo."], WRITTEN_BAD);
+  const told = await post(
+    repeating.map((f) =>
+      frame(f, f.type === "response.output_text.done" ? "thread.message.delta" : undefined)
+    ),
+  );
+  assert.deepEqual(names(told), ["event: thread.message.delta"]);
+  assert.match(told, /event: thread\.message\.delta\ndata: \{[^\n]*"text":"Sunny in Oslo\."/);
+  assert.doesNotMatch(told, /<tool_call>/);
+  // A part that brings its text: unnamed, both pieces unnamed; named by its type, each by its own.
+  const bringing = (responsesStream(["in Oslo."]) as Record<string, unknown>[]).map((f) =>
+    f.type === "response.content_part.added" ? { ...f, part: { ...f.part as object, text: "Sunny " } } : f
+  );
+  assert.deepEqual(names(await post(bringing.map((f) => frame(f)))), []);
+  const named = names(await post(bringing.map((f) => frame(f, f.type as string))));
+  assert.deepEqual(named.slice(2, 5), [
+    "event: response.content_part.added",
+    "event: response.output_text.delta",
+    "event: response.output_text.delta",
+  ]);
 });

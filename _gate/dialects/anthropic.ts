@@ -6,7 +6,7 @@
  */
 import { isRecord } from "../../_common/values.ts";
 import { parseJsonSafe } from "../../_common/json.ts";
-import { formatSse } from "../sse.ts";
+import { formatSse, reframe } from "../sse.ts";
 import { cutCalls } from "../engines.ts";
 import {
   callCounter,
@@ -148,7 +148,7 @@ class AnthropicStream implements FrameRouter {
         index: this.#places.at(at) ?? 0,
         delta: { type: "text_delta", text },
       }),
-    frame: named,
+    frame: (event, from) => reframe(event, from, event.type as string),
     split(event) {
       if (event.type === "message_start") return splitStart(event);
       if (!startsText(event)) return undefined;

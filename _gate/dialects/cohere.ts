@@ -6,7 +6,7 @@
  */
 import { isRecord } from "../../_common/values.ts";
 import { arrayIndex, deltaMessage } from "./readers.ts";
-import { formatSse } from "../sse.ts";
+import { reframe } from "../sse.ts";
 import { cutCalls } from "../engines.ts";
 import {
   callCounter,
@@ -118,7 +118,7 @@ class CohereStream implements FrameRouter {
         index: this.#places.at(at) ?? 0,
         delta: { message: { content: { text } } },
       }),
-    frame: (event) => this.#wire(event),
+    frame: (event, from) => this.#wire(event, from),
     split: splitStart,
     size: () => this.#places.size,
   };
@@ -132,8 +132,8 @@ class CohereStream implements FrameRouter {
   }
 
   /** The wire text of an event, named as the stream names its events. */
-  #wire(event: Record<string, unknown>): string {
-    return formatSse(JSON.stringify(event), this.#named ? String(event.type) : undefined);
+  #wire(event: Record<string, unknown>, from?: { raw: string; event: Record<string, unknown> }): string {
+    return reframe(event, from, this.#named ? String(event.type) : undefined);
   }
 
   /** The text of a `content-delta` (every other event carries none the watch reads). */

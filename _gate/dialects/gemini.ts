@@ -7,7 +7,7 @@
  */
 import { isRecord } from "../../_common/values.ts";
 import { candidates, parts } from "./readers.ts";
-import { formatSse } from "../sse.ts";
+import { formatSse, reframe } from "../sse.ts";
 import { cutCalls } from "../engines.ts";
 import {
   callCounter,
@@ -172,7 +172,7 @@ class GeminiStream implements FrameRouter {
         candidates: atPosition({ content: { role: "model", parts: [{ text }] }, index: position }, position),
         ...this.#template,
       })),
-    frame: (event) => formatSse(JSON.stringify(event)),
+    frame: (event, from) => reframe(event, from),
     answers: (event) => (Array.isArray(event.candidates) ? event.candidates.map((_, i) => i) : []),
     split(event) {
       const all = Array.isArray(event.candidates) ? event.candidates : [];

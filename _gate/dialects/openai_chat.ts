@@ -6,7 +6,7 @@
  */
 import { isRecord } from "../../_common/values.ts";
 import type { AssembledToolCall } from "../calls.ts";
-import { formatSse } from "../sse.ts";
+import { formatSse, reframe } from "../sse.ts";
 import { cutCalls, extractToolCalls } from "../engines.ts";
 import { arrayIndex } from "./readers.ts";
 import {
@@ -193,7 +193,7 @@ class ChatStream implements FrameRouter {
         ...(this.#template ?? { object: "chat.completion.chunk" }),
         choices: [{ index: answer, delta: { content: text }, finish_reason: null }],
       })),
-    frame: (event) => formatSse(JSON.stringify(event)),
+    frame: (event, from) => reframe(event, from),
     answers: (event) =>
       Array.isArray(event.choices) ? [...new Set(event.choices.filter(isRecord).map(choiceIndex))] : [],
     split(event) {

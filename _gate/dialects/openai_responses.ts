@@ -6,7 +6,7 @@
  */
 import { isRecord } from "../../_common/values.ts";
 import { builtinArguments, callName, isClientCall, SNAPSHOTS } from "./readers.ts";
-import { formatSse } from "../sse.ts";
+import { formatSse, reframe } from "../sse.ts";
 import { cutCalls } from "../engines.ts";
 import {
   callCounter,
@@ -16,6 +16,7 @@ import {
   type ResumePoint,
   type SplitCalls,
   type StreamFlow,
+  type TextEnding,
   type TextFrames,
   type TextPart,
   TextPlaces,
@@ -146,6 +147,13 @@ function outputText(output: unknown[]): string {
 // ---------------------------------------------------------------------------------------------------------
 
 const TERMINAL = new Set(["response.completed", "response.incomplete", "response.done"]);
+/** The events that carry a call's arguments (a custom tool's input), addressed to its item. */
+const ARGUMENT_EVENTS = new Set([
+  "response.function_call_arguments.delta",
+  "response.function_call_arguments.done",
+  "response.custom_tool_call_input.delta",
+  "response.custom_tool_call_input.done",
+]);
 /** What one noted item place weighs against `maxResponseBytes`: about what a map entry costs. */
 const PLACE_COST = 64;
 
@@ -165,6 +173,9 @@ function withoutCalls(
   const output = (response.output as unknown[]).filter((o) => !(isClientCall(o) && gone(o)));
   return { ...event, response: { ...response, output } };
 }
+
+/** Sends an event; one the gate held, in place of its frame `from` (see `reframe`). */
+type Emit = (event: Record<string, unknown>, from?: { raw: string; event: Record<string, unknown> }) => void;
 
 /** Where a piece of a message's text was read: its item, output index and content part. */
 interface TextPlace {
@@ -252,10 +263,11 @@ class ResponsesStream implements FrameRouter {
       });
       return formatSse(JSON.stringify(event), event.type as string);
     },
-    frame: (event) => formatSse(JSON.stringify(event), event.type as string),
+    frame: (event, from) => reframe(event, from, event.type as string),
     retell: (event, change) => this.#retell(event, change),
     agree: (event) => this.#agree(event),
     split: (event) => this.#split(event),
+    resume: (change) => this.#resumeAfter(change),
     size: () => this.#places.size + this.#seenLength + (this.#itemAt.size + this.#opened.size) * 64,
   };
 
@@ -388,8 +400,10 @@ class ResponsesStream implements FrameRouter {
       return it === event.item ? event : { ...event, item: it };
     }
     if (SNAPSHOTS.has(type) && isRecord(event.response) && Array.isArray(event.response.output)) {
+      // On a retry's stream the first items are those the client held before it, not this stream's text.
       const before = event.response.output;
-      const output = before.map((it, i) => item(it, i));
+      const theirs = this.#base?.items?.length ?? 0;
+      const output = before.map((it, i) => i < theirs ? it : item(it, i));
       if (output.every((it, i) => it === before[i])) return event;
       const response: Record<string, unknown> = { ...event.response, output };
       if (typeof response.output_text === "string") response.output_text = outputText(output);
@@ -410,6 +424,74 @@ class ResponsesStream implements FrameRouter {
       return own.startsWith(seen) ? own : seen;
     });
     return told === event ? undefined : told;
+  }
+
+  /**
+   * A retry after a call written into the text (see `TextFrames.resume`): the part that holds `at` gets
+   * `tail` (as a delta where the client has the part, else only in the item), its `.done` events, and its
+   * item an `output_item.done` as the client then holds it; the retry's items follow that item, and its
+   * final snapshot lists it so. The client's `finalResponse()` is that snapshot: listing only the items
+   * finished before, it lacked the text the stream had given. Undefined when the client holds no item there
+   * (the text came only in a snapshot it has not been sent).
+   */
+  #resumeAfter(change: { at: number; tail: string }): TextEnding | undefined {
+    const place = this.#places.at(change.at);
+    if (!place || typeof place.oi !== "number" || !this.#itemAt.has(place.oi)) return undefined;
+    const oi = place.oi;
+    const item = this.#closedItem(place, change);
+    if (!item) return undefined;
+    const events: Record<string, unknown>[] = [];
+    const key = this.#key(place.itemId, place.ci);
+    const content = item.content as unknown[];
+    const part = typeof place.ci === "number" ? content[place.ci] : undefined;
+    if (this.#opened.has(key) && isRecord(part) && typeof part.text === "string") {
+      const at = { item_id: place.itemId, output_index: oi, content_index: place.ci };
+      if (change.tail !== "") {
+        events.push({ type: "response.output_text.delta", ...at, delta: change.tail, logprobs: [] });
+      }
+      events.push({ type: "response.output_text.done", ...at, text: part.text, logprobs: [] });
+      events.push({ type: "response.content_part.done", ...at, part });
+    }
+    events.push({ type: "response.output_item.done", output_index: oi, item });
+    let seq = this.#lastSent;
+    const frames = events.map((e) => {
+      const numbered = this.#lastSeq >= 0 ? { ...e, sequence_number: ++seq } : e;
+      return formatSse(JSON.stringify(numbered), e.type as string);
+    });
+    const own = this.#finishedItems.filter((_, i) => this.#finishedAt[i] < oi);
+    return {
+      frames: frames.join(""),
+      point: { at: oi + 1, items: [...(this.#base?.items ?? []), ...own, item], seq },
+    };
+  }
+
+  /**
+   * The message item of `place` as the client holds it once the text from `at` on is `tail`: the item the
+   * stream finished there, its parts told so, else one made of the text read of its parts up to the
+   * place's; undefined when the place's part is none a client could hold.
+   */
+  #closedItem(place: TextPlace, change: { at: number; tail: string }): Record<string, unknown> | undefined {
+    const told = (itemId: unknown, ci: unknown, own: string) => {
+      const key = this.#key(itemId, ci);
+      return this.#places.retold(key, this.#seen.get(key) ?? own, change);
+    };
+    for (let i = this.#finishedItems.length - 1; i >= 0; i--) {
+      const done = this.#finishedItems[i];
+      if (this.#finishedAt[i] !== place.oi || done.type !== "message" || !Array.isArray(done.content)) {
+        continue;
+      }
+      const event = { type: "response.output_item.done", output_index: place.oi, item: done };
+      return this.#eachPart(event, (p, own) => told(p.itemId, p.ci, own)).item as Record<string, unknown>;
+    }
+    // (a part past those the client added cannot be held: the openai SDK throws on a delta there)
+    const ci = place.ci;
+    if (typeof ci !== "number" || !Number.isInteger(ci) || ci < 0 || ci > this.#opened.size) return undefined;
+    const content = Array.from({ length: ci + 1 }, (_, i) => ({
+      type: "output_text",
+      text: told(place.itemId, i, ""),
+      annotations: [],
+    }));
+    return { id: place.itemId, type: "message", status: "completed", role: "assistant", content };
   }
 
   /** An event that repeats a message's text, telling it as changed (see `TextFrames.retell`). */
@@ -442,13 +524,18 @@ class ResponsesStream implements FrameRouter {
   readonly #placeOf = new Map<number, number>();
   /** True once a call was added away from its place: from then on every event is sent at its item's place. */
   #placing = false;
+  /**
+   * The call each item id was first given to (as the gate's reader finds an argument event at no
+   * `output_index`): its `output_index`, or at none its `call_id`.
+   */
+  readonly #callOfItem = new Map<string, { at?: number; callId: unknown }>();
 
   /**
    * The length of the frames of the items kept, and a fixed cost for each item's place and each call's
    * position noted: a stream of tiny `output_item.added` events grows those without growing held text.
    */
   get kept(): number {
-    return this.#kept + (this.#placeOf.size + this.#tools.size) * PLACE_COST;
+    return this.#kept + (this.#placeOf.size + this.#tools.size + this.#callOfItem.size) * PLACE_COST;
   }
 
   /**
@@ -519,6 +606,13 @@ class ResponsesStream implements FrameRouter {
     const callItem = (type === "response.output_item.added" || type === "response.output_item.done") &&
       isClientCall(event.item);
     if (callItem && typeof event.output_index === "number") this.#tools.add(event.output_index);
+    if (callItem) {
+      const item = event.item as Record<string, unknown>;
+      if (typeof item.id === "string" && !this.#callOfItem.has(item.id)) {
+        const at = typeof event.output_index === "number" ? event.output_index : undefined;
+        this.#callOfItem.set(item.id, { at, callId: item.call_id });
+      }
+    }
     if (typeof event.sequence_number === "number") {
       this.#lastSeq = Math.max(this.#lastSeq, event.sequence_number);
     }
@@ -544,7 +638,7 @@ class ResponsesStream implements FrameRouter {
    * the final snapshot lists the forwarded items first.
    */
   resume(
-    _raw: string,
+    raw: string,
     event: Record<string, unknown>,
     point: ResumePoint,
   ): { raw: string; event: Record<string, unknown> } | undefined {
@@ -561,7 +655,7 @@ class ResponsesStream implements FrameRouter {
       const output = Array.isArray(event.response.output) ? event.response.output : [];
       e.response = { ...event.response, output: [...(point.items ?? []), ...output] };
     }
-    return { raw: formatSse(JSON.stringify(e), type), event: e };
+    return { raw: reframe(e, { raw, event }), event: e };
   }
 
   route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void {
@@ -581,9 +675,8 @@ class ResponsesStream implements FrameRouter {
       return flow.send(raw);
     }
     const oi = typeof event.output_index === "number" ? event.output_index : -1;
-    const callDelta = type === "response.function_call_arguments.delta" ||
-      type === "response.custom_tool_call_input.delta";
-    flow.hold({ raw, event, tool: this.#tools.has(oi) || callDelta });
+    // (an argument event at no index is still a call's: a withheld turn drops it with the calls)
+    flow.hold({ raw, event, tool: this.#tools.has(oi) || ARGUMENT_EVENTS.has(type as string) });
   }
 
   replace(text: string, _calls: unknown, flow: StreamFlow): void {
@@ -616,11 +709,13 @@ class ResponsesStream implements FrameRouter {
       if (!e) continue;
       if (TERMINAL.has(e.type as string)) terminal = e;
       else if (typeof e.output_index !== "number") {
-        emit(withoutCalls(e, (o) => goneIds.has(o.call_id as string)));
+        if (!this.#ofDropped(e, gone, goneIds)) {
+          emit(withoutCalls(e, (o) => goneIds.has(o.call_id as string)), { raw: h.raw, event: e });
+        }
       } else if (!gone.has(e.output_index)) {
         const output_index = gone.renumber(e.output_index);
         next = Math.max(next, output_index + 1);
-        emit({ ...e, output_index });
+        emit({ ...e, output_index }, { raw: h.raw, event: e });
       }
     }
     const item = this.#message(text, next, emit);
@@ -631,15 +726,41 @@ class ResponsesStream implements FrameRouter {
     emit({ type: terminal?.type ?? "response.completed", response: { ...base, output: [...output, item] } });
   }
 
-  /** Emits events after the last one forwarded, renumbering sequence numbers so they keep increasing. */
-  #emitter(flow: StreamFlow): (event: Record<string, unknown>) => void {
+  /**
+   * Whether an event at no `output_index` belongs to a dropped call: an argument event whose `item_id` is
+   * a dropped call's item (the gate's reader joins it to that call), or a dropped call's item finished
+   * there. The openai SDK throws on such an event and the AI SDK passes it by (its schema wants the index),
+   * but a client that follows `item_id` would run the arguments of a call the gate removed.
+   */
+  #ofDropped(
+    event: Record<string, unknown>,
+    gone: ToolPositions,
+    goneIds: ReadonlySet<unknown>,
+  ): boolean {
+    const droppedCall = (call: { at?: number; callId: unknown }) =>
+      call.at !== undefined ? gone.has(call.at) : goneIds.has(call.callId);
+    if (ARGUMENT_EVENTS.has(event.type as string) && typeof event.item_id === "string") {
+      const call = this.#callOfItem.get(event.item_id);
+      return call !== undefined && droppedCall(call);
+    }
+    if (event.type === "response.output_item.done" && isClientCall(event.item)) {
+      return goneIds.has((event.item as Record<string, unknown>).call_id);
+    }
+    return false;
+  }
+
+  /**
+   * Emits events after the last one forwarded, renumbering sequence numbers so they keep increasing; a held
+   * event under the `event:` name its frame (`from`) had (see `reframe`).
+   */
+  #emitter(flow: StreamFlow): Emit {
     let seq = this.#lastSeq + 1;
     const firstHeldSeq = flow.held.find((h) => typeof h.event?.sequence_number === "number")?.event
       ?.sequence_number;
     if (typeof firstHeldSeq === "number") seq = firstHeldSeq;
-    return (event) => {
+    return (event, from) => {
       const e = this.#lastSeq >= 0 ? { ...event, sequence_number: seq++ } : event;
-      flow.send(formatSse(JSON.stringify(e), e.type as string));
+      flow.send(reframe(e, from, e.type as string));
     };
   }
 
@@ -649,7 +770,7 @@ class ResponsesStream implements FrameRouter {
    */
   #replay(
     flow: StreamFlow,
-    emit: (event: Record<string, unknown>) => void,
+    emit: Emit,
   ): { next: number; terminal?: Record<string, unknown> } {
     let next = 0;
     let terminal: Record<string, unknown> | undefined;
@@ -660,8 +781,8 @@ class ResponsesStream implements FrameRouter {
       else if (typeof e.output_index === "number") {
         const output_index = this.#tools.renumber(e.output_index);
         next = Math.max(next, output_index + 1);
-        emit({ ...e, output_index });
-      } else emit(withoutCalls(e));
+        emit({ ...e, output_index }, { raw: h.raw, event: e });
+      } else emit(withoutCalls(e), { raw: h.raw, event: e });
     }
     return { next, terminal };
   }
@@ -692,25 +813,31 @@ class ResponsesStream implements FrameRouter {
 
 /**
  * Keeps the final snapshot, or, when the stream ended without one, the output items it finished in order:
- * `reasoning` items with their ids and `encrypted_content`, messages, calls.
+ * `reasoning` items with their ids and `encrypted_content`, messages, calls. An item finished at no
+ * `output_index` (the openai SDK throws on it; the AI SDK passes it by: its schema wants the index) has no
+ * place among the others: it follows them all, in the order such items came, as the gate's reader of calls
+ * keeps such a call apart from every index (given the next position, it tied with an item at that index
+ * and could go before it).
  */
 class ResponsesTurn implements TurnRecorder {
   #final?: Record<string, unknown>;
   readonly #items: [number, Record<string, unknown>][] = [];
+  /** The items finished at no `output_index`, in the order they came. */
+  readonly #unplaced: Record<string, unknown>[] = [];
 
   read(event: Record<string, unknown>): void {
     if (TERMINAL.has(event.type as string) && isRecord(event.response)) this.#final = event.response;
     else if (event.type === "response.output_item.done" && isRecord(event.item)) {
-      this.#items.push([
-        typeof event.output_index === "number" ? event.output_index : this.#items.length,
-        event.item,
-      ]);
+      // (the router refused any other `output_index` than a whole number or none)
+      if (typeof event.output_index === "number") this.#items.push([event.output_index, event.item]);
+      else this.#unplaced.push(event.item);
     }
   }
 
   body(): Record<string, unknown> {
     if (this.#final && Array.isArray(this.#final.output)) return this.#final;
-    return { output: [...this.#items].sort(([a], [b]) => a - b).map(([, item]) => item) };
+    const placed = [...this.#items].sort(([a], [b]) => a - b).map(([, item]) => item);
+    return { output: [...placed, ...this.#unplaced] };
   }
 }
 

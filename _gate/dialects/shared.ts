@@ -210,10 +210,21 @@ export interface TextFrames {
    * judged); undefined when it agrees. Asked of every frame before it is read.
    */
   agree?(event: Record<string, unknown>): Record<string, unknown> | undefined;
+  /**
+   * For a retry whose stream takes the place of the held frames, once the answer's text reads as the client
+   * then has it (the text read before `at`, then `tail`: the prose held with the rejected call): the frames
+   * that end that text and where the retry continues after them. Absent, or undefined: a frame carrying
+   * `tail`, and the router's {@linkcode FrameRouter.resumePoint}.
+   */
+  resume?(change: { at: number; tail: string }): TextEnding | undefined;
   /** What the dialect keeps to place the text (see {@linkcode TextPlaces.size}), bounded with the text. */
   size?(): number;
-  /** The wire text of an event. */
-  frame(event: Record<string, unknown>): string;
+  /**
+   * The wire text of an event; in place of the frame `from`, under that frame's SSE `event:` name, or none
+   * as it had (see `reframe`): a name made of the event's type had the openai SDK apply a frame it did not
+   * (a `thread.*` one), and named one that came unnamed.
+   */
+  frame(event: Record<string, unknown>, from?: { raw: string; event: Record<string, unknown> }): string;
   /** The answers a frame carries a part of, by index; none for a frame of no answer (usage). */
   answers?(event: Record<string, unknown>): number[];
   /**
@@ -222,6 +233,14 @@ export interface TextFrames {
    * Cohere: text the watch writes in its place then lands in a block the client has); undefined otherwise.
    */
   split?(event: Record<string, unknown>): Record<string, unknown>[] | undefined;
+}
+
+/** How a message's text ends for a retry's stream to continue it (see {@linkcode TextFrames.resume}). */
+export interface TextEnding {
+  /** The frames that give the client the rest of the text it is to hold, and end it. */
+  frames: string;
+  /** Where the retry's stream continues; absent: where the router says ({@linkcode FrameRouter.resumePoint}). */
+  point?: ResumePoint;
 }
 
 /** What the gate and a router share while a stream passes: frames to send now, frames held, two flags. */
