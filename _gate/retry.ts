@@ -81,12 +81,36 @@ type Builder = (request: Record<string, unknown>, turn: RejectedTurn, feedback: 
 >;
 
 /**
+ * `text` as the follow-up sends it back: without the calls when they were written into it, since they go
+ * back as structured calls too, and a model shown its call twice tends to write it again.
+ */
+function spoken(text: string, turn: RejectedTurn): string {
+  return turn.fromText ? cutCalls(text) : text;
+}
+
+/**
  * The assistant's text in `message`: its `content` (a string, or the text of its parts), without the calls
  * when they were written into it.
  */
 function messageText(message: unknown, turn: RejectedTurn): string {
-  const text = isRecord(message) ? contentText(message) ?? "" : "";
-  return turn.fromText ? cutCalls(text) : text;
+  return spoken(isRecord(message) ? contentText(message) ?? "" : "", turn);
+}
+
+/**
+ * The blocks or parts of what the assistant said (Anthropic `content`, Gemini `parts`, Cohere `content`),
+ * each answer text without the calls written into it. A text left empty is dropped (Anthropic refuses an
+ * empty text block), unless it carries a `thoughtSignature` (Gemini wants it back as it came).
+ */
+function spokenParts(parts: readonly unknown[], turn: RejectedTurn): unknown[] {
+  if (!turn.fromText) return [...parts];
+  return parts.flatMap((p) => {
+    // Answer text: not an Anthropic / Cohere block of another type, not a Gemini thought.
+    if (!isRecord(p) || typeof p.text !== "string" || (p.type ?? "text") !== "text" || p.thought === true) {
+      return [p];
+    }
+    const text = cutCalls(p.text);
+    return text !== "" || p.thoughtSignature !== undefined ? [{ ...p, text }] : [];
+  });
 }
 
 /** The reasoning fields of a message that a server sent (DeepSeek, vLLM, Ollama): sent back as they came. */
@@ -153,7 +177,7 @@ const responses: Builder = (request, turn, feedback) => {
 const anthropic: Builder = (request, turn, feedback) => {
   // The blocks as they came, in order (thinking with its signature, text, tool_use); the calls as judged
   // when there were none.
-  const said = turn.body && Array.isArray(turn.body.content) ? turn.body.content : [];
+  const said = spokenParts(turn.body && Array.isArray(turn.body.content) ? turn.body.content : [], turn);
   const content = said.some((b) => isRecord(b) && b.type === "tool_use") ? said : [
     ...said,
     ...turn.calls.map((c) => ({ type: "tool_use", id: c.id, name: c.name, input: argObject(c.arguments) })),
@@ -188,7 +212,7 @@ const ollama: Builder = (request, turn, feedback) => {
 const gemini: Builder = (request, turn, feedback) => {
   const content = firstOf(turn.body, "candidates")?.content;
   // The parts as they came (a functionCall keeps its thoughtSignature); the calls as judged when none is.
-  const said = isRecord(content) && Array.isArray(content.parts) ? content.parts : [];
+  const said = spokenParts(isRecord(content) && Array.isArray(content.parts) ? content.parts : [], turn);
   const model = {
     role: "model",
     parts: said.some((p) => isRecord(p) && isRecord(p.functionCall)) ? said : [
@@ -205,9 +229,13 @@ const gemini: Builder = (request, turn, feedback) => {
 const cohere: Builder = (request, turn, feedback) => {
   const m = turn.body?.message;
   const assistant: Record<string, unknown> = { role: "assistant", tool_calls: toolCalls(turn) };
-  if (isRecord(m) && (typeof m.content === "string" || Array.isArray(m.content))) {
-    if (m.content.length > 0) assistant.content = m.content;
-  }
+  const said = isRecord(m) ? m.content : undefined;
+  const content = typeof said === "string"
+    ? spoken(said, turn)
+    : Array.isArray(said)
+    ? spokenParts(said, turn)
+    : [];
+  if (content.length > 0) assistant.content = content;
   if (isRecord(m) && typeof m.tool_plan === "string") assistant.tool_plan = m.tool_plan;
   const results = turn.calls.map((c, i) => ({ role: "tool", tool_call_id: c.id, content: feedback[i] }));
   return { ...request, messages: [...list(request, "messages"), assistant, ...results] };

@@ -1,10 +1,12 @@
 // A stream retry sends back what the first attempt streamed: the text the client already has and the
 // reasoning (Anthropic thinking blocks with their signature, Gemini parts with their thoughtSignature,
 // Ollama thinking, Responses reasoning items), in each provider's own shape. Providers with extended
-// thinking refuse a follow-up without them. A scripted server records the follow-up it received.
+// thinking refuse a follow-up without them. A call written into the text goes back once, as the call, with
+// the text without it (streamed or whole). A scripted server records the follow-up it received.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
+  anthropicMessage,
   anthropicStream,
   chatChunk,
   chatStream,
@@ -86,6 +88,148 @@ test("guardFetch retry: a call written into Chat text goes back as a call, the p
     ["get_weather", { city: "Oslo", units: "kelvin" }],
   ]);
   assert.equal(tool.tool_call_id, calls[0].id);
+});
+
+/** A rejected call written into the text, with prose on both sides; the prose the follow-up keeps. */
+const WRITTEN = {
+  text: [
+    "Sure.\n",
+    '<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo", "units": "kelvin"}}</tool_call>',
+    "\nOne moment.",
+  ],
+  prose: "Sure.\n\nOne moment.",
+};
+
+test("guardFetch retry: a call written into Anthropic text goes back once, as tool_use, the prose kept", async () => {
+  for (const stream of [true, false]) {
+    const { sent } = await resent(
+      "/v1/messages",
+      { model: "m", max_tokens: 100, stream, messages, tools: TOOLS_ANTHROPIC },
+      stream
+        ? [{ sse: anthropicStream(WRITTEN.text), named: true }, {
+          sse: anthropicStream([], [GOOD]),
+          named: true,
+        }]
+        : [{ json: anthropicMessage(WRITTEN.text.join("")) }, { json: anthropicMessage(null, [GOOD]) }],
+    );
+    assert.equal(sent.length, 2, `stream: ${stream}`);
+    const [, assistant, results] = messagesOf(sent);
+    const content = assistant.content as Record<string, unknown>[];
+    assert.deepEqual(content.map((b) => b.type), ["text", "tool_use"], `stream: ${stream}`);
+    assert.equal(content[0].text, WRITTEN.prose);
+    assert.deepEqual([content[1].name, content[1].input], ["get_weather", BAD.args]);
+    assert.equal((results.content as Record<string, unknown>[])[0].tool_use_id, content[1].id);
+  }
+});
+
+test("guardFetch retry: a call written into Gemini text goes back once, as a functionCall, the prose kept", async () => {
+  const chunk = (parts: unknown[], finish?: string) => ({
+    candidates: [{
+      content: { role: "model", parts },
+      index: 0,
+      ...(finish ? { finishReason: finish } : {}),
+    }],
+  });
+  const good = [{ functionCall: { name: "get_weather", args: GOOD.args } }];
+  for (const stream of [true, false]) {
+    const { sent } = await resent(
+      stream ? "/v1beta/models/g:streamGenerateContent?alt=sse" : "/v1beta/models/g:generateContent",
+      {
+        contents: [{ role: "user", parts: [{ text: "Weather?" }] }],
+        tools: [{ functionDeclarations: TOOLS_RESPONSES }],
+      },
+      stream
+        ? [
+          {
+            sse: [chunk([{ text: "Hmm.", thought: true }]), ...WRITTEN.text.map((t) => chunk([{ text: t }]))],
+          },
+          { sse: [chunk(good, "STOP")] },
+        ]
+        : [
+          { json: chunk([{ text: "Hmm.", thought: true }, { text: WRITTEN.text.join("") }], "STOP") },
+          { json: chunk(good, "STOP") },
+        ],
+    );
+    assert.equal(sent.length, 2, `stream: ${stream}`);
+    const contents = sent[1].contents as { role: string; parts: unknown[] }[];
+    assert.deepEqual(contents[1].parts, [
+      { text: "Hmm.", thought: true },
+      { text: WRITTEN.prose },
+      { functionCall: { name: "get_weather", args: BAD.args } },
+    ], `stream: ${stream}`);
+  }
+});
+
+test("guardFetch retry: a call written into Cohere text goes back once, in tool_calls, the prose kept", async () => {
+  const streamed = (text: string[]) => [
+    { id: "c1", type: "message-start", delta: { message: { role: "assistant" } } },
+    { type: "content-start", index: 0, delta: { message: { content: { type: "text", text: "" } } } },
+    ...text.map((t) => ({ type: "content-delta", index: 0, delta: { message: { content: { text: t } } } })),
+    { type: "content-end", index: 0 },
+    { type: "message-end", delta: { finish_reason: "COMPLETE" } },
+  ];
+  const whole = (text: string) => ({
+    id: "c1",
+    finish_reason: "COMPLETE",
+    message: { role: "assistant", content: [{ type: "text", text }] },
+  });
+  for (const stream of [true, false]) {
+    const { sent } = await resent(
+      "/v2/chat",
+      { model: "command", stream, messages, tools: TOOLS_OPENAI },
+      stream
+        ? [{ sse: streamed(WRITTEN.text) }, { sse: streamed(["Fine."]) }]
+        : [{ json: whole(WRITTEN.text.join("")) }, { json: whole("Fine.") }],
+    );
+    assert.equal(sent.length, 2, `stream: ${stream}`);
+    const [, assistant, tool] = messagesOf(sent);
+    assert.deepEqual(assistant.content, [{ type: "text", text: WRITTEN.prose }], `stream: ${stream}`);
+    const calls = assistant.tool_calls as { id: string; function: { name: string; arguments: string } }[];
+    assert.deepEqual(calls.map((c) => [c.function.name, JSON.parse(c.function.arguments)]), [
+      ["get_weather", BAD.args],
+    ]);
+    assert.equal(tool.tool_call_id, calls[0].id);
+  }
+});
+
+test("guardFetch retry: a text that was only the written call goes back as no text (a Gemini signature kept)", async () => {
+  const call = WRITTEN.text[1];
+  const anthropic = await resent(
+    "/v1/messages",
+    { model: "m", max_tokens: 100, messages, tools: TOOLS_ANTHROPIC },
+    [{ json: anthropicMessage(call) }, { json: anthropicMessage(null, [GOOD]) }],
+  );
+  // Anthropic refuses an empty text block.
+  assert.deepEqual((messagesOf(anthropic.sent)[1].content as Record<string, unknown>[]).map((b) => b.type), [
+    "tool_use",
+  ]);
+  const cohere = await resent("/v2/chat", { model: "command", messages, tools: TOOLS_OPENAI }, [
+    {
+      json: {
+        id: "c1",
+        finish_reason: "COMPLETE",
+        message: { role: "assistant", content: [{ type: "text", text: call }] },
+      },
+    },
+    { json: { id: "c2", finish_reason: "COMPLETE", message: { role: "assistant", content: [] } } },
+  ]);
+  assert.equal("content" in messagesOf(cohere.sent)[1], false);
+  const candidate = (parts: unknown[]) => ({ candidates: [{ content: { role: "model", parts }, index: 0 }] });
+  const gemini = await resent(
+    "/v1beta/models/g:generateContent",
+    {
+      contents: [{ role: "user", parts: [{ text: "Weather?" }] }],
+      tools: [{ functionDeclarations: TOOLS_RESPONSES }],
+    },
+    [{ json: candidate([{ text: call, thoughtSignature: "c2lnLTE=" }]) }, {
+      json: candidate([{ text: "Fine." }]),
+    }],
+  );
+  const contents = gemini.sent[1].contents as { parts: unknown[] }[];
+  assert.deepEqual(contents[1].parts, [
+    { text: "", thoughtSignature: "c2lnLTE=" },
+    { functionCall: { name: "get_weather", args: BAD.args } },
+  ]);
 });
 
 test("guardFetch retry: an Anthropic stream's follow-up carries thinking (with signature), text, tool_use, in order", async () => {
