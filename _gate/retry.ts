@@ -97,19 +97,37 @@ function messageText(message: unknown, turn: RejectedTurn): string {
 }
 
 /**
- * The blocks or parts of what the assistant said (Anthropic `content`, Gemini `parts`, Cohere `content`),
- * each answer text without the calls written into it. A text left empty is dropped (Anthropic refuses an
- * empty text block), unless it carries a `thoughtSignature` (Gemini wants it back as it came).
+ * The blocks or parts of what the assistant said (Anthropic `content`, Gemini `parts`, Cohere `content`, a
+ * Responses message's `content`), each answer text without the calls written into it. A text left empty is
+ * dropped (Anthropic refuses an empty text block), unless it carries a `thoughtSignature` (Gemini wants it
+ * back as it came).
  */
-function spokenParts(parts: readonly unknown[], turn: RejectedTurn): unknown[] {
+function spokenParts(
+  parts: readonly unknown[],
+  turn: RejectedTurn,
+  isAnswerText: (part: Record<string, unknown>) => boolean = isTextBlock,
+): unknown[] {
   if (!turn.fromText) return [...parts];
   return parts.flatMap((p) => {
-    // Answer text: not an Anthropic / Cohere block of another type, not a Gemini thought.
-    if (!isRecord(p) || typeof p.text !== "string" || (p.type ?? "text") !== "text" || p.thought === true) {
-      return [p];
-    }
+    if (!isRecord(p) || typeof p.text !== "string" || !isAnswerText(p)) return [p];
     const text = cutCalls(p.text);
     return text !== "" || p.thoughtSignature !== undefined ? [{ ...p, text }] : [];
+  });
+}
+
+/** Answer text: not an Anthropic / Cohere block of another type, not a Gemini thought. */
+const isTextBlock = (p: Record<string, unknown>) => (p.type ?? "text") === "text" && p.thought !== true;
+
+/**
+ * The items of a Responses `output`, each message's `output_text` parts without the calls written into them;
+ * a message left with no part (its text was only the call) is dropped.
+ */
+function spokenItems(items: readonly unknown[], turn: RejectedTurn): unknown[] {
+  if (!turn.fromText) return [...items];
+  return items.flatMap((item) => {
+    if (!isRecord(item) || item.type !== "message" || !Array.isArray(item.content)) return [item];
+    const content = spokenParts(item.content, turn, (p) => p.type === "output_text");
+    return content.length > 0 || item.content.length === 0 ? [{ ...item, content }] : [];
   });
 }
 
@@ -145,7 +163,7 @@ const responses: Builder = (request, turn, feedback) => {
     : list(request, "input");
   // What the response said (reasoning items with their ids and `encrypted_content`, messages, calls); the
   // calls as judged when it listed none.
-  const said = turn.body && Array.isArray(turn.body.output) ? turn.body.output : [];
+  const said = spokenItems(turn.body && Array.isArray(turn.body.output) ? turn.body.output : [], turn);
   const output = said.some(isClientCall) ? said : [
     ...said,
     ...turn.calls.map((c) =>

@@ -13,6 +13,7 @@ import {
   type FakeReply,
   ollamaStream,
   REJECTED_CALL,
+  responsesBody,
   responsesStream,
   type Script,
   TOOLS_ANTHROPIC,
@@ -192,6 +193,34 @@ test("guardFetch retry: a call written into Cohere text goes back once, in tool_
   }
 });
 
+test("guardFetch retry: a call written into a Responses message goes back once, as a function_call, the prose kept", async () => {
+  for (const stream of [true, false]) {
+    const { sent } = await resent(
+      "/v1/responses",
+      { model: "m", stream, input: "Weather in Oslo?", tools: TOOLS_RESPONSES },
+      stream
+        ? [{ sse: responsesStream(WRITTEN.text), named: true }, {
+          sse: responsesStream([], [GOOD]),
+          named: true,
+        }]
+        : [{ json: responsesBody(WRITTEN.text.join("")) }, { json: responsesBody(null, [GOOD]) }],
+    );
+    assert.equal(sent.length, 2, `stream: ${stream}`);
+    const input = sent[1].input as Record<string, unknown>[];
+    const message = input.find((i) => i.type === "message" && i.role === "assistant") ??
+      input.find((i) => i.type === "message")!;
+    const texts = (message.content as Record<string, unknown>[]).map((p) => p.text);
+    assert.deepEqual(texts, [WRITTEN.prose], `stream: ${stream}`);
+    const calls = input.filter((i) => i.type === "function_call");
+    assert.deepEqual(calls.map((c) => [c.name, JSON.parse(c.arguments as string)]), [[
+      "get_weather",
+      BAD.args,
+    ]]);
+    const output = input.find((i) => i.type === "function_call_output")!;
+    assert.equal(output.call_id, calls[0].call_id);
+  }
+});
+
 test("guardFetch retry: a text that was only the written call goes back as no text (a Gemini signature kept)", async () => {
   const call = WRITTEN.text[1];
   const anthropic = await resent(
@@ -225,6 +254,16 @@ test("guardFetch retry: a text that was only the written call goes back as no te
       json: candidate([{ text: "Fine." }]),
     }],
   );
+  // A Responses message that was only the call goes back as no message item.
+  const responses = await resent("/v1/responses", { model: "m", input: "Weather?", tools: TOOLS_RESPONSES }, [
+    { json: responsesBody(call) },
+    { json: responsesBody("Fine.") },
+  ]);
+  assert.deepEqual((responses.sent[1].input as Record<string, unknown>[]).map((i) => i.type ?? i.role), [
+    "user",
+    "function_call",
+    "function_call_output",
+  ]);
   const contents = gemini.sent[1].contents as { parts: unknown[] }[];
   assert.deepEqual(contents[1].parts, [
     { text: "", thoughtSignature: "c2lnLTE=" },
