@@ -247,12 +247,11 @@ function stderrNotice(event: McpEvent, values: OptionValues, warned: Set<string>
       `toolguard mcp: the definition of tool ${event.name} changed since it was pinned; ${what}\n` +
         event.diff.split("\n").map((l) => `  ${l}`).join("\n") + "\n",
     );
-  } else if (
-    event.event === "description_flagged" &&
-    !warned.has(`desc:${event.kind}:${event.name}:${textKind(event.pointer)}`)
-  ) {
+  } else if (event.event === "description_flagged") {
     const text = textKind(event.pointer);
-    warned.add(`desc:${event.kind}:${event.name}:${text}`);
+    const key = `desc:${event.kind}:${event.name}:${text}`;
+    if (warned.has(key)) return;
+    warned.add(key);
     const what = event.hidden ? "hidden from the client (--strict)" : "the flagged part was removed";
     const why = [...new Set(event.findings.map((f) => f.category))].join(", ");
     notice(`toolguard mcp: the ${text} of ${event.kind} ${event.name} looks poisoned (${why}); ${what}\n`);
