@@ -29,7 +29,8 @@ export interface McpHttpRelayOptions extends McpGuardOptions {
   signal?: AbortSignal;
   /**
    * After the client's input ends: how long answers still on their way may take (default 2000 ms, as the
-   * stdio relay gives its server); then they are given up, and their requests answered with errors.
+   * stdio relay gives its server); then they are given up, and their requests answered with errors. The
+   * `DELETE` that then ends the server's session is waited for as long at most (and 2000 ms at most).
    */
   shutdownGraceMs?: number;
   /**
@@ -65,6 +66,9 @@ const RESUME = { defaultMs: 1000, minMs: 50, maxMs: MAX_TIMER_MS, failures: 3 } 
 
 /** How many of the client's requests wait for the server at once, when `maxInFlight` does not say. */
 const MAX_IN_FLIGHT = 64;
+
+/** How long the `DELETE` that ends the server's session may take at most (see `HttpRelay.#endSession`). */
+const END_SESSION_MS = 2000;
 
 /** How many redirects within the server's origin a request follows (see `HttpRelay.#fetch`). */
 const MAX_REDIRECTS = 5;
@@ -608,19 +612,25 @@ class HttpRelay {
     }
   }
 
-  /** Tell the server the session is over. */
+  /**
+   * Tell the server the session is over, waiting for its answer no longer than the relay's grace (and never
+   * more than {@linkcode END_SESSION_MS}); past that the `DELETE` goes on alone, for as long at most.
+   */
   async #endSession(): Promise<void> {
     if (this.#sessionId === undefined) return;
-    try {
-      const response = await this.#fetch({
-        method: "DELETE",
-        headers: this.#headers("application/json"),
-        signal: AbortSignal.timeout(2000),
-      });
-      await response.body?.cancel();
-    } catch {
+    const ended = this.#fetch({
+      method: "DELETE",
+      headers: this.#headers("application/json"),
+      signal: AbortSignal.timeout(END_SESSION_MS),
+    }).then((response) => response.body?.cancel()).catch(() => {
       // The server is gone already.
-    }
+    });
+    const waitMs = Math.min(END_SESSION_MS, this.#options.shutdownGraceMs ?? END_SESSION_MS);
+    // (no grace: no timer either, so the relay ends before the next turn of the event loop)
+    if (!(waitMs > 0)) return;
+    const done = new AbortController();
+    await Promise.race([ended, pause(waitMs, done.signal)]);
+    done.abort(); // (ends the pause's timer, whichever came first)
   }
 
   /** Client to server, until the client's input ends. */

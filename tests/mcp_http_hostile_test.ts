@@ -550,3 +550,53 @@ test(
     }
   },
 );
+
+test("relayMcpHttp: the DELETE that ends the session is waited for no longer than shutdownGraceMs", {
+  timeout: 60_000,
+}, async () => {
+  let relayEnded = false;
+  /** Whether the relay had ended when the server saw the DELETE (it waited for no answer to it). */
+  let endedBeforeDelete: boolean | undefined;
+  let deleteSeen = () => {};
+  const deleted = new Promise<void>((resolve) => (deleteSeen = resolve));
+  const server = createServer((req, res) => {
+    if (req.method === "DELETE") {
+      endedBeforeDelete ??= relayEnded;
+      return deleteSeen(); // never answered
+    }
+    let body = "";
+    req.on("data", (c) => (body += c));
+    req.on("end", () => {
+      if (req.method !== "POST") return void res.writeHead(405).end();
+      answeredPlainly(JSON.parse(body), res, []);
+    });
+  });
+  const url = await new Promise<string>((resolve) =>
+    server.listen(0, "127.0.0.1", () => {
+      resolve(`http://127.0.0.1:${(server.address() as { port: number }).port}/mcp`);
+    })
+  );
+  let initAnswered = () => {};
+  const init = new Promise<void>((resolve) => (initAnswered = resolve));
+  const enc = new TextEncoder();
+  async function* client() {
+    yield enc.encode(JSON.stringify(INIT[0]) + "\n");
+    await init; // (the session id comes with initialize's answer)
+  }
+  try {
+    const exit = await relayMcpHttp(url, {
+      shutdownGraceMs: 0,
+      input: client(),
+      output: (bytes) => {
+        if (new TextDecoder().decode(bytes).includes('"id":0')) initAnswered();
+      },
+    });
+    relayEnded = true;
+    assert.equal(exit.reason, "client_closed");
+    await deleted; // sent all the same: the server learns that the session is over
+    assert.equal(endedBeforeDelete, true, "the relay waited for the DELETE's answer with no grace");
+  } finally {
+    server.closeAllConnections?.();
+    server.close();
+  }
+});
