@@ -13,7 +13,7 @@ import { byteCount, concatBytes } from "../_common/bytes.ts";
 import { lazy } from "../_common/lazy.ts";
 import { errorText, isRecord, MAX_TIMER_MS, urlWithoutSecrets } from "../_common/values.ts";
 import { createMcpGuard, emitTo, oversizedFromClient } from "./guard.ts";
-import { isGuardRequest, notJsonEvent } from "./session.ts";
+import { guardRequestSignal, notJsonEvent } from "./session.ts";
 import { createFramer, encodeMessage, isRequest, type JsonRpcId, type JsonRpcMessage } from "./jsonrpc.ts";
 import type { McpFrame, McpGuardOptions, McpRelayExit, McpSession } from "./types.ts";
 
@@ -285,8 +285,9 @@ class HttpRelay {
   readonly #toServer = (frame: McpFrame): void | Promise<void> => {
     let message = frame.message;
     // The guard's own tools/list (one at a time) has a place of its own: refused for the client's load, it
-    // would fail the calls held for it.
-    if (isGuardRequest(frame)) return this.#send(message, () => {});
+    // would fail the calls held for it. Its POST ends once the guard gives up on it, so none outlives that.
+    const own = guardRequestSignal(frame);
+    if (own !== undefined) return this.#send(message, () => {}, own);
     if (requestsOf(message).length > 0) {
       if (this.#requestPosts < this.#maxInFlight) {
         this.#requestPosts++;
@@ -314,9 +315,14 @@ class HttpRelay {
     );
   };
 
-  /** POST `message`, tracked in flight; `done` runs when the POST has ended, however it ended. */
-  #send(message: unknown, done: () => void): void {
-    const sent = this.#post(message).catch((error) => this.#failed(message, errorText(error)));
+  /**
+   * POST `message`, tracked in flight; `done` runs when the POST has ended, however it ended. A POST that
+   * `stop` ends (whoever sent it no longer waits) is no failure.
+   */
+  #send(message: unknown, done: () => void, stop?: AbortSignal): void {
+    const sent = this.#post(message, stop).catch((error) => {
+      if (!stop?.aborted) this.#failed(message, errorText(error));
+    });
     this.#inFlight.add(sent);
     void sent.finally(() => {
       this.#inFlight.delete(sent);
@@ -376,7 +382,7 @@ class HttpRelay {
     }
   }
 
-  async #post(message: unknown): Promise<void> {
+  async #post(message: unknown, stop?: AbortSignal): Promise<void> {
     const response = await this.#fetch({
       method: "POST",
       headers: {
@@ -384,7 +390,7 @@ class HttpRelay {
         "content-type": "application/json",
       },
       body: JSON.stringify(message),
-      signal: this.#postSignal,
+      signal: stop === undefined ? this.#postSignal : AbortSignal.any([this.#postSignal, stop]),
     });
     const id = response.headers.get("mcp-session-id");
     if (id !== null) this.#sessionId = id;

@@ -128,16 +128,21 @@ function isCall(m: unknown): m is JsonRpcMessage {
   return isRecord(m) && m.method === "tools/call" && isRequest(m as JsonRpcMessage);
 }
 
-/** The frames of the guard's own requests (its `tools/list`), as the sessions hand them to their sinks. */
-const guardFrames = new WeakSet<McpFrame>();
+/**
+ * The frames of the guard's own requests (its `tools/list`), as the sessions hand them to their sinks, each
+ * with the signal that aborts once the guard no longer waits for its answer.
+ */
+const guardFrames = new WeakMap<McpFrame, AbortSignal>();
 
 /**
- * True when `frame` is a request the guard makes itself (its `tools/list`, to judge a call), not one of the
- * client's: a transport that bounds the client's requests (the HTTP relay's `maxInFlight`) must send it
- * anyway, or the calls held for it would be refused for the client's load.
+ * For a request the guard makes itself (its `tools/list`, to judge a call), not one of the client's: the
+ * signal that aborts once the guard no longer waits for its answer (the fetch timed out or failed, or the
+ * server is gone), so a transport can end its delivery then; undefined for any other frame. A transport that
+ * bounds the client's requests (the HTTP relay's `maxInFlight`) must send such a request anyway, or the calls
+ * held for it would be refused for the client's load.
  */
-export function isGuardRequest(frame: McpFrame): boolean {
-  return guardFrames.has(frame);
+export function guardRequestSignal(frame: McpFrame): AbortSignal | undefined {
+  return guardFrames.get(frame);
 }
 
 /**
@@ -150,8 +155,8 @@ export class GuardedSession implements McpSession {
   readonly #hooks: SessionHooks;
   /** Client requests forwarded and not yet answered, by {@linkcode idKey}. */
   readonly #pending = new Map<string, PendingRequest>();
-  /** The guard's own `tools/list` requests in flight. */
-  readonly #own = new Map<string, { cursor?: string }>();
+  /** The guard's own `tools/list` requests in flight, each with what ends its delivery once given up. */
+  readonly #own = new Map<string, AbortController>();
   /** Client messages waiting for the tool list, in order (its answers to the server's requests never wait). */
   readonly #held: McpFrame[] = [];
   /** Who waits for {@linkcode released}. */
@@ -384,7 +389,7 @@ export class GuardedSession implements McpSession {
       this.#reply(errorResponse(req.id, CONNECTION_CLOSED, text));
     }
     this.#pending.clear();
-    this.#own.clear();
+    this.#dropOwn();
     for (const frame of this.#held.splice(0)) {
       answered += messagesOf(frame).filter((x) => isRecord(x) && isRequest(x)).length;
       this.#refuse(frame);
@@ -657,18 +662,25 @@ export class GuardedSession implements McpSession {
 
   #sendOwnList(cursor?: string): void {
     const id = `${this.#ownPrefix}${++this.#ownCounter}`;
-    this.#own.set(idKey(id), { cursor });
+    const stop = new AbortController();
+    this.#own.set(idKey(id), stop);
     const params = cursor === undefined ? {} : { cursor };
     const failed = (error: unknown) => this.#finishFetch(`could not send tools/list: ${errorText(error)}`);
     let sent: void | Promise<void>;
     try {
       const frame: McpFrame = { message: { jsonrpc: "2.0", id, method: "tools/list", params } };
-      guardFrames.add(frame);
+      guardFrames.set(frame, stop.signal);
       sent = this.#sinks.toServer(frame);
     } catch (error) {
       return failed(error);
     }
     if (sent instanceof Promise) sent.catch(failed);
+  }
+
+  /** Stop waiting for the guard's own requests, and end their deliveries (an HTTP `POST` still open). */
+  #dropOwn(): void {
+    for (const stop of this.#own.values()) stop.abort();
+    this.#own.clear();
   }
 
   /** The fetch is over: pass the held messages on, or, when it failed, answer the held calls instead. */
@@ -678,7 +690,7 @@ export class GuardedSession implements McpSession {
     clearTimeout(this.#fetchTimer);
     // A late answer to a request of an abandoned fetch is the guard's own business: dropped quietly.
     for (const key of this.#own.keys()) this.#noteCancelled(key);
-    this.#own.clear();
+    this.#dropOwn();
     if (failure === undefined) return this.#drain();
     this.#hooks.emit({ event: "tools_fetch_failed", detail: failure });
     // Calls held for the list cannot be judged: answer them, keep everything else in order.

@@ -600,3 +600,70 @@ test("relayMcpHttp: the DELETE that ends the session is waited for no longer tha
     server.close();
   }
 });
+
+test("relayMcpHttp: the guard's own tools/list POST ends when the guard gives up on it at toolsTimeoutMs", {
+  timeout: 60_000,
+}, async () => {
+  let listClosed = () => {};
+  const closed = new Promise<void>((resolve) => (listClosed = resolve));
+  const server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (c) => (body += c));
+    req.on("end", () => {
+      if (req.method !== "POST") return void res.writeHead(req.method === "GET" ? 405 : 200).end();
+      const m = JSON.parse(body) as JsonRpcMessage;
+      if (m.method !== "tools/list") return void answeredPlainly(m, res, []);
+      res.on("close", listClosed); // never answered: only the relay can end it
+    });
+  });
+  const url = await new Promise<string>((resolve) =>
+    server.listen(0, "127.0.0.1", () => {
+      resolve(`http://127.0.0.1:${(server.address() as { port: number }).port}/mcp`);
+    })
+  );
+  const answers = new Map<unknown, JsonRpcMessage>();
+  let answered = () => {};
+  const until = (id: number) =>
+    new Promise<void>((resolve) => {
+      answered = () => answers.has(id) && resolve();
+      answered();
+    });
+  let endedWhileConnected = false;
+  const enc = new TextEncoder();
+  async function* client() {
+    for (const m of INIT) yield enc.encode(JSON.stringify(m) + "\n");
+    await until(0);
+    yield enc.encode(JSON.stringify(call(1, "read")) + "\n");
+    await until(1);
+    // (15 s at most: the old relay kept the POST open until it ended itself)
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const later = new Promise<string>((resolve) => (timer = setTimeout(() => resolve("later"), 15_000)));
+    endedWhileConnected = await Promise.race([closed.then(() => "closed"), later]) === "closed";
+    clearTimeout(timer);
+  }
+  const events: McpEvent[] = [];
+  try {
+    await relayMcpHttp(url, {
+      toolsTimeoutMs: 200,
+      input: client(),
+      onEvent: (e) => void events.push(e),
+      output: (bytes) => {
+        for (const line of new TextDecoder().decode(bytes).split("\n").filter(Boolean)) {
+          const m = JSON.parse(line) as JsonRpcMessage;
+          answers.set(m.id, m);
+        }
+        answered();
+      },
+    });
+    const result = answers.get(1)?.result as { isError?: boolean; content: { text: string }[] };
+    assert.match(
+      result.content[0].text,
+      /could not read this server's tool list \(no answer within 200 ms\)/,
+    );
+    assert.equal(endedWhileConnected, true, "the given-up POST was still open");
+    assert.deepEqual(events.filter((e) => e.event === "post_failed"), [], "ending it is no failure");
+  } finally {
+    server.closeAllConnections?.();
+    server.close();
+  }
+});
