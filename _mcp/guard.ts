@@ -29,7 +29,14 @@ import type {
   UncheckedToolPolicy,
 } from "./types.ts";
 import { checkSwitches, givenValue, isRecord, objectArg } from "../_common/values.ts";
-import { errorResponse, idFromEdges, type JsonRpcMessage, type LineEdges } from "./jsonrpc.ts";
+import {
+  errorResponse,
+  idFromEdges,
+  isRequest,
+  type JsonRpcId,
+  type JsonRpcMessage,
+  type LineEdges,
+} from "./jsonrpc.ts";
 
 /** The argument-injection policies (`McpGuardOptions.injection`, `toolguard mcp --injection`). */
 export const INJECTION_POLICIES: readonly InjectionPolicy[] = ["block", "warn", "off"];
@@ -96,6 +103,47 @@ export function oversizedFromClient(
   }
   const text = `toolguard: message of ${size} exceeds the limit of ${limit}; not forwarded`;
   to.toClient(errorResponse(found?.id ?? null, -32600, text));
+}
+
+/** The id of a message that could not be written out, for its event (none when it has no usable one). */
+function idOf(message: unknown): { id?: JsonRpcId } {
+  const id = isRecord(message) ? message.id : undefined;
+  return typeof id === "string" || typeof id === "number" || id === null ? { id } : {};
+}
+
+/**
+ * A server message a relay could not write out to the client (nested too deeply for the runtime's
+ * `JSON.stringify`; see `encodeJson`): reported, and, when it is a request (sampling, elicitation), answered
+ * to the server with an error, as the server would wait for its answer for ever. (An answer left out was
+ * replaced by an error answer to its request already.)
+ */
+export function unwrittenFromServer(
+  message: unknown,
+  to: { emit(event: McpEvent): void; toServer(message: JsonRpcMessage): void },
+): void {
+  to.emit({ event: "stray_message", from: "server", kind: "too_deep", ...idOf(message) });
+  if (isRecord(message) && isRequest(message as JsonRpcMessage)) {
+    const text =
+      "toolguard: your request nests too deeply to be written out to the client; it was not passed on";
+    to.toServer(errorResponse(message.id as JsonRpcId, -32600, text));
+  }
+}
+
+/**
+ * A client message a relay could not write out to the server (see {@linkcode unwrittenFromServer}): reported,
+ * and, when it is a request, answered with an error through the session (`answer`: its `answerWithError`),
+ * which stops waiting for it and answers it in its batch, if it came in one.
+ */
+export function unwrittenFromClient(
+  message: unknown,
+  to: { emit(event: McpEvent): void; answer(id: JsonRpcId, code: number, text: string): void },
+): void {
+  to.emit({ event: "client_message_refused", kind: "too_deep", ...idOf(message) });
+  if (isRecord(message) && isRequest(message as JsonRpcMessage)) {
+    const text = "toolguard: your request nests too deeply to be written out to the MCP server; it was not " +
+      "passed on (flatten its arguments)";
+    to.answer(message.id as JsonRpcId, -32600, text);
+  }
 }
 
 /** Report what a pin review found: new pins, changed definitions, a pin file that failed. */

@@ -12,9 +12,22 @@ import { readBounded } from "../_gate/bound.ts";
 import { byteCount, concatBytes } from "../_common/bytes.ts";
 import { lazy } from "../_common/lazy.ts";
 import { errorText, isRecord, MAX_TIMER_MS, urlWithoutSecrets } from "../_common/values.ts";
-import { createMcpGuard, emitTo, oversizedFromClient } from "./guard.ts";
+import {
+  createMcpGuard,
+  emitTo,
+  oversizedFromClient,
+  unwrittenFromClient,
+  unwrittenFromServer,
+} from "./guard.ts";
 import { guardRequestSignal, notJsonEvent } from "./session.ts";
-import { createFramer, encodeMessage, isRequest, type JsonRpcId, type JsonRpcMessage } from "./jsonrpc.ts";
+import {
+  createFramer,
+  encodeJson,
+  encodeMessage,
+  isRequest,
+  type JsonRpcId,
+  type JsonRpcMessage,
+} from "./jsonrpc.ts";
 import type { McpFrame, McpGuardOptions, McpRelayExit, McpSession } from "./types.ts";
 
 /** Options for {@linkcode relayMcpHttp}. */
@@ -265,7 +278,11 @@ class HttpRelay {
   }
 
   readonly #toClient = (frame: McpFrame): Promise<void> => {
-    const bytes = encodeMessage(frame.message);
+    const bytes = encodeMessage(frame.message, (message) =>
+      unwrittenFromServer(message, {
+        emit: (event) => emitTo(this.#options.onEvent, event),
+        toServer: (answer) => void this.#toServer({ message: answer }),
+      }));
     this.#outChain = this.#outChain.then(async () => {
       try {
         await this.#output(bytes);
@@ -383,13 +400,19 @@ class HttpRelay {
   }
 
   async #post(message: unknown, stop?: AbortSignal): Promise<void> {
+    const body = encodeJson(message, (unwritten) =>
+      unwrittenFromClient(unwritten, {
+        emit: (event) => emitTo(this.#options.onEvent, event),
+        answer: (id, code, text) => void this.#session.answerWithError(id, code, text),
+      }));
+    if (body === undefined) return; // (nothing of it could be written out: each request is answered)
     const response = await this.#fetch({
       method: "POST",
       headers: {
         ...this.#headers("application/json, text/event-stream"),
         "content-type": "application/json",
       },
-      body: JSON.stringify(message),
+      body,
       signal: stop === undefined ? this.#postSignal : AbortSignal.any([this.#postSignal, stop]),
     });
     const id = response.headers.get("mcp-session-id");

@@ -249,22 +249,54 @@ export function idFromEdges(edges: LineEdges): { id: JsonRpcId; request: boolean
 const encoder = new TextEncoder();
 
 /**
- * Serialise one message as a line: JSON plus `\n`, as UTF-8 bytes. Never throws: a message nested too deeply
- * for the runtime's `JSON.stringify` (Deno's gives up thousands of levels before its `JSON.parse` does) is,
- * when it answers a request, an error answer to that request (no request is left pending), else nothing.
+ * Serialise one message (or a batch) as a line: JSON plus `\n`, as UTF-8 bytes. Never throws; see
+ * {@linkcode encodeJson} for a message that cannot be written out, and `unwritten`.
  */
-export function encodeMessage(message: unknown): Uint8Array {
+export function encodeMessage(message: unknown, unwritten?: (message: unknown) => void): Uint8Array {
+  const json = encodeJson(message, unwritten);
+  return json === undefined ? new Uint8Array(0) : encoder.encode(json + "\n");
+}
+
+/**
+ * A message (or a batch) as JSON. Never throws: a message nested too deeply for the runtime's
+ * `JSON.stringify` (Bun's and Node's give up tens of thousands of levels before their `JSON.parse` does) is
+ * left out, and `unwritten` is told of it, to answer it if it is a request (no request is left pending); an
+ * answer left out is replaced by an error answer to its request, which then waits no more. Of a batch, only
+ * the messages that cannot be written out are left out. Undefined when nothing is left.
+ */
+export function encodeJson(message: unknown, unwritten?: (message: unknown) => void): string | undefined {
   try {
-    return encoder.encode(JSON.stringify(message) + "\n");
+    return JSON.stringify(message);
   } catch {
-    const m = message as { id?: unknown; method?: unknown } | null;
-    const id = typeof m === "object" && m !== null ? m.id : undefined;
-    if ((typeof id !== "string" && typeof id !== "number") || m!.method !== undefined) {
-      return new Uint8Array(0);
-    }
-    const text = "toolguard: the answer nests too deeply to be written out; it was not passed on";
-    return encoder.encode(JSON.stringify(errorResponse(id, -32603, text)) + "\n");
+    // below, message by message
   }
+  if (!Array.isArray(message)) return writtenInstead(message, unwritten);
+  // (a batch's elements one level down only: an element that is itself an array is one message too)
+  const parts: string[] = [];
+  for (const m of message) {
+    let json: string | undefined;
+    try {
+      json = JSON.stringify(m);
+    } catch {
+      json = writtenInstead(m, unwritten);
+    }
+    if (json !== undefined) parts.push(json);
+  }
+  return parts.length === 0 ? undefined : `[${parts.join(",")}]`;
+}
+
+/** What goes in place of a message that cannot be written out: an error answer to an answer's request. */
+function writtenInstead(message: unknown, unwritten?: (message: unknown) => void): string | undefined {
+  try {
+    unwritten?.(message);
+  } catch {
+    // A hook that throws must not make the encoding throw.
+  }
+  const m = message as { id?: unknown; method?: unknown } | null;
+  const id = typeof m === "object" && m !== null ? m.id : undefined;
+  if ((typeof id !== "string" && typeof id !== "number") || m!.method !== undefined) return undefined;
+  const text = "toolguard: the answer nests too deeply to be written out; it was not passed on";
+  return JSON.stringify(errorResponse(id, -32603, text));
 }
 
 /** True when `value` is a JSON-RPC request (has a method and an id). */

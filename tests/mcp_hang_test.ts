@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createMcpGuard, type JsonRpcMessage, type McpEvent, type McpFrame, relayMcp } from "../mcp.ts";
-import { createFramer, idFromEdges } from "../_mcp/jsonrpc.ts";
+import { createFramer, encodeJson, idFromEdges } from "../_mcp/jsonrpc.ts";
 import { INIT } from "./_mcp_messages.ts";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -304,4 +304,81 @@ test("McpSession: a batch of the client's answers to server requests is not held
   ];
   session.fromClient({ message: answers });
   assert.deepEqual(toServer[1], answers, "passed on at once, as a single answer is");
+});
+
+test("encodeJson: a message that cannot be written out is left out and told of; an answer gets an error", () => {
+  // (a BigInt cannot be written out on any runtime, as a message nested too deeply cannot on some)
+  const told: unknown[] = [];
+  const tell = (m: unknown) => void told.push(m);
+  const answer = { jsonrpc: "2.0", id: 1, result: { n: 1n } };
+  const request = { jsonrpc: "2.0", id: 2, method: "ping", params: { n: 1n } };
+  const notification = { jsonrpc: "2.0", method: "notifications/message", params: { n: 1n } };
+  const fine = { jsonrpc: "2.0", id: 3, result: {} };
+  const out = JSON.parse(encodeJson([answer, fine, request, notification], tell)!) as JsonRpcMessage[];
+  assert.deepEqual(told, [answer, request, notification]);
+  assert.deepEqual(out.map((m) => m.id), [1, 3], "an error in the answer's place; the rest left out");
+  assert.match((out[0].error as { message: string }).message, /nests too deeply to be written out/);
+  assert.equal(encodeJson(request, tell), undefined);
+  assert.equal(encodeJson([request, notification], tell), undefined);
+  assert.equal(encodeJson(fine), JSON.stringify(fine));
+  // A hook that throws does not make the encoding throw.
+  assert.equal(
+    encodeJson(request, () => {
+      throw new Error("hook");
+    }),
+    undefined,
+  );
+});
+
+test("relayMcp: a client request nested too deeply to be written out again is answered, in its batch", {
+  timeout: 60_000,
+}, async () => {
+  // 200 000 levels: JSON.parse reads them; Bun's JSON.stringify cannot write them out again (Deno's can).
+  const depth = 200_000;
+  const deep = `{"jsonrpc":"2.0","id":5,"method":"ping","params":${'{"a":'.repeat(depth)}1${
+    "}".repeat(depth)
+  }}`;
+  const server = `require("node:readline").createInterface({ input: process.stdin }).on("line", (line) => {
+    const m = JSON.parse(line);
+    if (m.id !== undefined) process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} }) + "\\n");
+  });`;
+  let answer: JsonRpcMessage[] | undefined;
+  let done = () => {};
+  const answered = new Promise<void>((resolve) => (done = resolve));
+  const timer = setTimeout(done, 15_000);
+  async function* client() {
+    yield enc.encode(`[${deep},{"jsonrpc":"2.0","id":6,"method":"ping"}]\n`);
+    await answered;
+  }
+  const events: McpEvent[] = [];
+  await relayMcp({
+    command: "node",
+    args: ["-e", server],
+    input: client(),
+    stderr: "ignore",
+    onEvent: (e) => void events.push(e),
+    output: (bytes) => {
+      const m = JSON.parse(dec.decode(bytes));
+      if (Array.isArray(m)) {
+        answer = m;
+        done();
+      }
+    },
+  });
+  clearTimeout(timer);
+  assert.ok(answer !== undefined, "the batch was answered");
+  const byId = new Map(answer.map((a) => [a.id, a]));
+  assert.deepEqual(byId.get(6)?.result, {});
+  const tooDeep = events.filter((e) => e.event === "client_message_refused" && e.kind === "too_deep");
+  if (byId.get(5)?.error === undefined) {
+    // This runtime writes it out: the server answered it.
+    assert.deepEqual(byId.get(5)?.result, {});
+    assert.deepEqual(tooDeep, []);
+  } else {
+    assert.match(
+      (byId.get(5)!.error as { message: string }).message,
+      /your request nests too deeply to be written out to the MCP server/,
+    );
+    assert.deepEqual(tooDeep, [{ event: "client_message_refused", kind: "too_deep", id: 5 }]);
+  }
 });

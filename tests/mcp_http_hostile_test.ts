@@ -667,3 +667,84 @@ test("relayMcpHttp: the guard's own tools/list POST ends when the guard gives up
     server.close();
   }
 });
+
+test("relayMcpHttp: a server request nested too deeply to be written out again is answered to the server", {
+  timeout: 60_000,
+}, async () => {
+  // 200 000 levels: JSON.parse reads them; Bun's JSON.stringify cannot write them out again (Deno's can).
+  const depth = 200_000;
+  const deep = `{"jsonrpc":"2.0","id":"s1","method":"sampling/createMessage","params":${
+    '{"a":'.repeat(depth)
+  }1${"}".repeat(depth)}}`;
+  let answerToServer: JsonRpcMessage | undefined;
+  let pingStream: ServerResponse | undefined;
+  const finishPing = () => {
+    pingStream?.end(`event: message\ndata: ${JSON.stringify({ jsonrpc: "2.0", id: 1, result: {} })}\n\n`);
+  };
+  const server = await scriptedServer([], (m, res) => {
+    if (m.method === "ping") {
+      // The ping is answered once the server's own request has an answer, as a server that needs it would.
+      pingStream = res;
+      return void res.writeHead(200, { "content-type": "text/event-stream" }).write(
+        `event: message\ndata: ${deep}\n\n`,
+      );
+    }
+    if (m.method === undefined && m.id === "s1") {
+      answerToServer = m;
+      res.writeHead(202).end();
+      return finishPing();
+    }
+    res.writeHead(400).end();
+  });
+  const answers = new Map<unknown, JsonRpcMessage>();
+  let requestReachedClient = false;
+  let answered = () => {};
+  const until = (ready: () => boolean) =>
+    new Promise<void>((resolve) => {
+      answered = () => ready() && resolve();
+      answered();
+    });
+  const enc = new TextEncoder();
+  async function* client() {
+    for (const m of INIT) yield enc.encode(JSON.stringify(m) + "\n");
+    await until(() => answers.has(0));
+    yield enc.encode(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }) + "\n");
+    // (15 s at most: the old relay dropped the request, and the server waited for its answer)
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const later = new Promise<void>((resolve) => (timer = setTimeout(resolve, 15_000)));
+    await Promise.race([until(() => answers.has(1) || requestReachedClient), later]);
+    if (requestReachedClient && !answers.has(1)) {
+      yield enc.encode(JSON.stringify({ jsonrpc: "2.0", id: "s1", result: { model: "m" } }) + "\n");
+      await Promise.race([until(() => answers.has(1)), later]);
+    }
+    clearTimeout(timer);
+  }
+  const events: McpEvent[] = [];
+  try {
+    await relayMcpHttp(server.url, {
+      input: client(),
+      onEvent: (e) => void events.push(e),
+      output: (bytes) => {
+        for (const line of new TextDecoder().decode(bytes).split("\n").filter(Boolean)) {
+          const m = JSON.parse(line) as JsonRpcMessage;
+          if (m.method === undefined) answers.set(m.id, m);
+          else if (m.id === "s1") requestReachedClient = true;
+        }
+        answered();
+      },
+    });
+    assert.deepEqual(answers.get(1)?.result, {}, "the server had its answer, and answered the ping");
+    const tooDeep = events.filter((e) => e.event === "stray_message" && e.kind === "too_deep");
+    if (requestReachedClient) {
+      // This runtime writes it out: the client answered it.
+      assert.deepEqual(answerToServer?.result, { model: "m" });
+      assert.deepEqual(tooDeep, []);
+    } else {
+      assert.match(errorOf(answerToServer), /your request nests too deeply to be written out to the client/);
+      assert.deepEqual(tooDeep, [{ event: "stray_message", from: "server", kind: "too_deep", id: "s1" }]);
+    }
+  } finally {
+    pingStream?.end();
+    server.stop();
+  }
+});
