@@ -259,10 +259,11 @@ export function encodeMessage(message: unknown, unwritten?: (message: unknown) =
 
 /**
  * A message (or a batch) as JSON. Never throws: a message nested too deeply for the runtime's
- * `JSON.stringify` (Bun's and Node's give up tens of thousands of levels before their `JSON.parse` does) is
- * left out, and `unwritten` is told of it, to answer it if it is a request (no request is left pending); an
- * answer left out is replaced by an error answer to its request, which then waits no more. Of a batch, only
- * the messages that cannot be written out are left out. Undefined when nothing is left.
+ * `JSON.stringify` (Bun's gives up tens of thousands of levels before its `JSON.parse` does, Deno's on objects
+ * `JSON.parse` did not make, such as a redacted copy) is left out, and `unwritten` is told of it, to answer it
+ * if it is a request (no request is left pending); an answer left out is replaced by an error answer to its
+ * request, which then waits no more. Of a batch, only the messages that cannot be written out are left out.
+ * Undefined when nothing is left.
  */
 export function encodeJson(message: unknown, unwritten?: (message: unknown) => void): string | undefined {
   try {
