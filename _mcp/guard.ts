@@ -82,7 +82,9 @@ export function emitTo(onEvent: ((event: McpEvent) => void) | undefined, event: 
 /**
  * A client message past a relay's size limit (`max`), of which the relay kept only the ends: reported, and
  * answered under the id its ends show (or null), so no request waits for it; an answer to a request of the
- * server's (sampling, elicitation) is replaced by an error to the server, which would wait for it too.
+ * server's (sampling, elicitation) is replaced by an error to the server, which would wait for it too. Of a
+ * batch, every member whose id its bytes showed is answered so (the requests with one array, as JSON-RPC
+ * answers a batch), up to 10 000 (`MAX_BATCH_MEMBERS` in `jsonrpc.ts`).
  */
 export function oversizedFromClient(
   bytes: number,
@@ -91,18 +93,26 @@ export function oversizedFromClient(
   to: {
     emit(event: McpEvent): void;
     toServer(message: JsonRpcMessage): void;
-    toClient(message: JsonRpcMessage): void;
+    toClient(message: JsonRpcMessage | JsonRpcMessage[]): void;
   },
 ): void {
-  const found = idFromEdges(edges);
+  const members = edges.batch !== undefined && edges.batch.length > 0 ? edges.batch : undefined;
+  const found = members?.[0] ?? idFromEdges(edges);
   to.emit({ event: "oversized_message", from: "client", bytes, ...(found ? { id: found.id } : {}) });
   const [size, limit] = [byteCount(bytes), byteCount(max)];
-  if (found !== undefined && !found.request) {
-    const text = `toolguard: the client's answer of ${size} exceeds the limit of ${limit}`;
-    return to.toServer(errorResponse(found.id, -32603, text));
+  const refused = `toolguard: message of ${size} exceeds the limit of ${limit}; not forwarded`;
+  const answerText = `toolguard: the client's answer of ${size} exceeds the limit of ${limit}`;
+  if (members !== undefined) {
+    const requests: JsonRpcMessage[] = [];
+    for (const m of members) {
+      if (m.request) requests.push(errorResponse(m.id, -32600, `${refused} (it was in a batch of ${size})`));
+      else to.toServer(errorResponse(m.id, -32603, `${answerText} (it was in a batch)`));
+    }
+    if (requests.length > 0) to.toClient(requests);
+    return;
   }
-  const text = `toolguard: message of ${size} exceeds the limit of ${limit}; not forwarded`;
-  to.toClient(errorResponse(found?.id ?? null, -32600, text));
+  if (found !== undefined && !found.request) return to.toServer(errorResponse(found.id, -32603, answerText));
+  to.toClient(errorResponse(found?.id ?? null, -32600, refused));
 }
 
 /** The id of a message that could not be written out, for its event (none when it has no usable one). */

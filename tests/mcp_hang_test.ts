@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createMcpGuard, type JsonRpcMessage, type McpEvent, type McpFrame, relayMcp } from "../mcp.ts";
-import { createFramer, encodeJson, idFromEdges } from "../_mcp/jsonrpc.ts";
+import { createFramer, encodeJson, idFromEdges, type LineEdges } from "../_mcp/jsonrpc.ts";
 import { INIT } from "./_mcp_messages.ts";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -381,4 +381,67 @@ test("relayMcp: a client request nested too deeply to be written out again is an
     );
     assert.deepEqual(tooDeep, [{ event: "client_message_refused", kind: "too_deep", id: 5 }]);
   }
+});
+
+test("createFramer: the members of an over-long batch show their ids, read as the bytes go by", () => {
+  const members = [
+    // A string that holds brackets, quotes and "id", and an id nested deeper: neither is the member's.
+    `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"id":99,"s":"a \\" ] } , \\"id\\": 5 [{"}}`,
+    "7",
+    `{"id" : "s9" , "result":{"id":3}}`,
+    `{"method":"notifications/x","params":{}}`,
+    `{"jsonrpc":"2.0","method":"tools/call","id":2,"params":{"x":[1,{"id":4}]}}`,
+    `{"id":{"a":1},"method":"m"}`,
+    `{"id":"${"x".repeat(300)}","method":"m"}`,
+    `{"idx":8,"method":"m"}`,
+    `{"id":-1.5e2,"method":"m","pad":"${"p".repeat(5000)}"}`,
+  ];
+  const line = `  [${members.join(",")}]`;
+  JSON.parse(line); // (valid JSON)
+  for (const step of [line.length, 7, 1]) {
+    const seen: LineEdges[] = [];
+    const framer = createFramer({ maxLineBytes: 100, onOverflow: (_bytes, edges) => void seen.push(edges) });
+    const bytes = enc.encode(line + "\n");
+    for (let at = 0; at < bytes.length; at += step) framer.push(bytes.subarray(at, at + step));
+    assert.deepEqual(seen.map((e) => e.batch), [[
+      { id: 1, request: true },
+      { id: "s9", request: false },
+      { id: 2, request: true },
+      { id: -150, request: true },
+    ]], `read ${step} bytes at a time`);
+  }
+  // A line that is no batch shows none.
+  const single: LineEdges[] = [];
+  const framer = createFramer({ maxLineBytes: 10, onOverflow: (_bytes, edges) => void single.push(edges) });
+  framer.push(enc.encode(`{"jsonrpc":"2.0","id":1,"method":"ping","params":[{"id":2}]}\n`));
+  assert.equal(single[0].batch, undefined);
+});
+
+test("relayMcp: every request of a batch over maxMessageBytes is answered, with one array", {
+  timeout: 60_000,
+}, async () => {
+  // The server tells the client what it was sent that is no request (an answer, or the relay's error for one).
+  const server = `require("node:readline").createInterface({ input: process.stdin }).on("line", (line) => {
+    const m = JSON.parse(line);
+    if (m.method === undefined) {
+      process.stdout.write(JSON.stringify({ jsonrpc: "2.0", method: "notifications/message", params: { got: m } }) + "\\n");
+    }
+  });`;
+  const pings = Array.from({ length: 40 }, (_, i) => ({ jsonrpc: "2.0", id: i + 1, method: "ping" }));
+  const answer = { jsonrpc: "2.0", id: "s9", result: { pad: "x".repeat(4000) } };
+  const batch = [...pings.slice(0, 20), answer, ...pings.slice(20)];
+  const received = await exchange(
+    "node",
+    ["-e", server],
+    [batch],
+    (r) => r.some(Array.isArray) && r.some((m) => (m as JsonRpcMessage).method !== undefined),
+    2000,
+  ) as (JsonRpcMessage | JsonRpcMessage[])[];
+  const array = received.find(Array.isArray) as JsonRpcMessage[] | undefined;
+  assert.deepEqual(array?.map((a) => a.id), pings.map((p) => p.id), "each request of the batch is answered");
+  assert.ok(array.every((a) => (a.error as { message: string }).message.includes("exceeds the limit")));
+  const told = received.find((m) => !Array.isArray(m) && m.method !== undefined) as JsonRpcMessage;
+  const got = (told.params as { got: JsonRpcMessage }).got;
+  assert.equal(got.id, "s9", "the server's request, answered in the batch, gets an error instead");
+  assert.match((got.error as { message: string }).message, /the client's answer of .* exceeds the limit/);
 });
