@@ -19,8 +19,9 @@ import {
   unwrittenFromClient,
   unwrittenFromServer,
 } from "./guard.ts";
-import { guardRequestSignal, notJsonEvent } from "./session.ts";
+import { ClientFeed, guardRequestSignal, notJsonEvent } from "./session.ts";
 import {
+  answersOnly,
   createFramer,
   encodeJson,
   encodeMessage,
@@ -59,8 +60,9 @@ export interface McpHttpRelayOptions extends McpGuardOptions {
    * error telling the client to wait for answers before sending more, so a client that floods the relay
    * opens no more connections and still gets an answer to every request. Notifications and the client's
    * answers to the server's requests are never refused (no answer could say so, and the server may wait for
-   * an answer), and have places of their own, as many: past them, the relay reads no more of the client's
-   * input until one is free (such a POST is short: 202 Accepted). The guard's own `tools/list`, which it
+   * an answer), and have places of their own, as many again each: past them, the relay reads no more of the
+   * client's input until one is free (such a POST is short: 202 Accepted), but for the client's answers,
+   * which pass a notification waiting for its place. The guard's own `tools/list`, which it
    * sends to judge a call, is not the client's: it is sent whatever the client has in flight. Default 64.
    */
   maxInFlight?: number;
@@ -196,9 +198,12 @@ class HttpRelay {
   /** How many POSTs carrying requests are in flight, and how many may be (`maxInFlight`). */
   #requestPosts = 0;
   readonly #maxInFlight: number;
-  /** How many POSTs without requests are in flight (as many may be), and those waiting for a place. */
-  #otherPosts = 0;
-  readonly #otherWaiting: (() => void)[] = [];
+  /**
+   * The places of POSTs without requests, as many again for notifications and for the client's answers: an
+   * answer never waits behind a notification (the server may need it before it frees a place).
+   */
+  readonly #notificationPlaces: Places;
+  readonly #answerPlaces: Places;
   /** The server's own stream: not asked for yet, being opened or read (or resumed), or over. */
   #stream: "idle" | "open" | "over" = "idle";
   /** How the server's own stream ended, for the requests it can no longer answer. */
@@ -225,6 +230,8 @@ class HttpRelay {
     if (!Number.isInteger(this.#maxInFlight) || this.#maxInFlight < 1) {
       throw new RangeError(`maxInFlight must be a whole number from 1 up, got ${options.maxInFlight}`);
     }
+    this.#notificationPlaces = new Places(this.#maxInFlight);
+    this.#answerPlaces = new Places(this.#maxInFlight);
     this.#headerValues = headerValues(options.headers);
     this.#signal = signal;
     this.#postSignal = AbortSignal.any([signal, this.#giveUp.signal]);
@@ -318,18 +325,8 @@ class HttpRelay {
     }
     // Not refused, as no answer could say so (and an answer the server waits for must reach it), but not
     // without bound either: such a POST is short (202 Accepted), so waiting for a place is short too.
-    const release = () => {
-      const next = this.#otherWaiting.shift();
-      if (next === undefined) this.#otherPosts--;
-      else next(); // (the place goes to the next in line)
-    };
-    if (this.#otherPosts < this.#maxInFlight) {
-      this.#otherPosts++;
-      return this.#send(message, release);
-    }
-    return new Promise<void>((resolve) => this.#otherWaiting.push(resolve)).then(() =>
-      this.#send(message, release)
-    );
+    const places = answersOnly(message) ? this.#answerPlaces : this.#notificationPlaces;
+    return places.take((release) => this.#send(message, release));
   };
 
   /**
@@ -674,15 +671,48 @@ class HttpRelay {
           toClient: (message) => void this.#toClient({ message }),
         }),
     });
+    const feed = new ClientFeed(this.#session);
     try {
       for await (const chunk of this.#options.input ?? hostInput()) {
-        for (const frame of framer.push(chunk)) await this.#session.fromClient(frame);
+        for (const frame of framer.push(chunk)) await feed.feed(frame);
       }
     } catch {
       // The client's pipe broke: same as end-of-file.
     }
-    for (const frame of framer.end()) await this.#session.fromClient(frame);
+    for (const frame of framer.end()) await feed.feed(frame);
+    await feed.settled().catch(() => {});
   }
+}
+
+/**
+ * Places for POSTs that are never refused: at most `max` in flight; past them each waits its turn, in order.
+ */
+class Places {
+  readonly #max: number;
+  #used = 0;
+  readonly #waiting: (() => void)[] = [];
+
+  constructor(max: number) {
+    this.#max = max;
+  }
+
+  /**
+   * Run `send` in a place, now or once one is free; `send` is given what frees it. Returns a promise when it
+   * waits, settled once it has run.
+   */
+  take(send: (release: () => void) => void): void | Promise<void> {
+    if (this.#used < this.#max) {
+      this.#used++;
+      return send(this.#release);
+    }
+    return new Promise<void>((resolve) => this.#waiting.push(resolve)).then(() => send(this.#release));
+  }
+
+  readonly #release = (): void => {
+    const next = this.#waiting.shift();
+    if (next === undefined) this.#used--;
+    else next(); // (the place goes to the next in line)
+  };
 }
 
 /**

@@ -483,6 +483,15 @@ export function isResponse(value: JsonRpcMessage): boolean {
     (Object.hasOwn(value, "result") || Object.hasOwn(value, "error"));
 }
 
+/**
+ * True when `message` is an answer, or a batch of answers only: what a client sends to answer the server's
+ * requests, which waits behind none of the client's other messages (the server may need it first).
+ */
+export function answersOnly(message: unknown): boolean {
+  const isAnswer = (m: unknown) => typeof m === "object" && m !== null && isResponse(m as JsonRpcMessage);
+  return Array.isArray(message) ? message.length > 0 && message.every(isAnswer) : isAnswer(message);
+}
+
 /** A key for a JSON-RPC id that keeps `1` and `"1"` apart. */
 export function idKey(id: JsonRpcId | undefined): string {
   return typeof id === "number" ? `n:${id}` : `s:${String(id)}`;

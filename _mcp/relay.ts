@@ -34,6 +34,7 @@ import {
   type LineEdges,
   withNewline,
 } from "./jsonrpc.ts";
+import { ClientFeed } from "./session.ts";
 import type { McpEvent, McpFrame, McpGuardOptions, McpRelayExit, McpSession } from "./types.ts";
 
 /** Options for {@linkcode relayMcp}. */
@@ -282,15 +283,17 @@ class McpRelay {
           toClient: (message) => void this.#toClient({ message }),
         }),
     });
+    const feed = new ClientFeed(this.#session);
     try {
       for await (const chunk of this.#options.input) {
-        for (const frame of framer.push(chunk)) await this.#session.fromClient(frame);
+        for (const frame of framer.push(chunk)) await feed.feed(frame);
         if (this.#drainWait !== null) await this.#drainWait;
       }
     } catch {
       // The client's pipe broke: same as end-of-file.
     }
-    for (const frame of framer.end()) await this.#session.fromClient(frame);
+    for (const frame of framer.end()) await feed.feed(frame);
+    await feed.settled().catch(() => {});
     this.#clientClosed = true;
   }
 

@@ -11,6 +11,7 @@ import { type DeferredCheck, rejection } from "./judge.ts";
 import { cleanListing, describesThings } from "./poisoning.ts";
 import { type PayloadPlace, scanPayload } from "./judge.ts";
 import {
+  answersOnly,
   EDGE_BYTES,
   errorResponse,
   idFromEdges,
@@ -91,7 +92,7 @@ const MAX_CANCELLED = 256;
  * relay's `maxMessageBytes`, so the queue holds at most this many times that). A client that sends without
  * waiting would otherwise grow the queue until the fetch timed out; a request past it is answered at once,
  * and a notification past it is kept but its delivery waits for the list (the relays read no more of the
- * client meanwhile), as nothing could answer its refusal.
+ * client meanwhile, but for its answers: see {@linkcode ClientFeed}), as nothing could answer its refusal.
  */
 export const MAX_HELD = 1024;
 
@@ -126,6 +127,42 @@ function messagesOf(frame: McpFrame): unknown[] {
 
 function isCall(m: unknown): m is JsonRpcMessage {
   return isRecord(m) && m.method === "tools/call" && isRequest(m as JsonRpcMessage);
+}
+
+/**
+ * What a relay's reader hands the client's frames to, in the order read: it says when to read on. A frame the
+ * session cannot pass on at once (a notification waiting for a place, past the HTTP relay's places or past
+ * {@linkcode MAX_HELD}) holds the reading back, but only from the client's next message that is not an
+ * answer: the client's answers to the server's requests pass it, as they pass what waits for the tool list,
+ * since the server may need them before it frees a place. An answer that must wait itself holds the reading
+ * back at once, so no more than one message waits at a time besides the answers' own.
+ */
+export class ClientFeed {
+  readonly #session: McpSession;
+  /** The delivery of a message that is not an answer, still waiting for its place. */
+  #waiting: Promise<void> | undefined;
+
+  constructor(session: McpSession) {
+    this.#session = session;
+  }
+
+  /** Hand one frame to the session; resolves once the next may be read. Rejects when a delivery failed. */
+  async feed(frame: McpFrame): Promise<void> {
+    const answers = answersOnly(frame.message);
+    if (this.#waiting !== undefined && !answers) await this.settled();
+    const sent = this.#session.fromClient(frame);
+    if (!(sent instanceof Promise)) return;
+    if (answers) return await sent;
+    sent.catch(() => {}); // (its failure is met when it is awaited, in `settled`)
+    this.#waiting = sent;
+  }
+
+  /** Resolves once nothing handed on waits for its place any more. */
+  async settled(): Promise<void> {
+    const waiting = this.#waiting;
+    this.#waiting = undefined;
+    await waiting;
+  }
 }
 
 /**
@@ -241,9 +278,7 @@ export class GuardedSession implements McpSession {
     // An answer to a server's request waits for nothing: a server may need it before it answers the guard's
     // tools/list (one that handles a request at a time would otherwise wait for it until the fetch timed out).
     // So does a batch of answers only (one with a request in it keeps its place in line).
-    const answer = m !== undefined &&
-      (Array.isArray(m) ? m.length > 0 && m.every((x) => isRecord(x) && isResponse(x)) : isResponse(m));
-    if ((this.#fetching || this.#held.length > 0) && !answer) {
+    if ((this.#fetching || this.#held.length > 0) && !answersOnly(m)) {
       if (this.#held.length >= MAX_HELD) return this.#pastHeld(frame);
       this.#held.push(frame);
       return;

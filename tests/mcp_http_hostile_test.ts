@@ -390,7 +390,7 @@ test("relayMcpHttp: maxInFlight must be a whole number from 1 up", async () => {
 });
 
 test(
-  "relayMcpHttp: past maxInFlight notification POSTs, the relay reads no more of the client until one ends",
+  "relayMcpHttp: past maxInFlight notification POSTs, the relay reads no further than the next message until one ends",
   {
     timeout: 60_000,
   },
@@ -436,8 +436,9 @@ test(
       }
       await init;
       for (let i = 1; i <= flood; i++) {
-        // Asked for the one after the bound's first past it: the relay read on without a place free.
-        if (i === max + 2) readOnBeforeRelease = !released;
+        // Asked for the second after the bound's first past it: the relay read on without a place free. (It
+        // reads the first, to let it pass if it is an answer; one that is not waits there.)
+        if (i === max + 3) readOnBeforeRelease = !released;
         yield enc.encode(
           JSON.stringify({ jsonrpc: "2.0", method: "notifications/roots/list_changed" }) + "\n",
         );
@@ -746,5 +747,88 @@ test("relayMcpHttp: a server request nested too deeply to be written out again i
   } finally {
     pingStream?.end();
     server.stop();
+  }
+});
+
+test("relayMcpHttp: the client's answer to a server request passes a notification waiting for its place", {
+  timeout: 60_000,
+}, async () => {
+  // One place for notifications, taken by one the server holds until it has the client's answer (as a server
+  // that needs the answer first might): a second notification waits for the place; the answer must not.
+  const held: ServerResponse[] = [];
+  let answerWhileHeld: boolean | undefined;
+  const seen: string[] = [];
+  let secondSeen = () => {};
+  const second = new Promise<void>((resolve) => (secondSeen = resolve));
+  let firstHeld = () => {};
+  const first = new Promise<void>((resolve) => (firstHeld = resolve));
+  let fallback: ReturnType<typeof setTimeout> | undefined;
+  const release = () => {
+    clearTimeout(fallback);
+    for (const r of held.splice(0)) r.writeHead(202).end();
+  };
+  const server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (c) => (body += c));
+    req.on("end", () => {
+      if (req.method !== "POST") return void res.writeHead(req.method === "GET" ? 405 : 200).end();
+      const m = JSON.parse(body) as JsonRpcMessage;
+      if (m.method === "notifications/roots/list_changed") {
+        const n = (m.params as { n: number }).n;
+        seen.push(`notification ${n}`);
+        if (n === 1) {
+          held.push(res);
+          // (15 s at most: the old relay read no more of the client until the place was free)
+          fallback = setTimeout(release, 15_000);
+          return firstHeld();
+        }
+        res.writeHead(202).end();
+        return secondSeen();
+      }
+      if (m.method === undefined && m.id === "r1") {
+        answerWhileHeld ??= held.length > 0;
+        seen.push("answer");
+        res.writeHead(202).end();
+        return release();
+      }
+      answeredPlainly(m, res, []);
+    });
+  });
+  const url = await new Promise<string>((resolve) =>
+    server.listen(0, "127.0.0.1", () => {
+      resolve(`http://127.0.0.1:${(server.address() as { port: number }).port}/mcp`);
+    })
+  );
+  let initAnswered = () => {};
+  const init = new Promise<void>((resolve) => (initAnswered = resolve));
+  const enc = new TextEncoder();
+  const note = (n: number) => ({ jsonrpc: "2.0", method: "notifications/roots/list_changed", params: { n } });
+  async function* client() {
+    for (const m of INIT) yield enc.encode(JSON.stringify(m) + "\n");
+    await init;
+    yield enc.encode(JSON.stringify(note(1)) + "\n");
+    yield enc.encode(JSON.stringify(note(2)) + "\n");
+    await first; // (POSTs go side by side: the answer's must not overtake the first notification's)
+    yield enc.encode(JSON.stringify({ jsonrpc: "2.0", id: "r1", result: { roots: [] } }) + "\n");
+    await second;
+  }
+  try {
+    await relayMcpHttp(url, {
+      maxInFlight: 1,
+      input: client(),
+      output: (bytes) => {
+        if (new TextDecoder().decode(bytes).includes('"id":0')) initAnswered();
+      },
+    });
+    assert.equal(
+      answerWhileHeld,
+      true,
+      "the answer reached the server while the notification held its place",
+    );
+    assert.deepEqual(seen, ["notification 1", "answer", "notification 2"], "notifications kept their order");
+  } finally {
+    release();
+    server.closeAllConnections?.();
+    server.close();
   }
 });
