@@ -104,9 +104,15 @@ export function oversizedFromClient(
   const answerText = `toolguard: the client's answer of ${size} exceeds the limit of ${limit}`;
   if (members !== undefined) {
     const requests: JsonRpcMessage[] = [];
+    const batch = `a batch of ${size} exceeds the limit of ${limit}`;
     for (const m of members) {
-      if (m.request) requests.push(errorResponse(m.id, -32600, `${refused} (it was in a batch of ${size})`));
-      else to.toServer(errorResponse(m.id, -32603, `${answerText} (it was in a batch)`));
+      if (m.request) {
+        requests.push(
+          errorResponse(m.id, -32600, `toolguard: ${batch}; this request in it was not forwarded`),
+        );
+      } else {to.toServer(
+          errorResponse(m.id, -32603, `toolguard: the client's answer was in ${batch}; not passed on`),
+        );}
     }
     if (requests.length > 0) to.toClient(requests);
     return;
