@@ -247,43 +247,46 @@ function stderrNotice(event: McpEvent, values: OptionValues, warned: Set<string>
       `toolguard mcp: the definition of tool ${event.name} changed since it was pinned; ${what}\n` +
         event.diff.split("\n").map((l) => `  ${l}`).join("\n") + "\n",
     );
-  } else if (
-    event.event === "description_flagged" &&
-    !warned.has(`desc:${event.kind}:${event.name}:${textKind(event.pointer)}`)
-  ) {
+  } else if (event.event === "description_flagged") {
     const text = textKind(event.pointer);
-    warned.add(`desc:${event.kind}:${event.name}:${text}`);
+    const key = `desc:${event.kind}:${event.name}:${text}`;
+    if (warned.has(key)) return;
+    warned.add(key);
     const what = event.hidden ? "hidden from the client (--strict)" : "the flagged part was removed";
     const why = [...new Set(event.findings.map((f) => f.category))].join(", ");
     notice(`toolguard mcp: the ${text} of ${event.kind} ${event.name} looks poisoned (${why}); ${what}\n`);
   } else if (event.event === "stray_message" && !warned.has(`stray:${event.kind}`)) {
     warned.add(`stray:${event.kind}`);
+    const id = JSON.stringify(event.id);
+    const what: Record<typeof event.kind, string> = {
+      not_json: `wrote a line that is not JSON to its output: ${JSON.stringify(event.text)}`,
+      no_request: `sent an answer (id ${id}) that no request waits for`,
+      request_and_answer: `sent a message (id ${id}) that is both a request and an answer`,
+      too_deep: `sent a message (id ${id}) nested too deeply to be written out again (a request among ` +
+        "such messages is answered with an error)",
+    };
     notice(
-      event.kind === "not_json"
-        ? `toolguard mcp: the server wrote a line that is not JSON to its output: ${
-          JSON.stringify(event.text)
-        }; ` +
-          "not passed on (nor are later ones; --log records each)\n"
-        : event.kind === "no_request"
-        ? `toolguard mcp: the server sent an answer (id ${
-          JSON.stringify(event.id)
-        }) that no request waits for; ` +
-          "not passed on (nor are later ones; --log records each)\n"
-        : `toolguard mcp: the server sent a message (id ${
-          JSON.stringify(event.id)
-        }) that is both a request and an answer; ` +
-          "not passed on (nor are later ones; --log records each)\n",
+      `toolguard mcp: the server ${
+        what[event.kind]
+      }; not passed on (nor are later ones; --log records each)\n`,
     );
   } else if (event.event === "client_message_refused" && !warned.has(`client:${event.kind}`)) {
     warned.add(`client:${event.kind}`);
-    const what = event.kind === "not_json"
-      ? "a line that is not JSON; not passed on to the server, since the guard cannot judge it"
-      : event.kind === "call_without_id"
-      ? "a tools/call without an id; not passed on to the server, since the guard cannot judge it"
-      : event.kind === "id_in_use"
-      ? "a request under the id of one still waiting; not passed on, since their answers could not be told apart"
-      : "more requests at once than --max-in-flight; those past it were answered with an error, not sent";
-    notice(`toolguard mcp: the client sent ${what} (nor are later ones; --log records each)\n`);
+    const what: Record<typeof event.kind, string> = {
+      not_json: "a line that is not JSON; not passed on to the server, since the guard cannot judge it",
+      call_without_id:
+        "a tools/call without an id; not passed on to the server, since the guard cannot judge it",
+      id_in_use:
+        "a request under the id of one still waiting; not passed on, since their answers could not be told apart",
+      in_flight_limit:
+        "more requests at once than --max-in-flight; those past it were answered with an error, not sent",
+      held_limit: "more than 1024 messages while toolguard read the server's tool list; the requests past " +
+        "them were answered with an error, not sent",
+      too_deep:
+        "a message nested too deeply to be written out again; not passed on to the server (a request " +
+        "is answered with an error)",
+    };
+    notice(`toolguard mcp: the client sent ${what[event.kind]} (nor are later ones; --log records each)\n`);
   } else if (event.event === "post_failed" && !warned.has(`post:${event.detail}`)) {
     warned.add(`post:${event.detail}`);
     notice(`toolguard mcp: ${event.detail}; the client's requests were answered with errors\n`);

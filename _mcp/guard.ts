@@ -29,7 +29,14 @@ import type {
   UncheckedToolPolicy,
 } from "./types.ts";
 import { checkSwitches, givenValue, isRecord, objectArg } from "../_common/values.ts";
-import { errorResponse, idFromEdges, type JsonRpcMessage, type LineEdges } from "./jsonrpc.ts";
+import {
+  errorResponse,
+  idFromEdges,
+  isRequest,
+  type JsonRpcId,
+  type JsonRpcMessage,
+  type LineEdges,
+} from "./jsonrpc.ts";
 
 /** The argument-injection policies (`McpGuardOptions.injection`, `toolguard mcp --injection`). */
 export const INJECTION_POLICIES: readonly InjectionPolicy[] = ["block", "warn", "off"];
@@ -75,7 +82,9 @@ export function emitTo(onEvent: ((event: McpEvent) => void) | undefined, event: 
 /**
  * A client message past a relay's size limit (`max`), of which the relay kept only the ends: reported, and
  * answered under the id its ends show (or null), so no request waits for it; an answer to a request of the
- * server's (sampling, elicitation) is replaced by an error to the server, which would wait for it too.
+ * server's (sampling, elicitation) is replaced by an error to the server, which would wait for it too. Of a
+ * batch, every member whose id its bytes showed is answered so (the requests with one array, as JSON-RPC
+ * answers a batch), up to 10 000 (`MAX_BATCH_MEMBERS` in `jsonrpc.ts`).
  */
 export function oversizedFromClient(
   bytes: number,
@@ -84,18 +93,73 @@ export function oversizedFromClient(
   to: {
     emit(event: McpEvent): void;
     toServer(message: JsonRpcMessage): void;
-    toClient(message: JsonRpcMessage): void;
+    toClient(message: JsonRpcMessage | JsonRpcMessage[]): void;
   },
 ): void {
-  const found = idFromEdges(edges);
+  const members = edges.batch !== undefined && edges.batch.length > 0 ? edges.batch : undefined;
+  const found = members?.[0] ?? idFromEdges(edges);
   to.emit({ event: "oversized_message", from: "client", bytes, ...(found ? { id: found.id } : {}) });
   const [size, limit] = [byteCount(bytes), byteCount(max)];
-  if (found !== undefined && !found.request) {
-    const text = `toolguard: the client's answer of ${size} exceeds the limit of ${limit}`;
-    return to.toServer(errorResponse(found.id, -32603, text));
+  const refused = `toolguard: message of ${size} exceeds the limit of ${limit}; not forwarded`;
+  const answerText = `toolguard: the client's answer of ${size} exceeds the limit of ${limit}`;
+  if (members !== undefined) {
+    const requests: JsonRpcMessage[] = [];
+    const batch = `a batch of ${size} exceeds the limit of ${limit}`;
+    for (const m of members) {
+      if (m.request) {
+        requests.push(
+          errorResponse(m.id, -32600, `toolguard: ${batch}; this request in it was not forwarded`),
+        );
+      } else {to.toServer(
+          errorResponse(m.id, -32603, `toolguard: the client's answer was in ${batch}; not passed on`),
+        );}
+    }
+    if (requests.length > 0) to.toClient(requests);
+    return;
   }
-  const text = `toolguard: message of ${size} exceeds the limit of ${limit}; not forwarded`;
-  to.toClient(errorResponse(found?.id ?? null, -32600, text));
+  if (found !== undefined && !found.request) return to.toServer(errorResponse(found.id, -32603, answerText));
+  to.toClient(errorResponse(found?.id ?? null, -32600, refused));
+}
+
+/** The id of a message that could not be written out, for its event (none when it has no usable one). */
+function idOf(message: unknown): { id?: JsonRpcId } {
+  const id = isRecord(message) ? message.id : undefined;
+  return typeof id === "string" || typeof id === "number" || id === null ? { id } : {};
+}
+
+/**
+ * A server message a relay could not write out to the client (nested too deeply for the runtime's
+ * `JSON.stringify`; see `encodeJson`): reported, and, when it is a request (sampling, elicitation), answered
+ * to the server with an error, as the server would wait for its answer for ever. (An answer left out was
+ * replaced by an error answer to its request already.)
+ */
+export function unwrittenFromServer(
+  message: unknown,
+  to: { emit(event: McpEvent): void; toServer(message: JsonRpcMessage): void },
+): void {
+  to.emit({ event: "stray_message", from: "server", kind: "too_deep", ...idOf(message) });
+  if (isRecord(message) && isRequest(message as JsonRpcMessage)) {
+    const text =
+      "toolguard: your request nests too deeply to be written out to the client; it was not passed on";
+    to.toServer(errorResponse(message.id as JsonRpcId, -32600, text));
+  }
+}
+
+/**
+ * A client message a relay could not write out to the server (see {@linkcode unwrittenFromServer}): reported,
+ * and, when it is a request, answered with an error through the session (`answer`: its `answerWithError`),
+ * which stops waiting for it and answers it in its batch, if it came in one.
+ */
+export function unwrittenFromClient(
+  message: unknown,
+  to: { emit(event: McpEvent): void; answer(id: JsonRpcId, code: number, text: string): void },
+): void {
+  to.emit({ event: "client_message_refused", kind: "too_deep", ...idOf(message) });
+  if (isRecord(message) && isRequest(message as JsonRpcMessage)) {
+    const text = "toolguard: your request nests too deeply to be written out to the MCP server; it was not " +
+      "passed on (flatten its arguments)";
+    to.answer(message.id as JsonRpcId, -32600, text);
+  }
 }
 
 /** Report what a pin review found: new pins, changed definitions, a pin file that failed. */

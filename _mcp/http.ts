@@ -12,9 +12,23 @@ import { readBounded } from "../_gate/bound.ts";
 import { byteCount, concatBytes } from "../_common/bytes.ts";
 import { lazy } from "../_common/lazy.ts";
 import { errorText, isRecord, MAX_TIMER_MS, urlWithoutSecrets } from "../_common/values.ts";
-import { createMcpGuard, emitTo, oversizedFromClient } from "./guard.ts";
-import { isGuardRequest, notJsonEvent } from "./session.ts";
-import { createFramer, encodeMessage, isRequest, type JsonRpcId, type JsonRpcMessage } from "./jsonrpc.ts";
+import {
+  createMcpGuard,
+  emitTo,
+  oversizedFromClient,
+  unwrittenFromClient,
+  unwrittenFromServer,
+} from "./guard.ts";
+import { ClientFeed, guardRequestSignal, notJsonEvent } from "./session.ts";
+import {
+  answersOnly,
+  createFramer,
+  encodeJson,
+  encodeMessage,
+  isRequest,
+  type JsonRpcId,
+  type JsonRpcMessage,
+} from "./jsonrpc.ts";
 import type { McpFrame, McpGuardOptions, McpRelayExit, McpSession } from "./types.ts";
 
 /** Options for {@linkcode relayMcpHttp}. */
@@ -29,7 +43,8 @@ export interface McpHttpRelayOptions extends McpGuardOptions {
   signal?: AbortSignal;
   /**
    * After the client's input ends: how long answers still on their way may take (default 2000 ms, as the
-   * stdio relay gives its server); then they are given up, and their requests answered with errors.
+   * stdio relay gives its server); then they are given up, and their requests answered with errors. The
+   * `DELETE` that then ends the server's session is waited for as long at most (and 2000 ms at most).
    */
   shutdownGraceMs?: number;
   /**
@@ -45,8 +60,9 @@ export interface McpHttpRelayOptions extends McpGuardOptions {
    * error telling the client to wait for answers before sending more, so a client that floods the relay
    * opens no more connections and still gets an answer to every request. Notifications and the client's
    * answers to the server's requests are never refused (no answer could say so, and the server may wait for
-   * an answer), and have places of their own, as many: past them, the relay reads no more of the client's
-   * input until one is free (such a POST is short: 202 Accepted). The guard's own `tools/list`, which it
+   * an answer), and have places of their own, as many again each: past them, the relay reads no more of the
+   * client's input until one is free (such a POST is short: 202 Accepted), but for the client's answers,
+   * which pass a notification waiting for its place. The guard's own `tools/list`, which it
    * sends to judge a call, is not the client's: it is sent whatever the client has in flight. Default 64.
    */
   maxInFlight?: number;
@@ -65,6 +81,9 @@ const RESUME = { defaultMs: 1000, minMs: 50, maxMs: MAX_TIMER_MS, failures: 3 } 
 
 /** How many of the client's requests wait for the server at once, when `maxInFlight` does not say. */
 const MAX_IN_FLIGHT = 64;
+
+/** How long the `DELETE` that ends the server's session may take at most (see `HttpRelay.#endSession`). */
+const END_SESSION_MS = 2000;
 
 /** How many redirects within the server's origin a request follows (see `HttpRelay.#fetch`). */
 const MAX_REDIRECTS = 5;
@@ -179,9 +198,12 @@ class HttpRelay {
   /** How many POSTs carrying requests are in flight, and how many may be (`maxInFlight`). */
   #requestPosts = 0;
   readonly #maxInFlight: number;
-  /** How many POSTs without requests are in flight (as many may be), and those waiting for a place. */
-  #otherPosts = 0;
-  readonly #otherWaiting: (() => void)[] = [];
+  /**
+   * The places of POSTs without requests, as many again for notifications and for the client's answers: an
+   * answer never waits behind a notification (the server may need it before it frees a place).
+   */
+  readonly #notificationPlaces: Places;
+  readonly #answerPlaces: Places;
   /** The server's own stream: not asked for yet, being opened or read (or resumed), or over. */
   #stream: "idle" | "open" | "over" = "idle";
   /** How the server's own stream ended, for the requests it can no longer answer. */
@@ -208,6 +230,8 @@ class HttpRelay {
     if (!Number.isInteger(this.#maxInFlight) || this.#maxInFlight < 1) {
       throw new RangeError(`maxInFlight must be a whole number from 1 up, got ${options.maxInFlight}`);
     }
+    this.#notificationPlaces = new Places(this.#maxInFlight);
+    this.#answerPlaces = new Places(this.#maxInFlight);
     this.#headerValues = headerValues(options.headers);
     this.#signal = signal;
     this.#postSignal = AbortSignal.any([signal, this.#giveUp.signal]);
@@ -261,7 +285,11 @@ class HttpRelay {
   }
 
   readonly #toClient = (frame: McpFrame): Promise<void> => {
-    const bytes = encodeMessage(frame.message);
+    const bytes = encodeMessage(frame.message, (message) =>
+      unwrittenFromServer(message, {
+        emit: (event) => emitTo(this.#options.onEvent, event),
+        toServer: (answer) => void this.#toServer({ message: answer }),
+      }));
     this.#outChain = this.#outChain.then(async () => {
       try {
         await this.#output(bytes);
@@ -281,8 +309,9 @@ class HttpRelay {
   readonly #toServer = (frame: McpFrame): void | Promise<void> => {
     let message = frame.message;
     // The guard's own tools/list (one at a time) has a place of its own: refused for the client's load, it
-    // would fail the calls held for it.
-    if (isGuardRequest(frame)) return this.#send(message, () => {});
+    // would fail the calls held for it. Its POST ends once the guard gives up on it, so none outlives that.
+    const own = guardRequestSignal(frame);
+    if (own !== undefined) return this.#send(message, () => {}, own);
     if (requestsOf(message).length > 0) {
       if (this.#requestPosts < this.#maxInFlight) {
         this.#requestPosts++;
@@ -296,23 +325,18 @@ class HttpRelay {
     }
     // Not refused, as no answer could say so (and an answer the server waits for must reach it), but not
     // without bound either: such a POST is short (202 Accepted), so waiting for a place is short too.
-    const release = () => {
-      const next = this.#otherWaiting.shift();
-      if (next === undefined) this.#otherPosts--;
-      else next(); // (the place goes to the next in line)
-    };
-    if (this.#otherPosts < this.#maxInFlight) {
-      this.#otherPosts++;
-      return this.#send(message, release);
-    }
-    return new Promise<void>((resolve) => this.#otherWaiting.push(resolve)).then(() =>
-      this.#send(message, release)
-    );
+    const places = answersOnly(message) ? this.#answerPlaces : this.#notificationPlaces;
+    return places.take((release) => this.#send(message, release));
   };
 
-  /** POST `message`, tracked in flight; `done` runs when the POST has ended, however it ended. */
-  #send(message: unknown, done: () => void): void {
-    const sent = this.#post(message).catch((error) => this.#failed(message, errorText(error)));
+  /**
+   * POST `message`, tracked in flight; `done` runs when the POST has ended, however it ended. A POST that
+   * `stop` ends (whoever sent it no longer waits) is no failure.
+   */
+  #send(message: unknown, done: () => void, stop?: AbortSignal): void {
+    const sent = this.#post(message, stop).catch((error) => {
+      if (!stop?.aborted) this.#failed(message, errorText(error));
+    });
     this.#inFlight.add(sent);
     void sent.finally(() => {
       this.#inFlight.delete(sent);
@@ -372,15 +396,21 @@ class HttpRelay {
     }
   }
 
-  async #post(message: unknown): Promise<void> {
+  async #post(message: unknown, stop?: AbortSignal): Promise<void> {
+    const body = encodeJson(message, (unwritten) =>
+      unwrittenFromClient(unwritten, {
+        emit: (event) => emitTo(this.#options.onEvent, event),
+        answer: (id, code, text) => void this.#session.answerWithError(id, code, text),
+      }));
+    if (body === undefined) return; // (nothing of it could be written out: each request is answered)
     const response = await this.#fetch({
       method: "POST",
       headers: {
         ...this.#headers("application/json, text/event-stream"),
         "content-type": "application/json",
       },
-      body: JSON.stringify(message),
-      signal: this.#postSignal,
+      body,
+      signal: stop === undefined ? this.#postSignal : AbortSignal.any([this.#postSignal, stop]),
     });
     const id = response.headers.get("mcp-session-id");
     if (id !== null) this.#sessionId = id;
@@ -608,19 +638,25 @@ class HttpRelay {
     }
   }
 
-  /** Tell the server the session is over. */
+  /**
+   * Tell the server the session is over, waiting for its answer no longer than the relay's grace (and never
+   * more than {@linkcode END_SESSION_MS}); past that the `DELETE` goes on alone, for as long at most.
+   */
   async #endSession(): Promise<void> {
     if (this.#sessionId === undefined) return;
-    try {
-      const response = await this.#fetch({
-        method: "DELETE",
-        headers: this.#headers("application/json"),
-        signal: AbortSignal.timeout(2000),
-      });
-      await response.body?.cancel();
-    } catch {
+    const ended = this.#fetch({
+      method: "DELETE",
+      headers: this.#headers("application/json"),
+      signal: AbortSignal.timeout(END_SESSION_MS),
+    }).then((response) => response.body?.cancel()).catch(() => {
       // The server is gone already.
-    }
+    });
+    const waitMs = Math.min(END_SESSION_MS, this.#options.shutdownGraceMs ?? END_SESSION_MS);
+    // (no grace: no timer either, so the relay ends before the next turn of the event loop)
+    if (!(waitMs > 0)) return;
+    const done = new AbortController();
+    await Promise.race([ended, pause(waitMs, done.signal)]);
+    done.abort(); // (ends the pause's timer, whichever came first)
   }
 
   /** Client to server, until the client's input ends. */
@@ -635,15 +671,48 @@ class HttpRelay {
           toClient: (message) => void this.#toClient({ message }),
         }),
     });
+    const feed = new ClientFeed(this.#session);
     try {
       for await (const chunk of this.#options.input ?? hostInput()) {
-        for (const frame of framer.push(chunk)) await this.#session.fromClient(frame);
+        for (const frame of framer.push(chunk)) await feed.feed(frame);
       }
     } catch {
       // The client's pipe broke: same as end-of-file.
     }
-    for (const frame of framer.end()) await this.#session.fromClient(frame);
+    for (const frame of framer.end()) await feed.feed(frame);
+    await feed.settled().catch(() => {});
   }
+}
+
+/**
+ * Places for POSTs that are never refused: at most `max` in flight; past them each waits its turn, in order.
+ */
+class Places {
+  readonly #max: number;
+  #used = 0;
+  readonly #waiting: (() => void)[] = [];
+
+  constructor(max: number) {
+    this.#max = max;
+  }
+
+  /**
+   * Run `send` in a place, now or once one is free; `send` is given what frees it. Returns a promise when it
+   * waits, settled once it has run.
+   */
+  take(send: (release: () => void) => void): void | Promise<void> {
+    if (this.#used < this.#max) {
+      this.#used++;
+      return send(this.#release);
+    }
+    return new Promise<void>((resolve) => this.#waiting.push(resolve)).then(() => send(this.#release));
+  }
+
+  readonly #release = (): void => {
+    const next = this.#waiting.shift();
+    if (next === undefined) this.#used--;
+    else next(); // (the place goes to the next in line)
+  };
 }
 
 /**

@@ -56,6 +56,170 @@ export interface LineEdges {
   head: Uint8Array;
   /** Up to {@linkcode EDGE_BYTES} bytes from the end of the line (without its newline). */
   tail: Uint8Array;
+  /**
+   * When the line is a batch (a JSON array): its members that showed an id as their bytes went by, in order
+   * (at most {@linkcode MAX_BATCH_MEMBERS}), so each request can be answered.
+   */
+  batch?: BatchMember[];
+}
+
+/** A member of a batch too long to keep, as its bytes showed it: its id, and whether it is a request. */
+export interface BatchMember {
+  /** The member's JSON-RPC id. */
+  id: string | number;
+  /** True when it has a method too (a request), false for an answer. */
+  request: boolean;
+}
+
+/** How many members of a batch too long to keep are noted at most; the rest cannot be answered. */
+export const MAX_BATCH_MEMBERS = 10_000;
+
+/** How many bytes of a batch member's id are kept at most: a longer one is not noted. */
+const MAX_ID_BYTES = 256;
+
+const [QUOTE, BACKSLASH, COMMA, COLON] = [0x22, 0x5c, 0x2c, 0x3a];
+const [OPEN_BRACE, CLOSE_BRACE, OPEN_BRACKET, CLOSE_BRACKET] = [0x7b, 0x7d, 0x5b, 0x5d];
+const ID_KEY = [0x69, 0x64]; // id
+const METHOD_KEY = [0x6d, 0x65, 0x74, 0x68, 0x6f, 0x64]; // method
+
+/**
+ * Notes the ids of a batch's members while the bytes of a line too long to keep go by: one pass over each
+ * byte, memory bounded by {@linkcode MAX_BATCH_MEMBERS}. It follows strings and nesting only: the `"id"` and
+ * `"method"` members of each object directly in the top-level array are read; anything nested deeper is
+ * skipped, and a line that does not start with `[` is not looked into at all.
+ */
+class BatchScanner {
+  /** Before the first byte that is not blank, inside the top-level array, or done (not a batch, or closed). */
+  #state: "start" | "array" | "done" = "start";
+  #depth = 0;
+  #inString = false;
+  #escaped = false;
+  /** Inside a member (depth 2): the next string is a key. */
+  #expectKey = false;
+  /** The bytes of the key being read (up to 8), or null. */
+  #key: number[] | null = null;
+  /** The last key read in the member. */
+  #lastKey: number[] = [];
+  /** The bytes of the member's id value being read, or null; `#idTooLong` past {@linkcode MAX_ID_BYTES}. */
+  #idBytes: number[] | null = null;
+  #idTooLong = false;
+  #id: string | number | undefined;
+  #method = false;
+  members: BatchMember[] = [];
+
+  /** A line's bytes, in order. */
+  push(bytes: Uint8Array): void {
+    // Inside a string nobody reads, only a quote or a backslash matters: skipped to with indexOf (whose
+    // finds are kept while they lie ahead, so each byte is looked at a bounded number of times).
+    let [quoteAt, slashAt] = [-1, -1];
+    for (let i = 0; i < bytes.length && this.#state !== "done";) {
+      if (this.#inString && !this.#escaped && this.#key === null && this.#idBytes === null) {
+        if (quoteAt < i) quoteAt = foundAt(bytes, QUOTE, i);
+        if (slashAt < i) slashAt = foundAt(bytes, BACKSLASH, i);
+        i = Math.min(quoteAt, slashAt);
+        if (i === bytes.length) break;
+      }
+      this.#byte(bytes[i++]);
+    }
+  }
+
+  /** The members noted, when the line is a batch. */
+  found(): BatchMember[] | undefined {
+    return this.#state === "start" || (this.#state === "done" && this.#depth < 0) ? undefined : this.members;
+  }
+
+  #byte(b: number): void {
+    if (this.#state === "start") {
+      if (b === OPEN_BRACKET) [this.#state, this.#depth] = ["array", 1];
+      else if (b !== 0x20 && b !== 0x09 && b !== 0x0d) [this.#state, this.#depth] = ["done", -1];
+      return;
+    }
+    if (this.#inString) {
+      if (this.#key !== null && this.#key.length <= 8) this.#key.push(b);
+      this.#keepId(b);
+      if (this.#escaped) this.#escaped = false;
+      else if (b === BACKSLASH) this.#escaped = true;
+      else if (b === QUOTE) {
+        this.#inString = false;
+        if (this.#key !== null) {
+          this.#lastKey = this.#key.slice(0, -1); // (without the closing quote)
+          this.#key = null;
+        }
+      }
+      return;
+    }
+    if (this.#idBytes !== null && this.#depth === 2 && (b === COMMA || b === CLOSE_BRACE)) this.#endId();
+    else this.#keepId(b);
+    switch (b) {
+      case QUOTE:
+        this.#inString = true;
+        if (this.#depth === 2 && this.#expectKey) [this.#key, this.#expectKey] = [[], false];
+        break;
+      case OPEN_BRACE:
+      case OPEN_BRACKET:
+        this.#depth++;
+        if (this.#depth === 2 && b === OPEN_BRACE) this.#startMember();
+        break;
+      case CLOSE_BRACE:
+      case CLOSE_BRACKET:
+        if (this.#depth === 2 && b === CLOSE_BRACE) this.#endMember();
+        if (--this.#depth === 0) this.#state = "done";
+        break;
+      case COMMA:
+        if (this.#depth === 2) this.#expectKey = true;
+        break;
+      case COLON:
+        if (this.#depth !== 2) break;
+        if (sameBytes(this.#lastKey, ID_KEY)) [this.#idBytes, this.#idTooLong] = [[], false];
+        else if (sameBytes(this.#lastKey, METHOD_KEY)) this.#method = true;
+        break;
+    }
+  }
+
+  #keepId(b: number): void {
+    if (this.#idBytes === null) return;
+    if (this.#idBytes.length < MAX_ID_BYTES) this.#idBytes.push(b);
+    else this.#idTooLong = true;
+  }
+
+  #endId(): void {
+    const bytes = this.#idBytes as number[];
+    this.#idBytes = null;
+    if (this.#idTooLong) return;
+    try {
+      const id: unknown = JSON.parse(decoder().decode(new Uint8Array(bytes)));
+      if (typeof id === "string" || typeof id === "number") this.#id = id;
+    } catch {
+      // Not an id a JSON-RPC answer could carry.
+    }
+  }
+
+  #startMember(): void {
+    [this.#expectKey, this.#lastKey, this.#id, this.#method, this.#idBytes] = [
+      true,
+      [],
+      undefined,
+      false,
+      null,
+    ];
+  }
+
+  #endMember(): void {
+    if (this.#id === undefined) return;
+    this.members.push({ id: this.#id, request: this.#method });
+    if (this.members.length === MAX_BATCH_MEMBERS) this.#state = "done"; // (no more is read)
+  }
+}
+
+/** Where `byte` is in `bytes` from `from` on; `bytes.length` when it is not. */
+function foundAt(bytes: Uint8Array, byte: number, from: number): number {
+  const at = bytes.indexOf(byte, from);
+  return at === -1 ? bytes.length : at;
+}
+
+/** True when two byte lists are equal. */
+function sameBytes(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
 /** Splits a byte stream into lines. Feed it every read; it returns the lines completed by that read. */
@@ -103,17 +267,24 @@ function lazyFrame(bytes: Uint8Array): Frame {
   };
 }
 
-/** Keeps the first and last {@linkcode EDGE_BYTES} of a line being skipped. */
+/**
+ * Keeps the first and last {@linkcode EDGE_BYTES} of a line being skipped, and, when it is a batch, the ids of
+ * its members (see {@linkcode BatchScanner}).
+ */
 class EdgeKeeper {
   head = new Uint8Array(0);
   tail = new Uint8Array(0);
+  #batch = new BatchScanner();
   /** Start over with `start`, the part of the line seen so far. */
   reset(start: Uint8Array): void {
     this.head = start.slice(0, EDGE_BYTES);
     this.tail = start.slice(Math.max(0, start.length - EDGE_BYTES));
+    this.#batch = new BatchScanner();
+    this.#batch.push(start);
   }
   /** More of the line. */
   add(piece: Uint8Array): void {
+    this.#batch.push(piece);
     if (piece.length >= EDGE_BYTES) {
       this.tail = piece.slice(piece.length - EDGE_BYTES);
       return;
@@ -122,7 +293,8 @@ class EdgeKeeper {
     this.tail = joined.slice(Math.max(0, joined.length - EDGE_BYTES));
   }
   edges(): LineEdges {
-    return { head: this.head, tail: this.tail };
+    const batch = this.#batch.found();
+    return { head: this.head, tail: this.tail, ...(batch === undefined ? {} : { batch }) };
   }
 }
 
@@ -249,22 +421,55 @@ export function idFromEdges(edges: LineEdges): { id: JsonRpcId; request: boolean
 const encoder = new TextEncoder();
 
 /**
- * Serialise one message as a line: JSON plus `\n`, as UTF-8 bytes. Never throws: a message nested too deeply
- * for the runtime's `JSON.stringify` (Deno's gives up thousands of levels before its `JSON.parse` does) is,
- * when it answers a request, an error answer to that request (no request is left pending), else nothing.
+ * Serialise one message (or a batch) as a line: JSON plus `\n`, as UTF-8 bytes. Never throws; see
+ * {@linkcode encodeJson} for a message that cannot be written out, and `unwritten`.
  */
-export function encodeMessage(message: unknown): Uint8Array {
+export function encodeMessage(message: unknown, unwritten?: (message: unknown) => void): Uint8Array {
+  const json = encodeJson(message, unwritten);
+  return json === undefined ? new Uint8Array(0) : encoder.encode(json + "\n");
+}
+
+/**
+ * A message (or a batch) as JSON. Never throws: a message nested too deeply for the runtime's
+ * `JSON.stringify` (Bun's gives up tens of thousands of levels before its `JSON.parse` does, Deno's on objects
+ * `JSON.parse` did not make, such as a redacted copy) is left out, and `unwritten` is told of it, to answer it
+ * if it is a request (no request is left pending); an answer left out is replaced by an error answer to its
+ * request, which then waits no more. Of a batch, only the messages that cannot be written out are left out.
+ * Undefined when nothing is left.
+ */
+export function encodeJson(message: unknown, unwritten?: (message: unknown) => void): string | undefined {
   try {
-    return encoder.encode(JSON.stringify(message) + "\n");
+    return JSON.stringify(message);
   } catch {
-    const m = message as { id?: unknown; method?: unknown } | null;
-    const id = typeof m === "object" && m !== null ? m.id : undefined;
-    if ((typeof id !== "string" && typeof id !== "number") || m!.method !== undefined) {
-      return new Uint8Array(0);
-    }
-    const text = "toolguard: the answer nests too deeply to be written out; it was not passed on";
-    return encoder.encode(JSON.stringify(errorResponse(id, -32603, text)) + "\n");
+    // below, message by message
   }
+  if (!Array.isArray(message)) return writtenInstead(message, unwritten);
+  // (a batch's elements one level down only: an element that is itself an array is one message too)
+  const parts: string[] = [];
+  for (const m of message) {
+    let json: string | undefined;
+    try {
+      json = JSON.stringify(m);
+    } catch {
+      json = writtenInstead(m, unwritten);
+    }
+    if (json !== undefined) parts.push(json);
+  }
+  return parts.length === 0 ? undefined : `[${parts.join(",")}]`;
+}
+
+/** What goes in place of a message that cannot be written out: an error answer to an answer's request. */
+function writtenInstead(message: unknown, unwritten?: (message: unknown) => void): string | undefined {
+  try {
+    unwritten?.(message);
+  } catch {
+    // A hook that throws must not make the encoding throw.
+  }
+  const m = message as { id?: unknown; method?: unknown } | null;
+  const id = typeof m === "object" && m !== null ? m.id : undefined;
+  if ((typeof id !== "string" && typeof id !== "number") || m!.method !== undefined) return undefined;
+  const text = "toolguard: the answer nests too deeply to be written out; it was not passed on";
+  return JSON.stringify(errorResponse(id, -32603, text));
 }
 
 /** True when `value` is a JSON-RPC request (has a method and an id). */
@@ -276,6 +481,15 @@ export function isRequest(value: JsonRpcMessage): boolean {
 export function isResponse(value: JsonRpcMessage): boolean {
   return value.method === undefined && value.id !== undefined &&
     (Object.hasOwn(value, "result") || Object.hasOwn(value, "error"));
+}
+
+/**
+ * True when `message` is an answer, or a batch of answers only: what a client sends to answer the server's
+ * requests, which waits behind none of the client's other messages (the server may need it first).
+ */
+export function answersOnly(message: unknown): boolean {
+  const isAnswer = (m: unknown) => typeof m === "object" && m !== null && isResponse(m as JsonRpcMessage);
+  return Array.isArray(message) ? message.length > 0 && message.every(isAnswer) : isAnswer(message);
 }
 
 /** A key for a JSON-RPC id that keeps `1` and `"1"` apart. */

@@ -18,7 +18,14 @@ import {
   onInterrupt,
   spawnChild,
 } from "../_run/runtime.ts";
-import { checkGuardOptions, createMcpGuard, emitTo, oversizedFromClient } from "./guard.ts";
+import {
+  checkGuardOptions,
+  createMcpGuard,
+  emitTo,
+  oversizedFromClient,
+  unwrittenFromClient,
+  unwrittenFromServer,
+} from "./guard.ts";
 import {
   createFramer,
   encodeMessage,
@@ -27,6 +34,7 @@ import {
   type LineEdges,
   withNewline,
 } from "./jsonrpc.ts";
+import { ClientFeed } from "./session.ts";
 import type { McpEvent, McpFrame, McpGuardOptions, McpRelayExit, McpSession } from "./types.ts";
 
 /** Options for {@linkcode relayMcp}. */
@@ -183,7 +191,9 @@ class McpRelay {
   }
 
   readonly #toClient = (frame: McpFrame): Promise<void> => {
-    const bytes = frame.bytes ? withNewline(frame.bytes) : encodeMessage(frame.message);
+    const bytes = frame.bytes
+      ? withNewline(frame.bytes)
+      : encodeMessage(frame.message, this.#unwrittenToClient);
     this.#outChain = this.#outChain.then(async () => {
       if (this.#clientGone) return;
       try {
@@ -195,11 +205,28 @@ class McpRelay {
     return this.#outChain;
   };
 
+  /** A server message too deep to write out to the client: reported, and a request answered with an error. */
+  readonly #unwrittenToClient = (message: unknown): void =>
+    unwrittenFromServer(message, {
+      emit: (event) => this.#emit(event),
+      toServer: (answer) => void this.#toServer({ message: answer }),
+    });
+
+  /** A client message too deep to write out to the server: reported, and a request answered with an error. */
+  readonly #unwrittenToServer = (message: unknown): void =>
+    unwrittenFromClient(message, {
+      emit: (event) => this.#emit(event),
+      answer: (id, code, text) => void this.#session.answerWithError(id, code, text),
+    });
+
   /** Write to the server; returns a promise while its stdin is full, settled once it has taken the bytes. */
   readonly #toServer = (frame: McpFrame): void | Promise<void> => {
     const stdin = this.#child?.stdin;
     if (!stdin) return;
-    const full = stdin.write(frame.bytes ? withNewline(frame.bytes) : encodeMessage(frame.message));
+    const bytes = frame.bytes
+      ? withNewline(frame.bytes)
+      : encodeMessage(frame.message, this.#unwrittenToServer);
+    const full = stdin.write(bytes);
     if (full && this.#drainWait === null) {
       // Wait for the pipe to drain, or for the server to be gone (then it never drains).
       this.#drainWait = Promise.race([full, this.#exited]).finally(() => (this.#drainWait = null));
@@ -256,15 +283,17 @@ class McpRelay {
           toClient: (message) => void this.#toClient({ message }),
         }),
     });
+    const feed = new ClientFeed(this.#session);
     try {
       for await (const chunk of this.#options.input) {
-        for (const frame of framer.push(chunk)) await this.#session.fromClient(frame);
+        for (const frame of framer.push(chunk)) await feed.feed(frame);
         if (this.#drainWait !== null) await this.#drainWait;
       }
     } catch {
       // The client's pipe broke: same as end-of-file.
     }
-    for (const frame of framer.end()) await this.#session.fromClient(frame);
+    for (const frame of framer.end()) await feed.feed(frame);
+    await feed.settled().catch(() => {});
     this.#clientClosed = true;
   }
 

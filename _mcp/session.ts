@@ -11,6 +11,7 @@ import { type DeferredCheck, rejection } from "./judge.ts";
 import { cleanListing, describesThings } from "./poisoning.ts";
 import { type PayloadPlace, scanPayload } from "./judge.ts";
 import {
+  answersOnly,
   EDGE_BYTES,
   errorResponse,
   idFromEdges,
@@ -91,7 +92,7 @@ const MAX_CANCELLED = 256;
  * relay's `maxMessageBytes`, so the queue holds at most this many times that). A client that sends without
  * waiting would otherwise grow the queue until the fetch timed out; a request past it is answered at once,
  * and a notification past it is kept but its delivery waits for the list (the relays read no more of the
- * client meanwhile), as nothing could answer its refusal.
+ * client meanwhile, but for its answers: see {@linkcode ClientFeed}), as nothing could answer its refusal.
  */
 export const MAX_HELD = 1024;
 
@@ -128,16 +129,57 @@ function isCall(m: unknown): m is JsonRpcMessage {
   return isRecord(m) && m.method === "tools/call" && isRequest(m as JsonRpcMessage);
 }
 
-/** The frames of the guard's own requests (its `tools/list`), as the sessions hand them to their sinks. */
-const guardFrames = new WeakSet<McpFrame>();
+/**
+ * What a relay's reader hands the client's frames to, in the order read: it says when to read on. A frame the
+ * session cannot pass on at once (a notification waiting for a place, past the HTTP relay's places or past
+ * {@linkcode MAX_HELD}) holds the reading back, but only from the client's next message that is not an
+ * answer: the client's answers to the server's requests pass it, as they pass what waits for the tool list,
+ * since the server may need them before it frees a place. An answer that must wait itself holds the reading
+ * back at once, so no more than one message waits at a time besides the answers' own.
+ */
+export class ClientFeed {
+  readonly #session: McpSession;
+  /** The delivery of a message that is not an answer, still waiting for its place. */
+  #waiting: Promise<void> | undefined;
+
+  constructor(session: McpSession) {
+    this.#session = session;
+  }
+
+  /** Hand one frame to the session; resolves once the next may be read. Rejects when a delivery failed. */
+  async feed(frame: McpFrame): Promise<void> {
+    const answers = answersOnly(frame.message);
+    if (this.#waiting !== undefined && !answers) await this.settled();
+    const sent = this.#session.fromClient(frame);
+    if (!(sent instanceof Promise)) return;
+    if (answers) return await sent;
+    sent.catch(() => {}); // (its failure is met when it is awaited, in `settled`)
+    this.#waiting = sent;
+  }
+
+  /** Resolves once nothing handed on waits for its place any more. */
+  async settled(): Promise<void> {
+    const waiting = this.#waiting;
+    this.#waiting = undefined;
+    await waiting;
+  }
+}
 
 /**
- * True when `frame` is a request the guard makes itself (its `tools/list`, to judge a call), not one of the
- * client's: a transport that bounds the client's requests (the HTTP relay's `maxInFlight`) must send it
- * anyway, or the calls held for it would be refused for the client's load.
+ * The frames of the guard's own requests (its `tools/list`), as the sessions hand them to their sinks, each
+ * with the signal that aborts once the guard no longer waits for its answer.
  */
-export function isGuardRequest(frame: McpFrame): boolean {
-  return guardFrames.has(frame);
+const guardFrames = new WeakMap<McpFrame, AbortSignal>();
+
+/**
+ * For a request the guard makes itself (its `tools/list`, to judge a call), not one of the client's: the
+ * signal that aborts once the guard no longer waits for its answer (the fetch timed out or failed, or the
+ * server is gone), so a transport can end its delivery then; undefined for any other frame. A transport that
+ * bounds the client's requests (the HTTP relay's `maxInFlight`) must send such a request anyway, or the calls
+ * held for it would be refused for the client's load.
+ */
+export function guardRequestSignal(frame: McpFrame): AbortSignal | undefined {
+  return guardFrames.get(frame);
 }
 
 /**
@@ -150,8 +192,8 @@ export class GuardedSession implements McpSession {
   readonly #hooks: SessionHooks;
   /** Client requests forwarded and not yet answered, by {@linkcode idKey}. */
   readonly #pending = new Map<string, PendingRequest>();
-  /** The guard's own `tools/list` requests in flight. */
-  readonly #own = new Map<string, { cursor?: string }>();
+  /** The guard's own `tools/list` requests in flight, each with what ends its delivery once given up. */
+  readonly #own = new Map<string, AbortController>();
   /** Client messages waiting for the tool list, in order (its answers to the server's requests never wait). */
   readonly #held: McpFrame[] = [];
   /** Who waits for {@linkcode released}. */
@@ -236,9 +278,7 @@ export class GuardedSession implements McpSession {
     // An answer to a server's request waits for nothing: a server may need it before it answers the guard's
     // tools/list (one that handles a request at a time would otherwise wait for it until the fetch timed out).
     // So does a batch of answers only (one with a request in it keeps its place in line).
-    const answer = m !== undefined &&
-      (Array.isArray(m) ? m.length > 0 && m.every((x) => isRecord(x) && isResponse(x)) : isResponse(m));
-    if ((this.#fetching || this.#held.length > 0) && !answer) {
+    if ((this.#fetching || this.#held.length > 0) && !answersOnly(m)) {
       if (this.#held.length >= MAX_HELD) return this.#pastHeld(frame);
       this.#held.push(frame);
       return;
@@ -384,7 +424,7 @@ export class GuardedSession implements McpSession {
       this.#reply(errorResponse(req.id, CONNECTION_CLOSED, text));
     }
     this.#pending.clear();
-    this.#own.clear();
+    this.#dropOwn();
     for (const frame of this.#held.splice(0)) {
       answered += messagesOf(frame).filter((x) => isRecord(x) && isRequest(x)).length;
       this.#refuse(frame);
@@ -657,18 +697,25 @@ export class GuardedSession implements McpSession {
 
   #sendOwnList(cursor?: string): void {
     const id = `${this.#ownPrefix}${++this.#ownCounter}`;
-    this.#own.set(idKey(id), { cursor });
+    const stop = new AbortController();
+    this.#own.set(idKey(id), stop);
     const params = cursor === undefined ? {} : { cursor };
     const failed = (error: unknown) => this.#finishFetch(`could not send tools/list: ${errorText(error)}`);
     let sent: void | Promise<void>;
     try {
       const frame: McpFrame = { message: { jsonrpc: "2.0", id, method: "tools/list", params } };
-      guardFrames.add(frame);
+      guardFrames.set(frame, stop.signal);
       sent = this.#sinks.toServer(frame);
     } catch (error) {
       return failed(error);
     }
     if (sent instanceof Promise) sent.catch(failed);
+  }
+
+  /** Stop waiting for the guard's own requests, and end their deliveries (an HTTP `POST` still open). */
+  #dropOwn(): void {
+    for (const stop of this.#own.values()) stop.abort();
+    this.#own.clear();
   }
 
   /** The fetch is over: pass the held messages on, or, when it failed, answer the held calls instead. */
@@ -678,7 +725,7 @@ export class GuardedSession implements McpSession {
     clearTimeout(this.#fetchTimer);
     // A late answer to a request of an abandoned fetch is the guard's own business: dropped quietly.
     for (const key of this.#own.keys()) this.#noteCancelled(key);
-    this.#own.clear();
+    this.#dropOwn();
     if (failure === undefined) return this.#drain();
     this.#hooks.emit({ event: "tools_fetch_failed", detail: failure });
     // Calls held for the list cannot be judged: answer them, keep everything else in order.

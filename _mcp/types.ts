@@ -54,7 +54,8 @@ export interface McpGuardOptions {
    */
   strict?: boolean;
   /**
-   * How long the guard waits for its own `tools/list` request before rejecting held calls. Default 30 000.
+   * How long the guard waits for its own `tools/list` request before rejecting held calls (the HTTP relay
+   * then ends that request's `POST`). Default 30 000.
    * It follows at most 100 pages (10 000 tools, 256 MiB) of a list: past that, held calls are rejected too.
    */
   toolsTimeoutMs?: number;
@@ -129,13 +130,15 @@ export type McpEvent =
   /**
    * A server message the client was not given: a line that is not JSON (`text`: its first 200 characters),
    * an answer that no request waits for (a second answer, or one to a request never sent), which a client
-   * could take for the real answer while the guard had not looked into it, or a message with both a method
-   * and an answer's result or error (`request_and_answer`), which a client could take for either.
+   * could take for the real answer while the guard had not looked into it, a message with both a method
+   * and an answer's result or error (`request_and_answer`), which a client could take for either, or a
+   * message nested too deeply for the runtime's `JSON.stringify` to write it out again (`too_deep`; a relay
+   * answers such a request of the server's with an error, and puts an error in place of such an answer).
    */
   | {
     event: "stray_message";
     from: "server";
-    kind: "not_json" | "no_request" | "request_and_answer";
+    kind: "not_json" | "no_request" | "request_and_answer" | "too_deep";
     id?: JsonRpcId;
     text?: string;
   }
@@ -144,12 +147,14 @@ export type McpEvent =
    * characters), which a laxer server parser could still read, a `tools/call` without an id, which no
    * rejection could answer, or a request under the id of one still waiting (`id_in_use`), whose answers could
    * not be told apart, a request past the HTTP relay's `maxInFlight` (`in_flight_limit`), or a message
-   * past the 1024 that may wait while the guard reads the server's tool list (`held_limit`). A request
-   * among them is answered with a JSON-RPC error.
+   * past the 1024 that may wait while the guard reads the server's tool list (`held_limit`), or a message
+   * nested too deeply for the runtime's `JSON.stringify` to write it out again (`too_deep`; an answer to a
+   * request of the server's is replaced by an error to the server). A request among them is answered with a
+   * JSON-RPC error.
    */
   | {
     event: "client_message_refused";
-    kind: "not_json" | "call_without_id" | "id_in_use" | "in_flight_limit" | "held_limit";
+    kind: "not_json" | "call_without_id" | "id_in_use" | "in_flight_limit" | "held_limit" | "too_deep";
     id?: JsonRpcId;
     text?: string;
   }

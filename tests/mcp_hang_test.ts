@@ -7,8 +7,9 @@ import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createMcpGuard, type JsonRpcMessage, type McpEvent, type McpFrame, relayMcp } from "../mcp.ts";
-import { createFramer, idFromEdges } from "../_mcp/jsonrpc.ts";
+import { createFramer, encodeJson, idFromEdges, type LineEdges } from "../_mcp/jsonrpc.ts";
 import { INIT } from "./_mcp_messages.ts";
+import { errorOf } from "./_mcp_http.ts";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const EVERYTHING = join(root, "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
@@ -304,4 +305,146 @@ test("McpSession: a batch of the client's answers to server requests is not held
   ];
   session.fromClient({ message: answers });
   assert.deepEqual(toServer[1], answers, "passed on at once, as a single answer is");
+});
+
+test("encodeJson: a message that cannot be written out is left out and told of; an answer gets an error", () => {
+  // (a BigInt cannot be written out on any runtime, as a message nested too deeply cannot on some)
+  const told: unknown[] = [];
+  const tell = (m: unknown) => void told.push(m);
+  const answer = { jsonrpc: "2.0", id: 1, result: { n: 1n } };
+  const request = { jsonrpc: "2.0", id: 2, method: "ping", params: { n: 1n } };
+  const notification = { jsonrpc: "2.0", method: "notifications/message", params: { n: 1n } };
+  const fine = { jsonrpc: "2.0", id: 3, result: {} };
+  const out = JSON.parse(encodeJson([answer, fine, request, notification], tell)!) as JsonRpcMessage[];
+  assert.deepEqual(told, [answer, request, notification]);
+  assert.deepEqual(out.map((m) => m.id), [1, 3], "an error in the answer's place; the rest left out");
+  assert.match((out[0].error as { message: string }).message, /nests too deeply to be written out/);
+  assert.equal(encodeJson(request, tell), undefined);
+  assert.equal(encodeJson([request, notification], tell), undefined);
+  assert.equal(encodeJson(fine), JSON.stringify(fine));
+  // A hook that throws does not make the encoding throw.
+  assert.equal(
+    encodeJson(request, () => {
+      throw new Error("hook");
+    }),
+    undefined,
+  );
+});
+
+test("relayMcp: a client request nested too deeply to be written out again is answered, in its batch", {
+  timeout: 60_000,
+}, async () => {
+  // 200 000 levels: JSON.parse reads them; Bun's JSON.stringify cannot write them out again (Deno's can).
+  const depth = 200_000;
+  const deep = `{"jsonrpc":"2.0","id":5,"method":"ping","params":${'{"a":'.repeat(depth)}1${
+    "}".repeat(depth)
+  }}`;
+  const server = `require("node:readline").createInterface({ input: process.stdin }).on("line", (line) => {
+    const m = JSON.parse(line);
+    if (m.id !== undefined) process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} }) + "\\n");
+  });`;
+  let answer: JsonRpcMessage[] | undefined;
+  let done = () => {};
+  const answered = new Promise<void>((resolve) => (done = resolve));
+  const timer = setTimeout(done, 15_000);
+  async function* client() {
+    yield enc.encode(`[${deep},{"jsonrpc":"2.0","id":6,"method":"ping"}]\n`);
+    await answered;
+  }
+  const events: McpEvent[] = [];
+  await relayMcp({
+    command: "node",
+    args: ["-e", server],
+    input: client(),
+    stderr: "ignore",
+    onEvent: (e) => void events.push(e),
+    output: (bytes) => {
+      const m = JSON.parse(dec.decode(bytes));
+      if (Array.isArray(m)) {
+        answer = m;
+        done();
+      }
+    },
+  });
+  clearTimeout(timer);
+  assert.ok(answer !== undefined, "the batch was answered");
+  const byId = new Map(answer.map((a) => [a.id, a]));
+  assert.deepEqual(byId.get(6)?.result, {});
+  const tooDeep = events.filter((e) => e.event === "client_message_refused" && e.kind === "too_deep");
+  if (byId.get(5)?.error === undefined) {
+    // This runtime writes it out: the server answered it.
+    assert.deepEqual(byId.get(5)?.result, {});
+    assert.deepEqual(tooDeep, []);
+  } else {
+    assert.match(
+      (byId.get(5)!.error as { message: string }).message,
+      /your request nests too deeply to be written out to the MCP server/,
+    );
+    assert.deepEqual(tooDeep, [{ event: "client_message_refused", kind: "too_deep", id: 5 }]);
+  }
+});
+
+test("createFramer: the members of an over-long batch show their ids, read as the bytes go by", () => {
+  const members = [
+    // A string that holds brackets, quotes and "id", and an id nested deeper: neither is the member's.
+    `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"id":99,"s":"a \\" ] } , \\"id\\": 5 [{"}}`,
+    "7",
+    `{"id" : "s9" , "result":{"id":3}}`,
+    `{"method":"notifications/x","params":{}}`,
+    `{"jsonrpc":"2.0","method":"tools/call","id":2,"params":{"x":[1,{"id":4}]}}`,
+    `{"id":{"a":1},"method":"m"}`,
+    `{"id":"${"x".repeat(300)}","method":"m"}`,
+    `{"idx":8,"method":"m"}`,
+    `{"id":-1.5e2,"method":"m","pad":"${"p".repeat(5000)}"}`,
+  ];
+  const line = `  [${members.join(",")}]`;
+  JSON.parse(line); // (valid JSON)
+  for (const step of [line.length, 7, 1]) {
+    const seen: LineEdges[] = [];
+    const framer = createFramer({ maxLineBytes: 100, onOverflow: (_bytes, edges) => void seen.push(edges) });
+    const bytes = enc.encode(line + "\n");
+    for (let at = 0; at < bytes.length; at += step) framer.push(bytes.subarray(at, at + step));
+    assert.deepEqual(seen.map((e) => e.batch), [[
+      { id: 1, request: true },
+      { id: "s9", request: false },
+      { id: 2, request: true },
+      { id: -150, request: true },
+    ]], `read ${step} bytes at a time`);
+  }
+  // A line that is no batch shows none.
+  const single: LineEdges[] = [];
+  const framer = createFramer({ maxLineBytes: 10, onOverflow: (_bytes, edges) => void single.push(edges) });
+  framer.push(enc.encode(`{"jsonrpc":"2.0","id":1,"method":"ping","params":[{"id":2}]}\n`));
+  assert.equal(single[0].batch, undefined);
+});
+
+test("relayMcp: every request of a batch over maxMessageBytes is answered, with one array", {
+  timeout: 60_000,
+}, async () => {
+  // The server tells the client what it was sent that is no request (an answer, or the relay's error for one).
+  const server = `require("node:readline").createInterface({ input: process.stdin }).on("line", (line) => {
+    const m = JSON.parse(line);
+    if (m.method === undefined) {
+      process.stdout.write(JSON.stringify({ jsonrpc: "2.0", method: "notifications/message", params: { got: m } }) + "\\n");
+    }
+  });`;
+  const pings = Array.from({ length: 40 }, (_, i) => ({ jsonrpc: "2.0", id: i + 1, method: "ping" }));
+  const answer = { jsonrpc: "2.0", id: "s9", result: { pad: "x".repeat(4000) } };
+  const batch = [...pings.slice(0, 20), answer, ...pings.slice(20)];
+  const received = await exchange(
+    "node",
+    ["-e", server],
+    [batch],
+    (r) => r.some(Array.isArray) && r.some((m) => (m as JsonRpcMessage).method !== undefined),
+    2000,
+  ) as (JsonRpcMessage | JsonRpcMessage[])[];
+  const array = received.find(Array.isArray) as JsonRpcMessage[] | undefined;
+  assert.deepEqual(array?.map((a) => a.id), pings.map((p) => p.id), "each request of the batch is answered");
+  assert.ok(
+    array.every((a) => /a batch of .* exceeds the limit of 2000 bytes; this request/.test(errorOf(a))),
+  );
+  const told = received.find((m) => !Array.isArray(m) && m.method !== undefined) as JsonRpcMessage;
+  const got = (told.params as { got: JsonRpcMessage }).got;
+  assert.equal(got.id, "s9", "the server's request, answered in the batch, gets an error instead");
+  assert.match(errorOf(got), /the client's answer was in a batch of .* exceeds the limit/);
 });

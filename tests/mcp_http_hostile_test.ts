@@ -390,7 +390,7 @@ test("relayMcpHttp: maxInFlight must be a whole number from 1 up", async () => {
 });
 
 test(
-  "relayMcpHttp: past maxInFlight notification POSTs, the relay reads no more of the client until one ends",
+  "relayMcpHttp: past maxInFlight notification POSTs, the relay reads no further than the next message until one ends",
   {
     timeout: 60_000,
   },
@@ -436,8 +436,9 @@ test(
       }
       await init;
       for (let i = 1; i <= flood; i++) {
-        // Asked for the one after the bound's first past it: the relay read on without a place free.
-        if (i === max + 2) readOnBeforeRelease = !released;
+        // Asked for the second after the bound's first past it: the relay read on without a place free. (It
+        // reads the first, to let it pass if it is an answer; one that is not waits there.)
+        if (i === max + 3) readOnBeforeRelease = !released;
         yield enc.encode(
           JSON.stringify({ jsonrpc: "2.0", method: "notifications/roots/list_changed" }) + "\n",
         );
@@ -550,3 +551,284 @@ test(
     }
   },
 );
+
+test("relayMcpHttp: the DELETE that ends the session is waited for no longer than shutdownGraceMs", {
+  timeout: 60_000,
+}, async () => {
+  let relayEnded = false;
+  /** Whether the relay had ended when the server saw the DELETE (it waited for no answer to it). */
+  let endedBeforeDelete: boolean | undefined;
+  let deleteSeen = () => {};
+  const deleted = new Promise<void>((resolve) => (deleteSeen = resolve));
+  const server = createServer((req, res) => {
+    if (req.method === "DELETE") {
+      endedBeforeDelete ??= relayEnded;
+      return deleteSeen(); // never answered
+    }
+    let body = "";
+    req.on("data", (c) => (body += c));
+    req.on("end", () => {
+      if (req.method !== "POST") return void res.writeHead(405).end();
+      answeredPlainly(JSON.parse(body), res, []);
+    });
+  });
+  const url = await new Promise<string>((resolve) =>
+    server.listen(0, "127.0.0.1", () => {
+      resolve(`http://127.0.0.1:${(server.address() as { port: number }).port}/mcp`);
+    })
+  );
+  let initAnswered = () => {};
+  const init = new Promise<void>((resolve) => (initAnswered = resolve));
+  const enc = new TextEncoder();
+  async function* client() {
+    yield enc.encode(JSON.stringify(INIT[0]) + "\n");
+    await init; // (the session id comes with initialize's answer)
+  }
+  try {
+    const exit = await relayMcpHttp(url, {
+      shutdownGraceMs: 0,
+      input: client(),
+      output: (bytes) => {
+        if (new TextDecoder().decode(bytes).includes('"id":0')) initAnswered();
+      },
+    });
+    relayEnded = true;
+    assert.equal(exit.reason, "client_closed");
+    await deleted; // sent all the same: the server learns that the session is over
+    assert.equal(endedBeforeDelete, true, "the relay waited for the DELETE's answer with no grace");
+  } finally {
+    server.closeAllConnections?.();
+    server.close();
+  }
+});
+
+test("relayMcpHttp: the guard's own tools/list POST ends when the guard gives up on it at toolsTimeoutMs", {
+  timeout: 60_000,
+}, async () => {
+  let listClosed = () => {};
+  const closed = new Promise<void>((resolve) => (listClosed = resolve));
+  const server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (c) => (body += c));
+    req.on("end", () => {
+      if (req.method !== "POST") return void res.writeHead(req.method === "GET" ? 405 : 200).end();
+      const m = JSON.parse(body) as JsonRpcMessage;
+      if (m.method !== "tools/list") return void answeredPlainly(m, res, []);
+      res.on("close", listClosed); // never answered: only the relay can end it
+    });
+  });
+  const url = await new Promise<string>((resolve) =>
+    server.listen(0, "127.0.0.1", () => {
+      resolve(`http://127.0.0.1:${(server.address() as { port: number }).port}/mcp`);
+    })
+  );
+  const answers = new Map<unknown, JsonRpcMessage>();
+  let answered = () => {};
+  const until = (id: number) =>
+    new Promise<void>((resolve) => {
+      answered = () => answers.has(id) && resolve();
+      answered();
+    });
+  let endedWhileConnected = false;
+  const enc = new TextEncoder();
+  async function* client() {
+    for (const m of INIT) yield enc.encode(JSON.stringify(m) + "\n");
+    await until(0);
+    yield enc.encode(JSON.stringify(call(1, "read")) + "\n");
+    await until(1);
+    // (15 s at most: the old relay kept the POST open until it ended itself)
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const later = new Promise<string>((resolve) => (timer = setTimeout(() => resolve("later"), 15_000)));
+    endedWhileConnected = await Promise.race([closed.then(() => "closed"), later]) === "closed";
+    clearTimeout(timer);
+  }
+  const events: McpEvent[] = [];
+  try {
+    await relayMcpHttp(url, {
+      toolsTimeoutMs: 200,
+      input: client(),
+      onEvent: (e) => void events.push(e),
+      output: (bytes) => {
+        for (const line of new TextDecoder().decode(bytes).split("\n").filter(Boolean)) {
+          const m = JSON.parse(line) as JsonRpcMessage;
+          answers.set(m.id, m);
+        }
+        answered();
+      },
+    });
+    const result = answers.get(1)?.result as { isError?: boolean; content: { text: string }[] };
+    assert.match(
+      result.content[0].text,
+      /could not read this server's tool list \(no answer within 200 ms\)/,
+    );
+    assert.equal(endedWhileConnected, true, "the given-up POST was still open");
+    assert.deepEqual(events.filter((e) => e.event === "post_failed"), [], "ending it is no failure");
+  } finally {
+    server.closeAllConnections?.();
+    server.close();
+  }
+});
+
+test("relayMcpHttp: a server request nested too deeply to be written out again is answered to the server", {
+  timeout: 60_000,
+}, async () => {
+  // 200 000 levels: JSON.parse reads them; Bun's JSON.stringify cannot write them out again (Deno's can).
+  const depth = 200_000;
+  const deep = `{"jsonrpc":"2.0","id":"s1","method":"sampling/createMessage","params":${
+    '{"a":'.repeat(depth)
+  }1${"}".repeat(depth)}}`;
+  let answerToServer: JsonRpcMessage | undefined;
+  let pingStream: ServerResponse | undefined;
+  const finishPing = () => {
+    pingStream?.end(`event: message\ndata: ${JSON.stringify({ jsonrpc: "2.0", id: 1, result: {} })}\n\n`);
+  };
+  const server = await scriptedServer([], (m, res) => {
+    if (m.method === "ping") {
+      // The ping is answered once the server's own request has an answer, as a server that needs it would.
+      pingStream = res;
+      return void res.writeHead(200, { "content-type": "text/event-stream" }).write(
+        `event: message\ndata: ${deep}\n\n`,
+      );
+    }
+    if (m.method === undefined && m.id === "s1") {
+      answerToServer = m;
+      res.writeHead(202).end();
+      return finishPing();
+    }
+    res.writeHead(400).end();
+  });
+  const answers = new Map<unknown, JsonRpcMessage>();
+  let requestReachedClient = false;
+  let answered = () => {};
+  const until = (ready: () => boolean) =>
+    new Promise<void>((resolve) => {
+      answered = () => ready() && resolve();
+      answered();
+    });
+  const enc = new TextEncoder();
+  async function* client() {
+    for (const m of INIT) yield enc.encode(JSON.stringify(m) + "\n");
+    await until(() => answers.has(0));
+    yield enc.encode(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }) + "\n");
+    // (15 s at most: the old relay dropped the request, and the server waited for its answer)
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const later = new Promise<void>((resolve) => (timer = setTimeout(resolve, 15_000)));
+    await Promise.race([until(() => answers.has(1) || requestReachedClient), later]);
+    if (requestReachedClient && !answers.has(1)) {
+      yield enc.encode(JSON.stringify({ jsonrpc: "2.0", id: "s1", result: { model: "m" } }) + "\n");
+      await Promise.race([until(() => answers.has(1)), later]);
+    }
+    clearTimeout(timer);
+  }
+  const events: McpEvent[] = [];
+  try {
+    await relayMcpHttp(server.url, {
+      input: client(),
+      onEvent: (e) => void events.push(e),
+      output: (bytes) => {
+        for (const line of new TextDecoder().decode(bytes).split("\n").filter(Boolean)) {
+          const m = JSON.parse(line) as JsonRpcMessage;
+          if (m.method === undefined) answers.set(m.id, m);
+          else if (m.id === "s1") requestReachedClient = true;
+        }
+        answered();
+      },
+    });
+    assert.deepEqual(answers.get(1)?.result, {}, "the server had its answer, and answered the ping");
+    const tooDeep = events.filter((e) => e.event === "stray_message" && e.kind === "too_deep");
+    if (requestReachedClient) {
+      // This runtime writes it out: the client answered it.
+      assert.deepEqual(answerToServer?.result, { model: "m" });
+      assert.deepEqual(tooDeep, []);
+    } else {
+      assert.match(errorOf(answerToServer), /your request nests too deeply to be written out to the client/);
+      assert.deepEqual(tooDeep, [{ event: "stray_message", from: "server", kind: "too_deep", id: "s1" }]);
+    }
+  } finally {
+    pingStream?.end();
+    server.stop();
+  }
+});
+
+test("relayMcpHttp: the client's answer to a server request passes a notification waiting for its place", {
+  timeout: 60_000,
+}, async () => {
+  // One place for notifications, taken by one the server holds until it has the client's answer (as a server
+  // that needs the answer first might): a second notification waits for the place; the answer must not.
+  const held: ServerResponse[] = [];
+  let answerWhileHeld: boolean | undefined;
+  const seen: string[] = [];
+  let secondSeen = () => {};
+  const second = new Promise<void>((resolve) => (secondSeen = resolve));
+  let firstHeld = () => {};
+  const first = new Promise<void>((resolve) => (firstHeld = resolve));
+  let fallback: ReturnType<typeof setTimeout> | undefined;
+  const release = () => {
+    clearTimeout(fallback);
+    for (const r of held.splice(0)) r.writeHead(202).end();
+  };
+  const server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (c) => (body += c));
+    req.on("end", () => {
+      if (req.method !== "POST") return void res.writeHead(req.method === "GET" ? 405 : 200).end();
+      const m = JSON.parse(body) as JsonRpcMessage;
+      if (m.method === "notifications/roots/list_changed") {
+        const n = (m.params as { n: number }).n;
+        seen.push(`notification ${n}`);
+        if (n === 1) {
+          held.push(res);
+          // (15 s at most: the old relay read no more of the client until the place was free)
+          fallback = setTimeout(release, 15_000);
+          return firstHeld();
+        }
+        res.writeHead(202).end();
+        return secondSeen();
+      }
+      if (m.method === undefined && m.id === "r1") {
+        answerWhileHeld ??= held.length > 0;
+        seen.push("answer");
+        res.writeHead(202).end();
+        return release();
+      }
+      answeredPlainly(m, res, []);
+    });
+  });
+  const url = await new Promise<string>((resolve) =>
+    server.listen(0, "127.0.0.1", () => {
+      resolve(`http://127.0.0.1:${(server.address() as { port: number }).port}/mcp`);
+    })
+  );
+  let initAnswered = () => {};
+  const init = new Promise<void>((resolve) => (initAnswered = resolve));
+  const enc = new TextEncoder();
+  const note = (n: number) => ({ jsonrpc: "2.0", method: "notifications/roots/list_changed", params: { n } });
+  async function* client() {
+    for (const m of INIT) yield enc.encode(JSON.stringify(m) + "\n");
+    await init;
+    yield enc.encode(JSON.stringify(note(1)) + "\n");
+    yield enc.encode(JSON.stringify(note(2)) + "\n");
+    await first; // (POSTs go side by side: the answer's must not overtake the first notification's)
+    yield enc.encode(JSON.stringify({ jsonrpc: "2.0", id: "r1", result: { roots: [] } }) + "\n");
+    await second;
+  }
+  try {
+    await relayMcpHttp(url, {
+      maxInFlight: 1,
+      input: client(),
+      output: (bytes) => {
+        if (new TextDecoder().decode(bytes).includes('"id":0')) initAnswered();
+      },
+    });
+    assert.equal(
+      answerWhileHeld,
+      true,
+      "the answer reached the server while the notification held its place",
+    );
+    assert.deepEqual(seen, ["notification 1", "answer", "notification 2"], "notifications kept their order");
+  } finally {
+    release();
+    server.closeAllConnections?.();
+    server.close();
+  }
+});

@@ -1045,3 +1045,58 @@ test("MCP session: a split batch whose member is cancelled still answers the oth
   assert.equal(toClient.length, 2);
   assert.deepEqual((toClient[1] as { id: number }[]).map((m) => m.id), [3]);
 });
+
+test("relayMcp: the client's answer to a server request passes a notification waiting past MAX_HELD", {
+  timeout: 60_000,
+}, async () => {
+  // A server that lists its tools only once the client has answered its own request (roots/list).
+  const server = `let list;
+  require("node:readline").createInterface({ input: process.stdin }).on("line", (line) => {
+    const m = JSON.parse(line);
+    const say = (x) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", ...x }) + "\\n");
+    if (m.method === "tools/list") {
+      list = m.id;
+      say({ id: "r1", method: "roots/list" });
+    } else if (m.id === "r1" && m.method === undefined) {
+      say({ id: list, result: { tools: [{ name: "echo", inputSchema: { type: "object" } }] } });
+    } else if (m.method === "tools/call") {
+      say({ id: m.id, result: { content: [{ type: "text", text: "ran" }] } });
+    }
+  });`;
+  let answer: JsonRpcMessage | undefined;
+  let rootsAsked = () => {};
+  const asked = new Promise<void>((resolve) => (rootsAsked = resolve));
+  let called = () => {};
+  const done = new Promise<void>((resolve) => (called = resolve));
+  const enc = new TextEncoder();
+  const line = (m: unknown) => enc.encode(JSON.stringify(m) + "\n");
+  async function* client() {
+    // The call waits for the guard's tools/list, and MAX_HELD messages with it; the last notification is past
+    // them, and waits too.
+    yield line({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "echo", arguments: {} } });
+    for (let i = 0; i < MAX_HELD; i++) {
+      yield line({ jsonrpc: "2.0", method: "notifications/roots/list_changed" });
+    }
+    await asked;
+    yield line({ jsonrpc: "2.0", id: "r1", result: { roots: [] } });
+    await done;
+  }
+  await relayMcp({
+    command: "node",
+    args: ["-e", server],
+    input: client(),
+    stderr: "ignore",
+    toolsTimeoutMs: 15_000, // (the old relay read no more of the client, and the list never came)
+    output: (bytes) => {
+      for (const text of new TextDecoder().decode(bytes).split("\n").filter(Boolean)) {
+        const m = JSON.parse(text) as JsonRpcMessage;
+        if (m.id === "r1") rootsAsked();
+        if (m.id === 1) {
+          answer = m;
+          called();
+        }
+      }
+    },
+  });
+  assert.deepEqual(answer?.result, { content: [{ type: "text", text: "ran" }] }, JSON.stringify(answer));
+});
