@@ -1,7 +1,8 @@
 // A Chat stream whose choice sends its role with a tool call in its first chunk, then text: the gate holds
 // that chunk and lets the text flow, and the openai SDK's `ChatCompletionStream` hands out a choice's text
-// (`content.delta`, `refusal.delta`) only once the choice's role has come. Driven through the official
-// openai client, with and without the gate, under each way of rejecting.
+// (`content.delta`, `refusal.delta`) only once the choice's role has come; a rejected call written into
+// that chunk takes the chunk with it, and the SDK throws on a choice without a role. Driven through the
+// official openai client, with and without the gate, under each way of rejecting.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import OpenAI from "openai";
@@ -140,5 +141,23 @@ for (const onRejected of ["withhold-turn", "drop-call"] as const) {
     assert.match(got.deltas[2], /^\n\n[\s\S]*delete_everything/);
     assert.equal(got.content, got.deltas.join(""));
     assert.deepEqual(got.done, [got.content]);
+  });
+}
+
+for (const onRejected of ["withhold-turn", "drop-call"] as const) {
+  test(`guardFetch Chat stream (${onRejected}): a rejected call written into the chunk that carries the role leaves the openai SDK a role`, async () => {
+    // The chunk is held with the call and dropped with it; the SDK threw "missing role for choice 0".
+    const written = '<tool_call>\n{"name": "delete_everything", "arguments": {}}\n</tool_call>';
+    next = {
+      sse: [
+        chatChunk({ role: "assistant", content: `Sure. ${written}` }),
+        chatChunk({}, "stop"),
+        "data: [DONE]\n\n",
+      ],
+    };
+    const got = await sdkRead(guardFetch(fetch, { onRejected }) as typeof fetch);
+    assert.equal(got.final.choices[0].message.role, "assistant");
+    assert.match(got.content ?? "", /^Sure\. \n\n[\s\S]*delete_everything/);
+    assert.equal(got.deltas.join(""), got.content);
   });
 }

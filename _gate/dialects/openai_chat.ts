@@ -193,10 +193,17 @@ class ChatStream implements FrameRouter {
 
   readonly text: TextFrames = {
     read: (event, answer) => chatText(event, answer),
+    // With the role where the client may not have it: the chunk that carried it can be one held with a
+    // written call and dropped with it (the openai SDK throws on a choice without a role, and hands out no
+    // text before it). The watch sends frames the router does not see, so a role may come twice: harmless.
     textFrame: (text, answer) =>
       formatSse(JSON.stringify({
         ...(this.#template ?? { object: "chat.completion.chunk" }),
-        choices: [{ index: answer, delta: { content: text }, finish_reason: null }],
+        choices: [{
+          index: answer,
+          delta: this.#rolePassed.has(answer) ? { content: text } : { role: "assistant", content: text },
+          finish_reason: null,
+        }],
       })),
     frame: (event, from) => reframe(event, from),
     answers: (event) =>
