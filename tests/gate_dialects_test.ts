@@ -239,3 +239,37 @@ test("guardFetch: Cohere v2 stream, an allowed call passes byte for byte and a r
   assert.equal(end.delta.finish_reason, "COMPLETE");
   assert.deepEqual(end.delta.usage, { tokens: { output_tokens: 9 } });
 });
+
+test("guardFetch: Cohere v2 stream, a text block after a held call reaches the client whole, its start first", async () => {
+  // A client files a content-delta under the block its content-start opened: the start, held behind the
+  // call, came after the block's deltas.
+  const frames = [
+    { id: "c1", type: "message-start", delta: { message: { role: "assistant" } } },
+    {
+      type: "tool-call-start",
+      index: 0,
+      delta: {
+        message: { tool_calls: { id: "w0", type: "function", function: { name: "weather", arguments: "" } } },
+      },
+    },
+    {
+      type: "tool-call-delta",
+      index: 0,
+      delta: { message: { tool_calls: { function: { arguments: '{"location":"Oslo"}' } } } },
+    },
+    { type: "tool-call-end", index: 0 },
+    { type: "content-start", index: 0, delta: { message: { content: { type: "text", text: "" } } } },
+    { type: "content-delta", index: 0, delta: { message: { content: { text: "Checking." } } } },
+    { type: "content-end", index: 0 },
+    { type: "message-end", delta: { finish_reason: "TOOL_CALL" } },
+  ];
+  for (const name of ["weather", "rm_rf"]) {
+    frames[1].delta!.message!.tool_calls!.function.name = name;
+    const res = await post("/v2/chat", COHERE_TOOLS, { sse: frames });
+    const types = sseEvents(await res.text()).map((e) => e.type);
+    assert.equal(seen[0].verdict.allowed, name === "weather");
+    const block = types.indexOf("content-start");
+    assert.ok(block >= 0 && block < types.indexOf("content-delta"), `${name}: ${types.join(" ")}`);
+    assert.ok(types.indexOf("content-end") > types.indexOf("content-delta"), `${name}: ${types.join(" ")}`);
+  }
+});

@@ -65,6 +65,8 @@ const body: CompletionBody = {
 };
 
 const CALL_EVENT = /^tool-call-(start|delta|end)$/;
+/** The events of a text (or thinking) block, and of the tool plan: they flow while calls are held. */
+const TEXT_EVENT = /^(content-(start|delta|end)|tool-plan-delta)$/;
 
 /** The text a `content-start` brings for its block (`""` when none; a `thinking` block's is not text). */
 function startText(event: Record<string, unknown>): string {
@@ -158,7 +160,9 @@ class CohereStream implements FrameRouter {
       flow.pending = true;
       return flow.hold({ raw, event, tool: true });
     }
-    if (!flow.pending || type === "content-delta" || type === "tool-plan-delta") {
+    // Pending: text still flows, with the start and end of its block (a client files a content-delta under
+    // the block its content-start opened; the start held behind the call came after its deltas).
+    if (!flow.pending || TEXT_EVENT.test(type)) {
       if (type === "content-delta" || type === "tool-plan-delta") flow.textSeen = true;
       return flow.send(raw);
     }

@@ -15,6 +15,7 @@ import {
   contentText,
   type Dialect,
   type FrameRouter,
+  type Held,
   joinText,
   pick,
   type SplitCalls,
@@ -148,6 +149,10 @@ class ChatStream implements FrameRouter {
   #template?: Record<string, unknown>;
   /** How many answers the request asked for. */
   readonly #answers: number;
+  /** The role of each choice whose role the client has not had, as a held chunk carries it. */
+  readonly #roleHeld = new Map<number, unknown>();
+  /** The choices whose role the client has had. */
+  readonly #rolePassed = new Set<number>();
 
   constructor(answers = 1) {
     this.#answers = answers;
@@ -188,10 +193,17 @@ class ChatStream implements FrameRouter {
 
   readonly text: TextFrames = {
     read: (event, answer) => chatText(event, answer),
+    // With the role where the client may not have it: the chunk that carried it can be one held with a
+    // written call and dropped with it (the openai SDK throws on a choice without a role, and hands out no
+    // text before it). The watch sends frames the router does not see, so a role may come twice: harmless.
     textFrame: (text, answer) =>
       formatSse(JSON.stringify({
         ...(this.#template ?? { object: "chat.completion.chunk" }),
-        choices: [{ index: answer, delta: { content: text }, finish_reason: null }],
+        choices: [{
+          index: answer,
+          delta: this.#rolePassed.has(answer) ? { content: text } : { role: "assistant", content: text },
+          finish_reason: null,
+        }],
       })),
     frame: (event, from) => reframe(event, from),
     answers: (event) =>
@@ -223,12 +235,12 @@ class ChatStream implements FrameRouter {
       // Pending: text still flows (OpenAI text deltas carry no position); anything else waits.
       if (!flow.pending || (hasText && !choices.some((c) => isRecord(c) && c.finish_reason != null))) {
         if (hasText) flow.textSeen = true;
-        flow.send(raw);
-      } else flow.hold({ raw, event, tool: false });
+        this.#send(raw, choices, flow);
+      } else this.#hold({ raw, event, tool: false }, choices, flow);
       return;
     }
     flow.pending = true;
-    if (!hasText) return flow.hold({ raw, event, tool: true });
+    if (!hasText) return this.#hold({ raw, event, tool: true }, choices, flow);
     // Split: the text part goes now, the tool part waits.
     flow.textSeen = true;
     const part = (drop: readonly string[], set: Record<string, unknown>) => ({
@@ -237,9 +249,54 @@ class ChatStream implements FrameRouter {
         isRecord(c) && isRecord(c.delta) ? { ...c, delta: withoutKeys(c.delta, drop), ...set } : c
       ),
     });
-    flow.send(formatSse(JSON.stringify(part(["tool_calls", "function_call"], { finish_reason: null }))));
+    const textPart = part(["tool_calls", "function_call"], { finish_reason: null });
+    this.#send(formatSse(JSON.stringify(textPart)), textPart.choices, flow);
     const toolPart = part(["content", "reasoning_content", "reasoning", "refusal"], {});
-    flow.hold({ raw: formatSse(JSON.stringify(toolPart)), event: toolPart, tool: true });
+    this.#hold(
+      { raw: formatSse(JSON.stringify(toolPart)), event: toolPart, tool: true },
+      toolPart.choices,
+      flow,
+    );
+  }
+
+  /**
+   * Sends a chunk, after the role of each of its choices whose role came in a chunk still held (a call's
+   * first chunk): the openai SDK hands out a choice's text (`content.delta`, `refusal.delta`) only once its
+   * snapshot has the role, and the held chunk comes after the text. Only the role goes ahead, in a chunk of
+   * its own: the chunks of a stream that sends no text after a held role go out as they came.
+   */
+  #send(raw: string, choices: readonly unknown[], flow: StreamFlow): void {
+    const ahead: Record<string, unknown>[] = [];
+    for (const c of choices) {
+      if (!isRecord(c)) continue;
+      const index = choiceIndex(c);
+      if (isRecord(c.delta) && c.delta.role != null) this.#rolePassed.add(index);
+      else if (this.#roleHeld.has(index) && !this.#rolePassed.has(index)) {
+        ahead.push({
+          index,
+          delta: { role: this.#roleHeld.get(index) },
+          logprobs: null,
+          finish_reason: null,
+        });
+        this.#rolePassed.add(index);
+      }
+      this.#roleHeld.delete(index);
+    }
+    if (ahead.length > 0) {
+      const base = this.#template ?? { object: "chat.completion.chunk" };
+      flow.send(formatSse(JSON.stringify({ ...base, choices: ahead })));
+    }
+    flow.send(raw);
+  }
+
+  /** Holds a chunk, noting the role of each choice whose role has not reached the client yet. */
+  #hold(frame: Held, choices: readonly unknown[], flow: StreamFlow): void {
+    for (const c of choices) {
+      if (!isRecord(c) || !isRecord(c.delta) || c.delta.role == null) continue;
+      const index = choiceIndex(c);
+      if (!this.#rolePassed.has(index) && !this.#roleHeld.has(index)) this.#roleHeld.set(index, c.delta.role);
+    }
+    flow.hold(frame);
   }
 
   /**

@@ -1,0 +1,163 @@
+// A Chat stream whose choice sends its role with a tool call in its first chunk, then text: the gate holds
+// that chunk and lets the text flow, and the openai SDK's `ChatCompletionStream` hands out a choice's text
+// (`content.delta`, `refusal.delta`) only once the choice's role has come; a rejected call written into
+// that chunk takes the chunk with it, and the SDK throws on a choice without a role. Driven through the
+// official openai client, with and without the gate, under each way of rejecting.
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import OpenAI from "openai";
+import { guardFetch } from "../gate.ts";
+import {
+  chatChunk,
+  type FakeReply,
+  type FakeServer,
+  startFakeLlmServer,
+  TOOLS_OPENAI,
+} from "./_fake_llm_server.ts";
+
+const messages = [{ role: "user" as const, content: "Weather in Oslo?" }];
+let next: FakeReply = { json: {} };
+let server: FakeServer;
+before(async () => {
+  server = await startFakeLlmServer(() => next);
+});
+after(async () => {
+  await server.close();
+});
+
+/** The frames of a stream whose one choice calls `name` in its first chunk (with the role), then talks. */
+function callThenText(name: string, text: string[], field: "content" | "refusal" = "content"): unknown[] {
+  const call = { index: 0, id: "call_1", type: "function", function: { name, arguments: "" } };
+  return [
+    chatChunk({ role: "assistant", content: null, tool_calls: [call] }),
+    chatChunk({ tool_calls: [{ index: 0, function: { arguments: '{"city":' } }] }),
+    ...text.slice(0, 1).map((t) => chatChunk({ [field]: t })),
+    chatChunk({ tool_calls: [{ index: 0, function: { arguments: '"Oslo"}' } }] }),
+    ...text.slice(1).map((t) => chatChunk({ [field]: t })),
+    chatChunk({}, "tool_calls"),
+    "data: [DONE]\n\n",
+  ];
+}
+
+/** What the openai SDK's stream helper hands out: its text events and the final completion. */
+async function sdkRead(fetch_: typeof fetch) {
+  const client = new OpenAI({ apiKey: "sk-test", baseURL: `${server.url}/v1`, fetch: fetch_, maxRetries: 0 });
+  const stream = client.chat.completions.stream({ model: "m", messages, tools: TOOLS_OPENAI as never });
+  const deltas: string[] = [];
+  const refusals: string[] = [];
+  const done: string[] = [];
+  stream.on("content.delta", (e) => deltas.push(e.delta));
+  stream.on("refusal.delta", (e) => refusals.push(e.delta));
+  stream.on("content.done", (e) => done.push(e.content));
+  const final = await stream.finalChatCompletion();
+  const message = final.choices[0].message;
+  const calls = (message.tool_calls ?? []).map((c) => c.type === "function" ? c.function.name : c.type);
+  return { deltas, refusals, done, content: message.content, refusal: message.refusal, calls, final };
+}
+
+test("guardFetch Chat stream: text after a held call of its choice reaches the openai SDK's content events", async () => {
+  next = { sse: callThenText("get_weather", ["It is ", "sunny."]) };
+  const plain = await sdkRead(fetch);
+  assert.deepEqual(plain.deltas, ["It is ", "sunny."]);
+  const gated = await sdkRead(guardFetch(fetch) as typeof fetch);
+  assert.deepEqual(gated, plain);
+  // With no text after it, the chunk that carries the role goes out with the call, as it came (the
+  // recorded traffic of Alibaba sends its role so).
+  const frames = callThenText("get_weather", []);
+  next = { sse: frames };
+  const res = await guardFetch(fetch)(`${server.url}/v1/chat/completions`, {
+    method: "POST",
+    body: JSON.stringify({ model: "m", stream: true, messages, tools: TOOLS_OPENAI }),
+  });
+  const sent = frames.map((f) => typeof f === "string" ? f : `data: ${JSON.stringify(f)}\n\n`).join("");
+  assert.equal(await res.text(), sent);
+});
+
+test("guardFetch n=2 Chat stream: text after a held call of choice 1 reaches the openai SDK's content events", async () => {
+  const chunkOf = (index: number, delta: Record<string, unknown>, finish: string | null = null) => {
+    const chunk = chatChunk(delta, finish);
+    (chunk.choices as Record<string, unknown>[])[0].index = index;
+    return chunk;
+  };
+  const call = { index: 0, id: "call_1", type: "function", function: { name: "get_weather", arguments: "" } };
+  next = {
+    sse: [
+      chunkOf(0, { role: "assistant", content: "" }),
+      chunkOf(1, { role: "assistant", content: null, tool_calls: [call] }),
+      chunkOf(0, { content: "Sunny " }),
+      chunkOf(1, { tool_calls: [{ index: 0, function: { arguments: '{"city":"Oslo"}' } }] }),
+      chunkOf(1, { content: "Let me check." }),
+      chunkOf(0, { content: "today." }),
+      chunkOf(0, {}, "stop"),
+      chunkOf(1, {}, "tool_calls"),
+      "data: [DONE]\n\n",
+    ],
+  };
+  const read = async (fetch_: typeof fetch) => {
+    const client = new OpenAI({
+      apiKey: "sk-test",
+      baseURL: `${server.url}/v1`,
+      fetch: fetch_,
+      maxRetries: 0,
+    });
+    const stream = client.chat.completions.stream({
+      model: "m",
+      messages,
+      n: 2,
+      tools: TOOLS_OPENAI as never,
+    });
+    // Per choice: the text watch may hold one choice's text while another's flows.
+    const deltas: string[][] = [[], []];
+    stream.on("chunk", (chunk, snapshot) => {
+      for (const c of chunk.choices) {
+        const message = snapshot.choices[c.index].message;
+        if (c.delta.content && message.role === "assistant") deltas[c.index].push(c.delta.content);
+      }
+    });
+    const final = await stream.finalChatCompletion();
+    return { deltas, final };
+  };
+  const plain = await read(fetch);
+  const gated = await read(guardFetch(fetch) as typeof fetch);
+  assert.deepEqual(plain.deltas, [["Sunny ", "today."], ["Let me check."]]);
+  assert.deepEqual(gated, plain);
+});
+
+test("guardFetch Chat stream: a refusal after a held call of its choice reaches the openai SDK's refusal events", async () => {
+  next = { sse: callThenText("get_weather", ["I would ", "rather not."], "refusal") };
+  const plain = await sdkRead(fetch);
+  assert.deepEqual(plain.refusals, ["I would ", "rather not."]);
+  const gated = await sdkRead(guardFetch(fetch) as typeof fetch);
+  assert.deepEqual(gated, plain);
+});
+
+for (const onRejected of ["withhold-turn", "drop-call"] as const) {
+  test(`guardFetch Chat stream (${onRejected}): text after a rejected call of its choice reaches the openai SDK's content events`, async () => {
+    next = { sse: callThenText("delete_everything", ["It is ", "sunny."]) };
+    const got = await sdkRead(guardFetch(fetch, { onRejected }) as typeof fetch);
+    assert.deepEqual(got.calls, []);
+    assert.deepEqual(got.deltas.slice(0, 2), ["It is ", "sunny."]);
+    assert.equal(got.deltas.length, 3, "the reason follows as one more delta");
+    assert.match(got.deltas[2], /^\n\n[\s\S]*delete_everything/);
+    assert.equal(got.content, got.deltas.join(""));
+    assert.deepEqual(got.done, [got.content]);
+  });
+}
+
+for (const onRejected of ["withhold-turn", "drop-call"] as const) {
+  test(`guardFetch Chat stream (${onRejected}): a rejected call written into the chunk that carries the role leaves the openai SDK a role`, async () => {
+    // The chunk is held with the call and dropped with it; the SDK threw "missing role for choice 0".
+    const written = '<tool_call>\n{"name": "delete_everything", "arguments": {}}\n</tool_call>';
+    next = {
+      sse: [
+        chatChunk({ role: "assistant", content: `Sure. ${written}` }),
+        chatChunk({}, "stop"),
+        "data: [DONE]\n\n",
+      ],
+    };
+    const got = await sdkRead(guardFetch(fetch, { onRejected }) as typeof fetch);
+    assert.equal(got.final.choices[0].message.role, "assistant");
+    assert.match(got.content ?? "", /^Sure\. \n\n[\s\S]*delete_everything/);
+    assert.equal(got.deltas.join(""), got.content);
+  });
+}
