@@ -346,3 +346,26 @@ test("guardFetch: an OpenAI Responses item added with thousands of text parts is
   assert.equal(text.split("event: response.output_text.delta\n").length - 1, n);
   assert.ok(chars < 2_000 * n, `${chars} characters split for ${n} parts`);
 });
+
+test("guardFetch: a rejected OpenAI Responses call finished at no output_index is withheld", async () => {
+  // The gate's reader judges the call in such an item (a client that appends items runs it); the held item
+  // was not counted as the call's, and the withheld turn sent it whole.
+  const call = { type: "function_call", id: "fc_1", call_id: "call_1", name: "delete_everything" };
+  const response = { id: "resp_1", object: "response", status: "in_progress", output: [] };
+  reply({
+    named: true,
+    sse: [
+      { type: "response.created", sequence_number: 0, response },
+      { type: "response.output_item.done", sequence_number: 1, item: { ...call, arguments: "{}" } },
+      { type: "response.completed", sequence_number: 2, response: { ...response, status: "completed" } },
+    ],
+  });
+  const res = await gfetch(`${url()}/v1/responses`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model: "m", input: "hi", stream: true, tools: TOOLS_RESPONSES }),
+  });
+  const text = await res.text();
+  assert.equal(events[0].verdict.allowed, false);
+  assert.equal(text.includes('"call_1"'), false, text);
+});
