@@ -719,11 +719,11 @@ class ResponsesStream implements FrameRouter {
   /**
    * Whether an event belongs to a dropped call: the gate's reader filed it under that call (an argument
    * event it joined to the call by `item_id`, wherever its `output_index` points; a call item), or it
-   * finishes a dropped call's item at no `output_index`. The openai SDK throws on such an event at no `output_index` and the AI
-   * SDK passes it by (its schema wants the index), but a client that follows `item_id` would run the
-   * arguments of a call the gate removed. The reader's filing is the one rule: a map of the router's own
-   * (item id to the call first seen with it) told another call than the reader joined, and let a dropped
-   * call's arguments go out.
+   * finishes a dropped call's item at no `output_index`. The openai SDK throws on such an event at no
+   * `output_index` and the AI SDK passes it by (its schema wants the index), but a client that follows
+   * `item_id` would run the arguments of a call the gate removed. The reader's filing is the one rule: a
+   * map of the router's own (item id to the call first seen with it) could name another call than the
+   * reader joined, and let a dropped call's arguments go out.
    */
   #ofDropped(
     event: Record<string, unknown>,
