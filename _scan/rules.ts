@@ -105,12 +105,20 @@ const NAME_OF_WORDS = /^(?:new_?instructions|system_?prompt_?(?:override|update)
  * parted by underscores, at least one, each where two of its words meet. Such a key or value is a name in
  * code, not spaced letters; letters spaced by underscores (`N_E_W_I_N_S…`, `SY_ST_EM_PR_OM_PT…`) part them
  * elsewhere, and stay flagged, and an identifier that is an order ("IGNORE_PREVIOUS_INSTRUCTIONS": the words
- * the word rules flag as such) is none of these names. Reads nothing past the match.
+ * the word rules flag as such) is none of these names. Reads nothing past the match; reads the original
+ * behind it, which must be ASCII.
  */
-function nameInCode(t: string, s: number, e: number): boolean {
+function nameInCode(t: string, s: number, e: number, original: Original): boolean {
   const span = t.slice(s, e);
-  return span.includes("_") && NAME_OF_WORDS.test(span.replace(/_+/g, "_"));
+  if (!span.includes("_") || !NAME_OF_WORDS.test(span.replace(/_+/g, "_"))) return false;
+  // As written, not as folded: a name in code is ASCII; homoglyphs or full-width forms that fold into one
+  // (`new_іnstructions` with a Cyrillic і, `ＮＥＷ＿ＩＮＳＴＲＵＣＴＩＯＮＳ`) are a disguise, not a name.
+  for (let i = s; i < e; i++) if (!ASCII_NAME_CHARACTER.test(original(i))) return false;
+  return true;
 }
+
+/** One character of an ASCII snake_case name, as the original text has it. */
+const ASCII_NAME_CHARACTER = /^[A-Za-z_]$/;
 
 /** Text that arrived as data, not from the principal: words aimed at the assistant are suspect there. */
 const DATA: readonly ScanContext[] = ["tool_output", "tool_args", "cli_arg"];
@@ -466,7 +474,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
   },
   {
     name: "override.ignore_previous_squashed",
-    accept: (t, s, e) => !nameInCode(t, s, e),
+    accept: (t, s, e, _upper, original) => !nameInCode(t, s, e, original),
     anchors: ["ignore", "disregard", "forget", "newinstructions", "systemprompt"],
     maxLen: 80,
     category: "instruction_override",
