@@ -239,3 +239,42 @@ test("guardFetch: Cohere v2 stream, an allowed call passes byte for byte and a r
   assert.equal(end.delta.finish_reason, "COMPLETE");
   assert.deepEqual(end.delta.usage, { tokens: { output_tokens: 9 } });
 });
+
+test("guardFetch: a Cohere v2 text block after an allowed call keeps its order: its text never comes before its start", async () => {
+  // A block started while a call is pending has its start held; its deltas were sent at once, ahead of it
+  // and of the call (the AI SDK drops a text-delta whose text-start it has not had, with an error), and a
+  // start's own text, sent on as a delta, went with them.
+  const call = { id: "weather_0", type: "function", function: { name: "weather", arguments: "" } };
+  const frames = (startText: string) => [
+    { id: "c1", type: "message-start", delta: { message: { role: "assistant" } } },
+    { type: "tool-call-start", index: 0, delta: { message: { tool_calls: call } } },
+    {
+      type: "tool-call-delta",
+      index: 0,
+      delta: { message: { tool_calls: { function: { arguments: '{"location":"Oslo"}' } } } },
+    },
+    { type: "tool-call-end", index: 0 },
+    { type: "content-start", index: 0, delta: { message: { content: { type: "text", text: startText } } } },
+    { type: "content-delta", index: 0, delta: { message: { content: { text: " is next." } } } },
+    { type: "content-end", index: 0 },
+    { type: "message-end", delta: { finish_reason: "TOOL_CALL" } },
+  ];
+  const plain: FakeReply = { sse: frames("") };
+  const res = await post("/v2/chat", COHERE_TOOLS, plain);
+  assert.equal(await res.text(), plain.sse!.map((f) => `data: ${JSON.stringify(f)}\n\n`).join(""));
+  assert.equal(seen[0].verdict.allowed, true);
+  const started = await post("/v2/chat", COHERE_TOOLS, { sse: frames("Oslo") });
+  const events = sseEvents(await started.text());
+  assert.deepEqual(events.map((e) => e.type), [
+    "message-start",
+    "tool-call-start",
+    "tool-call-delta",
+    "tool-call-end",
+    "content-start",
+    "content-delta",
+    "content-delta",
+    "content-end",
+    "message-end",
+  ]);
+  assert.deepEqual(events.slice(5, 7).map((e) => e.delta.message.content.text), ["Oslo", " is next."]);
+});

@@ -103,6 +103,8 @@ class CohereStream implements FrameRouter {
   #named = false;
   /** The content block of each piece of text read: text the watch writes goes where its offset was read. */
   readonly #places = new TextPlaces<number>();
+  /** The content blocks (by their `index`, as JSON) whose start came while a call was pending, and is held. */
+  readonly #startsHeld = new Set<string>();
 
   /**
    * The clients (the AI SDK, Cohere's examples) take the text of each `content-delta`: the text the watch
@@ -158,10 +160,15 @@ class CohereStream implements FrameRouter {
       flow.pending = true;
       return flow.hold({ raw, event, tool: true });
     }
-    if (!flow.pending || type === "content-delta" || type === "tool-plan-delta") {
+    // Text flows while a call is pending, but for a block started while it was (its start is held): sent at
+    // once, its text came before its block's start (the AI SDK drops such a delta with an error).
+    const flows = type === "tool-plan-delta" ||
+      (type === "content-delta" && !this.#startsHeld.has(JSON.stringify(event.index ?? null)));
+    if (!flow.pending || flows) {
       if (type === "content-delta" || type === "tool-plan-delta") flow.textSeen = true;
       return flow.send(raw);
     }
+    if (type === "content-start") this.#startsHeld.add(JSON.stringify(event.index ?? null));
     flow.hold({ raw, event, tool: false });
   }
 
