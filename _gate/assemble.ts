@@ -61,7 +61,7 @@ export class CallAssembler {
 
   /**
    * The call position (`slot`) the reader filed a pushed event under, or undefined for an event it filed
-   * under none (only Cohere's call events are filed so far).
+   * under none (Cohere's call events and OpenAI Responses' call items and argument events are filed).
    */
   filed(event: Record<string, unknown>): number | undefined {
     return this.#book.filed(event);

@@ -143,6 +143,13 @@ export function frameName(raw: string): string | undefined {
 }
 
 /**
+ * The `event:` name `reframe` read of each frame it was given, by the object that gave it: a frame split in
+ * many pieces (an item added with thousands of text parts) is read once, not once a piece, which was
+ * quadratic in its size.
+ */
+const NAMES = new WeakMap<object, { name: string | undefined }>();
+
+/**
  * The SSE frame of `event` in place of the frame `from` (its exact text and event), so that a client that
  * routes frames by their `event:` name reads it as it read that frame: under that frame's name, or none
  * where it had none; where the name was that frame's `type`, under the event's own (a frame split in
@@ -155,7 +162,9 @@ export function reframe(
 ): string {
   const data = JSON.stringify(event);
   if (from === undefined) return formatSse(data, name);
-  const was = frameName(from.raw);
+  let read = NAMES.get(from);
+  if (read === undefined) NAMES.set(from, read = { name: frameName(from.raw) });
+  const was = read.name;
   return formatSse(data, was !== undefined && was === from.event.type ? String(event.type) : was);
 }
 

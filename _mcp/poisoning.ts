@@ -298,9 +298,11 @@ const LETTER_OR_MARK = /^[\p{L}\p{M}]$/u;
  * character is not.
  */
 function wordBreakAt(text: string, i: number): boolean {
-  // The code points either side (a kanji beyond the BMP is a surrogate pair).
+  // The code points either side (a kanji beyond the BMP is a surrogate pair; a lone low surrogate is no
+  // letter, and is not to be stepped over to the letter before it).
   const low = text.charCodeAt(i - 1);
-  const back = low >= 0xdc00 && low <= 0xdfff && i >= 2 ? 2 : 1;
+  const high = text.charCodeAt(i - 2);
+  const back = low >= 0xdc00 && low <= 0xdfff && high >= 0xd800 && high <= 0xdbff ? 2 : 1;
   const before = String.fromCodePoint(text.codePointAt(i - back) ?? 0x20);
   const after = String.fromCodePoint(text.codePointAt(i + 1) ?? 0x20);
   if (!LETTER_OR_MARK.test(before) || !LETTER_OR_MARK.test(after)) return false;

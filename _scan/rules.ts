@@ -93,27 +93,32 @@ export interface FindCursor {
   until: number;
 }
 
-/** The first letters of the imperative alternative of `override.ignore_previous_squashed`. */
-const ORDER_VERB = /^(?:ignore|disregard|forget)/;
+/**
+ * The alternatives of `override.ignore_previous_squashed` that name a thing rather than give an order, as a
+ * snake_case name writes them: an underscore (a run made one) only where two of their words meet.
+ */
+const NAME_OF_WORDS = /^(?:new_?instructions|system_?prompt_?(?:override|update))$/;
 
 /**
- * True when the letters-only match `t[s, e)` (folded text) joins words of a snake_case or SCREAMING_SNAKE_CASE
- * identifier (`NEW_INSTRUCTIONS`, `system_prompt_override`): only letters, digits and underscores, at least
- * one underscore, and two letters or digits at least between underscores and on either side of them. Such a key or value
- * is a name in code, not spaced letters; letters spaced by underscores (`N_E_W_I_N_S…`) have one between
- * underscores, and stay flagged. An identifier that is an order ("IGNORE_PREVIOUS_INSTRUCTIONS": the words
- * the word rules flag as such) is not let pass either. Reads at most two characters past either end.
+ * True when the letters-only match `t[s, e)` (folded text, from its first letter to its last) is a
+ * snake_case or SCREAMING_SNAKE_CASE identifier (`NEW_INSTRUCTIONS`, `system_prompt_override`): its letters
+ * parted by underscores, at least one, each where two of its words meet. Such a key or value is a name in
+ * code, not spaced letters; letters spaced by underscores (`N_E_W_I_N_S…`, `SY_ST_EM_PR_OM_PT…`) part them
+ * elsewhere, and stay flagged, and an identifier that is an order ("IGNORE_PREVIOUS_INSTRUCTIONS": the words
+ * the word rules flag as such) is none of these names. Reads nothing past the match; reads the original
+ * behind it, which must be ASCII.
  */
-function nameInCode(t: string, s: number, e: number): boolean {
+function nameInCode(t: string, s: number, e: number, original: Original): boolean {
   const span = t.slice(s, e);
-  if (!/^[a-z0-9_]+$/.test(span) || !span.includes("_")) return false;
-  if (ORDER_VERB.test(span.replaceAll("_", ""))) return false;
-  // The chunks between underscores, the first and last read on past the match's ends (up to an underscore).
-  const chunks = span.split(/_+/);
-  chunks[0] = /[a-z0-9]{0,2}$/.exec(t.slice(Math.max(0, s - 2), s))![0] + chunks[0];
-  chunks[chunks.length - 1] += /^[a-z0-9]{0,2}/.exec(t.slice(e, e + 2))![0];
-  return chunks.every((chunk) => chunk.length >= 2);
+  if (!span.includes("_") || !NAME_OF_WORDS.test(span.replace(/_+/g, "_"))) return false;
+  // As written, not as folded: a name in code is ASCII; homoglyphs or full-width forms that fold into one
+  // (`new_іnstructions` with a Cyrillic і, `ＮＥＷ＿ＩＮＳＴＲＵＣＴＩＯＮＳ`) are a disguise, not a name.
+  for (let i = s; i < e; i++) if (!ASCII_NAME_CHARACTER.test(original(i))) return false;
+  return true;
 }
+
+/** One character of an ASCII snake_case name, as the original text has it. */
+const ASCII_NAME_CHARACTER = /^[A-Za-z_]$/;
 
 /** Text that arrived as data, not from the principal: words aimed at the assistant are suspect there. */
 const DATA: readonly ScanContext[] = ["tool_output", "tool_args", "cli_arg"];
@@ -469,7 +474,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
   },
   {
     name: "override.ignore_previous_squashed",
-    accept: (t, s, e) => !nameInCode(t, s, e),
+    accept: (t, s, e, _upper, original) => !nameInCode(t, s, e, original),
     anchors: ["ignore", "disregard", "forget", "newinstructions", "systemprompt"],
     maxLen: 80,
     category: "instruction_override",

@@ -240,6 +240,41 @@ test("guardFetch: Cohere v2 stream, an allowed call passes byte for byte and a r
   assert.deepEqual(end.delta.usage, { tokens: { output_tokens: 9 } });
 });
 
+test("guardFetch: a Cohere v2 text block after an allowed call keeps its order: its text never comes before its start", async () => {
+  // A start's own text goes on as a delta after the start (the AI SDK drops a text-delta whose text-start it
+  // has not had, with an error); the call's events all follow, in their order.
+  const call = { id: "weather_0", type: "function", function: { name: "weather", arguments: "" } };
+  const frames = [
+    { id: "c1", type: "message-start", delta: { message: { role: "assistant" } } },
+    { type: "tool-call-start", index: 0, delta: { message: { tool_calls: call } } },
+    {
+      type: "tool-call-delta",
+      index: 0,
+      delta: { message: { tool_calls: { function: { arguments: '{"location":"Oslo"}' } } } },
+    },
+    { type: "tool-call-end", index: 0 },
+    { type: "content-start", index: 0, delta: { message: { content: { type: "text", text: "Oslo" } } } },
+    { type: "content-delta", index: 0, delta: { message: { content: { text: " is next." } } } },
+    { type: "content-end", index: 0 },
+    { type: "message-end", delta: { finish_reason: "TOOL_CALL" } },
+  ];
+  const events = sseEvents(await (await post("/v2/chat", COHERE_TOOLS, { sse: frames })).text());
+  assert.equal(seen[0].verdict.allowed, true);
+  const types = events.map((e) => e.type);
+  const block = types.indexOf("content-start");
+  assert.ok(block >= 0 && types.indexOf("content-delta") > block, types.join(" "));
+  assert.deepEqual(
+    events.filter((e) => e.type === "content-delta").map((e) => e.delta.message.content.text),
+    ["Oslo", " is next."],
+  );
+  assert.deepEqual(types.filter((t) => t.startsWith("tool-call")), [
+    "tool-call-start",
+    "tool-call-delta",
+    "tool-call-end",
+  ]);
+  assert.equal(types.at(-1), "message-end");
+});
+
 test("guardFetch: Cohere v2 stream, a text block after a held call reaches the client whole, its start first", async () => {
   // A client files a content-delta under the block its content-start opened: the start, held behind the
   // call, came after the block's deltas.

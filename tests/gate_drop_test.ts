@@ -479,3 +479,54 @@ test("guardFetch drop-call: a Responses argument event that names its item only 
   const withheld = await (await post(guardFetch(fetch) as typeof fetch)).text();
   assert.deepEqual(argumentsOf(withheld), []);
 });
+
+test("guardFetch drop-call: a Responses argument event goes with the call the gate's reader joined it to, when an item id names two calls", async () => {
+  // The kept call's item finishes under the id the rejected call's item is then added with: the reader joins
+  // the argument events at no index that name that id to the rejected call (the one it opened with it), the
+  // router tied them to the kept call (the first item seen with it) and sent the rejected call's arguments.
+  let seq = 0;
+  const ev = (e: Record<string, unknown>) => ({ ...e, sequence_number: seq++ });
+  const good = { type: "function_call", call_id: "call_a", name: GOOD.name };
+  const bad = { type: "function_call", call_id: "call_b", name: BAD.name };
+  const args = JSON.stringify(GOOD.args);
+  const response = { id: "resp_1", object: "response", status: "in_progress", output: [] };
+  reply({
+    named: true,
+    sse: [
+      ev({ type: "response.created", response }),
+      ev({
+        type: "response.output_item.added",
+        output_index: 0,
+        item: { ...good, id: "fc_a", arguments: "" },
+      }),
+      ev({ type: "response.function_call_arguments.delta", item_id: "fc_a", output_index: 0, delta: args }),
+      ev({
+        type: "response.output_item.done",
+        output_index: 0,
+        item: { ...good, id: "fc_b", arguments: args },
+      }),
+      ev({
+        type: "response.output_item.added",
+        output_index: 1,
+        item: { ...bad, id: "fc_b", arguments: "" },
+      }),
+      ev({ type: "response.function_call_arguments.delta", item_id: "fc_b", delta: '{"path":"/"}' }),
+      ev({ type: "response.function_call_arguments.done", item_id: "fc_b", arguments: '{"path":"/"}' }),
+      ev({
+        type: "response.output_item.done",
+        output_index: 1,
+        item: { ...bad, id: "fc_b", arguments: '{"path":"/"}' },
+      }),
+      ev({ type: "response.completed", response: { ...response, status: "completed" } }),
+    ],
+  });
+  const res = await gfetch(`${server.url}/v1/responses`, {
+    method: "POST",
+    body: JSON.stringify({ model: "m", input: "hi", stream: true, tools: TOOLS_RESPONSES }),
+  });
+  const text = await res.text();
+  assert.deepEqual(seen[0].verdict.rejectedIndices, [1]);
+  assert.equal(text.includes('\\"path\\"'), false, "the rejected call's arguments went out");
+  const kept = sseData(text).filter((e) => String(e.type).startsWith("response.function_call_arguments."));
+  assert.deepEqual(kept.map((e) => [e.item_id, e.output_index]), [["fc_a", 0]]);
+});

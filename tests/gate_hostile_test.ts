@@ -318,3 +318,54 @@ test("guardFetch: an OpenAI Chat chunk that carries its call in message, not del
   assert.doesNotMatch(text, /"tool_calls"/, "no call reaches the client, in delta or in message");
   assert.equal(events[0].verdict.allowed, false);
 });
+
+test("guardFetch: an OpenAI Responses item added with thousands of text parts is reframed in linear work", async () => {
+  // The gate sends such an item as the item without its text and a delta per part, each under the frame's
+  // `event:` name: the name was read again from the whole frame for each piece (quadratic in its size).
+  const n = 4_000;
+  const content = Array.from({ length: n }, () => ({ type: "output_text", text: "ab", annotations: [] }));
+  const response = { id: "resp_1", object: "response", status: "in_progress", output: [] };
+  const item = { id: "msg_1", type: "message", status: "in_progress", role: "assistant", content };
+  reply({
+    named: true,
+    sse: [
+      { type: "response.created", sequence_number: 0, response },
+      { type: "response.output_item.added", sequence_number: 1, output_index: 0, item },
+      { type: "response.completed", sequence_number: 2, response: { ...response, status: "completed" } },
+    ],
+  });
+  // Characters split, counted, not timed: 834 million for these 4 000 parts, now about 240 a part.
+  const [text, chars] = await countingWork(String.prototype, "split", async () => {
+    const res = await gfetch(`${url()}/v1/responses`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "m", input: "hi", stream: true, tools: TOOLS_RESPONSES }),
+    });
+    return await res.text();
+  }, (self: string) => self.length);
+  assert.equal(text.split("event: response.output_text.delta\n").length - 1, n);
+  assert.ok(chars < 2_000 * n, `${chars} characters split for ${n} parts`);
+});
+
+test("guardFetch: a rejected OpenAI Responses call finished at no output_index is withheld", async () => {
+  // The gate's reader judges the call in such an item (a client that appends items runs it); the held item
+  // was not counted as the call's, and the withheld turn sent it whole.
+  const call = { type: "function_call", id: "fc_1", call_id: "call_1", name: "delete_everything" };
+  const response = { id: "resp_1", object: "response", status: "in_progress", output: [] };
+  reply({
+    named: true,
+    sse: [
+      { type: "response.created", sequence_number: 0, response },
+      { type: "response.output_item.done", sequence_number: 1, item: { ...call, arguments: "{}" } },
+      { type: "response.completed", sequence_number: 2, response: { ...response, status: "completed" } },
+    ],
+  });
+  const res = await gfetch(`${url()}/v1/responses`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model: "m", input: "hi", stream: true, tools: TOOLS_RESPONSES }),
+  });
+  const text = await res.text();
+  assert.equal(events[0].verdict.allowed, false);
+  assert.equal(text.includes('"call_1"'), false, text);
+});

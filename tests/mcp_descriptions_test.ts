@@ -196,6 +196,7 @@ test("checkTitle: a zero-width space between two Thai, Lao, Khmer, Myanmar or Ja
       "\u0e04\u0e49\u0e19\u0e2b\u0e32\u200bFile",
       "\u0e44\u0e17\u0e22\u200b\u6771\u4eac",
       "\u0627\u0628\u062d\u062b\u200b\u0645\u0644\u0641", // Arabic spaces its words
+      "\u0e04\u0e49\u0e19\u0e2b\u0e32\udc00\u200b\u0e44\u0e1f\u0e25\u0e4c", // after a lone low surrogate
     ]
   ) {
     assert.ok(checkTitle(title, none).some((f) => f.category === "hidden_text"), JSON.stringify(title));

@@ -524,18 +524,13 @@ class ResponsesStream implements FrameRouter {
   readonly #placeOf = new Map<number, number>();
   /** True once a call was added away from its place: from then on every event is sent at its item's place. */
   #placing = false;
-  /**
-   * The call each item id was first given to (as the gate's reader finds an argument event at no
-   * `output_index`): its `output_index`, or at none its `call_id`.
-   */
-  readonly #callOfItem = new Map<string, { at?: number; callId: unknown }>();
 
   /**
    * The length of the frames of the items kept, and a fixed cost for each item's place and each call's
    * position noted: a stream of tiny `output_item.added` events grows those without growing held text.
    */
   get kept(): number {
-    return this.#kept + (this.#placeOf.size + this.#tools.size + this.#callOfItem.size) * PLACE_COST;
+    return this.#kept + (this.#placeOf.size + this.#tools.size) * PLACE_COST;
   }
 
   /**
@@ -606,13 +601,6 @@ class ResponsesStream implements FrameRouter {
     const callItem = (type === "response.output_item.added" || type === "response.output_item.done") &&
       isClientCall(event.item);
     if (callItem && typeof event.output_index === "number") this.#tools.add(event.output_index);
-    if (callItem) {
-      const item = event.item as Record<string, unknown>;
-      if (typeof item.id === "string" && !this.#callOfItem.has(item.id)) {
-        const at = typeof event.output_index === "number" ? event.output_index : undefined;
-        this.#callOfItem.set(item.id, { at, callId: item.call_id });
-      }
-    }
     if (typeof event.sequence_number === "number") {
       this.#lastSeq = Math.max(this.#lastSeq, event.sequence_number);
     }
@@ -662,10 +650,9 @@ class ResponsesStream implements FrameRouter {
     const type = event.type;
     // A call is held from its first sign: its item added, else its item done, else the final snapshot
     // (a server may skip the earlier events; a client reads the call from whichever it gets).
-    if (
-      (type === "response.output_item.added" || type === "response.output_item.done") &&
-      isClientCall(event.item)
-    ) flow.pending = true;
+    const callItem = (type === "response.output_item.added" || type === "response.output_item.done") &&
+      isClientCall(event.item);
+    if (callItem) flow.pending = true;
     const listsCalls = snapshotWithCalls(event);
     if (listsCalls) flow.pending = true;
     if (type === "error" || (type === "response.failed" && !listsCalls)) return flow.send(raw);
@@ -675,8 +662,9 @@ class ResponsesStream implements FrameRouter {
       return flow.send(raw);
     }
     const oi = typeof event.output_index === "number" ? event.output_index : -1;
-    // (an argument event at no index is still a call's: a withheld turn drops it with the calls)
-    flow.hold({ raw, event, tool: this.#tools.has(oi) || ARGUMENT_EVENTS.has(type as string) });
+    // (an argument event or a call's item at no index is still a call's: a withheld turn drops it with the
+    // calls; the item finished there was sent whole, the rejected call in it)
+    flow.hold({ raw, event, tool: this.#tools.has(oi) || callItem || ARGUMENT_EVENTS.has(type as string) });
   }
 
   replace(text: string, _calls: unknown, flow: StreamFlow): void {
@@ -702,16 +690,18 @@ class ResponsesStream implements FrameRouter {
     const gone = new ToolPositions();
     for (const c of split.dropped) if (c.slot >= 0) gone.add(c.slot); // (one at no index holds no place)
     const goneIds = new Set(split.dropped.map((c) => c.id));
+    const goneSlots = new Set(
+      split.dropped.filter((c) => c.dialect === "openai_responses").map((c) => c.slot),
+    );
     let next = 0;
     let terminal: Record<string, unknown> | undefined;
     for (const h of flow.held) {
       const e = h.event;
       if (!e) continue;
       if (TERMINAL.has(e.type as string)) terminal = e;
+      else if (this.#ofDropped(e, goneSlots, goneIds, flow)) continue;
       else if (typeof e.output_index !== "number") {
-        if (!this.#ofDropped(e, gone, goneIds)) {
-          emit(withoutCalls(e, (o) => goneIds.has(o.call_id as string)), { raw: h.raw, event: e });
-        }
+        emit(withoutCalls(e, (o) => goneIds.has(o.call_id as string)), { raw: h.raw, event: e });
       } else if (!gone.has(e.output_index)) {
         const output_index = gone.renumber(e.output_index);
         next = Math.max(next, output_index + 1);
@@ -727,26 +717,24 @@ class ResponsesStream implements FrameRouter {
   }
 
   /**
-   * Whether an event at no `output_index` belongs to a dropped call: an argument event whose `item_id` is
-   * a dropped call's item (the gate's reader joins it to that call), or a dropped call's item finished
-   * there. The openai SDK throws on such an event and the AI SDK passes it by (its schema wants the index),
-   * but a client that follows `item_id` would run the arguments of a call the gate removed.
+   * Whether an event belongs to a dropped call: the gate's reader filed it under that call (an argument
+   * event it joined to the call by `item_id`, wherever its `output_index` points; a call item), or it
+   * finishes a dropped call's item at no `output_index`. The openai SDK throws on such an event at no
+   * `output_index` and the AI SDK passes it by (its schema wants the index), but a client that follows
+   * `item_id` would run the arguments of a call the gate removed. The reader's filing is the one rule: a
+   * map of the router's own (item id to the call first seen with it) could name another call than the
+   * reader joined, and let a dropped call's arguments go out.
    */
   #ofDropped(
     event: Record<string, unknown>,
-    gone: ToolPositions,
+    goneSlots: ReadonlySet<number>,
     goneIds: ReadonlySet<unknown>,
+    flow: StreamFlow,
   ): boolean {
-    const droppedCall = (call: { at?: number; callId: unknown }) =>
-      call.at !== undefined ? gone.has(call.at) : goneIds.has(call.callId);
-    if (ARGUMENT_EVENTS.has(event.type as string) && typeof event.item_id === "string") {
-      const call = this.#callOfItem.get(event.item_id);
-      return call !== undefined && droppedCall(call);
-    }
-    if (event.type === "response.output_item.done" && isClientCall(event.item)) {
-      return goneIds.has((event.item as Record<string, unknown>).call_id);
-    }
-    return false;
+    const slot = flow.filed(event);
+    if (slot !== undefined && goneSlots.has(slot)) return true;
+    return typeof event.output_index !== "number" && event.type === "response.output_item.done" &&
+      isClientCall(event.item) && goneIds.has(event.item.call_id);
   }
 
   /**

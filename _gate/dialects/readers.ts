@@ -204,7 +204,11 @@ export const SNAPSHOTS: ReadonlySet<string> = new Set([
   "response.done",
 ]);
 
-/** Reads `function_call` output items, their argument deltas and every snapshot, one call per output. */
+/**
+ * Reads `function_call` output items, their argument deltas and every snapshot, one call per output; files
+ * each call item and argument event under the position of the call it was read into
+ * ({@linkcode SlotBook.file}): the gate's router drops a rejected call's events by it.
+ */
 class ResponsesEvents implements EventReader {
   /**
    * The call opened first for each item id its output item carried (argument events may address the item by
@@ -222,6 +226,7 @@ class ResponsesEvents implements EventReader {
     ) {
       const s = this.#find(event, book);
       if (!s) return book.finding("orphan_delta", `${type.slice(9)} for an item that never started`);
+      book.file(event, s.slot);
       if (typeof event.delta === "string") {
         s.args += event.delta;
         // (the SDK appends it to the finished text it holds, a snapshot's too: that text is judged as well)
@@ -232,12 +237,14 @@ class ResponsesEvents implements EventReader {
       if (!s) {
         return book.finding("orphan_delta", "custom_tool_call_input.done for an item that never started");
       }
+      book.file(event, s.slot);
       if (typeof event.input === "string") finish(s, event.input);
     } else if (type === "response.function_call_arguments.done") {
       const s = this.#find(event, book);
       if (!s) {
         return book.finding("orphan_delta", "function_call_arguments.done for an item that never started");
       }
+      book.file(event, s.slot);
       if (typeof event.arguments === "string") finish(s, event.arguments);
       if (typeof event.name === "string" && event.name !== "" && s.name === "") s.name = event.name;
     } else if (SNAPSHOTS.has(type) && isRecord(event.response) && Array.isArray(event.response.output)) {
@@ -274,6 +281,7 @@ class ResponsesEvents implements EventReader {
         : book.open(`o${oi}`, "openai_responses", 0, oi);
       if (typeof item.id === "string" && !this.#byItemId.has(item.id)) this.#byItemId.set(item.id, s);
     }
+    book.file(event, s.slot);
     fillSlot(s, item, { done: event.type === "response.output_item.done" });
   }
 
