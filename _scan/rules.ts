@@ -115,6 +115,15 @@ function nameInCode(t: string, s: number, e: number): boolean {
   return chunks.every((chunk) => chunk.length >= 2);
 }
 
+/**
+ * True when the letters-only match starting at folded `t[s]` starts a word: no letter before it, or an
+ * upper-case letter after a lower-case one ("pleaseIgnore…"). Letters only read as one word, so without this
+ * "renew instructions" held "newinstructions".
+ */
+function startsWord(t: string, s: number, upper: (i: number) => boolean): boolean {
+  return s === 0 || !/[a-z]/.test(t[s - 1]) || (upper(s) && !upper(s - 1));
+}
+
 /** Text that arrived as data, not from the principal: words aimed at the assistant are suspect there. */
 const DATA: readonly ScanContext[] = ["tool_output", "tool_args", "cli_arg"];
 
@@ -469,7 +478,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
   },
   {
     name: "override.ignore_previous_squashed",
-    accept: (t, s, e) => !nameInCode(t, s, e),
+    accept: (t, s, e, upper) => startsWord(t, s, upper) && !nameInCode(t, s, e),
     anchors: ["ignore", "disregard", "forget", "newinstructions", "systemprompt"],
     maxLen: 80,
     category: "instruction_override",
