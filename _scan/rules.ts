@@ -124,6 +124,26 @@ function startsWord(t: string, s: number, upper: (i: number) => boolean): boolea
   return s === 0 || !/[a-z]/.test(t[s - 1]) || (upper(s) && !upper(s - 1));
 }
 
+/**
+ * True when an `override.addresses_ai` match is code or markup, not words to the model: a bare name and its
+ * comma or colon at a line end (a YAML key `ai:`, an argument `agent,` on its own line), a call's first
+ * argument (`run(agent, …)`), a colon inside a word (`LLM:t`), the end of a diagram arrow (`Client->>LLM:`),
+ * of a hyphenated word (`sub-agent,`) or of a dotted name (`Matrix.AI:`), or a title in a Markdown link
+ * (`[ChatGPT: five priorities](…)`). Reads two characters before the match and up to 120 after it.
+ */
+function notAnAddress(t: string, s: number, e: number): boolean {
+  const bare = !t.slice(s, e - 1).includes(" ");
+  const mark = t[e - 1];
+  if (mark !== "," && mark !== ":") return false;
+  if (bare && (e === t.length || t[e] === "\n")) return true;
+  if (mark === ":" && /\p{L}/u.test(t[e] ?? "")) return true;
+  const before = t[s - 1], twoBefore = t[s - 2] ?? "";
+  if (bare && mark === "," && (before === "(" || before === "[" || before === "{")) return true;
+  if (before === "[" && /^[^\]\n]{0,120}\]\(/.test(t.slice(e, e + 122))) return true;
+  if (before === ">" && (twoBefore === ">" || twoBefore === "-")) return true;
+  return (before === "-" || before === ".") && /[a-z0-9]/.test(twoBefore);
+}
+
 /** Text that arrived as data, not from the principal: words aimed at the assistant are suspect there. */
 const DATA: readonly ScanContext[] = ["tool_output", "tool_args", "cli_arg"];
 
@@ -669,6 +689,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
     re:
       /(?:^|(?<=[.!?;\n"'(\[{>*#-] ?))(?:(?:dear|hey|hi|attention|note to|message to|instructions for|to) (?:the |any |all )?)?(?:(?:ai|ai assistant|llm|llms|language model|ai model|ai agents?|chatbot|copilot|chatgpt|claude) ?[,:]|(?:assistant|agent|model|bot|gpt|gemini),)|\bif you are an? (?:ai|llm|large language model|language model|ai assistant|assistant|ai agent|agent|chatbot|bot)\b|\b(?:note|message|instructions?) (?:to|for) (?:the |any |all )?(?:ai|llm|llms|language models?|ai assistants?|assistants?|ai agents?|agents?|models?) (?:reading|processing|summari[sz]ing|seeing|parsing)\b/g,
     contexts: DATA,
+    accept: (t, s, e) => !notAnAddress(t, s, e),
   },
   {
     name: "override.prompt_leak",
