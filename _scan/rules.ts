@@ -144,6 +144,13 @@ function notAnAddress(t: string, s: number, e: number): boolean {
   return (before === "-" || before === ".") && /[a-z0-9]/.test(twoBefore);
 }
 
+/**
+ * The nouns that make "tool" or "function" the first half of a compound ("with direct tool calling", "between
+ * sequential tool calls", "with MCP tool integration"): such text is about tools, it names none to run.
+ */
+const NOUN_AFTER_TOOL =
+  /^[ -](?:calls?|calling|use|uses|results?|integrations?|names?|invocations?|definitions?|loops?|outputs?|executions?|apis?|chains?|choices?|schemas?|descriptions?|messages?|requests?|responses?|errors?|approvals?|arguments?|parameters?)\b/;
+
 /** Text that arrived as data, not from the principal: words aimed at the assistant are suspect there. */
 const DATA: readonly ScanContext[] = ["tool_output", "tool_args", "cli_arg"];
 
@@ -741,6 +748,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
     ),
     contexts: OUTPUT,
     accept: (t, s, e, upper) =>
+      !NOUN_AFTER_TOOL.test(t.slice(e, e + 16)) &&
       (!/^(?:call|use|invoke|run|execute|trigger|utili[sz]e) /.test(t.slice(s, e)) ||
         imperativeStart(t, s, upper) !== false) &&
       // A "function" must be named like code (snake_case, dotted, quoted): "use the search function" is prose.
