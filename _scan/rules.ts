@@ -151,6 +151,9 @@ function notAnAddress(t: string, s: number, e: number): boolean {
 const NOUN_AFTER_TOOL =
   /^[ -](?:calls?|calling|use|uses|results?|integrations?|names?|invocations?|definitions?|loops?|outputs?|executions?|apis?|chains?|choices?|schemas?|descriptions?|messages?|requests?|responses?|errors?|approvals?|arguments?|parameters?)\b/;
 
+/** A conjunction that makes the clause after it a condition or a time ("until after", "once", "if"). */
+const CONDITION_BEFORE = /\b(?:after|once|until|till|unless|if|when|whenever|before|whether)[^a-z0-9]{1,4}$/;
+
 /** Text that arrived as data, not from the principal: words aimed at the assistant are suspect there. */
 const DATA: readonly ScanContext[] = ["tool_output", "tool_args", "cli_arg"];
 
@@ -721,6 +724,8 @@ export const rules: () => readonly Rule[] = lazy(() => [
     re:
       /\b(?:the user|your (?:user|owner|admin|administrator|operator)|the (?:admin|administrator|owner|operator)) (?:has|have) (?:already |now |explicitly )?(?:authori[sz]ed|approved|permitted|allowed|consented|given (?:you )?permission)\b|\byou (?:are|have been|were) (?:now |hereby |explicitly )?(?:authori[sz]ed|permitted|allowed|cleared) to\b/g,
     contexts: DATA,
+    // "after the user has approved …", "if you are permitted to …": a condition, not a claim of permission.
+    accept: (t, s) => !CONDITION_BEFORE.test(t.slice(Math.max(0, s - 16), s)),
   },
   {
     name: "override.replace_task",
