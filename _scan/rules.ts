@@ -799,6 +799,8 @@ export const rules: () => readonly Rule[] = lazy(() => [
     re: new RegExp(`(?<![a-z])${CONSEQUENTIAL} ${gap(70)}${OWNED}`, "g"),
     contexts: OUTPUT,
     accept: (t, s, e, upper) => {
+      // "my-app", "my_db", "my.example": the owner word starts a name in a command or a path, owns nothing.
+      if (/^[-_./][a-z0-9]/.test(t.slice(e, e + 2))) return false;
       const start = imperativeStart(t, s, upper);
       return start === "please" || (start === true && sentenceWords(t, s, e) >= 5);
     },
