@@ -154,6 +154,29 @@ const NOUN_AFTER_TOOL =
 /** A conjunction that makes the clause after it a condition or a time ("until after", "once", "if"). */
 const CONDITION_BEFORE = /\b(?:after|once|until|till|unless|if|when|whenever|before|whether)[^a-z0-9]{1,4}$/;
 
+/**
+ * True when an `override.secrecy` match is "without" a consent ("without user consent", "without approval")
+ * in a clause that holds a negation: a rule that forbids acting so ("code can not escalate its privileges
+ * without user consent", "no destructive tools without approval"), not an order to. Reads back to the start of
+ * the clause, at most 80 characters.
+ */
+function ruleOfConsent(t: string, s: number, e: number): boolean {
+  if (
+    !/^without (?:any |further |the user's |user )?(?:confirmation|approval|permission|consent)$/.test(
+      t.slice(s, e),
+    )
+  ) {
+    return false;
+  }
+  let i = s;
+  const lo = Math.max(0, s - 80);
+  while (i > lo && !".!?;:\n".includes(t[i - 1])) i--;
+  // ("do not hesitate to … without confirmation" is no such rule: a bare "not" does not count)
+  return /\b(?:no|never|cannot|can't|(?:can|may|must|should|will) not|mustn't|shouldn't|won't)\b/.test(
+    t.slice(i, s),
+  );
+}
+
 /** Text that arrived as data, not from the principal: words aimed at the assistant are suspect there. */
 const DATA: readonly ScanContext[] = ["tool_output", "tool_args", "cli_arg"];
 
@@ -611,13 +634,16 @@ export const rules: () => readonly Rule[] = lazy(() => [
     needles: ["do not", "don't", "never", "without"],
     category: "instruction_override",
     re: new RegExp(
-      `\\b(?:do not|don't|never|without) (?:tell(?:ing)?|inform(?:ing)?|notify(?:ing)?|alert(?:ing)?|mention(?:ing)?|let(?:ting)?|ask(?:ing)?|asking for|consult(?:ing)?|check(?:ing)? with|warn(?:ing)?|reveal(?:ing)? (?:this |it )?to) ` +
+      `\\b(?:do not|don't|never|without) (?:tell(?:ing)?|inform(?:ing)?|notify(?:ing)?|alert(?:ing)?|mention(?:ing)?|ask(?:ing)?|asking for|consult(?:ing)?|check(?:ing)? with|warn(?:ing)?|reveal(?:ing)? (?:this |it )?to) ` +
         `(?:me|the user|the human|your user|anyone|them)?\\b ?(?:for (?:confirmation|permission|approval|consent)|about (?:this|it)|know)?` +
         `|\\b(?:do not|don't|never|without) (?:asking |waiting )?(?:for )?(?:any |further |the user's |user )?(?:confirmation|approval|permission|consent)\\b` +
-        `|\\bwithout (?:the user|them|him|her) (?:knowing|noticing)`,
+        `|\\bwithout (?:the user|them|him|her) (?:knowing|noticing)` +
+        // "let" only with whom it keeps in the dark: "do not let completion order decide" keeps nothing secret.
+        `|\\b(?:do not|don't|never|without) let(?:ting)? (?:me|the user|the human|your user|anyone|them) (?:know|see|find out|notice)\\b`,
       "g",
     ),
     contexts: OUTPUT,
+    accept: (t, s, e) => !ruleOfConsent(t, s, e),
   },
   {
     name: "override.response_directive",
