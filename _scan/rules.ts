@@ -794,7 +794,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
     needles: ["you ", "the assistant", "the ai", "the agent", "the model"],
     category: "forced_tool_use",
     re:
-      /\b(?:you|the (?:assistant|ai|agent|model)) (?:must|have to|need to|are required to|is required to|should) (?:now |immediately |first |also )?(?:call|invoke|use|run|execute|trigger) (?:the )?(?!(?:them|it|this|that|these|those|an?|your|our|their|his|her|its|some|any|one|all)\b)[`'"]?[a-z][a-z0-9_.-]{1,40}\b/g,
+      /\b(?:you|the (?:assistant|ai|agent|model)) (?:must|have to|need to|are required to|is required to|should) (?:now |immediately |first |also )?(?:call|invoke|use|run|execute|trigger) (?:the )?(?!(?:them|it|this|that|these|those|an?|your|our|their|his|her|its|some|any|one|all|to|in|inside|into|on|at|from|with|as|for|under|over)\b)[`'"]?[a-z][a-z0-9_.-]{1,40}\b/g,
   },
   {
     name: "tool.imperative_on_user_data",
