@@ -177,6 +177,16 @@ function ruleOfConsent(t: string, s: number, e: number): boolean {
   );
 }
 
+/**
+ * True when a `role.system_marker` match labels code or links, not a turn: a comment over the variable that
+ * holds the prompt (`# System prompt` then `SYSTEM_PROMPT = …` on the next line), or the text of a Markdown
+ * link (`[System Prompt](#system-prompt)`). Reads up to 40 characters after the match.
+ */
+function namesCode(t: string, s: number, e: number): boolean {
+  if (t[s] === "[") return t[e - 1] === "]" && t[e] === "(";
+  return t[s] === "#" && /^\n[a-z_][a-z0-9_]{0,30} ?=/.test(t.slice(e, e + 40));
+}
+
 /** Text that arrived as data, not from the principal: words aimed at the assistant are suspect there. */
 const DATA: readonly ScanContext[] = ["tool_output", "tool_args", "cli_arg"];
 
@@ -945,6 +955,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
     category: "role_injection",
     re:
       /#{1,4} ?\(?(?:system|assistant|developer)(?:_| )(?:message|prompt|instructions?)\)?|[\[(<](?:system|admin|developer)(?: |_)?(?:message|prompt|instructions?|override|note)?[\])>] ?:?|\b(?:system|admin|developer) (?:override|message|instruction)s? ?:/g,
+    accept: (t, s, e) => !namesCode(t, s, e),
   },
   {
     name: "role.human_assistant_turn",
