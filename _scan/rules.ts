@@ -124,12 +124,16 @@ function startsWord(t: string, s: number, upper: (i: number) => boolean): boolea
   return s === 0 || !/[a-z]/.test(t[s - 1]) || (upper(s) && !upper(s - 1));
 }
 
+/** After a name and its comma: more short items, each with its comma, then "and", "or" or "etc" (a list). */
+const NOUN_LIST = /^(?: [a-z][a-z0-9 .-]{0,20},){1,5} (?:and|or|etc)\b/;
+
 /**
  * True when an `override.addresses_ai` match is code or markup, not words to the model: a bare name and its
  * comma or colon at a line end (a YAML key `ai:`, an argument `agent,` on its own line), a call's first
  * argument (`run(agent, …)`), a colon inside a word (`LLM:t`), the end of a diagram arrow (`Client->>LLM:`),
- * of a hyphenated word (`sub-agent,`) or of a dotted name (`Matrix.AI:`), or a title in a Markdown link
- * (`[ChatGPT: five priorities](…)`). Reads two characters before the match and up to 120 after it.
+ * of a hyphenated word (`sub-agent,`) or of a dotted name (`Matrix.AI:`), a title in a Markdown link
+ * (`[ChatGPT: five priorities](…)`), or the first of a list of nouns (`LLM, tool, and handoff hooks`). Reads
+ * two characters before the match and up to 120 after it.
  */
 function notAnAddress(t: string, s: number, e: number): boolean {
   const bare = !t.slice(s, e - 1).includes(" ");
@@ -139,6 +143,7 @@ function notAnAddress(t: string, s: number, e: number): boolean {
   if (mark === ":" && /\p{L}/u.test(t[e] ?? "")) return true;
   const before = t[s - 1], twoBefore = t[s - 2] ?? "";
   if (bare && mark === "," && (before === "(" || before === "[" || before === "{")) return true;
+  if (bare && mark === "," && NOUN_LIST.test(t.slice(e, e + 120))) return true;
   if (before === "[" && /^[^\]\n]{0,120}\]\(/.test(t.slice(e, e + 122))) return true;
   if (before === ">" && (twoBefore === ">" || twoBefore === "-")) return true;
   return (before === "-" || before === ".") && /[a-z0-9]/.test(twoBefore);
