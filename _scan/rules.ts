@@ -151,10 +151,11 @@ function notAnAddress(t: string, s: number, e: number): boolean {
 
 /**
  * The nouns that make "tool" or "function" the first half of a compound ("with direct tool calling", "between
- * sequential tool calls", "with MCP tool integration"): such text is about tools, it names none to run.
+ * sequential tool calls", "with MCP tool integration"), or a hyphen that joins it to a word ("tool-enabled",
+ * "tool-level"): such text is about tools, it names none to run.
  */
 const NOUN_AFTER_TOOL =
-  /^[ -](?:calls?|calling|use|uses|results?|integrations?|names?|invocations?|definitions?|loops?|outputs?|executions?|apis?|chains?|choices?|schemas?|descriptions?|messages?|requests?|responses?|errors?|approvals?|arguments?|parameters?)\b/;
+  /^(?:-[a-z]|[ -](?:calls?|calling|use|uses|results?|integrations?|names?|invocations?|definitions?|loops?|outputs?|executions?|apis?|chains?|choices?|schemas?|descriptions?|messages?|requests?|responses?|errors?|approvals?|arguments?|parameters?)\b)/;
 
 /** A conjunction that makes the clause after it a condition or a time ("until after", "once", "if"). */
 const CONDITION_BEFORE = /\b(?:after|once|until|till|unless|if|when|whenever|before|whether)[^a-z0-9]{1,4}$/;

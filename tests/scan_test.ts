@@ -45,7 +45,7 @@ test("scan: forced_tool_use, use/call the X tool or function in data", () => {
   ) assert.ok(has(scan(text), "forced_tool_use"), text);
 });
 
-test("scan: tool as the first half of a compound (tool calls, tool use) names no tool to run", () => {
+test("scan: tool as the first half of a compound (tool calls, tool use, tool-level) names no tool to run", () => {
   for (
     const text of [
       "The client replies with direct tool calling enabled.",
@@ -54,6 +54,8 @@ test("scan: tool as the first half of a compound (tool calls, tool use) names no
       "Models trained with search and tool use do better.",
       "Run the cell below to format the above tool results.",
       "Call the `parse_date` function calls sparingly.",
+      "Declare it via the `sampling.tools` capability to receive tool-enabled requests.",
+      "Use the context object when you need tool-level metadata.",
     ]
   ) {
     const found = scan(text).findings.filter((f) => f.rule === "tool.call_named_tool");
