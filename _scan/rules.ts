@@ -659,7 +659,10 @@ export const rules: () => readonly Rule[] = lazy(() => [
       "g",
     ),
     contexts: OUTPUT,
-    accept: (t, s, e) => !ruleOfConsent(t, s, e),
+    // "do not tell a patient that …", "never tell a user to …": what to say to someone, not what to hide.
+    accept: (t, s, e) =>
+      !ruleOfConsent(t, s, e) &&
+      !(/ tell(?:ing)? ?$/.test(t.slice(s, e)) && /^ ?an? /.test(t.slice(e, e + 4))),
   },
   {
     name: "override.response_directive",
