@@ -132,10 +132,11 @@ const NOUN_LIST = /^(?: [a-z][a-z0-9 .-]{0,20},){1,5} (?:and|or|etc)\b/;
  * comma or colon at a line end (a YAML key `ai:`, an argument `agent,` on its own line), a call's first
  * argument (`run(agent, …)`), a colon inside a word (`LLM:t`), the end of a diagram arrow (`Client->>LLM:`),
  * of a hyphenated word (`sub-agent,`) or of a dotted name (`Matrix.AI:`), a title in a Markdown link
- * (`[ChatGPT: five priorities](…)`), or the first of a list of nouns (`LLM, tool, and handoff hooks`). Reads
- * two characters before the match and up to 120 after it.
+ * (`[ChatGPT: five priorities](…)`), the first of a list of nouns (`LLM, tool, and handoff hooks`), of names
+ * a tuple assigns (`model, agent = …`), or a line that goes on from the one before (`run(\n    agent, …`).
+ * Reads two characters before the match and up to 120 after it.
  */
-function notAnAddress(t: string, s: number, e: number): boolean {
+function notAnAddress(t: string, s: number, e: number, original: Original): boolean {
   const bare = !t.slice(s, e - 1).includes(" ");
   const mark = t[e - 1];
   if (mark !== "," && mark !== ":") return false;
@@ -144,6 +145,18 @@ function notAnAddress(t: string, s: number, e: number): boolean {
   const before = t[s - 1], twoBefore = t[s - 2] ?? "";
   if (bare && mark === "," && (before === "(" || before === "[" || before === "{")) return true;
   if (bare && mark === "," && NOUN_LIST.test(t.slice(e, e + 120))) return true;
+  // Code: the first of names a tuple assigns (`model, agent = …`), or a line that goes on from the one before
+  // it (an argument list after `run(`, a wrapped sentence): no blank line before, and that line ends in a
+  // letter, digit, comma or opening bracket.
+  if (
+    bare && mark === "," &&
+    /^(?: [a-z_][a-z0-9_]{0,30},){0,6} [a-z_][a-z0-9_]{0,30} ?=(?!=)/.test(t.slice(e, e + 120))
+  ) {
+    return true;
+  }
+  if (bare && mark === "," && t[s - 1] === "\n" && /[a-z0-9,([{]/.test(t[s - 2] ?? "")) {
+    return lineBreaks(original(s - 1)) < 2;
+  }
   if (before === "[" && /^[^\]\n]{0,120}\]\(/.test(t.slice(e, e + 122))) return true;
   if (before === ">" && (twoBefore === ">" || twoBefore === "-")) return true;
   return (before === "-" || before === ".") && /[a-z0-9]/.test(twoBefore);
@@ -744,7 +757,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
     re:
       /(?:^|(?<=[.!?;\n"'(\[{>*#-] ?))(?:(?:dear|hey|hi|attention|note to|message to|instructions for|to) (?:the |any |all )?)?(?:(?:ai|ai assistant|llm|llms|language model|ai model|ai agents?|chatbot|copilot|chatgpt|claude) ?[,:]|(?:assistant|agent|model|bot|gpt|gemini),)|\bif you are an? (?:ai|llm|large language model|language model|ai assistant|assistant|ai agent|agent|chatbot|bot)\b|\b(?:note|message|instructions?) (?:to|for) (?:the |any |all )?(?:ai|llm|llms|language models?|ai assistants?|assistants?|ai agents?|agents?|models?) (?:reading|processing|summari[sz]ing|seeing|parsing)\b/g,
     contexts: DATA,
-    accept: (t, s, e) => !notAnAddress(t, s, e),
+    accept: (t, s, e, _upper, original) => !notAnAddress(t, s, e, original),
   },
   {
     name: "override.prompt_leak",
