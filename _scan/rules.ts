@@ -164,11 +164,12 @@ function notAnAddress(t: string, s: number, e: number, original: Original): bool
 
 /**
  * The nouns that make "tool" or "function" the first half of a compound ("with direct tool calling", "between
- * sequential tool calls", "with MCP tool integration"), or a hyphen that joins it to a word ("tool-enabled",
- * "tool-level"): such text is about tools, it names none to run.
+ * sequential tool calls", "with MCP tool integration"), a hyphen that joins it to a word ("tool-enabled",
+ * "tool-level"), or a verb it is the subject of ("with an authorized user the tool should be listed"): such
+ * text is about tools, it names none to run.
  */
 const NOUN_AFTER_TOOL =
-  /^(?:-[a-z]|[ -](?:calls?|calling|use|uses|results?|integrations?|names?|invocations?|definitions?|loops?|outputs?|executions?|apis?|chains?|choices?|schemas?|descriptions?|messages?|requests?|responses?|errors?|approvals?|arguments?|parameters?)\b)/;
+  /^(?:-[a-z]|[ -](?:calls?|calling|use|uses|results?|integrations?|names?|invocations?|definitions?|loops?|outputs?|executions?|apis?|chains?|choices?|schemas?|descriptions?|messages?|requests?|responses?|errors?|approvals?|arguments?|parameters?|inputs?|guardrails?|information|enabling|lists?|sets?|should|can|cannot|will|must|is|was|are|has|does)\b)/;
 
 /** A conjunction that makes the clause after it a condition or a time ("until after", "once", "if"). */
 const CONDITION_BEFORE = /\b(?:after|once|until|till|unless|if|when|whenever|before|whether)[^a-z0-9]{1,4}$/;

@@ -56,6 +56,8 @@ test("scan: tool as the first half of a compound (tool calls, tool use, tool-lev
       "Call the `parse_date` function calls sparingly.",
       "Declare it via the `sampling.tools` capability to receive tool-enabled requests.",
       "Use the context object when you need tool-level metadata.",
+      "Run function tool input guardrails first.",
+      "With authorized user - tool should be listed.",
     ]
   ) {
     const found = scan(text).findings.filter((f) => f.rule === "tool.call_named_tool");
