@@ -198,13 +198,31 @@ function ruleOfConsent(t: string, s: number, e: number): boolean {
 }
 
 /**
- * True when a `role.system_marker` match labels code or links, not a turn: a comment over the variable that
- * holds the prompt (`# System prompt` then `SYSTEM_PROMPT = …` on the next line), or the text of a Markdown
- * link (`[System Prompt](#system-prompt)`). Reads up to 40 characters after the match.
+ * True when the match `t[s, e)` stands in a comment line over the variable that holds the prompt
+ * (`# System prompt - edit this`, then `SYSTEM_PROMPT = …` on the next line). Reads at most 120 characters
+ * before and 160 after the match.
+ */
+function commentOverVariable(t: string, s: number, e: number): boolean {
+  const before = t.slice(Math.max(0, s - 120), s);
+  const nl = before.lastIndexOf("\n");
+  if (nl === -1 && s > 120) return false;
+  if (!/^[ \t]?#/.test(before.slice(nl + 1) + t.slice(s, s + 2))) return false;
+  const eol = t.slice(e, e + 121).indexOf("\n");
+  // (a variable named for what it holds: any line of code after a forged marker would do otherwise)
+  return eol !== -1 &&
+    /^\n[a-z0-9_]{0,20}(?:prompt|system|instruction)[a-z0-9_]{0,20} ?=/.test(t.slice(e + eol, e + eol + 48));
+}
+
+/**
+ * True when a `role.system_marker` or `role.fake_turn` match labels code or links, not a turn: a comment over
+ * the variable that holds the prompt (see `commentOverVariable`), the text of a Markdown link
+ * (`[System Prompt](#system-prompt)`), or a call's argument (`omit(system_instructions)`).
  */
 function namesCode(t: string, s: number, e: number): boolean {
+  while (s < e && (t[s] === "\n" || t[s] === " " || t[s] === "\t")) s++;
   if (t[s] === "[") return t[e - 1] === "]" && t[e] === "(";
-  return t[s] === "#" && /^\n[a-z_][a-z0-9_]{0,30} ?=/.test(t.slice(e, e + 40));
+  if (t[s] === "(") return /[a-z0-9_]/.test(t[s - 1] ?? "");
+  return t[s] === "#" && commentOverVariable(t, s, e);
 }
 
 /** Text that arrived as data, not from the principal: words aimed at the assistant are suspect there. */
@@ -607,6 +625,8 @@ export const rules: () => readonly Rule[] = lazy(() => [
         `|\\b(?:follow|obey|execute) (?:the|these|my) (?:new|following|real|hidden|secret) instructions?\\b`,
       "g",
     ),
+    // "# System prompt - change only this" over `SYSTEM_PROMPT = …`: a comment in code, not a new prompt.
+    accept: (t, s, e) => !commentOverVariable(t, s, e),
   },
   {
     name: "override.important_message",
@@ -964,6 +984,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
     // A bare "System: Ubuntu 22.04" or "Admin: Jane Doe" is a field, not a turn: without a marker, the line
     // must go on like a sentence (four words or more).
     accept: (t, s, e) => {
+      if (namesCode(t, s, e)) return false;
       if (/[#*>\-[(<]|message|prompt|instruction|note|override/.test(t.slice(s, e))) return true;
       let words = 0;
       const hi = Math.min(t.length, e + 300);
