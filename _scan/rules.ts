@@ -116,12 +116,13 @@ function nameInCode(t: string, s: number, e: number): boolean {
 }
 
 /**
- * True when the letters-only match starting at folded `t[s]` starts a word: no letter before it, or an
- * upper-case letter after a lower-case one ("pleaseIgnore…"). Letters only read as one word, so without this
- * "renew instructions" held "newinstructions".
+ * False when the letters-only match `t[s, e)` (folded text) starts inside a word and reads on into the next
+ * one: "renew instructions" held "newinstructions". A match at a word start, at a camelCase one
+ * ("pleaseIgnore…"), or all in one run of letters passes: the fold joins uniformly spaced letters into one run
+ * ("p l e a s e i g n o r e a l l …"), where no word starts show.
  */
-function startsWord(t: string, s: number, upper: (i: number) => boolean): boolean {
-  return s === 0 || !/[a-z]/.test(t[s - 1]) || (upper(s) && !upper(s - 1));
+function startsWord(t: string, s: number, e: number, upper: (i: number) => boolean): boolean {
+  return s === 0 || !/[a-z]/.test(t[s - 1]) || (upper(s) && !upper(s - 1)) || !/[^a-z]/.test(t.slice(s, e));
 }
 
 /** After a name and its comma: more short items, each with its comma, then "and", "or" or "etc" (a list). */
@@ -579,7 +580,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
   },
   {
     name: "override.ignore_previous_squashed",
-    accept: (t, s, e, upper) => startsWord(t, s, upper) && !nameInCode(t, s, e),
+    accept: (t, s, e, upper) => startsWord(t, s, e, upper) && !nameInCode(t, s, e),
     anchors: ["ignore", "disregard", "forget", "newinstructions", "systemprompt"],
     maxLen: 80,
     category: "instruction_override",
