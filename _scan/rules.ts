@@ -226,6 +226,9 @@ function namesCode(t: string, s: number, e: number): boolean {
   return t[s] === "#" && commentOverVariable(t, s, e);
 }
 
+/** A preposition and a determiner just before "system prompt:": "in the system prompt:" names where, heads nothing. */
+const PLACE_BEFORE = /\b(?:in|into|from|of|with|without|on) (?:the|this|that|our|their|a|an) $/;
+
 /** Text that arrived as data, not from the principal: words aimed at the assistant are suspect there. */
 const DATA: readonly ScanContext[] = ["tool_output", "tool_args", "cli_arg"];
 
@@ -627,7 +630,10 @@ export const rules: () => readonly Rule[] = lazy(() => [
       "g",
     ),
     // "# System prompt - change only this" over `SYSTEM_PROMPT = …`: a comment in code, not a new prompt.
-    accept: (t, s, e) => !commentOverVariable(t, s, e),
+    // "… in the system prompt:", "start with this system prompt:": a place or a lead-in, no header.
+    accept: (t, s, e) =>
+      !commentOverVariable(t, s, e) &&
+      !(t.startsWith("system prompt", s) && PLACE_BEFORE.test(t.slice(Math.max(0, s - 24), s))),
   },
   {
     name: "override.important_message",
