@@ -120,6 +120,120 @@ function nameInCode(t: string, s: number, e: number, original: Original): boolea
 /** One character of an ASCII snake_case name, as the original text has it. */
 const ASCII_NAME_CHARACTER = /^[A-Za-z_]$/;
 
+/**
+ * False when the letters-only match `t[s, e)` (folded text) starts inside a word and reads on into the next
+ * one: "renew instructions" held "newinstructions". A match at a word start, at a camelCase one
+ * ("pleaseIgnore…"), or all in one run of letters passes: the fold joins uniformly spaced letters into one run
+ * ("p l e a s e i g n o r e a l l …"), where no word starts show.
+ */
+function startsWord(t: string, s: number, e: number, upper: (i: number) => boolean): boolean {
+  return s === 0 || !/[a-z]/.test(t[s - 1]) || (upper(s) && !upper(s - 1)) || !/[^a-z]/.test(t.slice(s, e));
+}
+
+/** After a name and its comma: more short items, each with its comma, then "and", "or" or "etc" (a list). */
+const NOUN_LIST = /^(?: [a-z][a-z0-9 .-]{0,20},){1,5} (?:and|or|etc)\b/;
+
+/**
+ * True when an `override.addresses_ai` match is code or markup, not words to the model: a bare name and its
+ * comma or colon at a line end (a YAML key `ai:`, an argument `agent,` on its own line), a call's first
+ * argument (`run(agent, …)`), a colon inside a word (`LLM:t`), the end of a diagram arrow (`Client->>LLM:`),
+ * of a hyphenated word (`sub-agent,`) or of a dotted name (`Matrix.AI:`), a title in a Markdown link
+ * (`[ChatGPT: five priorities](…)`), the first of a list of nouns (`LLM, tool, and handoff hooks`), of names
+ * a tuple assigns (`model, agent = …`), or a line that goes on from the one before (`run(\n    agent, …`).
+ * Reads two characters before the match and up to 120 after it.
+ */
+function notAnAddress(t: string, s: number, e: number, original: Original): boolean {
+  const bare = !t.slice(s, e - 1).includes(" ");
+  const mark = t[e - 1];
+  if (mark !== "," && mark !== ":") return false;
+  if (bare && (e === t.length || t[e] === "\n")) return true;
+  if (mark === ":" && /\p{L}/u.test(t[e] ?? "")) return true;
+  const before = t[s - 1], twoBefore = t[s - 2] ?? "";
+  if (bare && mark === "," && (before === "(" || before === "[" || before === "{")) return true;
+  if (bare && mark === "," && NOUN_LIST.test(t.slice(e, e + 120))) return true;
+  // Code: the first of names a tuple assigns (`model, agent = …`), or a line that goes on from the one before
+  // it (an argument list after `run(`, a wrapped sentence): no blank line before, and that line ends in a
+  // letter, digit, comma or opening bracket.
+  if (
+    bare && mark === "," &&
+    /^(?: [a-z_][a-z0-9_]{0,30},){0,6} [a-z_][a-z0-9_]{0,30} ?=(?!=)/.test(t.slice(e, e + 120))
+  ) {
+    return true;
+  }
+  if (bare && mark === "," && t[s - 1] === "\n" && /[a-z0-9,([{]/.test(t[s - 2] ?? "")) {
+    return lineBreaks(original(s - 1)) < 2;
+  }
+  if (before === "[" && /^[^\]\n]{0,120}\]\(/.test(t.slice(e, e + 122))) return true;
+  if (before === ">" && (twoBefore === ">" || twoBefore === "-")) return true;
+  return (before === "-" || before === ".") && /[a-z0-9]/.test(twoBefore);
+}
+
+/**
+ * The nouns that make "tool" or "function" the first half of a compound ("with direct tool calling", "between
+ * sequential tool calls", "with MCP tool integration"), a hyphen that joins it to a word ("tool-enabled",
+ * "tool-level"), or a verb it is the subject of ("with an authorized user the tool should be listed"): such
+ * text is about tools, it names none to run.
+ */
+const NOUN_AFTER_TOOL =
+  /^(?:-[a-z]|[ -](?:calls?|calling|use|uses|results?|integrations?|names?|invocations?|definitions?|loops?|outputs?|executions?|apis?|chains?|choices?|schemas?|descriptions?|messages?|requests?|responses?|errors?|approvals?|arguments?|parameters?|inputs?|guardrails?|information|enabling|lists?|sets?|should|can|cannot|will|must|is|was|are|has|does)\b)/;
+
+/** A conjunction that makes the clause after it a condition or a time ("until after", "once", "if"). */
+const CONDITION_BEFORE = /\b(?:after|once|until|till|unless|if|when|whenever|before|whether)[^a-z0-9]{1,4}$/;
+
+/**
+ * True when an `override.secrecy` match is "without" a consent ("without user consent", "without approval")
+ * in a clause that holds a negation: a rule that forbids acting so ("code can not escalate its privileges
+ * without user consent", "no destructive tools without approval"), not an order to. Reads back to the start of
+ * the clause, at most 80 characters.
+ */
+function ruleOfConsent(t: string, s: number, e: number): boolean {
+  if (
+    !/^without (?:any |further |the user's |user )?(?:confirmation|approval|permission|consent)$/.test(
+      t.slice(s, e),
+    )
+  ) {
+    return false;
+  }
+  let i = s;
+  const lo = Math.max(0, s - 80);
+  while (i > lo && !".!?;:\n".includes(t[i - 1])) i--;
+  // ("do not hesitate to … without confirmation" is no such rule: a bare "not" does not count)
+  return /\b(?:no|never|cannot|can't|(?:can|may|must|should|will) not|mustn't|shouldn't|won't)\b/.test(
+    t.slice(i, s),
+  );
+}
+
+/**
+ * True when the match `t[s, e)` stands in a comment line over the variable that holds the prompt
+ * (`# System prompt - edit this`, then `SYSTEM_PROMPT = …` on the next line). Reads at most 120 characters
+ * before and 160 after the match.
+ */
+function commentOverVariable(t: string, s: number, e: number): boolean {
+  const before = t.slice(Math.max(0, s - 120), s);
+  const nl = before.lastIndexOf("\n");
+  if (nl === -1 && s > 120) return false;
+  if (!/^[ \t]?#/.test(before.slice(nl + 1) + t.slice(s, s + 2))) return false;
+  const eol = t.slice(e, e + 121).indexOf("\n");
+  // (a variable named for what it holds: any line of code after a forged marker would do otherwise)
+  return eol !== -1 &&
+    /^\n[a-z0-9_]{0,20}(?:prompt|system|instruction)[a-z0-9_]{0,20} ?=/.test(t.slice(e + eol, e + eol + 48));
+}
+
+/**
+ * True when a `role.system_marker` or `role.fake_turn` match labels code or links, not a turn: a comment over
+ * the variable that holds the prompt (see `commentOverVariable`), the text of a Markdown link
+ * (`[System Prompt](#system-prompt)`), or a call's argument (`omit(system_instructions)`).
+ */
+function namesCode(t: string, s: number, e: number): boolean {
+  while (s < e && (t[s] === "\n" || t[s] === " " || t[s] === "\t")) s++;
+  if (t[s] === "[") return t[e - 1] === "]" && t[e] === "(";
+  if (t[s] === "(") return /[a-z0-9_]/.test(t[s - 1] ?? "");
+  return t[s] === "#" && commentOverVariable(t, s, e);
+}
+
+/** A preposition and a determiner just before "system prompt:": "in the system prompt:" names where, heads nothing. */
+const PLACE_BEFORE = /\b(?:in|into|from|of|with|without|on) (?:the|this|that|our|their|a|an) $/;
+
 /** Text that arrived as data, not from the principal: words aimed at the assistant are suspect there. */
 const DATA: readonly ScanContext[] = ["tool_output", "tool_args", "cli_arg"];
 
@@ -474,7 +588,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
   },
   {
     name: "override.ignore_previous_squashed",
-    accept: (t, s, e, _upper, original) => !nameInCode(t, s, e, original),
+    accept: (t, s, e, upper, original) => startsWord(t, s, e, upper) && !nameInCode(t, s, e, original),
     anchors: ["ignore", "disregard", "forget", "newinstructions", "systemprompt"],
     maxLen: 80,
     category: "instruction_override",
@@ -520,6 +634,11 @@ export const rules: () => readonly Rule[] = lazy(() => [
         `|\\b(?:follow|obey|execute) (?:the|these|my) (?:new|following|real|hidden|secret) instructions?\\b`,
       "g",
     ),
+    // "# System prompt - change only this" over `SYSTEM_PROMPT = …`: a comment in code, not a new prompt.
+    // "… in the system prompt:", "start with this system prompt:": a place or a lead-in, no header.
+    accept: (t, s, e) =>
+      !commentOverVariable(t, s, e) &&
+      !(t.startsWith("system prompt", s) && PLACE_BEFORE.test(t.slice(Math.max(0, s - 24), s))),
   },
   {
     name: "override.important_message",
@@ -577,13 +696,19 @@ export const rules: () => readonly Rule[] = lazy(() => [
     needles: ["do not", "don't", "never", "without"],
     category: "instruction_override",
     re: new RegExp(
-      `\\b(?:do not|don't|never|without) (?:tell(?:ing)?|inform(?:ing)?|notify(?:ing)?|alert(?:ing)?|mention(?:ing)?|let(?:ting)?|ask(?:ing)?|asking for|consult(?:ing)?|check(?:ing)? with|warn(?:ing)?|reveal(?:ing)? (?:this |it )?to) ` +
+      `\\b(?:do not|don't|never|without) (?:tell(?:ing)?|inform(?:ing)?|notify(?:ing)?|alert(?:ing)?|mention(?:ing)?|ask(?:ing)?|asking for|consult(?:ing)?|check(?:ing)? with|warn(?:ing)?|reveal(?:ing)? (?:this |it )?to) ` +
         `(?:me|the user|the human|your user|anyone|them)?\\b ?(?:for (?:confirmation|permission|approval|consent)|about (?:this|it)|know)?` +
         `|\\b(?:do not|don't|never|without) (?:asking |waiting )?(?:for )?(?:any |further |the user's |user )?(?:confirmation|approval|permission|consent)\\b` +
-        `|\\bwithout (?:the user|them|him|her) (?:knowing|noticing)`,
+        `|\\bwithout (?:the user|them|him|her) (?:knowing|noticing)` +
+        // "let" only with whom it keeps in the dark: "do not let completion order decide" keeps nothing secret.
+        `|\\b(?:do not|don't|never|without) let(?:ting)? (?:me|the user|the human|your user|anyone|them) (?:know|see|find out|notice)\\b`,
       "g",
     ),
     contexts: OUTPUT,
+    // "do not tell a patient that …", "never tell a user to …": what to say to someone, not what to hide.
+    accept: (t, s, e) =>
+      !ruleOfConsent(t, s, e) &&
+      !(/ tell(?:ing)? ?$/.test(t.slice(s, e)) && /^ ?an? /.test(t.slice(e, e + 4))),
   },
   {
     name: "override.response_directive",
@@ -665,6 +790,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
     re:
       /(?:^|(?<=[.!?;\n"'(\[{>*#-] ?))(?:(?:dear|hey|hi|attention|note to|message to|instructions for|to) (?:the |any |all )?)?(?:(?:ai|ai assistant|llm|llms|language model|ai model|ai agents?|chatbot|copilot|chatgpt|claude) ?[,:]|(?:assistant|agent|model|bot|gpt|gemini),)|\bif you are an? (?:ai|llm|large language model|language model|ai assistant|assistant|ai agent|agent|chatbot|bot)\b|\b(?:note|message|instructions?) (?:to|for) (?:the |any |all )?(?:ai|llm|llms|language models?|ai assistants?|assistants?|ai agents?|agents?|models?) (?:reading|processing|summari[sz]ing|seeing|parsing)\b/g,
     contexts: DATA,
+    accept: (t, s, e, _upper, original) => !notAnAddress(t, s, e, original),
   },
   {
     name: "override.prompt_leak",
@@ -689,6 +815,8 @@ export const rules: () => readonly Rule[] = lazy(() => [
     re:
       /\b(?:the user|your (?:user|owner|admin|administrator|operator)|the (?:admin|administrator|owner|operator)) (?:has|have) (?:already |now |explicitly )?(?:authori[sz]ed|approved|permitted|allowed|consented|given (?:you )?permission)\b|\byou (?:are|have been|were) (?:now |hereby |explicitly )?(?:authori[sz]ed|permitted|allowed|cleared) to\b/g,
     contexts: DATA,
+    // "after the user has approved …", "if you are permitted to …": a condition, not a claim of permission.
+    accept: (t, s) => !CONDITION_BEFORE.test(t.slice(Math.max(0, s - 16), s)),
   },
   {
     name: "override.replace_task",
@@ -716,6 +844,9 @@ export const rules: () => readonly Rule[] = lazy(() => [
     ),
     contexts: OUTPUT,
     accept: (t, s, e, upper) =>
+      !NOUN_AFTER_TOOL.test(t.slice(e, e + 16)) &&
+      // "with a calculator tool", "through one shell tool", "use any tool": a kind of tool, none named.
+      !/^\S+ (?:a|an|one|any|each|every|some|another|its|their|our|his|her|no)\b/.test(t.slice(s, e)) &&
       (!/^(?:call|use|invoke|run|execute|trigger|utili[sz]e) /.test(t.slice(s, e)) ||
         imperativeStart(t, s, upper) !== false) &&
       // A "function" must be named like code (snake_case, dotted, quoted): "use the search function" is prose.
@@ -730,7 +861,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
     needles: ["you ", "the assistant", "the ai", "the agent", "the model"],
     category: "forced_tool_use",
     re:
-      /\b(?:you|the (?:assistant|ai|agent|model)) (?:must|have to|need to|are required to|is required to|should) (?:now |immediately |first |also )?(?:call|invoke|use|run|execute|trigger) (?:the )?(?!(?:them|it|this|that|these|those|an?|your|our|their|his|her|its|some|any|one|all)\b)[`'"]?[a-z][a-z0-9_.-]{1,40}\b/g,
+      /\b(?:you|the (?:assistant|ai|agent|model)) (?:must|have to|need to|are required to|is required to|should) (?:now |immediately |first |also )?(?:call|invoke|use|run|execute|trigger) (?:the )?(?!(?:them|it|this|that|these|those|an?|your|our|their|his|her|its|some|any|one|all|to|in|inside|into|on|at|from|with|as|for|under|over)\b)[`'"]?[a-z][a-z0-9_.-]{1,40}\b/g,
   },
   {
     name: "tool.imperative_on_user_data",
@@ -761,6 +892,8 @@ export const rules: () => readonly Rule[] = lazy(() => [
     re: new RegExp(`(?<![a-z])${CONSEQUENTIAL} ${gap(70)}${OWNED}`, "g"),
     contexts: OUTPUT,
     accept: (t, s, e, upper) => {
+      // "my-app", "my_db", "my.example": the owner word starts a name in a command or a path, owns nothing.
+      if (/^[-_./][a-z0-9]/.test(t.slice(e, e + 2))) return false;
       const start = imperativeStart(t, s, upper);
       return start === "please" || (start === true && sentenceWords(t, s, e) >= 5);
     },
@@ -863,6 +996,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
     // A bare "System: Ubuntu 22.04" or "Admin: Jane Doe" is a field, not a turn: without a marker, the line
     // must go on like a sentence (four words or more).
     accept: (t, s, e) => {
+      if (namesCode(t, s, e)) return false;
       if (/[#*>\-[(<]|message|prompt|instruction|note|override/.test(t.slice(s, e))) return true;
       let words = 0;
       const hi = Math.min(t.length, e + 300);
@@ -879,6 +1013,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
     category: "role_injection",
     re:
       /#{1,4} ?\(?(?:system|assistant|developer)(?:_| )(?:message|prompt|instructions?)\)?|[\[(<](?:system|admin|developer)(?: |_)?(?:message|prompt|instructions?|override|note)?[\])>] ?:?|\b(?:system|admin|developer) (?:override|message|instruction)s? ?:/g,
+    accept: (t, s, e) => !namesCode(t, s, e),
   },
   {
     name: "role.human_assistant_turn",

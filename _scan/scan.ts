@@ -372,19 +372,23 @@ const HIDDEN =
   /[\x00-\x09\x0b-\x1f\x80-\x9f\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]|\udb40[\udc00-\udc7f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /**
- * Makes hidden characters visible and bounds the length: an excerpt that does not fit in `max` is cut to
- * `max - 1` and ends in "…", so a cut one always says so.
+ * Makes hidden characters visible and bounds the length: an excerpt that does not fit in `max` is cut to at
+ * most `max - 1` and ends in "…", so a cut one always says so. The cut falls between characters, never inside
+ * a surrogate pair or an escape (`\u{200B}` whole or not at all).
  */
 function excerptOf(text: string, max: number): string {
   // Most excerpts are short and plain: no loop, no string built character by character. A copy, not the slice
   // itself, which would keep the whole scanned text alive as long as the finding.
   if (text.length <= max && !HIDDEN.test(text)) return copyOf(text);
   let out = "";
+  // The length of the longest run of whole characters or escapes that leaves room for the "…".
+  let fits = 0;
   for (const ch of text) {
     // (`ch` is one code point: a tag character's surrogate pair is tested whole)
     out += HIDDEN.test(ch) ? `\\u{${ch.codePointAt(0)!.toString(16).toUpperCase()}}` : ch;
     // Past `max`, not at it: an excerpt of exactly `max` characters with more text after it was cut unmarked.
-    if (out.length > max) return out.slice(0, Math.max(0, max - 1)) + "…";
+    if (out.length > max) return out.slice(0, fits) + "…";
+    if (out.length < max) fits = out.length;
   }
   return out;
 }

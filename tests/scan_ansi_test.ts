@@ -134,7 +134,8 @@ test("scan: escapes in a text read in windows and in forced pieces map back exac
   const span = payload;
   // prose (read in windows), then a stretch without a neutral cut (read in forced pieces)
   const prose = "The build finished. ".repeat(30_000);
-  const stretch = `${ESC}[0mx`.repeat(150_000);
+  // (a digit, not a letter, before the payload: "xignore" starts no word, and the letters-only rule wants one)
+  const stretch = `${ESC}[0m1`.repeat(150_000);
   for (const text of [prose + payload + prose, stretch + payload + stretch, prose + payload]) {
     const whole = scanInSegments(text, {}, Infinity);
     const f = override(whole, "long");
