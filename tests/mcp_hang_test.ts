@@ -448,3 +448,46 @@ test("relayMcp: every request of a batch over maxMessageBytes is answered, with 
   assert.equal(got.id, "s9", "the server's request, answered in the batch, gets an error instead");
   assert.match(errorOf(got), /the client's answer was in a batch of .* exceeds the limit/);
 });
+
+test("relayMcp: a server batch over maxMessageBytes has each of its members answered, both ways", {
+  timeout: 60_000,
+}, async () => {
+  // Once it has the three pings, the server answers them in one batch with two requests of its own in it,
+  // over the limit; what it gets back that is no request it tells the client of.
+  const server = `let pings = [];
+  require("node:readline").createInterface({ input: process.stdin }).on("line", (line) => {
+    const m = JSON.parse(line);
+    const say = (x) => process.stdout.write(JSON.stringify(x) + "\\n");
+    if (m.method === undefined) return say({ jsonrpc: "2.0", method: "notifications/message", params: { got: m } });
+    if (m.method !== "ping" || (pings.push(m.id), pings.length) < 3) return;
+    say([
+      { jsonrpc: "2.0", id: pings[0], result: { pad: "x".repeat(4000) } },
+      { jsonrpc: "2.0", id: "s1", method: "sampling/createMessage", params: {} },
+      { jsonrpc: "2.0", id: pings[1], result: {} },
+      { jsonrpc: "2.0", id: "s2", method: "roots/list" },
+      { jsonrpc: "2.0", id: pings[2], result: {} },
+    ]);
+  });`;
+  const pings = [1, 2, 3].map((id) => ({ jsonrpc: "2.0", id, method: "ping" }));
+  const told = (r: unknown[]) => (r as JsonRpcMessage[]).filter((m) => m.method !== undefined);
+  const received = await exchange(
+    "node",
+    ["-e", server],
+    pings,
+    (r) => r.length - told(r).length === 3 && told(r).length === 2,
+    2000,
+  ) as JsonRpcMessage[];
+  const answers = received.filter((m) => m.method === undefined);
+  assert.deepEqual(answers.map((a) => a.id).sort(), [1, 2, 3], "each client request in it is answered");
+  for (const a of answers) {
+    assert.match(
+      errorOf(a),
+      /the MCP server's batch of .*, which held its answer, exceeds the relay's limit/,
+    );
+  }
+  const got = told(received).map((m) => (m.params as { got: JsonRpcMessage }).got);
+  assert.deepEqual(got.map((m) => m.id), ["s1", "s2"], "each server request in it is answered");
+  for (const m of got) {
+    assert.match(errorOf(m), /your batch of .* exceeds .*; the client never saw this request/);
+  }
+});
