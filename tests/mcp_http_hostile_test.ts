@@ -832,3 +832,63 @@ test("relayMcpHttp: the client's answer to a server request passes a notificatio
     server.close();
   }
 });
+
+test("relayMcpHttp: the errors for the answers in an over-long client batch hold the client's input back", {
+  timeout: 60_000,
+}, async () => {
+  // Each answer in a batch over the limit becomes an error POSTed to the server, one place at a time
+  // (maxInFlight 1): the relay must not read on (and queue more without bound) while they wait.
+  const errors: unknown[] = [];
+  let allSeen = () => {};
+  const all = new Promise<void>((resolve) => (allSeen = resolve));
+  const server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (c) => (body += c));
+    req.on("end", () => {
+      if (req.method !== "POST") return void res.writeHead(req.method === "GET" ? 405 : 200).end();
+      const m = JSON.parse(body) as JsonRpcMessage;
+      if (m.method !== undefined) return void answeredPlainly(m, res, []);
+      errors.push(m.id);
+      res.writeHead(202).end();
+      if (errors.length === 10) allSeen();
+    });
+  });
+  const url = await new Promise<string>((resolve) =>
+    server.listen(0, "127.0.0.1", () => {
+      resolve(`http://127.0.0.1:${(server.address() as { port: number }).port}/mcp`);
+    })
+  );
+  let initAnswered = () => {};
+  const init = new Promise<void>((resolve) => (initAnswered = resolve));
+  const enc = new TextEncoder();
+  const batch = (from: number) =>
+    Array.from(
+      { length: 5 },
+      (_, i) => ({ jsonrpc: "2.0", id: `s${from + i}`, result: { pad: "x".repeat(300) } }),
+    );
+  let postedBeforeReadOn: number | undefined;
+  async function* client() {
+    for (const m of INIT) yield enc.encode(JSON.stringify(m) + "\n");
+    await init;
+    yield enc.encode(JSON.stringify(batch(1)) + "\n");
+    postedBeforeReadOn = errors.length;
+    yield enc.encode(JSON.stringify(batch(6)) + "\n");
+    await all;
+  }
+  try {
+    await relayMcpHttp(url, {
+      maxInFlight: 1,
+      maxMessageBytes: 1000,
+      input: client(),
+      output: (bytes) => {
+        if (new TextDecoder().decode(bytes).includes('"id":0')) initAnswered();
+      },
+    });
+    // (the fifth error's POST may still be on its way when the next line is read: four have ended)
+    assert.ok(postedBeforeReadOn! >= 4, `the next line was read after ${postedBeforeReadOn} of 5 errors`);
+    assert.deepEqual(errors, Array.from({ length: 10 }, (_, i) => `s${i + 1}`));
+  } finally {
+    server.closeAllConnections?.();
+    server.close();
+  }
+});
