@@ -192,8 +192,8 @@ export class GuardedSession implements McpSession {
   readonly #hooks: SessionHooks;
   /** Client requests forwarded and not yet answered, by {@linkcode idKey}. */
   readonly #pending = new Map<string, PendingRequest>();
-  /** The guard's own `tools/list` requests in flight, each with what ends its delivery once given up. */
-  readonly #own = new Map<string, AbortController>();
+  /** The guard's own `tools/list` requests in flight, by key: its id, and what ends its delivery once given up. */
+  readonly #own = new Map<string, { id: string; stop: AbortController }>();
   /** Client messages waiting for the tool list, in order (its answers to the server's requests never wait). */
   readonly #held: McpFrame[] = [];
   /** Who waits for {@linkcode released}. */
@@ -240,7 +240,12 @@ export class GuardedSession implements McpSession {
    */
   readonly answerWithError = (id: JsonRpcId, code: number, message: string): boolean => {
     const key = idKey(id);
-    if (this.#own.has(key)) {
+    const own = this.#own.get(key);
+    if (own !== undefined) {
+      // (its answer is lost, or it failed: no cancellation goes to the server; a late answer passes quietly)
+      this.#own.delete(key);
+      this.#noteCancelled(key);
+      own.stop.abort();
       this.#finishFetch(`tools/list failed: ${message}`);
       return true;
     }
@@ -698,9 +703,12 @@ export class GuardedSession implements McpSession {
   #sendOwnList(cursor?: string): void {
     const id = `${this.#ownPrefix}${++this.#ownCounter}`;
     const stop = new AbortController();
-    this.#own.set(idKey(id), stop);
+    this.#own.set(idKey(id), { id, stop });
     const params = cursor === undefined ? {} : { cursor };
-    const failed = (error: unknown) => this.#finishFetch(`could not send tools/list: ${errorText(error)}`);
+    const failed = (error: unknown) => {
+      this.#own.delete(idKey(id)); // (not sent: nothing to cancel)
+      this.#finishFetch(`could not send tools/list: ${errorText(error)}`);
+    };
     let sent: void | Promise<void>;
     try {
       const frame: McpFrame = { message: { jsonrpc: "2.0", id, method: "tools/list", params } };
@@ -714,8 +722,28 @@ export class GuardedSession implements McpSession {
 
   /** Stop waiting for the guard's own requests, and end their deliveries (an HTTP `POST` still open). */
   #dropOwn(): void {
-    for (const stop of this.#own.values()) stop.abort();
+    for (const { stop } of this.#own.values()) stop.abort();
     this.#own.clear();
+  }
+
+  /**
+   * Tell a server still there that the guard's own requests it has not answered are given up (MCP's
+   * `notifications/cancelled`), so it can stop working on them; their late answers are dropped quietly.
+   */
+  #cancelOwn(reason: string): void {
+    for (const [key, { id }] of this.#own) {
+      this.#noteCancelled(key);
+      if (this.#closed !== null) continue;
+      const params = { requestId: id, reason: `toolguard gave up on its tools/list: ${reason}` };
+      try {
+        this.#watch(
+          this.#sinks.toServer({ message: { jsonrpc: "2.0", method: "notifications/cancelled", params } }),
+        );
+      } catch (error) {
+        this.#failed(error);
+      }
+    }
+    this.#dropOwn();
   }
 
   /** The fetch is over: pass the held messages on, or, when it failed, answer the held calls instead. */
@@ -723,9 +751,9 @@ export class GuardedSession implements McpSession {
     if (!this.#fetching) return;
     this.#fetching = false;
     clearTimeout(this.#fetchTimer);
-    // A late answer to a request of an abandoned fetch is the guard's own business: dropped quietly.
-    for (const key of this.#own.keys()) this.#noteCancelled(key);
-    this.#dropOwn();
+    // A request of an abandoned fetch is cancelled (before the held messages go on), and its late answer,
+    // the guard's own business, dropped quietly.
+    this.#cancelOwn(failure ?? "the tool list was complete");
     if (failure === undefined) return this.#drain();
     this.#hooks.emit({ event: "tools_fetch_failed", detail: failure });
     // Calls held for the list cannot be judged: answer them, keep everything else in order.

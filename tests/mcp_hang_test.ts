@@ -491,3 +491,54 @@ test("relayMcp: a server batch over maxMessageBytes has each of its members answ
     assert.match(errorOf(m), /your batch of .* exceeds .*; the client never saw this request/);
   }
 });
+
+test(
+  "relayMcp: the guard's own tools/list it gave up on is cancelled at the server (notifications/cancelled)",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    // The server never answers tools/list; what it is told of cancellations it tells the client.
+    const server = `let listed;
+  require("node:readline").createInterface({ input: process.stdin }).on("line", (line) => {
+    const m = JSON.parse(line);
+    if (m.method === "tools/list") listed = m.id;
+    if (m.method === "notifications/cancelled") {
+      process.stdout.write(JSON.stringify({ jsonrpc: "2.0", method: "notifications/message", params: { listed, cancelled: m.params } }) + "\\n");
+    }
+  });`;
+    const received: JsonRpcMessage[] = [];
+    let done = () => {};
+    const enough = new Promise<void>((resolve) => (done = resolve));
+    const timer = setTimeout(done, 15_000);
+    async function* client() {
+      const call = { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "t", arguments: {} } };
+      yield enc.encode(JSON.stringify(call) + "\n");
+      await enough;
+    }
+    await relayMcp({
+      command: "node",
+      args: ["-e", server],
+      input: client(),
+      stderr: "ignore",
+      toolsTimeoutMs: 200,
+      output: (bytes) => {
+        for (const line of dec.decode(bytes).split("\n").filter(Boolean)) received.push(JSON.parse(line));
+        if (received.some((m) => m.id === 1) && received.some((m) => m.method !== undefined)) done();
+      },
+    });
+    clearTimeout(timer);
+    const call = received.find((m) => m.id === 1)?.result as { content: { text: string }[] } | undefined;
+    assert.match(
+      call?.content[0].text ?? "",
+      /could not read this server's tool list \(no answer within 200 ms\)/,
+    );
+    const told = received.find((m) => m.method === "notifications/message")?.params as {
+      listed: string;
+      cancelled: { requestId: string; reason: string };
+    } | undefined;
+    assert.ok(told !== undefined, "the server was told");
+    assert.equal(told.cancelled.requestId, told.listed, "under the id of the tools/list it was sent");
+    assert.match(told.cancelled.reason, /toolguard gave up on its tools\/list: no answer within 200 ms/);
+  },
+);

@@ -607,13 +607,22 @@ test("relayMcpHttp: the guard's own tools/list POST ends when the guard gives up
 }, async () => {
   let listClosed = () => {};
   const closed = new Promise<void>((resolve) => (listClosed = resolve));
+  let listId: unknown;
+  let cancelled: { requestId?: unknown; reason?: string } | undefined;
+  let cancelSeen = () => {};
+  const cancel = new Promise<void>((resolve) => (cancelSeen = resolve));
   const server = createServer((req, res) => {
     let body = "";
     req.on("data", (c) => (body += c));
     req.on("end", () => {
       if (req.method !== "POST") return void res.writeHead(req.method === "GET" ? 405 : 200).end();
       const m = JSON.parse(body) as JsonRpcMessage;
+      if (m.method === "notifications/cancelled") {
+        cancelled = m.params as typeof cancelled;
+        cancelSeen();
+      }
       if (m.method !== "tools/list") return void answeredPlainly(m, res, []);
+      listId = m.id;
       res.on("close", listClosed); // never answered: only the relay can end it
     });
   });
@@ -640,6 +649,7 @@ test("relayMcpHttp: the guard's own tools/list POST ends when the guard gives up
     let timer: ReturnType<typeof setTimeout> | undefined;
     const later = new Promise<string>((resolve) => (timer = setTimeout(() => resolve("later"), 15_000)));
     endedWhileConnected = await Promise.race([closed.then(() => "closed"), later]) === "closed";
+    await Promise.race([cancel, later]); // (and the server is told, as MCP asks, before the client leaves)
     clearTimeout(timer);
   }
   const events: McpEvent[] = [];
@@ -662,6 +672,8 @@ test("relayMcpHttp: the guard's own tools/list POST ends when the guard gives up
       /could not read this server's tool list \(no answer within 200 ms\)/,
     );
     assert.equal(endedWhileConnected, true, "the given-up POST was still open");
+    assert.equal(cancelled?.requestId, listId, "the server is told the tools/list is cancelled");
+    assert.match(cancelled?.reason ?? "", /gave up on its tools\/list: no answer within 200 ms/);
     assert.deepEqual(events.filter((e) => e.event === "post_failed"), [], "ending it is no failure");
   } finally {
     server.closeAllConnections?.();
