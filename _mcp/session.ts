@@ -192,7 +192,7 @@ export class GuardedSession implements McpSession {
   readonly #hooks: SessionHooks;
   /** Client requests forwarded and not yet answered, by {@linkcode idKey}. */
   readonly #pending = new Map<string, PendingRequest>();
-  /** The guard's own `tools/list` requests in flight, by key: its id, and what ends its delivery once given up. */
+  /** The guard's own `tools/list` requests in flight, by key: each id, and what ends its `POST` if given up. */
   readonly #own = new Map<string, { id: string; stop: AbortController }>();
   /** Client messages waiting for the tool list, in order (its answers to the server's requests never wait). */
   readonly #held: McpFrame[] = [];

@@ -504,7 +504,8 @@ test(
     const m = JSON.parse(line);
     if (m.method === "tools/list") listed = m.id;
     if (m.method === "notifications/cancelled") {
-      process.stdout.write(JSON.stringify({ jsonrpc: "2.0", method: "notifications/message", params: { listed, cancelled: m.params } }) + "\\n");
+      const params = { listed, cancelled: m.params };
+      process.stdout.write(JSON.stringify({ jsonrpc: "2.0", method: "notifications/message", params }) + "\\n");
     }
   });`;
     const received: JsonRpcMessage[] = [];
