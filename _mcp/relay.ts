@@ -59,7 +59,8 @@ export interface McpRelayOptions extends McpGuardOptions {
   signal?: AbortSignal;
   /**
    * Longest message in bytes; longer ones are not relayed: a request is answered with a JSON-RPC error, a
-   * server's answer is replaced by one (so no request is left waiting), and each is reported. Default 64 MiB.
+   * server's answer is replaced by one (so no request is left waiting), and each is reported. Of a batch,
+   * each member whose id its bytes showed (up to 10 000) is answered so, either way. Default 64 MiB.
    */
   maxMessageBytes?: number;
 }
