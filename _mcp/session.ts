@@ -196,6 +196,11 @@ export class GuardedSession implements McpSession {
   readonly #own = new Map<string, { id: string; stop: AbortController }>();
   /** Client messages waiting for the tool list, in order (its answers to the server's requests never wait). */
   readonly #held: McpFrame[] = [];
+  /**
+   * The delivery of a held message passed on that waits for its place (past the HTTP relay's places): the
+   * messages after it wait behind it, as the relays' readers make the client's wait (see {@linkcode ClientFeed}).
+   */
+  #draining: Promise<void> | undefined;
   /** Who waits for {@linkcode released}. */
   #onReleased: (() => void)[] = [];
   #fetching = false;
@@ -260,13 +265,13 @@ export class GuardedSession implements McpSession {
 
   /** Resolves once no client message is held back for the tool list (each forwarded or answered). */
   readonly released = (): Promise<void> => {
-    if (this.#held.length === 0) return Promise.resolve();
+    if (this.#held.length === 0 && this.#draining === undefined) return Promise.resolve();
     return new Promise((resolve) => this.#onReleased.push(resolve));
   };
 
   /** Tell those waiting for {@linkcode released} when nothing is held any more. */
   #noteReleased(): void {
-    if (this.#held.length > 0) return;
+    if (this.#held.length > 0 || this.#draining !== undefined) return;
     for (const resolve of this.#onReleased.splice(0)) resolve();
   }
 
@@ -283,7 +288,7 @@ export class GuardedSession implements McpSession {
     // An answer to a server's request waits for nothing: a server may need it before it answers the guard's
     // tools/list (one that handles a request at a time would otherwise wait for it until the fetch timed out).
     // So does a batch of answers only (one with a request in it keeps its place in line).
-    if ((this.#fetching || this.#held.length > 0) && !answersOnly(m)) {
+    if ((this.#fetching || this.#held.length > 0 || this.#draining !== undefined) && !answersOnly(m)) {
       if (this.#held.length >= MAX_HELD) return this.#pastHeld(frame);
       this.#held.push(frame);
       return;
@@ -430,6 +435,7 @@ export class GuardedSession implements McpSession {
     }
     this.#pending.clear();
     this.#dropOwn();
+    this.#draining = undefined; // (what waits behind it is answered now)
     for (const frame of this.#held.splice(0)) {
       answered += messagesOf(frame).filter((x) => isRecord(x) && isRequest(x)).length;
       this.#refuse(frame);
@@ -588,8 +594,18 @@ export class GuardedSession implements McpSession {
 
   /** Pass on held frames in order, once the tool list is known; refuse them if the server closed meanwhile. */
   #drain(): void {
-    while (this.#held.length > 0 && !this.#fetching && this.#closed === null) {
-      this.#forwardHeld(this.#held.shift() as McpFrame);
+    while (
+      this.#held.length > 0 && !this.#fetching && this.#closed === null && this.#draining === undefined
+    ) {
+      const sent = this.#forwardHeld(this.#held.shift() as McpFrame);
+      if (!(sent instanceof Promise)) continue;
+      // (a request after a notification waiting for its place would overtake it: the rest wait)
+      const draining: Promise<void> = sent.then(() => {}, () => {}).then(() => {
+        if (this.#draining !== draining) return;
+        this.#draining = undefined;
+        this.#drain();
+      });
+      this.#draining = draining;
     }
     if (this.#closed !== null) { for (const frame of this.#held.splice(0)) this.#refuse(frame); }
     this.#noteReleased();
@@ -650,9 +666,11 @@ export class GuardedSession implements McpSession {
    * Pass on a frame that was held (nobody awaits it): when that throws, its requests are answered with an
    * error, since nothing else would answer them; when the delivery rejects, `onError` is told.
    */
-  #forwardHeld(frame: McpFrame): void {
+  #forwardHeld(frame: McpFrame): void | Promise<void> {
     try {
-      this.#watch(this.#forward(frame));
+      const sent = this.#forward(frame);
+      this.#watch(sent);
+      return sent;
     } catch (error) {
       this.#failClosed(frame, error);
     }
@@ -759,18 +777,20 @@ export class GuardedSession implements McpSession {
     // Calls held for the list cannot be judged: answer them, keep everything else in order.
     const text = `Your call was not run: toolguard could not read this server's tool list (${failure}), ` +
       "so it cannot check the arguments. Report this to the user.";
+    const rest: McpFrame[] = [];
     for (const frame of this.#held.splice(0)) {
       const m = frame.message;
       for (const call of messagesOf(frame).filter(isCall)) {
         this.#answer(call.id as JsonRpcId, rejection(text, []));
       }
-      if (!Array.isArray(m) && !isCall(m)) this.#forwardHeld(frame);
+      if (!Array.isArray(m) && !isCall(m)) rest.push(frame);
       else if (Array.isArray(m)) {
-        const rest = m.filter((x) => !isCall(x));
-        if (rest.length > 0) this.#forwardHeld({ message: rest, extra: frame.extra });
+        const others = m.filter((x) => !isCall(x));
+        if (others.length > 0) rest.push({ message: others, extra: frame.extra });
       }
     }
-    this.#noteReleased();
+    for (const frame of rest) this.#held.push(frame); // (a spread of a long list would throw)
+    this.#drain();
   }
 
   /** An answer to one of the guard's own `tools/list` requests: the next page, or the list is complete. */

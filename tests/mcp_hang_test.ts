@@ -543,3 +543,41 @@ test(
     assert.match(told.cancelled.reason, /toolguard gave up on its tools\/list: no answer within 200 ms/);
   },
 );
+
+test("McpSession: a held request waits behind a held notification whose delivery waits for its place", async () => {
+  // As the HTTP relay's notifications past their places do: the delivery's promise settles once it is sent.
+  const toServer: JsonRpcMessage[] = [];
+  let place = () => {};
+  const placed = new Promise<void>((resolve) => (place = resolve));
+  const session = createMcpGuard().connect({
+    toServer: (f) => {
+      const m = f.message as JsonRpcMessage;
+      toServer.push(m);
+      if (m.method === "notifications/roots/list_changed") return placed;
+    },
+    toClient: () => {},
+  });
+  session.fromClient({
+    message: { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "t", arguments: {} } },
+  });
+  session.fromClient({ message: { jsonrpc: "2.0", method: "notifications/roots/list_changed" } });
+  session.fromClient({ message: { jsonrpc: "2.0", id: 2, method: "ping" } });
+  const list = toServer[0];
+  assert.equal(list.method, "tools/list");
+  const tools = [{ name: "t", inputSchema: { type: "object" } }];
+  session.fromServer({ message: { jsonrpc: "2.0", id: list.id, result: { tools } } });
+  // A message the client sends now waits behind them too; its answers do not.
+  session.fromClient({ message: { jsonrpc: "2.0", id: 3, method: "ping" } });
+  session.fromClient({ message: { jsonrpc: "2.0", id: "s1", result: {} } });
+  assert.deepEqual(
+    toServer.map((m) => m.method ?? m.id),
+    ["tools/list", "tools/call", "notifications/roots/list_changed", "s1"],
+    "the pings wait for the notification's place",
+  );
+  let released = false;
+  const whenReleased = session.released().then(() => (released = true));
+  assert.equal(released, false);
+  place();
+  await whenReleased;
+  assert.deepEqual(toServer.slice(4).map((m) => m.id), [2, 3], "then go, in order");
+});
