@@ -198,7 +198,7 @@ export class GuardedSession implements McpSession {
   readonly #held: McpFrame[] = [];
   /**
    * The delivery of a held message passed on that waits for its place (past the HTTP relay's places): the
-   * messages after it wait behind it, as the relays' readers make the client's wait (see {@linkcode ClientFeed}).
+   * messages after it wait behind it, as a relay's reader makes the client's wait ({@linkcode ClientFeed}).
    */
   #draining: Promise<void> | undefined;
   /** Who waits for {@linkcode released}. */
