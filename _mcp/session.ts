@@ -201,6 +201,8 @@ export class GuardedSession implements McpSession {
    * messages after it wait behind it, as a relay's reader makes the client's wait ({@linkcode ClientFeed}).
    */
   #draining: Promise<void> | undefined;
+  /** True while a held frame is being passed on (see `#hold`). */
+  #forwardingHeld = false;
   /** Who waits for {@linkcode released}. */
   #onReleased: (() => void)[] = [];
   #fetching = false;
@@ -480,9 +482,13 @@ export class GuardedSession implements McpSession {
     return sent;
   }
 
-  /** Keep a frame until the tool list is known, fetching it. */
+  /**
+   * Keep a frame until the tool list is known, fetching it. One taken from the front of the held messages
+   * (the list went stale while they went on) goes back to the front, ahead of those held after it.
+   */
   #hold(frame: McpFrame): void {
-    this.#held.push(frame);
+    if (this.#forwardingHeld) this.#held.unshift(frame);
+    else this.#held.push(frame);
     this.#startFetch();
   }
 
@@ -667,12 +673,15 @@ export class GuardedSession implements McpSession {
    * error, since nothing else would answer them; when the delivery rejects, `onError` is told.
    */
   #forwardHeld(frame: McpFrame): void | Promise<void> {
+    this.#forwardingHeld = true;
     try {
       const sent = this.#forward(frame);
       this.#watch(sent);
       return sent;
     } catch (error) {
       this.#failClosed(frame, error);
+    } finally {
+      this.#forwardingHeld = false;
     }
   }
 

@@ -581,3 +581,42 @@ test("McpSession: a held request waits behind a held notification whose delivery
   await whenReleased;
   assert.deepEqual(toServer.slice(4).map((m) => m.id), [2, 3], "then go, in order");
 });
+
+test("McpSession: a held call met by a stale tool list while the held messages go on keeps its place", async () => {
+  const toServer: JsonRpcMessage[] = [];
+  let place = () => {};
+  const placed = new Promise<void>((resolve) => (place = resolve));
+  const session = createMcpGuard().connect({
+    toServer: (f) => {
+      const m = f.message as JsonRpcMessage;
+      toServer.push(m);
+      if (m.method === "notifications/roots/list_changed") return placed;
+    },
+    toClient: () => {},
+  });
+  const call = (id: number) => ({
+    jsonrpc: "2.0",
+    id,
+    method: "tools/call",
+    params: { name: "t", arguments: {} },
+  });
+  const tools = { tools: [{ name: "t", inputSchema: { type: "object" } }] };
+  session.fromClient({ message: call(1) });
+  session.fromClient({ message: { jsonrpc: "2.0", method: "notifications/roots/list_changed" } });
+  session.fromClient({ message: call(2) });
+  session.fromClient({ message: { jsonrpc: "2.0", id: 3, method: "ping" } });
+  session.fromServer({ message: { jsonrpc: "2.0", id: toServer[0].id, result: tools } });
+  // While the notification waits for its place, the server says its tools changed: call 2 needs them again.
+  session.fromServer({ message: { jsonrpc: "2.0", method: "notifications/tools/list_changed" } });
+  place();
+  // (the held messages go on once the notification's delivery has settled: a macrotask later, surely)
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  const second = toServer.at(-1)!;
+  assert.equal(second.method, "tools/list", "the guard reads the tools again");
+  session.fromServer({ message: { jsonrpc: "2.0", id: second.id, result: tools } });
+  assert.deepEqual(
+    toServer.map((m) => m.method === "tools/call" ? m.id : m.method),
+    ["tools/list", 1, "notifications/roots/list_changed", "tools/list", 2, "ping"],
+    "call 2 goes before the ping held after it",
+  );
+});
