@@ -257,12 +257,13 @@ function stderrNotice(event: McpEvent, values: OptionValues, warned: Set<string>
     notice(`toolguard mcp: the ${text} of ${event.kind} ${event.name} looks poisoned (${why}); ${what}\n`);
   } else if (event.event === "stray_message" && !warned.has(`stray:${event.kind}`)) {
     warned.add(`stray:${event.kind}`);
-    const id = JSON.stringify(event.id);
+    // (a notification has no id: none is named then)
+    const id = event.id === undefined ? "" : ` (id ${JSON.stringify(event.id)})`;
     const what: Record<typeof event.kind, string> = {
       not_json: `wrote a line that is not JSON to its output: ${JSON.stringify(event.text)}`,
-      no_request: `sent an answer (id ${id}) that no request waits for`,
-      request_and_answer: `sent a message (id ${id}) that is both a request and an answer`,
-      too_deep: `sent a message (id ${id}) nested too deeply to be written out again (a request among ` +
+      no_request: `sent an answer${id} that no request waits for`,
+      request_and_answer: `sent a message${id} that is both a request and an answer`,
+      too_deep: `sent a message${id} nested too deeply to be written out again (a request among ` +
         "such messages is answered with an error)",
     };
     notice(

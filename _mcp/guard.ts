@@ -84,7 +84,9 @@ export function emitTo(onEvent: ((event: McpEvent) => void) | undefined, event: 
  * answered under the id its ends show (or null), so no request waits for it; an answer to a request of the
  * server's (sampling, elicitation) is replaced by an error to the server, which would wait for it too. Of a
  * batch, every member whose id its bytes showed is answered so (the requests with one array, as JSON-RPC
- * answers a batch), up to 10 000 (`MAX_BATCH_MEMBERS` in `jsonrpc.ts`).
+ * answers a batch), up to 10 000 (`MAX_BATCH_MEMBERS` in `jsonrpc.ts`). Returns a promise while a message to
+ * the server waits (`toServer` returned one), settled once each is on its way: the relay reads no more of the
+ * client meanwhile, as a batch of answers becomes as many messages to the server.
  */
 export function oversizedFromClient(
   bytes: number,
@@ -92,33 +94,34 @@ export function oversizedFromClient(
   max: number,
   to: {
     emit(event: McpEvent): void;
-    toServer(message: JsonRpcMessage): void;
+    toServer(message: JsonRpcMessage): void | Promise<void>;
     toClient(message: JsonRpcMessage | JsonRpcMessage[]): void;
   },
-): void {
+): void | Promise<void> {
   const members = edges.batch !== undefined && edges.batch.length > 0 ? edges.batch : undefined;
   const found = members?.[0] ?? idFromEdges(edges);
   to.emit({ event: "oversized_message", from: "client", bytes, ...(found ? { id: found.id } : {}) });
   const [size, limit] = [byteCount(bytes), byteCount(max)];
   const refused = `toolguard: message of ${size} exceeds the limit of ${limit}; not forwarded`;
   const answerText = `toolguard: the client's answer of ${size} exceeds the limit of ${limit}`;
-  if (members !== undefined) {
-    const requests: JsonRpcMessage[] = [];
-    const batch = `a batch of ${size} exceeds the limit of ${limit}`;
-    for (const m of members) {
-      if (m.request) {
-        requests.push(
-          errorResponse(m.id, -32600, `toolguard: ${batch}; this request in it was not forwarded`),
-        );
-      } else {to.toServer(
-          errorResponse(m.id, -32603, `toolguard: the client's answer was in ${batch}; not passed on`),
-        );}
-    }
-    if (requests.length > 0) to.toClient(requests);
-    return;
+  if (found !== undefined && !found.request && members === undefined) {
+    return to.toServer(errorResponse(found.id, -32603, answerText));
   }
-  if (found !== undefined && !found.request) return to.toServer(errorResponse(found.id, -32603, answerText));
-  to.toClient(errorResponse(found?.id ?? null, -32600, refused));
+  if (members === undefined) return to.toClient(errorResponse(found?.id ?? null, -32600, refused));
+  const batch = `a batch of ${size} exceeds the limit of ${limit}`;
+  const requests: JsonRpcMessage[] = [];
+  const waits: Promise<void>[] = [];
+  for (const m of members) {
+    if (m.request) {
+      requests.push(errorResponse(m.id, -32600, `toolguard: ${batch}; this request in it was not forwarded`));
+      continue;
+    }
+    const text = `toolguard: the client's answer was in ${batch}; not passed on`;
+    const sent = to.toServer(errorResponse(m.id, -32603, text));
+    if (sent instanceof Promise) waits.push(sent);
+  }
+  if (requests.length > 0) to.toClient(requests);
+  if (waits.length > 0) return Promise.all(waits).then(() => {});
 }
 
 /** The id of a message that could not be written out, for its event (none when it has no usable one). */

@@ -662,19 +662,25 @@ class HttpRelay {
   /** Client to server, until the client's input ends. */
   async #pumpClient(): Promise<void> {
     const max = this.#max;
+    // The errors to the server for the answers in an over-long batch, while they wait for their places.
+    const overflowing: Promise<void>[] = [];
     const framer = createFramer({
       maxLineBytes: max,
-      onOverflow: (bytes, edges) =>
-        oversizedFromClient(bytes, edges, max, {
+      onOverflow: (bytes, edges) => {
+        const sent = oversizedFromClient(bytes, edges, max, {
           emit: (event) => emitTo(this.#options.onEvent, event),
           toServer: (message) => this.#toServer({ message }),
           toClient: (message) => void this.#toClient({ message }),
-        }),
+        });
+        if (sent instanceof Promise) overflowing.push(sent);
+      },
     });
     const feed = new ClientFeed(this.#session);
     try {
       for await (const chunk of this.#options.input ?? hostInput()) {
         for (const frame of framer.push(chunk)) await feed.feed(frame);
+        // (as a notification past its places does, they hold the client's input back)
+        if (overflowing.length > 0) await Promise.all(overflowing.splice(0));
       }
     } catch {
       // The client's pipe broke: same as end-of-file.

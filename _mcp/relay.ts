@@ -59,7 +59,8 @@ export interface McpRelayOptions extends McpGuardOptions {
   signal?: AbortSignal;
   /**
    * Longest message in bytes; longer ones are not relayed: a request is answered with a JSON-RPC error, a
-   * server's answer is replaced by one (so no request is left waiting), and each is reported. Default 64 MiB.
+   * server's answer is replaced by one (so no request is left waiting), and each is reported. Of a batch,
+   * each member whose id its bytes showed (up to 10 000) is answered so, either way. Default 64 MiB.
    */
   maxMessageBytes?: number;
 }
@@ -255,20 +256,27 @@ class McpRelay {
 
   /**
    * A server message over the limit was dropped: the request it answers gets a JSON-RPC error instead, and
-   * a request of the server's own (sampling, elicitation) is answered to the server with one.
+   * a request of the server's own (sampling, elicitation) is answered to the server with one. Of a batch,
+   * every member whose id its bytes showed is answered so (up to `MAX_BATCH_MEMBERS` in `jsonrpc.ts`), so
+   * neither end waits for an answer that was in it.
    */
   #serverOverflow(bytes: number, edges: LineEdges): void {
-    const found = idFromEdges(edges);
+    const members = edges.batch !== undefined && edges.batch.length > 0 ? edges.batch : undefined;
+    const found = members?.[0] ?? idFromEdges(edges);
     this.#emit({ event: "oversized_message", from: "server", bytes, id: found?.id });
     if (found === undefined) return;
     const limit = `exceeds the relay's limit of ${byteCount(this.#maxLineBytes)} (maxMessageBytes)`;
-    if (found.request) {
-      const text = `toolguard: your request of ${byteCount(bytes)} ${limit}; the client never saw it`;
-      this.#toServer({ message: errorResponse(found.id, -32600, text) });
-      return;
+    const [size, inBatch] = [byteCount(bytes), members !== undefined];
+    const refused = inBatch
+      ? `toolguard: your batch of ${size} ${limit}; the client never saw this request in it`
+      : `toolguard: your request of ${size} ${limit}; the client never saw it`;
+    const lost = inBatch
+      ? `toolguard: the MCP server's batch of ${size}, which held its answer, ${limit}; it was not relayed`
+      : `toolguard: the MCP server's answer of ${size} ${limit}; it was not relayed`;
+    for (const m of members ?? [found]) {
+      if (m.request) this.#toServer({ message: errorResponse(m.id, -32600, refused) });
+      else this.#session.answerWithError(m.id, -32603, lost);
     }
-    const text = `toolguard: the MCP server's answer of ${byteCount(bytes)} ${limit}; it was not relayed`;
-    this.#session.answerWithError(found.id, -32603, text);
   }
 
   /** Client to server, until the client's input ends; an oversized message is answered with an error. */

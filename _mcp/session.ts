@@ -192,10 +192,17 @@ export class GuardedSession implements McpSession {
   readonly #hooks: SessionHooks;
   /** Client requests forwarded and not yet answered, by {@linkcode idKey}. */
   readonly #pending = new Map<string, PendingRequest>();
-  /** The guard's own `tools/list` requests in flight, each with what ends its delivery once given up. */
-  readonly #own = new Map<string, AbortController>();
+  /** The guard's own `tools/list` requests in flight, by key: each id, and what ends its `POST` if given up. */
+  readonly #own = new Map<string, { id: string; stop: AbortController }>();
   /** Client messages waiting for the tool list, in order (its answers to the server's requests never wait). */
   readonly #held: McpFrame[] = [];
+  /**
+   * The delivery of a held message passed on that waits for its place (past the HTTP relay's places): the
+   * messages after it wait behind it, as a relay's reader makes the client's wait ({@linkcode ClientFeed}).
+   */
+  #draining: Promise<void> | undefined;
+  /** True while a held frame is being passed on (see `#hold`). */
+  #forwardingHeld = false;
   /** Who waits for {@linkcode released}. */
   #onReleased: (() => void)[] = [];
   #fetching = false;
@@ -240,7 +247,12 @@ export class GuardedSession implements McpSession {
    */
   readonly answerWithError = (id: JsonRpcId, code: number, message: string): boolean => {
     const key = idKey(id);
-    if (this.#own.has(key)) {
+    const own = this.#own.get(key);
+    if (own !== undefined) {
+      // (its answer is lost, or it failed: no cancellation goes to the server; a late answer passes quietly)
+      this.#own.delete(key);
+      this.#noteCancelled(key);
+      own.stop.abort();
       this.#finishFetch(`tools/list failed: ${message}`);
       return true;
     }
@@ -255,13 +267,13 @@ export class GuardedSession implements McpSession {
 
   /** Resolves once no client message is held back for the tool list (each forwarded or answered). */
   readonly released = (): Promise<void> => {
-    if (this.#held.length === 0) return Promise.resolve();
+    if (this.#held.length === 0 && this.#draining === undefined) return Promise.resolve();
     return new Promise((resolve) => this.#onReleased.push(resolve));
   };
 
   /** Tell those waiting for {@linkcode released} when nothing is held any more. */
   #noteReleased(): void {
-    if (this.#held.length > 0) return;
+    if (this.#held.length > 0 || this.#draining !== undefined) return;
     for (const resolve of this.#onReleased.splice(0)) resolve();
   }
 
@@ -278,7 +290,7 @@ export class GuardedSession implements McpSession {
     // An answer to a server's request waits for nothing: a server may need it before it answers the guard's
     // tools/list (one that handles a request at a time would otherwise wait for it until the fetch timed out).
     // So does a batch of answers only (one with a request in it keeps its place in line).
-    if ((this.#fetching || this.#held.length > 0) && !answersOnly(m)) {
+    if ((this.#fetching || this.#held.length > 0 || this.#draining !== undefined) && !answersOnly(m)) {
       if (this.#held.length >= MAX_HELD) return this.#pastHeld(frame);
       this.#held.push(frame);
       return;
@@ -425,6 +437,7 @@ export class GuardedSession implements McpSession {
     }
     this.#pending.clear();
     this.#dropOwn();
+    this.#draining = undefined; // (what waits behind it is answered now)
     for (const frame of this.#held.splice(0)) {
       answered += messagesOf(frame).filter((x) => isRecord(x) && isRequest(x)).length;
       this.#refuse(frame);
@@ -469,9 +482,13 @@ export class GuardedSession implements McpSession {
     return sent;
   }
 
-  /** Keep a frame until the tool list is known, fetching it. */
+  /**
+   * Keep a frame until the tool list is known, fetching it. One taken from the front of the held messages
+   * (the list went stale while they went on) goes back to the front, ahead of those held after it.
+   */
   #hold(frame: McpFrame): void {
-    this.#held.push(frame);
+    if (this.#forwardingHeld) this.#held.unshift(frame);
+    else this.#held.push(frame);
     this.#startFetch();
   }
 
@@ -583,8 +600,18 @@ export class GuardedSession implements McpSession {
 
   /** Pass on held frames in order, once the tool list is known; refuse them if the server closed meanwhile. */
   #drain(): void {
-    while (this.#held.length > 0 && !this.#fetching && this.#closed === null) {
-      this.#forwardHeld(this.#held.shift() as McpFrame);
+    while (
+      this.#held.length > 0 && !this.#fetching && this.#closed === null && this.#draining === undefined
+    ) {
+      const sent = this.#forwardHeld(this.#held.shift() as McpFrame);
+      if (!(sent instanceof Promise)) continue;
+      // (a request after a notification waiting for its place would overtake it: the rest wait)
+      const draining: Promise<void> = sent.then(() => {}, () => {}).then(() => {
+        if (this.#draining !== draining) return;
+        this.#draining = undefined;
+        this.#drain();
+      });
+      this.#draining = draining;
     }
     if (this.#closed !== null) { for (const frame of this.#held.splice(0)) this.#refuse(frame); }
     this.#noteReleased();
@@ -645,11 +672,16 @@ export class GuardedSession implements McpSession {
    * Pass on a frame that was held (nobody awaits it): when that throws, its requests are answered with an
    * error, since nothing else would answer them; when the delivery rejects, `onError` is told.
    */
-  #forwardHeld(frame: McpFrame): void {
+  #forwardHeld(frame: McpFrame): void | Promise<void> {
+    this.#forwardingHeld = true;
     try {
-      this.#watch(this.#forward(frame));
+      const sent = this.#forward(frame);
+      this.#watch(sent);
+      return sent;
     } catch (error) {
       this.#failClosed(frame, error);
+    } finally {
+      this.#forwardingHeld = false;
     }
   }
 
@@ -698,9 +730,12 @@ export class GuardedSession implements McpSession {
   #sendOwnList(cursor?: string): void {
     const id = `${this.#ownPrefix}${++this.#ownCounter}`;
     const stop = new AbortController();
-    this.#own.set(idKey(id), stop);
+    this.#own.set(idKey(id), { id, stop });
     const params = cursor === undefined ? {} : { cursor };
-    const failed = (error: unknown) => this.#finishFetch(`could not send tools/list: ${errorText(error)}`);
+    const failed = (error: unknown) => {
+      this.#own.delete(idKey(id)); // (not sent: nothing to cancel)
+      this.#finishFetch(`could not send tools/list: ${errorText(error)}`);
+    };
     let sent: void | Promise<void>;
     try {
       const frame: McpFrame = { message: { jsonrpc: "2.0", id, method: "tools/list", params } };
@@ -714,8 +749,28 @@ export class GuardedSession implements McpSession {
 
   /** Stop waiting for the guard's own requests, and end their deliveries (an HTTP `POST` still open). */
   #dropOwn(): void {
-    for (const stop of this.#own.values()) stop.abort();
+    for (const { stop } of this.#own.values()) stop.abort();
     this.#own.clear();
+  }
+
+  /**
+   * Tell a server still there that the guard's own requests it has not answered are given up (MCP's
+   * `notifications/cancelled`), so it can stop working on them; their late answers are dropped quietly.
+   */
+  #cancelOwn(reason: string): void {
+    for (const [key, { id }] of this.#own) {
+      this.#noteCancelled(key);
+      if (this.#closed !== null) continue;
+      const params = { requestId: id, reason: `toolguard gave up on its tools/list: ${reason}` };
+      try {
+        this.#watch(
+          this.#sinks.toServer({ message: { jsonrpc: "2.0", method: "notifications/cancelled", params } }),
+        );
+      } catch (error) {
+        this.#failed(error);
+      }
+    }
+    this.#dropOwn();
   }
 
   /** The fetch is over: pass the held messages on, or, when it failed, answer the held calls instead. */
@@ -723,26 +778,28 @@ export class GuardedSession implements McpSession {
     if (!this.#fetching) return;
     this.#fetching = false;
     clearTimeout(this.#fetchTimer);
-    // A late answer to a request of an abandoned fetch is the guard's own business: dropped quietly.
-    for (const key of this.#own.keys()) this.#noteCancelled(key);
-    this.#dropOwn();
+    // A request of an abandoned fetch is cancelled (before the held messages go on), and its late answer,
+    // the guard's own business, dropped quietly.
+    this.#cancelOwn(failure ?? "the tool list was complete");
     if (failure === undefined) return this.#drain();
     this.#hooks.emit({ event: "tools_fetch_failed", detail: failure });
     // Calls held for the list cannot be judged: answer them, keep everything else in order.
     const text = `Your call was not run: toolguard could not read this server's tool list (${failure}), ` +
       "so it cannot check the arguments. Report this to the user.";
+    const rest: McpFrame[] = [];
     for (const frame of this.#held.splice(0)) {
       const m = frame.message;
       for (const call of messagesOf(frame).filter(isCall)) {
         this.#answer(call.id as JsonRpcId, rejection(text, []));
       }
-      if (!Array.isArray(m) && !isCall(m)) this.#forwardHeld(frame);
+      if (!Array.isArray(m) && !isCall(m)) rest.push(frame);
       else if (Array.isArray(m)) {
-        const rest = m.filter((x) => !isCall(x));
-        if (rest.length > 0) this.#forwardHeld({ message: rest, extra: frame.extra });
+        const others = m.filter((x) => !isCall(x));
+        if (others.length > 0) rest.push({ message: others, extra: frame.extra });
       }
     }
-    this.#noteReleased();
+    for (const frame of rest) this.#held.push(frame); // (a spread of a long list would throw)
+    this.#drain();
   }
 
   /** An answer to one of the guard's own `tools/list` requests: the next page, or the list is complete. */

@@ -54,8 +54,8 @@ export interface McpGuardOptions {
    */
   strict?: boolean;
   /**
-   * How long the guard waits for its own `tools/list` request before rejecting held calls (the HTTP relay
-   * then ends that request's `POST`). Default 30 000.
+   * How long the guard waits for its own `tools/list` request before rejecting held calls (the server is
+   * then sent `notifications/cancelled` for it, and the HTTP relay ends its `POST`). Default 30 000.
    * It follows at most 100 pages (10 000 tools, 256 MiB) of a list: past that, held calls are rejected too.
    */
   toolsTimeoutMs?: number;

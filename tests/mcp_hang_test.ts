@@ -448,3 +448,175 @@ test("relayMcp: every request of a batch over maxMessageBytes is answered, with 
   assert.equal(got.id, "s9", "the server's request, answered in the batch, gets an error instead");
   assert.match(errorOf(got), /the client's answer was in a batch of .* exceeds the limit/);
 });
+
+test("relayMcp: a server batch over maxMessageBytes has each of its members answered, both ways", {
+  timeout: 60_000,
+}, async () => {
+  // Once it has the three pings, the server answers them in one batch with two requests of its own in it,
+  // over the limit; what it gets back that is no request it tells the client of.
+  const server = `let pings = [];
+  require("node:readline").createInterface({ input: process.stdin }).on("line", (line) => {
+    const m = JSON.parse(line);
+    const say = (x) => process.stdout.write(JSON.stringify(x) + "\\n");
+    if (m.method === undefined) return say({ jsonrpc: "2.0", method: "notifications/message", params: { got: m } });
+    if (m.method !== "ping" || (pings.push(m.id), pings.length) < 3) return;
+    say([
+      { jsonrpc: "2.0", id: pings[0], result: { pad: "x".repeat(4000) } },
+      { jsonrpc: "2.0", id: "s1", method: "sampling/createMessage", params: {} },
+      { jsonrpc: "2.0", id: pings[1], result: {} },
+      { jsonrpc: "2.0", id: "s2", method: "roots/list" },
+      { jsonrpc: "2.0", id: pings[2], result: {} },
+    ]);
+  });`;
+  const pings = [1, 2, 3].map((id) => ({ jsonrpc: "2.0", id, method: "ping" }));
+  const told = (r: unknown[]) => (r as JsonRpcMessage[]).filter((m) => m.method !== undefined);
+  const received = await exchange(
+    "node",
+    ["-e", server],
+    pings,
+    (r) => r.length - told(r).length === 3 && told(r).length === 2,
+    2000,
+  ) as JsonRpcMessage[];
+  const answers = received.filter((m) => m.method === undefined);
+  assert.deepEqual(answers.map((a) => a.id).sort(), [1, 2, 3], "each client request in it is answered");
+  for (const a of answers) {
+    assert.match(
+      errorOf(a),
+      /the MCP server's batch of .*, which held its answer, exceeds the relay's limit/,
+    );
+  }
+  const got = told(received).map((m) => (m.params as { got: JsonRpcMessage }).got);
+  assert.deepEqual(got.map((m) => m.id), ["s1", "s2"], "each server request in it is answered");
+  for (const m of got) {
+    assert.match(errorOf(m), /your batch of .* exceeds .*; the client never saw this request/);
+  }
+});
+
+test(
+  "relayMcp: the guard's own tools/list it gave up on is cancelled at the server (notifications/cancelled)",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    // The server never answers tools/list; what it is told of cancellations it tells the client.
+    const server = `let listed;
+  require("node:readline").createInterface({ input: process.stdin }).on("line", (line) => {
+    const m = JSON.parse(line);
+    if (m.method === "tools/list") listed = m.id;
+    if (m.method === "notifications/cancelled") {
+      const params = { listed, cancelled: m.params };
+      process.stdout.write(JSON.stringify({ jsonrpc: "2.0", method: "notifications/message", params }) + "\\n");
+    }
+  });`;
+    const received: JsonRpcMessage[] = [];
+    let done = () => {};
+    const enough = new Promise<void>((resolve) => (done = resolve));
+    const timer = setTimeout(done, 15_000);
+    async function* client() {
+      const call = { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "t", arguments: {} } };
+      yield enc.encode(JSON.stringify(call) + "\n");
+      await enough;
+    }
+    await relayMcp({
+      command: "node",
+      args: ["-e", server],
+      input: client(),
+      stderr: "ignore",
+      toolsTimeoutMs: 200,
+      output: (bytes) => {
+        for (const line of dec.decode(bytes).split("\n").filter(Boolean)) received.push(JSON.parse(line));
+        if (received.some((m) => m.id === 1) && received.some((m) => m.method !== undefined)) done();
+      },
+    });
+    clearTimeout(timer);
+    const call = received.find((m) => m.id === 1)?.result as { content: { text: string }[] } | undefined;
+    assert.match(
+      call?.content[0].text ?? "",
+      /could not read this server's tool list \(no answer within 200 ms\)/,
+    );
+    const told = received.find((m) => m.method === "notifications/message")?.params as {
+      listed: string;
+      cancelled: { requestId: string; reason: string };
+    } | undefined;
+    assert.ok(told !== undefined, "the server was told");
+    assert.equal(told.cancelled.requestId, told.listed, "under the id of the tools/list it was sent");
+    assert.match(told.cancelled.reason, /toolguard gave up on its tools\/list: no answer within 200 ms/);
+  },
+);
+
+test("McpSession: a held request waits behind a held notification whose delivery waits for its place", async () => {
+  // As the HTTP relay's notifications past their places do: the delivery's promise settles once it is sent.
+  const toServer: JsonRpcMessage[] = [];
+  let place = () => {};
+  const placed = new Promise<void>((resolve) => (place = resolve));
+  const session = createMcpGuard().connect({
+    toServer: (f) => {
+      const m = f.message as JsonRpcMessage;
+      toServer.push(m);
+      if (m.method === "notifications/roots/list_changed") return placed;
+    },
+    toClient: () => {},
+  });
+  session.fromClient({
+    message: { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "t", arguments: {} } },
+  });
+  session.fromClient({ message: { jsonrpc: "2.0", method: "notifications/roots/list_changed" } });
+  session.fromClient({ message: { jsonrpc: "2.0", id: 2, method: "ping" } });
+  const list = toServer[0];
+  assert.equal(list.method, "tools/list");
+  const tools = [{ name: "t", inputSchema: { type: "object" } }];
+  session.fromServer({ message: { jsonrpc: "2.0", id: list.id, result: { tools } } });
+  // A message the client sends now waits behind them too; its answers do not.
+  session.fromClient({ message: { jsonrpc: "2.0", id: 3, method: "ping" } });
+  session.fromClient({ message: { jsonrpc: "2.0", id: "s1", result: {} } });
+  assert.deepEqual(
+    toServer.map((m) => m.method ?? m.id),
+    ["tools/list", "tools/call", "notifications/roots/list_changed", "s1"],
+    "the pings wait for the notification's place",
+  );
+  let released = false;
+  const whenReleased = session.released().then(() => (released = true));
+  assert.equal(released, false);
+  place();
+  await whenReleased;
+  assert.deepEqual(toServer.slice(4).map((m) => m.id), [2, 3], "then go, in order");
+});
+
+test("McpSession: a held call met by a stale tool list while the held messages go on keeps its place", async () => {
+  const toServer: JsonRpcMessage[] = [];
+  let place = () => {};
+  const placed = new Promise<void>((resolve) => (place = resolve));
+  const session = createMcpGuard().connect({
+    toServer: (f) => {
+      const m = f.message as JsonRpcMessage;
+      toServer.push(m);
+      if (m.method === "notifications/roots/list_changed") return placed;
+    },
+    toClient: () => {},
+  });
+  const call = (id: number) => ({
+    jsonrpc: "2.0",
+    id,
+    method: "tools/call",
+    params: { name: "t", arguments: {} },
+  });
+  const tools = { tools: [{ name: "t", inputSchema: { type: "object" } }] };
+  session.fromClient({ message: call(1) });
+  session.fromClient({ message: { jsonrpc: "2.0", method: "notifications/roots/list_changed" } });
+  session.fromClient({ message: call(2) });
+  session.fromClient({ message: { jsonrpc: "2.0", id: 3, method: "ping" } });
+  session.fromServer({ message: { jsonrpc: "2.0", id: toServer[0].id, result: tools } });
+  // While the notification waits for its place, the server says its tools changed: call 2 needs them again.
+  session.fromServer({ message: { jsonrpc: "2.0", method: "notifications/tools/list_changed" } });
+  place();
+  // (the held messages go on once the notification's delivery has settled: a macrotask later, surely)
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  const second = toServer.at(-1)!;
+  assert.equal(second.method, "tools/list", "the guard reads the tools again");
+  session.fromServer({ message: { jsonrpc: "2.0", id: second.id, result: tools } });
+  assert.deepEqual(
+    toServer.map((m) => m.method === "tools/call" ? m.id : m.method),
+    ["tools/list", 1, "notifications/roots/list_changed", "tools/list", 2, "ping"],
+    "call 2 goes before the ping held after it",
+  );
+});

@@ -607,13 +607,22 @@ test("relayMcpHttp: the guard's own tools/list POST ends when the guard gives up
 }, async () => {
   let listClosed = () => {};
   const closed = new Promise<void>((resolve) => (listClosed = resolve));
+  let listId: unknown;
+  let cancelled: { requestId?: unknown; reason?: string } | undefined;
+  let cancelSeen = () => {};
+  const cancel = new Promise<void>((resolve) => (cancelSeen = resolve));
   const server = createServer((req, res) => {
     let body = "";
     req.on("data", (c) => (body += c));
     req.on("end", () => {
       if (req.method !== "POST") return void res.writeHead(req.method === "GET" ? 405 : 200).end();
       const m = JSON.parse(body) as JsonRpcMessage;
+      if (m.method === "notifications/cancelled") {
+        cancelled = m.params as typeof cancelled;
+        cancelSeen();
+      }
       if (m.method !== "tools/list") return void answeredPlainly(m, res, []);
+      listId = m.id;
       res.on("close", listClosed); // never answered: only the relay can end it
     });
   });
@@ -640,6 +649,7 @@ test("relayMcpHttp: the guard's own tools/list POST ends when the guard gives up
     let timer: ReturnType<typeof setTimeout> | undefined;
     const later = new Promise<string>((resolve) => (timer = setTimeout(() => resolve("later"), 15_000)));
     endedWhileConnected = await Promise.race([closed.then(() => "closed"), later]) === "closed";
+    await Promise.race([cancel, later]); // (and the server is told, as MCP asks, before the client leaves)
     clearTimeout(timer);
   }
   const events: McpEvent[] = [];
@@ -662,6 +672,8 @@ test("relayMcpHttp: the guard's own tools/list POST ends when the guard gives up
       /could not read this server's tool list \(no answer within 200 ms\)/,
     );
     assert.equal(endedWhileConnected, true, "the given-up POST was still open");
+    assert.equal(cancelled?.requestId, listId, "the server is told the tools/list is cancelled");
+    assert.match(cancelled?.reason ?? "", /gave up on its tools\/list: no answer within 200 ms/);
     assert.deepEqual(events.filter((e) => e.event === "post_failed"), [], "ending it is no failure");
   } finally {
     server.closeAllConnections?.();
@@ -828,6 +840,66 @@ test("relayMcpHttp: the client's answer to a server request passes a notificatio
     assert.deepEqual(seen, ["notification 1", "answer", "notification 2"], "notifications kept their order");
   } finally {
     release();
+    server.closeAllConnections?.();
+    server.close();
+  }
+});
+
+test("relayMcpHttp: the errors for the answers in an over-long client batch hold the client's input back", {
+  timeout: 60_000,
+}, async () => {
+  // Each answer in a batch over the limit becomes an error POSTed to the server, one place at a time
+  // (maxInFlight 1): the relay must not read on (and queue more without bound) while they wait.
+  const errors: unknown[] = [];
+  let allSeen = () => {};
+  const all = new Promise<void>((resolve) => (allSeen = resolve));
+  const server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (c) => (body += c));
+    req.on("end", () => {
+      if (req.method !== "POST") return void res.writeHead(req.method === "GET" ? 405 : 200).end();
+      const m = JSON.parse(body) as JsonRpcMessage;
+      if (m.method !== undefined) return void answeredPlainly(m, res, []);
+      errors.push(m.id);
+      res.writeHead(202).end();
+      if (errors.length === 10) allSeen();
+    });
+  });
+  const url = await new Promise<string>((resolve) =>
+    server.listen(0, "127.0.0.1", () => {
+      resolve(`http://127.0.0.1:${(server.address() as { port: number }).port}/mcp`);
+    })
+  );
+  let initAnswered = () => {};
+  const init = new Promise<void>((resolve) => (initAnswered = resolve));
+  const enc = new TextEncoder();
+  const batch = (from: number) =>
+    Array.from(
+      { length: 5 },
+      (_, i) => ({ jsonrpc: "2.0", id: `s${from + i}`, result: { pad: "x".repeat(300) } }),
+    );
+  let postedBeforeReadOn: number | undefined;
+  async function* client() {
+    for (const m of INIT) yield enc.encode(JSON.stringify(m) + "\n");
+    await init;
+    yield enc.encode(JSON.stringify(batch(1)) + "\n");
+    postedBeforeReadOn = errors.length;
+    yield enc.encode(JSON.stringify(batch(6)) + "\n");
+    await all;
+  }
+  try {
+    await relayMcpHttp(url, {
+      maxInFlight: 1,
+      maxMessageBytes: 1000,
+      input: client(),
+      output: (bytes) => {
+        if (new TextDecoder().decode(bytes).includes('"id":0')) initAnswered();
+      },
+    });
+    // (the fifth error's POST may still be on its way when the next line is read: four have ended)
+    assert.ok(postedBeforeReadOn! >= 4, `the next line was read after ${postedBeforeReadOn} of 5 errors`);
+    assert.deepEqual(errors, Array.from({ length: 10 }, (_, i) => `s${i + 1}`));
+  } finally {
     server.closeAllConnections?.();
     server.close();
   }

@@ -138,6 +138,7 @@ test("McpSession: answerWithError on the guard's own tools/list ends its fetch, 
   assert.equal(s.answerWithError(own.id as string, -32000, "HTTP 503"), true);
   assert.equal(s.isWaiting(own.id as string), false);
   assert.deepEqual(events.map((e) => e.event), ["tools_fetch_failed"]);
+  assert.deepEqual(toServer.map((m) => m.method), ["tools/list"], "no cancellation of what is over");
   assert.equal(toClient.length, 1, "the held call is answered at once, not after toolsTimeoutMs");
   assert.equal(toClient[0].id, 1);
   assert.match(
