@@ -2,9 +2,11 @@
  * Spot injected instructions in text: tool output, call arguments, user text and command-line arguments.
  *
  * `scan()` folds the text once (case, full-width forms, homoglyphs, accents, zero-width characters inside
- * words, letter spacing), runs linear-time signature rules on the folded text and maps every match back to
- * exact offsets in the original string. Text with ANSI escape sequences (coloured command-line output) is read
- * both as it is and as a terminal shows it, so colour codes between or inside words hide no instruction.
+ * words, letter spacing; but a snake_case name written in ASCII, its underscores where its words meet, as
+ * `NEW_INSTRUCTIONS`, is a name, not spaced letters), runs linear-time signature rules on the folded text and
+ * maps every match back to exact offsets in the original string. Text with ANSI escape sequences (coloured
+ * command-line output) is read both as it is and as a terminal shows it, so colour codes between or inside
+ * words hide no instruction.
  * `sanitise()` applies the scanner to a whole chat request and the model's tool calls, redacting what it can
  * locate. `ollamaClassifier()` builds an optional semantic second pass backed by a local model.
  *

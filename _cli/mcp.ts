@@ -78,9 +78,10 @@ Options:
 
 Descriptions and titles (tools, prompts, resources, server instructions and title) are always checked for
 instructions aimed at the model (read files, pass secrets, hide things from the user, call other tools) and
-for naming tools the server does not declare (shadowing), titles also for any hidden character; a flagged
-description reaches the client with the span replaced by a [toolguard: removed ...] marker (a title is
-replaced whole), and is logged.
+for naming tools the server does not declare (shadowing), titles also for a single hidden character (but
+joiners, direction marks, emoji selectors and a zero-width space at a Thai, Lao, Khmer, Myanmar or Japanese
+word break); a flagged description reaches the client with the span replaced by a [toolguard: removed ...]
+marker (a title is replaced whole), and is logged.
 
 Exit status: 0 when the client closed the connection or the server exited with 0, 1 when the server could
 not start or ended otherwise (with --url: when the server did not take a message, unreachable or answering

@@ -56,8 +56,10 @@ export interface GuardFetchOptions extends GateOptions {
    * (indices, ids and `sequence_number`s continuing what the client has). The follow-up carries what the
    * rejected attempt said: its text and reasoning (Anthropic `thinking` blocks with their `signature`,
    * Gemini parts with their `thoughtSignature`, Responses `reasoning` items, Ollama `thinking`), which
-   * providers with extended thinking require. The usage the client sees is every attempt's added up (each
-   * is billed); each attempt's own is in its `onVerdict` event. Every attempt is reported to `onVerdict`.
+   * providers with extended thinking require; a call written into the text goes back once, as the provider's
+   * structured call, with the text around it (a model shown its call twice tends to write it again). The
+   * usage the client sees is every attempt's added up (each is billed); each attempt's own is in its
+   * `onVerdict` event. Every attempt is reported to `onVerdict`.
    * A turn is not sent back when `onRejected: "drop-call"` kept some of its calls (they reached the client),
    * nor when calls written into the text of a response of several answers (OpenAI Chat `n`, Gemini
    * `candidateCount`) were rejected, since a retry sends back one answer's turn (a stream whose written calls
