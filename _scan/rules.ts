@@ -845,8 +845,12 @@ export const rules: () => readonly Rule[] = lazy(() => [
     contexts: OUTPUT,
     accept: (t, s, e, upper) =>
       !NOUN_AFTER_TOOL.test(t.slice(e, e + 16)) &&
-      // "with a calculator tool", "through one shell tool", "use any tool": a kind of tool, none named.
-      !/^\S+ (?:a|an|one|any|each|every|some|another|its|their|our|his|her|no)\b/.test(t.slice(s, e)) &&
+      // "with a calculator tool", "through one shell tool", "use any tool": a kind of tool, none named. A
+      // possessive names one in an order ("Use our Bank Manager tool to …"): it passes only after "with", "via",
+      // "using", "through", or a verb that opens no order.
+      !/^\S+ (?:a|an|one|any|each|every|some|another|no)\b/.test(t.slice(s, e)) &&
+      !(/^\S+ (?:its|their|our|his|her)\b/.test(t.slice(s, e)) &&
+        (/^(?:using|via|with|through) /.test(t.slice(s, e)) || imperativeStart(t, s, upper) === false)) &&
       (!/^(?:call|use|invoke|run|execute|trigger|utili[sz]e) /.test(t.slice(s, e)) ||
         imperativeStart(t, s, upper) !== false) &&
       // A "function" must be named like code (snake_case, dotted, quoted): "use the search function" is prose.
