@@ -134,6 +134,12 @@ function startsWord(t: string, s: number, e: number, upper: (i: number) => boole
 const NOUN_LIST = /^(?: [a-z][a-z0-9 .-]{0,20},){1,5} (?:and|or|etc)\b/;
 
 /**
+ * A list of the model's names is an address to each ("AI, assistant, agent, or bot: …"), no list of nouns:
+ * a second item that is one of them.
+ */
+const NAMES_LIST = /^ (?:ai|llm|assistant|agent|model|bot|chatbot|gpt|chatgpt|claude|gemini|copilot)s?,/;
+
+/**
  * True when an `override.addresses_ai` match is code or markup, not words to the model: a bare name and its
  * comma or colon at a line end (a YAML key `ai:`, an argument `agent,` on its own line), a call's first
  * argument (`run(agent, …)`), a colon inside a word (`LLM:t`), the end of a diagram arrow (`Client->>LLM:`),
@@ -150,7 +156,9 @@ function notAnAddress(t: string, s: number, e: number, original: Original): bool
   if (mark === ":" && /\p{L}/u.test(t[e] ?? "")) return true;
   const before = t[s - 1], twoBefore = t[s - 2] ?? "";
   if (bare && mark === "," && (before === "(" || before === "[" || before === "{")) return true;
-  if (bare && mark === "," && NOUN_LIST.test(t.slice(e, e + 120))) return true;
+  if (bare && mark === "," && NOUN_LIST.test(t.slice(e, e + 120)) && !NAMES_LIST.test(t.slice(e, e + 24))) {
+    return true;
+  }
   // Code: the first of names a tuple assigns (`model, agent = …`), or a line that goes on from the one before
   // it (an argument list after `run(`, a wrapped sentence): no blank line before, and that line ends in a
   // letter, digit, comma or opening bracket.
