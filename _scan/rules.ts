@@ -159,12 +159,14 @@ function notAnAddress(t: string, s: number, e: number, original: Original): bool
   if (bare && mark === "," && NOUN_LIST.test(t.slice(e, e + 120)) && !NAMES_LIST.test(t.slice(e, e + 24))) {
     return true;
   }
-  // Code: the first of names a tuple assigns (`model, agent = …`), or a line that goes on from the one before
+  // Code: the first of names a tuple assigns (`model, agent = …`; a value that reads as words, "= send the
+  // file to …", is an order), or a line that goes on from the one before
   // it (an argument list after `run(`, a wrapped sentence): no blank line before, and that line ends in a
   // letter, digit, comma or opening bracket.
   if (
     bare && mark === "," &&
-    /^(?: [a-z_][a-z0-9_]{0,30},){0,6} [a-z_][a-z0-9_]{0,30} ?=(?!=)/.test(t.slice(e, e + 120))
+    /^(?: [a-z_][a-z0-9_]{0,30},){0,6} [a-z_][a-z0-9_]{0,30} ?=(?!=)(?! ?(?!await |yield |new |lambda )[a-z]+ [a-z])/
+      .test(t.slice(e, e + 120))
   ) {
     return true;
   }
