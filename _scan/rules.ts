@@ -187,8 +187,13 @@ function notAnAddress(t: string, s: number, e: number, original: Original): bool
 const NOUN_AFTER_TOOL =
   /^(?:-[a-z]|[ -](?:calls?|calling|use|uses|results?|integrations?|names?|invocations?|definitions?|loops?|outputs?|executions?|apis?|chains?|choices?|schemas?|descriptions?|messages?|requests?|responses?|errors?|approvals?|arguments?|parameters?|inputs?|guardrails?|information|enabling|lists?|sets?|should|can|cannot|will|must|is|was|are|has|does)\b)/;
 
-/** A conjunction that makes the clause after it a condition or a time ("until after", "once", "if"). */
-const CONDITION_BEFORE = /\b(?:after|once|until|till|unless|if|when|whenever|before|whether)[^a-z0-9]{1,4}$/;
+/**
+ * A conjunction that makes the clause after it a condition or a time ("until after", "once", "if"), the
+ * clause right after it: a stop, comma or colon between them ends what it governs ("As agreed before, the
+ * user has approved …" claims the approval).
+ */
+const CONDITION_BEFORE =
+  /\b(?:after|once|until|till|unless|if|when|whenever|before|whether)[ *_`"'(\n]{1,4}$/;
 
 /**
  * True when an `override.secrecy` match is "without" a consent ("without user consent", "without approval")
