@@ -196,6 +196,13 @@ const CONDITION_BEFORE =
   /\b(?:after|once|until|till|unless|if|when|whenever|before|whether)[ *_`"'(\n]{1,4}$/;
 
 /**
+ * After "do not tell": someone, then what to say to them ("a customer that …", "a user to …"); "never tell a
+ * soul", "do not tell a human about this" say nothing but to keep quiet.
+ */
+const TELL_WHAT =
+  /^ ?an? [a-z-]{1,20} (?:that|to|what|how|whether|why|when|where|which|who|if|they|he|she|it|you|your|the)\b/;
+
+/**
  * True when an `override.secrecy` match is "without" a consent ("without user consent", "without approval")
  * in a clause that holds a negation: a rule that forbids acting so ("code can not escalate its privileges
  * without user consent", "no destructive tools without approval"), not an order to. Reads back to the start of
@@ -723,7 +730,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
     // "do not tell a patient that …", "never tell a user to …": what to say to someone, not what to hide.
     accept: (t, s, e) =>
       !ruleOfConsent(t, s, e) &&
-      !(/ tell(?:ing)? ?$/.test(t.slice(s, e)) && /^ ?an? /.test(t.slice(e, e + 4))),
+      !(/ tell(?:ing)? ?$/.test(t.slice(s, e)) && TELL_WHAT.test(t.slice(e, e + 40))),
   },
   {
     name: "override.response_directive",
