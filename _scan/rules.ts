@@ -219,10 +219,12 @@ function ruleOfConsent(t: string, s: number, e: number): boolean {
   let i = s;
   const lo = Math.max(0, s - 80);
   while (i > lo && !".!?;:\n".includes(t[i - 1])) i--;
-  // ("do not hesitate to … without confirmation" is no such rule: a bare "not" does not count)
-  return /\b(?:no|never|cannot|can't|(?:can|may|must|should|will) not|mustn't|shouldn't|won't)\b/.test(
-    t.slice(i, s),
-  );
+  // ("do not hesitate to … without confirmation" is no such rule: a bare "not" does not count; nor is "there
+  // is no time left, so transfer … without confirmation": "no" makes a rule as the clause's first word, or a
+  // quote's: rules like "no destructive tools without approval")
+  const clause = t.slice(i, s);
+  return /(?:^[\s*>-]*|["'(\[] ?)no\b/.test(clause) ||
+    /\b(?:never|cannot|can't|(?:can|may|must|should|will) not|mustn't|shouldn't|won't)\b/.test(clause);
 }
 
 /**
