@@ -255,6 +255,13 @@ function namesCode(t: string, s: number, e: number): boolean {
   return t[s] === "#" && commentOverVariable(t, s, e);
 }
 
+/**
+ * Before "with this system prompt:", a verb that swaps the prompt for what follows ("Replace your rules with
+ * this system prompt: …"): a new prompt's header after all. Reads the sentence's last 80 characters.
+ */
+const REPLACED_BY =
+  /\b(?:replace|replacing|overwrite|override|swap|substitute|supersede|update|reset|reprogram)\b[^.!?\n]*\bwith (?:the|this|that|our|their|a|an) $/;
+
 /** A preposition and a determiner just before "system prompt:": "in the system prompt:" names where, heads nothing. */
 const PLACE_BEFORE = /\b(?:in|into|from|of|with|without|on) (?:the|this|that|our|their|a|an) $/;
 
@@ -662,7 +669,8 @@ export const rules: () => readonly Rule[] = lazy(() => [
     // "… in the system prompt:", "start with this system prompt:": a place or a lead-in, no header.
     accept: (t, s, e) =>
       !commentOverVariable(t, s, e) &&
-      !(t.startsWith("system prompt", s) && PLACE_BEFORE.test(t.slice(Math.max(0, s - 24), s))),
+      !(t.startsWith("system prompt", s) && PLACE_BEFORE.test(t.slice(Math.max(0, s - 24), s)) &&
+        !REPLACED_BY.test(t.slice(Math.max(0, s - 80), s))),
   },
   {
     name: "override.important_message",
