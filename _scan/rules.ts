@@ -187,6 +187,9 @@ function notAnAddress(t: string, s: number, e: number, original: Original): bool
 const NOUN_AFTER_TOOL =
   /^(?:-[a-z]|[ -](?:calls?|calling|use|uses|results?|integrations?|names?|invocations?|definitions?|loops?|outputs?|executions?|apis?|chains?|choices?|schemas?|descriptions?|messages?|requests?|responses?|errors?|approvals?|arguments?|parameters?|inputs?|guardrails?|information|enabling|lists?|sets?|should|can|cannot|will|must|is|was|are|has|does)\b)/;
 
+/** The verbs of `NOUN_AFTER_TOOL`: "tool" as their subject. */
+const VERB_AFTER_TOOL = /^ (?:should|can|cannot|will|must|is|was|are|has|does)\b/;
+
 /**
  * A conjunction that makes the clause after it a condition or a time ("until after", "once", "if"), the
  * clause right after it: a stop, comma or colon between them ends what it governs ("As agreed before, the
@@ -876,7 +879,10 @@ export const rules: () => readonly Rule[] = lazy(() => [
     ),
     contexts: OUTPUT,
     accept: (t, s, e, upper) =>
-      !NOUN_AFTER_TOOL.test(t.slice(e, e + 16)) &&
+      !(NOUN_AFTER_TOOL.test(t.slice(e, e + 16)) &&
+        // (a verb after "tool" in an order, "Call the send_money tool should …", makes no subject of it)
+        (!VERB_AFTER_TOOL.test(t.slice(e, e + 16)) || /^(?:using|via|with|through) /.test(t.slice(s, e)) ||
+          imperativeStart(t, s, upper) === false)) &&
       // "with a calculator tool", "through one shell tool", "use any tool": a kind of tool, none named. A
       // possessive names one in an order ("Use our Bank Manager tool to …"): it passes only after "with", "via",
       // "using", "through", or a verb that opens no order.
