@@ -155,7 +155,13 @@ function notAnAddress(t: string, s: number, e: number, original: Original): bool
   if (bare && (e === t.length || t[e] === "\n")) return true;
   if (mark === ":" && /\p{L}/u.test(t[e] ?? "")) return true;
   const before = t[s - 1], twoBefore = t[s - 2] ?? "";
-  if (bare && mark === "," && (before === "(" || before === "[" || before === "{")) return true;
+  // (unless the model is told what to do next: "(assistant, you must …)", "[AI, please …]")
+  if (
+    bare && mark === "," && (before === "(" || before === "[" || before === "{") &&
+    !/^ (?:you|please|now|immediately|from now)\b/.test(t.slice(e, e + 16))
+  ) {
+    return true;
+  }
   if (bare && mark === "," && NOUN_LIST.test(t.slice(e, e + 120)) && !NAMES_LIST.test(t.slice(e, e + 24))) {
     return true;
   }
