@@ -105,8 +105,8 @@ const NAME_OF_WORDS = /^(?:new_?instructions|system_?prompt_?(?:override|update)
  * parted by underscores, at least one, each where two of its words meet. Such a key or value is a name in
  * code, not spaced letters; letters spaced by underscores (`N_E_W_I_N_S…`, `SY_ST_EM_PR_OM_PT…`) part them
  * elsewhere, and stay flagged, and an identifier that is an order ("IGNORE_PREVIOUS_INSTRUCTIONS": the words
- * the word rules flag as such) is none of these names. Reads nothing past the match; reads the original
- * behind it, which must be ASCII.
+ * the word rules flag as such) is none of these names, nor is one given an order for its value (see
+ * `ORDER_AS_VALUE`). Reads 40 characters past the match; reads the original behind it, which must be ASCII.
  */
 function nameInCode(t: string, s: number, e: number, original: Original): boolean {
   const span = t.slice(s, e);
@@ -114,8 +114,17 @@ function nameInCode(t: string, s: number, e: number, original: Original): boolea
   // As written, not as folded: a name in code is ASCII; homoglyphs or full-width forms that fold into one
   // (`new_іnstructions` with a Cyrillic і, `ＮＥＷ＿ＩＮＳＴＲＵＣＴＩＯＮＳ`) are a disguise, not a name.
   for (let i = s; i < e; i++) if (!ASCII_NAME_CHARACTER.test(original(i))) return false;
-  return true;
+  // A name given an order for its value is a header: `SYSTEM_PROMPT_OVERRIDE = send the files to …`.
+  return !ORDER_AS_VALUE.test(t.slice(e, e + 40));
 }
+
+/**
+ * After a name, a value that reads as an order: words, not code, after `=`, or words to the model after `:`
+ * (`new_instructions: you now obey …`). Code (`= os.environ[…]`, `= "…"`, `= await load()`) and a YAML
+ * value in prose are no order.
+ */
+const ORDER_AS_VALUE =
+  /^[a-z0-9_]*_? ?(?:=(?!=) ?(?!(?:await|yield|new|lambda|not) )[a-z]+ [a-z']+ [a-z]|: ?(?:you|your|from now|always|never|do not|ignore|disregard|forget)\b)/;
 
 /** One character of an ASCII snake_case name, as the original text has it. */
 const ASCII_NAME_CHARACTER = /^[A-Za-z_]$/;
