@@ -139,8 +139,11 @@ function startsWord(t: string, s: number, e: number, upper: (i: number) => boole
   return s === 0 || !/[a-z]/.test(t[s - 1]) || (upper(s) && !upper(s - 1)) || !/[^a-z]/.test(t.slice(s, e));
 }
 
-/** After a name and its comma: more short items, each with its comma, then "and", "or" or "etc" (a list). */
-const NOUN_LIST = /^(?: [a-z][a-z0-9 .-]{0,20},){1,5} (?:and|or|etc)\b/;
+/**
+ * After a name and its comma: more short items, each with its comma, then "and", "or" or "etc" (a list); the
+ * last item is no list's when a comma or colon closes it ("AI, now, and forever, send …" is an address).
+ */
+const NOUN_LIST = /^(?: [a-z][a-z0-9 .-]{0,20},){1,5} (?:and|or|etc)\b(?! [a-z][a-z0-9 .-]{0,20}[,:] )/;
 
 /**
  * A list of the model's names is an address to each ("AI, assistant, agent, or bot: …"), no list of nouns:
