@@ -338,6 +338,22 @@ const INSTRUCTIONS_ANCHORS: readonly string[] = [
 const CONSEQUENTIAL =
   `(?:unlock|delete|remove|erase|wipe|destroy|transfer|withdraw|deposit|wire|send|e-?mail|forward|share|grant|give|revoke|disable|deactivate|enable|update|change|modify|reset|create|invite|cancel|purchase|buy|order|sell|pay|dispatch|leave|post|publish|upload|install|uninstall|move|approve|invest|unfollow|block|unblock|redirect|rename|replace|deploy|submit|unsubscribe|adjust|increase|decrease|disclose|leak|reveal|initiate|execute|lock|turn (?:off|on)|switch (?:off|on)|shut (?:off|down)|disarm|activate|schedule|book|reserve|download|restart|reboot|reroute|refund|spend|donate|empty|overwrite|encrypt|format|archive|hide|kick|ban|tweet|retweet|accept|reject|decline|mark|lower|raise|set)`;
 
+/**
+ * True when the "my" that ends an `imperative_on_user_data` match `t[…, e)` starts a name ("my-app", "my_db",
+ * "my.example.org") that is quoted (`` `my-app` ``, 'my_db'), a host or a path, or that no noun follows
+ * ("cd my-app && …", "Move into my-app and install …"). "to my-bank account 555…" joins the owner to what it
+ * owns. Reads 60 characters past the match.
+ */
+function myName(t: string, e: number): boolean {
+  const name = /^my[-_./][a-z0-9][a-z0-9_./-]*/.exec(t.slice(e - 2, e + 60));
+  if (name === null) return false;
+  // (quoted, or a host or a path: www.my-site.com/page, my.example.org)
+  if (/[`'"]/.test(t[e - 3] ?? "") || /[./][a-z0-9]/.test(name[0].slice(2))) return true;
+  return !/^ (?!(?:and|or|then|with|in|to|from|for|on|by|using|via|is|was|will)\b)[a-z]/.test(
+    t.slice(e - 2 + name[0].length, e + 62),
+  );
+}
+
 /** Verbs that rewrite text ("encode your message ..."). */
 const TRANSFORMS =
   `(?:encode|encrypt|translate|render|rewrite|write|reverse|invert|convert|format|display|present|express|substitute|replace|scramble|shuffle|spell|capitali[sz]e|uppercase|lowercase)`;
@@ -952,10 +968,12 @@ export const rules: () => readonly Rule[] = lazy(() => [
     re: new RegExp(`(?<![a-z])${CONSEQUENTIAL} ${gap(70)}${OWNED}`, "g"),
     contexts: OUTPUT,
     accept: (t, s, e, upper) => {
-      // "my-app", "my_db", "my.example": the owner word starts a name in a command or a path, owns nothing.
-      if (/^[-_./][a-z0-9]/.test(t.slice(e, e + 2))) return false;
       const start = imperativeStart(t, s, upper);
-      return start === "please" || (start === true && sentenceWords(t, s, e) >= 5);
+      // "my-app", "my_db", "my.example": the owner word starts a name in a command or a path, owns nothing (see
+      // `myName`); but not in a request ("Please dispatch help to my-residence …"): a tutorial says no "please".
+      if (start === "please") return true;
+      if (myName(t, e)) return false;
+      return start === true && sentenceWords(t, s, e) >= 5;
     },
   },
   // -------------------------------------------------------------------------------- exfiltration
