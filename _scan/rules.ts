@@ -265,13 +265,25 @@ function commentOverVariable(t: string, s: number, e: number): boolean {
 }
 
 /**
+ * What follows a link that is an item, not a header: the end, a stop or a bracket, "and"/"or", another link, or
+ * a line that starts with no word (the next item of a list, a heading, a blank line).
+ */
+const LINK_ENDS_ITEM = /^(?:[ \t]*(?:$|[,.;:|)\]\[-]|and\b|or\b)|[ \t]*\n(?![ \t]*[a-z]))/;
+
+/**
  * True when a `role.system_marker` or `role.fake_turn` match labels code or links, not a turn: a comment over
  * the variable that holds the prompt (see `commentOverVariable`), the text of a Markdown link
  * (`[System Prompt](#system-prompt)`), or a call's argument (`omit(system_instructions)`).
  */
 function namesCode(t: string, s: number, e: number): boolean {
   while (s < e && (t[s] === "\n" || t[s] === " " || t[s] === "\t")) s++;
-  if (t[s] === "[") return t[e - 1] === "]" && t[e] === "(";
+  if (t[s] === "[") {
+    if (t[e - 1] !== "]" || t[e] !== "(") return false;
+    // A link in a list or a sentence ("See [System Prompt](#system-prompt) and …"), not one that heads an
+    // order on its line or the next ("[SYSTEM MESSAGE](#) Wire the funds …").
+    const close = t.indexOf(")", e);
+    return close !== -1 && close - e <= 200 && LINK_ENDS_ITEM.test(t.slice(close + 1, close + 12));
+  }
   if (t[s] === "(") return /[a-z0-9_]/.test(t[s - 1] ?? "");
   return t[s] === "#" && commentOverVariable(t, s, e);
 }
