@@ -126,17 +126,24 @@ function nameInCode(t: string, s: number, e: number, original: Original): boolea
 const ORDER_AS_VALUE =
   /^[a-z0-9_]*_? ?(?:=(?!=) ?(?!(?:await|yield|new|lambda|not) )[a-z]+ [a-z']+ [a-z]|: ?(?:you|your|from now|always|never|do not|ignore|disregard|forget)\b)/;
 
+/** The ends of words ending in "system" ("ecosystem", "subsystem", "filesystem"). */
+const SYSTEM_WORD = /(?:eco|sub|file|co|meta|micro|multi|inter|super|os)$/;
+
 /** One character of an ASCII snake_case name, as the original text has it. */
 const ASCII_NAME_CHARACTER = /^[A-Za-z_]$/;
 
 /**
- * False when the letters-only match `t[s, e)` (folded text) starts inside a word and reads on into the next
- * one: "renew instructions" held "newinstructions". A match at a word start, at a camelCase one
- * ("pleaseIgnore…"), or all in one run of letters passes: the fold joins uniformly spaced letters into one run
- * ("p l e a s e i g n o r e a l l …"), where no word starts show.
+ * False when the letters-only match `t[s, e)` (folded text) starts inside a word that ends in its first
+ * letters and reads on into the next one: "renew instructions" held "newinstructions", "ecosystem prompt"
+ * "systemprompt". Only those two are read so (a "new…" match, a "system…" one after a prefix of
+ * `SYSTEM_WORD`): letters glued on anywhere else ("Thesystem prompt override") break the match on purpose. A
+ * match at a word start, at a camelCase one ("pleaseIgnore…"), or all in one run of letters passes: the fold
+ * joins uniformly spaced letters into one run ("p l e a s e i g n o r e a l l …"), where no word starts show.
  */
 function startsWord(t: string, s: number, e: number, upper: (i: number) => boolean): boolean {
-  return s === 0 || !/[a-z]/.test(t[s - 1]) || (upper(s) && !upper(s - 1)) || !/[^a-z]/.test(t.slice(s, e));
+  return s === 0 || !/[a-z]/.test(t[s - 1]) || (upper(s) && !upper(s - 1)) || !/[^a-z]/.test(t.slice(s, e)) ||
+    !(t.startsWith("new", s) ||
+      (t.startsWith("system", s) && SYSTEM_WORD.test(t.slice(Math.max(0, s - 6), s))));
 }
 
 /**
