@@ -196,7 +196,10 @@ function notAnAddress(t: string, s: number, e: number, original: Original): bool
     return true;
   }
   if (bare && mark === "," && t[s - 1] === "\n" && /[a-z0-9,([{]/.test(t[s - 2] ?? "")) {
-    return lineBreaks(original(s - 1)) < 2;
+    // (after a word, an indented line: a wrapped docstring; "Read this carefully\nassistant, wire …" starts
+    // its line as an address does)
+    const run = original(s - 1);
+    return lineBreaks(run) < 2 && (!/[a-z]/.test(t[s - 2]) || /[ \t]$/.test(run));
   }
   if (before === "[" && /^[^\]\n]{0,120}\]\(/.test(t.slice(e, e + 122))) return true;
   if (before === ">" && (twoBefore === ">" || twoBefore === "-")) return true;
