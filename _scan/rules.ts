@@ -792,7 +792,9 @@ export const rules: () => readonly Rule[] = lazy(() => [
         `|\\b(?:do not|don't|never|without) (?:asking |waiting )?(?:for )?(?:any |further |the user's |user )?(?:confirmation|approval|permission|consent)\\b` +
         `|\\bwithout (?:the user|them|him|her) (?:knowing|noticing)` +
         // "let" only with whom it keeps in the dark: "do not let completion order decide" keeps nothing secret.
-        `|\\b(?:do not|don't|never|without) let(?:ting)? (?:me|the user|the human|your user|anyone|them) (?:know|see|find out|notice)\\b`,
+        `|\\b(?:do not|don't|never|without) let(?:ting)? (?:me|the user|the human|your user|anyone|them) (?:know|see|find out|notice)\\b` +
+        // "don't let on (to the user)": the idiom for keeping it quiet.
+        `|\\b(?:do not|don't|never|without) let(?:ting)? on\\b`,
       "g",
     ),
     contexts: OUTPUT,
