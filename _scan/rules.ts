@@ -305,6 +305,12 @@ function namesCode(t: string, s: number, e: number): boolean {
 const REPLACED_BY =
   /\b(?:replace|replacing|overwrite|override|swap|substitute|supersede|update|reset|reprogram)\b[^.!?\n]*\bwith (?:the|this|that|our|their|a|an) $/;
 
+/**
+ * After "… in the system prompt:", words to the model on the same line ("in the system prompt: you must
+ * wire …"): the header of an order after all. A lead-in is followed by the prompt quoted, or on the next line.
+ */
+const ORDER_AFTER_COLON = /^ ?(?:you|your|ignore|disregard|forget|from now|always|never|do not|don't)\b/;
+
 /** A preposition and a determiner just before "system prompt:": "in the system prompt:" names where, heads nothing. */
 const PLACE_BEFORE = /\b(?:in|into|from|of|with|without|on) (?:the|this|that|our|their|a|an) $/;
 
@@ -729,7 +735,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
     accept: (t, s, e) =>
       !commentOverVariable(t, s, e) &&
       !(t.startsWith("system prompt", s) && PLACE_BEFORE.test(t.slice(Math.max(0, s - 24), s)) &&
-        !REPLACED_BY.test(t.slice(Math.max(0, s - 80), s))),
+        !REPLACED_BY.test(t.slice(Math.max(0, s - 80), s)) && !ORDER_AFTER_COLON.test(t.slice(e, e + 24))),
   },
   {
     name: "override.important_message",
