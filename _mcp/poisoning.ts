@@ -58,13 +58,14 @@ interface DescriptionRule {
 
 /**
  * What an injected description sends the model to read. "secret scanning" and "secret detection" (a code host's
- * alerts about leaked secrets) name a feature, not a secret to read.
+ * alerts about leaked secrets) name a feature, not a secret to read; but not before a key, a token, a password
+ * or credentials ("read the secret detection key"): that is a secret again.
  */
 const SENSITIVE =
   String.raw`(?:~\/|\$HOME|%USERPROFILE%|\.ssh\b|id_rsa|id_ed25519|\.env\b|mcp\.json|\.aws\b|` +
   String.raw`credentials|\.netrc|\.npmrc|\.git-credentials|\.bash_history|\/etc\/(?:passwd|shadow)|` +
   String
-    .raw`private keys?|api[ _-]?keys?|access tokens?|passwords?|secrets?(?! scann(?:ing|er)| detection)|conversation history|system prompt)`;
+    .raw`private keys?|api[ _-]?keys?|access tokens?|passwords?|secrets?(?! (?:scann(?:ing|er)|detection)\b(?! (?:keys?|tokens?|credentials?|passwords?)\b))|conversation history|system prompt)`;
 
 /** Rules that only make sense for text addressed to the model. Each is anchored on a verb aimed at it. */
 const RULES: readonly DescriptionRule[] = [
