@@ -153,13 +153,27 @@ export class TextWatcher {
     return callMayStart(this.#visible + this.#held, this.#visible.length, { tools: this.#tools }) !== -1;
   }
 
-  /** Gives up the hold: the held text is prose after all and counts as released. */
+  /**
+   * Gives up the hold: the held text is prose after all and counts as released. A message held for opening
+   * with JSON that is no call (`{<tool_call>…`, `{ "x" … <tool_call>`) is held on from where a call may
+   * still start in it: releasing it all let a marker inside pass unwatched.
+   */
   abandon(): void {
     if (!this.#holding) return;
+    const held = this.#held;
+    const json = this.#openedJson;
     this.#holding = false;
     this.#openedJson = false;
-    this.#release(this.#held);
     this.#held = "";
+    if (json) {
+      const from = this.#visible.length;
+      const at = callMayStart(this.#visible + held, from, { tools: this.#tools });
+      if (at !== -1) {
+        this.#holdFrom(held, at - from);
+        return;
+      }
+    }
+    this.#release(held);
   }
 
   /** Whether the text released so far holds anything but white space. */
@@ -544,6 +558,12 @@ export class TextCalls {
     const w = this.#watcher;
     if (flow.pending || w.couldBeCall()) return;
     w.abandon();
+    if (w.holding) {
+      // JSON that is no call, then what may be one: the frames stay held, the JSON is prose held with them.
+      const prose = w.visible.slice(this.#heldFrom);
+      if (prose.trim() !== "") this.#prose = prose;
+      return this.#maybeRelease(flow);
+    }
     this.#prose = "";
     if (w.hasText) flow.textSeen = true;
     // Only this answer's frames: another answer's watch may be holding a call of its own.

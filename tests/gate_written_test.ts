@@ -712,3 +712,27 @@ test("guardFetch Responses stream: a frame the gate writes anew keeps its event:
     "event: response.output_text.delta",
   ]);
 });
+
+test("guardFetch Chat and Responses streams: a call written after an opening brace that is no JSON call is judged", async () => {
+  // The message opens with "{", so it is held as a possible bare call; its first key never comes, and the
+  // hold was given up whole: the <tool_call> inside went to the client unjudged.
+  for (const opening of ["{", " { "]) {
+    provider.reply({ sse: chatStream([opening, ...splitN(WRITTEN_BAD, 5)]) });
+    const stream = openai().chat.completions.stream({ model: "m", messages, tools: TOOLS_OPENAI as never });
+    let streamed = "";
+    stream.on("content.delta", (e) => (streamed += e.delta));
+    const chat = await stream.finalChatCompletion();
+    assert.equal(chat.choices[0].message.content, streamed);
+    assert.doesNotMatch(streamed, /<tool_call>/);
+    assert.match(streamed, /^\s*\{/); // the brace is prose, and stays
+    assert.match(streamed, /delete_everything/); // named in the reason
+    assert.equal(provider.events[0].verdict.allowed, false);
+
+    provider.reply({ sse: responsesStream([opening, ...splitN(WRITTEN_BAD, 5)]), named: true });
+    const { streamed: text, final } = await responsesRead();
+    assert.equal(final, text);
+    assert.doesNotMatch(text, /<tool_call>/);
+    assert.match(text, /delete_everything/);
+    assert.equal(provider.events[0].verdict.allowed, false);
+  }
+});
