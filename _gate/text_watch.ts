@@ -155,8 +155,8 @@ export class TextWatcher {
 
   /**
    * Gives up the hold: the held text is prose after all and counts as released. A message held for opening
-   * with JSON that is no call (`{<tool_call>…`, `{ "x" … <tool_call>`) is held on from where a call may
-   * still start in it: releasing it all let a marker inside pass unwatched.
+   * with JSON that is no call (`{<tool_call>…`, `{"x": 1} <tool_call>…`) is held on from a marker in it, or
+   * what may become one: releasing it all let the marker pass unwatched.
    */
   abandon(): void {
     if (!this.#holding) return;
@@ -166,10 +166,12 @@ export class TextWatcher {
     this.#openedJson = false;
     this.#held = "";
     if (json) {
-      const from = this.#visible.length;
-      const at = callMayStart(this.#visible + held, from, { tools: this.#tools });
-      if (at !== -1) {
-        this.#holdFrom(held, at - from);
+      // (after the opening itself: its first key showed it is no call)
+      const rest = held.slice(1);
+      const found = this.#findMarker(rest);
+      const at = found.cut >= 0 ? found.cut : this.#tailStart(rest);
+      if (at < rest.length) {
+        this.#holdFrom(held, at + 1);
         return;
       }
     }

@@ -714,10 +714,15 @@ test("guardFetch Responses stream: a frame the gate writes anew keeps its event:
 });
 
 test("guardFetch Chat and Responses streams: a call written after an opening brace that is no JSON call is judged", async () => {
-  // The message opens with "{", so it is held as a possible bare call; its first key never comes, and the
-  // hold was given up whole: the <tool_call> inside went to the client unjudged.
-  for (const opening of ["{", " { "]) {
-    provider.reply({ sse: chatStream([opening, ...splitN(WRITTEN_BAD, 5)]) });
+  // The message opens with "{", so it is held as a possible bare call; once its first key showed it is none
+  // (or none came), the hold was given up whole: the <tool_call> inside went to the client unjudged.
+  const pieces = (opening: string) =>
+    opening.startsWith('{"') ? [opening + WRITTEN_BAD.slice(0, 6), WRITTEN_BAD.slice(6)] : [
+      opening,
+      ...splitN(WRITTEN_BAD, 5),
+    ];
+  for (const opening of ["{", " { ", '{"reply": 1} ']) {
+    provider.reply({ sse: chatStream(pieces(opening)) });
     const stream = openai().chat.completions.stream({ model: "m", messages, tools: TOOLS_OPENAI as never });
     let streamed = "";
     stream.on("content.delta", (e) => (streamed += e.delta));
@@ -728,7 +733,7 @@ test("guardFetch Chat and Responses streams: a call written after an opening bra
     assert.match(streamed, /delete_everything/); // named in the reason
     assert.equal(provider.events[0].verdict.allowed, false);
 
-    provider.reply({ sse: responsesStream([opening, ...splitN(WRITTEN_BAD, 5)]), named: true });
+    provider.reply({ sse: responsesStream(pieces(opening)), named: true });
     const { streamed: text, final } = await responsesRead();
     assert.equal(final, text);
     assert.doesNotMatch(text, /<tool_call>/);
