@@ -417,6 +417,11 @@ export class TextCalls {
     return this.#watcher.visible.length + this.#watcher.held.length;
   }
 
+  /** True while this watch holds frames (text from a marker on, or frames waiting on an ambiguous tail). */
+  get holding(): boolean {
+    return this.#watcher.holding || this.#queue.length > 0;
+  }
+
   /** The frames still waiting on an ambiguous tail, for the end of the stream (the tail is released). */
   drain(): RoutedFrame[] {
     if (this.#queue.length === 0 || this.#watcher.holding) return [];
@@ -604,6 +609,8 @@ export class TextWatches {
   readonly #answersOf = new WeakMap<Record<string, unknown>, ReadonlySet<number>>();
   /** The calls each watch found at the end, in the order of {@linkcode TextWatches.settle}'s list. */
   #found: { watch: TextCalls; count: number }[] = [];
+  /** The answers whose watch holds frames, as left by the last frame each watched. */
+  readonly #holders = new Set<number>();
 
   /** Watches the text `frames` carry, with the options of {@linkcode TextCalls}. */
   constructor(
@@ -712,15 +719,27 @@ export class TextWatches {
     });
   }
 
-  /** Passes a frame through the watch of each answer it carries a part of (answer 0's: a frame of none). */
+  /**
+   * Passes a frame through the watch of each answer it carries a part of (answer 0's: a frame of none). A
+   * frame of none (the usage) while another answer's watch holds frames waits behind them, held until the
+   * end: let out, it overtook that answer's text, and its frames' `"usage": null` then blanked the usage
+   * in the openai SDK's snapshot.
+   */
   #through(frame: RoutedFrame, flow: StreamFlow): RoutedFrame[] {
+    const answers = this.#answers(frame.event);
+    if (answers === NONE && this.#holders.size > (this.#holders.has(0) ? 1 : 0)) {
+      flow.hold({ raw: frame.raw, event: frame.event, tool: false });
+      return [];
+    }
     let frames = [frame];
-    for (const answer of [...this.#answers(frame.event)].sort((a, b) => a - b)) {
+    for (const answer of [...answers].sort((a, b) => a - b)) {
       const watch = this.#watch(answer);
       // Frames another watch let out (those it queued) belong to its answer: they pass this one.
       frames = frames.flatMap((f) =>
         this.#concerns(f.event, answer) ? watch.watch(f.raw, f.event, flow) : [f]
       );
+      if (watch.holding) this.#holders.add(answer);
+      else this.#holders.delete(answer);
     }
     return frames;
   }
@@ -735,7 +754,7 @@ export class TextWatches {
     let answers = this.#answersOf.get(event);
     if (!answers) {
       const read = this.#frames.answers?.(event) ?? [];
-      answers = new Set(read.length > 0 ? read : [0]);
+      answers = read.length > 0 ? new Set(read) : NONE;
       this.#answersOf.set(event, answers);
     }
     return answers;
@@ -758,6 +777,9 @@ export class TextWatches {
     return this.#sorted().map(([, w]) => w);
   }
 }
+
+/** The answers of a frame that carries a part of none: answer 0's watch reads it. */
+const NONE: ReadonlySet<number> = new Set([0]);
 
 /** Turns calls recovered from text into assembled calls, with the validator's synthetic ids. */
 function textCalls(
