@@ -611,6 +611,8 @@ export class TextWatches {
   #found: { watch: TextCalls; count: number }[] = [];
   /** The answers whose watch holds frames, as left by the last frame each watched. */
   readonly #holders = new Set<number>();
+  /** Frames of no answer (the usage) waiting behind the frames another answer's watch holds. */
+  #deferred: RoutedFrame[] = [];
 
   /** Watches the text `frames` carry, with the options of {@linkcode TextCalls}. */
   constructor(
@@ -654,9 +656,19 @@ export class TextWatches {
     return size;
   }
 
-  /** The frames still waiting on an ambiguous tail, for the end of the stream. */
-  drain(): RoutedFrame[] {
-    return this.#ordered().flatMap((w) => w.drain());
+  /**
+   * At the end of the stream: routes the frames still waiting on an ambiguous tail, then the frames of no
+   * answer that waited behind them (held after the frames a watch still holds, to go out after them).
+   */
+  drain(flow: StreamFlow, route: (frame: RoutedFrame) => void): void {
+    for (const f of this.#ordered().flatMap((w) => w.drain())) route(f);
+    for (const [answer, watch] of this.#watches) if (!watch.holding) this.#holders.delete(answer);
+    const waiting = this.#deferred;
+    this.#deferred = [];
+    for (const f of waiting) {
+      if (this.#othersHold()) flow.hold({ raw: f.raw, event: f.event, tool: false });
+      else for (const g of this.#through(f, flow)) route(g);
+    }
   }
 
   /**
@@ -721,14 +733,14 @@ export class TextWatches {
 
   /**
    * Passes a frame through the watch of each answer it carries a part of (answer 0's: a frame of none). A
-   * frame of none (the usage) while another answer's watch holds frames waits behind them, held until the
-   * end: let out, it overtook that answer's text, and its frames' `"usage": null` then blanked the usage
-   * in the openai SDK's snapshot.
+   * frame of none (the usage) waits while another answer's watch holds frames, and goes once they went:
+   * let out ahead of them, it overtook that answer's text, and their `"usage": null` then blanked the usage
+   * in the openai SDK's final completion.
    */
   #through(frame: RoutedFrame, flow: StreamFlow): RoutedFrame[] {
     const answers = this.#answers(frame.event);
-    if (answers === NONE && this.#holders.size > (this.#holders.has(0) ? 1 : 0)) {
-      flow.hold({ raw: frame.raw, event: frame.event, tool: false });
+    if (answers === NONE && (this.#deferred.length > 0 || this.#othersHold())) {
+      this.#deferred.push(frame);
       return [];
     }
     let frames = [frame];
@@ -741,7 +753,17 @@ export class TextWatches {
       if (watch.holding) this.#holders.add(answer);
       else this.#holders.delete(answer);
     }
+    if (this.#deferred.length > 0 && !this.#othersHold()) {
+      const waiting = this.#deferred;
+      this.#deferred = [];
+      for (const f of waiting) frames.push(...this.#through(f, flow));
+    }
     return frames;
+  }
+
+  /** True while the watch of an answer other than 0 holds frames (answer 0's holds a frame of none itself). */
+  #othersHold(): boolean {
+    return this.#holders.size > (this.#holders.has(0) ? 1 : 0);
   }
 
   /** True when a frame carries a part of `answer`. */
