@@ -107,6 +107,13 @@ export class TextWatcher {
     return this.#keepTail(s);
   }
 
+  /** Holds the ambiguous tail as the start of a marker: what follows tells whether it becomes one. */
+  holdTail(): void {
+    const tail = this.#tail;
+    this.#tail = "";
+    if (tail !== "") this.#holdFrom(tail, 0);
+  }
+
   /** Releases a held ambiguous tail (the stream moved on, so it cannot become a marker). */
   flushTail(): string {
     const t = this.#tail;
@@ -398,8 +405,18 @@ export class TextCalls {
     }
     if (part.text === "") {
       if (this.#queue.length === 0) return [{ raw, event }];
-      w.flushTail(); // the stream moved on: the tail cannot become a marker
-      return [...this.#takeQueue(), { raw, event }];
+      if (!part.goesOn) {
+        w.flushTail(); // the stream moved on: the tail cannot become a marker
+        return [...this.#takeQueue(), { raw, event }];
+      }
+      // The text may go on after this frame (an empty delta, a reasoning piece): the tail that may become a
+      // marker (`<tool_`) is held as a marker is, the frames with it, until the text shows what it is.
+      // Flushed here, the marker's rest passed unwatched.
+      w.holdTail();
+      this.#queue.push({ frame: { raw, event }, part });
+      this.#startHold(flow);
+      this.#maybeRelease(flow);
+      return [];
     }
     this.#unsent += w.push(part.text);
     this.#queue.push({ frame: { raw, event }, part });

@@ -741,3 +741,27 @@ test("guardFetch Chat and Responses streams: a call written after an opening bra
     assert.equal(provider.events[0].verdict.allowed, false);
   }
 });
+
+test("guardFetch Chat and Anthropic streams: a marker split by a frame without text (an empty delta, a ping) is judged", async () => {
+  // "<tool_" waited for the next piece; a frame without text in between let it out as prose, and the rest of
+  // the marker then passed unwatched.
+  const [head, rest] = [WRITTEN_BAD.slice(0, 6), WRITTEN_BAD.slice(6)];
+  for (const between of [{ content: "" }, { reasoning_content: "hmm" }]) {
+    const frames = chatStream(["Sure. " + head, rest]);
+    frames.splice(3, 0, chatChunk(between));
+    provider.reply({ sse: frames });
+    const stream = openai().chat.completions.stream({ model: "m", messages, tools: TOOLS_OPENAI as never });
+    const chat = await stream.finalChatCompletion();
+    const content = String(chat.choices[0].message.content);
+    assert.doesNotMatch(content, /tool_call|call>/);
+    assert.match(content, /^Sure\./);
+    assert.equal(provider.events[0].verdict.allowed, false);
+  }
+  const frames = anthropicStream(["Sure. " + head, rest]) as Record<string, unknown>[];
+  frames.splice(3, 0, { type: "ping" });
+  provider.reply({ sse: frames, named: true });
+  const { text } = await anthropicRead();
+  assert.doesNotMatch(text, /tool_call|call>/);
+  assert.match(text, /delete_everything/); // named in the reason
+  assert.equal(provider.events[0].verdict.allowed, false);
+});

@@ -515,9 +515,11 @@ function chatText(event: Record<string, unknown>, answer: number): TextPart {
   // Content given as parts (Mistral's reasoning models stream it so): its text parts are the text.
   const parts = textParts(delta?.content);
   const text = delta && typeof delta.content === "string" ? delta.content : parts.map((p) => p.text).join("");
+  const callish = toolish(choices);
   return {
     text,
-    toolish: toolish(choices),
+    toolish: callish,
+    goesOn: !callish && (!isRecord(c0) || c0.finish_reason == null),
     rest() {
       // (a set: searching the text parts for each part was quadratic in a frame of many parts)
       const text = new Set(parts);
