@@ -205,3 +205,23 @@ test("guardFetch n=2 Chat stream: a choice's role chunk that comes while another
   assert.deepEqual(plain.deltas, ["Sunny ", "today."]);
   assert.deepEqual(await read(guardFetch(fetch) as typeof fetch), plain);
 });
+
+test("guardFetch Chat stream: an empty delta after a held call keeps its place among the openai SDK's content events", async () => {
+  const call = { index: 0, id: "call_1", type: "function", function: { name: "get_weather", arguments: "" } };
+  next = {
+    sse: [
+      chatChunk({ role: "assistant", content: "It is " }),
+      chatChunk({ tool_calls: [call] }),
+      chatChunk({ tool_calls: [{ index: 0, function: { arguments: '{"city":"Oslo"}' } }] }),
+      chatChunk({ content: "" }),
+      chatChunk({ content: "sunny." }),
+      chatChunk({}, "tool_calls"),
+      "data: [DONE]\n\n",
+    ],
+  };
+  const plain = await sdkRead(fetch);
+  assert.deepEqual(plain.deltas, ["It is ", "", "sunny."]);
+  const gated = await sdkRead(guardFetch(fetch) as typeof fetch);
+  assert.deepEqual(gated.deltas, plain.deltas); // (content.done comes later: the held call comes after the text)
+  assert.deepEqual(gated.final, plain.final);
+});

@@ -232,11 +232,11 @@ class ChatStream implements FrameRouter {
     const choices = Array.isArray(event.choices) ? event.choices : [];
     const hasText = choices.some((c) => isRecord(c) && isRecord(c.delta) && textOf(c.delta) !== "");
     if (!toolish(choices)) {
-      // Pending: text still flows (OpenAI text deltas carry no position), and a chunk that only gives choices
-      // their role (held, it came after their text, and the openai SDK read its `content: ""` as one more
-      // content delta); anything else waits.
+      // Pending: text still flows (OpenAI text deltas carry no position), and a chunk that says nothing but,
+      // at most, the choices' role (held, it came after their text, and the openai SDK read its `content: ""`
+      // as one more content delta, out of its place); anything else waits.
       const finishing = choices.some((c) => isRecord(c) && c.finish_reason != null);
-      if (!flow.pending || (hasText && !finishing) || onlyRoles(event, choices)) {
+      if (!flow.pending || (hasText && !finishing) || saysNothing(event, choices)) {
         if (hasText) flow.textSeen = true;
         this.#send(raw, choices, flow);
       } else this.#hold({ raw, event, tool: false }, choices, flow);
@@ -488,12 +488,12 @@ function withoutCalls(
   return choices.length > 0 || extra ? copy : undefined;
 }
 
-/** True for a chunk whose choices say nothing but their role (`{"role": "assistant", "content": ""}`). */
-function onlyRoles(event: Record<string, unknown>, choices: readonly unknown[]): boolean {
+/** True for a chunk whose choices say nothing but, at most, their role (`{"role": "assistant", "content": ""}`). */
+function saysNothing(event: Record<string, unknown>, choices: readonly unknown[]): boolean {
   return event.usage == null && choices.length > 0 &&
     choices.every((c) =>
       isRecord(c) && c.finish_reason == null && c.logprobs == null && isRecord(c.delta) &&
-      c.delta.role != null && !carriesText(c.delta)
+      !carriesText(c.delta)
     );
 }
 
