@@ -433,7 +433,7 @@ export class StreamGate {
     const findings = assembled.findings;
     let calls = assembled.calls;
     const flow = this.#flow;
-    for (const frame of this.#text?.drain() ?? []) this.#router.route(frame.raw, frame.event, flow);
+    this.#text?.drain(flow, (frame) => this.#router.route(frame.raw, frame.event, flow));
     const all = [...this.#dropped.items, ...findings];
     const text = this.#text;
     const native = flow.pending ? calls : [];

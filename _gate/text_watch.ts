@@ -107,6 +107,13 @@ export class TextWatcher {
     return this.#keepTail(s);
   }
 
+  /** Holds the ambiguous tail as the start of a marker: what follows tells whether it becomes one. */
+  holdTail(): void {
+    const tail = this.#tail;
+    this.#tail = "";
+    if (tail !== "") this.#holdFrom(tail, 0);
+  }
+
   /** Releases a held ambiguous tail (the stream moved on, so it cannot become a marker). */
   flushTail(): string {
     const t = this.#tail;
@@ -153,13 +160,29 @@ export class TextWatcher {
     return callMayStart(this.#visible + this.#held, this.#visible.length, { tools: this.#tools }) !== -1;
   }
 
-  /** Gives up the hold: the held text is prose after all and counts as released. */
+  /**
+   * Gives up the hold: the held text is prose after all and counts as released. A message held for opening
+   * with JSON that is no call (`{<tool_call>…`, `{"x": 1} <tool_call>…`) is held on from a marker in it, or
+   * what may become one: releasing it all let the marker pass unwatched.
+   */
   abandon(): void {
     if (!this.#holding) return;
+    const held = this.#held;
+    const json = this.#openedJson;
     this.#holding = false;
     this.#openedJson = false;
-    this.#release(this.#held);
     this.#held = "";
+    if (json) {
+      // (after the opening itself: its first key showed it is no call)
+      const rest = held.slice(1);
+      const found = this.#findMarker(rest);
+      const at = found.cut >= 0 ? found.cut : this.#tailStart(rest);
+      if (at < rest.length) {
+        this.#holdFrom(held, at + 1);
+        return;
+      }
+    }
+    this.#release(held);
   }
 
   /** Whether the text released so far holds anything but white space. */
@@ -382,8 +405,18 @@ export class TextCalls {
     }
     if (part.text === "") {
       if (this.#queue.length === 0) return [{ raw, event }];
-      w.flushTail(); // the stream moved on: the tail cannot become a marker
-      return [...this.#takeQueue(), { raw, event }];
+      if (!part.goesOn) {
+        w.flushTail(); // the stream moved on: the tail cannot become a marker
+        return [...this.#takeQueue(), { raw, event }];
+      }
+      // The text may go on after this frame (an empty delta, a reasoning piece): the tail that may become a
+      // marker (`<tool_`) is held as a marker is, the frames with it, until the text shows what it is.
+      // Flushed here, the marker's rest passed unwatched.
+      w.holdTail();
+      this.#queue.push({ frame: { raw, event }, part });
+      this.#startHold(flow);
+      this.#maybeRelease(flow);
+      return [];
     }
     this.#unsent += w.push(part.text);
     this.#queue.push({ frame: { raw, event }, part });
@@ -399,6 +432,11 @@ export class TextCalls {
   /** The length of the message's text kept to read calls from (what text without end grows). */
   get size(): number {
     return this.#watcher.visible.length + this.#watcher.held.length;
+  }
+
+  /** True while this watch holds frames (text from a marker on, or frames waiting on an ambiguous tail). */
+  get holding(): boolean {
+    return this.#watcher.holding || this.#queue.length > 0;
   }
 
   /** The frames still waiting on an ambiguous tail, for the end of the stream (the tail is released). */
@@ -544,6 +582,12 @@ export class TextCalls {
     const w = this.#watcher;
     if (flow.pending || w.couldBeCall()) return;
     w.abandon();
+    if (w.holding) {
+      // JSON that is no call, then what may be one: the frames stay held, the JSON is prose held with them.
+      const prose = w.visible.slice(this.#heldFrom);
+      if (prose.trim() !== "") this.#prose = prose;
+      return this.#maybeRelease(flow);
+    }
     this.#prose = "";
     if (w.hasText) flow.textSeen = true;
     // Only this answer's frames: another answer's watch may be holding a call of its own.
@@ -582,6 +626,10 @@ export class TextWatches {
   readonly #answersOf = new WeakMap<Record<string, unknown>, ReadonlySet<number>>();
   /** The calls each watch found at the end, in the order of {@linkcode TextWatches.settle}'s list. */
   #found: { watch: TextCalls; count: number }[] = [];
+  /** The answers whose watch holds frames, as left by the last frame each watched. */
+  readonly #holders = new Set<number>();
+  /** Frames of no answer (the usage) waiting behind the frames another answer's watch holds. */
+  #deferred: RoutedFrame[] = [];
 
   /** Watches the text `frames` carry, with the options of {@linkcode TextCalls}. */
   constructor(
@@ -625,9 +673,19 @@ export class TextWatches {
     return size;
   }
 
-  /** The frames still waiting on an ambiguous tail, for the end of the stream. */
-  drain(): RoutedFrame[] {
-    return this.#ordered().flatMap((w) => w.drain());
+  /**
+   * At the end of the stream: routes the frames still waiting on an ambiguous tail, then the frames of no
+   * answer that waited behind them (held after the frames a watch still holds, to go out after them).
+   */
+  drain(flow: StreamFlow, route: (frame: RoutedFrame) => void): void {
+    for (const f of this.#ordered().flatMap((w) => w.drain())) route(f);
+    for (const [answer, watch] of this.#watches) if (!watch.holding) this.#holders.delete(answer);
+    const waiting = this.#deferred;
+    this.#deferred = [];
+    for (const f of waiting) {
+      if (this.#othersHold()) flow.hold({ raw: f.raw, event: f.event, tool: false });
+      else for (const g of this.#through(f, flow)) route(g);
+    }
   }
 
   /**
@@ -690,17 +748,39 @@ export class TextWatches {
     });
   }
 
-  /** Passes a frame through the watch of each answer it carries a part of (answer 0's: a frame of none). */
+  /**
+   * Passes a frame through the watch of each answer it carries a part of (answer 0's: a frame of none). A
+   * frame of none (the usage) waits while another answer's watch holds frames, and goes once they went:
+   * let out ahead of them, it overtook that answer's text, and their `"usage": null` then blanked the usage
+   * in the openai SDK's final completion.
+   */
   #through(frame: RoutedFrame, flow: StreamFlow): RoutedFrame[] {
+    const answers = this.#answers(frame.event);
+    if (answers === NONE && (this.#deferred.length > 0 || this.#othersHold())) {
+      this.#deferred.push(frame);
+      return [];
+    }
     let frames = [frame];
-    for (const answer of [...this.#answers(frame.event)].sort((a, b) => a - b)) {
+    for (const answer of [...answers].sort((a, b) => a - b)) {
       const watch = this.#watch(answer);
       // Frames another watch let out (those it queued) belong to its answer: they pass this one.
       frames = frames.flatMap((f) =>
         this.#concerns(f.event, answer) ? watch.watch(f.raw, f.event, flow) : [f]
       );
+      if (watch.holding) this.#holders.add(answer);
+      else this.#holders.delete(answer);
+    }
+    if (this.#deferred.length > 0 && !this.#othersHold()) {
+      const waiting = this.#deferred;
+      this.#deferred = [];
+      for (const f of waiting) frames.push(...this.#through(f, flow));
     }
     return frames;
+  }
+
+  /** True while the watch of an answer other than 0 holds frames (answer 0's holds a frame of none itself). */
+  #othersHold(): boolean {
+    return this.#holders.size > (this.#holders.has(0) ? 1 : 0);
   }
 
   /** True when a frame carries a part of `answer`. */
@@ -713,7 +793,7 @@ export class TextWatches {
     let answers = this.#answersOf.get(event);
     if (!answers) {
       const read = this.#frames.answers?.(event) ?? [];
-      answers = new Set(read.length > 0 ? read : [0]);
+      answers = read.length > 0 ? new Set(read) : NONE;
       this.#answersOf.set(event, answers);
     }
     return answers;
@@ -736,6 +816,9 @@ export class TextWatches {
     return this.#sorted().map(([, w]) => w);
   }
 }
+
+/** The answers of a frame that carries a part of none: answer 0's watch reads it. */
+const NONE: ReadonlySet<number> = new Set([0]);
 
 /** Turns calls recovered from text into assembled calls, with the validator's synthetic ids. */
 function textCalls(

@@ -161,3 +161,67 @@ for (const onRejected of ["withhold-turn", "drop-call"] as const) {
     assert.equal(got.deltas.join(""), got.content);
   });
 }
+
+test("guardFetch n=2 Chat stream: a choice's role chunk that comes while another's call is held goes ahead of its text", async () => {
+  // Held behind choice 0's call, choice 1's `{"role": "assistant", "content": ""}` went out after its text,
+  // and the openai SDK read that empty content as one more content delta.
+  const chunkOf = (index: number, delta: Record<string, unknown>, finish: string | null = null) => {
+    const chunk = chatChunk(delta, finish);
+    (chunk.choices as Record<string, unknown>[])[0].index = index;
+    return chunk;
+  };
+  const call = { index: 0, id: "call_1", type: "function", function: { name: "get_weather", arguments: "" } };
+  next = {
+    sse: [
+      chunkOf(0, { role: "assistant", content: null, tool_calls: [call] }),
+      chunkOf(1, { role: "assistant", content: "" }),
+      chunkOf(0, { tool_calls: [{ index: 0, function: { arguments: '{"city":"Oslo"}' } }] }),
+      chunkOf(1, { content: "Sunny " }),
+      chunkOf(1, { content: "today." }),
+      chunkOf(0, {}, "tool_calls"),
+      chunkOf(1, {}, "stop"),
+      "data: [DONE]\n\n",
+    ],
+  };
+  const read = async (fetch_: typeof fetch) => {
+    const client = new OpenAI({
+      apiKey: "sk-test",
+      baseURL: `${server.url}/v1`,
+      fetch: fetch_,
+      maxRetries: 0,
+    });
+    const stream = client.chat.completions.stream({
+      model: "m",
+      messages,
+      n: 2,
+      tools: TOOLS_OPENAI as never,
+    });
+    const deltas: string[] = [];
+    stream.on("content.delta", (e) => deltas.push(e.delta));
+    const final = await stream.finalChatCompletion();
+    return { deltas, final };
+  };
+  const plain = await read(fetch);
+  assert.deepEqual(plain.deltas, ["Sunny ", "today."]);
+  assert.deepEqual(await read(guardFetch(fetch) as typeof fetch), plain);
+});
+
+test("guardFetch Chat stream: an empty delta after a held call keeps its place among the openai SDK's content events", async () => {
+  const call = { index: 0, id: "call_1", type: "function", function: { name: "get_weather", arguments: "" } };
+  next = {
+    sse: [
+      chatChunk({ role: "assistant", content: "It is " }),
+      chatChunk({ tool_calls: [call] }),
+      chatChunk({ tool_calls: [{ index: 0, function: { arguments: '{"city":"Oslo"}' } }] }),
+      chatChunk({ content: "" }),
+      chatChunk({ content: "sunny." }),
+      chatChunk({}, "tool_calls"),
+      "data: [DONE]\n\n",
+    ],
+  };
+  const plain = await sdkRead(fetch);
+  assert.deepEqual(plain.deltas, ["It is ", "", "sunny."]);
+  const gated = await sdkRead(guardFetch(fetch) as typeof fetch);
+  assert.deepEqual(gated.deltas, plain.deltas); // (content.done comes later: the held call comes after the text)
+  assert.deepEqual(gated.final, plain.final);
+});

@@ -432,3 +432,60 @@ test("guardFetch Gemini stream: a chunk of more candidates than the request aske
   assert.doesNotMatch(asked2.value[1], /<tool_call>/);
   assert.equal(asked2.seen[0].verdict.allowed, false);
 });
+
+test("guardFetch n=2: the usage chunk waits behind the text choice 1 holds, and the openai SDK keeps the usage", async () => {
+  // With `include_usage` every chunk carries `"usage": null`: the usage chunk (a chunk of no choice) went out
+  // ahead of choice 1's held frames, and the SDK's snapshot took the null of the frames that followed.
+  const usage = { prompt_tokens: 9, completion_tokens: 7, total_tokens: 16 };
+  const frames: unknown[] = twoChoiceStream(WRITTEN_GOOD).map((f) =>
+    typeof f === "string" ? f : { ...(f as Record<string, unknown>), usage: null }
+  );
+  frames.splice(-1, 0, { ...chunkOf(0, {}), choices: [], usage });
+  provider.reply({ sse: frames });
+  const read = async (fetch_: typeof fetch) => {
+    const client = new OpenAI({ apiKey: "k", baseURL: `${provider.url()}/v1`, fetch: fetch_, maxRetries: 0 });
+    const stream = client.chat.completions.stream({
+      model: "m",
+      messages,
+      n: 2,
+      tools: TOOLS_OPENAI as never,
+      stream_options: { include_usage: true },
+    });
+    return await stream.finalChatCompletion();
+  };
+  const plain = await read(fetch);
+  assert.deepEqual(plain.usage, usage);
+  assert.deepEqual(await read(provider.gfetch), plain);
+  assert.equal(provider.events[0].verdict.allowed, true);
+});
+
+test("guardFetch n=2: the usage chunk waits behind a choice's text that waits to the end on what may become a call", async () => {
+  // Choice 1 calls, then ends its text with "{" (a written call's start, cut off) in its finishing chunk:
+  // that chunk waits to the end of the stream, and the usage chunk went out ahead of it.
+  const usage = { prompt_tokens: 9, completion_tokens: 7, total_tokens: 16 };
+  const call = { name: "get_weather", arguments: '{"city":"Oslo"}' };
+  const frames: unknown[] = [
+    chunkOf(0, { role: "assistant", content: "" }),
+    chunkOf(1, { role: "assistant", content: "" }),
+    chunkOf(0, { content: "Sunny." }, "stop"),
+    chunkOf(1, { tool_calls: [{ index: 0, id: "c1", type: "function", function: call }] }),
+    chunkOf(1, { content: "{\n\n" }, "tool_calls"),
+    { ...chunkOf(0, {}), choices: [], usage },
+    "data: [DONE]\n\n",
+  ].map((f) => typeof f === "string" || (f as { usage?: unknown }).usage ? f : { ...f, usage: null });
+  provider.reply({ sse: frames });
+  const read = async (fetch_: typeof fetch) => {
+    const client = new OpenAI({ apiKey: "k", baseURL: `${provider.url()}/v1`, fetch: fetch_, maxRetries: 0 });
+    const stream = client.chat.completions.stream({
+      model: "m",
+      messages,
+      n: 2,
+      tools: TOOLS_OPENAI as never,
+      stream_options: { include_usage: true },
+    });
+    return await stream.finalChatCompletion();
+  };
+  const plain = await read(fetch);
+  assert.deepEqual(plain.usage, usage);
+  assert.deepEqual(await read(provider.gfetch), plain);
+});

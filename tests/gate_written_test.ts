@@ -712,3 +712,56 @@ test("guardFetch Responses stream: a frame the gate writes anew keeps its event:
     "event: response.output_text.delta",
   ]);
 });
+
+test("guardFetch Chat and Responses streams: a call written after an opening brace that is no JSON call is judged", async () => {
+  // The message opens with "{", so it is held as a possible bare call; once its first key showed it is none
+  // (or none came), the hold was given up whole: the <tool_call> inside went to the client unjudged.
+  const pieces = (opening: string) =>
+    opening.startsWith('{"') ? [opening + WRITTEN_BAD.slice(0, 6), WRITTEN_BAD.slice(6)] : [
+      opening,
+      ...splitN(WRITTEN_BAD, 5),
+    ];
+  for (const opening of ["{", " { ", '{"reply": 1} ']) {
+    provider.reply({ sse: chatStream(pieces(opening)) });
+    const stream = openai().chat.completions.stream({ model: "m", messages, tools: TOOLS_OPENAI as never });
+    let streamed = "";
+    stream.on("content.delta", (e) => (streamed += e.delta));
+    const chat = await stream.finalChatCompletion();
+    assert.equal(chat.choices[0].message.content, streamed);
+    assert.doesNotMatch(streamed, /<tool_call>/);
+    assert.match(streamed, /^\s*\{/); // the brace is prose, and stays
+    assert.match(streamed, /delete_everything/); // named in the reason
+    assert.equal(provider.events[0].verdict.allowed, false);
+
+    provider.reply({ sse: responsesStream(pieces(opening)), named: true });
+    const { streamed: text, final } = await responsesRead();
+    assert.equal(final, text);
+    assert.doesNotMatch(text, /<tool_call>/);
+    assert.match(text, /delete_everything/);
+    assert.equal(provider.events[0].verdict.allowed, false);
+  }
+});
+
+test("guardFetch Chat and Anthropic streams: a marker split by a frame without text (an empty delta, a ping) is judged", async () => {
+  // "<tool_" waited for the next piece; a frame without text in between let it out as prose, and the rest of
+  // the marker then passed unwatched.
+  const [head, rest] = [WRITTEN_BAD.slice(0, 6), WRITTEN_BAD.slice(6)];
+  for (const between of [{ content: "" }, { reasoning_content: "hmm" }]) {
+    const frames = chatStream(["Sure. " + head, rest]);
+    frames.splice(3, 0, chatChunk(between));
+    provider.reply({ sse: frames });
+    const stream = openai().chat.completions.stream({ model: "m", messages, tools: TOOLS_OPENAI as never });
+    const chat = await stream.finalChatCompletion();
+    const content = String(chat.choices[0].message.content);
+    assert.doesNotMatch(content, /tool_call|call>/);
+    assert.match(content, /^Sure\./);
+    assert.equal(provider.events[0].verdict.allowed, false);
+  }
+  const frames = anthropicStream(["Sure. " + head, rest]) as Record<string, unknown>[];
+  frames.splice(3, 0, { type: "ping" });
+  provider.reply({ sse: frames, named: true });
+  const { text } = await anthropicRead();
+  assert.doesNotMatch(text, /tool_call|call>/);
+  assert.match(text, /delete_everything/); // named in the reason
+  assert.equal(provider.events[0].verdict.allowed, false);
+});

@@ -183,7 +183,8 @@ class AnthropicStream implements FrameRouter {
     const index = typeof event.index === "number" ? event.index : -1;
     const toolish = this.#tools.has(index) || (event.type === "message_start" && startsWithCalls(event)) ||
       (index === -1 && (isToolUse(event.content_block) || delta?.type === "input_json_delta"));
-    return { text: isText ? delta!.text as string : "", toolish, rest: () => undefined };
+    const text = isText ? delta!.text as string : "";
+    return { text, toolish, rest: () => undefined, goesOn: event.type === "ping" };
   }
 
   /**

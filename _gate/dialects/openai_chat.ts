@@ -232,8 +232,11 @@ class ChatStream implements FrameRouter {
     const choices = Array.isArray(event.choices) ? event.choices : [];
     const hasText = choices.some((c) => isRecord(c) && isRecord(c.delta) && textOf(c.delta) !== "");
     if (!toolish(choices)) {
-      // Pending: text still flows (OpenAI text deltas carry no position); anything else waits.
-      if (!flow.pending || (hasText && !choices.some((c) => isRecord(c) && c.finish_reason != null))) {
+      // Pending: text still flows (OpenAI text deltas carry no position), and a chunk that says nothing but,
+      // at most, the choices' role (held, it came after their text, and the openai SDK read its `content: ""`
+      // as one more content delta, out of its place); anything else waits.
+      const finishing = choices.some((c) => isRecord(c) && c.finish_reason != null);
+      if (!flow.pending || (hasText && !finishing) || saysNothing(event, choices)) {
         if (hasText) flow.textSeen = true;
         this.#send(raw, choices, flow);
       } else this.#hold({ raw, event, tool: false }, choices, flow);
@@ -485,6 +488,15 @@ function withoutCalls(
   return choices.length > 0 || extra ? copy : undefined;
 }
 
+/** True for a chunk whose choices say nothing but, at most, their role (`{"role": "assistant", "content": ""}`). */
+function saysNothing(event: Record<string, unknown>, choices: readonly unknown[]): boolean {
+  return event.usage == null && choices.length > 0 &&
+    choices.every((c) =>
+      isRecord(c) && c.finish_reason == null && c.logprobs == null && isRecord(c.delta) &&
+      !carriesText(c.delta)
+    );
+}
+
 /** True when a delta carries something other than its role (text, reasoning, a refusal). */
 function carriesText(delta: Record<string, unknown>): boolean {
   return Object.entries(delta).some(([k, v]) => k !== "role" && v != null && v !== "");
@@ -503,9 +515,11 @@ function chatText(event: Record<string, unknown>, answer: number): TextPart {
   // Content given as parts (Mistral's reasoning models stream it so): its text parts are the text.
   const parts = textParts(delta?.content);
   const text = delta && typeof delta.content === "string" ? delta.content : parts.map((p) => p.text).join("");
+  const callish = toolish(choices);
   return {
     text,
-    toolish: toolish(choices),
+    toolish: callish,
+    goesOn: !callish && (!isRecord(c0) || c0.finish_reason == null),
     rest() {
       // (a set: searching the text parts for each part was quadratic in a frame of many parts)
       const text = new Set(parts);
