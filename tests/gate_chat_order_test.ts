@@ -39,10 +39,20 @@ function callThenText(name: string, text: string[], field: "content" | "refusal"
   ];
 }
 
+/** The openai SDK's stream helper over the fake server through `fetch_`, asking for `n` answers. */
+function sdkStream(fetch_: typeof fetch, n?: number) {
+  const client = new OpenAI({ apiKey: "sk-test", baseURL: `${server.url}/v1`, fetch: fetch_, maxRetries: 0 });
+  return client.chat.completions.stream({
+    model: "m",
+    messages,
+    tools: TOOLS_OPENAI as never,
+    ...(n ? { n } : {}),
+  });
+}
+
 /** What the openai SDK's stream helper hands out: its text events and the final completion. */
 async function sdkRead(fetch_: typeof fetch) {
-  const client = new OpenAI({ apiKey: "sk-test", baseURL: `${server.url}/v1`, fetch: fetch_, maxRetries: 0 });
-  const stream = client.chat.completions.stream({ model: "m", messages, tools: TOOLS_OPENAI as never });
+  const stream = sdkStream(fetch_);
   const deltas: string[] = [];
   const refusals: string[] = [];
   const done: string[] = [];
@@ -94,18 +104,7 @@ test("guardFetch n=2 Chat stream: text after a held call of choice 1 reaches the
     ],
   };
   const read = async (fetch_: typeof fetch) => {
-    const client = new OpenAI({
-      apiKey: "sk-test",
-      baseURL: `${server.url}/v1`,
-      fetch: fetch_,
-      maxRetries: 0,
-    });
-    const stream = client.chat.completions.stream({
-      model: "m",
-      messages,
-      n: 2,
-      tools: TOOLS_OPENAI as never,
-    });
+    const stream = sdkStream(fetch_, 2);
     // Per choice: the text watch may hold one choice's text while another's flows.
     const deltas: string[][] = [[], []];
     stream.on("chunk", (chunk, snapshot) => {
@@ -184,18 +183,7 @@ test("guardFetch n=2 Chat stream: a choice's role chunk that comes while another
     ],
   };
   const read = async (fetch_: typeof fetch) => {
-    const client = new OpenAI({
-      apiKey: "sk-test",
-      baseURL: `${server.url}/v1`,
-      fetch: fetch_,
-      maxRetries: 0,
-    });
-    const stream = client.chat.completions.stream({
-      model: "m",
-      messages,
-      n: 2,
-      tools: TOOLS_OPENAI as never,
-    });
+    const stream = sdkStream(fetch_, 2);
     const deltas: string[] = [];
     stream.on("content.delta", (e) => deltas.push(e.delta));
     const final = await stream.finalChatCompletion();
