@@ -433,6 +433,19 @@ test("guardFetch Gemini stream: a chunk of more candidates than the request aske
   assert.equal(asked2.seen[0].verdict.allowed, false);
 });
 
+/** The openai SDK's final completion of a two-answer stream with usage, read through `fetch_`. */
+async function finalWithUsage(fetch_: typeof fetch) {
+  const client = new OpenAI({ apiKey: "k", baseURL: `${provider.url()}/v1`, fetch: fetch_, maxRetries: 0 });
+  const stream = client.chat.completions.stream({
+    model: "m",
+    messages,
+    n: 2,
+    tools: TOOLS_OPENAI as never,
+    stream_options: { include_usage: true },
+  });
+  return await stream.finalChatCompletion();
+}
+
 test("guardFetch n=2: the usage chunk waits behind the text choice 1 holds, and the openai SDK keeps the usage", async () => {
   // With `include_usage` every chunk carries `"usage": null`: the usage chunk (a chunk of no choice) went out
   // ahead of choice 1's held frames, and the SDK's snapshot took the null of the frames that followed.
@@ -442,20 +455,9 @@ test("guardFetch n=2: the usage chunk waits behind the text choice 1 holds, and 
   );
   frames.splice(-1, 0, { ...chunkOf(0, {}), choices: [], usage });
   provider.reply({ sse: frames });
-  const read = async (fetch_: typeof fetch) => {
-    const client = new OpenAI({ apiKey: "k", baseURL: `${provider.url()}/v1`, fetch: fetch_, maxRetries: 0 });
-    const stream = client.chat.completions.stream({
-      model: "m",
-      messages,
-      n: 2,
-      tools: TOOLS_OPENAI as never,
-      stream_options: { include_usage: true },
-    });
-    return await stream.finalChatCompletion();
-  };
-  const plain = await read(fetch);
+  const plain = await finalWithUsage(fetch);
   assert.deepEqual(plain.usage, usage);
-  assert.deepEqual(await read(provider.gfetch), plain);
+  assert.deepEqual(await finalWithUsage(provider.gfetch), plain);
   assert.equal(provider.events[0].verdict.allowed, true);
 });
 
@@ -474,18 +476,7 @@ test("guardFetch n=2: the usage chunk waits behind a choice's text that waits to
     "data: [DONE]\n\n",
   ].map((f) => typeof f === "string" || (f as { usage?: unknown }).usage ? f : { ...f, usage: null });
   provider.reply({ sse: frames });
-  const read = async (fetch_: typeof fetch) => {
-    const client = new OpenAI({ apiKey: "k", baseURL: `${provider.url()}/v1`, fetch: fetch_, maxRetries: 0 });
-    const stream = client.chat.completions.stream({
-      model: "m",
-      messages,
-      n: 2,
-      tools: TOOLS_OPENAI as never,
-      stream_options: { include_usage: true },
-    });
-    return await stream.finalChatCompletion();
-  };
-  const plain = await read(fetch);
+  const plain = await finalWithUsage(fetch);
   assert.deepEqual(plain.usage, usage);
-  assert.deepEqual(await read(provider.gfetch), plain);
+  assert.deepEqual(await finalWithUsage(provider.gfetch), plain);
 });
