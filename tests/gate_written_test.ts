@@ -765,3 +765,31 @@ test("guardFetch Chat and Anthropic streams: a marker split by a frame without t
   assert.match(text, /delete_everything/); // named in the reason
   assert.equal(provider.events[0].verdict.allowed, false);
 });
+
+test("guardFetch Chat and Anthropic streams: a marker split by a frame that ends the text, text going on after it, is judged", async () => {
+  // "[" went out as prose at a frame that should end the text (a finish, the end of a text block); a stream
+  // that goes on with "TOOL_CALLS]…" after it then passed a rejected call whole, unwatched.
+  const [head, rest] = ["[", "TOOL_CALLS]delete_everything[ARGS]{}"];
+  const frames = chatStream(["Sure. " + head, rest]);
+  frames.splice(3, 0, chatChunk({}, "stop"));
+  provider.reply({ sse: frames });
+  const stream = openai().chat.completions.stream({ model: "m", messages, tools: TOOLS_OPENAI as never });
+  let streamed = "";
+  stream.on("content", (delta) => (streamed += delta));
+  await stream.finalChatCompletion();
+  assert.doesNotMatch(streamed, /ARGS/);
+  assert.match(streamed, /^Sure\./);
+  assert.equal(provider.events[0].verdict.allowed, false);
+  const blocks = anthropicStream(["Sure. " + head]) as Record<string, unknown>[];
+  const second = [
+    { type: "content_block_start", index: 1, content_block: { type: "text", text: "" } },
+    { type: "content_block_delta", index: 1, delta: { type: "text_delta", text: rest } },
+    { type: "content_block_stop", index: 1 },
+  ];
+  blocks.splice(blocks.findIndex((f) => f.type === "content_block_stop") + 1, 0, ...second);
+  provider.reply({ sse: blocks, named: true });
+  const { streamed: text } = await anthropicRead();
+  assert.doesNotMatch(text, /ARGS/);
+  assert.match(text, /delete_everything/); // named in the reason
+  assert.equal(provider.events[0].verdict.allowed, false);
+});
