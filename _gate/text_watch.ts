@@ -120,13 +120,6 @@ export class TextWatcher {
     return this.#keepTail(s);
   }
 
-  /** Holds the ambiguous tail as the start of a marker: what follows tells whether it becomes one. */
-  holdTail(): void {
-    const tail = this.#tail;
-    this.#tail = "";
-    if (tail !== "") this.#holdFrom(tail, 0);
-  }
-
   /** Releases a held ambiguous tail (the stream moved on, so it cannot become a marker). */
   flushTail(): string {
     const t = this.#tail;
@@ -442,12 +435,10 @@ export class TextCalls {
         return [...this.#takeQueue(), { raw, event }];
       }
       // The text may go on after this frame (an empty delta, a reasoning piece): the tail that may become a
-      // marker (`<tool_`) is held as a marker is, the frames with it, until the text shows what it is.
-      // Flushed here, the marker's rest passed unwatched.
-      w.holdTail();
+      // marker (`<tool_`) waits on, the frame queued behind it, until the text shows what it is. Flushed
+      // here, the marker's rest passed unwatched; held as a marker, each such tail asked `callMayStart` of
+      // the whole text, quadratic in a message of many.
       this.#queue.push({ frame: { raw, event }, part });
-      this.#startHold(flow);
-      this.#maybeRelease(flow);
       return [];
     }
     this.#unsent += w.push(part.text);

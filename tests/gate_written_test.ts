@@ -793,3 +793,24 @@ test("guardFetch Chat and Anthropic streams: a marker split by a frame that ends
   assert.match(text, /delete_everything/); // named in the reason
   assert.equal(provider.events[0].verdict.allowed, false);
 });
+
+test("guardFetch Chat stream: tails that may become a marker, each split from the text by an empty delta, cost linear work", async () => {
+  // Each tail ("<") waited as a marker does, and its release asked the whole text again: quadratic.
+  const n = 600;
+  const frames = chatStream([]);
+  const body: unknown[] = [];
+  for (let i = 0; i < n; i++) {
+    body.push(chatChunk({ content: "ab <" }), chatChunk({ content: "" }), chatChunk({ content: "x " }));
+  }
+  frames.splice(1, 0, ...body);
+  provider.reply({ sse: frames });
+  const read = async () => {
+    const stream = openai().chat.completions.stream({ model: "m", messages, tools: TOOLS_OPENAI as never });
+    return (await stream.finalChatCompletion()).choices[0].message.content;
+  };
+  // What the regular expressions read, by the length of the text each is run on.
+  const weigh = (_: RegExp, args: string[]) => String(args[0]).length;
+  const [content, read_] = await countingWork(RegExp.prototype, "exec", read, weigh);
+  assert.equal(content, "ab <x ".repeat(n));
+  assert.ok(read_ < 50 * n, `${read_} characters read by regular expressions for ${n} tails`);
+});
