@@ -814,3 +814,18 @@ test("guardFetch Chat stream: tails that may become a marker, each split from th
   assert.equal(content, "ab <x ".repeat(n));
   assert.ok(read_ < 50 * n, `${read_} characters read by regular expressions for ${n} tails`);
 });
+
+test("guardFetch Chat stream: a call written into a chunk's message (not its delta) is judged", async () => {
+  // The openai SDK takes a chunk's `choices[].message` as the choice's message so far; the watch read only
+  // deltas, so a call written there reached the final completion unjudged.
+  const frames = chatStream(["Sure. "]);
+  const chunk = chatChunk({});
+  (chunk.choices as Record<string, unknown>[])[0].message = { role: "assistant", content: WRITTEN_BAD };
+  frames.splice(2, 0, chunk);
+  provider.reply({ sse: frames });
+  const stream = openai().chat.completions.stream({ model: "m", messages, tools: TOOLS_OPENAI as never });
+  const content = String((await stream.finalChatCompletion()).choices[0].message.content);
+  assert.doesNotMatch(content, /tool_call/);
+  assert.match(content, /delete_everything/); // named in the reason
+  assert.equal(provider.events[0].verdict.allowed, false);
+});
