@@ -69,6 +69,10 @@ export class TextWatcher {
   #lastReleased = "";
   #held = "";
   #tail = "";
+  /** A tail let out by {@linkcode TextWatcher.flushTail}: the next piece is read with it, in case the text goes on. */
+  #flushed = "";
+  /** How far before the released text's end the held text's markup starts (a marker begun in a flushed tail). */
+  #lookBack = 0;
   #holding = false;
   /** Fences opened and closed in the released text; odd means inside a code block. */
   #fences = 0;
@@ -91,6 +95,15 @@ export class TextWatcher {
     }
     const s = this.#tail + text;
     this.#tail = "";
+    const flushed = this.#flushed;
+    this.#flushed = "";
+    if (flushed !== "" && text !== "" && this.#continuesMarker(flushed + s, flushed.length)) {
+      // A tail let out at a frame that should have ended the text (a finish, a block's end), and the text
+      // went on: the marker it began is held from here, and read with the tail the client has.
+      this.#holdFrom(s, 0);
+      this.#lookBack = flushed.length;
+      return "";
+    }
     if (this.#json && !this.#seenText) {
       const opened = this.#opening(s);
       if (opened !== undefined) return opened;
@@ -107,17 +120,11 @@ export class TextWatcher {
     return this.#keepTail(s);
   }
 
-  /** Holds the ambiguous tail as the start of a marker: what follows tells whether it becomes one. */
-  holdTail(): void {
-    const tail = this.#tail;
-    this.#tail = "";
-    if (tail !== "") this.#holdFrom(tail, 0);
-  }
-
   /** Releases a held ambiguous tail (the stream moved on, so it cannot become a marker). */
   flushTail(): string {
     const t = this.#tail;
     this.#tail = "";
+    if (t !== "") this.#flushed = t;
     return this.#release(t);
   }
 
@@ -157,7 +164,24 @@ export class TextWatcher {
     const held = this.#held.length;
     if (held < this.#recheckAt) return true;
     this.#recheckAt = held < RECHECK_EVERY_PIECE ? held + 1 : held + Math.ceil(held / 2);
-    return callMayStart(this.#visible + this.#held, this.#visible.length, { tools: this.#tools }) !== -1;
+    const from = this.#visible.length - this.#lookBack;
+    return callMayStart(this.#visible + this.#held, from, { tools: this.#tools }) !== -1;
+  }
+
+  /** Whether a marker or shape starts in the first `before` code units of `s`, or may still grow into one. */
+  #continuesMarker(s: string, before: number): boolean {
+    const byFirst = markersByFirst();
+    for (let i = 0; i < before; i++) {
+      if ((s[i] === "[" || s[i] === "{") && this.#shapeAt(s, i) !== "no") return true;
+      if (
+        byFirst.get(s[i])?.some((m) =>
+          s.startsWith(m, i) || (m.length > s.length - i && m.startsWith(s.slice(i)))
+        )
+      ) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /**
@@ -210,6 +234,7 @@ export class TextWatcher {
 
   #holdFrom(s: string, at: number): string {
     this.#holding = true;
+    this.#lookBack = 0;
     this.#recheckAt = 0;
     this.#held = s.slice(at);
     this.#head = this.#held.slice(0, JSON_HEAD);
@@ -410,12 +435,10 @@ export class TextCalls {
         return [...this.#takeQueue(), { raw, event }];
       }
       // The text may go on after this frame (an empty delta, a reasoning piece): the tail that may become a
-      // marker (`<tool_`) is held as a marker is, the frames with it, until the text shows what it is.
-      // Flushed here, the marker's rest passed unwatched.
-      w.holdTail();
+      // marker (`<tool_`) waits on, the frame queued behind it, until the text shows what it is. Flushed
+      // here, the marker's rest passed unwatched; held as a marker, each such tail asked `callMayStart` of
+      // the whole text, quadratic in a message of many.
       this.#queue.push({ frame: { raw, event }, part });
-      this.#startHold(flow);
-      this.#maybeRelease(flow);
       return [];
     }
     this.#unsent += w.push(part.text);
@@ -511,6 +534,15 @@ export class TextCalls {
         this.#extracted.filter((_, i) => drop.has(i)).map((c) => ({
           ...c,
           block: { start: c.block.start - from, end: c.block.end - from },
+        })),
+      )
+      : this.#extracted.some((c) => c.block.start < from)
+      // (a call whose markup began in a tail the client has: its held part goes with it)
+      ? cutCalls(
+        w.held,
+        this.#extracted.filter((c) => c.block.end > from).map((c) => ({
+          ...c,
+          block: { start: Math.max(0, c.block.start - from), end: c.block.end - from },
         })),
       )
       : cutCalls(w.held);

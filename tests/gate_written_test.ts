@@ -765,3 +765,67 @@ test("guardFetch Chat and Anthropic streams: a marker split by a frame without t
   assert.match(text, /delete_everything/); // named in the reason
   assert.equal(provider.events[0].verdict.allowed, false);
 });
+
+test("guardFetch Chat and Anthropic streams: a marker split by a frame that ends the text, text going on after it, is judged", async () => {
+  // "[" went out as prose at a frame that should end the text (a finish, the end of a text block); a stream
+  // that goes on with "TOOL_CALLS]…" after it then passed a rejected call whole, unwatched.
+  const [head, rest] = ["[", "TOOL_CALLS]delete_everything[ARGS]{}"];
+  const frames = chatStream(["Sure. " + head, rest]);
+  frames.splice(3, 0, chatChunk({}, "stop"));
+  provider.reply({ sse: frames });
+  const stream = openai().chat.completions.stream({ model: "m", messages, tools: TOOLS_OPENAI as never });
+  let streamed = "";
+  stream.on("content", (delta) => (streamed += delta));
+  await stream.finalChatCompletion();
+  assert.doesNotMatch(streamed, /ARGS/);
+  assert.match(streamed, /^Sure\./);
+  assert.equal(provider.events[0].verdict.allowed, false);
+  const blocks = anthropicStream(["Sure. " + head]) as Record<string, unknown>[];
+  const second = [
+    { type: "content_block_start", index: 1, content_block: { type: "text", text: "" } },
+    { type: "content_block_delta", index: 1, delta: { type: "text_delta", text: rest } },
+    { type: "content_block_stop", index: 1 },
+  ];
+  blocks.splice(blocks.findIndex((f) => f.type === "content_block_stop") + 1, 0, ...second);
+  provider.reply({ sse: blocks, named: true });
+  const { streamed: text } = await anthropicRead();
+  assert.doesNotMatch(text, /ARGS/);
+  assert.match(text, /delete_everything/); // named in the reason
+  assert.equal(provider.events[0].verdict.allowed, false);
+});
+
+test("guardFetch Chat stream: tails that may become a marker, each split from the text by an empty delta, cost linear work", async () => {
+  // Each tail ("<") waited as a marker does, and its release asked the whole text again: quadratic.
+  const n = 600;
+  const frames = chatStream([]);
+  const body: unknown[] = [];
+  for (let i = 0; i < n; i++) {
+    body.push(chatChunk({ content: "ab <" }), chatChunk({ content: "" }), chatChunk({ content: "x " }));
+  }
+  frames.splice(1, 0, ...body);
+  provider.reply({ sse: frames });
+  const read = async () => {
+    const stream = openai().chat.completions.stream({ model: "m", messages, tools: TOOLS_OPENAI as never });
+    return (await stream.finalChatCompletion()).choices[0].message.content;
+  };
+  // What the regular expressions read, by the length of the text each is run on.
+  const weigh = (_: RegExp, args: string[]) => String(args[0]).length;
+  const [content, read_] = await countingWork(RegExp.prototype, "exec", read, weigh);
+  assert.equal(content, "ab <x ".repeat(n));
+  assert.ok(read_ < 50 * n, `${read_} characters read by regular expressions for ${n} tails`);
+});
+
+test("guardFetch Chat stream: a call written into a chunk's message (not its delta) is judged", async () => {
+  // The openai SDK takes a chunk's `choices[].message` as the choice's message so far; the watch read only
+  // deltas, so a call written there reached the final completion unjudged.
+  const frames = chatStream(["Sure. "]);
+  const chunk = chatChunk({});
+  (chunk.choices as Record<string, unknown>[])[0].message = { role: "assistant", content: WRITTEN_BAD };
+  frames.splice(2, 0, chunk);
+  provider.reply({ sse: frames });
+  const stream = openai().chat.completions.stream({ model: "m", messages, tools: TOOLS_OPENAI as never });
+  const content = String((await stream.finalChatCompletion()).choices[0].message.content);
+  assert.doesNotMatch(content, /tool_call/);
+  assert.match(content, /delete_everything/); // named in the reason
+  assert.equal(provider.events[0].verdict.allowed, false);
+});

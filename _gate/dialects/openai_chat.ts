@@ -515,17 +515,28 @@ function chatText(event: Record<string, unknown>, answer: number): TextPart {
   // Content given as parts (Mistral's reasoning models stream it so): its text parts are the text.
   const parts = textParts(delta?.content);
   const text = delta && typeof delta.content === "string" ? delta.content : parts.map((p) => p.text).join("");
+  // A choice's `message` in a chunk: the openai SDK takes it as the choice's message so far, its content
+  // then grown by the deltas, so its text is the answer's too (unread, a call written there passed unjudged).
+  const message = isRecord(c0) && isRecord(c0.message) ? c0.message : undefined;
+  const said = message ? contentText(message) ?? "" : "";
   const callish = toolish(choices);
   return {
-    text,
+    text: said + text,
     toolish: callish,
     goesOn: !callish && (!isRecord(c0) || c0.finish_reason == null),
     rest() {
       // (a set: searching the text parts for each part was quadratic in a frame of many parts)
       const text = new Set(parts);
-      const others = Array.isArray(delta!.content) ? delta!.content.filter((p) => !text.has(p)) : [];
-      const without = others.length > 0 ? { ...delta!, content: others } : withoutKeys(delta!, ["content"]);
-      const next = choices.map((c) => (c === c0 ? { ...c0, delta: without } : c));
+      const others = Array.isArray(delta?.content) ? delta.content.filter((p) => !text.has(p)) : [];
+      const without = !delta
+        ? undefined
+        : others.length > 0
+        ? { ...delta, content: others }
+        : withoutKeys(delta, ["content"]);
+      const told = said !== "" ? { message: withoutKeys(message!, ["content"]) } : {};
+      const next = choices.map((
+        c,
+      ) => (c === c0 ? { ...c0, ...(without ? { delta: without } : {}), ...told } : c));
       const empty = event.usage == null && next.every((c) =>
         isRecord(c) && c.finish_reason == null &&
         (!isRecord(c.delta) || Object.entries(c.delta).every(([k, v]) => k === "role" || v == null))
