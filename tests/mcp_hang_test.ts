@@ -632,7 +632,8 @@ test(
     const server = `require("node:readline").createInterface({ input: process.stdin }).on("line", (line) => {
     const m = JSON.parse(line);
     if (m.method === "notifications/cancelled") {
-      process.stdout.write(JSON.stringify({ jsonrpc: "2.0", method: "notifications/message", params: m.params }) + "\\n");
+      const told = { jsonrpc: "2.0", method: "notifications/message", params: m.params };
+      process.stdout.write(JSON.stringify(told) + "\\n");
       return;
     }
     const result = m.method === "tools/list"
