@@ -373,11 +373,12 @@ export class GuardedSession implements McpSession {
     });
     if (found === undefined || found.request) return;
     const key = idKey(found.id);
-    const own = this.#own.has(key);
-    const method = own ? "tools/list" : this.#pending.get(key)?.method;
+    // (the guard's own fetch fails with a short reason: it is quoted in the answers to the calls held for it)
+    if (this.#own.has(key)) return void this.answerWithError(found.id, -32603, "its answer was not JSON");
+    const method = this.#pending.get(key)?.method;
     if (method === undefined) return;
-    const text = `toolguard: the MCP server's answer to ${method} was not a JSON-RPC answer ` +
-      `${own ? "toolguard" : "the client"} can read (it was not passed on); treat the request as failed`;
+    const text = `toolguard: the MCP server's answer to ${method} was not a JSON-RPC answer the client ` +
+      "can read (it was not passed on); treat the request as failed";
     this.answerWithError(found.id, -32603, text);
   }
 

@@ -671,7 +671,7 @@ test(
     const call = received.find((m) => m.id === 2)?.result as { content: { text: string }[] } | undefined;
     assert.match(
       call?.content[0].text ?? "",
-      /could not read this server's tool list \(tools\/list failed: .*not a JSON-RPC answer/,
+      /could not read this server's tool list \(tools\/list failed: its answer was not JSON\)/,
     );
     assert.equal(
       received.filter((m) => m.method === "notifications/message").length,
