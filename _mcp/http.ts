@@ -19,7 +19,7 @@ import {
   unwrittenFromClient,
   unwrittenFromServer,
 } from "./guard.ts";
-import { ClientFeed, guardRequestSignal, notJsonEvent } from "./session.ts";
+import { ClientFeed, guardRequestSignal } from "./session.ts";
 import {
   answersOnly,
   createFramer,
@@ -553,16 +553,15 @@ class HttpRelay {
     return new TooLong(this.#max, what);
   }
 
-  /** One message from the server, to the session; text that is not JSON is reported and goes no further. */
+  /** One message from the server, to the session (text that is not JSON as bytes, reported there). */
   #fromServerText(text: string | undefined): void {
     if (text === undefined || text.trim() === "") return;
     let message: JsonRpcMessage | JsonRpcMessage[];
     try {
       message = JSON.parse(text);
     } catch {
-      const event = notJsonEvent(text);
-      if (event !== undefined) emitTo(this.#options.onEvent, event);
-      return;
+      // (reported, and an answer whose ends show its id answers its request with an error: see the session)
+      return this.#session.fromServer({ message: undefined, bytes: new TextEncoder().encode(text) });
     }
     this.#noteInitialize(message);
     this.#session.fromServer({ message });

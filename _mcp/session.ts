@@ -337,8 +337,8 @@ export class GuardedSession implements McpSession {
    * nobody needs to look into (a `tools/call` without output scanning, a ping) goes on as bytes, as it came,
    * unjudged. It is parsed first, as the client will parse it: a line whose JSON names a second `"id"` (the
    * last one counts) answers another request, which may need looking into (a `tools/list` to clean), so it
-   * takes the usual path; a line that is not JSON is not passed on (a laxer parser could still read a second
-   * id in it), and its request gets an error answer in its place rather than waiting forever.
+   * takes the usual path, as does a line that is not JSON (never passed on: a laxer parser could still read a
+   * second id in it; see `#notJsonAnswer`).
    */
   #passedUnread(frame: McpFrame): boolean {
     if (frame.bytes === undefined || this.#pending.size === 0) return false;
@@ -350,17 +350,36 @@ export class GuardedSession implements McpSession {
       return false;
     }
     const m = frame.message;
-    if (m !== undefined && (Array.isArray(m) || !isResponse(m) || idKey(m.id) !== key)) return false;
+    // (a line that is not JSON goes the usual way: see #notJsonAnswer)
+    if (m === undefined || Array.isArray(m) || !isResponse(m) || idKey(m.id) !== key) return false;
     this.#pending.delete(key);
-    if (m !== undefined) {
-      this.#toClient(frame);
-      return true;
-    }
-    this.#notJson(frame);
-    const text = `toolguard: the MCP server's answer to ${req.method} was not a JSON-RPC answer the client ` +
-      "can read (it was not passed on); treat the request as failed";
-    this.#toClient({ message: errorResponse(req.id, -32603, text) });
+    this.#toClient(frame);
     return true;
+  }
+
+  /**
+   * A server line that is not JSON (a Python server writes `NaN`): dropped and reported (see #notJson). When
+   * its ends show the id of an answer to a request still waiting, the client's or the guard's own
+   * `tools/list`, that request is answered with an error in its place: it would wait for ever (or the fetch
+   * until it timed out, and then cancel a request that was answered).
+   */
+  #notJsonAnswer(frame: McpFrame): void {
+    this.#notJson(frame);
+    const bytes = frame.bytes;
+    if (bytes === undefined) return;
+    const found = idFromEdges({
+      head: bytes.subarray(0, EDGE_BYTES),
+      tail: bytes.subarray(Math.max(0, bytes.length - EDGE_BYTES)),
+    });
+    if (found === undefined || found.request) return;
+    const key = idKey(found.id);
+    // (the guard's own fetch fails with a short reason: it is quoted in the answers to the calls held for it)
+    if (this.#own.has(key)) return void this.answerWithError(found.id, -32603, "its answer was not JSON");
+    const method = this.#pending.get(key)?.method;
+    if (method === undefined) return;
+    const text = `toolguard: the MCP server's answer to ${method} was not a JSON-RPC answer the client ` +
+      "can read (it was not passed on); treat the request as failed";
+    this.answerWithError(found.id, -32603, text);
   }
 
   /** True when answers to `method` must be read: listings, and with output scanning every answer. */
@@ -409,7 +428,7 @@ export class GuardedSession implements McpSession {
   readonly fromServer = (frame: McpFrame): void => {
     if (this.#passedUnread(frame)) return;
     const m = frame.message;
-    if (m === undefined) return this.#notJson(frame);
+    if (m === undefined) return this.#notJsonAnswer(frame);
     if (Array.isArray(m)) return this.#fromServerBatch(frame, m);
     let r: ServerOutcome = "same";
     try {

@@ -620,3 +620,63 @@ test("McpSession: a held call met by a stale tool list while the held messages g
     "call 2 goes before the ping held after it",
   );
 });
+
+test(
+  "relayMcp: an answer that is not JSON (NaN, as Python's json writes) answers its request with an error",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    // Every answer carries a NaN; a cancellation the server is told of it tells the client. The tool list's
+    // answer came, unreadable: its fetch fails at once (not after toolsTimeoutMs) and nothing is cancelled.
+    const server = `require("node:readline").createInterface({ input: process.stdin }).on("line", (line) => {
+    const m = JSON.parse(line);
+    if (m.method === "notifications/cancelled") {
+      const told = { jsonrpc: "2.0", method: "notifications/message", params: m.params };
+      process.stdout.write(JSON.stringify(told) + "\\n");
+      return;
+    }
+    const result = m.method === "tools/list"
+      ? '{"tools":[{"name":"t","inputSchema":{"type":"object","properties":{"x":{"default":NaN}}}}]}'
+      : '{"v":NaN}';
+    process.stdout.write('{"jsonrpc":"2.0","result":' + result + ',"id":' + JSON.stringify(m.id) + "}\\n");
+  });`;
+    const received: JsonRpcMessage[] = [];
+    let done = () => {};
+    const enough = new Promise<void>((resolve) => (done = resolve));
+    const timer = setTimeout(done, 15_000);
+    async function* client() {
+      yield enc.encode(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }) + "\n");
+      const call = { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "t", arguments: {} } };
+      yield enc.encode(JSON.stringify(call) + "\n");
+      await enough;
+    }
+    await relayMcp({
+      command: "node",
+      args: ["-e", server],
+      input: client(),
+      stderr: "ignore",
+      toolsTimeoutMs: 600_000,
+      output: (bytes) => {
+        for (const line of dec.decode(bytes).split("\n").filter(Boolean)) received.push(JSON.parse(line));
+        if (received.some((m) => m.id === 1) && received.some((m) => m.id === 2)) done();
+      },
+    });
+    clearTimeout(timer);
+    const ping = received.find((m) => m.id === 1) as
+      | { error?: { code: number; message: string } }
+      | undefined;
+    assert.equal(ping?.error?.code, -32603, "the ping is answered with an error");
+    assert.match(ping.error.message, /answer to ping was not a JSON-RPC answer/);
+    const call = received.find((m) => m.id === 2)?.result as { content: { text: string }[] } | undefined;
+    assert.match(
+      call?.content[0].text ?? "",
+      /could not read this server's tool list \(tools\/list failed: its answer was not JSON\)/,
+    );
+    assert.equal(
+      received.filter((m) => m.method === "notifications/message").length,
+      0,
+      "nothing was cancelled",
+    );
+  },
+);

@@ -904,3 +904,40 @@ test("relayMcpHttp: the errors for the answers in an over-long client batch hold
     server.close();
   }
 });
+
+test(
+  "relayMcpHttp: an answer on the server's own stream that is not JSON answers its request with an error",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    // The ping is taken with 202 and answered on the server's stream, with a NaN (as Python's json writes);
+    // the stream stays open, so only the relay can answer the ping.
+    let own: ServerResponse | undefined;
+    const server = await scriptedServer([{ name: "t" }], (m, res) => {
+      res.writeHead(202).end();
+      const send = () =>
+        own === undefined
+          ? setTimeout(send, 10)
+          : own.write(`data: {"jsonrpc":"2.0","result":{"v":NaN},"id":${JSON.stringify(m.id)}}\n\n`);
+      send();
+    }, (_req, res) => {
+      own = res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write(": open\n\n");
+    });
+    try {
+      const seen = await relayUntilAnswered(server.url, [...INIT, { jsonrpc: "2.0", id: 5, method: "ping" }]);
+      assert.ok(seen.answeredWhileConnected, "the ping is answered while the client waits");
+      assert.match(
+        errorOf(seen.answers.get(5)),
+        /answer to ping was not a JSON-RPC answer the client can read/,
+      );
+      assert.ok(
+        seen.events.some((e) => e.event === "stray_message" && e.kind === "not_json"),
+        "it is reported",
+      );
+    } finally {
+      server.stop();
+    }
+  },
+);
