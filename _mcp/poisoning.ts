@@ -15,7 +15,7 @@
 import { scan } from "../_scan/scan.ts";
 import { FLAG_TAGS } from "../_scan/rules.ts";
 import { escapePointer } from "../_common/pointer.ts";
-import { isRecord } from "../_common/values.ts";
+import { cutUnits, isRecord } from "../_common/values.ts";
 import { DATA_KEYWORDS, SCHEMA_MAPS } from "../_validate/defaults.ts";
 import type { ScanFinding } from "../types.ts";
 
@@ -231,7 +231,7 @@ function matchesIn(text: string, options: DescriptionCheckOptions): DescriptionF
     rule.re.lastIndex = 0;
     for (const m of text.matchAll(rule.re)) {
       if (rule.category !== "hidden_block" && prohibited(text, m.index)) continue;
-      const excerpt = m[0].length > 80 ? `${m[0].slice(0, 77)}...` : m[0];
+      const excerpt = m[0].length > 80 ? `${cutUnits(m[0], 77)}...` : m[0];
       found.push({
         category: rule.category,
         rule: rule.name,

@@ -247,3 +247,13 @@ test("createMcpGuard: with strict, a tool hidden for its title is refused naming
   assert.match(check.feedback, /description or title/);
   assert.match(check.verdict.findings[0].message, /description or title/);
 });
+
+test("checkDescription: an excerpt cut short never ends in half an emoji", () => {
+  // 11 + 65 characters, then an emoji across the cut at 77 UTF-16 units: a lone surrogate was written.
+  const text = `<important>${
+    "a".repeat(65)
+  }\u{1F600} then more words to make it long</important> Reads a file.`;
+  const [finding] = checkDescription(text, none).filter((f) => f.rule === "description.tag_block");
+  assert.equal(finding.excerpt, `<important>${"a".repeat(65)}...`);
+  assert.equal(finding.excerpt.isWellFormed(), true);
+});
