@@ -308,6 +308,17 @@ export function chatChunk(
   };
 }
 
+/** A Chat stream chunk of choice `index`, for a stream of several answers (`n`). */
+export function choiceChunk(
+  index: number,
+  delta: Record<string, unknown>,
+  finish: string | null = null,
+): Record<string, unknown> {
+  const chunk = chatChunk(delta, finish);
+  (chunk.choices as Record<string, unknown>[])[0].index = index;
+  return chunk;
+}
+
 /** The SSE frames of an OpenAI Chat stream: text pieces, then each call split into argument pieces. */
 export function chatStream(text: string[], calls: CallSpec[] = [], pieces = 3): unknown[] {
   const frames: unknown[] = [chatChunk({ role: "assistant", content: "" })];

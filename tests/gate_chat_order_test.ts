@@ -9,6 +9,7 @@ import OpenAI from "openai";
 import { guardFetch } from "../gate.ts";
 import {
   chatChunk,
+  choiceChunk,
   type FakeReply,
   type FakeServer,
   startFakeLlmServer,
@@ -84,22 +85,17 @@ test("guardFetch Chat stream: text after a held call of its choice reaches the o
 });
 
 test("guardFetch n=2 Chat stream: text after a held call of choice 1 reaches the openai SDK's content events", async () => {
-  const chunkOf = (index: number, delta: Record<string, unknown>, finish: string | null = null) => {
-    const chunk = chatChunk(delta, finish);
-    (chunk.choices as Record<string, unknown>[])[0].index = index;
-    return chunk;
-  };
   const call = { index: 0, id: "call_1", type: "function", function: { name: "get_weather", arguments: "" } };
   next = {
     sse: [
-      chunkOf(0, { role: "assistant", content: "" }),
-      chunkOf(1, { role: "assistant", content: null, tool_calls: [call] }),
-      chunkOf(0, { content: "Sunny " }),
-      chunkOf(1, { tool_calls: [{ index: 0, function: { arguments: '{"city":"Oslo"}' } }] }),
-      chunkOf(1, { content: "Let me check." }),
-      chunkOf(0, { content: "today." }),
-      chunkOf(0, {}, "stop"),
-      chunkOf(1, {}, "tool_calls"),
+      choiceChunk(0, { role: "assistant", content: "" }),
+      choiceChunk(1, { role: "assistant", content: null, tool_calls: [call] }),
+      choiceChunk(0, { content: "Sunny " }),
+      choiceChunk(1, { tool_calls: [{ index: 0, function: { arguments: '{"city":"Oslo"}' } }] }),
+      choiceChunk(1, { content: "Let me check." }),
+      choiceChunk(0, { content: "today." }),
+      choiceChunk(0, {}, "stop"),
+      choiceChunk(1, {}, "tool_calls"),
       "data: [DONE]\n\n",
     ],
   };
@@ -164,21 +160,16 @@ for (const onRejected of ["withhold-turn", "drop-call"] as const) {
 test("guardFetch n=2 Chat stream: a choice's role chunk that comes while another's call is held goes ahead of its text", async () => {
   // Held behind choice 0's call, choice 1's `{"role": "assistant", "content": ""}` went out after its text,
   // and the openai SDK read that empty content as one more content delta.
-  const chunkOf = (index: number, delta: Record<string, unknown>, finish: string | null = null) => {
-    const chunk = chatChunk(delta, finish);
-    (chunk.choices as Record<string, unknown>[])[0].index = index;
-    return chunk;
-  };
   const call = { index: 0, id: "call_1", type: "function", function: { name: "get_weather", arguments: "" } };
   next = {
     sse: [
-      chunkOf(0, { role: "assistant", content: null, tool_calls: [call] }),
-      chunkOf(1, { role: "assistant", content: "" }),
-      chunkOf(0, { tool_calls: [{ index: 0, function: { arguments: '{"city":"Oslo"}' } }] }),
-      chunkOf(1, { content: "Sunny " }),
-      chunkOf(1, { content: "today." }),
-      chunkOf(0, {}, "tool_calls"),
-      chunkOf(1, {}, "stop"),
+      choiceChunk(0, { role: "assistant", content: null, tool_calls: [call] }),
+      choiceChunk(1, { role: "assistant", content: "" }),
+      choiceChunk(0, { tool_calls: [{ index: 0, function: { arguments: '{"city":"Oslo"}' } }] }),
+      choiceChunk(1, { content: "Sunny " }),
+      choiceChunk(1, { content: "today." }),
+      choiceChunk(0, {}, "tool_calls"),
+      choiceChunk(1, {}, "stop"),
       "data: [DONE]\n\n",
     ],
   };

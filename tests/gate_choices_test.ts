@@ -7,6 +7,7 @@ import OpenAI from "openai";
 import {
   chatChunk,
   chatCompletion,
+  choiceChunk,
   fakeProvider,
   type FakeReply,
   TOOLS_OPENAI,
@@ -24,26 +25,19 @@ const messages = [{ role: "user" as const, content: "Weather in Oslo?" }];
 const WRITTEN_BAD = '<tool_call>\n{"name": "delete_everything", "arguments": {}}\n</tool_call>';
 const WRITTEN_GOOD = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"}}\n</tool_call>';
 
-/** A Chat stream chunk of choice `index`. */
-const chunkOf = (index: number, delta: Record<string, unknown>, finish: string | null = null) => {
-  const chunk = chatChunk(delta, finish);
-  (chunk.choices as Record<string, unknown>[])[0].index = index;
-  return chunk;
-};
-
 /** The frames of an `n: 2` stream: prose in choice 0, `written` in pieces in choice 1, interleaved. */
 function twoChoiceStream(written: string, choice0: Record<string, unknown>[] = []): unknown[] {
   const pieces = written.match(/[\s\S]{1,7}/g)!;
   const frames: unknown[] = [
-    chunkOf(0, { role: "assistant", content: "" }),
-    chunkOf(1, { role: "assistant" }),
+    choiceChunk(0, { role: "assistant", content: "" }),
+    choiceChunk(1, { role: "assistant" }),
   ];
   for (const [i, p] of pieces.entries()) {
-    if (i < 3) frames.push(chunkOf(0, { content: `word${i} ` }));
-    frames.push(chunkOf(1, { content: p }));
+    if (i < 3) frames.push(choiceChunk(0, { content: `word${i} ` }));
+    frames.push(choiceChunk(1, { content: p }));
   }
   frames.push(...choice0);
-  frames.push(chunkOf(0, {}, choice0.length > 0 ? "tool_calls" : "stop"), chunkOf(1, {}, "stop"));
+  frames.push(choiceChunk(0, {}, choice0.length > 0 ? "tool_calls" : "stop"), choiceChunk(1, {}, "stop"));
   frames.push("data: [DONE]\n\n");
   return frames;
 }
@@ -106,7 +100,7 @@ test("guardFetch n=2: an allowed call written into choice 1 of a stream reaches 
 });
 
 test("guardFetch n=2: a stream whose choice 0 calls by its call fields and choice 1 writes a rejected call withholds both", async () => {
-  const call = chunkOf(0, {
+  const call = choiceChunk(0, {
     tool_calls: [{
       index: 0,
       id: "call_good",
@@ -137,7 +131,7 @@ test("guardFetch n=2: a chunk that carries the text of both choices is watched f
       { index: 1, delta: { content: WRITTEN_BAD }, finish_reason: null },
     ],
   };
-  provider.reply({ sse: [both, chunkOf(0, {}, "stop"), chunkOf(1, {}, "stop"), "data: [DONE]\n\n"] });
+  provider.reply({ sse: [both, choiceChunk(0, {}, "stop"), choiceChunk(1, {}, "stop"), "data: [DONE]\n\n"] });
   const { text } = await streamedChoices();
   assert.equal(text[0], "Plain prose.");
   assert.doesNotMatch(text[1], /<tool_call>/);
@@ -194,11 +188,11 @@ test("gateCompletion: a Gemini answer whose candidate 0 calls by a functionCall 
 
 test("guardFetch n=2 drop-call: only the rejected call written into choice 1 is cut, the valid ones stay", async () => {
   const sse = [
-    chunkOf(0, { content: `A ${WRITTEN_GOOD}` }),
-    chunkOf(1, { content: `B ${WRITTEN_BAD}` }),
-    chunkOf(1, { content: ` and ${WRITTEN_GOOD}` }),
-    chunkOf(0, {}, "stop"),
-    chunkOf(1, {}, "stop"),
+    choiceChunk(0, { content: `A ${WRITTEN_GOOD}` }),
+    choiceChunk(1, { content: `B ${WRITTEN_BAD}` }),
+    choiceChunk(1, { content: ` and ${WRITTEN_GOOD}` }),
+    choiceChunk(0, {}, "stop"),
+    choiceChunk(1, {}, "stop"),
     "data: [DONE]\n\n",
   ];
   const { value, seen } = await withGuardedServer(
@@ -304,7 +298,7 @@ test("guardFetch Chat stream: a chunk whose choice clients read two ways (a stri
       ...chatChunk({ content: p }),
       choices: [{ index: i % 2 ? other : 0, delta: { content: p } }],
     })),
-    chunkOf(0, {}, "stop"),
+    choiceChunk(0, {}, "stop"),
     "data: [DONE]\n\n",
   ];
   const twice = {
@@ -316,7 +310,7 @@ test("guardFetch Chat stream: a chunk whose choice clients read two ways (a stri
     ["index past n=1", split(1), 1],
     ["negative index, n=1", split(-1), 1],
     ["fractional index, n=2", split(0.5), 2],
-    ["one choice twice", [twice, chunkOf(0, {}, "stop"), "data: [DONE]\n\n"], 1],
+    ["one choice twice", [twice, choiceChunk(0, {}, "stop"), "data: [DONE]\n\n"], 1],
   ];
   for (const [name, sse, n] of cases) {
     provider.reply({ sse });
@@ -453,7 +447,7 @@ test("guardFetch n=2: the usage chunk waits behind the text choice 1 holds, and 
   const frames: unknown[] = twoChoiceStream(WRITTEN_GOOD).map((f) =>
     typeof f === "string" ? f : { ...(f as Record<string, unknown>), usage: null }
   );
-  frames.splice(-1, 0, { ...chunkOf(0, {}), choices: [], usage });
+  frames.splice(-1, 0, { ...choiceChunk(0, {}), choices: [], usage });
   provider.reply({ sse: frames });
   const plain = await finalWithUsage(fetch);
   assert.deepEqual(plain.usage, usage);
@@ -467,12 +461,12 @@ test("guardFetch n=2: the usage chunk waits behind a choice's text that waits to
   const usage = { prompt_tokens: 9, completion_tokens: 7, total_tokens: 16 };
   const call = { name: "get_weather", arguments: '{"city":"Oslo"}' };
   const frames: unknown[] = [
-    chunkOf(0, { role: "assistant", content: "" }),
-    chunkOf(1, { role: "assistant", content: "" }),
-    chunkOf(0, { content: "Sunny." }, "stop"),
-    chunkOf(1, { tool_calls: [{ index: 0, id: "c1", type: "function", function: call }] }),
-    chunkOf(1, { content: "{\n\n" }, "tool_calls"),
-    { ...chunkOf(0, {}), choices: [], usage },
+    choiceChunk(0, { role: "assistant", content: "" }),
+    choiceChunk(1, { role: "assistant", content: "" }),
+    choiceChunk(0, { content: "Sunny." }, "stop"),
+    choiceChunk(1, { tool_calls: [{ index: 0, id: "c1", type: "function", function: call }] }),
+    choiceChunk(1, { content: "{\n\n" }, "tool_calls"),
+    { ...choiceChunk(0, {}), choices: [], usage },
     "data: [DONE]\n\n",
   ].map((f) => typeof f === "string" || (f as { usage?: unknown }).usage ? f : { ...f, usage: null });
   provider.reply({ sse: frames });
