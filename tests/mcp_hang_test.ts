@@ -6,7 +6,14 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createMcpGuard, type JsonRpcMessage, type McpEvent, type McpFrame, relayMcp } from "../mcp.ts";
+import {
+  createMcpGuard,
+  type JsonRpcMessage,
+  type McpEvent,
+  type McpFrame,
+  type McpRelayOptions,
+  relayMcp,
+} from "../mcp.ts";
 import { createFramer, encodeJson, idFromEdges, type LineEdges } from "../_mcp/jsonrpc.ts";
 import { INIT } from "./_mcp_messages.ts";
 import { errorOf } from "./_mcp_http.ts";
@@ -30,14 +37,14 @@ process.stdin.on("data", (chunk) => {
 
 /**
  * Relay `lines` from a client that stays until it has `expect` answers (a count, or a test of what came so
- * far) or 15 s have passed; returns what came back.
+ * far) or 15 s have passed; returns what came back. `limits` go to the relay as they are.
  */
 async function exchange(
   command: string,
   args: string[],
   lines: unknown[],
   expect: number | ((received: unknown[]) => boolean),
-  maxMessageBytes?: number,
+  limits: Pick<McpRelayOptions, "maxMessageBytes" | "toolsTimeoutMs"> = {},
 ): Promise<unknown[]> {
   const received: unknown[] = [];
   let done = () => {};
@@ -53,7 +60,7 @@ async function exchange(
     args,
     input: client(),
     stderr: "ignore",
-    maxMessageBytes,
+    ...limits,
     output: (bytes) => {
       buffered += dec.decode(bytes);
       for (let nl; (nl = buffered.indexOf("\n")) >= 0; buffered = buffered.slice(nl + 1)) {
@@ -95,7 +102,7 @@ test("relayMcp: an answer over maxMessageBytes answers the pending request with 
     ["-e", BIG_ANSWERS],
     [call(1, 10), call(2, 200_000), call(3, 10)],
     3,
-    100_000,
+    { maxMessageBytes: 100_000 },
   ) as JsonRpcMessage[];
   // JSON-RPC answers are matched by id: the relay's own error for 2 may overtake the server's answer to 1.
   const byId = new Map(answers.map((a) => [a.id, a]));
@@ -436,7 +443,7 @@ test("relayMcp: every request of a batch over maxMessageBytes is answered, with 
     ["-e", server],
     [batch],
     (r) => r.some(Array.isArray) && r.some((m) => (m as JsonRpcMessage).method !== undefined),
-    2000,
+    { maxMessageBytes: 2000 },
   ) as (JsonRpcMessage | JsonRpcMessage[])[];
   const array = received.find(Array.isArray) as JsonRpcMessage[] | undefined;
   assert.deepEqual(array?.map((a) => a.id), pings.map((p) => p.id), "each request of the batch is answered");
@@ -475,7 +482,7 @@ test("relayMcp: a server batch over maxMessageBytes has each of its members answ
     ["-e", server],
     pings,
     (r) => r.length - told(r).length === 3 && told(r).length === 2,
-    2000,
+    { maxMessageBytes: 2000 },
   ) as JsonRpcMessage[];
   const answers = received.filter((m) => m.method === undefined);
   assert.deepEqual(answers.map((a) => a.id).sort(), [1, 2, 3], "each client request in it is answered");
@@ -508,27 +515,16 @@ test(
       process.stdout.write(JSON.stringify({ jsonrpc: "2.0", method: "notifications/message", params }) + "\\n");
     }
   });`;
-    const received: JsonRpcMessage[] = [];
-    let done = () => {};
-    const enough = new Promise<void>((resolve) => (done = resolve));
-    const timer = setTimeout(done, 15_000);
-    async function* client() {
-      const call = { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "t", arguments: {} } };
-      yield enc.encode(JSON.stringify(call) + "\n");
-      await enough;
-    }
-    await relayMcp({
-      command: "node",
-      args: ["-e", server],
-      input: client(),
-      stderr: "ignore",
-      toolsTimeoutMs: 200,
-      output: (bytes) => {
-        for (const line of dec.decode(bytes).split("\n").filter(Boolean)) received.push(JSON.parse(line));
-        if (received.some((m) => m.id === 1) && received.some((m) => m.method !== undefined)) done();
-      },
-    });
-    clearTimeout(timer);
+    const toolCall = { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "t", arguments: {} } };
+    const received = await exchange(
+      "node",
+      ["-e", server],
+      [toolCall],
+      (r) =>
+        r.some((m) => (m as JsonRpcMessage).id === 1) &&
+        r.some((m) => (m as JsonRpcMessage).method !== undefined),
+      { toolsTimeoutMs: 200 },
+    ) as JsonRpcMessage[];
     const call = received.find((m) => m.id === 1)?.result as { content: { text: string }[] } | undefined;
     assert.match(
       call?.content[0].text ?? "",
@@ -641,28 +637,14 @@ test(
       : '{"v":NaN}';
     process.stdout.write('{"jsonrpc":"2.0","result":' + result + ',"id":' + JSON.stringify(m.id) + "}\\n");
   });`;
-    const received: JsonRpcMessage[] = [];
-    let done = () => {};
-    const enough = new Promise<void>((resolve) => (done = resolve));
-    const timer = setTimeout(done, 15_000);
-    async function* client() {
-      yield enc.encode(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }) + "\n");
-      const call = { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "t", arguments: {} } };
-      yield enc.encode(JSON.stringify(call) + "\n");
-      await enough;
-    }
-    await relayMcp({
-      command: "node",
-      args: ["-e", server],
-      input: client(),
-      stderr: "ignore",
-      toolsTimeoutMs: 600_000,
-      output: (bytes) => {
-        for (const line of dec.decode(bytes).split("\n").filter(Boolean)) received.push(JSON.parse(line));
-        if (received.some((m) => m.id === 1) && received.some((m) => m.id === 2)) done();
-      },
-    });
-    clearTimeout(timer);
+    const toolCall = { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "t", arguments: {} } };
+    const received = await exchange(
+      "node",
+      ["-e", server],
+      [{ jsonrpc: "2.0", id: 1, method: "ping" }, toolCall],
+      (r) => r.some((m) => (m as JsonRpcMessage).id === 1) && r.some((m) => (m as JsonRpcMessage).id === 2),
+      { toolsTimeoutMs: 600_000 },
+    ) as JsonRpcMessage[];
     const ping = received.find((m) => m.id === 1) as
       | { error?: { code: number; message: string } }
       | undefined;
