@@ -215,6 +215,31 @@ function notAnAddress(t: string, s: number, e: number, original: Original): bool
 const NOUN_AFTER_TOOL =
   /^(?:-[a-z]|[ -](?:calls?|calling|use|uses|results?|integrations?|names?|invocations?|definitions?|loops?|outputs?|executions?|apis?|chains?|choices?|schemas?|descriptions?|messages?|requests?|responses?|errors?|approvals?|arguments?|parameters?|inputs?|guardrails?|information|enabling|lists?|sets?|should|can|cannot|will|must|is|was|are|has|does)\b)/;
 
+/**
+ * True when the words before "tool" in a `tool.call_named_tool` match `t[s, e)` (after its verb and a
+ * determiner) name one tool: written as code (`send_money`, `` `wipe_disk` ``, tool.v2) or as a proper name of
+ * two or more capitalised words before a "tool" that is not ("Bank Manager tool"; "Using a Web Search Tool" is
+ * a title). "a calculator tool", "a specific tool", "direct tool calls" name a kind. Reads the match only.
+ */
+function namedTool(t: string, s: number, e: number, upper: (i: number) => boolean): boolean {
+  const m = /^\S+ (?:(?:the|a|an|one|any|each|every|some|another|no|its|their|our|his|her) )?/.exec(
+    t.slice(s, e),
+  );
+  const from = s + (m === null ? 0 : m[0].length);
+  const to = e - (t.endsWith(" function", e) ? 9 : t.endsWith(" tool", e) ? 5 : 0);
+  if (to <= from) return false;
+  const name = t.slice(from, to);
+  if (/[_`'"]|[a-z]\.[a-z]/.test(name)) return true;
+  const words = name.split(" ");
+  if (words.length < 2 || upper(to + 1)) return false;
+  let at = from;
+  for (const word of words) {
+    if (word === "" || !upper(at)) return false;
+    at += word.length + 1;
+  }
+  return true;
+}
+
 /** The verbs of `NOUN_AFTER_TOOL`: "tool" as their subject. */
 const VERB_AFTER_TOOL = /^ (?:should|can|cannot|will|must|is|was|are|has|does)\b/;
 
@@ -949,9 +974,11 @@ export const rules: () => readonly Rule[] = lazy(() => [
           imperativeStart(t, s, upper) === false)) &&
       // "with a calculator tool", "through one shell tool", "use any tool": a kind of tool, none named. A
       // possessive names one in an order ("Use our Bank Manager tool to …"): it passes only after "with", "via",
-      // "using", "through", or a verb that opens no order.
-      !/^\S+ (?:a|an|one|any|each|every|some|another|no)\b/.test(t.slice(s, e)) &&
-      !(/^\S+ (?:its|their|our|his|her)\b/.test(t.slice(s, e)) &&
+      // "using", "through", or a verb that opens no order. Neither passes before a tool named as one (see
+      // `namedTool`): "Use a Bank Manager tool to …", "using our send_money tool".
+      !(/^\S+ (?:a|an|one|any|each|every|some|another|no)\b/.test(t.slice(s, e)) &&
+        !namedTool(t, s, e, upper)) &&
+      !(/^\S+ (?:its|their|our|his|her)\b/.test(t.slice(s, e)) && !namedTool(t, s, e, upper) &&
         (/^(?:using|via|with|through) /.test(t.slice(s, e)) || imperativeStart(t, s, upper) === false)) &&
       (!/^(?:call|use|invoke|run|execute|trigger|utili[sz]e) /.test(t.slice(s, e)) ||
         imperativeStart(t, s, upper) !== false) &&
