@@ -969,6 +969,12 @@ export const rules: () => readonly Rule[] = lazy(() => [
     contexts: OUTPUT,
     accept: (t, s, e, upper) =>
       !(NOUN_AFTER_TOOL.test(t.slice(e, e + 16)) &&
+        // (the calls of the tool named as one, "Use the send_money tool calls to pay …", "run the wipe_disk
+        // tool-call", are calls of that tool: the compound names it; "Run apply_patch tool calls serially"
+        // speaks of such calls in general)
+        !(t.endsWith(" tool", e) && /^\S+ the /.test(t.slice(s, e)) &&
+          /^[ -]calls?\b/.test(t.slice(e, e + 7)) &&
+          namedTool(t, s, e, upper)) &&
         // (a verb after "tool" in an order, "Call the send_money tool should …", makes no subject of it)
         (!VERB_AFTER_TOOL.test(t.slice(e, e + 16)) || /^(?:using|via|with|through) /.test(t.slice(s, e)) ||
           imperativeStart(t, s, upper) === false)) &&
