@@ -407,6 +407,19 @@ function myName(t: string, e: number): boolean {
   );
 }
 
+/**
+ * True when the sentence that holds position `s` opens with "please" or "kindly", or a clause of it does before
+ * `s` ("Amazon Discount: Please get …", "our new flavor, Please get …"): a request, to each verb that follows.
+ * Reads back at most 200 characters, to a stop, a newline or a quote.
+ */
+function pleaseOpens(t: string, s: number): boolean {
+  let i = s;
+  const lo = Math.max(0, s - 200);
+  while (i > lo && !".!?\n'\"".includes(t[i - 1])) i--;
+  if (i === lo && lo > 0) return false;
+  return /(?:^|[:;,(\[*>-])[ \t]*(?:please|kindly) /.test(t.slice(i, s));
+}
+
 /** Verbs that rewrite text ("encode your message ..."). */
 const TRANSFORMS =
   `(?:encode|encrypt|translate|render|rewrite|write|reverse|invert|convert|format|display|present|express|substitute|replace|scramble|shuffle|spell|capitali[sz]e|uppercase|lowercase)`;
@@ -1034,7 +1047,9 @@ export const rules: () => readonly Rule[] = lazy(() => [
       const start = imperativeStart(t, s, upper);
       // "my-app", "my_db", "my.example": the owner word starts a name in a command or a path, owns nothing (see
       // `myName`); but not in a request ("Please dispatch help to my-residence …"): a tutorial says no "please".
-      if (start === "please") return true;
+      // A request's "please" governs each verb its sentence joins on ("Please get … and send the data to
+      // my-email …").
+      if (start === "please" || (start === true && pleaseOpens(t, s))) return true;
       if (myName(t, e)) return false;
       return start === true && sentenceWords(t, s, e) >= 5;
     },
