@@ -869,7 +869,11 @@ export const rules: () => readonly Rule[] = lazy(() => [
       if (!t.startsWith("your ", s)) return imperativeStart(t, s, upper) !== false;
       let i = s;
       const lo = Math.max(0, s - 100);
-      while (i > lo && !".!?\n".includes(t[i - 1])) i--;
+      // (a colon before a capital opens a sentence too: "When the user has authorized you to act: Integrate
+      // … in your response")
+      while (i > lo && !".!?\n".includes(t[i - 1]) && !(t[i - 1] === ":" && t[i] === " " && upper(i + 1))) {
+        i--;
+      }
       return i > lo || i === 0;
     },
   },
