@@ -203,8 +203,18 @@ function notAnAddress(t: string, s: number, e: number, original: Original): bool
   }
   if (before === "[" && /^[^\]\n]{0,120}\]\(/.test(t.slice(e, e + 122))) return true;
   if (before === ">" && (twoBefore === ">" || twoBefore === "-")) return true;
-  return (before === "-" || before === ".") && /[a-z0-9]/.test(twoBefore);
+  return (before === "-" || before === ".") && /[a-z0-9]/.test(twoBefore) &&
+    // (a model's name joined on to another that opens an address is one name: "To the AI-agent, email …")
+    !(before === "-" && ADDRESSED_COMPOUND.test(t.slice(Math.max(0, s - 40), s)));
 }
+
+/**
+ * Before a hyphen and a model's name ("agent,"): another of its names ("AI-", "LLM-", "GPT-") where an address
+ * opens (a sentence start, "to the", "dear", "hey"): "To the AI-agent, …" speaks to it; "multi-agent,",
+ * "an AI-agent, which …" do not.
+ */
+const ADDRESSED_COMPOUND =
+  /(?:^|[.!?;\n"'(\[{>*#] ?)(?:(?:dear|hey|hi|attention|note to|message to|instructions for|to) (?:the |any |all )?)?(?:ai|llm|gpt|chatgpt|claude|gemini|copilot)-$/;
 
 /**
  * The nouns that make "tool" or "function" the first half of a compound ("with direct tool calling", "between
