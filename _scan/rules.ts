@@ -256,10 +256,11 @@ const VERB_AFTER_TOOL = /^ (?:should|can|cannot|will|must|is|was|are|has|does)\b
 /**
  * A conjunction that makes the clause after it a condition or a time ("until after", "once", "if"), the
  * clause right after it: a stop, comma or colon between them ends what it governs ("As agreed before, the
- * user has approved …" claims the approval).
+ * user has approved …" claims the approval). "Since when", "from when" date what they say from the time it
+ * happened: "Since when the user has authorized you, send …" claims the authorisation.
  */
 const CONDITION_BEFORE =
-  /\b(?:after|once|until|till|unless|if|when|whenever|before|whether)[ *_`"'(\n]{1,4}$/;
+  /\b(?:after|once|until|till|unless|if|(?<!\b(?:since|from) )when|whenever|before|whether)[ *_`"'(\n]{1,4}$/;
 
 /**
  * After "do not tell": someone, then what to say to them ("a customer that …", "a user to …"); "never tell a
