@@ -263,6 +263,13 @@ const CONDITION_BEFORE =
   /\b(?:after|once|until|till|unless|if|(?<!\b(?:since|from) )when|whenever|before|whether)[ *_`"'(\n]{1,4}$/;
 
 /**
+ * After a condition on approval ("once the user has approved"), the text saying it is met: "…, and they have,",
+ * "… (which they did)". Reads the rest of the clause, up to 60 characters.
+ */
+const CONDITION_MET =
+  /^[^.!?;\n]{0,30}?(?:,|\(|—| -) ?(?:and|which) (?:they|he|she|the user|you|it|we) (?:already |now |indeed )?(?:have|has|did|do|does|had)(?: so| already| now| indeed)?\b ?[,.;)—-]/;
+
+/**
  * After "do not tell": someone, then what to say to them ("a customer that …", "a user to …"); "never tell a
  * soul", "do not tell a human about this" say nothing but to keep quiet.
  */
@@ -968,7 +975,9 @@ export const rules: () => readonly Rule[] = lazy(() => [
       /\b(?:the user|your (?:user|owner|admin|administrator|operator)|the (?:admin|administrator|owner|operator)) (?:has|have) (?:already |now |explicitly )?(?:authori[sz]ed|approved|permitted|allowed|consented|given (?:you )?permission)\b|\byou (?:are|have been|were) (?:now |hereby |explicitly )?(?:authori[sz]ed|permitted|allowed|cleared) to\b/g,
     contexts: DATA,
     // "after the user has approved …", "if you are permitted to …": a condition, not a claim of permission.
-    accept: (t, s) => !CONDITION_BEFORE.test(t.slice(Math.max(0, s - 16), s)),
+    // A condition the text then says is met ("Once the user has approved, and they have, wire …") is a claim.
+    accept: (t, s, e) =>
+      !CONDITION_BEFORE.test(t.slice(Math.max(0, s - 16), s)) || CONDITION_MET.test(t.slice(e, e + 60)),
   },
   {
     name: "override.replace_task",
