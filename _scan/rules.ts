@@ -277,6 +277,13 @@ const TELL_WHAT =
   /^ ?an? [a-z-]{1,20} (?:that|to|what|how|whether|why|when|where|which|who|if|they|he|she|it|you|your|the)\b/;
 
 /**
+ * After "do not tell": someone, then what the reader did ("a user that you wired $500 …", "a customer that we
+ * have shared …"): that is kept from them, not what to say to them.
+ */
+const TELL_OWN_ACT =
+  /^ ?an? [a-z-]{1,20} (?:that|what) (?:you|we) (?:(?:have|'ve|had|already|just) )*(?!(?:need|proceed|exceed|succeed|embed|feed|seed|speed)\b)(?:[a-z]{2,}ed|sent|paid|made|took|gave|did|wrote|bought|sold|spent|told|kept|left|got)\b/;
+
+/**
  * True when an `override.secrecy` match is "without" a consent ("without user consent", "without approval")
  * in a clause that holds a negation: a rule that forbids acting so ("code can not escalate its privileges
  * without user consent", "no destructive tools without approval"), not an order to. Reads back to the start of
@@ -863,7 +870,8 @@ export const rules: () => readonly Rule[] = lazy(() => [
     // "do not tell a patient that …", "never tell a user to …": what to say to someone, not what to hide.
     accept: (t, s, e) =>
       !ruleOfConsent(t, s, e) &&
-      !(/ tell(?:ing)? ?$/.test(t.slice(s, e)) && TELL_WHAT.test(t.slice(e, e + 40))),
+      !(/ tell(?:ing)? ?$/.test(t.slice(s, e)) && TELL_WHAT.test(t.slice(e, e + 40)) &&
+        !TELL_OWN_ACT.test(t.slice(e, e + 60))),
   },
   {
     name: "override.response_directive",
