@@ -1045,9 +1045,10 @@ export const rules: () => readonly Rule[] = lazy(() => [
     needles: ["you ", "the assistant", "the ai", "the agent", "the model"],
     category: "forced_tool_use",
     // (a preposition after the verb says where or what for, "you should run inside a sandbox", "use to get";
-    // "call to send_money" names a function all the same)
+    // "call to send_money" names a function all the same, and "run on the server:" or "run on the server the
+    // command …" says what to run there)
     re:
-      /\b(?:you|the (?:assistant|ai|agent|model)) (?:must|have to|need to|are required to|is required to|should) (?:now |immediately |first |also )?(?:call|invoke|use|run|execute|trigger) (?:the |(?<=(?:call|invoke) )to (?=[`'"]?[a-z][a-z0-9]{0,30}_[a-z]))?(?!(?:them|it|this|that|these|those|an?|your|our|their|his|her|its|some|any|one|all|to|in|inside|into|on|at|from|with|as|for|under|over)\b)[`'"]?[a-z][a-z0-9_.-]{1,40}\b/g,
+      /\b(?:you|the (?:assistant|ai|agent|model)) (?:must|have to|need to|are required to|is required to|should) (?:now |immediately |first |also )?(?:call|invoke|use|run|execute|trigger) (?:the |(?<=(?:call|invoke) )to (?=[`'"]?[a-z][a-z0-9]{0,30}_[a-z]))?(?!(?:them|it|this|that|these|those|an?|your|our|their|his|her|its|some|any|one|all|to|in|inside|into|on|at|from|with|as|for|under|over)\b)[`'"]?[a-z][a-z0-9_.-]{1,40}\b|\b(?:you|the (?:assistant|ai|agent|model)) (?:must|have to|need to|are required to|is required to|should) (?:now |immediately |first |also )?(?:run|execute) (?:on|in|from) (?:the|this|that|your|each|every) (?:server|host|machine|box|terminal|shell|console|vm|instance|container|device)s? ?(?::|the (?:command|script|following)\b)/g,
   },
   {
     name: "tool.imperative_on_user_data",
