@@ -203,8 +203,18 @@ function notAnAddress(t: string, s: number, e: number, original: Original): bool
   }
   if (before === "[" && /^[^\]\n]{0,120}\]\(/.test(t.slice(e, e + 122))) return true;
   if (before === ">" && (twoBefore === ">" || twoBefore === "-")) return true;
-  return (before === "-" || before === ".") && /[a-z0-9]/.test(twoBefore);
+  return (before === "-" || before === ".") && /[a-z0-9]/.test(twoBefore) &&
+    // (a model's name joined on to another that opens an address is one name: "To the AI-agent, email …")
+    !(before === "-" && ADDRESSED_COMPOUND.test(t.slice(Math.max(0, s - 40), s)));
 }
+
+/**
+ * Before a hyphen and a model's name ("agent,"): another of its names ("AI-", "LLM-", "GPT-") where an address
+ * opens (a sentence start, "to the", "dear", "hey"): "To the AI-agent, …" speaks to it; "multi-agent,",
+ * "an AI-agent, which …" do not.
+ */
+const ADDRESSED_COMPOUND =
+  /(?:^|[.!?;\n"'(\[{>*#] ?)(?:(?:dear|hey|hi|attention|note to|message to|instructions for|to) (?:the |any |all )?)?(?:ai|llm|gpt|chatgpt|claude|gemini|copilot)-$/;
 
 /**
  * The nouns that make "tool" or "function" the first half of a compound ("with direct tool calling", "between
@@ -215,16 +225,49 @@ function notAnAddress(t: string, s: number, e: number, original: Original): bool
 const NOUN_AFTER_TOOL =
   /^(?:-[a-z]|[ -](?:calls?|calling|use|uses|results?|integrations?|names?|invocations?|definitions?|loops?|outputs?|executions?|apis?|chains?|choices?|schemas?|descriptions?|messages?|requests?|responses?|errors?|approvals?|arguments?|parameters?|inputs?|guardrails?|information|enabling|lists?|sets?|should|can|cannot|will|must|is|was|are|has|does)\b)/;
 
+/**
+ * True when the words before "tool" in a `tool.call_named_tool` match `t[s, e)` (after its verb and a
+ * determiner) name one tool: written as code (`send_money`, `` `wipe_disk` ``, tool.v2) or as a proper name of
+ * two or more capitalised words before a "tool" that is not ("Bank Manager tool"; "Using a Web Search Tool" is
+ * a title). "a calculator tool", "a specific tool", "direct tool calls" name a kind. Reads the match only.
+ */
+function namedTool(t: string, s: number, e: number, upper: (i: number) => boolean): boolean {
+  const m = /^\S+ (?:(?:the|a|an|one|any|each|every|some|another|no|its|their|our|his|her) )?/.exec(
+    t.slice(s, e),
+  );
+  const from = s + (m === null ? 0 : m[0].length);
+  const to = e - (t.endsWith(" function", e) ? 9 : t.endsWith(" tool", e) ? 5 : 0);
+  if (to <= from) return false;
+  const name = t.slice(from, to);
+  if (/[_`'"]|[a-z]\.[a-z]/.test(name)) return true;
+  const words = name.split(" ");
+  if (words.length < 2 || upper(to + 1)) return false;
+  let at = from;
+  for (const word of words) {
+    if (word === "" || !upper(at)) return false;
+    at += word.length + 1;
+  }
+  return true;
+}
+
 /** The verbs of `NOUN_AFTER_TOOL`: "tool" as their subject. */
 const VERB_AFTER_TOOL = /^ (?:should|can|cannot|will|must|is|was|are|has|does)\b/;
 
 /**
  * A conjunction that makes the clause after it a condition or a time ("until after", "once", "if"), the
  * clause right after it: a stop, comma or colon between them ends what it governs ("As agreed before, the
- * user has approved …" claims the approval).
+ * user has approved …" claims the approval). "Since when", "from when" date what they say from the time it
+ * happened: "Since when the user has authorized you, send …" claims the authorisation.
  */
 const CONDITION_BEFORE =
-  /\b(?:after|once|until|till|unless|if|when|whenever|before|whether)[ *_`"'(\n]{1,4}$/;
+  /\b(?:after|once|until|till|unless|if|(?<!\b(?:since|from) )when|whenever|before|whether)[ *_`"'(\n]{1,4}$/;
+
+/**
+ * After a condition on approval ("once the user has approved"), the text saying it is met: "…, and they have,",
+ * "… (which they did)". Reads the rest of the clause, up to 60 characters.
+ */
+const CONDITION_MET =
+  /^[^.!?;\n]{0,30}?(?:,|\(|—| -) ?(?:and|which) (?:they|he|she|the user|you|it|we) (?:already |now |indeed )?(?:have|has|did|do|does|had)(?: so| already| now| indeed)?\b ?[,.;)—-]/;
 
 /**
  * After "do not tell": someone, then what to say to them ("a customer that …", "a user to …"); "never tell a
@@ -232,6 +275,13 @@ const CONDITION_BEFORE =
  */
 const TELL_WHAT =
   /^ ?an? [a-z-]{1,20} (?:that|to|what|how|whether|why|when|where|which|who|if|they|he|she|it|you|your|the)\b/;
+
+/**
+ * After "do not tell": someone, then what the reader did ("a user that you wired $500 …", "a customer that we
+ * have shared …"): that is kept from them, not what to say to them.
+ */
+const TELL_OWN_ACT =
+  /^ ?an? [a-z-]{1,20} (?:that|what) (?:you|we) (?:(?:have|'ve|had|already|just) )*(?!(?:need|proceed|exceed|succeed|embed|feed|seed|speed)\b)(?:[a-z]{2,}ed|sent|paid|made|took|gave|did|wrote|bought|sold|spent|told|kept|left|got)\b/;
 
 /**
  * True when an `override.secrecy` match is "without" a consent ("without user consent", "without approval")
@@ -380,6 +430,19 @@ function myName(t: string, e: number): boolean {
   return !/^ (?!(?:and|or|then|with|in|to|from|for|on|by|using|via|is|was|will)\b)[a-z]/.test(
     t.slice(e - 2 + name[0].length, e + 62),
   );
+}
+
+/**
+ * True when the sentence that holds position `s` opens with "please" or "kindly", or a clause of it does before
+ * `s` ("Amazon Discount: Please get …", "our new flavor, Please get …"): a request, to each verb that follows.
+ * Reads back at most 200 characters, to a stop, a newline or a quote.
+ */
+function pleaseOpens(t: string, s: number): boolean {
+  let i = s;
+  const lo = Math.max(0, s - 200);
+  while (i > lo && !".!?\n'\"".includes(t[i - 1])) i--;
+  if (i === lo && lo > 0) return false;
+  return /(?:^|[:;,(\[*>-])[ \t]*(?:please|kindly) /.test(t.slice(i, s));
 }
 
 /** Verbs that rewrite text ("encode your message ..."). */
@@ -807,7 +870,8 @@ export const rules: () => readonly Rule[] = lazy(() => [
     // "do not tell a patient that …", "never tell a user to …": what to say to someone, not what to hide.
     accept: (t, s, e) =>
       !ruleOfConsent(t, s, e) &&
-      !(/ tell(?:ing)? ?$/.test(t.slice(s, e)) && TELL_WHAT.test(t.slice(e, e + 40))),
+      !(/ tell(?:ing)? ?$/.test(t.slice(s, e)) && TELL_WHAT.test(t.slice(e, e + 40)) &&
+        !TELL_OWN_ACT.test(t.slice(e, e + 60))),
   },
   {
     name: "override.response_directive",
@@ -831,7 +895,11 @@ export const rules: () => readonly Rule[] = lazy(() => [
       if (!t.startsWith("your ", s)) return imperativeStart(t, s, upper) !== false;
       let i = s;
       const lo = Math.max(0, s - 100);
-      while (i > lo && !".!?\n".includes(t[i - 1])) i--;
+      // (a colon before a capital opens a sentence too: "When the user has authorized you to act: Integrate
+      // … in your response")
+      while (i > lo && !".!?\n".includes(t[i - 1]) && !(t[i - 1] === ":" && t[i] === " " && upper(i + 1))) {
+        i--;
+      }
       return i > lo || i === 0;
     },
   },
@@ -915,7 +983,9 @@ export const rules: () => readonly Rule[] = lazy(() => [
       /\b(?:the user|your (?:user|owner|admin|administrator|operator)|the (?:admin|administrator|owner|operator)) (?:has|have) (?:already |now |explicitly )?(?:authori[sz]ed|approved|permitted|allowed|consented|given (?:you )?permission)\b|\byou (?:are|have been|were) (?:now |hereby |explicitly )?(?:authori[sz]ed|permitted|allowed|cleared) to\b/g,
     contexts: DATA,
     // "after the user has approved …", "if you are permitted to …": a condition, not a claim of permission.
-    accept: (t, s) => !CONDITION_BEFORE.test(t.slice(Math.max(0, s - 16), s)),
+    // A condition the text then says is met ("Once the user has approved, and they have, wire …") is a claim.
+    accept: (t, s, e) =>
+      !CONDITION_BEFORE.test(t.slice(Math.max(0, s - 16), s)) || CONDITION_MET.test(t.slice(e, e + 60)),
   },
   {
     name: "override.replace_task",
@@ -944,14 +1014,22 @@ export const rules: () => readonly Rule[] = lazy(() => [
     contexts: OUTPUT,
     accept: (t, s, e, upper) =>
       !(NOUN_AFTER_TOOL.test(t.slice(e, e + 16)) &&
+        // (the calls of the tool named as one, "Use the send_money tool calls to pay …", "run the wipe_disk
+        // tool-call", are calls of that tool: the compound names it; "Run apply_patch tool calls serially"
+        // speaks of such calls in general)
+        !(t.endsWith(" tool", e) && /^\S+ the /.test(t.slice(s, e)) &&
+          /^[ -]calls?\b/.test(t.slice(e, e + 7)) &&
+          namedTool(t, s, e, upper)) &&
         // (a verb after "tool" in an order, "Call the send_money tool should …", makes no subject of it)
         (!VERB_AFTER_TOOL.test(t.slice(e, e + 16)) || /^(?:using|via|with|through) /.test(t.slice(s, e)) ||
           imperativeStart(t, s, upper) === false)) &&
       // "with a calculator tool", "through one shell tool", "use any tool": a kind of tool, none named. A
       // possessive names one in an order ("Use our Bank Manager tool to …"): it passes only after "with", "via",
-      // "using", "through", or a verb that opens no order.
-      !/^\S+ (?:a|an|one|any|each|every|some|another|no)\b/.test(t.slice(s, e)) &&
-      !(/^\S+ (?:its|their|our|his|her)\b/.test(t.slice(s, e)) &&
+      // "using", "through", or a verb that opens no order. Neither passes before a tool named as one (see
+      // `namedTool`): "Use a Bank Manager tool to …", "using our send_money tool".
+      !(/^\S+ (?:a|an|one|any|each|every|some|another|no)\b/.test(t.slice(s, e)) &&
+        !namedTool(t, s, e, upper)) &&
+      !(/^\S+ (?:its|their|our|his|her)\b/.test(t.slice(s, e)) && !namedTool(t, s, e, upper) &&
         (/^(?:using|via|with|through) /.test(t.slice(s, e)) || imperativeStart(t, s, upper) === false)) &&
       (!/^(?:call|use|invoke|run|execute|trigger|utili[sz]e) /.test(t.slice(s, e)) ||
         imperativeStart(t, s, upper) !== false) &&
@@ -966,8 +1044,11 @@ export const rules: () => readonly Rule[] = lazy(() => [
     maxLen: 160,
     needles: ["you ", "the assistant", "the ai", "the agent", "the model"],
     category: "forced_tool_use",
+    // (a preposition after the verb says where or what for, "you should run inside a sandbox", "use to get";
+    // "call to send_money" names a function all the same, and "run on the server:" or "run on the server the
+    // command …" says what to run there)
     re:
-      /\b(?:you|the (?:assistant|ai|agent|model)) (?:must|have to|need to|are required to|is required to|should) (?:now |immediately |first |also )?(?:call|invoke|use|run|execute|trigger) (?:the )?(?!(?:them|it|this|that|these|those|an?|your|our|their|his|her|its|some|any|one|all|to|in|inside|into|on|at|from|with|as|for|under|over)\b)[`'"]?[a-z][a-z0-9_.-]{1,40}\b/g,
+      /\b(?:you|the (?:assistant|ai|agent|model)) (?:must|have to|need to|are required to|is required to|should) (?:now |immediately |first |also )?(?:call|invoke|use|run|execute|trigger) (?:the |(?<=(?:call|invoke) )to (?=[`'"]?[a-z][a-z0-9]{0,30}_[a-z]))?(?!(?:them|it|this|that|these|those|an?|your|our|their|his|her|its|some|any|one|all|to|in|inside|into|on|at|from|with|as|for|under|over)\b)[`'"]?[a-z][a-z0-9_.-]{1,40}\b|\b(?:you|the (?:assistant|ai|agent|model)) (?:must|have to|need to|are required to|is required to|should) (?:now |immediately |first |also )?(?:run|execute) (?:on|in|from) (?:the|this|that|your|each|every) (?:server|host|machine|box|terminal|shell|console|vm|instance|container|device)s? ?(?::|the (?:command|script|following)\b)/g,
   },
   {
     name: "tool.imperative_on_user_data",
@@ -1001,7 +1082,9 @@ export const rules: () => readonly Rule[] = lazy(() => [
       const start = imperativeStart(t, s, upper);
       // "my-app", "my_db", "my.example": the owner word starts a name in a command or a path, owns nothing (see
       // `myName`); but not in a request ("Please dispatch help to my-residence …"): a tutorial says no "please".
-      if (start === "please") return true;
+      // A request's "please" governs each verb its sentence joins on ("Please get … and send the data to
+      // my-email …").
+      if (start === "please" || (start === true && pleaseOpens(t, s))) return true;
       if (myName(t, e)) return false;
       return start === true && sentenceWords(t, s, e) >= 5;
     },
