@@ -31,11 +31,11 @@ import type {
 import { checkSwitches, givenValue, isRecord, objectArg } from "../_common/values.ts";
 import {
   errorResponse,
-  idFromEdges,
   isRequest,
   type JsonRpcId,
   type JsonRpcMessage,
   type LineEdges,
+  overflowIds,
 } from "./jsonrpc.ts";
 
 /** The argument-injection policies (`McpGuardOptions.injection`, `toolguard mcp --injection`). */
@@ -98,8 +98,7 @@ export function oversizedFromClient(
     toClient(message: JsonRpcMessage | JsonRpcMessage[]): void;
   },
 ): void | Promise<void> {
-  const members = edges.batch !== undefined && edges.batch.length > 0 ? edges.batch : undefined;
-  const found = members?.[0] ?? idFromEdges(edges);
+  const { members, found } = overflowIds(edges);
   to.emit({ event: "oversized_message", from: "client", bytes, ...(found ? { id: found.id } : {}) });
   const [size, limit] = [byteCount(bytes), byteCount(max)];
   const refused = `toolguard: message of ${size} exceeds the limit of ${limit}; not forwarded`;

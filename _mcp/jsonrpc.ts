@@ -418,6 +418,25 @@ export function idFromEdges(edges: LineEdges): { id: JsonRpcId; request: boolean
   }
 }
 
+/** The ids a line too long to keep showed: see {@linkcode overflowIds}. */
+export interface OverflowIds {
+  /** Of a batch, its members that showed an id (at least one), in order; undefined for a single message. */
+  members?: BatchMember[];
+  /** The first id shown (a batch's first member's), or undefined when none was. */
+  found?: { id: JsonRpcId; request: boolean };
+}
+
+/**
+ * The ids a line too long to keep showed (see {@linkcode LineEdges}): a batch's members, noted as its bytes
+ * went by, or else the id at either end of the line ({@linkcode idFromEdges}). What a relay answers with
+ * errors, either way, so that no request waits for a message it dropped.
+ */
+export function overflowIds(edges: LineEdges): OverflowIds {
+  const members = edges.batch !== undefined && edges.batch.length > 0 ? edges.batch : undefined;
+  const found = members?.[0] ?? idFromEdges(edges);
+  return { ...(members === undefined ? {} : { members }), ...(found === undefined ? {} : { found }) };
+}
+
 const encoder = new TextEncoder();
 
 /**

@@ -30,8 +30,8 @@ import {
   createFramer,
   encodeMessage,
   errorResponse,
-  idFromEdges,
   type LineEdges,
+  overflowIds,
   withNewline,
 } from "./jsonrpc.ts";
 import { ClientFeed } from "./session.ts";
@@ -261,8 +261,7 @@ class McpRelay {
    * neither end waits for an answer that was in it.
    */
   #serverOverflow(bytes: number, edges: LineEdges): void {
-    const members = edges.batch !== undefined && edges.batch.length > 0 ? edges.batch : undefined;
-    const found = members?.[0] ?? idFromEdges(edges);
+    const { members, found } = overflowIds(edges);
     this.#emit({ event: "oversized_message", from: "server", bytes, id: found?.id });
     if (found === undefined) return;
     const limit = `exceeds the relay's limit of ${byteCount(this.#maxLineBytes)} (maxMessageBytes)`;
