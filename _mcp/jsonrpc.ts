@@ -287,23 +287,28 @@ function lazyFrame(bytes: Uint8Array): Frame {
 }
 
 /**
- * Keeps the first and last {@linkcode EDGE_BYTES} of a line being skipped, and, when it is a batch, the ids of
- * its members (see {@linkcode BatchScanner}).
+ * Keeps the first and last {@linkcode EDGE_BYTES} of a message being skipped, and, when it is a batch, the ids
+ * of its members (see {@linkcode BatchScanner}): what {@linkcode overflowIds} reads. Memory is bounded
+ * whatever the message's length.
  */
-class EdgeKeeper {
-  head = new Uint8Array(0);
-  tail = new Uint8Array(0);
+export class EdgeKeeper {
+  head: Uint8Array = new Uint8Array(0);
+  tail: Uint8Array = new Uint8Array(0);
   #batch = new BatchScanner();
-  /** Start over with `start`, the part of the line seen so far. */
+  /** Start over with `start`, the part of the message seen so far. */
   reset(start: Uint8Array): void {
     this.head = start.slice(0, EDGE_BYTES);
     this.tail = start.slice(Math.max(0, start.length - EDGE_BYTES));
     this.#batch = new BatchScanner();
     this.#batch.push(start);
   }
-  /** More of the line. */
+  /** More of the message. */
   add(piece: Uint8Array): void {
     this.#batch.push(piece);
+    if (this.head.length < EDGE_BYTES) {
+      const more = piece.subarray(0, EDGE_BYTES - this.head.length);
+      this.head = concatBytes([this.head, more], this.head.length + more.length);
+    }
     if (piece.length >= EDGE_BYTES) {
       this.tail = piece.slice(piece.length - EDGE_BYTES);
       return;
@@ -311,6 +316,7 @@ class EdgeKeeper {
     const joined = concatBytes([this.tail, piece], this.tail.length + piece.length);
     this.tail = joined.slice(Math.max(0, joined.length - EDGE_BYTES));
   }
+  /** The ends kept, and a batch's members. */
   edges(): LineEdges {
     const batch = this.#batch.found();
     return { head: this.head, tail: this.tail, ...(batch === undefined ? {} : { batch }) };

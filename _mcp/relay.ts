@@ -9,7 +9,6 @@
  *
  * @module
  */
-import { byteCount } from "../_common/bytes.ts";
 import {
   type ChildExit,
   hostInput,
@@ -23,17 +22,11 @@ import {
   createMcpGuard,
   emitTo,
   oversizedFromClient,
+  oversizedFromServer,
   unwrittenFromClient,
   unwrittenFromServer,
 } from "./guard.ts";
-import {
-  createFramer,
-  encodeMessage,
-  errorResponse,
-  type LineEdges,
-  overflowIds,
-  withNewline,
-} from "./jsonrpc.ts";
+import { createFramer, encodeMessage, withNewline } from "./jsonrpc.ts";
 import { ClientFeed } from "./session.ts";
 import type { McpEvent, McpFrame, McpGuardOptions, McpRelayExit, McpSession } from "./types.ts";
 
@@ -241,7 +234,12 @@ class McpRelay {
     if (child === null) return;
     const framer = createFramer({
       maxLineBytes: this.#maxLineBytes,
-      onOverflow: (bytes, edges) => this.#serverOverflow(bytes, edges),
+      onOverflow: (bytes, edges) =>
+        oversizedFromServer(bytes, edges, this.#maxLineBytes, {
+          emit: (event) => this.#emit(event),
+          toServer: (message) => void this.#toServer({ message }),
+          answerWithError: (id, code, text) => void this.#session.answerWithError(id, code, text),
+        }),
     });
     try {
       for (let chunk; (chunk = await child.stdout.read()) !== null;) {
@@ -252,30 +250,6 @@ class McpRelay {
       // The pipe broke; the exit handler reports it.
     }
     for (const frame of framer.end()) this.#session.fromServer(frame);
-  }
-
-  /**
-   * A server message over the limit was dropped: the request it answers gets a JSON-RPC error instead, and
-   * a request of the server's own (sampling, elicitation) is answered to the server with one. Of a batch,
-   * every member whose id its bytes showed is answered so (up to `MAX_BATCH_MEMBERS` in `jsonrpc.ts`), so
-   * neither end waits for an answer that was in it.
-   */
-  #serverOverflow(bytes: number, edges: LineEdges): void {
-    const { members, found } = overflowIds(edges);
-    this.#emit({ event: "oversized_message", from: "server", bytes, id: found?.id });
-    if (found === undefined) return;
-    const limit = `exceeds the relay's limit of ${byteCount(this.#maxLineBytes)} (maxMessageBytes)`;
-    const [size, inBatch] = [byteCount(bytes), members !== undefined];
-    const refused = inBatch
-      ? `toolguard: your batch of ${size} ${limit}; the client never saw this request in it`
-      : `toolguard: your request of ${size} ${limit}; the client never saw it`;
-    const lost = inBatch
-      ? `toolguard: the MCP server's batch of ${size}, which held its answer, ${limit}; it was not relayed`
-      : `toolguard: the MCP server's answer of ${size} ${limit}; it was not relayed`;
-    for (const m of members ?? [found]) {
-      if (m.request) this.#toServer({ message: errorResponse(m.id, -32600, refused) });
-      else this.#session.answerWithError(m.id, -32603, lost);
-    }
   }
 
   /** Client to server, until the client's input ends; an oversized message is answered with an error. */
