@@ -571,6 +571,32 @@ test("relayMcp: a server batch over maxMessageBytes has each of its members answ
   }
 });
 
+test("relayMcp: a flood of server requests over maxMessageBytes is answered, every one, in order", {
+  timeout: 120_000,
+}, async () => {
+  // Six batches of 10 000 requests over the limit: 60 000 errors, more than the relay writes ahead of a server
+  // that does not read them. The server writes without blocking and reads its answers from the third batch
+  // on; then it tells the client how many it got, and whether in order.
+  const server = `const fs = require("node:fs");
+  let next = 0, got = 0, inOrder = true, buffered = "";
+  const batch = () => JSON.stringify(Array.from({ length: 10000 }, () => ({ jsonrpc: "2.0", id: next++, method: "x" }))) + "\\n";
+  const tell = () => fs.write(1, JSON.stringify({ jsonrpc: "2.0", method: "notifications/message", params: { got, inOrder } }) + "\\n", () => {});
+  const read = () => process.stdin.on("data", (chunk) => {
+    buffered += chunk;
+    for (let nl; (nl = buffered.indexOf("\\n")) >= 0; buffered = buffered.slice(nl + 1)) {
+      const m = JSON.parse(buffered.slice(0, nl));
+      if (m.id !== got++ || !/your batch of/.test(m.error.message)) inOrder = false;
+      if (got === 60000) tell();
+    }
+  });
+  const write = (i) => i < 6 && fs.write(1, batch(), () => (i === 2 && read(), write(i + 1)));
+  write(0);`;
+  const received = await exchange("node", ["-e", server], [], 1, { maxMessageBytes: 100_000 });
+  assert.deepEqual(received, [
+    { jsonrpc: "2.0", method: "notifications/message", params: { got: 60000, inOrder: true } },
+  ]);
+});
+
 test(
   "relayMcp: the guard's own tools/list it gave up on is cancelled at the server (notifications/cancelled)",
   {
