@@ -371,7 +371,11 @@ class HttpRelay {
    * `fetch` the server's address, following redirects within its origin only: headers given for the server
    * (its credentials: `Authorization` and any other, such as an API key) and the client's messages go to that
    * origin alone, never to one a redirect names (`fetch` itself would send all but `Authorization` along, and
-   * the body of a 307). A redirect elsewhere is an error that names where it leads.
+   * the body of a 307). A redirect elsewhere is an error that names where it leads. A redirect is followed
+   * with the same method and body, a `POST` too (`fetch` would make a `POST` met by 301, 302 or 303 a `GET`,
+   * and the message would be lost); but a 303 (See Other) to a `POST` is an error that names where it leads:
+   * it says the server took the message and puts its outcome there, so sending it again could run a call
+   * twice.
    */
   async #fetch(init: RequestInit): Promise<Response> {
     let url = this.#url;
@@ -381,6 +385,15 @@ class HttpRelay {
       if (response.status < 300 || response.status > 399 || location === null) return response;
       await response.body?.cancel();
       const next = new URL(location, url);
+      if (response.status === 303 && (init.method ?? "GET") !== "GET") {
+        throw new Error(
+          `it answered HTTP 303 (See Other) to ${
+            shownAddress(next.href)
+          }: it may have acted on the message, ` +
+            "so toolguard did not send it again; an MCP server answers the POST itself (if that address is " +
+            "its endpoint, give it as the URL)",
+        );
+      }
       if (next.origin !== new URL(this.#url).origin) {
         throw new Error(
           `it redirected to ${

@@ -103,6 +103,48 @@ test("relayMcpHttp: a redirect is followed within the server's origin only; head
   }
 });
 
+test("relayMcpHttp: a POST met by 301 or 302 is sent again as a POST; by 303 (See Other), never again", {
+  timeout: 60_000,
+}, async () => {
+  const names = ["moved-301", "moved-302", "see-other"];
+  const posted: string[] = [];
+  const server = await scriptedServer(names.map((name) => ({ name })), (m, res, req) => {
+    const name = (m.params as { name: string }).name;
+    posted.push(`${req.url} ${name}`);
+    if (req.url === "/mcp") {
+      const status = name === "see-other" ? 303 : Number(name.slice(-3));
+      return void res.writeHead(status, { location: name === "see-other" ? "/mcp/outcome" : "/mcp/" }).end();
+    }
+    res.writeHead(200, { "content-type": "application/json" }).end(
+      JSON.stringify({ jsonrpc: "2.0", id: m.id, result: { content: [{ type: "text", text: "here" }] } }),
+    );
+  });
+  try {
+    const seen = await relayUntilAnswered(server.url, [...INIT, ...names.map((n, i) => call(10 + i, n))]);
+    assert.equal(seen.answeredWhileConnected, true);
+    for (const id of [10, 11]) {
+      assert.deepEqual(
+        seen.answers.get(id)?.result,
+        { content: [{ type: "text", text: "here" }] },
+        `id ${id}`,
+      );
+    }
+    assert.match(
+      errorOf(seen.answers.get(12)),
+      /HTTP 303 \(See Other\) to http:\/\/127\.0\.0\.1:\d+\/mcp\/outcome: it may have acted on the message/,
+    );
+    assert.deepEqual(posted.sort(), [
+      "/mcp moved-301",
+      "/mcp moved-302",
+      "/mcp see-other",
+      "/mcp/ moved-301",
+      "/mcp/ moved-302",
+    ], "each message reached the server once where it was taken, and the 303's was not sent again");
+  } finally {
+    server.stop();
+  }
+});
+
 test("relayMcpHttp: with scanOutput, an HTTP error's body quoted to the client is scanned like any answer", {
   timeout: 60_000,
 }, async () => {
