@@ -111,7 +111,7 @@ export function sseParser(): FrameParser<SseEvent> {
  * its own (openai) or drop a BOM from every line (@anthropic-ai/sdk), so `\uFEFFdata: …` is a data line to
  * them and a line of only a BOM ends the frame: the gate reads lines the same way.
  */
-function withoutBom(line: string): string {
+export function withoutBom(line: string): string {
   return line.charCodeAt(0) === 0xfeff ? line.slice(1) : line;
 }
 

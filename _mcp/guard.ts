@@ -31,11 +31,11 @@ import type {
 import { checkSwitches, givenValue, isRecord, objectArg } from "../_common/values.ts";
 import {
   errorResponse,
-  idFromEdges,
   isRequest,
   type JsonRpcId,
   type JsonRpcMessage,
   type LineEdges,
+  overflowIds,
 } from "./jsonrpc.ts";
 
 /** The argument-injection policies (`McpGuardOptions.injection`, `toolguard mcp --injection`). */
@@ -98,8 +98,7 @@ export function oversizedFromClient(
     toClient(message: JsonRpcMessage | JsonRpcMessage[]): void;
   },
 ): void | Promise<void> {
-  const members = edges.batch !== undefined && edges.batch.length > 0 ? edges.batch : undefined;
-  const found = members?.[0] ?? idFromEdges(edges);
+  const { members, found } = overflowIds(edges);
   to.emit({ event: "oversized_message", from: "client", bytes, ...(found ? { id: found.id } : {}) });
   const [size, limit] = [byteCount(bytes), byteCount(max)];
   const refused = `toolguard: message of ${size} exceeds the limit of ${limit}; not forwarded`;
@@ -122,6 +121,40 @@ export function oversizedFromClient(
   }
   if (requests.length > 0) to.toClient(requests);
   if (waits.length > 0) return Promise.all(waits).then(() => {});
+}
+
+/**
+ * A server message past a relay's size limit (`max`), of which the relay kept only the ends: the request it
+ * answers gets a JSON-RPC error in its place, and a request of the server's own (sampling, elicitation) is
+ * answered to the server with one. Of a batch, every member whose id its bytes showed is answered so (up to
+ * 10 000, `MAX_BATCH_MEMBERS` in `jsonrpc.ts`), so neither end waits for an answer that was in it. Reported
+ * through `emit` when given (a relay that reported it as it gave it up gives none).
+ */
+export function oversizedFromServer(
+  bytes: number,
+  edges: LineEdges,
+  max: number,
+  to: {
+    emit?(event: McpEvent): void;
+    toServer(message: JsonRpcMessage): void;
+    answerWithError(id: JsonRpcId, code: number, text: string): void;
+  },
+): void {
+  const { members, found } = overflowIds(edges);
+  to.emit?.({ event: "oversized_message", from: "server", bytes, id: found?.id });
+  if (found === undefined) return;
+  const limit = `exceeds the relay's limit of ${byteCount(max)} (maxMessageBytes)`;
+  const [size, inBatch] = [byteCount(bytes), members !== undefined];
+  const refused = inBatch
+    ? `toolguard: your batch of ${size} ${limit}; the client never saw this request in it`
+    : `toolguard: your request of ${size} ${limit}; the client never saw it`;
+  const lost = inBatch
+    ? `toolguard: the MCP server's batch of ${size}, which held its answer, ${limit}; it was not relayed`
+    : `toolguard: the MCP server's answer of ${size} ${limit}; it was not relayed`;
+  for (const m of members ?? [found]) {
+    if (m.request) to.toServer(errorResponse(m.id, -32600, refused));
+    else to.answerWithError(m.id, -32603, lost);
+  }
 }
 
 /** The id of a message that could not be written out, for its event (none when it has no usable one). */

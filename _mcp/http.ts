@@ -7,8 +7,7 @@
  * @module
  */
 import { hostInput, hostOutput, onInterrupt } from "../_run/runtime.ts";
-import { type SseEvent, sseParser } from "../_gate/sse.ts";
-import { readBounded } from "../_gate/bound.ts";
+import { sseParser, withoutBom } from "../_gate/sse.ts";
 import { byteCount, concatBytes } from "../_common/bytes.ts";
 import { lazy } from "../_common/lazy.ts";
 import { errorText, isRecord, MAX_TIMER_MS, urlWithoutSecrets } from "../_common/values.ts";
@@ -16,6 +15,7 @@ import {
   createMcpGuard,
   emitTo,
   oversizedFromClient,
+  oversizedFromServer,
   unwrittenFromClient,
   unwrittenFromServer,
 } from "./guard.ts";
@@ -23,11 +23,13 @@ import { ClientFeed, guardRequestSignal } from "./session.ts";
 import {
   answersOnly,
   createFramer,
+  EdgeKeeper,
   encodeJson,
   encodeMessage,
   isRequest,
   type JsonRpcId,
   type JsonRpcMessage,
+  type LineEdges,
 } from "./jsonrpc.ts";
 import type { McpFrame, McpGuardOptions, McpRelayExit, McpSession } from "./types.ts";
 
@@ -49,8 +51,8 @@ export interface McpHttpRelayOptions extends McpGuardOptions {
   shutdownGraceMs?: number;
   /**
    * Longest message in bytes, either way: a longer client message is answered with an error; a longer
-   * answer body or event of the server's is not read on (its requests are answered with errors). Default
-   * 64 MiB.
+   * answer body or event of the server's is given up (its requests are answered with errors, and a request
+   * of the server's in it with an error to the server), and its stream is not read on. Default 64 MiB.
    */
   maxMessageBytes?: number;
   /**
@@ -369,7 +371,11 @@ class HttpRelay {
    * `fetch` the server's address, following redirects within its origin only: headers given for the server
    * (its credentials: `Authorization` and any other, such as an API key) and the client's messages go to that
    * origin alone, never to one a redirect names (`fetch` itself would send all but `Authorization` along, and
-   * the body of a 307). A redirect elsewhere is an error that names where it leads.
+   * the body of a 307). A redirect elsewhere is an error that names where it leads. A redirect is followed
+   * with the same method and body, a `POST` too (`fetch` would make a `POST` met by 301, 302 or 303 a `GET`,
+   * and the message would be lost); but a 303 (See Other) to a `POST` is an error that names where it leads:
+   * it says the server took the message and puts its outcome there, so sending it again could run a call
+   * twice.
    */
   async #fetch(init: RequestInit): Promise<Response> {
     let url = this.#url;
@@ -379,6 +385,15 @@ class HttpRelay {
       if (response.status < 300 || response.status > 399 || location === null) return response;
       await response.body?.cancel();
       const next = new URL(location, url);
+      if (response.status === 303 && (init.method ?? "GET") !== "GET") {
+        throw new Error(
+          `it answered HTTP 303 (See Other) to ${
+            shownAddress(next.href)
+          }: it may have acted on the message, ` +
+            "so toolguard did not send it again; an MCP server answers the POST itself (if that address is " +
+            "its endpoint, give it as the URL)",
+        );
+      }
       if (next.origin !== new URL(this.#url).origin) {
         throw new Error(
           `it redirected to ${
@@ -501,37 +516,70 @@ class HttpRelay {
 
   /**
    * Hand every message of an answer (JSON, or an event stream) to the session; returns where an event stream
-   * stopped (`from`: where the stream it resumes had stopped).
+   * stopped (`from`: where the stream it resumes had stopped). A message past `maxMessageBytes` ends the
+   * reading with {@linkcode TooLong}, at once (its requests are answered so); the message is then read on to
+   * its end, keeping only its ends, so that a request of the server's in it gets an error answer (see
+   * {@linkcode HttpRelay.#readOn}).
    */
   async #read(response: Response, from: StreamEnd): Promise<StreamEnd> {
     // (a media type is case-insensitive: an event stream read as one body would be held whole, and never end)
     const type = response.headers.get("content-type")?.toLowerCase() ?? "";
     if (!response.body) return {};
-    if (!type.includes("text/event-stream")) {
-      const bytes = await readBounded(response.body, this.#max);
-      if (bytes === undefined) throw this.#tooLong("its answer", this.#max + 1);
-      this.#fromServerText(decoder().decode(bytes));
-      return {};
+    const reader = response.body.getReader();
+    let readOn = false; // (once the reader is handed to #readOn, which cancels it)
+    const tooLong = (rest: Overflowing, what: string, bytes: number) => {
+      readOn = true;
+      void this.#readOn(reader, rest);
+      return this.#tooLong(what, bytes);
+    };
+    try {
+      if (!type.includes("text/event-stream")) {
+        const chunks: Uint8Array[] = [];
+        let size = 0;
+        for (let read; !(read = await reader.read()).done;) {
+          chunks.push(read.value);
+          size += read.value.length;
+          if (size > this.#max) {
+            throw tooLong(new OversizedBody(concatBytes(chunks, size)), "its answer", size);
+          }
+        }
+        this.#fromServerText(decoder().decode(concatBytes(chunks, size)));
+        return {};
+      }
+      return await this.#readEvents(reader, from, tooLong);
+    } finally {
+      if (!readOn) reader.cancel().catch(() => {});
     }
+  }
+
+  /** {@linkcode HttpRelay.#read} of an event stream; `tooLong` hands on the rest of an event past the limit. */
+  async #readEvents(
+    reader: ReadableStreamDefaultReader<Uint8Array>,
+    from: StreamEnd,
+    tooLong: (rest: Overflowing, what: string, bytes: number) => TooLong,
+  ): Promise<StreamEnd> {
     const end = { ...from };
     const parser = sseParser();
     const streamDecoder = new TextDecoder(); // (one per stream: it keeps a character cut between reads)
-    const take = (events: SseEvent[]) => {
-      // (the text kept of an event not ended yet, or one ended in the last read, counts; characters are at
-      // least as many bytes)
-      let longest = parser.pending;
-      for (const e of events) longest = Math.max(longest, e.raw.length); // (a read may end many events)
-      if (longest > this.#max) throw this.#tooLong("an event of its stream", longest);
-      for (const event of events) {
-        // (an empty id resets it: nothing to resume from)
-        if (event.id !== undefined) end.lastEventId = event.id === "" ? undefined : event.id;
-        if (event.retry !== undefined) end.retryMs = event.retry;
-        this.#fromServerText(event.data);
-      }
-    };
+    const what = "an event of its stream";
     try {
-      for await (const chunk of response.body) {
-        take(parser.push(streamDecoder.decode(chunk, { stream: true })));
+      for (let read; !(read = await reader.read()).done;) {
+        // (characters are at least as many bytes)
+        for (const event of parser.push(streamDecoder.decode(read.value, { stream: true }))) {
+          if (event.raw.length > this.#max) {
+            throw tooLong(new OversizedEvent(event.raw, streamDecoder), what, event.raw.length);
+          }
+          // (an empty id resets it: nothing to resume from)
+          if (event.id !== undefined) end.lastEventId = event.id === "" ? undefined : event.id;
+          if (event.retry !== undefined) end.retryMs = event.retry;
+          this.#fromServerText(event.data);
+        }
+        // (the text kept of an event not ended yet)
+        const pending = parser.pending;
+        if (pending > this.#max) {
+          const start = parser.end().map((e) => e.raw).join("");
+          throw tooLong(new OversizedEvent(start, streamDecoder), what, pending);
+        }
         // A client that reads slower than the server writes holds the server back, not the relay's memory.
         await this.#outChain;
       }
@@ -542,6 +590,26 @@ class HttpRelay {
     // An event cut off before its blank line is dropped, its id too, as the SSE standard says (and the SDK
     // does): resuming from the last whole event replays it.
     return end;
+  }
+
+  /**
+   * Read on a server message past `maxMessageBytes` (`rest`) to its end, keeping only its ends, then answer
+   * each request of the server's it showed with an error, as the stdio relay does: the server would wait for
+   * its answer. (The client's requests it may have answered were answered as the reading gave it up.) A
+   * message whose stream breaks or ends with the relay first is not answered: nobody waits for it.
+   */
+  async #readOn(reader: ReadableStreamDefaultReader<Uint8Array>, rest: Overflowing): Promise<void> {
+    try {
+      for (let read; !rest.ended && !(read = await reader.read()).done;) rest.push(read.value);
+    } catch {
+      return;
+    } finally {
+      reader.cancel().catch(() => {});
+    }
+    oversizedFromServer(rest.bytes, rest.edges(), this.#max, {
+      toServer: (message) => void this.#toServer({ message }),
+      answerWithError: () => {},
+    });
   }
 
   /**
@@ -686,6 +754,130 @@ class HttpRelay {
     }
     for (const frame of framer.end()) await feed.feed(frame);
     await feed.settled().catch(() => {});
+  }
+}
+
+/** The rest of a server message past `maxMessageBytes`, read on to its end with only its ends kept. */
+interface Overflowing {
+  /** True once the message has ended (before its stream did). */
+  readonly ended: boolean;
+  /** Its length in bytes so far. */
+  readonly bytes: number;
+  /** More of the stream. */
+  push(chunk: Uint8Array): void;
+  /** Its ends, as `overflowIds` (`jsonrpc.ts`) reads them. */
+  edges(): LineEdges;
+}
+
+/** An answer body past `maxMessageBytes`: it ends with its stream. */
+class OversizedBody implements Overflowing {
+  readonly ended = false;
+  bytes: number;
+  readonly #keeper = new EdgeKeeper();
+
+  constructor(start: Uint8Array) {
+    this.#keeper.reset(start);
+    this.bytes = start.length;
+  }
+
+  push(chunk: Uint8Array): void {
+    this.#keeper.add(chunk);
+    this.bytes += chunk.length;
+  }
+
+  edges(): LineEdges {
+    return this.#keeper.edges();
+  }
+}
+
+/**
+ * An event of a server's stream past `maxMessageBytes`, from its start (`start`, its text so far): read to
+ * its end (a blank line) as the SSE standard reads its data, the values of its `data` lines (without the space
+ * after the colon) joined with `\n`, of which only the ends are kept; other lines are skipped.
+ */
+class OversizedEvent implements Overflowing {
+  ended = false;
+  bytes = 0;
+  readonly #keeper = new EdgeKeeper();
+  readonly #decoder: TextDecoder;
+  /** The line read so far, until its field is known (`data:`, or not); then null. */
+  #name: string | null = "";
+  /** The line is a `data` line, and its value has not started yet (a space there is not the value's). */
+  #data = false;
+  #valueStarts = false;
+  /** A `data` line came before: the next one's value is joined with `\n`. */
+  #hadData = false;
+  /** The last line ended with `\r`: a `\n` right after it is the same line end. */
+  #afterCr = false;
+
+  constructor(start: string, streamDecoder: TextDecoder) {
+    this.#decoder = streamDecoder;
+    this.#take(start);
+  }
+
+  push(chunk: Uint8Array): void {
+    this.#take(this.#decoder.decode(chunk, { stream: true }));
+  }
+
+  edges(): LineEdges {
+    return this.#keeper.edges();
+  }
+
+  #take(text: string): void {
+    const data: string[] = []; // (kept a read at a time: one add to the keeper a read)
+    const lineEnd = /[\r\n]/g;
+    for (let i = 0; i < text.length && !this.ended;) {
+      const c = text[i];
+      if (this.#afterCr) {
+        this.#afterCr = false;
+        if (c === "\n") {
+          i++;
+          continue;
+        }
+      }
+      if (this.#name !== null) {
+        // The field's name, a character at a time (at most a byte order mark and `data:`).
+        i++;
+        if (c === "\r" || c === "\n") {
+          const name = withoutBom(this.#name);
+          this.#afterCr = c === "\r";
+          if (name === "") this.ended = true; // a blank line ends the event
+          else if (name === "data") this.#dataLine(data); // (`data` alone: an empty value)
+          this.#name = "";
+          continue;
+        }
+        this.#name += c;
+        const name = withoutBom(this.#name);
+        if (name === "data:") {
+          [this.#name, this.#data, this.#valueStarts] = [null, true, true];
+          this.#dataLine(data);
+        } else if (!"data:".startsWith(name)) this.#name = null; // (another field, or a comment)
+        continue;
+      }
+      lineEnd.lastIndex = i;
+      const found = lineEnd.exec(text);
+      const end = found === null ? text.length : found.index;
+      if (this.#data && end > i) {
+        data.push(text.slice(this.#valueStarts && text[i] === " " ? i + 1 : i, end));
+        this.#valueStarts = false;
+      }
+      i = end;
+      if (found !== null) {
+        i++;
+        this.#afterCr = found[0] === "\r";
+        [this.#name, this.#data] = ["", false];
+      }
+    }
+    if (data.length === 0) return;
+    const bytes = new TextEncoder().encode(data.join(""));
+    this.#keeper.add(bytes);
+    this.bytes += bytes.length;
+  }
+
+  /** A `data` line starts: joined to the one before with `\n`. */
+  #dataLine(data: string[]): void {
+    if (this.#hadData) data.push("\n");
+    this.#hadData = true;
   }
 }
 

@@ -79,8 +79,11 @@ const MAX_ID_BYTES = 256;
 
 const [QUOTE, BACKSLASH, COMMA, COLON] = [0x22, 0x5c, 0x2c, 0x3a];
 const [OPEN_BRACE, CLOSE_BRACE, OPEN_BRACKET, CLOSE_BRACKET] = [0x7b, 0x7d, 0x5b, 0x5d];
-const ID_KEY = [0x69, 0x64]; // id
-const METHOD_KEY = [0x6d, 0x65, 0x74, 0x68, 0x6f, 0x64]; // method
+/**
+ * How many bytes of a batch member's key are kept at most: `"method"` with each letter escaped
+ * (`\u006d…`), the longest way to write a key the scanner reads. A longer key is neither.
+ */
+const MAX_KEY_BYTES = 36;
 
 /**
  * Notes the ids of a batch's members while the bytes of a line too long to keep go by: one pass over each
@@ -96,10 +99,10 @@ class BatchScanner {
   #escaped = false;
   /** Inside a member (depth 2): the next string is a key. */
   #expectKey = false;
-  /** The bytes of the key being read (up to 8), or null. */
+  /** The bytes of the key being read (up to {@linkcode MAX_KEY_BYTES}, then its closing quote), or null. */
   #key: number[] | null = null;
-  /** The last key read in the member. */
-  #lastKey: number[] = [];
+  /** The last key read in the member, when it is one the scanner reads. */
+  #lastKey: "id" | "method" | undefined;
   /** The bytes of the member's id value being read, or null; `#idTooLong` past {@linkcode MAX_ID_BYTES}. */
   #idBytes: number[] | null = null;
   #idTooLong = false;
@@ -135,14 +138,14 @@ class BatchScanner {
       return;
     }
     if (this.#inString) {
-      if (this.#key !== null && this.#key.length <= 8) this.#key.push(b);
+      if (this.#key !== null && this.#key.length <= MAX_KEY_BYTES + 1) this.#key.push(b);
       this.#keepId(b);
       if (this.#escaped) this.#escaped = false;
       else if (b === BACKSLASH) this.#escaped = true;
       else if (b === QUOTE) {
         this.#inString = false;
         if (this.#key !== null) {
-          this.#lastKey = this.#key.slice(0, -1); // (without the closing quote)
+          this.#lastKey = readKey(this.#key);
           this.#key = null;
         }
       }
@@ -170,8 +173,8 @@ class BatchScanner {
         break;
       case COLON:
         if (this.#depth !== 2) break;
-        if (sameBytes(this.#lastKey, ID_KEY)) [this.#idBytes, this.#idTooLong] = [[], false];
-        else if (sameBytes(this.#lastKey, METHOD_KEY)) this.#method = true;
+        if (this.#lastKey === "id") [this.#idBytes, this.#idTooLong] = [[], false];
+        else if (this.#lastKey === "method") this.#method = true;
         break;
     }
   }
@@ -197,7 +200,7 @@ class BatchScanner {
   #startMember(): void {
     [this.#expectKey, this.#lastKey, this.#id, this.#method, this.#idBytes] = [
       true,
-      [],
+      undefined,
       undefined,
       false,
       null,
@@ -217,9 +220,25 @@ function foundAt(bytes: Uint8Array, byte: number, from: number): number {
   return at === -1 ? bytes.length : at;
 }
 
-/** True when two byte lists are equal. */
-function sameBytes(a: readonly number[], b: readonly number[]): boolean {
-  return a.length === b.length && a.every((x, i) => x === b[i]);
+/**
+ * A batch member's key from its bytes (ending with the closing quote): `"id"` or `"method"` when it is one,
+ * escapes read as JSON reads them (`"\u0069d"` is `"id"`), else undefined.
+ */
+function readKey(bytes: number[]): "id" | "method" | undefined {
+  if (bytes.length > MAX_KEY_BYTES + 1) return undefined;
+  const key = jsonString('"' + String.fromCharCode(...bytes)); // (a key read is ASCII, or neither)
+  return key === "id" || key === "method" ? key : undefined;
+}
+
+/** The value of a JSON string's text (quotes included), or undefined when it is not one. */
+function jsonString(text: string): string | undefined {
+  if (!text.includes("\\")) return text.length >= 2 ? text.slice(1, -1) : undefined;
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === "string" ? value : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Splits a byte stream into lines. Feed it every read; it returns the lines completed by that read. */
@@ -268,23 +287,28 @@ function lazyFrame(bytes: Uint8Array): Frame {
 }
 
 /**
- * Keeps the first and last {@linkcode EDGE_BYTES} of a line being skipped, and, when it is a batch, the ids of
- * its members (see {@linkcode BatchScanner}).
+ * Keeps the first and last {@linkcode EDGE_BYTES} of a message being skipped, and, when it is a batch, the ids
+ * of its members (see {@linkcode BatchScanner}): what {@linkcode overflowIds} reads. Memory is bounded
+ * whatever the message's length.
  */
-class EdgeKeeper {
-  head = new Uint8Array(0);
-  tail = new Uint8Array(0);
+export class EdgeKeeper {
+  head: Uint8Array = new Uint8Array(0);
+  tail: Uint8Array = new Uint8Array(0);
   #batch = new BatchScanner();
-  /** Start over with `start`, the part of the line seen so far. */
+  /** Start over with `start`, the part of the message seen so far. */
   reset(start: Uint8Array): void {
     this.head = start.slice(0, EDGE_BYTES);
     this.tail = start.slice(Math.max(0, start.length - EDGE_BYTES));
     this.#batch = new BatchScanner();
     this.#batch.push(start);
   }
-  /** More of the line. */
+  /** More of the message. */
   add(piece: Uint8Array): void {
     this.#batch.push(piece);
+    if (this.head.length < EDGE_BYTES) {
+      const more = piece.subarray(0, EDGE_BYTES - this.head.length);
+      this.head = concatBytes([this.head, more], this.head.length + more.length);
+    }
     if (piece.length >= EDGE_BYTES) {
       this.tail = piece.slice(piece.length - EDGE_BYTES);
       return;
@@ -292,6 +316,7 @@ class EdgeKeeper {
     const joined = concatBytes([this.tail, piece], this.tail.length + piece.length);
     this.tail = joined.slice(Math.max(0, joined.length - EDGE_BYTES));
   }
+  /** The ends kept, and a batch's members. */
   edges(): LineEdges {
     const batch = this.#batch.found();
     return { head: this.head, tail: this.tail, ...(batch === undefined ? {} : { batch }) };
@@ -389,33 +414,141 @@ export function createFramer(options: FramerOptions = {}): Framer {
   };
 }
 
-/** A JSON-RPC id at the start (`{"jsonrpc":"2.0","id":…` or `{"id":…`) of a message. */
-const ID_AT_START =
-  /^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d+(?:\.\d+)?|"(?:[^"\\]|\\.)*")/;
-/** A JSON-RPC id as the last member of a message (`…,"id":7}`), as the MCP SDK writes its answers. */
-const ID_AT_END = /[,{]\s*"id"\s*:\s*(-?\d+(?:\.\d+)?|"(?:[^"\\]|\\.)*")\s*\}\s*$/;
-/** A `"method":"…"` member at the start of a message: the line is a request or notification. */
-const METHOD_AT_START = /^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?(?:"id"\s*:\s*[^,]+,\s*)?"method"\s*:/;
+/** A JSON string, with its quotes. */
+const STRING = String.raw`"(?:[^"\\]|\\.)*"`;
+/** A JSON value that is neither an object nor an array. */
+const SCALAR = String.raw`${STRING}|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null`;
+/** A member of an object whose value is a scalar, and what follows it (`,` or `}`). */
+const SCALAR_MEMBER = new RegExp(String.raw`\s*(${STRING})\s*:\s*(${SCALAR})\s*([,}])`, "y");
+/** A scalar at the end of a text. */
+const SCALAR_AT_END = new RegExp(String.raw`(?:-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null)$`);
+
+/** What the top-level members of a message whose values are scalars show: its id, and whether it has a method. */
+interface ShownMembers {
+  /** The text of the first `id` value read. */
+  id?: string;
+  method: boolean;
+}
 
 /**
- * The id of a message too long (or too broken) to parse, read from its first and last bytes: serialisers put
- * `id` first (after `jsonrpc`) or last (the MCP SDK writes `{"result":…,"jsonrpc":"2.0","id":7}`); of a batch,
- * its first message's or its last's. Undefined when neither end shows one (a nested `"id"` in the middle is
- * never taken for the message's).
+ * The members of the object that `text` starts with, read from its start while their values are scalars (a
+ * member whose value is an object or an array, or is cut off, ends the reading): keys are read as JSON reads
+ * them, so `"\u0069d"` is `id`.
+ */
+function leadingMembers(text: string): ShownMembers {
+  const shown: ShownMembers = { method: false };
+  const open = /^\s*\{/.exec(text);
+  if (open === null) return shown;
+  SCALAR_MEMBER.lastIndex = open[0].length;
+  for (let m; (m = SCALAR_MEMBER.exec(text)) !== null;) {
+    noteMember(shown, m[1], m[2]);
+    if (m[3] === "}") break;
+  }
+  return shown;
+}
+
+/**
+ * The members of the object that `text` ends with, read back from its end while their values are scalars;
+ * as {@linkcode leadingMembers}. In JSON a quote is a string's own when an even number of backslashes comes
+ * before it, so a string is read back to its opening quote without knowing where the text began.
+ */
+function trailingMembers(text: string): ShownMembers {
+  const shown: ShownMembers = { method: false };
+  let at = skipBlanksBack(text, text.length);
+  if (text[at - 1] !== "}") return shown;
+  at = skipBlanksBack(text, at - 1);
+  while (at > 0) {
+    const value = valueBefore(text, at);
+    if (value === undefined) break;
+    at = skipBlanksBack(text, at - value.length);
+    if (text[at - 1] !== ":") break;
+    at = skipBlanksBack(text, at - 1);
+    const key = text[at - 1] === '"' ? stringBefore(text, at) : undefined;
+    if (key === undefined) break;
+    noteMember(shown, key, value);
+    at = skipBlanksBack(text, at - key.length);
+    if (text[at - 1] !== ",") break; // (a `{`: the object's first member; anything else: not JSON)
+    at = skipBlanksBack(text, at - 1);
+  }
+  return shown;
+}
+
+/** Note a member (its key's and value's texts) that {@linkcode ShownMembers} keeps. */
+function noteMember(shown: ShownMembers, keyText: string, valueText: string): void {
+  const key = jsonString(keyText);
+  if (key === "id") shown.id ??= valueText;
+  else if (key === "method") shown.method = true;
+}
+
+/** Where the blanks that end at `end` in `text` begin. */
+function skipBlanksBack(text: string, end: number): number {
+  let at = end;
+  while (at > 0 && " \t\r\n".includes(text[at - 1])) at--;
+  return at;
+}
+
+/** The text of the scalar that ends at `end` in `text`, or undefined. */
+function valueBefore(text: string, end: number): string | undefined {
+  if (text[end - 1] === '"') return stringBefore(text, end);
+  return SCALAR_AT_END.exec(text.slice(Math.max(0, end - 64), end))?.[0];
+}
+
+/** The text of the JSON string (quotes included) whose closing quote ends at `end` in `text`, or undefined. */
+function stringBefore(text: string, end: number): string | undefined {
+  // (`lastIndexOf` from below 0 looks at 0: each search starts at 0 or above)
+  for (let from = end - 2; from >= 0;) {
+    const at = text.lastIndexOf('"', from);
+    if (at === -1) break;
+    let slashes = 0;
+    while (text[at - 1 - slashes] === "\\") slashes++;
+    if (slashes % 2 === 0) return text.slice(at, end);
+    from = at - 1;
+  }
+  return undefined;
+}
+
+/**
+ * The id of a message too long (or too broken) to parse, read from its first and last bytes: the members
+ * whose values are scalars at its start (serialisers put `jsonrpc` and `id` first) or, failing that, at its
+ * end (the MCP SDK writes `{"result":…,"jsonrpc":"2.0","id":7}`); of a batch, its first message's or its
+ * last's. A key is read as JSON reads it (`"\u0069d"` is `id`). Undefined when neither end shows one (a
+ * nested `"id"` is never taken for the message's). It is a request when the end that showed the id (or,
+ * of a single message, either end) shows a `method`.
  */
 export function idFromEdges(edges: LineEdges): { id: JsonRpcId; request: boolean } | undefined {
   // A batch shows the id of its first message at its start, of its last at its end.
-  const head = decoder().decode(edges.head).replace(/^\s*\[/, "");
-  const tail = decoder().decode(edges.tail).replace(/\]\s*$/, "");
-  const request = METHOD_AT_START.test(head);
-  const m = ID_AT_START.exec(head) ?? ID_AT_END.exec(tail);
-  if (m === null) return undefined;
+  const headText = decoder().decode(edges.head);
+  const batch = /^\s*\[/.exec(headText);
+  const head = leadingMembers(batch === null ? headText : headText.slice(batch[0].length));
+  const tail = trailingMembers(decoder().decode(edges.tail).replace(/\]\s*$/, ""));
+  const [shown, other] = head.id !== undefined ? [head, tail] : [tail, head];
+  if (shown.id === undefined) return undefined;
+  const request = shown.method || (batch === null && other.method);
   try {
-    const id: unknown = JSON.parse(m[1]);
+    const id: unknown = JSON.parse(shown.id);
     return typeof id === "string" || typeof id === "number" ? { id, request } : undefined;
   } catch {
     return undefined;
   }
+}
+
+/** The ids a line too long to keep showed: see {@linkcode overflowIds}. */
+export interface OverflowIds {
+  /** Of a batch, its members that showed an id (at least one), in order; undefined for a single message. */
+  members?: BatchMember[];
+  /** The first id shown (a batch's first member's), or undefined when none was. */
+  found?: { id: JsonRpcId; request: boolean };
+}
+
+/**
+ * The ids a line too long to keep showed (see {@linkcode LineEdges}): a batch's members, noted as its bytes
+ * went by, or else the id at either end of the line ({@linkcode idFromEdges}). What a relay answers with
+ * errors, either way, so that no request waits for a message it dropped.
+ */
+export function overflowIds(edges: LineEdges): OverflowIds {
+  const members = edges.batch !== undefined && edges.batch.length > 0 ? edges.batch : undefined;
+  const found = members?.[0] ?? idFromEdges(edges);
+  return { ...(members === undefined ? {} : { members }), ...(found === undefined ? {} : { found }) };
 }
 
 const encoder = new TextEncoder();
@@ -516,6 +649,8 @@ export function withNewline(bytes: Uint8Array): Uint8Array {
 }
 
 const RESULT_FIRST = encoder.encode('{"result":');
+/** A JSON-RPC id as the last member of a message (`…,"id":7}`), as the MCP SDK writes its answers. */
+const ID_AT_END = /[,{]\s*"id"\s*:\s*(-?\d+(?:\.\d+)?|"(?:[^"\\]|\\.)*")\s*\}\s*$/;
 /** `"jsonrpc":"2.0","id":…,"result":` at the start of a line. */
 const ID_THEN_RESULT = /^\{"jsonrpc":"2\.0","id":(-?\d+|"(?:[^"\\]|\\.)*"),"result":/;
 

@@ -9,7 +9,6 @@
  *
  * @module
  */
-import { byteCount } from "../_common/bytes.ts";
 import {
   type ChildExit,
   hostInput,
@@ -23,17 +22,11 @@ import {
   createMcpGuard,
   emitTo,
   oversizedFromClient,
+  oversizedFromServer,
   unwrittenFromClient,
   unwrittenFromServer,
 } from "./guard.ts";
-import {
-  createFramer,
-  encodeMessage,
-  errorResponse,
-  idFromEdges,
-  type LineEdges,
-  withNewline,
-} from "./jsonrpc.ts";
+import { createFramer, encodeMessage, type JsonRpcMessage, withNewline } from "./jsonrpc.ts";
 import { ClientFeed } from "./session.ts";
 import type { McpEvent, McpFrame, McpGuardOptions, McpRelayExit, McpSession } from "./types.ts";
 
@@ -69,6 +62,13 @@ export interface McpRelayOptions extends McpGuardOptions {
 const LAST_WORDS_MS = 500;
 /** After SIGTERM, how long the server gets before SIGKILL; after SIGKILL, how long before the relay moves on. */
 const KILL_WAIT_MS = 1000;
+/**
+ * How many bytes of its own messages to the server (answers to the server's requests) the relay writes while
+ * the server's stdin is full, before it reads no more of the server until the server has taken them: a
+ * server that floods the relay with requests it answers (an over-long batch of 10 000 is answered with
+ * 10 000 errors) and reads none of the answers would otherwise grow the relay's memory without bound.
+ */
+const OWN_BACKLOG_BYTES = 4 * 1024 * 1024;
 /** After the tree is ended, how long the relay waits for the server's pipe to close. */
 const PIPE_CLOSE_MS = 200;
 
@@ -147,6 +147,8 @@ class McpRelay {
   #clientClosed = false;
   /** Set while the server's stdin is full: the client is read again once it drains. */
   #drainWait: Promise<void> | null = null;
+  /** Bytes of the relay's own answers to the server written since its stdin was last seen drained. */
+  #ownBacklog = 0;
 
   constructor(options: McpRelayOptions, server: Server) {
     this.#options = options;
@@ -210,7 +212,7 @@ class McpRelay {
   readonly #unwrittenToClient = (message: unknown): void =>
     unwrittenFromServer(message, {
       emit: (event) => this.#emit(event),
-      toServer: (answer) => void this.#toServer({ message: answer }),
+      toServer: (answer) => this.#answerServer(answer),
     });
 
   /** A client message too deep to write out to the server: reported, and a request answered with an error. */
@@ -222,18 +224,35 @@ class McpRelay {
 
   /** Write to the server; returns a promise while its stdin is full, settled once it has taken the bytes. */
   readonly #toServer = (frame: McpFrame): void | Promise<void> => {
-    const stdin = this.#child?.stdin;
-    if (!stdin) return;
+    if (!this.#child?.stdin) return;
     const bytes = frame.bytes
       ? withNewline(frame.bytes)
       : encodeMessage(frame.message, this.#unwrittenToServer);
-    const full = stdin.write(bytes);
+    return this.#write(bytes);
+  };
+
+  /**
+   * An answer of the relay's own to a request of the server's, written as any message to the server is (one
+   * writer, in order), and counted while the server's stdin is full: see {@linkcode OWN_BACKLOG_BYTES}.
+   */
+  #answerServer(message: JsonRpcMessage): void {
+    if (!this.#child?.stdin) return;
+    const bytes = encodeMessage(message);
+    if (this.#write(bytes) !== undefined) this.#ownBacklog += bytes.length;
+  }
+
+  /** Every write to the server's stdin, in order; a promise while it is full (see {@linkcode McpRelay.#toServer}). */
+  #write(bytes: Uint8Array): void | Promise<void> {
+    const full = this.#child?.stdin?.write(bytes);
     if (full && this.#drainWait === null) {
       // Wait for the pipe to drain, or for the server to be gone (then it never drains).
-      this.#drainWait = Promise.race([full, this.#exited]).finally(() => (this.#drainWait = null));
+      this.#drainWait = Promise.race([full, this.#exited]).finally(() => {
+        this.#drainWait = null;
+        this.#ownBacklog = 0;
+      });
     }
     return this.#drainWait ?? undefined;
-  };
+  }
 
   /** Server to client, until the server's stdout closes. */
   async #pumpServer(): Promise<void> {
@@ -241,42 +260,24 @@ class McpRelay {
     if (child === null) return;
     const framer = createFramer({
       maxLineBytes: this.#maxLineBytes,
-      onOverflow: (bytes, edges) => this.#serverOverflow(bytes, edges),
+      onOverflow: (bytes, edges) =>
+        oversizedFromServer(bytes, edges, this.#maxLineBytes, {
+          emit: (event) => this.#emit(event),
+          toServer: (message) => this.#answerServer(message),
+          answerWithError: (id, code, text) => void this.#session.answerWithError(id, code, text),
+        }),
     });
     try {
       for (let chunk; (chunk = await child.stdout.read()) !== null;) {
         for (const frame of framer.push(chunk)) this.#session.fromServer(frame);
         await this.#outChain;
+        // (a server that reads none of the relay's answers to its requests is held back, as a client is)
+        while (this.#ownBacklog > OWN_BACKLOG_BYTES && this.#drainWait !== null) await this.#drainWait;
       }
     } catch {
       // The pipe broke; the exit handler reports it.
     }
     for (const frame of framer.end()) this.#session.fromServer(frame);
-  }
-
-  /**
-   * A server message over the limit was dropped: the request it answers gets a JSON-RPC error instead, and
-   * a request of the server's own (sampling, elicitation) is answered to the server with one. Of a batch,
-   * every member whose id its bytes showed is answered so (up to `MAX_BATCH_MEMBERS` in `jsonrpc.ts`), so
-   * neither end waits for an answer that was in it.
-   */
-  #serverOverflow(bytes: number, edges: LineEdges): void {
-    const members = edges.batch !== undefined && edges.batch.length > 0 ? edges.batch : undefined;
-    const found = members?.[0] ?? idFromEdges(edges);
-    this.#emit({ event: "oversized_message", from: "server", bytes, id: found?.id });
-    if (found === undefined) return;
-    const limit = `exceeds the relay's limit of ${byteCount(this.#maxLineBytes)} (maxMessageBytes)`;
-    const [size, inBatch] = [byteCount(bytes), members !== undefined];
-    const refused = inBatch
-      ? `toolguard: your batch of ${size} ${limit}; the client never saw this request in it`
-      : `toolguard: your request of ${size} ${limit}; the client never saw it`;
-    const lost = inBatch
-      ? `toolguard: the MCP server's batch of ${size}, which held its answer, ${limit}; it was not relayed`
-      : `toolguard: the MCP server's answer of ${size} ${limit}; it was not relayed`;
-    for (const m of members ?? [found]) {
-      if (m.request) this.#toServer({ message: errorResponse(m.id, -32600, refused) });
-      else this.#session.answerWithError(m.id, -32603, lost);
-    }
   }
 
   /** Client to server, until the client's input ends; an oversized message is answered with an error. */

@@ -133,11 +133,12 @@ export const runMcpRelay: typeof relayMcpStdio = relayMcpStdio;
  * with an HTTP error, that fails on the network, or whose answer ends without a response is answered with a
  * JSON-RPC error; an event stream the server ends early after giving an event id is resumed with `GET` and
  * `Last-Event-ID` (MCP's SSE polling), as is the server's own stream. An answer body or event past
- * `maxMessageBytes` is not read on (its request is answered with an error), and an event stream is read no
- * faster than the client takes it. At most `maxInFlight` (default 64) of the client's requests wait for the
- * server at once; one past them is answered at once with an error saying to wait for answers first.
+ * `maxMessageBytes` is given up (its request is answered with an error at once; a request of the server's in
+ * it gets an error answer once its end shows the id), and an event stream is read no faster than the client
+ * takes it. At most `maxInFlight` (default 64) of the client's requests wait for the server at once; one past
+ * them is answered at once with an error saying to wait for answers first.
  * Redirects are followed within the server's origin only: `headers` and the client's messages never go
- * elsewhere. Resolves when the client closes its side (answers still on their way, held calls among them, get
+ * elsewhere; a message is never sent again past a `303 See Other` (the server took it). Resolves when the client closes its side (answers still on their way, held calls among them, get
  * `shutdownGraceMs`, then their requests are answered with errors, and the server's session is ended with
  * `DELETE`) or on an interrupt or abort.
  *

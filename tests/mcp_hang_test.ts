@@ -35,9 +35,15 @@ process.stdin.on("data", (chunk) => {
   }
 });`;
 
+/** A line a test's client writes as it is (JSON that `JSON.stringify` would not write, or not JSON). */
+class RawLine {
+  constructor(readonly text: string) {}
+}
+
 /**
  * Relay `lines` from a client that stays until it has `expect` answers (a count, or a test of what came so
- * far) or 15 s have passed; returns what came back. `limits` go to the relay as they are.
+ * far) or 15 s have passed; returns what came back. `limits` go to the relay as they are. A line is written
+ * as JSON, or as it is when it is a {@linkcode RawLine}.
  */
 async function exchange(
   command: string,
@@ -51,7 +57,9 @@ async function exchange(
   const enough = new Promise<void>((resolve) => (done = resolve));
   const timer = setTimeout(done, 15_000);
   async function* client() {
-    for (const line of lines) yield enc.encode(JSON.stringify(line) + "\n");
+    for (const line of lines) {
+      yield enc.encode((line instanceof RawLine ? line.text : JSON.stringify(line)) + "\n");
+    }
     await enough;
   }
   let buffered = "";
@@ -91,6 +99,12 @@ test("idFromEdges: reads the id at either end of an over-long line, never a nest
     request: true,
   });
   assert.equal(edges(`{"result":{"id":5,"t":"${pad}"}}`), undefined);
+  // Keys are read as JSON reads them; a quote a string escapes ends nothing.
+  assert.deepEqual(edges(`{"params":"${pad}","m\\u0065thod":"x","\\u0069d":"\\u0061\\\\"}`), {
+    id: "a\\",
+    request: true,
+  });
+  assert.equal(edges(`{"result":"${pad}\\",\\"id\\":3}"}`), undefined);
 });
 
 test("relayMcp: an answer over maxMessageBytes answers the pending request with a JSON-RPC error", {
@@ -425,6 +439,64 @@ test("createFramer: the members of an over-long batch show their ids, read as th
   assert.equal(single[0].batch, undefined);
 });
 
+test("relayMcp: a client request whose id key is escaped (\\u0069d) is answered, too long or not JSON", {
+  timeout: 60_000,
+}, async () => {
+  // (valid JSON, whose keys are "id" and "method": only a reader of the bytes can miss them)
+  const pad = "x".repeat(5000);
+  const lines = [
+    new RawLine(`{"jsonrpc":"2.0","\\u0069d":7,"method":"ping","params":{"pad":"${pad}"}}`),
+    new RawLine(
+      `{"params":{"pad":"${pad}"},"m\\u0065thod":"ping","jsonrpc":"2.0","\\u0069\\u0064":"\\u0061\\\\"}`,
+    ),
+    new RawLine(`{"jsonrpc":"2.0","\\u0069d":"n","method":"ping","params":NaN}`),
+    new RawLine(`[{"jsonrpc":"2.0","\\u0069d":8,"m\\u0065thod":"ping","params":{"pad":"${pad}"}}]`),
+  ];
+  const received = await exchange("node", ["-e", "process.stdin.resume()"], lines, 4, {
+    maxMessageBytes: 2000,
+  }) as (JsonRpcMessage | JsonRpcMessage[])[];
+  const ids = received.map((m) => Array.isArray(m) ? m.map((a) => a.id) : m.id);
+  assert.deepEqual(ids, [7, "a\\", "n", [8]], "each request is answered under its id");
+  const [tooLong, escaped, notJson, batch] = received as JsonRpcMessage[];
+  assert.match(errorOf(tooLong), /exceeds the limit of 2000 bytes; not forwarded/);
+  assert.match(errorOf(escaped), /exceeds the limit of 2000 bytes; not forwarded/);
+  assert.match(errorOf(notJson), /could not read this message as JSON/);
+  assert.match(errorOf((batch as unknown as JsonRpcMessage[])[0]), /a batch of .* exceeds the limit/);
+});
+
+test("relayMcp: a server message whose id key is escaped (\\u0069d) is answered, too long or not JSON", {
+  timeout: 60_000,
+}, async () => {
+  // To ping 1 the server answers over the limit, to ping 2 with text that is not JSON, each under "\u0069d";
+  // then it asks over the limit itself, and tells the client what it gets back.
+  const server = `require("node:readline").createInterface({ input: process.stdin }).on("line", (line) => {
+    const m = JSON.parse(line);
+    const pad = "x".repeat(5000);
+    const say = (x) => process.stdout.write(x + "\\n");
+    if (m.method === undefined) return say(JSON.stringify({ jsonrpc: "2.0", method: "notifications/message", params: { got: m } }));
+    if (m.id === 1) say('{"result":{"pad":"' + pad + '"},"jsonrpc":"2.0","\\\\u0069d":1}');
+    if (m.id === 2) {
+      say('{"jsonrpc":"2.0","\\\\u0069\\\\u0064":2,"result":NaN}');
+      say('{"m\\\\u0065thod":"sampling/createMessage","params":{"pad":"' + pad + '"},"jsonrpc":"2.0","\\\\u0069d":"s1"}');
+    }
+  });`;
+  const pings = [1, 2].map((id) => ({ jsonrpc: "2.0", id, method: "ping" }));
+  const told = (r: unknown[]) => (r as JsonRpcMessage[]).filter((m) => m.method !== undefined);
+  const received = await exchange(
+    "node",
+    ["-e", server],
+    pings,
+    (r) => r.length - told(r).length === 2 && told(r).length === 1,
+    { maxMessageBytes: 2000 },
+  ) as JsonRpcMessage[];
+  const answers = new Map(received.filter((m) => m.method === undefined).map((a) => [a.id, a]));
+  assert.match(errorOf(answers.get(1)), /the MCP server's answer of .* exceeds the relay's limit/);
+  assert.match(errorOf(answers.get(2)), /the MCP server's answer to ping was not a JSON-RPC answer/);
+  const got = told(received).map((m) => (m.params as { got: JsonRpcMessage }).got);
+  assert.deepEqual(got.map((m) => m.id), ["s1"], "the server's request is answered");
+  assert.match(errorOf(got[0]), /your request of .* exceeds .*; the client never saw it/);
+});
+
 test("relayMcp: every request of a batch over maxMessageBytes is answered, with one array", {
   timeout: 60_000,
 }, async () => {
@@ -497,6 +569,32 @@ test("relayMcp: a server batch over maxMessageBytes has each of its members answ
   for (const m of got) {
     assert.match(errorOf(m), /your batch of .* exceeds .*; the client never saw this request/);
   }
+});
+
+test("relayMcp: a flood of server requests over maxMessageBytes is answered, every one, in order", {
+  timeout: 120_000,
+}, async () => {
+  // Six batches of 10 000 requests over the limit: 60 000 errors, more than the relay writes ahead of a server
+  // that does not read them. The server writes without blocking and reads its answers from the third batch
+  // on; then it tells the client how many it got, and whether in order.
+  const server = `const fs = require("node:fs");
+  let next = 0, got = 0, inOrder = true, buffered = "";
+  const batch = () => JSON.stringify(Array.from({ length: 10000 }, () => ({ jsonrpc: "2.0", id: next++, method: "x" }))) + "\\n";
+  const tell = () => fs.write(1, JSON.stringify({ jsonrpc: "2.0", method: "notifications/message", params: { got, inOrder } }) + "\\n", () => {});
+  const read = () => process.stdin.on("data", (chunk) => {
+    buffered += chunk;
+    for (let nl; (nl = buffered.indexOf("\\n")) >= 0; buffered = buffered.slice(nl + 1)) {
+      const m = JSON.parse(buffered.slice(0, nl));
+      if (m.id !== got++ || !/your batch of/.test(m.error.message)) inOrder = false;
+      if (got === 60000) tell();
+    }
+  });
+  const write = (i) => i < 6 && fs.write(1, batch(), () => (i === 2 && read(), write(i + 1)));
+  write(0);`;
+  const received = await exchange("node", ["-e", server], [], 1, { maxMessageBytes: 100_000 });
+  assert.deepEqual(received, [
+    { jsonrpc: "2.0", method: "notifications/message", params: { got: 60000, inOrder: true } },
+  ]);
 });
 
 test(

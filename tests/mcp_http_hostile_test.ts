@@ -103,6 +103,48 @@ test("relayMcpHttp: a redirect is followed within the server's origin only; head
   }
 });
 
+test("relayMcpHttp: a POST met by 301 or 302 is sent again as a POST; by 303 (See Other), never again", {
+  timeout: 60_000,
+}, async () => {
+  const names = ["moved-301", "moved-302", "see-other"];
+  const posted: string[] = [];
+  const server = await scriptedServer(names.map((name) => ({ name })), (m, res, req) => {
+    const name = (m.params as { name: string }).name;
+    posted.push(`${req.url} ${name}`);
+    if (req.url === "/mcp") {
+      const status = name === "see-other" ? 303 : Number(name.slice(-3));
+      return void res.writeHead(status, { location: name === "see-other" ? "/mcp/outcome" : "/mcp/" }).end();
+    }
+    res.writeHead(200, { "content-type": "application/json" }).end(
+      JSON.stringify({ jsonrpc: "2.0", id: m.id, result: { content: [{ type: "text", text: "here" }] } }),
+    );
+  });
+  try {
+    const seen = await relayUntilAnswered(server.url, [...INIT, ...names.map((n, i) => call(10 + i, n))]);
+    assert.equal(seen.answeredWhileConnected, true);
+    for (const id of [10, 11]) {
+      assert.deepEqual(
+        seen.answers.get(id)?.result,
+        { content: [{ type: "text", text: "here" }] },
+        `id ${id}`,
+      );
+    }
+    assert.match(
+      errorOf(seen.answers.get(12)),
+      /HTTP 303 \(See Other\) to http:\/\/127\.0\.0\.1:\d+\/mcp\/outcome: it may have acted on the message/,
+    );
+    assert.deepEqual(posted.sort(), [
+      "/mcp moved-301",
+      "/mcp moved-302",
+      "/mcp see-other",
+      "/mcp/ moved-301",
+      "/mcp/ moved-302",
+    ], "each message reached the server once where it was taken, and the 303's was not sent again");
+  } finally {
+    server.stop();
+  }
+});
+
 test("relayMcpHttp: with scanOutput, an HTTP error's body quoted to the client is scanned like any answer", {
   timeout: 60_000,
 }, async () => {
@@ -761,6 +803,94 @@ test("relayMcpHttp: a server request nested too deeply to be written out again i
     server.stop();
   }
 });
+
+test(
+  "relayMcpHttp: a server request past maxMessageBytes, on any stream or in a JSON body, is answered to the server",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    // Each request shows its id only at its end, as the MCP SDK writes requests; the streams stay open.
+    const pad = "x".repeat(5000);
+    const request = (id: string, method: string) =>
+      JSON.stringify({ method, params: { pad }, jsonrpc: "2.0", id });
+    const open: ServerResponse[] = [];
+    const toServer = new Map<unknown, JsonRpcMessage>();
+    let allThree = () => {};
+    const three = new Promise<void>((resolve) => (allThree = resolve));
+    const server = await scriptedServer([], (m, res) => {
+      if (m.method === undefined) {
+        toServer.set(m.id, m);
+        if (toServer.size === 3) allThree();
+        return void res.writeHead(202).end();
+      }
+      if (m.id === 1) {
+        // An event stream whose event comes in pieces (the relay gives it up before its end shows the id).
+        open.push(res.writeHead(200, { "content-type": "text/event-stream" }));
+        const event = `event: message\ndata: ${request("s1", "sampling/createMessage")}\nid: 7\n: note\n\n`;
+        for (let at = 0; at < event.length; at += 1000) res.write(event.slice(at, at + 1000));
+      } else {
+        const batch = `[${request("s3", "elicitation/create")},{"jsonrpc":"2.0","id":2,"result":{}}]`;
+        res.writeHead(200, { "content-type": "application/json" }).end(batch);
+      }
+    }, (_req, res) => {
+      open.push(res.writeHead(200, { "content-type": "text/event-stream" }));
+      // (its data in two lines, ended with CRLF: the SSE standard joins them with \n, which JSON reads as a blank)
+      const [start, end] = request("s2", "roots/list").split(`"jsonrpc"`);
+      res.write(`data: ${start}\r\ndata:"jsonrpc"${end}\r\n\r\n`);
+    });
+    const answers = new Map<unknown, JsonRpcMessage>();
+    let initialized = () => {};
+    const init = new Promise<void>((resolve) => (initialized = resolve));
+    const enc = new TextEncoder();
+    async function* client() {
+      for (const m of INIT) yield enc.encode(JSON.stringify(m) + "\n");
+      await init;
+      for (const id of [1, 2]) {
+        yield enc.encode(JSON.stringify({ jsonrpc: "2.0", id, method: "ping" }) + "\n");
+      }
+      // (15 s at most: the old relay left the server's requests unanswered)
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([three, new Promise((resolve) => (timer = setTimeout(resolve, 15_000)))]);
+      clearTimeout(timer);
+    }
+    try {
+      await relayMcpHttp(server.url, {
+        input: client(),
+        maxMessageBytes: 2000,
+        output: (bytes) => {
+          for (const line of new TextDecoder().decode(bytes).split("\n").filter(Boolean)) {
+            const m = JSON.parse(line) as JsonRpcMessage;
+            answers.set(m.id, m);
+            if (m.id === 0) initialized();
+          }
+        },
+      });
+      assert.deepEqual(
+        [...toServer.keys()].sort(),
+        ["s1", "s2", "s3"],
+        "each of the server's requests is answered",
+      );
+      for (const id of ["s1", "s2"]) {
+        assert.match(
+          errorOf(toServer.get(id)),
+          /your request of .* exceeds the relay's limit of 2000 bytes/,
+          id,
+        );
+      }
+      assert.match(
+        errorOf(toServer.get("s3")),
+        /your batch of .* exceeds .*; the client never saw this request in it/,
+      );
+      for (const id of [1, 2]) {
+        assert.match(errorOf(answers.get(id)), /runs past the relay's limit of 2000 bytes/, `id ${id}`);
+      }
+    } finally {
+      for (const res of open) res.end();
+      server.stop();
+    }
+  },
+);
 
 test("relayMcpHttp: the client's answer to a server request passes a notification waiting for its place", {
   timeout: 60_000,
