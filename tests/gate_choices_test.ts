@@ -241,6 +241,88 @@ test("guardFetch n=2 retry: a call written into choice 1 is not sent back (a ret
   }
 });
 
+test("guardFetch n=2: choice 1's text in a chunk beside choice 0's finish is watched while choice 0's text is held", async () => {
+  // Choice 0's watch holds its written call, and held the whole chunk: choice 1's text in it went out unread.
+  const both = {
+    ...chatChunk({}),
+    choices: [
+      { index: 0, delta: {}, finish_reason: "stop" },
+      { index: 1, delta: { role: "assistant", content: `Sure.\n${WRITTEN_BAD}` }, finish_reason: null },
+    ],
+  };
+  provider.reply({
+    sse: [
+      choiceChunk(0, { role: "assistant", content: WRITTEN_BAD }),
+      both,
+      choiceChunk(1, {}, "stop"),
+      "data: [DONE]\n\n",
+    ],
+  });
+  const { text, finish } = await streamedChoices();
+  assert.doesNotMatch(text.join(""), /<tool_call>/);
+  assert.match(text[1], /^Sure\.\n\n.*delete_everything/s);
+  assert.deepEqual(finish, ["stop", "stop"]);
+  assert.deepEqual(provider.events[0].calls?.map((c) => [c.choice, c.name]), [[0, "delete_everything"], [
+    1,
+    "delete_everything",
+  ]]);
+});
+
+test("guardFetch Gemini stream: candidate 1's text beside candidate 0's part is watched while candidate 0's text is held", async () => {
+  // Candidate 0's watch holds its written call, and held the whole chunk (or the piece that puts candidate 1
+  // at its position behind an empty candidate 0): candidate 1's text in it went out unread.
+  const tools = [{
+    functionDeclarations: [{
+      name: "get_weather",
+      parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+    }],
+  }];
+  const candidate = (index: number, text: string, finishReason?: string) => ({
+    index,
+    content: { role: "model", parts: [{ text }] },
+    ...(finishReason ? { finishReason } : {}),
+  });
+  const read = async (beside: Record<string, unknown>) =>
+    await withGuardedServer(
+      () => ({
+        sse: [
+          { candidates: [candidate(0, WRITTEN_BAD)] },
+          { candidates: [beside, candidate(1, `Sure.\n${WRITTEN_BAD}`)] },
+          { candidates: [candidate(0, "", "STOP"), candidate(1, "", "STOP")] },
+        ],
+      }),
+      {},
+      async (server, f) => {
+        const res = await f(`${server.url}/v1beta/models/gemma-3-27b-it:streamGenerateContent?alt=sse`, {
+          method: "POST",
+          body: JSON.stringify({
+            contents: [{ role: "user", parts: [{ text: "Weather?" }] }],
+            tools,
+            generationConfig: { candidateCount: 2 },
+          }),
+        });
+        const texts = ["", ""];
+        for (const line of (await res.text()).split("\n").filter((l) => l.startsWith("data: "))) {
+          for (const [i, c] of (JSON.parse(line.slice(6)).candidates ?? []).entries()) {
+            for (const p of c?.content?.parts ?? []) texts[i] += p.text ?? "";
+          }
+        }
+        return texts;
+      },
+    );
+  for (
+    const beside of [candidate(0, " More."), candidate(0, "", "STOP"), { index: 0, content: { parts: [] } }]
+  ) {
+    const { value, seen } = await read(beside);
+    assert.doesNotMatch(value.join(""), /<tool_call>/, JSON.stringify(beside));
+    assert.match(value[1], /^Sure\.\n\n.*delete_everything/s);
+    assert.deepEqual(seen[0].calls?.map((c) => [c.choice, c.name]), [[0, "delete_everything"], [
+      1,
+      "delete_everything",
+    ]]);
+  }
+});
+
 test("guardFetch Gemini stream: a call written into the text a client reads is judged, whatever index its chunks name", async () => {
   // The genai SDK's `text` and the AI SDK read each chunk's first candidate: a call whose pieces come under
   // index 0 and index 1 by turns is one call to them, so it is one call to the gate too.

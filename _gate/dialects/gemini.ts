@@ -173,11 +173,18 @@ class GeminiStream implements FrameRouter {
         ...this.#template,
       })),
     frame: (event, from) => reframe(event, from),
-    answers: (event) => (Array.isArray(event.candidates) ? event.candidates.map((_, i) => i) : []),
+    // (the empty candidates that put one at its position carry no part of an answer)
+    answers: (event) =>
+      Array.isArray(event.candidates)
+        ? event.candidates.flatMap((c, i) => (isRecord(c) && Object.keys(c).length > 0 ? [i] : []))
+        : [],
     split(event) {
       const all = Array.isArray(event.candidates) ? event.candidates : [];
       const texts = all.filter((c) => isRecord(c) && parts(c).some((p) => isAnswerText(p) && p.text !== ""));
-      if (texts.length < 2) return undefined;
+      // Split when text comes beside any other candidate's part (its finish too): the watch of the answer a
+      // frame is held for holds the whole frame, and the text of another answer in it went out unwatched.
+      const others = all.filter((c) => isRecord(c) && Object.keys(c).length > 0);
+      if (texts.length === 0 || others.length < 2) return undefined;
       // One chunk per candidate, each at its position; the usage (and the other fields) on the last.
       const { candidates: _, ...rest } = event;
       const head = pick(event, ["modelVersion", "responseId"]);
