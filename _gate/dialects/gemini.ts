@@ -198,16 +198,29 @@ class GeminiStream implements FrameRouter {
   }
 
   route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void {
-    if (!hasCall(event)) {
+    const call = hasCall(event);
+    if (!call) {
       const ends = candidates(event).some((c) => c.finishReason != null) || event.usageMetadata != null;
       if (!flow.pending || (hasText(event) && !ends)) {
         if (hasText(event)) flow.textSeen = true;
         flow.send(raw);
-      } else flow.hold({ raw, event, tool: false });
+      } else if (!hasText(event)) {
+        flow.hold({ raw, event, tool: false });
+      } else {
+        // Its text goes now, after the text that went before it (Gemini reports the usage in every chunk:
+        // held whole, the text was overtaken by the text of a later chunk that brought a call); its finish
+        // and usage wait.
+        this.#split(event, flow, false);
+      }
       return;
     }
     flow.pending = true;
     if (!hasText(event)) return flow.hold({ raw, event, tool: true });
+    this.#split(event, flow, true);
+  }
+
+  /** Sends the text of a chunk (its parts but calls) now, and holds its calls, finish and usage. */
+  #split(event: Record<string, unknown>, flow: StreamFlow, tool: boolean): void {
     flow.textSeen = true;
     const { usageMetadata: _usage, ...rest } = event;
     const text = {
@@ -218,11 +231,11 @@ class GeminiStream implements FrameRouter {
       }),
     };
     flow.send(formatSse(JSON.stringify(text)));
-    const calls = {
+    const held = {
       ...event,
       candidates: candidates(event).map((c) => withParts(c, (ps) => ps.filter(isCall))),
     };
-    flow.hold({ raw: formatSse(JSON.stringify(calls)), event: calls, tool: true });
+    flow.hold({ raw: formatSse(JSON.stringify(held)), event: held, tool });
   }
 
   /**
