@@ -323,6 +323,60 @@ test("guardFetch Gemini stream: candidate 1's text beside candidate 0's part is 
   }
 });
 
+test("guardFetch Gemini stream of two candidates: each keeps its text, and the last usage a client reads is the answer's", async () => {
+  // Gemini reports the usage in every chunk. A chunk of both candidates was held whole by one watch, or
+  // split with its usage on the piece another watch holds: chunks went out of order, an older usage last.
+  const tools = [{
+    functionDeclarations: [{
+      name: "get_weather",
+      parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+    }],
+  }];
+  const part = (text: string, thought = false) => ({ text, ...(thought ? { thought } : {}) });
+  const chunk = (c0: unknown[] | undefined, c1: unknown[] | undefined, usage: number, finish = false) => ({
+    candidates: [c0, c1].flatMap((parts, index) =>
+      parts ? [{ index, content: { role: "model", parts }, ...(finish ? { finishReason: "STOP" } : {}) }] : []
+    ),
+    usageMetadata: { promptTokenCount: 9, totalTokenCount: usage },
+  });
+  const call = { functionCall: { name: "get_weather", args: { city: "Oslo" } } };
+  const sse = [
+    chunk([part("Hm", true)], [part('<tool_call>\n{"name": "get_weather", ')], 9),
+    chunk([part("m.", true)], [part('"arguments": {"city": "Bergen"}}\n</tool_call>')], 10),
+    chunk([part(" Then", true)], undefined, 11),
+    chunk([call], undefined, 12),
+    chunk([part("Done.")], undefined, 13),
+    chunk([part("")], [part("")], 16, true),
+  ];
+  const { value, seen } = await withGuardedServer(() => ({ sse }), {}, async (server, f) => {
+    const res = await f(`${server.url}/v1beta/models/gemma-3-27b-it:streamGenerateContent?alt=sse`, {
+      method: "POST",
+      body: JSON.stringify({
+        contents: [{ role: "user", parts: [{ text: "Weather?" }] }],
+        tools,
+        generationConfig: { candidateCount: 2 },
+      }),
+    });
+    return await res.text();
+  });
+  // As a client reads it: each candidate's parts at its position, the usage of the last chunk that has one.
+  const texts = ["", ""];
+  let usage: unknown;
+  for (const line of value.split("\n").filter((l) => l.startsWith("data: "))) {
+    const event = JSON.parse(line.slice(6));
+    for (const [i, c] of (event.candidates ?? []).entries()) {
+      for (const p of c?.content?.parts ?? []) texts[i] += p.functionCall ? "[call]" : p.text ?? "";
+    }
+    usage = event.usageMetadata ?? usage;
+  }
+  assert.deepEqual(texts, [
+    "Hmm. ThenDone.[call]", // (text flows while a call is held)
+    '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Bergen"}}\n</tool_call>',
+  ]);
+  assert.deepEqual(usage, { promptTokenCount: 9, totalTokenCount: 16 });
+  assert.equal(seen[0].verdict.allowed, true);
+});
+
 test("guardFetch Gemini stream: a call written into the text a client reads is judged, whatever index its chunks name", async () => {
   // The genai SDK's `text` and the AI SDK read each chunk's first candidate: a call whose pieces come under
   // index 0 and index 1 by turns is one call to them, so it is one call to the gate too.

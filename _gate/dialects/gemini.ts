@@ -180,15 +180,17 @@ class GeminiStream implements FrameRouter {
         : [],
     split(event) {
       const all = Array.isArray(event.candidates) ? event.candidates : [];
-      const texts = all.filter((c) => isRecord(c) && parts(c).some((p) => isAnswerText(p) && p.text !== ""));
-      // Split when text comes beside any other candidate's part (its finish too): the watch of the answer a
-      // frame is held for holds the whole frame, and the text of another answer in it went out unwatched.
-      const others = all.filter((c) => isRecord(c) && Object.keys(c).length > 0);
-      if (texts.length === 0 || others.length < 2) return undefined;
-      // One chunk per candidate, each at its position; the usage (and the other fields) on the last.
+      // Split whenever the chunk carries two candidates (a finish, a part without text): the watch of the
+      // answer a chunk is held for holds the whole chunk, so the text of another answer in it went out
+      // unwatched, and that answer's parts in a chunk held so came after its later parts that were not.
+      if (all.filter((c) => isRecord(c) && Object.keys(c).length > 0).length < 2) return undefined;
+      // One chunk per candidate, each at its position; the usage (and the other fields) on the first, so
+      // every usage takes the first answer's way and they stay in order (Gemini reports it in every chunk:
+      // on another answer's piece, one passed or trailed the chunks a watch held, and a client kept an
+      // older usage as the answer's).
       const { candidates: _, ...rest } = event;
       const head = pick(event, ["modelVersion", "responseId"]);
-      return all.map((c, i) => ({ ...(i === all.length - 1 ? rest : head), candidates: atPosition(c, i) }));
+      return all.map((c, i) => ({ ...(i === 0 ? rest : head), candidates: atPosition(c, i) }));
     },
   };
 
