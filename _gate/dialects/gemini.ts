@@ -92,8 +92,9 @@ const hasText = (event: Record<string, unknown>) =>
   candidates(event).some((c) => parts(c).some((p) => typeof p.text === "string" && p.text !== ""));
 
 /**
- * The parts of a held chunk without the dropped calls (`gone`, by their position among all calls, counted
- * in `keep.position`). A dropped call's `thoughtSignature` waits in `keep.signature` for the next kept call.
+ * The parts of a held chunk's candidate without the dropped calls (`gone`, by their place among the calls
+ * of that candidate, counted in `keep.position`). A dropped call's `thoughtSignature` waits in
+ * `keep.signature` for the candidate's next kept call.
  */
 function keptParts(
   ps: Record<string, unknown>[],
@@ -283,18 +284,36 @@ class GeminiStream implements FrameRouter {
       candidates: [{ content: { role: "model", parts: [{ text }] }, index: 0 }],
       ...this.#template,
     })));
-    const gone = new Set(split.dropped.map((c) => c.slot));
-    const keep = { position: 0, signature: undefined as unknown };
+    // A call is known by its candidate and its place among that candidate's calls: the chunks of each
+    // candidate are held in the order they came, but not those of two (a chunk of both is split, and each
+    // piece waits behind its own answer's watch), so a place among all calls named another call.
+    const dropped = new Set(split.dropped);
+    const gone = new Map<number, Set<number>>();
+    const count = new Map<number, number>();
+    for (const c of [...split.kept, ...split.dropped].sort((a, b) => a.slot - b.slot)) {
+      const at = count.get(c.choice) ?? 0;
+      count.set(c.choice, at + 1);
+      if (!dropped.has(c)) continue;
+      if (!gone.has(c.choice)) gone.set(c.choice, new Set());
+      gone.get(c.choice)!.add(at);
+    }
+    const keeps = new Map<number, { position: number; signature: unknown }>();
+    const none = new Set<number>();
     for (const h of flow.held) {
       if (!h.event || !h.tool) {
         if (h.event) flow.send(h.raw);
         continue;
       }
+      const all = Array.isArray(h.event.candidates) ? h.event.candidates : [];
       const chunk = {
         ...h.event,
-        candidates: candidates(h.event).map((c) => withParts(c, (ps) => keptParts(ps, gone, keep))),
+        candidates: all.map((c, i) => {
+          if (!isRecord(c)) return c;
+          if (!keeps.has(i)) keeps.set(i, { position: 0, signature: undefined });
+          return withParts(c, (ps) => keptParts(ps, gone.get(i) ?? none, keeps.get(i)!));
+        }),
       };
-      const empty = chunk.candidates.every((c) => parts(c).length === 0 && c.finishReason == null) &&
+      const empty = candidates(chunk).every((c) => parts(c).length === 0 && c.finishReason == null) &&
         h.event.usageMetadata == null;
       if (!empty) flow.send(formatSse(JSON.stringify(chunk)));
     }
