@@ -194,6 +194,32 @@ test("guardFetch: a Gemini stream that reports its usage in every chunk keeps it
   assert.equal(seen[0].verdict.allowed, true);
 });
 
+test("guardFetch: a Gemini thought's signature in a part without text keeps its place while calls are held", async () => {
+  // Held like a call (or for the usage it came with), the signature came after the text that followed it.
+  for (const usage of [undefined, { promptTokenCount: 29, totalTokenCount: 29 }]) {
+    const chunk = (parts: unknown[], extra: Record<string, unknown> = {}) => ({
+      candidates: [{ content: { role: "model", parts }, index: 0, ...extra }],
+      ...(usage ? { usageMetadata: usage } : {}),
+      modelVersion: "gemini-test",
+    });
+    const frames = [
+      chunk([{ functionCall: { name: "weather", args: { location: "Oslo" } } }]),
+      chunk([{ text: "Bergen next.", thought: true }]),
+      chunk([{ text: "", thoughtSignature: "c2ln" }]),
+      chunk([{ text: "Checking." }]),
+      { ...chunk([{ text: "" }], { finishReason: "STOP" }), usageMetadata },
+    ];
+    const res = await post("/v1beta/models/g:streamGenerateContent?alt=sse", GEMINI_TOOLS, { sse: frames });
+    const events = sseEvents(await res.text());
+    const said = events.flatMap((e) => e.candidates[0].content.parts).map((p: Record<string, unknown>) =>
+      p.functionCall ? "call" : p.thoughtSignature ?? p.text
+    );
+    assert.deepEqual(said.filter((s) => s !== ""), ["Bergen next.", "c2ln", "Checking.", "call"]);
+    assert.deepEqual(events.at(-1).usageMetadata, usageMetadata);
+    assert.equal(seen[0].verdict.allowed, true);
+  }
+});
+
 test("guardFetch: Gemini streamGenerateContent without alt=sse (a JSON array) is judged too", async () => {
   const res = await post("/v1beta/models/g:streamGenerateContent", GEMINI_TOOLS, {
     json: [geminiBody({}), { candidates: [{ content: { parts: [{ text: "" }] }, finishReason: "STOP" }] }],

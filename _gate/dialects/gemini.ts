@@ -87,6 +87,9 @@ const body: CompletionBody = {
 
 /** True when a chunk carries a call part. */
 const hasCall = (event: Record<string, unknown>) => candidates(event).some((c) => parts(c).some(isCall));
+/** A part that is not only empty text (a finish comes with one). */
+const saysSomething = (part: Record<string, unknown>) =>
+  part.text !== "" || Object.keys(part).some((k) => k !== "text");
 /** True when a chunk carries answer or thought text. */
 const hasText = (event: Record<string, unknown>) =>
   candidates(event).some((c) => parts(c).some((p) => typeof p.text === "string" && p.text !== ""));
@@ -204,10 +207,11 @@ class GeminiStream implements FrameRouter {
     const call = hasCall(event);
     if (!call) {
       const ends = candidates(event).some((c) => c.finishReason != null) || event.usageMetadata != null;
-      if (!flow.pending || (hasText(event) && !ends)) {
+      // (a part without text, a thought's signature, flows as well: held, text that came after it went first)
+      if (!flow.pending || !ends) {
         if (hasText(event)) flow.textSeen = true;
         flow.send(raw);
-      } else if (!hasText(event)) {
+      } else if (!candidates(event).some((c) => parts(c).some(saysSomething))) {
         flow.hold({ raw, event, tool: false });
       } else {
         // Its text goes now, after the text that went before it (Gemini reports the usage in every chunk:
@@ -224,7 +228,7 @@ class GeminiStream implements FrameRouter {
 
   /** Sends the text of a chunk (its parts but calls) now, and holds its calls, finish and usage. */
   #split(event: Record<string, unknown>, flow: StreamFlow, tool: boolean): void {
-    flow.textSeen = true;
+    if (hasText(event)) flow.textSeen = true;
     const { usageMetadata: _usage, ...rest } = event;
     const text = {
       ...rest,
