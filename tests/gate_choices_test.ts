@@ -241,6 +241,142 @@ test("guardFetch n=2 retry: a call written into choice 1 is not sent back (a ret
   }
 });
 
+test("guardFetch n=2: choice 1's text in a chunk beside choice 0's finish is watched while choice 0's text is held", async () => {
+  // Choice 0's watch holds its written call, and held the whole chunk: choice 1's text in it went out unread.
+  const both = {
+    ...chatChunk({}),
+    choices: [
+      { index: 0, delta: {}, finish_reason: "stop" },
+      { index: 1, delta: { role: "assistant", content: `Sure.\n${WRITTEN_BAD}` }, finish_reason: null },
+    ],
+  };
+  provider.reply({
+    sse: [
+      choiceChunk(0, { role: "assistant", content: WRITTEN_BAD }),
+      both,
+      choiceChunk(1, {}, "stop"),
+      "data: [DONE]\n\n",
+    ],
+  });
+  const { text, finish } = await streamedChoices();
+  assert.doesNotMatch(text.join(""), /<tool_call>/);
+  assert.match(text[1], /^Sure\.\n\n.*delete_everything/s);
+  assert.deepEqual(finish, ["stop", "stop"]);
+  assert.deepEqual(provider.events[0].calls?.map((c) => [c.choice, c.name]), [[0, "delete_everything"], [
+    1,
+    "delete_everything",
+  ]]);
+});
+
+test("guardFetch Gemini stream: candidate 1's text beside candidate 0's part is watched while candidate 0's text is held", async () => {
+  // Candidate 0's watch holds its written call, and held the whole chunk (or the piece that puts candidate 1
+  // at its position behind an empty candidate 0): candidate 1's text in it went out unread.
+  const tools = [{
+    functionDeclarations: [{
+      name: "get_weather",
+      parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+    }],
+  }];
+  const candidate = (index: number, text: string, finishReason?: string) => ({
+    index,
+    content: { role: "model", parts: [{ text }] },
+    ...(finishReason ? { finishReason } : {}),
+  });
+  const read = async (beside: Record<string, unknown>) =>
+    await withGuardedServer(
+      () => ({
+        sse: [
+          { candidates: [candidate(0, WRITTEN_BAD)] },
+          { candidates: [beside, candidate(1, `Sure.\n${WRITTEN_BAD}`)] },
+          { candidates: [candidate(0, "", "STOP"), candidate(1, "", "STOP")] },
+        ],
+      }),
+      {},
+      async (server, f) => {
+        const res = await f(`${server.url}/v1beta/models/gemma-3-27b-it:streamGenerateContent?alt=sse`, {
+          method: "POST",
+          body: JSON.stringify({
+            contents: [{ role: "user", parts: [{ text: "Weather?" }] }],
+            tools,
+            generationConfig: { candidateCount: 2 },
+          }),
+        });
+        const texts = ["", ""];
+        for (const line of (await res.text()).split("\n").filter((l) => l.startsWith("data: "))) {
+          for (const [i, c] of (JSON.parse(line.slice(6)).candidates ?? []).entries()) {
+            for (const p of c?.content?.parts ?? []) texts[i] += p.text ?? "";
+          }
+        }
+        return texts;
+      },
+    );
+  for (
+    const beside of [candidate(0, " More."), candidate(0, "", "STOP"), { index: 0, content: { parts: [] } }]
+  ) {
+    const { value, seen } = await read(beside);
+    assert.doesNotMatch(value.join(""), /<tool_call>/, JSON.stringify(beside));
+    assert.match(value[1], /^Sure\.\n\n.*delete_everything/s);
+    assert.deepEqual(seen[0].calls?.map((c) => [c.choice, c.name]), [[0, "delete_everything"], [
+      1,
+      "delete_everything",
+    ]]);
+  }
+});
+
+test("guardFetch Gemini stream of two candidates: each keeps its text, and the last usage a client reads is the answer's", async () => {
+  // Gemini reports the usage in every chunk. A chunk of both candidates was held whole by one watch, or
+  // split with its usage on the piece another watch holds: chunks went out of order, an older usage last.
+  const tools = [{
+    functionDeclarations: [{
+      name: "get_weather",
+      parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+    }],
+  }];
+  const part = (text: string, thought = false) => ({ text, ...(thought ? { thought } : {}) });
+  const chunk = (c0: unknown[] | undefined, c1: unknown[] | undefined, usage: number, finish = false) => ({
+    candidates: [c0, c1].flatMap((parts, index) =>
+      parts ? [{ index, content: { role: "model", parts }, ...(finish ? { finishReason: "STOP" } : {}) }] : []
+    ),
+    usageMetadata: { promptTokenCount: 9, totalTokenCount: usage },
+  });
+  const call = { functionCall: { name: "get_weather", args: { city: "Oslo" } } };
+  const sse = [
+    chunk([part("Hm", true)], [part('<tool_call>\n{"name": "get_weather", ')], 9),
+    chunk([part("m.", true)], [part('"arguments": {"city": "Bergen"}}\n</tool_call>')], 10),
+    chunk([part(" Then", true)], undefined, 11),
+    chunk([call], undefined, 12),
+    chunk([part("Done.")], undefined, 13),
+    chunk([part("")], [part("")], 16, true),
+  ];
+  const { value, seen } = await withGuardedServer(() => ({ sse }), {}, async (server, f) => {
+    const res = await f(`${server.url}/v1beta/models/gemma-3-27b-it:streamGenerateContent?alt=sse`, {
+      method: "POST",
+      body: JSON.stringify({
+        contents: [{ role: "user", parts: [{ text: "Weather?" }] }],
+        tools,
+        generationConfig: { candidateCount: 2 },
+      }),
+    });
+    return await res.text();
+  });
+  // As a client reads it: each candidate's parts at its position, the usage of the last chunk that has one.
+  const texts = ["", ""];
+  let usage: unknown;
+  for (const line of value.split("\n").filter((l) => l.startsWith("data: "))) {
+    const event = JSON.parse(line.slice(6));
+    for (const [i, c] of (event.candidates ?? []).entries()) {
+      for (const p of c?.content?.parts ?? []) texts[i] += p.functionCall ? "[call]" : p.text ?? "";
+    }
+    usage = event.usageMetadata ?? usage;
+  }
+  assert.deepEqual(texts, [
+    "Hmm. ThenDone.[call]", // (text flows while a call is held)
+    '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Bergen"}}\n</tool_call>',
+  ]);
+  assert.deepEqual(usage, { promptTokenCount: 9, totalTokenCount: 16 });
+  assert.equal(seen[0].verdict.allowed, true);
+});
+
 test("guardFetch Gemini stream: a call written into the text a client reads is judged, whatever index its chunks name", async () => {
   // The genai SDK's `text` and the AI SDK read each chunk's first candidate: a call whose pieces come under
   // index 0 and index 1 by turns is one call to them, so it is one call to the gate too.

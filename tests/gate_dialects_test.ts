@@ -170,6 +170,56 @@ test("guardFetch: Gemini streamGenerateContent?alt=sse, text flows and a rejecte
   assert.deepEqual(codes(seen[0].verdict), ["missing_required_argument"]);
 });
 
+test("guardFetch: a Gemini stream that reports its usage in every chunk keeps its text in order while calls are held", async () => {
+  // Held whole for its usage, a text chunk after a call was overtaken by the text of a later chunk that
+  // brought a call too (that chunk's text goes at once).
+  const chunk = (parts: unknown[], extra: Record<string, unknown> = {}) => ({
+    candidates: [{ content: { role: "model", parts }, index: 0, ...extra }],
+    usageMetadata: { promptTokenCount: 29, totalTokenCount: 29 },
+    modelVersion: "gemini-test",
+  });
+  const call = (location: string) => ({ functionCall: { name: "weather", args: { location } } });
+  const frames = [
+    chunk([{ text: "Oslo, " }, call("Oslo")]),
+    chunk([{ text: "Bergen, " }]),
+    chunk([{ text: "Tromsø." }, call("Tromsø")]),
+    { ...chunk([{ text: "" }], { finishReason: "STOP" }), usageMetadata },
+  ];
+  const res = await post("/v1beta/models/g:streamGenerateContent?alt=sse", GEMINI_TOOLS, { sse: frames });
+  const events = sseEvents(await res.text());
+  const parts = events.flatMap((e) => e.candidates[0].content.parts);
+  assert.equal(parts.map((p: { text?: string }) => p.text ?? "").join(""), "Oslo, Bergen, Tromsø.");
+  assert.deepEqual(parts.filter((p: Record<string, unknown>) => p.functionCall).length, 2);
+  assert.deepEqual(events.at(-1).usageMetadata, usageMetadata);
+  assert.equal(seen[0].verdict.allowed, true);
+});
+
+test("guardFetch: a Gemini thought's signature in a part without text keeps its place while calls are held", async () => {
+  // Held like a call (or for the usage it came with), the signature came after the text that followed it.
+  for (const usage of [undefined, { promptTokenCount: 29, totalTokenCount: 29 }]) {
+    const chunk = (parts: unknown[], extra: Record<string, unknown> = {}) => ({
+      candidates: [{ content: { role: "model", parts }, index: 0, ...extra }],
+      ...(usage ? { usageMetadata: usage } : {}),
+      modelVersion: "gemini-test",
+    });
+    const frames = [
+      chunk([{ functionCall: { name: "weather", args: { location: "Oslo" } } }]),
+      chunk([{ text: "Bergen next.", thought: true }]),
+      chunk([{ text: "", thoughtSignature: "c2ln" }]),
+      chunk([{ text: "Checking." }]),
+      { ...chunk([{ text: "" }], { finishReason: "STOP" }), usageMetadata },
+    ];
+    const res = await post("/v1beta/models/g:streamGenerateContent?alt=sse", GEMINI_TOOLS, { sse: frames });
+    const events = sseEvents(await res.text());
+    const said = events.flatMap((e) => e.candidates[0].content.parts).map((p: Record<string, unknown>) =>
+      p.functionCall ? "call" : p.thoughtSignature ?? p.text
+    );
+    assert.deepEqual(said.filter((s) => s !== ""), ["Bergen next.", "c2ln", "Checking.", "call"]);
+    assert.deepEqual(events.at(-1).usageMetadata, usageMetadata);
+    assert.equal(seen[0].verdict.allowed, true);
+  }
+});
+
 test("guardFetch: Gemini streamGenerateContent without alt=sse (a JSON array) is judged too", async () => {
   const res = await post("/v1beta/models/g:streamGenerateContent", GEMINI_TOOLS, {
     json: [geminiBody({}), { candidates: [{ content: { parts: [{ text: "" }] }, finishReason: "STOP" }] }],

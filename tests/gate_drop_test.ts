@@ -109,6 +109,46 @@ test("guardFetch drop-call: a Gemini stream keeps the valid functionCall parts; 
   assert.equal(events[1].modelVersion, "gemini-x");
 });
 
+test("guardFetch drop-call: a Gemini stream of two candidates drops the rejected call, whatever order their chunks are held in", async () => {
+  // Candidate 1's call waits behind its text, which may open a written call, and reaches the held chunks
+  // after candidate 0's later one: a call counted by its place among all held calls was another call.
+  const call = (c: { name: string; args: unknown }) => ({ functionCall: { name: c.name, args: c.args } });
+  const candidate = (index: number, parts: unknown[], finish = false) => ({
+    index,
+    content: { role: "model", parts },
+    ...(finish ? { finishReason: "STOP" } : {}),
+  });
+  reply({
+    sse: [
+      { candidates: [candidate(0, [{ text: "Looking." }]), candidate(1, [{ text: "One {" }, call(GOOD)])] },
+      { candidates: [candidate(0, [call(BAD)]), candidate(1, [{ text: " moment." }])] },
+      { candidates: [candidate(0, [call(GOOD2)])] },
+      { candidates: [candidate(0, [], true), candidate(1, [], true)] },
+    ],
+  });
+  const res = await gfetch(`${server.url}/v1beta/models/g:streamGenerateContent?alt=sse`, {
+    method: "POST",
+    body: JSON.stringify({
+      contents: [{ role: "user", parts: [{ text: "Weather?" }] }],
+      tools: [{ functionDeclarations: TOOLS_RESPONSES }],
+      generationConfig: { candidateCount: 2 },
+    }),
+  });
+  const calls: string[][] = [[], []];
+  for (const e of sseData(await res.text())) {
+    for (const [i, c] of (e.candidates as Record<string, unknown>[]).entries()) {
+      const parts = ((c.content as { parts?: Record<string, { name: string }>[] } | undefined)?.parts) ?? [];
+      for (const p of parts) if (p.functionCall) calls[i].push(p.functionCall.name);
+    }
+  }
+  assert.deepEqual(calls, [[GOOD2.name], [GOOD.name]]);
+  assert.deepEqual(seen[0].verdict.calls.map((c) => [c.name, c.allowed]), [
+    [GOOD.name, true],
+    [BAD.name, false],
+    [GOOD2.name, true],
+  ]);
+});
+
 /** The events of one Cohere v2 streamed call at `index`: its start, its arguments in one delta, its end. */
 const cohereCall = (index: number, c: { name: string; args: unknown }) => [
   {

@@ -269,6 +269,57 @@ test("guardFetch retry: Cohere v2, the follow-up carries a tool message", async 
   assertAttempts(seen);
 });
 
+test("guardFetch retry: a Cohere stream's retry numbers its content blocks after the client's", async () => {
+  // A client files a content block by its index: the retry's block 0 must not land in the first attempt's.
+  const frames = (text: string, call: CallSpec) => [
+    { id: "c1", type: "message-start", delta: { message: { role: "assistant" } } },
+    { type: "content-start", index: 0, delta: { message: { content: { type: "text", text: "" } } } },
+    { type: "content-delta", index: 0, delta: { message: { content: { text } } } },
+    { type: "content-end", index: 0 },
+    {
+      type: "tool-call-start",
+      index: 0,
+      delta: {
+        message: {
+          tool_calls: {
+            id: call.id,
+            type: "function",
+            function: { name: call.name, arguments: JSON.stringify(call.args) },
+          },
+        },
+      },
+    },
+    { type: "tool-call-end", index: 0 },
+    { type: "message-end", delta: { finish_reason: "TOOL_CALL" } },
+  ];
+  const { value, seen } = await scripted(
+    [{ sse: frames("Let me look.", BAD), named: true }, {
+      sse: frames("Checking again.", GOOD),
+      named: true,
+    }],
+    1,
+    async (s, f) => {
+      const res = await f(`${s.url}/v2/chat`, {
+        method: "POST",
+        body: JSON.stringify({ model: "command", stream: true, messages, tools: TOOLS_OPENAI }),
+      });
+      return await res.text();
+    },
+  );
+  const events = value.split("\n").filter((l) => l.startsWith("data:")).map((l) => JSON.parse(l.slice(5)));
+  // Each block's text as a client assembles it, by index.
+  const blocks: string[] = [];
+  for (const e of events) {
+    if (e.type === "content-start") blocks[e.index] = e.delta.message.content.text;
+    if (e.type === "content-delta") blocks[e.index] += e.delta.message.content.text;
+  }
+  assert.deepEqual(blocks, ["Let me look.", "Checking again."]);
+  assert.equal(events.filter((e) => e.type === "message-start").length, 1);
+  assert.deepEqual(events.filter((e) => e.type === "tool-call-start").map((e) => e.index), [0]);
+  assert.match(value, /event: content-start\ndata: \{"type":"content-start","index":1/);
+  assertAttempts(seen);
+});
+
 test("guardFetch retry: off by default", async () => {
   const { server } = await scripted(
     [{ json: chatCompletion(null, [BAD]) }, { json: chatCompletion(null, [GOOD]) }],

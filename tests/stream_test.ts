@@ -647,6 +647,22 @@ test("guardFetch: Ollama stream, a rejected Hermes call in streamed text never r
   assert.equal(seen[0].calls![0].name, "shell");
 });
 
+test("guardFetch: Ollama stream, text held as a written call beside a rejected native call reaches the client", async () => {
+  // Beside native calls a call written into the text is not judged: the text stays, as in a whole answer.
+  const text = ['Sure. <tool_call>{"name": "search", ', '"arguments": {"query": "cats"}}</tool_call', ">"];
+  const lines = ollamaStream(text.slice(0, 2), [{ name: "shell", args: {} }]) as { message: object }[];
+  // The last piece of the text comes with the calls, in their chunk.
+  lines[2] = { ...lines[2], message: { ...lines[2].message, content: ">" } };
+  const res = await post("/api/chat", { tools: TOOLS_OPENAI }, { ndjson: lines });
+  const out = (await res.text()).trim().split("\n").map((l) => JSON.parse(l));
+  const content = out.map((o) => o.message?.content ?? "").join("");
+  assert.ok(content.startsWith(text.join("")), content);
+  assert.match(content, /shell/);
+  assert.equal(out.some((o) => o.message?.tool_calls), false);
+  assert.equal(out.at(-1).done, true);
+  assert.deepEqual(seen[0].calls!.map((c) => c.name), ["shell"]);
+});
+
 test("guardFetch: OpenAI chat stream, an allowed text call arrives whole (same text, re-chunked)", async () => {
   const text = ["Sure.\n<tool_call>", '{"name": "search", "arguments"', ': {"query": "cats"}}</tool_call>'];
   const res = await post("/v1/chat/completions", { tools: TOOLS_OPENAI, stream: true }, {

@@ -13,6 +13,7 @@ import {
   type CompletionBody,
   type Dialect,
   type FrameRouter,
+  type ResumePoint,
   type SplitCalls,
   type StreamFlow,
   type TextFrames,
@@ -67,6 +68,8 @@ const body: CompletionBody = {
 const CALL_EVENT = /^tool-call-(start|delta|end)$/;
 /** The events of a text (or thinking) block, and of the tool plan: they flow while calls are held. */
 const TEXT_EVENT = /^(content-(start|delta|end)|tool-plan-delta)$/;
+/** The events of a content block, addressed by its `index`. */
+const CONTENT_EVENT = /^content-(start|delta|end)$/;
 
 /** The text a `content-start` brings for its block (`""` when none; a `thinking` block's is not text). */
 function startText(event: Record<string, unknown>): string {
@@ -146,12 +149,27 @@ class CohereStream implements FrameRouter {
     return { text, toolish: CALL_EVENT.test(String(event.type ?? "")), rest: () => undefined };
   }
 
-  /** A retry's events continue the message: its own `message-start` is dropped. */
+  /** The content blocks the client has numbered when the calls are rejected: a retry's follow them. */
+  resumePoint(): ResumePoint {
+    return { at: this.#nextContent };
+  }
+
+  /**
+   * A retry's events continue the message: its own `message-start` is dropped and its content blocks are
+   * numbered after the client's (a client files a block by its index: the retry's block 0 was the first
+   * attempt's, its text joined to that block's or put in its place).
+   */
   resume(
     raw: string,
     event: Record<string, unknown>,
+    { at }: ResumePoint,
   ): { raw: string; event: Record<string, unknown> } | undefined {
-    return event.type === "message-start" ? undefined : { raw, event };
+    if (event.type === "message-start") return undefined;
+    if (at === 0 || !CONTENT_EVENT.test(String(event.type ?? "")) || typeof event.index !== "number") {
+      return { raw, event };
+    }
+    const shifted = { ...event, index: event.index + at };
+    return { raw: reframe(shifted, { raw, event }), event: shifted };
   }
 
   route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void {

@@ -87,13 +87,17 @@ const body: CompletionBody = {
 
 /** True when a chunk carries a call part. */
 const hasCall = (event: Record<string, unknown>) => candidates(event).some((c) => parts(c).some(isCall));
+/** A part that is not only empty text (a finish comes with one). */
+const saysSomething = (part: Record<string, unknown>) =>
+  part.text !== "" || Object.keys(part).some((k) => k !== "text");
 /** True when a chunk carries answer or thought text. */
 const hasText = (event: Record<string, unknown>) =>
   candidates(event).some((c) => parts(c).some((p) => typeof p.text === "string" && p.text !== ""));
 
 /**
- * The parts of a held chunk without the dropped calls (`gone`, by their position among all calls, counted
- * in `keep.position`). A dropped call's `thoughtSignature` waits in `keep.signature` for the next kept call.
+ * The parts of a held chunk's candidate without the dropped calls (`gone`, by their place among the calls
+ * of that candidate, counted in `keep.position`). A dropped call's `thoughtSignature` waits in
+ * `keep.signature` for the candidate's next kept call.
  */
 function keptParts(
   ps: Record<string, unknown>[],
@@ -173,15 +177,24 @@ class GeminiStream implements FrameRouter {
         ...this.#template,
       })),
     frame: (event, from) => reframe(event, from),
-    answers: (event) => (Array.isArray(event.candidates) ? event.candidates.map((_, i) => i) : []),
+    // (the empty candidates that put one at its position carry no part of an answer)
+    answers: (event) =>
+      Array.isArray(event.candidates)
+        ? event.candidates.flatMap((c, i) => (isRecord(c) && Object.keys(c).length > 0 ? [i] : []))
+        : [],
     split(event) {
       const all = Array.isArray(event.candidates) ? event.candidates : [];
-      const texts = all.filter((c) => isRecord(c) && parts(c).some((p) => isAnswerText(p) && p.text !== ""));
-      if (texts.length < 2) return undefined;
-      // One chunk per candidate, each at its position; the usage (and the other fields) on the last.
+      // Split whenever the chunk carries two candidates (a finish, a part without text): the watch of the
+      // answer a chunk is held for holds the whole chunk, so the text of another answer in it went out
+      // unwatched, and that answer's parts in a chunk held so came after its later parts that were not.
+      if (all.filter((c) => isRecord(c) && Object.keys(c).length > 0).length < 2) return undefined;
+      // One chunk per candidate, each at its position; the usage (and the other fields) on the first, so
+      // every usage takes the first answer's way and they stay in order (Gemini reports it in every chunk:
+      // on another answer's piece, one passed or trailed the chunks a watch held, and a client kept an
+      // older usage as the answer's).
       const { candidates: _, ...rest } = event;
       const head = pick(event, ["modelVersion", "responseId"]);
-      return all.map((c, i) => ({ ...(i === all.length - 1 ? rest : head), candidates: atPosition(c, i) }));
+      return all.map((c, i) => ({ ...(i === 0 ? rest : head), candidates: atPosition(c, i) }));
     },
   };
 
@@ -191,17 +204,31 @@ class GeminiStream implements FrameRouter {
   }
 
   route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void {
-    if (!hasCall(event)) {
+    const call = hasCall(event);
+    if (!call) {
       const ends = candidates(event).some((c) => c.finishReason != null) || event.usageMetadata != null;
-      if (!flow.pending || (hasText(event) && !ends)) {
+      // (a part without text, a thought's signature, flows as well: held, text that came after it went first)
+      if (!flow.pending || !ends) {
         if (hasText(event)) flow.textSeen = true;
         flow.send(raw);
-      } else flow.hold({ raw, event, tool: false });
+      } else if (!candidates(event).some((c) => parts(c).some(saysSomething))) {
+        flow.hold({ raw, event, tool: false });
+      } else {
+        // Its text goes now, after the text that went before it (Gemini reports the usage in every chunk:
+        // held whole, the text was overtaken by the text of a later chunk that brought a call); its finish
+        // and usage wait.
+        this.#split(event, flow, false);
+      }
       return;
     }
     flow.pending = true;
     if (!hasText(event)) return flow.hold({ raw, event, tool: true });
-    flow.textSeen = true;
+    this.#split(event, flow, true);
+  }
+
+  /** Sends the text of a chunk (its parts but calls) now, and holds its calls, finish and usage. */
+  #split(event: Record<string, unknown>, flow: StreamFlow, tool: boolean): void {
+    if (hasText(event)) flow.textSeen = true;
     const { usageMetadata: _usage, ...rest } = event;
     const text = {
       ...rest,
@@ -211,11 +238,11 @@ class GeminiStream implements FrameRouter {
       }),
     };
     flow.send(formatSse(JSON.stringify(text)));
-    const calls = {
+    const held = {
       ...event,
       candidates: candidates(event).map((c) => withParts(c, (ps) => ps.filter(isCall))),
     };
-    flow.hold({ raw: formatSse(JSON.stringify(calls)), event: calls, tool: true });
+    flow.hold({ raw: formatSse(JSON.stringify(held)), event: held, tool });
   }
 
   /**
@@ -261,18 +288,36 @@ class GeminiStream implements FrameRouter {
       candidates: [{ content: { role: "model", parts: [{ text }] }, index: 0 }],
       ...this.#template,
     })));
-    const gone = new Set(split.dropped.map((c) => c.slot));
-    const keep = { position: 0, signature: undefined as unknown };
+    // A call is known by its candidate and its place among that candidate's calls: the chunks of each
+    // candidate are held in the order they came, but not those of two (a chunk of both is split, and each
+    // piece waits behind its own answer's watch), so a place among all calls named another call.
+    const dropped = new Set(split.dropped);
+    const gone = new Map<number, Set<number>>();
+    const count = new Map<number, number>();
+    for (const c of [...split.kept, ...split.dropped].sort((a, b) => a.slot - b.slot)) {
+      const at = count.get(c.choice) ?? 0;
+      count.set(c.choice, at + 1);
+      if (!dropped.has(c)) continue;
+      if (!gone.has(c.choice)) gone.set(c.choice, new Set());
+      gone.get(c.choice)!.add(at);
+    }
+    const keeps = new Map<number, { position: number; signature: unknown }>();
+    const none = new Set<number>();
     for (const h of flow.held) {
       if (!h.event || !h.tool) {
         if (h.event) flow.send(h.raw);
         continue;
       }
+      const all = Array.isArray(h.event.candidates) ? h.event.candidates : [];
       const chunk = {
         ...h.event,
-        candidates: candidates(h.event).map((c) => withParts(c, (ps) => keptParts(ps, gone, keep))),
+        candidates: all.map((c, i) => {
+          if (!isRecord(c)) return c;
+          if (!keeps.has(i)) keeps.set(i, { position: 0, signature: undefined });
+          return withParts(c, (ps) => keptParts(ps, gone.get(i) ?? none, keeps.get(i)!));
+        }),
       };
-      const empty = chunk.candidates.every((c) => parts(c).length === 0 && c.finishReason == null) &&
+      const empty = candidates(chunk).every((c) => parts(c).length === 0 && c.finishReason == null) &&
         h.event.usageMetadata == null;
       if (!empty) flow.send(formatSse(JSON.stringify(chunk)));
     }

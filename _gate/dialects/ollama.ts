@@ -105,8 +105,22 @@ class OllamaStream implements FrameRouter {
     dropOllamaCalls(text, split, flow, this.#template ?? { model: "" });
   }
 
+  /**
+   * Ends a stream whose calls were rejected: the text and thinking of the held chunks first, as they came
+   * (text held as a call written beside the native ones, which is not judged, the text a chunk brought with
+   * its calls), then `text` (the reason), then the final chunk, where the client stops reading.
+   */
   replace(text: string, _calls: unknown, flow: StreamFlow): void {
     const base = this.#template ?? { model: "" };
+    for (const h of flow.held) {
+      if (!h.event || h.event.done === true) continue;
+      const message = isRecord(h.event.message) ? h.event.message : undefined;
+      if (!h.tool) flow.send(h.raw);
+      // (a chunk that brought text with its calls, held whole by the text watch: its text without them)
+      else if (message && textOf(message) !== "") {
+        flow.send(line({ ...h.event, message: withoutKeys(message, ["tool_calls"]) }));
+      }
+    }
     flow.send(line({ ...base, message: { role: "assistant", content: text }, done: false }));
     const done = flow.held.find((h) => h.event?.done === true);
     const final = done?.event

@@ -211,7 +211,9 @@ class ChatStream implements FrameRouter {
     split(event) {
       const choices = Array.isArray(event.choices) ? event.choices : [];
       const texts = choices.filter((c) => isRecord(c) && isRecord(c.delta) && textOf(c.delta) !== "");
-      if (texts.length < 2) return undefined;
+      // Split when text comes beside any other choice (its finish too): the watch of the answer a chunk is
+      // held for holds the whole chunk, and the text of another choice in it went out unwatched.
+      if (texts.length === 0 || choices.length < 2) return undefined;
       // One chunk per choice, the fields beside `choices` (usage) on the last.
       const { choices: _, ...rest } = event;
       const head = pick(event, TEMPLATE_KEYS);
