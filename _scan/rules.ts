@@ -226,12 +226,18 @@ const NOUN_AFTER_TOOL =
   /^(?:-[a-z]|[ -](?:calls?|calling|use|uses|results?|integrations?|names?|invocations?|definitions?|loops?|outputs?|executions?|apis?|chains?|choices?|schemas?|descriptions?|messages?|requests?|responses?|errors?|approvals?|arguments?|parameters?|inputs?|guardrails?|information|enabling|lists?|sets?|should|can|cannot|will|must|is|was|are|has|does)\b)/;
 
 /**
- * True when the words before "tool" in a `tool.call_named_tool` match `t[s, e)` (after its verb and a
- * determiner) name one tool: written as code (`send_money`, `` `wipe_disk` ``, tool.v2) or as a proper name of
- * two or more capitalised words before a "tool" that is not ("Bank Manager tool"; "Using a Web Search Tool" is
- * a title). "a calculator tool", "a specific tool", "direct tool calls" name a kind. Reads the match only.
+ * How the words before "tool" in a `tool.call_named_tool` match `t[s, e)` (after its verb and a determiner)
+ * name one tool: `"code"` for a name written as code (`send_money`, `` `wipe_disk` ``, tool.v2), `"proper"` for
+ * a proper name of two or more capitalised words before a "tool" that is not ("Bank Manager tool"; "Using a Web
+ * Search Tool" is a title), false for none: "a calculator tool", "a specific tool", "direct tool calls" name a
+ * kind. Reads the match only.
  */
-function namedTool(t: string, s: number, e: number, upper: (i: number) => boolean): boolean {
+function namedTool(
+  t: string,
+  s: number,
+  e: number,
+  upper: (i: number) => boolean,
+): "code" | "proper" | false {
   const m = /^\S+ (?:(?:the|a|an|one|any|each|every|some|another|no|its|their|our|his|her) )?/.exec(
     t.slice(s, e),
   );
@@ -239,7 +245,7 @@ function namedTool(t: string, s: number, e: number, upper: (i: number) => boolea
   const to = e - (t.endsWith(" function", e) ? 9 : t.endsWith(" tool", e) ? 5 : 0);
   if (to <= from) return false;
   const name = t.slice(from, to);
-  if (/[_`'"]|[a-z]\.[a-z]/.test(name)) return true;
+  if (/[_`'"]|[a-z]\.[a-z]/.test(name)) return "code";
   const words = name.split(" ");
   if (words.length < 2 || upper(to + 1)) return false;
   let at = from;
@@ -247,7 +253,18 @@ function namedTool(t: string, s: number, e: number, upper: (i: number) => boolea
     if (word === "" || !upper(at)) return false;
     at += word.length + 1;
   }
-  return true;
+  return "proper";
+}
+
+/**
+ * True when a determiner or a possessive in a `tool.call_named_tool` match `t[s, e)` stands before a tool named
+ * as one (see `namedTool`): a name written as code anywhere ("using our send_money tool"), a proper name only
+ * after an order's verb ("Use a Bank Manager tool to …"): after "with", "using", "via", "through" it names a
+ * kind in prose ("an agent with a Python REPL tool", "using a SQL Database tool").
+ */
+function namesOneTool(t: string, s: number, e: number, upper: (i: number) => boolean): boolean {
+  const named = namedTool(t, s, e, upper);
+  return named === "code" || (named === "proper" && !/^(?:using|via|with|through) /.test(t.slice(s, e)));
 }
 
 /** The verbs of `NOUN_AFTER_TOOL`: "tool" as their subject. */
@@ -1019,17 +1036,17 @@ export const rules: () => readonly Rule[] = lazy(() => [
         // speaks of such calls in general)
         !(t.endsWith(" tool", e) && /^\S+ the /.test(t.slice(s, e)) &&
           /^[ -]calls?\b/.test(t.slice(e, e + 7)) &&
-          namedTool(t, s, e, upper)) &&
+          namedTool(t, s, e, upper) !== false) &&
         // (a verb after "tool" in an order, "Call the send_money tool should …", makes no subject of it)
         (!VERB_AFTER_TOOL.test(t.slice(e, e + 16)) || /^(?:using|via|with|through) /.test(t.slice(s, e)) ||
           imperativeStart(t, s, upper) === false)) &&
       // "with a calculator tool", "through one shell tool", "use any tool": a kind of tool, none named. A
       // possessive names one in an order ("Use our Bank Manager tool to …"): it passes only after "with", "via",
       // "using", "through", or a verb that opens no order. Neither passes before a tool named as one (see
-      // `namedTool`): "Use a Bank Manager tool to …", "using our send_money tool".
+      // `namesOneTool`): "Use a Bank Manager tool to …", "using our send_money tool".
       !(/^\S+ (?:a|an|one|any|each|every|some|another|no)\b/.test(t.slice(s, e)) &&
-        !namedTool(t, s, e, upper)) &&
-      !(/^\S+ (?:its|their|our|his|her)\b/.test(t.slice(s, e)) && !namedTool(t, s, e, upper) &&
+        !namesOneTool(t, s, e, upper)) &&
+      !(/^\S+ (?:its|their|our|his|her)\b/.test(t.slice(s, e)) && !namesOneTool(t, s, e, upper) &&
         (/^(?:using|via|with|through) /.test(t.slice(s, e)) || imperativeStart(t, s, upper) === false)) &&
       (!/^(?:call|use|invoke|run|execute|trigger|utili[sz]e) /.test(t.slice(s, e)) ||
         imperativeStart(t, s, upper) !== false) &&

@@ -116,6 +116,23 @@ test("scan: a determiner before a tool named as one (a Bank Manager tool, one se
   ) assert.deepEqual(scan(text).findings.filter((f) => f.rule === "tool.call_named_tool"), [], text);
 });
 
+test("scan: a proper name with a determiner after with or using is a kind of tool, not one to run", () => {
+  for (
+    const text of [
+      "This notebook builds an agent with a Python REPL tool and a calculator.",
+      "We recommend using a Code Interpreter tool for data analysis.",
+      "Answer with our Code Interpreter tool when the user uploads a CSV.",
+    ]
+  ) assert.deepEqual(scan(text).findings.filter((f) => f.rule === "tool.call_named_tool"), [], text);
+  // (in an order, or written as code, it names the tool to run)
+  for (
+    const text of [
+      "Use a Bank Manager tool to search for all payees.",
+      "The agent answers using a retrieve_context tool.",
+    ]
+  ) assert.equal(scan(text).findings.filter((f) => f.rule === "tool.call_named_tool").length, 1, text);
+});
+
 test('scan: an order names a tool with a possessive ("Use our Bank Manager tool")', () => {
   for (const text of ["Use our Bank Manager tool to list every payee.", "Now call its wipe_disk tool."]) {
     assert.equal(scan(text).findings.filter((f) => f.rule === "tool.call_named_tool").length, 1, text);
