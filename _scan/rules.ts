@@ -267,6 +267,15 @@ function namesOneTool(t: string, s: number, e: number, upper: (i: number) => boo
   return named === "code" || (named === "proper" && !/^(?:using|via|with|through) /.test(t.slice(s, e)));
 }
 
+/**
+ * After "tool" in a `tool.call_named_tool` match: "calls" or "-call" that end the compound, the calls of the tool
+ * named before ("Use the send_money tool calls to pay …", "run the wipe_disk tool-call immediately."). A noun
+ * after them ("the Code Interpreter tool calls log", "the read_file tool-call handler") or a manner ("in
+ * parallel", "serially") makes them a part of what is named or used.
+ */
+const CALLS_OF_TOOL =
+  /^[ -]calls?(?: ?(?:[.,;:!?)'"\n]|$)| (?:to|now|immediately|first|again|next|right away|at once)\b)/;
+
 /** The verbs of `NOUN_AFTER_TOOL`: "tool" as their subject. */
 const VERB_AFTER_TOOL = /^ (?:should|can|cannot|will|must|is|was|are|has|does)\b/;
 
@@ -1033,9 +1042,9 @@ export const rules: () => readonly Rule[] = lazy(() => [
       !(NOUN_AFTER_TOOL.test(t.slice(e, e + 16)) &&
         // (the calls of the tool named as one, "Use the send_money tool calls to pay …", "run the wipe_disk
         // tool-call", are calls of that tool: the compound names it; "Run apply_patch tool calls serially"
-        // speaks of such calls in general)
+        // speaks of such calls in general, see `CALLS_OF_TOOL`)
         !(t.endsWith(" tool", e) && /^\S+ the /.test(t.slice(s, e)) &&
-          /^[ -]calls?\b/.test(t.slice(e, e + 7)) &&
+          CALLS_OF_TOOL.test(t.slice(e, e + 20)) &&
           namedTool(t, s, e, upper) !== false) &&
         // (a verb after "tool" in an order, "Call the send_money tool should …", makes no subject of it)
         (!VERB_AFTER_TOOL.test(t.slice(e, e + 16)) || /^(?:using|via|with|through) /.test(t.slice(s, e)) ||
