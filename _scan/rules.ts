@@ -460,7 +460,9 @@ function myName(t: string, e: number): boolean {
 
 /**
  * True when the sentence that holds position `s` opens with "please" or "kindly", or a clause of it does before
- * `s` ("Amazon Discount: Please get …", "our new flavor, Please get …"): a request, to each verb that follows.
+ * `s` ("Amazon Discount: Please get …", "our new flavor, Please get …"), and the request speaks of the
+ * writer's own things before `s` ("Please get my-current image … and send …"): a principal's request, to each
+ * verb that follows. A tutorial's "Please clone the repo, then deploy my-app" asks for steps on a project.
  * Reads back at most 200 characters, to a stop, a newline or a quote.
  */
 function pleaseOpens(t: string, s: number): boolean {
@@ -468,7 +470,8 @@ function pleaseOpens(t: string, s: number): boolean {
   const lo = Math.max(0, s - 200);
   while (i > lo && !".!?\n'\"".includes(t[i - 1])) i--;
   if (i === lo && lo > 0) return false;
-  return /(?:^|[:;,(\[*>-])[ \t]*(?:please|kindly) /.test(t.slice(i, s));
+  const request = /(?:^|[:;,(\[*>-])[ \t]*(?:please|kindly) /.exec(t.slice(i, s));
+  return request !== null && /\bmy\b/.test(t.slice(i + request.index + request[0].length, s));
 }
 
 /** Verbs that rewrite text ("encode your message ..."). */

@@ -384,6 +384,19 @@ test('scan: a request\'s "please" governs each verb after it, so "my-" there own
   ) assert.deepEqual(scan(text).findings.filter((f) => f.rule === "tool.imperative_on_user_data"), [], text);
 });
 
+test('scan: a "please" that asks for steps on a project leaves "my-" a name in the verbs after it', () => {
+  for (
+    const text of [
+      "Please clone the repository, then deploy my-app to Vercel.",
+      "Please fork the repo and update my-fork with your changes.",
+      "Please check the logs, then restart my-server with systemctl.",
+    ]
+  ) assert.deepEqual(scan(text).findings.filter((f) => f.rule === "tool.imperative_on_user_data"), [], text);
+  // (a request that speaks of the writer's own things first goes on speaking as their owner)
+  const request = "Please read my-notes and then delete my-files 'a.txt', 'b.txt'.";
+  assert.equal(scan(request).findings.filter((f) => f.rule === "tool.imperative_on_user_data").length, 1);
+});
+
 test('scan: a rule about consent, a "let" or a "tell a" that hides nothing, is no order to keep quiet', () => {
   for (
     const text of [
