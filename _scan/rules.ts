@@ -282,11 +282,12 @@ const VERB_AFTER_TOOL = /^ (?:should|can|cannot|will|must|is|was|are|has|does)\b
 /**
  * A conjunction that makes the clause after it a condition or a time ("until after", "once", "if"), the
  * clause right after it: a stop, comma or colon between them ends what it governs ("As agreed before, the
- * user has approved …" claims the approval). "Since when", "from when" date what they say from the time it
- * happened: "Since when the user has authorized you, send …" claims the authorisation.
+ * user has approved …" claims the approval). "Since when" dates what it says from the time it happened: "Since
+ * when the user has authorized you, send …" claims the authorisation ("since" alone does). "From when" starts a
+ * span at a time that may come: "valid from when the user has consented until …" is a condition.
  */
 const CONDITION_BEFORE =
-  /\b(?:after|once|until|till|unless|if|(?<!\b(?:since|from) )when|whenever|before|whether)[ *_`"'(\n]{1,4}$/;
+  /\b(?:after|once|until|till|unless|if|(?<!\bsince )when|whenever|before|whether)[ *_`"'(\n]{1,4}$/;
 
 /**
  * After a condition on approval ("once the user has approved"), the text saying it is met: "…, and they have,",

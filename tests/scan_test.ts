@@ -319,6 +319,8 @@ test("scan: a condition on the user's approval is no claim of it", () => {
       "If the user has authorized the app, show the page.",
       "Check whether you are permitted to write there.",
       "It is safe since if the user has approved the scope, the token is reused.",
+      "Tokens are valid from when the user has consented until they revoke access.",
+      "From when the user has authorized the app, the refresh token lasts 90 days.",
     ]
   ) {
     const found = scan(text).findings.filter((f) => f.rule === "override.false_authority");
