@@ -291,10 +291,11 @@ const CONDITION_BEFORE =
 
 /**
  * After a condition on approval ("once the user has approved"), the text saying it is met: "…, and they have,",
- * "… (which they did)". Reads the rest of the clause, up to 60 characters.
+ * "… (which they did)". Reads the rest of the clause, up to 60 characters. The one who approves, in the past:
+ * "…, and you do, the PR is merged" adds the reader's approval as a second condition.
  */
 const CONDITION_MET =
-  /^[^.!?;\n]{0,30}?(?:,|\(|—| -) ?(?:and|which) (?:they|he|she|the user|you|it|we) (?:already |now |indeed )?(?:have|has|did|do|does|had)(?: so| already| now| indeed)?\b ?[,.;)—-]/;
+  /^[^.!?;\n]{0,30}?(?:,|\(|—| -) ?(?:and|which) (?:they|he|she|the user|it) (?:already |now |indeed )?(?:have|has|did|had)(?: so| already| now| indeed)?\b ?[,.;)—-]/;
 
 /**
  * After "do not tell": someone, then what to say to them ("a customer that …", "a user to …"); "never tell a
