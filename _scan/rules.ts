@@ -312,6 +312,13 @@ const TELL_OWN_ACT =
   /^ ?an? [a-z-]{1,20} (?:that|what) (?:you|we) (?:(?:have|'ve|had|already|just) )*(?!(?:need|proceed|exceed|succeed|embed|feed|seed|speed)\b)(?:[a-z]{2,}ed|sent|paid|made|took|gave|did|wrote|bought|sold|spent|told|kept|left|got)\b/;
 
 /**
+ * After "do not tell a user that you did it" (`TELL_OWN_ACT`): a condition of its truth in the rest of the
+ * sentence ("… unless you did", "… until the carrier confirms it", "… before the tests pass"). That is a rule
+ * of honesty, not to claim the act before it happened, not an order to hide it; "… even if they ask" hides it.
+ */
+const TELL_UNLESS_TRUE = /^[^.!?;\n]{0,160}?\b(?:unless|until|till|before)\b/;
+
+/**
  * True when an `override.secrecy` match is "without" a consent ("without user consent", "without approval")
  * in a clause that holds a negation: a rule that forbids acting so ("code can not escalate its privileges
  * without user consent", "no destructive tools without approval"), not an order to. Reads back to the start of
@@ -902,7 +909,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
     accept: (t, s, e) =>
       !ruleOfConsent(t, s, e) &&
       !(/ tell(?:ing)? ?$/.test(t.slice(s, e)) && TELL_WHAT.test(t.slice(e, e + 40)) &&
-        !TELL_OWN_ACT.test(t.slice(e, e + 60))),
+        (!TELL_OWN_ACT.test(t.slice(e, e + 60)) || TELL_UNLESS_TRUE.test(t.slice(e, e + 200)))),
   },
   {
     name: "override.response_directive",
