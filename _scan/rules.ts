@@ -208,13 +208,18 @@ function notAnAddress(t: string, s: number, e: number, original: Original): bool
     !(before === "-" && ADDRESSED_COMPOUND.test(t.slice(Math.max(0, s - 40), s)));
 }
 
+/** The greeting an address to the model may open with ("Dear ", "Note to the ", "To all "), or none. */
+const ADDRESS_GREETING =
+  "(?:(?:dear|hey|hi|attention|note to|message to|instructions for|to) (?:the |any |all )?)?";
+
 /**
  * Before a hyphen and a model's name ("agent,"): another of its names ("AI-", "LLM-", "GPT-") where an address
  * opens (a sentence start, "to the", "dear", "hey"): "To the AI-agent, …" speaks to it; "multi-agent,",
  * "an AI-agent, which …" do not.
  */
-const ADDRESSED_COMPOUND =
-  /(?:^|[.!?;\n"'(\[{>*#] ?)(?:(?:dear|hey|hi|attention|note to|message to|instructions for|to) (?:the |any |all )?)?(?:ai|llm|gpt|chatgpt|claude|gemini|copilot)-$/;
+const ADDRESSED_COMPOUND = new RegExp(
+  String.raw`(?:^|[.!?;\n"'(\[{>*#] ?)${ADDRESS_GREETING}(?:ai|llm|gpt|chatgpt|claude|gemini|copilot)-$`,
+);
 
 /**
  * The nouns that make "tool" or "function" the first half of a compound ("with direct tool calling", "between
@@ -224,6 +229,17 @@ const ADDRESSED_COMPOUND =
  */
 const NOUN_AFTER_TOOL =
   /^(?:-[a-z]|[ -](?:calls?|calling|use|uses|results?|integrations?|names?|invocations?|definitions?|loops?|outputs?|executions?|apis?|chains?|choices?|schemas?|descriptions?|messages?|requests?|responses?|errors?|approvals?|arguments?|parameters?|inputs?|guardrails?|information|enabling|lists?|sets?|should|can|cannot|will|must|is|was|are|has|does)\b)/;
+
+/** Determiners that make what follows a kind ("a calculator tool", "any tool"), unless it is named as one. */
+const KIND_DETERMINERS = "a|an|one|any|each|every|some|another|no";
+/** Possessives that name one tool only in an order ("Use our Bank Manager tool"). */
+const POSSESSIVES = "its|their|our|his|her";
+/** A `tool.call_named_tool` match's verb, then one of `KIND_DETERMINERS`. */
+const VERB_THEN_KIND = new RegExp(`^\\S+ (?:${KIND_DETERMINERS})\\b`);
+/** A `tool.call_named_tool` match's verb, then one of `POSSESSIVES`. */
+const VERB_THEN_POSSESSIVE = new RegExp(`^\\S+ (?:${POSSESSIVES})\\b`);
+/** A `tool.call_named_tool` match's verb and its determiner, if any: what `namedTool` reads past. */
+const VERB_AND_DETERMINER = new RegExp(`^\\S+ (?:(?:the|${KIND_DETERMINERS}|${POSSESSIVES}) )?`);
 
 /**
  * How the words before "tool" in a `tool.call_named_tool` match `t[s, e)` (after its verb and a determiner)
@@ -238,9 +254,7 @@ function namedTool(
   e: number,
   upper: (i: number) => boolean,
 ): "code" | "proper" | false {
-  const m = /^\S+ (?:(?:the|a|an|one|any|each|every|some|another|no|its|their|our|his|her) )?/.exec(
-    t.slice(s, e),
-  );
+  const m = VERB_AND_DETERMINER.exec(t.slice(s, e));
   const from = s + (m === null ? 0 : m[0].length);
   const to = e - (t.endsWith(" function", e) ? 9 : t.endsWith(" tool", e) ? 5 : 0);
   if (to <= from) return false;
@@ -475,10 +489,8 @@ function myName(t: string, e: number): boolean {
  * Reads back at most 200 characters, to a stop, a newline or a quote.
  */
 function pleaseOpens(t: string, s: number): boolean {
-  let i = s;
-  const lo = Math.max(0, s - 200);
-  while (i > lo && !".!?\n'\"".includes(t[i - 1])) i--;
-  if (i === lo && lo > 0) return false;
+  const i = sentenceStart(t, s, 200);
+  if (i === s - 200 && i > 0) return false;
   const request = /(?:^|[:;,(\[*>-])[ \t]*(?:please|kindly) /.exec(t.slice(i, s));
   return request !== null && /\bmy\b/.test(t.slice(i + request.index + request[0].length, s));
 }
@@ -624,12 +636,21 @@ function isOpener(c: number): boolean {
   return c < 0x80 && openerTable[c] === 1;
 }
 
+/**
+ * Where the sentence that holds position `s` of `t` starts: after a stop or one of `endsSentence`, or `s - max`
+ * (not below 0) when none is that near.
+ */
+function sentenceStart(t: string, s: number, max: number): number {
+  // Character codes, not an expression per character: this runs once per candidate match.
+  let a = s;
+  const lo = Math.max(0, s - max);
+  while (a > lo && !endsSentence(t.charCodeAt(a - 1)) && t.charCodeAt(a - 1) !== 0x2e) a--;
+  return a;
+}
+
 /** Words of the sentence around a match: a bare phrase (a search keyword, a title) is not a request. */
 function sentenceWords(folded: string, start: number, end: number): number {
-  // Character codes, not an expression per character: this runs once per candidate match.
-  let a = start;
-  const lo = Math.max(0, start - 200);
-  while (a > lo && !endsSentence(folded.charCodeAt(a - 1)) && folded.charCodeAt(a - 1) !== 0x2e) a--;
+  const a = sentenceStart(folded, start, 200);
   let b = end;
   const hi = Math.min(folded.length, end + 200);
   while (
@@ -992,8 +1013,16 @@ export const rules: () => readonly Rule[] = lazy(() => [
     category: "instruction_override",
     // Data that speaks to the model itself: "AI assistant: ...", "Hey Copilot, ...", "If you are an AI ...".
     needles: ["ai", "assistant", "llm", "model", "agent", "bot", "copilot", "gpt", "claude", "gemini"],
-    re:
-      /(?:^|(?<=[.!?;\n"'(\[{>*#-] ?))(?:(?:dear|hey|hi|attention|note to|message to|instructions for|to) (?:the |any |all )?)?(?:(?:ai|ai assistant|llm|llms|language model|ai model|ai agents?|chatbot|copilot|chatgpt|claude) ?[,:]|(?:assistant|agent|model|bot|gpt|gemini),)|\bif you are an? (?:ai|llm|large language model|language model|ai assistant|assistant|ai agent|agent|chatbot|bot)\b|\b(?:note|message|instructions?) (?:to|for) (?:the |any |all )?(?:ai|llm|llms|language models?|ai assistants?|assistants?|ai agents?|agents?|models?) (?:reading|processing|summari[sz]ing|seeing|parsing)\b/g,
+    re: new RegExp(
+      String.raw`(?:^|(?<=[.!?;\n"'(\[{>*#-] ?))${ADDRESS_GREETING}` +
+        String
+          .raw`(?:(?:ai|ai assistant|llm|llms|language model|ai model|ai agents?|chatbot|copilot|chatgpt|claude) ?[,:]|(?:assistant|agent|model|bot|gpt|gemini),)` +
+        String
+          .raw`|\bif you are an? (?:ai|llm|large language model|language model|ai assistant|assistant|ai agent|agent|chatbot|bot)\b` +
+        String
+          .raw`|\b(?:note|message|instructions?) (?:to|for) (?:the |any |all )?(?:ai|llm|llms|language models?|ai assistants?|assistants?|ai agents?|agents?|models?) (?:reading|processing|summari[sz]ing|seeing|parsing)\b`,
+      "g",
+    ),
     contexts: DATA,
     accept: (t, s, e, _upper, original) => !notAnAddress(t, s, e, original),
   },
@@ -1065,9 +1094,8 @@ export const rules: () => readonly Rule[] = lazy(() => [
       // possessive names one in an order ("Use our Bank Manager tool to …"): it passes only after "with", "via",
       // "using", "through", or a verb that opens no order. Neither passes before a tool named as one (see
       // `namesOneTool`): "Use a Bank Manager tool to …", "using our send_money tool".
-      !(/^\S+ (?:a|an|one|any|each|every|some|another|no)\b/.test(t.slice(s, e)) &&
-        !namesOneTool(t, s, e, upper)) &&
-      !(/^\S+ (?:its|their|our|his|her)\b/.test(t.slice(s, e)) && !namesOneTool(t, s, e, upper) &&
+      !(VERB_THEN_KIND.test(t.slice(s, e)) && !namesOneTool(t, s, e, upper)) &&
+      !(VERB_THEN_POSSESSIVE.test(t.slice(s, e)) && !namesOneTool(t, s, e, upper) &&
         (/^(?:using|via|with|through) /.test(t.slice(s, e)) || imperativeStart(t, s, upper) === false)) &&
       (!/^(?:call|use|invoke|run|execute|trigger|utili[sz]e) /.test(t.slice(s, e)) ||
         imperativeStart(t, s, upper) !== false) &&
