@@ -1148,10 +1148,10 @@ export const rules: () => readonly Rule[] = lazy(() => [
       const start = imperativeStart(t, s, upper);
       // "my-app", "my_db", "my.example": the owner word starts a name in a command or a path, owns nothing (see
       // `myName`); but not in a request ("Please dispatch help to my-residence …"): a tutorial says no "please".
-      // A request's "please" governs each verb its sentence joins on ("Please get … and send the data to
-      // my-email …").
-      if (start === "please" || (start === true && pleaseOpens(t, s))) return true;
-      if (myName(t, e)) return false;
+      // A request's "please" governs each verb its sentence joins on ("Please get my-current image … and send
+      // the data to my-email …"); asked only where "my" starts a name, which it alone makes an owner again.
+      if (start === "please") return true;
+      if (myName(t, e)) return start === true && pleaseOpens(t, s);
       return start === true && sentenceWords(t, s, e) >= 5;
     },
   },
