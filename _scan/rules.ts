@@ -218,7 +218,7 @@ const ADDRESS_GREETING =
  * "an AI-agent, which …" do not.
  */
 const ADDRESSED_COMPOUND = new RegExp(
-  String.raw`(?:^|[.!?;\n"'(\[{>*#] ?)${ADDRESS_GREETING}(?:ai|llm|gpt|chatgpt|claude|gemini|copilot)-$`,
+  `(?:^|[.!?;\\n"'(\\[{>*#] ?)${ADDRESS_GREETING}(?:ai|llm|gpt|chatgpt|claude|gemini|copilot)-$`,
 );
 
 /**
@@ -1014,13 +1014,10 @@ export const rules: () => readonly Rule[] = lazy(() => [
     // Data that speaks to the model itself: "AI assistant: ...", "Hey Copilot, ...", "If you are an AI ...".
     needles: ["ai", "assistant", "llm", "model", "agent", "bot", "copilot", "gpt", "claude", "gemini"],
     re: new RegExp(
-      String.raw`(?:^|(?<=[.!?;\n"'(\[{>*#-] ?))${ADDRESS_GREETING}` +
-        String
-          .raw`(?:(?:ai|ai assistant|llm|llms|language model|ai model|ai agents?|chatbot|copilot|chatgpt|claude) ?[,:]|(?:assistant|agent|model|bot|gpt|gemini),)` +
-        String
-          .raw`|\bif you are an? (?:ai|llm|large language model|language model|ai assistant|assistant|ai agent|agent|chatbot|bot)\b` +
-        String
-          .raw`|\b(?:note|message|instructions?) (?:to|for) (?:the |any |all )?(?:ai|llm|llms|language models?|ai assistants?|assistants?|ai agents?|agents?|models?) (?:reading|processing|summari[sz]ing|seeing|parsing)\b`,
+      `(?:^|(?<=[.!?;\\n"'(\\[{>*#-] ?))${ADDRESS_GREETING}` +
+        `(?:(?:ai|ai assistant|llm|llms|language model|ai model|ai agents?|chatbot|copilot|chatgpt|claude) ?[,:]|(?:assistant|agent|model|bot|gpt|gemini),)` +
+        `|\\bif you are an? (?:ai|llm|large language model|language model|ai assistant|assistant|ai agent|agent|chatbot|bot)\\b` +
+        `|\\b(?:note|message|instructions?) (?:to|for) (?:the |any |all )?(?:ai|llm|llms|language models?|ai assistants?|assistants?|ai agents?|agents?|models?) (?:reading|processing|summari[sz]ing|seeing|parsing)\\b`,
       "g",
     ),
     contexts: DATA,
