@@ -208,13 +208,18 @@ function notAnAddress(t: string, s: number, e: number, original: Original): bool
     !(before === "-" && ADDRESSED_COMPOUND.test(t.slice(Math.max(0, s - 40), s)));
 }
 
+/** The greeting an address to the model may open with ("Dear ", "Note to the ", "To all "), or none. */
+const ADDRESS_GREETING =
+  "(?:(?:dear|hey|hi|attention|note to|message to|instructions for|to) (?:the |any |all )?)?";
+
 /**
  * Before a hyphen and a model's name ("agent,"): another of its names ("AI-", "LLM-", "GPT-") where an address
  * opens (a sentence start, "to the", "dear", "hey"): "To the AI-agent, …" speaks to it; "multi-agent,",
  * "an AI-agent, which …" do not.
  */
-const ADDRESSED_COMPOUND =
-  /(?:^|[.!?;\n"'(\[{>*#] ?)(?:(?:dear|hey|hi|attention|note to|message to|instructions for|to) (?:the |any |all )?)?(?:ai|llm|gpt|chatgpt|claude|gemini|copilot)-$/;
+const ADDRESSED_COMPOUND = new RegExp(
+  `(?:^|[.!?;\\n"'(\\[{>*#] ?)${ADDRESS_GREETING}(?:ai|llm|gpt|chatgpt|claude|gemini|copilot)-$`,
+);
 
 /**
  * The nouns that make "tool" or "function" the first half of a compound ("with direct tool calling", "between
@@ -225,21 +230,36 @@ const ADDRESSED_COMPOUND =
 const NOUN_AFTER_TOOL =
   /^(?:-[a-z]|[ -](?:calls?|calling|use|uses|results?|integrations?|names?|invocations?|definitions?|loops?|outputs?|executions?|apis?|chains?|choices?|schemas?|descriptions?|messages?|requests?|responses?|errors?|approvals?|arguments?|parameters?|inputs?|guardrails?|information|enabling|lists?|sets?|should|can|cannot|will|must|is|was|are|has|does)\b)/;
 
+/** Determiners that make what follows a kind ("a calculator tool", "any tool"), unless it is named as one. */
+const KIND_DETERMINERS = "a|an|one|any|each|every|some|another|no";
+/** Possessives that name one tool only in an order ("Use our Bank Manager tool"). */
+const POSSESSIVES = "its|their|our|his|her";
+/** A `tool.call_named_tool` match's verb, then one of `KIND_DETERMINERS`. */
+const VERB_THEN_KIND = new RegExp(`^\\S+ (?:${KIND_DETERMINERS})\\b`);
+/** A `tool.call_named_tool` match's verb, then one of `POSSESSIVES`. */
+const VERB_THEN_POSSESSIVE = new RegExp(`^\\S+ (?:${POSSESSIVES})\\b`);
+/** A `tool.call_named_tool` match's verb and its determiner, if any: what `namedTool` reads past. */
+const VERB_AND_DETERMINER = new RegExp(`^\\S+ (?:(?:the|${KIND_DETERMINERS}|${POSSESSIVES}) )?`);
+
 /**
- * True when the words before "tool" in a `tool.call_named_tool` match `t[s, e)` (after its verb and a
- * determiner) name one tool: written as code (`send_money`, `` `wipe_disk` ``, tool.v2) or as a proper name of
- * two or more capitalised words before a "tool" that is not ("Bank Manager tool"; "Using a Web Search Tool" is
- * a title). "a calculator tool", "a specific tool", "direct tool calls" name a kind. Reads the match only.
+ * How the words before "tool" in a `tool.call_named_tool` match `t[s, e)` (after its verb and a determiner)
+ * name one tool: `"code"` for a name written as code (`send_money`, `` `wipe_disk` ``, tool.v2), `"proper"` for
+ * a proper name of two or more capitalised words before a "tool" that is not ("Bank Manager tool"; "Using a Web
+ * Search Tool" is a title), false for none: "a calculator tool", "a specific tool", "direct tool calls" name a
+ * kind. Reads the match only.
  */
-function namedTool(t: string, s: number, e: number, upper: (i: number) => boolean): boolean {
-  const m = /^\S+ (?:(?:the|a|an|one|any|each|every|some|another|no|its|their|our|his|her) )?/.exec(
-    t.slice(s, e),
-  );
+function namedTool(
+  t: string,
+  s: number,
+  e: number,
+  upper: (i: number) => boolean,
+): "code" | "proper" | false {
+  const m = VERB_AND_DETERMINER.exec(t.slice(s, e));
   const from = s + (m === null ? 0 : m[0].length);
   const to = e - (t.endsWith(" function", e) ? 9 : t.endsWith(" tool", e) ? 5 : 0);
   if (to <= from) return false;
   const name = t.slice(from, to);
-  if (/[_`'"]|[a-z]\.[a-z]/.test(name)) return true;
+  if (/[_`'"]|[a-z]\.[a-z]/.test(name)) return "code";
   const words = name.split(" ");
   if (words.length < 2 || upper(to + 1)) return false;
   let at = from;
@@ -247,8 +267,28 @@ function namedTool(t: string, s: number, e: number, upper: (i: number) => boolea
     if (word === "" || !upper(at)) return false;
     at += word.length + 1;
   }
-  return true;
+  return "proper";
 }
+
+/**
+ * True when a determiner or a possessive in a `tool.call_named_tool` match `t[s, e)` stands before a tool named
+ * as one (see `namedTool`): a name written as code anywhere ("using our send_money tool"), a proper name only
+ * after an order's verb ("Use a Bank Manager tool to …"): after "with", "using", "via", "through" it names a
+ * kind in prose ("an agent with a Python REPL tool", "using a SQL Database tool").
+ */
+function namesOneTool(t: string, s: number, e: number, upper: (i: number) => boolean): boolean {
+  const named = namedTool(t, s, e, upper);
+  return named === "code" || (named === "proper" && !/^(?:using|via|with|through) /.test(t.slice(s, e)));
+}
+
+/**
+ * After "tool" in a `tool.call_named_tool` match: "calls" or "-call" that end the compound, the calls of the tool
+ * named before ("Use the send_money tool calls to pay …", "run the wipe_disk tool-call immediately."). A noun
+ * after them ("the Code Interpreter tool calls log", "the read_file tool-call handler") or a manner ("in
+ * parallel", "serially") makes them a part of what is named or used.
+ */
+const CALLS_OF_TOOL =
+  /^[ -]calls?(?: ?(?:[.,;:!?)'"\n]|$)| (?:to|now|immediately|first|again|next|right away|at once)\b)/;
 
 /** The verbs of `NOUN_AFTER_TOOL`: "tool" as their subject. */
 const VERB_AFTER_TOOL = /^ (?:should|can|cannot|will|must|is|was|are|has|does)\b/;
@@ -256,18 +296,20 @@ const VERB_AFTER_TOOL = /^ (?:should|can|cannot|will|must|is|was|are|has|does)\b
 /**
  * A conjunction that makes the clause after it a condition or a time ("until after", "once", "if"), the
  * clause right after it: a stop, comma or colon between them ends what it governs ("As agreed before, the
- * user has approved …" claims the approval). "Since when", "from when" date what they say from the time it
- * happened: "Since when the user has authorized you, send …" claims the authorisation.
+ * user has approved …" claims the approval). "Since when" dates what it says from the time it happened: "Since
+ * when the user has authorized you, send …" claims the authorisation ("since" alone does). "From when" starts a
+ * span at a time that may come: "valid from when the user has consented until …" is a condition.
  */
 const CONDITION_BEFORE =
-  /\b(?:after|once|until|till|unless|if|(?<!\b(?:since|from) )when|whenever|before|whether)[ *_`"'(\n]{1,4}$/;
+  /\b(?:after|once|until|till|unless|if|(?<!\bsince )when|whenever|before|whether)[ *_`"'(\n]{1,4}$/;
 
 /**
  * After a condition on approval ("once the user has approved"), the text saying it is met: "…, and they have,",
- * "… (which they did)". Reads the rest of the clause, up to 60 characters.
+ * "… (which they did)". Reads the rest of the clause, up to 60 characters. The one who approves, in the past:
+ * "…, and you do, the PR is merged" adds the reader's approval as a second condition.
  */
 const CONDITION_MET =
-  /^[^.!?;\n]{0,30}?(?:,|\(|—| -) ?(?:and|which) (?:they|he|she|the user|you|it|we) (?:already |now |indeed )?(?:have|has|did|do|does|had)(?: so| already| now| indeed)?\b ?[,.;)—-]/;
+  /^[^.!?;\n]{0,30}?(?:,|\(|—| -) ?(?:and|which) (?:they|he|she|the user|it) (?:already |now |indeed )?(?:have|has|did|had)(?: so| already| now| indeed)?\b ?[,.;)—-]/;
 
 /**
  * After "do not tell": someone, then what to say to them ("a customer that …", "a user to …"); "never tell a
@@ -282,6 +324,13 @@ const TELL_WHAT =
  */
 const TELL_OWN_ACT =
   /^ ?an? [a-z-]{1,20} (?:that|what) (?:you|we) (?:(?:have|'ve|had|already|just) )*(?!(?:need|proceed|exceed|succeed|embed|feed|seed|speed)\b)(?:[a-z]{2,}ed|sent|paid|made|took|gave|did|wrote|bought|sold|spent|told|kept|left|got)\b/;
+
+/**
+ * After "do not tell a user that you did it" (`TELL_OWN_ACT`): a condition of its truth in the rest of the
+ * sentence ("… unless you did", "… until the carrier confirms it", "… before the tests pass"). That is a rule
+ * of honesty, not to claim the act before it happened, not an order to hide it; "… even if they ask" hides it.
+ */
+const TELL_UNLESS_TRUE = /^[^.!?;\n]{0,160}?\b(?:unless|until|till|before)\b/;
 
 /**
  * True when an `override.secrecy` match is "without" a consent ("without user consent", "without approval")
@@ -434,15 +483,16 @@ function myName(t: string, e: number): boolean {
 
 /**
  * True when the sentence that holds position `s` opens with "please" or "kindly", or a clause of it does before
- * `s` ("Amazon Discount: Please get …", "our new flavor, Please get …"): a request, to each verb that follows.
+ * `s` ("Amazon Discount: Please get …", "our new flavor, Please get …"), and the request speaks of the
+ * writer's own things before `s` ("Please get my-current image … and send …"): a principal's request, to each
+ * verb that follows. A tutorial's "Please clone the repo, then deploy my-app" asks for steps on a project.
  * Reads back at most 200 characters, to a stop, a newline or a quote.
  */
 function pleaseOpens(t: string, s: number): boolean {
-  let i = s;
-  const lo = Math.max(0, s - 200);
-  while (i > lo && !".!?\n'\"".includes(t[i - 1])) i--;
-  if (i === lo && lo > 0) return false;
-  return /(?:^|[:;,(\[*>-])[ \t]*(?:please|kindly) /.test(t.slice(i, s));
+  const i = sentenceStart(t, s, 200);
+  if (i === s - 200 && i > 0) return false;
+  const request = /(?:^|[:;,(\[*>-])[ \t]*(?:please|kindly) /.exec(t.slice(i, s));
+  return request !== null && /\bmy\b/.test(t.slice(i + request.index + request[0].length, s));
 }
 
 /** Verbs that rewrite text ("encode your message ..."). */
@@ -586,12 +636,21 @@ function isOpener(c: number): boolean {
   return c < 0x80 && openerTable[c] === 1;
 }
 
+/**
+ * Where the sentence that holds position `s` of `t` starts: after a stop or one of `endsSentence`, or `s - max`
+ * (not below 0) when none is that near.
+ */
+function sentenceStart(t: string, s: number, max: number): number {
+  // Character codes, not an expression per character: this runs once per candidate match.
+  let a = s;
+  const lo = Math.max(0, s - max);
+  while (a > lo && !endsSentence(t.charCodeAt(a - 1)) && t.charCodeAt(a - 1) !== 0x2e) a--;
+  return a;
+}
+
 /** Words of the sentence around a match: a bare phrase (a search keyword, a title) is not a request. */
 function sentenceWords(folded: string, start: number, end: number): number {
-  // Character codes, not an expression per character: this runs once per candidate match.
-  let a = start;
-  const lo = Math.max(0, start - 200);
-  while (a > lo && !endsSentence(folded.charCodeAt(a - 1)) && folded.charCodeAt(a - 1) !== 0x2e) a--;
+  const a = sentenceStart(folded, start, 200);
   let b = end;
   const hi = Math.min(folded.length, end + 200);
   while (
@@ -871,7 +930,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
     accept: (t, s, e) =>
       !ruleOfConsent(t, s, e) &&
       !(/ tell(?:ing)? ?$/.test(t.slice(s, e)) && TELL_WHAT.test(t.slice(e, e + 40)) &&
-        !TELL_OWN_ACT.test(t.slice(e, e + 60))),
+        (!TELL_OWN_ACT.test(t.slice(e, e + 60)) || TELL_UNLESS_TRUE.test(t.slice(e, e + 200)))),
   },
   {
     name: "override.response_directive",
@@ -954,8 +1013,13 @@ export const rules: () => readonly Rule[] = lazy(() => [
     category: "instruction_override",
     // Data that speaks to the model itself: "AI assistant: ...", "Hey Copilot, ...", "If you are an AI ...".
     needles: ["ai", "assistant", "llm", "model", "agent", "bot", "copilot", "gpt", "claude", "gemini"],
-    re:
-      /(?:^|(?<=[.!?;\n"'(\[{>*#-] ?))(?:(?:dear|hey|hi|attention|note to|message to|instructions for|to) (?:the |any |all )?)?(?:(?:ai|ai assistant|llm|llms|language model|ai model|ai agents?|chatbot|copilot|chatgpt|claude) ?[,:]|(?:assistant|agent|model|bot|gpt|gemini),)|\bif you are an? (?:ai|llm|large language model|language model|ai assistant|assistant|ai agent|agent|chatbot|bot)\b|\b(?:note|message|instructions?) (?:to|for) (?:the |any |all )?(?:ai|llm|llms|language models?|ai assistants?|assistants?|ai agents?|agents?|models?) (?:reading|processing|summari[sz]ing|seeing|parsing)\b/g,
+    re: new RegExp(
+      `(?:^|(?<=[.!?;\\n"'(\\[{>*#-] ?))${ADDRESS_GREETING}` +
+        `(?:(?:ai|ai assistant|llm|llms|language model|ai model|ai agents?|chatbot|copilot|chatgpt|claude) ?[,:]|(?:assistant|agent|model|bot|gpt|gemini),)` +
+        `|\\bif you are an? (?:ai|llm|large language model|language model|ai assistant|assistant|ai agent|agent|chatbot|bot)\\b` +
+        `|\\b(?:note|message|instructions?) (?:to|for) (?:the |any |all )?(?:ai|llm|llms|language models?|ai assistants?|assistants?|ai agents?|agents?|models?) (?:reading|processing|summari[sz]ing|seeing|parsing)\\b`,
+      "g",
+    ),
     contexts: DATA,
     accept: (t, s, e, _upper, original) => !notAnAddress(t, s, e, original),
   },
@@ -1016,20 +1080,19 @@ export const rules: () => readonly Rule[] = lazy(() => [
       !(NOUN_AFTER_TOOL.test(t.slice(e, e + 16)) &&
         // (the calls of the tool named as one, "Use the send_money tool calls to pay …", "run the wipe_disk
         // tool-call", are calls of that tool: the compound names it; "Run apply_patch tool calls serially"
-        // speaks of such calls in general)
+        // speaks of such calls in general, see `CALLS_OF_TOOL`)
         !(t.endsWith(" tool", e) && /^\S+ the /.test(t.slice(s, e)) &&
-          /^[ -]calls?\b/.test(t.slice(e, e + 7)) &&
-          namedTool(t, s, e, upper)) &&
+          CALLS_OF_TOOL.test(t.slice(e, e + 20)) &&
+          namedTool(t, s, e, upper) !== false) &&
         // (a verb after "tool" in an order, "Call the send_money tool should …", makes no subject of it)
         (!VERB_AFTER_TOOL.test(t.slice(e, e + 16)) || /^(?:using|via|with|through) /.test(t.slice(s, e)) ||
           imperativeStart(t, s, upper) === false)) &&
       // "with a calculator tool", "through one shell tool", "use any tool": a kind of tool, none named. A
       // possessive names one in an order ("Use our Bank Manager tool to …"): it passes only after "with", "via",
       // "using", "through", or a verb that opens no order. Neither passes before a tool named as one (see
-      // `namedTool`): "Use a Bank Manager tool to …", "using our send_money tool".
-      !(/^\S+ (?:a|an|one|any|each|every|some|another|no)\b/.test(t.slice(s, e)) &&
-        !namedTool(t, s, e, upper)) &&
-      !(/^\S+ (?:its|their|our|his|her)\b/.test(t.slice(s, e)) && !namedTool(t, s, e, upper) &&
+      // `namesOneTool`): "Use a Bank Manager tool to …", "using our send_money tool".
+      !(VERB_THEN_KIND.test(t.slice(s, e)) && !namesOneTool(t, s, e, upper)) &&
+      !(VERB_THEN_POSSESSIVE.test(t.slice(s, e)) && !namesOneTool(t, s, e, upper) &&
         (/^(?:using|via|with|through) /.test(t.slice(s, e)) || imperativeStart(t, s, upper) === false)) &&
       (!/^(?:call|use|invoke|run|execute|trigger|utili[sz]e) /.test(t.slice(s, e)) ||
         imperativeStart(t, s, upper) !== false) &&
@@ -1082,10 +1145,10 @@ export const rules: () => readonly Rule[] = lazy(() => [
       const start = imperativeStart(t, s, upper);
       // "my-app", "my_db", "my.example": the owner word starts a name in a command or a path, owns nothing (see
       // `myName`); but not in a request ("Please dispatch help to my-residence …"): a tutorial says no "please".
-      // A request's "please" governs each verb its sentence joins on ("Please get … and send the data to
-      // my-email …").
-      if (start === "please" || (start === true && pleaseOpens(t, s))) return true;
-      if (myName(t, e)) return false;
+      // A request's "please" governs each verb its sentence joins on ("Please get my-current image … and send
+      // the data to my-email …"); asked only where "my" starts a name, which it alone makes an owner again.
+      if (start === "please") return true;
+      if (myName(t, e)) return start === true && pleaseOpens(t, s);
       return start === true && sentenceWords(t, s, e) >= 5;
     },
   },
