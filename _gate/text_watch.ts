@@ -15,6 +15,7 @@ import {
   callMayStart,
   RECIPIENT_START,
   RECIPIENT_START_TAIL,
+  ReleasedText,
   SHAPE_TAIL_LIMIT,
   SHAPE_TAILS,
 } from "../_extract/watch.ts";
@@ -63,6 +64,8 @@ export class TextWatcher {
   /** Set once the held JSON's first key is one a call opens with: `couldBeCall` need not read it again. */
   #callKey = false;
   #visible = "";
+  /** The released text again, with its reasoning state: `callMayStart` then reads a window of it. */
+  readonly #released = new ReleasedText();
   /** Whether released text holds anything but white space (kept here: reading `#visible` is quadratic). */
   #seenText = false;
   /** The last character released, or "". */
@@ -165,6 +168,8 @@ export class TextWatcher {
     if (held < this.#recheckAt) return true;
     this.#recheckAt = held < RECHECK_EVERY_PIECE ? held + 1 : held + Math.ceil(held / 2);
     const from = this.#visible.length - this.#lookBack;
+    const window = this.#released.window(from);
+    if (window) return callMayStart(window.text + this.#held, window.from, { tools: this.#tools }) !== -1;
     return callMayStart(this.#visible + this.#held, from, { tools: this.#tools }) !== -1;
   }
 
@@ -227,6 +232,7 @@ export class TextWatcher {
   #release(text: string): string {
     if (text === "") return text;
     this.#visible += text;
+    this.#released.push(text);
     this.#seenText ||= /\S/.test(text);
     this.#lastReleased = text[text.length - 1];
     return text;
