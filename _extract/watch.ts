@@ -8,6 +8,7 @@ import { scanText } from "./extract.ts";
 import { MARKERS, openingsPattern, READERS } from "./registry.ts";
 import { HARMONY_ENDS, harmonyBody, tokens } from "./reasoning.ts";
 import { skipSpace } from "./text.ts";
+import { CALL_FENCE_LANGUAGES } from "./readers/json.ts";
 import type { ExtractOptions } from "./types.ts";
 import { lazy } from "../_common/lazy.ts";
 
@@ -29,6 +30,24 @@ export const SHAPE_TAILS: readonly RegExp[] = [/\[\s*(?:[A-Za-z_][\w.-]*\s*)?$/,
 /** Functionary v3.2 where the answer begins (`NAME\n{`), and its start cut off by the end of the text. */
 export const RECIPIENT_START = /^[A-Za-z_][\w.-]{0,127}[ \t]*\r?\n\s*\{/;
 export const RECIPIENT_START_TAIL = /^[A-Za-z_][\w.-]{0,127}[ \t]*(?:\r?\n\s*)?$/;
+
+/** The languages of a fence that holds calls (`json`, `tool_call`, none). */
+export { CALL_FENCE } from "./readers/json.ts";
+
+/**
+ * Whether a fence's language line that the end of the text cut off (what follows the three backticks, no
+ * line break yet) may still name the language of a fence that holds calls: `js` may become `json`, `json {`
+ * and `python` cannot become one, so the text need not wait for the line's end.
+ */
+export function fenceMayHoldCalls(line: string): boolean {
+  if (line.length > 64) return line.trim() === ""; // (the longest language with room for white space)
+  const m = /^\s*(\S*)(\s*)$/.exec(line);
+  if (!m) return false;
+  const word = m[1].toLowerCase();
+  return m[2] === ""
+    ? CALL_FENCE_LANGUAGES.some((l) => l.startsWith(word))
+    : CALL_FENCE_LANGUAGES.includes(word);
+}
 
 /**
  * The earliest index at or after `from` where a call may begin in `text` as it stands (it may still grow),

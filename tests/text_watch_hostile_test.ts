@@ -174,6 +174,21 @@ test("TextWatcher: a cut-off shape that ends in a marker's start keeps the marke
   assert.equal(w.visible, "Calling ");
 });
 
+test("TextWatcher: a fence's language line is released once it cannot name JSON, and its backticks open no fence", () => {
+  const w = new TextWatcher({ tools: TOOLS_OPENAI });
+  assert.equal(w.push("Try ```js"), "Try "); // may become ```json
+  assert.equal(w.push("on is fine, or ```python"), "```json is fine, or ```python"); // cannot: code of its own
+  // Extraction reads the whole line as the language of one fence, closed by the backticks after print(1):
+  // read as three fences, those backticks opened a bare fence, held to the end of the stream.
+  assert.equal(w.push("\nprint(1)\n```\n"), "\nprint(1)\n```\n");
+  assert.equal(w.push("Done."), "Done.");
+  assert.equal(w.holding, false);
+  const bare = new TextWatcher({ tools: TOOLS_OPENAI });
+  assert.equal(bare.push("Here ``` "), "Here "); // (white space: the line may still end bare, or name json)
+  assert.equal(bare.push(" tool_call "), "");
+  assert.equal(bare.push("now"), "```  tool_call now");
+});
+
 test("TextWatcher: prose fed one character at a time is watched in linear time", () => {
   const prose = "The quick brown fox jumps over the lazy dog. ";
   const timeOf = (n: number) => {
