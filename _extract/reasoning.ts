@@ -36,7 +36,8 @@ export const PAIRS: readonly (readonly [open: string, close: string])[] = [
 const LONE_CLOSERS: readonly string[] = ["[BEGIN FINAL RESPONSE]"];
 
 const HARMONY_ANALYSIS = /<\|channel\|>analysis(?:\s*<\|constrain\|>\s*\w+)?\s*<\|message\|>/y;
-const HARMONY_ENDS = ["<|end|>", "<|start|>", "<|return|>", "<|call|>"];
+/** The tokens that end a harmony message: `<|end|>` belongs to it, the others begin what follows. */
+export const HARMONY_ENDS: readonly string[] = ["<|end|>", "<|start|>", "<|return|>", "<|call|>"];
 
 /** One piece of reasoning found by a {@link ReasoningWalker}. */
 export interface ReasoningSpan {
@@ -51,7 +52,7 @@ export interface ReasoningSpan {
 }
 
 /** Every reasoning token in one expression, each opener's closer, and the closers: made on first use. */
-const tokens = lazy(() => {
+export const tokens: () => { re: RegExp; closerOf: Map<string, string>; closers: Set<string> } = lazy(() => {
   const all = [...PAIRS.flat(), ...LONE_CLOSERS, "<|channel|>analysis"];
   return {
     // One for every walker: each sets `lastIndex` just before its `exec`, and none is left between the two.
@@ -119,8 +120,11 @@ export class ReasoningWalker {
   }
 }
 
-/** A harmony analysis message at `at` (no recipient): its end, `-1` when it runs to the end; else undefined. */
-function harmonyAnalysis(text: string, at: number, find: Finder): { end: number } | undefined {
+/**
+ * Where the body of a harmony analysis message whose header starts at `at` begins; undefined when the header
+ * is none, or names a recipient (the message is then a call, not reasoning).
+ */
+export function harmonyBody(text: string, at: number): number | undefined {
   HARMONY_ANALYSIS.lastIndex = at;
   const m = HARMONY_ANALYSIS.exec(text);
   if (!m) return undefined;
@@ -130,7 +134,13 @@ function harmonyAnalysis(text: string, at: number, find: Finder): { end: number 
   const before = text.slice(headerFrom, at);
   const cut = Math.max(...HARMONY_ENDS.map((e) => before.lastIndexOf(e)));
   if (/\bto=/.test(cut >= 0 ? before.slice(cut) : before)) return undefined;
-  const bodyStart = at + m[0].length;
+  return at + m[0].length;
+}
+
+/** A harmony analysis message at `at` (no recipient): its end, `-1` when it runs to the end; else undefined. */
+function harmonyAnalysis(text: string, at: number, find: Finder): { end: number } | undefined {
+  const bodyStart = harmonyBody(text, at);
+  if (bodyStart === undefined) return undefined;
   let end = -1;
   let endToken = "";
   for (const e of HARMONY_ENDS) {

@@ -154,6 +154,11 @@ const tables = lazy(() => {
   return { byMarker, shaped, openings };
 });
 
+/** Every call opening (markers, then shapes) in one global expression, shared: set `lastIndex` before `exec`. */
+export function openingsPattern(): RegExp {
+  return tables().openings;
+}
+
 /** The readers tried, in order, at an opening written as `opening` (a marker, or text matching a shape). */
 export function readersFor(opening: string): readonly Reader[] {
   const { byMarker, shaped } = tables();

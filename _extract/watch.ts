@@ -5,7 +5,10 @@
  * @module
  */
 import { scanText } from "./extract.ts";
-import { MARKERS, READERS } from "./registry.ts";
+import { MARKERS, openingsPattern, READERS } from "./registry.ts";
+import { HARMONY_ENDS, harmonyBody, tokens } from "./reasoning.ts";
+import { skipSpace } from "./text.ts";
+import { CALL_FENCE_LANGUAGES } from "./readers/json.ts";
 import type { ExtractOptions } from "./types.ts";
 import { lazy } from "../_common/lazy.ts";
 
@@ -27,6 +30,24 @@ export const SHAPE_TAILS: readonly RegExp[] = [/\[\s*(?:[A-Za-z_][\w.-]*\s*)?$/,
 /** Functionary v3.2 where the answer begins (`NAME\n{`), and its start cut off by the end of the text. */
 export const RECIPIENT_START = /^[A-Za-z_][\w.-]{0,127}[ \t]*\r?\n\s*\{/;
 export const RECIPIENT_START_TAIL = /^[A-Za-z_][\w.-]{0,127}[ \t]*(?:\r?\n\s*)?$/;
+
+/** The languages of a fence that holds calls (`json`, `tool_call`, none). */
+export { CALL_FENCE } from "./readers/json.ts";
+
+/**
+ * Whether a fence's language line that the end of the text cut off (what follows the three backticks, no
+ * line break yet) may still name the language of a fence that holds calls: `js` may become `json`, `json {`
+ * and `python` cannot become one, so the text need not wait for the line's end.
+ */
+export function fenceMayHoldCalls(line: string): boolean {
+  if (line.length > 64) return line.trim() === ""; // (the longest language with room for white space)
+  const m = /^\s*(\S*)(\s*)$/.exec(line);
+  if (!m) return false;
+  const word = m[1].toLowerCase();
+  return m[2] === ""
+    ? CALL_FENCE_LANGUAGES.some((l) => l.startsWith(word))
+    : CALL_FENCE_LANGUAGES.includes(word);
+}
 
 /**
  * The earliest index at or after `from` where a call may begin in `text` as it stands (it may still grow),
@@ -87,4 +108,211 @@ function cutOffOpening(text: string, from: number): number {
     if (m) best = Math.min(best, n - tail.length + m.index);
   }
   return best;
+}
+
+/** How much released text a {@link ReleasedText} window keeps before the release point (readers look back). */
+const CONTEXT = 512;
+/** How far back a harmony header is read for its recipient (see `harmonyBody`). */
+const HEADER_BACK = 256;
+/** A closed reasoning block, to stand for the blocks the window leaves out (a later closing tag is then no lone one). */
+const CLOSED_BLOCK = "<think></think>";
+/** A call opening, to stand for one the window leaves out (a lone closing tag after it does not move the answer). */
+const AN_OPENING = "[TOOL_CALLS]";
+
+/**
+ * The released part of a message that a streaming watcher holds from a marker on, kept with what `runReaders`
+ * learns from it (is the release point inside reasoning, where the answer began), so that asking whether a
+ * call may begin after the release point reads a bounded window, not the whole text: asked at every marker
+ * of a long answer that quotes markers in prose, reading the whole text each time was quadratic.
+ *
+ * The state is the reasoning walk of `runReaders` up to a settled point a little before the release point;
+ * the window is a short stand-in for that state, then the real text from the settled point on. Where the
+ * state is not yet settled (no answer text or only prose with no marker before the first hold, a message
+ * that opens with JSON, whose reader decides where reasoning may begin) {@link ReleasedText.window} says so,
+ * and the caller reads the whole text as before.
+ */
+export class ReleasedText {
+  /** Released text from `#base` on. */
+  #buf = "";
+  #base = 0;
+  /** Where the window starts: reasoning tokens before it are taken. */
+  #at = 0;
+  /** Tokens before this lie in a closed block (or were taken). */
+  #pos = 0;
+  /** No reasoning token was taken yet (a closing tag is lone only then). */
+  #first = true;
+  /** A reasoning block opened before `#at` that has not closed before it. */
+  #open:
+    | { token: string; closers: readonly string[]; from: number; harmony: boolean; atAnswer: boolean }
+    | undefined;
+  /** Where `runReaders` puts the answer: not yet known, or `final` (settled before `#at`). */
+  #answer: "space" | "prose" | "leading" | "final" = "space";
+  /** The answer's candidate start while it is not final. */
+  #i = 0;
+  /** Where the first call opening starts, once one was found before `#openingsTo`. */
+  #opening = Infinity;
+  #openingsTo = 0;
+  /** The answer opens with JSON: its reader decides what follows, so windows are not used. */
+  #json = false;
+
+  /** The length of the released text. */
+  get length(): number {
+    return this.#base + this.#buf.length;
+  }
+
+  /** Appends released text. */
+  push(text: string): void {
+    this.#buf += text;
+  }
+
+  /**
+   * A text that stands for the released text, for `callMayStart` asked from the release point `from`: a short
+   * stand-in for the state before the window, then the released text from a little before `from` (append
+   * the held text to it); `from` is the release point in it. Undefined when the whole text must be read.
+   */
+  window(from: number): { text: string; from: number } | undefined {
+    if (this.#json || from < 2 * CONTEXT) return undefined;
+    this.#advance(from - CONTEXT);
+    if (this.#json || this.#at > from) return undefined;
+    let prefix: string;
+    const open = this.#open;
+    if (this.#answer === "final") {
+      prefix = "." + (open ? open.token : this.#first ? AN_OPENING : CLOSED_BLOCK) + this.#lookBack();
+    } else if (this.#answer === "leading") {
+      // (white space after it: the answer has not begun, and the text before the window is reasoning)
+      prefix = (open ? open.token : CLOSED_BLOCK) + " ".repeat(HEADER_BACK);
+    } else return undefined;
+    const text = prefix + this.#buf.slice(this.#at - this.#base);
+    const keep = this.#at - HEADER_BACK - this.#base;
+    if (keep > CONTEXT) {
+      this.#buf = this.#buf.slice(keep);
+      this.#base += keep;
+    }
+    return { text, from: prefix.length + from - this.#at };
+  }
+
+  /**
+   * The released text just before the window as a harmony header reads it back for a recipient
+   * (`harmonyBody`): its recipients (`to=`) and message ends, the rest blanked, so that no reasoning tag or
+   * call in it is read again. Ends inside an open harmony message cannot be there; those before it are
+   * blanked, or its end would be found before it.
+   */
+  #lookBack(): string {
+    const from = Math.max(this.#base, this.#at - HEADER_BACK);
+    const back = this.#buf.slice(from - this.#base, this.#at - this.#base);
+    const out = Array<string>(HEADER_BACK).fill(" ");
+    const pad = HEADER_BACK - back.length;
+    const keep = (at: number, what: string) => {
+      for (let k = 0; k < what.length; k++) out[pad + at + k] = what[k];
+    };
+    for (const m of back.matchAll(/(\w?)to=/g)) keep(m.index, (m[1] ? "x" : "") + "to=");
+    if (!this.#open?.harmony) {
+      for (const end of HARMONY_ENDS) {
+        for (let k = back.indexOf(end); k >= 0; k = back.indexOf(end, k + 1)) keep(k, end);
+      }
+    }
+    return out.join("");
+  }
+
+  /** Takes the reasoning tokens that start before `limit`, as `runReaders` does, and settles the answer. */
+  #advance(limit: number): void {
+    if (limit <= this.#at) return;
+    const { re, closerOf, closers } = tokens();
+    const buf = this.#buf;
+    const base = this.#base;
+    if (this.#first && this.#opening === Infinity && this.#openingsTo < limit) {
+      const openings = openingsPattern();
+      openings.lastIndex = this.#openingsTo - base;
+      const m = openings.exec(buf);
+      if (m && m.index + base < limit) this.#opening = m.index + base;
+      else this.#openingsTo = limit;
+    }
+    for (;;) {
+      const open = this.#open;
+      if (open) {
+        let at = Infinity;
+        let end = -1;
+        for (const c of open.closers) {
+          const k = buf.indexOf(c, open.from - base);
+          if (k >= 0 && k + base < at) {
+            at = k + base;
+            end = at + (open.harmony && c !== "<|end|>" ? 0 : c.length);
+          }
+        }
+        if (at >= limit) {
+          open.from = Math.max(open.from, limit);
+          this.#at = Math.max(limit, open.from);
+          return;
+        }
+        if (end > limit) {
+          this.#at = at; // the closer straddles the limit: the window starts at it
+          return;
+        }
+        this.#open = undefined;
+        this.#pos = end;
+        if (open.atAnswer && this.#answer === "leading") this.#i = end;
+        continue;
+      }
+      re.lastIndex = this.#pos - base;
+      const m = re.exec(buf);
+      const r = m ? m.index + base : Infinity;
+      this.#settleText(Math.min(r, limit));
+      if (r >= limit) {
+        this.#at = this.#pos = Math.max(limit, this.#pos); // (no token starts before it)
+        return;
+      }
+      const token = m![0];
+      this.#pos = r + 1;
+      const pending = this.#answer !== "final";
+      if (token === "<|channel|>analysis") {
+        const body = harmonyBody(buf, r - base);
+        if (body === undefined) {
+          this.#answer = "final"; // a header with a recipient: a call, not reasoning
+          continue;
+        }
+        this.#first = false;
+        const atAnswer = pending && r === this.#i;
+        this.#open = {
+          token: buf.slice(r - base, body),
+          closers: HARMONY_ENDS,
+          from: body + base,
+          harmony: true,
+          atAnswer,
+        };
+        if (atAnswer) this.#answer = "leading";
+        else this.#answer = "final";
+        continue;
+      }
+      const wasFirst = this.#first;
+      this.#first = false;
+      const closer = closerOf.get(token);
+      if (closer !== undefined) {
+        const atAnswer = pending && r === this.#i;
+        this.#open = { token, closers: [closer], from: r + token.length, harmony: false, atAnswer };
+        this.#answer = atAnswer ? "leading" : "final";
+      } else if (closers.has(token) && wasFirst && pending && r < this.#opening) {
+        this.#answer = "leading"; // a lone closing tag: the answer begins after it
+        this.#i = r + token.length;
+      } else {
+        this.#answer = "final"; // a closing tag after other reasoning: not reasoning, and the answer began
+      }
+    }
+  }
+
+  /** Moves the answer on over the text before `to` (no reasoning token starts there). */
+  #settleText(to: number): void {
+    if (this.#answer === "prose" && this.#opening < to) this.#answer = "final"; // no lone tag can move it now
+    if (this.#answer !== "space" && this.#answer !== "leading") return;
+    const i = skipSpace(this.#buf, this.#i - this.#base) + this.#base;
+    this.#i = Math.min(i, to);
+    if (i >= to) return;
+    this.#answer = this.#answer === "leading" || this.#opening < to ? "final" : "prose";
+    this.#checkJson();
+  }
+
+  /** An answer that opens with JSON is read by `bareJson`, which may skip what follows: no windows. */
+  #checkJson(): void {
+    const c = this.#buf[this.#i - this.#base];
+    if (c === "{" || c === "[") this.#json = true;
+  }
 }

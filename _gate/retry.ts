@@ -11,7 +11,8 @@ import type { CallVerdict, Verdict } from "../types.ts";
 import type { StreamDialect } from "./calls.ts";
 import { contentText } from "./dialects/shared.ts";
 import { isClientCall } from "./dialects/readers.ts";
-import { cutCalls, describeVerdict } from "./engines.ts";
+import { cutCalls, describeVerdict, extractToolCalls } from "./engines.ts";
+import type { ExtractedToolCall } from "../_extract/types.ts";
 
 /** One call of the rejected turn, as the follow-up repeats it. */
 export interface TurnCall {
@@ -108,25 +109,78 @@ function spokenParts(
   isAnswerText: (part: Record<string, unknown>) => boolean = isTextBlock,
 ): unknown[] {
   if (!turn.fromText) return [...parts];
+  const said = spokenTexts(parts.filter((p) => isAnswer(p, isAnswerText)).map((p) => p.text));
+  let next = 0;
   return parts.flatMap((p) => {
-    if (!isRecord(p) || typeof p.text !== "string" || !isAnswerText(p)) return [p];
-    const text = cutCalls(p.text);
+    if (!isAnswer(p, isAnswerText)) return [p];
+    const text = said[next++];
     return text !== "" || p.thoughtSignature !== undefined ? [{ ...p, text }] : [];
   });
+}
+
+/** A part of answer text. */
+function isAnswer(
+  part: unknown,
+  isAnswerText: (part: Record<string, unknown>) => boolean,
+): part is Record<string, unknown> & { text: string } {
+  return isRecord(part) && typeof part.text === "string" && isAnswerText(part);
+}
+
+/**
+ * The texts of an answer's parts without the calls written into them, the calls read from the texts joined
+ * as the stream's watch reads them: a call written across two parts is cut from both. A text no call touches
+ * stays as it came; one a call touches is tidied as `cutCalls` tidies.
+ */
+function spokenTexts(texts: readonly string[]): string[] {
+  const calls = extractToolCalls(texts.join(""));
+  if (calls.length === 0) return [...texts];
+  const out: string[] = [];
+  let start = 0;
+  let first = 0; // the first call whose markup may reach this text (calls are in text order)
+  for (const text of texts) {
+    const end = start + text.length;
+    while (first < calls.length && calls[first].block.end <= start) first++;
+    const touching: ExtractedToolCall[] = [];
+    for (let i = first; i < calls.length && calls[i].block.start < end; i++) {
+      const { block } = calls[i];
+      if (block.end <= start) continue;
+      touching.push({
+        ...calls[i],
+        block: { start: Math.max(block.start, start) - start, end: Math.min(block.end, end) - start },
+      });
+    }
+    out.push(touching.length > 0 ? cutCalls(text, touching) : text);
+    start = end;
+  }
+  return out;
 }
 
 /** Answer text: not an Anthropic / Cohere block of another type, not a Gemini thought. */
 const isTextBlock = (p: Record<string, unknown>) => (p.type ?? "text") === "text" && p.thought !== true;
 
 /**
- * The items of a Responses `output`, each message's `output_text` parts without the calls written into them;
- * a message left with no part (its text was only the call) is dropped.
+ * The items of a Responses `output`, each message's `output_text` parts without the calls written into them
+ * (read across the parts of every message, as the stream's watch reads them); a message left with no part
+ * (its text was only the call) is dropped.
  */
 function spokenItems(items: readonly unknown[], turn: RejectedTurn): unknown[] {
   if (!turn.fromText) return [...items];
+  const isMessage = (item: unknown): item is Record<string, unknown> & { content: unknown[] } =>
+    isRecord(item) && item.type === "message" && Array.isArray(item.content);
+  const isOutputText = (p: Record<string, unknown>) => p.type === "output_text";
+  const said = spokenTexts(
+    items.filter(isMessage).flatMap((item) => item.content.filter((p) => isAnswer(p, isOutputText))).map((
+      p,
+    ) => (p as { text: string }).text),
+  );
+  let next = 0;
   return items.flatMap((item) => {
-    if (!isRecord(item) || item.type !== "message" || !Array.isArray(item.content)) return [item];
-    const content = spokenParts(item.content, turn, (p) => p.type === "output_text");
+    if (!isMessage(item)) return [item];
+    const content = item.content.flatMap((p) => {
+      if (!isAnswer(p, isOutputText)) return [p];
+      const text = said[next++];
+      return text !== "" ? [{ ...p, text }] : [];
+    });
     return content.length > 0 || item.content.length === 0 ? [{ ...item, content }] : [];
   });
 }

@@ -9,12 +9,15 @@ import { normaliseCalls } from "../_validate/providers.ts";
 import { type ExtractedToolCall, extractToolCalls } from "../_extract/extract.ts";
 import { safeStringify } from "../_common/json.ts";
 import {
+  CALL_FENCE,
   CALL_OPENING_KEYS,
   CALL_START_MARKERS,
   CALL_START_SHAPES,
   callMayStart,
+  fenceMayHoldCalls,
   RECIPIENT_START,
   RECIPIENT_START_TAIL,
+  ReleasedText,
   SHAPE_TAIL_LIMIT,
   SHAPE_TAILS,
 } from "../_extract/watch.ts";
@@ -40,7 +43,6 @@ const RECHECK_EVERY_PIECE = 512;
  * key): reading the whole held text at every piece made a long streamed answer quadratic.
  */
 const JSON_HEAD = 4096;
-const CALL_FENCE = /^(json|jsonc|json5|tool_call|tool_calls|tool_code|)$/i;
 /** The longest tail that can still grow into a marker, plus one. */
 const LONGEST_MARKER: number = Math.max(...MARKERS.map((m) => m.length)) + 1;
 
@@ -63,6 +65,8 @@ export class TextWatcher {
   /** Set once the held JSON's first key is one a call opens with: `couldBeCall` need not read it again. */
   #callKey = false;
   #visible = "";
+  /** The released text again, with its reasoning state: `callMayStart` then reads a window of it. */
+  readonly #released = new ReleasedText();
   /** Whether released text holds anything but white space (kept here: reading `#visible` is quadratic). */
   #seenText = false;
   /** The last character released, or "". */
@@ -76,6 +80,8 @@ export class TextWatcher {
   #holding = false;
   /** Fences opened and closed in the released text; odd means inside a code block. */
   #fences = 0;
+  /** Inside the language line of a fence opened in the released text (backticks there open no fence). */
+  #languageLine = false;
 
   /**
    * Creates a watcher. With `json: false` (a request that declares no tools), a message that opens with
@@ -165,6 +171,8 @@ export class TextWatcher {
     if (held < this.#recheckAt) return true;
     this.#recheckAt = held < RECHECK_EVERY_PIECE ? held + 1 : held + Math.ceil(held / 2);
     const from = this.#visible.length - this.#lookBack;
+    const window = this.#released.window(from);
+    if (window) return callMayStart(window.text + this.#held, window.from, { tools: this.#tools }) !== -1;
     return callMayStart(this.#visible + this.#held, from, { tools: this.#tools }) !== -1;
   }
 
@@ -227,6 +235,7 @@ export class TextWatcher {
   #release(text: string): string {
     if (text === "") return text;
     this.#visible += text;
+    this.#released.push(text);
     this.#seenText ||= /\S/.test(text);
     this.#lastReleased = text[text.length - 1];
     return text;
@@ -287,6 +296,7 @@ export class TextWatcher {
   #findMarker(s: string): { cut: number; ambiguous: boolean } {
     const byFirst = markersByFirst();
     for (let i = 0; i < s.length; i++) {
+      if (s[i] === "\n") this.#languageLine = false;
       if (s[i] === "[" || s[i] === "{") {
         const shape = this.#shapeAt(s, i);
         if (shape !== "no") return { cut: i, ambiguous: shape === "maybe" };
@@ -296,11 +306,18 @@ export class TextWatcher {
       const m = candidates.find((m) => s.startsWith(m, i));
       if (m === undefined) continue;
       if (m !== "```") return { cut: i, ambiguous: false };
-      // A fence: a closing one, or one for another language, is just text.
+      // A fence: a closing one, or one for another language, is just text; so are backticks in the language
+      // line of one (extraction reads the line whole).
+      if (this.#languageLine) {
+        i += 2;
+        continue;
+      }
       if (this.#fences % 2 === 0) {
         const nl = s.indexOf("\n", i + 3);
-        if (nl < 0) return { cut: i, ambiguous: true };
-        if (CALL_FENCE.test(s.slice(i + 3, nl).trim())) return { cut: i, ambiguous: false };
+        // (a language line cut off by the end waits only while it may still name a call's language)
+        if (nl < 0 && fenceMayHoldCalls(s.slice(i + 3, i + 68))) return { cut: i, ambiguous: true };
+        if (nl >= 0 && CALL_FENCE.test(s.slice(i + 3, nl).trim())) return { cut: i, ambiguous: false };
+        this.#languageLine = true;
       }
       this.#fences++;
       i += 2;

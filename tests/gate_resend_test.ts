@@ -535,3 +535,27 @@ test("guardFetch retry: a Responses item finished at no output_index follows the
     "call_a",
   ]);
 });
+
+test("guardFetch retry: a call written across two Anthropic text blocks goes back as tool_use, cut from both blocks", async () => {
+  // The stream's watch reads the blocks' text as one, and judged the call; the follow-up cut calls from each
+  // block alone, found none whole in either, and sent the rejected call back in the text too.
+  const [head, tail] = [WRITTEN.text[1].slice(0, 30), WRITTEN.text[1].slice(30)];
+  const first = anthropicStream([]);
+  const block = (index: number, text: string) => [
+    { type: "content_block_start", index, content_block: { type: "text", text: "" } },
+    { type: "content_block_delta", index, delta: { type: "text_delta", text } },
+    { type: "content_block_stop", index },
+  ];
+  first.splice(1, 0, ...block(0, WRITTEN.text[0] + head), ...block(1, tail + WRITTEN.text[2]));
+  const { sent } = await resent(
+    "/v1/messages",
+    { model: "m", max_tokens: 100, stream: true, messages, tools: TOOLS_ANTHROPIC },
+    [{ sse: first, named: true }, { sse: anthropicStream([], [GOOD]), named: true }],
+  );
+  assert.equal(sent.length, 2);
+  const [, assistant] = messagesOf(sent);
+  const content = assistant.content as Record<string, unknown>[];
+  assert.deepEqual(content.map((b) => b.type), ["text", "text", "tool_use"]);
+  assert.deepEqual(content.slice(0, 2).map((b) => b.text), ["Sure.", "One moment."]);
+  assert.deepEqual([content[2].name, content[2].input], ["get_weather", BAD.args]);
+});

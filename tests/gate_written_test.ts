@@ -829,3 +829,32 @@ test("guardFetch Chat stream: a call written into a chunk's message (not its del
   assert.match(content, /delete_everything/); // named in the reason
   assert.equal(provider.events[0].verdict.allowed, false);
 });
+
+test("guardFetch Chat stream: a fence whose language line can no longer name JSON goes out before the line ends", async () => {
+  // "```json {" waited for its line break, to the end of the stream when none came: the client had nothing of
+  // it while the model wrote on. The server sends the rest only once the client has the text (or, should the
+  // gate withhold it, after 20 s, and the test then fails rather than hangs).
+  let seen!: (early: boolean) => void;
+  const early = new Promise<boolean>((resolve) => (seen = resolve));
+  const fallback = setTimeout(() => seen(false), 20_000);
+  const frames = chatStream(["Try ```js", "on { here", ", in prose.", " More prose."]);
+  provider.reply({ sse: frames, holdBefore: { frame: 4, until: early } });
+  const res = await provider.gfetch(`${provider.url()}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model: "m", messages, tools: TOOLS_OPENAI, stream: true }),
+  });
+  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let got = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    got += value;
+    if (got.includes("in prose.")) seen(true);
+  }
+  clearTimeout(fallback);
+  assert.equal(await early, true, "the fence's text reached the client while the server held the rest");
+  const text = got.split("\n").filter((l) => l.startsWith("data: {")).map((l) => JSON.parse(l.slice(6)))
+    .map((e) => e.choices[0]?.delta?.content ?? "").join("");
+  assert.equal(text, "Try ```json { here, in prose. More prose.");
+});

@@ -3,6 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { TextWatcher } from "../_gate/text_watch.ts";
+import { callMayStart, ReleasedText } from "../_extract/watch.ts";
 import { chatChunk, fakeProvider, ollamaStream, TOOLS_OPENAI } from "./_fake_llm_server.ts";
 import { countingWork } from "./_counting.ts";
 
@@ -78,12 +79,114 @@ test("TextWatcher: a bare JSON call streamed in thousands of pieces is watched i
   assert.equal(spaced.couldBeCall(), true);
 });
 
+test("TextWatcher: an answer that quotes markers in prose hundreds of times is watched in linear work", async () => {
+  // Each quoted marker is held until the prose after it shows it is no call, and each ask read the whole text
+  // again for its reasoning (3 billion characters for 1 000 repetitions of the first piece, 372 billion for the
+  // second); now about 60 000 and 120 000 a repetition.
+  const pieces = [
+    "Say <tool_call> is a tag, and the model writes its JSON after it in most of the chat templates. ",
+    "<think>hmm</think> Say <tool_call> is a tag, and the model writes its JSON after it in most templates. ",
+    "<think>Say <tool_call> is a tag, and the model writes its JSON after it in most templates.",
+    "Use ```json\n{ here } and the model writes its JSON after it in most of the chat templates.\n```\n",
+  ];
+  const n = 400;
+  for (const piece of pieces) {
+    const text = piece.repeat(n);
+    const w = new TextWatcher({ tools: TOOLS_OPENAI });
+    // Characters handed to regular expressions, by the length of the text each is run on (not timed).
+    const [, read] = await countingWork(RegExp.prototype, "exec", () => {
+      for (let i = 0; i < text.length; i += 7) {
+        w.push(text.slice(i, i + 7));
+        if (w.holding && !w.couldBeCall()) w.abandon(); // as the stream gate does
+      }
+    }, (_: RegExp, [text]: string[]) => text.length);
+    assert.equal(w.visible, text.slice(0, w.visible.length));
+    assert.ok(text.length - w.visible.length < 200, "the prose was released as it came");
+    assert.ok(read < 300_000 * n, `${read} characters read for ${n} pieces of ${JSON.stringify(piece)}`);
+  }
+});
+
+test("ReleasedText: the window read for a held marker answers as the whole text does", () => {
+  // Reasoning tags, harmony headers, calls, fences and prose, released in random steps: `callMayStart` over
+  // the window must give the answer it gives over the whole text, wherever the window can stand for it.
+  const words = [
+    "<think>",
+    "</think>",
+    "[THINK]",
+    "[/THINK]",
+    "<|channel|>analysis<|message|>",
+    "<|end|>",
+    "<|return|>",
+    "<|start|>assistant to=functions.f",
+    "<|start|>assistant<|channel|>analysis<|message|>",
+    "<tool_call>",
+    '<tool_call>{"name":"get_weather","arguments":{"city":"x"}}</tool_call>',
+    "</tool_call>",
+    " ",
+    "\n",
+    "hello ",
+    '{"name":"get_weather","arguments":{}}',
+    '{"a":1}',
+    "```json\n",
+    "```\n",
+    "[TOOL_CALLS]",
+    "x".repeat(200),
+    " ".repeat(100),
+    "<|python_tag|>",
+    "[BEGIN FINAL RESPONSE]",
+    ' to=functions.get_weather<|channel|>commentary json<|message|>{"city":"x"}<|call|>',
+  ];
+  let seed = 7;
+  const random = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return Math.floor((seed / 2147483648) * n);
+  };
+  let windows = 0;
+  for (let round = 0; round < 300; round++) {
+    let text = "";
+    for (let i = 50 + random(300); i > 0; i--) text += words[random(words.length)];
+    const released = new ReleasedText();
+    for (let at = 0; at < text.length;) {
+      const next = Math.min(text.length, at + 1 + random(300));
+      released.push(text.slice(at, next));
+      at = next;
+      const whole = text.slice(0, at + random(200));
+      const from = at - (random(5) === 0 ? random(5) : 0);
+      const window = released.window(from);
+      if (!window) continue;
+      windows++;
+      const inWindow = callMayStart(window.text + whole.slice(at), window.from, { tools: TOOLS_OPENAI });
+      assert.equal(
+        inWindow === -1 ? -1 : inWindow - window.from + from,
+        callMayStart(whole, from, { tools: TOOLS_OPENAI }),
+        `round ${round}, from ${from}`,
+      );
+    }
+  }
+  assert.ok(windows > 1000, `${windows} windows`);
+});
+
 test("TextWatcher: a cut-off shape that ends in a marker's start keeps the marker's start too", () => {
   const w = new TextWatcher({ json: true });
   assert.equal(w.push("Calling ]<]minimax[>["), "Calling ");
   w.push("<tool_call>\n");
   assert.equal(w.holding, true);
   assert.equal(w.visible, "Calling ");
+});
+
+test("TextWatcher: a fence's language line is released once it cannot name JSON, and its backticks open no fence", () => {
+  const w = new TextWatcher({ tools: TOOLS_OPENAI });
+  assert.equal(w.push("Try ```js"), "Try "); // may become ```json
+  assert.equal(w.push("on is fine, or ```python"), "```json is fine, or ```python"); // cannot: code of its own
+  // Extraction reads the whole line as the language of one fence, closed by the backticks after print(1):
+  // read as three fences, those backticks opened a bare fence, held to the end of the stream.
+  assert.equal(w.push("\nprint(1)\n```\n"), "\nprint(1)\n```\n");
+  assert.equal(w.push("Done."), "Done.");
+  assert.equal(w.holding, false);
+  const bare = new TextWatcher({ tools: TOOLS_OPENAI });
+  assert.equal(bare.push("Here ``` "), "Here "); // (white space: the line may still end bare, or name json)
+  assert.equal(bare.push(" tool_call "), "");
+  assert.equal(bare.push("now"), "```  tool_call now");
 });
 
 test("TextWatcher: prose fed one character at a time is watched in linear time", () => {

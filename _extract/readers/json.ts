@@ -205,7 +205,17 @@ export const inlineJson: Reader = {
 
 const FENCE = "```";
 /** Fence languages that may hold calls. */
-export const CALL_FENCE = /^(json|jsonc|json5|tool_call|tool_calls|tool_code|)$/i;
+export const CALL_FENCE_LANGUAGES: readonly string[] = [
+  "json",
+  "jsonc",
+  "json5",
+  "tool_call",
+  "tool_calls",
+  "tool_code",
+  "",
+];
+/** {@link CALL_FENCE_LANGUAGES} as one expression, for a language line's trimmed text. */
+export const CALL_FENCE = new RegExp(`^(${CALL_FENCE_LANGUAGES.join("|")})$`, "i");
 /** Fence languages whose content is other markup to read (a `<tool_call>` written inside ```xml). */
 const MARKUP_FENCE = /^(xml|html)$/i;
 
