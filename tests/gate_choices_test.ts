@@ -610,3 +610,53 @@ test("guardFetch n=2: the usage chunk waits behind a choice's text that waits to
   assert.deepEqual(plain.usage, usage);
   assert.deepEqual(await finalWithUsage(provider.gfetch), plain);
 });
+
+test("guardFetch Gemini stream of two candidates: each candidate whose calls were withheld says why", async () => {
+  // The reason stood only in the candidate whose call was held first: candidate 0, the answer the clients
+  // read, lost its call (held after candidate 1's) without a word.
+  const tools = [{
+    functionDeclarations: [{
+      name: "get_weather",
+      parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+    }],
+  }];
+  const call = (name: string) => ({ functionCall: { name, args: {} } });
+  const sse = [
+    { candidates: [{ index: 0, content: { role: "model", parts: [{ text: "Checking." }] } }] },
+    {
+      candidates: [{ index: 0, content: { role: "model", parts: [] } }, {
+        index: 1,
+        content: { parts: [call("x")] },
+      }],
+    },
+    { candidates: [{ index: 0, content: { role: "model", parts: [call("delete_everything")] } }] },
+    {
+      candidates: [0, 1].map((index) => ({
+        index,
+        content: { parts: [{ text: "" }] },
+        finishReason: "STOP",
+      })),
+      usageMetadata: { totalTokenCount: 9 },
+    },
+  ];
+  const { value, seen } = await withGuardedServer(() => ({ sse }), {}, async (server, f) => {
+    const res = await f(`${server.url}/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse`, {
+      method: "POST",
+      body: JSON.stringify({
+        contents: [{ role: "user", parts: [{ text: "Weather?" }] }],
+        tools,
+        generationConfig: { candidateCount: 2 },
+      }),
+    });
+    return await res.text();
+  });
+  const texts = ["", ""];
+  for (const line of value.split("\n").filter((l) => l.startsWith("data: "))) {
+    for (const [i, c] of (JSON.parse(line.slice(6)).candidates ?? []).entries()) {
+      for (const p of c?.content?.parts ?? []) texts[i] += p.functionCall ? "[call]" : p.text ?? "";
+    }
+  }
+  assert.equal(seen[0].verdict.allowed, false);
+  assert.match(texts[0], /^Checking\.\n\ntoolguard stopped .*delete_everything/s);
+  assert.match(texts[1], /^\n\ntoolguard stopped /);
+});

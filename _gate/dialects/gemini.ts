@@ -323,32 +323,39 @@ class GeminiStream implements FrameRouter {
     }
   }
 
+  /**
+   * Ends a stream whose calls were rejected: each candidate's first held call gives way to `text` (the
+   * reason), its other calls are dropped. Every candidate that lost a call says why, as in a whole body: a
+   * candidate whose call was held after another's (candidate 1 first) lost its calls without a word.
+   */
   replace(text: string, _calls: unknown, flow: StreamFlow): void {
-    let placed = false;
+    const placed = new Set<number>();
     for (const h of flow.held) {
       if (!h.event) continue;
       if (!h.tool) {
         flow.send(h.raw);
         continue;
       }
+      // By position, as the calls were read (see `geminiEvents`): a candidate that is no record keeps its place.
+      const all = Array.isArray(h.event.candidates) ? h.event.candidates : [];
       const chunk = {
         ...h.event,
-        candidates: candidates(h.event).map((c) =>
-          withParts(c, (ps) => {
+        candidates: all.map((c, i) =>
+          !isRecord(c) ? c : withParts(c, (ps) => {
             const kept = ps.filter((p) => !isCall(p));
-            if (!placed && ps.some(isCall)) {
-              placed = true;
+            if (!placed.has(i) && ps.some(isCall)) {
+              placed.add(i);
               kept.push({ text });
             }
             return kept;
           })
         ),
       };
-      const empty = chunk.candidates.every((c) => parts(c).length === 0 && c.finishReason == null) &&
+      const empty = candidates(chunk).every((c) => parts(c).length === 0 && c.finishReason == null) &&
         h.event.usageMetadata == null;
       if (!empty) flow.send(formatSse(JSON.stringify(chunk)));
     }
-    if (!placed) {
+    if (placed.size === 0) {
       flow.send(formatSse(JSON.stringify({
         candidates: [{ content: { role: "model", parts: [{ text }] }, finishReason: "STOP", index: 0 }],
       })));
