@@ -660,3 +660,60 @@ test("guardFetch Gemini stream of two candidates: each candidate whose calls wer
   assert.match(texts[0], /^Checking\.\n\ntoolguard stopped .*delete_everything/s);
   assert.match(texts[1], /^\n\ntoolguard stopped /);
 });
+
+test("Gemini drop-call of two candidates: the reason stands in the candidate that lost a call, in a body and a stream", async () => {
+  // It stood in the first candidate (a body: the first with calls), which kept its valid call and lost
+  // nothing, and the candidate whose call was dropped had no word of it.
+  const tools = [{
+    functionDeclarations: [{
+      name: "get_weather",
+      parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+    }],
+  }];
+  const good = { functionCall: { name: "get_weather", args: { city: "Oslo" } } };
+  const bad = { functionCall: { name: "delete_everything", args: {} } };
+  const both = (finish: boolean, parts0: unknown[], parts1: unknown[]) =>
+    [parts0, parts1].map((parts, index) => ({
+      index,
+      content: { role: "model", parts },
+      ...(finish ? { finishReason: "STOP" } : {}),
+    }));
+  /** Each candidate's parts as a client reads them, calls as `[name]`. */
+  const read = (events: Record<string, unknown>[]) => {
+    const texts = ["", ""];
+    type Candidate = { content?: { parts?: { text?: string; functionCall?: { name: string } }[] } };
+    for (const event of events) {
+      for (const [i, c] of ((event.candidates ?? []) as (Candidate | null)[]).entries()) {
+        for (const p of c?.content?.parts ?? []) {
+          texts[i] += p.functionCall ? `[${p.functionCall.name}]` : p.text;
+        }
+      }
+    }
+    return texts;
+  };
+  const request = { contents: [{ role: "user", parts: [{ text: "Weather?" }] }], tools };
+  const gated = await gateCompletion(request, { candidates: both(true, [good], [bad]) }, {
+    dialect: "gemini",
+    onRejected: "drop-call",
+  });
+  const body = read([gated.response as Record<string, unknown>]);
+  assert.deepEqual(body[0], "[get_weather]");
+  assert.match(body[1], /^toolguard .*delete_everything/s);
+
+  const sse = [{ candidates: both(false, [good], [bad]) }, { candidates: both(true, [], []) }];
+  const { value } = await withGuardedServer(
+    () => ({ sse }),
+    { onRejected: "drop-call" },
+    async (server, f) => {
+      const res = await f(`${server.url}/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse`, {
+        method: "POST",
+        body: JSON.stringify({ ...request, generationConfig: { candidateCount: 2 } }),
+      });
+      return await res.text();
+    },
+  );
+  const events = value.split("\n").filter((l) => l.startsWith("data: ")).map((l) => JSON.parse(l.slice(6)));
+  const stream = read(events);
+  assert.deepEqual(stream[0], "[get_weather]");
+  assert.match(stream[1], /^toolguard .*delete_everything/s);
+});

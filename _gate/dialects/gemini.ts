@@ -66,19 +66,16 @@ const body: CompletionBody = {
       ),
     };
   },
+  // The reason stands in each candidate that lost a call (as OpenAI Chat's choices): in the first that had
+  // calls, it told a candidate that lost none, and left the one that did without a word.
   dropCalls(body, drop, reason) {
     const keep = callCounter(drop);
-    let placed = false;
     return {
       ...body,
       candidates: candidates(body).map((c) =>
         withParts(c, (ps) => {
           const kept = ps.filter((p) => !isCall(p) || keep());
-          if (!placed && ps.some(isCall)) {
-            placed = true;
-            kept.unshift({ text: reason });
-          }
-          return kept;
+          return kept.length < ps.length ? [{ text: reason }, ...kept] : kept;
         })
       ),
     };
@@ -279,13 +276,18 @@ class GeminiStream implements FrameRouter {
   }
 
   /**
-   * Ends a stream of which only some calls were rejected: a chunk with `text` (the reason), then the held
-   * chunks without the dropped calls' parts (a `thoughtSignature` on a dropped call moves to the next kept
-   * one, where Gemini looks for it). A chunk left with nothing is dropped.
+   * Ends a stream of which only some calls were rejected: a chunk with `text` (the reason) in each candidate
+   * that lost a call, at its position, then the held chunks without the dropped calls' parts (a
+   * `thoughtSignature` on a dropped call moves to the next kept one, where Gemini looks for it). A chunk
+   * left with nothing is dropped.
    */
   dropCalls(text: string, split: SplitCalls, flow: StreamFlow): void {
+    const hit = new Set(split.dropped.map((c) => c.choice));
     flow.send(formatSse(JSON.stringify({
-      candidates: [{ content: { role: "model", parts: [{ text }] }, index: 0 }],
+      candidates: Array.from(
+        { length: Math.max(...hit) + 1 },
+        (_, i) => hit.has(i) ? { content: { role: "model", parts: [{ text }] }, index: i } : {},
+      ),
       ...this.#template,
     })));
     // A call is known by its candidate and its place among that candidate's calls: the chunks of each
