@@ -373,10 +373,14 @@ export async function gateWith(
   const source = native.length > 0 ? "native" : "text";
   const verdict = await judge.judge([...native, ...written]);
   if (verdict.allowed) return { verdict, response: body, changed: false, dialect, source, extracted };
-  const cut = source === "text" && dropsCalls(verdict, options)
+  const partial = source === "text" && dropsCalls(verdict, options)
     ? partialCut(texts, perText, verdict)
     : undefined;
-  const reason = judge.reason(verdict, cut ? { partial: true } : undefined);
+  const reason = judge.reason(verdict, partial ? { partial: true } : undefined);
+  // Withheld whole: the calls cut are read as the judge read them, with the declared tools. Read without,
+  // JSON in prose naming no declared tool (`{"name": "Ada", "arguments": …}`) was cut as a call, where the
+  // turn, allowed, keeps it.
+  const cut = partial ?? ((text: string) => cutCalls(text, extractToolCalls(text, { tools: judge.tools })));
   const response = shape.rewrite(body, reason, { fromText: true, cut });
   return { verdict, response, changed: true, dialect, source, extracted, reason };
 }

@@ -10,12 +10,13 @@ import {
   choiceChunk,
   fakeProvider,
   type FakeReply,
+  type GuardedRun,
   TOOLS_OPENAI,
   VALID_CALL,
   withGuardedServer,
 } from "./_fake_llm_server.ts";
 import { sdkClients } from "./_sdk_clients.ts";
-import { gateCompletion } from "../gate.ts";
+import { gateCompletion, type GuardFetchOptions } from "../gate.ts";
 
 const provider = fakeProvider();
 const { openai } = sdkClients(provider);
@@ -24,6 +25,52 @@ const messages = [{ role: "user" as const, content: "Weather in Oslo?" }];
 /** A call to a tool the request does not declare, written into the text as a local model writes it. */
 const WRITTEN_BAD = '<tool_call>\n{"name": "delete_everything", "arguments": {}}\n</tool_call>';
 const WRITTEN_GOOD = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"}}\n</tool_call>';
+
+/** A Gemini request's tools: `get_weather(city)`. */
+const GEMINI_TOOLS = [{
+  functionDeclarations: [{
+    name: "get_weather",
+    parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+  }],
+}];
+
+type GeminiChunk = {
+  candidates?: ({ content?: { parts?: { text?: string; functionCall?: { name: string } }[] } } | null)[];
+  usageMetadata?: unknown;
+};
+
+/** The chunks of a Gemini SSE stream as a client parses them. */
+function geminiChunks(sse: string): GeminiChunk[] {
+  return sse.split("\n").filter((l) => l.startsWith("data: ")).map((l) => JSON.parse(l.slice(6)));
+}
+
+/** Each candidate's parts as a client joins them, by position, a call as `[name]`. */
+function geminiTexts(chunks: GeminiChunk[]): string[] {
+  const texts = ["", ""];
+  for (const chunk of chunks) {
+    for (const [i, c] of (chunk.candidates ?? []).entries()) {
+      for (const p of c?.content?.parts ?? []) {
+        texts[i] += p.functionCall ? `[${p.functionCall.name}]` : p.text ?? "";
+      }
+    }
+  }
+  return texts;
+}
+
+/** What a client of a Gemini model asked for two candidates gets when the model streams `sse`. */
+async function twoCandidates(sse: unknown[], options: GuardFetchOptions = {}): Promise<GuardedRun<string>> {
+  return await withGuardedServer(() => ({ sse }), options, async (server, f) => {
+    const res = await f(`${server.url}/v1beta/models/gemma-3-27b-it:streamGenerateContent?alt=sse`, {
+      method: "POST",
+      body: JSON.stringify({
+        contents: [{ role: "user", parts: [{ text: "Weather?" }] }],
+        tools: GEMINI_TOOLS,
+        generationConfig: { candidateCount: 2 },
+      }),
+    });
+    return await res.text();
+  });
+}
 
 /** The frames of an `n: 2` stream: prose in choice 0, `written` in pieces in choice 1, interleaved. */
 function twoChoiceStream(written: string, choice0: Record<string, unknown>[] = []): unknown[] {
@@ -158,14 +205,7 @@ test("guardFetch n=2: a whole answer whose choice 0 calls by its call fields and
 });
 
 test("gateCompletion: a Gemini answer whose candidate 0 calls by a functionCall and candidate 1 writes a rejected call is withheld", async () => {
-  const request = {
-    tools: [{
-      functionDeclarations: [{
-        name: "get_weather",
-        parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
-      }],
-    }],
-  };
+  const request = { tools: GEMINI_TOOLS };
   const response = {
     candidates: [
       {
@@ -271,45 +311,19 @@ test("guardFetch n=2: choice 1's text in a chunk beside choice 0's finish is wat
 test("guardFetch Gemini stream: candidate 1's text beside candidate 0's part is watched while candidate 0's text is held", async () => {
   // Candidate 0's watch holds its written call, and held the whole chunk (or the piece that puts candidate 1
   // at its position behind an empty candidate 0): candidate 1's text in it went out unread.
-  const tools = [{
-    functionDeclarations: [{
-      name: "get_weather",
-      parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
-    }],
-  }];
   const candidate = (index: number, text: string, finishReason?: string) => ({
     index,
     content: { role: "model", parts: [{ text }] },
     ...(finishReason ? { finishReason } : {}),
   });
-  const read = async (beside: Record<string, unknown>) =>
-    await withGuardedServer(
-      () => ({
-        sse: [
-          { candidates: [candidate(0, WRITTEN_BAD)] },
-          { candidates: [beside, candidate(1, `Sure.\n${WRITTEN_BAD}`)] },
-          { candidates: [candidate(0, "", "STOP"), candidate(1, "", "STOP")] },
-        ],
-      }),
-      {},
-      async (server, f) => {
-        const res = await f(`${server.url}/v1beta/models/gemma-3-27b-it:streamGenerateContent?alt=sse`, {
-          method: "POST",
-          body: JSON.stringify({
-            contents: [{ role: "user", parts: [{ text: "Weather?" }] }],
-            tools,
-            generationConfig: { candidateCount: 2 },
-          }),
-        });
-        const texts = ["", ""];
-        for (const line of (await res.text()).split("\n").filter((l) => l.startsWith("data: "))) {
-          for (const [i, c] of (JSON.parse(line.slice(6)).candidates ?? []).entries()) {
-            for (const p of c?.content?.parts ?? []) texts[i] += p.text ?? "";
-          }
-        }
-        return texts;
-      },
-    );
+  const read = async (beside: Record<string, unknown>) => {
+    const run = await twoCandidates([
+      { candidates: [candidate(0, WRITTEN_BAD)] },
+      { candidates: [beside, candidate(1, `Sure.\n${WRITTEN_BAD}`)] },
+      { candidates: [candidate(0, "", "STOP"), candidate(1, "", "STOP")] },
+    ]);
+    return { ...run, value: geminiTexts(geminiChunks(run.value)) };
+  };
   for (
     const beside of [candidate(0, " More."), candidate(0, "", "STOP"), { index: 0, content: { parts: [] } }]
   ) {
@@ -326,12 +340,6 @@ test("guardFetch Gemini stream: candidate 1's text beside candidate 0's part is 
 test("guardFetch Gemini stream of two candidates: each keeps its text, and the last usage a client reads is the answer's", async () => {
   // Gemini reports the usage in every chunk. A chunk of both candidates was held whole by one watch, or
   // split with its usage on the piece another watch holds: chunks went out of order, an older usage last.
-  const tools = [{
-    functionDeclarations: [{
-      name: "get_weather",
-      parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
-    }],
-  }];
   const part = (text: string, thought = false) => ({ text, ...(thought ? { thought } : {}) });
   const chunk = (c0: unknown[] | undefined, c1: unknown[] | undefined, usage: number, finish = false) => ({
     candidates: [c0, c1].flatMap((parts, index) =>
@@ -348,29 +356,13 @@ test("guardFetch Gemini stream of two candidates: each keeps its text, and the l
     chunk([part("Done.")], undefined, 13),
     chunk([part("")], [part("")], 16, true),
   ];
-  const { value, seen } = await withGuardedServer(() => ({ sse }), {}, async (server, f) => {
-    const res = await f(`${server.url}/v1beta/models/gemma-3-27b-it:streamGenerateContent?alt=sse`, {
-      method: "POST",
-      body: JSON.stringify({
-        contents: [{ role: "user", parts: [{ text: "Weather?" }] }],
-        tools,
-        generationConfig: { candidateCount: 2 },
-      }),
-    });
-    return await res.text();
-  });
+  const { value, seen } = await twoCandidates(sse);
   // As a client reads it: each candidate's parts at its position, the usage of the last chunk that has one.
-  const texts = ["", ""];
-  let usage: unknown;
-  for (const line of value.split("\n").filter((l) => l.startsWith("data: "))) {
-    const event = JSON.parse(line.slice(6));
-    for (const [i, c] of (event.candidates ?? []).entries()) {
-      for (const p of c?.content?.parts ?? []) texts[i] += p.functionCall ? "[call]" : p.text ?? "";
-    }
-    usage = event.usageMetadata ?? usage;
-  }
+  const chunks = geminiChunks(value);
+  const texts = geminiTexts(chunks);
+  const usage = chunks.findLast((c) => c.usageMetadata != null)?.usageMetadata;
   assert.deepEqual(texts, [
-    "Hmm. ThenDone.[call]", // (text flows while a call is held)
+    "Hmm. ThenDone.[get_weather]", // (text flows while a call is held)
     '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Bergen"}}\n</tool_call>',
   ]);
   assert.deepEqual(usage, { promptTokenCount: 9, totalTokenCount: 16 });
@@ -380,12 +372,7 @@ test("guardFetch Gemini stream of two candidates: each keeps its text, and the l
 test("guardFetch Gemini stream: a call written into the text a client reads is judged, whatever index its chunks name", async () => {
   // The genai SDK's `text` and the AI SDK read each chunk's first candidate: a call whose pieces come under
   // index 0 and index 1 by turns is one call to them, so it is one call to the gate too.
-  const tools = [{
-    functionDeclarations: [{
-      name: "get_weather",
-      parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
-    }],
-  }];
+  const tools = GEMINI_TOOLS;
   const chunk = (index: number, text: string, finishReason?: string) => ({
     candidates: [{
       index,
@@ -470,12 +457,7 @@ test("guardFetch Chat stream: a chunk whose choice clients read two ways (a stri
 
 test("guardFetch Gemini stream: a native call at another position does not let a call written at the first pass unjudged", async () => {
   // The clients read the first candidate (a written call) and pass over the second (a valid native call).
-  const tools = [{
-    functionDeclarations: [{
-      name: "get_weather",
-      parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
-    }],
-  }];
+  const tools = GEMINI_TOOLS;
   const sse = [
     { candidates: [{ index: 5, content: { role: "model", parts: [{ text: WRITTEN_BAD }] } }] },
     {
@@ -522,12 +504,7 @@ test("guardFetch: a call written into an answer that came with an empty tool_cal
 test("guardFetch Gemini stream: a chunk of more candidates than the request asked for is dropped, one of as many passes", async () => {
   // Each candidate's text is watched apart and split into a chunk of its own: thousands of candidates in a
   // chunk cost time and memory by their square, and no request asked for them.
-  const tools = [{
-    functionDeclarations: [{
-      name: "get_weather",
-      parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
-    }],
-  }];
+  const tools = GEMINI_TOOLS;
   const candidate = (text: string) => ({ content: { role: "model", parts: [{ text }] } });
   const sse = [
     { candidates: [candidate("Oslo is "), candidate("Bergen is ")] },
@@ -609,4 +586,61 @@ test("guardFetch n=2: the usage chunk waits behind a choice's text that waits to
   const plain = await finalWithUsage(fetch);
   assert.deepEqual(plain.usage, usage);
   assert.deepEqual(await finalWithUsage(provider.gfetch), plain);
+});
+
+test("guardFetch Gemini stream of two candidates: each candidate whose calls were withheld says why", async () => {
+  // The reason stood only in the candidate whose call was held first: candidate 0, the answer the clients
+  // read, lost its call (held after candidate 1's) without a word.
+  const call = (name: string) => ({ functionCall: { name, args: {} } });
+  const sse = [
+    { candidates: [{ index: 0, content: { role: "model", parts: [{ text: "Checking." }] } }] },
+    {
+      candidates: [{ index: 0, content: { role: "model", parts: [] } }, {
+        index: 1,
+        content: { parts: [call("x")] },
+      }],
+    },
+    { candidates: [{ index: 0, content: { role: "model", parts: [call("delete_everything")] } }] },
+    {
+      candidates: [0, 1].map((index) => ({
+        index,
+        content: { parts: [{ text: "" }] },
+        finishReason: "STOP",
+      })),
+      usageMetadata: { totalTokenCount: 9 },
+    },
+  ];
+  const { value, seen } = await twoCandidates(sse);
+  const texts = geminiTexts(geminiChunks(value));
+  assert.equal(seen[0].verdict.allowed, false);
+  assert.match(texts[0], /^Checking\.\n\ntoolguard stopped .*delete_everything/s);
+  assert.match(texts[1], /^\n\ntoolguard stopped /);
+});
+
+test("Gemini drop-call of two candidates: the reason stands in the candidate that lost a call, in a body and a stream", async () => {
+  // It stood in the first candidate (a body: the first with calls), which kept its valid call and lost
+  // nothing, and the candidate whose call was dropped had no word of it.
+  const tools = GEMINI_TOOLS;
+  const good = { functionCall: { name: "get_weather", args: { city: "Oslo" } } };
+  const bad = { functionCall: { name: "delete_everything", args: {} } };
+  const both = (finish: boolean, parts0: unknown[], parts1: unknown[]) =>
+    [parts0, parts1].map((parts, index) => ({
+      index,
+      content: { role: "model", parts },
+      ...(finish ? { finishReason: "STOP" } : {}),
+    }));
+  const request = { contents: [{ role: "user", parts: [{ text: "Weather?" }] }], tools };
+  const gated = await gateCompletion(request, { candidates: both(true, [good], [bad]) }, {
+    dialect: "gemini",
+    onRejected: "drop-call",
+  });
+  const body = geminiTexts([gated.response as GeminiChunk]);
+  assert.deepEqual(body[0], "[get_weather]");
+  assert.match(body[1], /^toolguard .*delete_everything/s);
+
+  const sse = [{ candidates: both(false, [good], [bad]) }, { candidates: both(true, [], []) }];
+  const { value } = await twoCandidates(sse, { onRejected: "drop-call" });
+  const stream = geminiTexts(geminiChunks(value));
+  assert.deepEqual(stream[0], "[get_weather]");
+  assert.match(stream[1], /^toolguard .*delete_everything/s);
 });

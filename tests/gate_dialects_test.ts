@@ -3,7 +3,13 @@
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { assembleToolCalls, gateCompletion, type GateEvent, guardFetch } from "../gate.ts";
-import { type FakeReply, type FakeServer, startFakeLlmServer } from "./_fake_llm_server.ts";
+import {
+  type FakeReply,
+  type FakeServer,
+  ollamaChat,
+  startFakeLlmServer,
+  TOOLS_OPENAI,
+} from "./_fake_llm_server.ts";
 import { ARRAY_ITERATOR, countingWork } from "./_counting.ts";
 
 const codes = (v: { calls: { findings: { code: string }[] }[] }) =>
@@ -357,4 +363,18 @@ test("guardFetch: Cohere v2 stream, a text block after a held call reaches the c
     assert.ok(block >= 0 && block < types.indexOf("content-delta"), `${name}: ${types.join(" ")}`);
     assert.ok(types.indexOf("content-end") > types.indexOf("content-delta"), `${name}: ${types.join(" ")}`);
   }
+});
+
+test("gateCompletion, a turn withheld: JSON in prose that names no declared tool stays, as in the turn allowed", async () => {
+  // It is no call (extractToolCalls, given the declared tools, reads none in it) and an allowed turn keeps
+  // it; the body gate cut it as a call, read without the tools.
+  const data = '{"name": "Ada", "arguments": {"ok": true}}';
+  const content =
+    `Your record is ${data}.\n<tool_call>\n{"name": "delete_everything", "arguments": {}}\n</tool_call>`;
+  const request = { model: "m", messages: [{ role: "user", content: "Hi" }], tools: TOOLS_OPENAI };
+  const gated = await gateCompletion(request, ollamaChat(content), { dialect: "ollama" });
+  assert.equal(gated.verdict.allowed, false);
+  const body = String((gated.response as { message: { content: string } }).message.content);
+  assert.ok(body.startsWith(`Your record is ${data}.\n\ntoolguard stopped`), body);
+  assert.doesNotMatch(body, /<tool_call>/);
 });

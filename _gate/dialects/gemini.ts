@@ -66,19 +66,16 @@ const body: CompletionBody = {
       ),
     };
   },
+  // The reason stands in each candidate that lost a call (as OpenAI Chat's choices): in the first that had
+  // calls, it told a candidate that lost none, and left the one that did without a word.
   dropCalls(body, drop, reason) {
     const keep = callCounter(drop);
-    let placed = false;
     return {
       ...body,
       candidates: candidates(body).map((c) =>
         withParts(c, (ps) => {
           const kept = ps.filter((p) => !isCall(p) || keep());
-          if (!placed && ps.some(isCall)) {
-            placed = true;
-            kept.unshift({ text: reason });
-          }
-          return kept;
+          return kept.length < ps.length ? [{ text: reason }, ...kept] : kept;
         })
       ),
     };
@@ -279,13 +276,18 @@ class GeminiStream implements FrameRouter {
   }
 
   /**
-   * Ends a stream of which only some calls were rejected: a chunk with `text` (the reason), then the held
-   * chunks without the dropped calls' parts (a `thoughtSignature` on a dropped call moves to the next kept
-   * one, where Gemini looks for it). A chunk left with nothing is dropped.
+   * Ends a stream of which only some calls were rejected: a chunk with `text` (the reason) in each candidate
+   * that lost a call, at its position, then the held chunks without the dropped calls' parts (a
+   * `thoughtSignature` on a dropped call moves to the next kept one, where Gemini looks for it). A chunk
+   * left with nothing is dropped.
    */
   dropCalls(text: string, split: SplitCalls, flow: StreamFlow): void {
+    const hit = new Set(split.dropped.map((c) => c.choice));
     flow.send(formatSse(JSON.stringify({
-      candidates: [{ content: { role: "model", parts: [{ text }] }, index: 0 }],
+      candidates: Array.from(
+        { length: Math.max(...hit) + 1 },
+        (_, i) => hit.has(i) ? { content: { role: "model", parts: [{ text }] }, index: i } : {},
+      ),
       ...this.#template,
     })));
     // A call is known by its candidate and its place among that candidate's calls: the chunks of each
@@ -323,32 +325,39 @@ class GeminiStream implements FrameRouter {
     }
   }
 
+  /**
+   * Ends a stream whose calls were rejected: each candidate's first held call gives way to `text` (the
+   * reason), its other calls are dropped. Every candidate that lost a call says why, as in a whole body: a
+   * candidate whose call was held after another's (candidate 1 first) lost its calls without a word.
+   */
   replace(text: string, _calls: unknown, flow: StreamFlow): void {
-    let placed = false;
+    const placed = new Set<number>();
     for (const h of flow.held) {
       if (!h.event) continue;
       if (!h.tool) {
         flow.send(h.raw);
         continue;
       }
+      // By position, as the calls were read (see `geminiEvents`): a candidate that is no record keeps its place.
+      const all = Array.isArray(h.event.candidates) ? h.event.candidates : [];
       const chunk = {
         ...h.event,
-        candidates: candidates(h.event).map((c) =>
-          withParts(c, (ps) => {
+        candidates: all.map((c, i) =>
+          !isRecord(c) ? c : withParts(c, (ps) => {
             const kept = ps.filter((p) => !isCall(p));
-            if (!placed && ps.some(isCall)) {
-              placed = true;
+            if (!placed.has(i) && ps.some(isCall)) {
+              placed.add(i);
               kept.push({ text });
             }
             return kept;
           })
         ),
       };
-      const empty = chunk.candidates.every((c) => parts(c).length === 0 && c.finishReason == null) &&
+      const empty = candidates(chunk).every((c) => parts(c).length === 0 && c.finishReason == null) &&
         h.event.usageMetadata == null;
       if (!empty) flow.send(formatSse(JSON.stringify(chunk)));
     }
-    if (!placed) {
+    if (placed.size === 0) {
       flow.send(formatSse(JSON.stringify({
         candidates: [{ content: { role: "model", parts: [{ text }] }, finishReason: "STOP", index: 0 }],
       })));
