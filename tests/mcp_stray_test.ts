@@ -211,3 +211,67 @@ test("McpSession: a server message that is both a request and an answer is not p
     [["request_and_answer", 1], ["request_and_answer", 1], ["request_and_answer", 1]],
   );
 });
+
+test("relayMcp: a line behind a BOM or a no-break space is not JSON to the relay, as to the SDKs' readers", {
+  timeout: 30_000,
+}, async () => {
+  // The SDKs' stdio readers JSON.parse each line as it came: a BOM or U+00A0 before the JSON makes it throw,
+  // and the request it answers waits for ever. The relay used to drop these first (its decoder and trim did)
+  // and pass the line on as it came; it now takes such a line for what the other end will find it: not JSON.
+  const server = [
+    "const rl = require('node:readline').createInterface({ input: process.stdin });",
+    "rl.on('line', (line) => {",
+    "  let m; try { m = JSON.parse(line); } catch {",
+    "    return console.log(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'parse' } }));",
+    "  }",
+    "  if (m.id === undefined) return;",
+    "  const lead = { 1: '\\ufeff', 2: '\\u00a0' }[m.id] ?? '';",
+    "  console.log(lead + JSON.stringify({ jsonrpc: '2.0', id: m.id, result: {} }));",
+    "});",
+  ].join("\n");
+  const lines: string[] = [];
+  let done = () => {};
+  const allIn = new Promise<void>((resolve) => (done = resolve));
+  const bound = setTimeout(done, 20_000);
+  async function* client() {
+    for (
+      const m of [...INIT, { jsonrpc: "2.0", id: 1, method: "ping" }, {
+        jsonrpc: "2.0",
+        id: 2,
+        method: "ping",
+      }]
+    ) {
+      yield enc.encode(JSON.stringify(m) + "\n");
+    }
+    yield enc.encode("\ufeff" + JSON.stringify({ jsonrpc: "2.0", id: 3, method: "ping" }) + "\n");
+    await allIn;
+  }
+  let buffered = "";
+  await relayMcp({
+    command: "node",
+    args: ["-e", server],
+    input: client(),
+    stderr: "ignore",
+    output: (bytes) => {
+      buffered += dec.decode(bytes, { stream: true });
+      for (let nl; (nl = buffered.indexOf("\n")) >= 0; buffered = buffered.slice(nl + 1)) {
+        lines.push(buffered.slice(0, nl));
+        if (lines.length >= 4) done();
+      }
+    },
+  });
+  clearTimeout(bound);
+  // Every line the client reads is JSON to JSON.parse, and each request has one answer.
+  const answers = lines.map((line) => JSON.parse(line) as JsonRpcMessage);
+  const byId = new Map(answers.map((a) => [a.id, a]));
+  assert.deepEqual(answers.map((a) => a.id).sort(), [0, 1, 2, 3]);
+  assert.equal(byId.get(0)?.error, undefined);
+  for (const id of [1, 2]) {
+    assert.equal((byId.get(id)?.error as { code: number }).code, -32603, `answer ${id}`);
+  }
+  assert.equal(
+    (byId.get(3)?.error as { code: number }).code,
+    -32700,
+    "the client's line never reached the server",
+  );
+});
