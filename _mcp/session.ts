@@ -907,15 +907,20 @@ export class GuardedSession implements McpSession {
       return "same";
     }
     if (typeof m.method === "string") return this.#scanned(m, m.method, "params");
-    if (!isResponse(m)) return "same";
+    if (!isResponse(m)) {
+      return Object.hasOwn(m, "result") || Object.hasOwn(m, "error") ? this.#noId(m) : "same";
+    }
+    // An error with id null answers a message the server could not read: the client needs it. Any other id
+    // that is no string or number answers nothing (its key would match a string id: `true`, "true").
+    if (m.id === null && m.result === undefined) return this.#scanned(m, "", "error", null);
+    if (typeof m.id !== "string" && typeof m.id !== "number") return this.#noId(m);
     const key = idKey(m.id);
     if (this.#own.has(key)) {
       this.#own.delete(key);
       return this.#ownListAnswer(m, bytes);
     }
     const req = this.#pending.get(key);
-    // An error with id null answers a message the server could not read: the client needs it.
-    if (req === undefined) return m.id === null ? this.#scanned(m, "", "error", null) : this.#stray(m, key);
+    if (req === undefined) return this.#stray(m, key);
     this.#pending.delete(key);
     if (req.method === "tools/list" && isRecord(m.result) && Array.isArray(m.result.tools)) {
       try {
@@ -949,6 +954,16 @@ export class GuardedSession implements McpSession {
   #stray(m: JsonRpcMessage, key: string): null {
     if (this.#cancelled.delete(key)) return null;
     this.#hooks.emit({ event: "stray_message", from: "server", kind: "no_request", id: m.id });
+    return null;
+  }
+
+  /**
+   * An answer without an id a request can have (none, a result with id null, `true`): no request waits for
+   * it, and nothing in it was scanned or cleaned, so it is dropped as a stray.
+   */
+  #noId(m: JsonRpcMessage): null {
+    const id = m.id === null || typeof m.id === "string" || typeof m.id === "number" ? { id: m.id } : {};
+    this.#hooks.emit({ event: "stray_message", from: "server", kind: "no_request", ...id });
     return null;
   }
 
