@@ -861,10 +861,15 @@ export class GuardedSession implements McpSession {
   // Server to client
   // -------------------------------------------------------------------------------------------------------
 
-  /** A batch from the server: judged per element; passed on as it came when nothing changed. */
+  /**
+   * A batch from the server: judged per element; passed on as it came when nothing changed. An answer to a
+   * request of a split client batch goes into that batch's answer instead, as a lone one does (else the
+   * client's batch would never be complete, and the answers kept for it never sent).
+   */
   #fromServerBatch(frame: McpFrame, batch: JsonRpcMessage[]): void {
     let changed = false;
     const out: JsonRpcMessage[] = [];
+    const replies: JsonRpcMessage[] = [];
     for (const x of batch) {
       let r: ServerOutcome = "same";
       try {
@@ -872,7 +877,11 @@ export class GuardedSession implements McpSession {
       } catch {
         // As for single messages: pass it on unchanged.
       }
-      if (r === "same") out.push(x);
+      const m = r === "same" ? x : r;
+      if (m !== null && this.#inBatch(m)) {
+        changed = true;
+        replies.push(m);
+      } else if (r === "same") out.push(x);
       else {
         changed = true;
         if (r !== null) out.push(r);
@@ -880,6 +889,8 @@ export class GuardedSession implements McpSession {
     }
     if (!changed) this.#toClient(frame);
     else if (out.length > 0) this.#toClient({ message: out, extra: frame.extra });
+    // (after the rest: a request's progress notifications in the batch reach the client before its answer)
+    for (const m of replies) this.#reply(m, frame.extra);
   }
 
   /**

@@ -301,3 +301,66 @@ test("McpSession: an answer without an id, or with an id no request can have, ne
   assert.deepEqual(toClient, [parseError], "a parse error with id null still passes");
   assert.equal(s.isWaiting("null"), true, 'and is no answer to the request "null"');
 });
+
+test(
+  "relayMcp: an answer to a split batch's request that comes in a batch of the server's completes the batch",
+  {
+    timeout: 30_000,
+  },
+  async () => {
+    // The relay sends a client batch on element by element and answers it with one array; the server answers
+    // ping 1 alone and ping 2 in a batch with a notification. Answer 2 went out inside the server's batch, so
+    // the client's batch never completed and ping 1's answer, kept for it, was never sent.
+    const server = [
+      "const rl = require('node:readline').createInterface({ input: process.stdin });",
+      "rl.on('line', (line) => {",
+      "  const m = JSON.parse(line);",
+      "  if (m.id === undefined) return;",
+      "  const answer = { jsonrpc: '2.0', id: m.id, result: {} };",
+      "  const note = { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'hi' } };",
+      "  console.log(JSON.stringify(m.id === 2 ? [note, answer] : answer));",
+      "});",
+    ].join("\n");
+    const answered = new Set<unknown>();
+    const lines: string[] = [];
+    let done = () => {};
+    const allIn = new Promise<void>((resolve) => (done = resolve));
+    const bound = setTimeout(done, 20_000);
+    async function* client() {
+      for (const m of INIT) yield enc.encode(JSON.stringify(m) + "\n");
+      const pings = [1, 2].map((id) => ({ jsonrpc: "2.0", id, method: "ping" }));
+      yield enc.encode(JSON.stringify(pings) + "\n");
+      await allIn;
+    }
+    let buffered = "";
+    await relayMcp({
+      command: "node",
+      args: ["-e", server],
+      input: client(),
+      stderr: "ignore",
+      output: (bytes) => {
+        buffered += dec.decode(bytes, { stream: true });
+        for (let nl; (nl = buffered.indexOf("\n")) >= 0; buffered = buffered.slice(nl + 1)) {
+          const line = buffered.slice(0, nl);
+          lines.push(line);
+          const message = JSON.parse(line) as JsonRpcMessage | JsonRpcMessage[];
+          for (const m of Array.isArray(message) ? message : [message]) {
+            if (m.id !== undefined) answered.add(m.id);
+          }
+          if (answered.has(1) && answered.has(2)) done();
+        }
+      },
+    });
+    clearTimeout(bound);
+    const batches = lines.map((l) => JSON.parse(l)).filter((m) =>
+      Array.isArray(m) && m.some((x) => x.id === 1)
+    );
+    assert.deepEqual(
+      batches.map((b) => b.map((x: JsonRpcMessage) => x.id)),
+      [[1, 2]],
+      "one array answers the batch",
+    );
+    const note = lines.findIndex((l) => l.includes("notifications/message"));
+  assert.ok(note >= 0 && note < lines.indexOf(JSON.stringify(batches[0])), "the server's notification first");
+  },
+);
