@@ -120,6 +120,11 @@ function jsonLength(value: unknown): number {
   }
 }
 
+/** A batch element that is no message, for its event (an array is not written out: it may nest deeply). */
+function textOf(value: unknown): string {
+  return Array.isArray(value) ? "[an array]" : String(value).slice(0, STRAY_TEXT);
+}
+
 /** Messages of a frame, a batch or a single one, as a list. */
 function messagesOf(frame: McpFrame): unknown[] {
   return Array.isArray(frame.message) ? frame.message : [frame.message];
@@ -862,7 +867,8 @@ export class GuardedSession implements McpSession {
   // -------------------------------------------------------------------------------------------------------
 
   /**
-   * A batch from the server: judged per element; passed on as it came when nothing changed. An answer to a
+   * A batch from the server: judged per element; passed on as it came when nothing changed (with split
+   * batches, element by element). An answer to a
    * request of a split client batch goes into that batch's answer instead, as a lone one does (else the
    * client's batch would never be complete, and the answers kept for it never sent).
    */
@@ -887,7 +893,14 @@ export class GuardedSession implements McpSession {
         if (r !== null) out.push(r);
       }
     }
-    if (!changed) this.#toClient(frame);
+    if (this.#hooks.splitBatches) {
+      // The client is written to as MCP since 2025-06-18 writes, one message a line: the SDKs' readers drop
+      // an array whole, and every answer in it would be lost. (An element that is no object is no message.)
+      for (const m of out) {
+        if (isRecord(m)) this.#toClient({ message: m, extra: frame.extra });
+        else this.#hooks.emit({ event: "stray_message", from: "server", kind: "not_json", text: textOf(m) });
+      }
+    } else if (!changed) this.#toClient(frame);
     else if (out.length > 0) this.#toClient({ message: out, extra: frame.extra });
     // (after the rest: a request's progress notifications in the batch reach the client before its answer)
     for (const m of replies) this.#reply(m, frame.extra);

@@ -38,7 +38,8 @@ export interface McpGuardOptions {
    * Client batches: `"forward"` (default for a guard made in code) sends a batch on as one array, with
    * rejected calls answered at once on their own; `"split"` (what the relays use) sends the elements one by
    * one and answers the batch with one array once every request has an answer, because MCP servers since
-   * protocol 2025-06-18 drop batches without answering.
+   * protocol 2025-06-18 drop batches without answering; a server's batch then reaches the client element by
+   * element too, as the MCP SDKs' readers drop an array whole.
    */
   batches?: "forward" | "split";
   /** Argument-injection findings: `"warn"` (default), `"block"` or `"off"`; see {@linkcode InjectionPolicy}. */

@@ -9,6 +9,13 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createMcpGuard, type JsonRpcMessage, type McpEvent, type McpFrame, relayMcp } from "../mcp.ts";
 import { INIT } from "./_mcp_messages.ts";
+import { runtimeCommand } from "./_runtime.ts";
+import { Client } from "@modelcontextprotocol/sdk/client";
+// (the SDK's "./*" export maps types to "*.js.d.ts", which does not exist: Deno is pointed at the real file)
+// @ts-types="../node_modules/@modelcontextprotocol/sdk/dist/esm/client/stdio.d.ts"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+// @ts-types="../node_modules/@modelcontextprotocol/sdk/dist/esm/types.d.ts"
+import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const EVIL = join(root, "tests/_mcp_evil_server.mjs");
@@ -361,6 +368,47 @@ test(
       "one array answers the batch",
     );
     const note = lines.findIndex((l) => l.includes("notifications/message"));
-  assert.ok(note >= 0 && note < lines.indexOf(JSON.stringify(batches[0])), "the server's notification first");
+    assert.ok(
+      note >= 0 && note < lines.indexOf(JSON.stringify(batches[0])),
+      "the server's notification first",
+    );
+  },
+);
+
+test(
+  "toolguard mcp: a batch of the server's reaches the client as single messages, which the MCP SDK reads",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    // The SDK's stdio reader takes one message a line and drops an array whole (MCP left batches out in
+    // 2025-06-18): a ping answered in a batch with a log notification waited for ever through the relay.
+    const server = [
+      "const rl = require('node:readline').createInterface({ input: process.stdin });",
+      "rl.on('line', (line) => {",
+      "  const m = JSON.parse(line);",
+      "  if (m.id === undefined) return;",
+      "  const result = m.method === 'initialize'",
+      "    ? { protocolVersion: m.params.protocolVersion, capabilities: { logging: {} }, serverInfo: { name: 's', version: '1' } }",
+      "    : {};",
+      "  const answer = { jsonrpc: '2.0', id: m.id, result };",
+      "  const note = { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'first' } };",
+      "  console.log(JSON.stringify(m.method === 'ping' ? [note, answer] : answer));",
+      "});",
+    ].join("\n");
+    const r = runtimeCommand(join(root, "cli.ts"), ["mcp", "--pins", "none", "--", "node", "-e", server]);
+    const client = new Client({ name: "guarded", version: "1.0.0" });
+    const logs: unknown[] = [];
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void logs.push(n.params.data));
+    try {
+      await client.connect(
+        new StdioClientTransport({ command: r.command, args: r.args, cwd: root, stderr: "ignore" }),
+      );
+      // (the bound only ends a run that would hang: the answer is there at once)
+      assert.deepEqual(await client.ping({ timeout: 20_000 }), {});
+      assert.deepEqual(logs, ["first"], "the notification came first, and was read");
+    } finally {
+      await client.close();
+    }
   },
 );
