@@ -253,12 +253,18 @@ const NEWLINE = 0x0a;
 /** Made on first use: under Deno the first decoder loads the text-encoding support. */
 const decoder = lazy(() => new TextDecoder());
 
+/**
+ * Keeps a leading BOM: the SDKs' stdio readers parse a line as it came, so a BOM before its JSON (or any
+ * space that is not JSON's, such as U+00A0, which `trim` would drop) makes it no message to them either.
+ */
+const lineDecoder = lazy(() => new TextDecoder("utf-8", { ignoreBOM: true }));
+
 /** Parse one line of bytes as JSON; undefined when blank or not JSON. Never throws. */
 export function parseLine(bytes: Uint8Array): JsonRpcMessage | JsonRpcMessage[] | undefined {
-  const text = decoder().decode(bytes).trim();
-  if (text === "") return undefined;
+  const text = lineDecoder().decode(bytes);
+  if (text.trim() === "") return undefined;
   try {
-    const value: unknown = JSON.parse(text);
+    const value: unknown = JSON.parse(text); // (JSON.parse skips JSON's own white space, CR included)
     if (value !== null && typeof value === "object") return value as JsonRpcMessage | JsonRpcMessage[];
     return undefined;
   } catch {

@@ -120,6 +120,11 @@ function jsonLength(value: unknown): number {
   }
 }
 
+/** A batch element that is no message, for its event (an array is not written out: it may nest deeply). */
+function textOf(value: unknown): string {
+  return Array.isArray(value) ? "[an array]" : String(value).slice(0, STRAY_TEXT);
+}
+
 /** Messages of a frame, a batch or a single one, as a list. */
 function messagesOf(frame: McpFrame): unknown[] {
   return Array.isArray(frame.message) ? frame.message : [frame.message];
@@ -861,10 +866,16 @@ export class GuardedSession implements McpSession {
   // Server to client
   // -------------------------------------------------------------------------------------------------------
 
-  /** A batch from the server: judged per element; passed on as it came when nothing changed. */
+  /**
+   * A batch from the server: judged per element; passed on as it came when nothing changed (with split
+   * batches, element by element). An answer to a
+   * request of a split client batch goes into that batch's answer instead, as a lone one does (else the
+   * client's batch would never be complete, and the answers kept for it never sent).
+   */
   #fromServerBatch(frame: McpFrame, batch: JsonRpcMessage[]): void {
     let changed = false;
     const out: JsonRpcMessage[] = [];
+    const replies: JsonRpcMessage[] = [];
     for (const x of batch) {
       let r: ServerOutcome = "same";
       try {
@@ -872,14 +883,27 @@ export class GuardedSession implements McpSession {
       } catch {
         // As for single messages: pass it on unchanged.
       }
-      if (r === "same") out.push(x);
+      const m = r === "same" ? x : r;
+      if (m !== null && this.#inBatch(m)) {
+        changed = true;
+        replies.push(m);
+      } else if (r === "same") out.push(x);
       else {
         changed = true;
         if (r !== null) out.push(r);
       }
     }
-    if (!changed) this.#toClient(frame);
+    if (this.#hooks.splitBatches) {
+      // The client is written to as MCP since 2025-06-18 writes, one message a line: the SDKs' readers drop
+      // an array whole, and every answer in it would be lost. (An element that is no object is no message.)
+      for (const m of out) {
+        if (isRecord(m)) this.#toClient({ message: m, extra: frame.extra });
+        else this.#hooks.emit({ event: "stray_message", from: "server", kind: "not_json", text: textOf(m) });
+      }
+    } else if (!changed) this.#toClient(frame);
     else if (out.length > 0) this.#toClient({ message: out, extra: frame.extra });
+    // (after the rest: a request's progress notifications in the batch reach the client before its answer)
+    for (const m of replies) this.#reply(m, frame.extra);
   }
 
   /**
@@ -907,15 +931,20 @@ export class GuardedSession implements McpSession {
       return "same";
     }
     if (typeof m.method === "string") return this.#scanned(m, m.method, "params");
-    if (!isResponse(m)) return "same";
+    if (!isResponse(m)) {
+      return Object.hasOwn(m, "result") || Object.hasOwn(m, "error") ? this.#noId(m) : "same";
+    }
+    // An error with id null answers a message the server could not read: the client needs it. Any other id
+    // that is no string or number answers nothing (its key would match a string id: `true`, "true").
+    if (m.id === null && m.result === undefined) return this.#scanned(m, "", "error", null);
+    if (typeof m.id !== "string" && typeof m.id !== "number") return this.#noId(m);
     const key = idKey(m.id);
     if (this.#own.has(key)) {
       this.#own.delete(key);
       return this.#ownListAnswer(m, bytes);
     }
     const req = this.#pending.get(key);
-    // An error with id null answers a message the server could not read: the client needs it.
-    if (req === undefined) return m.id === null ? this.#scanned(m, "", "error", null) : this.#stray(m, key);
+    if (req === undefined) return this.#stray(m, key);
     this.#pending.delete(key);
     if (req.method === "tools/list" && isRecord(m.result) && Array.isArray(m.result.tools)) {
       try {
@@ -949,6 +978,16 @@ export class GuardedSession implements McpSession {
   #stray(m: JsonRpcMessage, key: string): null {
     if (this.#cancelled.delete(key)) return null;
     this.#hooks.emit({ event: "stray_message", from: "server", kind: "no_request", id: m.id });
+    return null;
+  }
+
+  /**
+   * An answer without an id a request can have (none, a result with id null, `true`): no request waits for
+   * it, and nothing in it was scanned or cleaned, so it is dropped as a stray.
+   */
+  #noId(m: JsonRpcMessage): null {
+    const id = m.id === null || typeof m.id === "string" || typeof m.id === "number" ? { id: m.id } : {};
+    this.#hooks.emit({ event: "stray_message", from: "server", kind: "no_request", ...id });
     return null;
   }
 

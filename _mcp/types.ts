@@ -38,7 +38,8 @@ export interface McpGuardOptions {
    * Client batches: `"forward"` (default for a guard made in code) sends a batch on as one array, with
    * rejected calls answered at once on their own; `"split"` (what the relays use) sends the elements one by
    * one and answers the batch with one array once every request has an answer, because MCP servers since
-   * protocol 2025-06-18 drop batches without answering.
+   * protocol 2025-06-18 drop batches without answering; a server's batch then reaches the client element by
+   * element too, as the MCP SDKs' readers drop an array whole.
    */
   batches?: "forward" | "split";
   /** Argument-injection findings: `"warn"` (default), `"block"` or `"off"`; see {@linkcode InjectionPolicy}. */
@@ -129,10 +130,11 @@ export type McpEvent =
   | { event: "oversized_message"; from: "client" | "server"; bytes: number; id?: JsonRpcId }
   /**
    * A server message the client was not given: a line that is not JSON (`text`: its first 200 characters),
-   * an answer that no request waits for (a second answer, or one to a request never sent), which a client
-   * could take for the real answer while the guard had not looked into it, a message with both a method
-   * and an answer's result or error (`request_and_answer`), which a client could take for either, or a
-   * message nested too deeply for the runtime's `JSON.stringify` to write it out again (`too_deep`; a relay
+   * an answer that no request waits for (a second answer, one to a request never sent, or one without an id a
+   * request can have), which a client could take for the real answer while the guard had not looked into it,
+   * a message with both a method and an answer's result or error (`request_and_answer`), which a client
+   * could take for either, or a message nested too deeply for the runtime's `JSON.stringify` to write it
+   * out again (`too_deep`; a relay
    * answers such a request of the server's with an error, and puts an error in place of such an answer).
    */
   | {
