@@ -14,7 +14,7 @@ import {
   type McpRelayOptions,
   relayMcp,
 } from "../mcp.ts";
-import { createFramer, encodeJson, idFromEdges, type LineEdges } from "../_mcp/jsonrpc.ts";
+import { createFramer, EdgeKeeper, encodeJson, idFromEdges, type LineEdges } from "../_mcp/jsonrpc.ts";
 import { INIT } from "./_mcp_messages.ts";
 import { errorOf } from "./_mcp_http.ts";
 
@@ -105,6 +105,32 @@ test("idFromEdges: reads the id at either end of an over-long line, never a nest
     request: true,
   });
   assert.equal(edges(`{"result":"${pad}\\",\\"id\\":3}"}`), undefined);
+});
+
+test("idFromEdges: of two ids the last counts, as JSON reads it; a quote escaped at the cut is no key's", () => {
+  const found = (s: string) => {
+    let out: ReturnType<typeof idFromEdges>;
+    const framer = createFramer({ maxLineBytes: 50, onOverflow: (_n, e) => (out = idFromEdges(e)) });
+    framer.push(enc.encode(s + "\n"));
+    return out;
+  };
+  const pad = "y".repeat(10_000);
+  const twice = `{"id":1,"method":"x","params":"${pad}","id":2}`;
+  assert.equal((JSON.parse(twice) as JsonRpcMessage).id, 2);
+  assert.deepEqual(found(twice), { id: 2, request: true });
+  // An id whose value is no id a message could have replaces the one before it: none is read.
+  assert.equal(found(`{"id":1,"id":{"n":1},"params":"${pad}"}`), undefined);
+  // The last 4096 bytes start right after a backslash: their `"id":5` is the end of the key `k…k\"id`.
+  const cut = `{"params":{},"id":1,"${"k".repeat(8000)}\\"id":5,"z":"${"z".repeat(4082)}"}`;
+  assert.equal(cut.length - cut.lastIndexOf("\\") - 1, 4096);
+  assert.equal((JSON.parse(cut) as JsonRpcMessage).id, 1);
+  assert.equal(found(cut), undefined, "the id in the middle is not seen; 5 is no id of it");
+});
+
+test("EdgeKeeper: a batch is read past blanks before it (an HTTP body may start with a newline); of two ids the last counts", () => {
+  const keeper = new EdgeKeeper();
+  keeper.reset(enc.encode('\n [{"id":1,"method":"a"},{"id":2,"id":null,"method":"b"},{"id":"x","id":3}]'));
+  assert.deepEqual(keeper.edges().batch, [{ id: 1, request: true }, { id: 3, request: false }]);
 });
 
 test("relayMcp: an answer over maxMessageBytes answers the pending request with a JSON-RPC error", {
