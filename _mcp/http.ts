@@ -8,7 +8,7 @@
  */
 import { hostInput, hostOutput, onInterrupt } from "../_run/runtime.ts";
 import { sseParser, withoutBom } from "../_gate/sse.ts";
-import { byteCount, concatBytes } from "../_common/bytes.ts";
+import { byteCount, concatBytes, utf8Length } from "../_common/bytes.ts";
 import { lazy } from "../_common/lazy.ts";
 import { errorText, isRecord, MAX_TIMER_MS, urlWithoutSecrets } from "../_common/values.ts";
 import {
@@ -562,23 +562,29 @@ class HttpRelay {
     const parser = sseParser();
     const streamDecoder = new TextDecoder(); // (one per stream: it keeps a character cut between reads)
     const what = "an event of its stream";
+    /** The bytes of the event not ended yet (`maxMessageBytes` counts bytes; a character may be 3 of them). */
+    let pendingBytes = 0;
     try {
       for (let read; !(read = await reader.read()).done;) {
-        // (characters are at least as many bytes)
-        for (const event of parser.push(streamDecoder.decode(read.value, { stream: true }))) {
-          if (event.raw.length > this.#max) {
-            throw tooLong(new OversizedEvent(event.raw, streamDecoder), what, event.raw.length);
-          }
+        const text = streamDecoder.decode(read.value, { stream: true });
+        const events = parser.push(text);
+        for (const event of events) {
+          // (a character is 1 to 3 bytes: counted only when there may be too many)
+          const chars = event.raw.length;
+          const bytes = chars * 3 > this.#max ? utf8Length(event.raw) : chars;
+          if (bytes > this.#max) throw tooLong(new OversizedEvent(event.raw, streamDecoder), what, bytes);
           // (an empty id resets it: nothing to resume from)
           if (event.id !== undefined) end.lastEventId = event.id === "" ? undefined : event.id;
           if (event.retry !== undefined) end.retryMs = event.retry;
           this.#fromServerText(event.data);
         }
-        // (the text kept of an event not ended yet)
-        const pending = parser.pending;
-        if (pending > this.#max) {
+        // (the text kept of an event not ended yet: after an event ended in this read, the end of `text`)
+        pendingBytes = events.length === 0
+          ? pendingBytes + read.value.length
+          : utf8Length(text.slice(text.length - parser.pending));
+        if (pendingBytes > this.#max) {
           const start = parser.end().map((e) => e.raw).join("");
-          throw tooLong(new OversizedEvent(start, streamDecoder), what, pending);
+          throw tooLong(new OversizedEvent(start, streamDecoder), what, pendingBytes);
         }
         // A client that reads slower than the server writes holds the server back, not the relay's memory.
         await this.#outChain;

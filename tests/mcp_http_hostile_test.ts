@@ -65,6 +65,44 @@ test("relayMcpHttp: a server's answer past maxMessageBytes is not read on, and i
   }
 });
 
+test("relayMcpHttp: an event's size is counted in bytes, as maxMessageBytes says (a character may be 3)", {
+  timeout: 60_000,
+}, async () => {
+  const names = ["euro-event", "euro-unended"];
+  const open: ServerResponse[] = [];
+  const euros = "€".repeat(1000); // 1000 characters, 3000 bytes
+  const server = await scriptedServer(names.map((name) => ({ name })), (m, res) => {
+    const name = (m.params as { name: string }).name;
+    const answer = JSON.stringify({
+      jsonrpc: "2.0",
+      id: m.id,
+      result: { content: [{ type: "text", text: euros }] },
+    });
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    if (name === "euro-event") res.end(`data: ${answer}\n\n`);
+    else {
+      // An event that never ends, on a stream that stays open.
+      open.push(res);
+      res.write(`data: ${answer}`);
+    }
+  });
+  try {
+    const seen = await relayUntilAnswered(server.url, [...INIT, call(10, names[0]), call(11, names[1])], {
+      maxMessageBytes: 2000,
+    });
+    assert.equal(seen.answeredWhileConnected, true, "every request was answered while the client waited");
+    for (const id of [10, 11]) {
+      assert.match(errorOf(seen.answers.get(id)), /runs past the relay's limit of 2000 bytes/, `id ${id}`);
+    }
+    const sizes = seen.events.flatMap((e) => e.event === "oversized_message" ? [e.bytes] : []);
+    assert.equal(sizes.length, 2);
+    for (const bytes of sizes) assert.ok(bytes > 3000, `${bytes} bytes`);
+  } finally {
+    for (const res of open) res.end();
+    server.stop();
+  }
+});
+
 test("relayMcpHttp: a redirect is followed within the server's origin only; headers never go elsewhere", {
   timeout: 60_000,
 }, async () => {
