@@ -57,8 +57,9 @@ export interface McpHttpRelayOptions extends McpGuardOptions {
   maxMessageBytes?: number;
   /**
    * How many of the client's requests may wait for the server at once (each is a `POST` held open until its
-   * answer, or its stream, ends; one the server takes with 202 Accepted, to answer on its own stream, ends
-   * its `POST` and frees its place at once). A request past them is not sent: it is answered at once with a JSON-RPC
+   * answer, or its stream, ends, and an answer past `maxMessageBytes` until it is read on to its end,
+   * though its requests are answered at once; one the server takes with 202 Accepted, to answer on its own
+   * stream, ends its `POST` and frees its place at once). A request past them is not sent: it is answered at once with a JSON-RPC
    * error telling the client to wait for answers before sending more, so a client that floods the relay
    * opens no more connections and still gets an answer to every request. Notifications and the client's
    * answers to the server's requests are never refused (no answer could say so, and the server may wait for
@@ -101,6 +102,8 @@ const ERROR_BODY_BYTES = 4096;
  * replay it).
  */
 class TooLong extends Error {
+  /** The message read on to its end in the background (see `HttpRelay.#readOn`): its POST waits for it. */
+  readingOn: Promise<void> = Promise.resolve();
   constructor(max: number, what: string) {
     super(`${what} runs past the relay's limit of ${byteCount(max)} (maxMessageBytes); it was not read on`);
     this.name = "TooLong";
@@ -439,8 +442,11 @@ class HttpRelay {
         `HTTP ${response.status}${body ? `: ${body.slice(0, 200)}` : ""}${credentials}`,
       );
     }
-    await this.#answersTo(message, response);
+    const readingOn = await this.#answersTo(message, response);
     if (isRecord(message) && message.method === "notifications/initialized") void this.#listen();
+    // A message past the limit still being read on keeps its POST's place (maxInFlight): a server that
+    // answered each POST with one without end would have the relay read ever more of them at once.
+    await readingOn;
   }
 
   /**
@@ -449,7 +455,7 @@ class HttpRelay {
    * `retry:` delay, as MCP lets a server close the stream while it works (SEP-1699); a request still without
    * an answer after that is answered with a JSON-RPC error, never left waiting.
    */
-  async #answersTo(message: unknown, response: Response): Promise<void> {
+  async #answersTo(message: unknown, response: Response): Promise<Promise<void>> {
     const requests = requestsOf(message);
     if (response.status === 202) {
       await response.body?.cancel();
@@ -458,32 +464,41 @@ class HttpRelay {
       this.#onStream = [...this.#onStream.filter((r) => this.#session.isWaiting(r.id)), ...requests];
       if (this.#stream === "over") this.#answerOnStreamOver();
       else void this.#listen();
-      return;
+      return Promise.resolve();
     }
     const waiting = () => requests.some((r) => this.#session.isWaiting(r.id));
+    const readingOn: Promise<void>[] = [];
     let why = "";
     let end: StreamEnd = {};
     try {
       end = await this.#read(response, end);
     } catch (error) {
       why = errorText(error);
+      if (error instanceof TooLong) readingOn.push(error.readingOn);
     }
     // Once the client is gone the relay does not wait on a server that works on: it answers and ends.
-    why = this.#hidden(await this.#resume(end, this.#resumeSignal, waiting) || why);
+    why = this.#hidden(await this.#resume(end, this.#resumeSignal, waiting, readingOn) || why);
     for (const r of requests) {
       const text =
         `toolguard: the MCP server at ${this.#shown} ended its answer without answering ${r.method}` +
         (why ? ` (${why})` : "");
       this.#session.answerWithError(r.id, TRANSPORT_ERROR, text);
     }
+    return Promise.all(readingOn).then(() => {});
   }
 
   /**
    * Follow an event stream the server ended: while `more()` says so and the stream gave an event id, ask for
    * the rest with `GET` and `Last-Event-ID` after the server's `retry:` delay. Returns why it gave up after
-   * failed attempts, or "" when none failed.
+   * failed attempts, or "" when none failed. A message past the limit is read on in the background: that
+   * reading goes in `readingOn` when given.
    */
-  async #resume(from: StreamEnd, signal: AbortSignal, more: () => boolean): Promise<string> {
+  async #resume(
+    from: StreamEnd,
+    signal: AbortSignal,
+    more: () => boolean,
+    readingOn?: Promise<void>[],
+  ): Promise<string> {
     let end = from;
     let why = "";
     for (let failures = 0; end.lastEventId !== undefined && failures < RESUME.failures && more();) {
@@ -507,7 +522,10 @@ class HttpRelay {
         failures = 0;
       } catch (error) {
         why = `resuming its event stream failed: ${errorText(error)}`;
-        if (error instanceof TooLong) break; // resumed, it would come again
+        if (error instanceof TooLong) {
+          readingOn?.push(error.readingOn);
+          break; // resumed, it would come again
+        }
         failures++;
       }
     }
@@ -529,8 +547,9 @@ class HttpRelay {
     let readOn = false; // (once the reader is handed to #readOn, which cancels it)
     const tooLong = (rest: Overflowing, what: string, bytes: number) => {
       readOn = true;
-      void this.#readOn(reader, rest);
-      return this.#tooLong(what, bytes);
+      const error = this.#tooLong(what, bytes);
+      error.readingOn = this.#readOn(reader, rest);
+      return error;
     };
     try {
       if (!type.includes("text/event-stream")) {

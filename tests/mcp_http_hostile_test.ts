@@ -103,6 +103,58 @@ test("relayMcpHttp: an event's size is counted in bytes, as maxMessageBytes says
   }
 });
 
+test("relayMcpHttp: an answer past maxMessageBytes read on to its end keeps its POST's place (maxInFlight)", {
+  timeout: 60_000,
+}, async () => {
+  // Every call is answered with a JSON body that never ends: the relay answers each call with an error at
+  // once, and reads the body on (a request of the server's may be in it) while it holds a place.
+  let [open, mostOpen] = [0, 0];
+  const server = await scriptedServer([{ name: "endless" }], (m, res) => {
+    mostOpen = Math.max(mostOpen, ++open);
+    res.on("close", () => open--);
+    res.writeHead(200, { "content-type": "application/json" }).write(
+      `{"jsonrpc":"2.0","id":${m.id},"result":"`,
+    );
+    endless(res, "x".repeat(16 * 1024));
+  });
+  const answers = new Map<unknown, JsonRpcMessage>();
+  const waiters = new Map<unknown, () => void>();
+  const answered = (id: number) => new Promise<void>((resolve) => waiters.set(id, resolve));
+  const enc = new TextEncoder();
+  async function* client() {
+    const first = answered(0);
+    for (const m of INIT) yield enc.encode(JSON.stringify(m) + "\n");
+    await first;
+    // One call at a time: each is sent once the one before it has its answer.
+    for (let id = 10; id < 15; id++) {
+      const next = answered(id);
+      yield enc.encode(JSON.stringify(call(id, "endless")) + "\n");
+      await next;
+    }
+  }
+  try {
+    await relayMcpHttp(server.url, {
+      input: client(),
+      maxMessageBytes: 2000,
+      maxInFlight: 2,
+      output: (bytes) => {
+        for (const line of new TextDecoder().decode(bytes).split("\n").filter(Boolean)) {
+          const m = JSON.parse(line) as JsonRpcMessage;
+          answers.set(m.id, m);
+          waiters.get(m.id)?.();
+        }
+      },
+    });
+    for (const id of [10, 11]) {
+      assert.match(errorOf(answers.get(id)), /runs past the relay's limit of 2000 bytes/, `id ${id}`);
+    }
+    for (const id of [12, 13, 14]) assert.match(errorOf(answers.get(id)), /maxInFlight/, `id ${id}`);
+    assert.equal(mostOpen, 2, "no more answers are read at once than maxInFlight");
+  } finally {
+    server.stop();
+  }
+});
+
 test("relayMcpHttp: a redirect is followed within the server's origin only; headers never go elsewhere", {
   timeout: 60_000,
 }, async () => {
