@@ -421,6 +421,7 @@ class HttpRelay {
         answer: (id, code, text) => void this.#session.answerWithError(id, code, text),
       }));
     if (body === undefined) return; // (nothing of it could be written out: each request is answered)
+    const signal = stop === undefined ? this.#postSignal : AbortSignal.any([this.#postSignal, stop]);
     const response = await this.#fetch({
       method: "POST",
       headers: {
@@ -428,7 +429,7 @@ class HttpRelay {
         "content-type": "application/json",
       },
       body,
-      signal: stop === undefined ? this.#postSignal : AbortSignal.any([this.#postSignal, stop]),
+      signal,
     });
     const id = response.headers.get("mcp-session-id");
     if (id !== null) this.#sessionId = id;
@@ -442,7 +443,7 @@ class HttpRelay {
         `HTTP ${response.status}${body ? `: ${body.slice(0, 200)}` : ""}${credentials}`,
       );
     }
-    const readingOn = await this.#answersTo(message, response);
+    const readingOn = await this.#answersTo(message, response, signal);
     if (isRecord(message) && message.method === "notifications/initialized") void this.#listen();
     // A message past the limit still being read on keeps its POST's place (maxInFlight): a server that
     // answered each POST with one without end would have the relay read ever more of them at once.
@@ -455,7 +456,7 @@ class HttpRelay {
    * `retry:` delay, as MCP lets a server close the stream while it works (SEP-1699); a request still without
    * an answer after that is answered with a JSON-RPC error, never left waiting.
    */
-  async #answersTo(message: unknown, response: Response): Promise<Promise<void>> {
+  async #answersTo(message: unknown, response: Response, signal: AbortSignal): Promise<Promise<void>> {
     const requests = requestsOf(message);
     if (response.status === 202) {
       await response.body?.cancel();
@@ -471,7 +472,7 @@ class HttpRelay {
     let why = "";
     let end: StreamEnd = {};
     try {
-      end = await this.#read(response, end);
+      end = await this.#read(response, end, signal);
     } catch (error) {
       why = errorText(error);
       if (error instanceof TooLong) readingOn.push(error.readingOn);
@@ -518,7 +519,7 @@ class HttpRelay {
           failures++;
           continue;
         }
-        end = await this.#read(resumed, end);
+        end = await this.#read(resumed, end, signal);
         failures = 0;
       } catch (error) {
         why = `resuming its event stream failed: ${errorText(error)}`;
@@ -537,18 +538,24 @@ class HttpRelay {
    * stopped (`from`: where the stream it resumes had stopped). A message past `maxMessageBytes` ends the
    * reading with {@linkcode TooLong}, at once (its requests are answered so); the message is then read on to
    * its end, keeping only its ends, so that a request of the server's in it gets an error answer (see
-   * {@linkcode HttpRelay.#readOn}).
+   * {@linkcode HttpRelay.#readOn}). `signal` is the one its `fetch` was given: its aborting ends the reading.
    */
-  async #read(response: Response, from: StreamEnd): Promise<StreamEnd> {
+  async #read(response: Response, from: StreamEnd, signal: AbortSignal): Promise<StreamEnd> {
     // (a media type is case-insensitive: an event stream read as one body would be held whole, and never end)
     const type = response.headers.get("content-type")?.toLowerCase() ?? "";
     if (!response.body) return {};
     const reader = response.body.getReader();
+    // Deno ends a body's reading as its fetch's signal aborts only while the Response is in reach: once it has
+    // been collected, a body without end was read on for ever after the relay ended, and kept the process up.
+    const cancel = () => void reader.cancel().catch(() => {});
+    signal.addEventListener("abort", cancel, { once: true });
     let readOn = false; // (once the reader is handed to #readOn, which cancels it)
     const tooLong = (rest: Overflowing, what: string, bytes: number) => {
       readOn = true;
       const error = this.#tooLong(what, bytes);
-      error.readingOn = this.#readOn(reader, rest);
+      error.readingOn = this.#readOn(reader, rest, signal).finally(() => {
+        signal.removeEventListener("abort", cancel);
+      });
       return error;
     };
     try {
@@ -562,12 +569,16 @@ class HttpRelay {
             throw tooLong(new OversizedBody(concatBytes(chunks, size)), "its answer", size);
           }
         }
+        signal.throwIfAborted(); // (cancelled: not the whole body)
         this.#fromServerText(decoder().decode(concatBytes(chunks, size)));
         return {};
       }
       return await this.#readEvents(reader, from, tooLong);
     } finally {
-      if (!readOn) reader.cancel().catch(() => {});
+      if (!readOn) {
+        signal.removeEventListener("abort", cancel);
+        cancel();
+      }
     }
   }
 
@@ -621,9 +632,14 @@ class HttpRelay {
    * Read on a server message past `maxMessageBytes` (`rest`) to its end, keeping only its ends, then answer
    * each request of the server's it showed with an error, as the stdio relay does: the server would wait for
    * its answer. (The client's requests it may have answered were answered as the reading gave it up.) A
-   * message whose stream breaks or ends with the relay first is not answered: nobody waits for it.
+   * message whose stream breaks or ends with the relay first (`signal`, its fetch's) is not answered: nobody
+   * waits for it.
    */
-  async #readOn(reader: ReadableStreamDefaultReader<Uint8Array>, rest: Overflowing): Promise<void> {
+  async #readOn(
+    reader: ReadableStreamDefaultReader<Uint8Array>,
+    rest: Overflowing,
+    signal: AbortSignal,
+  ): Promise<void> {
     try {
       for (let read; !rest.ended && !(read = await reader.read()).done;) rest.push(read.value);
     } catch {
@@ -631,6 +647,7 @@ class HttpRelay {
     } finally {
       reader.cancel().catch(() => {});
     }
+    if (signal.aborted) return; // (cancelled as the relay ended: not the whole message)
     oversizedFromServer(rest.bytes, rest.edges(), this.#max, {
       toServer: (message) => void this.#toServer({ message }),
       answerWithError: () => {},
@@ -709,7 +726,7 @@ class HttpRelay {
       if (!response.ok) return void await response.body?.cancel();
       opened = true;
       // A server may end this stream at will once it gave an event id: follow it until the relay ends.
-      await this.#resume(await this.#read(response, {}), signal, () => true);
+      await this.#resume(await this.#read(response, {}, signal), signal, () => true);
     } catch {
       // The server offers no stream (405), or it ended: answers still arrive on the POSTs.
     } finally {

@@ -155,6 +155,46 @@ test("relayMcpHttp: an answer past maxMessageBytes read on to its end keeps its 
   }
 });
 
+test("relayMcpHttp: a server message past maxMessageBytes being read on is given up as the relay ends", {
+  timeout: 60_000,
+}, async () => {
+  // The server's own stream sends an event without end; the relay gives it up and reads it on in the
+  // background (a request of the server's may be in it), until the relay ends: then the stream is closed.
+  let written = 0;
+  let enough = () => {};
+  const plenty = new Promise<void>((resolve) => (enough = resolve));
+  let closed = () => {};
+  const streamClosed = new Promise<boolean>((resolve) => (closed = () => resolve(true)));
+  const server = await scriptedServer([], () => {}, (_req, res) => {
+    res.writeHead(200, { "content-type": "text/event-stream" }).write("data: ");
+    const piece = "x".repeat(64 * 1024);
+    const timer = setInterval(() => {
+      res.write(piece);
+      // (megabytes read, and dropped, by then: enough for a garbage collection to have run)
+      if ((written += piece.length) > 64 * 1024 * 1024) enough();
+    }, 1);
+    res.on("close", () => {
+      clearInterval(timer);
+      closed();
+    });
+  });
+  const enc = new TextEncoder();
+  async function* client() {
+    for (const m of INIT) yield enc.encode(JSON.stringify(m) + "\n");
+    await plenty;
+  }
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    await relayMcpHttp(server.url, { input: client(), maxMessageBytes: 2000, output: () => {} });
+    // (15 s at most: the old relay read the stream on for ever, and kept the process up)
+    const gaveUp = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), 15_000)));
+    assert.equal(await Promise.race([streamClosed, gaveUp]), true, "the relay closed the server's stream");
+  } finally {
+    clearTimeout(timer);
+    server.stop();
+  }
+});
+
 test("relayMcpHttp: a redirect is followed within the server's origin only; headers never go elsewhere", {
   timeout: 60_000,
 }, async () => {
