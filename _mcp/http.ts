@@ -650,7 +650,7 @@ class HttpRelay {
     if (signal.aborted) return; // (cancelled as the relay ended: not the whole message)
     oversizedFromServer(rest.bytes, rest.edges(), this.#max, {
       toServer: (message) => void this.#toServer({ message }),
-      answerWithError: () => {},
+      answerWithError: () => false,
     });
   }
 

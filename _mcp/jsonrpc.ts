@@ -63,6 +63,14 @@ export interface LineEdges {
   batch?: BatchMember[];
 }
 
+/** The first and last {@linkcode EDGE_BYTES} of a line kept whole (views on it), as a skipped line's are. */
+export function lineEdges(bytes: Uint8Array): LineEdges {
+  return {
+    head: bytes.subarray(0, EDGE_BYTES),
+    tail: bytes.subarray(Math.max(0, bytes.length - EDGE_BYTES)),
+  };
+}
+
 /** A member of a batch too long to keep, as its bytes showed it: its id, and whether it is a request. */
 export interface BatchMember {
   /** The member's JSON-RPC id. */
@@ -527,7 +535,7 @@ function stringBefore(text: string, end: number): string | undefined {
  * neither end shows one (a nested `"id"` is never taken for the message's). It is a request when the end
  * that showed the id (or, of a single message, either end) shows a `method`.
  */
-export function idFromEdges(edges: LineEdges): { id: JsonRpcId; request: boolean } | undefined {
+export function idFromEdges(edges: LineEdges): ShownId | undefined {
   // A batch shows the id of its first message at its start, of its last at its end; a single message's end
   // shows the id JSON keeps (the last), its start one that a later id may replace.
   const headText = decoder().decode(edges.head);
@@ -537,11 +545,34 @@ export function idFromEdges(edges: LineEdges): { id: JsonRpcId; request: boolean
   const [shown, other] = (batch === null ? tail.id === undefined : head.id !== undefined)
     ? [head, tail]
     : [tail, head];
-  if (shown.id === undefined) return undefined;
+  const id = idOfText(shown.id);
+  if (id === undefined) return undefined;
   const request = shown.method || (batch === null && other.method);
+  const earlier = batch === null ? idOfText(other.id) : undefined;
+  const differs = earlier !== undefined && idKey(earlier) !== idKey(id);
+  return { id, request, ...(differs ? { earlierId: earlier } : {}) };
+}
+
+/** The id a message shows: see {@linkcode idFromEdges}. */
+export interface ShownId {
+  /** The id, as JSON reads the message (of two, the last). */
+  id: JsonRpcId;
+  /** True when the message (the end that showed the id, of a batch) has a `method`: a request. */
+  request: boolean;
+  /**
+   * Of a single message showing another id at its start than at its end (a hostile or broken one): that
+   * earlier id. A relay answers the request waiting for `id`, or else for this one, so that neither a
+   * request JSON says it answers nor one its sender may have meant is left waiting for it.
+   */
+  earlierId?: JsonRpcId;
+}
+
+/** An id's JSON text read, when it is one a message could have (a string or a number). */
+function idOfText(text: string | undefined): string | number | undefined {
+  if (text === undefined) return undefined;
   try {
-    const id: unknown = JSON.parse(shown.id);
-    return typeof id === "string" || typeof id === "number" ? { id, request } : undefined;
+    const id: unknown = JSON.parse(text);
+    return typeof id === "string" || typeof id === "number" ? id : undefined;
   } catch {
     return undefined;
   }
@@ -552,7 +583,7 @@ export interface OverflowIds {
   /** Of a batch, its members that showed an id (at least one), in order; undefined for a single message. */
   members?: BatchMember[];
   /** The first id shown (a batch's first member's), or undefined when none was. */
-  found?: { id: JsonRpcId; request: boolean };
+  found?: ShownId;
 }
 
 /**

@@ -15,6 +15,7 @@ import {
   relayMcp,
 } from "../mcp.ts";
 import { createFramer, EdgeKeeper, encodeJson, idFromEdges, type LineEdges } from "../_mcp/jsonrpc.ts";
+import { oversizedFromServer } from "../_mcp/guard.ts";
 import { INIT } from "./_mcp_messages.ts";
 import { errorOf } from "./_mcp_http.ts";
 
@@ -119,7 +120,7 @@ test("idFromEdges: of two ids the last counts, as JSON reads it; a quote escaped
   const pad = "y".repeat(10_000);
   const twice = `{"id":1,"method":"x","params":"${pad}","id":2}`;
   assert.equal((JSON.parse(twice) as JsonRpcMessage).id, 2);
-  assert.deepEqual(overlongId(twice), { id: 2, request: true });
+  assert.deepEqual(overlongId(twice), { id: 2, request: true, earlierId: 1 });
   // An id whose value is no id a message could have replaces the one before it: none is read.
   assert.equal(overlongId(`{"id":1,"id":{"n":1},"params":"${pad}"}`), undefined);
   // The last 4096 bytes start right after a backslash: their `"id":5` is the end of the key `k…k\"id`.
@@ -127,6 +128,25 @@ test("idFromEdges: of two ids the last counts, as JSON reads it; a quote escaped
   assert.equal(cut.length - cut.lastIndexOf("\\") - 1, 4096);
   assert.equal((JSON.parse(cut) as JsonRpcMessage).id, 1);
   assert.equal(overlongId(cut), undefined, "the id in the middle is not seen; 5 is no id of it");
+});
+
+test("oversizedFromServer: an answer showing two ids answers the request waiting for either", () => {
+  const pad = "y".repeat(10_000);
+  for (
+    const [waiting, line] of [[7, `{"jsonrpc":"2.0","id":7,"result":"${pad}","id":8}`], [
+      8,
+      `{"id":7,"result":"${pad}","id":8}`,
+    ]] as const
+  ) {
+    let edges: LineEdges | undefined;
+    createFramer({ maxLineBytes: 50, onOverflow: (_n, e) => (edges = e) }).push(enc.encode(line + "\n"));
+    const answered: unknown[] = [];
+    oversizedFromServer(line.length, edges!, 50, {
+      toServer: () => {},
+      answerWithError: (id) => id === waiting && answered.push(id) > 0,
+    });
+    assert.deepEqual(answered, [waiting], line.slice(0, 30));
+  }
 });
 
 test("EdgeKeeper: a batch is read past blanks before it (an HTTP body may start with a newline); of two ids the last counts", () => {
