@@ -137,7 +137,8 @@ export function oversizedFromServer(
   to: {
     emit?(event: McpEvent): void;
     toServer(message: JsonRpcMessage): void;
-    answerWithError(id: JsonRpcId, code: number, text: string): void;
+    /** Answer a request waiting for `id`; false when none does. */
+    answerWithError(id: JsonRpcId, code: number, text: string): boolean;
   },
 ): void {
   const { members, found } = overflowIds(edges);
@@ -153,7 +154,11 @@ export function oversizedFromServer(
     : `toolguard: the MCP server's answer of ${size} ${limit}; it was not relayed`;
   for (const m of members ?? [found]) {
     if (m.request) to.toServer(errorResponse(m.id, -32600, refused));
-    else to.answerWithError(m.id, -32603, lost);
+    else if (
+      !to.answerWithError(m.id, -32603, lost) && found.earlierId !== undefined && members === undefined
+    ) {
+      to.answerWithError(found.earlierId, -32603, lost); // (see ShownId.earlierId)
+    }
   }
 }
 

@@ -8,7 +8,7 @@
  */
 import { hostInput, hostOutput, onInterrupt } from "../_run/runtime.ts";
 import { sseParser, withoutBom } from "../_gate/sse.ts";
-import { byteCount, concatBytes } from "../_common/bytes.ts";
+import { byteCount, concatBytes, utf8Length } from "../_common/bytes.ts";
 import { lazy } from "../_common/lazy.ts";
 import { errorText, isRecord, MAX_TIMER_MS, urlWithoutSecrets } from "../_common/values.ts";
 import {
@@ -57,8 +57,9 @@ export interface McpHttpRelayOptions extends McpGuardOptions {
   maxMessageBytes?: number;
   /**
    * How many of the client's requests may wait for the server at once (each is a `POST` held open until its
-   * answer, or its stream, ends; one the server takes with 202 Accepted, to answer on its own stream, ends
-   * its `POST` and frees its place at once). A request past them is not sent: it is answered at once with a JSON-RPC
+   * answer, or its stream, ends, and an answer past `maxMessageBytes` until it is read on to its end,
+   * though its requests are answered at once; one the server takes with 202 Accepted, to answer on its own
+   * stream, ends its `POST` and frees its place at once). A request past them is not sent: it is answered at once with a JSON-RPC
    * error telling the client to wait for answers before sending more, so a client that floods the relay
    * opens no more connections and still gets an answer to every request. Notifications and the client's
    * answers to the server's requests are never refused (no answer could say so, and the server may wait for
@@ -101,6 +102,8 @@ const ERROR_BODY_BYTES = 4096;
  * replay it).
  */
 class TooLong extends Error {
+  /** The message read on to its end in the background (see `HttpRelay.#readOn`): its POST waits for it. */
+  readingOn: Promise<void> = Promise.resolve();
   constructor(max: number, what: string) {
     super(`${what} runs past the relay's limit of ${byteCount(max)} (maxMessageBytes); it was not read on`);
     this.name = "TooLong";
@@ -418,6 +421,7 @@ class HttpRelay {
         answer: (id, code, text) => void this.#session.answerWithError(id, code, text),
       }));
     if (body === undefined) return; // (nothing of it could be written out: each request is answered)
+    const signal = stop === undefined ? this.#postSignal : AbortSignal.any([this.#postSignal, stop]);
     const response = await this.#fetch({
       method: "POST",
       headers: {
@@ -425,7 +429,7 @@ class HttpRelay {
         "content-type": "application/json",
       },
       body,
-      signal: stop === undefined ? this.#postSignal : AbortSignal.any([this.#postSignal, stop]),
+      signal,
     });
     const id = response.headers.get("mcp-session-id");
     if (id !== null) this.#sessionId = id;
@@ -439,8 +443,11 @@ class HttpRelay {
         `HTTP ${response.status}${body ? `: ${body.slice(0, 200)}` : ""}${credentials}`,
       );
     }
-    await this.#answersTo(message, response);
+    const readingOn = await this.#answersTo(message, response, signal);
     if (isRecord(message) && message.method === "notifications/initialized") void this.#listen();
+    // A message past the limit still being read on keeps its POST's place (maxInFlight): a server that
+    // answered each POST with one without end would have the relay read ever more of them at once.
+    await readingOn;
   }
 
   /**
@@ -449,7 +456,7 @@ class HttpRelay {
    * `retry:` delay, as MCP lets a server close the stream while it works (SEP-1699); a request still without
    * an answer after that is answered with a JSON-RPC error, never left waiting.
    */
-  async #answersTo(message: unknown, response: Response): Promise<void> {
+  async #answersTo(message: unknown, response: Response, signal: AbortSignal): Promise<Promise<void>> {
     const requests = requestsOf(message);
     if (response.status === 202) {
       await response.body?.cancel();
@@ -458,32 +465,41 @@ class HttpRelay {
       this.#onStream = [...this.#onStream.filter((r) => this.#session.isWaiting(r.id)), ...requests];
       if (this.#stream === "over") this.#answerOnStreamOver();
       else void this.#listen();
-      return;
+      return Promise.resolve();
     }
     const waiting = () => requests.some((r) => this.#session.isWaiting(r.id));
+    const readingOn: Promise<void>[] = [];
     let why = "";
     let end: StreamEnd = {};
     try {
-      end = await this.#read(response, end);
+      end = await this.#read(response, end, signal);
     } catch (error) {
       why = errorText(error);
+      if (error instanceof TooLong) readingOn.push(error.readingOn);
     }
     // Once the client is gone the relay does not wait on a server that works on: it answers and ends.
-    why = this.#hidden(await this.#resume(end, this.#resumeSignal, waiting) || why);
+    why = this.#hidden(await this.#resume(end, this.#resumeSignal, waiting, readingOn) || why);
     for (const r of requests) {
       const text =
         `toolguard: the MCP server at ${this.#shown} ended its answer without answering ${r.method}` +
         (why ? ` (${why})` : "");
       this.#session.answerWithError(r.id, TRANSPORT_ERROR, text);
     }
+    return Promise.all(readingOn).then(() => {});
   }
 
   /**
    * Follow an event stream the server ended: while `more()` says so and the stream gave an event id, ask for
    * the rest with `GET` and `Last-Event-ID` after the server's `retry:` delay. Returns why it gave up after
-   * failed attempts, or "" when none failed.
+   * failed attempts, or "" when none failed. A message past the limit is read on in the background: that
+   * reading goes in `readingOn` when given.
    */
-  async #resume(from: StreamEnd, signal: AbortSignal, more: () => boolean): Promise<string> {
+  async #resume(
+    from: StreamEnd,
+    signal: AbortSignal,
+    more: () => boolean,
+    readingOn?: Promise<void>[],
+  ): Promise<string> {
     let end = from;
     let why = "";
     for (let failures = 0; end.lastEventId !== undefined && failures < RESUME.failures && more();) {
@@ -503,11 +519,14 @@ class HttpRelay {
           failures++;
           continue;
         }
-        end = await this.#read(resumed, end);
+        end = await this.#read(resumed, end, signal);
         failures = 0;
       } catch (error) {
         why = `resuming its event stream failed: ${errorText(error)}`;
-        if (error instanceof TooLong) break; // resumed, it would come again
+        if (error instanceof TooLong) {
+          readingOn?.push(error.readingOn);
+          break; // resumed, it would come again
+        }
         failures++;
       }
     }
@@ -519,18 +538,25 @@ class HttpRelay {
    * stopped (`from`: where the stream it resumes had stopped). A message past `maxMessageBytes` ends the
    * reading with {@linkcode TooLong}, at once (its requests are answered so); the message is then read on to
    * its end, keeping only its ends, so that a request of the server's in it gets an error answer (see
-   * {@linkcode HttpRelay.#readOn}).
+   * {@linkcode HttpRelay.#readOn}). `signal` is the one its `fetch` was given: its aborting ends the reading.
    */
-  async #read(response: Response, from: StreamEnd): Promise<StreamEnd> {
+  async #read(response: Response, from: StreamEnd, signal: AbortSignal): Promise<StreamEnd> {
     // (a media type is case-insensitive: an event stream read as one body would be held whole, and never end)
     const type = response.headers.get("content-type")?.toLowerCase() ?? "";
     if (!response.body) return {};
     const reader = response.body.getReader();
+    // Deno ends a body's reading as its fetch's signal aborts only while the Response is in reach: once it has
+    // been collected, a body without end was read on for ever after the relay ended, and kept the process up.
+    const cancel = () => void reader.cancel().catch(() => {});
+    signal.addEventListener("abort", cancel, { once: true });
     let readOn = false; // (once the reader is handed to #readOn, which cancels it)
     const tooLong = (rest: Overflowing, what: string, bytes: number) => {
       readOn = true;
-      void this.#readOn(reader, rest);
-      return this.#tooLong(what, bytes);
+      const error = this.#tooLong(what, bytes);
+      error.readingOn = this.#readOn(reader, rest, signal).finally(() => {
+        signal.removeEventListener("abort", cancel);
+      });
+      return error;
     };
     try {
       if (!type.includes("text/event-stream")) {
@@ -543,12 +569,16 @@ class HttpRelay {
             throw tooLong(new OversizedBody(concatBytes(chunks, size)), "its answer", size);
           }
         }
+        signal.throwIfAborted(); // (cancelled: not the whole body)
         this.#fromServerText(decoder().decode(concatBytes(chunks, size)));
         return {};
       }
       return await this.#readEvents(reader, from, tooLong);
     } finally {
-      if (!readOn) reader.cancel().catch(() => {});
+      if (!readOn) {
+        signal.removeEventListener("abort", cancel);
+        cancel();
+      }
     }
   }
 
@@ -562,23 +592,29 @@ class HttpRelay {
     const parser = sseParser();
     const streamDecoder = new TextDecoder(); // (one per stream: it keeps a character cut between reads)
     const what = "an event of its stream";
+    /** The bytes of the event not ended yet (`maxMessageBytes` counts bytes; a character may be 3 of them). */
+    let pendingBytes = 0;
     try {
       for (let read; !(read = await reader.read()).done;) {
-        // (characters are at least as many bytes)
-        for (const event of parser.push(streamDecoder.decode(read.value, { stream: true }))) {
-          if (event.raw.length > this.#max) {
-            throw tooLong(new OversizedEvent(event.raw, streamDecoder), what, event.raw.length);
-          }
+        const text = streamDecoder.decode(read.value, { stream: true });
+        const events = parser.push(text);
+        for (const event of events) {
+          // (a character is 1 to 3 bytes: counted only when there may be too many)
+          const chars = event.raw.length;
+          const bytes = chars * 3 > this.#max ? utf8Length(event.raw) : chars;
+          if (bytes > this.#max) throw tooLong(new OversizedEvent(event.raw, streamDecoder), what, bytes);
           // (an empty id resets it: nothing to resume from)
           if (event.id !== undefined) end.lastEventId = event.id === "" ? undefined : event.id;
           if (event.retry !== undefined) end.retryMs = event.retry;
           this.#fromServerText(event.data);
         }
-        // (the text kept of an event not ended yet)
-        const pending = parser.pending;
-        if (pending > this.#max) {
+        // (the text kept of an event not ended yet: after an event ended in this read, the end of `text`)
+        pendingBytes = events.length === 0
+          ? pendingBytes + read.value.length
+          : utf8Length(text.slice(text.length - parser.pending));
+        if (pendingBytes > this.#max) {
           const start = parser.end().map((e) => e.raw).join("");
-          throw tooLong(new OversizedEvent(start, streamDecoder), what, pending);
+          throw tooLong(new OversizedEvent(start, streamDecoder), what, pendingBytes);
         }
         // A client that reads slower than the server writes holds the server back, not the relay's memory.
         await this.#outChain;
@@ -596,9 +632,14 @@ class HttpRelay {
    * Read on a server message past `maxMessageBytes` (`rest`) to its end, keeping only its ends, then answer
    * each request of the server's it showed with an error, as the stdio relay does: the server would wait for
    * its answer. (The client's requests it may have answered were answered as the reading gave it up.) A
-   * message whose stream breaks or ends with the relay first is not answered: nobody waits for it.
+   * message whose stream breaks or ends with the relay first (`signal`, its fetch's) is not answered: nobody
+   * waits for it.
    */
-  async #readOn(reader: ReadableStreamDefaultReader<Uint8Array>, rest: Overflowing): Promise<void> {
+  async #readOn(
+    reader: ReadableStreamDefaultReader<Uint8Array>,
+    rest: Overflowing,
+    signal: AbortSignal,
+  ): Promise<void> {
     try {
       for (let read; !rest.ended && !(read = await reader.read()).done;) rest.push(read.value);
     } catch {
@@ -606,9 +647,10 @@ class HttpRelay {
     } finally {
       reader.cancel().catch(() => {});
     }
+    if (signal.aborted) return; // (cancelled as the relay ended: not the whole message)
     oversizedFromServer(rest.bytes, rest.edges(), this.#max, {
       toServer: (message) => void this.#toServer({ message }),
-      answerWithError: () => {},
+      answerWithError: () => false,
     });
   }
 
@@ -684,7 +726,7 @@ class HttpRelay {
       if (!response.ok) return void await response.body?.cancel();
       opened = true;
       // A server may end this stream at will once it gave an event id: follow it until the relay ends.
-      await this.#resume(await this.#read(response, {}), signal, () => true);
+      await this.#resume(await this.#read(response, {}, signal), signal, () => true);
     } catch {
       // The server offers no stream (405), or it ended: answers still arrive on the POSTs.
     } finally {

@@ -63,6 +63,14 @@ export interface LineEdges {
   batch?: BatchMember[];
 }
 
+/** The first and last {@linkcode EDGE_BYTES} of a line kept whole (views on it), as a skipped line's are. */
+export function lineEdges(bytes: Uint8Array): LineEdges {
+  return {
+    head: bytes.subarray(0, EDGE_BYTES),
+    tail: bytes.subarray(Math.max(0, bytes.length - EDGE_BYTES)),
+  };
+}
+
 /** A member of a batch too long to keep, as its bytes showed it: its id, and whether it is a request. */
 export interface BatchMember {
   /** The member's JSON-RPC id. */
@@ -134,7 +142,10 @@ class BatchScanner {
   #byte(b: number): void {
     if (this.#state === "start") {
       if (b === OPEN_BRACKET) [this.#state, this.#depth] = ["array", 1];
-      else if (b !== 0x20 && b !== 0x09 && b !== 0x0d) [this.#state, this.#depth] = ["done", -1];
+      // (JSON's blanks: an HTTP body may start with a newline, where a line cannot)
+      else if (b !== 0x20 && b !== 0x09 && b !== 0x0a && b !== 0x0d) {
+        [this.#state, this.#depth] = ["done", -1];
+      }
       return;
     }
     if (this.#inString) {
@@ -173,7 +184,8 @@ class BatchScanner {
         break;
       case COLON:
         if (this.#depth !== 2) break;
-        if (this.#lastKey === "id") [this.#idBytes, this.#idTooLong] = [[], false];
+        // (of two ids, JSON keeps the last, even one that is not an id a message could have)
+        if (this.#lastKey === "id") [this.#idBytes, this.#idTooLong, this.#id] = [[], false, undefined];
         else if (this.#lastKey === "method") this.#method = true;
         break;
     }
@@ -426,12 +438,14 @@ const STRING = String.raw`"(?:[^"\\]|\\.)*"`;
 const SCALAR = String.raw`${STRING}|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null`;
 /** A member of an object whose value is a scalar, and what follows it (`,` or `}`). */
 const SCALAR_MEMBER = new RegExp(String.raw`\s*(${STRING})\s*:\s*(${SCALAR})\s*([,}])`, "y");
+/** A member's key, up to its colon. */
+const MEMBER_KEY = new RegExp(String.raw`\s*(${STRING})\s*:`, "y");
 /** A scalar at the end of a text. */
 const SCALAR_AT_END = new RegExp(String.raw`(?:-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null)$`);
 
 /** What the top-level members of a message whose values are scalars show: its id, and whether it has a method. */
 interface ShownMembers {
-  /** The text of the first `id` value read. */
+  /** The text of the `id` value read that JSON keeps of them (the last in the text). */
   id?: string;
   method: boolean;
 }
@@ -439,7 +453,8 @@ interface ShownMembers {
 /**
  * The members of the object that `text` starts with, read from its start while their values are scalars (a
  * member whose value is an object or an array, or is cut off, ends the reading): keys are read as JSON reads
- * them, so `"\u0069d"` is `id`.
+ * them, so `"\u0069d"` is `id`. Of two ids JSON keeps the last: an `id` whose value ends the reading (one
+ * no message could have, or cut off) leaves none.
  */
 function leadingMembers(text: string): ShownMembers {
   const shown: ShownMembers = { method: false };
@@ -447,16 +462,24 @@ function leadingMembers(text: string): ShownMembers {
   if (open === null) return shown;
   SCALAR_MEMBER.lastIndex = open[0].length;
   for (let m; (m = SCALAR_MEMBER.exec(text)) !== null;) {
-    noteMember(shown, m[1], m[2]);
-    if (m[3] === "}") break;
+    const key = jsonString(m[1]);
+    if (key === "id") shown.id = m[2];
+    else if (key === "method") shown.method = true;
+    if (m[3] === "}") return shown;
+    MEMBER_KEY.lastIndex = SCALAR_MEMBER.lastIndex;
   }
+  const stop = MEMBER_KEY.exec(text);
+  if (stop !== null && jsonString(stop[1]) === "id") shown.id = undefined;
   return shown;
 }
 
 /**
  * The members of the object that `text` ends with, read back from its end while their values are scalars;
- * as {@linkcode leadingMembers}. In JSON a quote is a string's own when an even number of backslashes comes
- * before it, so a string is read back to its opening quote without knowing where the text began.
+ * as {@linkcode leadingMembers}, but the first id read is the one JSON keeps (the last in the text). In JSON
+ * a quote is a string's own when an even number of backslashes comes before it, so a string is read back to
+ * its opening quote without knowing where the text began; but where `text` begins inside a string, an
+ * escaped quote whose backslashes were cut off looks like an opening one, so a key counts only when a `,` or
+ * the `{` comes before it (`…\"id":5}` is not an id).
  */
 function trailingMembers(text: string): ShownMembers {
   const shown: ShownMembers = { method: false };
@@ -469,21 +492,18 @@ function trailingMembers(text: string): ShownMembers {
     at = skipBlanksBack(text, at - value.length);
     if (text[at - 1] !== ":") break;
     at = skipBlanksBack(text, at - 1);
-    const key = text[at - 1] === '"' ? stringBefore(text, at) : undefined;
-    if (key === undefined) break;
-    noteMember(shown, key, value);
-    at = skipBlanksBack(text, at - key.length);
-    if (text[at - 1] !== ",") break; // (a `{`: the object's first member; anything else: not JSON)
+    const keyText = text[at - 1] === '"' ? stringBefore(text, at) : undefined;
+    if (keyText === undefined) break;
+    at = skipBlanksBack(text, at - keyText.length);
+    const before = text[at - 1];
+    if (before !== "," && before !== "{") break; // (a key cut off, or not JSON)
+    const key = jsonString(keyText);
+    if (key === "id") shown.id ??= value;
+    else if (key === "method") shown.method = true;
+    if (before === "{") break; // (the object's first member)
     at = skipBlanksBack(text, at - 1);
   }
   return shown;
-}
-
-/** Note a member (its key's and value's texts) that {@linkcode ShownMembers} keeps. */
-function noteMember(shown: ShownMembers, keyText: string, valueText: string): void {
-  const key = jsonString(keyText);
-  if (key === "id") shown.id ??= valueText;
-  else if (key === "method") shown.method = true;
 }
 
 /** Where the blanks that end at `end` in `text` begin. */
@@ -515,24 +535,50 @@ function stringBefore(text: string, end: number): string | undefined {
 
 /**
  * The id of a message too long (or too broken) to parse, read from its first and last bytes: the members
- * whose values are scalars at its start (serialisers put `jsonrpc` and `id` first) or, failing that, at its
- * end (the MCP SDK writes `{"result":…,"jsonrpc":"2.0","id":7}`); of a batch, its first message's or its
- * last's. A key is read as JSON reads it (`"\u0069d"` is `id`). Undefined when neither end shows one (a
- * nested `"id"` is never taken for the message's). It is a request when the end that showed the id (or,
- * of a single message, either end) shows a `method`.
+ * whose values are scalars at its end (the MCP SDK writes `{"result":…,"jsonrpc":"2.0","id":7}`) or, failing
+ * that, at its start (serialisers put `jsonrpc` and `id` first); of a batch, its first message's or its
+ * last's. Keys are read as JSON reads them (`"\u0069d"` is `id`; of two ids, the last). Undefined when
+ * neither end shows one (a nested `"id"` is never taken for the message's). It is a request when the end
+ * that showed the id (or, of a single message, either end) shows a `method`.
  */
-export function idFromEdges(edges: LineEdges): { id: JsonRpcId; request: boolean } | undefined {
-  // A batch shows the id of its first message at its start, of its last at its end.
+export function idFromEdges(edges: LineEdges): ShownId | undefined {
+  // A batch shows the id of its first message at its start, of its last at its end; a single message's end
+  // shows the id JSON keeps (the last), its start one that a later id may replace.
   const headText = decoder().decode(edges.head);
   const batch = /^\s*\[/.exec(headText);
   const head = leadingMembers(batch === null ? headText : headText.slice(batch[0].length));
   const tail = trailingMembers(decoder().decode(edges.tail).replace(/\]\s*$/, ""));
-  const [shown, other] = head.id !== undefined ? [head, tail] : [tail, head];
-  if (shown.id === undefined) return undefined;
+  const [shown, other] = (batch === null ? tail.id === undefined : head.id !== undefined)
+    ? [head, tail]
+    : [tail, head];
+  const id = idOfText(shown.id);
+  if (id === undefined) return undefined;
   const request = shown.method || (batch === null && other.method);
+  const earlier = batch === null ? idOfText(other.id) : undefined;
+  const differs = earlier !== undefined && idKey(earlier) !== idKey(id);
+  return { id, request, ...(differs ? { earlierId: earlier } : {}) };
+}
+
+/** The id a message shows: see {@linkcode idFromEdges}. */
+export interface ShownId {
+  /** The id, as JSON reads the message (of two, the last). */
+  id: JsonRpcId;
+  /** True when the message (the end that showed the id, of a batch) has a `method`: a request. */
+  request: boolean;
+  /**
+   * Of a single message showing another id at its start than at its end (a hostile or broken one): that
+   * earlier id. A relay answers the request waiting for `id`, or else for this one, so that neither a
+   * request JSON says it answers nor one its sender may have meant is left waiting for it.
+   */
+  earlierId?: JsonRpcId;
+}
+
+/** An id's JSON text read, when it is one a message could have (a string or a number). */
+function idOfText(text: string | undefined): string | number | undefined {
+  if (text === undefined) return undefined;
   try {
-    const id: unknown = JSON.parse(shown.id);
-    return typeof id === "string" || typeof id === "number" ? { id, request } : undefined;
+    const id: unknown = JSON.parse(text);
+    return typeof id === "string" || typeof id === "number" ? id : undefined;
   } catch {
     return undefined;
   }
@@ -543,7 +589,7 @@ export interface OverflowIds {
   /** Of a batch, its members that showed an id (at least one), in order; undefined for a single message. */
   members?: BatchMember[];
   /** The first id shown (a batch's first member's), or undefined when none was. */
-  found?: { id: JsonRpcId; request: boolean };
+  found?: ShownId;
 }
 
 /**

@@ -264,7 +264,7 @@ class McpRelay {
         oversizedFromServer(bytes, edges, this.#maxLineBytes, {
           emit: (event) => this.#emit(event),
           toServer: (message) => this.#answerServer(message),
-          answerWithError: (id, code, text) => void this.#session.answerWithError(id, code, text),
+          answerWithError: (id, code, text) => this.#session.answerWithError(id, code, text),
         }),
     });
     try {

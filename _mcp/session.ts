@@ -12,7 +12,6 @@ import { cleanListing, describesThings } from "./poisoning.ts";
 import { type PayloadPlace, scanPayload } from "./judge.ts";
 import {
   answersOnly,
-  EDGE_BYTES,
   errorResponse,
   idFromEdges,
   idKey,
@@ -20,6 +19,7 @@ import {
   isResponse,
   type JsonRpcId,
   type JsonRpcMessage,
+  lineEdges,
   quickAnswerId,
 } from "./jsonrpc.ts";
 import type { McpEvent, McpFrame, McpGuard, McpSession, McpSinks } from "./types.ts";
@@ -372,19 +372,17 @@ export class GuardedSession implements McpSession {
     this.#notJson(frame);
     const bytes = frame.bytes;
     if (bytes === undefined) return;
-    const found = idFromEdges({
-      head: bytes.subarray(0, EDGE_BYTES),
-      tail: bytes.subarray(Math.max(0, bytes.length - EDGE_BYTES)),
-    });
+    const found = idFromEdges(lineEdges(bytes));
     if (found === undefined || found.request) return;
-    const key = idKey(found.id);
+    // (the id JSON reads, else the one the line showed first: see ShownId.earlierId)
+    const id = [found.id, found.earlierId].find((id) => id !== undefined && this.isWaiting(id));
+    if (id === undefined) return;
     // (the guard's own fetch fails with a short reason: it is quoted in the answers to the calls held for it)
-    if (this.#own.has(key)) return void this.answerWithError(found.id, -32603, "its answer was not JSON");
-    const method = this.#pending.get(key)?.method;
-    if (method === undefined) return;
+    if (this.#own.has(idKey(id))) return void this.answerWithError(id, -32603, "its answer was not JSON");
+    const method = this.#pending.get(idKey(id))?.method;
     const text = `toolguard: the MCP server's answer to ${method} was not a JSON-RPC answer the client ` +
       "can read (it was not passed on); treat the request as failed";
-    this.answerWithError(found.id, -32603, text);
+    this.answerWithError(id, -32603, text);
   }
 
   /** True when answers to `method` must be read: listings, and with output scanning every answer. */
@@ -569,11 +567,7 @@ export class GuardedSession implements McpSession {
     if (bytes === undefined) return;
     const text = decoder().decode(bytes.subarray(0, 4 * STRAY_TEXT));
     if (text.trim() === "" && decoder().decode(bytes).trim() === "") return;
-    const edges = {
-      head: bytes.subarray(0, EDGE_BYTES),
-      tail: bytes.subarray(Math.max(0, bytes.length - EDGE_BYTES)),
-    };
-    const found = idFromEdges(edges);
+    const found = idFromEdges(lineEdges(bytes));
     this.#hooks.emit({
       event: "client_message_refused",
       kind: "not_json",

@@ -14,7 +14,8 @@ import {
   type McpRelayOptions,
   relayMcp,
 } from "../mcp.ts";
-import { createFramer, encodeJson, idFromEdges, type LineEdges } from "../_mcp/jsonrpc.ts";
+import { createFramer, EdgeKeeper, encodeJson, idFromEdges, type LineEdges } from "../_mcp/jsonrpc.ts";
+import { oversizedFromServer } from "../_mcp/guard.ts";
 import { INIT } from "./_mcp_messages.ts";
 import { errorOf } from "./_mcp_http.ts";
 
@@ -81,30 +82,77 @@ async function exchange(
   return received;
 }
 
+/** The id {@linkcode idFromEdges} reads in the line `s`, too long for a framer that keeps 50 bytes. */
+function overlongId(s: string): ReturnType<typeof idFromEdges> {
+  let found: ReturnType<typeof idFromEdges>;
+  const framer = createFramer({ maxLineBytes: 50, onOverflow: (_n, e) => (found = idFromEdges(e)) });
+  framer.push(enc.encode(s + "\n"));
+  return found;
+}
+
 test("idFromEdges: reads the id at either end of an over-long line, never a nested one", () => {
-  const edges = (s: string) => {
-    let found: ReturnType<typeof idFromEdges>;
-    const framer = createFramer({ maxLineBytes: 50, onOverflow: (_n, e) => (found = idFromEdges(e)) });
-    framer.push(enc.encode(s + "\n"));
-    return found;
-  };
   const pad = "y".repeat(10_000);
-  assert.deepEqual(edges(`{"result":{"id":5,"t":"${pad}"},"jsonrpc":"2.0","id":7}`), {
+  assert.deepEqual(overlongId(`{"result":{"id":5,"t":"${pad}"},"jsonrpc":"2.0","id":7}`), {
     id: 7,
     request: false,
   });
-  assert.deepEqual(edges(`{"jsonrpc":"2.0","id":"a\\"b","result":"${pad}"}`), { id: 'a"b', request: false });
-  assert.deepEqual(edges(`{"method":"sampling/createMessage","params":"${pad}","jsonrpc":"2.0","id":3}`), {
-    id: 3,
-    request: true,
+  assert.deepEqual(overlongId(`{"jsonrpc":"2.0","id":"a\\"b","result":"${pad}"}`), {
+    id: 'a"b',
+    request: false,
   });
-  assert.equal(edges(`{"result":{"id":5,"t":"${pad}"}}`), undefined);
+  assert.deepEqual(
+    overlongId(`{"method":"sampling/createMessage","params":"${pad}","jsonrpc":"2.0","id":3}`),
+    {
+      id: 3,
+      request: true,
+    },
+  );
+  assert.equal(overlongId(`{"result":{"id":5,"t":"${pad}"}}`), undefined);
   // Keys are read as JSON reads them; a quote a string escapes ends nothing.
-  assert.deepEqual(edges(`{"params":"${pad}","m\\u0065thod":"x","\\u0069d":"\\u0061\\\\"}`), {
+  assert.deepEqual(overlongId(`{"params":"${pad}","m\\u0065thod":"x","\\u0069d":"\\u0061\\\\"}`), {
     id: "a\\",
     request: true,
   });
-  assert.equal(edges(`{"result":"${pad}\\",\\"id\\":3}"}`), undefined);
+  assert.equal(overlongId(`{"result":"${pad}\\",\\"id\\":3}"}`), undefined);
+});
+
+test("idFromEdges: of two ids the last counts, as JSON reads it; a quote escaped at the cut is no key's", () => {
+  const pad = "y".repeat(10_000);
+  const twice = `{"id":1,"method":"x","params":"${pad}","id":2}`;
+  assert.equal((JSON.parse(twice) as JsonRpcMessage).id, 2);
+  assert.deepEqual(overlongId(twice), { id: 2, request: true, earlierId: 1 });
+  // An id whose value is no id a message could have replaces the one before it: none is read.
+  assert.equal(overlongId(`{"id":1,"id":{"n":1},"params":"${pad}"}`), undefined);
+  // The last 4096 bytes start right after a backslash: their `"id":5` is the end of the key `k…k\"id`.
+  const cut = `{"params":{},"id":1,"${"k".repeat(8000)}\\"id":5,"z":"${"z".repeat(4082)}"}`;
+  assert.equal(cut.length - cut.lastIndexOf("\\") - 1, 4096);
+  assert.equal((JSON.parse(cut) as JsonRpcMessage).id, 1);
+  assert.equal(overlongId(cut), undefined, "the id in the middle is not seen; 5 is no id of it");
+});
+
+test("oversizedFromServer: an answer showing two ids answers the request waiting for either", () => {
+  const pad = "y".repeat(10_000);
+  for (
+    const [waiting, line] of [[7, `{"jsonrpc":"2.0","id":7,"result":"${pad}","id":8}`], [
+      8,
+      `{"id":7,"result":"${pad}","id":8}`,
+    ]] as const
+  ) {
+    let edges: LineEdges | undefined;
+    createFramer({ maxLineBytes: 50, onOverflow: (_n, e) => (edges = e) }).push(enc.encode(line + "\n"));
+    const answered: unknown[] = [];
+    oversizedFromServer(line.length, edges!, 50, {
+      toServer: () => {},
+      answerWithError: (id) => id === waiting && answered.push(id) > 0,
+    });
+    assert.deepEqual(answered, [waiting], line.slice(0, 30));
+  }
+});
+
+test("EdgeKeeper: a batch is read past blanks before it (an HTTP body may start with a newline); of two ids the last counts", () => {
+  const keeper = new EdgeKeeper();
+  keeper.reset(enc.encode('\n [{"id":1,"method":"a"},{"id":2,"id":null,"method":"b"},{"id":"x","id":3}]'));
+  assert.deepEqual(keeper.edges().batch, [{ id: 1, request: true }, { id: 3, request: false }]);
 });
 
 test("relayMcp: an answer over maxMessageBytes answers the pending request with a JSON-RPC error", {

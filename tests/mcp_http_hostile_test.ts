@@ -65,6 +65,136 @@ test("relayMcpHttp: a server's answer past maxMessageBytes is not read on, and i
   }
 });
 
+test("relayMcpHttp: an event's size is counted in bytes, as maxMessageBytes says (a character may be 3)", {
+  timeout: 60_000,
+}, async () => {
+  const names = ["euro-event", "euro-unended"];
+  const open: ServerResponse[] = [];
+  const euros = "€".repeat(1000); // 1000 characters, 3000 bytes
+  const server = await scriptedServer(names.map((name) => ({ name })), (m, res) => {
+    const name = (m.params as { name: string }).name;
+    const answer = JSON.stringify({
+      jsonrpc: "2.0",
+      id: m.id,
+      result: { content: [{ type: "text", text: euros }] },
+    });
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    if (name === "euro-event") res.end(`data: ${answer}\n\n`);
+    else {
+      // An event that never ends, on a stream that stays open.
+      open.push(res);
+      res.write(`data: ${answer}`);
+    }
+  });
+  try {
+    const seen = await relayUntilAnswered(server.url, [...INIT, call(10, names[0]), call(11, names[1])], {
+      maxMessageBytes: 2000,
+    });
+    assert.equal(seen.answeredWhileConnected, true, "every request was answered while the client waited");
+    for (const id of [10, 11]) {
+      assert.match(errorOf(seen.answers.get(id)), /runs past the relay's limit of 2000 bytes/, `id ${id}`);
+    }
+    const sizes = seen.events.flatMap((e) => e.event === "oversized_message" ? [e.bytes] : []);
+    assert.equal(sizes.length, 2);
+    for (const bytes of sizes) assert.ok(bytes > 3000, `${bytes} bytes`);
+  } finally {
+    for (const res of open) res.end();
+    server.stop();
+  }
+});
+
+test("relayMcpHttp: an answer past maxMessageBytes read on to its end keeps its POST's place (maxInFlight)", {
+  timeout: 60_000,
+}, async () => {
+  // Every call is answered with a JSON body that never ends: the relay answers each call with an error at
+  // once, and reads the body on (a request of the server's may be in it) while it holds a place.
+  let [open, mostOpen] = [0, 0];
+  const server = await scriptedServer([{ name: "endless" }], (m, res) => {
+    mostOpen = Math.max(mostOpen, ++open);
+    res.on("close", () => open--);
+    res.writeHead(200, { "content-type": "application/json" }).write(
+      `{"jsonrpc":"2.0","id":${m.id},"result":"`,
+    );
+    endless(res, "x".repeat(16 * 1024));
+  });
+  const answers = new Map<unknown, JsonRpcMessage>();
+  const waiters = new Map<unknown, () => void>();
+  const answered = (id: number) => new Promise<void>((resolve) => waiters.set(id, resolve));
+  const enc = new TextEncoder();
+  async function* client() {
+    const first = answered(0);
+    for (const m of INIT) yield enc.encode(JSON.stringify(m) + "\n");
+    await first;
+    // One call at a time: each is sent once the one before it has its answer.
+    for (let id = 10; id < 15; id++) {
+      const next = answered(id);
+      yield enc.encode(JSON.stringify(call(id, "endless")) + "\n");
+      await next;
+    }
+  }
+  try {
+    await relayMcpHttp(server.url, {
+      input: client(),
+      maxMessageBytes: 2000,
+      maxInFlight: 2,
+      output: (bytes) => {
+        for (const line of new TextDecoder().decode(bytes).split("\n").filter(Boolean)) {
+          const m = JSON.parse(line) as JsonRpcMessage;
+          answers.set(m.id, m);
+          waiters.get(m.id)?.();
+        }
+      },
+    });
+    for (const id of [10, 11]) {
+      assert.match(errorOf(answers.get(id)), /runs past the relay's limit of 2000 bytes/, `id ${id}`);
+    }
+    for (const id of [12, 13, 14]) assert.match(errorOf(answers.get(id)), /maxInFlight/, `id ${id}`);
+    assert.equal(mostOpen, 2, "no more answers are read at once than maxInFlight");
+  } finally {
+    server.stop();
+  }
+});
+
+test("relayMcpHttp: a server message past maxMessageBytes being read on is given up as the relay ends", {
+  timeout: 60_000,
+}, async () => {
+  // The server's own stream sends an event without end; the relay gives it up and reads it on in the
+  // background (a request of the server's may be in it), until the relay ends: then the stream is closed.
+  let written = 0;
+  let enough = () => {};
+  const plenty = new Promise<void>((resolve) => (enough = resolve));
+  let closed = () => {};
+  const streamClosed = new Promise<boolean>((resolve) => (closed = () => resolve(true)));
+  const server = await scriptedServer([], () => {}, (_req, res) => {
+    res.writeHead(200, { "content-type": "text/event-stream" }).write("data: ");
+    const piece = "x".repeat(64 * 1024);
+    const timer = setInterval(() => {
+      res.write(piece);
+      // (megabytes read, and dropped, by then: enough for a garbage collection to have run)
+      if ((written += piece.length) > 64 * 1024 * 1024) enough();
+    }, 1);
+    res.on("close", () => {
+      clearInterval(timer);
+      closed();
+    });
+  });
+  const enc = new TextEncoder();
+  async function* client() {
+    for (const m of INIT) yield enc.encode(JSON.stringify(m) + "\n");
+    await plenty;
+  }
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    await relayMcpHttp(server.url, { input: client(), maxMessageBytes: 2000, output: () => {} });
+    // (15 s at most: the old relay read the stream on for ever, and kept the process up)
+    const gaveUp = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), 15_000)));
+    assert.equal(await Promise.race([streamClosed, gaveUp]), true, "the relay closed the server's stream");
+  } finally {
+    clearTimeout(timer);
+    server.stop();
+  }
+});
+
 test("relayMcpHttp: a redirect is followed within the server's origin only; headers never go elsewhere", {
   timeout: 60_000,
 }, async () => {
