@@ -349,7 +349,8 @@ function readAfterJunk(scan: Scan, at: number, pos: number, limit: number): numb
 
 /*
  * Llama 3.1+ after `<|python_tag|>`: JSON calls (`{"name", "parameters"}`, several separated by `;`) and the
- * built-in call syntax `brave_search.call(query="…")`, up to `<|eom_id|>` or `<|eot_id|>`.
+ * built-in call syntax `brave_search.call(query="…")`, up to `<|eom_id|>` or `<|eot_id|>`. Any other text there is
+ * raw code: a call to the declared `python` (or `ipython`) tool when there is one, else a finding.
  */
 
 const PYTHON_TAG = "<|python_tag|>";
@@ -387,6 +388,14 @@ export const llama: Reader = {
       if (text[pos] === ";" || text[pos] === ",") pos = skipSpace(text, pos + 1);
       else break;
     }
+    const code = found === 0 ? scan.typer.codeTool() : undefined;
+    if (code) {
+      // A declared python tool takes the text as its code (Functionary v3.1, llama.cpp's raw python).
+      if (!body.closed && body.end === text.length) scan.ranOut(at);
+      const args = { [code.key]: text.slice(pos, limit) };
+      scan.add({ name: code.name, arguments: args }, "llama_python", pos, limit, block);
+      return block.end;
+    }
     if (found === 0) {
       if (!body.closed && body.end === text.length) scan.ranOut(at);
       scan.unreadable(
@@ -408,6 +417,7 @@ function readBuiltin(scan: Scan, pos: number, limit: number, block: { start: num
   if (call.name === "") return -1;
   const name = call.name.endsWith(".call") ? call.name.slice(0, -".call".length) : call.name;
   if ("error" in call) {
+    if (scan.typer.codeTool()) return -1; // not NAME.call(…): code for the declared python tool
     const raw = scan.text.slice(pos, limit);
     scan.add({ name, arguments: raw, error: call.error }, "llama_python", pos, limit, block);
     return limit;

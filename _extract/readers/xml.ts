@@ -241,7 +241,7 @@ function readPairs(scan: Scan, tool: string, pos: number, limit: number): {
     const closed = valueEnd >= 0 && valueEnd <= limit;
     if (!closed) valueEnd = limit;
     const raw = trimOneNewline(text.slice(v + "<arg_value>".length, valueEnd));
-    defineOwn(values, key, scan.typer.text(tool, key, raw));
+    defineOwn(values, key, scan.typer.text(tool, key, raw, true)); // GLM's parsers read Python literals too
     end = closed ? valueEnd + "</arg_value>".length : valueEnd;
     open = !closed;
     pos = skipSpace(text, end);
@@ -380,10 +380,13 @@ function skipFiller(text: string, pos: number, limit: number): number {
   }
 }
 
-/** An attribute's value from the text inside a tag. */
+/**
+ * An attribute's value from the text inside a tag. MiniMax's parser takes the name as whatever stands between
+ * `name=` and `>`, quotes removed, so an unquoted value (`<invoke name=get_weather>`) counts too.
+ */
 function attribute(tag: string, name: string): string | undefined {
-  const m = new RegExp(`(?:^|\\s)${name}\\s*=\\s*(?:"([^"]*)"|'([^']*)')`).exec(tag);
-  return m ? decodeEntities(m[1] ?? m[2]) : undefined;
+  const m = new RegExp(`(?:^|\\s)${name}\\s*=\\s*(?:"([^"]*)"|'([^']*)'|([^\\s"'/>]+))`).exec(tag);
+  return m ? decodeEntities(m[1] ?? m[2] ?? m[3]) : undefined;
 }
 
 /**

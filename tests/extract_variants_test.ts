@@ -1,0 +1,82 @@
+/**
+ * Variants that the upstream parsers of each format accept (read from their source, examples written here):
+ * attribute spellings, type names and literal styles that a format's dev rows do not show.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { extractToolCalls } from "../extract.ts";
+
+/** Name and arguments of each call: what a caller acts on. */
+const got = (text: string, tools?: unknown[]) =>
+  extractToolCalls(text, tools ? { tools } : {}).map((c) => ({ name: c.name, arguments: c.arguments }));
+
+/** One OpenAI-shaped tool declaration with the given properties. */
+const tool = (name: string, properties: Record<string, unknown>) => ({
+  type: "function",
+  function: { name, parameters: { type: "object", properties } },
+});
+
+test("extractToolCalls: MiniMax invoke and parameter names written without quotes", () => {
+  const text = "<minimax:tool_call>\n<invoke name=set_timer>\n<parameter name=minutes>15</parameter>\n" +
+    "<parameter name=label>tea</parameter>\n</invoke>\n</minimax:tool_call>";
+  assert.deepEqual(got(text), [{ name: "set_timer", arguments: { minutes: 15, label: "tea" } }]);
+  assert.deepEqual(got("<minimax:tool_call><invoke name=ping/></minimax:tool_call>"), [
+    { name: "ping", arguments: {} },
+  ]);
+});
+
+test("extractToolCalls: schema types named the Python way (int, float, bool, dict, list, str) type XML values", () => {
+  const tools = [
+    tool("plan", {
+      days: { type: "int" },
+      budget: { type: "float" },
+      pets: { type: "bool" },
+      prefs: { type: "dict" },
+      stops: { type: "list" },
+      code: { type: "str" },
+    }),
+  ];
+  const text = "<tool_call>\n<function=plan>\n<parameter=days>\n3\n</parameter>\n<parameter=budget>\n99.5\n" +
+    "</parameter>\n<parameter=pets>\nFalse\n</parameter>\n<parameter=prefs>\n{'view': 'sea'}\n</parameter>\n" +
+    "<parameter=stops>\n['Rome', 'Pisa']\n</parameter>\n<parameter=code>\n007\n</parameter>\n</function>\n</tool_call>";
+  assert.deepEqual(got(text, tools), [{
+    name: "plan",
+    arguments: {
+      days: 3,
+      budget: 99.5,
+      pets: false,
+      prefs: { view: "sea" },
+      stops: ["Rome", "Pisa"],
+      code: "007",
+    },
+  }]);
+});
+
+test("extractToolCalls: GLM values that are Python literals are read as the values they write", () => {
+  const text = "<tool_call>book\n<arg_key>refundable</arg_key>\n<arg_value>True</arg_value>\n" +
+    "<arg_key>seats</arg_key>\n<arg_value>['12A', '12B']</arg_value>\n<arg_key>meal</arg_key>\n" +
+    "<arg_value>None</arg_value>\n<arg_key>note</arg_key>\n<arg_value>Window, please</arg_value>\n</tool_call>";
+  assert.deepEqual(got(text), [{
+    name: "book",
+    arguments: { refundable: true, seats: ["12A", "12B"], meal: null, note: "Window, please" },
+  }]);
+  // Declared a string, the text is kept as written.
+  const [declared] = got(text, [tool("book", { refundable: { type: "string" } })]);
+  assert.equal((declared.arguments as Record<string, unknown>).refundable, "True");
+});
+
+test("extractToolCalls: <|python_tag|> with raw code is a call to the declared python tool", () => {
+  const py = tool("python", { source: { type: "string" } });
+  assert.deepEqual(got("<|python_tag|>import math\nprint(math.pi)<|eom_id|>", [py]), [
+    { name: "python", arguments: { source: "import math\nprint(math.pi)" } },
+  ]);
+  assert.deepEqual(got("<|python_tag|>print(2 ** 10)", [py]), [
+    { name: "python", arguments: { source: "print(2 ** 10)" } },
+  ]);
+  // The built-in call syntax and JSON calls still read as before.
+  assert.deepEqual(got('<|python_tag|>python.call(source="1")', [py]), [
+    { name: "python", arguments: { source: "1" } },
+  ]);
+  // Without a declared python tool, raw code is not a call.
+  assert.deepEqual(got("<|python_tag|>import math\nprint(math.pi)"), []);
+});
