@@ -80,3 +80,23 @@ test("extractToolCalls: <|python_tag|> with raw code is a call to the declared p
   // Without a declared python tool, raw code is not a call.
   assert.deepEqual(got("<|python_tag|>import math\nprint(math.pi)"), []);
 });
+
+test("extractToolCalls: Functionary v3.2 >>>python followed by code is a call to python with that code", () => {
+  assert.deepEqual(got(">>>python\nfor i in range(3):\n    print(i)>>>all\nDone."), [
+    { name: "python", arguments: { code: "for i in range(3):\n    print(i)" } },
+  ]);
+  // JSON after >>>python is still its arguments.
+  assert.deepEqual(got('>>>python\n{"code": "1 + 1"}'), [{ name: "python", arguments: { code: "1 + 1" } }]);
+});
+
+test("extractToolCalls: Step3 values that are Python literals are read as the values they write", () => {
+  const text =
+    '<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="tag">' +
+    "<steptml:parameter name=\"labels\">['urgent', 'home']</steptml:parameter>" +
+    '<steptml:parameter name="pinned"> True </steptml:parameter>' +
+    '<steptml:parameter name="title">Fix the sink</steptml:parameter>' +
+    "</steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>";
+  assert.deepEqual(got(text), [
+    { name: "tag", arguments: { labels: ["urgent", "home"], pinned: true, title: "Fix the sink" } },
+  ]);
+});

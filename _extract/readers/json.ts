@@ -464,6 +464,25 @@ export const functionary: Reader = {
   },
 };
 
+/**
+ * `>>>python` followed by code rather than JSON: the code, up to the next recipient, is the argument of a call
+ * to `python` (llama.cpp reads Functionary v3.2 so). The argument is named as the declared python tool names
+ * its one string parameter, else `code`.
+ */
+function readRawPython(scan: Scan, at: number, p: number): number {
+  const text = scan.text;
+  const next = scan.find(">>>", p);
+  const end = next < 0 ? text.length : next;
+  const limit = trimEnd(text, p, end);
+  if (next < 0) scan.ranOut(at); // more code may follow
+  const key = scan.typer.codeTool()?.key ?? "code";
+  scan.add({ name: "python", arguments: { [key]: text.slice(p, limit) } }, "functionary", p, limit, {
+    start: at,
+    end,
+  });
+  return end;
+}
+
 /** Functionary v3.2 when the answer opens with `NAME\n{…}` (the `>>>` was in the prompt). */
 export const functionaryStart: AnchoredReader = {
   name: "functionary_start",
@@ -488,7 +507,7 @@ function readRecipient(scan: Scan, at: number, from: number, options: { weak: bo
     scan.ranOut(at);
     return -1;
   }
-  if (text[p] !== "{") return -1;
+  if (text[p] !== "{") return name === "python" && !options.weak ? readRawPython(scan, at, p) : -1;
   const call = readFirstValue(scan, p, p, ">>>");
   // A call object after a word line is a JSON call with a stray label (`json\n{"name": …}`), not v3.2.
   if (!call || isCallShaped(call.value)) return -1;

@@ -284,10 +284,12 @@ interface Wrapper {
   stringByDefault?: boolean;
   /** Values are trimmed of all surrounding white space (Step3), not just one framing line break. */
   trimValues?: boolean;
+  /** A value not declared a string may be a Python literal (`True`, `['a']`), as Step3's parsers read it. */
+  python?: boolean;
 }
 
 /** The element prefix and value conventions of one invoke grammar. */
-export type InvokeSyntax = Pick<Wrapper, "prefix" | "stringByDefault" | "trimValues">;
+export type InvokeSyntax = Pick<Wrapper, "prefix" | "stringByDefault" | "trimValues" | "python">;
 
 const INVOKE_WRAPPERS: readonly Wrapper[] = [
   { open: "<minimax:tool_call>", close: "</minimax:tool_call>", prefix: "", format: "minimax" },
@@ -315,7 +317,7 @@ const INVOKE_WRAPPERS: readonly Wrapper[] = [
   { open: "<function_calls>", close: "</function_calls>", prefix: "", format: "invoke_xml" },
 ];
 const BARE: readonly Wrapper[] = [
-  { open: "<steptml:invoke", close: "", prefix: "steptml:", format: "step3", trimValues: true },
+  { open: "<steptml:invoke", close: "", prefix: "steptml:", format: "step3", trimValues: true, python: true },
   { open: "<invoke name=", close: "", prefix: "", format: "invoke_xml" },
 ];
 const BY_OPEN = new Map<string, Wrapper>([...INVOKE_WRAPPERS, ...BARE].map((w) => [w.open, w]));
@@ -467,7 +469,11 @@ function readParameters(
     open = valueEnd < 0 || valueEnd > limit;
     if (open) valueEnd = limit;
     const raw = text.slice(valueStart, valueEnd).split(MINIMAX_SEPARATOR).join("");
-    defineOwn(args, key, valueOf(scan, { tool, key, raw, kind, trim: syntax.trimValues }));
+    defineOwn(
+      args,
+      key,
+      valueOf(scan, { tool, key, raw, kind, trim: syntax.trimValues, python: syntax.python }),
+    );
     pos = skipFiller(text, Math.min(limit, valueEnd + close.length), limit);
   }
   // At the end of the text, a value without its closing tag or a tag begun and not finished is cut off.
@@ -480,14 +486,14 @@ function readParameters(
  */
 function valueOf(
   scan: Scan,
-  v: { tool: string; key: string; raw: string; kind: string | undefined; trim?: boolean },
+  v: { tool: string; key: string; raw: string; kind: string | undefined; trim?: boolean; python?: boolean },
 ): unknown {
   if (v.kind === "true") return v.raw;
   if (v.kind === "false") {
     const parsed = parseJsonSafe(v.raw.trim());
     if (parsed.ok) return parsed.value;
   }
-  return scan.typer.text(v.tool, v.key, v.trim ? v.raw.trim() : trimOneNewline(v.raw));
+  return scan.typer.text(v.tool, v.key, v.trim ? v.raw.trim() : trimOneNewline(v.raw), v.python);
 }
 
 /*
