@@ -271,16 +271,16 @@ export class LiteralReader {
   #key(): string | typeof FAIL {
     this.space();
     if (this.syntax.bareKeys) {
-      const bare = /[\p{L}\p{N}_][\p{L}\p{N}_.-]*/uy;
+      // Any run of text up to the colon, as llama.cpp's Gemma 4 grammar takes it (`full name:`, `user-id:`);
+      // bounded, and never across the characters that open or end a value.
+      const bare = /[^\s:{}[\],<>"'][^:{}[\],<>"'\n]{0,127}/y;
       bare.lastIndex = this.pos;
       const m = bare.exec(this.text);
       if (m && this.pos + m[0].length <= this.limit) {
         const after = this.pos + m[0].length;
-        let j = after;
-        while (j < this.limit && isSpace(this.text, j)) j++;
-        if (this.text[j] === ":") {
+        if (this.text[after] === ":") {
           this.pos = after;
-          return m[0];
+          return m[0].trimEnd();
         }
       }
     }

@@ -100,3 +100,11 @@ test("extractToolCalls: Step3 values that are Python literals are read as the va
     { name: "tag", arguments: { labels: ["urgent", "home"], pinned: true, title: "Fix the sink" } },
   ]);
 });
+
+test("extractToolCalls: Gemma 4 keys are any text up to the colon (spaces, dashes), as llama.cpp reads them", () => {
+  const text =
+    '<|tool_call>call:crm{customer id:<|"|>C-7<|"|>, opt-in:true, notes : {last call:null}}<tool_call|>';
+  assert.deepEqual(got(text), [
+    { name: "crm", arguments: { "customer id": "C-7", "opt-in": true, notes: { "last call": null } } },
+  ]);
+});
