@@ -108,3 +108,9 @@ test("extractToolCalls: Gemma 4 keys are any text up to the colon (spaces, dashe
     { name: "crm", arguments: { "customer id": "C-7", "opt-in": true, notes: { "last call": null } } },
   ]);
 });
+
+test("extractToolCalls: a harmony content type written with a dash (<|constrain|>json-schema) still opens the body", () => {
+  assert.deepEqual(got(' to=functions.lookup <|constrain|>json-schema<|message|>{"id": 4}<|call|>'), [
+    { name: "lookup", arguments: { id: 4 } },
+  ]);
+});
