@@ -62,6 +62,11 @@ export class Typer {
     return undefined;
   }
 
+  /** Whether parameter `key` of `tool` is declared to admit a string (then its text is kept as written). */
+  mayBeString(tool: string, key: string): boolean {
+    return this.#types(tool, key)?.has("string") ?? false;
+  }
+
   /** Whether `name` may be taken for a call written without a marker (always, when no tools were given). */
   isDeclared(name: string): boolean {
     return this.declared === undefined || this.declared.has(name);

@@ -114,3 +114,18 @@ test("extractToolCalls: a harmony content type written with a dash (<|constrain|
     { name: "lookup", arguments: { id: 4 } },
   ]);
 });
+
+test("extractToolCalls: MiniMax M3 objects written as nested elements and arrays as <item> elements", () => {
+  const s = "]<]minimax[>[";
+  const text =
+    `${s}<tool_call>${s}<invoke name="ship">${s}<to>${s}<city>Lyon</city>${s}<floor>3</floor>${s}</to>` +
+    `${s}<boxes>${s}<item>${s}<kg>2.5</kg>${s}</item>${s}<item>${s}<kg>1</kg>${s}</item>${s}</boxes>` +
+    `${s}<note><b>fragile</b></note>${s}</invoke>${s}</tool_call>`;
+  assert.deepEqual(got(text), [{
+    name: "ship",
+    arguments: { to: { city: "Lyon", floor: 3 }, boxes: [{ kg: 2.5 }, { kg: 1 }], note: { b: "fragile" } },
+  }]);
+  // A parameter declared a string keeps its text, tags and all.
+  const [declared] = got(text, [tool("ship", { note: { type: "string" } })]);
+  assert.equal((declared.arguments as Record<string, unknown>).note, "<b>fragile</b>");
+});

@@ -18,6 +18,8 @@ import {
   trimOneNewline,
   widen,
 } from "../text.ts";
+import { FAIL } from "../literal.ts";
+import { inferText } from "../typing.ts";
 import type { Reader } from "../reader.ts";
 import type { CallDraft, Scan } from "../scan.ts";
 import type { ExtractFormat } from "../types.ts";
@@ -447,6 +449,7 @@ function readParameters(
     let valueStart: number;
     let close: string;
     let kind: string | undefined;
+    let named = false; // MiniMax M3: the element is named by the argument
     if (text.startsWith(opening, pos)) {
       const tagEnd = boundedIndexOf(text, ">", pos, 512);
       if (tagEnd < 0 || tagEnd >= limit) break;
@@ -463,21 +466,59 @@ function readParameters(
       key = hit[1];
       valueStart = pos + hit[0].length;
       close = `</${key}>`;
+      named = true;
     }
     if (key === undefined) break;
     let valueEnd = scan.find(close, valueStart);
     open = valueEnd < 0 || valueEnd > limit;
     if (open) valueEnd = limit;
     const raw = text.slice(valueStart, valueEnd).split(MINIMAX_SEPARATOR).join("");
+    const nested = named && !scan.typer.mayBeString(tool, key) ? elementsValue(raw, 0) : FAIL;
     defineOwn(
       args,
       key,
-      valueOf(scan, { tool, key, raw, kind, trim: syntax.trimValues, python: syntax.python }),
+      nested !== FAIL
+        ? nested
+        : valueOf(scan, { tool, key, raw, kind, trim: syntax.trimValues, python: syntax.python }),
     );
     pos = skipFiller(text, Math.min(limit, valueEnd + close.length), limit);
   }
   // At the end of the text, a value without its closing tag or a tag begun and not finished is cut off.
   return { args, cutOff: limit === text.length && (open || pos < limit) };
+}
+
+const ELEMENT = /<([\p{L}\p{N}_][\p{L}\p{N}_.:-]{0,127})>/uy;
+const MAX_ELEMENT_DEPTH = 16;
+
+/**
+ * MiniMax M3 writes an object argument as one element per member (`<address><city>Paris</city></address>`) and
+ * an array as `<item>` elements, recursively. `text` (separators removed) read so, or {@link FAIL} when it is
+ * not wholly elements; leaves are read as {@link inferText} does. Each level scans its text once, and the
+ * depth is bounded, so the work stays linear.
+ */
+function elementsValue(text: string, depth: number): unknown {
+  let pos = skipSpace(text, 0);
+  if (depth > MAX_ELEMENT_DEPTH || text[pos] !== "<") return FAIL;
+  const members: [string, unknown][] = [];
+  while (pos < text.length) {
+    ELEMENT.lastIndex = pos;
+    const m = ELEMENT.exec(text);
+    if (!m) return FAIL;
+    const start = pos + m[0].length;
+    const end = text.indexOf(`</${m[1]}>`, start);
+    if (end < 0) return FAIL;
+    const inner = text.slice(start, end);
+    const value = text[skipSpace(text, start)] === "<" && skipSpace(text, start) < end
+      ? elementsValue(inner, depth + 1)
+      : inferText(trimOneNewline(inner));
+    if (value === FAIL) return FAIL;
+    members.push([m[1], value]);
+    pos = skipSpace(text, end + m[1].length + 3);
+  }
+  if (members.every(([name]) => name === "item")) return members.map(([, v]) => v);
+  const out: Record<string, unknown> = {};
+  for (const [name, v] of members) defineOwn(out, name, v);
+  return out;
 }
 
 /**
