@@ -129,3 +129,16 @@ test("extractToolCalls: MiniMax M3 objects written as nested elements and arrays
   const [declared] = got(text, [tool("ship", { note: { type: "string" } })]);
   assert.equal((declared.arguments as Record<string, unknown>).note, "<b>fragile</b>");
 });
+
+test("extractToolCalls: a Kimi K3 think section is reasoning: a call quoted there is not a call", () => {
+  const call = (name: string) =>
+    `<|open|>tools<|sep|><|open|>call tool="${name}" index="0"<|sep|><|close|>call<|sep|><|close|>tools<|sep|>`;
+  const text = `<|open|>think<|sep|>Maybe ${call("wipe")}? No.<|close|>think<|sep|>` +
+    `<|open|>response<|sep|>Listing.<|close|>response<|sep|>${call("list")}<|close|>message<|sep|>`;
+  assert.deepEqual(got(text), [{ name: "list", arguments: {} }]);
+  // The generation prompt opened the section: its closer alone ends it.
+  assert.deepEqual(got(`Maybe ${call("wipe")}?<|close|>think<|sep|>${call("list")}`), [{
+    name: "list",
+    arguments: {},
+  }]);
+});
