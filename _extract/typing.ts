@@ -73,13 +73,16 @@ export class Typer {
   }
 
   /**
-   * The value of parameter `key` of tool `tool`, written as `text` (already unframed by the format). With
-   * `python`, a value not declared a string may also be a Python literal (`True`, `None`, `['a', 'b']`): GLM's
-   * parsers read values that are not JSON that way.
+   * The value of parameter `key` of tool `tool`, written as `text` (already unframed by the format). See
+   * {@link TextTyping} for the conventions a format may add.
    */
-  text(tool: string, key: string, text: string, python = false): unknown {
+  text(tool: string, key: string, text: string, how: TextTyping = {}): unknown {
     const types = this.#types(tool, key);
-    const infer = python ? inferPython : inferText;
+    if (how.strict) {
+      if (text.trim().toLowerCase() === "null") return null;
+      if (types === undefined && this.declared !== undefined) return text;
+    }
+    const infer = how.python ? inferPython : inferText;
     if (types === undefined) return infer(text);
     const typed = asDeclared(text, types);
     if (typed !== FAIL) return typed;
@@ -115,6 +118,17 @@ export class Typer {
     this.#typeMemo.set(id, types);
     return types;
   }
+}
+
+/** How a format's parsers read a value written as text, beyond the declared schema. */
+export interface TextTyping {
+  /** A value not declared a string may be a Python literal (`True`, `None`, `['a']`): GLM and Step3. */
+  python?: boolean;
+  /**
+   * As the Qwen3-Coder parsers of vLLM and SGLang read Qwen3-Coder and Seed-OSS XML: `null` is null whatever
+   * the declared type, and when tools were given, a parameter the schema does not type stays text.
+   */
+  strict?: boolean;
 }
 
 /** Text that is exactly a JSON literal, read as it; anything else, the text itself. */

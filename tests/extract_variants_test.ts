@@ -142,3 +142,17 @@ test("extractToolCalls: a Kimi K3 think section is reasoning: a call quoted ther
     arguments: {},
   }]);
 });
+
+test("extractToolCalls: Qwen3-Coder and Seed-OSS: null is null whatever the type; an untyped parameter stays text", () => {
+  const tools = [tool("move", { to: { type: "string" }, steps: { type: "integer" }, speed: {} })];
+  const body =
+    "<function=move>\n<parameter=to>\nnull\n</parameter>\n<parameter=steps>\nNULL\n</parameter>\n" +
+    "<parameter=speed>\n5\n</parameter>\n<parameter=extra>\ntrue\n</parameter>\n</function>";
+  const want = [{ name: "move", arguments: { to: null, steps: null, speed: "5", extra: "true" } }];
+  assert.deepEqual(got(`<tool_call>\n${body}\n</tool_call>`, tools), want);
+  assert.deepEqual(got(`<seed:tool_call>\n${body}\n</seed:tool_call>`, tools), want);
+  // Without tools, values that are JSON literals are still read as written.
+  assert.deepEqual(got(`<tool_call>\n${body}\n</tool_call>`), [
+    { name: "move", arguments: { to: null, steps: null, speed: 5, extra: true } },
+  ]);
+});

@@ -140,7 +140,7 @@ function readFunction(
     if (valueEnd < 0 || valueEnd > fnEnd) valueEnd = fnEnd;
     if (nextParam >= 0 && nextParam < valueEnd) valueEnd = nextParam; // a dropped </parameter>
     const value = trimOneNewline(text.slice(keyEnd + 1, valueEnd));
-    defineOwn(args, key, scan.typer.text(name, key, value));
+    defineOwn(args, key, scan.typer.text(name, key, value, { strict: true }));
     count++;
     const valueClosed = text.startsWith("</parameter>", valueEnd);
     pos = valueClosed ? valueEnd + "</parameter>".length : valueEnd;
@@ -243,7 +243,7 @@ function readPairs(scan: Scan, tool: string, pos: number, limit: number): {
     const closed = valueEnd >= 0 && valueEnd <= limit;
     if (!closed) valueEnd = limit;
     const raw = trimOneNewline(text.slice(v + "<arg_value>".length, valueEnd));
-    defineOwn(values, key, scan.typer.text(tool, key, raw, true)); // GLM's parsers read Python literals too
+    defineOwn(values, key, scan.typer.text(tool, key, raw, { python: true }));
     end = closed ? valueEnd + "</arg_value>".length : valueEnd;
     open = !closed;
     pos = skipSpace(text, end);
@@ -534,7 +534,9 @@ function valueOf(
     const parsed = parseJsonSafe(v.raw.trim());
     if (parsed.ok) return parsed.value;
   }
-  return scan.typer.text(v.tool, v.key, v.trim ? v.raw.trim() : trimOneNewline(v.raw), v.python);
+  return scan.typer.text(v.tool, v.key, v.trim ? v.raw.trim() : trimOneNewline(v.raw), {
+    python: v.python,
+  });
 }
 
 /*
