@@ -156,3 +156,16 @@ test("extractToolCalls: Qwen3-Coder and Seed-OSS: null is null whatever the type
     { name: "move", arguments: { to: null, steps: null, speed: 5, extra: true } },
   ]);
 });
+
+test("extractToolCalls: GLM with its line breaks written as \\n between the tags", () => {
+  const text = "<tool_call>get_weather\\n<arg_key>city</arg_key>\\n<arg_value>Oslo</arg_value>\\n" +
+    "<arg_key>days</arg_key>\\n<arg_value>3</arg_value>\\n</tool_call>";
+  assert.deepEqual(got(text), [{ name: "get_weather", arguments: { city: "Oslo", days: 3 } }]);
+  // Inside a value, a written \n is data.
+  assert.deepEqual(
+    got("<tool_call>note\n<arg_key>text</arg_key>\n<arg_value>a\\nb</arg_value>\n</tool_call>"),
+    [
+      { name: "note", arguments: { text: "a\\nb" } },
+    ],
+  );
+});

@@ -192,7 +192,7 @@ export const glm: Reader = {
     const m = name.exec(text);
     if (!m || p + m[0].length > body.end) return -1;
     const nameEnd = p + m[0].length;
-    const q = skipSpace(text, nameEnd);
+    const q = skipGlmSpace(text, nameEnd);
     const block = { start: at, end: body.blockEnd };
     if (q >= body.end) {
       if (!body.closed) {
@@ -223,6 +223,18 @@ export const glm: Reader = {
   },
 };
 
+/**
+ * White space between GLM's tags from `pos`, where a written `\n` (backslash and n, as some GLM outputs
+ * escape their line breaks and SGLang's parser accepts) counts as a line break.
+ */
+function skipGlmSpace(text: string, pos: number): number {
+  for (;;) {
+    pos = skipSpace(text, pos);
+    if (text[pos] === "\\" && text[pos + 1] === "n") pos += 2;
+    else return pos;
+  }
+}
+
 /** Reads `<arg_key>K</arg_key><arg_value>V</arg_value>` pairs from `pos` up to `limit`. */
 function readPairs(scan: Scan, tool: string, pos: number, limit: number): {
   values: Record<string, unknown>;
@@ -237,7 +249,7 @@ function readPairs(scan: Scan, tool: string, pos: number, limit: number): {
     const keyEnd = scan.find("</arg_key>", pos);
     if (keyEnd < 0 || keyEnd > limit) break;
     const key = text.slice(pos + "<arg_key>".length, keyEnd).trim();
-    const v = skipSpace(text, keyEnd + "</arg_key>".length);
+    const v = skipGlmSpace(text, keyEnd + "</arg_key>".length);
     if (!text.startsWith("<arg_value>", v)) break;
     let valueEnd = scan.find("</arg_value>", v);
     const closed = valueEnd >= 0 && valueEnd <= limit;
@@ -246,7 +258,7 @@ function readPairs(scan: Scan, tool: string, pos: number, limit: number): {
     defineOwn(values, key, scan.typer.text(tool, key, raw, { python: true }));
     end = closed ? valueEnd + "</arg_value>".length : valueEnd;
     open = !closed;
-    pos = skipSpace(text, end);
+    pos = skipGlmSpace(text, end);
   }
   // At the end of the text, a value without its closing tag or a pair begun and not finished is cut off.
   const rest = text.slice(pos, limit);
