@@ -78,10 +78,8 @@ export class Typer {
    */
   text(tool: string, key: string, text: string, how: TextTyping = {}): unknown {
     const types = this.#types(tool, key);
-    if (how.strict) {
-      if (text.trim().toLowerCase() === "null") return null;
-      if (types === undefined && this.declared !== undefined) return text;
-    }
+    if (how.nulls && text.trim().toLowerCase() === "null") return null;
+    if (how.untypedAsText && types === undefined && this.declared !== undefined) return text;
     const infer = how.python ? inferPython : inferText;
     if (types === undefined) return infer(text);
     const typed = asDeclared(text, types);
@@ -124,11 +122,13 @@ export class Typer {
 export interface TextTyping {
   /** A value not declared a string may be a Python literal (`True`, `None`, `['a']`): GLM and Step3. */
   python?: boolean;
+  /** `null` (in any case) is null whatever the declared type: Qwen3-Coder, Seed-OSS and MiniMax parsers. */
+  nulls?: boolean;
   /**
-   * As the Qwen3-Coder parsers of vLLM and SGLang read Qwen3-Coder and Seed-OSS XML: `null` is null whatever
-   * the declared type, and when tools were given, a parameter the schema does not type stays text.
+   * When tools were given, a parameter the schema does not type stays text, as the Qwen3-Coder parsers of
+   * vLLM and SGLang read Qwen3-Coder and Seed-OSS XML.
    */
-  strict?: boolean;
+  untypedAsText?: boolean;
 }
 
 /** Text that is exactly a JSON literal, read as it; anything else, the text itself. */

@@ -169,3 +169,15 @@ test("extractToolCalls: GLM with its line breaks written as \\n between the tags
     ],
   );
 });
+
+test("extractToolCalls: MiniMax M2 values are stripped, and null is null whatever the declared type", () => {
+  const text =
+    '<minimax:tool_call>\n<invoke name="send">\n<parameter name="to">  ana@example.org  </parameter>\n' +
+    '<parameter name="cc">null</parameter>\n<parameter name="retries">\n  2\n</parameter>\n</invoke>\n</minimax:tool_call>';
+  const tools = [
+    tool("send", { to: { type: "string" }, cc: { type: "string" }, retries: { type: "integer" } }),
+  ];
+  assert.deepEqual(got(text, tools), [
+    { name: "send", arguments: { to: "ana@example.org", cc: null, retries: 2 } },
+  ]);
+});

@@ -123,7 +123,11 @@ function readCall(
   const text = scan.text;
   const step = skipSpace(text, sep ? sep.end : from);
   if (text.startsWith("<steptml:invoke", step)) {
-    const one = readInvoke(scan, step, limit, { prefix: "steptml:", trimValues: true, python: true });
+    const one = readInvoke(scan, step, limit, {
+      prefix: "steptml:",
+      trimValues: true,
+      typing: { python: true },
+    });
     return one && !one.cutOff ? { draft: one.draft, end: one.end, format: "step3" } : undefined;
   }
   if (!sep) return undefined;

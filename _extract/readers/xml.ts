@@ -19,7 +19,7 @@ import {
   widen,
 } from "../text.ts";
 import { FAIL } from "../literal.ts";
-import { inferText } from "../typing.ts";
+import { inferText, type TextTyping } from "../typing.ts";
 import type { Reader } from "../reader.ts";
 import type { CallDraft, Scan } from "../scan.ts";
 import type { ExtractFormat } from "../types.ts";
@@ -140,7 +140,7 @@ function readFunction(
     if (valueEnd < 0 || valueEnd > fnEnd) valueEnd = fnEnd;
     if (nextParam >= 0 && nextParam < valueEnd) valueEnd = nextParam; // a dropped </parameter>
     const value = trimOneNewline(text.slice(keyEnd + 1, valueEnd));
-    defineOwn(args, key, scan.typer.text(name, key, value, { strict: true }));
+    defineOwn(args, key, scan.typer.text(name, key, value, { nulls: true, untypedAsText: true }));
     count++;
     const valueClosed = text.startsWith("</parameter>", valueEnd);
     pos = valueClosed ? valueEnd + "</parameter>".length : valueEnd;
@@ -298,15 +298,23 @@ interface Wrapper {
   stringByDefault?: boolean;
   /** Values are trimmed of all surrounding white space (Step3), not just one framing line break. */
   trimValues?: boolean;
-  /** A value not declared a string may be a Python literal (`True`, `['a']`), as Step3's parsers read it. */
-  python?: boolean;
+  /** How values are read beyond the declared schema (Python literals for Step3, `null` for MiniMax). */
+  typing?: TextTyping;
 }
 
 /** The element prefix and value conventions of one invoke grammar. */
-export type InvokeSyntax = Pick<Wrapper, "prefix" | "stringByDefault" | "trimValues" | "python">;
+export type InvokeSyntax = Pick<Wrapper, "prefix" | "stringByDefault" | "trimValues" | "typing">;
 
 const INVOKE_WRAPPERS: readonly Wrapper[] = [
-  { open: "<minimax:tool_call>", close: "</minimax:tool_call>", prefix: "", format: "minimax" },
+  // MiniMax's parsers (its own, vLLM's, Ollama's) strip each value and read `null` as null whatever the type.
+  {
+    open: "<minimax:tool_call>",
+    close: "</minimax:tool_call>",
+    prefix: "",
+    format: "minimax",
+    trimValues: true,
+    typing: { nulls: true },
+  },
   { open: "<tool_call>", close: "</tool_call>", prefix: "", format: "minimax" },
   {
     open: "<｜DSML｜function_calls>",
@@ -331,7 +339,14 @@ const INVOKE_WRAPPERS: readonly Wrapper[] = [
   { open: "<function_calls>", close: "</function_calls>", prefix: "", format: "invoke_xml" },
 ];
 const BARE: readonly Wrapper[] = [
-  { open: "<steptml:invoke", close: "", prefix: "steptml:", format: "step3", trimValues: true, python: true },
+  {
+    open: "<steptml:invoke",
+    close: "",
+    prefix: "steptml:",
+    format: "step3",
+    trimValues: true,
+    typing: { python: true },
+  },
   { open: "<invoke name=", close: "", prefix: "", format: "invoke_xml" },
 ];
 const BY_OPEN = new Map<string, Wrapper>([...INVOKE_WRAPPERS, ...BARE].map((w) => [w.open, w]));
@@ -491,7 +506,7 @@ function readParameters(
       key,
       nested !== FAIL
         ? nested
-        : valueOf(scan, { tool, key, raw, kind, trim: syntax.trimValues, python: syntax.python }),
+        : valueOf(scan, { tool, key, raw, kind, trim: syntax.trimValues, typing: syntax.typing }),
     );
     pos = skipFiller(text, Math.min(limit, valueEnd + close.length), limit);
   }
@@ -539,16 +554,21 @@ function elementsValue(text: string, depth: number): unknown {
  */
 function valueOf(
   scan: Scan,
-  v: { tool: string; key: string; raw: string; kind: string | undefined; trim?: boolean; python?: boolean },
+  v: {
+    tool: string;
+    key: string;
+    raw: string;
+    kind: string | undefined;
+    trim?: boolean;
+    typing?: TextTyping;
+  },
 ): unknown {
   if (v.kind === "true") return v.raw;
   if (v.kind === "false") {
     const parsed = parseJsonSafe(v.raw.trim());
     if (parsed.ok) return parsed.value;
   }
-  return scan.typer.text(v.tool, v.key, v.trim ? v.raw.trim() : trimOneNewline(v.raw), {
-    python: v.python,
-  });
+  return scan.typer.text(v.tool, v.key, v.trim ? v.raw.trim() : trimOneNewline(v.raw), v.typing);
 }
 
 /*
