@@ -181,3 +181,9 @@ test("extractToolCalls: MiniMax M2 values are stripped, and null is null whateve
     { name: "send", arguments: { to: "ana@example.org", cc: null, retries: 2 } },
   ]);
 });
+
+test("extractToolCalls: a Gemma 4 value in single quotes is a string, as Ollama's parser repairs it", () => {
+  assert.deepEqual(got("<|tool_call>call:greet{name:'Ana Lima',times:2}<tool_call|>"), [
+    { name: "greet", arguments: { name: "Ana Lima", times: 2 } },
+  ]);
+});

@@ -264,7 +264,8 @@ export const gemma: Reader = gemmaReader({
   format: "gemma",
   open: "<|tool_call>",
   close: "<tool_call|>",
-  syntax: { quotes: '"', tokens: ['<|"|>'], bareKeys: true, bareWords: true },
+  // Gemma 4 sometimes quotes a value with ' instead of its <|"|> token; Ollama's parser reads it as a string.
+  syntax: { quotes: `"'`, tokens: ['<|"|>'], bareKeys: true, bareWords: true },
 });
 
 /** FunctionGemma calls. */
