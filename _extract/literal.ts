@@ -18,6 +18,8 @@ export interface LiteralSyntax {
   bareKeys?: boolean;
   /** A bare word where a value is expected is read as a string (`{unit: celsius}`). */
   bareWords?: boolean;
+  /** The characters that end a bare word (default `,}]` and a line break). */
+  wordEnds?: string;
 }
 
 /** Python literals (also accepts JSON's `true`, `false`, `null`). */
@@ -227,7 +229,8 @@ export class LiteralReader {
   #bareWord(): unknown {
     const start = this.pos;
     let i = start;
-    while (i < this.limit && !",}]\n".includes(this.text[i])) i++;
+    const ends = this.syntax.wordEnds ?? ",}]\n";
+    while (i < this.limit && !ends.includes(this.text[i])) i++;
     const word = this.text.slice(start, i).trim();
     if (word === "") return FAIL;
     this.pos = i;

@@ -187,3 +187,12 @@ test("extractToolCalls: a Gemma 4 value in single quotes is a string, as Ollama'
     { name: "greet", arguments: { name: "Ana Lima", times: 2 } },
   ]);
 });
+
+test("extractToolCalls: an unquoted LFM2 value that is no literal is text, as Ollama's parser reads it", () => {
+  assert.deepEqual(
+    got("<|tool_call_start|>[search(q=cheap flights, limit=5, city=Paris)]<|tool_call_end|>"),
+    [
+      { name: "search", arguments: { q: "cheap flights", limit: 5, city: "Paris" } },
+    ],
+  );
+});
