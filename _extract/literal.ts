@@ -18,6 +18,8 @@ export interface LiteralSyntax {
   bareKeys?: boolean;
   /** A bare word where a value is expected is read as a string (`{unit: celsius}`). */
   bareWords?: boolean;
+  /** The characters that end a bare word (default `,}]` and a line break). */
+  wordEnds?: string;
 }
 
 /** Python literals (also accepts JSON's `true`, `false`, `null`). */
@@ -227,7 +229,8 @@ export class LiteralReader {
   #bareWord(): unknown {
     const start = this.pos;
     let i = start;
-    while (i < this.limit && !",}]\n".includes(this.text[i])) i++;
+    const ends = this.syntax.wordEnds ?? ",}]\n";
+    while (i < this.limit && !ends.includes(this.text[i])) i++;
     const word = this.text.slice(start, i).trim();
     if (word === "") return FAIL;
     this.pos = i;
@@ -271,16 +274,16 @@ export class LiteralReader {
   #key(): string | typeof FAIL {
     this.space();
     if (this.syntax.bareKeys) {
-      const bare = /[\p{L}\p{N}_][\p{L}\p{N}_.-]*/uy;
+      // Any run of text up to the colon, as llama.cpp's Gemma 4 grammar takes it (`full name:`, `user-id:`);
+      // bounded, and never across the characters that open or end a value.
+      const bare = /[^\s:{}[\],<>"'][^:{}[\],<>"'\n]{0,127}/y;
       bare.lastIndex = this.pos;
       const m = bare.exec(this.text);
       if (m && this.pos + m[0].length <= this.limit) {
         const after = this.pos + m[0].length;
-        let j = after;
-        while (j < this.limit && isSpace(this.text, j)) j++;
-        if (this.text[j] === ":") {
+        if (this.text[after] === ":") {
           this.pos = after;
-          return m[0];
+          return m[0].trimEnd();
         }
       }
     }

@@ -30,6 +30,7 @@ export const PAIRS: readonly (readonly [open: string, close: string])[] = [
   ["<|channel>", "<channel|>"],
   ["◁think▷", "◁/think▷"],
   ["<|begin_of_thought|>", "<|end_of_thought|>"],
+  ["<|open|>think<|sep|>", "<|close|>think<|sep|>"], // Kimi K3 (XTML)
 ];
 
 /** Closing spellings that also end reasoning begun in the prompt, beyond the closers of `PAIRS`. */

@@ -47,18 +47,44 @@ export class Typer {
     this.declared = names;
   }
 
+  /**
+   * The declared tool that takes raw code (Functionary v3.1 and Llama 3.1 write `<|python_tag|>CODE`): one named
+   * `python` or `ipython`, with the name of its one string parameter (`code` when it declares none).
+   */
+  codeTool(): { name: string; key: string } | undefined {
+    for (const name of ["python", "ipython"]) {
+      const schema = this.#schemas.get(name);
+      if (schema === undefined) continue;
+      const props = isRecord(schema) && isRecord(schema.properties) ? schema.properties : {};
+      const strings = Object.keys(props).filter((k) => this.#types(name, k)?.has("string"));
+      return { name, key: strings.length === 1 ? strings[0] : "code" };
+    }
+    return undefined;
+  }
+
+  /** Whether parameter `key` of `tool` is declared to admit a string (then its text is kept as written). */
+  mayBeString(tool: string, key: string): boolean {
+    return this.#types(tool, key)?.has("string") ?? false;
+  }
+
   /** Whether `name` may be taken for a call written without a marker (always, when no tools were given). */
   isDeclared(name: string): boolean {
     return this.declared === undefined || this.declared.has(name);
   }
 
-  /** The value of parameter `key` of tool `tool`, written as `text` (already unframed by the format). */
-  text(tool: string, key: string, text: string): unknown {
+  /**
+   * The value of parameter `key` of tool `tool`, written as `text` (already unframed by the format). See
+   * {@link TextTyping} for the conventions a format may add.
+   */
+  text(tool: string, key: string, text: string, how: TextTyping = {}): unknown {
     const types = this.#types(tool, key);
-    if (types === undefined) return inferText(text);
+    if (how.nulls && text.trim().toLowerCase() === "null") return null;
+    if (how.untypedAsText && types === undefined && this.declared !== undefined) return text;
+    const infer = how.python ? inferPython : inferText;
+    if (types === undefined) return infer(text);
     const typed = asDeclared(text, types);
     if (typed !== FAIL) return typed;
-    return types.has("string") ? text : inferText(text);
+    return types.has("string") ? text : infer(text);
   }
 
   /** A literal value the model wrote for parameter `key` (Python, Gemma), fitted to its declared type. */
@@ -92,6 +118,19 @@ export class Typer {
   }
 }
 
+/** How a format's parsers read a value written as text, beyond the declared schema. */
+export interface TextTyping {
+  /** A value not declared a string may be a Python literal (`True`, `None`, `['a']`): GLM and Step3. */
+  python?: boolean;
+  /** `null` (in any case) is null whatever the declared type: Qwen3-Coder, Seed-OSS and MiniMax parsers. */
+  nulls?: boolean;
+  /**
+   * When tools were given, a parameter the schema does not type stays text, as the Qwen3-Coder parsers of
+   * vLLM and SGLang read Qwen3-Coder and Seed-OSS XML.
+   */
+  untypedAsText?: boolean;
+}
+
 /** Text that is exactly a JSON literal, read as it; anything else, the text itself. */
 export function inferText(text: string): unknown {
   const t = text.trim();
@@ -111,6 +150,27 @@ export function inferText(text: string): unknown {
   return text;
 }
 
+/** {@link inferText}, then a Python constant or container written whole (`True`, `None`, `{'a': 1}`). */
+function inferPython(text: string): unknown {
+  const inferred = inferText(text);
+  if (inferred !== text) return inferred;
+  const t = text.trim();
+  if (t === "True") return true;
+  if (t === "False") return false;
+  if (t === "None") return null;
+  if (t[0] !== "{" && t[0] !== "[") return text;
+  const value = pythonLiteral(t);
+  return value === FAIL ? text : value;
+}
+
+/** All of `t` read as one Python literal, or {@link FAIL}. */
+function pythonLiteral(t: string): unknown {
+  const reader = new LiteralReader(t, 0, t.length, PYTHON);
+  const value = reader.value();
+  reader.space();
+  return reader.pos === t.length ? value : FAIL;
+}
+
 /** `text` read as one of the non-string types in `types`, or {@link FAIL}. */
 function asDeclared(text: string, types: Set<JsonType>): unknown {
   const t = text.trim();
@@ -127,12 +187,7 @@ function asDeclared(text: string, types: Set<JsonType>): unknown {
   if ((types.has("object") || types.has("array")) && (t[0] === "{" || t[0] === "[")) {
     const parsed = parseJsonSafe(t);
     let value: unknown = parsed.ok ? parsed.value : FAIL;
-    if (value === FAIL) {
-      const reader = new LiteralReader(t, 0, t.length, PYTHON);
-      value = reader.value();
-      reader.space();
-      if (reader.pos !== t.length) value = FAIL;
-    }
+    if (value === FAIL) value = pythonLiteral(t);
     if (value !== FAIL && fits(value, types)) return value;
   }
   return FAIL;
@@ -167,6 +222,23 @@ function fits(value: unknown, types: Set<JsonType>): boolean {
 }
 
 const TYPE_NAMES = new Set<string>(["string", "number", "integer", "boolean", "null", "object", "array"]);
+
+/**
+ * The JSON type a schema's `type` names, also when it is written the way Python or SQL names types (`int`,
+ * `float`, `bool`, `dict`, `str`): tool declarations written by hand do this, and the Qwen3-Coder and Seed-OSS
+ * parsers type values by these names, so a value declared `int` is read as a number there.
+ */
+function typeName(t: string): JsonType | undefined {
+  const lower = t.trim().toLowerCase();
+  if (TYPE_NAMES.has(lower)) return lower as JsonType;
+  if (/^(?:str|text|varchar|char|enum)$/.test(lower)) return "string";
+  if (/^(?:int|uint|long|short|unsigned)/.test(lower)) return "integer";
+  if (/^(?:num|float|double|decimal)/.test(lower)) return "number";
+  if (/^(?:bool|binary)$/.test(lower)) return "boolean";
+  if (/^(?:dict|map)/.test(lower)) return "object";
+  if (/^(?:list|tuple|arr)/.test(lower)) return "array";
+  return undefined;
+}
 
 /** The JSON types the schema of parameter `key` in the tool schema `root` admits; undefined when none. */
 function declaredTypes(root: unknown, key: string): Set<JsonType> | undefined {
@@ -204,7 +276,8 @@ function typesOf(
   }
   const type = schema.type;
   for (const t of Array.isArray(type) ? type : [type]) {
-    if (typeof t === "string" && TYPE_NAMES.has(t.toLowerCase())) out.add(t.toLowerCase() as JsonType);
+    const name = typeof t === "string" ? typeName(t) : undefined;
+    if (name) out.add(name);
   }
   if (schema.nullable === true) out.add("null");
   for (const key of ["anyOf", "oneOf"] as const) {

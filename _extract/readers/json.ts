@@ -359,7 +359,8 @@ function readAfterJunk(scan: Scan, at: number, pos: number, limit: number): numb
 
 /*
  * Llama 3.1+ after `<|python_tag|>`: JSON calls (`{"name", "parameters"}`, several separated by `;`) and the
- * built-in call syntax `brave_search.call(query="…")`, up to `<|eom_id|>` or `<|eot_id|>`.
+ * built-in call syntax `brave_search.call(query="…")`, up to `<|eom_id|>` or `<|eot_id|>`. Any other text there is
+ * raw code: a call to the declared `python` (or `ipython`) tool when there is one, else a finding.
  */
 
 const PYTHON_TAG = "<|python_tag|>";
@@ -397,6 +398,14 @@ export const llama: Reader = {
       if (text[pos] === ";" || text[pos] === ",") pos = skipSpace(text, pos + 1);
       else break;
     }
+    const code = found === 0 ? scan.typer.codeTool() : undefined;
+    if (code) {
+      // A declared python tool takes the text as its code (Functionary v3.1, llama.cpp's raw python).
+      if (!body.closed && body.end === text.length) scan.ranOut(at);
+      const args = { [code.key]: text.slice(pos, limit) };
+      scan.add({ name: code.name, arguments: args }, "llama_python", pos, limit, block);
+      return block.end;
+    }
     if (found === 0) {
       if (!body.closed && body.end === text.length) scan.ranOut(at);
       scan.unreadable(
@@ -418,6 +427,7 @@ function readBuiltin(scan: Scan, pos: number, limit: number, block: { start: num
   if (call.name === "") return -1;
   const name = call.name.endsWith(".call") ? call.name.slice(0, -".call".length) : call.name;
   if ("error" in call) {
+    if (scan.typer.codeTool()) return -1; // not NAME.call(…): code for the declared python tool
     const raw = scan.text.slice(pos, limit);
     scan.add({ name, arguments: raw, error: call.error }, "llama_python", pos, limit, block);
     return limit;
@@ -464,6 +474,25 @@ export const functionary: Reader = {
   },
 };
 
+/**
+ * `>>>python` followed by code rather than JSON: the code, up to the next recipient, is the argument of a call
+ * to `python` (llama.cpp reads Functionary v3.2 so). The argument is named as the declared python tool names
+ * its one string parameter, else `code`.
+ */
+function readRawPython(scan: Scan, at: number, p: number): number {
+  const text = scan.text;
+  const next = scan.find(">>>", p);
+  const end = next < 0 ? text.length : next;
+  const limit = trimEnd(text, p, end);
+  if (next < 0) scan.ranOut(at); // more code may follow
+  const key = scan.typer.codeTool()?.key ?? "code";
+  scan.add({ name: "python", arguments: { [key]: text.slice(p, limit) } }, "functionary", p, limit, {
+    start: at,
+    end,
+  });
+  return end;
+}
+
 /** Functionary v3.2 when the answer opens with `NAME\n{…}` (the `>>>` was in the prompt). */
 export const functionaryStart: AnchoredReader = {
   name: "functionary_start",
@@ -488,7 +517,7 @@ function readRecipient(scan: Scan, at: number, from: number, options: { weak: bo
     scan.ranOut(at);
     return -1;
   }
-  if (text[p] !== "{") return -1;
+  if (text[p] !== "{") return name === "python" && !options.weak ? readRawPython(scan, at, p) : -1;
   const call = readFirstValue(scan, p, p, ">>>");
   // A call object after a word line is a JSON call with a stray label (`json\n{"name": …}`), not v3.2.
   if (!call || isCallShaped(call.value)) return -1;

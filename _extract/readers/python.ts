@@ -35,9 +35,9 @@ function readCalls(
   text: string,
   pos: number,
   limit: number,
-  options: { brackets: "required" | "optional" },
+  options: { brackets: "required" | "optional"; syntax?: LiteralSyntax },
 ): { calls: Drafted[]; end: number } | { error: string; name: string; at: number; cutOff: boolean } {
-  const reader = new LiteralReader(text, pos, limit, PYTHON);
+  const reader = new LiteralReader(text, pos, limit, options.syntax ?? PYTHON);
   const bracketed = reader.eat("[");
   const fail = (error: string, name: string, at: number) => ({
     error,
@@ -129,6 +129,8 @@ interface PythonTagSpec {
   open: string;
   close: string;
   brackets: "required" | "optional";
+  /** A second, lenient reading tried when the Python one fails (LFM2's bare words). */
+  lenient?: LiteralSyntax;
 }
 
 /** A reader for Python calls between two tags. */
@@ -146,7 +148,11 @@ function pythonTag(spec: PythonTagSpec): Reader {
           return block.end;
         }
       }
-      const got = readCalls(text, p, limit, { brackets: spec.brackets });
+      let got = readCalls(text, p, limit, { brackets: spec.brackets });
+      if ("error" in got && spec.lenient) {
+        const again = readCalls(text, p, limit, { brackets: spec.brackets, syntax: spec.lenient });
+        if (!("error" in again)) got = again;
+      }
       if ("error" in got) {
         if (got.name !== "" && body.closed) {
           const raw = text.slice(got.at, limit);
@@ -176,6 +182,8 @@ export const lfm2: Reader = pythonTag({
   open: "<|tool_call_start|>",
   close: "<|tool_call_end|>",
   brackets: "optional",
+  // Ollama's LFM2 parser reads an unquoted value that is no literal as text (`city=Paris`).
+  lenient: { quotes: `"'`, bareWords: true, wordEnds: ",)]\n" },
 });
 
 /** OLMo 3 `<function_calls>f(a=1)\ng()</function_calls>`. */
@@ -264,7 +272,8 @@ export const gemma: Reader = gemmaReader({
   format: "gemma",
   open: "<|tool_call>",
   close: "<tool_call|>",
-  syntax: { quotes: '"', tokens: ['<|"|>'], bareKeys: true, bareWords: true },
+  // Gemma 4 sometimes quotes a value with ' instead of its <|"|> token; Ollama's parser reads it as a string.
+  syntax: { quotes: `"'`, tokens: ['<|"|>'], bareKeys: true, bareWords: true },
 });
 
 /** FunctionGemma calls. */

@@ -123,7 +123,11 @@ function readCall(
   const text = scan.text;
   const step = skipSpace(text, sep ? sep.end : from);
   if (text.startsWith("<steptml:invoke", step)) {
-    const one = readInvoke(scan, step, limit, { prefix: "steptml:", trimValues: true });
+    const one = readInvoke(scan, step, limit, {
+      prefix: "steptml:",
+      trimValues: true,
+      typing: { python: true },
+    });
     return one && !one.cutOff ? { draft: one.draft, end: one.end, format: "step3" } : undefined;
   }
   if (!sep) return undefined;
@@ -353,7 +357,8 @@ function attributes(s: string): Record<string, string> {
  */
 
 const RECIPIENT = /to=([^\s<]{1,128})/y;
-const HEADER_REST = /(?:\s*(?:<\|channel\|>\s*\w+|<\|constrain\|>\s*\w+|json|code))*\s*<\|message\|>/y;
+/** The rest of a header: channel, and a content type with or without `<|constrain|>` (`json`, `json-schema`). */
+const HEADER_REST = /(?:\s*(?:<\|channel\|>\s*\w+|<\|constrain\|>\s*[\w-]+|json|code))*\s*<\|message\|>/y;
 const ENDS = ["<|call|>", "<|end|>", "<|return|>", "<|start|>", "<|eom|>", "<|eot|>"];
 const NOT_TOOLS = new Set(["assistant", "user", "all", "self", "system", "developer"]);
 const CONSUMED_ENDS = new Set(["<|call|>", "<|end|>", "<|return|>", "<|eom|>", "<|eot|>"]);

@@ -18,6 +18,8 @@ import {
   trimOneNewline,
   widen,
 } from "../text.ts";
+import { FAIL } from "../literal.ts";
+import { inferText, type TextTyping } from "../typing.ts";
 import type { Reader } from "../reader.ts";
 import type { CallDraft, Scan } from "../scan.ts";
 import type { ExtractFormat } from "../types.ts";
@@ -138,7 +140,7 @@ function readFunction(
     if (valueEnd < 0 || valueEnd > fnEnd) valueEnd = fnEnd;
     if (nextParam >= 0 && nextParam < valueEnd) valueEnd = nextParam; // a dropped </parameter>
     const value = trimOneNewline(text.slice(keyEnd + 1, valueEnd));
-    defineOwn(args, key, scan.typer.text(name, key, value));
+    defineOwn(args, key, scan.typer.text(name, key, value, { nulls: true, untypedAsText: true }));
     count++;
     const valueClosed = text.startsWith("</parameter>", valueEnd);
     pos = valueClosed ? valueEnd + "</parameter>".length : valueEnd;
@@ -190,7 +192,7 @@ export const glm: Reader = {
     const m = name.exec(text);
     if (!m || p + m[0].length > body.end) return -1;
     const nameEnd = p + m[0].length;
-    const q = skipSpace(text, nameEnd);
+    const q = skipGlmSpace(text, nameEnd);
     const block = { start: at, end: body.blockEnd };
     if (q >= body.end) {
       if (!body.closed) {
@@ -221,6 +223,18 @@ export const glm: Reader = {
   },
 };
 
+/**
+ * White space between GLM's tags from `pos`, where a written `\n` (backslash and n, as some GLM outputs
+ * escape their line breaks and SGLang's parser accepts) counts as a line break.
+ */
+function skipGlmSpace(text: string, pos: number): number {
+  for (;;) {
+    pos = skipSpace(text, pos);
+    if (text[pos] === "\\" && text[pos + 1] === "n") pos += 2;
+    else return pos;
+  }
+}
+
 /** Reads `<arg_key>K</arg_key><arg_value>V</arg_value>` pairs from `pos` up to `limit`. */
 function readPairs(scan: Scan, tool: string, pos: number, limit: number): {
   values: Record<string, unknown>;
@@ -235,16 +249,16 @@ function readPairs(scan: Scan, tool: string, pos: number, limit: number): {
     const keyEnd = scan.find("</arg_key>", pos);
     if (keyEnd < 0 || keyEnd > limit) break;
     const key = text.slice(pos + "<arg_key>".length, keyEnd).trim();
-    const v = skipSpace(text, keyEnd + "</arg_key>".length);
+    const v = skipGlmSpace(text, keyEnd + "</arg_key>".length);
     if (!text.startsWith("<arg_value>", v)) break;
     let valueEnd = scan.find("</arg_value>", v);
     const closed = valueEnd >= 0 && valueEnd <= limit;
     if (!closed) valueEnd = limit;
     const raw = trimOneNewline(text.slice(v + "<arg_value>".length, valueEnd));
-    defineOwn(values, key, scan.typer.text(tool, key, raw));
+    defineOwn(values, key, scan.typer.text(tool, key, raw, { python: true }));
     end = closed ? valueEnd + "</arg_value>".length : valueEnd;
     open = !closed;
-    pos = skipSpace(text, end);
+    pos = skipGlmSpace(text, end);
   }
   // At the end of the text, a value without its closing tag or a pair begun and not finished is cut off.
   const rest = text.slice(pos, limit);
@@ -284,13 +298,23 @@ interface Wrapper {
   stringByDefault?: boolean;
   /** Values are trimmed of all surrounding white space (Step3), not just one framing line break. */
   trimValues?: boolean;
+  /** How values are read beyond the declared schema (Python literals for Step3, `null` for MiniMax). */
+  typing?: TextTyping;
 }
 
 /** The element prefix and value conventions of one invoke grammar. */
-export type InvokeSyntax = Pick<Wrapper, "prefix" | "stringByDefault" | "trimValues">;
+export type InvokeSyntax = Pick<Wrapper, "prefix" | "stringByDefault" | "trimValues" | "typing">;
 
 const INVOKE_WRAPPERS: readonly Wrapper[] = [
-  { open: "<minimax:tool_call>", close: "</minimax:tool_call>", prefix: "", format: "minimax" },
+  // MiniMax's parsers (its own, vLLM's, Ollama's) strip each value and read `null` as null whatever the type.
+  {
+    open: "<minimax:tool_call>",
+    close: "</minimax:tool_call>",
+    prefix: "",
+    format: "minimax",
+    trimValues: true,
+    typing: { nulls: true },
+  },
   { open: "<tool_call>", close: "</tool_call>", prefix: "", format: "minimax" },
   {
     open: "<｜DSML｜function_calls>",
@@ -315,7 +339,14 @@ const INVOKE_WRAPPERS: readonly Wrapper[] = [
   { open: "<function_calls>", close: "</function_calls>", prefix: "", format: "invoke_xml" },
 ];
 const BARE: readonly Wrapper[] = [
-  { open: "<steptml:invoke", close: "", prefix: "steptml:", format: "step3", trimValues: true },
+  {
+    open: "<steptml:invoke",
+    close: "",
+    prefix: "steptml:",
+    format: "step3",
+    trimValues: true,
+    typing: { python: true },
+  },
   { open: "<invoke name=", close: "", prefix: "", format: "invoke_xml" },
 ];
 const BY_OPEN = new Map<string, Wrapper>([...INVOKE_WRAPPERS, ...BARE].map((w) => [w.open, w]));
@@ -380,10 +411,13 @@ function skipFiller(text: string, pos: number, limit: number): number {
   }
 }
 
-/** An attribute's value from the text inside a tag. */
+/**
+ * An attribute's value from the text inside a tag. MiniMax's parser takes the name as whatever stands between
+ * `name=` and `>`, quotes removed, so an unquoted value (`<invoke name=get_weather>`) counts too.
+ */
 function attribute(tag: string, name: string): string | undefined {
-  const m = new RegExp(`(?:^|\\s)${name}\\s*=\\s*(?:"([^"]*)"|'([^']*)')`).exec(tag);
-  return m ? decodeEntities(m[1] ?? m[2]) : undefined;
+  const m = new RegExp(`(?:^|\\s)${name}\\s*=\\s*(?:"([^"]*)"|'([^']*)'|([^\\s"'/>]+))`).exec(tag);
+  return m ? decodeEntities(m[1] ?? m[2] ?? m[3]) : undefined;
 }
 
 /**
@@ -442,6 +476,7 @@ function readParameters(
     let valueStart: number;
     let close: string;
     let kind: string | undefined;
+    let named = false; // MiniMax M3: the element is named by the argument
     if (text.startsWith(opening, pos)) {
       const tagEnd = boundedIndexOf(text, ">", pos, 512);
       if (tagEnd < 0 || tagEnd >= limit) break;
@@ -458,17 +493,59 @@ function readParameters(
       key = hit[1];
       valueStart = pos + hit[0].length;
       close = `</${key}>`;
+      named = true;
     }
     if (key === undefined) break;
     let valueEnd = scan.find(close, valueStart);
     open = valueEnd < 0 || valueEnd > limit;
     if (open) valueEnd = limit;
     const raw = text.slice(valueStart, valueEnd).split(MINIMAX_SEPARATOR).join("");
-    defineOwn(args, key, valueOf(scan, { tool, key, raw, kind, trim: syntax.trimValues }));
+    const nested = named && !scan.typer.mayBeString(tool, key) ? elementsValue(raw, 0) : FAIL;
+    defineOwn(
+      args,
+      key,
+      nested !== FAIL
+        ? nested
+        : valueOf(scan, { tool, key, raw, kind, trim: syntax.trimValues, typing: syntax.typing }),
+    );
     pos = skipFiller(text, Math.min(limit, valueEnd + close.length), limit);
   }
   // At the end of the text, a value without its closing tag or a tag begun and not finished is cut off.
   return { args, cutOff: limit === text.length && (open || pos < limit) };
+}
+
+const ELEMENT = /<([\p{L}\p{N}_][\p{L}\p{N}_.:-]{0,127})>/uy;
+const MAX_ELEMENT_DEPTH = 16;
+
+/**
+ * MiniMax M3 writes an object argument as one element per member (`<address><city>Paris</city></address>`) and
+ * an array as `<item>` elements, recursively. `text` (separators removed) read so, or {@link FAIL} when it is
+ * not wholly elements; leaves are read as {@link inferText} does. Each level scans its text once, and the
+ * depth is bounded, so the work stays linear.
+ */
+function elementsValue(text: string, depth: number): unknown {
+  let pos = skipSpace(text, 0);
+  if (depth > MAX_ELEMENT_DEPTH || text[pos] !== "<") return FAIL;
+  const members: [string, unknown][] = [];
+  while (pos < text.length) {
+    ELEMENT.lastIndex = pos;
+    const m = ELEMENT.exec(text);
+    if (!m) return FAIL;
+    const start = pos + m[0].length;
+    const end = text.indexOf(`</${m[1]}>`, start);
+    if (end < 0) return FAIL;
+    const inner = text.slice(start, end);
+    const value = text[skipSpace(text, start)] === "<" && skipSpace(text, start) < end
+      ? elementsValue(inner, depth + 1)
+      : inferText(trimOneNewline(inner));
+    if (value === FAIL) return FAIL;
+    members.push([m[1], value]);
+    pos = skipSpace(text, end + m[1].length + 3);
+  }
+  if (members.every(([name]) => name === "item")) return members.map(([, v]) => v);
+  const out: Record<string, unknown> = {};
+  for (const [name, v] of members) defineOwn(out, name, v);
+  return out;
 }
 
 /**
@@ -477,14 +554,21 @@ function readParameters(
  */
 function valueOf(
   scan: Scan,
-  v: { tool: string; key: string; raw: string; kind: string | undefined; trim?: boolean },
+  v: {
+    tool: string;
+    key: string;
+    raw: string;
+    kind: string | undefined;
+    trim?: boolean;
+    typing?: TextTyping;
+  },
 ): unknown {
   if (v.kind === "true") return v.raw;
   if (v.kind === "false") {
     const parsed = parseJsonSafe(v.raw.trim());
     if (parsed.ok) return parsed.value;
   }
-  return scan.typer.text(v.tool, v.key, v.trim ? v.raw.trim() : trimOneNewline(v.raw));
+  return scan.typer.text(v.tool, v.key, v.trim ? v.raw.trim() : trimOneNewline(v.raw), v.typing);
 }
 
 /*
