@@ -12,6 +12,7 @@ import {
   blocksPart,
   createValidator,
   cutCalls,
+  cutJoined,
   describeVerdict,
   dialect as dialectOf,
   dialectNames,
@@ -346,7 +347,12 @@ export async function gateWith(
       // A body that is not of this dialect after all (a wrong `options.dialect`): no text to read.
     }
   }
-  const perText = texts.map((text) => extractToolCalls(text, { tools: judge.tools }));
+  // A body of one answer (no `looseTexts`) is read as the stream's watch reads its text: its blocks or parts
+  // joined, so a call written across two is judged (and cut from both).
+  const joined = !shape.looseTexts && texts.length > 1;
+  const perText = (joined ? [texts.join("")] : texts).map((text) =>
+    extractToolCalls(text, { tools: judge.tools })
+  );
   for (const calls of perText) extracted.push(...calls);
   if (native.length > 0 && extracted.length === 0) {
     const verdict = await judge.judge(native);
@@ -373,12 +379,39 @@ export async function gateWith(
   const source = native.length > 0 ? "native" : "text";
   const verdict = await judge.judge([...native, ...written]);
   if (verdict.allowed) return { verdict, response: body, changed: false, dialect, source, extracted };
-  const cut = source === "text" && dropsCalls(verdict, options)
-    ? partialCut(texts, perText, verdict)
+  const partial = source === "text" && dropsCalls(verdict, options);
+  const cut = partial
+    ? joined ? joinedCut(texts, perText[0], verdict) : partialCut(texts, perText, verdict)
     : undefined;
   const reason = judge.reason(verdict, cut ? { partial: true } : undefined);
-  const response = shape.rewrite(body, reason, { fromText: true, cut });
+  const response = shape.rewrite(body, reason, {
+    fromText: true,
+    cut: cut ?? (joined ? inOrder(texts, cutJoined(texts, perText[0])) : undefined),
+  });
   return { verdict, response, changed: true, dialect, source, extracted, reason };
+}
+
+/**
+ * For drop-call on calls read from the texts of one answer joined (`calls`): a cut that removes only the
+ * rejected ones from each text; undefined when a rejected call shares its markup with a kept one.
+ */
+function joinedCut(
+  texts: readonly string[],
+  calls: readonly ExtractedToolCall[],
+  verdict: Verdict,
+): ((text: string) => string) | undefined {
+  const rejected = new Set(verdict.rejectedIndices);
+  if (!blocksPart(calls, (i) => rejected.has(i))) return undefined;
+  return inOrder(texts, cutJoined(texts, calls.filter((_, i) => rejected.has(i))));
+}
+
+/**
+ * A cut for a dialect's `rewrite`, which hands it the texts of its body in the order `texts` lists them:
+ * each becomes its counterpart in `cut` (a text out of that order loses every call written into it alone).
+ */
+function inOrder(texts: readonly string[], cut: readonly string[]): (text: string) => string {
+  let next = 0;
+  return (text) => (text === texts[next] ? cut[next++] : cutCalls(text));
 }
 
 /**

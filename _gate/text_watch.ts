@@ -388,6 +388,38 @@ export function cutCalls(text: string, calls: ExtractedToolCall[] = extractToolC
   return out.replace(/\n{3,}/g, "\n\n").trim();
 }
 
+/**
+ * The texts of one answer's parts without the calls written into them, the calls read from the texts joined
+ * as the stream's watch reads them: a call written across two parts is cut from both. `calls` (read from the
+ * joined text) are the calls to cut, default every one. A text no call touches stays as it came; one a call
+ * touches is tidied as {@linkcode cutCalls} tidies.
+ */
+export function cutJoined(
+  texts: readonly string[],
+  calls: readonly ExtractedToolCall[] = extractToolCalls(texts.join("")),
+): string[] {
+  if (calls.length === 0) return [...texts];
+  const out: string[] = [];
+  let start = 0;
+  let first = 0; // the first call whose markup may reach this text (calls are in text order)
+  for (const text of texts) {
+    const end = start + text.length;
+    while (first < calls.length && calls[first].block.end <= start) first++;
+    const touching: ExtractedToolCall[] = [];
+    for (let i = first; i < calls.length && calls[i].block.start < end; i++) {
+      const { block } = calls[i];
+      if (block.end <= start) continue;
+      touching.push({
+        ...calls[i],
+        block: { start: Math.max(block.start, start) - start, end: Math.min(block.end, end) - start },
+      });
+    }
+    out.push(touching.length > 0 ? cutCalls(text, touching) : text);
+    start = end;
+  }
+  return out;
+}
+
 /** A frame for the router: its exact text and its parsed event. */
 export interface RoutedFrame {
   raw: string;
