@@ -110,3 +110,26 @@ test("guardFetch Ollama stream: a watch that throws withholds the rest of the te
   assertWithheld(text);
   assert.equal(done, true);
 });
+
+test("guardFetch Gemini stream: a watch that throws withholds the rest of the text and keeps the finish", async () => {
+  faultAtMarker();
+  const chunk = (text: string, extra: Record<string, unknown> = {}) => ({
+    candidates: [{ content: { role: "model", parts: [{ text }] }, index: 0, ...extra }],
+  });
+  const frames = PIECES.map((p, i) => chunk(p, i === PIECES.length - 1 ? { finishReason: "STOP" } : {}));
+  provider.reply({ sse: frames });
+  const tools = [{ functionDeclarations: TOOLS_OPENAI.map((t) => t.function) }];
+  const res = await provider.gfetch(`${provider.url()}/v1beta/models/g:streamGenerateContent?alt=sse`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ contents: [], tools }),
+  });
+  const events = (await res.text()).split("\n").filter((l) => l.startsWith("data:")).map((l) =>
+    JSON.parse(l.slice(5))
+  );
+  const candidates = events.map((e) => e.candidates[0]);
+  assertWithheld(
+    candidates.flatMap((c) => c.content?.parts ?? []).map((p: { text?: string }) => p.text ?? "").join(""),
+  );
+  assert.equal(candidates[candidates.length - 1].finishReason, "STOP");
+});
