@@ -8,7 +8,9 @@ import { scanText } from "./extract.ts";
 import { MARKERS, openingsPattern, READERS } from "./registry.ts";
 import { HARMONY_ENDS, harmonyBody, tokens } from "./reasoning.ts";
 import { skipSpace } from "./text.ts";
-import { CALL_FENCE_LANGUAGES } from "./readers/json.ts";
+import { bareJson, CALL_FENCE_LANGUAGES } from "./readers/json.ts";
+import { Scan } from "./scan.ts";
+import { Typer } from "./typing.ts";
 import type { ExtractOptions } from "./types.ts";
 import { lazy } from "../_common/lazy.ts";
 
@@ -116,8 +118,17 @@ const CONTEXT = 512;
 const HEADER_BACK = 256;
 /** A closed reasoning block, to stand for the blocks the window leaves out (a later closing tag is then no lone one). */
 const CLOSED_BLOCK = "<think></think>";
+/** An answer of JSON that is no call, to stand for one the window leaves out (see `#jsonSettled`). */
+const JSON_ANSWER = "[0]";
 /** A call opening, to stand for one the window leaves out (a lone closing tag after it does not move the answer). */
 const AN_OPENING = "[TOOL_CALLS]";
+
+/** Whether a run of JSON objects that reached `end` has ended there: a character follows that goes on no run. */
+function objectRunEnded(text: string, end: number): boolean {
+  let p = skipSpace(text, end);
+  if (text[p] === "," || text[p] === ";") p = skipSpace(text, p + 1);
+  return p < text.length && text[p] !== "{";
+}
 
 /**
  * The released part of a message that a streaming watcher holds from a marker on, kept with what `runReaders`
@@ -152,8 +163,12 @@ export class ReleasedText {
   /** Where the first call opening starts, once one was found before `#openingsTo`. */
   #opening = Infinity;
   #openingsTo = 0;
-  /** The answer opens with JSON: its reader decides what follows, so windows are not used. */
-  #json = false;
+  /**
+   * The answer opens with JSON (`bareJson` reads it first, and the text it spans is no call's): `pending`
+   * until the released text shows where that JSON ends, then `done` (the walk goes on after it); `whole`
+   * when it holds calls (the whole text is read).
+   */
+  #json: "no" | "pending" | "done" | "whole" = "no";
 
   /** The length of the released text. */
   get length(): number {
@@ -171,13 +186,16 @@ export class ReleasedText {
    * the held text to it); `from` is the release point in it. Undefined when the whole text must be read.
    */
   window(from: number): { text: string; from: number } | undefined {
-    if (this.#json || from < 2 * CONTEXT) return undefined;
+    if (this.#json === "whole" || from < 2 * CONTEXT) return undefined;
     this.#advance(from - CONTEXT);
-    if (this.#json || this.#at > from) return undefined;
+    const json: string = this.#json; // (the walk may have changed it)
+    if (json === "pending" || json === "whole" || this.#at > from) return undefined;
     let prefix: string;
     const open = this.#open;
     if (this.#answer === "final") {
-      prefix = "." + (open ? open.token : this.#first ? AN_OPENING : CLOSED_BLOCK) + this.#lookBack();
+      // (an answer of JSON that is no call stands as one: it turns off the reading of calls quoted in prose)
+      const answer = json === "done" ? JSON_ANSWER : ".";
+      prefix = answer + (open ? open.token : this.#first ? AN_OPENING : CLOSED_BLOCK) + this.#lookBack();
     } else if (this.#answer === "leading") {
       // (white space after it: the answer has not begun, and the text before the window is reasoning)
       prefix = (open ? open.token : CLOSED_BLOCK) + " ".repeat(HEADER_BACK);
@@ -228,6 +246,7 @@ export class ReleasedText {
       else this.#openingsTo = limit;
     }
     for (;;) {
+      if (!this.#jsonSettled()) return;
       const open = this.#open;
       if (open) {
         let at = Infinity;
@@ -257,6 +276,8 @@ export class ReleasedText {
       const m = re.exec(buf);
       const r = m ? m.index + base : Infinity;
       this.#settleText(Math.min(r, limit));
+      if (!this.#jsonSettled()) return;
+      if (this.#pos > r) continue; // (the answer's JSON ended past the token)
       if (r >= limit) {
         this.#at = this.#pos = Math.max(limit, this.#pos); // (no token starts before it)
         return;
@@ -293,6 +314,7 @@ export class ReleasedText {
       } else if (closers.has(token) && wasFirst && pending && r < this.#opening) {
         this.#answer = "leading"; // a lone closing tag: the answer begins after it
         this.#i = r + token.length;
+        this.#json = "no";
       } else {
         this.#answer = "final"; // a closing tag after other reasoning: not reasoning, and the answer began
       }
@@ -310,9 +332,38 @@ export class ReleasedText {
     this.#checkJson();
   }
 
-  /** An answer that opens with JSON is read by `bareJson`, which may skip what follows: no windows. */
+  /** An answer that opens with JSON is read by `bareJson` first: see `#jsonSettled`. */
   #checkJson(): void {
     const c = this.#buf[this.#i - this.#base];
-    if (c === "{" || c === "[") this.#json = true;
+    if (c === "{" || c === "[") this.#json = "pending";
+  }
+
+  /**
+   * Once the answer, settled where the JSON it opens with starts, has that JSON end in the released text as
+   * it would in any longer text: the walk starts again after it, as `runReaders` goes on after `bareJson`
+   * (reasoning tokens inside it are not taken, and the walk has taken none). False while that is not known.
+   */
+  #jsonSettled(): boolean {
+    if (this.#json !== "pending" || this.#answer !== "final") return true;
+    const buf = this.#buf;
+    const at = this.#i - this.#base;
+    const scan = new Scan(buf, new Typer());
+    const end = bareJson.read(scan, at, "");
+    if (end <= at) {
+      if (scan.ranOutAt < Infinity) return false; // not closed yet
+      this.#json = "no"; // no JSON value: the answer is prose
+      return true;
+    }
+    if (!scan.jsonAnswer) {
+      this.#json = "whole"; // calls: the whole text is read
+      return false;
+    }
+    // A run of objects goes on over white space and a comma or semicolon; an array ends at its bracket.
+    if (buf[at] === "[" ? buf[end - 1] !== "]" : !objectRunEnded(buf, end)) return false;
+    this.#json = "done";
+    this.#open = undefined;
+    this.#first = true;
+    this.#pos = end + this.#base;
+    return true;
   }
 }

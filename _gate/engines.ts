@@ -85,6 +85,9 @@ export const extractToolCalls: typeof Extract.extractToolCalls = (text, options)
 
 /** `cutCalls` (every call written into a text removed), once loaded. */
 export const cutCalls: typeof TextWatch.cutCalls = (text, calls) => engines().textWatch.cutCalls(text, calls);
+/** `cutJoined` (the calls read from texts joined, cut from each text), once loaded. */
+export const cutJoined: typeof TextWatch.cutJoined = (texts, calls) =>
+  engines().textWatch.cutJoined(texts, calls);
 /** `blocksPart` (whether some calls written into a text can be cut and the others kept), once loaded. */
 export const blocksPart: typeof TextWatch.blocksPart = (calls, gone) =>
   engines().textWatch.blocksPart(calls, gone);

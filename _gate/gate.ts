@@ -12,6 +12,7 @@ import {
   blocksPart,
   createValidator,
   cutCalls,
+  cutJoined,
   describeVerdict,
   dialect as dialectOf,
   dialectNames,
@@ -346,7 +347,12 @@ export async function gateWith(
       // A body that is not of this dialect after all (a wrong `options.dialect`): no text to read.
     }
   }
-  const perText = texts.map((text) => extractToolCalls(text, { tools: judge.tools }));
+  // A body of one answer (no `looseTexts`) is read as the stream's watch reads its text: its blocks or parts
+  // joined, so a call written across two is judged (and cut from both).
+  const joined = !shape.looseTexts && texts.length > 1;
+  const perText = (joined ? [texts.join("")] : texts).map((text) =>
+    extractToolCalls(text, { tools: judge.tools })
+  );
   for (const calls of perText) extracted.push(...calls);
   if (native.length > 0 && extracted.length === 0) {
     const verdict = await judge.judge(native);
@@ -374,15 +380,41 @@ export async function gateWith(
   const verdict = await judge.judge([...native, ...written]);
   if (verdict.allowed) return { verdict, response: body, changed: false, dialect, source, extracted };
   const partial = source === "text" && dropsCalls(verdict, options)
-    ? partialCut(texts, perText, verdict)
+    ? joined ? joinedCut(texts, perText[0], verdict) : partialCut(texts, perText, verdict)
     : undefined;
   const reason = judge.reason(verdict, partial ? { partial: true } : undefined);
-  // Withheld whole: the calls cut are read as the judge read them, with the declared tools. Read without,
-  // JSON in prose naming no declared tool (`{"name": "Ada", "arguments": …}`) was cut as a call, where the
-  // turn, allowed, keeps it.
-  const cut = partial ?? ((text: string) => cutCalls(text, extractToolCalls(text, { tools: judge.tools })));
+  // Withheld whole: the calls cut are those the judge read, with the declared tools. Read without, JSON in
+  // prose naming no declared tool (`{"name": "Ada", "arguments": …}`) was cut as a call, where the turn,
+  // allowed, keeps it.
+  const cut = partial ??
+    (joined
+      ? inOrder(texts, cutJoined(texts, perText[0]))
+      : (text: string) => cutCalls(text, extractToolCalls(text, { tools: judge.tools })));
   const response = shape.rewrite(body, reason, { fromText: true, cut });
   return { verdict, response, changed: true, dialect, source, extracted, reason };
+}
+
+/**
+ * For drop-call on calls read from the texts of one answer joined (`calls`): a cut that removes only the
+ * rejected ones from each text; undefined when a rejected call shares its markup with a kept one.
+ */
+function joinedCut(
+  texts: readonly string[],
+  calls: readonly ExtractedToolCall[],
+  verdict: Verdict,
+): ((text: string) => string) | undefined {
+  const rejected = new Set(verdict.rejectedIndices);
+  if (!blocksPart(calls, (i) => rejected.has(i))) return undefined;
+  return inOrder(texts, cutJoined(texts, calls.filter((_, i) => rejected.has(i))));
+}
+
+/**
+ * A cut for a dialect's `rewrite`, which hands it the texts of its body in the order `texts` lists them:
+ * each becomes its counterpart in `cut` (a text out of that order loses every call written into it alone).
+ */
+function inOrder(texts: readonly string[], cut: readonly string[]): (text: string) => string {
+  let next = 0;
+  return (text) => (text === texts[next] ? cut[next++] : cutCalls(text));
 }
 
 /**

@@ -11,8 +11,7 @@ import type { CallVerdict, Verdict } from "../types.ts";
 import type { StreamDialect } from "./calls.ts";
 import { contentText } from "./dialects/shared.ts";
 import { isClientCall } from "./dialects/readers.ts";
-import { cutCalls, describeVerdict, extractToolCalls } from "./engines.ts";
-import type { ExtractedToolCall } from "../_extract/types.ts";
+import { cutCalls, cutJoined, describeVerdict } from "./engines.ts";
 
 /** One call of the rejected turn, as the follow-up repeats it. */
 export interface TurnCall {
@@ -109,7 +108,7 @@ function spokenParts(
   isAnswerText: (part: Record<string, unknown>) => boolean = isTextBlock,
 ): unknown[] {
   if (!turn.fromText) return [...parts];
-  const said = spokenTexts(parts.filter((p) => isAnswer(p, isAnswerText)).map((p) => p.text));
+  const said = cutJoined(parts.filter((p) => isAnswer(p, isAnswerText)).map((p) => p.text));
   let next = 0;
   return parts.flatMap((p) => {
     if (!isAnswer(p, isAnswerText)) return [p];
@@ -126,35 +125,6 @@ function isAnswer(
   return isRecord(part) && typeof part.text === "string" && isAnswerText(part);
 }
 
-/**
- * The texts of an answer's parts without the calls written into them, the calls read from the texts joined
- * as the stream's watch reads them: a call written across two parts is cut from both. A text no call touches
- * stays as it came; one a call touches is tidied as `cutCalls` tidies.
- */
-function spokenTexts(texts: readonly string[]): string[] {
-  const calls = extractToolCalls(texts.join(""));
-  if (calls.length === 0) return [...texts];
-  const out: string[] = [];
-  let start = 0;
-  let first = 0; // the first call whose markup may reach this text (calls are in text order)
-  for (const text of texts) {
-    const end = start + text.length;
-    while (first < calls.length && calls[first].block.end <= start) first++;
-    const touching: ExtractedToolCall[] = [];
-    for (let i = first; i < calls.length && calls[i].block.start < end; i++) {
-      const { block } = calls[i];
-      if (block.end <= start) continue;
-      touching.push({
-        ...calls[i],
-        block: { start: Math.max(block.start, start) - start, end: Math.min(block.end, end) - start },
-      });
-    }
-    out.push(touching.length > 0 ? cutCalls(text, touching) : text);
-    start = end;
-  }
-  return out;
-}
-
 /** Answer text: not an Anthropic / Cohere block of another type, not a Gemini thought. */
 const isTextBlock = (p: Record<string, unknown>) => (p.type ?? "text") === "text" && p.thought !== true;
 
@@ -168,7 +138,7 @@ function spokenItems(items: readonly unknown[], turn: RejectedTurn): unknown[] {
   const isMessage = (item: unknown): item is Record<string, unknown> & { content: unknown[] } =>
     isRecord(item) && item.type === "message" && Array.isArray(item.content);
   const isOutputText = (p: Record<string, unknown>) => p.type === "output_text";
-  const said = spokenTexts(
+  const said = cutJoined(
     items.filter(isMessage).flatMap((item) => item.content.filter((p) => isAnswer(p, isOutputText))).map((
       p,
     ) => (p as { text: string }).text),

@@ -182,6 +182,19 @@ function everyVersion(calls: readonly AssembledToolCall[]): AssembledToolCall[] 
   ) => [c, ...(c.otherArguments ?? []).map((arguments_) => ({ ...c, arguments: arguments_ }))]);
 }
 
+/** A judgement that rejects every call unjudged, for `reason` (the gate could not do its part). */
+function failedJudgement(calls: readonly AssembledToolCall[], reason: string): StreamJudgement {
+  return {
+    verdict: {
+      allowed: false,
+      blocked: true,
+      rejectedIndices: calls.map((_, i) => i),
+      calls: calls.map((c, index) => ({ index, id: c.id, name: c.name, allowed: false, findings: [] })),
+    },
+    reason,
+  };
+}
+
 /** An NDJSON parser whose lines read as frames. */
 function ndjsonFrames(): FrameParser<WireFrame> {
   const lines = ndjsonParser();
@@ -438,6 +451,8 @@ export class StreamGate {
     const text = this.#text;
     const native = flow.pending ? calls : [];
     const written = text?.settle({ nativeAnswers: new Set(native.map((c) => c.choice)) }, flow);
+    const failure = text?.failure;
+    if (text && failure !== undefined) return this.#finishUnwatched(text, failure, { native, written }, all);
     if (text && written) return await this.#finishWritten(text, written, all, { native, findings });
     let verdict: Verdict | undefined;
     let replaced = false;
@@ -471,6 +486,31 @@ export class StreamGate {
     } else flow.release();
     if (this.#doneFrame !== undefined) flow.send(this.#doneFrame);
     this.#report({ dialect: this.#dialect, calls, verdict, findings: all, replaced });
+    return undefined;
+  }
+
+  /**
+   * The ending when the text watch failed (a bug in it, see `TextCalls.failure`): what it had not let out
+   * is withheld, as a rejected turn's is, and the calls held (native or written) go with it unjudged, as
+   * when the judge fails; a stream let on unwatched would carry a call written after that point.
+   */
+  #finishUnwatched(
+    text: TextWatches,
+    failure: string,
+    { native, written = [] }: { native: AssembledToolCall[]; written?: AssembledToolCall[] },
+    findings: StreamFinding[],
+  ): undefined {
+    const flow = this.#flow;
+    const calls = [...native, ...written];
+    const { verdict, reason } = failedJudgement(
+      calls,
+      `toolguard could not watch the streamed text for tool calls, so the rest of it was withheld: ${failure}`,
+    );
+    text.withhold(reason, flow);
+    if (native.length > 0) this.#router.replace((flow.textSeen ? "\n\n" : "") + reason, native, flow);
+    flow.release();
+    if (this.#doneFrame !== undefined) flow.send(this.#doneFrame);
+    this.#report({ dialect: this.#dialect, calls, verdict, findings, replaced: true });
     return undefined;
   }
 
@@ -585,15 +625,10 @@ export class StreamGate {
       return await this.#options.judge(calls);
     } catch (e) {
       // A judge that fails must not let the calls through: fail closed with the reason.
-      return {
-        verdict: {
-          allowed: false,
-          blocked: true,
-          rejectedIndices: calls.map((_, i) => i),
-          calls: calls.map((c, index) => ({ index, id: c.id, name: c.name, allowed: false, findings: [] })),
-        },
-        reason: `toolguard could not judge the tool call(s), so none ran: ${errorText(e)}`,
-      };
+      return failedJudgement(
+        calls,
+        `toolguard could not judge the tool call(s), so none ran: ${errorText(e)}`,
+      );
     }
   }
 

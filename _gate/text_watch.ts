@@ -8,6 +8,7 @@
 import { normaliseCalls } from "../_validate/providers.ts";
 import { type ExtractedToolCall, extractToolCalls } from "../_extract/extract.ts";
 import { safeStringify } from "../_common/json.ts";
+import { errorText } from "../_common/values.ts";
 import {
   CALL_FENCE,
   CALL_OPENING_KEYS,
@@ -43,6 +44,12 @@ const RECHECK_EVERY_PIECE = 512;
  * key): reading the whole held text at every piece made a long streamed answer quadratic.
  */
 const JSON_HEAD = 4096;
+/**
+ * For tests only: a hook each piece of text fed to a {@linkcode TextWatcher} is shown first, so a test can
+ * make the watch throw as a bug in it would (no model output is known to).
+ */
+export const watchFault: { push?: (text: string) => void } = {};
+
 /** The longest tail that can still grow into a marker, plus one. */
 const LONGEST_MARKER: number = Math.max(...MARKERS.map((m) => m.length)) + 1;
 
@@ -94,6 +101,7 @@ export class TextWatcher {
 
   /** Feeds a piece of text; returns the part that may be shown now. */
   push(text: string): string {
+    watchFault.push?.(text);
     if (this.#holding) {
       this.#held += text;
       if (this.#head.length < JSON_HEAD) this.#head += text.slice(0, JSON_HEAD - this.#head.length);
@@ -380,6 +388,38 @@ export function cutCalls(text: string, calls: ExtractedToolCall[] = extractToolC
   return out.replace(/\n{3,}/g, "\n\n").trim();
 }
 
+/**
+ * The texts of one answer's parts without the calls written into them, the calls read from the texts joined
+ * as the stream's watch reads them: a call written across two parts is cut from both. `calls` (read from the
+ * joined text) are the calls to cut, default every one. A text no call touches stays as it came; one a call
+ * touches is tidied as {@linkcode cutCalls} tidies.
+ */
+export function cutJoined(
+  texts: readonly string[],
+  calls: readonly ExtractedToolCall[] = extractToolCalls(texts.join("")),
+): string[] {
+  if (calls.length === 0) return [...texts];
+  const out: string[] = [];
+  let start = 0;
+  let first = 0; // the first call whose markup may reach this text (calls are in text order)
+  for (const text of texts) {
+    const end = start + text.length;
+    while (first < calls.length && calls[first].block.end <= start) first++;
+    const touching: ExtractedToolCall[] = [];
+    for (let i = first; i < calls.length && calls[i].block.start < end; i++) {
+      const { block } = calls[i];
+      if (block.end <= start) continue;
+      touching.push({
+        ...calls[i],
+        block: { start: Math.max(block.start, start) - start, end: Math.min(block.end, end) - start },
+      });
+    }
+    out.push(touching.length > 0 ? cutCalls(text, touching) : text);
+    start = end;
+  }
+  return out;
+}
+
 /** A frame for the router: its exact text and its parsed event. */
 export interface RoutedFrame {
   raw: string;
@@ -415,6 +455,10 @@ export class TextCalls {
   #prose = "";
   /** Where the held frames' text starts in the message's text (the client has what comes before). */
   #heldFrom = 0;
+  /** The length of the text of the frames watched. */
+  #seen = 0;
+  /** Set when the watch threw (see {@linkcode TextCalls.failure}). */
+  #failure: string | undefined;
 
   /**
    * Watches the text `frames` carry; with `json`, a message that opens with JSON is held too. The request's
@@ -437,8 +481,67 @@ export class TextCalls {
    * frame was held here, the frame itself, or frames that waited for it.
    */
   watch(raw: string, event: Record<string, unknown>, flow: StreamFlow): RoutedFrame[] {
+    if (this.#failure !== undefined) {
+      this.#holdUnwatched({ raw, event }, flow);
+      return [];
+    }
+    const holding = this.#watcher.holding;
+    const seen = this.#seen;
+    try {
+      return this.#watch(raw, event, flow);
+    } catch (e) {
+      return this.#fail(e, { holding, seen, frame: { raw, event } }, flow);
+    }
+  }
+
+  /**
+   * Where the watch failed (a bug: it throws on no text it is given), the reason; undefined while it works.
+   * A failed watch holds the rest of its answer's frames, to be withheld ({@linkcode TextCalls.withhold}).
+   */
+  get failure(): string | undefined {
+    return this.#failure;
+  }
+
+  /**
+   * The watch threw on a frame: from there on its answer is held whole, unread, and ends withheld (with the
+   * prose held with a marker). Returns the frames to route: those queued on an ambiguous tail when nothing
+   * was held yet (their text was let out but a tail that may begin a marker, and nothing follows it now).
+   */
+  #fail(
+    e: unknown,
+    at: { holding: boolean; seen: number; frame?: RoutedFrame },
+    flow: StreamFlow,
+  ): RoutedFrame[] {
+    this.#failure = errorText(e);
+    this.#prose = "";
+    const frame = at.frame;
+    const held = frame !== undefined && flow.held.some((h) => h.event === frame.event);
+    if (at.holding || held) {
+      // The hold began before the throw: it knows where its text starts, and holds the frames since.
+      if (frame && !held) this.#holdUnwatched(frame, flow);
+      return [];
+    }
+    this.#heldFrom = at.seen;
+    const out = this.#takeQueue();
+    if (frame) this.#holdUnwatched(frame, flow);
+    return out;
+  }
+
+  /** Holds a frame of a failed watch whole: its text is withheld, the rest of it kept (all, if unreadable). */
+  #holdUnwatched(frame: RoutedFrame, flow: StreamFlow): void {
+    let held: Held;
+    try {
+      held = this.#whole(frame, this.#frames.read(frame.event, this.#answer));
+    } catch {
+      held = { ...frame, tool: false, written: {} };
+    }
+    this.#hold(held, flow);
+  }
+
+  #watch(raw: string, event: Record<string, unknown>, flow: StreamFlow): RoutedFrame[] {
     const w = this.#watcher;
     const part = this.#frames.read(event, this.#answer);
+    this.#seen += part.text.length;
     if (w.holding) {
       w.push(part.text);
       this.#holdWhole({ raw, event }, part, flow);
@@ -476,13 +579,17 @@ export class TextCalls {
 
   /** True while this watch holds frames (text from a marker on, or frames waiting on an ambiguous tail). */
   get holding(): boolean {
-    return this.#watcher.holding || this.#queue.length > 0;
+    return this.#failure !== undefined || this.#watcher.holding || this.#queue.length > 0;
   }
 
   /** The frames still waiting on an ambiguous tail, for the end of the stream (the tail is released). */
-  drain(): RoutedFrame[] {
-    if (this.#queue.length === 0 || this.#watcher.holding) return [];
-    this.#watcher.flushTail();
+  drain(flow: StreamFlow): RoutedFrame[] {
+    if (this.#failure !== undefined || this.#queue.length === 0 || this.#watcher.holding) return [];
+    try {
+      this.#watcher.flushTail();
+    } catch (e) {
+      return this.#fail(e, { holding: false, seen: this.#seen }, flow);
+    }
     return this.#takeQueue();
   }
 
@@ -493,10 +600,14 @@ export class TextCalls {
    */
   settle(stream: { nativeCalls: number }, flow: StreamFlow): AssembledToolCall[] | undefined {
     const w = this.#watcher;
-    if (!w.holding) return undefined;
-    const extracted = stream.nativeCalls === 0
-      ? extractToolCalls(w.visible + w.held, { tools: this.#tools })
-      : [];
+    if (this.#failure !== undefined || !w.holding) return undefined;
+    let extracted: ExtractedToolCall[] = [];
+    try {
+      if (stream.nativeCalls === 0) extracted = extractToolCalls(w.visible + w.held, { tools: this.#tools });
+    } catch (e) {
+      this.#fail(e, { holding: true, seen: this.#seen }, flow);
+      return undefined;
+    }
     if (extracted.length === 0) {
       // Nothing to judge: the held frames go out as they came, in stream order. While a call is held they
       // stay in its place, held as any frame after a call (a client addresses content by position: text
@@ -537,12 +648,7 @@ export class TextCalls {
   ): void {
     if (judgement.allowed) return;
     const w = this.#watcher;
-    const kept: Held[] = [];
-    for (const h of flow.held) {
-      if (!h.written || !this.#owns(h)) kept.push(h);
-      else if (h.written.rest) kept.push({ ...h.written.rest, answer: this.#answer });
-    }
-    flow.setHeld(kept);
+    this.#cutHeld(flow);
     const from = w.visible.length;
     const drop = judgement.drop;
     const rest = drop
@@ -565,7 +671,30 @@ export class TextCalls {
       : cutCalls(w.held);
     const lead = rest !== "" ? `${rest}\n\n` : w.hasText ? "\n\n" : "";
     if (this.#prose !== "") flow.textSeen = true;
-    const tail = this.#prose + lead + judgement.reason;
+    this.#end(this.#prose + lead + judgement.reason, flow);
+  }
+
+  /**
+   * Where the watch failed ({@linkcode TextCalls.failure}): the held text is withheld, the rest of its
+   * frames kept, and `reason` told in its place, as a rejected call's text ends.
+   */
+  withhold(reason: string, flow: StreamFlow): void {
+    this.#cutHeld(flow);
+    this.#end((this.#heldFrom > 0 ? "\n\n" : "") + reason, flow);
+  }
+
+  /** The held frames of this answer without their text: the rest of each kept. */
+  #cutHeld(flow: StreamFlow): void {
+    const kept: Held[] = [];
+    for (const h of flow.held) {
+      if (!h.written || !this.#owns(h)) kept.push(h);
+      else if (h.written.rest) kept.push({ ...h.written.rest, answer: this.#answer });
+    }
+    flow.setHeld(kept);
+  }
+
+  /** Sends `tail` where the held text began, and has frames that repeat the text tell it so. */
+  #end(tail: string, flow: StreamFlow): void {
     const at = this.#heldFrom;
     const retell = this.#frames.retell;
     if (retell) {
@@ -616,6 +745,11 @@ export class TextCalls {
 
   /** Holds a frame as it came; on rejection its text is cut and the rest of it kept. */
   #holdWhole(frame: RoutedFrame, part: TextPart, flow: StreamFlow): void {
+    this.#hold(this.#whole(frame, part), flow);
+  }
+
+  /** A frame to hold as it came, with what is left of it once its text is cut. */
+  #whole(frame: RoutedFrame, part: TextPart): Held {
     const held: Held = { raw: frame.raw, event: frame.event, tool: part.toolish };
     if (part.text !== "") {
       const rest = part.rest();
@@ -623,7 +757,7 @@ export class TextCalls {
         ? { rest: { raw: this.#frames.frame(rest, frame), event: rest, tool: part.toolish } }
         : {};
     }
-    this.#hold(held, flow);
+    return held;
   }
 
   /** Releases the held text as it came once it can no longer become a call (and no call is pending). */
@@ -727,7 +861,7 @@ export class TextWatches {
    * answer that waited behind them (held after the frames a watch still holds, to go out after them).
    */
   drain(flow: StreamFlow, route: (frame: RoutedFrame) => void): void {
-    for (const f of this.#ordered().flatMap((w) => w.drain())) route(f);
+    for (const f of this.#ordered().flatMap((w) => w.drain(flow))) route(f);
     for (const [answer, watch] of this.#watches) if (!watch.holding) this.#holders.delete(answer);
     const waiting = this.#deferred;
     this.#deferred = [];
@@ -763,6 +897,20 @@ export class TextWatches {
       frames: endings.map((e) => e.frames).join(""),
       point: endings.find((e) => e.point !== undefined)?.point,
     };
+  }
+
+  /** Where an answer's watch failed, the first such failure (see {@linkcode TextCalls.failure}). */
+  get failure(): string | undefined {
+    for (const watch of this.#watches.values()) if (watch.failure !== undefined) return watch.failure;
+    return undefined;
+  }
+
+  /**
+   * Where a watch failed: the held text of every answer that holds some is withheld and `reason` told in
+   * its place (see {@linkcode TextCalls.withhold}); the calls it may hold go unjudged, as with a failed judge.
+   */
+  withhold(reason: string, flow: StreamFlow): void {
+    for (const watch of this.#ordered()) if (watch.holding) watch.withhold(reason, flow);
   }
 
   /** Whether the calls at positions `drop` (in `settle`'s list) can be cut while the others stay. */

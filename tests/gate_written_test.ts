@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import {
+  anthropicMessage,
   anthropicStream,
   chatChunk,
   chatCompletion,
@@ -332,6 +333,50 @@ test("guardFetch Anthropic stream: a call written across two text blocks is judg
   assert.doesNotMatch(streamed, /<tool_call>|"arguments"/);
   assert.match(texts[0], /^Sure\.\n\n[\s\S]*delete_everything/);
   assert.deepEqual(texts.slice(1), [""]);
+});
+
+test("guardFetch Anthropic: a call written across two text blocks of a whole body is judged and cut, as in a stream", async () => {
+  const answer = anthropicMessage("Sure.\n");
+  const split = WRITTEN_BAD.indexOf('"delete');
+  answer.content = [
+    { type: "text", text: "Sure.\n" + WRITTEN_BAD.slice(0, split) },
+    { type: "text", text: WRITTEN_BAD.slice(split) + "\nDone." },
+  ];
+  provider.reply({ json: answer });
+  const got = await anthropic().messages.create({
+    model: "m",
+    max_tokens: 100,
+    messages,
+    tools: TOOLS_ANTHROPIC as never,
+  });
+  const texts = got.content.map((b) => (b.type === "text" ? b.text : b.type));
+  assert.doesNotMatch(texts.join(""), /<tool_call>|"arguments"|<\/tool_call>/);
+  assert.deepEqual(texts.slice(0, 2), ["Sure.", "Done."]); // each block keeps what is not the call
+  assert.match(texts[2], /delete_everything/); // named in the reason
+  assert.equal(got.stop_reason, "end_turn");
+  const [event] = provider.events;
+  assert.equal(event.verdict.allowed, false);
+  assert.deepEqual(event.verdict.calls.map((c) => c.name), ["delete_everything"]);
+  // With drop-call, only the rejected call is cut from the blocks it spans; the allowed one stays.
+  answer.content = [
+    { type: "text", text: `${WRITTEN_GOOD}\n${WRITTEN_BAD.slice(0, split)}` },
+    { type: "text", text: WRITTEN_BAD.slice(split) },
+  ];
+  const { value } = await withGuardedServer(
+    () => ({ json: answer }),
+    { onRejected: "drop-call" },
+    (server, f) =>
+      new Anthropic({ apiKey: "k", baseURL: server.url, fetch: f, maxRetries: 0 }).messages.create({
+        model: "m",
+        max_tokens: 100,
+        messages,
+        tools: TOOLS_ANTHROPIC as never,
+      }),
+  );
+  const kept = value.content.map((b) => (b.type === "text" ? b.text : b.type));
+  assert.equal(kept[0], WRITTEN_GOOD);
+  assert.equal(kept.length, 2); // the second block was only the rejected call's end; then the reason
+  assert.doesNotMatch(kept.join(""), /"name": "delete_everything"/);
 });
 
 test("guardFetch Responses stream drop-call: only the rejected written call is cut, in the deltas and the final response", async () => {

@@ -106,6 +106,27 @@ test("TextWatcher: an answer that quotes markers in prose hundreds of times is w
   }
 });
 
+test("TextWatcher: an answer that opens with JSON and then quotes markers in prose is watched in linear work", async () => {
+  // A message that opens with JSON is read by its own reader first, so every held marker read the whole text
+  // again (406 million characters for 400 repetitions after `[1] `); once that JSON has ended in the
+  // released text, the window goes on after it.
+  const piece =
+    "Say <tool_call> is a tag, and the model writes its JSON after it in most of the chat templates. ";
+  const n = 400;
+  for (const head of ["[1] ", '{"a": 1} ', '{"a": 1}, {"b": "</think>"} ', "<think>x</think>[2]\n"]) {
+    const text = head + piece.repeat(n);
+    const w = new TextWatcher({ json: true, tools: TOOLS_OPENAI });
+    const [, read] = await countingWork(RegExp.prototype, "exec", () => {
+      for (let i = 0; i < text.length; i += 7) {
+        w.push(text.slice(i, i + 7));
+        if (w.holding && !w.couldBeCall()) w.abandon();
+      }
+    }, (_: RegExp, [text]: string[]) => text.length);
+    assert.ok(text.length - w.visible.length < 200, "the prose was released as it came");
+    assert.ok(read < 300_000 * n, `${read} characters read for ${n} pieces after ${JSON.stringify(head)}`);
+  }
+});
+
 test("ReleasedText: the window read for a held marker answers as the whole text does", () => {
   // Reasoning tags, harmony headers, calls, fences and prose, released in random steps: `callMayStart` over
   // the window must give the answer it gives over the whole text, wherever the window can stand for it.
@@ -136,6 +157,16 @@ test("ReleasedText: the window read for a held marker answers as the whole text 
     "[BEGIN FINAL RESPONSE]",
     ' to=functions.get_weather<|channel|>commentary json<|message|>{"city":"x"}<|call|>',
   ];
+  // Answers that open with JSON (its reader reads it first, and no call is read inside it), closed or not.
+  const heads = [
+    "",
+    "",
+    "[1] ",
+    '{"a": 1} ',
+    '{"a": 1}, {"b": "</think>"} ',
+    '{"a": "x ',
+    "<think>x</think>[2]\n",
+  ];
   let seed = 7;
   const random = (n: number) => {
     seed = (seed * 1103515245 + 12345) % 2147483648;
@@ -143,7 +174,7 @@ test("ReleasedText: the window read for a held marker answers as the whole text 
   };
   let windows = 0;
   for (let round = 0; round < 300; round++) {
-    let text = "";
+    let text = heads[random(heads.length)];
     for (let i = 50 + random(300); i > 0; i--) text += words[random(words.length)];
     const released = new ReleasedText();
     for (let at = 0; at < text.length;) {

@@ -1,0 +1,135 @@
+// The stream gate fails closed when its watch over the text throws (a bug in it: no model output is known to
+// make it): the rest of that answer's text is withheld and the stream ends as a rejected turn's does, with
+// the reason and a proper finish, in every dialect. Let on unwatched, a call written after that point
+// reached the client. Driven through the official clients against a local server.
+import { after, test } from "node:test";
+import assert from "node:assert/strict";
+import { watchFault } from "../_gate/text_watch.ts";
+import {
+  anthropicStream,
+  chatStream,
+  fakeProvider,
+  ollamaStream,
+  responsesStream,
+  TOOLS_ANTHROPIC,
+  TOOLS_OPENAI,
+  TOOLS_RESPONSES,
+} from "./_fake_llm_server.ts";
+import { sdkClients } from "./_sdk_clients.ts";
+
+const provider = fakeProvider();
+const { openai, anthropic, ollama } = sdkClients(provider);
+const messages = [{ role: "user" as const, content: "Weather in Oslo?" }];
+
+/** A call written after a marker, rejected (`units` is outside its enum), in pieces; the watch throws at the marker. */
+const PIECES = ["Sure. ", "[TOOL_CALLS]", 'get_weather{"city": "Oslo", ', '"units": "k"}'];
+
+/** Makes the watch throw once, on the piece that carries the marker. */
+function faultAtMarker(): void {
+  let thrown = false;
+  watchFault.push = (text) => {
+    if (!thrown && text.includes("[TOOL_CALLS]")) {
+      thrown = true;
+      throw new Error("a bug in the watch");
+    }
+  };
+}
+
+after(() => {
+  watchFault.push = undefined;
+});
+
+/** What the client must read: the prose before the throw, then the reason in place of the rest. */
+function assertWithheld(text: string): void {
+  assert.match(text, /^Sure\. \n\ntoolguard could not watch the streamed text .*a bug in the watch$/s);
+  assert.doesNotMatch(text, /get_weather|units/);
+}
+
+test("guardFetch Chat stream: a watch that throws withholds the rest of the text and ends the answer", async () => {
+  faultAtMarker();
+  provider.reply({ sse: chatStream(PIECES) });
+  const stream = await openai().chat.completions.create({
+    model: "m",
+    messages,
+    tools: TOOLS_OPENAI as never,
+    stream: true,
+  });
+  let text = "";
+  let finish: string | null = null;
+  for await (const chunk of stream) {
+    text += chunk.choices[0]?.delta.content ?? "";
+    finish = chunk.choices[0]?.finish_reason ?? finish;
+  }
+  assertWithheld(text);
+  assert.equal(finish, "stop");
+});
+
+test("guardFetch Anthropic stream: a watch that throws withholds the rest of the text and ends the message", async () => {
+  faultAtMarker();
+  provider.reply({ sse: anthropicStream(PIECES), named: true });
+  const stream = anthropic().messages.stream({
+    model: "m",
+    max_tokens: 100,
+    messages,
+    tools: TOOLS_ANTHROPIC as never,
+  });
+  let streamed = "";
+  stream.on("text", (t) => (streamed += t));
+  const final = await stream.finalMessage();
+  assertWithheld(streamed);
+  assert.equal(await stream.finalText(), streamed);
+  assert.equal(final.stop_reason, "end_turn");
+});
+
+test("guardFetch Responses stream: a watch that throws withholds the rest of the text and completes the response", async () => {
+  faultAtMarker();
+  provider.reply({ sse: responsesStream(PIECES), named: true });
+  const stream = openai().responses.stream({
+    model: "m",
+    input: "Weather in Oslo?",
+    tools: TOOLS_RESPONSES as never,
+  });
+  let streamed = "";
+  for await (const e of stream) if (e.type === "response.output_text.delta") streamed += e.delta;
+  const final = await stream.finalResponse();
+  assertWithheld(streamed);
+  assert.equal(final.output_text, streamed);
+  assert.equal(final.status, "completed");
+});
+
+test("guardFetch Ollama stream: a watch that throws withholds the rest of the text and ends with done", async () => {
+  faultAtMarker();
+  provider.reply({ ndjson: ollamaStream(PIECES) });
+  const stream = await ollama().chat({ model: "m", messages, tools: TOOLS_OPENAI as never, stream: true });
+  let text = "";
+  let done = false;
+  for await (const part of stream) {
+    text += part.message.content;
+    done ||= part.done;
+  }
+  assertWithheld(text);
+  assert.equal(done, true);
+});
+
+test("guardFetch Gemini stream: a watch that throws withholds the rest of the text and keeps the finish", async () => {
+  faultAtMarker();
+  const chunk = (text: string, extra: Record<string, unknown> = {}) => ({
+    candidates: [{ content: { role: "model", parts: [{ text }] }, index: 0, ...extra }],
+  });
+  const frames = PIECES.map((p, i) => chunk(p, i === PIECES.length - 1 ? { finishReason: "STOP" } : {}));
+  provider.reply({ sse: frames });
+  const tools = [{ functionDeclarations: TOOLS_OPENAI.map((t) => t.function) }];
+  const res = await provider.gfetch(`${provider.url()}/v1beta/models/g:streamGenerateContent?alt=sse`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ contents: [], tools }),
+  });
+  const events = (await res.text()).split("\n").filter((l) => l.startsWith("data:")).map((l) =>
+    JSON.parse(l.slice(5))
+  );
+  const candidates = events.map((e) => e.candidates[0]);
+  assertWithheld(
+    candidates.flatMap((c) => c.content?.parts ?? []).map((p: { text?: string }) => p.text ?? "").join(""),
+  );
+  assert.equal(candidates[candidates.length - 1].finishReason, "STOP");
+});
