@@ -662,7 +662,7 @@ export class TextCalls {
  * of one {@linkcode TextCalls}: a call written into the text of any answer is held and judged, not only one
  * written into the first.
  *
- * A frame that carries text for several answers is first split into one frame per answer (OpenAI sends one
+ * A frame that carries parts of several answers is first split into one frame per answer (OpenAI sends one
  * choice per chunk, so recorded streams pass as they came); each frame then goes through the watches of
  * the answers it carries a part of, and a frame of none (the usage) through the first answer's (as with one
  * message; going through every watch would cost each such frame one step per answer seen).
@@ -704,7 +704,7 @@ export class TextWatches {
   ): void {
     const agreed = this.#frames.agree?.(event);
     if (agreed) ({ raw, event } = { raw: this.#frames.frame(agreed, { raw, event }), event: agreed });
-    const pieces = this.#frames.split?.(event);
+    const pieces = this.#pieces(event);
     if (!pieces) {
       for (const f of this.#through({ raw, event }, flow)) route(f);
       return;
@@ -713,6 +713,22 @@ export class TextWatches {
     for (const piece of pieces) {
       for (const f of this.#through({ raw: this.#frames.frame(piece, from), event: piece }, flow)) route(f);
     }
+  }
+
+  /**
+   * The frame in pieces, or undefined to watch it whole: one per answer whenever it carries parts of two or
+   * more (any part: one answer's watch that holds the frame holds the others' parts with it, unread), each
+   * then as the dialect splits a frame of one answer (`TextFrames.split`).
+   */
+  #pieces(event: Record<string, unknown>): Record<string, unknown>[] | undefined {
+    const answers = this.#frames.answers?.(event) ?? [];
+    const one = this.#frames.answerFrame;
+    if (answers.length < 2 || !one) return this.#frames.split?.(event);
+    const last = answers.length - 1;
+    return answers.flatMap((answer, i) => {
+      const piece = one(event, answer, { first: i === 0, last: i === last });
+      return this.#frames.split?.(piece) ?? [piece];
+    });
   }
 
   /** The length of the text kept to read calls from, over every answer. */
