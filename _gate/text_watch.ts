@@ -553,16 +553,17 @@ export class TextCalls {
           block: { start: c.block.start - from, end: c.block.end - from },
         })),
       )
-      : this.#extracted.some((c) => c.block.start < from)
-      // (a call whose markup began in a tail the client has: its held part goes with it)
-      ? cutCalls(
+      // Only the calls the judge read (with the declared tools): read again without them, JSON in prose
+      // naming no declared tool (`{"name": "Ada", "arguments": …}`) was cut as a call, where the body gate
+      // and the turn allowed keep it. (A call whose markup began in a tail the client has: its held part
+      // goes with it.)
+      : cutCalls(
         w.held,
         this.#extracted.filter((c) => c.block.end > from).map((c) => ({
           ...c,
           block: { start: Math.max(0, c.block.start - from), end: c.block.end - from },
         })),
-      )
-      : cutCalls(w.held);
+      );
     const lead = rest !== "" ? `${rest}\n\n` : w.hasText ? "\n\n" : "";
     if (this.#prose !== "") flow.textSeen = true;
     const tail = this.#prose + lead + judgement.reason;

@@ -858,3 +858,21 @@ test("guardFetch Chat stream: a fence whose language line can no longer name JSO
     .map((e) => e.choices[0]?.delta?.content ?? "").join("");
   assert.equal(text, "Try ```json { here, in prose. More prose.");
 });
+
+test("guardFetch Chat stream, a turn withheld: JSON in prose that names no declared tool stays, as in the body", async () => {
+  // It is no call (extractToolCalls, given the declared tools, reads none in it) and an allowed turn keeps
+  // it, as the body gate does; the stream cut the held text's calls again, read without the tools.
+  const data = '{"name": "Ada", "arguments": {"ok": true}}';
+  provider.reply({ sse: chatStream(["Sure.\n", WRITTEN_BAD, `\nYour record is ${data}.`]) });
+  const stream = await openai().chat.completions.create({
+    model: "m",
+    messages,
+    tools: TOOLS_OPENAI as never,
+    stream: true,
+  });
+  let text = "";
+  for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? "";
+  assert.equal(provider.events[0].verdict.allowed, false);
+  assert.doesNotMatch(text, /<tool_call>/);
+  assert.ok(text.startsWith(`Sure.\nYour record is ${data}.\n\ntoolguard stopped`), text);
+});
