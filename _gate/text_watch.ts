@@ -524,7 +524,36 @@ export class TextCalls {
   separable(drop: ReadonlySet<number>): boolean {
     const calls = this.#extracted;
     const from = this.#watcher.visible.length;
-    return calls.every((c) => c.block.start >= from) && blocksPart(calls, (i) => drop.has(i));
+    return calls.every((c) => c.block.start >= from) && blocksPart(calls, (i) => drop.has(i)) &&
+      !this.#joinsCalls(this.#heldWithout((i) => drop.has(i)), calls.length - drop.size);
+  }
+
+  /**
+   * The held text without the calls for which `cut` is true (a call whose markup began in a tail the client
+   * has: its held part goes). Only the calls the judge read, with the declared tools: read again without
+   * them, JSON in prose naming no declared tool (`{"name": "Ada", "arguments": …}`) was cut as a call, where
+   * the body gate and the turn allowed keep it.
+   */
+  #heldWithout(cut: (i: number) => boolean): string {
+    const from = this.#watcher.visible.length;
+    return cutCalls(
+      this.#watcher.held,
+      this.#extracted.filter((c, i) => cut(i) && c.block.end > from).map((c) => ({
+        ...c,
+        block: { start: Math.max(0, c.block.start - from), end: c.block.end - from },
+      })),
+    );
+  }
+
+  /**
+   * Whether the client's text, once `rest` follows what it has, reads as more than `kept` calls past what
+   * it has: a cut joins the text on either side of the call it removes, and `{"na` before a rejected call
+   * and `me": …` after it make one the judge never read.
+   */
+  #joinsCalls(rest: string, kept: number): boolean {
+    const sent = this.#watcher.visible;
+    const read = extractToolCalls(sent + rest, { tools: this.#tools });
+    return read.filter((c) => c.block.end > sent.length).length > kept;
   }
 
   /**
@@ -543,27 +572,10 @@ export class TextCalls {
       else if (h.written.rest) kept.push({ ...h.written.rest, answer: this.#answer });
     }
     flow.setHeld(kept);
-    const from = w.visible.length;
     const drop = judgement.drop;
-    const rest = drop
-      ? cutCalls(
-        w.held,
-        this.#extracted.filter((_, i) => drop.has(i)).map((c) => ({
-          ...c,
-          block: { start: c.block.start - from, end: c.block.end - from },
-        })),
-      )
-      // Only the calls the judge read (with the declared tools): read again without them, JSON in prose
-      // naming no declared tool (`{"name": "Ada", "arguments": …}`) was cut as a call, where the body gate
-      // and the turn allowed keep it. (A call whose markup began in a tail the client has: its held part
-      // goes with it.)
-      : cutCalls(
-        w.held,
-        this.#extracted.filter((c) => c.block.end > from).map((c) => ({
-          ...c,
-          block: { start: Math.max(0, c.block.start - from), end: c.block.end - from },
-        })),
-      );
+    let rest = this.#heldWithout(drop ? (i) => drop.has(i) : () => true);
+    // Withheld whole: held text that joins what the client has into a call goes too (see `#joinsCalls`).
+    if (!drop && this.#joinsCalls(rest, 0)) rest = "";
     const lead = rest !== "" ? `${rest}\n\n` : w.hasText ? "\n\n" : "";
     if (this.#prose !== "") flow.textSeen = true;
     const tail = this.#prose + lead + judgement.reason;
