@@ -519,7 +519,10 @@ export class TextCalls {
    * Whether the calls at positions `drop` can be cut from the held text while the others stay: each sits
    * in markup of its own (`<tool_call>` tags, a fence), held. Calls written into one block together (a JSON
    * array of calls, one fence holding two) cannot be parted without rewriting what the model wrote, so
-   * their turn is withheld whole.
+   * their turn is withheld whole. So is a turn with a call whose start the client has (a tail let out where
+   * the text seemed to end, `{"`): that start cannot be taken back, and beside calls that run it would stay
+   * for the text after the cut to complete in a reader more lenient than the judge's (withheld, stricter,
+   * it says why).
    */
   separable(drop: ReadonlySet<number>): boolean {
     const calls = this.#extracted;
