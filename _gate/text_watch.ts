@@ -630,12 +630,44 @@ export class TextCalls {
    * Whether the calls at positions `drop` can be cut from the held text while the others stay: each sits
    * in markup of its own (`<tool_call>` tags, a fence), held. Calls written into one block together (a JSON
    * array of calls, one fence holding two) cannot be parted without rewriting what the model wrote, so
-   * their turn is withheld whole.
+   * their turn is withheld whole. So is a turn with a call whose start the client has (a tail let out where
+   * the text seemed to end, `{"`): that start cannot be taken back, and beside calls that run it would stay
+   * for the text after the cut to complete in a reader more lenient than the judge's (withheld, stricter,
+   * it says why).
    */
   separable(drop: ReadonlySet<number>): boolean {
     const calls = this.#extracted;
     const from = this.#watcher.visible.length;
-    return calls.every((c) => c.block.start >= from) && blocksPart(calls, (i) => drop.has(i));
+    return calls.every((c) => c.block.start >= from) && blocksPart(calls, (i) => drop.has(i)) &&
+      !this.#joinsCalls(this.#heldWithout((i) => drop.has(i)), calls.length - drop.size);
+  }
+
+  /**
+   * The held text without the calls for which `cut` is true (a call whose markup began in a tail the client
+   * has: its held part goes). Only the calls the judge read, with the declared tools: read again without
+   * them, JSON in prose naming no declared tool (`{"name": "Ada", "arguments": …}`) was cut as a call, where
+   * the body gate and the turn allowed keep it.
+   */
+  #heldWithout(cut: (i: number) => boolean): string {
+    const from = this.#watcher.visible.length;
+    return cutCalls(
+      this.#watcher.held,
+      this.#extracted.filter((c, i) => cut(i) && c.block.end > from).map((c) => ({
+        ...c,
+        block: { start: Math.max(0, c.block.start - from), end: c.block.end - from },
+      })),
+    );
+  }
+
+  /**
+   * Whether the client's text, once `rest` follows what it has, reads as more than `kept` calls past what
+   * it has: a cut joins the text on either side of the call it removes, and `{"na` before a rejected call
+   * and `me": …` after it make one the judge never read.
+   */
+  #joinsCalls(rest: string, kept: number): boolean {
+    const sent = this.#watcher.visible;
+    const read = extractToolCalls(sent + rest, { tools: this.#tools });
+    return read.filter((c) => c.block.end > sent.length).length > kept;
   }
 
   /**
@@ -649,26 +681,10 @@ export class TextCalls {
     if (judgement.allowed) return;
     const w = this.#watcher;
     this.#cutHeld(flow);
-    const from = w.visible.length;
     const drop = judgement.drop;
-    const rest = drop
-      ? cutCalls(
-        w.held,
-        this.#extracted.filter((_, i) => drop.has(i)).map((c) => ({
-          ...c,
-          block: { start: c.block.start - from, end: c.block.end - from },
-        })),
-      )
-      : this.#extracted.some((c) => c.block.start < from)
-      // (a call whose markup began in a tail the client has: its held part goes with it)
-      ? cutCalls(
-        w.held,
-        this.#extracted.filter((c) => c.block.end > from).map((c) => ({
-          ...c,
-          block: { start: Math.max(0, c.block.start - from), end: c.block.end - from },
-        })),
-      )
-      : cutCalls(w.held);
+    let rest = this.#heldWithout(drop ? (i) => drop.has(i) : () => true);
+    // Withheld whole: held text that joins what the client has into a call goes too (see `#joinsCalls`).
+    if (!drop && this.#joinsCalls(rest, 0)) rest = "";
     const lead = rest !== "" ? `${rest}\n\n` : w.hasText ? "\n\n" : "";
     if (this.#prose !== "") flow.textSeen = true;
     this.#end(this.#prose + lead + judgement.reason, flow);
@@ -796,7 +812,7 @@ export class TextCalls {
  * of one {@linkcode TextCalls}: a call written into the text of any answer is held and judged, not only one
  * written into the first.
  *
- * A frame that carries text for several answers is first split into one frame per answer (OpenAI sends one
+ * A frame that carries parts of several answers is first split into one frame per answer (OpenAI sends one
  * choice per chunk, so recorded streams pass as they came); each frame then goes through the watches of
  * the answers it carries a part of, and a frame of none (the usage) through the first answer's (as with one
  * message; going through every watch would cost each such frame one step per answer seen).
@@ -838,7 +854,7 @@ export class TextWatches {
   ): void {
     const agreed = this.#frames.agree?.(event);
     if (agreed) ({ raw, event } = { raw: this.#frames.frame(agreed, { raw, event }), event: agreed });
-    const pieces = this.#frames.split?.(event);
+    const pieces = this.#pieces(event);
     if (!pieces) {
       for (const f of this.#through({ raw, event }, flow)) route(f);
       return;
@@ -847,6 +863,22 @@ export class TextWatches {
     for (const piece of pieces) {
       for (const f of this.#through({ raw: this.#frames.frame(piece, from), event: piece }, flow)) route(f);
     }
+  }
+
+  /**
+   * The frame in pieces, or undefined to watch it whole: one per answer whenever it carries parts of two or
+   * more (any part: one answer's watch that holds the frame holds the others' parts with it, unread), each
+   * then as the dialect splits a frame of one answer (`TextFrames.split`).
+   */
+  #pieces(event: Record<string, unknown>): Record<string, unknown>[] | undefined {
+    const answers = this.#frames.answers?.(event) ?? [];
+    const one = this.#frames.answerFrame;
+    if (answers.length < 2 || !one) return this.#frames.split?.(event);
+    const last = answers.length - 1;
+    return answers.flatMap((answer, i) => {
+      const piece = one(event, answer, { first: i === 0, last: i === last });
+      return this.#frames.split?.(piece) ?? [piece];
+    });
   }
 
   /** The length of the text kept to read calls from, over every answer. */

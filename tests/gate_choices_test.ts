@@ -308,6 +308,40 @@ test("guardFetch n=2: choice 1's text in a chunk beside choice 0's finish is wat
   ]]);
 });
 
+test("guardFetch n=2: choice 1's text given as parts, beside choice 0's finish, is watched while choice 0's text is held", async () => {
+  // Content parts are no string: a rule that split a chunk only when a choice's delta had string text let
+  // the watch holding choice 0 hold this chunk whole, and choice 1's written call went out unread.
+  const both = {
+    ...chatChunk({}),
+    choices: [
+      { index: 0, delta: {}, finish_reason: "stop" },
+      {
+        index: 1,
+        delta: { role: "assistant", content: [{ type: "text", text: `Sure.\n${WRITTEN_BAD}` }] },
+        finish_reason: null,
+      },
+    ],
+  };
+  provider.reply({
+    sse: [
+      choiceChunk(0, { role: "assistant", content: WRITTEN_BAD }),
+      both,
+      choiceChunk(1, {}, "stop"),
+      "data: [DONE]\n\n",
+    ],
+  });
+  const res = await provider.gfetch(`${provider.url()}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model: "m", messages, n: 2, tools: TOOLS_OPENAI, stream: true }),
+  });
+  const body = await res.text();
+  assert.doesNotMatch(body, /<tool_call>/);
+  assert.deepEqual(provider.events[0].calls?.map((c) => [c.choice, c.name]), [[0, "delete_everything"], [
+    1,
+    "delete_everything",
+  ]]);
+});
 test("guardFetch Gemini stream: candidate 1's text beside candidate 0's part is watched while candidate 0's text is held", async () => {
   // Candidate 0's watch holds its written call, and held the whole chunk (or the piece that puts candidate 1
   // at its position behind an empty candidate 0): candidate 1's text in it went out unread.

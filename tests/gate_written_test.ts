@@ -903,3 +903,79 @@ test("guardFetch Chat stream: a fence whose language line can no longer name JSO
     .map((e) => e.choices[0]?.delta?.content ?? "").join("");
   assert.equal(text, "Try ```json { here, in prose. More prose.");
 });
+
+test("guardFetch Chat stream, a turn withheld: JSON in prose that names no declared tool stays, as in the body", async () => {
+  // It is no call (extractToolCalls, given the declared tools, reads none in it) and an allowed turn keeps
+  // it, as the body gate does; the stream cut the held text's calls again, read without the tools.
+  const data = '{"name": "Ada", "arguments": {"ok": true}}';
+  provider.reply({ sse: chatStream(["Sure.\n", WRITTEN_BAD, `\nYour record is ${data}.`]) });
+  const stream = await openai().chat.completions.create({
+    model: "m",
+    messages,
+    tools: TOOLS_OPENAI as never,
+    stream: true,
+  });
+  let text = "";
+  for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? "";
+  assert.equal(provider.events[0].verdict.allowed, false);
+  assert.doesNotMatch(text, /<tool_call>/);
+  assert.ok(text.startsWith(`Sure.\nYour record is ${data}.\n\ntoolguard stopped`), text);
+});
+
+/** The text of a Chat stream's choice 0 as a client joins it, from the wire. */
+function chatWireText(wire: string): string {
+  return wire.split("\n").filter((l) => l.startsWith("data: {")).map((l) => JSON.parse(l.slice(6)))
+    .map((c) => c.choices?.[0]?.delta?.content ?? "").join("");
+}
+
+test("guardFetch Chat stream: a cut call leaves no call made of the text around it, withheld or dropped", async () => {
+  // `{"na` went out as prose; the text after the rejected call (`me": …`) completes it: sent on, it joined
+  // into a call (city: 7, rejected if judged) that the judge never read, in the text of a withheld turn.
+  const spliced = `Note {"na${WRITTEN_BAD}me": "get_weather", "arguments": {"city": 7}}`;
+  for (const onRejected of ["withhold-turn", "drop-call"] as const) {
+    const text = onRejected === "drop-call" ? `${spliced}\n${WRITTEN_GOOD}` : spliced;
+    const run = await withGuardedServer(
+      () => ({ sse: chatStream([text]) }),
+      { onRejected },
+      async (server, f) => {
+        const res = await f(`${server.url}/v1/chat/completions`, {
+          method: "POST",
+          body: JSON.stringify({ model: "m", messages, tools: TOOLS_OPENAI, stream: true }),
+        });
+        return chatWireText(await res.text());
+      },
+    );
+    assert.doesNotMatch(run.value, /"name": "get_weather", "arguments": \{"city": 7\}/, onRejected);
+    assert.match(run.value, /toolguard stopped/, onRejected);
+  }
+});
+
+test("guardFetch Cohere stream withheld: text after a call whose start went out does not complete that start into a call", async () => {
+  // `{"nam` ended a text block and went out; the next block goes on with the call's rest (rejected: city is
+  // a number), then ` e": …`, which after the cut joined `{"nam` into a call the judge never read.
+  const block = (index: number, text: string) => [
+    { type: "content-start", index, delta: { message: { content: { type: "text", text: "" } } } },
+    { type: "content-delta", index, delta: { message: { content: { text } } } },
+    { type: "content-end", index },
+  ];
+  const frames = [
+    {
+      id: "c1",
+      type: "message-start",
+      delta: { message: { role: "assistant", content: [], tool_calls: [] } },
+    },
+    ...block(0, 'Let me {"nam'),
+    ...block(1, 'e": "get_weather", "arguments": {"city": 5}} e": "get_weather", "arguments": {"city": 9}}'),
+    { type: "message-end", delta: { finish_reason: "COMPLETE", usage: { tokens: { output_tokens: 9 } } } },
+  ];
+  provider.reply({ sse: frames, named: true });
+  const events = (await cohereWire()).split("\n").filter((l) => l.startsWith("data: ")).map((l) =>
+    JSON.parse(l.slice(6))
+  );
+  const text = events.filter((e) => e.type === "content-delta").map((e) => e.delta.message.content.text).join(
+    "",
+  );
+  assert.equal(provider.events[0].verdict.allowed, false);
+  assert.doesNotMatch(text, /\{"name": "get_weather"/);
+  assert.match(text, /^Let me \{"nam\n\ntoolguard stopped/);
+});

@@ -179,19 +179,17 @@ class GeminiStream implements FrameRouter {
       Array.isArray(event.candidates)
         ? event.candidates.flatMap((c, i) => (isRecord(c) && Object.keys(c).length > 0 ? [i] : []))
         : [],
-    split(event) {
-      const all = Array.isArray(event.candidates) ? event.candidates : [];
-      // Split whenever the chunk carries two candidates (a finish, a part without text): the watch of the
-      // answer a chunk is held for holds the whole chunk, so the text of another answer in it went out
-      // unwatched, and that answer's parts in a chunk held so came after its later parts that were not.
-      if (all.filter((c) => isRecord(c) && Object.keys(c).length > 0).length < 2) return undefined;
-      // One chunk per candidate, each at its position; the usage (and the other fields) on the first, so
-      // every usage takes the first answer's way and they stay in order (Gemini reports it in every chunk:
-      // on another answer's piece, one passed or trailed the chunks a watch held, and a client kept an
-      // older usage as the answer's).
-      const { candidates: _, ...rest } = event;
-      const head = pick(event, ["modelVersion", "responseId"]);
-      return all.map((c, i) => ({ ...(i === 0 ? rest : head), candidates: atPosition(c, i) }));
+    // One chunk per candidate, at its position; the usage (and the other fields) on the first, so every
+    // usage takes the first answer's way and they stay in order (Gemini reports it in every chunk: on another
+    // answer's piece, one passed or trailed the chunks a watch held, and a client kept an older usage as the
+    // answer's).
+    answerFrame(event, position, piece) {
+      const { candidates: all, ...rest } = event;
+      const own = Array.isArray(all) ? all[position] : undefined;
+      return {
+        ...(piece.first ? rest : pick(event, ["modelVersion", "responseId"])),
+        candidates: atPosition(own, position),
+      };
     },
   };
 

@@ -208,16 +208,13 @@ class ChatStream implements FrameRouter {
     frame: (event, from) => reframe(event, from),
     answers: (event) =>
       Array.isArray(event.choices) ? [...new Set(event.choices.filter(isRecord).map(choiceIndex))] : [],
-    split(event) {
-      const choices = Array.isArray(event.choices) ? event.choices : [];
-      const texts = choices.filter((c) => isRecord(c) && isRecord(c.delta) && textOf(c.delta) !== "");
-      // Split when text comes beside any other choice (its finish too): the watch of the answer a chunk is
-      // held for holds the whole chunk, and the text of another choice in it went out unwatched.
-      if (texts.length === 0 || choices.length < 2) return undefined;
-      // One chunk per choice, the fields beside `choices` (usage) on the last.
-      const { choices: _, ...rest } = event;
-      const head = pick(event, TEMPLATE_KEYS);
-      return choices.map((c, i) => ({ ...(i === choices.length - 1 ? rest : head), choices: [c] }));
+    // One chunk per choice, the fields beside `choices` (usage) on the last.
+    answerFrame(event, answer, piece) {
+      const { choices, ...rest } = event;
+      const own = Array.isArray(choices)
+        ? choices.filter((c) => isRecord(c) && choiceIndex(c) === answer)
+        : [];
+      return { ...(piece.last ? rest : pick(event, TEMPLATE_KEYS)), choices: own };
     },
   };
 

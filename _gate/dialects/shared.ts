@@ -231,11 +231,21 @@ export interface TextFrames {
    * (a `thread.*` one), and named one that came unnamed.
    */
   frame(event: Record<string, unknown>, from?: { raw: string; event: Record<string, unknown> }): string;
-  /** The answers a frame carries a part of, by index; none for a frame of no answer (usage). */
+  /** The answers a frame carries a part of, by index, each once; none for a frame of no answer (usage). */
   answers?(event: Record<string, unknown>): number[];
   /**
-   * The frame as one frame per answer, when it carries text for more than one (so each answer's watch holds
-   * only its own text), or as an empty start and a delta, when it starts a block with text (Anthropic,
+   * The frame as it carries only `answer`'s part, for a frame that carries parts of several: the watch
+   * splits every such frame into one per answer, in the order of `answers`, so each answer's watch holds
+   * only its own part (held whole, the parts of the others in it went out unread). `piece` says where this
+   * one stands among them: the dialect puts the fields of no answer (the usage) on one of them.
+   */
+  answerFrame?(
+    event: Record<string, unknown>,
+    answer: number,
+    piece: { first: boolean; last: boolean },
+  ): Record<string, unknown>;
+  /**
+   * The frame (of one answer) as an empty start and a delta, when it starts a block with text (Anthropic,
    * Cohere: text the watch writes in its place then lands in a block the client has); undefined otherwise.
    */
   split?(event: Record<string, unknown>): Record<string, unknown>[] | undefined;
