@@ -26,7 +26,12 @@ export type InjectionPolicy = "block" | "warn" | "off";
 export interface McpGuardOptions {
   /** Scan the text of tool results for injected instructions and flag them. Default false. */
   scanOutput?: boolean;
-  /** Cut located injected instructions out of tool results (implies `scanOutput`). Default false. */
+  /**
+   * Cut located injected instructions out of tool results (implies `scanOutput`). Default false. The
+   * findings under `_meta["toolguard/output_findings"]` then keep rule, category, pointer and offsets, but
+   * their `excerpt` reads `[redacted: category]` too: it quoted the match, back into the message the model
+   * reads. The `output_flagged` event and `checkResult().findings` keep the quoted excerpt, for the host.
+   */
   redact?: boolean;
   /**
    * Calls to a tool whose schema the validator cannot enforce: `"reject"` (default: a schema is never
