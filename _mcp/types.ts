@@ -141,10 +141,12 @@ export type McpEvent =
    * could take for either, or a message nested too deeply for the runtime's `JSON.stringify` to write it
    * out again (`too_deep`; a relay
    * answers such a request of the server's with an error, and puts an error in place of such an answer).
+   * `from: "client"`: an answer of the client's that no request of the server's waits for (`no_request`: a
+   * second answer, or one to an id the server never used), not passed on to the server.
    */
   | {
     event: "stray_message";
-    from: "server";
+    from: "server" | "client";
     kind: "not_json" | "no_request" | "request_and_answer" | "too_deep";
     id?: JsonRpcId;
     text?: string;

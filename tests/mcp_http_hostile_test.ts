@@ -930,6 +930,15 @@ test("relayMcpHttp: the client's answer to a server request passes a notificatio
         res.writeHead(202).end();
         return secondSeen();
       }
+      if (m.method === "ping") {
+        // The server's request the client answers, on the ping's stream.
+        const ask = { jsonrpc: "2.0", id: "r1", method: "roots/list" };
+        const pong = { jsonrpc: "2.0", id: m.id, result: {} };
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        return void res.end(
+          `event: message\ndata: ${JSON.stringify(ask)}\n\nevent: message\ndata: ${JSON.stringify(pong)}\n\n`,
+        );
+      }
       if (m.method === undefined && m.id === "r1") {
         answerWhileHeld ??= held.length > 0;
         seen.push("answer");
@@ -946,11 +955,15 @@ test("relayMcpHttp: the client's answer to a server request passes a notificatio
   );
   let initAnswered = () => {};
   const init = new Promise<void>((resolve) => (initAnswered = resolve));
+  let askedR1 = () => {};
+  const asked = new Promise<void>((resolve) => (askedR1 = resolve));
   const enc = new TextEncoder();
   const note = (n: number) => ({ jsonrpc: "2.0", method: "notifications/roots/list_changed", params: { n } });
   async function* client() {
     for (const m of INIT) yield enc.encode(JSON.stringify(m) + "\n");
     await init;
+    yield enc.encode(JSON.stringify({ jsonrpc: "2.0", id: 5, method: "ping" }) + "\n");
+    await asked;
     yield enc.encode(JSON.stringify(note(1)) + "\n");
     yield enc.encode(JSON.stringify(note(2)) + "\n");
     await first; // (POSTs go side by side: the answer's must not overtake the first notification's)
@@ -962,7 +975,9 @@ test("relayMcpHttp: the client's answer to a server request passes a notificatio
       maxInFlight: 1,
       input: client(),
       output: (bytes) => {
-        if (new TextDecoder().decode(bytes).includes('"id":0')) initAnswered();
+        const text = new TextDecoder().decode(bytes);
+        if (text.includes('"id":0')) initAnswered();
+        if (text.includes('"id":"r1"')) askedR1();
       },
     });
     assert.equal(
