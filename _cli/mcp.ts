@@ -256,10 +256,16 @@ function stderrNotice(event: McpEvent, values: OptionValues, warned: Set<string>
     const what = event.hidden ? "hidden from the client (--strict)" : "the flagged part was removed";
     const why = [...new Set(event.findings.map((f) => f.category))].join(", ");
     notice(`toolguard mcp: the ${text} of ${event.kind} ${event.name} looks poisoned (${why}); ${what}\n`);
-  } else if (event.event === "stray_message" && !warned.has(`stray:${event.kind}`)) {
-    warned.add(`stray:${event.kind}`);
+  } else if (event.event === "stray_message" && !warned.has(`stray:${event.from}:${event.kind}`)) {
+    warned.add(`stray:${event.from}:${event.kind}`);
     // (a notification has no id: none is named then)
     const id = event.id === undefined ? "" : ` (id ${JSON.stringify(event.id)})`;
+    if (event.from === "client") {
+      return notice(
+        `toolguard mcp: the client sent an answer${id} that no request of the server's waits for; ` +
+          "not passed on (nor are later ones; --log records each)\n",
+      );
+    }
     const what: Record<typeof event.kind, string> = {
       not_json: `wrote a line that is not JSON to its output: ${JSON.stringify(event.text)}`,
       no_request: `sent an answer${id} that no request waits for`,

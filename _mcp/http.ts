@@ -19,7 +19,7 @@ import {
   unwrittenFromClient,
   unwrittenFromServer,
 } from "./guard.ts";
-import { ClientFeed, guardRequestSignal } from "./session.ts";
+import { ClientFeed, guardRequestSignal, MAX_HELD } from "./session.ts";
 import {
   answersOnly,
   createFramer,
@@ -209,6 +209,8 @@ class HttpRelay {
    */
   readonly #notificationPlaces: Places;
   readonly #answerPlaces: Places;
+  /** The client's order for what the server receives (see {@linkcode HttpRelay.#toServer}). */
+  readonly #order = new SendOrder();
   /** The server's own stream: not asked for yet, being opened or read (or resumed), or over. */
   #stream: "idle" | "open" | "over" = "idle";
   /** How the server's own stream ended, for the requests it can no longer answer. */
@@ -274,7 +276,8 @@ class HttpRelay {
   }
 
   /**
-   * Resolves once no request waits for its answer: also a call held for the guard's own tool list and sent
+   * Resolves once every message of the client's has been sent and no request waits for its answer: also a
+   * call held for the guard's own tool list and sent
    * after the client left, and a request taken with 202 Accepted, answered on the server's own stream. A
    * stream that goes on after its answers (a server may keep it open) is not waited for. Ends at once when
    * the grace is over.
@@ -282,6 +285,7 @@ class HttpRelay {
   async #settled(): Promise<void> {
     while (!this.#giveUp.signal.aborted) {
       await this.#session.released(); // (ends once the session closes, if not before)
+      await this.#order.sent(); // (notifications still waiting their turn go too)
       if (this.#session.pending === 0) return;
       // (no event says when the last answer came: look again when a POST ends, or shortly)
       const shortly = pause(RESUME.minMs, this.#giveUp.signal);
@@ -306,45 +310,59 @@ class HttpRelay {
   };
 
   /**
-   * Send one frame as a POST; its answer (JSON or an event stream) goes to the session. Never throws. Past
-   * `maxInFlight`, its requests are answered with an error instead (see {@linkcode HttpRelay.#refuseBusy}),
-   * and a message without requests (notifications, the client's answers) waits for a place: the promise
-   * returned then, which the session passes back to the client's reader, holds the client's input back.
+   * Send one frame as a POST; its answer (JSON or an event stream) goes to the session. Never throws. The
+   * server receives the client's requests and notifications in the order the client wrote them, as over
+   * stdio (each POST is its own connection's, so POSTs sent at once may arrive in any order, and a
+   * `notifications/cancelled` before the request it cancels): see {@linkcode SendOrder}. Past `maxInFlight`,
+   * its requests are answered with an error instead (see {@linkcode HttpRelay.#refuseBusy}), and a message
+   * without requests (notifications, the client's answers) waits for a place: the promise returned then,
+   * which the session passes back to the client's reader, holds the client's input back.
    */
   readonly #toServer = (frame: McpFrame): void | Promise<void> => {
-    let message = frame.message;
+    const message = frame.message;
     // The guard's own tools/list (one at a time) has a place of its own: refused for the client's load, it
     // would fail the calls held for it. Its POST ends once the guard gives up on it, so none outlives that.
+    // (The session holds the client's messages while it waits, so nothing of the client's comes after it.)
     const own = guardRequestSignal(frame);
     if (own !== undefined) return this.#send(message, () => {}, own);
+    // The client's answers keep no order: the server may wait for one to answer the request before it.
+    if (answersOnly(message)) return this.#answerPlaces.take((release) => this.#send(message, release));
+    return this.#order.take(requestsOf(message).length > 0 && !hasNotification(message), (accepted) => {
+      return this.#forward(message, accepted);
+    });
+  };
+
+  /** Send a message of the client's that is not only answers, once {@linkcode SendOrder} lets it go. */
+  #forward(message: unknown, accepted: () => void): void | Promise<void> {
     if (requestsOf(message).length > 0) {
       if (this.#requestPosts < this.#maxInFlight) {
         this.#requestPosts++;
-        return this.#send(message, () => this.#requestPosts--);
+        return this.#send(message, () => this.#requestPosts--, undefined, accepted);
       }
       this.#refuseBusy(message);
       // A batch's notifications and answers still go.
       const rest = Array.isArray(message) ? message.filter((m) => !(isRecord(m) && isRequest(m))) : [];
-      if (rest.length === 0) return;
+      if (rest.length === 0) return accepted();
       message = rest;
     }
     // Not refused, as no answer could say so (and an answer the server waits for must reach it), but not
     // without bound either: such a POST is short (202 Accepted), so waiting for a place is short too.
-    const places = answersOnly(message) ? this.#answerPlaces : this.#notificationPlaces;
-    return places.take((release) => this.#send(message, release));
-  };
+    return this.#notificationPlaces.take((release) => this.#send(message, release, undefined, accepted));
+  }
 
   /**
-   * POST `message`, tracked in flight; `done` runs when the POST has ended, however it ended. A POST that
-   * `stop` ends (whoever sent it no longer waits) is no failure.
+   * POST `message`, tracked in flight; `done` runs when the POST has ended, however it ended, and `accepted`
+   * once the server answered its headers (or it ended without). A POST that `stop` ends (whoever sent it no
+   * longer waits) is no failure.
    */
-  #send(message: unknown, done: () => void, stop?: AbortSignal): void {
-    const sent = this.#post(message, stop).catch((error) => {
+  #send(message: unknown, done: () => void, stop?: AbortSignal, accepted?: () => void): void {
+    const sent = this.#post(message, stop, accepted).catch((error) => {
       if (!stop?.aborted) this.#failed(message, errorText(error));
     });
     this.#inFlight.add(sent);
     void sent.finally(() => {
       this.#inFlight.delete(sent);
+      accepted?.();
       done();
     });
   }
@@ -414,7 +432,7 @@ class HttpRelay {
     }
   }
 
-  async #post(message: unknown, stop?: AbortSignal): Promise<void> {
+  async #post(message: unknown, stop?: AbortSignal, accepted?: () => void): Promise<void> {
     const body = encodeJson(message, (unwritten) =>
       unwrittenFromClient(unwritten, {
         emit: (event) => emitTo(this.#options.onEvent, event),
@@ -433,6 +451,7 @@ class HttpRelay {
     });
     const id = response.headers.get("mcp-session-id");
     if (id !== null) this.#sessionId = id;
+    accepted?.(); // (after the session id, which the messages let go now must carry)
     if (!response.ok) {
       const body = this.#hidden(await errorBodyStart(response)); // (before it is cut: no half token shows)
       const credentials = response.status === 401 || response.status === 403
@@ -920,6 +939,73 @@ class OversizedEvent implements Overflowing {
   #dataLine(data: string[]): void {
     if (this.#hadData) data.push("\n");
     this.#hadData = true;
+  }
+}
+
+/** True when `message` (one, or a batch) holds a notification: a message with a method and no id. */
+function hasNotification(message: unknown): boolean {
+  const one = (m: unknown) => isRecord(m) && typeof m.method === "string" && !("id" in m);
+  return Array.isArray(message) ? message.some(one) : one(message);
+}
+
+/**
+ * The client's order for what the server receives. A message goes once the server has accepted (answered the
+ * headers of) every POST before it that it must follow: a notification follows every earlier message of the
+ * client's but its answers, a request every earlier notification (`notifications/initialized`, a
+ * `notifications/cancelled`), while requests sent one after another still run at once. The client's answers
+ * keep no order (the server may wait for one before it answers the POST before it). A server that answers a
+ * request as JSON (not as an event stream) answers its headers with the answer, so a notification after
+ * such a request waits for that answer: a `notifications/cancelled` then comes after it, which MCP tells a
+ * server to ignore, never before the request. Messages waiting their turn do not hold the client's input
+ * back (an answer behind them could be what the server waits for), but past {@linkcode MAX_HELD} of them.
+ */
+class SendOrder {
+  /** Resolves once every message let go so far was accepted; and once every notification was. */
+  #all: Promise<void> = Promise.resolve();
+  #notifications: Promise<void> = Promise.resolve();
+  /** Resolves once every message that waited its turn has been let go. */
+  #started: Promise<void> = Promise.resolve();
+  /** How many messages let go are not accepted yet, of them notifications; and how many wait their turn. */
+  #open = 0;
+  #openNotifications = 0;
+  #waiting = 0;
+
+  /** Resolves once every message taken so far has been let go and accepted (or its POST ended). */
+  sent(): Promise<void> {
+    return Promise.all([this.#started, this.#all]).then(() => {});
+  }
+
+  /**
+   * Run `send` in turn (now, when nothing it follows is open); `send` is given what to call once its POST was
+   * accepted. Returns a promise when the client's input must wait: `send` returned one, or too many wait.
+   */
+  take(request: boolean, send: (accepted: () => void) => void | Promise<void>): void | Promise<void> {
+    // (after those waiting before it, too: one let go at once could pass them before they run)
+    const turn = Promise.all([this.#started, request ? this.#notifications : this.#all]);
+    const now = this.#waiting === 0 && (request ? this.#openNotifications : this.#open) === 0;
+    let accepted!: () => void;
+    const done = new Promise<void>((resolve) => (accepted = resolve));
+    this.#open++;
+    if (!request) this.#openNotifications++;
+    let once = false;
+    const accept = () => {
+      if (once) return;
+      once = true;
+      this.#open--;
+      if (!request) this.#openNotifications--;
+      accepted();
+    };
+    this.#all = Promise.all([this.#all, done]).then(() => {});
+    if (!request) this.#notifications = Promise.all([this.#notifications, done]).then(() => {});
+    if (now) return send(accept);
+    this.#waiting++;
+    let sent: void | Promise<void>;
+    const started = turn.then(() => {
+      this.#waiting--;
+      sent = send(accept);
+    });
+    this.#started = started;
+    return this.#waiting > MAX_HELD ? started.then(() => sent) : undefined;
   }
 }
 

@@ -88,6 +88,13 @@ const OWN_LIST = { pages: 100, tools: 10_000, bytes: 256 * 1024 * 1024 };
 const MAX_CANCELLED = 256;
 
 /**
+ * How many of the server's requests wait for the client's answers at most, for the session to know (a server
+ * that floods the client with requests it never sees answered must not grow the set without end); past it the
+ * oldest is forgotten, and an answer to it is dropped.
+ */
+const MAX_SERVER_REQUESTS = 65_536;
+
+/**
  * How many client frames wait at most while the guard reads the server's tool list (each no longer than the
  * relay's `maxMessageBytes`, so the queue holds at most this many times that). A client that sends without
  * waiting would otherwise grow the queue until the fetch timed out; a request past it is answered at once,
@@ -222,6 +229,13 @@ export class GuardedSession implements McpSession {
   #ownCounter = 0;
   /** Keys of requests the client cancelled lately (the oldest forgotten past {@linkcode MAX_CANCELLED}). */
   readonly #cancelled = new Set<string>();
+  /**
+   * Keys of the server's requests passed on to the client and not yet answered by it (the oldest forgotten
+   * past {@linkcode MAX_SERVER_REQUESTS}), and of those the server cancelled lately: the client's answers are
+   * checked against them, as the server's are against the client's requests.
+   */
+  readonly #serverRequests = new Set<string>();
+  readonly #serverCancelled = new Set<string>();
   /** Client batches being answered element by element, under each of their requests' keys. */
   readonly #batches = new Map<string, Batch>();
   /** Injection scans of the calls being forwarded, run once they are sent (see #sent). */
@@ -523,6 +537,9 @@ export class GuardedSession implements McpSession {
       this.#leaveBatch(key);
     }
     if (m.method === "tools/call" && !isRequest(m)) return this.#callWithoutId(m);
+    if (isResponse(m) && (typeof m.id === "string" || typeof m.id === "number")) {
+      return this.#clientAnswer(m.id);
+    }
     if (!isRequest(m)) return "forward";
     const method = m.method as string;
     const id = m.id as JsonRpcId;
@@ -557,6 +574,20 @@ export class GuardedSession implements McpSession {
   }
 
   /**
+   * The client's answer to a request of the server's: passed on once, when the server asked it and it was
+   * not answered yet. A second answer, or one to an id the server never used, is dropped and reported, as
+   * the server's strays are (the server could take it for the real answer); a late answer to a request the
+   * server cancelled is dropped quietly.
+   */
+  #clientAnswer(id: JsonRpcId): "forward" | "answered" {
+    const key = idKey(id);
+    if (this.#serverRequests.delete(key)) return "forward";
+    if (this.#serverCancelled.delete(key)) return "answered";
+    this.#hooks.emit({ event: "stray_message", from: "client", kind: "no_request", id });
+    return "answered";
+  }
+
+  /**
    * A client line the guard cannot read (not JSON to it, or not an object) is not passed on: a server whose
    * parser is laxer (Python's reads `NaN`) would run a `tools/call` in it unjudged. It is answered as a server
    * answers a parse error, under its request's id when its ends show one (so the request is not left
@@ -575,6 +606,7 @@ export class GuardedSession implements McpSession {
       text: text.slice(0, STRAY_TEXT),
     });
     if (found !== undefined && !found.request) {
+      this.#serverRequests.delete(idKey(found.id)); // (answered now: a later answer is a second one)
       const why = "toolguard: the client's answer to this request was not JSON; it was not passed on";
       this.#watch(this.#sinks.toServer({ message: errorResponse(found.id, -32603, why) }));
       return;
@@ -924,7 +956,10 @@ export class GuardedSession implements McpSession {
       this.#hooks.markStale();
       return "same";
     }
-    if (typeof m.method === "string") return this.#scanned(m, m.method, "params");
+    if (typeof m.method === "string") {
+      this.#serverMessage(m);
+      return this.#scanned(m, m.method, "params");
+    }
     if (!isResponse(m)) {
       return Object.hasOwn(m, "result") || Object.hasOwn(m, "error") ? this.#noId(m) : "same";
     }
@@ -986,10 +1021,24 @@ export class GuardedSession implements McpSession {
   }
 
   /** Remember a cancelled request for a while, so its late answer is not reported as stray. */
-  #noteCancelled(key: string): void {
-    this.#cancelled.add(key);
-    if (this.#cancelled.size > MAX_CANCELLED) {
-      this.#cancelled.delete(this.#cancelled.values().next().value as string);
+  #noteCancelled(key: string, cancelled = this.#cancelled): void {
+    cancelled.add(key);
+    if (cancelled.size > MAX_CANCELLED) cancelled.delete(cancelled.values().next().value as string);
+  }
+
+  /**
+   * A request or notification of the server's on its way to the client: a request's id is remembered for the
+   * client's answer; a `notifications/cancelled` ends the wait for one (MCP: the client need not answer it).
+   */
+  #serverMessage(m: JsonRpcMessage): void {
+    if (isRequest(m)) {
+      this.#serverRequests.add(idKey(m.id as JsonRpcId));
+      if (this.#serverRequests.size > MAX_SERVER_REQUESTS) {
+        this.#serverRequests.delete(this.#serverRequests.values().next().value as string);
+      }
+    } else if (m.method === "notifications/cancelled" && isRecord(m.params)) {
+      const key = idKey(m.params.requestId as JsonRpcId);
+      if (this.#serverRequests.delete(key)) this.#noteCancelled(key, this.#serverCancelled);
     }
   }
 

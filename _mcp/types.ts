@@ -26,7 +26,12 @@ export type InjectionPolicy = "block" | "warn" | "off";
 export interface McpGuardOptions {
   /** Scan the text of tool results for injected instructions and flag them. Default false. */
   scanOutput?: boolean;
-  /** Cut located injected instructions out of tool results (implies `scanOutput`). Default false. */
+  /**
+   * Cut located injected instructions out of tool results (implies `scanOutput`). Default false. The
+   * findings under `_meta["toolguard/output_findings"]` then keep rule, category, pointer and offsets, but
+   * their `excerpt` reads `[redacted: category]` too: it quoted the match, back into the message the model
+   * reads. The `output_flagged` event and `checkResult().findings` keep the quoted excerpt, for the host.
+   */
   redact?: boolean;
   /**
    * Calls to a tool whose schema the validator cannot enforce: `"reject"` (default: a schema is never
@@ -136,10 +141,12 @@ export type McpEvent =
    * could take for either, or a message nested too deeply for the runtime's `JSON.stringify` to write it
    * out again (`too_deep`; a relay
    * answers such a request of the server's with an error, and puts an error in place of such an answer).
+   * `from: "client"`: an answer of the client's that no request of the server's waits for (`no_request`: a
+   * second answer, or one to an id the server never used), not passed on to the server.
    */
   | {
     event: "stray_message";
-    from: "server";
+    from: "server" | "client";
     kind: "not_json" | "no_request" | "request_and_answer" | "too_deep";
     id?: JsonRpcId;
     text?: string;

@@ -368,6 +368,9 @@ test("McpSession: a batch of the client's answers to server requests is not held
     message: { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "t", arguments: {} } },
   });
   assert.equal(toServer.length, 1, "the guard's own tools/list");
+  // (the server asked them: the client's answers to requests never asked are not passed on)
+  session.fromServer({ message: { jsonrpc: "2.0", id: "s1", method: "elicitation/create", params: {} } });
+  session.fromServer({ message: { jsonrpc: "2.0", id: "s2", method: "roots/list" } });
   const answers = [
     { jsonrpc: "2.0", id: "s1", result: { action: "accept" } },
     { jsonrpc: "2.0", id: "s2", result: { roots: [] } },
@@ -708,7 +711,8 @@ test("McpSession: a held request waits behind a held notification whose delivery
   assert.equal(list.method, "tools/list");
   const tools = [{ name: "t", inputSchema: { type: "object" } }];
   session.fromServer({ message: { jsonrpc: "2.0", id: list.id, result: { tools } } });
-  // A message the client sends now waits behind them too; its answers do not.
+  // A message the client sends now waits behind them too; its answers (to what the server asked) do not.
+  session.fromServer({ message: { jsonrpc: "2.0", id: "s1", method: "roots/list" } });
   session.fromClient({ message: { jsonrpc: "2.0", id: 3, method: "ping" } });
   session.fromClient({ message: { jsonrpc: "2.0", id: "s1", result: {} } });
   assert.deepEqual(

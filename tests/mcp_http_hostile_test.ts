@@ -10,6 +10,7 @@ import { createServer, type ServerResponse } from "node:http";
 import { INIT } from "./_mcp_messages.ts";
 import { answeredPlainly, errorOf, relayUntilAnswered, scriptedServer } from "./_mcp_http.ts";
 import { type JsonRpcMessage, type McpEvent, relayMcpHttp } from "../mcp.ts";
+import { MAX_HELD } from "../_mcp/session.ts";
 
 const call = (id: number, name: string) => ({
   jsonrpc: "2.0",
@@ -562,14 +563,14 @@ test("relayMcpHttp: maxInFlight must be a whole number from 1 up", async () => {
 });
 
 test(
-  "relayMcpHttp: past maxInFlight notification POSTs, the relay reads no further than the next message until one ends",
+  "relayMcpHttp: past MAX_HELD notifications waiting their turn, the relay reads no further than the next message",
   {
     timeout: 60_000,
   },
   async () => {
-    const max = 4;
-    const flood = 20;
-    const held: ServerResponse[] = [];
+    // Notifications go one at a time, in order (see mcp_http_order_test.ts): with the first one's POST held
+    // at the server, the rest wait in the relay, up to MAX_HELD of them.
+    const flood = MAX_HELD + 10;
     let released = false;
     const server = createServer((req, res) => {
       let body = "";
@@ -581,12 +582,15 @@ test(
           const pong = JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} });
           return void res.writeHead(200, { "content-type": "application/json" }).end(pong);
         }
-        if (m.method !== "notifications/roots/list_changed") return void answeredPlainly(m, res, []);
-        // Held until the bound is reached at the server: a relay that does not keep it would have read on.
-        held.push(res);
-        if (held.length < max) return;
-        released = true;
-        for (const r of held.splice(0)) r.writeHead(202).end();
+        if (m.method !== "notifications/roots/list_changed" || released) {
+          return void answeredPlainly(m, res, []);
+        }
+        // The first is held a while: a relay that did not keep the bound would read on meanwhile (a slow
+        // machine can only make this test miss such a relay, never fail a good one).
+        setTimeout(() => {
+          released = true;
+          res.writeHead(202).end();
+        }, 300);
       });
     });
     const url = await new Promise<string>((resolve) =>
@@ -608,9 +612,9 @@ test(
       }
       await init;
       for (let i = 1; i <= flood; i++) {
-        // Asked for the second after the bound's first past it: the relay read on without a place free. (It
-        // reads the first, to let it pass if it is an answer; one that is not waits there.)
-        if (i === max + 3) readOnBeforeRelease = !released;
+        // The first is sent, MAX_HELD + 1 wait (the last of them holds the reading back), the next is read
+        // and waits there: asked for the one after, the relay read on past the bound.
+        if (i === MAX_HELD + 4) readOnBeforeRelease = !released;
         yield enc.encode(
           JSON.stringify({ jsonrpc: "2.0", method: "notifications/roots/list_changed" }) + "\n",
         );
@@ -620,7 +624,6 @@ test(
     }
     try {
       await relayMcpHttp(url, {
-        maxInFlight: max,
         input: client(),
         output: (bytes) => {
           for (const line of new TextDecoder().decode(bytes).split("\n").filter(Boolean)) {
@@ -630,7 +633,7 @@ test(
           }
         },
       });
-      assert.equal(readOnBeforeRelease, false, "the client's input waited for a place");
+      assert.equal(readOnBeforeRelease, false, "the client's input waited for the notifications to go");
     } finally {
       server.closeAllConnections?.();
       server.close();
@@ -1057,6 +1060,15 @@ test("relayMcpHttp: the client's answer to a server request passes a notificatio
         res.writeHead(202).end();
         return secondSeen();
       }
+      if (m.method === "ping") {
+        // The server's request the client answers, on the ping's stream.
+        const ask = { jsonrpc: "2.0", id: "r1", method: "roots/list" };
+        const pong = { jsonrpc: "2.0", id: m.id, result: {} };
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        return void res.end(
+          `event: message\ndata: ${JSON.stringify(ask)}\n\nevent: message\ndata: ${JSON.stringify(pong)}\n\n`,
+        );
+      }
       if (m.method === undefined && m.id === "r1") {
         answerWhileHeld ??= held.length > 0;
         seen.push("answer");
@@ -1073,11 +1085,15 @@ test("relayMcpHttp: the client's answer to a server request passes a notificatio
   );
   let initAnswered = () => {};
   const init = new Promise<void>((resolve) => (initAnswered = resolve));
+  let askedR1 = () => {};
+  const asked = new Promise<void>((resolve) => (askedR1 = resolve));
   const enc = new TextEncoder();
   const note = (n: number) => ({ jsonrpc: "2.0", method: "notifications/roots/list_changed", params: { n } });
   async function* client() {
     for (const m of INIT) yield enc.encode(JSON.stringify(m) + "\n");
     await init;
+    yield enc.encode(JSON.stringify({ jsonrpc: "2.0", id: 5, method: "ping" }) + "\n");
+    await asked;
     yield enc.encode(JSON.stringify(note(1)) + "\n");
     yield enc.encode(JSON.stringify(note(2)) + "\n");
     await first; // (POSTs go side by side: the answer's must not overtake the first notification's)
@@ -1089,7 +1105,9 @@ test("relayMcpHttp: the client's answer to a server request passes a notificatio
       maxInFlight: 1,
       input: client(),
       output: (bytes) => {
-        if (new TextDecoder().decode(bytes).includes('"id":0')) initAnswered();
+        const text = new TextDecoder().decode(bytes);
+        if (text.includes('"id":0')) initAnswered();
+        if (text.includes('"id":"r1"')) askedR1();
       },
     });
     assert.equal(

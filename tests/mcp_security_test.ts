@@ -470,28 +470,38 @@ test(
     const r = await relayed("payloads", ["--pins", "none", "--redact"]);
     const logs: unknown[] = [];
     const sampled: string[] = [];
-    r.client.setNotificationHandler(LoggingMessageNotificationSchema, (n: { params: { data: unknown } }) => {
-      logs.push(n.params.data);
+    // Whole messages: the findings under `_meta` must not quote what was cut out of the same message.
+    r.client.setNotificationHandler(LoggingMessageNotificationSchema, (n: { params: unknown }) => {
+      logs.push(n.params);
     });
     r.client.setRequestHandler(CreateMessageRequestSchema, (req) => {
-      sampled.push(JSON.stringify(req.params.messages));
+      sampled.push(JSON.stringify(req.params));
       return { role: "assistant", model: "test", content: { type: "text", text: "ok" } };
     });
     try {
       const read = await r.client.readResource({ uri: "file:///notes.txt" });
       const resourceText = (read.contents[0] as { text: string }).text;
       assert.match(resourceText, /\[redacted: /);
-      assert.doesNotMatch(resourceText, /Ignore all previous instructions/);
+      assert.doesNotMatch(JSON.stringify(read), /Ignore all previous/);
       const prompt = await r.client.getPrompt({ name: "summary" });
-      assert.doesNotMatch(JSON.stringify(prompt.messages), /Ignore all previous instructions/);
+      assert.doesNotMatch(JSON.stringify(prompt), /Ignore all previous/);
       const linked = await r.client.callTool({ name: "echo", arguments: { text: "x" } });
-      // (The findings under _meta quote what was found, for the host's logs; the model reads content.)
-      assert.doesNotMatch(JSON.stringify([linked.content, linked.structuredContent]), /Ignore all previous/);
+      assert.doesNotMatch(JSON.stringify(linked), /Ignore all previous/);
+      // The findings keep their rule, category and place; the excerpt says what was cut, not what it said.
+      const listed = (linked._meta as Record<string, { rule: string; excerpt: string; pointer: string }[]>)[
+        "toolguard/output_findings"
+      ];
+      assert.ok(listed.length > 0);
+      for (const f of listed) {
+        assert.match(f.rule, /./);
+        assert.match(f.pointer, /^\//);
+        assert.match(f.excerpt, /^\[redacted: [a-z_]+\]$/);
+      }
       await r.client.callTool({ name: "ask", arguments: { text: "x" } });
       assert.equal(sampled.length, 1);
-      assert.doesNotMatch(sampled[0], /Ignore all previous instructions/);
+      assert.doesNotMatch(sampled[0], /Ignore all previous/);
       await until("the log notification", () => logs.length > 0 || undefined);
-      assert.doesNotMatch(JSON.stringify(logs), /Ignore all previous instructions/);
+      assert.doesNotMatch(JSON.stringify(logs), /Ignore all previous/);
     } finally {
       await r.close();
     }

@@ -1,0 +1,166 @@
+/**
+ * The client's answers to the server's requests are checked as the server's answers are: a second answer,
+ * or one to an id the server never used, never reaches the server (it could take it for the real one), over
+ * stdio and HTTP, single or in a batch, and is reported.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { createServer } from "node:http";
+import { type JsonRpcMessage, type McpEvent, relayMcp, relayMcpHttp } from "../mcp.ts";
+import { INIT } from "./_mcp_messages.ts";
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+/**
+ * A stdio server that asks the client three things (one alone, two in a batch) once initialized, and answers
+ * a ping with the ids of every answer it was given.
+ */
+const ASKING = `
+const got = [];
+const send = (m) => process.stdout.write(JSON.stringify(m) + "\\n");
+const ask = (id) => ({ jsonrpc: "2.0", id, method: "roots/list" });
+require("node:readline").createInterface({ input: process.stdin }).on("line", (line) => {
+  const m = JSON.parse(line);
+  if (m.method === "initialize") {
+    send({ jsonrpc: "2.0", id: m.id, result: { protocolVersion: "2025-06-18", capabilities: {},
+      serverInfo: { name: "s", version: "1" } } });
+  } else if (m.method === "notifications/initialized") {
+    send(ask("srv-1"));
+    process.stdout.write(JSON.stringify([ask("srv-2"), ask(3)]) + "\\n");
+  } else if (m.method === "ping") send({ jsonrpc: "2.0", id: m.id, result: { got } });
+  else if (m.method === undefined) got.push(m.id);
+});`;
+
+test("relayMcp: the client's second answer, or one to an id the server never used, is dropped and reported", {
+  timeout: 30_000,
+}, async () => {
+  const events: McpEvent[] = [];
+  const asked = new Set<unknown>();
+  let allAsked = () => {};
+  const askedAll = new Promise<void>((resolve) => (allAsked = resolve));
+  let pinged: (got: unknown[]) => void = () => {};
+  const pong = new Promise<unknown[]>((resolve) => (pinged = resolve));
+  const answer = (id: unknown) => ({ jsonrpc: "2.0", id, result: { roots: [] } });
+  async function* client() {
+    for (const m of INIT) yield enc.encode(JSON.stringify(m) + "\n");
+    await askedAll;
+    for (const m of [answer("srv-1"), answer("srv-1"), answer("never-asked")]) {
+      yield enc.encode(JSON.stringify(m) + "\n");
+    }
+    // A batch: one of the server's, the same again, and 2, which the server never used.
+    yield enc.encode(JSON.stringify([answer("srv-2"), answer("srv-2"), answer(2), answer(3)]) + "\n");
+    yield enc.encode(JSON.stringify({ jsonrpc: "2.0", id: 9, method: "ping" }) + "\n");
+    await pong;
+  }
+  let buffered = "";
+  await relayMcp({
+    command: "node",
+    args: ["-e", ASKING],
+    input: client(),
+    stderr: "ignore",
+    onEvent: (e) => void events.push(e),
+    output: (bytes) => {
+      buffered += dec.decode(bytes);
+      for (let nl; (nl = buffered.indexOf("\n")) >= 0; buffered = buffered.slice(nl + 1)) {
+        const m = JSON.parse(buffered.slice(0, nl)) as JsonRpcMessage;
+        if (m.method === "roots/list") asked.add(m.id);
+        if (asked.size === 3) allAsked();
+        if (m.id === 9) pinged((m.result as { got: unknown[] }).got);
+      }
+    },
+  });
+  assert.deepEqual(await pong, ["srv-1", "srv-2", 3]);
+  const strays = events.flatMap((e) => e.event === "stray_message" ? [e] : []);
+  assert.deepEqual(strays, [
+    { event: "stray_message", from: "client", kind: "no_request", id: "srv-1" },
+    { event: "stray_message", from: "client", kind: "no_request", id: "never-asked" },
+    { event: "stray_message", from: "client", kind: "no_request", id: "srv-2" },
+    { event: "stray_message", from: "client", kind: "no_request", id: 2 },
+  ]);
+});
+
+test(
+  "relayMcpHttp: a request of the server's on a call's event stream is answered once; the rest is dropped",
+  {
+    timeout: 30_000,
+  },
+  async () => {
+    const got: unknown[] = [];
+    let answeredOnce = () => {};
+    const sampled = new Promise<void>((resolve) => (answeredOnce = resolve));
+    const server = createServer((req, res) => {
+      if (req.method !== "POST") return void res.writeHead(405).end();
+      let body = "";
+      req.on("data", (c) => (body += c));
+      req.on("end", () => {
+        const m = JSON.parse(body) as JsonRpcMessage;
+        const json = (result: unknown) =>
+          res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s" })
+            .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result }));
+        if (m.method === undefined) {
+          got.push(m.id);
+          answeredOnce();
+          return void res.writeHead(202).end();
+        }
+        if (m.id === undefined) return void res.writeHead(202).end();
+        if (m.method === "initialize") {
+          return json({
+            protocolVersion: "2025-06-18",
+            capabilities: {},
+            serverInfo: { name: "s", version: "1" },
+          });
+        }
+        if (m.method === "ping") return json({});
+        // A call: its stream asks the client for a sampling first, and answers once the client has.
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        const ask = { jsonrpc: "2.0", id: "s-1", method: "sampling/createMessage", params: { messages: [] } };
+        res.write(`event: message\ndata: ${JSON.stringify(ask)}\n\n`);
+        void sampled.then(() => {
+          const done = { jsonrpc: "2.0", id: m.id, result: { content: [] } };
+          res.end(`event: message\ndata: ${JSON.stringify(done)}\n\n`);
+        });
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/mcp`;
+    const events: McpEvent[] = [];
+    let asked = () => {};
+    const askedOnce = new Promise<void>((resolve) => (asked = resolve));
+    let called = () => {};
+    const callAnswered = new Promise<void>((resolve) => (called = resolve));
+    const answer = (id: unknown) => ({ jsonrpc: "2.0", id, result: { role: "assistant", content: [] } });
+    async function* client() {
+      for (const m of INIT) yield enc.encode(JSON.stringify(m) + "\n");
+      // (a method the guard does not judge, so no tool list is fetched first)
+      yield enc.encode(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "resources/read" }) + "\n");
+      await askedOnce;
+      for (const m of [answer("s-1"), answer("s-1"), answer("never-asked")]) {
+        yield enc.encode(JSON.stringify(m) + "\n");
+      }
+      await callAnswered;
+    }
+    try {
+      await relayMcpHttp(url, {
+        input: client(),
+        onEvent: (e) => void events.push(e),
+        output: (bytes) => {
+          for (const line of dec.decode(bytes).split("\n").filter(Boolean)) {
+            const m = JSON.parse(line) as JsonRpcMessage;
+            if (m.id === "s-1") asked();
+            if (m.id === 1) called();
+          }
+        },
+      });
+    } finally {
+      server.closeAllConnections?.();
+      server.close();
+    }
+    assert.deepEqual(got, ["s-1"]);
+    const strays = events.flatMap((e) => e.event === "stray_message" ? [e] : []);
+    assert.deepEqual(strays, [
+      { event: "stray_message", from: "client", kind: "no_request", id: "s-1" },
+      { event: "stray_message", from: "client", kind: "no_request", id: "never-asked" },
+    ]);
+  },
+);

@@ -1,0 +1,100 @@
+/**
+ * The HTTP relay keeps the client's order for what the server receives, as the stdio relay does: each POST
+ * is its own, and POSTs sent at once may arrive in any order (a `notifications/cancelled` before the request
+ * it cancels).
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { createServer } from "node:http";
+import { type JsonRpcMessage, relayMcpHttp } from "../mcp.ts";
+import { INIT } from "./_mcp_messages.ts";
+
+test("relayMcpHttp: the server receives a request, its cancel and many notifications in the client's order", {
+  timeout: 60_000,
+}, async () => {
+  // The server writes down what arrives, in order; it takes its time over some notifications (a busy
+  // worker), and the guard's own tools/list is not the client's.
+  const arrived: string[] = [];
+  const label = (m: JsonRpcMessage) =>
+    m.method === "notifications/cancelled"
+      ? `cancel ${(m.params as { requestId: unknown }).requestId}`
+      : m.method === "notifications/progress"
+      ? `progress ${(m.params as { progress: unknown }).progress}`
+      : m.id === undefined
+      ? String(m.method)
+      : `${m.method} ${m.id}`;
+  const server = createServer((req, res) => {
+    if (req.method !== "POST") return void res.writeHead(405).end();
+    let body = "";
+    req.on("data", (c) => (body += c));
+    req.on("end", () => {
+      const m = JSON.parse(body) as JsonRpcMessage;
+      const own = m.method === "tools/list" && typeof m.id === "string";
+      if (!own) arrived.push(label(m));
+      if (m.id === undefined) {
+        const n = arrived.length;
+        return void setTimeout(() => res.writeHead(202).end(), n % 3 === 0 ? 20 : 0);
+      }
+      const result = m.method === "initialize"
+        ? {
+          protocolVersion: "2025-06-18",
+          capabilities: { tools: {} },
+          serverInfo: { name: "t", version: "1" },
+        }
+        : m.method === "tools/list"
+        ? { tools: [{ name: "echo", inputSchema: { type: "object" } }] }
+        : m.method === "tools/call"
+        ? { content: [{ type: "text", text: "done" }] }
+        : {};
+      const answer = JSON.stringify({ jsonrpc: "2.0", id: m.id, result });
+      if (m.method === "tools/call") {
+        // An event stream: its headers at once, its answer a little later.
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        return void setTimeout(() => res.end(`event: message\ndata: ${answer}\n\n`), 10);
+      }
+      res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s" }).end(answer);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/mcp`;
+
+  // The call is held while the guard reads the tools itself; the cancel and the rest are held behind it.
+  const sent: JsonRpcMessage[] = [
+    ...INIT as JsonRpcMessage[],
+    { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "echo", arguments: {} } },
+    {
+      jsonrpc: "2.0",
+      method: "notifications/cancelled",
+      params: { requestId: 1, reason: "changed my mind" },
+    },
+  ];
+  for (let i = 1; i <= 150; i++) {
+    sent.push({
+      jsonrpc: "2.0",
+      method: "notifications/progress",
+      params: { progressToken: "t", progress: i },
+    });
+    if (i % 10 === 0) sent.push({ jsonrpc: "2.0", id: 100 + i, method: "ping" });
+  }
+  sent.push({ jsonrpc: "2.0", id: 999, method: "ping" });
+  let lastAnswered = () => {};
+  const last = new Promise<void>((resolve) => (lastAnswered = resolve));
+  const enc = new TextEncoder();
+  async function* client() {
+    for (const m of sent) yield enc.encode(JSON.stringify(m) + "\n");
+    await last;
+  }
+  try {
+    await relayMcpHttp(url, {
+      input: client(),
+      onEvent: () => {},
+      output: (bytes) => {
+        if (new TextDecoder().decode(bytes).includes('"id":999')) lastAnswered();
+      },
+    });
+  } finally {
+    server.closeAllConnections?.();
+    server.close();
+  }
+  assert.deepEqual(arrived, sent.map(label));
+});
