@@ -60,9 +60,9 @@ export interface McpHttpRelayOptions extends McpGuardOptions {
    * How many of the client's requests may wait for the server at once (each is a `POST` held open until its
    * answer, or its stream, ends, and an answer past `maxMessageBytes` until it is read on to its end,
    * though its requests are answered at once; one the server takes with 202 Accepted, to answer on its own
-   * stream, ends its `POST` and frees its place at once). A request past them is not sent: it is answered at once with a JSON-RPC
-   * error telling the client to wait for answers before sending more, so a client that floods the relay
-   * opens no more connections and still gets an answer to every request. Notifications and the client's
+   * stream, ends its `POST` and frees its place at once). A request past them is not sent: it is answered at
+   * once with a JSON-RPC error telling the client to wait for answers before sending more, so a client that
+   * floods the relay opens no more connections and still gets an answer to every request. Notifications and the client's
    * answers to the server's requests are never refused (no answer could say so, and the server may wait for
    * an answer), and have places of their own, as many again each: past them, the relay reads no more of the
    * client's input until one is free (such a POST is short: 202 Accepted), but for the client's answers,
