@@ -5,10 +5,10 @@
  * how to retry. With `scanOutput` it flags injected instructions in tool results (with `redact`, it cuts
  * them out). Other messages pass through unchanged, but for those it cannot judge or route: a `tools/call`
  * without an id, a request under the id of one still waiting, a line that is not JSON, an answer to no request
- * waiting (a second one, an unknown id), a message that is both a request and an answer, a message nested too
- * deeply for the runtime to write it out again (either way; such an answer is replaced by an error), a
- * request past the 1024 messages that may wait while the guard reads the tool list and, over HTTP, a request
- * past `maxInFlight` are not passed on (a request among them is answered with an error).
+ * waiting (a second one, one to an unknown id or to none), a message that is both a request and an answer, a
+ * message nested too deeply for the runtime to write it out again (either way; such an answer is replaced by
+ * an error), a request past the 1024 messages that may wait while the guard reads the tool list and, over
+ * HTTP, a request past `maxInFlight` are not passed on (a request among them is answered with an error).
  *
  * Four ways in:
  * - {@linkcode relayMcp} / {@linkcode relayMcpStdio}: start a stdio server as a child process and relay

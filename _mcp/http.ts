@@ -51,17 +51,18 @@ export interface McpHttpRelayOptions extends McpGuardOptions {
   shutdownGraceMs?: number;
   /**
    * Longest message in bytes, either way: a longer client message is answered with an error; a longer
-   * answer body or event of the server's is given up (its requests are answered with errors, and a request
-   * of the server's in it with an error to the server), and its stream is not read on. Default 64 MiB.
+   * answer body or event of the server's is not relayed (its requests are answered with errors at once; it is
+   * read on to its end, keeping only its ends, so that a request of the server's in it gets an error answer),
+   * and its stream is not read past it. Default 64 MiB.
    */
   maxMessageBytes?: number;
   /**
    * How many of the client's requests may wait for the server at once (each is a `POST` held open until its
    * answer, or its stream, ends, and an answer past `maxMessageBytes` until it is read on to its end,
    * though its requests are answered at once; one the server takes with 202 Accepted, to answer on its own
-   * stream, ends its `POST` and frees its place at once). A request past them is not sent: it is answered at once with a JSON-RPC
-   * error telling the client to wait for answers before sending more, so a client that floods the relay
-   * opens no more connections and still gets an answer to every request. Notifications and the client's
+   * stream, ends its `POST` and frees its place at once). A request past them is not sent: it is answered at
+   * once with a JSON-RPC error telling the client to wait for answers before sending more, so a client that
+   * floods the relay opens no more connections and still gets an answer to every request. Notifications and the client's
    * answers to the server's requests are never refused (no answer could say so, and the server may wait for
    * an answer), and have places of their own, as many again each: past them, the relay reads no more of the
    * client's input until one is free (such a POST is short: 202 Accepted), but for the client's answers,
@@ -98,14 +99,14 @@ const decoder = lazy(() => new TextDecoder());
 const ERROR_BODY_BYTES = 4096;
 
 /**
- * An answer body or event longer than `maxMessageBytes`: not read on, and not resumed (the server would
- * replay it).
+ * An answer body or event longer than `maxMessageBytes`: not relayed (read on to its end in the background
+ * only for the server's requests in it, keeping its ends), and not resumed (the server would replay it).
  */
 class TooLong extends Error {
   /** The message read on to its end in the background (see `HttpRelay.#readOn`): its POST waits for it. */
   readingOn: Promise<void> = Promise.resolve();
   constructor(max: number, what: string) {
-    super(`${what} runs past the relay's limit of ${byteCount(max)} (maxMessageBytes); it was not read on`);
+    super(`${what} runs past the relay's limit of ${byteCount(max)} (maxMessageBytes); it was not relayed`);
     this.name = "TooLong";
   }
 }

@@ -138,9 +138,10 @@ export const runMcpRelay: typeof relayMcpStdio = relayMcpStdio;
  * takes it. At most `maxInFlight` (default 64) of the client's requests wait for the server at once; one past
  * them is answered at once with an error saying to wait for answers first.
  * Redirects are followed within the server's origin only: `headers` and the client's messages never go
- * elsewhere; a message is never sent again past a `303 See Other` (the server took it). Resolves when the client closes its side (answers still on their way, held calls among them, get
- * `shutdownGraceMs`, then their requests are answered with errors, and the server's session is ended with
- * `DELETE`) or on an interrupt or abort.
+ * elsewhere; a message is sent on as a `POST` past a 301 or 302, but never again past a `303 See Other` (the
+ * server took it: that is an error naming where it leads). Resolves when the client closes its side (answers
+ * still on their way, held calls among them, get `shutdownGraceMs`, then their requests are answered with
+ * errors, and the server's session is ended with `DELETE`) or on an interrupt or abort.
  *
  * @example Refuse an invalid call without reaching the server (no server needed for that)
  * ```ts

@@ -45,7 +45,10 @@ export interface SessionHooks {
   markStale(): void;
   /** How long to wait for the guard's own `tools/list`. */
   toolsTimeoutMs: number;
-  /** Send a client batch's elements one by one and answer it with one array (see `McpGuardOptions.batches`). */
+  /**
+   * Send a client batch's elements one by one and answer it with one array, and a server's batch to the
+   * client one message a line (see `McpGuardOptions.batches`).
+   */
   splitBatches: boolean;
 }
 
@@ -894,9 +897,9 @@ export class GuardedSession implements McpSession {
 
   /**
    * A batch from the server: judged per element; passed on as it came when nothing changed (with split
-   * batches, element by element). An answer to a
-   * request of a split client batch goes into that batch's answer instead, as a lone one does (else the
-   * client's batch would never be complete, and the answers kept for it never sent).
+   * batches, element by element). An answer to a request of a split client batch goes into that batch's
+   * answer instead, as a lone one does (else the client's batch would never be complete, and the answers kept
+   * for it never sent).
    */
   #fromServerBatch(frame: McpFrame, batch: JsonRpcMessage[]): void {
     let changed = false;

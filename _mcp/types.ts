@@ -134,13 +134,13 @@ export type McpEvent =
   | { event: "post_failed"; detail: string }
   | { event: "oversized_message"; from: "client" | "server"; bytes: number; id?: JsonRpcId }
   /**
-   * A server message the client was not given: a line that is not JSON (`text`: its first 200 characters),
-   * an answer that no request waits for (a second answer, one to a request never sent, or one without an id a
-   * request can have), which a client could take for the real answer while the guard had not looked into it,
-   * a message with both a method and an answer's result or error (`request_and_answer`), which a client
-   * could take for either, or a message nested too deeply for the runtime's `JSON.stringify` to write it
-   * out again (`too_deep`; a relay
-   * answers such a request of the server's with an error, and puts an error in place of such an answer).
+   * A server message the client was not given: a line that is not JSON (`text`: its first 200 characters;
+   * with split batches, a batch element that is no message too), an answer that no request waits for (a
+   * second answer, one to a request never sent, or one without an id a request can have), which a client
+   * could take for the real answer while the guard had not looked into it, a message with both a method and
+   * an answer's result or error (`request_and_answer`), which a client could take for either, or a message
+   * nested too deeply for the runtime's `JSON.stringify` to write it out again (`too_deep`; a relay answers
+   * such a request of the server's with an error, and puts an error in place of such an answer).
    * `from: "client"`: an answer of the client's that no request of the server's waits for (`no_request`: a
    * second answer, or one to an id the server never used), not passed on to the server.
    */
