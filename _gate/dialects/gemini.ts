@@ -50,7 +50,7 @@ const body: CompletionBody = {
   looseTexts(body) {
     return candidates(body).flatMap((c) => {
       const ps = parts(c);
-      return ps.some(isCall) ? [] : ps.filter(isAnswerText).map((p) => p.text as string);
+      return ps.some(isCall) ? [] : ps.filter(isAnswerText).map((p) => [p.text as string]);
     });
   },
   rewrite(body, reason, { fromText, cut = cutCalls }) {
