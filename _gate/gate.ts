@@ -339,21 +339,18 @@ export async function gateWith(
     native = [];
   }
   const extracted: ExtractedToolCall[] = [];
-  let texts: string[] = [];
+  let answers: string[][] = [];
   if (options.extract !== false) {
     try {
-      texts = shape.looseTexts ? shape.looseTexts(body) : native.length > 0 ? [] : shape.texts(body);
+      answers = shape.looseTexts ? shape.looseTexts(body) : native.length > 0 ? [] : [shape.texts(body)];
     } catch {
       // A body that is not of this dialect after all (a wrong `options.dialect`): no text to read.
     }
   }
-  // A body of one answer (no `looseTexts`) is read as the stream's watch reads its text: its blocks or parts
-  // joined, so a call written across two is judged (and cut from both).
-  const joined = !shape.looseTexts && texts.length > 1;
-  const perText = (joined ? [texts.join("")] : texts).map((text) =>
-    extractToolCalls(text, { tools: judge.tools })
-  );
-  for (const calls of perText) extracted.push(...calls);
+  // Each answer is read as the stream's watch reads its text: its blocks or parts joined, so a call written
+  // across two is judged (and cut from both).
+  const perAnswer = answers.map((texts) => extractToolCalls(texts.join(""), { tools: judge.tools }));
+  for (const calls of perAnswer) extracted.push(...calls);
   if (native.length > 0 && extracted.length === 0) {
     const verdict = await judge.judge(native);
     if (verdict.allowed) return { verdict, response: body, changed: false, dialect, source: "native" };
@@ -380,61 +377,97 @@ export async function gateWith(
   const verdict = await judge.judge([...native, ...written]);
   if (verdict.allowed) return { verdict, response: body, changed: false, dialect, source, extracted };
   const partial = source === "text" && dropsCalls(verdict, options)
-    ? joined ? joinedCut(texts, perText[0], verdict) : partialCut(texts, perText, verdict)
+    ? partialCut(answers, perAnswer, verdict, judge.tools)
     : undefined;
   const reason = judge.reason(verdict, partial ? { partial: true } : undefined);
-  // Withheld whole: the calls cut are those the judge read, with the declared tools. Read without, JSON in
-  // prose naming no declared tool (`{"name": "Ada", "arguments": …}`) was cut as a call, where the turn,
-  // allowed, keeps it.
-  const cut = partial ??
-    (joined
-      ? inOrder(texts, cutJoined(texts, perText[0]))
-      : (text: string) => cutCalls(text, extractToolCalls(text, { tools: judge.tools })));
+  const cut = partial ?? withheldCut(answers, perAnswer, judge.tools);
   const response = shape.rewrite(body, reason, { fromText: true, cut });
   return { verdict, response, changed: true, dialect, source, extracted, reason };
 }
 
 /**
- * For drop-call on calls read from the texts of one answer joined (`calls`): a cut that removes only the
- * rejected ones from each text; undefined when a rejected call shares its markup with a kept one.
+ * Whether an answer's texts, as the client gets them after a cut, read (with the declared tools, as the
+ * judge reads) as more than the `kept` calls: a cut joins the text on either side of the call it removes,
+ * and `{"na` before a rejected call and `me": …` after it make a call the judge never read. The stream's
+ * watch asks the same of its held text.
  */
-function joinedCut(
-  texts: readonly string[],
-  calls: readonly ExtractedToolCall[],
-  verdict: Verdict,
-): ((text: string) => string) | undefined {
-  const rejected = new Set(verdict.rejectedIndices);
-  if (!blocksPart(calls, (i) => rejected.has(i))) return undefined;
-  return inOrder(texts, cutJoined(texts, calls.filter((_, i) => rejected.has(i))));
+function joinsCalls(texts: readonly string[], kept: number, tools: readonly unknown[] | undefined): boolean {
+  return extractToolCalls(texts.join(""), { tools }).length > kept;
 }
 
 /**
- * A cut for a dialect's `rewrite`, which hands it the texts of its body in the order `texts` lists them:
- * each becomes its counterpart in `cut` (a text out of that order loses every call written into it alone).
+ * For a turn withheld whole: a cut that removes the calls the judge read from each answer's texts. Read
+ * with the declared tools: read without, JSON in prose naming no declared tool (`{"name": "Ada",
+ * "arguments": …}`) was cut as a call, where the turn, allowed, keeps it. An answer whose text, cut, joins
+ * into a call (`joinsCalls`) loses its text. A text of no answer read (one beside native calls) loses the
+ * calls read in it alone, or, where that cut joins one, its text.
  */
-function inOrder(texts: readonly string[], cut: readonly string[]): (text: string) => string {
-  let next = 0;
-  return (text) => (text === texts[next] ? cut[next++] : cutCalls(text));
+function withheldCut(
+  answers: readonly string[][],
+  perAnswer: readonly ExtractedToolCall[][],
+  tools: readonly unknown[] | undefined,
+): (text: string) => string {
+  const cut = answers.map((texts, a) => {
+    const out = cutJoined(texts, perAnswer[a]);
+    return joinsCalls(out, 0, tools) ? texts.map(() => "") : out;
+  });
+  return inOrder(answers.flat(), cut.flat(), (text) => {
+    const out = cutCalls(text, extractToolCalls(text, { tools }));
+    return joinsCalls([out], 0, tools) ? "" : out;
+  });
 }
 
 /**
- * For drop-call on calls written into text: a cut that removes only the rejected calls from each text.
- * Undefined when a rejected call shares its markup with a kept one (a JSON array of calls, one fence
- * holding two): that cannot be parted without rewriting what the model wrote, so the turn is withheld.
+ * For drop-call on calls written into text: a cut that removes only the rejected calls from each answer's
+ * texts. Undefined, so the turn is withheld whole, when a rejected call shares its markup with a kept one (a
+ * JSON array of calls, one fence holding two: that cannot be parted without rewriting what the model wrote),
+ * or when an answer's text, cut, reads as more calls than it keeps (`joinsCalls`).
  */
 function partialCut(
-  texts: readonly string[],
-  perText: readonly ExtractedToolCall[][],
+  answers: readonly string[][],
+  perAnswer: readonly ExtractedToolCall[][],
   verdict: Verdict,
+  tools: readonly unknown[] | undefined,
 ): ((text: string) => string) | undefined {
   const rejected = new Set(verdict.rejectedIndices);
-  const drops = new Map<string, ExtractedToolCall[]>();
+  const cut: string[][] = [];
   let position = 0;
-  for (const [t, calls] of perText.entries()) {
-    const gone = (i: number) => rejected.has(position + i);
+  for (const [a, calls] of perAnswer.entries()) {
+    const from = position;
+    const gone = (i: number) => rejected.has(from + i);
     if (!blocksPart(calls, gone)) return undefined;
-    if (!drops.has(texts[t])) drops.set(texts[t], calls.filter((_, i) => gone(i)));
+    const dropped = calls.filter((_, i) => gone(i));
+    const out = cutJoined(answers[a], dropped);
+    if (joinsCalls(out, calls.length - dropped.length, tools)) return undefined;
+    cut.push(out);
     position += calls.length;
   }
-  return (text) => cutCalls(text, drops.get(text) ?? []);
+  return inOrder(answers.flat(), cut.flat(), (text) => text);
+}
+
+/**
+ * A cut for a dialect's `rewrite`, which hands it the texts of its body in the order `texts` lists them,
+ * perhaps with others between (a choice's text beside native calls): each becomes its counterpart in `cut`,
+ * and a text not listed becomes `otherwise(text)`.
+ */
+function inOrder(
+  texts: readonly string[],
+  cut: readonly string[],
+  otherwise: (text: string) => string,
+): (text: string) => string {
+  const places = new Map<string, { at: number[]; next: number }>();
+  for (const [i, text] of texts.entries()) {
+    const p = places.get(text);
+    if (p) p.at.push(i);
+    else places.set(text, { at: [i], next: 0 });
+  }
+  let next = 0;
+  return (text) => {
+    const p = places.get(text);
+    while (p && p.next < p.at.length && p.at[p.next] < next) p.next++;
+    if (!p || p.next === p.at.length) return otherwise(text);
+    const i = p.at[p.next++];
+    next = i + 1;
+    return cut[i];
+  };
 }

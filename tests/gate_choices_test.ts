@@ -226,6 +226,38 @@ test("gateCompletion: a Gemini answer whose candidate 0 calls by a functionCall 
   assert.doesNotMatch(out, /functionCall|<tool_call>/);
 });
 
+test("gateCompletion: a call written across two text parts of a Gemini candidate is judged and cut from both, withheld or dropped", async () => {
+  // The stream joins a candidate's parts; the body read each part alone and judged no call in either half.
+  const split = (call: string) => [{ text: `Note ${call.slice(0, 30)}` }, { text: call.slice(30) }];
+  const answer = (first: { text: string }[]) => ({
+    candidates: [
+      { index: 0, content: { role: "model", parts: first }, finishReason: "STOP" },
+      { index: 1, content: { role: "model", parts: split(WRITTEN_BAD) }, finishReason: "STOP" },
+    ],
+  });
+  const request = { tools: GEMINI_TOOLS };
+  const texts = (body: unknown) =>
+    (body as { candidates: { content: { parts: { text: string }[] } }[] }).candidates.map((c) =>
+      c.content.parts.map((p) => p.text).join("")
+    );
+
+  const withheld = await gateCompletion(request, answer([{ text: "Sure." }]));
+  assert.equal(withheld.verdict.allowed, false);
+  assert.deepEqual(withheld.extracted?.map((c) => c.name), ["delete_everything"]);
+  const [first, second] = texts(withheld.response);
+  assert.match(first, /^Sure\.toolguard stopped/);
+  assert.match(second, /^Note ?toolguard stopped/);
+  assert.doesNotMatch(second, /<tool_call>|"arguments"/);
+
+  const dropped = await gateCompletion(request, answer(split(WRITTEN_GOOD)), { onRejected: "drop-call" });
+  assert.deepEqual(dropped.verdict.calls.map((c) => c.name), ["get_weather", "delete_everything"]);
+  assert.deepEqual(dropped.verdict.rejectedIndices, [1]);
+  const [kept, cut] = texts(dropped.response);
+  assert.ok(kept.startsWith(`Note ${WRITTEN_GOOD}`), kept);
+  assert.doesNotMatch(cut, /<tool_call>|"arguments"/);
+  assert.match(cut, /toolguard removed the rejected tool call/);
+});
+
 test("guardFetch n=2 drop-call: only the rejected call written into choice 1 is cut, the valid ones stay", async () => {
   const sse = [
     choiceChunk(0, { content: `A ${WRITTEN_GOOD}` }),

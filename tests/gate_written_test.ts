@@ -14,6 +14,7 @@ import {
   chatCompletion,
   chatStream,
   fakeProvider,
+  ollamaChat,
   responsesStream,
   splitN,
   TOOLS_ANTHROPIC,
@@ -24,6 +25,7 @@ import {
 } from "./_fake_llm_server.ts";
 import { sdkClients } from "./_sdk_clients.ts";
 import { countingWork } from "./_counting.ts";
+import { gateCompletion } from "../gate.ts";
 
 const provider = fakeProvider();
 const { openai, anthropic } = sdkClients(provider);
@@ -978,4 +980,63 @@ test("guardFetch Cohere stream withheld: text after a call whose start went out 
   assert.equal(provider.events[0].verdict.allowed, false);
   assert.doesNotMatch(text, /\{"name": "get_weather"/);
   assert.match(text, /^Let me \{"nam\n\ntoolguard stopped/);
+});
+
+/** `{"na`, a rejected call, then `me": …`: cut out, the call leaves a call (city: 7) the judge never read. */
+const SPLICED = `Note {"na${WRITTEN_BAD}me": "get_weather", "arguments": {"city": 7}}`;
+/** The call `SPLICED` makes once its rejected call is cut, as a client's text reader finds it. */
+const UNREAD = /"name": "get_weather", "arguments": \{"city": 7\}/;
+
+test("gateCompletion: a cut call leaves no call made of the text around it, in Ollama, Chat and Anthropic bodies, withheld or dropped", async () => {
+  const bodies = {
+    ollama: {
+      body: (text: string) => ollamaChat(text),
+      text: (r: Record<string, unknown>) => String((r.message as Record<string, unknown>).content),
+      tools: TOOLS_OPENAI,
+    },
+    openai_chat: {
+      body: (text: string) => chatCompletion(text),
+      text: (r: Record<string, unknown>) =>
+        String((r.choices as Record<string, Record<string, unknown>>[])[0].message.content),
+      tools: TOOLS_OPENAI,
+    },
+    anthropic: {
+      body: (text: string) => anthropicMessage(text),
+      text: (r: Record<string, unknown>) =>
+        (r.content as Record<string, unknown>[]).map((b) => b.text ?? "").join("\n"),
+      tools: TOOLS_ANTHROPIC,
+    },
+  };
+  for (const [dialect, shape] of Object.entries(bodies)) {
+    for (const onRejected of ["withhold-turn", "drop-call"] as const) {
+      const text = onRejected === "drop-call" ? `${SPLICED}\n${WRITTEN_GOOD}` : SPLICED;
+      const request = { model: "m", messages, tools: shape.tools };
+      const gated = await gateCompletion(request, shape.body(text), { onRejected });
+      const label = `${dialect} ${onRejected}`;
+      assert.equal(gated.dialect, dialect, label);
+      assert.equal(gated.verdict.allowed, false, label);
+      const got = shape.text(gated.response as Record<string, unknown>);
+      assert.doesNotMatch(got, UNREAD, label);
+      assert.doesNotMatch(got, /<tool_call>/, label); // drop-call: the turn is withheld whole
+      assert.match(got, /toolguard stopped this turn's tool calls/, label);
+    }
+  }
+  // A cut that leaves only the calls kept still keeps them.
+  const text = `Note {"na" ${WRITTEN_BAD} me": 1}\n${WRITTEN_GOOD}`;
+  const request = { model: "m", messages, tools: TOOLS_OPENAI };
+  const gated = await gateCompletion(request, ollamaChat(text), { onRejected: "drop-call" });
+  const got = String(
+    ((gated.response as Record<string, unknown>).message as Record<string, unknown>).content,
+  );
+  assert.match(got, /toolguard removed the rejected tool call/);
+  assert.ok(got.includes(WRITTEN_GOOD) && !got.includes(WRITTEN_BAD), got);
+});
+
+test("guardFetch Chat: a whole answer's cut call leaves no call made of the text around it", async () => {
+  provider.reply({ json: chatCompletion(SPLICED) });
+  const got = await openai().chat.completions.create({ model: "m", messages, tools: TOOLS_OPENAI as never });
+  const text = String(got.choices[0].message.content);
+  assert.equal(provider.events[0].verdict.allowed, false);
+  assert.doesNotMatch(text, UNREAD);
+  assert.match(text, /^toolguard stopped this turn's tool calls/);
 });

@@ -47,10 +47,12 @@ const body: CompletionBody = {
   texts(body) {
     return candidates(body).flatMap((c) => parts(c).filter(isAnswerText).map((p) => p.text as string));
   },
+  // A candidate's text parts are read joined, as the stream's watch reads them: a call written across two
+  // parts is judged (and cut from both).
   looseTexts(body) {
     return candidates(body).flatMap((c) => {
       const ps = parts(c);
-      return ps.some(isCall) ? [] : ps.filter(isAnswerText).map((p) => p.text as string);
+      return ps.some(isCall) ? [] : [ps.filter(isAnswerText).map((p) => p.text as string)];
     });
   },
   rewrite(body, reason, { fromText, cut = cutCalls }) {

@@ -44,7 +44,7 @@ const body: CompletionBody = {
     return out;
   },
   texts: (body) => choiceTexts(body, false),
-  looseTexts: (body) => choiceTexts(body, true),
+  looseTexts: (body) => choiceTexts(body, true).map((text) => [text]),
   rewrite(body, reason, { fromText, cut = cutCalls }) {
     return {
       ...body,

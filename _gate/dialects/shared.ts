@@ -51,12 +51,13 @@ export interface CompletionBody {
   /** The pieces of assistant text in a response body, in order. */
   texts(body: Record<string, unknown>): string[];
   /**
-   * The pieces of text in which calls written into it are looked for: those of the messages that carry no
-   * native call. Where one body holds several answers (OpenAI Chat `n`, Gemini `candidateCount`), each is
-   * read apart: a call written into the text of one answer is judged even when another used call fields.
-   * Absent: {@linkcode CompletionBody.texts} when the body has no native call, else none.
+   * The pieces of text in which calls written into it are looked for, by answer: those of the messages that
+   * carry no native call. Where one body holds several answers (OpenAI Chat `n`, Gemini `candidateCount`),
+   * each is read apart, its pieces joined: a call written into the text of one answer is judged even when
+   * another used call fields. Absent: {@linkcode CompletionBody.texts}, as one answer, when the body has no
+   * native call, else none.
    */
-  looseTexts?(body: Record<string, unknown>): string[];
+  looseTexts?(body: Record<string, unknown>): string[][];
   /**
    * A copy of `body` with every call removed, `reason` in the text and a normal stop. With `fromText`,
    * the calls were written into the text, so they are cut out of it (by `cut`, default every call).
