@@ -245,8 +245,8 @@ test("gateCompletion: a call written across two text parts of a Gemini candidate
   assert.equal(withheld.verdict.allowed, false);
   assert.deepEqual(withheld.extracted?.map((c) => c.name), ["delete_everything"]);
   const [first, second] = texts(withheld.response);
-  assert.match(first, /^Sure\.toolguard stopped/);
-  assert.match(second, /^Note ?toolguard stopped/);
+  assert.match(first, /^Sure\.\n\ntoolguard stopped/);
+  assert.match(second, /^Note\n\ntoolguard stopped/);
   assert.doesNotMatch(second, /<tool_call>|"arguments"/);
 
   const dropped = await gateCompletion(request, answer(split(WRITTEN_GOOD)), { onRejected: "drop-call" });
@@ -709,4 +709,34 @@ test("Gemini drop-call of two candidates: the reason stands in the candidate tha
   const stream = geminiTexts(geminiChunks(value));
   assert.deepEqual(stream[0], "[get_weather]");
   assert.match(stream[1], /^toolguard .*delete_everything/s);
+});
+
+test("gateCompletion, a Gemini body withheld: the reason follows the answer's text after a blank line, as in a stream", async () => {
+  // A client joins a candidate's parts as they come: the reason, a part of its own, was glued to the text
+  // before it ("Checking.toolguard stopped …").
+  const request = { contents: [{ role: "user", parts: [{ text: "Weather?" }] }], tools: GEMINI_TOOLS };
+  const native = [{ text: "Checking." }, { functionCall: { name: "delete_everything", args: {} } }];
+  const written = [{
+    text: 'Checking. <tool_call>{"name": "delete_everything", "arguments": {}}</tool_call>',
+  }];
+  const silent = [{ functionCall: { name: "delete_everything", args: {} } }];
+  for (const parts of [native, written]) {
+    const gated = await gateCompletion(request, { candidates: [{ content: { role: "model", parts } }] }, {
+      dialect: "gemini",
+    });
+    assert.equal(gated.verdict.allowed, false);
+    assert.match(geminiTexts([gated.response as GeminiChunk])[0], /^Checking\.\n\ntoolguard stopped /);
+  }
+  const gated = await gateCompletion(
+    request,
+    { candidates: [{ content: { role: "model", parts: silent } }] },
+    {
+      dialect: "gemini",
+    },
+  );
+  assert.match(
+    geminiTexts([gated.response as GeminiChunk])[0],
+    /^toolguard stopped /,
+    "no blank line before it",
+  );
 });

@@ -63,7 +63,12 @@ const body: CompletionBody = {
           const kept = ps.filter((p) => !isCall(p)).map((p) =>
             fromText && isAnswerText(p) ? { ...p, text: cut(p.text as string) } : p
           );
-          return [...kept, { text: reason }];
+          // A client joins the parts as they come: the reason follows the answer's text after a blank line,
+          // as in a stream, not glued to it.
+          const last = kept.findLastIndex((p) => isAnswerText(p) && (p.text as string).trim() !== "");
+          if (last < 0) return [...kept, { text: reason }];
+          kept[last] = { ...kept[last], text: (kept[last].text as string).trimEnd() };
+          return [...kept, { text: `\n\n${reason}` }];
         })
       ),
     };
