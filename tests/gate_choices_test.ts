@@ -740,3 +740,21 @@ test("gateCompletion, a Gemini body withheld: the reason follows the answer's te
     "no blank line before it",
   );
 });
+
+test("gateCompletion, Gemini drop-call: the reason before the answer's text is followed by a blank line", async () => {
+  // The reason, a part of its own ahead of the kept parts, was glued to the text after it ("… match it.Checking.").
+  const request = { contents: [{ role: "user", parts: [{ text: "Weather?" }] }], tools: GEMINI_TOOLS };
+  const parts = [
+    { text: "Checking." },
+    { functionCall: { name: "delete_everything", args: {} } },
+    { functionCall: { name: "get_weather", args: { city: "Oslo" } } },
+  ];
+  const gated = await gateCompletion(request, { candidates: [{ content: { role: "model", parts } }] }, {
+    dialect: "gemini",
+    onRejected: "drop-call",
+  });
+  assert.match(
+    geminiTexts([gated.response as GeminiChunk])[0],
+    /^toolguard removed .*\n\nChecking\.\[get_weather\]$/s,
+  );
+});

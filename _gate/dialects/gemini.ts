@@ -82,7 +82,12 @@ const body: CompletionBody = {
       candidates: candidates(body).map((c) =>
         withParts(c, (ps) => {
           const kept = ps.filter((p) => !isCall(p) || keep());
-          return kept.length < ps.length ? [{ text: reason }, ...kept] : kept;
+          if (kept.length === ps.length) return kept;
+          // (a blank line after it when answer text follows: a client joins the parts as they come)
+          const text = kept.some((p) => isAnswerText(p) && (p.text as string).trim() !== "")
+            ? `${reason}\n\n`
+            : reason;
+          return [{ text }, ...kept];
         })
       ),
     };
