@@ -328,9 +328,12 @@ class HttpRelay {
     if (own !== undefined) return this.#send(message, () => {}, own);
     // The client's answers keep no order: the server may wait for one to answer the request before it.
     if (answersOnly(message)) return this.#answerPlaces.take((release) => this.#send(message, release));
-    return this.#order.take(requestsOf(message).length > 0 && !hasNotification(message), (accepted) => {
-      return this.#forward(message, accepted);
-    });
+    // `initialize` goes first as a notification does: what follows waits for its answer's headers, which
+    // bring the session id (sent at once, a pipelining client's next request went without it, refused).
+    const requests = requestsOf(message);
+    const inTurn = requests.length > 0 && !hasNotification(message) &&
+      !requests.some((r) => r.method === "initialize");
+    return this.#order.take(inTurn, (accepted) => this.#forward(message, accepted));
   };
 
   /** Send a message of the client's that is not only answers, once {@linkcode SendOrder} lets it go. */

@@ -98,3 +98,76 @@ test("relayMcpHttp: the server receives a request, its cancel and many notificat
   }
   assert.deepEqual(arrived, sent.map(label));
 });
+
+test("relayMcpHttp: a request sent before the initialize answer waits for it, and goes with the session id", {
+  timeout: 60_000,
+}, async () => {
+  // A client that does not wait for the answer to `initialize` (a pipelining one) had its next request posted
+  // at once, without the session id the answer's headers bring: the server refused it (400).
+  const withoutSession: string[] = [];
+  let answerInitialize = () => {};
+  const server = createServer((req, res) => {
+    if (req.method !== "POST") return void res.writeHead(405).end();
+    let body = "";
+    req.on("data", (c) => (body += c));
+    req.on("end", () => {
+      const m = JSON.parse(body) as JsonRpcMessage;
+      if (m.method === "initialize") {
+        const result = {
+          protocolVersion: "2025-06-18",
+          capabilities: { tools: {} },
+          serverInfo: { name: "t", version: "1" },
+        };
+        // Answered once another POST came, or soon without one: with the session's order kept, none comes.
+        const timer = setTimeout(() => answerInitialize(), 300);
+        answerInitialize = () => {
+          clearTimeout(timer);
+          res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s" })
+            .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result }));
+        };
+        return;
+      }
+      if (req.headers["mcp-session-id"] !== "s") {
+        withoutSession.push(String(m.method));
+        answerInitialize();
+        return void res.writeHead(400).end("Bad Request: Server not initialized");
+      }
+      if (m.id === undefined) return void res.writeHead(202).end();
+      res.writeHead(200, { "content-type": "application/json" })
+        .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/mcp`;
+  const sent = [INIT[0], { jsonrpc: "2.0", id: 1, method: "ping" }, INIT[1], {
+    jsonrpc: "2.0",
+    id: 2,
+    method: "ping",
+  }];
+  const answers = new Map<unknown, JsonRpcMessage>();
+  let lastAnswered = () => {};
+  const last = new Promise<void>((resolve) => (lastAnswered = resolve));
+  const enc = new TextEncoder();
+  async function* client() {
+    for (const m of sent) yield enc.encode(JSON.stringify(m) + "\n");
+    await last;
+  }
+  try {
+    await relayMcpHttp(url, {
+      input: client(),
+      onEvent: () => {},
+      output: (bytes) => {
+        for (const line of new TextDecoder().decode(bytes).split("\n").filter(Boolean)) {
+          const m = JSON.parse(line) as JsonRpcMessage;
+          answers.set(m.id, m);
+          if (answers.has(1) && answers.has(2)) lastAnswered();
+        }
+      },
+    });
+  } finally {
+    server.closeAllConnections?.();
+    server.close();
+  }
+  assert.deepEqual(withoutSession, []);
+  assert.deepEqual([1, 2].map((id) => answers.get(id)?.result), [{}, {}]);
+});
