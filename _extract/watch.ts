@@ -176,6 +176,12 @@ export class ReleasedText {
    * over the released text as it grows (`at` counts from the start of the message), `closed` once it closed.
    */
   #value: ValueScan | "closed" | undefined;
+  /**
+   * The released text from `#leadBase` to `#base`, cut off the window's buffer while the answer's JSON is
+   * open, kept for its reader once it closes (the buffer stays short: a long one is copied whole when read).
+   */
+  #lead = "";
+  #leadBase = 0;
 
   /** The length of the released text. */
   get length(): number {
@@ -212,7 +218,11 @@ export class ReleasedText {
     } else return undefined;
     const text = prefix + this.#buf.slice(this.#at - this.#base);
     const keep = this.#at - HEADER_BACK - this.#base;
-    if (keep > CONTEXT && json !== "open") { // (the open JSON is read whole once it closes)
+    if (keep > CONTEXT) {
+      if (json === "open") {
+        if (this.#lead === "") this.#leadBase = this.#base;
+        this.#lead += this.#buf.slice(0, keep);
+      }
       this.#buf = this.#buf.slice(keep);
       this.#base += keep;
     }
@@ -400,6 +410,11 @@ export class ReleasedText {
       return true;
     }
     this.#json = "pending";
+    if (this.#lead !== "") {
+      this.#buf = this.#lead + this.#buf; // (once: the JSON closed)
+      this.#base = this.#leadBase;
+      this.#lead = "";
+    }
     const buf = this.#buf;
     const at = this.#i - this.#base;
     const scan = new Scan(buf, new Typer());
