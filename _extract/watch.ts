@@ -139,8 +139,10 @@ function objectRunEnded(text: string, end: number): boolean {
  * The state is the reasoning walk of `runReaders` up to a settled point a little before the release point;
  * the window is a short stand-in for that state, then the real text from the settled point on. Where the
  * state is not yet settled (no answer text or only prose with no marker before the first hold, a message
- * that opens with JSON, whose reader decides where reasoning may begin) {@link ReleasedText.window} says so,
- * and the caller reads the whole text as before.
+ * that opens with JSON whose reader has read a value and may read more, JSON that closes in the held text)
+ * {@link ReleasedText.window} says so, and the caller reads the whole text as before. JSON that has not closed
+ * is scanned on as the text grows: until it closes its reader reads nothing, and the walk goes on as after
+ * prose.
  */
 export class ReleasedText {
   /** Released text from `#base` on. */
@@ -401,7 +403,8 @@ export class ReleasedText {
   /**
    * Once the answer, settled where the JSON it opens with starts, has that JSON end in the released text as
    * it would in any longer text: the walk starts again after it, as `runReaders` goes on after `bareJson`
-   * (reasoning tokens inside it are not taken, and the walk has taken none). False while that is not known.
+   * (reasoning tokens inside it are not taken: those the walk took while it was open are given back). True
+   * while its first value is open (the walk goes on as after prose); false while the end is not known.
    */
   #jsonSettled(): boolean {
     if ((this.#json !== "pending" && this.#json !== "open") || this.#answer !== "final") return true;
