@@ -7,7 +7,7 @@
 import { scanText } from "./extract.ts";
 import { MARKERS, openingsPattern, READERS } from "./registry.ts";
 import { HARMONY_ENDS, harmonyBody, tokens } from "./reasoning.ts";
-import { skipSpace } from "./text.ts";
+import { resumeValueEnd, skipSpace, type ValueScan } from "./text.ts";
 import { bareJson, CALL_FENCE_LANGUAGES } from "./readers/json.ts";
 import { Scan } from "./scan.ts";
 import { Typer } from "./typing.ts";
@@ -139,8 +139,10 @@ function objectRunEnded(text: string, end: number): boolean {
  * The state is the reasoning walk of `runReaders` up to a settled point a little before the release point;
  * the window is a short stand-in for that state, then the real text from the settled point on. Where the
  * state is not yet settled (no answer text or only prose with no marker before the first hold, a message
- * that opens with JSON, whose reader decides where reasoning may begin) {@link ReleasedText.window} says so,
- * and the caller reads the whole text as before.
+ * that opens with JSON whose reader has read a value and may read more, JSON that closes in the held text)
+ * {@link ReleasedText.window} says so, and the caller reads the whole text as before. JSON that has not closed
+ * is scanned on as the text grows: until it closes its reader reads nothing, and the walk goes on as after
+ * prose.
  */
 export class ReleasedText {
   /** Released text from `#base` on. */
@@ -166,9 +168,22 @@ export class ReleasedText {
   /**
    * The answer opens with JSON (`bareJson` reads it first, and the text it spans is no call's): `pending`
    * until the released text shows where that JSON ends, then `done` (the walk goes on after it); `whole`
-   * when it holds calls (the whole text is read).
+   * when it holds calls (the whole text is read). `open` while the value `bareJson` reads first has not
+   * closed in the released text: until it closes, `bareJson` reads nothing there and the walk goes on as
+   * after prose (see `#valueOpen`).
    */
-  #json: "no" | "pending" | "done" | "whole" = "no";
+  #json: "no" | "pending" | "open" | "done" | "whole" = "no";
+  /**
+   * The scan of the answer's first JSON value (an object, or an array whose first element is none) carried
+   * over the released text as it grows (`at` counts from the start of the message), `closed` once it closed.
+   */
+  #value: ValueScan | "closed" | undefined;
+  /**
+   * The released text from `#leadBase` to `#base`, cut off the window's buffer while the answer's JSON is
+   * open, kept for its reader once it closes (the buffer stays short: a long one is copied whole when read).
+   */
+  #lead = "";
+  #leadBase = 0;
 
   /** The length of the released text. */
   get length(): number {
@@ -184,12 +199,15 @@ export class ReleasedText {
    * A text that stands for the released text, for `callMayStart` asked from the release point `from`: a short
    * stand-in for the state before the window, then the released text from a little before `from` (append
    * the held text to it); `from` is the release point in it. Undefined when the whole text must be read.
+   * `held` is the text held after the released text (a JSON answer that closes in it is read whole).
    */
-  window(from: number): { text: string; from: number } | undefined {
+  window(from: number, held = ""): { text: string; from: number } | undefined {
     if (this.#json === "whole" || from < 2 * CONTEXT) return undefined;
     this.#advance(from - CONTEXT);
     const json: string = this.#json; // (the walk may have changed it)
     if (json === "pending" || json === "whole" || this.#at > from) return undefined;
+    // (JSON that closes in the held text is read as a whole by its reader: read the whole text then)
+    if (json === "open" && this.#closesIn(held)) return undefined;
     let prefix: string;
     const open = this.#open;
     if (this.#answer === "final") {
@@ -203,6 +221,10 @@ export class ReleasedText {
     const text = prefix + this.#buf.slice(this.#at - this.#base);
     const keep = this.#at - HEADER_BACK - this.#base;
     if (keep > CONTEXT) {
+      if (json === "open") {
+        if (this.#lead === "") this.#leadBase = this.#base;
+        this.#lead += this.#buf.slice(0, keep);
+      }
       this.#buf = this.#buf.slice(keep);
       this.#base += keep;
     }
@@ -234,7 +256,9 @@ export class ReleasedText {
 
   /** Takes the reasoning tokens that start before `limit`, as `runReaders` does, and settles the answer. */
   #advance(limit: number): void {
-    if (limit <= this.#at) return;
+    // (the answer's open JSON may have closed in the text released since: the walk then starts after it)
+    if (!this.#jsonSettled()) return;
+    if (limit <= this.#at && this.#pos <= this.#at) return;
     const { re, closerOf, closers } = tokens();
     const buf = this.#buf;
     const base = this.#base;
@@ -336,15 +360,64 @@ export class ReleasedText {
   #checkJson(): void {
     const c = this.#buf[this.#i - this.#base];
     if (c === "{" || c === "[") this.#json = "pending";
+    this.#value = undefined;
+  }
+
+  /**
+   * Whether the JSON value that `bareJson` reads first has not closed in the released text, by a scan carried
+   * on from where the last one stopped. While it is open `bareJson` reads nothing at the answer (an object
+   * that does not close is no run; an array that does not close is read object by object, and its first
+   * element is none or has not closed), so the whole text reads as if the answer were prose, until the text
+   * closes it. False once it closed, or while an array's first element has not begun.
+   */
+  #valueOpen(): boolean {
+    if (this.#value === "closed") return false;
+    const buf = this.#buf;
+    const base = this.#base;
+    if (this.#value === undefined) {
+      let p = this.#i - base;
+      if (buf[p] === "[") {
+        // (as `readArray` reads an array that does not close: its first element, after commas and white space)
+        let q = skipSpace(buf, p + 1);
+        while (buf[q] === "," || (q < buf.length && /\s/.test(buf[q]))) q++;
+        if (q >= buf.length) return false;
+        if (buf[q] === "{") p = q;
+      }
+      this.#value = { at: p + base, depth: 0, inString: false };
+    }
+    const scan = { ...this.#value, at: this.#value.at - base };
+    if (resumeValueEnd(buf, scan, buf.length) >= 0) {
+      this.#value = "closed";
+      return false;
+    }
+    this.#value = { ...scan, at: scan.at + base };
+    return true;
+  }
+
+  /** Whether the answer's open JSON value closes in `held`, the text that follows the released text. */
+  #closesIn(held: string): boolean {
+    const value = this.#value as ValueScan;
+    return resumeValueEnd(held, { ...value, at: value.at - this.length }, held.length) >= 0;
   }
 
   /**
    * Once the answer, settled where the JSON it opens with starts, has that JSON end in the released text as
    * it would in any longer text: the walk starts again after it, as `runReaders` goes on after `bareJson`
-   * (reasoning tokens inside it are not taken, and the walk has taken none). False while that is not known.
+   * (reasoning tokens inside it are not taken: those the walk took while it was open are given back). True
+   * while its first value is open (the walk goes on as after prose); false while the end is not known.
    */
   #jsonSettled(): boolean {
-    if (this.#json !== "pending" || this.#answer !== "final") return true;
+    if ((this.#json !== "pending" && this.#json !== "open") || this.#answer !== "final") return true;
+    if (this.#valueOpen()) {
+      this.#json = "open";
+      return true;
+    }
+    this.#json = "pending";
+    if (this.#lead !== "") {
+      this.#buf = this.#lead + this.#buf; // (once: the JSON closed)
+      this.#base = this.#leadBase;
+      this.#lead = "";
+    }
     const buf = this.#buf;
     const at = this.#i - this.#base;
     const scan = new Scan(buf, new Typer());

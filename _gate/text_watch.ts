@@ -179,7 +179,7 @@ export class TextWatcher {
     if (held < this.#recheckAt) return true;
     this.#recheckAt = held < RECHECK_EVERY_PIECE ? held + 1 : held + Math.ceil(held / 2);
     const from = this.#visible.length - this.#lookBack;
-    const window = this.#released.window(from);
+    const window = this.#released.window(from, this.#held);
     if (window) return callMayStart(window.text + this.#held, window.from, { tools: this.#tools }) !== -1;
     return callMayStart(this.#visible + this.#held, from, { tools: this.#tools }) !== -1;
   }
