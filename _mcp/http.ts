@@ -436,6 +436,29 @@ class HttpRelay {
     }
   }
 
+  /**
+   * Call `accepted` once every request of `message` was answered while its POST still waits for the
+   * server's headers: a server may answer a request on another stream and leave its POST open (for ever),
+   * and the messages after it, which {@linkcode SendOrder} holds until then, would wait as long.
+   */
+  async #acceptedOnceAnswered(
+    message: unknown,
+    accepted: () => void,
+    signal: AbortSignal,
+    headers: { came: boolean },
+  ): Promise<void> {
+    const requests = requestsOf(message);
+    if (requests.length === 0) return;
+    // (no event says when an answer came: look again shortly, as #settled does)
+    while (!headers.came && !signal.aborted) {
+      await pause(RESUME.minMs, signal);
+      // (a request the client cancelled waits no more either, but its cancel must not overtake it)
+      const answered = (r: { id: JsonRpcId }) =>
+        !this.#session.isWaiting(r.id) && !this.#session.wasCancelled(r.id);
+      if (!headers.came && requests.every(answered)) return accepted();
+    }
+  }
+
   async #post(message: unknown, stop?: AbortSignal, accepted?: () => void): Promise<void> {
     const body = encodeJson(message, (unwritten) =>
       unwrittenFromClient(unwritten, {
@@ -444,6 +467,8 @@ class HttpRelay {
       }));
     if (body === undefined) return; // (nothing of it could be written out: each request is answered)
     const signal = stop === undefined ? this.#postSignal : AbortSignal.any([this.#postSignal, stop]);
+    const headers = { came: false };
+    if (accepted !== undefined) void this.#acceptedOnceAnswered(message, accepted, signal, headers);
     const response = await this.#fetch({
       method: "POST",
       headers: {
@@ -452,7 +477,7 @@ class HttpRelay {
       },
       body,
       signal,
-    });
+    }).finally(() => (headers.came = true));
     const id = response.headers.get("mcp-session-id");
     if (id !== null) this.#sessionId = id;
     accepted?.(); // (after the session id, which the messages let go now must carry)

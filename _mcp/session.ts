@@ -305,6 +305,12 @@ export class GuardedSession implements McpSession {
     return this.#pending.has(key) || this.#own.has(key);
   };
 
+  /**
+   * True when the client cancelled the request with this id and the server's answer to it has not come: it
+   * waits no more, but nothing says the server has it yet.
+   */
+  readonly wasCancelled = (id: JsonRpcId): boolean => this.#cancelled.has(idKey(id));
+
   /** One client frame (a single message, or a batch when batches are not split): judge, hold or refuse it. */
   #accept(frame: McpFrame): void | Promise<void> {
     if (this.#closed !== null) return this.#refuse(frame);

@@ -258,6 +258,11 @@ export interface McpSession {
   answerWithError(id: JsonRpcId, code: number, message: string): boolean;
   /** True while the request with this id (forwarded by the session) waits for the server's answer. */
   isWaiting(id: JsonRpcId): boolean;
+  /**
+   * True when the client cancelled the request with this id and the server's answer to it has not come: it
+   * waits no more, but nothing says the server has it yet.
+   */
+  wasCancelled(id: JsonRpcId): boolean;
   /** Number of client requests forwarded and not yet answered. */
   readonly pending: number;
   /**

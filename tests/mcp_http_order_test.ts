@@ -171,3 +171,76 @@ test("relayMcpHttp: a request sent before the initialize answer waits for it, an
   assert.deepEqual(withoutSession, []);
   assert.deepEqual([1, 2].map((id) => answers.get(id)?.result), [{}, {}]);
 });
+
+test(
+  "relayMcpHttp: a request answered on another stream lets the messages after it go, its own POST still open",
+  {
+    timeout: 30_000,
+  },
+  async () => {
+    // A server that never answers the headers of the POST of `initialize` but sends its answer on the event
+    // stream of another POST (the guard's own tools/list): the client has its answer, so what it sends next
+    // must reach the server, not wait for those headers for ever.
+    const arrived: string[] = [];
+    const held: import("node:http").ServerResponse[] = [];
+    const server = createServer((req, res) => {
+      if (req.method !== "POST") return void res.writeHead(405).end();
+      let body = "";
+      req.on("data", (c) => (body += c));
+      req.on("end", () => {
+        const m = JSON.parse(body) as JsonRpcMessage;
+        const own = m.method === "tools/list" && typeof m.id === "string";
+        if (!own) arrived.push(m.id === undefined ? String(m.method) : `${m.method} ${m.id}`);
+        if (m.method === "initialize") return void held.push(res);
+        if (m.id === undefined) return void res.writeHead(202).end();
+        const answer = (id: unknown, result: unknown) => JSON.stringify({ jsonrpc: "2.0", id, result });
+        if (own) {
+          const init = answer(0, {
+            protocolVersion: "2025-06-18",
+            capabilities: { tools: {} },
+            serverInfo: { name: "t", version: "1" },
+          });
+          const tools = answer(m.id, { tools: [{ name: "echo", inputSchema: { type: "object" } }] });
+          res.writeHead(200, { "content-type": "text/event-stream" });
+          return void res.end(`event: message\ndata: ${init}\n\nevent: message\ndata: ${tools}\n\n`);
+        }
+        const result = m.method === "tools/call" ? { content: [{ type: "text", text: "done" }] } : {};
+        res.writeHead(200, { "content-type": "application/json" }).end(answer(m.id, result));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/mcp`;
+    const sent: JsonRpcMessage[] = [
+      ...INIT as JsonRpcMessage[],
+      { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "echo", arguments: {} } },
+      { jsonrpc: "2.0", id: 2, method: "ping" },
+    ];
+    let pingAnswered = () => {};
+    const ping = new Promise<void>((resolve) => (pingAnswered = resolve));
+    const got: unknown[] = [];
+    const enc = new TextEncoder();
+    async function* client() {
+      for (const m of sent) yield enc.encode(JSON.stringify(m) + "\n");
+      await ping;
+    }
+    try {
+      await relayMcpHttp(url, {
+        input: client(),
+        onEvent: () => {},
+        output: (bytes) => {
+          for (const line of new TextDecoder().decode(bytes).split("\n").filter(Boolean)) {
+            const m = JSON.parse(line);
+            got.push(m);
+            if (m.id === 2) pingAnswered();
+          }
+        },
+      });
+    } finally {
+      for (const res of held) res.destroy();
+      server.closeAllConnections?.();
+      server.close();
+    }
+    assert.deepEqual(arrived, ["initialize 0", "notifications/initialized", "tools/call 1", "ping 2"]);
+    assert.deepEqual(got.map((m) => (m as { id: unknown }).id), [0, 1, 2]);
+  },
+);
