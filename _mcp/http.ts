@@ -26,6 +26,7 @@ import {
   EdgeKeeper,
   encodeJson,
   encodeMessage,
+  idKey,
   isRequest,
   type JsonRpcId,
   type JsonRpcMessage,
@@ -212,6 +213,8 @@ class HttpRelay {
   readonly #answerPlaces: Places;
   /** The client's order for what the server receives (see {@linkcode HttpRelay.#toServer}). */
   readonly #order = new SendOrder();
+  /** The requests let go or waiting their turn whose POST the server has not accepted, by {@linkcode idKey}. */
+  readonly #unaccepted = new Map<string, Promise<void>>();
   /** The server's own stream: not asked for yet, being opened or read (or resumed), or over. */
   #stream: "idle" | "open" | "over" = "idle";
   /** How the server's own stream ended, for the requests it can no longer answer. */
@@ -328,12 +331,37 @@ class HttpRelay {
     if (own !== undefined) return this.#send(message, () => {}, own);
     // The client's answers keep no order: the server may wait for one to answer the request before it.
     if (answersOnly(message)) return this.#answerPlaces.take((release) => this.#send(message, release));
-    // `initialize` goes first as a notification does: what follows waits for its answer's headers, which
-    // bring the session id (sent at once, a pipelining client's next request went without it, refused).
     const requests = requestsOf(message);
-    const inTurn = requests.length > 0 && !hasNotification(message) &&
-      !requests.some((r) => r.method === "initialize");
-    return this.#order.take(inTurn, (accepted) => this.#forward(message, accepted));
+    // A cancel waits for the POST of the request it cancels, and nothing waits for it.
+    const cancelled = cancelledId(message);
+    if (cancelled !== undefined) {
+      return this.#order.after(
+        this.#unaccepted.get(idKey(cancelled)),
+        (accepted) => this.#forward(message, accepted),
+      );
+    }
+    // `initialize` goes as a notification does: what follows waits for its answer's headers, which bring the
+    // session id (sent at once, a pipelining client's next request went without it, refused).
+    const kind = Array.isArray(message) && hasNotification(message)
+      ? "after_all"
+      : requests.length > 0 && !requests.some((r) => r.method === "initialize")
+      ? "request"
+      : "notification";
+    let acceptedAll = () => {};
+    if (requests.length > 0) {
+      const accepted = new Promise<void>((resolve) => (acceptedAll = resolve));
+      for (const r of requests) this.#unaccepted.set(idKey(r.id), accepted);
+      void accepted.then(() => {
+        for (const r of requests) {
+          if (this.#unaccepted.get(idKey(r.id)) === accepted) this.#unaccepted.delete(idKey(r.id));
+        }
+      });
+    }
+    return this.#order.take(kind, (accepted) =>
+      this.#forward(message, () => {
+        accepted();
+        acceptedAll();
+      }));
   };
 
   /** Send a message of the client's that is not only answers, once {@linkcode SendOrder} lets it go. */
@@ -971,6 +999,13 @@ class OversizedEvent implements Overflowing {
   }
 }
 
+/** The id a lone `notifications/cancelled` names (`params.requestId`), or undefined for any other message. */
+function cancelledId(message: unknown): JsonRpcId | undefined {
+  if (!isRecord(message) || message.method !== "notifications/cancelled" || "id" in message) return undefined;
+  const id = isRecord(message.params) ? message.params.requestId : undefined;
+  return typeof id === "string" || typeof id === "number" ? id : undefined;
+}
+
 /** True when `message` (one, or a batch) holds a notification: a message with a method and no id. */
 function hasNotification(message: unknown): boolean {
   const one = (m: unknown) => isRecord(m) && typeof m.method === "string" && !("id" in m);
@@ -978,14 +1013,15 @@ function hasNotification(message: unknown): boolean {
 }
 
 /**
- * The client's order for what the server receives. A message goes once the server has accepted (answered the
- * headers of) every POST before it that it must follow: a notification follows every earlier message of the
- * client's but its answers, a request every earlier notification (`notifications/initialized`, a
- * `notifications/cancelled`), while requests sent one after another still run at once. The client's answers
- * keep no order (the server may wait for one before it answers the POST before it). A server that answers a
- * request as JSON (not as an event stream) answers its headers with the answer, so a notification after
- * such a request waits for that answer: a `notifications/cancelled` then comes after it, which MCP tells a
- * server to ignore, never before the request. Messages waiting their turn do not hold the client's input
+ * The client's order for what the server receives, where it matters. A message goes once the server has
+ * accepted (answered the headers of) every POST before it that it must follow: a notification or a request
+ * follows every earlier notification (`notifications/initialized`, progress) and `initialize` (whose answer
+ * brings the session id), while requests sent one after another still run at once, and a notification does
+ * not wait for a request: a server that answers a request as JSON (not as an event stream) sends its headers
+ * with the answer, and a slow call would hold every message after it. A `notifications/cancelled` waits for
+ * the POST of the request it cancels (see {@linkcode SendOrder.after}), and nothing waits for it. A batch
+ * with a notification follows every earlier message. The client's answers keep no order (the server may wait
+ * for one before it answers the POST before it). Messages waiting their turn do not hold the client's input
  * back (an answer behind them could be what the server waits for), but past {@linkcode MAX_HELD} of them.
  */
 class SendOrder {
@@ -998,6 +1034,8 @@ class SendOrder {
   #open = 0;
   #openNotifications = 0;
   #waiting = 0;
+  /** How many cancels wait for their request's POST. */
+  #cancels = 0;
 
   /** Resolves once every message taken so far has been let go and accepted (or its POST ended). */
   sent(): Promise<void> {
@@ -1008,24 +1046,29 @@ class SendOrder {
    * Run `send` in turn (now, when nothing it follows is open); `send` is given what to call once its POST was
    * accepted. Returns a promise when the client's input must wait: `send` returned one, or too many wait.
    */
-  take(request: boolean, send: (accepted: () => void) => void | Promise<void>): void | Promise<void> {
+  take(
+    kind: "request" | "notification" | "after_all",
+    send: (accepted: () => void) => void | Promise<void>,
+  ): void | Promise<void> {
+    const all = kind === "after_all";
+    const notification = kind !== "request";
     // (after those waiting before it, too: one let go at once could pass them before they run)
-    const turn = Promise.all([this.#started, request ? this.#notifications : this.#all]);
-    const now = this.#waiting === 0 && (request ? this.#openNotifications : this.#open) === 0;
+    const turn = Promise.all([this.#started, all ? this.#all : this.#notifications]);
+    const now = this.#waiting === 0 && (all ? this.#open : this.#openNotifications) === 0;
     let accepted!: () => void;
     const done = new Promise<void>((resolve) => (accepted = resolve));
     this.#open++;
-    if (!request) this.#openNotifications++;
+    if (notification) this.#openNotifications++;
     let once = false;
     const accept = () => {
       if (once) return;
       once = true;
       this.#open--;
-      if (!request) this.#openNotifications--;
+      if (notification) this.#openNotifications--;
       accepted();
     };
     this.#all = Promise.all([this.#all, done]).then(() => {});
-    if (!request) this.#notifications = Promise.all([this.#notifications, done]).then(() => {});
+    if (notification) this.#notifications = Promise.all([this.#notifications, done]).then(() => {});
     if (now) return send(accept);
     this.#waiting++;
     let sent: void | Promise<void>;
@@ -1035,6 +1078,26 @@ class SendOrder {
     });
     this.#started = started;
     return this.#waiting > MAX_HELD ? started.then(() => sent) : undefined;
+  }
+
+  /**
+   * Run `send` (a cancel) once `request` resolves (the POST of the request it cancels was accepted; at once
+   * without it), and after the notifications before it, but out of turn: nothing waits for it but
+   * {@linkcode SendOrder.sent}. Holds the client's input back past {@linkcode MAX_HELD} cancels waiting.
+   */
+  after(
+    request: Promise<void> | undefined,
+    send: (accepted: () => void) => void | Promise<void>,
+  ): void | Promise<void> {
+    if (request === undefined && this.#waiting === 0 && this.#openNotifications === 0) return send(() => {});
+    this.#cancels++;
+    let sent: void | Promise<void>;
+    const started = Promise.all([this.#started, this.#notifications, request]).then(() => {
+      this.#cancels--;
+      sent = send(() => {});
+    });
+    this.#all = Promise.all([this.#all, started]).then(() => {});
+    return this.#cancels > MAX_HELD ? started.then(() => sent) : undefined;
   }
 }
 

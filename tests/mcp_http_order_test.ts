@@ -96,7 +96,20 @@ test("relayMcpHttp: the server receives a request, its cancel and many notificat
     server.closeAllConnections?.();
     server.close();
   }
-  assert.deepEqual(arrived, sent.map(label));
+  // Every message arrived once; the notifications in the client's order; each request after the
+  // notifications before it; the cancel after its call. (A notification need not wait for a request.)
+  const labels = sent.map(label);
+  assert.deepEqual([...arrived].sort(), [...labels].sort());
+  const isRequest = (l: string) => /^(initialize|ping|tools\/call) /.test(l);
+  // (a cancel goes out of turn, once its call's POST was accepted: nothing waits for it)
+  const notes = (list: string[]) => list.filter((l) => !isRequest(l) && !l.startsWith("cancel"));
+  assert.deepEqual(notes(arrived), notes(labels));
+  for (const [i, l] of labels.entries()) {
+    if (!isRequest(l)) continue;
+    const before = notes(labels.slice(0, i));
+    assert.deepEqual(notes(arrived.slice(0, arrived.indexOf(l))).slice(0, before.length), before, l);
+  }
+  assert.ok(arrived.indexOf("tools/call 1") < arrived.indexOf("cancel 1"), "the cancel after its call");
 });
 
 test("relayMcpHttp: a request sent before the initialize answer waits for it, and goes with the session id", {
@@ -244,3 +257,81 @@ test(
     assert.deepEqual(got.map((m) => (m as { id: unknown }).id), [0, 1, 2]);
   },
 );
+
+test("relayMcpHttp: a slow call answered as JSON holds no message after it, a notification or a request", {
+  timeout: 60_000,
+}, async () => {
+  // A server that answers a call as JSON sends its headers with the answer. When every notification waited for
+  // the headers of every POST before it, and every request for those notifications, a slow call held all the
+  // client sent after it: the ping reached the server only once the call was done.
+  const arrived: string[] = [];
+  let pingCame = () => {};
+  const ping = new Promise<void>((resolve) => (pingCame = resolve));
+  let callAnsweredAfterPing: boolean | undefined;
+  const server = createServer((req, res) => {
+    if (req.method !== "POST") return void res.writeHead(405).end();
+    let body = "";
+    req.on("data", (c) => (body += c));
+    req.on("end", async () => {
+      const m = JSON.parse(body) as JsonRpcMessage;
+      arrived.push(String(m.method));
+      if (m.id === undefined) return void res.writeHead(202).end();
+      if (m.method === "ping") pingCame();
+      const result = m.method === "initialize"
+        ? {
+          protocolVersion: "2025-06-18",
+          capabilities: { tools: {} },
+          serverInfo: { name: "t", version: "1" },
+        }
+        : m.method === "tools/list"
+        ? { tools: [{ name: "slow", inputSchema: { type: "object" } }] }
+        : m.method === "tools/call"
+        ? { content: [{ type: "text", text: "done" }] }
+        : {};
+      if (m.method === "tools/call") {
+        // Done once the ping has come, or after a while without it (then the ping was held behind the call).
+        callAnsweredAfterPing = await Promise.race([
+          ping.then(() => true),
+          new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 5_000)),
+        ]);
+      }
+      res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s" })
+        .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/mcp`;
+  const sent = [
+    ...INIT,
+    { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "slow", arguments: {} } },
+    { jsonrpc: "2.0", method: "notifications/roots/list_changed" },
+    { jsonrpc: "2.0", id: 2, method: "ping" },
+  ];
+  const answered = new Set<unknown>();
+  let allAnswered = () => {};
+  const all = new Promise<void>((resolve) => (allAnswered = resolve));
+  const enc = new TextEncoder();
+  async function* client() {
+    for (const m of sent) yield enc.encode(JSON.stringify(m) + "\n");
+    await all;
+  }
+  try {
+    await relayMcpHttp(url, {
+      input: client(),
+      onEvent: () => {},
+      output: (bytes) => {
+        for (const line of new TextDecoder().decode(bytes).split("\n").filter(Boolean)) {
+          answered.add((JSON.parse(line) as JsonRpcMessage).id);
+          if (answered.has(1) && answered.has(2)) allAnswered();
+        }
+      },
+    });
+  } finally {
+    server.closeAllConnections?.();
+    server.close();
+  }
+  assert.equal(callAnsweredAfterPing, true, `the ping was held behind the call: ${arrived.join(", ")}`);
+  assert.ok(
+    arrived.indexOf("notifications/roots/list_changed") > arrived.indexOf("notifications/initialized"),
+  );
+});
