@@ -116,6 +116,8 @@ function cutOffOpening(text: string, from: number): number {
 const CONTEXT = 512;
 /** How far back a harmony header is read for its recipient (see `harmonyBody`). */
 const HEADER_BACK = 256;
+/** The longest harmony message end, or recipient (`xto=`): how far past the window's start one may reach. */
+const END_LONGEST = Math.max(4, ...HARMONY_ENDS.map((e) => e.length));
 /** A closed reasoning block, to stand for the blocks the window leaves out (a later closing tag is then no lone one). */
 const CLOSED_BLOCK = "<think></think>";
 /** An answer of JSON that is no call, to stand for one the window leaves out (see `#jsonSettled`). */
@@ -240,15 +242,20 @@ export class ReleasedText {
   #lookBack(): string {
     const from = Math.max(this.#base, this.#at - HEADER_BACK);
     const back = this.#buf.slice(from - this.#base, this.#at - this.#base);
+    // (a recipient or message end that the window's start cuts in two is kept: its part before the start
+    // is written here, the rest is the window's own text)
+    const both = back + this.#buf.slice(this.#at - this.#base, this.#at - this.#base + END_LONGEST);
     const out = Array<string>(HEADER_BACK).fill(" ");
     const pad = HEADER_BACK - back.length;
     const keep = (at: number, what: string) => {
-      for (let k = 0; k < what.length; k++) out[pad + at + k] = what[k];
+      for (let k = 0; k < what.length && at + k < back.length; k++) out[pad + at + k] = what[k];
     };
-    for (const m of back.matchAll(/(\w?)to=/g)) keep(m.index, (m[1] ? "x" : "") + "to=");
+    for (const m of both.matchAll(/(\w?)to=/g)) {
+      if (m.index < back.length) keep(m.index, (m[1] ? "x" : "") + "to=");
+    }
     if (!this.#open?.harmony) {
       for (const end of HARMONY_ENDS) {
-        for (let k = back.indexOf(end); k >= 0; k = back.indexOf(end, k + 1)) keep(k, end);
+        for (let k = both.indexOf(end); k >= 0 && k < back.length; k = both.indexOf(end, k + 1)) keep(k, end);
       }
     }
     return out.join("");

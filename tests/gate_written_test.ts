@@ -924,6 +924,30 @@ test("guardFetch Chat stream, a turn withheld: JSON in prose that names no decla
   assert.ok(text.startsWith(`Sure.\nYour record is ${data}.\n\ntoolguard stopped`), text);
 });
 
+test("guardFetch Chat stream: a call after harmony reasoning far into a long answer is held, wherever the look-back is cut", async () => {
+  // The watcher reads a window of the released text; it began inside the second `<|start|>`, and read back
+  // without that token the analysis header took the first header's recipient for its own: no reasoning, so
+  // the `<think>` in it opened a block that hid the call, and the call went out before it was judged.
+  const head = "I would write <tool_call> tags for that. " + "x ".repeat(600) +
+    "<|start|>assistant to=functions.f";
+  const analysis = "<|start|>assistant<|channel|>analysis<|message|><think> hmm<|end|>";
+  const from = head.length + 2 + 512; // (the window keeps 512 characters before the release point)
+  const text = head + analysis + " ".repeat(from - head.length - analysis.length);
+  const call = '[TOOL_CALLS][{"name": "delete_everything", "arguments": {}}]';
+  provider.reply({ sse: chatStream([...splitN(text, Math.ceil(text.length / 50)), call, "</think> Done."]) });
+  const stream = await openai().chat.completions.create({
+    model: "m",
+    messages,
+    tools: TOOLS_OPENAI as never,
+    stream: true,
+  });
+  let got = "";
+  for await (const chunk of stream) got += chunk.choices[0]?.delta?.content ?? "";
+  assert.doesNotMatch(got, /\[TOOL_CALLS\]/);
+  assert.ok(got.startsWith(text), "the text before the call went out");
+  assert.equal(provider.events[0]?.verdict.allowed, false);
+});
+
 /** The text of a Chat stream's choice 0 as a client joins it, from the wire. */
 function chatWireText(wire: string): string {
   return wire.split("\n").filter((l) => l.startsWith("data: {")).map((l) => JSON.parse(l.slice(6)))

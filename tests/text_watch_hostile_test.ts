@@ -239,6 +239,20 @@ test("ReleasedText: the window read for a held marker answers as the whole text 
     }
   }
   assert.ok(windows > 1000, `${windows} windows`);
+  // The window starting inside a harmony `<|start|>`: read back without the token, the analysis header after
+  // it took the earlier recipient for its own (a call, not reasoning), and a `<think>` in the analysis hid
+  // the `[TOOL_CALLS]` after it.
+  const head = "I would write <tool_call> tags for that. " + "x ".repeat(600) +
+    "<|start|>assistant to=functions.f";
+  const analysis = "<|start|>assistant<|channel|>analysis<|message|><think> hmm<|end|>";
+  const from = head.length + 2 + 512; // (the window keeps 512 characters before the release point)
+  const text = head + analysis + " ".repeat(from - head.length - analysis.length);
+  const held = "[TOOL_CALLS]</think> Done.";
+  assert.equal(callMayStart(text + held, from, { tools: TOOLS_OPENAI }), from); // (the analysis is reasoning)
+  const released = new ReleasedText();
+  released.push(text);
+  const window = released.window(from, held)!;
+  assert.equal(callMayStart(window.text + held, window.from, { tools: TOOLS_OPENAI }), window.from);
 });
 
 test("TextWatcher: a cut-off shape that ends in a marker's start keeps the marker's start too", () => {
