@@ -369,3 +369,73 @@ test("guardFetch: a rejected OpenAI Responses call finished at no output_index i
   assert.equal(events[0].verdict.allowed, false);
   assert.equal(text.includes('"call_1"'), false, text);
 });
+
+test("guardFetch Responses: a rejected call's arguments .done named only by item_id, after text with a written call, is not sent", async () => {
+  // The text watch's reader took only the `.delta` argument events for part of a call: the `.done` without an
+  // output_index went out with the rejected call's arguments (found by the fuzz; the openai SDK throws on such
+  // a stream, but a client that files events by item_id reads the arguments).
+  const written = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"}}\n</tool_call>';
+  const args = JSON.stringify({ secret: "REJX1" });
+  const call = { id: "fc_1", type: "function_call", call_id: "call_1", name: "delete_everything" };
+  const message = { id: "msg_0", type: "message", role: "assistant" };
+  const sse = [
+    {
+      type: "response.created",
+      response: { id: "r", object: "response", status: "in_progress", output: [] },
+    },
+    {
+      type: "response.output_item.added",
+      output_index: 0,
+      item: { ...message, status: "in_progress", content: [] },
+    },
+    {
+      type: "response.content_part.added",
+      item_id: "msg_0",
+      output_index: 0,
+      content_index: 0,
+      part: { type: "output_text", text: "", annotations: [] },
+    },
+    {
+      type: "response.output_text.delta",
+      item_id: "msg_0",
+      output_index: 0,
+      content_index: 0,
+      delta: written,
+    },
+    { type: "response.output_text.done", item_id: "msg_0", output_index: 0, content_index: 0, text: written },
+    {
+      type: "response.output_item.done",
+      output_index: 0,
+      item: {
+        ...message,
+        status: "completed",
+        content: [{ type: "output_text", text: written, annotations: [] }],
+      },
+    },
+    {
+      type: "response.output_item.added",
+      output_index: 1,
+      item: { ...call, status: "in_progress", arguments: "" },
+    },
+    { type: "response.function_call_arguments.delta", item_id: "fc_1", delta: args },
+    { type: "response.function_call_arguments.done", item_id: "fc_1", arguments: args },
+    {
+      type: "response.output_item.done",
+      output_index: 1,
+      item: { ...call, status: "completed", arguments: args },
+    },
+    {
+      type: "response.completed",
+      response: { id: "r", object: "response", status: "completed", output: [] },
+    },
+  ].map((e, i) => ({ ...e, sequence_number: i }));
+  reply({ sse, named: true });
+  const res = await gfetch(`${url()}/v1/responses`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model: "m", input: "hi", stream: true, tools: TOOLS_RESPONSES }),
+  });
+  const text = await res.text();
+  assert.equal(events.at(-1)?.verdict.allowed, false);
+  assert.doesNotMatch(text, /REJX1/);
+});

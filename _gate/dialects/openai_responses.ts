@@ -305,7 +305,8 @@ class ResponsesStream implements FrameRouter {
     const toolish = this.#tools.has(oi) || snapshotWithCalls(event) ||
       ((type === "response.output_item.added" || type === "response.output_item.done") &&
         isClientCall(event.item)) ||
-      type === "response.function_call_arguments.delta" || type === "response.custom_tool_call_input.delta";
+      // (every argument event, `.done` too: one named only by item_id is part of its call, as `route` reads it)
+      ARGUMENT_EVENTS.has(type as string);
     // An event that repeats the text keeps its place when the text is cut: it is told as cut (`retell`).
     const delta = type === "response.output_text.delta";
     return { text, toolish, rest: () => delta ? undefined : event };
