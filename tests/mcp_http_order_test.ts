@@ -5,9 +5,59 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { createServer } from "node:http";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { type JsonRpcMessage, relayMcpHttp } from "../mcp.ts";
 import { INIT } from "./_mcp_messages.ts";
+
+/** What a test's server does with each `POST`: `m` is its message. */
+type Serve = (m: JsonRpcMessage, res: ServerResponse, req: IncomingMessage) => void | Promise<void>;
+
+/** True once the client got answers to every id of `ids`. */
+const answered = (...ids: unknown[]) => (got: JsonRpcMessage[]) =>
+  ids.every((id) => got.some((m) => m.id === id));
+
+/**
+ * Relays `sent`, the client's messages, through {@linkcode relayMcpHttp} to a server on 127.0.0.1 that `serve`
+ * answers, until `enough` holds of what the client got; returns that. The server is closed after.
+ */
+async function relayTo(
+  serve: Serve,
+  sent: readonly unknown[],
+  enough: (got: JsonRpcMessage[]) => boolean,
+): Promise<JsonRpcMessage[]> {
+  const server = createServer((req, res) => {
+    if (req.method !== "POST") return void res.writeHead(405).end();
+    let body = "";
+    req.on("data", (c) => (body += c));
+    req.on("end", () => void serve(JSON.parse(body) as JsonRpcMessage, res, req));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/mcp`;
+  const got: JsonRpcMessage[] = [];
+  let done = () => {};
+  const finished = new Promise<void>((resolve) => (done = resolve));
+  const enc = new TextEncoder();
+  async function* client() {
+    for (const m of sent) yield enc.encode(JSON.stringify(m) + "\n");
+    await finished;
+  }
+  try {
+    await relayMcpHttp(url, {
+      input: client(),
+      onEvent: () => {},
+      output: (bytes) => {
+        for (const line of new TextDecoder().decode(bytes).split("\n").filter(Boolean)) {
+          got.push(JSON.parse(line));
+        }
+        if (enough(got)) done();
+      },
+    });
+  } finally {
+    server.closeAllConnections?.();
+    server.close();
+  }
+  return got;
+}
 
 test("relayMcpHttp: the server receives a request, its cancel and many notifications in the client's order", {
   timeout: 60_000,
@@ -23,40 +73,32 @@ test("relayMcpHttp: the server receives a request, its cancel and many notificat
       : m.id === undefined
       ? String(m.method)
       : `${m.method} ${m.id}`;
-  const server = createServer((req, res) => {
-    if (req.method !== "POST") return void res.writeHead(405).end();
-    let body = "";
-    req.on("data", (c) => (body += c));
-    req.on("end", () => {
-      const m = JSON.parse(body) as JsonRpcMessage;
-      const own = m.method === "tools/list" && typeof m.id === "string";
-      if (!own) arrived.push(label(m));
-      if (m.id === undefined) {
-        const n = arrived.length;
-        return void setTimeout(() => res.writeHead(202).end(), n % 3 === 0 ? 20 : 0);
+  const serve: Serve = (m, res) => {
+    const own = m.method === "tools/list" && typeof m.id === "string";
+    if (!own) arrived.push(label(m));
+    if (m.id === undefined) {
+      const n = arrived.length;
+      return void setTimeout(() => res.writeHead(202).end(), n % 3 === 0 ? 20 : 0);
+    }
+    const result = m.method === "initialize"
+      ? {
+        protocolVersion: "2025-06-18",
+        capabilities: { tools: {} },
+        serverInfo: { name: "t", version: "1" },
       }
-      const result = m.method === "initialize"
-        ? {
-          protocolVersion: "2025-06-18",
-          capabilities: { tools: {} },
-          serverInfo: { name: "t", version: "1" },
-        }
-        : m.method === "tools/list"
-        ? { tools: [{ name: "echo", inputSchema: { type: "object" } }] }
-        : m.method === "tools/call"
-        ? { content: [{ type: "text", text: "done" }] }
-        : {};
-      const answer = JSON.stringify({ jsonrpc: "2.0", id: m.id, result });
-      if (m.method === "tools/call") {
-        // An event stream: its headers at once, its answer a little later.
-        res.writeHead(200, { "content-type": "text/event-stream" });
-        return void setTimeout(() => res.end(`event: message\ndata: ${answer}\n\n`), 10);
-      }
-      res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s" }).end(answer);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/mcp`;
+      : m.method === "tools/list"
+      ? { tools: [{ name: "echo", inputSchema: { type: "object" } }] }
+      : m.method === "tools/call"
+      ? { content: [{ type: "text", text: "done" }] }
+      : {};
+    const answer = JSON.stringify({ jsonrpc: "2.0", id: m.id, result });
+    if (m.method === "tools/call") {
+      // An event stream: its headers at once, its answer a little later.
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      return void setTimeout(() => res.end(`event: message\ndata: ${answer}\n\n`), 10);
+    }
+    res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s" }).end(answer);
+  };
 
   // The call is held while the guard reads the tools itself; the cancel and the rest are held behind it.
   const sent: JsonRpcMessage[] = [
@@ -77,25 +119,7 @@ test("relayMcpHttp: the server receives a request, its cancel and many notificat
     if (i % 10 === 0) sent.push({ jsonrpc: "2.0", id: 100 + i, method: "ping" });
   }
   sent.push({ jsonrpc: "2.0", id: 999, method: "ping" });
-  let lastAnswered = () => {};
-  const last = new Promise<void>((resolve) => (lastAnswered = resolve));
-  const enc = new TextEncoder();
-  async function* client() {
-    for (const m of sent) yield enc.encode(JSON.stringify(m) + "\n");
-    await last;
-  }
-  try {
-    await relayMcpHttp(url, {
-      input: client(),
-      onEvent: () => {},
-      output: (bytes) => {
-        if (new TextDecoder().decode(bytes).includes('"id":999')) lastAnswered();
-      },
-    });
-  } finally {
-    server.closeAllConnections?.();
-    server.close();
-  }
+  await relayTo(serve, sent, (got) => got.some((m) => m.id === 999));
   // Every message arrived once; the notifications in the client's order; each request after the
   // notifications before it; the cancel after its call. (A notification need not wait for a request.)
   const labels = sent.map(label);
@@ -119,68 +143,38 @@ test("relayMcpHttp: a request sent before the initialize answer waits for it, an
   // at once, without the session id the answer's headers bring: the server refused it (400).
   const withoutSession: string[] = [];
   let answerInitialize = () => {};
-  const server = createServer((req, res) => {
-    if (req.method !== "POST") return void res.writeHead(405).end();
-    let body = "";
-    req.on("data", (c) => (body += c));
-    req.on("end", () => {
-      const m = JSON.parse(body) as JsonRpcMessage;
-      if (m.method === "initialize") {
-        const result = {
-          protocolVersion: "2025-06-18",
-          capabilities: { tools: {} },
-          serverInfo: { name: "t", version: "1" },
-        };
-        // Answered once another POST came, or soon without one: with the session's order kept, none comes.
-        const timer = setTimeout(() => answerInitialize(), 300);
-        answerInitialize = () => {
-          clearTimeout(timer);
-          res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s" })
-            .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result }));
-        };
-        return;
-      }
-      if (req.headers["mcp-session-id"] !== "s") {
-        withoutSession.push(String(m.method));
-        answerInitialize();
-        return void res.writeHead(400).end("Bad Request: Server not initialized");
-      }
-      if (m.id === undefined) return void res.writeHead(202).end();
-      res.writeHead(200, { "content-type": "application/json" })
-        .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} }));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/mcp`;
+  const serve: Serve = (m, res, req) => {
+    if (m.method === "initialize") {
+      const result = {
+        protocolVersion: "2025-06-18",
+        capabilities: { tools: {} },
+        serverInfo: { name: "t", version: "1" },
+      };
+      // Answered once another POST came, or soon without one: with the session's order kept, none comes.
+      const timer = setTimeout(() => answerInitialize(), 300);
+      answerInitialize = () => {
+        clearTimeout(timer);
+        res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s" })
+          .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result }));
+      };
+      return;
+    }
+    if (req.headers["mcp-session-id"] !== "s") {
+      withoutSession.push(String(m.method));
+      answerInitialize();
+      return void res.writeHead(400).end("Bad Request: Server not initialized");
+    }
+    if (m.id === undefined) return void res.writeHead(202).end();
+    res.writeHead(200, { "content-type": "application/json" })
+      .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} }));
+  };
   const sent = [INIT[0], { jsonrpc: "2.0", id: 1, method: "ping" }, INIT[1], {
     jsonrpc: "2.0",
     id: 2,
     method: "ping",
   }];
-  const answers = new Map<unknown, JsonRpcMessage>();
-  let lastAnswered = () => {};
-  const last = new Promise<void>((resolve) => (lastAnswered = resolve));
-  const enc = new TextEncoder();
-  async function* client() {
-    for (const m of sent) yield enc.encode(JSON.stringify(m) + "\n");
-    await last;
-  }
-  try {
-    await relayMcpHttp(url, {
-      input: client(),
-      onEvent: () => {},
-      output: (bytes) => {
-        for (const line of new TextDecoder().decode(bytes).split("\n").filter(Boolean)) {
-          const m = JSON.parse(line) as JsonRpcMessage;
-          answers.set(m.id, m);
-          if (answers.has(1) && answers.has(2)) lastAnswered();
-        }
-      },
-    });
-  } finally {
-    server.closeAllConnections?.();
-    server.close();
-  }
+  const got = await relayTo(serve, sent, answered(1, 2));
+  const answers = new Map(got.map((m) => [m.id, m]));
   assert.deepEqual(withoutSession, []);
   assert.deepEqual([1, 2].map((id) => answers.get(id)?.result), [{}, {}]);
 });
@@ -195,64 +189,32 @@ test(
     // stream of another POST (the guard's own tools/list): the client has its answer, so what it sends next
     // must reach the server, not wait for those headers for ever.
     const arrived: string[] = [];
-    const held: import("node:http").ServerResponse[] = [];
-    const server = createServer((req, res) => {
-      if (req.method !== "POST") return void res.writeHead(405).end();
-      let body = "";
-      req.on("data", (c) => (body += c));
-      req.on("end", () => {
-        const m = JSON.parse(body) as JsonRpcMessage;
-        const own = m.method === "tools/list" && typeof m.id === "string";
-        if (!own) arrived.push(m.id === undefined ? String(m.method) : `${m.method} ${m.id}`);
-        if (m.method === "initialize") return void held.push(res);
-        if (m.id === undefined) return void res.writeHead(202).end();
-        const answer = (id: unknown, result: unknown) => JSON.stringify({ jsonrpc: "2.0", id, result });
-        if (own) {
-          const init = answer(0, {
-            protocolVersion: "2025-06-18",
-            capabilities: { tools: {} },
-            serverInfo: { name: "t", version: "1" },
-          });
-          const tools = answer(m.id, { tools: [{ name: "echo", inputSchema: { type: "object" } }] });
-          res.writeHead(200, { "content-type": "text/event-stream" });
-          return void res.end(`event: message\ndata: ${init}\n\nevent: message\ndata: ${tools}\n\n`);
-        }
-        const result = m.method === "tools/call" ? { content: [{ type: "text", text: "done" }] } : {};
-        res.writeHead(200, { "content-type": "application/json" }).end(answer(m.id, result));
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/mcp`;
+    const held: ServerResponse[] = [];
+    const serve: Serve = (m, res) => {
+      const own = m.method === "tools/list" && typeof m.id === "string";
+      if (!own) arrived.push(m.id === undefined ? String(m.method) : `${m.method} ${m.id}`);
+      if (m.method === "initialize") return void held.push(res);
+      if (m.id === undefined) return void res.writeHead(202).end();
+      const answer = (id: unknown, result: unknown) => JSON.stringify({ jsonrpc: "2.0", id, result });
+      if (own) {
+        const init = answer(0, {
+          protocolVersion: "2025-06-18",
+          capabilities: { tools: {} },
+          serverInfo: { name: "t", version: "1" },
+        });
+        const tools = answer(m.id, { tools: [{ name: "echo", inputSchema: { type: "object" } }] });
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        return void res.end(`event: message\ndata: ${init}\n\nevent: message\ndata: ${tools}\n\n`);
+      }
+      const result = m.method === "tools/call" ? { content: [{ type: "text", text: "done" }] } : {};
+      res.writeHead(200, { "content-type": "application/json" }).end(answer(m.id, result));
+    };
     const sent: JsonRpcMessage[] = [
       ...INIT as JsonRpcMessage[],
       { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "echo", arguments: {} } },
       { jsonrpc: "2.0", id: 2, method: "ping" },
     ];
-    let pingAnswered = () => {};
-    const ping = new Promise<void>((resolve) => (pingAnswered = resolve));
-    const got: unknown[] = [];
-    const enc = new TextEncoder();
-    async function* client() {
-      for (const m of sent) yield enc.encode(JSON.stringify(m) + "\n");
-      await ping;
-    }
-    try {
-      await relayMcpHttp(url, {
-        input: client(),
-        onEvent: () => {},
-        output: (bytes) => {
-          for (const line of new TextDecoder().decode(bytes).split("\n").filter(Boolean)) {
-            const m = JSON.parse(line);
-            got.push(m);
-            if (m.id === 2) pingAnswered();
-          }
-        },
-      });
-    } finally {
-      for (const res of held) res.destroy();
-      server.closeAllConnections?.();
-      server.close();
-    }
+    const got = await relayTo(serve, sent, answered(2)).finally(() => held.forEach((res) => res.destroy()));
     assert.deepEqual(arrived, ["initialize 0", "notifications/initialized", "tools/call 1", "ping 2"]);
     assert.deepEqual(got.map((m) => (m as { id: unknown }).id), [0, 1, 2]);
   },
@@ -268,68 +230,38 @@ test("relayMcpHttp: a slow call answered as JSON holds no message after it, a no
   let pingCame = () => {};
   const ping = new Promise<void>((resolve) => (pingCame = resolve));
   let callAnsweredAfterPing: boolean | undefined;
-  const server = createServer((req, res) => {
-    if (req.method !== "POST") return void res.writeHead(405).end();
-    let body = "";
-    req.on("data", (c) => (body += c));
-    req.on("end", async () => {
-      const m = JSON.parse(body) as JsonRpcMessage;
-      arrived.push(String(m.method));
-      if (m.id === undefined) return void res.writeHead(202).end();
-      if (m.method === "ping") pingCame();
-      const result = m.method === "initialize"
-        ? {
-          protocolVersion: "2025-06-18",
-          capabilities: { tools: {} },
-          serverInfo: { name: "t", version: "1" },
-        }
-        : m.method === "tools/list"
-        ? { tools: [{ name: "slow", inputSchema: { type: "object" } }] }
-        : m.method === "tools/call"
-        ? { content: [{ type: "text", text: "done" }] }
-        : {};
-      if (m.method === "tools/call") {
-        // Done once the ping has come, or after a while without it (then the ping was held behind the call).
-        callAnsweredAfterPing = await Promise.race([
-          ping.then(() => true),
-          new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 5_000)),
-        ]);
+  const serve: Serve = async (m, res) => {
+    arrived.push(String(m.method));
+    if (m.id === undefined) return void res.writeHead(202).end();
+    if (m.method === "ping") pingCame();
+    const result = m.method === "initialize"
+      ? {
+        protocolVersion: "2025-06-18",
+        capabilities: { tools: {} },
+        serverInfo: { name: "t", version: "1" },
       }
-      res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s" })
-        .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result }));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/mcp`;
+      : m.method === "tools/list"
+      ? { tools: [{ name: "slow", inputSchema: { type: "object" } }] }
+      : m.method === "tools/call"
+      ? { content: [{ type: "text", text: "done" }] }
+      : {};
+    if (m.method === "tools/call") {
+      // Done once the ping has come, or after a while without it (then the ping was held behind the call).
+      callAnsweredAfterPing = await Promise.race([
+        ping.then(() => true),
+        new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 5_000)),
+      ]);
+    }
+    res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s" })
+      .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result }));
+  };
   const sent = [
     ...INIT,
     { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "slow", arguments: {} } },
     { jsonrpc: "2.0", method: "notifications/roots/list_changed" },
     { jsonrpc: "2.0", id: 2, method: "ping" },
   ];
-  const answered = new Set<unknown>();
-  let allAnswered = () => {};
-  const all = new Promise<void>((resolve) => (allAnswered = resolve));
-  const enc = new TextEncoder();
-  async function* client() {
-    for (const m of sent) yield enc.encode(JSON.stringify(m) + "\n");
-    await all;
-  }
-  try {
-    await relayMcpHttp(url, {
-      input: client(),
-      onEvent: () => {},
-      output: (bytes) => {
-        for (const line of new TextDecoder().decode(bytes).split("\n").filter(Boolean)) {
-          answered.add((JSON.parse(line) as JsonRpcMessage).id);
-          if (answered.has(1) && answered.has(2)) allAnswered();
-        }
-      },
-    });
-  } finally {
-    server.closeAllConnections?.();
-    server.close();
-  }
+  await relayTo(serve, sent, answered(1, 2));
   assert.equal(callAnsweredAfterPing, true, `the ping was held behind the call: ${arrived.join(", ")}`);
   assert.ok(
     arrived.indexOf("notifications/roots/list_changed") > arrived.indexOf("notifications/initialized"),
