@@ -65,7 +65,7 @@ const body: CompletionBody = {
           );
           // A client joins the parts as they come: the reason follows the answer's text after a blank line,
           // as in a stream, not glued to it.
-          const last = kept.findLastIndex((p) => isAnswerText(p) && (p.text as string).trim() !== "");
+          const last = kept.findLastIndex(saysWords);
           if (last < 0) return [...kept, { text: reason }];
           kept[last] = { ...kept[last], text: (kept[last].text as string).trimEnd() };
           return [...kept, { text: `\n\n${reason}` }];
@@ -84,9 +84,7 @@ const body: CompletionBody = {
           const kept = ps.filter((p) => !isCall(p) || keep());
           if (kept.length === ps.length) return kept;
           // (a blank line after it when answer text follows: a client joins the parts as they come)
-          const text = kept.some((p) => isAnswerText(p) && (p.text as string).trim() !== "")
-            ? `${reason}\n\n`
-            : reason;
+          const text = kept.some(saysWords) ? `${reason}\n\n` : reason;
           return [{ text }, ...kept];
         })
       ),
@@ -94,6 +92,9 @@ const body: CompletionBody = {
   },
 };
 
+/** An answer's text part that is not blank: the reason a body gets is set apart from it by a blank line. */
+const saysWords = (part: Record<string, unknown>) =>
+  isAnswerText(part) && (part.text as string).trim() !== "";
 /** True when a chunk carries a call part. */
 const hasCall = (event: Record<string, unknown>) => candidates(event).some((c) => parts(c).some(isCall));
 /** A part that is not only empty text (a finish comes with one). */
