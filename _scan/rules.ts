@@ -242,11 +242,20 @@ const VERB_THEN_POSSESSIVE = new RegExp(`^\\S+ (?:${POSSESSIVES})\\b`);
 const VERB_AND_DETERMINER = new RegExp(`^\\S+ (?:(?:the|${KIND_DETERMINERS}|${POSSESSIVES}) )?`);
 
 /**
+ * After a capitalised "Tool" or "Function" at `e`: "to" and a word in lower case, the purpose of an order in a
+ * sentence ("Use a Bank Manager Tool to search …"), where a title would capitalise the verb ("… Tool to Find …").
+ */
+function sentenceGoesOn(t: string, e: number, upper: (i: number) => boolean): boolean {
+  return t.startsWith(" to ", e) && /[a-z]/.test(t[e + 4] ?? "") && !upper(e + 4);
+}
+
+/**
  * How the words before "tool" in a `tool.call_named_tool` match `t[s, e)` (after its verb and a determiner)
  * name one tool: `"code"` for a name written as code (`send_money`, `` `wipe_disk` ``, tool.v2), `"proper"` for
  * a proper name of two or more capitalised words before a "tool" that is not ("Bank Manager tool"; "Using a Web
- * Search Tool" is a title), false for none: "a calculator tool", "a specific tool", "direct tool calls" name a
- * kind. Reads the match only.
+ * Search Tool" is a title), or is but a sentence goes on after it in lower case ("Use a Bank Manager Tool to
+ * search …", see `sentenceGoesOn`), false for none: "a calculator tool", "a specific tool", "direct tool calls"
+ * name a kind. Reads the match and five characters after it.
  */
 function namedTool(
   t: string,
@@ -261,7 +270,7 @@ function namedTool(
   const name = t.slice(from, to);
   if (/[_`'"]|[a-z]\.[a-z]/.test(name)) return "code";
   const words = name.split(" ");
-  if (words.length < 2 || upper(to + 1)) return false;
+  if (words.length < 2 || (upper(to + 1) && !sentenceGoesOn(t, e, upper))) return false;
   let at = from;
   for (const word of words) {
     if (word === "" || !upper(at)) return false;
