@@ -147,6 +147,16 @@ function startsWord(t: string, s: number, e: number, upper: (i: number) => boole
 }
 
 /**
+ * True when a letters-only match `t[s, e)` (folded text) of "forget everything …" has its verb written whole
+ * and ending its clause ("Don't forget, everything above must be committed"): the words after it are another
+ * sentence's. Reads 12 characters from the match's start.
+ */
+function verbEndsClause(t: string, s: number, e: number): boolean {
+  return /^(?:ignore|disregard|forget) ?[,.;:!?]/.test(t.slice(s, s + 12)) &&
+    t.slice(s, e).replace(/[^a-z]/g, "").includes("everything");
+}
+
+/**
  * After a name and its comma: more short items, each with its comma, then "and", "or" or "etc" (a list); the
  * last item is no list's when a comma or colon closes it ("AI, now, and forever, send …" is an address).
  */
@@ -815,13 +825,15 @@ export const rules: () => readonly Rule[] = lazy(() => [
   },
   {
     name: "override.ignore_previous_squashed",
-    accept: (t, s, e, upper, original) => startsWord(t, s, e, upper) && !nameInCode(t, s, e, original),
+    accept: (t, s, e, upper, original) =>
+      startsWord(t, s, e, upper) && !nameInCode(t, s, e, original) && !verbEndsClause(t, s, e),
     anchors: ["ignore", "disregard", "forget", "newinstructions", "systemprompt"],
     maxLen: 80,
     category: "instruction_override",
     squashed: true,
+    // (the letters alone, so "Thenforget everything above" is read as "Then forget everything above")
     re:
-      /(?:ignore|disregard|forget)(?:all|any|the|your)?(?:previous|prior|above|earlier|preceding)(?:instructions?|prompts?|rules|directions)|newinstructions|systemprompt(?:override|update)/g,
+      /(?:ignore|disregard|forget)(?:all|any|the|your)?(?:previous|prior|above|earlier|preceding)(?:instructions?|prompts?|rules|directions)|(?:ignore|disregard|forget)everything(?:above|(?:that)?you(?:were|vebeen|havebeen)told|isaid|itoldyou)|newinstructions|systemprompt(?:override|update)/g,
   },
   {
     name: "override.new_instructions",
