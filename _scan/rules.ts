@@ -833,7 +833,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
     squashed: true,
     // (the letters alone, so "Thenforget everything above" is read as "Then forget everything above")
     re:
-      /(?:ignore|disregard|forget)(?:all|any|the|your)?(?:previous|prior|above|earlier|preceding)(?:instructions?|prompts?|rules|directions)|(?:ignore|disregard|forget)everything(?:above|(?:that)?you(?:were|vebeen|havebeen)told|isaid|itoldyou)|newinstructions|systemprompt(?:override|update)/g,
+      /(?:ignore|disregard|forget)(?:all|any|the|your)?(?:previous|prior|above|earlier|preceding)(?:instructions?|prompts?|rules|directions)|(?:ignore|disregard|forget)everything(?:above|(?:that)?you(?:were|vebeen|havebeen)told)|newinstructions|systemprompt(?:override|update)/g,
   },
   {
     name: "override.new_instructions",
