@@ -147,6 +147,16 @@ function startsWord(t: string, s: number, e: number, upper: (i: number) => boole
 }
 
 /**
+ * True when a letters-only match `t[s, e)` (folded text) of "forget everything …" has its verb written whole
+ * and ending its clause ("Don't forget, everything above must be committed"): the words after it are another
+ * sentence's. Reads 12 characters from the match's start.
+ */
+function verbEndsClause(t: string, s: number, e: number): boolean {
+  return /^(?:ignore|disregard|forget) ?[,.;:!?]/.test(t.slice(s, s + 12)) &&
+    t.slice(s, e).replace(/[^a-z]/g, "").includes("everything");
+}
+
+/**
  * After a name and its comma: more short items, each with its comma, then "and", "or" or "etc" (a list); the
  * last item is no list's when a comma or colon closes it ("AI, now, and forever, send …" is an address).
  */
@@ -242,11 +252,20 @@ const VERB_THEN_POSSESSIVE = new RegExp(`^\\S+ (?:${POSSESSIVES})\\b`);
 const VERB_AND_DETERMINER = new RegExp(`^\\S+ (?:(?:the|${KIND_DETERMINERS}|${POSSESSIVES}) )?`);
 
 /**
+ * After a capitalised "Tool" or "Function" at `e`: "to" and a word in lower case, the purpose of an order in a
+ * sentence ("Use a Bank Manager Tool to search …"), where a title would capitalise the verb ("… Tool to Find …").
+ */
+function sentenceGoesOn(t: string, e: number, upper: (i: number) => boolean): boolean {
+  return t.startsWith(" to ", e) && /[a-z]/.test(t[e + 4] ?? "") && !upper(e + 4);
+}
+
+/**
  * How the words before "tool" in a `tool.call_named_tool` match `t[s, e)` (after its verb and a determiner)
  * name one tool: `"code"` for a name written as code (`send_money`, `` `wipe_disk` ``, tool.v2), `"proper"` for
  * a proper name of two or more capitalised words before a "tool" that is not ("Bank Manager tool"; "Using a Web
- * Search Tool" is a title), false for none: "a calculator tool", "a specific tool", "direct tool calls" name a
- * kind. Reads the match only.
+ * Search Tool" is a title), or is but a sentence goes on after it in lower case ("Use a Bank Manager Tool to
+ * search …", see `sentenceGoesOn`), false for none: "a calculator tool", "a specific tool", "direct tool calls"
+ * name a kind. Reads the match and five characters after it.
  */
 function namedTool(
   t: string,
@@ -261,7 +280,7 @@ function namedTool(
   const name = t.slice(from, to);
   if (/[_`'"]|[a-z]\.[a-z]/.test(name)) return "code";
   const words = name.split(" ");
-  if (words.length < 2 || upper(to + 1)) return false;
+  if (words.length < 2 || (upper(to + 1) && !sentenceGoesOn(t, e, upper))) return false;
   let at = from;
   for (const word of words) {
     if (word === "" || !upper(at)) return false;
@@ -806,13 +825,15 @@ export const rules: () => readonly Rule[] = lazy(() => [
   },
   {
     name: "override.ignore_previous_squashed",
-    accept: (t, s, e, upper, original) => startsWord(t, s, e, upper) && !nameInCode(t, s, e, original),
+    accept: (t, s, e, upper, original) =>
+      startsWord(t, s, e, upper) && !nameInCode(t, s, e, original) && !verbEndsClause(t, s, e),
     anchors: ["ignore", "disregard", "forget", "newinstructions", "systemprompt"],
     maxLen: 80,
     category: "instruction_override",
     squashed: true,
+    // (the letters alone, so "Thenforget everything above" is read as "Then forget everything above")
     re:
-      /(?:ignore|disregard|forget)(?:all|any|the|your)?(?:previous|prior|above|earlier|preceding)(?:instructions?|prompts?|rules|directions)|newinstructions|systemprompt(?:override|update)/g,
+      /(?:ignore|disregard|forget)(?:all|any|the|your)?(?:previous|prior|above|earlier|preceding)(?:instructions?|prompts?|rules|directions)|(?:ignore|disregard|forget)everything(?:above|(?:that)?you(?:were|vebeen|havebeen)told)|newinstructions|systemprompt(?:override|update)/g,
   },
   {
     name: "override.new_instructions",

@@ -378,6 +378,36 @@ test("extractToolCalls: GLM pairs with JSON values, a call with no arguments, an
   assert.deepEqual(got("<tool_call>I cannot call a tool here.</tool_call>"), []);
 });
 
+test("extractToolCallsDetailed: a GLM call with no arguments, in the layout of each GLM version", () => {
+  const tools = [{ name: "get_time", parameters: { type: "object", properties: {} } }];
+  for (
+    const text of [
+      "<tool_call>get_time</tool_call>", // 4.7
+      "<tool_call>get_time\n</tool_call>", // 4.5 and 4.6: the name's line ends
+      "<tool_call>get_time\\n</tool_call>", // that line break written as \n
+      "Checking the clock.\n<tool_call>get_time\n</tool_call>",
+    ]
+  ) {
+    for (const options of [{}, { tools }]) {
+      const r = extractToolCallsDetailed(text, options);
+      assert.deepEqual(r.calls.map((c) => [c.name, c.arguments, c.format]), [["get_time", {}, "glm"]], text);
+      assert.deepEqual(r.findings, [], text);
+      assert.equal(text.slice(r.calls[0].block.start, r.calls[0].block.end), text.slice(text.indexOf("<")));
+    }
+  }
+  // Declared tools decide, as for call-shaped text without a marker: an undeclared name is a finding.
+  const r = extractToolCallsDetailed("<tool_call>get_date\n</tool_call>", { tools });
+  assert.deepEqual(r.calls, []);
+  assert.deepEqual(r.findings.map((f) => [f.code, f.format]), [["undeclared_bare_call", "glm"]]);
+  // Several calls, the first without arguments (4.5 layout).
+  assert.deepEqual(
+    got(
+      "<tool_call>get_time\n</tool_call><tool_call>f\n<arg_key>a</arg_key>\n<arg_value>1</arg_value>\n</tool_call>",
+    ),
+    [{ name: "get_time", arguments: {} }, { name: "f", arguments: { a: 1 } }],
+  );
+});
+
 test("extractToolCalls: MiniMax M2 invokes, several in one block, entity-encoded names", () => {
   const text =
     '<minimax:tool_call>\n<invoke name="a&amp;b">\n<parameter name="q">fish &amp; chips</parameter>\n' +

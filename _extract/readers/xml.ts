@@ -171,7 +171,8 @@ function unquote(s: string): string {
  * </tool_call>
  * ```
  *
- * A call with no arguments is just `<tool_call>NAME</tool_call>`.
+ * A call with no arguments is `<tool_call>NAME</tool_call>` (4.7) or `<tool_call>NAME\n</tool_call>` (4.5 and 4.6,
+ * whose template ends the name's line before the pairs that are not there).
  */
 
 const GLM_OPEN = "<tool_call>";
@@ -199,9 +200,10 @@ export const glm: Reader = {
         scan.ranOut(at); // `<tool_call>NAME` so far: arguments may follow
         return -1;
       }
-      // No arguments: GLM writes exactly `<tool_call>NAME</tool_call>`; prose that names the Hermes tags
-      // (`<tool_call> and </tool_call>`) has spaces. With tools given, the name must be declared.
-      if (p !== body.start || nameEnd !== body.end) return -1;
+      // No arguments: GLM writes the name right after the tag, then at most a line break (or a written `\n`);
+      // prose that names the Hermes tags (`<tool_call> and </tool_call>`) has a space before the word. With
+      // tools given, the name must be declared, as for call-shaped text without a marker.
+      if (p !== body.start) return -1;
       scan.add({ name: m[0], arguments: {} }, "glm", p, nameEnd, block, { weak: true });
       return block.end;
     }
