@@ -8,8 +8,8 @@
 import { parseJsonSafe } from "../../_common/json.ts";
 import {
   addJsonCalls,
-  callValues,
   draftFromValue,
+  holdsCalls,
   isCallShaped,
   readFirstValue,
   readJsonRun,
@@ -148,7 +148,7 @@ export const bareJson: AnchoredReader = {
       return -1; // not JSON as a whole: a call may still be quoted inside (read by inlineJson)
     }
     const items = text[at] === "[" ? run.items : leadingCalls(run.items);
-    const shaped = items.length > 0 && items.every((i) => callValues(i.value).every((v) => isCallShaped(v)));
+    const shaped = items.length > 0 && items.every((i) => holdsCalls(i.value));
     if (!shaped) {
       scan.jsonAnswer = true;
       return run.next;
@@ -163,7 +163,7 @@ export const bareJson: AnchoredReader = {
 function leadingCalls<T extends { value: unknown }>(items: readonly T[]): T[] {
   const out: T[] = [];
   for (const item of items) {
-    if (!callValues(item.value).every((v) => isCallShaped(v))) break;
+    if (!holdsCalls(item.value)) break;
     out.push(item);
   }
   return out;
