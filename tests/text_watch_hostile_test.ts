@@ -316,6 +316,38 @@ test("TextWatcher: a fence's language line is released once it cannot name JSON,
   assert.equal(bare.push("now"), "```  tool_call now");
 });
 
+test("TextWatcher: two opening tags quoted close together in prose are released once neither can begin a call", () => {
+  // The first tag's body is cut off by the second, so nothing can come between them: it was taken for a call
+  // whose body had not arrived yet, and the text from it was held to the end of the stream.
+  const prose = " is a tag, and the model writes its JSON after it in most of the chat templates. ".repeat(4);
+  for (
+    const tags of [
+      "<tool_call><tool_call>",
+      "<tool_call> <tool_call>",
+      "<tool_call> or <tool_call>", // (GLM: `<tool_call>NAME`, its arguments cut off by the next tag)
+      "<tool_calls>\n<tool_calls>",
+      "<|tool_call|> <|tool_call|>",
+      "<TOOLCALL><TOOLCALL>",
+      "<seed:tool_call> <seed:tool_call>",
+      "<minimax:tool_call> <minimax:tool_call>",
+    ]
+  ) {
+    const text = "Say " + tags + prose;
+    assert.equal(callMayStart(text, 0, { tools: TOOLS_OPENAI }), -1, tags);
+    const w = new TextWatcher({ tools: TOOLS_OPENAI });
+    for (let i = 0; i < text.length; i += 7) {
+      w.push(text.slice(i, i + 7));
+      if (w.holding && !w.couldBeCall()) w.abandon();
+    }
+    assert.equal(w.holding, false, tags);
+    assert.equal(w.visible, text, tags);
+  }
+  // A call after the second tag is still held from it, and one whose body has not arrived from the first.
+  const open = '{"name": "get_weather", "arguments": {"city": "' + "Oslo ".repeat(20);
+  assert.equal(callMayStart("Say <tool_call> <tool_call>" + open), 16);
+  assert.equal(callMayStart("Say <tool_call> "), 4);
+});
+
 test("TextWatcher: prose fed one character at a time is watched in linear time", () => {
   const prose = "The quick brown fox jumps over the lazy dog. ";
   const timeOf = (n: number) => {

@@ -65,7 +65,8 @@ function readJsonTag(scan: Scan, at: number, opening: string, spec: JsonTagSpec)
   const cut = bodyOf(scan, body.start, spec.close, spec.open); // where the first closer ends it
   let limit = trimEnd(text, p, body.end);
   if (p >= limit) {
-    if (!body.closed) scan.ranOut(at); // nothing yet: the call may still come
+    // (nothing yet: the call may still come, unless the next opening tag cut the body off)
+    if (!body.closed && body.end === text.length) scan.ranOut(at);
     return -1;
   }
   if (text[p] !== "{" && text[p] !== "[") {
