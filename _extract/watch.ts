@@ -316,7 +316,7 @@ export class ReleasedText {
    * A text that stands for the released text, for `callMayStart` asked from the release point `from`: a short
    * stand-in for the state before the window, then the released text from a little before `from` (append
    * the held text to it); `from` is the release point in it. Undefined when the whole text must be read.
-   * `held` is the text held after the released text (a JSON answer that closes in it is read whole).
+   * `held` is the text held after the released text (JSON at the answer that it may read on is read whole).
    */
   window(from: number, held = ""): { text: string; from: number } | undefined {
     if (this.#json === "whole" || from < 2 * CONTEXT) return undefined;

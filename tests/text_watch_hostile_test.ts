@@ -158,21 +158,24 @@ test("TextWatcher: an answer that opens with JSON that never closes and quotes m
 
 test("TextWatcher: an answer that opens with closed JSON, then JSON that may still be read on, is watched in linear work", async () => {
   // JSON whose first value closed but whose reader may still read on (a run's next object that has not
-  // closed, an array that has not closed, a value that closed but did not parse) was read from the answer on
-  // at every held marker: 1 000 repetitions took 2.5 s, 4 000 took 40 s. What the reader has read is now
-  // carried on as the text grows.
-  const piece =
-    "Say <tool_call> is a tag, and the model writes its JSON after it in most of the chat templates. ";
+  // closed, an array that has not closed, a value that closed but did not parse, a run of objects) was read
+  // from the answer on at every held marker: 1 000 repetitions took 2.5 to 8 s. What the reader has read is
+  // now carried on as the text grows.
+  const prose =
+    "Say <tool_call> is a tag, and the model writes its JSON after it in most of the chat templates.";
   const n = 400;
   for (
-    const head of [
-      '{"a": 1}, {"b": "',
-      '{"a": 1} {"b": "',
-      '{"a": 1}; {"b": [',
-      '[{"a": 1}, "',
-      '[{"a": 1}, {"b": 2} "',
-      '[{"a": 1} "x"] ',
-      '{"a": 1}, {b} ',
+    const [head, piece] of [
+      ['{"a": 1}, {"b": "', prose],
+      ['{"a": 1} {"b": "', prose],
+      ['{"a": 1}; {"b": [', prose],
+      ['[{"a": 1}, "', prose],
+      ['[{"a": 1}, {"b": 2} "', prose],
+      ['[{"a": 1} "x"] ', prose],
+      ['{"a": 1}, {b} ', prose],
+      // Runs of objects that each quote a marker: every object read is read on from.
+      ["[", `{"a": "${prose}"}, `],
+      ['{"a": 1}, ', `{"b": "${prose}"}\n`],
     ]
   ) {
     const text = head + piece.repeat(n);
