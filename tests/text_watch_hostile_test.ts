@@ -53,6 +53,38 @@ test("guardFetch: prose with brackets and braces still streams through unchanged
   assert.equal(seen.length, 0);
 });
 
+test("guardFetch Ollama stream: a rejected call written across an empty chunk or a thinking piece is cut whole", async () => {
+  // Such a chunk was taken for the end of the text: the tail that may become a marker went out, and the
+  // client read "Sure. <tool_call" before the reason (a body reads the message's text whole and cuts it all).
+  const chunk = (content: string, more: Record<string, unknown> = {}) => ({
+    model: "m",
+    message: { role: "assistant", content, ...more },
+    done: false,
+  });
+  for (const thinking of [undefined, "Hmm."]) {
+    provider.reply({
+      ndjson: [
+        chunk("Sure. "),
+        chunk("<tool_call"),
+        chunk("", thinking === undefined ? {} : { thinking }),
+        chunk('>\n{"name": "delete_everything", "arguments": {}}\n</tool_call>'),
+        { model: "m", message: { role: "assistant", content: "" }, done: true, done_reason: "stop" },
+      ],
+    });
+    const res = await provider.gfetch(`${provider.url()}/api/chat`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "m", stream: true, tools: TOOLS_OPENAI }),
+    });
+    const lines = (await res.text()).trim().split("\n").map((l) => JSON.parse(l));
+    const content = lines.map((o) => o.message?.content ?? "").join("");
+    assert.equal(seen[0].verdict.allowed, false);
+    assert.match(content, /^Sure\.\s*toolguard stopped /);
+    assert.doesNotMatch(content, /tool_call/);
+    assert.equal(lines.map((o) => o.message?.thinking ?? "").join(""), thinking ?? "");
+  }
+});
+
 test("TextWatcher: a bare JSON call streamed in thousands of pieces is watched in linear time", async () => {
   const w = new TextWatcher({ json: true });
   const opening = '{"name": "write_file", "arguments": {"text": "';
