@@ -98,6 +98,35 @@ test("guardFetch Anthropic stream: a call written into a text block is held and 
   assert.deepEqual(event.calls?.map((c) => c.name), ["delete_everything"]);
 });
 
+test("guardFetch Anthropic stream: a rejected call written across a citation is cut whole", async () => {
+  // A citation is a delta of its text block: taken for the text's end, it let out the tail that may become
+  // a marker, and the client read "Sure. <tool_call" before the reason.
+  const events = anthropicStream(["Sure. ", "<tool_call", WRITTEN_BAD.slice("<tool_call".length)]) as {
+    type: string;
+    delta?: { text?: string };
+  }[];
+  const at = events.findIndex((e) => e.delta?.text === "<tool_call");
+  const citation = {
+    type: "char_location",
+    cited_text: "x",
+    document_index: 0,
+    document_title: "x",
+    start_char_index: 0,
+    end_char_index: 1,
+  };
+  events.splice(at + 1, 0, {
+    type: "content_block_delta",
+    index: 0,
+    delta: { type: "citations_delta", citation },
+  } as never);
+  provider.reply({ sse: events, named: true });
+  const { streamed, text } = await anthropicRead();
+  assert.equal(streamed, text);
+  assert.match(text, /^Sure\.\s*toolguard stopped /);
+  assert.doesNotMatch(text, /tool_call/);
+  assert.equal(provider.events[0].verdict.allowed, false);
+});
+
 test("guardFetch Anthropic stream: an allowed written call reaches the client byte for byte", async () => {
   const frames = anthropicWritten("", WRITTEN_GOOD);
   provider.reply({ sse: frames, named: true });
