@@ -61,19 +61,13 @@ export function readJsonRun(text: string, start: number, end: number): JsonRun {
       error = "the JSON object does not close";
       break;
     }
-    const parsed = parseLoose(text.slice(pos, e));
-    if (parsed.ok) {
-      items.push({ value: parsed.value, start: pos, end: e });
-      next = e;
-    } else {
-      const inner = doubledBrace(text, pos, e);
-      if (!inner) {
-        error = parsed.error; // the readers say what it is the error of
-        break;
-      }
-      items.push(inner.item);
-      next = inner.next;
+    const item = runItem(text, pos, e);
+    if ("error" in item) {
+      error = item.error; // the readers say what it is the error of
+      break;
     }
+    items.push(item.item);
+    next = item.next;
     pos = skipSpace(text, next);
     if (text[pos] === "," || text[pos] === ";") pos = skipSpace(text, pos + 1);
   }
@@ -153,6 +147,21 @@ export function parseLoose(raw: string): { ok: true; value: unknown } | { ok: fa
 function hasControl(raw: string): boolean {
   for (let i = 0; i < raw.length; i++) if (raw.charCodeAt(i) < 0x20) return true;
   return false;
+}
+
+/**
+ * The object of a run of objects that starts at `pos` and closes at `e` (see {@link readJsonRun}), and where
+ * the run reads on from; `error` when it does not parse (the run ends before it). A doubled brace (`{{…}}`)
+ * is the object inside it.
+ */
+export function runItem(
+  text: string,
+  pos: number,
+  e: number,
+): { item: Located; next: number } | { error: string } {
+  const parsed = parseLoose(text.slice(pos, e));
+  if (parsed.ok) return { item: { value: parsed.value, start: pos, end: e }, next: e };
+  return doubledBrace(text, pos, e) ?? { error: parsed.error };
 }
 
 /** `{{…}}`: the object inside the doubled braces, and the index after the closing pair. */
@@ -235,6 +244,11 @@ export function callValues(value: unknown): unknown[] {
     if (isRecord(value.function_call)) return [value.function_call];
   }
   return [value];
+}
+
+/** Whether every value a JSON value holds as calls (see {@link callValues}) looks like a call. */
+export function holdsCalls(value: unknown): boolean {
+  return callValues(value).every((v) => isCallShaped(v));
 }
 
 function hasName(v: Record<string, unknown>): boolean {

@@ -8,9 +8,8 @@ import { scanText } from "./extract.ts";
 import { MARKERS, openingsPattern, READERS } from "./registry.ts";
 import { HARMONY_ENDS, harmonyBody, tokens } from "./reasoning.ts";
 import { resumeValueEnd, skipSpace, type ValueScan } from "./text.ts";
-import { bareJson, CALL_FENCE_LANGUAGES } from "./readers/json.ts";
-import { Scan } from "./scan.ts";
-import { Typer } from "./typing.ts";
+import { CALL_FENCE_LANGUAGES } from "./readers/json.ts";
+import { holdsCalls, parseLenient, runItem } from "./json_calls.ts";
 import type { ExtractOptions } from "./types.ts";
 import { lazy } from "../_common/lazy.ts";
 
@@ -125,11 +124,131 @@ const JSON_ANSWER = "[0]";
 /** A call opening, to stand for one the window leaves out (a lone closing tag after it does not move the answer). */
 const AN_OPENING = "[TOOL_CALLS]";
 
-/** Whether a run of JSON objects that reached `end` has ended there: a character follows that goes on no run. */
-function objectRunEnded(text: string, end: number): boolean {
-  let p = skipSpace(text, end);
-  if (text[p] === "," || text[p] === ";") p = skipSpace(text, p + 1);
-  return p < text.length && text[p] !== "{";
+/**
+ * What `bareJson` reads at an answer that opens with JSON (a run of objects; an array, read whole once it
+ * closes, else object by object), carried on over the released text as it grows: read again from the answer
+ * at every held marker, JSON whose last value had not closed (`{"a": 1}, {"b": "…`, `[{"a": 1}, "…`) was
+ * read whole each time. Positions count from the start of the message; the text is handed over as a buffer
+ * from `base` on (no position it reads lies before it, see {@link AnswerJson.need}) and a way to slice any
+ * released text.
+ */
+class AnswerJson {
+  readonly #start: number;
+  readonly #array: boolean;
+  /** An array's own scan while it has not closed (read whole once it does). */
+  #whole: ValueScan | undefined;
+  /** The object being read (the run's next, or the array's next element), from `#from`. */
+  #value: ValueScan | undefined;
+  #from = 0;
+  /** Where the text after the last value is read on from, while no object is being read. */
+  #gap: number;
+  /** The run (or the array's elements, read one by one) stopped for good. */
+  #stopped = false;
+  /** Values read. */
+  items = 0;
+  /** One past the last value read: where `bareJson` ends (with values read and no calls). */
+  end: number;
+  /** The values read are calls (the whole text is read then). */
+  calls = false;
+  /** No longer text can change what is read. */
+  final = false;
+
+  constructor(start: number, array: boolean) {
+    this.#start = start;
+    this.#array = array;
+    this.end = start;
+    this.#gap = array ? start + 1 : start;
+    if (array) this.#whole = { at: start, depth: 0, inString: false };
+  }
+
+  /** The earliest position the next {@link AnswerJson.read} reads (the buffer must start at or before it). */
+  get need(): number {
+    return Math.min(this.#whole?.at ?? Infinity, this.#value?.at ?? (this.#stopped ? Infinity : this.#gap));
+  }
+
+  /** Reads on to the end of `buf` (the released text from `base` on). */
+  read(buf: string, base: number, slice: (from: number, to: number) => string): void {
+    if (this.final || this.calls) return;
+    if (this.#whole) {
+      const whole = { ...this.#whole, at: this.#whole.at - base };
+      const e = resumeValueEnd(buf, whole, buf.length);
+      if (e < 0) this.#whole = { ...whole, at: whole.at + base };
+      else {
+        // (as `readArray`: valid as a whole, its elements; else object by object, up to its end)
+        this.#whole = undefined;
+        this.final = true;
+        const parsed = parseLenient(slice(this.#start, e + base));
+        if (parsed.ok && Array.isArray(parsed.value)) {
+          this.items = parsed.value.length;
+          this.end = e + base;
+          this.calls = this.items > 0 && parsed.value.every((v) => holdsCalls(v));
+          return;
+        }
+      }
+    }
+    this.#values(buf, base, slice);
+    if (this.#stopped && !this.#whole) this.final = true;
+  }
+
+  /** Reads the values one by one, as `readJsonRun` does, as far as `buf` goes. */
+  #values(buf: string, base: number, slice: (from: number, to: number) => string): void {
+    while (!this.#stopped && !this.calls) {
+      if (this.#value) {
+        const value = { ...this.#value, at: this.#value.at - base };
+        const e = resumeValueEnd(buf, value, buf.length);
+        if (e < 0) {
+          this.#value = { ...value, at: value.at + base };
+          return;
+        }
+        this.#value = undefined;
+        const text = slice(this.#from, e + base);
+        let next: number;
+        let read: unknown;
+        if (this.#array) {
+          const parsed = parseLenient(text);
+          if (!parsed.ok) break;
+          [read, next] = [parsed.value, text.length];
+        } else {
+          const item = runItem(text, 0, text.length);
+          if ("error" in item) break;
+          [read, next] = [item.item.value, item.next];
+        }
+        this.items++;
+        if (this.items === 1 && holdsCalls(read)) this.calls = true; // (an array's, once all its elements are)
+        this.end = this.#gap = this.#from + next;
+        continue;
+      }
+      let p = this.#gap - base;
+      if (this.#array) {
+        while (buf[p] === "," || (p < buf.length && /\s/.test(buf[p]))) p++;
+      } else {
+        p = skipSpace(buf, p);
+        if (buf[p] === "," || buf[p] === ";") p = skipSpace(buf, p + 1);
+      }
+      if (p >= buf.length) return; // (the next character decides)
+      if (buf[p] !== "{") {
+        // (`]` only once the array closed and did not read whole: `readArray` then ends after it)
+        if (this.#array && buf[p] === "]" && this.items > 0) this.end = p + 1 + base;
+        break;
+      }
+      this.#from = p + base;
+      this.#value = { at: p + base, depth: 0, inString: false };
+    }
+    this.#stopped = true;
+  }
+
+  /** Whether `held`, the text after the released text (which ends at `length`), may change what is read. */
+  changedBy(held: string, length: number): boolean {
+    if (this.final || this.calls) return false;
+    const closes = (scan: ValueScan) =>
+      resumeValueEnd(held, { ...scan, at: scan.at - length }, held.length) >= 0;
+    if (this.#whole && closes(this.#whole)) return true;
+    if (this.#value) return closes(this.#value);
+    if (this.#stopped) return false;
+    // (the released text ends between values: an object may follow in the held text)
+    const p = skipSpace(held, Math.max(0, this.#gap - length));
+    return /^[\s,;]*\{/.test(held.slice(p, p + 64));
+  }
 }
 
 /**
@@ -140,11 +259,10 @@ function objectRunEnded(text: string, end: number): boolean {
  *
  * The state is the reasoning walk of `runReaders` up to a settled point a little before the release point;
  * the window is a short stand-in for that state, then the real text from the settled point on. Where the
- * state is not yet settled (no answer text or only prose with no marker before the first hold, a message
- * that opens with JSON whose reader has read a value and may read more, JSON that closes in the held text)
- * {@link ReleasedText.window} says so, and the caller reads the whole text as before. JSON that has not closed
- * is scanned on as the text grows: until it closes its reader reads nothing, and the walk goes on as after
- * prose.
+ * state is not yet settled (no answer text or only prose with no marker before the first hold, JSON at the
+ * answer whose reading the held text may carry on) {@link ReleasedText.window} says so, and the caller reads
+ * the whole text as before. JSON at the answer is read on as the text grows (see `AnswerJson`): until its
+ * reader has read a value the walk goes on as after prose, then after the last value read.
  */
 export class ReleasedText {
   /** Released text from `#base` on. */
@@ -169,22 +287,19 @@ export class ReleasedText {
   #openingsTo = 0;
   /**
    * The answer opens with JSON (`bareJson` reads it first, and the text it spans is no call's): `pending`
-   * until the released text shows where that JSON ends, then `done` (the walk goes on after it); `whole`
-   * when it holds calls (the whole text is read). `open` while the value `bareJson` reads first has not
-   * closed in the released text: until it closes, `bareJson` reads nothing there and the walk goes on as
-   * after prose (see `#valueOpen`).
+   * until its reading starts (see `#jsonSettled`); `open` while it has read no value yet but may (the walk
+   * goes on as after prose); `growing` while it has read values and the next may still be read, `done` once
+   * none can (the walk goes on after the values read); `whole` when they are calls (the whole text is read).
    */
-  #json: "no" | "pending" | "open" | "done" | "whole" = "no";
+  #json: "no" | "pending" | "open" | "growing" | "done" | "whole" = "no";
+  /** What `bareJson` reads at the answer, carried on as the released text grows. */
+  #reading: AnswerJson | undefined;
   /**
-   * The scan of the answer's first JSON value (an object, or an array whose first element is none) carried
-   * over the released text as it grows (`at` counts from the start of the message), `closed` once it closed.
+   * The released text from `#leadBase` to `#base` in pieces, cut off the window's buffer while the answer's
+   * JSON may still be read on, for its reader to slice (the buffer stays short: a long one is copied whole
+   * when read, and so is a string that grew by appending).
    */
-  #value: ValueScan | "closed" | undefined;
-  /**
-   * The released text from `#leadBase` to `#base`, cut off the window's buffer while the answer's JSON is
-   * open, kept for its reader once it closes (the buffer stays short: a long one is copied whole when read).
-   */
-  #lead = "";
+  #lead: string[] = [];
   #leadBase = 0;
 
   /** The length of the released text. */
@@ -201,20 +316,22 @@ export class ReleasedText {
    * A text that stands for the released text, for `callMayStart` asked from the release point `from`: a short
    * stand-in for the state before the window, then the released text from a little before `from` (append
    * the held text to it); `from` is the release point in it. Undefined when the whole text must be read.
-   * `held` is the text held after the released text (a JSON answer that closes in it is read whole).
+   * `held` is the text held after the released text (JSON at the answer that it may read on is read whole).
    */
   window(from: number, held = ""): { text: string; from: number } | undefined {
     if (this.#json === "whole" || from < 2 * CONTEXT) return undefined;
     this.#advance(from - CONTEXT);
     const json: string = this.#json; // (the walk may have changed it)
     if (json === "pending" || json === "whole" || this.#at > from) return undefined;
-    // (JSON that closes in the held text is read as a whole by its reader: read the whole text then)
-    if (json === "open" && this.#closesIn(held)) return undefined;
+    // (JSON that the held text may read on is read as a whole by its reader: read the whole text then)
+    if ((json === "open" || json === "growing") && this.#reading!.changedBy(held, this.length)) {
+      return undefined;
+    }
     let prefix: string;
     const open = this.#open;
     if (this.#answer === "final") {
       // (an answer of JSON that is no call stands as one: it turns off the reading of calls quoted in prose)
-      const answer = json === "done" ? JSON_ANSWER : ".";
+      const answer = json === "done" || json === "growing" ? JSON_ANSWER : ".";
       prefix = answer + (open ? open.token : this.#first ? AN_OPENING : CLOSED_BLOCK) + this.#lookBack();
     } else if (this.#answer === "leading") {
       // (white space after it: the answer has not begun, and the text before the window is reasoning)
@@ -223,9 +340,9 @@ export class ReleasedText {
     const text = prefix + this.#buf.slice(this.#at - this.#base);
     const keep = this.#at - HEADER_BACK - this.#base;
     if (keep > CONTEXT) {
-      if (json === "open") {
-        if (this.#lead === "") this.#leadBase = this.#base;
-        this.#lead += this.#buf.slice(0, keep);
+      if (json === "open" || json === "growing") {
+        if (this.#lead.length === 0) this.#leadBase = this.#base;
+        this.#lead.push(this.#buf.slice(0, keep));
       }
       this.#buf = this.#buf.slice(keep);
       this.#base += keep;
@@ -367,83 +484,64 @@ export class ReleasedText {
   #checkJson(): void {
     const c = this.#buf[this.#i - this.#base];
     if (c === "{" || c === "[") this.#json = "pending";
-    this.#value = undefined;
+    this.#reading = undefined;
   }
 
-  /**
-   * Whether the JSON value that `bareJson` reads first has not closed in the released text, by a scan carried
-   * on from where the last one stopped. While it is open `bareJson` reads nothing at the answer (an object
-   * that does not close is no run; an array that does not close is read object by object, and its first
-   * element is none or has not closed), so the whole text reads as if the answer were prose, until the text
-   * closes it. False once it closed, or while an array's first element has not begun.
-   */
-  #valueOpen(): boolean {
-    if (this.#value === "closed") return false;
-    const buf = this.#buf;
+  /** The released text from `from` to `to` (`from` at or after `#leadBase`). */
+  #slice(from: number, to: number): string {
     const base = this.#base;
-    if (this.#value === undefined) {
-      let p = this.#i - base;
-      if (buf[p] === "[") {
-        // (as `readArray` reads an array that does not close: its first element, after commas and white space)
-        let q = skipSpace(buf, p + 1);
-        while (buf[q] === "," || (q < buf.length && /\s/.test(buf[q]))) q++;
-        if (q >= buf.length) return false;
-        if (buf[q] === "{") p = q;
-      }
-      this.#value = { at: p + base, depth: 0, inString: false };
+    if (from >= base) return this.#buf.slice(from - base, to - base);
+    const parts: string[] = [];
+    let end = base;
+    for (let k = this.#lead.length - 1; k >= 0 && end > from; k--) {
+      const piece = this.#lead[k];
+      parts.push(piece.slice(Math.max(0, from - (end - piece.length))));
+      end -= piece.length;
     }
-    const scan = { ...this.#value, at: this.#value.at - base };
-    if (resumeValueEnd(buf, scan, buf.length) >= 0) {
-      this.#value = "closed";
-      return false;
-    }
-    this.#value = { ...scan, at: scan.at + base };
-    return true;
+    return (parts.reverse().join("") + this.#buf.slice(0, Math.max(0, to - base))).slice(0, to - from);
   }
 
-  /** Whether the answer's open JSON value closes in `held`, the text that follows the released text. */
-  #closesIn(held: string): boolean {
-    const value = this.#value as ValueScan;
-    return resumeValueEnd(held, { ...value, at: value.at - this.length }, held.length) >= 0;
+  /** Puts the pieces cut off the buffer back in front of it (once: a value read reaches back before it). */
+  #rewind(): void {
+    if (this.#lead.length === 0) return;
+    this.#buf = this.#lead.join("") + this.#buf;
+    this.#base = this.#leadBase;
+    this.#lead = [];
   }
 
   /**
-   * Once the answer, settled where the JSON it opens with starts, has that JSON end in the released text as
-   * it would in any longer text: the walk starts again after it, as `runReaders` goes on after `bareJson`
-   * (reasoning tokens inside it are not taken: those the walk took while it was open are given back). True
-   * while its first value is open (the walk goes on as after prose); false while the end is not known.
+   * Reads on the JSON that the answer, settled where that JSON starts, opens with, as `bareJson` reads it in
+   * any longer text, and moves the walk with it: while it has read no value, the walk goes on as after prose;
+   * once it has, the walk starts again after the last value read, as `runReaders` goes on after `bareJson`
+   * (reasoning tokens inside the values are not taken: those the walk took before they were read are given
+   * back). False once it reads calls (the whole text is read).
    */
   #jsonSettled(): boolean {
-    if ((this.#json !== "pending" && this.#json !== "open") || this.#answer !== "final") return true;
-    if (this.#valueOpen()) {
-      this.#json = "open";
+    const json = this.#json;
+    if ((json !== "pending" && json !== "open" && json !== "growing") || this.#answer !== "final") {
       return true;
     }
-    this.#json = "pending";
-    if (this.#lead !== "") {
-      this.#buf = this.#lead + this.#buf; // (once: the JSON closed)
-      this.#base = this.#leadBase;
-      this.#lead = "";
-    }
-    const buf = this.#buf;
-    const at = this.#i - this.#base;
-    const scan = new Scan(buf, new Typer());
-    const end = bareJson.read(scan, at, "");
-    if (end <= at) {
-      if (scan.ranOutAt < Infinity) return false; // not closed yet
-      this.#json = "no"; // no JSON value: the answer is prose
-      return true;
-    }
-    if (!scan.jsonAnswer) {
-      this.#json = "whole"; // calls: the whole text is read
+    const reading = this.#reading ??= new AnswerJson(this.#i, this.#buf[this.#i - this.#base] === "[");
+    if (reading.need < this.#base) this.#rewind();
+    const before = reading.items > 0 ? reading.end : -1;
+    reading.read(this.#buf, this.#base, (from, to) => this.#slice(from, to));
+    if (reading.calls) {
+      this.#json = "whole";
+      this.#lead = [];
       return false;
     }
-    // A run of objects goes on over white space and a comma or semicolon; an array ends at its bracket.
-    if (buf[at] === "[" ? buf[end - 1] !== "]" : !objectRunEnded(buf, end)) return false;
-    this.#json = "done";
-    this.#open = undefined;
-    this.#first = true;
-    this.#pos = end + this.#base;
+    if (reading.items === 0) this.#json = reading.final ? "no" : "open";
+    else {
+      this.#json = reading.final ? "done" : "growing";
+      if (reading.end !== before) {
+        if (reading.end < this.#base) this.#rewind();
+        this.#open = undefined;
+        this.#first = true;
+        this.#pos = reading.end;
+        this.#at = Math.min(this.#at, reading.end);
+      }
+    }
+    if (reading.final) this.#lead = [];
     return true;
   }
 }

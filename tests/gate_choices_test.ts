@@ -683,6 +683,38 @@ test("guardFetch Gemini stream of two candidates: each candidate whose calls wer
   assert.match(texts[1], /^\n\ntoolguard stopped /);
 });
 
+test("guardFetch Gemini stream of two candidates: a rejected written call whose marker another candidate's chunk splits is cut whole", async () => {
+  // A chunk of candidate 1 that names candidate 0 with no parts came between `<tool_call` and `>`: candidate
+  // 0's piece of it was taken for the end of its text, the tail let out, and only the rest of the call was
+  // cut: the client read "Sure. <tool_call". The body gate, which joins a candidate's parts, cut it all.
+  const text = (t: string) => ({ index: 0, content: { role: "model", parts: [{ text: t }] } });
+  const sse = [
+    { candidates: [text("Sure. "), { index: 1, content: { role: "model", parts: [{ text: "Hi." }] } }] },
+    { candidates: [text("<tool_call")] },
+    {
+      candidates: [{ index: 0, content: { role: "model", parts: [] } }, {
+        index: 1,
+        content: { role: "model", parts: [{ text: " There." }] },
+      }],
+    },
+    { candidates: [text('>\n{"name": "delete_everything", "arguments": {}}\n</tool_call>')] },
+    {
+      candidates: [0, 1].map((index) => ({
+        index,
+        content: { parts: [{ text: "" }] },
+        finishReason: "STOP",
+      })),
+      usageMetadata: { totalTokenCount: 9 },
+    },
+  ];
+  const { value, seen } = await twoCandidates(sse);
+  const texts = geminiTexts(geminiChunks(value));
+  assert.equal(seen[0].verdict.allowed, false);
+  assert.match(texts[0], /^Sure\.\s*toolguard stopped .*delete_everything/s);
+  assert.doesNotMatch(texts[0], /tool_call/);
+  assert.equal(texts[1], "Hi. There.");
+});
+
 test("Gemini drop-call of two candidates: the reason stands in the candidate that lost a call, in a body and a stream", async () => {
   // It stood in the first candidate (a body: the first with calls), which kept its valid call and lost
   // nothing, and the candidate whose call was dropped had no word of it.

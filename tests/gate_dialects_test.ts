@@ -296,6 +296,43 @@ test("guardFetch: Cohere v2 stream, an allowed call passes byte for byte and a r
   assert.deepEqual(end.delta.usage, { tokens: { output_tokens: 9 } });
 });
 
+test("guardFetch: a Cohere v2 stream cuts a rejected call written across a citation whole", async () => {
+  // A citation's events come inside the text: taken for its end, they let out the tail that may become a
+  // marker, and the client read "Sure. <tool_call" before the reason.
+  const delta = (text: string) => ({
+    type: "content-delta",
+    index: 0,
+    delta: { message: { content: { text } } },
+  });
+  const sse = [
+    {
+      id: "c1",
+      type: "message-start",
+      delta: { message: { role: "assistant", content: [], tool_calls: [] } },
+    },
+    { type: "content-start", index: 0, delta: { message: { content: { type: "text", text: "" } } } },
+    delta("Sure. "),
+    delta("<tool_call"),
+    {
+      type: "citation-start",
+      index: 0,
+      delta: { message: { citations: { start: 0, end: 5, text: "Sure.", sources: [] } } },
+    },
+    { type: "citation-end", index: 0 },
+    delta('>\n{"name": "rm_rf", "arguments": {}}\n</tool_call>'),
+    { type: "content-end", index: 0 },
+    { type: "message-end", delta: { finish_reason: "COMPLETE", usage: { tokens: { output_tokens: 9 } } } },
+  ];
+  const events = sseEvents(await (await post("/v2/chat", COHERE_TOOLS, { sse })).text());
+  assert.equal(seen[0].verdict.allowed, false);
+  const text = events.filter((e) => e.type === "content-delta").map((e) => e.delta.message.content.text).join(
+    "",
+  );
+  assert.match(text, /^Sure\.\s*toolguard stopped /);
+  assert.doesNotMatch(text, /tool_call/);
+  assert.equal(events.filter((e) => String(e.type).startsWith("citation")).length, 2);
+});
+
 test("guardFetch: a Cohere v2 text block after an allowed call keeps its order: its text never comes before its start", async () => {
   // A start's own text goes on as a delta after the start (the AI SDK drops a text-delta whose text-start it
   // has not had, with an error); the call's events all follow, in their order.

@@ -98,6 +98,35 @@ test("guardFetch Anthropic stream: a call written into a text block is held and 
   assert.deepEqual(event.calls?.map((c) => c.name), ["delete_everything"]);
 });
 
+test("guardFetch Anthropic stream: a rejected call written across a citation is cut whole", async () => {
+  // A citation is a delta of its text block: taken for the text's end, it let out the tail that may become
+  // a marker, and the client read "Sure. <tool_call" before the reason.
+  const events = anthropicStream(["Sure. ", "<tool_call", WRITTEN_BAD.slice("<tool_call".length)]) as {
+    type: string;
+    delta?: { text?: string };
+  }[];
+  const at = events.findIndex((e) => e.delta?.text === "<tool_call");
+  const citation = {
+    type: "char_location",
+    cited_text: "x",
+    document_index: 0,
+    document_title: "x",
+    start_char_index: 0,
+    end_char_index: 1,
+  };
+  events.splice(at + 1, 0, {
+    type: "content_block_delta",
+    index: 0,
+    delta: { type: "citations_delta", citation },
+  } as never);
+  provider.reply({ sse: events, named: true });
+  const { streamed, text } = await anthropicRead();
+  assert.equal(streamed, text);
+  assert.match(text, /^Sure\.\s*toolguard stopped /);
+  assert.doesNotMatch(text, /tool_call/);
+  assert.equal(provider.events[0].verdict.allowed, false);
+});
+
 test("guardFetch Anthropic stream: an allowed written call reaches the client byte for byte", async () => {
   const frames = anthropicWritten("", WRITTEN_GOOD);
   provider.reply({ sse: frames, named: true });
@@ -302,6 +331,38 @@ test("guardFetch Responses stream: a call written into the text is held and judg
   const [event] = provider.events;
   assert.equal(event.changed, true);
   assert.deepEqual(event.calls?.map((c) => c.name), ["delete_everything"]);
+});
+
+test("guardFetch Responses stream: a rejected call written across an annotation is cut whole", async () => {
+  // An annotation comes inside the text: taken for its end, it let out the tail that may become a marker,
+  // and the client read "Sure. <tool_call" before the reason.
+  const events = responsesStream(["Sure. ", "<tool_call", WRITTEN_BAD.slice("<tool_call".length)]) as {
+    type: string;
+    delta?: string;
+  }[];
+  const at = events.findIndex((e) => e.type === "response.output_text.delta" && e.delta === "<tool_call");
+  const annotation = {
+    type: "url_citation",
+    url: "https://example.com",
+    title: "x",
+    start_index: 0,
+    end_index: 5,
+  };
+  events.splice(at + 1, 0, {
+    type: "response.output_text.annotation.added",
+    item_id: "msg_1",
+    output_index: 0,
+    content_index: 0,
+    annotation_index: 0,
+    annotation,
+    sequence_number: 0,
+  } as never);
+  provider.reply({ sse: events, named: true });
+  const { streamed, final } = await responsesRead();
+  assert.equal(final, streamed);
+  assert.match(streamed, /^Sure\.\s*toolguard stopped /);
+  assert.doesNotMatch(streamed, /tool_call/);
+  assert.equal(provider.events[0].verdict.allowed, false);
 });
 
 test("guardFetch Responses stream: an allowed written call reaches the client byte for byte", async () => {

@@ -53,6 +53,38 @@ test("guardFetch: prose with brackets and braces still streams through unchanged
   assert.equal(seen.length, 0);
 });
 
+test("guardFetch Ollama stream: a rejected call written across an empty chunk or a thinking piece is cut whole", async () => {
+  // Such a chunk was taken for the end of the text: the tail that may become a marker went out, and the
+  // client read "Sure. <tool_call" before the reason (a body reads the message's text whole and cuts it all).
+  const chunk = (content: string, more: Record<string, unknown> = {}) => ({
+    model: "m",
+    message: { role: "assistant", content, ...more },
+    done: false,
+  });
+  for (const thinking of [undefined, "Hmm."]) {
+    provider.reply({
+      ndjson: [
+        chunk("Sure. "),
+        chunk("<tool_call"),
+        chunk("", thinking === undefined ? {} : { thinking }),
+        chunk('>\n{"name": "delete_everything", "arguments": {}}\n</tool_call>'),
+        { model: "m", message: { role: "assistant", content: "" }, done: true, done_reason: "stop" },
+      ],
+    });
+    const res = await provider.gfetch(`${provider.url()}/api/chat`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "m", stream: true, tools: TOOLS_OPENAI }),
+    });
+    const lines = (await res.text()).trim().split("\n").map((l) => JSON.parse(l));
+    const content = lines.map((o) => o.message?.content ?? "").join("");
+    assert.equal(seen[0].verdict.allowed, false);
+    assert.match(content, /^Sure\.\s*toolguard stopped /);
+    assert.doesNotMatch(content, /tool_call/);
+    assert.equal(lines.map((o) => o.message?.thinking ?? "").join(""), thinking ?? "");
+  }
+});
+
 test("TextWatcher: a bare JSON call streamed in thousands of pieces is watched in linear time", async () => {
   const w = new TextWatcher({ json: true });
   const opening = '{"name": "write_file", "arguments": {"text": "';
@@ -156,6 +188,41 @@ test("TextWatcher: an answer that opens with JSON that never closes and quotes m
   }
 });
 
+test("TextWatcher: an answer that opens with closed JSON, then JSON that may still be read on, is watched in linear work", async () => {
+  // JSON whose first value closed but whose reader may still read on (a run's next object that has not
+  // closed, an array that has not closed, a value that closed but did not parse, a run of objects) was read
+  // from the answer on at every held marker: 1 000 repetitions took 2.5 to 8 s. What the reader has read is
+  // now carried on as the text grows.
+  const prose =
+    "Say <tool_call> is a tag, and the model writes its JSON after it in most of the chat templates.";
+  const n = 400;
+  for (
+    const [head, piece] of [
+      ['{"a": 1}, {"b": "', prose],
+      ['{"a": 1} {"b": "', prose],
+      ['{"a": 1}; {"b": [', prose],
+      ['[{"a": 1}, "', prose],
+      ['[{"a": 1}, {"b": 2} "', prose],
+      ['[{"a": 1} "x"] ', prose],
+      ['{"a": 1}, {b} ', prose],
+      // Runs of objects that each quote a marker: every object read is read on from.
+      ["[", `{"a": "${prose}"}, `],
+      ['{"a": 1}, ', `{"b": "${prose}"}\n`],
+    ]
+  ) {
+    const text = head + piece.repeat(n);
+    const w = new TextWatcher({ tools: TOOLS_OPENAI });
+    const [, read] = await countingWork(RegExp.prototype, "exec", () => {
+      for (let i = 0; i < text.length; i += 7) {
+        w.push(text.slice(i, i + 7));
+        if (w.holding && !w.couldBeCall()) w.abandon();
+      }
+    }, (_: RegExp, [text]: string[]) => text.length);
+    assert.ok(text.length - w.visible.length < 200, "the prose was released as it came");
+    assert.ok(read < 300_000 * n, `${read} characters read for ${n} pieces after ${JSON.stringify(head)}`);
+  }
+});
+
 test("ReleasedText: the window read for a held marker answers as the whole text does", () => {
   // Reasoning tags, harmony headers, calls, fences and prose, released in random steps: `callMayStart` over
   // the window must give the answer it gives over the whole text, wherever the window can stand for it.
@@ -210,6 +277,12 @@ test("ReleasedText: the window read for a held marker answers as the whole text 
     "[ , \n",
     '{{"name": "',
     '<think>x</think>{"a": "',
+    // JSON whose first value closed, and which its reader may still read on, or not.
+    '{"a": 1}, {"b": "',
+    '[{"a": 1} "',
+    '{"a": 1}, {b} ',
+    '{{"b": 1} "',
+    '[{"a": 1}, {"b": 2}, 3, "',
   ];
   let seed = 7;
   const random = (n: number) => {
@@ -276,6 +349,38 @@ test("TextWatcher: a fence's language line is released once it cannot name JSON,
   assert.equal(bare.push("Here ``` "), "Here "); // (white space: the line may still end bare, or name json)
   assert.equal(bare.push(" tool_call "), "");
   assert.equal(bare.push("now"), "```  tool_call now");
+});
+
+test("TextWatcher: two opening tags quoted close together in prose are released once neither can begin a call", () => {
+  // The first tag's body is cut off by the second, so nothing can come between them: it was taken for a call
+  // whose body had not arrived yet, and the text from it was held to the end of the stream.
+  const prose = " is a tag, and the model writes its JSON after it in most of the chat templates. ".repeat(4);
+  for (
+    const tags of [
+      "<tool_call><tool_call>",
+      "<tool_call> <tool_call>",
+      "<tool_call> or <tool_call>", // (GLM: `<tool_call>NAME`, its arguments cut off by the next tag)
+      "<tool_calls>\n<tool_calls>",
+      "<|tool_call|> <|tool_call|>",
+      "<TOOLCALL><TOOLCALL>",
+      "<seed:tool_call> <seed:tool_call>",
+      "<minimax:tool_call> <minimax:tool_call>",
+    ]
+  ) {
+    const text = "Say " + tags + prose;
+    assert.equal(callMayStart(text, 0, { tools: TOOLS_OPENAI }), -1, tags);
+    const w = new TextWatcher({ tools: TOOLS_OPENAI });
+    for (let i = 0; i < text.length; i += 7) {
+      w.push(text.slice(i, i + 7));
+      if (w.holding && !w.couldBeCall()) w.abandon();
+    }
+    assert.equal(w.holding, false, tags);
+    assert.equal(w.visible, text, tags);
+  }
+  // A call after the second tag is still held from it, and one whose body has not arrived from the first.
+  const open = '{"name": "get_weather", "arguments": {"city": "' + "Oslo ".repeat(20);
+  assert.equal(callMayStart("Say <tool_call> <tool_call>" + open), 16);
+  assert.equal(callMayStart("Say <tool_call> "), 4);
 });
 
 test("TextWatcher: prose fed one character at a time is watched in linear time", () => {

@@ -8,8 +8,8 @@
 import { parseJsonSafe } from "../../_common/json.ts";
 import {
   addJsonCalls,
-  callValues,
   draftFromValue,
+  holdsCalls,
   isCallShaped,
   readFirstValue,
   readJsonRun,
@@ -65,7 +65,8 @@ function readJsonTag(scan: Scan, at: number, opening: string, spec: JsonTagSpec)
   const cut = bodyOf(scan, body.start, spec.close, spec.open); // where the first closer ends it
   let limit = trimEnd(text, p, body.end);
   if (p >= limit) {
-    if (!body.closed) scan.ranOut(at); // nothing yet: the call may still come
+    // (nothing yet: the call may still come, unless the next opening tag cut the body off)
+    if (!body.closed && body.end === text.length) scan.ranOut(at);
     return -1;
   }
   if (text[p] !== "{" && text[p] !== "[") {
@@ -148,7 +149,7 @@ export const bareJson: AnchoredReader = {
       return -1; // not JSON as a whole: a call may still be quoted inside (read by inlineJson)
     }
     const items = text[at] === "[" ? run.items : leadingCalls(run.items);
-    const shaped = items.length > 0 && items.every((i) => callValues(i.value).every((v) => isCallShaped(v)));
+    const shaped = items.length > 0 && items.every((i) => holdsCalls(i.value));
     if (!shaped) {
       scan.jsonAnswer = true;
       return run.next;
@@ -163,7 +164,7 @@ export const bareJson: AnchoredReader = {
 function leadingCalls<T extends { value: unknown }>(items: readonly T[]): T[] {
   const out: T[] = [];
   for (const item of items) {
-    if (!callValues(item.value).every((v) => isCallShaped(v))) break;
+    if (!holdsCalls(item.value)) break;
     out.push(item);
   }
   return out;

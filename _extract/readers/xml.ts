@@ -60,7 +60,7 @@ export const qwenXml: Reader = {
     const { close, format } = QWEN_WRAPPERS[opening];
     const body = bodyOf(scan, at + opening.length, [close], [opening]);
     const p = skipSpace(text, body.start);
-    if (p >= body.end && !body.closed) scan.ranOut(at);
+    if (p >= body.end && !body.closed && body.end === text.length) scan.ranOut(at); // (not cut off by the next)
     if (!text.startsWith(FUNCTION, p) || isJsonBody(text, p)) return -1;
     const block = { start: at, end: body.blockEnd };
     let pos = p;
@@ -197,7 +197,8 @@ export const glm: Reader = {
     const block = { start: at, end: body.blockEnd };
     if (q >= body.end) {
       if (!body.closed) {
-        scan.ranOut(at); // `<tool_call>NAME` so far: arguments may follow
+        // `<tool_call>NAME` so far: arguments may follow, unless the next `<tool_call>` cut the body off
+        if (body.end === text.length) scan.ranOut(at);
         return -1;
       }
       // No arguments: GLM writes the name right after the tag, then at most a line break (or a written `\n`);
@@ -377,7 +378,7 @@ export const invoke: Reader = {
     }
     const body = bodyOf(scan, at + opening.length, [w.close], [opening]);
     let pos = skipFiller(text, body.start, body.end);
-    if (pos >= body.end && !body.closed) scan.ranOut(at);
+    if (pos >= body.end && !body.closed && body.end === text.length) scan.ranOut(at); // (not cut off by the next)
     if (!text.startsWith(`<${w.prefix}invoke`, pos)) return -1;
     const start = text.startsWith(MINIMAX_SEPARATOR, at - MINIMAX_SEPARATOR.length)
       ? at - MINIMAX_SEPARATOR.length

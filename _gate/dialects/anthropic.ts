@@ -184,7 +184,9 @@ class AnthropicStream implements FrameRouter {
     const toolish = this.#tools.has(index) || (event.type === "message_start" && startsWithCalls(event)) ||
       (index === -1 && (isToolUse(event.content_block) || delta?.type === "input_json_delta"));
     const text = isText ? delta!.text as string : "";
-    return { text, toolish, rest: () => undefined, goesOn: event.type === "ping" };
+    // (a ping, or a delta of no text inside a block, a citation: the text goes on after it)
+    const goesOn = event.type === "ping" || (event.type === "content_block_delta" && !toolish);
+    return { text, toolish, rest: () => undefined, goesOn };
   }
 
   /**

@@ -66,6 +66,8 @@ const body: CompletionBody = {
 };
 
 const CALL_EVENT = /^tool-call-(start|delta|end)$/;
+/** Events of no text after which the text goes on (see `TextPart.goesOn`). */
+const GOES_ON = /^(citation-(start|end)|content-delta)$/;
 /** The events of a text (or thinking) block, and of the tool plan: they flow while calls are held. */
 const TEXT_EVENT = /^(content-(start|delta|end)|tool-plan-delta)$/;
 /** The events of a content block, addressed by its `index`. */
@@ -146,7 +148,9 @@ class CohereStream implements FrameRouter {
     const content = event.type === "content-delta" ? deltaMessage(event).content : undefined;
     const text = isRecord(content) && typeof content.text === "string" ? content.text : "";
     if (typeof event.index === "number") this.#places.read(text, String(event.index), event.index);
-    return { text, toolish: CALL_EVENT.test(String(event.type ?? "")), rest: () => undefined };
+    const type = String(event.type ?? "");
+    // (a citation, or an empty delta, comes inside the text: it goes on after it)
+    return { text, toolish: CALL_EVENT.test(type), rest: () => undefined, goesOn: GOES_ON.test(type) };
   }
 
   /** The content blocks the client has numbered when the calls are rejected: a retry's follow them. */

@@ -143,6 +143,9 @@ function geminiText(event: Record<string, unknown>, position: number): TextPart 
   return {
     text: ps.filter(isAnswerText).map((p) => p.text as string).join(""),
     toolish: hasCall(event),
+    // (a chunk of no text, a thought, or none of this candidate: its text may go on, as a body joins it; a
+    // tail that may become a marker let out there went to the client, and the rest of the call was cut)
+    goesOn: !ps.some(isCall) && c?.finishReason == null,
     rest() {
       const next = {
         ...event,

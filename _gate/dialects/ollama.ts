@@ -173,6 +173,8 @@ function ollamaText(event: Record<string, unknown>): TextPart {
   return {
     text: message && typeof message.content === "string" ? message.content : "",
     toolish,
+    // (an empty chunk or a thinking piece: the message's text may go on, as a body reads it whole)
+    goesOn: !toolish && event.done !== true,
     rest() {
       const next = { ...event, message: { ...message!, content: "" } };
       const empty = event.done !== true && !toolish &&

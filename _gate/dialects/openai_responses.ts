@@ -147,6 +147,12 @@ function outputText(output: unknown[]): string {
 // ---------------------------------------------------------------------------------------------------------
 
 const TERMINAL = new Set(["response.completed", "response.incomplete", "response.done"]);
+/** Events of no text after which the text goes on (see `TextPart.goesOn`). */
+const TEXT_GOES_ON = new Set([
+  "response.output_text.delta",
+  "response.output_text.annotation.added",
+  "response.in_progress",
+]);
 /** The events that carry a call's arguments (a custom tool's input), addressed to its item. */
 const ARGUMENT_EVENTS = new Set([
   "response.function_call_arguments.delta",
@@ -309,7 +315,9 @@ class ResponsesStream implements FrameRouter {
       ARGUMENT_EVENTS.has(type as string);
     // An event that repeats the text keeps its place when the text is cut: it is told as cut (`retell`).
     const delta = type === "response.output_text.delta";
-    return { text, toolish, rest: () => delta ? undefined : event };
+    // (an annotation, an empty delta or a progress note comes inside the text: it goes on after it)
+    const goesOn = !toolish && TEXT_GOES_ON.has(type as string);
+    return { text, toolish, rest: () => delta ? undefined : event, goesOn };
   }
 
   /**

@@ -186,8 +186,8 @@ export interface TextPart {
   rest(): Record<string, unknown> | undefined;
   /**
    * True for a frame without text after which the text may go on (an empty delta, a reasoning piece, a
-   * chunk of no answer, a `ping`): a tail that may become a marker then waits on. Else such a frame ends
-   * the text there (a call, a finish, the end of a block) and the tail goes out.
+   * chunk of no answer, a `ping`, a citation): a tail that may become a marker then waits on. Else such a
+   * frame ends the text there (a call, a finish, the end of a block) and the tail goes out.
    */
   goesOn?: boolean;
 }
