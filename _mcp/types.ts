@@ -158,12 +158,21 @@ export type McpEvent =
    * not be told apart, a request past the HTTP relay's `maxInFlight` (`in_flight_limit`), or a message
    * past the 1024 that may wait while the guard reads the server's tool list (`held_limit`), or a message
    * nested too deeply for the runtime's `JSON.stringify` to write it out again (`too_deep`; an answer to a
-   * request of the server's is replaced by an error to the server). A request among them is answered with a
-   * JSON-RPC error.
+   * request of the server's is replaced by an error to the server), or (HTTP relay) a message sent after an
+   * `initialize` that did not succeed (`initialize_failed`: answered with an error, cancelled by the client
+   * before its answer, or unanswered as the relay closed), which waited for its answer. A request among them
+   * is answered with a JSON-RPC error.
    */
   | {
     event: "client_message_refused";
-    kind: "not_json" | "call_without_id" | "id_in_use" | "in_flight_limit" | "held_limit" | "too_deep";
+    kind:
+      | "not_json"
+      | "call_without_id"
+      | "id_in_use"
+      | "in_flight_limit"
+      | "held_limit"
+      | "too_deep"
+      | "initialize_failed";
     id?: JsonRpcId;
     text?: string;
   }
