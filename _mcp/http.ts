@@ -931,7 +931,7 @@ class HttpRelay {
       onOverflow: (bytes, edges) => {
         const sent = oversizedFromClient(bytes, edges, max, {
           emit: (event) => emitTo(this.#options.onEvent, event),
-          toServer: (message) => this.#toServer({ message }),
+          fromClient: this.#session.fromClient,
           toClient: (message) => void this.#toClient({ message }),
         });
         if (sent instanceof Promise) overflowing.push(sent);

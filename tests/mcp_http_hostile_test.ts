@@ -7,7 +7,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createServer, type ServerResponse } from "node:http";
-import { INIT } from "./_mcp_messages.ts";
+import { INIT, INIT_RESULT } from "./_mcp_messages.ts";
 import { answeredPlainly, errorOf, relayUntilAnswered, scriptedServer } from "./_mcp_http.ts";
 import { type JsonRpcMessage, type McpEvent, relayMcpHttp } from "../mcp.ts";
 import { MAX_HELD } from "../_mcp/session.ts";
@@ -1127,7 +1127,8 @@ test("relayMcpHttp: the errors for the answers in an over-long client batch hold
   timeout: 60_000,
 }, async () => {
   // Each answer in a batch over the limit becomes an error POSTed to the server, one place at a time
-  // (maxInFlight 1): the relay must not read on (and queue more without bound) while they wait.
+  // (maxInFlight 1): the relay must not read on (and queue more without bound) while they wait. The server
+  // asks its ten requests on the stream that answers initialize.
   const errors: unknown[] = [];
   let allSeen = () => {};
   const all = new Promise<void>((resolve) => (allSeen = resolve));
@@ -1137,6 +1138,13 @@ test("relayMcpHttp: the errors for the answers in an over-long client batch hold
     req.on("end", () => {
       if (req.method !== "POST") return void res.writeHead(req.method === "GET" ? 405 : 200).end();
       const m = JSON.parse(body) as JsonRpcMessage;
+      if (m.method === "initialize") {
+        res.writeHead(200, { "content-type": "text/event-stream", "mcp-session-id": "s" });
+        for (let i = 1; i <= 10; i++) {
+          res.write(`data: ${JSON.stringify({ jsonrpc: "2.0", id: `s${i}`, method: "roots/list" })}\n\n`);
+        }
+        return void res.end(`data: ${JSON.stringify({ jsonrpc: "2.0", id: m.id, result: INIT_RESULT })}\n\n`);
+      }
       if (m.method !== undefined) return void answeredPlainly(m, res, []);
       errors.push(m.id);
       res.writeHead(202).end();
