@@ -300,6 +300,9 @@ function stderrNotice(event: McpEvent, values: OptionValues, warned: Set<string>
   } else if (event.event === "post_failed" && !warned.has(`post:${event.detail}`)) {
     warned.add(`post:${event.detail}`);
     notice(`toolguard mcp: ${event.detail}; the client's requests were answered with errors\n`);
+  } else if (event.event === "stream_failed" && !warned.has(`stream:${event.detail}`)) {
+    warned.add(`stream:${event.detail}`);
+    notice(`toolguard mcp: ${event.detail}; the server's messages come on the answers to POSTs alone\n`);
   } else if (event.event === "pins_error" && !warned.has(`pins:${event.detail}`)) {
     warned.add(`pins:${event.detail}`);
     notice(`toolguard mcp: ${event.detail}; pins are kept in memory for this run\n`);

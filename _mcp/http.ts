@@ -93,6 +93,12 @@ const END_SESSION_MS = 2000;
 /** How many redirects within the server's origin a request follows (see `HttpRelay.#fetch`). */
 const MAX_REDIRECTS = 5;
 
+/**
+ * The redirects a request follows, with its method and body (see `HttpRelay.#fetch`): 303 (See Other) too,
+ * but only to a `GET`.
+ */
+const REDIRECTS: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
+
 /** For whole bodies (made on first use: under Deno the first decoder loads the text-encoding support). */
 const decoder = lazy(() => new TextDecoder());
 
@@ -109,6 +115,14 @@ class TooLong extends Error {
   constructor(max: number, what: string) {
     super(`${what} runs past the relay's limit of ${byteCount(max)} (maxMessageBytes); it was not relayed`);
     this.name = "TooLong";
+  }
+}
+
+/** A redirect `HttpRelay.#fetch` does not follow: elsewhere, past its limit, or of a status it never follows. */
+class RedirectRefused extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "RedirectRefused";
   }
 }
 
@@ -516,7 +530,9 @@ class HttpRelay {
    * with the same method and body, a `POST` too (`fetch` would make a `POST` met by 301, 302 or 303 a `GET`,
    * and the message would be lost); but a 303 (See Other) to a `POST` is an error that names where it leads:
    * it says the server took the message and puts its outcome there, so sending it again could run a call
-   * twice.
+   * twice. Only 301, 302, 307 and 308 are redirects to follow (and 303 to a `GET`): another status with a
+   * `Location` (300 Multiple Choices, 304 Not Modified, 305 Use Proxy) is an error naming it. Each such error
+   * is a {@linkcode RedirectRefused}.
    */
   async #fetch(init: RequestInit): Promise<Response> {
     let url = this.#url;
@@ -527,7 +543,7 @@ class HttpRelay {
       await response.body?.cancel();
       const next = new URL(location, url);
       if (response.status === 303 && (init.method ?? "GET") !== "GET") {
-        throw new Error(
+        throw new RedirectRefused(
           `it answered HTTP 303 (See Other) to ${
             shownAddress(next.href)
           }: it may have acted on the message, ` +
@@ -535,8 +551,15 @@ class HttpRelay {
             "its endpoint, give it as the URL)",
         );
       }
+      if (!REDIRECTS.has(response.status)) {
+        throw new RedirectRefused(
+          `it answered HTTP ${response.status} with a Location (${shownAddress(next.href)}), which is no ` +
+            "redirect toolguard follows (only 301, 302, 307 and 308 are); give the address of the server's " +
+            "MCP endpoint as the URL",
+        );
+      }
       if (next.origin !== new URL(this.#url).origin) {
-        throw new Error(
+        throw new RedirectRefused(
           `it redirected to ${
             shownAddress(next.href)
           }, another origin, where toolguard does not send your headers and messages; ` +
@@ -544,7 +567,7 @@ class HttpRelay {
         );
       }
       if (hops === MAX_REDIRECTS) {
-        throw new Error(
+        throw new RedirectRefused(
           `it redirected more than ${MAX_REDIRECTS} times; give the address the redirects lead to as the URL`,
         );
       }
@@ -880,8 +903,14 @@ class HttpRelay {
       opened = true;
       // A server may end this stream at will once it gave an event id: follow it until the relay ends.
       await this.#resume(await this.#read(response, {}, signal), signal, () => true);
-    } catch {
-      // The server offers no stream (405), or it ended: answers still arrive on the POSTs.
+    } catch (error) {
+      // The server offers no stream (405), or it ended: answers still arrive on the POSTs. A redirect not
+      // followed is said, as a POST's is: the stream (the server's own requests) is lost for it.
+      if (error instanceof RedirectRefused) {
+        const detail = `the MCP server at ${this.#shown}: its own event stream (GET) was not opened: ` +
+          this.#hidden(error.message);
+        emitTo(this.#options.onEvent, { event: "stream_failed", detail });
+      }
     } finally {
       this.#stream = "over";
       this.#streamOver = opened

@@ -132,6 +132,12 @@ export type McpEvent =
   | { event: "spawn_failed"; command: string; detail: string }
   /** (HTTP relay) The server could not be reached or refused a POST: its requests were answered with errors. */
   | { event: "post_failed"; detail: string }
+  /**
+   * (HTTP relay) The server's own event stream (`GET`) was not opened for a reason other than the server
+   * offering none: a redirect not followed (to another origin, say). The server's requests and notifications
+   * come on the answers to `POST`s alone; a request it took with 202 Accepted is answered with an error.
+   */
+  | { event: "stream_failed"; detail: string }
   | { event: "oversized_message"; from: "client" | "server"; bytes: number; id?: JsonRpcId }
   /**
    * A server message the client was not given: a line that is not JSON (`text`: its first 200 characters;
