@@ -85,8 +85,8 @@ marker (a title is replaced whole), and is logged.
 
 Exit status: 0 when the client closed the connection or the server exited with 0, 1 when the server could
 not start or ended otherwise (with --url: when the server did not take a message, unreachable or answering
-with an HTTP error; a request the relay answered itself, e.g. past --max-in-flight, does not count), 2 for
-usage errors.
+with an HTTP error, or sent after an initialize that did not succeed; a request the relay answered itself,
+e.g. past --max-in-flight, does not count), 2 for usage errors.
 
 Example (Claude Desktop / any MCP client config):
   "command": "toolguard", "args": ["mcp", "--scan-output", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", "/data"]
@@ -293,11 +293,16 @@ function stderrNotice(event: McpEvent, values: OptionValues, warned: Set<string>
       too_deep:
         "a message nested too deeply to be written out again; not passed on to the server (a request " +
         "is answered with an error)",
+      initialize_failed: "messages after an initialize that did not succeed; not passed on to the server " +
+        "(a request is answered with an error saying why)",
     };
     notice(`toolguard mcp: the client sent ${what[event.kind]} (nor are later ones; --log records each)\n`);
   } else if (event.event === "post_failed" && !warned.has(`post:${event.detail}`)) {
     warned.add(`post:${event.detail}`);
     notice(`toolguard mcp: ${event.detail}; the client's requests were answered with errors\n`);
+  } else if (event.event === "stream_failed" && !warned.has(`stream:${event.detail}`)) {
+    warned.add(`stream:${event.detail}`);
+    notice(`toolguard mcp: ${event.detail}; the server's messages come on the answers to POSTs alone\n`);
   } else if (event.event === "pins_error" && !warned.has(`pins:${event.detail}`)) {
     warned.add(`pins:${event.detail}`);
     notice(`toolguard mcp: ${event.detail}; pins are kept in memory for this run\n`);
@@ -321,7 +326,9 @@ function eventLog(
   let failedPosts = 0;
   return {
     onEvent: (event) => {
+      // (a message held for an initialize that failed never reached the server either)
       if (event.event === "post_failed") failedPosts++;
+      else if (event.event === "client_message_refused" && event.kind === "initialize_failed") failedPosts++;
       stderrNotice(event, values, warned);
       callLog?.onMcpEvent(event); // never throws: a full disk must not take the relay down
     },
@@ -410,7 +417,8 @@ export function main(args: string[]): Promise<number> {
       if (failed > 0) {
         const what = failed === 1 ? "1 message" : `${failed} messages`;
         notice(
-          `toolguard mcp: the MCP server at ${url} did not take ${what} (not reached, or refused); ` +
+          `toolguard mcp: the MCP server at ${url} did not take ${what} (not reached, refused, or ` +
+            "sent after an initialize that did not succeed); " +
             "the client's requests among them were answered with an error\n",
         );
         return EXIT_FAIL;

@@ -94,7 +94,10 @@ export interface McpLine {
   tool: string;
   /** The scanner categories or finding codes the event carries, distinct. */
   findings: string[];
-  /** What went wrong, for the events that say (`spawn_failed`, `tools_fetch_failed`, `post_failed`); else `""`. */
+  /**
+   * What went wrong, for the events that say (`spawn_failed`, `tools_fetch_failed`, `post_failed`,
+   * `stream_failed`); else `""`.
+   */
   detail: string;
   /**
    * The relay event's own fields: `pid` and `command` of `spawn` (its `args` only with `includeArguments`),

@@ -82,11 +82,14 @@ export function emitTo(onEvent: ((event: McpEvent) => void) | undefined, event: 
 /**
  * A client message past a relay's size limit (`max`), of which the relay kept only the ends: reported, and
  * answered under the id its ends show (or null), so no request waits for it; an answer to a request of the
- * server's (sampling, elicitation) is replaced by an error to the server, which would wait for it too. Of a
- * batch, every member whose id its bytes showed is answered so (the requests with one array, as JSON-RPC
- * answers a batch), up to 10 000 (`MAX_BATCH_MEMBERS` in `jsonrpc.ts`). Returns a promise while a message to
- * the server waits (`toServer` returned one), settled once each is on its way: the relay reads no more of the
- * client meanwhile, as a batch of answers becomes as many messages to the server.
+ * server's (sampling, elicitation) is replaced by an error to the server, which would wait for it too. That
+ * error goes through the session as the client's answer in its place (`fromClient`: the session's), so the
+ * server's request is known as answered (a later answer to it is a second one, dropped) and an error for a
+ * request the server never made, or made and had answered, is not sent. Of a batch, every member whose id its
+ * bytes showed is answered so (the requests with one array, as JSON-RPC answers a batch), up to 10 000
+ * (`MAX_BATCH_MEMBERS` in `jsonrpc.ts`). Returns a promise while a message to the server waits (`fromClient`
+ * returned one), settled once each is on its way: the relay reads no more of the client meanwhile, as a batch
+ * of answers becomes as many messages to the server.
  */
 export function oversizedFromClient(
   bytes: number,
@@ -94,7 +97,7 @@ export function oversizedFromClient(
   max: number,
   to: {
     emit(event: McpEvent): void;
-    toServer(message: JsonRpcMessage): void | Promise<void>;
+    fromClient(frame: McpFrame): void | Promise<void>;
     toClient(message: JsonRpcMessage | JsonRpcMessage[]): void;
   },
 ): void | Promise<void> {
@@ -104,7 +107,7 @@ export function oversizedFromClient(
   const refused = `toolguard: message of ${size} exceeds the limit of ${limit}; not forwarded`;
   const answerText = `toolguard: the client's answer of ${size} exceeds the limit of ${limit}`;
   if (found !== undefined && !found.request && members === undefined) {
-    return to.toServer(errorResponse(found.id, -32603, answerText));
+    return to.fromClient({ message: errorResponse(found.id, -32603, answerText) });
   }
   if (members === undefined) return to.toClient(errorResponse(found?.id ?? null, -32600, refused));
   const batch = `a batch of ${size} exceeds the limit of ${limit}`;
@@ -116,7 +119,7 @@ export function oversizedFromClient(
       continue;
     }
     const text = `toolguard: the client's answer was in ${batch}; not passed on`;
-    const sent = to.toServer(errorResponse(m.id, -32603, text));
+    const sent = to.fromClient({ message: errorResponse(m.id, -32603, text) });
     if (sent instanceof Promise) waits.push(sent);
   }
   if (requests.length > 0) to.toClient(requests);

@@ -19,7 +19,7 @@ import {
   unwrittenFromClient,
   unwrittenFromServer,
 } from "./guard.ts";
-import { ClientFeed, guardRequestSignal, MAX_HELD } from "./session.ts";
+import { ClientFeed, type GuardedSession, guardRequestSignal, MAX_HELD } from "./session.ts";
 import {
   answersOnly,
   createFramer,
@@ -32,7 +32,7 @@ import {
   type JsonRpcMessage,
   type LineEdges,
 } from "./jsonrpc.ts";
-import type { McpFrame, McpGuardOptions, McpRelayExit, McpSession } from "./types.ts";
+import type { McpFrame, McpGuardOptions, McpRelayExit } from "./types.ts";
 
 /** Options for {@linkcode relayMcpHttp}. */
 export interface McpHttpRelayOptions extends McpGuardOptions {
@@ -93,6 +93,12 @@ const END_SESSION_MS = 2000;
 /** How many redirects within the server's origin a request follows (see `HttpRelay.#fetch`). */
 const MAX_REDIRECTS = 5;
 
+/**
+ * The redirects a request follows, with its method and body (see `HttpRelay.#fetch`): 303 (See Other) too,
+ * but only to a `GET`.
+ */
+const REDIRECTS: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
+
 /** For whole bodies (made on first use: under Deno the first decoder loads the text-encoding support). */
 const decoder = lazy(() => new TextDecoder());
 
@@ -109,6 +115,14 @@ class TooLong extends Error {
   constructor(max: number, what: string) {
     super(`${what} runs past the relay's limit of ${byteCount(max)} (maxMessageBytes); it was not relayed`);
     this.name = "TooLong";
+  }
+}
+
+/** A redirect `HttpRelay.#fetch` does not follow: elsewhere, past its limit, or of a status it never follows. */
+class RedirectRefused extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "RedirectRefused";
   }
 }
 
@@ -195,7 +209,7 @@ class HttpRelay {
   /** What of `headers` an error's text must not show (see {@linkcode headerValues}). */
   readonly #headerValues: string[];
   readonly #signal: AbortSignal;
-  readonly #session: McpSession;
+  readonly #session: GuardedSession;
   readonly #output: (bytes: Uint8Array) => void | Promise<void>;
   #outChain: Promise<void> = Promise.resolve();
   #sessionId: string | undefined;
@@ -215,6 +229,8 @@ class HttpRelay {
   readonly #order = new SendOrder();
   /** The requests let go or waiting their turn whose POST the server has not accepted, by {@linkcode idKey}. */
   readonly #unaccepted = new Map<string, Promise<void>>();
+  /** The `initialize` not answered yet, which what the client sends after it waits for. */
+  #initialize: InitializeWait | undefined;
   /** The server's own stream: not asked for yet, being opened or read (or resumed), or over. */
   #stream: "idle" | "open" | "over" = "idle";
   /** How the server's own stream ended, for the requests it can no longer answer. */
@@ -249,7 +265,8 @@ class HttpRelay {
     this.#resumeSignal = AbortSignal.any([signal, this.#clientGone.signal]);
     this.#output = options.output ?? hostOutput();
     const guard = createMcpGuard({ ...options, batches: options.batches ?? "split" });
-    this.#session = guard.connect({ toServer: this.#toServer, toClient: this.#toClient });
+    // (a GuardedSession, whose `answered` the relay waits on: see #acceptedOnceAnswered)
+    this.#session = guard.connect({ toServer: this.#toServer, toClient: this.#toClient }) as GuardedSession;
   }
 
   /** Relay until the client's input ends or the relay is stopped. */
@@ -269,6 +286,7 @@ class HttpRelay {
       this.#giveUp.abort();
     }
     this.#listenStop.abort();
+    this.#initializeFailed("was still unanswered when the relay closed");
     this.#session.serverClosed(
       first === "client" ? "was left because the client closed" : "was left (aborted)",
     );
@@ -332,19 +350,27 @@ class HttpRelay {
     // The client's answers keep no order: the server may wait for one to answer the request before it.
     if (answersOnly(message)) return this.#answerPlaces.take((release) => this.#send(message, release));
     const requests = requestsOf(message);
-    // A cancel waits for the POST of the request it cancels, and nothing waits for it.
     const cancelled = cancelledId(message);
+    if (cancelled !== undefined && idKey(cancelled) === idKey(this.#initialize?.id ?? null)) {
+      this.#initializeFailed("was cancelled by the client before the server answered it");
+    }
+    // What follows an `initialize` not answered yet waits for its answer (see #initializeFailed).
+    const after = this.#initialize;
+    after?.held.push(message);
+    // A cancel waits for the POST of the request it cancels, and nothing waits for it.
     if (cancelled !== undefined) {
       return this.#order.after(
         this.#unaccepted.get(idKey(cancelled)),
-        (accepted) => this.#forward(message, accepted),
+        (accepted) => this.#forward(message, requests, accepted, after),
       );
     }
-    // `initialize` goes as a notification does: what follows waits for its answer's headers, which bring the
-    // session id (sent at once, a pipelining client's next request went without it, refused).
+    const initialize = requests.find((r) => r.method === "initialize");
+    // `initialize` goes as a notification does: what follows waits for its answer, whose headers bring the
+    // session id (sent at once, a pipelining client's next request went without it, refused), and which says
+    // whether there is a session at all.
     const kind = Array.isArray(message) && hasNotification(message)
       ? "after_all"
-      : requests.length > 0 && !requests.some((r) => r.method === "initialize")
+      : requests.length > 0 && initialize === undefined
       ? "request"
       : "notification";
     let acceptedAll = () => {};
@@ -357,16 +383,92 @@ class HttpRelay {
         }
       });
     }
+    if (initialize !== undefined && after === undefined) {
+      const answered = this.#awaitInitialize(initialize.id);
+      return this.#order.take(kind, (accepted) => {
+        void answered.then(() => {
+          accepted();
+          acceptedAll();
+        });
+        return this.#forward(message, requests, () => {});
+      });
+    }
     return this.#order.take(kind, (accepted) =>
-      this.#forward(message, () => {
+      this.#forward(message, requests, () => {
         accepted();
         acceptedAll();
-      }));
+      }, after));
   };
 
-  /** Send a message of the client's that is not only answers, once {@linkcode SendOrder} lets it go. */
-  #forward(message: unknown, accepted: () => void): void | Promise<void> {
-    if (requestsOf(message).length > 0) {
+  /**
+   * Wait for the answer to the client's `initialize` (`id`): what the client sends after it waits too. An
+   * error answer (the server's, or the relay's in its place: its POST failed, HTTP 500) means no session, so
+   * that what waits is answered with errors, not sent (see {@linkcode HttpRelay.#initializeFailed}).
+   * Resolves once what waits may go on, or was answered.
+   */
+  #awaitInitialize(id: JsonRpcId): Promise<void> {
+    let end!: () => void;
+    const wait: InitializeWait = { id, held: [], over: new Promise((resolve) => (end = resolve)), end };
+    this.#initialize = wait;
+    void this.#session.answered(id).then((answer) => {
+      const error = answer?.error;
+      if (isRecord(error)) {
+        const said = String(error.message).slice(0, 300);
+        return this.#initializeFailed(`failed (${said})`, wait);
+      }
+      if (this.#initialize === wait) this.#initialize = undefined;
+      end();
+    });
+    return wait.over;
+  }
+
+  /**
+   * The `initialize` the client's later messages wait for (`wait`, by default the one waited for now) will
+   * not succeed, for the reason `why` gives: an error answer, the client cancelled it (when a server never
+   * answers, the client's own timeout decides, as it cancels), or the relay closed first. Each request sent
+   * after it is answered with an error saying so (a request through the relay is always answered), each
+   * notification is dropped (there is no session to send it in), and both are reported
+   * (`client_message_refused`, `initialize_failed`); a batch's answers to the server still go.
+   */
+  #initializeFailed(why: string, wait = this.#initialize): void {
+    if (wait === undefined || wait.failure !== undefined) return;
+    wait.failure = why;
+    if (this.#initialize === wait) this.#initialize = undefined;
+    for (const message of wait.held.splice(0)) {
+      for (const m of Array.isArray(message) ? message : [message]) {
+        if (!isRecord(m) || typeof m.method !== "string") continue;
+        const id = isRequest(m as JsonRpcMessage) ? m.id as JsonRpcId : undefined;
+        emitTo(this.#options.onEvent, {
+          event: "client_message_refused",
+          kind: "initialize_failed",
+          ...(id === undefined ? {} : { id }),
+        });
+        if (id === undefined) continue;
+        const text = `toolguard: ${m.method} was not sent to the MCP server at ${this.#shown}: the ` +
+          `initialize sent before it ${why}; send initialize again, and this once it succeeds`;
+        this.#session.answerWithError(id, TRANSPORT_ERROR, text);
+      }
+    }
+    wait.end();
+  }
+
+  /**
+   * Send a message of the client's that is not only answers, once {@linkcode SendOrder} lets it go
+   * (`requests`: its requests). One sent after an `initialize` that failed (`after`) was answered then:
+   * only a batch's answers to the server go.
+   */
+  #forward(
+    message: unknown,
+    requests: { id: JsonRpcId; method: string }[],
+    accepted: () => void,
+    after?: InitializeWait,
+  ): void | Promise<void> {
+    if (after?.failure !== undefined) {
+      const answers = Array.isArray(message) ? message.filter((m) => !isRecord(m) || !("method" in m)) : [];
+      if (answers.length === 0) return accepted();
+      [message, requests] = [answers, []];
+    }
+    if (requests.length > 0) {
       if (this.#requestPosts < this.#maxInFlight) {
         this.#requestPosts++;
         return this.#send(message, () => this.#requestPosts--, undefined, accepted);
@@ -428,7 +530,9 @@ class HttpRelay {
    * with the same method and body, a `POST` too (`fetch` would make a `POST` met by 301, 302 or 303 a `GET`,
    * and the message would be lost); but a 303 (See Other) to a `POST` is an error that names where it leads:
    * it says the server took the message and puts its outcome there, so sending it again could run a call
-   * twice.
+   * twice. Only 301, 302, 307 and 308 are redirects to follow (and 303 to a `GET`): another status with a
+   * `Location` (300 Multiple Choices, 304 Not Modified, 305 Use Proxy) is an error naming it. Each such error
+   * is a {@linkcode RedirectRefused}.
    */
   async #fetch(init: RequestInit): Promise<Response> {
     let url = this.#url;
@@ -439,7 +543,7 @@ class HttpRelay {
       await response.body?.cancel();
       const next = new URL(location, url);
       if (response.status === 303 && (init.method ?? "GET") !== "GET") {
-        throw new Error(
+        throw new RedirectRefused(
           `it answered HTTP 303 (See Other) to ${
             shownAddress(next.href)
           }: it may have acted on the message, ` +
@@ -447,8 +551,15 @@ class HttpRelay {
             "its endpoint, give it as the URL)",
         );
       }
+      if (!REDIRECTS.has(response.status)) {
+        throw new RedirectRefused(
+          `it answered HTTP ${response.status} with a Location (${shownAddress(next.href)}), which is no ` +
+            "redirect toolguard follows (only 301, 302, 307 and 308 are); give the address of the server's " +
+            "MCP endpoint as the URL",
+        );
+      }
       if (next.origin !== new URL(this.#url).origin) {
-        throw new Error(
+        throw new RedirectRefused(
           `it redirected to ${
             shownAddress(next.href)
           }, another origin, where toolguard does not send your headers and messages; ` +
@@ -456,7 +567,7 @@ class HttpRelay {
         );
       }
       if (hops === MAX_REDIRECTS) {
-        throw new Error(
+        throw new RedirectRefused(
           `it redirected more than ${MAX_REDIRECTS} times; give the address the redirects lead to as the URL`,
         );
       }
@@ -465,26 +576,16 @@ class HttpRelay {
   }
 
   /**
-   * Call `accepted` once every request of `message` was answered while its POST still waits for the
-   * server's headers: a server may answer a request on another stream and leave its POST open (for ever),
-   * and the messages after it, which {@linkcode SendOrder} holds until then, would wait as long.
+   * Call `accepted` once the server has every request of `message`, as their answers show (see
+   * `GuardedSession.answered`), though its POST may still wait for the server's headers: a server may answer
+   * a request on another stream and leave its POST open (for ever), and the messages after it, which
+   * {@linkcode SendOrder} holds until then, would wait as long. (A request the client cancelled counts once
+   * its late answer comes: its cancel must not overtake it.) A later call of `accepted` does nothing.
    */
-  async #acceptedOnceAnswered(
-    message: unknown,
-    accepted: () => void,
-    signal: AbortSignal,
-    headers: { came: boolean },
-  ): Promise<void> {
+  #acceptedOnceAnswered(message: unknown, accepted: () => void): void {
     const requests = requestsOf(message);
     if (requests.length === 0) return;
-    // (no event says when an answer came: look again shortly, as #settled does)
-    while (!headers.came && !signal.aborted) {
-      await pause(RESUME.minMs, signal);
-      // (a request the client cancelled waits no more either, but its cancel must not overtake it)
-      const answered = (r: { id: JsonRpcId }) =>
-        !this.#session.isWaiting(r.id) && !this.#session.wasCancelled(r.id);
-      if (!headers.came && requests.every(answered)) return accepted();
-    }
+    void Promise.all(requests.map((r) => this.#session.answered(r.id))).then(accepted);
   }
 
   async #post(message: unknown, stop?: AbortSignal, accepted?: () => void): Promise<void> {
@@ -495,8 +596,7 @@ class HttpRelay {
       }));
     if (body === undefined) return; // (nothing of it could be written out: each request is answered)
     const signal = stop === undefined ? this.#postSignal : AbortSignal.any([this.#postSignal, stop]);
-    const headers = { came: false };
-    if (accepted !== undefined) void this.#acceptedOnceAnswered(message, accepted, signal, headers);
+    if (accepted !== undefined) this.#acceptedOnceAnswered(message, accepted);
     const response = await this.#fetch({
       method: "POST",
       headers: {
@@ -505,7 +605,7 @@ class HttpRelay {
       },
       body,
       signal,
-    }).finally(() => (headers.came = true));
+    });
     const id = response.headers.get("mcp-session-id");
     if (id !== null) this.#sessionId = id;
     accepted?.(); // (after the session id, which the messages let go now must carry)
@@ -803,8 +903,14 @@ class HttpRelay {
       opened = true;
       // A server may end this stream at will once it gave an event id: follow it until the relay ends.
       await this.#resume(await this.#read(response, {}, signal), signal, () => true);
-    } catch {
-      // The server offers no stream (405), or it ended: answers still arrive on the POSTs.
+    } catch (error) {
+      // The server offers no stream (405), or it ended: answers still arrive on the POSTs. A redirect not
+      // followed is said, as a POST's is: the stream (the server's own requests) is lost for it.
+      if (error instanceof RedirectRefused) {
+        const detail = `the MCP server at ${this.#shown}: its own event stream (GET) was not opened: ` +
+          this.#hidden(error.message);
+        emitTo(this.#options.onEvent, { event: "stream_failed", detail });
+      }
     } finally {
       this.#stream = "over";
       this.#streamOver = opened
@@ -854,7 +960,7 @@ class HttpRelay {
       onOverflow: (bytes, edges) => {
         const sent = oversizedFromClient(bytes, edges, max, {
           emit: (event) => emitTo(this.#options.onEvent, event),
-          toServer: (message) => this.#toServer({ message }),
+          fromClient: this.#session.fromClient,
           toClient: (message) => void this.#toClient({ message }),
         });
         if (sent instanceof Promise) overflowing.push(sent);
@@ -1012,13 +1118,26 @@ function hasNotification(message: unknown): boolean {
   return Array.isArray(message) ? message.some(one) : one(message);
 }
 
+/** An `initialize` not answered yet, and what the client sent after it, which waits for its answer. */
+interface InitializeWait {
+  readonly id: JsonRpcId;
+  /** The client's messages sent after it, until it has an answer. */
+  readonly held: unknown[];
+  /** Resolves (`end`) once it has an answer or will have none. */
+  readonly over: Promise<void>;
+  readonly end: () => void;
+  /** Why it will not succeed, once known: what was held was then answered with errors, or dropped. */
+  failure?: string;
+}
+
 /**
  * The client's order for what the server receives, where it matters. A message goes once the server has
  * accepted (answered the headers of) every POST before it that it must follow: a notification or a request
- * follows every earlier notification (`notifications/initialized`, progress) and `initialize` (whose answer
- * brings the session id), while requests sent one after another still run at once, and a notification does
- * not wait for a request: a server that answers a request as JSON (not as an event stream) sends its headers
- * with the answer, and a slow call would hold every message after it. A `notifications/cancelled` waits for
+ * follows every earlier notification (`notifications/initialized`, progress) and the answer to `initialize`
+ * (which brings the session id, or says there is no session: see `HttpRelay.#initializeFailed`), while
+ * requests sent one after another still run at once, and a notification does not wait for a request: a
+ * server that answers a request as JSON (not as an event stream) sends its headers with the answer, and a
+ * slow call would hold every message after it. A `notifications/cancelled` waits for
  * the POST of the request it cancels (see {@linkcode SendOrder.after}), and nothing waits for it. A batch
  * with a notification follows every earlier message. The client's answers keep no order (the server may wait
  * for one before it answers the POST before it). Messages waiting their turn do not hold the client's input

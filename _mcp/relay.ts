@@ -288,7 +288,8 @@ class McpRelay {
       onOverflow: (bytes, edges) =>
         oversizedFromClient(bytes, edges, max, {
           emit: (event) => this.#emit(event),
-          toServer: (message) => void this.#toServer({ message }),
+          // (the writes' own back-pressure holds the client back: see #pumpClient's drain wait)
+          fromClient: (frame) => void this.#session.fromClient(frame),
           toClient: (message) => void this.#toClient({ message }),
         }),
     });

@@ -232,6 +232,8 @@ export class GuardedSession implements McpSession {
   #ownCounter = 0;
   /** Keys of requests the client cancelled lately (the oldest forgotten past {@linkcode MAX_CANCELLED}). */
   readonly #cancelled = new Set<string>();
+  /** Who waits for the answer to a client request (see {@linkcode GuardedSession.answered}), by key. */
+  readonly #awaited = new Map<string, ((answer: JsonRpcMessage) => void)[]>();
   /**
    * Keys of the server's requests passed on to the client and not yet answered by it (the oldest forgotten
    * past {@linkcode MAX_SERVER_REQUESTS}), and of those the server cancelled lately: the client's answers are
@@ -282,10 +284,36 @@ export class GuardedSession implements McpSession {
     if (req === undefined) return false;
     this.#pending.delete(key);
     const answer = errorResponse(req.id, code, message);
+    this.#noteAnswered(key, answer);
     const scanned = this.#scanned(answer, req.method, "error", req.id, req.name);
     this.#reply(scanned === "same" || scanned === null ? answer : scanned);
     return true;
   };
+
+  /**
+   * Resolves with the answer to the client's request with this id once the server has it: its answer came
+   * (a late one too, after the client cancelled it), or an error was put in its place (the relay's, or as the
+   * session closed). At once, with nothing, when it waits for no answer (it had one, or was never passed
+   * on); for a request the client cancelled, only once its late answer comes. Not part of
+   * {@linkcode McpSession}: the HTTP relay's, which waits for it where no headers say the server took a POST.
+   */
+  readonly answered = (id: JsonRpcId): Promise<JsonRpcMessage | undefined> => {
+    const key = idKey(id);
+    if (!this.#pending.has(key) && !this.#cancelled.has(key)) return Promise.resolve(undefined);
+    return new Promise((resolve) => {
+      const waiting = this.#awaited.get(key);
+      if (waiting === undefined) this.#awaited.set(key, [resolve]);
+      else waiting.push(resolve);
+    });
+  };
+
+  /** The request under `key` has its answer: tell who waits for it (see {@linkcode answered}). */
+  #noteAnswered(key: string, answer: JsonRpcMessage): void {
+    const waiting = this.#awaited.get(key);
+    if (waiting === undefined) return;
+    this.#awaited.delete(key);
+    for (const resolve of waiting) resolve(answer);
+  }
 
   /** Resolves once no client message is held back for the tool list (each forwarded or answered). */
   readonly released = (): Promise<void> => {
@@ -381,6 +409,7 @@ export class GuardedSession implements McpSession {
     // (a line that is not JSON goes the usual way: see #notJsonAnswer)
     if (m === undefined || Array.isArray(m) || !isResponse(m) || idKey(m.id) !== key) return false;
     this.#pending.delete(key);
+    this.#noteAnswered(key, m);
     this.#toClient(frame);
     return true;
   }
@@ -475,12 +504,15 @@ export class GuardedSession implements McpSession {
     clearTimeout(this.#fetchTimer);
     this.#fetching = false;
     let answered = 0;
-    for (const req of this.#pending.values()) {
+    for (const [key, req] of this.#pending) {
       answered++;
       const text = `toolguard: the MCP server ${reason} before answering ${req.method}`;
-      this.#reply(errorResponse(req.id, CONNECTION_CLOSED, text));
+      const answer = errorResponse(req.id, CONNECTION_CLOSED, text);
+      this.#noteAnswered(key, answer);
+      this.#reply(answer);
     }
     this.#pending.clear();
+    this.#awaited.clear(); // (the cancelled ones': no late answer comes now)
     this.#dropOwn();
     this.#draining = undefined; // (what waits behind it is answered now)
     for (const frame of this.#held.splice(0)) {
@@ -984,6 +1016,7 @@ export class GuardedSession implements McpSession {
     const req = this.#pending.get(key);
     if (req === undefined) return this.#stray(m, key);
     this.#pending.delete(key);
+    this.#noteAnswered(key, m);
     if (req.method === "tools/list" && isRecord(m.result) && Array.isArray(m.result.tools)) {
       try {
         this.#clientListAnswer(req, m.result.tools, m.result.nextCursor);
@@ -1014,7 +1047,10 @@ export class GuardedSession implements McpSession {
    * client cancelled is dropped quietly, as MCP asks the client to ignore it.
    */
   #stray(m: JsonRpcMessage, key: string): null {
-    if (this.#cancelled.delete(key)) return null;
+    if (this.#cancelled.delete(key)) {
+      this.#noteAnswered(key, m); // (the server had the request: see answered)
+      return null;
+    }
     this.#hooks.emit({ event: "stray_message", from: "server", kind: "no_request", id: m.id });
     return null;
   }
@@ -1032,7 +1068,10 @@ export class GuardedSession implements McpSession {
   /** Remember a cancelled request for a while, so its late answer is not reported as stray. */
   #noteCancelled(key: string, cancelled = this.#cancelled): void {
     cancelled.add(key);
-    if (cancelled.size > MAX_CANCELLED) cancelled.delete(cancelled.values().next().value as string);
+    if (cancelled.size <= MAX_CANCELLED) return;
+    const oldest = cancelled.values().next().value as string;
+    cancelled.delete(oldest);
+    if (cancelled === this.#cancelled) this.#awaited.delete(oldest); // (its late answer is no longer known)
   }
 
   /**

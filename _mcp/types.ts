@@ -132,6 +132,12 @@ export type McpEvent =
   | { event: "spawn_failed"; command: string; detail: string }
   /** (HTTP relay) The server could not be reached or refused a POST: its requests were answered with errors. */
   | { event: "post_failed"; detail: string }
+  /**
+   * (HTTP relay) The server's own event stream (`GET`) was not opened for a reason other than the server
+   * offering none: a redirect not followed (to another origin, say). The server's requests and notifications
+   * come on the answers to `POST`s alone; a request it took with 202 Accepted is answered with an error.
+   */
+  | { event: "stream_failed"; detail: string }
   | { event: "oversized_message"; from: "client" | "server"; bytes: number; id?: JsonRpcId }
   /**
    * A server message the client was not given: a line that is not JSON (`text`: its first 200 characters;
@@ -158,12 +164,21 @@ export type McpEvent =
    * not be told apart, a request past the HTTP relay's `maxInFlight` (`in_flight_limit`), or a message
    * past the 1024 that may wait while the guard reads the server's tool list (`held_limit`), or a message
    * nested too deeply for the runtime's `JSON.stringify` to write it out again (`too_deep`; an answer to a
-   * request of the server's is replaced by an error to the server). A request among them is answered with a
-   * JSON-RPC error.
+   * request of the server's is replaced by an error to the server), or (HTTP relay) a message sent after an
+   * `initialize` that did not succeed (`initialize_failed`: answered with an error, cancelled by the client
+   * before its answer, or unanswered as the relay closed), which waited for its answer. A request among them
+   * is answered with a JSON-RPC error.
    */
   | {
     event: "client_message_refused";
-    kind: "not_json" | "call_without_id" | "id_in_use" | "in_flight_limit" | "held_limit" | "too_deep";
+    kind:
+      | "not_json"
+      | "call_without_id"
+      | "id_in_use"
+      | "in_flight_limit"
+      | "held_limit"
+      | "too_deep"
+      | "initialize_failed";
     id?: JsonRpcId;
     text?: string;
   }

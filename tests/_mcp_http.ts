@@ -5,6 +5,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { type JsonRpcMessage, type McpEvent, relayMcpHttp } from "../mcp.ts";
 import type { McpHttpRelayOptions } from "../_mcp/http.ts";
+import { INIT_RESULT } from "./_mcp_messages.ts";
 
 /**
  * What every scripted server answers alike: a notification with 202, `initialize` with a session,
@@ -15,12 +16,9 @@ export function answeredPlainly(m: JsonRpcMessage, res: ServerResponse, tools: {
   if (m.id === undefined) {
     res.writeHead(202).end();
   } else if (m.method === "initialize") {
-    const init = {
-      protocolVersion: "2025-06-18",
-      capabilities: { tools: {} },
-      serverInfo: { name: "t", version: "1" },
-    };
-    res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s" }).end(answer(init));
+    res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s" }).end(
+      answer(INIT_RESULT),
+    );
   } else if (m.method === "tools/list") {
     const listed = tools.map((t) => ({ inputSchema: { type: "object" }, ...t }));
     res.writeHead(200, { "content-type": "application/json" }).end(answer({ tools: listed }));

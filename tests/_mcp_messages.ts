@@ -10,3 +10,10 @@ export const INIT: readonly unknown[] = [
   },
   { jsonrpc: "2.0", method: "notifications/initialized" },
 ];
+
+/** A server's answer to that `initialize` (its `result`): tools, no more. */
+export const INIT_RESULT = {
+  protocolVersion: "2025-06-18",
+  capabilities: { tools: {} },
+  serverInfo: { name: "t", version: "1" },
+} as const;

@@ -13,6 +13,7 @@ import { isBun, isWindows, withoutWineNoise } from "./_runtime.ts";
 import { oversizedFromClient } from "../_mcp/guard.ts";
 import { tooLargeMessage } from "../_gate/bound.ts";
 import type { JsonRpcMessage } from "../_mcp/jsonrpc.ts";
+import type { McpFrame } from "../_mcp/types.ts";
 
 const T = { timeout: 60_000 };
 // The crash fixture exits 9009. POSIX keeps 8 bits (49); Windows keeps the full code, except that bun.exe's
@@ -549,7 +550,8 @@ test("classify and the relays: a byte count of one is written '1 byte', never '1
   const said: string[] = [];
   const sinks = {
     emit: () => {},
-    toServer: (m: JsonRpcMessage) => void said.push(String((m.error as { message: string }).message)),
+    fromClient: (f: McpFrame) =>
+      void said.push(String(((f.message as JsonRpcMessage).error as { message: string }).message)),
     toClient: (m: JsonRpcMessage) => void said.push(String((m.error as { message: string }).message)),
   };
   const edges = (text: string) => ({

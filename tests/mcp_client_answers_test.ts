@@ -7,7 +7,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import { type JsonRpcMessage, type McpEvent, relayMcp, relayMcpHttp } from "../mcp.ts";
-import { INIT } from "./_mcp_messages.ts";
+import { INIT, INIT_RESULT } from "./_mcp_messages.ts";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -161,6 +161,131 @@ test(
     assert.deepEqual(strays, [
       { event: "stray_message", from: "client", kind: "no_request", id: "s-1" },
       { event: "stray_message", from: "client", kind: "no_request", id: "never-asked" },
+    ]);
+  },
+);
+
+test(
+  "relayMcp: the client's answer past maxMessageBytes answers the server's request; a later one is a second",
+  {
+    timeout: 30_000,
+  },
+  async () => {
+    // The over-long answer is replaced by an error to the server. The request it answered is answered then: the
+    // client's next answer to it is a second one, dropped as a stray (it reached the server too).
+    const events: McpEvent[] = [];
+    let asked = () => {};
+    const askedFirst = new Promise<void>((resolve) => (asked = resolve));
+    let pinged: (got: unknown[]) => void = () => {};
+    const pong = new Promise<unknown[]>((resolve) => (pinged = resolve));
+    const answer = (id: unknown, pad = "") => ({ jsonrpc: "2.0", id, result: { roots: [], pad } });
+    async function* client() {
+      for (const m of INIT) yield enc.encode(JSON.stringify(m) + "\n");
+      await askedFirst;
+      for (const m of [answer("srv-1", "x".repeat(3000)), answer("srv-1")]) {
+        yield enc.encode(JSON.stringify(m) + "\n");
+      }
+      yield enc.encode(JSON.stringify({ jsonrpc: "2.0", id: 9, method: "ping" }) + "\n");
+      await pong;
+    }
+    let buffered = "";
+    await relayMcp({
+      command: "node",
+      args: ["-e", ASKING],
+      input: client(),
+      stderr: "ignore",
+      maxMessageBytes: 1000,
+      onEvent: (e) => void events.push(e),
+      output: (bytes) => {
+        buffered += dec.decode(bytes);
+        for (let nl; (nl = buffered.indexOf("\n")) >= 0; buffered = buffered.slice(nl + 1)) {
+          const m = JSON.parse(buffered.slice(0, nl)) as JsonRpcMessage;
+          if (m.id === "srv-1") asked();
+          if (m.id === 9) pinged((m.result as { got: unknown[] }).got);
+        }
+      },
+    });
+    assert.deepEqual(await pong, ["srv-1"], "the server had one answer to srv-1");
+    assert.deepEqual(events.flatMap((e) => e.event === "stray_message" ? [e] : []), [
+      { event: "stray_message", from: "client", kind: "no_request", id: "srv-1" },
+    ]);
+  },
+);
+
+test(
+  "relayMcpHttp: the client's answer past maxMessageBytes answers the server's request; a later one is a second",
+  {
+    timeout: 30_000,
+  },
+  async () => {
+    const got: unknown[] = [];
+    let answeredOnce = () => {};
+    const sampled = new Promise<void>((resolve) => (answeredOnce = resolve));
+    const server = createServer((req, res) => {
+      if (req.method !== "POST") return void res.writeHead(405).end();
+      let body = "";
+      req.on("data", (c) => (body += c));
+      req.on("end", () => {
+        const m = JSON.parse(body) as JsonRpcMessage;
+        if (m.method === undefined) {
+          got.push([m.id, m.error === undefined ? "result" : "error"]);
+          answeredOnce();
+          return void res.writeHead(202).end();
+        }
+        if (m.id === undefined) return void res.writeHead(202).end();
+        if (m.method === "initialize") {
+          return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s" })
+            .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: INIT_RESULT }));
+        }
+        // A read: its stream asks the client for a sampling first, and answers once the client has.
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        const ask = { jsonrpc: "2.0", id: "s-1", method: "sampling/createMessage", params: { messages: [] } };
+        res.write(`event: message\ndata: ${JSON.stringify(ask)}\n\n`);
+        void sampled.then(() => {
+          const done = { jsonrpc: "2.0", id: m.id, result: { contents: [] } };
+          res.end(`event: message\ndata: ${JSON.stringify(done)}\n\n`);
+        });
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/mcp`;
+    const events: McpEvent[] = [];
+    let asked = () => {};
+    const askedOnce = new Promise<void>((resolve) => (asked = resolve));
+    let called = () => {};
+    const callAnswered = new Promise<void>((resolve) => (called = resolve));
+    const answer = (pad: string) => ({
+      jsonrpc: "2.0",
+      id: "s-1",
+      result: { role: "assistant", content: [], pad },
+    });
+    async function* client() {
+      for (const m of INIT) yield enc.encode(JSON.stringify(m) + "\n");
+      yield enc.encode(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "resources/read" }) + "\n");
+      await askedOnce;
+      for (const m of [answer("x".repeat(3000)), answer("")]) yield enc.encode(JSON.stringify(m) + "\n");
+      await callAnswered;
+    }
+    try {
+      await relayMcpHttp(url, {
+        maxMessageBytes: 1000,
+        input: client(),
+        onEvent: (e) => void events.push(e),
+        output: (bytes) => {
+          for (const line of dec.decode(bytes).split("\n").filter(Boolean)) {
+            const m = JSON.parse(line) as JsonRpcMessage;
+            if (m.id === "s-1") asked();
+            if (m.id === 1) called();
+          }
+        },
+      });
+    } finally {
+      server.closeAllConnections?.();
+      server.close();
+    }
+    assert.deepEqual(got, [["s-1", "error"]], "the server had one answer to s-1: the error in its place");
+    assert.deepEqual(events.flatMap((e) => e.event === "stray_message" ? [e] : []), [
+      { event: "stray_message", from: "client", kind: "no_request", id: "s-1" },
     ]);
   },
 );

@@ -41,10 +41,15 @@ class RawLine {
   constructor(readonly text: string) {}
 }
 
+/** In a test's client lines: wait until what came back so far passes `ready` before writing the next. */
+class WaitFor {
+  constructor(readonly ready: (received: unknown[]) => boolean) {}
+}
+
 /**
  * Relay `lines` from a client that stays until it has `expect` answers (a count, or a test of what came so
  * far) or 15 s have passed; returns what came back. `limits` go to the relay as they are. A line is written
- * as JSON, or as it is when it is a {@linkcode RawLine}.
+ * as JSON, or as it is when it is a {@linkcode RawLine}; a {@linkcode WaitFor} holds the next ones back.
  */
 async function exchange(
   command: string,
@@ -57,8 +62,13 @@ async function exchange(
   let done = () => {};
   const enough = new Promise<void>((resolve) => (done = resolve));
   const timer = setTimeout(done, 15_000);
+  let waitFor: { ready: (received: unknown[]) => boolean; go: () => void } | undefined;
   async function* client() {
     for (const line of lines) {
+      if (line instanceof WaitFor) {
+        await Promise.race([enough, new Promise<void>((go) => (waitFor = { ready: line.ready, go }))]);
+        continue;
+      }
       yield enc.encode((line instanceof RawLine ? line.text : JSON.stringify(line)) + "\n");
     }
     await enough;
@@ -74,6 +84,7 @@ async function exchange(
       buffered += dec.decode(bytes);
       for (let nl; (nl = buffered.indexOf("\n")) >= 0; buffered = buffered.slice(nl + 1)) {
         received.push(JSON.parse(buffered.slice(0, nl)));
+        if (waitFor?.ready(received)) waitFor.go();
         if (typeof expect === "number" ? received.length >= expect : expect(received)) done();
       }
     },
@@ -551,8 +562,11 @@ test("relayMcp: a server message whose id key is escaped (\\u0069d) is answered,
 test("relayMcp: every request of a batch over maxMessageBytes is answered, with one array", {
   timeout: 60_000,
 }, async () => {
-  // The server tells the client what it was sent that is no request (an answer, or the relay's error for one).
-  const server = `require("node:readline").createInterface({ input: process.stdin }).on("line", (line) => {
+  // The server asks the client for its roots, and tells it what it was sent that is no request (an answer,
+  // or the relay's error for one).
+  const server =
+    `process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id: "s9", method: "roots/list" }) + "\\n");
+  require("node:readline").createInterface({ input: process.stdin }).on("line", (line) => {
     const m = JSON.parse(line);
     if (m.method === undefined) {
       process.stdout.write(JSON.stringify({ jsonrpc: "2.0", method: "notifications/message", params: { got: m } }) + "\\n");
@@ -561,11 +575,12 @@ test("relayMcp: every request of a batch over maxMessageBytes is answered, with 
   const pings = Array.from({ length: 40 }, (_, i) => ({ jsonrpc: "2.0", id: i + 1, method: "ping" }));
   const answer = { jsonrpc: "2.0", id: "s9", result: { pad: "x".repeat(4000) } };
   const batch = [...pings.slice(0, 20), answer, ...pings.slice(20)];
+  const isTold = (m: unknown) => (m as JsonRpcMessage).method === "notifications/message";
   const received = await exchange(
     "node",
     ["-e", server],
-    [batch],
-    (r) => r.some(Array.isArray) && r.some((m) => (m as JsonRpcMessage).method !== undefined),
+    [new WaitFor((r) => r.some((m) => (m as JsonRpcMessage).id === "s9")), batch],
+    (r) => r.some(Array.isArray) && r.some(isTold),
     { maxMessageBytes: 2000 },
   ) as (JsonRpcMessage | JsonRpcMessage[])[];
   const array = received.find(Array.isArray) as JsonRpcMessage[] | undefined;
@@ -573,7 +588,7 @@ test("relayMcp: every request of a batch over maxMessageBytes is answered, with 
   assert.ok(
     array.every((a) => /a batch of .* exceeds the limit of 2000 bytes; this request/.test(errorOf(a))),
   );
-  const told = received.find((m) => !Array.isArray(m) && m.method !== undefined) as JsonRpcMessage;
+  const told = received.find(isTold) as JsonRpcMessage;
   const got = (told.params as { got: JsonRpcMessage }).got;
   assert.equal(got.id, "s9", "the server's request, answered in the batch, gets an error instead");
   assert.match(errorOf(got), /the client's answer was in a batch of .* exceeds the limit/);

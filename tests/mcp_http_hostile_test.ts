@@ -7,7 +7,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createServer, type ServerResponse } from "node:http";
-import { INIT } from "./_mcp_messages.ts";
+import { INIT, INIT_RESULT } from "./_mcp_messages.ts";
 import { answeredPlainly, errorOf, relayUntilAnswered, scriptedServer } from "./_mcp_http.ts";
 import { type JsonRpcMessage, type McpEvent, relayMcpHttp } from "../mcp.ts";
 import { MAX_HELD } from "../_mcp/session.ts";
@@ -275,6 +275,82 @@ test("relayMcpHttp: a POST met by 301 or 302 is sent again as a POST; by 303 (Se
     server.stop();
   }
 });
+
+test(
+  "relayMcpHttp: a POST met by 300, 304 or 305 with a Location is not sent there: an error names the status",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    // Only 301, 302, 307 and 308 are redirects to follow (and 303 to a GET); fetch's own "manual" mode leaves
+    // the rest to the relay, which followed any 3xx with a Location.
+    const statuses = [300, 304, 305];
+    const posted: string[] = [];
+    const server = await scriptedServer(statuses.map((s) => ({ name: `s${s}` })), (m, res, req) => {
+      const name = (m.params as { name: string }).name;
+      posted.push(`${req.url} ${name}`);
+      if (req.url === "/mcp") return void res.writeHead(Number(name.slice(1)), { location: "/mcp/" }).end();
+      res.writeHead(200, { "content-type": "application/json" }).end(
+        JSON.stringify({ jsonrpc: "2.0", id: m.id, result: { content: [{ type: "text", text: "here" }] } }),
+      );
+    });
+    try {
+      const seen = await relayUntilAnswered(server.url, [
+        ...INIT,
+        ...statuses.map((s, i) => call(10 + i, `s${s}`)),
+      ]);
+      assert.equal(seen.answeredWhileConnected, true);
+      for (const [i, status] of statuses.entries()) {
+        assert.match(
+          errorOf(seen.answers.get(10 + i)),
+          new RegExp(
+            `HTTP ${status} with a Location \\(http://127\\.0\\.0\\.1:\\d+/mcp/\\), which is no redirect`,
+          ),
+        );
+      }
+      assert.deepEqual(posted.sort(), statuses.map((s) => `/mcp s${s}`), "nothing was sent where they point");
+    } finally {
+      server.stop();
+    }
+  },
+);
+
+test(
+  "relayMcpHttp: the server's own event stream redirected to another origin is not opened, and that is said",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    // The GET went silently without a stream: the server's requests could then come on no stream at all.
+    const other = await scriptedServer([], () => {}, (_req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" }).write(": open\n\n");
+    });
+    let got = 0;
+    const server = await scriptedServer([], (_m, res) => void res.writeHead(202).end(), (_req, res) => {
+      got++;
+      res.writeHead(302, { location: other.url }).end();
+    });
+    try {
+      // The ping is taken with 202, to be answered on that stream: it is answered with an error once it is not.
+      const seen = await relayUntilAnswered(server.url, [...INIT, { jsonrpc: "2.0", id: 5, method: "ping" }]);
+      assert.ok(got > 0, "the relay asked for the stream");
+      assert.match(errorOf(seen.answers.get(5)), /took ping with 202 Accepted and has no stream of its own/);
+      assert.deepEqual(
+        seen.events.flatMap((e) => e.event === "stream_failed" ? [e.detail] : []).map((d) =>
+          d.replace(/\d+/g, "N")
+        ),
+        [
+          "the MCP server at http://N.N.N.N:N/mcp: its own event stream (GET) was not opened: it redirected to " +
+          "http://N.N.N.N:N/mcp, another origin, where toolguard does not send your headers and messages; give " +
+          "that address as the URL if you trust it",
+        ],
+      );
+    } finally {
+      server.stop();
+      other.stop();
+    }
+  },
+);
 
 test("relayMcpHttp: with scanOutput, an HTTP error's body quoted to the client is scanned like any answer", {
   timeout: 60_000,
@@ -1127,7 +1203,8 @@ test("relayMcpHttp: the errors for the answers in an over-long client batch hold
   timeout: 60_000,
 }, async () => {
   // Each answer in a batch over the limit becomes an error POSTed to the server, one place at a time
-  // (maxInFlight 1): the relay must not read on (and queue more without bound) while they wait.
+  // (maxInFlight 1): the relay must not read on (and queue more without bound) while they wait. The server
+  // asks its ten requests on the stream that answers initialize.
   const errors: unknown[] = [];
   let allSeen = () => {};
   const all = new Promise<void>((resolve) => (allSeen = resolve));
@@ -1137,6 +1214,13 @@ test("relayMcpHttp: the errors for the answers in an over-long client batch hold
     req.on("end", () => {
       if (req.method !== "POST") return void res.writeHead(req.method === "GET" ? 405 : 200).end();
       const m = JSON.parse(body) as JsonRpcMessage;
+      if (m.method === "initialize") {
+        res.writeHead(200, { "content-type": "text/event-stream", "mcp-session-id": "s" });
+        for (let i = 1; i <= 10; i++) {
+          res.write(`data: ${JSON.stringify({ jsonrpc: "2.0", id: `s${i}`, method: "roots/list" })}\n\n`);
+        }
+        return void res.end(`data: ${JSON.stringify({ jsonrpc: "2.0", id: m.id, result: INIT_RESULT })}\n\n`);
+      }
       if (m.method !== undefined) return void answeredPlainly(m, res, []);
       errors.push(m.id);
       res.writeHead(202).end();

@@ -6,8 +6,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import { type JsonRpcMessage, relayMcpHttp } from "../mcp.ts";
-import { INIT } from "./_mcp_messages.ts";
+import { type JsonRpcMessage, type McpEvent, type McpHttpRelayOptions, relayMcpHttp } from "../mcp.ts";
+import { INIT, INIT_RESULT } from "./_mcp_messages.ts";
 
 /** What a test's server does with each `POST`: `m` is its message. */
 type Serve = (m: JsonRpcMessage, res: ServerResponse, req: IncomingMessage) => void | Promise<void>;
@@ -17,13 +17,15 @@ const answered = (...ids: unknown[]) => (got: JsonRpcMessage[]) =>
   ids.every((id) => got.some((m) => m.id === id));
 
 /**
- * Relays `sent`, the client's messages, through {@linkcode relayMcpHttp} to a server on 127.0.0.1 that `serve`
- * answers, until `enough` holds of what the client got; returns that. The server is closed after.
+ * Relays `sent`, the client's messages, through {@linkcode relayMcpHttp} (with `options`) to a server on
+ * 127.0.0.1 that `serve` answers, until `enough` holds of what the client got (or 15 s have passed, so that a
+ * relay that never answers fails the test, not hangs it); returns that. The server is closed after.
  */
 async function relayTo(
   serve: Serve,
   sent: readonly unknown[],
   enough: (got: JsonRpcMessage[]) => boolean,
+  options: McpHttpRelayOptions = {},
 ): Promise<JsonRpcMessage[]> {
   const server = createServer((req, res) => {
     if (req.method !== "POST") return void res.writeHead(405).end();
@@ -36,6 +38,7 @@ async function relayTo(
   const got: JsonRpcMessage[] = [];
   let done = () => {};
   const finished = new Promise<void>((resolve) => (done = resolve));
+  const bound = setTimeout(done, 15_000);
   const enc = new TextEncoder();
   async function* client() {
     for (const m of sent) yield enc.encode(JSON.stringify(m) + "\n");
@@ -43,8 +46,9 @@ async function relayTo(
   }
   try {
     await relayMcpHttp(url, {
-      input: client(),
       onEvent: () => {},
+      ...options,
+      input: client(),
       output: (bytes) => {
         for (const line of new TextDecoder().decode(bytes).split("\n").filter(Boolean)) {
           got.push(JSON.parse(line));
@@ -53,6 +57,7 @@ async function relayTo(
       },
     });
   } finally {
+    clearTimeout(bound);
     server.closeAllConnections?.();
     server.close();
   }
@@ -81,11 +86,7 @@ test("relayMcpHttp: the server receives a request, its cancel and many notificat
       return void setTimeout(() => res.writeHead(202).end(), n % 3 === 0 ? 20 : 0);
     }
     const result = m.method === "initialize"
-      ? {
-        protocolVersion: "2025-06-18",
-        capabilities: { tools: {} },
-        serverInfo: { name: "t", version: "1" },
-      }
+      ? INIT_RESULT
       : m.method === "tools/list"
       ? { tools: [{ name: "echo", inputSchema: { type: "object" } }] }
       : m.method === "tools/call"
@@ -145,17 +146,12 @@ test("relayMcpHttp: a request sent before the initialize answer waits for it, an
   let answerInitialize = () => {};
   const serve: Serve = (m, res, req) => {
     if (m.method === "initialize") {
-      const result = {
-        protocolVersion: "2025-06-18",
-        capabilities: { tools: {} },
-        serverInfo: { name: "t", version: "1" },
-      };
       // Answered once another POST came, or soon without one: with the session's order kept, none comes.
       const timer = setTimeout(() => answerInitialize(), 300);
       answerInitialize = () => {
         clearTimeout(timer);
         res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s" })
-          .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result }));
+          .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: INIT_RESULT }));
       };
       return;
     }
@@ -197,11 +193,7 @@ test(
       if (m.id === undefined) return void res.writeHead(202).end();
       const answer = (id: unknown, result: unknown) => JSON.stringify({ jsonrpc: "2.0", id, result });
       if (own) {
-        const init = answer(0, {
-          protocolVersion: "2025-06-18",
-          capabilities: { tools: {} },
-          serverInfo: { name: "t", version: "1" },
-        });
+        const init = answer(0, INIT_RESULT);
         const tools = answer(m.id, { tools: [{ name: "echo", inputSchema: { type: "object" } }] });
         res.writeHead(200, { "content-type": "text/event-stream" });
         return void res.end(`event: message\ndata: ${init}\n\nevent: message\ndata: ${tools}\n\n`);
@@ -235,11 +227,7 @@ test("relayMcpHttp: a slow call answered as JSON holds no message after it, a no
     if (m.id === undefined) return void res.writeHead(202).end();
     if (m.method === "ping") pingCame();
     const result = m.method === "initialize"
-      ? {
-        protocolVersion: "2025-06-18",
-        capabilities: { tools: {} },
-        serverInfo: { name: "t", version: "1" },
-      }
+      ? INIT_RESULT
       : m.method === "tools/list"
       ? { tools: [{ name: "slow", inputSchema: { type: "object" } }] }
       : m.method === "tools/call"
@@ -266,4 +254,127 @@ test("relayMcpHttp: a slow call answered as JSON holds no message after it, a no
   assert.ok(
     arrived.indexOf("notifications/roots/list_changed") > arrived.indexOf("notifications/initialized"),
   );
+});
+
+/** The message of an error answer, or "" for none. */
+const errorOf = (m: JsonRpcMessage | undefined) => String((m?.error as { message?: unknown })?.message ?? "");
+
+test("relayMcpHttp: what the client sent after an initialize that failed is answered with errors, not sent", {
+  timeout: 60_000,
+}, async () => {
+  // A pipelining client sends on before the answer to initialize. When that fails (an error answer, an HTTP
+  // error, a broken connection) there is no session: each request after it gets an error saying so, and
+  // nothing after it reaches the server (it went on without a session id, and a server refused it).
+  const failures: [string, RegExp, (res: ServerResponse, id: unknown) => void][] = [
+    ["an error answer", /failed \(unsupported protocol version\)/, (res, id) => {
+      const error = { code: -32602, message: "unsupported protocol version" };
+      res.writeHead(200, { "content-type": "application/json" }).end(
+        JSON.stringify({ jsonrpc: "2.0", id, error }),
+      );
+    }],
+    ["HTTP 500", /failed \(.*HTTP 500: broken\)/, (res) => void res.writeHead(500).end("broken")],
+    ["a broken connection", /failed \(/, (res) => void res.destroy()],
+  ];
+  for (const [name, said, fail] of failures) {
+    const arrived: string[] = [];
+    const events: McpEvent[] = [];
+    const serve: Serve = (m, res) => {
+      arrived.push(String(m.method));
+      if (m.method === "initialize") return fail(res, m.id);
+      if (m.id === undefined) return void res.writeHead(202).end();
+      res.writeHead(400).end("Bad Request: Server not initialized");
+    };
+    const sent = [INIT[0], { jsonrpc: "2.0", id: 1, method: "ping" }, INIT[1], {
+      jsonrpc: "2.0",
+      id: 2,
+      method: "ping",
+    }];
+    const got = await relayTo(serve, sent, answered(0, 1, 2), { onEvent: (e) => void events.push(e) });
+    const answers = new Map(got.map((m) => [m.id, m]));
+    assert.deepEqual(arrived, ["initialize"], name);
+    for (const id of [1, 2]) {
+      assert.match(
+        errorOf(answers.get(id)),
+        /ping was not sent to the MCP server at .*: the initialize sent before it /,
+        name,
+      );
+      assert.match(errorOf(answers.get(id)), said, name);
+    }
+    assert.deepEqual(
+      events.flatMap((e) => e.event === "client_message_refused" ? [[e.kind, e.id]] : []),
+      [["initialize_failed", 1], ["initialize_failed", undefined], ["initialize_failed", 2]],
+      name,
+    );
+  }
+});
+
+test("relayMcpHttp: an initialize the server never answers holds what follows until the client cancels it", {
+  timeout: 60_000,
+}, async () => {
+  // The client's own timeout decides when an unanswered initialize has failed: its cancel releases the
+  // requests held behind it, answered with errors at once, not when the client leaves.
+  const arrived: string[] = [];
+  const held: ServerResponse[] = [];
+  const serve: Serve = (m, res) => {
+    arrived.push(String(m.method));
+    if (m.method === "initialize") return void held.push(res);
+    res.writeHead(202).end();
+  };
+  const sent = [
+    INIT[0],
+    { jsonrpc: "2.0", id: 1, method: "ping" },
+    INIT[1],
+    { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 0, reason: "timed out" } },
+  ];
+  const got = await relayTo(serve, sent, answered(1)).finally(() => held.forEach((res) => res.destroy()));
+  assert.match(
+    errorOf(got.find((m) => m.id === 1)),
+    /the initialize sent before it was cancelled by the client before the server answered it/,
+  );
+  // (the client leaves once answered, before the server may have had the initialize and the cancel)
+  assert.deepEqual(
+    arrived.filter((m) => m === "ping" || m === "notifications/initialized"),
+    [],
+    "never sent",
+  );
+});
+
+test("relayMcpHttp: requests held behind an unanswered initialize are answered so as the relay closes", {
+  timeout: 60_000,
+}, async () => {
+  const held: ServerResponse[] = [];
+  const server = createServer((req, res) => {
+    if (req.method === "POST") held.push(res);
+    else res.writeHead(405).end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/mcp`;
+  const got: JsonRpcMessage[] = [];
+  const enc = new TextEncoder();
+  try {
+    await relayMcpHttp(url, {
+      // (the client leaves at once; the relay waits this long for answers on their way, then closes)
+      shutdownGraceMs: 100,
+      input: (async function* () {
+        for (const m of [INIT[0], { jsonrpc: "2.0", id: 1, method: "ping" }]) {
+          yield enc.encode(JSON.stringify(m) + "\n");
+        }
+      })(),
+      onEvent: () => {},
+      output: (bytes) => {
+        for (const line of new TextDecoder().decode(bytes).split("\n").filter(Boolean)) {
+          got.push(JSON.parse(line));
+        }
+      },
+    });
+  } finally {
+    held.forEach((res) => res.destroy());
+    server.closeAllConnections?.();
+    server.close();
+  }
+  assert.match(
+    errorOf(got.find((m) => m.id === 1)),
+    /the initialize sent before it was still unanswered when the relay closed/,
+  );
+  assert.match(errorOf(got.find((m) => m.id === 0)), /before answering initialize/);
 });

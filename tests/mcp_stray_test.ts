@@ -22,6 +22,27 @@ const EVIL = join(root, "tests/_mcp_evil_server.mjs");
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 
+/**
+ * A stdio server, as code for `node -e`, that writes one line for each request line: `out`, a JavaScript
+ * expression of the request `m`, of `answer` (`{ jsonrpc, id: m.id, result: {} }`) and of `note` (a log
+ * notification, "first"), written as it is when a string and as JSON otherwise. A line that is not JSON is
+ * answered with a parse error (id null); a notification is not answered.
+ */
+function answeringServer(out: string): string {
+  return [
+    "const note = { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'first' } };",
+    "require('node:readline').createInterface({ input: process.stdin }).on('line', (line) => {",
+    "  let m; try { m = JSON.parse(line); } catch {",
+    "    return console.log(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'parse' } }));",
+    "  }",
+    "  if (m.id === undefined) return;",
+    "  const answer = { jsonrpc: '2.0', id: m.id, result: {} };",
+    `  const out = ${out};`,
+    "  console.log(typeof out === 'string' ? out : JSON.stringify(out));",
+    "});",
+  ].join("\n");
+}
+
 test(
   "relayMcp: a server's stdout log line, second answer and answer to an unused id are dropped and reported",
   {
@@ -225,17 +246,7 @@ test("relayMcp: a line behind a BOM or a no-break space is not JSON to the relay
   // The SDKs' stdio readers JSON.parse each line as it came: a BOM or U+00A0 before the JSON makes it throw,
   // and the request it answers waits for ever. The relay used to drop these first (its decoder and trim did)
   // and pass the line on as it came; it now takes such a line for what the other end will find it: not JSON.
-  const server = [
-    "const rl = require('node:readline').createInterface({ input: process.stdin });",
-    "rl.on('line', (line) => {",
-    "  let m; try { m = JSON.parse(line); } catch {",
-    "    return console.log(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'parse' } }));",
-    "  }",
-    "  if (m.id === undefined) return;",
-    "  const lead = { 1: '\\ufeff', 2: '\\u00a0' }[m.id] ?? '';",
-    "  console.log(lead + JSON.stringify({ jsonrpc: '2.0', id: m.id, result: {} }));",
-    "});",
-  ].join("\n");
+  const server = answeringServer("({ 1: '\\ufeff', 2: '\\u00a0' }[m.id] ?? '') + JSON.stringify(answer)");
   const lines: string[] = [];
   let done = () => {};
   const allIn = new Promise<void>((resolve) => (done = resolve));
@@ -318,16 +329,7 @@ test(
     // The relay sends a client batch on element by element and answers it with one array; the server answers
     // ping 1 alone and ping 2 in a batch with a notification. Answer 2 went out inside the server's batch, so
     // the client's batch never completed and ping 1's answer, kept for it, was never sent.
-    const server = [
-      "const rl = require('node:readline').createInterface({ input: process.stdin });",
-      "rl.on('line', (line) => {",
-      "  const m = JSON.parse(line);",
-      "  if (m.id === undefined) return;",
-      "  const answer = { jsonrpc: '2.0', id: m.id, result: {} };",
-      "  const note = { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'hi' } };",
-      "  console.log(JSON.stringify(m.id === 2 ? [note, answer] : answer));",
-      "});",
-    ].join("\n");
+    const server = answeringServer("m.id === 2 ? [note, answer] : answer");
     const answered = new Set<unknown>();
     const lines: string[] = [];
     let done = () => {};
@@ -383,19 +385,11 @@ test(
   async () => {
     // The SDK's stdio reader takes one message a line and drops an array whole (MCP left batches out in
     // 2025-06-18): a ping answered in a batch with a log notification waited for ever through the relay.
-    const server = [
-      "const rl = require('node:readline').createInterface({ input: process.stdin });",
-      "rl.on('line', (line) => {",
-      "  const m = JSON.parse(line);",
-      "  if (m.id === undefined) return;",
-      "  const result = m.method === 'initialize'",
-      "    ? { protocolVersion: m.params.protocolVersion, capabilities: { logging: {} }, serverInfo: { name: 's', version: '1' } }",
-      "    : {};",
-      "  const answer = { jsonrpc: '2.0', id: m.id, result };",
-      "  const note = { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'first' } };",
-      "  console.log(JSON.stringify(m.method === 'ping' ? [note, answer] : answer));",
-      "});",
-    ].join("\n");
+    const server = answeringServer(
+      "m.method === 'initialize' ? { ...answer, result: { protocolVersion: m.params.protocolVersion, " +
+        "capabilities: { logging: {} }, serverInfo: { name: 's', version: '1' } } } " +
+        ": m.method === 'ping' ? [note, answer] : answer",
+    );
     const r = runtimeCommand(join(root, "cli.ts"), ["mcp", "--pins", "none", "--", "node", "-e", server]);
     const client = new Client({ name: "guarded", version: "1.0.0" });
     const logs: unknown[] = [];
