@@ -304,6 +304,28 @@ test("guardFetch Responses stream: a call written into the text is held and judg
   assert.deepEqual(event.calls?.map((c) => c.name), ["delete_everything"]);
 });
 
+test("guardFetch Responses stream: a withheld turn whose message text was held as JSON keeps the final response's usage", async () => {
+  // The message opens with call-shaped JSON (held until judged) beside a native call that is rejected: the
+  // final snapshot, held with that text, is the base of the one the gate writes, usage and all.
+  const json = '{"name": "search", "arguments": {"query": "notes"}}';
+  const frames = responsesStream(splitN(json, 3), [{ name: "delete_everything", args: {} }]) as {
+    response?: Record<string, unknown>;
+  }[];
+  frames[0] = { ...frames[0], response: { ...frames[0].response, usage: null } }; // as OpenAI starts a stream
+  provider.reply({ sse: frames, named: true });
+  const stream = openai().responses.stream({
+    model: "m",
+    input: "Weather?",
+    tools: TOOLS_RESPONSES as never,
+  });
+  for await (const _ of stream) { /* read it all */ }
+  const final = await stream.finalResponse();
+  assert.deepEqual(final.usage, { input_tokens: 10, output_tokens: 5, total_tokens: 15 });
+  assert.equal(final.output.filter((o) => o.type === "function_call").length, 0);
+  assert.match(final.output_text, /delete_everything/);
+  assert.equal(provider.events[0].verdict.allowed, false);
+});
+
 test("guardFetch Responses stream: an allowed written call reaches the client byte for byte", async () => {
   const frames = responsesStream(splitN(WRITTEN_GOOD, 9)) as Record<string, unknown>[];
   provider.reply({ sse: frames, named: true });
