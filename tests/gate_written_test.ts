@@ -15,6 +15,7 @@ import {
   chatStream,
   fakeProvider,
   ollamaChat,
+  ollamaStream,
   responsesStream,
   splitN,
   TOOLS_ANTHROPIC,
@@ -833,6 +834,25 @@ test("guardFetch Chat and Anthropic streams: a marker split by a frame without t
   assert.doesNotMatch(text, /tool_call|call>/);
   assert.match(text, /delete_everything/); // named in the reason
   assert.equal(provider.events[0].verdict.allowed, false);
+});
+
+test("guardFetch Ollama stream: a marker split by a chunk without text (empty, or thinking) is cut whole, as in the body", async () => {
+  // A chunk that is not the last says the text goes on: "<tool_" before it waited for the next piece
+  // instead of going out as prose, where a rejected call left it in the client's text.
+  const [head, rest] = [WRITTEN_BAD.slice(0, 6), WRITTEN_BAD.slice(6)];
+  for (const between of [{ content: "" }, { content: "", thinking: "hmm" }]) {
+    const lines = ollamaStream(["Sure. " + head, rest]) as Record<string, unknown>[];
+    lines.splice(1, 0, { ...lines[0], message: { role: "assistant", ...between } });
+    provider.reply({ ndjson: lines });
+    const res = await provider.gfetch(`${provider.url()}/api/chat`, {
+      method: "POST",
+      body: JSON.stringify({ model: "m", messages, stream: true, tools: TOOLS_OPENAI }),
+    });
+    const text = (await res.text()).trim().split("\n").map((l) => JSON.parse(l).message.content).join("");
+    assert.doesNotMatch(text, /<tool|call>/);
+    assert.match(text, /^Sure\. \n\ntoolguard[\s\S]*delete_everything/); // named in the reason
+    assert.equal(provider.events[0].verdict.allowed, false);
+  }
 });
 
 test("guardFetch Chat and Anthropic streams: a marker split by a frame that ends the text, text going on after it, is judged", async () => {

@@ -173,6 +173,8 @@ function ollamaText(event: Record<string, unknown>): TextPart {
   return {
     text: message && typeof message.content === "string" ? message.content : "",
     toolish,
+    // A chunk without text before the last (an empty one, a thinking piece) ends nothing: the text goes on.
+    goesOn: !toolish && event.done !== true,
     rest() {
       const next = { ...event, message: { ...message!, content: "" } };
       const empty = event.done !== true && !toolish &&
