@@ -836,6 +836,25 @@ test("guardFetch Chat and Anthropic streams: a marker split by a frame without t
   assert.equal(provider.events[0].verdict.allowed, false);
 });
 
+test("guardFetch Chat stream: a word-like marker begun inside a word (checkfunctool|s[…) is judged, as the body reads it", async () => {
+  // The extractor reads `functools[` and `function call<|role_sep|>` wherever they start; the watch let a
+  // piece ending inside a word go out whole, so the marker's rest came as text with no marker in it, and
+  // a rejected call's arguments reached the client unjudged.
+  const call = '{"name": "delete_everything", "arguments": {"path": "/etc"}}';
+  for (
+    const pieces of [["Done, checkfunctool", `s[${call}`, "]"], ["Nofunction call<|role_", `sep|>\n${call}`]]
+  ) {
+    provider.reply({ sse: chatStream(pieces) });
+    const stream = openai().chat.completions.stream({ model: "m", messages, tools: TOOLS_OPENAI as never });
+    const content = String((await stream.finalChatCompletion()).choices[0].message.content);
+    assert.doesNotMatch(content, /\/etc/);
+    assert.match(content, /delete_everything was rejected/);
+    assert.equal(provider.events[0].verdict.allowed, false);
+    const body = { choices: [{ index: 0, message: { role: "assistant", content: pieces.join("") } }] };
+    assert.equal((await gateCompletion({ tools: TOOLS_OPENAI }, body)).verdict.allowed, false);
+  }
+});
+
 test("guardFetch Ollama stream: a marker split by a chunk without text (empty, or thinking) is cut whole, as in the body", async () => {
   // A chunk that is not the last says the text goes on: "<tool_" before it waited for the next piece
   // instead of going out as prose, where a rejected call left it in the client's text.
