@@ -596,7 +596,9 @@ export class StreamGate {
   /**
    * Asks for a retry of a rejected turn. When one comes, what was held (the calls, the finish, the
    * usage of this attempt) is dropped: the retry's stream continues the message in its place, after
-   * `point` where the ending of a written call's text gives one (else where the router says).
+   * `point` where the ending of a written call's text gives one (else where the router says). For native
+   * calls, the frames held before the first call's (text the watch held as a possible written call, prose
+   * beside native calls) go out first: the router's point counts them as the client's.
    */
   async #retry(
     calls: AssembledToolCall[],
@@ -616,7 +618,13 @@ export class StreamGate {
     } catch {
       next = undefined; // a retry that fails leaves today's clean stop
     }
-    if (next) flow.setHeld();
+    if (next) {
+      if (!fromText) {
+        const first = flow.held.findIndex((h) => h.tool);
+        for (const h of first < 0 ? [] : flow.held.slice(0, first)) flow.send(h.raw);
+      }
+      flow.setHeld();
+    }
     return next;
   }
 

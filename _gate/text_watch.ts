@@ -52,6 +52,8 @@ export const watchFault: { push?: (text: string) => void } = {};
 
 /** The longest tail that can still grow into a marker, plus one. */
 const LONGEST_MARKER: number = Math.max(...MARKERS.map((m) => m.length)) + 1;
+/** The markers that begin like a word (`functools`, `to=`): let out inside a word, see `TextWatcher`. */
+const WORD_MARKERS: () => readonly string[] = lazy(() => MARKERS.filter((m) => WORD.test(m[0])));
 
 /**
  * Watches the text of one streamed message for the start of a call written into it. Text before a marker is
@@ -78,6 +80,8 @@ export class TextWatcher {
   #seenText = false;
   /** The last character released, or "". */
   #lastReleased = "";
+  /** The end of the released text where a word-like marker may have begun (`#visible` is costly to read). */
+  #releasedEnd = "";
   #held = "";
   #tail = "";
   /** A tail let out by {@linkcode TextWatcher.flushTail}: the next piece is read with it, in case the text goes on. */
@@ -116,6 +120,19 @@ export class TextWatcher {
       // went on: the marker it began is held from here, and read with the tail the client has.
       this.#holdFrom(s, 0);
       this.#lookBack = flushed.length;
+      return "";
+    }
+    const begun = this.#wordMarkerGoesOn(s);
+    if (begun !== undefined) {
+      // A word-like marker let out inside a word (`…checkfun`, see `#tailStart`) goes on here (`ctools[`):
+      // the extractor reads it there all the same, so it is held from here, read with the part the client
+      // has (as a flushed tail is), and `s` waits while it may still become one.
+      if (!begun.whole) {
+        this.#tail = s;
+        return "";
+      }
+      this.#holdFrom(s, 0);
+      this.#lookBack = begun.back;
       return "";
     }
     if (this.#json && !this.#seenText) {
@@ -184,6 +201,26 @@ export class TextWatcher {
     return callMayStart(this.#visible + this.#held, from, { tools: this.#tools }) !== -1;
   }
 
+  /**
+   * Whether a word-like marker whose start was let out at the end of the released text (inside a word,
+   * where `#tailStart` lets it go) goes on in `s`: `whole` when `s` completes it, else while `s` may still;
+   * `back`, how far before the released text's end it begins. Undefined when none does.
+   */
+  #wordMarkerGoesOn(s: string): { back: number; whole: boolean } | undefined {
+    if (s === "") return undefined;
+    const end = this.#releasedEnd;
+    for (let back = end.length; back > 0; back--) {
+      const begun = end.slice(end.length - back);
+      for (const m of WORD_MARKERS()) {
+        if (m.length <= back || !m.startsWith(begun)) continue;
+        const rest = m.slice(back);
+        if (s.startsWith(rest)) return { back, whole: true };
+        if (rest.startsWith(s)) return { back, whole: false };
+      }
+    }
+    return undefined;
+  }
+
   /** Whether a marker or shape starts in the first `before` code units of `s`, or may still grow into one. */
   #continuesMarker(s: string, before: number): boolean {
     const byFirst = markersByFirst();
@@ -246,6 +283,9 @@ export class TextWatcher {
     this.#released.push(text);
     this.#seenText ||= /\S/.test(text);
     this.#lastReleased = text[text.length - 1];
+    this.#releasedEnd = (text.length >= LONGEST_MARKER ? text : this.#releasedEnd + text).slice(
+      2 - LONGEST_MARKER,
+    );
     return text;
   }
 

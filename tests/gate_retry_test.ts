@@ -370,6 +370,46 @@ test("guardFetch retry: an OpenAI Responses stream is resumed: one response, ind
   assertAttempts(seen);
 });
 
+test("guardFetch retry: text held as a possible written call before a rejected native call reaches the client ahead of the retry", async () => {
+  // A message that opens with call-shaped JSON is held until judged; beside native calls it is prose. The
+  // retry dropped it with the rejected call, yet continued the client's output after it: the openai SDK
+  // threw on the gap ("missing output at index 1"), and the Anthropic text was lost.
+  const json = '{"name": "search", "arguments": {"query": "notes"}}';
+  const { value, seen } = await scripted(
+    [{ sse: responsesStream([json], [BAD]), named: true }, { sse: responsesStream([], [GOOD]), named: true }],
+    1,
+    async (s, f) => {
+      const stream = openai(s, f).responses.stream({
+        model: "m",
+        input: "Weather?",
+        tools: TOOLS_RESPONSES as never,
+      });
+      let streamed = "";
+      for await (const e of stream) if (e.type === "response.output_text.delta") streamed += e.delta;
+      return { streamed, final: await stream.finalResponse() };
+    },
+  );
+  assert.equal(value.streamed, json);
+  assert.equal(value.final.output_text, json);
+  assert.deepEqual(
+    value.final.output.map((o) => o.type === "function_call" ? o.call_id : o.type),
+    ["message", "call_good"],
+  );
+  assertAttempts(seen);
+  const { value: message } = await scripted(
+    [{ sse: anthropicStream([json], [BAD]), named: true }, { sse: anthropicStream([], [GOOD]), named: true }],
+    1,
+    async (s, f) =>
+      await anthropic(s, f).messages.stream({
+        model: "c",
+        max_tokens: 100,
+        messages: [{ role: "user", content: "Weather?" }],
+        tools: TOOLS_ANTHROPIC as never,
+      }).finalMessage(),
+  );
+  assert.deepEqual(message.content.map((b) => b.type === "text" ? b.text : b.type), [json, "tool_use"]);
+});
+
 test("guardFetch retry: Gemini streamGenerateContent?alt=sse, the retry's chunks follow the forwarded text", async () => {
   const chunk = (parts: unknown[]) => ({ candidates: [{ content: { role: "model", parts }, index: 0 }] });
   const tools = [{ functionDeclarations: TOOLS_RESPONSES }];

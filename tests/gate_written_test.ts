@@ -15,6 +15,7 @@ import {
   chatStream,
   fakeProvider,
   ollamaChat,
+  ollamaStream,
   responsesStream,
   splitN,
   TOOLS_ANTHROPIC,
@@ -362,6 +363,28 @@ test("guardFetch Responses stream: a rejected call written across an annotation 
   assert.equal(final, streamed);
   assert.match(streamed, /^Sure\.\s*toolguard stopped /);
   assert.doesNotMatch(streamed, /tool_call/);
+  assert.equal(provider.events[0].verdict.allowed, false);
+});
+
+test("guardFetch Responses stream: a withheld turn whose message text was held as JSON keeps the final response's usage", async () => {
+  // The message opens with call-shaped JSON (held until judged) beside a native call that is rejected: the
+  // final snapshot, held with that text, is the base of the one the gate writes, usage and all.
+  const json = '{"name": "search", "arguments": {"query": "notes"}}';
+  const frames = responsesStream(splitN(json, 3), [{ name: "delete_everything", args: {} }]) as {
+    response?: Record<string, unknown>;
+  }[];
+  frames[0] = { ...frames[0], response: { ...frames[0].response, usage: null } }; // as OpenAI starts a stream
+  provider.reply({ sse: frames, named: true });
+  const stream = openai().responses.stream({
+    model: "m",
+    input: "Weather?",
+    tools: TOOLS_RESPONSES as never,
+  });
+  for await (const _ of stream) { /* read it all */ }
+  const final = await stream.finalResponse();
+  assert.deepEqual(final.usage, { input_tokens: 10, output_tokens: 5, total_tokens: 15 });
+  assert.equal(final.output.filter((o) => o.type === "function_call").length, 0);
+  assert.match(final.output_text, /delete_everything/);
   assert.equal(provider.events[0].verdict.allowed, false);
 });
 
@@ -872,6 +895,44 @@ test("guardFetch Chat and Anthropic streams: a marker split by a frame without t
   assert.doesNotMatch(text, /tool_call|call>/);
   assert.match(text, /delete_everything/); // named in the reason
   assert.equal(provider.events[0].verdict.allowed, false);
+});
+
+test("guardFetch Chat stream: a word-like marker begun inside a word (checkfunctool|s[…) is judged, as the body reads it", async () => {
+  // The extractor reads `functools[` and `function call<|role_sep|>` wherever they start; the watch let a
+  // piece ending inside a word go out whole, so the marker's rest came as text with no marker in it, and
+  // a rejected call's arguments reached the client unjudged.
+  const call = '{"name": "delete_everything", "arguments": {"path": "/etc"}}';
+  for (
+    const pieces of [["Done, checkfunctool", `s[${call}`, "]"], ["Nofunction call<|role_", `sep|>\n${call}`]]
+  ) {
+    provider.reply({ sse: chatStream(pieces) });
+    const stream = openai().chat.completions.stream({ model: "m", messages, tools: TOOLS_OPENAI as never });
+    const content = String((await stream.finalChatCompletion()).choices[0].message.content);
+    assert.doesNotMatch(content, /\/etc/);
+    assert.match(content, /delete_everything was rejected/);
+    assert.equal(provider.events[0].verdict.allowed, false);
+    const body = { choices: [{ index: 0, message: { role: "assistant", content: pieces.join("") } }] };
+    assert.equal((await gateCompletion({ tools: TOOLS_OPENAI }, body)).verdict.allowed, false);
+  }
+});
+
+test("guardFetch Ollama stream: a marker split by a chunk without text (empty, or thinking) is cut whole, as in the body", async () => {
+  // A chunk that is not the last says the text goes on: "<tool_" before it waited for the next piece
+  // instead of going out as prose, where a rejected call left it in the client's text.
+  const [head, rest] = [WRITTEN_BAD.slice(0, 6), WRITTEN_BAD.slice(6)];
+  for (const between of [{ content: "" }, { content: "", thinking: "hmm" }]) {
+    const lines = ollamaStream(["Sure. " + head, rest]) as Record<string, unknown>[];
+    lines.splice(1, 0, { ...lines[0], message: { role: "assistant", ...between } });
+    provider.reply({ ndjson: lines });
+    const res = await provider.gfetch(`${provider.url()}/api/chat`, {
+      method: "POST",
+      body: JSON.stringify({ model: "m", messages, stream: true, tools: TOOLS_OPENAI }),
+    });
+    const text = (await res.text()).trim().split("\n").map((l) => JSON.parse(l).message.content).join("");
+    assert.doesNotMatch(text, /<tool|call>/);
+    assert.match(text, /^Sure\. \n\ntoolguard[\s\S]*delete_everything/); // named in the reason
+    assert.equal(provider.events[0].verdict.allowed, false);
+  }
 });
 
 test("guardFetch Chat and Anthropic streams: a marker split by a frame that ends the text, text going on after it, is judged", async () => {

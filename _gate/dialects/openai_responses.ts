@@ -763,7 +763,8 @@ class ResponsesStream implements FrameRouter {
 
   /**
    * Replays the held events that are not part of a call, renumbered. Returns the output index after the
-   * last one replayed and the held terminal event (not replayed: a new one ends the stream).
+   * last one replayed and the held terminal event (not replayed: a new one ends the stream), whatever held
+   * it: the text watch holds one that lists calls as part of a call, and its usage must still be told.
    */
   #replay(
     flow: StreamFlow,
@@ -773,8 +774,8 @@ class ResponsesStream implements FrameRouter {
     let terminal: Record<string, unknown> | undefined;
     for (const h of flow.held) {
       const e = h.event;
-      if (!e || h.tool) continue;
-      if (TERMINAL.has(e.type as string)) terminal = e;
+      if (e && TERMINAL.has(e.type as string)) terminal = e;
+      else if (!e || h.tool) continue;
       else if (typeof e.output_index === "number") {
         const output_index = this.#tools.renumber(e.output_index);
         next = Math.max(next, output_index + 1);
