@@ -42,7 +42,7 @@ export interface ScanFinding {
   end: number;
   /**
    * A short, printable excerpt of the match (hidden characters made visible, as `\u{200B}`). One cut at
-   * `maxExcerpt` ends in "…"; the cut falls between characters, never inside a surrogate pair or an escape.
+   * `maxExcerpt` ends in "..."; the cut falls between characters, never inside a surrogate pair or an escape.
    */
   excerpt: string;
   /** The name of the rule that fired, stable across releases. */
@@ -68,7 +68,7 @@ export interface ScanOptions {
   context?: ScanContext;
   /** Only report these categories (an unknown one is a `TypeError`). Default: all that apply to the context. */
   categories?: readonly ScanCategory[];
-  /** Longest excerpt in UTF-16 code units, its closing "…" included. Default 80. */
+  /** Longest excerpt in UTF-16 code units, its closing "..." included. Default 80. */
   maxExcerpt?: number;
 }
 

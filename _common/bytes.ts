@@ -62,7 +62,7 @@ export function grownBy(a: Int32Array, more: number): Int32Array<ArrayBuffer> {
  * import assert from "node:assert/strict";
  * import { utf8Length } from "./bytes.ts";
  *
- * for (const text of ["ascii", "é", "€", "😀", "a\ud800"]) {
+ * for (const text of ["ascii", "\u00e9", "\u20ac", "\u{1F600}", "a\ud800"]) {
  *   assert.equal(utf8Length(text), new TextEncoder().encode(text).length);
  * }
  * ```

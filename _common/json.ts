@@ -464,9 +464,10 @@ export function parseJsonSafe(text: string): { ok: true; value: unknown } | { ok
 }
 
 /**
- * True when JSON text may hold a number too large for a double, which parses to ±Infinity: only a number with
- * an exponent of three digits or more, or with 210 digits or more before an exponent of at most 99, can.
- * About 0.05 µs on 170 characters, so the walk for them ({@link nonFinitePaths}) runs only where it may find one.
+ * True when JSON text may hold a number too large for a double, which parses to +/-Infinity: only a number
+ * with an exponent of three digits or more, or with 210 digits or more before an exponent of at most 99, can.
+ * About 0.05 us on 170 characters, so the walk for them ({@link nonFinitePaths}) runs only where it may find
+ * one.
  */
 export function mayOverflow(text: string): boolean {
   return OVERFLOW.test(text);
@@ -478,7 +479,7 @@ export function mayOverflow(text: string): boolean {
  */
 const OVERFLOW = /\d[eE]\+?\d{3}|(?<!\d)\d{210}/;
 
-/** The JSON Pointers of the non-finite numbers (±Infinity, NaN) in `value`, in document order. Iterative. */
+/** The JSON Pointers of the non-finite numbers (infinities, NaN) in `value`, in document order. Iterative. */
 export function nonFinitePaths(value: unknown): string[] {
   if (!holdsNonFinite(value)) return []; // the common case, without a path made per node
   const out: string[] = [];
@@ -507,7 +508,7 @@ function holdsNonFinite(value: unknown): boolean {
 /**
  * The JSON Pointer of the first property that JSON text names twice in one object, or undefined for none (or
  * text that is not JSON). `JSON.parse` keeps the last value without a word, so the first is never checked;
- * this reads the text with the hand-written parser, a few µs per kilobyte.
+ * this reads the text with the hand-written parser, a few us per kilobyte.
  */
 export function duplicateKey(text: string): string | undefined {
   const reader = new JsonReader(text, { maxDepth: Infinity, locate: true });

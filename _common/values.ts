@@ -77,9 +77,9 @@ export function givenValue(value: unknown): string {
 
 /**
  * An http(s) `url` without its user name, password, query and fragment, any of which may hold a token
- * (`?key=…`, `#access_token=…`), and whether it had a query or fragment; undefined when it has none of them
- * (or is not an http(s) URL): for where an address is shown or stored (a message the model reads, a log, a
- * pin file).
+ * (`?key=...`, `#access_token=...`), and whether it had a query or fragment; undefined when it has none of
+ * them (or is not an http(s) URL): for where an address is shown or stored (a message the model reads, a log,
+ * a pin file).
  *
  * @example
  * ```ts
@@ -205,22 +205,23 @@ export function objectArg<T>(value: T, caller: string, name: string): T {
 }
 
 /**
- * `text` cut to at most `max` characters, ending in `…` when cut (never inside a surrogate pair).
+ * `text` cut to at most `max` characters, ending in an ellipsis (U+2026) when cut (never inside a surrogate
+ * pair).
  *
  * @example
  * ```ts
  * import assert from "node:assert/strict";
  * import { clip } from "./values.ts";
  *
- * assert.equal(clip("abcdef", 4), "abc…");
- * assert.equal(clip("ab😀cd", 4), "ab…"); // the emoji is not cut in half
+ * assert.equal(clip("abcdef", 4), "abc\u2026");
+ * assert.equal(clip("ab\u{1F600}cd", 4), "ab\u2026"); // the emoji is not cut in half
  * assert.equal(clip("short", 10), "short");
  * ```
  */
 export function clip(text: string, max: number): string {
   if (text.length <= max) return text;
   if (max <= 1) return text.slice(0, Math.max(0, max));
-  return cutUnits(text, max - 1) + "…";
+  return cutUnits(text, max - 1) + "\u2026";
 }
 
 /**
@@ -233,7 +234,7 @@ export function clip(text: string, max: number): string {
  * import { cutUnits } from "./values.ts";
  *
  * assert.equal(cutUnits("abcdef", 3), "abc");
- * assert.equal(cutUnits("ab😀cd", 3), "ab"); // not half an emoji
+ * assert.equal(cutUnits("ab\u{1F600}cd", 3), "ab"); // not half an emoji
  * assert.equal(cutUnits("ab", 5), "ab");
  * ```
  */

@@ -29,79 +29,79 @@ export interface Folded {
 /** Cyrillic, Greek and other letters that look like Latin ones (lower-case targets). */
 const HOMOGLYPHS: Record<string, string> = {
   // Cyrillic
-  "а": "a",
-  "в": "b",
-  "с": "c",
-  "ԁ": "d",
-  "е": "e",
-  "ё": "e",
-  "һ": "h",
-  "і": "i",
-  "ї": "i",
-  "ј": "j",
-  "к": "k",
-  "ӏ": "l",
-  "м": "m",
-  "н": "h",
-  "о": "o",
-  "р": "p",
-  "ԛ": "q",
-  "г": "r",
-  "ѕ": "s",
-  "т": "t",
-  "ц": "u",
-  "ѵ": "v",
-  "ԝ": "w",
-  "х": "x",
-  "у": "y",
-  "з": "3",
-  "ь": "b",
-  "п": "n",
+  "\u0430": "a",
+  "\u0432": "b",
+  "\u0441": "c",
+  "\u0501": "d",
+  "\u0435": "e",
+  "\u0451": "e",
+  "\u04bb": "h",
+  "\u0456": "i",
+  "\u0457": "i",
+  "\u0458": "j",
+  "\u043a": "k",
+  "\u04cf": "l",
+  "\u043c": "m",
+  "\u043d": "h",
+  "\u043e": "o",
+  "\u0440": "p",
+  "\u051b": "q",
+  "\u0433": "r",
+  "\u0455": "s",
+  "\u0442": "t",
+  "\u0446": "u",
+  "\u0475": "v",
+  "\u051d": "w",
+  "\u0445": "x",
+  "\u0443": "y",
+  "\u0437": "3",
+  "\u044c": "b",
+  "\u043f": "n",
   // Greek
-  "α": "a",
-  "β": "b",
-  "ϲ": "c",
-  "δ": "d",
-  "ε": "e",
-  "η": "n",
-  "ι": "i",
-  "κ": "k",
-  "ν": "v",
-  "ο": "o",
-  "ρ": "p",
-  "τ": "t",
-  "υ": "u",
-  "χ": "x",
-  "γ": "y",
-  "ζ": "z",
-  "μ": "u",
-  "ω": "w",
+  "\u03b1": "a",
+  "\u03b2": "b",
+  "\u03f2": "c",
+  "\u03b4": "d",
+  "\u03b5": "e",
+  "\u03b7": "n",
+  "\u03b9": "i",
+  "\u03ba": "k",
+  "\u03bd": "v",
+  "\u03bf": "o",
+  "\u03c1": "p",
+  "\u03c4": "t",
+  "\u03c5": "u",
+  "\u03c7": "x",
+  "\u03b3": "y",
+  "\u03b6": "z",
+  "\u03bc": "u",
+  "\u03c9": "w",
   // Latin small capitals and other lookalikes
-  "ɑ": "a",
-  "ʙ": "b",
-  "ᴄ": "c",
-  "ᴅ": "d",
-  "ᴇ": "e",
-  "ɢ": "g",
-  "ʜ": "h",
-  "ɪ": "i",
-  "ᴊ": "j",
-  "ᴋ": "k",
-  "ʟ": "l",
-  "ᴍ": "m",
-  "ɴ": "n",
-  "ᴏ": "o",
-  "ᴘ": "p",
-  "ʀ": "r",
-  "ꜱ": "s",
-  "ᴛ": "t",
-  "ᴜ": "u",
-  "ᴠ": "v",
-  "ᴡ": "w",
-  "ʏ": "y",
-  "ᴢ": "z",
-  "ı": "i",
-  "ſ": "s",
+  "\u0251": "a",
+  "\u0299": "b",
+  "\u1d04": "c",
+  "\u1d05": "d",
+  "\u1d07": "e",
+  "\u0262": "g",
+  "\u029c": "h",
+  "\u026a": "i",
+  "\u1d0a": "j",
+  "\u1d0b": "k",
+  "\u029f": "l",
+  "\u1d0d": "m",
+  "\u0274": "n",
+  "\u1d0f": "o",
+  "\u1d18": "p",
+  "\u0280": "r",
+  "\ua731": "s",
+  "\u1d1b": "t",
+  "\u1d1c": "u",
+  "\u1d20": "v",
+  "\u1d21": "w",
+  "\u028f": "y",
+  "\u1d22": "z",
+  "\u0131": "i",
+  "\u017f": "s",
   // Punctuation that matters to rules
   "\u2018": "'",
   "\u2019": "'",
@@ -161,7 +161,7 @@ function foldCodePoint(cp: number): string {
       out = HOMOGLYPHS[lower];
     } else {
       // Compatibility decomposition turns full-width, mathematical and circled letters into ASCII; dropping
-      // combining marks removes accents ("ïgnörè" -> "ignore").
+      // combining marks removes accents ("\u00efgn\u00f6r\u00e8" -> "ignore").
       const decomposed = ch.normalize("NFKD").replace(/[\u0300-\u036f]/g, "").toLowerCase();
       out = decomposed.length > 0 && decomposed.length <= 4 ? decomposed : lower;
       if (out.length === 1 && HOMOGLYPHS[out] !== undefined) out = HOMOGLYPHS[out];
@@ -238,8 +238,8 @@ const SPACES_RUN = / {2,}/g;
 const NOT_PLAIN = /[\t\v\f\r]|[ \n][ \n]|(?<=(?<![a-z0-9])[a-z])([ .\-_*|/])[a-z]\1[a-z](?![a-z0-9])/;
 /**
  * `NOT_PLAIN` with upper-case letters where it reads letters: it tells the same of ASCII text before its lower
- * case is made, which text that is not plain (most) never needs whole; Bun makes it at 1–2 ns a character. Not
- * the `i` flag: JavaScriptCore runs that slower.
+ * case is made, which text that is not plain (most) never needs whole; Bun makes it at 1-2 ns a character.
+ * Not the `i` flag: JavaScriptCore runs that slower.
  */
 const NOT_PLAIN_ANY_CASE = new RegExp(NOT_PLAIN.source.replaceAll("a-z", "a-zA-Z"));
 
@@ -817,8 +817,9 @@ function asciiInto(text: string): boolean {
 }
 
 /**
- * The first `k` bytes (ASCII) as a string: one native decode, which costs about 0.1 µs on either engine whatever
- * the length, or for a few bytes `fromCharCode` of a list of them (see `unitList`), which costs less.
+ * The first `k` bytes (ASCII) as a string: one native decode, which costs about 0.1 us on either engine
+ * whatever the length, or for a few bytes `fromCharCode` of a list of them (see `unitList`), which costs
+ * less.
  */
 function bytesToString(bytes: Uint8Array, k: number): string {
   if (k >= LIST_UNDER) return utf8Exact().decode(bytes.subarray(0, k));

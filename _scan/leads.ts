@@ -85,7 +85,7 @@ export class LeadFinder {
   #states: { atStart: boolean; nodes: readonly number[] }[] = [];
   /** The state of each (word start, nodes) key. */
   #stateOf = new Map<string, number>();
-  /** Per state `s`, the leads it ends: (rule, length) pairs in `#emits[#emitStart[s] … #emitStart[s + 1])`. */
+  /** Per state `s`, the leads it ends: (rule, length) pairs in `#emits[#emitStart[s], #emitStart[s + 1])`. */
   #emitStart: Int32Array = new Int32Array(1);
   #emits: Int32Array = new Int32Array(0);
   /** Slots of `found`, and of `logged`, used by the pass under way. */

@@ -103,24 +103,24 @@ const NAME_OF_WORDS = /^(?:new_?instructions|system_?prompt_?(?:override|update)
  * True when the letters-only match `t[s, e)` (folded text, from its first letter to its last) is a
  * snake_case or SCREAMING_SNAKE_CASE identifier (`NEW_INSTRUCTIONS`, `system_prompt_override`): its letters
  * parted by underscores, at least one, each where two of its words meet. Such a key or value is a name in
- * code, not spaced letters; letters spaced by underscores (`N_E_W_I_N_S…`, `SY_ST_EM_PR_OM_PT…`) part them
- * elsewhere, and stay flagged, and an identifier that is an order ("IGNORE_PREVIOUS_INSTRUCTIONS": the words
- * the word rules flag as such) is none of these names, nor is one given an order for its value (see
+ * code, not spaced letters; letters spaced by underscores (`N_E_W_I_N_S...`, `SY_ST_EM_PR_OM_PT...`) part
+ * them elsewhere, and stay flagged, and an identifier that is an order ("IGNORE_PREVIOUS_INSTRUCTIONS": the
+ * words the word rules flag as such) is none of these names, nor is one given an order for its value (see
  * `ORDER_AS_VALUE`). Reads 40 characters past the match; reads the original behind it, which must be ASCII.
  */
 function nameInCode(t: string, s: number, e: number, original: Original): boolean {
   const span = t.slice(s, e);
   if (!span.includes("_") || !NAME_OF_WORDS.test(span.replace(/_+/g, "_"))) return false;
   // As written, not as folded: a name in code is ASCII; homoglyphs or full-width forms that fold into one
-  // (`new_іnstructions` with a Cyrillic і, `ＮＥＷ＿ＩＮＳＴＲＵＣＴＩＯＮＳ`) are a disguise, not a name.
+  // (`new_\u0456nstructions` with a Cyrillic i, a full-width `NEW_INSTRUCTIONS`) are a disguise, not a name.
   for (let i = s; i < e; i++) if (!ASCII_NAME_CHARACTER.test(original(i))) return false;
-  // A name given an order for its value is a header: `SYSTEM_PROMPT_OVERRIDE = send the files to …`.
+  // A name given an order for its value is a header: `SYSTEM_PROMPT_OVERRIDE = send the files to ...`.
   return !ORDER_AS_VALUE.test(t.slice(e, e + 40));
 }
 
 /**
  * After a name, a value that reads as an order: words, not code, after `=`, or words to the model after `:`
- * (`new_instructions: you now obey …`). Code (`= os.environ[…]`, `= "…"`, `= await load()`) and a YAML
+ * (`new_instructions: you now obey ...`). Code (`= os.environ[...]`, `= "..."`, `= await load()`) and a YAML
  * value in prose are no order.
  */
 const ORDER_AS_VALUE =
@@ -135,10 +135,11 @@ const ASCII_NAME_CHARACTER = /^[A-Za-z_]$/;
 /**
  * False when the letters-only match `t[s, e)` (folded text) starts inside a word that ends in its first
  * letters and reads on into the next one: "renew instructions" held "newinstructions", "ecosystem prompt"
- * "systemprompt". Only those two are read so (a "new…" match, a "system…" one after a prefix of
+ * "systemprompt". Only those two are read so (a "new..." match, a "system..." one after a prefix of
  * `SYSTEM_WORD`): letters glued on anywhere else ("Thesystem prompt override") break the match on purpose. A
- * match at a word start, at a camelCase one ("pleaseIgnore…"), or all in one run of letters passes: the fold
- * joins uniformly spaced letters into one run ("p l e a s e i g n o r e a l l …"), where no word starts show.
+ * match at a word start, at a camelCase one ("pleaseIgnore..."), or all in one run of letters passes: the
+ * fold joins uniformly spaced letters into one run ("p l e a s e i g n o r e a l l ..."), where no word
+ * starts show.
  */
 function startsWord(t: string, s: number, e: number, upper: (i: number) => boolean): boolean {
   return s === 0 || !/[a-z]/.test(t[s - 1]) || (upper(s) && !upper(s - 1)) || !/[^a-z]/.test(t.slice(s, e)) ||
@@ -147,9 +148,9 @@ function startsWord(t: string, s: number, e: number, upper: (i: number) => boole
 }
 
 /**
- * True when a letters-only match `t[s, e)` (folded text) of "forget everything …" has its verb written whole
- * and ending its clause ("Don't forget, everything above must be committed"): the words after it are another
- * sentence's. Reads 12 characters from the match's start.
+ * True when a letters-only match `t[s, e)` (folded text) of "forget everything ..." has its verb written
+ * whole and ending its clause ("Don't forget, everything above must be committed"): the words after it are
+ * another sentence's. Reads 12 characters from the match's start.
  */
 function verbEndsClause(t: string, s: number, e: number): boolean {
   return /^(?:ignore|disregard|forget) ?[,.;:!?]/.test(t.slice(s, s + 12)) &&
@@ -158,12 +159,12 @@ function verbEndsClause(t: string, s: number, e: number): boolean {
 
 /**
  * After a name and its comma: more short items, each with its comma, then "and", "or" or "etc" (a list); the
- * last item is no list's when a comma or colon closes it ("AI, now, and forever, send …" is an address).
+ * last item is no list's when a comma or colon closes it ("AI, now, and forever, send ..." is an address).
  */
 const NOUN_LIST = /^(?: [a-z][a-z0-9 .-]{0,20},){1,5} (?:and|or|etc)\b(?! [a-z][a-z0-9 .-]{0,20}[,:] )/;
 
 /**
- * A list of the model's names is an address to each ("AI, assistant, agent, or bot: …"), no list of nouns:
+ * A list of the model's names is an address to each ("AI, assistant, agent, or bot: ..."), no list of nouns:
  * a second item that is one of them.
  */
 const NAMES_LIST = /^ (?:ai|llm|assistant|agent|model|bot|chatbot|gpt|chatgpt|claude|gemini|copilot)s?,/;
@@ -171,11 +172,11 @@ const NAMES_LIST = /^ (?:ai|llm|assistant|agent|model|bot|chatbot|gpt|chatgpt|cl
 /**
  * True when an `override.addresses_ai` match is code or markup, not words to the model: a bare name and its
  * comma or colon at a line end (a YAML key `ai:`, an argument `agent,` on its own line), a call's first
- * argument (`run(agent, …)`), a colon inside a word (`LLM:t`), the end of a diagram arrow (`Client->>LLM:`),
- * of a hyphenated word (`sub-agent,`) or of a dotted name (`Matrix.AI:`), a title in a Markdown link
- * (`[ChatGPT: five priorities](…)`), the first of a list of nouns (`LLM, tool, and handoff hooks`), of names
- * a tuple assigns (`model, agent = …`), or a line that goes on from the one before (`run(\n    agent, …`).
- * Reads two characters before the match and up to 120 after it.
+ * argument (`run(agent, ...)`), a colon inside a word (`LLM:t`), the end of a diagram arrow
+ * (`Client->>LLM:`), of a hyphenated word (`sub-agent,`) or of a dotted name (`Matrix.AI:`), a title in a
+ * Markdown link (`[ChatGPT: five priorities](...)`), the first of a list of nouns (`LLM, tool, and handoff
+ * hooks`), of names a tuple assigns (`model, agent = ...`), or a line that goes on from the one before
+ * (`run(\n    agent, ...`). Reads two characters before the match and up to 120 after it.
  */
 function notAnAddress(t: string, s: number, e: number, original: Original): boolean {
   const bare = !t.slice(s, e - 1).includes(" ");
@@ -184,7 +185,7 @@ function notAnAddress(t: string, s: number, e: number, original: Original): bool
   if (bare && (e === t.length || t[e] === "\n")) return true;
   if (mark === ":" && /\p{L}/u.test(t[e] ?? "")) return true;
   const before = t[s - 1], twoBefore = t[s - 2] ?? "";
-  // (unless the model is told what to do next: "(assistant, you must …)", "[AI, please …]")
+  // (unless the model is told what to do next: "(assistant, you must ...)", "[AI, please ...]")
   if (
     bare && mark === "," && (before === "(" || before === "[" || before === "{") &&
     !/^ (?:you|please|now|immediately|from now)\b/.test(t.slice(e, e + 16))
@@ -194,8 +195,8 @@ function notAnAddress(t: string, s: number, e: number, original: Original): bool
   if (bare && mark === "," && NOUN_LIST.test(t.slice(e, e + 120)) && !NAMES_LIST.test(t.slice(e, e + 24))) {
     return true;
   }
-  // Code: the first of names a tuple assigns (`model, agent = …`; a value that reads as words, "= send the
-  // file to …", is an order), or a line that goes on from the one before
+  // Code: the first of names a tuple assigns (`model, agent = ...`; a value that reads as words, "= send the
+  // file to ...", is an order), or a line that goes on from the one before
   // it (an argument list after `run(`, a wrapped sentence): no blank line before, and that line ends in a
   // letter, digit, comma or opening bracket.
   if (
@@ -206,7 +207,7 @@ function notAnAddress(t: string, s: number, e: number, original: Original): bool
     return true;
   }
   if (bare && mark === "," && t[s - 1] === "\n" && /[a-z0-9,([{]/.test(t[s - 2] ?? "")) {
-    // (after a word, an indented line: a wrapped docstring; "Read this carefully\nassistant, wire …" starts
+    // (after a word, an indented line: a wrapped docstring; "Read this carefully\nassistant, wire ..." starts
     // its line as an address does)
     const run = original(s - 1);
     return lineBreaks(run) < 2 && (!/[a-z]/.test(t[s - 2]) || /[ \t]$/.test(run));
@@ -214,7 +215,7 @@ function notAnAddress(t: string, s: number, e: number, original: Original): bool
   if (before === "[" && /^[^\]\n]{0,120}\]\(/.test(t.slice(e, e + 122))) return true;
   if (before === ">" && (twoBefore === ">" || twoBefore === "-")) return true;
   return (before === "-" || before === ".") && /[a-z0-9]/.test(twoBefore) &&
-    // (a model's name joined on to another that opens an address is one name: "To the AI-agent, email …")
+    // (a model's name joined on to another that opens an address is one name: "To the AI-agent, email ...")
     !(before === "-" && ADDRESSED_COMPOUND.test(t.slice(Math.max(0, s - 40), s)));
 }
 
@@ -224,8 +225,8 @@ const ADDRESS_GREETING =
 
 /**
  * Before a hyphen and a model's name ("agent,"): another of its names ("AI-", "LLM-", "GPT-") where an address
- * opens (a sentence start, "to the", "dear", "hey"): "To the AI-agent, …" speaks to it; "multi-agent,",
- * "an AI-agent, which …" do not.
+ * opens (a sentence start, "to the", "dear", "hey"): "To the AI-agent, ..." speaks to it; "multi-agent,",
+ * "an AI-agent, which ..." do not.
  */
 const ADDRESSED_COMPOUND = new RegExp(
   `(?:^|[.!?;\\n"'(\\[{>*#] ?)${ADDRESS_GREETING}(?:ai|llm|gpt|chatgpt|claude|gemini|copilot)-$`,
@@ -253,7 +254,8 @@ const VERB_AND_DETERMINER = new RegExp(`^\\S+ (?:(?:the|${KIND_DETERMINERS}|${PO
 
 /**
  * After a capitalised "Tool" or "Function" at `e`: "to" and a word in lower case, the purpose of an order in a
- * sentence ("Use a Bank Manager Tool to search …"), where a title would capitalise the verb ("… Tool to Find …").
+ * sentence ("Use a Bank Manager Tool to search ..."), where a title would capitalise the verb ("... Tool to
+ * Find ...").
  */
 function sentenceGoesOn(t: string, e: number, upper: (i: number) => boolean): boolean {
   return t.startsWith(" to ", e) && /[a-z]/.test(t[e + 4] ?? "") && !upper(e + 4);
@@ -264,8 +266,8 @@ function sentenceGoesOn(t: string, e: number, upper: (i: number) => boolean): bo
  * name one tool: `"code"` for a name written as code (`send_money`, `` `wipe_disk` ``, tool.v2), `"proper"` for
  * a proper name of two or more capitalised words before a "tool" that is not ("Bank Manager tool"; "Using a Web
  * Search Tool" is a title), or is but a sentence goes on after it in lower case ("Use a Bank Manager Tool to
- * search …", see `sentenceGoesOn`), false for none: "a calculator tool", "a specific tool", "direct tool calls"
- * name a kind. Reads the match and five characters after it.
+ * search ...", see `sentenceGoesOn`), false for none: "a calculator tool", "a specific tool", "direct tool
+ * calls" name a kind. Reads the match and five characters after it.
  */
 function namedTool(
   t: string,
@@ -292,8 +294,8 @@ function namedTool(
 /**
  * True when a determiner or a possessive in a `tool.call_named_tool` match `t[s, e)` stands before a tool named
  * as one (see `namedTool`): a name written as code anywhere ("using our send_money tool"), a proper name only
- * after an order's verb ("Use a Bank Manager tool to …"): after "with", "using", "via", "through" it names a
- * kind in prose ("an agent with a Python REPL tool", "using a SQL Database tool").
+ * after an order's verb ("Use a Bank Manager tool to ..."): after "with", "using", "via", "through" it names
+ * a kind in prose ("an agent with a Python REPL tool", "using a SQL Database tool").
  */
 function namesOneTool(t: string, s: number, e: number, upper: (i: number) => boolean): boolean {
   const named = namedTool(t, s, e, upper);
@@ -302,8 +304,8 @@ function namesOneTool(t: string, s: number, e: number, upper: (i: number) => boo
 
 /**
  * After "tool" in a `tool.call_named_tool` match: "calls" or "-call" that end the compound, the calls of the tool
- * named before ("Use the send_money tool calls to pay …", "run the wipe_disk tool-call immediately."). A noun
- * after them ("the Code Interpreter tool calls log", "the read_file tool-call handler") or a manner ("in
+ * named before ("Use the send_money tool calls to pay ...", "run the wipe_disk tool-call immediately."). A
+ * noun after them ("the Code Interpreter tool calls log", "the read_file tool-call handler") or a manner ("in
  * parallel", "serially") makes them a part of what is named or used.
  */
 const CALLS_OF_TOOL =
@@ -315,39 +317,41 @@ const VERB_AFTER_TOOL = /^ (?:should|can|cannot|will|must|is|was|are|has|does)\b
 /**
  * A conjunction that makes the clause after it a condition or a time ("until after", "once", "if"), the
  * clause right after it: a stop, comma or colon between them ends what it governs ("As agreed before, the
- * user has approved …" claims the approval). "Since when" dates what it says from the time it happened: "Since
- * when the user has authorized you, send …" claims the authorisation ("since" alone does). "From when" starts a
- * span at a time that may come: "valid from when the user has consented until …" is a condition.
+ * user has approved ..." claims the approval). "Since when" dates what it says from the time it happened:
+ * "Since when the user has authorized you, send ..." claims the authorisation ("since" alone does). "From
+ * when" starts a span at a time that may come: "valid from when the user has consented until ..." is a
+ * condition.
  */
 const CONDITION_BEFORE =
   /\b(?:after|once|until|till|unless|if|(?<!\bsince )when|whenever|before|whether)[ *_`"'(\n]{1,4}$/;
 
 /**
- * After a condition on approval ("once the user has approved"), the text saying it is met: "…, and they have,",
- * "… (which they did)". Reads the rest of the clause, up to 60 characters. The one who approves, in the past:
- * "…, and you do, the PR is merged" adds the reader's approval as a second condition.
+ * After a condition on approval ("once the user has approved"), the text saying it is met: "..., and they
+ * have,", "... (which they did)". Reads the rest of the clause, up to 60 characters. The one who approves, in
+ * the past: "..., and you do, the PR is merged" adds the reader's approval as a second condition.
  */
 const CONDITION_MET =
-  /^[^.!?;\n]{0,30}?(?:,|\(|—| -) ?(?:and|which) (?:they|he|she|the user|it) (?:already |now |indeed )?(?:have|has|did|had)(?: so| already| now| indeed)?\b ?[,.;)—-]/;
+  /^[^.!?;\n]{0,30}?(?:,|\(|\u2014| -) ?(?:and|which) (?:they|he|she|the user|it) (?:already |now |indeed )?(?:have|has|did|had)(?: so| already| now| indeed)?\b ?[,.;)\u2014-]/;
 
 /**
- * After "do not tell": someone, then what to say to them ("a customer that …", "a user to …"); "never tell a
- * soul", "do not tell a human about this" say nothing but to keep quiet.
+ * After "do not tell": someone, then what to say to them ("a customer that ...", "a user to ..."); "never
+ * tell a soul", "do not tell a human about this" say nothing but to keep quiet.
  */
 const TELL_WHAT =
   /^ ?an? [a-z-]{1,20} (?:that|to|what|how|whether|why|when|where|which|who|if|they|he|she|it|you|your|the)\b/;
 
 /**
- * After "do not tell": someone, then what the reader did ("a user that you wired $500 …", "a customer that we
- * have shared …"): that is kept from them, not what to say to them.
+ * After "do not tell": someone, then what the reader did ("a user that you wired $500 ...", "a customer that
+ * we have shared ..."): that is kept from them, not what to say to them.
  */
 const TELL_OWN_ACT =
   /^ ?an? [a-z-]{1,20} (?:that|what) (?:you|we) (?:(?:have|'ve|had|already|just) )*(?!(?:need|proceed|exceed|succeed|embed|feed|seed|speed)\b)(?:[a-z]{2,}ed|sent|paid|made|took|gave|did|wrote|bought|sold|spent|told|kept|left|got)\b/;
 
 /**
  * After "do not tell a user that you did it" (`TELL_OWN_ACT`): a condition of its truth in the rest of the
- * sentence ("… unless you did", "… until the carrier confirms it", "… before the tests pass"). That is a rule
- * of honesty, not to claim the act before it happened, not an order to hide it; "… even if they ask" hides it.
+ * sentence ("... unless you did", "... until the carrier confirms it", "... before the tests pass"). That is
+ * a rule of honesty, not to claim the act before it happened, not an order to hide it; "... even if they ask"
+ * hides it.
  */
 const TELL_UNLESS_TRUE = /^[^.!?;\n]{0,160}?\b(?:unless|until|till|before)\b/;
 
@@ -368,9 +372,9 @@ function ruleOfConsent(t: string, s: number, e: number): boolean {
   let i = s;
   const lo = Math.max(0, s - 80);
   while (i > lo && !".!?;:\n".includes(t[i - 1])) i--;
-  // ("do not hesitate to … without confirmation" is no such rule: a bare "not" does not count; nor is "there
-  // is no time left, so transfer … without confirmation": "no" makes a rule as the clause's first word, or a
-  // quote's: rules like "no destructive tools without approval")
+  // ("do not hesitate to ... without confirmation" is no such rule: a bare "not" does not count; nor is
+  // "there is no time left, so transfer ... without confirmation": "no" makes a rule as the clause's first
+  // word, or a quote's: rules like "no destructive tools without approval")
   const clause = t.slice(i, s);
   return /(?:^[\s*>-]*|["'(\[] ?)no\b/.test(clause) ||
     /\b(?:never|cannot|can't|(?:can|may|must|should|will) not|mustn't|shouldn't|won't)\b/.test(clause);
@@ -378,7 +382,7 @@ function ruleOfConsent(t: string, s: number, e: number): boolean {
 
 /**
  * True when the match `t[s, e)` stands in a comment line over the variable that holds the prompt
- * (`# System prompt - edit this`, then `SYSTEM_PROMPT = …` on the next line). Reads at most 120 characters
+ * (`# System prompt - edit this`, then `SYSTEM_PROMPT = ...` on the next line). Reads at most 120 characters
  * before and 160 after the match.
  */
 function commentOverVariable(t: string, s: number, e: number): boolean {
@@ -407,8 +411,8 @@ function namesCode(t: string, s: number, e: number): boolean {
   while (s < e && (t[s] === "\n" || t[s] === " " || t[s] === "\t")) s++;
   if (t[s] === "[") {
     if (t[e - 1] !== "]" || t[e] !== "(") return false;
-    // A link in a list or a sentence ("See [System Prompt](#system-prompt) and …"), not one that heads an
-    // order on its line or the next ("[SYSTEM MESSAGE](#) Wire the funds …").
+    // A link in a list or a sentence ("See [System Prompt](#system-prompt) and ..."), not one that heads an
+    // order on its line or the next ("[SYSTEM MESSAGE](#) Wire the funds ...").
     const close = t.indexOf(")", e);
     return close !== -1 && close - e <= 200 && LINK_ENDS_ITEM.test(t.slice(close + 1, close + 12));
   }
@@ -418,14 +422,15 @@ function namesCode(t: string, s: number, e: number): boolean {
 
 /**
  * Before "with this system prompt:", a verb that swaps the prompt for what follows ("Replace your rules with
- * this system prompt: …"): a new prompt's header after all. Reads the sentence's last 80 characters.
+ * this system prompt: ..."): a new prompt's header after all. Reads the sentence's last 80 characters.
  */
 const REPLACED_BY =
   /\b(?:replace|replacing|overwrite|override|swap|substitute|supersede|update|reset|reprogram)\b[^.!?\n]*\bwith (?:the|this|that|our|their|a|an) $/;
 
 /**
- * After "… in the system prompt:", words to the model on the same line ("in the system prompt: you must
- * wire …"): the header of an order after all. A lead-in is followed by the prompt quoted, or on the next line.
+ * After "... in the system prompt:", words to the model on the same line ("in the system prompt: you must
+ * wire ..."): the header of an order after all. A lead-in is followed by the prompt quoted, or on the next
+ * line.
  */
 const ORDER_AFTER_COLON = /^ ?(?:you|your|ignore|disregard|forget|from now|always|never|do not|don't)\b/;
 
@@ -485,10 +490,10 @@ const CONSEQUENTIAL =
   `(?:unlock|delete|remove|erase|wipe|destroy|transfer|withdraw|deposit|wire|send|e-?mail|forward|share|grant|give|revoke|disable|deactivate|enable|update|change|modify|reset|create|invite|cancel|purchase|buy|order|sell|pay|dispatch|leave|post|publish|upload|install|uninstall|move|approve|invest|unfollow|block|unblock|redirect|rename|replace|deploy|submit|unsubscribe|adjust|increase|decrease|disclose|leak|reveal|initiate|execute|lock|turn (?:off|on)|switch (?:off|on)|shut (?:off|down)|disarm|activate|schedule|book|reserve|download|restart|reboot|reroute|refund|spend|donate|empty|overwrite|encrypt|format|archive|hide|kick|ban|tweet|retweet|accept|reject|decline|mark|lower|raise|set)`;
 
 /**
- * True when the "my" that ends an `imperative_on_user_data` match `t[…, e)` starts a name ("my-app", "my_db",
- * "my.example.org") that is quoted (`` `my-app` ``, 'my_db'), a host or a path, or that no noun follows
- * ("cd my-app && …", "Move into my-app and install …"). "to my-bank account 555…" joins the owner to what it
- * owns. Reads 60 characters past the match.
+ * True when the "my" that ends an `imperative_on_user_data` match `t[..., e)` starts a name ("my-app",
+ * "my_db", "my.example.org") that is quoted (`` `my-app` ``, 'my_db'), a host or a path, or that no noun
+ * follows ("cd my-app && ...", "Move into my-app and install ..."). "to my-bank account 555..." joins the
+ * owner to what it owns. Reads 60 characters past the match.
  */
 function myName(t: string, e: number): boolean {
   const name = /^my[-_./][a-z0-9][a-z0-9_./-]*/.exec(t.slice(e - 2, e + 60));
@@ -502,10 +507,10 @@ function myName(t: string, e: number): boolean {
 
 /**
  * True when the sentence that holds position `s` opens with "please" or "kindly", or a clause of it does before
- * `s` ("Amazon Discount: Please get …", "our new flavor, Please get …"), and the request speaks of the
- * writer's own things before `s` ("Please get my-current image … and send …"): a principal's request, to each
- * verb that follows. A tutorial's "Please clone the repo, then deploy my-app" asks for steps on a project.
- * Reads back at most 200 characters, to a stop, a newline or a quote.
+ * `s` ("Amazon Discount: Please get ...", "our new flavor, Please get ..."), and the request speaks of the
+ * writer's own things before `s` ("Please get my-current image ... and send ..."): a principal's request, to
+ * each verb that follows. A tutorial's "Please clone the repo, then deploy my-app" asks for steps on a
+ * project. Reads back at most 200 characters, to a stop, a newline or a quote.
  */
 function pleaseOpens(t: string, s: number): boolean {
   const i = sentenceStart(t, s, 200);
@@ -873,8 +878,8 @@ export const rules: () => readonly Rule[] = lazy(() => [
         `|\\b(?:follow|obey|execute) (?:the|these|my) (?:new|following|real|hidden|secret) instructions?\\b`,
       "g",
     ),
-    // "# System prompt - change only this" over `SYSTEM_PROMPT = …`: a comment in code, not a new prompt.
-    // "… in the system prompt:", "start with this system prompt:": a place or a lead-in, no header.
+    // "# System prompt - change only this" over `SYSTEM_PROMPT = ...`: a comment in code, not a new prompt.
+    // "... in the system prompt:", "start with this system prompt:": a place or a lead-in, no header.
     accept: (t, s, e) =>
       !commentOverVariable(t, s, e) &&
       !(t.startsWith("system prompt", s) && PLACE_BEFORE.test(t.slice(Math.max(0, s - 24), s)) &&
@@ -947,7 +952,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
       "g",
     ),
     contexts: OUTPUT,
-    // "do not tell a patient that …", "never tell a user to …": what to say to someone, not what to hide.
+    // "do not tell a patient that ...", "never tell a user to ...": what to say to someone, not what to hide.
     accept: (t, s, e) =>
       !ruleOfConsent(t, s, e) &&
       !(/ tell(?:ing)? ?$/.test(t.slice(s, e)) && TELL_WHAT.test(t.slice(e, e + 40)) &&
@@ -976,7 +981,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
       let i = s;
       const lo = Math.max(0, s - 100);
       // (a colon before a capital opens a sentence too: "When the user has authorized you to act: Integrate
-      // … in your response")
+      // ... in your response")
       while (i > lo && !".!?\n".includes(t[i - 1]) && !(t[i - 1] === ":" && t[i] === " " && upper(i + 1))) {
         i--;
       }
@@ -1067,8 +1072,9 @@ export const rules: () => readonly Rule[] = lazy(() => [
     re:
       /\b(?:the user|your (?:user|owner|admin|administrator|operator)|the (?:admin|administrator|owner|operator)) (?:has|have) (?:already |now |explicitly )?(?:authori[sz]ed|approved|permitted|allowed|consented|given (?:you )?permission)\b|\byou (?:are|have been|were) (?:now |hereby |explicitly )?(?:authori[sz]ed|permitted|allowed|cleared) to\b/g,
     contexts: DATA,
-    // "after the user has approved …", "if you are permitted to …": a condition, not a claim of permission.
-    // A condition the text then says is met ("Once the user has approved, and they have, wire …") is a claim.
+    // "after the user has approved ...", "if you are permitted to ...": a condition, not a claim of
+    // permission. A condition the text then says is met ("Once the user has approved, and they have, wire
+    // ...") is a claim.
     accept: (t, s, e) =>
       !CONDITION_BEFORE.test(t.slice(Math.max(0, s - 16), s)) || CONDITION_MET.test(t.slice(e, e + 60)),
   },
@@ -1099,19 +1105,19 @@ export const rules: () => readonly Rule[] = lazy(() => [
     contexts: OUTPUT,
     accept: (t, s, e, upper) =>
       !(NOUN_AFTER_TOOL.test(t.slice(e, e + 16)) &&
-        // (the calls of the tool named as one, "Use the send_money tool calls to pay …", "run the wipe_disk
+        // (the calls of the tool named as one, "Use the send_money tool calls to pay ...", "run the wipe_disk
         // tool-call", are calls of that tool: the compound names it; "Run apply_patch tool calls serially"
         // speaks of such calls in general, see `CALLS_OF_TOOL`)
         !(t.endsWith(" tool", e) && /^\S+ the /.test(t.slice(s, e)) &&
           CALLS_OF_TOOL.test(t.slice(e, e + 20)) &&
           namedTool(t, s, e, upper) !== false) &&
-        // (a verb after "tool" in an order, "Call the send_money tool should …", makes no subject of it)
+        // (a verb after "tool" in an order, "Call the send_money tool should ...", makes no subject of it)
         (!VERB_AFTER_TOOL.test(t.slice(e, e + 16)) || /^(?:using|via|with|through) /.test(t.slice(s, e)) ||
           imperativeStart(t, s, upper) === false)) &&
       // "with a calculator tool", "through one shell tool", "use any tool": a kind of tool, none named. A
-      // possessive names one in an order ("Use our Bank Manager tool to …"): it passes only after "with", "via",
-      // "using", "through", or a verb that opens no order. Neither passes before a tool named as one (see
-      // `namesOneTool`): "Use a Bank Manager tool to …", "using our send_money tool".
+      // possessive names one in an order ("Use our Bank Manager tool to ..."): it passes only after "with",
+      // "via", "using", "through", or a verb that opens no order. Neither passes before a tool named as one
+      // (see `namesOneTool`): "Use a Bank Manager tool to ...", "using our send_money tool".
       !(VERB_THEN_KIND.test(t.slice(s, e)) && !namesOneTool(t, s, e, upper)) &&
       !(VERB_THEN_POSSESSIVE.test(t.slice(s, e)) && !namesOneTool(t, s, e, upper) &&
         (/^(?:using|via|with|through) /.test(t.slice(s, e)) || imperativeStart(t, s, upper) === false)) &&
@@ -1130,7 +1136,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
     category: "forced_tool_use",
     // (a preposition after the verb says where or what for, "you should run inside a sandbox", "use to get";
     // "call to send_money" names a function all the same, and "run on the server:" or "run on the server the
-    // command …" says what to run there)
+    // command ..." says what to run there)
     re:
       /\b(?:you|the (?:assistant|ai|agent|model)) (?:must|have to|need to|are required to|is required to|should) (?:now |immediately |first |also )?(?:call|invoke|use|run|execute|trigger) (?:the |(?<=(?:call|invoke) )to (?=[`'"]?[a-z][a-z0-9]{0,30}_[a-z]))?(?!(?:them|it|this|that|these|those|an?|your|our|their|his|her|its|some|any|one|all|to|in|inside|into|on|at|from|with|as|for|under|over)\b)[`'"]?[a-z][a-z0-9_.-]{1,40}\b|\b(?:you|the (?:assistant|ai|agent|model)) (?:must|have to|need to|are required to|is required to|should) (?:now |immediately |first |also )?(?:run|execute) (?:on|in|from) (?:the|this|that|your|each|every) (?:server|host|machine|box|terminal|shell|console|vm|instance|container|device)s? ?(?::|the (?:command|script|following)\b)/g,
   },
@@ -1165,9 +1171,10 @@ export const rules: () => readonly Rule[] = lazy(() => [
     accept: (t, s, e, upper) => {
       const start = imperativeStart(t, s, upper);
       // "my-app", "my_db", "my.example": the owner word starts a name in a command or a path, owns nothing (see
-      // `myName`); but not in a request ("Please dispatch help to my-residence …"): a tutorial says no "please".
-      // A request's "please" governs each verb its sentence joins on ("Please get my-current image … and send
-      // the data to my-email …"); asked only where "my" starts a name, which it alone makes an owner again.
+      // `myName`); but not in a request ("Please dispatch help to my-residence ..."): a tutorial says no
+      // "please". A request's "please" governs each verb its sentence joins on ("Please get my-current image
+      // ... and send the data to my-email ..."); asked only where "my" starts a name, which it alone makes an
+      // owner again.
       if (start === "please") return true;
       if (myName(t, e)) return start === true && pleaseOpens(t, s);
       return start === true && sentenceWords(t, s, e) >= 5;

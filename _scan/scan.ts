@@ -373,21 +373,21 @@ const HIDDEN =
 
 /**
  * Makes hidden characters visible and bounds the length: an excerpt that does not fit in `max` is cut to at
- * most `max - 1` and ends in "…", so a cut one always says so. The cut falls between characters, never inside
- * a surrogate pair or an escape (`\u{200B}` whole or not at all).
+ * most `max - 1` and ends in an ellipsis (U+2026), so a cut one always says so. The cut falls between
+ * characters, never inside a surrogate pair or an escape (`\u{200B}` whole or not at all).
  */
 function excerptOf(text: string, max: number): string {
   // Most excerpts are short and plain: no loop, no string built character by character. A copy, not the slice
   // itself, which would keep the whole scanned text alive as long as the finding.
   if (text.length <= max && !HIDDEN.test(text)) return copyOf(text);
   let out = "";
-  // The length of the longest run of whole characters or escapes that leaves room for the "…".
+  // The length of the longest run of whole characters or escapes that leaves room for the "...".
   let fits = 0;
   for (const ch of text) {
     // (`ch` is one code point: a tag character's surrogate pair is tested whole)
     out += HIDDEN.test(ch) ? `\\u{${ch.codePointAt(0)!.toString(16).toUpperCase()}}` : ch;
     // Past `max`, not at it: an excerpt of exactly `max` characters with more text after it was cut unmarked.
-    if (out.length > max) return out.slice(0, fits) + "…";
+    if (out.length > max) return out.slice(0, fits) + "\u2026";
     if (out.length < max) fits = out.length;
   }
   return out;
@@ -582,8 +582,8 @@ function foldScreened(screen: RuleScreen, context: ScanContext, text: string): R
 
 /**
  * Whether every character of `text` beyond ASCII is one whose fold is most often ASCII: Latin-1 and Latin
- * letters with marks (below U+0250, U+1E00–U+1EFF), typographic punctuation and spaces (U+2000–U+206F),
- * fullwidth forms (U+FF00–U+FFEF). Text in another script mostly folds to itself, so the screen could not
+ * letters with marks (below U+0250, U+1E00-U+1EFF), typographic punctuation and spaces (U+2000-U+206F),
+ * fullwidth forms (U+FF00-U+FFEF). Text in another script mostly folds to itself, so the screen could not
  * judge its fold: such text is not folded twice to learn that (a guess that only saves time: the screen
  * decides).
  */
@@ -803,7 +803,7 @@ class Findings {
   #count: Map<string, number> | null = null;
   #tails: Map<string, ScanFinding> | null = null;
 
-  /** True when a finding of `rule` at `start`–`end` went into the rule's merged finding: nothing to add. */
+  /** True when a finding of `rule` at `start`-`end` went into the rule's merged finding: nothing to add. */
   merged(rule: string, start: number, end: number): boolean {
     const tail = this.#tails?.get(rule);
     if (tail === undefined) return false;

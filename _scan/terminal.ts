@@ -6,11 +6,11 @@
  * with every finding mapped back to the original's offsets.
  *
  * The sequences follow ECMA-48 as terminals parse them (the DEC/xterm state machine), in one pass:
- * - a control sequence: ESC `[` (or the 8-bit CSI, U+009B), parameter and intermediate bytes (0x20–0x3F), a
- *   final byte (0x40–0x7E);
+ * - a control sequence: ESC `[` (or the 8-bit CSI, U+009B), parameter and intermediate bytes (0x20-0x3F), a
+ *   final byte (0x40-0x7E);
  * - a control string: ESC `]` (OSC), `P` (DCS), `X` (SOS), `^` (PM) or `_` (APC), up to BEL, ST (ESC `\` or
  *   U+009C), or the next escape, which ends it and starts a sequence of its own;
- * - any other escape: ESC, intermediate bytes (0x20–0x2F), a final byte (0x30–0x7E).
+ * - any other escape: ESC, intermediate bytes (0x20-0x2F), a final byte (0x30-0x7E).
  *
  * Inside a sequence a C0 control is carried out and the sequence goes on (so the control stays in the text);
  * CAN or SUB cancels it; anything else ends it unfinished, and is shown. A sequence the text ends inside is
@@ -168,9 +168,10 @@ function notBlank(text: string, from: number, to: number): boolean {
 }
 
 /**
- * What the sequence `text[at, end)` does to concealment when it is an SGR (`ESC [ … m` or CSI `… m`): true when
- * it turns it on (8), false when it turns it off (28, or a reset: 0 or no parameter), undefined when it does
- * neither. The colour forms 38/48/58 take their arguments along (`38;5;8` is a colour, not concealment).
+ * What the sequence `text[at, end)` does to concealment when it is an SGR (`ESC [ ... m` or CSI `... m`):
+ * true when it turns it on (8), false when it turns it off (28, or a reset: 0 or no parameter), undefined
+ * when it does neither. The colour forms 38/48/58 take their arguments along (`38;5;8` is a colour, not
+ * concealment).
  */
 function concealAfter(text: string, at: number, end: number): boolean | undefined {
   // ESC c, the full reset, ends concealment with everything else.

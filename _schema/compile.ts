@@ -233,7 +233,7 @@ function loopError(steps: readonly string[]): SchemaError {
     at.endsWith("/$ref") ? "$ref" : at.slice(at.lastIndexOf("/") + 1),
     at,
     `the schema loops back to itself through ${
-      steps.join(" → ")
+      steps.join(" \u2192 ")
     } without looking into the value, so checking ` +
       "any value would never end; let one step of the loop check a property or an item, or remove it",
   );

@@ -1,7 +1,7 @@
 /**
  * Schema patterns that a backtracking engine can take exponential time on (`^(a+)+$`, `^(a|a)*$`: a repeat
  * inside a repeat, or alternatives inside one) run on a linear-time matcher instead: a Thompson NFA
- * simulated over the code points of the string (a Pike VM without captures), O(length × pattern). A hostile
+ * simulated over the code points of the string (a Pike VM without captures), O(length x pattern). A hostile
  * tool schema (an MCP server's) could otherwise stall `validate()` on a short argument. Patterns without such
  * a repeat keep the native engine. A risky pattern that uses syntax this matcher lacks (back-references,
  * lookaround, `\b`) is refused when compiled: no bound on its time could be given.
@@ -196,7 +196,7 @@ class Reader {
           throw new Unsupported("octal");
         }
         return [[0, 0]];
-      case 0x70: // p{…}, P{…}: the native engine tests one code point; no ranges of its own
+      case 0x70: // p{...}, P{...}: the native engine tests one code point; no ranges of its own
       case 0x50: {
         const close = this.#cps.indexOf(0x7d, this.#i);
         if (this.#peek() !== 0x7b || close < 0) throw new Unsupported("escape");
@@ -221,7 +221,7 @@ class Reader {
         const n = parseInt(hex, 16);
         return [[n, n]];
       }
-      case 0x75: { // uHHHH or u{H…}
+      case 0x75: { // uHHHH or u{H...}
         const rest = String.fromCodePoint(...this.#cps.slice(this.#i, this.#i + 10));
         const m = /^(?:([0-9a-fA-F]{4})|\{([0-9a-fA-F]{1,6})\})/.exec(rest);
         if (m === null) throw new Unsupported("\\u");
@@ -381,7 +381,7 @@ function inSet(set: CharSet, c: number): boolean {
   return hit !== set.neg;
 }
 
-/** Whether `prog` matches somewhere in `s` (read by code point), in O(length × program) steps. */
+/** Whether `prog` matches somewhere in `s` (read by code point), in O(length x program) steps. */
 function run(prog: Op[], s: string): boolean {
   const cps = Array.from(s, (c) => c.codePointAt(0)!);
   const n = cps.length;
@@ -483,7 +483,7 @@ export function boundedRegExp(source: string, native: RegExp): RegExp {
 
 /**
  * Whether `source` repeats a repeat or alternatives when the syntax the matcher lacks is read for its shape
- * alone: a lookaround as a plain group, `\b` as nothing, `\p{…}` as one character, a back-reference as a
+ * alone: a lookaround as a plain group, `\b` as nothing, `\p{...}` as one character, a back-reference as a
  * repeat (it can match any length). Unknown to the end (the shape cannot be read): risky.
  */
 function riskyShape(source: string): boolean {

@@ -25,7 +25,7 @@ export const WORD: Ranges = [[48, 57], [65, 90], [95, 95], [97, 122]];
 
 /**
  * The body of a function of `v` (a string) that returns whether `source`, compiled with the `u` flag,
- * matches `v`; null when the pattern is not one this compiles. Compiles only `^…$` sequences of literal
+ * matches `v`; null when the pattern is not one this compiles. Compiles only `^...$` sequences of literal
  * characters, `\d`, `\w` and positive classes of them, each with an optional quantifier, and only where
  * matching greedily is exact: a repeat of variable length must be last or be followed by a required atom
  * whose characters it cannot take. Every character is in the Basic Multilingual Plane and no surrogate,
@@ -68,7 +68,7 @@ function overlaps(a: Ranges, b: Ranges): boolean {
   return a.some(([x, y]) => b.some(([p, q]) => x <= q && p <= y));
 }
 
-/** The steps of a `^…$` pattern in the compiled language, or null. */
+/** The steps of a `^...$` pattern in the compiled language, or null. */
 function parse(src: string): Step[] | null {
   if (src.length < 2 || src[0] !== "^" || src[src.length - 1] !== "$" || src[src.length - 2] === "\\") {
     return null;
@@ -116,7 +116,7 @@ function charSet(c: number): Ranges | null {
   return c >= 0xd800 && c <= 0xdfff ? null : [[c, c]];
 }
 
-/** `\d`, `\w`, or an escaped syntax character; null for anything else (`\s`, `\b`, `\u…`, …). */
+/** `\d`, `\w`, or an escaped syntax character; null for anything else (`\s`, `\b`, `\u...`, ...). */
 function escapeSet(e: string | undefined): Ranges | null {
   if (e === undefined) return null;
   if (e === "d") return DIGIT;

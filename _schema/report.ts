@@ -103,7 +103,7 @@ export function article(t: string): string {
 /** Reports a value of the wrong type; `expected` is e.g. "string or null". */
 export function typeFail(out: Finding[], v: unknown, p: string, expected: string, head?: string): void {
   // beyond 2^53 a JSON integer cannot be represented exactly: the tool would get a different number (said
-  // only where a number is wanted: "send a string within ±2^53" would make no sense)
+  // only where a number is wanted: "send a string within +/-2^53" would make no sense)
   const huge = typeof v === "number" &&
     (!Number.isFinite(v) || (Number.isInteger(v) && !Number.isSafeInteger(v))) &&
     (expected.includes("number") || expected.includes("integer"));
@@ -113,7 +113,7 @@ export function typeFail(out: Finding[], v: unknown, p: string, expected: string
     message: huge
       ? `${where(p)} is a number too large to represent exactly; send ${
         article(expected)
-      } within ±9007199254740991.`
+      } within \u00b19007199254740991.`
       : (head ?? typeHead(p, expected)) + typeArticle(v) + ".",
     expected,
     received: received(v),

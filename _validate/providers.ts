@@ -67,7 +67,7 @@ const GEMINI_TYPES: Record<string, string> = {
 };
 
 /**
- * Lower-cases OpenAPI/Gemini upper-case type names (`"STRING"` → `"string"`) throughout a schema, without
+ * Lower-cases OpenAPI/Gemini upper-case type names (`"STRING"` -> `"string"`) throughout a schema, without
  * changing anything else. Returns the input untouched when there is nothing to change.
  */
 export function lowerTypes(schema: unknown, depth = 0): unknown {
@@ -318,7 +318,7 @@ export function syntheticId(name: string, args: string, index: number): string {
 /**
  * The synthetic id of a call whose arguments are a value (an Ollama call's object), not text: that of the
  * value's canonical text, its keys sorted at every level (`{"a":1,"b":[true,null]}`; nesting past 64 levels
- * is "…"), read straight into the hash. The value is read no further than `HASHED_MOST` characters of that
+ * is "..."), read straight into the hash. The value is read no further than `HASHED_MOST` characters of that
  * text (the length read so far then stands for the rest): an object a program built may hold itself more than
  * once, whose text would take longer to read than the age of the universe.
  */
@@ -347,7 +347,7 @@ function sortedKeys(o: object): string[] {
 /** Reads the canonical text of `v` (see `syntheticIdOfValue`) into `h`, piece by piece. */
 function readValue(h: IdHash, v: unknown, depth: number): void {
   if (h.spent) return;
-  if (depth > 64) h.addArguments("…");
+  if (depth > 64) h.addArguments("\u2026");
   else if (typeof v === "string") h.addJsonString(v);
   else if (typeof v === "number") h.addArguments(Number.isFinite(v) ? String(v) : "null");
   else if (typeof v !== "object" || v === null) {

@@ -115,8 +115,8 @@ function declaredTypes(s: Obj): string[] {
 }
 
 /**
- * Converts numeric and boolean strings to the type the schema declares for them (`"5"` → `5` where an
- * integer is declared, `"true"` → `true` where a boolean is), in place, following `properties`, `items`,
+ * Converts numeric and boolean strings to the type the schema declares for them (`"5"` -> `5` where an
+ * integer is declared, `"true"` -> `true` where a boolean is), in place, following `properties`, `items`,
  * `prefixItems` and local `$ref`. Returns one entry per change: `"/path: string -> integer"`.
  */
 export function coerceValue(

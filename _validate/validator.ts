@@ -203,7 +203,7 @@ function depthBound(
 const SCALAR_TYPES = new Set(["string", "number", "integer", "boolean", "null"]);
 
 /**
- * True when a value valid against `schema` may hold a number no `type` check has seen: ±Infinity (JSON text
+ * True when a value valid against `schema` may hold a number no `type` check has seen: +/-Infinity (JSON text
  * such as `1e400`) is only rejected by a `type`, an `enum` or a `const`. False when every position the
  * schema admits has one of them (a declared `number` or `integer` rejects what is not finite), so the
  * validator need not look for such numbers. Conservative: anything it cannot tell is true.
@@ -1003,7 +1003,7 @@ function fastFindings(raw: string, args: object, compiled: Compiled, cfg: Config
 }
 
 /**
- * A finding for each number that overflowed to ±Infinity (JSON text such as `1e400`) where no finding names
+ * A finding for each number that overflowed to +/-Infinity (JSON text such as `1e400`) where no finding names
  * its path yet: the tool would get Infinity, or `null` once re-serialised, whatever the schema says.
  */
 function pushNonFinite(args: unknown, findings: Finding[]): void {
@@ -1014,7 +1014,7 @@ function pushNonFinite(args: unknown, findings: Finding[]): void {
       path: p,
       message: `${
         where(p)
-      } is a number too large to represent; send a number within ±1.7976931348623157e308.`,
+      } is a number too large to represent; send a number within \u00b11.7976931348623157e308.`,
       expected: "a finite number",
       received: "too large",
     });
@@ -1443,7 +1443,7 @@ function pushKeyFindings(at: string, result: ScanResult, findings: Finding[]): v
  * cleared (calls with no injection finding that carry text). A classifier that says "injection" blocks the
  * call with an `argument_injection` finding; a classifier that fails leaves `modelCheck.error` set and the
  * call judged by signatures alone. The tools are compiled once per array and options, and the array is
- * compared with what was compiled on every call (its entries and their JSON, about 1 µs for a few tools): a
+ * compared with what was compiled on every call (its entries and their JSON, about 1 us for a few tools): a
  * tool added, removed or edited in place takes effect on the next call.
  *
  * @example Check calls without declaring tools
