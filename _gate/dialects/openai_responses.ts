@@ -773,8 +773,10 @@ class ResponsesStream implements FrameRouter {
     let terminal: Record<string, unknown> | undefined;
     for (const h of flow.held) {
       const e = h.event;
-      if (!e || h.tool) continue;
-      if (TERMINAL.has(e.type as string)) terminal = e;
+      // (the final snapshot even where it lists the calls, as the text watch holds it: its usage and items
+      // are the base of the new one, the calls taken out; built from response.created, it lost the usage)
+      if (e && TERMINAL.has(e.type as string)) terminal = e;
+      else if (!e || h.tool) continue;
       else if (typeof e.output_index === "number") {
         const output_index = this.#tools.renumber(e.output_index);
         next = Math.max(next, output_index + 1);
