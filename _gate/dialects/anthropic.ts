@@ -224,12 +224,15 @@ class AnthropicStream implements FrameRouter {
   }
 
   /**
-   * The blocks the client has when the calls are rejected: those before the first call; for calls written
-   * into the text, those whose start was not held.
+   * The blocks the client has when the calls are rejected: those whose start was not held, and at most those
+   * before the first call (a `message_start` that brings calls is held whole). Text the watch held from a
+   * marker before the first call holds the starts of the blocks after it: taken for the client's, the
+   * retry's blocks were numbered where the SDK has none, and its calls lost their input.
    */
   resumePoint(): ResumePoint {
     const held = this.#flow?.held.filter((h) => h.event?.type === "content_block_start").length ?? 0;
-    return { at: this.#tools.replacementAt(0) || this.#blocks - held };
+    const beforeCalls = this.#tools.replacementAt(0) || Infinity;
+    return { at: Math.min(beforeCalls, this.#blocks - held) };
   }
 
   /**
