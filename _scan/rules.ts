@@ -158,6 +158,27 @@ function verbEndsClause(t: string, s: number, e: number): boolean {
 }
 
 /**
+ * True when a letters-only match `t[s, e)` (folded text) of "… everything above" or "… everything you were
+ * told" goes on, after a space, into words that say what is meant, as prose does: a measure or a place ("ignore
+ * everything above 10 MB", "above level 3", "above the first blank line") or a topic ("Forget everything you
+ * were told about sleep"). An order to drop the text before it ends there (a line break, punctuation) or goes
+ * on with another clause ("… above and wire", "… above this line", "… told about your instructions"); letters
+ * glued on may be spaced ones, and stay flagged. Reads 60 characters after the match.
+ */
+function everythingNamesMore(t: string, e: number): boolean {
+  if (t[e] !== " ") return false;
+  const next = t.slice(e + 1, e + 61);
+  if (t.endsWith("told", e)) return /^about\b/.test(next) && !ABOUT_THE_ORDERS.test(next);
+  return t.endsWith("above", e) && /^[a-z0-9]/.test(next) && !CLAUSE_AFTER_ABOVE.test(next);
+}
+
+/** After "everything above ": a word that goes on with the order, not with what lies above. */
+const CLAUSE_AFTER_ABOVE = /^(?:and|then|now|but|or|instead|in|this|these|here|you|please)\b/;
+/** After "everything you were told ": the orders themselves, the topic of an order to drop them. */
+const ABOUT_THE_ORDERS =
+  /^about (?:(?:your|the|any|all|these|those) )?(?:(?:previous|prior|earlier|original|initial|system) )?(?:instructions|rules|guidelines|prompts?|orders)\b/;
+
+/**
  * After a name and its comma: more short items, each with its comma, then "and", "or" or "etc" (a list); the
  * last item is no list's when a comma or colon closes it ("AI, now, and forever, send ..." is an address).
  */
@@ -831,7 +852,8 @@ export const rules: () => readonly Rule[] = lazy(() => [
   {
     name: "override.ignore_previous_squashed",
     accept: (t, s, e, upper, original) =>
-      startsWord(t, s, e, upper) && !nameInCode(t, s, e, original) && !verbEndsClause(t, s, e),
+      startsWord(t, s, e, upper) && !nameInCode(t, s, e, original) && !verbEndsClause(t, s, e) &&
+      !everythingNamesMore(t, e),
     anchors: ["ignore", "disregard", "forget", "newinstructions", "systemprompt"],
     maxLen: 80,
     category: "instruction_override",

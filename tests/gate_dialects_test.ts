@@ -368,6 +368,37 @@ test("guardFetch: a Cohere v2 text block after an allowed call keeps its order: 
   assert.equal(types.at(-1), "message-end");
 });
 
+test("guardFetch: a Cohere v2 citation after a held call keeps its place in the text", async () => {
+  // Text flows while a call is held; a citation's events come inside the text, and held behind the call they
+  // reached the client after the text that followed them.
+  const call = { id: "weather_0", type: "function", function: { name: "weather", arguments: "" } };
+  const frames = [
+    { id: "c1", type: "message-start", delta: { message: { role: "assistant" } } },
+    { type: "tool-call-start", index: 0, delta: { message: { tool_calls: call } } },
+    {
+      type: "tool-call-delta",
+      index: 0,
+      delta: { message: { tool_calls: { function: { arguments: '{"location":"Oslo"}' } } } },
+    },
+    { type: "tool-call-end", index: 0 },
+    { type: "content-start", index: 0, delta: { message: { content: { type: "text", text: "" } } } },
+    { type: "content-delta", index: 0, delta: { message: { content: { text: "Oslo is wet." } } } },
+    {
+      type: "citation-start",
+      index: 0,
+      delta: { message: { citations: { start: 0, end: 12, text: "Oslo is wet.", sources: [] } } },
+    },
+    { type: "citation-end", index: 0 },
+    { type: "content-delta", index: 0, delta: { message: { content: { text: " Bring a coat." } } } },
+    { type: "content-end", index: 0 },
+    { type: "message-end", delta: { finish_reason: "TOOL_CALL" } },
+  ];
+  const events = sseEvents(await (await post("/v2/chat", COHERE_TOOLS, { sse: frames })).text());
+  assert.equal(seen[0].verdict.allowed, true);
+  const types = events.map((e) => e.type).filter((t) => !String(t).startsWith("tool-call"));
+  assert.deepEqual(types, frames.map((f) => f.type).filter((t) => !t.startsWith("tool-call")));
+});
+
 test("guardFetch: Cohere v2 stream, a text block after a held call reaches the client whole, its start first", async () => {
   // A client files a content-delta under the block its content-start opened: the start, held behind the
   // call, came after the block's deltas.

@@ -177,6 +177,43 @@ test("guardFetch retry: Anthropic stream, the SDK assembles one message: forward
   assertAttempts(seen);
 });
 
+test("guardFetch retry: an Anthropic stream whose text the watch held before the call resumes after the blocks the client has", async () => {
+  // The watch holds from a marker in block 0 on, block 1 (text) with it; the rejected call is block 2. The
+  // held blocks go out before the retry, which is numbered after them: filed where the SDK has no block, its
+  // call lost its input.
+  const first = anthropicStream(["Checking. <tool_call>"], [BAD]) as Record<string, unknown>[];
+  const at = first.findIndex((e) => e.type === "ping");
+  const renumber = (e: Record<string, unknown>) =>
+    typeof e.index === "number" && e.index >= 1 ? { ...e, index: e.index + 1 } : e;
+  const more = [
+    { type: "content_block_start", index: 1, content_block: { type: "text", text: "" } },
+    { type: "content_block_delta", index: 1, delta: { type: "text_delta", text: " More." } },
+    { type: "content_block_stop", index: 1 },
+  ];
+  const sse = [...first.slice(0, at), ...more, ...first.slice(at).map(renumber)];
+  const { value, server } = await scripted(
+    [{ sse, named: true }, { sse: anthropicStream(["Again."], [GOOD]), named: true }],
+    1,
+    (s, f) =>
+      anthropic(s, f).messages.stream({
+        model: "m",
+        max_tokens: 100,
+        messages,
+        tools: TOOLS_ANTHROPIC as never,
+      })
+        .finalMessage(),
+  );
+  assert.equal(server.requests.length, 2);
+  assert.deepEqual(
+    value.content.filter((b) => b.type === "tool_use").map((b) => [b.id, b.input]),
+    [["call_good", { city: "Oslo" }]],
+  );
+  assert.ok(value.content.some((b) => b.type === "text" && b.text === "Again."));
+  // The held prose goes out ahead of the retry, not dropped with the rejected call.
+  assert.ok(value.content.some((b) => b.type === "text" && b.text.includes("Checking.")));
+  assert.ok(value.content.some((b) => b.type === "text" && b.text === " More."));
+});
+
 test("guardFetch retry: Ollama, JSON and stream, the follow-up carries role tool", async () => {
   for (
     const reply of [(calls: CallSpec[]) => ({ json: ollamaChat("", calls) }), (calls: CallSpec[]) => ({

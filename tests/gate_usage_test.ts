@@ -124,6 +124,36 @@ test("guardFetch retry usage: an OpenAI Responses stream's response.completed re
   assert.deepEqual(value.usage, { input_tokens: 20, output_tokens: 10, total_tokens: 30 } as never);
 });
 
+test("guardFetch usage: a withheld OpenAI Responses stream keeps its usage while the text holds the final snapshot", async () => {
+  // The text watch holds the snapshot that lists the rejected call (text is held from a marker): the
+  // replacement was built from response.created, which carries no usage yet (`null`, as OpenAI sends it).
+  const noUsageYet = (events: unknown[]) =>
+    events.map((e) => {
+      const event = e as { type: string; response: Record<string, unknown> };
+      return event.type === "response.created"
+        ? { ...event, response: { ...event.response, usage: null } }
+        : e;
+    });
+  for (const text of [["Use <tool_call>"], ["Checking. <tool_call>", '{"na']]) {
+    const { value } = await withGuardedServer(
+      [{ sse: noUsageYet(responsesStream(text, [BAD])), named: true }],
+      {},
+      (s, f) =>
+        new OpenAI({ apiKey: "k", baseURL: `${s.url}/v1`, fetch: f, maxRetries: 0 }).responses.stream({
+          model: "m",
+          input: "Weather?",
+          tools: TOOLS_RESPONSES as never,
+        }).finalResponse(),
+    );
+    assert.deepEqual(value.output.filter((o) => o.type === "function_call"), [], text.join(""));
+    assert.deepEqual(
+      value.usage,
+      { input_tokens: 10, output_tokens: 5, total_tokens: 15 } as never,
+      text.join(""),
+    );
+  }
+});
+
 test("guardFetch retry usage: Ollama, Gemini and Cohere streams report the sum in their own usage fields", async () => {
   // Ollama: the final chunk's counts.
   const ollama = await retried(

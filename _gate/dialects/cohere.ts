@@ -68,8 +68,11 @@ const body: CompletionBody = {
 const CALL_EVENT = /^tool-call-(start|delta|end)$/;
 /** Events of no text after which the text goes on (see `TextPart.goesOn`). */
 const GOES_ON = /^(citation-(start|end)|content-delta)$/;
-/** The events of a text (or thinking) block, and of the tool plan: they flow while calls are held. */
-const TEXT_EVENT = /^(content-(start|delta|end)|tool-plan-delta)$/;
+/**
+ * The events of a text (or thinking) block, its citations, and the tool plan: they flow while calls are held
+ * (a citation held behind a call reached the client after the text that followed it).
+ */
+const TEXT_EVENT = /^(content-(start|delta|end)|citation-(start|end)|tool-plan-delta)$/;
 /** The events of a content block, addressed by its `index`. */
 const CONTENT_EVENT = /^content-(start|delta|end)$/;
 
