@@ -435,6 +435,33 @@ test("guardFetch Gemini stream of two candidates: each keeps its text, and the l
   assert.equal(seen[0].verdict.allowed, true);
 });
 
+test("guardFetch Gemini stream of two candidates: a chunk of only usage mid-stream does not end up after the final usage", async () => {
+  // A chunk with usageMetadata and no candidates (or `candidates: []`) is of no answer: it waited behind
+  // the chunks candidate 1's watch held (as OpenAI Chat's usage chunk must) and went out after the last
+  // chunk, which candidate 0 carried: the client kept the older count as the answer's.
+  const text = (index: number, t: string) => ({ index, content: { role: "model", parts: [{ text: t }] } });
+  const usage = (totalTokenCount: number) => ({ promptTokenCount: 9, totalTokenCount });
+  for (const bad of [false, true]) {
+    for (const none of [{}, { candidates: [] }]) {
+      const name = bad ? "delete_everything" : "get_weather";
+      const sse = [
+        { candidates: [text(0, "Sure."), text(1, `<tool_call>\n{"name": "${name}", `)] },
+        { ...none, usageMetadata: usage(5) },
+        { candidates: [text(0, ""), text(1, '"arguments": {"city": "Oslo"}}\n</tool_call>')] },
+        {
+          candidates: [0, 1].map((index) => ({ ...text(index, ""), finishReason: "STOP" })),
+          usageMetadata: usage(16),
+        },
+      ];
+      const { value, seen } = await twoCandidates(sse);
+      const usages = geminiChunks(value).flatMap((c) => c.usageMetadata == null ? [] : [c.usageMetadata]);
+      const what = JSON.stringify({ bad, none });
+      assert.deepEqual(usages, [usage(5), usage(16)], what);
+      assert.equal(seen[0].verdict.allowed, !bad, what);
+    }
+  }
+});
+
 test("guardFetch Gemini stream: a call written into the text a client reads is judged, whatever index its chunks name", async () => {
   // The genai SDK's `text` and the AI SDK read each chunk's first candidate: a call whose pieces come under
   // index 0 and index 1 by turns is one call to them, so it is one call to the gate too.

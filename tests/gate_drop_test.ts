@@ -570,3 +570,26 @@ test("guardFetch drop-call: a Responses argument event goes with the call the ga
   const kept = sseData(text).filter((e) => String(e.type).startsWith("response.function_call_arguments."));
   assert.deepEqual(kept.map((e) => [e.item_id, e.output_index]), [["fc_a", 0]]);
 });
+
+test("guardFetch drop-call: a rejected Responses call that shares its call_id with a valid one is dropped alone, as in a body", async () => {
+  // Two items under one call_id is a malformed answer, but each item is a call the gate judged: the body's
+  // drop goes by place and keeps the valid one (then the only item of that id). The stream dropped by
+  // call_id from the final snapshot, which the openai SDK's finalResponse reads: the valid call went too.
+  const calls = [{ ...GOOD, id: "call_same" }, { ...BAD, id: "call_same" }, { ...GOOD2, id: "call_other" }];
+  const frames = responsesStream(["Checking."], calls) as Record<string, unknown>[];
+  const request = { model: "m", input: "hi", stream: true, tools: TOOLS_RESPONSES };
+  reply({ sse: frames, named: true });
+  const res = await gfetch(`${server.url}/v1/responses`, { method: "POST", body: JSON.stringify(request) });
+  const events = sseData(await res.text());
+  assert.deepEqual(seen[0].verdict.rejectedIndices, [1]);
+  const names = (output: Record<string, unknown>[]) =>
+    output.filter((o) => o.type === "function_call").map((o) => o.name);
+  const final = events.findLast((e) => e.type === "response.completed").response;
+  const body = frames.findLast((f) => f.type === "response.completed")!.response;
+  const gated = await gateCompletion(request, body, { onRejected: "drop-call" });
+  const fromBody = names((gated.response as { output: Record<string, unknown>[] }).output);
+  assert.deepEqual(fromBody, ["get_weather", "search"]);
+  assert.deepEqual(names(final.output), fromBody);
+  const added = events.filter((e) => e.type === "response.output_item.added").map((e) => e.item.name);
+  assert.deepEqual(added.filter((n) => n !== undefined), ["get_weather", "search"]);
+});

@@ -190,11 +190,16 @@ class GeminiStream implements FrameRouter {
         ...this.#template,
       })),
     frame: (event, from) => reframe(event, from),
-    // (the empty candidates that put one at its position carry no part of an answer)
-    answers: (event) =>
-      Array.isArray(event.candidates)
+    // (the empty candidates that put one at its position carry no part of an answer) A chunk of none (only
+    // `usageMetadata`, or `candidates: []`) takes the first answer's way, as the usage of a chunk of several
+    // does (see `answerFrame`): held as a chunk of no answer behind another candidate's held text, it went out
+    // after the last chunk, and the client kept its older count as the answer's.
+    answers(event) {
+      const own = Array.isArray(event.candidates)
         ? event.candidates.flatMap((c, i) => (isRecord(c) && Object.keys(c).length > 0 ? [i] : []))
-        : [],
+        : [];
+      return own.length > 0 ? own : [0];
+    },
     // One chunk per candidate, at its position; the usage (and the other fields) on the first, so every
     // usage takes the first answer's way and they stay in order (Gemini reports it in every chunk: on another
     // answer's piece, one passed or trailed the chunks a watch held, and a client kept an older usage as the

@@ -180,6 +180,33 @@ function withoutCalls(
   return { ...event, response: { ...response, output } };
 }
 
+/**
+ * Which call items of a snapshot's `output` are the dropped calls, read in order (a new reader per
+ * snapshot): by `call_id`, and where one names several calls, by their place among the calls of that id. Two
+ * items under one call_id is a malformed answer, but each is a call the gate judged: a body's drop goes by
+ * place and keeps the valid one (then the only item of that id); by id alone, the valid call went with the
+ * rejected one from the snapshot a client reads its calls from.
+ */
+function droppedItems(split: SplitCalls): () => (item: Record<string, unknown>) => boolean {
+  const dropped = new Set(split.dropped);
+  const byId = new Map<unknown, boolean[]>();
+  for (const c of [...split.kept, ...split.dropped].sort((a, b) => a.slot - b.slot)) {
+    if (!byId.has(c.id)) byId.set(c.id, []);
+    byId.get(c.id)!.push(dropped.has(c));
+  }
+  return () => {
+    const seen = new Map<unknown, number>();
+    return (item) => {
+      const marks = byId.get(item.call_id);
+      if (!marks) return false;
+      const at = seen.get(item.call_id) ?? 0;
+      seen.set(item.call_id, at + 1);
+      // (more items of the id than calls read: one of them may be a dropped call's)
+      return at < marks.length ? marks[at] : marks.includes(true);
+    };
+  };
+}
+
 /** Sends an event; one the gate held, in place of its frame `from` (see `reframe`). */
 type Emit = (event: Record<string, unknown>, from?: { raw: string; event: Record<string, unknown> }) => void;
 
@@ -699,6 +726,7 @@ class ResponsesStream implements FrameRouter {
     const gone = new ToolPositions();
     for (const c of split.dropped) if (c.slot >= 0) gone.add(c.slot); // (one at no index holds no place)
     const goneIds = new Set(split.dropped.map((c) => c.id));
+    const goneItems = droppedItems(split);
     const goneSlots = new Set(
       split.dropped.filter((c) => c.dialect === "openai_responses").map((c) => c.slot),
     );
@@ -710,7 +738,7 @@ class ResponsesStream implements FrameRouter {
       if (TERMINAL.has(e.type as string)) terminal = e;
       else if (this.#ofDropped(e, goneSlots, goneIds, flow)) continue;
       else if (typeof e.output_index !== "number") {
-        emit(withoutCalls(e, (o) => goneIds.has(o.call_id as string)), { raw: h.raw, event: e });
+        emit(withoutCalls(e, goneItems()), { raw: h.raw, event: e });
       } else if (!gone.has(e.output_index)) {
         const output_index = gone.renumber(e.output_index);
         next = Math.max(next, output_index + 1);
@@ -719,8 +747,9 @@ class ResponsesStream implements FrameRouter {
     }
     const item = this.#message(text, next, emit);
     const base = isRecord(terminal?.response) ? terminal.response : this.#template ?? {};
+    const goneItem = goneItems();
     const output = (Array.isArray(base.output) ? base.output : []).filter((o) =>
-      !(isClientCall(o) && goneIds.has(o.call_id as string))
+      !(isClientCall(o) && goneItem(o))
     );
     emit({ type: terminal?.type ?? "response.completed", response: { ...base, output: [...output, item] } });
   }

@@ -232,7 +232,11 @@ export interface TextFrames {
    * (a `thread.*` one), and named one that came unnamed.
    */
   frame(event: Record<string, unknown>, from?: { raw: string; event: Record<string, unknown> }): string;
-  /** The answers a frame carries a part of, by index, each once; none for a frame of no answer (usage). */
+  /**
+   * The answers a frame carries a part of, by index, each once; none for a frame of no answer (usage), which
+   * then waits behind the frames any answer's watch holds (Gemini names answer 0 for it instead: its usage
+   * takes the first answer's way, see `answerFrame`).
+   */
   answers?(event: Record<string, unknown>): number[];
   /**
    * The frame as it carries only `answer`'s part, for a frame that carries parts of several: the watch
