@@ -346,7 +346,7 @@ class HttpRelay {
     // would fail the calls held for it. Its POST ends once the guard gives up on it, so none outlives that.
     // (The session holds the client's messages while it waits, so nothing of the client's comes after it.)
     const own = guardRequestSignal(frame);
-    if (own !== undefined) return this.#send(message, () => {}, own);
+    if (own !== undefined) return this.#sendOwn(message, own);
     // The client's answers keep no order: the server may wait for one to answer the request before it.
     if (answersOnly(message)) return this.#answerPlaces.take((release) => this.#send(message, release));
     const requests = requestsOf(message);
@@ -399,6 +399,28 @@ class HttpRelay {
         acceptedAll();
       }, after));
   };
+
+  /**
+   * Send the guard's own `tools/list` (`stop` ends its POST) in the client's order, as a request of the
+   * client's in the place of the call held for it: after the answer to `initialize` and the notifications
+   * before it (sent at once, a pipelining client's call made it reach the server before the session id came,
+   * refused, and the call with it). After an `initialize` that failed it is not sent: it fails, as the
+   * client's requests do.
+   */
+  #sendOwn(message: unknown, stop: AbortSignal): void | Promise<void> {
+    const after = this.#initialize;
+    return this.#order.take("request", (accepted) => {
+      if (after?.failure === undefined) return this.#send(message, () => {}, stop, accepted);
+      accepted();
+      for (const r of requestsOf(message)) {
+        this.#session.answerWithError(
+          r.id,
+          TRANSPORT_ERROR,
+          `the initialize sent before it ${after.failure}`,
+        );
+      }
+    });
+  }
 
   /**
    * Wait for the answer to the client's `initialize` (`id`): what the client sends after it waits too. An

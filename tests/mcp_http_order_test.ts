@@ -176,41 +176,91 @@ test("relayMcpHttp: a request sent before the initialize answer waits for it, an
 });
 
 test(
-  "relayMcpHttp: a request answered on another stream lets the messages after it go, its own POST still open",
+  "relayMcpHttp: the guard's own tools/list waits for the initialize answer, and goes with the session id",
   {
-    timeout: 30_000,
+    timeout: 60_000,
   },
   async () => {
-    // A server that never answers the headers of the POST of `initialize` but sends its answer on the event
-    // stream of another POST (the guard's own tools/list): the client has its answer, so what it sends next
-    // must reach the server, not wait for those headers for ever.
-    const arrived: string[] = [];
-    const held: ServerResponse[] = [];
-    const serve: Serve = (m, res) => {
-      const own = m.method === "tools/list" && typeof m.id === "string";
-      if (!own) arrived.push(m.id === undefined ? String(m.method) : `${m.method} ${m.id}`);
-      if (m.method === "initialize") return void held.push(res);
-      if (m.id === undefined) return void res.writeHead(202).end();
-      const answer = (id: unknown, result: unknown) => JSON.stringify({ jsonrpc: "2.0", id, result });
-      if (own) {
-        const init = answer(0, INIT_RESULT);
-        const tools = answer(m.id, { tools: [{ name: "echo", inputSchema: { type: "object" } }] });
-        res.writeHead(200, { "content-type": "text/event-stream" });
-        return void res.end(`event: message\ndata: ${init}\n\nevent: message\ndata: ${tools}\n\n`);
+    // A pipelining client's call, before the answer to initialize, makes the guard read the tools itself. Its
+    // tools/list went at once, without the session id the answer's headers bring: the server refused it (400),
+    // and the call was refused for want of a tool list.
+    const withoutSession: string[] = [];
+    let answerInitialize = () => {};
+    const serve: Serve = (m, res, req) => {
+      if (m.method === "initialize") {
+        // Answered once another POST came, or soon without one: with the session's order kept, none comes.
+        const timer = setTimeout(() => answerInitialize(), 300);
+        answerInitialize = () => {
+          clearTimeout(timer);
+          res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s" })
+            .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: INIT_RESULT }));
+        };
+        return;
       }
-      const result = m.method === "tools/call" ? { content: [{ type: "text", text: "done" }] } : {};
-      res.writeHead(200, { "content-type": "application/json" }).end(answer(m.id, result));
+      if (req.headers["mcp-session-id"] !== "s") {
+        withoutSession.push(String(m.method));
+        answerInitialize();
+        return void res.writeHead(400).end("Bad Request: Server not initialized");
+      }
+      if (m.id === undefined) return void res.writeHead(202).end();
+      const result = m.method === "tools/list"
+        ? { tools: [{ name: "echo", inputSchema: { type: "object" } }] }
+        : { content: [{ type: "text", text: "done" }] };
+      res.writeHead(200, { "content-type": "application/json" })
+        .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result }));
     };
-    const sent: JsonRpcMessage[] = [
-      ...INIT as JsonRpcMessage[],
-      { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "echo", arguments: {} } },
-      { jsonrpc: "2.0", id: 2, method: "ping" },
-    ];
-    const got = await relayTo(serve, sent, answered(2)).finally(() => held.forEach((res) => res.destroy()));
-    assert.deepEqual(arrived, ["initialize 0", "notifications/initialized", "tools/call 1", "ping 2"]);
-    assert.deepEqual(got.map((m) => (m as { id: unknown }).id), [0, 1, 2]);
+    const sent = [...INIT, {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: { name: "echo", arguments: {} },
+    }];
+    const got = await relayTo(serve, sent, answered(1));
+    assert.deepEqual(withoutSession, []);
+    assert.deepEqual(got.find((m) => m.id === 1)?.result, { content: [{ type: "text", text: "done" }] });
   },
 );
+
+test("relayMcpHttp: a request answered on another stream lets its cancel go, its own POST still open", {
+  timeout: 30_000,
+}, async () => {
+  // A server that never answers the headers of a request's POST but sends its answer on the event stream of
+  // another POST: the server has the request, so the client's cancel of it (which waits until the server has
+  // it) must reach the server, not wait for those headers for ever. Here the other POST's stream ends only
+  // once the cancel has come.
+  const arrived: string[] = [];
+  const held: ServerResponse[] = [];
+  let cancelCame = () => {};
+  const cancel = new Promise<void>((resolve) => (cancelCame = resolve));
+  const answer = (id: unknown, result: unknown) =>
+    `event: message\ndata: ${JSON.stringify({ jsonrpc: "2.0", id, result })}\n\n`;
+  const serve: Serve = (m, res) => {
+    arrived.push(m.id === undefined ? String(m.method) : `${m.method} ${m.id}`);
+    if (m.method === "notifications/cancelled") cancelCame();
+    if (m.id === 1) return void held.push(res);
+    if (m.id === undefined) return void res.writeHead(202).end();
+    if (m.method === "initialize") {
+      return void res.writeHead(200, { "content-type": "text/event-stream", "mcp-session-id": "s" })
+        .end(answer(m.id, INIT_RESULT));
+    }
+    res.writeHead(200, { "content-type": "text/event-stream" }).write(answer(1, {}));
+    void cancel.then(() => res.end(answer(m.id, {})));
+  };
+  const sent: JsonRpcMessage[] = [
+    ...INIT as JsonRpcMessage[],
+    { jsonrpc: "2.0", id: 1, method: "ping" },
+    { jsonrpc: "2.0", id: 2, method: "ping" },
+    {
+      jsonrpc: "2.0",
+      method: "notifications/cancelled",
+      params: { requestId: 1, reason: "changed my mind" },
+    },
+  ];
+  const got = await relayTo(serve, sent, answered(2)).finally(() => held.forEach((res) => res.destroy()));
+  // (the answer to 1 came after the client cancelled it: dropped, as MCP asks)
+  assert.deepEqual(got.map((m) => (m as { id: unknown }).id), [0, 2]);
+  assert.equal(arrived.at(-1), "notifications/cancelled");
+});
 
 test("relayMcpHttp: a slow call answered as JSON holds no message after it, a notification or a request", {
   timeout: 60_000,
