@@ -390,6 +390,9 @@ class HttpRelay {
           accepted();
           acceptedAll();
         });
+        // A new session (the client's first, or again after one that failed or expired) starts without the
+        // id and version of any before it, as MCP says: a server refuses an initialize naming a session.
+        [this.#sessionId, this.#protocolVersion] = [undefined, undefined];
         return this.#forward(message, requests, () => {});
       });
     }

@@ -428,3 +428,93 @@ test("relayMcpHttp: requests held behind an unanswered initialize are answered s
   );
   assert.match(errorOf(got.find((m) => m.id === 0)), /before answering initialize/);
 });
+
+test(
+  "relayMcpHttp: an initialize sent again after one that failed goes without the failed one's session id",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    // A server that gave the failed initialize a session id (as the MCP SDK's does, before its handler runs)
+    // refuses an initialize that names a session: MCP says a new session starts with an initialize without one.
+    // The relay sent the retry with the old id, and every retry failed the same way.
+    const seen: (string | undefined)[] = [];
+    const server = createServer((req, res) => {
+      if (req.method !== "POST") return void res.writeHead(405).end();
+      let body = "";
+      req.on("data", (c) => (body += c));
+      req.on("end", () => {
+        const m = JSON.parse(body) as JsonRpcMessage;
+        const session = req.headers["mcp-session-id"] as string | undefined;
+        seen.push(`${m.method} ${session ?? "-"}`);
+        if (m.method !== "initialize") {
+          if (session !== "s2") return void res.writeHead(400).end("Bad Request: no valid session");
+          if (m.id === undefined) return void res.writeHead(202).end();
+          return void res.writeHead(200, { "content-type": "application/json" })
+            .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} }));
+        }
+        if (session !== undefined) {
+          return void res.writeHead(400).end("Invalid Request: Server already initialized");
+        }
+        const first = seen.length === 1;
+        const answer = first
+          ? { jsonrpc: "2.0", id: m.id, error: { code: -32603, message: "not now" } }
+          : { jsonrpc: "2.0", id: m.id, result: INIT_RESULT };
+        res.writeHead(200, { "content-type": "application/json", "mcp-session-id": first ? "s1" : "s2" })
+          .end(JSON.stringify(answer));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/mcp`;
+    const got: JsonRpcMessage[] = [];
+    let gotOne = () => {};
+    const enc = new TextEncoder();
+    const line = (m: unknown) => enc.encode(JSON.stringify(m) + "\n");
+    // (waits for the answer to the request with this id, or 15 s, so that a relay that never answers fails)
+    const answerTo = (id: unknown) =>
+      new Promise<void>((resolve) => {
+        const bound = setTimeout(resolve, 15_000);
+        const look = () => {
+          if (!got.some((m) => m.id === id)) return void (gotOne = look);
+          clearTimeout(bound);
+          resolve();
+        };
+        look();
+      });
+    try {
+      await relayMcpHttp(url, {
+        shutdownGraceMs: 1000,
+        onEvent: () => {},
+        input: (async function* () {
+          yield line(INIT[0]);
+          await answerTo(0);
+          yield line({ ...INIT[0] as object, id: 1 });
+          await answerTo(1);
+          yield line(INIT[1]);
+          yield line({ jsonrpc: "2.0", id: 2, method: "ping" });
+          await answerTo(2);
+        })(),
+        output: (bytes) => {
+          for (const text of new TextDecoder().decode(bytes).split("\n").filter(Boolean)) {
+            got.push(JSON.parse(text));
+          }
+          gotOne();
+        },
+      });
+    } finally {
+      server.closeAllConnections?.();
+      server.close();
+    }
+    assert.deepEqual(got.map((m) => [m.id, m.result === undefined ? "error" : "result"]), [
+      [0, "error"],
+      [1, "result"],
+      [2, "result"],
+    ]);
+    assert.deepEqual(seen.slice(0, 4), [
+      "initialize -",
+      "initialize -",
+      "notifications/initialized s2",
+      "ping s2",
+    ]);
+  },
+);
