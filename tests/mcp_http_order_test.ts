@@ -518,3 +518,40 @@ test(
     ]);
   },
 );
+
+test(
+  "relayMcpHttp: after an initialize that failed the guard does not read the tools itself, and the call fails",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    // A pipelining client's call, behind an initialize that fails, needs the tool list: there is no session to
+    // ask for it in, so the guard's own tools/list is not sent, and the call is answered with an error.
+    const arrived: string[] = [];
+    const serve: Serve = (m, res) => {
+      arrived.push(String(m.method));
+      if (m.method === "initialize") {
+        const error = { code: -32602, message: "unsupported protocol version" };
+        return void res.writeHead(200, { "content-type": "application/json" })
+          .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, error }));
+      }
+      res.writeHead(400).end("Bad Request: Server not initialized");
+    };
+    const sent = [INIT[0], {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: { name: "echo", arguments: {} },
+    }];
+    const got = await relayTo(serve, sent, answered(0, 1));
+    assert.deepEqual(arrived, ["initialize"]);
+    const call = got.find((m) => m.id === 1) as {
+      result?: { isError?: boolean; content?: { text: string }[] };
+    };
+    assert.equal(call.result?.isError, true);
+    assert.match(
+      call.result?.content?.[0].text ?? "",
+      /the initialize sent before it failed \(unsupported protocol/,
+    );
+  },
+);
