@@ -354,15 +354,18 @@ class HttpRelay {
     if (cancelled !== undefined && idKey(cancelled) === idKey(this.#initialize?.id ?? null)) {
       this.#initializeFailed("was cancelled by the client before the server answered it");
     }
-    // What follows an `initialize` not answered yet waits for its answer (see #initializeFailed).
+    // What follows an `initialize` not answered yet waits for its answer (see #initializeFailed), but for
+    // MAX_HELD messages at most (see #pastHeld).
     const after = this.#initialize;
+    if (after !== undefined && after.held.length >= MAX_HELD) return this.#pastHeld(message);
     after?.held.push(message);
     // A cancel waits for the POST of the request it cancels, and nothing waits for it.
     if (cancelled !== undefined) {
-      return this.#order.after(
+      const sent = this.#order.after(
         this.#unaccepted.get(idKey(cancelled)),
         (accepted) => this.#forward(message, requests, accepted, after),
       );
+      return after === undefined ? sent : undefined;
     }
     const initialize = requests.find((r) => r.method === "initialize");
     // `initialize` goes as a notification does: what follows waits for its answer, whose headers bring the
@@ -396,12 +399,55 @@ class HttpRelay {
         return this.#forward(message, requests, () => {});
       });
     }
-    return this.#order.take(kind, (accepted) =>
+    const sent = this.#order.take(kind, (accepted) =>
       this.#forward(message, requests, () => {
         accepted();
         acceptedAll();
       }, after));
+    // Held for the answer to `initialize`, it does not hold the client's input back (as past MAX_HELD waiting
+    // it would, until that answer): the client's cancel of that initialize, or the end of its input, must still
+    // be read. MAX_HELD bounds what is held then.
+    return after === undefined ? sent : undefined;
   };
+
+  /**
+   * A message of the client's past the {@linkcode MAX_HELD} that wait for the answer to `initialize`: neither
+   * sent nor held, so that the client's input is read on (for its cancel of that initialize, say). Each
+   * request is answered with an error saying to wait for that answer, each notification dropped, both
+   * reported (`client_message_refused`, `held_limit`); a batch's answers to the server still go.
+   */
+  #pastHeld(message: unknown): void {
+    this.#refuseAll(
+      message,
+      "held_limit",
+      (method) =>
+        `toolguard: ${method} was not sent to the MCP server at ${this.#shown}: ${MAX_HELD} messages already ` +
+        "wait for the answer to initialize; wait for that answer, then send it again",
+    );
+    const answers = Array.isArray(message) ? message.filter((m) => !isRecord(m) || !("method" in m)) : [];
+    if (answers.length > 0) this.#answerPlaces.take((release) => this.#send(answers, release));
+  }
+
+  /**
+   * Each request of a client message (one, or a batch) not sent is answered with an error (`text`, given its
+   * method) and each notification dropped, both reported (`client_message_refused` of `kind`).
+   */
+  #refuseAll(
+    message: unknown,
+    kind: "held_limit" | "initialize_failed",
+    text: (method: string) => string,
+  ): void {
+    for (const m of Array.isArray(message) ? message : [message]) {
+      if (!isRecord(m) || typeof m.method !== "string") continue;
+      const id = isRequest(m as JsonRpcMessage) ? m.id as JsonRpcId : undefined;
+      emitTo(this.#options.onEvent, {
+        event: "client_message_refused",
+        kind,
+        ...(id === undefined ? {} : { id }),
+      });
+      if (id !== undefined) this.#session.answerWithError(id, TRANSPORT_ERROR, text(m.method));
+    }
+  }
 
   /**
    * Send the guard's own `tools/list` (`stop` ends its POST) in the client's order, as a request of the
@@ -460,19 +506,13 @@ class HttpRelay {
     wait.failure = why;
     if (this.#initialize === wait) this.#initialize = undefined;
     for (const message of wait.held.splice(0)) {
-      for (const m of Array.isArray(message) ? message : [message]) {
-        if (!isRecord(m) || typeof m.method !== "string") continue;
-        const id = isRequest(m as JsonRpcMessage) ? m.id as JsonRpcId : undefined;
-        emitTo(this.#options.onEvent, {
-          event: "client_message_refused",
-          kind: "initialize_failed",
-          ...(id === undefined ? {} : { id }),
-        });
-        if (id === undefined) continue;
-        const text = `toolguard: ${m.method} was not sent to the MCP server at ${this.#shown}: the ` +
-          `initialize sent before it ${why}; send initialize again, and this once it succeeds`;
-        this.#session.answerWithError(id, TRANSPORT_ERROR, text);
-      }
+      this.#refuseAll(
+        message,
+        "initialize_failed",
+        (method) =>
+          `toolguard: ${method} was not sent to the MCP server at ${this.#shown}: the initialize sent before ` +
+          `it ${why}; send initialize again, and this once it succeeds`,
+      );
     }
     wait.end();
   }

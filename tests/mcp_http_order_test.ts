@@ -555,3 +555,41 @@ test(
     );
   },
 );
+
+test(
+  "relayMcpHttp: past 1024 messages behind an unanswered initialize the client is still read, for its cancel",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    // What waits for the answer to initialize held the client's input back past 1024 messages: the client's
+    // cancel of that initialize (its timeout) was never read, nor the end of its input, and every request
+    // waited for as long as the relay ran. Past them a request is answered with an error at once instead.
+    const held: ServerResponse[] = [];
+    const serve: Serve = (m, res) => {
+      if (m.method === "initialize") return void held.push(res);
+      res.writeHead(400).end("Bad Request: Server not initialized");
+    };
+    const pings = Array.from({ length: 1100 }, (_, i) => ({ jsonrpc: "2.0", id: i + 1, method: "ping" }));
+    const cancel = {
+      jsonrpc: "2.0",
+      method: "notifications/cancelled",
+      params: { requestId: 0, reason: "timed out" },
+    };
+    const ids = pings.map((p) => p.id);
+    // (a relay that never reads the cancel is stopped, so that the test fails, not hangs)
+    const stop = new AbortController();
+    const bound = setTimeout(() => stop.abort(), 15_000);
+    const got = await relayTo(serve, [INIT[0], ...pings, cancel], answered(...ids), { signal: stop.signal })
+      .finally(() => {
+        clearTimeout(bound);
+        held.forEach((res) => res.destroy());
+      });
+    const errors = new Map(got.map((m) => [m.id, errorOf(m)]));
+    const cancelled = ids.filter((id) => /before it was cancelled by the client/.test(errors.get(id) ?? ""));
+    const past = ids.filter((id) =>
+      /1024 messages already wait for the answer to initialize/.test(errors.get(id) ?? "")
+    );
+    assert.deepEqual([cancelled.length, past.length], [1024, 76]);
+  },
+);
