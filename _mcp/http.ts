@@ -214,8 +214,6 @@ class HttpRelay {
   #outChain: Promise<void> = Promise.resolve();
   #sessionId: string | undefined;
   #protocolVersion: string | undefined;
-  /** Requests in flight, so the relay waits for their answers before it ends. */
-  readonly #inFlight = new Set<Promise<void>>();
   /** How many POSTs carrying requests are in flight, and how many may be (`maxInFlight`). */
   #requestPosts = 0;
   readonly #maxInFlight: number;
@@ -301,17 +299,16 @@ class HttpRelay {
    * Resolves once every message of the client's has been sent and no request waits for its answer: also a
    * call held for the guard's own tool list and sent
    * after the client left, and a request taken with 202 Accepted, answered on the server's own stream. A
-   * stream that goes on after its answers (a server may keep it open) is not waited for. Ends at once when
-   * the grace is over.
+   * stream that goes on after its answers (a server may keep it open) is not waited for. Each answer is
+   * waited for as it comes (`GuardedSession.idle`), not looked for now and then; past the grace, the session's
+   * closing ends the wait.
    */
   async #settled(): Promise<void> {
     while (!this.#giveUp.signal.aborted) {
       await this.#session.released(); // (ends once the session closes, if not before)
       await this.#order.sent(); // (notifications still waiting their turn go too)
       if (this.#session.pending === 0) return;
-      // (no event says when the last answer came: look again when a POST ends, or shortly)
-      const shortly = pause(RESUME.minMs, this.#giveUp.signal);
-      await (this.#inFlight.size === 0 ? shortly : Promise.race([Promise.all([...this.#inFlight]), shortly]));
+      await this.#session.idle(); // (or once the session closes, as the grace ends)
     }
   }
 
@@ -558,9 +555,7 @@ class HttpRelay {
     const sent = this.#post(message, stop, accepted).catch((error) => {
       if (!stop?.aborted) this.#failed(message, errorText(error));
     });
-    this.#inFlight.add(sent);
     void sent.finally(() => {
-      this.#inFlight.delete(sent);
       accepted?.();
       done();
     });
