@@ -288,8 +288,8 @@ function stderrNotice(event: McpEvent, values: OptionValues, warned: Set<string>
         "a request under the id of one still waiting; not passed on, since their answers could not be told apart",
       in_flight_limit:
         "more requests at once than --max-in-flight; those past it were answered with an error, not sent",
-      held_limit: "more than 1024 messages while toolguard read the server's tool list; the requests past " +
-        "them were answered with an error, not sent",
+      held_limit: "more than 1024 messages while toolguard read the server's tool list, or waited for the " +
+        "answer to initialize; the requests past them were answered with an error, not sent",
       too_deep:
         "a message nested too deeply to be written out again; not passed on to the server (a request " +
         "is answered with an error)",

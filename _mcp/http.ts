@@ -214,8 +214,6 @@ class HttpRelay {
   #outChain: Promise<void> = Promise.resolve();
   #sessionId: string | undefined;
   #protocolVersion: string | undefined;
-  /** Requests in flight, so the relay waits for their answers before it ends. */
-  readonly #inFlight = new Set<Promise<void>>();
   /** How many POSTs carrying requests are in flight, and how many may be (`maxInFlight`). */
   #requestPosts = 0;
   readonly #maxInFlight: number;
@@ -301,17 +299,16 @@ class HttpRelay {
    * Resolves once every message of the client's has been sent and no request waits for its answer: also a
    * call held for the guard's own tool list and sent
    * after the client left, and a request taken with 202 Accepted, answered on the server's own stream. A
-   * stream that goes on after its answers (a server may keep it open) is not waited for. Ends at once when
-   * the grace is over.
+   * stream that goes on after its answers (a server may keep it open) is not waited for. Each answer is
+   * waited for as it comes (`GuardedSession.idle`), not looked for now and then; past the grace, the session's
+   * closing ends the wait.
    */
   async #settled(): Promise<void> {
     while (!this.#giveUp.signal.aborted) {
       await this.#session.released(); // (ends once the session closes, if not before)
       await this.#order.sent(); // (notifications still waiting their turn go too)
       if (this.#session.pending === 0) return;
-      // (no event says when the last answer came: look again when a POST ends, or shortly)
-      const shortly = pause(RESUME.minMs, this.#giveUp.signal);
-      await (this.#inFlight.size === 0 ? shortly : Promise.race([Promise.all([...this.#inFlight]), shortly]));
+      await this.#session.idle(); // (or once the session closes, as the grace ends)
     }
   }
 
@@ -346,7 +343,7 @@ class HttpRelay {
     // would fail the calls held for it. Its POST ends once the guard gives up on it, so none outlives that.
     // (The session holds the client's messages while it waits, so nothing of the client's comes after it.)
     const own = guardRequestSignal(frame);
-    if (own !== undefined) return this.#send(message, () => {}, own);
+    if (own !== undefined) return this.#sendOwn(message, own);
     // The client's answers keep no order: the server may wait for one to answer the request before it.
     if (answersOnly(message)) return this.#answerPlaces.take((release) => this.#send(message, release));
     const requests = requestsOf(message);
@@ -354,15 +351,18 @@ class HttpRelay {
     if (cancelled !== undefined && idKey(cancelled) === idKey(this.#initialize?.id ?? null)) {
       this.#initializeFailed("was cancelled by the client before the server answered it");
     }
-    // What follows an `initialize` not answered yet waits for its answer (see #initializeFailed).
+    // What follows an `initialize` not answered yet waits for its answer (see #initializeFailed), but for
+    // MAX_HELD messages at most (see #pastHeld).
     const after = this.#initialize;
+    if (after !== undefined && after.held.length >= MAX_HELD) return this.#pastHeld(message);
     after?.held.push(message);
     // A cancel waits for the POST of the request it cancels, and nothing waits for it.
     if (cancelled !== undefined) {
-      return this.#order.after(
+      const sent = this.#order.after(
         this.#unaccepted.get(idKey(cancelled)),
         (accepted) => this.#forward(message, requests, accepted, after),
       );
+      return after === undefined ? sent : undefined;
     }
     const initialize = requests.find((r) => r.method === "initialize");
     // `initialize` goes as a notification does: what follows waits for its answer, whose headers bring the
@@ -390,15 +390,83 @@ class HttpRelay {
           accepted();
           acceptedAll();
         });
+        // A new session (the client's first, or again after one that failed or expired) starts without the
+        // id and version of any before it, as MCP says: a server refuses an initialize naming a session.
+        [this.#sessionId, this.#protocolVersion] = [undefined, undefined];
         return this.#forward(message, requests, () => {});
       });
     }
-    return this.#order.take(kind, (accepted) =>
+    const sent = this.#order.take(kind, (accepted) =>
       this.#forward(message, requests, () => {
         accepted();
         acceptedAll();
       }, after));
+    // Held for the answer to `initialize`, it does not hold the client's input back (as past MAX_HELD waiting
+    // it would, until that answer): the client's cancel of that initialize, or the end of its input, must still
+    // be read. MAX_HELD bounds what is held then.
+    return after === undefined ? sent : undefined;
   };
+
+  /**
+   * A message of the client's past the {@linkcode MAX_HELD} that wait for the answer to `initialize`: neither
+   * sent nor held, so that the client's input is read on (for its cancel of that initialize, say). Each
+   * request is answered with an error saying to wait for that answer, each notification dropped, both
+   * reported (`client_message_refused`, `held_limit`); a batch's answers to the server still go.
+   */
+  #pastHeld(message: unknown): void {
+    this.#refuseAll(
+      message,
+      "held_limit",
+      (method) =>
+        `toolguard: ${method} was not sent to the MCP server at ${this.#shown}: ${MAX_HELD} messages already ` +
+        "wait for the answer to initialize; wait for that answer, then send it again",
+    );
+    const answers = Array.isArray(message) ? message.filter((m) => !isRecord(m) || !("method" in m)) : [];
+    if (answers.length > 0) this.#answerPlaces.take((release) => this.#send(answers, release));
+  }
+
+  /**
+   * Each request of a client message (one, or a batch) not sent is answered with an error (`text`, given its
+   * method) and each notification dropped, both reported (`client_message_refused` of `kind`).
+   */
+  #refuseAll(
+    message: unknown,
+    kind: "held_limit" | "initialize_failed",
+    text: (method: string) => string,
+  ): void {
+    for (const m of Array.isArray(message) ? message : [message]) {
+      if (!isRecord(m) || typeof m.method !== "string") continue;
+      const id = isRequest(m as JsonRpcMessage) ? m.id as JsonRpcId : undefined;
+      emitTo(this.#options.onEvent, {
+        event: "client_message_refused",
+        kind,
+        ...(id === undefined ? {} : { id }),
+      });
+      if (id !== undefined) this.#session.answerWithError(id, TRANSPORT_ERROR, text(m.method));
+    }
+  }
+
+  /**
+   * Send the guard's own `tools/list` (`stop` ends its POST) in the client's order, as a request of the
+   * client's in the place of the call held for it: after the answer to `initialize` and the notifications
+   * before it (sent at once, a pipelining client's call made it reach the server before the session id came,
+   * refused, and the call with it). After an `initialize` that failed it is not sent: it fails, as the
+   * client's requests do.
+   */
+  #sendOwn(message: unknown, stop: AbortSignal): void | Promise<void> {
+    const after = this.#initialize;
+    return this.#order.take("request", (accepted) => {
+      if (after?.failure === undefined) return this.#send(message, () => {}, stop, accepted);
+      accepted();
+      for (const r of requestsOf(message)) {
+        this.#session.answerWithError(
+          r.id,
+          TRANSPORT_ERROR,
+          `the initialize sent before it ${after.failure}`,
+        );
+      }
+    });
+  }
 
   /**
    * Wait for the answer to the client's `initialize` (`id`): what the client sends after it waits too. An
@@ -435,19 +503,13 @@ class HttpRelay {
     wait.failure = why;
     if (this.#initialize === wait) this.#initialize = undefined;
     for (const message of wait.held.splice(0)) {
-      for (const m of Array.isArray(message) ? message : [message]) {
-        if (!isRecord(m) || typeof m.method !== "string") continue;
-        const id = isRequest(m as JsonRpcMessage) ? m.id as JsonRpcId : undefined;
-        emitTo(this.#options.onEvent, {
-          event: "client_message_refused",
-          kind: "initialize_failed",
-          ...(id === undefined ? {} : { id }),
-        });
-        if (id === undefined) continue;
-        const text = `toolguard: ${m.method} was not sent to the MCP server at ${this.#shown}: the ` +
-          `initialize sent before it ${why}; send initialize again, and this once it succeeds`;
-        this.#session.answerWithError(id, TRANSPORT_ERROR, text);
-      }
+      this.#refuseAll(
+        message,
+        "initialize_failed",
+        (method) =>
+          `toolguard: ${method} was not sent to the MCP server at ${this.#shown}: the initialize sent before ` +
+          `it ${why}; send initialize again, and this once it succeeds`,
+      );
     }
     wait.end();
   }
@@ -493,9 +555,7 @@ class HttpRelay {
     const sent = this.#post(message, stop, accepted).catch((error) => {
       if (!stop?.aborted) this.#failed(message, errorText(error));
     });
-    this.#inFlight.add(sent);
     void sent.finally(() => {
-      this.#inFlight.delete(sent);
       accepted?.();
       done();
     });

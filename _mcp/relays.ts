@@ -137,9 +137,11 @@ export const runMcpRelay: typeof relayMcpStdio = relayMcpStdio;
  * it gets an error answer once its end shows the id), and an event stream is read no faster than the client
  * takes it. At most `maxInFlight` (default 64) of the client's requests wait for the server at once; one past
  * them is answered at once with an error saying to wait for answers first. What the client sends after
- * `initialize` waits for its answer; when that `initialize` does not succeed (an error answer, its `POST`
- * failed, the client cancelled it, the relay closed first), each request sent after it is answered with an
- * error saying so and each notification dropped (`client_message_refused`, `initialize_failed`).
+ * `initialize` waits for its answer (1024 messages at most: past them a request is answered with an error,
+ * a notification dropped, both reported as `client_message_refused`, `held_limit`); when that `initialize`
+ * does not succeed (an error answer, its `POST` failed, the client cancelled it, the relay closed first), each
+ * request sent after it is answered with an error saying so and each notification dropped
+ * (`client_message_refused`, `initialize_failed`).
  * Redirects are followed within the server's origin only: `headers` and the client's messages never go
  * elsewhere; a message is sent on as a `POST` past a 301, 302, 307 or 308, but never again past a
  * `303 See Other` (the server took it: that is an error naming where it leads), nor past another status with a

@@ -234,6 +234,8 @@ export class GuardedSession implements McpSession {
   readonly #cancelled = new Set<string>();
   /** Who waits for the answer to a client request (see {@linkcode GuardedSession.answered}), by key. */
   readonly #awaited = new Map<string, ((answer: JsonRpcMessage) => void)[]>();
+  /** Who waits for no client request to wait for an answer (see {@linkcode GuardedSession.idle}). */
+  #onIdle: (() => void)[] = [];
   /**
    * Keys of the server's requests passed on to the client and not yet answered by it (the oldest forgotten
    * past {@linkcode MAX_SERVER_REQUESTS}), and of those the server cancelled lately: the client's answers are
@@ -282,7 +284,7 @@ export class GuardedSession implements McpSession {
     }
     const req = this.#pending.get(key);
     if (req === undefined) return false;
-    this.#pending.delete(key);
+    this.#unpend(key);
     const answer = errorResponse(req.id, code, message);
     this.#noteAnswered(key, answer);
     const scanned = this.#scanned(answer, req.method, "error", req.id, req.name);
@@ -306,6 +308,28 @@ export class GuardedSession implements McpSession {
       else waiting.push(resolve);
     });
   };
+
+  /**
+   * Resolves once no client request waits for the server's answer ({@linkcode pending} is 0): at once when
+   * none does. Not part of {@linkcode McpSession}: the HTTP relay's, which waits for it as the client leaves.
+   */
+  readonly idle = (): Promise<void> => {
+    if (this.#pending.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#onIdle.push(resolve));
+  };
+
+  /** The client request under `key` waits no more (answered, or cancelled); true when it was waiting. */
+  #unpend(key: string): boolean {
+    if (!this.#pending.delete(key)) return false;
+    this.#noteIdle();
+    return true;
+  }
+
+  /** Tell those waiting for {@linkcode idle} when no request waits any more. */
+  #noteIdle(): void {
+    if (this.#pending.size > 0) return;
+    for (const resolve of this.#onIdle.splice(0)) resolve();
+  }
 
   /** The request under `key` has its answer: tell who waits for it (see {@linkcode answered}). */
   #noteAnswered(key: string, answer: JsonRpcMessage): void {
@@ -408,7 +432,7 @@ export class GuardedSession implements McpSession {
     const m = frame.message;
     // (a line that is not JSON goes the usual way: see #notJsonAnswer)
     if (m === undefined || Array.isArray(m) || !isResponse(m) || idKey(m.id) !== key) return false;
-    this.#pending.delete(key);
+    this.#unpend(key);
     this.#noteAnswered(key, m);
     this.#toClient(frame);
     return true;
@@ -512,6 +536,7 @@ export class GuardedSession implements McpSession {
       this.#reply(answer);
     }
     this.#pending.clear();
+    this.#noteIdle();
     this.#awaited.clear(); // (the cancelled ones': no late answer comes now)
     this.#dropOwn();
     this.#draining = undefined; // (what waits behind it is answered now)
@@ -574,7 +599,7 @@ export class GuardedSession implements McpSession {
     if (m.method === "notifications/cancelled" && isRecord(m.params) && m.params.requestId !== undefined) {
       // The server will not answer a cancelled request: stop waiting for it.
       const key = idKey(m.params.requestId as JsonRpcId);
-      if (this.#pending.delete(key)) this.#noteCancelled(key);
+      if (this.#unpend(key)) this.#noteCancelled(key);
       this.#leaveBatch(key);
     }
     if (m.method === "tools/call" && !isRequest(m)) return this.#callWithoutId(m);
@@ -1015,7 +1040,7 @@ export class GuardedSession implements McpSession {
     }
     const req = this.#pending.get(key);
     if (req === undefined) return this.#stray(m, key);
-    this.#pending.delete(key);
+    this.#unpend(key);
     this.#noteAnswered(key, m);
     if (req.method === "tools/list" && isRecord(m.result) && Array.isArray(m.result.tools)) {
       try {

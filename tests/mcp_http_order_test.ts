@@ -176,41 +176,91 @@ test("relayMcpHttp: a request sent before the initialize answer waits for it, an
 });
 
 test(
-  "relayMcpHttp: a request answered on another stream lets the messages after it go, its own POST still open",
+  "relayMcpHttp: the guard's own tools/list waits for the initialize answer, and goes with the session id",
   {
-    timeout: 30_000,
+    timeout: 60_000,
   },
   async () => {
-    // A server that never answers the headers of the POST of `initialize` but sends its answer on the event
-    // stream of another POST (the guard's own tools/list): the client has its answer, so what it sends next
-    // must reach the server, not wait for those headers for ever.
-    const arrived: string[] = [];
-    const held: ServerResponse[] = [];
-    const serve: Serve = (m, res) => {
-      const own = m.method === "tools/list" && typeof m.id === "string";
-      if (!own) arrived.push(m.id === undefined ? String(m.method) : `${m.method} ${m.id}`);
-      if (m.method === "initialize") return void held.push(res);
-      if (m.id === undefined) return void res.writeHead(202).end();
-      const answer = (id: unknown, result: unknown) => JSON.stringify({ jsonrpc: "2.0", id, result });
-      if (own) {
-        const init = answer(0, INIT_RESULT);
-        const tools = answer(m.id, { tools: [{ name: "echo", inputSchema: { type: "object" } }] });
-        res.writeHead(200, { "content-type": "text/event-stream" });
-        return void res.end(`event: message\ndata: ${init}\n\nevent: message\ndata: ${tools}\n\n`);
+    // A pipelining client's call, before the answer to initialize, makes the guard read the tools itself. Its
+    // tools/list went at once, without the session id the answer's headers bring: the server refused it (400),
+    // and the call was refused for want of a tool list.
+    const withoutSession: string[] = [];
+    let answerInitialize = () => {};
+    const serve: Serve = (m, res, req) => {
+      if (m.method === "initialize") {
+        // Answered once another POST came, or soon without one: with the session's order kept, none comes.
+        const timer = setTimeout(() => answerInitialize(), 300);
+        answerInitialize = () => {
+          clearTimeout(timer);
+          res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s" })
+            .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: INIT_RESULT }));
+        };
+        return;
       }
-      const result = m.method === "tools/call" ? { content: [{ type: "text", text: "done" }] } : {};
-      res.writeHead(200, { "content-type": "application/json" }).end(answer(m.id, result));
+      if (req.headers["mcp-session-id"] !== "s") {
+        withoutSession.push(String(m.method));
+        answerInitialize();
+        return void res.writeHead(400).end("Bad Request: Server not initialized");
+      }
+      if (m.id === undefined) return void res.writeHead(202).end();
+      const result = m.method === "tools/list"
+        ? { tools: [{ name: "echo", inputSchema: { type: "object" } }] }
+        : { content: [{ type: "text", text: "done" }] };
+      res.writeHead(200, { "content-type": "application/json" })
+        .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result }));
     };
-    const sent: JsonRpcMessage[] = [
-      ...INIT as JsonRpcMessage[],
-      { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "echo", arguments: {} } },
-      { jsonrpc: "2.0", id: 2, method: "ping" },
-    ];
-    const got = await relayTo(serve, sent, answered(2)).finally(() => held.forEach((res) => res.destroy()));
-    assert.deepEqual(arrived, ["initialize 0", "notifications/initialized", "tools/call 1", "ping 2"]);
-    assert.deepEqual(got.map((m) => (m as { id: unknown }).id), [0, 1, 2]);
+    const sent = [...INIT, {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: { name: "echo", arguments: {} },
+    }];
+    const got = await relayTo(serve, sent, answered(1));
+    assert.deepEqual(withoutSession, []);
+    assert.deepEqual(got.find((m) => m.id === 1)?.result, { content: [{ type: "text", text: "done" }] });
   },
 );
+
+test("relayMcpHttp: a request answered on another stream lets its cancel go, its own POST still open", {
+  timeout: 30_000,
+}, async () => {
+  // A server that never answers the headers of a request's POST but sends its answer on the event stream of
+  // another POST: the server has the request, so the client's cancel of it (which waits until the server has
+  // it) must reach the server, not wait for those headers for ever. Here the other POST's stream ends only
+  // once the cancel has come.
+  const arrived: string[] = [];
+  const held: ServerResponse[] = [];
+  let cancelCame = () => {};
+  const cancel = new Promise<void>((resolve) => (cancelCame = resolve));
+  const answer = (id: unknown, result: unknown) =>
+    `event: message\ndata: ${JSON.stringify({ jsonrpc: "2.0", id, result })}\n\n`;
+  const serve: Serve = (m, res) => {
+    arrived.push(m.id === undefined ? String(m.method) : `${m.method} ${m.id}`);
+    if (m.method === "notifications/cancelled") cancelCame();
+    if (m.id === 1) return void held.push(res);
+    if (m.id === undefined) return void res.writeHead(202).end();
+    if (m.method === "initialize") {
+      return void res.writeHead(200, { "content-type": "text/event-stream", "mcp-session-id": "s" })
+        .end(answer(m.id, INIT_RESULT));
+    }
+    res.writeHead(200, { "content-type": "text/event-stream" }).write(answer(1, {}));
+    void cancel.then(() => res.end(answer(m.id, {})));
+  };
+  const sent: JsonRpcMessage[] = [
+    ...INIT as JsonRpcMessage[],
+    { jsonrpc: "2.0", id: 1, method: "ping" },
+    { jsonrpc: "2.0", id: 2, method: "ping" },
+    {
+      jsonrpc: "2.0",
+      method: "notifications/cancelled",
+      params: { requestId: 1, reason: "changed my mind" },
+    },
+  ];
+  const got = await relayTo(serve, sent, answered(2)).finally(() => held.forEach((res) => res.destroy()));
+  // (the answer to 1 came after the client cancelled it: dropped, as MCP asks)
+  assert.deepEqual(got.map((m) => (m as { id: unknown }).id), [0, 2]);
+  assert.equal(arrived.at(-1), "notifications/cancelled");
+});
 
 test("relayMcpHttp: a slow call answered as JSON holds no message after it, a notification or a request", {
   timeout: 60_000,
@@ -378,3 +428,168 @@ test("relayMcpHttp: requests held behind an unanswered initialize are answered s
   );
   assert.match(errorOf(got.find((m) => m.id === 0)), /before answering initialize/);
 });
+
+test(
+  "relayMcpHttp: an initialize sent again after one that failed goes without the failed one's session id",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    // A server that gave the failed initialize a session id (as the MCP SDK's does, before its handler runs)
+    // refuses an initialize that names a session: MCP says a new session starts with an initialize without one.
+    // The relay sent the retry with the old id, and every retry failed the same way.
+    const seen: (string | undefined)[] = [];
+    const server = createServer((req, res) => {
+      if (req.method !== "POST") return void res.writeHead(405).end();
+      let body = "";
+      req.on("data", (c) => (body += c));
+      req.on("end", () => {
+        const m = JSON.parse(body) as JsonRpcMessage;
+        const session = req.headers["mcp-session-id"] as string | undefined;
+        seen.push(`${m.method} ${session ?? "-"}`);
+        if (m.method !== "initialize") {
+          if (session !== "s2") return void res.writeHead(400).end("Bad Request: no valid session");
+          if (m.id === undefined) return void res.writeHead(202).end();
+          return void res.writeHead(200, { "content-type": "application/json" })
+            .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} }));
+        }
+        if (session !== undefined) {
+          return void res.writeHead(400).end("Invalid Request: Server already initialized");
+        }
+        const first = seen.length === 1;
+        const answer = first
+          ? { jsonrpc: "2.0", id: m.id, error: { code: -32603, message: "not now" } }
+          : { jsonrpc: "2.0", id: m.id, result: INIT_RESULT };
+        res.writeHead(200, { "content-type": "application/json", "mcp-session-id": first ? "s1" : "s2" })
+          .end(JSON.stringify(answer));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/mcp`;
+    const got: JsonRpcMessage[] = [];
+    let gotOne = () => {};
+    const enc = new TextEncoder();
+    const line = (m: unknown) => enc.encode(JSON.stringify(m) + "\n");
+    // (waits for the answer to the request with this id, or 15 s, so that a relay that never answers fails)
+    const answerTo = (id: unknown) =>
+      new Promise<void>((resolve) => {
+        const bound = setTimeout(resolve, 15_000);
+        const look = () => {
+          if (!got.some((m) => m.id === id)) return void (gotOne = look);
+          clearTimeout(bound);
+          resolve();
+        };
+        look();
+      });
+    try {
+      await relayMcpHttp(url, {
+        shutdownGraceMs: 1000,
+        onEvent: () => {},
+        input: (async function* () {
+          yield line(INIT[0]);
+          await answerTo(0);
+          yield line({ ...INIT[0] as object, id: 1 });
+          await answerTo(1);
+          yield line(INIT[1]);
+          yield line({ jsonrpc: "2.0", id: 2, method: "ping" });
+          await answerTo(2);
+        })(),
+        output: (bytes) => {
+          for (const text of new TextDecoder().decode(bytes).split("\n").filter(Boolean)) {
+            got.push(JSON.parse(text));
+          }
+          gotOne();
+        },
+      });
+    } finally {
+      server.closeAllConnections?.();
+      server.close();
+    }
+    assert.deepEqual(got.map((m) => [m.id, m.result === undefined ? "error" : "result"]), [
+      [0, "error"],
+      [1, "result"],
+      [2, "result"],
+    ]);
+    assert.deepEqual(seen.slice(0, 4), [
+      "initialize -",
+      "initialize -",
+      "notifications/initialized s2",
+      "ping s2",
+    ]);
+  },
+);
+
+test(
+  "relayMcpHttp: after an initialize that failed the guard does not read the tools itself, and the call fails",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    // A pipelining client's call, behind an initialize that fails, needs the tool list: there is no session to
+    // ask for it in, so the guard's own tools/list is not sent, and the call is answered with an error.
+    const arrived: string[] = [];
+    const serve: Serve = (m, res) => {
+      arrived.push(String(m.method));
+      if (m.method === "initialize") {
+        const error = { code: -32602, message: "unsupported protocol version" };
+        return void res.writeHead(200, { "content-type": "application/json" })
+          .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, error }));
+      }
+      res.writeHead(400).end("Bad Request: Server not initialized");
+    };
+    const sent = [INIT[0], {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: { name: "echo", arguments: {} },
+    }];
+    const got = await relayTo(serve, sent, answered(0, 1));
+    assert.deepEqual(arrived, ["initialize"]);
+    const call = got.find((m) => m.id === 1) as {
+      result?: { isError?: boolean; content?: { text: string }[] };
+    };
+    assert.equal(call.result?.isError, true);
+    assert.match(
+      call.result?.content?.[0].text ?? "",
+      /the initialize sent before it failed \(unsupported protocol/,
+    );
+  },
+);
+
+test(
+  "relayMcpHttp: past 1024 messages behind an unanswered initialize the client is still read, for its cancel",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    // What waits for the answer to initialize held the client's input back past 1024 messages: the client's
+    // cancel of that initialize (its timeout) was never read, nor the end of its input, and every request
+    // waited for as long as the relay ran. Past them a request is answered with an error at once instead.
+    const held: ServerResponse[] = [];
+    const serve: Serve = (m, res) => {
+      if (m.method === "initialize") return void held.push(res);
+      res.writeHead(400).end("Bad Request: Server not initialized");
+    };
+    const pings = Array.from({ length: 1100 }, (_, i) => ({ jsonrpc: "2.0", id: i + 1, method: "ping" }));
+    const cancel = {
+      jsonrpc: "2.0",
+      method: "notifications/cancelled",
+      params: { requestId: 0, reason: "timed out" },
+    };
+    const ids = pings.map((p) => p.id);
+    // (a relay that never reads the cancel is stopped, so that the test fails, not hangs)
+    const stop = new AbortController();
+    const bound = setTimeout(() => stop.abort(), 15_000);
+    const got = await relayTo(serve, [INIT[0], ...pings, cancel], answered(...ids), { signal: stop.signal })
+      .finally(() => {
+        clearTimeout(bound);
+        held.forEach((res) => res.destroy());
+      });
+    const errors = new Map(got.map((m) => [m.id, errorOf(m)]));
+    const cancelled = ids.filter((id) => /before it was cancelled by the client/.test(errors.get(id) ?? ""));
+    const past = ids.filter((id) =>
+      /1024 messages already wait for the answer to initialize/.test(errors.get(id) ?? "")
+    );
+    assert.deepEqual([cancelled.length, past.length], [1024, 76]);
+  },
+);
