@@ -80,84 +80,91 @@ test("relayMcp: the client's second answer, or one to an id the server never use
   ]);
 });
 
+/**
+ * Relays `answers` (the client's answers to the server's sampling request "s-1") to an HTTP server whose
+ * answer to the client's read asks that sampling first, on the read's event stream, and ends once the server
+ * has had an answer. Returns the answers the server was given, as `[id, "result" | "error"]`, and the relay's
+ * stray reports.
+ */
+async function answerSampling(
+  answers: readonly JsonRpcMessage[],
+  options: { maxMessageBytes?: number } = {},
+): Promise<{ got: unknown[]; strays: McpEvent[] }> {
+  const got: unknown[] = [];
+  let answeredOnce = () => {};
+  const sampled = new Promise<void>((resolve) => (answeredOnce = resolve));
+  const server = createServer((req, res) => {
+    if (req.method !== "POST") return void res.writeHead(405).end();
+    let body = "";
+    req.on("data", (c) => (body += c));
+    req.on("end", () => {
+      const m = JSON.parse(body) as JsonRpcMessage;
+      if (m.method === undefined) {
+        got.push([m.id, m.error === undefined ? "result" : "error"]);
+        answeredOnce();
+        return void res.writeHead(202).end();
+      }
+      if (m.id === undefined) return void res.writeHead(202).end();
+      if (m.method === "initialize") {
+        return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s" })
+          .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: INIT_RESULT }));
+      }
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      const ask = { jsonrpc: "2.0", id: "s-1", method: "sampling/createMessage", params: { messages: [] } };
+      res.write(`event: message\ndata: ${JSON.stringify(ask)}\n\n`);
+      void sampled.then(() => {
+        const done = { jsonrpc: "2.0", id: m.id, result: { contents: [] } };
+        res.end(`event: message\ndata: ${JSON.stringify(done)}\n\n`);
+      });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/mcp`;
+  const events: McpEvent[] = [];
+  let asked = () => {};
+  const askedOnce = new Promise<void>((resolve) => (asked = resolve));
+  let called = () => {};
+  const callAnswered = new Promise<void>((resolve) => (called = resolve));
+  async function* client() {
+    for (const m of INIT) yield enc.encode(JSON.stringify(m) + "\n");
+    // (a method the guard does not judge, so no tool list is fetched first)
+    yield enc.encode(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "resources/read" }) + "\n");
+    await askedOnce;
+    for (const m of answers) yield enc.encode(JSON.stringify(m) + "\n");
+    await callAnswered;
+  }
+  try {
+    await relayMcpHttp(url, {
+      ...options,
+      input: client(),
+      onEvent: (e) => void events.push(e),
+      output: (bytes) => {
+        for (const line of dec.decode(bytes).split("\n").filter(Boolean)) {
+          const m = JSON.parse(line) as JsonRpcMessage;
+          if (m.id === "s-1") asked();
+          if (m.id === 1) called();
+        }
+      },
+    });
+  } finally {
+    server.closeAllConnections?.();
+    server.close();
+  }
+  return { got, strays: events.filter((e) => e.event === "stray_message") };
+}
+
+/** A client's answer to a sampling request, padded with `pad`. */
+const sampling = (id: unknown, pad = ""): JsonRpcMessage =>
+  ({ jsonrpc: "2.0", id, result: { role: "assistant", content: [], pad } }) as JsonRpcMessage;
+
 test(
   "relayMcpHttp: a request of the server's on a call's event stream is answered once; the rest is dropped",
   {
     timeout: 30_000,
   },
   async () => {
-    const got: unknown[] = [];
-    let answeredOnce = () => {};
-    const sampled = new Promise<void>((resolve) => (answeredOnce = resolve));
-    const server = createServer((req, res) => {
-      if (req.method !== "POST") return void res.writeHead(405).end();
-      let body = "";
-      req.on("data", (c) => (body += c));
-      req.on("end", () => {
-        const m = JSON.parse(body) as JsonRpcMessage;
-        const json = (result: unknown) =>
-          res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s" })
-            .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result }));
-        if (m.method === undefined) {
-          got.push(m.id);
-          answeredOnce();
-          return void res.writeHead(202).end();
-        }
-        if (m.id === undefined) return void res.writeHead(202).end();
-        if (m.method === "initialize") {
-          return json({
-            protocolVersion: "2025-06-18",
-            capabilities: {},
-            serverInfo: { name: "s", version: "1" },
-          });
-        }
-        if (m.method === "ping") return json({});
-        // A call: its stream asks the client for a sampling first, and answers once the client has.
-        res.writeHead(200, { "content-type": "text/event-stream" });
-        const ask = { jsonrpc: "2.0", id: "s-1", method: "sampling/createMessage", params: { messages: [] } };
-        res.write(`event: message\ndata: ${JSON.stringify(ask)}\n\n`);
-        void sampled.then(() => {
-          const done = { jsonrpc: "2.0", id: m.id, result: { content: [] } };
-          res.end(`event: message\ndata: ${JSON.stringify(done)}\n\n`);
-        });
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/mcp`;
-    const events: McpEvent[] = [];
-    let asked = () => {};
-    const askedOnce = new Promise<void>((resolve) => (asked = resolve));
-    let called = () => {};
-    const callAnswered = new Promise<void>((resolve) => (called = resolve));
-    const answer = (id: unknown) => ({ jsonrpc: "2.0", id, result: { role: "assistant", content: [] } });
-    async function* client() {
-      for (const m of INIT) yield enc.encode(JSON.stringify(m) + "\n");
-      // (a method the guard does not judge, so no tool list is fetched first)
-      yield enc.encode(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "resources/read" }) + "\n");
-      await askedOnce;
-      for (const m of [answer("s-1"), answer("s-1"), answer("never-asked")]) {
-        yield enc.encode(JSON.stringify(m) + "\n");
-      }
-      await callAnswered;
-    }
-    try {
-      await relayMcpHttp(url, {
-        input: client(),
-        onEvent: (e) => void events.push(e),
-        output: (bytes) => {
-          for (const line of dec.decode(bytes).split("\n").filter(Boolean)) {
-            const m = JSON.parse(line) as JsonRpcMessage;
-            if (m.id === "s-1") asked();
-            if (m.id === 1) called();
-          }
-        },
-      });
-    } finally {
-      server.closeAllConnections?.();
-      server.close();
-    }
-    assert.deepEqual(got, ["s-1"]);
-    const strays = events.flatMap((e) => e.event === "stray_message" ? [e] : []);
+    const { got, strays } = await answerSampling([sampling("s-1"), sampling("s-1"), sampling("never-asked")]);
+    assert.deepEqual(got, [["s-1", "result"]]);
     assert.deepEqual(strays, [
       { event: "stray_message", from: "client", kind: "no_request", id: "s-1" },
       { event: "stray_message", from: "client", kind: "no_request", id: "never-asked" },
@@ -218,74 +225,10 @@ test(
     timeout: 30_000,
   },
   async () => {
-    const got: unknown[] = [];
-    let answeredOnce = () => {};
-    const sampled = new Promise<void>((resolve) => (answeredOnce = resolve));
-    const server = createServer((req, res) => {
-      if (req.method !== "POST") return void res.writeHead(405).end();
-      let body = "";
-      req.on("data", (c) => (body += c));
-      req.on("end", () => {
-        const m = JSON.parse(body) as JsonRpcMessage;
-        if (m.method === undefined) {
-          got.push([m.id, m.error === undefined ? "result" : "error"]);
-          answeredOnce();
-          return void res.writeHead(202).end();
-        }
-        if (m.id === undefined) return void res.writeHead(202).end();
-        if (m.method === "initialize") {
-          return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s" })
-            .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: INIT_RESULT }));
-        }
-        // A read: its stream asks the client for a sampling first, and answers once the client has.
-        res.writeHead(200, { "content-type": "text/event-stream" });
-        const ask = { jsonrpc: "2.0", id: "s-1", method: "sampling/createMessage", params: { messages: [] } };
-        res.write(`event: message\ndata: ${JSON.stringify(ask)}\n\n`);
-        void sampled.then(() => {
-          const done = { jsonrpc: "2.0", id: m.id, result: { contents: [] } };
-          res.end(`event: message\ndata: ${JSON.stringify(done)}\n\n`);
-        });
-      });
+    const { got, strays } = await answerSampling([sampling("s-1", "x".repeat(3000)), sampling("s-1")], {
+      maxMessageBytes: 1000,
     });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/mcp`;
-    const events: McpEvent[] = [];
-    let asked = () => {};
-    const askedOnce = new Promise<void>((resolve) => (asked = resolve));
-    let called = () => {};
-    const callAnswered = new Promise<void>((resolve) => (called = resolve));
-    const answer = (pad: string) => ({
-      jsonrpc: "2.0",
-      id: "s-1",
-      result: { role: "assistant", content: [], pad },
-    });
-    async function* client() {
-      for (const m of INIT) yield enc.encode(JSON.stringify(m) + "\n");
-      yield enc.encode(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "resources/read" }) + "\n");
-      await askedOnce;
-      for (const m of [answer("x".repeat(3000)), answer("")]) yield enc.encode(JSON.stringify(m) + "\n");
-      await callAnswered;
-    }
-    try {
-      await relayMcpHttp(url, {
-        maxMessageBytes: 1000,
-        input: client(),
-        onEvent: (e) => void events.push(e),
-        output: (bytes) => {
-          for (const line of dec.decode(bytes).split("\n").filter(Boolean)) {
-            const m = JSON.parse(line) as JsonRpcMessage;
-            if (m.id === "s-1") asked();
-            if (m.id === 1) called();
-          }
-        },
-      });
-    } finally {
-      server.closeAllConnections?.();
-      server.close();
-    }
     assert.deepEqual(got, [["s-1", "error"]], "the server had one answer to s-1: the error in its place");
-    assert.deepEqual(events.flatMap((e) => e.event === "stray_message" ? [e] : []), [
-      { event: "stray_message", from: "client", kind: "no_request", id: "s-1" },
-    ]);
+    assert.deepEqual(strays, [{ event: "stray_message", from: "client", kind: "no_request", id: "s-1" }]);
   },
 );
