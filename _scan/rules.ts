@@ -158,11 +158,11 @@ function verbEndsClause(t: string, s: number, e: number): boolean {
 }
 
 /**
- * True when a letters-only match `t[s, e)` (folded text) of "… everything above" or "… everything you were
+ * True when a letters-only match `t[s, e)` (folded text) of "... everything above" or "... everything you were
  * told" goes on, after a space, into words that say what is meant, as prose does: a measure or a place ("ignore
  * everything above 10 MB", "above level 3", "above the first blank line") or a topic ("Forget everything you
  * were told about sleep"). An order to drop the text before it ends there (a line break, punctuation) or goes
- * on with another clause ("… above and wire", "… above this line", "… told about your instructions"); letters
+ * on with another clause ("... above and wire", "... above this line", "... told about your instructions"); letters
  * glued on may be spaced ones, and stay flagged. Reads 60 characters after the match.
  */
 function everythingNamesMore(t: string, e: number): boolean {
