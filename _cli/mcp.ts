@@ -295,6 +295,8 @@ function stderrNotice(event: McpEvent, values: OptionValues, warned: Set<string>
         "is answered with an error)",
       initialize_failed: "messages after an initialize that did not succeed; not passed on to the server " +
         "(a request is answered with an error saying why)",
+      cancels_initialize: "a cancel of its initialize, which MCP forbids a client; not passed on to the " +
+        "server (the messages sent after that initialize were answered with errors, or dropped)",
     };
     notice(`toolguard mcp: the client sent ${what[event.kind]} (nor are later ones; --log records each)\n`);
   } else if (event.event === "post_failed" && !warned.has(`post:${event.detail}`)) {

@@ -350,6 +350,10 @@ class HttpRelay {
     const cancelled = cancelledId(message);
     if (cancelled !== undefined && idKey(cancelled) === idKey(this.#initialize?.id ?? null)) {
       this.#initializeFailed("was cancelled by the client before the server answered it");
+      // MCP forbids a client to cancel initialize, and the cancel would go without a session id: a server
+      // refuses it (400), which read as a failed POST. It is dropped, reported as such.
+      emitTo(this.#options.onEvent, { event: "client_message_refused", kind: "cancels_initialize" });
+      return;
     }
     // What follows an `initialize` not answered yet waits for its answer (see #initializeFailed), but for
     // MAX_HELD messages at most (see #pastHeld).

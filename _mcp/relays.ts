@@ -141,7 +141,9 @@ export const runMcpRelay: typeof relayMcpStdio = relayMcpStdio;
  * a notification dropped, both reported as `client_message_refused`, `held_limit`); when that `initialize`
  * does not succeed (an error answer, its `POST` failed, the client cancelled it, the relay closed first), each
  * request sent after it is answered with an error saying so and each notification dropped
- * (`client_message_refused`, `initialize_failed`).
+ * (`client_message_refused`, `initialize_failed`); the client's cancel of it is not sent on (MCP forbids it,
+ * and without a session id a server refuses it): it is reported (`client_message_refused`,
+ * `cancels_initialize`).
  * Redirects are followed within the server's origin only: `headers` and the client's messages never go
  * elsewhere; a message is sent on as a `POST` past a 301, 302, 307 or 308, but never again past a
  * `303 See Other` (the server took it: that is an error naming where it leads), nor past another status with a
