@@ -305,6 +305,9 @@ function stderrNotice(event: McpEvent, values: OptionValues, warned: Set<string>
   } else if (event.event === "stream_failed" && !warned.has(`stream:${event.detail}`)) {
     warned.add(`stream:${event.detail}`);
     notice(`toolguard mcp: ${event.detail}; the server's messages come on the answers to POSTs alone\n`);
+  } else if (event.event === "session_id_ignored" && !warned.has("session_id")) {
+    warned.add("session_id");
+    notice(`toolguard mcp: ${event.detail}\n`);
   } else if (event.event === "pins_error" && !warned.has(`pins:${event.detail}`)) {
     warned.add(`pins:${event.detail}`);
     notice(`toolguard mcp: ${event.detail}; pins are kept in memory for this run\n`);

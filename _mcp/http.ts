@@ -212,8 +212,13 @@ class HttpRelay {
   readonly #session: GuardedSession;
   readonly #output: (bytes: Uint8Array) => void | Promise<void>;
   #outChain: Promise<void> = Promise.resolve();
+  /** The session id, from the answer to {@linkcode HttpRelay.#initializeMessage} alone (see `#post`). */
   #sessionId: string | undefined;
   #protocolVersion: string | undefined;
+  /** The last `initialize` message sent: the answer to its POST assigns the session id, as MCP says. */
+  #initializeMessage: unknown;
+  /** Another session id than that answer's was reported (once a session: see `#otherSessionId`). */
+  #otherSessionIdSaid = false;
   /** How many POSTs carrying requests are in flight, and how many may be (`maxInFlight`). */
   #requestPosts = 0;
   readonly #maxInFlight: number;
@@ -397,6 +402,7 @@ class HttpRelay {
         // A new session (the client's first, or again after one that failed or expired) starts without the
         // id and version of any before it, as MCP says: a server refuses an initialize naming a session.
         [this.#sessionId, this.#protocolVersion] = [undefined, undefined];
+        [this.#initializeMessage, this.#otherSessionIdSaid] = [message, false];
         return this.#forward(message, requests, () => {});
       });
     }
@@ -670,8 +676,11 @@ class HttpRelay {
       body,
       signal,
     });
+    // The session id comes with the answer to initialize: another POST's (an old session's, answered late)
+    // must not replace it.
     const id = response.headers.get("mcp-session-id");
-    if (id !== null) this.#sessionId = id;
+    if (message === this.#initializeMessage) this.#sessionId = id ?? undefined;
+    else if (id !== null && id !== this.#sessionId) this.#otherSessionId(message);
     accepted?.(); // (after the session id, which the messages let go now must carry)
     if (!response.ok) {
       const body = this.#hidden(await errorBodyStart(response)); // (before it is cut: no half token shows)
@@ -688,6 +697,23 @@ class HttpRelay {
     // A message past the limit still being read on keeps its POST's place (maxInFlight): a server that
     // answered each POST with one without end would have the relay read ever more of them at once.
     await readingOn;
+  }
+
+  /**
+   * The answer to the POST of `message` gave another session id than the answer to `initialize` did (none,
+   * maybe): it is not taken (a late answer of an old session's would replace the new one's), but reported
+   * (`session_id_ignored`), once a session. The value is not shown: a session id is a credential.
+   */
+  #otherSessionId(message: unknown): void {
+    if (this.#otherSessionIdSaid) return;
+    this.#otherSessionIdSaid = true;
+    const first = (Array.isArray(message) ? message : [message]).find((m) => isRecord(m) && "method" in m);
+    const what = isRecord(first) ? String(first.method) : "an answer of the client's";
+    const detail = `the MCP server at ${this.#shown} answered ${what} with ` +
+      (this.#sessionId === undefined
+        ? "a session id (Mcp-Session-Id) where its answer to initialize gave none; toolguard sends none"
+        : "another session id (Mcp-Session-Id) than its answer to initialize gave; toolguard keeps that one");
+    emitTo(this.#options.onEvent, { event: "session_id_ignored", detail });
   }
 
   /**

@@ -138,6 +138,13 @@ export type McpEvent =
    * come on the answers to `POST`s alone; a request it took with 202 Accepted is answered with an error.
    */
   | { event: "stream_failed"; detail: string }
+  /**
+   * (HTTP relay) An answer to a `POST` other than `initialize`'s carried another `Mcp-Session-Id` than the
+   * answer to `initialize` did (or one where it carried none): not taken, since MCP has the server assign the
+   * session id there, and a late answer of an old session's would replace the new session's. Said once a
+   * session; `detail` names the method, never the id.
+   */
+  | { event: "session_id_ignored"; detail: string }
   | { event: "oversized_message"; from: "client" | "server"; bytes: number; id?: JsonRpcId }
   /**
    * A server message the client was not given: a line that is not JSON (`text`: its first 200 characters;

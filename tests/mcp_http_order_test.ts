@@ -664,3 +664,72 @@ test("relayMcpHttp: the client's cancel of an unanswered initialize is not sent,
   );
   assert.ok(!arrived.includes("notifications/cancelled"), arrived.join(", "));
 });
+
+test(
+  "relayMcpHttp: the session id comes from the answer to initialize, not from a late answer of the old session",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    // The session id was taken from any answer's headers: a request of the old session answered after a new
+    // initialize brought the old id back, and every message after it went to the old session.
+    const seen: string[] = [];
+    let late: ServerResponse | undefined;
+    let lateCame = () => {};
+    const lateComes = new Promise<void>((resolve) => (lateCame = resolve));
+    const handle: Handle = (req, res, m) => {
+      if (m === undefined) return void res.writeHead(405).end();
+      const session = req.headers["mcp-session-id"] as string | undefined;
+      seen.push(`${m.method} ${m.id ?? ""} ${session ?? "-"}`);
+      const answer = (id: unknown, result: unknown, headers: Record<string, string>) =>
+        void res.writeHead(200, { "content-type": "application/json", ...headers })
+          .end(JSON.stringify({ jsonrpc: "2.0", id, result }));
+      if (m.method === "initialize") {
+        // (the second once the old session's request has come, held)
+        if (m.id === 0) return answer(m.id, INIT_RESULT, { "mcp-session-id": "s1" });
+        return void lateComes.then(() => answer(m.id, INIT_RESULT, { "mcp-session-id": "s2" }));
+      }
+      if (m.id === undefined) {
+        res.writeHead(202).end();
+        // The new session's initialized frees the old session's request: answered now, with its id.
+        if (session === "s2" && late !== undefined) {
+          late.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s1" })
+            .end(JSON.stringify({ jsonrpc: "2.0", id: 1, result: {} }));
+        }
+        return;
+      }
+      if (m.id === 1) {
+        late = res;
+        return lateCame();
+      }
+      // (a second answer with another id: reported once, not twice)
+      answer(m.id, {}, { "mcp-session-id": "s1" });
+    };
+    const { got, events } = await relayScript(handle, async function* (until) {
+      yield INIT[0];
+      yield INIT[1];
+      yield { jsonrpc: "2.0", id: 1, method: "ping" };
+      await until(answered(0));
+      yield { ...INIT[0] as object, id: 2 };
+      await until(answered(2));
+      yield INIT[1];
+      await until(answered(1));
+      yield { jsonrpc: "2.0", id: 3, method: "ping" };
+      await until(answered(3));
+      yield { jsonrpc: "2.0", id: 4, method: "ping" };
+      await until(answered(4));
+    });
+    assert.deepEqual(got.map((m) => m.id), [0, 2, 1, 3, 4]);
+    assert.deepEqual(seen.filter((l) => l.startsWith("ping 3") || l.startsWith("ping 4")), [
+      "ping 3 s2",
+      "ping 4 s2",
+    ]);
+    assert.deepEqual(
+      events.flatMap((e) => e.event === "session_id_ignored" ? [e.detail.replace(/ at \S+/, "")] : []),
+      [
+        "the MCP server answered ping with another session id (Mcp-Session-Id) than its answer to initialize " +
+        "gave; toolguard keeps that one",
+      ],
+    );
+  },
+);
