@@ -242,6 +242,8 @@ class HttpRelay {
   #onStream: { id: JsonRpcId; method: string }[] = [];
   /** Ends the server's own stream when the relay ends. */
   readonly #listenStop = new AbortController();
+  /** Ends the server's own stream of this session (see {@linkcode HttpRelay.#leaveStream}). */
+  #streamStop: AbortController | undefined;
   /** Aborted once the client has closed its side: answers in flight are still read, but not resumed. */
   readonly #clientGone = new AbortController();
   /** Aborted when the grace after the client left is over: answers still in flight are given up. */
@@ -403,6 +405,7 @@ class HttpRelay {
         // id and version of any before it, as MCP says: a server refuses an initialize naming a session.
         [this.#sessionId, this.#protocolVersion] = [undefined, undefined];
         [this.#initializeMessage, this.#otherSessionIdSaid] = [message, false];
+        this.#leaveStream();
         return this.#forward(message, requests, () => {});
       });
     }
@@ -985,9 +988,11 @@ class HttpRelay {
   async #listen(): Promise<void> {
     if (this.#stream !== "idle") return;
     this.#stream = "open";
+    const stop = new AbortController();
+    this.#streamStop = stop;
     let opened = false;
     try {
-      const signal = AbortSignal.any([this.#signal, this.#listenStop.signal]);
+      const signal = AbortSignal.any([this.#signal, this.#listenStop.signal, stop.signal]);
       const response = await this.#fetch({ headers: this.#headers("text/event-stream"), signal });
       if (!response.ok) return void await response.body?.cancel();
       opened = true;
@@ -1002,19 +1007,36 @@ class HttpRelay {
         emitTo(this.#options.onEvent, { event: "stream_failed", detail });
       }
     } finally {
-      this.#stream = "over";
-      this.#streamOver = opened
-        ? "ended its own stream without answering it"
-        : "has no stream of its own to answer on";
-      this.#answerOnStreamOver();
+      // (a stream left for a new session's is over for the session before alone: see #leaveStream)
+      if (this.#streamStop === stop) {
+        [this.#stream, this.#streamStop] = ["over", undefined];
+        this.#streamOver = opened
+          ? "ended its own stream without answering it"
+          : "has no stream of its own to answer on";
+        this.#answerOnStreamOver();
+      }
     }
   }
 
-  /** Requests taken with 202 Accepted get an error: the server's own stream, which could answer them, is over. */
-  #answerOnStreamOver(): void {
+  /**
+   * A new session starts (a new `initialize`): the server's own stream of the one before, and its resumption
+   * (which would go with the new session's id), is ended, and the requests waiting for an answer on it are
+   * answered with errors; the new session's `notifications/initialized` opens its own (see `#post`).
+   */
+  #leaveStream(): void {
+    this.#streamStop?.abort();
+    [this.#stream, this.#streamStop] = ["idle", undefined];
+    this.#answerOnStreamOver("the client started a new session (initialize) before it was answered there");
+  }
+
+  /**
+   * Requests taken with 202 Accepted get an error: the server's own stream, which could answer them, is over
+   * (`why`, after "and").
+   */
+  #answerOnStreamOver(why = this.#streamOver): void {
     for (const r of this.#onStream.splice(0)) {
       const text =
-        `toolguard: the MCP server at ${this.#shown} took ${r.method} with 202 Accepted and ${this.#streamOver}`;
+        `toolguard: the MCP server at ${this.#shown} took ${r.method} with 202 Accepted and ${why}`;
       this.#session.answerWithError(r.id, TRANSPORT_ERROR, text);
     }
   }

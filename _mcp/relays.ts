@@ -145,7 +145,9 @@ export const runMcpRelay: typeof relayMcpStdio = relayMcpStdio;
  * and without a session id a server refuses it): it is reported (`client_message_refused`,
  * `cancels_initialize`). The session id (`Mcp-Session-Id`) is taken from the answer to `initialize` alone, as
  * MCP has the server assign it there: another on a later answer (an old session's, answered late) is not
- * taken, but reported once a session (`session_id_ignored`).
+ * taken, but reported once a session (`session_id_ignored`); the server's own event stream (`GET`) is the
+ * session's too: a new `initialize` closes the old one's, and its `notifications/initialized` opens the new
+ * one's.
  * Redirects are followed within the server's origin only: `headers` and the client's messages never go
  * elsewhere; a message is sent on as a `POST` past a 301, 302, 307 or 308, but never again past a
  * `303 See Other` (the server took it: that is an error naming where it leads), nor past another status with a

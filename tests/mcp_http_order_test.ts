@@ -733,3 +733,43 @@ test(
     );
   },
 );
+
+test("relayMcpHttp: a new initialize leaves the old session's event stream and opens the new one's", {
+  timeout: 60_000,
+}, async () => {
+  // The server's own stream (GET) was opened once: after a new initialize (a retry, or a new session) the
+  // relay read on the old session's stream and never asked for the new one's, whose requests were lost.
+  const streams = new Map<string, Promise<void>>();
+  const handle: Handle = (req, res, m) => {
+    const session = String(req.headers["mcp-session-id"] ?? "-");
+    if (m === undefined) {
+      if (req.method !== "GET") return void res.writeHead(200).end();
+      // Each session's stream says whose it is; the new one's once the old one was closed.
+      streams.set(session, new Promise((resolve) => res.on("close", resolve)));
+      const old = session === "s2" ? streams.get("s1") : undefined;
+      const note = {
+        jsonrpc: "2.0",
+        method: "notifications/message",
+        params: { level: "info", data: session },
+      };
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      return void (old ?? Promise.resolve()).then(() => res.write(`data: ${JSON.stringify(note)}\n\n`));
+    }
+    if (m.method === "initialize") {
+      return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": `s${m.id}` })
+        .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: INIT_RESULT }));
+    }
+    res.writeHead(202).end();
+  };
+  const said = (got: JsonRpcMessage[]) =>
+    got.flatMap((m) => m.method === "notifications/message" ? [(m.params as { data: unknown }).data] : []);
+  const { got } = await relayScript(handle, async function* (until) {
+    yield { ...INIT[0] as object, id: 1 };
+    yield INIT[1];
+    await until((got) => said(got).includes("s1"));
+    yield { ...INIT[0] as object, id: 2 };
+    yield INIT[1];
+    await until((got) => said(got).includes("s2"));
+  });
+  assert.deepEqual(said(got), ["s1", "s2"]);
+});
