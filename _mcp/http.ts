@@ -733,7 +733,9 @@ class HttpRelay {
       // may still come on the server's own stream (opened now if it was not yet); without one they never can.
       this.#onStream = [...this.#onStream.filter((r) => this.#session.isWaiting(r.id)), ...requests];
       if (this.#stream === "over") this.#answerOnStreamOver();
-      else void this.#listen();
+      // (not while a new initialize waits for its answer, which brings the id the stream must go with: the
+      // new session's notifications/initialized opens it; a late 202 of the old session's would fail it)
+      else if (this.#initialize === undefined) void this.#listen();
       return Promise.resolve();
     }
     const waiting = () => requests.some((r) => this.#session.isWaiting(r.id));

@@ -773,3 +773,67 @@ test("relayMcpHttp: a new initialize leaves the old session's event stream and o
   });
   assert.deepEqual(said(got), ["s1", "s2"]);
 });
+
+test(
+  "relayMcpHttp: a late 202 of the old session's does not open the event stream before the new session's id",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    // A request of the old session's taken with 202 Accepted after a new initialize was sent, but before its
+    // answer, opened the server's own stream at once, without a session id: refused, and the stream was over for
+    // the new session too.
+    let late: ServerResponse | undefined;
+    let released = false;
+    let lateCame = () => {};
+    const lateComes = new Promise<void>((resolve) => (lateCame = resolve));
+    let getCame = () => {};
+    const getComes = new Promise<void>((resolve) => (getCame = resolve));
+    const handle: Handle = (req, res, m) => {
+      const session = String(req.headers["mcp-session-id"] ?? "-");
+      if (m === undefined) {
+        if (req.method !== "GET") return void res.writeHead(200).end();
+        if (released) getCame();
+        if (session !== "s2") return void res.writeHead(400).end("Bad Request: no valid session");
+        const note = {
+          jsonrpc: "2.0",
+          method: "notifications/message",
+          params: { level: "info", data: session },
+        };
+        return void res.writeHead(200, { "content-type": "text/event-stream" })
+          .write(`data: ${JSON.stringify(note)}\n\n`);
+      }
+      if (m.method === "initialize") {
+        const answer = () =>
+          res.writeHead(200, { "content-type": "application/json", "mcp-session-id": `s${m.id}` })
+            .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: INIT_RESULT }));
+        if (m.id === 1) return void answer();
+        // The old session's request is accepted now; the answer once a GET came, or soon without one.
+        return void lateComes.then(() => {
+          released = true;
+          late?.writeHead(202).end();
+          const timer = setTimeout(getCame, 300);
+          void getComes.then(() => (clearTimeout(timer), answer()));
+        });
+      }
+      if (m.id === 5) {
+        late = res;
+        return lateCame();
+      }
+      res.writeHead(202).end();
+    };
+    const said = (got: JsonRpcMessage[]) =>
+      got.flatMap((m) => m.method === "notifications/message" ? [(m.params as { data: unknown }).data] : []);
+    const { got } = await relayScript(handle, async function* (until) {
+      yield { ...INIT[0] as object, id: 1 };
+      yield INIT[1];
+      yield { jsonrpc: "2.0", id: 5, method: "ping" };
+      await until(answered(1));
+      yield { ...INIT[0] as object, id: 2 };
+      await until(answered(2));
+      yield INIT[1];
+      await until((got) => said(got).includes("s2"));
+    });
+    assert.deepEqual(said(got), ["s2"]);
+  },
+);
