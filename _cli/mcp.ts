@@ -295,6 +295,8 @@ function stderrNotice(event: McpEvent, values: OptionValues, warned: Set<string>
         "is answered with an error)",
       initialize_failed: "messages after an initialize that did not succeed; not passed on to the server " +
         "(a request is answered with an error saying why)",
+      cancels_initialize: "a cancel of its initialize, which MCP forbids a client; not passed on to the " +
+        "server (the messages sent after that initialize were answered with errors, or dropped)",
     };
     notice(`toolguard mcp: the client sent ${what[event.kind]} (nor are later ones; --log records each)\n`);
   } else if (event.event === "post_failed" && !warned.has(`post:${event.detail}`)) {
@@ -303,6 +305,9 @@ function stderrNotice(event: McpEvent, values: OptionValues, warned: Set<string>
   } else if (event.event === "stream_failed" && !warned.has(`stream:${event.detail}`)) {
     warned.add(`stream:${event.detail}`);
     notice(`toolguard mcp: ${event.detail}; the server's messages come on the answers to POSTs alone\n`);
+  } else if (event.event === "session_id_ignored" && !warned.has("session_id")) {
+    warned.add("session_id");
+    notice(`toolguard mcp: ${event.detail}\n`);
   } else if (event.event === "pins_error" && !warned.has(`pins:${event.detail}`)) {
     warned.add(`pins:${event.detail}`);
     notice(`toolguard mcp: ${event.detail}; pins are kept in memory for this run\n`);

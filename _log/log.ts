@@ -96,7 +96,7 @@ export interface McpLine {
   findings: string[];
   /**
    * What went wrong, for the events that say (`spawn_failed`, `tools_fetch_failed`, `post_failed`,
-   * `stream_failed`); else `""`.
+   * `stream_failed`, `session_id_ignored`); else `""`.
    */
   detail: string;
   /**

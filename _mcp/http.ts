@@ -212,8 +212,13 @@ class HttpRelay {
   readonly #session: GuardedSession;
   readonly #output: (bytes: Uint8Array) => void | Promise<void>;
   #outChain: Promise<void> = Promise.resolve();
+  /** The session id, from the answer to {@linkcode HttpRelay.#initializeMessage} alone (see `#post`). */
   #sessionId: string | undefined;
   #protocolVersion: string | undefined;
+  /** The last `initialize` message sent: the answer to its POST assigns the session id, as MCP says. */
+  #initializeMessage: unknown;
+  /** Another session id than that answer's was reported (once a session: see `#otherSessionId`). */
+  #otherSessionIdSaid = false;
   /** How many POSTs carrying requests are in flight, and how many may be (`maxInFlight`). */
   #requestPosts = 0;
   readonly #maxInFlight: number;
@@ -237,6 +242,8 @@ class HttpRelay {
   #onStream: { id: JsonRpcId; method: string }[] = [];
   /** Ends the server's own stream when the relay ends. */
   readonly #listenStop = new AbortController();
+  /** Ends the server's own stream of this session (see {@linkcode HttpRelay.#leaveStream}). */
+  #streamStop: AbortController | undefined;
   /** Aborted once the client has closed its side: answers in flight are still read, but not resumed. */
   readonly #clientGone = new AbortController();
   /** Aborted when the grace after the client left is over: answers still in flight are given up. */
@@ -350,6 +357,10 @@ class HttpRelay {
     const cancelled = cancelledId(message);
     if (cancelled !== undefined && idKey(cancelled) === idKey(this.#initialize?.id ?? null)) {
       this.#initializeFailed("was cancelled by the client before the server answered it");
+      // MCP forbids a client to cancel initialize, and the cancel would go without a session id: a server
+      // refuses it (400), which read as a failed POST. It is dropped, reported as such.
+      emitTo(this.#options.onEvent, { event: "client_message_refused", kind: "cancels_initialize" });
+      return;
     }
     // What follows an `initialize` not answered yet waits for its answer (see #initializeFailed), but for
     // MAX_HELD messages at most (see #pastHeld).
@@ -393,6 +404,8 @@ class HttpRelay {
         // A new session (the client's first, or again after one that failed or expired) starts without the
         // id and version of any before it, as MCP says: a server refuses an initialize naming a session.
         [this.#sessionId, this.#protocolVersion] = [undefined, undefined];
+        [this.#initializeMessage, this.#otherSessionIdSaid] = [message, false];
+        this.#leaveStream();
         return this.#forward(message, requests, () => {});
       });
     }
@@ -666,8 +679,11 @@ class HttpRelay {
       body,
       signal,
     });
+    // The session id comes with the answer to initialize: another POST's (an old session's, answered late)
+    // must not replace it.
     const id = response.headers.get("mcp-session-id");
-    if (id !== null) this.#sessionId = id;
+    if (message === this.#initializeMessage) this.#sessionId = id ?? undefined;
+    else if (id !== null && id !== this.#sessionId) this.#otherSessionId(message);
     accepted?.(); // (after the session id, which the messages let go now must carry)
     if (!response.ok) {
       const body = this.#hidden(await errorBodyStart(response)); // (before it is cut: no half token shows)
@@ -687,6 +703,23 @@ class HttpRelay {
   }
 
   /**
+   * The answer to the POST of `message` gave another session id than the answer to `initialize` did (none,
+   * maybe): it is not taken (a late answer of an old session's would replace the new one's), but reported
+   * (`session_id_ignored`), once a session. The value is not shown: a session id is a credential.
+   */
+  #otherSessionId(message: unknown): void {
+    if (this.#otherSessionIdSaid) return;
+    this.#otherSessionIdSaid = true;
+    const first = (Array.isArray(message) ? message : [message]).find((m) => isRecord(m) && "method" in m);
+    const what = isRecord(first) ? String(first.method) : "an answer of the client's";
+    const detail = `the MCP server at ${this.#shown} answered ${what} with ` +
+      (this.#sessionId === undefined
+        ? "a session id (Mcp-Session-Id) where its answer to initialize gave none; toolguard sends none"
+        : "another session id (Mcp-Session-Id) than its answer to initialize gave; toolguard keeps that one");
+    emitTo(this.#options.onEvent, { event: "session_id_ignored", detail });
+  }
+
+  /**
    * Read a POST's answer. When its event stream ends (or breaks) before every request of the message has an
    * answer and the server gave an event id, resume it with `GET` and `Last-Event-ID`, after the server's
    * `retry:` delay, as MCP lets a server close the stream while it works (SEP-1699); a request still without
@@ -700,7 +733,9 @@ class HttpRelay {
       // may still come on the server's own stream (opened now if it was not yet); without one they never can.
       this.#onStream = [...this.#onStream.filter((r) => this.#session.isWaiting(r.id)), ...requests];
       if (this.#stream === "over") this.#answerOnStreamOver();
-      else void this.#listen();
+      // (not while a new initialize waits for its answer, which brings the id the stream must go with: the
+      // new session's notifications/initialized opens it; a late 202 of the old session's would fail it)
+      else if (this.#initialize === undefined) void this.#listen();
       return Promise.resolve();
     }
     const waiting = () => requests.some((r) => this.#session.isWaiting(r.id));
@@ -955,9 +990,11 @@ class HttpRelay {
   async #listen(): Promise<void> {
     if (this.#stream !== "idle") return;
     this.#stream = "open";
+    const stop = new AbortController();
+    this.#streamStop = stop;
     let opened = false;
     try {
-      const signal = AbortSignal.any([this.#signal, this.#listenStop.signal]);
+      const signal = AbortSignal.any([this.#signal, this.#listenStop.signal, stop.signal]);
       const response = await this.#fetch({ headers: this.#headers("text/event-stream"), signal });
       if (!response.ok) return void await response.body?.cancel();
       opened = true;
@@ -972,19 +1009,36 @@ class HttpRelay {
         emitTo(this.#options.onEvent, { event: "stream_failed", detail });
       }
     } finally {
-      this.#stream = "over";
-      this.#streamOver = opened
-        ? "ended its own stream without answering it"
-        : "has no stream of its own to answer on";
-      this.#answerOnStreamOver();
+      // (a stream left for a new session's is over for the session before alone: see #leaveStream)
+      if (this.#streamStop === stop) {
+        [this.#stream, this.#streamStop] = ["over", undefined];
+        this.#streamOver = opened
+          ? "ended its own stream without answering it"
+          : "has no stream of its own to answer on";
+        this.#answerOnStreamOver();
+      }
     }
   }
 
-  /** Requests taken with 202 Accepted get an error: the server's own stream, which could answer them, is over. */
-  #answerOnStreamOver(): void {
+  /**
+   * A new session starts (a new `initialize`): the server's own stream of the one before, and its resumption
+   * (which would go with the new session's id), is ended, and the requests waiting for an answer on it are
+   * answered with errors; the new session's `notifications/initialized` opens its own (see `#post`).
+   */
+  #leaveStream(): void {
+    this.#streamStop?.abort();
+    [this.#stream, this.#streamStop] = ["idle", undefined];
+    this.#answerOnStreamOver("the client started a new session (initialize) before it was answered there");
+  }
+
+  /**
+   * Requests taken with 202 Accepted get an error: the server's own stream, which could answer them, is over
+   * (`why`, after "and").
+   */
+  #answerOnStreamOver(why = this.#streamOver): void {
     for (const r of this.#onStream.splice(0)) {
       const text =
-        `toolguard: the MCP server at ${this.#shown} took ${r.method} with 202 Accepted and ${this.#streamOver}`;
+        `toolguard: the MCP server at ${this.#shown} took ${r.method} with 202 Accepted and ${why}`;
       this.#session.answerWithError(r.id, TRANSPORT_ERROR, text);
     }
   }

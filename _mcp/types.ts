@@ -138,6 +138,13 @@ export type McpEvent =
    * come on the answers to `POST`s alone; a request it took with 202 Accepted is answered with an error.
    */
   | { event: "stream_failed"; detail: string }
+  /**
+   * (HTTP relay) An answer to a `POST` other than `initialize`'s carried another `Mcp-Session-Id` than the
+   * answer to `initialize` did (or one where it carried none): not taken, since MCP has the server assign the
+   * session id there, and a late answer of an old session's would replace the new session's. Said once a
+   * session; `detail` names the method, never the id.
+   */
+  | { event: "session_id_ignored"; detail: string }
   | { event: "oversized_message"; from: "client" | "server"; bytes: number; id?: JsonRpcId }
   /**
    * A server message the client was not given: a line that is not JSON (`text`: its first 200 characters;
@@ -168,8 +175,10 @@ export type McpEvent =
    * nested too deeply for the runtime's `JSON.stringify` to write it out again (`too_deep`; an answer to a
    * request of the server's is replaced by an error to the server), or (HTTP relay) a message sent after an
    * `initialize` that did not succeed (`initialize_failed`: answered with an error, cancelled by the client
-   * before its answer, or unanswered as the relay closed), which waited for its answer. A request among them
-   * is answered with a JSON-RPC error.
+   * before its answer, or unanswered as the relay closed), which waited for its answer, or (HTTP relay) the
+   * client's `notifications/cancelled` of an `initialize` not answered yet (`cancels_initialize`: MCP forbids
+   * it, and it would reach the server without a session id; the messages after that `initialize` are
+   * `initialize_failed`). A request among them is answered with a JSON-RPC error.
    */
   | {
     event: "client_message_refused";
@@ -180,7 +189,8 @@ export type McpEvent =
       | "in_flight_limit"
       | "held_limit"
       | "too_deep"
-      | "initialize_failed";
+      | "initialize_failed"
+      | "cancels_initialize";
     id?: JsonRpcId;
     text?: string;
   }

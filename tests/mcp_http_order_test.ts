@@ -64,6 +64,64 @@ async function relayTo(
   return got;
 }
 
+/** What a scripted test's server does with each request: `m` is a POST's message, undefined for a GET. */
+type Handle = (req: IncomingMessage, res: ServerResponse, m: JsonRpcMessage | undefined) => void;
+
+/**
+ * Relays what `script` yields, the client's messages, through {@linkcode relayMcpHttp} (with `options`) to a
+ * server on 127.0.0.1 that `handle` answers (a `GET` too); `script` waits with `until(enough)` for what the
+ * client got so far to be enough (or 15 s, so that a relay that never answers fails the test, not hangs it).
+ * Returns what the client got and the relay's events; the server is closed after.
+ */
+async function relayScript(
+  handle: Handle,
+  script: (until: (enough: (got: JsonRpcMessage[]) => boolean) => Promise<void>) => AsyncIterable<unknown>,
+  options: McpHttpRelayOptions = {},
+): Promise<{ got: JsonRpcMessage[]; events: McpEvent[] }> {
+  const server = createServer((req, res) => {
+    if (req.method !== "POST") return handle(req, res, undefined);
+    let body = "";
+    req.on("data", (c) => (body += c));
+    req.on("end", () => handle(req, res, JSON.parse(body) as JsonRpcMessage));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/mcp`;
+  const got: JsonRpcMessage[] = [];
+  const events: McpEvent[] = [];
+  let gotOne = () => {};
+  const until = (enough: (got: JsonRpcMessage[]) => boolean) =>
+    new Promise<void>((resolve) => {
+      const bound = setTimeout(resolve, 15_000);
+      const look = () => {
+        if (!enough(got)) return void (gotOne = look);
+        clearTimeout(bound);
+        resolve();
+      };
+      look();
+    });
+  const enc = new TextEncoder();
+  try {
+    await relayMcpHttp(url, {
+      shutdownGraceMs: 1000,
+      onEvent: (e) => void events.push(e),
+      ...options,
+      input: (async function* () {
+        for await (const m of script(until)) yield enc.encode(JSON.stringify(m) + "\n");
+      })(),
+      output: (bytes) => {
+        for (const text of new TextDecoder().decode(bytes).split("\n").filter(Boolean)) {
+          got.push(JSON.parse(text));
+        }
+        gotOne();
+      },
+    });
+  } finally {
+    server.closeAllConnections?.();
+    server.close();
+  }
+  return { got, events };
+}
+
 test("relayMcpHttp: the server receives a request, its cancel and many notifications in the client's order", {
   timeout: 60_000,
 }, async () => {
@@ -439,72 +497,35 @@ test(
     // refuses an initialize that names a session: MCP says a new session starts with an initialize without one.
     // The relay sent the retry with the old id, and every retry failed the same way.
     const seen: (string | undefined)[] = [];
-    const server = createServer((req, res) => {
-      if (req.method !== "POST") return void res.writeHead(405).end();
-      let body = "";
-      req.on("data", (c) => (body += c));
-      req.on("end", () => {
-        const m = JSON.parse(body) as JsonRpcMessage;
-        const session = req.headers["mcp-session-id"] as string | undefined;
-        seen.push(`${m.method} ${session ?? "-"}`);
-        if (m.method !== "initialize") {
-          if (session !== "s2") return void res.writeHead(400).end("Bad Request: no valid session");
-          if (m.id === undefined) return void res.writeHead(202).end();
-          return void res.writeHead(200, { "content-type": "application/json" })
-            .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} }));
-        }
-        if (session !== undefined) {
-          return void res.writeHead(400).end("Invalid Request: Server already initialized");
-        }
-        const first = seen.length === 1;
-        const answer = first
-          ? { jsonrpc: "2.0", id: m.id, error: { code: -32603, message: "not now" } }
-          : { jsonrpc: "2.0", id: m.id, result: INIT_RESULT };
-        res.writeHead(200, { "content-type": "application/json", "mcp-session-id": first ? "s1" : "s2" })
-          .end(JSON.stringify(answer));
-      });
+    const handle: Handle = (req, res, m) => {
+      if (m === undefined) return void res.writeHead(405).end();
+      const session = req.headers["mcp-session-id"] as string | undefined;
+      seen.push(`${m.method} ${session ?? "-"}`);
+      if (m.method !== "initialize") {
+        if (session !== "s2") return void res.writeHead(400).end("Bad Request: no valid session");
+        if (m.id === undefined) return void res.writeHead(202).end();
+        return void res.writeHead(200, { "content-type": "application/json" })
+          .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} }));
+      }
+      if (session !== undefined) {
+        return void res.writeHead(400).end("Invalid Request: Server already initialized");
+      }
+      const first = seen.length === 1;
+      const answer = first
+        ? { jsonrpc: "2.0", id: m.id, error: { code: -32603, message: "not now" } }
+        : { jsonrpc: "2.0", id: m.id, result: INIT_RESULT };
+      res.writeHead(200, { "content-type": "application/json", "mcp-session-id": first ? "s1" : "s2" })
+        .end(JSON.stringify(answer));
+    };
+    const { got } = await relayScript(handle, async function* (until) {
+      yield INIT[0];
+      await until(answered(0));
+      yield { ...INIT[0] as object, id: 1 };
+      await until(answered(1));
+      yield INIT[1];
+      yield { jsonrpc: "2.0", id: 2, method: "ping" };
+      await until(answered(2));
     });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/mcp`;
-    const got: JsonRpcMessage[] = [];
-    let gotOne = () => {};
-    const enc = new TextEncoder();
-    const line = (m: unknown) => enc.encode(JSON.stringify(m) + "\n");
-    // (waits for the answer to the request with this id, or 15 s, so that a relay that never answers fails)
-    const answerTo = (id: unknown) =>
-      new Promise<void>((resolve) => {
-        const bound = setTimeout(resolve, 15_000);
-        const look = () => {
-          if (!got.some((m) => m.id === id)) return void (gotOne = look);
-          clearTimeout(bound);
-          resolve();
-        };
-        look();
-      });
-    try {
-      await relayMcpHttp(url, {
-        shutdownGraceMs: 1000,
-        onEvent: () => {},
-        input: (async function* () {
-          yield line(INIT[0]);
-          await answerTo(0);
-          yield line({ ...INIT[0] as object, id: 1 });
-          await answerTo(1);
-          yield line(INIT[1]);
-          yield line({ jsonrpc: "2.0", id: 2, method: "ping" });
-          await answerTo(2);
-        })(),
-        output: (bytes) => {
-          for (const text of new TextDecoder().decode(bytes).split("\n").filter(Boolean)) {
-            got.push(JSON.parse(text));
-          }
-          gotOne();
-        },
-      });
-    } finally {
-      server.closeAllConnections?.();
-      server.close();
-    }
     assert.deepEqual(got.map((m) => [m.id, m.result === undefined ? "error" : "result"]), [
       [0, "error"],
       [1, "result"],
@@ -591,5 +612,228 @@ test(
       /1024 messages already wait for the answer to initialize/.test(errors.get(id) ?? "")
     );
     assert.deepEqual([cancelled.length, past.length], [1024, 76]);
+  },
+);
+
+test("relayMcpHttp: the client's cancel of an unanswered initialize is not sent, and what it held fails", {
+  timeout: 60_000,
+}, async () => {
+  // MCP forbids a client to cancel initialize. The relay sent the cancel on, without a session id: the server
+  // refused it (400), reported as a failed POST (post_failed), which made `toolguard mcp --url` exit 1.
+  const arrived: string[] = [];
+  const held: ServerResponse[] = [];
+  const handle: Handle = (req, res, m) => {
+    if (m === undefined) return void res.writeHead(405).end();
+    const session = req.headers["mcp-session-id"];
+    arrived.push(`${m.method} ${m.id ?? ""}`.trim());
+    if (m.method === "initialize") {
+      // The first is never answered (the client's own timeout gives up on it); the second starts the session.
+      if (m.id === 0) return void held.push(res);
+      return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s" })
+        .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: INIT_RESULT }));
+    }
+    if (session !== "s") return void res.writeHead(400).end("Bad Request: no valid session");
+    if (m.id === undefined) return void res.writeHead(202).end();
+    res.writeHead(200, { "content-type": "application/json" })
+      .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} }));
+  };
+  const { got, events } = await relayScript(handle, async function* (until) {
+    yield INIT[0];
+    yield { jsonrpc: "2.0", id: 1, method: "ping" };
+    yield {
+      jsonrpc: "2.0",
+      method: "notifications/cancelled",
+      params: { requestId: 0, reason: "timed out" },
+    };
+    await until(answered(1));
+    yield { ...INIT[0] as object, id: 2 };
+    yield INIT[1];
+    yield { jsonrpc: "2.0", id: 3, method: "ping" };
+    await until(answered(2, 3));
+  }).finally(() => held.forEach((res) => res.destroy()));
+  assert.match(
+    errorOf(got.find((m) => m.id === 1)),
+    /the initialize sent before it was cancelled by the client/,
+  );
+  assert.deepEqual(got.find((m) => m.id === 3)?.result, {});
+  assert.deepEqual(
+    events.flatMap((e) =>
+      e.event === "post_failed" ? [[e.event]] : e.event === "client_message_refused" ? [[e.kind, e.id]] : []
+    ),
+    [["initialize_failed", 1], ["cancels_initialize", undefined]],
+  );
+  assert.ok(!arrived.includes("notifications/cancelled"), arrived.join(", "));
+});
+
+test(
+  "relayMcpHttp: the session id comes from the answer to initialize, not from a late answer of the old session",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    // The session id was taken from any answer's headers: a request of the old session answered after a new
+    // initialize brought the old id back, and every message after it went to the old session.
+    const seen: string[] = [];
+    let late: ServerResponse | undefined;
+    let lateCame = () => {};
+    const lateComes = new Promise<void>((resolve) => (lateCame = resolve));
+    const handle: Handle = (req, res, m) => {
+      if (m === undefined) return void res.writeHead(405).end();
+      const session = req.headers["mcp-session-id"] as string | undefined;
+      seen.push(`${m.method} ${m.id ?? ""} ${session ?? "-"}`);
+      const answer = (id: unknown, result: unknown, headers: Record<string, string>) =>
+        void res.writeHead(200, { "content-type": "application/json", ...headers })
+          .end(JSON.stringify({ jsonrpc: "2.0", id, result }));
+      if (m.method === "initialize") {
+        // (the second once the old session's request has come, held)
+        if (m.id === 0) return answer(m.id, INIT_RESULT, { "mcp-session-id": "s1" });
+        return void lateComes.then(() => answer(m.id, INIT_RESULT, { "mcp-session-id": "s2" }));
+      }
+      if (m.id === undefined) {
+        res.writeHead(202).end();
+        // The new session's initialized frees the old session's request: answered now, with its id.
+        if (session === "s2" && late !== undefined) {
+          late.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s1" })
+            .end(JSON.stringify({ jsonrpc: "2.0", id: 1, result: {} }));
+        }
+        return;
+      }
+      if (m.id === 1) {
+        late = res;
+        return lateCame();
+      }
+      // (a second answer with another id: reported once, not twice)
+      answer(m.id, {}, { "mcp-session-id": "s1" });
+    };
+    const { got, events } = await relayScript(handle, async function* (until) {
+      yield INIT[0];
+      yield INIT[1];
+      yield { jsonrpc: "2.0", id: 1, method: "ping" };
+      await until(answered(0));
+      yield { ...INIT[0] as object, id: 2 };
+      await until(answered(2));
+      yield INIT[1];
+      await until(answered(1));
+      yield { jsonrpc: "2.0", id: 3, method: "ping" };
+      await until(answered(3));
+      yield { jsonrpc: "2.0", id: 4, method: "ping" };
+      await until(answered(4));
+    });
+    assert.deepEqual(got.map((m) => m.id), [0, 2, 1, 3, 4]);
+    assert.deepEqual(seen.filter((l) => l.startsWith("ping 3") || l.startsWith("ping 4")), [
+      "ping 3 s2",
+      "ping 4 s2",
+    ]);
+    assert.deepEqual(
+      events.flatMap((e) => e.event === "session_id_ignored" ? [e.detail.replace(/ at \S+/, "")] : []),
+      [
+        "the MCP server answered ping with another session id (Mcp-Session-Id) than its answer to initialize " +
+        "gave; toolguard keeps that one",
+      ],
+    );
+  },
+);
+
+test("relayMcpHttp: a new initialize leaves the old session's event stream and opens the new one's", {
+  timeout: 60_000,
+}, async () => {
+  // The server's own stream (GET) was opened once: after a new initialize (a retry, or a new session) the
+  // relay read on the old session's stream and never asked for the new one's, whose requests were lost.
+  const streams = new Map<string, Promise<void>>();
+  const handle: Handle = (req, res, m) => {
+    const session = String(req.headers["mcp-session-id"] ?? "-");
+    if (m === undefined) {
+      if (req.method !== "GET") return void res.writeHead(200).end();
+      // Each session's stream says whose it is; the new one's once the old one was closed.
+      streams.set(session, new Promise((resolve) => res.on("close", resolve)));
+      const old = session === "s2" ? streams.get("s1") : undefined;
+      const note = {
+        jsonrpc: "2.0",
+        method: "notifications/message",
+        params: { level: "info", data: session },
+      };
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      return void (old ?? Promise.resolve()).then(() => res.write(`data: ${JSON.stringify(note)}\n\n`));
+    }
+    if (m.method === "initialize") {
+      return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": `s${m.id}` })
+        .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: INIT_RESULT }));
+    }
+    res.writeHead(202).end();
+  };
+  const said = (got: JsonRpcMessage[]) =>
+    got.flatMap((m) => m.method === "notifications/message" ? [(m.params as { data: unknown }).data] : []);
+  const { got } = await relayScript(handle, async function* (until) {
+    yield { ...INIT[0] as object, id: 1 };
+    yield INIT[1];
+    await until((got) => said(got).includes("s1"));
+    yield { ...INIT[0] as object, id: 2 };
+    yield INIT[1];
+    await until((got) => said(got).includes("s2"));
+  });
+  assert.deepEqual(said(got), ["s1", "s2"]);
+});
+
+test(
+  "relayMcpHttp: a late 202 of the old session's does not open the event stream before the new session's id",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    // A request of the old session's taken with 202 Accepted after a new initialize was sent, but before its
+    // answer, opened the server's own stream at once, without a session id: refused, and the stream was over for
+    // the new session too.
+    let late: ServerResponse | undefined;
+    let released = false;
+    let lateCame = () => {};
+    const lateComes = new Promise<void>((resolve) => (lateCame = resolve));
+    let getCame = () => {};
+    const getComes = new Promise<void>((resolve) => (getCame = resolve));
+    const handle: Handle = (req, res, m) => {
+      const session = String(req.headers["mcp-session-id"] ?? "-");
+      if (m === undefined) {
+        if (req.method !== "GET") return void res.writeHead(200).end();
+        if (released) getCame();
+        if (session !== "s2") return void res.writeHead(400).end("Bad Request: no valid session");
+        const note = {
+          jsonrpc: "2.0",
+          method: "notifications/message",
+          params: { level: "info", data: session },
+        };
+        return void res.writeHead(200, { "content-type": "text/event-stream" })
+          .write(`data: ${JSON.stringify(note)}\n\n`);
+      }
+      if (m.method === "initialize") {
+        const answer = () =>
+          res.writeHead(200, { "content-type": "application/json", "mcp-session-id": `s${m.id}` })
+            .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: INIT_RESULT }));
+        if (m.id === 1) return void answer();
+        // The old session's request is accepted now; the answer once a GET came, or soon without one.
+        return void lateComes.then(() => {
+          released = true;
+          late?.writeHead(202).end();
+          const timer = setTimeout(getCame, 300);
+          void getComes.then(() => (clearTimeout(timer), answer()));
+        });
+      }
+      if (m.id === 5) {
+        late = res;
+        return lateCame();
+      }
+      res.writeHead(202).end();
+    };
+    const said = (got: JsonRpcMessage[]) =>
+      got.flatMap((m) => m.method === "notifications/message" ? [(m.params as { data: unknown }).data] : []);
+    const { got } = await relayScript(handle, async function* (until) {
+      yield { ...INIT[0] as object, id: 1 };
+      yield INIT[1];
+      yield { jsonrpc: "2.0", id: 5, method: "ping" };
+      await until(answered(1));
+      yield { ...INIT[0] as object, id: 2 };
+      await until(answered(2));
+      yield INIT[1];
+      await until((got) => said(got).includes("s2"));
+    });
+    assert.deepEqual(said(got), ["s2"]);
   },
 );
