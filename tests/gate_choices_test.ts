@@ -873,3 +873,23 @@ test("guardFetch n=2, a whole answer withheld: a call written beside choice 0's 
   assert.match(whole[1], /^Hi\.\n\ntoolguard stopped/);
   assert.deepEqual(answer.choices.map((c) => c.message.tool_calls), [undefined, undefined]);
 });
+
+test("Gemini withheld: the reason follows text the watch held beside a rejected functionCall after a blank line, in a stream as in a body", async () => {
+  // The text, held as a possible written call and let go as it came, was not counted as text the client had:
+  // the stream glued the reason to it ("…</tool_call>toolguard stopped …").
+  const request = { contents: [{ role: "user", parts: [{ text: "Weather?" }] }], tools: GEMINI_TOOLS };
+  for (const text of [`Checking. ${WRITTEN_GOOD}`, WRITTEN_GOOD]) {
+    const parts = [{ text }, { functionCall: { name: "delete_everything", args: {} } }];
+    const gated = await gateCompletion(request, { candidates: [{ content: { role: "model", parts } }] }, {
+      dialect: "gemini",
+    });
+    const body = geminiTexts([gated.response as GeminiChunk])[0];
+    assert.ok(body.startsWith(`${text}\n\ntoolguard stopped`), body);
+    const sse = [
+      { candidates: [{ index: 0, content: { role: "model", parts: parts.slice(0, 1) } }] },
+      { candidates: [{ index: 0, content: { role: "model", parts: parts.slice(1) }, finishReason: "STOP" }] },
+    ];
+    const { value } = await twoCandidates(sse);
+    assert.equal(geminiTexts(geminiChunks(value))[0], body);
+  }
+});
