@@ -399,8 +399,10 @@ function joinsCalls(texts: readonly string[], kept: number, tools: readonly unkn
  * For a turn withheld whole: a cut that removes the calls the judge read from each answer's texts. Read
  * with the declared tools: read without, JSON in prose naming no declared tool (`{"name": "Ada",
  * "arguments": …}`) was cut as a call, where the turn, allowed, keeps it. An answer whose text, cut, joins
- * into a call (`joinsCalls`) loses its text. A text of no answer read (one beside native calls) loses the
- * calls read in it alone, or, where that cut joins one, its text.
+ * into a call (`joinsCalls`) loses its text. The text beside native calls is not read, and the dialects do
+ * not hand it here: it goes as it came, as in a stream and in a body of one answer. A text handed out of the
+ * order `looseTexts` lists them (none should be) loses the calls read in it alone, or, where that cut joins
+ * one, its text.
  */
 function withheldCut(
   answers: readonly string[][],

@@ -653,6 +653,8 @@ export class TextCalls {
       // stay in its place, held as any frame after a call (a client addresses content by position: text
       // sent ahead of the call items, or of its part's start, names an item or part it does not have yet).
       this.#prose = "";
+      // (text the client gets: a reason after it is set apart by a blank line, as after text that flowed)
+      if (w.hasText || w.held.trim() !== "") flow.textSeen = true;
       if (flow.pending) {
         flow.setHeld(flow.held.map((h) => h.written && this.#owns(h) ? { ...h, written: undefined } : h));
         return undefined;

@@ -817,3 +817,79 @@ test("gateCompletion, Gemini drop-call: the reason before the answer's text is f
     /^toolguard removed .*\n\nChecking\.\[get_weather\]$/s,
   );
 });
+
+test("Gemini, two candidates withheld: a call written beside a candidate's functionCall stays in its text, in a body as in a stream", async () => {
+  // Text beside native calls is not read for calls (one answer's body and every stream keep it as it came):
+  // the body gate cut the valid call written there once another candidate's written call was rejected,
+  // where the stream kept it.
+  const parts = [
+    [
+      { text: `Checking. ${WRITTEN_GOOD}` },
+      { functionCall: { name: "get_weather", args: { city: "Oslo" } } },
+    ],
+    [{ text: `Hi.${WRITTEN_BAD}` }],
+  ];
+  const candidates = (finish: boolean) =>
+    parts.map((ps, index) => ({
+      index,
+      content: { role: "model", parts: finish ? ps : [] },
+      ...(finish ? { finishReason: "STOP" } : {}),
+    }));
+  const request = { contents: [{ role: "user", parts: [{ text: "Weather?" }] }], tools: GEMINI_TOOLS };
+  const gated = await gateCompletion(request, { candidates: candidates(true) }, { dialect: "gemini" });
+  assert.equal(gated.verdict.allowed, false);
+  const body = geminiTexts([gated.response as GeminiChunk]);
+  assert.ok(body[0].startsWith(`Checking. ${WRITTEN_GOOD}\n\ntoolguard stopped`), body[0]);
+  assert.match(body[1], /^Hi\.\n\ntoolguard stopped/);
+
+  const sse = [
+    { candidates: [{ index: 0, content: { role: "model", parts: parts[0].slice(0, 1) } }] },
+    { candidates: [{}, { index: 1, content: { role: "model", parts: parts[1] } }] },
+    { candidates: [{ index: 0, content: { role: "model", parts: parts[0].slice(1) } }] },
+    { candidates: candidates(false).map((c) => ({ ...c, finishReason: "STOP" })) },
+  ];
+  const { value, seen } = await twoCandidates(sse);
+  assert.equal(seen[0].verdict.allowed, false);
+  assert.deepEqual(geminiTexts(geminiChunks(value)), body);
+});
+
+test("guardFetch n=2, a whole answer withheld: a call written beside choice 0's tool_calls stays in its text", async () => {
+  // As in a body of one choice, and in a stream: the text beside native calls is not read for calls.
+  const body = chatCompletion(`Checking. ${WRITTEN_GOOD}`, [VALID_CALL]);
+  (body.choices as Record<string, unknown>[]).push({
+    index: 1,
+    message: { role: "assistant", content: `Hi.${WRITTEN_BAD}` },
+    finish_reason: "stop",
+  });
+  provider.reply({ json: body });
+  const answer = await openai().chat.completions.create({
+    model: "m",
+    messages,
+    n: 2,
+    tools: TOOLS_OPENAI as never,
+  });
+  const whole = answer.choices.map((c) => c.message.content ?? "");
+  assert.ok(whole[0].startsWith(`Checking. ${WRITTEN_GOOD}\n\ntoolguard stopped`), whole[0]);
+  assert.match(whole[1], /^Hi\.\n\ntoolguard stopped/);
+  assert.deepEqual(answer.choices.map((c) => c.message.tool_calls), [undefined, undefined]);
+});
+
+test("Gemini withheld: the reason follows text the watch held beside a rejected functionCall after a blank line, in a stream as in a body", async () => {
+  // The text, held as a possible written call and let go as it came, was not counted as text the client had:
+  // the stream glued the reason to it ("…</tool_call>toolguard stopped …").
+  const request = { contents: [{ role: "user", parts: [{ text: "Weather?" }] }], tools: GEMINI_TOOLS };
+  for (const text of [`Checking. ${WRITTEN_GOOD}`, WRITTEN_GOOD]) {
+    const parts = [{ text }, { functionCall: { name: "delete_everything", args: {} } }];
+    const gated = await gateCompletion(request, { candidates: [{ content: { role: "model", parts } }] }, {
+      dialect: "gemini",
+    });
+    const body = geminiTexts([gated.response as GeminiChunk])[0];
+    assert.ok(body.startsWith(`${text}\n\ntoolguard stopped`), body);
+    const sse = [
+      { candidates: [{ index: 0, content: { role: "model", parts: parts.slice(0, 1) } }] },
+      { candidates: [{ index: 0, content: { role: "model", parts: parts.slice(1) }, finishReason: "STOP" }] },
+    ];
+    const { value } = await twoCandidates(sse);
+    assert.equal(geminiTexts(geminiChunks(value))[0], body);
+  }
+});

@@ -60,8 +60,11 @@ const body: CompletionBody = {
       ...body,
       candidates: candidates(body).map((c) =>
         withParts(c, (ps) => {
+          // Only the text read for calls is cut (see `looseTexts`): the text beside a candidate's native calls
+          // goes as it came, as in a stream, and as in a body of one candidate.
+          const read = fromText && !ps.some(isCall);
           const kept = ps.filter((p) => !isCall(p)).map((p) =>
-            fromText && isAnswerText(p) ? { ...p, text: cut(p.text as string) } : p
+            read && isAnswerText(p) ? { ...p, text: cut(p.text as string) } : p
           );
           // A client joins the parts as they come: the reason follows the answer's text after a blank line,
           // as in a stream, not glued to it.

@@ -58,7 +58,9 @@ const body: CompletionBody = {
         delete message.tool_calls;
         delete message.function_call;
         const text = contentText(m) ?? "";
-        const content = fromText ? cut(text) : text;
+        // Only the text read for calls is cut (see `looseTexts`): the text beside a choice's native calls goes
+        // as it came, as in a stream, and as in a body of one choice.
+        const content = fromText && !nativeCalls(m) ? cut(text) : text;
         message.content = withText(m.content, joinText(content, reason));
         return { ...c, message, finish_reason: "stop" };
       }),
@@ -87,18 +89,22 @@ const body: CompletionBody = {
 };
 
 /**
- * The text of each choice's message; with `loose`, only of those that carry no native call (as `calls` reads
- * them: an empty `tool_calls`, which vLLM sends with every plain answer, carries none).
+ * Whether a message carries native calls, as `calls` reads them: an empty `tool_calls`, which vLLM sends with
+ * every plain answer, carries none.
  */
+function nativeCalls(message: Record<string, unknown>): boolean {
+  return (Array.isArray(message.tool_calls) && message.tool_calls.length > 0) ||
+    isRecord(message.function_call);
+}
+
+/** The text of each choice's message; with `loose`, only of those that carry no native call (`nativeCalls`). */
 function choiceTexts(body: Record<string, unknown>, loose: boolean): string[] {
   const out: string[] = [];
   for (const c of body.choices as unknown[]) {
     if (!isRecord(c) || !isRecord(c.message)) continue;
     const text = contentText(c.message);
     if (text === undefined) continue;
-    const native = (Array.isArray(c.message.tool_calls) && c.message.tool_calls.length > 0) ||
-      isRecord(c.message.function_call);
-    if (loose && native) continue;
+    if (loose && nativeCalls(c.message)) continue;
     out.push(text);
   }
   return out;

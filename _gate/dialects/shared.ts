@@ -60,7 +60,9 @@ export interface CompletionBody {
   looseTexts?(body: Record<string, unknown>): string[][];
   /**
    * A copy of `body` with every call removed, `reason` in the text and a normal stop. With `fromText`,
-   * the calls were written into the text, so they are cut out of it (by `cut`, default every call).
+   * the calls were written into the text, so they are cut out of it (by `cut`, default every call): out of
+   * the texts `looseTexts` lists, where the dialect has it (the text beside native calls is not read for
+   * calls, and goes as it came).
    */
   rewrite(
     body: Record<string, unknown>,
