@@ -837,3 +837,59 @@ test(
     assert.deepEqual(said(got), ["s2"]);
   },
 );
+
+test(
+  "relayMcpHttp: the protocol version comes from the answer to initialize, not from a late answer of an old one",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    // The version later requests carry (MCP-Protocol-Version) was taken from the first answer with one: the
+    // late answer of an initialize the client had cancelled set it for the new session.
+    const versions: string[] = [];
+    let old: ServerResponse | undefined;
+    let answerNew = () => {};
+    const newAnswered = new Promise<void>((resolve) => (answerNew = resolve));
+    const handle: Handle = (req, res, m) => {
+      if (m === undefined) return void res.writeHead(405).end();
+      if (m.method === "initialize") {
+        // The first is left unanswered (the client cancels it); the second is answered once the first's late
+        // answer has reached the relay (the notification after it in its stream has reached the client).
+        if (m.id === 0) return void (old = res);
+        const late = { jsonrpc: "2.0", id: 0, result: { ...INIT_RESULT, protocolVersion: "2024-11-05" } };
+        const note = {
+          jsonrpc: "2.0",
+          method: "notifications/message",
+          params: { level: "info", data: "late" },
+        };
+        old?.writeHead(200, { "content-type": "text/event-stream" })
+          .end(`data: ${JSON.stringify(late)}\n\ndata: ${JSON.stringify(note)}\n\n`);
+        return void newAnswered.then(() =>
+          res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s" })
+            .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: INIT_RESULT }))
+        );
+      }
+      if (m.id === undefined) return void res.writeHead(202).end();
+      versions.push(String(req.headers["mcp-protocol-version"]));
+      res.writeHead(200, { "content-type": "application/json" })
+        .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} }));
+    };
+    const { got } = await relayScript(handle, async function* (until) {
+      yield INIT[0];
+      yield {
+        jsonrpc: "2.0",
+        method: "notifications/cancelled",
+        params: { requestId: 0, reason: "timed out" },
+      };
+      yield { ...INIT[0] as object, id: 1 };
+      await until((got) => got.some((m) => m.method === "notifications/message"));
+      answerNew();
+      await until(answered(1));
+      yield INIT[1];
+      yield { jsonrpc: "2.0", id: 2, method: "ping" };
+      await until(answered(2));
+    });
+    assert.deepEqual(got.find((m) => m.id === 2)?.result, {});
+    assert.deepEqual(versions, ["2025-06-18"]);
+  },
+);
