@@ -399,12 +399,15 @@ class HttpRelay {
       });
     }
     if (initialize !== undefined && after === undefined) {
-      const answered = this.#awaitInitialize(initialize.id);
+      const wait = this.#awaitInitialize(initialize.id);
       return this.#order.take(kind, (accepted) => {
-        void answered.then(() => {
+        void wait.over.then(() => {
           accepted();
           acceptedAll();
         });
+        // The client cancelled it (or the relay closed) while it waited its turn: it is not sent, nor answered
+        // (the client gave up on it; as the relay closes, the session answers it). The session before it stays.
+        if (wait.failure !== undefined) return;
         // A new session (the client's first, or again after one that failed or expired) starts without the
         // id and version of any before it, as MCP says: a server refuses an initialize naming a session.
         [this.#sessionId, this.#protocolVersion] = [undefined, undefined];
@@ -489,9 +492,9 @@ class HttpRelay {
    * Wait for the answer to the client's `initialize` (`id`): what the client sends after it waits too. An
    * error answer (the server's, or the relay's in its place: its POST failed, HTTP 500) means no session, so
    * that what waits is answered with errors, not sent (see {@linkcode HttpRelay.#initializeFailed}).
-   * Resolves once what waits may go on, or was answered.
+   * Its `over` resolves once what waits may go on, or was answered.
    */
-  #awaitInitialize(id: JsonRpcId): Promise<void> {
+  #awaitInitialize(id: JsonRpcId): InitializeWait {
     let end!: () => void;
     const wait: InitializeWait = { id, held: [], over: new Promise((resolve) => (end = resolve)), end };
     this.#initialize = wait;
@@ -504,7 +507,7 @@ class HttpRelay {
       if (this.#initialize === wait) this.#initialize = undefined;
       end();
     });
-    return wait.over;
+    return wait;
   }
 
   /**

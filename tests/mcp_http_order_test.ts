@@ -893,3 +893,59 @@ test(
     assert.deepEqual(versions, ["2025-06-18"]);
   },
 );
+
+test("relayMcpHttp: an initialize the client cancelled while it waited its turn is not sent", {
+  timeout: 60_000,
+}, async () => {
+  // An initialize waits for the notifications before it; the client's cancel of it then was not sent (MCP
+  // forbids it), but the initialize itself still went once its turn came, a session the client gave up on.
+  const arrived: string[] = [];
+  let slow: ServerResponse | undefined;
+  let cancelRead = false;
+  const handle: Handle = (req, res, m) => {
+    if (m === undefined) return void res.writeHead(405).end();
+    arrived.push(`${m.method} ${m.id ?? ""}`.trim());
+    if (m.method === "initialize") {
+      return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": `s${m.id}` })
+        .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: INIT_RESULT }));
+    }
+    // (held until the relay has read the cancel of the initialize behind it)
+    if (m.method === "notifications/roots/list_changed") {
+      return void (cancelRead ? res.writeHead(202).end() : (slow = res));
+    }
+    if (m.id === undefined) return void res.writeHead(202).end();
+    const ok = req.headers["mcp-session-id"] === "s2";
+    res.writeHead(200, { "content-type": "application/json" })
+      .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: { ok } }));
+  };
+  const events: McpEvent[] = [];
+  const onEvent = (e: McpEvent) => {
+    events.push(e);
+    if (e.event !== "client_message_refused" || e.kind !== "cancels_initialize") return;
+    cancelRead = true;
+    slow?.writeHead(202).end();
+  };
+  const { got } = await relayScript(handle, async function* (until) {
+    yield INIT[0];
+    yield INIT[1];
+    await until(answered(0));
+    yield { jsonrpc: "2.0", method: "notifications/roots/list_changed" };
+    yield { ...INIT[0] as object, id: 1 };
+    yield {
+      jsonrpc: "2.0",
+      method: "notifications/cancelled",
+      params: { requestId: 1, reason: "timed out" },
+    };
+    yield { ...INIT[0] as object, id: 2 };
+    yield INIT[1];
+    yield { jsonrpc: "2.0", id: 3, method: "ping" };
+    await until(answered(2, 3));
+  }, { onEvent });
+  assert.deepEqual(arrived.filter((l) => l.startsWith("initialize")), ["initialize 0", "initialize 2"]);
+  assert.deepEqual(got.map((m) => m.id).filter((id) => id !== undefined), [0, 2, 3]);
+  assert.deepEqual(got.find((m) => m.id === 3)?.result, { ok: true });
+  assert.deepEqual(
+    events.flatMap((e) => e.event === "client_message_refused" ? [e.kind] : []),
+    ["cancels_initialize"],
+  );
+});
