@@ -359,12 +359,19 @@ class HttpRelay {
     if (answersOnly(message)) return this.#answerPlaces.take((release) => this.#send(message, release));
     const requests = requestsOf(message);
     const cancelled = cancelledId(message);
-    if (cancelled !== undefined && idKey(cancelled) === idKey(this.#initialize?.id ?? null)) {
-      this.#initializeFailed("was cancelled by the client before the server answered it");
-      // MCP forbids a client to cancel initialize, and the cancel would go without a session id: a server
-      // refuses it (400), which read as a failed POST. It is dropped, reported as such.
-      emitTo(this.#options.onEvent, { event: "client_message_refused", kind: "cancels_initialize" });
-      return;
+    if (cancelled !== undefined && this.#cancelsInitialize(cancelled)) return this.#initializeCancelled();
+    // So in a batch (batches: "forward"): the rest of it goes as a batch sent then does, held behind that
+    // initialize, which then fails, with the rest.
+    if (Array.isArray(message) && this.#initialize !== undefined) {
+      const rest = message.filter((m) => {
+        const id = cancelledId(m);
+        return id === undefined || !this.#cancelsInitialize(id);
+      });
+      if (rest.length < message.length) {
+        const sent = rest.length > 0 ? this.#toServer({ message: rest }) : undefined;
+        this.#initializeCancelled();
+        return sent;
+      }
     }
     // What follows an `initialize` not answered yet waits for its answer (see #initializeFailed), but for
     // MAX_HELD messages at most (see #pastHeld).
@@ -426,6 +433,22 @@ class HttpRelay {
     // be read. MAX_HELD bounds what is held then.
     return after === undefined ? sent : undefined;
   };
+
+  /** True when `id`, which the client cancels, is that of the `initialize` not answered yet. */
+  #cancelsInitialize(id: JsonRpcId): boolean {
+    return this.#initialize !== undefined && idKey(id) === idKey(this.#initialize.id);
+  }
+
+  /**
+   * The client cancelled the `initialize` not answered yet: what it held fails (see
+   * {@linkcode HttpRelay.#initializeFailed}), and the cancel is not sent on, but reported
+   * (`client_message_refused`, `cancels_initialize`): MCP forbids a client to cancel initialize, and it would
+   * go without a session id (a server refuses it with 400, which read as a failed POST).
+   */
+  #initializeCancelled(): void {
+    this.#initializeFailed("was cancelled by the client before the server answered it");
+    emitTo(this.#options.onEvent, { event: "client_message_refused", kind: "cancels_initialize" });
+  }
 
   /**
    * A message of the client's past the {@linkcode MAX_HELD} that wait for the answer to `initialize`: neither

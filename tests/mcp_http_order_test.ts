@@ -949,3 +949,59 @@ test("relayMcpHttp: an initialize the client cancelled while it waited its turn 
     ["cancels_initialize"],
   );
 });
+
+test("relayMcpHttp: the client's cancel of an unanswered initialize inside a batch is not sent either", {
+  timeout: 60_000,
+}, async () => {
+  // With batches sent on as they came, the cancel in a batch was not known as one: the batch waited for the
+  // answer to an initialize the server never gives, and the client's cancel of it released nothing.
+  const arrived: string[] = [];
+  const held: ServerResponse[] = [];
+  const handle: Handle = (req, res, m) => {
+    if (m === undefined) return void res.writeHead(405).end();
+    const messages = (Array.isArray(m) ? m : [m]) as JsonRpcMessage[];
+    arrived.push(...messages.map((x) => `${x.method} ${x.id ?? ""}`.trim()));
+    if (Array.isArray(m)) return void res.writeHead(400).end("Bad Request: batches are not supported");
+    if (m.method === "initialize") {
+      // The first is never answered (the client's own timeout gives up on it); the second starts the session.
+      if (m.id === 0) return void held.push(res);
+      return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s" })
+        .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: INIT_RESULT }));
+    }
+    if (req.headers["mcp-session-id"] !== "s") {
+      return void res.writeHead(400).end("Bad Request: no valid session");
+    }
+    if (m.id === undefined) return void res.writeHead(202).end();
+    res.writeHead(200, { "content-type": "application/json" })
+      .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} }));
+  };
+  const { got, events } = await relayScript(handle, async function* (until) {
+    yield INIT[0];
+    yield [
+      { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 0, reason: "timed out" } },
+      { jsonrpc: "2.0", id: 1, method: "ping" },
+    ];
+    await until(answered(1));
+    yield { ...INIT[0] as object, id: 2 };
+    yield INIT[1];
+    yield { jsonrpc: "2.0", id: 3, method: "ping" };
+    await until(answered(2, 3));
+  }, { batches: "forward" }).finally(() => held.forEach((res) => res.destroy()));
+  assert.match(
+    errorOf(got.find((m) => m.id === 1)),
+    /the initialize sent before it was cancelled by the client/,
+  );
+  assert.deepEqual(got.find((m) => m.id === 3)?.result, {});
+  assert.deepEqual(
+    events.flatMap((e) =>
+      e.event === "post_failed" ? [[e.event]] : e.event === "client_message_refused" ? [[e.kind, e.id]] : []
+    ),
+    [["initialize_failed", 1], ["cancels_initialize", undefined]],
+  );
+  // (the first initialize may reach the server at any time before the client leaves)
+  assert.deepEqual(arrived.filter((l) => l !== "initialize 0"), [
+    "initialize 2",
+    "notifications/initialized",
+    "ping 3",
+  ]);
+});
