@@ -214,8 +214,12 @@ class HttpRelay {
   #outChain: Promise<void> = Promise.resolve();
   /** The session id, from the answer to {@linkcode HttpRelay.#initializeMessage} alone (see `#post`). */
   #sessionId: string | undefined;
+  /** The protocol version, from the answer to {@linkcode HttpRelay.#initializeMessage} alone, as the id. */
   #protocolVersion: string | undefined;
-  /** The last `initialize` message sent: the answer to its POST assigns the session id, as MCP says. */
+  /**
+   * The last `initialize` message sent: the answer to its POST assigns the session id, as MCP says, and the
+   * protocol version.
+   */
   #initializeMessage: unknown;
   /** Another session id than that answer's was reported (once a session: see `#otherSessionId`). */
   #otherSessionIdSaid = false;
@@ -355,12 +359,19 @@ class HttpRelay {
     if (answersOnly(message)) return this.#answerPlaces.take((release) => this.#send(message, release));
     const requests = requestsOf(message);
     const cancelled = cancelledId(message);
-    if (cancelled !== undefined && idKey(cancelled) === idKey(this.#initialize?.id ?? null)) {
-      this.#initializeFailed("was cancelled by the client before the server answered it");
-      // MCP forbids a client to cancel initialize, and the cancel would go without a session id: a server
-      // refuses it (400), which read as a failed POST. It is dropped, reported as such.
-      emitTo(this.#options.onEvent, { event: "client_message_refused", kind: "cancels_initialize" });
-      return;
+    if (cancelled !== undefined && this.#cancelsInitialize(cancelled)) return this.#initializeCancelled();
+    // So in a batch (batches: "forward"): the rest of it goes as a batch sent then does, held behind that
+    // initialize, which then fails, with the rest.
+    if (Array.isArray(message) && this.#initialize !== undefined) {
+      const rest = message.filter((m) => {
+        const id = cancelledId(m);
+        return id === undefined || !this.#cancelsInitialize(id);
+      });
+      if (rest.length < message.length) {
+        const sent = rest.length > 0 ? this.#toServer({ message: rest }) : undefined;
+        this.#initializeCancelled();
+        return sent;
+      }
     }
     // What follows an `initialize` not answered yet waits for its answer (see #initializeFailed), but for
     // MAX_HELD messages at most (see #pastHeld).
@@ -395,12 +406,15 @@ class HttpRelay {
       });
     }
     if (initialize !== undefined && after === undefined) {
-      const answered = this.#awaitInitialize(initialize.id);
+      const wait = this.#awaitInitialize(initialize.id);
       return this.#order.take(kind, (accepted) => {
-        void answered.then(() => {
+        void wait.over.then(() => {
           accepted();
           acceptedAll();
         });
+        // The client cancelled it (or the relay closed) while it waited its turn: it is not sent, nor answered
+        // (the client gave up on it; as the relay closes, the session answers it). The session before it stays.
+        if (wait.failure !== undefined) return;
         // A new session (the client's first, or again after one that failed or expired) starts without the
         // id and version of any before it, as MCP says: a server refuses an initialize naming a session.
         [this.#sessionId, this.#protocolVersion] = [undefined, undefined];
@@ -419,6 +433,22 @@ class HttpRelay {
     // be read. MAX_HELD bounds what is held then.
     return after === undefined ? sent : undefined;
   };
+
+  /** True when `id`, which the client cancels, is that of the `initialize` not answered yet. */
+  #cancelsInitialize(id: JsonRpcId): boolean {
+    return this.#initialize !== undefined && idKey(id) === idKey(this.#initialize.id);
+  }
+
+  /**
+   * The client cancelled the `initialize` not answered yet: what it held fails (see
+   * {@linkcode HttpRelay.#initializeFailed}), and the cancel is not sent on, but reported
+   * (`client_message_refused`, `cancels_initialize`): MCP forbids a client to cancel initialize, and it would
+   * go without a session id (a server refuses it with 400, which read as a failed POST).
+   */
+  #initializeCancelled(): void {
+    this.#initializeFailed("was cancelled by the client before the server answered it");
+    emitTo(this.#options.onEvent, { event: "client_message_refused", kind: "cancels_initialize" });
+  }
 
   /**
    * A message of the client's past the {@linkcode MAX_HELD} that wait for the answer to `initialize`: neither
@@ -485,9 +515,9 @@ class HttpRelay {
    * Wait for the answer to the client's `initialize` (`id`): what the client sends after it waits too. An
    * error answer (the server's, or the relay's in its place: its POST failed, HTTP 500) means no session, so
    * that what waits is answered with errors, not sent (see {@linkcode HttpRelay.#initializeFailed}).
-   * Resolves once what waits may go on, or was answered.
+   * Its `over` resolves once what waits may go on, or was answered.
    */
-  #awaitInitialize(id: JsonRpcId): Promise<void> {
+  #awaitInitialize(id: JsonRpcId): InitializeWait {
     let end!: () => void;
     const wait: InitializeWait = { id, held: [], over: new Promise((resolve) => (end = resolve)), end };
     this.#initialize = wait;
@@ -500,7 +530,7 @@ class HttpRelay {
       if (this.#initialize === wait) this.#initialize = undefined;
       end();
     });
-    return wait.over;
+    return wait;
   }
 
   /**
@@ -743,13 +773,13 @@ class HttpRelay {
     let why = "";
     let end: StreamEnd = {};
     try {
-      end = await this.#read(response, end, signal);
+      end = await this.#read(response, end, signal, message);
     } catch (error) {
       why = errorText(error);
       if (error instanceof TooLong) readingOn.push(error.readingOn);
     }
     // Once the client is gone the relay does not wait on a server that works on: it answers and ends.
-    why = this.#hidden(await this.#resume(end, this.#resumeSignal, waiting, readingOn) || why);
+    why = this.#hidden(await this.#resume(end, this.#resumeSignal, waiting, readingOn, message) || why);
     for (const r of requests) {
       const text =
         `toolguard: the MCP server at ${this.#shown} ended its answer without answering ${r.method}` +
@@ -763,13 +793,14 @@ class HttpRelay {
    * Follow an event stream the server ended: while `more()` says so and the stream gave an event id, ask for
    * the rest with `GET` and `Last-Event-ID` after the server's `retry:` delay. Returns why it gave up after
    * failed attempts, or "" when none failed. A message past the limit is read on in the background: that
-   * reading goes in `readingOn` when given.
+   * reading goes in `readingOn` when given. `sent`: the client message whose POST's stream it is, if one.
    */
   async #resume(
     from: StreamEnd,
     signal: AbortSignal,
     more: () => boolean,
     readingOn?: Promise<void>[],
+    sent?: unknown,
   ): Promise<string> {
     let end = from;
     let why = "";
@@ -790,7 +821,7 @@ class HttpRelay {
           failures++;
           continue;
         }
-        end = await this.#read(resumed, end, signal);
+        end = await this.#read(resumed, end, signal, sent);
         failures = 0;
       } catch (error) {
         why = `resuming its event stream failed: ${errorText(error)}`;
@@ -810,8 +841,9 @@ class HttpRelay {
    * reading with {@linkcode TooLong}, at once (its requests are answered so); the message is then read on to
    * its end, keeping only its ends, so that a request of the server's in it gets an error answer (see
    * {@linkcode HttpRelay.#readOn}). `signal` is the one its `fetch` was given: its aborting ends the reading.
+   * `sent`: the client message whose POST it answers, if one (see {@linkcode HttpRelay.#noteInitialize}).
    */
-  async #read(response: Response, from: StreamEnd, signal: AbortSignal): Promise<StreamEnd> {
+  async #read(response: Response, from: StreamEnd, signal: AbortSignal, sent?: unknown): Promise<StreamEnd> {
     // (a media type is case-insensitive: an event stream read as one body would be held whole, and never end)
     const type = response.headers.get("content-type")?.toLowerCase() ?? "";
     if (!response.body) return {};
@@ -841,10 +873,10 @@ class HttpRelay {
           }
         }
         signal.throwIfAborted(); // (cancelled: not the whole body)
-        this.#fromServerText(decoder().decode(concatBytes(chunks, size)));
+        this.#fromServerText(decoder().decode(concatBytes(chunks, size)), sent);
         return {};
       }
-      return await this.#readEvents(reader, from, tooLong);
+      return await this.#readEvents(reader, from, tooLong, sent);
     } finally {
       if (!readOn) {
         signal.removeEventListener("abort", cancel);
@@ -858,6 +890,7 @@ class HttpRelay {
     reader: ReadableStreamDefaultReader<Uint8Array>,
     from: StreamEnd,
     tooLong: (rest: Overflowing, what: string, bytes: number) => TooLong,
+    sent?: unknown,
   ): Promise<StreamEnd> {
     const end = { ...from };
     const parser = sseParser();
@@ -877,7 +910,7 @@ class HttpRelay {
           // (an empty id resets it: nothing to resume from)
           if (event.id !== undefined) end.lastEventId = event.id === "" ? undefined : event.id;
           if (event.retry !== undefined) end.retryMs = event.retry;
-          this.#fromServerText(event.data);
+          this.#fromServerText(event.data, sent);
         }
         // (the text kept of an event not ended yet: after an event ended in this read, the end of `text`)
         pendingBytes = events.length === 0
@@ -934,8 +967,11 @@ class HttpRelay {
     return new TooLong(this.#max, what);
   }
 
-  /** One message from the server, to the session (text that is not JSON as bytes, reported there). */
-  #fromServerText(text: string | undefined): void {
+  /**
+   * One message from the server, to the session (text that is not JSON as bytes, reported there); `sent`: the
+   * client message whose POST's answer it came in, if one.
+   */
+  #fromServerText(text: string | undefined, sent?: unknown): void {
     if (text === undefined || text.trim() === "") return;
     let message: JsonRpcMessage | JsonRpcMessage[];
     try {
@@ -944,14 +980,20 @@ class HttpRelay {
       // (reported, and an answer whose ends show its id answers its request with an error: see the session)
       return this.#session.fromServer({ message: undefined, bytes: new TextEncoder().encode(text) });
     }
-    this.#noteInitialize(message);
+    if (sent !== undefined && sent === this.#initializeMessage) this.#noteInitialize(message, sent);
     this.#session.fromServer({ message });
   }
 
-  /** Keep the negotiated protocol version: later requests must carry it. */
-  #noteInitialize(message: unknown): void {
-    if (isRecord(message) && isRecord(message.result) && typeof message.result.protocolVersion === "string") {
-      this.#protocolVersion ??= message.result.protocolVersion;
+  /**
+   * Keep the protocol version the answer to the last `initialize` sent (`sent`) negotiated: later requests
+   * must carry it. It is taken from that answer alone, on that initialize's POST, as the session id is (see
+   * `#post`): a late answer of an old initialize's, which has one too, would set it for the new session.
+   */
+  #noteInitialize(message: unknown, sent: unknown): void {
+    const id = requestsOf(sent).find((r) => r.method === "initialize")?.id;
+    for (const m of Array.isArray(message) ? message : [message]) {
+      if (id === undefined || !isRecord(m) || !isRecord(m.result) || m.id !== id) continue;
+      if (typeof m.result.protocolVersion === "string") this.#protocolVersion = m.result.protocolVersion;
     }
   }
 

@@ -141,13 +141,15 @@ export const runMcpRelay: typeof relayMcpStdio = relayMcpStdio;
  * a notification dropped, both reported as `client_message_refused`, `held_limit`); when that `initialize`
  * does not succeed (an error answer, its `POST` failed, the client cancelled it, the relay closed first), each
  * request sent after it is answered with an error saying so and each notification dropped
- * (`client_message_refused`, `initialize_failed`); the client's cancel of it is not sent on (MCP forbids it,
- * and without a session id a server refuses it): it is reported (`client_message_refused`,
- * `cancels_initialize`). The session id (`Mcp-Session-Id`) is taken from the answer to `initialize` alone, as
- * MCP has the server assign it there: another on a later answer (an old session's, answered late) is not
- * taken, but reported once a session (`session_id_ignored`); the server's own event stream (`GET`) is the
- * session's too: a new `initialize` closes the old one's, and its `notifications/initialized` opens the new
- * one's.
+ * (`client_message_refused`, `initialize_failed`); the client's cancel of it, alone or in a batch (the rest of
+ * which fails with that `initialize`), is not sent on (MCP forbids it, and without a session id a server
+ * refuses it): it is reported (`client_message_refused`, `cancels_initialize`); an `initialize` so cancelled while it still waited its turn (behind notifications) is
+ * not sent at all, nor answered (the client gave up on it). The session id (`Mcp-Session-Id`) and the
+ * protocol version (`MCP-Protocol-Version`) are taken from the answer to `initialize` alone, as MCP has the
+ * server assign them there (not from a late answer of an old `initialize`): another session id on a later
+ * answer (an old session's, answered late) is not taken, but reported once a session (`session_id_ignored`);
+ * the server's own event stream (`GET`) is the session's too: a new `initialize` closes the old one's, and
+ * its `notifications/initialized` opens the new one's.
  * Redirects are followed within the server's origin only: `headers` and the client's messages never go
  * elsewhere; a message is sent on as a `POST` past a 301, 302, 307 or 308, but never again past a
  * `303 See Other` (the server took it: that is an error naming where it leads), nor past another status with a

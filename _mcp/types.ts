@@ -176,9 +176,9 @@ export type McpEvent =
    * request of the server's is replaced by an error to the server), or (HTTP relay) a message sent after an
    * `initialize` that did not succeed (`initialize_failed`: answered with an error, cancelled by the client
    * before its answer, or unanswered as the relay closed), which waited for its answer, or (HTTP relay) the
-   * client's `notifications/cancelled` of an `initialize` not answered yet (`cancels_initialize`: MCP forbids
-   * it, and it would reach the server without a session id; the messages after that `initialize` are
-   * `initialize_failed`). A request among them is answered with a JSON-RPC error.
+   * client's `notifications/cancelled` of an `initialize` not answered yet, alone or in a batch
+   * (`cancels_initialize`: MCP forbids it, and it would reach the server without a session id; the messages
+   * after that `initialize`, and the rest of the batch, are `initialize_failed`). A request among them is answered with a JSON-RPC error.
    */
   | {
     event: "client_message_refused";

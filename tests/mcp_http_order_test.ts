@@ -837,3 +837,171 @@ test(
     assert.deepEqual(said(got), ["s2"]);
   },
 );
+
+test(
+  "relayMcpHttp: the protocol version comes from the answer to initialize, not from a late answer of an old one",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    // The version later requests carry (MCP-Protocol-Version) was taken from the first answer with one: the
+    // late answer of an initialize the client had cancelled set it for the new session.
+    const versions: string[] = [];
+    let old: ServerResponse | undefined;
+    let answerNew = () => {};
+    const newAnswered = new Promise<void>((resolve) => (answerNew = resolve));
+    const handle: Handle = (req, res, m) => {
+      if (m === undefined) return void res.writeHead(405).end();
+      if (m.method === "initialize") {
+        // The first is left unanswered (the client cancels it); the second is answered once the first's late
+        // answer has reached the relay (the notification after it in its stream has reached the client).
+        if (m.id === 0) return void (old = res);
+        const late = { jsonrpc: "2.0", id: 0, result: { ...INIT_RESULT, protocolVersion: "2024-11-05" } };
+        const note = {
+          jsonrpc: "2.0",
+          method: "notifications/message",
+          params: { level: "info", data: "late" },
+        };
+        old?.writeHead(200, { "content-type": "text/event-stream" })
+          .end(`data: ${JSON.stringify(late)}\n\ndata: ${JSON.stringify(note)}\n\n`);
+        return void newAnswered.then(() =>
+          res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s" })
+            .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: INIT_RESULT }))
+        );
+      }
+      if (m.id === undefined) return void res.writeHead(202).end();
+      versions.push(String(req.headers["mcp-protocol-version"]));
+      res.writeHead(200, { "content-type": "application/json" })
+        .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} }));
+    };
+    const { got } = await relayScript(handle, async function* (until) {
+      yield INIT[0];
+      yield {
+        jsonrpc: "2.0",
+        method: "notifications/cancelled",
+        params: { requestId: 0, reason: "timed out" },
+      };
+      yield { ...INIT[0] as object, id: 1 };
+      await until((got) => got.some((m) => m.method === "notifications/message"));
+      answerNew();
+      await until(answered(1));
+      yield INIT[1];
+      yield { jsonrpc: "2.0", id: 2, method: "ping" };
+      await until(answered(2));
+    });
+    assert.deepEqual(got.find((m) => m.id === 2)?.result, {});
+    assert.deepEqual(versions, ["2025-06-18"]);
+  },
+);
+
+test("relayMcpHttp: an initialize the client cancelled while it waited its turn is not sent", {
+  timeout: 60_000,
+}, async () => {
+  // An initialize waits for the notifications before it; the client's cancel of it then was not sent (MCP
+  // forbids it), but the initialize itself still went once its turn came, a session the client gave up on.
+  const arrived: string[] = [];
+  let slow: ServerResponse | undefined;
+  let cancelRead = false;
+  const handle: Handle = (req, res, m) => {
+    if (m === undefined) return void res.writeHead(405).end();
+    arrived.push(`${m.method} ${m.id ?? ""}`.trim());
+    if (m.method === "initialize") {
+      return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": `s${m.id}` })
+        .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: INIT_RESULT }));
+    }
+    // (held until the relay has read the cancel of the initialize behind it)
+    if (m.method === "notifications/roots/list_changed") {
+      return void (cancelRead ? res.writeHead(202).end() : (slow = res));
+    }
+    if (m.id === undefined) return void res.writeHead(202).end();
+    const ok = req.headers["mcp-session-id"] === "s2";
+    res.writeHead(200, { "content-type": "application/json" })
+      .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: { ok } }));
+  };
+  const events: McpEvent[] = [];
+  const onEvent = (e: McpEvent) => {
+    events.push(e);
+    if (e.event !== "client_message_refused" || e.kind !== "cancels_initialize") return;
+    cancelRead = true;
+    slow?.writeHead(202).end();
+  };
+  const { got } = await relayScript(handle, async function* (until) {
+    yield INIT[0];
+    yield INIT[1];
+    await until(answered(0));
+    yield { jsonrpc: "2.0", method: "notifications/roots/list_changed" };
+    yield { ...INIT[0] as object, id: 1 };
+    yield {
+      jsonrpc: "2.0",
+      method: "notifications/cancelled",
+      params: { requestId: 1, reason: "timed out" },
+    };
+    yield { ...INIT[0] as object, id: 2 };
+    yield INIT[1];
+    yield { jsonrpc: "2.0", id: 3, method: "ping" };
+    await until(answered(2, 3));
+  }, { onEvent });
+  assert.deepEqual(arrived.filter((l) => l.startsWith("initialize")), ["initialize 0", "initialize 2"]);
+  assert.deepEqual(got.map((m) => m.id).filter((id) => id !== undefined), [0, 2, 3]);
+  assert.deepEqual(got.find((m) => m.id === 3)?.result, { ok: true });
+  assert.deepEqual(
+    events.flatMap((e) => e.event === "client_message_refused" ? [e.kind] : []),
+    ["cancels_initialize"],
+  );
+});
+
+test("relayMcpHttp: the client's cancel of an unanswered initialize inside a batch is not sent either", {
+  timeout: 60_000,
+}, async () => {
+  // With batches sent on as they came, the cancel in a batch was not known as one: the batch waited for the
+  // answer to an initialize the server never gives, and the client's cancel of it released nothing.
+  const arrived: string[] = [];
+  const held: ServerResponse[] = [];
+  const handle: Handle = (req, res, m) => {
+    if (m === undefined) return void res.writeHead(405).end();
+    const messages = (Array.isArray(m) ? m : [m]) as JsonRpcMessage[];
+    arrived.push(...messages.map((x) => `${x.method} ${x.id ?? ""}`.trim()));
+    if (Array.isArray(m)) return void res.writeHead(400).end("Bad Request: batches are not supported");
+    if (m.method === "initialize") {
+      // The first is never answered (the client's own timeout gives up on it); the second starts the session.
+      if (m.id === 0) return void held.push(res);
+      return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s" })
+        .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: INIT_RESULT }));
+    }
+    if (req.headers["mcp-session-id"] !== "s") {
+      return void res.writeHead(400).end("Bad Request: no valid session");
+    }
+    if (m.id === undefined) return void res.writeHead(202).end();
+    res.writeHead(200, { "content-type": "application/json" })
+      .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} }));
+  };
+  const { got, events } = await relayScript(handle, async function* (until) {
+    yield INIT[0];
+    yield [
+      { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 0, reason: "timed out" } },
+      { jsonrpc: "2.0", id: 1, method: "ping" },
+    ];
+    await until(answered(1));
+    yield { ...INIT[0] as object, id: 2 };
+    yield INIT[1];
+    yield { jsonrpc: "2.0", id: 3, method: "ping" };
+    await until(answered(2, 3));
+  }, { batches: "forward" }).finally(() => held.forEach((res) => res.destroy()));
+  assert.match(
+    errorOf(got.find((m) => m.id === 1)),
+    /the initialize sent before it was cancelled by the client/,
+  );
+  assert.deepEqual(got.find((m) => m.id === 3)?.result, {});
+  assert.deepEqual(
+    events.flatMap((e) =>
+      e.event === "post_failed" ? [[e.event]] : e.event === "client_message_refused" ? [[e.kind, e.id]] : []
+    ),
+    [["initialize_failed", 1], ["cancels_initialize", undefined]],
+  );
+  // (the first initialize may reach the server at any time before the client leaves)
+  assert.deepEqual(arrived.filter((l) => l !== "initialize 0"), [
+    "initialize 2",
+    "notifications/initialized",
+    "ping 3",
+  ]);
+});
