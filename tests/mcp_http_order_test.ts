@@ -195,16 +195,16 @@ test("relayMcpHttp: the server receives a request, its cancel and many notificat
   assert.ok(arrived.indexOf("tools/call 1") < arrived.indexOf("cancel 1"), "the cancel after its call");
 });
 
-test("relayMcpHttp: a request sent before the initialize answer waits for it, and goes with the session id", {
-  timeout: 60_000,
-}, async () => {
-  // A client that does not wait for the answer to `initialize` (a pipelining one) had its next request posted
-  // at once, without the session id the answer's headers bring: the server refused it (400).
-  const withoutSession: string[] = [];
+/**
+ * A server that answers `initialize` (with session id "s") only once another POST comes, or after 300 ms
+ * without one, and refuses a message without that session id (400), noting its method in `withoutSession`:
+ * with the session's order kept, no message comes before the answer. Requests in the session go to `answer`;
+ * notifications get 202.
+ */
+function initializeAnsweredLate(withoutSession: string[], answer: Serve): Serve {
   let answerInitialize = () => {};
-  const serve: Serve = (m, res, req) => {
+  return (m, res, req) => {
     if (m.method === "initialize") {
-      // Answered once another POST came, or soon without one: with the session's order kept, none comes.
       const timer = setTimeout(() => answerInitialize(), 300);
       answerInitialize = () => {
         clearTimeout(timer);
@@ -219,9 +219,20 @@ test("relayMcpHttp: a request sent before the initialize answer waits for it, an
       return void res.writeHead(400).end("Bad Request: Server not initialized");
     }
     if (m.id === undefined) return void res.writeHead(202).end();
+    return answer(m, res, req);
+  };
+}
+
+test("relayMcpHttp: a request sent before the initialize answer waits for it, and goes with the session id", {
+  timeout: 60_000,
+}, async () => {
+  // A client that does not wait for the answer to `initialize` (a pipelining one) had its next request posted
+  // at once, without the session id the answer's headers bring: the server refused it (400).
+  const withoutSession: string[] = [];
+  const serve = initializeAnsweredLate(withoutSession, (m, res) => {
     res.writeHead(200, { "content-type": "application/json" })
       .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} }));
-  };
+  });
   const sent = [INIT[0], { jsonrpc: "2.0", id: 1, method: "ping" }, INIT[1], {
     jsonrpc: "2.0",
     id: 2,
@@ -243,30 +254,13 @@ test(
     // tools/list went at once, without the session id the answer's headers bring: the server refused it (400),
     // and the call was refused for want of a tool list.
     const withoutSession: string[] = [];
-    let answerInitialize = () => {};
-    const serve: Serve = (m, res, req) => {
-      if (m.method === "initialize") {
-        // Answered once another POST came, or soon without one: with the session's order kept, none comes.
-        const timer = setTimeout(() => answerInitialize(), 300);
-        answerInitialize = () => {
-          clearTimeout(timer);
-          res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s" })
-            .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: INIT_RESULT }));
-        };
-        return;
-      }
-      if (req.headers["mcp-session-id"] !== "s") {
-        withoutSession.push(String(m.method));
-        answerInitialize();
-        return void res.writeHead(400).end("Bad Request: Server not initialized");
-      }
-      if (m.id === undefined) return void res.writeHead(202).end();
+    const serve = initializeAnsweredLate(withoutSession, (m, res) => {
       const result = m.method === "tools/list"
         ? { tools: [{ name: "echo", inputSchema: { type: "object" } }] }
         : { content: [{ type: "text", text: "done" }] };
       res.writeHead(200, { "content-type": "application/json" })
         .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result }));
-    };
+    });
     const sent = [...INIT, {
       jsonrpc: "2.0",
       id: 1,
