@@ -23,6 +23,28 @@ async function streamed(pieces: string[]): Promise<string> {
   return lines.map((o) => o.message?.content ?? "").join("");
 }
 
+/** Feeds `text` to `w` seven characters at a time, letting a hold go once it cannot be a call, as the stream gate does. */
+function feedInPieces(w: TextWatcher, text: string): void {
+  for (let i = 0; i < text.length; i += 7) {
+    w.push(text.slice(i, i + 7));
+    if (w.holding && !w.couldBeCall()) w.abandon();
+  }
+}
+
+/**
+ * {@linkcode feedInPieces}, counting the characters handed to regular expressions meanwhile, by the length of
+ * the text each is run on: the work, not timed.
+ */
+async function readWhileFed(w: TextWatcher, text: string): Promise<number> {
+  const [, read] = await countingWork(
+    RegExp.prototype,
+    "exec",
+    () => feedInPieces(w, text),
+    (_: RegExp, [input]: string[]) => input.length,
+  );
+  return read;
+}
+
 test("guardFetch: calls written without a literal marker are held and judged in a stream", async () => {
   // `units: "k"` is outside the enum: each call must be rejected, and its text must not reach the client.
   const cases: string[][] = [
@@ -125,13 +147,7 @@ test("TextWatcher: an answer that quotes markers in prose hundreds of times is w
   for (const piece of pieces) {
     const text = piece.repeat(n);
     const w = new TextWatcher({ tools: TOOLS_OPENAI });
-    // Characters handed to regular expressions, by the length of the text each is run on (not timed).
-    const [, read] = await countingWork(RegExp.prototype, "exec", () => {
-      for (let i = 0; i < text.length; i += 7) {
-        w.push(text.slice(i, i + 7));
-        if (w.holding && !w.couldBeCall()) w.abandon(); // as the stream gate does
-      }
-    }, (_: RegExp, [text]: string[]) => text.length);
+    const read = await readWhileFed(w, text);
     assert.equal(w.visible, text.slice(0, w.visible.length));
     assert.ok(text.length - w.visible.length < 200, "the prose was released as it came");
     assert.ok(read < 300_000 * n, `${read} characters read for ${n} pieces of ${JSON.stringify(piece)}`);
@@ -148,12 +164,7 @@ test("TextWatcher: an answer that opens with JSON and then quotes markers in pro
   for (const head of ["[1] ", '{"a": 1} ', '{"a": 1}, {"b": "</think>"} ', "<think>x</think>[2]\n"]) {
     const text = head + piece.repeat(n);
     const w = new TextWatcher({ json: true, tools: TOOLS_OPENAI });
-    const [, read] = await countingWork(RegExp.prototype, "exec", () => {
-      for (let i = 0; i < text.length; i += 7) {
-        w.push(text.slice(i, i + 7));
-        if (w.holding && !w.couldBeCall()) w.abandon();
-      }
-    }, (_: RegExp, [text]: string[]) => text.length);
+    const read = await readWhileFed(w, text);
     assert.ok(text.length - w.visible.length < 200, "the prose was released as it came");
     assert.ok(read < 300_000 * n, `${read} characters read for ${n} pieces after ${JSON.stringify(head)}`);
   }
@@ -177,12 +188,7 @@ test("TextWatcher: an answer that opens with JSON that never closes and quotes m
   ) {
     const text = head + piece.repeat(n);
     const w = new TextWatcher({ tools: TOOLS_OPENAI });
-    const [, read] = await countingWork(RegExp.prototype, "exec", () => {
-      for (let i = 0; i < text.length; i += 7) {
-        w.push(text.slice(i, i + 7));
-        if (w.holding && !w.couldBeCall()) w.abandon();
-      }
-    }, (_: RegExp, [text]: string[]) => text.length);
+    const read = await readWhileFed(w, text);
     assert.ok(text.length - w.visible.length < 200, "the prose was released as it came");
     assert.ok(read < 300_000 * n, `${read} characters read for ${n} pieces after ${JSON.stringify(head)}`);
   }
@@ -212,12 +218,7 @@ test("TextWatcher: an answer that opens with closed JSON, then JSON that may sti
   ) {
     const text = head + piece.repeat(n);
     const w = new TextWatcher({ tools: TOOLS_OPENAI });
-    const [, read] = await countingWork(RegExp.prototype, "exec", () => {
-      for (let i = 0; i < text.length; i += 7) {
-        w.push(text.slice(i, i + 7));
-        if (w.holding && !w.couldBeCall()) w.abandon();
-      }
-    }, (_: RegExp, [text]: string[]) => text.length);
+    const read = await readWhileFed(w, text);
     assert.ok(text.length - w.visible.length < 200, "the prose was released as it came");
     assert.ok(read < 300_000 * n, `${read} characters read for ${n} pieces after ${JSON.stringify(head)}`);
   }
@@ -370,10 +371,7 @@ test("TextWatcher: two opening tags quoted close together in prose are released 
     const text = "Say " + tags + prose;
     assert.equal(callMayStart(text, 0, { tools: TOOLS_OPENAI }), -1, tags);
     const w = new TextWatcher({ tools: TOOLS_OPENAI });
-    for (let i = 0; i < text.length; i += 7) {
-      w.push(text.slice(i, i + 7));
-      if (w.holding && !w.couldBeCall()) w.abandon();
-    }
+    feedInPieces(w, text);
     assert.equal(w.holding, false, tags);
     assert.equal(w.visible, text, tags);
   }
