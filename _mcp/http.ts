@@ -358,21 +358,19 @@ class HttpRelay {
     // The client's answers keep no order: the server may wait for one to answer the request before it.
     if (answersOnly(message)) return this.#answerPlaces.take((release) => this.#send(message, release));
     const requests = requestsOf(message);
-    const cancelled = cancelledId(message);
-    if (cancelled !== undefined && this.#cancelsInitialize(cancelled)) return this.#initializeCancelled();
-    // So in a batch (batches: "forward"): the rest of it goes as a batch sent then does, held behind that
+    // The client's cancel of the initialize not answered yet is not sent (see #initializeCancelled), alone or
+    // in a batch (batches: "forward"), whose rest goes as a batch sent then does: held behind that
     // initialize, which then fails, with the rest.
-    if (Array.isArray(message) && this.#initialize !== undefined) {
-      const rest = message.filter((m) => {
-        const id = cancelledId(m);
-        return id === undefined || !this.#cancelsInitialize(id);
-      });
-      if (rest.length < message.length) {
+    if (this.#initialize !== undefined) {
+      const members = Array.isArray(message) ? message : message === undefined ? [] : [message];
+      const rest = members.filter((m) => !this.#cancelsInitialize(cancelledId(m)));
+      if (rest.length < members.length) {
         const sent = rest.length > 0 ? this.#toServer({ message: rest }) : undefined;
         this.#initializeCancelled();
         return sent;
       }
     }
+    const cancelled = cancelledId(message);
     // What follows an `initialize` not answered yet waits for its answer (see #initializeFailed), but for
     // MAX_HELD messages at most (see #pastHeld).
     const after = this.#initialize;
@@ -435,8 +433,8 @@ class HttpRelay {
   };
 
   /** True when `id`, which the client cancels, is that of the `initialize` not answered yet. */
-  #cancelsInitialize(id: JsonRpcId): boolean {
-    return this.#initialize !== undefined && idKey(id) === idKey(this.#initialize.id);
+  #cancelsInitialize(id: JsonRpcId | undefined): boolean {
+    return id !== undefined && this.#initialize !== undefined && idKey(id) === idKey(this.#initialize.id);
   }
 
   /**
