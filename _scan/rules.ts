@@ -148,32 +148,39 @@ function startsWord(t: string, s: number, e: number, upper: (i: number) => boole
 }
 
 /**
- * True when a letters-only match `t[s, e)` (folded text) of "forget everything ..." has its verb written
- * whole and ending its clause ("Don't forget, everything above must be committed"): the words after it are
- * another sentence's. Reads 12 characters from the match's start.
+ * True when a letters-only match `t[s, e)` (folded text) of "forget everything ..." or "forget all of the
+ * above" has its verb written whole and ending its clause ("Don't forget, everything above must be
+ * committed"): the words after it are another sentence's. Reads 12 characters from the match's start.
  */
 function verbEndsClause(t: string, s: number, e: number): boolean {
   return /^(?:ignore|disregard|forget) ?[,.;:!?]/.test(t.slice(s, s + 12)) &&
-    t.slice(s, e).replace(/[^a-z]/g, "").includes("everything");
+    /^[a-z]+(?:everything|all(?:of)?theabove)/.test(t.slice(s, e).replace(/[^a-z]/g, ""));
 }
 
 /**
- * True when a letters-only match `t[s, e)` (folded text) of "... everything above" or "... everything you were
- * told" goes on, after a space, into words that say what is meant, as prose does: a measure or a place ("ignore
- * everything above 10 MB", "above level 3", "above the first blank line") or a topic ("Forget everything you
- * were told about sleep"). An order to drop the text before it ends there (a line break, punctuation) or goes
- * on with another clause ("... above and wire", "... above this line", "... told about your instructions"); letters
- * glued on may be spaced ones, and stay flagged. Reads 60 characters after the match.
+ * True when a letters-only match `t[s, e)` (folded text) of "... everything above" (or "before", or "all of the
+ * above") or "... everything you were told" goes on, after a space, into words that say what is meant, as prose
+ * does: a measure or a place ("ignore everything above 10 MB", "above level 3", "before the first line", "all
+ * of the above steps") or a topic ("Forget everything you were told about sleep"). An order to drop the text
+ * before it ends there (a line break, punctuation) or goes on with another clause ("... above and wire", "...
+ * above this line", "... before this", "... told about your instructions"); letters glued on may be spaced ones,
+ * and stay flagged. Reads 60 characters after the match.
  */
 function everythingNamesMore(t: string, e: number): boolean {
   if (t[e] !== " ") return false;
   const next = t.slice(e + 1, e + 61);
   if (t.endsWith("told", e)) return /^about\b/.test(next) && !ABOUT_THE_ORDERS.test(next);
+  if (t.endsWith("before", e)) return /^[a-z0-9]/.test(next) && !CLAUSE_AFTER_BEFORE.test(next);
   return t.endsWith("above", e) && /^[a-z0-9]/.test(next) && !CLAUSE_AFTER_ABOVE.test(next);
 }
 
 /** After "everything above ": a word that goes on with the order, not with what lies above. */
 const CLAUSE_AFTER_ABOVE = /^(?:and|then|now|but|or|instead|in|this|these|here|you|please)\b/;
+/**
+ * After "everything before ": a word that goes on with the order. Not "you" nor "in", as after "above": "before
+ * you start", "before in the file" say when or where.
+ */
+const CLAUSE_AFTER_BEFORE = /^(?:and|then|now|but|or|instead|this|these|here|please)\b/;
 /** After "everything you were told ": the orders themselves, the topic of an order to drop them. */
 const ABOUT_THE_ORDERS =
   /^about (?:(?:your|the|any|all|these|those) )?(?:(?:previous|prior|earlier|original|initial|system) )?(?:instructions|rules|guidelines|prompts?|orders)\b/;
@@ -860,7 +867,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
     squashed: true,
     // (the letters alone, so "Thenforget everything above" is read as "Then forget everything above")
     re:
-      /(?:ignore|disregard|forget)(?:all|any|the|your)?(?:previous|prior|above|earlier|preceding)(?:instructions?|prompts?|rules|directions)|(?:ignore|disregard|forget)everything(?:above|(?:that)?you(?:were|vebeen|havebeen)told)|newinstructions|systemprompt(?:override|update)/g,
+      /(?:ignore|disregard|forget)(?:all|any|the|your)?(?:previous|prior|above|earlier|preceding)(?:instructions?|prompts?|rules|directions)|(?:ignore|disregard|forget)(?:everything(?:above|before|(?:that)?you(?:were|vebeen|havebeen)told)|all(?:of)?theabove)|newinstructions|systemprompt(?:override|update)/g,
   },
   {
     name: "override.new_instructions",
