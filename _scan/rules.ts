@@ -153,9 +153,26 @@ function startsWord(t: string, s: number, e: number, upper: (i: number) => boole
  * committed"): the words after it are another sentence's. Reads 12 characters from the match's start.
  */
 function verbEndsClause(t: string, s: number, e: number): boolean {
-  return /^(?:ignore|disregard|forget) ?[,.;:!?]/.test(t.slice(s, s + 12)) &&
-    /^[a-z]+(?:everything|all(?:of)?theabove)/.test(t.slice(s, e).replace(/[^a-z]/g, ""));
+  return /^(?:ignore|disregard|forget) ?[,.;:!?]/.test(t.slice(s, s + 12)) && dropsEverything(t, s, e);
 }
+
+/** True when a letters-only match `t[s, e)` is of "forget everything ..." or "forget all of the above". */
+function dropsEverything(t: string, s: number, e: number): boolean {
+  return /^[a-z]+(?:everything|all(?:of)?theabove)/.test(t.slice(s, e).replace(/[^a-z]/g, ""));
+}
+
+/**
+ * True when a letters-only match `t[s, e)` of "forget everything ..." or "forget all of the above" has its verb
+ * negated, a word apart ("Don't forget all of the above", "never ignore everything above"): a reminder to keep
+ * what came before, not an order to drop it. Reads 12 characters before the match.
+ */
+function verbNegated(t: string, s: number, e: number): boolean {
+  return NEGATION_BEFORE.test(t.slice(Math.max(0, s - 12), s)) && dropsEverything(t, s, e);
+}
+
+/** A negation and one space, ending where a verb starts. */
+const NEGATION_BEFORE =
+  /(?:^|[^a-z'])(?:do not|don't|dont|never|not to|won't|will not|shouldn't|must not|mustn't) $/;
 
 /**
  * True when a letters-only match `t[s, e)` (folded text) of "... everything above" (or "before", or "all of the
@@ -860,7 +877,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
     name: "override.ignore_previous_squashed",
     accept: (t, s, e, upper, original) =>
       startsWord(t, s, e, upper) && !nameInCode(t, s, e, original) && !verbEndsClause(t, s, e) &&
-      !everythingNamesMore(t, e),
+      !verbNegated(t, s, e) && !everythingNamesMore(t, e),
     anchors: ["ignore", "disregard", "forget", "newinstructions", "systemprompt"],
     maxLen: 80,
     category: "instruction_override",
