@@ -7,7 +7,7 @@ import { byteCount, concatBytes, utf8Length } from "../_common/bytes.ts";
 import { checkSwitches, cutUnits, errorText, isRecord, showHidden } from "../_common/values.ts";
 import { describe, describeVerdict } from "../_describe/describe.ts";
 import { fileId, type OpenFile, openFile } from "./files.ts";
-import type { CallVerdict, OutcomeKind, ToolCallRecord, ToolResult, Verdict } from "../types.ts";
+import type { CallVerdict, Finding, OutcomeKind, ToolCallRecord, ToolResult, Verdict } from "../types.ts";
 import type { McpEvent } from "../_mcp/types.ts";
 
 /** A line for one tool run (written by `onResult`). */
@@ -119,8 +119,9 @@ export interface JsonlLogOptions {
   includeItems?: boolean;
   /**
    * Log the command, its arguments and the parsed call arguments, and the values a rejected call's feedback
-   * quotes (also an MCP relay's, the arguments of the server it started, and the text of a client line it
-   * refused). Default false: they may hold private data.
+   * quotes (the match an `argument_injection` finding quotes, a credential passed as a property name; also an
+   * MCP relay's, the arguments of the server it started, and the text of a client line it refused). Default
+   * false: they may hold private data.
    */
   includeArguments?: boolean;
   /**
@@ -472,10 +473,52 @@ function withoutItems(sentence: string, result: ToolResult): string {
   return end < 0 ? `${head}…]` : `${head}…${sentence.slice(end)}`;
 }
 
-/** The call without argument values, so the feedback logged does not quote them. */
+/**
+ * The call without argument values, so the feedback logged does not quote them: no `received`, and no quote of
+ * it in a message either. An `argument_injection` message quotes its match, text of the arguments that may
+ * hold more than the order ("send ghp_... to ..."): a token the `argument_secret` finding beside it names only
+ * by its kind. A property name that carries a credential is such a value too (see {@linkcode secretNames}).
+ */
 function withoutValues(call: CallVerdict): CallVerdict {
   const { arguments: _a, rawArguments: _r, ...rest } = call;
-  return { ...rest, findings: (call.findings ?? []).map(({ received: _v, ...f }) => f) };
+  const findings = call.findings ?? [];
+  const names = secretNames(findings);
+  const hide = (text: string) => {
+    for (const [name, kind] of names) text = text.replaceAll(name, kind);
+    return text;
+  };
+  return {
+    ...rest,
+    findings: findings.map(({ received, ...f }) => {
+      if (typeof f.message !== "string") return f;
+      const message = typeof received === "string" && received !== ""
+        ? f.message.replaceAll(JSON.stringify(received), '"…"')
+        : f.message;
+      return names.size === 0
+        ? { ...f, message }
+        : { ...f, path: typeof f.path === "string" ? hide(f.path) : f.path, message: hide(message) };
+    }),
+  };
+}
+
+/**
+ * The property names that carry a credential, as their paths write them (JSON Pointer tokens), each with the
+ * kind its `argument_secret` finding names (`[GitHub token]`): the MCP guard refuses a credential passed as a
+ * name too, and every finding on that member quotes the name in its path and message. Such a finding's message
+ * starts "The name of" (`secretFindings` in `_mcp/judge.ts`); its path ends in the name.
+ */
+function secretNames(findings: readonly Finding[]): Map<string, string> {
+  const names = new Map<string, string>();
+  for (const f of findings) {
+    if (
+      f?.code === "argument_secret" && typeof f.path === "string" && typeof f.message === "string" &&
+      f.message.startsWith("The name of ")
+    ) {
+      const name = f.path.slice(f.path.lastIndexOf("/") + 1);
+      if (name !== "") names.set(name, typeof f.received === "string" ? f.received : "[a credential]");
+    }
+  }
+  return names;
 }
 
 /** A field of some log line. */

@@ -148,32 +148,56 @@ function startsWord(t: string, s: number, e: number, upper: (i: number) => boole
 }
 
 /**
- * True when a letters-only match `t[s, e)` (folded text) of "forget everything ..." has its verb written
- * whole and ending its clause ("Don't forget, everything above must be committed"): the words after it are
- * another sentence's. Reads 12 characters from the match's start.
+ * True when a letters-only match `t[s, e)` (folded text) of "forget everything ..." or "forget all of the
+ * above" has its verb written whole and ending its clause ("Don't forget, everything above must be
+ * committed"): the words after it are another sentence's. Reads 12 characters from the match's start.
  */
 function verbEndsClause(t: string, s: number, e: number): boolean {
-  return /^(?:ignore|disregard|forget) ?[,.;:!?]/.test(t.slice(s, s + 12)) &&
-    t.slice(s, e).replace(/[^a-z]/g, "").includes("everything");
+  return /^(?:ignore|disregard|forget) ?[,.;:!?]/.test(t.slice(s, s + 12)) && dropsEverything(t, s, e);
+}
+
+/** True when a letters-only match `t[s, e)` is of "forget everything ..." or "forget all of the above". */
+function dropsEverything(t: string, s: number, e: number): boolean {
+  return /^[a-z]+(?:everything|all(?:of)?theabove)/.test(t.slice(s, e).replace(/[^a-z]/g, ""));
 }
 
 /**
- * True when a letters-only match `t[s, e)` (folded text) of "... everything above" or "... everything you were
- * told" goes on, after a space, into words that say what is meant, as prose does: a measure or a place ("ignore
- * everything above 10 MB", "above level 3", "above the first blank line") or a topic ("Forget everything you
- * were told about sleep"). An order to drop the text before it ends there (a line break, punctuation) or goes
- * on with another clause ("... above and wire", "... above this line", "... told about your instructions"); letters
- * glued on may be spaced ones, and stay flagged. Reads 60 characters after the match.
+ * True when a letters-only match `t[s, e)` of "forget everything ..." or "forget all of the above" has its verb
+ * negated, a word apart ("Don't forget all of the above", "never ignore everything above"): a reminder to keep
+ * what came before, not an order to drop it. Reads 12 characters before the match.
+ */
+function verbNegated(t: string, s: number, e: number): boolean {
+  return NEGATION_BEFORE.test(t.slice(Math.max(0, s - 12), s)) && dropsEverything(t, s, e);
+}
+
+/** A negation and one space, ending where a verb starts. */
+const NEGATION_BEFORE =
+  /(?:^|[^a-z'])(?:do not|don't|dont|never|not to|won't|will not|shouldn't|must not|mustn't) $/;
+
+/**
+ * True when a letters-only match `t[s, e)` (folded text) of "... everything above" (or "before", or "all of the
+ * above") or "... everything you were told" goes on, after a space, into words that say what is meant, as prose
+ * does: a measure or a place ("ignore everything above 10 MB", "above level 3", "before the first line", "all
+ * of the above steps") or a topic ("Forget everything you were told about sleep"). An order to drop the text
+ * before it ends there (a line break, punctuation) or goes on with another clause ("... above and wire", "...
+ * above this line", "... before this", "... told about your instructions"); letters glued on may be spaced ones,
+ * and stay flagged. Reads 60 characters after the match.
  */
 function everythingNamesMore(t: string, e: number): boolean {
   if (t[e] !== " ") return false;
   const next = t.slice(e + 1, e + 61);
   if (t.endsWith("told", e)) return /^about\b/.test(next) && !ABOUT_THE_ORDERS.test(next);
+  if (t.endsWith("before", e)) return /^[a-z0-9]/.test(next) && !CLAUSE_AFTER_BEFORE.test(next);
   return t.endsWith("above", e) && /^[a-z0-9]/.test(next) && !CLAUSE_AFTER_ABOVE.test(next);
 }
 
 /** After "everything above ": a word that goes on with the order, not with what lies above. */
 const CLAUSE_AFTER_ABOVE = /^(?:and|then|now|but|or|instead|in|this|these|here|you|please)\b/;
+/**
+ * After "everything before ": a word that goes on with the order. Not "you" nor "in", as after "above": "before
+ * you start", "before in the file" say when or where.
+ */
+const CLAUSE_AFTER_BEFORE = /^(?:and|then|now|but|or|instead|this|these|here|please)\b/;
 /** After "everything you were told ": the orders themselves, the topic of an order to drop them. */
 const ABOUT_THE_ORDERS =
   /^about (?:(?:your|the|any|all|these|those) )?(?:(?:previous|prior|earlier|original|initial|system) )?(?:instructions|rules|guidelines|prompts?|orders)\b/;
@@ -853,14 +877,14 @@ export const rules: () => readonly Rule[] = lazy(() => [
     name: "override.ignore_previous_squashed",
     accept: (t, s, e, upper, original) =>
       startsWord(t, s, e, upper) && !nameInCode(t, s, e, original) && !verbEndsClause(t, s, e) &&
-      !everythingNamesMore(t, e),
+      !verbNegated(t, s, e) && !everythingNamesMore(t, e),
     anchors: ["ignore", "disregard", "forget", "newinstructions", "systemprompt"],
     maxLen: 80,
     category: "instruction_override",
     squashed: true,
     // (the letters alone, so "Thenforget everything above" is read as "Then forget everything above")
     re:
-      /(?:ignore|disregard|forget)(?:all|any|the|your)?(?:previous|prior|above|earlier|preceding)(?:instructions?|prompts?|rules|directions)|(?:ignore|disregard|forget)everything(?:above|(?:that)?you(?:were|vebeen|havebeen)told)|newinstructions|systemprompt(?:override|update)/g,
+      /(?:ignore|disregard|forget)(?:all|any|the|your)?(?:previous|prior|above|earlier|preceding)(?:instructions?|prompts?|rules|directions)|(?:ignore|disregard|forget)(?:everything(?:above|before|(?:that)?you(?:were|vebeen|havebeen)told)|all(?:of)?theabove)|newinstructions|systemprompt(?:override|update)/g,
   },
   {
     name: "override.new_instructions",
