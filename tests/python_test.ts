@@ -3,15 +3,12 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { delimiter, join } from "node:path";
-import { fileURLToPath } from "node:url";
-import process from "node:process";
-import { readmeBlock } from "./_readme.ts";
-import { isWindows, runtimeCommand } from "./_runtime.ts";
+import { join } from "node:path";
+import { readmeBlock, toolguardOnPath } from "./_readme.ts";
+import { isWindows } from "./_runtime.ts";
 
-const root = fileURLToPath(new URL("..", import.meta.url));
 const hasPython = !isWindows && spawnSync("python3", ["--version"]).status === 0;
 
 test("README From Python: the example drives toolguard run --json and toolguard validate", {
@@ -20,17 +17,13 @@ test("README From Python: the example drives toolguard run --json and toolguard 
 }, () => {
   const dir = mkdtempSync(join(tmpdir(), "toolguard-python-"));
   try {
-    const cli = runtimeCommand(join(root, "cli.ts"), [], { config: join(root, "deno.json") });
-    const quote = (s: string) => `'${s.replaceAll("'", "'\\''")}'`;
-    const shim = join(dir, "toolguard");
-    writeFileSync(shim, `#!/bin/sh\nexec ${[cli.command, ...cli.args].map(quote).join(" ")} "$@"\n`);
-    chmodSync(shim, 0o755);
+    const env = toolguardOnPath(dir);
     writeFileSync(join(dir, "example.py"), readmeBlock("From Python (or any language)", "python"));
     const run = spawnSync("python3", ["example.py"], {
       cwd: dir,
       encoding: "utf8",
       timeout: 100_000,
-      env: { ...process.env, PATH: `${dir}${delimiter}${process.env.PATH ?? ""}` },
+      env,
     });
     assert.equal(run.status, 0, `${run.stdout}\n${run.stderr}`);
     assert.match(run.stdout, /^Tool did not run successfully \(spawn, exit n\/a\)/);
