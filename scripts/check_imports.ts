@@ -22,7 +22,12 @@
  *   loads it on first call) or of `mcp.ts` (nor the relays there);
  * - a module in the static closure of `cli.ts` beyond `_cli/output.ts`, `_cli/self.ts` and `_common/`: the
  *   command imports each subcommand when it runs (`import()` of a string literal, which `deno compile` and
- *   `bun build --compile` still include), so `toolguard --version` loads no subcommand.
+ *   `bun build --compile` still include), so `toolguard --version` loads no subcommand;
+ * - an entry point that loads a module only through another module: Deno loads an import graph one level
+ *   at a time and each level costs start-up time (2-5 ms per face over a graph 3-6 levels deep), so each
+ *   entry point imports every module of its static closure itself, those it needs no binding from in its
+ *   start-up list (`import "./_scan/fold.ts";`, for no binding). Nor may that list name a module that the
+ *   entry point's other imports do not load: it would load eagerly what is meant to load on first use.
  *
  * Usage: `deno run -A scripts/check_imports.ts [ENTRY.ts ...]` (default: every entry point in deno.json).
  *
@@ -192,6 +197,42 @@ function layeringProblems(graph: Map<string, Set<string>>): string[] {
   return problems;
 }
 
+/** The modules an entry point imports for no binding (`import "./x.ts";`): its start-up list. */
+function startUpList(entry: string): Set<string> {
+  const source = Deno.readTextFileSync(new URL(entry, root));
+  return new Set([...source.matchAll(/^import "\.\/([^"]+)";$/gm)].map((match) => match[1]));
+}
+
+/** Start-up lists that miss a module of their entry point's static closure, or name one it does not load. */
+function flatnessProblems(graph: Map<string, Set<string>>, entries: readonly string[]): string[] {
+  const problems: string[] = [];
+  for (const entry of entries.map((e) => e.replace(/^\.\//, ""))) {
+    const direct = graph.get(entry) ?? new Set<string>();
+    const listed = startUpList(entry);
+    for (const file of closure(graph, entry)) {
+      if (file !== entry && !direct.has(file)) {
+        problems.push(
+          `${entry} loads ${file} only through another module: add \`import "./${file}";\` to its start-up ` +
+            "list, after the modules it imports (Deno loads one level of imports at a time)",
+        );
+      }
+    }
+    // What the entry point loads without its start-up list.
+    const named = new Map(graph);
+    named.set(entry, new Set([...direct].filter((file) => !listed.has(file))));
+    const needed = closure(named, entry);
+    for (const file of listed) {
+      if (!needed.has(file)) {
+        problems.push(
+          `${entry}'s start-up list names ${file}, which its other imports do not load: remove it ` +
+            "(the list only flattens the graph; it must not load anything eagerly)",
+        );
+      }
+    }
+  }
+  return problems;
+}
+
 const config = JSON.parse(await Deno.readTextFile(new URL("../deno.json", import.meta.url))) as {
   exports: Record<string, string>;
 };
@@ -200,7 +241,11 @@ const graph = await valueGraph(entries);
 const problems = [
   ...cycles(graph).map((cycle) => `value-import cycle: ${cycle.join(" -> ")}`),
   ...layeringProblems(graph),
+  ...flatnessProblems(graph, entries),
 ];
 for (const problem of problems) console.error(problem);
 if (problems.length > 0) Deno.exit(1);
-console.log(`import graph: ${graph.size} modules, no value-import cycle, layering rules hold`);
+console.log(
+  `import graph: ${graph.size} modules, no value-import cycle, layering rules hold, ` +
+    "each entry point imports its whole graph itself",
+);
