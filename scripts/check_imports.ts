@@ -23,11 +23,12 @@
  * - a module in the static closure of `cli.ts` beyond `_cli/output.ts`, `_cli/self.ts` and `_common/`: the
  *   command imports each subcommand when it runs (`import()` of a string literal, which `deno compile` and
  *   `bun build --compile` still include), so `toolguard --version` loads no subcommand;
- * - an entry point that loads a module only through another module: Deno loads an import graph one level
- *   at a time and each level costs start-up time (2-5 ms per face over a graph 3-6 levels deep), so each
- *   entry point imports every module of its static closure itself, those it needs no binding from in its
- *   start-up list (`import "./_scan/fold.ts";`, for no binding). Nor may that list name a module that the
- *   entry point's other imports do not load: it would load eagerly what is meant to load on first use.
+ * - an entry point, or a module that only `import()` loads (a subcommand, the relays, the gate's exchange),
+ *   that loads a module only through another module: Deno loads an import graph one level at a time and
+ *   each level costs start-up time (1-4 ms per face over graphs 3-6 levels deep), so each of them imports
+ *   every module of its static closure itself, those it needs no binding from in its start-up list
+ *   (`import "./_scan/fold.ts";`, for no binding). Nor may that list name a module that its other imports
+ *   do not load: it would load eagerly what is meant to load on first use.
  *
  * Usage: `deno run -A scripts/check_imports.ts [ENTRY.ts ...]` (default: every entry point in deno.json).
  *
@@ -52,6 +53,9 @@ const root = new URL("../", import.meta.url).href;
 const local = (specifier: string): string | null =>
   specifier.startsWith(root) ? decodeURIComponent(specifier.slice(root.length)) : null;
 
+/** The local files that some module loads with `import()` of a string literal. */
+const dynamicTargets = new Set<string>();
+
 /** Reads the module graph of `entries`: each local file with the local files it imports statically as values. */
 async function valueGraph(entries: readonly string[]): Promise<Map<string, Set<string>>> {
   const graph = new Map<string, Set<string>>();
@@ -69,8 +73,10 @@ async function valueGraph(entries: readonly string[]): Promise<Map<string, Set<s
       const targets = graph.get(from) ?? new Set<string>();
       graph.set(from, targets);
       for (const dependency of module.dependencies ?? []) {
-        const to = dependency.code && !dependency.isDynamic ? local(dependency.code.specifier) : null;
-        if (to !== null && !to.endsWith(".json")) targets.add(to);
+        const to = dependency.code ? local(dependency.code.specifier) : null;
+        if (to === null || to.endsWith(".json")) continue;
+        if (dependency.isDynamic) dynamicTargets.add(to);
+        else targets.add(to);
       }
     }
   }
@@ -197,34 +203,59 @@ function layeringProblems(graph: Map<string, Set<string>>): string[] {
   return problems;
 }
 
-/** The modules an entry point imports for no binding (`import "./x.ts";`): its start-up list. */
-function startUpList(entry: string): Set<string> {
-  const source = Deno.readTextFileSync(new URL(entry, root));
-  return new Set([...source.matchAll(/^import "\.\/([^"]+)";$/gm)].map((match) => match[1]));
+/** `file` as `from` imports it: `./x.ts` beside it, `../_scan/x.ts` from another folder. */
+function specifierFor(from: string, file: string): string {
+  const folder = from.split("/").slice(0, -1);
+  const target = file.split("/");
+  let shared = 0;
+  while (shared < folder.length && shared < target.length - 1 && folder[shared] === target[shared]) shared++;
+  const up = folder.length - shared;
+  return (up === 0 ? "./" : "../".repeat(up)) + target.slice(shared).join("/");
 }
 
-/** Start-up lists that miss a module of their entry point's static closure, or name one it does not load. */
-function flatnessProblems(graph: Map<string, Set<string>>, entries: readonly string[]): string[] {
+/** The modules `file` imports for no binding (`import "./x.ts";`): its start-up list. */
+function startUpList(file: string): Set<string> {
+  const at = new URL(file, root);
+  const source = Deno.readTextFileSync(at);
+  return new Set(
+    [...source.matchAll(/^import "(\.\.?\/[^"]+)";$/gm)].map((match) => local(new URL(match[1], at).href)!),
+  );
+}
+
+/**
+ * The roots of the graphs Deno loads in one go: the entry points, and the modules only `import()` loads
+ * (a module also imported statically is loaded with its importer, its graph mostly already there).
+ */
+function loadRoots(graph: Map<string, Set<string>>, entries: readonly string[]): string[] {
+  const imported = new Set([...graph.values()].flatMap((targets) => [...targets]));
+  const lazy = [...dynamicTargets].filter((file) => !imported.has(file)).sort();
+  return [...entries.map((entry) => entry.replace(/^\.\//, "")), ...lazy];
+}
+
+/** Start-up lists that miss a module of their root's static closure, or name one it does not load. */
+function flatnessProblems(graph: Map<string, Set<string>>, roots: readonly string[]): string[] {
   const problems: string[] = [];
-  for (const entry of entries.map((e) => e.replace(/^\.\//, ""))) {
-    const direct = graph.get(entry) ?? new Set<string>();
-    const listed = startUpList(entry);
-    for (const file of closure(graph, entry)) {
-      if (file !== entry && !direct.has(file)) {
+  for (const from of roots) {
+    const direct = graph.get(from) ?? new Set<string>();
+    const listed = startUpList(from);
+    for (const file of closure(graph, from)) {
+      if (file !== from && !direct.has(file)) {
         problems.push(
-          `${entry} loads ${file} only through another module: add \`import "./${file}";\` to its start-up ` +
-            "list, after the modules it imports (Deno loads one level of imports at a time)",
+          `${from} loads ${file} only through another module: add \`import "${
+            specifierFor(from, file)
+          }";\` ` +
+            "to its start-up list, after the modules it imports (Deno loads one level of imports at a time)",
         );
       }
     }
-    // What the entry point loads without its start-up list.
+    // What the module loads without its start-up list.
     const named = new Map(graph);
-    named.set(entry, new Set([...direct].filter((file) => !listed.has(file))));
-    const needed = closure(named, entry);
+    named.set(from, new Set([...direct].filter((file) => !listed.has(file))));
+    const needed = closure(named, from);
     for (const file of listed) {
       if (!needed.has(file)) {
         problems.push(
-          `${entry}'s start-up list names ${file}, which its other imports do not load: remove it ` +
+          `${from}'s start-up list names ${file}, which its other imports do not load: remove it ` +
             "(the list only flattens the graph; it must not load anything eagerly)",
         );
       }
@@ -241,11 +272,11 @@ const graph = await valueGraph(entries);
 const problems = [
   ...cycles(graph).map((cycle) => `value-import cycle: ${cycle.join(" -> ")}`),
   ...layeringProblems(graph),
-  ...flatnessProblems(graph, entries),
+  ...flatnessProblems(graph, loadRoots(graph, entries)),
 ];
 for (const problem of problems) console.error(problem);
 if (problems.length > 0) Deno.exit(1);
 console.log(
   `import graph: ${graph.size} modules, no value-import cycle, layering rules hold, ` +
-    "each entry point imports its whole graph itself",
+    "each entry point and lazily loaded module imports its whole graph itself",
 );
