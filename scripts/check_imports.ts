@@ -23,12 +23,12 @@
  * - a module in the static closure of `cli.ts` beyond `_cli/output.ts`, `_cli/self.ts` and `_common/`: the
  *   command imports each subcommand when it runs (`import()` of a string literal, which `deno compile` and
  *   `bun build --compile` still include), so `toolguard --version` loads no subcommand;
- * - an entry point, or a module that only `import()` loads (a subcommand, the relays, the gate's exchange),
- *   that loads a module only through another module: Deno loads an import graph one level at a time and
- *   each level costs start-up time (1-4 ms per face over graphs 3-6 levels deep), so each of them imports
- *   every module of its static closure itself, those it needs no binding from in its start-up list
- *   (`import "./_scan/fold.ts";`, for no binding). Nor may that list name a module that its other imports
- *   do not load: it would load eagerly what is meant to load on first use.
+ * - an entry point, or a module that only `import()` loads (a subcommand, the gate's exchange, the engine
+ *   of `sanitise`), that loads a module only through another module: Deno loads an import graph one level
+ *   at a time and each level costs start-up time (1-4 ms per face over graphs 3-6 levels deep), so each of
+ *   them imports every module of its static closure itself, those it needs no binding from in its start-up
+ *   list (`import "./_scan/fold.ts";`, for no binding). Nor may that list name a module that its other
+ *   imports do not load: it would load eagerly what is meant to load on first use.
  *
  * Usage: `deno run -A scripts/check_imports.ts [ENTRY.ts ...]` (default: every entry point in deno.json).
  *
@@ -53,12 +53,15 @@ const root = new URL("../", import.meta.url).href;
 const local = (specifier: string): string | null =>
   specifier.startsWith(root) ? decodeURIComponent(specifier.slice(root.length)) : null;
 
-/** The local files that some module loads with `import()` of a string literal. */
-const dynamicTargets = new Set<string>();
-
-/** Reads the module graph of `entries`: each local file with the local files it imports statically as values. */
-async function valueGraph(entries: readonly string[]): Promise<Map<string, Set<string>>> {
+/**
+ * Reads the module graph of `entries`: each local file with the local files it imports statically as values
+ * (`graph`), and the local files some module loads with `import()` of a string literal (`dynamic`).
+ */
+async function valueGraph(
+  entries: readonly string[],
+): Promise<{ graph: Map<string, Set<string>>; dynamic: Set<string> }> {
   const graph = new Map<string, Set<string>>();
+  const dynamic = new Set<string>();
   for (const entry of entries) {
     const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
       args: ["info", "--json", entry],
@@ -75,12 +78,12 @@ async function valueGraph(entries: readonly string[]): Promise<Map<string, Set<s
       for (const dependency of module.dependencies ?? []) {
         const to = dependency.code ? local(dependency.code.specifier) : null;
         if (to === null || to.endsWith(".json")) continue;
-        if (dependency.isDynamic) dynamicTargets.add(to);
+        if (dependency.isDynamic) dynamic.add(to);
         else targets.add(to);
       }
     }
   }
-  return graph;
+  return { graph, dynamic };
 }
 
 /** Every file reachable from `start` over static value imports, `start` included. */
@@ -226,9 +229,13 @@ function startUpList(file: string): Set<string> {
  * The roots of the graphs Deno loads in one go: the entry points, and the modules only `import()` loads
  * (a module also imported statically is loaded with its importer, its graph mostly already there).
  */
-function loadRoots(graph: Map<string, Set<string>>, entries: readonly string[]): string[] {
+function loadRoots(
+  graph: Map<string, Set<string>>,
+  dynamic: Set<string>,
+  entries: readonly string[],
+): string[] {
   const imported = new Set([...graph.values()].flatMap((targets) => [...targets]));
-  const lazy = [...dynamicTargets].filter((file) => !imported.has(file)).sort();
+  const lazy = [...dynamic].filter((file) => !imported.has(file)).sort();
   return [...entries.map((entry) => entry.replace(/^\.\//, "")), ...lazy];
 }
 
@@ -240,11 +247,10 @@ function flatnessProblems(graph: Map<string, Set<string>>, roots: readonly strin
     const listed = startUpList(from);
     for (const file of closure(graph, from)) {
       if (file !== from && !direct.has(file)) {
+        const line = `import "${specifierFor(from, file)}";`;
         problems.push(
-          `${from} loads ${file} only through another module: add \`import "${
-            specifierFor(from, file)
-          }";\` ` +
-            "to its start-up list, after the modules it imports (Deno loads one level of imports at a time)",
+          `${from} loads ${file} only through another module: add \`${line}\` to its start-up list, after ` +
+            "the modules it imports (Deno loads one level of imports at a time)",
         );
       }
     }
@@ -268,11 +274,11 @@ const config = JSON.parse(await Deno.readTextFile(new URL("../deno.json", import
   exports: Record<string, string>;
 };
 const entries = Deno.args.length > 0 ? Deno.args : Object.values(config.exports);
-const graph = await valueGraph(entries);
+const { graph, dynamic } = await valueGraph(entries);
 const problems = [
   ...cycles(graph).map((cycle) => `value-import cycle: ${cycle.join(" -> ")}`),
   ...layeringProblems(graph),
-  ...flatnessProblems(graph, loadRoots(graph, entries)),
+  ...flatnessProblems(graph, loadRoots(graph, dynamic, entries)),
 ];
 for (const problem of problems) console.error(problem);
 if (problems.length > 0) Deno.exit(1);
