@@ -40,6 +40,27 @@
  *
  * @module
  */
+
+// Start-up (issue 18): every module this face loads but does not import below, imported here for no
+// binding, so that Deno finds the face's whole graph in one round of loading instead of one round per
+// level of the import chain (up to 4 ms less on Deno for the deepest faces; no change on Bun). In the
+// order they run; scripts/check_imports.ts (`deno task check`) fails when one is missing or not needed.
+import "./_common/pointer.ts";
+import "./_common/values.ts";
+import "./_common/json.ts";
+import "./_common/bytes.ts";
+import "./_common/lazy.ts";
+import "./_scan/words.ts";
+import "./_scan/fold.ts";
+import "./_scan/segments.ts";
+import "./_scan/rules.ts";
+import "./_scan/match.ts";
+import "./_scan/leads.ts";
+import "./_scan/prefilter.ts";
+import "./_scan/screen.ts";
+import "./_scan/terminal.ts";
+import "./_scan/scan.ts";
+
 export {
   DEFAULT_BUDGET,
   describe,

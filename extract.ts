@@ -40,6 +40,28 @@
  *
  * @module
  */
+
+// Start-up (issue 18): every module this face loads but does not import below, imported here for no
+// binding, so that Deno finds the face's whole graph in one round of loading instead of one round per
+// level of the import chain (up to 4 ms less on Deno for the deepest faces; no change on Bun). In the
+// order they run; scripts/check_imports.ts (`deno task check`) fails when one is missing or not needed.
+import "./_common/lazy.ts";
+import "./_extract/text.ts";
+import "./_extract/reasoning.ts";
+import "./_extract/scan.ts";
+import "./_common/values.ts";
+import "./_common/pointer.ts";
+import "./_common/json.ts";
+import "./_extract/literal.ts";
+import "./_extract/json_calls.ts";
+import "./_extract/readers/json.ts";
+import "./_validate/providers.ts";
+import "./_extract/typing.ts";
+import "./_extract/readers/xml.ts";
+import "./_extract/readers/tokens.ts";
+import "./_extract/readers/python.ts";
+import "./_extract/registry.ts";
+
 export { extractToolCalls, extractToolCallsDetailed } from "./_extract/extract.ts";
 export { CALL_START_MARKERS, callMayStart } from "./_extract/watch.ts";
 export type {

@@ -61,6 +61,22 @@
  *
  * @module
  */
+
+// Start-up (issue 18): every module this face loads but does not import below, imported here for no
+// binding, so that Deno finds the face's whole graph in one round of loading instead of one round per
+// level of the import chain (up to 4 ms less on Deno for the deepest faces; no change on Bun). In the
+// order they run; scripts/check_imports.ts (`deno task check`) fails when one is missing or not needed.
+import "./_common/values.ts";
+import "./_common/pointer.ts";
+import "./_common/json.ts";
+import "./_validate/providers.ts";
+import "./_gate/calls.ts";
+import "./_gate/dialects/readers.ts";
+import "./_common/lazy.ts";
+import "./_gate/engines.ts";
+import "./_common/bytes.ts";
+import "./_gate/bound.ts";
+
 export { assembleToolCalls } from "./_gate/assemble.ts";
 export { gateCompletion } from "./_gate/gate.ts";
 export type { CompletionDialect, GateOptions, GateResult } from "./_gate/gate.ts";

@@ -10,6 +10,16 @@
  * @module
  */
 
+// Start-up (issue 18): every module this one loads but does not import below, imported here for no
+// binding, so that Deno loads the whole graph in one round when `import()` first asks for this module
+// instead of one round per level of the import chain. In the order they run; scripts/check_imports.ts
+// (`deno task check`) fails when one is missing or not needed.
+import "../_common/values.ts";
+import "../_run/pipes.ts";
+import "../_run/windows.ts";
+import "../_run/tree.ts";
+import "../_common/lazy.ts";
+
 import { concatBytes } from "../_common/bytes.ts";
 import { spawnInherited } from "../_run/runtime.ts";
 

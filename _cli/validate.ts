@@ -4,6 +4,58 @@
  *
  * @module
  */
+
+// Start-up (issue 18): every module this one loads but does not import below, imported here for no
+// binding, so that Deno loads the whole graph in one round when `import()` first asks for this module
+// instead of one round per level of the import chain. In the order they run; scripts/check_imports.ts
+// (`deno task check`) fails when one is missing or not needed.
+import "../_common/lazy.ts";
+import "../_common/values.ts";
+import "../_common/bytes.ts";
+import "./output.ts";
+import "../_common/pointer.ts";
+import "../_common/json.ts";
+import "../_scan/words.ts";
+import "../_scan/fold.ts";
+import "../_scan/segments.ts";
+import "../_scan/rules.ts";
+import "../_scan/match.ts";
+import "../_scan/leads.ts";
+import "../_scan/prefilter.ts";
+import "../_scan/screen.ts";
+import "../_scan/terminal.ts";
+import "../_scan/scan.ts";
+import "../_extract/text.ts";
+import "../_extract/reasoning.ts";
+import "../_extract/scan.ts";
+import "../_extract/literal.ts";
+import "../_extract/json_calls.ts";
+import "../_extract/readers/json.ts";
+import "../_validate/providers.ts";
+import "../_extract/typing.ts";
+import "../_extract/readers/xml.ts";
+import "../_extract/readers/tokens.ts";
+import "../_extract/readers/python.ts";
+import "../_extract/registry.ts";
+import "../_schema/budget.ts";
+import "../_schema/formats.ts";
+import "../_schema/keywords.ts";
+import "../_schema/report.ts";
+import "../_schema/pattern.ts";
+import "../_schema/linear_regexp.ts";
+import "../_schema/values.ts";
+import "../_schema/checkers.ts";
+import "../_schema/codegen_js.ts";
+import "../_schema/codegen_ok.ts";
+import "../_schema/codegen_report.ts";
+import "../_schema/codegen.ts";
+import "../_schema/object_checker.ts";
+import "../_schema/refs.ts";
+import "../_schema/compile.ts";
+import "../_validate/repair.ts";
+import "../_validate/defaults.ts";
+import "../_schema/strings.ts";
+
 import { shapeToSchema } from "../_validate/shape.ts";
 import {
   EXIT_FAIL,

@@ -6,6 +6,26 @@
  * @module
  */
 
+// Start-up (issue 18): every module this one loads but does not import below, imported here for no
+// binding, so that Deno loads the whole graph in one round when `import()` first asks for this module
+// instead of one round per level of the import chain. In the order they run; scripts/check_imports.ts
+// (`deno task check`) fails when one is missing or not needed.
+import "../_common/pointer.ts";
+import "../_validate/providers.ts";
+import "./calls.ts";
+import "./dialects/readers.ts";
+import "../_common/lazy.ts";
+import "./dialects/shared.ts";
+import "./sse.ts";
+import "./dialects/anthropic.ts";
+import "./dialects/cohere.ts";
+import "./dialects/gemini.ts";
+import "./dialects/ollama.ts";
+import "./dialects/openai_chat.ts";
+import "./dialects/openai_responses.ts";
+import "./dialects/mod.ts";
+import "../_common/bytes.ts";
+
 import { isRecord } from "../_common/values.ts";
 import { parseJsonSafe } from "../_common/json.ts";
 import type { Verdict } from "../types.ts";

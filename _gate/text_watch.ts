@@ -5,6 +5,24 @@
  *
  * @module
  */
+
+// Start-up (issue 18): every module this one loads but does not import below, imported here for no
+// binding, so that Deno loads the whole graph in one round when `import()` first asks for this module
+// instead of one round per level of the import chain. In the order they run; scripts/check_imports.ts
+// (`deno task check`) fails when one is missing or not needed.
+import "../_extract/text.ts";
+import "../_extract/reasoning.ts";
+import "../_extract/scan.ts";
+import "../_common/pointer.ts";
+import "../_extract/literal.ts";
+import "../_extract/json_calls.ts";
+import "../_extract/readers/json.ts";
+import "../_extract/typing.ts";
+import "../_extract/readers/xml.ts";
+import "../_extract/readers/tokens.ts";
+import "../_extract/readers/python.ts";
+import "../_extract/registry.ts";
+
 import { normaliseCalls } from "../_validate/providers.ts";
 import { type ExtractedToolCall, extractToolCalls } from "../_extract/extract.ts";
 import { safeStringify } from "../_common/json.ts";

@@ -22,7 +22,13 @@
  *   loads it on first call) or of `mcp.ts` (nor the relays there);
  * - a module in the static closure of `cli.ts` beyond `_cli/output.ts`, `_cli/self.ts` and `_common/`: the
  *   command imports each subcommand when it runs (`import()` of a string literal, which `deno compile` and
- *   `bun build --compile` still include), so `toolguard --version` loads no subcommand.
+ *   `bun build --compile` still include), so `toolguard --version` loads no subcommand;
+ * - an entry point, or a module that only `import()` loads (a subcommand, the gate's exchange, the engine
+ *   of `sanitise`), that loads a module only through another module: Deno loads an import graph one level
+ *   at a time and each level costs start-up time (1-4 ms per face over graphs 3-6 levels deep), so each of
+ *   them imports every module of its static closure itself, those it needs no binding from in its start-up
+ *   list (`import "./_scan/fold.ts";`, for no binding). Nor may that list name a module that its other
+ *   imports do not load: it would load eagerly what is meant to load on first use.
  *
  * Usage: `deno run -A scripts/check_imports.ts [ENTRY.ts ...]` (default: every entry point in deno.json).
  *
@@ -47,9 +53,15 @@ const root = new URL("../", import.meta.url).href;
 const local = (specifier: string): string | null =>
   specifier.startsWith(root) ? decodeURIComponent(specifier.slice(root.length)) : null;
 
-/** Reads the module graph of `entries`: each local file with the local files it imports statically as values. */
-async function valueGraph(entries: readonly string[]): Promise<Map<string, Set<string>>> {
+/**
+ * Reads the module graph of `entries`: each local file with the local files it imports statically as values
+ * (`graph`), and the local files some module loads with `import()` of a string literal (`dynamic`).
+ */
+async function valueGraph(
+  entries: readonly string[],
+): Promise<{ graph: Map<string, Set<string>>; dynamic: Set<string> }> {
   const graph = new Map<string, Set<string>>();
+  const dynamic = new Set<string>();
   for (const entry of entries) {
     const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
       args: ["info", "--json", entry],
@@ -64,12 +76,14 @@ async function valueGraph(entries: readonly string[]): Promise<Map<string, Set<s
       const targets = graph.get(from) ?? new Set<string>();
       graph.set(from, targets);
       for (const dependency of module.dependencies ?? []) {
-        const to = dependency.code && !dependency.isDynamic ? local(dependency.code.specifier) : null;
-        if (to !== null && !to.endsWith(".json")) targets.add(to);
+        const to = dependency.code ? local(dependency.code.specifier) : null;
+        if (to === null || to.endsWith(".json")) continue;
+        if (dependency.isDynamic) dynamic.add(to);
+        else targets.add(to);
       }
     }
   }
-  return graph;
+  return { graph, dynamic };
 }
 
 /** Every file reachable from `start` over static value imports, `start` included. */
@@ -192,15 +206,83 @@ function layeringProblems(graph: Map<string, Set<string>>): string[] {
   return problems;
 }
 
+/** `file` as `from` imports it: `./x.ts` beside it, `../_scan/x.ts` from another folder. */
+function specifierFor(from: string, file: string): string {
+  const folder = from.split("/").slice(0, -1);
+  const target = file.split("/");
+  let shared = 0;
+  while (shared < folder.length && shared < target.length - 1 && folder[shared] === target[shared]) shared++;
+  const up = folder.length - shared;
+  return (up === 0 ? "./" : "../".repeat(up)) + target.slice(shared).join("/");
+}
+
+/** The modules `file` imports for no binding (`import "./x.ts";`): its start-up list. */
+function startUpList(file: string): Set<string> {
+  const at = new URL(file, root);
+  const source = Deno.readTextFileSync(at);
+  return new Set(
+    [...source.matchAll(/^import "(\.\.?\/[^"]+)";$/gm)].map((match) => local(new URL(match[1], at).href)!),
+  );
+}
+
+/**
+ * The roots of the graphs Deno loads in one go: the entry points, and the modules only `import()` loads
+ * (a module also imported statically is loaded with its importer, its graph mostly already there).
+ */
+function loadRoots(
+  graph: Map<string, Set<string>>,
+  dynamic: Set<string>,
+  entries: readonly string[],
+): string[] {
+  const imported = new Set([...graph.values()].flatMap((targets) => [...targets]));
+  const lazy = [...dynamic].filter((file) => !imported.has(file)).sort();
+  return [...entries.map((entry) => entry.replace(/^\.\//, "")), ...lazy];
+}
+
+/** Start-up lists that miss a module of their root's static closure, or name one it does not load. */
+function flatnessProblems(graph: Map<string, Set<string>>, roots: readonly string[]): string[] {
+  const problems: string[] = [];
+  for (const from of roots) {
+    const direct = graph.get(from) ?? new Set<string>();
+    const listed = startUpList(from);
+    for (const file of closure(graph, from)) {
+      if (file !== from && !direct.has(file)) {
+        const line = `import "${specifierFor(from, file)}";`;
+        problems.push(
+          `${from} loads ${file} only through another module: add \`${line}\` to its start-up list, after ` +
+            "the modules it imports (Deno loads one level of imports at a time)",
+        );
+      }
+    }
+    // What the module loads without its start-up list.
+    const named = new Map(graph);
+    named.set(from, new Set([...direct].filter((file) => !listed.has(file))));
+    const needed = closure(named, from);
+    for (const file of listed) {
+      if (!needed.has(file)) {
+        problems.push(
+          `${from}'s start-up list names ${file}, which its other imports do not load: remove it ` +
+            "(the list only flattens the graph; it must not load anything eagerly)",
+        );
+      }
+    }
+  }
+  return problems;
+}
+
 const config = JSON.parse(await Deno.readTextFile(new URL("../deno.json", import.meta.url))) as {
   exports: Record<string, string>;
 };
 const entries = Deno.args.length > 0 ? Deno.args : Object.values(config.exports);
-const graph = await valueGraph(entries);
+const { graph, dynamic } = await valueGraph(entries);
 const problems = [
   ...cycles(graph).map((cycle) => `value-import cycle: ${cycle.join(" -> ")}`),
   ...layeringProblems(graph),
+  ...flatnessProblems(graph, loadRoots(graph, dynamic, entries)),
 ];
 for (const problem of problems) console.error(problem);
 if (problems.length > 0) Deno.exit(1);
-console.log(`import graph: ${graph.size} modules, no value-import cycle, layering rules hold`);
+console.log(
+  `import graph: ${graph.size} modules, no value-import cycle, layering rules hold, ` +
+    "each entry point and lazily loaded module imports its whole graph itself",
+);
