@@ -6,7 +6,7 @@
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import OpenAI from "openai";
-import { guardFetch } from "../gate.ts";
+import { gateCompletion, guardFetch } from "../gate.ts";
 import {
   chatChunk,
   choiceChunk,
@@ -136,6 +136,25 @@ for (const onRejected of ["withhold-turn", "drop-call"] as const) {
     assert.match(got.deltas[2], /^\n\n[\s\S]*delete_everything/);
     assert.equal(got.content, got.deltas.join(""));
     assert.deepEqual(got.done, [got.content]);
+  });
+}
+
+for (const onRejected of ["withhold-turn", "drop-call"] as const) {
+  test(`guardFetch Chat stream (${onRejected}): text the watch held beside a rejected call comes before the reason, as in a body`, async () => {
+    // A message that opens with call-shaped JSON is held as a possible written call; beside native calls it
+    // is the answer's text, and a body puts it before the reason. The stream sent the reason first.
+    const json = '{"name": "search", "arguments": {"query": "notes"}}';
+    next = { sse: callThenText("delete_everything", [json]) };
+    const plain = await sdkRead(fetch);
+    const body = await gateCompletion({ tools: TOOLS_OPENAI }, plain.final, { onRejected });
+    const content = (body.response as typeof plain.final).choices[0].message.content ?? "";
+    assert.match(content, /^\{"name": "search"[\s\S]*delete_everything/);
+    const got = await sdkRead(guardFetch(fetch, { onRejected }) as typeof fetch);
+    assert.deepEqual(got.calls, []);
+    assert.equal(got.deltas[0], json);
+    assert.equal(got.content, content);
+    assert.equal(got.deltas.join(""), content);
+    assert.equal(got.final.choices[0].message.role, "assistant");
   });
 }
 

@@ -11,6 +11,7 @@ import {
   anthropicMessage,
   anthropicStream,
   type CallSpec,
+  chatChunk,
   chatCompletion,
   chatStream,
   type FakeReply,
@@ -88,6 +89,36 @@ test("guardFetch retry: OpenAI chat stream, text already forwarded stays and the
   assert.equal(value.choices[0].message.content, "Let me check. ");
   assert.equal(value.choices[0].finish_reason, "tool_calls");
   assert.equal(server.requests.length, 2);
+  assertAttempts(seen);
+});
+
+test("guardFetch retry: OpenAI chat stream, text the watch held after the rejected call's first chunk reaches the client before the retry", async () => {
+  // Call-shaped JSON after the call began is held as a possible written call; beside the native call it is
+  // the answer's text, sent back in the retry's turn: it was dropped with the call, so the client lacked
+  // what the model was told it said.
+  const json = '{"name": "search", "arguments": {"query": "notes"}}';
+  const first = chatStream([], [BAD]);
+  first.splice(first.length - 2, 0, chatChunk({ content: json }));
+  const { value, server, seen } = await scripted(
+    [{ sse: first }, { sse: chatStream([], [GOOD]) }],
+    1,
+    async (s, f) => {
+      const stream = openai(s, f).chat.completions.stream({
+        model: "m",
+        messages,
+        tools: TOOLS_OPENAI as never,
+      });
+      const deltas: string[] = [];
+      stream.on("content.delta", (e) => deltas.push(e.delta));
+      return { deltas, final: await stream.finalChatCompletion() };
+    },
+  );
+  const message = value.final.choices[0].message;
+  assert.equal(message.content, json);
+  assert.deepEqual(value.deltas.filter((d) => d !== ""), [json]);
+  assert.deepEqual((message.tool_calls ?? []).map((c) => c.id), ["call_good"]);
+  const sent = server.requests[1].json as { messages: Record<string, unknown>[] };
+  assert.equal(sent.messages[1].content, json);
   assertAttempts(seen);
 });
 

@@ -308,10 +308,29 @@ class ChatStream implements FrameRouter {
   }
 
   /**
-   * The reason as text for the choices whose calls were rejected, then every held chunk without its call
-   * parts: a chunk that carried a call and anything else (usage, `x_groq`, the finish) keeps the rest, with
-   * `finish_reason: "stop"`; a chunk that carried nothing but the call is dropped; the others go out as
-   * they came.
+   * The held chunks of only text (content, reasoning, a refusal) of the `answers`, up to the first chunk
+   * that finishes one of them, go now, in order, each after its choice's role where a held call chunk
+   * carried it (see `#send`): text the watch held as a possible written call beside the calls is the
+   * answer's text, which a body puts before the reason (it came after the reason) and a retry's turn sends
+   * back (it was dropped).
+   */
+  sendHeldText(answers: ReadonlySet<number>, flow: StreamFlow): void {
+    const rest: Held[] = [];
+    let finished = false;
+    for (const h of flow.held) {
+      const choices = h.event && Array.isArray(h.event.choices) ? h.event.choices : [];
+      finished ||= choices.some((c) => isRecord(c) && answers.has(choiceIndex(c)) && c.finish_reason != null);
+      if (!finished && h.event && onlyText(h.event, choices, answers)) this.#send(h.raw, choices, flow);
+      else rest.push(h);
+    }
+    flow.setHeld(rest);
+  }
+
+  /**
+   * The held text of the choices whose calls were rejected (`sendHeldText`), then the reason as text for
+   * them, as a body joins them, then every other held chunk without its call parts: a chunk that carried
+   * a call and anything else (usage, `x_groq`, the finish) keeps the rest, with `finish_reason: "stop"`; a
+   * chunk that carried nothing but the call is dropped; the others go out as they came.
    */
   replace(text: string, calls: readonly AssembledToolCall[], flow: StreamFlow): void {
     const base = {
@@ -319,6 +338,7 @@ class ChatStream implements FrameRouter {
     };
     base.created ??= Math.floor(Date.now() / 1000);
     const replaced = [...new Set(calls.map((c) => c.choice))];
+    this.sendHeldText(new Set(replaced), flow);
     flow.send(formatSse(JSON.stringify({
       ...base,
       choices: replaced.map((index) => ({
@@ -345,10 +365,14 @@ class ChatStream implements FrameRouter {
     for (const raw of out) flow.send(raw);
   }
 
-  /** The reason as text, then the held chunks without the dropped calls' deltas (the kept ones renumbered). */
+  /**
+   * The held text of the choices that lose a call (`sendHeldText`), the reason as text, then the other held
+   * chunks without the dropped calls' deltas (the kept ones renumbered).
+   */
   dropCalls(text: string, split: SplitCalls, flow: StreamFlow): void {
     const base = { ...(this.#template ?? { id: "chatcmpl-toolguard", object: "chat.completion.chunk" }) };
     const hit = [...new Set(split.dropped.map((c) => c.choice))];
+    this.sendHeldText(new Set(hit), flow);
     flow.send(formatSse(JSON.stringify({
       ...base,
       choices: hit.map((index) => ({
@@ -491,6 +515,18 @@ function withoutCalls(
     k !== "choices" && !(TEMPLATE_KEYS as readonly string[]).includes(k) && event[k] != null
   );
   return choices.length > 0 || extra ? copy : undefined;
+}
+
+/**
+ * True for a chunk of nothing but text of the `answers`: no call part, finish, usage or choice of another
+ * answer (a chunk the gate split, or the watch held whole beside the calls).
+ */
+function onlyText(event: Record<string, unknown>, choices: readonly unknown[], answers: ReadonlySet<number>) {
+  return event.usage == null && choices.length > 0 &&
+    choices.every((c) =>
+      isRecord(c) && answers.has(choiceIndex(c)) && c.finish_reason == null && isRecord(c.delta) &&
+      !toolish([c]) && carriesText(c.delta)
+    );
 }
 
 /** True for a chunk whose choices say nothing but, at most, their role (`{"role": "assistant", "content": ""}`). */
