@@ -223,3 +223,29 @@ test("guardFetch Chat stream: an empty delta after a held call keeps its place a
   assert.deepEqual(gated.deltas, plain.deltas); // (content.done comes later: the held call comes after the text)
   assert.deepEqual(gated.final, plain.final);
 });
+
+test("guardFetch Chat stream: text given as content parts after a held call keeps its place beside an empty delta", async () => {
+  // Content parts (Mistral streams them so) were not read as text by the router: held behind the call while
+  // a chunk of `content: ""` flowed, they reached the client after it.
+  const call = { index: 0, id: "call_1", type: "function", function: { name: "get_weather", arguments: "" } };
+  const parts = (text: string) => chatChunk({ content: [{ type: "text", text }] });
+  next = {
+    sse: [
+      chatChunk({ role: "assistant", content: null, tool_calls: [call] }),
+      chatChunk({ tool_calls: [{ index: 0, function: { arguments: '{"city":"Oslo"}' } }] }),
+      parts("It is "),
+      chatChunk({ content: "" }),
+      parts("sunny."),
+      chatChunk({}, "tool_calls"),
+      "data: [DONE]\n\n",
+    ],
+  };
+  const res = await guardFetch(fetch)(`${server.url}/v1/chat/completions`, {
+    method: "POST",
+    body: JSON.stringify({ model: "m", stream: true, messages, tools: TOOLS_OPENAI }),
+  });
+  const contents = (await res.text()).split("\n").filter((l) => l.startsWith("data: {")).map((l) =>
+    JSON.parse(l.slice(6)).choices[0].delta.content
+  ).filter((c) => c != null);
+  assert.deepEqual(contents, [[{ type: "text", text: "It is " }], "", [{ type: "text", text: "sunny." }]]);
+});

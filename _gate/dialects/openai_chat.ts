@@ -235,7 +235,7 @@ class ChatStream implements FrameRouter {
 
   route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void {
     const choices = Array.isArray(event.choices) ? event.choices : [];
-    const hasText = choices.some((c) => isRecord(c) && isRecord(c.delta) && textOf(c.delta) !== "");
+    const hasText = choices.some((c) => isRecord(c) && isRecord(c.delta) && speaks(c.delta));
     if (!toolish(choices)) {
       // Pending: text still flows (OpenAI text deltas carry no position), and a chunk that says nothing but,
       // at most, the choices' role (held, it came after their text, and the openai SDK read its `content: ""`
@@ -536,6 +536,14 @@ function saysNothing(event: Record<string, unknown>, choices: readonly unknown[]
       isRecord(c) && c.finish_reason == null && c.logprobs == null && isRecord(c.delta) &&
       !carriesText(c.delta)
     );
+}
+
+/**
+ * True when a delta carries text: a text field, or content given as parts (Mistral streams its text and
+ * thinking so), which flows as text does (held behind a call, it came after a chunk of `content: ""`).
+ */
+function speaks(delta: Record<string, unknown>): boolean {
+  return textOf(delta) !== "" || (Array.isArray(delta.content) && delta.content.length > 0);
 }
 
 /** True when a delta carries something other than its role (text, reasoning, a refusal). */
