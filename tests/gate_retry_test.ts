@@ -388,6 +388,49 @@ test("guardFetch retry: a Cohere stream's retry numbers its content blocks after
   assertAttempts(seen);
 });
 
+test("guardFetch retry: a Cohere stream whose written call begins at a block's end resumes after the blocks the client has", async () => {
+  // The call's start is held across the end of block 0, and block 1's start with it: the retry's blocks
+  // were numbered after block 1, which the client never got (a gap where a client files blocks by index).
+  const written = `<tool_call>\n${JSON.stringify({ name: BAD.name, arguments: BAD.args })}\n</tool_call>`;
+  const block = (index: number, text: string) => [
+    { type: "content-start", index, delta: { message: { content: { type: "text", text: "" } } } },
+    { type: "content-delta", index, delta: { message: { content: { text } } } },
+    { type: "content-end", index },
+  ];
+  const start = { id: "c1", type: "message-start", delta: { message: { role: "assistant" } } };
+  const end = { type: "message-end", delta: { finish_reason: "COMPLETE" } };
+  const { value, seen } = await scripted(
+    [
+      {
+        sse: [
+          start,
+          ...block(0, "Let me look.\n" + written.slice(0, 10)),
+          ...block(1, written.slice(10)),
+          end,
+        ],
+        named: true,
+      },
+      { sse: [start, ...block(0, "Checking again."), end], named: true },
+    ],
+    1,
+    async (s, f) => {
+      const res = await f(`${s.url}/v2/chat`, {
+        method: "POST",
+        body: JSON.stringify({ model: "command", stream: true, messages, tools: TOOLS_OPENAI }),
+      });
+      return await res.text();
+    },
+  );
+  const events = value.split("\n").filter((l) => l.startsWith("data:")).map((l) => JSON.parse(l.slice(5)));
+  const blocks: string[] = [];
+  for (const e of events) {
+    if (e.type === "content-start") blocks[e.index] = e.delta.message.content.text;
+    if (e.type === "content-delta") blocks[e.index] += e.delta.message.content.text;
+  }
+  assert.deepEqual(blocks, ["Let me look.\n", "Checking again."]);
+  assert.deepEqual(seen.map((e) => [e.attempt, e.verdict.allowed, e.retried ?? false]), [[0, false, true]]);
+});
+
 test("guardFetch retry: off by default", async () => {
   const { server } = await scripted(
     [{ json: chatCompletion(null, [BAD]) }, { json: chatCompletion(null, [GOOD]) }],

@@ -1098,9 +1098,11 @@ test("guardFetch Chat stream: a cut call leaves no call made of the text around 
   }
 });
 
-test("guardFetch Cohere stream withheld: text after a call whose start went out does not complete that start into a call", async () => {
-  // `{"nam` ended a text block and went out; the next block goes on with the call's rest (rejected: city is
-  // a number), then ` e": …`, which after the cut joined `{"nam` into a call the judge never read.
+test("guardFetch Cohere stream withheld: text after a call begun at a block's end does not complete its start into a call", async () => {
+  // `{"nam` ends a text block; the next block goes on with the call's rest (rejected: city is a number),
+  // then ` e": …`. The start went out at the block's end, and after the cut joined ` e": …` into a call the
+  // judge never read; it is held across the block's end now (a body reads its blocks joined), so it is cut
+  // with the call and what follows is prose.
   const block = (index: number, text: string) => [
     { type: "content-start", index, delta: { message: { content: { type: "text", text: "" } } } },
     { type: "content-delta", index, delta: { message: { content: { text } } } },
@@ -1125,7 +1127,76 @@ test("guardFetch Cohere stream withheld: text after a call whose start went out 
   );
   assert.equal(provider.events[0].verdict.allowed, false);
   assert.doesNotMatch(text, /\{"name": "get_weather"/);
-  assert.match(text, /^Let me \{"nam\n\ntoolguard stopped/);
+  assert.match(text, /^Let me e": "get_weather", "arguments": \{"city": 9\}\}\n\ntoolguard stopped/);
+});
+
+/** The texts of an Anthropic message, or a Cohere v2 message's content. */
+const blockTexts = (content: unknown[]) =>
+  content.flatMap((b) => {
+    const block = b as Record<string, unknown>;
+    return block.type === "text" ? [String(block.text)] : [];
+  });
+
+test("guardFetch Anthropic and Cohere streams: a marker begun at a text block's end is held across it, as a body reads the blocks joined", async () => {
+  // The block's end ended the text: `<tool_call` went out there, while the body cuts it with the call.
+  const first = "Sure.\n" + WRITTEN_BAD.slice(0, 10);
+  const second = WRITTEN_BAD.slice(10) + "\nDone.";
+  const anthropicFrames = anthropicStream([first]) as Record<string, unknown>[];
+  const stop = anthropicFrames.findIndex((f) => f.type === "content_block_stop");
+  anthropicFrames.splice(
+    stop + 1,
+    0,
+    { type: "content_block_start", index: 1, content_block: { type: "text", text: "" } },
+    { type: "content_block_delta", index: 1, delta: { type: "text_delta", text: second } },
+    { type: "content_block_stop", index: 1 },
+  );
+  const message = anthropicMessage(null);
+  message.content = [{ type: "text", text: first }, { type: "text", text: second }];
+  const body = await gateCompletion({ tools: TOOLS_ANTHROPIC }, message);
+  const bodyText = blockTexts((body.response as Record<string, unknown>).content as unknown[]).join("");
+  assert.match(bodyText, /^Sure\.Done\.toolguard stopped/);
+  const flat = (s: string) => s.replace(/\s+/g, "");
+  provider.reply({ sse: anthropicFrames, named: true });
+  const { streamed, final } = await anthropicRead();
+  assert.doesNotMatch(streamed, /<tool/);
+  assert.equal(flat(streamed), flat(bodyText));
+  assert.equal(blockTexts(final.content).join(""), streamed);
+
+  const block = (index: number, text: string) => [
+    { type: "content-start", index, delta: { message: { content: { type: "text", text: "" } } } },
+    { type: "content-delta", index, delta: { message: { content: { text } } } },
+    { type: "content-end", index },
+  ];
+  provider.reply({
+    sse: [
+      {
+        id: "c1",
+        type: "message-start",
+        delta: { message: { role: "assistant", content: [], tool_calls: [] } },
+      },
+      ...block(0, first),
+      ...block(1, second),
+      { type: "message-end", delta: { finish_reason: "COMPLETE", usage: { tokens: { output_tokens: 9 } } } },
+    ],
+    named: true,
+  });
+  const events = (await cohereWire()).split("\n").filter((l) => l.startsWith("data: ")).map((l) =>
+    JSON.parse(l.slice(6))
+  );
+  const text = events.filter((e) => e.type === "content-delta").map((e) => e.delta.message.content.text).join(
+    "",
+  );
+  const cohere = await gateCompletion({ tools: TOOLS_OPENAI }, {
+    id: "c1",
+    finish_reason: "COMPLETE",
+    message: { role: "assistant", content: message.content },
+  }, { dialect: "cohere" });
+  const cohereText = blockTexts(
+    ((cohere.response as Record<string, unknown>).message as Record<string, unknown>)
+      .content as unknown[],
+  ).join("");
+  assert.doesNotMatch(text, /<tool/);
+  assert.equal(flat(text), flat(cohereText));
 });
 
 /** `{"na`, a rejected call, then `me": …`: cut out, the call leaves a call (city: 7) the judge never read. */
