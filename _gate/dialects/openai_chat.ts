@@ -251,18 +251,11 @@ class ChatStream implements FrameRouter {
     if (!hasText) return this.#hold({ raw, event, tool: true }, choices, flow);
     // Split: the text part goes now, the tool part waits.
     flow.textSeen = true;
-    const part = (drop: readonly string[], set: Record<string, unknown>) => ({
-      ...event,
-      choices: choices.map((c) =>
-        isRecord(c) && isRecord(c.delta) ? { ...c, delta: withoutKeys(c.delta, drop), ...set } : c
-      ),
-    });
-    const textPart = part(["tool_calls", "function_call"], { finish_reason: null });
-    this.#send(formatSse(JSON.stringify(textPart)), textPart.choices, flow);
-    const toolPart = part(["content", "reasoning_content", "reasoning", "refusal"], {});
+    const { text, other } = splitChunk(event, choices);
+    this.#send(formatSse(JSON.stringify(text)), text.choices as unknown[], flow);
     this.#hold(
-      { raw: formatSse(JSON.stringify(toolPart)), event: toolPart, tool: true },
-      toolPart.choices,
+      { raw: formatSse(JSON.stringify(other)), event: other, tool: true },
+      other.choices as unknown[],
       flow,
     );
   }
@@ -308,20 +301,41 @@ class ChatStream implements FrameRouter {
   }
 
   /**
-   * The held chunks of only text (content, reasoning, a refusal) of the `answers`, up to the first chunk
-   * that finishes one of them, go now, in order, each after its choice's role where a held call chunk
-   * carried it (see `#send`): text the watch held as a possible written call beside the calls is the
-   * answer's text, which a body puts before the reason (it came after the reason) and a retry's turn sends
-   * back (it was dropped).
+   * The text (content, reasoning, a refusal) of the held chunks of the `answers` goes now, in order, each
+   * piece after its choice's role where a held call chunk carried it (see `#send`); what else such a chunk
+   * carries (a call part, the finish) stays held. Text the watch held as a possible written call beside the
+   * calls is the answer's text: a body puts it before the reason (it came after the reason), and a retry's
+   * turn sends it back (it was dropped). A chunk whose text cannot go alone (one with usage, or a choice of
+   * another answer) stops its answers' text there, as a finish does: text after it going first would come
+   * out of order.
    */
   sendHeldText(answers: ReadonlySet<number>, flow: StreamFlow): void {
     const rest: Held[] = [];
-    let finished = false;
+    const stopped = new Set<number>(); // (per answer: another's finish does not end this one's text)
     for (const h of flow.held) {
       const choices = h.event && Array.isArray(h.event.choices) ? h.event.choices : [];
-      finished ||= choices.some((c) => isRecord(c) && answers.has(choiceIndex(c)) && c.finish_reason != null);
-      if (!finished && h.event && onlyText(h.event, choices, answers)) this.#send(h.raw, choices, flow);
-      else rest.push(h);
+      const ours = choices.filter((c): c is Record<string, unknown> =>
+        isRecord(c) && answers.has(choiceIndex(c))
+      );
+      const speaking = ours.some((c) => isRecord(c.delta) && speaks(c.delta));
+      const alone = h.event?.usage == null && ours.length === choices.length &&
+        ours.every((c) => isRecord(c.delta) && !stopped.has(choiceIndex(c)));
+      if (!h.event || !speaking || !alone) {
+        for (const c of ours) if (speaking || c.finish_reason != null) stopped.add(choiceIndex(c));
+        rest.push(h);
+        continue;
+      }
+      for (const c of ours) if (c.finish_reason != null) stopped.add(choiceIndex(c));
+      if (!toolish(choices) && ours.every((c) => c.finish_reason == null)) {
+        this.#send(h.raw, choices, flow);
+        continue;
+      }
+      const { text, other } = splitChunk(h.event, choices);
+      this.#send(formatSse(JSON.stringify(text)), text.choices as unknown[], flow);
+      const left = (other.choices as Record<string, unknown>[]).some((c) =>
+        c.finish_reason != null || carriesText(c.delta as Record<string, unknown>)
+      );
+      if (left) rest.push({ ...h, raw: formatSse(JSON.stringify(other)), event: other });
     }
     flow.setHeld(rest);
   }
@@ -518,15 +532,23 @@ function withoutCalls(
 }
 
 /**
- * True for a chunk of nothing but text of the `answers`: no call part, finish, usage or choice of another
- * answer (a chunk the gate split, or the watch held whole beside the calls).
+ * A chunk in two: its `text` (the deltas without call parts, no finish), to go while the calls are held, and
+ * the `other` part (the deltas without text, the finish), to wait with them.
  */
-function onlyText(event: Record<string, unknown>, choices: readonly unknown[], answers: ReadonlySet<number>) {
-  return event.usage == null && choices.length > 0 &&
-    choices.every((c) =>
-      isRecord(c) && answers.has(choiceIndex(c)) && c.finish_reason == null && isRecord(c.delta) &&
-      !toolish([c]) && carriesText(c.delta)
-    );
+function splitChunk(
+  event: Record<string, unknown>,
+  choices: readonly unknown[],
+): { text: Record<string, unknown>; other: Record<string, unknown> } {
+  const part = (drop: readonly string[], set: Record<string, unknown>) => ({
+    ...event,
+    choices: choices.map((c) =>
+      isRecord(c) && isRecord(c.delta) ? { ...c, delta: withoutKeys(c.delta, drop), ...set } : c
+    ),
+  });
+  return {
+    text: part(["tool_calls", "function_call"], { finish_reason: null }),
+    other: part(["content", "reasoning_content", "reasoning", "refusal"], {}),
+  };
 }
 
 /** True for a chunk whose choices say nothing but, at most, their role (`{"role": "assistant", "content": ""}`). */
