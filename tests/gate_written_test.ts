@@ -1130,12 +1130,45 @@ test("guardFetch Cohere stream withheld: text after a call begun at a block's en
   assert.match(text, /^Let me e": "get_weather", "arguments": \{"city": 9\}\}\n\ntoolguard stopped/);
 });
 
-/** The texts of an Anthropic message, or a Cohere v2 message's content. */
+/** The texts of an Anthropic message, a Cohere v2 message or a Responses message item (its `content`). */
 const blockTexts = (content: unknown[]) =>
   content.flatMap((b) => {
     const block = b as Record<string, unknown>;
-    return block.type === "text" ? [String(block.text)] : [];
+    return block.type === "text" || block.type === "output_text" ? [String(block.text)] : [];
   });
+
+test("guardFetch Responses stream: a marker begun at a message's end is held across it, as a body reads the messages joined", async () => {
+  // The message's end ended the text: `<tool_call` went out there, while the body cuts it with the call.
+  const first = "Sure.\n" + WRITTEN_BAD.slice(0, 10);
+  const second = WRITTEN_BAD.slice(10) + "\nDone.";
+  const one = responsesStream([first]) as Record<string, unknown>[];
+  const two = (responsesStream([second]) as Record<string, unknown>[]).slice(1, -1).map((e) =>
+    JSON.parse(
+      JSON.stringify(e).replaceAll('"msg_1"', '"msg_2"').replaceAll('"output_index":0', '"output_index":1'),
+    )
+  );
+  const items = [...one.slice(1, -1), ...two].filter((e) => e.type === "response.output_item.done")
+    .map((e) => e.item);
+  const final = { ...(one.at(-1)!.response as Record<string, unknown>), output: items };
+  const frames = [one[0], ...one.slice(1, -1), ...two, { type: "response.completed", response: final }]
+    .map((e, i) => ({ ...e, sequence_number: i }));
+  const body = await gateCompletion({ tools: TOOLS_RESPONSES }, final);
+  const bodyText = ((body.response as Record<string, unknown>).output as Record<string, unknown>[])
+    .flatMap((o) => o.type === "message" ? blockTexts(o.content as unknown[]) : []).join("");
+  assert.match(bodyText, /^Sure\.Done\.toolguard stopped/);
+  provider.reply({ sse: frames, named: true });
+  const stream = openai().responses.stream({
+    model: "m",
+    input: "Weather?",
+    tools: TOOLS_RESPONSES as never,
+  });
+  let streamed = "";
+  for await (const e of stream) if (e.type === "response.output_text.delta") streamed += e.delta;
+  const response = await stream.finalResponse();
+  assert.doesNotMatch(streamed, /<tool/);
+  assert.equal(streamed.replace(/\s+/g, ""), bodyText.replace(/\s+/g, ""));
+  assert.equal(response.output_text, streamed);
+});
 
 test("guardFetch Anthropic and Cohere streams: a marker begun at a text block's end is held across it, as a body reads the blocks joined", async () => {
   // The block's end ended the text: `<tool_call` went out there, while the body cuts it with the call.
