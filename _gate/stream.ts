@@ -620,6 +620,7 @@ export class StreamGate {
     }
     if (next) {
       if (!fromText) {
+        router.sendHeldText?.(new Set(calls.map((c) => c.choice)), flow);
         const first = flow.held.findIndex((h) => h.tool);
         for (const h of first < 0 ? [] : flow.held.slice(0, first)) flow.send(h.raw);
       }

@@ -6,7 +6,7 @@
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import OpenAI from "openai";
-import { guardFetch } from "../gate.ts";
+import { gateCompletion, guardFetch } from "../gate.ts";
 import {
   chatChunk,
   choiceChunk,
@@ -140,6 +140,83 @@ for (const onRejected of ["withhold-turn", "drop-call"] as const) {
 }
 
 for (const onRejected of ["withhold-turn", "drop-call"] as const) {
+  test(`guardFetch Chat stream (${onRejected}): text the watch held beside a rejected call comes before the reason, as in a body`, async () => {
+    // A message that opens with call-shaped JSON is held as a possible written call; beside native calls it
+    // is the answer's text, and a body puts it before the reason. The stream sent the reason first.
+    const json = '{"name": "search", "arguments": {"query": "notes"}}';
+    next = { sse: callThenText("delete_everything", [json]) };
+    const plain = await sdkRead(fetch);
+    const body = await gateCompletion({ tools: TOOLS_OPENAI }, plain.final, { onRejected });
+    const content = (body.response as typeof plain.final).choices[0].message.content ?? "";
+    assert.match(content, /^\{"name": "search"[\s\S]*delete_everything/);
+    const got = await sdkRead(guardFetch(fetch, { onRejected }) as typeof fetch);
+    assert.deepEqual(got.calls, []);
+    assert.equal(got.deltas[0], json);
+    assert.equal(got.content, content);
+    assert.equal(got.deltas.join(""), content);
+    assert.equal(got.final.choices[0].message.role, "assistant");
+  });
+}
+
+test("guardFetch Chat stream: held text in a chunk that also carries a call part keeps its place before the reason", async () => {
+  // The watch holds such a chunk whole; its text stayed behind while the held text after it went first.
+  const call = {
+    index: 0,
+    id: "call_1",
+    type: "function",
+    function: { name: "delete_everything", arguments: "" },
+  };
+  next = {
+    sse: [
+      chatChunk({ role: "assistant", content: null, tool_calls: [call] }),
+      chatChunk({ content: '{"name": "search", ' }),
+      chatChunk({ content: '"arguments": ', tool_calls: [{ index: 0, function: { arguments: "{}" } }] }),
+      chatChunk({ content: '{"query": "notes"}}' }),
+      chatChunk({}, "tool_calls"),
+      "data: [DONE]\n\n",
+    ],
+  };
+  const plain = await sdkRead(fetch);
+  const body = await gateCompletion({ tools: TOOLS_OPENAI }, plain.final);
+  const content = (body.response as typeof plain.final).choices[0].message.content ?? "";
+  assert.match(content, /^\{"name": "search", "arguments": \{"query": "notes"\}\}\n\n/);
+  const got = await sdkRead(guardFetch(fetch) as typeof fetch);
+  assert.equal(got.content, content);
+  assert.deepEqual(got.calls, []);
+});
+
+for (const onRejected of ["withhold-turn", "drop-call"] as const) {
+  test(`guardFetch n=2 Chat stream (${onRejected}): another choice's finish does not split the held text of a choice from its reason`, async () => {
+    // Choice 1's held text came in two chunks with choice 0's finish between them: its first piece went
+    // before the reason, the second after it.
+    const call = (id: string) => ({
+      index: 0,
+      id,
+      type: "function",
+      function: { name: "delete_everything", arguments: "{}" },
+    });
+    next = {
+      sse: [
+        choiceChunk(0, { role: "assistant", content: null, tool_calls: [call("call_0")] }),
+        choiceChunk(1, { role: "assistant", content: null, tool_calls: [call("call_1")] }),
+        choiceChunk(1, { content: '{"name": "search", ' }),
+        choiceChunk(0, {}, "tool_calls"),
+        choiceChunk(1, { content: '"arguments": {"query": "notes"}}' }),
+        choiceChunk(1, {}, "tool_calls"),
+        "data: [DONE]\n\n",
+      ],
+    };
+    const plain = await sdkStream(fetch, 2).finalChatCompletion();
+    const body = await gateCompletion({ tools: TOOLS_OPENAI }, plain, { onRejected });
+    const want = (body.response as typeof plain).choices.map((c) => c.message.content);
+    assert.match(want[1] ?? "", /^\{"name": "search", "arguments": \{"query": "notes"\}\}\n\n/);
+    const gated = await sdkStream(guardFetch(fetch, { onRejected }) as typeof fetch, 2).finalChatCompletion();
+    // (choice 0 said nothing: the stream still sets its reason apart, as after text that flowed in the other)
+    assert.deepEqual(gated.choices.map((c) => c.message.content?.trimStart()), want);
+  });
+}
+
+for (const onRejected of ["withhold-turn", "drop-call"] as const) {
   test(`guardFetch Chat stream (${onRejected}): a rejected call written into the chunk that carries the role leaves the openai SDK a role`, async () => {
     // The chunk is held with the call and dropped with it; the SDK threw "missing role for choice 0".
     const written = '<tool_call>\n{"name": "delete_everything", "arguments": {}}\n</tool_call>';
@@ -203,4 +280,30 @@ test("guardFetch Chat stream: an empty delta after a held call keeps its place a
   const gated = await sdkRead(guardFetch(fetch) as typeof fetch);
   assert.deepEqual(gated.deltas, plain.deltas); // (content.done comes later: the held call comes after the text)
   assert.deepEqual(gated.final, plain.final);
+});
+
+test("guardFetch Chat stream: text given as content parts after a held call keeps its place beside an empty delta", async () => {
+  // Content parts (Mistral streams them so) were not read as text by the router: held behind the call while
+  // a chunk of `content: ""` flowed, they reached the client after it.
+  const call = { index: 0, id: "call_1", type: "function", function: { name: "get_weather", arguments: "" } };
+  const parts = (text: string) => chatChunk({ content: [{ type: "text", text }] });
+  next = {
+    sse: [
+      chatChunk({ role: "assistant", content: null, tool_calls: [call] }),
+      chatChunk({ tool_calls: [{ index: 0, function: { arguments: '{"city":"Oslo"}' } }] }),
+      parts("It is "),
+      chatChunk({ content: "" }),
+      parts("sunny."),
+      chatChunk({}, "tool_calls"),
+      "data: [DONE]\n\n",
+    ],
+  };
+  const res = await guardFetch(fetch)(`${server.url}/v1/chat/completions`, {
+    method: "POST",
+    body: JSON.stringify({ model: "m", stream: true, messages, tools: TOOLS_OPENAI }),
+  });
+  const contents = (await res.text()).split("\n").filter((l) => l.startsWith("data: {")).map((l) =>
+    JSON.parse(l.slice(6)).choices[0].delta.content
+  ).filter((c) => c != null);
+  assert.deepEqual(contents, [[{ type: "text", text: "It is " }], "", [{ type: "text", text: "sunny." }]]);
 });

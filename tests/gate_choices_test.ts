@@ -893,3 +893,24 @@ test("Gemini withheld: the reason follows text the watch held beside a rejected 
     assert.equal(geminiTexts(geminiChunks(value))[0], body);
   }
 });
+
+test("Gemini withheld: the reason follows text the watch held after a rejected functionCall, in a stream as in a body", async () => {
+  // The text came in the chunk of the call and the next: the reason stood in the call's place, in the midst
+  // of the text (a body puts it after the text).
+  const request = { contents: [{ role: "user", parts: [{ text: "Weather?" }] }], tools: GEMINI_TOOLS };
+  const call = { functionCall: { name: "delete_everything", args: {} } };
+  const parts = [call, { text: WRITTEN_GOOD.slice(0, 20) }, { text: WRITTEN_GOOD.slice(20) }];
+  const gated = await gateCompletion(request, { candidates: [{ content: { role: "model", parts } }] }, {
+    dialect: "gemini",
+  });
+  const body = geminiTexts([gated.response as GeminiChunk])[0];
+  assert.ok(body.startsWith(`${WRITTEN_GOOD}\n\ntoolguard stopped`), body);
+  for (const onRejected of ["withhold-turn", "drop-call"] as const) {
+    const sse = [
+      { candidates: [{ index: 0, content: { role: "model", parts: parts.slice(0, 2) } }] },
+      { candidates: [{ index: 0, content: { role: "model", parts: parts.slice(2) }, finishReason: "STOP" }] },
+    ];
+    const { value } = await twoCandidates(sse, { onRejected });
+    assert.equal(geminiTexts(geminiChunks(value))[0], body, onRejected);
+  }
+});

@@ -11,6 +11,7 @@ import {
   anthropicMessage,
   anthropicStream,
   type CallSpec,
+  chatChunk,
   chatCompletion,
   chatStream,
   type FakeReply,
@@ -88,6 +89,36 @@ test("guardFetch retry: OpenAI chat stream, text already forwarded stays and the
   assert.equal(value.choices[0].message.content, "Let me check. ");
   assert.equal(value.choices[0].finish_reason, "tool_calls");
   assert.equal(server.requests.length, 2);
+  assertAttempts(seen);
+});
+
+test("guardFetch retry: OpenAI chat stream, text the watch held after the rejected call's first chunk reaches the client before the retry", async () => {
+  // Call-shaped JSON after the call began is held as a possible written call; beside the native call it is
+  // the answer's text, sent back in the retry's turn: it was dropped with the call, so the client lacked
+  // what the model was told it said.
+  const json = '{"name": "search", "arguments": {"query": "notes"}}';
+  const first = chatStream([], [BAD]);
+  first.splice(first.length - 2, 0, chatChunk({ content: json }));
+  const { value, server, seen } = await scripted(
+    [{ sse: first }, { sse: chatStream([], [GOOD]) }],
+    1,
+    async (s, f) => {
+      const stream = openai(s, f).chat.completions.stream({
+        model: "m",
+        messages,
+        tools: TOOLS_OPENAI as never,
+      });
+      const deltas: string[] = [];
+      stream.on("content.delta", (e) => deltas.push(e.delta));
+      return { deltas, final: await stream.finalChatCompletion() };
+    },
+  );
+  const message = value.final.choices[0].message;
+  assert.equal(message.content, json);
+  assert.deepEqual(value.deltas.filter((d) => d !== ""), [json]);
+  assert.deepEqual((message.tool_calls ?? []).map((c) => c.id), ["call_good"]);
+  const sent = server.requests[1].json as { messages: Record<string, unknown>[] };
+  assert.equal(sent.messages[1].content, json);
   assertAttempts(seen);
 });
 
@@ -355,6 +386,49 @@ test("guardFetch retry: a Cohere stream's retry numbers its content blocks after
   assert.deepEqual(events.filter((e) => e.type === "tool-call-start").map((e) => e.index), [0]);
   assert.match(value, /event: content-start\ndata: \{"type":"content-start","index":1/);
   assertAttempts(seen);
+});
+
+test("guardFetch retry: a Cohere stream whose written call begins at a block's end resumes after the blocks the client has", async () => {
+  // The call's start is held across the end of block 0, and block 1's start with it: the retry's blocks
+  // were numbered after block 1, which the client never got (a gap where a client files blocks by index).
+  const written = `<tool_call>\n${JSON.stringify({ name: BAD.name, arguments: BAD.args })}\n</tool_call>`;
+  const block = (index: number, text: string) => [
+    { type: "content-start", index, delta: { message: { content: { type: "text", text: "" } } } },
+    { type: "content-delta", index, delta: { message: { content: { text } } } },
+    { type: "content-end", index },
+  ];
+  const start = { id: "c1", type: "message-start", delta: { message: { role: "assistant" } } };
+  const end = { type: "message-end", delta: { finish_reason: "COMPLETE" } };
+  const { value, seen } = await scripted(
+    [
+      {
+        sse: [
+          start,
+          ...block(0, "Let me look.\n" + written.slice(0, 10)),
+          ...block(1, written.slice(10)),
+          end,
+        ],
+        named: true,
+      },
+      { sse: [start, ...block(0, "Checking again."), end], named: true },
+    ],
+    1,
+    async (s, f) => {
+      const res = await f(`${s.url}/v2/chat`, {
+        method: "POST",
+        body: JSON.stringify({ model: "command", stream: true, messages, tools: TOOLS_OPENAI }),
+      });
+      return await res.text();
+    },
+  );
+  const events = value.split("\n").filter((l) => l.startsWith("data:")).map((l) => JSON.parse(l.slice(5)));
+  const blocks: string[] = [];
+  for (const e of events) {
+    if (e.type === "content-start") blocks[e.index] = e.delta.message.content.text;
+    if (e.type === "content-delta") blocks[e.index] += e.delta.message.content.text;
+  }
+  assert.deepEqual(blocks, ["Let me look.\n", "Checking again."]);
+  assert.deepEqual(seen.map((e) => [e.attempt, e.verdict.allowed, e.retried ?? false]), [[0, false, true]]);
 });
 
 test("guardFetch retry: off by default", async () => {

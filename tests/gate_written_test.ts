@@ -1098,9 +1098,11 @@ test("guardFetch Chat stream: a cut call leaves no call made of the text around 
   }
 });
 
-test("guardFetch Cohere stream withheld: text after a call whose start went out does not complete that start into a call", async () => {
-  // `{"nam` ended a text block and went out; the next block goes on with the call's rest (rejected: city is
-  // a number), then ` e": …`, which after the cut joined `{"nam` into a call the judge never read.
+test("guardFetch Cohere stream withheld: text after a call begun at a block's end does not complete its start into a call", async () => {
+  // `{"nam` ends a text block; the next block goes on with the call's rest (rejected: city is a number),
+  // then ` e": …`. The start went out at the block's end, and after the cut joined ` e": …` into a call the
+  // judge never read; it is held across the block's end now (a body reads its blocks joined), so it is cut
+  // with the call and what follows is prose.
   const block = (index: number, text: string) => [
     { type: "content-start", index, delta: { message: { content: { type: "text", text: "" } } } },
     { type: "content-delta", index, delta: { message: { content: { text } } } },
@@ -1125,7 +1127,109 @@ test("guardFetch Cohere stream withheld: text after a call whose start went out 
   );
   assert.equal(provider.events[0].verdict.allowed, false);
   assert.doesNotMatch(text, /\{"name": "get_weather"/);
-  assert.match(text, /^Let me \{"nam\n\ntoolguard stopped/);
+  assert.match(text, /^Let me e": "get_weather", "arguments": \{"city": 9\}\}\n\ntoolguard stopped/);
+});
+
+/** The texts of an Anthropic message, a Cohere v2 message or a Responses message item (its `content`). */
+const blockTexts = (content: unknown[]) =>
+  content.flatMap((b) => {
+    const block = b as Record<string, unknown>;
+    return block.type === "text" || block.type === "output_text" ? [String(block.text)] : [];
+  });
+
+test("guardFetch Responses stream: a marker begun at a message's end is held across it, as a body reads the messages joined", async () => {
+  // The message's end ended the text: `<tool_call` went out there, while the body cuts it with the call.
+  const first = "Sure.\n" + WRITTEN_BAD.slice(0, 10);
+  const second = WRITTEN_BAD.slice(10) + "\nDone.";
+  const one = responsesStream([first]) as Record<string, unknown>[];
+  const two = (responsesStream([second]) as Record<string, unknown>[]).slice(1, -1).map((e) =>
+    JSON.parse(
+      JSON.stringify(e).replaceAll('"msg_1"', '"msg_2"').replaceAll('"output_index":0', '"output_index":1'),
+    )
+  );
+  const items = [...one.slice(1, -1), ...two].filter((e) => e.type === "response.output_item.done")
+    .map((e) => e.item);
+  const final = { ...(one.at(-1)!.response as Record<string, unknown>), output: items };
+  const frames = [one[0], ...one.slice(1, -1), ...two, { type: "response.completed", response: final }]
+    .map((e, i) => ({ ...e, sequence_number: i }));
+  const body = await gateCompletion({ tools: TOOLS_RESPONSES }, final);
+  const bodyText = ((body.response as Record<string, unknown>).output as Record<string, unknown>[])
+    .flatMap((o) => o.type === "message" ? blockTexts(o.content as unknown[]) : []).join("");
+  assert.match(bodyText, /^Sure\.Done\.toolguard stopped/);
+  provider.reply({ sse: frames, named: true });
+  const stream = openai().responses.stream({
+    model: "m",
+    input: "Weather?",
+    tools: TOOLS_RESPONSES as never,
+  });
+  let streamed = "";
+  for await (const e of stream) if (e.type === "response.output_text.delta") streamed += e.delta;
+  const response = await stream.finalResponse();
+  assert.doesNotMatch(streamed, /<tool/);
+  assert.equal(streamed.replace(/\s+/g, ""), bodyText.replace(/\s+/g, ""));
+  assert.equal(response.output_text, streamed);
+});
+
+test("guardFetch Anthropic and Cohere streams: a marker begun at a text block's end is held across it, as a body reads the blocks joined", async () => {
+  // The block's end ended the text: `<tool_call` went out there, while the body cuts it with the call.
+  const first = "Sure.\n" + WRITTEN_BAD.slice(0, 10);
+  const second = WRITTEN_BAD.slice(10) + "\nDone.";
+  const anthropicFrames = anthropicStream([first]) as Record<string, unknown>[];
+  const stop = anthropicFrames.findIndex((f) => f.type === "content_block_stop");
+  anthropicFrames.splice(
+    stop + 1,
+    0,
+    { type: "content_block_start", index: 1, content_block: { type: "text", text: "" } },
+    { type: "content_block_delta", index: 1, delta: { type: "text_delta", text: second } },
+    { type: "content_block_stop", index: 1 },
+  );
+  const message = anthropicMessage(null);
+  message.content = [{ type: "text", text: first }, { type: "text", text: second }];
+  const body = await gateCompletion({ tools: TOOLS_ANTHROPIC }, message);
+  const bodyText = blockTexts((body.response as Record<string, unknown>).content as unknown[]).join("");
+  assert.match(bodyText, /^Sure\.Done\.toolguard stopped/);
+  const flat = (s: string) => s.replace(/\s+/g, "");
+  provider.reply({ sse: anthropicFrames, named: true });
+  const { streamed, final } = await anthropicRead();
+  assert.doesNotMatch(streamed, /<tool/);
+  assert.equal(flat(streamed), flat(bodyText));
+  assert.equal(blockTexts(final.content).join(""), streamed);
+
+  const block = (index: number, text: string) => [
+    { type: "content-start", index, delta: { message: { content: { type: "text", text: "" } } } },
+    { type: "content-delta", index, delta: { message: { content: { text } } } },
+    { type: "content-end", index },
+  ];
+  provider.reply({
+    sse: [
+      {
+        id: "c1",
+        type: "message-start",
+        delta: { message: { role: "assistant", content: [], tool_calls: [] } },
+      },
+      ...block(0, first),
+      ...block(1, second),
+      { type: "message-end", delta: { finish_reason: "COMPLETE", usage: { tokens: { output_tokens: 9 } } } },
+    ],
+    named: true,
+  });
+  const events = (await cohereWire()).split("\n").filter((l) => l.startsWith("data: ")).map((l) =>
+    JSON.parse(l.slice(6))
+  );
+  const text = events.filter((e) => e.type === "content-delta").map((e) => e.delta.message.content.text).join(
+    "",
+  );
+  const cohere = await gateCompletion({ tools: TOOLS_OPENAI }, {
+    id: "c1",
+    finish_reason: "COMPLETE",
+    message: { role: "assistant", content: message.content },
+  }, { dialect: "cohere" });
+  const cohereText = blockTexts(
+    ((cohere.response as Record<string, unknown>).message as Record<string, unknown>)
+      .content as unknown[],
+  ).join("");
+  assert.doesNotMatch(text, /<tool/);
+  assert.equal(flat(text), flat(cohereText));
 });
 
 /** `{"na`, a rejected call, then `me": …`: cut out, the call leaves a call (city: 7) the judge never read. */

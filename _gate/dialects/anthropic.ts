@@ -89,6 +89,9 @@ const body: CompletionBody = {
   },
 };
 
+/** The events of a content block. */
+const BLOCK_EVENT = /^content_block_(start|delta|stop)$/;
+
 /** The wire text of an event, under its type as the `event:` name (the SDK routes by it). */
 const named = (event: Record<string, unknown>): string =>
   formatSse(JSON.stringify(event), event.type as string);
@@ -184,8 +187,10 @@ class AnthropicStream implements FrameRouter {
     const toolish = this.#tools.has(index) || (event.type === "message_start" && startsWithCalls(event)) ||
       (index === -1 && (isToolUse(event.content_block) || delta?.type === "input_json_delta"));
     const text = isText ? delta!.text as string : "";
-    // (a ping, or a delta of no text inside a block, a citation: the text goes on after it)
-    const goesOn = event.type === "ping" || (event.type === "content_block_delta" && !toolish);
+    // (a ping, a delta of no text inside a block, a citation: the text goes on after it; so it does after
+    // the end or start of a block other than a call's, as a body's text blocks are read joined: a tail that
+    // may begin a marker, let out at its block's end, reached the client where a body cuts it with the call)
+    const goesOn = event.type === "ping" || (BLOCK_EVENT.test(String(event.type)) && !toolish);
     return { text, toolish, rest: () => undefined, goesOn };
   }
 

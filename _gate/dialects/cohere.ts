@@ -66,8 +66,12 @@ const body: CompletionBody = {
 };
 
 const CALL_EVENT = /^tool-call-(start|delta|end)$/;
-/** Events of no text after which the text goes on (see `TextPart.goesOn`). */
-const GOES_ON = /^(citation-(start|end)|content-delta)$/;
+/**
+ * Events of no text after which the text goes on (see `TextPart.goesOn`): a block's end and the next one's
+ * start too, as a body's text blocks are read joined (a tail that may begin a marker, let out at its block's
+ * end, reached the client where a body cuts it with the call).
+ */
+const GOES_ON = /^(citation-(start|end)|content-(start|delta|end))$/;
 /**
  * The events of a text (or thinking) block, its citations, and the tool plan: they flow while calls are held
  * (a citation held behind a call reached the client after the text that followed it).
@@ -111,6 +115,8 @@ class CohereStream implements FrameRouter {
   #nextContent = 0;
   /** Whether the stream names its events (`event: content-delta`). */
   #named = false;
+  /** The flow of the stream, once a frame was routed: what is held decides where a retry continues. */
+  #flow: StreamFlow | undefined;
   /** The content block of each piece of text read: text the watch writes goes where its offset was read. */
   readonly #places = new TextPlaces<number>();
 
@@ -152,13 +158,21 @@ class CohereStream implements FrameRouter {
     const text = isRecord(content) && typeof content.text === "string" ? content.text : "";
     if (typeof event.index === "number") this.#places.read(text, String(event.index), event.index);
     const type = String(event.type ?? "");
-    // (a citation, or an empty delta, comes inside the text: it goes on after it)
+    // (a citation, an empty delta, a block's end or start comes inside the text: it goes on after it)
     return { text, toolish: CALL_EVENT.test(type), rest: () => undefined, goesOn: GOES_ON.test(type) };
   }
 
-  /** The content blocks the client has numbered when the calls are rejected: a retry's follow them. */
+  /**
+   * The content blocks the client has numbered when the calls are rejected: a retry's follow them. A block
+   * whose start the text watch held (text that may begin a written call goes on past a block's end) is not
+   * the client's when the retry drops it: every held start after the first call's event, or every one
+   * where the calls were written (a retry sends only the frames held before the first call's).
+   */
   resumePoint(): ResumePoint {
-    return { at: this.#nextContent };
+    const held = this.#flow?.held ?? [];
+    const first = held.findIndex((h) => h.tool);
+    const dropped = held.slice(Math.max(first, 0)).filter((h) => h.event?.type === "content-start").length;
+    return { at: this.#nextContent - dropped };
   }
 
   /**
@@ -180,6 +194,7 @@ class CohereStream implements FrameRouter {
   }
 
   route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void {
+    this.#flow = flow;
     const type = String(event.type ?? "");
     if (CALL_EVENT.test(type)) {
       flow.pending = true;

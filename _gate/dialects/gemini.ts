@@ -348,18 +348,29 @@ class GeminiStream implements FrameRouter {
   }
 
   /**
-   * Ends a stream whose calls were rejected: each candidate's first held call gives way to `text` (the
-   * reason), its other calls are dropped. Every candidate that lost a call says why, as in a whole body: a
-   * candidate whose call was held after another's (candidate 1 first) lost its calls without a word.
+   * Ends a stream whose calls were rejected: each candidate's calls are dropped, and `text` (the reason)
+   * follows the last text held from its first held call on, else stands in place of that call: a body puts
+   * the reason after a candidate's text, and text held past the call is the text the watch held as a
+   * possible written call (the reason came in the midst of it). Every candidate that lost a call says why,
+   * as in a whole body: a candidate whose call was held after another's (candidate 1 first) lost its calls
+   * without a word.
    */
   replace(text: string, _calls: unknown, flow: StreamFlow): void {
-    const placed = new Set<number>();
-    for (const h of flow.held) {
-      if (!h.event) continue;
-      if (!h.tool) {
-        flow.send(h.raw);
-        continue;
-      }
+    const held = flow.held;
+    const place = new Map<number, number>(); // candidate -> the held chunk its reason goes in
+    held.forEach((h, k) => {
+      const all = h.event && Array.isArray(h.event.candidates) ? h.event.candidates : [];
+      all.forEach((c, i) => {
+        if (!isRecord(c)) return;
+        const ps = parts(c);
+        if (!place.has(i) ? h.tool && ps.some(isCall) : ps.some((p) => !isCall(p) && saysText(p))) {
+          place.set(i, k);
+        }
+      });
+    });
+    held.forEach((h, k) => {
+      if (!h.event) return;
+      if (!h.tool && ![...place.values()].includes(k)) return flow.send(h.raw);
       // By position, as the calls were read (see `geminiEvents`): a candidate that is no record keeps its place.
       const all = Array.isArray(h.event.candidates) ? h.event.candidates : [];
       const chunk = {
@@ -367,10 +378,7 @@ class GeminiStream implements FrameRouter {
         candidates: all.map((c, i) =>
           !isRecord(c) ? c : withParts(c, (ps) => {
             const kept = ps.filter((p) => !isCall(p));
-            if (!placed.has(i) && ps.some(isCall)) {
-              placed.add(i);
-              kept.push({ text });
-            }
+            if (place.get(i) === k) kept.push({ text });
             return kept;
           })
         ),
@@ -378,14 +386,17 @@ class GeminiStream implements FrameRouter {
       const empty = candidates(chunk).every((c) => parts(c).length === 0 && c.finishReason == null) &&
         h.event.usageMetadata == null;
       if (!empty) flow.send(formatSse(JSON.stringify(chunk)));
-    }
-    if (placed.size === 0) {
+    });
+    if (place.size === 0) {
       flow.send(formatSse(JSON.stringify({
         candidates: [{ content: { role: "model", parts: [{ text }] }, finishReason: "STOP", index: 0 }],
       })));
     }
   }
 }
+
+/** A part that carries text (answer or thought). */
+const saysText = (part: Record<string, unknown>) => typeof part.text === "string" && part.text !== "";
 
 /** A part that is only text (answer or thought summary), with no signature: pieces of one may be joined. */
 const plainText = (part: Record<string, unknown>) =>

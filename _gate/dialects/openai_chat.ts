@@ -235,7 +235,7 @@ class ChatStream implements FrameRouter {
 
   route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void {
     const choices = Array.isArray(event.choices) ? event.choices : [];
-    const hasText = choices.some((c) => isRecord(c) && isRecord(c.delta) && textOf(c.delta) !== "");
+    const hasText = choices.some((c) => isRecord(c) && isRecord(c.delta) && speaks(c.delta));
     if (!toolish(choices)) {
       // Pending: text still flows (OpenAI text deltas carry no position), and a chunk that says nothing but,
       // at most, the choices' role (held, it came after their text, and the openai SDK read its `content: ""`
@@ -251,18 +251,11 @@ class ChatStream implements FrameRouter {
     if (!hasText) return this.#hold({ raw, event, tool: true }, choices, flow);
     // Split: the text part goes now, the tool part waits.
     flow.textSeen = true;
-    const part = (drop: readonly string[], set: Record<string, unknown>) => ({
-      ...event,
-      choices: choices.map((c) =>
-        isRecord(c) && isRecord(c.delta) ? { ...c, delta: withoutKeys(c.delta, drop), ...set } : c
-      ),
-    });
-    const textPart = part(["tool_calls", "function_call"], { finish_reason: null });
-    this.#send(formatSse(JSON.stringify(textPart)), textPart.choices, flow);
-    const toolPart = part(["content", "reasoning_content", "reasoning", "refusal"], {});
+    const { text, other } = splitChunk(event, choices);
+    this.#send(formatSse(JSON.stringify(text)), text.choices as unknown[], flow);
     this.#hold(
-      { raw: formatSse(JSON.stringify(toolPart)), event: toolPart, tool: true },
-      toolPart.choices,
+      { raw: formatSse(JSON.stringify(other)), event: other, tool: true },
+      other.choices as unknown[],
       flow,
     );
   }
@@ -308,10 +301,50 @@ class ChatStream implements FrameRouter {
   }
 
   /**
-   * The reason as text for the choices whose calls were rejected, then every held chunk without its call
-   * parts: a chunk that carried a call and anything else (usage, `x_groq`, the finish) keeps the rest, with
-   * `finish_reason: "stop"`; a chunk that carried nothing but the call is dropped; the others go out as
-   * they came.
+   * The text (content, reasoning, a refusal) of the held chunks of the `answers` goes now, in order, each
+   * piece after its choice's role where a held call chunk carried it (see `#send`); what else such a chunk
+   * carries (a call part, the finish) stays held. Text the watch held as a possible written call beside the
+   * calls is the answer's text: a body puts it before the reason (it came after the reason), and a retry's
+   * turn sends it back (it was dropped). A chunk whose text cannot go alone (one with usage, or a choice of
+   * another answer) stops its answers' text there, as a finish does: text after it going first would come
+   * out of order.
+   */
+  sendHeldText(answers: ReadonlySet<number>, flow: StreamFlow): void {
+    const rest: Held[] = [];
+    const stopped = new Set<number>(); // (per answer: another's finish does not end this one's text)
+    for (const h of flow.held) {
+      const choices = h.event && Array.isArray(h.event.choices) ? h.event.choices : [];
+      const ours = choices.filter((c): c is Record<string, unknown> =>
+        isRecord(c) && answers.has(choiceIndex(c))
+      );
+      const speaking = ours.some((c) => isRecord(c.delta) && speaks(c.delta));
+      const alone = h.event?.usage == null && ours.length === choices.length &&
+        ours.every((c) => isRecord(c.delta) && !stopped.has(choiceIndex(c)));
+      if (!h.event || !speaking || !alone) {
+        for (const c of ours) if (speaking || c.finish_reason != null) stopped.add(choiceIndex(c));
+        rest.push(h);
+        continue;
+      }
+      for (const c of ours) if (c.finish_reason != null) stopped.add(choiceIndex(c));
+      if (!toolish(choices) && ours.every((c) => c.finish_reason == null)) {
+        this.#send(h.raw, choices, flow);
+        continue;
+      }
+      const { text, other } = splitChunk(h.event, choices);
+      this.#send(formatSse(JSON.stringify(text)), text.choices as unknown[], flow);
+      const left = (other.choices as Record<string, unknown>[]).some((c) =>
+        c.finish_reason != null || carriesText(c.delta as Record<string, unknown>)
+      );
+      if (left) rest.push({ ...h, raw: formatSse(JSON.stringify(other)), event: other });
+    }
+    flow.setHeld(rest);
+  }
+
+  /**
+   * The held text of the choices whose calls were rejected (`sendHeldText`), then the reason as text for
+   * them, as a body joins them, then every other held chunk without its call parts: a chunk that carried
+   * a call and anything else (usage, `x_groq`, the finish) keeps the rest, with `finish_reason: "stop"`; a
+   * chunk that carried nothing but the call is dropped; the others go out as they came.
    */
   replace(text: string, calls: readonly AssembledToolCall[], flow: StreamFlow): void {
     const base = {
@@ -319,6 +352,7 @@ class ChatStream implements FrameRouter {
     };
     base.created ??= Math.floor(Date.now() / 1000);
     const replaced = [...new Set(calls.map((c) => c.choice))];
+    this.sendHeldText(new Set(replaced), flow);
     flow.send(formatSse(JSON.stringify({
       ...base,
       choices: replaced.map((index) => ({
@@ -345,10 +379,14 @@ class ChatStream implements FrameRouter {
     for (const raw of out) flow.send(raw);
   }
 
-  /** The reason as text, then the held chunks without the dropped calls' deltas (the kept ones renumbered). */
+  /**
+   * The held text of the choices that lose a call (`sendHeldText`), the reason as text, then the other held
+   * chunks without the dropped calls' deltas (the kept ones renumbered).
+   */
   dropCalls(text: string, split: SplitCalls, flow: StreamFlow): void {
     const base = { ...(this.#template ?? { id: "chatcmpl-toolguard", object: "chat.completion.chunk" }) };
     const hit = [...new Set(split.dropped.map((c) => c.choice))];
+    this.sendHeldText(new Set(hit), flow);
     flow.send(formatSse(JSON.stringify({
       ...base,
       choices: hit.map((index) => ({
@@ -493,6 +531,26 @@ function withoutCalls(
   return choices.length > 0 || extra ? copy : undefined;
 }
 
+/**
+ * A chunk in two: its `text` (the deltas without call parts, no finish), to go while the calls are held, and
+ * the `other` part (the deltas without text, the finish), to wait with them.
+ */
+function splitChunk(
+  event: Record<string, unknown>,
+  choices: readonly unknown[],
+): { text: Record<string, unknown>; other: Record<string, unknown> } {
+  const part = (drop: readonly string[], set: Record<string, unknown>) => ({
+    ...event,
+    choices: choices.map((c) =>
+      isRecord(c) && isRecord(c.delta) ? { ...c, delta: withoutKeys(c.delta, drop), ...set } : c
+    ),
+  });
+  return {
+    text: part(["tool_calls", "function_call"], { finish_reason: null }),
+    other: part(["content", "reasoning_content", "reasoning", "refusal"], {}),
+  };
+}
+
 /** True for a chunk whose choices say nothing but, at most, their role (`{"role": "assistant", "content": ""}`). */
 function saysNothing(event: Record<string, unknown>, choices: readonly unknown[]): boolean {
   return event.usage == null && choices.length > 0 &&
@@ -500,6 +558,14 @@ function saysNothing(event: Record<string, unknown>, choices: readonly unknown[]
       isRecord(c) && c.finish_reason == null && c.logprobs == null && isRecord(c.delta) &&
       !carriesText(c.delta)
     );
+}
+
+/**
+ * True when a delta carries text: a text field, or content given as parts (Mistral streams its text and
+ * thinking so), which flows as text does (held behind a call, it came after a chunk of `content: ""`).
+ */
+function speaks(delta: Record<string, unknown>): boolean {
+  return textOf(delta) !== "" || (Array.isArray(delta.content) && delta.content.length > 0);
 }
 
 /** True when a delta carries something other than its role (text, reasoning, a refusal). */

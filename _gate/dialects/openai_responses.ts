@@ -147,11 +147,20 @@ function outputText(output: unknown[]): string {
 // ---------------------------------------------------------------------------------------------------------
 
 const TERMINAL = new Set(["response.completed", "response.incomplete", "response.done"]);
-/** Events of no text after which the text goes on (see `TextPart.goesOn`). */
+/**
+ * Events of no text after which the text goes on (see `TextPart.goesOn`): a part's or a message's end and
+ * the next one's start too (not a call's: those are toolish), as a body's messages are read joined (a tail
+ * that may begin a marker, let out at its part's end, reached the client where a body cuts it with the call).
+ */
 const TEXT_GOES_ON = new Set([
   "response.output_text.delta",
   "response.output_text.annotation.added",
   "response.in_progress",
+  "response.output_text.done",
+  "response.content_part.done",
+  "response.output_item.done",
+  "response.output_item.added",
+  "response.content_part.added",
 ]);
 /** The events that carry a call's arguments (a custom tool's input), addressed to its item. */
 const ARGUMENT_EVENTS = new Set([

@@ -155,6 +155,12 @@ export interface FrameRouter {
   ): { raw: string; event: Record<string, unknown> };
   /** Sends, holds or splits one parsed frame. */
   route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void;
+  /**
+   * Sends now the held frames that carry text of the `answers` whose calls were rejected, ahead of what ends
+   * the turn (the reason, a retry's stream), where text carries no position (OpenAI Chat): a body puts an
+   * answer's text before the reason. Absent where text addresses a place (a block, an item) after the calls.
+   */
+  sendHeldText?(answers: ReadonlySet<number>, flow: StreamFlow): void;
   /** Ends a stream whose calls were rejected: `text` in place of the calls, then a normal stop. */
   replace(text: string, calls: readonly AssembledToolCall[], flow: StreamFlow): void;
   /**
