@@ -162,7 +162,7 @@ function verbEndsClause(t: string, s: number, e: number): boolean {
  * above", "forget the text above" or "forget what I told you".
  */
 function dropsEverything(t: string, s: number, e: number): boolean {
-  return /^[a-z]+(?:(?:every|any)thing|all(?:of)?theabove|the(?:text|content|words)above|what)/.test(
+  return /^[a-z]+(?:(?:every|any)thing|all(?:of)?theabove|the(?:text|content|words)?above|what)/.test(
     t.slice(s, e).replace(/[^a-z]/g, ""),
   );
 }
@@ -192,11 +192,19 @@ const NEGATION_BEFORE =
  * match.
  */
 function everythingNamesMore(t: string, s: number, e: number): boolean {
-  if (/^[a-z]+what(?:i|we)/.test(t.slice(s, e).replace(/[^a-z]/g, ""))) return retractionGoesOn(t, e);
+  const letters = t.slice(s, e).replace(/[^a-z]/g, "");
+  if (/^[a-z]+(?:what|everything(?:that)?)(?:i|we)(?:have|ve)?toldyou/.test(letters)) {
+    return retractionGoesOn(t, e);
+  }
+  // "above" starting a word ("the above-mentioned issue"); letters the match parts by hyphens go on so too.
+  if (ABOVE_COMPOUND.test(t.slice(e, e + 12)) && !t.slice(s, e).includes("-")) return true;
+  if (/^[a-z]+theabove$/.test(letters) && theAboveAside(t, s, e)) return true;
   if (t[e] !== " ") return false;
   const next = t.slice(e + 1, e + 61);
   if (t.endsWith("told", e)) return /^about\b/.test(next) && !ABOUT_THE_ORDERS.test(next);
-  if (t.endsWith("before", e)) return /^[a-z0-9]/.test(next) && !CLAUSE_AFTER_BEFORE.test(next);
+  if (t.endsWith("before", e) || t.endsWith("preceding", e)) {
+    return /^[a-z0-9]/.test(next) && !CLAUSE_AFTER_BEFORE.test(next);
+  }
   if (t.endsWith("this", e)) return /^[a-z0-9]/.test(next) && !AFTER_THIS.test(next);
   return t.endsWith("above", e) && /^[a-z0-9]/.test(next) && !CLAUSE_AFTER_ABOVE.test(next);
 }
@@ -213,10 +221,28 @@ function retractionGoesOn(t: string, e: number): boolean {
   const next = t.slice(e, e + 61);
   if (/^ about\b/.test(next)) return !ABOUT_THE_ORDERS.test(next.slice(1));
   if (/^ [a-z0-9]/.test(next)) return !CLAUSE_AFTER_BEFORE.test(next.slice(1));
-  return /^ ?[,.;:!?\u2013\u2014-]+ +(?:i|i'm|we|the|it|it's|its|that|this|my|our|he|she|they|there)\b/.test(
-    next,
-  );
+  return OWN_SENTENCE_AFTER.test(next);
 }
+
+/**
+ * True when a letters-only match `t[s, e)` (folded text) of a bare "ignore the above" (the words prose uses most
+ * of these) is an option or a person taking back their own words: its verb after "you can" or "if you" ("If you
+ * just want transcriptions you can ignore the above."), or a new sentence of their own after it ("Ignore the
+ * above, it does not apply to your situation"). Reads 16 characters before the match and 60 after it.
+ */
+function theAboveAside(t: string, s: number, e: number): boolean {
+  return OPTION_BEFORE.test(t.slice(Math.max(0, s - 16), s)) || OWN_SENTENCE_AFTER.test(t.slice(e, e + 61));
+}
+
+/** "You can", "if you" (or "may", "can safely") and one space, ending where a verb starts. */
+const OPTION_BEFORE = /(?:^|[^a-z'])(?:if you|you (?:can|may|could)(?: safely| just)?|can safely) $/;
+
+/** Punctuation, then a sentence a person goes on with about themselves or the matter ("..., the meeting moved"). */
+const OWN_SENTENCE_AFTER =
+  /^ ?[,.;:!?\u2013\u2014-]+ +(?:i|i'm|we|the|it|it's|its|that|this|my|our|he|she|they|there)\b/;
+
+/** After "above": the rest of an adjective it starts ("above-mentioned"). */
+const ABOVE_COMPOUND = /^-(?:mentioned|named|noted|listed|cited|quoted|referenced|stated)\b/;
 
 /** A word after "this" that makes it the text before the order ("ignore everything above this line"). */
 const THIS_TEXT =
@@ -925,7 +951,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
     squashed: true,
     // (the letters alone, so "Thenforget everything above" is read as "Then forget everything above")
     re:
-      /(?:ignore|disregard|forget)(?:all|any|the|your)?(?:previous|prior|above|earlier|preceding)(?:instructions?|prompts?|rules|directions)|(?:ignore|disregard|forget)(?:(?:every|any)thing(?:(?:written|said|stated|mentioned)?above|(?:that)?(?:came|comes|went)?before|priortothis|(?:that)?you(?:were|vebeen|havebeen)told)|all(?:of)?theabove|the(?:text|content|words)above|what(?:you(?:were|vebeen|havebeen)told|(?:i|we)(?:have|ve)?toldyou(?:before|earlier|previously)?))|newinstructions|systemprompt(?:override|update)/g,
+      /(?:ignore|disregard|forget)(?:all|any|the|your)?(?:previous|prior|above|earlier|preceding)(?:instructions?|prompts?|rules|directions)|(?:ignore|disregard|forget)(?:(?:every|any)thing(?:(?:that)?(?:was|is|s)?(?:written|said|stated|mentioned|came|comes|went))?(?:above|before|preceding|(?:priorto|upto)this)|(?:every|any)thing(?:that)?you(?:were|vebeen|havebeen)told|all(?:of)?theabove|the(?:(?:text|content|words)above|above(?:text|content|words)?)|what(?:(?:was|is|s)?(?:written|said|stated|mentioned)(?:above|before)|you(?:were|vebeen|havebeen)told)|(?:what|everything(?:that)?)(?:i|we)(?:have|ve)?toldyou(?:before|earlier|previously)?)|newinstructions|systemprompt(?:override|update)/g,
   },
   {
     name: "override.new_instructions",
