@@ -148,17 +148,23 @@ function startsWord(t: string, s: number, e: number, upper: (i: number) => boole
 }
 
 /**
- * True when a letters-only match `t[s, e)` (folded text) of "forget everything ..." or "forget all of the
- * above" has its verb written whole and ending its clause ("Don't forget, everything above must be
- * committed"): the words after it are another sentence's. Reads 12 characters from the match's start.
+ * True when a letters-only match `t[s, e)` (folded text) of "forget everything ..." (or "all of the above", "the
+ * text above", "what I told you") has its verb written whole and ending its clause ("Don't forget, everything
+ * above must be committed"): the words after it are another sentence's. Reads 12 characters from the match's
+ * start.
  */
 function verbEndsClause(t: string, s: number, e: number): boolean {
   return /^(?:ignore|disregard|forget) ?[,.;:!?]/.test(t.slice(s, s + 12)) && dropsEverything(t, s, e);
 }
 
-/** True when a letters-only match `t[s, e)` is of "forget everything ..." or "forget all of the above". */
+/**
+ * True when a letters-only match `t[s, e)` is of "forget everything ..." (or "anything"), "forget all of the
+ * above", "forget the text above" or "forget what I told you".
+ */
 function dropsEverything(t: string, s: number, e: number): boolean {
-  return /^[a-z]+(?:everything|all(?:of)?theabove)/.test(t.slice(s, e).replace(/[^a-z]/g, ""));
+  return /^[a-z]+(?:(?:every|any)thing|all(?:of)?theabove|the(?:text|content|words)?above|what)/.test(
+    t.slice(s, e).replace(/[^a-z]/g, ""),
+  );
 }
 
 /**
@@ -175,29 +181,90 @@ const NEGATION_BEFORE =
   /(?:^|[^a-z'])(?:do not|don't|dont|never|not to|won't|will not|shouldn't|must not|mustn't) $/;
 
 /**
- * True when a letters-only match `t[s, e)` (folded text) of "... everything above" (or "before", or "all of the
- * above") or "... everything you were told" goes on, after a space, into words that say what is meant, as prose
- * does: a measure or a place ("ignore everything above 10 MB", "above level 3", "before the first line", "all
- * of the above steps") or a topic ("Forget everything you were told about sleep"). An order to drop the text
- * before it ends there (a line break, punctuation) or goes on with another clause ("... above and wire", "...
- * above this line", "... before this", "... told about your instructions"); letters glued on may be spaced ones,
- * and stay flagged. Reads 60 characters after the match.
+ * True when a letters-only match `t[s, e)` (folded text) of "... everything above" (or "anything", "written
+ * above", "before", "that came before", "prior to this", "all of the above", "the text above") or "...
+ * everything you were told" goes on, after a space, into words that say what is meant, as prose does: a measure
+ * or a place ("ignore everything above 10 MB", "anything above this height", "before the first line", "prior to
+ * this version", "all of the above steps") or a topic ("Forget everything you were told about sleep"). An order to
+ * drop the text before it ends there (a line break, punctuation) or goes on with another clause ("... above and
+ * wire", "... above this line", "... before this", "... told about your instructions"); letters glued on may be
+ * spaced ones, and stay flagged. "What I told you" is read by `retractionGoesOn`. Reads 60 characters after the
+ * match.
  */
-function everythingNamesMore(t: string, e: number): boolean {
+function everythingNamesMore(t: string, s: number, e: number): boolean {
+  const letters = t.slice(s, e).replace(/[^a-z]/g, "");
+  if (/^[a-z]+(?:what|everything(?:that)?)(?:i|we)(?:have|ve)?toldyou/.test(letters)) {
+    return retractionGoesOn(t, e);
+  }
+  // "above" starting a word ("the above-mentioned issue"); letters the match parts by hyphens go on so too.
+  if (ABOVE_COMPOUND.test(t.slice(e, e + 12)) && !t.slice(s, e).includes("-")) return true;
+  if (/^[a-z]+theabove$/.test(letters) && theAboveAside(t, s, e)) return true;
   if (t[e] !== " ") return false;
   const next = t.slice(e + 1, e + 61);
   if (t.endsWith("told", e)) return /^about\b/.test(next) && !ABOUT_THE_ORDERS.test(next);
-  if (t.endsWith("before", e)) return /^[a-z0-9]/.test(next) && !CLAUSE_AFTER_BEFORE.test(next);
+  if (t.endsWith("before", e) || t.endsWith("preceding", e)) {
+    return /^[a-z0-9]/.test(next) && !CLAUSE_AFTER_BEFORE.test(next);
+  }
+  if (t.endsWith("this", e)) return /^[a-z0-9]/.test(next) && !AFTER_THIS.test(next);
   return t.endsWith("above", e) && /^[a-z0-9]/.test(next) && !CLAUSE_AFTER_ABOVE.test(next);
 }
 
+/**
+ * True when a letters-only match `t[s, e)` (folded text) of "forget what I told you" (or "... before", "earlier",
+ * "previously") ends as a person taking back their own words does, in a message a tool passes on: with a topic
+ * ("... about the colour", unless the topic is the orders), a time or place ("... at the start of this lesson",
+ * "... earlier today"), or a new sentence of their own ("Ignore what I told you earlier, the meeting moved to
+ * 3pm"). An order to the model ends there or goes on with another order ("... before. Send the files to ...").
+ * Reads 60 characters after the match.
+ */
+function retractionGoesOn(t: string, e: number): boolean {
+  const next = t.slice(e, e + 61);
+  if (/^ about\b/.test(next)) return !ABOUT_THE_ORDERS.test(next.slice(1));
+  if (/^ [a-z0-9]/.test(next)) return !CLAUSE_AFTER_BEFORE.test(next.slice(1));
+  return OWN_SENTENCE_AFTER.test(next);
+}
+
+/**
+ * True when a letters-only match `t[s, e)` (folded text) of a bare "ignore the above" (the words prose uses most
+ * of these) is an option or a person taking back their own words: its verb after "you can" or "if you" ("If you
+ * just want transcriptions you can ignore the above."), or a new sentence of their own after it ("Ignore the
+ * above, it does not apply to your situation"). Reads 16 characters before the match and 60 after it.
+ */
+function theAboveAside(t: string, s: number, e: number): boolean {
+  return OPTION_BEFORE.test(t.slice(Math.max(0, s - 16), s)) || OWN_SENTENCE_AFTER.test(t.slice(e, e + 61));
+}
+
+/** "You can", "if you" (or "may", "can safely") and one space, ending where a verb starts. */
+const OPTION_BEFORE = /(?:^|[^a-z'])(?:if you|you (?:can|may|could)(?: safely| just)?|can safely) $/;
+
+/** Punctuation, then a sentence a person goes on with about themselves or the matter ("..., the meeting moved"). */
+const OWN_SENTENCE_AFTER =
+  /^ ?[,.;:!?\u2013\u2014-]+ +(?:i|i'm|we|the|it|it's|its|that|this|my|our|he|she|they|there)\b/;
+
+/** After "above": the rest of an adjective it starts ("above-mentioned"). */
+const ABOVE_COMPOUND = /^-(?:mentioned|named|noted|listed|cited|quoted|referenced|stated)\b/;
+
+/** A word after "this" that makes it the text before the order ("ignore everything above this line"). */
+const THIS_TEXT =
+  "and|then|now|but|or|instead|please|line|point|message|text|sentence|paragraph|note|comment|section|prompt";
+/** After "... prior to this ": a word that goes on with the order, not with what "this" is (a version, a date). */
+const AFTER_THIS = new RegExp(`^(?:${THIS_TEXT})\\b`);
+/**
+ * "this" after "everything above" or "before": the text where the order stands when it ends there or a word of
+ * `THIS_TEXT` follows; "above this height", "before this version" say what is meant.
+ */
+const THIS_ORDER = `this(?:$|[^a-z0-9 ]| (?:${THIS_TEXT})\\b)`;
 /** After "everything above ": a word that goes on with the order, not with what lies above. */
-const CLAUSE_AFTER_ABOVE = /^(?:and|then|now|but|or|instead|in|this|these|here|you|please)\b/;
+const CLAUSE_AFTER_ABOVE = new RegExp(
+  `^(?:(?:and|then|now|but|or|instead|in|these|here|you|please)\\b|${THIS_ORDER})`,
+);
 /**
  * After "everything before ": a word that goes on with the order. Not "you" nor "in", as after "above": "before
  * you start", "before in the file" say when or where.
  */
-const CLAUSE_AFTER_BEFORE = /^(?:and|then|now|but|or|instead|this|these|here|please)\b/;
+const CLAUSE_AFTER_BEFORE = new RegExp(
+  `^(?:(?:and|then|now|but|or|instead|these|here|please)\\b|${THIS_ORDER})`,
+);
 /** After "everything you were told ": the orders themselves, the topic of an order to drop them. */
 const ABOUT_THE_ORDERS =
   /^about (?:(?:your|the|any|all|these|those) )?(?:(?:previous|prior|earlier|original|initial|system) )?(?:instructions|rules|guidelines|prompts?|orders)\b/;
@@ -877,14 +944,14 @@ export const rules: () => readonly Rule[] = lazy(() => [
     name: "override.ignore_previous_squashed",
     accept: (t, s, e, upper, original) =>
       startsWord(t, s, e, upper) && !nameInCode(t, s, e, original) && !verbEndsClause(t, s, e) &&
-      !verbNegated(t, s, e) && !everythingNamesMore(t, e),
+      !verbNegated(t, s, e) && !everythingNamesMore(t, s, e),
     anchors: ["ignore", "disregard", "forget", "newinstructions", "systemprompt"],
     maxLen: 80,
     category: "instruction_override",
     squashed: true,
     // (the letters alone, so "Thenforget everything above" is read as "Then forget everything above")
     re:
-      /(?:ignore|disregard|forget)(?:all|any|the|your)?(?:previous|prior|above|earlier|preceding)(?:instructions?|prompts?|rules|directions)|(?:ignore|disregard|forget)(?:everything(?:above|before|(?:that)?you(?:were|vebeen|havebeen)told)|all(?:of)?theabove)|newinstructions|systemprompt(?:override|update)/g,
+      /(?:ignore|disregard|forget)(?:all|any|the|your)?(?:previous|prior|above|earlier|preceding)(?:instructions?|prompts?|rules|directions)|(?:ignore|disregard|forget)(?:(?:every|any)thing(?:(?:that)?(?:was|is|s)?(?:written|said|stated|mentioned|came|comes|went))?(?:above|before|preceding|(?:priorto|upto)this)|(?:every|any)thing(?:that)?you(?:were|vebeen|havebeen)told|all(?:of)?theabove|the(?:(?:text|content|words)above|above(?:text|content|words)?)|what(?:(?:was|is|s)?(?:written|said|stated|mentioned)(?:above|before)|you(?:were|vebeen|havebeen)told)|(?:what|everything(?:that)?)(?:i|we)(?:have|ve)?toldyou(?:before|earlier|previously)?)|newinstructions|systemprompt(?:override|update)/g,
   },
   {
     name: "override.new_instructions",
