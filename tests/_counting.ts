@@ -121,3 +121,10 @@ export async function countingTextWork<T>(run: () => T | Promise<T>): Promise<[T
     for (const restore of originals) restore();
   }
 }
+
+/**
+ * How long a linear-work test lets its counted runs take before it calls them hung: a regular expression's
+ * backtracking inside one search is not counted, and a blow-up there takes minutes at the sizes those tests
+ * read, where the slowest machine takes seconds. A guard against hanging, not a bound on speed.
+ */
+export const HANG_MS = 60_000;
