@@ -123,8 +123,9 @@ export async function countingTextWork<T>(run: () => T | Promise<T>): Promise<[T
 }
 
 /**
- * How long a linear-work test lets its counted runs take before it calls them hung: a regular expression's
- * backtracking inside one search is not counted, and a blow-up there takes minutes at the sizes those tests
- * read, where the slowest machine takes seconds. A guard against hanging, not a bound on speed.
+ * How long a test lets a run take before it calls it hung: far past what the slowest machine takes, and far
+ * short of what the fault it guards against takes (a regular expression's backtracking inside one search,
+ * which no count of work sees, takes minutes at the sizes the linear-work tests read; a timeout that never
+ * fires, forever). A guard against hanging, not a bound on speed.
  */
 export const HANG_MS = 60_000;
