@@ -47,3 +47,85 @@ export async function countingWork<T>(
 
 /** The prototype of array iterators, whose `next` a `for…of` over an array or a spread calls per element. */
 export const ARRAY_ITERATOR: object = Object.getPrototypeOf([][Symbol.iterator]());
+
+/** How many characters one call touched, from its receiver, its arguments, its result and where it began. */
+type Touched = (self: never, args: never, result: never, from: number) => number;
+
+/** Where a search with `regex` begins: its `lastIndex` when global or sticky, else the text's start. */
+const searchStart = (regex: RegExp) => regex.global || regex.sticky ? regex.lastIndex : 0;
+
+/**
+ * The built-ins a text path reads or copies characters with, each weighed by the characters it must at least
+ * have touched: a regular expression from where its search began to the end of its match (to the end of the
+ * text when a search finds none; one character when a sticky one fails where it stands), a string search to
+ * where it found its needle (or the end), a slice by what it copied, one character for `charCodeAt`.
+ */
+const TEXT_READERS: [object, string, Touched][] = [
+  [
+    RegExp.prototype,
+    "exec",
+    (self: RegExp, [text]: [string], found: RegExpExecArray | null, from: number) => {
+      if (found) return found.index + found[0].length - from;
+      return self.sticky ? 1 : String(text).length - from;
+    },
+  ],
+  [String.prototype, "indexOf", (self: string, [needle, from = 0]: [string, number?], at: number) => {
+    const start = Math.min(Math.max(from, 0), self.length);
+    return (at < 0 ? self.length : at + String(needle).length) - start;
+  }],
+  [String.prototype, "lastIndexOf", (self: string, _: unknown, at: number) => self.length - Math.max(at, 0)],
+  [
+    String.prototype,
+    "includes",
+    (self: string, [needle]: [string], found: boolean) => found ? String(needle).length : self.length,
+  ],
+  [String.prototype, "startsWith", (_: string, [prefix]: [string]) => String(prefix).length],
+  [String.prototype, "slice", (_: string, _args: unknown, copied: string) => copied.length],
+  [String.prototype, "substring", (_: string, _args: unknown, copied: string) => copied.length],
+  [String.prototype, "charCodeAt", () => 1],
+  [String.prototype, "codePointAt", () => 1],
+];
+
+/**
+ * Runs `run` while the characters its regular expressions, string searches, slices and `charCodeAt` calls
+ * touch are counted, as {@linkcode countingWork} counts one method (a regular expression's backtracking
+ * inside one search is not seen). Returns what `run` returned and the count: a path that reads its text again
+ * for each piece of it counts about the square of its length.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { countingTextWork } from "./_counting.ts";
+ *
+ * const [at, read] = await countingTextWork(() => "abcdef".indexOf("cd"));
+ * assert.deepEqual([at, read], [2, 4]);
+ * ```
+ */
+export async function countingTextWork<T>(run: () => T | Promise<T>): Promise<[T, number]> {
+  let count = 0;
+  const originals = TEXT_READERS.map(([owner, name, touched]) => {
+    const methods = owner as Record<string, (...args: unknown[]) => unknown>;
+    const original = methods[name];
+    const weigh = touched as (self: unknown, args: unknown[], result: unknown, from: number) => number;
+    methods[name] = function (this: unknown, ...args: unknown[]) {
+      const from = this instanceof RegExp ? searchStart(this) : 0;
+      const result = original.apply(this, args);
+      count += weigh(this, args, result, from);
+      return result;
+    };
+    return () => methods[name] = original;
+  });
+  try {
+    return [await run(), count];
+  } finally {
+    for (const restore of originals) restore();
+  }
+}
+
+/**
+ * How long a test lets a run take before it calls it hung: far past what the slowest machine takes, and far
+ * short of what the fault it guards against takes (a regular expression's backtracking inside one search,
+ * which no count of work sees, takes minutes at the sizes the linear-work tests read; a timeout that never
+ * fires, forever). A guard against hanging, not a bound on speed.
+ */
+export const HANG_MS = 60_000;

@@ -92,6 +92,10 @@ export async function startFakeLlmServer(script: Script): Promise<FakeServer> {
       send(res, reply).catch(() => res.destroy());
     });
   });
+  // Idle keep-alive sockets stay open until close() ends them. Closed by the server once idle for
+  // keepAliveTimeout (5 s), one raced the client's next request on it: after a test that held the event
+  // loop that long, the request went out on a socket the server was closing (ECONNRESET under Bun).
+  server.keepAliveTimeout = 0;
   server.on("connection", (s) => {
     sockets.add(s);
     s.on("close", () => sockets.delete(s));

@@ -94,6 +94,9 @@ export function startFakeOllama(script?: (req: SeenRequest) => Script): Promise<
       res.end(JSON.stringify(payload));
     });
   });
+  // Idle keep-alive sockets stay open until close() ends them, as the fake model server's do (one closed
+  // after keepAliveTimeout races the client's next request on it after a test held the event loop).
+  server.keepAliveTimeout = 0;
   return new Promise((resolve) => {
     server.listen(0, "127.0.0.1", () => {
       const { port } = server.address() as AddressInfo;

@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { callMayStart, extractToolCalls, extractToolCallsDetailed } from "../extract.ts";
-import { countingWork } from "./_counting.ts";
+import { countingTextWork, countingWork } from "./_counting.ts";
 
 /** The names of the calls read from `text`. */
 const names = (text: string, tools?: unknown[]) =>
@@ -122,18 +122,12 @@ test("extractToolCalls: a section end inside DeepSeek JSON leaves the next call 
 // Linear time on repeated unclosed openings
 // ---------------------------------------------------------------------------------------------------------
 
-/** Milliseconds to extract from `text` (the best of two runs, to ride out a noisy machine). */
-function timeOf(text: string): number {
-  let best = Infinity;
-  for (let k = 0; k < 2; k++) {
-    const t0 = performance.now();
-    extractToolCalls(text);
-    best = Math.min(best, performance.now() - t0);
-  }
-  return best;
+/** Characters read and copied while extracting from `unit` repeated to about `n` characters. */
+async function workOf(unit: string, n: number): Promise<number> {
+  return (await countingTextWork(() => extractToolCalls(unit.repeat(Math.ceil(n / unit.length)))))[1];
 }
 
-test("extractToolCalls: repeated unclosed Functionary, function-tag and harmony openings read in linear time", () => {
+test("extractToolCalls: repeated unclosed Functionary, function-tag and harmony openings read in linear work", async () => {
   for (
     const unit of [
       ">>>f\n{",
@@ -142,13 +136,11 @@ test("extractToolCalls: repeated unclosed Functionary, function-tag and harmony 
       "<|channel|>analysis<|message|>x<|end|>",
     ]
   ) {
-    const small = timeOf(unit.repeat(Math.ceil(40_000 / unit.length)));
-    const large = timeOf(unit.repeat(Math.ceil(320_000 / unit.length)));
-    // Eight times the text: about 8x when linear, 64x when quadratic.
-    assert.ok(
-      large < 24 * Math.max(small, 5),
-      `${JSON.stringify(unit)}: ${small.toFixed(0)} ms -> ${large.toFixed(0)} ms`,
-    );
+    // Characters read and copied count the work without depending on the machine's speed (a timed version
+    // could fail on a busy machine): four times the text, about four times the work when linear, sixteen
+    // when each opening reads on to the text's end (as without the shared scan budget).
+    const [small, large] = [await workOf(unit, 40_000), await workOf(unit, 160_000)];
+    assert.ok(small > 0 && large < 8 * small, `${JSON.stringify(unit)}: ${small} -> ${large} characters`);
   }
 });
 
@@ -271,16 +263,18 @@ const xml = (key: string, value: string) =>
 const argsOf = (text: string, tools?: unknown[]) =>
   extractToolCalls(text, tools ? { tools } : {})[0].arguments;
 
-test("extractToolCalls: typing follows a wide acyclic anyOf/$ref chain quickly and reaches the declared type", () => {
+test("extractToolCalls: typing follows a wide acyclic anyOf/$ref chain in linear work and reaches the declared type", async () => {
   const defs: Record<string, unknown> = { D8: { type: "string" } };
   for (let i = 7; i >= 0; i--) defs[`D${i}`] = { anyOf: Array(8).fill({ $ref: `#/$defs/D${i + 1}` }) };
   const tools = [{
     name: "f",
     parameters: { type: "object", properties: { a: { $ref: "#/$defs/D0" } }, $defs: defs },
   }];
-  const t0 = performance.now();
-  assert.deepEqual(argsOf(xml("a", "5"), tools), { a: "5" });
-  assert.ok(performance.now() - t0 < 2000);
+  // Schema nodes looked up in typing's memo count the work without depending on the machine's speed: each
+  // node is worked out once, where following every path through the chain visits 8^8 of them.
+  const [args, looked] = await countingWork(WeakMap.prototype, "get", () => argsOf(xml("a", "5"), tools));
+  assert.deepEqual(args, { a: "5" });
+  assert.ok(looked < 1_000, `${looked} schema nodes looked up`);
 });
 
 test("extractToolCalls: allOf is followed when typing (Pydantic v1 enums), and cycles end", () => {

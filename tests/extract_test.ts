@@ -2,6 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { type ExtractedToolCall, extractToolCalls, extractToolCallsDetailed } from "../extract.ts";
+import { countingTextWork } from "./_counting.ts";
 
 const brief = (calls: ExtractedToolCall[]) =>
   calls.map((c) => ({ name: c.name, arguments: c.arguments, format: c.format }));
@@ -244,12 +245,14 @@ test("extractToolCalls: non-string input gives no calls", () => {
   assert.deepEqual(extractToolCalls(42 as unknown as string), []);
 });
 
-test("extractToolCalls: many unclosed markers are read in linear time", () => {
-  const hostile = "<tool_call> x ".repeat(100_000) + "[TOOL_CALLS]a".repeat(50_000) + "```".repeat(50_000) +
-    "<|python_tag|>{".repeat(20_000);
-  const t0 = performance.now();
-  extractToolCalls(hostile);
-  const ms = performance.now() - t0;
-  // Quadratic behaviour on ~2.5 MB would take minutes; linear takes well under a second.
-  assert.ok(ms < 15_000, `took ${ms} ms`);
+test("extractToolCalls: many unclosed markers are read in linear work", async () => {
+  const hostile = (n: number) =>
+    "<tool_call> x ".repeat(5 * n) + "[TOOL_CALLS]a".repeat(5 * n / 2) + "```".repeat(5 * n / 2) +
+    "<|python_tag|>{".repeat(n);
+  // Characters read and copied count the work without depending on the machine's speed (a timed version
+  // could fail on a busy machine): four times the text, about four times the work when linear, sixteen when
+  // each marker reads on to the text's end (~2.5 MB then took minutes).
+  const workOf = async (n: number) => (await countingTextWork(() => extractToolCalls(hostile(n))))[1];
+  const [small, large] = [await workOf(5_000), await workOf(20_000)];
+  assert.ok(small > 0 && large < 8 * small, `${small} -> ${large} characters`);
 });

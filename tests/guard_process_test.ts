@@ -29,9 +29,11 @@ const wineSlowSpawn = underWine
   ? "Wine starts each process in 0.5-2 s, which these settle bounds count (covered loosely in windows_test)"
   : false;
 const TW = { ...T, skip: wineSlowSpawn };
-// Bounds are generous on purpose: the machine running the suite may be shared and slow. Real numbers are
-// measured by scripts/measure_guard.ts.
-const SLACK_MS = 1500;
+// The settle bounds tell a call that ended at its timeout or abort from one that waited for the tool (which
+// hangs, or leaves a descendant holding stdout for 30 s): a guard against hanging, not a measure of speed, so
+// a slow or busy machine cannot fail them (1.5 s of slack did). Real numbers are measured by
+// scripts/measure_guard.ts.
+const SLACK_MS = 12_000;
 
 test("runTool: a pending timeout does not keep the host alive once the tool has answered", T, async () => {
   // A host that runs one tool with a two-minute timeout must end when its work is done, not when the timer
@@ -190,7 +192,7 @@ test(
       assert.equal(r.kind, "results", r.detail);
       assert.deepEqual(r.items, ["kept"]);
       assert.equal(r.exitCode, 0);
-      assert.ok(r.durationMs < 5000, `settled after ${r.durationMs} ms, not after the descendant's 30 s`);
+      assert.ok(r.durationMs < SLACK_MS, `settled after ${r.durationMs} ms, not after the descendant's 30 s`);
       const started = [...new Set(pids.pids())];
       assert.ok(started.length >= 2, "tool and its descendant recorded their pids");
       assert.deepEqual(await waitGone(started), [], "the descendant holding the pipe was ended");
@@ -320,14 +322,14 @@ test("runTool: 200 concurrent runs, half timing out, all settle with the right k
     if (i % 2 === 0) assert.equal(r.items, null);
   }
   assert.ok(elapsed < 30_000, `all settled in ${Math.round(elapsed)} ms`);
-  const deadline = Date.now() + 5000;
+  const deadline = Date.now() + SLACK_MS;
   while (sleepersWith(marker).length > 0 && Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 100));
   }
   assert.deepEqual(sleepersWith(marker), [], "no sleep process left");
   // A tree is forgotten when its SIGKILL timer fires, KILL_GRACE_MS after the kill: on a loaded machine that
   // timer can run late, so wait for it (generously) rather than for a fixed time.
-  const forgotten = Date.now() + 5000;
+  const forgotten = Date.now() + SLACK_MS;
   while (liveCount() > 0 && Date.now() < forgotten) await new Promise((r) => setTimeout(r, 50));
   assert.equal(liveCount(), 0, "no process group still tracked");
   if (!isDeno) {

@@ -29,6 +29,7 @@ import {
 import { main } from "../_cli/mcp.ts";
 import { type Command, evalCommand, isAlive, isWindows, runtimeCommand } from "./_runtime.ts";
 import { INIT } from "./_mcp_messages.ts";
+import { HANG_MS } from "./_counting.ts";
 import { MAX_HELD } from "../_mcp/session.ts";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -252,11 +253,13 @@ test("McpGuard.checkCall: the credential patterns read a megabyte of near-misses
   // each start read to the end of the text (1 MB took minutes); bounded, a fraction of a second.
   const guard = createMcpGuard({ uncheckedTools: "forward" });
   guard.setTools([{ name: "odd", inputSchema: { type: "object", unevaluatedProperties: false } }]);
+  // The backtracking happens inside one search, where no count of work sees it: a deadline far past any slow
+  // machine tells it (a guard against hanging, HANG_MS: quadratic takes minutes; linear well under a second).
   const started = performance.now();
   const checked = guard.checkCall({ name: "odd", arguments: { text: "sk-".repeat(350_000) } });
   const ms = performance.now() - started;
   assert.equal(checked.allowed, true);
-  assert.ok(ms < 20_000, `${Math.round(ms)} ms`); // quadratic takes minutes; linear well under a second
+  assert.ok(ms < HANG_MS, `${Math.round(ms)} ms`);
   const key = "sk-proj-" + "A1".repeat(37) + "T3BlbkFJ" + "b2".repeat(37);
   assert.equal(guard.checkCall({ name: "odd", arguments: { text: `key=${key}` } }).allowed, false);
 });

@@ -156,7 +156,8 @@ test(
       assert.equal(r.kind, "timeout", r.detail);
       assert.equal(r.items, null);
       assert.match(r.detail, /aborted by the caller's AbortSignal \(user pressed stop\)/);
-      assert.ok(settleMs < 2000, `settled ${Math.round(settleMs)} ms after the abort`);
+      // (not at timeoutMs, 30 s: a bound only an ignored abort reaches, so a slow machine cannot fail it)
+      assert.ok(settleMs < 10_000, `settled ${Math.round(settleMs)} ms after the abort`);
       assert.deepEqual(await waitGone([writer]), [], "the leftover writer was ended");
     } finally {
       dir.cleanup();
@@ -323,7 +324,7 @@ test(
     const r = await pending;
     assert.equal(r.kind, "timeout", r.detail);
     assert.match(r.detail, /^aborted by the caller's AbortSignal/);
-    assert.ok(performance.now() - abortedAt < 3000, "settled soon after the abort, not at timeoutMs");
+    assert.ok(performance.now() - abortedAt < 10_000, "settled after the abort, not at timeoutMs (20 s)");
     const before = new AbortController();
     before.abort(Object.create(null));
     const early = await runTool("/bin/sh", ["-c", "echo ran"], { signal: before.signal });

@@ -4,6 +4,7 @@ import { sanitise, scan } from "../scan.ts";
 import { candidateRules, findsIn, SCAN_CONTEXTS, scanInSegments, scannerIn } from "../_scan/scan.ts";
 import { ShownText } from "../_scan/terminal.ts";
 import type { ScanResult } from "../types.ts";
+import { countingTextWork, HANG_MS } from "./_counting.ts";
 
 const ESC = "\x1b";
 const OVERRIDE = "all previous instructions";
@@ -216,18 +217,6 @@ test("ShownText: escape sequences read as nothing, as a terminal parses them", (
   assert.deepEqual(view.span(5, 6), [text.length - 1, text.length]);
 });
 
-/** Milliseconds `scan` takes on `text` (the least of three runs: the machine is shared). */
-function scanMs(text: string): number {
-  let least = Infinity;
-  for (let run = 0; run < 3; run++) {
-    const started = performance.now();
-    const result = scan(text);
-    least = Math.min(least, performance.now() - started);
-    assert.equal(typeof result.blocked, "boolean");
-  }
-  return least;
-}
-
 const KB = 1 << 10;
 /** Hostile inputs as a function of their length: sequences that never end, or end only at the text's end. */
 const HOSTILE: Record<string, (n: number) => string> = {
@@ -243,14 +232,18 @@ const HOSTILE: Record<string, (n: number) => string> = {
 };
 
 for (const [name, make] of Object.entries(HOSTILE)) {
-  test(`scan: linear time on ${name}`, () => {
-    const small = make(256 * KB);
-    const large = make(4096 * KB);
-    scanMs(small);
-    const ms = [scanMs(small), scanMs(large)];
-    console.log(`  ${name}: 256 KiB ${ms[0].toFixed(1)} ms, 4 MiB ${ms[1].toFixed(1)} ms`);
-    // 16 times the text: about 16 times the time when linear, 256 times when quadratic. Generous bounds.
-    assert.ok(ms[1] < 64 * Math.max(ms[0], 5), `${name}: ${ms.join(" ms, ")} ms`);
-    assert.ok(ms[1] < 10_000, `${name}: ${ms[1]} ms`);
+  test(`scan: linear work on ${name}`, { timeout: 2 * HANG_MS }, async () => {
+    // Characters read and copied count the work without depending on the machine's speed (a timed version
+    // could fail on a busy machine): four times the text, about four times the work when linear, sixteen
+    // when a sequence is read to the text's end at each introducer. Both sizes are read in windows.
+    const started = performance.now();
+    const workOf = async (n: number) => {
+      const [result, work] = await countingTextWork(() => scan(make(n)));
+      assert.equal(typeof result.blocked, "boolean");
+      return work;
+    };
+    const [small, large] = [await workOf(1024 * KB), await workOf(4096 * KB)];
+    assert.ok(small > 0 && large < 8 * small, `${name}: ${small} -> ${large} characters`);
+    assert.ok(performance.now() - started < HANG_MS, `${name}: a search backtracked for minutes`);
   });
 }

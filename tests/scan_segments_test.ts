@@ -8,6 +8,7 @@ import { rules } from "../_scan/rules.ts";
 import { loadRows } from "../scripts/eval.ts";
 import { sharedData } from "./_shared_data.ts";
 import type { ScanContext, ScanFinding } from "../types.ts";
+import { countingTextWork } from "./_counting.ts";
 
 const CONTEXTS: readonly ScanContext[] = ["tool_output", "user_text", "tool_args", "cli_arg"];
 
@@ -310,18 +311,6 @@ test("RuleScreen: judges only texts whose fold is their lower case, character fo
   assert.ok(plain > 100 && plain < samples.length, `${plain} of ${samples.length} plain`);
 });
 
-/** The time of one scan in ms: the fastest of three. */
-function scanMs(text: string): number {
-  // The fastest of three runs: one run can be slowed by a pause (GC, a busy machine), which no size explains.
-  let least = Infinity;
-  for (let run = 0; run < 3; run++) {
-    const started = performance.now();
-    scanInSegments(text, { context: "tool_output" }, 1 << 18);
-    least = Math.min(least, performance.now() - started);
-  }
-  return least;
-}
-
 // Text with few letters a-z gives a window's letter context nothing to find: each window used to widen to the
 // whole text (2 M characters of Chinese took a second, 4 M four).
 const LETTER_SCARCE: Record<string, (n: number) => string> = {
@@ -331,15 +320,15 @@ const LETTER_SCARCE: Record<string, (n: number) => string> = {
 };
 
 for (const [name, make] of Object.entries(LETTER_SCARCE)) {
-  test(`scanInSegments: linear time on ${name}, a text with few letters`, () => {
-    // Both sizes past two segments, so both are read in windows: a text of up to two is read whole, about
-    // three times faster per character, which made a ratio of 16 in size one of ~48 in time.
-    const small = make(1024 * 1024);
-    const large = make(8192 * 1024);
-    scanMs(small);
-    const ms = [scanMs(small), scanMs(large)];
-    // 8 times the text: about 8 times the time when linear, 64 times when quadratic. Generous bounds.
-    assert.ok(ms[1] < 32 * Math.max(ms[0], 5), `${name}: ${ms.map((m) => m.toFixed(1)).join(" ms, ")} ms`);
+  test(`scanInSegments: linear work on ${name}, a text with few letters`, { timeout: 120_000 }, async () => {
+    // Characters read and copied count the work without depending on the machine's speed (a timed version
+    // could fail on a busy machine). Both sizes past two segments, so both are read in windows (a text of up
+    // to two is read whole). Four times the text: about four times the work when linear, twenty when every
+    // window widens to the whole text.
+    const workOf = async (n: number) =>
+      (await countingTextWork(() => scanInSegments(make(n), { context: "tool_output" }, 1 << 18)))[1];
+    const [small, large] = [await workOf(1024 * 1024), await workOf(4096 * 1024)];
+    assert.ok(small > 0 && large < 8 * small, `${name}: ${small} -> ${large} characters`);
   });
 }
 

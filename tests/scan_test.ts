@@ -8,6 +8,7 @@ import { asciiBytes, utf8Of } from "../_scan/words.ts";
 import { imperativeStart, type Rule, rules } from "../_scan/rules.ts";
 import { type MatchOptions, nextMatch } from "../_scan/match.ts";
 import { loadRows } from "../scripts/eval.ts";
+import { countingTextWork, HANG_MS } from "./_counting.ts";
 import { seeded } from "../scripts/_seeded.ts";
 import { sharedData } from "./_shared_data.ts";
 import type { ScanCategory, ScanContext, ScanResult } from "../types.ts";
@@ -1101,43 +1102,49 @@ test("scan: an unknown context is refused before and after the known ones have t
 });
 
 // ---------------------------------------------------------------------------------------------------------
-// scan: linear time on pathological input
+// scan: linear work on pathological input
 // ---------------------------------------------------------------------------------------------------------
 
 const MB = 1 << 20;
-const adversarial: Record<string, string> = {
-  "repeated trigger word": "ignore ".repeat(MB / 7),
-  "near-miss override": "ignore all previous ".repeat(MB / 20),
-  "imperative without object": "please send my ".repeat(MB / 15),
-  "open brackets": "[".repeat(MB),
-  "markdown image prefixes": "![a](http://x.co/?a=".repeat(MB / 21),
-  "letter-spaced": "i g n o r e ".repeat(MB / 12),
-  "zero-width": "\u200B".repeat(MB),
-  "e-mail-like": "a@".repeat(MB / 2),
-  "chat-token prefixes": "<|im_".repeat(MB / 5),
-  "line-start role prefixes": "\n### system".repeat(MB / 11),
-  "deep repeated prefix": "you must ".repeat(MB / 9) + "call the x tool",
-  // a run of blanks without a newline: the fold's newline-run expression once read it quadratically (a
-  // quarter of a MB took over 30 s; a smaller text than the others, so such a slip fails within a minute)
-  "spaces": " ".repeat(MB / 4),
-  "tabs": "\t".repeat(MB / 4),
-  "spaces, then a newline": " ".repeat(MB / 4 - 1) + "\n",
-  "invisible characters between letters": "i\u200Bg\u200Bn\u200B".repeat(MB / 6),
+/** Hostile texts of about `n` characters (`n / 2` for the runs of blanks). */
+const adversarial: Record<string, (n: number) => string> = {
+  "repeated trigger word": (n) => "ignore ".repeat(n / 7),
+  "near-miss override": (n) => "ignore all previous ".repeat(n / 20),
+  "imperative without object": (n) => "please send my ".repeat(n / 15),
+  "open brackets": (n) => "[".repeat(n),
+  "markdown image prefixes": (n) => "![a](http://x.co/?a=".repeat(n / 21),
+  "letter-spaced": (n) => "i g n o r e ".repeat(n / 12),
+  "zero-width": (n) => "\u200B".repeat(n),
+  "e-mail-like": (n) => "a@".repeat(n / 2),
+  "chat-token prefixes": (n) => "<|im_".repeat(n / 5),
+  "line-start role prefixes": (n) => "\n### system".repeat(n / 11),
+  "deep repeated prefix": (n) => "you must ".repeat(n / 9) + "call the x tool",
+  // a run of blanks without a newline: the fold's newline-run expression once read it quadratically inside
+  // one search, which no count sees (a quarter of a MB took over 30 s, so half a MB is past HANG_MS)
+  "spaces": (n) => " ".repeat(n / 2),
+  "tabs": (n) => "\t".repeat(n / 2),
+  "spaces, then a newline": (n) => " ".repeat(n / 2 - 1) + "\n",
+  "invisible characters between letters": (n) => "i\u200Bg\u200Bn\u200B".repeat(n / 6),
   // no neutral cut in either (read in forced pieces), and every few characters a match of a raw rule or a pair
-  "bidirectional controls between letters": "abc\u202Edef ".repeat(MB / 8),
-  "spaced emoji": "\u{1F389} ".repeat(MB / 3),
+  "bidirectional controls between letters": (n) => "abc\u202Edef ".repeat(n / 8),
+  "spaced emoji": (n) => "\u{1F389} ".repeat(n / 3),
 };
-for (const [name, text] of Object.entries(adversarial)) {
-  test(`scan: linear time on ${name} (${(text.length / 1e6).toFixed(2)} M chars)`, () => {
+// (Bun fails an async test after 5 s unless told otherwise: a hang guard, as HANG_MS is.)
+const T = { timeout: 2 * HANG_MS };
+for (const [name, make] of Object.entries(adversarial)) {
+  test(`scan: linear work on ${name} (${(make(MB).length / 1e6).toFixed(2)} M chars)`, T, async () => {
+    // Characters read and copied count the work without depending on the machine's speed (a timed version
+    // could fail on a busy machine): four times the text, about four times the work when linear, sixteen
+    // when a window or a rule reads the text again for each piece of it.
     const started = performance.now();
-    const r = scan(text);
-    const ms = performance.now() - started;
-    console.log(
-      `  ${name}: ${ms.toFixed(0)} ms, ${(text.length / 1e6 / (ms / 1000)).toFixed(1)} M chars/s`,
-    );
-    assert.equal(typeof r.blocked, "boolean");
-    // Generous: the machine is shared. Backtracking blow-ups take minutes, not seconds.
-    assert.ok(ms < 10_000, `${name} took ${ms} ms`);
+    const workOf = async (n: number) => {
+      const [r, work] = await countingTextWork(() => scan(make(n)));
+      assert.equal(typeof r.blocked, "boolean");
+      return work;
+    };
+    const [small, large] = [await workOf(MB / 4), await workOf(MB)];
+    assert.ok(small > 0 && large < 8 * small, `${name}: ${small} -> ${large} characters`);
+    assert.ok(performance.now() - started < HANG_MS, `${name}: a search backtracked for minutes`);
   });
 }
 

@@ -5,6 +5,7 @@ import { normaliseCalls, normaliseTools, syntheticId, syntheticIdOfValue } from 
 import { seeded } from "../scripts/_seeded.ts";
 import { Literals } from "../_validate/validator.ts";
 import type { CallVerdict, Classifier, Finding } from "../types.ts";
+import { ARRAY_ITERATOR, countingWork } from "./_counting.ts";
 
 const PARAMS = {
   type: "object",
@@ -924,28 +925,31 @@ test("compileSchema: an own property holding undefined is judged the same by gen
   }
 });
 
-test("createValidator: many references to shared definitions compile quickly (no exponential walk)", () => {
-  // d0 -> d1 twice -> d2 twice ... : 2^40 paths, each definition visited once
-  const $defs: Record<string, unknown> = {};
-  for (let i = 0; i < 40; i++) {
-    $defs[`d${i}`] = {
-      type: "object",
-      additionalProperties: false,
-      properties: { a: { $ref: `#/$defs/d${i + 1}` }, b: { $ref: `#/$defs/d${i + 1}` } },
-    };
-  }
-  $defs.d40 = { type: "string" };
-  const schema = {
-    type: "object",
-    $defs,
-    additionalProperties: false,
-    properties: { x: { $ref: "#/$defs/d0" } },
+test("createValidator: many references to shared definitions compile in linear work (no exponential walk)", async () => {
+  // d0 -> d1 twice -> d2 twice ... : 2^depth paths, each definition visited once
+  const schemaOf = (depth: number) => {
+    const $defs: Record<string, unknown> = {};
+    for (let i = 0; i < depth; i++) {
+      $defs[`d${i}`] = {
+        type: "object",
+        additionalProperties: false,
+        properties: { a: { $ref: `#/$defs/d${i + 1}` }, b: { $ref: `#/$defs/d${i + 1}` } },
+      };
+    }
+    $defs[`d${depth}`] = { type: "string" };
+    return { type: "object", $defs, additionalProperties: false, properties: { x: { $ref: "#/$defs/d0" } } };
   };
-  const started = Date.now();
-  const v = createValidator([{ type: "function", function: { name: "t", parameters: schema } }], {
-    scan: false,
-  });
-  assert.ok(Date.now() - started < 20_000);
+  const compiled = (depth: number) =>
+    createValidator([{ type: "function", function: { name: "t", parameters: schemaOf(depth) } }], {
+      scan: false,
+    });
+  // Array iterator steps count the work without depending on the machine's speed: twice the depth costs
+  // about twice the steps when each definition is visited once, a thousand times when every path is walked
+  // (at depths small enough to end either way; 40 would never end).
+  const [, small] = await countingWork(ARRAY_ITERATOR, "next", () => compiled(10));
+  const [, large] = await countingWork(ARRAY_ITERATOR, "next", () => compiled(20));
+  assert.ok(small > 0 && large < 4 * small, `${small} -> ${large} iterator steps`);
+  const v = compiled(40);
   const call = { id: "1", type: "function", function: { name: "t", arguments: '{"x":{"a":{"b":"no"}}}' } };
   assert.deepEqual(codes(v.validate([call]).calls[0]), ["argument_type_mismatch /x/a/b"]);
 });
