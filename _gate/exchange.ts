@@ -277,15 +277,16 @@ async function gateJson(response: Response, exchange: Exchange): Promise<Respons
   let before: Usage | undefined;
   for (let current = exchange;;) {
     const { out, sent, rejected, usage } = await gateJsonOnce(response, current);
-    if (!rejected || !mayRetry(current)) {
-      return before ? withUsageAdded(out, sent, exchange.dialect, before) : out;
-    }
+    /** This attempt's answer, reporting the earlier attempts' usage too. */
+    const answer = () => before ? withUsageAdded(out, sent, exchange.dialect, before) : out;
+    if (!rejected || !mayRetry(current)) return answer();
     const request = followUpOf(current, rejected);
-    const next = await current.send(request);
-    const type = (next.headers.get("content-type") ?? "").toLowerCase();
-    if (!next.ok || next.body === null || !type.includes("json")) {
-      await next.body?.cancel().catch(() => {});
-      return before ? withUsageAdded(out, sent, exchange.dialect, before) : out; // the retry failed: the clean stop
+    // A follow-up that fails (a refused or reset connection, an abort) leaves the clean stop, as in a stream.
+    const next = await current.send(request).catch(() => undefined);
+    const type = (next?.headers.get("content-type") ?? "").toLowerCase();
+    if (next === undefined || !next.ok || next.body === null || !type.includes("json")) {
+      await next?.body?.cancel().catch(() => {});
+      return answer(); // the retry failed: the clean stop
     }
     if (usage) before = sumUsage(before, usage);
     current = { ...current, request, attempt: current.attempt + 1 };

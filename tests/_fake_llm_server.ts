@@ -37,6 +37,8 @@ export interface FakeReply {
   holdBefore?: { frame: number; until: Promise<unknown> };
   /** Split every frame into pieces of this many characters, sent separately. */
   splitEvery?: number;
+  /** Close the connection without an answer (the client's fetch fails, as on a reset socket). */
+  reset?: true;
 }
 
 /** A request as the server saw it. */
@@ -89,7 +91,8 @@ export async function startFakeLlmServer(script: Script): Promise<FakeServer> {
       requests.push(rec);
       const n = requests.length - 1;
       const reply = typeof script === "function" ? script(rec, n) : script[Math.min(n, script.length - 1)];
-      send(res, reply).catch(() => res.destroy());
+      if (reply.reset) res.destroy();
+      else send(res, reply).catch(() => res.destroy());
     });
   });
   // Idle keep-alive sockets stay open until close() ends them. Closed by the server once idle for

@@ -140,6 +140,31 @@ test("guardFetch retry: every attempt rejected ends in today's clean stop", asyn
   assert.equal(last.messages.length, 5);
 });
 
+test("guardFetch retry: a follow-up whose connection is reset, or that gets an HTTP error, leaves today's clean stop, JSON and stream", async () => {
+  for (const failed of [{ reset: true as const }, { status: 503, json: { error: "overloaded" } }]) {
+    const json = await scripted(
+      [{ json: chatCompletion("Hm.", [BAD]) }, failed],
+      1,
+      (s, f) => openai(s, f).chat.completions.create({ model: "m", messages, tools: TOOLS_OPENAI as never }),
+    );
+    const stream = await scripted(
+      [{ sse: chatStream(["Hm."], [BAD]) }, failed],
+      1,
+      (s, f) =>
+        openai(s, f).chat.completions.stream({ model: "m", messages, tools: TOOLS_OPENAI as never })
+          .finalChatCompletion(),
+    );
+    for (const { value, server, seen } of [json, stream]) {
+      // (the runtime's HTTP client may send a request again once on a reused connection that was reset)
+      assert.ok(server.requests.length >= 2, "the follow-up was sent");
+      assert.equal(value.choices[0].message.tool_calls?.length ?? 0, 0);
+      assert.equal(value.choices[0].finish_reason, "stop");
+      assert.match(value.choices[0].message.content ?? "", /^Hm\.[\s\S]*units/);
+      assert.deepEqual(seen.map((e) => [e.attempt, e.verdict.allowed]), [[0, false]]);
+    }
+  }
+});
+
 test("guardFetch retry: OpenAI Responses, the follow-up carries function_call_output", async () => {
   const { value, server, seen } = await scripted(
     [{ json: responsesBody(null, [BAD]) }, { json: responsesBody(null, [GOOD]) }],
