@@ -357,80 +357,112 @@ class HttpRelay {
     if (own !== undefined) return this.#sendOwn(message, own);
     // The client's answers keep no order: the server may wait for one to answer the request before it.
     if (answersOnly(message)) return this.#answerPlaces.take((release) => this.#send(message, release));
-    const requests = requestsOf(message);
-    // The client's cancel of the initialize not answered yet is not sent (see #initializeCancelled), alone or
-    // in a batch (batches: "forward"), whose rest goes as a batch sent then does: held behind that
-    // initialize, which then fails, with the rest.
-    if (this.#initialize !== undefined) {
-      const members = Array.isArray(message) ? message : message === undefined ? [] : [message];
-      const rest = members.filter((m) => !this.#cancelsInitialize(cancelledId(m)));
-      if (rest.length < members.length) {
-        const sent = rest.length > 0 ? this.#toServer({ message: rest }) : undefined;
-        this.#initializeCancelled();
-        return sent;
-      }
+    if (this.#initialize !== undefined && this.#holdsInitializeCancel(message)) {
+      return this.#sendWithoutInitializeCancel(message);
     }
-    const cancelled = cancelledId(message);
     // What follows an `initialize` not answered yet waits for its answer (see #initializeFailed), but for
     // MAX_HELD messages at most (see #pastHeld).
     const after = this.#initialize;
     if (after !== undefined && after.held.length >= MAX_HELD) return this.#pastHeld(message);
     after?.held.push(message);
-    // A cancel waits for the POST of the request it cancels, and nothing waits for it.
-    if (cancelled !== undefined) {
-      const sent = this.#order.after(
-        this.#unaccepted.get(idKey(cancelled)),
-        (accepted) => this.#forward(message, requests, accepted, after),
-      );
-      return after === undefined ? sent : undefined;
-    }
-    const initialize = requests.find((r) => r.method === "initialize");
-    // `initialize` goes as a notification does: what follows waits for its answer, whose headers bring the
-    // session id (sent at once, a pipelining client's next request went without it, refused), and which says
-    // whether there is a session at all.
-    const kind = Array.isArray(message) && hasNotification(message)
-      ? "after_all"
-      : requests.length > 0 && initialize === undefined
-      ? "request"
-      : "notification";
-    let acceptedAll = () => {};
-    if (requests.length > 0) {
-      const accepted = new Promise<void>((resolve) => (acceptedAll = resolve));
-      for (const r of requests) this.#unaccepted.set(idKey(r.id), accepted);
-      void accepted.then(() => {
-        for (const r of requests) {
-          if (this.#unaccepted.get(idKey(r.id)) === accepted) this.#unaccepted.delete(idKey(r.id));
-        }
-      });
-    }
-    if (initialize !== undefined && after === undefined) {
-      const wait = this.#awaitInitialize(initialize.id);
-      return this.#order.take(kind, (accepted) => {
-        void wait.over.then(() => {
-          accepted();
-          acceptedAll();
-        });
-        // The client cancelled it (or the relay closed) while it waited its turn: it is not sent, nor answered
-        // (the client gave up on it; as the relay closes, the session answers it). The session before it stays.
-        if (wait.failure !== undefined) return;
-        // A new session (the client's first, or again after one that failed or expired) starts without the
-        // id and version of any before it, as MCP says: a server refuses an initialize naming a session.
-        [this.#sessionId, this.#protocolVersion] = [undefined, undefined];
-        [this.#initializeMessage, this.#otherSessionIdSaid] = [message, false];
-        this.#leaveStream();
-        return this.#forward(message, requests, () => {});
-      });
-    }
-    const sent = this.#order.take(kind, (accepted) =>
-      this.#forward(message, requests, () => {
-        accepted();
-        acceptedAll();
-      }, after));
+    const sent = this.#sendInTurn(message, after);
     // Held for the answer to `initialize`, it does not hold the client's input back (as past MAX_HELD waiting
     // it would, until that answer): the client's cancel of that initialize, or the end of its input, must still
     // be read. MAX_HELD bounds what is held then.
     return after === undefined ? sent : undefined;
   };
+
+  /**
+   * True when `message` (one, or a batch: batches "forward") is or holds the client's cancel of the
+   * `initialize` not answered yet, which is not sent (see {@linkcode HttpRelay.#initializeCancelled}).
+   */
+  #holdsInitializeCancel(message: McpFrame["message"]): boolean {
+    return membersOf(message).some((m) => this.#cancelsInitialize(cancelledId(m)));
+  }
+
+  /**
+   * The client cancelled the `initialize` not answered yet: the rest of its batch goes as a batch sent then
+   * does (held behind that initialize, which then fails, with the rest), and the cancel is not sent.
+   */
+  #sendWithoutInitializeCancel(message: McpFrame["message"]): void | Promise<void> {
+    const rest = membersOf(message).filter((m) => !this.#cancelsInitialize(cancelledId(m)));
+    const sent = rest.length > 0 ? this.#toServer({ message: rest }) : undefined;
+    this.#initializeCancelled();
+    return sent;
+  }
+
+  /**
+   * Send a message of the client's (not only answers) in the client's order (see {@linkcode SendOrder});
+   * `after`: the `initialize` not answered yet that it waits for, if one.
+   */
+  #sendInTurn(message: unknown, after: InitializeWait | undefined): void | Promise<void> {
+    const requests = requestsOf(message);
+    const cancelled = cancelledId(message);
+    // A cancel waits for the POST of the request it cancels, and nothing waits for it.
+    if (cancelled !== undefined) {
+      return this.#order.after(
+        this.#unaccepted.get(idKey(cancelled)),
+        (accepted) => this.#forward(message, requests, accepted, after),
+      );
+    }
+    const initialize = requests.find((r) => r.method === "initialize");
+    const kind = orderKind(message, requests.length > 0, initialize !== undefined);
+    const acceptedAll = this.#trackUnaccepted(requests);
+    if (initialize !== undefined && after === undefined) {
+      return this.#sendInitialize(message, requests, initialize.id, kind, acceptedAll);
+    }
+    return this.#order.take(kind, (accepted) =>
+      this.#forward(message, requests, () => {
+        accepted();
+        acceptedAll();
+      }, after));
+  }
+
+  /**
+   * Note `requests` as not accepted by the server (see {@linkcode HttpRelay.#unaccepted}: a cancel of one
+   * waits for its POST) until the returned function is called.
+   */
+  #trackUnaccepted(requests: { id: JsonRpcId }[]): () => void {
+    if (requests.length === 0) return () => {};
+    let acceptedAll!: () => void;
+    const accepted = new Promise<void>((resolve) => (acceptedAll = resolve));
+    for (const r of requests) this.#unaccepted.set(idKey(r.id), accepted);
+    void accepted.then(() => {
+      for (const r of requests) {
+        if (this.#unaccepted.get(idKey(r.id)) === accepted) this.#unaccepted.delete(idKey(r.id));
+      }
+    });
+    return acceptedAll;
+  }
+
+  /**
+   * Send the client's `initialize` (`id`, in `message`) in turn: what follows waits for its answer (see
+   * {@linkcode HttpRelay.#awaitInitialize}), and it starts a new session.
+   */
+  #sendInitialize(
+    message: unknown,
+    requests: { id: JsonRpcId; method: string }[],
+    id: JsonRpcId,
+    kind: OrderKind,
+    acceptedAll: () => void,
+  ): void | Promise<void> {
+    const wait = this.#awaitInitialize(id);
+    return this.#order.take(kind, (accepted) => {
+      void wait.over.then(() => {
+        accepted();
+        acceptedAll();
+      });
+      // The client cancelled it (or the relay closed) while it waited its turn: it is not sent, nor answered
+      // (the client gave up on it; as the relay closes, the session answers it). The session before it stays.
+      if (wait.failure !== undefined) return;
+      // A new session (the client's first, or again after one that failed or expired) starts without the
+      // id and version of any before it, as MCP says: a server refuses an initialize naming a session.
+      [this.#sessionId, this.#protocolVersion] = [undefined, undefined];
+      [this.#initializeMessage, this.#otherSessionIdSaid] = [message, false];
+      this.#leaveStream();
+      return this.#forward(message, requests, () => {});
+    });
+  }
 
   /** True when `id`, which the client cancels, is that of the `initialize` not answered yet. */
   #cancelsInitialize(id: JsonRpcId | undefined): boolean {
@@ -1266,6 +1298,25 @@ function cancelledId(message: unknown): JsonRpcId | undefined {
   return typeof id === "string" || typeof id === "number" ? id : undefined;
 }
 
+/** The members of a message: a batch's, or the message itself (none for nothing). */
+function membersOf<T>(message: T | T[] | undefined): T[] {
+  return Array.isArray(message) ? message : message === undefined ? [] : [message];
+}
+
+/** How a client message takes its turn in {@linkcode SendOrder} (see `SendOrder.take`). */
+type OrderKind = "request" | "notification" | "after_all";
+
+/**
+ * The turn a message (not a cancel) takes: a batch with a notification follows everything before it; a
+ * message with requests runs beside other requests, but `initialize` goes as a notification does: what
+ * follows waits for its answer, whose headers bring the session id (sent at once, a pipelining client's next
+ * request went without it, refused), and which says whether there is a session at all.
+ */
+function orderKind(message: unknown, hasRequests: boolean, initialize: boolean): OrderKind {
+  if (Array.isArray(message) && hasNotification(message)) return "after_all";
+  return hasRequests && !initialize ? "request" : "notification";
+}
+
 /** True when `message` (one, or a batch) holds a notification: a message with a method and no id. */
 function hasNotification(message: unknown): boolean {
   const one = (m: unknown) => isRecord(m) && typeof m.method === "string" && !("id" in m);
@@ -1320,7 +1371,7 @@ class SendOrder {
    * accepted. Returns a promise when the client's input must wait: `send` returned one, or too many wait.
    */
   take(
-    kind: "request" | "notification" | "after_all",
+    kind: OrderKind,
     send: (accepted: () => void) => void | Promise<void>,
   ): void | Promise<void> {
     const all = kind === "after_all";
