@@ -236,8 +236,13 @@ class HttpRelay {
   readonly #order = new SendOrder();
   /** The requests let go or waiting their turn whose POST the server has not accepted, by {@linkcode idKey}. */
   readonly #unaccepted = new Map<string, Promise<void>>();
-  /** The `initialize` not answered yet, which what the client sends after it waits for. */
+  /**
+   * The `initialize` not answered yet, which what the client sends after it waits for: the last one sent. One
+   * sent while another was unanswered waits behind it (see {@linkcode HttpRelay.#sendInitialize}).
+   */
   #initialize: InitializeWait | undefined;
+  /** Every `initialize` not answered yet, oldest first (the client may cancel any of them). */
+  readonly #initializes: InitializeWait[] = [];
   /** The server's own stream: not asked for yet, being opened or read (or resumed), or over. */
   #stream: "idle" | "open" | "over" = "idle";
   /** How the server's own stream ended, for the requests it can no longer answer. */
@@ -295,7 +300,9 @@ class HttpRelay {
       this.#giveUp.abort();
     }
     this.#listenStop.abort();
-    this.#initializeFailed("was still unanswered when the relay closed");
+    for (const wait of [...this.#initializes]) {
+      this.#initializeFailed("was still unanswered when the relay closed", wait);
+    }
     this.#session.serverClosed(
       first === "client" ? "was left because the client closed" : "was left (aborted)",
     );
@@ -377,7 +384,7 @@ class HttpRelay {
    * `initialize` not answered yet, which is not sent (see {@linkcode HttpRelay.#initializeCancelled}).
    */
   #holdsInitializeCancel(message: McpFrame["message"]): boolean {
-    return membersOf(message).some((m) => this.#cancelsInitialize(cancelledId(m)));
+    return membersOf(message).some((m) => this.#initializeOf(cancelledId(m)) !== undefined);
   }
 
   /**
@@ -385,9 +392,11 @@ class HttpRelay {
    * does (held behind that initialize, which then fails, with the rest), and the cancel is not sent.
    */
   #sendWithoutInitializeCancel(message: McpFrame["message"]): void | Promise<void> {
-    const rest = membersOf(message).filter((m) => !this.#cancelsInitialize(cancelledId(m)));
+    const members = membersOf(message);
+    const cancelled = members.flatMap((m) => this.#initializeOf(cancelledId(m)) ?? []);
+    const rest = members.filter((m) => this.#initializeOf(cancelledId(m)) === undefined);
     const sent = rest.length > 0 ? this.#toServer({ message: rest }) : undefined;
-    this.#initializeCancelled();
+    for (const wait of cancelled) this.#initializeCancelled(wait);
     return sent;
   }
 
@@ -408,8 +417,8 @@ class HttpRelay {
     const initialize = requests.find((r) => r.method === "initialize");
     const kind = orderKind(message, requests.length > 0, initialize !== undefined);
     const acceptedAll = this.#trackUnaccepted(requests);
-    if (initialize !== undefined && after === undefined) {
-      return this.#sendInitialize(message, requests, initialize.id, kind, acceptedAll);
+    if (initialize !== undefined) {
+      return this.#sendInitialize(message, requests, initialize.id, kind, acceptedAll, after);
     }
     return this.#order.take(kind, (accepted) =>
       this.#forward(message, requests, () => {
@@ -437,7 +446,10 @@ class HttpRelay {
 
   /**
    * Send the client's `initialize` (`id`, in `message`) in turn: what follows waits for its answer (see
-   * {@linkcode HttpRelay.#awaitInitialize}), and it starts a new session.
+   * {@linkcode HttpRelay.#awaitInitialize}), and it starts a new session. One sent while another (`after`)
+   * is unanswered becomes the one what follows waits for at once, and starts its session once its turn
+   * comes (after that answer): its own answer brings the session id and the version, and it goes without
+   * the other's. When the other fails, it fails with what it held (see {@linkcode HttpRelay.#initializeFailed}).
    */
   #sendInitialize(
     message: unknown,
@@ -445,6 +457,7 @@ class HttpRelay {
     id: JsonRpcId,
     kind: OrderKind,
     acceptedAll: () => void,
+    after: InitializeWait | undefined,
   ): void | Promise<void> {
     const wait = this.#awaitInitialize(id);
     return this.#order.take(kind, (accepted) => {
@@ -454,7 +467,8 @@ class HttpRelay {
       });
       // The client cancelled it (or the relay closed) while it waited its turn: it is not sent, nor answered
       // (the client gave up on it; as the relay closes, the session answers it). The session before it stays.
-      if (wait.failure !== undefined) return;
+      // (After one that failed, it was answered so: its own wait fails as that answer comes.)
+      if (wait.failure !== undefined || after?.failure !== undefined) return;
       // A new session (the client's first, or again after one that failed or expired) starts without the
       // id and version of any before it, as MCP says: a server refuses an initialize naming a session.
       [this.#sessionId, this.#protocolVersion] = [undefined, undefined];
@@ -464,19 +478,19 @@ class HttpRelay {
     });
   }
 
-  /** True when `id`, which the client cancels, is that of the `initialize` not answered yet. */
-  #cancelsInitialize(id: JsonRpcId | undefined): boolean {
-    return id !== undefined && this.#initialize !== undefined && idKey(id) === idKey(this.#initialize.id);
+  /** The `initialize` not answered yet that `id` (one the client cancels) names, if one. */
+  #initializeOf(id: JsonRpcId | undefined): InitializeWait | undefined {
+    return id === undefined ? undefined : this.#initializes.find((wait) => idKey(wait.id) === idKey(id));
   }
 
   /**
-   * The client cancelled the `initialize` not answered yet: what it held fails (see
+   * The client cancelled an `initialize` not answered yet (`wait`): what it held fails (see
    * {@linkcode HttpRelay.#initializeFailed}), and the cancel is not sent on, but reported
    * (`client_message_refused`, `cancels_initialize`): MCP forbids a client to cancel initialize, and it would
    * go without a session id (a server refuses it with 400, which read as a failed POST).
    */
-  #initializeCancelled(): void {
-    this.#initializeFailed("was cancelled by the client before the server answered it");
+  #initializeCancelled(wait: InitializeWait): void {
+    this.#initializeFailed("was cancelled by the client before the server answered it", wait);
     emitTo(this.#options.onEvent, { event: "client_message_refused", kind: "cancels_initialize" });
   }
 
@@ -550,6 +564,7 @@ class HttpRelay {
   #awaitInitialize(id: JsonRpcId): InitializeWait {
     let end!: () => void;
     const wait: InitializeWait = { id, held: [], over: new Promise((resolve) => (end = resolve)), end };
+    this.#initializes.push(wait);
     this.#initialize = wait;
     void this.#session.answered(id).then((answer) => {
       const error = answer?.error;
@@ -557,24 +572,34 @@ class HttpRelay {
         const said = String(error.message).slice(0, 300);
         return this.#initializeFailed(`failed (${said})`, wait);
       }
-      if (this.#initialize === wait) this.#initialize = undefined;
+      this.#initializeAnswered(wait);
       end();
     });
     return wait;
   }
 
   /**
-   * The `initialize` the client's later messages wait for (`wait`, by default the one waited for now) will
+   * `wait` is answered, or will not be: what the client sends next waits for the `initialize` before it not
+   * answered yet, if one (the last one sent may fail while one before it still waits).
+   */
+  #initializeAnswered(wait: InitializeWait): void {
+    const at = this.#initializes.indexOf(wait);
+    if (at >= 0) this.#initializes.splice(at, 1);
+    this.#initialize = this.#initializes.at(-1);
+  }
+
+  /**
+   * The `initialize` the client's later messages wait for (`wait`) will
    * not succeed, for the reason `why` gives: an error answer, the client cancelled it (when a server never
    * answers, the client's own timeout decides, as it cancels), or the relay closed first. Each request sent
    * after it is answered with an error saying so (a request through the relay is always answered), each
    * notification is dropped (there is no session to send it in), and both are reported
    * (`client_message_refused`, `initialize_failed`); a batch's answers to the server still go.
    */
-  #initializeFailed(why: string, wait = this.#initialize): void {
+  #initializeFailed(why: string, wait: InitializeWait): void {
     if (wait === undefined || wait.failure !== undefined) return;
     wait.failure = why;
-    if (this.#initialize === wait) this.#initialize = undefined;
+    this.#initializeAnswered(wait);
     for (const message of wait.held.splice(0)) {
       this.#refuseAll(
         message,

@@ -999,3 +999,48 @@ test("relayMcpHttp: the client's cancel of an unanswered initialize inside a bat
     "ping 3",
   ]);
 });
+
+test("relayMcpHttp: an initialize sent while another is unanswered starts its own session once it goes", {
+  timeout: 60_000,
+}, async () => {
+  // The second initialize waited behind the first, but went as any request: with the first's session id, and
+  // its answer's session id and version were not taken, so what followed went in the first's session.
+  const arrived: string[] = [];
+  const handle: Handle = (req, res, m) => {
+    if (m === undefined) return void res.writeHead(405).end();
+    const session = req.headers["mcp-session-id"] ?? "none";
+    arrived.push(`${m.method} ${m.id ?? ""} ${session} ${req.headers["mcp-protocol-version"] ?? "none"}`);
+    if (m.method === "initialize") {
+      // (the first is answered late, so that the second waits behind it)
+      const version = m.id === 0 ? "2024-11-05" : "2025-06-18";
+      const answer = () =>
+        res.writeHead(200, { "content-type": "application/json", "mcp-session-id": `s${m.id}` })
+          .end(
+            JSON.stringify({
+              jsonrpc: "2.0",
+              id: m.id,
+              result: { ...INIT_RESULT, protocolVersion: version },
+            }),
+          );
+      return void (m.id === 0 ? setTimeout(answer, 300) : answer());
+    }
+    if (m.id === undefined) return void res.writeHead(202).end();
+    res.writeHead(200, { "content-type": "application/json" })
+      .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} }));
+  };
+  const { got, events } = await relayScript(handle, async function* (until) {
+    yield INIT[0];
+    yield { ...INIT[0] as object, id: 1 };
+    yield INIT[1];
+    yield { jsonrpc: "2.0", id: 2, method: "ping" };
+    await until(answered(0, 1, 2));
+  });
+  assert.deepEqual(got.find((m) => m.id === 2)?.result, {});
+  assert.deepEqual(arrived, [
+    "initialize 0 none none",
+    "initialize 1 none none",
+    "notifications/initialized  s1 2025-06-18",
+    "ping 2 s1 2025-06-18",
+  ]);
+  assert.deepEqual(events.filter((e) => e.event === "session_id_ignored"), []);
+});
