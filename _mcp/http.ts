@@ -126,6 +126,12 @@ class RedirectRefused extends Error {
   }
 }
 
+/** A session's id and protocol version, as the answer to its `initialize` gave them (none: not yet, or none). */
+interface SessionIds {
+  id?: string;
+  version?: string;
+}
+
 /** Where an answer's event stream stopped: its last event id and the server's `retry:` delay, if given. */
 interface StreamEnd {
   lastEventId?: string;
@@ -212,10 +218,11 @@ class HttpRelay {
   readonly #session: GuardedSession;
   readonly #output: (bytes: Uint8Array) => void | Promise<void>;
   #outChain: Promise<void> = Promise.resolve();
-  /** The session id, from the answer to {@linkcode HttpRelay.#initializeMessage} alone (see `#post`). */
-  #sessionId: string | undefined;
-  /** The protocol version, from the answer to {@linkcode HttpRelay.#initializeMessage} alone, as the id. */
-  #protocolVersion: string | undefined;
+  /**
+   * The session the client's messages go in now. A new `initialize` starts another (a new object): an answer
+   * of the session before, resumed later, still goes with that session's id and version (see `#resume`).
+   */
+  #ids: SessionIds = {};
   /**
    * The last `initialize` message sent: the answer to its POST assigns the session id, as MCP says, and the
    * protocol version.
@@ -471,7 +478,7 @@ class HttpRelay {
       if (wait.failure !== undefined || after?.failure !== undefined) return;
       // A new session (the client's first, or again after one that failed or expired) starts without the
       // id and version of any before it, as MCP says: a server refuses an initialize naming a session.
-      [this.#sessionId, this.#protocolVersion] = [undefined, undefined];
+      this.#ids = {};
       [this.#initializeMessage, this.#otherSessionIdSaid] = [message, false];
       this.#leaveStream();
       return this.#forward(message, requests, () => {});
@@ -673,10 +680,11 @@ class HttpRelay {
     }
   }
 
-  #headers(accept: string): Record<string, string> {
+  /** The headers of a request in the session `ids` (by default the current one) that accepts `accept`. */
+  #headers(accept: string, ids = this.#ids): Record<string, string> {
     const headers: Record<string, string> = { ...this.#options.headers, accept };
-    if (this.#sessionId !== undefined) headers["mcp-session-id"] = this.#sessionId;
-    if (this.#protocolVersion !== undefined) headers["mcp-protocol-version"] = this.#protocolVersion;
+    if (ids.id !== undefined) headers["mcp-session-id"] = ids.id;
+    if (ids.version !== undefined) headers["mcp-protocol-version"] = ids.version;
     return headers;
   }
 
@@ -755,10 +763,11 @@ class HttpRelay {
     if (body === undefined) return; // (nothing of it could be written out: each request is answered)
     const signal = stop === undefined ? this.#postSignal : AbortSignal.any([this.#postSignal, stop]);
     if (accepted !== undefined) this.#acceptedOnceAnswered(message, accepted);
+    const ids = this.#ids; // (its answer's stream is resumed in its session, whatever comes meanwhile)
     const response = await this.#fetch({
       method: "POST",
       headers: {
-        ...this.#headers("application/json, text/event-stream"),
+        ...this.#headers("application/json, text/event-stream", ids),
         "content-type": "application/json",
       },
       body,
@@ -767,8 +776,8 @@ class HttpRelay {
     // The session id comes with the answer to initialize: another POST's (an old session's, answered late)
     // must not replace it.
     const id = response.headers.get("mcp-session-id");
-    if (message === this.#initializeMessage) this.#sessionId = id ?? undefined;
-    else if (id !== null && id !== this.#sessionId) this.#otherSessionId(message);
+    if (message === this.#initializeMessage) ids.id = id ?? undefined;
+    else if (id !== null && id !== this.#ids.id) this.#otherSessionId(message);
     accepted?.(); // (after the session id, which the messages let go now must carry)
     if (!response.ok) {
       const body = this.#hidden(await errorBodyStart(response)); // (before it is cut: no half token shows)
@@ -780,7 +789,7 @@ class HttpRelay {
         `HTTP ${response.status}${body ? `: ${body.slice(0, 200)}` : ""}${credentials}`,
       );
     }
-    const readingOn = await this.#answersTo(message, response, signal);
+    const readingOn = await this.#answersTo(message, response, signal, ids);
     if (isRecord(message) && message.method === "notifications/initialized") void this.#listen();
     // A message past the limit still being read on keeps its POST's place (maxInFlight): a server that
     // answered each POST with one without end would have the relay read ever more of them at once.
@@ -798,7 +807,7 @@ class HttpRelay {
     const first = (Array.isArray(message) ? message : [message]).find((m) => isRecord(m) && "method" in m);
     const what = isRecord(first) ? String(first.method) : "an answer of the client's";
     const detail = `the MCP server at ${this.#shown} answered ${what} with ` +
-      (this.#sessionId === undefined
+      (this.#ids.id === undefined
         ? "a session id (Mcp-Session-Id) where its answer to initialize gave none; toolguard sends none"
         : "another session id (Mcp-Session-Id) than its answer to initialize gave; toolguard keeps that one");
     emitTo(this.#options.onEvent, { event: "session_id_ignored", detail });
@@ -810,7 +819,12 @@ class HttpRelay {
    * `retry:` delay, as MCP lets a server close the stream while it works (SEP-1699); a request still without
    * an answer after that is answered with a JSON-RPC error, never left waiting.
    */
-  async #answersTo(message: unknown, response: Response, signal: AbortSignal): Promise<Promise<void>> {
+  async #answersTo(
+    message: unknown,
+    response: Response,
+    signal: AbortSignal,
+    ids: SessionIds,
+  ): Promise<Promise<void>> {
     const requests = requestsOf(message);
     if (response.status === 202) {
       await response.body?.cancel();
@@ -834,7 +848,7 @@ class HttpRelay {
       if (error instanceof TooLong) readingOn.push(error.readingOn);
     }
     // Once the client is gone the relay does not wait on a server that works on: it answers and ends.
-    why = this.#hidden(await this.#resume(end, this.#resumeSignal, waiting, readingOn, message) || why);
+    why = this.#hidden(await this.#resume(end, ids, this.#resumeSignal, waiting, readingOn, message) || why);
     for (const r of requests) {
       const text =
         `toolguard: the MCP server at ${this.#shown} ended its answer without answering ${r.method}` +
@@ -848,10 +862,13 @@ class HttpRelay {
    * Follow an event stream the server ended: while `more()` says so and the stream gave an event id, ask for
    * the rest with `GET` and `Last-Event-ID` after the server's `retry:` delay. Returns why it gave up after
    * failed attempts, or "" when none failed. A message past the limit is read on in the background: that
-   * reading goes in `readingOn` when given. `sent`: the client message whose POST's stream it is, if one.
+   * reading goes in `readingOn` when given. `sent`: the client message whose POST's stream it is, if one;
+   * `ids`: the session the stream is of (a stream of the session before a new `initialize` is resumed in it:
+   * with the new one's id, a server would refuse it, or replay another session's stream).
    */
   async #resume(
     from: StreamEnd,
+    ids: SessionIds,
     signal: AbortSignal,
     more: () => boolean,
     readingOn?: Promise<void>[],
@@ -865,7 +882,7 @@ class HttpRelay {
       try {
         const resumed = await this.#fetch({
           headers: {
-            ...this.#headers("text/event-stream"),
+            ...this.#headers("text/event-stream", ids),
             "last-event-id": lastEventIdHeader(end.lastEventId),
           },
           signal,
@@ -1048,7 +1065,7 @@ class HttpRelay {
     const id = requestsOf(sent).find((r) => r.method === "initialize")?.id;
     for (const m of Array.isArray(message) ? message : [message]) {
       if (id === undefined || !isRecord(m) || !isRecord(m.result) || m.id !== id) continue;
-      if (typeof m.result.protocolVersion === "string") this.#protocolVersion = m.result.protocolVersion;
+      if (typeof m.result.protocolVersion === "string") this.#ids.version = m.result.protocolVersion;
     }
   }
 
@@ -1092,11 +1109,12 @@ class HttpRelay {
     let opened = false;
     try {
       const signal = AbortSignal.any([this.#signal, this.#listenStop.signal, stop.signal]);
-      const response = await this.#fetch({ headers: this.#headers("text/event-stream"), signal });
+      const ids = this.#ids;
+      const response = await this.#fetch({ headers: this.#headers("text/event-stream", ids), signal });
       if (!response.ok) return void await response.body?.cancel();
       opened = true;
       // A server may end this stream at will once it gave an event id: follow it until the relay ends.
-      await this.#resume(await this.#read(response, {}, signal), signal, () => true);
+      await this.#resume(await this.#read(response, {}, signal), ids, signal, () => true);
     } catch (error) {
       // The server offers no stream (405), or it ended: answers still arrive on the POSTs. A redirect not
       // followed is said, as a POST's is: the stream (the server's own requests) is lost for it.
@@ -1145,7 +1163,7 @@ class HttpRelay {
    * more than {@linkcode END_SESSION_MS}); past that the `DELETE` goes on alone, for as long at most.
    */
   async #endSession(): Promise<void> {
-    if (this.#sessionId === undefined) return;
+    if (this.#ids.id === undefined) return;
     const ended = this.#fetch({
       method: "DELETE",
       headers: this.#headers("application/json"),

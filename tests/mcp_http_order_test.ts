@@ -1044,3 +1044,54 @@ test("relayMcpHttp: an initialize sent while another is unanswered starts its ow
   ]);
   assert.deepEqual(events.filter((e) => e.event === "session_id_ignored"), []);
 });
+
+test("relayMcpHttp: an answer's stream of the session before a new initialize is resumed in that session", {
+  timeout: 60_000,
+}, async () => {
+  // The relay resumed (GET with Last-Event-ID) with the session id and version it had then: the new
+  // session's, under which a server refuses the stream, or replays another session's.
+  const resumedWith: string[] = [];
+  let pingStream: ServerResponse | undefined;
+  const note = {
+    jsonrpc: "2.0",
+    method: "notifications/message",
+    params: { level: "info", data: "working" },
+  };
+  const handle: Handle = (req, res, m) => {
+    const session = `${req.headers["mcp-session-id"] ?? "none"} ${
+      req.headers["mcp-protocol-version"] ?? "none"
+    }`;
+    if (m === undefined) {
+      if (req.headers["last-event-id"] !== "e1") return void res.writeHead(405).end();
+      resumedWith.push(session);
+      return void res.writeHead(200, { "content-type": "text/event-stream" })
+        .end(`data: ${JSON.stringify({ jsonrpc: "2.0", id: 1, result: {} })}\n\n`);
+    }
+    if (m.method === "initialize") {
+      const version = m.id === 0 ? "2024-11-05" : "2025-06-18";
+      return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": `s${m.id}` })
+        .end(
+          JSON.stringify({ jsonrpc: "2.0", id: m.id, result: { ...INIT_RESULT, protocolVersion: version } }),
+        );
+    }
+    if (m.id === undefined) {
+      res.writeHead(202).end();
+      // (the ping's stream ends once the new session is set up: its answer is to come on the resumed one)
+      if (session.startsWith("s2")) pingStream?.end();
+      return;
+    }
+    pingStream = res.writeHead(200, { "content-type": "text/event-stream" });
+    pingStream.write(`id: e1\nretry: 10\ndata: ${JSON.stringify(note)}\n\n`);
+  };
+  const { got } = await relayScript(handle, async function* (until) {
+    yield INIT[0];
+    yield INIT[1];
+    yield { jsonrpc: "2.0", id: 1, method: "ping" };
+    await until((got) => got.some((m) => m.method === "notifications/message"));
+    yield { ...INIT[0] as object, id: 2 };
+    yield INIT[1];
+    await until(answered(1, 2));
+  });
+  assert.deepEqual(got.find((m) => m.id === 1)?.result, {});
+  assert.deepEqual(resumedWith, ["s0 2024-11-05"]);
+});
