@@ -241,6 +241,12 @@ class HttpRelay {
   readonly #answerPlaces: Places;
   /** The client's order for what the server receives (see {@linkcode HttpRelay.#toServer}). */
   readonly #order = new SendOrder();
+  /**
+   * The message whose POST carries each request in flight, by {@linkcode idKey}: an answer under its id on
+   * the stream of another POST's (one sent before under the same id, cancelled) is not its answer (see
+   * {@linkcode HttpRelay.#superseded}).
+   */
+  readonly #postOf = new Map<string, unknown>();
   /** The requests let go or waiting their turn whose POST the server has not accepted, by {@linkcode idKey}. */
   readonly #unaccepted = new Map<string, Promise<void>>();
   /**
@@ -657,10 +663,15 @@ class HttpRelay {
    * longer waits) is no failure.
    */
   #send(message: unknown, done: () => void, stop?: AbortSignal, accepted?: () => void): void {
+    const requests = requestsOf(message);
+    for (const r of requests) this.#postOf.set(idKey(r.id), message);
     const sent = this.#post(message, stop, accepted).catch((error) => {
       if (!stop?.aborted) this.#failed(message, errorText(error));
     });
     void sent.finally(() => {
+      for (const r of requests) {
+        if (this.#postOf.get(idKey(r.id)) === message) this.#postOf.delete(idKey(r.id));
+      }
       accepted?.();
       done();
     });
@@ -849,7 +860,7 @@ class HttpRelay {
     }
     // Once the client is gone the relay does not wait on a server that works on: it answers and ends.
     why = this.#hidden(await this.#resume(end, ids, this.#resumeSignal, waiting, readingOn, message) || why);
-    for (const r of requests) {
+    for (const r of this.#stillOf(message, requests)) {
       const text =
         `toolguard: the MCP server at ${this.#shown} ended its answer without answering ${r.method}` +
         (why ? ` (${why})` : "");
@@ -1052,8 +1063,36 @@ class HttpRelay {
       // (reported, and an answer whose ends show its id answers its request with an error: see the session)
       return this.#session.fromServer({ message: undefined, bytes: new TextEncoder().encode(text) });
     }
-    if (sent !== undefined && sent === this.#initializeMessage) this.#noteInitialize(message, sent);
+    if (sent !== undefined) {
+      if (Array.isArray(message)) {
+        const kept = message.filter((m) => !this.#superseded(m, sent));
+        if (kept.length === 0 && message.length > 0) return;
+        message = kept;
+      } else if (this.#superseded(message, sent)) return;
+      if (sent === this.#initializeMessage) this.#noteInitialize(message, sent);
+    }
     this.#session.fromServer({ message });
+  }
+
+  /**
+   * True when `m`, on the stream of the POST of `sent`, is the answer to a request of `sent` whose id a later
+   * POST carries now: the client cancelled it and sent another under its id (a new `initialize` may take the
+   * id of one it gave up on), whose answer this is not. Dropped quietly, as the late answer to a cancelled
+   * request is (see the session's `#stray`).
+   */
+  #superseded(m: unknown, sent: unknown): boolean {
+    if (!isRecord(m) || "method" in m || (typeof m.id !== "string" && typeof m.id !== "number")) return false;
+    const key = idKey(m.id);
+    const now = this.#postOf.get(key);
+    return now !== undefined && now !== sent && requestsOf(sent).some((r) => idKey(r.id) === key);
+  }
+
+  /**
+   * The `requests` of `message` that no later POST carries under their ids: the relay's error for one that
+   * did would answer the later one (see {@linkcode HttpRelay.#superseded}).
+   */
+  #stillOf<R extends { id: JsonRpcId }>(message: unknown, requests: R[]): R[] {
+    return requests.filter((r) => (this.#postOf.get(idKey(r.id)) ?? message) === message);
   }
 
   /**
@@ -1094,7 +1133,7 @@ class HttpRelay {
       event: "post_failed",
       detail: `the MCP server at ${this.#shown}: ${why}`,
     });
-    for (const r of requestsOf(message)) {
+    for (const r of this.#stillOf(message, requestsOf(message))) {
       const text = `toolguard: the MCP server at ${this.#shown} did not answer ${r.method}: ${why}`;
       this.#session.answerWithError(r.id, TRANSPORT_ERROR, text);
     }

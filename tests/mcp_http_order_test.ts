@@ -1095,3 +1095,66 @@ test("relayMcpHttp: an answer's stream of the session before a new initialize is
   assert.deepEqual(got.find((m) => m.id === 1)?.result, {});
   assert.deepEqual(resumedWith, ["s0 2024-11-05"]);
 });
+
+test("relayMcpHttp: the late answer of a cancelled initialize is not taken for the next one's under its id", {
+  timeout: 60_000,
+}, async () => {
+  // A client that gave up on an initialize may send the next one under the same id (a new session may
+  // reuse it): the old one's late answer reached the client as the new one's, and let what follows go
+  // before the new session had its id.
+  const sessions: string[] = [];
+  let old: ServerResponse | undefined;
+  let answerNew = () => {};
+  const newAnswered = new Promise<void>((resolve) => (answerNew = resolve));
+  const note = (data: string) => ({
+    jsonrpc: "2.0",
+    method: "notifications/message",
+    params: { level: "info", data },
+  });
+  const init = (name: string) => ({
+    jsonrpc: "2.0",
+    id: 0,
+    result: { ...INIT_RESULT, serverInfo: { name, version: "1" } },
+  });
+  const handle: Handle = (req, res, m) => {
+    if (m === undefined) return void res.writeHead(405).end();
+    if (m.method === "initialize") {
+      if (old === undefined) {
+        // (the first says it works on it, then waits: the client gives up on it)
+        old = res.writeHead(200, { "content-type": "text/event-stream", "mcp-session-id": "old" });
+        return void old.write(`data: ${JSON.stringify(note("working"))}\n\n`);
+      }
+      old.end(`data: ${JSON.stringify(init("old"))}\n\ndata: ${JSON.stringify(note("late"))}\n\n`);
+      return void newAnswered.then(() =>
+        res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "new" })
+          .end(JSON.stringify(init("new")))
+      );
+    }
+    sessions.push(`${m.method} ${req.headers["mcp-session-id"]}`);
+    if (m.id === undefined) return void res.writeHead(202).end();
+    res.writeHead(200, { "content-type": "application/json" })
+      .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} }));
+  };
+  const said = (data: string) => (got: JsonRpcMessage[]) =>
+    got.some((m) => (m.params as { data?: unknown } | undefined)?.data === data);
+  const { got } = await relayScript(handle, async function* (until) {
+    yield INIT[0];
+    await until(said("working"));
+    yield {
+      jsonrpc: "2.0",
+      method: "notifications/cancelled",
+      params: { requestId: 0, reason: "timed out" },
+    };
+    yield INIT[0];
+    yield INIT[1];
+    yield { jsonrpc: "2.0", id: 1, method: "ping" };
+    await until(said("late"));
+    answerNew();
+    await until(answered(1));
+  });
+  const names = got.flatMap((m) =>
+    m.id === 0 ? [(m.result as { serverInfo?: { name: string } })?.serverInfo?.name ?? errorOf(m)] : []
+  );
+  assert.deepEqual(names, ["new"]);
+  assert.deepEqual(sessions, ["notifications/initialized new", "ping new"]);
+});
