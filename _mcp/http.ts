@@ -19,7 +19,7 @@ import {
   unwrittenFromClient,
   unwrittenFromServer,
 } from "./guard.ts";
-import { ClientFeed, type GuardedSession, guardRequestSignal, MAX_HELD } from "./session.ts";
+import { ClientFeed, type GuardedSession, guardRequestSignal, isGuardCancel, MAX_HELD } from "./session.ts";
 import {
   answersOnly,
   createFramer,
@@ -247,6 +247,11 @@ class HttpRelay {
    * {@linkcode HttpRelay.#superseded}).
    */
   readonly #postOf = new Map<string, unknown>();
+  /**
+   * The guard's own requests whose POST is waiting its turn or in flight, by {@linkcode idKey}: each resolves
+   * true once the server accepted it, false when it was not sent (see {@linkcode HttpRelay.#sendOwnCancel}).
+   */
+  readonly #ownPosts = new Map<string, Promise<boolean>>();
   /** The requests let go or waiting their turn whose POST the server has not accepted, by {@linkcode idKey}. */
   readonly #unaccepted = new Map<string, Promise<void>>();
   /**
@@ -375,6 +380,7 @@ class HttpRelay {
     // (The session holds the client's messages while it waits, so nothing of the client's comes after it.)
     const own = guardRequestSignal(frame);
     if (own !== undefined) return this.#sendOwn(message, own);
+    if (isGuardCancel(frame)) return this.#sendOwnCancel(message);
     // The client's answers keep no order: the server may wait for one to answer the request before it.
     if (answersOnly(message)) return this.#answerPlaces.take((release) => this.#send(message, release));
     if (this.#initialize !== undefined && this.#holdsInitializeCancel(message)) {
@@ -555,9 +561,25 @@ class HttpRelay {
    */
   #sendOwn(message: unknown, stop: AbortSignal): void | Promise<void> {
     const after = this.#initialize;
+    const keys = requestsOf(message).map((r) => idKey(r.id));
+    let sent!: (sent: boolean) => void;
+    const posted = new Promise<boolean>((resolve) => (sent = resolve));
+    for (const key of keys) this.#ownPosts.set(key, posted);
+    const over = () => {
+      for (const key of keys) if (this.#ownPosts.get(key) === posted) this.#ownPosts.delete(key);
+    };
     return this.#order.take("request", (accepted) => {
-      if (after?.failure === undefined) return this.#send(message, () => {}, stop, accepted);
+      // (given up while it waited its turn: not sent, so nothing to cancel either)
+      if (after?.failure === undefined && !stop.aborted) {
+        return this.#send(message, over, stop, () => {
+          sent(true);
+          accepted();
+        });
+      }
+      sent(false);
+      over();
       accepted();
+      if (after?.failure === undefined) return;
       for (const r of requestsOf(message)) {
         this.#session.answerWithError(
           r.id,
@@ -565,6 +587,20 @@ class HttpRelay {
           `the initialize sent before it ${after.failure}`,
         );
       }
+    });
+  }
+
+  /**
+   * Send the guard's own cancel of its own `tools/list` once the POST of that request was accepted (so that it
+   * does not overtake it), or not at all when that request was not sent: never held behind an `initialize`,
+   * refused or reported as the client's messages are (see {@linkcode isGuardCancel}). A place of the
+   * notifications' it takes as theirs, but it does not hold the client's input back.
+   */
+  #sendOwnCancel(message: unknown): void {
+    const id = cancelledId(message);
+    const posted = id === undefined ? undefined : this.#ownPosts.get(idKey(id));
+    void (posted ?? Promise.resolve(true)).then((sent) => {
+      if (sent) void this.#notificationPlaces.take((release) => this.#send(message, release));
     });
   }
 

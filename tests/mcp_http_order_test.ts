@@ -1158,3 +1158,37 @@ test("relayMcpHttp: the late answer of a cancelled initialize is not taken for t
   assert.deepEqual(names, ["new"]);
   assert.deepEqual(sessions, ["notifications/initialized new", "ping new"]);
 });
+
+test(
+  "relayMcpHttp: the guard's own cancel held behind an unanswered initialize is not reported as the client's",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    // The guard gave up on its own tools/list while it waited for the answer to initialize: its cancel of it was
+    // held as a message of the client's, and as that initialize failed, reported as one refused.
+    const held: ServerResponse[] = [];
+    const arrived: string[] = [];
+    const handle: Handle = (_req, res, m) => {
+      if (m === undefined) return void res.writeHead(405).end();
+      arrived.push(String(m.method));
+      held.push(res); // (the initialize is never answered)
+    };
+    const { got, events } = await relayScript(handle, async function* (until) {
+      yield INIT[0];
+      yield { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "t", arguments: {} } };
+      await until(answered(1));
+      yield {
+        jsonrpc: "2.0",
+        method: "notifications/cancelled",
+        params: { requestId: 0, reason: "timed out" },
+      };
+    }, { toolsTimeoutMs: 100 }).finally(() => held.forEach((res) => res.destroy()));
+    assert.match(JSON.stringify(got.find((m) => m.id === 1)), /could not read this server's tool list/);
+    assert.deepEqual(
+      events.flatMap((e) => e.event === "client_message_refused" ? [e.kind] : []),
+      ["cancels_initialize"],
+    );
+    assert.deepEqual(arrived, ["initialize"]);
+  },
+);
