@@ -61,7 +61,8 @@ export interface McpHttpRelayOptions extends McpGuardOptions {
    * How many of the client's requests may wait for the server at once (each is a `POST` held open until its
    * answer, or its stream, ends, and an answer past `maxMessageBytes` until it is read on to its end,
    * though its requests are answered at once; one the server takes with 202 Accepted, to answer on its own
-   * stream, ends its `POST` and frees its place at once). A request past them is not sent: it is answered at
+   * stream, ends its `POST` and frees its place at once; one the client cancelled before the server sent
+   * its headers gives its place, its `POST` ended, to the next request that needs it). A request past them is not sent: it is answered at
    * once with a JSON-RPC error telling the client to wait for answers before sending more, so a client that
    * floods the relay opens no more connections and still gets an answer to every request. Notifications and the client's
    * answers to the server's requests are never refused (no answer could say so, and the server may wait for
@@ -124,6 +125,15 @@ class RedirectRefused extends Error {
     super(message);
     this.name = "RedirectRefused";
   }
+}
+
+/** A POST of the client's requests whose headers the server has not sent (see `HttpRelay.#abandonIfCancelled`). */
+interface UnheardPost {
+  readonly requests: { id: JsonRpcId }[];
+  /** Ends the POST. */
+  readonly stop: AbortController;
+  /** Frees its place (`maxInFlight`), once. */
+  readonly release: () => void;
 }
 
 /** A session's id and protocol version, as the answer to its `initialize` gave them (none: not yet, or none). */
@@ -252,6 +262,11 @@ class HttpRelay {
    * true once the server accepted it, false when it was not sent (see {@linkcode HttpRelay.#sendOwnCancel}).
    */
   readonly #ownPosts = new Map<string, Promise<boolean>>();
+  /**
+   * The POSTs of the client's requests in flight the server has not accepted yet, by each request's
+   * {@linkcode idKey}: what ends one (see {@linkcode HttpRelay.#freeCancelledPlace}).
+   */
+  readonly #unheard = new Map<string, UnheardPost>();
   /** The requests let go or waiting their turn whose POST the server has not accepted, by {@linkcode idKey}. */
   readonly #unaccepted = new Map<string, Promise<void>>();
   /**
@@ -678,9 +693,9 @@ class HttpRelay {
       [message, requests] = [answers, []];
     }
     if (requests.length > 0) {
-      if (this.#requestPosts < this.#maxInFlight) {
+      if (this.#requestPosts < this.#maxInFlight || this.#freeCancelledPlace()) {
         this.#requestPosts++;
-        return this.#send(message, () => this.#requestPosts--, undefined, accepted);
+        return this.#sendRequests(message, requests, accepted);
       }
       this.#refuseBusy(message);
       // A batch's notifications and answers still go.
@@ -691,6 +706,58 @@ class HttpRelay {
     // Not refused, as no answer could say so (and an answer the server waits for must reach it), but not
     // without bound either: such a POST is short (202 Accepted), so waiting for a place is short too.
     return this.#notificationPlaces.take((release) => this.#send(message, release, undefined, accepted));
+  }
+
+  /**
+   * POST the client's `requests` (in `message`) in a place of `maxInFlight`'s, which is freed when the POST
+   * ends, or, once the client cancelled every one of them and the server has sent no headers yet, when
+   * another request needs it (see {@linkcode HttpRelay.#freeCancelledPlace}).
+   */
+  #sendRequests(message: unknown, requests: { id: JsonRpcId }[], accepted: () => void): void {
+    let placed = true;
+    const release = () => {
+      if (placed) this.#requestPosts--;
+      placed = false;
+    };
+    const post: UnheardPost = { requests, stop: new AbortController(), release };
+    const heard = () => {
+      for (const r of requests) {
+        if (this.#unheard.get(idKey(r.id)) === post) this.#unheard.delete(idKey(r.id));
+      }
+    };
+    for (const r of requests) this.#unheard.set(idKey(r.id), post);
+    const done = () => {
+      heard();
+      release();
+    };
+    this.#send(message, done, post.stop.signal, () => {
+      heard();
+      accepted();
+    });
+  }
+
+  /**
+   * Every place (`maxInFlight`) is taken: one a POST holds whose requests the client all cancelled, and whose
+   * headers the server has not sent (a server may send none until it answers, or never), is freed (see
+   * {@linkcode HttpRelay.#abandonIfCancelled}); true when one was. Not at the cancel itself: the POST may
+   * have just gone (a request cancelled while it waited its turn is sent all the same, as the client's order
+   * says), and ended then, it might never reach the server; while no request needs its place, it may.
+   */
+  #freeCancelledPlace(): boolean {
+    for (const post of this.#unheard.values()) if (this.#abandonIfCancelled(post)) return true;
+    return false;
+  }
+
+  /**
+   * End `post` and free its place when no request of it waits any more (the client cancelled them): the
+   * cancel, which waits for it, then goes (see {@linkcode SendOrder.after}). The server may have the request
+   * (MCP: a connection closed is no cancel), and the cancel tells it. True when it was ended.
+   */
+  #abandonIfCancelled(post: UnheardPost): boolean {
+    if (post.stop.signal.aborted || post.requests.some((r) => this.#session.isWaiting(r.id))) return false;
+    post.stop.abort();
+    post.release();
+    return true;
   }
 
   /**

@@ -1192,3 +1192,128 @@ test(
     assert.deepEqual(arrived, ["initialize"]);
   },
 );
+
+test(
+  "relayMcpHttp: a request the client cancelled before the server sent headers frees its place (maxInFlight)",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    // Its cancel waited for headers that never came, and its POST held the only place: every later request
+    // was refused, and the server never learned of the cancel. The next request now takes its place.
+    const held: ServerResponse[] = [];
+    const arrived: string[] = [];
+    // (what the server says on its own stream, so that the client sends its next message once it came)
+    let stream: ServerResponse | undefined;
+    const unsaid: string[] = [];
+    const say = (data: string) => {
+      const note = { jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data } };
+      unsaid.push(`data: ${JSON.stringify(note)}\n\n`);
+      while (stream !== undefined && unsaid.length > 0) stream.write(unsaid.shift());
+    };
+    const handle: Handle = (_req, res, m) => {
+      if (m === undefined) {
+        stream = res.writeHead(200, { "content-type": "text/event-stream" });
+        return void say("stream");
+      }
+      arrived.push(`${m.method} ${m.id ?? (m.params as { requestId?: unknown })?.requestId ?? ""}`);
+      if (m.method === "initialize") {
+        return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s" })
+          .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: INIT_RESULT }));
+      }
+      if (m.id === undefined) return void res.writeHead(202).end();
+      if (m.id === 1) {
+        say("working");
+        return void held.push(res); // (no headers, ever)
+      }
+      res.writeHead(200, { "content-type": "application/json" })
+        .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} }));
+    };
+    const said = (data: string) => (got: JsonRpcMessage[]) =>
+      got.some((m) => (m.params as { data?: unknown } | undefined)?.data === data);
+    const { got, events } = await relayScript(handle, async function* (until) {
+      yield INIT[0];
+      yield INIT[1];
+      yield { jsonrpc: "2.0", id: 1, method: "ping" };
+      await until(said("working"));
+      yield {
+        jsonrpc: "2.0",
+        method: "notifications/cancelled",
+        params: { requestId: 1, reason: "timed out" },
+      };
+      yield { jsonrpc: "2.0", id: 2, method: "ping" };
+      await until(answered(2));
+    }, { maxInFlight: 1 }).finally(() => held.forEach((res) => res.destroy()));
+    assert.deepEqual(got.find((m) => m.id === 2)?.result, {});
+    assert.equal(got.some((m) => m.id === 1), false);
+    // (the cancel goes once the POST of its request has ended, and ping 2 at once: in either order)
+    assert.deepEqual(arrived.slice(2).sort(), ["notifications/cancelled 1", "ping 1", "ping 2"]);
+    assert.deepEqual(
+      events.filter((e) => e.event === "client_message_refused" || e.event === "post_failed"),
+      [],
+    );
+  },
+);
+
+test(
+  "relayMcpHttp: a request cancelled while it waited its turn, sent, without headers, gives its place up",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    // Cancelled before its POST went, it was sent all the same (as the client's order says), and its POST held
+    // the only place for ever: the next request was refused.
+    const held: ServerResponse[] = [];
+    const arrived: string[] = [];
+    let slow: ServerResponse | undefined;
+    let cancelRead = false;
+    const handle: Handle = (_req, res, m) => {
+      if (m === undefined) return void res.writeHead(405).end();
+      arrived.push(`${m.method} ${m.id ?? (m.params as { requestId?: unknown })?.requestId ?? ""}`);
+      if (m.method === "initialize") {
+        return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s" })
+          .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: INIT_RESULT }));
+      }
+      // (held until the relay has read the cancel of the request behind it)
+      if (m.method === "notifications/roots/list_changed") {
+        return void (cancelRead ? res.writeHead(202).end() : (slow = res));
+      }
+      if (m.id === undefined) return void res.writeHead(202).end();
+      if (m.id === 1) return void held.push(res); // (no headers, ever)
+      res.writeHead(200, { "content-type": "application/json" })
+        .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} }));
+    };
+    const onEvent = (e: McpEvent) => {
+      events.push(e);
+      // (a stray answer of the client's, sent after the cancel, says the relay has read the cancel)
+      if (e.event !== "stray_message") return;
+      cancelRead = true;
+      slow?.writeHead(202).end();
+    };
+    const events: McpEvent[] = [];
+    const { got } = await relayScript(handle, async function* (until) {
+      yield INIT[0];
+      yield INIT[1];
+      await until(answered(0));
+      yield { jsonrpc: "2.0", method: "notifications/roots/list_changed" };
+      yield { jsonrpc: "2.0", id: 1, method: "ping" };
+      yield {
+        jsonrpc: "2.0",
+        method: "notifications/cancelled",
+        params: { requestId: 1, reason: "timed out" },
+      };
+      yield { jsonrpc: "2.0", id: "never asked", result: {} };
+      yield { jsonrpc: "2.0", id: 2, method: "ping" };
+      await until(answered(2));
+    }, { maxInFlight: 1, onEvent }).finally(() => held.forEach((res) => res.destroy()));
+    assert.deepEqual(got.find((m) => m.id === 2)?.result, {});
+    assert.deepEqual(
+      events.filter((e) => e.event === "client_message_refused" || e.event === "post_failed"),
+      [],
+    );
+    assert.ok(
+      arrived.indexOf("ping 1") < arrived.indexOf("notifications/cancelled 1"),
+      "the cancel after it",
+    );
+  },
+);
