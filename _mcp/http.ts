@@ -53,8 +53,9 @@ export interface McpHttpRelayOptions extends McpGuardOptions {
   /**
    * Longest message in bytes, either way: a longer client message is answered with an error; a longer
    * answer body or event of the server's is not relayed (its requests are answered with errors at once; it is
-   * read on to its end, keeping only its ends, so that a request of the server's in it gets an error answer),
-   * and its stream is not read past it. Default 64 MiB.
+   * read on to its end, keeping only its ends, so that a request of the server's in it gets an error answer,
+   * but for as many bytes again at most: past them its stream is closed, and only a request whose id its
+   * start shows gets that answer), and its stream is not read past it. Default 64 MiB.
    */
   maxMessageBytes?: number;
   /**
@@ -1121,7 +1122,8 @@ class HttpRelay {
   /**
    * Read on a server message past `maxMessageBytes` (`rest`) to its end, keeping only its ends, then answer
    * each request of the server's it showed with an error, as the stdio relay does: the server would wait for
-   * its answer. (The client's requests it may have answered were answered as the reading gave it up.) A
+   * its answer. It is read on for `maxMessageBytes` more at most: past them (a message without end, say)
+   * its stream is closed, and what its start shows answered (a POST waits for the reading, in its place). (The client's requests it may have answered were answered as the reading gave it up.) A
    * message whose stream breaks or ends with the relay first (`signal`, its fetch's) is not answered: nobody
    * waits for it.
    */
@@ -1130,15 +1132,25 @@ class HttpRelay {
     rest: Overflowing,
     signal: AbortSignal,
   ): Promise<void> {
+    let [more, cut] = [0, false];
     try {
-      for (let read; !rest.ended && !(read = await reader.read()).done;) rest.push(read.value);
+      for (let read; !rest.ended && !(read = await reader.read()).done;) {
+        rest.push(read.value);
+        // (an event may run on in lines that are not data, which its size does not count: bytes read do)
+        if (!rest.ended && (more += read.value.length) > this.#max) {
+          cut = true;
+          break;
+        }
+      }
     } catch {
       return;
     } finally {
       reader.cancel().catch(() => {});
     }
     if (signal.aborted) return; // (cancelled as the relay ended: not the whole message)
-    oversizedFromServer(rest.bytes, rest.edges(), this.#max, {
+    // Cut off, its end is not the message's: only its start may show the id of a request of the server's.
+    const edges = cut ? { ...rest.edges(), tail: new Uint8Array(0) } : rest.edges();
+    oversizedFromServer(rest.bytes, edges, this.#max, {
       toServer: (message) => void this.#toServer({ message }),
       answerWithError: () => false,
     });
