@@ -63,14 +63,15 @@ export interface McpHttpRelayOptions extends McpGuardOptions {
    * answer, or its stream, ends, and an answer past `maxMessageBytes` until it is read on to its end,
    * though its requests are answered at once; one the server takes with 202 Accepted, to answer on its own
    * stream, ends its `POST` and frees its place at once; one the client cancelled before the server sent
-   * its headers gives its place, its `POST` ended, to the next request that needs it). A request past them is not sent: it is answered at
-   * once with a JSON-RPC error telling the client to wait for answers before sending more, so a client that
-   * floods the relay opens no more connections and still gets an answer to every request. Notifications and the client's
-   * answers to the server's requests are never refused (no answer could say so, and the server may wait for
-   * an answer), and have places of their own, as many again each: past them, the relay reads no more of the
-   * client's input until one is free (such a POST is short: 202 Accepted), but for the client's answers,
-   * which pass a notification waiting for its place. The guard's own `tools/list`, which it
-   * sends to judge a call, is not the client's: it is sent whatever the client has in flight. Default 64.
+   * its headers gives its place, its `POST` ended, to the next request that needs it). A request past them is
+   * not sent: it is answered at once with a JSON-RPC error telling the client to wait for answers before
+   * sending more, so a client that floods the relay opens no more connections and still gets an answer to
+   * every request. Notifications and the client's answers to the server's requests are never refused (no
+   * answer could say so, and the server may wait for an answer), and have places of their own, as many again
+   * each: past them, the relay reads no more of the client's input until one is free (such a POST is short:
+   * 202 Accepted), but for the client's answers, which pass a notification waiting for its place. The
+   * guard's own `tools/list`, which it sends to judge a call, is not the client's: it is sent whatever the
+   * client has in flight. Default 64.
    */
   maxInFlight?: number;
 }
@@ -128,7 +129,7 @@ class RedirectRefused extends Error {
   }
 }
 
-/** A POST of the client's requests whose headers the server has not sent (see `HttpRelay.#abandonIfCancelled`). */
+/** A POST of the client's requests whose headers the server has not sent (see `HttpRelay.#unheard`). */
 interface UnheardPost {
   readonly requests: { id: JsonRpcId }[];
   /** Ends the POST. */
@@ -137,7 +138,7 @@ interface UnheardPost {
   readonly release: () => void;
 }
 
-/** A session's id and protocol version, as the answer to its `initialize` gave them (none: not yet, or none). */
+/** A session's id and protocol version, as the answer to its `initialize` gave them (if it did yet). */
 interface SessionIds {
   id?: string;
   version?: string;
@@ -409,13 +410,13 @@ class HttpRelay {
     after?.held.push(message);
     const sent = this.#sendInTurn(message, after);
     // Held for the answer to `initialize`, it does not hold the client's input back (as past MAX_HELD waiting
-    // it would, until that answer): the client's cancel of that initialize, or the end of its input, must still
-    // be read. MAX_HELD bounds what is held then.
+    // it would, until that answer): the client's cancel of that initialize, or the end of its input, must
+    // still be read. MAX_HELD bounds what is held then.
     return after === undefined ? sent : undefined;
   };
 
   /**
-   * True when `message` (one, or a batch: batches "forward") is or holds the client's cancel of the
+   * True when `message` (one, or a batch: batches "forward") is or holds the client's cancel of an
    * `initialize` not answered yet, which is not sent (see {@linkcode HttpRelay.#initializeCancelled}).
    */
   #holdsInitializeCancel(message: McpFrame["message"]): boolean {
@@ -423,8 +424,8 @@ class HttpRelay {
   }
 
   /**
-   * The client cancelled the `initialize` not answered yet: the rest of its batch goes as a batch sent then
-   * does (held behind that initialize, which then fails, with the rest), and the cancel is not sent.
+   * The client cancelled an `initialize` not answered yet: the rest of its batch goes as a batch sent then
+   * does (held behind the last initialize sent, which then fails, with the rest), and the cancel is not sent.
    */
   #sendWithoutInitializeCancel(message: McpFrame["message"]): void | Promise<void> {
     const members = membersOf(message);
@@ -484,7 +485,8 @@ class HttpRelay {
    * {@linkcode HttpRelay.#awaitInitialize}), and it starts a new session. One sent while another (`after`)
    * is unanswered becomes the one what follows waits for at once, and starts its session once its turn
    * comes (after that answer): its own answer brings the session id and the version, and it goes without
-   * the other's. When the other fails, it fails with what it held (see {@linkcode HttpRelay.#initializeFailed}).
+   * the other's. When the other fails, it fails with what it held (see
+   * {@linkcode HttpRelay.#initializeFailed}).
    */
   #sendInitialize(
     message: unknown,
@@ -607,10 +609,10 @@ class HttpRelay {
   }
 
   /**
-   * Send the guard's own cancel of its own `tools/list` once the POST of that request was accepted (so that it
-   * does not overtake it), or not at all when that request was not sent: never held behind an `initialize`,
-   * refused or reported as the client's messages are (see {@linkcode isGuardCancel}). A place of the
-   * notifications' it takes as theirs, but it does not hold the client's input back.
+   * Send the guard's own cancel of its own `tools/list` once the POST of that request was accepted (so that
+   * it does not overtake it), or not at all when that request was not sent: never held behind an
+   * `initialize`, refused or reported as the client's messages are (see {@linkcode isGuardCancel}). It takes
+   * a place of the notifications', but does not hold the client's input back.
    */
   #sendOwnCancel(message: unknown): void {
     const id = cancelledId(message);
@@ -654,9 +656,9 @@ class HttpRelay {
   }
 
   /**
-   * The `initialize` the client's later messages wait for (`wait`) will
-   * not succeed, for the reason `why` gives: an error answer, the client cancelled it (when a server never
-   * answers, the client's own timeout decides, as it cancels), or the relay closed first. Each request sent
+   * The `initialize` the client's later messages wait for (`wait`) will not succeed, for the reason `why`
+   * gives: an error answer, the client cancelled it (when a server never answers, the client's own timeout
+   * decides, as it cancels), or the relay closed first. Each request sent
    * after it is answered with an error saying so (a request through the relay is always answered), each
    * notification is dropped (there is no session to send it in), and both are reported
    * (`client_message_refused`, `initialize_failed`); a batch's answers to the server still go.
@@ -1123,9 +1125,9 @@ class HttpRelay {
    * Read on a server message past `maxMessageBytes` (`rest`) to its end, keeping only its ends, then answer
    * each request of the server's it showed with an error, as the stdio relay does: the server would wait for
    * its answer. It is read on for `maxMessageBytes` more at most: past them (a message without end, say)
-   * its stream is closed, and what its start shows answered (a POST waits for the reading, in its place). (The client's requests it may have answered were answered as the reading gave it up.) A
-   * message whose stream breaks or ends with the relay first (`signal`, its fetch's) is not answered: nobody
-   * waits for it.
+   * its stream is closed, and what its start shows is answered (a POST waits for the reading, in its place).
+   * (The client's requests it may have answered were answered as the reading gave it up.) A message whose
+   * stream breaks or ends with the relay first (`signal`, its fetch's) is not answered: nobody waits for it.
    */
   async #readOn(
     reader: ReadableStreamDefaultReader<Uint8Array>,
