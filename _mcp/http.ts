@@ -19,7 +19,7 @@ import {
   unwrittenFromClient,
   unwrittenFromServer,
 } from "./guard.ts";
-import { ClientFeed, type GuardedSession, guardRequestSignal, MAX_HELD } from "./session.ts";
+import { ClientFeed, type GuardedSession, guardRequestSignal, isGuardCancel, MAX_HELD } from "./session.ts";
 import {
   answersOnly,
   createFramer,
@@ -53,22 +53,25 @@ export interface McpHttpRelayOptions extends McpGuardOptions {
   /**
    * Longest message in bytes, either way: a longer client message is answered with an error; a longer
    * answer body or event of the server's is not relayed (its requests are answered with errors at once; it is
-   * read on to its end, keeping only its ends, so that a request of the server's in it gets an error answer),
-   * and its stream is not read past it. Default 64 MiB.
+   * read on to its end, keeping only its ends, so that a request of the server's in it gets an error answer,
+   * but for as many bytes again at most: past them its stream is closed, and only a request whose id its
+   * start shows gets that answer), and its stream is not read past it. Default 64 MiB.
    */
   maxMessageBytes?: number;
   /**
    * How many of the client's requests may wait for the server at once (each is a `POST` held open until its
    * answer, or its stream, ends, and an answer past `maxMessageBytes` until it is read on to its end,
    * though its requests are answered at once; one the server takes with 202 Accepted, to answer on its own
-   * stream, ends its `POST` and frees its place at once). A request past them is not sent: it is answered at
-   * once with a JSON-RPC error telling the client to wait for answers before sending more, so a client that
-   * floods the relay opens no more connections and still gets an answer to every request. Notifications and the client's
-   * answers to the server's requests are never refused (no answer could say so, and the server may wait for
-   * an answer), and have places of their own, as many again each: past them, the relay reads no more of the
-   * client's input until one is free (such a POST is short: 202 Accepted), but for the client's answers,
-   * which pass a notification waiting for its place. The guard's own `tools/list`, which it
-   * sends to judge a call, is not the client's: it is sent whatever the client has in flight. Default 64.
+   * stream, ends its `POST` and frees its place at once; one the client cancelled before the server sent
+   * its headers gives its place, its `POST` ended, to the next request that needs it). A request past them is
+   * not sent: it is answered at once with a JSON-RPC error telling the client to wait for answers before
+   * sending more, so a client that floods the relay opens no more connections and still gets an answer to
+   * every request. Notifications and the client's answers to the server's requests are never refused (no
+   * answer could say so, and the server may wait for an answer), and have places of their own, as many again
+   * each: past them, the relay reads no more of the client's input until one is free (such a POST is short:
+   * 202 Accepted), but for the client's answers, which pass a notification waiting for its place. The
+   * guard's own `tools/list`, which it sends to judge a call, is not the client's: it is sent whatever the
+   * client has in flight. Default 64.
    */
   maxInFlight?: number;
 }
@@ -124,6 +127,21 @@ class RedirectRefused extends Error {
     super(message);
     this.name = "RedirectRefused";
   }
+}
+
+/** A POST of the client's requests whose headers the server has not sent (see `HttpRelay.#unheard`). */
+interface UnheardPost {
+  readonly requests: { id: JsonRpcId }[];
+  /** Ends the POST. */
+  readonly stop: AbortController;
+  /** Frees its place (`maxInFlight`), once. */
+  readonly release: () => void;
+}
+
+/** A session's id and protocol version, as the answer to its `initialize` gave them (if it did yet). */
+interface SessionIds {
+  id?: string;
+  version?: string;
 }
 
 /** Where an answer's event stream stopped: its last event id and the server's `retry:` delay, if given. */
@@ -212,10 +230,11 @@ class HttpRelay {
   readonly #session: GuardedSession;
   readonly #output: (bytes: Uint8Array) => void | Promise<void>;
   #outChain: Promise<void> = Promise.resolve();
-  /** The session id, from the answer to {@linkcode HttpRelay.#initializeMessage} alone (see `#post`). */
-  #sessionId: string | undefined;
-  /** The protocol version, from the answer to {@linkcode HttpRelay.#initializeMessage} alone, as the id. */
-  #protocolVersion: string | undefined;
+  /**
+   * The session the client's messages go in now. A new `initialize` starts another (a new object): an answer
+   * of the session before, resumed later, still goes with that session's id and version (see `#resume`).
+   */
+  #ids: SessionIds = {};
   /**
    * The last `initialize` message sent: the answer to its POST assigns the session id, as MCP says, and the
    * protocol version.
@@ -234,10 +253,31 @@ class HttpRelay {
   readonly #answerPlaces: Places;
   /** The client's order for what the server receives (see {@linkcode HttpRelay.#toServer}). */
   readonly #order = new SendOrder();
+  /**
+   * The message whose POST carries each request in flight, by {@linkcode idKey}: an answer under its id on
+   * the stream of another POST's (one sent before under the same id, cancelled) is not its answer (see
+   * {@linkcode HttpRelay.#superseded}).
+   */
+  readonly #postOf = new Map<string, unknown>();
+  /**
+   * The guard's own requests whose POST is waiting its turn or in flight, by {@linkcode idKey}: each resolves
+   * true once the server accepted it, false when it was not sent (see {@linkcode HttpRelay.#sendOwnCancel}).
+   */
+  readonly #ownPosts = new Map<string, Promise<boolean>>();
+  /**
+   * The POSTs of the client's requests in flight the server has not accepted yet, by each request's
+   * {@linkcode idKey}: what ends one (see {@linkcode HttpRelay.#freeCancelledPlace}).
+   */
+  readonly #unheard = new Map<string, UnheardPost>();
   /** The requests let go or waiting their turn whose POST the server has not accepted, by {@linkcode idKey}. */
   readonly #unaccepted = new Map<string, Promise<void>>();
-  /** The `initialize` not answered yet, which what the client sends after it waits for. */
+  /**
+   * The `initialize` not answered yet, which what the client sends after it waits for: the last one sent. One
+   * sent while another was unanswered waits behind it (see {@linkcode HttpRelay.#sendInitialize}).
+   */
   #initialize: InitializeWait | undefined;
+  /** Every `initialize` not answered yet, oldest first (the client may cancel any of them). */
+  readonly #initializes: InitializeWait[] = [];
   /** The server's own stream: not asked for yet, being opened or read (or resumed), or over. */
   #stream: "idle" | "open" | "over" = "idle";
   /** How the server's own stream ended, for the requests it can no longer answer. */
@@ -295,7 +335,9 @@ class HttpRelay {
       this.#giveUp.abort();
     }
     this.#listenStop.abort();
-    this.#initializeFailed("was still unanswered when the relay closed");
+    for (const wait of [...this.#initializes]) {
+      this.#initializeFailed("was still unanswered when the relay closed", wait);
+    }
     this.#session.serverClosed(
       first === "client" ? "was left because the client closed" : "was left (aborted)",
     );
@@ -355,96 +397,137 @@ class HttpRelay {
     // (The session holds the client's messages while it waits, so nothing of the client's comes after it.)
     const own = guardRequestSignal(frame);
     if (own !== undefined) return this.#sendOwn(message, own);
+    if (isGuardCancel(frame)) return this.#sendOwnCancel(message);
     // The client's answers keep no order: the server may wait for one to answer the request before it.
     if (answersOnly(message)) return this.#answerPlaces.take((release) => this.#send(message, release));
-    const requests = requestsOf(message);
-    // The client's cancel of the initialize not answered yet is not sent (see #initializeCancelled), alone or
-    // in a batch (batches: "forward"), whose rest goes as a batch sent then does: held behind that
-    // initialize, which then fails, with the rest.
-    if (this.#initialize !== undefined) {
-      const members = Array.isArray(message) ? message : message === undefined ? [] : [message];
-      const rest = members.filter((m) => !this.#cancelsInitialize(cancelledId(m)));
-      if (rest.length < members.length) {
-        const sent = rest.length > 0 ? this.#toServer({ message: rest }) : undefined;
-        this.#initializeCancelled();
-        return sent;
-      }
+    if (this.#initialize !== undefined && this.#holdsInitializeCancel(message)) {
+      return this.#sendWithoutInitializeCancel(message);
     }
-    const cancelled = cancelledId(message);
     // What follows an `initialize` not answered yet waits for its answer (see #initializeFailed), but for
     // MAX_HELD messages at most (see #pastHeld).
     const after = this.#initialize;
     if (after !== undefined && after.held.length >= MAX_HELD) return this.#pastHeld(message);
     after?.held.push(message);
+    const sent = this.#sendInTurn(message, after);
+    // Held for the answer to `initialize`, it does not hold the client's input back (as past MAX_HELD waiting
+    // it would, until that answer): the client's cancel of that initialize, or the end of its input, must
+    // still be read. MAX_HELD bounds what is held then.
+    return after === undefined ? sent : undefined;
+  };
+
+  /**
+   * True when `message` (one, or a batch: batches "forward") is or holds the client's cancel of an
+   * `initialize` not answered yet, which is not sent (see {@linkcode HttpRelay.#initializeCancelled}).
+   */
+  #holdsInitializeCancel(message: McpFrame["message"]): boolean {
+    return membersOf(message).some((m) => this.#initializeOf(cancelledId(m)) !== undefined);
+  }
+
+  /**
+   * The client cancelled an `initialize` not answered yet: the rest of its batch goes as a batch sent then
+   * does (held behind the last initialize sent, which then fails, with the rest), and the cancel is not sent.
+   */
+  #sendWithoutInitializeCancel(message: McpFrame["message"]): void | Promise<void> {
+    const members = membersOf(message);
+    const cancelled = members.flatMap((m) => this.#initializeOf(cancelledId(m)) ?? []);
+    const rest = members.filter((m) => this.#initializeOf(cancelledId(m)) === undefined);
+    const sent = rest.length > 0 ? this.#toServer({ message: rest }) : undefined;
+    for (const wait of cancelled) this.#initializeCancelled(wait);
+    return sent;
+  }
+
+  /**
+   * Send a message of the client's (not only answers) in the client's order (see {@linkcode SendOrder});
+   * `after`: the `initialize` not answered yet that it waits for, if one.
+   */
+  #sendInTurn(message: unknown, after: InitializeWait | undefined): void | Promise<void> {
+    const requests = requestsOf(message);
+    const cancelled = cancelledId(message);
     // A cancel waits for the POST of the request it cancels, and nothing waits for it.
     if (cancelled !== undefined) {
-      const sent = this.#order.after(
+      return this.#order.after(
         this.#unaccepted.get(idKey(cancelled)),
         (accepted) => this.#forward(message, requests, accepted, after),
       );
-      return after === undefined ? sent : undefined;
     }
     const initialize = requests.find((r) => r.method === "initialize");
-    // `initialize` goes as a notification does: what follows waits for its answer, whose headers bring the
-    // session id (sent at once, a pipelining client's next request went without it, refused), and which says
-    // whether there is a session at all.
-    const kind = Array.isArray(message) && hasNotification(message)
-      ? "after_all"
-      : requests.length > 0 && initialize === undefined
-      ? "request"
-      : "notification";
-    let acceptedAll = () => {};
-    if (requests.length > 0) {
-      const accepted = new Promise<void>((resolve) => (acceptedAll = resolve));
-      for (const r of requests) this.#unaccepted.set(idKey(r.id), accepted);
-      void accepted.then(() => {
-        for (const r of requests) {
-          if (this.#unaccepted.get(idKey(r.id)) === accepted) this.#unaccepted.delete(idKey(r.id));
-        }
-      });
+    const kind = orderKind(message, requests.length > 0, initialize !== undefined);
+    const acceptedAll = this.#trackUnaccepted(requests);
+    if (initialize !== undefined) {
+      return this.#sendInitialize(message, requests, initialize.id, kind, acceptedAll, after);
     }
-    if (initialize !== undefined && after === undefined) {
-      const wait = this.#awaitInitialize(initialize.id);
-      return this.#order.take(kind, (accepted) => {
-        void wait.over.then(() => {
-          accepted();
-          acceptedAll();
-        });
-        // The client cancelled it (or the relay closed) while it waited its turn: it is not sent, nor answered
-        // (the client gave up on it; as the relay closes, the session answers it). The session before it stays.
-        if (wait.failure !== undefined) return;
-        // A new session (the client's first, or again after one that failed or expired) starts without the
-        // id and version of any before it, as MCP says: a server refuses an initialize naming a session.
-        [this.#sessionId, this.#protocolVersion] = [undefined, undefined];
-        [this.#initializeMessage, this.#otherSessionIdSaid] = [message, false];
-        this.#leaveStream();
-        return this.#forward(message, requests, () => {});
-      });
-    }
-    const sent = this.#order.take(kind, (accepted) =>
+    return this.#order.take(kind, (accepted) =>
       this.#forward(message, requests, () => {
         accepted();
         acceptedAll();
       }, after));
-    // Held for the answer to `initialize`, it does not hold the client's input back (as past MAX_HELD waiting
-    // it would, until that answer): the client's cancel of that initialize, or the end of its input, must still
-    // be read. MAX_HELD bounds what is held then.
-    return after === undefined ? sent : undefined;
-  };
-
-  /** True when `id`, which the client cancels, is that of the `initialize` not answered yet. */
-  #cancelsInitialize(id: JsonRpcId | undefined): boolean {
-    return id !== undefined && this.#initialize !== undefined && idKey(id) === idKey(this.#initialize.id);
   }
 
   /**
-   * The client cancelled the `initialize` not answered yet: what it held fails (see
+   * Note `requests` as not accepted by the server (see {@linkcode HttpRelay.#unaccepted}: a cancel of one
+   * waits for its POST) until the returned function is called.
+   */
+  #trackUnaccepted(requests: { id: JsonRpcId }[]): () => void {
+    if (requests.length === 0) return () => {};
+    let acceptedAll!: () => void;
+    const accepted = new Promise<void>((resolve) => (acceptedAll = resolve));
+    for (const r of requests) this.#unaccepted.set(idKey(r.id), accepted);
+    void accepted.then(() => {
+      for (const r of requests) {
+        if (this.#unaccepted.get(idKey(r.id)) === accepted) this.#unaccepted.delete(idKey(r.id));
+      }
+    });
+    return acceptedAll;
+  }
+
+  /**
+   * Send the client's `initialize` (`id`, in `message`) in turn: what follows waits for its answer (see
+   * {@linkcode HttpRelay.#awaitInitialize}), and it starts a new session. One sent while another (`after`)
+   * is unanswered becomes the one what follows waits for at once, and starts its session once its turn
+   * comes (after that answer): its own answer brings the session id and the version, and it goes without
+   * the other's. When the other fails, it fails with what it held (see
+   * {@linkcode HttpRelay.#initializeFailed}).
+   */
+  #sendInitialize(
+    message: unknown,
+    requests: { id: JsonRpcId; method: string }[],
+    id: JsonRpcId,
+    kind: OrderKind,
+    acceptedAll: () => void,
+    after: InitializeWait | undefined,
+  ): void | Promise<void> {
+    const wait = this.#awaitInitialize(id);
+    return this.#order.take(kind, (accepted) => {
+      void wait.over.then(() => {
+        accepted();
+        acceptedAll();
+      });
+      // The client cancelled it (or the relay closed) while it waited its turn: it is not sent, nor answered
+      // (the client gave up on it; as the relay closes, the session answers it). The session before it stays.
+      // (After one that failed, it was answered so: its own wait fails as that answer comes.)
+      if (wait.failure !== undefined || after?.failure !== undefined) return;
+      // A new session (the client's first, or again after one that failed or expired) starts without the
+      // id and version of any before it, as MCP says: a server refuses an initialize naming a session.
+      this.#ids = {};
+      [this.#initializeMessage, this.#otherSessionIdSaid] = [message, false];
+      this.#leaveStream();
+      return this.#forward(message, requests, () => {});
+    });
+  }
+
+  /** The `initialize` not answered yet that `id` (one the client cancels) names, if one. */
+  #initializeOf(id: JsonRpcId | undefined): InitializeWait | undefined {
+    return id === undefined ? undefined : this.#initializes.find((wait) => idKey(wait.id) === idKey(id));
+  }
+
+  /**
+   * The client cancelled an `initialize` not answered yet (`wait`): what it held fails (see
    * {@linkcode HttpRelay.#initializeFailed}), and the cancel is not sent on, but reported
    * (`client_message_refused`, `cancels_initialize`): MCP forbids a client to cancel initialize, and it would
    * go without a session id (a server refuses it with 400, which read as a failed POST).
    */
-  #initializeCancelled(): void {
-    this.#initializeFailed("was cancelled by the client before the server answered it");
+  #initializeCancelled(wait: InitializeWait): void {
+    this.#initializeFailed("was cancelled by the client before the server answered it", wait);
     emitTo(this.#options.onEvent, { event: "client_message_refused", kind: "cancels_initialize" });
   }
 
@@ -496,9 +579,25 @@ class HttpRelay {
    */
   #sendOwn(message: unknown, stop: AbortSignal): void | Promise<void> {
     const after = this.#initialize;
+    const keys = requestsOf(message).map((r) => idKey(r.id));
+    let sent!: (sent: boolean) => void;
+    const posted = new Promise<boolean>((resolve) => (sent = resolve));
+    for (const key of keys) this.#ownPosts.set(key, posted);
+    const over = () => {
+      for (const key of keys) if (this.#ownPosts.get(key) === posted) this.#ownPosts.delete(key);
+    };
     return this.#order.take("request", (accepted) => {
-      if (after?.failure === undefined) return this.#send(message, () => {}, stop, accepted);
+      // (given up while it waited its turn: not sent, so nothing to cancel either)
+      if (after?.failure === undefined && !stop.aborted) {
+        return this.#send(message, over, stop, () => {
+          sent(true);
+          accepted();
+        });
+      }
+      sent(false);
+      over();
       accepted();
+      if (after?.failure === undefined) return;
       for (const r of requestsOf(message)) {
         this.#session.answerWithError(
           r.id,
@@ -506,6 +605,20 @@ class HttpRelay {
           `the initialize sent before it ${after.failure}`,
         );
       }
+    });
+  }
+
+  /**
+   * Send the guard's own cancel of its own `tools/list` once the POST of that request was accepted (so that
+   * it does not overtake it), or not at all when that request was not sent: never held behind an
+   * `initialize`, refused or reported as the client's messages are (see {@linkcode isGuardCancel}). It takes
+   * a place of the notifications', but does not hold the client's input back.
+   */
+  #sendOwnCancel(message: unknown): void {
+    const id = cancelledId(message);
+    const posted = id === undefined ? undefined : this.#ownPosts.get(idKey(id));
+    void (posted ?? Promise.resolve(true)).then((sent) => {
+      if (sent) void this.#notificationPlaces.take((release) => this.#send(message, release));
     });
   }
 
@@ -518,6 +631,7 @@ class HttpRelay {
   #awaitInitialize(id: JsonRpcId): InitializeWait {
     let end!: () => void;
     const wait: InitializeWait = { id, held: [], over: new Promise((resolve) => (end = resolve)), end };
+    this.#initializes.push(wait);
     this.#initialize = wait;
     void this.#session.answered(id).then((answer) => {
       const error = answer?.error;
@@ -525,24 +639,34 @@ class HttpRelay {
         const said = String(error.message).slice(0, 300);
         return this.#initializeFailed(`failed (${said})`, wait);
       }
-      if (this.#initialize === wait) this.#initialize = undefined;
+      this.#initializeAnswered(wait);
       end();
     });
     return wait;
   }
 
   /**
-   * The `initialize` the client's later messages wait for (`wait`, by default the one waited for now) will
-   * not succeed, for the reason `why` gives: an error answer, the client cancelled it (when a server never
-   * answers, the client's own timeout decides, as it cancels), or the relay closed first. Each request sent
+   * `wait` is answered, or will not be: what the client sends next waits for the `initialize` before it not
+   * answered yet, if one (the last one sent may fail while one before it still waits).
+   */
+  #initializeAnswered(wait: InitializeWait): void {
+    const at = this.#initializes.indexOf(wait);
+    if (at >= 0) this.#initializes.splice(at, 1);
+    this.#initialize = this.#initializes.at(-1);
+  }
+
+  /**
+   * The `initialize` the client's later messages wait for (`wait`) will not succeed, for the reason `why`
+   * gives: an error answer, the client cancelled it (when a server never answers, the client's own timeout
+   * decides, as it cancels), or the relay closed first. Each request sent
    * after it is answered with an error saying so (a request through the relay is always answered), each
    * notification is dropped (there is no session to send it in), and both are reported
    * (`client_message_refused`, `initialize_failed`); a batch's answers to the server still go.
    */
-  #initializeFailed(why: string, wait = this.#initialize): void {
+  #initializeFailed(why: string, wait: InitializeWait): void {
     if (wait === undefined || wait.failure !== undefined) return;
     wait.failure = why;
-    if (this.#initialize === wait) this.#initialize = undefined;
+    this.#initializeAnswered(wait);
     for (const message of wait.held.splice(0)) {
       this.#refuseAll(
         message,
@@ -572,9 +696,9 @@ class HttpRelay {
       [message, requests] = [answers, []];
     }
     if (requests.length > 0) {
-      if (this.#requestPosts < this.#maxInFlight) {
+      if (this.#requestPosts < this.#maxInFlight || this.#freeCancelledPlace()) {
         this.#requestPosts++;
-        return this.#send(message, () => this.#requestPosts--, undefined, accepted);
+        return this.#sendRequests(message, requests, accepted);
       }
       this.#refuseBusy(message);
       // A batch's notifications and answers still go.
@@ -588,15 +712,72 @@ class HttpRelay {
   }
 
   /**
+   * POST the client's `requests` (in `message`) in a place of `maxInFlight`'s, which is freed when the POST
+   * ends, or, once the client cancelled every one of them and the server has sent no headers yet, when
+   * another request needs it (see {@linkcode HttpRelay.#freeCancelledPlace}).
+   */
+  #sendRequests(message: unknown, requests: { id: JsonRpcId }[], accepted: () => void): void {
+    let placed = true;
+    const release = () => {
+      if (placed) this.#requestPosts--;
+      placed = false;
+    };
+    const post: UnheardPost = { requests, stop: new AbortController(), release };
+    const heard = () => {
+      for (const r of requests) {
+        if (this.#unheard.get(idKey(r.id)) === post) this.#unheard.delete(idKey(r.id));
+      }
+    };
+    for (const r of requests) this.#unheard.set(idKey(r.id), post);
+    const done = () => {
+      heard();
+      release();
+    };
+    this.#send(message, done, post.stop.signal, () => {
+      heard();
+      accepted();
+    });
+  }
+
+  /**
+   * Every place (`maxInFlight`) is taken: one a POST holds whose requests the client all cancelled, and whose
+   * headers the server has not sent (a server may send none until it answers, or never), is freed (see
+   * {@linkcode HttpRelay.#abandonIfCancelled}); true when one was. Not at the cancel itself: the POST may
+   * have just gone (a request cancelled while it waited its turn is sent all the same, as the client's order
+   * says), and ended then, it might never reach the server; while no request needs its place, it may.
+   */
+  #freeCancelledPlace(): boolean {
+    for (const post of this.#unheard.values()) if (this.#abandonIfCancelled(post)) return true;
+    return false;
+  }
+
+  /**
+   * End `post` and free its place when no request of it waits any more (the client cancelled them): the
+   * cancel, which waits for it, then goes (see {@linkcode SendOrder.after}). The server may have the request
+   * (MCP: a connection closed is no cancel), and the cancel tells it. True when it was ended.
+   */
+  #abandonIfCancelled(post: UnheardPost): boolean {
+    if (post.stop.signal.aborted || post.requests.some((r) => this.#session.isWaiting(r.id))) return false;
+    post.stop.abort();
+    post.release();
+    return true;
+  }
+
+  /**
    * POST `message`, tracked in flight; `done` runs when the POST has ended, however it ended, and `accepted`
    * once the server answered its headers (or it ended without). A POST that `stop` ends (whoever sent it no
    * longer waits) is no failure.
    */
   #send(message: unknown, done: () => void, stop?: AbortSignal, accepted?: () => void): void {
+    const requests = requestsOf(message);
+    for (const r of requests) this.#postOf.set(idKey(r.id), message);
     const sent = this.#post(message, stop, accepted).catch((error) => {
       if (!stop?.aborted) this.#failed(message, errorText(error));
     });
     void sent.finally(() => {
+      for (const r of requests) {
+        if (this.#postOf.get(idKey(r.id)) === message) this.#postOf.delete(idKey(r.id));
+      }
       accepted?.();
       done();
     });
@@ -616,10 +797,11 @@ class HttpRelay {
     }
   }
 
-  #headers(accept: string): Record<string, string> {
+  /** The headers of a request in the session `ids` (by default the current one) that accepts `accept`. */
+  #headers(accept: string, ids = this.#ids): Record<string, string> {
     const headers: Record<string, string> = { ...this.#options.headers, accept };
-    if (this.#sessionId !== undefined) headers["mcp-session-id"] = this.#sessionId;
-    if (this.#protocolVersion !== undefined) headers["mcp-protocol-version"] = this.#protocolVersion;
+    if (ids.id !== undefined) headers["mcp-session-id"] = ids.id;
+    if (ids.version !== undefined) headers["mcp-protocol-version"] = ids.version;
     return headers;
   }
 
@@ -698,10 +880,11 @@ class HttpRelay {
     if (body === undefined) return; // (nothing of it could be written out: each request is answered)
     const signal = stop === undefined ? this.#postSignal : AbortSignal.any([this.#postSignal, stop]);
     if (accepted !== undefined) this.#acceptedOnceAnswered(message, accepted);
+    const ids = this.#ids; // (its answer's stream is resumed in its session, whatever comes meanwhile)
     const response = await this.#fetch({
       method: "POST",
       headers: {
-        ...this.#headers("application/json, text/event-stream"),
+        ...this.#headers("application/json, text/event-stream", ids),
         "content-type": "application/json",
       },
       body,
@@ -710,8 +893,8 @@ class HttpRelay {
     // The session id comes with the answer to initialize: another POST's (an old session's, answered late)
     // must not replace it.
     const id = response.headers.get("mcp-session-id");
-    if (message === this.#initializeMessage) this.#sessionId = id ?? undefined;
-    else if (id !== null && id !== this.#sessionId) this.#otherSessionId(message);
+    if (message === this.#initializeMessage) ids.id = id ?? undefined;
+    else if (id !== null && id !== this.#ids.id) this.#otherSessionId(message);
     accepted?.(); // (after the session id, which the messages let go now must carry)
     if (!response.ok) {
       const body = this.#hidden(await errorBodyStart(response)); // (before it is cut: no half token shows)
@@ -723,7 +906,7 @@ class HttpRelay {
         `HTTP ${response.status}${body ? `: ${body.slice(0, 200)}` : ""}${credentials}`,
       );
     }
-    const readingOn = await this.#answersTo(message, response, signal);
+    const readingOn = await this.#answersTo(message, response, signal, ids);
     if (isRecord(message) && message.method === "notifications/initialized") void this.#listen();
     // A message past the limit still being read on keeps its POST's place (maxInFlight): a server that
     // answered each POST with one without end would have the relay read ever more of them at once.
@@ -741,7 +924,7 @@ class HttpRelay {
     const first = (Array.isArray(message) ? message : [message]).find((m) => isRecord(m) && "method" in m);
     const what = isRecord(first) ? String(first.method) : "an answer of the client's";
     const detail = `the MCP server at ${this.#shown} answered ${what} with ` +
-      (this.#sessionId === undefined
+      (this.#ids.id === undefined
         ? "a session id (Mcp-Session-Id) where its answer to initialize gave none; toolguard sends none"
         : "another session id (Mcp-Session-Id) than its answer to initialize gave; toolguard keeps that one");
     emitTo(this.#options.onEvent, { event: "session_id_ignored", detail });
@@ -753,7 +936,12 @@ class HttpRelay {
    * `retry:` delay, as MCP lets a server close the stream while it works (SEP-1699); a request still without
    * an answer after that is answered with a JSON-RPC error, never left waiting.
    */
-  async #answersTo(message: unknown, response: Response, signal: AbortSignal): Promise<Promise<void>> {
+  async #answersTo(
+    message: unknown,
+    response: Response,
+    signal: AbortSignal,
+    ids: SessionIds,
+  ): Promise<Promise<void>> {
     const requests = requestsOf(message);
     if (response.status === 202) {
       await response.body?.cancel();
@@ -777,8 +965,8 @@ class HttpRelay {
       if (error instanceof TooLong) readingOn.push(error.readingOn);
     }
     // Once the client is gone the relay does not wait on a server that works on: it answers and ends.
-    why = this.#hidden(await this.#resume(end, this.#resumeSignal, waiting, readingOn, message) || why);
-    for (const r of requests) {
+    why = this.#hidden(await this.#resume(end, ids, this.#resumeSignal, waiting, readingOn, message) || why);
+    for (const r of this.#stillOf(message, requests)) {
       const text =
         `toolguard: the MCP server at ${this.#shown} ended its answer without answering ${r.method}` +
         (why ? ` (${why})` : "");
@@ -791,10 +979,13 @@ class HttpRelay {
    * Follow an event stream the server ended: while `more()` says so and the stream gave an event id, ask for
    * the rest with `GET` and `Last-Event-ID` after the server's `retry:` delay. Returns why it gave up after
    * failed attempts, or "" when none failed. A message past the limit is read on in the background: that
-   * reading goes in `readingOn` when given. `sent`: the client message whose POST's stream it is, if one.
+   * reading goes in `readingOn` when given. `sent`: the client message whose POST's stream it is, if one;
+   * `ids`: the session the stream is of (a stream of the session before a new `initialize` is resumed in it:
+   * with the new one's id, a server would refuse it, or replay another session's stream).
    */
   async #resume(
     from: StreamEnd,
+    ids: SessionIds,
     signal: AbortSignal,
     more: () => boolean,
     readingOn?: Promise<void>[],
@@ -808,7 +999,7 @@ class HttpRelay {
       try {
         const resumed = await this.#fetch({
           headers: {
-            ...this.#headers("text/event-stream"),
+            ...this.#headers("text/event-stream", ids),
             "last-event-id": lastEventIdHeader(end.lastEventId),
           },
           signal,
@@ -933,24 +1124,35 @@ class HttpRelay {
   /**
    * Read on a server message past `maxMessageBytes` (`rest`) to its end, keeping only its ends, then answer
    * each request of the server's it showed with an error, as the stdio relay does: the server would wait for
-   * its answer. (The client's requests it may have answered were answered as the reading gave it up.) A
-   * message whose stream breaks or ends with the relay first (`signal`, its fetch's) is not answered: nobody
-   * waits for it.
+   * its answer. It is read on for `maxMessageBytes` more at most: past them (a message without end, say)
+   * its stream is closed, and what its start shows is answered (a POST waits for the reading, in its place).
+   * (The client's requests it may have answered were answered as the reading gave it up.) A message whose
+   * stream breaks or ends with the relay first (`signal`, its fetch's) is not answered: nobody waits for it.
    */
   async #readOn(
     reader: ReadableStreamDefaultReader<Uint8Array>,
     rest: Overflowing,
     signal: AbortSignal,
   ): Promise<void> {
+    let [more, cut] = [0, false];
     try {
-      for (let read; !rest.ended && !(read = await reader.read()).done;) rest.push(read.value);
+      for (let read; !rest.ended && !(read = await reader.read()).done;) {
+        rest.push(read.value);
+        // (an event may run on in lines that are not data, which its size does not count: bytes read do)
+        if (!rest.ended && (more += read.value.length) > this.#max) {
+          cut = true;
+          break;
+        }
+      }
     } catch {
       return;
     } finally {
       reader.cancel().catch(() => {});
     }
     if (signal.aborted) return; // (cancelled as the relay ended: not the whole message)
-    oversizedFromServer(rest.bytes, rest.edges(), this.#max, {
+    // Cut off, its end is not the message's: only its start may show the id of a request of the server's.
+    const edges = cut ? { ...rest.edges(), tail: new Uint8Array(0) } : rest.edges();
+    oversizedFromServer(rest.bytes, edges, this.#max, {
       toServer: (message) => void this.#toServer({ message }),
       answerWithError: () => false,
     });
@@ -978,8 +1180,36 @@ class HttpRelay {
       // (reported, and an answer whose ends show its id answers its request with an error: see the session)
       return this.#session.fromServer({ message: undefined, bytes: new TextEncoder().encode(text) });
     }
-    if (sent !== undefined && sent === this.#initializeMessage) this.#noteInitialize(message, sent);
+    if (sent !== undefined) {
+      if (Array.isArray(message)) {
+        const kept = message.filter((m) => !this.#superseded(m, sent));
+        if (kept.length === 0 && message.length > 0) return;
+        message = kept;
+      } else if (this.#superseded(message, sent)) return;
+      if (sent === this.#initializeMessage) this.#noteInitialize(message, sent);
+    }
     this.#session.fromServer({ message });
+  }
+
+  /**
+   * True when `m`, on the stream of the POST of `sent`, is the answer to a request of `sent` whose id a later
+   * POST carries now: the client cancelled it and sent another under its id (a new `initialize` may take the
+   * id of one it gave up on), whose answer this is not. Dropped quietly, as the late answer to a cancelled
+   * request is (see the session's `#stray`).
+   */
+  #superseded(m: unknown, sent: unknown): boolean {
+    if (!isRecord(m) || "method" in m || (typeof m.id !== "string" && typeof m.id !== "number")) return false;
+    const key = idKey(m.id);
+    const now = this.#postOf.get(key);
+    return now !== undefined && now !== sent && requestsOf(sent).some((r) => idKey(r.id) === key);
+  }
+
+  /**
+   * The `requests` of `message` that no later POST carries under their ids: the relay's error for one that
+   * did would answer the later one (see {@linkcode HttpRelay.#superseded}).
+   */
+  #stillOf<R extends { id: JsonRpcId }>(message: unknown, requests: R[]): R[] {
+    return requests.filter((r) => (this.#postOf.get(idKey(r.id)) ?? message) === message);
   }
 
   /**
@@ -991,7 +1221,7 @@ class HttpRelay {
     const id = requestsOf(sent).find((r) => r.method === "initialize")?.id;
     for (const m of Array.isArray(message) ? message : [message]) {
       if (id === undefined || !isRecord(m) || !isRecord(m.result) || m.id !== id) continue;
-      if (typeof m.result.protocolVersion === "string") this.#protocolVersion = m.result.protocolVersion;
+      if (typeof m.result.protocolVersion === "string") this.#ids.version = m.result.protocolVersion;
     }
   }
 
@@ -1020,7 +1250,7 @@ class HttpRelay {
       event: "post_failed",
       detail: `the MCP server at ${this.#shown}: ${why}`,
     });
-    for (const r of requestsOf(message)) {
+    for (const r of this.#stillOf(message, requestsOf(message))) {
       const text = `toolguard: the MCP server at ${this.#shown} did not answer ${r.method}: ${why}`;
       this.#session.answerWithError(r.id, TRANSPORT_ERROR, text);
     }
@@ -1035,11 +1265,12 @@ class HttpRelay {
     let opened = false;
     try {
       const signal = AbortSignal.any([this.#signal, this.#listenStop.signal, stop.signal]);
-      const response = await this.#fetch({ headers: this.#headers("text/event-stream"), signal });
+      const ids = this.#ids;
+      const response = await this.#fetch({ headers: this.#headers("text/event-stream", ids), signal });
       if (!response.ok) return void await response.body?.cancel();
       opened = true;
       // A server may end this stream at will once it gave an event id: follow it until the relay ends.
-      await this.#resume(await this.#read(response, {}, signal), signal, () => true);
+      await this.#resume(await this.#read(response, {}, signal), ids, signal, () => true);
     } catch (error) {
       // The server offers no stream (405), or it ended: answers still arrive on the POSTs. A redirect not
       // followed is said, as a POST's is: the stream (the server's own requests) is lost for it.
@@ -1088,7 +1319,7 @@ class HttpRelay {
    * more than {@linkcode END_SESSION_MS}); past that the `DELETE` goes on alone, for as long at most.
    */
   async #endSession(): Promise<void> {
-    if (this.#sessionId === undefined) return;
+    if (this.#ids.id === undefined) return;
     const ended = this.#fetch({
       method: "DELETE",
       headers: this.#headers("application/json"),
@@ -1266,6 +1497,25 @@ function cancelledId(message: unknown): JsonRpcId | undefined {
   return typeof id === "string" || typeof id === "number" ? id : undefined;
 }
 
+/** The members of a message: a batch's, or the message itself (none for nothing). */
+function membersOf<T>(message: T | T[] | undefined): T[] {
+  return Array.isArray(message) ? message : message === undefined ? [] : [message];
+}
+
+/** How a client message takes its turn in {@linkcode SendOrder} (see `SendOrder.take`). */
+type OrderKind = "request" | "notification" | "after_all";
+
+/**
+ * The turn a message (not a cancel) takes: a batch with a notification follows everything before it; a
+ * message with requests runs beside other requests, but `initialize` goes as a notification does: what
+ * follows waits for its answer, whose headers bring the session id (sent at once, a pipelining client's next
+ * request went without it, refused), and which says whether there is a session at all.
+ */
+function orderKind(message: unknown, hasRequests: boolean, initialize: boolean): OrderKind {
+  if (Array.isArray(message) && hasNotification(message)) return "after_all";
+  return hasRequests && !initialize ? "request" : "notification";
+}
+
 /** True when `message` (one, or a batch) holds a notification: a message with a method and no id. */
 function hasNotification(message: unknown): boolean {
   const one = (m: unknown) => isRecord(m) && typeof m.method === "string" && !("id" in m);
@@ -1320,7 +1570,7 @@ class SendOrder {
    * accepted. Returns a promise when the client's input must wait: `send` returned one, or too many wait.
    */
   take(
-    kind: "request" | "notification" | "after_all",
+    kind: OrderKind,
     send: (accepted: () => void) => void | Promise<void>,
   ): void | Promise<void> {
     const all = kind === "after_all";

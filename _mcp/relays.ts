@@ -134,8 +134,8 @@ export const runMcpRelay: typeof relayMcpStdio = relayMcpStdio;
  * JSON-RPC error; an event stream the server ends early after giving an event id is resumed with `GET` and
  * `Last-Event-ID` (MCP's SSE polling), as is the server's own stream. An answer body or event past
  * `maxMessageBytes` is given up (its request is answered with an error at once; a request of the server's in
- * it gets an error answer once its end shows the id), and an event stream is read no faster than the client
- * takes it. At most `maxInFlight` (default 64) of the client's requests wait for the server at once; one past
+ * it gets an error answer once its end shows the id; it is read on for `maxMessageBytes` more at most, then
+ * its stream is closed), and an event stream is read no faster than the client takes it. At most `maxInFlight` (default 64) of the client's requests wait for the server at once; one past
  * them is answered at once with an error saying to wait for answers first. What the client sends after
  * `initialize` waits for its answer (1024 messages at most: past them a request is answered with an error,
  * a notification dropped, both reported as `client_message_refused`, `held_limit`); when that `initialize`

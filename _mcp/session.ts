@@ -197,6 +197,18 @@ export function guardRequestSignal(frame: McpFrame): AbortSignal | undefined {
   return guardFrames.get(frame);
 }
 
+/** The frames of the guard's own cancels (of its own `tools/list`), as the sessions hand them to their sinks. */
+const guardCancels = new WeakSet<McpFrame>();
+
+/**
+ * True for the guard's own `notifications/cancelled` of its own `tools/list`, not one of the client's: a
+ * transport that holds or refuses the client's messages (the HTTP relay, behind an unanswered `initialize`)
+ * must not hold it as the client's, nor report it so.
+ */
+export function isGuardCancel(frame: McpFrame): boolean {
+  return guardCancels.has(frame);
+}
+
 /**
  * A live connection between one client and one server, judged by a guard (what
  * {@linkcode McpGuard.connect} returns). Its methods are bound, so they can be passed on as callbacks.
@@ -879,9 +891,9 @@ export class GuardedSession implements McpSession {
       if (this.#closed !== null) continue;
       const params = { requestId: id, reason: `toolguard gave up on its tools/list: ${reason}` };
       try {
-        this.#watch(
-          this.#sinks.toServer({ message: { jsonrpc: "2.0", method: "notifications/cancelled", params } }),
-        );
+        const frame: McpFrame = { message: { jsonrpc: "2.0", method: "notifications/cancelled", params } };
+        guardCancels.add(frame);
+        this.#watch(this.#sinks.toServer(frame));
       } catch (error) {
         this.#failed(error);
       }

@@ -19,9 +19,12 @@ const call = (id: number, name: string) => ({
   params: { name, arguments: {} },
 });
 
-/** Write `piece` every few milliseconds until the client goes (a body that never ends, at a modest rate). */
-function endless(res: ServerResponse, piece: string): void {
-  const timer = setInterval(() => res.write(piece), 5);
+/**
+ * Write `piece` every `everyMs` milliseconds until the client goes (a body that never ends, at a modest rate;
+ * a slow one stays under the most the relay reads on of a message past its limit for a long while).
+ */
+function endless(res: ServerResponse, piece: string, everyMs = 5): void {
+  const timer = setInterval(() => res.write(piece), everyMs);
   res.on("close", () => clearInterval(timer));
 }
 
@@ -107,16 +110,17 @@ test("relayMcpHttp: an event's size is counted in bytes, as maxMessageBytes says
 test("relayMcpHttp: an answer past maxMessageBytes read on to its end keeps its POST's place (maxInFlight)", {
   timeout: 60_000,
 }, async () => {
-  // Every call is answered with a JSON body that never ends: the relay answers each call with an error at
-  // once, and reads the body on (a request of the server's may be in it) while it holds a place.
+  // Every call is answered with a JSON body past the limit that never ends, slowly (reading on stops past
+  // maxMessageBytes more): the relay answers each call with an error at once, and reads the body on (a
+  // request of the server's may be in it) while it holds a place.
   let [open, mostOpen] = [0, 0];
   const server = await scriptedServer([{ name: "endless" }], (m, res) => {
     mostOpen = Math.max(mostOpen, ++open);
     res.on("close", () => open--);
     res.writeHead(200, { "content-type": "application/json" }).write(
-      `{"jsonrpc":"2.0","id":${m.id},"result":"`,
+      `{"jsonrpc":"2.0","id":${m.id},"result":"${"x".repeat(3000)}`,
     );
-    endless(res, "x".repeat(16 * 1024));
+    endless(res, "x", 50);
   });
   const answers = new Map<unknown, JsonRpcMessage>();
   const waiters = new Map<unknown, () => void>();
@@ -159,34 +163,31 @@ test("relayMcpHttp: an answer past maxMessageBytes read on to its end keeps its 
 test("relayMcpHttp: a server message past maxMessageBytes being read on is given up as the relay ends", {
   timeout: 60_000,
 }, async () => {
-  // The server's own stream sends an event without end; the relay gives it up and reads it on in the
-  // background (a request of the server's may be in it), until the relay ends: then the stream is closed.
-  let written = 0;
-  let enough = () => {};
-  const plenty = new Promise<void>((resolve) => (enough = resolve));
+  // The server's own stream sends an event past the limit, then more of it without end, slowly (reading on
+  // stops past maxMessageBytes more); the relay gives it up and reads it on in the background (a request of
+  // the server's may be in it), until the relay ends: then the stream is closed.
   let closed = () => {};
   const streamClosed = new Promise<boolean>((resolve) => (closed = () => resolve(true)));
   const server = await scriptedServer([], () => {}, (_req, res) => {
-    res.writeHead(200, { "content-type": "text/event-stream" }).write("data: ");
-    const piece = "x".repeat(64 * 1024);
-    const timer = setInterval(() => {
-      res.write(piece);
-      // (megabytes read, and dropped, by then: enough for a garbage collection to have run)
-      if ((written += piece.length) > 64 * 1024 * 1024) enough();
-    }, 1);
-    res.on("close", () => {
-      clearInterval(timer);
-      closed();
-    });
+    res.writeHead(200, { "content-type": "text/event-stream" }).write(`data: ${"x".repeat(3000)}`);
+    endless(res, "x", 50);
+    res.on("close", () => closed());
   });
+  let givenUp = () => {};
+  const oversized = new Promise<void>((resolve) => (givenUp = resolve));
   const enc = new TextEncoder();
   async function* client() {
     for (const m of INIT) yield enc.encode(JSON.stringify(m) + "\n");
-    await plenty;
+    await oversized;
   }
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
-    await relayMcpHttp(server.url, { input: client(), maxMessageBytes: 2000, output: () => {} });
+    await relayMcpHttp(server.url, {
+      input: client(),
+      maxMessageBytes: 2000,
+      output: () => {},
+      onEvent: (e) => void (e.event === "oversized_message" && givenUp()),
+    });
     // (15 s at most: the old relay read the stream on for ever, and kept the process up)
     const gaveUp = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), 15_000)));
     assert.equal(await Promise.race([streamClosed, gaveUp]), true, "the relay closed the server's stream");
@@ -194,6 +195,63 @@ test("relayMcpHttp: a server message past maxMessageBytes being read on is given
     clearTimeout(timer);
     server.stop();
   }
+});
+
+test("relayMcpHttp: a server event without end is read on for maxMessageBytes more at most, then closed", {
+  timeout: 60_000,
+}, async () => {
+  // Given up, the event was read on in the background (for the id at its end of a request of the server's)
+  // for as long as the relay ran: a server that never ends it had the relay read it for ever. Cut off, its
+  // start still shows the id of the server's request, which is answered with an error.
+  let closed = () => {};
+  const streamClosed = new Promise<void>((resolve) => (closed = resolve));
+  let toServer: JsonRpcMessage | undefined;
+  let answeredToServer = () => {};
+  const serverAnswered = new Promise<void>((resolve) => (answeredToServer = resolve));
+  const server = await scriptedServer([{ name: "endless" }], (m, res) => {
+    if (m.method === undefined) {
+      toServer = m;
+      answeredToServer();
+      return void res.writeHead(202).end();
+    }
+    res.on("close", () => closed());
+    res.writeHead(200, { "content-type": "text/event-stream" })
+      .write('data: {"jsonrpc":"2.0","id":"srv1","method":"sampling/createMessage","params":{"text":"');
+    endless(res, "x".repeat(16 * 1024));
+  });
+  const answers = new Map<unknown, JsonRpcMessage>();
+  let callAnswered = () => {};
+  const answered = new Promise<void>((resolve) => (callAnswered = resolve));
+  const enc = new TextEncoder();
+  let closedWhileConnected = false;
+  async function* client() {
+    for (const m of [...INIT, call(10, "endless")]) yield enc.encode(JSON.stringify(m) + "\n");
+    await answered;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const bound = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), 15_000)));
+    const both = Promise.all([streamClosed, serverAnswered]).then(() => true);
+    closedWhileConnected = await Promise.race([both, bound]);
+    clearTimeout(timer);
+  }
+  try {
+    await relayMcpHttp(server.url, {
+      input: client(),
+      maxMessageBytes: 64 * 1024,
+      output: (bytes) => {
+        for (const line of new TextDecoder().decode(bytes).split("\n").filter(Boolean)) {
+          const m = JSON.parse(line) as JsonRpcMessage;
+          answers.set(m.id, m);
+          if (m.id === 10) callAnswered();
+        }
+      },
+    });
+  } finally {
+    server.stop();
+  }
+  assert.match(errorOf(answers.get(10)), /runs past the relay's limit/);
+  assert.equal(closedWhileConnected, true, "the relay closed the stream, and answered srv1, while it ran");
+  assert.equal(toServer?.id, "srv1");
+  assert.match(errorOf(toServer), /exceeds the relay's limit/);
 });
 
 test("relayMcpHttp: a redirect is followed within the server's origin only; headers never go elsewhere", {

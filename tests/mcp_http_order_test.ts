@@ -999,3 +999,321 @@ test("relayMcpHttp: the client's cancel of an unanswered initialize inside a bat
     "ping 3",
   ]);
 });
+
+test("relayMcpHttp: an initialize sent while another is unanswered starts its own session once it goes", {
+  timeout: 60_000,
+}, async () => {
+  // The second initialize waited behind the first, but went as any request: with the first's session id, and
+  // its answer's session id and version were not taken, so what followed went in the first's session.
+  const arrived: string[] = [];
+  const handle: Handle = (req, res, m) => {
+    if (m === undefined) return void res.writeHead(405).end();
+    const session = req.headers["mcp-session-id"] ?? "none";
+    arrived.push(`${m.method} ${m.id ?? ""} ${session} ${req.headers["mcp-protocol-version"] ?? "none"}`);
+    if (m.method === "initialize") {
+      // (the first is answered late, so that the second waits behind it)
+      const version = m.id === 0 ? "2024-11-05" : "2025-06-18";
+      const answer = () =>
+        res.writeHead(200, { "content-type": "application/json", "mcp-session-id": `s${m.id}` })
+          .end(
+            JSON.stringify({
+              jsonrpc: "2.0",
+              id: m.id,
+              result: { ...INIT_RESULT, protocolVersion: version },
+            }),
+          );
+      return void (m.id === 0 ? setTimeout(answer, 300) : answer());
+    }
+    if (m.id === undefined) return void res.writeHead(202).end();
+    res.writeHead(200, { "content-type": "application/json" })
+      .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} }));
+  };
+  const { got, events } = await relayScript(handle, async function* (until) {
+    yield INIT[0];
+    yield { ...INIT[0] as object, id: 1 };
+    yield INIT[1];
+    yield { jsonrpc: "2.0", id: 2, method: "ping" };
+    await until(answered(0, 1, 2));
+  });
+  assert.deepEqual(got.find((m) => m.id === 2)?.result, {});
+  assert.deepEqual(arrived, [
+    "initialize 0 none none",
+    "initialize 1 none none",
+    "notifications/initialized  s1 2025-06-18",
+    "ping 2 s1 2025-06-18",
+  ]);
+  assert.deepEqual(events.filter((e) => e.event === "session_id_ignored"), []);
+});
+
+test("relayMcpHttp: an answer's stream of the session before a new initialize is resumed in that session", {
+  timeout: 60_000,
+}, async () => {
+  // The relay resumed (GET with Last-Event-ID) with the session id and version it had then: the new
+  // session's, under which a server refuses the stream, or replays another session's.
+  const resumedWith: string[] = [];
+  let pingStream: ServerResponse | undefined;
+  const note = {
+    jsonrpc: "2.0",
+    method: "notifications/message",
+    params: { level: "info", data: "working" },
+  };
+  const handle: Handle = (req, res, m) => {
+    const session = `${req.headers["mcp-session-id"] ?? "none"} ${
+      req.headers["mcp-protocol-version"] ?? "none"
+    }`;
+    if (m === undefined) {
+      if (req.headers["last-event-id"] !== "e1") return void res.writeHead(405).end();
+      resumedWith.push(session);
+      return void res.writeHead(200, { "content-type": "text/event-stream" })
+        .end(`data: ${JSON.stringify({ jsonrpc: "2.0", id: 1, result: {} })}\n\n`);
+    }
+    if (m.method === "initialize") {
+      const version = m.id === 0 ? "2024-11-05" : "2025-06-18";
+      return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": `s${m.id}` })
+        .end(
+          JSON.stringify({ jsonrpc: "2.0", id: m.id, result: { ...INIT_RESULT, protocolVersion: version } }),
+        );
+    }
+    if (m.id === undefined) {
+      res.writeHead(202).end();
+      // (the ping's stream ends once the new session is set up: its answer is to come on the resumed one)
+      if (session.startsWith("s2")) pingStream?.end();
+      return;
+    }
+    pingStream = res.writeHead(200, { "content-type": "text/event-stream" });
+    pingStream.write(`id: e1\nretry: 10\ndata: ${JSON.stringify(note)}\n\n`);
+  };
+  const { got } = await relayScript(handle, async function* (until) {
+    yield INIT[0];
+    yield INIT[1];
+    yield { jsonrpc: "2.0", id: 1, method: "ping" };
+    await until((got) => got.some((m) => m.method === "notifications/message"));
+    yield { ...INIT[0] as object, id: 2 };
+    yield INIT[1];
+    await until(answered(1, 2));
+  });
+  assert.deepEqual(got.find((m) => m.id === 1)?.result, {});
+  assert.deepEqual(resumedWith, ["s0 2024-11-05"]);
+});
+
+test("relayMcpHttp: the late answer of a cancelled initialize is not taken for the next one's under its id", {
+  timeout: 60_000,
+}, async () => {
+  // A client that gave up on an initialize may send the next one under the same id (a new session may
+  // reuse it): the old one's late answer reached the client as the new one's, and let what follows go
+  // before the new session had its id.
+  const sessions: string[] = [];
+  let old: ServerResponse | undefined;
+  let answerNew = () => {};
+  const newAnswered = new Promise<void>((resolve) => (answerNew = resolve));
+  const note = (data: string) => ({
+    jsonrpc: "2.0",
+    method: "notifications/message",
+    params: { level: "info", data },
+  });
+  const init = (name: string) => ({
+    jsonrpc: "2.0",
+    id: 0,
+    result: { ...INIT_RESULT, serverInfo: { name, version: "1" } },
+  });
+  const handle: Handle = (req, res, m) => {
+    if (m === undefined) return void res.writeHead(405).end();
+    if (m.method === "initialize") {
+      if (old === undefined) {
+        // (the first says it works on it, then waits: the client gives up on it)
+        old = res.writeHead(200, { "content-type": "text/event-stream", "mcp-session-id": "old" });
+        return void old.write(`data: ${JSON.stringify(note("working"))}\n\n`);
+      }
+      old.end(`data: ${JSON.stringify(init("old"))}\n\ndata: ${JSON.stringify(note("late"))}\n\n`);
+      return void newAnswered.then(() =>
+        res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "new" })
+          .end(JSON.stringify(init("new")))
+      );
+    }
+    sessions.push(`${m.method} ${req.headers["mcp-session-id"]}`);
+    if (m.id === undefined) return void res.writeHead(202).end();
+    res.writeHead(200, { "content-type": "application/json" })
+      .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} }));
+  };
+  const said = (data: string) => (got: JsonRpcMessage[]) =>
+    got.some((m) => (m.params as { data?: unknown } | undefined)?.data === data);
+  const { got } = await relayScript(handle, async function* (until) {
+    yield INIT[0];
+    await until(said("working"));
+    yield {
+      jsonrpc: "2.0",
+      method: "notifications/cancelled",
+      params: { requestId: 0, reason: "timed out" },
+    };
+    yield INIT[0];
+    yield INIT[1];
+    yield { jsonrpc: "2.0", id: 1, method: "ping" };
+    await until(said("late"));
+    answerNew();
+    await until(answered(1));
+  });
+  const names = got.flatMap((m) =>
+    m.id === 0 ? [(m.result as { serverInfo?: { name: string } })?.serverInfo?.name ?? errorOf(m)] : []
+  );
+  assert.deepEqual(names, ["new"]);
+  assert.deepEqual(sessions, ["notifications/initialized new", "ping new"]);
+});
+
+test(
+  "relayMcpHttp: the guard's own cancel held behind an unanswered initialize is not reported as the client's",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    // The guard gave up on its own tools/list while it waited for the answer to initialize: its cancel of it was
+    // held as a message of the client's, and as that initialize failed, reported as one refused.
+    const held: ServerResponse[] = [];
+    const arrived: string[] = [];
+    const handle: Handle = (_req, res, m) => {
+      if (m === undefined) return void res.writeHead(405).end();
+      arrived.push(String(m.method));
+      held.push(res); // (the initialize is never answered)
+    };
+    const { got, events } = await relayScript(handle, async function* (until) {
+      yield INIT[0];
+      yield { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "t", arguments: {} } };
+      await until(answered(1));
+      yield {
+        jsonrpc: "2.0",
+        method: "notifications/cancelled",
+        params: { requestId: 0, reason: "timed out" },
+      };
+    }, { toolsTimeoutMs: 100 }).finally(() => held.forEach((res) => res.destroy()));
+    assert.match(JSON.stringify(got.find((m) => m.id === 1)), /could not read this server's tool list/);
+    assert.deepEqual(
+      events.flatMap((e) => e.event === "client_message_refused" ? [e.kind] : []),
+      ["cancels_initialize"],
+    );
+    assert.deepEqual(arrived, ["initialize"]);
+  },
+);
+
+test(
+  "relayMcpHttp: a request the client cancelled before the server sent headers frees its place (maxInFlight)",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    // Its cancel waited for headers that never came, and its POST held the only place: every later request
+    // was refused, and the server never learned of the cancel. The next request now takes its place.
+    const held: ServerResponse[] = [];
+    const arrived: string[] = [];
+    // (what the server says on its own stream, so that the client sends its next message once it came)
+    let stream: ServerResponse | undefined;
+    const unsaid: string[] = [];
+    const say = (data: string) => {
+      const note = { jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data } };
+      unsaid.push(`data: ${JSON.stringify(note)}\n\n`);
+      while (stream !== undefined && unsaid.length > 0) stream.write(unsaid.shift());
+    };
+    const handle: Handle = (_req, res, m) => {
+      if (m === undefined) {
+        stream = res.writeHead(200, { "content-type": "text/event-stream" });
+        return void say("stream");
+      }
+      arrived.push(`${m.method} ${m.id ?? (m.params as { requestId?: unknown })?.requestId ?? ""}`);
+      if (m.method === "initialize") {
+        return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s" })
+          .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: INIT_RESULT }));
+      }
+      if (m.id === undefined) return void res.writeHead(202).end();
+      if (m.id === 1) {
+        say("working");
+        return void held.push(res); // (no headers, ever)
+      }
+      res.writeHead(200, { "content-type": "application/json" })
+        .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} }));
+    };
+    const said = (data: string) => (got: JsonRpcMessage[]) =>
+      got.some((m) => (m.params as { data?: unknown } | undefined)?.data === data);
+    const { got, events } = await relayScript(handle, async function* (until) {
+      yield INIT[0];
+      yield INIT[1];
+      yield { jsonrpc: "2.0", id: 1, method: "ping" };
+      await until(said("working"));
+      yield {
+        jsonrpc: "2.0",
+        method: "notifications/cancelled",
+        params: { requestId: 1, reason: "timed out" },
+      };
+      yield { jsonrpc: "2.0", id: 2, method: "ping" };
+      await until(answered(2));
+    }, { maxInFlight: 1 }).finally(() => held.forEach((res) => res.destroy()));
+    assert.deepEqual(got.find((m) => m.id === 2)?.result, {});
+    assert.equal(got.some((m) => m.id === 1), false);
+    // (the cancel goes once the POST of its request has ended, and ping 2 at once: in either order)
+    assert.deepEqual(arrived.slice(2).sort(), ["notifications/cancelled 1", "ping 1", "ping 2"]);
+    assert.deepEqual(
+      events.filter((e) => e.event === "client_message_refused" || e.event === "post_failed"),
+      [],
+    );
+  },
+);
+
+test(
+  "relayMcpHttp: a request cancelled while it waited its turn, sent, without headers, gives its place up",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    // Cancelled before its POST went, it was sent all the same (as the client's order says), and its POST held
+    // the only place for ever: the next request was refused.
+    const held: ServerResponse[] = [];
+    const arrived: string[] = [];
+    let slow: ServerResponse | undefined;
+    let cancelRead = false;
+    const handle: Handle = (_req, res, m) => {
+      if (m === undefined) return void res.writeHead(405).end();
+      arrived.push(`${m.method} ${m.id ?? (m.params as { requestId?: unknown })?.requestId ?? ""}`);
+      if (m.method === "initialize") {
+        return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s" })
+          .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: INIT_RESULT }));
+      }
+      // (held until the relay has read the cancel of the request behind it)
+      if (m.method === "notifications/roots/list_changed") {
+        return void (cancelRead ? res.writeHead(202).end() : (slow = res));
+      }
+      if (m.id === undefined) return void res.writeHead(202).end();
+      if (m.id === 1) return void held.push(res); // (no headers, ever)
+      res.writeHead(200, { "content-type": "application/json" })
+        .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} }));
+    };
+    const onEvent = (e: McpEvent) => {
+      events.push(e);
+      // (a stray answer of the client's, sent after the cancel, says the relay has read the cancel)
+      if (e.event !== "stray_message") return;
+      cancelRead = true;
+      slow?.writeHead(202).end();
+    };
+    const events: McpEvent[] = [];
+    const { got } = await relayScript(handle, async function* (until) {
+      yield INIT[0];
+      yield INIT[1];
+      await until(answered(0));
+      yield { jsonrpc: "2.0", method: "notifications/roots/list_changed" };
+      yield { jsonrpc: "2.0", id: 1, method: "ping" };
+      yield {
+        jsonrpc: "2.0",
+        method: "notifications/cancelled",
+        params: { requestId: 1, reason: "timed out" },
+      };
+      yield { jsonrpc: "2.0", id: "never asked", result: {} };
+      yield { jsonrpc: "2.0", id: 2, method: "ping" };
+      await until(answered(2));
+    }, { maxInFlight: 1, onEvent }).finally(() => held.forEach((res) => res.destroy()));
+    assert.deepEqual(got.find((m) => m.id === 2)?.result, {});
+    assert.deepEqual(
+      events.filter((e) => e.event === "client_message_refused" || e.event === "post_failed"),
+      [],
+    );
+    assert.ok(
+      arrived.indexOf("ping 1") < arrived.indexOf("notifications/cancelled 1"),
+      "the cancel after it",
+    );
+  },
+);
