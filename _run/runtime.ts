@@ -243,16 +243,73 @@ function spawnEnv(spec: SpawnSpec, marker: TreeMarker | null): Record<string, st
 }
 
 function isFileSync(path: string): boolean {
+  return pathKind(path) === "file";
+}
+
+/**
+ * What is at `path` (links followed): a file, a directory, something else, `"missing"` when nothing is, or
+ * null when that cannot be told (no permission to look, say).
+ */
+function pathKind(path: string): "file" | "directory" | "other" | "missing" | null {
   try {
-    if (denoApi) return denoApi.statSync(path).isFile;
+    if (denoApi) {
+      const info = denoApi.statSync(path);
+      return info.isFile ? "file" : info.isDirectory ? "directory" : "other";
+    }
     const fs = (nodeProcess() as { getBuiltinModule?: (id: string) => unknown } | undefined)
       ?.getBuiltinModule?.(
         "node:fs",
-      ) as { statSync(p: string): { isFile(): boolean } } | undefined;
-    return fs ? fs.statSync(path).isFile() : false;
-  } catch {
-    return false;
+      ) as { statSync(p: string): { isFile(): boolean; isDirectory(): boolean } } | undefined;
+    if (!fs) return null;
+    const info = fs.statSync(path);
+    return info.isFile() ? "file" : info.isDirectory() ? "directory" : "other";
+  } catch (error) {
+    const { code, name } = error as { code?: unknown; name?: unknown };
+    return code === "ENOENT" || code === "ENOTDIR" || name === "NotFound" || name === "NotADirectory"
+      ? "missing"
+      : null;
   }
+}
+
+/** The error codes {@linkcode startFailureText} words itself. */
+const START_FAILURE_CODES: ReadonlySet<unknown> = new Set(["ENOENT", "ENOTDIR", "EACCES", "ENOEXEC"]);
+
+/**
+ * Why `spec` could not be started (`error` is what the spawn threw), in the same words under Deno, Bun and
+ * Node for the common causes, with the error code: each runtime words them its own way, and some name the
+ * wrong thing (Bun says "ENOENT ... posix_spawn 'sh'" for a missing cwd, which reads as a missing program).
+ * The cause is told apart by looking at the cwd and the file. Any other error, one whose cause cannot be
+ * looked at, and any on Windows (where the launch is planned and checked before) keep the runtime's words.
+ */
+function startFailureText(spec: SpawnSpec, error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code as string;
+  const own = spawnErrorText(error);
+  if (isWindows || !START_FAILURE_CODES.has(code)) return own;
+  if (spec.cwd !== undefined) {
+    const cwd = pathKind(spec.cwd);
+    if (cwd === null) return own;
+    if (cwd === "missing") return "the working directory does not exist (ENOENT)";
+    if (cwd !== "directory") return "the working directory is not a directory (ENOTDIR)";
+  }
+  if (code === "ENOEXEC") {
+    return "not a program this system can run: a script needs a #! line such as #!/bin/sh (ENOEXEC)";
+  }
+  const command = spec.command;
+  // A name with a slash is a path (from the cwd when relative); one without is looked up on PATH.
+  const named = command.includes("/");
+  const candidates = named
+    ? [command.startsWith("/") || spec.cwd === undefined ? command : `${spec.cwd}/${command}`]
+    : (effectiveEnv(spec).PATH ?? "").split(":").map((dir) => `${dir || "."}/${command}`);
+  const kinds = candidates.map(pathKind);
+  const kind = kinds.find((k) => k !== "missing") ?? "missing";
+  if (kind === null) return own;
+  if (kind === "directory") return `it is a directory, not a program (${code})`;
+  if (code === "EACCES") {
+    return "permission denied: the file is not executable (chmod +x) or a folder on its path cannot be " +
+      "entered (EACCES)";
+  }
+  if (kind !== "missing") return `the interpreter that its #! line names was not found (${code})`;
+  return named ? `no such file (${code})` : `no program of that name on PATH (${code})`;
 }
 
 /** Whether the child's stderr is read through `LiveChild.stderr` (the default). */
@@ -431,7 +488,7 @@ export async function spawnChild(spec: SpawnSpec): Promise<SpawnAttempt> {
     if (runtimeName === "bun") return windowsExit({ ok: true, child: spawnBun(spec, launch, marker) });
     return windowsExit(await spawnNode(spec, launch, marker));
   } catch (error) {
-    return { ok: false, reason: spawnErrorText(error) };
+    return { ok: false, reason: startFailureText(spec, error) };
   }
 }
 
@@ -586,8 +643,21 @@ function setsidFailure(
   // no longer passes the checks, is a failure to start; a tool's own exit 126/127 stays an exit.
   const own = text.startsWith(`setsid: failed to execute ${spec.command}: `) ||
     text.startsWith(`setsid: can't execute '${spec.command}': `);
-  return own || !preflightSetsid(spec) ? text.slice("setsid: ".length) : null;
+  if (!own && preflightSetsid(spec)) return null;
+  // Worded as a direct spawn's failure would be: the system's message ends the line.
+  const code = Object.entries(SYSTEM_MESSAGES).find(([, message]) => text.endsWith(`: ${message}`))?.[0];
+  return code === undefined
+    ? text.slice("setsid: ".length)
+    : startFailureText(spec, Object.assign(new Error(text.slice("setsid: ".length)), { code }));
 }
+
+/** The system's messages (`strerror`) for the codes {@linkcode startFailureText} words, as setsid prints them. */
+const SYSTEM_MESSAGES: Record<string, string> = {
+  ENOENT: "No such file or directory",
+  ENOTDIR: "Not a directory",
+  EACCES: "Permission denied",
+  ENOEXEC: "Exec format error",
+};
 
 async function findSetsid(): Promise<string | null> {
   for (const path of SETSID_CANDIDATES) {
@@ -766,7 +836,7 @@ async function spawnNode(spec: SpawnSpec, launch: Launch, marker: TreeMarker | n
   });
   const started = await new Promise<string | null>((resolve) => {
     proc.once("spawn", () => resolve(null));
-    proc.once("error", (error) => resolve(spawnErrorText(error)));
+    proc.once("error", (error) => resolve(startFailureText(spec, error)));
   });
   if (started !== null || proc.pid === undefined) return { ok: false, reason: started ?? "no pid" };
   let stdin: ByteSink | null = null;
