@@ -540,3 +540,34 @@ test(
     }
   },
 );
+
+test("output that cannot be written (a full disk) is said on stderr and ends with 2, not passed for made", {
+  ...T,
+  skip: existsSync("/dev/full") ? false : "needs /dev/full",
+}, () => {
+  const tools = file("full-tools.json", '[{"name":"get_weather","description":"Weather for a city"}]');
+  const call = file("full-call.json", '{"name":"get_weather","arguments":{}}');
+  const runs = [
+    ["--version"],
+    ["validate", call, "--tools", tools, "--json"],
+    ["scan", call],
+    ["run", "--protocol", "lines", "--", "sh", "-c", "echo hi"],
+  ];
+  for (const args of runs) {
+    const full = openSync("/dev/full", "w");
+    try {
+      const r = spawnSync(runtime.command, [...runtime.args, ...args], {
+        stdio: ["ignore", full, "pipe"],
+        encoding: "utf8",
+        timeout: 60_000,
+      });
+      assert.equal(r.status, 2, `${args[0]}: ${r.stderr}`);
+      assert.match(
+        r.stderr,
+        /^error: toolguard: cannot write to stdout: no space left on the device; the output is incomplete\nhint: \S/m,
+      );
+    } finally {
+      closeSync(full);
+    }
+  }
+});
