@@ -571,3 +571,14 @@ test("output that cannot be written (a full disk) is said on stderr and ends wit
     }
   }
 });
+
+test("a flag without its value says which one and how to give it", T, async () => {
+  const r = await runInProcess(main, ["validate", "calls.json", "--tools"]);
+  assert.equal(r.status, 2);
+  assert.equal(
+    r.stderr,
+    "error: toolguard validate: --tools needs a value\nhint: give it as --tools VALUE; run `toolguard validate --help`\n",
+  );
+  const short = await runInProcess(main, ["scan", "x.txt", "--context"]);
+  assert.match(short.stderr, /^error: toolguard scan: --context needs a value\n/);
+});
