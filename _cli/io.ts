@@ -411,6 +411,16 @@ export function sameFile(a: string, b: string): boolean {
   }
 }
 
+/** True when something exists at `path` (false too when that cannot be told). */
+function pathExists(path: string): boolean {
+  try {
+    statPath(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 const PARSE_ERRORS: Record<string, string> = {
   InvalidSymbol: "unexpected character",
   InvalidNumberFormat: "invalid number",
@@ -660,6 +670,11 @@ export interface CommandSpec {
   command: string;
   /** Its options. `--help`/`-h` is added automatically. */
   options: Record<string, OptionSpec>;
+  /**
+   * True when its positional arguments are files, so that one whose name starts with `-` is given after
+   * `--` (not for `run`, where `--` starts the tool's command).
+   */
+  fileOperands?: boolean;
 }
 
 /** Parsed options: strings, booleans, or arrays of them for `multiple` options. */
@@ -730,7 +745,7 @@ export function parseCommandLine(
     });
   } catch (error) {
     const message = parseArgsMessage(error);
-    throw new UsageError(message, argumentsHint(message, spec, options));
+    throw new UsageError(message, argumentsHint(message, args, spec, options));
   }
   const given = parsed.tokens.flatMap((t) =>
     t.kind === "option" && options[t.name]?.multiple !== true
@@ -743,16 +758,27 @@ export function parseCommandLine(
 
 /**
  * What to do about a command line that `parseArgs` refused (`message`, as {@linkcode parseArgsMessage}
- * words it): give the missing value; else, the options the command accepts.
+ * words it): give the missing value; put a file whose name starts with `-` after `--` (the one `parseArgs`
+ * read as options); else, the options the command accepts.
  */
 function argumentsHint(
   message: string,
+  args: readonly string[],
   spec: CommandSpec,
   options: Record<string, OptionSpec>,
 ): string {
   const help = `run \`toolguard ${spec.command} --help\``;
   const missing = /^(--[\w-]+) needs a value$/.exec(message);
   if (missing) return `give it as ${missing[1]} VALUE; ${help}`;
+  if (spec.fileOperands === true && message.startsWith("Unknown option ")) {
+    const end = args.indexOf("--");
+    const named = (end < 0 ? args : args.slice(0, end)).find((a) =>
+      a.length > 1 && a[0] === "-" && !Object.hasOwn(options, a.replace(/^--?|=.*$/g, "")) && pathExists(a)
+    );
+    if (named !== undefined) {
+      return `${named} is a file: to name it, put it after --, as in \`toolguard ${spec.command} [options] -- ${named}\``;
+    }
+  }
   return `toolguard ${spec.command} accepts ${Object.keys(options).map((o) => `--${o}`).join(", ")}; ${help}`;
 }
 

@@ -153,6 +153,7 @@ export function main(args: string[]): Promise<number> {
   return runMain("validate", async () => {
     const { values, positionals } = parseCommandLine(args, {
       command: "validate",
+      fileOperands: true,
       options: {
         tools: { type: "string" },
         shape: { type: "string" },

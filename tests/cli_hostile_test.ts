@@ -572,6 +572,47 @@ test("output that cannot be written (a full disk) is said on stderr and ends wit
   }
 });
 
+test(
+  "a file whose name starts with - is shown how to give it (after --), not only told it is no option",
+  T,
+  async () => {
+    const call = file("-call.json", '{"name":"get_weather","arguments":{}}');
+    const cases: string[][] = [["scan", "-call.json"], ["lint", "-call.json"], ["validate", "-call.json"], [
+      "describe",
+      "-call.json",
+      "--budget",
+      "10",
+    ], ["stats", "-call.json"]];
+    const cwd = process.cwd();
+    process.chdir(dir);
+    try {
+      for (const args of cases) {
+        const r = await runInProcess(main, args);
+        assert.equal(r.status, 2, args.join(" "));
+        assert.match(r.stderr, /Unknown option '-c'/);
+        assert.match(
+          r.stderr,
+          new RegExp(
+            `hint: -call\\.json is a file: to name it, put it after --, as in \`toolguard ${
+              args[0]
+            } .*-- -call\\.json\``,
+          ),
+          args.join(" "),
+        );
+        // and that works
+        const given = await runInProcess(main, [args[0], "--", "-call.json"]);
+        assert.doesNotMatch(given.stderr, /Unknown option/, args[0]);
+      }
+    } finally {
+      process.chdir(cwd);
+    }
+    assert.ok(existsSync(call));
+    // A mistyped flag that is no file keeps the list of the options.
+    const typo = await runInProcess(main, ["scan", "-call.txt"]);
+    assert.match(typo.stderr, /hint: toolguard scan accepts --help, --context/);
+  },
+);
+
 test("a flag without its value says which one and how to give it", T, async () => {
   const r = await runInProcess(main, ["validate", "calls.json", "--tools"]);
   assert.equal(r.status, 2);
