@@ -567,7 +567,8 @@ export async function parseJsonText(text: string, file: string): Promise<unknown
     throw new UsageError(
       `${name}: the input is empty; expected JSON`,
       file === "-"
-        ? "pipe the JSON in, e.g. `toolguard run --json -- CMD | toolguard describe -`"
+        ? "nothing came through stdin: check the command that pipes the JSON in, or give the file's path " +
+          "instead of -"
         : "give a file that holds JSON",
     );
   }

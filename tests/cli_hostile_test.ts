@@ -623,3 +623,17 @@ test("a flag without its value says which one and how to give it", T, async () =
   const short = await runInProcess(main, ["scan", "x.txt", "--context"]);
   assert.match(short.stderr, /^error: toolguard scan: --context needs a value\n/);
 });
+
+test("empty stdin where JSON was piped in says so in words that fit the command", T, () => {
+  const tools = file("stdin-tools.json", '[{"name":"get_weather","description":"Weather for a city"}]');
+  for (const args of [["validate", "-", "--tools", tools], ["lint", "-"], ["describe", "-"]]) {
+    const r = spawnCli(args, "");
+    assert.equal(r.status, 2, args.join(" "));
+    assert.equal(
+      r.stderr,
+      `error: toolguard ${args[0]}: <stdin>: the input is empty; expected JSON\n` +
+        "hint: nothing came through stdin: check the command that pipes the JSON in, or give the file's path " +
+        "instead of -\n",
+    );
+  }
+});
