@@ -6,6 +6,7 @@
  */
 import { shapeToSchema } from "../_validate/shape.ts";
 import {
+  emptyPath,
   EXIT_FAIL,
   EXIT_OK,
   onePositional,
@@ -173,6 +174,14 @@ export function main(args: string[]): Promise<number> {
     );
     const toolsPath = stringOption(values, "tools");
     const shapeSpec = stringOption(values, "shape");
+    // An unset variable (`--tools "$TOOLS"`): named as the option, not as "the file name" of CALLS.
+    if (toolsPath === "") throw emptyPath("--tools", "give --tools the tools file, or - to read stdin");
+    if (shapeSpec?.trim() === "") {
+      throw new UsageError(
+        "--shape is an empty string, not a path or a shape",
+        'give --shape a file or a shape such as \'{"city": "string"}\'',
+      );
+    }
     if (toolsPath !== undefined && shapeSpec !== undefined) {
       throw new UsageError(
         "--tools and --shape cannot be used together",

@@ -528,6 +528,8 @@ test(
       [["run", "--log", "", "--", "true"], /--log is an empty string, not a path/],
       [["stats", log, "--html", ""], /--html is an empty string, not a path/],
       [["lint", ""], /the file name is an empty string, not a path/],
+      [["validate", log, "--tools", ""], /--tools is an empty string, not a path/],
+      [["validate", log, "--shape", ""], /--shape is an empty string, not a path or a shape/],
       [["stats", ""], /the log file name is an empty string, not a path/],
       [["mcp", "pins", "list", "--pins", ""], /--pins is an empty string, not a path/],
       [["mcp", "--pins", "", "--", "server"], /--pins is an empty string, not a path/],
