@@ -868,17 +868,41 @@ const live = new Map<number, LiveChild>();
 const signalNumbers: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 };
 let stopListening: () => void = () => {};
 
+/**
+ * The exit status a shell expects of a command that one of {@linkcode INTERRUPT_SIGNALS} ended: 128 plus
+ * the signal's number (130 for SIGINT).
+ */
+export function interruptStatus(signal: string): number {
+  return 128 + (signalNumbers[signal] ?? 0);
+}
+
 /** The signals that interrupt a host: SIGINT, and on POSIX also SIGTERM and SIGHUP. */
 export const INTERRUPT_SIGNALS: readonly string[] = isWindows ? ["SIGINT"] : ["SIGINT", "SIGTERM", "SIGHUP"];
 
+/** How many {@linkcode onInterrupt} listeners the host has: while any, an interrupt is theirs to act on. */
+let hostListeners = 0;
+
 /**
  * Call `handler` with the signal's name whenever the host receives one of {@linkcode INTERRUPT_SIGNALS}.
- * While anyone listens, such a signal no longer ends the host by itself.
+ * While anyone listens, such a signal no longer ends the host by itself: live trees are still ended at
+ * once, and the listener decides when the host exits.
  *
  * @param handler Told which signal arrived.
  * @returns The function that stops listening.
  */
 export function onInterrupt(handler: (signal: string) => void): () => void {
+  const stop = listen(handler);
+  hostListeners++;
+  let listening = true;
+  return () => {
+    if (listening) hostListeners--;
+    listening = false;
+    stop();
+  };
+}
+
+/** Adds `handler` for each of {@linkcode INTERRUPT_SIGNALS}; returns the function that removes them. */
+function listen(handler: (signal: string) => void): () => void {
   const added: [string, () => void][] = [];
   for (const name of INTERRUPT_SIGNALS) {
     const listener = () => handler(name);
@@ -925,17 +949,19 @@ function onHostInterrupt(name: string): void {
   killAllLive();
   uninstallHandlers();
   // Adding a listener suppressed the default action (terminate), so restore it: exit as the signal would,
-  // unless the host has its own listener for this signal (then it decides).
-  if (denoApi) denoApi.exit(128 + (signalNumbers[name] ?? 0));
+  // unless the host listens for it itself (then it decides; under Deno, whose listeners cannot be counted,
+  // one added through onInterrupt).
+  if (hostListeners > 0) return;
+  if (denoApi) denoApi.exit(interruptStatus(name));
   else {
     const host = nodeProcess();
-    if (!host || host.listenerCount(name) === 0) host?.exit(128 + (signalNumbers[name] ?? 0));
+    if (!host || host.listenerCount(name) === 0) host?.exit(interruptStatus(name));
   }
 }
 
 function installHandlers(): void {
   handlersInstalled = true;
-  stopListening = onInterrupt(onHostInterrupt);
+  stopListening = listen(onHostInterrupt);
   if (denoApi) {
     globalThis.addEventListener("unload", onHostExit);
     globalThis.addEventListener("error", onHostCrash);

@@ -7,7 +7,7 @@
  */
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import process from "node:process";
 import { Buffer } from "node:buffer";
 import {
@@ -29,6 +29,7 @@ import { MAX_INPUT_BYTES, parseJsonText, UsageError } from "../_cli/io.ts";
 import { readPinFile } from "../_mcp/pins.ts";
 import { parseSince } from "../_log/stats.ts";
 import { runInProcess } from "./_cli.ts";
+import { waitGone } from "./_guard_helpers.ts";
 import { isBun, runtimeCommand, underWine, withoutWineNoise } from "./_runtime.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -637,5 +638,55 @@ test("empty stdin where JSON was piped in says so in words that fit the command"
         "hint: nothing came through stdin: check the command that pipes the JSON in, or give the file's path " +
         "instead of -\n",
     );
+  }
+});
+
+test("run interrupted (SIGINT, SIGTERM) says what happened and logs the run, then exits as the signal", {
+  ...T,
+  skip: process.platform === "win32" ? "POSIX signals" : false,
+}, async () => {
+  for (const [signal, status] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
+    const started = join(dir, `started-${signal}`);
+    const log = join(dir, `interrupted-${signal}.jsonl`);
+    // The shell around the command reports its exit status (Deno's node:child_process reports the signal
+    // it sent as the way the child ended); the tool writes its pid and its parent's, the command's.
+    const child = spawn("sh", [
+      "-c",
+      '"$@"; echo "exit $?"',
+      "sh",
+      runtime.command,
+      ...runtime.args,
+      "run",
+      "--log",
+      log,
+      "--",
+      "sh",
+      "-c",
+      'echo "$$ $PPID" > "$0"; sleep 60',
+      started,
+    ], { stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    const ended = new Promise<void>((resolve) => child.on("close", () => resolve()));
+    // The tool has started once it wrote the pids: only then is the run interrupted.
+    while (!existsSync(started) || !readFileSync(started, "utf8").endsWith("\n")) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const [tool, command] = readFileSync(started, "utf8").trim().split(" ").map(Number);
+    process.kill(command, signal);
+    await ended;
+    assert.match(
+      stdout,
+      new RegExp(
+        `^Tool did not run successfully \\(timeout, exit n/a\\): .*interrupted by ${signal}.*\nexit ${status}\n$`,
+      ),
+      `${signal}: ${stderr}`,
+    );
+    const lines = readFileSync(log, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    assert.equal(lines.length, 1, signal);
+    assert.equal(lines[0].kind, "timeout");
+    assert.deepEqual(await waitGone([tool]), [], `${signal}: the tool was ended`);
   }
 });
