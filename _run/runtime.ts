@@ -271,6 +271,28 @@ function pathKind(path: string): "file" | "directory" | "other" | "missing" | nu
   }
 }
 
+/**
+ * Where the spawn looks for `spec.command` (POSIX): a name with a slash is a path (from the cwd when
+ * relative), one without is looked for in each folder of PATH, in order.
+ */
+function commandCandidates(spec: SpawnSpec): string[] {
+  const command = spec.command;
+  if (command.includes("/")) {
+    return [command.startsWith("/") || spec.cwd === undefined ? command : `${spec.cwd}/${command}`];
+  }
+  return (effectiveEnv(spec).PATH ?? "").split(":").map((dir) => `${dir || "."}/${command}`);
+}
+
+/**
+ * The script /bin/sh is to run for `spec.command`, a file the system cannot execute itself: the command as
+ * given when it is a path (the shell, started in the cwd, finds it as the spawn did), else the first file of
+ * that name in an absolute folder of PATH. Undefined when there is none.
+ */
+function scriptPath(spec: SpawnSpec): string | undefined {
+  if (spec.command.includes("/")) return spec.command;
+  return commandCandidates(spec).find((path) => path.startsWith("/") && isFileSync(path));
+}
+
 /** The error codes {@linkcode startFailureText} words itself. */
 const START_FAILURE_CODES: ReadonlySet<unknown> = new Set(["ENOENT", "ENOTDIR", "EACCES", "ENOEXEC"]);
 
@@ -295,12 +317,8 @@ function startFailureText(spec: SpawnSpec, error: unknown): string {
     return "not a program this system can run: a script needs a #! line such as #!/bin/sh (ENOEXEC)";
   }
   const command = spec.command;
-  // A name with a slash is a path (from the cwd when relative); one without is looked up on PATH.
   const named = command.includes("/");
-  const candidates = named
-    ? [command.startsWith("/") || spec.cwd === undefined ? command : `${spec.cwd}/${command}`]
-    : (effectiveEnv(spec).PATH ?? "").split(":").map((dir) => `${dir || "."}/${command}`);
-  const kinds = candidates.map(pathKind);
+  const kinds = commandCandidates(spec).map(pathKind);
   const kind = kinds.find((k) => k !== "missing") ?? "missing";
   if (kind === null) return own;
   if (kind === "directory") return `it is a directory, not a program (${code})`;
@@ -485,7 +503,19 @@ export async function spawnChild(spec: SpawnSpec): Promise<SpawnAttempt> {
       if (grouped) return { ok: true, child: grouped };
       return windowsExit({ ok: true, child: spawnDeno(spec, launch, { via: "direct", marker: null }) });
     }
-    if (runtimeName === "bun") return windowsExit({ ok: true, child: spawnBun(spec, launch, marker) });
+    if (runtimeName === "bun") {
+      try {
+        return windowsExit({ ok: true, child: spawnBun(spec, launch, marker) });
+      } catch (error) {
+        // A script without a #! line: Deno and Node start it with /bin/sh, as execvp and the shells do.
+        const script = (error as { code?: unknown })?.code === "ENOEXEC" && !isWindows
+          ? scriptPath(spec)
+          : undefined;
+        if (script === undefined) throw error;
+        const viaShell = { ...launch, command: "/bin/sh", args: [script, ...launch.args] };
+        return { ok: true, child: spawnBun(spec, viaShell, marker) };
+      }
+    }
     return windowsExit(await spawnNode(spec, launch, marker));
   } catch (error) {
     return { ok: false, reason: startFailureText(spec, error) };

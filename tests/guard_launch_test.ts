@@ -14,6 +14,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { execFileSync } from "node:child_process";
+import process from "node:process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runTool } from "../guard.ts";
@@ -192,6 +193,31 @@ test(
         out.trim(),
         `could not start "${orphan}": the interpreter that its #! line names was not found (ENOENT)`,
       );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
+
+test(
+  "runTool: an executable script without a #! line runs through /bin/sh on every runtime",
+  posixOnly,
+  async () => {
+    // Deno and Node start such a script with /bin/sh as execvp does (the shells' own rule); Bun refused it.
+    const dir = mkdtempSync(join(tmpdir(), "toolguard-launch-"));
+    try {
+      const script = join(dir, "plain-script");
+      writeFileSync(script, 'echo "$1"\n');
+      chmodSync(script, 0o755);
+      const byPath = await runTool(script, ["a b"], { protocol: "lines" });
+      assert.equal(byPath.kind, "results", byPath.detail);
+      assert.deepEqual(byPath.items, ["a b"]);
+      const onPath = await runTool("plain-script", ["c"], {
+        protocol: "lines",
+        env: { PATH: `${dir}:${process.env.PATH ?? ""}` },
+      });
+      assert.equal(onPath.kind, "results", onPath.detail);
+      assert.deepEqual(onPath.items, ["c"]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
