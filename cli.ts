@@ -33,7 +33,7 @@ import "./_common/lazy.ts";
 import "./_common/values.ts";
 
 import denoJson from "./deno.json" with { type: "json" };
-import { EXIT_OK, EXIT_USAGE, paint, safeText, writeErr, writeOut } from "./_cli/output.ts";
+import { EXIT_OK, EXIT_USAGE, paint, safeText, stdoutFailure, writeErr, writeOut } from "./_cli/output.ts";
 import { FAKE_TOOL_COMMAND } from "./_cli/self.ts";
 
 /** The program version, read from deno.json when the program is built. */
@@ -138,6 +138,21 @@ function commandEntry(name: string | undefined): Command | undefined {
  * @returns 0 when the thing checked is fine, 1 when it is not, 2 for usage errors.
  */
 export async function main(args: readonly string[]): Promise<number> {
+  const status = await dispatch(args);
+  const failure = stdoutFailure();
+  if (failure === undefined) return status;
+  // The report, the verdict or the sentence did not all reach stdout: a status of 0 would pass it for made.
+  const { ioReason } = await import("./_cli/io.ts");
+  writeErr(
+    `${paint("red", "error", "stderr")}: toolguard: cannot write to stdout: ${
+      safeText(ioReason(failure))
+    }; the output is incomplete\nhint: send stdout to a file or pipe that can take it\n`,
+  );
+  return EXIT_USAGE;
+}
+
+/** {@linkcode main} without the check that stdout took everything. */
+async function dispatch(args: readonly string[]): Promise<number> {
   const [command, ...rest] = args;
   if (command === "--version" || command === "-V") {
     if (rest.length > 0) return usageError(`--version takes no arguments, got ${JSON.stringify(rest[0])}`);

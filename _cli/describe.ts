@@ -92,6 +92,7 @@ export function main(args: string[]): Promise<number> {
   return runMain("describe", async () => {
     const { values, positionals } = parseCommandLine(args, {
       command: "describe",
+      fileOperands: true,
       options: {
         budget: { type: "string" },
         message: { type: "string" },

@@ -393,19 +393,31 @@ export function emptyPath(what: string, hint: string): UsageError {
   return new UsageError(`${what} is an empty string, not a path`, hint);
 }
 
+/** The device and inode of an existing path (links followed); throws when there is none. */
+function statPath(path: string): { dev: number; ino: number | null } {
+  const deno = denoStd();
+  return deno ? deno.statSync(path) : nodeBuiltin<typeof NodeFs>("node:fs").statSync(path);
+}
+
 /** True when both paths name one existing file (the same device and inode: links and `./x` included). */
 export function sameFile(a: string, b: string): boolean {
   if (a === b) return true;
   try {
-    const deno = denoStd();
-    const stat = deno
-      ? (p: string) => deno.statSync(p)
-      : (p: string) => nodeBuiltin<typeof NodeFs>("node:fs").statSync(p);
-    const x = stat(a);
-    const y = stat(b);
+    const x = statPath(a);
+    const y = statPath(b);
     return x.ino !== null && x.ino !== 0 && x.dev === y.dev && x.ino === y.ino;
   } catch {
     return false; // one of them does not exist (yet): not the same file
+  }
+}
+
+/** True when something exists at `path` (false too when that cannot be told). */
+function pathExists(path: string): boolean {
+  try {
+    statPath(path);
+    return true;
+  } catch {
+    return false;
   }
 }
 
@@ -555,7 +567,8 @@ export async function parseJsonText(text: string, file: string): Promise<unknown
     throw new UsageError(
       `${name}: the input is empty; expected JSON`,
       file === "-"
-        ? "pipe the JSON in, e.g. `toolguard run --json -- CMD | toolguard describe -`"
+        ? "nothing came through stdin: check the command that pipes the JSON in, or give the file's path " +
+          "instead of -"
         : "give a file that holds JSON",
     );
   }
@@ -658,6 +671,11 @@ export interface CommandSpec {
   command: string;
   /** Its options. `--help`/`-h` is added automatically. */
   options: Record<string, OptionSpec>;
+  /**
+   * True when its positional arguments are files, so that one whose name starts with `-` is given after
+   * `--` (not for `run`, where `--` starts the tool's command).
+   */
+  fileOperands?: boolean;
 }
 
 /** Parsed options: strings, booleans, or arrays of them for `multiple` options. */
@@ -666,8 +684,8 @@ export type OptionValues = Record<string, string | boolean | (string | boolean)[
 /**
  * What a `node:util` `parseArgs` error says, in the same words on every runtime: without its hint about
  * positionals that begin with "-" (the caller's own hint says more), with the dash Bun leaves off an
- * unknown letter of a group (`-xy`; Node and Deno say '-x'), and a flag followed by a value that starts with
- * a dash said in one line instead of three.
+ * unknown letter of a group (`-xy`; Node and Deno say '-x'), a flag followed by a value that starts with
+ * a dash said in one line instead of three, and a flag without its value named plainly.
  *
  * @example Bun's wording made Node's
  * ```ts
@@ -677,6 +695,8 @@ export type OptionValues = Record<string, string | boolean | (string | boolean)[
  * assert.equal(parseArgsMessage(new TypeError("Unknown option 'x'")), "Unknown option '-x'");
  * const hinted = "Unknown option '--bogus'. To specify a positional argument starting with a '-', ...";
  * assert.equal(parseArgsMessage(new TypeError(hinted)), "Unknown option '--bogus'");
+ * const missing = "Option '-t, --tools <value>' argument missing";
+ * assert.equal(parseArgsMessage(new TypeError(missing)), "--tools needs a value");
  * const ambiguous = "Option '--timeout' argument is ambiguous.\nDid you forget to specify the option " +
  *   "argument for '--timeout'?\nTo specify an option argument starting with a dash use '--timeout=-XYZ'.";
  * assert.equal(
@@ -691,6 +711,7 @@ export type OptionValues = Record<string, string | boolean | (string | boolean)[
 export function parseArgsMessage(error: unknown): string {
   return errorText(error).replace(/\. To specify a positional argument.*$/s, "")
     .replace(/^Unknown option '(\w)'/, "Unknown option '-$1'")
+    .replace(/^Option '(?:-\w, )?(--[^ ']+) <value>' argument missing$/, "$1 needs a value")
     // Three lines of which the last says what to do: one line that says it.
     .replace(
       /^Option '([^']+)' argument is ambiguous\.\s.*use ('[^']+'(?: or '[^']+')?)\.?$/s,
@@ -724,11 +745,8 @@ export function parseCommandLine(
       tokens: true,
     });
   } catch (error) {
-    const known = Object.keys(options).map((o) => `--${o}`).join(", ");
-    throw new UsageError(
-      parseArgsMessage(error),
-      `toolguard ${spec.command} accepts ${known}; run \`toolguard ${spec.command} --help\``,
-    );
+    const message = parseArgsMessage(error);
+    throw new UsageError(message, argumentsHint(message, args, spec, options));
   }
   const given = parsed.tokens.flatMap((t) =>
     t.kind === "option" && options[t.name]?.multiple !== true
@@ -737,6 +755,32 @@ export function parseCommandLine(
   );
   refuseConflicts(given, spec.command);
   return { values: parsed.values as OptionValues, positionals: parsed.positionals };
+}
+
+/**
+ * What to do about a command line that `parseArgs` refused (`message`, as {@linkcode parseArgsMessage}
+ * words it): give the missing value; put a file whose name starts with `-` after `--` (the one `parseArgs`
+ * read as options); else, the options the command accepts.
+ */
+function argumentsHint(
+  message: string,
+  args: readonly string[],
+  spec: CommandSpec,
+  options: Record<string, OptionSpec>,
+): string {
+  const help = `run \`toolguard ${spec.command} --help\``;
+  const missing = /^(--[\w-]+) needs a value$/.exec(message);
+  if (missing) return `give it as ${missing[1]} VALUE; ${help}`;
+  if (spec.fileOperands === true && message.startsWith("Unknown option ")) {
+    const end = args.indexOf("--");
+    const named = (end < 0 ? args : args.slice(0, end)).find((a) =>
+      a.length > 1 && a[0] === "-" && !Object.hasOwn(options, a.replace(/^--?|=.*$/g, "")) && pathExists(a)
+    );
+    if (named !== undefined) {
+      return `${named} is a file: to name it, put it after --, as in \`toolguard ${spec.command} [options] -- ${named}\``;
+    }
+  }
+  return `toolguard ${spec.command} accepts ${Object.keys(options).map((o) => `--${o}`).join(", ")}; ${help}`;
 }
 
 /** An option given twice with different values is a {@linkcode UsageError}: the command would pick one silently. */

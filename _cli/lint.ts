@@ -77,6 +77,7 @@ export function main(args: string[]): Promise<number> {
   return runMain("lint", async () => {
     const { values, positionals } = parseCommandLine(args, {
       command: "lint",
+      fileOperands: true,
       options: { strict: { type: "boolean" }, json: { type: "boolean" }, pretty: { type: "boolean" } },
     });
     if (printedHelp(values, LINT_HELP)) return EXIT_OK;

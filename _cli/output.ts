@@ -83,17 +83,34 @@ export function safeText(text: string, options: { keepLines?: boolean } = {}): s
 /** UTF-8, for everything written (and read) here. */
 export const encoder: TextEncoder = new TextEncoder();
 
+/** What a write to stdout threw, other than a closed pipe; the rest of the output was dropped. */
+let stdoutError: unknown = undefined;
+
+/**
+ * Why stdout could not be written (a full disk, an I/O error), or undefined when every write went through
+ * or only met a closed pipe: the command then says so and ends with 2 instead of 0, as output that was
+ * lost must not pass for a report made.
+ */
+export function stdoutFailure(): unknown {
+  return stdoutError;
+}
+
 /**
  * Writes all of `text` to a file descriptor synchronously, so nothing is lost when the process exits
- * right after. A closed pipe (`toolguard scan x | head`) is not an error: the rest is dropped.
+ * right after. A closed pipe (`toolguard scan x | head`) is not an error: the rest is dropped. Any other
+ * failure on stdout drops the rest too, and is kept for {@linkcode stdoutFailure}.
  */
 function writeAll(fd: 1 | 2, text: string): void {
   const deno = denoStd();
-  if (!deno && isBun() && text.endsWith("\n") && (fd === 1 || !isTerminal("stderr"))) {
-    // Bun's console writes synchronously and completely (also into a slow pipe right before exit), treats a
-    // lone string literally, and ends quietly on a closed pipe; loading node:fs instead costs a compiled
-    // `toolguard --version` about 4 ms, most of its start-up. But on a terminal its console.error paints
-    // every line red (hints, warnings, notices; NO_COLOR aside), so a terminal's stderr goes through node:fs.
+  if (fd === 1 && stdoutError !== undefined) return;
+  if (
+    !deno && isBun() && text.endsWith("\n") && (fd === 1 ? isTerminal("stdout") : !isTerminal("stderr"))
+  ) {
+    // Bun's console writes synchronously and completely, treats a lone string literally, and ends quietly on
+    // a closed pipe; loading node:fs instead costs a compiled `toolguard --version` about 4 ms, most of its
+    // start-up. But it drops a failed write without a word (stdout on a full disk), so only a terminal's
+    // stdout goes through it; and on a terminal its console.error paints every line red (hints, warnings,
+    // notices; NO_COLOR aside), so stderr goes through it only off a terminal.
     (fd === 1 ? console.log : console.error)(text.slice(0, -1));
     return;
   }
@@ -114,6 +131,7 @@ function writeAll(fd: 1 | 2, text: string): void {
         Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
         continue;
       }
+      if (fd === 1 && code !== "EPIPE" && (error as Error).name !== "BrokenPipe") stdoutError = error;
       return;
     }
   }

@@ -56,7 +56,7 @@ import {
 } from "./io.ts";
 import { describe, isFailure } from "../_describe/describe.ts";
 import { runTool } from "../_run/run_tool.ts";
-import { isWindows } from "../_run/runtime.ts";
+import { interruptStatus, isWindows, onInterrupt } from "../_run/runtime.ts";
 import { type JsonlLog, jsonlLog } from "../_log/log.ts";
 import type { Protocol, RunOptions } from "../types.ts";
 
@@ -204,12 +204,26 @@ export function main(args: string[]): Promise<number> {
       }
       options.onResult = log.onResult;
     }
-    const result = await runTool(command, toolArgs, options);
+    // An interrupt (Ctrl-C, a harness's SIGTERM) ends the tool's tree as an abort: the run is still
+    // described and logged, then the command exits as the signal would have.
+    const interrupted = new AbortController();
+    let signal: string | undefined;
+    const stopListening = onInterrupt((name) => {
+      signal ??= name;
+      interrupted.abort(`interrupted by ${name}`);
+    });
+    let result;
+    try {
+      result = await runTool(command, toolArgs, { ...options, signal: interrupted.signal });
+    } finally {
+      stopListening();
+    }
     await log?.close();
     // The JSON carries the sentence too, so a caller in another language needs one run, not two.
     if (wantsJson(values)) {
       printJson({ ...result, sentence: describe(result, { budget }) }, { pretty: values.pretty === true });
     } else writeOut(safeText(describe(result, { budget })) + "\n"); // it quotes the tool
+    if (signal !== undefined) return interruptStatus(signal);
     return isFailure(result) ? EXIT_FAIL : EXIT_OK;
   });
 }

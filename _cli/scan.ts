@@ -69,6 +69,7 @@ export function main(args: string[]): Promise<number> {
   return runMain("scan", async () => {
     const { values, positionals } = parseCommandLine(args, {
       command: "scan",
+      fileOperands: true,
       options: { context: { type: "string" }, json: { type: "boolean" }, pretty: { type: "boolean" } },
     });
     if (printedHelp(values, SCAN_HELP)) return EXIT_OK;

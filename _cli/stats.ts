@@ -79,6 +79,7 @@ export function main(args: string[]): Promise<number> {
   return runMain("stats", async () => {
     const { values, positionals } = parseCommandLine(args, {
       command: "stats",
+      fileOperands: true,
       options: {
         by: { type: "string" },
         since: { type: "string" },

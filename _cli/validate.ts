@@ -58,6 +58,7 @@ import "../_schema/strings.ts";
 
 import { shapeToSchema } from "../_validate/shape.ts";
 import {
+  emptyPath,
   EXIT_FAIL,
   EXIT_OK,
   onePositional,
@@ -205,6 +206,7 @@ export function main(args: string[]): Promise<number> {
   return runMain("validate", async () => {
     const { values, positionals } = parseCommandLine(args, {
       command: "validate",
+      fileOperands: true,
       options: {
         tools: { type: "string" },
         shape: { type: "string" },
@@ -224,6 +226,14 @@ export function main(args: string[]): Promise<number> {
     );
     const toolsPath = stringOption(values, "tools");
     const shapeSpec = stringOption(values, "shape");
+    // An unset variable (`--tools "$TOOLS"`): named as the option, not as "the file name" of CALLS.
+    if (toolsPath === "") throw emptyPath("--tools", "give --tools the tools file, or - to read stdin");
+    if (shapeSpec?.trim() === "") {
+      throw new UsageError(
+        "--shape is an empty string, not a path or a shape",
+        'give --shape a file or a shape such as \'{"city": "string"}\'',
+      );
+    }
     if (toolsPath !== undefined && shapeSpec !== undefined) {
       throw new UsageError(
         "--tools and --shape cannot be used together",

@@ -243,16 +243,91 @@ function spawnEnv(spec: SpawnSpec, marker: TreeMarker | null): Record<string, st
 }
 
 function isFileSync(path: string): boolean {
+  return pathKind(path) === "file";
+}
+
+/**
+ * What is at `path` (links followed): a file, a directory, something else, `"missing"` when nothing is, or
+ * null when that cannot be told (no permission to look, say).
+ */
+function pathKind(path: string): "file" | "directory" | "other" | "missing" | null {
   try {
-    if (denoApi) return denoApi.statSync(path).isFile;
+    if (denoApi) {
+      const info = denoApi.statSync(path);
+      return info.isFile ? "file" : info.isDirectory ? "directory" : "other";
+    }
     const fs = (nodeProcess() as { getBuiltinModule?: (id: string) => unknown } | undefined)
       ?.getBuiltinModule?.(
         "node:fs",
-      ) as { statSync(p: string): { isFile(): boolean } } | undefined;
-    return fs ? fs.statSync(path).isFile() : false;
-  } catch {
-    return false;
+      ) as { statSync(p: string): { isFile(): boolean; isDirectory(): boolean } } | undefined;
+    if (!fs) return null;
+    const info = fs.statSync(path);
+    return info.isFile() ? "file" : info.isDirectory() ? "directory" : "other";
+  } catch (error) {
+    const { code, name } = error as { code?: unknown; name?: unknown };
+    return code === "ENOENT" || code === "ENOTDIR" || name === "NotFound" || name === "NotADirectory"
+      ? "missing"
+      : null;
   }
+}
+
+/**
+ * Where the spawn looks for `spec.command` (POSIX): a name with a slash is a path (from the cwd when
+ * relative), one without is looked for in each folder of PATH, in order.
+ */
+function commandCandidates(spec: SpawnSpec): string[] {
+  const command = spec.command;
+  if (command.includes("/")) {
+    return [command.startsWith("/") || spec.cwd === undefined ? command : `${spec.cwd}/${command}`];
+  }
+  return (effectiveEnv(spec).PATH ?? "").split(":").map((dir) => `${dir || "."}/${command}`);
+}
+
+/**
+ * The script /bin/sh is to run for `spec.command`, a file the system cannot execute itself: the command as
+ * given when it is a path (the shell, started in the cwd, finds it as the spawn did), else the first file of
+ * that name in an absolute folder of PATH. Undefined when there is none.
+ */
+function scriptPath(spec: SpawnSpec): string | undefined {
+  if (spec.command.includes("/")) return spec.command;
+  return commandCandidates(spec).find((path) => path.startsWith("/") && isFileSync(path));
+}
+
+/** The error codes {@linkcode startFailureText} words itself. */
+const START_FAILURE_CODES: ReadonlySet<unknown> = new Set(["ENOENT", "ENOTDIR", "EACCES", "ENOEXEC"]);
+
+/**
+ * Why `spec` could not be started (`error` is what the spawn threw), in the same words under Deno, Bun and
+ * Node for the common causes, with the error code: each runtime words them its own way, and some name the
+ * wrong thing (Bun says "ENOENT ... posix_spawn 'sh'" for a missing cwd, which reads as a missing program).
+ * The cause is told apart by looking at the cwd and the file. Any other error, one whose cause cannot be
+ * looked at, and any on Windows (where the launch is planned and checked before) keep the runtime's words.
+ */
+function startFailureText(spec: SpawnSpec, error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code as string;
+  const own = spawnErrorText(error);
+  if (isWindows || !START_FAILURE_CODES.has(code)) return own;
+  if (spec.cwd !== undefined) {
+    const cwd = pathKind(spec.cwd);
+    if (cwd === null) return own;
+    if (cwd === "missing") return "the working directory does not exist (ENOENT)";
+    if (cwd !== "directory") return "the working directory is not a directory (ENOTDIR)";
+  }
+  if (code === "ENOEXEC") {
+    return "not a program this system can run: a script needs a #! line such as #!/bin/sh (ENOEXEC)";
+  }
+  const command = spec.command;
+  const named = command.includes("/");
+  const kinds = commandCandidates(spec).map(pathKind);
+  const kind = kinds.find((k) => k !== "missing") ?? "missing";
+  if (kind === null) return own;
+  if (kind === "directory") return `it is a directory, not a program (${code})`;
+  if (code === "EACCES") {
+    return "permission denied: the file is not executable (chmod +x) or a folder on its path cannot be " +
+      "entered (EACCES)";
+  }
+  if (kind !== "missing") return `the interpreter that its #! line names was not found (${code})`;
+  return named ? `no such file (${code})` : `no program of that name on PATH (${code})`;
 }
 
 /** Whether the child's stderr is read through `LiveChild.stderr` (the default). */
@@ -428,10 +503,22 @@ export async function spawnChild(spec: SpawnSpec): Promise<SpawnAttempt> {
       if (grouped) return { ok: true, child: grouped };
       return windowsExit({ ok: true, child: spawnDeno(spec, launch, { via: "direct", marker: null }) });
     }
-    if (runtimeName === "bun") return windowsExit({ ok: true, child: spawnBun(spec, launch, marker) });
+    if (runtimeName === "bun") {
+      try {
+        return windowsExit({ ok: true, child: spawnBun(spec, launch, marker) });
+      } catch (error) {
+        // A script without a #! line: Deno and Node start it with /bin/sh, as execvp and the shells do.
+        const script = (error as { code?: unknown })?.code === "ENOEXEC" && !isWindows
+          ? scriptPath(spec)
+          : undefined;
+        if (script === undefined) throw error;
+        const viaShell = { ...launch, command: "/bin/sh", args: [script, ...launch.args] };
+        return { ok: true, child: spawnBun(spec, viaShell, marker) };
+      }
+    }
     return windowsExit(await spawnNode(spec, launch, marker));
   } catch (error) {
-    return { ok: false, reason: spawnErrorText(error) };
+    return { ok: false, reason: startFailureText(spec, error) };
   }
 }
 
@@ -586,8 +673,21 @@ function setsidFailure(
   // no longer passes the checks, is a failure to start; a tool's own exit 126/127 stays an exit.
   const own = text.startsWith(`setsid: failed to execute ${spec.command}: `) ||
     text.startsWith(`setsid: can't execute '${spec.command}': `);
-  return own || !preflightSetsid(spec) ? text.slice("setsid: ".length) : null;
+  if (!own && preflightSetsid(spec)) return null;
+  // Worded as a direct spawn's failure would be: the system's message ends the line.
+  const code = Object.entries(SYSTEM_MESSAGES).find(([, message]) => text.endsWith(`: ${message}`))?.[0];
+  return code === undefined
+    ? text.slice("setsid: ".length)
+    : startFailureText(spec, Object.assign(new Error(text.slice("setsid: ".length)), { code }));
 }
+
+/** The system's messages (`strerror`) for the codes {@linkcode startFailureText} words, as setsid prints them. */
+const SYSTEM_MESSAGES: Record<string, string> = {
+  ENOENT: "No such file or directory",
+  ENOTDIR: "Not a directory",
+  EACCES: "Permission denied",
+  ENOEXEC: "Exec format error",
+};
 
 async function findSetsid(): Promise<string | null> {
   for (const path of SETSID_CANDIDATES) {
@@ -766,7 +866,7 @@ async function spawnNode(spec: SpawnSpec, launch: Launch, marker: TreeMarker | n
   });
   const started = await new Promise<string | null>((resolve) => {
     proc.once("spawn", () => resolve(null));
-    proc.once("error", (error) => resolve(spawnErrorText(error)));
+    proc.once("error", (error) => resolve(startFailureText(spec, error)));
   });
   if (started !== null || proc.pid === undefined) return { ok: false, reason: started ?? "no pid" };
   let stdin: ByteSink | null = null;
@@ -798,17 +898,41 @@ const live = new Map<number, LiveChild>();
 const signalNumbers: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 };
 let stopListening: () => void = () => {};
 
+/**
+ * The exit status a shell expects of a command that one of {@linkcode INTERRUPT_SIGNALS} ended: 128 plus
+ * the signal's number (130 for SIGINT).
+ */
+export function interruptStatus(signal: string): number {
+  return 128 + (signalNumbers[signal] ?? 0);
+}
+
 /** The signals that interrupt a host: SIGINT, and on POSIX also SIGTERM and SIGHUP. */
 export const INTERRUPT_SIGNALS: readonly string[] = isWindows ? ["SIGINT"] : ["SIGINT", "SIGTERM", "SIGHUP"];
 
+/** How many {@linkcode onInterrupt} listeners the host has: while any, an interrupt is theirs to act on. */
+let hostListeners = 0;
+
 /**
  * Call `handler` with the signal's name whenever the host receives one of {@linkcode INTERRUPT_SIGNALS}.
- * While anyone listens, such a signal no longer ends the host by itself.
+ * While anyone listens, such a signal no longer ends the host by itself: live trees are still ended at
+ * once, and the listener decides when the host exits.
  *
  * @param handler Told which signal arrived.
  * @returns The function that stops listening.
  */
 export function onInterrupt(handler: (signal: string) => void): () => void {
+  const stop = listen(handler);
+  hostListeners++;
+  let listening = true;
+  return () => {
+    if (listening) hostListeners--;
+    listening = false;
+    stop();
+  };
+}
+
+/** Adds `handler` for each of {@linkcode INTERRUPT_SIGNALS}; returns the function that removes them. */
+function listen(handler: (signal: string) => void): () => void {
   const added: [string, () => void][] = [];
   for (const name of INTERRUPT_SIGNALS) {
     const listener = () => handler(name);
@@ -855,17 +979,19 @@ function onHostInterrupt(name: string): void {
   killAllLive();
   uninstallHandlers();
   // Adding a listener suppressed the default action (terminate), so restore it: exit as the signal would,
-  // unless the host has its own listener for this signal (then it decides).
-  if (denoApi) denoApi.exit(128 + (signalNumbers[name] ?? 0));
+  // unless the host listens for it itself (then it decides; under Deno, whose listeners cannot be counted,
+  // one added through onInterrupt).
+  if (hostListeners > 0) return;
+  if (denoApi) denoApi.exit(interruptStatus(name));
   else {
     const host = nodeProcess();
-    if (!host || host.listenerCount(name) === 0) host?.exit(128 + (signalNumbers[name] ?? 0));
+    if (!host || host.listenerCount(name) === 0) host?.exit(interruptStatus(name));
   }
 }
 
 function installHandlers(): void {
   handlersInstalled = true;
-  stopListening = onInterrupt(onHostInterrupt);
+  stopListening = listen(onHostInterrupt);
   if (denoApi) {
     globalThis.addEventListener("unload", onHostExit);
     globalThis.addEventListener("error", onHostCrash);

@@ -7,7 +7,7 @@
  */
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import process from "node:process";
 import { Buffer } from "node:buffer";
 import {
@@ -29,6 +29,7 @@ import { MAX_INPUT_BYTES, parseJsonText, UsageError } from "../_cli/io.ts";
 import { readPinFile } from "../_mcp/pins.ts";
 import { parseSince } from "../_log/stats.ts";
 import { runInProcess } from "./_cli.ts";
+import { waitGone } from "./_guard_helpers.ts";
 import { isBun, runtimeCommand, underWine, withoutWineNoise } from "./_runtime.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -528,6 +529,8 @@ test(
       [["run", "--log", "", "--", "true"], /--log is an empty string, not a path/],
       [["stats", log, "--html", ""], /--html is an empty string, not a path/],
       [["lint", ""], /the file name is an empty string, not a path/],
+      [["validate", log, "--tools", ""], /--tools is an empty string, not a path/],
+      [["validate", log, "--shape", ""], /--shape is an empty string, not a path or a shape/],
       [["stats", ""], /the log file name is an empty string, not a path/],
       [["mcp", "pins", "list", "--pins", ""], /--pins is an empty string, not a path/],
       [["mcp", "--pins", "", "--", "server"], /--pins is an empty string, not a path/],
@@ -540,3 +543,157 @@ test(
     }
   },
 );
+
+test("output that cannot be written (a full disk) is said on stderr and ends with 2, not passed for made", {
+  ...T,
+  skip: existsSync("/dev/full") ? false : "needs /dev/full",
+}, () => {
+  const tools = file("full-tools.json", '[{"name":"get_weather","description":"Weather for a city"}]');
+  const call = file("full-call.json", '{"name":"get_weather","arguments":{}}');
+  const runs = [
+    ["--version"],
+    ["validate", call, "--tools", tools, "--json"],
+    ["scan", call],
+    ["run", "--protocol", "lines", "--", "sh", "-c", "echo hi"],
+  ];
+  for (const args of runs) {
+    const full = openSync("/dev/full", "w");
+    try {
+      const r = spawnSync(runtime.command, [...runtime.args, ...args], {
+        stdio: ["ignore", full, "pipe"],
+        encoding: "utf8",
+        timeout: 60_000,
+      });
+      assert.equal(r.status, 2, `${args[0]}: ${r.stderr}`);
+      assert.match(
+        r.stderr,
+        /^error: toolguard: cannot write to stdout: no space left on the device; the output is incomplete\nhint: \S/m,
+      );
+    } finally {
+      closeSync(full);
+    }
+  }
+});
+
+test(
+  "a file whose name starts with - is shown how to give it (after --), not only told it is no option",
+  T,
+  async () => {
+    const call = file("-call.json", '{"name":"get_weather","arguments":{}}');
+    const cases: string[][] = [["scan", "-call.json"], ["lint", "-call.json"], ["validate", "-call.json"], [
+      "describe",
+      "-call.json",
+      "--budget",
+      "10",
+    ], ["stats", "-call.json"]];
+    const cwd = process.cwd();
+    process.chdir(dir);
+    try {
+      for (const args of cases) {
+        const r = await runInProcess(main, args);
+        assert.equal(r.status, 2, args.join(" "));
+        assert.match(r.stderr, /Unknown option '-c'/);
+        assert.match(
+          r.stderr,
+          new RegExp(
+            `hint: -call\\.json is a file: to name it, put it after --, as in \`toolguard ${
+              args[0]
+            } .*-- -call\\.json\``,
+          ),
+          args.join(" "),
+        );
+        // and that works
+        const given = await runInProcess(main, [args[0], "--", "-call.json"]);
+        assert.doesNotMatch(given.stderr, /Unknown option/, args[0]);
+      }
+    } finally {
+      process.chdir(cwd);
+    }
+    assert.ok(existsSync(call));
+    // A mistyped flag that is no file keeps the list of the options.
+    const typo = await runInProcess(main, ["scan", "-call.txt"]);
+    assert.match(typo.stderr, /hint: toolguard scan accepts --help, --context/);
+  },
+);
+
+test("a flag without its value says which one and how to give it", T, async () => {
+  const r = await runInProcess(main, ["validate", "calls.json", "--tools"]);
+  assert.equal(r.status, 2);
+  assert.equal(
+    r.stderr,
+    "error: toolguard validate: --tools needs a value\nhint: give it as --tools VALUE; run `toolguard validate --help`\n",
+  );
+  const short = await runInProcess(main, ["scan", "x.txt", "--context"]);
+  assert.match(short.stderr, /^error: toolguard scan: --context needs a value\n/);
+});
+
+test("empty stdin where JSON was piped in says so in words that fit the command", {
+  ...T,
+  skip: process.platform === "win32" ? "needs sh" : false,
+}, () => {
+  const tools = file("stdin-tools.json", '[{"name":"get_weather","description":"Weather for a city"}]');
+  for (const args of [["validate", "-", "--tools", tools], ["lint", "-"], ["describe", "-"]]) {
+    // An empty pipe (Bun's spawnSync gives an empty `input` as /dev/null, which reads as a closed stdin).
+    const r = spawnSync("sh", ["-c", ': | "$0" "$@"', runtime.command, ...runtime.args, ...args], {
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    assert.equal(r.status, 2, args.join(" "));
+    assert.equal(
+      r.stderr,
+      `error: toolguard ${args[0]}: <stdin>: the input is empty; expected JSON\n` +
+        "hint: nothing came through stdin: check the command that pipes the JSON in, or give the file's path " +
+        "instead of -\n",
+    );
+  }
+});
+
+test("run interrupted (SIGINT, SIGTERM) says what happened and logs the run, then exits as the signal", {
+  ...T,
+  skip: process.platform === "win32" ? "POSIX signals" : false,
+}, async () => {
+  for (const [signal, status] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
+    const started = join(dir, `started-${signal}`);
+    const log = join(dir, `interrupted-${signal}.jsonl`);
+    // The shell around the command reports its exit status (Deno's node:child_process reports the signal
+    // it sent as the way the child ended); the tool writes its pid and its parent's, the command's.
+    const child = spawn("sh", [
+      "-c",
+      '"$@"; echo "exit $?"',
+      "sh",
+      runtime.command,
+      ...runtime.args,
+      "run",
+      "--log",
+      log,
+      "--",
+      "sh",
+      "-c",
+      'echo "$$ $PPID" > "$0"; sleep 60',
+      started,
+    ], { stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    const ended = new Promise<void>((resolve) => child.on("close", () => resolve()));
+    // The tool has started once it wrote the pids: only then is the run interrupted.
+    while (!existsSync(started) || !readFileSync(started, "utf8").endsWith("\n")) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const [tool, command] = readFileSync(started, "utf8").trim().split(" ").map(Number);
+    process.kill(command, signal);
+    await ended;
+    assert.match(
+      stdout,
+      new RegExp(
+        `^Tool did not run successfully \\(timeout, exit n/a\\): .*interrupted by ${signal}.*\nexit ${status}\n$`,
+      ),
+      `${signal}: ${stderr}`,
+    );
+    const lines = readFileSync(log, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    assert.equal(lines.length, 1, signal);
+    assert.equal(lines[0].kind, "timeout");
+    assert.deepEqual(await waitGone([tool]), [], `${signal}: the tool was ended`);
+  }
+});

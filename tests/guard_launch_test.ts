@@ -13,6 +13,8 @@ import {
   rmSync,
   writeFileSync,
 } from "node:fs";
+import { execFileSync } from "node:child_process";
+import process from "node:process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runTool } from "../guard.ts";
@@ -116,3 +118,108 @@ test("runTool: an abort in the first instants of a run still ends the tool", lin
   for (let i = 0; i < 200 && liveCount() > 0; i++) await new Promise((r) => setTimeout(r, 25));
   assert.equal(liveCount(), 0, "no process group still tracked");
 });
+
+test(
+  "runTool: why a tool could not start is said in the same words on every runtime",
+  posixOnly,
+  async () => {
+    // Each runtime words these its own way, and Bun's for a missing cwd ("ENOENT: no such file or directory,
+    // posix_spawn 'sh'") reads as a missing program: the cause and its code, the same under Deno, Bun and Node.
+    const dir = mkdtempSync(join(tmpdir(), "toolguard-launch-"));
+    try {
+      const plain = join(dir, "plain.sh");
+      writeFileSync(plain, "#!/bin/sh\necho hi\n");
+      const orphan = join(dir, "orphan.sh");
+      writeFileSync(orphan, "#!/no/such/interpreter\necho hi\n");
+      chmodSync(orphan, 0o755);
+      const cases: [Promise<{ detail: string }>, string][] = [
+        [
+          runTool("no-such-tool-xyz", []),
+          'could not start "no-such-tool-xyz": no program of that name on PATH (ENOENT)',
+        ],
+        [runTool(join(dir, "gone"), []), `could not start "${join(dir, "gone")}": no such file (ENOENT)`],
+        [
+          runTool(plain, []),
+          `could not start "${plain}": permission denied: the file is not executable (chmod +x) or a folder on ` +
+          "its path cannot be entered (EACCES)",
+        ],
+        [runTool(dir, []), `could not start "${dir}": it is a directory, not a program (EACCES)`],
+        [
+          runTool(orphan, []),
+          `could not start "${orphan}": the interpreter that its #! line names was not found (ENOENT)`,
+        ],
+        [
+          runTool("/bin/sh", ["-c", "true"], { cwd: join(dir, "gone") }),
+          `could not start "/bin/sh" (cwd "${
+            join(dir, "gone")
+          }"): the working directory does not exist (ENOENT)`,
+        ],
+        [
+          runTool("/bin/sh", ["-c", "true"], { cwd: plain }),
+          `could not start "/bin/sh" (cwd "${plain}"): the working directory is not a directory (ENOTDIR)`,
+        ],
+      ];
+      for (const [pending, detail] of cases) {
+        const r = await pending;
+        assert.equal(r.detail, detail);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
+
+test(
+  "runTool: under Deno without read access to /proc (through setsid), a start failure is said in those words",
+  { ...linuxOnly, skip: linuxOnly.skip || (isDeno ? false : "needs Deno's permissions") },
+  () => {
+    const dir = mkdtempSync(join(tmpdir(), "toolguard-launch-"));
+    try {
+      const orphan = join(dir, "orphan.sh");
+      writeFileSync(orphan, "#!/no/such/interpreter\necho hi\n");
+      chmodSync(orphan, 0o755);
+      const guard = new URL("../guard.ts", import.meta.url).href;
+      const deno = (globalThis as unknown as { Deno: { execPath(): string } }).Deno;
+      // /proc cannot be read, setsid can: the guard starts the tool through setsid, which reports the failure.
+      const out = execFileSync(deno.execPath(), [
+        "eval",
+        "--allow-run",
+        "--allow-env",
+        `--allow-read=${dir},/usr/bin,/bin`,
+        `const { runTool } = await import(${JSON.stringify(guard)});` +
+        `console.log((await runTool(${JSON.stringify(orphan)}, [])).detail);`,
+      ], { encoding: "utf8" });
+      assert.equal(
+        out.trim(),
+        `could not start "${orphan}": the interpreter that its #! line names was not found (ENOENT)`,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
+
+test(
+  "runTool: an executable script without a #! line runs through /bin/sh on every runtime",
+  posixOnly,
+  async () => {
+    // Deno and Node start such a script with /bin/sh as execvp does (the shells' own rule); Bun refused it.
+    const dir = mkdtempSync(join(tmpdir(), "toolguard-launch-"));
+    try {
+      const script = join(dir, "plain-script");
+      writeFileSync(script, 'echo "$1"\n');
+      chmodSync(script, 0o755);
+      const byPath = await runTool(script, ["a b"], { protocol: "lines" });
+      assert.equal(byPath.kind, "results", byPath.detail);
+      assert.deepEqual(byPath.items, ["a b"]);
+      const onPath = await runTool("plain-script", ["c"], {
+        protocol: "lines",
+        env: { PATH: `${dir}:${process.env.PATH ?? ""}` },
+      });
+      assert.equal(onPath.kind, "results", onPath.detail);
+      assert.deepEqual(onPath.items, ["c"]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
