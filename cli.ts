@@ -156,12 +156,12 @@ async function dispatch(args: readonly string[]): Promise<number> {
   const [command, ...rest] = args;
   if (command === "--version" || command === "-V") {
     if (rest.length > 0) return usageError(`--version takes no arguments, got ${JSON.stringify(rest[0])}`);
-    writeOut(`toolguard ${VERSION}\n`);
+    writeOut(`toolguard ${VERSION}\n`, { brief: true });
     return EXIT_OK;
   }
   if (command === "--help" || command === "-h" || command === "help") {
     if (rest.length === 0) {
-      writeOut(help());
+      writeOut(help(), { brief: true });
       return EXIT_OK;
     }
     const topic = rest.length === 1 ? commandEntry(rest[0]) : undefined;

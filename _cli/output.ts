@@ -100,17 +100,18 @@ export function stdoutFailure(): unknown {
  * right after. A closed pipe (`toolguard scan x | head`) is not an error: the rest is dropped. Any other
  * failure on stdout drops the rest too, and is kept for {@linkcode stdoutFailure}.
  */
-function writeAll(fd: 1 | 2, text: string): void {
+function writeAll(fd: 1 | 2, text: string, { brief = false }: WriteOptions = {}): void {
   const deno = denoStd();
   if (fd === 1 && stdoutError !== undefined) return;
   if (
-    !deno && isBun() && text.endsWith("\n") && (fd === 1 ? isTerminal("stdout") : !isTerminal("stderr"))
+    !deno && isBun() && text.endsWith("\n") &&
+    (fd === 1 ? brief || isTerminal("stdout") : !isTerminal("stderr"))
   ) {
     // Bun's console writes synchronously and completely, treats a lone string literally, and ends quietly on
     // a closed pipe; loading node:fs instead costs a compiled `toolguard --version` about 4 ms, most of its
-    // start-up. But it drops a failed write without a word (stdout on a full disk), so only a terminal's
-    // stdout goes through it; and on a terminal its console.error paints every line red (hints, warnings,
-    // notices; NO_COLOR aside), so stderr goes through it only off a terminal.
+    // start-up. But it drops a failed write without a word (stdout on a full disk), so stdout goes through
+    // it only on a terminal or for a brief answer; and on a terminal its console.error paints every line red
+    // (hints, warnings, notices; NO_COLOR aside), so stderr goes through it only off a terminal.
     (fd === 1 ? console.log : console.error)(text.slice(0, -1));
     return;
   }
@@ -162,10 +163,20 @@ export function captureOutput(): { readonly stdout: string; readonly stderr: str
   };
 }
 
+/** How {@linkcode writeOut} writes. */
+export interface WriteOptions {
+  /**
+   * The whole output of a command that reads nothing (`--version`, `--help`): under Bun it goes through the
+   * console, which needs no `node:fs` (loading it is most of a compiled `--version`'s start-up), and a failed
+   * write (a full disk) goes unsaid. Default false: a failed write is kept for {@linkcode stdoutFailure}.
+   */
+  brief?: boolean;
+}
+
 /** Writes text to stdout (synchronously, completely). */
-export function writeOut(text: string): void {
+export function writeOut(text: string, options?: WriteOptions): void {
   if (capture) capture.stdout += text;
-  else writeAll(1, text);
+  else writeAll(1, text, options);
 }
 
 /** Writes text to stderr (synchronously, completely). */
