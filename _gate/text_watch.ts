@@ -672,7 +672,7 @@ export class TextCalls {
       // sent ahead of the call items, or of its part's start, names an item or part it does not have yet).
       this.#prose = "";
       // (text the client gets: a reason after it is set apart by a blank line, as after text that flowed)
-      if (w.hasText || w.held.trim() !== "") flow.textSeen = true;
+      if (w.hasText || w.held.trim() !== "") flow.sawText(this.#answer);
       if (flow.pending) {
         flow.setHeld(flow.held.map((h) => h.written && this.#owns(h) ? { ...h, written: undefined } : h));
         return undefined;
@@ -746,7 +746,7 @@ export class TextCalls {
     // Withheld whole: held text that joins what the client has into a call goes too (see `#joinsCalls`).
     if (!drop && this.#joinsCalls(rest, 0)) rest = "";
     const lead = rest !== "" ? `${rest}\n\n` : w.hasText ? "\n\n" : "";
-    if (this.#prose !== "") flow.textSeen = true;
+    if (this.#prose !== "") flow.sawText(this.#answer);
     this.#end(this.#prose + lead + judgement.reason, flow);
   }
 
@@ -848,7 +848,7 @@ export class TextCalls {
       return this.#maybeRelease(flow);
     }
     this.#prose = "";
-    if (w.hasText) flow.textSeen = true;
+    if (w.hasText) flow.sawText(this.#answer);
     // Only this answer's frames: another answer's watch may be holding a call of its own.
     for (const h of flow.held) if (this.#owns(h)) flow.send(h.raw);
     flow.setHeld(flow.held.filter((h) => !this.#owns(h)));

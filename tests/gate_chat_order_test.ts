@@ -211,8 +211,8 @@ for (const onRejected of ["withhold-turn", "drop-call"] as const) {
     const want = (body.response as typeof plain).choices.map((c) => c.message.content);
     assert.match(want[1] ?? "", /^\{"name": "search", "arguments": \{"query": "notes"\}\}\n\n/);
     const gated = await sdkStream(guardFetch(fetch, { onRejected }) as typeof fetch, 2).finalChatCompletion();
-    // (choice 0 said nothing: the stream still sets its reason apart, as after text that flowed in the other)
-    assert.deepEqual(gated.choices.map((c) => c.message.content?.trimStart()), want);
+    // (choice 0 said nothing: its reason stands alone, as in the body, not set apart as after text)
+    assert.deepEqual(gated.choices.map((c) => c.message.content), want);
   });
 }
 
@@ -306,4 +306,29 @@ test("guardFetch Chat stream: text given as content parts after a held call keep
     JSON.parse(l.slice(6)).choices[0].delta.content
   ).filter((c) => c != null);
   assert.deepEqual(contents, [[{ type: "text", text: "It is " }], "", [{ type: "text", text: "sunny." }]]);
+});
+
+test("guardFetch Chat stream: a choice that only reasoned before its rejected call gets the reason alone, as in its body", async () => {
+  // Reasoning is no content: the body joins the reason to an empty content, so it stands alone; the stream
+  // set it apart with a blank line, as after text.
+  const call = {
+    index: 0,
+    id: "call_1",
+    type: "function",
+    function: { name: "delete_everything", arguments: "{}" },
+  };
+  next = {
+    sse: [
+      chatChunk({ role: "assistant", content: null, reasoning_content: "The user wants it all gone." }),
+      chatChunk({ tool_calls: [call] }),
+      chatChunk({}, "tool_calls"),
+      "data: [DONE]\n\n",
+    ],
+  };
+  const plain = await sdkStream(fetch).finalChatCompletion();
+  const body = await gateCompletion({ tools: TOOLS_OPENAI }, plain);
+  const want = (body.response as typeof plain).choices[0].message.content;
+  assert.match(want ?? "", /^toolguard/);
+  const gated = await sdkStream(guardFetch(fetch) as typeof fetch).finalChatCompletion();
+  assert.equal(gated.choices[0].message.content, want);
 });

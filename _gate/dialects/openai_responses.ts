@@ -702,7 +702,7 @@ class ResponsesStream implements FrameRouter {
     if (listsCalls) flow.pending = true;
     if (type === "error" || (type === "response.failed" && !listsCalls)) return flow.send(raw);
     if (!flow.pending) {
-      if (type === "response.output_text.delta") flow.textSeen = true;
+      if (type === "response.output_text.delta") flow.sawText();
       if (typeof event.sequence_number === "number") this.#lastSent = event.sequence_number;
       return flow.send(raw);
     }
@@ -712,7 +712,8 @@ class ResponsesStream implements FrameRouter {
     flow.hold({ raw, event, tool: this.#tools.has(oi) || callItem || ARGUMENT_EVENTS.has(type as string) });
   }
 
-  replace(text: string, _calls: unknown, flow: StreamFlow): void {
+  replace(reason: string, _calls: unknown, flow: StreamFlow): void {
+    const text = flow.lead() + reason;
     const emit = this.#emitter(flow);
     const { next, terminal } = this.#replay(flow, emit);
     const item = this.#message(text, this.#tools.replacementAt(next), emit);
@@ -730,7 +731,8 @@ class ResponsesStream implements FrameRouter {
    * The held events without the dropped calls' (the rest renumbered), a message item with the reason,
    * and a final snapshot listing the kept calls: the client still runs them.
    */
-  dropCalls(text: string, split: SplitCalls, flow: StreamFlow): void {
+  dropCalls(reason: string, split: SplitCalls, flow: StreamFlow): void {
+    const text = flow.lead() + reason;
     const emit = this.#emitter(flow);
     const gone = new ToolPositions();
     for (const c of split.dropped) if (c.slot >= 0) gone.add(c.slot); // (one at no index holds no place)

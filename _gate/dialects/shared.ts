@@ -161,13 +161,17 @@ export interface FrameRouter {
    * answer's text before the reason. Absent where text addresses a place (a block, an item) after the calls.
    */
   sendHeldText?(answers: ReadonlySet<number>, flow: StreamFlow): void;
-  /** Ends a stream whose calls were rejected: `text` in place of the calls, then a normal stop. */
-  replace(text: string, calls: readonly AssembledToolCall[], flow: StreamFlow): void;
   /**
-   * Ends a stream of which only the `dropped` calls were rejected: those are removed, `text` says why,
-   * and the other calls go out as they came. Absent where a dialect withholds the whole turn.
+   * Ends a stream whose calls were rejected: `reason` in place of the calls, after the answer's lead
+   * (`flow.lead`, once the router sent what goes before it), then a normal stop.
    */
-  dropCalls?(text: string, calls: SplitCalls, flow: StreamFlow): void;
+  replace(reason: string, calls: readonly AssembledToolCall[], flow: StreamFlow): void;
+  /**
+   * Ends a stream of which only the `dropped` calls were rejected: those are removed, `reason` (after the
+   * answer's `flow.lead`) says why, and the other calls go out as they came. Absent where a dialect
+   * withholds the whole turn.
+   */
+  dropCalls?(reason: string, calls: SplitCalls, flow: StreamFlow): void;
   /**
    * Fits a frame of a retry's stream after what the client already has (`point`): the frame
    * to route, or undefined to drop it. Absent where a stream cannot be continued (OpenAI Responses): a
@@ -272,7 +276,7 @@ export interface TextEnding {
   point?: ResumePoint;
 }
 
-/** What the gate and a router share while a stream passes: frames to send now, frames held, two flags. */
+/** What the gate and a router share while a stream passes: frames to send now, frames held, a flag, the answers that spoke. */
 export class StreamFlow {
   #out: string[] = [];
   #held: Held[] = [];
@@ -280,8 +284,8 @@ export class StreamFlow {
   #heldSize = 0;
   /** True once a tool call has started: from then on what carries a position waits. */
   pending = false;
-  /** True once text reached the client (a replacement then starts on a new paragraph). */
-  textSeen = false;
+  /** The answers whose text reached the client (a replacement then starts on a new paragraph for them). */
+  readonly #spoke = new Set<number>();
   /**
    * The call position the gate's reader filed an event under (the `slot` of the call it judged), or
    * undefined for an event it filed under none: a router that drops a rejected call's events asks here
@@ -292,6 +296,19 @@ export class StreamFlow {
   /** A flow whose events were read by a reader that `filed` asks (default: one that filed none). */
   constructor(filed: (event: Record<string, unknown>) => number | undefined = () => undefined) {
     this.filed = filed;
+  }
+
+  /** Notes that text of `answer` (default 0) reached the client. */
+  sawText(answer = 0): void {
+    this.#spoke.add(answer);
+  }
+
+  /**
+   * What goes before a replacement text in `answer` (default: in any): a blank line after text the client
+   * has of it, nothing in an answer that said nothing, as a body joins an answer's text and the reason.
+   */
+  lead(answer?: number): string {
+    return (answer === undefined ? this.#spoke.size > 0 : this.#spoke.has(answer)) ? "\n\n" : "";
   }
 
   /** Sends a frame now. */
