@@ -332,3 +332,30 @@ test("guardFetch Chat stream: a choice that only reasoned before its rejected ca
   const gated = await sdkStream(guardFetch(fetch) as typeof fetch).finalChatCompletion();
   assert.equal(gated.choices[0].message.content, want);
 });
+
+for (const field of ["reasoning_content", "reasoning", "thinking"]) {
+  for (const name of ["get_weather", "delete_everything"]) {
+    test(`guardFetch Chat stream: ${field} in a chunk with a call (${name}) reaches the client once, before the call`, async () => {
+      // The chunk is split: its text goes now, its call part waits. A `thinking` string stayed in the held
+      // call part too, so the client got it twice, the second time after text that came after it.
+      const call = { index: 0, id: "call_1", type: "function", function: { name, arguments: "" } };
+      next = {
+        sse: [
+          chatChunk({ role: "assistant", content: null, [field]: "Mulling it over.", tool_calls: [call] }),
+          chatChunk({ content: "Checking." }),
+          chatChunk({ tool_calls: [{ index: 0, function: { arguments: '{"city": "Oslo"}' } }] }),
+          chatChunk({}, "tool_calls"),
+          "data: [DONE]\n\n",
+        ],
+      };
+      const guarded = guardFetch(fetch) as typeof fetch;
+      const text = await (await guarded(`${server.url}/v1/chat/completions`, {
+        method: "POST",
+        body: JSON.stringify({ model: "m", messages, tools: TOOLS_OPENAI, stream: true }),
+      })).text();
+      assert.equal(text.split("Mulling it over.").length, 2);
+      assert.ok(text.indexOf("Mulling it over.") < text.indexOf("Checking."));
+      assert.equal(text.includes(`"name":"${name}"`), name === "get_weather");
+    });
+  }
+}

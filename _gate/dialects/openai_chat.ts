@@ -20,6 +20,7 @@ import {
   pick,
   type SplitCalls,
   type StreamFlow,
+  TEXT_FIELDS,
   type TextFrames,
   textOf,
   type TextPart,
@@ -548,7 +549,8 @@ function splitChunk(
   });
   return {
     text: part(["tool_calls", "function_call"], { finish_reason: null }),
-    other: part(["content", "reasoning_content", "reasoning", "refusal"], {}),
+    // (every text field: one left in the held part, reasoning reached the client twice)
+    other: part(TEXT_FIELDS, {}),
   };
 }
 

@@ -407,10 +407,16 @@ export class ToolPositions {
   }
 }
 
-/** The text fields of a delta or message (what makes a frame count as text). */
+/**
+ * The text fields of a delta or message: the answer, a refusal, and the reasoning as servers name it
+ * (DeepSeek `reasoning_content`, vLLM `reasoning`, Ollama's own API `thinking`).
+ */
+export const TEXT_FIELDS = ["content", "refusal", "reasoning_content", "reasoning", "thinking"] as const;
+
+/** The text of the {@linkcode TEXT_FIELDS} of a delta or message (what makes a frame count as text). */
 export function textOf(delta: Record<string, unknown>): string {
   let s = "";
-  for (const k of ["content", "refusal", "reasoning_content", "reasoning", "thinking"]) {
+  for (const k of TEXT_FIELDS) {
     if (typeof delta[k] === "string") s += delta[k];
   }
   return s;
