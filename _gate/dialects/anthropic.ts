@@ -144,6 +144,7 @@ class AnthropicStream implements FrameRouter {
    * block), so text the watch writes before its call lands in a block the client has.
    */
   readonly text: TextFrames = {
+    placed: true,
     read: (event) => this.#readText(event),
     textFrame: (text, _answer, at) =>
       named({

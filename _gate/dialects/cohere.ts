@@ -127,6 +127,7 @@ class CohereStream implements FrameRouter {
    * writes before its call lands in a block the client has.
    */
   readonly text: TextFrames = {
+    placed: true,
     read: (event) => this.#readText(event),
     textFrame: (text, _answer, at) =>
       this.#wire({

@@ -116,9 +116,10 @@ export interface Held {
   tool: boolean;
   /**
    * Set when the frame carries text held because a call may be written into it: when that call is
-   * rejected, the frame gives way to `rest` (the frame without the text), or to nothing.
+   * rejected, the frame gives way to `rest` (the frame without the text), or to nothing. `at`: where its
+   * text starts in its answer's text.
    */
-  written?: { rest?: Held };
+  written?: { rest?: Held; at?: number };
   /** The answer (OpenAI Chat choice) whose watched text held the frame, when a text watch held it. */
   answer?: number;
 }
@@ -219,11 +220,17 @@ export interface TextFrames {
    */
   textFrame(text: string, answer: number, at: number): string;
   /**
-   * A held frame that repeats the text (OpenAI Responses' `.done` events and final snapshot), as it reads
-   * once the answer's text from `at` on is `tail` (the text the gate wrote in place of what it held); the
-   * frame itself when it repeats none.
+   * True where text addresses a place (a block, an item) and other frames stand between places: text kept
+   * from held frames after a frame of another kind (the end of a block, a refusal) goes in its own place,
+   * after that frame, not where the held text began.
    */
-  retell?(event: Record<string, unknown>, change: { at: number; tail: string }): Record<string, unknown>;
+  placed?: boolean;
+  /**
+   * A held frame that repeats the text (OpenAI Responses' `.done` events and final snapshot), as it reads
+   * once the answer's text from the first change's `at` on is the changes' tails, each in the place that
+   * holds its `at` (the text the gate wrote in place of what it held); the frame itself when it repeats none.
+   */
+  retell?(event: Record<string, unknown>, changes: readonly TextChange[]): Record<string, unknown>;
   /**
    * A frame that repeats the text otherwise than the frames that streamed it, told as they did (the text
    * judged); undefined when it agrees. Asked of every frame before it is read.
@@ -266,6 +273,12 @@ export interface TextFrames {
    * Cohere: text the watch writes in its place then lands in a block the client has); undefined otherwise.
    */
   split?(event: Record<string, unknown>): Record<string, unknown>[] | undefined;
+}
+
+/** Text the gate writes at an offset of an answer's text (`at`), in the place that holds it. */
+export interface TextChange {
+  at: number;
+  tail: string;
 }
 
 /** How a message's text ends for a retry's stream to continue it (see {@linkcode TextFrames.resume}). */
@@ -503,14 +516,16 @@ export class TextPlaces<T> {
   }
 
   /**
-   * The text of the place `key` once the text from `at` on is `tail` (written in the place that holds
-   * `at`), given that place's text as read (`own`): its part before `at`, then `tail` if it holds `at`.
+   * The text of the place `key` once the text from the first change's `at` on is the changes' tails (each
+   * written in the place that holds its `at`), given that place's text as read (`own`): its part before
+   * that `at`, then the tails of the changes it holds.
    */
-  retold(key: string, own: string, change: { at: number; tail: string }): string {
+  retold(key: string, own: string, changes: readonly TextChange[]): string {
     const runs = this.#byKey.get(key);
-    if (!runs) return own;
-    const kept = own.slice(0, this.#keptLength(key, runs, change.at));
-    return this.#holder(change.at)?.key === key ? kept + change.tail : kept;
+    if (!runs || changes.length === 0) return own;
+    let text = own.slice(0, this.#keptLength(key, runs, changes[0].at));
+    for (const c of changes) if (this.#holder(c.at)?.key === key) text += c.tail;
+    return text;
   }
 
   /**
