@@ -734,6 +734,8 @@ export class TextCalls {
   /**
    * Keeps the held frames as they came when the calls are allowed, else their rest and `reason`; with
    * `drop` (see {@linkcode TextCalls.separable}), the held text without only those calls, then `reason`.
+   * The text goes where the held text began; where the dialect's text has places (`TextFrames.placed`),
+   * what is kept past a frame of another kind goes in its own place after that frame, `reason` after it.
    */
   conclude(
     judgement: { allowed: boolean; reason: string; drop?: ReadonlySet<number> },
