@@ -475,13 +475,12 @@ export class StreamGate {
           return next;
         }
         replaced = true;
-        const lead = flow.textSeen ? "\n\n" : "";
         const rejected = new Set(verdict.rejectedIndices); // (a stream may carry 100 000s of calls)
         const dropped = calls.filter((_, i) => rejected.has(i));
         const kept = calls.filter((_, i) => !rejected.has(i));
         if (judgement.partialReason !== undefined && this.#router.dropCalls) {
-          this.#router.dropCalls(lead + judgement.partialReason, { kept, dropped }, flow);
-        } else this.#router.replace(lead + judgement.reason, calls, flow);
+          this.#router.dropCalls(judgement.partialReason, { kept, dropped }, flow);
+        } else this.#router.replace(judgement.reason, calls, flow);
       }
     } else flow.release();
     if (this.#doneFrame !== undefined) flow.send(this.#doneFrame);
@@ -507,7 +506,7 @@ export class StreamGate {
       `toolguard could not watch the streamed text for tool calls, so the rest of it was withheld: ${failure}`,
     );
     text.withhold(reason, flow);
-    if (native.length > 0) this.#router.replace((flow.textSeen ? "\n\n" : "") + reason, native, flow);
+    if (native.length > 0) this.#router.replace(reason, native, flow);
     flow.release();
     if (this.#doneFrame !== undefined) flow.send(this.#doneFrame);
     this.#report({ dialect: this.#dialect, calls, verdict, findings, replaced: true });
@@ -561,7 +560,7 @@ export class StreamGate {
       judgement = await this.#judge(calls);
       if (!judgement.verdict.allowed) {
         text.conclude({ allowed: false, reason: judgement.reason }, flow);
-        this.#router.replace((flow.textSeen ? "\n\n" : "") + judgement.reason, first.calls, flow);
+        this.#router.replace(judgement.reason, first.calls, flow);
       } else flow.release();
     } else {
       judgement = await this.#judge(calls);

@@ -42,7 +42,7 @@ import {
 } from "../_extract/watch.ts";
 import { lazy } from "../_common/lazy.ts";
 import type { AssembledToolCall, StreamDialect } from "./calls.ts";
-import type { Held, StreamFlow, TextEnding, TextFrames, TextPart } from "./dialects/shared.ts";
+import type { Held, StreamFlow, TextChange, TextEnding, TextFrames, TextPart } from "./dialects/shared.ts";
 
 /** Every literal opening of a call that `extractToolCalls` reads, in any of its formats. */
 const MARKERS: readonly string[] = CALL_START_MARKERS;
@@ -504,7 +504,7 @@ export class TextCalls {
   /** The answer watched (OpenAI Chat choice index, Gemini candidate position; 0 where a stream has one). */
   readonly #answer: number;
   /** Frames waiting because their text ends in what may become a marker, in stream order. */
-  #queue: { frame: RoutedFrame; part: TextPart }[] = [];
+  #queue: { frame: RoutedFrame; part: TextPart; at: number }[] = [];
   /** Text the watcher released while its frames were queued. */
   #unsent = "";
   /** The calls written into the text, as read at the end (offsets into the whole message text). */
@@ -599,10 +599,11 @@ export class TextCalls {
   #watch(raw: string, event: Record<string, unknown>, flow: StreamFlow): RoutedFrame[] {
     const w = this.#watcher;
     const part = this.#frames.read(event, this.#answer);
+    const at = this.#seen;
     this.#seen += part.text.length;
     if (w.holding) {
       w.push(part.text);
-      this.#holdWhole({ raw, event }, part, flow);
+      this.#holdWhole({ raw, event }, part, at, flow);
       this.#maybeRelease(flow);
       return [];
     }
@@ -616,11 +617,11 @@ export class TextCalls {
       // marker (`<tool_`) waits on, the frame queued behind it, until the text shows what it is. Flushed
       // here, the marker's rest passed unwatched; held as a marker, each such tail asked `callMayStart` of
       // the whole text, quadratic in a message of many.
-      this.#queue.push({ frame: { raw, event }, part });
+      this.#queue.push({ frame: { raw, event }, part, at });
       return [];
     }
     this.#unsent += w.push(part.text);
-    this.#queue.push({ frame: { raw, event }, part });
+    this.#queue.push({ frame: { raw, event }, part, at });
     if (w.holding) {
       this.#startHold(flow);
       this.#maybeRelease(flow);
@@ -672,7 +673,7 @@ export class TextCalls {
       // sent ahead of the call items, or of its part's start, names an item or part it does not have yet).
       this.#prose = "";
       // (text the client gets: a reason after it is set apart by a blank line, as after text that flowed)
-      if (w.hasText || w.held.trim() !== "") flow.textSeen = true;
+      if (w.hasText || w.held.trim() !== "") flow.sawText(this.#answer);
       if (flow.pending) {
         flow.setHeld(flow.held.map((h) => h.written && this.#owns(h) ? { ...h, written: undefined } : h));
         return undefined;
@@ -733,6 +734,8 @@ export class TextCalls {
   /**
    * Keeps the held frames as they came when the calls are allowed, else their rest and `reason`; with
    * `drop` (see {@linkcode TextCalls.separable}), the held text without only those calls, then `reason`.
+   * The text goes where the held text began; where the dialect's text has places (`TextFrames.placed`),
+   * what is kept past a frame of another kind goes in its own place after that frame, `reason` after it.
    */
   conclude(
     judgement: { allowed: boolean; reason: string; drop?: ReadonlySet<number> },
@@ -740,14 +743,82 @@ export class TextCalls {
   ): void {
     if (judgement.allowed) return;
     const w = this.#watcher;
-    this.#cutHeld(flow);
     const drop = judgement.drop;
-    let rest = this.#heldWithout(drop ? (i) => drop.has(i) : () => true);
+    const cut = drop ? (i: number) => drop.has(i) : () => true;
+    const stretches = this.#frames.placed ? this.#keptStretches(cut, flow) : [];
+    let rest = stretches.length > 0 ? stretches.map((k) => k.tail).join("") : this.#heldWithout(cut);
     // Withheld whole: held text that joins what the client has into a call goes too (see `#joinsCalls`).
     if (!drop && this.#joinsCalls(rest, 0)) rest = "";
-    const lead = rest !== "" ? `${rest}\n\n` : w.hasText ? "\n\n" : "";
-    if (this.#prose !== "") flow.textSeen = true;
-    this.#end(this.#prose + lead + judgement.reason, flow);
+    if (this.#prose !== "") flow.sawText(this.#answer);
+    const later = rest === "" ? [] : stretches.slice(1).filter((k) => k.tail !== "");
+    if (later.length === 0) {
+      this.#cutHeld(flow);
+      const lead = rest !== "" ? `${rest}\n\n` : w.hasText ? "\n\n" : "";
+      return this.#end([{ at: this.#heldFrom, tail: this.#prose + lead + judgement.reason }], flow);
+    }
+    // Text kept past a frame of another kind (a refusal, a reasoning item, the end of a block) goes in its
+    // own place, after that frame, as a body keeps it: written where the held text began, it came before
+    // what came ahead of it. The reason follows the last of it.
+    flow.sawText(this.#answer);
+    later.at(-1)!.tail += `\n\n${judgement.reason}`;
+    this.#cutHeld(flow, later);
+    this.#end([{ at: this.#heldFrom, tail: this.#prose + stretches[0].tail }, ...later], flow);
+  }
+
+  /**
+   * The held text without the calls for which `cut` is true (as {@linkcode cutCalls} tidies it, the seams
+   * and the ends), in stretches: a held frame of this answer without text (the end of a place, another
+   * kind of output) starts a new one at the next frame with text. Each stretch has where its text starts.
+   * None when the held text is in one stretch.
+   */
+  #keptStretches(cut: (i: number) => boolean, flow: StreamFlow): TextChange[] {
+    const from = this.#watcher.visible.length;
+    const held = this.#watcher.held;
+    const starts: number[] = [];
+    let text = false;
+    let gap = false;
+    for (const h of flow.held) {
+      if (!this.#owns(h)) continue;
+      const at = h.written?.at;
+      if (at === undefined) {
+        gap = text;
+        continue;
+      }
+      if (gap && at > from && at > (starts.at(-1) ?? from)) starts.push(at);
+      text = true;
+      gap = false;
+    }
+    if (starts.length === 0) return [];
+    // The held text outside the cut blocks (as `cutCalls` skips a block inside one cut before it).
+    const kept: [number, number][] = [];
+    let end = from;
+    for (const c of this.#extracted.filter((c, i) => cut(i) && c.block.end > from)) {
+      const start = Math.max(from, c.block.start);
+      if (start < end) continue;
+      if (start > end) kept.push([end, start]);
+      end = c.block.end;
+    }
+    if (end < from + held.length) kept.push([end, from + held.length]);
+    const bounds = [from, ...starts, from + held.length];
+    const out = bounds.slice(0, -1).map((at, k) => {
+      let piece = "";
+      for (const [s, e] of kept) {
+        const a = Math.max(s, at);
+        const b = Math.min(e, bounds[k + 1]);
+        if (a < b) piece += held.slice(a - from, b - from);
+      }
+      return { at, tail: piece.replace(/\n{3,}/g, "\n\n") };
+    });
+    // Trimmed at both ends of the whole, as `cutCalls` trims it.
+    for (const k of out) {
+      k.tail = k.tail.trimStart();
+      if (k.tail !== "") break;
+    }
+    for (const k of [...out].reverse()) {
+      k.tail = k.tail.trimEnd();
+      if (k.tail !== "") break;
+    }
+    return out;
   }
 
   /**
@@ -756,34 +827,47 @@ export class TextCalls {
    */
   withhold(reason: string, flow: StreamFlow): void {
     this.#cutHeld(flow);
-    this.#end((this.#heldFrom > 0 ? "\n\n" : "") + reason, flow);
+    this.#end([{ at: this.#heldFrom, tail: (this.#heldFrom > 0 ? "\n\n" : "") + reason }], flow);
   }
 
-  /** The held frames of this answer without their text: the rest of each kept. */
-  #cutHeld(flow: StreamFlow): void {
+  /**
+   * The held frames of this answer without their text: the rest of each kept, then, at the frame where
+   * one of the `later` stretches starts, a frame with its text.
+   */
+  #cutHeld(flow: StreamFlow, later: readonly TextChange[] = []): void {
+    const text = new Map(later.map((k) => [k.at, k.tail]));
     const kept: Held[] = [];
     for (const h of flow.held) {
       if (!h.written || !this.#owns(h)) kept.push(h);
-      else if (h.written.rest) kept.push({ ...h.written.rest, answer: this.#answer });
+      else {
+        if (h.written.rest) kept.push({ ...h.written.rest, answer: this.#answer });
+        const tail = h.written.at === undefined ? undefined : text.get(h.written.at);
+        if (tail === undefined) continue;
+        const raw = this.#frames.textFrame(tail, this.#answer, h.written.at!);
+        if (raw !== "") kept.push({ raw, tool: false, answer: this.#answer });
+      }
     }
     flow.setHeld(kept);
   }
 
-  /** Sends `tail` where the held text began, and has frames that repeat the text tell it so. */
-  #end(tail: string, flow: StreamFlow): void {
-    const at = this.#heldFrom;
+  /**
+   * Sends the first change's tail where the held text began (the others are in the held frames, see
+   * `#cutHeld`), and has frames that repeat the text tell it as changed.
+   */
+  #end(changes: readonly TextChange[], flow: StreamFlow): void {
     const retell = this.#frames.retell;
     if (retell) {
       // Frames that repeat the text (a final snapshot) tell it as the client now has it.
       flow.setHeld(flow.held.map((h) => {
         if (!h.event || !this.#owns(h)) return h;
-        const told = retell(h.event, { at, tail });
+        const told = retell(h.event, changes);
         return told === h.event
           ? h
           : { ...h, raw: this.#frames.frame(told, { raw: h.raw, event: h.event }), event: told };
       }));
     }
-    flow.send(this.#frames.textFrame(tail, this.#answer, at));
+    const [first] = changes;
+    if (first.tail !== "") flow.send(this.#frames.textFrame(first.tail, this.#answer, first.at));
   }
 
   /**
@@ -816,22 +900,25 @@ export class TextCalls {
     this.#heldFrom = this.#watcher.visible.length - this.#unsent.length;
     this.#queue = [];
     this.#unsent = "";
-    for (const q of queue) this.#holdWhole(q.frame, q.part, flow);
+    for (const q of queue) this.#holdWhole(q.frame, q.part, q.at, flow);
   }
 
   /** Holds a frame as it came; on rejection its text is cut and the rest of it kept. */
-  #holdWhole(frame: RoutedFrame, part: TextPart, flow: StreamFlow): void {
-    this.#hold(this.#whole(frame, part), flow);
+  #holdWhole(frame: RoutedFrame, part: TextPart, at: number, flow: StreamFlow): void {
+    this.#hold(this.#whole(frame, part, at), flow);
   }
 
-  /** A frame to hold as it came, with what is left of it once its text is cut. */
-  #whole(frame: RoutedFrame, part: TextPart): Held {
+  /**
+   * A frame to hold as it came, with what is left of it once its text is cut, and where its text starts in
+   * the answer's text (`at`).
+   */
+  #whole(frame: RoutedFrame, part: TextPart, at?: number): Held {
     const held: Held = { raw: frame.raw, event: frame.event, tool: part.toolish };
     if (part.text !== "") {
       const rest = part.rest();
       held.written = rest
-        ? { rest: { raw: this.#frames.frame(rest, frame), event: rest, tool: part.toolish } }
-        : {};
+        ? { rest: { raw: this.#frames.frame(rest, frame), event: rest, tool: part.toolish }, at }
+        : { at };
     }
     return held;
   }
@@ -848,7 +935,7 @@ export class TextCalls {
       return this.#maybeRelease(flow);
     }
     this.#prose = "";
-    if (w.hasText) flow.textSeen = true;
+    if (w.hasText) flow.sawText(this.#answer);
     // Only this answer's frames: another answer's watch may be holding a call of its own.
     for (const h of flow.held) if (this.#owns(h)) flow.send(h.raw);
     flow.setHeld(flow.held.filter((h) => !this.#owns(h)));

@@ -211,8 +211,8 @@ for (const onRejected of ["withhold-turn", "drop-call"] as const) {
     const want = (body.response as typeof plain).choices.map((c) => c.message.content);
     assert.match(want[1] ?? "", /^\{"name": "search", "arguments": \{"query": "notes"\}\}\n\n/);
     const gated = await sdkStream(guardFetch(fetch, { onRejected }) as typeof fetch, 2).finalChatCompletion();
-    // (choice 0 said nothing: the stream still sets its reason apart, as after text that flowed in the other)
-    assert.deepEqual(gated.choices.map((c) => c.message.content?.trimStart()), want);
+    // (choice 0 said nothing: its reason stands alone, as in the body, not set apart as after text)
+    assert.deepEqual(gated.choices.map((c) => c.message.content), want);
   });
 }
 
@@ -307,3 +307,55 @@ test("guardFetch Chat stream: text given as content parts after a held call keep
   ).filter((c) => c != null);
   assert.deepEqual(contents, [[{ type: "text", text: "It is " }], "", [{ type: "text", text: "sunny." }]]);
 });
+
+test("guardFetch Chat stream: a choice that only reasoned before its rejected call gets the reason alone, as in its body", async () => {
+  // Reasoning is no content: the body joins the reason to an empty content, so it stands alone; the stream
+  // set it apart with a blank line, as after text.
+  const call = {
+    index: 0,
+    id: "call_1",
+    type: "function",
+    function: { name: "delete_everything", arguments: "{}" },
+  };
+  next = {
+    sse: [
+      chatChunk({ role: "assistant", content: null, reasoning_content: "The user wants it all gone." }),
+      chatChunk({ tool_calls: [call] }),
+      chatChunk({}, "tool_calls"),
+      "data: [DONE]\n\n",
+    ],
+  };
+  const plain = await sdkStream(fetch).finalChatCompletion();
+  const body = await gateCompletion({ tools: TOOLS_OPENAI }, plain);
+  const want = (body.response as typeof plain).choices[0].message.content;
+  assert.match(want ?? "", /^toolguard/);
+  const gated = await sdkStream(guardFetch(fetch) as typeof fetch).finalChatCompletion();
+  assert.equal(gated.choices[0].message.content, want);
+});
+
+for (const field of ["reasoning_content", "reasoning", "thinking"]) {
+  for (const name of ["get_weather", "delete_everything"]) {
+    test(`guardFetch Chat stream: ${field} in a chunk with a call (${name}) reaches the client once, before the call`, async () => {
+      // The chunk is split: its text goes now, its call part waits. A `thinking` string stayed in the held
+      // call part too, so the client got it twice, the second time after text that came after it.
+      const call = { index: 0, id: "call_1", type: "function", function: { name, arguments: "" } };
+      next = {
+        sse: [
+          chatChunk({ role: "assistant", content: null, [field]: "Mulling it over.", tool_calls: [call] }),
+          chatChunk({ content: "Checking." }),
+          chatChunk({ tool_calls: [{ index: 0, function: { arguments: '{"city": "Oslo"}' } }] }),
+          chatChunk({}, "tool_calls"),
+          "data: [DONE]\n\n",
+        ],
+      };
+      const guarded = guardFetch(fetch) as typeof fetch;
+      const text = await (await guarded(`${server.url}/v1/chat/completions`, {
+        method: "POST",
+        body: JSON.stringify({ model: "m", messages, tools: TOOLS_OPENAI, stream: true }),
+      })).text();
+      assert.equal(text.split("Mulling it over.").length, 2);
+      assert.ok(text.indexOf("Mulling it over.") < text.indexOf("Checking."));
+      assert.equal(text.includes(`"name":"${name}"`), name === "get_weather");
+    });
+  }
+}

@@ -1290,3 +1290,72 @@ test("guardFetch Chat: a whole answer's cut call leaves no call made of the text
   assert.doesNotMatch(text, UNREAD);
   assert.match(text, /^toolguard stopped this turn's tool calls/);
 });
+
+test("guardFetch Responses stream withheld: text kept after a refusal item stays after it, as in the body", async () => {
+  // The held text began in the first message: the text kept from the third went there, ahead of the
+  // refusal that came before it (widened fuzz, responses seeds 11004 and 10775).
+  const rename = (events: unknown[], id: string, oi: number) =>
+    (events as Record<string, unknown>[]).slice(1, -1).map((e) =>
+      JSON.parse(
+        JSON.stringify(e).replaceAll('"msg_1"', `"${id}"`).replaceAll(
+          '"output_index":0',
+          `"output_index":${oi}`,
+        ),
+      )
+    );
+  const one = responsesStream(["Sure.\n", WRITTEN_BAD.slice(0, 20), WRITTEN_BAD.slice(20)]) as Record<
+    string,
+    unknown
+  >[];
+  const item = { id: "msg_2", type: "message", status: "completed", role: "assistant" };
+  const part = { type: "refusal", refusal: "I can't." };
+  const at = { item_id: "msg_2", output_index: 1, content_index: 0 };
+  const refusal = [
+    {
+      type: "response.output_item.added",
+      output_index: 1,
+      item: { ...item, status: "in_progress", content: [] },
+    },
+    { type: "response.content_part.added", ...at, part: { type: "refusal", refusal: "" } },
+    { type: "response.refusal.delta", ...at, delta: "I can't." },
+    { type: "response.refusal.done", ...at, refusal: "I can't." },
+    { type: "response.content_part.done", ...at, part },
+    { type: "response.output_item.done", output_index: 1, item: { ...item, content: [part] } },
+  ];
+  const three = rename(responsesStream([" Done."]), "msg_3", 2);
+  const body1 = one.slice(1, -1);
+  const items = [...body1, ...refusal, ...three].filter((e) => e.type === "response.output_item.done")
+    .map((e) => e.item);
+  const final = { ...(one.at(-1)!.response as Record<string, unknown>), output: items };
+  const frames = [one[0], ...body1, ...refusal, ...three, { type: "response.completed", response: final }]
+    .map((e, i) => ({ ...e, sequence_number: i }));
+  const body = await gateCompletion({ tools: TOOLS_RESPONSES }, final);
+  /** Each message part of an output, in order: its text or refusal, without the reason. */
+  const parts = (output: unknown[], reason: RegExp) =>
+    (output as Record<string, unknown>[]).flatMap((o) =>
+      o.type === "message"
+        ? (o.content as Record<string, unknown>[]).map((p) =>
+          String(p.text ?? `refusal: ${p.refusal}`).replace(reason, "").trim()
+        )
+        : []
+    ).filter((p) => p !== "");
+  const reason = /\s*toolguard stopped[\s\S]*$/;
+  const want = parts((body.response as Record<string, unknown>).output as unknown[], reason);
+  assert.deepEqual(want, ["Sure.", "refusal: I can't.", "Done."]);
+  provider.reply({ sse: frames, named: true });
+  const stream = openai().responses.stream({
+    model: "m",
+    input: "Weather?",
+    tools: TOOLS_RESPONSES as never,
+  });
+  const order: string[] = [];
+  for await (const e of stream) {
+    if (e.type === "response.output_text.delta") order.push(e.delta);
+    if (e.type === "response.refusal.delta") order.push(`refusal: ${e.delta}`);
+  }
+  const response = await stream.finalResponse();
+  assert.deepEqual(parts(response.output, reason), want);
+  const streamed = order.join("");
+  assert.ok(streamed.indexOf("refusal: I can't.") < streamed.indexOf("Done."), streamed);
+  assert.doesNotMatch(streamed, /<tool|"arguments"/);
+});

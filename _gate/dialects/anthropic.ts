@@ -144,6 +144,7 @@ class AnthropicStream implements FrameRouter {
    * block), so text the watch writes before its call lands in a block the client has.
    */
   readonly text: TextFrames = {
+    placed: true,
     read: (event) => this.#readText(event),
     textFrame: (text, _answer, at) =>
       named({
@@ -260,7 +261,7 @@ class AnthropicStream implements FrameRouter {
     if (type === "message_start" && startsWithCalls(event)) flow.pending = true; // (see startsWithCalls)
     if (type === "error") return flow.send(raw); // errors reach the client at once; they carry no call
     if (!flow.pending) {
-      if (type === "content_block_delta") flow.textSeen = true;
+      if (type === "content_block_delta") flow.sawText();
       return flow.send(raw);
     }
     const index = typeof event.index === "number" ? event.index : -1;
@@ -271,7 +272,8 @@ class AnthropicStream implements FrameRouter {
     flow.hold({ raw, event, tool: this.#tools.has(index) || unplaced });
   }
 
-  replace(text: string, _calls: unknown, flow: StreamFlow): void {
+  replace(reason: string, _calls: unknown, flow: StreamFlow): void {
+    const text = flow.lead() + reason;
     const emit = (event: Record<string, unknown>) =>
       flow.send(formatSse(JSON.stringify(event), event.type as string));
     let next = 0;
@@ -308,7 +310,8 @@ class AnthropicStream implements FrameRouter {
    * The held blocks without the dropped calls' (the rest renumbered to close the gaps), then a text block
    * with the reason; the stop stays `tool_use`, since calls remain.
    */
-  dropCalls(text: string, split: SplitCalls, flow: StreamFlow): void {
+  dropCalls(reason: string, split: SplitCalls, flow: StreamFlow): void {
+    const text = flow.lead() + reason;
     const emit = (event: Record<string, unknown>) =>
       flow.send(formatSse(JSON.stringify(event), event.type as string));
     const gone = new ToolPositions();

@@ -127,6 +127,7 @@ class CohereStream implements FrameRouter {
    * writes before its call lands in a block the client has.
    */
   readonly text: TextFrames = {
+    placed: true,
     read: (event) => this.#readText(event),
     textFrame: (text, _answer, at) =>
       this.#wire({
@@ -203,7 +204,7 @@ class CohereStream implements FrameRouter {
     // Pending: text still flows, with the start and end of its block (a client files a content-delta under
     // the block its content-start opened; the start held behind the call came after its deltas).
     if (!flow.pending || TEXT_EVENT.test(type)) {
-      if (type === "content-delta" || type === "tool-plan-delta") flow.textSeen = true;
+      if (type === "content-delta" || type === "tool-plan-delta") flow.sawText();
       return flow.send(raw);
     }
     flow.hold({ raw, event, tool: false });
@@ -216,7 +217,8 @@ class CohereStream implements FrameRouter {
    * filed it under (`flow.filed`), whatever its index (`"0"`, none): kept as it came, a rejected call's
    * event reached the client.
    */
-  dropCalls(text: string, split: SplitCalls, flow: StreamFlow): void {
+  dropCalls(reason: string, split: SplitCalls, flow: StreamFlow): void {
+    const text = flow.lead() + reason;
     const emit = (event: Record<string, unknown>) => flow.send(this.#wire(event));
     const index = this.#nextContent;
     emit({ type: "content-start", index, delta: { message: { content: { type: "text", text: "" } } } });
@@ -243,7 +245,8 @@ class CohereStream implements FrameRouter {
     }
   }
 
-  replace(text: string, _calls: unknown, flow: StreamFlow): void {
+  replace(reason: string, _calls: unknown, flow: StreamFlow): void {
+    const text = flow.lead() + reason;
     const emit = (event: Record<string, unknown>) => flow.send(this.#wire(event));
     const index = this.#nextContent;
     let end: Record<string, unknown> | undefined;

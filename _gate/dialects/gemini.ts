@@ -228,7 +228,7 @@ class GeminiStream implements FrameRouter {
       const ends = candidates(event).some((c) => c.finishReason != null) || event.usageMetadata != null;
       // (a part without text, a thought's signature, flows as well: held, text that came after it went first)
       if (!flow.pending || !ends) {
-        if (hasText(event)) flow.textSeen = true;
+        if (hasText(event)) flow.sawText();
         flow.send(raw);
       } else if (!candidates(event).some((c) => parts(c).some(saysSomething))) {
         flow.hold({ raw, event, tool: false });
@@ -247,7 +247,7 @@ class GeminiStream implements FrameRouter {
 
   /** Sends the text of a chunk (its parts but calls) now, and holds its calls, finish and usage. */
   #split(event: Record<string, unknown>, flow: StreamFlow, tool: boolean): void {
-    if (hasText(event)) flow.textSeen = true;
+    if (hasText(event)) flow.sawText();
     const { usageMetadata: _usage, ...rest } = event;
     const text = {
       ...rest,
@@ -303,7 +303,8 @@ class GeminiStream implements FrameRouter {
    * `thoughtSignature` on a dropped call moves to the next kept one, where Gemini looks for it). A chunk
    * left with nothing is dropped.
    */
-  dropCalls(text: string, split: SplitCalls, flow: StreamFlow): void {
+  dropCalls(reason: string, split: SplitCalls, flow: StreamFlow): void {
+    const text = flow.lead() + reason;
     const hit = new Set(split.dropped.map((c) => c.choice));
     flow.send(formatSse(JSON.stringify({
       candidates: Array.from(
@@ -355,7 +356,8 @@ class GeminiStream implements FrameRouter {
    * as in a whole body: a candidate whose call was held after another's (candidate 1 first) lost its calls
    * without a word.
    */
-  replace(text: string, _calls: unknown, flow: StreamFlow): void {
+  replace(reason: string, _calls: unknown, flow: StreamFlow): void {
+    const text = flow.lead() + reason;
     const held = flow.held;
     const place = new Map<number, number>(); // candidate -> the held chunk its reason goes in
     held.forEach((h, k) => {

@@ -86,7 +86,7 @@ class OllamaStream implements FrameRouter {
     if (!hasCalls) {
       // Pending: text still flows; the final chunk waits.
       if (!flow.pending || (hasText && event.done !== true)) {
-        if (hasText) flow.textSeen = true;
+        if (hasText) flow.sawText();
         flow.send(raw);
       } else flow.hold({ raw, event, tool: false });
       return;
@@ -94,14 +94,15 @@ class OllamaStream implements FrameRouter {
     flow.pending = true;
     if (!hasText) return flow.hold({ raw, event, tool: true });
     // Split: the text part goes now, the calls wait.
-    flow.textSeen = true;
+    flow.sawText();
     flow.send(line({ ...event, message: withoutKeys(message!, ["tool_calls"]), done: false }));
     const toolPart = { ...event, message: { ...message!, content: "" } };
     delete (toolPart.message as Record<string, unknown>).thinking;
     flow.hold({ raw: line(toolPart), event: toolPart, tool: true });
   }
 
-  dropCalls(text: string, split: SplitCalls, flow: StreamFlow): void {
+  dropCalls(reason: string, split: SplitCalls, flow: StreamFlow): void {
+    const text = flow.lead() + reason;
     dropOllamaCalls(text, split, flow, this.#template ?? { model: "" });
   }
 
@@ -110,7 +111,8 @@ class OllamaStream implements FrameRouter {
    * (text held as a call written beside the native ones, which is not judged, the text a chunk brought with
    * its calls), then `text` (the reason), then the final chunk, where the client stops reading.
    */
-  replace(text: string, _calls: unknown, flow: StreamFlow): void {
+  replace(reason: string, _calls: unknown, flow: StreamFlow): void {
+    const text = flow.lead() + reason;
     const base = this.#template ?? { model: "" };
     for (const h of flow.held) {
       if (!h.event || h.event.done === true) continue;

@@ -20,6 +20,7 @@ import {
   pick,
   type SplitCalls,
   type StreamFlow,
+  TEXT_FIELDS,
   type TextFrames,
   textOf,
   type TextPart,
@@ -242,7 +243,6 @@ class ChatStream implements FrameRouter {
       // as one more content delta, out of its place); anything else waits.
       const finishing = choices.some((c) => isRecord(c) && c.finish_reason != null);
       if (!flow.pending || (hasText && !finishing) || saysNothing(event, choices)) {
-        if (hasText) flow.textSeen = true;
         this.#send(raw, choices, flow);
       } else this.#hold({ raw, event, tool: false }, choices, flow);
       return;
@@ -250,7 +250,6 @@ class ChatStream implements FrameRouter {
     flow.pending = true;
     if (!hasText) return this.#hold({ raw, event, tool: true }, choices, flow);
     // Split: the text part goes now, the tool part waits.
-    flow.textSeen = true;
     const { text, other } = splitChunk(event, choices);
     this.#send(formatSse(JSON.stringify(text)), text.choices as unknown[], flow);
     this.#hold(
@@ -264,13 +263,16 @@ class ChatStream implements FrameRouter {
    * Sends a chunk, after the role of each of its choices whose role came in a chunk still held (a call's
    * first chunk): the openai SDK hands out a choice's text (`content.delta`, `refusal.delta`) only once its
    * snapshot has the role, and the held chunk comes after the text. Only the role goes ahead, in a chunk of
-   * its own: the chunks of a stream that sends no text after a held role go out as they came.
+   * its own: the chunks of a stream that sends no text after a held role go out as they came. A choice whose
+   * content says something is noted in `flow` (its reason then starts on a new paragraph, as a body joins
+   * them; a choice that said nothing, or only reasoned, gets the reason alone).
    */
   #send(raw: string, choices: readonly unknown[], flow: StreamFlow): void {
     const ahead: Record<string, unknown>[] = [];
     for (const c of choices) {
       if (!isRecord(c)) continue;
       const index = choiceIndex(c);
+      if (isRecord(c.delta) && (contentText(c.delta) ?? "").trim() !== "") flow.sawText(index);
       if (isRecord(c.delta) && c.delta.role != null) this.#rolePassed.add(index);
       else if (this.#roleHeld.has(index) && !this.#rolePassed.has(index)) {
         ahead.push({
@@ -346,7 +348,7 @@ class ChatStream implements FrameRouter {
    * a call and anything else (usage, `x_groq`, the finish) keeps the rest, with `finish_reason: "stop"`; a
    * chunk that carried nothing but the call is dropped; the others go out as they came.
    */
-  replace(text: string, calls: readonly AssembledToolCall[], flow: StreamFlow): void {
+  replace(reason: string, calls: readonly AssembledToolCall[], flow: StreamFlow): void {
     const base = {
       ...(this.#template ?? { id: "chatcmpl-toolguard", object: "chat.completion.chunk", model: "" }),
     };
@@ -357,7 +359,7 @@ class ChatStream implements FrameRouter {
       ...base,
       choices: replaced.map((index) => ({
         index,
-        delta: { role: "assistant", content: text },
+        delta: { role: "assistant", content: flow.lead(index) + reason },
         finish_reason: null,
       })),
     })));
@@ -383,7 +385,7 @@ class ChatStream implements FrameRouter {
    * The held text of the choices that lose a call (`sendHeldText`), the reason as text, then the other held
    * chunks without the dropped calls' deltas (the kept ones renumbered).
    */
-  dropCalls(text: string, split: SplitCalls, flow: StreamFlow): void {
+  dropCalls(reason: string, split: SplitCalls, flow: StreamFlow): void {
     const base = { ...(this.#template ?? { id: "chatcmpl-toolguard", object: "chat.completion.chunk" }) };
     const hit = [...new Set(split.dropped.map((c) => c.choice))];
     this.sendHeldText(new Set(hit), flow);
@@ -391,7 +393,7 @@ class ChatStream implements FrameRouter {
       ...base,
       choices: hit.map((index) => ({
         index,
-        delta: { role: "assistant", content: text },
+        delta: { role: "assistant", content: flow.lead(index) + reason },
         finish_reason: null,
       })),
     })));
@@ -547,7 +549,8 @@ function splitChunk(
   });
   return {
     text: part(["tool_calls", "function_call"], { finish_reason: null }),
-    other: part(["content", "reasoning_content", "reasoning", "refusal"], {}),
+    // (every text field: one left in the held part, reasoning reached the client twice)
+    other: part(TEXT_FIELDS, {}),
   };
 }
 

@@ -16,6 +16,7 @@ import {
   type ResumePoint,
   type SplitCalls,
   type StreamFlow,
+  type TextChange,
   type TextEnding,
   type TextFrames,
   type TextPart,
@@ -287,6 +288,7 @@ class ResponsesStream implements FrameRouter {
   }
 
   readonly text: TextFrames = {
+    placed: true,
     read: (event) => this.#readText(event),
     textFrame: (text, _answer, at) => {
       const place = this.#places.at(at);
@@ -306,7 +308,7 @@ class ResponsesStream implements FrameRouter {
       return formatSse(JSON.stringify(event), event.type as string);
     },
     frame: (event, from) => reframe(event, from, event.type as string),
-    retell: (event, change) => this.#retell(event, change),
+    retell: (event, changes) => this.#retell(event, changes),
     agree: (event) => this.#agree(event),
     split: (event) => this.#split(event),
     resume: (change) => this.#resumeAfter(change),
@@ -518,7 +520,7 @@ class ResponsesStream implements FrameRouter {
   #closedItem(place: TextPlace, change: { at: number; tail: string }): Record<string, unknown> | undefined {
     const told = (itemId: unknown, ci: unknown, own: string) => {
       const key = this.#key(itemId, ci);
-      return this.#places.retold(key, this.#seen.get(key) ?? own, change);
+      return this.#places.retold(key, this.#seen.get(key) ?? own, [change]);
     };
     for (let i = this.#finishedItems.length - 1; i >= 0; i--) {
       const done = this.#finishedItems[i];
@@ -540,10 +542,10 @@ class ResponsesStream implements FrameRouter {
   }
 
   /** An event that repeats a message's text, telling it as changed (see `TextFrames.retell`). */
-  #retell(event: Record<string, unknown>, change: { at: number; tail: string }): Record<string, unknown> {
+  #retell(event: Record<string, unknown>, changes: readonly TextChange[]): Record<string, unknown> {
     return this.#eachPart(
       event,
-      (place, own) => this.#places.retold(this.#key(place.itemId, place.ci), own, change),
+      (place, own) => this.#places.retold(this.#key(place.itemId, place.ci), own, changes),
     );
   }
   /** The highest `sequence_number` seen; -1 when the stream numbers nothing. */
@@ -702,7 +704,7 @@ class ResponsesStream implements FrameRouter {
     if (listsCalls) flow.pending = true;
     if (type === "error" || (type === "response.failed" && !listsCalls)) return flow.send(raw);
     if (!flow.pending) {
-      if (type === "response.output_text.delta") flow.textSeen = true;
+      if (type === "response.output_text.delta") flow.sawText();
       if (typeof event.sequence_number === "number") this.#lastSent = event.sequence_number;
       return flow.send(raw);
     }
@@ -712,7 +714,8 @@ class ResponsesStream implements FrameRouter {
     flow.hold({ raw, event, tool: this.#tools.has(oi) || callItem || ARGUMENT_EVENTS.has(type as string) });
   }
 
-  replace(text: string, _calls: unknown, flow: StreamFlow): void {
+  replace(reason: string, _calls: unknown, flow: StreamFlow): void {
+    const text = flow.lead() + reason;
     const emit = this.#emitter(flow);
     const { next, terminal } = this.#replay(flow, emit);
     const item = this.#message(text, this.#tools.replacementAt(next), emit);
@@ -730,7 +733,8 @@ class ResponsesStream implements FrameRouter {
    * The held events without the dropped calls' (the rest renumbered), a message item with the reason,
    * and a final snapshot listing the kept calls: the client still runs them.
    */
-  dropCalls(text: string, split: SplitCalls, flow: StreamFlow): void {
+  dropCalls(reason: string, split: SplitCalls, flow: StreamFlow): void {
+    const text = flow.lead() + reason;
     const emit = this.#emitter(flow);
     const gone = new ToolPositions();
     for (const c of split.dropped) if (c.slot >= 0) gone.add(c.slot); // (one at no index holds no place)

@@ -116,9 +116,10 @@ export interface Held {
   tool: boolean;
   /**
    * Set when the frame carries text held because a call may be written into it: when that call is
-   * rejected, the frame gives way to `rest` (the frame without the text), or to nothing.
+   * rejected, the frame gives way to `rest` (the frame without the text), or to nothing. `at`: where its
+   * text starts in its answer's text.
    */
-  written?: { rest?: Held };
+  written?: { rest?: Held; at?: number };
   /** The answer (OpenAI Chat choice) whose watched text held the frame, when a text watch held it. */
   answer?: number;
 }
@@ -161,13 +162,17 @@ export interface FrameRouter {
    * answer's text before the reason. Absent where text addresses a place (a block, an item) after the calls.
    */
   sendHeldText?(answers: ReadonlySet<number>, flow: StreamFlow): void;
-  /** Ends a stream whose calls were rejected: `text` in place of the calls, then a normal stop. */
-  replace(text: string, calls: readonly AssembledToolCall[], flow: StreamFlow): void;
   /**
-   * Ends a stream of which only the `dropped` calls were rejected: those are removed, `text` says why,
-   * and the other calls go out as they came. Absent where a dialect withholds the whole turn.
+   * Ends a stream whose calls were rejected: `reason` in place of the calls, after the answer's lead
+   * (`flow.lead`, once the router sent what goes before it), then a normal stop.
    */
-  dropCalls?(text: string, calls: SplitCalls, flow: StreamFlow): void;
+  replace(reason: string, calls: readonly AssembledToolCall[], flow: StreamFlow): void;
+  /**
+   * Ends a stream of which only the `dropped` calls were rejected: those are removed, `reason` (after the
+   * answer's `flow.lead`) says why, and the other calls go out as they came. Absent where a dialect
+   * withholds the whole turn.
+   */
+  dropCalls?(reason: string, calls: SplitCalls, flow: StreamFlow): void;
   /**
    * Fits a frame of a retry's stream after what the client already has (`point`): the frame
    * to route, or undefined to drop it. Absent where a stream cannot be continued (OpenAI Responses): a
@@ -215,11 +220,17 @@ export interface TextFrames {
    */
   textFrame(text: string, answer: number, at: number): string;
   /**
-   * A held frame that repeats the text (OpenAI Responses' `.done` events and final snapshot), as it reads
-   * once the answer's text from `at` on is `tail` (the text the gate wrote in place of what it held); the
-   * frame itself when it repeats none.
+   * True where text addresses a place (a block, an item) and other frames stand between places: text kept
+   * from held frames after a frame of another kind (the end of a block, a refusal) goes in its own place,
+   * after that frame, not where the held text began.
    */
-  retell?(event: Record<string, unknown>, change: { at: number; tail: string }): Record<string, unknown>;
+  placed?: boolean;
+  /**
+   * A held frame that repeats the text (OpenAI Responses' `.done` events and final snapshot), as it reads
+   * once the answer's text from the first change's `at` on is the changes' tails, each in the place that
+   * holds its `at` (the text the gate wrote in place of what it held); the frame itself when it repeats none.
+   */
+  retell?(event: Record<string, unknown>, changes: readonly TextChange[]): Record<string, unknown>;
   /**
    * A frame that repeats the text otherwise than the frames that streamed it, told as they did (the text
    * judged); undefined when it agrees. Asked of every frame before it is read.
@@ -264,6 +275,12 @@ export interface TextFrames {
   split?(event: Record<string, unknown>): Record<string, unknown>[] | undefined;
 }
 
+/** Text the gate writes at an offset of an answer's text (`at`), in the place that holds it. */
+export interface TextChange {
+  at: number;
+  tail: string;
+}
+
 /** How a message's text ends for a retry's stream to continue it (see {@linkcode TextFrames.resume}). */
 export interface TextEnding {
   /** The frames that give the client the rest of the text it is to hold, and end it. */
@@ -272,7 +289,7 @@ export interface TextEnding {
   point?: ResumePoint;
 }
 
-/** What the gate and a router share while a stream passes: frames to send now, frames held, two flags. */
+/** What the gate and a router share while a stream passes: frames to send now, frames held, a flag, the answers that spoke. */
 export class StreamFlow {
   #out: string[] = [];
   #held: Held[] = [];
@@ -280,8 +297,8 @@ export class StreamFlow {
   #heldSize = 0;
   /** True once a tool call has started: from then on what carries a position waits. */
   pending = false;
-  /** True once text reached the client (a replacement then starts on a new paragraph). */
-  textSeen = false;
+  /** The answers whose text reached the client (a replacement then starts on a new paragraph for them). */
+  readonly #spoke = new Set<number>();
   /**
    * The call position the gate's reader filed an event under (the `slot` of the call it judged), or
    * undefined for an event it filed under none: a router that drops a rejected call's events asks here
@@ -292,6 +309,19 @@ export class StreamFlow {
   /** A flow whose events were read by a reader that `filed` asks (default: one that filed none). */
   constructor(filed: (event: Record<string, unknown>) => number | undefined = () => undefined) {
     this.filed = filed;
+  }
+
+  /** Notes that text of `answer` (default 0) reached the client. */
+  sawText(answer = 0): void {
+    this.#spoke.add(answer);
+  }
+
+  /**
+   * What goes before a replacement text in `answer` (default: in any): a blank line after text the client
+   * has of it, nothing in an answer that said nothing, as a body joins an answer's text and the reason.
+   */
+  lead(answer?: number): string {
+    return (answer === undefined ? this.#spoke.size > 0 : this.#spoke.has(answer)) ? "\n\n" : "";
   }
 
   /** Sends a frame now. */
@@ -390,10 +420,16 @@ export class ToolPositions {
   }
 }
 
-/** The text fields of a delta or message (what makes a frame count as text). */
+/**
+ * The text fields of a delta or message: the answer, a refusal, and the reasoning as servers name it
+ * (DeepSeek `reasoning_content`, vLLM `reasoning`, Ollama's own API `thinking`).
+ */
+export const TEXT_FIELDS = ["content", "refusal", "reasoning_content", "reasoning", "thinking"] as const;
+
+/** The text of the {@linkcode TEXT_FIELDS} of a delta or message (what makes a frame count as text). */
 export function textOf(delta: Record<string, unknown>): string {
   let s = "";
-  for (const k of ["content", "refusal", "reasoning_content", "reasoning", "thinking"]) {
+  for (const k of TEXT_FIELDS) {
     if (typeof delta[k] === "string") s += delta[k];
   }
   return s;
@@ -480,14 +516,16 @@ export class TextPlaces<T> {
   }
 
   /**
-   * The text of the place `key` once the text from `at` on is `tail` (written in the place that holds
-   * `at`), given that place's text as read (`own`): its part before `at`, then `tail` if it holds `at`.
+   * The text of the place `key` once the text from the first change's `at` on is the changes' tails (each
+   * written in the place that holds its `at`), given that place's text as read (`own`): its part before
+   * that `at`, then the tails of the changes it holds.
    */
-  retold(key: string, own: string, change: { at: number; tail: string }): string {
+  retold(key: string, own: string, changes: readonly TextChange[]): string {
     const runs = this.#byKey.get(key);
-    if (!runs) return own;
-    const kept = own.slice(0, this.#keptLength(key, runs, change.at));
-    return this.#holder(change.at)?.key === key ? kept + change.tail : kept;
+    if (!runs || changes.length === 0) return own;
+    let text = own.slice(0, this.#keptLength(key, runs, changes[0].at));
+    for (const c of changes) if (this.#holder(c.at)?.key === key) text += c.tail;
+    return text;
   }
 
   /**
