@@ -546,6 +546,34 @@ test("guardFetch retry: text held as a possible written call before a rejected n
   assert.deepEqual(message.content.map((b) => b.type === "text" ? b.text : b.type), [json, "tool_use"]);
 });
 
+test("guardFetch retry: a Responses stream whose held text went out before the retry numbers the retry after it", async () => {
+  // Text held as a possible written call beside a rejected native call goes out ahead of the retry, sent
+  // by the gate, not the router: the retry was numbered after the router's last event, before that text,
+  // and the client got sequence numbers going back (3, 4, … after 13).
+  const json = '{"name": "search", "arguments": {"query": "notes"}}';
+  const events: { type: string; sequence_number: number }[] = [];
+  const { value, server } = await scripted(
+    [{ sse: responsesStream([json], [BAD]), named: true }, { sse: responsesStream([], [GOOD]), named: true }],
+    1,
+    async (s, f) => {
+      const stream = openai(s, f).responses.stream({
+        model: "m",
+        input: "Weather?",
+        tools: TOOLS_RESPONSES as never,
+      });
+      for await (const e of stream) events.push(e as never);
+      return await stream.finalResponse();
+    },
+  );
+  assert.equal(server.requests.length, 2);
+  assert.deepEqual(
+    value.output.map((o) => o.type === "function_call" ? o.call_id : o.type),
+    ["message", "call_good"],
+  );
+  const seqs = events.map((e) => e.sequence_number);
+  assert.deepEqual(seqs, seqs.map((_, i) => i)); // one numbering, no gap, no repeat
+});
+
 test("guardFetch retry: Gemini streamGenerateContent?alt=sse, the retry's chunks follow the forwarded text", async () => {
   const chunk = (parts: unknown[]) => ({ candidates: [{ content: { role: "model", parts }, index: 0 }] });
   const tools = [{ functionDeclarations: TOOLS_RESPONSES }];
