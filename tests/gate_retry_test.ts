@@ -456,6 +456,62 @@ test("guardFetch retry: a Cohere stream whose written call begins at a block's e
   assert.deepEqual(seen.map((e) => [e.attempt, e.verdict.allowed, e.retried ?? false]), [[0, false, true]]);
 });
 
+test("guardFetch retry: the blocks a client holds open when a written call is retried end before the retry's, Anthropic and Cohere", async () => {
+  // The end of the block the call was written into is held with the call and dropped with it: the block
+  // stayed open, and a client that ends a text part at its block's end (the Anthropic SDK's `contentBlock`,
+  // the AI SDK's text-end) never ended it.
+  const written = `<tool_call>\n${JSON.stringify({ name: BAD.name, arguments: BAD.args })}\n</tool_call>`;
+  const { value, server } = await scripted(
+    [{ sse: anthropicStream(["Let me look.\n", written]), named: true }, {
+      sse: anthropicStream(["Again."], [GOOD]),
+      named: true,
+    }],
+    1,
+    async (s, f) => {
+      const stream = anthropic(s, f).messages.stream({
+        model: "m",
+        max_tokens: 100,
+        messages,
+        tools: TOOLS_ANTHROPIC as never,
+      });
+      const ended: string[] = [];
+      stream.on("contentBlock", (b) => ended.push(b.type === "text" ? b.text : b.type));
+      const final = await stream.finalMessage();
+      return { ended, final };
+    },
+  );
+  assert.equal(server.requests.length, 2);
+  const content = value.final.content.map((b) => b.type === "text" ? b.text : b.type);
+  assert.deepEqual(content, ["Let me look.\n", "Again.", "tool_use"]);
+  assert.deepEqual(value.ended, content);
+  const block = (index: number, text: string) => [
+    { type: "content-start", index, delta: { message: { content: { type: "text", text: "" } } } },
+    { type: "content-delta", index, delta: { message: { content: { text } } } },
+    { type: "content-end", index },
+  ];
+  const start = { id: "c1", type: "message-start", delta: { message: { role: "assistant" } } };
+  const end = { type: "message-end", delta: { finish_reason: "COMPLETE" } };
+  const { value: text } = await scripted(
+    [
+      { sse: [start, ...block(0, "Let me look.\n" + written), end], named: true },
+      { sse: [start, ...block(0, "Checking again."), end], named: true },
+    ],
+    1,
+    async (s, f) => {
+      const res = await f(`${s.url}/v2/chat`, {
+        method: "POST",
+        body: JSON.stringify({ model: "command", stream: true, messages, tools: TOOLS_OPENAI }),
+      });
+      return await res.text();
+    },
+  );
+  const events = text.split("\n").filter((l) => l.startsWith("data:")).map((l) => JSON.parse(l.slice(5)));
+  const blocks = events.filter((e) => /^content-(start|end)$/.test(e.type)).map((e) =>
+    `${e.type} ${e.index}`
+  );
+  assert.deepEqual(blocks, ["content-start 0", "content-end 0", "content-start 1", "content-end 1"]);
+});
+
 test("guardFetch retry: off by default", async () => {
   const { server } = await scripted(
     [{ json: chatCompletion(null, [BAD]) }, { json: chatCompletion(null, [GOOD]) }],

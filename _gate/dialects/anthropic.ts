@@ -9,6 +9,7 @@ import { parseJsonSafe } from "../../_common/json.ts";
 import { formatSse, reframe } from "../sse.ts";
 import { cutCalls } from "../engines.ts";
 import {
+  blockEnds,
   callCounter,
   type CompletionBody,
   type Dialect,
@@ -235,6 +236,11 @@ class AnthropicStream implements FrameRouter {
   resumePoint(): ResumePoint {
     const held = this.#flow?.held.filter((h) => h.event?.type === "content_block_start").length ?? 0;
     return { at: this.#tools.replacementAt(0) || this.#blocks - held };
+  }
+
+  /** The ends of the blocks a client holds open that a retry drops (see `FrameRouter.endsDropped`). */
+  endsDropped(dropped: readonly Held[]): string {
+    return blockEnds(dropped, "content_block_start", "content_block_stop");
   }
 
   /**

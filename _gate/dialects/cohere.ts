@@ -9,10 +9,12 @@ import { arrayIndex, deltaMessage } from "./readers.ts";
 import { reframe } from "../sse.ts";
 import { cutCalls } from "../engines.ts";
 import {
+  blockEnds,
   callCounter,
   type CompletionBody,
   type Dialect,
   type FrameRouter,
+  type Held,
   type ResumePoint,
   type SplitCalls,
   type StreamFlow,
@@ -173,6 +175,11 @@ class CohereStream implements FrameRouter {
     const first = held.findIndex((h) => h.tool);
     const dropped = held.slice(Math.max(first, 0)).filter((h) => h.event?.type === "content-start").length;
     return { at: this.#nextContent - dropped };
+  }
+
+  /** The ends of the blocks a client holds open that a retry drops (see `FrameRouter.endsDropped`). */
+  endsDropped(dropped: readonly Held[]): string {
+    return blockEnds(dropped, "content-start", "content-end");
   }
 
   /**
