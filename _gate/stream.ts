@@ -357,7 +357,9 @@ export class StreamGate {
         : "a stream event without end";
       throw new ResponseTooLargeError(max, what);
     }
-    if (this.#flow.heldSize > max) throw new ResponseTooLargeError(max, "the stream events held for judging");
+    if (this.#flow.heldSize + (this.#text?.queued ?? 0) > max) {
+      throw new ResponseTooLargeError(max, "the stream events held for judging");
+    }
     if ((this.#text?.size ?? 0) > max) throw new ResponseTooLargeError(max, "the streamed message's text");
     if ((this.#router.kept ?? 0) > max) throw new ResponseTooLargeError(max, "the stream's items kept");
   }
