@@ -512,6 +512,33 @@ test("guardFetch retry: the blocks a client holds open when a written call is re
   assert.deepEqual(blocks, ["content-start 0", "content-end 0", "content-start 1", "content-end 1"]);
 });
 
+test("guardFetch retry: an Anthropic stream retried twice after written calls numbers each retry after the client's blocks", async () => {
+  // The second retry was placed by the first retry's own blocks, not the client's: its text went into the
+  // client's block 1, and its call's input into a text block.
+  const written = `<tool_call>\n${JSON.stringify({ name: BAD.name, arguments: BAD.args })}\n</tool_call>`;
+  const { value, server } = await scripted(
+    [
+      { sse: anthropicStream(["Hi.\n", written]), named: true },
+      { sse: anthropicStream(["Again.\n", written]), named: true },
+      { sse: anthropicStream(["Third."], [GOOD]), named: true },
+    ],
+    2,
+    (s, f) =>
+      anthropic(s, f).messages.stream({
+        model: "m",
+        max_tokens: 100,
+        messages,
+        tools: TOOLS_ANTHROPIC as never,
+      })
+        .finalMessage(),
+  );
+  assert.equal(server.requests.length, 3);
+  assert.deepEqual(
+    value.content.map((b) => b.type === "text" ? b.text : b.type === "tool_use" ? [b.id, b.input] : b.type),
+    ["Hi.\n", "Again.\n", "Third.", ["call_good", { city: "Oslo" }]],
+  );
+});
+
 test("guardFetch retry: off by default", async () => {
   const { server } = await scripted(
     [{ json: chatCompletion(null, [BAD]) }, { json: chatCompletion(null, [GOOD]) }],
