@@ -165,6 +165,25 @@ test("guardFetch retry: a follow-up whose connection is reset, or that gets an H
   }
 });
 
+test("guardFetch retry: a JSON answer's follow-up aborted by the caller rejects with the abort, as fetch does", async () => {
+  // A follow-up that fails leaves the clean stop, but not one the caller aborted: the guarded fetch
+  // resolved with the first answer, and the openai SDK returned it as if nothing had been asked to stop.
+  const controller = new AbortController();
+  const script: Script = (_, n) => {
+    if (n === 0) return { json: chatCompletion("Hm.", [BAD]) };
+    controller.abort();
+    return { reset: true };
+  };
+  await assert.rejects(
+    scripted(script, 1, (s, f) =>
+      openai(s, f).chat.completions.create(
+        { model: "m", messages, tools: TOOLS_OPENAI as never },
+        { signal: controller.signal },
+      )),
+    (e: Error) => e instanceof OpenAI.APIUserAbortError,
+  );
+});
+
 test("guardFetch retry: OpenAI Responses, the follow-up carries function_call_output", async () => {
   const { value, server, seen } = await scripted(
     [{ json: responsesBody(null, [BAD]) }, { json: responsesBody(null, [GOOD]) }],
