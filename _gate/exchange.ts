@@ -62,6 +62,8 @@ interface Exchange {
   attempt: number;
   /** Sends a follow-up request body to the same endpoint. */
   send: (body: Record<string, unknown>) => Promise<Response>;
+  /** The caller's abort signal, when the request has one: a follow-up it aborted is not a failed retry. */
+  signal?: AbortSignal | null;
   /** The most bytes of one answer held at a time (`maxResponseBytes`). */
   limit: number;
 }
@@ -133,7 +135,19 @@ export async function gateRequest(
   const type = (response.headers.get("content-type") ?? "").toLowerCase();
   const send = resend(fetchFn, input, init);
   const limit = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
-  const exchange: Exchange = { url, dialect, judge, options, report, request, attempt: 0, send, limit };
+  const signal = init?.signal ?? (input instanceof Request ? input.signal : undefined);
+  const exchange: Exchange = {
+    url,
+    dialect,
+    judge,
+    options,
+    report,
+    request,
+    attempt: 0,
+    send,
+    limit,
+    signal,
+  };
   const labelled = type.includes("text/event-stream") || type.includes("ndjson");
   const framing: StreamDialect = type.includes("ndjson") ? "ollama" : dialect;
   // Whatever the content-type says, a client parses the answer as what it asked for (the SDKs for a
@@ -281,8 +295,13 @@ async function gateJson(response: Response, exchange: Exchange): Promise<Respons
     const answer = () => before ? withUsageAdded(out, sent, exchange.dialect, before) : out;
     if (!rejected || !mayRetry(current)) return answer();
     const request = followUpOf(current, rejected);
-    // A follow-up that fails (a refused or reset connection, an abort) leaves the clean stop, as in a stream.
-    const next = await current.send(request).catch(() => undefined);
+    // A follow-up that fails (a refused or reset connection) leaves the clean stop, as in a stream; one the
+    // caller aborted rejects, as fetch does (resolved with the first answer, the SDKs returned it as if
+    // nothing had been asked to stop).
+    const next = await current.send(request).catch((e) => {
+      if (current.signal?.aborted) throw e;
+      return undefined;
+    });
     const type = (next?.headers.get("content-type") ?? "").toLowerCase();
     if (next === undefined || !next.ok || next.body === null || !type.includes("json")) {
       await next?.body?.cancel().catch(() => {});

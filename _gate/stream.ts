@@ -10,7 +10,13 @@ import type { Verdict } from "../types.ts";
 import { CallAssembler } from "./assemble.ts";
 import { type AssembledToolCall, FindingList, type StreamDialect, type StreamFinding } from "./calls.ts";
 import { DIALECTS } from "./dialects/mod.ts";
-import { type FrameRouter, type ResumePoint, StreamFlow, type TurnRecorder } from "./dialects/shared.ts";
+import {
+  type FrameRouter,
+  type ResumePoint,
+  StreamFlow,
+  type TextEnding,
+  type TurnRecorder,
+} from "./dialects/shared.ts";
 import { type FrameParser, ndjsonParser, reframe, sseParser } from "./sse.ts";
 import { type Usage, UsageTally } from "./usage.ts";
 import type { TextWatches } from "./text_watch.ts";
@@ -351,7 +357,9 @@ export class StreamGate {
         : "a stream event without end";
       throw new ResponseTooLargeError(max, what);
     }
-    if (this.#flow.heldSize > max) throw new ResponseTooLargeError(max, "the stream events held for judging");
+    if (this.#flow.heldSize + (this.#text?.queued ?? 0) > max) {
+      throw new ResponseTooLargeError(max, "the stream events held for judging");
+    }
     if ((this.#text?.size ?? 0) > max) throw new ResponseTooLargeError(max, "the streamed message's text");
     if ((this.#router.kept ?? 0) > max) throw new ResponseTooLargeError(max, "the stream's items kept");
   }
@@ -567,9 +575,8 @@ export class StreamGate {
       // A retry sends back what the first answer said: calls another answer wrote (`n`) end in the reason.
       if (!judgement.verdict.allowed && calls.every((c) => c.choice === 0)) {
         const ending = text.retryEnding();
-        const next = await this.#retry(calls, judgement.verdict, { fromText: true, point: ending.point });
+        const next = await this.#retry(calls, judgement.verdict, { fromText: true, ending });
         if (next) {
-          if (ending.frames !== "") flow.send(ending.frames);
           const report = { calls, verdict: judgement.verdict, findings, replaced: true, retried: true };
           this.#report({ dialect: this.#dialect, ...report });
           return next;
@@ -597,13 +604,15 @@ export class StreamGate {
    * usage of this attempt) is dropped: the retry's stream continues the message in its place, after
    * `point` where the ending of a written call's text gives one (else where the router says). For native
    * calls, the frames held before the first call's (text the watch held as a possible written call, prose
-   * beside native calls) go out first: the router's point counts them as the client's.
+   * beside native calls) go out first: the router's point counts them as the client's; for written calls,
+   * the `ending` of their text. Then the ends of the blocks the client holds open among the frames dropped.
    */
   async #retry(
     calls: AssembledToolCall[],
     verdict: Verdict,
-    { fromText = false, point }: { fromText?: boolean; point?: ResumePoint } = {},
+    { fromText = false, ending }: { fromText?: boolean; ending?: TextEnding } = {},
   ): Promise<ReadableStream<Uint8Array> | undefined> {
+    const point = ending?.point;
     const retry = this.#options.retry;
     const router = this.#router;
     if (!retry || !router.resume || !this.#turn || this.#cancelled) return undefined;
@@ -618,11 +627,17 @@ export class StreamGate {
       next = undefined; // a retry that fails leaves today's clean stop
     }
     if (next) {
-      if (!fromText) {
+      let dropped = flow.held;
+      if (fromText) {
+        if (ending?.frames) flow.send(ending.frames);
+      } else {
         router.sendHeldText?.(new Set(calls.map((c) => c.choice)), flow);
         const first = flow.held.findIndex((h) => h.tool);
         for (const h of first < 0 ? [] : flow.held.slice(0, first)) flow.send(h.raw);
+        dropped = flow.held.slice(Math.max(first, 0));
       }
+      const ends = router.endsDropped?.(dropped);
+      if (ends) flow.send(ends);
       flow.setHeld();
     }
     return next;

@@ -505,6 +505,8 @@ export class TextCalls {
   readonly #answer: number;
   /** Frames waiting because their text ends in what may become a marker, in stream order. */
   #queue: { frame: RoutedFrame; part: TextPart; at: number }[] = [];
+  /** The length of the queued frames' wire text (bounded with the frames held). */
+  #queuedSize = 0;
   /** Text the watcher released while its frames were queued. */
   #unsent = "";
   /** The calls written into the text, as read at the end (offsets into the whole message text). */
@@ -617,11 +619,11 @@ export class TextCalls {
       // marker (`<tool_`) waits on, the frame queued behind it, until the text shows what it is. Flushed
       // here, the marker's rest passed unwatched; held as a marker, each such tail asked `callMayStart` of
       // the whole text, quadratic in a message of many.
-      this.#queue.push({ frame: { raw, event }, part, at });
+      this.#enqueue({ raw, event }, part, at);
       return [];
     }
     this.#unsent += w.push(part.text);
-    this.#queue.push({ frame: { raw, event }, part, at });
+    this.#enqueue({ raw, event }, part, at);
     if (w.holding) {
       this.#startHold(flow);
       this.#maybeRelease(flow);
@@ -634,6 +636,14 @@ export class TextCalls {
   /** The length of the message's text kept to read calls from (what text without end grows). */
   get size(): number {
     return this.#watcher.visible.length + this.#watcher.held.length;
+  }
+
+  /**
+   * The length of the wire text of the frames waiting on an ambiguous tail: a tail (`<tool_`) followed by
+   * frames of no text without end (pings, block ends and starts, reasoning) kept them all unbounded.
+   */
+  get queued(): number {
+    return this.#queuedSize;
   }
 
   /** True while this watch holds frames (text from a marker on, or frames waiting on an ambiguous tail). */
@@ -882,10 +892,17 @@ export class TextCalls {
     return { frames: change.tail === "" ? "" : this.#frames.textFrame(change.tail, this.#answer, change.at) };
   }
 
+  /** Queues a frame behind an ambiguous tail. */
+  #enqueue(frame: RoutedFrame, part: TextPart, at: number): void {
+    this.#queue.push({ frame, part, at });
+    this.#queuedSize += frame.raw.length;
+  }
+
   /** The queued frames, emptied. */
   #takeQueue(): RoutedFrame[] {
     const out = this.#queue.map((q) => q.frame);
     this.#queue = [];
+    this.#queuedSize = 0;
     this.#unsent = "";
     return out;
   }
@@ -899,6 +916,7 @@ export class TextCalls {
     if (this.#unsent.trim() !== "") this.#prose = this.#unsent;
     this.#heldFrom = this.#watcher.visible.length - this.#unsent.length;
     this.#queue = [];
+    this.#queuedSize = 0;
     this.#unsent = "";
     for (const q of queue) this.#holdWhole(q.frame, q.part, q.at, flow);
   }
@@ -976,6 +994,8 @@ export class TextWatches {
   readonly #holders = new Set<number>();
   /** Frames of no answer (the usage) waiting behind the frames another answer's watch holds. */
   #deferred: RoutedFrame[] = [];
+  /** The length of their wire text. */
+  #deferredSize = 0;
 
   /** Watches the text `frames` carry, with the options of {@linkcode TextCalls}. */
   constructor(
@@ -1028,6 +1048,16 @@ export class TextWatches {
     });
   }
 
+  /**
+   * The length of the wire text of the frames waiting here, not held in the flow: those queued on an
+   * ambiguous tail (see {@linkcode TextCalls.queued}) and those of no answer deferred behind them.
+   */
+  get queued(): number {
+    let size = this.#deferredSize;
+    for (const w of this.#watches.values()) size += w.queued;
+    return size;
+  }
+
   /** The length of the text kept to read calls from, over every answer. */
   get size(): number {
     let size = this.#frames.size?.() ?? 0;
@@ -1044,6 +1074,7 @@ export class TextWatches {
     for (const [answer, watch] of this.#watches) if (!watch.holding) this.#holders.delete(answer);
     const waiting = this.#deferred;
     this.#deferred = [];
+    this.#deferredSize = 0;
     for (const f of waiting) {
       if (this.#othersHold()) flow.hold({ raw: f.raw, event: f.event, tool: false });
       else for (const g of this.#through(f, flow)) route(g);
@@ -1134,6 +1165,7 @@ export class TextWatches {
     const answers = this.#answers(frame.event);
     if (answers === NONE && (this.#deferred.length > 0 || this.#othersHold())) {
       this.#deferred.push(frame);
+      this.#deferredSize += frame.raw.length;
       return [];
     }
     let frames = [frame];
@@ -1149,6 +1181,7 @@ export class TextWatches {
     if (this.#deferred.length > 0 && !this.#othersHold()) {
       const waiting = this.#deferred;
       this.#deferred = [];
+      this.#deferredSize = 0;
       for (const f of waiting) frames.push(...this.#through(f, flow));
     }
     return frames;

@@ -342,6 +342,34 @@ test("guardFetch: an Anthropic stream moving its text between two blocks at ever
   }
 });
 
+test("guardFetch: frames waiting on text that may begin a written call are bounded with those held", async () => {
+  // A tail that may begin a marker (`<tool_`) waits, and the frames of no text behind it (a ping, a block's
+  // end and the next one's start) with it, until the text shows what it is: without end, they were kept
+  // past the bound, every one.
+  const named = (e: Record<string, unknown>) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`;
+  const server = await provider([{
+    type: "text/event-stream",
+    head: named({ type: "message_start", message: { role: "assistant", content: [] } }) +
+      named({ type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }) +
+      named({ type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "Let me <tool_" } }),
+    piece: named({ type: "ping" }).repeat(20),
+  }]);
+  try {
+    const f = guardFetch(fetch, { maxResponseBytes: LIMIT });
+    const res = await post(f, `${server.url}/v1/messages`, {
+      model: "m",
+      messages,
+      stream: true,
+      max_tokens: 9,
+    });
+    const { error } = await drain(res.body!);
+    assert.match(String(error?.message), /the stream events held for judging passed maxResponseBytes/);
+    await assertClosed(server, [0]);
+  } finally {
+    server.stop();
+  }
+});
+
 test("guardFetch: a retry's answer is bounded alike, streamed or whole", async () => {
   const rejected = sse(chatChunk({ role: "assistant", content: "Hello" })) +
     sse(chatChunk({

@@ -205,6 +205,54 @@ test("guardFetch drop-call: a Cohere stream keeps the valid calls renumbered fro
   assert.equal(events.at(-1).delta.finish_reason, "TOOL_CALL");
 });
 
+test("guardFetch drop-call: a Cohere stream puts the reason after the text held beside the calls, as a body does", async () => {
+  // Text that opens as a written call is held until judged; beside native calls it is prose, sent when the
+  // calls are. The reason went first: its block opened inside the held one and came before that text.
+  const start = (index: number) => ({
+    type: "content-start",
+    index,
+    delta: { message: { content: { type: "text", text: "" } } },
+  });
+  const delta = (index: number, text: string) => ({
+    type: "content-delta",
+    index,
+    delta: { message: { content: { text } } },
+  });
+  reply({
+    sse: [
+      { id: "c1", type: "message-start", delta: { message: { role: "assistant" } } },
+      start(0),
+      delta(0, '{"name": "search", '),
+      delta(0, '"arguments": {"query": "notes"}}'),
+      { type: "content-end", index: 0 },
+      ...cohereCall(0, BAD),
+      ...cohereCall(1, GOOD),
+      { type: "message-end", delta: { finish_reason: "TOOL_CALL" } },
+    ],
+  });
+  const res = await gfetch(`${server.url}/v2/chat`, {
+    method: "POST",
+    body: JSON.stringify({ model: "command", stream: true, messages, tools: TOOLS_OPENAI }),
+  });
+  const events = sseData(await res.text());
+  const blocks = events.filter((e) => /^content-/.test(e.type)).map((e) => `${e.type} ${e.index}`);
+  assert.deepEqual(blocks, [
+    "content-start 0",
+    "content-delta 0",
+    "content-delta 0",
+    "content-end 0",
+    "content-start 1",
+    "content-delta 1",
+    "content-end 1",
+  ]);
+  assert.match(
+    events.find((e) => e.type === "content-delta" && e.index === 1).delta.message.content.text,
+    /delete/,
+  );
+  assert.deepEqual(events.filter((e) => e.type === "tool-call-start").map((e) => e.index), [0]);
+  assert.equal(events.at(-1).type, "message-end");
+});
+
 test('guardFetch drop-call: a rejected Cohere call at index "0" or at none is dropped too', async () => {
   // The reader files these under a call of their own (index "0" is call 0); the router sent each event
   // without a numeric index as it came, so the rejected call reached the client whole.

@@ -165,6 +165,25 @@ test("guardFetch retry: a follow-up whose connection is reset, or that gets an H
   }
 });
 
+test("guardFetch retry: a JSON answer's follow-up aborted by the caller rejects with the abort, as fetch does", async () => {
+  // A follow-up that fails leaves the clean stop, but not one the caller aborted: the guarded fetch
+  // resolved with the first answer, and the openai SDK returned it as if nothing had been asked to stop.
+  const controller = new AbortController();
+  const script: Script = (_, n) => {
+    if (n === 0) return { json: chatCompletion("Hm.", [BAD]) };
+    controller.abort();
+    return { reset: true };
+  };
+  await assert.rejects(
+    scripted(script, 1, (s, f) =>
+      openai(s, f).chat.completions.create(
+        { model: "m", messages, tools: TOOLS_OPENAI as never },
+        { signal: controller.signal },
+      )),
+    (e: Error) => e instanceof OpenAI.APIUserAbortError,
+  );
+});
+
 test("guardFetch retry: OpenAI Responses, the follow-up carries function_call_output", async () => {
   const { value, server, seen } = await scripted(
     [{ json: responsesBody(null, [BAD]) }, { json: responsesBody(null, [GOOD]) }],
@@ -456,6 +475,89 @@ test("guardFetch retry: a Cohere stream whose written call begins at a block's e
   assert.deepEqual(seen.map((e) => [e.attempt, e.verdict.allowed, e.retried ?? false]), [[0, false, true]]);
 });
 
+test("guardFetch retry: the blocks a client holds open when a written call is retried end before the retry's, Anthropic and Cohere", async () => {
+  // The end of the block the call was written into is held with the call and dropped with it: the block
+  // stayed open, and a client that ends a text part at its block's end (the Anthropic SDK's `contentBlock`,
+  // the AI SDK's text-end) never ended it.
+  const written = `<tool_call>\n${JSON.stringify({ name: BAD.name, arguments: BAD.args })}\n</tool_call>`;
+  const { value, server } = await scripted(
+    [{ sse: anthropicStream(["Let me look.\n", written]), named: true }, {
+      sse: anthropicStream(["Again."], [GOOD]),
+      named: true,
+    }],
+    1,
+    async (s, f) => {
+      const stream = anthropic(s, f).messages.stream({
+        model: "m",
+        max_tokens: 100,
+        messages,
+        tools: TOOLS_ANTHROPIC as never,
+      });
+      const ended: string[] = [];
+      stream.on("contentBlock", (b) => ended.push(b.type === "text" ? b.text : b.type));
+      const final = await stream.finalMessage();
+      return { ended, final };
+    },
+  );
+  assert.equal(server.requests.length, 2);
+  const content = value.final.content.map((b) => b.type === "text" ? b.text : b.type);
+  assert.deepEqual(content, ["Let me look.\n", "Again.", "tool_use"]);
+  assert.deepEqual(value.ended, content);
+  const block = (index: number, text: string) => [
+    { type: "content-start", index, delta: { message: { content: { type: "text", text: "" } } } },
+    { type: "content-delta", index, delta: { message: { content: { text } } } },
+    { type: "content-end", index },
+  ];
+  const start = { id: "c1", type: "message-start", delta: { message: { role: "assistant" } } };
+  const end = { type: "message-end", delta: { finish_reason: "COMPLETE" } };
+  const { value: text } = await scripted(
+    [
+      { sse: [start, ...block(0, "Let me look.\n" + written), end], named: true },
+      { sse: [start, ...block(0, "Checking again."), end], named: true },
+    ],
+    1,
+    async (s, f) => {
+      const res = await f(`${s.url}/v2/chat`, {
+        method: "POST",
+        body: JSON.stringify({ model: "command", stream: true, messages, tools: TOOLS_OPENAI }),
+      });
+      return await res.text();
+    },
+  );
+  const events = text.split("\n").filter((l) => l.startsWith("data:")).map((l) => JSON.parse(l.slice(5)));
+  const blocks = events.filter((e) => /^content-(start|end)$/.test(e.type)).map((e) =>
+    `${e.type} ${e.index}`
+  );
+  assert.deepEqual(blocks, ["content-start 0", "content-end 0", "content-start 1", "content-end 1"]);
+});
+
+test("guardFetch retry: an Anthropic stream retried twice after written calls numbers each retry after the client's blocks", async () => {
+  // The second retry was placed by the first retry's own blocks, not the client's: its text went into the
+  // client's block 1, and its call's input into a text block.
+  const written = `<tool_call>\n${JSON.stringify({ name: BAD.name, arguments: BAD.args })}\n</tool_call>`;
+  const { value, server } = await scripted(
+    [
+      { sse: anthropicStream(["Hi.\n", written]), named: true },
+      { sse: anthropicStream(["Again.\n", written]), named: true },
+      { sse: anthropicStream(["Third."], [GOOD]), named: true },
+    ],
+    2,
+    (s, f) =>
+      anthropic(s, f).messages.stream({
+        model: "m",
+        max_tokens: 100,
+        messages,
+        tools: TOOLS_ANTHROPIC as never,
+      })
+        .finalMessage(),
+  );
+  assert.equal(server.requests.length, 3);
+  assert.deepEqual(
+    value.content.map((b) => b.type === "text" ? b.text : b.type === "tool_use" ? [b.id, b.input] : b.type),
+    ["Hi.\n", "Again.\n", "Third.", ["call_good", { city: "Oslo" }]],
+  );
+});
+
 test("guardFetch retry: off by default", async () => {
   const { server } = await scripted(
     [{ json: chatCompletion(null, [BAD]) }, { json: chatCompletion(null, [GOOD]) }],
@@ -544,6 +646,34 @@ test("guardFetch retry: text held as a possible written call before a rejected n
       }).finalMessage(),
   );
   assert.deepEqual(message.content.map((b) => b.type === "text" ? b.text : b.type), [json, "tool_use"]);
+});
+
+test("guardFetch retry: a Responses stream whose held text went out before the retry numbers the retry after it", async () => {
+  // Text held as a possible written call beside a rejected native call goes out ahead of the retry, sent
+  // by the gate, not the router: the retry was numbered after the router's last event, before that text,
+  // and the client got sequence numbers going back (3, 4, … after 13).
+  const json = '{"name": "search", "arguments": {"query": "notes"}}';
+  const events: { type: string; sequence_number: number }[] = [];
+  const { value, server } = await scripted(
+    [{ sse: responsesStream([json], [BAD]), named: true }, { sse: responsesStream([], [GOOD]), named: true }],
+    1,
+    async (s, f) => {
+      const stream = openai(s, f).responses.stream({
+        model: "m",
+        input: "Weather?",
+        tools: TOOLS_RESPONSES as never,
+      });
+      for await (const e of stream) events.push(e as never);
+      return await stream.finalResponse();
+    },
+  );
+  assert.equal(server.requests.length, 2);
+  assert.deepEqual(
+    value.output.map((o) => o.type === "function_call" ? o.call_id : o.type),
+    ["message", "call_good"],
+  );
+  const seqs = events.map((e) => e.sequence_number);
+  assert.deepEqual(seqs, seqs.map((_, i) => i)); // one numbering, no gap, no repeat
 });
 
 test("guardFetch retry: Gemini streamGenerateContent?alt=sse, the retry's chunks follow the forwarded text", async () => {

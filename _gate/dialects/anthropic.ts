@@ -9,6 +9,7 @@ import { parseJsonSafe } from "../../_common/json.ts";
 import { formatSse, reframe } from "../sse.ts";
 import { cutCalls } from "../engines.ts";
 import {
+  blockEnds,
   callCounter,
   type CompletionBody,
   type Dialect,
@@ -136,6 +137,8 @@ class AnthropicStream implements FrameRouter {
   readonly #places = new TextPlaces<number>();
   /** The flow of the stream, once a frame was routed: what is held decides where a retry continues. */
   #flow: StreamFlow | undefined;
+  /** On a retry's stream: the blocks the client had before it (see `resume`). */
+  #before = 0;
 
   /**
    * The SDK appends each `text_delta` to the text of its block and keeps the text a `content_block_start`
@@ -231,11 +234,17 @@ class AnthropicStream implements FrameRouter {
 
   /**
    * The blocks the client has when the calls are rejected: those before the first call; for calls written
-   * into the text, those whose start was not held.
+   * into the text, those whose start was not held, after the blocks it had before this answer (a retry's:
+   * `#blocks` counts this answer's own, and the next retry's blocks went where this one's first were).
    */
   resumePoint(): ResumePoint {
     const held = this.#flow?.held.filter((h) => h.event?.type === "content_block_start").length ?? 0;
-    return { at: this.#tools.replacementAt(0) || this.#blocks - held };
+    return { at: this.#tools.replacementAt(0) || this.#before + this.#blocks - held };
+  }
+
+  /** The ends of the blocks a client holds open that a retry drops (see `FrameRouter.endsDropped`). */
+  endsDropped(dropped: readonly Held[]): string {
+    return blockEnds(dropped, "content_block_start", "content_block_stop");
   }
 
   /**
@@ -247,6 +256,7 @@ class AnthropicStream implements FrameRouter {
     event: Record<string, unknown>,
     { at }: ResumePoint,
   ): { raw: string; event: Record<string, unknown> } | undefined {
+    this.#before = at;
     if (event.type === "message_start") return undefined;
     if (typeof event.index !== "number" || at === 0) return { raw, event };
     const shifted: Record<string, unknown> = { ...event, index: event.index + at };

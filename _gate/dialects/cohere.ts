@@ -9,10 +9,12 @@ import { arrayIndex, deltaMessage } from "./readers.ts";
 import { reframe } from "../sse.ts";
 import { cutCalls } from "../engines.ts";
 import {
+  blockEnds,
   callCounter,
   type CompletionBody,
   type Dialect,
   type FrameRouter,
+  type Held,
   type ResumePoint,
   type SplitCalls,
   type StreamFlow,
@@ -176,6 +178,11 @@ class CohereStream implements FrameRouter {
     return { at: this.#nextContent - dropped };
   }
 
+  /** The ends of the blocks a client holds open that a retry drops (see `FrameRouter.endsDropped`). */
+  endsDropped(dropped: readonly Held[]): string {
+    return blockEnds(dropped, "content-start", "content-end");
+  }
+
   /**
    * A retry's events continue the message: its own `message-start` is dropped and its content blocks are
    * numbered after the client's (a client files a block by its index: the retry's block 0 was the first
@@ -211,19 +218,24 @@ class CohereStream implements FrameRouter {
   }
 
   /**
-   * Ends a stream of which only some calls were rejected: a text content block with `text` (the reason),
-   * then the held events without the dropped calls' (the kept calls renumbered from 0, as a client
-   * assembles them by index); `message-end` stays `TOOL_CALL`. A call event goes with the call the reader
-   * filed it under (`flow.filed`), whatever its index (`"0"`, none): kept as it came, a rejected call's
-   * event reached the client.
+   * Ends a stream of which only some calls were rejected: the held events without the dropped calls' (the
+   * kept calls renumbered from 0, as a client assembles them by index), then a text content block with
+   * `text` (the reason) before `message-end`, which stays `TOOL_CALL`. The reason follows the held text, as
+   * a body puts it after the message's content: sent first, it opened its block inside a held block and
+   * came before that block's text. A call event goes with the call the reader filed it under (`flow.filed`),
+   * whatever its index (`"0"`, none): kept as it came, a rejected call's event reached the client.
    */
   dropCalls(reason: string, split: SplitCalls, flow: StreamFlow): void {
     const text = flow.lead() + reason;
     const emit = (event: Record<string, unknown>) => flow.send(this.#wire(event));
     const index = this.#nextContent;
-    emit({ type: "content-start", index, delta: { message: { content: { type: "text", text: "" } } } });
-    emit({ type: "content-delta", index, delta: { message: { content: { text } } } });
-    emit({ type: "content-end", index });
+    let told = false;
+    const tell = () => {
+      told = true;
+      emit({ type: "content-start", index, delta: { message: { content: { type: "text", text: "" } } } });
+      emit({ type: "content-delta", index, delta: { message: { content: { text } } } });
+      emit({ type: "content-end", index });
+    };
     // Only Cohere calls are a Cohere client's (another dialect's event in the stream is judged, not numbered).
     const own = (calls: readonly { dialect: string; slot: number }[]) =>
       calls.filter((c) => c.dialect === "cohere").map((c) => c.slot);
@@ -233,6 +245,7 @@ class CohereStream implements FrameRouter {
     for (const h of flow.held) {
       const e = h.event;
       if (!e) continue;
+      if (!told && e.type === "message-end") tell();
       const slot = h.tool ? flow.filed(e) : undefined;
       if (!h.tool || slot === undefined) flow.send(h.raw);
       else if (gone.has(slot)) continue;
@@ -243,6 +256,7 @@ class CohereStream implements FrameRouter {
         else emit({ ...e, index: at });
       }
     }
+    if (!told) tell();
   }
 
   replace(reason: string, _calls: unknown, flow: StreamFlow): void {

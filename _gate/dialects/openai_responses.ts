@@ -500,7 +500,7 @@ class ResponsesStream implements FrameRouter {
       events.push({ type: "response.content_part.done", ...at, part });
     }
     events.push({ type: "response.output_item.done", output_index: oi, item });
-    let seq = this.#lastSent;
+    let seq = this.#clientSeq(0);
     const frames = events.map((e) => {
       const numbered = this.#lastSeq >= 0 ? { ...e, sequence_number: ++seq } : e;
       return formatSse(JSON.stringify(numbered), e.type as string);
@@ -558,8 +558,10 @@ class ResponsesStream implements FrameRouter {
   readonly #finishedAt: number[] = [];
   /** The length of the frames they came in. */
   #kept = 0;
-  /** The last `sequence_number` forwarded before the first held event (-1: none). */
+  /** The last `sequence_number` the router forwarded (-1: none). */
   #lastSent = -1;
+  /** The flow of the stream, once a frame was routed: what is held decides where a retry continues. */
+  #flow: StreamFlow | undefined;
   /** On a retry's stream: the next `sequence_number` to give (continuing the first stream's). */
   #nextSeq = -1;
   /** On a retry's stream: where it continues. */
@@ -664,7 +666,26 @@ class ResponsesStream implements FrameRouter {
   resumePoint(): ResumePoint {
     const at = this.#tools.replacementAt(0);
     const own = this.#finishedItems.filter((_, i) => this.#finishedAt[i] < at);
-    return { at, items: [...(this.#base?.items ?? []), ...own], seq: this.#lastSent };
+    const first = this.#flow?.held.findIndex((h) => h.tool) ?? -1;
+    return {
+      at,
+      items: [...(this.#base?.items ?? []), ...own],
+      seq: this.#clientSeq(Math.max(first, 0)), // (no call frame held: all go)
+    };
+  }
+
+  /**
+   * The last `sequence_number` the client has once a retry drops the held frames from `from` on (those
+   * before go out first): a retry's numbers follow it. Not only the router's last: the text watch sends the
+   * frames it held (text released, or held beside a call) itself, and a retry numbered after the router's
+   * last gave the client numbers it had, going back. The frames dropped are the last the stream brought:
+   * the client has every number seen before the first of them (as the provider numbered them, below it).
+   */
+  #clientSeq(from: number): number {
+    const dropped = this.#flow?.held.slice(from) ?? [];
+    const first = dropped.find((h) => typeof h.event?.sequence_number === "number");
+    if (first === undefined) return this.#lastSeq;
+    return Math.max(this.#lastSent, (first.event!.sequence_number as number) - 1);
   }
 
   /**
@@ -694,6 +715,7 @@ class ResponsesStream implements FrameRouter {
   }
 
   route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void {
+    this.#flow = flow;
     const type = event.type;
     // A call is held from its first sign: its item added, else its item done, else the final snapshot
     // (a server may skip the earlier events; a client reads the call from whichever it gets).

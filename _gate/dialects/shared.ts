@@ -163,6 +163,13 @@ export interface FrameRouter {
    */
   sendHeldText?(answers: ReadonlySet<number>, flow: StreamFlow): void;
   /**
+   * The wire text that ends the blocks a client holds open whose end is among the frames a retry drops
+   * (`dropped`, in stream order), to go before the retry's stream, where blocks have an end (Anthropic,
+   * Cohere): a block the client got the start of, whose end was held with a call written into its text (or
+   * a call after it), stayed open, and clients that end a text part at its block's end never ended it.
+   */
+  endsDropped?(dropped: readonly Held[]): string;
+  /**
    * Ends a stream whose calls were rejected: `reason` in place of the calls, after the answer's lead
    * (`flow.lead`, once the router sent what goes before it), then a normal stop.
    */
@@ -418,6 +425,17 @@ export class ToolPositions {
   #sorted(): number[] {
     return this.#ascending ??= [...this.#taken].sort((a, b) => a - b);
   }
+}
+
+/**
+ * The ends (events of type `end`) among `dropped` of blocks whose start (type `start`, by `index`) is not
+ * among them, as they came, in order: see {@linkcode FrameRouter.endsDropped}.
+ */
+export function blockEnds(dropped: readonly Held[], start: string, end: string): string {
+  const started = new Set(dropped.filter((h) => h.event?.type === start).map((h) => h.event!.index));
+  return dropped.filter((h) => h.event?.type === end && !started.has(h.event.index)).map((h) => h.raw).join(
+    "",
+  );
 }
 
 /**
