@@ -55,6 +55,50 @@ const openai = (s: FakeServer, f: typeof fetch) =>
 const anthropic = (s: FakeServer, f: typeof fetch) =>
   new Anthropic({ apiKey: "k", baseURL: s.url, fetch: f, maxRetries: 0 });
 
+/** The rejected call written into the text, as a model without native calls writes it (Hermes tags). */
+const WRITTEN = `<tool_call>\n${JSON.stringify({ name: BAD.name, arguments: BAD.args })}\n</tool_call>`;
+
+/** Cohere v2 stream events: a text content block at `index`, and the message's start and end. */
+const cohereBlock = (index: number, text: string) => [
+  { type: "content-start", index, delta: { message: { content: { type: "text", text: "" } } } },
+  { type: "content-delta", index, delta: { message: { content: { text } } } },
+  { type: "content-end", index },
+];
+const COHERE_START = { id: "c1", type: "message-start", delta: { message: { role: "assistant" } } };
+const COHERE_END = { type: "message-end", delta: { finish_reason: "COMPLETE" } };
+
+/** Posts a streamed Cohere v2 chat through the guarded fetch `f`; the stream as the client got it. */
+async function cohereStreamed(s: FakeServer, f: typeof fetch): Promise<string> {
+  const res = await f(`${s.url}/v2/chat`, {
+    method: "POST",
+    body: JSON.stringify({ model: "command", stream: true, messages, tools: TOOLS_OPENAI }),
+  });
+  return await res.text();
+}
+
+/** A Cohere v2 stream event, as far as these tests read it. */
+interface CohereEvent {
+  type: string;
+  index?: number;
+  delta?: { message?: { content?: { text?: string } } };
+}
+
+/** The `data:` events of a Cohere SSE text, parsed. */
+function dataEvents(text: string): CohereEvent[] {
+  return text.split("\n").filter((l) => l.startsWith("data:")).map((l) => JSON.parse(l.slice(5)));
+}
+
+/** Each Cohere content block's text as a client assembles it, by index. */
+function cohereBlockTexts(events: readonly CohereEvent[]): string[] {
+  const blocks: string[] = [];
+  for (const e of events) {
+    const text = e.delta?.message?.content?.text ?? "";
+    if (e.type === "content-start") blocks[e.index!] = text;
+    if (e.type === "content-delta") blocks[e.index!] += text;
+  }
+  return blocks;
+}
+
 test("guardFetch retry: OpenAI chat, the client gets the corrected call; the follow-up carries a tool message", async () => {
   const { value, server, seen } = await scripted(
     [{ json: chatCompletion(null, [BAD]) }, { json: chatCompletion(null, [GOOD]) }],
@@ -410,22 +454,10 @@ test("guardFetch retry: a Cohere stream's retry numbers its content blocks after
       named: true,
     }],
     1,
-    async (s, f) => {
-      const res = await f(`${s.url}/v2/chat`, {
-        method: "POST",
-        body: JSON.stringify({ model: "command", stream: true, messages, tools: TOOLS_OPENAI }),
-      });
-      return await res.text();
-    },
+    cohereStreamed,
   );
-  const events = value.split("\n").filter((l) => l.startsWith("data:")).map((l) => JSON.parse(l.slice(5)));
-  // Each block's text as a client assembles it, by index.
-  const blocks: string[] = [];
-  for (const e of events) {
-    if (e.type === "content-start") blocks[e.index] = e.delta.message.content.text;
-    if (e.type === "content-delta") blocks[e.index] += e.delta.message.content.text;
-  }
-  assert.deepEqual(blocks, ["Let me look.", "Checking again."]);
+  const events = dataEvents(value);
+  assert.deepEqual(cohereBlockTexts(events), ["Let me look.", "Checking again."]);
   assert.equal(events.filter((e) => e.type === "message-start").length, 1);
   assert.deepEqual(events.filter((e) => e.type === "tool-call-start").map((e) => e.index), [0]);
   assert.match(value, /event: content-start\ndata: \{"type":"content-start","index":1/);
@@ -435,43 +467,23 @@ test("guardFetch retry: a Cohere stream's retry numbers its content blocks after
 test("guardFetch retry: a Cohere stream whose written call begins at a block's end resumes after the blocks the client has", async () => {
   // The call's start is held across the end of block 0, and block 1's start with it: the retry's blocks
   // were numbered after block 1, which the client never got (a gap where a client files blocks by index).
-  const written = `<tool_call>\n${JSON.stringify({ name: BAD.name, arguments: BAD.args })}\n</tool_call>`;
-  const block = (index: number, text: string) => [
-    { type: "content-start", index, delta: { message: { content: { type: "text", text: "" } } } },
-    { type: "content-delta", index, delta: { message: { content: { text } } } },
-    { type: "content-end", index },
-  ];
-  const start = { id: "c1", type: "message-start", delta: { message: { role: "assistant" } } };
-  const end = { type: "message-end", delta: { finish_reason: "COMPLETE" } };
   const { value, seen } = await scripted(
     [
       {
         sse: [
-          start,
-          ...block(0, "Let me look.\n" + written.slice(0, 10)),
-          ...block(1, written.slice(10)),
-          end,
+          COHERE_START,
+          ...cohereBlock(0, "Let me look.\n" + WRITTEN.slice(0, 10)),
+          ...cohereBlock(1, WRITTEN.slice(10)),
+          COHERE_END,
         ],
         named: true,
       },
-      { sse: [start, ...block(0, "Checking again."), end], named: true },
+      { sse: [COHERE_START, ...cohereBlock(0, "Checking again."), COHERE_END], named: true },
     ],
     1,
-    async (s, f) => {
-      const res = await f(`${s.url}/v2/chat`, {
-        method: "POST",
-        body: JSON.stringify({ model: "command", stream: true, messages, tools: TOOLS_OPENAI }),
-      });
-      return await res.text();
-    },
+    cohereStreamed,
   );
-  const events = value.split("\n").filter((l) => l.startsWith("data:")).map((l) => JSON.parse(l.slice(5)));
-  const blocks: string[] = [];
-  for (const e of events) {
-    if (e.type === "content-start") blocks[e.index] = e.delta.message.content.text;
-    if (e.type === "content-delta") blocks[e.index] += e.delta.message.content.text;
-  }
-  assert.deepEqual(blocks, ["Let me look.\n", "Checking again."]);
+  assert.deepEqual(cohereBlockTexts(dataEvents(value)), ["Let me look.\n", "Checking again."]);
   assert.deepEqual(seen.map((e) => [e.attempt, e.verdict.allowed, e.retried ?? false]), [[0, false, true]]);
 });
 
@@ -479,9 +491,8 @@ test("guardFetch retry: the blocks a client holds open when a written call is re
   // The end of the block the call was written into is held with the call and dropped with it: the block
   // stayed open, and a client that ends a text part at its block's end (the Anthropic SDK's `contentBlock`,
   // the AI SDK's text-end) never ended it.
-  const written = `<tool_call>\n${JSON.stringify({ name: BAD.name, arguments: BAD.args })}\n</tool_call>`;
   const { value, server } = await scripted(
-    [{ sse: anthropicStream(["Let me look.\n", written]), named: true }, {
+    [{ sse: anthropicStream(["Let me look.\n", WRITTEN]), named: true }, {
       sse: anthropicStream(["Again."], [GOOD]),
       named: true,
     }],
@@ -503,29 +514,15 @@ test("guardFetch retry: the blocks a client holds open when a written call is re
   const content = value.final.content.map((b) => b.type === "text" ? b.text : b.type);
   assert.deepEqual(content, ["Let me look.\n", "Again.", "tool_use"]);
   assert.deepEqual(value.ended, content);
-  const block = (index: number, text: string) => [
-    { type: "content-start", index, delta: { message: { content: { type: "text", text: "" } } } },
-    { type: "content-delta", index, delta: { message: { content: { text } } } },
-    { type: "content-end", index },
-  ];
-  const start = { id: "c1", type: "message-start", delta: { message: { role: "assistant" } } };
-  const end = { type: "message-end", delta: { finish_reason: "COMPLETE" } };
   const { value: text } = await scripted(
     [
-      { sse: [start, ...block(0, "Let me look.\n" + written), end], named: true },
-      { sse: [start, ...block(0, "Checking again."), end], named: true },
+      { sse: [COHERE_START, ...cohereBlock(0, "Let me look.\n" + WRITTEN), COHERE_END], named: true },
+      { sse: [COHERE_START, ...cohereBlock(0, "Checking again."), COHERE_END], named: true },
     ],
     1,
-    async (s, f) => {
-      const res = await f(`${s.url}/v2/chat`, {
-        method: "POST",
-        body: JSON.stringify({ model: "command", stream: true, messages, tools: TOOLS_OPENAI }),
-      });
-      return await res.text();
-    },
+    cohereStreamed,
   );
-  const events = text.split("\n").filter((l) => l.startsWith("data:")).map((l) => JSON.parse(l.slice(5)));
-  const blocks = events.filter((e) => /^content-(start|end)$/.test(e.type)).map((e) =>
+  const blocks = dataEvents(text).filter((e) => /^content-(start|end)$/.test(e.type)).map((e) =>
     `${e.type} ${e.index}`
   );
   assert.deepEqual(blocks, ["content-start 0", "content-end 0", "content-start 1", "content-end 1"]);
@@ -534,11 +531,10 @@ test("guardFetch retry: the blocks a client holds open when a written call is re
 test("guardFetch retry: an Anthropic stream retried twice after written calls numbers each retry after the client's blocks", async () => {
   // The second retry was placed by the first retry's own blocks, not the client's: its text went into the
   // client's block 1, and its call's input into a text block.
-  const written = `<tool_call>\n${JSON.stringify({ name: BAD.name, arguments: BAD.args })}\n</tool_call>`;
   const { value, server } = await scripted(
     [
-      { sse: anthropicStream(["Hi.\n", written]), named: true },
-      { sse: anthropicStream(["Again.\n", written]), named: true },
+      { sse: anthropicStream(["Hi.\n", WRITTEN]), named: true },
+      { sse: anthropicStream(["Again.\n", WRITTEN]), named: true },
       { sse: anthropicStream(["Third."], [GOOD]), named: true },
     ],
     2,
