@@ -907,7 +907,11 @@ class HttpRelay {
       );
     }
     const readingOn = await this.#answersTo(message, response, signal, ids);
-    if (isRecord(message) && message.method === "notifications/initialized") void this.#listen();
+    // (only in its own session: a new initialize that went since, once this was accepted, has left that
+    // session's stream, and its own notifications/initialized opens the new one's, with the id its answer gives)
+    if (isRecord(message) && message.method === "notifications/initialized" && ids === this.#ids) {
+      void this.#listen();
+    }
     // A message past the limit still being read on keeps its POST's place (maxInFlight): a server that
     // answered each POST with one without end would have the relay read ever more of them at once.
     await readingOn;

@@ -1317,3 +1317,51 @@ test(
     );
   },
 );
+
+test("relayMcpHttp: an initialize that waited behind another opens its own session's stream, with its id", {
+  timeout: 60_000,
+}, async () => {
+  // The first session's notifications/initialized, accepted, let the second initialize go; only then did its
+  // POST open the server's own stream: in the new session, whose id had not come yet (a GET without one,
+  // refused), and the stream was over for the new session, whose requests taken with 202 were lost.
+  const streams: string[] = [];
+  let answerFirst = () => {};
+  const firstMayGo = new Promise<void>((resolve) => (answerFirst = resolve));
+  const handle: Handle = (req, res, m) => {
+    const session = String(req.headers["mcp-session-id"] ?? "none");
+    if (m === undefined) {
+      if (req.method !== "GET") return void res.writeHead(200).end(); // (the DELETE that ends a session)
+      streams.push(session);
+      if (session === "none") return void res.writeHead(400).end();
+      const note = {
+        jsonrpc: "2.0",
+        method: "notifications/message",
+        params: { level: "info", data: session },
+      };
+      return void res.writeHead(200, { "content-type": "text/event-stream" })
+        .write(`data: ${JSON.stringify(note)}\n\n`);
+    }
+    if (m.method === "initialize") {
+      const answer = () =>
+        res.writeHead(200, { "content-type": "application/json", "mcp-session-id": `s${m.id}` })
+          .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: INIT_RESULT }));
+      return void (m.id === 0 ? firstMayGo.then(answer) : answer());
+    }
+    if (m.id === undefined) return void res.writeHead(202).end();
+    res.writeHead(200, { "content-type": "application/json" })
+      .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} }));
+  };
+  const said = (data: string) => (got: JsonRpcMessage[]) =>
+    got.some((m) => (m.params as { data?: unknown } | undefined)?.data === data);
+  const { got } = await relayScript(handle, async function* (until) {
+    yield INIT[0];
+    yield INIT[1];
+    yield { ...INIT[0] as object, id: 1 };
+    yield INIT[1];
+    answerFirst(); // (the relay has read all four: the second initialize waits behind the first)
+    await until(answered(0, 1));
+    await until(said("s1"));
+  });
+  assert.ok(said("s1")(got), `the new session's stream was not opened: ${streams.join(", ")}`);
+  assert.deepEqual(streams.filter((s) => s !== "s0"), ["s1"]);
+});
