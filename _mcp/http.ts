@@ -144,6 +144,12 @@ interface SessionIds {
   version?: string;
 }
 
+/**
+ * Why a request taken with 202 Accepted in a session the client left (a new `initialize` went) is answered
+ * with an error: its answer could only come on that session's own stream, which the relay left.
+ */
+const LEFT_FOR_NEW_SESSION = "the client started a new session (initialize) before it was answered there";
+
 /** Where an answer's event stream stopped: its last event id and the server's `retry:` delay, if given. */
 interface StreamEnd {
   lastEventId?: string;
@@ -949,6 +955,9 @@ class HttpRelay {
     const requests = requestsOf(message);
     if (response.status === 202) {
       await response.body?.cancel();
+      // Of a session a new initialize left (it went meanwhile), its stream, where alone they could be
+      // answered, is left too: they are answered so at once, as those waiting there were (see #leaveStream).
+      if (ids !== this.#ids) return void this.#answerTaken(requests, LEFT_FOR_NEW_SESSION);
       // MCP allows "202 Accepted" (no answer) for notifications only. As with the MCP SDK's client, answers
       // may still come on the server's own stream (opened now if it was not yet); without one they never can.
       this.#onStream = [...this.#onStream.filter((r) => this.#session.isWaiting(r.id)), ...requests];
@@ -1303,7 +1312,7 @@ class HttpRelay {
   #leaveStream(): void {
     this.#streamStop?.abort();
     [this.#stream, this.#streamStop] = ["idle", undefined];
-    this.#answerOnStreamOver("the client started a new session (initialize) before it was answered there");
+    this.#answerOnStreamOver(LEFT_FOR_NEW_SESSION);
   }
 
   /**
@@ -1311,7 +1320,12 @@ class HttpRelay {
    * (`why`, after "and").
    */
   #answerOnStreamOver(why = this.#streamOver): void {
-    for (const r of this.#onStream.splice(0)) {
+    this.#answerTaken(this.#onStream.splice(0), why);
+  }
+
+  /** Each of `requests`, taken with 202 Accepted, gets an error: it cannot be answered (`why`, after "and"). */
+  #answerTaken(requests: { id: JsonRpcId; method: string }[], why: string): void {
+    for (const r of requests) {
       const text =
         `toolguard: the MCP server at ${this.#shown} took ${r.method} with 202 Accepted and ${why}`;
       this.#session.answerWithError(r.id, TRANSPORT_ERROR, text);

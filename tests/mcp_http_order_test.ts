@@ -1365,3 +1365,44 @@ test("relayMcpHttp: an initialize that waited behind another opens its own sessi
   assert.ok(said("s1")(got), `the new session's stream was not opened: ${streams.join(", ")}`);
   assert.deepEqual(streams.filter((s) => s !== "s0"), ["s1"]);
 });
+
+test("relayMcpHttp: a request the session before took with 202 after a new initialize went is answered", {
+  timeout: 60_000,
+}, async () => {
+  // Its answer can only come on that session's own stream, which the new initialize left: it waited on the
+  // new session's instead, where no answer of the old one's comes, until the relay closed.
+  let initialized = false;
+  let ping: ServerResponse | undefined;
+  const handle: Handle = (req, res, m) => {
+    if (m === undefined) {
+      if (req.method !== "GET" || req.headers["mcp-session-id"] !== "s2") {
+        return void res.writeHead(405).end();
+      }
+      return void res.writeHead(200, { "content-type": "text/event-stream" }).write(": open\n\n");
+    }
+    if (m.method === "initialize") {
+      if (m.id === 2) {
+        initialized = true;
+        ping?.writeHead(202).end();
+      }
+      return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": `s${m.id}` })
+        .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: INIT_RESULT }));
+    }
+    if (m.id === undefined) return void res.writeHead(202).end();
+    // (the ping is taken with 202 once the new initialize came, to be answered on its session's stream)
+    if (initialized) res.writeHead(202).end();
+    else ping = res;
+  };
+  let answeredInTime = false;
+  const { got } = await relayScript(handle, async function* (until) {
+    yield INIT[0];
+    yield INIT[1];
+    await until(answered(0));
+    yield { jsonrpc: "2.0", id: 1, method: "ping" };
+    yield { ...INIT[0] as object, id: 2 };
+    yield INIT[1];
+    await until((got) => (answeredInTime = answered(1, 2)(got)));
+  });
+  assert.ok(answeredInTime, "the ping was answered only as the relay closed");
+  assert.match(errorOf(got.find((m) => m.id === 1)), /202 Accepted and the client started a new session/);
+});
