@@ -260,9 +260,9 @@ class HttpRelay {
   /** The client's order for what the server receives (see {@linkcode HttpRelay.#toServer}). */
   readonly #order = new SendOrder();
   /**
-   * The message whose POST carries each request in flight, by {@linkcode idKey}: an answer under its id on
-   * the stream of another POST's (one sent before under the same id, cancelled) is not its answer (see
-   * {@linkcode HttpRelay.#superseded}).
+   * The message whose POST carries each request waiting its turn or in flight, by {@linkcode idKey}: an
+   * answer under its id on the stream of another POST's (one sent before under the same id, cancelled) is not
+   * its answer (see {@linkcode HttpRelay.#superseded}), though its own POST may not have gone yet.
    */
   readonly #postOf = new Map<string, unknown>();
   /**
@@ -459,6 +459,7 @@ class HttpRelay {
     const initialize = requests.find((r) => r.method === "initialize");
     const kind = orderKind(message, requests.length > 0, initialize !== undefined);
     const acceptedAll = this.#trackUnaccepted(requests);
+    for (const r of requests) this.#postOf.set(idKey(r.id), message); // (until it is sent, or not: see #forgetPost)
     if (initialize !== undefined) {
       return this.#sendInitialize(message, requests, initialize.id, kind, acceptedAll, after);
     }
@@ -511,7 +512,7 @@ class HttpRelay {
       // The client cancelled it (or the relay closed) while it waited its turn: it is not sent, nor answered
       // (the client gave up on it; as the relay closes, the session answers it). The session before it stays.
       // (After one that failed, it was answered so: its own wait fails as that answer comes.)
-      if (wait.failure !== undefined || after?.failure !== undefined) return;
+      if (wait.failure !== undefined || after?.failure !== undefined) return this.#forgetPost(message);
       // A new session (the client's first, or again after one that failed or expired) starts without the
       // id and version of any before it, as MCP says: a server refuses an initialize naming a session.
       this.#ids = {};
@@ -697,6 +698,7 @@ class HttpRelay {
     after?: InitializeWait,
   ): void | Promise<void> {
     if (after?.failure !== undefined) {
+      this.#forgetPost(message);
       const answers = Array.isArray(message) ? message.filter((m) => !isRecord(m) || !("method" in m)) : [];
       if (answers.length === 0) return accepted();
       [message, requests] = [answers, []];
@@ -707,6 +709,7 @@ class HttpRelay {
         return this.#sendRequests(message, requests, accepted);
       }
       this.#refuseBusy(message);
+      this.#forgetPost(message);
       // A batch's notifications and answers still go.
       const rest = Array.isArray(message) ? message.filter((m) => !(isRecord(m) && isRequest(m))) : [];
       if (rest.length === 0) return accepted();
@@ -781,12 +784,17 @@ class HttpRelay {
       if (!stop?.aborted) this.#failed(message, errorText(error));
     });
     void sent.finally(() => {
-      for (const r of requests) {
-        if (this.#postOf.get(idKey(r.id)) === message) this.#postOf.delete(idKey(r.id));
-      }
+      this.#forgetPost(message);
       accepted?.();
       done();
     });
+  }
+
+  /** The POST of `message` ended, or will never go: it carries its requests no more (see `#postOf`). */
+  #forgetPost(message: unknown): void {
+    for (const r of requestsOf(message)) {
+      if (this.#postOf.get(idKey(r.id)) === message) this.#postOf.delete(idKey(r.id));
+    }
   }
 
   /**

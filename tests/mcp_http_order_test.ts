@@ -1406,3 +1406,77 @@ test("relayMcpHttp: a request the session before took with 202 after a new initi
   assert.ok(answeredInTime, "the ping was answered only as the relay closed");
   assert.match(errorOf(got.find((m) => m.id === 1)), /202 Accepted and the client started a new session/);
 });
+
+test(
+  "relayMcpHttp: the late answer of a cancelled initialize is not taken for the next one's waiting its turn",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    // The next initialize under its id waited behind a notification the server had not accepted: the old one's
+    // late answer, on its own stream, reached the client as the new one's (its POST had not gone yet), and let
+    // what follows go before the new session had its id.
+    const sessions: string[] = [];
+    let old: ServerResponse | undefined;
+    let acceptNote = () => {};
+    const noteAccepted = new Promise<void>((resolve) => (acceptNote = resolve));
+    const note = (data: string) => ({
+      jsonrpc: "2.0",
+      method: "notifications/message",
+      params: { level: "info", data },
+    });
+    const init = (name: string) => ({
+      jsonrpc: "2.0",
+      id: 0,
+      result: { ...INIT_RESULT, serverInfo: { name, version: "1" } },
+    });
+    const handle: Handle = (req, res, m) => {
+      if (m === undefined) return void res.writeHead(405).end();
+      if (m.method === "initialize") {
+        if (old === undefined) {
+          // (the first says it works on it, then waits: the client gives up on it)
+          old = res.writeHead(200, { "content-type": "text/event-stream", "mcp-session-id": "old" });
+          return void old.write(`data: ${JSON.stringify(note("working"))}\n\n`);
+        }
+        return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "new" })
+          .end(JSON.stringify(init("new")));
+      }
+      sessions.push(`${m.method} ${req.headers["mcp-session-id"]}`);
+      if (m.method === "notifications/roots/list_changed") {
+        // (the old initialize is answered now, late; this is accepted once the client has seen what followed)
+        old?.end(`data: ${JSON.stringify(init("old"))}\n\ndata: ${JSON.stringify(note("late"))}\n\n`);
+        return void noteAccepted.then(() => res.writeHead(202).end());
+      }
+      if (m.id === undefined) return void res.writeHead(202).end();
+      res.writeHead(200, { "content-type": "application/json" })
+        .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} }));
+    };
+    const said = (data: string) => (got: JsonRpcMessage[]) =>
+      got.some((m) => (m.params as { data?: unknown } | undefined)?.data === data);
+    const { got } = await relayScript(handle, async function* (until) {
+      yield INIT[0];
+      await until(said("working"));
+      yield {
+        jsonrpc: "2.0",
+        method: "notifications/cancelled",
+        params: { requestId: 0, reason: "timed out" },
+      };
+      yield { jsonrpc: "2.0", method: "notifications/roots/list_changed" };
+      yield INIT[0];
+      yield INIT[1];
+      yield { jsonrpc: "2.0", id: 1, method: "ping" };
+      await until(said("late"));
+      acceptNote();
+      await until(answered(0, 1));
+    });
+    const names = got.flatMap((m) =>
+      m.id === 0 ? [(m.result as { serverInfo?: { name: string } })?.serverInfo?.name ?? errorOf(m)] : []
+    );
+    assert.deepEqual(names, ["new"]);
+    assert.deepEqual(sessions, [
+      "notifications/roots/list_changed old",
+      "notifications/initialized new",
+      "ping new",
+    ]);
+  },
+);
