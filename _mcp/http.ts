@@ -895,6 +895,7 @@ class HttpRelay {
     const signal = stop === undefined ? this.#postSignal : AbortSignal.any([this.#postSignal, stop]);
     if (accepted !== undefined) this.#acceptedOnceAnswered(message, accepted);
     const ids = this.#ids; // (its answer's stream is resumed in its session, whatever comes meanwhile)
+    const starts = message === this.#initializeMessage; // (its session: `ids`, a new one)
     const response = await this.#fetch({
       method: "POST",
       headers: {
@@ -905,10 +906,10 @@ class HttpRelay {
       signal,
     });
     // The session id comes with the answer to initialize: another POST's (an old session's, answered late)
-    // must not replace it.
+    // must not replace it. Each is held against its own session's (one before a new initialize has its own).
     const id = response.headers.get("mcp-session-id");
-    if (message === this.#initializeMessage) ids.id = id ?? undefined;
-    else if (id !== null && id !== this.#ids.id) this.#otherSessionId(message);
+    if (starts) ids.id = id ?? undefined;
+    else if (id !== null && id !== ids.id) this.#otherSessionId(message, ids);
     accepted?.(); // (after the session id, which the messages let go now must carry)
     if (!response.ok) {
       const body = this.#hidden(await errorBodyStart(response)); // (before it is cut: no half token shows)
@@ -932,17 +933,17 @@ class HttpRelay {
   }
 
   /**
-   * The answer to the POST of `message` gave another session id than the answer to `initialize` did (none,
-   * maybe): it is not taken (a late answer of an old session's would replace the new one's), but reported
+   * The answer to the POST of `message` gave another session id than the answer to the `initialize` of its
+   * session (`ids`) did (none, maybe): it is not taken (a late answer of an old session's would replace the new one's), but reported
    * (`session_id_ignored`), once a session. The value is not shown: a session id is a credential.
    */
-  #otherSessionId(message: unknown): void {
+  #otherSessionId(message: unknown, ids: SessionIds): void {
     if (this.#otherSessionIdSaid) return;
     this.#otherSessionIdSaid = true;
     const first = (Array.isArray(message) ? message : [message]).find((m) => isRecord(m) && "method" in m);
     const what = isRecord(first) ? String(first.method) : "an answer of the client's";
     const detail = `the MCP server at ${this.#shown} answered ${what} with ` +
-      (this.#ids.id === undefined
+      (ids.id === undefined
         ? "a session id (Mcp-Session-Id) where its answer to initialize gave none; toolguard sends none"
         : "another session id (Mcp-Session-Id) than its answer to initialize gave; toolguard keeps that one");
     emitTo(this.#options.onEvent, { event: "session_id_ignored", detail });

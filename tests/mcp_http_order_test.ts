@@ -1480,3 +1480,46 @@ test(
     ]);
   },
 );
+
+test(
+  "relayMcpHttp: an answer of the session before a new initialize, with that session's id, is not reported",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    // Its session id was held against the new session's: reported as another session id (session_id_ignored),
+    // which then, said once a session, went unsaid for a server that did give the new session's requests another.
+    let initialized = false;
+    let ping: (() => void) | undefined;
+    const handle: Handle = (req, res, m) => {
+      if (m === undefined) return void res.writeHead(405).end();
+      const session = { "mcp-session-id": String(req.headers["mcp-session-id"] ?? "none") };
+      if (m.method === "initialize") {
+        if (m.id === 2) {
+          initialized = true;
+          ping?.();
+        }
+        return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": `s${m.id}` })
+          .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: INIT_RESULT }));
+      }
+      if (m.id === undefined) return void res.writeHead(202, session).end();
+      // (the ping of the first session is answered once the new initialize came, with its own session's id)
+      const answer = () =>
+        res.writeHead(200, { "content-type": "application/json", ...session })
+          .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} }));
+      if (initialized) answer();
+      else ping = answer;
+    };
+    const { got, events } = await relayScript(handle, async function* (until) {
+      yield INIT[0];
+      yield INIT[1];
+      await until(answered(0));
+      yield { jsonrpc: "2.0", id: 1, method: "ping" };
+      yield { ...INIT[0] as object, id: 2 };
+      yield INIT[1];
+      await until(answered(1, 2));
+    });
+    assert.deepEqual(got.find((m) => m.id === 1)?.result, {});
+    assert.deepEqual(events.filter((e) => e.event === "session_id_ignored"), []);
+  },
+);
