@@ -266,6 +266,11 @@ class HttpRelay {
    */
   readonly #postOf = new Map<string, unknown>();
   /**
+   * The session each message's POST went in (or goes in: a cancel, that of the request it cancels), by the
+   * message: a cancel of a request of the session before a new `initialize` goes in that session.
+   */
+  readonly #sessionOf = new WeakMap<object, SessionIds>();
+  /**
    * The guard's own requests whose POST is waiting its turn or in flight, by {@linkcode idKey}: each resolves
    * true once the server accepted it, false when it was not sent (see {@linkcode HttpRelay.#sendOwnCancel}).
    */
@@ -449,12 +454,15 @@ class HttpRelay {
   #sendInTurn(message: unknown, after: InitializeWait | undefined): void | Promise<void> {
     const requests = requestsOf(message);
     const cancelled = cancelledId(message);
-    // A cancel waits for the POST of the request it cancels, and nothing waits for it.
+    // A cancel waits for the POST of the request it cancels, and nothing waits for it. It goes in that POST's
+    // session: a new initialize may have gone meanwhile.
     if (cancelled !== undefined) {
-      return this.#order.after(
-        this.#unaccepted.get(idKey(cancelled)),
-        (accepted) => this.#forward(message, requests, accepted, after),
-      );
+      const target = this.#postOf.get(idKey(cancelled));
+      return this.#order.after(this.#unaccepted.get(idKey(cancelled)), (accepted) => {
+        const ids = isRecord(target) || Array.isArray(target) ? this.#sessionOf.get(target) : undefined;
+        if (ids !== undefined && isRecord(message)) this.#sessionOf.set(message, ids);
+        return this.#forward(message, requests, accepted, after);
+      });
     }
     const initialize = requests.find((r) => r.method === "initialize");
     const kind = orderKind(message, requests.length > 0, initialize !== undefined);
@@ -894,7 +902,10 @@ class HttpRelay {
     if (body === undefined) return; // (nothing of it could be written out: each request is answered)
     const signal = stop === undefined ? this.#postSignal : AbortSignal.any([this.#postSignal, stop]);
     if (accepted !== undefined) this.#acceptedOnceAnswered(message, accepted);
-    const ids = this.#ids; // (its answer's stream is resumed in its session, whatever comes meanwhile)
+    // (its answer's stream is resumed in its session, whatever comes meanwhile)
+    const ids = isRecord(message) || Array.isArray(message)
+      ? this.#sessionOf.get(message) ?? this.#sessionOf.set(message, this.#ids).get(message)!
+      : this.#ids;
     const starts = message === this.#initializeMessage; // (its session: `ids`, a new one)
     const response = await this.#fetch({
       method: "POST",

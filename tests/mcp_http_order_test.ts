@@ -1523,3 +1523,51 @@ test(
     assert.deepEqual(events.filter((e) => e.event === "session_id_ignored"), []);
   },
 );
+
+test("relayMcpHttp: a cancel of a request of the session before a new initialize goes in that session", {
+  timeout: 60_000,
+}, async () => {
+  // The cancel waited for its request's POST to be accepted, and went once it was: after the new initialize,
+  // with the new session's id (none yet, refused), so the server working on the request never learned of it.
+  const arrived: string[] = [];
+  let initialized = false;
+  let ping: ServerResponse | undefined;
+  const handle: Handle = (req, res, m) => {
+    if (m === undefined) return void res.writeHead(405).end();
+    const session = String(req.headers["mcp-session-id"] ?? "none");
+    arrived.push(`${m.method} ${session}`);
+    if (m.method === "initialize") {
+      if (m.id === 2) {
+        initialized = true;
+        ping?.writeHead(200, { "content-type": "text/event-stream" }).write(": working\n\n");
+      }
+      return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": `s${m.id}` })
+        .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: INIT_RESULT }));
+    }
+    if (m.id === undefined) return void res.writeHead(session === "none" ? 400 : 202).end();
+    if (m.id !== 1) {
+      return void res.writeHead(200, { "content-type": "application/json" })
+        .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} }));
+    }
+    // (the first ping's headers come once the new initialize came; it is never answered)
+    ping = res;
+    if (initialized) res.writeHead(200, { "content-type": "text/event-stream" }).write(": working\n\n");
+  };
+  const { events } = await relayScript(handle, async function* (until) {
+    yield INIT[0];
+    yield INIT[1];
+    await until(answered(0));
+    yield { jsonrpc: "2.0", id: 1, method: "ping" };
+    yield {
+      jsonrpc: "2.0",
+      method: "notifications/cancelled",
+      params: { requestId: 1, reason: "timed out" },
+    };
+    yield { ...INIT[0] as object, id: 2 };
+    yield INIT[1];
+    yield { jsonrpc: "2.0", id: 3, method: "ping" };
+    await until(answered(2, 3));
+  }).finally(() => ping?.destroy());
+  assert.ok(arrived.includes("notifications/cancelled s0"), arrived.join(", "));
+  assert.deepEqual(events.filter((e) => e.event === "post_failed"), []);
+});
