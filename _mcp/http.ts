@@ -272,9 +272,10 @@ class HttpRelay {
   readonly #sessionOf = new WeakMap<object, SessionIds>();
   /**
    * The guard's own requests whose POST is waiting its turn or in flight, by {@linkcode idKey}: each resolves
-   * true once the server accepted it, false when it was not sent (see {@linkcode HttpRelay.#sendOwnCancel}).
+   * with the session it went in once the server accepted it, undefined when it was not sent (see
+   * {@linkcode HttpRelay.#sendOwnCancel}).
    */
-  readonly #ownPosts = new Map<string, Promise<boolean>>();
+  readonly #ownPosts = new Map<string, Promise<SessionIds | undefined>>();
   /**
    * The POSTs of the client's requests in flight the server has not accepted yet, by each request's
    * {@linkcode idKey}: what ends one (see {@linkcode HttpRelay.#freeCancelledPlace}).
@@ -459,7 +460,7 @@ class HttpRelay {
     if (cancelled !== undefined) {
       const target = this.#postOf.get(idKey(cancelled));
       return this.#order.after(this.#unaccepted.get(idKey(cancelled)), (accepted) => {
-        const ids = isRecord(target) || Array.isArray(target) ? this.#sessionOf.get(target) : undefined;
+        const ids = typeof target === "object" && target !== null ? this.#sessionOf.get(target) : undefined;
         if (ids !== undefined && isRecord(message)) this.#sessionOf.set(message, ids);
         return this.#forward(message, requests, accepted, after);
       });
@@ -595,8 +596,8 @@ class HttpRelay {
   #sendOwn(message: unknown, stop: AbortSignal): void | Promise<void> {
     const after = this.#initialize;
     const keys = requestsOf(message).map((r) => idKey(r.id));
-    let sent!: (sent: boolean) => void;
-    const posted = new Promise<boolean>((resolve) => (sent = resolve));
+    let sent!: (sent: SessionIds | undefined) => void;
+    const posted = new Promise<SessionIds | undefined>((resolve) => (sent = resolve));
     for (const key of keys) this.#ownPosts.set(key, posted);
     const over = () => {
       for (const key of keys) if (this.#ownPosts.get(key) === posted) this.#ownPosts.delete(key);
@@ -605,11 +606,11 @@ class HttpRelay {
       // (given up while it waited its turn: not sent, so nothing to cancel either)
       if (after?.failure === undefined && !stop.aborted) {
         return this.#send(message, over, stop, () => {
-          sent(true);
+          sent(this.#sessionFor(message));
           accepted();
         });
       }
-      sent(false);
+      sent(undefined);
       over();
       accepted();
       if (after?.failure === undefined) return;
@@ -625,15 +626,18 @@ class HttpRelay {
 
   /**
    * Send the guard's own cancel of its own `tools/list` once the POST of that request was accepted (so that
-   * it does not overtake it), or not at all when that request was not sent: never held behind an
-   * `initialize`, refused or reported as the client's messages are (see {@linkcode isGuardCancel}). It takes
-   * a place of the notifications', but does not hold the client's input back.
+   * it does not overtake it), in that request's session (an `initialize` the session held for the tool list
+   * goes as it gives up: see `#sessionOf`), or not at all when that request was not sent: never held behind
+   * an `initialize`, refused or reported as the client's messages are (see {@linkcode isGuardCancel}). It
+   * takes a place of the notifications', but does not hold the client's input back.
    */
   #sendOwnCancel(message: unknown): void {
     const id = cancelledId(message);
     const posted = id === undefined ? undefined : this.#ownPosts.get(idKey(id));
-    void (posted ?? Promise.resolve(true)).then((sent) => {
-      if (sent) void this.#notificationPlaces.take((release) => this.#send(message, release));
+    void (posted ?? Promise.resolve(this.#ids)).then((ids) => {
+      if (ids === undefined) return;
+      if (isRecord(message)) this.#sessionOf.set(message, ids);
+      void this.#notificationPlaces.take((release) => this.#send(message, release));
     });
   }
 
@@ -902,10 +906,7 @@ class HttpRelay {
     if (body === undefined) return; // (nothing of it could be written out: each request is answered)
     const signal = stop === undefined ? this.#postSignal : AbortSignal.any([this.#postSignal, stop]);
     if (accepted !== undefined) this.#acceptedOnceAnswered(message, accepted);
-    // (its answer's stream is resumed in its session, whatever comes meanwhile)
-    const ids = isRecord(message) || Array.isArray(message)
-      ? this.#sessionOf.get(message) ?? this.#sessionOf.set(message, this.#ids).get(message)!
-      : this.#ids;
+    const ids = this.#sessionFor(message); // (its answer's stream is resumed in it, whatever comes meanwhile)
     const starts = message === this.#initializeMessage; // (its session: `ids`, a new one)
     const response = await this.#fetch({
       method: "POST",
@@ -941,6 +942,14 @@ class HttpRelay {
     // A message past the limit still being read on keeps its POST's place (maxInFlight): a server that
     // answered each POST with one without end would have the relay read ever more of them at once.
     await readingOn;
+  }
+
+  /** The session the POST of `message` goes in: the one given it (a cancel's: see `#sendInTurn`), or this one. */
+  #sessionFor(message: unknown): SessionIds {
+    if (typeof message !== "object" || message === null) return this.#ids;
+    const ids = this.#sessionOf.get(message) ?? this.#ids;
+    this.#sessionOf.set(message, ids);
+    return ids;
   }
 
   /**

@@ -1571,3 +1571,34 @@ test("relayMcpHttp: a cancel of a request of the session before a new initialize
   assert.ok(arrived.includes("notifications/cancelled s0"), arrived.join(", "));
   assert.deepEqual(events.filter((e) => e.event === "post_failed"), []);
 });
+
+test("relayMcpHttp: the guard's own cancel goes in the session of its tools/list, not a new initialize's", {
+  timeout: 60_000,
+}, async () => {
+  // An initialize held behind the guard's tools/list went as the guard gave up on it, before its cancel: the
+  // cancel went with the new session's id (none yet: refused), and the server never learned of it.
+  const arrived: string[] = [];
+  const held: ServerResponse[] = [];
+  const handle: Handle = (req, res, m) => {
+    if (m === undefined) return void res.writeHead(405).end();
+    const session = String(req.headers["mcp-session-id"] ?? "none");
+    arrived.push(`${m.method} ${session}`);
+    if (m.method === "initialize") {
+      return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": `s${m.id}` })
+        .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: INIT_RESULT }));
+    }
+    if (m.id === undefined) return void res.writeHead(session === "none" ? 400 : 202).end();
+    held.push(res); // (the guard's tools/list is never answered)
+  };
+  const { events } = await relayScript(handle, async function* (until) {
+    yield INIT[0];
+    yield INIT[1];
+    await until(answered(0));
+    yield { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "t", arguments: {} } };
+    yield { ...INIT[0] as object, id: 2 };
+    yield INIT[1];
+    await until(answered(1, 2));
+  }, { toolsTimeoutMs: 100 }).finally(() => held.forEach((res) => res.destroy()));
+  assert.ok(arrived.includes("notifications/cancelled s0"), arrived.join(", "));
+  assert.deepEqual(events.filter((e) => e.event === "post_failed"), []);
+});
