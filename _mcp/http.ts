@@ -19,7 +19,14 @@ import {
   unwrittenFromClient,
   unwrittenFromServer,
 } from "./guard.ts";
-import { ClientFeed, type GuardedSession, guardRequestSignal, isGuardCancel, MAX_HELD } from "./session.ts";
+import {
+  ClientFeed,
+  type GuardedSession,
+  guardRequestSignal,
+  isGuardCancel,
+  MAX_HELD,
+  MAX_SERVER_REQUESTS,
+} from "./session.ts";
 import {
   answersOnly,
   createFramer,
@@ -271,6 +278,12 @@ class HttpRelay {
    */
   readonly #sessionOf = new WeakMap<object, SessionIds>();
   /**
+   * The session each request of the server's came in, by {@linkcode idKey}, until the client answers it: the
+   * answer goes in that session, though a new `initialize` went meanwhile (the oldest is forgotten past
+   * {@linkcode MAX_SERVER_REQUESTS}, as the session forgets it).
+   */
+  readonly #askedIn = new Map<string, SessionIds>();
+  /**
    * The guard's own requests whose POST is waiting its turn or in flight, by {@linkcode idKey}: each resolves
    * with the session it went in once the server accepted it, undefined when it was not sent (see
    * {@linkcode HttpRelay.#sendOwnCancel}).
@@ -411,7 +424,10 @@ class HttpRelay {
     if (own !== undefined) return this.#sendOwn(message, own);
     if (isGuardCancel(frame)) return this.#sendOwnCancel(message);
     // The client's answers keep no order: the server may wait for one to answer the request before it.
-    if (answersOnly(message)) return this.#answerPlaces.take((release) => this.#send(message, release));
+    if (answersOnly(message)) {
+      this.#answerIn(message);
+      return this.#answerPlaces.take((release) => this.#send(message, release));
+    }
     if (this.#initialize !== undefined && this.#holdsInitializeCancel(message)) {
       return this.#sendWithoutInitializeCancel(message);
     }
@@ -1001,7 +1017,7 @@ class HttpRelay {
     let why = "";
     let end: StreamEnd = {};
     try {
-      end = await this.#read(response, end, signal, message);
+      end = await this.#read(response, end, signal, ids, message);
     } catch (error) {
       why = errorText(error);
       if (error instanceof TooLong) readingOn.push(error.readingOn);
@@ -1052,7 +1068,7 @@ class HttpRelay {
           failures++;
           continue;
         }
-        end = await this.#read(resumed, end, signal, sent);
+        end = await this.#read(resumed, end, signal, ids, sent);
         failures = 0;
       } catch (error) {
         why = `resuming its event stream failed: ${errorText(error)}`;
@@ -1074,7 +1090,13 @@ class HttpRelay {
    * {@linkcode HttpRelay.#readOn}). `signal` is the one its `fetch` was given: its aborting ends the reading.
    * `sent`: the client message whose POST it answers, if one (see {@linkcode HttpRelay.#noteInitialize}).
    */
-  async #read(response: Response, from: StreamEnd, signal: AbortSignal, sent?: unknown): Promise<StreamEnd> {
+  async #read(
+    response: Response,
+    from: StreamEnd,
+    signal: AbortSignal,
+    ids: SessionIds,
+    sent?: unknown,
+  ): Promise<StreamEnd> {
     // (a media type is case-insensitive: an event stream read as one body would be held whole, and never end)
     const type = response.headers.get("content-type")?.toLowerCase() ?? "";
     if (!response.body) return {};
@@ -1104,10 +1126,10 @@ class HttpRelay {
           }
         }
         signal.throwIfAborted(); // (cancelled: not the whole body)
-        this.#fromServerText(decoder().decode(concatBytes(chunks, size)), sent);
+        this.#fromServerText(decoder().decode(concatBytes(chunks, size)), ids, sent);
         return {};
       }
-      return await this.#readEvents(reader, from, tooLong, sent);
+      return await this.#readEvents(reader, from, tooLong, ids, sent);
     } finally {
       if (!readOn) {
         signal.removeEventListener("abort", cancel);
@@ -1121,6 +1143,7 @@ class HttpRelay {
     reader: ReadableStreamDefaultReader<Uint8Array>,
     from: StreamEnd,
     tooLong: (rest: Overflowing, what: string, bytes: number) => TooLong,
+    ids: SessionIds,
     sent?: unknown,
   ): Promise<StreamEnd> {
     const end = { ...from };
@@ -1141,7 +1164,7 @@ class HttpRelay {
           // (an empty id resets it: nothing to resume from)
           if (event.id !== undefined) end.lastEventId = event.id === "" ? undefined : event.id;
           if (event.retry !== undefined) end.retryMs = event.retry;
-          this.#fromServerText(event.data, sent);
+          this.#fromServerText(event.data, ids, sent);
         }
         // (the text kept of an event not ended yet: after an event ended in this read, the end of `text`)
         pendingBytes = events.length === 0
@@ -1210,10 +1233,10 @@ class HttpRelay {
   }
 
   /**
-   * One message from the server, to the session (text that is not JSON as bytes, reported there); `sent`: the
-   * client message whose POST's answer it came in, if one.
+   * One message from the server, to the session (text that is not JSON as bytes, reported there), in the
+   * session `ids`; `sent`: the client message whose POST's answer it came in, if one.
    */
-  #fromServerText(text: string | undefined, sent?: unknown): void {
+  #fromServerText(text: string | undefined, ids: SessionIds, sent?: unknown): void {
     if (text === undefined || text.trim() === "") return;
     let message: JsonRpcMessage | JsonRpcMessage[];
     try {
@@ -1230,7 +1253,33 @@ class HttpRelay {
       } else if (this.#superseded(message, sent)) return;
       if (sent === this.#initializeMessage) this.#noteInitialize(message, sent);
     }
+    for (const m of membersOf<unknown>(message)) {
+      if (
+        !isRecord(m) || typeof m.method !== "string" || (typeof m.id !== "string" && typeof m.id !== "number")
+      ) {
+        continue;
+      }
+      this.#askedIn.delete(idKey(m.id)); // (to the end: the oldest goes first)
+      this.#askedIn.set(idKey(m.id), ids);
+      if (this.#askedIn.size > MAX_SERVER_REQUESTS) this.#askedIn.delete(this.#askedIn.keys().next().value!);
+    }
     this.#session.fromServer({ message });
+  }
+
+  /**
+   * The client's answers (`message`) go in the session the request they answer came in (see `#askedIn`),
+   * not the one a later `initialize` started.
+   */
+  #answerIn(message: unknown): void {
+    for (const m of membersOf<unknown>(message)) {
+      if (!isRecord(m) || (typeof m.id !== "string" && typeof m.id !== "number")) continue;
+      const ids = this.#askedIn.get(idKey(m.id));
+      if (ids === undefined) continue;
+      this.#askedIn.delete(idKey(m.id));
+      if (typeof message === "object" && message !== null && !this.#sessionOf.has(message)) {
+        this.#sessionOf.set(message, ids);
+      }
+    }
   }
 
   /**
@@ -1312,7 +1361,7 @@ class HttpRelay {
       if (!response.ok) return void await response.body?.cancel();
       opened = true;
       // A server may end this stream at will once it gave an event id: follow it until the relay ends.
-      await this.#resume(await this.#read(response, {}, signal), ids, signal, () => true);
+      await this.#resume(await this.#read(response, {}, signal, ids), ids, signal, () => true);
     } catch (error) {
       // The server offers no stream (405), or it ended: answers still arrive on the POSTs. A redirect not
       // followed is said, as a POST's is: the stream (the server's own requests) is lost for it.

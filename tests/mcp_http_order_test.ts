@@ -1602,3 +1602,42 @@ test("relayMcpHttp: the guard's own cancel goes in the session of its tools/list
   assert.ok(arrived.includes("notifications/cancelled s0"), arrived.join(", "));
   assert.deepEqual(events.filter((e) => e.event === "post_failed"), []);
 });
+
+test("relayMcpHttp: the client's answer to a request of the session before a new initialize goes in it", {
+  timeout: 60_000,
+}, async () => {
+  // The server asked in its first session, and the client answered after it started a new one: the answer
+  // went with the new session's id, where the server knows no such request, and the first waited for ever.
+  const arrived: string[] = [];
+  let ping: ServerResponse | undefined;
+  const handle: Handle = (req, res, m) => {
+    if (m === undefined) return void res.writeHead(405).end();
+    const session = String(req.headers["mcp-session-id"] ?? "none");
+    arrived.push(`${m.method ?? `answer ${m.id}`} ${session}`);
+    if (m.method === "initialize") {
+      return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": `s${m.id}` })
+        .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: INIT_RESULT }));
+    }
+    if (m.method === undefined) {
+      res.writeHead(202).end();
+      // (the first session's ping is answered once its request was)
+      return void ping?.end(`data: ${JSON.stringify({ jsonrpc: "2.0", id: 1, result: {} })}\n\n`);
+    }
+    if (m.id === undefined) return void res.writeHead(202).end();
+    ping = res.writeHead(200, { "content-type": "text/event-stream" });
+    ping.write(`data: ${JSON.stringify({ jsonrpc: "2.0", id: "r1", method: "roots/list" })}\n\n`);
+  };
+  await relayScript(handle, async function* (until) {
+    yield INIT[0];
+    yield INIT[1];
+    await until(answered(0));
+    yield { jsonrpc: "2.0", id: 1, method: "ping" };
+    await until((got) => got.some((m) => m.id === "r1"));
+    yield { ...INIT[0] as object, id: 2 };
+    yield INIT[1];
+    await until(answered(2));
+    yield { jsonrpc: "2.0", id: "r1", result: { roots: [] } };
+    await until(answered(1));
+  });
+  assert.ok(arrived.includes("answer r1 s0"), arrived.join(", "));
+});
