@@ -100,6 +100,9 @@ const MAX_IN_FLIGHT = 64;
 /** How long the `DELETE` that ends the server's session may take at most (see `HttpRelay.#endSession`). */
 const END_SESSION_MS = 2000;
 
+/** The most sessions (each `initialize` sent starts one) the relay ends as it closes: the last ones. */
+const MAX_SESSIONS_ENDED = 64;
+
 /** How many redirects within the server's origin a request follows (see `HttpRelay.#fetch`). */
 const MAX_REDIRECTS = 5;
 
@@ -248,6 +251,11 @@ class HttpRelay {
    * of the session before, resumed later, still goes with that session's id and version (see `#resume`).
    */
   #ids: SessionIds = {};
+  /**
+   * The sessions the client started (each `initialize` sent), the last {@linkcode MAX_SESSIONS_ENDED}: each
+   * the server gave an id is ended as the relay closes (see {@linkcode HttpRelay.#endSession}).
+   */
+  readonly #sessions: SessionIds[] = [];
   /**
    * The last `initialize` message sent: the answer to its POST assigns the session id, as MCP says, and the
    * protocol version.
@@ -541,6 +549,7 @@ class HttpRelay {
       // A new session (the client's first, or again after one that failed or expired) starts without the
       // id and version of any before it, as MCP says: a server refuses an initialize naming a session.
       this.#ids = {};
+      if (this.#sessions.push(this.#ids) > MAX_SESSIONS_ENDED) this.#sessions.shift();
       [this.#initializeMessage, this.#otherSessionIdSaid] = [message, false];
       this.#leaveStream();
       return this.#forward(message, requests, () => {});
@@ -1411,18 +1420,23 @@ class HttpRelay {
   }
 
   /**
-   * Tell the server the session is over, waiting for its answer no longer than the relay's grace (and never
-   * more than {@linkcode END_SESSION_MS}); past that the `DELETE` goes on alone, for as long at most.
+   * Tell the server each session is over (a `DELETE` each, at once), waiting for its answers no longer than
+   * the relay's grace (and never more than {@linkcode END_SESSION_MS}); past that they go on alone, for as
+   * long at most.
    */
   async #endSession(): Promise<void> {
-    if (this.#ids.id === undefined) return;
-    const ended = this.#fetch({
-      method: "DELETE",
-      headers: this.#headers("application/json"),
-      signal: AbortSignal.timeout(END_SESSION_MS),
-    }).then((response) => response.body?.cancel()).catch(() => {
-      // The server is gone already.
-    });
+    // (each the client started: a new initialize left the one before without ending it, answers may still come)
+    const sessions = new Map(this.#sessions.flatMap((ids) => ids.id === undefined ? [] : [[ids.id, ids]]));
+    if (sessions.size === 0) return;
+    const ended = Promise.all([...sessions.values()].map((ids) =>
+      this.#fetch({
+        method: "DELETE",
+        headers: this.#headers("application/json", ids),
+        signal: AbortSignal.timeout(END_SESSION_MS),
+      }).then((response) => response.body?.cancel()).catch(() => {
+        // The server is gone already.
+      })
+    ));
     const waitMs = Math.min(END_SESSION_MS, this.#options.shutdownGraceMs ?? END_SESSION_MS);
     // (no grace: no timer either, so the relay ends before the next turn of the event loop)
     if (!(waitMs > 0)) return;

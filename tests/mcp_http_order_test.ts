@@ -1641,3 +1641,31 @@ test("relayMcpHttp: the client's answer to a request of the session before a new
   });
   assert.ok(arrived.includes("answer r1 s0"), arrived.join(", "));
 });
+
+test("relayMcpHttp: every session the client started is ended as the relay closes, not only the last", {
+  timeout: 60_000,
+}, async () => {
+  // A new initialize left the session before without a DELETE, and the relay ended only the last one: the
+  // server kept the others for as long as it keeps an idle session.
+  const ended: string[] = [];
+  const handle: Handle = (req, res, m) => {
+    if (m === undefined) {
+      if (req.method === "DELETE") ended.push(String(req.headers["mcp-session-id"]));
+      return void res.writeHead(req.method === "DELETE" ? 200 : 405).end();
+    }
+    if (m.method === "initialize") {
+      return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": `s${m.id}` })
+        .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: INIT_RESULT }));
+    }
+    res.writeHead(202).end();
+  };
+  await relayScript(handle, async function* (until) {
+    yield INIT[0];
+    yield INIT[1];
+    await until(answered(0));
+    yield { ...INIT[0] as object, id: 1 };
+    yield INIT[1];
+    await until(answered(1));
+  }, { shutdownGraceMs: 10_000 }); // (the DELETEs are waited for: 2 s at most)
+  assert.deepEqual(ended.sort(), ["s0", "s1"]);
+});
