@@ -19,7 +19,14 @@ import {
   unwrittenFromClient,
   unwrittenFromServer,
 } from "./guard.ts";
-import { ClientFeed, type GuardedSession, guardRequestSignal, isGuardCancel, MAX_HELD } from "./session.ts";
+import {
+  ClientFeed,
+  type GuardedSession,
+  guardRequestSignal,
+  isGuardCancel,
+  MAX_HELD,
+  MAX_SERVER_REQUESTS,
+} from "./session.ts";
 import {
   answersOnly,
   createFramer,
@@ -93,6 +100,9 @@ const MAX_IN_FLIGHT = 64;
 /** How long the `DELETE` that ends the server's session may take at most (see `HttpRelay.#endSession`). */
 const END_SESSION_MS = 2000;
 
+/** The most sessions (each `initialize` sent starts one) the relay ends as it closes: the last ones. */
+const MAX_SESSIONS_ENDED = 64;
+
 /** How many redirects within the server's origin a request follows (see `HttpRelay.#fetch`). */
 const MAX_REDIRECTS = 5;
 
@@ -143,6 +153,12 @@ interface SessionIds {
   id?: string;
   version?: string;
 }
+
+/**
+ * Why a request taken with 202 Accepted in a session the client left (a new `initialize` went) is answered
+ * with an error: its answer could only come on that session's own stream, which the relay left.
+ */
+const LEFT_FOR_NEW_SESSION = "the client started a new session (initialize) before it was answered there";
 
 /** Where an answer's event stream stopped: its last event id and the server's `retry:` delay, if given. */
 interface StreamEnd {
@@ -236,6 +252,11 @@ class HttpRelay {
    */
   #ids: SessionIds = {};
   /**
+   * The sessions the client started (each `initialize` sent), the last {@linkcode MAX_SESSIONS_ENDED}: each
+   * the server gave an id is ended as the relay closes (see {@linkcode HttpRelay.#endSession}).
+   */
+  readonly #sessions: SessionIds[] = [];
+  /**
    * The last `initialize` message sent: the answer to its POST assigns the session id, as MCP says, and the
    * protocol version.
    */
@@ -254,16 +275,28 @@ class HttpRelay {
   /** The client's order for what the server receives (see {@linkcode HttpRelay.#toServer}). */
   readonly #order = new SendOrder();
   /**
-   * The message whose POST carries each request in flight, by {@linkcode idKey}: an answer under its id on
-   * the stream of another POST's (one sent before under the same id, cancelled) is not its answer (see
-   * {@linkcode HttpRelay.#superseded}).
+   * The message whose POST carries each request waiting its turn or in flight, by {@linkcode idKey}: an
+   * answer under its id on the stream of another POST's (one sent before under the same id, cancelled) is not
+   * its answer (see {@linkcode HttpRelay.#superseded}), though its own POST may not have gone yet.
    */
   readonly #postOf = new Map<string, unknown>();
   /**
-   * The guard's own requests whose POST is waiting its turn or in flight, by {@linkcode idKey}: each resolves
-   * true once the server accepted it, false when it was not sent (see {@linkcode HttpRelay.#sendOwnCancel}).
+   * The session each message's POST went in (or goes in: a cancel, that of the request it cancels), by the
+   * message: a cancel of a request of the session before a new `initialize` goes in that session.
    */
-  readonly #ownPosts = new Map<string, Promise<boolean>>();
+  readonly #sessionOf = new WeakMap<object, SessionIds>();
+  /**
+   * The session each request of the server's came in, by {@linkcode idKey}, until the client answers it: the
+   * answer goes in that session, though a new `initialize` went meanwhile (the oldest is forgotten past
+   * {@linkcode MAX_SERVER_REQUESTS}, as the session forgets it).
+   */
+  readonly #askedIn = new Map<string, SessionIds>();
+  /**
+   * The guard's own requests whose POST is waiting its turn or in flight, by {@linkcode idKey}: each resolves
+   * with the session it went in once the server accepted it, undefined when it was not sent (see
+   * {@linkcode HttpRelay.#sendOwnCancel}).
+   */
+  readonly #ownPosts = new Map<string, Promise<SessionIds | undefined>>();
   /**
    * The POSTs of the client's requests in flight the server has not accepted yet, by each request's
    * {@linkcode idKey}: what ends one (see {@linkcode HttpRelay.#freeCancelledPlace}).
@@ -399,7 +432,10 @@ class HttpRelay {
     if (own !== undefined) return this.#sendOwn(message, own);
     if (isGuardCancel(frame)) return this.#sendOwnCancel(message);
     // The client's answers keep no order: the server may wait for one to answer the request before it.
-    if (answersOnly(message)) return this.#answerPlaces.take((release) => this.#send(message, release));
+    if (answersOnly(message)) {
+      this.#answerIn(message);
+      return this.#answerPlaces.take((release) => this.#send(message, release));
+    }
     if (this.#initialize !== undefined && this.#holdsInitializeCancel(message)) {
       return this.#sendWithoutInitializeCancel(message);
     }
@@ -443,16 +479,20 @@ class HttpRelay {
   #sendInTurn(message: unknown, after: InitializeWait | undefined): void | Promise<void> {
     const requests = requestsOf(message);
     const cancelled = cancelledId(message);
-    // A cancel waits for the POST of the request it cancels, and nothing waits for it.
+    // A cancel waits for the POST of the request it cancels, and nothing waits for it. It goes in that POST's
+    // session: a new initialize may have gone meanwhile.
     if (cancelled !== undefined) {
-      return this.#order.after(
-        this.#unaccepted.get(idKey(cancelled)),
-        (accepted) => this.#forward(message, requests, accepted, after),
-      );
+      const target = this.#postOf.get(idKey(cancelled));
+      return this.#order.after(this.#unaccepted.get(idKey(cancelled)), (accepted) => {
+        const ids = typeof target === "object" && target !== null ? this.#sessionOf.get(target) : undefined;
+        if (ids !== undefined && isRecord(message)) this.#sessionOf.set(message, ids);
+        return this.#forward(message, requests, accepted, after);
+      });
     }
     const initialize = requests.find((r) => r.method === "initialize");
     const kind = orderKind(message, requests.length > 0, initialize !== undefined);
     const acceptedAll = this.#trackUnaccepted(requests);
+    for (const r of requests) this.#postOf.set(idKey(r.id), message); // (until it is sent, or not: see #forgetPost)
     if (initialize !== undefined) {
       return this.#sendInitialize(message, requests, initialize.id, kind, acceptedAll, after);
     }
@@ -505,10 +545,11 @@ class HttpRelay {
       // The client cancelled it (or the relay closed) while it waited its turn: it is not sent, nor answered
       // (the client gave up on it; as the relay closes, the session answers it). The session before it stays.
       // (After one that failed, it was answered so: its own wait fails as that answer comes.)
-      if (wait.failure !== undefined || after?.failure !== undefined) return;
+      if (wait.failure !== undefined || after?.failure !== undefined) return this.#forgetPost(message);
       // A new session (the client's first, or again after one that failed or expired) starts without the
       // id and version of any before it, as MCP says: a server refuses an initialize naming a session.
       this.#ids = {};
+      if (this.#sessions.push(this.#ids) > MAX_SESSIONS_ENDED) this.#sessions.shift();
       [this.#initializeMessage, this.#otherSessionIdSaid] = [message, false];
       this.#leaveStream();
       return this.#forward(message, requests, () => {});
@@ -580,8 +621,8 @@ class HttpRelay {
   #sendOwn(message: unknown, stop: AbortSignal): void | Promise<void> {
     const after = this.#initialize;
     const keys = requestsOf(message).map((r) => idKey(r.id));
-    let sent!: (sent: boolean) => void;
-    const posted = new Promise<boolean>((resolve) => (sent = resolve));
+    let sent!: (sent: SessionIds | undefined) => void;
+    const posted = new Promise<SessionIds | undefined>((resolve) => (sent = resolve));
     for (const key of keys) this.#ownPosts.set(key, posted);
     const over = () => {
       for (const key of keys) if (this.#ownPosts.get(key) === posted) this.#ownPosts.delete(key);
@@ -590,11 +631,11 @@ class HttpRelay {
       // (given up while it waited its turn: not sent, so nothing to cancel either)
       if (after?.failure === undefined && !stop.aborted) {
         return this.#send(message, over, stop, () => {
-          sent(true);
+          sent(this.#sessionFor(message));
           accepted();
         });
       }
-      sent(false);
+      sent(undefined);
       over();
       accepted();
       if (after?.failure === undefined) return;
@@ -610,15 +651,18 @@ class HttpRelay {
 
   /**
    * Send the guard's own cancel of its own `tools/list` once the POST of that request was accepted (so that
-   * it does not overtake it), or not at all when that request was not sent: never held behind an
-   * `initialize`, refused or reported as the client's messages are (see {@linkcode isGuardCancel}). It takes
-   * a place of the notifications', but does not hold the client's input back.
+   * it does not overtake it), in that request's session (an `initialize` the session held for the tool list
+   * goes as it gives up: see `#sessionOf`), or not at all when that request was not sent: never held behind
+   * an `initialize`, refused or reported as the client's messages are (see {@linkcode isGuardCancel}). It
+   * takes a place of the notifications', but does not hold the client's input back.
    */
   #sendOwnCancel(message: unknown): void {
     const id = cancelledId(message);
     const posted = id === undefined ? undefined : this.#ownPosts.get(idKey(id));
-    void (posted ?? Promise.resolve(true)).then((sent) => {
-      if (sent) void this.#notificationPlaces.take((release) => this.#send(message, release));
+    void (posted ?? Promise.resolve(this.#ids)).then((ids) => {
+      if (ids === undefined) return;
+      if (isRecord(message)) this.#sessionOf.set(message, ids);
+      void this.#notificationPlaces.take((release) => this.#send(message, release));
     });
   }
 
@@ -691,6 +735,7 @@ class HttpRelay {
     after?: InitializeWait,
   ): void | Promise<void> {
     if (after?.failure !== undefined) {
+      this.#forgetPost(message);
       const answers = Array.isArray(message) ? message.filter((m) => !isRecord(m) || !("method" in m)) : [];
       if (answers.length === 0) return accepted();
       [message, requests] = [answers, []];
@@ -701,6 +746,7 @@ class HttpRelay {
         return this.#sendRequests(message, requests, accepted);
       }
       this.#refuseBusy(message);
+      this.#forgetPost(message);
       // A batch's notifications and answers still go.
       const rest = Array.isArray(message) ? message.filter((m) => !(isRecord(m) && isRequest(m))) : [];
       if (rest.length === 0) return accepted();
@@ -775,12 +821,17 @@ class HttpRelay {
       if (!stop?.aborted) this.#failed(message, errorText(error));
     });
     void sent.finally(() => {
-      for (const r of requests) {
-        if (this.#postOf.get(idKey(r.id)) === message) this.#postOf.delete(idKey(r.id));
-      }
+      this.#forgetPost(message);
       accepted?.();
       done();
     });
+  }
+
+  /** The POST of `message` ended, or will never go: it carries its requests no more (see `#postOf`). */
+  #forgetPost(message: unknown): void {
+    for (const r of requestsOf(message)) {
+      if (this.#postOf.get(idKey(r.id)) === message) this.#postOf.delete(idKey(r.id));
+    }
   }
 
   /**
@@ -880,7 +931,8 @@ class HttpRelay {
     if (body === undefined) return; // (nothing of it could be written out: each request is answered)
     const signal = stop === undefined ? this.#postSignal : AbortSignal.any([this.#postSignal, stop]);
     if (accepted !== undefined) this.#acceptedOnceAnswered(message, accepted);
-    const ids = this.#ids; // (its answer's stream is resumed in its session, whatever comes meanwhile)
+    const ids = this.#sessionFor(message); // (its answer's stream is resumed in it, whatever comes meanwhile)
+    const starts = message === this.#initializeMessage; // (its session: `ids`, a new one)
     const response = await this.#fetch({
       method: "POST",
       headers: {
@@ -891,10 +943,10 @@ class HttpRelay {
       signal,
     });
     // The session id comes with the answer to initialize: another POST's (an old session's, answered late)
-    // must not replace it.
+    // must not replace it. Each is held against its own session's (one before a new initialize has its own).
     const id = response.headers.get("mcp-session-id");
-    if (message === this.#initializeMessage) ids.id = id ?? undefined;
-    else if (id !== null && id !== this.#ids.id) this.#otherSessionId(message);
+    if (starts) ids.id = id ?? undefined;
+    else if (id !== null && id !== ids.id) this.#otherSessionId(message, ids);
     accepted?.(); // (after the session id, which the messages let go now must carry)
     if (!response.ok) {
       const body = this.#hidden(await errorBodyStart(response)); // (before it is cut: no half token shows)
@@ -907,24 +959,36 @@ class HttpRelay {
       );
     }
     const readingOn = await this.#answersTo(message, response, signal, ids);
-    if (isRecord(message) && message.method === "notifications/initialized") void this.#listen();
+    // (only in its own session: a new initialize that went since, once this was accepted, has left that
+    // session's stream, and its own notifications/initialized opens the new one's, with the id its answer gives)
+    if (isRecord(message) && message.method === "notifications/initialized" && ids === this.#ids) {
+      void this.#listen();
+    }
     // A message past the limit still being read on keeps its POST's place (maxInFlight): a server that
     // answered each POST with one without end would have the relay read ever more of them at once.
     await readingOn;
   }
 
+  /** The session the POST of `message` goes in: the one given it (a cancel's: see `#sendInTurn`), or this one. */
+  #sessionFor(message: unknown): SessionIds {
+    if (typeof message !== "object" || message === null) return this.#ids;
+    const ids = this.#sessionOf.get(message) ?? this.#ids;
+    this.#sessionOf.set(message, ids);
+    return ids;
+  }
+
   /**
-   * The answer to the POST of `message` gave another session id than the answer to `initialize` did (none,
-   * maybe): it is not taken (a late answer of an old session's would replace the new one's), but reported
+   * The answer to the POST of `message` gave another session id than the answer to the `initialize` of its
+   * session (`ids`) did (none, maybe): it is not taken (a late answer of an old session's would replace the new one's), but reported
    * (`session_id_ignored`), once a session. The value is not shown: a session id is a credential.
    */
-  #otherSessionId(message: unknown): void {
+  #otherSessionId(message: unknown, ids: SessionIds): void {
     if (this.#otherSessionIdSaid) return;
     this.#otherSessionIdSaid = true;
     const first = (Array.isArray(message) ? message : [message]).find((m) => isRecord(m) && "method" in m);
     const what = isRecord(first) ? String(first.method) : "an answer of the client's";
     const detail = `the MCP server at ${this.#shown} answered ${what} with ` +
-      (this.#ids.id === undefined
+      (ids.id === undefined
         ? "a session id (Mcp-Session-Id) where its answer to initialize gave none; toolguard sends none"
         : "another session id (Mcp-Session-Id) than its answer to initialize gave; toolguard keeps that one");
     emitTo(this.#options.onEvent, { event: "session_id_ignored", detail });
@@ -945,6 +1009,9 @@ class HttpRelay {
     const requests = requestsOf(message);
     if (response.status === 202) {
       await response.body?.cancel();
+      // Of a session a new initialize left (it went meanwhile), its stream, where alone they could be
+      // answered, is left too: they are answered so at once, as those waiting there were (see #leaveStream).
+      if (ids !== this.#ids) return void this.#answerTaken(requests, LEFT_FOR_NEW_SESSION);
       // MCP allows "202 Accepted" (no answer) for notifications only. As with the MCP SDK's client, answers
       // may still come on the server's own stream (opened now if it was not yet); without one they never can.
       this.#onStream = [...this.#onStream.filter((r) => this.#session.isWaiting(r.id)), ...requests];
@@ -959,7 +1026,7 @@ class HttpRelay {
     let why = "";
     let end: StreamEnd = {};
     try {
-      end = await this.#read(response, end, signal, message);
+      end = await this.#read(response, end, signal, ids, message);
     } catch (error) {
       why = errorText(error);
       if (error instanceof TooLong) readingOn.push(error.readingOn);
@@ -1010,7 +1077,7 @@ class HttpRelay {
           failures++;
           continue;
         }
-        end = await this.#read(resumed, end, signal, sent);
+        end = await this.#read(resumed, end, signal, ids, sent);
         failures = 0;
       } catch (error) {
         why = `resuming its event stream failed: ${errorText(error)}`;
@@ -1032,7 +1099,13 @@ class HttpRelay {
    * {@linkcode HttpRelay.#readOn}). `signal` is the one its `fetch` was given: its aborting ends the reading.
    * `sent`: the client message whose POST it answers, if one (see {@linkcode HttpRelay.#noteInitialize}).
    */
-  async #read(response: Response, from: StreamEnd, signal: AbortSignal, sent?: unknown): Promise<StreamEnd> {
+  async #read(
+    response: Response,
+    from: StreamEnd,
+    signal: AbortSignal,
+    ids: SessionIds,
+    sent?: unknown,
+  ): Promise<StreamEnd> {
     // (a media type is case-insensitive: an event stream read as one body would be held whole, and never end)
     const type = response.headers.get("content-type")?.toLowerCase() ?? "";
     if (!response.body) return {};
@@ -1062,10 +1135,10 @@ class HttpRelay {
           }
         }
         signal.throwIfAborted(); // (cancelled: not the whole body)
-        this.#fromServerText(decoder().decode(concatBytes(chunks, size)), sent);
+        this.#fromServerText(decoder().decode(concatBytes(chunks, size)), ids, sent);
         return {};
       }
-      return await this.#readEvents(reader, from, tooLong, sent);
+      return await this.#readEvents(reader, from, tooLong, ids, sent);
     } finally {
       if (!readOn) {
         signal.removeEventListener("abort", cancel);
@@ -1079,6 +1152,7 @@ class HttpRelay {
     reader: ReadableStreamDefaultReader<Uint8Array>,
     from: StreamEnd,
     tooLong: (rest: Overflowing, what: string, bytes: number) => TooLong,
+    ids: SessionIds,
     sent?: unknown,
   ): Promise<StreamEnd> {
     const end = { ...from };
@@ -1099,7 +1173,7 @@ class HttpRelay {
           // (an empty id resets it: nothing to resume from)
           if (event.id !== undefined) end.lastEventId = event.id === "" ? undefined : event.id;
           if (event.retry !== undefined) end.retryMs = event.retry;
-          this.#fromServerText(event.data, sent);
+          this.#fromServerText(event.data, ids, sent);
         }
         // (the text kept of an event not ended yet: after an event ended in this read, the end of `text`)
         pendingBytes = events.length === 0
@@ -1168,10 +1242,10 @@ class HttpRelay {
   }
 
   /**
-   * One message from the server, to the session (text that is not JSON as bytes, reported there); `sent`: the
-   * client message whose POST's answer it came in, if one.
+   * One message from the server, to the session (text that is not JSON as bytes, reported there), in the
+   * session `ids`; `sent`: the client message whose POST's answer it came in, if one.
    */
-  #fromServerText(text: string | undefined, sent?: unknown): void {
+  #fromServerText(text: string | undefined, ids: SessionIds, sent?: unknown): void {
     if (text === undefined || text.trim() === "") return;
     let message: JsonRpcMessage | JsonRpcMessage[];
     try {
@@ -1188,7 +1262,33 @@ class HttpRelay {
       } else if (this.#superseded(message, sent)) return;
       if (sent === this.#initializeMessage) this.#noteInitialize(message, sent);
     }
+    for (const m of membersOf<unknown>(message)) {
+      if (
+        !isRecord(m) || typeof m.method !== "string" || (typeof m.id !== "string" && typeof m.id !== "number")
+      ) {
+        continue;
+      }
+      this.#askedIn.delete(idKey(m.id)); // (to the end: the oldest goes first)
+      this.#askedIn.set(idKey(m.id), ids);
+      if (this.#askedIn.size > MAX_SERVER_REQUESTS) this.#askedIn.delete(this.#askedIn.keys().next().value!);
+    }
     this.#session.fromServer({ message });
+  }
+
+  /**
+   * The client's answers (`message`) go in the session the request they answer came in (see `#askedIn`),
+   * not the one a later `initialize` started.
+   */
+  #answerIn(message: unknown): void {
+    for (const m of membersOf<unknown>(message)) {
+      if (!isRecord(m) || (typeof m.id !== "string" && typeof m.id !== "number")) continue;
+      const ids = this.#askedIn.get(idKey(m.id));
+      if (ids === undefined) continue;
+      this.#askedIn.delete(idKey(m.id));
+      if (typeof message === "object" && message !== null && !this.#sessionOf.has(message)) {
+        this.#sessionOf.set(message, ids);
+      }
+    }
   }
 
   /**
@@ -1270,7 +1370,7 @@ class HttpRelay {
       if (!response.ok) return void await response.body?.cancel();
       opened = true;
       // A server may end this stream at will once it gave an event id: follow it until the relay ends.
-      await this.#resume(await this.#read(response, {}, signal), ids, signal, () => true);
+      await this.#resume(await this.#read(response, {}, signal, ids), ids, signal, () => true);
     } catch (error) {
       // The server offers no stream (405), or it ended: answers still arrive on the POSTs. A redirect not
       // followed is said, as a POST's is: the stream (the server's own requests) is lost for it.
@@ -1299,7 +1399,7 @@ class HttpRelay {
   #leaveStream(): void {
     this.#streamStop?.abort();
     [this.#stream, this.#streamStop] = ["idle", undefined];
-    this.#answerOnStreamOver("the client started a new session (initialize) before it was answered there");
+    this.#answerOnStreamOver(LEFT_FOR_NEW_SESSION);
   }
 
   /**
@@ -1307,7 +1407,12 @@ class HttpRelay {
    * (`why`, after "and").
    */
   #answerOnStreamOver(why = this.#streamOver): void {
-    for (const r of this.#onStream.splice(0)) {
+    this.#answerTaken(this.#onStream.splice(0), why);
+  }
+
+  /** Each of `requests`, taken with 202 Accepted, gets an error: it cannot be answered (`why`, after "and"). */
+  #answerTaken(requests: { id: JsonRpcId; method: string }[], why: string): void {
+    for (const r of requests) {
       const text =
         `toolguard: the MCP server at ${this.#shown} took ${r.method} with 202 Accepted and ${why}`;
       this.#session.answerWithError(r.id, TRANSPORT_ERROR, text);
@@ -1315,18 +1420,23 @@ class HttpRelay {
   }
 
   /**
-   * Tell the server the session is over, waiting for its answer no longer than the relay's grace (and never
-   * more than {@linkcode END_SESSION_MS}); past that the `DELETE` goes on alone, for as long at most.
+   * Tell the server each session is over (a `DELETE` each, at once), waiting for its answers no longer than
+   * the relay's grace (and never more than {@linkcode END_SESSION_MS}); past that they go on alone, for as
+   * long at most.
    */
   async #endSession(): Promise<void> {
-    if (this.#ids.id === undefined) return;
-    const ended = this.#fetch({
-      method: "DELETE",
-      headers: this.#headers("application/json"),
-      signal: AbortSignal.timeout(END_SESSION_MS),
-    }).then((response) => response.body?.cancel()).catch(() => {
-      // The server is gone already.
-    });
+    // (each the client started: a new initialize left the one before without ending it, answers may still come)
+    const sessions = new Map(this.#sessions.flatMap((ids) => ids.id === undefined ? [] : [[ids.id, ids]]));
+    if (sessions.size === 0) return;
+    const ended = Promise.all([...sessions.values()].map((ids) =>
+      this.#fetch({
+        method: "DELETE",
+        headers: this.#headers("application/json", ids),
+        signal: AbortSignal.timeout(END_SESSION_MS),
+      }).then((response) => response.body?.cancel()).catch(() => {
+        // The server is gone already.
+      })
+    ));
     const waitMs = Math.min(END_SESSION_MS, this.#options.shutdownGraceMs ?? END_SESSION_MS);
     // (no grace: no timer either, so the relay ends before the next turn of the event loop)
     if (!(waitMs > 0)) return;

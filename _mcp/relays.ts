@@ -155,7 +155,7 @@ export const runMcpRelay: typeof relayMcpStdio = relayMcpStdio;
  * `303 See Other` (the server took it: that is an error naming where it leads), nor past another status with a
  * `Location` (an error naming it). Resolves when the client closes its side (answers
  * still on their way, held calls among them, get `shutdownGraceMs`, then their requests are answered with
- * errors, and the server's session is ended with `DELETE`) or on an interrupt or abort.
+ * errors, and each server session it started is ended with `DELETE`) or on an interrupt or abort.
  *
  * @example Refuse an invalid call without reaching the server (no server needed for that)
  * ```ts

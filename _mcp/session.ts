@@ -95,7 +95,7 @@ const MAX_CANCELLED = 256;
  * that floods the client with requests it never sees answered must not grow the set without end); past it the
  * oldest is forgotten, and an answer to it is dropped.
  */
-const MAX_SERVER_REQUESTS = 65_536;
+export const MAX_SERVER_REQUESTS = 65_536;
 
 /**
  * How many client frames wait at most while the guard reads the server's tool list (each no longer than the

@@ -1317,3 +1317,355 @@ test(
     );
   },
 );
+
+test("relayMcpHttp: an initialize that waited behind another opens its own session's stream, with its id", {
+  timeout: 60_000,
+}, async () => {
+  // The first session's notifications/initialized, accepted, let the second initialize go; only then did its
+  // POST open the server's own stream: in the new session, whose id had not come yet (a GET without one,
+  // refused), and the stream was over for the new session, whose requests taken with 202 were lost.
+  const streams: string[] = [];
+  let answerFirst = () => {};
+  const firstMayGo = new Promise<void>((resolve) => (answerFirst = resolve));
+  const handle: Handle = (req, res, m) => {
+    const session = String(req.headers["mcp-session-id"] ?? "none");
+    if (m === undefined) {
+      if (req.method !== "GET") return void res.writeHead(200).end(); // (the DELETE that ends a session)
+      streams.push(session);
+      if (session === "none") return void res.writeHead(400).end();
+      const note = {
+        jsonrpc: "2.0",
+        method: "notifications/message",
+        params: { level: "info", data: session },
+      };
+      return void res.writeHead(200, { "content-type": "text/event-stream" })
+        .write(`data: ${JSON.stringify(note)}\n\n`);
+    }
+    if (m.method === "initialize") {
+      const answer = () =>
+        res.writeHead(200, { "content-type": "application/json", "mcp-session-id": `s${m.id}` })
+          .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: INIT_RESULT }));
+      return void (m.id === 0 ? firstMayGo.then(answer) : answer());
+    }
+    if (m.id === undefined) return void res.writeHead(202).end();
+    res.writeHead(200, { "content-type": "application/json" })
+      .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} }));
+  };
+  const said = (data: string) => (got: JsonRpcMessage[]) =>
+    got.some((m) => (m.params as { data?: unknown } | undefined)?.data === data);
+  const { got } = await relayScript(handle, async function* (until) {
+    yield INIT[0];
+    yield INIT[1];
+    yield { ...INIT[0] as object, id: 1 };
+    yield INIT[1];
+    answerFirst(); // (the relay has read all four: the second initialize waits behind the first)
+    await until(answered(0, 1));
+    await until(said("s1"));
+  });
+  assert.ok(said("s1")(got), `the new session's stream was not opened: ${streams.join(", ")}`);
+  assert.deepEqual(streams.filter((s) => s !== "s0"), ["s1"]);
+});
+
+test("relayMcpHttp: a request the session before took with 202 after a new initialize went is answered", {
+  timeout: 60_000,
+}, async () => {
+  // Its answer can only come on that session's own stream, which the new initialize left: it waited on the
+  // new session's instead, where no answer of the old one's comes, until the relay closed.
+  let initialized = false;
+  let ping: ServerResponse | undefined;
+  const handle: Handle = (req, res, m) => {
+    if (m === undefined) {
+      if (req.method !== "GET" || req.headers["mcp-session-id"] !== "s2") {
+        return void res.writeHead(405).end();
+      }
+      return void res.writeHead(200, { "content-type": "text/event-stream" }).write(": open\n\n");
+    }
+    if (m.method === "initialize") {
+      if (m.id === 2) {
+        initialized = true;
+        ping?.writeHead(202).end();
+      }
+      return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": `s${m.id}` })
+        .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: INIT_RESULT }));
+    }
+    if (m.id === undefined) return void res.writeHead(202).end();
+    // (the ping is taken with 202 once the new initialize came, to be answered on its session's stream)
+    if (initialized) res.writeHead(202).end();
+    else ping = res;
+  };
+  let answeredInTime = false;
+  const { got } = await relayScript(handle, async function* (until) {
+    yield INIT[0];
+    yield INIT[1];
+    await until(answered(0));
+    yield { jsonrpc: "2.0", id: 1, method: "ping" };
+    yield { ...INIT[0] as object, id: 2 };
+    yield INIT[1];
+    await until((got) => (answeredInTime = answered(1, 2)(got)));
+  });
+  assert.ok(answeredInTime, "the ping was answered only as the relay closed");
+  assert.match(errorOf(got.find((m) => m.id === 1)), /202 Accepted and the client started a new session/);
+});
+
+test(
+  "relayMcpHttp: the late answer of a cancelled initialize is not taken for the next one's waiting its turn",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    // The next initialize under its id waited behind a notification the server had not accepted: the old one's
+    // late answer, on its own stream, reached the client as the new one's (its POST had not gone yet), and let
+    // what follows go before the new session had its id.
+    const sessions: string[] = [];
+    let old: ServerResponse | undefined;
+    let acceptNote = () => {};
+    const noteAccepted = new Promise<void>((resolve) => (acceptNote = resolve));
+    const note = (data: string) => ({
+      jsonrpc: "2.0",
+      method: "notifications/message",
+      params: { level: "info", data },
+    });
+    const init = (name: string) => ({
+      jsonrpc: "2.0",
+      id: 0,
+      result: { ...INIT_RESULT, serverInfo: { name, version: "1" } },
+    });
+    const handle: Handle = (req, res, m) => {
+      if (m === undefined) return void res.writeHead(405).end();
+      if (m.method === "initialize") {
+        if (old === undefined) {
+          // (the first says it works on it, then waits: the client gives up on it)
+          old = res.writeHead(200, { "content-type": "text/event-stream", "mcp-session-id": "old" });
+          return void old.write(`data: ${JSON.stringify(note("working"))}\n\n`);
+        }
+        return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "new" })
+          .end(JSON.stringify(init("new")));
+      }
+      sessions.push(`${m.method} ${req.headers["mcp-session-id"]}`);
+      if (m.method === "notifications/roots/list_changed") {
+        // (the old initialize is answered now, late; this is accepted once the client has seen what followed)
+        old?.end(`data: ${JSON.stringify(init("old"))}\n\ndata: ${JSON.stringify(note("late"))}\n\n`);
+        return void noteAccepted.then(() => res.writeHead(202).end());
+      }
+      if (m.id === undefined) return void res.writeHead(202).end();
+      res.writeHead(200, { "content-type": "application/json" })
+        .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} }));
+    };
+    const said = (data: string) => (got: JsonRpcMessage[]) =>
+      got.some((m) => (m.params as { data?: unknown } | undefined)?.data === data);
+    const { got } = await relayScript(handle, async function* (until) {
+      yield INIT[0];
+      await until(said("working"));
+      yield {
+        jsonrpc: "2.0",
+        method: "notifications/cancelled",
+        params: { requestId: 0, reason: "timed out" },
+      };
+      yield { jsonrpc: "2.0", method: "notifications/roots/list_changed" };
+      yield INIT[0];
+      yield INIT[1];
+      yield { jsonrpc: "2.0", id: 1, method: "ping" };
+      await until(said("late"));
+      acceptNote();
+      await until(answered(0, 1));
+    });
+    const names = got.flatMap((m) =>
+      m.id === 0 ? [(m.result as { serverInfo?: { name: string } })?.serverInfo?.name ?? errorOf(m)] : []
+    );
+    assert.deepEqual(names, ["new"]);
+    assert.deepEqual(sessions, [
+      "notifications/roots/list_changed old",
+      "notifications/initialized new",
+      "ping new",
+    ]);
+  },
+);
+
+test(
+  "relayMcpHttp: an answer of the session before a new initialize, with that session's id, is not reported",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    // Its session id was held against the new session's: reported as another session id (session_id_ignored),
+    // which then, said once a session, went unsaid for a server that did give the new session's requests another.
+    let initialized = false;
+    let ping: (() => void) | undefined;
+    const handle: Handle = (req, res, m) => {
+      if (m === undefined) return void res.writeHead(405).end();
+      const session = { "mcp-session-id": String(req.headers["mcp-session-id"] ?? "none") };
+      if (m.method === "initialize") {
+        if (m.id === 2) {
+          initialized = true;
+          ping?.();
+        }
+        return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": `s${m.id}` })
+          .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: INIT_RESULT }));
+      }
+      if (m.id === undefined) return void res.writeHead(202, session).end();
+      // (the ping of the first session is answered once the new initialize came, with its own session's id)
+      const answer = () =>
+        res.writeHead(200, { "content-type": "application/json", ...session })
+          .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} }));
+      if (initialized) answer();
+      else ping = answer;
+    };
+    const { got, events } = await relayScript(handle, async function* (until) {
+      yield INIT[0];
+      yield INIT[1];
+      await until(answered(0));
+      yield { jsonrpc: "2.0", id: 1, method: "ping" };
+      yield { ...INIT[0] as object, id: 2 };
+      yield INIT[1];
+      await until(answered(1, 2));
+    });
+    assert.deepEqual(got.find((m) => m.id === 1)?.result, {});
+    assert.deepEqual(events.filter((e) => e.event === "session_id_ignored"), []);
+  },
+);
+
+test("relayMcpHttp: a cancel of a request of the session before a new initialize goes in that session", {
+  timeout: 60_000,
+}, async () => {
+  // The cancel waited for its request's POST to be accepted, and went once it was: after the new initialize,
+  // with the new session's id (none yet, refused), so the server working on the request never learned of it.
+  const arrived: string[] = [];
+  let initialized = false;
+  let ping: ServerResponse | undefined;
+  const handle: Handle = (req, res, m) => {
+    if (m === undefined) return void res.writeHead(405).end();
+    const session = String(req.headers["mcp-session-id"] ?? "none");
+    arrived.push(`${m.method} ${session}`);
+    if (m.method === "initialize") {
+      if (m.id === 2) {
+        initialized = true;
+        ping?.writeHead(200, { "content-type": "text/event-stream" }).write(": working\n\n");
+      }
+      return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": `s${m.id}` })
+        .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: INIT_RESULT }));
+    }
+    if (m.id === undefined) return void res.writeHead(session === "none" ? 400 : 202).end();
+    if (m.id !== 1) {
+      return void res.writeHead(200, { "content-type": "application/json" })
+        .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} }));
+    }
+    // (the first ping's headers come once the new initialize came; it is never answered)
+    ping = res;
+    if (initialized) res.writeHead(200, { "content-type": "text/event-stream" }).write(": working\n\n");
+  };
+  const { events } = await relayScript(handle, async function* (until) {
+    yield INIT[0];
+    yield INIT[1];
+    await until(answered(0));
+    yield { jsonrpc: "2.0", id: 1, method: "ping" };
+    yield {
+      jsonrpc: "2.0",
+      method: "notifications/cancelled",
+      params: { requestId: 1, reason: "timed out" },
+    };
+    yield { ...INIT[0] as object, id: 2 };
+    yield INIT[1];
+    yield { jsonrpc: "2.0", id: 3, method: "ping" };
+    await until(answered(2, 3));
+  }).finally(() => ping?.destroy());
+  assert.ok(arrived.includes("notifications/cancelled s0"), arrived.join(", "));
+  assert.deepEqual(events.filter((e) => e.event === "post_failed"), []);
+});
+
+test("relayMcpHttp: the guard's own cancel goes in the session of its tools/list, not a new initialize's", {
+  timeout: 60_000,
+}, async () => {
+  // An initialize held behind the guard's tools/list went as the guard gave up on it, before its cancel: the
+  // cancel went with the new session's id (none yet: refused), and the server never learned of it.
+  const arrived: string[] = [];
+  const held: ServerResponse[] = [];
+  const handle: Handle = (req, res, m) => {
+    if (m === undefined) return void res.writeHead(405).end();
+    const session = String(req.headers["mcp-session-id"] ?? "none");
+    arrived.push(`${m.method} ${session}`);
+    if (m.method === "initialize") {
+      return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": `s${m.id}` })
+        .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: INIT_RESULT }));
+    }
+    if (m.id === undefined) return void res.writeHead(session === "none" ? 400 : 202).end();
+    held.push(res); // (the guard's tools/list is never answered)
+  };
+  const { events } = await relayScript(handle, async function* (until) {
+    yield INIT[0];
+    yield INIT[1];
+    await until(answered(0));
+    yield { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "t", arguments: {} } };
+    yield { ...INIT[0] as object, id: 2 };
+    yield INIT[1];
+    await until(answered(1, 2));
+  }, { toolsTimeoutMs: 100 }).finally(() => held.forEach((res) => res.destroy()));
+  assert.ok(arrived.includes("notifications/cancelled s0"), arrived.join(", "));
+  assert.deepEqual(events.filter((e) => e.event === "post_failed"), []);
+});
+
+test("relayMcpHttp: the client's answer to a request of the session before a new initialize goes in it", {
+  timeout: 60_000,
+}, async () => {
+  // The server asked in its first session, and the client answered after it started a new one: the answer
+  // went with the new session's id, where the server knows no such request, and the first waited for ever.
+  const arrived: string[] = [];
+  let ping: ServerResponse | undefined;
+  const handle: Handle = (req, res, m) => {
+    if (m === undefined) return void res.writeHead(405).end();
+    const session = String(req.headers["mcp-session-id"] ?? "none");
+    arrived.push(`${m.method ?? `answer ${m.id}`} ${session}`);
+    if (m.method === "initialize") {
+      return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": `s${m.id}` })
+        .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: INIT_RESULT }));
+    }
+    if (m.method === undefined) {
+      res.writeHead(202).end();
+      // (the first session's ping is answered once its request was)
+      return void ping?.end(`data: ${JSON.stringify({ jsonrpc: "2.0", id: 1, result: {} })}\n\n`);
+    }
+    if (m.id === undefined) return void res.writeHead(202).end();
+    ping = res.writeHead(200, { "content-type": "text/event-stream" });
+    ping.write(`data: ${JSON.stringify({ jsonrpc: "2.0", id: "r1", method: "roots/list" })}\n\n`);
+  };
+  await relayScript(handle, async function* (until) {
+    yield INIT[0];
+    yield INIT[1];
+    await until(answered(0));
+    yield { jsonrpc: "2.0", id: 1, method: "ping" };
+    await until((got) => got.some((m) => m.id === "r1"));
+    yield { ...INIT[0] as object, id: 2 };
+    yield INIT[1];
+    await until(answered(2));
+    yield { jsonrpc: "2.0", id: "r1", result: { roots: [] } };
+    await until(answered(1));
+  });
+  assert.ok(arrived.includes("answer r1 s0"), arrived.join(", "));
+});
+
+test("relayMcpHttp: every session the client started is ended as the relay closes, not only the last", {
+  timeout: 60_000,
+}, async () => {
+  // A new initialize left the session before without a DELETE, and the relay ended only the last one: the
+  // server kept the others for as long as it keeps an idle session.
+  const ended: string[] = [];
+  const handle: Handle = (req, res, m) => {
+    if (m === undefined) {
+      if (req.method === "DELETE") ended.push(String(req.headers["mcp-session-id"]));
+      return void res.writeHead(req.method === "DELETE" ? 200 : 405).end();
+    }
+    if (m.method === "initialize") {
+      return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": `s${m.id}` })
+        .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: INIT_RESULT }));
+    }
+    res.writeHead(202).end();
+  };
+  await relayScript(handle, async function* (until) {
+    yield INIT[0];
+    yield INIT[1];
+    await until(answered(0));
+    yield { ...INIT[0] as object, id: 1 };
+    yield INIT[1];
+    await until(answered(1));
+  }, { shutdownGraceMs: 10_000 }); // (the DELETEs are waited for: 2 s at most)
+  assert.deepEqual(ended.sort(), ["s0", "s1"]);
+});
