@@ -513,6 +513,7 @@ export class StreamGate {
       calls,
       `toolguard could not watch the streamed text for tool calls, so the rest of it was withheld: ${failure}`,
     );
+    this.#router.sendOpenings?.(flow);
     text.withhold(reason, flow);
     if (native.length > 0) this.#router.replace(reason, native, flow);
     flow.release();
@@ -567,6 +568,7 @@ export class StreamGate {
       calls = [...first.calls, ...written];
       judgement = await this.#judge(calls);
       if (!judgement.verdict.allowed) {
+        this.#router.sendOpenings?.(flow);
         text.conclude({ allowed: false, reason: judgement.reason }, flow);
         this.#router.replace(judgement.reason, first.calls, flow);
       } else flow.release();
@@ -585,6 +587,7 @@ export class StreamGate {
       // With drop-call, the rejected calls are cut from the text where each sits in markup of its own.
       const drop = new Set(judgement.verdict.rejectedIndices);
       const partial = judgement.partialReason !== undefined && text.separable(drop);
+      this.#router.sendOpenings?.(flow);
       text.conclude(
         partial
           ? { allowed: false, reason: judgement.partialReason!, drop }
@@ -617,6 +620,8 @@ export class StreamGate {
     const router = this.#router;
     if (!retry || !router.resume || !this.#turn || this.#cancelled) return undefined;
     const flow = this.#flow;
+    // (prose the client has not seen goes into its block: the block's start goes first, and counts)
+    if (ending?.frames) router.sendOpenings?.(flow);
     let next: ReadableStream<Uint8Array> | undefined;
     try {
       const resume = { ...point ?? router.resumePoint?.() ?? { at: 0 }, usage: this.#usage.total };

@@ -528,6 +528,63 @@ test("guardFetch retry: the blocks a client holds open when a written call is re
   assert.deepEqual(blocks, ["content-start 0", "content-end 0", "content-start 1", "content-end 1"]);
 });
 
+test("guardFetch retry: a call written at the start of an Anthropic text block takes the block with it when retried", async () => {
+  // The block's start went out before its text turned out to be the call: the client kept an empty text
+  // block, which the API refuses in the message sent back. Anthropic sends a ping after a block's start.
+  const written = `<tool_call>\n${JSON.stringify({ name: BAD.name, arguments: BAD.args })}\n</tool_call>`;
+  const first = (anthropicStream([written]) as Record<string, unknown>[]).filter((e) => e.type !== "ping");
+  first.splice(2, 0, { type: "ping" });
+  const shown = (b: Anthropic.ContentBlock) =>
+    b.type === "text" ? b.text : b.type === "tool_use" ? b.id : b.type;
+  for (
+    const [retry, want] of [
+      [anthropicStream(["Again."], [GOOD]), ["Again.", "call_good"]],
+      [anthropicStream([], [GOOD]), ["call_good"]],
+    ] as const
+  ) {
+    const { value, server } = await scripted(
+      [{ sse: first, named: true }, { sse: [...retry], named: true }],
+      1,
+      (s, f) =>
+        anthropic(s, f).messages.stream({
+          model: "m",
+          max_tokens: 100,
+          messages,
+          tools: TOOLS_ANTHROPIC as never,
+        })
+          .finalMessage(),
+    );
+    assert.equal(server.requests.length, 2);
+    assert.deepEqual(value.content.map(shown), [...want]);
+  }
+  // Text the block gets all the same (prose held before the call; the reason, without a retry) goes into it.
+  const prose = (anthropicStream([`{"x": 1}` + written]) as Record<string, unknown>[]).filter((e) =>
+    e.type !== "ping"
+  );
+  prose.splice(2, 0, { type: "ping" });
+  for (
+    const [sse, retries, want] of [
+      [prose, 1, [`{"x": 1}`, "Again.", "call_good"]],
+      [first, 0, [/did not run/]],
+    ] as const
+  ) {
+    const { value } = await scripted(
+      [{ sse: [...sse], named: true }, { sse: anthropicStream(["Again."], [GOOD]), named: true }],
+      retries,
+      (s, f) =>
+        anthropic(s, f).messages.stream({
+          model: "m",
+          max_tokens: 100,
+          messages,
+          tools: TOOLS_ANTHROPIC as never,
+        }).finalMessage(),
+    );
+    const got = value.content.map(shown);
+    assert.equal(got.length, want.length, JSON.stringify(got));
+    want.forEach((w, i) => typeof w === "string" ? assert.equal(got[i], w) : assert.match(got[i], w));
+  }
+});
+
 test("guardFetch retry: an Anthropic stream retried twice after written calls numbers each retry after the client's blocks", async () => {
   // The second retry was placed by the first retry's own blocks, not the client's: its text went into the
   // client's block 1, and its call's input into a text block.

@@ -139,6 +139,8 @@ class AnthropicStream implements FrameRouter {
   #flow: StreamFlow | undefined;
   /** On a retry's stream: the blocks the client had before it (see `resume`). */
   #before = 0;
+  /** An empty text block's start and the pings after it, held until the next frame routed (see `route`). */
+  #openings: Held[] = [];
 
   /**
    * The SDK appends each `text_delta` to the text of its block and keeps the text a `content_block_start`
@@ -271,6 +273,15 @@ class AnthropicStream implements FrameRouter {
     if (type === "message_start" && startsWithCalls(event)) flow.pending = true; // (see startsWithCalls)
     if (type === "error") return flow.send(raw); // errors reach the client at once; they carry no call
     if (!flow.pending) {
+      // An empty text block's start (and the pings after it) waits for what comes next, held for the
+      // watch's answer, so that its releases keep it first: a call written at the block's start, cut
+      // with a retry, takes the block with it, where the client kept an empty text block (which the API
+      // refuses in a message sent back).
+      if (this.#openings.length > 0 && type === "ping") return this.#holdOpening({ raw, event }, flow);
+      this.sendOpenings(flow);
+      if (startsText(event) && !bringsText(event.content_block)) {
+        return this.#holdOpening({ raw, event }, flow);
+      }
       if (type === "content_block_delta") flow.sawText();
       return flow.send(raw);
     }
@@ -280,6 +291,24 @@ class AnthropicStream implements FrameRouter {
       (toolStart ||
         (type === "content_block_delta" && isRecord(event.delta) && event.delta.type === "input_json_delta"));
     flow.hold({ raw, event, tool: this.#tools.has(index) || unplaced });
+  }
+
+  /** Holds a frame until the next one routed, or until the watch lets out or drops what it holds. */
+  #holdOpening(frame: { raw: string; event: Record<string, unknown> }, flow: StreamFlow): void {
+    const held: Held = { ...frame, tool: false, answer: 0 };
+    this.#openings.push(held);
+    flow.hold(held);
+  }
+
+  /** Sends the held openings the watch has not let out or dropped since (see `FrameRouter.sendOpenings`). */
+  sendOpenings(flow: StreamFlow): void {
+    if (this.#openings.length === 0) return;
+    const openings = new Set(this.#openings);
+    this.#openings = [];
+    const out = flow.held.filter((h) => openings.has(h));
+    if (out.length === 0) return;
+    flow.setHeld(flow.held.filter((h) => !openings.has(h)));
+    for (const h of out) flow.send(h.raw);
   }
 
   replace(reason: string, _calls: unknown, flow: StreamFlow): void {

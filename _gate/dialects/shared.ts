@@ -170,6 +170,12 @@ export interface FrameRouter {
    */
   endsDropped?(dropped: readonly Held[]): string;
   /**
+   * Sends the frames held only until text follows them (an Anthropic text block's start), before the text
+   * watch writes text in their place (a reason, the prose held before a call): a retry that drops the
+   * text drops them too, and the client keeps no empty block (see `AnthropicStream.route`).
+   */
+  sendOpenings?(flow: StreamFlow): void;
+  /**
    * Ends a stream whose calls were rejected: `reason` in place of the calls, after the answer's lead
    * (`flow.lead`, once the router sent what goes before it), then a normal stop.
    */
