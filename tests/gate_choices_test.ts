@@ -57,6 +57,12 @@ function geminiTexts(chunks: GeminiChunk[]): string[] {
   return texts;
 }
 
+/** `candidate` at `position` of a chunk's candidates, empty ones before it. */
+const atPosition = (candidate: unknown, position: number): unknown[] => [
+  ...Array.from({ length: position }, () => ({})),
+  candidate,
+];
+
 /** What a client of a Gemini model asked for two candidates gets when the model streams `sse`. */
 async function twoCandidates(sse: unknown[], options: GuardFetchOptions = {}): Promise<GuardedRun<string>> {
   return await withGuardedServer(() => ({ sse }), options, async (server, f) => {
@@ -707,7 +713,53 @@ test("guardFetch Gemini stream of two candidates: each candidate whose calls wer
   const texts = geminiTexts(geminiChunks(value));
   assert.equal(seen[0].verdict.allowed, false);
   assert.match(texts[0], /^Checking\.\n\ntoolguard stopped .*delete_everything/s);
-  assert.match(texts[1], /^\n\ntoolguard stopped /);
+  // (candidate 1 said nothing: its reason stands alone, as in its body)
+  assert.match(texts[1], /^toolguard stopped /);
+});
+
+test("Gemini, two candidates rejected: the reason is set apart by a blank line only in a candidate that said something, in a stream as in its body", async () => {
+  // The stream set the reason apart in every candidate once any had spoken: a silent candidate (only a call,
+  // or only a thought) got a leading blank line that its body has not.
+  const bad = { functionCall: { name: "delete_everything", args: {} } };
+  const request = {
+    contents: [{ role: "user", parts: [{ text: "Weather?" }] }],
+    tools: GEMINI_TOOLS,
+    generationConfig: { candidateCount: 2 },
+  };
+  const shapes: [string, Record<string, unknown>[][]][] = [
+    ["silent first", [[bad], [{ text: "Checking." }, bad]]],
+    ["speaking first", [[{ text: "Checking." }, bad], [bad]]],
+    ["one only thought", [[{ text: "Weighing it.", thought: true }, bad], [{ text: "Checking." }, bad]]],
+    ["one only blank", [[{ text: "Checking." }, bad], [{ text: " " }, bad]]],
+  ];
+  for (const onRejected of ["withhold-turn", "drop-call"] as const) {
+    for (const [shape, parts] of shapes) {
+      const whole = parts.map((ps, index) => ({
+        index,
+        content: { role: "model", parts: ps },
+        finishReason: "STOP",
+      }));
+      const gated = await gateCompletion(request, { candidates: whole }, { dialect: "gemini", onRejected });
+      assert.equal(gated.verdict.allowed, false);
+      const body = geminiTexts([gated.response as GeminiChunk]);
+      // One chunk per part, each candidate in turn, then the finish of both.
+      const sse: unknown[] = [];
+      for (const [index, ps] of parts.entries()) {
+        for (const p of ps) {
+          sse.push({ candidates: atPosition({ index, content: { role: "model", parts: [p] } }, index) });
+        }
+      }
+      sse.push({
+        candidates: [0, 1].map((index) => ({
+          index,
+          content: { parts: [{ text: "" }] },
+          finishReason: "STOP",
+        })),
+      });
+      const { value } = await twoCandidates(sse, { onRejected });
+      assert.deepEqual(geminiTexts(geminiChunks(value)), body, `${onRejected}, ${shape}`);
+    }
+  }
 });
 
 test("guardFetch Gemini stream of two candidates: a rejected written call whose marker another candidate's chunk splits is cut whole", async () => {

@@ -108,6 +108,18 @@ const hasText = (event: Record<string, unknown>) =>
   candidates(event).some((c) => parts(c).some((p) => typeof p.text === "string" && p.text !== ""));
 
 /**
+ * Notes in `flow` each candidate of a chunk, by position (as its calls and text are read), whose answer text
+ * says something: its reason then starts on a new paragraph, as a body sets it apart only after words
+ * (`saysWords`); a candidate that said nothing, only thought, or only blanks, gets the reason alone.
+ */
+function spoke(event: Record<string, unknown>, flow: StreamFlow): void {
+  const all = Array.isArray(event.candidates) ? event.candidates : [];
+  all.forEach((c, i) => {
+    if (isRecord(c) && parts(c).some(saysWords)) flow.sawText(i);
+  });
+}
+
+/**
  * The parts of a held chunk's candidate without the dropped calls (`gone`, by their place among the calls
  * of that candidate, counted in `keep.position`). A dropped call's `thoughtSignature` waits in
  * `keep.signature` for the candidate's next kept call.
@@ -228,7 +240,7 @@ class GeminiStream implements FrameRouter {
       const ends = candidates(event).some((c) => c.finishReason != null) || event.usageMetadata != null;
       // (a part without text, a thought's signature, flows as well: held, text that came after it went first)
       if (!flow.pending || !ends) {
-        if (hasText(event)) flow.sawText();
+        spoke(event, flow);
         flow.send(raw);
       } else if (!candidates(event).some((c) => parts(c).some(saysSomething))) {
         flow.hold({ raw, event, tool: false });
@@ -247,7 +259,7 @@ class GeminiStream implements FrameRouter {
 
   /** Sends the text of a chunk (its parts but calls) now, and holds its calls, finish and usage. */
   #split(event: Record<string, unknown>, flow: StreamFlow, tool: boolean): void {
-    if (hasText(event)) flow.sawText();
+    spoke(event, flow);
     const { usageMetadata: _usage, ...rest } = event;
     const text = {
       ...rest,
@@ -304,12 +316,14 @@ class GeminiStream implements FrameRouter {
    * left with nothing is dropped.
    */
   dropCalls(reason: string, split: SplitCalls, flow: StreamFlow): void {
-    const text = flow.lead() + reason;
     const hit = new Set(split.dropped.map((c) => c.choice));
     flow.send(formatSse(JSON.stringify({
       candidates: Array.from(
         { length: Math.max(...hit) + 1 },
-        (_, i) => hit.has(i) ? { content: { role: "model", parts: [{ text }] }, index: i } : {},
+        (_, i) =>
+          hit.has(i)
+            ? { content: { role: "model", parts: [{ text: flow.lead(i) + reason }] }, index: i }
+            : {},
       ),
       ...this.#template,
     })));
@@ -357,7 +371,6 @@ class GeminiStream implements FrameRouter {
    * without a word.
    */
   replace(reason: string, _calls: unknown, flow: StreamFlow): void {
-    const text = flow.lead() + reason;
     const held = flow.held;
     const place = new Map<number, number>(); // candidate -> the held chunk its reason goes in
     held.forEach((h, k) => {
@@ -380,7 +393,7 @@ class GeminiStream implements FrameRouter {
         candidates: all.map((c, i) =>
           !isRecord(c) ? c : withParts(c, (ps) => {
             const kept = ps.filter((p) => !isCall(p));
-            if (place.get(i) === k) kept.push({ text });
+            if (place.get(i) === k) kept.push({ text: flow.lead(i) + reason });
             return kept;
           })
         ),
@@ -391,7 +404,11 @@ class GeminiStream implements FrameRouter {
     });
     if (place.size === 0) {
       flow.send(formatSse(JSON.stringify({
-        candidates: [{ content: { role: "model", parts: [{ text }] }, finishReason: "STOP", index: 0 }],
+        candidates: [{
+          content: { role: "model", parts: [{ text: flow.lead(0) + reason }] },
+          finishReason: "STOP",
+          index: 0,
+        }],
       })));
     }
   }
