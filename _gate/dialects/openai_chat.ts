@@ -18,6 +18,7 @@ import {
   type Held,
   joinText,
   pick,
+  REASONING_FIELDS,
   type SplitCalls,
   type StreamFlow,
   TEXT_FIELDS,
@@ -621,11 +622,12 @@ function chatText(event: Record<string, unknown>, answer: number): TextPart {
 }
 
 /** The text fields of a Chat delta a retry sends back: the answer and, where a server streams it, reasoning. */
-const TURN_TEXT = ["content", "reasoning_content", "reasoning"] as const;
+const TURN_TEXT = ["content", ...REASONING_FIELDS] as const;
 
 /**
- * Keeps the text of choice 0, its content given as a string or as parts (and the reasoning a server such as DeepSeek or vLLM streams beside it, which
- * such servers expect back with the calls); the calls come from the assembler.
+ * Keeps the text of choice 0, its content given as a string or as parts, and the reasoning a server streams
+ * beside it, under the name it came in (DeepSeek's thinking mode refuses a follow-up to calls without its
+ * `reasoning_content`); the calls come from the assembler.
  */
 class ChatTurn implements TurnRecorder {
   readonly #text: Record<string, string> = {};
