@@ -719,8 +719,10 @@ test("guardFetch Gemini stream of two candidates: each candidate whose calls wer
 
 test("Gemini, two candidates rejected: the reason is set apart by a blank line only in a candidate that said something, in a stream as in its body", async () => {
   // The stream set the reason apart in every candidate once any had spoken: a silent candidate (only a call,
-  // or only a thought) got a leading blank line that its body has not.
+  // or only a thought) got a leading blank line that its body has not. A body that kept a valid call put the
+  // reason before the candidate's text, where the stream (its text flowing while the calls wait) has it after.
   const bad = { functionCall: { name: "delete_everything", args: {} } };
+  const good = { functionCall: { name: "get_weather", args: { city: "Oslo" } } };
   const request = {
     contents: [{ role: "user", parts: [{ text: "Weather?" }] }],
     tools: GEMINI_TOOLS,
@@ -731,6 +733,8 @@ test("Gemini, two candidates rejected: the reason is set apart by a blank line o
     ["speaking first", [[{ text: "Checking." }, bad], [bad]]],
     ["one only thought", [[{ text: "Weighing it.", thought: true }, bad], [{ text: "Checking." }, bad]]],
     ["one only blank", [[{ text: "Checking." }, bad], [{ text: " " }, bad]]],
+    ["silent first, a valid call kept", [[bad, good], [{ text: "Checking." }, bad, good]]],
+    ["speaking first, a valid call kept", [[{ text: "Checking." }, good, bad], [good, bad]]],
   ];
   for (const onRejected of ["withhold-turn", "drop-call"] as const) {
     for (const [shape, parts] of shapes) {
@@ -852,8 +856,9 @@ test("gateCompletion, a Gemini body withheld: the reason follows the answer's te
   );
 });
 
-test("gateCompletion, Gemini drop-call: the reason before the answer's text is followed by a blank line", async () => {
-  // The reason, a part of its own ahead of the kept parts, was glued to the text after it ("… match it.Checking.").
+test("gateCompletion, Gemini drop-call: the reason follows the answer's text after a blank line, as in a stream", async () => {
+  // The reason, a part of its own ahead of the kept parts, was glued to the text after it ("… match it.Checking.");
+  // then it stood before that text, where a stream (its text flowing while the calls wait) has it after.
   const request = { contents: [{ role: "user", parts: [{ text: "Weather?" }] }], tools: GEMINI_TOOLS };
   const parts = [
     { text: "Checking." },
@@ -866,7 +871,7 @@ test("gateCompletion, Gemini drop-call: the reason before the answer's text is f
   });
   assert.match(
     geminiTexts([gated.response as GeminiChunk])[0],
-    /^toolguard removed .*\n\nChecking\.\[get_weather\]$/s,
+    /^Checking\.\n\ntoolguard removed .*\[get_weather\]$/s,
   );
 });
 

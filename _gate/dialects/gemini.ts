@@ -86,9 +86,15 @@ const body: CompletionBody = {
         withParts(c, (ps) => {
           const kept = ps.filter((p) => !isCall(p) || keep());
           if (kept.length === ps.length) return kept;
-          // (a blank line after it when answer text follows: a client joins the parts as they come)
-          const text = kept.some(saysWords) ? `${reason}\n\n` : reason;
-          return [{ text }, ...kept];
+          // After the candidate's text, set apart from it by a blank line, as a stream has it (its text flows
+          // while the calls wait, the reason comes before the kept calls) and as a withheld body puts it: a
+          // part ahead of the text read "reason, then text" where the stream read "text, then reason".
+          const last = kept.findLastIndex(saysWords);
+          if (last >= 0) kept[last] = { ...kept[last], text: (kept[last].text as string).trimEnd() };
+          kept.splice(kept.findLastIndex((p) => !isCall(p)) + 1, 0, {
+            text: last >= 0 ? `\n\n${reason}` : reason,
+          });
+          return kept;
         })
       ),
     };
