@@ -251,7 +251,7 @@ test("gateCompletion: a call written across two text parts of a Gemini candidate
   assert.equal(withheld.verdict.allowed, false);
   assert.deepEqual(withheld.extracted?.map((c) => c.name), ["delete_everything"]);
   const [first, second] = texts(withheld.response);
-  assert.match(first, /^Sure\.\n\ntoolguard stopped/);
+  assert.equal(first, "Sure."); // (no call to lose: no reason, as in a stream)
   assert.match(second, /^Note\n\ntoolguard stopped/);
   assert.doesNotMatch(second, /<tool_call>|"arguments"/);
 
@@ -720,7 +720,8 @@ test("guardFetch Gemini stream of two candidates: each candidate whose calls wer
 test("Gemini, two candidates rejected: the reason is set apart by a blank line only in a candidate that said something, in a stream as in its body", async () => {
   // The stream set the reason apart in every candidate once any had spoken: a silent candidate (only a call,
   // or only a thought) got a leading blank line that its body has not. A body that kept a valid call put the
-  // reason before the candidate's text, where the stream (its text flowing while the calls wait) has it after.
+  // reason before the candidate's text, where the stream (its text flowing while the calls wait) has it after;
+  // a withheld body gave the reason to a candidate that had no call to lose, where its stream went on without.
   const bad = { functionCall: { name: "delete_everything", args: {} } };
   const good = { functionCall: { name: "get_weather", args: { city: "Oslo" } } };
   const request = {
@@ -735,6 +736,18 @@ test("Gemini, two candidates rejected: the reason is set apart by a blank line o
     ["one only blank", [[{ text: "Checking." }, bad], [{ text: " " }, bad]]],
     ["silent first, a valid call kept", [[bad, good], [{ text: "Checking." }, bad, good]]],
     ["speaking first, a valid call kept", [[{ text: "Checking." }, good, bad], [good, bad]]],
+    ["one without calls", [[{ text: "Hello." }], [{ text: "Checking." }, bad]]],
+    ["one without calls, one writes", [[{ text: "Hello." }], [{ text: `Checking.${WRITTEN_BAD}` }]]],
+    ["one writes a valid call, one native", [[{ text: `Sure.${WRITTEN_GOOD}` }], [
+      { text: "Checking." },
+      bad,
+    ]]],
+    ["one writes a valid call, one writes", [[{ text: `Sure.${WRITTEN_GOOD}` }], [{
+      text: `Checking.${WRITTEN_BAD}`,
+    }]]],
+    ["JSON prose, one writes", [[{ text: '{"name": "Ada", "arguments": {}}' }], [{
+      text: `Checking.${WRITTEN_BAD}`,
+    }]]],
   ];
   for (const onRejected of ["withhold-turn", "drop-call"] as const) {
     for (const [shape, parts] of shapes) {

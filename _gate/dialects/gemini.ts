@@ -58,22 +58,25 @@ const body: CompletionBody = {
   rewrite(body, reason, { fromText, cut = cutCalls }) {
     return {
       ...body,
-      candidates: candidates(body).map((c) =>
-        withParts(c, (ps) => {
-          // Only the text read for calls is cut (see `looseTexts`): the text beside a candidate's native calls
-          // goes as it came, as in a stream, and as in a body of one candidate.
-          const read = fromText && !ps.some(isCall);
-          const kept = ps.filter((p) => !isCall(p)).map((p) =>
-            read && isAnswerText(p) ? { ...p, text: cut(p.text as string) } : p
-          );
-          // A client joins the parts as they come: the reason follows the answer's text after a blank line,
-          // as in a stream, not glued to it.
-          const last = kept.findLastIndex(saysWords);
-          if (last < 0) return [...kept, { text: reason }];
-          kept[last] = { ...kept[last], text: (kept[last].text as string).trimEnd() };
-          return [...kept, { text: `\n\n${reason}` }];
-        })
-      ),
+      candidates: candidates(body).map((c) => {
+        const ps = parts(c);
+        // Only the text read for calls is cut (see `looseTexts`): the text beside a candidate's native calls
+        // goes as it came, as in a stream, and as in a body of one candidate. (Every candidate's text is cut,
+        // in order: the cut knows each text by its place.)
+        const read = fromText && !ps.some(isCall);
+        const kept = ps.filter((p) => !isCall(p)).map((p) =>
+          read && isAnswerText(p) ? { ...p, text: cut(p.text as string) } : p
+        );
+        // Only a candidate that lost calls (native ones, or text the cut took calls from) says why, as in a
+        // stream and as Chat's choices: one that only spoke got the reason too, where its stream went on
+        // without it.
+        if (read ? kept.every((p, i) => p.text === ps[i].text) : kept.length === ps.length) return c;
+        // A client joins the parts as they come: the reason follows the answer's text after a blank line,
+        // as in a stream, not glued to it.
+        const last = kept.findLastIndex(saysWords);
+        if (last >= 0) kept[last] = { ...kept[last], text: (kept[last].text as string).trimEnd() };
+        return withParts(c, () => [...kept, { text: last < 0 ? reason : `\n\n${reason}` }]);
+      }),
     };
   },
   // The reason stands in each candidate that lost a call (as OpenAI Chat's choices): in the first that had
