@@ -264,6 +264,45 @@ test("gateCompletion: a call written across two text parts of a Gemini candidate
   assert.match(cut, /toolguard removed the rejected tool call/);
 });
 
+test("n=2, a call written into choice 1 rejected: choice 0 gets the reason only if it lost a call, in a body as in a stream", async () => {
+  // The body read choice 0's text for calls without the declared tools and took what it found for calls: JSON
+  // prose naming no declared tool, or a valid call drop-call keeps, got the reason its stream has not.
+  const shapes = [["a valid written call", `Sure.${WRITTEN_GOOD}`], [
+    "JSON prose",
+    '{"name": "Ada", "arguments": {}}',
+  ]];
+  for (const onRejected of ["withhold-turn", "drop-call"] as const) {
+    for (const [shape, text0] of shapes) {
+      const text1 = `Checking.${WRITTEN_BAD}`;
+      const whole = chatCompletion(text0);
+      (whole.choices as unknown[]).push({
+        index: 1,
+        message: { role: "assistant", content: text1 },
+        finish_reason: "stop",
+      });
+      const gated = await gateCompletion({ tools: TOOLS_OPENAI }, whole, { onRejected });
+      assert.equal(gated.verdict.allowed, false);
+      const body = (gated.response as { choices: { message: { content: string } }[] }).choices.map((c) =>
+        c.message.content
+      );
+      const sse = [
+        choiceChunk(0, { role: "assistant", content: text0 }),
+        choiceChunk(1, { role: "assistant", content: text1 }),
+        choiceChunk(0, {}, "stop"),
+        choiceChunk(1, {}, "stop"),
+        "data: [DONE]\n\n",
+      ];
+      const { value } = await withGuardedServer(
+        () => ({ sse }),
+        { onRejected },
+        (server, f) =>
+          streamedChoices(new OpenAI({ apiKey: "k", baseURL: `${server.url}/v1`, fetch: f, maxRetries: 0 })),
+      );
+      assert.deepEqual(value.text, body, `${onRejected}, ${shape}`);
+    }
+  }
+});
+
 test("guardFetch n=2 drop-call: only the rejected call written into choice 1 is cut, the valid ones stay", async () => {
   const sse = [
     choiceChunk(0, { content: `A ${WRITTEN_GOOD}` }),

@@ -7,7 +7,7 @@
 import { isRecord } from "../../_common/values.ts";
 import type { AssembledToolCall } from "../calls.ts";
 import { formatSse, reframe } from "../sse.ts";
-import { cutCalls, extractToolCalls } from "../engines.ts";
+import { cutCalls } from "../engines.ts";
 import { arrayIndex } from "./readers.ts";
 import {
   callCounter,
@@ -53,16 +53,17 @@ const body: CompletionBody = {
       choices: (body.choices as unknown[]).map((c) => {
         if (!isRecord(c) || !isRecord(c.message)) return c;
         const m = c.message;
-        const hadCalls = Array.isArray(m.tool_calls) || isRecord(m.function_call) ||
-          (fromText && extractToolCalls(contentText(m) ?? "").length > 0);
-        if (!hadCalls) return c;
-        const message: Record<string, unknown> = { ...m };
-        delete message.tool_calls;
-        delete message.function_call;
         const text = contentText(m) ?? "";
         // Only the text read for calls is cut (see `looseTexts`): the text beside a choice's native calls goes
         // as it came, as in a stream, and as in a body of one choice.
         const content = fromText && !nativeCalls(m) ? cut(text) : text;
+        // A choice whose text lost nothing to the cut had no call to lose (JSON prose naming no declared tool,
+        // a valid call kept under drop-call): it goes as it came, without the reason, as in a stream.
+        const hadCalls = Array.isArray(m.tool_calls) || isRecord(m.function_call) || content !== text;
+        if (!hadCalls) return c;
+        const message: Record<string, unknown> = { ...m };
+        delete message.tool_calls;
+        delete message.function_call;
         message.content = withText(m.content, joinText(content, reason));
         return { ...c, message, finish_reason: "stop" };
       }),
