@@ -9,7 +9,7 @@
 import { isRecord } from "../_common/values.ts";
 import type { CallVerdict, Verdict } from "../types.ts";
 import type { StreamDialect } from "./calls.ts";
-import { contentText } from "./dialects/shared.ts";
+import { contentText, REASONING_FIELDS } from "./dialects/shared.ts";
 import { isClientCall } from "./dialects/readers.ts";
 import { cutCalls, cutJoined, describeVerdict } from "./engines.ts";
 
@@ -174,7 +174,7 @@ const chat: Builder = (request, turn, feedback) => {
   const assistant = {
     role: "assistant",
     content: text === "" ? null : text,
-    ...reasoningOf(m, ["reasoning_content", "reasoning"]),
+    ...reasoningOf(m, REASONING_FIELDS),
     tool_calls: toolCalls(turn),
   };
   const results = turn.calls.map((c, i) => ({ role: "tool", tool_call_id: c.id, content: feedback[i] }));

@@ -57,6 +57,12 @@ function geminiTexts(chunks: GeminiChunk[]): string[] {
   return texts;
 }
 
+/** `candidate` at `position` of a chunk's candidates, empty ones before it. */
+const atPosition = (candidate: unknown, position: number): unknown[] => [
+  ...Array.from({ length: position }, () => ({})),
+  candidate,
+];
+
 /** What a client of a Gemini model asked for two candidates gets when the model streams `sse`. */
 async function twoCandidates(sse: unknown[], options: GuardFetchOptions = {}): Promise<GuardedRun<string>> {
   return await withGuardedServer(() => ({ sse }), options, async (server, f) => {
@@ -245,7 +251,7 @@ test("gateCompletion: a call written across two text parts of a Gemini candidate
   assert.equal(withheld.verdict.allowed, false);
   assert.deepEqual(withheld.extracted?.map((c) => c.name), ["delete_everything"]);
   const [first, second] = texts(withheld.response);
-  assert.match(first, /^Sure\.\n\ntoolguard stopped/);
+  assert.equal(first, "Sure."); // (no call to lose: no reason, as in a stream)
   assert.match(second, /^Note\n\ntoolguard stopped/);
   assert.doesNotMatch(second, /<tool_call>|"arguments"/);
 
@@ -256,6 +262,45 @@ test("gateCompletion: a call written across two text parts of a Gemini candidate
   assert.ok(kept.startsWith(`Note ${WRITTEN_GOOD}`), kept);
   assert.doesNotMatch(cut, /<tool_call>|"arguments"/);
   assert.match(cut, /toolguard removed the rejected tool call/);
+});
+
+test("n=2, a call written into choice 1 rejected: choice 0 gets the reason only if it lost a call, in a body as in a stream", async () => {
+  // The body read choice 0's text for calls without the declared tools and took what it found for calls: JSON
+  // prose naming no declared tool, or a valid call drop-call keeps, got the reason its stream has not.
+  const shapes = [["a valid written call", `Sure.${WRITTEN_GOOD}`], [
+    "JSON prose",
+    '{"name": "Ada", "arguments": {}}',
+  ]];
+  for (const onRejected of ["withhold-turn", "drop-call"] as const) {
+    for (const [shape, text0] of shapes) {
+      const text1 = `Checking.${WRITTEN_BAD}`;
+      const whole = chatCompletion(text0);
+      (whole.choices as unknown[]).push({
+        index: 1,
+        message: { role: "assistant", content: text1 },
+        finish_reason: "stop",
+      });
+      const gated = await gateCompletion({ tools: TOOLS_OPENAI }, whole, { onRejected });
+      assert.equal(gated.verdict.allowed, false);
+      const body = (gated.response as { choices: { message: { content: string } }[] }).choices.map((c) =>
+        c.message.content
+      );
+      const sse = [
+        choiceChunk(0, { role: "assistant", content: text0 }),
+        choiceChunk(1, { role: "assistant", content: text1 }),
+        choiceChunk(0, {}, "stop"),
+        choiceChunk(1, {}, "stop"),
+        "data: [DONE]\n\n",
+      ];
+      const { value } = await withGuardedServer(
+        () => ({ sse }),
+        { onRejected },
+        (server, f) =>
+          streamedChoices(new OpenAI({ apiKey: "k", baseURL: `${server.url}/v1`, fetch: f, maxRetries: 0 })),
+      );
+      assert.deepEqual(value.text, body, `${onRejected}, ${shape}`);
+    }
+  }
 });
 
 test("guardFetch n=2 drop-call: only the rejected call written into choice 1 is cut, the valid ones stay", async () => {
@@ -707,7 +752,70 @@ test("guardFetch Gemini stream of two candidates: each candidate whose calls wer
   const texts = geminiTexts(geminiChunks(value));
   assert.equal(seen[0].verdict.allowed, false);
   assert.match(texts[0], /^Checking\.\n\ntoolguard stopped .*delete_everything/s);
-  assert.match(texts[1], /^\n\ntoolguard stopped /);
+  // (candidate 1 said nothing: its reason stands alone, as in its body)
+  assert.match(texts[1], /^toolguard stopped /);
+});
+
+test("Gemini, two candidates rejected: the reason is set apart by a blank line only in a candidate that said something, in a stream as in its body", async () => {
+  // The stream set the reason apart in every candidate once any had spoken: a silent candidate (only a call,
+  // or only a thought) got a leading blank line that its body has not. A body that kept a valid call put the
+  // reason before the candidate's text, where the stream (its text flowing while the calls wait) has it after;
+  // a withheld body gave the reason to a candidate that had no call to lose, where its stream went on without.
+  const bad = { functionCall: { name: "delete_everything", args: {} } };
+  const good = { functionCall: { name: "get_weather", args: { city: "Oslo" } } };
+  const request = {
+    contents: [{ role: "user", parts: [{ text: "Weather?" }] }],
+    tools: GEMINI_TOOLS,
+    generationConfig: { candidateCount: 2 },
+  };
+  const shapes: [string, Record<string, unknown>[][]][] = [
+    ["silent first", [[bad], [{ text: "Checking." }, bad]]],
+    ["speaking first", [[{ text: "Checking." }, bad], [bad]]],
+    ["one only thought", [[{ text: "Weighing it.", thought: true }, bad], [{ text: "Checking." }, bad]]],
+    ["one only blank", [[{ text: "Checking." }, bad], [{ text: " " }, bad]]],
+    ["silent first, a valid call kept", [[bad, good], [{ text: "Checking." }, bad, good]]],
+    ["speaking first, a valid call kept", [[{ text: "Checking." }, good, bad], [good, bad]]],
+    ["one without calls", [[{ text: "Hello." }], [{ text: "Checking." }, bad]]],
+    ["one without calls, one writes", [[{ text: "Hello." }], [{ text: `Checking.${WRITTEN_BAD}` }]]],
+    ["one writes a valid call, one native", [[{ text: `Sure.${WRITTEN_GOOD}` }], [
+      { text: "Checking." },
+      bad,
+    ]]],
+    ["one writes a valid call, one writes", [[{ text: `Sure.${WRITTEN_GOOD}` }], [{
+      text: `Checking.${WRITTEN_BAD}`,
+    }]]],
+    ["JSON prose, one writes", [[{ text: '{"name": "Ada", "arguments": {}}' }], [{
+      text: `Checking.${WRITTEN_BAD}`,
+    }]]],
+  ];
+  for (const onRejected of ["withhold-turn", "drop-call"] as const) {
+    for (const [shape, parts] of shapes) {
+      const whole = parts.map((ps, index) => ({
+        index,
+        content: { role: "model", parts: ps },
+        finishReason: "STOP",
+      }));
+      const gated = await gateCompletion(request, { candidates: whole }, { dialect: "gemini", onRejected });
+      assert.equal(gated.verdict.allowed, false);
+      const body = geminiTexts([gated.response as GeminiChunk]);
+      // One chunk per part, each candidate in turn, then the finish of both.
+      const sse: unknown[] = [];
+      for (const [index, ps] of parts.entries()) {
+        for (const p of ps) {
+          sse.push({ candidates: atPosition({ index, content: { role: "model", parts: [p] } }, index) });
+        }
+      }
+      sse.push({
+        candidates: [0, 1].map((index) => ({
+          index,
+          content: { parts: [{ text: "" }] },
+          finishReason: "STOP",
+        })),
+      });
+      const { value } = await twoCandidates(sse, { onRejected });
+      assert.deepEqual(geminiTexts(geminiChunks(value)), body, `${onRejected}, ${shape}`);
+    }
+  }
 });
 
 test("guardFetch Gemini stream of two candidates: a rejected written call whose marker another candidate's chunk splits is cut whole", async () => {
@@ -800,8 +908,9 @@ test("gateCompletion, a Gemini body withheld: the reason follows the answer's te
   );
 });
 
-test("gateCompletion, Gemini drop-call: the reason before the answer's text is followed by a blank line", async () => {
-  // The reason, a part of its own ahead of the kept parts, was glued to the text after it ("… match it.Checking.").
+test("gateCompletion, Gemini drop-call: the reason follows the answer's text after a blank line, as in a stream", async () => {
+  // The reason, a part of its own ahead of the kept parts, was glued to the text after it ("… match it.Checking.");
+  // then it stood before that text, where a stream (its text flowing while the calls wait) has it after.
   const request = { contents: [{ role: "user", parts: [{ text: "Weather?" }] }], tools: GEMINI_TOOLS };
   const parts = [
     { text: "Checking." },
@@ -814,7 +923,7 @@ test("gateCompletion, Gemini drop-call: the reason before the answer's text is f
   });
   assert.match(
     geminiTexts([gated.response as GeminiChunk])[0],
-    /^toolguard removed .*\n\nChecking\.\[get_weather\]$/s,
+    /^Checking\.\n\ntoolguard removed .*\[get_weather\]$/s,
   );
 });
 

@@ -9,6 +9,7 @@ import {
   anthropicMessage,
   anthropicStream,
   chatChunk,
+  chatCompletion,
   chatStream,
   type FakeReply,
   ollamaStream,
@@ -67,6 +68,34 @@ test("guardFetch retry: an OpenAI Chat stream's follow-up carries the streamed t
   assert.equal(assistant.reasoning_content, "The user wants Oslo.");
   assert.deepEqual((assistant.tool_calls as { id: string }[]).map((c) => c.id), ["call_bad"]);
   assert.equal(tool.tool_call_id, "call_bad");
+});
+
+test("guardFetch retry: a Chat follow-up carries the reasoning under the field the server sent it in, thinking too, streamed or whole", async () => {
+  // A server that streams its reasoning as `thinking` (Ollama's own name, which the gate reads as reasoning
+  // in a Chat delta too) lost it from the follow-up, where `reasoning_content` and `reasoning` went back:
+  // servers that reason over calls (DeepSeek's thinking mode) refuse a follow-up without it.
+  for (const field of ["reasoning_content", "reasoning", "thinking"]) {
+    for (const stream of [true, false]) {
+      const whole = chatCompletion("Let me check.", [BAD]);
+      ((whole.choices as Record<string, unknown>[])[0].message as Record<string, unknown>)[field] =
+        "The user wants Oslo.";
+      const first = chatStream(["Let me ", "check."], [BAD]);
+      first.splice(1, 0, chatChunk({ [field]: "The user wants " }), chatChunk({ [field]: "Oslo." }));
+      const { sent } = await resent(
+        "/v1/chat/completions",
+        { model: "m", stream, messages, tools: TOOLS_OPENAI },
+        stream ? [{ sse: first }, { sse: chatStream([], [GOOD]) }] : [{ json: whole }, {
+          json: chatCompletion(null, [GOOD]),
+        }],
+      );
+      assert.equal(sent.length, 2, `${field}, stream: ${stream}`);
+      const [, assistant] = messagesOf(sent);
+      const reasoning = ["reasoning_content", "reasoning", "thinking"].filter((k) => k in assistant);
+      assert.deepEqual(reasoning, [field], `${field}, stream: ${stream}`);
+      assert.equal(assistant[field], "The user wants Oslo.");
+      assert.equal(assistant.content, "Let me check.");
+    }
+  }
 });
 
 test("guardFetch retry: a call written into Chat text goes back as a call, the prose as content without it", async () => {

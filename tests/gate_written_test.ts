@@ -935,6 +935,35 @@ test("guardFetch Ollama stream: a marker split by a chunk without text (empty, o
   }
 });
 
+test("guardFetch Ollama stream: the reason is set apart by a blank line only after content that said something, as in its body", async () => {
+  // The stream counted thinking as text the client has: an answer that only thought before its rejected call
+  // got the reason after a blank line, where its body has it alone.
+  const bad = { name: "delete_everything", args: {} };
+  const shapes: [string, Record<string, unknown>[]][] = [
+    ["only thought", [{ content: "", thinking: "The user wants it gone." }]],
+    ["spoke", [{ content: "Sure." }]],
+  ];
+  for (const [onRejected, calls] of [["withhold-turn", [bad]], ["drop-call", [bad, VALID_CALL]]] as const) {
+    for (const [shape, pieces] of shapes) {
+      const lines = ollamaStream([], [...calls]) as Record<string, unknown>[];
+      lines.unshift(...pieces.map((m) => ({ ...lines[0], message: { role: "assistant", ...m } })));
+      const { value } = await withGuardedServer(() => ({ ndjson: lines }), { onRejected }, async (s, f) => {
+        const res = await f(`${s.url}/api/chat`, {
+          method: "POST",
+          body: JSON.stringify({ model: "m", messages, stream: true, tools: TOOLS_OPENAI }),
+        });
+        return await res.text();
+      });
+      const text = value.trim().split("\n").map((l) => JSON.parse(l).message.content).join("");
+      const whole = ollamaChat(pieces.map((m) => m.content).join(""), [...calls]);
+      const gated = await gateCompletion({ tools: TOOLS_OPENAI }, whole, { dialect: "ollama", onRejected });
+      assert.equal(gated.verdict.allowed, false);
+      const want = (gated.response as { message: { content: string } }).message.content;
+      assert.equal(text, want, `${onRejected}, ${shape}`);
+    }
+  }
+});
+
 test("guardFetch Chat and Anthropic streams: a marker split by a frame that ends the text, text going on after it, is judged", async () => {
   // "[" went out as prose at a frame that should end the text (a finish, the end of a text block); a stream
   // that goes on with "TOOL_CALLS]…" after it then passed a rejected call whole, unwatched.

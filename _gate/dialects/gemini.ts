@@ -58,22 +58,25 @@ const body: CompletionBody = {
   rewrite(body, reason, { fromText, cut = cutCalls }) {
     return {
       ...body,
-      candidates: candidates(body).map((c) =>
-        withParts(c, (ps) => {
-          // Only the text read for calls is cut (see `looseTexts`): the text beside a candidate's native calls
-          // goes as it came, as in a stream, and as in a body of one candidate.
-          const read = fromText && !ps.some(isCall);
-          const kept = ps.filter((p) => !isCall(p)).map((p) =>
-            read && isAnswerText(p) ? { ...p, text: cut(p.text as string) } : p
-          );
-          // A client joins the parts as they come: the reason follows the answer's text after a blank line,
-          // as in a stream, not glued to it.
-          const last = kept.findLastIndex(saysWords);
-          if (last < 0) return [...kept, { text: reason }];
-          kept[last] = { ...kept[last], text: (kept[last].text as string).trimEnd() };
-          return [...kept, { text: `\n\n${reason}` }];
-        })
-      ),
+      candidates: candidates(body).map((c) => {
+        const ps = parts(c);
+        // Only the text read for calls is cut (see `looseTexts`): the text beside a candidate's native calls
+        // goes as it came, as in a stream, and as in a body of one candidate. (Every candidate's text is cut,
+        // in order: the cut knows each text by its place.)
+        const read = fromText && !ps.some(isCall);
+        const kept = ps.filter((p) => !isCall(p)).map((p) =>
+          read && isAnswerText(p) ? { ...p, text: cut(p.text as string) } : p
+        );
+        // Only a candidate that lost calls (native ones, or text the cut took calls from) says why, as in a
+        // stream and as Chat's choices: one that only spoke got the reason too, where its stream went on
+        // without it.
+        if (read ? kept.every((p, i) => p.text === ps[i].text) : kept.length === ps.length) return c;
+        // A client joins the parts as they come: the reason follows the answer's text after a blank line,
+        // as in a stream, not glued to it.
+        const last = kept.findLastIndex(saysWords);
+        if (last >= 0) kept[last] = { ...kept[last], text: (kept[last].text as string).trimEnd() };
+        return withParts(c, () => [...kept, { text: last < 0 ? reason : `\n\n${reason}` }]);
+      }),
     };
   },
   // The reason stands in each candidate that lost a call (as OpenAI Chat's choices): in the first that had
@@ -86,9 +89,15 @@ const body: CompletionBody = {
         withParts(c, (ps) => {
           const kept = ps.filter((p) => !isCall(p) || keep());
           if (kept.length === ps.length) return kept;
-          // (a blank line after it when answer text follows: a client joins the parts as they come)
-          const text = kept.some(saysWords) ? `${reason}\n\n` : reason;
-          return [{ text }, ...kept];
+          // After the candidate's text, set apart from it by a blank line, as a stream has it (its text flows
+          // while the calls wait, the reason comes before the kept calls) and as a withheld body puts it: a
+          // part ahead of the text read "reason, then text" where the stream read "text, then reason".
+          const last = kept.findLastIndex(saysWords);
+          if (last >= 0) kept[last] = { ...kept[last], text: (kept[last].text as string).trimEnd() };
+          kept.splice(kept.findLastIndex((p) => !isCall(p)) + 1, 0, {
+            text: last >= 0 ? `\n\n${reason}` : reason,
+          });
+          return kept;
         })
       ),
     };
@@ -106,6 +115,18 @@ const saysSomething = (part: Record<string, unknown>) =>
 /** True when a chunk carries answer or thought text. */
 const hasText = (event: Record<string, unknown>) =>
   candidates(event).some((c) => parts(c).some((p) => typeof p.text === "string" && p.text !== ""));
+
+/**
+ * Notes in `flow` each candidate of a chunk, by position (as its calls and text are read), whose answer text
+ * says something: its reason then starts on a new paragraph, as a body sets it apart only after words
+ * (`saysWords`); a candidate that said nothing, only thought, or only blanks, gets the reason alone.
+ */
+function spoke(event: Record<string, unknown>, flow: StreamFlow): void {
+  const all = Array.isArray(event.candidates) ? event.candidates : [];
+  all.forEach((c, i) => {
+    if (isRecord(c) && parts(c).some(saysWords)) flow.sawText(i);
+  });
+}
 
 /**
  * The parts of a held chunk's candidate without the dropped calls (`gone`, by their place among the calls
@@ -228,7 +249,7 @@ class GeminiStream implements FrameRouter {
       const ends = candidates(event).some((c) => c.finishReason != null) || event.usageMetadata != null;
       // (a part without text, a thought's signature, flows as well: held, text that came after it went first)
       if (!flow.pending || !ends) {
-        if (hasText(event)) flow.sawText();
+        spoke(event, flow);
         flow.send(raw);
       } else if (!candidates(event).some((c) => parts(c).some(saysSomething))) {
         flow.hold({ raw, event, tool: false });
@@ -247,7 +268,7 @@ class GeminiStream implements FrameRouter {
 
   /** Sends the text of a chunk (its parts but calls) now, and holds its calls, finish and usage. */
   #split(event: Record<string, unknown>, flow: StreamFlow, tool: boolean): void {
-    if (hasText(event)) flow.sawText();
+    spoke(event, flow);
     const { usageMetadata: _usage, ...rest } = event;
     const text = {
       ...rest,
@@ -304,12 +325,14 @@ class GeminiStream implements FrameRouter {
    * left with nothing is dropped.
    */
   dropCalls(reason: string, split: SplitCalls, flow: StreamFlow): void {
-    const text = flow.lead() + reason;
     const hit = new Set(split.dropped.map((c) => c.choice));
     flow.send(formatSse(JSON.stringify({
       candidates: Array.from(
         { length: Math.max(...hit) + 1 },
-        (_, i) => hit.has(i) ? { content: { role: "model", parts: [{ text }] }, index: i } : {},
+        (_, i) =>
+          hit.has(i)
+            ? { content: { role: "model", parts: [{ text: flow.lead(i) + reason }] }, index: i }
+            : {},
       ),
       ...this.#template,
     })));
@@ -357,7 +380,6 @@ class GeminiStream implements FrameRouter {
    * without a word.
    */
   replace(reason: string, _calls: unknown, flow: StreamFlow): void {
-    const text = flow.lead() + reason;
     const held = flow.held;
     const place = new Map<number, number>(); // candidate -> the held chunk its reason goes in
     held.forEach((h, k) => {
@@ -380,7 +402,7 @@ class GeminiStream implements FrameRouter {
         candidates: all.map((c, i) =>
           !isRecord(c) ? c : withParts(c, (ps) => {
             const kept = ps.filter((p) => !isCall(p));
-            if (place.get(i) === k) kept.push({ text });
+            if (place.get(i) === k) kept.push({ text: flow.lead(i) + reason });
             return kept;
           })
         ),
@@ -391,7 +413,11 @@ class GeminiStream implements FrameRouter {
     });
     if (place.size === 0) {
       flow.send(formatSse(JSON.stringify({
-        candidates: [{ content: { role: "model", parts: [{ text }] }, finishReason: "STOP", index: 0 }],
+        candidates: [{
+          content: { role: "model", parts: [{ text: flow.lead(0) + reason }] },
+          finishReason: "STOP",
+          index: 0,
+        }],
       })));
     }
   }

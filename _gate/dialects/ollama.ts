@@ -56,6 +56,13 @@ const body: CompletionBody = {
 const line = (event: Record<string, unknown>): string => JSON.stringify(event) + "\n";
 
 /**
+ * True when a message's content says something: the reason then starts on a new paragraph, as a body joins
+ * them (`joinText`); after only thinking, or blanks, it stands alone.
+ */
+const saysWords = (message: Record<string, unknown> | undefined): boolean =>
+  typeof message?.content === "string" && message.content.trim() !== "";
+
+/**
  * Ollama chunks carry no position, so text keeps flowing while calls are held; a chunk with both is split.
  * Calls written into the message text are watched for.
  */
@@ -86,7 +93,7 @@ class OllamaStream implements FrameRouter {
     if (!hasCalls) {
       // Pending: text still flows; the final chunk waits.
       if (!flow.pending || (hasText && event.done !== true)) {
-        if (hasText) flow.sawText();
+        if (saysWords(message)) flow.sawText();
         flow.send(raw);
       } else flow.hold({ raw, event, tool: false });
       return;
@@ -94,7 +101,7 @@ class OllamaStream implements FrameRouter {
     flow.pending = true;
     if (!hasText) return flow.hold({ raw, event, tool: true });
     // Split: the text part goes now, the calls wait.
-    flow.sawText();
+    if (saysWords(message)) flow.sawText();
     flow.send(line({ ...event, message: withoutKeys(message!, ["tool_calls"]), done: false }));
     const toolPart = { ...event, message: { ...message!, content: "" } };
     delete (toolPart.message as Record<string, unknown>).thinking;

@@ -7,7 +7,7 @@
 import { isRecord } from "../../_common/values.ts";
 import type { AssembledToolCall } from "../calls.ts";
 import { formatSse, reframe } from "../sse.ts";
-import { cutCalls, extractToolCalls } from "../engines.ts";
+import { cutCalls } from "../engines.ts";
 import { arrayIndex } from "./readers.ts";
 import {
   callCounter,
@@ -18,6 +18,7 @@ import {
   type Held,
   joinText,
   pick,
+  REASONING_FIELDS,
   type SplitCalls,
   type StreamFlow,
   TEXT_FIELDS,
@@ -52,16 +53,17 @@ const body: CompletionBody = {
       choices: (body.choices as unknown[]).map((c) => {
         if (!isRecord(c) || !isRecord(c.message)) return c;
         const m = c.message;
-        const hadCalls = Array.isArray(m.tool_calls) || isRecord(m.function_call) ||
-          (fromText && extractToolCalls(contentText(m) ?? "").length > 0);
-        if (!hadCalls) return c;
-        const message: Record<string, unknown> = { ...m };
-        delete message.tool_calls;
-        delete message.function_call;
         const text = contentText(m) ?? "";
         // Only the text read for calls is cut (see `looseTexts`): the text beside a choice's native calls goes
         // as it came, as in a stream, and as in a body of one choice.
         const content = fromText && !nativeCalls(m) ? cut(text) : text;
+        // A choice whose text lost nothing to the cut had no call to lose (JSON prose naming no declared tool,
+        // a valid call kept under drop-call): it goes as it came, without the reason, as in a stream.
+        const hadCalls = Array.isArray(m.tool_calls) || isRecord(m.function_call) || content !== text;
+        if (!hadCalls) return c;
+        const message: Record<string, unknown> = { ...m };
+        delete message.tool_calls;
+        delete message.function_call;
         message.content = withText(m.content, joinText(content, reason));
         return { ...c, message, finish_reason: "stop" };
       }),
@@ -621,11 +623,12 @@ function chatText(event: Record<string, unknown>, answer: number): TextPart {
 }
 
 /** The text fields of a Chat delta a retry sends back: the answer and, where a server streams it, reasoning. */
-const TURN_TEXT = ["content", "reasoning_content", "reasoning"] as const;
+const TURN_TEXT = ["content", ...REASONING_FIELDS] as const;
 
 /**
- * Keeps the text of choice 0, its content given as a string or as parts (and the reasoning a server such as DeepSeek or vLLM streams beside it, which
- * such servers expect back with the calls); the calls come from the assembler.
+ * Keeps the text of choice 0, its content given as a string or as parts, and the reasoning a server streams
+ * beside it, under the name it came in (DeepSeek's thinking mode refuses a follow-up to calls without its
+ * `reasoning_content`); the calls come from the assembler.
  */
 class ChatTurn implements TurnRecorder {
   readonly #text: Record<string, string> = {};

@@ -445,10 +445,13 @@ export function blockEnds(dropped: readonly Held[], start: string, end: string):
 }
 
 /**
- * The text fields of a delta or message: the answer, a refusal, and the reasoning as servers name it
- * (DeepSeek `reasoning_content`, vLLM `reasoning`, Ollama's own API `thinking`).
+ * The reasoning fields of a delta or message, as servers name them (DeepSeek `reasoning_content`, vLLM
+ * `reasoning`, Ollama's own API `thinking`): a retry sends each back under the name it came in.
  */
-export const TEXT_FIELDS = ["content", "refusal", "reasoning_content", "reasoning", "thinking"] as const;
+export const REASONING_FIELDS = ["reasoning_content", "reasoning", "thinking"] as const;
+
+/** The text fields of a delta or message: the answer, a refusal, and the {@linkcode REASONING_FIELDS}. */
+export const TEXT_FIELDS = ["content", "refusal", ...REASONING_FIELDS] as const;
 
 /** The text of the {@linkcode TEXT_FIELDS} of a delta or message (what makes a frame count as text). */
 export function textOf(delta: Record<string, unknown>): string {
