@@ -404,6 +404,53 @@ function namedTool(
 }
 
 /**
+ * True when a `tool.call_named_tool` match `t[s, e)` ends in a name of capitalised words and a capitalised
+ * "Tool", after "the" or no determiner, that stands alone: the line or the text ends after it, or a quote, a
+ * bracket or an aside in parentheses does ("## Using the Hiring Impact Tool", "title: 'Trigger Sampling
+ * Request Tool',", "Run the Acme Diagnostic Tool (found in Acme Control Panel)"). Such a name is a heading, a
+ * label or a product a manual names. An order goes on to what the tool is for ("Use the Bank Manager Tool to
+ * search ...", "... Tool and send ...", "... Tool, then ..."); a lower-case "tool" is no part of a name.
+ */
+function titledTool(
+  t: string,
+  s: number,
+  e: number,
+  upper: (i: number) => boolean,
+  original: Original,
+): boolean {
+  if (!t.endsWith(" tool", e) || !upper(e - 4)) return false;
+  const m = /^\S+ (?:the )?/.exec(t.slice(s, e));
+  const from = s + (m === null ? 0 : m[0].length);
+  const to = e - 5;
+  if (to <= from || !/^[a-z0-9]+(?: [a-z0-9]+)*$/.test(t.slice(from, to))) return false;
+  // (each word capitalised, or a number: "Trigger URL Elicitation Tool", "the Acme 3D Tool")
+  for (let at = from; at < to; at = t.indexOf(" ", at) + 1 || to) {
+    if (!upper(at) && !/[0-9]/.test(t[at])) return false;
+  }
+  const next = t[e];
+  return next === undefined || /^[)\]"'`*|\n\r]/.test(next) || t.startsWith(" (", e) ||
+    (next === " " && lineBreaks(original(e)) > 0);
+}
+
+/**
+ * True when a word between a `tool.call_named_tool` match's verb (and its determiner) and "tool" makes a
+ * clause or a phrase of its own, so that "tool" is not what the verb governs: a determiner ("with exactly one
+ * tool", "the flow for a Echo Tool"), a preposition ("message types like tool"), a conjunction of time or
+ * condition ("with failure output when MCP tool raises") or an auxiliary ("a token with unrelated scope cannot
+ * see tool"). Test names, docstrings and changelogs read so. "of" and "and" join the words of one name ("the
+ * Bank of America tool", "the calendar and email tool") and are not among them.
+ */
+function toolOutsidePhrase(t: string, s: number, e: number): boolean {
+  const m = VERB_AND_DETERMINER.exec(t.slice(s, e));
+  const to = e - (t.endsWith(" function", e) ? 9 : t.endsWith(" tool", e) ? 5 : 0);
+  return GAP_FUNCTION_WORD.test(t.slice(s + (m === null ? 0 : m[0].length), to));
+}
+
+/** The words `toolOutsidePhrase` looks for. */
+const GAP_FUNCTION_WORD =
+  /(?:^| )(?:a|an|one|the|any|some|each|every|no|for|like|with|without|via|through|from|when|whenever|if|unless|until|while|because|can|cannot|could|will|would|should|must|may|might|is|are|was|were|be|been|do|does|did|has|have|had)(?= |$)/;
+
+/**
  * True when a determiner or a possessive in a `tool.call_named_tool` match `t[s, e)` stands before a tool named
  * as one (see `namedTool`): a name written as code anywhere ("using our send_money tool"), a proper name only
  * after an order's verb ("Use a Bank Manager tool to ..."): after "with", "using", "via", "through" it names
@@ -1216,7 +1263,10 @@ export const rules: () => readonly Rule[] = lazy(() => [
       "g",
     ),
     contexts: OUTPUT,
-    accept: (t, s, e, upper) =>
+    accept: (t, s, e, upper, original) =>
+      // (a name standing alone as a heading or a label, "## Using the Hiring Impact Tool", and a "tool" some
+      // word before it governs, "with message types like tool", see `titledTool` and `toolOutsidePhrase`)
+      !titledTool(t, s, e, upper, original) && !toolOutsidePhrase(t, s, e) &&
       !(NOUN_AFTER_TOOL.test(t.slice(e, e + 16)) &&
         // (the calls of the tool named as one, "Use the send_money tool calls to pay ...", "run the wipe_disk
         // tool-call", are calls of that tool: the compound names it; "Run apply_patch tool calls serially"
