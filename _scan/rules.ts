@@ -348,10 +348,11 @@ const ADDRESSED_COMPOUND = new RegExp(
  * The nouns that make "tool" or "function" the first half of a compound ("with direct tool calling", "between
  * sequential tool calls", "with MCP tool integration"), a hyphen that joins it to a word ("tool-enabled",
  * "tool-level"), or a verb it is the subject of ("with an authorized user the tool should be listed"): such
- * text is about tools, it names none to run.
+ * text is about tools, it names none to run. "tool search" is a noun too ("through hosted tool search"); "tool
+ * search for ..." may be an order's verb.
  */
 const NOUN_AFTER_TOOL =
-  /^(?:-[a-z]|[ -](?:calls?|calling|use|uses|results?|integrations?|names?|invocations?|definitions?|loops?|outputs?|executions?|apis?|chains?|choices?|schemas?|descriptions?|messages?|requests?|responses?|errors?|approvals?|arguments?|parameters?|inputs?|guardrails?|information|enabling|lists?|sets?|should|can|cannot|will|must|is|was|are|has|does)\b)/;
+  /^(?:-[a-z]|[ -](?:calls?|calling|use|uses|results?|integrations?|names?|invocations?|definitions?|loops?|outputs?|executions?|apis?|chains?|choices?|schemas?|descriptions?|messages?|requests?|responses?|errors?|approvals?|arguments?|parameters?|inputs?|guardrails?|information|enabling|lists?|sets?|search(?! for\b)|actions?|identifiers?|ids?|keys?|types?|wrappers?|should|can|cannot|will|must|is|was|are|has|does)\b)/;
 
 /** Determiners that make what follows a kind ("a calculator tool", "any tool"), unless it is named as one. */
 const KIND_DETERMINERS = "a|an|one|any|each|every|some|another|no";
@@ -1288,7 +1289,9 @@ export const rules: () => readonly Rule[] = lazy(() => [
         imperativeStart(t, s, upper) !== false) &&
       // A "function" must be named like code (snake_case, dotted, quoted): "use the search function" is prose.
       (!t.slice(s, e).endsWith("function") || /[_.`'"0-9]/.test(t.slice(s, e).replace(/^\S+ /, ""))) &&
-      !/(?:^|\s)(?:the|a|an|this|that|each|any|some|your|our|such|multiple|dedicated|same|new|other|following|given|helper|utility|custom|own|separate|right|appropriate|correct|to|into|of|for) (?:tool|function)$/
+      // A word that picks a tool by its state or its place, none by name: "Run the actual tool", "Call unknown
+      // tool", "success via consolidated tool", "with hosted tool" (a participle; "speed", "embed" are none).
+      !/(?:^|\s)(?:the|a|an|this|that|each|any|some|your|our|such|multiple|dedicated|same|new|other|following|given|helper|utility|custom|own|separate|right|appropriate|correct|to|into|of|for|actual|unknown|current|existing|non-existent|nonexistent|various|available|relevant|corresponding|underlying|previous|(?!(?:embed|shred)\b)[a-z]{2,}(?<!e)ed) (?:tool|function)$/
         .test(t.slice(s, e)),
   },
   {
