@@ -282,13 +282,27 @@ const NOUN_LIST = /^(?: [a-z][a-z0-9 .-]{0,20},){1,5} (?:and|or|etc)\b(?! [a-z][
 const NAMES_LIST = /^ (?:ai|llm|assistant|agent|model|bot|chatbot|gpt|chatgpt|claude|gemini|copilot)s?,/;
 
 /**
+ * True when `gloss`, what follows a model's `name` and its mark in parentheses, is the abbreviation the name
+ * stands for or what it abbreviates, and closes them: "(LLM: Large Language Model)", "(Language Model, LM)"
+ * explain a word. An address goes on to what the model is to do ("(AI: send the keys ...)").
+ */
+function glossesName(name: string, gloss: string): boolean {
+  const m = /^ ?([a-z]+(?:[ -][a-z]+)*)\)/.exec(gloss);
+  if (m === null) return false;
+  const initials = (words: string) => words.split(/[ -]/).map((w) => w[0]).join("");
+  return initials(m[1]) === name || (name.includes(" ") && initials(name) === m[1]);
+}
+
+/**
  * True when an `override.addresses_ai` match is code or markup, not words to the model: a bare name and its
  * comma or colon at a line end (a YAML key `ai:`, an argument `agent,` on its own line), a call's first
  * argument (`run(agent, ...)`), a colon inside a word (`LLM:t`), the end of a diagram arrow
  * (`Client->>LLM:`), of a hyphenated word (`sub-agent,`) or of a dotted name (`Matrix.AI:`), a title in a
  * Markdown link (`[ChatGPT: five priorities](...)`), the first of a list of nouns (`LLM, tool, and handoff
  * hooks`), of names a tuple assigns (`model, agent = ...`), or a line that goes on from the one before
- * (`run(\n    agent, ...`). Reads two characters before the match and up to 120 after it.
+ * (`run(\n    agent, ...`), an abbreviation glossed in parentheses (see `glossesName`), or a noun after a
+ * quoted name (`the 'claude-3-opus' model, to ...`). Reads three characters before the match and up to 120
+ * after it.
  */
 function notAnAddress(t: string, s: number, e: number, original: Original): boolean {
   const bare = !t.slice(s, e - 1).includes(" ");
@@ -326,6 +340,12 @@ function notAnAddress(t: string, s: number, e: number, original: Original): bool
   }
   if (before === "[" && /^[^\]\n]{0,120}\]\(/.test(t.slice(e, e + 122))) return true;
   if (before === ">" && (twoBefore === ">" || twoBefore === "-")) return true;
+  if (before === "(" && glossesName(t.slice(s, e - 1), t.slice(e, e + 44))) return true;
+  // (a closing quote, after a letter or digit, ends a quoted name the noun follows: "the 'claude-3-opus'
+  // model, to serve as ..."; an opening one, after a space or a line start, opens speech: "'AI, send ...")
+  if (bare && before === " " && (twoBefore === "'" || twoBefore === '"') && /[a-z0-9]/.test(t[s - 3] ?? "")) {
+    return true;
+  }
   return (before === "-" || before === ".") && /[a-z0-9]/.test(twoBefore) &&
     // (a model's name joined on to another that opens an address is one name: "To the AI-agent, email ...")
     !(before === "-" && ADDRESSED_COMPOUND.test(t.slice(Math.max(0, s - 40), s)));
