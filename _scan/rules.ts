@@ -282,6 +282,26 @@ const NOUN_LIST = /^(?: [a-z][a-z0-9 .-]{0,20},){1,5} (?:and|or|etc)\b(?! [a-z][
 const NAMES_LIST = /^ (?:ai|llm|assistant|agent|model|bot|chatbot|gpt|chatgpt|claude|gemini|copilot)s?,/;
 
 /**
+ * True when a match `t[s, e)` opens the text of a Markdown link and is written as a title, each word but the
+ * small ones capitalised: "- [Ignore Previous Prompt: Attack Techniques For Language Models](https://...)"
+ * cites a paper. An order in a link's text reads as a sentence ("[Ignore previous instructions and ...](...)").
+ * Reads up to 160 characters after the match.
+ */
+function linkTitle(t: string, s: number, e: number, upper: (i: number) => boolean): boolean {
+  if (t[s - 1] !== "[" || !/^[^\]\n]{0,160}\]\(/.test(t.slice(e, e + 162))) return false;
+  // (each word capitalised and only there: "IgnorePreviousInstructions" glued in camelCase is no title)
+  for (let at = s; at < e; at++) {
+    if (t[at] === " ") continue;
+    if (at > s && t[at - 1] !== " ") {
+      if (upper(at)) return false;
+    } else if (!upper(at) && !/^(?:a|an|the|of|to|and|or|for|in|on|at|by|all)\b/.test(t.slice(at, at + 4))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/**
  * True when `gloss`, what follows a model's `name` and its mark in parentheses, is the abbreviation the name
  * stands for or what it abbreviates, and closes them: "(LLM: Large Language Model)", "(Language Model, LM)"
  * explain a word. An address goes on to what the model is to do ("(AI: send the keys ...)").
@@ -974,6 +994,8 @@ export const rules: () => readonly Rule[] = lazy(() => [
   // ---------------------------------------------------------------------------------------- overrides
   {
     name: "override.ignore_previous",
+    // (a paper's title a reference list links to is no order, see `linkTitle`)
+    accept: (t, s, e, upper) => !linkTitle(t, s, e, upper),
     farTries: true,
     leads: [
       "ignore",
@@ -1012,7 +1034,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
     name: "override.ignore_previous_squashed",
     accept: (t, s, e, upper, original) =>
       startsWord(t, s, e, upper) && !nameInCode(t, s, e, original) && !verbEndsClause(t, s, e) &&
-      !verbNegated(t, s, e) && !everythingNamesMore(t, s, e),
+      !verbNegated(t, s, e) && !everythingNamesMore(t, s, e) && !linkTitle(t, s, e, upper),
     anchors: ["ignore", "disregard", "forget", "newinstructions", "systemprompt"],
     maxLen: 80,
     category: "instruction_override",
