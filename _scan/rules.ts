@@ -284,11 +284,13 @@ const NAMES_LIST = /^ (?:ai|llm|assistant|agent|model|bot|chatbot|gpt|chatgpt|cl
 /**
  * True when a match `t[s, e)` opens the text of a Markdown link and is written as a title, each word but the
  * small ones capitalised: "- [Ignore Previous Prompt: Attack Techniques For Language Models](https://...)"
- * cites a paper. An order in a link's text reads as a sentence ("[Ignore previous instructions and ...](...)").
- * Reads up to 160 characters after the match.
+ * cites a paper. An order in a link's text reads as a sentence ("[Ignore previous instructions and ...](...)"),
+ * and a title that is only the order ("[Ignore All Previous Instructions](...)") is one too. Reads up to 160
+ * characters after the match.
  */
 function linkTitle(t: string, s: number, e: number, upper: (i: number) => boolean): boolean {
-  if (t[s - 1] !== "[" || !/^[^\]\n]{0,160}\]\(/.test(t.slice(e, e + 162))) return false;
+  // (the title goes on past the match: "[Ignore All Previous Instructions](...)" alone is the order itself)
+  if (t[s - 1] !== "[" || !/^[^\]\n]{2,160}\]\(/.test(t.slice(e, e + 162))) return false;
   // (each word capitalised and only there: "IgnorePreviousInstructions" glued in camelCase is no title)
   for (let at = s; at < e; at++) {
     if (t[at] === " ") continue;
