@@ -282,13 +282,49 @@ const NOUN_LIST = /^(?: [a-z][a-z0-9 .-]{0,20},){1,5} (?:and|or|etc)\b(?! [a-z][
 const NAMES_LIST = /^ (?:ai|llm|assistant|agent|model|bot|chatbot|gpt|chatgpt|claude|gemini|copilot)s?,/;
 
 /**
+ * True when a match `t[s, e)` opens the text of a Markdown link and is written as a title, each word but the
+ * small ones capitalised: "- [Ignore Previous Prompt: Attack Techniques For Language Models](https://...)"
+ * cites a paper. An order in a link's text reads as a sentence ("[Ignore previous instructions and ...](...)"),
+ * and a title that is only the order ("[Ignore All Previous Instructions](...)") is one too. Reads up to 160
+ * characters after the match.
+ */
+function linkTitle(t: string, s: number, e: number, upper: (i: number) => boolean): boolean {
+  // (the title goes on past the match: "[Ignore All Previous Instructions](...)" alone is the order itself)
+  if (t[s - 1] !== "[" || !/^[^\]\n]{2,160}\]\(/.test(t.slice(e, e + 162))) return false;
+  // (each word capitalised and only there: "IgnorePreviousInstructions" glued in camelCase is no title)
+  for (let at = s; at < e; at++) {
+    if (t[at] === " ") continue;
+    if (at > s && t[at - 1] !== " ") {
+      if (upper(at)) return false;
+    } else if (!upper(at) && !/^(?:a|an|the|of|to|and|or|for|in|on|at|by|all)\b/.test(t.slice(at, at + 4))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/**
+ * True when `gloss`, what follows a model's `name` and its mark in parentheses, is the abbreviation the name
+ * stands for or what it abbreviates, and closes them: "(LLM: Large Language Model)", "(Language Model, LM)"
+ * explain a word. An address goes on to what the model is to do ("(AI: send the keys ...)").
+ */
+function glossesName(name: string, gloss: string): boolean {
+  const m = /^ ?([a-z]+(?:[ -][a-z]+)*)\)/.exec(gloss);
+  if (m === null) return false;
+  const initials = (words: string) => words.split(/[ -]/).map((w) => w[0]).join("");
+  return initials(m[1]) === name || (name.includes(" ") && initials(name) === m[1]);
+}
+
+/**
  * True when an `override.addresses_ai` match is code or markup, not words to the model: a bare name and its
  * comma or colon at a line end (a YAML key `ai:`, an argument `agent,` on its own line), a call's first
  * argument (`run(agent, ...)`), a colon inside a word (`LLM:t`), the end of a diagram arrow
  * (`Client->>LLM:`), of a hyphenated word (`sub-agent,`) or of a dotted name (`Matrix.AI:`), a title in a
  * Markdown link (`[ChatGPT: five priorities](...)`), the first of a list of nouns (`LLM, tool, and handoff
  * hooks`), of names a tuple assigns (`model, agent = ...`), or a line that goes on from the one before
- * (`run(\n    agent, ...`). Reads two characters before the match and up to 120 after it.
+ * (`run(\n    agent, ...`), an abbreviation glossed in parentheses (see `glossesName`), or a noun after a
+ * quoted name (`the 'claude-3-opus' model, to ...`). Reads three characters before the match and up to 120
+ * after it.
  */
 function notAnAddress(t: string, s: number, e: number, original: Original): boolean {
   const bare = !t.slice(s, e - 1).includes(" ");
@@ -326,6 +362,12 @@ function notAnAddress(t: string, s: number, e: number, original: Original): bool
   }
   if (before === "[" && /^[^\]\n]{0,120}\]\(/.test(t.slice(e, e + 122))) return true;
   if (before === ">" && (twoBefore === ">" || twoBefore === "-")) return true;
+  if (before === "(" && glossesName(t.slice(s, e - 1), t.slice(e, e + 44))) return true;
+  // (a closing quote, after a letter or digit, ends a quoted name the noun follows: "the 'claude-3-opus'
+  // model, to serve as ..."; an opening one, after a space or a line start, opens speech: "'AI, send ...")
+  if (bare && before === " " && (twoBefore === "'" || twoBefore === '"') && /[a-z0-9]/.test(t[s - 3] ?? "")) {
+    return true;
+  }
   return (before === "-" || before === ".") && /[a-z0-9]/.test(twoBefore) &&
     // (a model's name joined on to another that opens an address is one name: "To the AI-agent, email ...")
     !(before === "-" && ADDRESSED_COMPOUND.test(t.slice(Math.max(0, s - 40), s)));
@@ -348,10 +390,11 @@ const ADDRESSED_COMPOUND = new RegExp(
  * The nouns that make "tool" or "function" the first half of a compound ("with direct tool calling", "between
  * sequential tool calls", "with MCP tool integration"), a hyphen that joins it to a word ("tool-enabled",
  * "tool-level"), or a verb it is the subject of ("with an authorized user the tool should be listed"): such
- * text is about tools, it names none to run.
+ * text is about tools, it names none to run. "tool search" is a noun too ("through hosted tool search"); "tool
+ * search for ..." may be an order's verb.
  */
 const NOUN_AFTER_TOOL =
-  /^(?:-[a-z]|[ -](?:calls?|calling|use|uses|results?|integrations?|names?|invocations?|definitions?|loops?|outputs?|executions?|apis?|chains?|choices?|schemas?|descriptions?|messages?|requests?|responses?|errors?|approvals?|arguments?|parameters?|inputs?|guardrails?|information|enabling|lists?|sets?|should|can|cannot|will|must|is|was|are|has|does)\b)/;
+  /^(?:-[a-z]|[ -](?:calls?|calling|use|uses|results?|integrations?|names?|invocations?|definitions?|loops?|outputs?|executions?|apis?|chains?|choices?|schemas?|descriptions?|messages?|requests?|responses?|errors?|approvals?|arguments?|parameters?|inputs?|guardrails?|information|enabling|lists?|sets?|search(?! for\b)|actions?|identifiers?|ids?|keys?|types?|wrappers?|should|can|cannot|will|must|is|was|are|has|does)\b)/;
 
 /** Determiners that make what follows a kind ("a calculator tool", "any tool"), unless it is named as one. */
 const KIND_DETERMINERS = "a|an|one|any|each|every|some|another|no";
@@ -402,6 +445,53 @@ function namedTool(
   }
   return "proper";
 }
+
+/**
+ * True when a `tool.call_named_tool` match `t[s, e)` ends in a name of capitalised words and a capitalised
+ * "Tool", after "the" or no determiner, that stands alone: the line or the text ends after it, or a quote, a
+ * bracket or an aside in parentheses does ("## Using the Hiring Impact Tool", "title: 'Trigger Sampling
+ * Request Tool',", "Run the Acme Diagnostic Tool (found in Acme Control Panel)"). Such a name is a heading, a
+ * label or a product a manual names. An order goes on to what the tool is for ("Use the Bank Manager Tool to
+ * search ...", "... Tool and send ...", "... Tool, then ..."); a lower-case "tool" is no part of a name.
+ */
+function titledTool(
+  t: string,
+  s: number,
+  e: number,
+  upper: (i: number) => boolean,
+  original: Original,
+): boolean {
+  if (!t.endsWith(" tool", e) || !upper(e - 4)) return false;
+  const m = /^\S+ (?:the )?/.exec(t.slice(s, e));
+  const from = s + (m === null ? 0 : m[0].length);
+  const to = e - 5;
+  if (to <= from || !/^[a-z0-9]+(?: [a-z0-9]+)*$/.test(t.slice(from, to))) return false;
+  // (each word capitalised, or a number: "Trigger URL Elicitation Tool", "the Acme 3D Tool")
+  for (let at = from; at < to; at = t.indexOf(" ", at) + 1 || to) {
+    if (!upper(at) && !/[0-9]/.test(t[at])) return false;
+  }
+  const next = t[e];
+  return next === undefined || /^[)\]"'`*|\n\r]/.test(next) || t.startsWith(" (", e) ||
+    (next === " " && lineBreaks(original(e)) > 0);
+}
+
+/**
+ * True when a word between a `tool.call_named_tool` match's verb (and its determiner) and "tool" makes a
+ * clause or a phrase of its own, so that "tool" is not what the verb governs: a determiner ("with exactly one
+ * tool", "the flow for a Echo Tool"), a preposition ("message types like tool"), a conjunction of time or
+ * condition ("with failure output when MCP tool raises") or an auxiliary ("a token with unrelated scope cannot
+ * see tool"). Test names, docstrings and changelogs read so. "of" and "and" join the words of one name ("the
+ * Bank of America tool", "the calendar and email tool") and are not among them.
+ */
+function toolOutsidePhrase(t: string, s: number, e: number): boolean {
+  const m = VERB_AND_DETERMINER.exec(t.slice(s, e));
+  const to = e - (t.endsWith(" function", e) ? 9 : t.endsWith(" tool", e) ? 5 : 0);
+  return GAP_FUNCTION_WORD.test(t.slice(s + (m === null ? 0 : m[0].length), to));
+}
+
+/** The words `toolOutsidePhrase` looks for. */
+const GAP_FUNCTION_WORD =
+  /(?:^| )(?:a|an|one|the|any|some|each|every|no|for|like|with|without|via|through|from|when|whenever|if|unless|until|while|because|can|cannot|could|will|would|should|must|may|might|is|are|was|were|be|been|do|does|did|has|have|had)(?= |$)/;
 
 /**
  * True when a determiner or a possessive in a `tool.call_named_tool` match `t[s, e)` stands before a tool named
@@ -906,6 +996,8 @@ export const rules: () => readonly Rule[] = lazy(() => [
   // ---------------------------------------------------------------------------------------- overrides
   {
     name: "override.ignore_previous",
+    // (a paper's title a reference list links to is no order, see `linkTitle`)
+    accept: (t, s, e, upper) => !linkTitle(t, s, e, upper),
     farTries: true,
     leads: [
       "ignore",
@@ -944,7 +1036,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
     name: "override.ignore_previous_squashed",
     accept: (t, s, e, upper, original) =>
       startsWord(t, s, e, upper) && !nameInCode(t, s, e, original) && !verbEndsClause(t, s, e) &&
-      !verbNegated(t, s, e) && !everythingNamesMore(t, s, e),
+      !verbNegated(t, s, e) && !everythingNamesMore(t, s, e) && !linkTitle(t, s, e, upper),
     anchors: ["ignore", "disregard", "forget", "newinstructions", "systemprompt"],
     maxLen: 80,
     category: "instruction_override",
@@ -1216,7 +1308,10 @@ export const rules: () => readonly Rule[] = lazy(() => [
       "g",
     ),
     contexts: OUTPUT,
-    accept: (t, s, e, upper) =>
+    accept: (t, s, e, upper, original) =>
+      // (a name standing alone as a heading or a label, "## Using the Hiring Impact Tool", and a "tool" some
+      // word before it governs, "with message types like tool", see `titledTool` and `toolOutsidePhrase`)
+      !titledTool(t, s, e, upper, original) && !toolOutsidePhrase(t, s, e) &&
       !(NOUN_AFTER_TOOL.test(t.slice(e, e + 16)) &&
         // (the calls of the tool named as one, "Use the send_money tool calls to pay ...", "run the wipe_disk
         // tool-call", are calls of that tool: the compound names it; "Run apply_patch tool calls serially"
@@ -1238,7 +1333,9 @@ export const rules: () => readonly Rule[] = lazy(() => [
         imperativeStart(t, s, upper) !== false) &&
       // A "function" must be named like code (snake_case, dotted, quoted): "use the search function" is prose.
       (!t.slice(s, e).endsWith("function") || /[_.`'"0-9]/.test(t.slice(s, e).replace(/^\S+ /, ""))) &&
-      !/(?:^|\s)(?:the|a|an|this|that|each|any|some|your|our|such|multiple|dedicated|same|new|other|following|given|helper|utility|custom|own|separate|right|appropriate|correct|to|into|of|for) (?:tool|function)$/
+      // A word that picks a tool by its state or its place, none by name: "Run the actual tool", "Call unknown
+      // tool", "success via consolidated tool", "with hosted tool" (a participle; "speed", "embed" are none).
+      !/(?:^|\s)(?:the|a|an|this|that|each|any|some|your|our|such|multiple|dedicated|same|new|other|following|given|helper|utility|custom|own|separate|right|appropriate|correct|to|into|of|for|actual|unknown|current|existing|non-existent|nonexistent|various|available|relevant|corresponding|underlying|previous|(?!(?:embed|shred)\b)[a-z]{2,}(?<!e)ed) (?:tool|function)$/
         .test(t.slice(s, e)),
   },
   {

@@ -106,7 +106,8 @@ test("checkTitle: a label naming its tool's action passes, where the description
       "Read Credentials",
     ]
   ) {
-    assert.notDeepEqual(checkDescription(title, none), [], title);
+    // (a label of capitalised words ending in "Tool" is a title to the description rules too, since 98910b4)
+    if (!title.endsWith(" Tool")) assert.notDeepEqual(checkDescription(title, none), [], title);
     assert.deepEqual(checkTitle(title, none), [], title);
   }
   // An order after the label, or a label that names a key file, is flagged; the span is the whole title.
