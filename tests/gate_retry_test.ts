@@ -55,6 +55,10 @@ const openai = (s: FakeServer, f: typeof fetch) =>
 const anthropic = (s: FakeServer, f: typeof fetch) =>
   new Anthropic({ apiKey: "k", baseURL: s.url, fetch: f, maxRetries: 0 });
 
+/** The Anthropic SDK's message stream of the weather question with the tools, through the guarded fetch. */
+const anthropicAsk = (s: FakeServer, f: typeof fetch) =>
+  anthropic(s, f).messages.stream({ model: "m", max_tokens: 100, messages, tools: TOOLS_ANTHROPIC as never });
+
 /** The rejected call written into the text, as a model without native calls writes it (Hermes tags). */
 const WRITTEN = `<tool_call>\n${JSON.stringify({ name: BAD.name, arguments: BAD.args })}\n</tool_call>`;
 
@@ -276,14 +280,7 @@ test("guardFetch retry: Anthropic stream, the SDK assembles one message: forward
       named: true,
     }],
     1,
-    (s, f) =>
-      anthropic(s, f).messages.stream({
-        model: "m",
-        max_tokens: 100,
-        messages,
-        tools: TOOLS_ANTHROPIC as never,
-      })
-        .finalMessage(),
+    (s, f) => anthropicAsk(s, f).finalMessage(),
   );
   assert.deepEqual(
     value.content.map((b) =>
@@ -313,14 +310,7 @@ test("guardFetch retry: an Anthropic stream whose text the watch held before the
   const { value, server } = await scripted(
     [{ sse, named: true }, { sse: anthropicStream(["Again."], [GOOD]), named: true }],
     1,
-    (s, f) =>
-      anthropic(s, f).messages.stream({
-        model: "m",
-        max_tokens: 100,
-        messages,
-        tools: TOOLS_ANTHROPIC as never,
-      })
-        .finalMessage(),
+    (s, f) => anthropicAsk(s, f).finalMessage(),
   );
   assert.equal(server.requests.length, 2);
   assert.deepEqual(
@@ -498,12 +488,7 @@ test("guardFetch retry: the blocks a client holds open when a written call is re
     }],
     1,
     async (s, f) => {
-      const stream = anthropic(s, f).messages.stream({
-        model: "m",
-        max_tokens: 100,
-        messages,
-        tools: TOOLS_ANTHROPIC as never,
-      });
+      const stream = anthropicAsk(s, f);
       const ended: string[] = [];
       stream.on("contentBlock", (b) => ended.push(b.type === "text" ? b.text : b.type));
       const final = await stream.finalMessage();
@@ -545,14 +530,7 @@ test("guardFetch retry: a call written at the start of an Anthropic text block t
     const { value, server } = await scripted(
       [{ sse: first, named: true }, { sse: [...retry], named: true }],
       1,
-      (s, f) =>
-        anthropic(s, f).messages.stream({
-          model: "m",
-          max_tokens: 100,
-          messages,
-          tools: TOOLS_ANTHROPIC as never,
-        })
-          .finalMessage(),
+      (s, f) => anthropicAsk(s, f).finalMessage(),
     );
     assert.equal(server.requests.length, 2);
     assert.deepEqual(value.content.map(shown), [...want]);
@@ -571,13 +549,7 @@ test("guardFetch retry: a call written at the start of an Anthropic text block t
     const { value } = await scripted(
       [{ sse: [...sse], named: true }, { sse: anthropicStream(["Again."], [GOOD]), named: true }],
       retries,
-      (s, f) =>
-        anthropic(s, f).messages.stream({
-          model: "m",
-          max_tokens: 100,
-          messages,
-          tools: TOOLS_ANTHROPIC as never,
-        }).finalMessage(),
+      (s, f) => anthropicAsk(s, f).finalMessage(),
     );
     const got = value.content.map(shown);
     assert.equal(got.length, want.length, JSON.stringify(got));
@@ -595,14 +567,7 @@ test("guardFetch retry: an Anthropic stream retried twice after written calls nu
       { sse: anthropicStream(["Third."], [GOOD]), named: true },
     ],
     2,
-    (s, f) =>
-      anthropic(s, f).messages.stream({
-        model: "m",
-        max_tokens: 100,
-        messages,
-        tools: TOOLS_ANTHROPIC as never,
-      })
-        .finalMessage(),
+    (s, f) => anthropicAsk(s, f).finalMessage(),
   );
   assert.equal(server.requests.length, 3);
   assert.deepEqual(

@@ -359,6 +359,20 @@ test("relayMcpHttp: a slow call answered as JSON holds no message after it, a no
 });
 
 /** The message of an error answer, or "" for none. */
+/** A server's log notification saying `data` (what these tests' servers say on a stream). */
+const logNote = (data: string) => ({
+  jsonrpc: "2.0",
+  method: "notifications/message",
+  params: { level: "info", data },
+});
+
+/** A server's answer to the initialize of id 0, naming the server `name`. */
+const initAnswer = (name: string) => ({
+  jsonrpc: "2.0",
+  id: 0,
+  result: { ...INIT_RESULT, serverInfo: { name, version: "1" } },
+});
+
 const errorOf = (m: JsonRpcMessage | undefined) => String((m?.error as { message?: unknown })?.message ?? "");
 
 test("relayMcpHttp: what the client sent after an initialize that failed is answered with errors, not sent", {
@@ -741,11 +755,7 @@ test("relayMcpHttp: a new initialize leaves the old session's event stream and o
       // Each session's stream says whose it is; the new one's once the old one was closed.
       streams.set(session, new Promise((resolve) => res.on("close", resolve)));
       const old = session === "s2" ? streams.get("s1") : undefined;
-      const note = {
-        jsonrpc: "2.0",
-        method: "notifications/message",
-        params: { level: "info", data: session },
-      };
+      const note = logNote(session);
       res.writeHead(200, { "content-type": "text/event-stream" });
       return void (old ?? Promise.resolve()).then(() => res.write(`data: ${JSON.stringify(note)}\n\n`));
     }
@@ -789,11 +799,7 @@ test(
         if (req.method !== "GET") return void res.writeHead(200).end();
         if (released) getCame();
         if (session !== "s2") return void res.writeHead(400).end("Bad Request: no valid session");
-        const note = {
-          jsonrpc: "2.0",
-          method: "notifications/message",
-          params: { level: "info", data: session },
-        };
+        const note = logNote(session);
         return void res.writeHead(200, { "content-type": "text/event-stream" })
           .write(`data: ${JSON.stringify(note)}\n\n`);
       }
@@ -851,11 +857,7 @@ test(
         // answer has reached the relay (the notification after it in its stream has reached the client).
         if (m.id === 0) return void (old = res);
         const late = { jsonrpc: "2.0", id: 0, result: { ...INIT_RESULT, protocolVersion: "2024-11-05" } };
-        const note = {
-          jsonrpc: "2.0",
-          method: "notifications/message",
-          params: { level: "info", data: "late" },
-        };
+        const note = logNote("late");
         old?.writeHead(200, { "content-type": "text/event-stream" })
           .end(`data: ${JSON.stringify(late)}\n\ndata: ${JSON.stringify(note)}\n\n`);
         return void newAnswered.then(() =>
@@ -1052,11 +1054,7 @@ test("relayMcpHttp: an answer's stream of the session before a new initialize is
   // session's, under which a server refuses the stream, or replays another session's.
   const resumedWith: string[] = [];
   let pingStream: ServerResponse | undefined;
-  const note = {
-    jsonrpc: "2.0",
-    method: "notifications/message",
-    params: { level: "info", data: "working" },
-  };
+  const note = logNote("working");
   const handle: Handle = (req, res, m) => {
     const session = `${req.headers["mcp-session-id"] ?? "none"} ${
       req.headers["mcp-protocol-version"] ?? "none"
@@ -1106,28 +1104,18 @@ test("relayMcpHttp: the late answer of a cancelled initialize is not taken for t
   let old: ServerResponse | undefined;
   let answerNew = () => {};
   const newAnswered = new Promise<void>((resolve) => (answerNew = resolve));
-  const note = (data: string) => ({
-    jsonrpc: "2.0",
-    method: "notifications/message",
-    params: { level: "info", data },
-  });
-  const init = (name: string) => ({
-    jsonrpc: "2.0",
-    id: 0,
-    result: { ...INIT_RESULT, serverInfo: { name, version: "1" } },
-  });
   const handle: Handle = (req, res, m) => {
     if (m === undefined) return void res.writeHead(405).end();
     if (m.method === "initialize") {
       if (old === undefined) {
         // (the first says it works on it, then waits: the client gives up on it)
         old = res.writeHead(200, { "content-type": "text/event-stream", "mcp-session-id": "old" });
-        return void old.write(`data: ${JSON.stringify(note("working"))}\n\n`);
+        return void old.write(`data: ${JSON.stringify(logNote("working"))}\n\n`);
       }
-      old.end(`data: ${JSON.stringify(init("old"))}\n\ndata: ${JSON.stringify(note("late"))}\n\n`);
+      old.end(`data: ${JSON.stringify(initAnswer("old"))}\n\ndata: ${JSON.stringify(logNote("late"))}\n\n`);
       return void newAnswered.then(() =>
         res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "new" })
-          .end(JSON.stringify(init("new")))
+          .end(JSON.stringify(initAnswer("new")))
       );
     }
     sessions.push(`${m.method} ${req.headers["mcp-session-id"]}`);
@@ -1207,7 +1195,7 @@ test(
     let stream: ServerResponse | undefined;
     const unsaid: string[] = [];
     const say = (data: string) => {
-      const note = { jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data } };
+      const note = logNote(data);
       unsaid.push(`data: ${JSON.stringify(note)}\n\n`);
       while (stream !== undefined && unsaid.length > 0) stream.write(unsaid.shift());
     };
@@ -1333,11 +1321,7 @@ test("relayMcpHttp: an initialize that waited behind another opens its own sessi
       if (req.method !== "GET") return void res.writeHead(200).end(); // (the DELETE that ends a session)
       streams.push(session);
       if (session === "none") return void res.writeHead(400).end();
-      const note = {
-        jsonrpc: "2.0",
-        method: "notifications/message",
-        params: { level: "info", data: session },
-      };
+      const note = logNote(session);
       return void res.writeHead(200, { "content-type": "text/event-stream" })
         .write(`data: ${JSON.stringify(note)}\n\n`);
     }
@@ -1420,31 +1404,23 @@ test(
     let old: ServerResponse | undefined;
     let acceptNote = () => {};
     const noteAccepted = new Promise<void>((resolve) => (acceptNote = resolve));
-    const note = (data: string) => ({
-      jsonrpc: "2.0",
-      method: "notifications/message",
-      params: { level: "info", data },
-    });
-    const init = (name: string) => ({
-      jsonrpc: "2.0",
-      id: 0,
-      result: { ...INIT_RESULT, serverInfo: { name, version: "1" } },
-    });
     const handle: Handle = (req, res, m) => {
       if (m === undefined) return void res.writeHead(405).end();
       if (m.method === "initialize") {
         if (old === undefined) {
           // (the first says it works on it, then waits: the client gives up on it)
           old = res.writeHead(200, { "content-type": "text/event-stream", "mcp-session-id": "old" });
-          return void old.write(`data: ${JSON.stringify(note("working"))}\n\n`);
+          return void old.write(`data: ${JSON.stringify(logNote("working"))}\n\n`);
         }
         return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "new" })
-          .end(JSON.stringify(init("new")));
+          .end(JSON.stringify(initAnswer("new")));
       }
       sessions.push(`${m.method} ${req.headers["mcp-session-id"]}`);
       if (m.method === "notifications/roots/list_changed") {
         // (the old initialize is answered now, late; this is accepted once the client has seen what followed)
-        old?.end(`data: ${JSON.stringify(init("old"))}\n\ndata: ${JSON.stringify(note("late"))}\n\n`);
+        old?.end(
+          `data: ${JSON.stringify(initAnswer("old"))}\n\ndata: ${JSON.stringify(logNote("late"))}\n\n`,
+        );
         return void noteAccepted.then(() => res.writeHead(202).end());
       }
       if (m.id === undefined) return void res.writeHead(202).end();
