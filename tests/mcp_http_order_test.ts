@@ -1255,9 +1255,12 @@ test(
     const arrived: string[] = [];
     let slow: ServerResponse | undefined;
     let cancelRead = false;
+    let cancelCame = () => {};
+    const cancelArrived = new Promise<void>((resolve) => (cancelCame = resolve));
     const handle: Handle = (_req, res, m) => {
       if (m === undefined) return void res.writeHead(405).end();
       arrived.push(`${m.method} ${m.id ?? (m.params as { requestId?: unknown })?.requestId ?? ""}`);
+      if (m.method === "notifications/cancelled") cancelCame();
       if (m.method === "initialize") {
         return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s" })
           .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: INIT_RESULT }));
@@ -1293,6 +1296,9 @@ test(
       yield { jsonrpc: "2.0", id: "never asked", result: {} };
       yield { jsonrpc: "2.0", id: 2, method: "ping" };
       await until(answered(2));
+      // (the cancel goes once its request's POST gave the place up, beside request 2: the relay ends with the
+      // script, so the script waits for it; it never coming is a hang the test's timeout ends)
+      await cancelArrived;
     }, { maxInFlight: 1, onEvent }).finally(() => held.forEach((res) => res.destroy()));
     assert.deepEqual(got.find((m) => m.id === 2)?.result, {});
     assert.deepEqual(
