@@ -655,13 +655,7 @@ test("guardFetch retry: text held as a possible written call before a rejected n
   const { value: message } = await scripted(
     [{ sse: anthropicStream([json], [BAD]), named: true }, { sse: anthropicStream([], [GOOD]), named: true }],
     1,
-    async (s, f) =>
-      await anthropic(s, f).messages.stream({
-        model: "c",
-        max_tokens: 100,
-        messages: [{ role: "user", content: "Weather?" }],
-        tools: TOOLS_ANTHROPIC as never,
-      }).finalMessage(),
+    (s, f) => anthropicAsk(s, f).finalMessage(),
   );
   assert.deepEqual(message.content.map((b) => b.type === "text" ? b.text : b.type), [json, "tool_use"]);
 });
