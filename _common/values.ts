@@ -272,10 +272,18 @@ export function isPlainName(key: string): boolean {
   return true;
 }
 
-/** 1 for the ASCII units of a plain name: `[A-Za-z0-9_$.-]`. */
+/**
+ * 1 for the ASCII units of a plain name: `[A-Za-z0-9_$.-]`. Filled by ranges, not by testing each unit with
+ * an expression: that compiled the expression while the module loaded (0.2 ms of every face's import).
+ */
 const NAME_UNITS: Uint8Array = (() => {
   const units = new Uint8Array(128);
-  for (let c = 0; c < 128; c++) units[c] = /[\w$.-]/.test(String.fromCharCode(c)) ? 1 : 0;
+  units.fill(1, 0x30, 0x3a).fill(1, 0x41, 0x5b).fill(1, 0x61, 0x7b);
+  units[0x24] =
+    units[0x2d] =
+    units[0x2e] =
+    units[0x5f] =
+      1; // $ - . _
   return units;
 })();
 

@@ -16,6 +16,7 @@ import { scan } from "../_scan/scan.ts";
 import { FLAG_TAGS } from "../_scan/rules.ts";
 import { escapePointer } from "../_common/pointer.ts";
 import { cutUnits, isRecord } from "../_common/values.ts";
+import { lazy } from "../_common/lazy.ts";
 import { DATA_KEYWORDS, SCHEMA_MAPS } from "../_validate/defaults.ts";
 import type { ScanFinding } from "../types.ts";
 
@@ -284,21 +285,22 @@ const TITLE_HIDDEN =
 /**
  * The scripts written without spaces between words, where a zero-width space (U+200B) is the word-break hint
  * editors and fonts read: Thai, Lao, Khmer, Myanmar, and Japanese (kana and kanji together: one word may mix
- * them). A real Thai title may carry one.
+ * them). A real Thai title may carry one. Made on first use, as are `letterOrMark` and `labelPrefix`: V8
+ * builds a Unicode-property expression's sets when it is created, about 1 ms of importing this module on Deno.
  */
-const WORD_BREAK_SCRIPTS: readonly RegExp[] = [
+const wordBreakScripts: () => readonly RegExp[] = lazy(() => [
   /^\p{sc=Thai}$/u,
   /^\p{sc=Lao}$/u,
   /^\p{sc=Khmr}$/u,
   /^\p{sc=Mymr}$/u,
   /^[\p{scx=Hira}\p{scx=Kana}\p{sc=Han}]$/u,
-];
+]);
 
 /** A letter or a combining mark (Thai vowels and tone marks are marks: a word may end in one). */
-const LETTER_OR_MARK = /^[\p{L}\p{M}]$/u;
+const letterOrMark: () => RegExp = lazy(() => /^[\p{L}\p{M}]$/u);
 
 /**
- * True when the zero-width space at `i` stands between two letters of one script of `WORD_BREAK_SCRIPTS`:
+ * True when the zero-width space at `i` stands between two letters of one script of `wordBreakScripts`:
  * a word break. One between ASCII letters ("Send\u200bEmail"), at an edge or beside another invisible
  * character is not.
  */
@@ -310,8 +312,8 @@ function wordBreakAt(text: string, i: number): boolean {
   const back = low >= 0xdc00 && low <= 0xdfff && high >= 0xd800 && high <= 0xdbff ? 2 : 1;
   const before = String.fromCodePoint(text.codePointAt(i - back) ?? 0x20);
   const after = String.fromCodePoint(text.codePointAt(i + 1) ?? 0x20);
-  if (!LETTER_OR_MARK.test(before) || !LETTER_OR_MARK.test(after)) return false;
-  return WORD_BREAK_SCRIPTS.some((script) => script.test(before) && script.test(after));
+  if (!letterOrMark().test(before) || !letterOrMark().test(after)) return false;
+  return wordBreakScripts().some((script) => script.test(before) && script.test(after));
 }
 
 /** The first character of `TITLE_HIDDEN` in `text` that is no word break, or null. */
@@ -341,8 +343,9 @@ const LABEL_VERB_RULES: ReadonlySet<string> = new Set([
  * ("1. "), a tag in brackets ("[Vault] ", "(beta) "), a namespace of up to four words before a colon, dash or
  * bar ("Vault: ", "Google Cloud – "). Read from the title's first 80 characters only.
  */
-const LABEL_PREFIX =
-  /^(?:\[[^\]\n]{1,40}\]|\([^)\n]{1,40}\)|\p{N}{1,3}[.)](?=\s)|(?:[\p{L}\p{N}_.]{1,24} ?){1,4}(?:[:|]| [-–—])(?=\s)|\s+|[^\p{L}\p{N}\s[(]+)*/u;
+const labelPrefix: () => RegExp = lazy(() =>
+  /^(?:\[[^\]\n]{1,40}\]|\([^)\n]{1,40}\)|\p{N}{1,3}[.)](?=\s)|(?:[\p{L}\p{N}_.]{1,24} ?){1,4}(?:[:|]| [-–—])(?=\s)|\s+|[^\p{L}\p{N}\s[(]+)*/u
+);
 
 /** A path or a key file in a match: "Read ~/.ssh/id_rsa" is no label, wherever it stands. */
 const PATH_LIKE = /[~/\\%$]|\.[a-z]|id_rsa|id_ed25519/i;
@@ -356,7 +359,7 @@ const INTO_PARAMETER =
  * description, with two differences, since a title is a label of a few words on one line.
  *
  * - An imperative rule that fires at its first word (after an emoji, a number, a tag or a namespace, as
- *   `LABEL_PREFIX` reads them) is the label naming its tool's action and is let be, unless what it names is
+ *   `labelPrefix` reads them) is the label naming its tool's action and is let be, unless what it names is
  *   a path or a key file, or the title says which parameter to put something in. "Trigger Long Running
  *   Operation Tool", a title of the reference server `server-everything`, fired `tool.call_named_tool`, and
  *   secret stores name tools "Read Secret" or "Get Access Token".
@@ -372,7 +375,7 @@ const INTO_PARAMETER =
  */
 export function checkTitle(text: string, options: DescriptionCheckOptions): DescriptionFinding[] {
   if (text.length === 0) return [];
-  const lead = LABEL_PREFIX.exec(text.slice(0, 80))![0].length;
+  const lead = labelPrefix().exec(text.slice(0, 80))![0].length;
   const label = (f: DescriptionFinding) =>
     LABEL_VERB_RULES.has(f.rule) && f.start <= lead && !PATH_LIKE.test(text.slice(f.start, f.end)) &&
     !INTO_PARAMETER.test(text);

@@ -517,7 +517,8 @@ function readParameters(
   return { args, cutOff: limit === text.length && (open || pos < limit) };
 }
 
-const ELEMENT = /<([\p{L}\p{N}_][\p{L}\p{N}_.:-]{0,127})>/uy;
+/** An element's opening tag: made on first use, as `nameAt` is. */
+const element = lazy(() => /<([\p{L}\p{N}_][\p{L}\p{N}_.:-]{0,127})>/uy);
 const MAX_ELEMENT_DEPTH = 16;
 
 /**
@@ -531,8 +532,9 @@ function elementsValue(text: string, depth: number): unknown {
   if (depth > MAX_ELEMENT_DEPTH || text[pos] !== "<") return FAIL;
   const members: [string, unknown][] = [];
   while (pos < text.length) {
-    ELEMENT.lastIndex = pos;
-    const m = ELEMENT.exec(text);
+    const tag = element();
+    tag.lastIndex = pos;
+    const m = tag.exec(text);
     if (!m) return FAIL;
     const start = pos + m[0].length;
     const end = text.indexOf(`</${m[1]}>`, start);
