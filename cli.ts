@@ -102,21 +102,6 @@ on a terminal and never when NO_COLOR is set.
 `;
 }
 
-/** Edit distance, for "did you mean" hints on mistyped commands. */
-function distance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    let prev = row[0];
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const next = Math.min(row[j] + 1, row[j - 1] + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
-      prev = row[j];
-      row[j] = next;
-    }
-  }
-  return row[b.length];
-}
-
 /** The subcommand of that name; own keys only, so `help constructor` is not a command. */
 function commandEntry(name: string | undefined): Command | undefined {
   return name !== undefined && Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
@@ -166,7 +151,8 @@ async function dispatch(args: readonly string[]): Promise<number> {
     }
     const topic = rest.length === 1 ? commandEntry(rest[0]) : undefined;
     if (topic !== undefined) return await (await topic.load()).main(["--help"]);
-    return usageError(`no help on ${JSON.stringify(rest.join(" "))}`);
+    const guess = rest.length === 1 ? await commandGuess(rest[0], { topic: true }) : "";
+    return usageError(`no help on ${JSON.stringify(rest.join(" "))}`, { guess });
   }
   if (command === FAKE_TOOL_COMMAND) {
     // Hidden: the program acts as its own fake tool, so `selftest` needs nothing else installed.
@@ -183,12 +169,29 @@ async function dispatch(args: readonly string[]): Promise<number> {
   }
   const entry = commandEntry(command);
   if (entry === undefined) {
-    const names = Object.keys(COMMANDS);
-    const nearest = names.reduce((a, b) => distance(command, a) <= distance(command, b) ? a : b);
-    const guess = distance(command, nearest) <= 2 ? `did you mean \`toolguard ${nearest}\`? ` : "";
-    return usageError(`unknown command ${JSON.stringify(command)}`, { guess });
+    return usageError(`unknown command ${JSON.stringify(command)}`, { guess: await commandGuess(command) });
   }
   return await (await entry.load()).main(rest);
+}
+
+/**
+ * "did you mean `toolguard validate`? " for a mistyped command (`valdate`, `VALIDATE`), also for the help and
+ * version flags (`HELP`, `--Version`, `-v`); with `topic`, for a help topic (`toolguard help Lint`): commands only.
+ * Empty when nothing is close. Loaded on this error path only: `--version` loads no more than it did.
+ */
+async function commandGuess(word: string, options: { topic?: boolean } = {}): Promise<string> {
+  const { closestName } = await import("./_cli/io.ts");
+  const flag = word.startsWith("-");
+  // Each word as it is compared, and as it is suggested.
+  const spelled: Record<string, string> = Object.fromEntries(
+    Object.keys(COMMANDS).map((name) => [name, name]),
+  );
+  if (options.topic !== true) {
+    Object.assign(spelled, { help: flag ? "--help" : "help", version: "--version" });
+  }
+  if (options.topic !== true && flag) Object.assign(spelled, { h: "--help", V: "--version" }); // `-v`, `-H`
+  const near = closestName(flag ? word.replace(/^-+/, "") : word, Object.keys(spelled));
+  return near === undefined ? "" : `did you mean \`toolguard ${spelled[near]}\`? `;
 }
 
 /**

@@ -34,7 +34,7 @@ import type NodeProcess from "node:process";
 import type * as NodeUtil from "node:util";
 import type { JSONScanner, Node as JsonNode, ParseError } from "jsonc-parser";
 import { lazy, nodeBuiltin } from "../_common/lazy.ts";
-import { errorText } from "../_common/values.ts";
+import { editDistance, errorText } from "../_common/values.ts";
 import { concatBytes } from "../_common/bytes.ts";
 export { MAX_TIMER_MS } from "../_common/values.ts";
 import { denoStd, encoder, EXIT_FAIL, EXIT_USAGE, paint, safeText, writeErr, writeOut } from "./output.ts";
@@ -771,7 +771,8 @@ function argumentsHint(
   const help = `run \`toolguard ${spec.command} --help\``;
   const missing = /^(--[\w-]+) needs a value$/.exec(message);
   if (missing) return `give it as ${missing[1]} VALUE; ${help}`;
-  if (spec.fileOperands === true && message.startsWith("Unknown option ")) {
+  const unknown = /^Unknown option '(-[^']*)'$/.exec(message)?.[1];
+  if (spec.fileOperands === true && unknown !== undefined) {
     const end = args.indexOf("--");
     const named = (end < 0 ? args : args.slice(0, end)).find((a) =>
       a.length > 1 && a[0] === "-" && !Object.hasOwn(options, a.replace(/^--?|=.*$/g, "")) && pathExists(a)
@@ -780,7 +781,72 @@ function argumentsHint(
       return `${named} is a file: to name it, put it after --, as in \`toolguard ${spec.command} [options] -- ${named}\``;
     }
   }
-  return `toolguard ${spec.command} accepts ${Object.keys(options).map((o) => `--${o}`).join(", ")}; ${help}`;
+  const guess = unknown === undefined ? undefined : flagGuess(unknown, args, options);
+  return `${guess === undefined ? "" : `did you mean ${guess}? `}toolguard ${spec.command} accepts ${
+    Object.keys(options).map((o) => `--${o}`).join(", ")
+  }; ${help}`;
+}
+
+/**
+ * The flag that the unknown `flag` (as `parseArgs` names it) most likely misspells, or undefined: `--Pretty`
+ * and `--prety` are `--pretty`; `-pretty`, which `parseArgs` reads as the letters `-p -r ...` and names
+ * `-p`, is `--pretty` too (the word is taken from the argument given); `-H` is `-h`.
+ */
+function flagGuess(
+  flag: string,
+  args: readonly string[],
+  options: Record<string, OptionSpec>,
+): string | undefined {
+  const names = Object.keys(options);
+  if (flag.startsWith("--")) {
+    const name = closestName(flag.slice(2), names);
+    return name === undefined ? undefined : `--${name}`;
+  }
+  const letter = flag.slice(1);
+  const end = args.indexOf("--");
+  const given = (end < 0 ? args : args.slice(0, end)).find((a) => a[0] === "-" && a[1] === letter);
+  if (given !== undefined && given.length > 2) {
+    const name = closestName(given.slice(1).replace(/=.*$/s, ""), names);
+    if (name !== undefined) return `--${name}`;
+  }
+  const short = names.map((n) => options[n].short).find((s) => s?.toLowerCase() === letter.toLowerCase());
+  return short === undefined ? undefined : `-${short}`;
+}
+
+/**
+ * The one of `names` that `word` most likely misspells, for a "did you mean" hint on a command or a flag:
+ * compared without regard to case (`HELP` is `help`), at an edit distance of at most 2 and at most half the
+ * name's length, so that a short word is not taken for an unrelated short name (`x` for `by`). Undefined
+ * when none is that close; of two as close, the first.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { closestName } from "./io.ts";
+ *
+ * const commands = ["run", "validate", "lint", "scan", "help"];
+ * assert.equal(closestName("HELP", commands), "help");
+ * assert.equal(closestName("valdate", commands), "validate");
+ * assert.equal(closestName("scna", commands), "scan");
+ * assert.equal(closestName("rm", commands), undefined);
+ * ```
+ *
+ * @param word What was given.
+ * @param names What could have been meant.
+ * @returns The name to suggest, or undefined.
+ */
+export function closestName(word: string, names: readonly string[]): string | undefined {
+  const lower = word.toLowerCase();
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const name of names) {
+    const d = editDistance(lower, name.toLowerCase());
+    if (d < bestDistance && d <= Math.min(2, Math.floor(name.length / 2))) {
+      best = name;
+      bestDistance = d;
+    }
+  }
+  return best;
 }
 
 /** An option given twice with different values is a {@linkcode UsageError}: the command would pick one silently. */

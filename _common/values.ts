@@ -244,6 +244,38 @@ export function cutUnits(text: string, n: number): string {
   return text.slice(0, code >= 0xd800 && code <= 0xdbff ? n - 1 : n);
 }
 
+/**
+ * The edit distance (Levenshtein) of two strings: how many characters must be inserted, removed or replaced
+ * to turn one into the other. For "did you mean" suggestions (a tool name, a command, a flag); names
+ * longer than 200 characters are not compared (the distance is then more than 200), so a hostile name
+ * costs no quadratic time.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { editDistance } from "./values.ts";
+ *
+ * assert.equal(editDistance("valdate", "validate"), 1);
+ * assert.equal(editDistance("scna", "scan"), 2);
+ * assert.equal(editDistance("lint", "lint"), 0);
+ * ```
+ */
+export function editDistance(a: string, b: string): number {
+  if (a.length > 200 || b.length > 200) return Math.abs(a.length - b.length) + 200;
+  const prev = new Array<number>(b.length + 1);
+  for (let j = 0; j <= b.length; j++) prev[j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    let diag = prev[0];
+    prev[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const tmp = prev[j];
+      prev[j] = Math.min(prev[j] + 1, prev[j - 1] + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1));
+      diag = tmp;
+    }
+  }
+  return prev[b.length];
+}
+
 /** The longest delay a timer takes (2^31 - 1 ms, about 24.8 days): a timeout or wait may not exceed it. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 
