@@ -30,9 +30,9 @@
 // level of the import chain (up to 4 ms less on Deno for the deepest faces; no change on Bun). In the
 // order they run; scripts/check_imports.ts (`deno task check`) fails when one is missing or not needed.
 import "./_common/lazy.ts";
-import "./_common/values.ts";
 
 import denoJson from "./deno.json" with { type: "json" };
+import { givenValue } from "./_common/values.ts";
 import { EXIT_OK, EXIT_USAGE, paint, safeText, stdoutFailure, writeErr, writeOut } from "./_cli/output.ts";
 import { FAKE_TOOL_COMMAND } from "./_cli/self.ts";
 
@@ -140,7 +140,7 @@ export async function main(args: readonly string[]): Promise<number> {
 async function dispatch(args: readonly string[]): Promise<number> {
   const [command, ...rest] = args;
   if (command === "--version" || command === "-V") {
-    if (rest.length > 0) return usageError(`--version takes no arguments, got ${JSON.stringify(rest[0])}`);
+    if (rest.length > 0) return usageError(`--version takes no arguments, got ${givenValue(rest[0])}`);
     writeOut(`toolguard ${VERSION}\n`, { brief: true });
     return EXIT_OK;
   }
@@ -152,7 +152,7 @@ async function dispatch(args: readonly string[]): Promise<number> {
     const topic = rest.length === 1 ? commandEntry(rest[0]) : undefined;
     if (topic !== undefined) return await (await topic.load()).main(["--help"]);
     const guess = rest.length === 1 ? await commandGuess(rest[0], { topic: true }) : "";
-    return usageError(`no help on ${JSON.stringify(rest.join(" "))}`, { guess });
+    return usageError(`no help on ${givenValue(rest.join(" "))}`, { guess });
   }
   if (command === FAKE_TOOL_COMMAND) {
     // Hidden: the program acts as its own fake tool, so `selftest` needs nothing else installed.
@@ -169,7 +169,7 @@ async function dispatch(args: readonly string[]): Promise<number> {
   }
   const entry = commandEntry(command);
   if (entry === undefined) {
-    return usageError(`unknown command ${JSON.stringify(command)}`, { guess: await commandGuess(command) });
+    return usageError(`unknown command ${givenValue(command)}`, { guess: await commandGuess(command) });
   }
   return await (await entry.load()).main(rest);
 }

@@ -11,7 +11,7 @@
 // instead of one round per level of the import chain. In the order they run; scripts/check_imports.ts
 // (`deno task check`) fails when one is missing or not needed.
 import "../_common/lazy.ts";
-import "../_common/values.ts";
+import { clipMiddle, givenValue } from "../_common/values.ts";
 import "../_common/bytes.ts";
 import "./output.ts";
 import "../_common/pointer.ts";
@@ -112,7 +112,7 @@ export function main(args: string[]): Promise<number> {
     const provider = stringOption(values, "message") as Provider | undefined;
     if (provider !== undefined && !PROVIDERS.includes(provider)) {
       throw new UsageError(
-        `unknown provider ${JSON.stringify(provider)}`,
+        `unknown provider ${givenValue(provider)}`,
         "use --message openai|anthropic|ollama",
       );
     }
@@ -126,7 +126,7 @@ export function main(args: string[]): Promise<number> {
     } else {
       if (typeof value !== "object" || value === null || !("ok" in value)) {
         throw new UsageError(
-          `${inputName(file)} is not a ToolResult (no "ok" field) or a verdict`,
+          `${clipMiddle(inputName(file))} is not a ToolResult (no "ok" field) or a verdict`,
           "pass what `toolguard run --json` or `toolguard validate --json` prints",
         );
       }

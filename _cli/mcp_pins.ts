@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { errorText } from "../_common/values.ts";
+import { clipMiddle, errorText, givenValue } from "../_common/values.ts";
 import {
   EXIT_FAIL,
   EXIT_OK,
@@ -84,7 +84,7 @@ export function main(args: string[]): Promise<number> {
       return Promise.resolve(EXIT_OK);
     }
     if (action !== "accept") {
-      throw new UsageError(`unknown action ${JSON.stringify(action ?? "")}`, "use `list` or `accept`");
+      throw new UsageError(`unknown action ${givenValue(action ?? "")}`, "use `list` or `accept`");
     }
     if (values.all !== true && tools.length === 0) {
       throw new UsageError(
@@ -96,13 +96,15 @@ export function main(args: string[]): Promise<number> {
     const accepted = acceptPending(pins, { tools: values.all === true ? "all" : tools, server });
     if (accepted.length === 0 && values.all === true) {
       // As git says "Already up to date": the state asked for holds, nothing to write.
-      const where = server === undefined ? "" : ` for ${safeText(server)}`;
+      const where = server === undefined ? "" : ` for ${safeText(clipMiddle(server))}`;
       writeOut(`nothing to accept: no changed definition waits${where}\n`);
       return Promise.resolve(EXIT_OK);
     }
     if (accepted.length === 0) {
       writeErr(
-        `toolguard mcp pins: no changed definition waits for ${safeText(tools.join(", ")) || "acceptance"}\n`,
+        `toolguard mcp pins: no changed definition waits for ${
+          safeText(clipMiddle(tools.join(", "))) || "acceptance"
+        }\n`,
       );
       return Promise.resolve(EXIT_FAIL);
     }

@@ -10,7 +10,7 @@
 // instead of one round per level of the import chain. In the order they run; scripts/check_imports.ts
 // (`deno task check`) fails when one is missing or not needed.
 import "../_common/lazy.ts";
-import "../_common/values.ts";
+import { givenValue } from "../_common/values.ts";
 import "../_common/bytes.ts";
 import "./output.ts";
 import "../_common/pointer.ts";
@@ -139,7 +139,7 @@ export function main(args: string[]): Promise<number> {
     if (positionals.length > 0 || split === -1) {
       throw new UsageError(
         positionals.length > 0
-          ? `unexpected ${JSON.stringify(positionals[0])} before \`--\``
+          ? `unexpected ${givenValue(positionals[0])} before \`--\``
           : "missing `--` before the command",
         "put the command after --, e.g. `toolguard run --protocol lines -- ls -1`",
       );
@@ -160,7 +160,7 @@ export function main(args: string[]): Promise<number> {
     const protocol = (stringOption(values, "protocol") ?? "envelope") as ProtocolName;
     if (!PROTOCOLS.includes(protocol)) {
       throw new UsageError(
-        `unknown --protocol ${JSON.stringify(protocol)}`,
+        `unknown --protocol ${givenValue(protocol)}`,
         `use one of ${PROTOCOLS.join(", ")}`,
       );
     }
@@ -172,7 +172,7 @@ export function main(args: string[]): Promise<number> {
       const n = typeof raw === "string" && /^\d+$/.test(raw) ? Number(raw) : NaN;
       if (!Number.isSafeInteger(n) || n < 1 || n > maxExit) {
         throw new UsageError(
-          `--empty-exit must be an exit code from 1 to ${maxExit}, got ${JSON.stringify(raw)}`,
+          `--empty-exit must be an exit code from 1 to ${maxExit}, got ${givenValue(raw)}`,
           "e.g. --empty-exit 1 for grep and rg, where exit 1 means no match",
         );
       }

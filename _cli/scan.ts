@@ -10,7 +10,7 @@
 // instead of one round per level of the import chain. In the order they run; scripts/check_imports.ts
 // (`deno task check`) fails when one is missing or not needed.
 import "../_common/lazy.ts";
-import "../_common/values.ts";
+import { givenValue } from "../_common/values.ts";
 import "../_common/bytes.ts";
 import "./output.ts";
 import "../_scan/words.ts";
@@ -81,7 +81,7 @@ export function main(args: string[]): Promise<number> {
     const context = (stringOption(values, "context") ?? "tool_output") as ScanContext;
     if (!SCAN_CONTEXTS.includes(context)) {
       throw new UsageError(
-        `unknown --context ${JSON.stringify(context)}`,
+        `unknown --context ${givenValue(context)}`,
         `use one of ${SCAN_CONTEXTS.join(", ")}`,
       );
     }

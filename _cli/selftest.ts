@@ -11,7 +11,7 @@
 // instead of one round per level of the import chain. In the order they run; scripts/check_imports.ts
 // (`deno task check`) fails when one is missing or not needed.
 import "../_common/lazy.ts";
-import "../_common/values.ts";
+import { givenValue } from "../_common/values.ts";
 import "../_common/bytes.ts";
 import "./output.ts";
 import "../_common/pointer.ts";
@@ -86,7 +86,7 @@ export function main(args: string[]): Promise<number> {
     if (printedHelp(values, SELFTEST_HELP)) return EXIT_OK;
     if (positionals.length > 0) {
       throw new UsageError(
-        `unexpected argument ${JSON.stringify(positionals[0])}`,
+        `unexpected argument ${givenValue(positionals[0])}`,
         "selftest takes no arguments",
       );
     }

@@ -14,7 +14,7 @@
 import "../_common/lazy.ts";
 import "../_common/bytes.ts";
 
-import { plural } from "../_common/values.ts";
+import { clipMiddle, givenValue, plural } from "../_common/values.ts";
 import {
   cannotRead,
   cannotWrite,
@@ -95,7 +95,7 @@ export function main(args: string[]): Promise<number> {
     const by = (stringOption(values, "by") ?? "tool") as GroupBy;
     if (!GROUP_BY.includes(by)) {
       throw new UsageError(
-        `--by must be tool, kind, day or model, got ${JSON.stringify(by)}`,
+        `--by must be tool, kind, day or model, got ${givenValue(by)}`,
         "e.g. --by day for a table per day",
       );
     }
@@ -111,7 +111,7 @@ export function main(args: string[]): Promise<number> {
     const html = outputPathOption(values, "html");
     if (html !== undefined && path !== "-" && sameFile(path, html)) {
       throw new UsageError(
-        `--html ${html} is the log being read; writing the report there would destroy it`,
+        `--html ${clipMiddle(html)} is the log being read; writing the report there would destroy it`,
         "give --html another file name",
       );
     }
@@ -141,7 +141,7 @@ export function main(args: string[]): Promise<number> {
     if (report.lines > 0 && events === 0) {
       writeErr(
         `toolguard stats: none of the ${report.lines} ${plural(report.lines, "line")} of ${
-          safeText(inputName(path))
+          safeText(clipMiddle(inputName(path)))
         } ` +
           "is a toolguard log line; give a log written by jsonlLog, `toolguard run --log` or `toolguard mcp --log`\n",
       );

@@ -10,7 +10,7 @@
 // instead of one round per level of the import chain. In the order they run; scripts/check_imports.ts
 // (`deno task check`) fails when one is missing or not needed.
 import "../_common/lazy.ts";
-import "../_common/values.ts";
+import { clipMiddle } from "../_common/values.ts";
 import "../_common/bytes.ts";
 import "./output.ts";
 import "../_common/pointer.ts";
@@ -273,7 +273,7 @@ export function main(args: string[]): Promise<number> {
       const shape = inline ? await parseJsonText(trimmed, "--shape") : await readJson(shapeSpec);
       let schema: Record<string, unknown>;
       try {
-        schema = shapeToSchema(shape, inline ? "--shape" : shapeSpec);
+        schema = shapeToSchema(shape, inline ? "--shape" : clipMiddle(shapeSpec));
       } catch (error) {
         throw new UsageError(
           (error as Error).message,
@@ -293,7 +293,7 @@ export function main(args: string[]): Promise<number> {
     } catch (error) {
       // Only a declaration can make validation throw: the tools file asks for something unenforceable.
       throw new UsageError(
-        `${toolsPath ?? "--shape"}: ${(error as Error).message}`,
+        `${clipMiddle(toolsPath ?? "--shape")}: ${(error as Error).message}`,
         "fix the declaration; `toolguard lint` lists every problem",
       );
     }

@@ -55,8 +55,9 @@ export function errorText(error: unknown): string {
 }
 
 /**
- * A value as an error message about an option shows what it got: a string quoted, a number, boolean, null or
- * undefined as written, anything else by its type (an object's text could be long, or throw).
+ * A value as an error message about an option shows what it got: a string quoted (a long one shortened by
+ * {@linkcode clipMiddle}), a number, boolean, null or undefined as written, anything else by its type (an
+ * object's text could be long, or throw).
  *
  * @example What a bad option was
  * ```ts
@@ -70,7 +71,7 @@ export function errorText(error: unknown): string {
  * ```
  */
 export function givenValue(value: unknown): string {
-  if (typeof value === "string") return JSON.stringify(value);
+  if (typeof value === "string") return JSON.stringify(clipMiddle(value));
   if (typeof value === "object" && value !== null) return "object";
   return typeof value === "function" || typeof value === "symbol" ? typeof value : String(value);
 }
@@ -222,6 +223,53 @@ export function clip(text: string, max: number): string {
   if (text.length <= max) return text;
   if (max <= 1) return text.slice(0, Math.max(0, max));
   return cutUnits(text, max - 1) + "\u2026";
+}
+
+/** The longest outside input (in UTF-16 units) that {@linkcode clipMiddle} echoes whole. */
+export const MAX_ECHOED = 240;
+
+/**
+ * Outside input (a path, an argument, an option's value) as a message echoes it: whole when it is at most
+ * {@linkcode MAX_ECHOED} UTF-16 units long, else its start and its end (which tell a path or a value apart)
+ * with how many characters were left out between them. The one helper for this, so that a 100 000-character
+ * argument (a variable holding a file's contents, a generated path) cannot fill a terminal or a log with one
+ * message. Surrogate pairs are kept whole; the count is of characters (code points).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { clipMiddle } from "./values.ts";
+ *
+ * assert.equal(clipMiddle("tools.json"), "tools.json");
+ * const long = "/data/" + "x".repeat(100_000) + "/tools.json";
+ * const shown = clipMiddle(long);
+ * assert.ok(shown.length <= 240);
+ * assert.ok(shown.startsWith("/data/xxx") && shown.endsWith("xxx/tools.json"));
+ * assert.match(shown, /…\(99\d{3} characters left out\)…/);
+ * ```
+ *
+ * @param text The input as given.
+ * @param max The longest text shown whole, and the most shown of a longer one (at least 80). Default
+ *   {@linkcode MAX_ECHOED}.
+ * @returns The text, or its start and end around a count of what was left out.
+ */
+export function clipMiddle(text: string, max: number = MAX_ECHOED): string {
+  if (text.length <= max) return text;
+  const room = Math.max(80, max) - 40; // 40 for the count
+  const head = cutUnits(text, Math.ceil(room * 0.6)).length;
+  let tail = text.length - Math.floor(room * 0.4);
+  if (isLowSurrogate(text.charCodeAt(tail)) && isHighSurrogate(text.charCodeAt(tail - 1))) tail++;
+  let left = 0;
+  for (const _ of text.slice(head, tail)) left++;
+  return `${text.slice(0, head)}…(${left} characters left out)…${text.slice(tail)}`;
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
+}
+
+function isLowSurrogate(code: number): boolean {
+  return code >= 0xdc00 && code <= 0xdfff;
 }
 
 /**

@@ -544,6 +544,43 @@ test(
   },
 );
 
+test(
+  "a 100 000-character path or argument is echoed in a message by its start and end, not whole",
+  T,
+  async () => {
+    const long = "a".repeat(100_000) + "END";
+    const path = join(dir, long, "tools.json"); // longer than any file name: cannot be read or written
+    const cases: string[][] = [
+      [long],
+      ["help", long],
+      ["lint", path],
+      ["stats", path],
+      ["validate", path, "--name", "t"],
+      ["validate", file("long-call.json", "{}"), "--tools", path],
+      ["lint", `--${long}`, "x"],
+      ["lint", "--", `-${long}`],
+      ["scan", "--context", long, "x"],
+      ["run", "--timeout", long, "--", "x"],
+      ["run", long, "--", "x"],
+      ["run", "--protocol", "lines", "--log", path, "--", "x"],
+      ["stats", "x", "--since", long],
+      ["stats", "x", "--by", long],
+      ["describe", "--message", long, "x"],
+      ["selftest", long],
+      ["mcp", "--url", long],
+      ["mcp", "--injection", long, "--", "x"],
+      ["mcp", "pins", long, "--pins", path],
+    ];
+    for (const args of cases) {
+      const r = await runInProcess(main, args);
+      const what = args.map((a) => a.slice(0, 20)).join(" ");
+      assert.equal(r.status, 2, `${what}: ${r.stderr.slice(0, 300)}`);
+      assert.ok(r.stderr.length < 1000, `${what}: ${r.stderr.length} characters on stderr`);
+      assert.match(r.stderr, /aaaa…\(\d+ characters left out\)…a*END/, what);
+    }
+  },
+);
+
 test("output that cannot be written (a full disk) is said on stderr and ends with 2, not passed for made", {
   ...T,
   // (Wine shows a /dev/full, but cannot open it as a child's stdout: EBADF)
