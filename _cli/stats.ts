@@ -65,15 +65,17 @@ Options:
   --pretty                  print indented JSON (implies --json)
   -h, --help                show this help
 
-Malformed lines are counted and reported, never fatal. Exit 0 when the report was made, 1 when no line of
-the log is a toolguard log line, 2 for usage errors (bad flags, unreadable log).
+Malformed lines are counted and reported, never fatal. Exit 0 when the report was made, 1 when the log is
+empty or no line of it is a toolguard log line (the report is still printed), 2 for usage errors (bad flags,
+unreadable log).
 `;
 
 /**
  * Run `toolguard stats` with the arguments after the subcommand name.
  *
  * @param args Command-line arguments, e.g. `["calls.jsonl", "--by", "day"]`.
- * @returns The exit status: 0 report made, 2 usage error.
+ * @returns The exit status: 0 report made, 1 nothing to report on (an empty log, or one without a toolguard
+ *   line), 2 usage error.
  */
 export function main(args: string[]): Promise<number> {
   return runMain("stats", async () => {
@@ -137,8 +139,21 @@ export function main(args: string[]): Promise<number> {
       writeOut(formatReport(report, { source: inputName(path), bars: isTerminal() }));
       if (html !== undefined) writeOut(`\nHTML report written to ${safeText(html)}\n`);
     }
+    // An empty log is most often a wrong path (a log of another day, a typo that created it) or an agent that
+    // ran nothing or logged nothing: a script checking on it must not read "0 lines" as a clean report.
+    if (report.lines === 0) {
+      writeErr(
+        `toolguard stats: ${
+          path === "-"
+            ? "no line came through stdin"
+            : `${safeText(clipMiddle(path))} has no line (it is empty or blank)`
+        }, so there is nothing to report on; check that it is the log the agent writes (\`toolguard run ` +
+          "--log`, `toolguard mcp --log`, jsonlLog) and that the agent ran\n",
+      );
+      return EXIT_FAIL;
+    }
     const events = report.runs.total + report.verdicts.total + report.relayEvents + report.skipped;
-    if (report.lines > 0 && events === 0) {
+    if (events === 0) {
       writeErr(
         `toolguard stats: none of the ${report.lines} ${plural(report.lines, "line")} of ${
           safeText(clipMiddle(inputName(path)))

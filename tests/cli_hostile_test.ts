@@ -545,6 +545,33 @@ test(
 );
 
 test(
+  "stats on an empty log (a wrong path, an agent that logged nothing) exits 1 and says so, not 0",
+  T,
+  async () => {
+    for (const text of ["", "\n\n  \n"]) {
+      const log = file("empty.jsonl", text);
+      for (const json of [[], ["--json"]]) {
+        const r = await runInProcess(main, ["stats", log, ...json]);
+        assert.equal(r.status, 1, `${JSON.stringify(text)} ${json}: ${r.stderr}`);
+        assert.match(
+          r.stderr,
+          /empty\.jsonl has no line \(it is empty or blank\), so there is nothing to report on/,
+        );
+        // the report is still made: a script reading --json gets its zeros
+        if (json.length > 0) assert.equal(JSON.parse(r.stdout).lines, 0);
+        else assert.match(r.stdout, /^0 lines$/m);
+      }
+    }
+    // (blank lines: an empty `input` is /dev/null under Bun's spawnSync, a closed stdin, refused with 2)
+    const piped = spawnCli(["stats", "-"], "\n\n");
+    assert.equal(piped.status, 1, piped.stderr);
+    assert.match(piped.stderr, /no line came through stdin, so there is nothing to report on/);
+    // One line that is a log line is a report, exit 0.
+    assert.equal((await runInProcess(main, ["stats", file("one.jsonl", LOG_LINE)])).status, 0);
+  },
+);
+
+test(
   "a 100 000-character path or argument is echoed in a message by its start and end, not whole",
   T,
   async () => {
