@@ -33,7 +33,16 @@ import "./_common/lazy.ts";
 
 import denoJson from "./deno.json" with { type: "json" };
 import { givenValue } from "./_common/values.ts";
-import { EXIT_OK, EXIT_USAGE, paint, safeText, stdoutFailure, writeErr, writeOut } from "./_cli/output.ts";
+import {
+  EXIT_OK,
+  EXIT_USAGE,
+  paint,
+  safeText,
+  stderrFailure,
+  stdoutFailure,
+  writeErr,
+  writeOut,
+} from "./_cli/output.ts";
 import { FAKE_TOOL_COMMAND } from "./_cli/self.ts";
 
 /** The program version, read from deno.json when the program is built. */
@@ -119,13 +128,18 @@ function commandEntry(name: string | undefined): Command | undefined {
  * assert.equal(await main(["no-such-command"]), 2);
  * ```
  *
+ * Output that could not be written (a full disk; a closed pipe is no failure) ends with 2 too: stdout's is
+ * said on stderr, and a status of 0 becomes 2 when a write to stderr failed (a warning was lost, and nothing
+ * is left to say so).
+ *
  * @param args The command-line arguments, e.g. `["validate", "calls.json", "--tools", "tools.json"]`.
- * @returns 0 when the thing checked is fine, 1 when it is not, 2 for usage errors.
+ * @returns 0 when the thing checked is fine, 1 when it is not, 2 for usage errors and lost output.
  */
 export async function main(args: readonly string[]): Promise<number> {
   const status = await dispatch(args);
   const failure = stdoutFailure();
-  if (failure === undefined) return status;
+  // A lost warning must not pass for a clean run; 1 (rejected) or 2 already says it was not.
+  if (failure === undefined) return status === EXIT_OK && stderrFailure() !== undefined ? EXIT_USAGE : status;
   // The report, the verdict or the sentence did not all reach stdout: a status of 0 would pass it for made.
   const { ioReason } = await import("./_cli/io.ts");
   writeErr(

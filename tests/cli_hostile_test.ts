@@ -646,6 +646,38 @@ test("output that cannot be written (a full disk) is said on stderr and ends wit
   }
 });
 
+test("a warning that cannot be written to stderr (a full disk) turns exit 0 into 2; 1 and 2 stay", {
+  ...T,
+  skip: isWindows
+    ? "needs a /dev/full to give a child as stderr"
+    : existsSync("/dev/full")
+    ? false
+    : "needs /dev/full",
+}, () => {
+  const badUtf8 = join(dir, "stderr-bad-utf8.txt");
+  writeFileSync(badUtf8, Buffer.from("fine text \xff", "latin1"));
+  const runs: [string[], number][] = [
+    [["scan", badUtf8], 2], // "bytes that are not UTF-8" warning, else 0
+    [["stats", file("stderr-malformed.jsonl", LOG_LINE + "not json\n")], 2], // "1 malformed line" warning
+    [["stats", file("stderr-foreign.jsonl", '{"a":1}\n')], 1], // no toolguard line: 1 stays
+    [["lint", "--no-such-flag", "x"], 2], // a usage error stays 2
+    [["scan", file("stderr-clean.txt", "nothing to see")], 0], // nothing written to stderr: 0 stays
+  ];
+  for (const [args, status] of runs) {
+    const full = openSync("/dev/full", "w");
+    try {
+      const r = spawnSync(runtime.command, [...runtime.args, ...args], {
+        stdio: ["ignore", "pipe", full],
+        encoding: "utf8",
+        timeout: 60_000,
+      });
+      assert.equal(r.status, status, `${args[0]}: ${r.stdout}`);
+    } finally {
+      closeSync(full);
+    }
+  }
+});
+
 test(
   "a file whose name starts with - is shown how to give it (after --), not only told it is no option",
   T,
