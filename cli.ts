@@ -102,8 +102,8 @@ Commands:
 ${lines.join("\n")}
 
 Options:
-  -h, --help     show this help (or \`toolguard COMMAND --help\` for a command)
-  --version      print the version
+  -h, --help     show this help (or \`toolguard COMMAND --help\`, \`toolguard help COMMAND\`, for a command)
+  -V, --version  print the version
 
 Exit status: 0 when the thing checked is fine, 1 when it failed or was rejected, 2 for usage errors.
 Output is plain text; most commands print JSON with --json (indented with --pretty). Colour is used only

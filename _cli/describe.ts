@@ -33,6 +33,7 @@ import {
   inputName,
   integerOption,
   onePositional,
+  type OptionSpec,
   parseCommandLine,
   printedHelp,
   printJson,
@@ -76,6 +77,19 @@ Exit status: 0 when the result is a success (or every call was accepted), 1 when
 rejection (an inconsistent result counts as a failure), 2 for usage errors.
 `;
 
+/**
+ * The options of `toolguard describe` (`--help` aside), as `parseArgs` takes them; {@linkcode DESCRIBE_HELP}
+ * lists each.
+ */
+export const DESCRIBE_OPTIONS: Record<string, OptionSpec> = {
+  budget: { type: "string" },
+  message: { type: "string" },
+  "call-id": { type: "string" },
+  "tool-name": { type: "string" },
+  json: { type: "boolean" },
+  pretty: { type: "boolean" },
+};
+
 function isVerdictLike(value: unknown): value is Verdict | CallVerdict {
   if (typeof value !== "object" || value === null) return false;
   const v = value as Record<string, unknown>;
@@ -93,14 +107,7 @@ export function main(args: string[]): Promise<number> {
     const { values, positionals } = parseCommandLine(args, {
       command: "describe",
       fileOperands: true,
-      options: {
-        budget: { type: "string" },
-        message: { type: "string" },
-        "call-id": { type: "string" },
-        "tool-name": { type: "string" },
-        json: { type: "boolean" },
-        pretty: { type: "boolean" },
-      },
+      options: DESCRIBE_OPTIONS,
     });
     if (printedHelp(values, DESCRIBE_HELP)) return EXIT_OK;
     const file = onePositional(

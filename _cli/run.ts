@@ -40,6 +40,7 @@ import {
   integerOption,
   logWriteWarning,
   MAX_TIMER_MS,
+  type OptionSpec,
   type OptionValues,
   outputPathOption,
   paint,
@@ -87,6 +88,21 @@ Exit status: 0 when the tool ran successfully (results or empty), 1 when it did 
 Example: toolguard run --protocol lines --empty-exit 1 -- rg -l TODO .
 `;
 
+/** The options of `toolguard run` (`--help` aside), as `parseArgs` takes them; {@linkcode RUN_HELP} lists each. */
+export const RUN_OPTIONS: Record<string, OptionSpec> = {
+  timeout: { type: "string" },
+  protocol: { type: "string" },
+  "empty-exit": { type: "string", multiple: true },
+  "max-output": { type: "string" },
+  truncate: { type: "boolean" },
+  scan: { type: "boolean" },
+  cwd: { type: "string" },
+  budget: { type: "string" },
+  log: { type: "string" },
+  json: { type: "boolean" },
+  pretty: { type: "boolean" },
+};
+
 /** A protocol given by name (the other protocol is a parser function). */
 type ProtocolName = Extract<Protocol, string>;
 
@@ -120,19 +136,7 @@ export function main(args: string[]): Promise<number> {
     const split = args.indexOf("--");
     const { values, positionals } = parseCommandLine(split === -1 ? args : args.slice(0, split), {
       command: "run",
-      options: {
-        timeout: { type: "string" },
-        protocol: { type: "string" },
-        "empty-exit": { type: "string", multiple: true },
-        "max-output": { type: "string" },
-        truncate: { type: "boolean" },
-        scan: { type: "boolean" },
-        cwd: { type: "string" },
-        budget: { type: "string" },
-        log: { type: "string" },
-        json: { type: "boolean" },
-        pretty: { type: "boolean" },
-      },
+      options: RUN_OPTIONS,
     });
     if (printedHelp(values, RUN_HELP)) return EXIT_OK;
     // The command must come after `--`, so its own flags can never be mistaken for ours.

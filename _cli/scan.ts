@@ -29,6 +29,7 @@ import {
   inputName,
   lineLocator,
   onePositional,
+  type OptionSpec,
   paint,
   parseCommandLine,
   printedHelp,
@@ -59,6 +60,13 @@ Each finding is printed as FILE:LINE:COLUMN CATEGORY RULE: EXCERPT.
 Exit status: 0 when nothing blocking was found, 1 when the text should be blocked, 2 for usage errors.
 `;
 
+/** The options of `toolguard scan` (`--help` aside), as `parseArgs` takes them; {@linkcode SCAN_HELP} lists each. */
+export const SCAN_OPTIONS: Record<string, OptionSpec> = {
+  context: { type: "string" },
+  json: { type: "boolean" },
+  pretty: { type: "boolean" },
+};
+
 /**
  * Run `toolguard scan` with the arguments after the subcommand name.
  *
@@ -70,7 +78,7 @@ export function main(args: string[]): Promise<number> {
     const { values, positionals } = parseCommandLine(args, {
       command: "scan",
       fileOperands: true,
-      options: { context: { type: "string" }, json: { type: "boolean" }, pretty: { type: "boolean" } },
+      options: SCAN_OPTIONS,
     });
     if (printedHelp(values, SCAN_HELP)) return EXIT_OK;
     const file = onePositional(

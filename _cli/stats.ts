@@ -24,6 +24,7 @@ import {
   inputName,
   isTerminal,
   onePositional,
+  type OptionSpec,
   outputPathOption,
   paint,
   parseCommandLine,
@@ -52,7 +53,8 @@ import {
 } from "../_log/stats.ts";
 import { renderHtmlReport } from "../_log/report_html.ts";
 
-const HELP = `toolguard stats: report on a call log written by jsonlLog
+/** The `toolguard stats --help` text. */
+export const STATS_HELP = `toolguard stats: report on a call log written by jsonlLog
 
 Usage: toolguard stats LOG.jsonl [options]      (LOG.jsonl may be - for stdin)
 
@@ -71,6 +73,18 @@ unreadable log).
 `;
 
 /**
+ * The options of `toolguard stats` (`--help` aside), as `parseArgs` takes them; {@linkcode STATS_HELP} lists
+ * each.
+ */
+export const STATS_OPTIONS: Record<string, OptionSpec> = {
+  by: { type: "string" },
+  since: { type: "string" },
+  html: { type: "string" },
+  json: { type: "boolean" },
+  pretty: { type: "boolean" },
+};
+
+/**
  * Run `toolguard stats` with the arguments after the subcommand name.
  *
  * @param args Command-line arguments, e.g. `["calls.jsonl", "--by", "day"]`.
@@ -82,15 +96,9 @@ export function main(args: string[]): Promise<number> {
     const { values, positionals } = parseCommandLine(args, {
       command: "stats",
       fileOperands: true,
-      options: {
-        by: { type: "string" },
-        since: { type: "string" },
-        html: { type: "string" },
-        json: { type: "boolean" },
-        pretty: { type: "boolean" },
-      },
+      options: STATS_OPTIONS,
     });
-    if (printedHelp(values, HELP)) return EXIT_OK;
+    if (printedHelp(values, STATS_HELP)) return EXIT_OK;
     const path = onePositional(positionals, "log file", "run `toolguard stats LOG.jsonl` (or `-` for stdin)");
     // An unset variable (`stats "$LOG"`), as every other command refuses it: not "cannot read : no such file".
     if (path === "") throw emptyPath("the log file name", "give the path of a log written by jsonlLog, or -");

@@ -62,6 +62,7 @@ import {
   EXIT_FAIL,
   EXIT_OK,
   onePositional,
+  type OptionSpec,
   paint,
   parseCommandLine,
   parseJsonText,
@@ -115,6 +116,21 @@ Options:
 Exit status: 0 when every call is allowed, 1 when any call is blocked, 2 for usage errors (including a
 tool declaration toolguard cannot enforce).
 `;
+
+/**
+ * The options of `toolguard validate` (`--help` aside), as `parseArgs` takes them; {@linkcode VALIDATE_HELP}
+ * lists each.
+ */
+export const VALIDATE_OPTIONS: Record<string, OptionSpec> = {
+  tools: { type: "string" },
+  shape: { type: "string" },
+  name: { type: "string" },
+  repair: { type: "boolean" },
+  coerce: { type: "boolean" },
+  text: { type: "boolean" },
+  json: { type: "boolean" },
+  pretty: { type: "boolean" },
+};
 
 /** Unwraps whole provider responses into the messages or calls they hold. */
 function callsIn(value: unknown): unknown[] {
@@ -222,16 +238,7 @@ export function main(args: string[]): Promise<number> {
     const { values, positionals } = parseCommandLine(args, {
       command: "validate",
       fileOperands: true,
-      options: {
-        tools: { type: "string" },
-        shape: { type: "string" },
-        name: { type: "string" },
-        repair: { type: "boolean" },
-        coerce: { type: "boolean" },
-        text: { type: "boolean" },
-        json: { type: "boolean" },
-        pretty: { type: "boolean" },
-      },
+      options: VALIDATE_OPTIONS,
     });
     if (printedHelp(values, VALIDATE_HELP)) return EXIT_OK;
     const file = onePositional(
