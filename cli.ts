@@ -10,7 +10,8 @@
  * toolguard selftest
  * ```
  *
- * Exit status: 0 when the thing checked is fine, 1 when it failed or was rejected, 2 for usage errors.
+ * Exit status: 0 when the thing checked is fine, 1 when it failed or was rejected, 2 for usage errors (and
+ * for output that could not be written: a full disk behind stdout or stderr).
  * It compiles to one executable: `deno task compile`, `deno task compile:bun`.
  *
  * @example Print the version
@@ -105,9 +106,9 @@ Options:
   -h, --help     show this help (or \`toolguard COMMAND --help\`, \`toolguard help COMMAND\`, for a command)
   -V, --version  print the version
 
-Exit status: 0 when the thing checked is fine, 1 when it failed or was rejected, 2 for usage errors.
-Output is plain text; most commands print JSON with --json (indented with --pretty). Colour is used only
-on a terminal and never when NO_COLOR is set.
+Exit status: 0 when the thing checked is fine, 1 when it failed or was rejected, 2 for usage errors (and
+for output that could not be written). Output is plain text; most commands print JSON with --json
+(indented with --pretty). Colour is used only on a terminal and never when NO_COLOR is set.
 `;
 }
 
