@@ -245,7 +245,7 @@ export const MAX_ECHOED = 240;
  * const shown = clipMiddle(long);
  * assert.ok(shown.length <= 240);
  * assert.ok(shown.startsWith("/data/xxx") && shown.endsWith("xxx/tools.json"));
- * assert.match(shown, /…\(99\d{3} characters left out\)…/);
+ * assert.match(shown, /\u2026\(99\d{3} characters left out\)\u2026/);
  * ```
  *
  * @param text The input as given.
@@ -261,7 +261,7 @@ export function clipMiddle(text: string, max: number = MAX_ECHOED): string {
   if (isLowSurrogate(text.charCodeAt(tail)) && isHighSurrogate(text.charCodeAt(tail - 1))) tail++;
   let left = 0;
   for (const _ of text.slice(head, tail)) left++;
-  return `${text.slice(0, head)}…(${left} characters left out)…${text.slice(tail)}`;
+  return `${text.slice(0, head)}\u2026(${left} characters left out)\u2026${text.slice(tail)}`;
 }
 
 function isHighSurrogate(code: number): boolean {
