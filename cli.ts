@@ -10,7 +10,8 @@
  * toolguard selftest
  * ```
  *
- * Exit status: 0 when the thing checked is fine, 1 when it failed or was rejected, 2 for usage errors.
+ * Exit status: 0 when the thing checked is fine, 1 when it failed or was rejected, 2 for usage errors (and
+ * for output that could not be written: a full disk behind stdout or stderr).
  * It compiles to one executable: `deno task compile`, `deno task compile:bun`.
  *
  * @example Print the version
@@ -30,10 +31,19 @@
 // level of the import chain (up to 4 ms less on Deno for the deepest faces; no change on Bun). In the
 // order they run; scripts/check_imports.ts (`deno task check`) fails when one is missing or not needed.
 import "./_common/lazy.ts";
-import "./_common/values.ts";
 
 import denoJson from "./deno.json" with { type: "json" };
-import { EXIT_OK, EXIT_USAGE, paint, safeText, stdoutFailure, writeErr, writeOut } from "./_cli/output.ts";
+import { givenValue } from "./_common/values.ts";
+import {
+  EXIT_OK,
+  EXIT_USAGE,
+  paint,
+  safeText,
+  stderrFailure,
+  stdoutFailure,
+  writeErr,
+  writeOut,
+} from "./_cli/output.ts";
 import { FAKE_TOOL_COMMAND } from "./_cli/self.ts";
 
 /** The program version, read from deno.json when the program is built. */
@@ -93,28 +103,13 @@ Commands:
 ${lines.join("\n")}
 
 Options:
-  -h, --help     show this help (or \`toolguard COMMAND --help\` for a command)
-  --version      print the version
+  -h, --help     show this help (or \`toolguard COMMAND --help\`, \`toolguard help COMMAND\`, for a command)
+  -V, --version  print the version
 
-Exit status: 0 when the thing checked is fine, 1 when it failed or was rejected, 2 for usage errors.
-Output is plain text; most commands print JSON with --json (indented with --pretty). Colour is used only
-on a terminal and never when NO_COLOR is set.
+Exit status: 0 when the thing checked is fine, 1 when it failed or was rejected, 2 for usage errors (and
+for output that could not be written). Output is plain text; most commands print JSON with --json
+(indented with --pretty). Colour is used only on a terminal and never when NO_COLOR is set.
 `;
-}
-
-/** Edit distance, for "did you mean" hints on mistyped commands. */
-function distance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    let prev = row[0];
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const next = Math.min(row[j] + 1, row[j - 1] + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
-      prev = row[j];
-      row[j] = next;
-    }
-  }
-  return row[b.length];
 }
 
 /** The subcommand of that name; own keys only, so `help constructor` is not a command. */
@@ -134,13 +129,18 @@ function commandEntry(name: string | undefined): Command | undefined {
  * assert.equal(await main(["no-such-command"]), 2);
  * ```
  *
+ * Output that could not be written (a full disk; a closed pipe is no failure) ends with 2 too: stdout's is
+ * said on stderr, and a status of 0 becomes 2 when a write to stderr failed (a warning was lost, and nothing
+ * is left to say so).
+ *
  * @param args The command-line arguments, e.g. `["validate", "calls.json", "--tools", "tools.json"]`.
- * @returns 0 when the thing checked is fine, 1 when it is not, 2 for usage errors.
+ * @returns 0 when the thing checked is fine, 1 when it is not, 2 for usage errors and lost output.
  */
 export async function main(args: readonly string[]): Promise<number> {
   const status = await dispatch(args);
   const failure = stdoutFailure();
-  if (failure === undefined) return status;
+  // A lost warning must not pass for a clean run; 1 (rejected) or 2 already says it was not.
+  if (failure === undefined) return status === EXIT_OK && stderrFailure() !== undefined ? EXIT_USAGE : status;
   // The report, the verdict or the sentence did not all reach stdout: a status of 0 would pass it for made.
   const { ioReason } = await import("./_cli/io.ts");
   writeErr(
@@ -155,7 +155,7 @@ export async function main(args: readonly string[]): Promise<number> {
 async function dispatch(args: readonly string[]): Promise<number> {
   const [command, ...rest] = args;
   if (command === "--version" || command === "-V") {
-    if (rest.length > 0) return usageError(`--version takes no arguments, got ${JSON.stringify(rest[0])}`);
+    if (rest.length > 0) return usageError(`--version takes no arguments, got ${givenValue(rest[0])}`);
     writeOut(`toolguard ${VERSION}\n`, { brief: true });
     return EXIT_OK;
   }
@@ -166,7 +166,8 @@ async function dispatch(args: readonly string[]): Promise<number> {
     }
     const topic = rest.length === 1 ? commandEntry(rest[0]) : undefined;
     if (topic !== undefined) return await (await topic.load()).main(["--help"]);
-    return usageError(`no help on ${JSON.stringify(rest.join(" "))}`);
+    const guess = rest.length === 1 ? await commandGuess(rest[0], { topic: true }) : "";
+    return usageError(`no help on ${givenValue(rest.join(" "))}`, { guess });
   }
   if (command === FAKE_TOOL_COMMAND) {
     // Hidden: the program acts as its own fake tool, so `selftest` needs nothing else installed.
@@ -183,12 +184,29 @@ async function dispatch(args: readonly string[]): Promise<number> {
   }
   const entry = commandEntry(command);
   if (entry === undefined) {
-    const names = Object.keys(COMMANDS);
-    const nearest = names.reduce((a, b) => distance(command, a) <= distance(command, b) ? a : b);
-    const guess = distance(command, nearest) <= 2 ? `did you mean \`toolguard ${nearest}\`? ` : "";
-    return usageError(`unknown command ${JSON.stringify(command)}`, { guess });
+    return usageError(`unknown command ${givenValue(command)}`, { guess: await commandGuess(command) });
   }
   return await (await entry.load()).main(rest);
+}
+
+/**
+ * "did you mean `toolguard validate`? " for a mistyped command (`valdate`, `VALIDATE`), also for the help and
+ * version flags (`HELP`, `--Version`, `-v`); with `topic`, for a help topic (`toolguard help Lint`): commands only.
+ * Empty when nothing is close. Loaded on this error path only: `--version` loads no more than it did.
+ */
+async function commandGuess(word: string, options: { topic?: boolean } = {}): Promise<string> {
+  const { closestName } = await import("./_cli/io.ts");
+  const flag = word.startsWith("-");
+  // Each word as it is compared, and as it is suggested.
+  const spelled: Record<string, string> = Object.fromEntries(
+    Object.keys(COMMANDS).map((name) => [name, name]),
+  );
+  if (options.topic !== true) {
+    Object.assign(spelled, { help: flag ? "--help" : "help", version: "--version" });
+  }
+  if (options.topic !== true && flag) Object.assign(spelled, { h: "--help", V: "--version" }); // `-v`, `-H`
+  const near = closestName(flag ? word.replace(/^-+/, "") : word, Object.keys(spelled));
+  return near === undefined ? "" : `did you mean \`toolguard ${spelled[near]}\`? `;
 }
 
 /**

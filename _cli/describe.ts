@@ -11,7 +11,7 @@
 // instead of one round per level of the import chain. In the order they run; scripts/check_imports.ts
 // (`deno task check`) fails when one is missing or not needed.
 import "../_common/lazy.ts";
-import "../_common/values.ts";
+import { clipMiddle, givenValue } from "../_common/values.ts";
 import "../_common/bytes.ts";
 import "./output.ts";
 import "../_common/pointer.ts";
@@ -33,6 +33,7 @@ import {
   inputName,
   integerOption,
   onePositional,
+  type OptionSpec,
   parseCommandLine,
   printedHelp,
   printJson,
@@ -76,6 +77,19 @@ Exit status: 0 when the result is a success (or every call was accepted), 1 when
 rejection (an inconsistent result counts as a failure), 2 for usage errors.
 `;
 
+/**
+ * The options of `toolguard describe` (`--help` aside), as `parseArgs` takes them; {@linkcode DESCRIBE_HELP}
+ * lists each.
+ */
+export const DESCRIBE_OPTIONS: Record<string, OptionSpec> = {
+  budget: { type: "string" },
+  message: { type: "string" },
+  "call-id": { type: "string" },
+  "tool-name": { type: "string" },
+  json: { type: "boolean" },
+  pretty: { type: "boolean" },
+};
+
 function isVerdictLike(value: unknown): value is Verdict | CallVerdict {
   if (typeof value !== "object" || value === null) return false;
   const v = value as Record<string, unknown>;
@@ -93,14 +107,7 @@ export function main(args: string[]): Promise<number> {
     const { values, positionals } = parseCommandLine(args, {
       command: "describe",
       fileOperands: true,
-      options: {
-        budget: { type: "string" },
-        message: { type: "string" },
-        "call-id": { type: "string" },
-        "tool-name": { type: "string" },
-        json: { type: "boolean" },
-        pretty: { type: "boolean" },
-      },
+      options: DESCRIBE_OPTIONS,
     });
     if (printedHelp(values, DESCRIBE_HELP)) return EXIT_OK;
     const file = onePositional(
@@ -112,7 +119,7 @@ export function main(args: string[]): Promise<number> {
     const provider = stringOption(values, "message") as Provider | undefined;
     if (provider !== undefined && !PROVIDERS.includes(provider)) {
       throw new UsageError(
-        `unknown provider ${JSON.stringify(provider)}`,
+        `unknown provider ${givenValue(provider)}`,
         "use --message openai|anthropic|ollama",
       );
     }
@@ -126,7 +133,7 @@ export function main(args: string[]): Promise<number> {
     } else {
       if (typeof value !== "object" || value === null || !("ok" in value)) {
         throw new UsageError(
-          `${inputName(file)} is not a ToolResult (no "ok" field) or a verdict`,
+          `${clipMiddle(inputName(file))} is not a ToolResult (no "ok" field) or a verdict`,
           "pass what `toolguard run --json` or `toolguard validate --json` prints",
         );
       }

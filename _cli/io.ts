@@ -34,7 +34,7 @@ import type NodeProcess from "node:process";
 import type * as NodeUtil from "node:util";
 import type { JSONScanner, Node as JsonNode, ParseError } from "jsonc-parser";
 import { lazy, nodeBuiltin } from "../_common/lazy.ts";
-import { errorText } from "../_common/values.ts";
+import { clipMiddle, editDistance, errorText, givenValue } from "../_common/values.ts";
 import { concatBytes } from "../_common/bytes.ts";
 export { MAX_TIMER_MS } from "../_common/values.ts";
 import { denoStd, encoder, EXIT_FAIL, EXIT_USAGE, paint, safeText, writeErr, writeOut } from "./output.ts";
@@ -162,7 +162,9 @@ async function readWhole(chunks: AsyncIterable<Uint8Array>, name: string): Promi
     total += chunk.length;
     if (total > MAX_INPUT_BYTES) {
       throw new UsageError(
-        `${name} is larger than ${MAX_INPUT_BYTES / 1024 / 1024} MiB, more than toolguard reads at once`,
+        `${clipMiddle(name)} is larger than ${
+          MAX_INPUT_BYTES / 1024 / 1024
+        } MiB, more than toolguard reads at once`,
         "give a smaller input (split a long text, e.g. `split -b 32m`, and check each part)",
       );
     }
@@ -210,7 +212,7 @@ export async function readText(path: string, options: ReadTextOptions = {}): Pro
   const bad = text.includes("\uFFFD") ? firstReplaced(text, bytes) : -1;
   if (bad < 0) return text;
   const { line, column } = lineColumn(text, bad);
-  const where = `${inputName(path)}:${line}:${column}`;
+  const where = `${clipMiddle(inputName(path))}:${line}:${column}`;
   if (options.invalidUtf8 === "replace") {
     writeErr(
       `${paint("yellow", "warning", "stderr")}: ${
@@ -298,7 +300,7 @@ function knownReason(error: unknown): string | undefined {
 export function cannotRead(path: string, error: unknown, hint: string): UsageError {
   const reason = ioReason(error);
   return new UsageError(
-    `cannot read ${path}: ${reason}`,
+    `cannot read ${clipMiddle(path)}: ${reason}`,
     path.includes("\uFFFD") && reason === IO_REASONS.ENOENT
       ? "the name holds U+FFFD, which is what bytes that are not UTF-8 become in an argument, so a file " +
         "named with such bytes cannot be named here: pass it on stdin (`toolguard COMMAND - < FILE`) or " +
@@ -328,8 +330,9 @@ export function cannotRead(path: string, error: unknown, hint: string): UsageErr
  * @param error What the file operation threw.
  * @returns The error to throw.
  */
-export function cannotWrite(option: string, path: string, error: unknown): UsageError {
+export function cannotWrite(option: string, given: string, error: unknown): UsageError {
   const reason = ioReason(error);
+  const path = clipMiddle(given);
   const hint = reason === IO_REASONS.ENXIO
     ? `start the program that reads ${path} first (it waits for what is written there), or give --${option} ` +
       "a regular file"
@@ -356,7 +359,7 @@ export function logWriteWarning(command: string, path: string): (error: Error) =
     told = true;
     writeErr(
       `${paint("yellow", "warning", "stderr")}: toolguard ${command}: cannot write to the log ${
-        safeText(path)
+        safeText(clipMiddle(path))
       } (${safeText(ioReason(error))}); lines are missing from it\n`,
     );
   };
@@ -561,7 +564,7 @@ function toValue(node: JsonNode): unknown {
  * @returns The parsed value.
  */
 export async function parseJsonText(text: string, file: string): Promise<unknown> {
-  const name = inputName(file);
+  const name = clipMiddle(inputName(file));
   const source = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   if (source.trim() === "") {
     throw new UsageError(
@@ -711,6 +714,7 @@ export type OptionValues = Record<string, string | boolean | (string | boolean)[
 export function parseArgsMessage(error: unknown): string {
   return errorText(error).replace(/\. To specify a positional argument.*$/s, "")
     .replace(/^Unknown option '(\w)'/, "Unknown option '-$1'")
+    .replace(/^Unknown option '(.*)'$/s, (_, flag: string) => `Unknown option '${clipMiddle(flag)}'`)
     .replace(/^Option '(?:-\w, )?(--[^ ']+) <value>' argument missing$/, "$1 needs a value")
     // Three lines of which the last says what to do: one line that says it.
     .replace(
@@ -771,16 +775,83 @@ function argumentsHint(
   const help = `run \`toolguard ${spec.command} --help\``;
   const missing = /^(--[\w-]+) needs a value$/.exec(message);
   if (missing) return `give it as ${missing[1]} VALUE; ${help}`;
-  if (spec.fileOperands === true && message.startsWith("Unknown option ")) {
+  const unknown = /^Unknown option '(-[^']*)'$/.exec(message)?.[1];
+  if (spec.fileOperands === true && unknown !== undefined) {
     const end = args.indexOf("--");
     const named = (end < 0 ? args : args.slice(0, end)).find((a) =>
       a.length > 1 && a[0] === "-" && !Object.hasOwn(options, a.replace(/^--?|=.*$/g, "")) && pathExists(a)
     );
     if (named !== undefined) {
-      return `${named} is a file: to name it, put it after --, as in \`toolguard ${spec.command} [options] -- ${named}\``;
+      const file = clipMiddle(named);
+      return `${file} is a file: to name it, put it after --, as in \`toolguard ${spec.command} [options] -- ${file}\``;
     }
   }
-  return `toolguard ${spec.command} accepts ${Object.keys(options).map((o) => `--${o}`).join(", ")}; ${help}`;
+  const guess = unknown === undefined ? undefined : flagGuess(unknown, args, options);
+  return `${guess === undefined ? "" : `did you mean ${guess}? `}toolguard ${spec.command} accepts ${
+    Object.keys(options).map((o) => `--${o}`).join(", ")
+  }; ${help}`;
+}
+
+/**
+ * The flag that the unknown `flag` (as `parseArgs` names it) most likely misspells, or undefined: `--Pretty`
+ * and `--prety` are `--pretty`; `-pretty`, which `parseArgs` reads as the letters `-p -r ...` and names
+ * `-p`, is `--pretty` too (the word is taken from the argument given); `-H` is `-h`.
+ */
+function flagGuess(
+  flag: string,
+  args: readonly string[],
+  options: Record<string, OptionSpec>,
+): string | undefined {
+  const names = Object.keys(options);
+  if (flag.startsWith("--")) {
+    const name = closestName(flag.slice(2), names);
+    return name === undefined ? undefined : `--${name}`;
+  }
+  const letter = flag.slice(1);
+  const end = args.indexOf("--");
+  const given = (end < 0 ? args : args.slice(0, end)).find((a) => a[0] === "-" && a[1] === letter);
+  if (given !== undefined && given.length > 2) {
+    const name = closestName(given.slice(1).replace(/=.*$/s, ""), names);
+    if (name !== undefined) return `--${name}`;
+  }
+  const short = names.map((n) => options[n].short).find((s) => s?.toLowerCase() === letter.toLowerCase());
+  return short === undefined ? undefined : `-${short}`;
+}
+
+/**
+ * The one of `names` that `word` most likely misspells, for a "did you mean" hint on a command or a flag:
+ * compared without regard to case (`HELP` is `help`), at an edit distance of at most 2 and at most half the
+ * name's length, so that a short word is not taken for an unrelated short name (`x` for `by`). Undefined
+ * when none is that close; of two as close, the first.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { closestName } from "./io.ts";
+ *
+ * const commands = ["run", "validate", "lint", "scan", "help"];
+ * assert.equal(closestName("HELP", commands), "help");
+ * assert.equal(closestName("valdate", commands), "validate");
+ * assert.equal(closestName("scna", commands), "scan");
+ * assert.equal(closestName("rm", commands), undefined);
+ * ```
+ *
+ * @param word What was given.
+ * @param names What could have been meant.
+ * @returns The name to suggest, or undefined.
+ */
+export function closestName(word: string, names: readonly string[]): string | undefined {
+  const lower = word.toLowerCase();
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const name of names) {
+    const d = editDistance(lower, name.toLowerCase());
+    if (d < bestDistance && d <= Math.min(2, Math.floor(name.length / 2))) {
+      best = name;
+      bestDistance = d;
+    }
+  }
+  return best;
 }
 
 /** An option given twice with different values is a {@linkcode UsageError}: the command would pick one silently. */
@@ -790,7 +861,7 @@ function refuseConflicts(given: readonly { name: string; value: string | boolean
     const before = first.get(name);
     if (before !== undefined && before !== value) {
       throw new UsageError(
-        `--${name} is given twice, as ${JSON.stringify(before)} and ${JSON.stringify(value)}`,
+        `--${name} is given twice, as ${givenValue(before)} and ${givenValue(value)}`,
         `give it once; run \`toolguard ${command} --help\``,
       );
     }
@@ -919,7 +990,7 @@ export function integerOption(
   if (!Number.isSafeInteger(n) || n < min || n > max) {
     const bounds = max === Number.MAX_SAFE_INTEGER ? `of at least ${min}` : `from ${min} to ${max}`;
     throw new UsageError(
-      `--${name} must be an integer ${bounds}, got ${JSON.stringify(v)}`,
+      `--${name} must be an integer ${bounds}, got ${givenValue(v)}`,
       `pass a whole number, e.g. --${name} ${Math.min(max, Math.max(min, 1000))}`,
     );
   }

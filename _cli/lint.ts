@@ -37,6 +37,7 @@ import {
   EXIT_OK,
   inputName,
   onePositional,
+  type OptionSpec,
   paint,
   parseCommandLine,
   printedHelp,
@@ -67,6 +68,13 @@ Exit status: 0 when there are no errors (warnings allowed unless --strict), 1 wh
 errors.
 `;
 
+/** The options of `toolguard lint` (`--help` aside), as `parseArgs` takes them; {@linkcode LINT_HELP} lists each. */
+export const LINT_OPTIONS: Record<string, OptionSpec> = {
+  strict: { type: "boolean" },
+  json: { type: "boolean" },
+  pretty: { type: "boolean" },
+};
+
 /**
  * Run `toolguard lint` with the arguments after the subcommand name.
  *
@@ -78,7 +86,7 @@ export function main(args: string[]): Promise<number> {
     const { values, positionals } = parseCommandLine(args, {
       command: "lint",
       fileOperands: true,
-      options: { strict: { type: "boolean" }, json: { type: "boolean" }, pretty: { type: "boolean" } },
+      options: LINT_OPTIONS,
     });
     if (printedHelp(values, LINT_HELP)) return EXIT_OK;
     const file = onePositional(

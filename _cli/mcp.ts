@@ -11,7 +11,7 @@
 // binding, so that Deno loads the whole graph in one round when `import()` first asks for this module
 // instead of one round per level of the import chain. In the order they run; scripts/check_imports.ts
 // (`deno task check`) fails when one is missing or not needed.
-import "../_common/values.ts";
+import { clipMiddle, givenValue } from "../_common/values.ts";
 import "../_common/bytes.ts";
 import "../_common/pointer.ts";
 import "../_common/json.ts";
@@ -185,7 +185,7 @@ export function headerOptions(
     const name = option.slice(0, colon).trim();
     if (colon < 0 || !HEADER_NAME.test(name)) {
       throw new UsageError(
-        `--header takes "Name: Value", got ${JSON.stringify(option)}`,
+        `--header takes "Name: Value", got ${givenValue(option)}`,
         'e.g. --header "Authorization: Bearer ${TOKEN}"',
       );
     }
@@ -201,7 +201,7 @@ export function headerOptions(
         const found = env(v);
         if (found === undefined) {
           throw new UsageError(
-            `--header ${name}: the environment variable ${v} is not set`,
+            `--header ${clipMiddle(name)}: the environment variable ${clipMiddle(v)} is not set`,
             "set it in the environment the client starts toolguard with (its env block)",
           );
         }
@@ -211,13 +211,18 @@ export function headerOptions(
     // HTTP field values: visible Latin-1 characters, spaces and tabs (fetch refuses the rest at each request).
     if (/[^\t\x20-\x7e\x80-\xff]/.test(value)) {
       throw new UsageError(
-        `--header ${name}: the value holds a control character (such as a line break) or a character ` +
+        `--header ${
+          clipMiddle(name)
+        }: the value holds a control character (such as a line break) or a character ` +
           "beyond Latin-1, which an HTTP header cannot carry",
         "give the value on one line, in ASCII (encode anything else as the server expects)",
       );
     }
     if (Object.keys(headers).some((seen) => seen.toLowerCase() === name.toLowerCase())) {
-      throw new UsageError(`--header ${name} is given twice`, "give each header once, with its whole value");
+      throw new UsageError(
+        `--header ${clipMiddle(name)} is given twice`,
+        "give each header once, with its whole value",
+      );
     }
     headers[name] = value;
   }
@@ -261,7 +266,7 @@ function guardOptions(values: OptionValues, serverKey: string): McpGuardOptions 
   const injection = stringOption(values, "injection") ?? "warn";
   if (!(INJECTION_POLICIES as readonly string[]).includes(injection)) {
     throw new UsageError(
-      `--injection must be one of ${INJECTION_POLICIES.join(", ")}, got ${JSON.stringify(injection)}`,
+      `--injection must be one of ${INJECTION_POLICIES.join(", ")}, got ${givenValue(injection)}`,
       "run `toolguard mcp --help` for what each does",
     );
   }
@@ -403,7 +408,7 @@ function checkServerUrl(url: string): void {
   }
   if (protocol !== "http:" && protocol !== "https:") {
     throw new UsageError(
-      `--url ${JSON.stringify(url)} is not an http or https URL`,
+      `--url ${givenValue(url)} is not an http or https URL`,
       "give the server's full address, e.g. --url http://127.0.0.1:3000/mcp",
     );
   }
@@ -474,7 +479,9 @@ export function main(args: string[]): Promise<number> {
       if (failed > 0) {
         const what = failed === 1 ? "1 message" : `${failed} messages`;
         notice(
-          `toolguard mcp: the MCP server at ${url} did not take ${what} (not reached, refused, or ` +
+          `toolguard mcp: the MCP server at ${
+            clipMiddle(url!)
+          } did not take ${what} (not reached, refused, or ` +
             "sent after an initialize that did not succeed); " +
             "the client's requests among them were answered with an error\n",
         );

@@ -4,10 +4,12 @@
  *
  * @module
  */
-import { errorText } from "../_common/values.ts";
+import { clipMiddle, errorText, givenValue } from "../_common/values.ts";
 import {
   EXIT_FAIL,
   EXIT_OK,
+  type OptionSpec,
+  type OptionValues,
   parseCommandLine,
   pinsPathOption,
   printedHelp,
@@ -53,6 +55,47 @@ errors.
 `;
 
 /**
+ * The options of `toolguard mcp pins` (`--help` aside), as `parseArgs` takes them; {@linkcode MCP_PINS_HELP}
+ * lists each, and with which action it goes.
+ */
+export const MCP_PINS_OPTIONS: Record<string, OptionSpec> = {
+  pins: { type: "string" },
+  server: { type: "string" },
+  all: { type: "boolean" },
+  json: { type: "boolean" },
+};
+
+/**
+ * An option or argument given to the action it does not go with (`list --server`, `accept --json`): refused,
+ * as the usage lines say, rather than ignored.
+ */
+function refuseOtherAction(action: "list" | "accept", values: OptionValues, tools: readonly string[]): void {
+  const stray = action === "list"
+    ? (values.server !== undefined ? "--server" : values.all === true ? "--all" : undefined)
+    : values.json === true
+    ? "--json"
+    : undefined;
+  if (stray !== undefined) {
+    throw new UsageError(
+      `${stray} goes with ${action === "list" ? "accept" : "list"}, not ${action}`,
+      "run `toolguard mcp pins --help` for what each action takes",
+    );
+  }
+  if (action === "list" && tools.length > 0) {
+    throw new UsageError(
+      `list takes no tool names, got ${givenValue(tools[0])}`,
+      "run `toolguard mcp pins list`",
+    );
+  }
+  if (action === "accept" && values.all === true && tools.length > 0) {
+    throw new UsageError(
+      "give --all or the names of the tools to accept, not both",
+      "`toolguard mcp pins list` shows the changed definitions that wait",
+    );
+  }
+}
+
+/**
  * Run `toolguard mcp pins` with the arguments after `pins`.
  *
  * @param args Command-line arguments, e.g. `["accept", "get-weather"]`.
@@ -62,15 +105,11 @@ export function main(args: string[]): Promise<number> {
   return runMain("mcp pins", () => {
     const { values, positionals } = parseCommandLine(args, {
       command: "mcp pins",
-      options: {
-        pins: { type: "string" },
-        server: { type: "string" },
-        all: { type: "boolean" },
-        json: { type: "boolean" },
-      },
+      options: MCP_PINS_OPTIONS,
     });
     if (printedHelp(values, MCP_PINS_HELP)) return Promise.resolve(EXIT_OK);
     const [action, ...tools] = positionals;
+    if (action === "list" || action === "accept") refuseOtherAction(action, values, tools);
     const path = pinsPathOption(values, defaultPinsPath);
     let pins;
     try {
@@ -84,7 +123,7 @@ export function main(args: string[]): Promise<number> {
       return Promise.resolve(EXIT_OK);
     }
     if (action !== "accept") {
-      throw new UsageError(`unknown action ${JSON.stringify(action ?? "")}`, "use `list` or `accept`");
+      throw new UsageError(`unknown action ${givenValue(action ?? "")}`, "use `list` or `accept`");
     }
     if (values.all !== true && tools.length === 0) {
       throw new UsageError(
@@ -96,13 +135,15 @@ export function main(args: string[]): Promise<number> {
     const accepted = acceptPending(pins, { tools: values.all === true ? "all" : tools, server });
     if (accepted.length === 0 && values.all === true) {
       // As git says "Already up to date": the state asked for holds, nothing to write.
-      const where = server === undefined ? "" : ` for ${safeText(server)}`;
+      const where = server === undefined ? "" : ` for ${safeText(clipMiddle(server))}`;
       writeOut(`nothing to accept: no changed definition waits${where}\n`);
       return Promise.resolve(EXIT_OK);
     }
     if (accepted.length === 0) {
       writeErr(
-        `toolguard mcp pins: no changed definition waits for ${safeText(tools.join(", ")) || "acceptance"}\n`,
+        `toolguard mcp pins: no changed definition waits for ${
+          safeText(clipMiddle(tools.join(", "))) || "acceptance"
+        }\n`,
       );
       return Promise.resolve(EXIT_FAIL);
     }

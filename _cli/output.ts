@@ -85,6 +85,8 @@ export const encoder: TextEncoder = new TextEncoder();
 
 /** What a write to stdout threw, other than a closed pipe; the rest of the output was dropped. */
 let stdoutError: unknown = undefined;
+/** The same for stderr. */
+let stderrError: unknown = undefined;
 
 /**
  * Why stdout could not be written (a full disk, an I/O error), or undefined when every write went through
@@ -96,23 +98,29 @@ export function stdoutFailure(): unknown {
 }
 
 /**
+ * Why stderr could not be written (`2>/dev/full`), or undefined when every write went through or only met a
+ * closed pipe. A warning or a notice was lost then, and no other channel is left to say so: the command
+ * ends with 2 where it would have ended with 0 (a status of 1 or 2 already says the run was not clean).
+ */
+export function stderrFailure(): unknown {
+  return stderrError;
+}
+
+/**
  * Writes all of `text` to a file descriptor synchronously, so nothing is lost when the process exits
  * right after. A closed pipe (`toolguard scan x | head`) is not an error: the rest is dropped. Any other
- * failure on stdout drops the rest too, and is kept for {@linkcode stdoutFailure}.
+ * failure drops the rest too, and is kept for {@linkcode stdoutFailure} or {@linkcode stderrFailure}.
  */
 function writeAll(fd: 1 | 2, text: string, { brief = false }: WriteOptions = {}): void {
   const deno = denoStd();
-  if (fd === 1 && stdoutError !== undefined) return;
-  if (
-    !deno && isBun() && text.endsWith("\n") &&
-    (fd === 1 ? brief || isTerminal("stdout") : !isTerminal("stderr"))
-  ) {
+  if ((fd === 1 ? stdoutError : stderrError) !== undefined) return;
+  if (!deno && isBun() && fd === 1 && text.endsWith("\n") && (brief || isTerminal("stdout"))) {
     // Bun's console writes synchronously and completely, treats a lone string literally, and ends quietly on
     // a closed pipe; loading node:fs instead costs a compiled `toolguard --version` about 4 ms, most of its
     // start-up. But it drops a failed write without a word (stdout on a full disk), so stdout goes through
-    // it only on a terminal or for a brief answer; and on a terminal its console.error paints every line red
-    // (hints, warnings, notices; NO_COLOR aside), so stderr goes through it only off a terminal.
-    (fd === 1 ? console.log : console.error)(text.slice(0, -1));
+    // it only on a terminal or for a brief answer. Never stderr: it carries no brief answer, a failed write
+    // there must be known (see stderrFailure), and on a terminal console.error paints every line red.
+    console.log(text.slice(0, -1));
     return;
   }
   const bytes = encoder.encode(text);
@@ -132,7 +140,10 @@ function writeAll(fd: 1 | 2, text: string, { brief = false }: WriteOptions = {})
         Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
         continue;
       }
-      if (fd === 1 && code !== "EPIPE" && (error as Error).name !== "BrokenPipe") stdoutError = error;
+      if (code !== "EPIPE" && (error as Error).name !== "BrokenPipe") {
+        if (fd === 1) stdoutError = error;
+        else stderrError = error;
+      }
       return;
     }
   }

@@ -10,7 +10,7 @@
 // instead of one round per level of the import chain. In the order they run; scripts/check_imports.ts
 // (`deno task check`) fails when one is missing or not needed.
 import "../_common/lazy.ts";
-import "../_common/values.ts";
+import { givenValue } from "../_common/values.ts";
 import "../_common/bytes.ts";
 import "./output.ts";
 import "../_common/pointer.ts";
@@ -40,6 +40,7 @@ import {
   integerOption,
   logWriteWarning,
   MAX_TIMER_MS,
+  type OptionSpec,
   type OptionValues,
   outputPathOption,
   paint,
@@ -87,6 +88,21 @@ Exit status: 0 when the tool ran successfully (results or empty), 1 when it did 
 Example: toolguard run --protocol lines --empty-exit 1 -- rg -l TODO .
 `;
 
+/** The options of `toolguard run` (`--help` aside), as `parseArgs` takes them; {@linkcode RUN_HELP} lists each. */
+export const RUN_OPTIONS: Record<string, OptionSpec> = {
+  timeout: { type: "string" },
+  protocol: { type: "string" },
+  "empty-exit": { type: "string", multiple: true },
+  "max-output": { type: "string" },
+  truncate: { type: "boolean" },
+  scan: { type: "boolean" },
+  cwd: { type: "string" },
+  budget: { type: "string" },
+  log: { type: "string" },
+  json: { type: "boolean" },
+  pretty: { type: "boolean" },
+};
+
 /** A protocol given by name (the other protocol is a parser function). */
 type ProtocolName = Extract<Protocol, string>;
 
@@ -120,26 +136,14 @@ export function main(args: string[]): Promise<number> {
     const split = args.indexOf("--");
     const { values, positionals } = parseCommandLine(split === -1 ? args : args.slice(0, split), {
       command: "run",
-      options: {
-        timeout: { type: "string" },
-        protocol: { type: "string" },
-        "empty-exit": { type: "string", multiple: true },
-        "max-output": { type: "string" },
-        truncate: { type: "boolean" },
-        scan: { type: "boolean" },
-        cwd: { type: "string" },
-        budget: { type: "string" },
-        log: { type: "string" },
-        json: { type: "boolean" },
-        pretty: { type: "boolean" },
-      },
+      options: RUN_OPTIONS,
     });
     if (printedHelp(values, RUN_HELP)) return EXIT_OK;
     // The command must come after `--`, so its own flags can never be mistaken for ours.
     if (positionals.length > 0 || split === -1) {
       throw new UsageError(
         positionals.length > 0
-          ? `unexpected ${JSON.stringify(positionals[0])} before \`--\``
+          ? `unexpected ${givenValue(positionals[0])} before \`--\``
           : "missing `--` before the command",
         "put the command after --, e.g. `toolguard run --protocol lines -- ls -1`",
       );
@@ -160,7 +164,7 @@ export function main(args: string[]): Promise<number> {
     const protocol = (stringOption(values, "protocol") ?? "envelope") as ProtocolName;
     if (!PROTOCOLS.includes(protocol)) {
       throw new UsageError(
-        `unknown --protocol ${JSON.stringify(protocol)}`,
+        `unknown --protocol ${givenValue(protocol)}`,
         `use one of ${PROTOCOLS.join(", ")}`,
       );
     }
@@ -172,7 +176,7 @@ export function main(args: string[]): Promise<number> {
       const n = typeof raw === "string" && /^\d+$/.test(raw) ? Number(raw) : NaN;
       if (!Number.isSafeInteger(n) || n < 1 || n > maxExit) {
         throw new UsageError(
-          `--empty-exit must be an exit code from 1 to ${maxExit}, got ${JSON.stringify(raw)}`,
+          `--empty-exit must be an exit code from 1 to ${maxExit}, got ${givenValue(raw)}`,
           "e.g. --empty-exit 1 for grep and rg, where exit 1 means no match",
         );
       }

@@ -10,7 +10,7 @@
 // instead of one round per level of the import chain. In the order they run; scripts/check_imports.ts
 // (`deno task check`) fails when one is missing or not needed.
 import "../_common/lazy.ts";
-import "../_common/values.ts";
+import { givenValue } from "../_common/values.ts";
 import "../_common/bytes.ts";
 import "./output.ts";
 import "../_scan/words.ts";
@@ -29,6 +29,7 @@ import {
   inputName,
   lineLocator,
   onePositional,
+  type OptionSpec,
   paint,
   parseCommandLine,
   printedHelp,
@@ -59,6 +60,13 @@ Each finding is printed as FILE:LINE:COLUMN CATEGORY RULE: EXCERPT.
 Exit status: 0 when nothing blocking was found, 1 when the text should be blocked, 2 for usage errors.
 `;
 
+/** The options of `toolguard scan` (`--help` aside), as `parseArgs` takes them; {@linkcode SCAN_HELP} lists each. */
+export const SCAN_OPTIONS: Record<string, OptionSpec> = {
+  context: { type: "string" },
+  json: { type: "boolean" },
+  pretty: { type: "boolean" },
+};
+
 /**
  * Run `toolguard scan` with the arguments after the subcommand name.
  *
@@ -70,7 +78,7 @@ export function main(args: string[]): Promise<number> {
     const { values, positionals } = parseCommandLine(args, {
       command: "scan",
       fileOperands: true,
-      options: { context: { type: "string" }, json: { type: "boolean" }, pretty: { type: "boolean" } },
+      options: SCAN_OPTIONS,
     });
     if (printedHelp(values, SCAN_HELP)) return EXIT_OK;
     const file = onePositional(
@@ -81,7 +89,7 @@ export function main(args: string[]): Promise<number> {
     const context = (stringOption(values, "context") ?? "tool_output") as ScanContext;
     if (!SCAN_CONTEXTS.includes(context)) {
       throw new UsageError(
-        `unknown --context ${JSON.stringify(context)}`,
+        `unknown --context ${givenValue(context)}`,
         `use one of ${SCAN_CONTEXTS.join(", ")}`,
       );
     }

@@ -11,7 +11,7 @@
 // instead of one round per level of the import chain. In the order they run; scripts/check_imports.ts
 // (`deno task check`) fails when one is missing or not needed.
 import "../_common/lazy.ts";
-import "../_common/values.ts";
+import { givenValue } from "../_common/values.ts";
 import "../_common/bytes.ts";
 import "./output.ts";
 import "../_common/pointer.ts";
@@ -38,6 +38,7 @@ import {
   EXIT_OK,
   integerOption,
   MAX_TIMER_MS,
+  type OptionSpec,
   paint,
   parseCommandLine,
   printedHelp,
@@ -72,6 +73,16 @@ Exit status: 0 when all six cases behave as designed, 1 when any does not, 2 for
 `;
 
 /**
+ * The options of `toolguard selftest` (`--help` aside), as `parseArgs` takes them; {@linkcode SELFTEST_HELP}
+ * lists each.
+ */
+export const SELFTEST_OPTIONS: Record<string, OptionSpec> = {
+  "hang-timeout": { type: "string" },
+  json: { type: "boolean" },
+  pretty: { type: "boolean" },
+};
+
+/**
  * Run `toolguard selftest` with the arguments after the subcommand name.
  *
  * @param args Command-line arguments, e.g. `["--json"]`.
@@ -81,12 +92,12 @@ export function main(args: string[]): Promise<number> {
   return runMain("selftest", async () => {
     const { values, positionals } = parseCommandLine(args, {
       command: "selftest",
-      options: { "hang-timeout": { type: "string" }, json: { type: "boolean" }, pretty: { type: "boolean" } },
+      options: SELFTEST_OPTIONS,
     });
     if (printedHelp(values, SELFTEST_HELP)) return EXIT_OK;
     if (positionals.length > 0) {
       throw new UsageError(
-        `unexpected argument ${JSON.stringify(positionals[0])}`,
+        `unexpected argument ${givenValue(positionals[0])}`,
         "selftest takes no arguments",
       );
     }

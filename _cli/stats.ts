@@ -14,7 +14,7 @@
 import "../_common/lazy.ts";
 import "../_common/bytes.ts";
 
-import { plural } from "../_common/values.ts";
+import { clipMiddle, givenValue, plural } from "../_common/values.ts";
 import {
   cannotRead,
   cannotWrite,
@@ -24,6 +24,7 @@ import {
   inputName,
   isTerminal,
   onePositional,
+  type OptionSpec,
   outputPathOption,
   paint,
   parseCommandLine,
@@ -52,7 +53,8 @@ import {
 } from "../_log/stats.ts";
 import { renderHtmlReport } from "../_log/report_html.ts";
 
-const HELP = `toolguard stats: report on a call log written by jsonlLog
+/** The `toolguard stats --help` text. */
+export const STATS_HELP = `toolguard stats: report on a call log written by jsonlLog
 
 Usage: toolguard stats LOG.jsonl [options]      (LOG.jsonl may be - for stdin)
 
@@ -65,37 +67,45 @@ Options:
   --pretty                  print indented JSON (implies --json)
   -h, --help                show this help
 
-Malformed lines are counted and reported, never fatal. Exit 0 when the report was made, 1 when no line of
-the log is a toolguard log line, 2 for usage errors (bad flags, unreadable log).
+Malformed lines are counted and reported, never fatal. Exit 0 when the report was made, 1 when the log is
+empty or no line of it is a toolguard log line (the report is still printed), 2 for usage errors (bad flags,
+unreadable log).
 `;
+
+/**
+ * The options of `toolguard stats` (`--help` aside), as `parseArgs` takes them; {@linkcode STATS_HELP} lists
+ * each.
+ */
+export const STATS_OPTIONS: Record<string, OptionSpec> = {
+  by: { type: "string" },
+  since: { type: "string" },
+  html: { type: "string" },
+  json: { type: "boolean" },
+  pretty: { type: "boolean" },
+};
 
 /**
  * Run `toolguard stats` with the arguments after the subcommand name.
  *
  * @param args Command-line arguments, e.g. `["calls.jsonl", "--by", "day"]`.
- * @returns The exit status: 0 report made, 2 usage error.
+ * @returns The exit status: 0 report made, 1 nothing to report on (an empty log, or one without a toolguard
+ *   line), 2 usage error.
  */
 export function main(args: string[]): Promise<number> {
   return runMain("stats", async () => {
     const { values, positionals } = parseCommandLine(args, {
       command: "stats",
       fileOperands: true,
-      options: {
-        by: { type: "string" },
-        since: { type: "string" },
-        html: { type: "string" },
-        json: { type: "boolean" },
-        pretty: { type: "boolean" },
-      },
+      options: STATS_OPTIONS,
     });
-    if (printedHelp(values, HELP)) return EXIT_OK;
+    if (printedHelp(values, STATS_HELP)) return EXIT_OK;
     const path = onePositional(positionals, "log file", "run `toolguard stats LOG.jsonl` (or `-` for stdin)");
     // An unset variable (`stats "$LOG"`), as every other command refuses it: not "cannot read : no such file".
     if (path === "") throw emptyPath("the log file name", "give the path of a log written by jsonlLog, or -");
     const by = (stringOption(values, "by") ?? "tool") as GroupBy;
     if (!GROUP_BY.includes(by)) {
       throw new UsageError(
-        `--by must be tool, kind, day or model, got ${JSON.stringify(by)}`,
+        `--by must be tool, kind, day or model, got ${givenValue(by)}`,
         "e.g. --by day for a table per day",
       );
     }
@@ -111,7 +121,7 @@ export function main(args: string[]): Promise<number> {
     const html = outputPathOption(values, "html");
     if (html !== undefined && path !== "-" && sameFile(path, html)) {
       throw new UsageError(
-        `--html ${html} is the log being read; writing the report there would destroy it`,
+        `--html ${clipMiddle(html)} is the log being read; writing the report there would destroy it`,
         "give --html another file name",
       );
     }
@@ -137,11 +147,24 @@ export function main(args: string[]): Promise<number> {
       writeOut(formatReport(report, { source: inputName(path), bars: isTerminal() }));
       if (html !== undefined) writeOut(`\nHTML report written to ${safeText(html)}\n`);
     }
+    // An empty log is most often a wrong path (a log of another day, a typo that created it) or an agent that
+    // ran nothing or logged nothing: a script checking on it must not read "0 lines" as a clean report.
+    if (report.lines === 0) {
+      writeErr(
+        `toolguard stats: ${
+          path === "-"
+            ? "no line came through stdin"
+            : `${safeText(clipMiddle(path))} has no line (it is empty or blank)`
+        }, so there is nothing to report on; check that it is the log the agent writes (\`toolguard run ` +
+          "--log`, `toolguard mcp --log`, jsonlLog) and that the agent ran\n",
+      );
+      return EXIT_FAIL;
+    }
     const events = report.runs.total + report.verdicts.total + report.relayEvents + report.skipped;
-    if (report.lines > 0 && events === 0) {
+    if (events === 0) {
       writeErr(
         `toolguard stats: none of the ${report.lines} ${plural(report.lines, "line")} of ${
-          safeText(inputName(path))
+          safeText(clipMiddle(inputName(path)))
         } ` +
           "is a toolguard log line; give a log written by jsonlLog, `toolguard run --log` or `toolguard mcp --log`\n",
       );

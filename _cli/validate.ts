@@ -10,7 +10,7 @@
 // instead of one round per level of the import chain. In the order they run; scripts/check_imports.ts
 // (`deno task check`) fails when one is missing or not needed.
 import "../_common/lazy.ts";
-import "../_common/values.ts";
+import { clipMiddle } from "../_common/values.ts";
 import "../_common/bytes.ts";
 import "./output.ts";
 import "../_common/pointer.ts";
@@ -62,6 +62,7 @@ import {
   EXIT_FAIL,
   EXIT_OK,
   onePositional,
+  type OptionSpec,
   paint,
   parseCommandLine,
   parseJsonText,
@@ -116,6 +117,21 @@ Exit status: 0 when every call is allowed, 1 when any call is blocked, 2 for usa
 tool declaration toolguard cannot enforce).
 `;
 
+/**
+ * The options of `toolguard validate` (`--help` aside), as `parseArgs` takes them; {@linkcode VALIDATE_HELP}
+ * lists each.
+ */
+export const VALIDATE_OPTIONS: Record<string, OptionSpec> = {
+  tools: { type: "string" },
+  shape: { type: "string" },
+  name: { type: "string" },
+  repair: { type: "boolean" },
+  coerce: { type: "boolean" },
+  text: { type: "boolean" },
+  json: { type: "boolean" },
+  pretty: { type: "boolean" },
+};
+
 /** Unwraps whole provider responses into the messages or calls they hold. */
 function callsIn(value: unknown): unknown[] {
   if (Array.isArray(value)) return value;
@@ -169,6 +185,16 @@ function callNames(calls: readonly unknown[]): string[] {
   return [...names];
 }
 
+/**
+ * The verdict as text, one line per call and one per finding. A finding's place is its `path`, quoted as the
+ * JSON Pointer it is (`at "/opts/days/1"`): what `--json` holds and what the finding's own message names, so
+ * the text report can be matched with both and with the schema. The feedback for the model printed after it
+ * (`describeVerdict`) names the same place as a dotted path (`at "opts.days[1]"`) on purpose: SPEC.md section 4 asks
+ * for text a small model can use to retry, and a small model reads and writes back `opts.days[1]` more
+ * surely than a pointer's slashes and `~1` escapes; section 2 fixes `path` itself as a JSON Pointer. Both leave the
+ * place out for `unknown_tool` (the tool's name is not inside the arguments), and both say when a finding is
+ * about the arguments as a whole (path `""`).
+ */
 function formatVerdict(verdict: Verdict): string {
   let out = "";
   for (const c of verdict.calls) {
@@ -182,7 +208,12 @@ function formatVerdict(verdict: Verdict): string {
         f.received !== undefined ? `received ${safeText(String(f.received))}` : "",
       ]
         .filter((p) => p !== "");
-      out += `  ${paint("yellow", f.code)} at ${safeText(JSON.stringify(f.path))}: ${safeText(f.message)}` +
+      const place = f.code === "unknown_tool"
+        ? ""
+        : f.path === ""
+        ? ' at "" (the arguments as a whole)'
+        : ` at ${safeText(JSON.stringify(f.path))}`;
+      out += `  ${paint("yellow", f.code)}${place}: ${safeText(f.message)}` +
         (parts.length > 0 ? ` (${parts.join(", ")})` : "") + "\n";
     }
     for (const r of c.repairs ?? []) out += `  repaired: ${safeText(r)}\n`;
@@ -207,16 +238,7 @@ export function main(args: string[]): Promise<number> {
     const { values, positionals } = parseCommandLine(args, {
       command: "validate",
       fileOperands: true,
-      options: {
-        tools: { type: "string" },
-        shape: { type: "string" },
-        name: { type: "string" },
-        repair: { type: "boolean" },
-        coerce: { type: "boolean" },
-        text: { type: "boolean" },
-        json: { type: "boolean" },
-        pretty: { type: "boolean" },
-      },
+      options: VALIDATE_OPTIONS,
     });
     if (printedHelp(values, VALIDATE_HELP)) return EXIT_OK;
     const file = onePositional(
@@ -273,7 +295,7 @@ export function main(args: string[]): Promise<number> {
       const shape = inline ? await parseJsonText(trimmed, "--shape") : await readJson(shapeSpec);
       let schema: Record<string, unknown>;
       try {
-        schema = shapeToSchema(shape, inline ? "--shape" : shapeSpec);
+        schema = shapeToSchema(shape, inline ? "--shape" : clipMiddle(shapeSpec));
       } catch (error) {
         throw new UsageError(
           (error as Error).message,
@@ -293,7 +315,7 @@ export function main(args: string[]): Promise<number> {
     } catch (error) {
       // Only a declaration can make validation throw: the tools file asks for something unenforceable.
       throw new UsageError(
-        `${toolsPath ?? "--shape"}: ${(error as Error).message}`,
+        `${clipMiddle(toolsPath ?? "--shape")}: ${(error as Error).message}`,
         "fix the declaration; `toolguard lint` lists every problem",
       );
     }

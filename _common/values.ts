@@ -55,8 +55,9 @@ export function errorText(error: unknown): string {
 }
 
 /**
- * A value as an error message about an option shows what it got: a string quoted, a number, boolean, null or
- * undefined as written, anything else by its type (an object's text could be long, or throw).
+ * A value as an error message about an option shows what it got: a string quoted (a long one shortened by
+ * {@linkcode clipMiddle}), a number, boolean, null or undefined as written, anything else by its type (an
+ * object's text could be long, or throw).
  *
  * @example What a bad option was
  * ```ts
@@ -70,7 +71,7 @@ export function errorText(error: unknown): string {
  * ```
  */
 export function givenValue(value: unknown): string {
-  if (typeof value === "string") return JSON.stringify(value);
+  if (typeof value === "string") return JSON.stringify(clipMiddle(value));
   if (typeof value === "object" && value !== null) return "object";
   return typeof value === "function" || typeof value === "symbol" ? typeof value : String(value);
 }
@@ -224,6 +225,53 @@ export function clip(text: string, max: number): string {
   return cutUnits(text, max - 1) + "\u2026";
 }
 
+/** The longest outside input (in UTF-16 units) that {@linkcode clipMiddle} echoes whole. */
+export const MAX_ECHOED = 240;
+
+/**
+ * Outside input (a path, an argument, an option's value) as a message echoes it: whole when it is at most
+ * {@linkcode MAX_ECHOED} UTF-16 units long, else its start and its end (which tell a path or a value apart)
+ * with how many characters were left out between them. The one helper for this, so that a 100 000-character
+ * argument (a variable holding a file's contents, a generated path) cannot fill a terminal or a log with one
+ * message. Surrogate pairs are kept whole; the count is of characters (code points).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { clipMiddle } from "./values.ts";
+ *
+ * assert.equal(clipMiddle("tools.json"), "tools.json");
+ * const long = "/data/" + "x".repeat(100_000) + "/tools.json";
+ * const shown = clipMiddle(long);
+ * assert.ok(shown.length <= 240);
+ * assert.ok(shown.startsWith("/data/xxx") && shown.endsWith("xxx/tools.json"));
+ * assert.match(shown, /\u2026\(99\d{3} characters left out\)\u2026/);
+ * ```
+ *
+ * @param text The input as given.
+ * @param max The longest text shown whole, and the most shown of a longer one (at least 80). Default
+ *   {@linkcode MAX_ECHOED}.
+ * @returns The text, or its start and end around a count of what was left out.
+ */
+export function clipMiddle(text: string, max: number = MAX_ECHOED): string {
+  if (text.length <= max) return text;
+  const room = Math.max(80, max) - 40; // 40 for the count
+  const head = cutUnits(text, Math.ceil(room * 0.6)).length;
+  let tail = text.length - Math.floor(room * 0.4);
+  if (isLowSurrogate(text.charCodeAt(tail)) && isHighSurrogate(text.charCodeAt(tail - 1))) tail++;
+  let left = 0;
+  for (const _ of text.slice(head, tail)) left++;
+  return `${text.slice(0, head)}\u2026(${left} characters left out)\u2026${text.slice(tail)}`;
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
+}
+
+function isLowSurrogate(code: number): boolean {
+  return code >= 0xdc00 && code <= 0xdfff;
+}
+
 /**
  * The first `n` UTF-16 units of `text`, one fewer where the last would be the first half of a surrogate pair
  * (so an emoji is kept whole or dropped, never cut in half). No mark is added: see {@link clip} for that.
@@ -242,6 +290,38 @@ export function cutUnits(text: string, n: number): string {
   if (text.length <= n) return text;
   const code = text.charCodeAt(n - 1);
   return text.slice(0, code >= 0xd800 && code <= 0xdbff ? n - 1 : n);
+}
+
+/**
+ * The edit distance (Levenshtein) of two strings: how many characters must be inserted, removed or replaced
+ * to turn one into the other. For "did you mean" suggestions (a tool name, a command, a flag); names
+ * longer than 200 characters are not compared (the distance is then more than 200), so a hostile name
+ * costs no quadratic time.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { editDistance } from "./values.ts";
+ *
+ * assert.equal(editDistance("valdate", "validate"), 1);
+ * assert.equal(editDistance("scna", "scan"), 2);
+ * assert.equal(editDistance("lint", "lint"), 0);
+ * ```
+ */
+export function editDistance(a: string, b: string): number {
+  if (a.length > 200 || b.length > 200) return Math.abs(a.length - b.length) + 200;
+  const prev = new Array<number>(b.length + 1);
+  for (let j = 0; j <= b.length; j++) prev[j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    let diag = prev[0];
+    prev[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const tmp = prev[j];
+      prev[j] = Math.min(prev[j] + 1, prev[j - 1] + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1));
+      diag = tmp;
+    }
+  }
+  return prev[b.length];
 }
 
 /** The longest delay a timer takes (2^31 - 1 ms, about 24.8 days): a timeout or wait may not exceed it. */

@@ -222,13 +222,13 @@ export function parseSince(text: string, now: Date = new Date()): Date {
     const at = new Date(now.getTime() - Number(rel[1]) * unit);
     if (Number.isFinite(at.getTime())) return at;
     throw new RangeError(
-      `since: the age ${JSON.stringify(text)} reaches back before any date; give a shorter one`,
+      `since: the age ${givenValue(text)} reaches back before any date; give a shorter one`,
     );
   }
   const ms = isoTimeMs(text.trim());
   if (Number.isFinite(ms)) return new Date(ms);
   throw new RangeError(
-    `since: cannot read ${JSON.stringify(text)} as a time; use a date (2026-11-01), ` +
+    `since: cannot read ${givenValue(text)} as a time; use a date (2026-11-01), ` +
       "a date-time (2026-11-01T12:00:00Z) or an age (24h, 7d, 2w)",
   );
 }

@@ -5,7 +5,15 @@
  */
 import { escapePointer } from "../_common/pointer.ts";
 import { lazy } from "../_common/lazy.ts";
-import { errorText, isPlainName, isRecord, limitOption, optionsArg, stringsIn } from "../_common/values.ts";
+import {
+  editDistance,
+  errorText,
+  isPlainName,
+  isRecord,
+  limitOption,
+  optionsArg,
+  stringsIn,
+} from "../_common/values.ts";
 import type {
   CallVerdict,
   Classifier,
@@ -411,23 +419,6 @@ export function compileSchema(
   };
 }
 
-/** Edit distance (Levenshtein), for suggesting the nearest declared tool name. */
-function distance(a: string, b: string): number {
-  if (a.length > 200 || b.length > 200) return Math.abs(a.length - b.length) + 200;
-  const prev = new Array<number>(b.length + 1);
-  for (let j = 0; j <= b.length; j++) prev[j] = j;
-  for (let i = 1; i <= a.length; i++) {
-    let diag = prev[0];
-    prev[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const tmp = prev[j];
-      prev[j] = Math.min(prev[j] + 1, prev[j - 1] + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1));
-      diag = tmp;
-    }
-  }
-  return prev[b.length];
-}
-
 /**
  * True when `candidate` is close enough to `name` to be what the model meant: an edit distance of at most a
  * third of the longer name (at least 1), or one name holding the other whole (4 characters or more). A
@@ -458,7 +449,7 @@ export function nearestName(name: string, names: readonly string[]): string | un
   const lower = name.toLowerCase();
   for (const n of names) {
     const candidate = n.toLowerCase();
-    const d = distance(lower, candidate);
+    const d = editDistance(lower, candidate);
     if (d < bestD && isClose(lower, candidate, d)) {
       bestD = d;
       best = n;

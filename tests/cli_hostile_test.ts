@@ -544,6 +544,70 @@ test(
   },
 );
 
+test(
+  "stats on an empty log (a wrong path, an agent that logged nothing) exits 1 and says so, not 0",
+  T,
+  async () => {
+    for (const text of ["", "\n\n  \n"]) {
+      const log = file("empty.jsonl", text);
+      for (const json of [[], ["--json"]]) {
+        const r = await runInProcess(main, ["stats", log, ...json]);
+        assert.equal(r.status, 1, `${JSON.stringify(text)} ${json}: ${r.stderr}`);
+        assert.match(
+          r.stderr,
+          /empty\.jsonl has no line \(it is empty or blank\), so there is nothing to report on/,
+        );
+        // the report is still made: a script reading --json gets its zeros
+        if (json.length > 0) assert.equal(JSON.parse(r.stdout).lines, 0);
+        else assert.match(r.stdout, /^0 lines$/m);
+      }
+    }
+    // (blank lines: an empty `input` is /dev/null under Bun's spawnSync, a closed stdin, refused with 2)
+    const piped = spawnCli(["stats", "-"], "\n\n");
+    assert.equal(piped.status, 1, piped.stderr);
+    assert.match(piped.stderr, /no line came through stdin, so there is nothing to report on/);
+    // One line that is a log line is a report, exit 0.
+    assert.equal((await runInProcess(main, ["stats", file("one.jsonl", LOG_LINE)])).status, 0);
+  },
+);
+
+test(
+  "a 100 000-character path or argument is echoed in a message by its start and end, not whole",
+  T,
+  async () => {
+    const long = "a".repeat(100_000) + "END";
+    const path = join(dir, long, "tools.json"); // longer than any file name: cannot be read or written
+    const cases: string[][] = [
+      [long],
+      ["help", long],
+      ["lint", path],
+      ["stats", path],
+      ["validate", path, "--name", "t"],
+      ["validate", file("long-call.json", "{}"), "--tools", path],
+      ["lint", `--${long}`, "x"],
+      ["lint", "--", `-${long}`],
+      ["scan", "--context", long, "x"],
+      ["run", "--timeout", long, "--", "x"],
+      ["run", long, "--", "x"],
+      ["run", "--protocol", "lines", "--log", path, "--", "x"],
+      ["stats", "x", "--since", long],
+      ["stats", "x", "--by", long],
+      ["describe", "--message", long, "x"],
+      ["selftest", long],
+      ["mcp", "--url", long],
+      ["mcp", "--injection", long, "--", "x"],
+      ["mcp", "pins", long, "--pins", path],
+    ];
+    for (const args of cases) {
+      const r = await runInProcess(main, args);
+      const what = args.map((a) => a.slice(0, 20)).join(" ");
+      assert.equal(r.status, 2, `${what}: ${r.stderr.slice(0, 300)}`);
+      assert.ok(r.stderr.length < 1000, `${what}: ${r.stderr.length} characters on stderr`);
+      assert.match(r.stderr, /aaaa…\(\d+ characters left out\)…a*END/, what);
+    }
+  },
+);
+
 test("output that cannot be written (a full disk) is said on stderr and ends with 2, not passed for made", {
   ...T,
   // (Wine shows a /dev/full, but cannot open it as a child's stdout: EBADF)
@@ -576,6 +640,38 @@ test("output that cannot be written (a full disk) is said on stderr and ends wit
         r.stderr,
         /^error: toolguard: cannot write to stdout: no space left on the device; the output is incomplete\nhint: \S/m,
       );
+    } finally {
+      closeSync(full);
+    }
+  }
+});
+
+test("a warning that cannot be written to stderr (a full disk) turns exit 0 into 2; 1 and 2 stay", {
+  ...T,
+  skip: isWindows
+    ? "needs a /dev/full to give a child as stderr"
+    : existsSync("/dev/full")
+    ? false
+    : "needs /dev/full",
+}, () => {
+  const badUtf8 = join(dir, "stderr-bad-utf8.txt");
+  writeFileSync(badUtf8, Buffer.from("fine text \xff", "latin1"));
+  const runs: [string[], number][] = [
+    [["scan", badUtf8], 2], // "bytes that are not UTF-8" warning, else 0
+    [["stats", file("stderr-malformed.jsonl", LOG_LINE + "not json\n")], 2], // "1 malformed line" warning
+    [["stats", file("stderr-foreign.jsonl", '{"a":1}\n')], 1], // no toolguard line: 1 stays
+    [["lint", "--no-such-flag", "x"], 2], // a usage error stays 2
+    [["scan", file("stderr-clean.txt", "nothing to see")], 0], // nothing written to stderr: 0 stays
+  ];
+  for (const [args, status] of runs) {
+    const full = openSync("/dev/full", "w");
+    try {
+      const r = spawnSync(runtime.command, [...runtime.args, ...args], {
+        stdio: ["ignore", "pipe", full],
+        encoding: "utf8",
+        timeout: 60_000,
+      });
+      assert.equal(r.status, status, `${args[0]}: ${r.stdout}`);
     } finally {
       closeSync(full);
     }

@@ -14,6 +14,7 @@ import {
   lineColumn,
   lineLocator,
   MAX_TIMER_MS,
+  type OptionSpec,
   parseCommandLine,
   parseJsonText,
   parsePlainCommandLine,
@@ -22,6 +23,21 @@ import {
   UsageError,
 } from "../_cli/io.ts";
 import { isCompiled, selfLauncher } from "../_cli/self.ts";
+import { RUN_HELP, RUN_OPTIONS } from "../_cli/run.ts";
+import { VALIDATE_HELP, VALIDATE_OPTIONS } from "../_cli/validate.ts";
+import { LINT_HELP, LINT_OPTIONS } from "../_cli/lint.ts";
+import { SCAN_HELP, SCAN_OPTIONS } from "../_cli/scan.ts";
+import { DESCRIBE_HELP, DESCRIBE_OPTIONS } from "../_cli/describe.ts";
+import { STATS_HELP, STATS_OPTIONS } from "../_cli/stats.ts";
+import { SELFTEST_HELP, SELFTEST_OPTIONS } from "../_cli/selftest.ts";
+import { MCP_HELP, MCP_OPTIONS } from "../_cli/mcp.ts";
+import { MCP_PINS_HELP, MCP_PINS_OPTIONS } from "../_cli/mcp_pins.ts";
+import { SCAN_CONTEXTS } from "../_scan/scan.ts";
+import { PROTOCOLS } from "../_cli/run.ts";
+import { GROUP_BY } from "../_log/stats.ts";
+import { DEFAULT_BUDGET, PROVIDERS } from "../_describe/describe.ts";
+import { INJECTION_POLICIES } from "../_mcp/guard.ts";
+import { DEFAULT_TIMEOUT_MS } from "../_run/classify.ts";
 import { seeded } from "../scripts/_seeded.ts";
 import { runInProcess } from "./_cli.ts";
 import { isDeno, isLinux, isWindows, runtimeCommand } from "./_runtime.ts";
@@ -352,6 +368,76 @@ test("toolguard --help: lists every subcommand, and each subcommand has its own 
   }
 });
 
+test("toolguard COMMAND --help lists exactly the flags the command accepts, their short forms, values and defaults", async () => {
+  const commands: [string, string, Record<string, OptionSpec>][] = [
+    ["run", RUN_HELP, RUN_OPTIONS],
+    ["validate", VALIDATE_HELP, VALIDATE_OPTIONS],
+    ["lint", LINT_HELP, LINT_OPTIONS],
+    ["scan", SCAN_HELP, SCAN_OPTIONS],
+    ["describe", DESCRIBE_HELP, DESCRIBE_OPTIONS],
+    ["stats", STATS_HELP, STATS_OPTIONS],
+    ["selftest", SELFTEST_HELP, SELFTEST_OPTIONS],
+    ["mcp", MCP_HELP, MCP_OPTIONS],
+    ["mcp pins", MCP_PINS_HELP, MCP_PINS_OPTIONS],
+  ];
+  const flagsOf = (options: Record<string, OptionSpec>) =>
+    Object.entries(options).map(([name, o]) => o.short ? `-${o.short}, --${name}` : `--${name}`).sort();
+  for (const [command, help, options] of commands) {
+    // the Options section: one line per flag, as `-x, --name` or `--name`
+    const section = help.slice(help.indexOf("\nOptions:\n")).split("\n\n")[0];
+    const listed = [...section.matchAll(/^ {2}((?:-\w, )?--[\w-]+)/gm)].map((m) => m[1]).sort();
+    assert.deepEqual(listed, flagsOf({ help: { type: "boolean", short: "h" }, ...options }), command);
+    // every flag the text names anywhere is one the command takes
+    for (const [flag] of help.matchAll(/(?<![\w-])--[a-z][\w-]*/g)) {
+      assert.ok(Object.hasOwn(options, flag.slice(2)) || flag === "--help", `${command}: ${flag}`);
+    }
+    // and the text is what --help prints
+    const printed = await cli([...command.split(" "), "--help"]);
+    assert.equal(printed.status, 0, command);
+    assert.equal(printed.stdout, help, command);
+  }
+  // The values and defaults the help names are the code's.
+  const line = (help: string, flag: string) => help.split("\n").find((l) => l.startsWith(`  ${flag} `)) ?? "";
+  for (const context of SCAN_CONTEXTS) {
+    assert.match(line(SCAN_HELP, "--context"), new RegExp(`\\b${context}\\b`));
+  }
+  for (const protocol of PROTOCOLS) {
+    assert.match(line(RUN_HELP, "--protocol"), new RegExp(`\\b${protocol}\\b`));
+  }
+  for (const by of GROUP_BY) assert.match(line(STATS_HELP, "--by"), new RegExp(`\\b${by}\\b`));
+  for (const provider of PROVIDERS) {
+    assert.match(line(DESCRIBE_HELP, "--message"), new RegExp(`\\b${provider}\\b`));
+  }
+  for (const policy of INJECTION_POLICIES) assert.match(MCP_HELP, new RegExp(`\\b${policy}\\b`));
+  assert.match(line(RUN_HELP, "--timeout"), new RegExp(`\\(default ${DEFAULT_TIMEOUT_MS}\\)`));
+  assert.match(line(RUN_HELP, "--budget"), new RegExp(`\\(default ${DEFAULT_BUDGET}\\)`));
+  assert.match(line(DESCRIBE_HELP, "--budget"), new RegExp(`\\(default ${DEFAULT_BUDGET}\\)`));
+  // The program's own flags: each one listed works.
+  const top = (await cli(["--help"])).stdout;
+  const section = top.slice(top.indexOf("\nOptions:\n")).split("\n\n")[0];
+  const listed = [...section.matchAll(/^ {2}((?:-\w, )?--[\w-]+)/gm)].map((m) => m[1]);
+  assert.deepEqual(listed, ["-h, --help", "-V, --version"]);
+  for (const flag of listed.flatMap((f) => f.split(", "))) assert.equal((await cli([flag])).status, 0, flag);
+  assert.equal((await cli(["help", "lint"])).stdout, LINT_HELP);
+});
+
+test("toolguard mcp pins: an option given to the action it does not go with is refused, not ignored", async () => {
+  const pins = join(dir, "stray-pins.json");
+  const cases: [string[], RegExp][] = [
+    [["list", "--server", "x"], /--server goes with accept, not list/],
+    [["list", "--all"], /--all goes with accept, not list/],
+    [["list", "get_weather"], /list takes no tool names, got "get_weather"/],
+    [["accept", "--json", "get_weather"], /--json goes with list, not accept/],
+    [["accept", "--all", "get_weather"], /give --all or the names of the tools to accept, not both/],
+  ];
+  for (const [args, message] of cases) {
+    const r = await cli(["mcp", "pins", ...args, "--pins", pins]);
+    assert.equal(r.status, 2, args.join(" "));
+    assert.match(r.stderr, message, args.join(" "));
+  }
+  assert.equal((await cli(["mcp", "pins", "list", "--json", "--pins", pins])).status, 0);
+});
+
 test(
   "toolguard: usage errors exit 2 with a hint (no command, unknown command, unknown flag)",
   T,
@@ -368,6 +454,74 @@ test(
       assert.match(r.stderr, /Unknown option '--no-such-flag'/, sub);
       assert.match(r.stderr, new RegExp(`hint: .*toolguard ${sub} --help`), sub);
     }
+  },
+);
+
+test("toolguard: a command or flag mistyped in case or spelling gets a did-you-mean hint", T, async () => {
+  const cases: [string[], string | null][] = [
+    [["HELP"], "`toolguard help`"],
+    [["VALIDATE"], "`toolguard validate`"],
+    [["scna"], "`toolguard scan`"],
+    [["--Version"], "`toolguard --version`"],
+    [["-v"], "`toolguard --version`"],
+    [["--HELP"], "`toolguard --help`"],
+    [["help", "Lint"], "`toolguard lint`"],
+    [["lint", "--Pretty", "x"], "--pretty"],
+    [["scan", "-pretty", "x"], "--pretty"], // read by parseArgs as -p -r -e ...: the word is still --pretty
+    [["validate", "x", "--tool", "t.json"], "--tools"],
+    [["stats", "x", "-H"], "-h"],
+    // nothing close: no guess, only the list
+    [["rm"], null],
+    [["lint", "-x", "x"], null],
+    [["lint", "--frobnicate", "x"], null],
+  ];
+  for (const [args, guess] of cases) {
+    const r = await cli(args);
+    assert.equal(r.status, 2, args.join(" "));
+    const hint = r.stderr.split("\n").find((line) => line.startsWith("hint: ")) ?? "";
+    if (guess === null) assert.doesNotMatch(hint, /did you mean/, args.join(" "));
+    else assert.ok(hint.startsWith(`hint: did you mean ${guess}? `), `${args.join(" ")}: ${hint}`);
+  }
+});
+
+test(
+  "toolguard validate: the report names a finding's place as its JSON Pointer, the model's feedback as a dotted path",
+  T,
+  async () => {
+    const tools = file(
+      "place-tools.json",
+      JSON.stringify([{
+        name: "get_weather",
+        parameters: {
+          type: "object",
+          properties: {
+            opts: { type: "object", properties: { days: { type: "array", items: { type: "integer" } } } },
+          },
+        },
+      }]),
+    );
+    const calls = file(
+      "place-calls.json",
+      JSON.stringify([
+        { name: "get_weather", arguments: { opts: { days: [1, "x"] } } },
+        { name: "get_wether", arguments: {} },
+        { name: "get_weather", arguments: "{bad" },
+      ]),
+    );
+    const r = await cli(["validate", calls, "--tools", tools]);
+    assert.equal(r.status, 1, r.stderr);
+    const [report, feedback] = r.stdout.split("\nFeedback for the model:\n");
+    // the report: the pointer, as --json has it
+    assert.match(report, /^ {2}argument_type_mismatch at "\/opts\/days\/1": /m);
+    const json = await cli(["validate", calls, "--tools", tools, "--json"]);
+    assert.equal(JSON.parse(json.stdout).calls[0].findings[0].path, "/opts/days/1");
+    // an unknown tool has no place in the arguments; the whole arguments are said to be
+    assert.match(report, /^ {2}unknown_tool: There is no tool named "get_wether"/m);
+    assert.match(report, /^ {2}malformed_arguments at "" \(the arguments as a whole\): /m);
+    // the feedback: the same places, as a small model reads them
+    assert.match(feedback, /^1\. argument_type_mismatch at "opts\.days\[1\]": /m);
+    assert.match(feedback, /^1\. unknown_tool: /m);
+    assert.match(feedback, /^1\. malformed_arguments at the arguments as a whole: /m);
   },
 );
 
