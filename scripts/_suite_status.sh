@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# _suite_status.sh deno|bun FILE: what a test run's own output says about it, for check:windows (windows.sh),
+# where Wine sometimes loses a process's exit status (a deno.exe run that printed "FAILED | 1258 passed |
+# 1 failed" ended with 0). Prints the run's summary in one line and exits 0 when it reports no failed test,
+# 1 when it reports one, 2 when there is no summary at all (the runtime crashed or was killed before it).
+#
+# Only the last summary counts: a test may print a nested run's output before it. Colours and CRs are ignored.
+set -uo pipefail
+kind=${1:-} file=${2:-}
+if [ ! -f "$file" ] || { [ "$kind" != deno ] && [ "$kind" != bun ]; }; then
+  echo "usage: _suite_status.sh deno|bun FILE" >&2
+  exit 64
+fi
+plain() { sed -e 's/\x1b\[[0-9;]*m//g' -e 's/\r$//' "$file"; }
+
+if [ "$kind" = deno ]; then
+  # "ok | 1258 passed (12 steps) | 0 failed | 3 ignored (2m15s)" / "FAILED | 1257 passed | 1 failed (2m15s)"
+  line=$(plain | grep -E '^(ok|FAILED) \| [0-9]+ passed' | tail -n 1 | sed -E 's/ \([^()]*\)$//')
+  [ -n "$line" ] || { echo "no summary line: the run ended before it"; exit 2; }
+  echo "$line"
+  case "$line" in "ok | "*"| 0 failed"*) exit 0 ;; *) exit 1 ;; esac
+fi
+
+# bun: the block of count lines that ends with "Ran N tests across M files. [1.2s]":
+#  1258 pass / 3 skip / 0 fail / 1 error / 2040 expect() calls / Ran 1261 tests across 80 files. [105.00s]
+block=$(plain | awk '
+  /^ [0-9]+ [a-z]/ { cur = cur (cur == "" ? "" : ", ") substr($0, 2); next }
+  /^Ran [0-9]+ tests? across [0-9]+ files?\./ { sub(/\. \[[^]]*\]$/, ""); last = (cur == "" ? "" : cur ", ") $0 }
+  { cur = "" }
+  END { print last }')
+if [ -z "$block" ] || ! grep -Eq '(^|, )[0-9]+ fail(,|$)' <<<"$block"; then
+  echo "no summary lines: the run ended before them"
+  exit 2
+fi
+echo "$block"
+grep -Eq '(^|, )[1-9][0-9]* (fail|error)s?(,|$)' <<<"$block" && exit 1
+exit 0

@@ -1,0 +1,97 @@
+/**
+ * `scripts/_suite_status.sh`: check:windows fails a test step by what the suite printed, because Wine
+ * sometimes loses an exit status (a deno.exe run that printed "FAILED | 1258 passed | 1 failed" ended with 0).
+ * Here it reads outputs as Deno and Bun print them: pass, failures, a crash before the summary.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { isWindows } from "./_runtime.ts";
+
+const script = fileURLToPath(new URL("../scripts/_suite_status.sh", import.meta.url));
+const skip = isWindows ? "a bash script of check:windows, which runs on Linux" : false;
+
+/** Runs the script on `output` as `kind`'s; its exit status and the line it printed. */
+function status(kind: string, output: string): { code: number | null; said: string } {
+  const dir = mkdtempSync(join(tmpdir(), "toolguard-suite-status-"));
+  try {
+    const file = join(dir, "out.txt");
+    writeFileSync(file, output);
+    const run = spawnSync("bash", [script, kind, file], { encoding: "utf8" });
+    return { code: run.status, said: run.stdout.trim() };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const deno = {
+  passed:
+    "running 3 tests from ./a_test.ts\na ... ok (1ms)\n\nok | 2 passed (1 step) | 0 failed | 1 ignored (4ms)\n\n",
+  failed:
+    "a ... FAILED (1ms)\n\n FAILURES \n\na => ./a_test.ts:4:1\n\nFAILED | 1257 passed | 1 failed (2m15s)\n\n" +
+    "error: Test failed\n",
+  // Deno.exit(0) in a test: the run ends with 0 and no summary
+  exited:
+    "running 2 tests from ./a_test.ts\na ...\nwarning A test called Deno.exit(0) while the exit sanitizer was " +
+    "disabled (sanitizeExit: false). Aborting the test run.\n",
+};
+const bun = {
+  passed: "bun test v1.4.5\n\na_test.ts:\n(pass) a [1.18ms]\n(skip) b\n\n 2 pass\n 1 skip\n 0 fail\n" +
+    " 4 expect() calls\nRan 3 tests across 1 file. [19.00ms]\n",
+  failed: "(fail) a [0.78ms]\n(pass) b [0.35ms]\n\n 1 pass\n 1 fail\nRan 2 tests across 1 file. [17.00ms]\n",
+  // an error outside any test (a file that throws on load): " 0 fail" is not all
+  errored:
+    "error: load\n-------------------------------\n\n\n 0 pass\n 0 fail\n 1 error\nRan 0 tests across 1 file. [3.00ms]\n",
+  exited: "bun test v1.4.5 (a7733435c)\n\na_test.ts:\n",
+};
+
+test("_suite_status.sh: Deno's summary line decides; none at all is a failure", { skip }, () => {
+  assert.deepEqual(status("deno", deno.passed), {
+    code: 0,
+    said: "ok | 2 passed (1 step) | 0 failed | 1 ignored",
+  });
+  assert.deepEqual(status("deno", deno.failed), { code: 1, said: "FAILED | 1257 passed | 1 failed" });
+  assert.deepEqual(status("deno", deno.exited), {
+    code: 2,
+    said: "no summary line: the run ended before it",
+  });
+  assert.equal(status("deno", "").code, 2);
+  // the last summary counts: a test may print a nested run's output earlier
+  assert.equal(status("deno", deno.failed + "more output\n" + deno.passed).code, 0);
+  assert.equal(status("deno", deno.passed + deno.failed).code, 1);
+});
+
+test("_suite_status.sh: Bun's count lines decide, errors outside tests too; none at all is a failure", {
+  skip,
+}, () => {
+  assert.deepEqual(status("bun", bun.passed), {
+    code: 0,
+    said: "2 pass, 1 skip, 0 fail, 4 expect() calls, Ran 3 tests across 1 file",
+  });
+  assert.deepEqual(status("bun", bun.failed), { code: 1, said: "1 pass, 1 fail, Ran 2 tests across 1 file" });
+  assert.equal(status("bun", bun.errored).code, 1);
+  assert.deepEqual(status("bun", bun.exited), {
+    code: 2,
+    said: "no summary lines: the run ended before them",
+  });
+  assert.equal(status("bun", "Ran 2 tests across 1 file. [1.00ms]\n").code, 2);
+  assert.equal(status("bun", bun.failed + "more output\n" + bun.passed).code, 0);
+  assert.equal(status("bun", bun.passed + bun.failed).code, 1);
+});
+
+test("_suite_status.sh: reads the output as the Windows runtimes write it: CRLF, colours", { skip }, () => {
+  const windows = (s: string) => s.replaceAll("\n", "\r\n");
+  const colour = "\x1b[0m\x1b[32mok\x1b[0m | 3 passed | 0 failed \x1b[0m\x1b[38;5;245m(22ms)\x1b[0m\n";
+  assert.deepEqual(status("deno", windows(colour)), { code: 0, said: "ok | 3 passed | 0 failed" });
+  assert.deepEqual(status("deno", windows(deno.failed)), {
+    code: 1,
+    said: "FAILED | 1257 passed | 1 failed",
+  });
+  assert.equal(status("bun", windows(bun.passed)).code, 0);
+  assert.equal(status("bun", windows(bun.failed)).code, 1);
+  assert.equal(status("node", deno.passed).code, 64);
+});
