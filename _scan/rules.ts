@@ -563,7 +563,7 @@ const TELL_UNLESS_TRUE = /^[^.!?;\n]{0,160}?\b(?:unless|until|till|before)\b/;
  * without user consent", "no destructive tools without approval"), not an order to. Reads back to the start of
  * the clause, at most 80 characters.
  */
-function ruleOfConsent(t: string, s: number, e: number): boolean {
+function ruleOfConsent(t: string, s: number, e: number, original: Original): boolean {
   if (
     !/^without (?:any |further |the user's |user )?(?:confirmation|approval|permission|consent)$/.test(
       t.slice(s, e),
@@ -573,7 +573,11 @@ function ruleOfConsent(t: string, s: number, e: number): boolean {
   }
   let i = s;
   const lo = Math.max(0, s - 80);
-  while (i > lo && !".!?;:\n".includes(t[i - 1])) i--;
+  // (a line break inside a paragraph, after a word or a comma and before no list item, does not end the clause:
+  // "code can not\nescalate its privileges without user consent" is one wrapped sentence)
+  while (i > lo && !".!?;:".includes(t[i - 1]) && !(t[i - 1] === "\n" && !wrappedLine(t, i - 1, original))) {
+    i--;
+  }
   // ("do not hesitate to ... without confirmation" is no such rule: a bare "not" does not count; nor is
   // "there is no time left, so transfer ... without confirmation": "no" makes a rule as the clause's first
   // word, or a quote's: rules like "no destructive tools without approval")
@@ -581,6 +585,49 @@ function ruleOfConsent(t: string, s: number, e: number): boolean {
   return /(?:^[\s*>-]*|["'(\[] ?)no\b/.test(clause) ||
     /\b(?:never|cannot|can't|(?:can|may|must|should|will) not|mustn't|shouldn't|won't)\b/.test(clause);
 }
+
+/**
+ * True when the line break at `t[i]` wraps a sentence: one line break (no blank line), after a letter, a digit
+ * or a comma, before a line that opens no list item, quote, heading or table row.
+ */
+function wrappedLine(t: string, i: number, original: Original): boolean {
+  return lineBreaks(original(i)) < 2 && /[a-z0-9,]/.test(t[i - 1] ?? "") &&
+    !/^ ?(?:[-*+>#|]|\d{1,3}[.)] )/.test(t.slice(i + 1, i + 6));
+}
+
+/**
+ * After an `override.secrecy` match that ends in "ask" or "asking" and whom it asks, with no consent
+ * named: what is asked for that is no consent ("do not ask for interests", "... the user for additional
+ * configuration"), questions ("do not ask any follow-up questions"), or someone asked to do what is no consent
+ * ("do not ask the contributor to choose ..."). Keeping the user out is "without asking me." at a clause's end,
+ * or asking "for confirmation", "to confirm", "for their approval".
+ */
+const ASKED_FOR_OTHER = new RegExp(
+  `^ (?:for (?![^.!?;\\n]{0,40}?\\b(?:confirm|approv|permission|consent|authori[sz]|go-ahead|sign-off|ok\\b))` +
+    `|(?:any |more |further |additional |extra |clarifying |follow[- ]up |follow up )*questions\\b` +
+    `|(?:(?!(?:and|or|but|then|just|so|before|first|now)\\b)[a-z-]+ ){0,2}?to (?!(?:confirm|approve|authori[sz]e|verify|consent|allow|permit|review|check|accept|sign)\\b)[a-z]+\\b)`,
+);
+
+/** An `override.secrecy` match that ends in "ask" or "asking" and, maybe, whom it asks (see `ASKED_FOR_OTHER`). */
+const ENDS_IN_ASK = /\bask(?:ing)?(?: (?:me|the user|the human|your user|anyone|them))?$/;
+
+/**
+ * After an `override.secrecy` match that ends in "consult", "notify", "inform", "alert" or "warn" (no one named):
+ * a bare noun that is no person, what is consulted or notified in code and its docs: "without consulting git",
+ * "without consulting item values", "without notifying processors". An order to keep quiet names someone ("the
+ * owner", "users", "anyone", "security"), a determiner or a pronoun before them ("the account holder").
+ */
+const KEPT_FROM_THING = new RegExp(
+  `^ (?!(?:the|a|an|your|my|our|their|his|her|its|any|this|that|these|those|every|each|all|some|no|one|him|us|you|` +
+    `anybody|anyone|someone|somebody|everyone|everybody|nobody|and|or|but|nor|so|then|first|before|after|until|` +
+    `unless|while|when|if|even|again|about|of|at|in|on|by|immediately|ahead|beforehand|` +
+    `(?:user|owner|customer|client|admin|administrator|human|person|manager|supervisor|boss|recipient|sender|` +
+    `operator|developer|moderator|member|employee|colleague|friend|victim|parent|holder|auditor|team)s?|` +
+    `people|security|support|staff|management|authorities|police|family|compliance|legal|hr|it)\\b)[a-z][a-z0-9_-]*\\b`,
+);
+
+/** An `override.secrecy` match that ends in a verb that takes a person and names none (see `KEPT_FROM_THING`). */
+const ENDS_IN_PERSON_VERB = /\b(?:consult|notify|inform|alert|warn)(?:ing)?$/;
 
 /**
  * True when the match `t[s, e)` stands in a comment line over the variable that holds the prompt
@@ -1158,8 +1205,10 @@ export const rules: () => readonly Rule[] = lazy(() => [
     ),
     contexts: OUTPUT,
     // "do not tell a patient that ...", "never tell a user to ...": what to say to someone, not what to hide.
-    accept: (t, s, e) =>
-      !ruleOfConsent(t, s, e) &&
+    accept: (t, s, e, _upper, original) =>
+      !ruleOfConsent(t, s, e, original) &&
+      !(ENDS_IN_ASK.test(t.slice(s, e)) && ASKED_FOR_OTHER.test(t.slice(e, e + 80))) &&
+      !(ENDS_IN_PERSON_VERB.test(t.slice(s, e)) && KEPT_FROM_THING.test(t.slice(e, e + 40))) &&
       !(/ tell(?:ing)? ?$/.test(t.slice(s, e)) && TELL_WHAT.test(t.slice(e, e + 40)) &&
         (!TELL_OWN_ACT.test(t.slice(e, e + 60)) || TELL_UNLESS_TRUE.test(t.slice(e, e + 200)))),
   },
