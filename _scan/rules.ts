@@ -396,6 +396,18 @@ const ADDRESSED_COMPOUND = new RegExp(
 const NOUN_AFTER_TOOL =
   /^(?:-[a-z]|[ -](?:calls?|calling|use|uses|results?|integrations?|names?|invocations?|definitions?|loops?|outputs?|executions?|apis?|chains?|choices?|schemas?|descriptions?|messages?|requests?|responses?|errors?|approvals?|arguments?|parameters?|inputs?|guardrails?|information|enabling|lists?|sets?|search(?! for\b)|actions?|identifiers?|ids?|keys?|types?|wrappers?|should|can|cannot|will|must|is|was|are|has|does)\b)/;
 
+/**
+ * After a `tool.must_call` match that ends in "use" and the first word of what it names: a version floor in
+ * the next words ("... MCP SDK 1.2.0 or higher", "... Node 18.x+"), a setting's noun right after the name ("the
+ * `"piped"` option", 'the "max_tokens" parameter'; "tool" or "function" in between names a tool), or a key
+ * and its value ('"max_tokens": 1').
+ */
+const USED_AS_SETTING = new RegExp(
+  `^(?:(?: [^\\s]+){0,4}? v?\\d+(?:\\.(?:\\d+|x))+(?:\\+| or (?:higher|later|newer|above|greater)\\b)` +
+    `|[^\\s]*(?: (?!(?:tool|function|to|and|or|with|for)\\b)[^\\s]+){0,2} (?:option|parameter|flag|setting|field|header|argument|attribute|property|keyword|variable)s?\\b` +
+    `|[\`'"]?: ?\\d)`,
+);
+
 /** Determiners that make what follows a kind ("a calculator tool", "any tool"), unless it is named as one. */
 const KIND_DETERMINERS = "a|an|one|any|each|every|some|another|no";
 /** Possessives that name one tool only in an order ("Use our Bank Manager tool"). */
@@ -1398,6 +1410,11 @@ export const rules: () => readonly Rule[] = lazy(() => [
     // command ..." says what to run there)
     re:
       /\b(?:you|the (?:assistant|ai|agent|model)) (?:must|have to|need to|are required to|is required to|should) (?:now |immediately |first |also )?(?:call|invoke|use|run|execute|trigger) (?:the |(?<=(?:call|invoke) )to (?=[`'"]?[a-z][a-z0-9]{0,30}_[a-z]))?(?!(?:them|it|this|that|these|those|an?|your|our|their|his|her|its|some|any|one|all|to|in|inside|into|on|at|from|with|as|for|under|over)\b)[`'"]?[a-z][a-z0-9_.-]{1,40}\b|\b(?:you|the (?:assistant|ai|agent|model)) (?:must|have to|need to|are required to|is required to|should) (?:now |immediately |first |also )?(?:run|execute) (?:on|in|from) (?:the|this|that|your|each|every) (?:server|host|machine|box|terminal|shell|console|vm|instance|container|device)s? ?(?::|the (?:command|script|following)\b)/g,
+    // "use" and what it names, then a version floor ("You must use the Python MCP SDK 1.2.0 or higher") or a
+    // setting ("you must use the `"piped"` option", 'you should use "max_tokens": 1'): a prerequisite or a
+    // configuration in docs, no tool to run (see `USED_AS_SETTING`).
+    accept: (t, s, e) =>
+      !(/ use (?:the )?[`'"]?[a-z0-9_.-]*$/.test(t.slice(s, e)) && USED_AS_SETTING.test(t.slice(e, e + 60))),
   },
   {
     name: "tool.imperative_on_user_data",
