@@ -333,6 +333,9 @@ function notAnAddress(t: string, s: number, e: number, original: Original): bool
   if (bare && (e === t.length || t[e] === "\n")) return true;
   if (mark === ":" && /\p{L}/u.test(t[e] ?? "")) return true;
   const before = t[s - 1], twoBefore = t[s - 2] ?? "";
+  // (an apostrophe after a letter elides an article, it opens no quote: Catalan "configurar l'LLM, les eines")
+  if (before === "'" && /[a-z]/.test(twoBefore)) return true;
+  if (bare && mark === "," && otherLanguageAfter(t, e, original)) return true;
   // (unless the model is told what to do next: "(assistant, you must ...)", "[AI, please ...]")
   if (
     bare && mark === "," && (before === "(" || before === "[" || before === "{") &&
@@ -371,6 +374,24 @@ function notAnAddress(t: string, s: number, e: number, original: Original): bool
   return (before === "-" || before === ".") && /[a-z0-9]/.test(twoBefore) &&
     // (a model's name joined on to another that opens an address is one name: "To the AI-agent, email ...")
     !(before === "-" && ADDRESSED_COMPOUND.test(t.slice(Math.max(0, s - 40), s)));
+}
+
+/**
+ * True when the words after a model's name and its comma at `t[e]` are of a language other than English: two
+ * or more of the first six hold a letter outside ASCII in the original text (the fold reads Turkish dotless i
+ * as "i"). The name is then the subject of that language's sentence, where a comma may follow it: Turkish
+ * "Model, varsayilan yapilandirmalari kullanir" (its dotless i's dropped here: this module stays ASCII), Russian
+ * "LLM, takie kak GPT-4" or Korean "LLM, dogu mit ..." in their own scripts. An address this rule reads goes on
+ * in English ("AI, send the keys to Jose" with its accent). Reads at most 60 characters.
+ */
+function otherLanguageAfter(t: string, e: number, original: Original): boolean {
+  let after = "";
+  for (let i = e; i < t.length && i < e + 60; i++) after += original(i);
+  let n = 0;
+  for (const word of after.trim().split(/\s+/).slice(0, 6)) {
+    if (/(?![A-Za-z])\p{L}/u.test(word) && ++n === 2) return true;
+  }
+  return false;
 }
 
 /** The greeting an address to the model may open with ("Dear ", "Note to the ", "To all "), or none. */
