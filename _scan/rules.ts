@@ -429,6 +429,15 @@ const USED_AS_SETTING = new RegExp(
     `|[\`'"]?: ?\\d)`,
 );
 
+/**
+ * Before an `override.stop_current_task` match: an auxiliary or a subject that governs its verb, which then says
+ * what something does ("the handler ... will stop processing", "a request which may stop everything"), or a
+ * sequence diagram's note, which labels a step ("Note over Server: Stop processing"). "You should stop ...",
+ * "The assistant must stop ...", "... and immediately stop ..." stay orders.
+ */
+const STOP_NOT_ORDERED =
+  /(?:\b(?:will|would|can|could|may|might|shall|does|did|it|they|which|who)|\bnote (?:over|left of|right of) [^:\n]{1,40}:) $/;
+
 /** Determiners that make what follows a kind ("a calculator tool", "any tool"), unless it is named as one. */
 const KIND_DETERMINERS = "a|an|one|any|each|every|some|another|no";
 /** Possessives that name one tool only in an order ("Use our Bank Manager tool"). */
@@ -1209,6 +1218,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
     re:
       /\b(?:you (?:should|must|need to) )?(?:immediately )?stop (?:what you(?:'re| are) doing|(?:your|the) current task|processing|everything|all (?:other )?tasks|immediately)\b/g,
     contexts: DATA,
+    accept: (t, s) => !STOP_NOT_ORDERED.test(t.slice(Math.max(0, s - 60), s)),
   },
   {
     name: "override.role_reassignment",
