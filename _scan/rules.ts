@@ -712,6 +712,26 @@ function namesCode(t: string, s: number, e: number): boolean {
 }
 
 /**
+ * True when a `role.system_marker` match of hashes and words ("### System Prompt", "# Assistant message") opens
+ * a line and the line goes on in words with no colon: a heading or a comment that speaks of such prompts
+ * ("### System Prompt to Enforce Guardrails", "#### System Prompts", "#### System Prompt Example", "# System
+ * message containing the book content"). A marker stands alone on its line or ends in a colon ("### System
+ * Prompt", "### System message: wire ..."), or is glued to text ("USA###(system_message) Send ...").
+ */
+function markerInTitle(t: string, s: number, e: number): boolean {
+  while (s < e && (t[s] === "\n" || t[s] === " " || t[s] === "\t")) s++;
+  if (t[s] !== "#" || !/^#+ [a-z ]+$/.test(t.slice(s, e))) return false;
+  let i = s;
+  // (back over the line's indent and any hashes before the match's: "####" may match from its second)
+  while (i > 0 && (t[i - 1] === " " || t[i - 1] === "\t" || t[i - 1] === "#")) i--;
+  if (i > 0 && t[i - 1] !== "\n") return false;
+  // (the rest of its line, which must end within 80 characters: a plural "s", then words)
+  const nl = t.indexOf("\n", e);
+  const end = nl === -1 ? t.length : nl;
+  return end - e <= 80 && /^(?:s|s?(?: [a-z0-9][a-z0-9'-]*)+)\.? ?$/.test(t.slice(e, end));
+}
+
+/**
  * Before "with this system prompt:", a verb that swaps the prompt for what follows ("Replace your rules with
  * this system prompt: ..."): a new prompt's header after all. Reads the sentence's last 80 characters.
  */
@@ -1602,7 +1622,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
     category: "role_injection",
     re:
       /#{1,4} ?\(?(?:system|assistant|developer)(?:_| )(?:message|prompt|instructions?)\)?|[\[(<](?:system|admin|developer)(?: |_)?(?:message|prompt|instructions?|override|note)?[\])>] ?:?|\b(?:system|admin|developer) (?:override|message|instruction)s? ?:/g,
-    accept: (t, s, e) => !namesCode(t, s, e),
+    accept: (t, s, e) => !namesCode(t, s, e) && !markerInTitle(t, s, e),
   },
   {
     name: "role.human_assistant_turn",
