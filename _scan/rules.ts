@@ -748,6 +748,14 @@ const ORDER_AFTER_COLON = /^ ?(?:you|your|ignore|disregard|forget|from now|alway
 /** A preposition and a determiner just before "system prompt:": "in the system prompt:" names where, heads nothing. */
 const PLACE_BEFORE = /\b(?:in|into|from|of|with|without|on) (?:the|this|that|our|their|a|an) $/;
 
+/**
+ * Before an `override.new_instructions` match that ends in "prompt:": a word, then a determiner that is not the
+ * reader's and at most two words more ("removing the", "for our", "is the new full", "uses the"): the prompt
+ * is a noun of a sentence, not a header. "Your new system prompt:", "My updated prompt:" and a line that
+ * opens with "The new system prompt:" stay headers.
+ */
+const PROMPT_NAMED = /\b[a-z]+ (?:the|this|that|our|their|a|an) (?:[a-z-]+ ){0,2}$/;
+
 /** Text that arrived as data, not from the principal: words aimed at the assistant are suspect there. */
 const DATA: readonly ScanContext[] = ["tool_output", "tool_args", "cli_arg"];
 
@@ -1197,6 +1205,10 @@ export const rules: () => readonly Rule[] = lazy(() => [
     accept: (t, s, e) =>
       !commentOverVariable(t, s, e) &&
       !(t.startsWith("system prompt", s) && PLACE_BEFORE.test(t.slice(Math.max(0, s - 24), s)) &&
+        !REPLACED_BY.test(t.slice(Math.max(0, s - 80), s)) && !ORDER_AFTER_COLON.test(t.slice(e, e + 24))) &&
+      // "Now try removing the system prompt:", "Here's our new updated prompt:": a prompt some sentence names,
+      // which leads in to the prompt shown below it (see `PROMPT_NAMED`).
+      !(/prompt ?(?::|-{1,2})$/.test(t.slice(s, e)) && PROMPT_NAMED.test(t.slice(Math.max(0, s - 40), s)) &&
         !REPLACED_BY.test(t.slice(Math.max(0, s - 80), s)) && !ORDER_AFTER_COLON.test(t.slice(e, e + 24))),
   },
   {
