@@ -756,6 +756,13 @@ const PLACE_BEFORE = /\b(?:in|into|from|of|with|without|on) (?:the|this|that|our
  */
 const PROMPT_NAMED = /\b[a-z]+ (?:the|this|that|our|their|a|an) (?:[a-z-]+ ){0,2}$/;
 
+/**
+ * After "you are now in": a mode, a role or a world the reader is put in, within four words ("developer mode",
+ * "charge of the account", "a fictional world").
+ */
+const PUT_IN =
+  /^ (?:[a-z0-9'-]+ ){0,3}?(?:modes?|state|role|character|persona|charge|control|session|world|universe|simulation|game|story|roleplay|dream)\b/;
+
 /** Text that arrived as data, not from the principal: words aimed at the assistant are suspect there. */
 const DATA: readonly ScanContext[] = ["tool_output", "tool_args", "cli_arg"];
 
@@ -1260,6 +1267,9 @@ export const rules: () => readonly Rule[] = lazy(() => [
     category: "instruction_override",
     re:
       /\b(?:from now on,? you (?:are|will|must|shall|should)|you are now (?:a|an|in|the|my|dan|free|no longer)\b|your new (?:task|goal|objective|instructions?|role|purpose|job|mission) (?:is|are|will be)\b|you (?:are|have been) (?:jailbroken|freed|unrestricted))/g,
+    // "you are now in" puts the reader in a mode, a role or a world ("... in developer mode", "... in charge",
+    // "... in a fictional world"); "you are now in the top 0.1% of LLM whisperers" says where they stand.
+    accept: (t, _s, e) => !t.endsWith("you are now in", e) || PUT_IN.test(t.slice(e, e + 60)),
   },
   {
     name: "override.secrecy",
@@ -1390,6 +1400,8 @@ export const rules: () => readonly Rule[] = lazy(() => [
     needles: ["prompt", "instructions", "above", "system message"],
     re:
       /\b(?:reveal|print|show|output|repeat|display|leak|disclose|tell me|give me|write out|spell out) (?:me )?(?:your|the) (?:full |entire |original |initial |hidden |secret )?(?:system prompt|system message|initial prompt|hidden prompt|prompt|instructions)\b|\brepeat (?:the|all) (?:words|text|lines|sentences) above\b/g,
+    // "Show your prompt to a colleague or friend": advice to share it with someone else, no leak to the asker.
+    accept: (t, _s, e) => !/^ to (?:a|an|another|some) [a-z]/.test(t.slice(e, e + 16)),
   },
   {
     name: "override.false_authority",
