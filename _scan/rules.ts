@@ -333,6 +333,9 @@ function notAnAddress(t: string, s: number, e: number, original: Original): bool
   if (bare && (e === t.length || t[e] === "\n")) return true;
   if (mark === ":" && /\p{L}/u.test(t[e] ?? "")) return true;
   const before = t[s - 1], twoBefore = t[s - 2] ?? "";
+  // (an apostrophe after a letter elides an article, it opens no quote: Catalan "configurar l'LLM, les eines")
+  if (before === "'" && /[a-z]/.test(twoBefore)) return true;
+  if (bare && mark === "," && otherLanguageAfter(t, e, original)) return true;
   // (unless the model is told what to do next: "(assistant, you must ...)", "[AI, please ...]")
   if (
     bare && mark === "," && (before === "(" || before === "[" || before === "{") &&
@@ -373,6 +376,24 @@ function notAnAddress(t: string, s: number, e: number, original: Original): bool
     !(before === "-" && ADDRESSED_COMPOUND.test(t.slice(Math.max(0, s - 40), s)));
 }
 
+/**
+ * True when the words after a model's name and its comma at `t[e]` are of a language other than English: two
+ * or more of the first six hold a letter outside ASCII in the original text (the fold reads Turkish dotless i
+ * as "i"). The name is then the subject of that language's sentence, where a comma may follow it: Turkish
+ * "Model, varsayilan yapilandirmalari kullanir" (its dotless i's dropped here: this module stays ASCII), Russian
+ * "LLM, takie kak GPT-4" or Korean "LLM, dogu mit ..." in their own scripts. An address this rule reads goes on
+ * in English ("AI, send the keys to Jose" with its accent). Reads at most 60 characters.
+ */
+function otherLanguageAfter(t: string, e: number, original: Original): boolean {
+  let after = "";
+  for (let i = e; i < t.length && i < e + 60; i++) after += original(i);
+  let n = 0;
+  for (const word of after.trim().split(/\s+/).slice(0, 6)) {
+    if (/(?![A-Za-z])\p{L}/u.test(word) && ++n === 2) return true;
+  }
+  return false;
+}
+
 /** The greeting an address to the model may open with ("Dear ", "Note to the ", "To all "), or none. */
 const ADDRESS_GREETING =
   "(?:(?:dear|hey|hi|attention|note to|message to|instructions for|to) (?:the |any |all )?)?";
@@ -395,6 +416,27 @@ const ADDRESSED_COMPOUND = new RegExp(
  */
 const NOUN_AFTER_TOOL =
   /^(?:-[a-z]|[ -](?:calls?|calling|use|uses|results?|integrations?|names?|invocations?|definitions?|loops?|outputs?|executions?|apis?|chains?|choices?|schemas?|descriptions?|messages?|requests?|responses?|errors?|approvals?|arguments?|parameters?|inputs?|guardrails?|information|enabling|lists?|sets?|search(?! for\b)|actions?|identifiers?|ids?|keys?|types?|wrappers?|should|can|cannot|will|must|is|was|are|has|does)\b)/;
+
+/**
+ * After a `tool.must_call` match that ends in "use" and the first word of what it names: a version floor in
+ * the next words ("... MCP SDK 1.2.0 or higher", "... Node 18.x+"), a setting's noun right after the name ("the
+ * `"piped"` option", 'the "max_tokens" parameter'; "tool" or "function" in between names a tool), or a key
+ * and its value ('"max_tokens": 1').
+ */
+const USED_AS_SETTING = new RegExp(
+  `^(?:(?: [^\\s]+){0,4}? v?\\d+(?:\\.(?:\\d+|x))+(?:\\+| or (?:higher|later|newer|above|greater)\\b)` +
+    `|[^\\s]*(?: (?!(?:tool|function|to|and|or|with|for)\\b)[^\\s]+){0,2} (?:option|parameter|flag|setting|field|header|argument|attribute|property|keyword|variable)s?\\b` +
+    `|[\`'"]?: ?\\d)`,
+);
+
+/**
+ * Before an `override.stop_current_task` match: an auxiliary or a subject that governs its verb, which then says
+ * what something does ("the handler ... will stop processing", "a request which may stop everything"), or a
+ * sequence diagram's note, which labels a step ("Note over Server: Stop processing"). "You should stop ...",
+ * "The assistant must stop ...", "... and immediately stop ..." stay orders.
+ */
+const STOP_NOT_ORDERED =
+  /(?:\b(?:will|would|can|could|may|might|shall|does|did|it|they|which|who)|\bnote (?:over|left of|right of) [^:\n]{1,40}:) $/;
 
 /** Determiners that make what follows a kind ("a calculator tool", "any tool"), unless it is named as one. */
 const KIND_DETERMINERS = "a|an|one|any|each|every|some|another|no";
@@ -563,7 +605,7 @@ const TELL_UNLESS_TRUE = /^[^.!?;\n]{0,160}?\b(?:unless|until|till|before)\b/;
  * without user consent", "no destructive tools without approval"), not an order to. Reads back to the start of
  * the clause, at most 80 characters.
  */
-function ruleOfConsent(t: string, s: number, e: number): boolean {
+function ruleOfConsent(t: string, s: number, e: number, original: Original): boolean {
   if (
     !/^without (?:any |further |the user's |user )?(?:confirmation|approval|permission|consent)$/.test(
       t.slice(s, e),
@@ -573,7 +615,11 @@ function ruleOfConsent(t: string, s: number, e: number): boolean {
   }
   let i = s;
   const lo = Math.max(0, s - 80);
-  while (i > lo && !".!?;:\n".includes(t[i - 1])) i--;
+  // (a line break inside a paragraph, after a word or a comma and before no list item, does not end the clause:
+  // "code can not\nescalate its privileges without user consent" is one wrapped sentence)
+  while (i > lo && !".!?;:".includes(t[i - 1]) && !(t[i - 1] === "\n" && !wrappedLine(t, i - 1, original))) {
+    i--;
+  }
   // ("do not hesitate to ... without confirmation" is no such rule: a bare "not" does not count; nor is
   // "there is no time left, so transfer ... without confirmation": "no" makes a rule as the clause's first
   // word, or a quote's: rules like "no destructive tools without approval")
@@ -581,6 +627,49 @@ function ruleOfConsent(t: string, s: number, e: number): boolean {
   return /(?:^[\s*>-]*|["'(\[] ?)no\b/.test(clause) ||
     /\b(?:never|cannot|can't|(?:can|may|must|should|will) not|mustn't|shouldn't|won't)\b/.test(clause);
 }
+
+/**
+ * True when the line break at `t[i]` wraps a sentence: one line break (no blank line), after a letter, a digit
+ * or a comma, before a line that opens no list item, quote, heading or table row.
+ */
+function wrappedLine(t: string, i: number, original: Original): boolean {
+  return lineBreaks(original(i)) < 2 && /[a-z0-9,]/.test(t[i - 1] ?? "") &&
+    !/^ ?(?:[-*+>#|]|\d{1,3}[.)] )/.test(t.slice(i + 1, i + 6));
+}
+
+/**
+ * After an `override.secrecy` match that ends in "ask" or "asking" and whom it asks, with no consent
+ * named: what is asked for that is no consent ("do not ask for interests", "... the user for additional
+ * configuration"), questions ("do not ask any follow-up questions"), or someone asked to do what is no consent
+ * ("do not ask the contributor to choose ..."). Keeping the user out is "without asking me." at a clause's end,
+ * or asking "for confirmation", "to confirm", "for their approval".
+ */
+const ASKED_FOR_OTHER = new RegExp(
+  `^ (?:for (?![^.!?;\\n]{0,40}?\\b(?:confirm|approv|permission|consent|authori[sz]|go-ahead|sign-off|ok\\b))` +
+    `|(?:any |more |further |additional |extra |clarifying |follow[- ]up |follow up )*questions\\b` +
+    `|(?:(?!(?:and|or|but|then|just|so|before|first|now)\\b)[a-z-]+ ){0,2}?to (?!(?:confirm|approve|authori[sz]e|verify|consent|allow|permit|review|check|accept|sign)\\b)[a-z]+\\b)`,
+);
+
+/** An `override.secrecy` match that ends in "ask" or "asking" and, maybe, whom it asks (see `ASKED_FOR_OTHER`). */
+const ENDS_IN_ASK = /\bask(?:ing)?(?: (?:me|the user|the human|your user|anyone|them))?$/;
+
+/**
+ * After an `override.secrecy` match that ends in "consult", "notify", "inform", "alert" or "warn" (no one named):
+ * a bare noun that is no person, what is consulted or notified in code and its docs: "without consulting git",
+ * "without consulting item values", "without notifying processors". An order to keep quiet names someone ("the
+ * owner", "users", "anyone", "security"), a determiner or a pronoun before them ("the account holder").
+ */
+const KEPT_FROM_THING = new RegExp(
+  `^ (?!(?:the|a|an|your|my|our|their|his|her|its|any|this|that|these|those|every|each|all|some|no|one|him|us|you|` +
+    `anybody|anyone|someone|somebody|everyone|everybody|nobody|and|or|but|nor|so|then|first|before|after|until|` +
+    `unless|while|when|if|even|again|about|of|at|in|on|by|immediately|ahead|beforehand|` +
+    `(?:user|owner|customer|client|admin|administrator|human|person|manager|supervisor|boss|recipient|sender|` +
+    `operator|developer|moderator|member|employee|colleague|friend|victim|parent|holder|auditor|team)s?|` +
+    `people|security|support|staff|management|authorities|police|family|compliance|legal|hr|it)\\b)[a-z][a-z0-9_-]*\\b`,
+);
+
+/** An `override.secrecy` match that ends in a verb that takes a person and names none (see `KEPT_FROM_THING`). */
+const ENDS_IN_PERSON_VERB = /\b(?:consult|notify|inform|alert|warn)(?:ing)?$/;
 
 /**
  * True when the match `t[s, e)` stands in a comment line over the variable that holds the prompt
@@ -623,6 +712,26 @@ function namesCode(t: string, s: number, e: number): boolean {
 }
 
 /**
+ * True when a `role.system_marker` match of hashes and words ("### System Prompt", "# Assistant message") opens
+ * a line and the line goes on in words with no colon: a heading or a comment that speaks of such prompts
+ * ("### System Prompt to Enforce Guardrails", "#### System Prompts", "#### System Prompt Example", "# System
+ * message containing the book content"). A marker stands alone on its line or ends in a colon ("### System
+ * Prompt", "### System message: wire ..."), or is glued to text ("USA###(system_message) Send ...").
+ */
+function markerInTitle(t: string, s: number, e: number): boolean {
+  while (s < e && (t[s] === "\n" || t[s] === " " || t[s] === "\t")) s++;
+  if (t[s] !== "#" || !/^#+ [a-z ]+$/.test(t.slice(s, e))) return false;
+  let i = s;
+  // (back over the line's indent and any hashes before the match's: "####" may match from its second)
+  while (i > 0 && (t[i - 1] === " " || t[i - 1] === "\t" || t[i - 1] === "#")) i--;
+  if (i > 0 && t[i - 1] !== "\n") return false;
+  // (the rest of its line, which must end within 80 characters: a plural "s", then words)
+  const nl = t.indexOf("\n", e);
+  const end = nl === -1 ? t.length : nl;
+  return end - e <= 80 && /^(?:s|s?(?: [a-z0-9][a-z0-9'-]*)+)\.? ?$/.test(t.slice(e, end));
+}
+
+/**
  * Before "with this system prompt:", a verb that swaps the prompt for what follows ("Replace your rules with
  * this system prompt: ..."): a new prompt's header after all. Reads the sentence's last 80 characters.
  */
@@ -638,6 +747,21 @@ const ORDER_AFTER_COLON = /^ ?(?:you|your|ignore|disregard|forget|from now|alway
 
 /** A preposition and a determiner just before "system prompt:": "in the system prompt:" names where, heads nothing. */
 const PLACE_BEFORE = /\b(?:in|into|from|of|with|without|on) (?:the|this|that|our|their|a|an) $/;
+
+/**
+ * Before an `override.new_instructions` match that ends in "prompt:": a word, then a determiner that is not the
+ * reader's and at most two words more ("removing the", "for our", "is the new full", "uses the"): the prompt
+ * is a noun of a sentence, not a header. "Your new system prompt:", "My updated prompt:" and a line that
+ * opens with "The new system prompt:" stay headers.
+ */
+const PROMPT_NAMED = /\b[a-z]+ (?:the|this|that|our|their|a|an) (?:[a-z-]+ ){0,2}$/;
+
+/**
+ * After "you are now in": a mode, a role or a world the reader is put in, within four words ("developer mode",
+ * "charge of the account", "a fictional world").
+ */
+const PUT_IN =
+  /^ (?:[a-z0-9'-]+ ){0,3}?(?:modes?|state|role|character|persona|charge|control|session|world|universe|simulation|game|story|roleplay|dream)\b/;
 
 /** Text that arrived as data, not from the principal: words aimed at the assistant are suspect there. */
 const DATA: readonly ScanContext[] = ["tool_output", "tool_args", "cli_arg"];
@@ -1088,6 +1212,10 @@ export const rules: () => readonly Rule[] = lazy(() => [
     accept: (t, s, e) =>
       !commentOverVariable(t, s, e) &&
       !(t.startsWith("system prompt", s) && PLACE_BEFORE.test(t.slice(Math.max(0, s - 24), s)) &&
+        !REPLACED_BY.test(t.slice(Math.max(0, s - 80), s)) && !ORDER_AFTER_COLON.test(t.slice(e, e + 24))) &&
+      // "Now try removing the system prompt:", "Here's our new updated prompt:": a prompt some sentence names,
+      // which leads in to the prompt shown below it (see `PROMPT_NAMED`).
+      !(/prompt ?(?::|-{1,2})$/.test(t.slice(s, e)) && PROMPT_NAMED.test(t.slice(Math.max(0, s - 40), s)) &&
         !REPLACED_BY.test(t.slice(Math.max(0, s - 80), s)) && !ORDER_AFTER_COLON.test(t.slice(e, e + 24))),
   },
   {
@@ -1129,6 +1257,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
     re:
       /\b(?:you (?:should|must|need to) )?(?:immediately )?stop (?:what you(?:'re| are) doing|(?:your|the) current task|processing|everything|all (?:other )?tasks|immediately)\b/g,
     contexts: DATA,
+    accept: (t, s) => !STOP_NOT_ORDERED.test(t.slice(Math.max(0, s - 60), s)),
   },
   {
     name: "override.role_reassignment",
@@ -1138,6 +1267,9 @@ export const rules: () => readonly Rule[] = lazy(() => [
     category: "instruction_override",
     re:
       /\b(?:from now on,? you (?:are|will|must|shall|should)|you are now (?:a|an|in|the|my|dan|free|no longer)\b|your new (?:task|goal|objective|instructions?|role|purpose|job|mission) (?:is|are|will be)\b|you (?:are|have been) (?:jailbroken|freed|unrestricted))/g,
+    // "you are now in" puts the reader in a mode, a role or a world ("... in developer mode", "... in charge",
+    // "... in a fictional world"); "you are now in the top 0.1% of LLM whisperers" says where they stand.
+    accept: (t, _s, e) => !t.endsWith("you are now in", e) || PUT_IN.test(t.slice(e, e + 60)),
   },
   {
     name: "override.secrecy",
@@ -1158,8 +1290,10 @@ export const rules: () => readonly Rule[] = lazy(() => [
     ),
     contexts: OUTPUT,
     // "do not tell a patient that ...", "never tell a user to ...": what to say to someone, not what to hide.
-    accept: (t, s, e) =>
-      !ruleOfConsent(t, s, e) &&
+    accept: (t, s, e, _upper, original) =>
+      !ruleOfConsent(t, s, e, original) &&
+      !(ENDS_IN_ASK.test(t.slice(s, e)) && ASKED_FOR_OTHER.test(t.slice(e, e + 80))) &&
+      !(ENDS_IN_PERSON_VERB.test(t.slice(s, e)) && KEPT_FROM_THING.test(t.slice(e, e + 40))) &&
       !(/ tell(?:ing)? ?$/.test(t.slice(s, e)) && TELL_WHAT.test(t.slice(e, e + 40)) &&
         (!TELL_OWN_ACT.test(t.slice(e, e + 60)) || TELL_UNLESS_TRUE.test(t.slice(e, e + 200)))),
   },
@@ -1266,6 +1400,8 @@ export const rules: () => readonly Rule[] = lazy(() => [
     needles: ["prompt", "instructions", "above", "system message"],
     re:
       /\b(?:reveal|print|show|output|repeat|display|leak|disclose|tell me|give me|write out|spell out) (?:me )?(?:your|the) (?:full |entire |original |initial |hidden |secret )?(?:system prompt|system message|initial prompt|hidden prompt|prompt|instructions)\b|\brepeat (?:the|all) (?:words|text|lines|sentences) above\b/g,
+    // "Show your prompt to a colleague or friend": advice to share it with someone else, no leak to the asker.
+    accept: (t, _s, e) => !/^ to (?:a|an|another|some) [a-z]/.test(t.slice(e, e + 16)),
   },
   {
     name: "override.false_authority",
@@ -1349,6 +1485,11 @@ export const rules: () => readonly Rule[] = lazy(() => [
     // command ..." says what to run there)
     re:
       /\b(?:you|the (?:assistant|ai|agent|model)) (?:must|have to|need to|are required to|is required to|should) (?:now |immediately |first |also )?(?:call|invoke|use|run|execute|trigger) (?:the |(?<=(?:call|invoke) )to (?=[`'"]?[a-z][a-z0-9]{0,30}_[a-z]))?(?!(?:them|it|this|that|these|those|an?|your|our|their|his|her|its|some|any|one|all|to|in|inside|into|on|at|from|with|as|for|under|over)\b)[`'"]?[a-z][a-z0-9_.-]{1,40}\b|\b(?:you|the (?:assistant|ai|agent|model)) (?:must|have to|need to|are required to|is required to|should) (?:now |immediately |first |also )?(?:run|execute) (?:on|in|from) (?:the|this|that|your|each|every) (?:server|host|machine|box|terminal|shell|console|vm|instance|container|device)s? ?(?::|the (?:command|script|following)\b)/g,
+    // "use" and what it names, then a version floor ("You must use the Python MCP SDK 1.2.0 or higher") or a
+    // setting ("you must use the `"piped"` option", 'you should use "max_tokens": 1'): a prerequisite or a
+    // configuration in docs, no tool to run (see `USED_AS_SETTING`).
+    accept: (t, s, e) =>
+      !(/ use (?:the )?[`'"]?[a-z0-9_.-]*$/.test(t.slice(s, e)) && USED_AS_SETTING.test(t.slice(e, e + 60))),
   },
   {
     name: "tool.imperative_on_user_data",
@@ -1505,7 +1646,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
     category: "role_injection",
     re:
       /#{1,4} ?\(?(?:system|assistant|developer)(?:_| )(?:message|prompt|instructions?)\)?|[\[(<](?:system|admin|developer)(?: |_)?(?:message|prompt|instructions?|override|note)?[\])>] ?:?|\b(?:system|admin|developer) (?:override|message|instruction)s? ?:/g,
-    accept: (t, s, e) => !namesCode(t, s, e),
+    accept: (t, s, e) => !namesCode(t, s, e) && !markerInTitle(t, s, e),
   },
   {
     name: "role.human_assistant_turn",
