@@ -292,6 +292,11 @@ class HttpRelay {
    */
   readonly #askedIn = new Map<string, SessionIds>();
   /**
+   * The session each of the client's answers goes in, by the answer (a batch's member too): that of the
+   * request it answers, taken from {@linkcode HttpRelay.#askedIn} as the answer comes.
+   */
+  readonly #answerOf = new WeakMap<object, SessionIds>();
+  /**
    * The guard's own requests whose POST is waiting its turn or in flight, by {@linkcode idKey}: each resolves
    * with the session it went in once the server accepted it, undefined when it was not sent (see
    * {@linkcode HttpRelay.#sendOwnCancel}).
@@ -432,10 +437,21 @@ class HttpRelay {
     if (own !== undefined) return this.#sendOwn(message, own);
     if (isGuardCancel(frame)) return this.#sendOwnCancel(message);
     // The client's answers keep no order: the server may wait for one to answer the request before it.
+    this.#noteAnswers(message);
     if (answersOnly(message)) {
       this.#answerIn(message);
       return this.#answerPlaces.take((release) => this.#send(message, release));
     }
+    // A batch's answers to requests of another session than this one go there at once, on their own (past
+    // their places, they hold the client's input back, as lone answers do).
+    const waits: Promise<void>[] = [];
+    const rest = this.#answersHere(message, this.#ids, waits);
+    const sent = rest === undefined ? undefined : this.#toServerInTurn(rest);
+    return waits.length === 0 ? sent : Promise.all([...waits, sent]).then(() => {});
+  };
+
+  /** {@linkcode HttpRelay.#toServer} of a message of the client's that is not only answers. */
+  #toServerInTurn(message: McpFrame["message"]): void | Promise<void> {
     if (this.#initialize !== undefined && this.#holdsInitializeCancel(message)) {
       return this.#sendWithoutInitializeCancel(message);
     }
@@ -449,7 +465,7 @@ class HttpRelay {
     // it would, until that answer): the client's cancel of that initialize, or the end of its input, must
     // still be read. MAX_HELD bounds what is held then.
     return after === undefined ? sent : undefined;
-  };
+  }
 
   /**
    * True when `message` (one, or a batch: batches "forward") is or holds the client's cancel of an
@@ -467,7 +483,7 @@ class HttpRelay {
     const members = membersOf(message);
     const cancelled = members.flatMap((m) => this.#initializeOf(cancelledId(m)) ?? []);
     const rest = members.filter((m) => this.#initializeOf(cancelledId(m)) === undefined);
-    const sent = rest.length > 0 ? this.#toServer({ message: rest }) : undefined;
+    const sent = rest.length > 0 ? this.#toServerInTurn(rest) : undefined;
     for (const wait of cancelled) this.#initializeCancelled(wait);
     return sent;
   }
@@ -923,7 +939,11 @@ class HttpRelay {
   }
 
   async #post(message: unknown, stop?: AbortSignal, accepted?: () => void): Promise<void> {
-    const body = encodeJson(message, (unwritten) =>
+    const ids = this.#sessionFor(message); // (its answer's stream is resumed in it, whatever comes meanwhile)
+    // (a batch held behind an initialize goes in the session it started: its answers of the one before do not)
+    const here = this.#answersHere(message, ids);
+    if (here === undefined) return;
+    const body = encodeJson(here, (unwritten) =>
       unwrittenFromClient(unwritten, {
         emit: (event) => emitTo(this.#options.onEvent, event),
         answer: (id, code, text) => void this.#session.answerWithError(id, code, text),
@@ -931,7 +951,6 @@ class HttpRelay {
     if (body === undefined) return; // (nothing of it could be written out: each request is answered)
     const signal = stop === undefined ? this.#postSignal : AbortSignal.any([this.#postSignal, stop]);
     if (accepted !== undefined) this.#acceptedOnceAnswered(message, accepted);
-    const ids = this.#sessionFor(message); // (its answer's stream is resumed in it, whatever comes meanwhile)
     const starts = message === this.#initializeMessage; // (its session: `ids`, a new one)
     const response = await this.#fetch({
       method: "POST",
@@ -1276,19 +1295,51 @@ class HttpRelay {
   }
 
   /**
-   * The client's answers (`message`) go in the session the request they answer came in (see `#askedIn`),
-   * not the one a later `initialize` started.
+   * Note the session each of the client's answers in `message` (one, or a batch's) goes in: that of the
+   * request it answers (see `#askedIn`), not the one a later `initialize` started.
    */
-  #answerIn(message: unknown): void {
+  #noteAnswers(message: unknown): void {
     for (const m of membersOf<unknown>(message)) {
-      if (!isRecord(m) || (typeof m.id !== "string" && typeof m.id !== "number")) continue;
+      if (!isRecord(m) || "method" in m || (typeof m.id !== "string" && typeof m.id !== "number")) continue;
       const ids = this.#askedIn.get(idKey(m.id));
       if (ids === undefined) continue;
       this.#askedIn.delete(idKey(m.id));
-      if (typeof message === "object" && message !== null && !this.#sessionOf.has(message)) {
-        this.#sessionOf.set(message, ids);
-      }
+      this.#answerOf.set(m, ids);
     }
+  }
+
+  /**
+   * The client's answers (`message`) go in the session of the first of them whose request's is known; a
+   * batch's answers of other sessions go in theirs (see {@linkcode HttpRelay.#answersHere}).
+   */
+  #answerIn(message: unknown): void {
+    if (typeof message !== "object" || message === null || this.#sessionOf.has(message)) return;
+    for (const m of membersOf<unknown>(message)) {
+      const ids = isRecord(m) ? this.#answerOf.get(m) : undefined;
+      if (ids !== undefined) return void this.#sessionOf.set(message, ids);
+    }
+  }
+
+  /**
+   * `message` (one, or a batch) without the client's answers in it to requests of another session than
+   * `ids`, the one it goes in: those go in their own sessions at once, a batch each (answers keep no order),
+   * as a lone answer does (`waits` gets the wait of each past its places). Undefined when nothing is left.
+   */
+  #answersHere<T>(message: T, ids: SessionIds, waits: Promise<void>[] = []): T | undefined {
+    if (!Array.isArray(message)) return message;
+    const elsewhere = new Map<SessionIds, unknown[]>();
+    const here = message.filter((m) => {
+      const asked = isRecord(m) ? this.#answerOf.get(m) : undefined;
+      if (asked === undefined || asked === ids) return true;
+      elsewhere.set(asked, [...(elsewhere.get(asked) ?? []), m]);
+      return false;
+    });
+    for (const [asked, answers] of elsewhere) {
+      this.#sessionOf.set(answers, asked);
+      const wait = this.#answerPlaces.take((release) => this.#send(answers, release));
+      if (wait !== undefined) waits.push(wait);
+    }
+    return elsewhere.size === 0 ? message : here.length > 0 ? here as T : undefined;
   }
 
   /**

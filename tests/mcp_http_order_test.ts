@@ -1651,3 +1651,110 @@ test("relayMcpHttp: every session the client started is ended as the relay close
   }, { shutdownGraceMs: 10_000 }); // (the DELETEs are waited for: 2 s at most)
   assert.deepEqual(ended.sort(), ["s0", "s1"]);
 });
+
+/**
+ * A server that asks the client for its roots (`r` and the ping's id) on the event stream of each single
+ * `ping`, and answers that ping once the client's answer to it comes (in whichever session); it writes down
+ * what arrives in which session (`arrived`: "answer r1 s0", "ping s2"). A batch is answered as one.
+ */
+function askingServer(arrived: string[]): Handle {
+  const pings = new Map<string, { res: ServerResponse; id: unknown }>();
+  return (req, res, m) => {
+    if (m === undefined) return void res.writeHead(405).end();
+    const session = String(req.headers["mcp-session-id"] ?? "none");
+    const members: JsonRpcMessage[] = Array.isArray(m) ? m : [m];
+    for (const x of members) arrived.push(`${x.method ?? `answer ${x.id}`} ${session}`);
+    if (m.method === "initialize") {
+      return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": `s${m.id}` })
+        .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: INIT_RESULT }));
+    }
+    for (const answer of members.filter((x) => x.method === undefined)) {
+      const ping = pings.get(String(answer.id));
+      ping?.res.end(`data: ${JSON.stringify({ jsonrpc: "2.0", id: ping.id, result: {} })}\n\n`);
+    }
+    const requests = members.filter((x) => x.method !== undefined && x.id !== undefined);
+    if (requests.length === 0) return void res.writeHead(202).end();
+    if (!Array.isArray(m) && m.method === "ping") {
+      const stream = res.writeHead(200, { "content-type": "text/event-stream" });
+      pings.set(`r${m.id}`, { res: stream, id: m.id });
+      return void stream.write(
+        `data: ${JSON.stringify({ jsonrpc: "2.0", id: `r${m.id}`, method: "roots/list" })}\n\n`,
+      );
+    }
+    const answers = requests.map((x) => ({ jsonrpc: "2.0", id: x.id, result: {} }));
+    res.writeHead(200, { "content-type": "application/json" }).end(
+      JSON.stringify(Array.isArray(m) ? answers : answers[0]),
+    );
+  };
+}
+
+/** The client's answer to the server's request `r<n>` (see {@linkcode askingServer}). */
+const rootsAnswer = (id: string) => ({ jsonrpc: "2.0", id, result: { roots: [] } });
+
+test("relayMcpHttp: the client's answers in a batch sent on whole go in the session each was asked in", {
+  timeout: 60_000,
+}, async () => {
+  // A batch of the client's went whole in the session it was sent in: an answer in it to a request of the
+  // session before a new initialize went with the new session's id, and the first session's request waited
+  // for ever; a batch of answers alone went in the session of the first of them.
+  const arrived: string[] = [];
+  const { got } = await relayScript(askingServer(arrived), async function* (until) {
+    yield INIT[0];
+    yield INIT[1];
+    await until(answered(0));
+    yield { jsonrpc: "2.0", id: 1, method: "ping" };
+    yield { jsonrpc: "2.0", id: 3, method: "ping" };
+    await until((got) => got.some((m) => m.id === "r1") && got.some((m) => m.id === "r3"));
+    yield { ...INIT[0] as object, id: 2 };
+    yield INIT[1];
+    await until(answered(2));
+    yield { jsonrpc: "2.0", id: 5, method: "ping" };
+    await until((got) => got.some((m) => m.id === "r5"));
+    yield [rootsAnswer("r1"), { jsonrpc: "2.0", id: 4, method: "ping" }];
+    await until((got) => answered(1, 4)(got.flat())); // (a batch's answers come as one)
+    yield [rootsAnswer("r5"), rootsAnswer("r3")];
+    await until(answered(3, 5));
+  }, { batches: "forward" });
+  for (const id of [1, 3, 4, 5]) assert.deepEqual(got.flat().find((m) => m.id === id)?.result, {}, `${id}`);
+  for (const said of ["answer r1 s0", "ping s2", "answer r5 s2", "answer r3 s0"]) {
+    assert.ok(arrived.includes(said), `${said}: ${arrived.join(", ")}`);
+  }
+});
+
+test("relayMcpHttp: the client's answers in a batch past 1024 held messages go in the session asked in", {
+  timeout: 60_000,
+}, async () => {
+  // Past the messages held behind an unanswered initialize, a batch's answers went on in the new session,
+  // whose id the server had not given yet: the first session's request waited for ever.
+  const arrived: string[] = [];
+  const asking = askingServer(arrived);
+  const unanswered: ServerResponse[] = [];
+  const handle: Handle = (req, res, m) => {
+    if (m?.method === "initialize" && m.id === 2) return void unanswered.push(res);
+    asking(req, res, m);
+  };
+  const notes = Array.from(
+    { length: 1024 },
+    () => ({ jsonrpc: "2.0", method: "notifications/roots/list_changed" }),
+  );
+  const { got, events } = await relayScript(handle, async function* (until) {
+    yield INIT[0];
+    yield INIT[1];
+    await until(answered(0));
+    yield { jsonrpc: "2.0", id: 1, method: "ping" };
+    await until((got) => got.some((m) => m.id === "r1"));
+    yield { ...INIT[0] as object, id: 2 };
+    yield* notes;
+    yield [rootsAnswer("r1"), { jsonrpc: "2.0", id: 3, method: "ping" }];
+    await until(answered(1, 3));
+  }, { batches: "forward" }).finally(() => unanswered.forEach((res) => res.destroy()));
+  assert.deepEqual(got.find((m) => m.id === 1)?.result, {});
+  assert.match(
+    errorOf(got.find((m) => m.id === 3)),
+    /1024 messages already wait for the answer to initialize/,
+  );
+  assert.ok(arrived.includes("answer r1 s0"), arrived.join(", "));
+  assert.ok(
+    events.some((e) => e.event === "client_message_refused" && e.kind === "held_limit" && e.id === 3),
+  );
+});
