@@ -70,9 +70,10 @@ export interface McpHttpRelayOptions extends McpGuardOptions {
    * answer, or its stream, ends, and an answer past `maxMessageBytes` until it is read on to its end,
    * though its requests are answered at once; one the server takes with 202 Accepted, to answer on its own
    * stream, ends its `POST` and frees its place at once; one the client cancelled before the server sent
-   * its headers gives its place, its `POST` ended, to the next request that needs it). A request past them is
-   * not sent: it is answered at once with a JSON-RPC error telling the client to wait for answers before
-   * sending more, so a client that floods the relay opens no more connections and still gets an answer to
+   * its headers gives its place, its `POST` ended, to the next request that needs it, or to none as the client
+   * leaves, so that its cancel goes). A request past them is not sent: it is answered at once with a
+   * JSON-RPC error telling the client to wait for answers before sending more, so a client that floods the
+   * relay opens no more connections and still gets an answer to
    * every request. Notifications and the client's answers to the server's requests are never refused (no
    * answer could say so, and the server may wait for an answer), and have places of their own, as many again
    * each: past them, the relay reads no more of the client's input until one is free (such a POST is short:
@@ -365,6 +366,8 @@ class HttpRelay {
     const first = await Promise.race([this.#pumpClient().then(() => "client" as const), aborted]);
     this.#clientGone.abort();
     if (first === "client") {
+      // No request of the client's will need a place now: the cancels waiting for POSTs without headers go.
+      this.#abandonCancelled();
       // Answers still on their way come first, for a while: a server that never answers must not keep the
       // relay (and the client waiting for it to end) alive.
       // (the give-up below also ends the grace's timer, whichever came first)
@@ -499,11 +502,14 @@ class HttpRelay {
     // session: a new initialize may have gone meanwhile.
     if (cancelled !== undefined) {
       const target = this.#postOf.get(idKey(cancelled));
-      return this.#order.after(this.#unaccepted.get(idKey(cancelled)), (accepted) => {
+      const sent = this.#order.after(this.#unaccepted.get(idKey(cancelled)), (accepted) => {
         const ids = typeof target === "object" && target !== null ? this.#sessionOf.get(target) : undefined;
         if (ids !== undefined && isRecord(message)) this.#sessionOf.set(message, ids);
         return this.#forward(message, requests, accepted, after);
       });
+      // (what the session held for its tool list, the cancel too, may go after the client left)
+      this.#abandonCancelled();
+      return sent;
     }
     const initialize = requests.find((r) => r.method === "initialize");
     const kind = orderKind(message, requests.length > 0, initialize !== undefined);
@@ -799,6 +805,8 @@ class HttpRelay {
       heard();
       accepted();
     });
+    // (cancelled while it waited its turn, and the client left: no request will need its place)
+    this.#abandonCancelled();
   }
 
   /**
@@ -811,6 +819,18 @@ class HttpRelay {
   #freeCancelledPlace(): boolean {
     for (const post of this.#unheard.values()) if (this.#abandonIfCancelled(post)) return true;
     return false;
+  }
+
+  /**
+   * Once the client left: every POST without headers whose requests it all cancelled is ended (see
+   * {@linkcode HttpRelay.#abandonIfCancelled}), as it leaves and as one goes after, so that the cancels waiting for them
+   * reach the server within the grace (the server may work on: MCP has a closed connection cancel nothing),
+   * before the session's `DELETE` (which a server need not take). Past the grace the relay gave them up, and
+   * the cancels with them.
+   */
+  #abandonCancelled(): void {
+    if (!this.#clientGone.signal.aborted) return;
+    for (const post of [...this.#unheard.values()]) this.#abandonIfCancelled(post);
   }
 
   /**
@@ -1720,10 +1740,12 @@ class SendOrder {
   #waiting = 0;
   /** How many cancels wait for their request's POST. */
   #cancels = 0;
+  /** Resolves once every cancel let go so far was accepted (or its POST ended), or will not go. */
+  #cancelsSent: Promise<void> = Promise.resolve();
 
-  /** Resolves once every message taken so far has been let go and accepted (or its POST ended). */
+  /** Resolves once every message taken so far has been let go and accepted (or its POST ended): cancels too. */
   sent(): Promise<void> {
-    return Promise.all([this.#started, this.#all]).then(() => {});
+    return Promise.all([this.#started, this.#all, this.#cancelsSent]).then(() => {});
   }
 
   /**
@@ -1773,12 +1795,15 @@ class SendOrder {
     request: Promise<void> | undefined,
     send: (accepted: () => void) => void | Promise<void>,
   ): void | Promise<void> {
-    if (request === undefined && this.#waiting === 0 && this.#openNotifications === 0) return send(() => {});
+    let accepted!: () => void;
+    const done = new Promise<void>((resolve) => (accepted = resolve));
+    this.#cancelsSent = Promise.all([this.#cancelsSent, done]).then(() => {});
+    if (request === undefined && this.#waiting === 0 && this.#openNotifications === 0) return send(accepted);
     this.#cancels++;
     let sent: void | Promise<void>;
     const started = Promise.all([this.#started, this.#notifications, request]).then(() => {
       this.#cancels--;
-      sent = send(() => {});
+      sent = send(accepted);
     });
     this.#all = Promise.all([this.#all, started]).then(() => {});
     return this.#cancels > MAX_HELD ? started.then(() => sent) : undefined;

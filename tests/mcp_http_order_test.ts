@@ -1758,3 +1758,45 @@ test("relayMcpHttp: the client's answers in a batch past 1024 held messages go i
     events.some((e) => e.event === "client_message_refused" && e.kind === "held_limit" && e.id === 3),
   );
 });
+
+test(
+  "relayMcpHttp: a request cancelled before the server sent headers has its cancel sent as the client leaves",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    // Its cancel waited for headers that never came, or for a request to need the place: once the client left
+    // none would, and as the relay closed it gave the POST up, the cancel with it. The server, which may still
+    // work on the call (a closed connection cancels nothing), never learned of it.
+    const held: ServerResponse[] = [];
+    const arrived: string[] = [];
+    const handle: Handle = (_req, res, m) => {
+      if (m === undefined) return void res.writeHead(405).end();
+      arrived.push(`${m.method} ${m.id ?? (m.params as { requestId?: unknown })?.requestId ?? ""}`);
+      if (m.method === "initialize") {
+        return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s" })
+          .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: INIT_RESULT }));
+      }
+      if (m.id === undefined) return void res.writeHead(202).end();
+      if (m.method === "tools/list") {
+        const tools = [{ name: "slow", inputSchema: { type: "object" } }];
+        return void res.writeHead(200, { "content-type": "application/json" })
+          .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: { tools } }));
+      }
+      held.push(res); // (no headers, ever)
+    };
+    const { events } = await relayScript(handle, async function* (until) {
+      yield INIT[0];
+      yield INIT[1];
+      await until(answered(0));
+      yield { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "slow", arguments: {} } };
+      yield {
+        jsonrpc: "2.0",
+        method: "notifications/cancelled",
+        params: { requestId: 1, reason: "timed out" },
+      };
+    }, { shutdownGraceMs: 30_000 }).finally(() => held.forEach((res) => res.destroy()));
+    assert.ok(arrived.includes("notifications/cancelled 1"), arrived.join(", "));
+    assert.deepEqual(events.filter((e) => e.event === "post_failed"), []);
+  },
+);
