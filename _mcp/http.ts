@@ -282,6 +282,11 @@ class HttpRelay {
    */
   readonly #postOf = new Map<string, unknown>();
   /**
+   * The client's cancels of requests the relay was sending as they came (see `#postOf`): each goes in the
+   * session its request went in, or not at all when it never went (see {@linkcode HttpRelay.#withdrawn}).
+   */
+  readonly #cancelsKnown = new WeakSet<object>();
+  /**
    * The session each message's POST went in (or goes in: a cancel, that of the request it cancels), by the
    * message: a cancel of a request of the session before a new `initialize` goes in that session.
    */
@@ -502,10 +507,15 @@ class HttpRelay {
     // session: a new initialize may have gone meanwhile.
     if (cancelled !== undefined) {
       const target = this.#postOf.get(idKey(cancelled));
+      if (target !== undefined && isRecord(message)) this.#cancelsKnown.add(message);
       const sent = this.#order.after(this.#unaccepted.get(idKey(cancelled)), (accepted) => {
         const ids = typeof target === "object" && target !== null ? this.#sessionOf.get(target) : undefined;
-        if (ids !== undefined && isRecord(message)) this.#sessionOf.set(message, ids);
-        return this.#forward(message, requests, accepted, after);
+        // (its request never went: nothing to cancel, see #withdrawn)
+        if (ids === undefined && target !== undefined) return accepted();
+        if (ids === undefined) return this.#forward(message, requests, accepted, after);
+        // Its request went, in that session: whatever became of an initialize sent since, it goes there.
+        if (isRecord(message)) this.#sessionOf.set(message, ids);
+        return this.#forward(message, requests, accepted);
       });
       // (what the session held for its tool list, the cancel too, may go after the client left)
       this.#abandonCancelled();
@@ -727,7 +737,8 @@ class HttpRelay {
    * decides, as it cancels), or the relay closed first. Each request sent
    * after it is answered with an error saying so (a request through the relay is always answered), each
    * notification is dropped (there is no session to send it in), and both are reported
-   * (`client_message_refused`, `initialize_failed`); a batch's answers to the server still go.
+   * (`client_message_refused`, `initialize_failed`); a batch's answers to the server still go. What the
+   * client withdrew is not refused (see {@linkcode HttpRelay.#withdrawn}).
    */
   #initializeFailed(why: string, wait: InitializeWait): void {
     if (wait === undefined || wait.failure !== undefined) return;
@@ -735,7 +746,11 @@ class HttpRelay {
     this.#initializeAnswered(wait);
     for (const message of wait.held.splice(0)) {
       this.#refuseAll(
-        message,
+        Array.isArray(message)
+          ? message.filter((m) => !this.#withdrawn(m))
+          : this.#withdrawn(message)
+          ? []
+          : message,
         "initialize_failed",
         (method) =>
           `toolguard: ${method} was not sent to the MCP server at ${this.#shown}: the initialize sent before ` +
@@ -743,6 +758,18 @@ class HttpRelay {
       );
     }
     wait.end();
+  }
+
+  /**
+   * True for what of the client's held behind an `initialize` that failed it withdrew, or that is not the
+   * session's: a request it cancelled (it gets no answer: the client gave up on it), and a cancel of a
+   * request the relay was sending, which goes in that request's session if it went, and else has nothing to
+   * cancel (see {@linkcode HttpRelay.#sendInTurn}). Neither is refused, nor reported.
+   */
+  #withdrawn(m: unknown): boolean {
+    if (!isRecord(m)) return false;
+    if (isRequest(m as JsonRpcMessage)) return this.#session.wasCancelled(m.id as JsonRpcId);
+    return this.#cancelsKnown.has(m);
   }
 
   /**

@@ -1800,3 +1800,126 @@ test(
     assert.deepEqual(events.filter((e) => e.event === "post_failed"), []);
   },
 );
+
+test(
+  "relayMcpHttp: a request the client cancelled while it waited for an initialize that failed is not refused",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    // Held behind the initialize, the request and its cancel were reported as refused (initialize_failed) as
+    // it failed, though the client had withdrawn the request (it gets no answer) and its cancel had nothing
+    // to cancel: neither reached the server, and nothing of the client's was refused.
+    const arrived: string[] = [];
+    let init: ServerResponse | undefined;
+    let cancelRead = false;
+    const fail = () => {
+      const error = { code: -32602, message: "unsupported protocol version" };
+      init?.writeHead(200, { "content-type": "application/json" })
+        .end(JSON.stringify({ jsonrpc: "2.0", id: 0, error }));
+    };
+    const handle: Handle = (_req, res, m) => {
+      if (m === undefined) return void res.writeHead(405).end();
+      arrived.push(String(m.method));
+      if (m.method !== "initialize") {
+        return void res.writeHead(400).end("Bad Request: Server not initialized");
+      }
+      init = res;
+      if (cancelRead) fail();
+    };
+    const events: McpEvent[] = [];
+    const onEvent = (e: McpEvent) => {
+      events.push(e);
+      // (a stray answer of the client's, sent after the cancel, says the relay has read the cancel)
+      if (e.event !== "stray_message") return;
+      cancelRead = true;
+      fail();
+    };
+    const { got } = await relayScript(handle, async function* (until) {
+      yield INIT[0];
+      yield { jsonrpc: "2.0", id: 1, method: "ping" };
+      yield {
+        jsonrpc: "2.0",
+        method: "notifications/cancelled",
+        params: { requestId: 1, reason: "timed out" },
+      };
+      yield { jsonrpc: "2.0", id: 2, method: "ping" };
+      yield { jsonrpc: "2.0", id: "never asked", result: {} };
+      await until(answered(0, 2));
+    }, { onEvent });
+    assert.ok(errorOf(got.find((m) => m.id === 0)) !== "");
+    assert.match(errorOf(got.find((m) => m.id === 2)), /the initialize sent before it failed/);
+    assert.equal(got.some((m) => m.id === 1), false);
+    assert.deepEqual(arrived, ["initialize"]);
+    assert.deepEqual(
+      events.flatMap((e) => e.event === "client_message_refused" ? [[e.kind, e.id]] : []),
+      [["initialize_failed", 2]],
+    );
+  },
+);
+
+test(
+  "relayMcpHttp: a cancel of a request sent before a new initialize that fails goes in the request's session",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    // Held behind the new initialize, the cancel failed with it (dropped, reported as initialize_failed),
+    // though its request went in the session before, which that failure leaves as it was: the server worked
+    // on.
+    const arrived: string[] = [];
+    let ping: ServerResponse | undefined;
+    let init: ServerResponse | undefined;
+    let cancelRead = false;
+    const fail = () => {
+      const error = { code: -32602, message: "unsupported protocol version" };
+      init?.writeHead(200, { "content-type": "application/json" })
+        .end(JSON.stringify({ jsonrpc: "2.0", id: 2, error }));
+    };
+    const handle: Handle = (req, res, m) => {
+      if (m === undefined) return void res.writeHead(405).end();
+      const session = String(req.headers["mcp-session-id"] ?? "none");
+      arrived.push(`${m.method} ${session}`);
+      if (m.method === "initialize" && m.id === 2) {
+        init = res;
+        return void (cancelRead && fail());
+      }
+      if (m.method === "initialize") {
+        return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": `s${m.id}` })
+          .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: INIT_RESULT }));
+      }
+      if (m.id === undefined) return void res.writeHead(202).end();
+      ping = res.writeHead(200, { "content-type": "text/event-stream" }); // (never answered)
+      ping.write(`data: ${JSON.stringify(logNote("working"))}\n\n`);
+    };
+    const events: McpEvent[] = [];
+    const onEvent = (e: McpEvent) => {
+      events.push(e);
+      // (a stray answer of the client's, sent after the cancel, says the relay has read the cancel)
+      if (e.event !== "stray_message") return;
+      cancelRead = true;
+      fail();
+    };
+    const { got } = await relayScript(handle, async function* (until) {
+      yield INIT[0];
+      yield INIT[1];
+      await until(answered(0));
+      yield { jsonrpc: "2.0", id: 1, method: "ping" };
+      await until((got) => got.some((m) => (m.params as { data?: unknown } | undefined)?.data === "working"));
+      yield { ...INIT[0] as object, id: 2 };
+      yield {
+        jsonrpc: "2.0",
+        method: "notifications/cancelled",
+        params: { requestId: 1, reason: "timed out" },
+      };
+      yield { jsonrpc: "2.0", id: "never asked", result: {} };
+      await until(answered(2));
+    }, { onEvent, shutdownGraceMs: 30_000 }).finally(() => ping?.destroy());
+    assert.match(errorOf(got.find((m) => m.id === 2)), /unsupported protocol version/);
+    assert.ok(arrived.includes("notifications/cancelled s0"), arrived.join(", "));
+    assert.deepEqual(
+      events.filter((e) => e.event === "client_message_refused" || e.event === "post_failed"),
+      [],
+    );
+  },
+);
