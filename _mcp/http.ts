@@ -71,8 +71,8 @@ export interface McpHttpRelayOptions extends McpGuardOptions {
    * answer, or its stream, ends, and an answer past `maxMessageBytes` until it is read on to its end,
    * though its requests are answered at once; one the server takes with 202 Accepted, to answer on its own
    * stream, ends its `POST` and frees its place at once; one the client cancelled before the server sent
-   * its headers gives its place, its `POST` ended, to the next request that needs it, or to none as the client
-   * leaves, so that its cancel goes). A request past them is not sent: it is answered at once with a
+   * its headers gives its place, its `POST` ended, to the next request that needs it, or to none as the
+   * client leaves, so that its cancel goes). A request past them is not sent: it is answered at once with a
    * JSON-RPC error telling the client to wait for answers before sending more, so a client that floods the
    * relay opens no more connections and still gets an answer to
    * every request. Notifications and the client's answers to the server's requests are never refused (no
@@ -130,7 +130,9 @@ class TooLong extends Error {
   }
 }
 
-/** A redirect `HttpRelay.#fetch` does not follow: elsewhere, past its limit, or of a status it never follows. */
+/**
+ * A redirect `HttpRelay.#fetch` does not follow: elsewhere, past its limit, or of a status it never follows.
+ */
 class RedirectRefused extends Error {
   constructor(message: string) {
     super(message);
@@ -247,7 +249,9 @@ class HttpRelay {
   #stream: "idle" | "open" | "over" = "idle";
   /** How the server's own stream ended, for the requests it can no longer answer. */
   #streamOver = "";
-  /** Requests the server took with 202 Accepted: answered on its own stream, or with an error once it is over. */
+  /**
+   * Requests the server took with 202 Accepted: answered on its own stream, or with an error once it is over.
+   */
   #onStream: { id: JsonRpcId; method: string }[] = [];
   /** Ends the server's own stream when the relay ends. */
   readonly #listenStop = new AbortController();
@@ -321,8 +325,8 @@ class HttpRelay {
    * call held for the guard's own tool list and sent
    * after the client left, and a request taken with 202 Accepted, answered on the server's own stream. A
    * stream that goes on after its answers (a server may keep it open) is not waited for. Each answer is
-   * waited for as it comes (`GuardedSession.idle`), not looked for now and then; past the grace, the session's
-   * closing ends the wait.
+   * waited for as it comes (`GuardedSession.idle`), not looked for now and then; past the grace, the
+   * session's closing ends the wait.
    */
   async #settled(): Promise<void> {
     while (!this.#giveUp.signal.aborted) {
@@ -841,8 +845,9 @@ class HttpRelay {
   }
 
   async #post(message: unknown, stop?: AbortSignal, accepted?: () => void): Promise<void> {
-    const ids = this.#sessions.sessionFor(message); // (its answer's stream is resumed in it, whatever comes meanwhile)
-    // (a batch held behind an initialize goes in the session it started: its answers of the one before do not)
+    // (its answer's stream is resumed in it, whatever comes meanwhile)
+    const ids = this.#sessions.sessionFor(message);
+    // (a batch held behind an initialize goes in its session: its answers of the session before do not)
     const here = this.#answersHere(message, ids);
     if (here === undefined) return;
     const body = encodeJson(here, (unwritten) =>
@@ -881,7 +886,8 @@ class HttpRelay {
     }
     const readingOn = await this.#answersTo(message, response, signal, ids);
     // (only in its own session: a new initialize that went since, once this was accepted, has left that
-    // session's stream, and its own notifications/initialized opens the new one's, with the id its answer gives)
+    // session's stream, and its own notifications/initialized opens the new one's, with the id its
+    // answer gave)
     if (
       isRecord(message) && message.method === "notifications/initialized" && ids === this.#sessions.current
     ) {
@@ -894,8 +900,9 @@ class HttpRelay {
 
   /**
    * The answer to the POST of `message` gave another session id than the answer to the `initialize` of its
-   * session (`ids`) did (none, maybe): it is not taken (a late answer of an old session's would replace the new one's), but reported
-   * (`session_id_ignored`), once a session. The value is not shown: a session id is a credential.
+   * session (`ids`) did (none, maybe): it is not taken (a late answer of an old session's would replace the
+   * new one's), but reported (`session_id_ignored`), once a session. The value is not shown: a session id is
+   * a credential.
    */
   #otherSessionId(message: unknown, ids: SessionIds): void {
     if (!this.#sessions.otherIdFirst()) return;
@@ -1024,8 +1031,9 @@ class HttpRelay {
     const type = response.headers.get("content-type")?.toLowerCase() ?? "";
     if (!response.body) return {};
     const reader = response.body.getReader();
-    // Deno ends a body's reading as its fetch's signal aborts only while the Response is in reach: once it has
-    // been collected, a body without end was read on for ever after the relay ended, and kept the process up.
+    // Deno ends a body's reading as its fetch's signal aborts only while the Response is in reach: once
+    // it has been collected, a body without end was read on for ever after the relay ended, and kept the
+    // process up.
     const cancel = () => void reader.cancel().catch(() => {});
     signal.addEventListener("abort", cancel, { once: true });
     let readOn = false; // (once the reader is handed to #readOn, which cancels it)
@@ -1061,7 +1069,9 @@ class HttpRelay {
     }
   }
 
-  /** {@linkcode HttpRelay.#read} of an event stream; `tooLong` hands on the rest of an event past the limit. */
+  /**
+   * {@linkcode HttpRelay.#read} of an event stream; `tooLong` hands on the rest of an event past the limit.
+   */
   async #readEvents(
     reader: ReadableStreamDefaultReader<Uint8Array>,
     from: StreamEnd,
@@ -1073,7 +1083,9 @@ class HttpRelay {
     const parser = sseParser();
     const streamDecoder = new TextDecoder(); // (one per stream: it keeps a character cut between reads)
     const what = "an event of its stream";
-    /** The bytes of the event not ended yet (`maxMessageBytes` counts bytes; a character may be 3 of them). */
+    /**
+     * The bytes of the event not ended yet (`maxMessageBytes` counts bytes; a character may be 3 of them).
+     */
     let pendingBytes = 0;
     try {
       for (let read; !(read = await reader.read()).done;) {
@@ -1291,7 +1303,9 @@ class HttpRelay {
     this.#answerTaken(this.#onStream.splice(0), why);
   }
 
-  /** Each of `requests`, taken with 202 Accepted, gets an error: it cannot be answered (`why`, after "and"). */
+  /**
+   * Each of `requests`, taken with 202 Accepted, gets an error: it cannot be answered (`why`, after "and").
+   */
   #answerTaken(requests: { id: JsonRpcId; method: string }[], why: string): void {
     for (const r of requests) {
       const text =
@@ -1306,7 +1320,7 @@ class HttpRelay {
    * long at most.
    */
   async #endSession(): Promise<void> {
-    // (each the client started: a new initialize left the one before without ending it, answers may still come)
+    // (each the client started: a new initialize leaves the one before open, and answers may still come)
     const sessions = this.#sessions.toEnd();
     if (sessions.length === 0) return;
     const ended = Promise.all(sessions.map((ids) =>
@@ -1392,8 +1406,8 @@ class OversizedBody implements Overflowing {
 
 /**
  * An event of a server's stream past `maxMessageBytes`, from its start (`start`, its text so far): read to
- * its end (a blank line) as the SSE standard reads its data, the values of its `data` lines (without the space
- * after the colon) joined with `\n`, of which only the ends are kept; other lines are skipped.
+ * its end (a blank line) as the SSE standard reads its data, the values of its `data` lines (without the
+ * space after the colon) joined with `\n`, of which only the ends are kept; other lines are skipped.
  */
 class OversizedEvent implements Overflowing {
   ended = false;
@@ -1541,7 +1555,9 @@ class SendOrder {
   /** Resolves once every cancel let go so far was accepted (or its POST ended), or will not go. */
   #cancelsSent: Promise<void> = Promise.resolve();
 
-  /** Resolves once every message taken so far has been let go and accepted (or its POST ended): cancels too. */
+  /**
+   * Resolves once every message taken so far has been let go and accepted (or its POST ended): cancels too.
+   */
   sent(): Promise<void> {
     return Promise.all([this.#started, this.#all, this.#cancelsSent]).then(() => {});
   }
@@ -1654,8 +1670,9 @@ function headerValues(headers: Record<string, string> = {}): string[] {
 }
 
 /**
- * The server's address as the relay's messages show it: without a user name, a password, a query or a fragment, any of
- * which may carry a token (`?key=…`), since the messages reach the model, the log and the terminal.
+ * The server's address as the relay's messages show it: without a user name, a password, a query or a
+ * fragment, any of which may carry a token (`?key=…`), since the messages reach the model, the log and
+ * the terminal.
  */
 function shownAddress(url: string): string {
   const hidden = urlWithoutSecrets(url);

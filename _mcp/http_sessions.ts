@@ -110,7 +110,9 @@ export class HttpSessions {
    * {@linkcode idKey}: what ends one (see {@linkcode HttpSessions.freeCancelledPlace}).
    */
   readonly #unheard = new Map<string, UnheardPost>();
-  /** The requests let go or waiting their turn whose POST the server has not accepted, by {@linkcode idKey}. */
+  /**
+   * The requests let go or waiting their turn whose POST the server has not accepted, by {@linkcode idKey}.
+   */
   readonly #unaccepted = new Map<string, Promise<void>>();
 
   /** `isWaiting`: true while the client's request with this id waits for its answer. */
@@ -153,7 +155,9 @@ export class HttpSessions {
     return [...new Map(this.#started.flatMap((ids) => ids.id === undefined ? [] : [[ids.id, ids]])).values()];
   }
 
-  /** The session the POST of `message` goes in: the one given it (a cancel's, an answer's), or the current. */
+  /**
+   * The session the POST of `message` goes in: the one given it (a cancel's, an answer's), or the current.
+   */
   sessionFor(message: unknown): SessionIds {
     if (typeof message !== "object" || message === null) return this.#current;
     const ids = this.#sessionOf.get(message) ?? this.#current;
@@ -267,7 +271,9 @@ export class HttpSessions {
     return false;
   }
 
-  /** Every POST without headers whose requests the client all cancelled is ended (see `freeCancelledPlace`). */
+  /**
+   * Every POST without headers whose requests the client all cancelled is ended (see `freeCancelledPlace`).
+   */
   abandonCancelled(): void {
     for (const post of [...this.#unheard.values()]) this.#abandonIfCancelled(post);
   }
