@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { type JsonRpcMessage, type McpEvent, type McpHttpRelayOptions, relayMcpHttp } from "../mcp.ts";
 import { INIT, INIT_RESULT } from "./_mcp_messages.ts";
+import { errorOf } from "./_mcp_http.ts";
 
 /** What a test's server does with each `POST`: `m` is its message. */
 type Serve = (m: JsonRpcMessage, res: ServerResponse, req: IncomingMessage) => void | Promise<void>;
@@ -223,6 +224,44 @@ function initializeAnsweredLate(withoutSession: string[], answer: Serve): Serve 
   };
 }
 
+/**
+ * The `initialize` of a server whose first one the client gives up on, answered late: the first says it works
+ * on it (an event stream with session id "old", a "working" log note) and waits until `answerLate` ends that
+ * stream with its answer (server "old", an older protocol version) and a "late" log note. A later one goes
+ * to `onSecond` with what answers it (server "new", session id "new") and `answerLate`. `take` is true when
+ * it took `m` (an `initialize`).
+ */
+function lateCancelledInitialize(onSecond: (answer: () => void, answerLate: () => void) => void): {
+  take: (m: JsonRpcMessage, res: ServerResponse) => boolean;
+  answerLate: () => void;
+} {
+  let old: ServerResponse | undefined;
+  let oldId: unknown;
+  const answerLate = () => {
+    const result = {
+      ...INIT_RESULT,
+      protocolVersion: "2024-11-05",
+      serverInfo: { name: "old", version: "1" },
+    };
+    const late = { jsonrpc: "2.0", id: oldId, result };
+    old?.end(`data: ${JSON.stringify(late)}\n\ndata: ${JSON.stringify(logNote("late"))}\n\n`);
+  };
+  const take = (m: JsonRpcMessage, res: ServerResponse) => {
+    if (m.method !== "initialize") return false;
+    if (old === undefined) {
+      oldId = m.id;
+      old = res.writeHead(200, { "content-type": "text/event-stream", "mcp-session-id": "old" });
+      old.write(`data: ${JSON.stringify(logNote("working"))}\n\n`);
+      return true;
+    }
+    onSecond(() =>
+      res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "new" })
+        .end(JSON.stringify({ ...initAnswer("new"), id: m.id })), answerLate);
+    return true;
+  };
+  return { take, answerLate };
+}
+
 test("relayMcpHttp: a request sent before the initialize answer waits for it, and goes with the session id", {
   timeout: 60_000,
 }, async () => {
@@ -358,7 +397,6 @@ test("relayMcpHttp: a slow call answered as JSON holds no message after it, a no
   );
 });
 
-/** The message of an error answer, or "" for none. */
 /** A server's log notification saying `data` (what these tests' servers say on a stream). */
 const logNote = (data: string) => ({
   jsonrpc: "2.0",
@@ -366,14 +404,16 @@ const logNote = (data: string) => ({
   params: { level: "info", data },
 });
 
+/** True once the client got a log notification saying `data` (see {@linkcode logNote}). */
+const noted = (data: string) => (got: JsonRpcMessage[]) =>
+  got.some((m) => (m.params as { data?: unknown } | undefined)?.data === data);
+
 /** A server's answer to the initialize of id 0, naming the server `name`. */
 const initAnswer = (name: string) => ({
   jsonrpc: "2.0",
   id: 0,
   result: { ...INIT_RESULT, serverInfo: { name, version: "1" } },
 });
-
-const errorOf = (m: JsonRpcMessage | undefined) => String((m?.error as { message?: unknown })?.message ?? "");
 
 test("relayMcpHttp: what the client sent after an initialize that failed is answered with errors, not sent", {
   timeout: 60_000,
@@ -847,24 +887,18 @@ test(
     // The version later requests carry (MCP-Protocol-Version) was taken from the first answer with one: the
     // late answer of an initialize the client had cancelled set it for the new session.
     const versions: string[] = [];
-    let old: ServerResponse | undefined;
     let answerNew = () => {};
     const newAnswered = new Promise<void>((resolve) => (answerNew = resolve));
+    // The first says it works on it, then waits (the client cancels it); the second is answered once the
+    // first's late answer has reached the relay (the notification after it in its stream has reached the
+    // client).
+    const initialize = lateCancelledInitialize((answer, answerLate) => {
+      answerLate();
+      void newAnswered.then(answer);
+    });
     const handle: Handle = (req, res, m) => {
       if (m === undefined) return void res.writeHead(405).end();
-      if (m.method === "initialize") {
-        // The first is left unanswered (the client cancels it); the second is answered once the first's late
-        // answer has reached the relay (the notification after it in its stream has reached the client).
-        if (m.id === 0) return void (old = res);
-        const late = { jsonrpc: "2.0", id: 0, result: { ...INIT_RESULT, protocolVersion: "2024-11-05" } };
-        const note = logNote("late");
-        old?.writeHead(200, { "content-type": "text/event-stream" })
-          .end(`data: ${JSON.stringify(late)}\n\ndata: ${JSON.stringify(note)}\n\n`);
-        return void newAnswered.then(() =>
-          res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s" })
-            .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: INIT_RESULT }))
-        );
-      }
+      if (initialize.take(m, res)) return;
       if (m.id === undefined) return void res.writeHead(202).end();
       versions.push(String(req.headers["mcp-protocol-version"]));
       res.writeHead(200, { "content-type": "application/json" })
@@ -872,13 +906,14 @@ test(
     };
     const { got } = await relayScript(handle, async function* (until) {
       yield INIT[0];
+      await until(noted("working"));
       yield {
         jsonrpc: "2.0",
         method: "notifications/cancelled",
         params: { requestId: 0, reason: "timed out" },
       };
       yield { ...INIT[0] as object, id: 1 };
-      await until((got) => got.some((m) => m.method === "notifications/message"));
+      await until(noted("late"));
       answerNew();
       await until(answered(1));
       yield INIT[1];
@@ -1101,33 +1136,24 @@ test("relayMcpHttp: the late answer of a cancelled initialize is not taken for t
   // reuse it): the old one's late answer reached the client as the new one's, and let what follows go
   // before the new session had its id.
   const sessions: string[] = [];
-  let old: ServerResponse | undefined;
   let answerNew = () => {};
   const newAnswered = new Promise<void>((resolve) => (answerNew = resolve));
+  // (the first says it works on it, then waits: the client gives up on it; it is answered as the next comes)
+  const initialize = lateCancelledInitialize((answer, answerLate) => {
+    answerLate();
+    void newAnswered.then(answer);
+  });
   const handle: Handle = (req, res, m) => {
     if (m === undefined) return void res.writeHead(405).end();
-    if (m.method === "initialize") {
-      if (old === undefined) {
-        // (the first says it works on it, then waits: the client gives up on it)
-        old = res.writeHead(200, { "content-type": "text/event-stream", "mcp-session-id": "old" });
-        return void old.write(`data: ${JSON.stringify(logNote("working"))}\n\n`);
-      }
-      old.end(`data: ${JSON.stringify(initAnswer("old"))}\n\ndata: ${JSON.stringify(logNote("late"))}\n\n`);
-      return void newAnswered.then(() =>
-        res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "new" })
-          .end(JSON.stringify(initAnswer("new")))
-      );
-    }
+    if (initialize.take(m, res)) return;
     sessions.push(`${m.method} ${req.headers["mcp-session-id"]}`);
     if (m.id === undefined) return void res.writeHead(202).end();
     res.writeHead(200, { "content-type": "application/json" })
       .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} }));
   };
-  const said = (data: string) => (got: JsonRpcMessage[]) =>
-    got.some((m) => (m.params as { data?: unknown } | undefined)?.data === data);
   const { got } = await relayScript(handle, async function* (until) {
     yield INIT[0];
-    await until(said("working"));
+    await until(noted("working"));
     yield {
       jsonrpc: "2.0",
       method: "notifications/cancelled",
@@ -1136,7 +1162,7 @@ test("relayMcpHttp: the late answer of a cancelled initialize is not taken for t
     yield INIT[0];
     yield INIT[1];
     yield { jsonrpc: "2.0", id: 1, method: "ping" };
-    await until(said("late"));
+    await until(noted("late"));
     answerNew();
     await until(answered(1));
   });
@@ -1217,13 +1243,11 @@ test(
       res.writeHead(200, { "content-type": "application/json" })
         .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} }));
     };
-    const said = (data: string) => (got: JsonRpcMessage[]) =>
-      got.some((m) => (m.params as { data?: unknown } | undefined)?.data === data);
     const { got, events } = await relayScript(handle, async function* (until) {
       yield INIT[0];
       yield INIT[1];
       yield { jsonrpc: "2.0", id: 1, method: "ping" };
-      await until(said("working"));
+      await until(noted("working"));
       yield {
         jsonrpc: "2.0",
         method: "notifications/cancelled",
@@ -1341,8 +1365,6 @@ test("relayMcpHttp: an initialize that waited behind another opens its own sessi
     res.writeHead(200, { "content-type": "application/json" })
       .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} }));
   };
-  const said = (data: string) => (got: JsonRpcMessage[]) =>
-    got.some((m) => (m.params as { data?: unknown } | undefined)?.data === data);
   const { got } = await relayScript(handle, async function* (until) {
     yield INIT[0];
     yield INIT[1];
@@ -1350,9 +1372,9 @@ test("relayMcpHttp: an initialize that waited behind another opens its own sessi
     yield INIT[1];
     answerFirst(); // (the relay has read all four: the second initialize waits behind the first)
     await until(answered(0, 1));
-    await until(said("s1"));
+    await until(noted("s1"));
   });
-  assert.ok(said("s1")(got), `the new session's stream was not opened: ${streams.join(", ")}`);
+  assert.ok(noted("s1")(got), `the new session's stream was not opened: ${streams.join(", ")}`);
   assert.deepEqual(streams.filter((s) => s !== "s0"), ["s1"]);
 });
 
@@ -1407,37 +1429,26 @@ test(
     // late answer, on its own stream, reached the client as the new one's (its POST had not gone yet), and let
     // what follows go before the new session had its id.
     const sessions: string[] = [];
-    let old: ServerResponse | undefined;
     let acceptNote = () => {};
     const noteAccepted = new Promise<void>((resolve) => (acceptNote = resolve));
+    // (the first says it works on it, then waits: the client gives up on it; the next is answered at once)
+    const initialize = lateCancelledInitialize((answer) => answer());
     const handle: Handle = (req, res, m) => {
       if (m === undefined) return void res.writeHead(405).end();
-      if (m.method === "initialize") {
-        if (old === undefined) {
-          // (the first says it works on it, then waits: the client gives up on it)
-          old = res.writeHead(200, { "content-type": "text/event-stream", "mcp-session-id": "old" });
-          return void old.write(`data: ${JSON.stringify(logNote("working"))}\n\n`);
-        }
-        return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "new" })
-          .end(JSON.stringify(initAnswer("new")));
-      }
+      if (initialize.take(m, res)) return;
       sessions.push(`${m.method} ${req.headers["mcp-session-id"]}`);
       if (m.method === "notifications/roots/list_changed") {
         // (the old initialize is answered now, late; this is accepted once the client has seen what followed)
-        old?.end(
-          `data: ${JSON.stringify(initAnswer("old"))}\n\ndata: ${JSON.stringify(logNote("late"))}\n\n`,
-        );
+        initialize.answerLate();
         return void noteAccepted.then(() => res.writeHead(202).end());
       }
       if (m.id === undefined) return void res.writeHead(202).end();
       res.writeHead(200, { "content-type": "application/json" })
         .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} }));
     };
-    const said = (data: string) => (got: JsonRpcMessage[]) =>
-      got.some((m) => (m.params as { data?: unknown } | undefined)?.data === data);
     const { got } = await relayScript(handle, async function* (until) {
       yield INIT[0];
-      await until(said("working"));
+      await until(noted("working"));
       yield {
         jsonrpc: "2.0",
         method: "notifications/cancelled",
@@ -1447,7 +1458,7 @@ test(
       yield INIT[0];
       yield INIT[1];
       yield { jsonrpc: "2.0", id: 1, method: "ping" };
-      await until(said("late"));
+      await until(noted("late"));
       acceptNote();
       await until(answered(0, 1));
     });
@@ -1905,7 +1916,7 @@ test(
       yield INIT[1];
       await until(answered(0));
       yield { jsonrpc: "2.0", id: 1, method: "ping" };
-      await until((got) => got.some((m) => (m.params as { data?: unknown } | undefined)?.data === "working"));
+      await until(noted("working"));
       yield { ...INIT[0] as object, id: 2 };
       yield {
         jsonrpc: "2.0",
