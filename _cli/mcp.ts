@@ -56,6 +56,7 @@ import "../_mcp/judge.ts";
 import "../_mcp/poisoning.ts";
 import "../_mcp/jsonrpc.ts";
 import "../_mcp/session.ts";
+import "../_mcp/http_sessions.ts";
 import "../_gate/sse.ts";
 
 import { type JsonlLog, jsonlLog } from "../_log/log.ts";

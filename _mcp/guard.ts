@@ -47,8 +47,8 @@ const BATCH_MODES: readonly NonNullable<McpGuardOptions["batches"]>[] = ["forwar
 
 /**
  * Throws a `TypeError` on an option the guard would otherwise read as something else, in silence: a misspelt
- * policy (`injection: "blok"` would turn the argument scan off, as `"off"` does) or a switch given as a string
- * (`redact: "true"` would not redact). The relays call it before they start the server.
+ * policy (`injection: "blok"` would turn the argument scan off, as `"off"` does) or a switch given as a
+ * string (`redact: "true"` would not redact). The relays call it before they start the server.
  */
 export function checkGuardOptions(options: McpGuardOptions): void {
   objectArg(options, "createMcpGuard", "options");
@@ -226,7 +226,11 @@ function reportPins(review: PinReview, emit: (event: McpEvent) => void): void {
  * const guard = createMcpGuard();
  * guard.setTools([{
  *   name: "get-sum",
- *   inputSchema: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"] },
+ *   inputSchema: {
+ *     type: "object",
+ *     properties: { a: { type: "number" }, b: { type: "number" } },
+ *     required: ["a", "b"],
+ *   },
  * }]);
  * assert.equal(guard.checkCall({ name: "get-sum", arguments: { a: 1, b: 2 } }).allowed, true);
  * const bad = guard.checkCall({ name: "get-sum", arguments: { a: "one" } });
@@ -248,12 +252,12 @@ function reportPins(review: PinReview, emit: (event: McpEvent) => void): void {
  * });
  * // The client lists the tools: the guard learns them from the server's answer.
  * session.fromClient({ message: { jsonrpc: "2.0", id: 1, method: "tools/list" } });
- * const tools = [{ name: "echo", inputSchema: { type: "object", properties: { text: { type: "string" } } } }];
+ * const echo = { type: "object", properties: { text: { type: "string" } } };
+ * const tools = [{ name: "echo", inputSchema: echo }];
  * session.fromServer({ message: { jsonrpc: "2.0", id: 1, result: { tools } } });
  * // A call with a wrong argument type is answered by the guard and never reaches the server.
- * session.fromClient({
- *   message: { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "echo", arguments: { text: 7 } } },
- * });
+ * const params = { name: "echo", arguments: { text: 7 } };
+ * session.fromClient({ message: { jsonrpc: "2.0", id: 2, method: "tools/call", params } });
  * assert.equal(toServer.length, 1);
  * assert.equal(toClient[1].id, 2);
  * assert.equal((toClient[1].result as { isError: boolean }).isError, true);
@@ -296,7 +300,8 @@ export function createMcpGuard(options: McpGuardOptions = {}): McpGuard {
   };
   const guard: McpGuard = {
     setTools(list) {
-      // Only "block" needs the validator's scan; "warn" scans in judgeCall (or after forwarding, in sessions).
+      // Only "block" needs the validator's scan; "warn" scans in judgeCall (or after forwarding, in
+      // sessions).
       const next = compileTools(list, { scan: judging.injection === "block" });
       const names = new Set(next.tools.map((t) => t.name));
       const hidden = strict
@@ -384,7 +389,8 @@ export interface McpTransport {
  *   async close() {},
  *   async send(message) {
  *     reachedServer.push(message.method);
- *     const result = message.method === "tools/list" ? { tools } : { content: [{ type: "text", text: "ran" }] };
+ *     const ran = { content: [{ type: "text", text: "ran" }] };
+ *     const result = message.method === "tools/list" ? { tools } : ran;
  *     queueMicrotask(() => inner.onmessage?.({ jsonrpc: "2.0", id: message.id, result }));
  *   },
  * };
@@ -412,7 +418,10 @@ export interface McpTransport {
  * import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
  * import { guardMcpTransport } from "@toolguard/toolguard/mcp";
  *
- * const transport = new StdioClientTransport({ command: "npx", args: ["@modelcontextprotocol/server-everything"] });
+ * const transport = new StdioClientTransport({
+ *   command: "npx",
+ *   args: ["@modelcontextprotocol/server-everything"],
+ * });
  * const client = new Client({ name: "agent", version: "1.0.0" });
  * await client.connect(guardMcpTransport(transport, { scanOutput: true }));
  * ```

@@ -19,14 +19,7 @@ import {
   unwrittenFromClient,
   unwrittenFromServer,
 } from "./guard.ts";
-import {
-  ClientFeed,
-  type GuardedSession,
-  guardRequestSignal,
-  isGuardCancel,
-  MAX_HELD,
-  MAX_SERVER_REQUESTS,
-} from "./session.ts";
+import { ClientFeed, type GuardedSession, guardRequestSignal, isGuardCancel, MAX_HELD } from "./session.ts";
 import {
   answersOnly,
   createFramer,
@@ -39,6 +32,14 @@ import {
   type JsonRpcMessage,
   type LineEdges,
 } from "./jsonrpc.ts";
+import {
+  cancelledId,
+  HttpSessions,
+  membersOf,
+  requestsOf,
+  type SessionIds,
+  type UnheardPost,
+} from "./http_sessions.ts";
 import type { McpFrame, McpGuardOptions, McpRelayExit } from "./types.ts";
 
 /** Options for {@linkcode relayMcpHttp}. */
@@ -70,9 +71,10 @@ export interface McpHttpRelayOptions extends McpGuardOptions {
    * answer, or its stream, ends, and an answer past `maxMessageBytes` until it is read on to its end,
    * though its requests are answered at once; one the server takes with 202 Accepted, to answer on its own
    * stream, ends its `POST` and frees its place at once; one the client cancelled before the server sent
-   * its headers gives its place, its `POST` ended, to the next request that needs it). A request past them is
-   * not sent: it is answered at once with a JSON-RPC error telling the client to wait for answers before
-   * sending more, so a client that floods the relay opens no more connections and still gets an answer to
+   * its headers gives its place, its `POST` ended, to the next request that needs it, or to none as the
+   * client leaves, so that its cancel goes). A request past them is not sent: it is answered at once with a
+   * JSON-RPC error telling the client to wait for answers before sending more, so a client that floods the
+   * relay opens no more connections and still gets an answer to
    * every request. Notifications and the client's answers to the server's requests are never refused (no
    * answer could say so, and the server may wait for an answer), and have places of their own, as many again
    * each: past them, the relay reads no more of the client's input until one is free (such a POST is short:
@@ -99,9 +101,6 @@ const MAX_IN_FLIGHT = 64;
 
 /** How long the `DELETE` that ends the server's session may take at most (see `HttpRelay.#endSession`). */
 const END_SESSION_MS = 2000;
-
-/** The most sessions (each `initialize` sent starts one) the relay ends as it closes: the last ones. */
-const MAX_SESSIONS_ENDED = 64;
 
 /** How many redirects within the server's origin a request follows (see `HttpRelay.#fetch`). */
 const MAX_REDIRECTS = 5;
@@ -131,27 +130,14 @@ class TooLong extends Error {
   }
 }
 
-/** A redirect `HttpRelay.#fetch` does not follow: elsewhere, past its limit, or of a status it never follows. */
+/**
+ * A redirect `HttpRelay.#fetch` does not follow: elsewhere, past its limit, or of a status it never follows.
+ */
 class RedirectRefused extends Error {
   constructor(message: string) {
     super(message);
     this.name = "RedirectRefused";
   }
-}
-
-/** A POST of the client's requests whose headers the server has not sent (see `HttpRelay.#unheard`). */
-interface UnheardPost {
-  readonly requests: { id: JsonRpcId }[];
-  /** Ends the POST. */
-  readonly stop: AbortController;
-  /** Frees its place (`maxInFlight`), once. */
-  readonly release: () => void;
-}
-
-/** A session's id and protocol version, as the answer to its `initialize` gave them (if it did yet). */
-interface SessionIds {
-  id?: string;
-  version?: string;
 }
 
 /**
@@ -164,13 +150,6 @@ const LEFT_FOR_NEW_SESSION = "the client started a new session (initialize) befo
 interface StreamEnd {
   lastEventId?: string;
   retryMs?: number;
-}
-
-/** The requests of a message (one, or a batch) that wait for answers. */
-function requestsOf(message: unknown): { id: JsonRpcId; method: string }[] {
-  return (Array.isArray(message) ? message : [message]).flatMap((m) =>
-    isRecord(m) && isRequest(m as JsonRpcMessage) ? [{ id: m.id as JsonRpcId, method: String(m.method) }] : []
-  );
 }
 
 /** Wait `ms`, or less when `signal` aborts (no wait when it has). */
@@ -246,23 +225,8 @@ class HttpRelay {
   readonly #session: GuardedSession;
   readonly #output: (bytes: Uint8Array) => void | Promise<void>;
   #outChain: Promise<void> = Promise.resolve();
-  /**
-   * The session the client's messages go in now. A new `initialize` starts another (a new object): an answer
-   * of the session before, resumed later, still goes with that session's id and version (see `#resume`).
-   */
-  #ids: SessionIds = {};
-  /**
-   * The sessions the client started (each `initialize` sent), the last {@linkcode MAX_SESSIONS_ENDED}: each
-   * the server gave an id is ended as the relay closes (see {@linkcode HttpRelay.#endSession}).
-   */
-  readonly #sessions: SessionIds[] = [];
-  /**
-   * The last `initialize` message sent: the answer to its POST assigns the session id, as MCP says, and the
-   * protocol version.
-   */
-  #initializeMessage: unknown;
-  /** Another session id than that answer's was reported (once a session: see `#otherSessionId`). */
-  #otherSessionIdSaid = false;
+  /** The sessions, and what each message and request belongs to (see {@linkcode HttpSessions}). */
+  readonly #sessions: HttpSessions;
   /** How many POSTs carrying requests are in flight, and how many may be (`maxInFlight`). */
   #requestPosts = 0;
   readonly #maxInFlight: number;
@@ -275,36 +239,6 @@ class HttpRelay {
   /** The client's order for what the server receives (see {@linkcode HttpRelay.#toServer}). */
   readonly #order = new SendOrder();
   /**
-   * The message whose POST carries each request waiting its turn or in flight, by {@linkcode idKey}: an
-   * answer under its id on the stream of another POST's (one sent before under the same id, cancelled) is not
-   * its answer (see {@linkcode HttpRelay.#superseded}), though its own POST may not have gone yet.
-   */
-  readonly #postOf = new Map<string, unknown>();
-  /**
-   * The session each message's POST went in (or goes in: a cancel, that of the request it cancels), by the
-   * message: a cancel of a request of the session before a new `initialize` goes in that session.
-   */
-  readonly #sessionOf = new WeakMap<object, SessionIds>();
-  /**
-   * The session each request of the server's came in, by {@linkcode idKey}, until the client answers it: the
-   * answer goes in that session, though a new `initialize` went meanwhile (the oldest is forgotten past
-   * {@linkcode MAX_SERVER_REQUESTS}, as the session forgets it).
-   */
-  readonly #askedIn = new Map<string, SessionIds>();
-  /**
-   * The guard's own requests whose POST is waiting its turn or in flight, by {@linkcode idKey}: each resolves
-   * with the session it went in once the server accepted it, undefined when it was not sent (see
-   * {@linkcode HttpRelay.#sendOwnCancel}).
-   */
-  readonly #ownPosts = new Map<string, Promise<SessionIds | undefined>>();
-  /**
-   * The POSTs of the client's requests in flight the server has not accepted yet, by each request's
-   * {@linkcode idKey}: what ends one (see {@linkcode HttpRelay.#freeCancelledPlace}).
-   */
-  readonly #unheard = new Map<string, UnheardPost>();
-  /** The requests let go or waiting their turn whose POST the server has not accepted, by {@linkcode idKey}. */
-  readonly #unaccepted = new Map<string, Promise<void>>();
-  /**
    * The `initialize` not answered yet, which what the client sends after it waits for: the last one sent. One
    * sent while another was unanswered waits behind it (see {@linkcode HttpRelay.#sendInitialize}).
    */
@@ -315,7 +249,9 @@ class HttpRelay {
   #stream: "idle" | "open" | "over" = "idle";
   /** How the server's own stream ended, for the requests it can no longer answer. */
   #streamOver = "";
-  /** Requests the server took with 202 Accepted: answered on its own stream, or with an error once it is over. */
+  /**
+   * Requests the server took with 202 Accepted: answered on its own stream, or with an error once it is over.
+   */
   #onStream: { id: JsonRpcId; method: string }[] = [];
   /** Ends the server's own stream when the relay ends. */
   readonly #listenStop = new AbortController();
@@ -349,6 +285,7 @@ class HttpRelay {
     const guard = createMcpGuard({ ...options, batches: options.batches ?? "split" });
     // (a GuardedSession, whose `answered` the relay waits on: see #acceptedOnceAnswered)
     this.#session = guard.connect({ toServer: this.#toServer, toClient: this.#toClient }) as GuardedSession;
+    this.#sessions = new HttpSessions(this.#session.isWaiting);
   }
 
   /** Relay until the client's input ends or the relay is stopped. */
@@ -360,6 +297,8 @@ class HttpRelay {
     const first = await Promise.race([this.#pumpClient().then(() => "client" as const), aborted]);
     this.#clientGone.abort();
     if (first === "client") {
+      // No request of the client's will need a place now: the cancels waiting for POSTs without headers go.
+      this.#abandonCancelled();
       // Answers still on their way come first, for a while: a server that never answers must not keep the
       // relay (and the client waiting for it to end) alive.
       // (the give-up below also ends the grace's timer, whichever came first)
@@ -386,8 +325,8 @@ class HttpRelay {
    * call held for the guard's own tool list and sent
    * after the client left, and a request taken with 202 Accepted, answered on the server's own stream. A
    * stream that goes on after its answers (a server may keep it open) is not waited for. Each answer is
-   * waited for as it comes (`GuardedSession.idle`), not looked for now and then; past the grace, the session's
-   * closing ends the wait.
+   * waited for as it comes (`GuardedSession.idle`), not looked for now and then; past the grace, the
+   * session's closing ends the wait.
    */
   async #settled(): Promise<void> {
     while (!this.#giveUp.signal.aborted) {
@@ -432,10 +371,21 @@ class HttpRelay {
     if (own !== undefined) return this.#sendOwn(message, own);
     if (isGuardCancel(frame)) return this.#sendOwnCancel(message);
     // The client's answers keep no order: the server may wait for one to answer the request before it.
+    this.#sessions.answers(message);
     if (answersOnly(message)) {
-      this.#answerIn(message);
+      this.#sessions.answerIn(message);
       return this.#answerPlaces.take((release) => this.#send(message, release));
     }
+    // A batch's answers to requests of another session than this one go there at once, on their own (past
+    // their places, they hold the client's input back, as lone answers do).
+    const waits: Promise<void>[] = [];
+    const rest = this.#answersHere(message, this.#sessions.current, waits);
+    const sent = rest === undefined ? undefined : this.#toServerInTurn(rest);
+    return waits.length === 0 ? sent : Promise.all([...waits, sent]).then(() => {});
+  };
+
+  /** {@linkcode HttpRelay.#toServer} of a message of the client's that is not only answers. */
+  #toServerInTurn(message: McpFrame["message"]): void | Promise<void> {
     if (this.#initialize !== undefined && this.#holdsInitializeCancel(message)) {
       return this.#sendWithoutInitializeCancel(message);
     }
@@ -449,7 +399,7 @@ class HttpRelay {
     // it would, until that answer): the client's cancel of that initialize, or the end of its input, must
     // still be read. MAX_HELD bounds what is held then.
     return after === undefined ? sent : undefined;
-  };
+  }
 
   /**
    * True when `message` (one, or a batch: batches "forward") is or holds the client's cancel of an
@@ -467,7 +417,7 @@ class HttpRelay {
     const members = membersOf(message);
     const cancelled = members.flatMap((m) => this.#initializeOf(cancelledId(m)) ?? []);
     const rest = members.filter((m) => this.#initializeOf(cancelledId(m)) === undefined);
-    const sent = rest.length > 0 ? this.#toServer({ message: rest }) : undefined;
+    const sent = rest.length > 0 ? this.#toServerInTurn(rest) : undefined;
     for (const wait of cancelled) this.#initializeCancelled(wait);
     return sent;
   }
@@ -482,17 +432,24 @@ class HttpRelay {
     // A cancel waits for the POST of the request it cancels, and nothing waits for it. It goes in that POST's
     // session: a new initialize may have gone meanwhile.
     if (cancelled !== undefined) {
-      const target = this.#postOf.get(idKey(cancelled));
-      return this.#order.after(this.#unaccepted.get(idKey(cancelled)), (accepted) => {
-        const ids = typeof target === "object" && target !== null ? this.#sessionOf.get(target) : undefined;
-        if (ids !== undefined && isRecord(message)) this.#sessionOf.set(message, ids);
-        return this.#forward(message, requests, accepted, after);
+      const target = this.#sessions.cancelTarget(message, cancelled);
+      const sent = this.#order.after(this.#sessions.unaccepted(cancelled), (accepted) => {
+        const ids = this.#sessions.sessionOf(target);
+        // (its request never went: nothing to cancel, see #withdrawn)
+        if (ids === undefined && target !== undefined) return accepted();
+        if (ids === undefined) return this.#forward(message, requests, accepted, after);
+        // Its request went, in that session: whatever became of an initialize sent since, it goes there.
+        this.#sessions.assign(message, ids);
+        return this.#forward(message, requests, accepted);
       });
+      // (what the session held for its tool list, the cancel too, may go after the client left)
+      this.#abandonCancelled();
+      return sent;
     }
     const initialize = requests.find((r) => r.method === "initialize");
     const kind = orderKind(message, requests.length > 0, initialize !== undefined);
-    const acceptedAll = this.#trackUnaccepted(requests);
-    for (const r of requests) this.#postOf.set(idKey(r.id), message); // (until it is sent, or not: see #forgetPost)
+    const acceptedAll = this.#sessions.trackUnaccepted(requests);
+    this.#sessions.carry(message); // (until it is sent, or not: see `HttpSessions.forget`)
     if (initialize !== undefined) {
       return this.#sendInitialize(message, requests, initialize.id, kind, acceptedAll, after);
     }
@@ -501,23 +458,6 @@ class HttpRelay {
         accepted();
         acceptedAll();
       }, after));
-  }
-
-  /**
-   * Note `requests` as not accepted by the server (see {@linkcode HttpRelay.#unaccepted}: a cancel of one
-   * waits for its POST) until the returned function is called.
-   */
-  #trackUnaccepted(requests: { id: JsonRpcId }[]): () => void {
-    if (requests.length === 0) return () => {};
-    let acceptedAll!: () => void;
-    const accepted = new Promise<void>((resolve) => (acceptedAll = resolve));
-    for (const r of requests) this.#unaccepted.set(idKey(r.id), accepted);
-    void accepted.then(() => {
-      for (const r of requests) {
-        if (this.#unaccepted.get(idKey(r.id)) === accepted) this.#unaccepted.delete(idKey(r.id));
-      }
-    });
-    return acceptedAll;
   }
 
   /**
@@ -545,12 +485,9 @@ class HttpRelay {
       // The client cancelled it (or the relay closed) while it waited its turn: it is not sent, nor answered
       // (the client gave up on it; as the relay closes, the session answers it). The session before it stays.
       // (After one that failed, it was answered so: its own wait fails as that answer comes.)
-      if (wait.failure !== undefined || after?.failure !== undefined) return this.#forgetPost(message);
-      // A new session (the client's first, or again after one that failed or expired) starts without the
-      // id and version of any before it, as MCP says: a server refuses an initialize naming a session.
-      this.#ids = {};
-      if (this.#sessions.push(this.#ids) > MAX_SESSIONS_ENDED) this.#sessions.shift();
-      [this.#initializeMessage, this.#otherSessionIdSaid] = [message, false];
+      if (wait.failure !== undefined || after?.failure !== undefined) return this.#sessions.forget(message);
+      // A new session (the client's first, or again after one that failed or expired).
+      this.#sessions.start(message);
       this.#leaveStream();
       return this.#forward(message, requests, () => {});
     });
@@ -620,18 +557,12 @@ class HttpRelay {
    */
   #sendOwn(message: unknown, stop: AbortSignal): void | Promise<void> {
     const after = this.#initialize;
-    const keys = requestsOf(message).map((r) => idKey(r.id));
-    let sent!: (sent: SessionIds | undefined) => void;
-    const posted = new Promise<SessionIds | undefined>((resolve) => (sent = resolve));
-    for (const key of keys) this.#ownPosts.set(key, posted);
-    const over = () => {
-      for (const key of keys) if (this.#ownPosts.get(key) === posted) this.#ownPosts.delete(key);
-    };
+    const [sent, over] = this.#sessions.ownPost(message);
     return this.#order.take("request", (accepted) => {
       // (given up while it waited its turn: not sent, so nothing to cancel either)
       if (after?.failure === undefined && !stop.aborted) {
         return this.#send(message, over, stop, () => {
-          sent(this.#sessionFor(message));
+          sent(this.#sessions.sessionFor(message));
           accepted();
         });
       }
@@ -652,16 +583,14 @@ class HttpRelay {
   /**
    * Send the guard's own cancel of its own `tools/list` once the POST of that request was accepted (so that
    * it does not overtake it), in that request's session (an `initialize` the session held for the tool list
-   * goes as it gives up: see `#sessionOf`), or not at all when that request was not sent: never held behind
+   * goes as it gives up), or not at all when that request was not sent: never held behind
    * an `initialize`, refused or reported as the client's messages are (see {@linkcode isGuardCancel}). It
    * takes a place of the notifications', but does not hold the client's input back.
    */
   #sendOwnCancel(message: unknown): void {
-    const id = cancelledId(message);
-    const posted = id === undefined ? undefined : this.#ownPosts.get(idKey(id));
-    void (posted ?? Promise.resolve(this.#ids)).then((ids) => {
+    void this.#sessions.ownSession(cancelledId(message)).then((ids) => {
       if (ids === undefined) return;
-      if (isRecord(message)) this.#sessionOf.set(message, ids);
+      this.#sessions.assign(message, ids);
       void this.#notificationPlaces.take((release) => this.#send(message, release));
     });
   }
@@ -705,7 +634,8 @@ class HttpRelay {
    * decides, as it cancels), or the relay closed first. Each request sent
    * after it is answered with an error saying so (a request through the relay is always answered), each
    * notification is dropped (there is no session to send it in), and both are reported
-   * (`client_message_refused`, `initialize_failed`); a batch's answers to the server still go.
+   * (`client_message_refused`, `initialize_failed`); a batch's answers to the server still go. What the
+   * client withdrew is not refused (see {@linkcode HttpRelay.#withdrawn}).
    */
   #initializeFailed(why: string, wait: InitializeWait): void {
     if (wait === undefined || wait.failure !== undefined) return;
@@ -713,7 +643,11 @@ class HttpRelay {
     this.#initializeAnswered(wait);
     for (const message of wait.held.splice(0)) {
       this.#refuseAll(
-        message,
+        Array.isArray(message)
+          ? message.filter((m) => !this.#withdrawn(m))
+          : this.#withdrawn(message)
+          ? []
+          : message,
         "initialize_failed",
         (method) =>
           `toolguard: ${method} was not sent to the MCP server at ${this.#shown}: the initialize sent before ` +
@@ -721,6 +655,18 @@ class HttpRelay {
       );
     }
     wait.end();
+  }
+
+  /**
+   * True for what of the client's held behind an `initialize` that failed it withdrew, or that is not the
+   * session's: a request it cancelled (it gets no answer: the client gave up on it), and a cancel of a
+   * request the relay was sending, which goes in that request's session if it went, and else has nothing to
+   * cancel (see {@linkcode HttpRelay.#sendInTurn}). Neither is refused, nor reported.
+   */
+  #withdrawn(m: unknown): boolean {
+    if (!isRecord(m)) return false;
+    if (isRequest(m as JsonRpcMessage)) return this.#session.wasCancelled(m.id as JsonRpcId);
+    return this.#sessions.cancelsKnown(m);
   }
 
   /**
@@ -735,18 +681,18 @@ class HttpRelay {
     after?: InitializeWait,
   ): void | Promise<void> {
     if (after?.failure !== undefined) {
-      this.#forgetPost(message);
+      this.#sessions.forget(message);
       const answers = Array.isArray(message) ? message.filter((m) => !isRecord(m) || !("method" in m)) : [];
       if (answers.length === 0) return accepted();
       [message, requests] = [answers, []];
     }
     if (requests.length > 0) {
-      if (this.#requestPosts < this.#maxInFlight || this.#freeCancelledPlace()) {
+      if (this.#requestPosts < this.#maxInFlight || this.#sessions.freeCancelledPlace()) {
         this.#requestPosts++;
         return this.#sendRequests(message, requests, accepted);
       }
       this.#refuseBusy(message);
-      this.#forgetPost(message);
+      this.#sessions.forget(message);
       // A batch's notifications and answers still go.
       const rest = Array.isArray(message) ? message.filter((m) => !(isRecord(m) && isRequest(m))) : [];
       if (rest.length === 0) return accepted();
@@ -760,7 +706,7 @@ class HttpRelay {
   /**
    * POST the client's `requests` (in `message`) in a place of `maxInFlight`'s, which is freed when the POST
    * ends, or, once the client cancelled every one of them and the server has sent no headers yet, when
-   * another request needs it (see {@linkcode HttpRelay.#freeCancelledPlace}).
+   * another request needs it (see `HttpSessions.freeCancelledPlace`).
    */
   #sendRequests(message: unknown, requests: { id: JsonRpcId }[], accepted: () => void): void {
     let placed = true;
@@ -769,12 +715,7 @@ class HttpRelay {
       placed = false;
     };
     const post: UnheardPost = { requests, stop: new AbortController(), release };
-    const heard = () => {
-      for (const r of requests) {
-        if (this.#unheard.get(idKey(r.id)) === post) this.#unheard.delete(idKey(r.id));
-      }
-    };
-    for (const r of requests) this.#unheard.set(idKey(r.id), post);
+    const heard = this.#sessions.unheard(post);
     const done = () => {
       heard();
       release();
@@ -783,30 +724,19 @@ class HttpRelay {
       heard();
       accepted();
     });
+    // (cancelled while it waited its turn, and the client left: no request will need its place)
+    this.#abandonCancelled();
   }
 
   /**
-   * Every place (`maxInFlight`) is taken: one a POST holds whose requests the client all cancelled, and whose
-   * headers the server has not sent (a server may send none until it answers, or never), is freed (see
-   * {@linkcode HttpRelay.#abandonIfCancelled}); true when one was. Not at the cancel itself: the POST may
-   * have just gone (a request cancelled while it waited its turn is sent all the same, as the client's order
-   * says), and ended then, it might never reach the server; while no request needs its place, it may.
+   * Once the client left: every POST without headers whose requests it all cancelled is ended (see
+   * `HttpSessions.abandonCancelled`), as it leaves and as one goes after, so that the cancels waiting for
+   * them reach the server within the grace (the server may work on: MCP has a closed connection cancel
+   * nothing), before the session's `DELETE` (which a server need not take). Past the grace the relay gave
+   * them up, and the cancels with them.
    */
-  #freeCancelledPlace(): boolean {
-    for (const post of this.#unheard.values()) if (this.#abandonIfCancelled(post)) return true;
-    return false;
-  }
-
-  /**
-   * End `post` and free its place when no request of it waits any more (the client cancelled them): the
-   * cancel, which waits for it, then goes (see {@linkcode SendOrder.after}). The server may have the request
-   * (MCP: a connection closed is no cancel), and the cancel tells it. True when it was ended.
-   */
-  #abandonIfCancelled(post: UnheardPost): boolean {
-    if (post.stop.signal.aborted || post.requests.some((r) => this.#session.isWaiting(r.id))) return false;
-    post.stop.abort();
-    post.release();
-    return true;
+  #abandonCancelled(): void {
+    if (this.#clientGone.signal.aborted) this.#sessions.abandonCancelled();
   }
 
   /**
@@ -815,23 +745,15 @@ class HttpRelay {
    * longer waits) is no failure.
    */
   #send(message: unknown, done: () => void, stop?: AbortSignal, accepted?: () => void): void {
-    const requests = requestsOf(message);
-    for (const r of requests) this.#postOf.set(idKey(r.id), message);
+    this.#sessions.carry(message);
     const sent = this.#post(message, stop, accepted).catch((error) => {
       if (!stop?.aborted) this.#failed(message, errorText(error));
     });
     void sent.finally(() => {
-      this.#forgetPost(message);
+      this.#sessions.forget(message);
       accepted?.();
       done();
     });
-  }
-
-  /** The POST of `message` ended, or will never go: it carries its requests no more (see `#postOf`). */
-  #forgetPost(message: unknown): void {
-    for (const r of requestsOf(message)) {
-      if (this.#postOf.get(idKey(r.id)) === message) this.#postOf.delete(idKey(r.id));
-    }
   }
 
   /**
@@ -849,7 +771,7 @@ class HttpRelay {
   }
 
   /** The headers of a request in the session `ids` (by default the current one) that accepts `accept`. */
-  #headers(accept: string, ids = this.#ids): Record<string, string> {
+  #headers(accept: string, ids = this.#sessions.current): Record<string, string> {
     const headers: Record<string, string> = { ...this.#options.headers, accept };
     if (ids.id !== undefined) headers["mcp-session-id"] = ids.id;
     if (ids.version !== undefined) headers["mcp-protocol-version"] = ids.version;
@@ -923,7 +845,12 @@ class HttpRelay {
   }
 
   async #post(message: unknown, stop?: AbortSignal, accepted?: () => void): Promise<void> {
-    const body = encodeJson(message, (unwritten) =>
+    // (its answer's stream is resumed in it, whatever comes meanwhile)
+    const ids = this.#sessions.sessionFor(message);
+    // (a batch held behind an initialize goes in its session: its answers of the session before do not)
+    const here = this.#answersHere(message, ids);
+    if (here === undefined) return;
+    const body = encodeJson(here, (unwritten) =>
       unwrittenFromClient(unwritten, {
         emit: (event) => emitTo(this.#options.onEvent, event),
         answer: (id, code, text) => void this.#session.answerWithError(id, code, text),
@@ -931,8 +858,7 @@ class HttpRelay {
     if (body === undefined) return; // (nothing of it could be written out: each request is answered)
     const signal = stop === undefined ? this.#postSignal : AbortSignal.any([this.#postSignal, stop]);
     if (accepted !== undefined) this.#acceptedOnceAnswered(message, accepted);
-    const ids = this.#sessionFor(message); // (its answer's stream is resumed in it, whatever comes meanwhile)
-    const starts = message === this.#initializeMessage; // (its session: `ids`, a new one)
+    const starts = this.#sessions.starts(message); // (its session: `ids`, a new one)
     const response = await this.#fetch({
       method: "POST",
       headers: {
@@ -960,8 +886,11 @@ class HttpRelay {
     }
     const readingOn = await this.#answersTo(message, response, signal, ids);
     // (only in its own session: a new initialize that went since, once this was accepted, has left that
-    // session's stream, and its own notifications/initialized opens the new one's, with the id its answer gives)
-    if (isRecord(message) && message.method === "notifications/initialized" && ids === this.#ids) {
+    // session's stream, and its own notifications/initialized opens the new one's, with the id its
+    // answer gave)
+    if (
+      isRecord(message) && message.method === "notifications/initialized" && ids === this.#sessions.current
+    ) {
       void this.#listen();
     }
     // A message past the limit still being read on keeps its POST's place (maxInFlight): a server that
@@ -969,22 +898,14 @@ class HttpRelay {
     await readingOn;
   }
 
-  /** The session the POST of `message` goes in: the one given it (a cancel's: see `#sendInTurn`), or this one. */
-  #sessionFor(message: unknown): SessionIds {
-    if (typeof message !== "object" || message === null) return this.#ids;
-    const ids = this.#sessionOf.get(message) ?? this.#ids;
-    this.#sessionOf.set(message, ids);
-    return ids;
-  }
-
   /**
    * The answer to the POST of `message` gave another session id than the answer to the `initialize` of its
-   * session (`ids`) did (none, maybe): it is not taken (a late answer of an old session's would replace the new one's), but reported
-   * (`session_id_ignored`), once a session. The value is not shown: a session id is a credential.
+   * session (`ids`) did (none, maybe): it is not taken (a late answer of an old session's would replace the
+   * new one's), but reported (`session_id_ignored`), once a session. The value is not shown: a session id is
+   * a credential.
    */
   #otherSessionId(message: unknown, ids: SessionIds): void {
-    if (this.#otherSessionIdSaid) return;
-    this.#otherSessionIdSaid = true;
+    if (!this.#sessions.otherIdFirst()) return;
     const first = (Array.isArray(message) ? message : [message]).find((m) => isRecord(m) && "method" in m);
     const what = isRecord(first) ? String(first.method) : "an answer of the client's";
     const detail = `the MCP server at ${this.#shown} answered ${what} with ` +
@@ -1011,7 +932,7 @@ class HttpRelay {
       await response.body?.cancel();
       // Of a session a new initialize left (it went meanwhile), its stream, where alone they could be
       // answered, is left too: they are answered so at once, as those waiting there were (see #leaveStream).
-      if (ids !== this.#ids) return void this.#answerTaken(requests, LEFT_FOR_NEW_SESSION);
+      if (ids !== this.#sessions.current) return void this.#answerTaken(requests, LEFT_FOR_NEW_SESSION);
       // MCP allows "202 Accepted" (no answer) for notifications only. As with the MCP SDK's client, answers
       // may still come on the server's own stream (opened now if it was not yet); without one they never can.
       this.#onStream = [...this.#onStream.filter((r) => this.#session.isWaiting(r.id)), ...requests];
@@ -1033,7 +954,7 @@ class HttpRelay {
     }
     // Once the client is gone the relay does not wait on a server that works on: it answers and ends.
     why = this.#hidden(await this.#resume(end, ids, this.#resumeSignal, waiting, readingOn, message) || why);
-    for (const r of this.#stillOf(message, requests)) {
+    for (const r of this.#sessions.stillOf(message, requests)) {
       const text =
         `toolguard: the MCP server at ${this.#shown} ended its answer without answering ${r.method}` +
         (why ? ` (${why})` : "");
@@ -1110,8 +1031,9 @@ class HttpRelay {
     const type = response.headers.get("content-type")?.toLowerCase() ?? "";
     if (!response.body) return {};
     const reader = response.body.getReader();
-    // Deno ends a body's reading as its fetch's signal aborts only while the Response is in reach: once it has
-    // been collected, a body without end was read on for ever after the relay ended, and kept the process up.
+    // Deno ends a body's reading as its fetch's signal aborts only while the Response is in reach: once
+    // it has been collected, a body without end was read on for ever after the relay ended, and kept the
+    // process up.
     const cancel = () => void reader.cancel().catch(() => {});
     signal.addEventListener("abort", cancel, { once: true });
     let readOn = false; // (once the reader is handed to #readOn, which cancels it)
@@ -1147,7 +1069,9 @@ class HttpRelay {
     }
   }
 
-  /** {@linkcode HttpRelay.#read} of an event stream; `tooLong` hands on the rest of an event past the limit. */
+  /**
+   * {@linkcode HttpRelay.#read} of an event stream; `tooLong` hands on the rest of an event past the limit.
+   */
   async #readEvents(
     reader: ReadableStreamDefaultReader<Uint8Array>,
     from: StreamEnd,
@@ -1159,7 +1083,9 @@ class HttpRelay {
     const parser = sseParser();
     const streamDecoder = new TextDecoder(); // (one per stream: it keeps a character cut between reads)
     const what = "an event of its stream";
-    /** The bytes of the event not ended yet (`maxMessageBytes` counts bytes; a character may be 3 of them). */
+    /**
+     * The bytes of the event not ended yet (`maxMessageBytes` counts bytes; a character may be 3 of them).
+     */
     let pendingBytes = 0;
     try {
       for (let read; !(read = await reader.read()).done;) {
@@ -1256,60 +1182,26 @@ class HttpRelay {
     }
     if (sent !== undefined) {
       if (Array.isArray(message)) {
-        const kept = message.filter((m) => !this.#superseded(m, sent));
+        const kept = message.filter((m) => !this.#sessions.superseded(m, sent));
         if (kept.length === 0 && message.length > 0) return;
         message = kept;
-      } else if (this.#superseded(message, sent)) return;
-      if (sent === this.#initializeMessage) this.#noteInitialize(message, sent);
+      } else if (this.#sessions.superseded(message, sent)) return;
+      if (this.#sessions.starts(sent)) this.#noteInitialize(message, sent);
     }
-    for (const m of membersOf<unknown>(message)) {
-      if (
-        !isRecord(m) || typeof m.method !== "string" || (typeof m.id !== "string" && typeof m.id !== "number")
-      ) {
-        continue;
-      }
-      this.#askedIn.delete(idKey(m.id)); // (to the end: the oldest goes first)
-      this.#askedIn.set(idKey(m.id), ids);
-      if (this.#askedIn.size > MAX_SERVER_REQUESTS) this.#askedIn.delete(this.#askedIn.keys().next().value!);
-    }
+    this.#sessions.asked(message, ids); // (the client's answer goes in that session)
     this.#session.fromServer({ message });
   }
 
   /**
-   * The client's answers (`message`) go in the session the request they answer came in (see `#askedIn`),
-   * not the one a later `initialize` started.
+   * `message` (one, or a batch) without the client's answers in it to requests of another session than
+   * `ids`, the one it goes in: those go in their own sessions at once, a batch each (answers keep no order),
+   * as a lone answer does (`waits` gets the wait of each past its places). Undefined when nothing is left.
    */
-  #answerIn(message: unknown): void {
-    for (const m of membersOf<unknown>(message)) {
-      if (!isRecord(m) || (typeof m.id !== "string" && typeof m.id !== "number")) continue;
-      const ids = this.#askedIn.get(idKey(m.id));
-      if (ids === undefined) continue;
-      this.#askedIn.delete(idKey(m.id));
-      if (typeof message === "object" && message !== null && !this.#sessionOf.has(message)) {
-        this.#sessionOf.set(message, ids);
-      }
-    }
-  }
-
-  /**
-   * True when `m`, on the stream of the POST of `sent`, is the answer to a request of `sent` whose id a later
-   * POST carries now: the client cancelled it and sent another under its id (a new `initialize` may take the
-   * id of one it gave up on), whose answer this is not. Dropped quietly, as the late answer to a cancelled
-   * request is (see the session's `#stray`).
-   */
-  #superseded(m: unknown, sent: unknown): boolean {
-    if (!isRecord(m) || "method" in m || (typeof m.id !== "string" && typeof m.id !== "number")) return false;
-    const key = idKey(m.id);
-    const now = this.#postOf.get(key);
-    return now !== undefined && now !== sent && requestsOf(sent).some((r) => idKey(r.id) === key);
-  }
-
-  /**
-   * The `requests` of `message` that no later POST carries under their ids: the relay's error for one that
-   * did would answer the later one (see {@linkcode HttpRelay.#superseded}).
-   */
-  #stillOf<R extends { id: JsonRpcId }>(message: unknown, requests: R[]): R[] {
-    return requests.filter((r) => (this.#postOf.get(idKey(r.id)) ?? message) === message);
+  #answersHere<T>(message: T, ids: SessionIds, waits: Promise<void>[] = []): T | undefined {
+    return this.#sessions.answersHere(message, ids, (answers) => {
+      const wait = this.#answerPlaces.take((release) => this.#send(answers, release));
+      if (wait !== undefined) waits.push(wait);
+    });
   }
 
   /**
@@ -1321,7 +1213,8 @@ class HttpRelay {
     const id = requestsOf(sent).find((r) => r.method === "initialize")?.id;
     for (const m of Array.isArray(message) ? message : [message]) {
       if (id === undefined || !isRecord(m) || !isRecord(m.result) || m.id !== id) continue;
-      if (typeof m.result.protocolVersion === "string") this.#ids.version = m.result.protocolVersion;
+      if (typeof m.result.protocolVersion !== "string") continue;
+      this.#sessions.current.version = m.result.protocolVersion;
     }
   }
 
@@ -1350,7 +1243,7 @@ class HttpRelay {
       event: "post_failed",
       detail: `the MCP server at ${this.#shown}: ${why}`,
     });
-    for (const r of this.#stillOf(message, requestsOf(message))) {
+    for (const r of this.#sessions.stillOf(message, requestsOf(message))) {
       const text = `toolguard: the MCP server at ${this.#shown} did not answer ${r.method}: ${why}`;
       this.#session.answerWithError(r.id, TRANSPORT_ERROR, text);
     }
@@ -1365,7 +1258,7 @@ class HttpRelay {
     let opened = false;
     try {
       const signal = AbortSignal.any([this.#signal, this.#listenStop.signal, stop.signal]);
-      const ids = this.#ids;
+      const ids = this.#sessions.current;
       const response = await this.#fetch({ headers: this.#headers("text/event-stream", ids), signal });
       if (!response.ok) return void await response.body?.cancel();
       opened = true;
@@ -1410,7 +1303,9 @@ class HttpRelay {
     this.#answerTaken(this.#onStream.splice(0), why);
   }
 
-  /** Each of `requests`, taken with 202 Accepted, gets an error: it cannot be answered (`why`, after "and"). */
+  /**
+   * Each of `requests`, taken with 202 Accepted, gets an error: it cannot be answered (`why`, after "and").
+   */
   #answerTaken(requests: { id: JsonRpcId; method: string }[], why: string): void {
     for (const r of requests) {
       const text =
@@ -1425,10 +1320,10 @@ class HttpRelay {
    * long at most.
    */
   async #endSession(): Promise<void> {
-    // (each the client started: a new initialize left the one before without ending it, answers may still come)
-    const sessions = new Map(this.#sessions.flatMap((ids) => ids.id === undefined ? [] : [[ids.id, ids]]));
-    if (sessions.size === 0) return;
-    const ended = Promise.all([...sessions.values()].map((ids) =>
+    // (each the client started: a new initialize leaves the one before open, and answers may still come)
+    const sessions = this.#sessions.toEnd();
+    if (sessions.length === 0) return;
+    const ended = Promise.all(sessions.map((ids) =>
       this.#fetch({
         method: "DELETE",
         headers: this.#headers("application/json", ids),
@@ -1511,8 +1406,8 @@ class OversizedBody implements Overflowing {
 
 /**
  * An event of a server's stream past `maxMessageBytes`, from its start (`start`, its text so far): read to
- * its end (a blank line) as the SSE standard reads its data, the values of its `data` lines (without the space
- * after the colon) joined with `\n`, of which only the ends are kept; other lines are skipped.
+ * its end (a blank line) as the SSE standard reads its data, the values of its `data` lines (without the
+ * space after the colon) joined with `\n`, of which only the ends are kept; other lines are skipped.
  */
 class OversizedEvent implements Overflowing {
   ended = false;
@@ -1600,18 +1495,6 @@ class OversizedEvent implements Overflowing {
   }
 }
 
-/** The id a lone `notifications/cancelled` names (`params.requestId`), or undefined for any other message. */
-function cancelledId(message: unknown): JsonRpcId | undefined {
-  if (!isRecord(message) || message.method !== "notifications/cancelled" || "id" in message) return undefined;
-  const id = isRecord(message.params) ? message.params.requestId : undefined;
-  return typeof id === "string" || typeof id === "number" ? id : undefined;
-}
-
-/** The members of a message: a batch's, or the message itself (none for nothing). */
-function membersOf<T>(message: T | T[] | undefined): T[] {
-  return Array.isArray(message) ? message : message === undefined ? [] : [message];
-}
-
 /** How a client message takes its turn in {@linkcode SendOrder} (see `SendOrder.take`). */
 type OrderKind = "request" | "notification" | "after_all";
 
@@ -1669,10 +1552,14 @@ class SendOrder {
   #waiting = 0;
   /** How many cancels wait for their request's POST. */
   #cancels = 0;
+  /** Resolves once every cancel let go so far was accepted (or its POST ended), or will not go. */
+  #cancelsSent: Promise<void> = Promise.resolve();
 
-  /** Resolves once every message taken so far has been let go and accepted (or its POST ended). */
+  /**
+   * Resolves once every message taken so far has been let go and accepted (or its POST ended): cancels too.
+   */
   sent(): Promise<void> {
-    return Promise.all([this.#started, this.#all]).then(() => {});
+    return Promise.all([this.#started, this.#all, this.#cancelsSent]).then(() => {});
   }
 
   /**
@@ -1722,12 +1609,15 @@ class SendOrder {
     request: Promise<void> | undefined,
     send: (accepted: () => void) => void | Promise<void>,
   ): void | Promise<void> {
-    if (request === undefined && this.#waiting === 0 && this.#openNotifications === 0) return send(() => {});
+    let accepted!: () => void;
+    const done = new Promise<void>((resolve) => (accepted = resolve));
+    this.#cancelsSent = Promise.all([this.#cancelsSent, done]).then(() => {});
+    if (request === undefined && this.#waiting === 0 && this.#openNotifications === 0) return send(accepted);
     this.#cancels++;
     let sent: void | Promise<void>;
     const started = Promise.all([this.#started, this.#notifications, request]).then(() => {
       this.#cancels--;
-      sent = send(() => {});
+      sent = send(accepted);
     });
     this.#all = Promise.all([this.#all, started]).then(() => {});
     return this.#cancels > MAX_HELD ? started.then(() => sent) : undefined;
@@ -1780,8 +1670,9 @@ function headerValues(headers: Record<string, string> = {}): string[] {
 }
 
 /**
- * The server's address as the relay's messages show it: without a user name, a password, a query or a fragment, any of
- * which may carry a token (`?key=…`), since the messages reach the model, the log and the terminal.
+ * The server's address as the relay's messages show it: without a user name, a password, a query or a
+ * fragment, any of which may carry a token (`?key=…`), since the messages reach the model, the log and
+ * the terminal.
  */
 function shownAddress(url: string): string {
   const hidden = urlWithoutSecrets(url);

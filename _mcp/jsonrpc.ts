@@ -100,7 +100,9 @@ const MAX_KEY_BYTES = 36;
  * skipped, and a line that does not start with `[` is not looked into at all.
  */
 class BatchScanner {
-  /** Before the first byte that is not blank, inside the top-level array, or done (not a batch, or closed). */
+  /**
+   * Before the first byte that is not blank, inside the top-level array, or done (not a batch, or closed).
+   */
   #state: "start" | "array" | "done" = "start";
   #depth = 0;
   #inString = false;
@@ -305,8 +307,8 @@ function lazyFrame(bytes: Uint8Array): Frame {
 }
 
 /**
- * Keeps the first and last {@linkcode EDGE_BYTES} of a message being skipped, and, when it is a batch, the ids
- * of its members (see {@linkcode BatchScanner}): what {@linkcode overflowIds} reads. Memory is bounded
+ * Keeps the first and last {@linkcode EDGE_BYTES} of a message being skipped, and, when it is a batch, the
+ * ids of its members (see {@linkcode BatchScanner}): what {@linkcode overflowIds} reads. Memory is bounded
  * whatever the message's length.
  */
 export class EdgeKeeper {
@@ -443,7 +445,9 @@ const MEMBER_KEY = new RegExp(String.raw`\s*(${STRING})\s*:`, "y");
 /** A scalar at the end of a text. */
 const SCALAR_AT_END = new RegExp(String.raw`(?:-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null)$`);
 
-/** What the top-level members of a message whose values are scalars show: its id, and whether it has a method. */
+/**
+ * What the top-level members of a message whose values are scalars show: its id, and whether it has a method.
+ */
 interface ShownMembers {
   /** The text of the `id` value read that JSON keeps of them (the last in the text). */
   id?: string;
@@ -519,7 +523,9 @@ function valueBefore(text: string, end: number): string | undefined {
   return SCALAR_AT_END.exec(text.slice(Math.max(0, end - 64), end))?.[0];
 }
 
-/** The text of the JSON string (quotes included) whose closing quote ends at `end` in `text`, or undefined. */
+/**
+ * The text of the JSON string (quotes included) whose closing quote ends at `end` in `text`, or undefined.
+ */
 function stringBefore(text: string, end: number): string | undefined {
   // (`lastIndexOf` from below 0 looks at 0: each search starts at 0 or above)
   for (let from = end - 2; from >= 0;) {
@@ -616,11 +622,11 @@ export function encodeMessage(message: unknown, unwritten?: (message: unknown) =
 
 /**
  * A message (or a batch) as JSON. Never throws: a message nested too deeply for the runtime's
- * `JSON.stringify` (Bun's gives up tens of thousands of levels before its `JSON.parse` does, Deno's on objects
- * `JSON.parse` did not make, such as a redacted copy) is left out, and `unwritten` is told of it, to answer it
- * if it is a request (no request is left pending); an answer left out is replaced by an error answer to its
- * request, which then waits no more. Of a batch, only the messages that cannot be written out are left out.
- * Undefined when nothing is left.
+ * `JSON.stringify` (Bun's gives up tens of thousands of levels before its `JSON.parse` does, Deno's on
+ * objects `JSON.parse` did not make, such as a redacted copy) is left out, and `unwritten` is told of it, to
+ * answer it if it is a request (no request is left pending); an answer left out is replaced by an error
+ * answer to its request, which then waits no more. Of a batch, only the messages that cannot be written out
+ * are left out. Undefined when nothing is left.
  */
 export function encodeJson(message: unknown, unwritten?: (message: unknown) => void): string | undefined {
   try {

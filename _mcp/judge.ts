@@ -357,8 +357,8 @@ interface SecretPattern {
 }
 
 /**
- * Credential formats with a fixed prefix or frame (their issuers document them, scanners use them). Bounded by
- * letters and digits only, not `\b`: a key glued to a name (`id_AKIA…`, `key-ghp_…`) is still that key.
+ * Credential formats with a fixed prefix or frame (their issuers document them, scanners use them). Bounded
+ * by letters and digits only, not `\b`: a key glued to a name (`id_AKIA…`, `key-ghp_…`) is still that key.
  */
 const PATTERNS: readonly SecretPattern[] = [
   {
@@ -488,9 +488,9 @@ export function schemaNotes(schema: unknown): SchemaRelaxation[] {
  */
 
 /**
- * Told about one string of a result (a leaf or, with `isKey`, a property name): its text, its pointer (written
- * out on demand; a name's is its member's) and how to replace it in the copy; returns whether the scanner found
- * something in it.
+ * Told about one string of a result (a leaf or, with `isKey`, a property name): its text, its pointer
+ * (written out on demand; a name's is its member's) and how to replace it in the copy; returns whether the
+ * scanner found something in it.
  */
 export type Visit = (
   text: string,
@@ -499,7 +499,10 @@ export type Visit = (
   isKey?: true,
 ) => boolean;
 
-/** Where a server-to-client payload sits: a response's `result` or `error`, a request's or notification's `params`. */
+/**
+ * Where a server-to-client payload sits: a response's `result` or `error`, a request's or notification's
+ * `params`.
+ */
 export type PayloadPlace = "result" | "error" | "params";
 
 /** Keys whose strings are not text for a model: addresses, media types, base64 blobs, enum tags. */
@@ -543,8 +546,9 @@ export function walkStrings(
   skip?: ReadonlySet<string>,
 ): unknown {
   const root: { value: unknown } = { value };
-  // A member's key is visited just before its value (an entry with `key`), so findings come in document order.
-  // A pointer is written out only where it is needed: for a finding, or as the base of a container's members.
+  // A member's key is visited just before its value (an entry with `key`), so findings come in document
+  // order. A pointer is written out only where it is needed: for a finding, or as the base of a container's
+  // members.
   const stack: {
     parent: Record<string | number, unknown>;
     slot: string | number;

@@ -288,15 +288,17 @@ export function acceptPending(
 
 /**
  * The key a server's pins are filed under: its command line or URL as given, except a URL that carries a user
- * name, a password, a query or a fragment (any of which may hold a token): that is written without them, told apart from
- * others by the start of a SHA-256 of the whole, so the pin file and `toolguard mcp pins list` never show it.
+ * name, a password, a query or a fragment (any of which may hold a token): that is written without them, told
+ * apart from others by the start of a SHA-256 of the whole, so the pin file and `toolguard mcp pins list`
+ * never show it.
  *
  * @example
  * ```ts
  * import assert from "node:assert/strict";
  * import { pinKey } from "./pins.ts";
  *
- * assert.equal(pinKey("npx -y @modelcontextprotocol/server-everything"), "npx -y @modelcontextprotocol/server-everything");
+ * const command = "npx -y @modelcontextprotocol/server-everything";
+ * assert.equal(pinKey(command), command);
  * assert.equal(pinKey("https://mcp.example/mcp"), "https://mcp.example/mcp");
  * const key = pinKey("https://mcp.example/mcp?key=s3cret");
  * assert.match(key, /^https:\/\/mcp\.example\/mcp \(sha256:[0-9a-f]{12}\)$/);
@@ -392,7 +394,8 @@ export class PinStore {
       return true;
     }
     if (old.scheme === undefined && old.hash === olderHash(definition)) {
-      setPin(this.#pins.tools, name, { ...pin, at: old.at }); // pinned before: the same tool, now pinned whole
+      // (pinned before: the same tool, now pinned whole)
+      setPin(this.#pins.tools, name, { ...pin, at: old.at });
       return true;
     }
     const accept = this.#options.accept;

@@ -58,9 +58,9 @@ interface DescriptionRule {
 }
 
 /**
- * What an injected description sends the model to read. "secret scanning" and "secret detection" (a code host's
- * alerts about leaked secrets) name a feature, not a secret to read; but not before a key, a token, a password
- * or credentials ("read the secret detection key"): that is a secret again.
+ * What an injected description sends the model to read. "secret scanning" and "secret detection" (a code
+ * host's alerts about leaked secrets) name a feature, not a secret to read; but not before a key, a token, a
+ * password or credentials ("read the secret detection key"): that is a secret again.
  */
 const SENSITIVE =
   String.raw`(?:~\/|\$HOME|%USERPROFILE%|\.ssh\b|id_rsa|id_ed25519|\.env\b|mcp\.json|\.aws\b|` +
@@ -424,7 +424,9 @@ export interface FlaggedDescription {
   kind: DescribedKind;
   /** The tool's, prompt's or resource's name (the server's name for `instructions`). */
   name: string;
-  /** JSON Pointer of the description in the result, e.g. `/tools/2/inputSchema/properties/path/description`. */
+  /**
+   * JSON Pointer of the description in the result, e.g. `/tools/2/inputSchema/properties/path/description`.
+   */
   pointer: string;
   /** The findings, with offsets into that description. */
   findings: DescriptionFinding[];
@@ -453,7 +455,9 @@ export function describesThings(method: string): boolean {
   return method === "initialize" || Object.hasOwn(LISTINGS, method);
 }
 
-/** A container met while walking a listing entry: where it sits, and its copy once something in it changed. */
+/**
+ * A container met while walking a listing entry: where it sits, and its copy once something in it changed.
+ */
 interface Place {
   value: Record<string, unknown> | unknown[];
   parent: Place | null;
@@ -482,13 +486,15 @@ function pointerOf(base: string, place: Place, key: string): string {
   return `${base}/${keys.reverse().join("/")}`;
 }
 
-/** The members that hold text a client shows or hands the model: descriptions, and titles (see `checkTitle`). */
+/**
+ * The members that hold text a client shows or hands the model: descriptions, and titles (see `checkTitle`).
+ */
 type TextKey = "description" | "title";
 
 /**
  * Check and clean every `description` and `title` string under `value`, in document order; returns the
- * cleaned copy (the given value when nothing changed). Iterative: no depth of nesting hides a description (a recursive walk
- * stopped at 32 levels, and a deeper one would overflow the stack).
+ * cleaned copy (the given value when nothing changed). Iterative: no depth of nesting hides a description (a
+ * recursive walk stopped at 32 levels, and a deeper one would overflow the stack).
  */
 function cleanTree(
   value: unknown,
@@ -514,8 +520,9 @@ function cleanTree(
       const [key, child] = entries[i];
       if ((key === "description" || key === "title") && typeof child === "string") {
         stack.push({ text: child, key, in: place });
-      } else if (!names && typeof key === "string" && DATA_KEYWORDS.has(key)) continue; // data, not text to a model
-      else if (Array.isArray(child) || isRecord(child)) {
+      } else if (!names && typeof key === "string" && DATA_KEYWORDS.has(key)) {
+        continue; // (data, not text to a model)
+      } else if (Array.isArray(child) || isRecord(child)) {
         stack.push({ place: { value: child, parent: place, key } });
       }
     }
@@ -538,7 +545,8 @@ function titlesOf(entries: readonly unknown[]): string[] {
 
 /**
  * How many flagged descriptions a listing reports, and the pointer characters they may carry in all: past
- * either, the rest are still cleaned, not listed (a hostile schema can nest thousands of them thousands deep).
+ * either, the rest are still cleaned, not listed (a hostile schema can nest thousands of them thousands
+ * deep).
  */
 const LISTED = { descriptions: 1000, pointerChars: 1 << 20 };
 

@@ -58,9 +58,13 @@ export interface McpRelayOptions extends McpGuardOptions {
   maxMessageBytes?: number;
 }
 
-/** How long the server's last messages may take to arrive once it has exited (a grandchild may hold the pipe). */
+/**
+ * How long the server's last messages may take to arrive once it has exited (a grandchild may hold the pipe).
+ */
 const LAST_WORDS_MS = 500;
-/** After SIGTERM, how long the server gets before SIGKILL; after SIGKILL, how long before the relay moves on. */
+/**
+ * After SIGTERM, how long the server gets before SIGKILL; after SIGKILL, how long before the relay moves on.
+ */
 const KILL_WAIT_MS = 1000;
 /**
  * How many bytes of its own messages to the server (answers to the server's requests) the relay writes while
@@ -241,7 +245,10 @@ class McpRelay {
     if (this.#write(bytes) !== undefined) this.#ownBacklog += bytes.length;
   }
 
-  /** Every write to the server's stdin, in order; a promise while it is full (see {@linkcode McpRelay.#toServer}). */
+  /**
+   * Every write to the server's stdin, in order; a promise while it is full (see
+   * {@linkcode McpRelay.#toServer}).
+   */
   #write(bytes: Uint8Array): void | Promise<void> {
     const full = this.#child?.stdin?.write(bytes);
     if (full && this.#drainWait === null) {
@@ -329,8 +336,8 @@ class McpRelay {
   }
 
   /**
-   * The client went away, or the relay was aborted: close the server's stdin, then end the tree. A client that
-   * went away first has what it sent already passed on (calls held back for the tool list included), as
+   * The client went away, or the relay was aborted: close the server's stdin, then end the tree. A client
+   * that went away first has what it sent already passed on (calls held back for the tool list included), as
    * the server itself would have read it all before the end of its input.
    */
   async #shutDown(first: "client" | "aborted", serverDone: Promise<void>): Promise<McpRelayExit> {

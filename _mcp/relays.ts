@@ -26,7 +26,8 @@ import type { McpRelayExit } from "./types.ts";
  *
  * // A tiny MCP server, run by the current runtime: it lists one tool and answers every call with "ran".
  * const server = `
- *   const tools = [{ name: "echo", inputSchema: { type: "object", properties: { text: { type: "string" } } } }];
+ *   const echo = { type: "object", properties: { text: { type: "string" } } };
+ *   const tools = [{ name: "echo", inputSchema: echo }];
  *   let buffered = "";
  *   process.stdin.on("data", (chunk) => {
  *     buffered += chunk;
@@ -43,7 +44,8 @@ import type { McpRelayExit } from "./types.ts";
  * let answered = () => {};
  * const done = new Promise<void>((resolve) => (answered = resolve));
  * async function* client() {
- *   const call = { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "echo", arguments: { text: 7 } } };
+ *   const params = { name: "echo", arguments: { text: 7 } };
+ *   const call = { jsonrpc: "2.0", id: 1, method: "tools/call", params };
  *   yield new TextEncoder().encode(JSON.stringify(call) + "\n");
  *   await done;
  * }
@@ -135,27 +137,33 @@ export const runMcpRelay: typeof relayMcpStdio = relayMcpStdio;
  * `Last-Event-ID` (MCP's SSE polling), as is the server's own stream. An answer body or event past
  * `maxMessageBytes` is given up (its request is answered with an error at once; a request of the server's in
  * it gets an error answer once its end shows the id; it is read on for `maxMessageBytes` more at most, then
- * its stream is closed), and an event stream is read no faster than the client takes it. At most `maxInFlight` (default 64) of the client's requests wait for the server at once; one past
- * them is answered at once with an error saying to wait for answers first. What the client sends after
- * `initialize` waits for its answer (1024 messages at most: past them a request is answered with an error,
- * a notification dropped, both reported as `client_message_refused`, `held_limit`); when that `initialize`
- * does not succeed (an error answer, its `POST` failed, the client cancelled it, the relay closed first), each
- * request sent after it is answered with an error saying so and each notification dropped
- * (`client_message_refused`, `initialize_failed`); the client's cancel of it, alone or in a batch (the rest of
- * which fails with that `initialize`), is not sent on (MCP forbids it, and without a session id a server
- * refuses it): it is reported (`client_message_refused`, `cancels_initialize`); an `initialize` so cancelled while it still waited its turn (behind notifications) is
- * not sent at all, nor answered (the client gave up on it). The session id (`Mcp-Session-Id`) and the
- * protocol version (`MCP-Protocol-Version`) are taken from the answer to `initialize` alone, as MCP has the
- * server assign them there (not from a late answer of an old `initialize`): another session id on a later
- * answer (an old session's, answered late) is not taken, but reported once a session (`session_id_ignored`);
- * the server's own event stream (`GET`) is the session's too: a new `initialize` closes the old one's, and
- * its `notifications/initialized` opens the new one's.
- * Redirects are followed within the server's origin only: `headers` and the client's messages never go
- * elsewhere; a message is sent on as a `POST` past a 301, 302, 307 or 308, but never again past a
- * `303 See Other` (the server took it: that is an error naming where it leads), nor past another status with a
- * `Location` (an error naming it). Resolves when the client closes its side (answers
- * still on their way, held calls among them, get `shutdownGraceMs`, then their requests are answered with
- * errors, and each server session it started is ended with `DELETE`) or on an interrupt or abort.
+ * its stream is closed), and an event stream is read no faster than the client takes it. At most
+ * `maxInFlight` (default 64) of the client's requests wait for the server at once; one past them is answered
+ * at once with an error saying to wait for answers first. What the client sends after `initialize` waits for
+ * its answer (1024 messages at most: past them a request is answered with an error, a notification dropped,
+ * both reported as `client_message_refused`, `held_limit`); when that `initialize` does not succeed (an error
+ * answer, its `POST` failed, the client cancelled it, the relay closed first), each request sent after it is
+ * answered with an error saying so and each notification dropped (`client_message_refused`,
+ * `initialize_failed`), but for a request the client cancelled meanwhile (withdrawn: neither it nor its
+ * cancel goes, and neither is reported) and a cancel of a request sent before, which goes in that request's
+ * session; the client's cancel of it, alone or in a batch (the rest of which fails with that `initialize`),
+ * is not sent on (MCP forbids it, and without a session id a server refuses it): it is reported
+ * (`client_message_refused`, `cancels_initialize`); an `initialize` so cancelled while it still waited its
+ * turn (behind notifications) is not sent at all, nor answered (the client gave up on it). The session id
+ * (`Mcp-Session-Id`) and the protocol version (`MCP-Protocol-Version`) are taken from the answer to
+ * `initialize` alone, as MCP has the server assign them there (not from a late answer of an old
+ * `initialize`): another session id on a later answer (an old session's, answered late) is not taken, but
+ * reported once a session (`session_id_ignored`); the server's own event stream (`GET`) is the session's too:
+ * a new `initialize` closes the old one's, and its `notifications/initialized` opens the new one's; what
+ * belongs to the session before (an answer's resumed stream, the client's cancels of requests sent there and
+ * its answers to requests asked there, a batch's too) stays in it. Redirects are followed within the server's
+ * origin only: `headers` and the client's messages never go elsewhere; a message is sent on as a `POST` past
+ * a 301, 302, 307 or 308, but never again past a `303 See Other` (the server took it: that is an error naming
+ * where it leads), nor past another status with a `Location` (an error naming it). Resolves when the client
+ * closes its side (answers still on their way, held calls among them, get `shutdownGraceMs`, then their
+ * requests are answered with errors; a request the client cancelled before the server sent its headers has
+ * its `POST` ended and its cancel sent then; and each server session it started is ended with `DELETE`) or on
+ * an interrupt or abort.
  *
  * @example Refuse an invalid call without reaching the server (no server needed for that)
  * ```ts

@@ -197,7 +197,9 @@ export function guardRequestSignal(frame: McpFrame): AbortSignal | undefined {
   return guardFrames.get(frame);
 }
 
-/** The frames of the guard's own cancels (of its own `tools/list`), as the sessions hand them to their sinks. */
+/**
+ * The frames of the guard's own cancels (of its own `tools/list`), as the sessions hand them to their sinks.
+ */
 const guardCancels = new WeakSet<McpFrame>();
 
 /**
@@ -219,9 +221,13 @@ export class GuardedSession implements McpSession {
   readonly #hooks: SessionHooks;
   /** Client requests forwarded and not yet answered, by {@linkcode idKey}. */
   readonly #pending = new Map<string, PendingRequest>();
-  /** The guard's own `tools/list` requests in flight, by key: each id, and what ends its `POST` if given up. */
+  /**
+   * The guard's own `tools/list` requests in flight, by key: each id, and what ends its `POST` if given up.
+   */
   readonly #own = new Map<string, { id: string; stop: AbortController }>();
-  /** Client messages waiting for the tool list, in order (its answers to the server's requests never wait). */
+  /**
+   * Client messages waiting for the tool list, in order (its answers to the server's requests never wait).
+   */
   readonly #held: McpFrame[] = [];
   /**
    * The delivery of a held message passed on that waits for its place (past the HTTP relay's places): the
@@ -380,8 +386,8 @@ export class GuardedSession implements McpSession {
     if (this.#closed !== null) return this.#refuse(frame);
     const m = frame.message;
     // An answer to a server's request waits for nothing: a server may need it before it answers the guard's
-    // tools/list (one that handles a request at a time would otherwise wait for it until the fetch timed out).
-    // So does a batch of answers only (one with a request in it keeps its place in line).
+    // tools/list (one that handles a request at a time would otherwise wait for it until the fetch timed
+    // out). So does a batch of answers only (one with a request in it keeps its place in line).
     if ((this.#fetching || this.#held.length > 0 || this.#draining !== undefined) && !answersOnly(m)) {
       if (this.#held.length >= MAX_HELD) return this.#pastHeld(frame);
       this.#held.push(frame);
@@ -667,8 +673,8 @@ export class GuardedSession implements McpSession {
 
   /**
    * A client line the guard cannot read (not JSON to it, or not an object) is not passed on: a server whose
-   * parser is laxer (Python's reads `NaN`) would run a `tools/call` in it unjudged. It is answered as a server
-   * answers a parse error, under its request's id when its ends show one (so the request is not left
+   * parser is laxer (Python's reads `NaN`) would run a `tools/call` in it unjudged. It is answered as a
+   * server answers a parse error, under its request's id when its ends show one (so the request is not left
    * waiting); an unreadable answer to a request of the server's gets an error in its place. Blank lines go.
    */
   #unreadable(frame: McpFrame): void {
@@ -726,7 +732,9 @@ export class GuardedSession implements McpSession {
     return "answered";
   }
 
-  /** Pass on held frames in order, once the tool list is known; refuse them if the server closed meanwhile. */
+  /**
+   * Pass on held frames in order, once the tool list is known; refuse them if the server closed meanwhile.
+   */
   #drain(): void {
     while (
       this.#held.length > 0 && !this.#fetching && this.#closed === null && this.#draining === undefined
@@ -1149,8 +1157,8 @@ export class GuardedSession implements McpSession {
   /**
    * A payload scanned with `scanOutput`: every request's and notification's `params` (sampling, elicitation,
    * logs, progress messages), every answer's `result` (resources, prompts, completions; listings and tool
-   * results have their own checks) and every error answer's `error` (its message and data reach the model too,
-   * so a flagged one leads with a warning).
+   * results have their own checks) and every error answer's `error` (its message and data reach the model
+   * too, so a flagged one leads with a warning).
    */
   #scanned(
     m: JsonRpcMessage,

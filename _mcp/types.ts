@@ -47,7 +47,9 @@ export interface McpGuardOptions {
    * element too, as the MCP SDKs' readers drop an array whole.
    */
   batches?: "forward" | "split";
-  /** Argument-injection findings: `"warn"` (default), `"block"` or `"off"`; see {@linkcode InjectionPolicy}. */
+  /**
+   * Argument-injection findings: `"warn"` (default), `"block"` or `"off"`; see {@linkcode InjectionPolicy}.
+   */
   injection?: InjectionPolicy;
   /**
    * Forward calls whose arguments carry a private key or a cloud or API token. Default false: such calls are
@@ -55,8 +57,8 @@ export interface McpGuardOptions {
    */
   allowSecrets?: boolean;
   /**
-   * Hide tools (prompts, resources) whose description or title carries instructions aimed at the model, and refuse
-   * calls to such tools. Default false: the flagged span is replaced by a marker and the tool stays.
+   * Hide tools (prompts, resources) whose description or title carries instructions aimed at the model, and
+   * refuse calls to such tools. Default false: the flagged span is replaced by a marker and the tool stays.
    */
   strict?: boolean;
   /**
@@ -130,7 +132,9 @@ export type McpEvent =
   | { event: "server_closed"; reason: string; answered: number }
   | { event: "spawn"; pid: number; command: string; args: string[] }
   | { event: "spawn_failed"; command: string; detail: string }
-  /** (HTTP relay) The server could not be reached or refused a POST: its requests were answered with errors. */
+  /**
+   * (HTTP relay) The server could not be reached or refused a POST: its requests were answered with errors.
+   */
   | { event: "post_failed"; detail: string }
   /**
    * (HTTP relay) The server's own event stream (`GET`) was not opened for a reason other than the server
@@ -178,7 +182,8 @@ export type McpEvent =
    * before its answer, or unanswered as the relay closed), which waited for its answer, or (HTTP relay) the
    * client's `notifications/cancelled` of an `initialize` not answered yet, alone or in a batch
    * (`cancels_initialize`: MCP forbids it, and it would reach the server without a session id; the messages
-   * after that `initialize`, and the rest of the batch, are `initialize_failed`). A request among them is answered with a JSON-RPC error.
+   * after that `initialize`, and the rest of the batch, are `initialize_failed`). A request among them is
+   * answered with a JSON-RPC error.
    */
   | {
     event: "client_message_refused";
@@ -225,7 +230,9 @@ export interface McpResultCheck {
   flagged: boolean;
   /** Every finding, with its place in the result. */
   findings: McpOutputFinding[];
-  /** The result to hand on: the original object when not flagged, else a copy with a warning (and redactions). */
+  /**
+   * The result to hand on: the original object when not flagged, else a copy with a warning (and redactions).
+   */
   result: unknown;
 }
 

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { type JsonRpcMessage, type McpEvent, type McpHttpRelayOptions, relayMcpHttp } from "../mcp.ts";
 import { INIT, INIT_RESULT } from "./_mcp_messages.ts";
+import { errorOf } from "./_mcp_http.ts";
 
 /** What a test's server does with each `POST`: `m` is its message. */
 type Serve = (m: JsonRpcMessage, res: ServerResponse, req: IncomingMessage) => void | Promise<void>;
@@ -223,6 +224,44 @@ function initializeAnsweredLate(withoutSession: string[], answer: Serve): Serve 
   };
 }
 
+/**
+ * The `initialize` of a server whose first one the client gives up on, answered late: the first says it works
+ * on it (an event stream with session id "old", a "working" log note) and waits until `answerLate` ends that
+ * stream with its answer (server "old", an older protocol version) and a "late" log note. A later one goes
+ * to `onSecond` with what answers it (server "new", session id "new") and `answerLate`. `take` is true when
+ * it took `m` (an `initialize`).
+ */
+function lateCancelledInitialize(onSecond: (answer: () => void, answerLate: () => void) => void): {
+  take: (m: JsonRpcMessage, res: ServerResponse) => boolean;
+  answerLate: () => void;
+} {
+  let old: ServerResponse | undefined;
+  let oldId: unknown;
+  const answerLate = () => {
+    const result = {
+      ...INIT_RESULT,
+      protocolVersion: "2024-11-05",
+      serverInfo: { name: "old", version: "1" },
+    };
+    const late = { jsonrpc: "2.0", id: oldId, result };
+    old?.end(`data: ${JSON.stringify(late)}\n\ndata: ${JSON.stringify(logNote("late"))}\n\n`);
+  };
+  const take = (m: JsonRpcMessage, res: ServerResponse) => {
+    if (m.method !== "initialize") return false;
+    if (old === undefined) {
+      oldId = m.id;
+      old = res.writeHead(200, { "content-type": "text/event-stream", "mcp-session-id": "old" });
+      old.write(`data: ${JSON.stringify(logNote("working"))}\n\n`);
+      return true;
+    }
+    onSecond(() =>
+      res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "new" })
+        .end(JSON.stringify({ ...initAnswer("new"), id: m.id })), answerLate);
+    return true;
+  };
+  return { take, answerLate };
+}
+
 test("relayMcpHttp: a request sent before the initialize answer waits for it, and goes with the session id", {
   timeout: 60_000,
 }, async () => {
@@ -358,7 +397,6 @@ test("relayMcpHttp: a slow call answered as JSON holds no message after it, a no
   );
 });
 
-/** The message of an error answer, or "" for none. */
 /** A server's log notification saying `data` (what these tests' servers say on a stream). */
 const logNote = (data: string) => ({
   jsonrpc: "2.0",
@@ -366,14 +404,16 @@ const logNote = (data: string) => ({
   params: { level: "info", data },
 });
 
+/** True once the client got a log notification saying `data` (see {@linkcode logNote}). */
+const noted = (data: string) => (got: JsonRpcMessage[]) =>
+  got.some((m) => (m.params as { data?: unknown } | undefined)?.data === data);
+
 /** A server's answer to the initialize of id 0, naming the server `name`. */
 const initAnswer = (name: string) => ({
   jsonrpc: "2.0",
   id: 0,
   result: { ...INIT_RESULT, serverInfo: { name, version: "1" } },
 });
-
-const errorOf = (m: JsonRpcMessage | undefined) => String((m?.error as { message?: unknown })?.message ?? "");
 
 test("relayMcpHttp: what the client sent after an initialize that failed is answered with errors, not sent", {
   timeout: 60_000,
@@ -847,24 +887,18 @@ test(
     // The version later requests carry (MCP-Protocol-Version) was taken from the first answer with one: the
     // late answer of an initialize the client had cancelled set it for the new session.
     const versions: string[] = [];
-    let old: ServerResponse | undefined;
     let answerNew = () => {};
     const newAnswered = new Promise<void>((resolve) => (answerNew = resolve));
+    // The first says it works on it, then waits (the client cancels it); the second is answered once the
+    // first's late answer has reached the relay (the notification after it in its stream has reached the
+    // client).
+    const initialize = lateCancelledInitialize((answer, answerLate) => {
+      answerLate();
+      void newAnswered.then(answer);
+    });
     const handle: Handle = (req, res, m) => {
       if (m === undefined) return void res.writeHead(405).end();
-      if (m.method === "initialize") {
-        // The first is left unanswered (the client cancels it); the second is answered once the first's late
-        // answer has reached the relay (the notification after it in its stream has reached the client).
-        if (m.id === 0) return void (old = res);
-        const late = { jsonrpc: "2.0", id: 0, result: { ...INIT_RESULT, protocolVersion: "2024-11-05" } };
-        const note = logNote("late");
-        old?.writeHead(200, { "content-type": "text/event-stream" })
-          .end(`data: ${JSON.stringify(late)}\n\ndata: ${JSON.stringify(note)}\n\n`);
-        return void newAnswered.then(() =>
-          res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s" })
-            .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: INIT_RESULT }))
-        );
-      }
+      if (initialize.take(m, res)) return;
       if (m.id === undefined) return void res.writeHead(202).end();
       versions.push(String(req.headers["mcp-protocol-version"]));
       res.writeHead(200, { "content-type": "application/json" })
@@ -872,13 +906,14 @@ test(
     };
     const { got } = await relayScript(handle, async function* (until) {
       yield INIT[0];
+      await until(noted("working"));
       yield {
         jsonrpc: "2.0",
         method: "notifications/cancelled",
         params: { requestId: 0, reason: "timed out" },
       };
       yield { ...INIT[0] as object, id: 1 };
-      await until((got) => got.some((m) => m.method === "notifications/message"));
+      await until(noted("late"));
       answerNew();
       await until(answered(1));
       yield INIT[1];
@@ -1101,33 +1136,24 @@ test("relayMcpHttp: the late answer of a cancelled initialize is not taken for t
   // reuse it): the old one's late answer reached the client as the new one's, and let what follows go
   // before the new session had its id.
   const sessions: string[] = [];
-  let old: ServerResponse | undefined;
   let answerNew = () => {};
   const newAnswered = new Promise<void>((resolve) => (answerNew = resolve));
+  // (the first says it works on it, then waits: the client gives up on it; it is answered as the next comes)
+  const initialize = lateCancelledInitialize((answer, answerLate) => {
+    answerLate();
+    void newAnswered.then(answer);
+  });
   const handle: Handle = (req, res, m) => {
     if (m === undefined) return void res.writeHead(405).end();
-    if (m.method === "initialize") {
-      if (old === undefined) {
-        // (the first says it works on it, then waits: the client gives up on it)
-        old = res.writeHead(200, { "content-type": "text/event-stream", "mcp-session-id": "old" });
-        return void old.write(`data: ${JSON.stringify(logNote("working"))}\n\n`);
-      }
-      old.end(`data: ${JSON.stringify(initAnswer("old"))}\n\ndata: ${JSON.stringify(logNote("late"))}\n\n`);
-      return void newAnswered.then(() =>
-        res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "new" })
-          .end(JSON.stringify(initAnswer("new")))
-      );
-    }
+    if (initialize.take(m, res)) return;
     sessions.push(`${m.method} ${req.headers["mcp-session-id"]}`);
     if (m.id === undefined) return void res.writeHead(202).end();
     res.writeHead(200, { "content-type": "application/json" })
       .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} }));
   };
-  const said = (data: string) => (got: JsonRpcMessage[]) =>
-    got.some((m) => (m.params as { data?: unknown } | undefined)?.data === data);
   const { got } = await relayScript(handle, async function* (until) {
     yield INIT[0];
-    await until(said("working"));
+    await until(noted("working"));
     yield {
       jsonrpc: "2.0",
       method: "notifications/cancelled",
@@ -1136,7 +1162,7 @@ test("relayMcpHttp: the late answer of a cancelled initialize is not taken for t
     yield INIT[0];
     yield INIT[1];
     yield { jsonrpc: "2.0", id: 1, method: "ping" };
-    await until(said("late"));
+    await until(noted("late"));
     answerNew();
     await until(answered(1));
   });
@@ -1217,13 +1243,11 @@ test(
       res.writeHead(200, { "content-type": "application/json" })
         .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} }));
     };
-    const said = (data: string) => (got: JsonRpcMessage[]) =>
-      got.some((m) => (m.params as { data?: unknown } | undefined)?.data === data);
     const { got, events } = await relayScript(handle, async function* (until) {
       yield INIT[0];
       yield INIT[1];
       yield { jsonrpc: "2.0", id: 1, method: "ping" };
-      await until(said("working"));
+      await until(noted("working"));
       yield {
         jsonrpc: "2.0",
         method: "notifications/cancelled",
@@ -1341,8 +1365,6 @@ test("relayMcpHttp: an initialize that waited behind another opens its own sessi
     res.writeHead(200, { "content-type": "application/json" })
       .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} }));
   };
-  const said = (data: string) => (got: JsonRpcMessage[]) =>
-    got.some((m) => (m.params as { data?: unknown } | undefined)?.data === data);
   const { got } = await relayScript(handle, async function* (until) {
     yield INIT[0];
     yield INIT[1];
@@ -1350,9 +1372,9 @@ test("relayMcpHttp: an initialize that waited behind another opens its own sessi
     yield INIT[1];
     answerFirst(); // (the relay has read all four: the second initialize waits behind the first)
     await until(answered(0, 1));
-    await until(said("s1"));
+    await until(noted("s1"));
   });
-  assert.ok(said("s1")(got), `the new session's stream was not opened: ${streams.join(", ")}`);
+  assert.ok(noted("s1")(got), `the new session's stream was not opened: ${streams.join(", ")}`);
   assert.deepEqual(streams.filter((s) => s !== "s0"), ["s1"]);
 });
 
@@ -1407,37 +1429,26 @@ test(
     // late answer, on its own stream, reached the client as the new one's (its POST had not gone yet), and let
     // what follows go before the new session had its id.
     const sessions: string[] = [];
-    let old: ServerResponse | undefined;
     let acceptNote = () => {};
     const noteAccepted = new Promise<void>((resolve) => (acceptNote = resolve));
+    // (the first says it works on it, then waits: the client gives up on it; the next is answered at once)
+    const initialize = lateCancelledInitialize((answer) => answer());
     const handle: Handle = (req, res, m) => {
       if (m === undefined) return void res.writeHead(405).end();
-      if (m.method === "initialize") {
-        if (old === undefined) {
-          // (the first says it works on it, then waits: the client gives up on it)
-          old = res.writeHead(200, { "content-type": "text/event-stream", "mcp-session-id": "old" });
-          return void old.write(`data: ${JSON.stringify(logNote("working"))}\n\n`);
-        }
-        return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "new" })
-          .end(JSON.stringify(initAnswer("new")));
-      }
+      if (initialize.take(m, res)) return;
       sessions.push(`${m.method} ${req.headers["mcp-session-id"]}`);
       if (m.method === "notifications/roots/list_changed") {
         // (the old initialize is answered now, late; this is accepted once the client has seen what followed)
-        old?.end(
-          `data: ${JSON.stringify(initAnswer("old"))}\n\ndata: ${JSON.stringify(logNote("late"))}\n\n`,
-        );
+        initialize.answerLate();
         return void noteAccepted.then(() => res.writeHead(202).end());
       }
       if (m.id === undefined) return void res.writeHead(202).end();
       res.writeHead(200, { "content-type": "application/json" })
         .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} }));
     };
-    const said = (data: string) => (got: JsonRpcMessage[]) =>
-      got.some((m) => (m.params as { data?: unknown } | undefined)?.data === data);
     const { got } = await relayScript(handle, async function* (until) {
       yield INIT[0];
-      await until(said("working"));
+      await until(noted("working"));
       yield {
         jsonrpc: "2.0",
         method: "notifications/cancelled",
@@ -1447,7 +1458,7 @@ test(
       yield INIT[0];
       yield INIT[1];
       yield { jsonrpc: "2.0", id: 1, method: "ping" };
-      await until(said("late"));
+      await until(noted("late"));
       acceptNote();
       await until(answered(0, 1));
     });
@@ -1651,3 +1662,275 @@ test("relayMcpHttp: every session the client started is ended as the relay close
   }, { shutdownGraceMs: 10_000 }); // (the DELETEs are waited for: 2 s at most)
   assert.deepEqual(ended.sort(), ["s0", "s1"]);
 });
+
+/**
+ * A server that asks the client for its roots (`r` and the ping's id) on the event stream of each single
+ * `ping`, and answers that ping once the client's answer to it comes (in whichever session); it writes down
+ * what arrives in which session (`arrived`: "answer r1 s0", "ping s2"). A batch is answered as one.
+ */
+function askingServer(arrived: string[]): Handle {
+  const pings = new Map<string, { res: ServerResponse; id: unknown }>();
+  return (req, res, m) => {
+    if (m === undefined) return void res.writeHead(405).end();
+    const session = String(req.headers["mcp-session-id"] ?? "none");
+    const members: JsonRpcMessage[] = Array.isArray(m) ? m : [m];
+    for (const x of members) arrived.push(`${x.method ?? `answer ${x.id}`} ${session}`);
+    if (m.method === "initialize") {
+      return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": `s${m.id}` })
+        .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: INIT_RESULT }));
+    }
+    for (const answer of members.filter((x) => x.method === undefined)) {
+      const ping = pings.get(String(answer.id));
+      ping?.res.end(`data: ${JSON.stringify({ jsonrpc: "2.0", id: ping.id, result: {} })}\n\n`);
+    }
+    const requests = members.filter((x) => x.method !== undefined && x.id !== undefined);
+    if (requests.length === 0) return void res.writeHead(202).end();
+    if (!Array.isArray(m) && m.method === "ping") {
+      const stream = res.writeHead(200, { "content-type": "text/event-stream" });
+      pings.set(`r${m.id}`, { res: stream, id: m.id });
+      return void stream.write(
+        `data: ${JSON.stringify({ jsonrpc: "2.0", id: `r${m.id}`, method: "roots/list" })}\n\n`,
+      );
+    }
+    const answers = requests.map((x) => ({ jsonrpc: "2.0", id: x.id, result: {} }));
+    res.writeHead(200, { "content-type": "application/json" }).end(
+      JSON.stringify(Array.isArray(m) ? answers : answers[0]),
+    );
+  };
+}
+
+/** The client's answer to the server's request `r<n>` (see {@linkcode askingServer}). */
+const rootsAnswer = (id: string) => ({ jsonrpc: "2.0", id, result: { roots: [] } });
+
+test("relayMcpHttp: the client's answers in a batch sent on whole go in the session each was asked in", {
+  timeout: 60_000,
+}, async () => {
+  // A batch of the client's went whole in the session it was sent in: an answer in it to a request of the
+  // session before a new initialize went with the new session's id, and the first session's request waited
+  // for ever; a batch of answers alone went in the session of the first of them.
+  const arrived: string[] = [];
+  const { got } = await relayScript(askingServer(arrived), async function* (until) {
+    yield INIT[0];
+    yield INIT[1];
+    await until(answered(0));
+    yield { jsonrpc: "2.0", id: 1, method: "ping" };
+    yield { jsonrpc: "2.0", id: 3, method: "ping" };
+    await until((got) => got.some((m) => m.id === "r1") && got.some((m) => m.id === "r3"));
+    yield { ...INIT[0] as object, id: 2 };
+    yield INIT[1];
+    await until(answered(2));
+    yield { jsonrpc: "2.0", id: 5, method: "ping" };
+    await until((got) => got.some((m) => m.id === "r5"));
+    yield [rootsAnswer("r1"), { jsonrpc: "2.0", id: 4, method: "ping" }];
+    await until((got) => answered(1, 4)(got.flat())); // (a batch's answers come as one)
+    yield [rootsAnswer("r5"), rootsAnswer("r3")];
+    await until(answered(3, 5));
+  }, { batches: "forward" });
+  for (const id of [1, 3, 4, 5]) assert.deepEqual(got.flat().find((m) => m.id === id)?.result, {}, `${id}`);
+  for (const said of ["answer r1 s0", "ping s2", "answer r5 s2", "answer r3 s0"]) {
+    assert.ok(arrived.includes(said), `${said}: ${arrived.join(", ")}`);
+  }
+});
+
+test("relayMcpHttp: the client's answers in a batch past 1024 held messages go in the session asked in", {
+  timeout: 60_000,
+}, async () => {
+  // Past the messages held behind an unanswered initialize, a batch's answers went on in the new session,
+  // whose id the server had not given yet: the first session's request waited for ever.
+  const arrived: string[] = [];
+  const asking = askingServer(arrived);
+  const unanswered: ServerResponse[] = [];
+  const handle: Handle = (req, res, m) => {
+    if (m?.method === "initialize" && m.id === 2) return void unanswered.push(res);
+    asking(req, res, m);
+  };
+  const notes = Array.from(
+    { length: 1024 },
+    () => ({ jsonrpc: "2.0", method: "notifications/roots/list_changed" }),
+  );
+  const { got, events } = await relayScript(handle, async function* (until) {
+    yield INIT[0];
+    yield INIT[1];
+    await until(answered(0));
+    yield { jsonrpc: "2.0", id: 1, method: "ping" };
+    await until((got) => got.some((m) => m.id === "r1"));
+    yield { ...INIT[0] as object, id: 2 };
+    yield* notes;
+    yield [rootsAnswer("r1"), { jsonrpc: "2.0", id: 3, method: "ping" }];
+    await until(answered(1, 3));
+  }, { batches: "forward" }).finally(() => unanswered.forEach((res) => res.destroy()));
+  assert.deepEqual(got.find((m) => m.id === 1)?.result, {});
+  assert.match(
+    errorOf(got.find((m) => m.id === 3)),
+    /1024 messages already wait for the answer to initialize/,
+  );
+  assert.ok(arrived.includes("answer r1 s0"), arrived.join(", "));
+  assert.ok(
+    events.some((e) => e.event === "client_message_refused" && e.kind === "held_limit" && e.id === 3),
+  );
+});
+
+test(
+  "relayMcpHttp: a request cancelled before the server sent headers has its cancel sent as the client leaves",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    // Its cancel waited for headers that never came, or for a request to need the place: once the client left
+    // none would, and as the relay closed it gave the POST up, the cancel with it. The server, which may still
+    // work on the call (a closed connection cancels nothing), never learned of it.
+    const held: ServerResponse[] = [];
+    const arrived: string[] = [];
+    const handle: Handle = (_req, res, m) => {
+      if (m === undefined) return void res.writeHead(405).end();
+      arrived.push(`${m.method} ${m.id ?? (m.params as { requestId?: unknown })?.requestId ?? ""}`);
+      if (m.method === "initialize") {
+        return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s" })
+          .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: INIT_RESULT }));
+      }
+      if (m.id === undefined) return void res.writeHead(202).end();
+      if (m.method === "tools/list") {
+        const tools = [{ name: "slow", inputSchema: { type: "object" } }];
+        return void res.writeHead(200, { "content-type": "application/json" })
+          .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: { tools } }));
+      }
+      held.push(res); // (no headers, ever)
+    };
+    const { events } = await relayScript(handle, async function* (until) {
+      yield INIT[0];
+      yield INIT[1];
+      await until(answered(0));
+      yield { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "slow", arguments: {} } };
+      yield {
+        jsonrpc: "2.0",
+        method: "notifications/cancelled",
+        params: { requestId: 1, reason: "timed out" },
+      };
+    }, { shutdownGraceMs: 30_000 }).finally(() => held.forEach((res) => res.destroy()));
+    assert.ok(arrived.includes("notifications/cancelled 1"), arrived.join(", "));
+    assert.deepEqual(events.filter((e) => e.event === "post_failed"), []);
+  },
+);
+
+test(
+  "relayMcpHttp: a request the client cancelled while it waited for an initialize that failed is not refused",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    // Held behind the initialize, the request and its cancel were reported as refused (initialize_failed) as
+    // it failed, though the client had withdrawn the request (it gets no answer) and its cancel had nothing
+    // to cancel: neither reached the server, and nothing of the client's was refused.
+    const arrived: string[] = [];
+    let init: ServerResponse | undefined;
+    let cancelRead = false;
+    const fail = () => {
+      const error = { code: -32602, message: "unsupported protocol version" };
+      init?.writeHead(200, { "content-type": "application/json" })
+        .end(JSON.stringify({ jsonrpc: "2.0", id: 0, error }));
+    };
+    const handle: Handle = (_req, res, m) => {
+      if (m === undefined) return void res.writeHead(405).end();
+      arrived.push(String(m.method));
+      if (m.method !== "initialize") {
+        return void res.writeHead(400).end("Bad Request: Server not initialized");
+      }
+      init = res;
+      if (cancelRead) fail();
+    };
+    const events: McpEvent[] = [];
+    const onEvent = (e: McpEvent) => {
+      events.push(e);
+      // (a stray answer of the client's, sent after the cancel, says the relay has read the cancel)
+      if (e.event !== "stray_message") return;
+      cancelRead = true;
+      fail();
+    };
+    const { got } = await relayScript(handle, async function* (until) {
+      yield INIT[0];
+      yield { jsonrpc: "2.0", id: 1, method: "ping" };
+      yield {
+        jsonrpc: "2.0",
+        method: "notifications/cancelled",
+        params: { requestId: 1, reason: "timed out" },
+      };
+      yield { jsonrpc: "2.0", id: 2, method: "ping" };
+      yield { jsonrpc: "2.0", id: "never asked", result: {} };
+      await until(answered(0, 2));
+    }, { onEvent });
+    assert.ok(errorOf(got.find((m) => m.id === 0)) !== "");
+    assert.match(errorOf(got.find((m) => m.id === 2)), /the initialize sent before it failed/);
+    assert.equal(got.some((m) => m.id === 1), false);
+    assert.deepEqual(arrived, ["initialize"]);
+    assert.deepEqual(
+      events.flatMap((e) => e.event === "client_message_refused" ? [[e.kind, e.id]] : []),
+      [["initialize_failed", 2]],
+    );
+  },
+);
+
+test(
+  "relayMcpHttp: a cancel of a request sent before a new initialize that fails goes in the request's session",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    // Held behind the new initialize, the cancel failed with it (dropped, reported as initialize_failed),
+    // though its request went in the session before, which that failure leaves as it was: the server worked
+    // on.
+    const arrived: string[] = [];
+    let ping: ServerResponse | undefined;
+    let init: ServerResponse | undefined;
+    let cancelRead = false;
+    const fail = () => {
+      const error = { code: -32602, message: "unsupported protocol version" };
+      init?.writeHead(200, { "content-type": "application/json" })
+        .end(JSON.stringify({ jsonrpc: "2.0", id: 2, error }));
+    };
+    const handle: Handle = (req, res, m) => {
+      if (m === undefined) return void res.writeHead(405).end();
+      const session = String(req.headers["mcp-session-id"] ?? "none");
+      arrived.push(`${m.method} ${session}`);
+      if (m.method === "initialize" && m.id === 2) {
+        init = res;
+        return void (cancelRead && fail());
+      }
+      if (m.method === "initialize") {
+        return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": `s${m.id}` })
+          .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: INIT_RESULT }));
+      }
+      if (m.id === undefined) return void res.writeHead(202).end();
+      ping = res.writeHead(200, { "content-type": "text/event-stream" }); // (never answered)
+      ping.write(`data: ${JSON.stringify(logNote("working"))}\n\n`);
+    };
+    const events: McpEvent[] = [];
+    const onEvent = (e: McpEvent) => {
+      events.push(e);
+      // (a stray answer of the client's, sent after the cancel, says the relay has read the cancel)
+      if (e.event !== "stray_message") return;
+      cancelRead = true;
+      fail();
+    };
+    const { got } = await relayScript(handle, async function* (until) {
+      yield INIT[0];
+      yield INIT[1];
+      await until(answered(0));
+      yield { jsonrpc: "2.0", id: 1, method: "ping" };
+      await until(noted("working"));
+      yield { ...INIT[0] as object, id: 2 };
+      yield {
+        jsonrpc: "2.0",
+        method: "notifications/cancelled",
+        params: { requestId: 1, reason: "timed out" },
+      };
+      yield { jsonrpc: "2.0", id: "never asked", result: {} };
+      await until(answered(2));
+    }, { onEvent, shutdownGraceMs: 30_000 }).finally(() => ping?.destroy());
+    assert.match(errorOf(got.find((m) => m.id === 2)), /unsupported protocol version/);
+    assert.ok(arrived.includes("notifications/cancelled s0"), arrived.join(", "));
+    assert.deepEqual(
+      events.filter((e) => e.event === "client_message_refused" || e.event === "post_failed"),
+      [],
+    );
+  },
+);
