@@ -561,6 +561,7 @@ class HttpRelay {
     return this.#order.take("request", (accepted) => {
       // (given up while it waited its turn: not sent, so nothing to cancel either)
       if (after?.failure === undefined && !stop.aborted) {
+        this.#sessions.carry(message); // (the client's are carried as they come: see #sendInTurn)
         return this.#send(message, over, stop, () => {
           sent(this.#sessions.sessionFor(message));
           accepted();
@@ -714,7 +715,7 @@ class HttpRelay {
       if (placed) this.#requestPosts--;
       placed = false;
     };
-    const post: UnheardPost = { requests, stop: new AbortController(), release };
+    const post: UnheardPost = { message, requests, stop: new AbortController(), release };
     const heard = this.#sessions.unheard(post);
     const done = () => {
       heard();
@@ -745,7 +746,6 @@ class HttpRelay {
    * longer waits) is no failure.
    */
   #send(message: unknown, done: () => void, stop?: AbortSignal, accepted?: () => void): void {
-    this.#sessions.carry(message);
     const sent = this.#post(message, stop, accepted).catch((error) => {
       if (!stop?.aborted) this.#failed(message, errorText(error));
     });
