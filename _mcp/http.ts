@@ -645,8 +645,8 @@ class HttpRelay {
     for (const message of wait.held.splice(0)) {
       this.#refuseAll(
         Array.isArray(message)
-          ? message.filter((m) => !this.#withdrawn(m))
-          : this.#withdrawn(message)
+          ? message.filter((m) => !this.#withdrawn(m, message))
+          : this.#withdrawn(message, message)
           ? []
           : message,
         "initialize_failed",
@@ -659,14 +659,19 @@ class HttpRelay {
   }
 
   /**
-   * True for what of the client's held behind an `initialize` that failed it withdrew, or that is not the
-   * session's: a request it cancelled (it gets no answer: the client gave up on it), and a cancel of a
-   * request the relay was sending, which goes in that request's session if it went, and else has nothing to
-   * cancel (see {@linkcode HttpRelay.#sendInTurn}). Neither is refused, nor reported.
+   * True for what of the client's held behind an `initialize` that failed (`m`, in `message`) it withdrew,
+   * or that is not the session's: a request it cancelled (it gets no answer: the client gave up on it), and
+   * a cancel of a request the relay was sending, which goes in that request's session if it went, and else
+   * has nothing to cancel (see {@linkcode HttpRelay.#sendInTurn}). Neither is refused, nor reported. A
+   * request is known by its message, not by its id alone: one the client sent again under the id of one it
+   * cancelled waits for its answer.
    */
-  #withdrawn(m: unknown): boolean {
+  #withdrawn(m: unknown, message: unknown): boolean {
     if (!isRecord(m)) return false;
-    if (isRequest(m as JsonRpcMessage)) return this.#session.wasCancelled(m.id as JsonRpcId);
+    if (isRequest(m as JsonRpcMessage)) {
+      const id = m.id as JsonRpcId;
+      return !this.#session.isWaiting(id) || this.#sessions.stillOf(message, [{ id }]).length === 0;
+    }
     return this.#sessions.cancelsKnown(m);
   }
 

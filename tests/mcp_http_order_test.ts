@@ -2072,3 +2072,51 @@ test(
     assert.deepEqual(got.filter((m) => m.id === 1).map((m) => m.result), [{ resources: [] }]);
   },
 );
+
+test(
+  "relayMcpHttp: a request sent again under the id of one cancelled behind an initialize that fails is answered",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    // The client gave the first ping up and asked again under its id (a cancelled id is free again): as the
+    // initialize failed, the second was taken for the withdrawn first, neither refused nor answered, and the
+    // client waited for its answer until it left.
+    let init: ServerResponse | undefined;
+    let cancelRead = false;
+    const fail = () => {
+      const error = { code: -32602, message: "unsupported protocol version" };
+      init?.writeHead(200, { "content-type": "application/json" })
+        .end(JSON.stringify({ jsonrpc: "2.0", id: 0, error }));
+    };
+    const handle: Handle = (_req, res, m) => {
+      if (m === undefined) return void res.writeHead(405).end();
+      if (m.method !== "initialize") {
+        return void res.writeHead(400).end("Bad Request: Server not initialized");
+      }
+      init = res;
+      if (cancelRead) fail();
+    };
+    const events: McpEvent[] = [];
+    const onEvent = (e: McpEvent) => {
+      events.push(e);
+      // (a stray answer of the client's, sent after the rest, says the relay has read the rest)
+      if (e.event !== "stray_message") return;
+      cancelRead = true;
+      fail();
+    };
+    const { got } = await relayScript(handle, async function* (until) {
+      yield INIT[0];
+      yield* PING_CANCELLED_THEN_ID_AGAIN;
+      yield { jsonrpc: "2.0", id: "never asked", result: {} };
+      await until(answered(0, 1));
+    }, { onEvent });
+    const ones = got.filter((m) => m.id === 1);
+    assert.equal(ones.length, 1);
+    assert.match(errorOf(ones[0]), /resources\/list was not sent .*the initialize sent before it failed/);
+    assert.deepEqual(
+      events.flatMap((e) => e.event === "client_message_refused" ? [[e.kind, e.id]] : []),
+      [["initialize_failed", 1]],
+    );
+  },
+);
