@@ -561,6 +561,7 @@ class HttpRelay {
     return this.#order.take("request", (accepted) => {
       // (given up while it waited its turn: not sent, so nothing to cancel either)
       if (after?.failure === undefined && !stop.aborted) {
+        this.#sessions.carry(message); // (the client's are carried as they come: see #sendInTurn)
         return this.#send(message, over, stop, () => {
           sent(this.#sessions.sessionFor(message));
           accepted();
@@ -644,8 +645,8 @@ class HttpRelay {
     for (const message of wait.held.splice(0)) {
       this.#refuseAll(
         Array.isArray(message)
-          ? message.filter((m) => !this.#withdrawn(m))
-          : this.#withdrawn(message)
+          ? message.filter((m) => !this.#withdrawn(m, message))
+          : this.#withdrawn(message, message)
           ? []
           : message,
         "initialize_failed",
@@ -658,14 +659,19 @@ class HttpRelay {
   }
 
   /**
-   * True for what of the client's held behind an `initialize` that failed it withdrew, or that is not the
-   * session's: a request it cancelled (it gets no answer: the client gave up on it), and a cancel of a
-   * request the relay was sending, which goes in that request's session if it went, and else has nothing to
-   * cancel (see {@linkcode HttpRelay.#sendInTurn}). Neither is refused, nor reported.
+   * True for what of the client's held behind an `initialize` that failed (`m`, in `message`) it withdrew,
+   * or that is not the session's: a request it cancelled (it gets no answer: the client gave up on it), and
+   * a cancel of a request the relay was sending, which goes in that request's session if it went, and else
+   * has nothing to cancel (see {@linkcode HttpRelay.#sendInTurn}). Neither is refused, nor reported. A
+   * request is known by its message, not by its id alone: one the client sent again under the id of one it
+   * cancelled waits for its answer.
    */
-  #withdrawn(m: unknown): boolean {
+  #withdrawn(m: unknown, message: unknown): boolean {
     if (!isRecord(m)) return false;
-    if (isRequest(m as JsonRpcMessage)) return this.#session.wasCancelled(m.id as JsonRpcId);
+    if (isRequest(m as JsonRpcMessage)) {
+      const id = m.id as JsonRpcId;
+      return !this.#session.isWaiting(id) || this.#sessions.stillOf(message, [{ id }]).length === 0;
+    }
     return this.#sessions.cancelsKnown(m);
   }
 
@@ -714,7 +720,7 @@ class HttpRelay {
       if (placed) this.#requestPosts--;
       placed = false;
     };
-    const post: UnheardPost = { requests, stop: new AbortController(), release };
+    const post: UnheardPost = { message, requests, stop: new AbortController(), release };
     const heard = this.#sessions.unheard(post);
     const done = () => {
       heard();
@@ -745,7 +751,6 @@ class HttpRelay {
    * longer waits) is no failure.
    */
   #send(message: unknown, done: () => void, stop?: AbortSignal, accepted?: () => void): void {
-    this.#sessions.carry(message);
     const sent = this.#post(message, stop, accepted).catch((error) => {
       if (!stop?.aborted) this.#failed(message, errorText(error));
     });

@@ -22,6 +22,8 @@ export interface SessionIds {
 
 /** A POST of the client's requests whose headers the server has not sent (see `HttpSessions.unheard`). */
 export interface UnheardPost {
+  /** The message it carries (see {@linkcode HttpSessions.carry}). */
+  readonly message: unknown;
   readonly requests: { id: JsonRpcId }[];
   /** Ends the POST. */
   readonly stop: AbortController;
@@ -106,10 +108,11 @@ export class HttpSessions {
    */
   readonly #ownPosts = new Map<string, Promise<SessionIds | undefined>>();
   /**
-   * The POSTs of the client's requests in flight the server has not accepted yet, by each request's
-   * {@linkcode idKey}: what ends one (see {@linkcode HttpSessions.freeCancelledPlace}).
+   * The POSTs of the client's requests in flight the server has not accepted yet: what ends one (see
+   * {@linkcode HttpSessions.freeCancelledPlace}). Not by their requests' ids: a request the client sends
+   * again under the id of one it cancelled would hide the POST of that one.
    */
-  readonly #unheard = new Map<string, UnheardPost>();
+  readonly #unheard = new Set<UnheardPost>();
   /**
    * The requests let go or waiting their turn whose POST the server has not accepted, by {@linkcode idKey}.
    */
@@ -175,7 +178,11 @@ export class HttpSessions {
     return typeof message === "object" && message !== null ? this.#sessionOf.get(message) : undefined;
   }
 
-  /** The requests of `message` go in its POST (until it ends, or will not go: see `forget`). */
+  /**
+   * The requests of `message` go in its POST (until it ends, or will not go: see `forget`). Called in the
+   * client's order, as each message comes, not as its POST goes: a later message under one of its ids (the
+   * client cancelled the request and used its id again) keeps it, though this one's POST goes after.
+   */
   carry(message: unknown): void {
     for (const r of requestsOf(message)) this.#postOf.set(idKey(r.id), message);
   }
@@ -251,12 +258,8 @@ export class HttpSessions {
    * handed over (see {@linkcode HttpSessions.freeCancelledPlace}).
    */
   unheard(post: UnheardPost): () => void {
-    for (const r of post.requests) this.#unheard.set(idKey(r.id), post);
-    return () => {
-      for (const r of post.requests) {
-        if (this.#unheard.get(idKey(r.id)) === post) this.#unheard.delete(idKey(r.id));
-      }
-    };
+    this.#unheard.add(post);
+    return () => void this.#unheard.delete(post);
   }
 
   /**
@@ -281,10 +284,12 @@ export class HttpSessions {
   /**
    * End `post` and free its place when no request of it waits any more (the client cancelled them): the
    * cancel, which waits for it, then goes (see `SendOrder.after` in `_mcp/http.ts`). The server may have the
-   * request (MCP: a connection closed is no cancel), and the cancel tells it. True when it was ended.
+   * request (MCP: a connection closed is no cancel), and the cancel tells it. True when it was ended. A
+   * request sent again under the id of one of them, which waits under it, is not theirs (see `stillOf`).
    */
   #abandonIfCancelled(post: UnheardPost): boolean {
-    if (post.stop.signal.aborted || post.requests.some((r) => this.#isWaiting(r.id))) return false;
+    if (post.stop.signal.aborted) return false;
+    if (this.stillOf(post.message, post.requests).some((r) => this.#isWaiting(r.id))) return false;
     post.stop.abort();
     post.release();
     return true;

@@ -1934,3 +1934,200 @@ test(
     );
   },
 );
+
+/**
+ * A server that answers `initialize` (session "s") and notifications plainly, holds every `ping` without
+ * headers, ever (in `held`), and takes `resources/list` on an event stream, says "working" there, and answers
+ * it once a cancel of the id it has comes; `arrived` gets each POST's method and id (a cancel's: the id it
+ * names).
+ */
+function holdingPings(arrived: string[], held: ServerResponse[]): Handle {
+  let list: { res: ServerResponse; id: unknown } | undefined;
+  return (_req, res, m) => {
+    if (m === undefined) return void res.writeHead(405).end();
+    const cancelled = (m.params as { requestId?: unknown } | undefined)?.requestId;
+    arrived.push(`${m.method} ${m.id ?? cancelled ?? ""}`);
+    if (m.method === "initialize") {
+      return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s" })
+        .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: INIT_RESULT }));
+    }
+    if (m.method === "ping") return void held.push(res);
+    if (m.method === "resources/list") {
+      list = { res: res.writeHead(200, { "content-type": "text/event-stream" }), id: m.id };
+      return void res.write(`data: ${JSON.stringify(logNote("working"))}\n\n`);
+    }
+    res.writeHead(202).end();
+    if (list !== undefined && cancelled === list.id) {
+      list.res.end(`data: ${JSON.stringify({ jsonrpc: "2.0", id: list.id, result: {} })}\n\n`);
+    }
+  };
+}
+
+/** The client's ping 1, its cancel, and a request under the same id. */
+const PING_CANCELLED_THEN_ID_AGAIN = [
+  { jsonrpc: "2.0", id: 1, method: "ping" },
+  { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 1, reason: "timed out" } },
+  { jsonrpc: "2.0", id: 1, method: "resources/list" },
+];
+
+test(
+  "relayMcpHttp: a cancelled request without headers whose id the client used again frees its place",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    // The POST of the ping the client cancelled was no longer found under its id once the next request took
+    // it, and the next request, pending under that id, was taken for the ping still waiting: the place was
+    // not handed over, and the request was refused (in_flight_limit).
+    const held: ServerResponse[] = [];
+    const arrived: string[] = [];
+    const { got, events } = await relayScript(holdingPings(arrived, held), async function* (until) {
+      yield INIT[0];
+      yield INIT[1];
+      await until(answered(0));
+      yield* PING_CANCELLED_THEN_ID_AGAIN;
+      await until(answered(1));
+    }, { maxInFlight: 1, shutdownGraceMs: 30_000 }).finally(() => held.forEach((res) => res.destroy()));
+    assert.deepEqual(got.filter((m) => m.id === 1).map((m) => m.result), [{}]);
+    assert.deepEqual(
+      events.filter((e) => e.event === "client_message_refused" || e.event === "post_failed"),
+      [],
+    );
+  },
+);
+
+test(
+  "relayMcpHttp: a cancelled request without headers whose id the client used again has its cancel sent at close",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    // The next request under its id, still waiting as the client left, was taken for the ping, and the POST
+    // of the cancelled ping was no longer found under that id: its cancel waited for it through the grace,
+    // and was given up with it. (The server answers the next request once the cancel comes.)
+    const held: ServerResponse[] = [];
+    const arrived: string[] = [];
+    const { got, events } = await relayScript(holdingPings(arrived, held), async function* (until) {
+      yield INIT[0];
+      yield INIT[1];
+      await until(answered(0));
+      yield* PING_CANCELLED_THEN_ID_AGAIN;
+      await until((got) => got.some((m) => (m.params as { data?: unknown } | undefined)?.data === "working"));
+    }, { shutdownGraceMs: 30_000 }).finally(() => held.forEach((res) => res.destroy()));
+    assert.ok(arrived.includes("notifications/cancelled 1"), arrived.join(", "));
+    assert.deepEqual(got.filter((m) => m.id === 1).map((m) => m.result), [{}]);
+    assert.deepEqual(events.filter((e) => e.event === "post_failed"), []);
+  },
+);
+
+test(
+  "relayMcpHttp: the late answer of a cancelled request sent after its id was used again is not the new one's",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    // The cancelled ping waited its turn behind a notification, the request under its id behind another: as
+    // the ping's POST went, it was taken for the one carrying that id, and the ping's answer was handed to
+    // the client as resources/list's. (The server holds the second notification until the client answered
+    // the request it sends after the ping's answer, on the same stream.)
+    const held = new Map<unknown, ServerResponse>();
+    let read = false;
+    const release = (progress: unknown) => held.get(progress)?.writeHead(202).end();
+    const handle: Handle = (_req, res, m) => {
+      if (m === undefined) return void res.writeHead(405).end();
+      if (m.method === "initialize") {
+        return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s" })
+          .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: INIT_RESULT }));
+      }
+      if (m.method === "notifications/progress") {
+        const progress = (m.params as { progress?: unknown }).progress;
+        held.set(progress, res);
+        return void (progress === 1 && read && release(1));
+      }
+      if (m.method === "ping") {
+        const stream = res.writeHead(200, { "content-type": "text/event-stream" });
+        stream.write(`data: ${JSON.stringify({ jsonrpc: "2.0", id: m.id, result: { pong: true } })}\n\n`);
+        return void stream.end(
+          `data: ${JSON.stringify({ jsonrpc: "2.0", id: "r", method: "roots/list" })}\n\n`,
+        );
+      }
+      if (m.method === undefined) release(2); // (the client's answer: the ping's answer was read before it)
+      if (m.id === undefined || m.method === undefined) return void res.writeHead(202).end();
+      res.writeHead(200, { "content-type": "application/json" })
+        .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: { resources: [] } }));
+    };
+    const onEvent = (e: McpEvent) => {
+      // (a stray answer of the client's, sent after the rest, says the relay has read the rest)
+      if (e.event !== "stray_message") return;
+      read = true;
+      release(1);
+    };
+    const progress = (n: number) => ({
+      jsonrpc: "2.0",
+      method: "notifications/progress",
+      params: { progressToken: "t", progress: n },
+    });
+    const { got } = await relayScript(handle, async function* (until) {
+      yield INIT[0];
+      yield INIT[1];
+      await until(answered(0));
+      yield progress(1);
+      yield* PING_CANCELLED_THEN_ID_AGAIN.slice(0, 2);
+      yield progress(2);
+      yield PING_CANCELLED_THEN_ID_AGAIN[2];
+      yield { jsonrpc: "2.0", id: "never asked", result: {} };
+      await until((got) => got.some((m) => m.method === "roots/list"));
+      yield rootsAnswer("r");
+      await until(answered(1));
+    }, { onEvent });
+    assert.deepEqual(got.filter((m) => m.id === 1).map((m) => m.result), [{ resources: [] }]);
+  },
+);
+
+test(
+  "relayMcpHttp: a request sent again under the id of one cancelled behind an initialize that fails is answered",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    // The client gave the first ping up and asked again under its id (a cancelled id is free again): as the
+    // initialize failed, the second was taken for the withdrawn first, neither refused nor answered, and the
+    // client waited for its answer until it left.
+    let init: ServerResponse | undefined;
+    let cancelRead = false;
+    const fail = () => {
+      const error = { code: -32602, message: "unsupported protocol version" };
+      init?.writeHead(200, { "content-type": "application/json" })
+        .end(JSON.stringify({ jsonrpc: "2.0", id: 0, error }));
+    };
+    const handle: Handle = (_req, res, m) => {
+      if (m === undefined) return void res.writeHead(405).end();
+      if (m.method !== "initialize") {
+        return void res.writeHead(400).end("Bad Request: Server not initialized");
+      }
+      init = res;
+      if (cancelRead) fail();
+    };
+    const events: McpEvent[] = [];
+    const onEvent = (e: McpEvent) => {
+      events.push(e);
+      // (a stray answer of the client's, sent after the rest, says the relay has read the rest)
+      if (e.event !== "stray_message") return;
+      cancelRead = true;
+      fail();
+    };
+    const { got } = await relayScript(handle, async function* (until) {
+      yield INIT[0];
+      yield* PING_CANCELLED_THEN_ID_AGAIN;
+      yield { jsonrpc: "2.0", id: "never asked", result: {} };
+      await until(answered(0, 1));
+    }, { onEvent });
+    const ones = got.filter((m) => m.id === 1);
+    assert.equal(ones.length, 1);
+    assert.match(errorOf(ones[0]), /resources\/list was not sent .*the initialize sent before it failed/);
+    assert.deepEqual(
+      events.flatMap((e) => e.event === "client_message_refused" ? [[e.kind, e.id]] : []),
+      [["initialize_failed", 1]],
+    );
+  },
+);
