@@ -1217,6 +1217,8 @@ test(
     // was refused, and the server never learned of the cancel. The next request now takes its place.
     const held: ServerResponse[] = [];
     const arrived: string[] = [];
+    let cancelCame = () => {};
+    const cancelArrived = new Promise<void>((resolve) => (cancelCame = resolve));
     // (what the server says on its own stream, so that the client sends its next message once it came)
     let stream: ServerResponse | undefined;
     const unsaid: string[] = [];
@@ -1231,6 +1233,7 @@ test(
         return void say("stream");
       }
       arrived.push(`${m.method} ${m.id ?? (m.params as { requestId?: unknown })?.requestId ?? ""}`);
+      if (m.method === "notifications/cancelled") cancelCame();
       if (m.method === "initialize") {
         return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s" })
           .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: INIT_RESULT }));
@@ -1255,6 +1258,9 @@ test(
       };
       yield { jsonrpc: "2.0", id: 2, method: "ping" };
       await until(answered(2));
+      // (the cancel goes beside ping 2 and may reach the server after its answer: under load the relay ended
+      // first, so the script waits for it; it never coming is a hang the test's timeout ends)
+      await cancelArrived;
     }, { maxInFlight: 1 }).finally(() => held.forEach((res) => res.destroy()));
     assert.deepEqual(got.find((m) => m.id === 2)?.result, {});
     assert.equal(got.some((m) => m.id === 1), false);
