@@ -587,7 +587,6 @@ export class StreamGate {
       // With drop-call, the rejected calls are cut from the text where each sits in markup of its own.
       const drop = new Set(judgement.verdict.rejectedIndices);
       const partial = judgement.partialReason !== undefined && text.separable(drop);
-      this.#router.sendOpenings?.(flow);
       text.conclude(
         partial
           ? { allowed: false, reason: judgement.partialReason!, drop }

@@ -755,35 +755,54 @@ export class TextCalls {
     const w = this.#watcher;
     const drop = judgement.drop;
     const cut = drop ? (i: number) => drop.has(i) : () => true;
-    const stretches = this.#frames.placed ? this.#keptStretches(cut, flow) : [];
-    let rest = stretches.length > 0 ? stretches.map((k) => k.tail).join("") : this.#heldWithout(cut);
+    let stretches = this.#frames.placed ? this.#keptStretches(cut, flow) : [];
+    let rest = stretches.length > 0 ? stretches.map((k) => k.kept).join("") : this.#heldWithout(cut);
     // Withheld whole: held text that joins what the client has into a call goes too (see `#joinsCalls`).
-    if (!drop && this.#joinsCalls(rest, 0)) rest = "";
+    if (!drop && this.#joinsCalls(rest, 0)) {
+      rest = "";
+      stretches = stretches.map((k) => ({ at: k.at, tail: k.prose, prose: k.prose, kept: "" }));
+    }
     if (this.#prose !== "") flow.sawText(this.#answer);
-    const later = rest === "" ? [] : stretches.slice(1).filter((k) => k.tail !== "");
+    const later = stretches.slice(1).filter((k) => k.tail !== "");
     if (later.length === 0) {
-      this.#cutHeld(flow);
       const lead = rest !== "" ? `${rest}\n\n` : w.hasText ? "\n\n" : "";
-      return this.#end([{ at: this.#heldFrom, tail: this.#prose + lead + judgement.reason }], flow);
+      return this.#rewrite([{ at: this.#heldFrom, tail: this.#prose + lead + judgement.reason }], flow);
     }
     // Text kept past a frame of another kind (a refusal, a reasoning item, the end of a block) goes in its
     // own place, after that frame, as a body keeps it: written where the held text began, it came before
-    // what came ahead of it. The reason follows the last of it.
+    // what came ahead of it (so does prose held with the call that came in a place before the call's). The
+    // reason follows the last of it.
     flow.sawText(this.#answer);
     later.at(-1)!.tail += `\n\n${judgement.reason}`;
-    this.#cutHeld(flow, later);
-    this.#end([{ at: this.#heldFrom, tail: this.#prose + stretches[0].tail }, ...later], flow);
+    this.#rewrite([stretches[0], ...later], flow);
+  }
+
+  /**
+   * Writes the `changes` in place of the held text (see `#cutHeld`, `#end`). Where the text has places,
+   * the first goes among the held frames too, after the frames that came before its text (the start of its
+   * place, held until text followed it), and the places the client would get no text in are dropped first
+   * (`TextFrames.tidy`): a place of only a cut call was left empty, which a provider refuses sent back.
+   */
+  #rewrite(changes: readonly TextChange[], flow: StreamFlow): void {
+    const placed = this.#frames.placed === true;
+    if (placed) this.#frames.tidy?.(flow, changes.filter((c) => c.tail !== "").map((c) => c.at));
+    const first = this.#cutHeld(flow, changes.slice(1), placed ? changes[0] : undefined);
+    this.#end(changes, flow, first);
   }
 
   /**
    * The held text without the calls for which `cut` is true (as {@linkcode cutCalls} tidies it, the seams
    * and the ends), in stretches: a held frame of this answer without text (the end of a place, another
-   * kind of output) starts a new one at the next frame with text. Each stretch has where its text starts.
-   * None when the held text is in one stretch.
+   * kind of output) starts a new one at the next frame with text. Each stretch has where its text starts,
+   * and its text: the prose held with the call that falls in it (`prose`, as it came), then what is kept of
+   * the held text (`kept`). The prose counts: held with the call's frame, it may have begun in a place
+   * before the call's, and written all where it began, the call's place was left empty. None when the
+   * held text is in one stretch.
    */
-  #keptStretches(cut: (i: number) => boolean, flow: StreamFlow): TextChange[] {
+  #keptStretches(cut: (i: number) => boolean, flow: StreamFlow): KeptStretch[] {
     const from = this.#watcher.visible.length;
     const held = this.#watcher.held;
+    const proseFrom = this.#prose === "" ? from : this.#heldFrom;
     const starts: number[] = [];
     let text = false;
     let gap = false;
@@ -794,7 +813,7 @@ export class TextCalls {
         gap = text;
         continue;
       }
-      if (gap && at > from && at > (starts.at(-1) ?? from)) starts.push(at);
+      if (gap && at > proseFrom && at > (starts.at(-1) ?? proseFrom)) starts.push(at);
       text = true;
       gap = false;
     }
@@ -809,7 +828,7 @@ export class TextCalls {
       end = c.block.end;
     }
     if (end < from + held.length) kept.push([end, from + held.length]);
-    const bounds = [from, ...starts, from + held.length];
+    const bounds = [proseFrom, ...starts, from + held.length];
     const out = bounds.slice(0, -1).map((at, k) => {
       let piece = "";
       for (const [s, e] of kept) {
@@ -817,17 +836,22 @@ export class TextCalls {
         const b = Math.min(e, bounds[k + 1]);
         if (a < b) piece += held.slice(a - from, b - from);
       }
-      return { at, tail: piece.replace(/\n{3,}/g, "\n\n") };
+      const prose = this.#prose.slice(
+        Math.min(at, from) - proseFrom,
+        Math.min(bounds[k + 1], from) - proseFrom,
+      );
+      return { at, tail: "", prose, kept: piece.replace(/\n{3,}/g, "\n\n") };
     });
     // Trimmed at both ends of the whole, as `cutCalls` trims it.
     for (const k of out) {
-      k.tail = k.tail.trimStart();
-      if (k.tail !== "") break;
+      k.kept = k.kept.trimStart();
+      if (k.kept !== "") break;
     }
     for (const k of [...out].reverse()) {
-      k.tail = k.tail.trimEnd();
-      if (k.tail !== "") break;
+      k.kept = k.kept.trimEnd();
+      if (k.kept !== "") break;
     }
+    for (const k of out) k.tail = k.prose + k.kept;
     return out;
   }
 
@@ -842,14 +866,21 @@ export class TextCalls {
 
   /**
    * The held frames of this answer without their text: the rest of each kept, then, at the frame where
-   * one of the `later` stretches starts, a frame with its text.
+   * one of the `later` stretches starts, a frame with its text; with `first`, a frame with its text at the
+   * first frame whose text is cut. Returns whether `first` was written so.
    */
-  #cutHeld(flow: StreamFlow, later: readonly TextChange[] = []): void {
+  #cutHeld(flow: StreamFlow, later: readonly TextChange[] = [], first?: TextChange): boolean {
     const text = new Map(later.map((k) => [k.at, k.tail]));
     const kept: Held[] = [];
+    let placed = first === undefined;
     for (const h of flow.held) {
       if (!h.written || !this.#owns(h)) kept.push(h);
       else {
+        if (!placed) {
+          placed = true;
+          const raw = first!.tail === "" ? "" : this.#frames.textFrame(first!.tail, this.#answer, first!.at);
+          if (raw !== "") kept.push({ raw, tool: false, answer: this.#answer });
+        }
         if (h.written.rest) kept.push({ ...h.written.rest, answer: this.#answer });
         const tail = h.written.at === undefined ? undefined : text.get(h.written.at);
         if (tail === undefined) continue;
@@ -858,13 +889,14 @@ export class TextCalls {
       }
     }
     flow.setHeld(kept);
+    return first !== undefined && placed;
   }
 
   /**
-   * Sends the first change's tail where the held text began (the others are in the held frames, see
-   * `#cutHeld`), and has frames that repeat the text tell it as changed.
+   * Sends the first change's tail where the held text began, unless it is `sent` among the held frames
+   * (the others are, see `#cutHeld`), and has frames that repeat the text tell it as changed.
    */
-  #end(changes: readonly TextChange[], flow: StreamFlow): void {
+  #end(changes: readonly TextChange[], flow: StreamFlow, sent = false): void {
     const retell = this.#frames.retell;
     if (retell) {
       // Frames that repeat the text (a final snapshot) tell it as the client now has it.
@@ -877,7 +909,7 @@ export class TextCalls {
       }));
     }
     const [first] = changes;
-    if (first.tail !== "") flow.send(this.#frames.textFrame(first.tail, this.#answer, first.at));
+    if (!sent && first.tail !== "") flow.send(this.#frames.textFrame(first.tail, this.#answer, first.at));
   }
 
   /**
@@ -1224,6 +1256,14 @@ export class TextWatches {
   #ordered(): TextCalls[] {
     return this.#sorted().map(([, w]) => w);
   }
+}
+
+/** A stretch of the kept text of a rejected call's held frames (see `TextCalls.#keptStretches`). */
+interface KeptStretch extends TextChange {
+  /** The prose held with the call that falls in this stretch, as it came. */
+  prose: string;
+  /** What is kept of the held text in this stretch, tidied. */
+  kept: string;
 }
 
 /** The answers of a frame that carries a part of none: answer 0's watch reads it. */

@@ -418,7 +418,8 @@ test("guardFetch Anthropic stream: a call written across two text blocks is judg
   assert.equal(texts.join(""), streamed);
   assert.doesNotMatch(streamed, /<tool_call>|"arguments"/);
   assert.match(texts[0], /^Sure\.\n\n[\s\S]*delete_everything/);
-  assert.deepEqual(texts.slice(1), [""]);
+  // Block 1 held only the call's end: it goes, as a body drops it (the API refuses an empty text block).
+  assert.deepEqual(texts.slice(1), []);
 });
 
 test("guardFetch Anthropic: a call written across two text blocks of a whole body is judged and cut, as in a stream", async () => {
@@ -1387,4 +1388,60 @@ test("guardFetch Responses stream withheld: text kept after a refusal item stays
   const streamed = order.join("");
   assert.ok(streamed.indexOf("refusal: I can't.") < streamed.indexOf("Done."), streamed);
   assert.doesNotMatch(streamed, /<tool|"arguments"/);
+});
+
+/** An Anthropic stream of `blocks` (a string: a text block of that text in pieces of 5; null: a thinking block). */
+function anthropicBlocks(blocks: (string | null)[]): unknown[] {
+  const [start, ...rest] = anthropicStream([]) as Record<string, unknown>[];
+  const frames: unknown[] = [start];
+  blocks.forEach((text, index) => {
+    if (text === null) {
+      frames.push(
+        {
+          type: "content_block_start",
+          index,
+          content_block: { type: "thinking", thinking: "", signature: "" },
+        },
+        { type: "content_block_delta", index, delta: { type: "thinking_delta", thinking: "Hmm." } },
+        { type: "content_block_delta", index, delta: { type: "signature_delta", signature: "sig" } },
+        { type: "content_block_stop", index },
+      );
+      return;
+    }
+    frames.push({ type: "content_block_start", index, content_block: { type: "text", text: "" } });
+    for (const piece of splitN(text, Math.ceil(text.length / 5))) {
+      frames.push({ type: "content_block_delta", index, delta: { type: "text_delta", text: piece } });
+    }
+    frames.push({ type: "content_block_stop", index });
+  });
+  return [...frames, ...rest.filter((f) => f.type !== "ping")];
+}
+
+test("guardFetch Anthropic stream: a rejected written call leaves no empty text block, and the prose held with it stays in its block", async () => {
+  // "<" may begin a marker, so block 0's end waits with it, and " Hi" (block 1) is held with the call: it
+  // was all written into block 0, block 1 left empty; block 3 (a call alone) was left empty too. The API
+  // refuses an empty text block in a message sent back, and the body drops both.
+  // (with drop-call, the allowed call in block 1 stays)
+  const blocks = ["Sure <", ` Hi${WRITTEN_GOOD}`, null, WRITTEN_BAD, " Done."];
+  for (const onRejected of ["withhold-turn", "drop-call"] as const) {
+    const message = anthropicMessage(null);
+    message.content = blocks.map((text) =>
+      text === null ? { type: "thinking", thinking: "Hmm.", signature: "sig" } : { type: "text", text }
+    );
+    const body = await gateCompletion({ tools: TOOLS_ANTHROPIC }, message, { onRejected });
+    const bodyContent = (body.response as Record<string, unknown>).content as Record<string, unknown>[];
+    const { value } = await withGuardedServer(
+      () => ({ sse: anthropicBlocks(blocks), named: true }),
+      { onRejected },
+      (server, f) => anthropicRead(new Anthropic({ apiKey: "k", baseURL: server.url, fetch: f })),
+    );
+    const final = value.final;
+    assert.deepEqual(final.content.map((b) => b.type), ["text", "text", "thinking", "text"], onRejected);
+    const texts = blockTexts(final.content);
+    assert.ok(texts.every((t) => t !== ""), JSON.stringify(texts));
+    // Each block's text where the body keeps it (the body's reason has a block of its own at the end).
+    const reason = String(bodyContent.at(-1)!.text);
+    const flat = (s: string) => s.replace(reason, "").replace(/\s+/g, "");
+    assert.deepEqual(texts.map(flat), blockTexts(bodyContent.slice(0, -1)).map(flat), onRejected);
+  }
 });

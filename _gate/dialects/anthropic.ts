@@ -139,6 +139,8 @@ class AnthropicStream implements FrameRouter {
   #flow: StreamFlow | undefined;
   /** On a retry's stream: the blocks the client had before it (see `resume`). */
   #before = 0;
+  /** The text blocks dropped for getting no text once a written call was cut (see `#tidy`). */
+  readonly #gone = new ToolPositions();
   /** An empty text block's start and the pings after it, held until the next frame routed (see `route`). */
   #openings: Held[] = [];
 
@@ -154,9 +156,10 @@ class AnthropicStream implements FrameRouter {
     textFrame: (text, _answer, at) =>
       named({
         type: "content_block_delta",
-        index: this.#places.at(at) ?? 0,
+        index: this.#gone.renumber(this.#places.at(at) ?? 0),
         delta: { type: "text_delta", text },
       }),
+    tidy: (flow, written) => this.#tidy(flow, written),
     frame: (event, from) => reframe(event, from, event.type as string),
     split(event) {
       if (event.type === "message_start") return splitStart(event);
@@ -170,6 +173,32 @@ class AnthropicStream implements FrameRouter {
     },
     size: () => this.#places.size,
   };
+
+  /**
+   * Drops the text blocks whose start is held that get no text once the written calls are cut (none of the
+   * `written` offsets is in them: a block of only a call), and renumbers the held frames after them, as a
+   * body drops a block left empty: the API refuses an empty text block in a message sent back.
+   */
+  #tidy(flow: StreamFlow, written: readonly number[]): void {
+    const kept = new Set(written.map((at) => this.#places.at(at)));
+    for (const h of flow.held) {
+      const e = h.event;
+      if (e && startsText(e) && typeof e.index === "number" && !kept.has(e.index)) this.#gone.add(e.index);
+    }
+    if (this.#gone.size === 0) return;
+    const out: Held[] = [];
+    for (const h of flow.held) {
+      const e = h.event;
+      if (!e || typeof e.index !== "number") out.push(h);
+      else if (!this.#gone.has(e.index)) {
+        const index = this.#gone.renumber(e.index);
+        // (a text frame's `rest`: none, its frames carry only the text)
+        const event = { ...e, index };
+        out.push(index === e.index ? h : { ...h, raw: named(event), event });
+      }
+    }
+    flow.setHeld(out);
+  }
 
   /** Notes the blocks of calls before the text watch sees their frames (it may hold them). */
   note(event: Record<string, unknown>): void {

@@ -256,6 +256,13 @@ export interface TextFrames {
    * `tail`, and the router's {@linkcode FrameRouter.resumePoint}.
    */
   resume?(change: { at: number; tail: string }): TextEnding | undefined;
+  /**
+   * Before the gate writes text in place of the held text of a rejected call: drops the held places (their
+   * start held) that get none, none of the `written` offsets falling in them, and renumbers the frames
+   * after them (and the text frames written next) to close the gap, where a client refuses an empty place
+   * (an Anthropic text block: the API refuses it in a message sent back, and a body drops it).
+   */
+  tidy?(flow: StreamFlow, written: readonly number[]): void;
   /** What the dialect keeps to place the text (see {@linkcode TextPlaces.size}), bounded with the text. */
   size?(): number;
   /**
