@@ -1023,3 +1023,29 @@ test("Gemini withheld: the reason follows text the watch held after a rejected f
     assert.equal(geminiTexts(geminiChunks(value))[0], body, onRejected);
   }
 });
+
+test("gateCompletion Chat: a choice of plain text with an empty tool_calls (vLLM) goes as it came when another choice's call is rejected", async () => {
+  const body = chatCompletion(null, [{ name: "delete_everything", args: {} }]);
+  const plain = { role: "assistant", content: "It is sunny.", refusal: null, tool_calls: [] };
+  const choices = body.choices as Record<string, unknown>[];
+  choices.push({ index: 1, message: plain, logprobs: null, finish_reason: "stop" });
+  const gated = await gateCompletion({ tools: TOOLS_OPENAI }, body);
+  assert.equal(gated.verdict.allowed, false);
+  const [rewritten, kept] = (gated.response as Record<string, unknown>).choices as Record<string, unknown>[];
+  assert.match(String((rewritten.message as Record<string, unknown>).content), /delete_everything/);
+  // It had no call to lose: no reason, and its message as it came (as the stream gives it).
+  assert.deepEqual(kept, choices[1]);
+});
+
+test("gateCompletion Gemini: a candidate that is no object keeps its place, as the stream keeps it", async () => {
+  const bad = { functionCall: { name: "delete_everything", args: {} } };
+  const answer = (calls: boolean) => ({ content: { role: "model", parts: [calls ? bad : { text: "Hi." }] } });
+  for (const onRejected of ["withhold-turn", "drop-call"] as const) {
+    const body = { candidates: [null, answer(true), answer(false)] };
+    const gated = await gateCompletion({ tools: GEMINI_TOOLS }, body, { dialect: "gemini", onRejected });
+    const [none, rewritten, kept] = (gated.response as Record<string, unknown>).candidates as unknown[];
+    assert.equal(none, null, onRejected);
+    assert.match(JSON.stringify(rewritten), /delete_everything/, onRejected);
+    assert.deepEqual(kept, body.candidates[2], onRejected);
+  }
+});
