@@ -171,8 +171,9 @@ export interface FrameRouter {
   endsDropped?(dropped: readonly Held[]): string;
   /**
    * Sends the frames held only until text follows them (an Anthropic text block's start), before the text
-   * watch writes text in their place (a reason, the prose held before a call): a retry that drops the
-   * text drops them too, and the client keeps no empty block (see `AnthropicStream.route`).
+   * watch sends text in their place (the reason of a failed watch, the prose held before a call a retry
+   * drops): a retry that drops the text drops them too, and the client keeps no empty block (see
+   * `AnthropicStream.route`). A rejected written call's text goes among the held frames instead.
    */
   sendOpenings?(flow: StreamFlow): void;
   /**
