@@ -1445,3 +1445,53 @@ test("guardFetch Anthropic stream: a rejected written call leaves no empty text 
     assert.deepEqual(texts.map(flat), blockTexts(bodyContent.slice(0, -1)).map(flat), onRejected);
   }
 });
+
+test("guardFetch Cohere stream: a rejected written call leaves no empty text block, and the prose held with it stays in its block", async () => {
+  // As the Anthropic stream's: block 2 held only a call, block 1's start went out before its text was held.
+  const texts = ["Sure <", ` Hi${WRITTEN_GOOD}`, WRITTEN_BAD, " Done."];
+  const [start, , , , end] = cohereWritten("x");
+  const frames = [
+    start,
+    ...texts.flatMap((text, index) => [
+      { type: "content-start", index, delta: { message: { content: { type: "text", text: "" } } } },
+      ...splitN(text, Math.ceil(text.length / 5)).map((t) => ({
+        type: "content-delta",
+        index,
+        delta: { message: { content: { text: t } } },
+      })),
+      { type: "content-end", index },
+    ]),
+    end,
+  ];
+  for (const onRejected of ["withhold-turn", "drop-call"] as const) {
+    const body = await gateCompletion({ tools: TOOLS_OPENAI }, {
+      id: "c1",
+      finish_reason: "COMPLETE",
+      message: { role: "assistant", content: texts.map((text) => ({ type: "text", text })) },
+    }, { dialect: "cohere", onRejected });
+    const bodyContent = ((body.response as Record<string, unknown>).message as Record<string, unknown>)
+      .content as Record<string, unknown>[];
+    const { value: wire } = await withGuardedServer(
+      () => ({ sse: frames, named: true }),
+      { onRejected },
+      async (
+        server,
+        f,
+      ) =>
+        await (await f(`${server.url}/v2/chat`, {
+          method: "POST",
+          body: JSON.stringify({ model: "command-r", messages, stream: true, tools: TOOLS_OPENAI }),
+        })).text(),
+    );
+    const blocks: string[] = [];
+    for (const line of wire.split("\n").filter((l) => l.startsWith("data: "))) {
+      const e = JSON.parse(line.slice(6));
+      if (e.type === "content-start") blocks[e.index] = "";
+      if (e.type === "content-delta") blocks[e.index] += e.delta.message.content.text;
+    }
+    assert.ok(blocks.every((t) => t !== ""), `${onRejected}: ${JSON.stringify(blocks)}`);
+    const reason = String(bodyContent.at(-1)!.text);
+    const flat = (s: string) => s.replace(reason, "").replace(/\s+/g, "");
+    assert.deepEqual(blocks.map(flat), blockTexts(bodyContent.slice(0, -1)).map(flat), onRejected);
+  }
+});

@@ -13,8 +13,10 @@ import {
   callCounter,
   type CompletionBody,
   type Dialect,
+  dropEmptyBlocks,
   type FrameRouter,
   type Held,
+  Openings,
   type ResumePoint,
   type SplitCalls,
   type StreamFlow,
@@ -142,7 +144,7 @@ class AnthropicStream implements FrameRouter {
   /** The text blocks dropped for getting no text once a written call was cut (see `#tidy`). */
   readonly #gone = new ToolPositions();
   /** An empty text block's start and the pings after it, held until the next frame routed (see `route`). */
-  #openings: Held[] = [];
+  readonly #openings = new Openings();
 
   /**
    * The SDK appends each `text_delta` to the text of its block and keeps the text a `content_block_start`
@@ -180,24 +182,11 @@ class AnthropicStream implements FrameRouter {
    * body drops a block left empty: the API refuses an empty text block in a message sent back.
    */
   #tidy(flow: StreamFlow, written: readonly number[]): void {
-    const kept = new Set(written.map((at) => this.#places.at(at)));
-    for (const h of flow.held) {
-      const e = h.event;
-      if (e && startsText(e) && typeof e.index === "number" && !kept.has(e.index)) this.#gone.add(e.index);
-    }
-    if (this.#gone.size === 0) return;
-    const out: Held[] = [];
-    for (const h of flow.held) {
-      const e = h.event;
-      if (!e || typeof e.index !== "number") out.push(h);
-      else if (!this.#gone.has(e.index)) {
-        const index = this.#gone.renumber(e.index);
-        // (a text frame's `rest`: none, its frames carry only the text)
-        const event = { ...e, index };
-        out.push(index === e.index ? h : { ...h, raw: named(event), event });
-      }
-    }
-    flow.setHeld(out);
+    dropEmptyBlocks(flow, new Set(written.map((at) => this.#places.at(at))), {
+      opens: startsText,
+      gone: this.#gone,
+      wire: named,
+    });
   }
 
   /** Notes the blocks of calls before the text watch sees their frames (it may hold them). */
@@ -306,10 +295,10 @@ class AnthropicStream implements FrameRouter {
       // watch's answer, so that its releases keep it first: a call written at the block's start, cut
       // with a retry, takes the block with it, where the client kept an empty text block (which the API
       // refuses in a message sent back).
-      if (this.#openings.length > 0 && type === "ping") return this.#holdOpening({ raw, event }, flow);
+      if (this.#openings.waiting && type === "ping") return this.#openings.hold({ raw, event }, flow);
       this.sendOpenings(flow);
       if (startsText(event) && !bringsText(event.content_block)) {
-        return this.#holdOpening({ raw, event }, flow);
+        return this.#openings.hold({ raw, event }, flow);
       }
       if (type === "content_block_delta") flow.sawText();
       return flow.send(raw);
@@ -322,22 +311,9 @@ class AnthropicStream implements FrameRouter {
     flow.hold({ raw, event, tool: this.#tools.has(index) || unplaced });
   }
 
-  /** Holds a frame until the next one routed, or until the watch lets out or drops what it holds. */
-  #holdOpening(frame: { raw: string; event: Record<string, unknown> }, flow: StreamFlow): void {
-    const held: Held = { ...frame, tool: false, answer: 0 };
-    this.#openings.push(held);
-    flow.hold(held);
-  }
-
   /** Sends the held openings the watch has not let out or dropped since (see `FrameRouter.sendOpenings`). */
   sendOpenings(flow: StreamFlow): void {
-    if (this.#openings.length === 0) return;
-    const openings = new Set(this.#openings);
-    this.#openings = [];
-    const out = flow.held.filter((h) => openings.has(h));
-    if (out.length === 0) return;
-    flow.setHeld(flow.held.filter((h) => !openings.has(h)));
-    for (const h of out) flow.send(h.raw);
+    this.#openings.send(flow);
   }
 
   replace(reason: string, _calls: unknown, flow: StreamFlow): void {

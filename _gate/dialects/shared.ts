@@ -442,6 +442,73 @@ export class ToolPositions {
 }
 
 /**
+ * The starts of empty text blocks (Anthropic, Cohere), each held until the next frame routed: a call
+ * written at a block's start, cut with a retry or a rejection, then takes the block with it, where the client
+ * kept an empty text block (which the APIs refuse in a message sent back). The frames held after a start
+ * until it goes (Anthropic's pings) are held with it.
+ */
+export class Openings {
+  #held: Held[] = [];
+
+  /** True while a start waits. */
+  get waiting(): boolean {
+    return this.#held.length > 0;
+  }
+
+  /** Holds a frame until the next one routed, or until the watch lets out or drops what it holds. */
+  hold(frame: { raw: string; event: Record<string, unknown> }, flow: StreamFlow): void {
+    const held: Held = { ...frame, tool: false, answer: 0 };
+    this.#held.push(held);
+    flow.hold(held);
+  }
+
+  /** Sends the held openings the watch has not let out or dropped since (see `FrameRouter.sendOpenings`). */
+  send(flow: StreamFlow): void {
+    if (this.#held.length === 0) return;
+    const openings = new Set(this.#held);
+    this.#held = [];
+    const out = flow.held.filter((h) => openings.has(h));
+    if (out.length === 0) return;
+    flow.setHeld(flow.held.filter((h) => !openings.has(h)));
+    for (const h of out) flow.send(h.raw);
+  }
+}
+
+/**
+ * Drops the held text blocks that get no text once the calls written into the text are cut (see
+ * `TextFrames.tidy`): each whose start (`opens`) is held and whose index is not in `kept`, noted in `gone`,
+ * with every frame addressed to it; the frames after it are renumbered (`wire` gives an event's wire text
+ * in place of a held frame), as a body drops a text block left empty.
+ */
+export function dropEmptyBlocks(
+  flow: StreamFlow,
+  kept: ReadonlySet<number | undefined>,
+  { opens, gone, wire }: {
+    opens: (event: Record<string, unknown>) => boolean;
+    gone: ToolPositions;
+    wire: (event: Record<string, unknown>, from: Held) => string;
+  },
+): void {
+  for (const h of flow.held) {
+    const e = h.event;
+    if (e && opens(e) && typeof e.index === "number" && !kept.has(e.index)) gone.add(e.index);
+  }
+  if (gone.size === 0) return;
+  const out: Held[] = [];
+  for (const h of flow.held) {
+    const e = h.event;
+    if (!e || typeof e.index !== "number") out.push(h);
+    else if (!gone.has(e.index)) {
+      // (a text frame's `rest`: none, a block's text frames carry only the text)
+      const index = gone.renumber(e.index);
+      const event = { ...e, index };
+      out.push(index === e.index ? h : { ...h, raw: wire(event, h), event });
+    }
+  }
+  flow.setHeld(out);
+}
+
+/**
  * The ends (events of type `end`) among `dropped` of blocks whose start (type `start`, by `index`) is not
  * among them, as they came, in order: see {@linkcode FrameRouter.endsDropped}.
  */
