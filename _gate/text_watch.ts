@@ -432,18 +432,31 @@ export function blocksPart(calls: readonly ExtractedToolCall[], gone: (i: number
   return true;
 }
 
-/** Removes the markup of every call written into a text and tidies the seams. */
-export function cutCalls(text: string, calls: ExtractedToolCall[] = extractToolCalls(text)): string {
+/**
+ * Removes the markup of every call written into a text and tidies what follows the first: the text before
+ * it stays as it came, white space and all, as a stream let it out before the call began (a body that
+ * trimmed it read otherwise than the stream of the same answer); what follows is trimmed at its end, and at
+ * its start where nothing was said before it (`said`: default, whether the text before the first call
+ * holds more than white space).
+ */
+export function cutCalls(
+  text: string,
+  calls: ExtractedToolCall[] = extractToolCalls(text),
+  said?: boolean,
+): string {
   if (calls.length === 0) return text;
+  const first = calls[0].block.start;
+  const before = text.slice(0, first);
   let out = "";
-  let at = 0;
+  let at = first;
   for (const c of calls) {
     if (c.block.start < at) continue; // several calls in one block
     out += text.slice(at, c.block.start);
     at = c.block.end;
   }
   out += text.slice(at);
-  return out.replace(/\n{3,}/g, "\n\n").trim();
+  const rest = out.replace(/\n{3,}/g, "\n\n").trimEnd();
+  return before + ((said ?? before.trim() !== "") ? rest : rest.trimStart());
 }
 
 /**
@@ -460,6 +473,7 @@ export function cutJoined(
   const out: string[] = [];
   let start = 0;
   let first = 0; // the first call whose markup may reach this text (calls are in text order)
+  let said = false;
   for (const text of texts) {
     const end = start + text.length;
     while (first < calls.length && calls[first].block.end <= start) first++;
@@ -472,7 +486,12 @@ export function cutJoined(
         block: { start: Math.max(block.start, start) - start, end: Math.min(block.end, end) - start },
       });
     }
-    out.push(touching.length > 0 ? cutCalls(text, touching) : text);
+    // (what follows a call keeps its start where the texts before said something, as in one text)
+    const kept: string = touching.length > 0
+      ? cutCalls(text, touching, said || text.slice(0, touching[0].block.start).trim() !== "")
+      : text;
+    said ||= kept.trim() !== "";
+    out.push(kept);
     start = end;
   }
   return out;
@@ -727,6 +746,7 @@ export class TextCalls {
         ...c,
         block: { start: Math.max(0, c.block.start - from), end: c.block.end - from },
       })),
+      this.#watcher.hasText,
     );
   }
 
@@ -762,8 +782,8 @@ export class TextCalls {
       rest = "";
       stretches = stretches.map((k) => ({ at: k.at, tail: k.prose, prose: k.prose, kept: "" }));
     }
-    if (this.#prose !== "") flow.sawText(this.#answer);
-    const later = stretches.slice(1).filter((k) => k.tail !== "");
+    if (this.#prose.trim() !== "") flow.sawText(this.#answer);
+    const later = stretches.slice(1).filter((k) => k.tail.trim() !== "");
     if (later.length === 0) {
       const lead = rest !== "" ? `${rest}\n\n` : w.hasText ? "\n\n" : "";
       return this.#rewrite([{ at: this.#heldFrom, tail: this.#prose + lead + judgement.reason }], flow);
@@ -785,7 +805,7 @@ export class TextCalls {
    */
   #rewrite(changes: readonly TextChange[], flow: StreamFlow): void {
     const placed = this.#frames.placed === true;
-    if (placed) this.#frames.tidy?.(flow, changes.filter((c) => c.tail !== "").map((c) => c.at));
+    if (placed) this.#frames.tidy?.(flow, changes.filter((c) => c.tail.trim() !== "").map((c) => c.at));
     const first = this.#cutHeld(flow, changes.slice(1), placed ? changes[0] : undefined);
     this.#end(changes, flow, first);
   }
@@ -842,8 +862,8 @@ export class TextCalls {
       );
       return { at, tail: "", prose, kept: piece.replace(/\n{3,}/g, "\n\n") };
     });
-    // Trimmed at both ends of the whole, as `cutCalls` trims it.
-    for (const k of out) {
+    // Trimmed as `cutCalls` trims it: at the end of the whole, at its start where nothing was said before.
+    for (const k of this.#watcher.hasText ? [] : out) {
       k.kept = k.kept.trimStart();
       if (k.kept !== "") break;
     }
@@ -941,11 +961,14 @@ export class TextCalls {
 
   /**
    * A marker (or a JSON opening) was found in the queued text: the queued frames are held whole, the
-   * prose before the marker with them (white space before it is dropped with a rejected call, as ever).
+   * prose before the marker with them, white space too: let out in a frame of its own, it reached the
+   * client, and a body keeps the text before a call as it came (see `cutCalls`).
    */
   #startHold(flow: StreamFlow): void {
     const queue = this.#queue;
-    if (this.#unsent.trim() !== "") this.#prose = this.#unsent;
+    // (where text has places, blank prose would leave a block of white space alone, which Anthropic
+    // refuses sent back: it goes with the call, as a body drops a block the cut left blank)
+    this.#prose = this.#frames.placed && this.#unsent.trim() === "" ? "" : this.#unsent;
     this.#heldFrom = this.#watcher.visible.length - this.#unsent.length;
     this.#queue = [];
     this.#queuedSize = 0;
@@ -981,7 +1004,7 @@ export class TextCalls {
     if (w.holding) {
       // JSON that is no call, then what may be one: the frames stay held, the JSON is prose held with them.
       const prose = w.visible.slice(this.#heldFrom);
-      if (prose.trim() !== "") this.#prose = prose;
+      this.#prose = prose;
       return this.#maybeRelease(flow);
     }
     this.#prose = "";

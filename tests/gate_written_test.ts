@@ -438,7 +438,8 @@ test("guardFetch Anthropic: a call written across two text blocks of a whole bod
   });
   const texts = got.content.map((b) => (b.type === "text" ? b.text : b.type));
   assert.doesNotMatch(texts.join(""), /<tool_call>|"arguments"|<\/tool_call>/);
-  assert.deepEqual(texts.slice(0, 2), ["Sure.", "Done."]); // each block keeps what is not the call
+  // Each block keeps what is not the call, the text around it as a stream sends it.
+  assert.deepEqual(texts.slice(0, 2), ["Sure.\n", "\nDone."]);
   assert.match(texts[2], /delete_everything/); // named in the reason
   assert.equal(got.stop_reason, "end_turn");
   const [event] = provider.events;
@@ -461,7 +462,7 @@ test("guardFetch Anthropic: a call written across two text blocks of a whole bod
       }),
   );
   const kept = value.content.map((b) => (b.type === "text" ? b.text : b.type));
-  assert.equal(kept[0], WRITTEN_GOOD);
+  assert.equal(kept[0], `${WRITTEN_GOOD}\n`); // (the text before the cut call as it came)
   assert.equal(kept.length, 2); // the second block was only the rejected call's end; then the reason
   assert.doesNotMatch(kept.join(""), /"name": "delete_everything"/);
 });
@@ -1073,7 +1074,7 @@ test("guardFetch Chat stream, a turn withheld: JSON in prose that names no decla
   for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? "";
   assert.equal(provider.events[0].verdict.allowed, false);
   assert.doesNotMatch(text, /<tool_call>/);
-  assert.ok(text.startsWith(`Sure.\nYour record is ${data}.\n\ntoolguard stopped`), text);
+  assert.ok(text.startsWith(`Sure.\n\nYour record is ${data}.\n\ntoolguard stopped`), text);
 });
 
 test("guardFetch Chat stream: a call after harmony reasoning far into a long answer is held, wherever the look-back is cut", async () => {
@@ -1157,7 +1158,7 @@ test("guardFetch Cohere stream withheld: text after a call begun at a block's en
   );
   assert.equal(provider.events[0].verdict.allowed, false);
   assert.doesNotMatch(text, /\{"name": "get_weather"/);
-  assert.match(text, /^Let me e": "get_weather", "arguments": \{"city": 9\}\}\n\ntoolguard stopped/);
+  assert.match(text, /^Let me  e": "get_weather", "arguments": \{"city": 9\}\}\n\ntoolguard stopped/);
 });
 
 /** The texts of an Anthropic message, a Cohere v2 message or a Responses message item (its `content`). */
@@ -1185,7 +1186,7 @@ test("guardFetch Responses stream: a marker begun at a message's end is held acr
   const body = await gateCompletion({ tools: TOOLS_RESPONSES }, final);
   const bodyText = ((body.response as Record<string, unknown>).output as Record<string, unknown>[])
     .flatMap((o) => o.type === "message" ? blockTexts(o.content as unknown[]) : []).join("");
-  assert.match(bodyText, /^Sure\.Done\.toolguard stopped/);
+  assert.match(bodyText, /^Sure\.\n\nDone\.toolguard stopped/);
   provider.reply({ sse: frames, named: true });
   const stream = openai().responses.stream({
     model: "m",
@@ -1217,7 +1218,7 @@ test("guardFetch Anthropic and Cohere streams: a marker begun at a text block's 
   message.content = [{ type: "text", text: first }, { type: "text", text: second }];
   const body = await gateCompletion({ tools: TOOLS_ANTHROPIC }, message);
   const bodyText = blockTexts((body.response as Record<string, unknown>).content as unknown[]).join("");
-  assert.match(bodyText, /^Sure\.Done\.toolguard stopped/);
+  assert.match(bodyText, /^Sure\.\n\nDone\.toolguard stopped/);
   const flat = (s: string) => s.replace(/\s+/g, "");
   provider.reply({ sse: anthropicFrames, named: true });
   const { streamed, final } = await anthropicRead();
@@ -1494,4 +1495,34 @@ test("guardFetch Cohere stream: a rejected written call leaves no empty text blo
     const flat = (s: string) => s.replace(reason, "").replace(/\s+/g, "");
     assert.deepEqual(blocks.map(flat), blockTexts(bodyContent.slice(0, -1)).map(flat), onRejected);
   }
+});
+
+test("guardFetch Chat and Anthropic: white space before a rejected call reads the same streamed and whole", async () => {
+  // It reached the client before the call began, where the body trimmed it away: " toolguard …" streamed
+  // read "toolguard …" whole; blank text alone counted as said, and a blank line went before the reason.
+  const bad = { name: "delete_everything", args: {} };
+  const chat = async (body: Record<string, unknown>, sse: unknown[]) => {
+    const whole = await gateCompletion({ tools: TOOLS_OPENAI }, body);
+    const choices = (whole.response as { choices: { message: { content: string } }[] }).choices;
+    provider.reply({ sse });
+    const stream = await openai().chat.completions.create({
+      model: "m",
+      messages,
+      tools: TOOLS_OPENAI as never,
+      stream: true,
+    });
+    let streamed = "";
+    for await (const chunk of stream) streamed += chunk.choices[0]?.delta?.content ?? "";
+    return { streamed, whole: choices[0].message.content };
+  };
+  for (const prose of [" ", "\n", "Sure. ", "Sure.\n"]) {
+    const written = await chat(chatCompletion(prose + WRITTEN_BAD), chatStream([prose, WRITTEN_BAD]));
+    assert.equal(written.streamed, written.whole, JSON.stringify(prose));
+    const native = await chat(chatCompletion(prose, [bad]), chatStream([prose], [bad]));
+    assert.equal(native.streamed, native.whole, JSON.stringify(prose));
+  }
+  // Anthropic: the reason's block opens on no blank line after a block of white space alone.
+  provider.reply({ sse: anthropicStream([" "], [bad]), named: true });
+  const { final } = await anthropicRead();
+  assert.match(blockTexts(final.content).at(-1)!, /^toolguard stopped/);
 });

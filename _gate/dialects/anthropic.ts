@@ -15,6 +15,7 @@ import {
   type Dialect,
   dropEmptyBlocks,
   type FrameRouter,
+  hasWords,
   type Held,
   Openings,
   type ResumePoint,
@@ -73,8 +74,9 @@ const body: CompletionBody = {
     for (const block of body.content as unknown[]) {
       if (isRecord(block) && block.type === "tool_use") continue;
       if (fromText && isRecord(block) && block.type === "text" && typeof block.text === "string") {
+        // (a block left blank goes: the API refuses a text block of white space alone sent back)
         const text = cut(block.text);
-        if (text !== "") content.push({ ...block, text });
+        if (text.trim() !== "") content.push({ ...block, text });
       } else content.push(block);
     }
     content.push({ type: "text", text: reason });
@@ -300,7 +302,10 @@ class AnthropicStream implements FrameRouter {
       if (startsText(event) && !bringsText(event.content_block)) {
         return this.#openings.hold({ raw, event }, flow);
       }
-      if (type === "content_block_delta") flow.sawText();
+      // (white space alone says nothing, nor does thinking: the reason then needs no blank line before it)
+      if (type === "content_block_delta" && isRecord(event.delta) && hasWords(event.delta.text)) {
+        flow.sawText();
+      }
       return flow.send(raw);
     }
     const index = typeof event.index === "number" ? event.index : -1;

@@ -15,6 +15,7 @@ import {
   type Dialect,
   dropEmptyBlocks,
   type FrameRouter,
+  hasWords,
   type Held,
   Openings,
   type ResumePoint,
@@ -50,11 +51,11 @@ const body: CompletionBody = {
     delete message.tool_calls;
     const content = Array.isArray(m.content) ? m.content : [];
     message.content = [
-      // A text part the cut left empty goes, as in a stream (and as Anthropic's body drops such a block).
+      // A text part the cut left blank goes, as in a stream (and as Anthropic's body drops such a block).
       ...content.flatMap((p) => {
         if (!fromText || !isRecord(p) || p.type !== "text" || typeof p.text !== "string") return [p];
         const text = cut(p.text);
-        return text === "" ? [] : [{ ...p, text }];
+        return text.trim() === "" ? [] : [{ ...p, text }];
       }),
       { type: "text", text: reason },
     ];
@@ -237,7 +238,14 @@ class CohereStream implements FrameRouter {
       if (type === "content-start" && isTextStart(event) && startText(event) === "") {
         return this.#openings.hold({ raw, event }, flow);
       }
-      if (type === "content-delta" || type === "tool-plan-delta") flow.sawText();
+      // (white space alone says nothing: the reason then needs no blank line before it)
+      const message = deltaMessage(event);
+      const said = type === "tool-plan-delta"
+        ? message.tool_plan
+        : isRecord(message.content)
+        ? message.content.text
+        : undefined;
+      if ((type === "content-delta" || type === "tool-plan-delta") && hasWords(said)) flow.sawText();
       return flow.send(raw);
     }
     flow.hold({ raw, event, tool: false });

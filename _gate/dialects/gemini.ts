@@ -84,8 +84,8 @@ const body: CompletionBody = {
         if (read ? kept.every((p, i) => p.text === ps[i].text) : kept.length === ps.length) return c;
         // A client joins the parts as they come: the reason follows the answer's text after a blank line,
         // as in a stream, not glued to it.
+        // (the text stays as it came, its white space too: a stream sent it, see `joinText`)
         const last = kept.findLastIndex(saysWords);
-        if (last >= 0) kept[last] = { ...kept[last], text: (kept[last].text as string).trimEnd() };
         return withParts(c, () => [...kept, { text: last < 0 ? reason : `\n\n${reason}` }]);
       }),
     };
@@ -104,7 +104,6 @@ const body: CompletionBody = {
           // while the calls wait, the reason comes before the kept calls) and as a withheld body puts it: a
           // part ahead of the text read "reason, then text" where the stream read "text, then reason".
           const last = kept.findLastIndex(saysWords);
-          if (last >= 0) kept[last] = { ...kept[last], text: (kept[last].text as string).trimEnd() };
           kept.splice(kept.findLastIndex((p) => !isCall(p)) + 1, 0, {
             text: last >= 0 ? `\n\n${reason}` : reason,
           });

@@ -571,9 +571,17 @@ export function pick(obj: Record<string, unknown>, keys: readonly string[]): Rec
   return out;
 }
 
-/** `reason` after the text that stays, on a new paragraph. */
+/** True for text that holds more than white space (what counts as said before a reason). */
+export function hasWords(text: unknown): boolean {
+  return typeof text === "string" && text.trim() !== "";
+}
+
+/**
+ * `reason` after the text that stays, on a new paragraph after text that says something. The text stays as
+ * it came, its white space too: a stream sent it before the calls were judged, and cannot take it back.
+ */
 export function joinText(before: string, reason: string): string {
-  return before.trim() === "" ? reason : `${before.trimEnd()}\n\n${reason}`;
+  return before.trim() === "" ? before + reason : `${before}\n\n${reason}`;
 }
 
 /**
