@@ -11,7 +11,6 @@
 // instead of one round per level of the import chain. In the order they run; scripts/check_imports.ts
 // (`deno task check`) fails when one is missing or not needed.
 import "../_extract/text.ts";
-import "../_extract/reasoning.ts";
 import "../_extract/scan.ts";
 import "../_common/pointer.ts";
 import "../_extract/literal.ts";
@@ -41,6 +40,7 @@ import {
   SHAPE_TAILS,
 } from "../_extract/watch.ts";
 import { lazy } from "../_common/lazy.ts";
+import { PAIRS } from "../_extract/reasoning.ts";
 import type { AssembledToolCall, StreamDialect } from "./calls.ts";
 import type { Held, StreamFlow, TextChange, TextEnding, TextFrames, TextPart } from "./dialects/shared.ts";
 
@@ -111,6 +111,16 @@ export class TextWatcher {
   #fences = 0;
   /** Inside the language line of a fence opened in the released text (backticks there open no fence). */
   #languageLine = false;
+  /**
+   * Set once the answer began: text outside the reasoning blocks it opens with (`<think>…</think>`) that
+   * is not white space. Until then a message may still open with JSON: the extractor reads the answer
+   * after such reasoning as it reads a whole message.
+   */
+  #answerBegun = false;
+  /** Inside a reasoning block the answer opens with: its closer. */
+  #leadCloser: string | undefined;
+  /** The end of the text read for `#leadStart` that may begin a reasoning token (`<thi`), or its closer. */
+  #leadTail = "";
 
   /**
    * Creates a watcher. With `json: false` (a request that declares no tools), a message that opens with
@@ -153,9 +163,18 @@ export class TextWatcher {
       this.#lookBack = begun.back;
       return "";
     }
+    const lead = this.#answerBegun ? -1 : this.#leadStart(text, s);
     if (this.#json && !this.#seenText) {
       const opened = this.#opening(s);
       if (opened !== undefined) return opened;
+    }
+    if (
+      this.#json && lead >= 0 && (lead > 0 || this.#seenText) && /^\s*(\{|\[\s*(\{|$))/.test(s.slice(lead))
+    ) {
+      // The answer opens with JSON after the reasoning it began with: held as a message that opens with it
+      // (let out, a call's start glued to the call the judge read reached the client, where a body cuts it)
+      this.#release(s.slice(0, lead));
+      return s.slice(0, lead) + this.#opening(s.slice(lead))!;
     }
     const found = this.#findMarker(s);
     if (found.ambiguous) {
@@ -167,6 +186,43 @@ export class TextWatcher {
     const cut = found.cut;
     if (cut >= 0) return this.#holdFrom(s, cut);
     return this.#keepTail(s);
+  }
+
+  /**
+   * Reads `text` (the end of `s`, the rest of which was read before) for where the answer begins: its offset
+   * in `s`, or -1 while all of it is reasoning the answer opens with or white space (see `#answerBegun`).
+   */
+  #leadStart(text: string, s: string): number {
+    const t = this.#leadTail + text;
+    const base = s.length - t.length; // (where `t` starts in `s`; below 0 when the tail was let out)
+    let i = 0;
+    for (;;) {
+      if (this.#leadCloser !== undefined) {
+        const j = t.indexOf(this.#leadCloser, i);
+        if (j < 0) {
+          this.#leadTail = t.slice(Math.max(i, t.length - this.#leadCloser.length + 1));
+          return -1;
+        }
+        i = j + this.#leadCloser.length;
+        this.#leadCloser = undefined;
+        continue;
+      }
+      while (i < t.length && /\s/.test(t[i])) i++;
+      const rest = t.slice(i);
+      const pair = PAIRS.find(([open]) => rest.startsWith(open));
+      if (pair) {
+        this.#leadCloser = pair[1];
+        i += pair[0].length;
+        continue;
+      }
+      if (rest === "" || PAIRS.some(([open]) => open.startsWith(rest))) {
+        this.#leadTail = rest;
+        return -1;
+      }
+      this.#answerBegun = true;
+      this.#leadTail = "";
+      return Math.max(0, base + i);
+    }
   }
 
   /** Releases a held ambiguous tail (the stream moved on, so it cannot become a marker). */

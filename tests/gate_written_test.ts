@@ -1526,3 +1526,33 @@ test("guardFetch Chat and Anthropic: white space before a rejected call reads th
   const { final } = await anthropicRead();
   assert.match(blockTexts(final.content).at(-1)!, /^toolguard stopped/);
 });
+
+test("guardFetch Responses stream: JSON the answer opens with after its reasoning is held, as a body reads it with the call glued to it", async () => {
+  // An object naming no declared tool, glued to a rejected call in the next message: the extractor reads
+  // the JSON run as the answer's calls and a body cuts it all; the stream let the object out (it came after
+  // `<think>…</think>`, so the message did not seem to open with JSON).
+  const other = '{"name": "delete_everything", "arguments": {"path": "/"}}';
+  const bad = '{"name": "get_weather", "arguments": {"city": "Oslo", "units": "kelvin"}}';
+  const item = (text: string, n: number) =>
+    (responsesStream([text]) as Record<string, unknown>[]).slice(1, -1).map((e) =>
+      JSON.parse(
+        JSON.stringify(e).replaceAll('"msg_1"', `"msg_${n}"`).replaceAll(
+          '"output_index":0',
+          `"output_index":${n}`,
+        ),
+      )
+    );
+  const one = responsesStream([""]) as Record<string, unknown>[];
+  const events = [...item(`<think>a</think>\n\n${other}`, 0), ...item(bad, 1)];
+  const output = events.filter((e) => e.type === "response.output_item.done").map((e) => e.item);
+  const final = { ...(one.at(-1)!.response as Record<string, unknown>), output };
+  const frames = [one[0], ...events, { type: "response.completed", response: final }]
+    .map((e, i) => ({ ...e, sequence_number: i }));
+  const body = await gateCompletion({ tools: TOOLS_RESPONSES }, final);
+  assert.equal(body.verdict.allowed, false);
+  assert.doesNotMatch(JSON.stringify(body.response), /delete_everything/);
+  provider.reply({ sse: frames, named: true });
+  const { streamed, final: got } = await responsesRead();
+  assert.doesNotMatch(streamed, /delete_everything/);
+  assert.doesNotMatch(got, /delete_everything/);
+});
