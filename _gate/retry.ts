@@ -85,7 +85,16 @@ type Builder = (request: Record<string, unknown>, turn: RejectedTurn, feedback: 
  * back as structured calls too, and a model shown its call twice tends to write it again.
  */
 function spoken(text: string, turn: RejectedTurn): string {
-  return turn.fromText ? cutCalls(text) : text;
+  return turn.fromText ? tidied([text], [cutCalls(text)])[0] : text;
+}
+
+/**
+ * The `cut` texts of `texts` trimmed where a call was cut from them: the text before a call stays as it
+ * came in what the client gets (a stream sent it), but the model is sent its words, and Anthropic refuses a
+ * text block of white space alone.
+ */
+function tidied(texts: readonly string[], cut: readonly string[]): string[] {
+  return cut.map((t, i) => t === texts[i] ? t : t.trim());
 }
 
 /**
@@ -108,7 +117,8 @@ function spokenParts(
   isAnswerText: (part: Record<string, unknown>) => boolean = isTextBlock,
 ): unknown[] {
   if (!turn.fromText) return [...parts];
-  const said = cutJoined(parts.filter((p) => isAnswer(p, isAnswerText)).map((p) => p.text));
+  const texts = parts.filter((p) => isAnswer(p, isAnswerText)).map((p) => p.text);
+  const said = tidied(texts, cutJoined(texts));
   let next = 0;
   return parts.flatMap((p) => {
     if (!isAnswer(p, isAnswerText)) return [p];
@@ -138,11 +148,11 @@ function spokenItems(items: readonly unknown[], turn: RejectedTurn): unknown[] {
   const isMessage = (item: unknown): item is Record<string, unknown> & { content: unknown[] } =>
     isRecord(item) && item.type === "message" && Array.isArray(item.content);
   const isOutputText = (p: Record<string, unknown>) => p.type === "output_text";
-  const said = cutJoined(
-    items.filter(isMessage).flatMap((item) => item.content.filter((p) => isAnswer(p, isOutputText))).map((
-      p,
-    ) => (p as { text: string }).text),
-  );
+  const texts = items.filter(isMessage).flatMap((item) =>
+    item.content.filter((p) => isAnswer(p, isOutputText))
+  )
+    .map((p) => (p as { text: string }).text);
+  const said = tidied(texts, cutJoined(texts));
   let next = 0;
   return items.flatMap((item) => {
     if (!isMessage(item)) return [item];

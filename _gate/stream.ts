@@ -568,7 +568,8 @@ export class StreamGate {
       calls = [...first.calls, ...written];
       judgement = await this.#judge(calls);
       if (!judgement.verdict.allowed) {
-        this.#router.sendOpenings?.(flow);
+        // (no `sendOpenings`: only Anthropic holds openings, and its one answer carries no written call
+        // beside native ones: `settle` reads none in an answer that used call fields)
         text.conclude({ allowed: false, reason: judgement.reason }, flow);
         this.#router.replace(judgement.reason, first.calls, flow);
       } else flow.release();
@@ -587,7 +588,6 @@ export class StreamGate {
       // With drop-call, the rejected calls are cut from the text where each sits in markup of its own.
       const drop = new Set(judgement.verdict.rejectedIndices);
       const partial = judgement.partialReason !== undefined && text.separable(drop);
-      this.#router.sendOpenings?.(flow);
       text.conclude(
         partial
           ? { allowed: false, reason: judgement.partialReason!, drop }

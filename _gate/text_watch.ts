@@ -11,7 +11,6 @@
 // instead of one round per level of the import chain. In the order they run; scripts/check_imports.ts
 // (`deno task check`) fails when one is missing or not needed.
 import "../_extract/text.ts";
-import "../_extract/reasoning.ts";
 import "../_extract/scan.ts";
 import "../_common/pointer.ts";
 import "../_extract/literal.ts";
@@ -41,6 +40,7 @@ import {
   SHAPE_TAILS,
 } from "../_extract/watch.ts";
 import { lazy } from "../_common/lazy.ts";
+import { PAIRS } from "../_extract/reasoning.ts";
 import type { AssembledToolCall, StreamDialect } from "./calls.ts";
 import type { Held, StreamFlow, TextChange, TextEnding, TextFrames, TextPart } from "./dialects/shared.ts";
 
@@ -111,6 +111,16 @@ export class TextWatcher {
   #fences = 0;
   /** Inside the language line of a fence opened in the released text (backticks there open no fence). */
   #languageLine = false;
+  /**
+   * Set once the answer began: text outside the reasoning blocks it opens with (`<think>…</think>`) that
+   * is not white space. Until then a message may still open with JSON: the extractor reads the answer
+   * after such reasoning as it reads a whole message.
+   */
+  #answerBegun = false;
+  /** Inside a reasoning block the answer opens with: its closer. */
+  #leadCloser: string | undefined;
+  /** The end of the text read for `#leadStart` that may begin a reasoning token (`<thi`), or its closer. */
+  #leadTail = "";
 
   /**
    * Creates a watcher. With `json: false` (a request that declares no tools), a message that opens with
@@ -153,9 +163,18 @@ export class TextWatcher {
       this.#lookBack = begun.back;
       return "";
     }
+    const lead = this.#answerBegun ? -1 : this.#leadStart(text, s);
     if (this.#json && !this.#seenText) {
       const opened = this.#opening(s);
       if (opened !== undefined) return opened;
+    }
+    if (
+      this.#json && lead >= 0 && (lead > 0 || this.#seenText) && /^\s*(\{|\[\s*(\{|$))/.test(s.slice(lead))
+    ) {
+      // The answer opens with JSON after the reasoning it began with: held as a message that opens with it
+      // (let out, a call's start glued to the call the judge read reached the client, where a body cuts it)
+      this.#release(s.slice(0, lead));
+      return s.slice(0, lead) + this.#opening(s.slice(lead))!;
     }
     const found = this.#findMarker(s);
     if (found.ambiguous) {
@@ -167,6 +186,43 @@ export class TextWatcher {
     const cut = found.cut;
     if (cut >= 0) return this.#holdFrom(s, cut);
     return this.#keepTail(s);
+  }
+
+  /**
+   * Reads `text` (the end of `s`, the rest of which was read before) for where the answer begins: its offset
+   * in `s`, or -1 while all of it is reasoning the answer opens with or white space (see `#answerBegun`).
+   */
+  #leadStart(text: string, s: string): number {
+    const t = this.#leadTail + text;
+    const base = s.length - t.length; // (where `t` starts in `s`; below 0 when the tail was let out)
+    let i = 0;
+    for (;;) {
+      if (this.#leadCloser !== undefined) {
+        const j = t.indexOf(this.#leadCloser, i);
+        if (j < 0) {
+          this.#leadTail = t.slice(Math.max(i, t.length - this.#leadCloser.length + 1));
+          return -1;
+        }
+        i = j + this.#leadCloser.length;
+        this.#leadCloser = undefined;
+        continue;
+      }
+      while (i < t.length && /\s/.test(t[i])) i++;
+      const rest = t.slice(i);
+      const pair = PAIRS.find(([open]) => rest.startsWith(open));
+      if (pair) {
+        this.#leadCloser = pair[1];
+        i += pair[0].length;
+        continue;
+      }
+      if (rest === "" || PAIRS.some(([open]) => open.startsWith(rest))) {
+        this.#leadTail = rest;
+        return -1;
+      }
+      this.#answerBegun = true;
+      this.#leadTail = "";
+      return Math.max(0, base + i);
+    }
   }
 
   /** Releases a held ambiguous tail (the stream moved on, so it cannot become a marker). */
@@ -432,18 +488,31 @@ export function blocksPart(calls: readonly ExtractedToolCall[], gone: (i: number
   return true;
 }
 
-/** Removes the markup of every call written into a text and tidies the seams. */
-export function cutCalls(text: string, calls: ExtractedToolCall[] = extractToolCalls(text)): string {
+/**
+ * Removes the markup of every call written into a text and tidies what follows the first: the text before
+ * it stays as it came, white space and all, as a stream let it out before the call began (a body that
+ * trimmed it read otherwise than the stream of the same answer); what follows is trimmed at its end, and at
+ * its start where nothing was said before it (`said`: default, whether the text before the first call
+ * holds more than white space).
+ */
+export function cutCalls(
+  text: string,
+  calls: ExtractedToolCall[] = extractToolCalls(text),
+  said?: boolean,
+): string {
   if (calls.length === 0) return text;
+  const first = calls[0].block.start;
+  const before = text.slice(0, first);
   let out = "";
-  let at = 0;
+  let at = first;
   for (const c of calls) {
     if (c.block.start < at) continue; // several calls in one block
     out += text.slice(at, c.block.start);
     at = c.block.end;
   }
   out += text.slice(at);
-  return out.replace(/\n{3,}/g, "\n\n").trim();
+  const rest = out.replace(/\n{3,}/g, "\n\n").trimEnd();
+  return before + ((said ?? before.trim() !== "") ? rest : rest.trimStart());
 }
 
 /**
@@ -460,6 +529,7 @@ export function cutJoined(
   const out: string[] = [];
   let start = 0;
   let first = 0; // the first call whose markup may reach this text (calls are in text order)
+  let said = false;
   for (const text of texts) {
     const end = start + text.length;
     while (first < calls.length && calls[first].block.end <= start) first++;
@@ -472,7 +542,12 @@ export function cutJoined(
         block: { start: Math.max(block.start, start) - start, end: Math.min(block.end, end) - start },
       });
     }
-    out.push(touching.length > 0 ? cutCalls(text, touching) : text);
+    // (what follows a call keeps its start where the texts before said something, as in one text)
+    const kept: string = touching.length > 0
+      ? cutCalls(text, touching, said || text.slice(0, touching[0].block.start).trim() !== "")
+      : text;
+    said ||= kept.trim() !== "";
+    out.push(kept);
     start = end;
   }
   return out;
@@ -727,6 +802,7 @@ export class TextCalls {
         ...c,
         block: { start: Math.max(0, c.block.start - from), end: c.block.end - from },
       })),
+      this.#watcher.hasText,
     );
   }
 
@@ -755,35 +831,54 @@ export class TextCalls {
     const w = this.#watcher;
     const drop = judgement.drop;
     const cut = drop ? (i: number) => drop.has(i) : () => true;
-    const stretches = this.#frames.placed ? this.#keptStretches(cut, flow) : [];
-    let rest = stretches.length > 0 ? stretches.map((k) => k.tail).join("") : this.#heldWithout(cut);
+    let stretches = this.#frames.placed ? this.#keptStretches(cut, flow) : [];
+    let rest = stretches.length > 0 ? stretches.map((k) => k.kept).join("") : this.#heldWithout(cut);
     // Withheld whole: held text that joins what the client has into a call goes too (see `#joinsCalls`).
-    if (!drop && this.#joinsCalls(rest, 0)) rest = "";
-    if (this.#prose !== "") flow.sawText(this.#answer);
-    const later = rest === "" ? [] : stretches.slice(1).filter((k) => k.tail !== "");
+    if (!drop && this.#joinsCalls(rest, 0)) {
+      rest = "";
+      stretches = stretches.map((k) => ({ at: k.at, tail: k.prose, prose: k.prose, kept: "" }));
+    }
+    if (this.#prose.trim() !== "") flow.sawText(this.#answer);
+    const later = stretches.slice(1).filter((k) => k.tail.trim() !== "");
     if (later.length === 0) {
-      this.#cutHeld(flow);
       const lead = rest !== "" ? `${rest}\n\n` : w.hasText ? "\n\n" : "";
-      return this.#end([{ at: this.#heldFrom, tail: this.#prose + lead + judgement.reason }], flow);
+      return this.#rewrite([{ at: this.#heldFrom, tail: this.#prose + lead + judgement.reason }], flow);
     }
     // Text kept past a frame of another kind (a refusal, a reasoning item, the end of a block) goes in its
     // own place, after that frame, as a body keeps it: written where the held text began, it came before
-    // what came ahead of it. The reason follows the last of it.
+    // what came ahead of it (so does prose held with the call that came in a place before the call's). The
+    // reason follows the last of it.
     flow.sawText(this.#answer);
     later.at(-1)!.tail += `\n\n${judgement.reason}`;
-    this.#cutHeld(flow, later);
-    this.#end([{ at: this.#heldFrom, tail: this.#prose + stretches[0].tail }, ...later], flow);
+    this.#rewrite([stretches[0], ...later], flow);
+  }
+
+  /**
+   * Writes the `changes` in place of the held text (see `#cutHeld`, `#end`). Where the text has places,
+   * the first goes among the held frames too, after the frames that came before its text (the start of its
+   * place, held until text followed it), and the places the client would get no text in are dropped first
+   * (`TextFrames.tidy`): a place of only a cut call was left empty, which a provider refuses sent back.
+   */
+  #rewrite(changes: readonly TextChange[], flow: StreamFlow): void {
+    const placed = this.#frames.placed === true;
+    if (placed) this.#frames.tidy?.(flow, changes.filter((c) => c.tail.trim() !== "").map((c) => c.at));
+    const first = this.#cutHeld(flow, changes.slice(1), placed ? changes[0] : undefined);
+    this.#end(changes, flow, first);
   }
 
   /**
    * The held text without the calls for which `cut` is true (as {@linkcode cutCalls} tidies it, the seams
    * and the ends), in stretches: a held frame of this answer without text (the end of a place, another
-   * kind of output) starts a new one at the next frame with text. Each stretch has where its text starts.
-   * None when the held text is in one stretch.
+   * kind of output) starts a new one at the next frame with text. Each stretch has where its text starts,
+   * and its text: the prose held with the call that falls in it (`prose`, as it came), then what is kept of
+   * the held text (`kept`). The prose counts: held with the call's frame, it may have begun in a place
+   * before the call's, and written all where it began, the call's place was left empty. None when the
+   * held text is in one stretch.
    */
-  #keptStretches(cut: (i: number) => boolean, flow: StreamFlow): TextChange[] {
+  #keptStretches(cut: (i: number) => boolean, flow: StreamFlow): KeptStretch[] {
     const from = this.#watcher.visible.length;
     const held = this.#watcher.held;
+    const proseFrom = this.#prose === "" ? from : this.#heldFrom;
     const starts: number[] = [];
     let text = false;
     let gap = false;
@@ -794,7 +889,7 @@ export class TextCalls {
         gap = text;
         continue;
       }
-      if (gap && at > from && at > (starts.at(-1) ?? from)) starts.push(at);
+      if (gap && at > proseFrom && at > (starts.at(-1) ?? proseFrom)) starts.push(at);
       text = true;
       gap = false;
     }
@@ -809,7 +904,7 @@ export class TextCalls {
       end = c.block.end;
     }
     if (end < from + held.length) kept.push([end, from + held.length]);
-    const bounds = [from, ...starts, from + held.length];
+    const bounds = [proseFrom, ...starts, from + held.length];
     const out = bounds.slice(0, -1).map((at, k) => {
       let piece = "";
       for (const [s, e] of kept) {
@@ -817,17 +912,22 @@ export class TextCalls {
         const b = Math.min(e, bounds[k + 1]);
         if (a < b) piece += held.slice(a - from, b - from);
       }
-      return { at, tail: piece.replace(/\n{3,}/g, "\n\n") };
+      const prose = this.#prose.slice(
+        Math.min(at, from) - proseFrom,
+        Math.min(bounds[k + 1], from) - proseFrom,
+      );
+      return { at, tail: "", prose, kept: piece.replace(/\n{3,}/g, "\n\n") };
     });
-    // Trimmed at both ends of the whole, as `cutCalls` trims it.
-    for (const k of out) {
-      k.tail = k.tail.trimStart();
-      if (k.tail !== "") break;
+    // Trimmed as `cutCalls` trims it: at the end of the whole, at its start where nothing was said before.
+    for (const k of this.#watcher.hasText ? [] : out) {
+      k.kept = k.kept.trimStart();
+      if (k.kept !== "") break;
     }
     for (const k of [...out].reverse()) {
-      k.tail = k.tail.trimEnd();
-      if (k.tail !== "") break;
+      k.kept = k.kept.trimEnd();
+      if (k.kept !== "") break;
     }
+    for (const k of out) k.tail = k.prose + k.kept;
     return out;
   }
 
@@ -842,14 +942,21 @@ export class TextCalls {
 
   /**
    * The held frames of this answer without their text: the rest of each kept, then, at the frame where
-   * one of the `later` stretches starts, a frame with its text.
+   * one of the `later` stretches starts, a frame with its text; with `first`, a frame with its text at the
+   * first frame whose text is cut. Returns whether `first` was written so.
    */
-  #cutHeld(flow: StreamFlow, later: readonly TextChange[] = []): void {
+  #cutHeld(flow: StreamFlow, later: readonly TextChange[] = [], first?: TextChange): boolean {
     const text = new Map(later.map((k) => [k.at, k.tail]));
     const kept: Held[] = [];
+    let placed = first === undefined;
     for (const h of flow.held) {
       if (!h.written || !this.#owns(h)) kept.push(h);
       else {
+        if (!placed) {
+          placed = true;
+          const raw = first!.tail === "" ? "" : this.#frames.textFrame(first!.tail, this.#answer, first!.at);
+          if (raw !== "") kept.push({ raw, tool: false, answer: this.#answer });
+        }
         if (h.written.rest) kept.push({ ...h.written.rest, answer: this.#answer });
         const tail = h.written.at === undefined ? undefined : text.get(h.written.at);
         if (tail === undefined) continue;
@@ -858,13 +965,14 @@ export class TextCalls {
       }
     }
     flow.setHeld(kept);
+    return first !== undefined && placed;
   }
 
   /**
-   * Sends the first change's tail where the held text began (the others are in the held frames, see
-   * `#cutHeld`), and has frames that repeat the text tell it as changed.
+   * Sends the first change's tail where the held text began, unless it is `sent` among the held frames
+   * (the others are, see `#cutHeld`), and has frames that repeat the text tell it as changed.
    */
-  #end(changes: readonly TextChange[], flow: StreamFlow): void {
+  #end(changes: readonly TextChange[], flow: StreamFlow, sent = false): void {
     const retell = this.#frames.retell;
     if (retell) {
       // Frames that repeat the text (a final snapshot) tell it as the client now has it.
@@ -877,7 +985,7 @@ export class TextCalls {
       }));
     }
     const [first] = changes;
-    if (first.tail !== "") flow.send(this.#frames.textFrame(first.tail, this.#answer, first.at));
+    if (!sent && first.tail !== "") flow.send(this.#frames.textFrame(first.tail, this.#answer, first.at));
   }
 
   /**
@@ -909,11 +1017,14 @@ export class TextCalls {
 
   /**
    * A marker (or a JSON opening) was found in the queued text: the queued frames are held whole, the
-   * prose before the marker with them (white space before it is dropped with a rejected call, as ever).
+   * prose before the marker with them, white space too: let out in a frame of its own, it reached the
+   * client, and a body keeps the text before a call as it came (see `cutCalls`).
    */
   #startHold(flow: StreamFlow): void {
     const queue = this.#queue;
-    if (this.#unsent.trim() !== "") this.#prose = this.#unsent;
+    // (where text has places, blank prose would leave a block of white space alone, which Anthropic
+    // refuses sent back: it goes with the call, as a body drops a block the cut left blank)
+    this.#prose = this.#frames.placed && this.#unsent.trim() === "" ? "" : this.#unsent;
     this.#heldFrom = this.#watcher.visible.length - this.#unsent.length;
     this.#queue = [];
     this.#queuedSize = 0;
@@ -949,7 +1060,7 @@ export class TextCalls {
     if (w.holding) {
       // JSON that is no call, then what may be one: the frames stay held, the JSON is prose held with them.
       const prose = w.visible.slice(this.#heldFrom);
-      if (prose.trim() !== "") this.#prose = prose;
+      this.#prose = prose;
       return this.#maybeRelease(flow);
     }
     this.#prose = "";
@@ -1224,6 +1335,14 @@ export class TextWatches {
   #ordered(): TextCalls[] {
     return this.#sorted().map(([, w]) => w);
   }
+}
+
+/** A stretch of the kept text of a rejected call's held frames (see `TextCalls.#keptStretches`). */
+interface KeptStretch extends TextChange {
+  /** The prose held with the call that falls in this stretch, as it came. */
+  prose: string;
+  /** What is kept of the held text in this stretch, tidied. */
+  kept: string;
 }
 
 /** The answers of a frame that carries a part of none: answer 0's watch reads it. */

@@ -252,7 +252,7 @@ test("gateCompletion: a call written across two text parts of a Gemini candidate
   assert.deepEqual(withheld.extracted?.map((c) => c.name), ["delete_everything"]);
   const [first, second] = texts(withheld.response);
   assert.equal(first, "Sure."); // (no call to lose: no reason, as in a stream)
-  assert.match(second, /^Note\n\ntoolguard stopped/);
+  assert.match(second, /^Note \n\ntoolguard stopped/); // (the text before the call as it came)
   assert.doesNotMatch(second, /<tool_call>|"arguments"/);
 
   const dropped = await gateCompletion(request, answer(split(WRITTEN_GOOD)), { onRejected: "drop-call" });
@@ -321,7 +321,7 @@ test("guardFetch n=2 drop-call: only the rejected call written into choice 1 is 
       ),
   );
   assert.equal(value.text[0], `A ${WRITTEN_GOOD}`);
-  assert.match(value.text[1], /^B and <tool_call>\n\{"name": "get_weather"/);
+  assert.match(value.text[1], /^B {2}and <tool_call>\n\{"name": "get_weather"/); // ("B " as it came)
   assert.doesNotMatch(value.text[1], /\{"name": "delete_everything"/);
   assert.deepEqual(seen[0].verdict.rejectedIndices, [1]);
   assert.deepEqual(seen[0].calls?.map((c) => c.choice), [0, 1, 1]);
@@ -892,7 +892,8 @@ test("gateCompletion, a Gemini body withheld: the reason follows the answer's te
       dialect: "gemini",
     });
     assert.equal(gated.verdict.allowed, false);
-    assert.match(geminiTexts([gated.response as GeminiChunk])[0], /^Checking\.\n\ntoolguard stopped /);
+    // (the written call's "Checking. " as it came: a stream sent it before the call began)
+    assert.match(geminiTexts([gated.response as GeminiChunk])[0], /^Checking\. ?\n\ntoolguard stopped /);
   }
   const gated = await gateCompletion(
     request,
@@ -1021,5 +1022,31 @@ test("Gemini withheld: the reason follows text the watch held after a rejected f
     ];
     const { value } = await twoCandidates(sse, { onRejected });
     assert.equal(geminiTexts(geminiChunks(value))[0], body, onRejected);
+  }
+});
+
+test("gateCompletion Chat: a choice of plain text with an empty tool_calls (vLLM) goes as it came when another choice's call is rejected", async () => {
+  const body = chatCompletion(null, [{ name: "delete_everything", args: {} }]);
+  const plain = { role: "assistant", content: "It is sunny.", refusal: null, tool_calls: [] };
+  const choices = body.choices as Record<string, unknown>[];
+  choices.push({ index: 1, message: plain, logprobs: null, finish_reason: "stop" });
+  const gated = await gateCompletion({ tools: TOOLS_OPENAI }, body);
+  assert.equal(gated.verdict.allowed, false);
+  const [rewritten, kept] = (gated.response as Record<string, unknown>).choices as Record<string, unknown>[];
+  assert.match(String((rewritten.message as Record<string, unknown>).content), /delete_everything/);
+  // It had no call to lose: no reason, and its message as it came (as the stream gives it).
+  assert.deepEqual(kept, choices[1]);
+});
+
+test("gateCompletion Gemini: a candidate that is no object keeps its place, as the stream keeps it", async () => {
+  const bad = { functionCall: { name: "delete_everything", args: {} } };
+  const answer = (calls: boolean) => ({ content: { role: "model", parts: [calls ? bad : { text: "Hi." }] } });
+  for (const onRejected of ["withhold-turn", "drop-call"] as const) {
+    const body = { candidates: [null, answer(true), answer(false)] };
+    const gated = await gateCompletion({ tools: GEMINI_TOOLS }, body, { dialect: "gemini", onRejected });
+    const [none, rewritten, kept] = (gated.response as Record<string, unknown>).candidates as unknown[];
+    assert.equal(none, null, onRejected);
+    assert.match(JSON.stringify(rewritten), /delete_everything/, onRejected);
+    assert.deepEqual(kept, body.candidates[2], onRejected);
   }
 });

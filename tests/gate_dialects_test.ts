@@ -443,6 +443,6 @@ test("gateCompletion, a turn withheld: JSON in prose that names no declared tool
   const gated = await gateCompletion(request, ollamaChat(content), { dialect: "ollama" });
   assert.equal(gated.verdict.allowed, false);
   const body = String((gated.response as { message: { content: string } }).message.content);
-  assert.ok(body.startsWith(`Your record is ${data}.\n\ntoolguard stopped`), body);
+  assert.ok(body.startsWith(`Your record is ${data}.\n\n\ntoolguard stopped`), body); // (its "\n" as it came)
   assert.doesNotMatch(body, /<tool_call>/);
 });

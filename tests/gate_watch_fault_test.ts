@@ -133,3 +133,22 @@ test("guardFetch Gemini stream: a watch that throws withholds the rest of the te
   );
   assert.equal(candidates[candidates.length - 1].finishReason, "STOP");
 });
+
+test("guardFetch Anthropic stream: a watch that throws on a block's first text puts the reason in that block", async () => {
+  // The block's start waits for what follows it (see `AnthropicStream.route`); the reason written in its
+  // place goes after it, into the block the client then has.
+  faultAtMarker();
+  provider.reply({ sse: anthropicStream(PIECES.slice(1)), named: true });
+  const stream = anthropic().messages.stream({
+    model: "m",
+    max_tokens: 100,
+    messages,
+    tools: TOOLS_ANTHROPIC as never,
+  });
+  let streamed = "";
+  stream.on("text", (t) => (streamed += t));
+  const final = await stream.finalMessage();
+  assert.match(streamed, /^toolguard could not watch the streamed text .*a bug in the watch$/s);
+  assert.deepEqual(final.content.map((b) => b.type === "text" ? b.text : b.type), [streamed]);
+  assert.equal(final.stop_reason, "end_turn");
+});

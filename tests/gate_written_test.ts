@@ -418,7 +418,8 @@ test("guardFetch Anthropic stream: a call written across two text blocks is judg
   assert.equal(texts.join(""), streamed);
   assert.doesNotMatch(streamed, /<tool_call>|"arguments"/);
   assert.match(texts[0], /^Sure\.\n\n[\s\S]*delete_everything/);
-  assert.deepEqual(texts.slice(1), [""]);
+  // Block 1 held only the call's end: it goes, as a body drops it (the API refuses an empty text block).
+  assert.deepEqual(texts.slice(1), []);
 });
 
 test("guardFetch Anthropic: a call written across two text blocks of a whole body is judged and cut, as in a stream", async () => {
@@ -437,7 +438,8 @@ test("guardFetch Anthropic: a call written across two text blocks of a whole bod
   });
   const texts = got.content.map((b) => (b.type === "text" ? b.text : b.type));
   assert.doesNotMatch(texts.join(""), /<tool_call>|"arguments"|<\/tool_call>/);
-  assert.deepEqual(texts.slice(0, 2), ["Sure.", "Done."]); // each block keeps what is not the call
+  // Each block keeps what is not the call, the text around it as a stream sends it.
+  assert.deepEqual(texts.slice(0, 2), ["Sure.\n", "\nDone."]);
   assert.match(texts[2], /delete_everything/); // named in the reason
   assert.equal(got.stop_reason, "end_turn");
   const [event] = provider.events;
@@ -460,7 +462,7 @@ test("guardFetch Anthropic: a call written across two text blocks of a whole bod
       }),
   );
   const kept = value.content.map((b) => (b.type === "text" ? b.text : b.type));
-  assert.equal(kept[0], WRITTEN_GOOD);
+  assert.equal(kept[0], `${WRITTEN_GOOD}\n`); // (the text before the cut call as it came)
   assert.equal(kept.length, 2); // the second block was only the rejected call's end; then the reason
   assert.doesNotMatch(kept.join(""), /"name": "delete_everything"/);
 });
@@ -1072,7 +1074,7 @@ test("guardFetch Chat stream, a turn withheld: JSON in prose that names no decla
   for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? "";
   assert.equal(provider.events[0].verdict.allowed, false);
   assert.doesNotMatch(text, /<tool_call>/);
-  assert.ok(text.startsWith(`Sure.\nYour record is ${data}.\n\ntoolguard stopped`), text);
+  assert.ok(text.startsWith(`Sure.\n\nYour record is ${data}.\n\ntoolguard stopped`), text);
 });
 
 test("guardFetch Chat stream: a call after harmony reasoning far into a long answer is held, wherever the look-back is cut", async () => {
@@ -1156,7 +1158,7 @@ test("guardFetch Cohere stream withheld: text after a call begun at a block's en
   );
   assert.equal(provider.events[0].verdict.allowed, false);
   assert.doesNotMatch(text, /\{"name": "get_weather"/);
-  assert.match(text, /^Let me e": "get_weather", "arguments": \{"city": 9\}\}\n\ntoolguard stopped/);
+  assert.match(text, /^Let me {2}e": "get_weather", "arguments": \{"city": 9\}\}\n\ntoolguard stopped/);
 });
 
 /** The texts of an Anthropic message, a Cohere v2 message or a Responses message item (its `content`). */
@@ -1184,7 +1186,7 @@ test("guardFetch Responses stream: a marker begun at a message's end is held acr
   const body = await gateCompletion({ tools: TOOLS_RESPONSES }, final);
   const bodyText = ((body.response as Record<string, unknown>).output as Record<string, unknown>[])
     .flatMap((o) => o.type === "message" ? blockTexts(o.content as unknown[]) : []).join("");
-  assert.match(bodyText, /^Sure\.Done\.toolguard stopped/);
+  assert.match(bodyText, /^Sure\.\n\nDone\.toolguard stopped/);
   provider.reply({ sse: frames, named: true });
   const stream = openai().responses.stream({
     model: "m",
@@ -1216,7 +1218,7 @@ test("guardFetch Anthropic and Cohere streams: a marker begun at a text block's 
   message.content = [{ type: "text", text: first }, { type: "text", text: second }];
   const body = await gateCompletion({ tools: TOOLS_ANTHROPIC }, message);
   const bodyText = blockTexts((body.response as Record<string, unknown>).content as unknown[]).join("");
-  assert.match(bodyText, /^Sure\.Done\.toolguard stopped/);
+  assert.match(bodyText, /^Sure\.\n\nDone\.toolguard stopped/);
   const flat = (s: string) => s.replace(/\s+/g, "");
   provider.reply({ sse: anthropicFrames, named: true });
   const { streamed, final } = await anthropicRead();
@@ -1387,4 +1389,170 @@ test("guardFetch Responses stream withheld: text kept after a refusal item stays
   const streamed = order.join("");
   assert.ok(streamed.indexOf("refusal: I can't.") < streamed.indexOf("Done."), streamed);
   assert.doesNotMatch(streamed, /<tool|"arguments"/);
+});
+
+/** An Anthropic stream of `blocks` (a string: a text block of that text in pieces of 5; null: a thinking block). */
+function anthropicBlocks(blocks: (string | null)[]): unknown[] {
+  const [start, ...rest] = anthropicStream([]) as Record<string, unknown>[];
+  const frames: unknown[] = [start];
+  blocks.forEach((text, index) => {
+    if (text === null) {
+      frames.push(
+        {
+          type: "content_block_start",
+          index,
+          content_block: { type: "thinking", thinking: "", signature: "" },
+        },
+        { type: "content_block_delta", index, delta: { type: "thinking_delta", thinking: "Hmm." } },
+        { type: "content_block_delta", index, delta: { type: "signature_delta", signature: "sig" } },
+        { type: "content_block_stop", index },
+      );
+      return;
+    }
+    frames.push({ type: "content_block_start", index, content_block: { type: "text", text: "" } });
+    for (const piece of splitN(text, Math.ceil(text.length / 5))) {
+      frames.push({ type: "content_block_delta", index, delta: { type: "text_delta", text: piece } });
+    }
+    frames.push({ type: "content_block_stop", index });
+  });
+  return [...frames, ...rest.filter((f) => f.type !== "ping")];
+}
+
+test("guardFetch Anthropic stream: a rejected written call leaves no empty text block, and the prose held with it stays in its block", async () => {
+  // "<" may begin a marker, so block 0's end waits with it, and " Hi" (block 1) is held with the call: it
+  // was all written into block 0, block 1 left empty; block 3 (a call alone) was left empty too. The API
+  // refuses an empty text block in a message sent back, and the body drops both.
+  // (with drop-call, the allowed call in block 1 stays)
+  const blocks = ["Sure <", ` Hi${WRITTEN_GOOD}`, null, WRITTEN_BAD, " Done."];
+  for (const onRejected of ["withhold-turn", "drop-call"] as const) {
+    const message = anthropicMessage(null);
+    message.content = blocks.map((text) =>
+      text === null ? { type: "thinking", thinking: "Hmm.", signature: "sig" } : { type: "text", text }
+    );
+    const body = await gateCompletion({ tools: TOOLS_ANTHROPIC }, message, { onRejected });
+    const bodyContent = (body.response as Record<string, unknown>).content as Record<string, unknown>[];
+    const { value } = await withGuardedServer(
+      () => ({ sse: anthropicBlocks(blocks), named: true }),
+      { onRejected },
+      (server, f) => anthropicRead(new Anthropic({ apiKey: "k", baseURL: server.url, fetch: f })),
+    );
+    const final = value.final;
+    assert.deepEqual(final.content.map((b) => b.type), ["text", "text", "thinking", "text"], onRejected);
+    const texts = blockTexts(final.content);
+    assert.ok(texts.every((t) => t !== ""), JSON.stringify(texts));
+    // Each block's text where the body keeps it (the body's reason has a block of its own at the end).
+    const reason = String(bodyContent.at(-1)!.text);
+    const flat = (s: string) => s.replace(reason, "").replace(/\s+/g, "");
+    assert.deepEqual(texts.map(flat), blockTexts(bodyContent.slice(0, -1)).map(flat), onRejected);
+  }
+});
+
+test("guardFetch Cohere stream: a rejected written call leaves no empty text block, and the prose held with it stays in its block", async () => {
+  // As the Anthropic stream's: block 2 held only a call, block 1's start went out before its text was held.
+  const texts = ["Sure <", ` Hi${WRITTEN_GOOD}`, WRITTEN_BAD, " Done."];
+  const [start, , , , end] = cohereWritten("x");
+  const frames = [
+    start,
+    ...texts.flatMap((text, index) => [
+      { type: "content-start", index, delta: { message: { content: { type: "text", text: "" } } } },
+      ...splitN(text, Math.ceil(text.length / 5)).map((t) => ({
+        type: "content-delta",
+        index,
+        delta: { message: { content: { text: t } } },
+      })),
+      { type: "content-end", index },
+    ]),
+    end,
+  ];
+  for (const onRejected of ["withhold-turn", "drop-call"] as const) {
+    const body = await gateCompletion({ tools: TOOLS_OPENAI }, {
+      id: "c1",
+      finish_reason: "COMPLETE",
+      message: { role: "assistant", content: texts.map((text) => ({ type: "text", text })) },
+    }, { dialect: "cohere", onRejected });
+    const bodyContent = ((body.response as Record<string, unknown>).message as Record<string, unknown>)
+      .content as Record<string, unknown>[];
+    const { value: wire } = await withGuardedServer(
+      () => ({ sse: frames, named: true }),
+      { onRejected },
+      async (
+        server,
+        f,
+      ) =>
+        await (await f(`${server.url}/v2/chat`, {
+          method: "POST",
+          body: JSON.stringify({ model: "command-r", messages, stream: true, tools: TOOLS_OPENAI }),
+        })).text(),
+    );
+    const blocks: string[] = [];
+    for (const line of wire.split("\n").filter((l) => l.startsWith("data: "))) {
+      const e = JSON.parse(line.slice(6));
+      if (e.type === "content-start") blocks[e.index] = "";
+      if (e.type === "content-delta") blocks[e.index] += e.delta.message.content.text;
+    }
+    assert.ok(blocks.every((t) => t !== ""), `${onRejected}: ${JSON.stringify(blocks)}`);
+    const reason = String(bodyContent.at(-1)!.text);
+    const flat = (s: string) => s.replace(reason, "").replace(/\s+/g, "");
+    assert.deepEqual(blocks.map(flat), blockTexts(bodyContent.slice(0, -1)).map(flat), onRejected);
+  }
+});
+
+test("guardFetch Chat and Anthropic: white space before a rejected call reads the same streamed and whole", async () => {
+  // It reached the client before the call began, where the body trimmed it away: " toolguard …" streamed
+  // read "toolguard …" whole; blank text alone counted as said, and a blank line went before the reason.
+  const bad = { name: "delete_everything", args: {} };
+  const chat = async (body: Record<string, unknown>, sse: unknown[]) => {
+    const whole = await gateCompletion({ tools: TOOLS_OPENAI }, body);
+    const choices = (whole.response as { choices: { message: { content: string } }[] }).choices;
+    provider.reply({ sse });
+    const stream = await openai().chat.completions.create({
+      model: "m",
+      messages,
+      tools: TOOLS_OPENAI as never,
+      stream: true,
+    });
+    let streamed = "";
+    for await (const chunk of stream) streamed += chunk.choices[0]?.delta?.content ?? "";
+    return { streamed, whole: choices[0].message.content };
+  };
+  for (const prose of [" ", "\n", "Sure. ", "Sure.\n"]) {
+    const written = await chat(chatCompletion(prose + WRITTEN_BAD), chatStream([prose, WRITTEN_BAD]));
+    assert.equal(written.streamed, written.whole, JSON.stringify(prose));
+    const native = await chat(chatCompletion(prose, [bad]), chatStream([prose], [bad]));
+    assert.equal(native.streamed, native.whole, JSON.stringify(prose));
+  }
+  // Anthropic: the reason's block opens on no blank line after a block of white space alone.
+  provider.reply({ sse: anthropicStream([" "], [bad]), named: true });
+  const { final } = await anthropicRead();
+  assert.match(blockTexts(final.content).at(-1)!, /^toolguard stopped/);
+});
+
+test("guardFetch Responses stream: JSON the answer opens with after its reasoning is held, as a body reads it with the call glued to it", async () => {
+  // An object naming no declared tool, glued to a rejected call in the next message: the extractor reads
+  // the JSON run as the answer's calls and a body cuts it all; the stream let the object out (it came after
+  // `<think>…</think>`, so the message did not seem to open with JSON).
+  const other = '{"name": "delete_everything", "arguments": {"path": "/"}}';
+  const bad = '{"name": "get_weather", "arguments": {"city": "Oslo", "units": "kelvin"}}';
+  const item = (text: string, n: number) =>
+    (responsesStream([text]) as Record<string, unknown>[]).slice(1, -1).map((e) =>
+      JSON.parse(
+        JSON.stringify(e).replaceAll('"msg_1"', `"msg_${n}"`).replaceAll(
+          '"output_index":0',
+          `"output_index":${n}`,
+        ),
+      )
+    );
+  const one = responsesStream([""]) as Record<string, unknown>[];
+  const events = [...item(`<think>a</think>\n\n${other}`, 0), ...item(bad, 1)];
+  const output = events.filter((e) => e.type === "response.output_item.done").map((e) => e.item);
+  const final = { ...(one.at(-1)!.response as Record<string, unknown>), output };
+  const frames = [one[0], ...events, { type: "response.completed", response: final }]
+    .map((e, i) => ({ ...e, sequence_number: i }));
+  const body = await gateCompletion({ tools: TOOLS_RESPONSES }, final);
+  assert.equal(body.verdict.allowed, false);
+  assert.doesNotMatch(JSON.stringify(body.response), /delete_everything/);
+  provider.reply({ sse: frames, named: true });
+  const { streamed, final: got } = await responsesRead();
+  assert.doesNotMatch(streamed, /delete_everything/);
+  assert.doesNotMatch(got, /delete_everything/);
 });

@@ -13,8 +13,11 @@ import {
   callCounter,
   type CompletionBody,
   type Dialect,
+  dropEmptyBlocks,
   type FrameRouter,
+  hasWords,
   type Held,
+  Openings,
   type ResumePoint,
   type SplitCalls,
   type StreamFlow,
@@ -71,8 +74,9 @@ const body: CompletionBody = {
     for (const block of body.content as unknown[]) {
       if (isRecord(block) && block.type === "tool_use") continue;
       if (fromText && isRecord(block) && block.type === "text" && typeof block.text === "string") {
+        // (a block left blank goes: the API refuses a text block of white space alone sent back)
         const text = cut(block.text);
-        if (text !== "") content.push({ ...block, text });
+        if (text.trim() !== "") content.push({ ...block, text });
       } else content.push(block);
     }
     content.push({ type: "text", text: reason });
@@ -139,8 +143,10 @@ class AnthropicStream implements FrameRouter {
   #flow: StreamFlow | undefined;
   /** On a retry's stream: the blocks the client had before it (see `resume`). */
   #before = 0;
+  /** The text blocks dropped for getting no text once a written call was cut (see `#tidy`). */
+  readonly #gone = new ToolPositions();
   /** An empty text block's start and the pings after it, held until the next frame routed (see `route`). */
-  #openings: Held[] = [];
+  readonly #openings = new Openings();
 
   /**
    * The SDK appends each `text_delta` to the text of its block and keeps the text a `content_block_start`
@@ -154,9 +160,10 @@ class AnthropicStream implements FrameRouter {
     textFrame: (text, _answer, at) =>
       named({
         type: "content_block_delta",
-        index: this.#places.at(at) ?? 0,
+        index: this.#gone.renumber(this.#places.at(at) ?? 0),
         delta: { type: "text_delta", text },
       }),
+    tidy: (flow, written) => this.#tidy(flow, written),
     frame: (event, from) => reframe(event, from, event.type as string),
     split(event) {
       if (event.type === "message_start") return splitStart(event);
@@ -170,6 +177,19 @@ class AnthropicStream implements FrameRouter {
     },
     size: () => this.#places.size,
   };
+
+  /**
+   * Drops the text blocks whose start is held that get no text once the written calls are cut (none of the
+   * `written` offsets is in them: a block of only a call), and renumbers the held frames after them, as a
+   * body drops a block left empty: the API refuses an empty text block in a message sent back.
+   */
+  #tidy(flow: StreamFlow, written: readonly number[]): void {
+    dropEmptyBlocks(flow, new Set(written.map((at) => this.#places.at(at))), {
+      opens: startsText,
+      gone: this.#gone,
+      wire: named,
+    });
+  }
 
   /** Notes the blocks of calls before the text watch sees their frames (it may hold them). */
   note(event: Record<string, unknown>): void {
@@ -277,12 +297,15 @@ class AnthropicStream implements FrameRouter {
       // watch's answer, so that its releases keep it first: a call written at the block's start, cut
       // with a retry, takes the block with it, where the client kept an empty text block (which the API
       // refuses in a message sent back).
-      if (this.#openings.length > 0 && type === "ping") return this.#holdOpening({ raw, event }, flow);
+      if (this.#openings.waiting && type === "ping") return this.#openings.hold({ raw, event }, flow);
       this.sendOpenings(flow);
       if (startsText(event) && !bringsText(event.content_block)) {
-        return this.#holdOpening({ raw, event }, flow);
+        return this.#openings.hold({ raw, event }, flow);
       }
-      if (type === "content_block_delta") flow.sawText();
+      // (white space alone says nothing, nor does thinking: the reason then needs no blank line before it)
+      if (type === "content_block_delta" && isRecord(event.delta) && hasWords(event.delta.text)) {
+        flow.sawText();
+      }
       return flow.send(raw);
     }
     const index = typeof event.index === "number" ? event.index : -1;
@@ -293,22 +316,9 @@ class AnthropicStream implements FrameRouter {
     flow.hold({ raw, event, tool: this.#tools.has(index) || unplaced });
   }
 
-  /** Holds a frame until the next one routed, or until the watch lets out or drops what it holds. */
-  #holdOpening(frame: { raw: string; event: Record<string, unknown> }, flow: StreamFlow): void {
-    const held: Held = { ...frame, tool: false, answer: 0 };
-    this.#openings.push(held);
-    flow.hold(held);
-  }
-
   /** Sends the held openings the watch has not let out or dropped since (see `FrameRouter.sendOpenings`). */
   sendOpenings(flow: StreamFlow): void {
-    if (this.#openings.length === 0) return;
-    const openings = new Set(this.#openings);
-    this.#openings = [];
-    const out = flow.held.filter((h) => openings.has(h));
-    if (out.length === 0) return;
-    flow.setHeld(flow.held.filter((h) => !openings.has(h)));
-    for (const h of out) flow.send(h.raw);
+    this.#openings.send(flow);
   }
 
   replace(reason: string, _calls: unknown, flow: StreamFlow): void {

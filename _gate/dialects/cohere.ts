@@ -13,14 +13,18 @@ import {
   callCounter,
   type CompletionBody,
   type Dialect,
+  dropEmptyBlocks,
   type FrameRouter,
+  hasWords,
   type Held,
+  Openings,
   type ResumePoint,
   type SplitCalls,
   type StreamFlow,
   type TextFrames,
   type TextPart,
   TextPlaces,
+  ToolPositions,
   type TurnRecorder,
 } from "./shared.ts";
 
@@ -47,11 +51,12 @@ const body: CompletionBody = {
     delete message.tool_calls;
     const content = Array.isArray(m.content) ? m.content : [];
     message.content = [
-      ...content.map((p) =>
-        fromText && isRecord(p) && p.type === "text" && typeof p.text === "string"
-          ? { ...p, text: cut(p.text) }
-          : p
-      ),
+      // A text part the cut left blank goes, as in a stream (and as Anthropic's body drops such a block).
+      ...content.flatMap((p) => {
+        if (!fromText || !isRecord(p) || p.type !== "text" || typeof p.text !== "string") return [p];
+        const text = cut(p.text);
+        return text.trim() === "" ? [] : [{ ...p, text }];
+      }),
       { type: "text", text: reason },
     ];
     const copy: Record<string, unknown> = { ...body, message };
@@ -81,6 +86,12 @@ const GOES_ON = /^(citation-(start|end)|content-(start|delta|end))$/;
 const TEXT_EVENT = /^(content-(start|delta|end)|citation-(start|end)|tool-plan-delta)$/;
 /** The events of a content block, addressed by its `index`. */
 const CONTENT_EVENT = /^content-(start|delta|end)$/;
+
+/** True for a `content-start` of a text block (not a `thinking` one). */
+function isTextStart(event: Record<string, unknown>): boolean {
+  const content = deltaMessage(event).content;
+  return isRecord(content) && content.type === "text";
+}
 
 /** The text a `content-start` brings for its block (`""` when none; a `thinking` block's is not text). */
 function startText(event: Record<string, unknown>): string {
@@ -121,6 +132,10 @@ class CohereStream implements FrameRouter {
   #flow: StreamFlow | undefined;
   /** The content block of each piece of text read: text the watch writes goes where its offset was read. */
   readonly #places = new TextPlaces<number>();
+  /** The text blocks dropped for getting no text once a written call was cut (see `text.tidy`). */
+  readonly #gone = new ToolPositions();
+  /** An empty text block's start, held until the next frame routed (see `route`). */
+  readonly #openings = new Openings();
 
   /**
    * The clients (the AI SDK, Cohere's examples) take the text of each `content-delta`: the text the watch
@@ -134,8 +149,15 @@ class CohereStream implements FrameRouter {
     textFrame: (text, _answer, at) =>
       this.#wire({
         type: "content-delta",
-        index: this.#places.at(at) ?? 0,
+        index: this.#gone.renumber(this.#places.at(at) ?? 0),
         delta: { message: { content: { text } } },
+      }),
+    // A block of only a cut call goes, as a body drops it (see `TextFrames.tidy`).
+    tidy: (flow, written) =>
+      dropEmptyBlocks(flow, new Set(written.map((at) => this.#places.at(at))), {
+        opens: (event) => event.type === "content-start" && isTextStart(event),
+        gone: this.#gone,
+        wire: (event, from) => this.#wire(event, from.event && { raw: from.raw, event: from.event }),
       }),
     frame: (event, from) => this.#wire(event, from),
     split: splitStart,
@@ -211,10 +233,27 @@ class CohereStream implements FrameRouter {
     // Pending: text still flows, with the start and end of its block (a client files a content-delta under
     // the block its content-start opened; the start held behind the call came after its deltas).
     if (!flow.pending || TEXT_EVENT.test(type)) {
-      if (type === "content-delta" || type === "tool-plan-delta") flow.sawText();
+      // An empty text block's start waits for what comes next, as Anthropic's (see `Openings`).
+      this.sendOpenings(flow);
+      if (type === "content-start" && isTextStart(event) && startText(event) === "") {
+        return this.#openings.hold({ raw, event }, flow);
+      }
+      // (white space alone says nothing: the reason then needs no blank line before it)
+      const message = deltaMessage(event);
+      const said = type === "tool-plan-delta"
+        ? message.tool_plan
+        : isRecord(message.content)
+        ? message.content.text
+        : undefined;
+      if ((type === "content-delta" || type === "tool-plan-delta") && hasWords(said)) flow.sawText();
       return flow.send(raw);
     }
     flow.hold({ raw, event, tool: false });
+  }
+
+  /** Sends the held openings the watch has not let out or dropped since (see `FrameRouter.sendOpenings`). */
+  sendOpenings(flow: StreamFlow): void {
+    this.#openings.send(flow);
   }
 
   /**

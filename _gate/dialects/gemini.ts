@@ -36,6 +36,17 @@ function withParts(
   return { ...candidate, content: { ...content, parts: keep(parts(candidate)) } };
 }
 
+/**
+ * The candidates of a body, each object one through `change`, the others as they came: a client reads a
+ * candidate by its position (as the stream gate keeps it), so one that is no object keeps its place.
+ */
+function eachCandidate(
+  body: Record<string, unknown>,
+  change: (candidate: Record<string, unknown>) => unknown,
+): unknown[] {
+  return Array.isArray(body.candidates) ? body.candidates.map((c) => isRecord(c) ? change(c) : c) : [];
+}
+
 const body: CompletionBody = {
   // A Gemini `Tool` lists its functions in `functionDeclarations`; `googleSearch`, `codeExecution` and the
   // like are run by Google.
@@ -58,7 +69,7 @@ const body: CompletionBody = {
   rewrite(body, reason, { fromText, cut = cutCalls }) {
     return {
       ...body,
-      candidates: candidates(body).map((c) => {
+      candidates: eachCandidate(body, (c) => {
         const ps = parts(c);
         // Only the text read for calls is cut (see `looseTexts`): the text beside a candidate's native calls
         // goes as it came, as in a stream, and as in a body of one candidate. (Every candidate's text is cut,
@@ -73,8 +84,8 @@ const body: CompletionBody = {
         if (read ? kept.every((p, i) => p.text === ps[i].text) : kept.length === ps.length) return c;
         // A client joins the parts as they come: the reason follows the answer's text after a blank line,
         // as in a stream, not glued to it.
+        // (the text stays as it came, its white space too: a stream sent it, see `joinText`)
         const last = kept.findLastIndex(saysWords);
-        if (last >= 0) kept[last] = { ...kept[last], text: (kept[last].text as string).trimEnd() };
         return withParts(c, () => [...kept, { text: last < 0 ? reason : `\n\n${reason}` }]);
       }),
     };
@@ -85,7 +96,7 @@ const body: CompletionBody = {
     const keep = callCounter(drop);
     return {
       ...body,
-      candidates: candidates(body).map((c) =>
+      candidates: eachCandidate(body, (c) =>
         withParts(c, (ps) => {
           const kept = ps.filter((p) => !isCall(p) || keep());
           if (kept.length === ps.length) return kept;
@@ -93,13 +104,11 @@ const body: CompletionBody = {
           // while the calls wait, the reason comes before the kept calls) and as a withheld body puts it: a
           // part ahead of the text read "reason, then text" where the stream read "text, then reason".
           const last = kept.findLastIndex(saysWords);
-          if (last >= 0) kept[last] = { ...kept[last], text: (kept[last].text as string).trimEnd() };
           kept.splice(kept.findLastIndex((p) => !isCall(p)) + 1, 0, {
             text: last >= 0 ? `\n\n${reason}` : reason,
           });
           return kept;
-        })
-      ),
+        })),
     };
   },
 };

@@ -58,8 +58,9 @@ const body: CompletionBody = {
         // as it came, as in a stream, and as in a body of one choice.
         const content = fromText && !nativeCalls(m) ? cut(text) : text;
         // A choice whose text lost nothing to the cut had no call to lose (JSON prose naming no declared tool,
-        // a valid call kept under drop-call): it goes as it came, without the reason, as in a stream.
-        const hadCalls = Array.isArray(m.tool_calls) || isRecord(m.function_call) || content !== text;
+        // a valid call kept under drop-call): it goes as it came, without the reason, as in a stream. So
+        // does one whose `tool_calls` is empty (vLLM sends one with every plain answer).
+        const hadCalls = nativeCalls(m) || content !== text;
         if (!hadCalls) return c;
         const message: Record<string, unknown> = { ...m };
         delete message.tool_calls;

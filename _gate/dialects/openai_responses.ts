@@ -13,6 +13,7 @@ import {
   type CompletionBody,
   type Dialect,
   type FrameRouter,
+  hasWords,
   type ResumePoint,
   type SplitCalls,
   type StreamFlow,
@@ -726,7 +727,8 @@ class ResponsesStream implements FrameRouter {
     if (listsCalls) flow.pending = true;
     if (type === "error" || (type === "response.failed" && !listsCalls)) return flow.send(raw);
     if (!flow.pending) {
-      if (type === "response.output_text.delta") flow.sawText();
+      // (white space alone says nothing: the reason then follows it without a blank line, as in a body)
+      if (type === "response.output_text.delta" && hasWords(event.delta)) flow.sawText();
       if (typeof event.sequence_number === "number") this.#lastSent = event.sequence_number;
       return flow.send(raw);
     }

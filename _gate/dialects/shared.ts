@@ -171,8 +171,9 @@ export interface FrameRouter {
   endsDropped?(dropped: readonly Held[]): string;
   /**
    * Sends the frames held only until text follows them (an Anthropic text block's start), before the text
-   * watch writes text in their place (a reason, the prose held before a call): a retry that drops the
-   * text drops them too, and the client keeps no empty block (see `AnthropicStream.route`).
+   * watch sends text in their place (the reason of a failed watch, the prose held before a call a retry
+   * drops): a retry that drops the text drops them too, and the client keeps no empty block (see
+   * `AnthropicStream.route`). A rejected written call's text goes among the held frames instead.
    */
   sendOpenings?(flow: StreamFlow): void;
   /**
@@ -256,6 +257,13 @@ export interface TextFrames {
    * `tail`, and the router's {@linkcode FrameRouter.resumePoint}.
    */
   resume?(change: { at: number; tail: string }): TextEnding | undefined;
+  /**
+   * Before the gate writes text in place of the held text of a rejected call: drops the held places (their
+   * start held) that get none, none of the `written` offsets falling in them, and renumbers the frames
+   * after them (and the text frames written next) to close the gap, where a client refuses an empty place
+   * (an Anthropic text block: the API refuses it in a message sent back, and a body drops it).
+   */
+  tidy?(flow: StreamFlow, written: readonly number[]): void;
   /** What the dialect keeps to place the text (see {@linkcode TextPlaces.size}), bounded with the text. */
   size?(): number;
   /**
@@ -434,6 +442,73 @@ export class ToolPositions {
 }
 
 /**
+ * The starts of empty text blocks (Anthropic, Cohere), each held until the next frame routed: a call
+ * written at a block's start, cut with a retry or a rejection, then takes the block with it, where the client
+ * kept an empty text block (which the APIs refuse in a message sent back). The frames held after a start
+ * until it goes (Anthropic's pings) are held with it.
+ */
+export class Openings {
+  #held: Held[] = [];
+
+  /** True while a start waits. */
+  get waiting(): boolean {
+    return this.#held.length > 0;
+  }
+
+  /** Holds a frame until the next one routed, or until the watch lets out or drops what it holds. */
+  hold(frame: { raw: string; event: Record<string, unknown> }, flow: StreamFlow): void {
+    const held: Held = { ...frame, tool: false, answer: 0 };
+    this.#held.push(held);
+    flow.hold(held);
+  }
+
+  /** Sends the held openings the watch has not let out or dropped since (see `FrameRouter.sendOpenings`). */
+  send(flow: StreamFlow): void {
+    if (this.#held.length === 0) return;
+    const openings = new Set(this.#held);
+    this.#held = [];
+    const out = flow.held.filter((h) => openings.has(h));
+    if (out.length === 0) return;
+    flow.setHeld(flow.held.filter((h) => !openings.has(h)));
+    for (const h of out) flow.send(h.raw);
+  }
+}
+
+/**
+ * Drops the held text blocks that get no text once the calls written into the text are cut (see
+ * `TextFrames.tidy`): each whose start (`opens`) is held and whose index is not in `kept`, noted in `gone`,
+ * with every frame addressed to it; the frames after it are renumbered (`wire` gives an event's wire text
+ * in place of a held frame), as a body drops a text block left empty.
+ */
+export function dropEmptyBlocks(
+  flow: StreamFlow,
+  kept: ReadonlySet<number | undefined>,
+  { opens, gone, wire }: {
+    opens: (event: Record<string, unknown>) => boolean;
+    gone: ToolPositions;
+    wire: (event: Record<string, unknown>, from: Held) => string;
+  },
+): void {
+  for (const h of flow.held) {
+    const e = h.event;
+    if (e && opens(e) && typeof e.index === "number" && !kept.has(e.index)) gone.add(e.index);
+  }
+  if (gone.size === 0) return;
+  const out: Held[] = [];
+  for (const h of flow.held) {
+    const e = h.event;
+    if (!e || typeof e.index !== "number") out.push(h);
+    else if (!gone.has(e.index)) {
+      // (a text frame's `rest`: none, a block's text frames carry only the text)
+      const index = gone.renumber(e.index);
+      const event = { ...e, index };
+      out.push(index === e.index ? h : { ...h, raw: wire(event, h), event });
+    }
+  }
+  flow.setHeld(out);
+}
+
+/**
  * The ends (events of type `end`) among `dropped` of blocks whose start (type `start`, by `index`) is not
  * among them, as they came, in order: see {@linkcode FrameRouter.endsDropped}.
  */
@@ -496,9 +571,17 @@ export function pick(obj: Record<string, unknown>, keys: readonly string[]): Rec
   return out;
 }
 
-/** `reason` after the text that stays, on a new paragraph. */
+/** True for text that holds more than white space (what counts as said before a reason). */
+export function hasWords(text: unknown): boolean {
+  return typeof text === "string" && text.trim() !== "";
+}
+
+/**
+ * `reason` after the text that stays, on a new paragraph after text that says something. The text stays as
+ * it came, its white space too: a stream sent it before the calls were judged, and cannot take it back.
+ */
 export function joinText(before: string, reason: string): string {
-  return before.trim() === "" ? reason : `${before.trimEnd()}\n\n${reason}`;
+  return before.trim() === "" ? before + reason : `${before}\n\n${reason}`;
 }
 
 /**
