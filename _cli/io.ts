@@ -775,7 +775,8 @@ function argumentsHint(
   const help = `run \`toolguard ${spec.command} --help\``;
   const missing = /^(--[\w-]+) needs a value$/.exec(message);
   if (missing) return `give it as ${missing[1]} VALUE; ${help}`;
-  const unknown = /^Unknown option '(-[^']*)'$/.exec(message)?.[1];
+  // Greedy to the last quote: a file's name may hold one (`--it's.json`).
+  const unknown = /^Unknown option '(-.*)'$/s.exec(message)?.[1];
   if (spec.fileOperands === true && unknown !== undefined) {
     const end = args.indexOf("--");
     const named = (end < 0 ? args : args.slice(0, end)).find((a) =>

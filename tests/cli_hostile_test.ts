@@ -713,6 +713,17 @@ test(
       process.chdir(cwd);
     }
     assert.ok(existsSync(call));
+    // A name that holds a quote is still found (parseArgs quotes it whole: '--it's.json').
+    const quoted = file("--it's.json", "{}");
+    process.chdir(dir);
+    try {
+      const r = await runInProcess(main, ["lint", "--it's.json"]);
+      assert.equal(r.status, 2);
+      assert.match(r.stderr, /hint: --it's\.json is a file: to name it, put it after --/);
+    } finally {
+      process.chdir(cwd);
+    }
+    assert.ok(existsSync(quoted));
     // A mistyped flag that is no file keeps the list of the options.
     const typo = await runInProcess(main, ["scan", "-call.txt"]);
     assert.match(typo.stderr, /hint: toolguard scan accepts --help, --context/);
