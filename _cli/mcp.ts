@@ -480,7 +480,7 @@ export function main(args: string[]): Promise<number> {
         const what = failed === 1 ? "1 message" : `${failed} messages`;
         notice(
           `toolguard mcp: the MCP server at ${
-            clipMiddle(url!)
+            safeText(clipMiddle(url!))
           } did not take ${what} (not reached, refused, or ` +
             "sent after an initialize that did not succeed); " +
             "the client's requests among them were answered with an error\n",
