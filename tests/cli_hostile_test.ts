@@ -120,7 +120,13 @@ test(
     ];
     if (!isWindows) {
       // A name with a line break is a valid file name here, not on Windows.
-      cases.push(["lint", file(`broken-${forged}.json`, "{")], ["stats", `-log-${forged}`]);
+      cases.push(["lint", file(`broken-${forged}.json`, "{")], ["stats", `-log-${forged}`], [
+        "mcp",
+        "pins",
+        "list",
+        "--pins",
+        file(`pins-${forged}.json`, "{"),
+      ]);
       file(`-log-${forged}`, "");
     }
     const cwd = process.cwd();
