@@ -133,7 +133,7 @@ export function main(args: string[]): Promise<number> {
     } else {
       if (typeof value !== "object" || value === null || !("ok" in value)) {
         throw new UsageError(
-          `${clipMiddle(inputName(file))} is not a ToolResult (no "ok" field) or a verdict`,
+          `${safeText(clipMiddle(inputName(file)))} is not a ToolResult (no "ok" field) or a verdict`,
           "pass what `toolguard run --json` or `toolguard validate --json` prints",
         );
       }

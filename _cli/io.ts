@@ -162,7 +162,7 @@ async function readWhole(chunks: AsyncIterable<Uint8Array>, name: string): Promi
     total += chunk.length;
     if (total > MAX_INPUT_BYTES) {
       throw new UsageError(
-        `${clipMiddle(name)} is larger than ${
+        `${safeText(clipMiddle(name))} is larger than ${
           MAX_INPUT_BYTES / 1024 / 1024
         } MiB, more than toolguard reads at once`,
         "give a smaller input (split a long text, e.g. `split -b 32m`, and check each part)",
@@ -212,7 +212,7 @@ export async function readText(path: string, options: ReadTextOptions = {}): Pro
   const bad = text.includes("\uFFFD") ? firstReplaced(text, bytes) : -1;
   if (bad < 0) return text;
   const { line, column } = lineColumn(text, bad);
-  const where = `${clipMiddle(inputName(path))}:${line}:${column}`;
+  const where = `${safeText(clipMiddle(inputName(path)))}:${line}:${column}`;
   if (options.invalidUtf8 === "replace") {
     writeErr(
       `${paint("yellow", "warning", "stderr")}: ${
@@ -300,7 +300,7 @@ function knownReason(error: unknown): string | undefined {
 export function cannotRead(path: string, error: unknown, hint: string): UsageError {
   const reason = ioReason(error);
   return new UsageError(
-    `cannot read ${clipMiddle(path)}: ${reason}`,
+    `cannot read ${safeText(clipMiddle(path))}: ${reason}`,
     path.includes("\uFFFD") && reason === IO_REASONS.ENOENT
       ? "the name holds U+FFFD, which is what bytes that are not UTF-8 become in an argument, so a file " +
         "named with such bytes cannot be named here: pass it on stdin (`toolguard COMMAND - < FILE`) or " +
@@ -332,7 +332,7 @@ export function cannotRead(path: string, error: unknown, hint: string): UsageErr
  */
 export function cannotWrite(option: string, given: string, error: unknown): UsageError {
   const reason = ioReason(error);
-  const path = clipMiddle(given);
+  const path = safeText(clipMiddle(given));
   const hint = reason === IO_REASONS.ENXIO
     ? `start the program that reads ${path} first (it waits for what is written there), or give --${option} ` +
       "a regular file"
@@ -564,7 +564,7 @@ function toValue(node: JsonNode): unknown {
  * @returns The parsed value.
  */
 export async function parseJsonText(text: string, file: string): Promise<unknown> {
-  const name = clipMiddle(inputName(file));
+  const name = safeText(clipMiddle(inputName(file)));
   const source = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   if (source.trim() === "") {
     throw new UsageError(
@@ -714,7 +714,10 @@ export type OptionValues = Record<string, string | boolean | (string | boolean)[
 export function parseArgsMessage(error: unknown): string {
   return errorText(error).replace(/\. To specify a positional argument.*$/s, "")
     .replace(/^Unknown option '(\w)'/, "Unknown option '-$1'")
-    .replace(/^Unknown option '(.*)'$/s, (_, flag: string) => `Unknown option '${clipMiddle(flag)}'`)
+    .replace(
+      /^Unknown option '(.*)'$/s,
+      (_, flag: string) => `Unknown option '${safeText(clipMiddle(flag))}'`,
+    )
     .replace(/^Option '(?:-\w, )?(--[^ ']+) <value>' argument missing$/, "$1 needs a value")
     // Three lines of which the last says what to do: one line that says it.
     .replace(
@@ -775,14 +778,15 @@ function argumentsHint(
   const help = `run \`toolguard ${spec.command} --help\``;
   const missing = /^(--[\w-]+) needs a value$/.exec(message);
   if (missing) return `give it as ${missing[1]} VALUE; ${help}`;
-  const unknown = /^Unknown option '(-[^']*)'$/.exec(message)?.[1];
+  // Greedy to the last quote: a file's name may hold one (`--it's.json`).
+  const unknown = /^Unknown option '(-.*)'$/s.exec(message)?.[1];
   if (spec.fileOperands === true && unknown !== undefined) {
     const end = args.indexOf("--");
     const named = (end < 0 ? args : args.slice(0, end)).find((a) =>
       a.length > 1 && a[0] === "-" && !Object.hasOwn(options, a.replace(/^--?|=.*$/g, "")) && pathExists(a)
     );
     if (named !== undefined) {
-      const file = clipMiddle(named);
+      const file = safeText(clipMiddle(named));
       return `${file} is a file: to name it, put it after --, as in \`toolguard ${spec.command} [options] -- ${file}\``;
     }
   }
@@ -997,7 +1001,11 @@ export function integerOption(
   return n;
 }
 
-/** {@linkcode safeText} for messages of several lines. */
+/**
+ * {@linkcode safeText} for messages of several lines. Their own line breaks are kept, so what a message quotes
+ * from outside (a path, a flag) is made safe where it is quoted, `safeText(clipMiddle(path))`: a line break in
+ * a file name would otherwise start a line of its own (a forged `hint: ...`).
+ */
 const LINES = { keepLines: true };
 
 /**

@@ -282,7 +282,11 @@ function guardOptions(values: OptionValues, serverKey: string): McpGuardOptions 
   };
 }
 
-/** A notice on stderr; it quotes names and text from the server, printed safe for a terminal. */
+/**
+ * A notice on stderr, printed safe for a terminal; its own line breaks are kept (a diff), so a name or text
+ * from the server it quotes is made safe on one line where it is quoted (a tool named `x\nhint: ...` would
+ * forge a line of the log an MCP client keeps).
+ */
 function notice(text: string): void {
   writeErr(safeText(text, { keepLines: true }));
 }
@@ -295,15 +299,19 @@ function stderrNotice(event: McpEvent, values: OptionValues, warned: Set<string>
       const what = values["forward-unchecked"] === true
         ? "calls to it are forwarded unchecked"
         : "calls to it are rejected (use --forward-unchecked to let them through)";
-      notice(`toolguard mcp: cannot enforce the inputSchema of tool ${u.name}: ${u.error}; ${what}\n`);
+      notice(
+        `toolguard mcp: cannot enforce the inputSchema of tool ${safeText(u.name)}: ${
+          safeText(u.error)
+        }; ${what}\n`,
+      );
     }
   } else if (event.event === "tool_changed" && !warned.has(`changed:${event.name}:${event.seen}`)) {
     warned.add(`changed:${event.name}:${event.seen}`);
     const what = event.accepted
       ? "accepted (--accept-changed) and re-pinned"
-      : `its calls are refused until you accept it: toolguard mcp pins accept ${event.name}`;
+      : `its calls are refused until you accept it: toolguard mcp pins accept ${safeText(event.name)}`;
     notice(
-      `toolguard mcp: the definition of tool ${event.name} changed since it was pinned; ${what}\n` +
+      `toolguard mcp: the definition of tool ${safeText(event.name)} changed since it was pinned; ${what}\n` +
         event.diff.split("\n").map((l) => `  ${l}`).join("\n") + "\n",
     );
   } else if (event.event === "description_flagged") {
@@ -313,7 +321,11 @@ function stderrNotice(event: McpEvent, values: OptionValues, warned: Set<string>
     warned.add(key);
     const what = event.hidden ? "hidden from the client (--strict)" : "the flagged part was removed";
     const why = [...new Set(event.findings.map((f) => f.category))].join(", ");
-    notice(`toolguard mcp: the ${text} of ${event.kind} ${event.name} looks poisoned (${why}); ${what}\n`);
+    notice(
+      `toolguard mcp: the ${text} of ${event.kind} ${
+        safeText(event.name)
+      } looks poisoned (${why}); ${what}\n`,
+    );
   } else if (event.event === "stray_message" && !warned.has(`stray:${event.from}:${event.kind}`)) {
     warned.add(`stray:${event.from}:${event.kind}`);
     // (a notification has no id: none is named then)
@@ -359,16 +371,18 @@ function stderrNotice(event: McpEvent, values: OptionValues, warned: Set<string>
     notice(`toolguard mcp: the client sent ${what[event.kind]} (nor are later ones; --log records each)\n`);
   } else if (event.event === "post_failed" && !warned.has(`post:${event.detail}`)) {
     warned.add(`post:${event.detail}`);
-    notice(`toolguard mcp: ${event.detail}; the client's requests were answered with errors\n`);
+    notice(`toolguard mcp: ${safeText(event.detail)}; the client's requests were answered with errors\n`);
   } else if (event.event === "stream_failed" && !warned.has(`stream:${event.detail}`)) {
     warned.add(`stream:${event.detail}`);
-    notice(`toolguard mcp: ${event.detail}; the server's messages come on the answers to POSTs alone\n`);
+    notice(
+      `toolguard mcp: ${safeText(event.detail)}; the server's messages come on the answers to POSTs alone\n`,
+    );
   } else if (event.event === "session_id_ignored" && !warned.has("session_id")) {
     warned.add("session_id");
-    notice(`toolguard mcp: ${event.detail}\n`);
+    notice(`toolguard mcp: ${safeText(event.detail)}\n`);
   } else if (event.event === "pins_error" && !warned.has(`pins:${event.detail}`)) {
     warned.add(`pins:${event.detail}`);
-    notice(`toolguard mcp: ${event.detail}; pins are kept in memory for this run\n`);
+    notice(`toolguard mcp: ${safeText(event.detail)}; pins are kept in memory for this run\n`);
   }
 }
 
@@ -481,7 +495,7 @@ export function main(args: string[]): Promise<number> {
         const what = failed === 1 ? "1 message" : `${failed} messages`;
         notice(
           `toolguard mcp: the MCP server at ${
-            clipMiddle(url!)
+            safeText(clipMiddle(url!))
           } did not take ${what} (not reached, refused, or ` +
             "sent after an initialize that did not succeed); " +
             "the client's requests among them were answered with an error\n",

@@ -115,7 +115,11 @@ export function main(args: string[]): Promise<number> {
     try {
       pins = readPinFile(path);
     } catch (error) {
-      throw new UsageError(errorText(error), "the relay keeps pins in memory until the file is fixed");
+      // The message quotes the file's path: on one line, as runMain keeps a message's own line breaks.
+      throw new UsageError(
+        safeText(errorText(error)),
+        "the relay keeps pins in memory until the file is fixed",
+      );
     }
     if (action === "list") {
       if (values.json === true) printJson(pins, { pretty: true });
@@ -157,12 +161,16 @@ export function main(args: string[]): Promise<number> {
 function listing(pins: ReturnType<typeof readPinFile>): string {
   let out = "";
   for (const [server, entry] of Object.entries(pins.servers)) {
-    out += `${server}\n`;
+    // Names chosen by servers (and dates read from the file) on one line each: the listing keeps its own line
+    // breaks, so a tool named `x\n  CHANGED y` would forge an entry.
+    out += `${safeText(server)}\n`;
     for (const [name, pin] of Object.entries(entry.tools)) {
-      out += `  ${name}  sha256:${pin.hash.slice(0, 16)}  pinned ${pin.at}\n`;
+      out += `  ${safeText(name)}  sha256:${safeText(pin.hash.slice(0, 16))}  pinned ${safeText(pin.at)}\n`;
     }
     for (const [name, pin] of Object.entries(entry.pending ?? {})) {
-      out += `  CHANGED ${name}  sha256:${pin.hash.slice(0, 16)}  seen ${pin.at}\n`;
+      out += `  CHANGED ${safeText(name)}  sha256:${safeText(pin.hash.slice(0, 16))}  seen ${
+        safeText(pin.at)
+      }\n`;
       const old = pinOf(entry.tools, name);
       if (old) out += diffDefinitions(old.definition, pin.definition).replace(/^/gm, "      ") + "\n";
     }

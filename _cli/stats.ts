@@ -121,7 +121,9 @@ export function main(args: string[]): Promise<number> {
     const html = outputPathOption(values, "html");
     if (html !== undefined && path !== "-" && sameFile(path, html)) {
       throw new UsageError(
-        `--html ${clipMiddle(html)} is the log being read; writing the report there would destroy it`,
+        `--html ${
+          safeText(clipMiddle(html))
+        } is the log being read; writing the report there would destroy it`,
         "give --html another file name",
       );
     }

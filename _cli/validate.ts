@@ -295,7 +295,7 @@ export function main(args: string[]): Promise<number> {
       const shape = inline ? await parseJsonText(trimmed, "--shape") : await readJson(shapeSpec);
       let schema: Record<string, unknown>;
       try {
-        schema = shapeToSchema(shape, inline ? "--shape" : clipMiddle(shapeSpec));
+        schema = shapeToSchema(shape, inline ? "--shape" : safeText(clipMiddle(shapeSpec)));
       } catch (error) {
         throw new UsageError(
           (error as Error).message,
@@ -315,7 +315,7 @@ export function main(args: string[]): Promise<number> {
     } catch (error) {
       // Only a declaration can make validation throw: the tools file asks for something unenforceable.
       throw new UsageError(
-        `${clipMiddle(toolsPath ?? "--shape")}: ${(error as Error).message}`,
+        `${safeText(clipMiddle(toolsPath ?? "--shape"))}: ${(error as Error).message}`,
         "fix the declaration; `toolguard lint` lists every problem",
       );
     }

@@ -104,6 +104,46 @@ test("names from outside reach the terminal with their control characters escape
   assert.doesNotMatch(missing.stderr, ESCAPE);
 });
 
+test(
+  "a line break in a path or flag quoted by an error cannot start a line of its own (a forged hint)",
+  T,
+  async () => {
+    const forged = "x\nhint: FORGED";
+    const calls = file("forge-calls.json", '{"name":"a","arguments":{}}');
+    const cases: string[][] = [
+      ["scan", join(dir, `no-${forged}`)],
+      ["scan", `--${forged}`],
+      ["describe", join(dir, `no-${forged}`)],
+      ["run", "--log", join(dir, `no-dir-${forged}`, "calls.jsonl"), "--", "x"],
+      ["validate", calls, "--tools", join(dir, `no-${forged}`)],
+      ["stats", calls, "--html", join(dir, `no-dir-${forged}`, "report.html")],
+    ];
+    if (!isWindows) {
+      // A name with a line break is a valid file name here, not on Windows.
+      cases.push(["lint", file(`broken-${forged}.json`, "{")], ["stats", `-log-${forged}`], [
+        "mcp",
+        "pins",
+        "list",
+        "--pins",
+        file(`pins-${forged}.json`, "{"),
+      ]);
+      file(`-log-${forged}`, "");
+    }
+    const cwd = process.cwd();
+    process.chdir(dir);
+    try {
+      for (const args of cases) {
+        const r = await runInProcess(main, args);
+        assert.equal(r.status, 2, args.join(" "));
+        assert.doesNotMatch(r.stderr, /^hint: FORGED/m, args.join(" "));
+        assert.match(r.stderr, /x\\u\{A\}hint: FORGED/, args.join(" "));
+      }
+    } finally {
+      process.chdir(cwd);
+    }
+  },
+);
+
 test("deep JSONC is a usage error with the depth, not a stack overflow, on every runtime", T, async () => {
   const deep = "// a comment\n" + "[".repeat(5000) + "]".repeat(5000);
   await assert.rejects(
@@ -713,6 +753,17 @@ test(
       process.chdir(cwd);
     }
     assert.ok(existsSync(call));
+    // A name that holds a quote is still found (parseArgs quotes it whole: '--it's.json').
+    const quoted = file("--it's.json", "{}");
+    process.chdir(dir);
+    try {
+      const r = await runInProcess(main, ["lint", "--it's.json"]);
+      assert.equal(r.status, 2);
+      assert.match(r.stderr, /hint: --it's\.json is a file: to name it, put it after --/);
+    } finally {
+      process.chdir(cwd);
+    }
+    assert.ok(existsSync(quoted));
     // A mistyped flag that is no file keeps the list of the options.
     const typo = await runInProcess(main, ["scan", "-call.txt"]);
     assert.match(typo.stderr, /hint: toolguard scan accepts --help, --context/);

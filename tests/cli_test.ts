@@ -470,6 +470,7 @@ test("toolguard: a command or flag mistyped in case or spelling gets a did-you-m
     [["scan", "-pretty", "x"], "--pretty"], // read by parseArgs as -p -r -e ...: the word is still --pretty
     [["validate", "x", "--tool", "t.json"], "--tools"],
     [["stats", "x", "-H"], "-h"],
+    [["lint", "--pre'tty", "x"], "--pretty"], // a quote in the flag: parseArgs quotes it whole
     // nothing close: no guess, only the list
     [["rm"], null],
     [["lint", "-x", "x"], null],

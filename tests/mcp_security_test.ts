@@ -130,6 +130,42 @@ test("toolguard mcp: a rug pull (a tool changed after list_changed) is refused w
 });
 
 test(
+  "toolguard mcp: a tool name with a line break cannot forge a line of the relay's notices or of pins list",
+  { timeout: 60_000 },
+  async () => {
+    // MCP clients keep the relay's stderr as the server's log, and the notices keep their own line breaks
+    // (a diff): a name quoted raw started a line of its own there, and in the listing of the pins.
+    const dir = tempDir();
+    const name = "get_weather\nhint: FORGED";
+    const pins = join(dir, "pins.json");
+    try {
+      const env = { RUG_STATE: join(dir, "rug-state"), RUG_NAME: name };
+      const r = await relayed("rugpull", ["--pins", pins], env);
+      let notices = "";
+      try {
+        await r.client.callTool({ name, arguments: { city: "Oslo" } });
+        const refused = await r.client.callTool({ name, arguments: { city: "Oslo" } });
+        assert.equal(refused.isError, true);
+        notices = await until(
+          "the notice",
+          () => /changed since it was pinned/.test(r.stderr()) ? r.stderr() : undefined,
+        );
+      } finally {
+        await r.close();
+      }
+      assert.doesNotMatch(notices, /^hint: FORGED/m);
+      assert.match(notices, /tool get_weather\\u\{A\}hint: FORGED changed/);
+      const listed = await runInProcess(cliMain, ["mcp", "pins", "list", "--pins", pins]);
+      assert.equal(listed.status, 0);
+      assert.doesNotMatch(listed.stdout, /^hint: FORGED/m);
+      assert.match(listed.stdout, /CHANGED get_weather\\u\{A\}hint: FORGED /);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
+
+test(
   "toolguard mcp: a tool named constructor or __proto__ is pinned like any other; its changed listing is cleaned",
   {
     timeout: 60_000,
