@@ -11,7 +11,7 @@
 // binding, so that Deno loads the whole graph in one round when `import()` first asks for this module
 // instead of one round per level of the import chain. In the order they run; scripts/check_imports.ts
 // (`deno task check`) fails when one is missing or not needed.
-import { clipMiddle, givenValue } from "../_common/values.ts";
+import { clipMiddle, givenValue, shownAddress } from "../_common/values.ts";
 import "../_common/bytes.ts";
 import "../_common/pointer.ts";
 import "../_common/json.ts";
@@ -495,7 +495,7 @@ export function main(args: string[]): Promise<number> {
         const what = failed === 1 ? "1 message" : `${failed} messages`;
         notice(
           `toolguard mcp: the MCP server at ${
-            safeText(clipMiddle(url!))
+            safeText(clipMiddle(shownAddress(url!)))
           } did not take ${what} (not reached, refused, or ` +
             "sent after an initialize that did not succeed); " +
             "the client's requests among them were answered with an error\n",

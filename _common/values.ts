@@ -117,6 +117,28 @@ export function urlWithoutSecrets(url: string): { bare: string; queryOrFragment:
 }
 
 /**
+ * A server's address as a message shows it: without a user name, a password, a query or a fragment, any of
+ * which may carry a token (`?key=…`), since messages reach the model, the log and the terminal. Anything
+ * that is no http(s) URL is shown as it is.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { shownAddress } from "./values.ts";
+ *
+ * assert.equal(shownAddress("https://me:pw@mcp.example/mcp?key=s3cret"), "https://mcp.example/mcp?\u2026");
+ * assert.equal(shownAddress("https://mcp.example/mcp"), "https://mcp.example/mcp");
+ * ```
+ *
+ * @param url The address as given.
+ * @returns The address without its secrets.
+ */
+export function shownAddress(url: string): string {
+  const hidden = urlWithoutSecrets(url);
+  return hidden === undefined ? url : hidden.bare + (hidden.queryOrFragment ? "?\u2026" : "");
+}
+
+/**
  * A limit option's value, or `fallback` when it is absent (undefined or null, as `??` has always read it).
  * Anything but a number (`"8"`, NaN) throws: every comparison with NaN is false, so the limit would be off
  * without a word.

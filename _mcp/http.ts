@@ -10,7 +10,7 @@ import { hostInput, hostOutput, onInterrupt } from "../_run/runtime.ts";
 import { sseParser, withoutBom } from "../_gate/sse.ts";
 import { byteCount, concatBytes, utf8Length } from "../_common/bytes.ts";
 import { lazy } from "../_common/lazy.ts";
-import { errorText, isRecord, MAX_TIMER_MS, urlWithoutSecrets } from "../_common/values.ts";
+import { errorText, isRecord, MAX_TIMER_MS, shownAddress } from "../_common/values.ts";
 import {
   createMcpGuard,
   emitTo,
@@ -1672,14 +1672,4 @@ function headerValues(headers: Record<string, string> = {}): string[] {
     for (const v of [whole, whole.split(/\s+/).at(-1) ?? ""]) if (v.length >= 8) out.add(v);
   }
   return [...out].sort((a, b) => b.length - a.length);
-}
-
-/**
- * The server's address as the relay's messages show it: without a user name, a password, a query or a
- * fragment, any of which may carry a token (`?key=…`), since the messages reach the model, the log and
- * the terminal.
- */
-function shownAddress(url: string): string {
-  const hidden = urlWithoutSecrets(url);
-  return hidden === undefined ? url : hidden.bare + (hidden.queryOrFragment ? "?…" : "");
 }
