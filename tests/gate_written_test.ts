@@ -1526,3 +1526,84 @@ test("guardFetch Chat and Anthropic: white space before a rejected call reads th
   const { final } = await anthropicRead();
   assert.match(blockTexts(final.content).at(-1)!, /^toolguard stopped/);
 });
+
+test("guardFetch Anthropic and Cohere streams: a block of white space alone before a rejected call goes, as the body drops it", async () => {
+  // Each "\n" of block 1 came in a frame of its own and went out before the call began (no tail that may
+  // begin a bracketed call): the client kept a block of white space alone (the API refuses it sent back),
+  // where the body cut the call and dropped it.
+  const bad = '[get_weather(city="Oslo", units="kelvin")]';
+  const blocks = [["Let me check"], ["\n", "\n", ...splitN(bad, 6)], [" Done."]];
+  /** A text without its white space and `reason` (a body gives it a block of its own, a stream does not). */
+  const flat = (s: string, reason: string) => s.replace(reason, "").replace(/\s+/g, "");
+  const same = (streamed: string[], whole: unknown[], onRejected: string) => {
+    const reason = String((whole.at(-1) as Record<string, unknown>).text);
+    const texts = blockTexts(whole.slice(0, -1));
+    assert.ok(streamed.every((t) => t.trim() !== ""), `${onRejected}: ${JSON.stringify(streamed)}`);
+    assert.deepEqual(streamed.map((t) => flat(t, reason)), texts.map((t) => flat(t, reason)), onRejected);
+  };
+  for (const onRejected of ["withhold-turn", "drop-call"] as const) {
+    const message = anthropicMessage(null);
+    message.content = blocks.map((pieces) => ({ type: "text", text: pieces.join("") }));
+    const body = await gateCompletion({ tools: TOOLS_ANTHROPIC }, message, { onRejected });
+    const whole = (body.response as Record<string, unknown>).content as unknown[];
+    const [start, ...rest] = anthropicStream([]) as Record<string, unknown>[];
+    const frames = [
+      start,
+      ...blocks.flatMap((pieces, index) => [
+        { type: "content_block_start", index, content_block: { type: "text", text: "" } },
+        ...pieces.map((text) => ({
+          type: "content_block_delta",
+          index,
+          delta: { type: "text_delta", text },
+        })),
+        { type: "content_block_stop", index },
+      ]),
+      ...rest.filter((f) => f.type !== "ping"),
+    ];
+    const { value } = await withGuardedServer(
+      () => ({ sse: frames, named: true }),
+      { onRejected },
+      (server, f) => anthropicRead(new Anthropic({ apiKey: "k", baseURL: server.url, fetch: f })),
+    );
+    same(blockTexts(value.final.content), whole, onRejected);
+  }
+  // Cohere: the same blocks, read as the AI SDK reads them (the text of each content-delta, by index).
+  const [mStart, , , , mEnd] = cohereWritten("x");
+  const cohereFrames = [
+    mStart,
+    ...blocks.flatMap((pieces, index) => [
+      { type: "content-start", index, delta: { message: { content: { type: "text", text: "" } } } },
+      ...pieces.map((text) => ({ type: "content-delta", index, delta: { message: { content: { text } } } })),
+      { type: "content-end", index },
+    ]),
+    mEnd,
+  ];
+  for (const onRejected of ["withhold-turn", "drop-call"] as const) {
+    const body = await gateCompletion({ tools: TOOLS_OPENAI }, {
+      id: "c1",
+      finish_reason: "COMPLETE",
+      message: {
+        role: "assistant",
+        content: blocks.map((pieces) => ({ type: "text", text: pieces.join("") })),
+      },
+    }, { dialect: "cohere", onRejected });
+    const whole = ((body.response as Record<string, unknown>).message as Record<string, unknown>)
+      .content as unknown[];
+    const { value: wire } = await withGuardedServer(
+      () => ({ sse: cohereFrames, named: true }),
+      { onRejected },
+      async (server, f) =>
+        await (await f(`${server.url}/v2/chat`, {
+          method: "POST",
+          body: JSON.stringify({ model: "command-r", messages, stream: true, tools: TOOLS_OPENAI }),
+        })).text(),
+    );
+    const texts: string[] = [];
+    for (const line of wire.split("\n").filter((l) => l.startsWith("data: "))) {
+      const e = JSON.parse(line.slice(6));
+      if (e.type === "content-start") texts[e.index] = "";
+      if (e.type === "content-delta") texts[e.index] += e.delta.message.content.text;
+    }
+    same(texts, whole, onRejected);
+  }
+});

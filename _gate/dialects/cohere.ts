@@ -233,18 +233,19 @@ class CohereStream implements FrameRouter {
     // Pending: text still flows, with the start and end of its block (a client files a content-delta under
     // the block its content-start opened; the start held behind the call came after its deltas).
     if (!flow.pending || TEXT_EVENT.test(type)) {
-      // An empty text block's start waits for what comes next, as Anthropic's (see `Openings`).
+      // An empty text block's start (and white space alone after it) waits for what comes next, as
+      // Anthropic's (see `Openings`).
+      const content = deltaMessage(event).content;
+      const text = isRecord(content) ? content.text : undefined;
+      if (type === "content-delta" && this.#openings.blank(event.index, text)) {
+        return this.#openings.hold({ raw, event }, flow);
+      }
       this.sendOpenings(flow);
       if (type === "content-start" && isTextStart(event) && startText(event) === "") {
         return this.#openings.hold({ raw, event }, flow);
       }
       // (white space alone says nothing: the reason then needs no blank line before it)
-      const message = deltaMessage(event);
-      const said = type === "tool-plan-delta"
-        ? message.tool_plan
-        : isRecord(message.content)
-        ? message.content.text
-        : undefined;
+      const said = type === "tool-plan-delta" ? deltaMessage(event).tool_plan : text;
       if ((type === "content-delta" || type === "tool-plan-delta") && hasWords(said)) flow.sawText();
       return flow.send(raw);
     }

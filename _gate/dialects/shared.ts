@@ -445,7 +445,7 @@ export class ToolPositions {
  * The starts of empty text blocks (Anthropic, Cohere), each held until the next frame routed: a call
  * written at a block's start, cut with a retry or a rejection, then takes the block with it, where the client
  * kept an empty text block (which the APIs refuse in a message sent back). The frames held after a start
- * until it goes (Anthropic's pings) are held with it.
+ * until it goes (Anthropic's pings, the block's text while it is white space alone) are held with it.
  */
 export class Openings {
   #held: Held[] = [];
@@ -453,6 +453,14 @@ export class Openings {
   /** True while a start waits. */
   get waiting(): boolean {
     return this.#held.length > 0;
+  }
+
+  /**
+   * True for text of white space alone (`text`) in the block (`index`) whose start waits: it waits too, as
+   * a block of white space alone is refused as an empty one is, and a body drops it once a call is cut.
+   */
+  blank(index: unknown, text: unknown): boolean {
+    return typeof text === "string" && !hasWords(text) && this.#held[0]?.event?.index === index;
   }
 
   /** Holds a frame until the next one routed, or until the watch lets out or drops what it holds. */
