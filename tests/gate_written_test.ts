@@ -1607,3 +1607,41 @@ test("guardFetch Anthropic and Cohere streams: a block of white space alone befo
     same(texts, whole, onRejected);
   }
 });
+
+test("guardFetch Cohere stream: a block of only a rejected call goes, and the citations after it keep their numbers", async () => {
+  // A citation's `index` numbers the citations, not the content blocks: read as a block's, the citation
+  // numbered as the dropped block went with it, and the one after it was renumbered.
+  const texts = ["Sure.", WRITTEN_BAD, "Oslo is wet. Bergen too."];
+  const citation = (index: number, start: number, end: number) => [
+    {
+      type: "citation-start",
+      index,
+      delta: { message: { citations: { start, end, text: texts[2].slice(start, end), sources: [] } } },
+    },
+    { type: "citation-end", index },
+  ];
+  const [start, , , , end] = cohereWritten("x");
+  const frames = [
+    start,
+    ...texts.flatMap((text, index) => [
+      { type: "content-start", index, delta: { message: { content: { type: "text", text: "" } } } },
+      ...splitN(text, Math.ceil(text.length / 5)).map((t) => ({
+        type: "content-delta",
+        index,
+        delta: { message: { content: { text: t } } },
+      })),
+      ...(index === 2 ? [...citation(0, 0, 12), ...citation(1, 13, 24), ...citation(2, 13, 19)] : []),
+      { type: "content-end", index },
+    ]),
+    end,
+  ];
+  provider.reply({ sse: frames, named: true });
+  const events = (await cohereWire()).split("\n").filter((l) => l.startsWith("data: ")).map((l) =>
+    JSON.parse(l.slice(6))
+  );
+  assert.equal(provider.events[0].verdict.allowed, false);
+  assert.deepEqual(events.filter((e) => e.type === "content-start").map((e) => e.index), [0, 1]);
+  const cited = events.filter((e) => String(e.type).startsWith("citation"));
+  const sent = frames.filter((e) => String(e.type).startsWith("citation"));
+  assert.deepEqual(cited, sent);
+});

@@ -186,6 +186,7 @@ class AnthropicStream implements FrameRouter {
   #tidy(flow: StreamFlow, written: readonly number[]): void {
     dropEmptyBlocks(flow, new Set(written.map((at) => this.#places.at(at))), {
       opens: startsText,
+      addressed: (event) => BLOCK_EVENT.test(String(event.type)),
       gone: this.#gone,
       wire: named,
     });

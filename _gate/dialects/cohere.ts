@@ -156,6 +156,7 @@ class CohereStream implements FrameRouter {
     tidy: (flow, written) =>
       dropEmptyBlocks(flow, new Set(written.map((at) => this.#places.at(at))), {
         opens: (event) => event.type === "content-start" && isTextStart(event),
+        addressed: (event) => CONTENT_EVENT.test(String(event.type)),
         gone: this.#gone,
         wire: (event, from) => this.#wire(event, from.event && { raw: from.raw, event: from.event }),
       }),

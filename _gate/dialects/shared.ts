@@ -485,14 +485,16 @@ export class Openings {
 /**
  * Drops the held text blocks that get no text once the calls written into the text are cut (see
  * `TextFrames.tidy`): each whose start (`opens`) is held and whose index is not in `kept`, noted in `gone`,
- * with every frame addressed to it; the frames after it are renumbered (`wire` gives an event's wire text
+ * with every frame addressed to it by its index (`addressed`: an event of a block; a Cohere citation's
+ * `index` numbers the citations); the frames after it are renumbered (`wire` gives an event's wire text
  * in place of a held frame), as a body drops a text block left empty.
  */
 export function dropEmptyBlocks(
   flow: StreamFlow,
   kept: ReadonlySet<number | undefined>,
-  { opens, gone, wire }: {
+  { opens, addressed, gone, wire }: {
     opens: (event: Record<string, unknown>) => boolean;
+    addressed: (event: Record<string, unknown>) => boolean;
     gone: ToolPositions;
     wire: (event: Record<string, unknown>, from: Held) => string;
   },
@@ -505,7 +507,7 @@ export function dropEmptyBlocks(
   const out: Held[] = [];
   for (const h of flow.held) {
     const e = h.event;
-    if (!e || typeof e.index !== "number") out.push(h);
+    if (!e || typeof e.index !== "number" || !addressed(e)) out.push(h);
     else if (!gone.has(e.index)) {
       // (a text frame's `rest`: none, a block's text frames carry only the text)
       const index = gone.renumber(e.index);
