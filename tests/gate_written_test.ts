@@ -1645,3 +1645,95 @@ test("guardFetch Cohere stream: a block of only a rejected call goes, and the ci
   const sent = frames.filter((e) => String(e.type).startsWith("citation"));
   assert.deepEqual(cited, sent);
 });
+
+test("guardFetch Anthropic and Cohere streams: white space after a rejected call in a block that goes goes with it", async () => {
+  // Block 1 held the call and a line break: it goes (the body cuts the break with the call), and the break,
+  // written where block 1 was, went to the block that took its number (the thinking block, closed).
+  const blocks: (string[] | null)[] = [["Let me check"], [...splitN(WRITTEN_BAD, 6), "\n"], null, [" Done."]];
+  /** The deltas of text sent to a block that is not an open text block, in a stream's wire text. */
+  const strays = (wire: string, kind: (e: Record<string, unknown>) => string | undefined) => {
+    const open = new Map<unknown, string>();
+    const out: unknown[] = [];
+    for (const line of wire.split("\n").filter((l) => l.startsWith("data: "))) {
+      const e = JSON.parse(line.slice(6));
+      if (/^content[_-](block_)?start$/.test(e.type)) open.set(e.index, kind(e) ?? "");
+      else if (/^content[_-](block_)?stop$|^content-end$/.test(e.type)) open.delete(e.index);
+      else if (/^content[_-](block_)?delta$/.test(e.type) && open.get(e.index) !== "text") {
+        if (JSON.stringify(e.delta).includes('"text"')) out.push(e);
+      }
+    }
+    return out;
+  };
+  const [start, ...rest] = anthropicStream([]) as Record<string, unknown>[];
+  const frames = [
+    start,
+    ...blocks.flatMap((pieces, index) => [
+      pieces === null
+        ? {
+          type: "content_block_start",
+          index,
+          content_block: { type: "thinking", thinking: "", signature: "" },
+        }
+        : { type: "content_block_start", index, content_block: { type: "text", text: "" } },
+      ...(pieces ?? []).map((text) => ({
+        type: "content_block_delta",
+        index,
+        delta: { type: "text_delta", text },
+      })),
+      ...(pieces === null
+        ? [{ type: "content_block_delta", index, delta: { type: "thinking_delta", thinking: "Hmm." } }]
+        : []),
+      { type: "content_block_stop", index },
+    ]),
+    ...rest.filter((f) => f.type !== "ping"),
+  ];
+  const [mStart, , , , mEnd] = cohereWritten("x");
+  const cohereFrames = [
+    mStart,
+    ...blocks.flatMap((pieces, index) => [
+      {
+        type: "content-start",
+        index,
+        delta: {
+          message: {
+            content: pieces === null ? { type: "thinking", thinking: "" } : { type: "text", text: "" },
+          },
+        },
+      },
+      ...(pieces ?? [null]).map((text) => ({
+        type: "content-delta",
+        index,
+        delta: { message: { content: text === null ? { thinking: "Hmm." } : { text } } },
+      })),
+      { type: "content-end", index },
+    ]),
+    mEnd,
+  ];
+  for (const onRejected of ["withhold-turn", "drop-call"] as const) {
+    const anthropicWire = await withGuardedServer(
+      () => ({ sse: frames, named: true }),
+      { onRejected },
+      async (server, f) =>
+        await (await f(`${server.url}/v1/messages`, {
+          method: "POST",
+          body: JSON.stringify({ model: "m", max_tokens: 9, messages, stream: true, tools: TOOLS_ANTHROPIC }),
+        })).text(),
+    );
+    assert.equal(anthropicWire.seen[0].verdict.allowed, false);
+    const block = (e: Record<string, unknown>) => (e.content_block as Record<string, unknown>).type as string;
+    assert.deepEqual(strays(anthropicWire.value, block), [], onRejected);
+    const cohereWire = await withGuardedServer(
+      () => ({ sse: cohereFrames, named: true }),
+      { onRejected },
+      async (server, f) =>
+        await (await f(`${server.url}/v2/chat`, {
+          method: "POST",
+          body: JSON.stringify({ model: "command-r", messages, stream: true, tools: TOOLS_OPENAI }),
+        })).text(),
+    );
+    assert.equal(cohereWire.seen[0].verdict.allowed, false);
+    const part = (e: Record<string, unknown>) =>
+      (e.delta as Record<string, Record<string, Record<string, string>>>).message.content.type;
+    assert.deepEqual(strays(cohereWire.value, part), [], onRejected);
+  }
+});

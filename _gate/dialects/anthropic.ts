@@ -157,12 +157,16 @@ class AnthropicStream implements FrameRouter {
   readonly text: TextFrames = {
     placed: true,
     read: (event) => this.#readText(event),
-    textFrame: (text, _answer, at) =>
-      named({
+    textFrame: (text, _answer, at) => {
+      const index = this.#places.at(at) ?? 0;
+      // (a dropped block gets none: white space alone, as a body cuts it; renumbered, it went to the next)
+      if (this.#gone.has(index)) return "";
+      return named({
         type: "content_block_delta",
-        index: this.#gone.renumber(this.#places.at(at) ?? 0),
+        index: this.#gone.renumber(index),
         delta: { type: "text_delta", text },
-      }),
+      });
+    },
     tidy: (flow, written) => this.#tidy(flow, written),
     frame: (event, from) => reframe(event, from, event.type as string),
     split(event) {

@@ -146,12 +146,16 @@ class CohereStream implements FrameRouter {
   readonly text: TextFrames = {
     placed: true,
     read: (event) => this.#readText(event),
-    textFrame: (text, _answer, at) =>
-      this.#wire({
+    textFrame: (text, _answer, at) => {
+      const index = this.#places.at(at) ?? 0;
+      // (a dropped block gets none: white space alone, as a body cuts it; renumbered, it went to the next)
+      if (this.#gone.has(index)) return "";
+      return this.#wire({
         type: "content-delta",
-        index: this.#gone.renumber(this.#places.at(at) ?? 0),
+        index: this.#gone.renumber(index),
         delta: { message: { content: { text } } },
-      }),
+      });
+    },
     // A block of only a cut call goes, as a body drops it (see `TextFrames.tidy`).
     tidy: (flow, written) =>
       dropEmptyBlocks(flow, new Set(written.map((at) => this.#places.at(at))), {

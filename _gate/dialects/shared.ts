@@ -230,7 +230,8 @@ export interface TextFrames {
   /**
    * A frame that carries only `text`, for one answer. `at` is where the text goes in the answer's text as
    * read so far (an offset into it): a dialect that addresses text by block or item puts it in the one that
-   * holds that offset, which the client has.
+   * holds that offset, which the client has; none (`""`) where that place was dropped (see `tidy`: only
+   * white space goes there, as a body cuts it).
    */
   textFrame(text: string, answer: number, at: number): string;
   /**
