@@ -1527,12 +1527,11 @@ test("guardFetch Chat and Anthropic: white space before a rejected call reads th
   assert.match(blockTexts(final.content).at(-1)!, /^toolguard stopped/);
 });
 
-test("guardFetch Anthropic and Cohere streams: a block of white space alone before a rejected call goes, as the body drops it", async () => {
-  // Each "\n" of block 1 came in a frame of its own and went out before the call began (no tail that may
-  // begin a bracketed call): the client kept a block of white space alone (the API refuses it sent back),
-  // where the body cut the call and dropped it.
-  const bad = '[get_weather(city="Oslo", units="kelvin")]';
-  const blocks = [["Let me check"], ["\n", "\n", ...splitN(bad, 6)], [" Done."]];
+/**
+ * Streams the text `blocks` (each in its pieces) through the gate as Anthropic and as Cohere, and checks
+ * that the client keeps no block of white space alone, and each block's text where the body keeps it.
+ */
+async function blankBlocksGo(blocks: string[][]): Promise<void> {
   /** A text without its white space and `reason` (a body gives it a block of its own, a stream does not). */
   const flat = (s: string, reason: string) => s.replace(reason, "").replace(/\s+/g, "");
   const same = (streamed: string[], whole: unknown[], onRejected: string) => {
@@ -1606,6 +1605,16 @@ test("guardFetch Anthropic and Cohere streams: a block of white space alone befo
     }
     same(texts, whole, onRejected);
   }
+}
+
+test("guardFetch Anthropic and Cohere streams: a block of white space alone before a rejected call goes, as the body drops it", async () => {
+  const bad = splitN('[get_weather(city="Oslo", units="kelvin")]', 6);
+  // Each "\n" of block 1 came in a frame of its own and went out before the call began (no tail that may
+  // begin a bracketed call): the client kept a block of white space alone (the API refuses it sent back),
+  // where the body cut the call and dropped it.
+  await blankBlocksGo([["Let me check"], ["\n", "\n", ...bad], [" Done."]]);
+  // A block of white space alone, ended before the call began in the next: the same.
+  await blankBlocksGo([["Let me check"], [" ", "\n"], bad, [" Done."]]);
 });
 
 test("guardFetch Cohere stream: a block of only a rejected call goes, and the citations after it keep their numbers", async () => {

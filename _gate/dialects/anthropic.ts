@@ -298,20 +298,18 @@ class AnthropicStream implements FrameRouter {
     if (type === "message_start" && startsWithCalls(event)) flow.pending = true; // (see startsWithCalls)
     if (type === "error") return flow.send(raw); // errors reach the client at once; they carry no call
     if (!flow.pending) {
-      // An empty text block's start (and the pings and white space alone after it) waits for what comes
-      // next, held for the watch's answer, so that its releases keep it first: a call written at the
-      // block's start, cut with a retry, takes the block with it, where the client kept an empty (or blank)
-      // text block (which the API refuses in a message sent back).
+      // An empty text block's start (and the pings, white space alone and end after it) waits for what
+      // comes next, held for the watch's answer, so that its releases keep it first: a call written at the
+      // block's start (or in a block after it), cut with a retry or a rejection, takes the block with it,
+      // where the client kept an empty (or blank) text block (which the API refuses in a message sent back).
       const delta = isRecord(event.delta) ? event.delta : undefined;
-      const blank = type === "content_block_delta" && delta?.type === "text_delta" &&
-        this.#openings.blank(event.index, delta.text);
-      if (this.#openings.waiting && (type === "ping" || blank)) {
-        return this.#openings.hold({ raw, event }, flow);
-      }
+      const opening = startsText(event) && !bringsText(event.content_block);
+      const waits = (type === "ping" && this.#openings.waiting) ||
+        (type === "content_block_delta" && delta?.type === "text_delta" &&
+          this.#openings.blank(event.index, delta.text)) ||
+        (type === "content_block_stop" && this.#openings.ends(event.index));
+      if (opening || waits) return this.#openings.hold({ raw, event }, flow);
       this.sendOpenings(flow);
-      if (startsText(event) && !bringsText(event.content_block)) {
-        return this.#openings.hold({ raw, event }, flow);
-      }
       // (white space alone says nothing, nor does thinking: the reason then needs no blank line before it)
       if (type === "content_block_delta" && hasWords(delta?.text)) {
         flow.sawText();

@@ -238,17 +238,15 @@ class CohereStream implements FrameRouter {
     // Pending: text still flows, with the start and end of its block (a client files a content-delta under
     // the block its content-start opened; the start held behind the call came after its deltas).
     if (!flow.pending || TEXT_EVENT.test(type)) {
-      // An empty text block's start (and white space alone after it) waits for what comes next, as
-      // Anthropic's (see `Openings`).
+      // An empty text block's start (and white space alone and the end after it) waits for what comes
+      // next, as Anthropic's (see `Openings`).
       const content = deltaMessage(event).content;
       const text = isRecord(content) ? content.text : undefined;
-      if (type === "content-delta" && this.#openings.blank(event.index, text)) {
-        return this.#openings.hold({ raw, event }, flow);
-      }
+      const opening = type === "content-start" && isTextStart(event) && startText(event) === "";
+      const waits = (type === "content-delta" && this.#openings.blank(event.index, text)) ||
+        (type === "content-end" && this.#openings.ends(event.index));
+      if (opening || waits) return this.#openings.hold({ raw, event }, flow);
       this.sendOpenings(flow);
-      if (type === "content-start" && isTextStart(event) && startText(event) === "") {
-        return this.#openings.hold({ raw, event }, flow);
-      }
       // (white space alone says nothing: the reason then needs no blank line before it)
       const said = type === "tool-plan-delta" ? deltaMessage(event).tool_plan : text;
       if ((type === "content-delta" || type === "tool-plan-delta") && hasWords(said)) flow.sawText();

@@ -446,27 +446,34 @@ export class ToolPositions {
  * The starts of empty text blocks (Anthropic, Cohere), each held until the next frame routed: a call
  * written at a block's start, cut with a retry or a rejection, then takes the block with it, where the client
  * kept an empty text block (which the APIs refuse in a message sent back). The frames held after a start
- * until it goes (Anthropic's pings, the block's text while it is white space alone) are held with it.
+ * until it goes (Anthropic's pings, the block's text while it is white space alone, its end, the next empty
+ * block) are held with it: a block of white space alone is refused as an empty one is, and a body drops it
+ * once a call is cut.
  */
 export class Openings {
   #held: Held[] = [];
+  /** The block the frames held last address (by its index). */
+  #index: unknown;
 
   /** True while a start waits. */
   get waiting(): boolean {
     return this.#held.length > 0;
   }
 
-  /**
-   * True for text of white space alone (`text`) in the block (`index`) whose start waits: it waits too, as
-   * a block of white space alone is refused as an empty one is, and a body drops it once a call is cut.
-   */
+  /** True for text of white space alone (`text`) in the block (`index`) whose start waits last. */
   blank(index: unknown, text: unknown): boolean {
-    return typeof text === "string" && !hasWords(text) && this.#held[0]?.event?.index === index;
+    return this.waiting && index === this.#index && typeof text === "string" && !hasWords(text);
+  }
+
+  /** True for the end of the block (`index`) whose start waits last (it got no text but white space). */
+  ends(index: unknown): boolean {
+    return this.waiting && index === this.#index;
   }
 
   /** Holds a frame until the next one routed, or until the watch lets out or drops what it holds. */
   hold(frame: { raw: string; event: Record<string, unknown> }, flow: StreamFlow): void {
     const held: Held = { ...frame, tool: false, answer: 0 };
+    if (typeof frame.event.index === "number") this.#index = frame.event.index;
     this.#held.push(held);
     flow.hold(held);
   }
