@@ -1746,3 +1746,48 @@ test("guardFetch Anthropic and Cohere streams: white space after a rejected call
     assert.deepEqual(strays(cohereWire.value, part), [], onRejected);
   }
 });
+
+test("guardFetch Cohere: a citation names its block where the block of only a rejected call went, streamed and whole", async () => {
+  // A citation's `content_index` is the block it is in: once block 1 goes, block 2 is block 1.
+  const texts = ["Sure.", WRITTEN_BAD, "Oslo is wet."];
+  const citation = { start: 0, end: 12, text: "Oslo is wet.", sources: [], content_index: 2 };
+  const [start, , , , end] = cohereWritten("x");
+  const frames = [
+    start,
+    ...texts.flatMap((text, index) => [
+      { type: "content-start", index, delta: { message: { content: { type: "text", text: "" } } } },
+      ...splitN(text, Math.ceil(text.length / 5)).map((t) => ({
+        type: "content-delta",
+        index,
+        delta: { message: { content: { text: t } } },
+      })),
+      ...(index === 2
+        ? [{ type: "citation-start", index: 0, delta: { message: { citations: citation } } }, {
+          type: "citation-end",
+          index: 0,
+        }]
+        : []),
+      { type: "content-end", index },
+    ]),
+    end,
+  ];
+  provider.reply({ sse: frames, named: true });
+  const events = (await cohereWire()).split("\n").filter((l) => l.startsWith("data: ")).map((l) =>
+    JSON.parse(l.slice(6))
+  );
+  assert.equal(provider.events[0].verdict.allowed, false);
+  const cited = events.find((e) => e.type === "citation-start");
+  assert.equal(cited.delta.message.citations.content_index, 1);
+  const body = await gateCompletion({ tools: TOOLS_OPENAI }, {
+    id: "c1",
+    finish_reason: "COMPLETE",
+    message: {
+      role: "assistant",
+      content: texts.map((text) => ({ type: "text", text })),
+      citations: [citation],
+    },
+  }, { dialect: "cohere" });
+  const message = (body.response as Record<string, unknown>).message as Record<string, unknown>;
+  assert.equal((message.citations as Record<string, unknown>[])[0].content_index, 1);
+  assert.equal(blockTexts(message.content as unknown[])[1], "Oslo is wet.");
+});

@@ -35,6 +35,16 @@ function textParts(message: Record<string, unknown>): Record<string, unknown>[] 
     : [];
 }
 
+/**
+ * A citation once the content blocks `gone` are dropped: its `content_index` (the block it is in) moved up
+ * past them, as the blocks after them are.
+ */
+function movedCitation(citation: unknown, gone: ToolPositions): unknown {
+  if (!isRecord(citation) || typeof citation.content_index !== "number" || gone.size === 0) return citation;
+  const at = gone.renumber(citation.content_index);
+  return at === citation.content_index ? citation : { ...citation, content_index: at };
+}
+
 const body: CompletionBody = {
   declared: (tool) => (isRecord(tool.function) ? [tool] : []),
   calls(body) {
@@ -50,15 +60,19 @@ const body: CompletionBody = {
     const message: Record<string, unknown> = { ...m };
     delete message.tool_calls;
     const content = Array.isArray(m.content) ? m.content : [];
+    const gone = new ToolPositions();
     message.content = [
       // A text part the cut left blank goes, as in a stream (and as Anthropic's body drops such a block).
-      ...content.flatMap((p) => {
+      ...content.flatMap((p, i) => {
         if (!fromText || !isRecord(p) || p.type !== "text" || typeof p.text !== "string") return [p];
         const text = cut(p.text);
-        return text.trim() === "" ? [] : [{ ...p, text }];
+        if (text.trim() !== "") return [{ ...p, text }];
+        gone.add(i);
+        return [];
       }),
       { type: "text", text: reason },
     ];
+    if (Array.isArray(m.citations)) message.citations = m.citations.map((c) => movedCitation(c, gone));
     const copy: Record<string, unknown> = { ...body, message };
     if (body.finish_reason === "TOOL_CALL") copy.finish_reason = "COMPLETE";
     return copy;
@@ -157,13 +171,26 @@ class CohereStream implements FrameRouter {
       });
     },
     // A block of only a cut call goes, as a body drops it (see `TextFrames.tidy`).
-    tidy: (flow, written) =>
+    tidy: (flow, written) => {
       dropEmptyBlocks(flow, new Set(written.map((at) => this.#places.at(at))), {
         opens: (event) => event.type === "content-start" && isTextStart(event),
         addressed: (event) => CONTENT_EVENT.test(String(event.type)),
         gone: this.#gone,
         wire: (event, from) => this.#wire(event, from.event && { raw: from.raw, event: from.event }),
-      }),
+      });
+      // (a citation names the block it is in: moved up with it, as a body's citations are)
+      if (this.#gone.size === 0) return;
+      flow.setHeld(flow.held.map((h) => {
+        const message = h.event?.type === "citation-start" ? deltaMessage(h.event) : undefined;
+        const citations = message && movedCitation(message.citations, this.#gone);
+        if (!h.event || !message || citations === message.citations) return h;
+        const event = {
+          ...h.event,
+          delta: { ...h.event.delta as object, message: { ...message, citations } },
+        };
+        return { ...h, raw: this.#wire(event, { raw: h.raw, event: h.event }), event };
+      }));
+    },
     frame: (event, from) => this.#wire(event, from),
     split: splitStart,
     size: () => this.#places.size,
