@@ -321,7 +321,7 @@ test("guardFetch n=2 drop-call: only the rejected call written into choice 1 is 
       ),
   );
   assert.equal(value.text[0], `A ${WRITTEN_GOOD}`);
-  assert.match(value.text[1], /^B  and <tool_call>\n\{"name": "get_weather"/); // ("B " as it came)
+  assert.match(value.text[1], /^B {2}and <tool_call>\n\{"name": "get_weather"/); // ("B " as it came)
   assert.doesNotMatch(value.text[1], /\{"name": "delete_everything"/);
   assert.deepEqual(seen[0].verdict.rejectedIndices, [1]);
   assert.deepEqual(seen[0].calls?.map((c) => c.choice), [0, 1, 1]);

@@ -1158,7 +1158,7 @@ test("guardFetch Cohere stream withheld: text after a call begun at a block's en
   );
   assert.equal(provider.events[0].verdict.allowed, false);
   assert.doesNotMatch(text, /\{"name": "get_weather"/);
-  assert.match(text, /^Let me  e": "get_weather", "arguments": \{"city": 9\}\}\n\ntoolguard stopped/);
+  assert.match(text, /^Let me {2}e": "get_weather", "arguments": \{"city": 9\}\}\n\ntoolguard stopped/);
 });
 
 /** The texts of an Anthropic message, a Cohere v2 message or a Responses message item (its `content`). */
