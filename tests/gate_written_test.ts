@@ -1556,3 +1556,268 @@ test("guardFetch Responses stream: JSON the answer opens with after its reasonin
   assert.doesNotMatch(streamed, /delete_everything/);
   assert.doesNotMatch(got, /delete_everything/);
 });
+
+/**
+ * Streams the text `blocks` (each in its pieces) through the gate as Anthropic and as Cohere, and checks
+ * that the client keeps no block of white space alone, and each block's text where the body keeps it.
+ */
+async function blankBlocksGo(blocks: string[][]): Promise<void> {
+  /** A text without its white space and `reason` (a body gives it a block of its own, a stream does not). */
+  const flat = (s: string, reason: string) => s.replace(reason, "").replace(/\s+/g, "");
+  const same = (streamed: string[], whole: unknown[], onRejected: string) => {
+    const reason = String((whole.at(-1) as Record<string, unknown>).text);
+    const texts = blockTexts(whole.slice(0, -1));
+    assert.ok(streamed.every((t) => t.trim() !== ""), `${onRejected}: ${JSON.stringify(streamed)}`);
+    assert.deepEqual(streamed.map((t) => flat(t, reason)), texts.map((t) => flat(t, reason)), onRejected);
+  };
+  for (const onRejected of ["withhold-turn", "drop-call"] as const) {
+    const message = anthropicMessage(null);
+    message.content = blocks.map((pieces) => ({ type: "text", text: pieces.join("") }));
+    const body = await gateCompletion({ tools: TOOLS_ANTHROPIC }, message, { onRejected });
+    const whole = (body.response as Record<string, unknown>).content as unknown[];
+    const [start, ...rest] = anthropicStream([]) as Record<string, unknown>[];
+    const frames = [
+      start,
+      ...blocks.flatMap((pieces, index) => [
+        { type: "content_block_start", index, content_block: { type: "text", text: "" } },
+        ...pieces.map((text) => ({
+          type: "content_block_delta",
+          index,
+          delta: { type: "text_delta", text },
+        })),
+        { type: "content_block_stop", index },
+      ]),
+      ...rest.filter((f) => f.type !== "ping"),
+    ];
+    const { value } = await withGuardedServer(
+      () => ({ sse: frames, named: true }),
+      { onRejected },
+      (server, f) => anthropicRead(new Anthropic({ apiKey: "k", baseURL: server.url, fetch: f })),
+    );
+    same(blockTexts(value.final.content), whole, onRejected);
+  }
+  // Cohere: the same blocks, read as the AI SDK reads them (the text of each content-delta, by index).
+  const [mStart, , , , mEnd] = cohereWritten("x");
+  const cohereFrames = [
+    mStart,
+    ...blocks.flatMap((pieces, index) => [
+      { type: "content-start", index, delta: { message: { content: { type: "text", text: "" } } } },
+      ...pieces.map((text) => ({ type: "content-delta", index, delta: { message: { content: { text } } } })),
+      { type: "content-end", index },
+    ]),
+    mEnd,
+  ];
+  for (const onRejected of ["withhold-turn", "drop-call"] as const) {
+    const body = await gateCompletion({ tools: TOOLS_OPENAI }, {
+      id: "c1",
+      finish_reason: "COMPLETE",
+      message: {
+        role: "assistant",
+        content: blocks.map((pieces) => ({ type: "text", text: pieces.join("") })),
+      },
+    }, { dialect: "cohere", onRejected });
+    const whole = ((body.response as Record<string, unknown>).message as Record<string, unknown>)
+      .content as unknown[];
+    const { value: wire } = await withGuardedServer(
+      () => ({ sse: cohereFrames, named: true }),
+      { onRejected },
+      async (server, f) =>
+        await (await f(`${server.url}/v2/chat`, {
+          method: "POST",
+          body: JSON.stringify({ model: "command-r", messages, stream: true, tools: TOOLS_OPENAI }),
+        })).text(),
+    );
+    const texts: string[] = [];
+    for (const line of wire.split("\n").filter((l) => l.startsWith("data: "))) {
+      const e = JSON.parse(line.slice(6));
+      if (e.type === "content-start") texts[e.index] = "";
+      if (e.type === "content-delta") texts[e.index] += e.delta.message.content.text;
+    }
+    same(texts, whole, onRejected);
+  }
+}
+
+test("guardFetch Anthropic and Cohere streams: a block of white space alone before a rejected call goes, as the body drops it", async () => {
+  const bad = splitN('[get_weather(city="Oslo", units="kelvin")]', 6);
+  // Each "\n" of block 1 came in a frame of its own and went out before the call began (no tail that may
+  // begin a bracketed call): the client kept a block of white space alone (the API refuses it sent back),
+  // where the body cut the call and dropped it.
+  await blankBlocksGo([["Let me check"], ["\n", "\n", ...bad], [" Done."]]);
+  // A block of white space alone, ended before the call began in the next: the same.
+  await blankBlocksGo([["Let me check"], [" ", "\n"], bad, [" Done."]]);
+});
+
+test("guardFetch Cohere stream: a block of only a rejected call goes, and the citations after it keep their numbers", async () => {
+  // A citation's `index` numbers the citations, not the content blocks: read as a block's, the citation
+  // numbered as the dropped block went with it, and the one after it was renumbered.
+  const texts = ["Sure.", WRITTEN_BAD, "Oslo is wet. Bergen too."];
+  const citation = (index: number, start: number, end: number) => [
+    {
+      type: "citation-start",
+      index,
+      delta: { message: { citations: { start, end, text: texts[2].slice(start, end), sources: [] } } },
+    },
+    { type: "citation-end", index },
+  ];
+  const [start, , , , end] = cohereWritten("x");
+  const frames = [
+    start,
+    ...texts.flatMap((text, index) => [
+      { type: "content-start", index, delta: { message: { content: { type: "text", text: "" } } } },
+      ...splitN(text, Math.ceil(text.length / 5)).map((t) => ({
+        type: "content-delta",
+        index,
+        delta: { message: { content: { text: t } } },
+      })),
+      ...(index === 2 ? [...citation(0, 0, 12), ...citation(1, 13, 24), ...citation(2, 13, 19)] : []),
+      { type: "content-end", index },
+    ]),
+    end,
+  ];
+  provider.reply({ sse: frames, named: true });
+  const events = (await cohereWire()).split("\n").filter((l) => l.startsWith("data: ")).map((l) =>
+    JSON.parse(l.slice(6))
+  );
+  assert.equal(provider.events[0].verdict.allowed, false);
+  assert.deepEqual(events.filter((e) => e.type === "content-start").map((e) => e.index), [0, 1]);
+  const cited = events.filter((e) => String(e.type).startsWith("citation"));
+  const sent = frames.filter((e) => String(e.type).startsWith("citation"));
+  assert.deepEqual(cited, sent);
+});
+
+test("guardFetch Anthropic and Cohere streams: white space after a rejected call in a block that goes goes with it", async () => {
+  // Block 1 held the call and a line break: it goes (the body cuts the break with the call), and the break,
+  // written where block 1 was, went to the block that took its number (the thinking block, closed).
+  const blocks: (string[] | null)[] = [["Let me check"], [...splitN(WRITTEN_BAD, 6), "\n"], null, [" Done."]];
+  /** The deltas of text sent to a block that is not an open text block, in a stream's wire text. */
+  const strays = (wire: string, kind: (e: Record<string, unknown>) => string | undefined) => {
+    const open = new Map<unknown, string>();
+    const out: unknown[] = [];
+    for (const line of wire.split("\n").filter((l) => l.startsWith("data: "))) {
+      const e = JSON.parse(line.slice(6));
+      if (/^content[_-](block_)?start$/.test(e.type)) open.set(e.index, kind(e) ?? "");
+      else if (/^content[_-](block_)?stop$|^content-end$/.test(e.type)) open.delete(e.index);
+      else if (/^content[_-](block_)?delta$/.test(e.type) && open.get(e.index) !== "text") {
+        if (JSON.stringify(e.delta).includes('"text"')) out.push(e);
+      }
+    }
+    return out;
+  };
+  const [start, ...rest] = anthropicStream([]) as Record<string, unknown>[];
+  const frames = [
+    start,
+    ...blocks.flatMap((pieces, index) => [
+      pieces === null
+        ? {
+          type: "content_block_start",
+          index,
+          content_block: { type: "thinking", thinking: "", signature: "" },
+        }
+        : { type: "content_block_start", index, content_block: { type: "text", text: "" } },
+      ...(pieces ?? []).map((text) => ({
+        type: "content_block_delta",
+        index,
+        delta: { type: "text_delta", text },
+      })),
+      ...(pieces === null
+        ? [{ type: "content_block_delta", index, delta: { type: "thinking_delta", thinking: "Hmm." } }]
+        : []),
+      { type: "content_block_stop", index },
+    ]),
+    ...rest.filter((f) => f.type !== "ping"),
+  ];
+  const [mStart, , , , mEnd] = cohereWritten("x");
+  const cohereFrames = [
+    mStart,
+    ...blocks.flatMap((pieces, index) => [
+      {
+        type: "content-start",
+        index,
+        delta: {
+          message: {
+            content: pieces === null ? { type: "thinking", thinking: "" } : { type: "text", text: "" },
+          },
+        },
+      },
+      ...(pieces ?? [null]).map((text) => ({
+        type: "content-delta",
+        index,
+        delta: { message: { content: text === null ? { thinking: "Hmm." } : { text } } },
+      })),
+      { type: "content-end", index },
+    ]),
+    mEnd,
+  ];
+  for (const onRejected of ["withhold-turn", "drop-call"] as const) {
+    const anthropicWire = await withGuardedServer(
+      () => ({ sse: frames, named: true }),
+      { onRejected },
+      async (server, f) =>
+        await (await f(`${server.url}/v1/messages`, {
+          method: "POST",
+          body: JSON.stringify({ model: "m", max_tokens: 9, messages, stream: true, tools: TOOLS_ANTHROPIC }),
+        })).text(),
+    );
+    assert.equal(anthropicWire.seen[0].verdict.allowed, false);
+    const block = (e: Record<string, unknown>) => (e.content_block as Record<string, unknown>).type as string;
+    assert.deepEqual(strays(anthropicWire.value, block), [], onRejected);
+    const cohereWire = await withGuardedServer(
+      () => ({ sse: cohereFrames, named: true }),
+      { onRejected },
+      async (server, f) =>
+        await (await f(`${server.url}/v2/chat`, {
+          method: "POST",
+          body: JSON.stringify({ model: "command-r", messages, stream: true, tools: TOOLS_OPENAI }),
+        })).text(),
+    );
+    assert.equal(cohereWire.seen[0].verdict.allowed, false);
+    const part = (e: Record<string, unknown>) =>
+      (e.delta as Record<string, Record<string, Record<string, string>>>).message.content.type;
+    assert.deepEqual(strays(cohereWire.value, part), [], onRejected);
+  }
+});
+
+test("guardFetch Cohere: a citation names its block where the block of only a rejected call went, streamed and whole", async () => {
+  // A citation's `content_index` is the block it is in: once block 1 goes, block 2 is block 1.
+  const texts = ["Sure.", WRITTEN_BAD, "Oslo is wet."];
+  const citation = { start: 0, end: 12, text: "Oslo is wet.", sources: [], content_index: 2 };
+  const [start, , , , end] = cohereWritten("x");
+  const frames = [
+    start,
+    ...texts.flatMap((text, index) => [
+      { type: "content-start", index, delta: { message: { content: { type: "text", text: "" } } } },
+      ...splitN(text, Math.ceil(text.length / 5)).map((t) => ({
+        type: "content-delta",
+        index,
+        delta: { message: { content: { text: t } } },
+      })),
+      ...(index === 2
+        ? [{ type: "citation-start", index: 0, delta: { message: { citations: citation } } }, {
+          type: "citation-end",
+          index: 0,
+        }]
+        : []),
+      { type: "content-end", index },
+    ]),
+    end,
+  ];
+  provider.reply({ sse: frames, named: true });
+  const events = (await cohereWire()).split("\n").filter((l) => l.startsWith("data: ")).map((l) =>
+    JSON.parse(l.slice(6))
+  );
+  assert.equal(provider.events[0].verdict.allowed, false);
+  const cited = events.find((e) => e.type === "citation-start");
+  assert.equal(cited.delta.message.citations.content_index, 1);
+  const body = await gateCompletion({ tools: TOOLS_OPENAI }, {
+    id: "c1",
+    finish_reason: "COMPLETE",
+    message: {
+      role: "assistant",
+      content: texts.map((text) => ({ type: "text", text })),
+      citations: [citation],
+    },
+  }, { dialect: "cohere" });
+  const message = (body.response as Record<string, unknown>).message as Record<string, unknown>;
+  assert.equal((message.citations as Record<string, unknown>[])[0].content_index, 1);
+  assert.equal(blockTexts(message.content as unknown[])[1], "Oslo is wet.");
+});

@@ -157,12 +157,16 @@ class AnthropicStream implements FrameRouter {
   readonly text: TextFrames = {
     placed: true,
     read: (event) => this.#readText(event),
-    textFrame: (text, _answer, at) =>
-      named({
+    textFrame: (text, _answer, at) => {
+      const index = this.#places.at(at) ?? 0;
+      // (a dropped block gets none: white space alone, as a body cuts it; renumbered, it went to the next)
+      if (this.#gone.has(index)) return "";
+      return named({
         type: "content_block_delta",
-        index: this.#gone.renumber(this.#places.at(at) ?? 0),
+        index: this.#gone.renumber(index),
         delta: { type: "text_delta", text },
-      }),
+      });
+    },
     tidy: (flow, written) => this.#tidy(flow, written),
     frame: (event, from) => reframe(event, from, event.type as string),
     split(event) {
@@ -186,6 +190,7 @@ class AnthropicStream implements FrameRouter {
   #tidy(flow: StreamFlow, written: readonly number[]): void {
     dropEmptyBlocks(flow, new Set(written.map((at) => this.#places.at(at))), {
       opens: startsText,
+      addressed: (event) => BLOCK_EVENT.test(String(event.type)),
       gone: this.#gone,
       wire: named,
     });
@@ -293,17 +298,20 @@ class AnthropicStream implements FrameRouter {
     if (type === "message_start" && startsWithCalls(event)) flow.pending = true; // (see startsWithCalls)
     if (type === "error") return flow.send(raw); // errors reach the client at once; they carry no call
     if (!flow.pending) {
-      // An empty text block's start (and the pings after it) waits for what comes next, held for the
-      // watch's answer, so that its releases keep it first: a call written at the block's start, cut
-      // with a retry, takes the block with it, where the client kept an empty text block (which the API
-      // refuses in a message sent back).
-      if (this.#openings.waiting && type === "ping") return this.#openings.hold({ raw, event }, flow);
+      // An empty text block's start (and the pings, white space alone and end after it) waits for what
+      // comes next, held for the watch's answer, so that its releases keep it first: a call written at the
+      // block's start (or in a block after it), cut with a retry or a rejection, takes the block with it,
+      // where the client kept an empty (or blank) text block (which the API refuses in a message sent back).
+      const delta = isRecord(event.delta) ? event.delta : undefined;
+      const opening = startsText(event) && !bringsText(event.content_block);
+      const waits = (type === "ping" && this.#openings.waiting) ||
+        (type === "content_block_delta" && delta?.type === "text_delta" &&
+          this.#openings.blank(event.index, delta.text)) ||
+        (type === "content_block_stop" && this.#openings.ends(event.index));
+      if (opening || waits) return this.#openings.hold({ raw, event }, flow);
       this.sendOpenings(flow);
-      if (startsText(event) && !bringsText(event.content_block)) {
-        return this.#openings.hold({ raw, event }, flow);
-      }
       // (white space alone says nothing, nor does thinking: the reason then needs no blank line before it)
-      if (type === "content_block_delta" && isRecord(event.delta) && hasWords(event.delta.text)) {
+      if (type === "content_block_delta" && hasWords(delta?.text)) {
         flow.sawText();
       }
       return flow.send(raw);

@@ -35,6 +35,16 @@ function textParts(message: Record<string, unknown>): Record<string, unknown>[] 
     : [];
 }
 
+/**
+ * A citation once the content blocks `gone` are dropped: its `content_index` (the block it is in) moved up
+ * past them, as the blocks after them are.
+ */
+function movedCitation(citation: unknown, gone: ToolPositions): unknown {
+  if (!isRecord(citation) || typeof citation.content_index !== "number" || gone.size === 0) return citation;
+  const at = gone.renumber(citation.content_index);
+  return at === citation.content_index ? citation : { ...citation, content_index: at };
+}
+
 const body: CompletionBody = {
   declared: (tool) => (isRecord(tool.function) ? [tool] : []),
   calls(body) {
@@ -50,15 +60,19 @@ const body: CompletionBody = {
     const message: Record<string, unknown> = { ...m };
     delete message.tool_calls;
     const content = Array.isArray(m.content) ? m.content : [];
+    const gone = new ToolPositions();
     message.content = [
       // A text part the cut left blank goes, as in a stream (and as Anthropic's body drops such a block).
-      ...content.flatMap((p) => {
+      ...content.flatMap((p, i) => {
         if (!fromText || !isRecord(p) || p.type !== "text" || typeof p.text !== "string") return [p];
         const text = cut(p.text);
-        return text.trim() === "" ? [] : [{ ...p, text }];
+        if (text.trim() !== "") return [{ ...p, text }];
+        gone.add(i);
+        return [];
       }),
       { type: "text", text: reason },
     ];
+    if (Array.isArray(m.citations)) message.citations = m.citations.map((c) => movedCitation(c, gone));
     const copy: Record<string, unknown> = { ...body, message };
     if (body.finish_reason === "TOOL_CALL") copy.finish_reason = "COMPLETE";
     return copy;
@@ -146,19 +160,37 @@ class CohereStream implements FrameRouter {
   readonly text: TextFrames = {
     placed: true,
     read: (event) => this.#readText(event),
-    textFrame: (text, _answer, at) =>
-      this.#wire({
+    textFrame: (text, _answer, at) => {
+      const index = this.#places.at(at) ?? 0;
+      // (a dropped block gets none: white space alone, as a body cuts it; renumbered, it went to the next)
+      if (this.#gone.has(index)) return "";
+      return this.#wire({
         type: "content-delta",
-        index: this.#gone.renumber(this.#places.at(at) ?? 0),
+        index: this.#gone.renumber(index),
         delta: { message: { content: { text } } },
-      }),
+      });
+    },
     // A block of only a cut call goes, as a body drops it (see `TextFrames.tidy`).
-    tidy: (flow, written) =>
+    tidy: (flow, written) => {
       dropEmptyBlocks(flow, new Set(written.map((at) => this.#places.at(at))), {
         opens: (event) => event.type === "content-start" && isTextStart(event),
+        addressed: (event) => CONTENT_EVENT.test(String(event.type)),
         gone: this.#gone,
         wire: (event, from) => this.#wire(event, from.event && { raw: from.raw, event: from.event }),
-      }),
+      });
+      // (a citation names the block it is in: moved up with it, as a body's citations are)
+      if (this.#gone.size === 0) return;
+      flow.setHeld(flow.held.map((h) => {
+        const message = h.event?.type === "citation-start" ? deltaMessage(h.event) : undefined;
+        const citations = message && movedCitation(message.citations, this.#gone);
+        if (!h.event || !message || citations === message.citations) return h;
+        const event = {
+          ...h.event,
+          delta: { ...h.event.delta as object, message: { ...message, citations } },
+        };
+        return { ...h, raw: this.#wire(event, { raw: h.raw, event: h.event }), event };
+      }));
+    },
     frame: (event, from) => this.#wire(event, from),
     split: splitStart,
     size: () => this.#places.size,
@@ -233,18 +265,17 @@ class CohereStream implements FrameRouter {
     // Pending: text still flows, with the start and end of its block (a client files a content-delta under
     // the block its content-start opened; the start held behind the call came after its deltas).
     if (!flow.pending || TEXT_EVENT.test(type)) {
-      // An empty text block's start waits for what comes next, as Anthropic's (see `Openings`).
+      // An empty text block's start (and white space alone and the end after it) waits for what comes
+      // next, as Anthropic's (see `Openings`).
+      const content = deltaMessage(event).content;
+      const text = isRecord(content) ? content.text : undefined;
+      const opening = type === "content-start" && isTextStart(event) && startText(event) === "";
+      const waits = (type === "content-delta" && this.#openings.blank(event.index, text)) ||
+        (type === "content-end" && this.#openings.ends(event.index));
+      if (opening || waits) return this.#openings.hold({ raw, event }, flow);
       this.sendOpenings(flow);
-      if (type === "content-start" && isTextStart(event) && startText(event) === "") {
-        return this.#openings.hold({ raw, event }, flow);
-      }
       // (white space alone says nothing: the reason then needs no blank line before it)
-      const message = deltaMessage(event);
-      const said = type === "tool-plan-delta"
-        ? message.tool_plan
-        : isRecord(message.content)
-        ? message.content.text
-        : undefined;
+      const said = type === "tool-plan-delta" ? deltaMessage(event).tool_plan : text;
       if ((type === "content-delta" || type === "tool-plan-delta") && hasWords(said)) flow.sawText();
       return flow.send(raw);
     }

@@ -230,7 +230,8 @@ export interface TextFrames {
   /**
    * A frame that carries only `text`, for one answer. `at` is where the text goes in the answer's text as
    * read so far (an offset into it): a dialect that addresses text by block or item puts it in the one that
-   * holds that offset, which the client has.
+   * holds that offset, which the client has; none (`""`) where that place was dropped (see `tidy`: only
+   * white space goes there, as a body cuts it).
    */
   textFrame(text: string, answer: number, at: number): string;
   /**
@@ -445,19 +446,34 @@ export class ToolPositions {
  * The starts of empty text blocks (Anthropic, Cohere), each held until the next frame routed: a call
  * written at a block's start, cut with a retry or a rejection, then takes the block with it, where the client
  * kept an empty text block (which the APIs refuse in a message sent back). The frames held after a start
- * until it goes (Anthropic's pings) are held with it.
+ * until it goes (Anthropic's pings, the block's text while it is white space alone, its end, the next empty
+ * block) are held with it: a block of white space alone is refused as an empty one is, and a body drops it
+ * once a call is cut.
  */
 export class Openings {
   #held: Held[] = [];
+  /** The block the frames held last address (by its index). */
+  #index: unknown;
 
   /** True while a start waits. */
   get waiting(): boolean {
     return this.#held.length > 0;
   }
 
+  /** True for text of white space alone (`text`) in the block (`index`) whose start waits last. */
+  blank(index: unknown, text: unknown): boolean {
+    return this.waiting && index === this.#index && typeof text === "string" && !hasWords(text);
+  }
+
+  /** True for the end of the block (`index`) whose start waits last (it got no text but white space). */
+  ends(index: unknown): boolean {
+    return this.waiting && index === this.#index;
+  }
+
   /** Holds a frame until the next one routed, or until the watch lets out or drops what it holds. */
   hold(frame: { raw: string; event: Record<string, unknown> }, flow: StreamFlow): void {
     const held: Held = { ...frame, tool: false, answer: 0 };
+    if (typeof frame.event.index === "number") this.#index = frame.event.index;
     this.#held.push(held);
     flow.hold(held);
   }
@@ -477,14 +493,16 @@ export class Openings {
 /**
  * Drops the held text blocks that get no text once the calls written into the text are cut (see
  * `TextFrames.tidy`): each whose start (`opens`) is held and whose index is not in `kept`, noted in `gone`,
- * with every frame addressed to it; the frames after it are renumbered (`wire` gives an event's wire text
+ * with every frame addressed to it by its index (`addressed`: an event of a block; a Cohere citation's
+ * `index` numbers the citations); the frames after it are renumbered (`wire` gives an event's wire text
  * in place of a held frame), as a body drops a text block left empty.
  */
 export function dropEmptyBlocks(
   flow: StreamFlow,
   kept: ReadonlySet<number | undefined>,
-  { opens, gone, wire }: {
+  { opens, addressed, gone, wire }: {
     opens: (event: Record<string, unknown>) => boolean;
+    addressed: (event: Record<string, unknown>) => boolean;
     gone: ToolPositions;
     wire: (event: Record<string, unknown>, from: Held) => string;
   },
@@ -497,7 +515,7 @@ export function dropEmptyBlocks(
   const out: Held[] = [];
   for (const h of flow.held) {
     const e = h.event;
-    if (!e || typeof e.index !== "number") out.push(h);
+    if (!e || typeof e.index !== "number" || !addressed(e)) out.push(h);
     else if (!gone.has(e.index)) {
       // (a text frame's `rest`: none, a block's text frames carry only the text)
       const index = gone.renumber(e.index);
