@@ -568,8 +568,8 @@ export class StreamGate {
       calls = [...first.calls, ...written];
       judgement = await this.#judge(calls);
       if (!judgement.verdict.allowed) {
-        // (no `sendOpenings`: only Anthropic and Cohere hold openings, and their one answer carries no
-        // written call beside native ones: `settle` reads none in an answer that used call fields)
+        // (no `sendOpenings`: the dialects that hold openings carry one answer, and it carries no written
+        // call beside native ones: `settle` reads none in an answer that used call fields)
         text.conclude({ allowed: false, reason: judgement.reason }, flow);
         this.#router.replace(judgement.reason, first.calls, flow);
       } else flow.release();

@@ -1821,3 +1821,119 @@ test("guardFetch Cohere: a citation names its block where the block of only a re
   assert.equal((message.citations as Record<string, unknown>[])[0].content_index, 1);
   assert.equal(blockTexts(message.content as unknown[])[1], "Oslo is wet.");
 });
+
+/**
+ * A Responses stream (numbered, with its final snapshot) of `items`: a message of parts (each text in pieces
+ * of 5) or, for null, a reasoning item.
+ */
+function responsesItems(items: (string[] | null)[]): { frames: unknown[]; final: Record<string, unknown> } {
+  const [created] = responsesStream([]) as Record<string, unknown>[];
+  const events: Record<string, unknown>[] = [created];
+  const output: unknown[] = [];
+  items.forEach((parts, oi) => {
+    if (parts === null) {
+      const item = { id: `rs_${oi}`, type: "reasoning", summary: [], encrypted_content: "enc" };
+      events.push(
+        { type: "response.output_item.added", output_index: oi, item },
+        { type: "response.output_item.done", output_index: oi, item },
+      );
+      output.push(item);
+      return;
+    }
+    const id = `msg_${oi}`;
+    const item = { id, type: "message", status: "completed", role: "assistant" };
+    events.push({
+      type: "response.output_item.added",
+      output_index: oi,
+      item: { ...item, status: "in_progress", content: [] },
+    });
+    const content = parts.map((text, ci) => {
+      const at = { item_id: id, output_index: oi, content_index: ci };
+      const part = { type: "output_text", text, annotations: [] };
+      events.push({ type: "response.content_part.added", ...at, part: { ...part, text: "" } });
+      for (const delta of splitN(text, Math.ceil(text.length / 5))) {
+        events.push({ type: "response.output_text.delta", ...at, delta, logprobs: [] });
+      }
+      events.push(
+        { type: "response.output_text.done", ...at, text, logprobs: [] },
+        { type: "response.content_part.done", ...at, part },
+      );
+      return part;
+    });
+    events.push({ type: "response.output_item.done", output_index: oi, item: { ...item, content } });
+    output.push({ ...item, content });
+  });
+  const final = { ...(created.response as Record<string, unknown>), status: "completed", output };
+  events.push({ type: "response.completed", response: final });
+  return { frames: events.map((e, i) => ({ ...e, sequence_number: i })), final };
+}
+
+test("guardFetch Responses stream: a rejected written call leaves no empty part or message, and the final response is the one streamed", async () => {
+  // Message 3 and message 4's second part held only a call: cut, each was left empty (an output_text part
+  // of "" in finalResponse(), and in the final snapshot), where the body drops them; message 1's start
+  // waited with "<" and " Hi" was held with the call. (with drop-call, the allowed call in message 1 stays)
+  const items = [["Sure <"], [` Hi${WRITTEN_GOOD}`], null, [WRITTEN_BAD], ["Note.", WRITTEN_BAD], [" Done."]];
+  for (const onRejected of ["withhold-turn", "drop-call"] as const) {
+    const { frames, final } = responsesItems(items);
+    const body = await gateCompletion({ tools: TOOLS_RESPONSES }, final, { onRejected });
+    const bodyOutput = (body.response as Record<string, unknown>).output as Record<string, unknown>[];
+    const { value } = await withGuardedServer(
+      () => ({ sse: frames, named: true }),
+      { onRejected },
+      async (server, f) => {
+        const client = new OpenAI({ apiKey: "k", baseURL: `${server.url}/v1`, fetch: f, maxRetries: 0 });
+        const stream = client.responses.stream({ model: "m", input: "Hi", tools: TOOLS_RESPONSES as never });
+        const events: Record<string, unknown>[] = [];
+        for await (const e of stream) events.push(e as never);
+        return { events, response: await stream.finalResponse() };
+      },
+    );
+    const { events, response } = value;
+    const shape = (output: unknown[]) =>
+      (output as Record<string, unknown>[]).map((o) =>
+        o.type === "message" ? (o.content as unknown[]).length : String(o.type)
+      );
+    assert.deepEqual(shape(response.output), [1, 1, "reasoning", 1, 1], onRejected);
+    const texts = response.output.flatMap((o) => o.type === "message" ? blockTexts(o.content) : []);
+    assert.ok(texts.every((t) => t !== ""), JSON.stringify(texts));
+    // The final snapshot lists the items streamed, and each event names an item and part the client has.
+    const completed = events.find((e) => e.type === "response.completed")!.response as Record<
+      string,
+      unknown
+    >;
+    assert.deepEqual(shape(completed.output as unknown[]), shape(response.output));
+    const seqs = events.map((e) => e.sequence_number as number);
+    assert.ok(seqs.every((s, i) => i === 0 || s > seqs[i - 1]), JSON.stringify(seqs));
+    const added = events.filter((e) => e.type === "response.output_item.added").map((e) => e.output_index);
+    assert.deepEqual(added, [0, 1, 2, 3, 4]);
+    // Each message's text where the body keeps it (the body's reason has an item of its own at the end).
+    const reason = String(blockTexts(bodyOutput.at(-1)!.content as unknown[])[0]);
+    const flat = (s: string) => s.replace(reason, "").replace(/\s+/g, "");
+    const bodyTexts = bodyOutput.slice(0, -1).flatMap((o) =>
+      o.type === "message" ? blockTexts(o.content as unknown[]) : []
+    );
+    assert.deepEqual(texts.map(flat), bodyTexts.map(flat), onRejected);
+    assert.deepEqual(shape(bodyOutput.slice(0, -1)), shape(response.output), onRejected);
+  }
+});
+
+test("guardFetch Responses stream retry: a part or message of only the rejected written call is not left empty", async () => {
+  // The call began its part (or its message): the retry's ending closed the part with no text, and
+  // finalResponse() kept an output_text part of "" (a message of only it, with the call in its own message).
+  const cases: [string[][], string[]][] = [
+    [[["Note.", WRITTEN_BAD]], ["Note.", "It is sunny."]],
+    [[["Sure."], [WRITTEN_BAD]], ["Sure.", "It is sunny."]],
+  ];
+  for (const [items, want] of cases) {
+    const { frames } = responsesItems(items);
+    const { value, server } = await responsesRetried([frames, responsesStream(["It is sunny."])]);
+    assert.equal(server.requests.length, 2);
+    const { final, events } = value;
+    assert.deepEqual(final.output.map((o) => o.type === "message" ? o.content.length : o.type), [1, 1]);
+    assert.deepEqual(final.output.flatMap((o) => o.type === "message" ? blockTexts(o.content) : []), want);
+    const seqs = events.map((e) => e.sequence_number as number);
+    assert.ok(seqs.every((s, i) => i === 0 || s > seqs[i - 1]), JSON.stringify(seqs));
+    const added = events.filter((e) => e.type === "response.output_item.added").map((e) => e.output_index);
+    assert.deepEqual(added, [0, 1]);
+  }
+});

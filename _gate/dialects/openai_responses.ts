@@ -14,6 +14,8 @@ import {
   type Dialect,
   type FrameRouter,
   hasWords,
+  type Held,
+  Openings,
   type ResumePoint,
   type SplitCalls,
   type StreamFlow,
@@ -98,14 +100,14 @@ const body: CompletionBody = {
     for (const item of body.output as unknown[]) {
       if (isClientCall(item)) continue;
       if (fromText && isRecord(item) && item.type === "message" && Array.isArray(item.content)) {
-        output.push({
-          ...item,
-          content: item.content.map((p) =>
-            isRecord(p) && p.type === "output_text" && typeof p.text === "string"
-              ? { ...p, text: cut(p.text) }
-              : p
-          ),
+        // A part the cut left blank goes, and a message it left with no part: as in a stream, where a part
+        // or message of only a rejected call is dropped (an empty message says nothing sent back).
+        const content = item.content.flatMap((p) => {
+          if (!isRecord(p) || p.type !== "output_text" || typeof p.text !== "string") return [p];
+          const text = cut(p.text);
+          return text !== p.text && text.trim() === "" ? [] : [{ ...p, text }];
         });
+        if (content.length > 0 || item.content.length === 0) output.push({ ...item, content });
       } else output.push(item);
     }
     output.push(reasonItem(reason, output.length));
@@ -192,6 +194,20 @@ function withoutCalls(
 }
 
 /**
+ * True for the start of a message item or an `output_text` part that brings no text: it waits for what
+ * follows it (see `ResponsesStream.route`). A message added with parts is none: the client has its parts.
+ */
+function opensText(event: Record<string, unknown>): boolean {
+  if (event.type === "response.output_item.added") {
+    const item = event.item;
+    return isRecord(item) && item.type === "message" &&
+      (item.content === undefined || (Array.isArray(item.content) && item.content.length === 0));
+  }
+  return event.type === "response.content_part.added" && isRecord(event.part) &&
+    event.part.type === "output_text" && (event.part.text ?? "") === "";
+}
+
+/**
  * Which call items of a snapshot's `output` are the dropped calls, read in order (a new reader per
  * snapshot): by `call_id`, and where one names several calls, by their place among the calls of that id. Two
  * items under one call_id is a malformed answer, but each is a call the gate judged: a body's drop goes by
@@ -250,6 +266,18 @@ class ResponsesStream implements FrameRouter {
   readonly #itemAt = new Map<unknown, unknown>();
   /** The content parts the client holds (added, or streamed into): a delta the gate writes may go there. */
   readonly #opened = new Set<string>();
+  /** The parts a message brought as it was added (the client has them with their item). */
+  readonly #brought = new Set<string>();
+  /** A message's or part's start that brings no text, held until the next frame routed (see `route`). */
+  readonly #openings = new Openings();
+  /** The messages (by output index) dropped for getting no text once a written call was cut (see `#tidy`). */
+  readonly #goneItems = new ToolPositions();
+  /** The parts dropped so, by their item's short name (see `#idName`), and their keys (see `#key`). */
+  readonly #goneParts = new Map<string, ToolPositions>();
+  readonly #goneKeys = new Set<string>();
+  readonly #goneItemNames = new Set<string>();
+  /** A part's start held that the retry's ending leaves out, kept held when the openings go (see `#resumeAfter`). */
+  #stays: Held | undefined;
   /** A short name for each item id met that is a string, by the id; for any other, by its JSON. */
   readonly #stringIds = new Map<string, string>();
   readonly #otherIds = new Map<string, string>();
@@ -295,21 +323,27 @@ class ResponsesStream implements FrameRouter {
       const place = this.#places.at(at);
       // A part whose text came only whole (no delta, never added): the client has no part for a delta
       // there, and the events that repeat the text tell what the gate wrote.
-      if (place && !this.#opened.has(this.#key(place.itemId, place.ci))) return "";
-      const seq = place ? this.#lastSeqOf.get(this.#key(place.itemId, place.ci)) : undefined;
+      // (nor for a part dropped for getting no text: white space alone, see `#tidy`)
+      const key = place ? this.#key(place.itemId, place.ci) : "";
+      if (place && (!this.#opened.has(key) || this.#goneKeys.has(key))) return "";
+      const seq = place ? this.#lastSeqOf.get(key) : undefined;
       const event: Record<string, unknown> = { type: "response.output_text.delta" };
       if (seq !== undefined) event.sequence_number = seq; // (that of a delta held in its place)
-      Object.assign(event, {
-        item_id: place?.itemId,
-        output_index: place?.oi,
-        content_index: place?.ci,
-        delta: text,
-        logprobs: [],
-      });
+      Object.assign(
+        event,
+        this.#renumbered({
+          item_id: place?.itemId,
+          output_index: place?.oi,
+          content_index: place?.ci,
+          delta: text,
+          logprobs: [],
+        }),
+      );
       return formatSse(JSON.stringify(event), event.type as string);
     },
     frame: (event, from) => reframe(event, from, event.type as string),
-    retell: (event, changes) => this.#retell(event, changes),
+    retell: (event, changes) => this.#renumbered(this.#retell(event, changes), event),
+    tidy: (flow, written) => this.#tidy(flow, written),
     agree: (event) => this.#agree(event),
     split: (event) => this.#split(event),
     resume: (change) => this.#resumeAfter(change),
@@ -442,7 +476,10 @@ class ResponsesStream implements FrameRouter {
         type === "response.output_item.added" && isRecord(event.item) && Array.isArray(event.item.content)
       ) {
         const id = isRecord(event.item) ? event.item.id ?? this.#itemAt.get(event.output_index) : undefined;
-        event.item.content.forEach((_, ci) => this.#opened.add(this.#key(id, ci)));
+        event.item.content.forEach((_, ci) => {
+          this.#opened.add(this.#key(id, ci));
+          this.#brought.add(this.#key(id, ci));
+        });
       }
       const it = item(event.item, event.output_index);
       return it === event.item ? event : { ...event, item: it };
@@ -486,13 +523,44 @@ class ResponsesStream implements FrameRouter {
     const place = this.#places.at(change.at);
     if (!place || typeof place.oi !== "number" || !this.#itemAt.has(place.oi)) return undefined;
     const oi = place.oi;
-    const item = this.#closedItem(place, change);
-    if (!item) return undefined;
-    const events: Record<string, unknown>[] = [];
     const key = this.#key(place.itemId, place.ci);
-    const content = item.content as unknown[];
+    // The starts held until text followed them (see `route`) lead the held frames: they go out before the
+    // frames below, unless the part gets no text (white space alone): it goes then, its message too when
+    // that start is held as well, as when the turn is withheld (see `#tidy`).
+    const held = this.#flow?.held ?? [];
+    let lead = 0;
+    while (lead < held.length && held[lead].event && opensText(held[lead].event!)) lead++;
+    const opening = held.slice(0, lead);
+    const partStart = opening.find((h) =>
+      h.event!.type === "response.content_part.added" &&
+      this.#key(this.#idOf(h.event!), h.event!.content_index) === key
+    );
+    const partGone = partStart !== undefined && change.tail.trim() === "" && !this.#brought.has(key);
+    const base = this.#base?.items ?? [];
+    if (
+      partGone &&
+      opening.some((h) => h.event!.type === "response.output_item.added" && h.event!.output_index === oi)
+    ) {
+      const own = this.#finishedItems.filter((_, i) => this.#finishedAt[i] < oi);
+      return { frames: "", point: { at: oi, items: [...base, ...own], seq: this.#clientSeq(0) } };
+    }
+    const closed = this.#closedItem(place, change);
+    if (!closed) return undefined;
+    const content = closed.content as unknown[];
     const part = typeof place.ci === "number" ? content[place.ci] : undefined;
-    if (this.#opened.has(key) && isRecord(part) && typeof part.text === "string") {
+    // The client has the parts before the place's, the place's unless it goes, and those its item brought:
+    // the others' starts were held, and a retry drops them.
+    const ci = place.ci;
+    const item = typeof ci !== "number" ? closed : {
+      ...closed,
+      content: content.filter((_, j) =>
+        j < ci || (j === ci && !partGone) || this.#brought.has(this.#key(place.itemId, j))
+      ),
+    };
+    // (a part that goes stays held: a retry drops it, and a rejection that ends the turn writes its reason there)
+    this.#stays = partGone ? partStart : undefined;
+    const events: Record<string, unknown>[] = [];
+    if (!partGone && this.#opened.has(key) && isRecord(part) && typeof part.text === "string") {
       const at = { item_id: place.itemId, output_index: oi, content_index: place.ci };
       if (change.tail !== "") {
         events.push({ type: "response.output_text.delta", ...at, delta: change.tail, logprobs: [] });
@@ -501,7 +569,7 @@ class ResponsesStream implements FrameRouter {
       events.push({ type: "response.content_part.done", ...at, part });
     }
     events.push({ type: "response.output_item.done", output_index: oi, item });
-    let seq = this.#clientSeq(0);
+    let seq = this.#clientSeq(partGone ? lead - 1 : lead);
     const frames = events.map((e) => {
       const numbered = this.#lastSeq >= 0 ? { ...e, sequence_number: ++seq } : e;
       return formatSse(JSON.stringify(numbered), e.type as string);
@@ -509,7 +577,7 @@ class ResponsesStream implements FrameRouter {
     const own = this.#finishedItems.filter((_, i) => this.#finishedAt[i] < oi);
     return {
       frames: frames.join(""),
-      point: { at: oi + 1, items: [...(this.#base?.items ?? []), ...own, item], seq },
+      point: { at: oi + 1, items: [...base, ...own, item], seq },
     };
   }
 
@@ -540,6 +608,108 @@ class ResponsesStream implements FrameRouter {
       annotations: [],
     }));
     return { id: place.itemId, type: "message", status: "completed", role: "assistant", content };
+  }
+
+  /**
+   * Drops the messages and `output_text` parts whose start is held that get no text once the written calls
+   * are cut (none of the `written` offsets is in them: a part, or a message, of only a call), with every
+   * event addressed to them, as a body drops them; the events after them are told renumbered (see
+   * `#renumbered`). A message of no part says nothing, and a client that sends its output back as the next
+   * turn's input would send an empty message. A part a message brought as it was added stays (the client
+   * has it with the message), and so does a message with a part of another kind (a refusal).
+   */
+  #tidy(flow: StreamFlow, written: readonly number[]): void {
+    const keptParts = new Set<string>();
+    const keptItems = new Set<unknown>();
+    for (const at of written) {
+      const place = this.#places.at(at);
+      if (!place) continue;
+      keptParts.add(this.#key(place.itemId, place.ci));
+      keptItems.add(place.oi);
+    }
+    // The parts first: a message goes when every part it was given goes.
+    const allGone = new Map<unknown, boolean>();
+    for (const h of flow.held) {
+      const e = h.event;
+      if (e?.type !== "response.content_part.added" || typeof e.content_index !== "number") continue;
+      const id = this.#idOf(e);
+      const key = this.#key(id, e.content_index);
+      const gone = opensText(e) && !keptParts.has(key) && !this.#brought.has(key);
+      if (gone) {
+        this.#goneKeys.add(key);
+        const name = this.#idName(id);
+        if (!this.#goneParts.has(name)) this.#goneParts.set(name, new ToolPositions());
+        this.#goneParts.get(name)!.add(e.content_index);
+      }
+      allGone.set(e.output_index, (allGone.get(e.output_index) ?? true) && gone);
+    }
+    for (const h of flow.held) {
+      const e = h.event;
+      if (e?.type !== "response.output_item.added" || !opensText(e)) continue;
+      const oi = e.output_index;
+      if (typeof oi !== "number" || keptItems.has(oi) || allGone.get(oi) === false) continue;
+      this.#goneItems.add(oi);
+      this.#goneItemNames.add(this.#idName((e.item as Record<string, unknown>).id ?? this.#itemAt.get(oi)));
+    }
+    if (this.#goneItems.size === 0 && this.#goneKeys.size === 0) return;
+    flow.setHeld(flow.held.filter((h) => !h.event || !this.#isGone(h.event)));
+  }
+
+  /** The item an event names: by its `item_id`, else by its `output_index`. */
+  #idOf(event: Record<string, unknown>): unknown {
+    return event.item_id ?? this.#itemAt.get(event.output_index);
+  }
+
+  /** Whether an event is addressed to a message or part `#tidy` dropped. */
+  #isGone(event: Record<string, unknown>): boolean {
+    const oi = event.output_index;
+    const named = event.item_id !== undefined && this.#goneItemNames.has(this.#idName(event.item_id));
+    if (typeof oi === "number" ? this.#goneItems.has(oi) : named) return true;
+    const ci = event.content_index;
+    return typeof ci === "number" && this.#goneKeys.has(this.#key(this.#idOf(event), ci));
+  }
+
+  /**
+   * An event as the client gets it once `#tidy` dropped messages or parts: the output and content indices
+   * after them moved up, a message's and a snapshot's content without them. `original` is the event as it
+   * came, whose indices name its place.
+   */
+  #renumbered(event: Record<string, unknown>, original = event): Record<string, unknown> {
+    if (this.#goneItems.size === 0 && this.#goneKeys.size === 0) return event;
+    let e = event;
+    const oi = original.output_index;
+    if (typeof oi === "number") {
+      const at = this.#goneItems.renumber(oi);
+      if (at !== oi) e = { ...e, output_index: at };
+    }
+    const ci = original.content_index;
+    if (typeof ci === "number") {
+      const at = this.#goneParts.get(this.#idName(this.#idOf(original)))?.renumber(ci) ?? ci;
+      if (at !== ci) e = { ...e, content_index: at };
+    }
+    if (isRecord(e.item)) {
+      const item = this.#withoutGone(e.item, oi);
+      if (item !== e.item) e = { ...e, item };
+    }
+    if (SNAPSHOTS.has(e.type as string) && isRecord(e.response) && Array.isArray(e.response.output)) {
+      // (on a retry's stream the first items are those the client held before it)
+      const theirs = this.#base?.items?.length ?? 0;
+      const output = e.response.output.flatMap((it, i) =>
+        i < theirs ? [it] : this.#goneItems.has(i) ? [] : [this.#withoutGone(it, i)]
+      );
+      const response: Record<string, unknown> = { ...e.response, output };
+      if (typeof response.output_text === "string") response.output_text = outputText(output);
+      e = { ...e, response };
+    }
+    return e;
+  }
+
+  /** A message item without the parts `#tidy` dropped (the item itself when none). */
+  #withoutGone(item: unknown, oi: unknown): unknown {
+    if (!isRecord(item) || item.type !== "message" || !Array.isArray(item.content)) return item;
+    const gone = this.#goneParts.get(this.#idName(item.id ?? this.#itemAt.get(oi)));
+    if (!gone) return item;
+    return { ...item, content: item.content.filter((_, ci) => !gone.has(ci)) };
   }
 
   /** An event that repeats a message's text, telling it as changed (see `TextFrames.retell`). */
@@ -727,6 +897,11 @@ class ResponsesStream implements FrameRouter {
     if (listsCalls) flow.pending = true;
     if (type === "error" || (type === "response.failed" && !listsCalls)) return flow.send(raw);
     if (!flow.pending) {
+      // A message's or part's start that brings no text waits for what comes next, held for the watch's
+      // answer, so that its releases keep it first: a part (or message) of only a written call, cut, then
+      // goes with it (see `#tidy`), where the client kept an empty part (or message).
+      if (opensText(event)) return this.#openings.hold({ raw, event }, flow);
+      this.sendOpenings(flow);
       // (white space alone says nothing: the reason then follows it without a blank line, as in a body)
       if (type === "response.output_text.delta" && hasWords(event.delta)) flow.sawText();
       if (typeof event.sequence_number === "number") this.#lastSent = event.sequence_number;
@@ -736,6 +911,13 @@ class ResponsesStream implements FrameRouter {
     // (an argument event or a call's item at no index is still a call's: a withheld turn drops it with the
     // calls; the item finished there was sent whole, the rejected call in it)
     flow.hold({ raw, event, tool: this.#tools.has(oi) || callItem || ARGUMENT_EVENTS.has(type as string) });
+  }
+
+  /** Sends the held openings the watch has not let out or dropped since (see `FrameRouter.sendOpenings`). */
+  sendOpenings(flow: StreamFlow): void {
+    const stays = this.#stays;
+    this.#stays = undefined;
+    this.#openings.send(flow, stays && ((h) => h === stays));
   }
 
   replace(reason: string, _calls: unknown, flow: StreamFlow): void {

@@ -443,12 +443,12 @@ export class ToolPositions {
 }
 
 /**
- * The starts of empty text blocks (Anthropic, Cohere), each held until the next frame routed: a call
- * written at a block's start, cut with a retry or a rejection, then takes the block with it, where the client
- * kept an empty text block (which the APIs refuse in a message sent back). The frames held after a start
- * until it goes (Anthropic's pings, the block's text while it is white space alone, its end, the next empty
- * block) are held with it: a block of white space alone is refused as an empty one is, and a body drops it
- * once a call is cut.
+ * The starts of empty text blocks (Anthropic, Cohere; OpenAI Responses: of a message or a text part), each
+ * held until the next frame routed: a call written at a block's start, cut with a retry or a rejection, then
+ * takes the block with it, where the client kept an empty text block (which the APIs refuse in a message
+ * sent back). The frames held after a start until it goes (Anthropic's pings, the block's text while it is
+ * white space alone, its end, the next empty block) are held with it: a block of white space alone is
+ * refused as an empty one is, and a body drops it once a call is cut.
  */
 export class Openings {
   #held: Held[] = [];
@@ -478,10 +478,13 @@ export class Openings {
     flow.hold(held);
   }
 
-  /** Sends the held openings the watch has not let out or dropped since (see `FrameRouter.sendOpenings`). */
-  send(flow: StreamFlow): void {
+  /**
+   * Sends the held openings the watch has not let out or dropped since (see `FrameRouter.sendOpenings`);
+   * those `stays` is true of stay held (a retry drops them, an ending that writes in their place sends them).
+   */
+  send(flow: StreamFlow, stays?: (frame: Held) => boolean): void {
     if (this.#held.length === 0) return;
-    const openings = new Set(this.#held);
+    const openings = new Set(stays ? this.#held.filter((h) => !stays(h)) : this.#held);
     this.#held = [];
     const out = flow.held.filter((h) => openings.has(h));
     if (out.length === 0) return;
