@@ -286,6 +286,14 @@ class HttpRelay {
     // (a GuardedSession, whose `answered` the relay waits on: see #acceptedOnceAnswered)
     this.#session = guard.connect({ toServer: this.#toServer, toClient: this.#toClient }) as GuardedSession;
     this.#sessions = new HttpSessions(this.#session.isWaiting);
+    // (a new session's server restarts its ids: the guard keeps the server's requests by session too)
+    this.#session.scopeRequests({
+      asked: (m) => this.#sessions.cameIn(m),
+      answer: (m) => {
+        const ids = this.#sessions.answerSession(m);
+        return ids === undefined ? undefined : this.#sessions.scopeOf(ids);
+      },
+    });
   }
 
   /** Relay until the client's input ends or the relay is stopped. */
@@ -934,6 +942,7 @@ class HttpRelay {
   ): Promise<Promise<void>> {
     const requests = requestsOf(message);
     if (response.status === 202) {
+      this.#sessions.took(message); // (its cancel goes in `ids`, whatever session starts)
       await response.body?.cancel();
       // Of a session a new initialize left (it went meanwhile), its stream, where alone they could be
       // answered, is left too: they are answered so at once, as those waiting there were (see #leaveStream).
@@ -1045,7 +1054,7 @@ class HttpRelay {
     const tooLong = (rest: Overflowing, what: string, bytes: number) => {
       readOn = true;
       const error = this.#tooLong(what, bytes);
-      error.readingOn = this.#readOn(reader, rest, signal).finally(() => {
+      error.readingOn = this.#readOn(reader, rest, signal, ids).finally(() => {
         signal.removeEventListener("abort", cancel);
       });
       return error;
@@ -1133,11 +1142,13 @@ class HttpRelay {
    * its stream is closed, and what its start shows is answered (a POST waits for the reading, in its place).
    * (The client's requests it may have answered were answered as the reading gave it up.) A message whose
    * stream breaks or ends with the relay first (`signal`, its fetch's) is not answered: nobody waits for it.
+   * `ids`: the session it came in, where its errors go.
    */
   async #readOn(
     reader: ReadableStreamDefaultReader<Uint8Array>,
     rest: Overflowing,
     signal: AbortSignal,
+    ids: SessionIds,
   ): Promise<void> {
     let [more, cut] = [0, false];
     try {
@@ -1158,7 +1169,10 @@ class HttpRelay {
     // Cut off, its end is not the message's: only its start may show the id of a request of the server's.
     const edges = cut ? { ...rest.edges(), tail: new Uint8Array(0) } : rest.edges();
     oversizedFromServer(rest.bytes, edges, this.#max, {
-      toServer: (message) => void this.#toServer({ message }),
+      toServer: (message) => {
+        this.#sessions.assign(message, ids); // (its request's session, though a new initialize went)
+        void this.#toServer({ message });
+      },
       answerWithError: () => false,
     });
   }

@@ -14,6 +14,9 @@ import { MAX_SERVER_REQUESTS } from "./session.ts";
 /** The most sessions (each `initialize` sent starts one) the relay ends as it closes: the last ones. */
 const MAX_SESSIONS_ENDED = 64;
 
+/** The most requests of the client's taken with 202 Accepted kept for their cancels (see `#took`). */
+const MAX_TAKEN = 4096;
+
 /** A session's id and protocol version, as the answer to its `initialize` gave them (if it did yet). */
 export interface SessionIds {
   id?: string;
@@ -91,16 +94,32 @@ export class HttpSessions {
    */
   readonly #sessionOf = new WeakMap<object, SessionIds>();
   /**
-   * The session each request of the server's came in, by {@linkcode idKey}, until the client answers it: the
-   * answer goes in that session, though a new `initialize` went meanwhile (the oldest is forgotten past
-   * {@linkcode MAX_SERVER_REQUESTS}, as the session forgets it).
+   * The requests of the server's the client has not answered, each by its session's name (see `scopeOf`) and
+   * {@linkcode idKey}, oldest first: the answer goes in that session, though a new `initialize` went
+   * meanwhile (the oldest is forgotten past {@linkcode MAX_SERVER_REQUESTS}, as the guard session forgets
+   * it). A new session's server restarts its ids: the same id may wait in two sessions.
    */
-  readonly #askedIn = new Map<string, SessionIds>();
+  readonly #askedIn = new Map<string, { key: string; ids: SessionIds }>();
+  /** The sessions in which a request of the server's waits under each {@linkcode idKey}, latest last. */
+  readonly #askedUnder = new Map<string, SessionIds[]>();
+  /** The session each message of the server's came in, by the message (a batch's member too). */
+  readonly #cameIn = new WeakMap<object, SessionIds>();
+  /** Each session's name (see `scopeOf`), and the next one's number. */
+  readonly #names = new WeakMap<SessionIds, string>();
+  #named = 0;
   /**
    * The session each of the client's answers goes in, by the answer (a batch's member too): that of the
    * request it answers, taken from `#askedIn` as the answer comes.
    */
   readonly #answerOf = new WeakMap<object, SessionIds>();
+  /**
+   * The message whose POST carried each of the client's requests the server took with 202 Accepted, by
+   * {@linkcode idKey}, until its answer comes (or another request takes its id): a cancel of it goes in its
+   * session, though its POST is over and a new `initialize` went meanwhile (the server may work on it, though
+   * the relay answered it with an error as it left that session's stream). The oldest is forgotten past
+   * {@linkcode MAX_TAKEN}: its cancel then goes in the current session.
+   */
+  readonly #took = new Map<string, unknown>();
   /**
    * The guard's own requests whose POST is waiting its turn or in flight, by {@linkcode idKey}: each resolves
    * with the session it went in once the server accepted it, undefined when it was not sent (see
@@ -184,7 +203,10 @@ export class HttpSessions {
    * client cancelled the request and used its id again) keeps it, though this one's POST goes after.
    */
   carry(message: unknown): void {
-    for (const r of requestsOf(message)) this.#postOf.set(idKey(r.id), message);
+    for (const r of requestsOf(message)) {
+      this.#postOf.set(idKey(r.id), message);
+      this.#took.delete(idKey(r.id));
+    }
   }
 
   /** The POST of `message` ended, or will never go: it carries its requests no more. */
@@ -195,12 +217,24 @@ export class HttpSessions {
   }
 
   /**
+   * The server took `message` with 202 Accepted: a cancel of its requests (those no later POST carries) goes
+   * in its session until their answers come, though its POST is over (see `#took`).
+   */
+  took(message: unknown): void {
+    for (const r of this.stillOf(message, requestsOf(message))) {
+      this.#took.delete(idKey(r.id)); // (to the end: the oldest goes first)
+      this.#took.set(idKey(r.id), message);
+      if (this.#took.size > MAX_TAKEN) this.#took.delete(this.#took.keys().next().value!);
+    }
+  }
+
+  /**
    * The message whose POST carries the request that the client's `cancel` (of the request with id `id`)
    * cancels, if the relay is sending one; the cancel is then known as one of such a request (see
    * {@linkcode HttpSessions.cancelsKnown}).
    */
   cancelTarget(cancel: unknown, id: JsonRpcId): unknown {
-    const target = this.#postOf.get(idKey(id));
+    const target = this.#postOf.get(idKey(id)) ?? this.#took.get(idKey(id));
     if (target !== undefined && isRecord(cancel)) this.#cancelsKnown.add(cancel);
     return target;
   }
@@ -320,32 +354,85 @@ export class HttpSessions {
     return posted ?? Promise.resolve(this.#current);
   }
 
-  /** Note the session each request of the server's in `message` (one, or a batch) came in: `ids`. */
+  /**
+   * Note the session each message of the server's in `message` (one, or a batch) came in, `ids`: a request's,
+   * for the client's answer; a cancel of one ends its wait there; an answer ends the wait of a cancel's for
+   * its request (see `#took`).
+   */
   asked(message: unknown, ids: SessionIds): void {
     for (const m of membersOf<unknown>(message)) {
-      if (
-        !isRecord(m) || typeof m.method !== "string" || (typeof m.id !== "string" && typeof m.id !== "number")
-      ) {
+      if (!isRecord(m)) continue;
+      this.#cameIn.set(m, ids);
+      if (m.method === "notifications/cancelled") {
+        const id = cancelledId(m);
+        if (id !== undefined) this.#unask(idKey(id), ids);
         continue;
       }
-      this.#askedIn.delete(idKey(m.id)); // (to the end: the oldest goes first)
-      this.#askedIn.set(idKey(m.id), ids);
-      if (this.#askedIn.size > MAX_SERVER_REQUESTS) this.#askedIn.delete(this.#askedIn.keys().next().value!);
+      const id = m.id;
+      if (typeof id !== "string" && typeof id !== "number") continue;
+      if (typeof m.method !== "string") { // (an answer to the client's request)
+        this.#took.delete(idKey(id));
+        continue;
+      }
+      const key = idKey(id);
+      this.#unask(key, ids); // (to the end: the oldest goes first)
+      this.#askedIn.set(`${this.scopeOf(ids)}\u0000${key}`, { key, ids });
+      this.#askedUnder.set(key, [...this.#askedUnder.get(key) ?? [], ids]);
+      if (this.#askedIn.size > MAX_SERVER_REQUESTS) {
+        const oldest = this.#askedIn.values().next().value!;
+        this.#unask(oldest.key, oldest.ids);
+      }
     }
+  }
+
+  /** The request of the server's under `key` in the session `ids` waits no more, if it did. */
+  #unask(key: string, ids: SessionIds): void {
+    if (!this.#askedIn.delete(`${this.scopeOf(ids)}\u0000${key}`)) return;
+    const left = this.#askedUnder.get(key)!.filter((x) => x !== ids);
+    if (left.length === 0) this.#askedUnder.delete(key);
+    else this.#askedUnder.set(key, left);
+  }
+
+  /**
+   * The name of the session `ids`, the same each time: the scope the guard session keeps the server's
+   * requests of that session in (see `RequestScopes` in `_mcp/session.ts`).
+   */
+  scopeOf(ids: SessionIds): string {
+    let name = this.#names.get(ids);
+    if (name === undefined) this.#names.set(ids, name = `s${this.#named++}`);
+    return name;
+  }
+
+  /** The name of the session a message of the server's came in (see `asked`), if known. */
+  cameIn(m: object): string | undefined {
+    const ids = this.#cameIn.get(m);
+    return ids === undefined ? undefined : this.scopeOf(ids);
+  }
+
+  /**
+   * The session the client's answer `m` goes in: that of the request of the server's waiting under its id,
+   * which it takes, the latest asked of them when several do (a client that starts a new session is done
+   * with the one before, most likely); undefined when none waits. The same for `m` each time.
+   */
+  answerSession(m: object): SessionIds | undefined {
+    const known = this.#answerOf.get(m);
+    if (known !== undefined || !isRecord(m) || "method" in m) return known;
+    if (typeof m.id !== "string" && typeof m.id !== "number") return undefined;
+    const ids = this.#askedUnder.get(idKey(m.id))?.at(-1);
+    if (ids === undefined) return undefined;
+    this.#unask(idKey(m.id), ids);
+    this.#answerOf.set(m, ids);
+    return ids;
   }
 
   /**
    * Note the session each of the client's answers in `message` (one, or a batch's) goes in: that of the
-   * request it answers (see `asked`), not the one a later `initialize` started.
+   * request it answers (see `answerSession`), not the one a later `initialize` started. An answer the relay
+   * gave a session of its own (see `assign`) keeps it.
    */
   answers(message: unknown): void {
-    for (const m of membersOf<unknown>(message)) {
-      if (!isRecord(m) || "method" in m || (typeof m.id !== "string" && typeof m.id !== "number")) continue;
-      const ids = this.#askedIn.get(idKey(m.id));
-      if (ids === undefined) continue;
-      this.#askedIn.delete(idKey(m.id));
-      this.#answerOf.set(m, ids);
-    }
+    if (typeof message === "object" && message !== null && this.#sessionOf.has(message)) return;
+    for (const m of membersOf<unknown>(message)) if (isRecord(m)) this.answerSession(m);
   }
 
   /**

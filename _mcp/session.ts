@@ -52,6 +52,20 @@ export interface SessionHooks {
   splitBatches: boolean;
 }
 
+/**
+ * The scopes (the HTTP relay's sessions, by name) the server's requests are kept in, by id in each (see
+ * `GuardedSession.scopeRequests`).
+ */
+export interface RequestScopes {
+  /** The scope a message of the server's came in. */
+  asked(m: JsonRpcMessage): string | undefined;
+  /**
+   * The scope the client's answer `m` goes in: that of a request of the server's waiting under its id (it is
+   * taken: a second answer finds another, or none), undefined when none waits.
+   */
+  answer(m: JsonRpcMessage): string | undefined;
+}
+
 /** A client batch sent on element by element: the answers collected until every request has one. */
 interface Batch {
   /** Keys ({@linkcode idKey}) of the batch's requests still waiting for an answer. */
@@ -261,6 +275,8 @@ export class GuardedSession implements McpSession {
    */
   readonly #serverRequests = new Set<string>();
   readonly #serverCancelled = new Set<string>();
+  /** The scopes the server's requests are kept in (see {@linkcode GuardedSession.scopeRequests}). */
+  #scopes: RequestScopes | undefined;
   /** Client batches being answered element by element, under each of their requests' keys. */
   readonly #batches = new Map<string, Batch>();
   /** Injection scans of the calls being forwarded, run once they are sent (see #sent). */
@@ -380,6 +396,21 @@ export class GuardedSession implements McpSession {
    * waits no more, but nothing says the server has it yet.
    */
   readonly wasCancelled = (id: JsonRpcId): boolean => this.#cancelled.has(idKey(id));
+
+  /**
+   * Keep the server's requests by scope and id (see {@linkcode RequestScopes}), not by id alone. Not part of
+   * {@linkcode McpSession}: the HTTP relay's, whose client may start a new session while a request of the
+   * session before waits for its answer; the new session's server restarts its ids, so the same id may wait
+   * in two sessions, and each wants its answer.
+   */
+  readonly scopeRequests = (scopes: RequestScopes): void => {
+    this.#scopes = scopes;
+  };
+
+  /** The key of a request of the server's (or of the client's answer to it): its scope's and its id's. */
+  #serverKey(scope: string | undefined, id: JsonRpcId): string {
+    return scope === undefined ? idKey(id) : `${scope}\u0000${idKey(id)}`;
+  }
 
   /** One client frame (a single message, or a batch when batches are not split): judge, hold or refuse it. */
   #accept(frame: McpFrame): void | Promise<void> {
@@ -622,7 +653,7 @@ export class GuardedSession implements McpSession {
     }
     if (m.method === "tools/call" && !isRequest(m)) return this.#callWithoutId(m);
     if (isResponse(m) && (typeof m.id === "string" || typeof m.id === "number")) {
-      return this.#clientAnswer(m.id);
+      return this.#clientAnswer(m, m.id);
     }
     if (!isRequest(m)) return "forward";
     const method = m.method as string;
@@ -663,9 +694,9 @@ export class GuardedSession implements McpSession {
    * the server's strays are (the server could take it for the real answer); a late answer to a request the
    * server cancelled is dropped quietly.
    */
-  #clientAnswer(id: JsonRpcId): "forward" | "answered" {
+  #clientAnswer(m: JsonRpcMessage, id: JsonRpcId): "forward" | "answered" {
     const key = idKey(id);
-    if (this.#serverRequests.delete(key)) return "forward";
+    if (this.#serverRequests.delete(this.#serverKey(this.#scopes?.answer(m), id))) return "forward";
     if (this.#serverCancelled.delete(key)) return "answered";
     this.#hooks.emit({ event: "stray_message", from: "client", kind: "no_request", id });
     return "answered";
@@ -690,9 +721,11 @@ export class GuardedSession implements McpSession {
       text: text.slice(0, STRAY_TEXT),
     });
     if (found !== undefined && !found.request) {
-      this.#serverRequests.delete(idKey(found.id)); // (answered now: a later answer is a second one)
       const why = "toolguard: the client's answer to this request was not JSON; it was not passed on";
-      this.#watch(this.#sinks.toServer({ message: errorResponse(found.id, -32603, why) }));
+      const answer = errorResponse(found.id, -32603, why);
+      // (answered now: a later answer is a second one)
+      this.#serverRequests.delete(this.#serverKey(this.#scopes?.answer(answer), found.id));
+      this.#watch(this.#sinks.toServer({ message: answer }));
       return;
     }
     const why =
@@ -1124,14 +1157,20 @@ export class GuardedSession implements McpSession {
    * client's answer; a `notifications/cancelled` ends the wait for one (MCP: the client need not answer it).
    */
   #serverMessage(m: JsonRpcMessage): void {
+    const scope = this.#scopes?.asked(m);
     if (isRequest(m)) {
-      this.#serverRequests.add(idKey(m.id as JsonRpcId));
+      const key = this.#serverKey(scope, m.id as JsonRpcId);
+      this.#serverRequests.delete(key); // (to the end: the oldest goes first)
+      this.#serverRequests.add(key);
       if (this.#serverRequests.size > MAX_SERVER_REQUESTS) {
         this.#serverRequests.delete(this.#serverRequests.values().next().value as string);
       }
     } else if (m.method === "notifications/cancelled" && isRecord(m.params)) {
-      const key = idKey(m.params.requestId as JsonRpcId);
-      if (this.#serverRequests.delete(key)) this.#noteCancelled(key, this.#serverCancelled);
+      const id = m.params.requestId as JsonRpcId;
+      // (a late answer is known by its id alone: no scope knows it any more)
+      if (this.#serverRequests.delete(this.#serverKey(scope, id))) {
+        this.#noteCancelled(idKey(id), this.#serverCancelled);
+      }
     }
   }
 

@@ -1656,7 +1656,10 @@ test("relayMcpHttp: every session the client started is ended as the relay close
       return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": `s${m.id}` })
         .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: INIT_RESULT }));
     }
-    res.writeHead(202).end();
+    if (m.id !== 3) return void res.writeHead(202).end();
+    res.writeHead(200, { "content-type": "application/json" }).end(
+      JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} }),
+    );
   };
   await relayScript(handle, async function* (until) {
     yield INIT[0];
@@ -2137,3 +2140,188 @@ test(
     );
   },
 );
+
+/**
+ * A server that asks the client for its roots under the id 0 (as each session's server starts its ids) on
+ * the event stream of each `ping`, and answers that session's ping once an answer under 0 comes in it (or a
+ * notifications/cancelled of it, with `cancel`); it writes down what arrives in which session (`arrived`).
+ */
+function askingZero(arrived: string[]): Handle {
+  const pings = new Map<string, { res: ServerResponse; id: unknown }>();
+  return (req, res, m) => {
+    if (m === undefined) return void res.writeHead(405).end();
+    const session = String(req.headers["mcp-session-id"] ?? "none");
+    arrived.push(`${m.method ?? `answer ${m.id}`} ${session}`);
+    if (m.method === "initialize") {
+      return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": `s${m.id}` })
+        .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: INIT_RESULT }));
+    }
+    if (m.method === undefined) {
+      res.writeHead(202).end();
+      const ping = pings.get(session);
+      return void ping?.res.end(`data: ${JSON.stringify({ jsonrpc: "2.0", id: ping.id, result: {} })}\n\n`);
+    }
+    if (m.id === undefined) return void res.writeHead(202).end();
+    const stream = res.writeHead(200, { "content-type": "text/event-stream" });
+    pings.set(session, { res: stream, id: m.id });
+    stream.write(`data: ${JSON.stringify({ jsonrpc: "2.0", id: 0, method: "roots/list" })}\n\n`);
+  };
+}
+
+/** True once the client was asked for its roots `n` times. */
+const askedRoots = (n: number) => (got: JsonRpcMessage[]) =>
+  got.filter((m) => m.method === "roots/list").length >= n;
+
+test("relayMcpHttp: the server's requests under one id in two sessions each get the client's answer", {
+  timeout: 60_000,
+}, async () => {
+  // The servers of the session before a new initialize and of the new one each asked under the id 0, and the
+  // relay kept one request under it: the client's second answer was dropped as a stray (the guard's), and
+  // would have gone in the new session (the relay's), and the first session's server waited for ever.
+  const arrived: string[] = [];
+  let answeredInTime = false;
+  const { events } = await relayScript(askingZero(arrived), async function* (until) {
+    yield INIT[0];
+    yield INIT[1];
+    await until(answered(0));
+    yield { jsonrpc: "2.0", id: 1, method: "ping" };
+    await until(askedRoots(1));
+    yield { ...INIT[0] as object, id: 2 };
+    yield INIT[1];
+    await until(answered(2));
+    yield { jsonrpc: "2.0", id: 3, method: "ping" };
+    await until(askedRoots(2));
+    yield { jsonrpc: "2.0", id: 0, result: { roots: [] } };
+    yield { jsonrpc: "2.0", id: 0, result: { roots: [] } };
+    await until((got) => (answeredInTime = answered(1, 3)(got)));
+  });
+  assert.ok(answeredInTime, arrived.join(", "));
+  // (the first answer goes in the new session, the latest asked: a client that starts a new session is most
+  // likely done with the one before; the two POSTs keep no order)
+  assert.deepEqual(arrived.filter((a) => a.startsWith("answer 0")).sort(), ["answer 0 s0", "answer 0 s2"]);
+  assert.deepEqual(events.filter((e) => e.event === "stray_message"), []);
+});
+
+test("relayMcpHttp: the server's cancel of its request in one session leaves the same id's of another", {
+  timeout: 60_000,
+}, async () => {
+  // The first session's server cancelled its request under the id 0: the guard forgot the new session's
+  // request under it too, and dropped the client's answer to that one as the late answer to the cancelled.
+  const arrived: string[] = [];
+  const asking = askingZero(arrived);
+  let first: ServerResponse | undefined;
+  const handle: Handle = (req, res, m) => {
+    asking(req, res, m);
+    if (m?.id === 1) first = res;
+    // (the first session's server gives up on its question once the client saw the new session's)
+    if (m?.method === "notifications/roots/list_changed") {
+      const cancel = { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 0 } };
+      const answer = { jsonrpc: "2.0", id: 1, result: {} };
+      first?.end(`data: ${JSON.stringify(cancel)}\n\ndata: ${JSON.stringify(answer)}\n\n`);
+    }
+  };
+  let answeredInTime = false;
+  const { events } = await relayScript(handle, async function* (until) {
+    yield INIT[0];
+    yield INIT[1];
+    await until(answered(0));
+    yield { jsonrpc: "2.0", id: 1, method: "ping" };
+    await until(askedRoots(1));
+    yield { ...INIT[0] as object, id: 2 };
+    yield INIT[1];
+    await until(answered(2));
+    yield { jsonrpc: "2.0", id: 3, method: "ping" };
+    await until(askedRoots(2));
+    yield { jsonrpc: "2.0", method: "notifications/roots/list_changed" };
+    await until(answered(1));
+    yield { jsonrpc: "2.0", id: 0, result: { roots: [] } };
+    await until((got) => (answeredInTime = answered(3)(got)));
+  });
+  assert.ok(answeredInTime, arrived.join(", "));
+  assert.deepEqual(arrived.filter((a) => a.startsWith("answer 0")), ["answer 0 s2"]);
+  assert.deepEqual(events.filter((e) => e.event === "stray_message"), []);
+});
+
+test("relayMcpHttp: the relay's error for a server request past maxMessageBytes goes in its session", {
+  timeout: 60_000,
+}, async () => {
+  // The request came on a stream of the session before a new initialize, and ended after it: the relay's
+  // error answer went in the new session, where the server knows no such request.
+  const arrived: string[] = [];
+  let [ping, last]: (ServerResponse | undefined)[] = [];
+  const answerLast = () => last?.end(JSON.stringify({ jsonrpc: "2.0", id: 3, result: {} }));
+  const handle: Handle = (req, res, m) => {
+    if (m === undefined) return void res.writeHead(405).end();
+    const session = String(req.headers["mcp-session-id"] ?? "none");
+    arrived.push(`${m.method ?? `answer ${m.id}`} ${session}`);
+    // (the last ping is answered once the relay's error came, in whichever session)
+    if (m.id === 3) {
+      last = res.writeHead(200, { "content-type": "application/json" });
+      if (arrived.some((a) => a.startsWith("answer big"))) answerLast();
+      return;
+    }
+    if (m.id === "big") answerLast();
+    if (m.method === "initialize") {
+      // (the request past the limit ends once the new initialize came)
+      if (m.id === 2) ping?.end(`${"x".repeat(500)}"}}\n\n`);
+      return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": `s${m.id}` })
+        .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: INIT_RESULT }));
+    }
+    if (m.id === undefined || m.method === undefined) return void res.writeHead(202).end();
+    ping = res.writeHead(200, { "content-type": "text/event-stream" });
+    const start = JSON.stringify({ jsonrpc: "2.0", id: "big", method: "roots/list", params: { x: "" } });
+    ping.write(`data: ${start.slice(0, -3)}${"x".repeat(3000)}`);
+  };
+  await relayScript(handle, async function* (until) {
+    yield INIT[0];
+    yield INIT[1];
+    await until(answered(0));
+    yield { jsonrpc: "2.0", id: 1, method: "ping" };
+    yield { ...INIT[0] as object, id: 2 };
+    yield INIT[1];
+    await until(answered(1, 2));
+    yield { jsonrpc: "2.0", id: 3, method: "ping" };
+    await until(answered(3));
+  }, { maxMessageBytes: 2000 });
+  assert.ok(arrived.includes("answer big s0"), arrived.join(", "));
+});
+
+test("relayMcpHttp: a cancel of a request the session before took with 202 goes in that session", {
+  timeout: 60_000,
+}, async () => {
+  // The request's POST had ended (202 Accepted), so nothing said which session it went in: its cancel, sent
+  // after a new initialize, went in the new session, and the first session's server worked on.
+  const arrived: string[] = [];
+  const streams: ServerResponse[] = [];
+  const handle: Handle = (req, res, m) => {
+    const session = String(req.headers["mcp-session-id"] ?? "none");
+    if (m === undefined) {
+      if (req.method !== "GET") return void res.writeHead(405).end();
+      // (each session's own stream is open: the ping taken with 202 waits for its answer there)
+      streams.push(res);
+      return void res.writeHead(200, { "content-type": "text/event-stream" }).write(": open\n\n");
+    }
+    arrived.push(`${m.method} ${session}`);
+    if (m.method === "initialize") {
+      return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": `s${m.id}` })
+        .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: INIT_RESULT }));
+    }
+    if (m.id !== 3) return void res.writeHead(202).end();
+    res.writeHead(200, { "content-type": "application/json" }).end(
+      JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} }),
+    );
+  };
+  await relayScript(handle, async function* (until) {
+    yield INIT[0];
+    yield INIT[1];
+    await until(answered(0));
+    yield { jsonrpc: "2.0", id: 1, method: "ping" };
+    yield { ...INIT[0] as object, id: 2 };
+    yield INIT[1];
+    await until(answered(1, 2)); // (the ping gets the relay's error: the new initialize left its stream)
+    yield { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 1 } };
+    yield { jsonrpc: "2.0", id: 3, method: "ping" }; // (it goes after the cancel)
+    await until(answered(3));
+  }).finally(() => streams.forEach((res) => res.destroy()));
+  assert.ok(arrived.includes("notifications/cancelled s0"), arrived.join(", "));
+});
