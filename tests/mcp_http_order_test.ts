@@ -1952,6 +1952,12 @@ test(
  */
 function holdingPings(arrived: string[], held: ServerResponse[]): Handle {
   let list: { res: ServerResponse; id: unknown } | undefined;
+  // (the cancel and the request under its id go at once, in either order: the one that comes second ends it)
+  const cancels = new Set<unknown>();
+  const answerList = () => {
+    if (list === undefined || !cancels.has(list.id)) return;
+    list.res.end(`data: ${JSON.stringify({ jsonrpc: "2.0", id: list.id, result: {} })}\n\n`);
+  };
   return (_req, res, m) => {
     if (m === undefined) return void res.writeHead(405).end();
     const cancelled = (m.params as { requestId?: unknown } | undefined)?.requestId;
@@ -1963,12 +1969,12 @@ function holdingPings(arrived: string[], held: ServerResponse[]): Handle {
     if (m.method === "ping") return void held.push(res);
     if (m.method === "resources/list") {
       list = { res: res.writeHead(200, { "content-type": "text/event-stream" }), id: m.id };
-      return void res.write(`data: ${JSON.stringify(logNote("working"))}\n\n`);
+      res.write(`data: ${JSON.stringify(logNote("working"))}\n\n`);
+      return answerList();
     }
     res.writeHead(202).end();
-    if (list !== undefined && cancelled === list.id) {
-      list.res.end(`data: ${JSON.stringify({ jsonrpc: "2.0", id: list.id, result: {} })}\n\n`);
-    }
+    if (m.method === "notifications/cancelled") cancels.add(cancelled);
+    answerList();
   };
 }
 
