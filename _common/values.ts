@@ -118,7 +118,7 @@ export function urlWithoutSecrets(url: string): { bare: string; queryOrFragment:
 
 /**
  * A server's address as a message shows it: without a user name, a password, a query or a fragment, any of
- * which may carry a token (`?key=…`), since messages reach the model, the log and the terminal. Anything
+ * which may carry a token (`?key=...`), since messages reach the model, the log and the terminal. Anything
  * that is no http(s) URL is shown as it is.
  *
  * @example
