@@ -149,6 +149,43 @@ test("guardFetch drop-call: a Gemini stream of two candidates drops the rejected
   ]);
 });
 
+test("guardFetch drop-call: a Gemini stream puts the reason after the text the watch held, where the body puts it", async () => {
+  // The answer opens with JSON (`{ }`), so the watch holds it to its end, and the extractor reads no call in
+  // it; the reason sent ahead of that text made it open with words, and the object there read as a call no
+  // judge saw (fuzz seed 16063). The body sets the reason after the text.
+  const call = (c: { name: string; args: unknown }) => ({ functionCall: { name: c.name, args: c.args } });
+  const written = '{"name": "search", "arguments": {"query": "notes"}}';
+  const chunks = [[call(GOOD)], [{ text: " { } done" }], [call(GOOD2)], [{ text: written }], [call(BAD)], [{
+    text: " the end",
+  }]];
+  const chunk = (parts: unknown[], finish?: string) => ({
+    candidates: [{
+      content: { role: "model", parts },
+      index: 0,
+      ...(finish ? { finishReason: finish } : {}),
+    }],
+  });
+  reply({ sse: [...chunks.map((ps) => chunk(ps)), chunk([{ text: "" }], "STOP")] });
+  const request = {
+    contents: [{ role: "user", parts: [{ text: "Weather?" }] }],
+    tools: [{ functionDeclarations: TOOLS_RESPONSES }],
+  };
+  const res = await gfetch(`${server.url}/v1beta/models/g:streamGenerateContent?alt=sse`, {
+    method: "POST",
+    body: JSON.stringify(request),
+  });
+  const text = (ps: Record<string, unknown>[]) =>
+    ps.filter((p) => typeof p.text === "string").map((p) => p.text).join("");
+  const streamed = text(sseData(await res.text()).flatMap((e) => e.candidates[0].content.parts));
+  const body = await gateCompletion(request, chunk(chunks.flat(), "STOP"), { onRejected: "drop-call" });
+  const whole = text(
+    (body.response as { candidates: { content: { parts: Record<string, unknown>[] } }[] })
+      .candidates[0].content.parts,
+  );
+  assert.match(whole, /^ \{ \} done\{"name"[^]* the end\n\n[^]*delete_everything/);
+  assert.equal(streamed, whole);
+});
+
 /** The events of one Cohere v2 streamed call at `index`: its start, its arguments in one delta, its end. */
 const cohereCall = (index: number, c: { name: string; args: unknown }) => [
   {

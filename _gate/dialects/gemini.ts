@@ -329,22 +329,41 @@ class GeminiStream implements FrameRouter {
 
   /**
    * Ends a stream of which only some calls were rejected: a chunk with `text` (the reason) in each candidate
-   * that lost a call, at its position, then the held chunks without the dropped calls' parts (a
+   * that lost a call, at its position, after the last of its text held (else ahead of the held chunks), and
+   * the held chunks without the dropped calls' parts (a
    * `thoughtSignature` on a dropped call moves to the next kept one, where Gemini looks for it). A chunk
    * left with nothing is dropped.
    */
   dropCalls(reason: string, split: SplitCalls, flow: StreamFlow): void {
     const hit = new Set(split.dropped.map((c) => c.choice));
-    flow.send(formatSse(JSON.stringify({
-      candidates: Array.from(
-        { length: Math.max(...hit) + 1 },
-        (_, i) =>
-          hit.has(i)
-            ? { content: { role: "model", parts: [{ text: flow.lead(i) + reason }] }, index: i }
-            : {},
-      ),
-      ...this.#template,
-    })));
+    // A candidate's reason follows the last of its parts held (text the watch held: an answer that opens
+    // with JSON is held to its end), as a body sets it after the candidate's text: sent ahead of that text,
+    // it made an answer that opened with JSON open with words, and an object in it read as a call no judge saw.
+    const after = new Map<number, number[]>(); // held frame -> the candidates whose reason follows it
+    const first: number[] = [];
+    for (const i of hit) {
+      const k = flow.held.findLastIndex((h) => {
+        const c = h.event && !h.tool && Array.isArray(h.event.candidates) ? h.event.candidates[i] : undefined;
+        return isRecord(c) && parts(c).some((p) => !isCall(p) && saysText(p));
+      });
+      if (k < 0) first.push(i);
+      else after.set(k, [...after.get(k) ?? [], i]);
+    }
+    const sendReason = (at: number[]) => {
+      if (at.length === 0) return;
+      const to = new Set(at);
+      flow.send(formatSse(JSON.stringify({
+        candidates: Array.from(
+          { length: Math.max(...at) + 1 },
+          (_, i) =>
+            to.has(i)
+              ? { content: { role: "model", parts: [{ text: flow.lead(i) + reason }] }, index: i }
+              : {},
+        ),
+        ...this.#template,
+      })));
+    };
+    sendReason(first);
     // A call is known by its candidate and its place among that candidate's calls: the chunks of each
     // candidate are held in the order they came, but not those of two (a chunk of both is split, and each
     // piece waits behind its own answer's watch), so a place among all calls named another call.
@@ -360,9 +379,10 @@ class GeminiStream implements FrameRouter {
     }
     const keeps = new Map<number, { position: number; signature: unknown }>();
     const none = new Set<number>();
-    for (const h of flow.held) {
+    for (const [k, h] of flow.held.entries()) {
       if (!h.event || !h.tool) {
         if (h.event) flow.send(h.raw);
+        sendReason(after.get(k) ?? []);
         continue;
       }
       const all = Array.isArray(h.event.candidates) ? h.event.candidates : [];
