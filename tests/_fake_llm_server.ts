@@ -347,6 +347,38 @@ export function chatStream(text: string[], calls: CallSpec[] = [], pieces = 3): 
   return frames;
 }
 
+/**
+ * The `data:` payloads of an SSE text (as a client gets it through the gate), parsed; the Chat stream's
+ * closing `[DONE]` is no JSON and is left out.
+ */
+// deno-lint-ignore no-explicit-any
+export function sseData(text: string): any[] {
+  return text.split("\n").filter((l) => l.startsWith("data:") && l.slice(5).trim() !== "[DONE]").map((l) =>
+    JSON.parse(l.slice(5))
+  );
+}
+
+/** A Cohere v2 stream event, as far as {@linkcode cohereBlockTexts} reads it. */
+export interface CohereEvent {
+  /** `content-start`, `content-delta`, … */
+  type: string;
+  /** The content block's index. */
+  index?: number;
+  /** The text the event carries. */
+  delta?: { message?: { content?: { text?: string } } };
+}
+
+/** Each Cohere content block's text as a client assembles it, by index. */
+export function cohereBlockTexts(events: readonly CohereEvent[]): string[] {
+  const blocks: string[] = [];
+  for (const e of events) {
+    const text = e.delta?.message?.content?.text ?? "";
+    if (e.type === "content-start") blocks[e.index!] = text;
+    if (e.type === "content-delta") blocks[e.index!] += text;
+  }
+  return blocks;
+}
+
 /** Splits text into `n` nearly equal pieces. */
 export function splitN(text: string, n: number): string[] {
   const size = Math.max(1, Math.ceil(text.length / n));

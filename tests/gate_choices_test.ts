@@ -11,6 +11,7 @@ import {
   fakeProvider,
   type FakeReply,
   type GuardedRun,
+  sseData,
   TOOLS_OPENAI,
   VALID_CALL,
   withGuardedServer,
@@ -41,7 +42,7 @@ type GeminiChunk = {
 
 /** The chunks of a Gemini SSE stream as a client parses them. */
 function geminiChunks(sse: string): GeminiChunk[] {
-  return sse.split("\n").filter((l) => l.startsWith("data: ")).map((l) => JSON.parse(l.slice(6)));
+  return sseData(sse);
 }
 
 /** Each candidate's parts as a client joins them, by position, a call as `[name]`. */

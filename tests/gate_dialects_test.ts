@@ -7,6 +7,7 @@ import {
   type FakeReply,
   type FakeServer,
   ollamaChat,
+  sseData,
   startFakeLlmServer,
   TOOLS_OPENAI,
 } from "./_fake_llm_server.ts";
@@ -145,9 +146,6 @@ async function post(path: string, tools: unknown[], reply: FakeReply): Promise<R
   });
 }
 
-const sseEvents = (text: string) =>
-  text.split("\n").filter((l) => l.startsWith("data:")).map((l) => JSON.parse(l.slice(5)));
-
 test("guardFetch: Gemini generateContent, a rejected call is removed from the body", async () => {
   const res = await post("/v1beta/models/g:generateContent", GEMINI_TOOLS, { json: geminiBody({}) });
   const body = await res.json();
@@ -166,7 +164,7 @@ test("guardFetch: Gemini streamGenerateContent?alt=sse, text flows and a rejecte
     { ...chunk([{ functionCall: { name: "weather", args: {} } }], { finishReason: "STOP" }), usageMetadata },
   ];
   const res = await post("/v1beta/models/g:streamGenerateContent?alt=sse", GEMINI_TOOLS, { sse: frames });
-  const events = sseEvents(await res.text());
+  const events = sseData(await res.text());
   const parts = events.flatMap((e) => e.candidates[0].content.parts);
   assert.equal(parts[0].text, "Let me look.");
   assert.equal(parts.some((p: Record<string, unknown>) => p.functionCall), false);
@@ -192,7 +190,7 @@ test("guardFetch: a Gemini stream that reports its usage in every chunk keeps it
     { ...chunk([{ text: "" }], { finishReason: "STOP" }), usageMetadata },
   ];
   const res = await post("/v1beta/models/g:streamGenerateContent?alt=sse", GEMINI_TOOLS, { sse: frames });
-  const events = sseEvents(await res.text());
+  const events = sseData(await res.text());
   const parts = events.flatMap((e) => e.candidates[0].content.parts);
   assert.equal(parts.map((p: { text?: string }) => p.text ?? "").join(""), "Oslo, Bergen, Tromsø.");
   assert.deepEqual(parts.filter((p: Record<string, unknown>) => p.functionCall).length, 2);
@@ -216,7 +214,7 @@ test("guardFetch: a Gemini thought's signature in a part without text keeps its 
       { ...chunk([{ text: "" }], { finishReason: "STOP" }), usageMetadata },
     ];
     const res = await post("/v1beta/models/g:streamGenerateContent?alt=sse", GEMINI_TOOLS, { sse: frames });
-    const events = sseEvents(await res.text());
+    const events = sseData(await res.text());
     const said = events.flatMap((e) => e.candidates[0].content.parts).map((p: Record<string, unknown>) =>
       p.functionCall ? "call" : p.thoughtSignature ?? p.text
     );
@@ -283,7 +281,7 @@ test("guardFetch: Cohere v2 stream, an allowed call passes byte for byte and a r
   assert.equal(seen[0].verdict.allowed, true);
 
   const res = await post("/v2/chat", COHERE_TOOLS, { sse: frames("rm_rf", "{}") });
-  const events = sseEvents(await res.text());
+  const events = sseData(await res.text());
   assert.equal(events.some((e) => String(e.type).startsWith("tool-call")), false);
   assert.equal(events.find((e) => e.type === "tool-plan-delta").delta.message.tool_plan, "I will check.");
   const text = events.filter((e) => e.type === "content-delta").map((e) => e.delta.message.content.text).join(
@@ -323,7 +321,7 @@ test("guardFetch: a Cohere v2 stream cuts a rejected call written across a citat
     { type: "content-end", index: 0 },
     { type: "message-end", delta: { finish_reason: "COMPLETE", usage: { tokens: { output_tokens: 9 } } } },
   ];
-  const events = sseEvents(await (await post("/v2/chat", COHERE_TOOLS, { sse })).text());
+  const events = sseData(await (await post("/v2/chat", COHERE_TOOLS, { sse })).text());
   assert.equal(seen[0].verdict.allowed, false);
   const text = events.filter((e) => e.type === "content-delta").map((e) => e.delta.message.content.text).join(
     "",
@@ -351,7 +349,7 @@ test("guardFetch: a Cohere v2 text block after an allowed call keeps its order: 
     { type: "content-end", index: 0 },
     { type: "message-end", delta: { finish_reason: "TOOL_CALL" } },
   ];
-  const events = sseEvents(await (await post("/v2/chat", COHERE_TOOLS, { sse: frames })).text());
+  const events = sseData(await (await post("/v2/chat", COHERE_TOOLS, { sse: frames })).text());
   assert.equal(seen[0].verdict.allowed, true);
   const types = events.map((e) => e.type);
   const block = types.indexOf("content-start");
@@ -393,7 +391,7 @@ test("guardFetch: a Cohere v2 citation after a held call keeps its place in the 
     { type: "content-end", index: 0 },
     { type: "message-end", delta: { finish_reason: "TOOL_CALL" } },
   ];
-  const events = sseEvents(await (await post("/v2/chat", COHERE_TOOLS, { sse: frames })).text());
+  const events = sseData(await (await post("/v2/chat", COHERE_TOOLS, { sse: frames })).text());
   assert.equal(seen[0].verdict.allowed, true);
   const types = events.map((e) => e.type).filter((t) => !String(t).startsWith("tool-call"));
   assert.deepEqual(types, frames.map((f) => f.type).filter((t) => !t.startsWith("tool-call")));
@@ -425,7 +423,7 @@ test("guardFetch: Cohere v2 stream, a text block after a held call reaches the c
   for (const name of ["weather", "rm_rf"]) {
     frames[1].delta!.message!.tool_calls!.function.name = name;
     const res = await post("/v2/chat", COHERE_TOOLS, { sse: frames });
-    const types = sseEvents(await res.text()).map((e) => e.type);
+    const types = sseData(await res.text()).map((e) => e.type);
     assert.equal(seen[0].verdict.allowed, name === "weather");
     const block = types.indexOf("content-start");
     assert.ok(block >= 0 && block < types.indexOf("content-delta"), `${name}: ${types.join(" ")}`);

@@ -12,6 +12,7 @@ import {
   type FakeServer,
   ollamaStream,
   responsesStream,
+  sseData,
   startFakeLlmServer,
   TOOLS_OPENAI,
   TOOLS_RESPONSES,
@@ -37,12 +38,6 @@ const reply = (r: FakeReply) => {
   next = r;
   seen.length = 0;
 };
-
-/** The `data:` payloads of an SSE text. */
-const sseData = (text: string) =>
-  text.split("\n").filter((l) => l.startsWith("data: ") && l !== "data: [DONE]").map((l) =>
-    JSON.parse(l.slice(6))
-  );
 
 test("guardFetch drop-call: an Ollama stream keeps the valid calls, renumbered, and says what it removed", async () => {
   const lines = ollamaStream(["Checking."], [GOOD, BAD, GOOD2]) as Record<string, unknown>[];

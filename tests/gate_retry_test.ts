@@ -14,6 +14,7 @@ import {
   chatChunk,
   chatCompletion,
   chatStream,
+  cohereBlockTexts,
   type FakeReply,
   type FakeServer,
   ollamaChat,
@@ -22,6 +23,7 @@ import {
   responsesBody,
   responsesStream,
   type Script,
+  sseData,
   TOOLS_ANTHROPIC,
   TOOLS_OPENAI,
   TOOLS_RESPONSES,
@@ -59,6 +61,24 @@ const anthropic = (s: FakeServer, f: typeof fetch) =>
 const anthropicAsk = (s: FakeServer, f: typeof fetch) =>
   anthropic(s, f).messages.stream({ model: "m", max_tokens: 100, messages, tools: TOOLS_ANTHROPIC as never });
 
+/**
+ * The openai SDK's Responses stream of the weather question with the tools, through the guarded fetch:
+ * each event to `onEvent` as it comes, then the final response.
+ */
+async function responsesAsk(
+  s: FakeServer,
+  f: typeof fetch,
+  onEvent: (e: OpenAI.Responses.ResponseStreamEvent) => void = () => {},
+): Promise<OpenAI.Responses.Response> {
+  const stream = openai(s, f).responses.stream({
+    model: "m",
+    input: "Weather?",
+    tools: TOOLS_RESPONSES as never,
+  });
+  for await (const e of stream) onEvent(e);
+  return await stream.finalResponse();
+}
+
 /** The rejected call written into the text, as a model without native calls writes it (Hermes tags). */
 const WRITTEN = `<tool_call>\n${JSON.stringify({ name: BAD.name, arguments: BAD.args })}\n</tool_call>`;
 
@@ -78,29 +98,6 @@ async function cohereStreamed(s: FakeServer, f: typeof fetch): Promise<string> {
     body: JSON.stringify({ model: "command", stream: true, messages, tools: TOOLS_OPENAI }),
   });
   return await res.text();
-}
-
-/** A Cohere v2 stream event, as far as these tests read it. */
-interface CohereEvent {
-  type: string;
-  index?: number;
-  delta?: { message?: { content?: { text?: string } } };
-}
-
-/** The `data:` events of a Cohere SSE text, parsed. */
-function dataEvents(text: string): CohereEvent[] {
-  return text.split("\n").filter((l) => l.startsWith("data:")).map((l) => JSON.parse(l.slice(5)));
-}
-
-/** Each Cohere content block's text as a client assembles it, by index. */
-function cohereBlockTexts(events: readonly CohereEvent[]): string[] {
-  const blocks: string[] = [];
-  for (const e of events) {
-    const text = e.delta?.message?.content?.text ?? "";
-    if (e.type === "content-start") blocks[e.index!] = text;
-    if (e.type === "content-delta") blocks[e.index!] += text;
-  }
-  return blocks;
 }
 
 test("guardFetch retry: OpenAI chat, the client gets the corrected call; the follow-up carries a tool message", async () => {
@@ -446,7 +443,7 @@ test("guardFetch retry: a Cohere stream's retry numbers its content blocks after
     1,
     cohereStreamed,
   );
-  const events = dataEvents(value);
+  const events = sseData(value);
   assert.deepEqual(cohereBlockTexts(events), ["Let me look.", "Checking again."]);
   assert.equal(events.filter((e) => e.type === "message-start").length, 1);
   assert.deepEqual(events.filter((e) => e.type === "tool-call-start").map((e) => e.index), [0]);
@@ -473,7 +470,7 @@ test("guardFetch retry: a Cohere stream whose written call begins at a block's e
     1,
     cohereStreamed,
   );
-  assert.deepEqual(cohereBlockTexts(dataEvents(value)), ["Let me look.\n", "Checking again."]);
+  assert.deepEqual(cohereBlockTexts(sseData(value)), ["Let me look.\n", "Checking again."]);
   assert.deepEqual(seen.map((e) => [e.attempt, e.verdict.allowed, e.retried ?? false]), [[0, false, true]]);
 });
 
@@ -507,7 +504,7 @@ test("guardFetch retry: the blocks a client holds open when a written call is re
     1,
     cohereStreamed,
   );
-  const blocks = dataEvents(text).filter((e) => /^content-(start|end)$/.test(e.type)).map((e) =>
+  const blocks = sseData(text).filter((e) => /^content-(start|end)$/.test(e.type)).map((e) =>
     `${e.type} ${e.index}`
   );
   assert.deepEqual(blocks, ["content-start 0", "content-end 0", "content-start 1", "content-end 1"]);
@@ -593,15 +590,7 @@ test("guardFetch retry: an OpenAI Responses stream is resumed: one response, ind
       named: true,
     }],
     1,
-    async (s, f) => {
-      const stream = openai(s, f).responses.stream({
-        model: "m",
-        input: "Weather?",
-        tools: TOOLS_RESPONSES as never,
-      });
-      for await (const e of stream) types.push(e as never);
-      return await stream.finalResponse();
-    },
+    (s, f) => responsesAsk(s, f, (e) => types.push(e as never)),
   );
   assert.equal(server.requests.length, 2);
   assert.deepEqual(value.output.map((o) => o.type === "function_call" ? o.call_id : o.type), [
@@ -635,14 +624,11 @@ test("guardFetch retry: text held as a possible written call before a rejected n
     [{ sse: responsesStream([json], [BAD]), named: true }, { sse: responsesStream([], [GOOD]), named: true }],
     1,
     async (s, f) => {
-      const stream = openai(s, f).responses.stream({
-        model: "m",
-        input: "Weather?",
-        tools: TOOLS_RESPONSES as never,
-      });
       let streamed = "";
-      for await (const e of stream) if (e.type === "response.output_text.delta") streamed += e.delta;
-      return { streamed, final: await stream.finalResponse() };
+      const final = await responsesAsk(s, f, (e) => {
+        if (e.type === "response.output_text.delta") streamed += e.delta;
+      });
+      return { streamed, final };
     },
   );
   assert.equal(value.streamed, json);
@@ -669,15 +655,7 @@ test("guardFetch retry: a Responses stream whose held text went out before the r
   const { value, server } = await scripted(
     [{ sse: responsesStream([json], [BAD]), named: true }, { sse: responsesStream([], [GOOD]), named: true }],
     1,
-    async (s, f) => {
-      const stream = openai(s, f).responses.stream({
-        model: "m",
-        input: "Weather?",
-        tools: TOOLS_RESPONSES as never,
-      });
-      for await (const e of stream) events.push(e as never);
-      return await stream.finalResponse();
-    },
+    (s, f) => responsesAsk(s, f, (e) => events.push(e as never)),
   );
   assert.equal(server.requests.length, 2);
   assert.deepEqual(
@@ -707,9 +685,7 @@ test("guardFetch retry: Gemini streamGenerateContent?alt=sse, the retry's chunks
         method: "POST",
         body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "Weather?" }] }], tools }),
       });
-      return (await res.text()).split("\n").filter((l) => l.startsWith("data:")).map((l) =>
-        JSON.parse(l.slice(5))
-      );
+      return sseData(await res.text());
     },
   );
   const parts = value.flatMap((e: { candidates: { content: { parts: unknown[] } }[] }) =>
@@ -727,15 +703,7 @@ test("guardFetch retry: a Responses stream rejected on every attempt ends in one
   const { value, server } = await scripted(
     [{ sse: responsesStream(["Checking."], [BAD]), named: true }],
     1,
-    async (s, f) => {
-      const stream = openai(s, f).responses.stream({
-        model: "m",
-        input: "Weather?",
-        tools: TOOLS_RESPONSES as never,
-      });
-      for await (const e of stream) events.push(e as never);
-      return await stream.finalResponse();
-    },
+    (s, f) => responsesAsk(s, f, (e) => events.push(e as never)),
   );
   assert.equal(server.requests.length, 2);
   // The first attempt's text, the retry's text (the scripted model says it again), then the reason.

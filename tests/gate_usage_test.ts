@@ -15,6 +15,7 @@ import {
   REJECTED_CALL,
   responsesStream,
   type Script,
+  sseData,
   TOOLS_ANTHROPIC,
   TOOLS_OPENAI,
   TOOLS_RESPONSES,
@@ -35,12 +36,6 @@ async function retried<T>(
   const { value, seen, server } = await withGuardedServer(script, { retry: 1 }, (s, f) => use(s.url, f));
   return { value, seen, requests: server.requests.length };
 }
-
-/** The `data:` payloads of an SSE text. */
-const sseData = (text: string) =>
-  text.split("\n").filter((l) => l.startsWith("data: ") && l !== "data: [DONE]").map((l) =>
-    JSON.parse(l.slice(6))
-  );
 
 /** Posts a JSON body and returns the response text. */
 const post = async (f: typeof fetch, url: string, body: unknown) =>

@@ -11,6 +11,7 @@ import {
   fakeProvider,
   ollamaStream,
   responsesStream,
+  sseData,
   TOOLS_ANTHROPIC,
   TOOLS_OPENAI,
   TOOLS_RESPONSES,
@@ -124,9 +125,7 @@ test("guardFetch Gemini stream: a watch that throws withholds the rest of the te
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ contents: [], tools }),
   });
-  const events = (await res.text()).split("\n").filter((l) => l.startsWith("data:")).map((l) =>
-    JSON.parse(l.slice(5))
-  );
+  const events = sseData(await res.text());
   const candidates = events.map((e) => e.candidates[0]);
   assertWithheld(
     candidates.flatMap((c) => c.content?.parts ?? []).map((p: { text?: string }) => p.text ?? "").join(""),

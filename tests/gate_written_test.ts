@@ -13,11 +13,13 @@ import {
   chatChunk,
   chatCompletion,
   chatStream,
+  cohereBlockTexts,
   fakeProvider,
   ollamaChat,
   ollamaStream,
   responsesStream,
   splitN,
+  sseData,
   TOOLS_ANTHROPIC,
   TOOLS_OPENAI,
   TOOLS_RESPONSES,
@@ -217,9 +219,13 @@ function cohereWritten(text: string): Record<string, unknown>[] {
   ];
 }
 
-/** Posts a streamed Cohere v2 chat through the gate: the wire text the client gets. */
-async function cohereWire(): Promise<string> {
-  const res = await provider.gfetch(`${provider.url()}/v2/chat`, {
+/**
+ * Posts a streamed Cohere v2 chat through the gate (the shared provider's, or `through` a guarded fetch to a
+ * server of the test's own): the wire text the client gets.
+ */
+async function cohereWire(through?: { f: typeof fetch; url: string }): Promise<string> {
+  const { f, url } = through ?? { f: provider.gfetch, url: provider.url() };
+  const res = await f(`${url}/v2/chat`, {
     method: "POST",
     body: JSON.stringify({ model: "command-r", messages, stream: true, tools: TOOLS_OPENAI }),
   });
@@ -228,9 +234,7 @@ async function cohereWire(): Promise<string> {
 
 test("guardFetch Cohere stream: a call written into the text is held and judged, the prose flows", async () => {
   provider.reply({ sse: cohereWritten(`Sure.\n${WRITTEN_BAD}`), named: true });
-  const events = (await cohereWire()).split("\n").filter((l) => l.startsWith("data: ")).map((l) =>
-    JSON.parse(l.slice(6))
-  );
+  const events = sseData(await cohereWire());
   const text = events.filter((e) => e.type === "content-delta").map((e) => e.delta.message.content.text).join(
     "",
   );
@@ -266,7 +270,7 @@ function cohereStartWritten(text: string): Record<string, unknown>[] {
  * block's text) reads from a stream, after checking that every delta's block was started first.
  */
 function cohereAppText(wire: string): string {
-  const events = wire.split("\n").filter((l) => l.startsWith("data: ")).map((l) => JSON.parse(l.slice(6)));
+  const events = sseData(wire);
   const started = new Set<unknown>();
   let text = "";
   for (const e of events) {
@@ -296,7 +300,7 @@ test("guardFetch Cohere stream: an allowed call written into a content-start's t
   const wire = await cohereWire();
   assert.equal(cohereAppText(wire), WRITTEN_GOOD);
   // the start goes out empty and its text as a delta, the one text every client reads
-  const deltas = wire.split("\n").filter((l) => l.startsWith("data: ")).map((l) => JSON.parse(l.slice(6)))
+  const deltas = sseData(wire)
     .filter((e) => e.type === "content-delta");
   assert.deepEqual(deltas.map((e) => e.delta.message.content.text), [WRITTEN_GOOD]);
   const [event] = provider.events;
@@ -506,8 +510,8 @@ test("guardFetch Chat stream: a call written into content streamed as parts (Mis
   });
   // Read as the AI SDK's Mistral provider reads it: the text of each text part, or the string.
   let text = "";
-  for (const line of (await res.text()).split("\n").filter((l) => l.startsWith("data: {"))) {
-    const content = JSON.parse(line.slice(6)).choices[0]?.delta?.content;
+  for (const chunk of sseData(await res.text())) {
+    const content = chunk.choices[0]?.delta?.content;
     if (typeof content === "string") text += content;
     else for (const p of content ?? []) if (p.type === "text") text += p.text;
   }
@@ -1054,7 +1058,7 @@ test("guardFetch Chat stream: a fence whose language line can no longer name JSO
   }
   clearTimeout(fallback);
   assert.equal(await early, true, "the fence's text reached the client while the server held the rest");
-  const text = got.split("\n").filter((l) => l.startsWith("data: {")).map((l) => JSON.parse(l.slice(6)))
+  const text = sseData(got)
     .map((e) => e.choices[0]?.delta?.content ?? "").join("");
   assert.equal(text, "Try ```json { here, in prose. More prose.");
 });
@@ -1103,7 +1107,7 @@ test("guardFetch Chat stream: a call after harmony reasoning far into a long ans
 
 /** The text of a Chat stream's choice 0 as a client joins it, from the wire. */
 function chatWireText(wire: string): string {
-  return wire.split("\n").filter((l) => l.startsWith("data: {")).map((l) => JSON.parse(l.slice(6)))
+  return sseData(wire)
     .map((c) => c.choices?.[0]?.delta?.content ?? "").join("");
 }
 
@@ -1150,9 +1154,7 @@ test("guardFetch Cohere stream withheld: text after a call begun at a block's en
     { type: "message-end", delta: { finish_reason: "COMPLETE", usage: { tokens: { output_tokens: 9 } } } },
   ];
   provider.reply({ sse: frames, named: true });
-  const events = (await cohereWire()).split("\n").filter((l) => l.startsWith("data: ")).map((l) =>
-    JSON.parse(l.slice(6))
-  );
+  const events = sseData(await cohereWire());
   const text = events.filter((e) => e.type === "content-delta").map((e) => e.delta.message.content.text).join(
     "",
   );
@@ -1244,9 +1246,7 @@ test("guardFetch Anthropic and Cohere streams: a marker begun at a text block's 
     ],
     named: true,
   });
-  const events = (await cohereWire()).split("\n").filter((l) => l.startsWith("data: ")).map((l) =>
-    JSON.parse(l.slice(6))
-  );
+  const events = sseData(await cohereWire());
   const text = events.filter((e) => e.type === "content-delta").map((e) => e.delta.message.content.text).join(
     "",
   );
@@ -1475,21 +1475,9 @@ test("guardFetch Cohere stream: a rejected written call leaves no empty text blo
     const { value: wire } = await withGuardedServer(
       () => ({ sse: frames, named: true }),
       { onRejected },
-      async (
-        server,
-        f,
-      ) =>
-        await (await f(`${server.url}/v2/chat`, {
-          method: "POST",
-          body: JSON.stringify({ model: "command-r", messages, stream: true, tools: TOOLS_OPENAI }),
-        })).text(),
+      (server, f) => cohereWire({ f, url: server.url }),
     );
-    const blocks: string[] = [];
-    for (const line of wire.split("\n").filter((l) => l.startsWith("data: "))) {
-      const e = JSON.parse(line.slice(6));
-      if (e.type === "content-start") blocks[e.index] = "";
-      if (e.type === "content-delta") blocks[e.index] += e.delta.message.content.text;
-    }
+    const blocks = cohereBlockTexts(sseData(wire));
     assert.ok(blocks.every((t) => t !== ""), `${onRejected}: ${JSON.stringify(blocks)}`);
     const reason = String(bodyContent.at(-1)!.text);
     const flat = (s: string) => s.replace(reason, "").replace(/\s+/g, "");
@@ -1621,19 +1609,9 @@ async function blankBlocksGo(blocks: string[][]): Promise<void> {
     const { value: wire } = await withGuardedServer(
       () => ({ sse: cohereFrames, named: true }),
       { onRejected },
-      async (server, f) =>
-        await (await f(`${server.url}/v2/chat`, {
-          method: "POST",
-          body: JSON.stringify({ model: "command-r", messages, stream: true, tools: TOOLS_OPENAI }),
-        })).text(),
+      (server, f) => cohereWire({ f, url: server.url }),
     );
-    const texts: string[] = [];
-    for (const line of wire.split("\n").filter((l) => l.startsWith("data: "))) {
-      const e = JSON.parse(line.slice(6));
-      if (e.type === "content-start") texts[e.index] = "";
-      if (e.type === "content-delta") texts[e.index] += e.delta.message.content.text;
-    }
-    same(texts, whole, onRejected);
+    same(cohereBlockTexts(sseData(wire)), whole, onRejected);
   }
 }
 
@@ -1675,9 +1653,7 @@ test("guardFetch Cohere stream: a block of only a rejected call goes, and the ci
     end,
   ];
   provider.reply({ sse: frames, named: true });
-  const events = (await cohereWire()).split("\n").filter((l) => l.startsWith("data: ")).map((l) =>
-    JSON.parse(l.slice(6))
-  );
+  const events = sseData(await cohereWire());
   assert.equal(provider.events[0].verdict.allowed, false);
   assert.deepEqual(events.filter((e) => e.type === "content-start").map((e) => e.index), [0, 1]);
   const cited = events.filter((e) => String(e.type).startsWith("citation"));
@@ -1693,8 +1669,7 @@ test("guardFetch Anthropic and Cohere streams: white space after a rejected call
   const strays = (wire: string, kind: (e: Record<string, unknown>) => string | undefined) => {
     const open = new Map<unknown, string>();
     const out: unknown[] = [];
-    for (const line of wire.split("\n").filter((l) => l.startsWith("data: "))) {
-      const e = JSON.parse(line.slice(6));
+    for (const e of sseData(wire)) {
       if (/^content[_-](block_)?start$/.test(e.type)) open.set(e.index, kind(e) ?? "");
       else if (/^content[_-](block_)?stop$|^content-end$/.test(e.type)) open.delete(e.index);
       else if (/^content[_-](block_)?delta$/.test(e.type) && open.get(e.index) !== "text") {
@@ -1761,19 +1736,15 @@ test("guardFetch Anthropic and Cohere streams: white space after a rejected call
     assert.equal(anthropicWire.seen[0].verdict.allowed, false);
     const block = (e: Record<string, unknown>) => (e.content_block as Record<string, unknown>).type as string;
     assert.deepEqual(strays(anthropicWire.value, block), [], onRejected);
-    const cohereWire = await withGuardedServer(
+    const cohereRun = await withGuardedServer(
       () => ({ sse: cohereFrames, named: true }),
       { onRejected },
-      async (server, f) =>
-        await (await f(`${server.url}/v2/chat`, {
-          method: "POST",
-          body: JSON.stringify({ model: "command-r", messages, stream: true, tools: TOOLS_OPENAI }),
-        })).text(),
+      (server, f) => cohereWire({ f, url: server.url }),
     );
-    assert.equal(cohereWire.seen[0].verdict.allowed, false);
+    assert.equal(cohereRun.seen[0].verdict.allowed, false);
     const part = (e: Record<string, unknown>) =>
       (e.delta as Record<string, Record<string, Record<string, string>>>).message.content.type;
-    assert.deepEqual(strays(cohereWire.value, part), [], onRejected);
+    assert.deepEqual(strays(cohereRun.value, part), [], onRejected);
   }
 });
 
@@ -1802,9 +1773,7 @@ test("guardFetch Cohere: a citation names its block where the block of only a re
     end,
   ];
   provider.reply({ sse: frames, named: true });
-  const events = (await cohereWire()).split("\n").filter((l) => l.startsWith("data: ")).map((l) =>
-    JSON.parse(l.slice(6))
-  );
+  const events = sseData(await cohereWire());
   assert.equal(provider.events[0].verdict.allowed, false);
   const cited = events.find((e) => e.type === "citation-start");
   assert.equal(cited.delta.message.citations.content_index, 1);
