@@ -415,6 +415,14 @@ const initAnswer = (name: string) => ({
   result: { ...INIT_RESULT, serverInfo: { name, version: "1" } },
 });
 
+/** Answers the initialize of `id` with the error a server gives a protocol version it does not support. */
+function refuseInitialize(res: ServerResponse, id: unknown): void {
+  const error = { code: -32602, message: "unsupported protocol version" };
+  res.writeHead(200, { "content-type": "application/json" }).end(
+    JSON.stringify({ jsonrpc: "2.0", id, error }),
+  );
+}
+
 test("relayMcpHttp: what the client sent after an initialize that failed is answered with errors, not sent", {
   timeout: 60_000,
 }, async () => {
@@ -422,12 +430,7 @@ test("relayMcpHttp: what the client sent after an initialize that failed is answ
   // error, a broken connection) there is no session: each request after it gets an error saying so, and
   // nothing after it reaches the server (it went on without a session id, and a server refused it).
   const failures: [string, RegExp, (res: ServerResponse, id: unknown) => void][] = [
-    ["an error answer", /failed \(unsupported protocol version\)/, (res, id) => {
-      const error = { code: -32602, message: "unsupported protocol version" };
-      res.writeHead(200, { "content-type": "application/json" }).end(
-        JSON.stringify({ jsonrpc: "2.0", id, error }),
-      );
-    }],
+    ["an error answer", /failed \(unsupported protocol version\)/, refuseInitialize],
     ["HTTP 500", /failed \(.*HTTP 500: broken\)/, (res) => void res.writeHead(500).end("broken")],
     ["a broken connection", /failed \(/, (res) => void res.destroy()],
   ];
@@ -599,11 +602,7 @@ test(
     const arrived: string[] = [];
     const serve: Serve = (m, res) => {
       arrived.push(String(m.method));
-      if (m.method === "initialize") {
-        const error = { code: -32602, message: "unsupported protocol version" };
-        return void res.writeHead(200, { "content-type": "application/json" })
-          .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, error }));
-      }
+      if (m.method === "initialize") return refuseInitialize(res, m.id);
       res.writeHead(400).end("Bad Request: Server not initialized");
     };
     const sent = [INIT[0], {
@@ -1833,11 +1832,7 @@ test(
     const arrived: string[] = [];
     let init: ServerResponse | undefined;
     let cancelRead = false;
-    const fail = () => {
-      const error = { code: -32602, message: "unsupported protocol version" };
-      init?.writeHead(200, { "content-type": "application/json" })
-        .end(JSON.stringify({ jsonrpc: "2.0", id: 0, error }));
-    };
+    const fail = () => init && refuseInitialize(init, 0);
     const handle: Handle = (_req, res, m) => {
       if (m === undefined) return void res.writeHead(405).end();
       arrived.push(String(m.method));
@@ -1891,11 +1886,7 @@ test(
     let ping: ServerResponse | undefined;
     let init: ServerResponse | undefined;
     let cancelRead = false;
-    const fail = () => {
-      const error = { code: -32602, message: "unsupported protocol version" };
-      init?.writeHead(200, { "content-type": "application/json" })
-        .end(JSON.stringify({ jsonrpc: "2.0", id: 2, error }));
-    };
+    const fail = () => init && refuseInitialize(init, 2);
     const handle: Handle = (req, res, m) => {
       if (m === undefined) return void res.writeHead(405).end();
       const session = String(req.headers["mcp-session-id"] ?? "none");
@@ -2110,11 +2101,7 @@ test(
     // client waited for its answer until it left.
     let init: ServerResponse | undefined;
     let cancelRead = false;
-    const fail = () => {
-      const error = { code: -32602, message: "unsupported protocol version" };
-      init?.writeHead(200, { "content-type": "application/json" })
-        .end(JSON.stringify({ jsonrpc: "2.0", id: 0, error }));
-    };
+    const fail = () => init && refuseInitialize(init, 0);
     const handle: Handle = (_req, res, m) => {
       if (m === undefined) return void res.writeHead(405).end();
       if (m.method !== "initialize") {
