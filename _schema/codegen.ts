@@ -38,8 +38,6 @@ import { reportBody } from "./codegen_report.ts";
 const helpers = () => ({
   T: TRUE,
   has: Object.hasOwn,
-  // (the engines optimise hasOwnProperty.call inside for-in, not Object.hasOwn)
-  HO: Object.prototype.hasOwnProperty,
   cp: codePoints,
   test: safeTest,
   mult: isMultiple,
@@ -50,6 +48,7 @@ const helpers = () => ({
   isArr: Array.isArray,
   isSafe: Number.isSafeInteger,
   isFin: Number.isFinite,
+  keys: Object.keys,
   W: where,
   R: received,
   S: show,

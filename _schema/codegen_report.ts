@@ -349,9 +349,9 @@ function keyLoopLines(site: Site, props: Obj, propKeys: string[]): string[] {
   const { e, ptr } = site;
   const paths = propertyPaths(site);
   const L = [
-    // for-in over own keys (Object.keys' keys, in its order) allocates no key array per object reported
-    "for (const key in v) {",
-    "if (!HO.call(v, key)) continue;",
+    "const ks = keys(v);",
+    "for (let i = 0; i < ks.length; i++) {",
+    "const key = ks[i];",
     "switch (key) {",
   ];
   for (const key of propKeys) {
