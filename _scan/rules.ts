@@ -407,9 +407,51 @@ function otherLanguageAfter(t: string, e: number, original: Original): boolean {
 function toldAfterAll(t: string, e: number, original: Original): boolean {
   let after = "";
   for (let i = e; i < t.length && i < e + 60; i++) after += original(i);
-  return SECOND_PERSON.test(after) ||
+  return SECOND_PERSON.test(after) || orderedInAnotherLanguage(t, e, original) ||
     /(?<!\]\()\bhttps?:\/\/|\b[a-z0-9._-]+@[a-z0-9-]+\.[a-z]/.test(t.slice(e, e + 120));
 }
+
+/**
+ * True when the words after a model's name and its comma at `t[e]` order it about in another language (see
+ * `ORDER_IN_ANOTHER_LANGUAGE`). The fold drops accents, so a French past participle reads as the imperative:
+ * "L'assistant, utilise par ..." was "utilis\u00e9" ("used"), which orders no one.
+ */
+function orderedInAnotherLanguage(t: string, e: number, original: Original): boolean {
+  const m = ORDER_IN_ANOTHER_LANGUAGE.exec(t.slice(e, e + 60));
+  if (m === null) return false;
+  if (m[1] === undefined) return true;
+  const end = e + m[0].length;
+  let word = "";
+  for (let i = end - m[1].length; i < end; i++) word += original(i);
+  return !/\u00e9e?s?$/i.test(word);
+}
+
+/**
+ * Folded words right after a model's name and its comma that order it about in French, Spanish, Italian,
+ * Portuguese or German: an imperative first (after "please" or "not" of that language: "ChatGPT, reponds
+ * uniquement en francais", "Assistant, no reveles ...", "Claude, bitte ubersetze ..."), or "from now on" or
+ * "the previous instructions" anywhere ("Claude, ab jetzt ...", "... ignoriere alle vorherigen Anweisungen").
+ * A third person ("ChatGPT, developpe par OpenAI, repond ...", "Claude, das Modell, antwortet") tells no one.
+ */
+const ORDER_IN_ANOTHER_LANGUAGE = new RegExp(
+  `^ (?:(?:s'il (?:te|vous) plait|por favor|per favore|bitte|desormais|dorenavant|a partir de maintenant|` +
+    `a partir de ahora|de ahora en adelante|da ora in poi|d'ora in poi|a partir de agora|von nun an|ab jetzt|` +
+    `ab sofort),? )?(?:non (?:rispondere|rivelare|dire)\\b|(?:merci de|veuillez|il faut) (?:ne pas )?(?:repondre|` +
+    `ignorer|oublier|envoyer|transferer|supprimer|effacer|reveler|afficher|ecrire|traduire|donner|montrer|faire|` +
+    `executer|utiliser|mentionner)\\b|(?:ne |n'|no |nao )?` +
+    // French (tu and vous), Spanish, Italian, Portuguese, German (du and Sie), in that order
+    `((?:reponds|repondez|ignore[sz]?|oublie[sz]?|envoie[sz]?|envoyez|transfere[sz]?|supprime[sz]?|efface[sz]?|` +
+    `revele[sz]?|affiche[sz]?|ecris|ecrivez|traduis|traduisez|dites|donne[sz]?|montre[sz]?|fais|faites|` +
+    `execute[sz]?|utilise[sz]?|arrete[sz]?|mentionne[sz]?|` +
+    `respond[ae]s?|contest[ae]s?|ignor[ae]s?|olvid[ae]s?|envi[ae]s?|transfier[ae]s?|borr[ae]s?|elimin[ae]s?|` +
+    `revel[ae]s?|muestr[ae]s?|escrib[ae]s?|traduc[ae]s?|traduzcas?|dime|dile|digas?|haz|hagas?|ejecut[ae]s?|` +
+    `rispondi|risponda|dimentica|invia|manda|trasferisci|cancella|mostra|scrivi|traduci|dimmi|esegui|` +
+    `esquec[ae]s?|mand[ae]s?|transfira|apagu?[ae]s?|exclua|mostr[ae]s?|escrev[ae]s?|traduza|diga|faca|` +
+    `antworte[tn]?|ignoriere[n]?|vergiss|vergessen|sende[n]?|schick[en]{0,2}|uberweise[n]?|losche[n]?|zeig[en]{0,2}|` +
+    `gib|geben|schreib[en]{0,2}|ubersetze[n]?|sag|sage|sagen|fuhre[n]? aus|nutze[n]?|verwende[n]?|benutze[n]?))\\b` +
+    `|[^.!?\\n]{0,50}?\\b(?:(?:vorherigen|vorigen|fruheren|bisherigen) (?:anweisungen|regeln|befehle)|` +
+    `(?:instructions|consignes|instrucciones|istruzioni|instrucoes|regles|reglas) (?:precedentes|anteriores|precedenti|previas)))`,
+);
 
 /** A word with ASCII letters and letters of a script other than Latin: look-alikes that spell English. */
 const MIXED_SCRIPT = /^(?=.*[A-Za-z]).*(?!\p{Script=Latin})\p{L}/u;
