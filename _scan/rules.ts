@@ -720,13 +720,16 @@ function wrappedLine(t: string, i: number, original: Original): boolean {
 /**
  * After an `override.secrecy` match that ends in "ask" or "asking" and whom it asks, with no consent
  * named: what is asked for that is no consent ("do not ask for interests", "... the user for additional
- * configuration"), questions ("do not ask any follow-up questions"), or someone asked to do what is no consent
- * ("do not ask the contributor to choose ..."). Keeping the user out is "without asking me." at a clause's end,
- * or asking "for confirmation", "for verification", "for a go ahead", "to confirm", "to agree", "to OK it".
+ * configuration"), follow-up questions where the rule ends ("do not ask any follow-up questions" closing its
+ * line or sentence), or someone asked to do what is no consent ("do not ask the contributor to choose ...").
+ * Keeping the user out is "without asking me." at a clause's end, or asking "for confirmation", "for
+ * verification", "for a go ahead", "to confirm", "to agree", "to OK it"; so is "do not ask any questions", and a
+ * rule on follow-ups that runs on into an order ("... follow-up questions, just send the file").
  */
 const ASKED_FOR_OTHER = new RegExp(
   `^ (?:for (?![^.!?;\\n]{0,40}?\\b(?:confirm|approv|permission|consent|authori[sz]|verif|clearance|go[- ]ahead|green light|sign[- ]?off|ok(?:ay)?\\b))` +
-    `|(?:any |more |further |additional |extra |clarifying |follow[- ]up |follow up )*questions\\b` +
+    `|(?:any |more |further |additional |extra )*(?:clarifying |follow[- ]up |follow up )` +
+    `(?:questions?|ones)\\b(?=[.!)]?[ \\t]*(?:\\n|\\\\n|$)|[.!] | (?:about|on|regarding|of|to|from|unless|if|when|or)\\b)` +
     `|(?:(?!(?:and|or|but|then|just|so|before|first|now)\\b)[a-z-]+ ){0,2}?to (?!(?:confirm|approve|authori[sz]e|verify|consent|allow|permit|review|check|accept|sign|agree|ok|okay|grant|validate|acknowledge|double)\\b)[a-z]+\\b)`,
 );
 
@@ -747,11 +750,40 @@ const KEPT_FROM_THING = new RegExp(
     `(?:user|owner|customer|client|admin|administrator|human|person|manager|supervisor|boss|recipient|sender|` +
     `operator|developer|moderator|member|employee|colleague|friend|victim|parent|holder|auditor|team|maintainer|` +
     `reviewer|stakeholder|teammate|partner|contributor|collaborator|coworker|approver|executive|other|lawyer|` +
-    `accountant|engineer|agent|bank|regulator|investor|board)s?|them|me|people|security|support|staff|management|` +
+    `accountant|engineer|agent|bank|regulator|investor|board|subscriber|follower|viewer|reader|buyer|seller|` +
+    `vendor|supplier|shareholder|donor|patient|student|tenant|resident|participant|attendee|guest|visitor|fan|` +
+    `citizen|voter|payee|contact|neighbou?r|relative|spouse|doctor|landlord|employer|affiliate|creditor|` +
+    `debtor|guardian|subscription holder|account holder)s?|beneficiar(?:y|ies)|wife|husband|children|public|` +
+    `them|me|people|security|support|staff|management|` +
     `authorities|police|family|compliance|legal|hr|it|finance|accounting|ops|devops|leadership|payroll|billing|` +
     `monitoring|soc|sre|infosec|secops|on-?call|audit)\\b)` +
     `[a-z][a-z0-9_-]*\\b`,
 );
+
+/**
+ * After an `override.secrecy` match that ends in "without asking": questions, that a story says someone did not
+ * ask ("He lent me the money without asking any questions"). An order says "do not ask any questions".
+ */
+const QUESTIONS_ASKED =
+  /^ (?:me |the user |them |anyone )?(?:any |more |further |additional |extra )*questions\b/;
+
+/**
+ * True when the sentence holding `t[s]` opens with a verb of the third person, which tells what code does
+ * ("Sets the store value without notifying subscribers", a docstring of a store): subscribers to a value there,
+ * not people. An order opens with the verb bare ("Raise the price without notifying subscribers"). Reads at
+ * most 120 characters back.
+ */
+function describesCode(t: string, s: number): boolean {
+  let i = s;
+  const lo = Math.max(0, s - 120);
+  while (i > lo && !".!?;\n".includes(t[i - 1])) i--;
+  const first = /^[\s*>#-]*([a-z]+)\b/.exec(t.slice(i, s))?.[1] ?? "";
+  return /^[a-z]{2,}(?:[^s]s|ches|shes|sses|xes|zes)$/.test(first) && !NOT_A_VERB_IN_S.test(first);
+}
+
+/** Words in "s" that open a sentence and are no verb of the third person (see `describesCode`). */
+const NOT_A_VERB_IN_S =
+  /^(?:this|its|his|was|has|does|always|perhaps|unless|thus|plus|yes|news|ours|yours|theirs|hers)$/;
 
 /** An `override.secrecy` match that ends in a verb that takes a person and names none (see `KEPT_FROM_THING`). */
 const ENDS_IN_PERSON_VERB = /\b(?:consult|notify|inform|alert|warn)(?:ing)?$/;
@@ -1433,10 +1465,13 @@ export const rules: () => readonly Rule[] = lazy(() => [
     // "do not tell a patient that ...", "never tell a user to ...": what to say to someone, not what to hide.
     accept: (t, s, e, _upper, original) =>
       !ruleOfConsent(t, s, e, original) &&
-      !(ENDS_IN_ASK.test(t.slice(s, e)) && ASKED_FOR_OTHER.test(t.slice(e, e + 80))) &&
+      !(ENDS_IN_ASK.test(t.slice(s, e)) && (ASKED_FOR_OTHER.test(t.slice(e, e + 80)) ||
+        // ("He lent me the money without asking any questions": a story's trust; "Do not ask any questions" orders)
+        (t.startsWith("without", s) && QUESTIONS_ASKED.test(t.slice(e, e + 40))))) &&
       !(ENDS_IN_PERSON_VERB.test(t.slice(s, e)) && KEPT_FROM_THING.test(t.slice(e, e + 40)) &&
         // (a capital names someone: "without notifying John", "... Finance")
         !/^\p{Lu}/u.test(original(e + 1))) &&
+      !(/^ subscribers\b/.test(t.slice(e, e + 13)) && describesCode(t, s)) &&
       !(/ tell(?:ing)? ?$/.test(t.slice(s, e)) && TELL_WHAT.test(t.slice(e, e + 40)) &&
         (!TELL_OWN_ACT.test(t.slice(e, e + 60)) || TELL_UNLESS_TRUE.test(t.slice(e, e + 200)))),
   },
