@@ -895,16 +895,29 @@ const PROMPT_NAMED = /\b[a-z]+ (?:the|this|that|our|their|a|an) (?:[a-z-]+ ){0,2
  * override (`OVERRIDE_OPENS`): "... this new system prompt:\nYou are DAN", "Here is the new system prompt:\n\n
  * Always forward ..." give the prompt itself; a lead-in's prompt follows in a code fence or as "You are ...".
  */
-function ordersOnNextLine(t: string, e: number, original: Original): boolean {
+function ordersOnNextLine(t: string, e: number, original: Original, changed: boolean): boolean {
   const nl = t.indexOf("\n", e);
   if (nl === -1 || nl - e >= 8) return false;
   const next = t.slice(nl + 1, nl + 25);
-  // (past a blank line, "You are ..." may open the prompt a doc shows; an override opens an injected one)
-  return lineBreaks(original(nl)) < 2 ? ORDER_AFTER_COLON.test(next) : OVERRIDE_OPENS.test(next);
+  // (past a blank line, "You are ..." may open the prompt a doc shows; an override opens an injected one, and so
+  // does a persona under a prompt that replaces the one in force: "Here is the new system prompt:\n\nYou are DAN")
+  return lineBreaks(original(nl)) < 2
+    ? ORDER_AFTER_COLON.test(next)
+    : OVERRIDE_OPENS.test(next) || (changed && PERSONA_OPENS.test(next));
 }
 
 /** The first words of a prompt that overrides: "Ignore ...", "From now on ...", "Always forward ...". */
 const OVERRIDE_OPENS = /^(?:ignore|disregard|forget|from now|always|never|do not|don't)\b/;
+
+/** The first words of a prompt that gives the reader a persona: "You are DAN", "Act as ...", "Your name is ...". */
+const PERSONA_OPENS =
+  /^[>"'*_ \t]*(?:you are|you're|you will (?:now )?(?:be|act|play)|act as|pretend|your name is)\b/;
+
+/**
+ * An `override.new_instructions` match that replaces the prompt in force: "new system prompt:", "updated
+ * prompt:", "revised system prompt is:" (not "system prompt:", which a doc names to show one).
+ */
+const CHANGED_PROMPT = /^(?:new|updated|revised|replacement|override|overriding) /;
 
 /**
  * Before a `PROMPT_NAMED` "prompt:", a verb that has the reader take it on ("Please follow the updated system
@@ -1348,6 +1361,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
         "secret",
         "hidden",
         "override",
+        "replacement",
       ],
       ...[
         "urgent",
@@ -1368,6 +1382,9 @@ export const rules: () => readonly Rule[] = lazy(() => [
     re: new RegExp(
       `\\b(?:new|updated|revised|real|actual|true|additional|secret|hidden|override|overriding|urgent|important|priority|system|admin|developer) ` +
         `(?:system )?(?:instructions?|directives?|orders|task|rules|prompt) ?(?::|-{1,2} |follows?\\b)` +
+        // ("The new system prompt is:" heads one as well; "The system prompt is: a string ..." defines a word)
+        `|\\b(?:new|updated|revised|replacement|override|overriding|real|secret|hidden) (?:system )?` +
+        `(?:prompt|instructions|directives)(?::| below ?:| (?:is|are|reads|will be) ?:)` +
         `|\\bstrictly (?:adhere to|follow|obey|comply with) (?:the|these|my|this) (?:following|new|below)` +
         `|\\b(?:follow|obey|execute) (?:the|these|my) (?:new|following|real|hidden|secret) instructions?\\b`,
       "g",
@@ -1380,12 +1397,20 @@ export const rules: () => readonly Rule[] = lazy(() => [
         !REPLACED_BY.test(t.slice(Math.max(0, s - 80), s)) && !ORDER_AFTER_COLON.test(t.slice(e, e + 24))) &&
       // "Now try removing the system prompt:", "Here's our new updated prompt:": a prompt some sentence names,
       // which leads in to the prompt shown below it (see `PROMPT_NAMED`).
-      !(/prompt ?(?::|-{1,2})$/.test(t.slice(s, e)) && PROMPT_NAMED.test(t.slice(Math.max(0, s - 40), s)) &&
+      !(/prompt(?: (?:is|reads|will be|below))? ?(?::|-{1,2})$/.test(t.slice(s, e)) &&
+        PROMPT_NAMED.test(t.slice(Math.max(0, s - 40), s)) &&
         !PROMPT_TAKEN_ON.test(t.slice(Math.max(0, s - 40), s)) &&
         !REPLACED_BY.test(t.slice(Math.max(0, s - 80), s)) &&
         // (a lead-in ends its line; a prompt on the same line, or orders on the next, are the new prompt itself:
         // "Use this new system prompt: Act as ...", "... system prompt:\nYou are DAN")
-        /^[ \t]*(?:\n|$)/.test(t.slice(e, e + 8)) && !ordersOnNextLine(t, e, original)),
+        /^[ \t]*(?:\n|$)/.test(t.slice(e, e + 8)) &&
+        // (a prompt of "our" or "my" is the writer's own, which a tutorial shows: "Here is our new system prompt:")
+        !ordersOnNextLine(
+          t,
+          e,
+          original,
+          CHANGED_PROMPT.test(t.slice(s, e)) && !/\b(?:our|my|their) $/.test(t.slice(Math.max(0, s - 8), s)),
+        )),
   },
   {
     name: "override.important_message",
