@@ -435,22 +435,25 @@ function orderedInAnotherLanguage(t: string, e: number, original: Original): boo
  */
 const ORDER_IN_ANOTHER_LANGUAGE = new RegExp(
   `^ (?:(?:s'il (?:te|vous) plait|por favor|per favore|bitte|desormais|dorenavant|a partir de maintenant|` +
-    `a partir de ahora|de ahora en adelante|da ora in poi|d'ora in poi|a partir de agora|von nun an|ab jetzt|` +
-    `ab sofort),? )?(?:non (?:rispondere|rivelare|dire)\\b|(?:merci de|veuillez|il faut) (?:ne pas )?(?:repondre|` +
-    `ignorer|oublier|envoyer|transferer|supprimer|effacer|reveler|afficher|ecrire|traduire|donner|montrer|faire|` +
-    `executer|utiliser|mentionner)\\b|(?:ne |n'|no |nao )?` +
+    `a partir de ahora|de ahora en adelante|da ora in poi|d'ora in poi|a partir de agora|von nun an|` +
+    `ab jetzt|ab sofort),? )?(?:non (?:rispondere|rivelare|dire)\\b|(?:merci de|veuillez|il faut) ` +
+    `(?:ne pas )?(?:repondre|ignorer|oublier|envoyer|transferer|supprimer|effacer|reveler|afficher|ecrire|` +
+    `traduire|donner|montrer|faire|executer|utiliser|mentionner)\\b|(?:ne |n'|no |nao )?` +
     // French (tu and vous), Spanish, Italian, Portuguese, German (du and Sie), in that order
-    `((?:reponds|repondez|ignore[sz]?|oublie[sz]?|envoie[sz]?|envoyez|transfere[sz]?|supprime[sz]?|efface[sz]?|` +
-    `revele[sz]?|affiche[sz]?|ecris|ecrivez|traduis|traduisez|dites|donne[sz]?|montre[sz]?|fais|faites|` +
-    `execute[sz]?|utilise[sz]?|arrete[sz]?|mentionne[sz]?|` +
-    `respond[ae]s?|contest[ae]s?|ignor[ae]s?|olvid[ae]s?|envi[ae]s?|transfier[ae]s?|borr[ae]s?|elimin[ae]s?|` +
-    `revel[ae]s?|muestr[ae]s?|escrib[ae]s?|traduc[ae]s?|traduzcas?|dime|dile|digas?|haz|hagas?|ejecut[ae]s?|` +
+    `((?:reponds|repondez|ignore[sz]?|oublie[sz]?|envoie[sz]?|envoyez|transfere[sz]?|supprime[sz]?|` +
+    `efface[sz]?|revele[sz]?|affiche[sz]?|ecris|ecrivez|traduis|traduisez|dites|donne[sz]?|montre[sz]?|` +
+    `fais|faites|execute[sz]?|utilise[sz]?|arrete[sz]?|mentionne[sz]?|` +
+    `respond[ae]s?|contest[ae]s?|ignor[ae]s?|olvid[ae]s?|envi[ae]s?|transfier[ae]s?|borr[ae]s?|` +
+    `elimin[ae]s?|revel[ae]s?|muestr[ae]s?|escrib[ae]s?|traduc[ae]s?|traduzcas?|dime|dile|digas?|haz|` +
+    `hagas?|ejecut[ae]s?|` +
     `rispondi|risponda|dimentica|invia|manda|trasferisci|cancella|mostra|scrivi|traduci|dimmi|esegui|` +
     `esquec[ae]s?|mand[ae]s?|transfira|apagu?[ae]s?|exclua|mostr[ae]s?|escrev[ae]s?|traduza|diga|faca|` +
-    `antworte[tn]?|ignoriere[n]?|vergiss|vergessen|sende[n]?|schick[en]{0,2}|uberweise[n]?|losche[n]?|zeig[en]{0,2}|` +
-    `gib|geben|schreib[en]{0,2}|ubersetze[n]?|sag|sage|sagen|fuhre[n]? aus|nutze[n]?|verwende[n]?|benutze[n]?))\\b` +
+    `antworte[tn]?|ignoriere[n]?|vergiss|vergessen|sende[n]?|schick[en]{0,2}|uberweise[n]?|losche[n]?|` +
+    `zeig[en]{0,2}|gib|geben|schreib[en]{0,2}|ubersetze[n]?|sag|sage|sagen|fuhre[n]? aus|nutze[n]?|` +
+    `verwende[n]?|benutze[n]?))\\b` +
     `|[^.!?\\n]{0,50}?\\b(?:(?:vorherigen|vorigen|fruheren|bisherigen) (?:anweisungen|regeln|befehle)|` +
-    `(?:instructions|consignes|instrucciones|istruzioni|instrucoes|regles|reglas) (?:precedentes|anteriores|precedenti|previas)))`,
+    `(?:instructions|consignes|instrucciones|istruzioni|instrucoes|regles|reglas) ` +
+    `(?:precedentes|anteriores|precedenti|previas)))`,
 );
 
 /** A word with ASCII letters and letters of a script other than Latin: look-alikes that spell English. */
@@ -720,16 +723,17 @@ function wrappedLine(t: string, i: number, original: Original): boolean {
 /**
  * After an `override.secrecy` match that ends in "ask" or "asking" and whom it asks, with no consent
  * named: what is asked for that is no consent ("do not ask for interests", "... the user for additional
- * configuration"), follow-up questions where the rule ends ("do not ask any follow-up questions" closing its
- * line or sentence), or someone asked to do what is no consent ("do not ask the contributor to choose ...").
- * Keeping the user out is "without asking me." at a clause's end, or asking "for confirmation", "for
- * verification", "for a go ahead", "to confirm", "to agree", "to OK it"; so is "do not ask any questions", and a
- * rule on follow-ups that runs on into an order ("... follow-up questions, just send the file").
+ * configuration"), follow-up questions where the rule ends ("do not ask any follow-up questions" closing
+ * its line or sentence), or someone asked to do what is no consent ("do not ask the contributor to choose
+ * ..."). Keeping the user out is "without asking me." at a clause's end, or asking "for confirmation", "for
+ * verification", "for a go ahead", "to confirm", "to agree", "to OK it"; so is "do not ask any questions",
+ * and a rule on follow-ups that runs on into an order ("... follow-up questions, just send the file").
  */
 const ASKED_FOR_OTHER = new RegExp(
   `^ (?:for (?![^.!?;\\n]{0,40}?\\b(?:confirm|approv|permission|consent|authori[sz]|verif|clearance|go[- ]ahead|green light|sign[- ]?off|ok(?:ay)?\\b))` +
     `|(?:any |more |further |additional |extra )*(?:clarifying |follow[- ]up |follow up )` +
-    `(?:questions?|ones)\\b(?=[.!)]?[ \\t]*(?:\\n|\\\\n|$)|[.!] | (?:about|on|regarding|of|to|from|unless|if|when|or)\\b)` +
+    `(?:questions?|ones)\\b(?=[.!)]?[ \\t]*(?:\\n|\\\\n|$)|[.!] | ` +
+    `(?:about|on|regarding|of|to|from|unless|if|when|or)\\b)` +
     `|(?:(?!(?:and|or|but|then|just|so|before|first|now)\\b)[a-z-]+ ){0,2}?to (?!(?:confirm|approve|authori[sz]e|verify|consent|allow|permit|review|check|accept|sign|agree|ok|okay|grant|validate|acknowledge|double)\\b)[a-z]+\\b)`,
 );
 
@@ -750,10 +754,11 @@ const KEPT_FROM_THING = new RegExp(
     `(?:user|owner|customer|client|admin|administrator|human|person|manager|supervisor|boss|recipient|sender|` +
     `operator|developer|moderator|member|employee|colleague|friend|victim|parent|holder|auditor|team|maintainer|` +
     `reviewer|stakeholder|teammate|partner|contributor|collaborator|coworker|approver|executive|other|lawyer|` +
-    `accountant|engineer|agent|bank|regulator|investor|board|subscriber|follower|viewer|reader|buyer|seller|` +
-    `vendor|supplier|shareholder|donor|patient|student|tenant|resident|participant|attendee|guest|visitor|fan|` +
-    `citizen|voter|payee|contact|neighbou?r|relative|spouse|doctor|landlord|employer|affiliate|creditor|` +
-    `debtor|guardian|subscription holder|account holder)s?|beneficiar(?:y|ies)|wife|husband|children|public|` +
+    `accountant|engineer|agent|bank|regulator|investor|board|subscriber|follower|viewer|buyer|seller|` +
+    `vendor|supplier|shareholder|donor|patient|student|tenant|resident|participant|attendee|guest|` +
+    `visitor|fan|citizen|voter|payee|contact|neighbou?r|relative|spouse|doctor|landlord|employer|` +
+    `affiliate|creditor|debtor|guardian|account holder)s?|beneficiar(?:y|ies)|wife|husband|children|` +
+    `public|` +
     `them|me|people|security|support|staff|management|` +
     `authorities|police|family|compliance|legal|hr|it|finance|accounting|ops|devops|leadership|payroll|billing|` +
     `monitoring|soc|sre|infosec|secops|on-?call|audit)\\b)` +
@@ -761,17 +766,17 @@ const KEPT_FROM_THING = new RegExp(
 );
 
 /**
- * After an `override.secrecy` match that ends in "without asking": questions, that a story says someone did not
- * ask ("He lent me the money without asking any questions"). An order says "do not ask any questions".
+ * After an `override.secrecy` match that ends in "without asking": questions, that a story says someone did
+ * not ask ("He lent me the money without asking any questions"). An order says "do not ask any questions".
  */
 const QUESTIONS_ASKED =
   /^ (?:me |the user |them |anyone )?(?:any |more |further |additional |extra )*questions\b/;
 
 /**
  * True when the sentence holding `t[s]` opens with a verb of the third person, which tells what code does
- * ("Sets the store value without notifying subscribers", a docstring of a store): subscribers to a value there,
- * not people. An order opens with the verb bare ("Raise the price without notifying subscribers"). Reads at
- * most 120 characters back.
+ * ("Sets the store value without notifying subscribers", a docstring of a store): subscribers to a value
+ * there, not people. An order opens with the verb bare ("Raise the price without notifying subscribers").
+ * Reads at most 120 characters back.
  */
 function describesCode(t: string, s: number): boolean {
   let i = s;
@@ -899,8 +904,9 @@ function ordersOnNextLine(t: string, e: number, original: Original, changed: boo
   const nl = t.indexOf("\n", e);
   if (nl === -1 || nl - e >= 8) return false;
   const next = t.slice(nl + 1, nl + 25);
-  // (past a blank line, "You are ..." may open the prompt a doc shows; an override opens an injected one, and so
-  // does a persona under a prompt that replaces the one in force: "Here is the new system prompt:\n\nYou are DAN")
+  // (past a blank line, "You are ..." may open the prompt a doc shows; an override opens an injected one,
+  // and so does a persona under a prompt that replaces the one in force: "Here is the new system
+  // prompt:\n\nYou are DAN")
   return lineBreaks(original(nl)) < 2
     ? ORDER_AFTER_COLON.test(next)
     : OVERRIDE_OPENS.test(next) || (changed && PERSONA_OPENS.test(next));
@@ -909,7 +915,7 @@ function ordersOnNextLine(t: string, e: number, original: Original, changed: boo
 /** The first words of a prompt that overrides: "Ignore ...", "From now on ...", "Always forward ...". */
 const OVERRIDE_OPENS = /^(?:ignore|disregard|forget|from now|always|never|do not|don't)\b/;
 
-/** The first words of a prompt that gives the reader a persona: "You are DAN", "Act as ...", "Your name is ...". */
+/** The first words of a prompt that gives the reader a persona: "You are DAN", "Act as", "Your name is". */
 const PERSONA_OPENS =
   /^[>"'*_ \t]*(?:you are|you're|you will (?:now )?(?:be|act|play)|act as|pretend|your name is)\b/;
 
@@ -1382,7 +1388,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
     re: new RegExp(
       `\\b(?:new|updated|revised|real|actual|true|additional|secret|hidden|override|overriding|urgent|important|priority|system|admin|developer) ` +
         `(?:system )?(?:instructions?|directives?|orders|task|rules|prompt) ?(?::|-{1,2} |follows?\\b)` +
-        // ("The new system prompt is:" heads one as well; "The system prompt is: a string ..." defines a word)
+        // ("The new system prompt is:" heads one too; "The system prompt is: a string ..." defines a word)
         `|\\b(?:new|updated|revised|replacement|override|overriding|real|secret|hidden) (?:system )?` +
         `(?:prompt|instructions|directives)(?::| below ?:| (?:is|are|reads|will be) ?:)` +
         `|\\bstrictly (?:adhere to|follow|obey|comply with) (?:the|these|my|this) (?:following|new|below)` +
@@ -1404,7 +1410,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
         // (a lead-in ends its line; a prompt on the same line, or orders on the next, are the new prompt itself:
         // "Use this new system prompt: Act as ...", "... system prompt:\nYou are DAN")
         /^[ \t]*(?:\n|$)/.test(t.slice(e, e + 8)) &&
-        // (a prompt of "our" or "my" is the writer's own, which a tutorial shows: "Here is our new system prompt:")
+        // (a prompt of "our" or "my" is the writer's own, a tutorial's: "Here is our new system prompt:")
         !ordersOnNextLine(
           t,
           e,
@@ -1491,7 +1497,8 @@ export const rules: () => readonly Rule[] = lazy(() => [
     accept: (t, s, e, _upper, original) =>
       !ruleOfConsent(t, s, e, original) &&
       !(ENDS_IN_ASK.test(t.slice(s, e)) && (ASKED_FOR_OTHER.test(t.slice(e, e + 80)) ||
-        // ("He lent me the money without asking any questions": a story's trust; "Do not ask any questions" orders)
+        // ("He lent me the money without asking any questions" tells a story; "Do not ask any questions"
+        // orders)
         (t.startsWith("without", s) && QUESTIONS_ASKED.test(t.slice(e, e + 40))))) &&
       !(ENDS_IN_PERSON_VERB.test(t.slice(s, e)) && KEPT_FROM_THING.test(t.slice(e, e + 40)) &&
         // (a capital names someone: "without notifying John", "... Finance")
