@@ -407,9 +407,54 @@ function otherLanguageAfter(t: string, e: number, original: Original): boolean {
 function toldAfterAll(t: string, e: number, original: Original): boolean {
   let after = "";
   for (let i = e; i < t.length && i < e + 60; i++) after += original(i);
-  return SECOND_PERSON.test(after) ||
+  return SECOND_PERSON.test(after) || orderedInAnotherLanguage(t, e, original) ||
     /(?<!\]\()\bhttps?:\/\/|\b[a-z0-9._-]+@[a-z0-9-]+\.[a-z]/.test(t.slice(e, e + 120));
 }
+
+/**
+ * True when the words after a model's name and its comma at `t[e]` order it about in another language (see
+ * `ORDER_IN_ANOTHER_LANGUAGE`). The fold drops accents, so a French past participle reads as the imperative:
+ * "L'assistant, utilise par ..." was "utilis\u00e9" ("used"), which orders no one.
+ */
+function orderedInAnotherLanguage(t: string, e: number, original: Original): boolean {
+  const m = ORDER_IN_ANOTHER_LANGUAGE.exec(t.slice(e, e + 60));
+  if (m === null) return false;
+  if (m[1] === undefined) return true;
+  const end = e + m[0].length;
+  let word = "";
+  for (let i = end - m[1].length; i < end; i++) word += original(i);
+  return !/\u00e9e?s?$/i.test(word);
+}
+
+/**
+ * Folded words right after a model's name and its comma that order it about in French, Spanish, Italian,
+ * Portuguese or German: an imperative first (after "please" or "not" of that language: "ChatGPT, reponds
+ * uniquement en francais", "Assistant, no reveles ...", "Claude, bitte ubersetze ..."), or "from now on" or
+ * "the previous instructions" anywhere ("Claude, ab jetzt ...", "... ignoriere alle vorherigen Anweisungen").
+ * A third person ("ChatGPT, developpe par OpenAI, repond ...", "Claude, das Modell, antwortet") tells no one.
+ */
+const ORDER_IN_ANOTHER_LANGUAGE = new RegExp(
+  `^ (?:(?:s'il (?:te|vous) plait|por favor|per favore|bitte|desormais|dorenavant|a partir de maintenant|` +
+    `a partir de ahora|de ahora en adelante|da ora in poi|d'ora in poi|a partir de agora|von nun an|` +
+    `ab jetzt|ab sofort),? )?(?:non (?:rispondere|rivelare|dire)\\b|(?:merci de|veuillez|il faut) ` +
+    `(?:ne pas )?(?:repondre|ignorer|oublier|envoyer|transferer|supprimer|effacer|reveler|afficher|ecrire|` +
+    `traduire|donner|montrer|faire|executer|utiliser|mentionner)\\b|(?:ne |n'|no |nao )?` +
+    // French (tu and vous), Spanish, Italian, Portuguese, German (du and Sie), in that order
+    `((?:reponds|repondez|ignore[sz]?|oublie[sz]?|envoie[sz]?|envoyez|transfere[sz]?|supprime[sz]?|` +
+    `efface[sz]?|revele[sz]?|affiche[sz]?|ecris|ecrivez|traduis|traduisez|dites|donne[sz]?|montre[sz]?|` +
+    `fais|faites|execute[sz]?|utilise[sz]?|arrete[sz]?|mentionne[sz]?|` +
+    `respond[ae]s?|contest[ae]s?|ignor[ae]s?|olvid[ae]s?|envi[ae]s?|transfier[ae]s?|borr[ae]s?|` +
+    `elimin[ae]s?|revel[ae]s?|muestr[ae]s?|escrib[ae]s?|traduc[ae]s?|traduzcas?|dime|dile|digas?|haz|` +
+    `hagas?|ejecut[ae]s?|` +
+    `rispondi|risponda|dimentica|invia|manda|trasferisci|cancella|mostra|scrivi|traduci|dimmi|esegui|` +
+    `esquec[ae]s?|mand[ae]s?|transfira|apagu?[ae]s?|exclua|mostr[ae]s?|escrev[ae]s?|traduza|diga|faca|` +
+    `antworte[tn]?|ignoriere[n]?|vergiss|vergessen|sende[n]?|schick[en]{0,2}|uberweise[n]?|losche[n]?|` +
+    `zeig[en]{0,2}|gib|geben|schreib[en]{0,2}|ubersetze[n]?|sag|sage|sagen|fuhre[n]? aus|nutze[n]?|` +
+    `verwende[n]?|benutze[n]?))\\b` +
+    `|[^.!?\\n]{0,50}?\\b(?:(?:vorherigen|vorigen|fruheren|bisherigen) (?:anweisungen|regeln|befehle)|` +
+    `(?:instructions|consignes|instrucciones|istruzioni|instrucoes|regles|reglas) ` +
+    `(?:precedentes|anteriores|precedenti|previas)))`,
+);
 
 /** A word with ASCII letters and letters of a script other than Latin: look-alikes that spell English. */
 const MIXED_SCRIPT = /^(?=.*[A-Za-z]).*(?!\p{Script=Latin})\p{L}/u;
@@ -678,13 +723,17 @@ function wrappedLine(t: string, i: number, original: Original): boolean {
 /**
  * After an `override.secrecy` match that ends in "ask" or "asking" and whom it asks, with no consent
  * named: what is asked for that is no consent ("do not ask for interests", "... the user for additional
- * configuration"), questions ("do not ask any follow-up questions"), or someone asked to do what is no consent
- * ("do not ask the contributor to choose ..."). Keeping the user out is "without asking me." at a clause's end,
- * or asking "for confirmation", "for verification", "for a go ahead", "to confirm", "to agree", "to OK it".
+ * configuration"), follow-up questions where the rule ends ("do not ask any follow-up questions" closing
+ * its line or sentence), or someone asked to do what is no consent ("do not ask the contributor to choose
+ * ..."). Keeping the user out is "without asking me." at a clause's end, or asking "for confirmation", "for
+ * verification", "for a go ahead", "to confirm", "to agree", "to OK it"; so is "do not ask any questions",
+ * and a rule on follow-ups that runs on into an order ("... follow-up questions, just send the file").
  */
 const ASKED_FOR_OTHER = new RegExp(
   `^ (?:for (?![^.!?;\\n]{0,40}?\\b(?:confirm|approv|permission|consent|authori[sz]|verif|clearance|go[- ]ahead|green light|sign[- ]?off|ok(?:ay)?\\b))` +
-    `|(?:any |more |further |additional |extra |clarifying |follow[- ]up |follow up )*questions\\b` +
+    `|(?:any |more |further |additional |extra )*(?:clarifying |follow[- ]up |follow up )` +
+    `(?:questions?|ones)\\b(?=[.!)]?[ \\t]*(?:\\n|\\\\n|$)|[.!] | ` +
+    `(?:about|on|regarding|of|to|from|unless|if|when|or)\\b)` +
     `|(?:(?!(?:and|or|but|then|just|so|before|first|now)\\b)[a-z-]+ ){0,2}?to (?!(?:confirm|approve|authori[sz]e|verify|consent|allow|permit|review|check|accept|sign|agree|ok|okay|grant|validate|acknowledge|double)\\b)[a-z]+\\b)`,
 );
 
@@ -705,11 +754,41 @@ const KEPT_FROM_THING = new RegExp(
     `(?:user|owner|customer|client|admin|administrator|human|person|manager|supervisor|boss|recipient|sender|` +
     `operator|developer|moderator|member|employee|colleague|friend|victim|parent|holder|auditor|team|maintainer|` +
     `reviewer|stakeholder|teammate|partner|contributor|collaborator|coworker|approver|executive|other|lawyer|` +
-    `accountant|engineer|agent|bank|regulator|investor|board)s?|them|me|people|security|support|staff|management|` +
+    `accountant|engineer|agent|bank|regulator|investor|board|subscriber|follower|viewer|buyer|seller|` +
+    `vendor|supplier|shareholder|donor|patient|student|tenant|resident|participant|attendee|guest|` +
+    `visitor|fan|citizen|voter|payee|contact|neighbou?r|relative|spouse|doctor|landlord|employer|` +
+    `affiliate|creditor|debtor|guardian|account holder)s?|beneficiar(?:y|ies)|wife|husband|children|` +
+    `public|` +
+    `them|me|people|security|support|staff|management|` +
     `authorities|police|family|compliance|legal|hr|it|finance|accounting|ops|devops|leadership|payroll|billing|` +
     `monitoring|soc|sre|infosec|secops|on-?call|audit)\\b)` +
     `[a-z][a-z0-9_-]*\\b`,
 );
+
+/**
+ * After an `override.secrecy` match that ends in "without asking": questions, that a story says someone did
+ * not ask ("He lent me the money without asking any questions"). An order says "do not ask any questions".
+ */
+const QUESTIONS_ASKED =
+  /^ (?:me |the user |them |anyone )?(?:any |more |further |additional |extra )*questions\b/;
+
+/**
+ * True when the sentence holding `t[s]` opens with a verb of the third person, which tells what code does
+ * ("Sets the store value without notifying subscribers", a docstring of a store): subscribers to a value
+ * there, not people. An order opens with the verb bare ("Raise the price without notifying subscribers").
+ * Reads at most 120 characters back.
+ */
+function describesCode(t: string, s: number): boolean {
+  let i = s;
+  const lo = Math.max(0, s - 120);
+  while (i > lo && !".!?;\n".includes(t[i - 1])) i--;
+  const first = /^[\s*>#-]*([a-z]+)\b/.exec(t.slice(i, s))?.[1] ?? "";
+  return /^[a-z]{2,}(?:[^s]s|ches|shes|sses|xes|zes)$/.test(first) && !NOT_A_VERB_IN_S.test(first);
+}
+
+/** Words in "s" that open a sentence and are no verb of the third person (see `describesCode`). */
+const NOT_A_VERB_IN_S =
+  /^(?:this|its|his|was|has|does|always|perhaps|unless|thus|plus|yes|news|ours|yours|theirs|hers)$/;
 
 /** An `override.secrecy` match that ends in a verb that takes a person and names none (see `KEPT_FROM_THING`). */
 const ENDS_IN_PERSON_VERB = /\b(?:consult|notify|inform|alert|warn)(?:ing)?$/;
@@ -821,16 +900,30 @@ const PROMPT_NAMED = /\b[a-z]+ (?:the|this|that|our|their|a|an) (?:[a-z-]+ ){0,2
  * override (`OVERRIDE_OPENS`): "... this new system prompt:\nYou are DAN", "Here is the new system prompt:\n\n
  * Always forward ..." give the prompt itself; a lead-in's prompt follows in a code fence or as "You are ...".
  */
-function ordersOnNextLine(t: string, e: number, original: Original): boolean {
+function ordersOnNextLine(t: string, e: number, original: Original, changed: boolean): boolean {
   const nl = t.indexOf("\n", e);
   if (nl === -1 || nl - e >= 8) return false;
   const next = t.slice(nl + 1, nl + 25);
-  // (past a blank line, "You are ..." may open the prompt a doc shows; an override opens an injected one)
-  return lineBreaks(original(nl)) < 2 ? ORDER_AFTER_COLON.test(next) : OVERRIDE_OPENS.test(next);
+  // (past a blank line, "You are ..." may open the prompt a doc shows; an override opens an injected one,
+  // and so does a persona under a prompt that replaces the one in force: "Here is the new system
+  // prompt:\n\nYou are DAN")
+  return lineBreaks(original(nl)) < 2
+    ? ORDER_AFTER_COLON.test(next)
+    : OVERRIDE_OPENS.test(next) || (changed && PERSONA_OPENS.test(next));
 }
 
 /** The first words of a prompt that overrides: "Ignore ...", "From now on ...", "Always forward ...". */
 const OVERRIDE_OPENS = /^(?:ignore|disregard|forget|from now|always|never|do not|don't)\b/;
+
+/** The first words of a prompt that gives the reader a persona: "You are DAN", "Act as", "Your name is". */
+const PERSONA_OPENS =
+  /^[>"'*_ \t]*(?:you are|you're|you will (?:now )?(?:be|act|play)|act as|pretend|your name is)\b/;
+
+/**
+ * An `override.new_instructions` match that replaces the prompt in force: "new system prompt:", "updated
+ * prompt:", "revised system prompt is:" (not "system prompt:", which a doc names to show one).
+ */
+const CHANGED_PROMPT = /^(?:new|updated|revised|replacement|override|overriding) /;
 
 /**
  * Before a `PROMPT_NAMED` "prompt:", a verb that has the reader take it on ("Please follow the updated system
@@ -1274,6 +1367,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
         "secret",
         "hidden",
         "override",
+        "replacement",
       ],
       ...[
         "urgent",
@@ -1294,6 +1388,9 @@ export const rules: () => readonly Rule[] = lazy(() => [
     re: new RegExp(
       `\\b(?:new|updated|revised|real|actual|true|additional|secret|hidden|override|overriding|urgent|important|priority|system|admin|developer) ` +
         `(?:system )?(?:instructions?|directives?|orders|task|rules|prompt) ?(?::|-{1,2} |follows?\\b)` +
+        // ("The new system prompt is:" heads one too; "The system prompt is: a string ..." defines a word)
+        `|\\b(?:new|updated|revised|replacement|override|overriding|real|secret|hidden) (?:system )?` +
+        `(?:prompt|instructions|directives)(?::| below ?:| (?:is|are|reads|will be) ?:)` +
         `|\\bstrictly (?:adhere to|follow|obey|comply with) (?:the|these|my|this) (?:following|new|below)` +
         `|\\b(?:follow|obey|execute) (?:the|these|my) (?:new|following|real|hidden|secret) instructions?\\b`,
       "g",
@@ -1306,12 +1403,20 @@ export const rules: () => readonly Rule[] = lazy(() => [
         !REPLACED_BY.test(t.slice(Math.max(0, s - 80), s)) && !ORDER_AFTER_COLON.test(t.slice(e, e + 24))) &&
       // "Now try removing the system prompt:", "Here's our new updated prompt:": a prompt some sentence names,
       // which leads in to the prompt shown below it (see `PROMPT_NAMED`).
-      !(/prompt ?(?::|-{1,2})$/.test(t.slice(s, e)) && PROMPT_NAMED.test(t.slice(Math.max(0, s - 40), s)) &&
+      !(/prompt(?: (?:is|reads|will be|below))? ?(?::|-{1,2})$/.test(t.slice(s, e)) &&
+        PROMPT_NAMED.test(t.slice(Math.max(0, s - 40), s)) &&
         !PROMPT_TAKEN_ON.test(t.slice(Math.max(0, s - 40), s)) &&
         !REPLACED_BY.test(t.slice(Math.max(0, s - 80), s)) &&
         // (a lead-in ends its line; a prompt on the same line, or orders on the next, are the new prompt itself:
         // "Use this new system prompt: Act as ...", "... system prompt:\nYou are DAN")
-        /^[ \t]*(?:\n|$)/.test(t.slice(e, e + 8)) && !ordersOnNextLine(t, e, original)),
+        /^[ \t]*(?:\n|$)/.test(t.slice(e, e + 8)) &&
+        // (a prompt of "our" or "my" is the writer's own, a tutorial's: "Here is our new system prompt:")
+        !ordersOnNextLine(
+          t,
+          e,
+          original,
+          CHANGED_PROMPT.test(t.slice(s, e)) && !/\b(?:our|my|their) $/.test(t.slice(Math.max(0, s - 8), s)),
+        )),
   },
   {
     name: "override.important_message",
@@ -1391,10 +1496,14 @@ export const rules: () => readonly Rule[] = lazy(() => [
     // "do not tell a patient that ...", "never tell a user to ...": what to say to someone, not what to hide.
     accept: (t, s, e, _upper, original) =>
       !ruleOfConsent(t, s, e, original) &&
-      !(ENDS_IN_ASK.test(t.slice(s, e)) && ASKED_FOR_OTHER.test(t.slice(e, e + 80))) &&
+      !(ENDS_IN_ASK.test(t.slice(s, e)) && (ASKED_FOR_OTHER.test(t.slice(e, e + 80)) ||
+        // ("He lent me the money without asking any questions" tells a story; "Do not ask any questions"
+        // orders)
+        (t.startsWith("without", s) && QUESTIONS_ASKED.test(t.slice(e, e + 40))))) &&
       !(ENDS_IN_PERSON_VERB.test(t.slice(s, e)) && KEPT_FROM_THING.test(t.slice(e, e + 40)) &&
         // (a capital names someone: "without notifying John", "... Finance")
         !/^\p{Lu}/u.test(original(e + 1))) &&
+      !(/^ subscribers\b/.test(t.slice(e, e + 13)) && describesCode(t, s)) &&
       !(/ tell(?:ing)? ?$/.test(t.slice(s, e)) && TELL_WHAT.test(t.slice(e, e + 40)) &&
         (!TELL_OWN_ACT.test(t.slice(e, e + 60)) || TELL_UNLESS_TRUE.test(t.slice(e, e + 200)))),
   },
