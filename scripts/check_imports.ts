@@ -18,7 +18,7 @@
  *   (`_gate/gate.ts`, through `_gate/completion.ts`) or the exchange that `guardFetch` loads on its first
  *   request (`_gate/exchange.ts` and what only it uses);
  * - a schema or validation module in the static closure of `scan.ts` (`sanitise` loads the validator on its
- *   first call), or a schema module in that of `describe.ts`, `log.ts`, `stats.ts` or `extract.ts` (none of
+ *   first call; nor the question `ollamaClassifier` asks, `_scan/ollama_ask.ts`), or a schema module in that of `describe.ts`, `log.ts`, `stats.ts` or `extract.ts` (none of
  *   their synchronous functions compiles a schema), or the process layer in that of `guard.ts` (`runTool`
  *   loads it on first call) or of `mcp.ts` (nor the relays there, nor their framer `_mcp/framing.ts`);
  * - a module in the static closure of `cli.ts` beyond `_cli/output.ts`, `_cli/self.ts` and `_common/`: the
@@ -156,7 +156,8 @@ const GATE_STATIC = new Set(["_validate/providers.ts", "_gate/dialects/readers.t
 
 /** Folders a face must not load at import: what only its asynchronous functions load, on first use. */
 const LIGHT_FACES: Readonly<Record<string, readonly string[]>> = {
-  "scan.ts": ["_schema/", "_validate/"],
+  // (and `ollamaClassifier` asks its model through `_scan/ollama_ask.ts`, loaded on the first question)
+  "scan.ts": ["_schema/", "_validate/", "_scan/ollama_ask.ts"],
   "describe.ts": ["_schema/", "_validate/"],
   "log.ts": ["_schema/", "_validate/"],
   "stats.ts": ["_schema/", "_validate/", "_scan/"],
