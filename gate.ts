@@ -73,12 +73,11 @@ import "./_validate/providers.ts";
 import "./_gate/calls.ts";
 import "./_gate/dialects/readers.ts";
 import "./_common/lazy.ts";
-import "./_gate/engines.ts";
 import "./_common/bytes.ts";
 import "./_gate/bound.ts";
 
 export { assembleToolCalls } from "./_gate/assemble.ts";
-export { gateCompletion } from "./_gate/gate.ts";
+export { gateCompletion } from "./_gate/completion.ts";
 export type { CompletionDialect, GateOptions, GateResult } from "./_gate/gate.ts";
 export { guardFetch } from "./_gate/fetch.ts";
 export type { FetchLike, GateEvent, GuardFetchOptions } from "./_gate/fetch.ts";

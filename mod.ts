@@ -112,7 +112,6 @@ import "./_schema/strings.ts";
 import "./_validate/shape.ts";
 import "./_gate/calls.ts";
 import "./_gate/dialects/readers.ts";
-import "./_gate/engines.ts";
 import "./_gate/bound.ts";
 import "./_extract/text.ts";
 import "./_extract/reasoning.ts";
@@ -227,7 +226,7 @@ export type {
 
 // Gate model responses and read calls written in text (gate.ts, extract.ts)
 export { assembleToolCalls } from "./_gate/assemble.ts";
-export { gateCompletion } from "./_gate/gate.ts";
+export { gateCompletion } from "./_gate/completion.ts";
 export { guardFetch } from "./_gate/fetch.ts";
 export type {
   AssembledCalls,

@@ -55,6 +55,7 @@ import "../_validate/validator.ts";
 import "../_mcp/judge.ts";
 import "../_mcp/poisoning.ts";
 import "../_mcp/jsonrpc.ts";
+import "../_mcp/framing.ts";
 import "../_mcp/session.ts";
 import "../_mcp/http_sessions.ts";
 import "../_gate/sse.ts";

@@ -20,10 +20,9 @@ import {
   unwrittenFromServer,
 } from "./guard.ts";
 import { ClientFeed, type GuardedSession, guardRequestSignal, isGuardCancel, MAX_HELD } from "./session.ts";
+import { createFramer, EdgeKeeper } from "./framing.ts";
 import {
   answersOnly,
-  createFramer,
-  EdgeKeeper,
   encodeJson,
   encodeMessage,
   idKey,

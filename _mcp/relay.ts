@@ -26,7 +26,8 @@ import {
   unwrittenFromClient,
   unwrittenFromServer,
 } from "./guard.ts";
-import { createFramer, encodeMessage, type JsonRpcMessage, withNewline } from "./jsonrpc.ts";
+import { encodeMessage, type JsonRpcMessage, withNewline } from "./jsonrpc.ts";
+import { createFramer } from "./framing.ts";
 import { ClientFeed } from "./session.ts";
 import type { McpEvent, McpFrame, McpGuardOptions, McpRelayExit, McpSession } from "./types.ts";
 

@@ -8,7 +8,7 @@
  * @module
  */
 import { register } from "./_harness.ts";
-import { createFramer } from "../_mcp/jsonrpc.ts";
+import { createFramer } from "../_mcp/framing.ts";
 import { createMcpGuard, type McpFrame } from "../mcp.ts";
 
 const encoder = new TextEncoder();

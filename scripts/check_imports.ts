@@ -14,12 +14,13 @@
  *   cheap. `_validate/providers.ts` is allowed: it reads calls in every provider's shape (no schema), and
  *   the synchronous `assembleToolCalls` gives stream calls its synthetic ids. Nor may it hold the dialects'
  *   bodies and routing (`_gate/dialects/`, but for the stream-event readers `_gate/dialects/readers.ts`,
- *   which `assembleToolCalls` needs) or the exchange that `guardFetch` loads on its first request
- *   (`_gate/exchange.ts` and what only it uses);
+ *   which `assembleToolCalls` needs), the body of `gateCompletion` that it loads on its first call
+ *   (`_gate/gate.ts`, through `_gate/completion.ts`) or the exchange that `guardFetch` loads on its first
+ *   request (`_gate/exchange.ts` and what only it uses);
  * - a schema or validation module in the static closure of `scan.ts` (`sanitise` loads the validator on its
- *   first call), or a schema module in that of `describe.ts`, `log.ts`, `stats.ts` or `extract.ts` (none of
+ *   first call; nor the question `ollamaClassifier` asks, `_scan/ollama_ask.ts`), or a schema module in that of `describe.ts`, `log.ts`, `stats.ts` or `extract.ts` (none of
  *   their synchronous functions compiles a schema), or the process layer in that of `guard.ts` (`runTool`
- *   loads it on first call) or of `mcp.ts` (nor the relays there);
+ *   loads it on first call) or of `mcp.ts` (nor the relays there, nor their framer `_mcp/framing.ts`);
  * - a module in the static closure of `cli.ts` beyond `_cli/output.ts`, `_cli/self.ts` and `_common/`: the
  *   command imports each subcommand when it runs (`import()` of a string literal, which `deno compile` and
  *   `bun build --compile` still include), so `toolguard --version` loads no subcommand;
@@ -128,9 +129,12 @@ const CLI_STATIC = new Set(["cli.ts", "_cli/output.ts", "_cli/self.ts"]);
 
 /**
  * What `gate.ts` loads on first use, never at import: the engines and the dialects' bodies and routing
- * (`_gate/engines.ts`), the exchange of a guarded `fetch` (`_gate/fetch.ts`)...
+ * (`_gate/engines.ts`), the body of `gateCompletion` (`_gate/completion.ts`), the exchange of a guarded
+ * `fetch` (`_gate/fetch.ts`)...
  */
 const GATE_LAZY = [
+  "_gate/gate.ts",
+  "_gate/engines.ts",
   "_schema/",
   "_validate/",
   "_extract/",
@@ -152,15 +156,17 @@ const GATE_STATIC = new Set(["_validate/providers.ts", "_gate/dialects/readers.t
 
 /** Folders a face must not load at import: what only its asynchronous functions load, on first use. */
 const LIGHT_FACES: Readonly<Record<string, readonly string[]>> = {
-  "scan.ts": ["_schema/", "_validate/"],
+  // (and `ollamaClassifier` asks its model through `_scan/ollama_ask.ts`, loaded on the first question)
+  "scan.ts": ["_schema/", "_validate/", "_scan/ollama_ask.ts"],
   "describe.ts": ["_schema/", "_validate/"],
   "log.ts": ["_schema/", "_validate/"],
   "stats.ts": ["_schema/", "_validate/", "_scan/"],
   "extract.ts": ["_schema/"],
   // `runTool` loads its runner and the process layer on first call (`_run/entry.ts`).
   "guard.ts": ["_run/run_tool.ts", "_run/runtime.ts"],
-  // The relays start processes and speak HTTP: they load on first call (`_mcp/relays.ts`), the guard does not.
-  "mcp.ts": ["_run/", "_mcp/relay.ts", "_mcp/http.ts"],
+  // The relays start processes and speak HTTP: they load on first call (`_mcp/relays.ts`) with their framer
+  // (and their newline framer, `_mcp/framing.ts`), the guard does not.
+  "mcp.ts": ["_run/", "_mcp/relay.ts", "_mcp/http.ts", "_mcp/framing.ts"],
 };
 
 /** The layering rules, as messages for every import that breaks one. */
@@ -187,7 +193,7 @@ function layeringProblems(graph: Map<string, Set<string>>): string[] {
   for (const file of closure(graph, "gate.ts")) {
     if (GATE_LAZY.some((folder) => file.startsWith(folder)) && !GATE_STATIC.has(file)) {
       problems.push(
-        `gate.ts loads ${file} statically: load it on first use (_gate/engines.ts, or with _gate/exchange.ts)`,
+        `gate.ts loads ${file} statically: load it on first use (_gate/engines.ts, _gate/completion.ts, or with _gate/exchange.ts)`,
       );
     }
   }

@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { isLinux } from "./_runtime.ts";
+import { evalCommand, isLinux } from "./_runtime.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const config = JSON.parse(readFileSync(join(root, "deno.json"), "utf8")) as {
@@ -164,3 +164,42 @@ test("toolguard run: the compiled executable classifies a tool run, with itself 
   assert.equal(missing.status, 1);
   assert.match(missing.stdout, /^Tool did not run successfully \(spawn, exit n\/a\)/);
 });
+
+/** A stdio MCP server with one tool, `echo` (a required string `text`), that answers until its input ends. */
+const ECHO_SERVER = `let buf = "";
+process.stdin.setEncoding("utf8");
+process.stdin.on("data", (chunk) => {
+  buf += chunk;
+  for (let i = buf.indexOf("\\n"); i >= 0; i = buf.indexOf("\\n")) {
+    const m = JSON.parse(buf.slice(0, i));
+    buf = buf.slice(i + 1);
+    if (m.id === undefined) continue;
+    const schema = { type: "object", properties: { text: { type: "string" } }, required: ["text"] };
+    const result = m.method === "tools/list"
+      ? { tools: [{ name: "echo", inputSchema: schema }] }
+      : { content: [{ type: "text", text: "echo: " + m.params.arguments.text }] };
+    process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id: m.id, result }) + "\\n");
+  }
+});`;
+
+test(
+  "toolguard mcp: the compiled executable relays a stdio server, answering a wrong call itself (the relay and its framer load on first use)",
+  { skip, ...slow },
+  () => {
+    const server = evalCommand(ECHO_SERVER);
+    const lines = [
+      { jsonrpc: "2.0", id: 1, method: "tools/list" },
+      { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "echo", arguments: {} } },
+      { jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "echo", arguments: { text: "hi" } } },
+    ];
+    const input = lines.map((l) => JSON.stringify(l) + "\n").join("");
+    const r = tg(["mcp", "--pins", "none", "--", server.command, ...server.args], input);
+    assert.equal(r.status, 0, r.stderr);
+    const answers = r.stdout.trimEnd().split("\n").map((l) => JSON.parse(l));
+    assert.deepEqual(answers.map((a) => a.id), [1, 2, 3]);
+    assert.equal(answers[0].result.tools[0].name, "echo");
+    assert.equal(answers[1].result.isError, true); // the guard's answer: the call never reached the server
+    assert.match(answers[1].result.content[0].text, /missing_required_argument at "text"/);
+    assert.deepEqual(answers[2].result.content, [{ type: "text", text: "echo: hi" }]);
+  },
+);

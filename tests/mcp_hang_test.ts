@@ -14,7 +14,8 @@ import {
   type McpRelayOptions,
   relayMcp,
 } from "../mcp.ts";
-import { createFramer, EdgeKeeper, encodeJson, idFromEdges, type LineEdges } from "../_mcp/jsonrpc.ts";
+import { encodeJson, idFromEdges, type LineEdges } from "../_mcp/jsonrpc.ts";
+import { createFramer, EdgeKeeper } from "../_mcp/framing.ts";
 import { oversizedFromServer } from "../_mcp/guard.ts";
 import { INIT } from "./_mcp_messages.ts";
 import { errorOf } from "./_mcp_http.ts";
