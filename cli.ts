@@ -41,8 +41,8 @@ import {
   safeText,
   stderrFailure,
   stdoutFailure,
+  writeBrief,
   writeErr,
-  writeOut,
 } from "./_cli/output.ts";
 import { FAKE_TOOL_COMMAND } from "./_cli/self.ts";
 
@@ -156,12 +156,12 @@ async function dispatch(args: readonly string[]): Promise<number> {
   const [command, ...rest] = args;
   if (command === "--version" || command === "-V") {
     if (rest.length > 0) return usageError(`--version takes no arguments, got ${givenValue(rest[0])}`);
-    writeOut(`toolguard ${VERSION}\n`, { brief: true });
+    await writeBrief(`toolguard ${VERSION}\n`);
     return EXIT_OK;
   }
   if (command === "--help" || command === "-h" || command === "help") {
     if (rest.length === 0) {
-      writeOut(help(), { brief: true });
+      await writeBrief(help());
       return EXIT_OK;
     }
     const topic = rest.length === 1 ? commandEntry(rest[0]) : undefined;
