@@ -648,6 +648,33 @@ test(
   },
 );
 
+test(
+  "a 120 000-letter flag (-xxxx...) or thousands of flags get a usage error at once, the flag clipped, not seconds in parseArgs",
+  T,
+  async () => {
+    // Deno's parseArgs reads each letter of a group as one argument, in time growing with their square
+    // (5-11 s for this one); the command refuses it before. No timing is asserted: only that it ends, and how.
+    const group = "-" + "x".repeat(120_000);
+    const long = await runInProcess(main, ["scan", group]);
+    assert.equal(long.status, 2, long.stderr.slice(0, 300));
+    assert.ok(long.stderr.length < 1000, `${long.stderr.length} characters on stderr`);
+    assert.match(
+      long.stderr,
+      /^error: toolguard scan: -x+…\(\d+ characters left out\)…x+ is no option: too long for a group of short options \(120000 letters\)\nhint: to name a file whose name starts with -, put it after --/,
+    );
+    const many = await runInProcess(main, ["lint", ...Array<string>(20_000).fill("-x")]);
+    assert.equal(many.status, 2, many.stderr.slice(0, 300));
+    assert.match(
+      many.stderr,
+      /^error: toolguard lint: too many arguments: more than 4096 options and operands/,
+    );
+    // A short group is still read by parseArgs: `-hh` is --help twice.
+    const help = await runInProcess(main, ["lint", "-hh"]);
+    assert.equal(help.status, 0, help.stderr);
+    assert.match(help.stdout, /^Usage: toolguard lint/m);
+  },
+);
+
 test("output that cannot be written (a full disk) is said on stderr and ends with 2, not passed for made", {
   ...T,
   // (Wine shows a /dev/full, but cannot open it as a child's stdout: EBADF)
