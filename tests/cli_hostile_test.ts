@@ -26,6 +26,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { main } from "../cli.ts";
 import { MAX_INPUT_BYTES, parseJsonText, UsageError } from "../_cli/io.ts";
+import { clipMiddle } from "../_common/values.ts";
 import { readPinFile } from "../_mcp/pins.ts";
 import { parseSince } from "../_log/stats.ts";
 import { runInProcess } from "./_cli.ts";
@@ -645,6 +646,41 @@ test(
       assert.ok(r.stderr.length < 1000, `${what}: ${r.stderr.length} characters on stderr`);
       assert.match(r.stderr, /aaaa…\(\d+ characters left out\)…a*END/, what);
     }
+  },
+);
+
+test(
+  "a long argument is clipped between characters as they show: no accent on the ellipsis, none lost",
+  T,
+  async () => {
+    // The last 80 units are kept: each of these puts the cut just before a combining mark, a skin tone or
+    // inside a flag's pair, and the start's cut (at 120 units) just before an accent.
+    const ends = [
+      "e\u0301".repeat(40) + "b",
+      "\u{1F44D}\u{1F3FD}".repeat(20) + "b",
+      "\u{1F1F3}\u{1F1F4}".repeat(20) + "bb",
+    ];
+    for (const end of ends) {
+      const text = "a".repeat(119) + "e\u0301" + "x".repeat(1000) + end;
+      const shown = clipMiddle(text);
+      const [head, rest] = shown.split(/\u2026\(\d+ characters left out\)\u2026/u);
+      assert.ok(text.startsWith(head) && text.endsWith(rest), shown);
+      assert.doesNotMatch(rest, /^[\p{M}\p{Emoji_Modifier}\u200D]/u, JSON.stringify(rest.slice(0, 4)));
+      assert.ok(head === "a".repeat(119) || head.endsWith("e\u0301"), JSON.stringify(head.slice(-4)));
+      if (end.startsWith("\u{1F1F3}")) {
+        assert.ok(
+          rest.startsWith("\u{1F1F3}"),
+          JSON.stringify(rest.slice(0, 4)),
+        );
+      }
+    }
+    // As a message shows it: the path's accented end, not a bare mark after the ellipsis.
+    const r = await runInProcess(main, [
+      "lint",
+      join(dir, "a".repeat(1000) + "e\u0301".repeat(40) + ".json"),
+    ]);
+    assert.equal(r.status, 2, r.stderr);
+    assert.match(r.stderr, /\u2026(?:e\u0301)+\.json/u);
   },
 );
 
