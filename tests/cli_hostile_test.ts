@@ -650,6 +650,41 @@ test(
 );
 
 test(
+  "validate's report echoes a long or hostile tool name (--name, a call's name or id) clipped and safe",
+  T,
+  async () => {
+    const tools = file("name-tools.json", '[{"name":"get_weather","description":"Weather for a city"}]');
+    const name = "\x1b]0;owned\x07" + "n".repeat(100_000) + "END";
+    const runs = [
+      await runInProcess(main, [
+        "validate",
+        file("name-args.json", '{"city":"Oslo"}'),
+        "--tools",
+        tools,
+        "--name",
+        name,
+      ]),
+      await runInProcess(main, [
+        "validate",
+        file("name-call.json", JSON.stringify({ id: name, name, arguments: {} })),
+        "--tools",
+        tools,
+      ]),
+    ];
+    for (const r of runs) {
+      assert.equal(r.status, 1, r.stderr);
+      const first = r.stdout.split("\n")[0];
+      assert.ok(first.length < 600, `${first.length} characters in the call's line`);
+      assert.match(
+        first,
+        /^#0 \\u\{1B\}\]0;owned\\u\{7\}n+\u2026\(\d+ characters left out\)\u2026n+END(?: \(.+\))?: BLOCKED$/u,
+      );
+      assert.ok(!r.stdout.includes("\x1b"), "a raw escape on stdout");
+    }
+  },
+);
+
+test(
   "a long argument is clipped between characters as they show: no accent on the ellipsis, none lost",
   T,
   async () => {
