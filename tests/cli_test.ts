@@ -438,6 +438,24 @@ test("toolguard mcp pins: an option given to the action it does not go with is r
   assert.equal((await cli(["mcp", "pins", "list", "--json", "--pins", pins])).status, 0);
 });
 
+test("toolguard mcp pins: a missing or misspelt action is said as such, before the pin file is read", async () => {
+  const broken = join(dir, "broken-pins.json");
+  writeFileSync(broken, "{ not json");
+  const cases: [string[], RegExp][] = [
+    [[], /^error: toolguard mcp pins: missing the action, list or accept\nhint: use `list` or `accept`/],
+    [
+      ["lsit"],
+      /^error: toolguard mcp pins: unknown action "lsit"\nhint: did you mean `toolguard mcp pins list`\?/,
+    ],
+    [["acept", "get_weather"], /did you mean `toolguard mcp pins accept`\?/],
+  ];
+  for (const [args, message] of cases) {
+    const r = await cli(["mcp", "pins", ...args, "--pins", broken]);
+    assert.equal(r.status, 2, args.join(" "));
+    assert.match(r.stderr, message, args.join(" "));
+  }
+});
+
 test(
   "toolguard: usage errors exit 2 with a hint (no command, unknown command, unknown flag)",
   T,
