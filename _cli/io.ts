@@ -713,7 +713,7 @@ export type OptionValues = Record<string, string | boolean | (string | boolean)[
  */
 export function parseArgsMessage(error: unknown): string {
   return errorText(error).replace(/\. To specify a positional argument.*$/s, "")
-    .replace(/^Unknown option '(\w)'/, "Unknown option '-$1'")
+    .replace(/^Unknown option '([^-])'/, "Unknown option '-$1'")
     .replace(
       /^Unknown option '(.*)'$/s,
       (_, flag: string) => `Unknown option '${safeText(clipMiddle(flag))}'`,
@@ -835,6 +835,8 @@ function argumentsHint(
   const help = `run \`toolguard ${spec.command} --help\``;
   const missing = /^(--[\w-]+) needs a value$/.exec(message);
   if (missing) return `give it as ${missing[1]} VALUE; ${help}`;
+  const valued = /^Option '(--[\w-]+)' does not take an argument$/.exec(message);
+  if (valued) return `${valued[1]} is a switch: give it alone, without a value; ${help}`;
   // Greedy to the last quote: a file's name may hold one (`--it's.json`).
   const unknown = /^Unknown option '(-.*)'$/s.exec(message)?.[1];
   if (spec.fileOperands === true && unknown !== undefined) {

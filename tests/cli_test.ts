@@ -219,6 +219,15 @@ test("parseCommandLine: is strict; unknown flags and missing values are usage er
   for (const args of [["-x"], ["-hx"], ["-xh"]]) {
     assert.throws(() => parseCommandLine(args, spec), /^UsageError: Unknown option '-x'$/m, args.join(" "));
   }
+  // also for a letter that is no word character (Bun said '=' for `-h=1`, Deno '-=')
+  assert.throws(() => parseCommandLine(["-h=1"], spec), /^UsageError: Unknown option '-='$/m);
+  // a value given to a switch: the hint says to give the switch alone
+  assert.throws(() => parseCommandLine(["--json=yes"], spec), (e: unknown) => {
+    assert.ok(e instanceof UsageError, String(e));
+    assert.equal(e.message, "Option '--json' does not take an argument");
+    assert.equal(e.hint, "--json is a switch: give it alone, without a value; run `toolguard lint --help`");
+    return true;
+  });
 });
 
 test(
