@@ -414,6 +414,8 @@ test("toolguard COMMAND --help lists exactly the flags the command accepts, thei
     assert.match(line(RUN_HELP, "--protocol"), new RegExp(`\\b${protocol}\\b`));
   }
   for (const by of GROUP_BY) assert.match(line(STATS_HELP, "--by"), new RegExp(`\\b${by}\\b`));
+  // Every writer of the logs stats reads is named, as `toolguard run --log`'s help points to stats.
+  assert.match(STATS_HELP.split("\n")[0], /written by toolguard run, toolguard mcp or jsonlLog$/);
   for (const provider of PROVIDERS) {
     assert.match(line(DESCRIBE_HELP, "--message"), new RegExp(`\\b${provider}\\b`));
   }
