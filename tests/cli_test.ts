@@ -430,6 +430,12 @@ test("toolguard COMMAND --help lists exactly the flags the command accepts, thei
   assert.deepEqual(listed, ["-h, --help", "-V, --version"]);
   for (const flag of listed.flatMap((f) => f.split(", "))) assert.equal((await cli([flag])).status, 0, flag);
   assert.equal((await cli(["help", "lint"])).stdout, LINT_HELP);
+  // Help on help is the program's help, as `git help help` is git's page on help.
+  for (const args of [["help", "help"], ["help", "--help"], ["--help", "-h"]]) {
+    const r = await cli(args);
+    assert.equal(r.status, 0, `${args.join(" ")}: ${r.stderr}`);
+    assert.equal(r.stdout, top, args.join(" "));
+  }
 });
 
 test("toolguard mcp pins: an option given to the action it does not go with is refused, not ignored", async () => {
