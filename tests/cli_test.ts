@@ -951,7 +951,21 @@ test("toolguard describe: --budget, --message and verdicts", T, async () => {
   assert.equal(message.is_error, true);
   const noId = await cli(["describe", file("d2.json", JSON.stringify(EMPTY)), "--message", "openai"]);
   assert.equal(noId.status, 2);
-  assert.match(noId.stderr, /callId/);
+  // in the command line's words: its flag, not the library's parameter
+  assert.match(
+    noId.stderr,
+    /^error: toolguard describe: --message openai needs --call-id ID \(the tool_calls\[\]\.id being answered\)\nhint: pass it/,
+  );
+  // a flag that names the call, without a --message to name it for, is refused, not ignored
+  for (const flag of ["--call-id", "--tool-name"]) {
+    const stray = await cli(["describe", spawnFailure, flag, "x"]);
+    assert.equal(stray.status, 2, flag);
+    assert.match(
+      stray.stderr,
+      new RegExp(`^error: toolguard describe: ${flag} does nothing without --message`),
+      flag,
+    );
+  }
   const verdict = {
     allowed: false,
     blocked: true,
