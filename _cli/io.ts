@@ -766,12 +766,12 @@ export function parseCommandLine(
 }
 
 /** The most letters of a group of short options (`-hp`) read before one that takes a value. */
-export const MAX_SHORT_GROUP = 64;
+const MAX_SHORT_GROUP = 64;
 /**
  * The most options and operands before `--` (each letter of a group of short options one) that a command
  * line read by `parseArgs` may hold.
  */
-export const MAX_OPTION_ARGUMENTS = 4096;
+const MAX_OPTION_ARGUMENTS = 4096;
 
 /**
  * A {@linkcode UsageError} for a command line that `parseArgs` would take seconds to read: Deno's takes a
