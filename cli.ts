@@ -41,8 +41,8 @@ import {
   safeText,
   stderrFailure,
   stdoutFailure,
+  writeBrief,
   writeErr,
-  writeOut,
 } from "./_cli/output.ts";
 import { FAKE_TOOL_COMMAND } from "./_cli/self.ts";
 
@@ -112,6 +112,11 @@ for output that could not be written). Output is plain text; most commands print
 `;
 }
 
+/** True for the words that ask for the program's help: `help`, `--help`, `-h`. */
+function isHelpWord(word: string | undefined): boolean {
+  return word === "--help" || word === "-h" || word === "help";
+}
+
 /** The subcommand of that name; own keys only, so `help constructor` is not a command. */
 function commandEntry(name: string | undefined): Command | undefined {
   return name !== undefined && Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
@@ -156,12 +161,13 @@ async function dispatch(args: readonly string[]): Promise<number> {
   const [command, ...rest] = args;
   if (command === "--version" || command === "-V") {
     if (rest.length > 0) return usageError(`--version takes no arguments, got ${givenValue(rest[0])}`);
-    writeOut(`toolguard ${VERSION}\n`, { brief: true });
+    await writeBrief(`toolguard ${VERSION}\n`);
     return EXIT_OK;
   }
-  if (command === "--help" || command === "-h" || command === "help") {
-    if (rest.length === 0) {
-      writeOut(help(), { brief: true });
+  if (isHelpWord(command)) {
+    // `toolguard help help`, `toolguard help --help`: the help on help is this one.
+    if (rest.length === 0 || (rest.length === 1 && isHelpWord(rest[0]))) {
+      await writeBrief(help());
       return EXIT_OK;
     }
     const topic = rest.length === 1 ? commandEntry(rest[0]) : undefined;

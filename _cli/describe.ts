@@ -34,6 +34,7 @@ import {
   integerOption,
   onePositional,
   type OptionSpec,
+  type OptionValues,
   parseCommandLine,
   printedHelp,
   printJson,
@@ -97,6 +98,21 @@ function isVerdictLike(value: unknown): value is Verdict | CallVerdict {
 }
 
 /**
+ * `--call-id` and `--tool-name` name the call a `--message` answers: given without `--message` they would do
+ * nothing, and are refused rather than ignored.
+ */
+function refuseStrayMessageOption(provider: Provider | undefined, values: OptionValues): void {
+  if (provider !== undefined) return;
+  const given = ["call-id", "tool-name"].find((name) => values[name] !== undefined);
+  if (given === undefined) return;
+  const goesWith = given === "call-id" ? "--message openai|anthropic" : "--message ollama";
+  throw new UsageError(
+    `--${given} does nothing without ${goesWith}`,
+    `add ${goesWith}, or leave --${given} out; run \`toolguard describe --help\``,
+  );
+}
+
+/**
  * Run `toolguard describe` with the arguments after the subcommand name.
  *
  * @param args Command-line arguments, e.g. `["result.json", "--budget", "2000"]`.
@@ -123,6 +139,7 @@ export function main(args: string[]): Promise<number> {
         "use --message openai|anthropic|ollama",
       );
     }
+    refuseStrayMessageOption(provider, values);
     const value = await readJson(file);
     const verdict = isVerdictLike(value);
     let sentence: string;
@@ -154,9 +171,14 @@ export function main(args: string[]): Promise<number> {
             budget,
           });
       } catch (error) {
+        // The library names its own parameter (`callId`); the command line has a flag for it.
+        const flag = provider === "ollama" ? "--tool-name NAME" : "--call-id ID";
+        const what = /\(([^)]+)\)$/.exec((error as Error).message)?.[1];
         throw new UsageError(
-          (error as Error).message,
-          "pass --call-id ID (openai, anthropic) or --tool-name NAME (ollama)",
+          `--message ${provider} needs ${flag}${what === undefined ? "" : ` (${what})`}`,
+          `pass it, as in \`toolguard describe ${
+            file === "-" ? "-" : "FILE"
+          } --message ${provider} ${flag}\``,
         );
       }
       printJson(message, { pretty: values.pretty === true });

@@ -713,7 +713,7 @@ export type OptionValues = Record<string, string | boolean | (string | boolean)[
  */
 export function parseArgsMessage(error: unknown): string {
   return errorText(error).replace(/\. To specify a positional argument.*$/s, "")
-    .replace(/^Unknown option '(\w)'/, "Unknown option '-$1'")
+    .replace(/^Unknown option '([^-])'/, "Unknown option '-$1'")
     .replace(
       /^Unknown option '(.*)'$/s,
       (_, flag: string) => `Unknown option '${safeText(clipMiddle(flag))}'`,
@@ -742,6 +742,7 @@ export function parseCommandLine(
     refuseConflicts(plain.given, spec.command);
     return { values: plain.values, positionals: plain.positionals };
   }
+  refuseUnparsable(args, spec, options);
   let parsed;
   try {
     parsed = nodeBuiltin<typeof NodeUtil>("node:util").parseArgs({
@@ -764,6 +765,62 @@ export function parseCommandLine(
   return { values: parsed.values as OptionValues, positionals: parsed.positionals };
 }
 
+/** The most letters of a group of short options (`-hp`) read before one that takes a value. */
+const MAX_SHORT_GROUP = 64;
+/**
+ * The most options and operands before `--` (each letter of a group of short options one) that a command
+ * line read by `parseArgs` may hold.
+ */
+const MAX_OPTION_ARGUMENTS = 4096;
+
+/**
+ * A {@linkcode UsageError} for a command line that `parseArgs` would take seconds to read: Deno's takes a
+ * time that grows with the square of what it reads before `--`, where each letter of a group of short options
+ * counts as one (`-xxxx` is `-x -x -x -x`): 5 to 11 s for one 120 000-letter group, against a tenth of a
+ * second under Bun. No command line of the plain forms comes here, nor one that a person writes: a group of
+ * more than {@linkcode MAX_SHORT_GROUP} letters, or more than {@linkcode MAX_OPTION_ARGUMENTS} options and
+ * operands, is refused at once, the group clipped in the message.
+ */
+function refuseUnparsable(
+  args: readonly string[],
+  spec: CommandSpec,
+  options: Record<string, OptionSpec>,
+): void {
+  const end = args.indexOf("--");
+  const own = end < 0 ? args : args.slice(0, end);
+  const help = `run \`toolguard ${spec.command} --help\``;
+  const valued = new Set(
+    Object.values(options).flatMap((o) => o.type === "string" && o.short ? [o.short] : []),
+  );
+  let read = 0;
+  for (const arg of own) {
+    let letters = 1;
+    if (arg.length > 2 && arg[0] === "-" && arg[1] !== "-") {
+      // A group: each letter is an option, up to one that takes a value (the rest is that value).
+      while (letters < arg.length - 1 && letters <= MAX_SHORT_GROUP && !valued.has(arg[letters])) letters++;
+      if (letters > MAX_SHORT_GROUP) {
+        throw new UsageError(
+          `${safeText(clipMiddle(arg))} is no option: too long for a group of short options (${
+            arg.length - 1
+          } letters)`,
+          spec.fileOperands === true
+            ? `to name a file whose name starts with -, put it after --, as in \`toolguard ${spec.command} [options] -- FILE\`; ${help}`
+            : `give each option on its own; ${help}`,
+        );
+      }
+    }
+    read += letters;
+    if (read > MAX_OPTION_ARGUMENTS) {
+      throw new UsageError(
+        `too many arguments: more than ${MAX_OPTION_ARGUMENTS} options and operands${
+          end < 0 ? "" : " before --"
+        } (each letter of a group such as -hp is one)`,
+        `give fewer; ${help}`,
+      );
+    }
+  }
+}
+
 /**
  * What to do about a command line that `parseArgs` refused (`message`, as {@linkcode parseArgsMessage}
  * words it): give the missing value; put a file whose name starts with `-` after `--` (the one `parseArgs`
@@ -778,6 +835,8 @@ function argumentsHint(
   const help = `run \`toolguard ${spec.command} --help\``;
   const missing = /^(--[\w-]+) needs a value$/.exec(message);
   if (missing) return `give it as ${missing[1]} VALUE; ${help}`;
+  const valued = /^Option '(--[\w-]+)' does not take an argument$/.exec(message);
+  if (valued) return `${valued[1]} is a switch: give it alone, without a value; ${help}`;
   // Greedy to the last quote: a file's name may hold one (`--it's.json`).
   const unknown = /^Unknown option '(-.*)'$/s.exec(message)?.[1];
   if (spec.fileOperands === true && unknown !== undefined) {

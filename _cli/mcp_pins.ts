@@ -6,6 +6,7 @@
  */
 import { clipMiddle, errorText, givenValue } from "../_common/values.ts";
 import {
+  closestName,
   EXIT_FAIL,
   EXIT_OK,
   type OptionSpec,
@@ -109,7 +110,17 @@ export function main(args: string[]): Promise<number> {
     });
     if (printedHelp(values, MCP_PINS_HELP)) return Promise.resolve(EXIT_OK);
     const [action, ...tools] = positionals;
-    if (action === "list" || action === "accept") refuseOtherAction(action, values, tools);
+    // Before the pin file is read: a missing or misspelt action is said as such, not as the file's fault.
+    if (action !== "list" && action !== "accept") {
+      const near = action === undefined ? undefined : closestName(action, ["list", "accept"]);
+      throw new UsageError(
+        action === undefined ? "missing the action, list or accept" : `unknown action ${givenValue(action)}`,
+        `${
+          near === undefined ? "" : `did you mean \`toolguard mcp pins ${near}\`? `
+        }use \`list\` or \`accept\`; run \`toolguard mcp pins --help\``,
+      );
+    }
+    refuseOtherAction(action, values, tools);
     const path = pinsPathOption(values, defaultPinsPath);
     let pins;
     try {
@@ -125,9 +136,6 @@ export function main(args: string[]): Promise<number> {
       if (values.json === true) printJson(pins, { pretty: true });
       else writeOut(safeText(listing(pins), { keepLines: true })); // names chosen by servers
       return Promise.resolve(EXIT_OK);
-    }
-    if (action !== "accept") {
-      throw new UsageError(`unknown action ${givenValue(action ?? "")}`, "use `list` or `accept`");
     }
     if (values.all !== true && tools.length === 0) {
       throw new UsageError(

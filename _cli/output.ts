@@ -111,14 +111,13 @@ export function stderrFailure(): unknown {
  * right after. A closed pipe (`toolguard scan x | head`) is not an error: the rest is dropped. Any other
  * failure drops the rest too, and is kept for {@linkcode stdoutFailure} or {@linkcode stderrFailure}.
  */
-function writeAll(fd: 1 | 2, text: string, { brief = false }: WriteOptions = {}): void {
+function writeAll(fd: 1 | 2, text: string): void {
   const deno = denoStd();
   if ((fd === 1 ? stdoutError : stderrError) !== undefined) return;
-  if (!deno && isBun() && fd === 1 && text.endsWith("\n") && (brief || isTerminal("stdout"))) {
+  if (!deno && isBun() && fd === 1 && text.endsWith("\n") && isTerminal("stdout")) {
     // Bun's console writes synchronously and completely, treats a lone string literally, and ends quietly on
-    // a closed pipe; loading node:fs instead costs a compiled `toolguard --version` about 4 ms, most of its
-    // start-up. But it drops a failed write without a word (stdout on a full disk), so stdout goes through
-    // it only on a terminal or for a brief answer. Never stderr: it carries no brief answer, a failed write
+    // a closed pipe, without loading node:fs (see writeBrief). But it drops a failed write without a word, so
+    // stdout goes through it only on a terminal, where a write does not fail. Never stderr: a failed write
     // there must be known (see stderrFailure), and on a terminal console.error paints every line red.
     console.log(text.slice(0, -1));
     return;
@@ -140,12 +139,41 @@ function writeAll(fd: 1 | 2, text: string, { brief = false }: WriteOptions = {})
         Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
         continue;
       }
-      if (code !== "EPIPE" && (error as Error).name !== "BrokenPipe") {
+      if (!closedPipe(error)) {
         if (fd === 1) stdoutError = error;
         else stderrError = error;
       }
       return;
     }
+  }
+}
+
+/** True when a write failed only because the reader is gone (`toolguard scan x | head`): no failure. */
+function closedPipe(error: unknown): boolean {
+  return (error as { code?: string }).code === "EPIPE" || (error as Error).name === "BrokenPipe";
+}
+
+/** The part of Bun's API that {@linkcode writeBrief} uses. */
+interface BunWrite {
+  stdout: unknown;
+  write(destination: unknown, text: string): Promise<number>;
+}
+
+/**
+ * Writes the whole output of a command that reads nothing (`--version`, `--help`) to stdout, as
+ * {@linkcode writeOut} does: completely, a closed pipe no failure, any other failure kept for
+ * {@linkcode stdoutFailure}. Under Bun it goes through `Bun.write(Bun.stdout, text)`, which needs no
+ * `node:fs` (loading it costs a compiled `toolguard --version` about 1 ms, a fifth of its start-up) and,
+ * unlike the console, reports a failed write (stdout on a full disk ends with 2 here as everywhere).
+ */
+export async function writeBrief(text: string): Promise<void> {
+  const bun = (globalThis as { Bun?: BunWrite }).Bun;
+  if (capture || denoStd() || bun === undefined) return writeOut(text);
+  if (stdoutError !== undefined) return;
+  try {
+    await bun.write(bun.stdout, text);
+  } catch (error) {
+    if (!closedPipe(error)) stdoutError = error;
   }
 }
 
@@ -174,20 +202,10 @@ export function captureOutput(): { readonly stdout: string; readonly stderr: str
   };
 }
 
-/** How {@linkcode writeOut} writes. */
-export interface WriteOptions {
-  /**
-   * The whole output of a command that reads nothing (`--version`, `--help`): under Bun it goes through the
-   * console, which needs no `node:fs` (loading it is most of a compiled `--version`'s start-up), and a failed
-   * write (a full disk) goes unsaid. Default false: a failed write is kept for {@linkcode stdoutFailure}.
-   */
-  brief?: boolean;
-}
-
 /** Writes text to stdout (synchronously, completely). */
-export function writeOut(text: string, options?: WriteOptions): void {
+export function writeOut(text: string): void {
   if (capture) capture.stdout += text;
-  else writeAll(1, text, options);
+  else writeAll(1, text);
 }
 
 /** Writes text to stderr (synchronously, completely). */

@@ -53,8 +53,12 @@ import {
 } from "../_log/stats.ts";
 import { renderHtmlReport } from "../_log/report_html.ts";
 
+/** What writes the logs that `toolguard stats` reads, as its messages name them. */
+const LOG_WRITERS = "`toolguard run --log`, `toolguard mcp --log` or jsonlLog";
+
 /** The `toolguard stats --help` text. */
-export const STATS_HELP = `toolguard stats: report on a call log written by jsonlLog
+export const STATS_HELP =
+  `toolguard stats: report on a call log written by toolguard run, toolguard mcp or jsonlLog
 
 Usage: toolguard stats LOG.jsonl [options]      (LOG.jsonl may be - for stdin)
 
@@ -101,7 +105,9 @@ export function main(args: string[]): Promise<number> {
     if (printedHelp(values, STATS_HELP)) return EXIT_OK;
     const path = onePositional(positionals, "log file", "run `toolguard stats LOG.jsonl` (or `-` for stdin)");
     // An unset variable (`stats "$LOG"`), as every other command refuses it: not "cannot read : no such file".
-    if (path === "") throw emptyPath("the log file name", "give the path of a log written by jsonlLog, or -");
+    if (path === "") {
+      throw emptyPath("the log file name", `give the path of a log written by ${LOG_WRITERS}, or -`);
+    }
     const by = (stringOption(values, "by") ?? "tool") as GroupBy;
     if (!GROUP_BY.includes(by)) {
       throw new UsageError(
@@ -134,7 +140,7 @@ export function main(args: string[]): Promise<number> {
         : await statsFromFile(path, { by, since });
     } catch (e) {
       if (e instanceof UsageError) throw e; // a closed stdin, say: its message says what to do
-      throw cannotRead(inputName(path), e, "give the path of a log written by jsonlLog");
+      throw cannotRead(inputName(path), e, `give the path of a log written by ${LOG_WRITERS}`);
     }
     if (html !== undefined) {
       try {
@@ -168,7 +174,7 @@ export function main(args: string[]): Promise<number> {
         `toolguard stats: none of the ${report.lines} ${plural(report.lines, "line")} of ${
           safeText(clipMiddle(inputName(path)))
         } ` +
-          "is a toolguard log line; give a log written by jsonlLog, `toolguard run --log` or `toolguard mcp --log`\n",
+          `is a toolguard log line; give a log written by ${LOG_WRITERS}\n`,
       );
       return EXIT_FAIL;
     }

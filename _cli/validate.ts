@@ -198,8 +198,9 @@ function callNames(calls: readonly unknown[]): string[] {
 function formatVerdict(verdict: Verdict): string {
   let out = "";
   for (const c of verdict.calls) {
-    const id = c.id ? ` (${safeText(c.id)})` : "";
-    out += `#${c.index} ${c.name ? safeText(c.name) : "(no name)"}${id}: ${
+    // A name and an id from outside (--name, a model's call) are echoed as other input is: clipped, safe.
+    const id = c.id ? ` (${safeText(clipMiddle(c.id))})` : "";
+    out += `#${c.index} ${c.name ? safeText(clipMiddle(c.name)) : "(no name)"}${id}: ${
       c.allowed ? paint("green", "allowed") : paint("red", "BLOCKED")
     }\n`;
     for (const f of c.findings) {

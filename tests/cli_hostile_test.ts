@@ -26,6 +26,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { main } from "../cli.ts";
 import { MAX_INPUT_BYTES, parseJsonText, UsageError } from "../_cli/io.ts";
+import { clipMiddle } from "../_common/values.ts";
 import { readPinFile } from "../_mcp/pins.ts";
 import { parseSince } from "../_log/stats.ts";
 import { runInProcess } from "./_cli.ts";
@@ -648,6 +649,103 @@ test(
   },
 );
 
+test(
+  "validate's report echoes a long or hostile tool name (--name, a call's name or id) clipped and safe",
+  T,
+  async () => {
+    const tools = file("name-tools.json", '[{"name":"get_weather","description":"Weather for a city"}]');
+    const name = "\x1b]0;owned\x07" + "n".repeat(100_000) + "END";
+    const runs = [
+      await runInProcess(main, [
+        "validate",
+        file("name-args.json", '{"city":"Oslo"}'),
+        "--tools",
+        tools,
+        "--name",
+        name,
+      ]),
+      await runInProcess(main, [
+        "validate",
+        file("name-call.json", JSON.stringify({ id: name, name, arguments: {} })),
+        "--tools",
+        tools,
+      ]),
+    ];
+    for (const r of runs) {
+      assert.equal(r.status, 1, r.stderr);
+      const first = r.stdout.split("\n")[0];
+      assert.ok(first.length < 600, `${first.length} characters in the call's line`);
+      assert.match(
+        first,
+        /^#0 \\u\{1B\}\]0;owned\\u\{7\}n+\u2026\(\d+ characters left out\)\u2026n+END(?: \(.+\))?: BLOCKED$/u,
+      );
+      assert.ok(!r.stdout.includes("\x1b"), "a raw escape on stdout");
+    }
+  },
+);
+
+test(
+  "a long argument is clipped between characters as they show: no accent on the ellipsis, none lost",
+  T,
+  async () => {
+    // The last 80 units are kept: each of these puts the cut just before a combining mark, a skin tone or
+    // inside a flag's pair, and the start's cut (at 120 units) just before an accent.
+    const ends = [
+      "e\u0301".repeat(40) + "b",
+      "\u{1F44D}\u{1F3FD}".repeat(20) + "b",
+      "\u{1F1F3}\u{1F1F4}".repeat(20) + "bb",
+    ];
+    for (const end of ends) {
+      const text = "a".repeat(119) + "e\u0301" + "x".repeat(1000) + end;
+      const shown = clipMiddle(text);
+      const [head, rest] = shown.split(/\u2026\(\d+ characters left out\)\u2026/u);
+      assert.ok(text.startsWith(head) && text.endsWith(rest), shown);
+      assert.doesNotMatch(rest, /^[\p{M}\p{Emoji_Modifier}\u200D]/u, JSON.stringify(rest.slice(0, 4)));
+      assert.ok(head === "a".repeat(119) || head.endsWith("e\u0301"), JSON.stringify(head.slice(-4)));
+      if (end.startsWith("\u{1F1F3}")) {
+        assert.ok(
+          rest.startsWith("\u{1F1F3}"),
+          JSON.stringify(rest.slice(0, 4)),
+        );
+      }
+    }
+    // As a message shows it: the path's accented end, not a bare mark after the ellipsis.
+    const r = await runInProcess(main, [
+      "lint",
+      join(dir, "a".repeat(1000) + "e\u0301".repeat(40) + ".json"),
+    ]);
+    assert.equal(r.status, 2, r.stderr);
+    assert.match(r.stderr, /\u2026(?:e\u0301)+\.json/u);
+  },
+);
+
+test(
+  "a 120 000-letter flag (-xxxx...) or thousands of flags get a usage error at once, the flag clipped, not seconds in parseArgs",
+  T,
+  async () => {
+    // Deno's parseArgs reads each letter of a group as one argument, in time growing with their square
+    // (5-11 s for this one); the command refuses it before. No timing is asserted: only that it ends, and how.
+    const group = "-" + "x".repeat(120_000);
+    const long = await runInProcess(main, ["scan", group]);
+    assert.equal(long.status, 2, long.stderr.slice(0, 300));
+    assert.ok(long.stderr.length < 1000, `${long.stderr.length} characters on stderr`);
+    assert.match(
+      long.stderr,
+      /^error: toolguard scan: -x+…\(\d+ characters left out\)…x+ is no option: too long for a group of short options \(120000 letters\)\nhint: to name a file whose name starts with -, put it after --/,
+    );
+    const many = await runInProcess(main, ["lint", ...Array<string>(20_000).fill("-x")]);
+    assert.equal(many.status, 2, many.stderr.slice(0, 300));
+    assert.match(
+      many.stderr,
+      /^error: toolguard lint: too many arguments: more than 4096 options and operands/,
+    );
+    // A short group is still read by parseArgs: `-hh` is --help twice.
+    const help = await runInProcess(main, ["lint", "-hh"]);
+    assert.equal(help.status, 0, help.stderr);
+    assert.match(help.stdout, /^Usage: toolguard lint/m);
+  },
+);
+
 test("output that cannot be written (a full disk) is said on stderr and ends with 2, not passed for made", {
   ...T,
   // (Wine shows a /dev/full, but cannot open it as a child's stdout: EBADF)
@@ -660,9 +758,10 @@ test("output that cannot be written (a full disk) is said on stderr and ends wit
   const tools = file("full-tools.json", '[{"name":"get_weather","description":"Weather for a city"}]');
   const call = file("full-call.json", '{"name":"get_weather","arguments":{}}');
   const runs = [
-    // Under Bun a brief answer (--version, --help) goes through the console, which needs no node:fs but drops
-    // a failed write unsaid: a compiled --version then costs x1.4 of a compiled hello, not x1.9 (issue 18).
-    ...(isBun ? [] : [["--version"]]),
+    // The brief answers too: under Bun they are written without node:fs (issue 18), a failed write still said.
+    ["--version"],
+    ["--help"],
+    ["help", "scan"],
     ["validate", call, "--tools", tools, "--json"],
     ["scan", call],
     ["run", "--protocol", "lines", "--", "sh", "-c", "echo hi"],

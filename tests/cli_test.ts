@@ -219,6 +219,15 @@ test("parseCommandLine: is strict; unknown flags and missing values are usage er
   for (const args of [["-x"], ["-hx"], ["-xh"]]) {
     assert.throws(() => parseCommandLine(args, spec), /^UsageError: Unknown option '-x'$/m, args.join(" "));
   }
+  // also for a letter that is no word character (Bun said '=' for `-h=1`, Deno '-=')
+  assert.throws(() => parseCommandLine(["-h=1"], spec), /^UsageError: Unknown option '-='$/m);
+  // a value given to a switch: the hint says to give the switch alone
+  assert.throws(() => parseCommandLine(["--json=yes"], spec), (e: unknown) => {
+    assert.ok(e instanceof UsageError, String(e));
+    assert.equal(e.message, "Option '--json' does not take an argument");
+    assert.equal(e.hint, "--json is a switch: give it alone, without a value; run `toolguard lint --help`");
+    return true;
+  });
 });
 
 test(
@@ -405,6 +414,8 @@ test("toolguard COMMAND --help lists exactly the flags the command accepts, thei
     assert.match(line(RUN_HELP, "--protocol"), new RegExp(`\\b${protocol}\\b`));
   }
   for (const by of GROUP_BY) assert.match(line(STATS_HELP, "--by"), new RegExp(`\\b${by}\\b`));
+  // Every writer of the logs stats reads is named, as `toolguard run --log`'s help points to stats.
+  assert.match(STATS_HELP.split("\n")[0], /written by toolguard run, toolguard mcp or jsonlLog$/);
   for (const provider of PROVIDERS) {
     assert.match(line(DESCRIBE_HELP, "--message"), new RegExp(`\\b${provider}\\b`));
   }
@@ -419,6 +430,12 @@ test("toolguard COMMAND --help lists exactly the flags the command accepts, thei
   assert.deepEqual(listed, ["-h, --help", "-V, --version"]);
   for (const flag of listed.flatMap((f) => f.split(", "))) assert.equal((await cli([flag])).status, 0, flag);
   assert.equal((await cli(["help", "lint"])).stdout, LINT_HELP);
+  // Help on help is the program's help, as `git help help` is git's page on help.
+  for (const args of [["help", "help"], ["help", "--help"], ["--help", "-h"]]) {
+    const r = await cli(args);
+    assert.equal(r.status, 0, `${args.join(" ")}: ${r.stderr}`);
+    assert.equal(r.stdout, top, args.join(" "));
+  }
 });
 
 test("toolguard mcp pins: an option given to the action it does not go with is refused, not ignored", async () => {
@@ -436,6 +453,24 @@ test("toolguard mcp pins: an option given to the action it does not go with is r
     assert.match(r.stderr, message, args.join(" "));
   }
   assert.equal((await cli(["mcp", "pins", "list", "--json", "--pins", pins])).status, 0);
+});
+
+test("toolguard mcp pins: a missing or misspelt action is said as such, before the pin file is read", async () => {
+  const broken = join(dir, "broken-pins.json");
+  writeFileSync(broken, "{ not json");
+  const cases: [string[], RegExp][] = [
+    [[], /^error: toolguard mcp pins: missing the action, list or accept\nhint: use `list` or `accept`/],
+    [
+      ["lsit"],
+      /^error: toolguard mcp pins: unknown action "lsit"\nhint: did you mean `toolguard mcp pins list`\?/,
+    ],
+    [["acept", "get_weather"], /did you mean `toolguard mcp pins accept`\?/],
+  ];
+  for (const [args, message] of cases) {
+    const r = await cli(["mcp", "pins", ...args, "--pins", broken]);
+    assert.equal(r.status, 2, args.join(" "));
+    assert.match(r.stderr, message, args.join(" "));
+  }
 });
 
 test(
@@ -916,7 +951,21 @@ test("toolguard describe: --budget, --message and verdicts", T, async () => {
   assert.equal(message.is_error, true);
   const noId = await cli(["describe", file("d2.json", JSON.stringify(EMPTY)), "--message", "openai"]);
   assert.equal(noId.status, 2);
-  assert.match(noId.stderr, /callId/);
+  // in the command line's words: its flag, not the library's parameter
+  assert.match(
+    noId.stderr,
+    /^error: toolguard describe: --message openai needs --call-id ID \(the tool_calls\[\]\.id being answered\)\nhint: pass it/,
+  );
+  // a flag that names the call, without a --message to name it for, is refused, not ignored
+  for (const flag of ["--call-id", "--tool-name"]) {
+    const stray = await cli(["describe", spawnFailure, flag, "x"]);
+    assert.equal(stray.status, 2, flag);
+    assert.match(
+      stray.stderr,
+      new RegExp(`^error: toolguard describe: ${flag} does nothing without --message`),
+      flag,
+    );
+  }
   const verdict = {
     allowed: false,
     blocked: true,

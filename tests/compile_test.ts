@@ -7,7 +7,9 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { evalCommand, isLinux } from "./_runtime.ts";
+import process from "node:process";
+import { evalCommand, isBun, isLinux } from "./_runtime.ts";
+import { findBun } from "../scripts/bun.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const config = JSON.parse(readFileSync(join(root, "deno.json"), "utf8")) as {
@@ -19,6 +21,13 @@ const version = config.version;
 const compileFlags = config.tasks["compile:bun"].split(/\s+/).filter((word) =>
   word.startsWith("--") && word !== "--outfile"
 );
+
+/**
+ * The Bun that builds: this one under Bun; under Deno, `bun` on PATH, else node_modules' own, as
+ * scripts/bun.ts finds it (`deno task check` puts one on PATH; `deno test -A tests/compile_test.ts` alone may
+ * have none).
+ */
+const bun = isBun ? process.execPath : findBun();
 
 let dir = "";
 let exe = "";
@@ -36,7 +45,7 @@ let built = false;
 /** Builds the executable once (the first test that needs it pays for it). */
 function ensureBuilt(): void {
   if (built) return;
-  const build = spawnSync("bun", ["build", ...compileFlags, join(root, "cli.ts"), "--outfile", exe], {
+  const build = spawnSync(bun, ["build", ...compileFlags, join(root, "cli.ts"), "--outfile", exe], {
     cwd: root,
     encoding: "utf8",
     timeout: 300_000,
@@ -51,8 +60,8 @@ function ensureBuilt(): void {
  */
 function buildFailure(build: ReturnType<typeof spawnSync>): string {
   if (build.error) {
-    return `bun build --compile could not run: ${build.error.message}` +
-      " (put bun on PATH, e.g. PATH=$PWD/node_modules/.bin:$PATH)";
+    return `bun build --compile could not run (${bun}): ${build.error.message}` +
+      " (install Bun, or run `deno task check` once to install the dev dependencies)";
   }
   const ended = build.signal ? `signal ${build.signal}` : `exit code ${build.status}`;
   return `bun build --compile failed (${ended}):\n${build.stdout ?? ""}\n${build.stderr ?? ""}`;
