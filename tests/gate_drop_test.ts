@@ -8,6 +8,7 @@ import { gateCompletion, type GateEvent, guardFetch } from "../gate.ts";
 import {
   chatChunk,
   chatStream,
+  choiceChunk,
   type FakeReply,
   type FakeServer,
   ollamaStream,
@@ -672,4 +673,58 @@ test("guardFetch drop-call: a rejected Responses call that shares its call_id wi
   assert.deepEqual(names(final.output), fromBody);
   const added = events.filter((e) => e.type === "response.output_item.added").map((e) => e.item.name);
   assert.deepEqual(added.filter((n) => n !== undefined), ["get_weather", "search"]);
+});
+
+test("drop-call: a Chat choice that lost every call ends in a normal stop, in a body as in a stream", async () => {
+  // n=2: choice 0 made only the rejected call, choice 1 a valid one. The body left choice 0 an empty
+  // tool_calls and finish_reason "tool_calls" (the API refuses the empty list sent back), where its stream
+  // ends it "stop" (fuzz seed chat2 18072).
+  const fn = (c: { name: string; args: unknown }) => ({ name: c.name, arguments: JSON.stringify(c.args) });
+  const request = { model: "m", n: 2, messages, tools: TOOLS_OPENAI };
+  const whole = {
+    id: "chatcmpl-2",
+    object: "chat.completion",
+    created: 1,
+    model: "m",
+    choices: [BAD, GOOD].map((c, index) => ({
+      index,
+      finish_reason: "tool_calls",
+      message: {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: `call_${index}`, type: "function", function: fn(c) }],
+      },
+    })),
+  };
+  const body = await gateCompletion(request, whole, { onRejected: "drop-call" });
+  const choices = (body.response as typeof whole).choices as unknown as Record<string, any>[];
+  assert.equal(choices[0].finish_reason, "stop");
+  assert.equal(choices[0].message.tool_calls, undefined);
+  assert.match(String(choices[0].message.content), /delete_everything/);
+  assert.equal(choices[1].finish_reason, "tool_calls");
+  assert.equal(choices[1].message.tool_calls.length, 1);
+
+  reply({
+    sse: [
+      ...[BAD, GOOD].map((c, i) =>
+        choiceChunk(i, {
+          role: "assistant",
+          tool_calls: [{ index: 0, id: `call_${i}`, type: "function", function: fn(c) }],
+        })
+      ),
+      choiceChunk(0, {}, "tool_calls"),
+      choiceChunk(1, {}, "tool_calls"),
+      "data: [DONE]\n\n",
+    ],
+  });
+  const res = await gfetch(`${server.url}/v1/chat/completions`, {
+    method: "POST",
+    body: JSON.stringify({ ...request, stream: true }),
+  });
+  const finishes = sseData(await res.text()).flatMap((e) =>
+    (e.choices as Record<string, unknown>[]).flatMap((c) =>
+      c.finish_reason ? [[c.index, c.finish_reason]] : []
+    )
+  );
+  assert.deepEqual(finishes.sort(), [[0, "stop"], [1, "tool_calls"]]);
 });
