@@ -729,3 +729,41 @@ test("drop-call: a Chat choice that lost every call ends in a normal stop, in a 
   );
   assert.deepEqual(finishes.sort(), [[0, "stop"], [1, "tool_calls"]]);
 });
+
+test("drop-call: an Ollama answer keeps its valid calls renumbered and the reason after its text, in a body as in a stream", async () => {
+  // A call written in the text after the native ones is no call (only text beside them) but the watch
+  // holds it with them: the stream sent the reason ahead of it, where the body puts the reason after the
+  // message's text; and the body left the kept calls' `function.index` as they came (fuzz seeds ollama
+  // drop-call 18004, 18008).
+  const written = '<tool_call>{"name": "get_weather", "arguments": {"city": "Bergen"}}</tool_call>';
+  type Call = { function: { index?: number } };
+  type Line = Record<string, unknown> & { message: { tool_calls?: Call[] } };
+  const lines = ollamaStream(["Checking.", written], [GOOD, BAD, GOOD2]) as Line[];
+  const callLine = lines.splice(lines.findIndex((l) => l.message.tool_calls), 1)[0];
+  callLine.message.tool_calls!.forEach((c, index) => c.function.index = index);
+  lines.splice(1, 0, callLine); // text, calls, the written call, the final chunk
+  reply({ ndjson: lines });
+  const client = new Ollama({ host: server.url, fetch: gfetch });
+  let content = "";
+  const calls: unknown[] = [];
+  for await (
+    const part of await client.chat({ model: "m", messages, tools: TOOLS_OPENAI as never, stream: true })
+  ) {
+    content += part.message.content;
+    calls.push(...part.message.tool_calls ?? []);
+  }
+  const whole = {
+    ...lines.at(-1),
+    message: { role: "assistant", content: `Checking.${written}`, tool_calls: callLine.message.tool_calls },
+  };
+  const request = { model: "m", messages, tools: TOOLS_OPENAI };
+  const body = (await gateCompletion(request, whole, { onRejected: "drop-call" })).response as typeof whole;
+  assert.match(content, /^Checking\.<tool_call>[\s\S]*<\/tool_call>\n\n[\s\S]*delete_everything/);
+  assert.equal(content, body.message.content);
+  const indexes = [0, 1];
+  assert.deepEqual(calls.map((c) => (c as Call).function.index), indexes);
+  assert.deepEqual(
+    body.message.tool_calls?.map((c) => c.function.index),
+    indexes,
+  );
+});
