@@ -767,3 +767,27 @@ test("drop-call: an Ollama answer keeps its valid calls renumbered and the reaso
     indexes,
   );
 });
+
+test("gateCompletion drop-call: a Gemini body moves a dropped call's thoughtSignature to the next kept call, as a stream does", async () => {
+  // Gemini refuses a follow-up whose first function call lost its signature; the stream moved it on, the
+  // body dropped it with the call (fuzz seeds gemini drop-call 18055, 18069).
+  const call = (c: { name: string; args: unknown }) => ({ functionCall: { name: c.name, args: c.args } });
+  const whole = {
+    candidates: [{
+      index: 0,
+      content: {
+        role: "model",
+        parts: [{ text: "Looking." }, { ...call(BAD), thoughtSignature: "c2ln" }, call(GOOD)],
+      },
+      finishReason: "STOP",
+    }],
+  };
+  const request = {
+    contents: [{ role: "user", parts: [{ text: "Weather?" }] }],
+    tools: [{ functionDeclarations: TOOLS_RESPONSES }],
+  };
+  const gated = await gateCompletion(request, whole, { onRejected: "drop-call" });
+  const parts = (gated.response as typeof whole).candidates[0].content.parts as Record<string, unknown>[];
+  assert.deepEqual(parts.filter((p) => p.functionCall), [{ ...call(GOOD), thoughtSignature: "c2ln" }]);
+  assert.match(String(parts[1].text), /delete_everything/); // (after the text, before the kept calls)
+});

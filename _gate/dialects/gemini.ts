@@ -10,7 +10,6 @@ import { candidates, parts } from "./readers.ts";
 import { formatSse, reframe } from "../sse.ts";
 import { cutCalls } from "../engines.ts";
 import {
-  callCounter,
   type CompletionBody,
   type Dialect,
   type FrameRouter,
@@ -93,12 +92,15 @@ const body: CompletionBody = {
   // The reason stands in each candidate that lost a call (as OpenAI Chat's choices): in the first that had
   // calls, it told a candidate that lost none, and left the one that did without a word.
   dropCalls(body, drop, reason) {
-    const keep = callCounter(drop);
+    let position = 0; // (the calls of every candidate, in order, as `drop` counts them)
     return {
       ...body,
       candidates: eachCandidate(body, (c) =>
         withParts(c, (ps) => {
-          const kept = ps.filter((p) => !isCall(p) || keep());
+          // A dropped call's signature moves to the candidate's next kept call, as in a stream.
+          const keep: { position: number; signature: unknown } = { position, signature: undefined };
+          const kept = keptParts(ps, drop, keep);
+          position = keep.position;
           if (kept.length === ps.length) return kept;
           // After the candidate's text, set apart from it by a blank line, as a stream has it (its text flows
           // while the calls wait, the reason comes before the kept calls) and as a withheld body puts it: a
