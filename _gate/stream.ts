@@ -135,6 +135,17 @@ async function pump(
 }
 
 /**
+ * The calls of a stream of several answers (OpenAI Chat `n`, Gemini `candidateCount`) answer by answer, each
+ * answer's in the order they came, as a body lists them: interleaved chunks otherwise set the calls, and so
+ * the reason's paragraphs, in the order the answers happened to send them.
+ */
+function inAnswerOrder(calls: AssembledToolCall[]): AssembledToolCall[] {
+  return calls.some((c, i) => i > 0 && c.choice < calls[i - 1].choice)
+    ? calls.map((c, i) => ({ c, i })).sort((a, b) => a.c.choice - b.c.choice || a.i - b.i).map(({ c }) => c)
+    : calls;
+}
+
+/**
  * The calls as a client that keeps one call per index reads them, when the stream reused an index for a
  * second call (the gate keeps such calls apart; the OpenAI SDK merges them: the later name and id, the
  * arguments run together); undefined when no index was reused. A merged call whose arguments are not JSON
@@ -454,7 +465,7 @@ export class StreamGate {
   async #finish(): Promise<ReadableStream<Uint8Array> | undefined> {
     const assembled = this.#assembler.result();
     const findings = assembled.findings;
-    let calls = assembled.calls;
+    let calls = inAnswerOrder(assembled.calls);
     const flow = this.#flow;
     this.#text?.drain(flow, (frame) => this.#router.route(frame.raw, frame.event, flow));
     const all = [...this.#dropped.items, ...findings];

@@ -138,10 +138,11 @@ test("guardFetch drop-call: a Gemini stream of two candidates drops the rejected
     }
   }
   assert.deepEqual(calls, [[GOOD2.name], [GOOD.name]]);
+  // (judged candidate by candidate, as a body lists them, whatever order they came in)
   assert.deepEqual(seen[0].verdict.calls.map((c) => [c.name, c.allowed]), [
-    [GOOD.name, true],
     [BAD.name, false],
     [GOOD2.name, true],
+    [GOOD.name, true],
   ]);
 });
 
