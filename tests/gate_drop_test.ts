@@ -792,3 +792,39 @@ test("gateCompletion drop-call: a Gemini body moves a dropped call's thoughtSign
   assert.deepEqual(parts.filter((p) => p.functionCall), [{ ...call(GOOD), thoughtSignature: "c2ln" }]);
   assert.match(String(parts[1].text), /delete_everything/); // (after the text, before the kept calls)
 });
+
+test("drop-call: a Gemini stream puts the reason after text that came in one chunk with a call, as the body does", async () => {
+  // The text the watch held beside the native calls ends in the chunk of the valid call: the reason went
+  // after the last chunk of text alone, in the midst of that text (fuzz seeds gemini drop-call 18081,
+  // gemini2 18051).
+  const call = (c: { name: string; args: unknown }) => ({ functionCall: { name: c.name, args: c.args } });
+  const chunk = (parts: unknown[], finish?: string) => ({
+    candidates: [{
+      content: { role: "model", parts },
+      index: 0,
+      ...(finish ? { finishReason: finish } : {}),
+    }],
+  });
+  const texts = [
+    "Looking. <tool_call>",
+    '{"name": "get_weather", "arguments": {"city": "Bergen"}}</tool_call>',
+  ];
+  reply({
+    sse: [chunk([{ text: texts[0] }]), chunk([{ text: texts[1] }, call(GOOD)]), chunk([call(BAD)], "STOP")],
+  });
+  const request = {
+    contents: [{ role: "user", parts: [{ text: "Weather?" }] }],
+    tools: [{ functionDeclarations: TOOLS_RESPONSES }],
+  };
+  const res = await gfetch(`${server.url}/v1beta/models/g:streamGenerateContent?alt=sse`, {
+    method: "POST",
+    body: JSON.stringify(request),
+  });
+  type Part = { text?: string; functionCall?: unknown };
+  const textOf = (ps: Part[]) => ps.map((p) => p.text ?? "").join("");
+  const streamed = textOf(sseData(await res.text()).flatMap((e) => e.candidates[0].content.parts as Part[]));
+  const whole = chunk([{ text: texts.join("") }, call(GOOD), call(BAD)], "STOP");
+  const body = (await gateCompletion(request, whole, { onRejected: "drop-call" })).response as typeof whole;
+  assert.ok(streamed.startsWith(texts.join("")), streamed);
+  assert.equal(streamed, textOf(body.candidates[0].content.parts as Part[]));
+});

@@ -345,7 +345,8 @@ class GeminiStream implements FrameRouter {
     const first: number[] = [];
     for (const i of hit) {
       const k = flow.held.findLastIndex((h) => {
-        const c = h.event && !h.tool && Array.isArray(h.event.candidates) ? h.event.candidates[i] : undefined;
+        // (a chunk with a call part counts too: text that came with the call in one chunk is held with it)
+        const c = h.event && Array.isArray(h.event.candidates) ? h.event.candidates[i] : undefined;
         return isRecord(c) && parts(c).some((p) => !isCall(p) && saysText(p));
       });
       if (k < 0) first.push(i);
@@ -399,6 +400,7 @@ class GeminiStream implements FrameRouter {
       const empty = candidates(chunk).every((c) => parts(c).length === 0 && c.finishReason == null) &&
         h.event.usageMetadata == null;
       if (!empty) flow.send(formatSse(JSON.stringify(chunk)));
+      sendReason(after.get(k) ?? []);
     }
   }
 
