@@ -184,9 +184,7 @@ function geminiText(event: Record<string, unknown>, position: number): TextPart 
     rest() {
       const next = {
         ...event,
-        candidates: all.map((x, i) =>
-          i === position && c ? withParts(c, () => ps.filter((p) => !isAnswerText(p))) : x
-        ),
+        candidates: all.map((x, i) => i === position && c ? withParts(c, () => ps.flatMap(restOf)) : x),
       };
       const empty = event.usageMetadata == null &&
         candidates(next).every((x) => parts(x).length === 0 && x.finishReason == null);
@@ -194,6 +192,14 @@ function geminiText(event: Record<string, unknown>, position: number): TextPart 
     },
   };
 }
+
+/**
+ * What is left of a held part once its answer text is cut: nothing of a part that is only text, a part
+ * that carries more (a `thoughtSignature`) without its text, as a body keeps it (Gemini refuses a follow-up
+ * that lost a signature).
+ */
+const restOf = (part: Record<string, unknown>): Record<string, unknown>[] =>
+  !isAnswerText(part) ? [part] : Object.keys(part).some((k) => k !== "text") ? [{ ...part, text: "" }] : [];
 
 /** `candidate` at `position` of a chunk's candidates: empty ones before it, so a client reads it there. */
 const atPosition = (candidate: unknown, position: number): unknown[] => [
