@@ -258,6 +258,7 @@ function gateStreamed(
         streamed: true,
         verdict: r.verdict ?? ALLOWED_NONE,
         changed: r.replaced,
+        ...(r.reason !== undefined ? { reason: r.reason } : {}),
         findings: r.findings,
         calls: r.calls,
         attempt: exchange.attempt,

@@ -45,6 +45,8 @@ export interface StreamReport {
   findings: StreamFinding[];
   /** True when the calls were replaced by a text event. */
   replaced: boolean;
+  /** The text that replaced the calls (or that a retry answered), when `replaced`. */
+  reason?: string;
   /** True when the calls were rejected and a retry's stream follows in their place. */
   retried?: boolean;
   /** This attempt's usage as the provider reported it (the client sees every attempt's together). */
@@ -130,6 +132,17 @@ async function pump(
     if (done) return;
     controller.enqueue(value);
   }
+}
+
+/**
+ * The calls of a stream of several answers (OpenAI Chat `n`, Gemini `candidateCount`) answer by answer, each
+ * answer's in the order they came, as a body lists them: interleaved chunks otherwise set the calls, and so
+ * the reason's paragraphs, in the order the answers happened to send them.
+ */
+function inAnswerOrder(calls: AssembledToolCall[]): AssembledToolCall[] {
+  return calls.some((c, i) => i > 0 && c.choice < calls[i - 1].choice)
+    ? calls.map((c, i) => ({ c, i })).sort((a, b) => a.c.choice - b.c.choice || a.i - b.i).map(({ c }) => c)
+    : calls;
 }
 
 /**
@@ -452,7 +465,7 @@ export class StreamGate {
   async #finish(): Promise<ReadableStream<Uint8Array> | undefined> {
     const assembled = this.#assembler.result();
     const findings = assembled.findings;
-    let calls = assembled.calls;
+    let calls = inAnswerOrder(assembled.calls);
     const flow = this.#flow;
     this.#text?.drain(flow, (frame) => this.#router.route(frame.raw, frame.event, flow));
     const all = [...this.#dropped.items, ...findings];
@@ -463,7 +476,7 @@ export class StreamGate {
     if (text && failure !== undefined) return this.#finishUnwatched(text, failure, { native, written }, all);
     if (text && written) return await this.#finishWritten(text, written, all, { native, findings });
     let verdict: Verdict | undefined;
-    let replaced = false;
+    let reason: string | undefined;
     if (flow.pending && calls.length > 0) {
       let judgement: StreamJudgement;
       ({ judgement, calls } = await this.#judgeNative(calls, findings));
@@ -478,21 +491,33 @@ export class StreamGate {
             verdict,
             findings: all,
             replaced: true,
+            reason: judgement.reason,
             retried: true,
           });
           return next;
         }
-        replaced = true;
         const rejected = new Set(verdict.rejectedIndices); // (a stream may carry 100 000s of calls)
         const dropped = calls.filter((_, i) => rejected.has(i));
         const kept = calls.filter((_, i) => !rejected.has(i));
         if (judgement.partialReason !== undefined && this.#router.dropCalls) {
-          this.#router.dropCalls(judgement.partialReason, { kept, dropped }, flow);
-        } else this.#router.replace(judgement.reason, calls, flow);
+          reason = judgement.partialReason;
+          this.#router.dropCalls(reason, { kept, dropped }, flow);
+        } else {
+          reason = judgement.reason;
+          this.#router.replace(reason, calls, flow);
+        }
       }
     } else flow.release();
     if (this.#doneFrame !== undefined) flow.send(this.#doneFrame);
-    this.#report({ dialect: this.#dialect, calls, verdict, findings: all, replaced });
+    const replaced = reason !== undefined;
+    this.#report({
+      dialect: this.#dialect,
+      calls,
+      verdict,
+      findings: all,
+      replaced,
+      ...(replaced ? { reason } : {}),
+    });
     return undefined;
   }
 
@@ -518,7 +543,7 @@ export class StreamGate {
     if (native.length > 0) this.#router.replace(reason, native, flow);
     flow.release();
     if (this.#doneFrame !== undefined) flow.send(this.#doneFrame);
-    this.#report({ dialect: this.#dialect, calls, verdict, findings, replaced: true });
+    this.#report({ dialect: this.#dialect, calls, verdict, findings, replaced: true, reason });
     return undefined;
   }
 
@@ -563,6 +588,7 @@ export class StreamGate {
     const flow = this.#flow;
     let calls = written;
     let judgement: StreamJudgement;
+    let told: string | undefined; // (the partial reason, when drop-call cut only the rejected calls)
     if (native.length > 0) {
       const first = await this.#judgeNative(native, other.findings);
       calls = [...first.calls, ...written];
@@ -580,7 +606,14 @@ export class StreamGate {
         const ending = text.retryEnding();
         const next = await this.#retry(calls, judgement.verdict, { fromText: true, ending });
         if (next) {
-          const report = { calls, verdict: judgement.verdict, findings, replaced: true, retried: true };
+          const report = {
+            calls,
+            verdict: judgement.verdict,
+            findings,
+            replaced: true,
+            reason: judgement.reason,
+            retried: true,
+          };
           this.#report({ dialect: this.#dialect, ...report });
           return next;
         }
@@ -588,6 +621,7 @@ export class StreamGate {
       // With drop-call, the rejected calls are cut from the text where each sits in markup of its own.
       const drop = new Set(judgement.verdict.rejectedIndices);
       const partial = judgement.partialReason !== undefined && text.separable(drop);
+      if (partial) told = judgement.partialReason;
       text.conclude(
         partial
           ? { allowed: false, reason: judgement.partialReason!, drop }
@@ -598,7 +632,15 @@ export class StreamGate {
     }
     if (this.#doneFrame !== undefined) flow.send(this.#doneFrame);
     const replaced = !judgement.verdict.allowed;
-    this.#report({ dialect: this.#dialect, calls, verdict: judgement.verdict, findings, replaced });
+    const reason = replaced ? { reason: told ?? judgement.reason } : {};
+    this.#report({
+      dialect: this.#dialect,
+      calls,
+      verdict: judgement.verdict,
+      findings,
+      replaced,
+      ...reason,
+    });
     return undefined;
   }
 

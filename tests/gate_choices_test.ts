@@ -1051,3 +1051,39 @@ test("gateCompletion Gemini: a candidate that is no object keeps its place, as t
     assert.deepEqual(kept, body.candidates[2], onRejected);
   }
 });
+
+test("guardFetch n=2: a stream whose choice 1 calls first tells the reason in choice order, as its body does", async () => {
+  // Choice 1's call came first: the stream judged the calls as they came and its reason named choice 1's
+  // call first, where the body of the same answer names choice 0's first (fuzz seeds chat2 18085, gemini2
+  // 18011).
+  const call = (name: string, id: string) => ({
+    tool_calls: [{ index: 0, id, type: "function", function: { name, arguments: "{}" } }],
+  });
+  const sse = [
+    choiceChunk(1, { role: "assistant", ...call("drop_table", "call_b") }),
+    choiceChunk(0, { role: "assistant", ...call("delete_everything", "call_a") }),
+    choiceChunk(0, {}, "tool_calls"),
+    choiceChunk(1, {}, "tool_calls"),
+    "data: [DONE]\n\n",
+  ];
+  const { value: text, seen } = await withGuardedServer(() => ({ sse }), {}, async (server, f) => {
+    const res = await f(`${server.url}/v1/chat/completions`, {
+      method: "POST",
+      body: JSON.stringify({ model: "m", messages, n: 2, tools: TOOLS_OPENAI, stream: true }),
+    });
+    return await res.text();
+  });
+  const fn = (name: string) => ({ name, arguments: "{}" });
+  const whole = chatCompletion(null, [{ name: "delete_everything", args: {} }]);
+  const choice0 = (whole.choices as Record<string, unknown>[])[0];
+  const message1 = {
+    role: "assistant",
+    content: null,
+    tool_calls: [{ id: "call_b", type: "function", function: fn("drop_table") }],
+  };
+  whole.choices = [choice0, { ...choice0, index: 1, message: message1 }];
+  const body = await gateCompletion({ model: "m", n: 2, messages, tools: TOOLS_OPENAI }, whole);
+  assert.ok(body.reason!.indexOf("delete_everything") < body.reason!.indexOf("drop_table"));
+  assert.equal(seen[0].reason, body.reason);
+  assert.ok(JSON.stringify(sseData(text)).includes(JSON.stringify(body.reason).slice(1, -1)));
+});

@@ -8,6 +8,7 @@ import { gateCompletion, type GateEvent, guardFetch } from "../gate.ts";
 import {
   chatChunk,
   chatStream,
+  choiceChunk,
   type FakeReply,
   type FakeServer,
   ollamaStream,
@@ -137,10 +138,11 @@ test("guardFetch drop-call: a Gemini stream of two candidates drops the rejected
     }
   }
   assert.deepEqual(calls, [[GOOD2.name], [GOOD.name]]);
+  // (judged candidate by candidate, as a body lists them, whatever order they came in)
   assert.deepEqual(seen[0].verdict.calls.map((c) => [c.name, c.allowed]), [
-    [GOOD.name, true],
     [BAD.name, false],
     [GOOD2.name, true],
+    [GOOD.name, true],
   ]);
 });
 
@@ -672,4 +674,157 @@ test("guardFetch drop-call: a rejected Responses call that shares its call_id wi
   assert.deepEqual(names(final.output), fromBody);
   const added = events.filter((e) => e.type === "response.output_item.added").map((e) => e.item.name);
   assert.deepEqual(added.filter((n) => n !== undefined), ["get_weather", "search"]);
+});
+
+test("drop-call: a Chat choice that lost every call ends in a normal stop, in a body as in a stream", async () => {
+  // n=2: choice 0 made only the rejected call, choice 1 a valid one. The body left choice 0 an empty
+  // tool_calls and finish_reason "tool_calls" (the API refuses the empty list sent back), where its stream
+  // ends it "stop" (fuzz seed chat2 18072).
+  const fn = (c: { name: string; args: unknown }) => ({ name: c.name, arguments: JSON.stringify(c.args) });
+  const request = { model: "m", n: 2, messages, tools: TOOLS_OPENAI };
+  const whole = {
+    id: "chatcmpl-2",
+    object: "chat.completion",
+    created: 1,
+    model: "m",
+    choices: [BAD, GOOD].map((c, index) => ({
+      index,
+      finish_reason: "tool_calls",
+      message: {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: `call_${index}`, type: "function", function: fn(c) }],
+      },
+    })),
+  };
+  const body = await gateCompletion(request, whole, { onRejected: "drop-call" });
+  type Choice = { finish_reason: string; message: { content: unknown; tool_calls?: unknown[] } };
+  const choices = (body.response as { choices: Choice[] }).choices;
+  assert.equal(choices[0].finish_reason, "stop");
+  assert.equal(choices[0].message.tool_calls, undefined);
+  assert.match(String(choices[0].message.content), /delete_everything/);
+  assert.equal(choices[1].finish_reason, "tool_calls");
+  assert.equal(choices[1].message.tool_calls?.length, 1);
+
+  reply({
+    sse: [
+      ...[BAD, GOOD].map((c, i) =>
+        choiceChunk(i, {
+          role: "assistant",
+          tool_calls: [{ index: 0, id: `call_${i}`, type: "function", function: fn(c) }],
+        })
+      ),
+      choiceChunk(0, {}, "tool_calls"),
+      choiceChunk(1, {}, "tool_calls"),
+      "data: [DONE]\n\n",
+    ],
+  });
+  const res = await gfetch(`${server.url}/v1/chat/completions`, {
+    method: "POST",
+    body: JSON.stringify({ ...request, stream: true }),
+  });
+  const finishes = sseData(await res.text()).flatMap((e) =>
+    (e.choices as Record<string, unknown>[]).flatMap((c) =>
+      c.finish_reason ? [[c.index, c.finish_reason]] : []
+    )
+  );
+  assert.deepEqual(finishes.sort(), [[0, "stop"], [1, "tool_calls"]]);
+});
+
+test("drop-call: an Ollama answer keeps its valid calls renumbered and the reason after its text, in a body as in a stream", async () => {
+  // A call written in the text after the native ones is no call (only text beside them) but the watch
+  // holds it with them: the stream sent the reason ahead of it, where the body puts the reason after the
+  // message's text; and the body left the kept calls' `function.index` as they came (fuzz seeds ollama
+  // drop-call 18004, 18008).
+  const written = '<tool_call>{"name": "get_weather", "arguments": {"city": "Bergen"}}</tool_call>';
+  type Call = { function: { index?: number } };
+  type Line = Record<string, unknown> & { message: { tool_calls?: Call[] } };
+  const lines = ollamaStream(["Checking.", written], [GOOD, BAD, GOOD2]) as Line[];
+  const callLine = lines.splice(lines.findIndex((l) => l.message.tool_calls), 1)[0];
+  callLine.message.tool_calls!.forEach((c, index) => c.function.index = index);
+  lines.splice(1, 0, callLine); // text, calls, the written call, the final chunk
+  reply({ ndjson: lines });
+  const client = new Ollama({ host: server.url, fetch: gfetch });
+  let content = "";
+  const calls: unknown[] = [];
+  for await (
+    const part of await client.chat({ model: "m", messages, tools: TOOLS_OPENAI as never, stream: true })
+  ) {
+    content += part.message.content;
+    calls.push(...part.message.tool_calls ?? []);
+  }
+  const whole = {
+    ...lines.at(-1),
+    message: { role: "assistant", content: `Checking.${written}`, tool_calls: callLine.message.tool_calls },
+  };
+  const request = { model: "m", messages, tools: TOOLS_OPENAI };
+  const body = (await gateCompletion(request, whole, { onRejected: "drop-call" })).response as typeof whole;
+  assert.match(content, /^Checking\.<tool_call>[\s\S]*<\/tool_call>\n\n[\s\S]*delete_everything/);
+  assert.equal(content, body.message.content);
+  const indexes = [0, 1];
+  assert.deepEqual(calls.map((c) => (c as Call).function.index), indexes);
+  assert.deepEqual(
+    body.message.tool_calls?.map((c) => c.function.index),
+    indexes,
+  );
+});
+
+test("gateCompletion drop-call: a Gemini body moves a dropped call's thoughtSignature to the next kept call, as a stream does", async () => {
+  // Gemini refuses a follow-up whose first function call lost its signature; the stream moved it on, the
+  // body dropped it with the call (fuzz seeds gemini drop-call 18055, 18069).
+  const call = (c: { name: string; args: unknown }) => ({ functionCall: { name: c.name, args: c.args } });
+  const whole = {
+    candidates: [{
+      index: 0,
+      content: {
+        role: "model",
+        parts: [{ text: "Looking." }, { ...call(BAD), thoughtSignature: "c2ln" }, call(GOOD)],
+      },
+      finishReason: "STOP",
+    }],
+  };
+  const request = {
+    contents: [{ role: "user", parts: [{ text: "Weather?" }] }],
+    tools: [{ functionDeclarations: TOOLS_RESPONSES }],
+  };
+  const gated = await gateCompletion(request, whole, { onRejected: "drop-call" });
+  const parts = (gated.response as typeof whole).candidates[0].content.parts as Record<string, unknown>[];
+  assert.deepEqual(parts.filter((p) => p.functionCall), [{ ...call(GOOD), thoughtSignature: "c2ln" }]);
+  assert.match(String(parts[1].text), /delete_everything/); // (after the text, before the kept calls)
+});
+
+test("drop-call: a Gemini stream puts the reason after text that came in one chunk with a call, as the body does", async () => {
+  // The text the watch held beside the native calls ends in the chunk of the valid call: the reason went
+  // after the last chunk of text alone, in the midst of that text (fuzz seeds gemini drop-call 18081,
+  // gemini2 18051).
+  const call = (c: { name: string; args: unknown }) => ({ functionCall: { name: c.name, args: c.args } });
+  const chunk = (parts: unknown[], finish?: string) => ({
+    candidates: [{
+      content: { role: "model", parts },
+      index: 0,
+      ...(finish ? { finishReason: finish } : {}),
+    }],
+  });
+  const texts = [
+    "Looking. <tool_call>",
+    '{"name": "get_weather", "arguments": {"city": "Bergen"}}</tool_call>',
+  ];
+  reply({
+    sse: [chunk([{ text: texts[0] }]), chunk([{ text: texts[1] }, call(GOOD)]), chunk([call(BAD)], "STOP")],
+  });
+  const request = {
+    contents: [{ role: "user", parts: [{ text: "Weather?" }] }],
+    tools: [{ functionDeclarations: TOOLS_RESPONSES }],
+  };
+  const res = await gfetch(`${server.url}/v1beta/models/g:streamGenerateContent?alt=sse`, {
+    method: "POST",
+    body: JSON.stringify(request),
+  });
+  type Part = { text?: string; functionCall?: unknown };
+  const textOf = (ps: Part[]) => ps.map((p) => p.text ?? "").join("");
+  const streamed = textOf(sseData(await res.text()).flatMap((e) => e.candidates[0].content.parts as Part[]));
+  const whole = chunk([{ text: texts.join("") }, call(GOOD), call(BAD)], "STOP");
+  const body = (await gateCompletion(request, whole, { onRejected: "drop-call" })).response as typeof whole;
+  assert.ok(streamed.startsWith(texts.join("")), streamed);
+  assert.equal(streamed, textOf(body.candidates[0].content.parts as Part[]));
 });

@@ -6,11 +6,13 @@ import {
   anthropicMessage,
   chatCompletion,
   ollamaChat,
+  ollamaStream,
   responsesBody,
   startFakeLlmServer,
   TOOLS_ANTHROPIC,
   TOOLS_OPENAI,
   TOOLS_RESPONSES,
+  withGuardedServer,
 } from "./_fake_llm_server.ts";
 
 type Obj = Record<string, unknown>;
@@ -356,4 +358,32 @@ test("guardFetch: over real HTTP, the client reads exactly the gated body", asyn
 
 test("guardFetch: without a function is a clear error", () => {
   assert.throws(() => guardFetch("nope" as unknown as typeof fetch), /pass the fetch function/);
+});
+
+test("guardFetch: a streamed verdict event carries the reason the client read, as a body's event does", async () => {
+  // GateEvent.reason is "the text that replaced the calls": streams never set it (fuzz oracle, stop 54).
+  const bad = { name: "delete_everything", args: {} };
+  const good = { name: "get_weather", args: { city: "Oslo" } };
+  const written = '<tool_call>{"name": "delete_everything", "arguments": {}}</tool_call>';
+  const cases: { what: string; ndjson: unknown[]; drop?: boolean }[] = [
+    { what: "native calls withheld", ndjson: ollamaStream(["Sure."], [bad]) },
+    { what: "native calls, drop-call", ndjson: ollamaStream(["Sure."], [good, bad]), drop: true },
+    { what: "a written call withheld", ndjson: ollamaStream(["Sure. ", written]) },
+  ];
+  for (const c of cases) {
+    const options = c.drop ? { onRejected: "drop-call" as const } : {};
+    const { value: text, seen } = await withGuardedServer(
+      [{ ndjson: c.ndjson }],
+      options,
+      async (server, f) => {
+        const res = await f(`${server.url}/api/chat`, post({ tools: TOOLS_OPENAI, stream: true }));
+        return (await res.text()).split("\n").filter(Boolean)
+          .map((l) => (JSON.parse(l) as { message: { content: string } }).message.content).join("");
+      },
+    );
+    assert.equal(seen.length, 1, c.what);
+    assert.equal(seen[0].changed, true, c.what);
+    assert.equal(typeof seen[0].reason, "string", c.what);
+    assert.ok(text.endsWith(seen[0].reason!), c.what);
+  }
 });

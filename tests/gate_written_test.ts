@@ -1906,3 +1906,42 @@ test("guardFetch Responses stream retry: a part or message of only the rejected 
     assert.deepEqual(added, [0, 1]);
   }
 });
+
+test("guardFetch: a withheld Gemini stream keeps a thoughtSignature part held with a written call, as a body keeps it", async () => {
+  // The signature came in the chunk of a rejected written call: the stream cut the chunk's text and lost
+  // the part with it, where the body keeps it; Gemini refuses a follow-up that lost a signature (fuzz
+  // seeds gemini2 withhold 18048, 18082).
+  const chunk = (parts: unknown[], finish?: string) => ({
+    candidates: [{
+      content: { role: "model", parts },
+      index: 0,
+      ...(finish ? { finishReason: finish } : {}),
+    }],
+  });
+  const [head, tail] = [WRITTEN_BAD.slice(0, 15), WRITTEN_BAD.slice(15)];
+  const signed = { text: "", thoughtSignature: "c2ln" };
+  const sse = [
+    chunk([{ text: `Sure. ${head}` }]),
+    chunk([signed, { text: tail }]),
+    chunk([{ text: "" }], "STOP"),
+  ];
+  const request = {
+    contents: [{ role: "user", parts: [{ text: "Weather?" }] }],
+    tools: [{ functionDeclarations: [{ name: "get_weather", parameters: { type: "object" } }] }],
+  };
+  const { value } = await withGuardedServer(() => ({ sse }), {}, async (server, f) => {
+    const res = await f(`${server.url}/v1beta/models/g:streamGenerateContent?alt=sse`, {
+      method: "POST",
+      body: JSON.stringify(request),
+    });
+    return sseData(await res.text());
+  });
+  const streamed = value.flatMap((e) => e.candidates[0].content.parts as Record<string, unknown>[]);
+  const whole = chunk([{ text: `Sure. ${head}` }, signed, { text: tail }], "STOP");
+  const body = (await gateCompletion(request, whole)).response as typeof whole;
+  assert.deepEqual(body.candidates[0].content.parts.filter((p) => (p as typeof signed).thoughtSignature), [
+    signed,
+  ]);
+  assert.deepEqual(streamed.filter((p) => p.thoughtSignature), [signed]);
+  assert.match(streamed.map((p) => p.text ?? "").join(""), /^Sure\. [\s\S]*delete_everything/);
+});

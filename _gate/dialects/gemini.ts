@@ -10,7 +10,6 @@ import { candidates, parts } from "./readers.ts";
 import { formatSse, reframe } from "../sse.ts";
 import { cutCalls } from "../engines.ts";
 import {
-  callCounter,
   type CompletionBody,
   type Dialect,
   type FrameRouter,
@@ -93,12 +92,15 @@ const body: CompletionBody = {
   // The reason stands in each candidate that lost a call (as OpenAI Chat's choices): in the first that had
   // calls, it told a candidate that lost none, and left the one that did without a word.
   dropCalls(body, drop, reason) {
-    const keep = callCounter(drop);
+    let position = 0; // (the calls of every candidate, in order, as `drop` counts them)
     return {
       ...body,
       candidates: eachCandidate(body, (c) =>
         withParts(c, (ps) => {
-          const kept = ps.filter((p) => !isCall(p) || keep());
+          // A dropped call's signature moves to the candidate's next kept call, as in a stream.
+          const keep: { position: number; signature: unknown } = { position, signature: undefined };
+          const kept = keptParts(ps, drop, keep);
+          position = keep.position;
           if (kept.length === ps.length) return kept;
           // After the candidate's text, set apart from it by a blank line, as a stream has it (its text flows
           // while the calls wait, the reason comes before the kept calls) and as a withheld body puts it: a
@@ -182,9 +184,7 @@ function geminiText(event: Record<string, unknown>, position: number): TextPart 
     rest() {
       const next = {
         ...event,
-        candidates: all.map((x, i) =>
-          i === position && c ? withParts(c, () => ps.filter((p) => !isAnswerText(p))) : x
-        ),
+        candidates: all.map((x, i) => i === position && c ? withParts(c, () => ps.flatMap(restOf)) : x),
       };
       const empty = event.usageMetadata == null &&
         candidates(next).every((x) => parts(x).length === 0 && x.finishReason == null);
@@ -192,6 +192,14 @@ function geminiText(event: Record<string, unknown>, position: number): TextPart 
     },
   };
 }
+
+/**
+ * What is left of a held part once its answer text is cut: nothing of a part that is only text, a part
+ * that carries more (a `thoughtSignature`) without its text, as a body keeps it (Gemini refuses a follow-up
+ * that lost a signature).
+ */
+const restOf = (part: Record<string, unknown>): Record<string, unknown>[] =>
+  !isAnswerText(part) ? [part] : Object.keys(part).some((k) => k !== "text") ? [{ ...part, text: "" }] : [];
 
 /** `candidate` at `position` of a chunk's candidates: empty ones before it, so a client reads it there. */
 const atPosition = (candidate: unknown, position: number): unknown[] => [
@@ -343,7 +351,8 @@ class GeminiStream implements FrameRouter {
     const first: number[] = [];
     for (const i of hit) {
       const k = flow.held.findLastIndex((h) => {
-        const c = h.event && !h.tool && Array.isArray(h.event.candidates) ? h.event.candidates[i] : undefined;
+        // (a chunk with a call part counts too: text that came with the call in one chunk is held with it)
+        const c = h.event && Array.isArray(h.event.candidates) ? h.event.candidates[i] : undefined;
         return isRecord(c) && parts(c).some((p) => !isCall(p) && saysText(p));
       });
       if (k < 0) first.push(i);
@@ -397,6 +406,7 @@ class GeminiStream implements FrameRouter {
       const empty = candidates(chunk).every((c) => parts(c).length === 0 && c.finishReason == null) &&
         h.event.usageMetadata == null;
       if (!empty) flow.send(formatSse(JSON.stringify(chunk)));
+      sendReason(after.get(k) ?? []);
     }
   }
 

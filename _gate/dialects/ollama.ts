@@ -47,13 +47,22 @@ const body: CompletionBody = {
   dropCalls(body, drop, reason) {
     const m = isRecord(body.message) ? body.message : {};
     const keep = callCounter(drop);
-    const calls = Array.isArray(m.tool_calls) ? m.tool_calls.filter(() => keep()) : [];
+    const calls = Array.isArray(m.tool_calls) ? m.tool_calls.filter(() => keep()).map(renumbered) : [];
     const content = joinText(typeof m.content === "string" ? m.content : "", reason);
     return { ...body, message: { ...m, content, tool_calls: calls } };
   },
 };
 
 const line = (event: Record<string, unknown>): string => JSON.stringify(event) + "\n";
+
+/**
+ * A kept call numbered by its place among the kept ones, where it carries a `function.index` (newer Ollama
+ * numbers them): the gaps the dropped calls left closed, in a body as in a stream.
+ */
+function renumbered(call: unknown, at: number): unknown {
+  if (!isRecord(call) || !isRecord(call.function) || typeof call.function.index !== "number") return call;
+  return { ...call, function: { ...call.function, index: at } };
+}
 
 /**
  * True when a message's content says something: the reason then starts on a new paragraph, as a body joins
@@ -140,9 +149,10 @@ class OllamaStream implements FrameRouter {
 }
 
 /**
- * Ends a stream of which only some calls were rejected: `text` (the reason) first, then the held chunks
- * with the dropped calls taken out; the kept calls' `function.index` (newer Ollama numbers them) renumbered
- * to close the gaps. A chunk left with nothing is dropped; the final chunk stays.
+ * Ends a stream of which only some calls were rejected: the held chunks with the dropped calls taken out,
+ * the kept calls' `function.index` (newer Ollama numbers them) renumbered to close the gaps, then `text`
+ * (the reason), then the final chunk: the reason follows the text held with the calls, as a body puts it
+ * after the message's content. A chunk left with nothing is dropped; the final chunk stays.
  */
 function dropOllamaCalls(
   text: string,
@@ -150,11 +160,16 @@ function dropOllamaCalls(
   flow: StreamFlow,
   template: Record<string, unknown>,
 ): void {
-  flow.send(line({ ...template, message: { role: "assistant", content: text }, done: false }));
+  let told = false;
+  const tell = () => {
+    if (!told) flow.send(line({ ...template, message: { role: "assistant", content: text }, done: false }));
+    told = true;
+  };
   const gone = new Set(split.dropped.map((c) => c.slot));
   let position = 0;
   let kept = 0;
   for (const h of flow.held) {
+    if (h.event?.done === true) tell();
     const message = isRecord(h.event?.message) ? h.event.message : undefined;
     if (!h.tool || !h.event || !message || !Array.isArray(message.tool_calls)) {
       flow.send(h.raw);
@@ -163,9 +178,7 @@ function dropOllamaCalls(
     const before: unknown[] = message.tool_calls;
     const calls = before.flatMap((tc) => {
       if (!isRecord(tc) || gone.has(position++)) return []; // (an entry that is no call was never judged)
-      const at = kept++;
-      if (!isRecord(tc.function) || typeof tc.function.index !== "number") return [tc];
-      return [{ ...tc, function: { ...tc.function, index: at } }];
+      return [renumbered(tc, kept++)];
     });
     if (calls.length === before.length && calls.every((c, i) => c === before[i])) {
       flow.send(h.raw);
@@ -173,6 +186,7 @@ function dropOllamaCalls(
       flow.send(line({ ...h.event, message: { ...message, tool_calls: calls } }));
     }
   }
+  tell();
 }
 
 /** The message text in a chunk. */

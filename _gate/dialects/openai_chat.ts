@@ -86,6 +86,12 @@ const body: CompletionBody = {
         if (calls) message.tool_calls = calls;
         if (legacy === false) delete message.function_call;
         message.content = withText(m.content, joinText(contentText(m) ?? "", reason));
+        // A choice that lost every call ends as a stream ends it: no calls left to run, a normal stop (an
+        // empty `tool_calls` sent back is refused by the API).
+        if (!nativeCalls(message)) {
+          delete message.tool_calls;
+          return { ...c, message, finish_reason: "stop" };
+        }
         return { ...c, message };
       }),
     };
