@@ -286,13 +286,11 @@ class HttpRelay {
     // (a GuardedSession, whose `answered` the relay waits on: see #acceptedOnceAnswered)
     this.#session = guard.connect({ toServer: this.#toServer, toClient: this.#toClient }) as GuardedSession;
     this.#sessions = new HttpSessions(this.#session.isWaiting);
-    // (a new session's server restarts its ids: the guard keeps the server's requests by session too)
+    // (a new session's server restarts its ids: the guard keeps the server's requests by session, and says
+    // which session each of the client's answers goes in)
     this.#session.scopeRequests({
       asked: (m) => this.#sessions.cameIn(m),
-      answer: (m) => {
-        const ids = this.#sessions.answerSession(m);
-        return ids === undefined ? undefined : this.#sessions.scopeOf(ids);
-      },
+      answers: (m, ids) => this.#sessions.answerGoesIn(m, ids),
     });
   }
 
@@ -349,7 +347,10 @@ class HttpRelay {
     const bytes = encodeMessage(frame.message, (message) =>
       unwrittenFromServer(message, {
         emit: (event) => emitTo(this.#options.onEvent, event),
-        toServer: (answer) => void this.#toServer({ message: answer }),
+        toServer: (answer) => {
+          this.#session.answeredForClient(answer); // (in its request's session)
+          void this.#toServer({ message: answer });
+        },
       }));
     this.#outChain = this.#outChain.then(async () => {
       try {
@@ -379,7 +380,6 @@ class HttpRelay {
     if (own !== undefined) return this.#sendOwn(message, own);
     if (isGuardCancel(frame)) return this.#sendOwnCancel(message);
     // The client's answers keep no order: the server may wait for one to answer the request before it.
-    this.#sessions.answers(message);
     if (answersOnly(message)) {
       this.#sessions.answerIn(message);
       return this.#answerPlaces.take((release) => this.#send(message, release));
