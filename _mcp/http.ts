@@ -285,13 +285,11 @@ class HttpRelay {
     // (a GuardedSession, whose `answered` the relay waits on: see #acceptedOnceAnswered)
     this.#session = guard.connect({ toServer: this.#toServer, toClient: this.#toClient }) as GuardedSession;
     this.#sessions = new HttpSessions(this.#session.isWaiting);
-    // (a new session's server restarts its ids: the guard keeps the server's requests by session too)
+    // (a new session's server restarts its ids: the guard keeps the server's requests by session, and says
+    // which session each of the client's answers goes in)
     this.#session.scopeRequests({
       asked: (m) => this.#sessions.cameIn(m),
-      answer: (m) => {
-        const ids = this.#sessions.answerSession(m);
-        return ids === undefined ? undefined : this.#sessions.scopeOf(ids);
-      },
+      answers: (m, ids) => this.#sessions.answerGoesIn(m, ids),
     });
   }
 
@@ -348,7 +346,10 @@ class HttpRelay {
     const bytes = encodeMessage(frame.message, (message) =>
       unwrittenFromServer(message, {
         emit: (event) => emitTo(this.#options.onEvent, event),
-        toServer: (answer) => void this.#toServer({ message: answer }),
+        toServer: (answer) => {
+          this.#session.answeredForClient(answer); // (in its request's session)
+          void this.#toServer({ message: answer });
+        },
       }));
     this.#outChain = this.#outChain.then(async () => {
       try {
@@ -378,7 +379,6 @@ class HttpRelay {
     if (own !== undefined) return this.#sendOwn(message, own);
     if (isGuardCancel(frame)) return this.#sendOwnCancel(message);
     // The client's answers keep no order: the server may wait for one to answer the request before it.
-    this.#sessions.answers(message);
     if (answersOnly(message)) {
       this.#sessions.answerIn(message);
       return this.#answerPlaces.take((release) => this.#send(message, release));
@@ -1559,9 +1559,9 @@ interface InitializeWait {
  * back (an answer behind them could be what the server waits for), but past {@linkcode MAX_HELD} of them.
  */
 class SendOrder {
-  /** Resolves once every message let go so far was accepted; and once every notification was. */
-  #all: Promise<void> = Promise.resolve();
-  #notifications: Promise<void> = Promise.resolve();
+  /** The messages let go and not accepted yet (or cancels not let go yet); and the notifications of them. */
+  readonly #all = new Unsettled();
+  readonly #notifications = new Unsettled();
   /** Resolves once every message that waited its turn has been let go. */
   #started: Promise<void> = Promise.resolve();
   /** How many messages let go are not accepted yet, of them notifications; and how many wait their turn. */
@@ -1570,14 +1570,14 @@ class SendOrder {
   #waiting = 0;
   /** How many cancels wait for their request's POST. */
   #cancels = 0;
-  /** Resolves once every cancel let go so far was accepted (or its POST ended), or will not go. */
-  #cancelsSent: Promise<void> = Promise.resolve();
+  /** The cancels not accepted yet (nor their POSTs ended) that will go. */
+  readonly #cancelsSent = new Unsettled();
 
   /**
    * Resolves once every message taken so far has been let go and accepted (or its POST ended): cancels too.
    */
   sent(): Promise<void> {
-    return Promise.all([this.#started, this.#all, this.#cancelsSent]).then(() => {});
+    return Promise.all([this.#started, this.#all.settled(), this.#cancelsSent.settled()]).then(() => {});
   }
 
   /**
@@ -1591,7 +1591,7 @@ class SendOrder {
     const all = kind === "after_all";
     const notification = kind !== "request";
     // (after those waiting before it, too: one let go at once could pass them before they run)
-    const turn = Promise.all([this.#started, all ? this.#all : this.#notifications]);
+    const turn = Promise.all([this.#started, (all ? this.#all : this.#notifications).settled()]);
     const now = this.#waiting === 0 && (all ? this.#open : this.#openNotifications) === 0;
     let accepted!: () => void;
     const done = new Promise<void>((resolve) => (accepted = resolve));
@@ -1605,8 +1605,8 @@ class SendOrder {
       if (notification) this.#openNotifications--;
       accepted();
     };
-    this.#all = Promise.all([this.#all, done]).then(() => {});
-    if (notification) this.#notifications = Promise.all([this.#notifications, done]).then(() => {});
+    this.#all.add(done);
+    if (notification) this.#notifications.add(done);
     if (now) return send(accept);
     this.#waiting++;
     let sent: void | Promise<void>;
@@ -1629,16 +1629,49 @@ class SendOrder {
   ): void | Promise<void> {
     let accepted!: () => void;
     const done = new Promise<void>((resolve) => (accepted = resolve));
-    this.#cancelsSent = Promise.all([this.#cancelsSent, done]).then(() => {});
+    this.#cancelsSent.add(done);
     if (request === undefined && this.#waiting === 0 && this.#openNotifications === 0) return send(accepted);
     this.#cancels++;
     let sent: void | Promise<void>;
-    const started = Promise.all([this.#started, this.#notifications, request]).then(() => {
+    const started = Promise.all([this.#started, this.#notifications.settled(), request]).then(() => {
       this.#cancels--;
       sent = send(accepted);
     });
-    this.#all = Promise.all([this.#all, started]).then(() => {});
+    this.#all.add(started);
     return this.#cancels > MAX_HELD ? started.then(() => sent) : undefined;
+  }
+}
+
+/**
+ * Promises not settled yet, each known by a number until it settles: {@linkcode Unsettled.settled} waits for
+ * those added so far, as a chain of them would (`all = Promise.all([all, next])`). A chain, or a
+ * `Promise.all` of those open at each call, holds something on one that never settles (a cancel whose
+ * request's POST the server never takes) for each call after it, until the relay ends; here only who waits
+ * is held.
+ */
+class Unsettled {
+  /** The numbers of the promises not settled yet, oldest first. */
+  readonly #open = new Set<number>();
+  #added = 0;
+  /** Who waits, each for the promises added up to its number, in that order. */
+  readonly #waiting: { upTo: number; go: () => void }[] = [];
+
+  /** Keep `promise` until it settles. */
+  add(promise: Promise<unknown>): void {
+    const n = ++this.#added;
+    this.#open.add(n);
+    const settled = () => {
+      this.#open.delete(n);
+      const oldest = this.#open.values().next().value ?? Infinity;
+      while (this.#waiting.length > 0 && this.#waiting[0].upTo < oldest) this.#waiting.shift()!.go();
+    };
+    promise.then(settled, settled);
+  }
+
+  /** Resolves once every promise added so far has settled. */
+  settled(): Promise<void> {
+    if (this.#open.size === 0) return Promise.resolve();
+    return new Promise((go) => this.#waiting.push({ upTo: this.#added, go }));
   }
 }
 

@@ -9,7 +9,6 @@
  */
 import { isRecord } from "../_common/values.ts";
 import { idKey, isRequest, type JsonRpcId, type JsonRpcMessage } from "./jsonrpc.ts";
-import { MAX_SERVER_REQUESTS } from "./session.ts";
 
 /** The most sessions (each `initialize` sent starts one) the relay ends as it closes: the last ones. */
 const MAX_SESSIONS_ENDED = 64;
@@ -94,22 +93,14 @@ export class HttpSessions {
    */
   readonly #sessionOf = new WeakMap<object, SessionIds>();
   /**
-   * The requests of the server's the client has not answered, each by its session's name (see `scopeOf`) and
-   * {@linkcode idKey}, oldest first: the answer goes in that session, though a new `initialize` went
-   * meanwhile (the oldest is forgotten past {@linkcode MAX_SERVER_REQUESTS}, as the guard session forgets
-   * it). A new session's server restarts its ids: the same id may wait in two sessions.
+   * The session each message of the server's came in, by the message (a batch's member too): the guard
+   * session keeps the server's requests by it (see `RequestScopes` in `_mcp/session.ts`), and tells which
+   * session each of the client's answers goes in (see {@linkcode HttpSessions.answerGoesIn}).
    */
-  readonly #askedIn = new Map<string, { key: string; ids: SessionIds }>();
-  /** The sessions in which a request of the server's waits under each {@linkcode idKey}, latest last. */
-  readonly #askedUnder = new Map<string, SessionIds[]>();
-  /** The session each message of the server's came in, by the message (a batch's member too). */
   readonly #cameIn = new WeakMap<object, SessionIds>();
-  /** Each session's name (see `scopeOf`), and the next one's number. */
-  readonly #names = new WeakMap<SessionIds, string>();
-  #named = 0;
   /**
    * The session each of the client's answers goes in, by the answer (a batch's member too): that of the
-   * request it answers, taken from `#askedIn` as the answer comes.
+   * request it answers, though a new `initialize` went meanwhile.
    */
   readonly #answerOf = new WeakMap<object, SessionIds>();
   /**
@@ -356,83 +347,31 @@ export class HttpSessions {
 
   /**
    * Note the session each message of the server's in `message` (one, or a batch) came in, `ids`: a request's,
-   * for the client's answer; a cancel of one ends its wait there; an answer ends the wait of a cancel's for
+   * for the client's answer (see {@linkcode HttpSessions.cameIn}); an answer ends the wait of a cancel's for
    * its request (see `#took`).
    */
   asked(message: unknown, ids: SessionIds): void {
     for (const m of membersOf<unknown>(message)) {
       if (!isRecord(m)) continue;
       this.#cameIn.set(m, ids);
-      if (m.method === "notifications/cancelled") {
-        const id = cancelledId(m);
-        if (id !== undefined) this.#unask(idKey(id), ids);
-        continue;
-      }
-      const id = m.id;
-      if (typeof id !== "string" && typeof id !== "number") continue;
-      if (typeof m.method !== "string") { // (an answer to the client's request)
-        this.#took.delete(idKey(id));
-        continue;
-      }
-      const key = idKey(id);
-      this.#unask(key, ids); // (to the end: the oldest goes first)
-      this.#askedIn.set(`${this.scopeOf(ids)}\u0000${key}`, { key, ids });
-      this.#askedUnder.set(key, [...this.#askedUnder.get(key) ?? [], ids]);
-      if (this.#askedIn.size > MAX_SERVER_REQUESTS) {
-        const oldest = this.#askedIn.values().next().value!;
-        this.#unask(oldest.key, oldest.ids);
+      // (an answer to the client's request)
+      if (typeof m.method !== "string" && (typeof m.id === "string" || typeof m.id === "number")) {
+        this.#took.delete(idKey(m.id));
       }
     }
   }
 
-  /** The request of the server's under `key` in the session `ids` waits no more, if it did. */
-  #unask(key: string, ids: SessionIds): void {
-    if (!this.#askedIn.delete(`${this.scopeOf(ids)}\u0000${key}`)) return;
-    const left = this.#askedUnder.get(key)!.filter((x) => x !== ids);
-    if (left.length === 0) this.#askedUnder.delete(key);
-    else this.#askedUnder.set(key, left);
+  /** The session a message of the server's came in (see `asked`), if known. */
+  cameIn(m: object): SessionIds | undefined {
+    return this.#cameIn.get(m);
   }
 
   /**
-   * The name of the session `ids`, the same each time: the scope the guard session keeps the server's
-   * requests of that session in (see `RequestScopes` in `_mcp/session.ts`).
+   * The client's answer `m` (or the relay's in its place) goes in the session `ids`: that of the request of
+   * the server's it answers, as the guard session found it.
    */
-  scopeOf(ids: SessionIds): string {
-    let name = this.#names.get(ids);
-    if (name === undefined) this.#names.set(ids, name = `s${this.#named++}`);
-    return name;
-  }
-
-  /** The name of the session a message of the server's came in (see `asked`), if known. */
-  cameIn(m: object): string | undefined {
-    const ids = this.#cameIn.get(m);
-    return ids === undefined ? undefined : this.scopeOf(ids);
-  }
-
-  /**
-   * The session the client's answer `m` goes in: that of the request of the server's waiting under its id,
-   * which it takes, the latest asked of them when several do (a client that starts a new session is done
-   * with the one before, most likely); undefined when none waits. The same for `m` each time.
-   */
-  answerSession(m: object): SessionIds | undefined {
-    const known = this.#answerOf.get(m);
-    if (known !== undefined || !isRecord(m) || "method" in m) return known;
-    if (typeof m.id !== "string" && typeof m.id !== "number") return undefined;
-    const ids = this.#askedUnder.get(idKey(m.id))?.at(-1);
-    if (ids === undefined) return undefined;
-    this.#unask(idKey(m.id), ids);
+  answerGoesIn(m: object, ids: SessionIds): void {
     this.#answerOf.set(m, ids);
-    return ids;
-  }
-
-  /**
-   * Note the session each of the client's answers in `message` (one, or a batch's) goes in: that of the
-   * request it answers (see `answerSession`), not the one a later `initialize` started. An answer the relay
-   * gave a session of its own (see `assign`) keeps it.
-   */
-  answers(message: unknown): void {
-    if (typeof message === "object" && message !== null && this.#sessionOf.has(message)) return;
-    for (const m of membersOf<unknown>(message)) if (isRecord(m)) this.answerSession(m);
   }
 
   /**

@@ -28,8 +28,8 @@ import {
 } from "./guard.ts";
 import { encodeMessage, type JsonRpcMessage, withNewline } from "./jsonrpc.ts";
 import { createFramer } from "./framing.ts";
-import { ClientFeed } from "./session.ts";
-import type { McpEvent, McpFrame, McpGuardOptions, McpRelayExit, McpSession } from "./types.ts";
+import { ClientFeed, type GuardedSession } from "./session.ts";
+import type { McpEvent, McpFrame, McpGuardOptions, McpRelayExit } from "./types.ts";
 
 /** Options for {@linkcode relayMcp}. */
 export interface McpRelayOptions extends McpGuardOptions {
@@ -139,7 +139,7 @@ class McpRelay {
   readonly #child: LiveChild | null;
   /** Why the server could not start, or null when it runs. */
   readonly #spawnError: string | null;
-  readonly #session: McpSession;
+  readonly #session: GuardedSession;
   readonly #maxLineBytes: number;
   /** How the server ended, once it has. */
   #exit: ChildExit | null = null;
@@ -170,7 +170,8 @@ class McpRelay {
     });
     // Batches are split: MCP servers since protocol 2025-06-18 leave a batch unanswered.
     const guard = createMcpGuard({ ...options, batches: options.batches ?? "split" });
-    this.#session = guard.connect({ toServer: this.#toServer, toClient: this.#toClient });
+    // (a GuardedSession, told of the server's requests the relay answers: see #unwrittenToClient)
+    this.#session = guard.connect({ toServer: this.#toServer, toClient: this.#toClient }) as GuardedSession;
     if (this.#child) {
       this.#emit({
         event: "spawn",
@@ -217,7 +218,10 @@ class McpRelay {
   readonly #unwrittenToClient = (message: unknown): void =>
     unwrittenFromServer(message, {
       emit: (event) => this.#emit(event),
-      toServer: (answer) => this.#answerServer(answer),
+      toServer: (answer) => {
+        this.#session.answeredForClient(answer); // (the client's answer under its id is a second one)
+        this.#answerServer(answer);
+      },
     });
 
   /** A client message too deep to write out to the server: reported, and a request answered with an error. */

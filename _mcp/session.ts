@@ -53,17 +53,82 @@ export interface SessionHooks {
 }
 
 /**
- * The scopes (the HTTP relay's sessions, by name) the server's requests are kept in, by id in each (see
- * `GuardedSession.scopeRequests`).
+ * The scopes (the HTTP relay's sessions) the server's requests are kept in, by id in each (see
+ * `GuardedSession.scopeRequests`). The guard keeps them, alone: the relay learns from it which scope each of
+ * the client's answers goes in.
  */
-export interface RequestScopes {
-  /** The scope a message of the server's came in. */
-  asked(m: JsonRpcMessage): string | undefined;
+export interface RequestScopes<S extends object = object> {
+  /** The scope a message of the server's came in, if known. */
+  asked(m: JsonRpcMessage): S | undefined;
   /**
-   * The scope the client's answer `m` goes in: that of a request of the server's waiting under its id (it is
-   * taken: a second answer finds another, or none), undefined when none waits.
+   * The client's answer `m` (or the relay's in its place) goes in `scope`: that of the request of the
+   * server's it answers.
    */
-  answer(m: JsonRpcMessage): string | undefined;
+  answers(m: JsonRpcMessage, scope: S): void;
+}
+
+/**
+ * Requests of the server's kept by scope ({@linkcode RequestScopes}; one scope without them) and id, oldest
+ * first, at most `max`: past it the oldest is forgotten. The same id may be kept in several scopes (a new
+ * session's server restarts its ids).
+ */
+class ScopedIds {
+  readonly #max: number;
+  /** Each request by its scope's name and {@linkcode idKey}: that key and its scope. Oldest first. */
+  readonly #kept = new Map<string, { key: string; scope: object | undefined }>();
+  /** The scopes in which a request is kept under each {@linkcode idKey}, latest last. */
+  readonly #scopesOf = new Map<string, (object | undefined)[]>();
+  /** Each scope's name (for `#kept`), and the next one's number. */
+  readonly #names = new WeakMap<object, string>();
+  #named = 0;
+
+  constructor(max: number) {
+    this.#max = max;
+  }
+
+  /** Keep the request `id` of `scope` (to the end, if it was kept: the oldest goes first). */
+  add(scope: object | undefined, id: JsonRpcId): void {
+    const key = idKey(id);
+    this.delete(scope, id);
+    this.#kept.set(this.#keyOf(scope, key), { key, scope });
+    this.#scopesOf.set(key, [...this.#scopesOf.get(key) ?? [], scope]);
+    if (this.#kept.size <= this.#max) return;
+    const oldest = this.#kept.values().next().value!;
+    this.#forget(oldest.scope, oldest.key);
+  }
+
+  /** Forget the request `id` of `scope`; true when it was kept. */
+  delete(scope: object | undefined, id: JsonRpcId): boolean {
+    return this.#forget(scope, idKey(id));
+  }
+
+  /**
+   * Take a request kept under `id`: of the latest scope, when several keep one (a client that starts a new
+   * session is done with the one before, most likely). Undefined when none is kept, else its scope.
+   */
+  take(id: JsonRpcId): { scope: object | undefined } | undefined {
+    const key = idKey(id);
+    const scopes = this.#scopesOf.get(key);
+    if (scopes === undefined) return undefined;
+    const scope = scopes.at(-1);
+    this.#forget(scope, key);
+    return { scope };
+  }
+
+  #forget(scope: object | undefined, key: string): boolean {
+    if (!this.#kept.delete(this.#keyOf(scope, key))) return false;
+    const left = this.#scopesOf.get(key)!.filter((x) => x !== scope);
+    if (left.length === 0) this.#scopesOf.delete(key);
+    else this.#scopesOf.set(key, left);
+    return true;
+  }
+
+  #keyOf(scope: object | undefined, key: string): string {
+    if (scope === undefined) return key;
+    let name = this.#names.get(scope);
+    if (name === undefined) this.#names.set(scope, name = `${this.#named++}`);
+    return `${name}\u0000${key}`;
+  }
 }
 
 /** A client batch sent on element by element: the answers collected until every request has one. */
@@ -269,12 +334,14 @@ export class GuardedSession implements McpSession {
   /** Who waits for no client request to wait for an answer (see {@linkcode GuardedSession.idle}). */
   #onIdle: (() => void)[] = [];
   /**
-   * Keys of the server's requests passed on to the client and not yet answered by it (the oldest forgotten
-   * past {@linkcode MAX_SERVER_REQUESTS}), and of those the server cancelled lately: the client's answers are
-   * checked against them, as the server's are against the client's requests.
+   * The server's requests passed on to the client and not yet answered by it (the oldest forgotten past
+   * {@linkcode MAX_SERVER_REQUESTS}), and those the server cancelled lately (past
+   * {@linkcode MAX_CANCELLED}), each by scope and id: the client's answers are checked against them, as the
+   * server's are against the client's requests. The one record of them: the HTTP relay asks it which session
+   * an answer goes in (see {@linkcode RequestScopes}), so the two never differ at the bound.
    */
-  readonly #serverRequests = new Set<string>();
-  readonly #serverCancelled = new Set<string>();
+  readonly #serverRequests = new ScopedIds(MAX_SERVER_REQUESTS);
+  readonly #serverCancelled = new ScopedIds(MAX_CANCELLED);
   /** The scopes the server's requests are kept in (see {@linkcode GuardedSession.scopeRequests}). */
   #scopes: RequestScopes | undefined;
   /** Client batches being answered element by element, under each of their requests' keys. */
@@ -403,13 +470,32 @@ export class GuardedSession implements McpSession {
    * session before waits for its answer; the new session's server restarts its ids, so the same id may wait
    * in two sessions, and each wants its answer.
    */
-  readonly scopeRequests = (scopes: RequestScopes): void => {
+  readonly scopeRequests = <S extends object>(scopes: RequestScopes<S>): void => {
     this.#scopes = scopes;
   };
 
-  /** The key of a request of the server's (or of the client's answer to it): its scope's and its id's. */
-  #serverKey(scope: string | undefined, id: JsonRpcId): string {
-    return scope === undefined ? idKey(id) : `${scope}\u0000${idKey(id)}`;
+  /**
+   * The relay answers a request of the server's itself with `answer` (it could not write the request out to
+   * the client): the request waits for the client's answer no more (the client's answer under its id is then
+   * a second one), and `answer` goes in its scope (see {@linkcode RequestScopes.answers}). Call it before
+   * `answer` is sent. Not part of {@linkcode McpSession}: the relays'.
+   */
+  readonly answeredForClient = (answer: JsonRpcMessage): void => {
+    if (typeof answer.id === "string" || typeof answer.id === "number") {
+      this.#takeServerRequest(answer, answer.id);
+    }
+  };
+
+  /**
+   * Take the request of the server's under `id` that `answer` (the client's, or one in its place) answers,
+   * telling the relay its scope; false when none waits. The latest asked of them when several scopes keep one
+   * (the request the relay could not write out was the latest asked: it answers at once).
+   */
+  #takeServerRequest(answer: JsonRpcMessage, id: JsonRpcId): boolean {
+    const taken = this.#serverRequests.take(id);
+    if (taken === undefined) return false;
+    if (taken.scope !== undefined) this.#scopes?.answers(answer, taken.scope);
+    return true;
   }
 
   /** One client frame (a single message, or a batch when batches are not split): judge, hold or refuse it. */
@@ -695,9 +781,8 @@ export class GuardedSession implements McpSession {
    * server cancelled is dropped quietly.
    */
   #clientAnswer(m: JsonRpcMessage, id: JsonRpcId): "forward" | "answered" {
-    const key = idKey(id);
-    if (this.#serverRequests.delete(this.#serverKey(this.#scopes?.answer(m), id))) return "forward";
-    if (this.#serverCancelled.delete(key)) return "answered";
+    if (this.#takeServerRequest(m, id)) return "forward";
+    if (this.#serverCancelled.take(id) !== undefined) return "answered";
     this.#hooks.emit({ event: "stray_message", from: "client", kind: "no_request", id });
     return "answered";
   }
@@ -724,7 +809,7 @@ export class GuardedSession implements McpSession {
       const why = "toolguard: the client's answer to this request was not JSON; it was not passed on";
       const answer = errorResponse(found.id, -32603, why);
       // (answered now: a later answer is a second one)
-      this.#serverRequests.delete(this.#serverKey(this.#scopes?.answer(answer), found.id));
+      this.#takeServerRequest(answer, found.id);
       this.#watch(this.#sinks.toServer({ message: answer }));
       return;
     }
@@ -1144,12 +1229,12 @@ export class GuardedSession implements McpSession {
   }
 
   /** Remember a cancelled request for a while, so its late answer is not reported as stray. */
-  #noteCancelled(key: string, cancelled = this.#cancelled): void {
-    cancelled.add(key);
-    if (cancelled.size <= MAX_CANCELLED) return;
-    const oldest = cancelled.values().next().value as string;
-    cancelled.delete(oldest);
-    if (cancelled === this.#cancelled) this.#awaited.delete(oldest); // (its late answer is no longer known)
+  #noteCancelled(key: string): void {
+    this.#cancelled.add(key);
+    if (this.#cancelled.size <= MAX_CANCELLED) return;
+    const oldest = this.#cancelled.values().next().value as string;
+    this.#cancelled.delete(oldest);
+    this.#awaited.delete(oldest); // (its late answer is no longer known)
   }
 
   /**
@@ -1158,19 +1243,11 @@ export class GuardedSession implements McpSession {
    */
   #serverMessage(m: JsonRpcMessage): void {
     const scope = this.#scopes?.asked(m);
-    if (isRequest(m)) {
-      const key = this.#serverKey(scope, m.id as JsonRpcId);
-      this.#serverRequests.delete(key); // (to the end: the oldest goes first)
-      this.#serverRequests.add(key);
-      if (this.#serverRequests.size > MAX_SERVER_REQUESTS) {
-        this.#serverRequests.delete(this.#serverRequests.values().next().value as string);
-      }
-    } else if (m.method === "notifications/cancelled" && isRecord(m.params)) {
-      const id = m.params.requestId as JsonRpcId;
-      // (a late answer is known by its id alone: no scope knows it any more)
-      if (this.#serverRequests.delete(this.#serverKey(scope, id))) {
-        this.#noteCancelled(idKey(id), this.#serverCancelled);
-      }
+    if (isRequest(m)) this.#serverRequests.add(scope, m.id as JsonRpcId);
+    else if (m.method === "notifications/cancelled" && isRecord(m.params)) {
+      const id = m.params.requestId;
+      if (typeof id !== "string" && typeof id !== "number") return;
+      if (this.#serverRequests.delete(scope, id)) this.#serverCancelled.add(scope, id);
     }
   }
 

@@ -2318,3 +2318,109 @@ test("relayMcpHttp: a cancel of a request the session before took with 202 goes 
   }).finally(() => streams.forEach((res) => res.destroy()));
   assert.ok(arrived.includes("notifications/cancelled s0"), arrived.join(", "));
 });
+
+test(
+  "relayMcpHttp: the server's cancels of its requests under one id in two sessions each let a late answer go",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    // The guard knew the requests the server cancelled by their ids alone: the two sessions' cancels of their
+    // requests under the id 0 made one, and the client's late answer to the second was reported as a stray.
+    const arrived: string[] = [];
+    const pings = new Map<string, { res: ServerResponse; id: unknown }>();
+    const handle: Handle = (req, res, m) => {
+      if (m === undefined) return void res.writeHead(405).end();
+      const session = String(req.headers["mcp-session-id"] ?? "none");
+      if (m.method === "initialize") {
+        return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": `s${m.id}` })
+          .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: INIT_RESULT }));
+      }
+      if (m.method === undefined) arrived.push(`answer ${m.id} ${session}`);
+      if (m.method === "notifications/roots/list_changed") {
+        // (each session's server gives up on its question, and answers that session's ping)
+        const cancel = { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 0 } };
+        for (const ping of pings.values()) {
+          const answer = { jsonrpc: "2.0", id: ping.id, result: {} };
+          ping.res.end(`data: ${JSON.stringify(cancel)}\n\ndata: ${JSON.stringify(answer)}\n\n`);
+        }
+      }
+      if (m.id === undefined || m.method === undefined) return void res.writeHead(202).end();
+      if (m.id === 5) {
+        return void res.writeHead(200, { "content-type": "application/json" })
+          .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} }));
+      }
+      const stream = res.writeHead(200, { "content-type": "text/event-stream" });
+      pings.set(session, { res: stream, id: m.id });
+      stream.write(`data: ${JSON.stringify({ jsonrpc: "2.0", id: 0, method: "roots/list" })}\n\n`);
+    };
+    const { events } = await relayScript(handle, async function* (until) {
+      yield INIT[0];
+      yield INIT[1];
+      await until(answered(0));
+      yield { jsonrpc: "2.0", id: 1, method: "ping" };
+      await until(askedRoots(1));
+      yield { ...INIT[0] as object, id: 2 };
+      yield INIT[1];
+      await until(answered(2));
+      yield { jsonrpc: "2.0", id: 3, method: "ping" };
+      await until(askedRoots(2));
+      yield { jsonrpc: "2.0", method: "notifications/roots/list_changed" };
+      await until(answered(1, 3));
+      yield { jsonrpc: "2.0", id: 0, result: { roots: [] } };
+      yield { jsonrpc: "2.0", id: 0, result: { roots: [] } };
+      // (the guard judged both answers before it passes this on)
+      yield { jsonrpc: "2.0", id: 5, method: "ping" };
+      await until(answered(5));
+    });
+    assert.deepEqual(arrived, []);
+    assert.deepEqual(events.filter((e) => e.event === "stray_message"), []);
+  },
+);
+
+test("relayMcpHttp: at the bound on the server's requests, the guard and the relay forget the same one", {
+  timeout: 120_000,
+}, async () => {
+  // The relay kept a message that was both a request and an answer among the server's requests, which the
+  // guard did not: past the bound the relay forgot the oldest two, the guard one, and the client's answer to
+  // the second oldest was dropped as a stray though the guard knew its request.
+  const bound = 65_536;
+  const arrived: unknown[] = [];
+  let ping: ServerResponse | undefined;
+  const handle: Handle = (_req, res, m) => {
+    if (m === undefined) return void res.writeHead(405).end();
+    if (m.method === "initialize") {
+      return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s" })
+        .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: INIT_RESULT }));
+    }
+    if (m.method === undefined) {
+      arrived.push(m.id);
+      if (m.id === "q1") ping?.end(`data: ${JSON.stringify({ jsonrpc: "2.0", id: 1, result: {} })}\n\n`);
+    }
+    if (m.id === undefined || m.method === undefined) return void res.writeHead(202).end();
+    ping = res.writeHead(200, { "content-type": "text/event-stream" });
+    const ask = (id: string) => `data: ${JSON.stringify({ jsonrpc: "2.0", id, method: "roots/list" })}\n\n`;
+    const both = { jsonrpc: "2.0", id: "both", method: "roots/list", result: {} };
+    const events = [ask("q0"), ask("q1"), `data: ${JSON.stringify(both)}\n\n`];
+    for (let i = 2; i <= bound; i++) events.push(ask(`q${i}`));
+    ping.write(events.join(""));
+  };
+  let asked = 0;
+  const { events } = await relayScript(handle, async function* (until) {
+    yield INIT[0];
+    yield INIT[1];
+    await until(answered(0));
+    yield { jsonrpc: "2.0", id: 1, method: "ping" };
+    // (one more than the bound: the oldest, q0, is forgotten)
+    await until((got) => (asked = got.length - 1) >= bound + 1);
+    yield { jsonrpc: "2.0", id: "q0", result: { roots: [] } };
+    yield { jsonrpc: "2.0", id: "q1", result: { roots: [] } };
+    await until(answered(1));
+  });
+  assert.equal(asked, bound + 1);
+  assert.deepEqual(arrived, ["q1"]);
+  assert.deepEqual(events.flatMap((e) => e.event === "stray_message" ? [[e.from, e.kind, e.id]] : []), [
+    ["server", "request_and_answer", "both"],
+    ["client", "no_request", "q0"],
+  ]);
+});
