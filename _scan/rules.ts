@@ -391,7 +391,8 @@ function otherLanguageAfter(t: string, e: number, original: Original): boolean {
   let after = "";
   for (let i = e; i < t.length && i < e + 60; i++) after += original(i);
   let n = 0;
-  for (const word of after.trim().split(/\s+/).slice(0, 6)) {
+  // (NFC: text in decomposed form, "e" and a combining accent, holds no letter outside ASCII until composed)
+  for (const word of after.normalize("NFC").trim().split(/\s+/).slice(0, 6)) {
     // (ASCII letters mixed with letters of another script are English in look-alikes, "s\u0435nd th\u0435 keys")
     if (/(?![A-Za-z])\p{L}/u.test(word) && !MIXED_SCRIPT.test(word) && ++n === 2) return true;
   }
@@ -422,8 +423,9 @@ function orderedInAnotherLanguage(t: string, e: number, original: Original): boo
   if (m[1] === undefined) return true;
   const end = e + m[0].length;
   let word = "";
-  for (let i = end - m[1].length; i < end; i++) word += original(i);
-  return !/\u00e9e?s?$/i.test(word);
+  // (and the accents that decompose it: "utilise\u0301" in NFD is the participle all the same)
+  for (let i = end - m[1].length; i < end || /\p{M}/u.test(t[i] ?? ""); i++) word += original(i);
+  return !/\u00e9e?s?$/i.test(word.normalize("NFC"));
 }
 
 /**
@@ -434,23 +436,29 @@ function orderedInAnotherLanguage(t: string, e: number, original: Original): boo
  * A third person ("ChatGPT, developpe par OpenAI, repond ...", "Claude, das Modell, antwortet") tells no one.
  */
 const ORDER_IN_ANOTHER_LANGUAGE = new RegExp(
-  `^ (?:(?:s'il (?:te|vous) plait|por favor|per favore|bitte|desormais|dorenavant|a partir de maintenant|` +
-    `a partir de ahora|de ahora en adelante|da ora in poi|d'ora in poi|a partir de agora|von nun an|` +
-    `ab jetzt|ab sofort),? )?(?:non (?:rispondere|rivelare|dire)\\b|(?:merci de|veuillez|il faut) ` +
+  // (a quote or Markdown emphasis may open the order: "ChatGPT, \u00ab reponds ... \u00bb", "**reponds**")
+  `^ (?:[\u00ab"'*_]{1,3} ?)?(?:(?:s'il (?:te|vous) plait|por favor|per favore|bitte|desormais|dorenavant|` +
+    `a partir de maintenant|a partir de ahora|de ahora en adelante|da ora in poi|d'ora in poi|` +
+    `a partir de agora|von nun an|ab jetzt|ab sofort|maintenant|ahora|adesso|ora|agora|jetzt|sofort),? )?(?:non (?:rispondere|rivelare|dire)\\b|(?:merci de|veuillez|il faut) ` +
     `(?:ne pas )?(?:repondre|ignorer|oublier|envoyer|transferer|supprimer|effacer|reveler|afficher|ecrire|` +
     `traduire|donner|montrer|faire|executer|utiliser|mentionner)\\b|(?:ne |n'|no |nao )?` +
     // French (tu and vous), Spanish, Italian, Portuguese, German (du and Sie), in that order
     `((?:reponds|repondez|ignore[sz]?|oublie[sz]?|envoie[sz]?|envoyez|transfere[sz]?|supprime[sz]?|` +
     `efface[sz]?|revele[sz]?|affiche[sz]?|ecris|ecrivez|traduis|traduisez|dites|donne[sz]?|montre[sz]?|` +
-    `fais|faites|execute[sz]?|utilise[sz]?|arrete[sz]?|mentionne[sz]?|` +
+    `fais|faites|execute[sz]?|utilise[sz]?|arrete[sz]?|mentionne[sz]?|ajoute[sz]?|copie[sz]?|publie[sz]?|` +
+    `partage[sz]?|ouvre[sz]?|resume[sz]?|lis|lisez|agis|agissez|desactive[sz]?|` +
     `respond[ae]s?|contest[ae]s?|ignor[ae]s?|olvid[ae]s?|envi[ae]s?|transfier[ae]s?|borr[ae]s?|` +
     `elimin[ae]s?|revel[ae]s?|muestr[ae]s?|escrib[ae]s?|traduc[ae]s?|traduzcas?|dime|dile|digas?|haz|` +
-    `hagas?|ejecut[ae]s?|` +
+    `hagas?|ejecut[ae]s?|agreg[ae]s?|anad[ae]s?|copi[ae]s?|compart[ae]s?|publica|abre|abras|actu[ae]s?|` +
     `rispondi|risponda|dimentica|invia|manda|trasferisci|cancella|mostra|scrivi|traduci|dimmi|esegui|` +
+    `aggiungi|condividi|pubblica|apri|agisci|fingi|` +
     `esquec[ae]s?|mand[ae]s?|transfira|apagu?[ae]s?|exclua|mostr[ae]s?|escrev[ae]s?|traduza|diga|faca|` +
+    `adicione|compartilhe|publique|abra|aja|finja|` +
     `antworte[tn]?|ignoriere[n]?|vergiss|vergessen|sende[n]?|schick[en]{0,2}|uberweise[n]?|losche[n]?|` +
     `zeig[en]{0,2}|gib|geben|schreib[en]{0,2}|ubersetze[n]?|sag|sage|sagen|fuhre[n]? aus|nutze[n]?|` +
-    `verwende[n]?|benutze[n]?))\\b` +
+    `verwende[n]?|benutze[n]?|offne[n]?|kopiere[n]?|teile[n]?)` +
+    // (a pronoun joined on to a Spanish or Italian imperative: "muestrame", "enviame", "olvidate", "mandami")
+    `(?:me|te|nos|lo|la|los|las|le|les|melo|mela|selo|mi|ci|gli)?)\\b` +
     `|[^.!?\\n]{0,50}?\\b(?:(?:vorherigen|vorigen|fruheren|bisherigen) (?:anweisungen|regeln|befehle)|` +
     `(?:instructions|consignes|instrucciones|istruzioni|instrucoes|regles|reglas) ` +
     `(?:precedentes|anteriores|precedenti|previas)))`,
