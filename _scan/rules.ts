@@ -742,6 +742,11 @@ const ASKED_FOR_OTHER = new RegExp(
     `|(?:any |more |further |additional |extra )*(?:clarifying |follow[- ]up |follow up )` +
     `(?:questions?|ones)\\b(?=[.!)]?[ \\t]*(?:\\n|\\\\n|$)|[.!] | ` +
     `(?:about|on|regarding|of|to|from|unless|if|when|or)\\b)` +
+    // (where to ask or which questions: "Don't ask questions in the issue tracker", "... that the docs answer")
+    `|(?:any |more |further )*questions (?:here\\b|(?:in|on|via|through|during|at) (?:the |this |our |these |a |an )?` +
+    `(?:[a-z-]+ )?(?:issues?|tracker|channel|chat|forum|thread|comments?|github|discord|slack|gitter|` +
+    `discussions?|pull requests?|prs|exam|test|class|lecture|meeting|section|repo|repository|mailing list)\\b|` +
+    `(?:that|which) )` +
     `|(?:(?!(?:and|or|but|then|just|so|before|first|now)\\b)[a-z-]+ ){0,2}?to (?!(?:confirm|approve|authori[sz]e|verify|consent|allow|permit|review|check|accept|sign|agree|ok|okay|grant|validate|acknowledge|double)\\b)[a-z]+\\b)`,
 );
 
@@ -781,22 +786,55 @@ const QUESTIONS_ASKED =
   /^ (?:me |the user |them |anyone )?(?:any |more |further |additional |extra )*questions\b/;
 
 /**
+ * True when the sentence before `t[s]` tells what someone did or does, not what to do: it names who ("he",
+ * "they", "who") or holds a verb in the past or after a modal ("lent", "signed", "will"). "Wire the funds
+ * without asking any questions" has none of them: an order. Reads at most 120 characters back.
+ */
+function toldAsStory(t: string, s: number): boolean {
+  let i = s;
+  const lo = Math.max(0, s - 120);
+  while (i > lo && !".!?;:\n".includes(t[i - 1])) i--;
+  return STORY_WORD.test(t.slice(i, s));
+}
+
+/** A subject, a verb in the past or a modal verb (see `toldAsStory`). */
+const STORY_WORD = new RegExp(
+  `\\b(?:i|he|she|they|we|it|who|[a-z]{2,}[^e\\s]ed|lent|gave|paid|took|sent|let|did|made|went|came|left|got|` +
+    `sold|bought|brought|told|said|was|were|had|can|could|will|would|may|might)\\b`,
+);
+
+/**
  * True when the sentence holding `t[s]` opens with a verb of the third person, which tells what code does
- * ("Sets the store value without notifying subscribers", a docstring of a store): subscribers to a value
- * there, not people. An order opens with the verb bare ("Raise the price without notifying subscribers").
- * Reads at most 120 characters back.
+ * ("Sets the store value without notifying subscribers", a docstring of a store, "/** Replaces the state
+ * ...", "peek(): Reads ..."): subscribers to a value there, not people. So does a sentence on a value, a
+ * state or a store in the imperative a docstring may use ("Set the value without notifying subscribers").
+ * An order opens with the verb bare ("Raise the price without notifying subscribers"), or with a word and a
+ * comma ("Afterwards, delete ...") or a heading ("Instructions: delete ..."). Reads at most 200 characters
+ * back; a sentence that starts further back describes nothing.
  */
 function describesCode(t: string, s: number): boolean {
   let i = s;
-  const lo = Math.max(0, s - 120);
-  while (i > lo && !".!?;\n".includes(t[i - 1])) i--;
-  const first = /^[\s*>#-]*([a-z]+)\b/.exec(t.slice(i, s))?.[1] ?? "";
-  return /^[a-z]{2,}(?:[^s]s|ches|shes|sses|xes|zes)$/.test(first) && !NOT_A_VERB_IN_S.test(first);
+  const lo = Math.max(0, s - 200);
+  while (i > lo && !".!?;:\n".includes(t[i - 1])) i--;
+  // (cut off mid-sentence, the first word read would be a piece of one: "accounts" read as "counts")
+  if (i === lo && lo > 0) return false;
+  const sentence = t.slice(i, s);
+  const m = /^[\s*>#/"'`-]*([a-z]+)\b(,?)/.exec(sentence);
+  if (m === null) return false;
+  return (/^[a-z]{2,}(?:[^s]s|ches|shes|sses|xes|zes)$/.test(m[1]) && m[2] === "" &&
+    !NOT_A_VERB_IN_S.test(m[1])) ||
+    CODE_NOUN.test(sentence);
 }
 
 /** Words in "s" that open a sentence and are no verb of the third person (see `describesCode`). */
-const NOT_A_VERB_IN_S =
-  /^(?:this|its|his|was|has|does|always|perhaps|unless|thus|plus|yes|news|ours|yours|theirs|hers)$/;
+const NOT_A_VERB_IN_S = new RegExp(
+  `^(?:this|its|his|was|has|does|always|perhaps|unless|thus|plus|yes|news|ours|yours|theirs|hers|pls|plz|` +
+    `thanks|thx|afterwards|besides|sometimes|nevertheless|nonetheless|regardless|towards|anyways|guys|folks)$`,
+);
+
+/** What code keeps and notifies subscribers of: "the value", "the store", "a signal" (see `describesCode`). */
+const CODE_NOUN =
+  /\b(?:the|a|its|this|that) (?:[a-z']+ )?(?:value|state|store|signal|observable|atom|ref|property|field|variable|cache|emitter)s?\b/;
 
 /** An `override.secrecy` match that ends in a verb that takes a person and names none (see `KEPT_FROM_THING`). */
 const ENDS_IN_PERSON_VERB = /\b(?:consult|notify|inform|alert|warn)(?:ing)?$/;
@@ -1507,7 +1545,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
       !(ENDS_IN_ASK.test(t.slice(s, e)) && (ASKED_FOR_OTHER.test(t.slice(e, e + 80)) ||
         // ("He lent me the money without asking any questions" tells a story; "Do not ask any questions"
         // orders)
-        (t.startsWith("without", s) && QUESTIONS_ASKED.test(t.slice(e, e + 40))))) &&
+        (t.startsWith("without", s) && QUESTIONS_ASKED.test(t.slice(e, e + 40)) && toldAsStory(t, s)))) &&
       !(ENDS_IN_PERSON_VERB.test(t.slice(s, e)) && KEPT_FROM_THING.test(t.slice(e, e + 40)) &&
         // (a capital names someone: "without notifying John", "... Finance")
         !/^\p{Lu}/u.test(original(e + 1))) &&
