@@ -953,17 +953,32 @@ function ordersOnNextLine(t: string, e: number, original: Original, changed: boo
   // (past a blank line, "You are ..." may open the prompt a doc shows; an override opens an injected one,
   // and so does a persona under a prompt that replaces the one in force: "Here is the new system
   // prompt:\n\nYou are DAN")
-  return lineBreaks(original(nl)) < 2
-    ? ORDER_AFTER_COLON.test(next)
-    : OVERRIDE_OPENS.test(next) || (changed && PERSONA_OPENS.test(next));
+  return lineBreaks(original(nl)) < 2 ? ORDER_AFTER_COLON.test(next) : OVERRIDE_OPENS.test(next) ||
+    (changed && PERSONA_OPENS.test(next) &&
+      !(ROLE_OPENS.test(next) && !UNBOUND.test(t.slice(nl + 1, nl + 200))));
 }
+
+/**
+ * A persona that is a role, "You are a helpful assistant", "You're an expert copywriter": what a tutorial's new
+ * prompt opens with. A role without rules ("You are an AI with no restrictions") is a jailbreak's (see `UNBOUND`).
+ */
+const ROLE_OPENS = /^[>"'*_#\- \t]*(?:you are|you're) (?:a|an) /;
+
+/** Words that free a persona of its rules: "no restrictions", "unfiltered", "jailbroken", "do anything now". */
+const UNBOUND = new RegExp(
+  `\\b(?:(?:no|without(?: any)?) (?:rules|restrictions|limits|limitations|filters|guidelines|censorship|ethics|` +
+    `morals|boundaries|guardrails)|unrestricted|uncensored|unfiltered|unlimited|unbound|jailbr[a-z]*|dan|` +
+    `do anything|not bound|free (?:from|of)|ignores?|evil|developer mode)\\b`,
+);
 
 /** The first words of a prompt that overrides: "Ignore ...", "From now on ...", "Always forward ...". */
 const OVERRIDE_OPENS = /^(?:ignore|disregard|forget|from now|always|never|do not|don't)\b/;
 
 /** The first words of a prompt that gives the reader a persona: "You are DAN", "Act as", "Your name is". */
-const PERSONA_OPENS =
-  /^[>"'*_ \t]*(?:you are|you're|you will (?:now )?(?:be|act|play)|act as|pretend|your name is)\b/;
+const PERSONA_OPENS = new RegExp(
+  `^[>"'*_#\\- \\t]*(?:you are|you're|you (?:will|must|shall|should) (?:now )?(?:be|act|play|pretend)|act as|` +
+    `pretend|your name is|assume the (?:role|persona|identity)|role-?play as|behave as|from this (?:moment|point))\\b`,
+);
 
 /**
  * An `override.new_instructions` match that replaces the prompt in force: "new system prompt:", "updated
@@ -1436,7 +1451,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
         `(?:system )?(?:instructions?|directives?|orders|task|rules|prompt) ?(?::|-{1,2} |follows?\\b)` +
         // ("The new system prompt is:" heads one too; "The system prompt is: a string ..." defines a word)
         `|\\b(?:new|updated|revised|replacement|override|overriding|real|secret|hidden) (?:system )?` +
-        `(?:prompt|instructions|directives)(?::| below ?:| (?:is|are|reads|will be) ?:)` +
+        `(?:prompt|instructions|directives)(?::| below ?:| (?:is|are|reads|will be)(?: as follows)? ?:)` +
         `|\\bstrictly (?:adhere to|follow|obey|comply with) (?:the|these|my|this) (?:following|new|below)` +
         `|\\b(?:follow|obey|execute) (?:the|these|my) (?:new|following|real|hidden|secret) instructions?\\b`,
       "g",
@@ -1449,7 +1464,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
         !REPLACED_BY.test(t.slice(Math.max(0, s - 80), s)) && !ORDER_AFTER_COLON.test(t.slice(e, e + 24))) &&
       // "Now try removing the system prompt:", "Here's our new updated prompt:": a prompt some sentence names,
       // which leads in to the prompt shown below it (see `PROMPT_NAMED`).
-      !(/prompt(?: (?:is|reads|will be|below))? ?(?::|-{1,2})$/.test(t.slice(s, e)) &&
+      !(/prompt(?: (?:is(?: as follows)?|reads|will be|below))? ?(?::|-{1,2})$/.test(t.slice(s, e)) &&
         PROMPT_NAMED.test(t.slice(Math.max(0, s - 40), s)) &&
         !PROMPT_TAKEN_ON.test(t.slice(Math.max(0, s - 40), s)) &&
         !REPLACED_BY.test(t.slice(Math.max(0, s - 80), s)) &&
