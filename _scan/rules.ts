@@ -794,14 +794,19 @@ function toldAsStory(t: string, s: number): boolean {
   let i = s;
   const lo = Math.max(0, s - 120);
   while (i > lo && !".!?;:\n".includes(t[i - 1])) i--;
-  return STORY_WORD.test(t.slice(i, s));
+  // (an order may name its reader or its giver: "I need you to wire ...", "You will wire ...", "Please ...")
+  return STORY_WORD.test(t.slice(i, s)) && !STORY_ORDERS.test(t.slice(i, s));
 }
 
 /** A subject, a verb in the past or a modal verb (see `toldAsStory`). */
 const STORY_WORD = new RegExp(
-  `\\b(?:i|he|she|they|we|it|who|[a-z]{2,}[^e\\s]ed|lent|gave|paid|took|sent|let|did|made|went|came|left|got|` +
+  `\\b(?:i|he|she|they|we|who|[a-z]{2,}[^e\\s]ed|lent|gave|paid|took|sent|let|did|made|went|came|left|got|` +
     `sold|bought|brought|told|said|was|were|had|can|could|will|would|may|might)\\b`,
 );
+
+/** What orders in a sentence that has a subject or a modal (see `toldAsStory`). */
+const STORY_ORDERS =
+  /\b(?:please|just|you to|you (?:will|must|should|shall|can|need)|you'll|must|make sure|need to|have to)\b/;
 
 /**
  * True when the sentence holding `t[s]` opens with a verb of the third person, which tells what code does
@@ -968,7 +973,8 @@ const ROLE_OPENS = /^[>"'*_#\- \t]*(?:you are|you're) (?:a|an) /;
 const UNBOUND = new RegExp(
   `\\b(?:(?:no|without(?: any)?) (?:rules|restrictions|limits|limitations|filters|guidelines|censorship|ethics|` +
     `morals|boundaries|guardrails)|unrestricted|uncensored|unfiltered|unlimited|unbound|jailbr[a-z]*|dan|` +
-    `do anything|not bound|free (?:from|of)|ignores?|evil|developer mode)\\b`,
+    `do anything|not bound|free (?:from|of)|ignores?|evil|developer mode|amoral|immoral|never refuses?|` +
+    `no matter what|zero (?:rules|restrictions|limits|filters|guidelines))\\b`,
 );
 
 /** The first words of a prompt that overrides: "Ignore ...", "From now on ...", "Always forward ...". */
