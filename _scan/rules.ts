@@ -746,7 +746,7 @@ const ASKED_FOR_OTHER = new RegExp(
     `|(?:any |more |further )*questions (?:here\\b|(?:in|on|via|through|during|at) (?:the |this |our |these |a |an )?` +
     `(?:[a-z-]+ )?(?:issues?|tracker|channel|chat|forum|thread|comments?|github|discord|slack|gitter|` +
     `discussions?|pull requests?|prs|exam|test|class|lecture|meeting|section|repo|repository|mailing list)\\b|` +
-    `(?:that|which) )` +
+    `(?:that|which) )(?![^.!?;\\n]{0,60}?\\b(?:just|simply)\\b)` +
     `|(?:(?!(?:and|or|but|then|just|so|before|first|now)\\b)[a-z-]+ ){0,2}?to (?!(?:confirm|approve|authori[sz]e|verify|consent|allow|permit|review|check|accept|sign|agree|ok|okay|grant|validate|acknowledge|double)\\b)[a-z]+\\b)`,
 );
 
@@ -811,8 +811,8 @@ const STORY_ORDERS =
 /**
  * True when the sentence holding `t[s]` opens with a verb of the third person, which tells what code does
  * ("Sets the store value without notifying subscribers", a docstring of a store, "/** Replaces the state
- * ...", "peek(): Reads ..."): subscribers to a value there, not people. So does a sentence on a value, a
- * state or a store in the imperative a docstring may use ("Set the value without notifying subscribers").
+ * ...", "peek(): Reads ..."): subscribers to a value there, not people. So does a comment or docstring on a
+ * value, a state or a store in the imperative ('"""Set the value without notifying subscribers."""').
  * An order opens with the verb bare ("Raise the price without notifying subscribers"), or with a word and a
  * comma ("Afterwards, delete ...") or a heading ("Instructions: delete ..."). Reads at most 200 characters
  * back; a sentence that starts further back describes nothing.
@@ -824,11 +824,12 @@ function describesCode(t: string, s: number): boolean {
   // (cut off mid-sentence, the first word read would be a piece of one: "accounts" read as "counts")
   if (i === lo && lo > 0) return false;
   const sentence = t.slice(i, s);
-  const m = /^[\s*>#/"'`-]*([a-z]+)\b(,?)/.exec(sentence);
+  const m = /^([\s*>#/"'`-]*)([a-z]+)\b(,?)/.exec(sentence);
   if (m === null) return false;
-  return (/^[a-z]{2,}(?:[^s]s|ches|shes|sses|xes|zes)$/.test(m[1]) && m[2] === "" &&
-    !NOT_A_VERB_IN_S.test(m[1])) ||
-    CODE_NOUN.test(sentence);
+  return (/^[a-z]{2,}(?:[^s]s|ches|shes|sses|xes|zes)$/.test(m[2]) && m[3] === "" &&
+    !NOT_A_VERB_IN_S.test(m[2])) ||
+    // (the imperative only in a comment or a docstring: "Raise the value of every plan ..." in prose orders)
+    (/\/\/|\/\*|^\s*\*|#|"""|'''/.test(m[1]) && CODE_NOUN.test(sentence));
 }
 
 /** Words in "s" that open a sentence and are no verb of the third person (see `describesCode`). */
