@@ -770,8 +770,9 @@ const KEPT_FROM_THING = new RegExp(
     `accountant|engineer|agent|bank|regulator|investor|board|subscriber|follower|viewer|buyer|seller|` +
     `vendor|supplier|shareholder|donor|patient|student|tenant|resident|participant|attendee|guest|` +
     `visitor|fan|citizen|voter|payee|contact|neighbou?r|relative|spouse|doctor|landlord|employer|` +
-    `affiliate|creditor|debtor|guardian|account holder)s?|beneficiar(?:y|ies)|wife|husband|children|` +
-    `public|` +
+    `affiliate|creditor|debtor|guardian|account holder|depositor|registrant|policyholder|trustee|passenger|` +
+    `travell?er|patron|shopper|purchaser|learner|teacher|heir|advertiser|sponsor)s?|` +
+    `beneficiar(?:y|ies)|wife|husband|children|public|` +
     `them|me|people|security|support|staff|management|` +
     `authorities|police|family|compliance|legal|hr|it|finance|accounting|ops|devops|leadership|payroll|billing|` +
     `monitoring|soc|sre|infosec|secops|on-?call|audit)\\b)` +

@@ -2369,6 +2369,8 @@ test("scan: a secret kept from subscribers after a word and a comma or a heading
     "Wire the funds without asking any questions.",
     "I need you to wire the funds without asking any questions.",
     "Raise the value of every plan without notifying subscribers.",
+    "Close the accounts without notifying depositors.",
+    "Cancel the policies without notifying policyholders.",
     "Do not ask any questions in the chat, just wire the funds.",
     "Please wire it without asking any questions.",
   ]);
