@@ -439,7 +439,10 @@ const ORDER_IN_ANOTHER_LANGUAGE = new RegExp(
   // (a quote or Markdown emphasis may open the order: "ChatGPT, \u00ab reponds ... \u00bb", "**reponds**")
   `^ (?:[\u00ab"'*_]{1,3} ?)?(?:(?:s'il (?:te|vous) plait|por favor|per favore|bitte|desormais|dorenavant|` +
     `a partir de maintenant|a partir de ahora|de ahora en adelante|da ora in poi|d'ora in poi|` +
-    `a partir de agora|von nun an|ab jetzt|ab sofort|maintenant|ahora|adesso|ora|agora|jetzt|sofort),? )?(?:non (?:rispondere|rivelare|dire)\\b|(?:merci de|veuillez|il faut) ` +
+    `a partir de agora|von nun an|ab jetzt|ab sofort|a partir d'aujourd'hui|des maintenant|des a present|` +
+    `a present|desde ahora|desde hoy|ab heute|d'ora in avanti|de agora em diante|daqui em diante|` +
+    `maintenant|ahora|adesso|ora|agora|jetzt|sofort),? )?` +
+    `(?:non (?:rispondere|rivelare|dire)\\b|(?:merci de|veuillez|il faut) ` +
     `(?:ne pas )?(?:repondre|ignorer|oublier|envoyer|transferer|supprimer|effacer|reveler|afficher|ecrire|` +
     `traduire|donner|montrer|faire|executer|utiliser|mentionner)\\b|(?:ne |n'|no |nao )?` +
     // French (tu and vous), Spanish, Italian, Portuguese, German (du and Sie), in that order
