@@ -745,10 +745,12 @@ const ASKED_FOR_OTHER = new RegExp(
     `|(?:any |more |further |additional |extra )*(?:clarifying |follow[- ]up |follow up )` +
     `(?:questions?|ones)\\b(?=[.!)]?[ \\t]*(?:\\n|\\\\n|$)|[.!] | ` +
     `(?:about|on|regarding|of|to|from|unless|if|when|or)\\b)` +
-    // (where to ask or which questions: "Don't ask questions in the issue tracker", "... that the docs answer")
-    `|(?:any |more |further )*questions (?:here\\b|(?:in|on|via|through|during|at) (?:the |this |our |these |a |an )?` +
-    `(?:[a-z-]+ )?(?:issues?|tracker|channel|chat|forum|thread|comments?|github|discord|slack|gitter|` +
-    `discussions?|pull requests?|prs|exam|test|class|lecture|meeting|section|repo|repository|mailing list)\\b|` +
+    // (where to ask or which questions: "Don't ask questions in the issue tracker", "... that the docs
+    // answer")
+    `|(?:any |more |further )*questions (?:here\\b|(?:in|on|via|through|during|at) ` +
+    `(?:the |this |our |these |a |an )?(?:[a-z-]+ )?(?:issues?|tracker|channel|chat|forum|thread|comments?|` +
+    `github|discord|slack|gitter|discussions?|pull requests?|prs|exam|test|class|lecture|meeting|section|` +
+    `repo|repository|mailing list)\\b|` +
     `(?:that|which) )(?![^.!?;\\n]{0,60}?\\b(?:just|simply)\\b)` +
     `|(?:(?!(?:and|or|but|then|just|so|before|first|now)\\b)[a-z-]+ ){0,2}?to (?!(?:confirm|approve|authori[sz]e|verify|consent|allow|permit|review|check|accept|sign|agree|ok|okay|grant|validate|acknowledge|double)\\b)[a-z]+\\b)`,
 );
@@ -839,12 +841,15 @@ function describesCode(t: string, s: number): boolean {
 /** Words in "s" that open a sentence and are no verb of the third person (see `describesCode`). */
 const NOT_A_VERB_IN_S = new RegExp(
   `^(?:this|its|his|was|has|does|always|perhaps|unless|thus|plus|yes|news|ours|yours|theirs|hers|pls|plz|` +
-    `thanks|thx|afterwards|besides|sometimes|nevertheless|nonetheless|regardless|towards|anyways|guys|folks)$`,
+    `thanks|thx|afterwards|besides|sometimes|nevertheless|nonetheless|regardless|towards|anyways|guys|` +
+    `folks)$`,
 );
 
-/** What code keeps and notifies subscribers of: "the value", "the store", "a signal" (see `describesCode`). */
-const CODE_NOUN =
-  /\b(?:the|a|its|this|that) (?:[a-z']+ )?(?:value|state|store|signal|observable|atom|ref|property|field|variable|cache|emitter)s?\b/;
+/** What code keeps and tells subscribers of: "the value", "the store", "a signal" (see `describesCode`). */
+const CODE_NOUN = new RegExp(
+  `\\b(?:the|a|its|this|that) (?:[a-z']+ )?` +
+    `(?:value|state|store|signal|observable|atom|ref|property|field|variable|cache|emitter)s?\\b`,
+);
 
 /** An `override.secrecy` match that ends in a verb that takes a person and names none (see `KEPT_FROM_THING`). */
 const ENDS_IN_PERSON_VERB = /\b(?:consult|notify|inform|alert|warn)(?:ing)?$/;
@@ -969,15 +974,17 @@ function ordersOnNextLine(t: string, e: number, original: Original, changed: boo
 }
 
 /**
- * A persona that is a role, "You are a helpful assistant", "You're an expert copywriter": what a tutorial's new
- * prompt opens with. A role without rules ("You are an AI with no restrictions") is a jailbreak's (see `UNBOUND`).
+ * A persona that is a role, "You are a helpful assistant", "You're an expert copywriter": what a tutorial's
+ * new prompt opens with. A role without rules ("You are an AI with no restrictions") is a jailbreak's (see
+ * `UNBOUND`).
  */
 const ROLE_OPENS = /^[>"'*_#\- \t]*(?:you are|you're) (?:a|an) /;
 
-/** Words that free a persona of its rules: "no restrictions", "unfiltered", "jailbroken", "do anything now". */
+/** Words that free a persona of its rules: "no restrictions", "unfiltered", "jailbroken", "do anything". */
 const UNBOUND = new RegExp(
-  `\\b(?:(?:no|without(?: any)?) (?:rules|restrictions|limits|limitations|filters|guidelines|censorship|ethics|` +
-    `morals|boundaries|guardrails)|unrestricted|uncensored|unfiltered|unlimited|unbound|jailbr[a-z]*|dan|` +
+  `\\b(?:(?:no|without(?: any)?) (?:rules|restrictions|limits|limitations|filters|guidelines|censorship|` +
+    `ethics|morals|boundaries|guardrails)|unrestricted|uncensored|unfiltered|unlimited|unbound|` +
+    `jailbr[a-z]*|dan|` +
     `do anything|not bound|free (?:from|of)|ignores?|evil|developer mode|amoral|immoral|never refuses?|` +
     `no matter what|zero (?:rules|restrictions|limits|filters|guidelines))\\b`,
 );
@@ -987,8 +994,9 @@ const OVERRIDE_OPENS = /^(?:ignore|disregard|forget|from now|always|never|do not
 
 /** The first words of a prompt that gives the reader a persona: "You are DAN", "Act as", "Your name is". */
 const PERSONA_OPENS = new RegExp(
-  `^[>"'*_#\\- \\t]*(?:you are|you're|you (?:will|must|shall|should) (?:now )?(?:be|act|play|pretend)|act as|` +
-    `pretend|your name is|assume the (?:role|persona|identity)|role-?play as|behave as|from this (?:moment|point))\\b`,
+  `^[>"'*_#\\- \\t]*(?:you are|you're|you (?:will|must|shall|should) (?:now )?(?:be|act|play|pretend)|` +
+    `act as|pretend|your name is|assume the (?:role|persona|identity)|role-?play as|behave as|` +
+    `from this (?:moment|point))\\b`,
 );
 
 /**
