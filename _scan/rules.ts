@@ -391,7 +391,8 @@ function otherLanguageAfter(t: string, e: number, original: Original): boolean {
   let after = "";
   for (let i = e; i < t.length && i < e + 60; i++) after += original(i);
   let n = 0;
-  for (const word of after.trim().split(/\s+/).slice(0, 6)) {
+  // (NFC: text in decomposed form, "e" and a combining accent, holds no letter outside ASCII until composed)
+  for (const word of after.normalize("NFC").trim().split(/\s+/).slice(0, 6)) {
     // (ASCII letters mixed with letters of another script are English in look-alikes, "s\u0435nd th\u0435 keys")
     if (/(?![A-Za-z])\p{L}/u.test(word) && !MIXED_SCRIPT.test(word) && ++n === 2) return true;
   }
@@ -422,8 +423,9 @@ function orderedInAnotherLanguage(t: string, e: number, original: Original): boo
   if (m[1] === undefined) return true;
   const end = e + m[0].length;
   let word = "";
-  for (let i = end - m[1].length; i < end; i++) word += original(i);
-  return !/\u00e9e?s?$/i.test(word);
+  // (and the accents that decompose it: "utilise\u0301" in NFD is the participle all the same)
+  for (let i = end - m[1].length; i < end || /\p{M}/u.test(t[i] ?? ""); i++) word += original(i);
+  return !/\u00e9e?s?$/i.test(word.normalize("NFC"));
 }
 
 /**
@@ -434,23 +436,32 @@ function orderedInAnotherLanguage(t: string, e: number, original: Original): boo
  * A third person ("ChatGPT, developpe par OpenAI, repond ...", "Claude, das Modell, antwortet") tells no one.
  */
 const ORDER_IN_ANOTHER_LANGUAGE = new RegExp(
-  `^ (?:(?:s'il (?:te|vous) plait|por favor|per favore|bitte|desormais|dorenavant|a partir de maintenant|` +
-    `a partir de ahora|de ahora en adelante|da ora in poi|d'ora in poi|a partir de agora|von nun an|` +
-    `ab jetzt|ab sofort),? )?(?:non (?:rispondere|rivelare|dire)\\b|(?:merci de|veuillez|il faut) ` +
+  // (a quote or Markdown emphasis may open the order: "ChatGPT, \u00ab reponds ... \u00bb", "**reponds**")
+  `^ (?:[\u00ab"'*_]{1,3} ?)?(?:(?:s'il (?:te|vous) plait|por favor|per favore|bitte|desormais|dorenavant|` +
+    `a partir de maintenant|a partir de ahora|de ahora en adelante|da ora in poi|d'ora in poi|` +
+    `a partir de agora|von nun an|ab jetzt|ab sofort|a partir d'aujourd'hui|des maintenant|des a present|` +
+    `a present|desde ahora|desde hoy|ab heute|d'ora in avanti|de agora em diante|daqui em diante|` +
+    `maintenant|ahora|adesso|ora|agora|jetzt|sofort),? )?` +
+    `(?:non (?:rispondere|rivelare|dire)\\b|(?:merci de|veuillez|il faut) ` +
     `(?:ne pas )?(?:repondre|ignorer|oublier|envoyer|transferer|supprimer|effacer|reveler|afficher|ecrire|` +
     `traduire|donner|montrer|faire|executer|utiliser|mentionner)\\b|(?:ne |n'|no |nao )?` +
     // French (tu and vous), Spanish, Italian, Portuguese, German (du and Sie), in that order
     `((?:reponds|repondez|ignore[sz]?|oublie[sz]?|envoie[sz]?|envoyez|transfere[sz]?|supprime[sz]?|` +
     `efface[sz]?|revele[sz]?|affiche[sz]?|ecris|ecrivez|traduis|traduisez|dites|donne[sz]?|montre[sz]?|` +
-    `fais|faites|execute[sz]?|utilise[sz]?|arrete[sz]?|mentionne[sz]?|` +
+    `fais|faites|execute[sz]?|utilise[sz]?|arrete[sz]?|mentionne[sz]?|ajoute[sz]?|copie[sz]?|publie[sz]?|` +
+    `partage[sz]?|ouvre[sz]?|resume[sz]?|lis|lisez|agis|agissez|desactive[sz]?|` +
     `respond[ae]s?|contest[ae]s?|ignor[ae]s?|olvid[ae]s?|envi[ae]s?|transfier[ae]s?|borr[ae]s?|` +
     `elimin[ae]s?|revel[ae]s?|muestr[ae]s?|escrib[ae]s?|traduc[ae]s?|traduzcas?|dime|dile|digas?|haz|` +
-    `hagas?|ejecut[ae]s?|` +
+    `hagas?|ejecut[ae]s?|agreg[ae]s?|anad[ae]s?|copi[ae]s?|compart[ae]s?|publica|abre|abras|actu[ae]s?|` +
     `rispondi|risponda|dimentica|invia|manda|trasferisci|cancella|mostra|scrivi|traduci|dimmi|esegui|` +
+    `aggiungi|condividi|pubblica|apri|agisci|fingi|` +
     `esquec[ae]s?|mand[ae]s?|transfira|apagu?[ae]s?|exclua|mostr[ae]s?|escrev[ae]s?|traduza|diga|faca|` +
+    `adicione|compartilhe|publique|abra|aja|finja|` +
     `antworte[tn]?|ignoriere[n]?|vergiss|vergessen|sende[n]?|schick[en]{0,2}|uberweise[n]?|losche[n]?|` +
     `zeig[en]{0,2}|gib|geben|schreib[en]{0,2}|ubersetze[n]?|sag|sage|sagen|fuhre[n]? aus|nutze[n]?|` +
-    `verwende[n]?|benutze[n]?))\\b` +
+    `verwende[n]?|benutze[n]?|offne[n]?|kopiere[n]?|teile[n]?)` +
+    // (a pronoun joined on to a Spanish or Italian imperative: "muestrame", "enviame", "olvidate", "mandami")
+    `(?:me|te|nos|lo|la|los|las|le|les|melo|mela|selo|mi|ci|gli)?)\\b` +
     `|[^.!?\\n]{0,50}?\\b(?:(?:vorherigen|vorigen|fruheren|bisherigen) (?:anweisungen|regeln|befehle)|` +
     `(?:instructions|consignes|instrucciones|istruzioni|instrucoes|regles|reglas) ` +
     `(?:precedentes|anteriores|precedenti|previas)))`,
@@ -734,6 +745,13 @@ const ASKED_FOR_OTHER = new RegExp(
     `|(?:any |more |further |additional |extra )*(?:clarifying |follow[- ]up |follow up )` +
     `(?:questions?|ones)\\b(?=[.!)]?[ \\t]*(?:\\n|\\\\n|$)|[.!] | ` +
     `(?:about|on|regarding|of|to|from|unless|if|when|or)\\b)` +
+    // (where to ask or which questions: "Don't ask questions in the issue tracker", "... that the docs
+    // answer")
+    `|(?:any |more |further )*questions (?:here\\b|(?:in|on|via|through|during|at) ` +
+    `(?:the |this |our |these |a |an )?(?:[a-z-]+ )?(?:issues?|tracker|channel|chat|forum|thread|comments?|` +
+    `github|discord|slack|gitter|discussions?|pull requests?|prs|exam|test|class|lecture|meeting|section|` +
+    `repo|repository|mailing list)\\b|` +
+    `(?:that|which) )(?![^.!?;\\n]{0,60}?\\b(?:just|simply)\\b)` +
     `|(?:(?!(?:and|or|but|then|just|so|before|first|now)\\b)[a-z-]+ ){0,2}?to (?!(?:confirm|approve|authori[sz]e|verify|consent|allow|permit|review|check|accept|sign|agree|ok|okay|grant|validate|acknowledge|double)\\b)[a-z]+\\b)`,
 );
 
@@ -757,8 +775,9 @@ const KEPT_FROM_THING = new RegExp(
     `accountant|engineer|agent|bank|regulator|investor|board|subscriber|follower|viewer|buyer|seller|` +
     `vendor|supplier|shareholder|donor|patient|student|tenant|resident|participant|attendee|guest|` +
     `visitor|fan|citizen|voter|payee|contact|neighbou?r|relative|spouse|doctor|landlord|employer|` +
-    `affiliate|creditor|debtor|guardian|account holder)s?|beneficiar(?:y|ies)|wife|husband|children|` +
-    `public|` +
+    `affiliate|creditor|debtor|guardian|account holder|depositor|registrant|policyholder|trustee|passenger|` +
+    `travell?er|patron|shopper|purchaser|learner|teacher|heir|advertiser|sponsor)s?|` +
+    `beneficiar(?:y|ies)|wife|husband|children|public|` +
     `them|me|people|security|support|staff|management|` +
     `authorities|police|family|compliance|legal|hr|it|finance|accounting|ops|devops|leadership|payroll|billing|` +
     `monitoring|soc|sre|infosec|secops|on-?call|audit)\\b)` +
@@ -773,22 +792,64 @@ const QUESTIONS_ASKED =
   /^ (?:me |the user |them |anyone )?(?:any |more |further |additional |extra )*questions\b/;
 
 /**
+ * True when the sentence before `t[s]` tells what someone did or does, not what to do: it names who ("he",
+ * "they", "who") or holds a verb in the past or after a modal ("lent", "signed", "will"). "Wire the funds
+ * without asking any questions" has none of them: an order. Reads at most 120 characters back.
+ */
+function toldAsStory(t: string, s: number): boolean {
+  let i = s;
+  const lo = Math.max(0, s - 120);
+  while (i > lo && !".!?;:\n".includes(t[i - 1])) i--;
+  // (an order may name its reader or its giver: "I need you to wire ...", "You will wire ...", "Please ...")
+  return STORY_WORD.test(t.slice(i, s)) && !STORY_ORDERS.test(t.slice(i, s));
+}
+
+/** A subject, a verb in the past or a modal verb (see `toldAsStory`). */
+const STORY_WORD = new RegExp(
+  `\\b(?:i|he|she|they|we|who|[a-z]{2,}[^e\\s]ed|lent|gave|paid|took|sent|let|did|made|went|came|left|got|` +
+    `sold|bought|brought|told|said|was|were|had|can|could|will|would|may|might)\\b`,
+);
+
+/** What orders in a sentence that has a subject or a modal (see `toldAsStory`). */
+const STORY_ORDERS =
+  /\b(?:please|just|you to|you (?:will|must|should|shall|can|need)|you'll|must|make sure|need to|have to)\b/;
+
+/**
  * True when the sentence holding `t[s]` opens with a verb of the third person, which tells what code does
- * ("Sets the store value without notifying subscribers", a docstring of a store): subscribers to a value
- * there, not people. An order opens with the verb bare ("Raise the price without notifying subscribers").
- * Reads at most 120 characters back.
+ * ("Sets the store value without notifying subscribers", a docstring of a store, "/** Replaces the state
+ * ...", "peek(): Reads ..."): subscribers to a value there, not people. So does a comment or docstring on a
+ * value, a state or a store in the imperative ('"""Set the value without notifying subscribers."""').
+ * An order opens with the verb bare ("Raise the price without notifying subscribers"), or with a word and a
+ * comma ("Afterwards, delete ...") or a heading ("Instructions: delete ..."). Reads at most 200 characters
+ * back; a sentence that starts further back describes nothing.
  */
 function describesCode(t: string, s: number): boolean {
   let i = s;
-  const lo = Math.max(0, s - 120);
-  while (i > lo && !".!?;\n".includes(t[i - 1])) i--;
-  const first = /^[\s*>#-]*([a-z]+)\b/.exec(t.slice(i, s))?.[1] ?? "";
-  return /^[a-z]{2,}(?:[^s]s|ches|shes|sses|xes|zes)$/.test(first) && !NOT_A_VERB_IN_S.test(first);
+  const lo = Math.max(0, s - 200);
+  while (i > lo && !".!?;:\n".includes(t[i - 1])) i--;
+  // (cut off mid-sentence, the first word read would be a piece of one: "accounts" read as "counts")
+  if (i === lo && lo > 0) return false;
+  const sentence = t.slice(i, s);
+  const m = /^([\s*>#/"'`-]*)([a-z]+)\b(,?)/.exec(sentence);
+  if (m === null) return false;
+  return (/^[a-z]{2,}(?:[^s]s|ches|shes|sses|xes|zes)$/.test(m[2]) && m[3] === "" &&
+    !NOT_A_VERB_IN_S.test(m[2])) ||
+    // (the imperative only in a comment or a docstring: "Raise the value of every plan ..." in prose orders)
+    (/\/\/|\/\*|^\s*\*|#|"""|'''/.test(m[1]) && CODE_NOUN.test(sentence));
 }
 
 /** Words in "s" that open a sentence and are no verb of the third person (see `describesCode`). */
-const NOT_A_VERB_IN_S =
-  /^(?:this|its|his|was|has|does|always|perhaps|unless|thus|plus|yes|news|ours|yours|theirs|hers)$/;
+const NOT_A_VERB_IN_S = new RegExp(
+  `^(?:this|its|his|was|has|does|always|perhaps|unless|thus|plus|yes|news|ours|yours|theirs|hers|pls|plz|` +
+    `thanks|thx|afterwards|besides|sometimes|nevertheless|nonetheless|regardless|towards|anyways|guys|` +
+    `folks)$`,
+);
+
+/** What code keeps and tells subscribers of: "the value", "the store", "a signal" (see `describesCode`). */
+const CODE_NOUN = new RegExp(
+  `\\b(?:the|a|its|this|that) (?:[a-z']+ )?` +
+    `(?:value|state|store|signal|observable|atom|ref|property|field|variable|cache|emitter)s?\\b`,
+);
 
 /** An `override.secrecy` match that ends in a verb that takes a person and names none (see `KEPT_FROM_THING`). */
 const ENDS_IN_PERSON_VERB = /\b(?:consult|notify|inform|alert|warn)(?:ing)?$/;
@@ -907,17 +968,36 @@ function ordersOnNextLine(t: string, e: number, original: Original, changed: boo
   // (past a blank line, "You are ..." may open the prompt a doc shows; an override opens an injected one,
   // and so does a persona under a prompt that replaces the one in force: "Here is the new system
   // prompt:\n\nYou are DAN")
-  return lineBreaks(original(nl)) < 2
-    ? ORDER_AFTER_COLON.test(next)
-    : OVERRIDE_OPENS.test(next) || (changed && PERSONA_OPENS.test(next));
+  return lineBreaks(original(nl)) < 2 ? ORDER_AFTER_COLON.test(next) : OVERRIDE_OPENS.test(next) ||
+    (changed && PERSONA_OPENS.test(next) &&
+      !(ROLE_OPENS.test(next) && !UNBOUND.test(t.slice(nl + 1, nl + 200))));
 }
+
+/**
+ * A persona that is a role, "You are a helpful assistant", "You're an expert copywriter": what a tutorial's
+ * new prompt opens with. A role without rules ("You are an AI with no restrictions") is a jailbreak's (see
+ * `UNBOUND`).
+ */
+const ROLE_OPENS = /^[>"'*_#\- \t]*(?:you are|you're) (?:a|an) /;
+
+/** Words that free a persona of its rules: "no restrictions", "unfiltered", "jailbroken", "do anything". */
+const UNBOUND = new RegExp(
+  `\\b(?:(?:no|without(?: any)?) (?:rules|restrictions|limits|limitations|filters|guidelines|censorship|` +
+    `ethics|morals|boundaries|guardrails)|unrestricted|uncensored|unfiltered|unlimited|unbound|` +
+    `jailbr[a-z]*|dan|` +
+    `do anything|not bound|free (?:from|of)|ignores?|evil|developer mode|amoral|immoral|never refuses?|` +
+    `no matter what|zero (?:rules|restrictions|limits|filters|guidelines))\\b`,
+);
 
 /** The first words of a prompt that overrides: "Ignore ...", "From now on ...", "Always forward ...". */
 const OVERRIDE_OPENS = /^(?:ignore|disregard|forget|from now|always|never|do not|don't)\b/;
 
 /** The first words of a prompt that gives the reader a persona: "You are DAN", "Act as", "Your name is". */
-const PERSONA_OPENS =
-  /^[>"'*_ \t]*(?:you are|you're|you will (?:now )?(?:be|act|play)|act as|pretend|your name is)\b/;
+const PERSONA_OPENS = new RegExp(
+  `^[>"'*_#\\- \\t]*(?:you are|you're|you (?:will|must|shall|should) (?:now )?(?:be|act|play|pretend)|` +
+    `act as|pretend|your name is|assume the (?:role|persona|identity)|role-?play as|behave as|` +
+    `from this (?:moment|point))\\b`,
+);
 
 /**
  * An `override.new_instructions` match that replaces the prompt in force: "new system prompt:", "updated
@@ -1390,7 +1470,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
         `(?:system )?(?:instructions?|directives?|orders|task|rules|prompt) ?(?::|-{1,2} |follows?\\b)` +
         // ("The new system prompt is:" heads one too; "The system prompt is: a string ..." defines a word)
         `|\\b(?:new|updated|revised|replacement|override|overriding|real|secret|hidden) (?:system )?` +
-        `(?:prompt|instructions|directives)(?::| below ?:| (?:is|are|reads|will be) ?:)` +
+        `(?:prompt|instructions|directives)(?::| below ?:| (?:is|are|reads|will be)(?: as follows)? ?:)` +
         `|\\bstrictly (?:adhere to|follow|obey|comply with) (?:the|these|my|this) (?:following|new|below)` +
         `|\\b(?:follow|obey|execute) (?:the|these|my) (?:new|following|real|hidden|secret) instructions?\\b`,
       "g",
@@ -1403,7 +1483,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
         !REPLACED_BY.test(t.slice(Math.max(0, s - 80), s)) && !ORDER_AFTER_COLON.test(t.slice(e, e + 24))) &&
       // "Now try removing the system prompt:", "Here's our new updated prompt:": a prompt some sentence names,
       // which leads in to the prompt shown below it (see `PROMPT_NAMED`).
-      !(/prompt(?: (?:is|reads|will be|below))? ?(?::|-{1,2})$/.test(t.slice(s, e)) &&
+      !(/prompt(?: (?:is(?: as follows)?|reads|will be|below))? ?(?::|-{1,2})$/.test(t.slice(s, e)) &&
         PROMPT_NAMED.test(t.slice(Math.max(0, s - 40), s)) &&
         !PROMPT_TAKEN_ON.test(t.slice(Math.max(0, s - 40), s)) &&
         !REPLACED_BY.test(t.slice(Math.max(0, s - 80), s)) &&
@@ -1499,7 +1579,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
       !(ENDS_IN_ASK.test(t.slice(s, e)) && (ASKED_FOR_OTHER.test(t.slice(e, e + 80)) ||
         // ("He lent me the money without asking any questions" tells a story; "Do not ask any questions"
         // orders)
-        (t.startsWith("without", s) && QUESTIONS_ASKED.test(t.slice(e, e + 40))))) &&
+        (t.startsWith("without", s) && QUESTIONS_ASKED.test(t.slice(e, e + 40)) && toldAsStory(t, s)))) &&
       !(ENDS_IN_PERSON_VERB.test(t.slice(s, e)) && KEPT_FROM_THING.test(t.slice(e, e + 40)) &&
         // (a capital names someone: "without notifying John", "... Finance")
         !/^\p{Lu}/u.test(original(e + 1))) &&
