@@ -27,6 +27,8 @@ import {
   show,
   showString,
   typeFail,
+  typeFailAfter,
+  typeFailAt,
   where,
 } from "./report.ts";
 import { codePoints, deepEqual, firstDuplicate, isMultiple, safeTest, uniqueOk } from "./values.ts";
@@ -56,6 +58,8 @@ const helpers = () => ({
   SS: showString,
   RS: receivedString,
   TF: typeFail,
+  TFS: typeFailAt,
+  TFA: typeFailAfter,
   dup: firstDuplicate,
   NM: reportNoMatch,
   DM: duplicateMessage,

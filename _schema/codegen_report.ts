@@ -10,7 +10,7 @@ import { escapePointer } from "../_common/pointer.ts";
 import { plural } from "../_common/values.ts";
 import { NUMERIC_FORMATS } from "./keywords.ts";
 import { FORMATS } from "./formats.ts";
-import { show, typeHead, where } from "./report.ts";
+import { show, typeMessages, typeTails, where } from "./report.ts";
 import { makeRegExp } from "./values.ts";
 import {
   constCondition,
@@ -75,16 +75,17 @@ function childCheck(
     }(${value}) && (out === null || !${report}(${value}, ${path}, out))) ${SUBFAIL}`;
 }
 
-/** `type`: the only test that returns at once (nothing else is worth reporting about a wrong type). */
-function typeLines(s: Obj, sp: string | null): string[] {
+/**
+ * `type`: the only test that returns at once (nothing else is worth reporting about a wrong type). Its words
+ * are made with the function: whole messages where the pointer is static, their ends where it is not.
+ */
+function typeLines(e: Emit, s: Obj, sp: string | null): string[] {
   if (s.type === undefined) return [];
   const expected = typesOf(s).join(" or ");
-  const head = sp === null ? "" : `, ${lit(typeHead(sp, expected))}`;
-  return [
-    `if (!(${typeCondition(typesOf(s))})) { if (out !== null) TF(out, v, p, ${
-      lit(expected)
-    }${head}); return false; }`,
-  ];
+  const report = sp === null
+    ? `TFA(out, v, p, ${lit(expected)}, ${e.constant(typeTails(expected))})`
+    : `TFS(out, v, p, ${lit(expected)}, ${e.constant(typeMessages(sp, expected))})`;
+  return [`if (!(${typeCondition(typesOf(s))})) { if (out !== null) ${report}; return false; }`];
 }
 
 /** `enum` and `const`. */
@@ -475,7 +476,7 @@ export function reportBody(e: Emit, name: string, s: Obj, ptr: string, sp: strin
   const site: Site = { e, s, ptr, sp, known: knownType(s) };
   const L = [`function ${name}(v, p, out) {`];
   if (s.nullable === true) L.push("if (v === null) return true;");
-  L.push(...typeLines(s, sp), "let ok = true;");
+  L.push(...typeLines(e, s, sp), "let ok = true;");
   L.push(...enumConstLines(site), ...numberLines(site), ...stringLines(site), ...numericFormatLines(site));
   L.push(...arrayLines(site), ...objectLines(site), ...combinatorLines(site), ...refLines(site));
   L.push("return ok;", "}");
