@@ -20,6 +20,7 @@ import { type Check, type RefTarget, type Tree, TRUE } from "./keywords.ts";
 import { reportNoMatch } from "./checkers.ts";
 import { compilePattern } from "./pattern.ts";
 import {
+  countTable,
   duplicateMessage,
   received,
   receivedString,
@@ -60,6 +61,9 @@ const helpers = () => ({
   TF: typeFail,
   TFS: typeFailAt,
   TFA: typeFailAfter,
+  // the words of small counts ("0 characters", "2 items"), read rather than built per finding
+  NC: countTable("character"),
+  NI: countTable("item"),
   dup: firstDuplicate,
   NM: reportNoMatch,
   DM: duplicateMessage,

@@ -10,7 +10,7 @@ import { escapePointer } from "../_common/pointer.ts";
 import { plural } from "../_common/values.ts";
 import { NUMERIC_FORMATS } from "./keywords.ts";
 import { FORMATS } from "./formats.ts";
-import { show, typeMessages, typeTails, where } from "./report.ts";
+import { COUNTS_MADE, show, typeMessages, typeTails, where } from "./report.ts";
 import { makeRegExp } from "./values.ts";
 import {
   constCondition,
@@ -140,9 +140,12 @@ function numberLines(site: Site): string[] {
   ];
 }
 
-/** The generated expression for a count held in variable `n`, with its noun: "1 item", "2 items". */
-function countWords(n: string, word: string): string {
-  return `(${n} === 1 ? ${lit(`1 ${word}`)} : ${n} + ${lit(` ${word}s`)})`;
+/**
+ * The generated expression for a count held in variable `n`, with its noun: "1 item", "2 items". A small count
+ * (most are) is read from the words made once (`table`, a helper made by `countTable`), not built per finding.
+ */
+function countWords(n: string, word: string, table: string): string {
+  return `(${n} < ${COUNTS_MADE} ? ${table}[${n}] : ${n} + ${lit(` ${word}s`)})`;
 }
 
 /** `maxLength`, `minLength`, `pattern` and a string `format`, in one block for strings. */
@@ -155,7 +158,7 @@ function stringLines(site: Site): string[] {
       code: CONSTRAINT,
       message: message(site, ` must be ${words} ${bound} ${plural(bound, "character")} long.`),
       expected: lit(`${words} ${bound} ${plural(bound, "character")}`),
-      received: countWords("m", "character"),
+      received: countWords("m", "character", "NC"),
     });
   if (s.maxLength !== undefined) {
     const max = s.maxLength as number;
@@ -210,7 +213,7 @@ function arrayLines(site: Site): string[] {
       code: CONSTRAINT,
       message: message(site, ` must have ${words} ${bound} item(s).`),
       expected: lit(`${words} ${bound} ${plural(bound, "item")}`),
-      received: countWords("n", "item"),
+      received: countWords("n", "item", "NI"),
     });
   if (s.minItems !== undefined) {
     L.push(`if (n < ${s.minItems}) ${countFail("at least", s.minItems as number)}`);
@@ -244,14 +247,20 @@ function arrayLines(site: Site): string[] {
     L.push(`for (let i = ${prefix.length}; i < n; i++) ${child}`);
   }
   if (s.uniqueItems === true) {
+    // a static pointer's words are a constant up to the first index
+    const message = site.sp === null
+      ? "DM(p, d)"
+      : `${lit(`${where(site.sp)} must not repeat items; items `)} + d[0] + " and " + d[1] + " are equal."`;
     const finding = pushFinding({
       code: CONSTRAINT,
-      message: "DM(p, d)",
+      message,
       expected: '"unique items"',
       received: '"duplicate " + S(v[d[1]])',
     });
+    // a report looks for the repeated items once (no `unique` test before it): they are what it says
     L.push(
-      `if (n > 1 && !unique(v)) { if (out === null) return false; ok = false; const d = dup(v); ${finding} }`,
+      `if (n > 1) { if (out === null) { if (!unique(v)) return false; } ` +
+        `else { const d = dup(v); if (d !== null) { ok = false; ${finding} } } }`,
     );
   }
   L.push("}");
@@ -263,16 +272,24 @@ function requiredLines(site: Site, required: string[]): string[] {
   const sp = site.sp;
   return required.map((r) => {
     const tail = "/" + escapePointer(r);
-    const fail = failInline({
+    const finding = {
       code: '"missing_required_argument"',
-      path: sp === null ? `p + ${lit(tail)}` : lit(sp + tail),
-      message: sp === null
-        ? `W(p + ${lit(tail)}) + " is required but missing; add it."`
-        : lit(`${where(sp + tail)} is required but missing; add it.`),
       expected: '"present"',
       received: '"missing"',
+    };
+    if (sp !== null) {
+      const message = lit(`${where(sp + tail)} is required but missing; add it.`);
+      return `if (!has(v, ${lit(r)})) ${failInline({ ...finding, path: lit(sp + tail), message })}`;
+    }
+    // the pointer made once, for the path and the message (never "", so where() would quote it: said here)
+    const fail = pushFinding({
+      ...finding,
+      path: "at",
+      message: `'"' + at + '" is required but missing; add it.'`,
     });
-    return `if (!has(v, ${lit(r)})) ${fail}`;
+    return `if (!has(v, ${lit(r)})) { if (out === null) return false; ok = false; const at = p + ${
+      lit(tail)
+    }; ${fail} }`;
   });
 }
 

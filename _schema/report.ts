@@ -5,6 +5,7 @@
  * @module
  */
 import type { Finding, FindingCode } from "../types.ts";
+import { plural } from "../_common/values.ts";
 
 /** True when JSON.stringify would only wrap `s` in quotes (a loop: cheaper than a regex for short text). */
 function plain(s: string): boolean {
@@ -82,6 +83,14 @@ export function received(value: unknown): string {
 export function where(path: string): string {
   // the pointer itself, as in `path`: no slicing, so no string flattening on the error path
   return path === "" ? "The arguments" : `"${path}"`;
+}
+
+/** Counts below this have their words in a {@link countTable}. */
+export const COUNTS_MADE = 32;
+
+/** The words of each count below `COUNTS_MADE` with its noun ("0 items", "1 item", ...), made once. */
+export function countTable(word: string): readonly string[] {
+  return Array.from({ length: COUNTS_MADE }, (_, n) => `${n} ${plural(n, word)}`);
 }
 
 /** Pushes a finding; `expected` and `got` are left out when undefined. */
