@@ -140,6 +140,9 @@ function numberLines(site: Site): string[] {
   ];
 }
 
+/** The items of an array at a static pointer that get reporters of their own pointers (see `arrayLines`). */
+const STATIC_ITEMS = 4;
+
 /**
  * The generated expression for a count held in variable `n`, with its noun: "1 item", "2 items". A small count
  * (most are) is read from the words made once (`table`, a helper made by `countTable`), not built per finding.
@@ -236,15 +239,20 @@ function arrayLines(site: Site): string[] {
   if (s.items !== undefined && s.items !== true) {
     const at = `${ptr}/items`;
     const report = e.reportFn(s.items, at);
-    const child = childCheck(e, {
-      schema: s.items,
-      ptr: at,
-      report,
-      value: "v[i]",
-      path: 'p + "/" + i',
-      named: false,
-    });
-    L.push(`for (let i = ${prefix.length}; i < n; i++) ${child}`);
+    // Under a static pointer, the first items are reported by reporters of their own pointers (static where
+    // the limits allow), so that their findings' words are constants; any reporter says the same words given
+    // the same pointer.
+    const sp = site.sp;
+    let call = `${report}(v[i], p + "/" + i, out)`;
+    for (let j = STATIC_ITEMS - 1; sp !== null && j >= prefix.length; j--) {
+      const item = `${sp}/${j}`;
+      call = `i === ${j} ? ${e.reportFn(s.items, at, item)}(v[i], ${lit(item)}, out) : ${call}`;
+    }
+    L.push(
+      `for (let i = ${prefix.length}; i < n; i++) if (!${
+        e.okFn(s.items, at)
+      }(v[i]) && (out === null || !(${call}))) ${SUBFAIL}`,
+    );
   }
   if (s.uniqueItems === true) {
     // a static pointer's words are a constant up to the first index
