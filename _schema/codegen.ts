@@ -20,6 +20,7 @@ import { type Check, type RefTarget, type Tree, TRUE } from "./keywords.ts";
 import { reportNoMatch } from "./checkers.ts";
 import { compilePattern } from "./pattern.ts";
 import {
+  countTable,
   duplicateMessage,
   received,
   receivedString,
@@ -27,6 +28,8 @@ import {
   show,
   showString,
   typeFail,
+  typeFailAfter,
+  typeFailAt,
   where,
 } from "./report.ts";
 import { codePoints, deepEqual, firstDuplicate, isMultiple, safeTest, uniqueOk } from "./values.ts";
@@ -56,6 +59,11 @@ const helpers = () => ({
   SS: showString,
   RS: receivedString,
   TF: typeFail,
+  TFS: typeFailAt,
+  TFA: typeFailAfter,
+  // the words of small counts ("0 characters", "2 items"), read rather than built per finding
+  NC: countTable("character"),
+  NI: countTable("item"),
   dup: firstDuplicate,
   NM: reportNoMatch,
   DM: duplicateMessage,

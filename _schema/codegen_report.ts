@@ -10,7 +10,7 @@ import { escapePointer } from "../_common/pointer.ts";
 import { plural } from "../_common/values.ts";
 import { NUMERIC_FORMATS } from "./keywords.ts";
 import { FORMATS } from "./formats.ts";
-import { show, typeHead, where } from "./report.ts";
+import { COUNTS_MADE, show, typeMessages, typeTails, where } from "./report.ts";
 import { makeRegExp } from "./values.ts";
 import {
   constCondition,
@@ -75,16 +75,17 @@ function childCheck(
     }(${value}) && (out === null || !${report}(${value}, ${path}, out))) ${SUBFAIL}`;
 }
 
-/** `type`: the only test that returns at once (nothing else is worth reporting about a wrong type). */
-function typeLines(s: Obj, sp: string | null): string[] {
+/**
+ * `type`: the only test that returns at once (nothing else is worth reporting about a wrong type). Its words
+ * are made with the function: whole messages where the pointer is static, their ends where it is not.
+ */
+function typeLines(e: Emit, s: Obj, sp: string | null): string[] {
   if (s.type === undefined) return [];
   const expected = typesOf(s).join(" or ");
-  const head = sp === null ? "" : `, ${lit(typeHead(sp, expected))}`;
-  return [
-    `if (!(${typeCondition(typesOf(s))})) { if (out !== null) TF(out, v, p, ${
-      lit(expected)
-    }${head}); return false; }`,
-  ];
+  const report = sp === null
+    ? `TFA(out, v, p, ${lit(expected)}, ${e.constant(typeTails(expected))})`
+    : `TFS(out, v, p, ${lit(expected)}, ${e.constant(typeMessages(sp, expected))})`;
+  return [`if (!(${typeCondition(typesOf(s))})) { if (out !== null) ${report}; return false; }`];
 }
 
 /** `enum` and `const`. */
@@ -139,9 +140,15 @@ function numberLines(site: Site): string[] {
   ];
 }
 
-/** The generated expression for a count held in variable `n`, with its noun: "1 item", "2 items". */
-function countWords(n: string, word: string): string {
-  return `(${n} === 1 ? ${lit(`1 ${word}`)} : ${n} + ${lit(` ${word}s`)})`;
+/** The items of an array at a static pointer that get reporters of their own pointers (see `arrayLines`). */
+const STATIC_ITEMS = 4;
+
+/**
+ * The generated expression for a count held in variable `n`, with its noun: "1 item", "2 items". A small count
+ * (most are) is read from the words made once (`table`, a helper made by `countTable`), not built per finding.
+ */
+function countWords(n: string, word: string, table: string): string {
+  return `(${n} < ${COUNTS_MADE} ? ${table}[${n}] : ${n} + ${lit(` ${word}s`)})`;
 }
 
 /** `maxLength`, `minLength`, `pattern` and a string `format`, in one block for strings. */
@@ -154,7 +161,7 @@ function stringLines(site: Site): string[] {
       code: CONSTRAINT,
       message: message(site, ` must be ${words} ${bound} ${plural(bound, "character")} long.`),
       expected: lit(`${words} ${bound} ${plural(bound, "character")}`),
-      received: countWords("m", "character"),
+      received: countWords("m", "character", "NC"),
     });
   if (s.maxLength !== undefined) {
     const max = s.maxLength as number;
@@ -209,7 +216,7 @@ function arrayLines(site: Site): string[] {
       code: CONSTRAINT,
       message: message(site, ` must have ${words} ${bound} item(s).`),
       expected: lit(`${words} ${bound} ${plural(bound, "item")}`),
-      received: countWords("n", "item"),
+      received: countWords("n", "item", "NI"),
     });
   if (s.minItems !== undefined) {
     L.push(`if (n < ${s.minItems}) ${countFail("at least", s.minItems as number)}`);
@@ -232,25 +239,36 @@ function arrayLines(site: Site): string[] {
   if (s.items !== undefined && s.items !== true) {
     const at = `${ptr}/items`;
     const report = e.reportFn(s.items, at);
-    const child = childCheck(e, {
-      schema: s.items,
-      ptr: at,
-      report,
-      value: "v[i]",
-      path: 'p + "/" + i',
-      named: false,
-    });
-    L.push(`for (let i = ${prefix.length}; i < n; i++) ${child}`);
+    // Under a static pointer, the first items are reported by reporters of their own pointers (static where
+    // the limits allow), so that their findings' words are constants; any reporter says the same words given
+    // the same pointer.
+    const sp = site.sp;
+    let call = `${report}(v[i], p + "/" + i, out)`;
+    for (let j = STATIC_ITEMS - 1; sp !== null && j >= prefix.length; j--) {
+      const item = `${sp}/${j}`;
+      call = `i === ${j} ? ${e.reportFn(s.items, at, item)}(v[i], ${lit(item)}, out) : ${call}`;
+    }
+    L.push(
+      `for (let i = ${prefix.length}; i < n; i++) if (!${
+        e.okFn(s.items, at)
+      }(v[i]) && (out === null || !(${call}))) ${SUBFAIL}`,
+    );
   }
   if (s.uniqueItems === true) {
+    // a static pointer's words are a constant up to the first index
+    const message = site.sp === null
+      ? "DM(p, d)"
+      : `${lit(`${where(site.sp)} must not repeat items; items `)} + d[0] + " and " + d[1] + " are equal."`;
     const finding = pushFinding({
       code: CONSTRAINT,
-      message: "DM(p, d)",
+      message,
       expected: '"unique items"',
       received: '"duplicate " + S(v[d[1]])',
     });
+    // a report looks for the repeated items once (no `unique` test before it): they are what it says
     L.push(
-      `if (n > 1 && !unique(v)) { if (out === null) return false; ok = false; const d = dup(v); ${finding} }`,
+      `if (n > 1) { if (out === null) { if (!unique(v)) return false; } ` +
+        `else { const d = dup(v); if (d !== null) { ok = false; ${finding} } } }`,
     );
   }
   L.push("}");
@@ -262,16 +280,24 @@ function requiredLines(site: Site, required: string[]): string[] {
   const sp = site.sp;
   return required.map((r) => {
     const tail = "/" + escapePointer(r);
-    const fail = failInline({
+    const finding = {
       code: '"missing_required_argument"',
-      path: sp === null ? `p + ${lit(tail)}` : lit(sp + tail),
-      message: sp === null
-        ? `W(p + ${lit(tail)}) + " is required but missing; add it."`
-        : lit(`${where(sp + tail)} is required but missing; add it.`),
       expected: '"present"',
       received: '"missing"',
+    };
+    if (sp !== null) {
+      const message = lit(`${where(sp + tail)} is required but missing; add it.`);
+      return `if (!has(v, ${lit(r)})) ${failInline({ ...finding, path: lit(sp + tail), message })}`;
+    }
+    // the pointer made once, for the path and the message (never "", so where() would quote it: said here)
+    const fail = pushFinding({
+      ...finding,
+      path: "at",
+      message: `'"' + at + '" is required but missing; add it.'`,
     });
-    return `if (!has(v, ${lit(r)})) ${fail}`;
+    return `if (!has(v, ${lit(r)})) { if (out === null) return false; ok = false; const at = p + ${
+      lit(tail)
+    }; ${fail} }`;
   });
 }
 
@@ -475,7 +501,7 @@ export function reportBody(e: Emit, name: string, s: Obj, ptr: string, sp: strin
   const site: Site = { e, s, ptr, sp, known: knownType(s) };
   const L = [`function ${name}(v, p, out) {`];
   if (s.nullable === true) L.push("if (v === null) return true;");
-  L.push(...typeLines(s, sp), "let ok = true;");
+  L.push(...typeLines(e, s, sp), "let ok = true;");
   L.push(...enumConstLines(site), ...numberLines(site), ...stringLines(site), ...numericFormatLines(site));
   L.push(...arrayLines(site), ...objectLines(site), ...combinatorLines(site), ...refLines(site));
   L.push("return ok;", "}");

@@ -5,6 +5,7 @@
  * @module
  */
 import type { Finding, FindingCode } from "../types.ts";
+import { plural } from "../_common/values.ts";
 
 /** True when JSON.stringify would only wrap `s` in quotes (a loop: cheaper than a regex for short text). */
 function plain(s: string): boolean {
@@ -63,16 +64,33 @@ export function typeOf(value: unknown): string {
 
 /** What a finding says it received: the type, and the value itself for scalars. */
 export function received(value: unknown): string {
-  if (typeof value === "string") return receivedString(value);
-  const t = typeOf(value);
-  if (t === "object" || t === "array") return t;
-  return `${t} ${show(value)}`;
+  // the JSON types spelt out: no type name looked up, and constant words where the value adds none
+  switch (typeof value) {
+    case "string":
+      return receivedString(value);
+    case "number":
+      // (show gives a number as String gives it: never longer than SHOWN_MAX)
+      return (Number.isInteger(value) ? "integer " : "number ") + value;
+    case "boolean":
+      return value ? "boolean true" : "boolean false";
+    case "object":
+      return value === null ? "null null" : Array.isArray(value) ? "array" : "object";
+  }
+  return `${typeOf(value)} ${show(value)}`;
 }
 
 /** Human label for a pointer. */
 export function where(path: string): string {
   // the pointer itself, as in `path`: no slicing, so no string flattening on the error path
   return path === "" ? "The arguments" : `"${path}"`;
+}
+
+/** Counts below this have their words in a {@link countTable}. */
+export const COUNTS_MADE = 32;
+
+/** The words of each count below `COUNTS_MADE` with its noun ("0 items", "1 item", ...), made once. */
+export function countTable(word: string): readonly string[] {
+  return Array.from({ length: COUNTS_MADE }, (_, n) => `${n} ${plural(n, word)}`);
 }
 
 /** Pushes a finding; `expected` and `got` are left out when undefined. */
@@ -115,6 +133,89 @@ export function typeFail(out: Finding[], v: unknown, p: string, expected: string
         article(expected)
       } within \u00b19007199254740991.`
       : (head ?? typeHead(p, expected)) + typeArticle(v) + ".",
+    expected,
+    received: received(v),
+  });
+}
+
+/** What {@link typeArticle} says of each received JSON type, in {@link typeSlot} order. */
+const TYPE_ARTICLES = ["a string", "a boolean", "an integer", "a number", "a null", "an array", "an object"];
+
+/**
+ * The slot of a value's JSON type in `TYPE_ARTICLES`, or -1 where {@link typeFail} has more to say (a number
+ * too large to represent exactly) or no JSON text gives the value (undefined, a function).
+ */
+function typeSlot(v: unknown): number {
+  switch (typeof v) {
+    case "string":
+      return 0;
+    case "boolean":
+      return 1;
+    case "number":
+      return Number.isSafeInteger(v) ? 2 : Number.isFinite(v) && !Number.isInteger(v) ? 3 : -1;
+    case "object":
+      return v === null ? 4 : Array.isArray(v) ? 5 : 6;
+  }
+  return -1;
+}
+
+/**
+ * The type-mismatch messages of the value at `p` (known when the schema is compiled), one per received type
+ * in `typeSlot` order, then the start they share ({@link typeHead}): what {@link typeFailAt} takes, made once
+ * per schema node instead of per finding.
+ */
+export function typeMessages(p: string, expected: string): string[] {
+  const head = typeHead(p, expected);
+  return [...TYPE_ARTICLES.map((a) => head + a + "."), head];
+}
+
+/** {@link typeFail} with the messages made in advance (`messages`, from {@link typeMessages} for `p`). */
+export function typeFailAt(
+  out: Finding[],
+  v: unknown,
+  p: string,
+  expected: string,
+  messages: readonly string[],
+): void {
+  const slot = typeSlot(v);
+  if (slot < 0) {
+    typeFail(out, v, p, expected, messages[TYPE_ARTICLES.length]);
+    return;
+  }
+  out.push({
+    code: "argument_type_mismatch",
+    path: p,
+    message: messages[slot],
+    expected,
+    received: received(v),
+  });
+}
+
+/**
+ * The ends of the type-mismatch messages of a value whose pointer is only known when it is checked, from the
+ * pointer's closing quote on, one per received type in `typeSlot` order: what {@link typeFailAfter} takes.
+ */
+export function typeTails(expected: string): string[] {
+  return TYPE_ARTICLES.map((a) => `" must be ${article(expected)}, not ${a}.`);
+}
+
+/** {@link typeFail} with the message ends made in advance (`tails`, from {@link typeTails}). */
+export function typeFailAfter(
+  out: Finding[],
+  v: unknown,
+  p: string,
+  expected: string,
+  tails: readonly string[],
+): void {
+  const slot = typeSlot(v);
+  if (slot < 0 || p === "") {
+    typeFail(out, v, p, expected);
+    return;
+  }
+  out.push({
+    code: "argument_type_mismatch",
+    path: p,
+    message: '"' + p + tails[slot],
     expected,
     received: received(v),
   });
