@@ -1188,7 +1188,7 @@ test("guardFetch Responses stream: a marker begun at a message's end is held acr
   const body = await gateCompletion({ tools: TOOLS_RESPONSES }, final);
   const bodyText = ((body.response as Record<string, unknown>).output as Record<string, unknown>[])
     .flatMap((o) => o.type === "message" ? blockTexts(o.content as unknown[]) : []).join("");
-  assert.match(bodyText, /^Sure\.\n\nDone\.toolguard stopped/);
+  assert.match(bodyText, /^Sure\.\n\nDone\.\n\ntoolguard stopped/);
   provider.reply({ sse: frames, named: true });
   const stream = openai().responses.stream({
     model: "m",
@@ -1875,14 +1875,13 @@ test("guardFetch Responses stream: a rejected written call leaves no empty part 
     assert.ok(seqs.every((s, i) => i === 0 || s > seqs[i - 1]), JSON.stringify(seqs));
     const added = events.filter((e) => e.type === "response.output_item.added").map((e) => e.output_index);
     assert.deepEqual(added, [0, 1, 2, 3, 4]);
-    // Each message's text where the body keeps it (the body's reason has an item of its own at the end).
-    const reason = String(blockTexts(bodyOutput.at(-1)!.content as unknown[])[0]);
-    const flat = (s: string) => s.replace(reason, "").replace(/\s+/g, "");
-    const bodyTexts = bodyOutput.slice(0, -1).flatMap((o) =>
+    // Each message's text where the body keeps it, the reason too (ending the last text from the call on).
+    const flat = (s: string) => s.replace(/\s+/g, "");
+    const bodyTexts = bodyOutput.flatMap((o) =>
       o.type === "message" ? blockTexts(o.content as unknown[]) : []
     );
     assert.deepEqual(texts.map(flat), bodyTexts.map(flat), onRejected);
-    assert.deepEqual(shape(bodyOutput.slice(0, -1)), shape(response.output), onRejected);
+    assert.deepEqual(shape(bodyOutput), shape(response.output), onRejected);
   }
 });
 
@@ -1904,5 +1903,52 @@ test("guardFetch Responses stream retry: a part or message of only the rejected 
     assert.ok(seqs.every((s, i) => i === 0 || s > seqs[i - 1]), JSON.stringify(seqs));
     const added = events.filter((e) => e.type === "response.output_item.added").map((e) => e.output_index);
     assert.deepEqual(added, [0, 1]);
+  }
+});
+
+/** The Responses stream `frames` read by the openai SDK through a guarded fetch: its events and finalResponse(). */
+async function responsesGated(
+  frames: unknown[],
+  onRejected: "withhold-turn" | "drop-call" = "withhold-turn",
+) {
+  const { value } = await withGuardedServer(
+    () => ({ sse: frames, named: true }),
+    { onRejected },
+    async (server, f) => {
+      const client = new OpenAI({ apiKey: "k", baseURL: `${server.url}/v1`, fetch: f, maxRetries: 0 });
+      const stream = client.responses.stream({ model: "m", input: "Hi", tools: TOOLS_RESPONSES as never });
+      const events: Record<string, unknown>[] = [];
+      for await (const e of stream) events.push(e as never);
+      return { events, response: await stream.finalResponse() };
+    },
+  );
+  return value;
+}
+
+/** Each output item as its texts (a message: its parts' text; another item: its type). */
+const itemTexts = (output: unknown[]) =>
+  (output as Record<string, unknown>[]).map((o) =>
+    o.type === "message" ? blockTexts(o.content as unknown[]) : String(o.type)
+  );
+
+test("guardFetch Responses: the reason stands in place of a written call, streamed and whole alike", async () => {
+  // The body gave the reason a message of its own at the end, where the stream wrote it into the text the
+  // call was cut from; and where a tail that may begin a marker ("." of "Sure.") held the end of an earlier
+  // message, the stream wrote the reason there, past the message of the call.
+  const cases: (string[] | null)[][] = [
+    [["Sure.\n" + WRITTEN_BAD + " Done."]],
+    [["Sure."], [WRITTEN_BAD], null, ["Done."]],
+    [["Sure."], [WRITTEN_BAD]],
+  ];
+  for (const items of cases) {
+    for (const onRejected of ["withhold-turn", "drop-call"] as const) {
+      const { frames, final } = responsesItems(items);
+      const body = await gateCompletion({ tools: TOOLS_RESPONSES }, final, { onRejected });
+      const bodyOutput = (body.response as Record<string, unknown>).output as unknown[];
+      const { response } = await responsesGated(frames, onRejected);
+      const texts = itemTexts(response.output);
+      assert.deepEqual(texts, itemTexts(bodyOutput), `${onRejected} ${JSON.stringify(items)}`);
+      assert.match(JSON.stringify(texts.at(-1)), /toolguard stopped|was rejected/);
+    }
   }
 });

@@ -96,21 +96,23 @@ const body: CompletionBody = {
     return out;
   },
   rewrite(body, reason, { fromText, cut = cutCalls }) {
-    const output: unknown[] = [];
+    let output: unknown[] = [];
+    /** The `output_text` parts a call was cut from. */
+    const changed = new Set<unknown>();
     for (const item of body.output as unknown[]) {
       if (isClientCall(item)) continue;
       if (fromText && isRecord(item) && item.type === "message" && Array.isArray(item.content)) {
-        // A part the cut left blank goes, and a message it left with no part: as in a stream, where a part
-        // or message of only a rejected call is dropped (an empty message says nothing sent back).
-        const content = item.content.flatMap((p) => {
-          if (!isRecord(p) || p.type !== "output_text" || typeof p.text !== "string") return [p];
-          const text = cut(p.text);
-          return text !== p.text && text.trim() === "" ? [] : [{ ...p, text }];
+        const content = item.content.map((p) => {
+          if (!isRecord(p) || p.type !== "output_text" || typeof p.text !== "string") return p;
+          const part = { ...p, text: cut(p.text) };
+          if (part.text !== p.text) changed.add(part);
+          return part;
         });
-        if (content.length > 0 || item.content.length === 0) output.push({ ...item, content });
+        output.push({ ...item, content });
       } else output.push(item);
     }
-    output.push(reasonItem(reason, output.length));
+    if (changed.size > 0) output = reasonInPlace(output, changed, reason);
+    else output.push(reasonItem(reason, output.length));
     const copy: Record<string, unknown> = { ...body, output };
     if (typeof body.output_text === "string") copy.output_text = outputText(output);
     return copy;
@@ -124,6 +126,36 @@ const body: CompletionBody = {
     return copy;
   },
 };
+
+/**
+ * The output of a body whose written calls were cut from its `output_text` parts (`changed`: those a call
+ * was cut from), with `reason` where a stream writes it: ending the last part that keeps words from the
+ * first changed part on, else in that part, on a new paragraph after words said before it. A stream writes
+ * it so (it cannot take back the part the client holds open, and a message of its own would come after
+ * items the client already has); read back, the model finds what became of its call in the text it wrote
+ * it into, as in the dialects whose text has no places (Chat, Ollama, Gemini). Every other `output_text`
+ * part left blank goes, and a message left with no part: as a stream drops them, and as an Anthropic or
+ * Cohere body drops a blank text block (the APIs refuse one sent back, and an empty message says nothing).
+ */
+function reasonInPlace(output: unknown[], changed: ReadonlySet<unknown>, reason: string): unknown[] {
+  const parts = output.flatMap((o) =>
+    isRecord(o) && o.type === "message" && Array.isArray(o.content)
+      ? o.content.filter((p): p is { type: string; text: string } =>
+        isRecord(p) && p.type === "output_text" && typeof p.text === "string"
+      )
+      : []
+  );
+  const first = Math.max(0, parts.findIndex((p) => changed.has(p)));
+  const at = parts[Math.max(first, parts.findLastIndex((p, i) => i >= first && hasWords(p.text)))];
+  const said = parts.slice(0, first).some((p) => hasWords(p.text));
+  const read = new Set<unknown>(parts);
+  at.text = hasWords(at.text) ? `${at.text}\n\n${reason}` : `${said ? "\n\n" : ""}${reason}`;
+  return output.flatMap((o) => {
+    if (!isRecord(o) || o.type !== "message" || !Array.isArray(o.content)) return [o];
+    const content = o.content.filter((p) => !read.has(p) || hasWords((p as { text: string }).text));
+    return content.length > 0 || o.content.length === 0 ? [{ ...o, content }] : [];
+  });
+}
 
 /** A message item carrying `text`. */
 function reasonItem(text: string, position: number): Record<string, unknown> {
