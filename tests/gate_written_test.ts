@@ -1952,3 +1952,19 @@ test("guardFetch Responses: the reason stands in place of a written call, stream
     }
   }
 });
+
+test("guardFetch Responses stream: the text the gate writes into a part whose start it held reaches the client once", async () => {
+  // The held start was told as changed: it brought the reason, and the delta after it brought it again;
+  // the openai SDK's running snapshot (what a UI shows while streaming) read the reason twice.
+  const { frames } = responsesItems([["Sure. Hi there"], [WRITTEN_BAD]]);
+  const { events, response } = await responsesGated(frames);
+  // Each part as a client assembles it: the text its start brings, then its deltas.
+  const parts = new Map<string, string>();
+  for (const e of events) {
+    const key = `${e.output_index}:${e.content_index}`;
+    const part = e.part as { text?: string } | undefined;
+    if (e.type === "response.content_part.added") parts.set(key, part?.text ?? "");
+    if (e.type === "response.output_text.delta") parts.set(key, (parts.get(key) ?? "") + String(e.delta));
+  }
+  assert.deepEqual([...parts.values()], itemTexts(response.output).flat());
+});

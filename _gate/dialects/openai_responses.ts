@@ -744,8 +744,16 @@ class ResponsesStream implements FrameRouter {
     return { ...item, content: item.content.filter((_, ci) => !gone.has(ci)) };
   }
 
-  /** An event that repeats a message's text, telling it as changed (see `TextFrames.retell`). */
+  /**
+   * An event that repeats a message's text, telling it as changed (see `TextFrames.retell`). A part's or a
+   * message's start repeats none: its text is where the part starts (none, once split, see `#split`), and
+   * the deltas after it carry the rest; told as changed, it brought the text the gate writes as a delta
+   * too, and a client that appends deltas to it (the openai SDK's snapshot) read it twice.
+   */
   #retell(event: Record<string, unknown>, changes: readonly TextChange[]): Record<string, unknown> {
+    if (event.type === "response.content_part.added" || event.type === "response.output_item.added") {
+      return event;
+    }
     return this.#eachPart(
       event,
       (place, own) => this.#places.retold(this.#key(place.itemId, place.ci), own, changes),
