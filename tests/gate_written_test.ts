@@ -1968,3 +1968,39 @@ test("guardFetch Responses stream: the text the gate writes into a part whose st
   }
   assert.deepEqual([...parts.values()], itemTexts(response.output).flat());
 });
+
+test("guardFetch Responses: a part of white space alone before a rejected written call goes, streamed and whole alike", async () => {
+  // The body kept it (only a part the cut left blank went), where Anthropic's and Cohere's drop any blank
+  // block; the stream sent it as it came, and the client kept it. (in its own message, and beside another
+  // part of one message)
+  const cases: (string[] | null)[][] = [
+    [["Sure. Hi there"], ["  "], [WRITTEN_BAD]],
+    [["Sure. Hi there", "\n", WRITTEN_BAD]],
+  ];
+  for (const items of cases) {
+    for (const onRejected of ["withhold-turn", "drop-call"] as const) {
+      const { frames, final } = responsesItems(items);
+      const body = await gateCompletion({ tools: TOOLS_RESPONSES }, final, { onRejected });
+      const bodyOutput = (body.response as Record<string, unknown>).output as unknown[];
+      const { events, response } = await responsesGated(frames, onRejected);
+      assert.deepEqual(
+        itemTexts(response.output),
+        itemTexts(bodyOutput),
+        `${onRejected} ${JSON.stringify(items)}`,
+      );
+      assert.ok(itemTexts(response.output).flat().every((t) => t.trim() !== ""));
+      const added = events.filter((e) => e.type === "response.output_item.added").map((e) => e.output_index);
+      assert.deepEqual(added, response.output.map((_, i) => i));
+    }
+    // Without a call, the blank part reaches the client where it came.
+    const { frames } = responsesItems(items.map((parts) => parts!.filter((p) => p !== WRITTEN_BAD)));
+    const { value } = await withGuardedServer(() => ({ sse: frames, named: true }), {}, async (server, f) => {
+      const res = await f(`${server.url}/v1/responses`, {
+        method: "POST",
+        body: JSON.stringify({ model: "m", input: "Hi", stream: true, tools: TOOLS_RESPONSES }),
+      });
+      return await res.text();
+    });
+    assert.deepEqual(sseData(value), frames);
+  }
+});

@@ -302,6 +302,8 @@ class ResponsesStream implements FrameRouter {
   readonly #brought = new Set<string>();
   /** A message's or part's start that brings no text, held until the next frame routed (see `route`). */
   readonly #openings = new Openings();
+  /** The part whose start waits last among the openings (see `#blankOfOpening`), by its indices. */
+  #waitingPart: { oi: unknown; ci: unknown } | undefined;
   /** The messages (by output index) dropped for getting no text once a written call was cut (see `#tidy`). */
   readonly #goneItems = new ToolPositions();
   /** The parts dropped so, by their item's short name (see `#idName`), and their keys (see `#key`). */
@@ -940,7 +942,12 @@ class ResponsesStream implements FrameRouter {
       // A message's or part's start that brings no text waits for what comes next, held for the watch's
       // answer, so that its releases keep it first: a part (or message) of only a written call, cut, then
       // goes with it (see `#tidy`), where the client kept an empty part (or message).
-      if (opensText(event)) return this.#openings.hold({ raw, event }, flow);
+      if (opensText(event) || this.#blankOfOpening(event)) {
+        if (event.type === "response.content_part.added") {
+          this.#waitingPart = { oi: event.output_index, ci: event.content_index };
+        }
+        return this.#openings.hold({ raw, event }, flow);
+      }
       this.sendOpenings(flow);
       // (white space alone says nothing: the reason then follows it without a blank line, as in a body)
       if (type === "response.output_text.delta" && hasWords(event.delta)) flow.sawText();
@@ -953,8 +960,40 @@ class ResponsesStream implements FrameRouter {
     flow.hold({ raw, event, tool: this.#tools.has(oi) || callItem || ARGUMENT_EVENTS.has(type as string) });
   }
 
+  /**
+   * Whether an event waits with the openings held (see `route`): white space alone in the part whose start
+   * waits last, that part's end, and its message's end (the message's start waits, or that part ends it). A
+   * part of white space alone before a rejected written call then goes, as a body drops a blank part (and
+   * an Anthropic or Cohere stream a blank block); sent, the client kept it where the body had none.
+   */
+  #blankOfOpening(event: Record<string, unknown>): boolean {
+    if (!this.#openings.waiting) return false;
+    const part = this.#waitingPart;
+    const ofPart = part !== undefined && event.output_index === part.oi && event.content_index === part.ci;
+    switch (event.type) {
+      case "response.output_text.delta":
+        return ofPart && !hasWords(event.delta);
+      case "response.output_text.done":
+      case "response.content_part.done": {
+        // (a part whose text came only here, words and all, goes out: it says something)
+        const told = event.type === "response.output_text.done"
+          ? event.text
+          : isRecord(event.part) && event.part.text;
+        return ofPart && !hasWords(told);
+      }
+      case "response.output_item.done":
+        return event.output_index === part?.oi ||
+          this.#flow?.held.some((h) =>
+              h.event?.type === "response.output_item.added" && h.event.output_index === event.output_index &&
+              opensText(h.event)
+            ) === true;
+    }
+    return false;
+  }
+
   /** Sends the held openings the watch has not let out or dropped since (see `FrameRouter.sendOpenings`). */
   sendOpenings(flow: StreamFlow): void {
+    this.#waitingPart = undefined;
     const stays = this.#stays;
     this.#stays = undefined;
     this.#openings.send(flow, stays && ((h) => h === stays));
