@@ -1793,9 +1793,13 @@ test("guardFetch Cohere: a citation names its block where the block of only a re
 
 /**
  * A Responses stream (numbered, with its final snapshot) of `items`: a message of parts (each text in pieces
- * of 5) or, for null, a reasoning item.
+ * of 5) or, for null, a reasoning item. `brought`: each message is added with its parts in it (no part's
+ * start); `between`: an event sent between each message's start and its first part.
  */
-function responsesItems(items: (string[] | null)[]): { frames: unknown[]; final: Record<string, unknown> } {
+function responsesItems(
+  items: (string[] | null)[],
+  { brought = false, between }: { brought?: boolean; between?: Record<string, unknown> } = {},
+): { frames: unknown[]; final: Record<string, unknown> } {
   const [created] = responsesStream([]) as Record<string, unknown>[];
   const events: Record<string, unknown>[] = [created];
   const output: unknown[] = [];
@@ -1811,15 +1815,17 @@ function responsesItems(items: (string[] | null)[]): { frames: unknown[]; final:
     }
     const id = `msg_${oi}`;
     const item = { id, type: "message", status: "completed", role: "assistant" };
+    const empty = { type: "output_text", text: "", annotations: [] };
     events.push({
       type: "response.output_item.added",
       output_index: oi,
-      item: { ...item, status: "in_progress", content: [] },
+      item: { ...item, status: "in_progress", content: brought ? parts.map(() => empty) : [] },
     });
+    if (between) events.push(between);
     const content = parts.map((text, ci) => {
       const at = { item_id: id, output_index: oi, content_index: ci };
       const part = { type: "output_text", text, annotations: [] };
-      events.push({ type: "response.content_part.added", ...at, part: { ...part, text: "" } });
+      if (!brought) events.push({ type: "response.content_part.added", ...at, part: empty });
       for (const delta of splitN(text, Math.ceil(text.length / 5))) {
         events.push({ type: "response.output_text.delta", ...at, delta, logprobs: [] });
       }
@@ -2003,4 +2009,44 @@ test("guardFetch Responses: a part of white space alone before a rejected writte
     });
     assert.deepEqual(sseData(value), frames);
   }
+});
+
+test("guardFetch Responses stream: a message of only a rejected written call goes when added with its parts, or with an event before its first part", async () => {
+  // Added with its (empty) part in it, the message went out at once, and the part, cut, was left empty; an
+  // event of no item (a keep-alive) between its start and its part let the start out, and the client kept
+  // a message of no part. The body drops both.
+  const cases = [
+    { brought: true, items: [["Sure."], [` ${WRITTEN_BAD}`], ["Done."]] },
+    { between: { type: "keepalive" }, items: [["Sure."], [WRITTEN_BAD], ["Done."]] },
+  ];
+  for (const { items, ...options } of cases) {
+    for (const onRejected of ["withhold-turn", "drop-call"] as const) {
+      const { frames, final } = responsesItems(items, options);
+      const body = await gateCompletion({ tools: TOOLS_RESPONSES }, final, { onRejected });
+      const bodyOutput = (body.response as Record<string, unknown>).output as unknown[];
+      const { events, response } = await responsesGated(frames, onRejected);
+      assert.deepEqual(
+        itemTexts(response.output),
+        itemTexts(bodyOutput),
+        `${onRejected} ${JSON.stringify(options)}`,
+      );
+      assert.equal(response.output.length, 2);
+      const added = events.filter((e) => e.type === "response.output_item.added").map((e) => e.output_index);
+      assert.deepEqual(added, [0, 1]);
+    }
+  }
+  // The honest minimum where the client has the part (its message came with it, and words in the part
+  // before let it out): it stays, empty, as the client holds it, and the final response lists it so (left
+  // out, the parts after it would be misnumbered); what the client has otherwise reads as the body does.
+  const { frames, final } = responsesItems([["Sure."], ["Hello there friend", WRITTEN_BAD], ["Done."]], {
+    brought: true,
+  });
+  const body = await gateCompletion({ tools: TOOLS_RESPONSES }, final);
+  const { events, response } = await responsesGated(frames);
+  const texts = itemTexts(response.output);
+  assert.deepEqual(texts[1], ["Hello there friend", ""]);
+  const completed = events.find((e) => e.type === "response.completed")!.response as { output: unknown[] };
+  assert.deepEqual(itemTexts(completed.output), texts);
+  const bodyOutput = (body.response as Record<string, unknown>).output as unknown[];
+  assert.deepEqual(texts.map((t) => (t as string[]).filter((p) => p !== "")), itemTexts(bodyOutput));
 });

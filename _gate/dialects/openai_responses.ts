@@ -227,17 +227,22 @@ function withoutCalls(
 
 /**
  * True for the start of a message item or an `output_text` part that brings no text: it waits for what
- * follows it (see `ResponsesStream.route`). A message added with parts is none: the client has its parts.
+ * follows it (see `ResponsesStream.route`). A message added with its parts already in it is one when they
+ * are all `output_text` parts that bring none (one that brought text is split so, see `#split`): sent at
+ * once, a part of only a written call, cut, was left empty where the client had it.
  */
 function opensText(event: Record<string, unknown>): boolean {
   if (event.type === "response.output_item.added") {
     const item = event.item;
     return isRecord(item) && item.type === "message" &&
-      (item.content === undefined || (Array.isArray(item.content) && item.content.length === 0));
+      (item.content === undefined || (Array.isArray(item.content) && item.content.every(bringsNoText)));
   }
-  return event.type === "response.content_part.added" && isRecord(event.part) &&
-    event.part.type === "output_text" && (event.part.text ?? "") === "";
+  return event.type === "response.content_part.added" && bringsNoText(event.part);
 }
+
+/** An `output_text` part of no text. */
+const bringsNoText = (part: unknown): boolean =>
+  isRecord(part) && part.type === "output_text" && (part.text ?? "") === "";
 
 /**
  * Which call items of a snapshot's `output` are the dropped calls, read in order (a new reader per
@@ -302,7 +307,7 @@ class ResponsesStream implements FrameRouter {
   readonly #brought = new Set<string>();
   /** A message's or part's start that brings no text, held until the next frame routed (see `route`). */
   readonly #openings = new Openings();
-  /** The part whose start waits last among the openings (see `#blankOfOpening`), by its indices. */
+  /** The part whose start waits last among the openings (see `#waitsWithOpenings`), by its indices. */
   #waitingPart: { oi: unknown; ci: unknown } | undefined;
   /** The messages (by output index) dropped for getting no text once a written call was cut (see `#tidy`). */
   readonly #goneItems = new ToolPositions();
@@ -663,19 +668,32 @@ class ResponsesStream implements FrameRouter {
     }
     // The parts first: a message goes when every part it was given goes.
     const allGone = new Map<unknown, boolean>();
+    const part = (oi: unknown, id: unknown, ci: number, gone: boolean) => {
+      if (gone) {
+        this.#goneKeys.add(this.#key(id, ci));
+        const name = this.#idName(id);
+        if (!this.#goneParts.has(name)) this.#goneParts.set(name, new ToolPositions());
+        this.#goneParts.get(name)!.add(ci);
+      }
+      allGone.set(oi, (allGone.get(oi) ?? true) && gone);
+    };
     for (const h of flow.held) {
       const e = h.event;
+      if (e?.type === "response.output_item.added" && opensText(e) && isRecord(e.item)) {
+        // (the parts a message brought, its start held: the client has none of them yet)
+        const id = this.#idOf({ item_id: e.item.id, output_index: e.output_index });
+        const content = Array.isArray(e.item.content) ? e.item.content : [];
+        content.forEach((_, ci) => part(e.output_index, id, ci, !keptParts.has(this.#key(id, ci))));
+      }
       if (e?.type !== "response.content_part.added" || typeof e.content_index !== "number") continue;
       const id = this.#idOf(e);
       const key = this.#key(id, e.content_index);
-      const gone = opensText(e) && !keptParts.has(key) && !this.#brought.has(key);
-      if (gone) {
-        this.#goneKeys.add(key);
-        const name = this.#idName(id);
-        if (!this.#goneParts.has(name)) this.#goneParts.set(name, new ToolPositions());
-        this.#goneParts.get(name)!.add(e.content_index);
-      }
-      allGone.set(e.output_index, (allGone.get(e.output_index) ?? true) && gone);
+      part(
+        e.output_index,
+        id,
+        e.content_index,
+        opensText(e) && !keptParts.has(key) && !this.#brought.has(key),
+      );
     }
     for (const h of flow.held) {
       const e = h.event;
@@ -942,7 +960,7 @@ class ResponsesStream implements FrameRouter {
       // A message's or part's start that brings no text waits for what comes next, held for the watch's
       // answer, so that its releases keep it first: a part (or message) of only a written call, cut, then
       // goes with it (see `#tidy`), where the client kept an empty part (or message).
-      if (opensText(event) || this.#blankOfOpening(event)) {
+      if (opensText(event) || this.#waitsWithOpenings(event)) {
         if (event.type === "response.content_part.added") {
           this.#waitingPart = { oi: event.output_index, ci: event.content_index };
         }
@@ -961,13 +979,21 @@ class ResponsesStream implements FrameRouter {
   }
 
   /**
-   * Whether an event waits with the openings held (see `route`): white space alone in the part whose start
-   * waits last, that part's end, and its message's end (the message's start waits, or that part ends it). A
-   * part of white space alone before a rejected written call then goes, as a body drops a blank part (and
-   * an Anthropic or Cohere stream a blank block); sent, the client kept it where the body had none.
+   * Whether an event waits with the openings held (see `route`): an event of no item, white space alone in
+   * the part whose start waits last, that part's end, and its message's end (the message's start waits, or
+   * that part ends it). A part of white space alone before a rejected written call then goes, as a body
+   * drops a blank part (and an Anthropic or Cohere stream a blank block); sent, the client kept it where the
+   * body had none.
    */
-  #blankOfOpening(event: Record<string, unknown>): boolean {
+  #waitsWithOpenings(event: Record<string, unknown>): boolean {
     if (!this.#openings.waiting) return false;
+    // An event of no item (a keep-alive) between a message's start and its first part: sent, it let the
+    // start out, and a part of only a written call, cut, left the client a message of no part.
+    if (
+      event.output_index === undefined && event.item_id === undefined &&
+      !SNAPSHOTS.has(event.type as string) &&
+      !TERMINAL.has(event.type as string)
+    ) return true;
     const part = this.#waitingPart;
     const ofPart = part !== undefined && event.output_index === part.oi && event.content_index === part.ci;
     switch (event.type) {
