@@ -731,3 +731,31 @@ test("guardFetch retry: a Responses conversation kept by the server continues fr
   assert.equal(sent.previous_response_id, "resp_bad");
   assert.deepEqual(sent.input.map((i) => [i.type, i.call_id]), [["function_call_output", "call_bad"]]);
 });
+
+test("guardFetch retry: Anthropic, a text block of white space alone the model wrote is not sent back", async () => {
+  // Only a block a call was cut from was trimmed (and dropped, left empty); the model's own blank block went
+  // back as it came, beside a native call or a written one, and the API refuses a text block of white space
+  // alone.
+  const native = anthropicMessage(null, [BAD]);
+  native.content = [{ type: "text", text: "\n" }, ...(native.content as unknown[])];
+  const written = anthropicMessage(null);
+  written.content = [{ type: "text", text: " " }, { type: "text", text: `Checking. ${WRITTEN}` }];
+  for (const first of [native, written]) {
+    const { server } = await scripted(
+      [{ json: first }, { json: anthropicMessage(null, [GOOD]) }],
+      1,
+      (s, f) =>
+        anthropic(s, f).messages.create({
+          model: "m",
+          max_tokens: 100,
+          messages,
+          tools: TOOLS_ANTHROPIC as never,
+        }),
+    );
+    assert.equal(server.requests.length, 2);
+    const sent = server.requests[1].json as { messages: { content: Record<string, unknown>[] }[] };
+    const blocks = sent.messages[1].content;
+    assert.ok(blocks.some((b) => b.type === "tool_use"), JSON.stringify(blocks));
+    assert.deepEqual(blocks.filter((b) => b.type === "text" && String(b.text).trim() === ""), []);
+  }
+});
