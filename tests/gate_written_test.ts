@@ -2050,3 +2050,24 @@ test("guardFetch Responses stream: a message of only a rejected written call goe
   const bodyOutput = (body.response as Record<string, unknown>).output as unknown[];
   assert.deepEqual(texts.map((t) => (t as string[]).filter((p) => p !== "")), itemTexts(bodyOutput));
 });
+
+test("guardFetch Responses stream retry: white space that waited with its part's start keeps its number", async () => {
+  // A part's first delta, white space alone, waits with the part's start; the prose held with the call after
+  // it is written at the retry's ending, numbered after the start alone: it took the number of the white
+  // space, which goes out with the start (responses fuzz seed 17070).
+  // (the call's marker begun at the part's end, its deltas " ", "check<", "t", as the fuzz's)
+  const { frames } = responsesItems([["Sure. Hi there"], [" check<t", WRITTEN_BAD.slice(2)]]);
+  let first = true;
+  const events = (frames as Record<string, unknown>[]).flatMap((e) => {
+    if (e.type !== "response.output_text.delta" || e.output_index !== 1 || e.content_index !== 0) return [e];
+    if (!first) return [];
+    first = false;
+    return [" ", "check<", "t"].map((delta) => ({ ...e, delta }));
+  }).map((e, i) => ({ ...e, sequence_number: i }));
+  const { value, server } = await responsesRetried([events, responsesStream(["It is sunny."])]);
+  assert.equal(server.requests.length, 2);
+  const seqs = value.events.map((e) => e.sequence_number as number);
+  assert.ok(seqs.every((s, i) => i === 0 || s > seqs[i - 1]), JSON.stringify(seqs));
+  assert.equal(value.final.output_text, value.streamed);
+  assert.match(value.streamed, /^Sure\. Hi there check(It is sunny\.)?$/);
+});

@@ -315,8 +315,11 @@ class ResponsesStream implements FrameRouter {
   readonly #goneParts = new Map<string, ToolPositions>();
   readonly #goneKeys = new Set<string>();
   readonly #goneItemNames = new Set<string>();
-  /** A part's start held that the retry's ending leaves out, kept held when the openings go (see `#resumeAfter`). */
-  #stays: Held | undefined;
+  /**
+   * A part's start held that the retry's ending leaves out, and what waited with it, kept held when the
+   * openings go (see `#resumeAfter`).
+   */
+  #stays: ReadonlySet<Held> = new Set();
   /** A short name for each item id met that is a string, by the id; for any other, by its JSON. */
   readonly #stringIds = new Map<string, string>();
   readonly #otherIds = new Map<string, string>();
@@ -568,7 +571,8 @@ class ResponsesStream implements FrameRouter {
     // that start is held as well, as when the turn is withheld (see `#tidy`).
     const held = this.#flow?.held ?? [];
     let lead = 0;
-    while (lead < held.length && held[lead].event && opensText(held[lead].event!)) lead++;
+    // (white space alone and the ends held with a start lead too: they go out with it, see `#waitsWithOpenings`)
+    while (lead < held.length && held[lead].event && this.#openings.holds(held[lead])) lead++;
     const opening = held.slice(0, lead);
     const partStart = opening.find((h) =>
       h.event!.type === "response.content_part.added" &&
@@ -597,7 +601,15 @@ class ResponsesStream implements FrameRouter {
       ),
     };
     // (a part that goes stays held: a retry drops it, and a rejection that ends the turn writes its reason there)
-    this.#stays = partGone ? partStart : undefined;
+    // (with it, what waited with it in its part: its white space, its end)
+    const from = partStart ? opening.indexOf(partStart) : lead;
+    this.#stays = new Set(
+      partGone
+        ? opening.slice(from).filter((h) =>
+          h === partStart || (h.event!.output_index === oi && h.event!.content_index === place.ci)
+        )
+        : [],
+    );
     const events: Record<string, unknown>[] = [];
     if (!partGone && this.#opened.has(key) && isRecord(part) && typeof part.text === "string") {
       const at = { item_id: place.itemId, output_index: oi, content_index: place.ci };
@@ -608,7 +620,12 @@ class ResponsesStream implements FrameRouter {
       events.push({ type: "response.content_part.done", ...at, part });
     }
     events.push({ type: "response.output_item.done", output_index: oi, item });
-    let seq = this.#clientSeq(partGone ? lead - 1 : lead);
+    // (after the numbers of the openings that go out before these)
+    let seq = this.#clientSeq(lead);
+    for (const h of opening) {
+      const n = h.event!.sequence_number;
+      if (!this.#stays.has(h) && typeof n === "number") seq = Math.max(seq, n);
+    }
     const frames = events.map((e) => {
       const numbered = this.#lastSeq >= 0 ? { ...e, sequence_number: ++seq } : e;
       return formatSse(JSON.stringify(numbered), e.type as string);
@@ -1021,8 +1038,8 @@ class ResponsesStream implements FrameRouter {
   sendOpenings(flow: StreamFlow): void {
     this.#waitingPart = undefined;
     const stays = this.#stays;
-    this.#stays = undefined;
-    this.#openings.send(flow, stays && ((h) => h === stays));
+    this.#stays = new Set();
+    this.#openings.send(flow, (h) => stays.has(h));
   }
 
   replace(reason: string, _calls: unknown, flow: StreamFlow): void {

@@ -460,6 +460,11 @@ export class Openings {
     return this.#held.length > 0;
   }
 
+  /** True for a frame held here that the watch has not let out or dropped since (see `hold`). */
+  holds(frame: Held): boolean {
+    return this.#held.includes(frame);
+  }
+
   /** True for text of white space alone (`text`) in the block (`index`) whose start waits last. */
   blank(index: unknown, text: unknown): boolean {
     return this.waiting && index === this.#index && typeof text === "string" && !hasWords(text);
