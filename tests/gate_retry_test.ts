@@ -759,3 +759,46 @@ test("guardFetch retry: Anthropic, a text block of white space alone the model w
     assert.deepEqual(blocks.filter((b) => b.type === "text" && String(b.text).trim() === ""), []);
   }
 });
+
+test("guardFetch retry: a Cohere stream's retried citations follow those the client has, in the blocks they are in", async () => {
+  // A citation's `index` numbers the message's citations and its `content_index` names its block: the
+  // retry's began at 0 again, naming the client's first citation and block 0, where its text is block 1.
+  const cited = (text: string, call: CallSpec) => [
+    COHERE_START,
+    ...cohereBlock(0, text).slice(0, 2),
+    {
+      type: "citation-start",
+      index: 0,
+      delta: {
+        message: { citations: { start: 0, end: 4, text: text.slice(0, 4), sources: [], content_index: 0 } },
+      },
+    },
+    { type: "citation-end", index: 0 },
+    ...cohereBlock(0, text).slice(2),
+    {
+      type: "tool-call-start",
+      index: 0,
+      delta: {
+        message: {
+          tool_calls: {
+            id: call.id,
+            type: "function",
+            function: { name: call.name, arguments: JSON.stringify(call.args) },
+          },
+        },
+      },
+    },
+    { type: "tool-call-end", index: 0 },
+    { type: "message-end", delta: { finish_reason: "TOOL_CALL" } },
+  ];
+  const { value } = await scripted(
+    [{ sse: cited("Oslo is wet.", BAD), named: true }, { sse: cited("Bergen is dry.", GOOD), named: true }],
+    1,
+    cohereStreamed,
+  );
+  const events = sseData(value);
+  assert.deepEqual(cohereBlockTexts(events), ["Oslo is wet.", "Bergen is dry."]);
+  const starts = events.filter((e) => e.type === "citation-start");
+  assert.deepEqual(starts.map((e) => [e.index, e.delta.message.citations.content_index]), [[0, 0], [1, 1]]);
+  assert.deepEqual(events.filter((e) => e.type === "citation-end").map((e) => e.index), [0, 1]);
+});

@@ -94,6 +94,8 @@ export interface ResumePoint {
   items?: readonly Record<string, unknown>[];
   /** OpenAI Responses: the last `sequence_number` forwarded (-1: none). */
   seq?: number;
+  /** Cohere: the citations forwarded (a retry's are numbered after them). */
+  citations?: number;
   /** The usage of every attempt before the retry, together: the retry's usage events report it added. */
   usage?: Record<string, unknown>;
 }
