@@ -229,7 +229,9 @@ const responses: Builder = (request, turn, feedback) => {
 const anthropic: Builder = (request, turn, feedback) => {
   // The blocks as they came, in order (thinking with its signature, text, tool_use); the calls as judged
   // when there were none.
-  const said = spokenParts(turn.body && Array.isArray(turn.body.content) ? turn.body.content : [], turn);
+  // (a text block of white space alone goes, the model's own too: the API refuses one sent back)
+  const said = spokenParts(turn.body && Array.isArray(turn.body.content) ? turn.body.content : [], turn)
+    .filter((b) => !(isRecord(b) && b.type === "text" && typeof b.text === "string" && b.text.trim() === ""));
   const content = said.some((b) => isRecord(b) && b.type === "tool_use") ? said : [
     ...said,
     ...turn.calls.map((c) => ({ type: "tool_use", id: c.id, name: c.name, input: argObject(c.arguments) })),

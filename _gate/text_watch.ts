@@ -840,17 +840,35 @@ export class TextCalls {
     }
     if (this.#prose.trim() !== "") flow.sawText(this.#answer);
     const later = stretches.slice(1).filter((k) => k.tail.trim() !== "");
-    if (later.length === 0) {
+    const call = this.#callStretch(stretches, cut);
+    if (later.length === 0 && call === 0) {
       const lead = rest !== "" ? `${rest}\n\n` : w.hasText ? "\n\n" : "";
       return this.#rewrite([{ at: this.#heldFrom, tail: this.#prose + lead + judgement.reason }], flow);
     }
     // Text kept past a frame of another kind (a refusal, a reasoning item, the end of a block) goes in its
     // own place, after that frame, as a body keeps it: written where the held text began, it came before
     // what came ahead of it (so does prose held with the call that came in a place before the call's). The
-    // reason follows the last of it.
-    flow.sawText(this.#answer);
-    later.at(-1)!.tail += `\n\n${judgement.reason}`;
-    this.#rewrite([stretches[0], ...later], flow);
+    // reason ends the last of it from the first cut call's place on, else stands in that place, as a body
+    // places it: written where the held text began (a tail that may begin a marker held the end of an
+    // earlier place), it stood in a place the body gives none of it. A place left blank goes.
+    const target = Math.max(call, stretches.findLastIndex((k, i) => i >= call && k.tail.trim() !== ""));
+    const said = w.hasText || stretches.slice(0, target).some((k) => k.tail.trim() !== "");
+    const tail = stretches[target].tail;
+    stretches[target].tail = tail.trim() !== ""
+      ? `${tail}\n\n${judgement.reason}`
+      : `${said ? "\n\n" : ""}${judgement.reason}`;
+    if (said || tail.trim() !== "") flow.sawText(this.#answer);
+    this.#rewrite([stretches[0], ...stretches.slice(1).filter((k) => k.tail.trim() !== "")], flow);
+  }
+
+  /**
+   * The stretch (see `#keptStretches`) in which the first call `cut` takes out begins: where a body puts
+   * the reason (0 when it begins before them all).
+   */
+  #callStretch(stretches: readonly KeptStretch[], cut: (i: number) => boolean): number {
+    const first = this.#extracted.find((_, i) => cut(i));
+    if (!first) return 0;
+    return Math.max(0, stretches.findLastIndex((k) => k.at <= first.block.start));
   }
 
   /**

@@ -731,3 +731,74 @@ test("guardFetch retry: a Responses conversation kept by the server continues fr
   assert.equal(sent.previous_response_id, "resp_bad");
   assert.deepEqual(sent.input.map((i) => [i.type, i.call_id]), [["function_call_output", "call_bad"]]);
 });
+
+test("guardFetch retry: Anthropic, a text block of white space alone the model wrote is not sent back", async () => {
+  // Only a block a call was cut from was trimmed (and dropped, left empty); the model's own blank block went
+  // back as it came, beside a native call or a written one, and the API refuses a text block of white space
+  // alone.
+  const native = anthropicMessage(null, [BAD]);
+  native.content = [{ type: "text", text: "\n" }, ...(native.content as unknown[])];
+  const written = anthropicMessage(null);
+  written.content = [{ type: "text", text: " " }, { type: "text", text: `Checking. ${WRITTEN}` }];
+  for (const first of [native, written]) {
+    const { server } = await scripted(
+      [{ json: first }, { json: anthropicMessage(null, [GOOD]) }],
+      1,
+      (s, f) =>
+        anthropic(s, f).messages.create({
+          model: "m",
+          max_tokens: 100,
+          messages,
+          tools: TOOLS_ANTHROPIC as never,
+        }),
+    );
+    assert.equal(server.requests.length, 2);
+    const sent = server.requests[1].json as { messages: { content: Record<string, unknown>[] }[] };
+    const blocks = sent.messages[1].content;
+    assert.ok(blocks.some((b) => b.type === "tool_use"), JSON.stringify(blocks));
+    assert.deepEqual(blocks.filter((b) => b.type === "text" && String(b.text).trim() === ""), []);
+  }
+});
+
+test("guardFetch retry: a Cohere stream's retried citations follow those the client has, in the blocks they are in", async () => {
+  // A citation's `index` numbers the message's citations and its `content_index` names its block: the
+  // retry's began at 0 again, naming the client's first citation and block 0, where its text is block 1.
+  const cited = (text: string, call: CallSpec) => [
+    COHERE_START,
+    ...cohereBlock(0, text).slice(0, 2),
+    {
+      type: "citation-start",
+      index: 0,
+      delta: {
+        message: { citations: { start: 0, end: 4, text: text.slice(0, 4), sources: [], content_index: 0 } },
+      },
+    },
+    { type: "citation-end", index: 0 },
+    ...cohereBlock(0, text).slice(2),
+    {
+      type: "tool-call-start",
+      index: 0,
+      delta: {
+        message: {
+          tool_calls: {
+            id: call.id,
+            type: "function",
+            function: { name: call.name, arguments: JSON.stringify(call.args) },
+          },
+        },
+      },
+    },
+    { type: "tool-call-end", index: 0 },
+    { type: "message-end", delta: { finish_reason: "TOOL_CALL" } },
+  ];
+  const { value } = await scripted(
+    [{ sse: cited("Oslo is wet.", BAD), named: true }, { sse: cited("Bergen is dry.", GOOD), named: true }],
+    1,
+    cohereStreamed,
+  );
+  const events = sseData(value);
+  assert.deepEqual(cohereBlockTexts(events), ["Oslo is wet.", "Bergen is dry."]);
+  const starts = events.filter((e) => e.type === "citation-start");
+  assert.deepEqual(starts.map((e) => [e.index, e.delta.message.citations.content_index]), [[0, 0], [1, 1]]);
+  assert.deepEqual(events.filter((e) => e.type === "citation-end").map((e) => e.index), [0, 1]);
+});

@@ -1188,7 +1188,7 @@ test("guardFetch Responses stream: a marker begun at a message's end is held acr
   const body = await gateCompletion({ tools: TOOLS_RESPONSES }, final);
   const bodyText = ((body.response as Record<string, unknown>).output as Record<string, unknown>[])
     .flatMap((o) => o.type === "message" ? blockTexts(o.content as unknown[]) : []).join("");
-  assert.match(bodyText, /^Sure\.\n\nDone\.toolguard stopped/);
+  assert.match(bodyText, /^Sure\.\n\nDone\.\n\ntoolguard stopped/);
   provider.reply({ sse: frames, named: true });
   const stream = openai().responses.stream({
     model: "m",
@@ -1793,9 +1793,13 @@ test("guardFetch Cohere: a citation names its block where the block of only a re
 
 /**
  * A Responses stream (numbered, with its final snapshot) of `items`: a message of parts (each text in pieces
- * of 5) or, for null, a reasoning item.
+ * of 5) or, for null, a reasoning item. `brought`: each message is added with its parts in it (no part's
+ * start); `between`: an event sent between each message's start and its first part.
  */
-function responsesItems(items: (string[] | null)[]): { frames: unknown[]; final: Record<string, unknown> } {
+function responsesItems(
+  items: (string[] | null)[],
+  { brought = false, between }: { brought?: boolean; between?: Record<string, unknown> } = {},
+): { frames: unknown[]; final: Record<string, unknown> } {
   const [created] = responsesStream([]) as Record<string, unknown>[];
   const events: Record<string, unknown>[] = [created];
   const output: unknown[] = [];
@@ -1811,15 +1815,17 @@ function responsesItems(items: (string[] | null)[]): { frames: unknown[]; final:
     }
     const id = `msg_${oi}`;
     const item = { id, type: "message", status: "completed", role: "assistant" };
+    const empty = { type: "output_text", text: "", annotations: [] };
     events.push({
       type: "response.output_item.added",
       output_index: oi,
-      item: { ...item, status: "in_progress", content: [] },
+      item: { ...item, status: "in_progress", content: brought ? parts.map(() => empty) : [] },
     });
+    if (between) events.push(between);
     const content = parts.map((text, ci) => {
       const at = { item_id: id, output_index: oi, content_index: ci };
       const part = { type: "output_text", text, annotations: [] };
-      events.push({ type: "response.content_part.added", ...at, part: { ...part, text: "" } });
+      if (!brought) events.push({ type: "response.content_part.added", ...at, part: empty });
       for (const delta of splitN(text, Math.ceil(text.length / 5))) {
         events.push({ type: "response.output_text.delta", ...at, delta, logprobs: [] });
       }
@@ -1875,14 +1881,13 @@ test("guardFetch Responses stream: a rejected written call leaves no empty part 
     assert.ok(seqs.every((s, i) => i === 0 || s > seqs[i - 1]), JSON.stringify(seqs));
     const added = events.filter((e) => e.type === "response.output_item.added").map((e) => e.output_index);
     assert.deepEqual(added, [0, 1, 2, 3, 4]);
-    // Each message's text where the body keeps it (the body's reason has an item of its own at the end).
-    const reason = String(blockTexts(bodyOutput.at(-1)!.content as unknown[])[0]);
-    const flat = (s: string) => s.replace(reason, "").replace(/\s+/g, "");
-    const bodyTexts = bodyOutput.slice(0, -1).flatMap((o) =>
+    // Each message's text where the body keeps it, the reason too (ending the last text from the call on).
+    const flat = (s: string) => s.replace(/\s+/g, "");
+    const bodyTexts = bodyOutput.flatMap((o) =>
       o.type === "message" ? blockTexts(o.content as unknown[]) : []
     );
     assert.deepEqual(texts.map(flat), bodyTexts.map(flat), onRejected);
-    assert.deepEqual(shape(bodyOutput.slice(0, -1)), shape(response.output), onRejected);
+    assert.deepEqual(shape(bodyOutput), shape(response.output), onRejected);
   }
 });
 
@@ -1944,4 +1949,164 @@ test("guardFetch: a withheld Gemini stream keeps a thoughtSignature part held wi
   ]);
   assert.deepEqual(streamed.filter((p) => p.thoughtSignature), [signed]);
   assert.match(streamed.map((p) => p.text ?? "").join(""), /^Sure\. [\s\S]*delete_everything/);
+});
+
+/** The Responses stream `frames` read by the openai SDK through a guarded fetch: its events and finalResponse(). */
+async function responsesGated(
+  frames: unknown[],
+  onRejected: "withhold-turn" | "drop-call" = "withhold-turn",
+) {
+  const { value } = await withGuardedServer(
+    () => ({ sse: frames, named: true }),
+    { onRejected },
+    async (server, f) => {
+      const client = new OpenAI({ apiKey: "k", baseURL: `${server.url}/v1`, fetch: f, maxRetries: 0 });
+      const stream = client.responses.stream({ model: "m", input: "Hi", tools: TOOLS_RESPONSES as never });
+      const events: Record<string, unknown>[] = [];
+      for await (const e of stream) events.push(e as never);
+      return { events, response: await stream.finalResponse() };
+    },
+  );
+  return value;
+}
+
+/** Each output item as its texts (a message: its parts' text; another item: its type). */
+const itemTexts = (output: unknown[]) =>
+  (output as Record<string, unknown>[]).map((o) =>
+    o.type === "message" ? blockTexts(o.content as unknown[]) : String(o.type)
+  );
+
+test("guardFetch Responses: the reason stands in place of a written call, streamed and whole alike", async () => {
+  // The body gave the reason a message of its own at the end, where the stream wrote it into the text the
+  // call was cut from; and where a tail that may begin a marker ("." of "Sure.") held the end of an earlier
+  // message, the stream wrote the reason there, past the message of the call.
+  const cases: (string[] | null)[][] = [
+    [["Sure.\n" + WRITTEN_BAD + " Done."]],
+    [["Sure."], [WRITTEN_BAD], null, ["Done."]],
+    [["Sure."], [WRITTEN_BAD]],
+  ];
+  for (const items of cases) {
+    for (const onRejected of ["withhold-turn", "drop-call"] as const) {
+      const { frames, final } = responsesItems(items);
+      const body = await gateCompletion({ tools: TOOLS_RESPONSES }, final, { onRejected });
+      const bodyOutput = (body.response as Record<string, unknown>).output as unknown[];
+      const { response } = await responsesGated(frames, onRejected);
+      const texts = itemTexts(response.output);
+      assert.deepEqual(texts, itemTexts(bodyOutput), `${onRejected} ${JSON.stringify(items)}`);
+      assert.match(JSON.stringify(texts.at(-1)), /toolguard stopped|was rejected/);
+    }
+  }
+});
+
+test("guardFetch Responses stream: the text the gate writes into a part whose start it held reaches the client once", async () => {
+  // The held start was told as changed: it brought the reason, and the delta after it brought it again;
+  // the openai SDK's running snapshot (what a UI shows while streaming) read the reason twice.
+  const { frames } = responsesItems([["Sure. Hi there"], [WRITTEN_BAD]]);
+  const { events, response } = await responsesGated(frames);
+  // Each part as a client assembles it: the text its start brings, then its deltas.
+  const parts = new Map<string, string>();
+  for (const e of events) {
+    const key = `${e.output_index}:${e.content_index}`;
+    const part = e.part as { text?: string } | undefined;
+    if (e.type === "response.content_part.added") parts.set(key, part?.text ?? "");
+    if (e.type === "response.output_text.delta") parts.set(key, (parts.get(key) ?? "") + String(e.delta));
+  }
+  assert.deepEqual([...parts.values()], itemTexts(response.output).flat());
+});
+
+test("guardFetch Responses: a part of white space alone before a rejected written call goes, streamed and whole alike", async () => {
+  // The body kept it (only a part the cut left blank went), where Anthropic's and Cohere's drop any blank
+  // block; the stream sent it as it came, and the client kept it. (in its own message, and beside another
+  // part of one message)
+  const cases: (string[] | null)[][] = [
+    [["Sure. Hi there"], ["  "], [WRITTEN_BAD]],
+    [["Sure. Hi there", "\n", WRITTEN_BAD]],
+  ];
+  for (const items of cases) {
+    for (const onRejected of ["withhold-turn", "drop-call"] as const) {
+      const { frames, final } = responsesItems(items);
+      const body = await gateCompletion({ tools: TOOLS_RESPONSES }, final, { onRejected });
+      const bodyOutput = (body.response as Record<string, unknown>).output as unknown[];
+      const { events, response } = await responsesGated(frames, onRejected);
+      assert.deepEqual(
+        itemTexts(response.output),
+        itemTexts(bodyOutput),
+        `${onRejected} ${JSON.stringify(items)}`,
+      );
+      assert.ok(itemTexts(response.output).flat().every((t) => t.trim() !== ""));
+      const added = events.filter((e) => e.type === "response.output_item.added").map((e) => e.output_index);
+      assert.deepEqual(added, response.output.map((_, i) => i));
+    }
+    // Without a call, the blank part reaches the client where it came.
+    const { frames } = responsesItems(items.map((parts) => parts!.filter((p) => p !== WRITTEN_BAD)));
+    const { value } = await withGuardedServer(() => ({ sse: frames, named: true }), {}, async (server, f) => {
+      const res = await f(`${server.url}/v1/responses`, {
+        method: "POST",
+        body: JSON.stringify({ model: "m", input: "Hi", stream: true, tools: TOOLS_RESPONSES }),
+      });
+      return await res.text();
+    });
+    assert.deepEqual(sseData(value), frames);
+  }
+});
+
+test("guardFetch Responses stream: a message of only a rejected written call goes when added with its parts, or with an event before its first part", async () => {
+  // Added with its (empty) part in it, the message went out at once, and the part, cut, was left empty; an
+  // event of no item (a keep-alive) between its start and its part let the start out, and the client kept
+  // a message of no part. The body drops both.
+  const cases = [
+    { brought: true, items: [["Sure."], [` ${WRITTEN_BAD}`], ["Done."]] },
+    { between: { type: "keepalive" }, items: [["Sure."], [WRITTEN_BAD], ["Done."]] },
+  ];
+  for (const { items, ...options } of cases) {
+    for (const onRejected of ["withhold-turn", "drop-call"] as const) {
+      const { frames, final } = responsesItems(items, options);
+      const body = await gateCompletion({ tools: TOOLS_RESPONSES }, final, { onRejected });
+      const bodyOutput = (body.response as Record<string, unknown>).output as unknown[];
+      const { events, response } = await responsesGated(frames, onRejected);
+      assert.deepEqual(
+        itemTexts(response.output),
+        itemTexts(bodyOutput),
+        `${onRejected} ${JSON.stringify(options)}`,
+      );
+      assert.equal(response.output.length, 2);
+      const added = events.filter((e) => e.type === "response.output_item.added").map((e) => e.output_index);
+      assert.deepEqual(added, [0, 1]);
+    }
+  }
+  // The honest minimum where the client has the part (its message came with it, and words in the part
+  // before let it out): it stays, empty, as the client holds it, and the final response lists it so (left
+  // out, the parts after it would be misnumbered); what the client has otherwise reads as the body does.
+  const { frames, final } = responsesItems([["Sure."], ["Hello there friend", WRITTEN_BAD], ["Done."]], {
+    brought: true,
+  });
+  const body = await gateCompletion({ tools: TOOLS_RESPONSES }, final);
+  const { events, response } = await responsesGated(frames);
+  const texts = itemTexts(response.output);
+  assert.deepEqual(texts[1], ["Hello there friend", ""]);
+  const completed = events.find((e) => e.type === "response.completed")!.response as { output: unknown[] };
+  assert.deepEqual(itemTexts(completed.output), texts);
+  const bodyOutput = (body.response as Record<string, unknown>).output as unknown[];
+  assert.deepEqual(texts.map((t) => (t as string[]).filter((p) => p !== "")), itemTexts(bodyOutput));
+});
+
+test("guardFetch Responses stream retry: white space that waited with its part's start keeps its number", async () => {
+  // A part's first delta, white space alone, waits with the part's start; the prose held with the call after
+  // it is written at the retry's ending, numbered after the start alone: it took the number of the white
+  // space, which goes out with the start (responses fuzz seed 17070).
+  // (the call's marker begun at the part's end, its deltas " ", "check<", "t", as the fuzz's)
+  const { frames } = responsesItems([["Sure. Hi there"], [" check<t", WRITTEN_BAD.slice(2)]]);
+  let first = true;
+  const events = (frames as Record<string, unknown>[]).flatMap((e) => {
+    if (e.type !== "response.output_text.delta" || e.output_index !== 1 || e.content_index !== 0) return [e];
+    if (!first) return [];
+    first = false;
+    return [" ", "check<", "t"].map((delta) => ({ ...e, delta }));
+  }).map((e, i) => ({ ...e, sequence_number: i }));
+  const { value, server } = await responsesRetried([events, responsesStream(["It is sunny."])]);
+  assert.equal(server.requests.length, 2);
+  const seqs = value.events.map((e) => e.sequence_number as number);
+  assert.ok(seqs.every((s, i) => i === 0 || s > seqs[i - 1]), JSON.stringify(seqs));
+  assert.equal(value.final.output_text, value.streamed);
+  assert.match(value.streamed, /^Sure\. Hi there check(It is sunny\.)?$/);
 });

@@ -40,8 +40,14 @@ function textParts(message: Record<string, unknown>): Record<string, unknown>[] 
  * past them, as the blocks after them are.
  */
 function movedCitation(citation: unknown, gone: ToolPositions): unknown {
-  if (!isRecord(citation) || typeof citation.content_index !== "number" || gone.size === 0) return citation;
-  const at = gone.renumber(citation.content_index);
+  if (gone.size === 0) return citation;
+  return citationIn(citation, (index) => gone.renumber(index));
+}
+
+/** A citation whose `content_index` (the block it is in) is `to` of it; the citation itself when unchanged. */
+function citationIn(citation: unknown, to: (index: number) => number): unknown {
+  if (!isRecord(citation) || typeof citation.content_index !== "number") return citation;
+  const at = to(citation.content_index);
   return at === citation.content_index ? citation : { ...citation, content_index: at };
 }
 
@@ -150,6 +156,13 @@ class CohereStream implements FrameRouter {
   readonly #gone = new ToolPositions();
   /** An empty text block's start, held until the next frame routed (see `route`). */
   readonly #openings = new Openings();
+  /**
+   * The citations the client has (`citation-start` events sent, after those of the attempts before on a
+   * retry's stream), which number them by their `index`.
+   */
+  #cited = 0;
+  /** On a retry's stream, once its first frame came: its citations are numbered after those before. */
+  #resumed = false;
 
   /**
    * The clients (the AI SDK, Cohere's examples) take the text of each `content-delta`: the text the watch
@@ -229,7 +242,7 @@ class CohereStream implements FrameRouter {
     const held = this.#flow?.held ?? [];
     const first = held.findIndex((h) => h.tool);
     const dropped = held.slice(Math.max(first, 0)).filter((h) => h.event?.type === "content-start").length;
-    return { at: this.#nextContent - dropped };
+    return { at: this.#nextContent - dropped, citations: this.#cited };
   }
 
   /** The ends of the blocks a client holds open that a retry drops (see `FrameRouter.endsDropped`). */
@@ -245,9 +258,27 @@ class CohereStream implements FrameRouter {
   resume(
     raw: string,
     event: Record<string, unknown>,
-    { at }: ResumePoint,
+    point: ResumePoint,
   ): { raw: string; event: Record<string, unknown> } | undefined {
+    const at = point.at;
+    if (!this.#resumed) {
+      this.#resumed = true;
+      this.#cited = point.citations ?? 0;
+    }
     if (event.type === "message-start") return undefined;
+    if (
+      (event.type === "citation-start" || event.type === "citation-end") && typeof event.index === "number"
+    ) {
+      // A retry's citations follow those the client has (its `index` numbers the message's citations), each
+      // in its block as the retry's blocks are moved: numbered from 0 again, they named the client's.
+      const shifted: Record<string, unknown> = { ...event, index: event.index + (point.citations ?? 0) };
+      const message = event.type === "citation-start" ? deltaMessage(event) : undefined;
+      if (message && at !== 0) {
+        const citations = citationIn(message.citations, (index) => index + at);
+        shifted.delta = { ...event.delta as object, message: { ...message, citations } };
+      }
+      return { raw: reframe(shifted, { raw, event }), event: shifted };
+    }
     if (at === 0 || !CONTENT_EVENT.test(String(event.type ?? "")) || typeof event.index !== "number") {
       return { raw, event };
     }
@@ -277,6 +308,7 @@ class CohereStream implements FrameRouter {
       // (white space alone says nothing: the reason then needs no blank line before it)
       const said = type === "tool-plan-delta" ? deltaMessage(event).tool_plan : text;
       if ((type === "content-delta" || type === "tool-plan-delta") && hasWords(said)) flow.sawText();
+      if (type === "citation-start") this.#cited++;
       return flow.send(raw);
     }
     flow.hold({ raw, event, tool: false });

@@ -96,21 +96,23 @@ const body: CompletionBody = {
     return out;
   },
   rewrite(body, reason, { fromText, cut = cutCalls }) {
-    const output: unknown[] = [];
+    let output: unknown[] = [];
+    /** The `output_text` parts a call was cut from. */
+    const changed = new Set<unknown>();
     for (const item of body.output as unknown[]) {
       if (isClientCall(item)) continue;
       if (fromText && isRecord(item) && item.type === "message" && Array.isArray(item.content)) {
-        // A part the cut left blank goes, and a message it left with no part: as in a stream, where a part
-        // or message of only a rejected call is dropped (an empty message says nothing sent back).
-        const content = item.content.flatMap((p) => {
-          if (!isRecord(p) || p.type !== "output_text" || typeof p.text !== "string") return [p];
-          const text = cut(p.text);
-          return text !== p.text && text.trim() === "" ? [] : [{ ...p, text }];
+        const content = item.content.map((p) => {
+          if (!isRecord(p) || p.type !== "output_text" || typeof p.text !== "string") return p;
+          const part = { ...p, text: cut(p.text) };
+          if (part.text !== p.text) changed.add(part);
+          return part;
         });
-        if (content.length > 0 || item.content.length === 0) output.push({ ...item, content });
+        output.push({ ...item, content });
       } else output.push(item);
     }
-    output.push(reasonItem(reason, output.length));
+    if (changed.size > 0) output = reasonInPlace(output, changed, reason);
+    else output.push(reasonItem(reason, output.length));
     const copy: Record<string, unknown> = { ...body, output };
     if (typeof body.output_text === "string") copy.output_text = outputText(output);
     return copy;
@@ -124,6 +126,36 @@ const body: CompletionBody = {
     return copy;
   },
 };
+
+/**
+ * The output of a body whose written calls were cut from its `output_text` parts (`changed`: those a call
+ * was cut from), with `reason` where a stream writes it: ending the last part that keeps words from the
+ * first changed part on, else in that part, on a new paragraph after words said before it. A stream writes
+ * it so (it cannot take back the part the client holds open, and a message of its own would come after
+ * items the client already has); read back, the model finds what became of its call in the text it wrote
+ * it into, as in the dialects whose text has no places (Chat, Ollama, Gemini). Every other `output_text`
+ * part left blank goes, and a message left with no part: as a stream drops them, and as an Anthropic or
+ * Cohere body drops a blank text block (the APIs refuse one sent back, and an empty message says nothing).
+ */
+function reasonInPlace(output: unknown[], changed: ReadonlySet<unknown>, reason: string): unknown[] {
+  const parts = output.flatMap((o) =>
+    isRecord(o) && o.type === "message" && Array.isArray(o.content)
+      ? o.content.filter((p): p is { type: string; text: string } =>
+        isRecord(p) && p.type === "output_text" && typeof p.text === "string"
+      )
+      : []
+  );
+  const first = Math.max(0, parts.findIndex((p) => changed.has(p)));
+  const at = parts[Math.max(first, parts.findLastIndex((p, i) => i >= first && hasWords(p.text)))];
+  const said = parts.slice(0, first).some((p) => hasWords(p.text));
+  const read = new Set<unknown>(parts);
+  at.text = hasWords(at.text) ? `${at.text}\n\n${reason}` : `${said ? "\n\n" : ""}${reason}`;
+  return output.flatMap((o) => {
+    if (!isRecord(o) || o.type !== "message" || !Array.isArray(o.content)) return [o];
+    const content = o.content.filter((p) => !read.has(p) || hasWords((p as { text: string }).text));
+    return content.length > 0 || o.content.length === 0 ? [{ ...o, content }] : [];
+  });
+}
 
 /** A message item carrying `text`. */
 function reasonItem(text: string, position: number): Record<string, unknown> {
@@ -195,17 +227,22 @@ function withoutCalls(
 
 /**
  * True for the start of a message item or an `output_text` part that brings no text: it waits for what
- * follows it (see `ResponsesStream.route`). A message added with parts is none: the client has its parts.
+ * follows it (see `ResponsesStream.route`). A message added with its parts already in it is one when they
+ * are all `output_text` parts that bring none (one that brought text is split so, see `#split`): sent at
+ * once, a part of only a written call, cut, was left empty where the client had it.
  */
 function opensText(event: Record<string, unknown>): boolean {
   if (event.type === "response.output_item.added") {
     const item = event.item;
     return isRecord(item) && item.type === "message" &&
-      (item.content === undefined || (Array.isArray(item.content) && item.content.length === 0));
+      (item.content === undefined || (Array.isArray(item.content) && item.content.every(bringsNoText)));
   }
-  return event.type === "response.content_part.added" && isRecord(event.part) &&
-    event.part.type === "output_text" && (event.part.text ?? "") === "";
+  return event.type === "response.content_part.added" && bringsNoText(event.part);
 }
+
+/** An `output_text` part of no text. */
+const bringsNoText = (part: unknown): boolean =>
+  isRecord(part) && part.type === "output_text" && (part.text ?? "") === "";
 
 /**
  * Which call items of a snapshot's `output` are the dropped calls, read in order (a new reader per
@@ -270,14 +307,19 @@ class ResponsesStream implements FrameRouter {
   readonly #brought = new Set<string>();
   /** A message's or part's start that brings no text, held until the next frame routed (see `route`). */
   readonly #openings = new Openings();
+  /** The part whose start waits last among the openings (see `#waitsWithOpenings`), by its indices. */
+  #waitingPart: { oi: unknown; ci: unknown } | undefined;
   /** The messages (by output index) dropped for getting no text once a written call was cut (see `#tidy`). */
   readonly #goneItems = new ToolPositions();
   /** The parts dropped so, by their item's short name (see `#idName`), and their keys (see `#key`). */
   readonly #goneParts = new Map<string, ToolPositions>();
   readonly #goneKeys = new Set<string>();
   readonly #goneItemNames = new Set<string>();
-  /** A part's start held that the retry's ending leaves out, kept held when the openings go (see `#resumeAfter`). */
-  #stays: Held | undefined;
+  /**
+   * A part's start held that the retry's ending leaves out, and what waited with it, kept held when the
+   * openings go (see `#resumeAfter`).
+   */
+  #stays: ReadonlySet<Held> = new Set();
   /** A short name for each item id met that is a string, by the id; for any other, by its JSON. */
   readonly #stringIds = new Map<string, string>();
   readonly #otherIds = new Map<string, string>();
@@ -529,7 +571,8 @@ class ResponsesStream implements FrameRouter {
     // that start is held as well, as when the turn is withheld (see `#tidy`).
     const held = this.#flow?.held ?? [];
     let lead = 0;
-    while (lead < held.length && held[lead].event && opensText(held[lead].event!)) lead++;
+    // (white space alone and the ends held with a start lead too: they go out with it, see `#waitsWithOpenings`)
+    while (lead < held.length && held[lead].event && this.#openings.holds(held[lead])) lead++;
     const opening = held.slice(0, lead);
     const partStart = opening.find((h) =>
       h.event!.type === "response.content_part.added" &&
@@ -558,7 +601,15 @@ class ResponsesStream implements FrameRouter {
       ),
     };
     // (a part that goes stays held: a retry drops it, and a rejection that ends the turn writes its reason there)
-    this.#stays = partGone ? partStart : undefined;
+    // (with it, what waited with it in its part: its white space, its end)
+    const from = partStart ? opening.indexOf(partStart) : lead;
+    this.#stays = new Set(
+      partGone
+        ? opening.slice(from).filter((h) =>
+          h === partStart || (h.event!.output_index === oi && h.event!.content_index === place.ci)
+        )
+        : [],
+    );
     const events: Record<string, unknown>[] = [];
     if (!partGone && this.#opened.has(key) && isRecord(part) && typeof part.text === "string") {
       const at = { item_id: place.itemId, output_index: oi, content_index: place.ci };
@@ -569,7 +620,12 @@ class ResponsesStream implements FrameRouter {
       events.push({ type: "response.content_part.done", ...at, part });
     }
     events.push({ type: "response.output_item.done", output_index: oi, item });
-    let seq = this.#clientSeq(partGone ? lead - 1 : lead);
+    // (after the numbers of the openings that go out before these)
+    let seq = this.#clientSeq(lead);
+    for (const h of opening) {
+      const n = h.event!.sequence_number;
+      if (!this.#stays.has(h) && typeof n === "number") seq = Math.max(seq, n);
+    }
     const frames = events.map((e) => {
       const numbered = this.#lastSeq >= 0 ? { ...e, sequence_number: ++seq } : e;
       return formatSse(JSON.stringify(numbered), e.type as string);
@@ -629,19 +685,32 @@ class ResponsesStream implements FrameRouter {
     }
     // The parts first: a message goes when every part it was given goes.
     const allGone = new Map<unknown, boolean>();
+    const part = (oi: unknown, id: unknown, ci: number, gone: boolean) => {
+      if (gone) {
+        this.#goneKeys.add(this.#key(id, ci));
+        const name = this.#idName(id);
+        if (!this.#goneParts.has(name)) this.#goneParts.set(name, new ToolPositions());
+        this.#goneParts.get(name)!.add(ci);
+      }
+      allGone.set(oi, (allGone.get(oi) ?? true) && gone);
+    };
     for (const h of flow.held) {
       const e = h.event;
+      if (e?.type === "response.output_item.added" && opensText(e) && isRecord(e.item)) {
+        // (the parts a message brought, its start held: the client has none of them yet)
+        const id = this.#idOf({ item_id: e.item.id, output_index: e.output_index });
+        const content = Array.isArray(e.item.content) ? e.item.content : [];
+        content.forEach((_, ci) => part(e.output_index, id, ci, !keptParts.has(this.#key(id, ci))));
+      }
       if (e?.type !== "response.content_part.added" || typeof e.content_index !== "number") continue;
       const id = this.#idOf(e);
       const key = this.#key(id, e.content_index);
-      const gone = opensText(e) && !keptParts.has(key) && !this.#brought.has(key);
-      if (gone) {
-        this.#goneKeys.add(key);
-        const name = this.#idName(id);
-        if (!this.#goneParts.has(name)) this.#goneParts.set(name, new ToolPositions());
-        this.#goneParts.get(name)!.add(e.content_index);
-      }
-      allGone.set(e.output_index, (allGone.get(e.output_index) ?? true) && gone);
+      part(
+        e.output_index,
+        id,
+        e.content_index,
+        opensText(e) && !keptParts.has(key) && !this.#brought.has(key),
+      );
     }
     for (const h of flow.held) {
       const e = h.event;
@@ -712,8 +781,16 @@ class ResponsesStream implements FrameRouter {
     return { ...item, content: item.content.filter((_, ci) => !gone.has(ci)) };
   }
 
-  /** An event that repeats a message's text, telling it as changed (see `TextFrames.retell`). */
+  /**
+   * An event that repeats a message's text, telling it as changed (see `TextFrames.retell`). A part's or a
+   * message's start repeats none: its text is where the part starts (none, once split, see `#split`), and
+   * the deltas after it carry the rest; told as changed, it brought the text the gate writes as a delta
+   * too, and a client that appends deltas to it (the openai SDK's snapshot) read it twice.
+   */
   #retell(event: Record<string, unknown>, changes: readonly TextChange[]): Record<string, unknown> {
+    if (event.type === "response.content_part.added" || event.type === "response.output_item.added") {
+      return event;
+    }
     return this.#eachPart(
       event,
       (place, own) => this.#places.retold(this.#key(place.itemId, place.ci), own, changes),
@@ -900,7 +977,12 @@ class ResponsesStream implements FrameRouter {
       // A message's or part's start that brings no text waits for what comes next, held for the watch's
       // answer, so that its releases keep it first: a part (or message) of only a written call, cut, then
       // goes with it (see `#tidy`), where the client kept an empty part (or message).
-      if (opensText(event)) return this.#openings.hold({ raw, event }, flow);
+      if (opensText(event) || this.#waitsWithOpenings(event)) {
+        if (event.type === "response.content_part.added") {
+          this.#waitingPart = { oi: event.output_index, ci: event.content_index };
+        }
+        return this.#openings.hold({ raw, event }, flow);
+      }
       this.sendOpenings(flow);
       // (white space alone says nothing: the reason then follows it without a blank line, as in a body)
       if (type === "response.output_text.delta" && hasWords(event.delta)) flow.sawText();
@@ -913,11 +995,51 @@ class ResponsesStream implements FrameRouter {
     flow.hold({ raw, event, tool: this.#tools.has(oi) || callItem || ARGUMENT_EVENTS.has(type as string) });
   }
 
+  /**
+   * Whether an event waits with the openings held (see `route`): an event of no item, white space alone in
+   * the part whose start waits last, that part's end, and its message's end (the message's start waits, or
+   * that part ends it). A part of white space alone before a rejected written call then goes, as a body
+   * drops a blank part (and an Anthropic or Cohere stream a blank block); sent, the client kept it where the
+   * body had none.
+   */
+  #waitsWithOpenings(event: Record<string, unknown>): boolean {
+    if (!this.#openings.waiting) return false;
+    // An event of no item (a keep-alive) between a message's start and its first part: sent, it let the
+    // start out, and a part of only a written call, cut, left the client a message of no part.
+    if (
+      event.output_index === undefined && event.item_id === undefined &&
+      !SNAPSHOTS.has(event.type as string) &&
+      !TERMINAL.has(event.type as string)
+    ) return true;
+    const part = this.#waitingPart;
+    const ofPart = part !== undefined && event.output_index === part.oi && event.content_index === part.ci;
+    switch (event.type) {
+      case "response.output_text.delta":
+        return ofPart && !hasWords(event.delta);
+      case "response.output_text.done":
+      case "response.content_part.done": {
+        // (a part whose text came only here, words and all, goes out: it says something)
+        const told = event.type === "response.output_text.done"
+          ? event.text
+          : isRecord(event.part) && event.part.text;
+        return ofPart && !hasWords(told);
+      }
+      case "response.output_item.done":
+        return event.output_index === part?.oi ||
+          this.#flow?.held.some((h) =>
+              h.event?.type === "response.output_item.added" && h.event.output_index === event.output_index &&
+              opensText(h.event)
+            ) === true;
+    }
+    return false;
+  }
+
   /** Sends the held openings the watch has not let out or dropped since (see `FrameRouter.sendOpenings`). */
   sendOpenings(flow: StreamFlow): void {
+    this.#waitingPart = undefined;
     const stays = this.#stays;
-    this.#stays = undefined;
-    this.#openings.send(flow, stays && ((h) => h === stays));
+    this.#stays = new Set();
+    this.#openings.send(flow, (h) => stays.has(h));
   }
 
   replace(reason: string, _calls: unknown, flow: StreamFlow): void {

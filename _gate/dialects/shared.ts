@@ -94,6 +94,8 @@ export interface ResumePoint {
   items?: readonly Record<string, unknown>[];
   /** OpenAI Responses: the last `sequence_number` forwarded (-1: none). */
   seq?: number;
+  /** Cohere: the citations forwarded (a retry's are numbered after them). */
+  citations?: number;
   /** The usage of every attempt before the retry, together: the retry's usage events report it added. */
   usage?: Record<string, unknown>;
 }
@@ -458,6 +460,11 @@ export class Openings {
   /** True while a start waits. */
   get waiting(): boolean {
     return this.#held.length > 0;
+  }
+
+  /** True for a frame held here that the watch has not let out or dropped since (see `hold`). */
+  holds(frame: Held): boolean {
+    return this.#held.includes(frame);
   }
 
   /** True for text of white space alone (`text`) in the block (`index`) whose start waits last. */
