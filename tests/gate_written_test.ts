@@ -442,9 +442,11 @@ test("guardFetch Anthropic: a call written across two text blocks of a whole bod
   });
   const texts = got.content.map((b) => (b.type === "text" ? b.text : b.type));
   assert.doesNotMatch(texts.join(""), /<tool_call>|"arguments"|<\/tool_call>/);
-  // Each block keeps what is not the call, the text around it as a stream sends it.
-  assert.deepEqual(texts.slice(0, 2), ["Sure.\n", "\nDone."]);
-  assert.match(texts[2], /delete_everything/); // named in the reason
+  // Each block keeps what is not the call, the text around it as a stream sends it; the reason ends the
+  // text kept from the call's blocks, as a stream writes it.
+  assert.equal(texts.length, 2);
+  assert.equal(texts[0], "Sure.\n");
+  assert.match(texts[1], /^\nDone\.\n\ntoolguard stopped[^]*delete_everything/); // named in the reason
   assert.equal(got.stop_reason, "end_turn");
   const [event] = provider.events;
   assert.equal(event.verdict.allowed, false);
@@ -466,8 +468,12 @@ test("guardFetch Anthropic: a call written across two text blocks of a whole bod
       }),
   );
   const kept = value.content.map((b) => (b.type === "text" ? b.text : b.type));
-  assert.equal(kept[0], `${WRITTEN_GOOD}\n`); // (the text before the cut call as it came)
-  assert.equal(kept.length, 2); // the second block was only the rejected call's end; then the reason
+  // (the text before the cut call as it came, then the reason in the call's place)
+  assert.match(
+    kept[0],
+    /^<tool_call>[^]*"Oslo"[^]*<\/tool_call>\n\n\ntoolguard removed[^]*delete_everything/,
+  );
+  assert.equal(kept.length, 1); // the second block was only the rejected call's end
   assert.doesNotMatch(kept.join(""), /"name": "delete_everything"/);
 });
 
@@ -1220,7 +1226,7 @@ test("guardFetch Anthropic and Cohere streams: a marker begun at a text block's 
   message.content = [{ type: "text", text: first }, { type: "text", text: second }];
   const body = await gateCompletion({ tools: TOOLS_ANTHROPIC }, message);
   const bodyText = blockTexts((body.response as Record<string, unknown>).content as unknown[]).join("");
-  assert.match(bodyText, /^Sure\.\n\nDone\.toolguard stopped/);
+  assert.match(bodyText, /^Sure\.\n\nDone\.\n\ntoolguard stopped/);
   const flat = (s: string) => s.replace(/\s+/g, "");
   provider.reply({ sse: anthropicFrames, named: true });
   const { streamed, final } = await anthropicRead();
@@ -1440,10 +1446,11 @@ test("guardFetch Anthropic stream: a rejected written call leaves no empty text 
     assert.deepEqual(final.content.map((b) => b.type), ["text", "text", "thinking", "text"], onRejected);
     const texts = blockTexts(final.content);
     assert.ok(texts.every((t) => t !== ""), JSON.stringify(texts));
-    // Each block's text where the body keeps it (the body's reason has a block of its own at the end).
-    const reason = String(bodyContent.at(-1)!.text);
-    const flat = (s: string) => s.replace(reason, "").replace(/\s+/g, "");
-    assert.deepEqual(texts.map(flat), blockTexts(bodyContent.slice(0, -1)).map(flat), onRejected);
+    // Each block's text where the body keeps it, the reason too: ending the text after the call's block.
+    assert.deepEqual(bodyContent.map((b) => b.type), ["text", "text", "thinking", "text"], onRejected);
+    const flat = (s: string) => s.replace(/\s+/g, "");
+    assert.deepEqual(texts.map(flat), blockTexts(bodyContent).map(flat), onRejected);
+    assert.ok(texts.at(-1)!.endsWith(body.reason!), onRejected);
   }
 });
 
@@ -1479,9 +1486,9 @@ test("guardFetch Cohere stream: a rejected written call leaves no empty text blo
     );
     const blocks = cohereBlockTexts(sseData(wire));
     assert.ok(blocks.every((t) => t !== ""), `${onRejected}: ${JSON.stringify(blocks)}`);
-    const reason = String(bodyContent.at(-1)!.text);
-    const flat = (s: string) => s.replace(reason, "").replace(/\s+/g, "");
-    assert.deepEqual(blocks.map(flat), blockTexts(bodyContent.slice(0, -1)).map(flat), onRejected);
+    const flat = (s: string) => s.replace(/\s+/g, "");
+    assert.deepEqual(blocks.map(flat), blockTexts(bodyContent).map(flat), onRejected);
+    assert.ok(blocks.at(-1)!.endsWith(body.reason!), onRejected);
   }
 });
 
@@ -1550,13 +1557,11 @@ test("guardFetch Responses stream: JSON the answer opens with after its reasonin
  * that the client keeps no block of white space alone, and each block's text where the body keeps it.
  */
 async function blankBlocksGo(blocks: string[][]): Promise<void> {
-  /** A text without its white space and `reason` (a body gives it a block of its own, a stream does not). */
-  const flat = (s: string, reason: string) => s.replace(reason, "").replace(/\s+/g, "");
+  /** A text without its white space (the reason, in the call's place in both, stays). */
+  const flat = (s: string) => s.replace(/\s+/g, "");
   const same = (streamed: string[], whole: unknown[], onRejected: string) => {
-    const reason = String((whole.at(-1) as Record<string, unknown>).text);
-    const texts = blockTexts(whole.slice(0, -1));
     assert.ok(streamed.every((t) => t.trim() !== ""), `${onRejected}: ${JSON.stringify(streamed)}`);
-    assert.deepEqual(streamed.map((t) => flat(t, reason)), texts.map((t) => flat(t, reason)), onRejected);
+    assert.deepEqual(streamed.map(flat), blockTexts(whole).map(flat), onRejected);
   };
   for (const onRejected of ["withhold-turn", "drop-call"] as const) {
     const message = anthropicMessage(null);
@@ -1788,7 +1793,8 @@ test("guardFetch Cohere: a citation names its block where the block of only a re
   }, { dialect: "cohere" });
   const message = (body.response as Record<string, unknown>).message as Record<string, unknown>;
   assert.equal((message.citations as Record<string, unknown>[])[0].content_index, 1);
-  assert.equal(blockTexts(message.content as unknown[])[1], "Oslo is wet.");
+  // (the reason ends the text after the call's block, the cited text kept where its offsets name it)
+  assert.deepEqual(blockTexts(message.content as unknown[]), ["Sure.", `Oslo is wet.\n\n${body.reason}`]);
 });
 
 /**
@@ -2109,4 +2115,81 @@ test("guardFetch Responses stream retry: white space that waited with its part's
   assert.ok(seqs.every((s, i) => i === 0 || s > seqs[i - 1]), JSON.stringify(seqs));
   assert.equal(value.final.output_text, value.streamed);
   assert.match(value.streamed, /^Sure\. Hi there check(It is sunny\.)?$/);
+});
+
+test("guardFetch Anthropic and Cohere: the reason stands in place of a written call before a thinking block, streamed and whole alike", async () => {
+  // The body appended the reason as a block of its own after the thinking that followed the call, where the
+  // stream wrote it into the block the call was cut from, before that thinking. (null: a thinking block)
+  const cases: (string | null)[][] = [
+    ["Sure. " + WRITTEN_BAD, null],
+    [WRITTEN_BAD, null],
+    ["Hi.", null, WRITTEN_BAD, null],
+    [`${WRITTEN_GOOD}\n${WRITTEN_BAD}`, null],
+  ];
+  const kinds = (texts: (string | null)[]) => texts.map((t) => t === null ? "thinking" : "text");
+  for (const blocks of cases) {
+    for (const onRejected of ["withhold-turn", "drop-call"] as const) {
+      const what = `${onRejected} ${JSON.stringify(blocks)}`;
+      const message = anthropicMessage(null);
+      message.content = blocks.map((text) =>
+        text === null ? { type: "thinking", thinking: "Hmm.", signature: "sig" } : { type: "text", text }
+      );
+      const body = await gateCompletion({ tools: TOOLS_ANTHROPIC }, message, { onRejected });
+      const whole = (body.response as Record<string, unknown>).content as Record<string, unknown>[];
+      const { value } = await withGuardedServer(
+        () => ({ sse: anthropicBlocks(blocks), named: true }),
+        { onRejected },
+        (server, f) => anthropicRead(new Anthropic({ apiKey: "k", baseURL: server.url, fetch: f })),
+      );
+      const streamed = value.final.content as unknown as Record<string, unknown>[];
+      assert.deepEqual(whole.map((b) => b.type), kinds(blocks), what);
+      assert.deepEqual(streamed.map((b) => b.type), kinds(blocks), what);
+      assert.deepEqual(blockTexts(streamed), blockTexts(whole), what);
+      assert.ok(blockTexts(whole).at(-1)!.endsWith(body.reason!), what);
+
+      // Cohere: the same blocks, whole and as the AI SDK reads the stream (the text of each block).
+      const [start, , , , end] = cohereWritten("x");
+      const frames = [
+        start,
+        ...blocks.flatMap((text, index) => [
+          {
+            type: "content-start",
+            index,
+            delta: {
+              message: {
+                content: text === null ? { type: "thinking", thinking: "" } : { type: "text", text: "" },
+              },
+            },
+          },
+          {
+            type: "content-delta",
+            index,
+            delta: { message: { content: text === null ? { thinking: "Hmm." } : { text } } },
+          },
+          { type: "content-end", index },
+        ]),
+        end,
+      ];
+      const cohere = await gateCompletion({ tools: TOOLS_OPENAI }, {
+        id: "c1",
+        finish_reason: "COMPLETE",
+        message: {
+          role: "assistant",
+          content: blocks.map((text) =>
+            text === null ? { type: "thinking", thinking: "Hmm." } : { type: "text", text }
+          ),
+        },
+      }, { dialect: "cohere", onRejected });
+      const cohereWhole = ((cohere.response as Record<string, unknown>).message as Record<string, unknown>)
+        .content as Record<string, unknown>[];
+      assert.deepEqual(cohereWhole.map((b) => b.type), kinds(blocks), what);
+      const { value: wire } = await withGuardedServer(
+        () => ({ sse: frames, named: true }),
+        { onRejected },
+        (server, f) => cohereWire({ f, url: server.url }),
+      );
+      const cohereStreamed = cohereBlockTexts(sseData(wire));
+      assert.deepEqual(cohereStreamed, cohereWhole.map((b) => b.type === "text" ? b.text : ""), what);
+    }
+  }
 });

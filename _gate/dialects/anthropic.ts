@@ -18,6 +18,7 @@ import {
   hasWords,
   type Held,
   Openings,
+  placeReason,
   type ResumePoint,
   type SplitCalls,
   type StreamFlow,
@@ -34,6 +35,14 @@ const CLIENT_BUILTIN = /^(memory|bash|text_editor|computer)_\d+$/;
 /** True for a `tool_use` content block. */
 function isToolUse(block: unknown): boolean {
   return isRecord(block) && block.type === "tool_use";
+}
+
+/** A `text` content block. */
+type TextBlock = Record<string, unknown> & { text: string };
+
+/** True for a `text` content block with its text. */
+function isText(block: unknown): block is TextBlock {
+  return isRecord(block) && block.type === "text" && typeof block.text === "string";
 }
 
 /**
@@ -64,22 +73,25 @@ const body: CompletionBody = {
   },
   texts(body) {
     const out: string[] = [];
-    for (const block of body.content as unknown[]) {
-      if (isRecord(block) && block.type === "text" && typeof block.text === "string") out.push(block.text);
-    }
+    for (const block of body.content as unknown[]) if (isText(block)) out.push(block.text);
     return out;
   },
   rewrite(body, reason, { fromText, cut = cutCalls }) {
-    const content: unknown[] = [];
-    for (const block of body.content as unknown[]) {
-      if (isRecord(block) && block.type === "tool_use") continue;
-      if (fromText && isRecord(block) && block.type === "text" && typeof block.text === "string") {
-        // (a block left blank goes: the API refuses a text block of white space alone sent back)
-        const text = cut(block.text);
-        if (text.trim() !== "") content.push({ ...block, text });
-      } else content.push(block);
-    }
-    content.push({ type: "text", text: reason });
+    const blocks = (body.content as unknown[]).filter((block) => !isToolUse(block));
+    const texts = fromText ? blocks.filter(isText) : [];
+    const cutTexts = texts.map((block) => cut(block.text));
+    // The reason stands where the written call was, as a stream writes it (see `placeReason`); calls
+    // only of the native kind leave no place in the text: it ends the message.
+    const placed = placeReason(cutTexts, cutTexts.map((text, i) => text !== texts[i].text), reason);
+    const written = placed ?? cutTexts;
+    let next = 0;
+    // (a block left blank goes: the API refuses a text block of white space alone sent back)
+    const content = blocks.flatMap((block) => {
+      if (!fromText || !isText(block)) return [block];
+      const text = written[next++];
+      return hasWords(text) ? [{ ...block, text }] : [];
+    });
+    if (!placed) content.push({ type: "text", text: reason });
     const copy: Record<string, unknown> = { ...body, content };
     if (body.stop_reason === "tool_use" || fromText) copy.stop_reason = "end_turn";
     return copy;

@@ -18,6 +18,7 @@ import {
   hasWords,
   type Held,
   Openings,
+  placeReason,
   type ResumePoint,
   type SplitCalls,
   type StreamFlow,
@@ -28,11 +29,9 @@ import {
   type TurnRecorder,
 } from "./shared.ts";
 
-/** The text parts of a message's `content`. */
-function textParts(message: Record<string, unknown>): Record<string, unknown>[] {
-  return Array.isArray(message.content)
-    ? message.content.filter((p): p is Record<string, unknown> => isRecord(p) && p.type === "text")
-    : [];
+/** True for a text part of a message's `content` with its text. */
+function isText(part: unknown): part is Record<string, unknown> & { text: string } {
+  return isRecord(part) && part.type === "text" && typeof part.text === "string";
 }
 
 /**
@@ -59,25 +58,30 @@ const body: CompletionBody = {
   },
   texts(body) {
     const m = isRecord(body.message) ? body.message : {};
-    return textParts(m).filter((p) => typeof p.text === "string").map((p) => p.text as string);
+    return Array.isArray(m.content) ? m.content.filter(isText).map((p) => p.text) : [];
   },
   rewrite(body, reason, { fromText, cut = cutCalls }) {
     const m = isRecord(body.message) ? body.message : {};
     const message: Record<string, unknown> = { ...m };
     delete message.tool_calls;
-    const content = Array.isArray(m.content) ? m.content : [];
+    const content: unknown[] = Array.isArray(m.content) ? m.content : [];
+    const texts = fromText ? content.filter(isText) : [];
+    const cutTexts = texts.map((p) => cut(p.text));
+    // The reason stands where the written call was, as a stream writes it (see `placeReason`): at the
+    // end of its block, its citations keep their offsets. Native calls leave no place: it ends the message.
+    const placed = placeReason(cutTexts, cutTexts.map((text, i) => text !== texts[i].text), reason);
+    const written = placed ?? cutTexts;
+    let next = 0;
     const gone = new ToolPositions();
-    message.content = [
+    message.content = content.flatMap((p, i) => {
+      if (!fromText || !isText(p)) return [p];
+      const text = written[next++];
+      if (hasWords(text)) return [{ ...p, text }];
       // A text part the cut left blank goes, as in a stream (and as Anthropic's body drops such a block).
-      ...content.flatMap((p, i) => {
-        if (!fromText || !isRecord(p) || p.type !== "text" || typeof p.text !== "string") return [p];
-        const text = cut(p.text);
-        if (text.trim() !== "") return [{ ...p, text }];
-        gone.add(i);
-        return [];
-      }),
-      { type: "text", text: reason },
-    ];
+      gone.add(i);
+      return [];
+    });
+    if (!placed) (message.content as unknown[]).push({ type: "text", text: reason });
     if (Array.isArray(m.citations)) message.citations = m.citations.map((c) => movedCitation(c, gone));
     const copy: Record<string, unknown> = { ...body, message };
     if (body.finish_reason === "TOOL_CALL") copy.finish_reason = "COMPLETE";

@@ -62,7 +62,8 @@ export interface CompletionBody {
    * A copy of `body` with every call removed, `reason` in the text and a normal stop. With `fromText`,
    * the calls were written into the text, so they are cut out of it (by `cut`, default every call): out of
    * the texts `looseTexts` lists, where the dialect has it (the text beside native calls is not read for
-   * calls, and goes as it came).
+   * calls, and goes as it came); where the text has places (blocks, parts), `reason` stands where the
+   * first call cut was, as a stream writes it (see {@linkcode placeReason}).
    */
   rewrite(
     body: Record<string, unknown>,
@@ -610,6 +611,29 @@ export function hasWords(text: unknown): boolean {
  */
 export function joinText(before: string, reason: string): string {
   return before.trim() === "" ? before + reason : `${before}\n\n${reason}`;
+}
+
+/**
+ * The texts of an answer's text blocks (or parts) once the calls written into them were cut, with `reason`
+ * in place of the calls, as a stream writes it: ending the last text that keeps words from the first text a
+ * call was cut from (`cutFrom`) on, else standing in that text, on a new paragraph after words said before
+ * it. A stream cannot take back the block the client holds open, and a block of its own at the end came
+ * after the blocks (thinking) the client already has; read back, the model finds what became of its call
+ * where it wrote it. Undefined when no call was cut from any of them.
+ */
+export function placeReason(
+  texts: readonly string[],
+  cutFrom: readonly boolean[],
+  reason: string,
+): string[] | undefined {
+  const first = cutFrom.indexOf(true);
+  if (first === -1) return undefined;
+  const at = Math.max(first, texts.findLastIndex((text, i) => i >= first && hasWords(text)));
+  const out = [...texts];
+  out[at] = hasWords(texts[at])
+    ? `${texts[at]}\n\n${reason}`
+    : `${texts.slice(0, first).some(hasWords) ? "\n\n" : ""}${reason}`;
+  return out;
 }
 
 /**
