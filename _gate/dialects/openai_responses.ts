@@ -16,6 +16,7 @@ import {
   hasWords,
   type Held,
   Openings,
+  placeReason,
   type ResumePoint,
   type SplitCalls,
   type StreamFlow,
@@ -129,15 +130,13 @@ const body: CompletionBody = {
 
 /**
  * The output of a body whose written calls were cut from its `output_text` parts (`changed`: those a call
- * was cut from), with `reason` where a stream writes it: ending the last part that keeps words from the
- * first changed part on, else in that part, on a new paragraph after words said before it. A stream writes
- * it so (it cannot take back the part the client holds open, and a message of its own would come after
- * items the client already has); read back, the model finds what became of its call in the text it wrote
- * it into, as in the dialects whose text has no places (Chat, Ollama, Gemini). Every other `output_text`
- * part left blank goes, and a message left with no part: as a stream drops them, and as an Anthropic or
- * Cohere body drops a blank text block (the APIs refuse one sent back, and an empty message says nothing).
+ * was cut from), with `reason` where a stream writes it (see `placeReason`), as in the dialects whose text
+ * has no places (Chat, Ollama, Gemini). Every other `output_text` part left blank goes, and a message left
+ * with no part: as a stream drops them, and as an Anthropic or Cohere body drops a blank text block (the
+ * APIs refuse one sent back, and an empty message says nothing).
  */
 function reasonInPlace(output: unknown[], changed: ReadonlySet<unknown>, reason: string): unknown[] {
+  // (the parts are the copies `rewrite` made, so they are written in place)
   const parts = output.flatMap((o) =>
     isRecord(o) && o.type === "message" && Array.isArray(o.content)
       ? o.content.filter((p): p is { type: string; text: string } =>
@@ -145,11 +144,9 @@ function reasonInPlace(output: unknown[], changed: ReadonlySet<unknown>, reason:
       )
       : []
   );
-  const first = Math.max(0, parts.findIndex((p) => changed.has(p)));
-  const at = parts[Math.max(first, parts.findLastIndex((p, i) => i >= first && hasWords(p.text)))];
-  const said = parts.slice(0, first).some((p) => hasWords(p.text));
+  const placed = placeReason(parts.map((p) => p.text), parts.map((p) => changed.has(p)), reason) ?? [];
+  placed.forEach((text, i) => parts[i].text = text);
   const read = new Set<unknown>(parts);
-  at.text = hasWords(at.text) ? `${at.text}\n\n${reason}` : `${said ? "\n\n" : ""}${reason}`;
   return output.flatMap((o) => {
     if (!isRecord(o) || o.type !== "message" || !Array.isArray(o.content)) return [o];
     const content = o.content.filter((p) => !read.has(p) || hasWords((p as { text: string }).text));
