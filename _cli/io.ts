@@ -37,7 +37,17 @@ import { lazy, nodeBuiltin } from "../_common/lazy.ts";
 import { clipMiddle, editDistance, errorText, givenValue } from "../_common/values.ts";
 import { concatBytes } from "../_common/bytes.ts";
 export { MAX_TIMER_MS } from "../_common/values.ts";
-import { denoStd, encoder, EXIT_FAIL, EXIT_USAGE, paint, safeText, writeErr, writeOut } from "./output.ts";
+import {
+  denoStd,
+  encoder,
+  EXIT_FAIL,
+  EXIT_USAGE,
+  paint,
+  safeText,
+  VERSION_LINE,
+  writeErr,
+  writeOut,
+} from "./output.ts";
 
 export {
   captureOutput,
@@ -672,7 +682,7 @@ export interface OptionSpec {
 export interface CommandSpec {
   /** The subcommand name, for messages (`lint`). */
   command: string;
-  /** Its options. `--help`/`-h` is added automatically. */
+  /** Its options. `--help`/`-h` and `--version`/`-V` are added automatically. */
   options: Record<string, OptionSpec>;
   /**
    * True when its positional arguments are files, so that one whose name starts with `-` is given after
@@ -727,6 +737,16 @@ export function parseArgsMessage(error: unknown): string {
 }
 
 /**
+ * The options every subcommand takes: `--help`, and the program's `--version`, which prints the version
+ * after a command too, as `deno fmt --version` and `bun test --version` do (the version is the program's:
+ * no command has one of its own).
+ */
+const AUTOMATIC_OPTIONS: Record<string, OptionSpec> = {
+  help: { type: "boolean", short: "h" },
+  version: { type: "boolean", short: "V" },
+};
+
+/**
  * Parses a subcommand's arguments with `node:util` `parseArgs` in strict mode. An unknown flag, a missing
  * value or a value given to a switch is a {@linkcode UsageError} with a hint; nothing is ignored.
  * Everything after `--` is positional. A command line of the plain forms is read without loading
@@ -736,7 +756,7 @@ export function parseCommandLine(
   args: readonly string[],
   spec: CommandSpec,
 ): { values: OptionValues; positionals: string[] } {
-  const options: Record<string, OptionSpec> = { help: { type: "boolean", short: "h" }, ...spec.options };
+  const options: Record<string, OptionSpec> = { ...AUTOMATIC_OPTIONS, ...spec.options };
   const plain = parsePlainCommandLine(args, options);
   if (plain !== null) {
     refuseConflicts(plain.given, spec.command);
@@ -850,8 +870,9 @@ function argumentsHint(
     }
   }
   const guess = unknown === undefined ? undefined : flagGuess(unknown, args, options);
+  // (its own options: --version is the program's, in `toolguard --help`)
   return `${guess === undefined ? "" : `did you mean ${guess}? `}toolguard ${spec.command} accepts ${
-    Object.keys(options).map((o) => `--${o}`).join(", ")
+    Object.keys(options).filter((o) => o !== "version").map((o) => `--${o}`).join(", ")
   }; ${help}`;
 }
 
@@ -1008,12 +1029,13 @@ export function parsePlainCommandLine(
 }
 
 /**
- * Prints a subcommand's help on stdout when `--help`/`-h` was given, and says whether it did:
- * `if (printedHelp(values, LINT_HELP)) return EXIT_OK;`.
+ * Prints a subcommand's help on stdout when `--help`/`-h` was given, else the program's version when
+ * `--version`/`-V` was, and says whether it did: `if (printedHelp(values, LINT_HELP)) return EXIT_OK;`.
  */
 export function printedHelp(values: OptionValues, help: string): boolean {
-  if (values.help !== true) return false;
-  writeOut(help);
+  if (values.help === true) writeOut(help);
+  else if (values.version === true) writeOut(VERSION_LINE);
+  else return false;
   return true;
 }
 

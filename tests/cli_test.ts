@@ -354,6 +354,71 @@ test("toolguard --version: prints the version from deno.json", T, () => {
   assert.equal(r.stdout, `toolguard ${version}\n`);
 });
 
+test(
+  "toolguard COMMAND --version (or -V) prints the program's version, as toolguard --version does",
+  T,
+  async () => {
+    const spawned = spawnCli(["scan", "--version"]);
+    assert.deepEqual(spawned, { status: 0, stdout: `toolguard ${version}\n`, stderr: "" });
+    const commands = [
+      ["run"],
+      ["validate"],
+      ["lint"],
+      ["scan"],
+      ["describe"],
+      ["stats"],
+      ["selftest"],
+      ["mcp"],
+      ["mcp", "pins"],
+    ];
+    for (const command of commands) {
+      for (const flag of ["--version", "-V"]) {
+        const r = await cli([...command, flag]);
+        assert.deepEqual(
+          r,
+          { status: 0, stdout: `toolguard ${version}\n`, stderr: "" },
+          `${command} ${flag}`,
+        );
+      }
+    }
+    // --help still wins, and the command's own options are what its hint lists.
+    assert.match((await cli(["scan", "--version", "--help"])).stdout, /^toolguard scan: /);
+    const typo = await cli(["scan", "--versoin"]);
+    assert.equal(typo.status, 2);
+    assert.match(typo.stderr, /^hint: did you mean --version\? toolguard scan accepts --help, --context,/m);
+  },
+);
+
+test(
+  "toolguard help COMMAND with a word after it: says help takes one command, not that there is no help",
+  T,
+  async () => {
+    const extra = await cli(["help", "run", "extra"]);
+    assert.deepEqual(extra, {
+      status: 2,
+      stdout: "",
+      stderr: 'error: toolguard: help takes one command, but "extra" follows "run"\n' +
+        "hint: run `toolguard help run`\n",
+    });
+    assert.match(
+      (await cli(["--help", "lint", "--json"])).stderr,
+      /but "--json" follows "lint"\nhint: run `toolguard help lint`\n$/,
+    );
+    // The one command of two words has its help.
+    const pins = await cli(["help", "mcp", "pins"]);
+    assert.equal(pins.status, 0, pins.stderr);
+    assert.equal(pins.stdout, MCP_PINS_HELP);
+    const mcpExtra = await cli(["help", "mcp", "pin"]);
+    assert.equal(mcpExtra.status, 2);
+    assert.match(mcpExtra.stderr, /hint: run `toolguard help mcp` or `toolguard help mcp pins`\n$/);
+    // Not a command at all: said of the first word, with the list of commands.
+    assert.match(
+      (await cli(["help", "nosuch", "extra"])).stderr,
+      /no help on "nosuch"\nhint: commands are run,/,
+    );
+  },
+);
+
 test("toolguard --help: lists every subcommand, and each subcommand has its own --help", T, async () => {
   const r = await cli(["--help"]);
   assert.equal(r.status, 0);
