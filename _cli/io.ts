@@ -34,7 +34,7 @@ import type NodeProcess from "node:process";
 import type * as NodeUtil from "node:util";
 import type { JSONScanner, Node as JsonNode, ParseError } from "jsonc-parser";
 import { lazy, nodeBuiltin } from "../_common/lazy.ts";
-import { clipMiddle, editDistance, errorText, givenValue } from "../_common/values.ts";
+import { clipMiddle, editDistance, errorText, givenValue, plural } from "../_common/values.ts";
 import { concatBytes } from "../_common/bytes.ts";
 export { MAX_TIMER_MS } from "../_common/values.ts";
 import {
@@ -608,7 +608,9 @@ export async function parseJsonText(text: string, file: string): Promise<unknown
       ? 0
       : faultInToken(source, first.offset, first.offset + first.length, code);
     const { line, column } = lineColumn(source, offset);
-    const more = errors.length > 1 ? ` (and ${errors.length - 1} more error(s))` : "";
+    const more = errors.length > 1
+      ? ` (and ${errors.length - 1} more ${plural(errors.length - 1, "error")})`
+      : "";
     throw new UsageError(
       `${name}:${line}:${column}: ${PARSE_ERRORS[code] ?? code}${more}`,
       "fix the JSON at that place (comments and trailing commas are allowed)",
