@@ -26,6 +26,7 @@ import {
   acceptPending,
   defaultPinsPath,
   diffDefinitions,
+  pinKey,
   pinOf,
   readPinFile,
   writePinFile,
@@ -51,8 +52,8 @@ Options:
   -h, --help     show this help
 
 Exit status: 0 when done, also for --all with no change waiting (nothing to do is not a failure); 1 when
-a TOOL named has no changed definition waiting (a misspelt name, or one accepted already); 2 for usage
-errors.
+a TOOL named has no changed definition waiting (a misspelt name, or one accepted already), and then none
+of the TOOLs is accepted; 2 for usage errors.
 `;
 
 /**
@@ -144,6 +145,7 @@ export function main(args: string[]): Promise<number> {
       );
     }
     const server = stringOption(values, "server");
+    const waiting = pendingNames(pins, server);
     const accepted = acceptPending(pins, { tools: values.all === true ? "all" : tools, server });
     if (accepted.length === 0 && values.all === true) {
       // As git says "Already up to date": the state asked for holds, nothing to write.
@@ -151,11 +153,24 @@ export function main(args: string[]): Promise<number> {
       writeOut(`nothing to accept: no changed definition waits${where}\n`);
       return Promise.resolve(EXIT_OK);
     }
-    if (accepted.length === 0) {
+    // A TOOL named that waits for nothing (a misspelt name): nothing is accepted, as `git add` adds nothing
+    // when one path matches no file; the user runs it again with the names put right.
+    const missing = tools.filter((tool) => !accepted.some((a) => a.tool === tool));
+    if (missing.length > 0) {
+      const others = accepted.length === 0 ? "" : "; nothing was accepted";
+      const where = server === undefined ? "" : ` (server ${shownName(server)})`;
       writeErr(
         `toolguard mcp pins: no changed definition waits for ${
-          shownName(tools.join(", ")) || "acceptance"
-        }\n`,
+          shownName(missing.join(", "))
+        }${where}${others}\n`,
+      );
+      const near = closestName(missing[0], waiting);
+      const pinsFlag = stringOption(values, "pins") === undefined ? "" : ` --pins ${shownName(path)}`;
+      writeErr(
+        `hint: ${
+          near === undefined ? "" : `did you mean ${shownName(near)}? `
+        }\`toolguard mcp pins list${pinsFlag}\` ` +
+          "shows the changed definitions that wait\n",
       );
       return Promise.resolve(EXIT_FAIL);
     }
@@ -163,6 +178,14 @@ export function main(args: string[]): Promise<number> {
     for (const a of accepted) writeOut(`accepted ${shownName(a.tool)} (${shownName(a.server)})\n`);
     return Promise.resolve(EXIT_OK);
   });
+}
+
+/** The names of the tools whose changed definition waits, of every server or only `server` (as accept reads it). */
+function pendingNames(pins: ReturnType<typeof readPinFile>, server: string | undefined): string[] {
+  const wanted = server === undefined ? undefined : [server, pinKey(server)];
+  return Object.entries(pins.servers).flatMap(([key, entry]) =>
+    wanted !== undefined && !wanted.includes(key) ? [] : Object.keys(entry.pending ?? {})
+  );
 }
 
 /**

@@ -1275,6 +1275,52 @@ test("McpSession: a batch the guard cannot parse is answered under its request's
   assert.deepEqual(toClient.map((m) => [m.id, (m.error as { code: number }).code]), [[5, -32700]]);
 });
 
+test("toolguard mcp pins accept with a misspelt TOOL beside a right one accepts nothing, exits 1 and guesses the name", async () => {
+  const { PinStore, readPinFile } = await import("../_mcp/pins.ts");
+  const dir = tempDir();
+  const file = join(dir, "pins.json");
+  try {
+    const v1 = { name: "get_weather", description: "Does t.", inputSchema: { type: "object" } };
+    new PinStore({ server: "srv", file }).review([v1]);
+    new PinStore({ server: "srv", file }).review([{ ...v1, description: "Does t. Then more." }]);
+    const both = await runInProcess(cliMain, [
+      "mcp",
+      "pins",
+      "accept",
+      "--pins",
+      file,
+      "get_weather",
+      "get-wether",
+    ]);
+    assert.deepEqual(both, {
+      status: 1,
+      stdout: "",
+      stderr: "toolguard mcp pins: no changed definition waits for get-wether; nothing was accepted\n" +
+        `hint: did you mean get_weather? \`toolguard mcp pins list --pins ${file}\` shows the changed definitions that wait\n`,
+    });
+    assert.ok(readPinFile(file).servers.srv.pending?.get_weather, "the right name was not accepted either");
+    const other = await runInProcess(cliMain, [
+      "mcp",
+      "pins",
+      "accept",
+      "--pins",
+      file,
+      "--server",
+      "x",
+      "t",
+    ]);
+    assert.equal(other.status, 1);
+    assert.match(
+      other.stderr,
+      /^toolguard mcp pins: no changed definition waits for t \(server x\)\nhint: `toolguard/,
+    );
+    const right = await runInProcess(cliMain, ["mcp", "pins", "accept", "--pins", file, "get_weather"]);
+    assert.deepEqual(right, { status: 0, stdout: "accepted get_weather (srv)\n", stderr: "" });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test("toolguard mcp pins accept --all with no change waiting says so and exits 0; a TOOL named still exits 1", async () => {
   const { PinStore } = await import("../_mcp/pins.ts");
   const dir = tempDir();
