@@ -161,7 +161,11 @@ export async function main(args: readonly string[]): Promise<number> {
 async function dispatch(args: readonly string[]): Promise<number> {
   const [command, ...rest] = args;
   if (command === "--version" || command === "-V") {
-    if (rest.length > 0) return usageError(`--version takes no arguments, got ${givenValue(rest[0])}`);
+    if (rest.length > 0) {
+      return usageError(`--version takes no arguments, got ${givenValue(rest[0])}`, {
+        hint: "run `toolguard --version` alone",
+      });
+    }
     await writeBrief(VERSION_LINE);
     return EXIT_OK;
   }

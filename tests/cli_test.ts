@@ -381,6 +381,13 @@ test(
         );
       }
     }
+    // Before the command, --version takes nothing after it: said with what to do, not the list of commands.
+    assert.deepEqual(await cli(["-V", "scan"]), {
+      status: 2,
+      stdout: "",
+      stderr:
+        'error: toolguard: --version takes no arguments, got "scan"\nhint: run `toolguard --version` alone\n',
+    });
     // --help still wins, and the command's own options are what its hint lists.
     assert.match((await cli(["scan", "--version", "--help"])).stdout, /^toolguard scan: /);
     const typo = await cli(["scan", "--versoin"]);
