@@ -775,7 +775,7 @@ export function parseCommandLine(
       tokens: true,
     });
   } catch (error) {
-    const message = parseArgsMessage(error);
+    const message = withValueGiven(parseArgsMessage(error), args);
     throw new UsageError(message, argumentsHint(message, args, spec, options));
   }
   const given = parsed.tokens.flatMap((t) =>
@@ -844,6 +844,19 @@ function refuseUnparsable(
 }
 
 /**
+ * The message of a flag followed by a value that starts with a dash (`--budget -1`), with that value in place
+ * of the `-XYZ` that `parseArgs` writes (`write it as '--budget=-1'`); other messages as they are.
+ */
+function withValueGiven(message: string, args: readonly string[]): string {
+  const flag = /^Option '(-[^']+)' is followed by a value that starts with a dash;/.exec(message)?.[1];
+  if (flag === undefined) return message;
+  const end = args.indexOf("--");
+  const at = (end < 0 ? args : args.slice(0, end)).indexOf(flag);
+  const value = at < 0 ? undefined : args[at + 1];
+  return value === undefined ? message : message.replaceAll("-XYZ", safeText(clipMiddle(value)));
+}
+
+/**
  * What to do about a command line that `parseArgs` refused (`message`, as {@linkcode parseArgsMessage}
  * words it): give the missing value; put a file whose name starts with `-` after `--` (the one `parseArgs`
  * read as options); else, the options the command accepts.
@@ -859,6 +872,9 @@ function argumentsHint(
   if (missing) return `give it as ${missing[1]} VALUE; ${help}`;
   const valued = /^Option '(--[\w-]+)' does not take an argument$/.exec(message);
   if (valued) return `${valued[1]} is a switch: give it alone, without a value; ${help}`;
+  // (else the flag was given no value: `--tools --pretty`)
+  const dashed = /^Option '(-[^']+)' is followed by a value that starts with a dash/.exec(message);
+  if (dashed) return `if that value is an option, give ${dashed[1]} its own value before it; ${help}`;
   // Greedy to the last quote: a file's name may hold one (`--it's.json`).
   const unknown = /^Unknown option '(-.*)'$/s.exec(message)?.[1];
   if (spec.fileOperands === true && unknown !== undefined) {

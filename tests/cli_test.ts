@@ -990,6 +990,23 @@ test("the summary lines count in words: 1 call, 1 tool, 1 error, 1 finding (not 
   assert.match(broken.stderr, /:1:4: .* \(and 1 more error\)\n/);
 });
 
+test("a flag followed by a value that starts with a dash: the message shows how to give that value, not -XYZ", async () => {
+  const negative = await cli(["describe", "--budget", "-1", "r.json"]);
+  assert.deepEqual(negative, {
+    status: 2,
+    stdout: "",
+    stderr:
+      "error: toolguard describe: Option '--budget' is followed by a value that starts with a dash; to give it, " +
+      "write it as '--budget=-1'\nhint: if that value is an option, give --budget its own value before it; run " +
+      "`toolguard describe --help`\n",
+  });
+  // A value with a line break is shown on one line.
+  const short = await cli(["scan", "--context", "-a\nhint: FORGED", "x"]);
+  assert.equal(short.status, 2);
+  assert.match(short.stderr, /write it as '--context=-a\\u\{A\}hint: FORGED'\n/);
+  assert.doesNotMatch(short.stderr, /^hint: FORGED/m);
+});
+
 // describe -------------------------------------------------------------------------------------------------
 
 const EMPTY = {
