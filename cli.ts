@@ -41,6 +41,7 @@ import {
   safeText,
   stderrFailure,
   stdoutFailure,
+  VERSION_LINE,
   writeBrief,
   writeErr,
 } from "./_cli/output.ts";
@@ -104,7 +105,7 @@ ${lines.join("\n")}
 
 Options:
   -h, --help     show this help (or \`toolguard COMMAND --help\`, \`toolguard help COMMAND\`, for a command)
-  -V, --version  print the version
+  -V, --version  print the version (after a command too: \`toolguard scan --version\`)
 
 Exit status: 0 when the thing checked is fine, 1 when it failed or was rejected, 2 for usage errors (and
 for output that could not be written). Output is plain text; most commands print JSON with --json
@@ -160,8 +161,12 @@ export async function main(args: readonly string[]): Promise<number> {
 async function dispatch(args: readonly string[]): Promise<number> {
   const [command, ...rest] = args;
   if (command === "--version" || command === "-V") {
-    if (rest.length > 0) return usageError(`--version takes no arguments, got ${givenValue(rest[0])}`);
-    await writeBrief(`toolguard ${VERSION}\n`);
+    if (rest.length > 0) {
+      return usageError(`--version takes no arguments, got ${givenValue(rest[0])}`, {
+        hint: "run `toolguard --version` alone",
+      });
+    }
+    await writeBrief(VERSION_LINE);
     return EXIT_OK;
   }
   if (isHelpWord(command)) {
@@ -170,10 +175,21 @@ async function dispatch(args: readonly string[]): Promise<number> {
       await writeBrief(help());
       return EXIT_OK;
     }
-    const topic = rest.length === 1 ? commandEntry(rest[0]) : undefined;
-    if (topic !== undefined) return await (await topic.load()).main(["--help"]);
-    const guess = rest.length === 1 ? await commandGuess(rest[0], { topic: true }) : "";
-    return usageError(`no help on ${givenValue(rest.join(" "))}`, { guess });
+    const [name, ...extra] = rest;
+    const topic = commandEntry(name);
+    if (topic === undefined) {
+      return usageError(`no help on ${givenValue(name)}`, {
+        guess: await commandGuess(name, { topic: true }),
+      });
+    }
+    // `mcp pins` is the one command of two words, with its own help.
+    if (name === "mcp" && extra.length === 1 && extra[0] === "pins") {
+      return await (await topic.load()).main(["pins", "--help"]);
+    }
+    if (extra.length === 0) return await (await topic.load()).main(["--help"]);
+    return usageError(`help takes one command, but ${givenValue(extra[0])} follows ${givenValue(name)}`, {
+      hint: `run \`toolguard help ${name}\`${name === "mcp" ? " or `toolguard help mcp pins`" : ""}`,
+    });
   }
   if (command === FAKE_TOOL_COMMAND) {
     // Hidden: the program acts as its own fake tool, so `selftest` needs nothing else installed.
@@ -216,15 +232,16 @@ async function commandGuess(word: string, options: { topic?: boolean } = {}): Pr
 }
 
 /**
- * Prints a usage error and the list of commands (after `guess`, a likely one) on stderr; returns 2. The
- * message quotes the arguments: printed safe for a terminal.
+ * Prints a usage error and the list of commands (after `guess`, a likely one), or `hint` instead, on stderr;
+ * returns 2. The message quotes the arguments: printed safe for a terminal.
  */
-function usageError(message: string, options: { guess?: string } = {}): number {
+function usageError(message: string, options: { guess?: string; hint?: string } = {}): number {
   writeErr(`${paint("red", "error", "stderr")}: toolguard: ${safeText(message)}\n`);
   writeErr(
-    `hint: ${options.guess ?? ""}commands are ${
-      Object.keys(COMMANDS).join(", ")
-    }; run \`toolguard --help\`\n`,
+    `hint: ${
+      options.hint ??
+        `${options.guess ?? ""}commands are ${Object.keys(COMMANDS).join(", ")}; run \`toolguard --help\``
+    }\n`,
   );
   return EXIT_USAGE;
 }

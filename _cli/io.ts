@@ -34,10 +34,20 @@ import type NodeProcess from "node:process";
 import type * as NodeUtil from "node:util";
 import type { JSONScanner, Node as JsonNode, ParseError } from "jsonc-parser";
 import { lazy, nodeBuiltin } from "../_common/lazy.ts";
-import { clipMiddle, editDistance, errorText, givenValue } from "../_common/values.ts";
+import { clipMiddle, editDistance, errorText, givenValue, plural } from "../_common/values.ts";
 import { concatBytes } from "../_common/bytes.ts";
 export { MAX_TIMER_MS } from "../_common/values.ts";
-import { denoStd, encoder, EXIT_FAIL, EXIT_USAGE, paint, safeText, writeErr, writeOut } from "./output.ts";
+import {
+  denoStd,
+  encoder,
+  EXIT_FAIL,
+  EXIT_USAGE,
+  paint,
+  safeText,
+  VERSION_LINE,
+  writeErr,
+  writeOut,
+} from "./output.ts";
 
 export {
   captureOutput,
@@ -598,7 +608,9 @@ export async function parseJsonText(text: string, file: string): Promise<unknown
       ? 0
       : faultInToken(source, first.offset, first.offset + first.length, code);
     const { line, column } = lineColumn(source, offset);
-    const more = errors.length > 1 ? ` (and ${errors.length - 1} more error(s))` : "";
+    const more = errors.length > 1
+      ? ` (and ${errors.length - 1} more ${plural(errors.length - 1, "error")})`
+      : "";
     throw new UsageError(
       `${name}:${line}:${column}: ${PARSE_ERRORS[code] ?? code}${more}`,
       "fix the JSON at that place (comments and trailing commas are allowed)",
@@ -672,7 +684,7 @@ export interface OptionSpec {
 export interface CommandSpec {
   /** The subcommand name, for messages (`lint`). */
   command: string;
-  /** Its options. `--help`/`-h` is added automatically. */
+  /** Its options. `--help`/`-h` and `--version`/`-V` are added automatically. */
   options: Record<string, OptionSpec>;
   /**
    * True when its positional arguments are files, so that one whose name starts with `-` is given after
@@ -727,6 +739,16 @@ export function parseArgsMessage(error: unknown): string {
 }
 
 /**
+ * The options every subcommand takes: `--help`, and the program's `--version`, which prints the version
+ * after a command too, as `deno fmt --version` and `bun test --version` do (the version is the program's:
+ * no command has one of its own).
+ */
+const AUTOMATIC_OPTIONS: Record<string, OptionSpec> = {
+  help: { type: "boolean", short: "h" },
+  version: { type: "boolean", short: "V" },
+};
+
+/**
  * Parses a subcommand's arguments with `node:util` `parseArgs` in strict mode. An unknown flag, a missing
  * value or a value given to a switch is a {@linkcode UsageError} with a hint; nothing is ignored.
  * Everything after `--` is positional. A command line of the plain forms is read without loading
@@ -736,7 +758,7 @@ export function parseCommandLine(
   args: readonly string[],
   spec: CommandSpec,
 ): { values: OptionValues; positionals: string[] } {
-  const options: Record<string, OptionSpec> = { help: { type: "boolean", short: "h" }, ...spec.options };
+  const options: Record<string, OptionSpec> = { ...AUTOMATIC_OPTIONS, ...spec.options };
   const plain = parsePlainCommandLine(args, options);
   if (plain !== null) {
     refuseConflicts(plain.given, spec.command);
@@ -753,7 +775,7 @@ export function parseCommandLine(
       tokens: true,
     });
   } catch (error) {
-    const message = parseArgsMessage(error);
+    const message = withValueGiven(parseArgsMessage(error), args);
     throw new UsageError(message, argumentsHint(message, args, spec, options));
   }
   const given = parsed.tokens.flatMap((t) =>
@@ -822,6 +844,19 @@ function refuseUnparsable(
 }
 
 /**
+ * The message of a flag followed by a value that starts with a dash (`--budget -1`), with that value in place
+ * of the `-XYZ` that `parseArgs` writes (`write it as '--budget=-1'`); other messages as they are.
+ */
+function withValueGiven(message: string, args: readonly string[]): string {
+  const flag = /^Option '(-[^']+)' is followed by a value that starts with a dash;/.exec(message)?.[1];
+  if (flag === undefined) return message;
+  const end = args.indexOf("--");
+  const at = (end < 0 ? args : args.slice(0, end)).indexOf(flag);
+  const value = at < 0 ? undefined : args[at + 1];
+  return value === undefined ? message : message.replaceAll("-XYZ", safeText(clipMiddle(value)));
+}
+
+/**
  * What to do about a command line that `parseArgs` refused (`message`, as {@linkcode parseArgsMessage}
  * words it): give the missing value; put a file whose name starts with `-` after `--` (the one `parseArgs`
  * read as options); else, the options the command accepts.
@@ -837,6 +872,9 @@ function argumentsHint(
   if (missing) return `give it as ${missing[1]} VALUE; ${help}`;
   const valued = /^Option '(--[\w-]+)' does not take an argument$/.exec(message);
   if (valued) return `${valued[1]} is a switch: give it alone, without a value; ${help}`;
+  // (else the flag was given no value: `--tools --pretty`)
+  const dashed = /^Option '(-[^']+)' is followed by a value that starts with a dash/.exec(message);
+  if (dashed) return `if that value is an option, give ${dashed[1]} its own value before it; ${help}`;
   // Greedy to the last quote: a file's name may hold one (`--it's.json`).
   const unknown = /^Unknown option '(-.*)'$/s.exec(message)?.[1];
   if (spec.fileOperands === true && unknown !== undefined) {
@@ -850,8 +888,9 @@ function argumentsHint(
     }
   }
   const guess = unknown === undefined ? undefined : flagGuess(unknown, args, options);
+  // (its own options: --version is the program's, in `toolguard --help`)
   return `${guess === undefined ? "" : `did you mean ${guess}? `}toolguard ${spec.command} accepts ${
-    Object.keys(options).map((o) => `--${o}`).join(", ")
+    Object.keys(options).filter((o) => o !== "version").map((o) => `--${o}`).join(", ")
   }; ${help}`;
 }
 
@@ -1008,12 +1047,13 @@ export function parsePlainCommandLine(
 }
 
 /**
- * Prints a subcommand's help on stdout when `--help`/`-h` was given, and says whether it did:
- * `if (printedHelp(values, LINT_HELP)) return EXIT_OK;`.
+ * Prints a subcommand's help on stdout when `--help`/`-h` was given, else the program's version when
+ * `--version`/`-V` was, and says whether it did: `if (printedHelp(values, LINT_HELP)) return EXIT_OK;`.
  */
 export function printedHelp(values: OptionValues, help: string): boolean {
-  if (values.help !== true) return false;
-  writeOut(help);
+  if (values.help === true) writeOut(help);
+  else if (values.version === true) writeOut(VERSION_LINE);
+  else return false;
   return true;
 }
 

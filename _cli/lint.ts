@@ -10,7 +10,7 @@
 // instead of one round per level of the import chain. In the order they run; scripts/check_imports.ts
 // (`deno task check`) fails when one is missing or not needed.
 import "../_common/lazy.ts";
-import "../_common/values.ts";
+import { plural } from "../_common/values.ts";
 import "../_common/bytes.ts";
 import "./output.ts";
 import "../_common/pointer.ts";
@@ -111,8 +111,10 @@ export function main(args: string[]): Promise<number> {
         out += `${name}: ${where}: ${sev} ${i.code}: ${safeText(i.message)}\n`;
       }
       out += issues.length === 0
-        ? `${paint("green", "OK")} ${tools.length} tool(s), no issues\n`
-        : `${tools.length} tool(s): ${errors} error(s), ${warnings} warning(s)\n`;
+        ? `${paint("green", "OK")} ${tools.length} ${plural(tools.length, "tool")}, no issues\n`
+        : `${tools.length} ${plural(tools.length, "tool")}: ${errors} ${
+          plural(errors, "error")
+        }, ${warnings} ${plural(warnings, "warning")}\n`;
       writeOut(out);
     }
     return errors > 0 || (values.strict === true && warnings > 0) ? EXIT_FAIL : EXIT_OK;

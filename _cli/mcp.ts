@@ -84,7 +84,7 @@ import { relayMcpStdio } from "../_mcp/relay.ts";
 import { INJECTION_POLICIES } from "../_mcp/guard.ts";
 import { relayMcpHttp } from "../_mcp/http.ts";
 import { defaultPinsPath, type McpPinOptions } from "../_mcp/pins.ts";
-import { main as pinsMain } from "./mcp_pins.ts";
+import { main as pinsMain, shownDiff, shownName } from "./mcp_pins.ts";
 
 /** The `toolguard mcp --help` text. */
 export const MCP_HELP = `toolguard mcp: guard any MCP server without changing it
@@ -300,20 +300,28 @@ function stderrNotice(event: McpEvent, values: OptionValues, warned: Set<string>
       const what = values["forward-unchecked"] === true
         ? "calls to it are forwarded unchecked"
         : "calls to it are rejected (use --forward-unchecked to let them through)";
+      // (the validator's error names the tool too)
       notice(
-        `toolguard mcp: cannot enforce the inputSchema of tool ${safeText(u.name)}: ${
-          safeText(u.error)
+        `toolguard mcp: cannot enforce the inputSchema of tool ${shownName(u.name)}: ${
+          safeText(clipMiddle(u.error))
         }; ${what}\n`,
       );
     }
   } else if (event.event === "tool_changed" && !warned.has(`changed:${event.name}:${event.seen}`)) {
     warned.add(`changed:${event.name}:${event.seen}`);
+    const name = shownName(event.name);
+    const pins = stringOption(values, "pins");
+    const accept = `toolguard mcp pins accept${pins === undefined ? "" : ` --pins ${shownName(pins)}`}`;
     const what = event.accepted
       ? "accepted (--accept-changed) and re-pinned"
-      : `its calls are refused until you accept it: toolguard mcp pins accept ${safeText(event.name)}`;
+      : name === event.name
+      ? `its calls are refused until you accept it: ${accept} ${name}`
+      // A name clipped or escaped cannot be typed as shown.
+      : `its calls are refused until you accept it: ${accept} --all (after \`toolguard mcp pins list\`: ` +
+        "it accepts every changed definition that waits)";
     notice(
-      `toolguard mcp: the definition of tool ${safeText(event.name)} changed since it was pinned; ${what}\n` +
-        event.diff.split("\n").map((l) => `  ${l}`).join("\n") + "\n",
+      `toolguard mcp: the definition of tool ${name} changed since it was pinned; ${what}\n` +
+        shownDiff(event.diff, "  ", pins),
     );
   } else if (event.event === "description_flagged") {
     const text = textKind(event.pointer);
@@ -324,7 +332,7 @@ function stderrNotice(event: McpEvent, values: OptionValues, warned: Set<string>
     const why = [...new Set(event.findings.map((f) => f.category))].join(", ");
     notice(
       `toolguard mcp: the ${text} of ${event.kind} ${
-        safeText(event.name)
+        shownName(event.name)
       } looks poisoned (${why}); ${what}\n`,
     );
   } else if (event.event === "stray_message" && !warned.has(`stray:${event.from}:${event.kind}`)) {

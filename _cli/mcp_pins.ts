@@ -26,6 +26,7 @@ import {
   acceptPending,
   defaultPinsPath,
   diffDefinitions,
+  pinKey,
   pinOf,
   readPinFile,
   writePinFile,
@@ -51,8 +52,8 @@ Options:
   -h, --help     show this help
 
 Exit status: 0 when done, also for --all with no change waiting (nothing to do is not a failure); 1 when
-a TOOL named has no changed definition waiting (a misspelt name, or one accepted already); 2 for usage
-errors.
+a TOOL named has no changed definition waiting (a misspelt name, or one accepted already), and then none
+of the TOOLs is accepted; 2 for usage errors.
 `;
 
 /**
@@ -133,8 +134,8 @@ export function main(args: string[]): Promise<number> {
       );
     }
     if (action === "list") {
-      if (values.json === true) printJson(pins, { pretty: true });
-      else writeOut(safeText(listing(pins), { keepLines: true })); // names chosen by servers
+      if (values.json === true) printJson(pins, { pretty: true }); // exact: what the file holds
+      else writeOut(listing(pins, stringOption(values, "pins")));
       return Promise.resolve(EXIT_OK);
     }
     if (values.all !== true && tools.length === 0) {
@@ -144,43 +145,105 @@ export function main(args: string[]): Promise<number> {
       );
     }
     const server = stringOption(values, "server");
+    const waiting = pendingNames(pins, server);
     const accepted = acceptPending(pins, { tools: values.all === true ? "all" : tools, server });
     if (accepted.length === 0 && values.all === true) {
       // As git says "Already up to date": the state asked for holds, nothing to write.
-      const where = server === undefined ? "" : ` for ${safeText(clipMiddle(server))}`;
+      const where = server === undefined ? "" : ` for ${shownName(server)}`;
       writeOut(`nothing to accept: no changed definition waits${where}\n`);
       return Promise.resolve(EXIT_OK);
     }
-    if (accepted.length === 0) {
+    // A TOOL named that waits for nothing (a misspelt name): nothing is accepted, as `git add` adds nothing
+    // when one path matches no file; the user runs it again with the names put right.
+    const missing = tools.filter((tool) => !accepted.some((a) => a.tool === tool));
+    if (missing.length > 0) {
+      const others = accepted.length === 0 ? "" : "; nothing was accepted";
+      const where = server === undefined ? "" : ` (server ${shownName(server)})`;
       writeErr(
         `toolguard mcp pins: no changed definition waits for ${
-          safeText(clipMiddle(tools.join(", "))) || "acceptance"
-        }\n`,
+          shownName(missing.join(", "))
+        }${where}${others}\n`,
+      );
+      const near = closestName(missing[0], waiting);
+      const pinsFlag = stringOption(values, "pins") === undefined ? "" : ` --pins ${shownName(path)}`;
+      writeErr(
+        `hint: ${
+          near === undefined ? "" : `did you mean ${shownName(near)}? `
+        }\`toolguard mcp pins list${pinsFlag}\` ` +
+          "shows the changed definitions that wait\n",
       );
       return Promise.resolve(EXIT_FAIL);
     }
     writePinFile(path, pins);
-    for (const a of accepted) writeOut(`accepted ${safeText(a.tool)} (${safeText(a.server)})\n`);
+    for (const a of accepted) writeOut(`accepted ${shownName(a.tool)} (${shownName(a.server)})\n`);
     return Promise.resolve(EXIT_OK);
   });
 }
 
-/** The pin file as text: per server, the pinned tools and the waiting changes with their diffs. */
-function listing(pins: ReturnType<typeof readPinFile>): string {
+/** The names of the tools whose changed definition waits, of every server or only `server` (as accept reads it). */
+function pendingNames(pins: ReturnType<typeof readPinFile>, server: string | undefined): string[] {
+  const wanted = server === undefined ? undefined : [server, pinKey(server)];
+  return Object.entries(pins.servers).flatMap(([key, entry]) =>
+    wanted !== undefined && !wanted.includes(key) ? [] : Object.keys(entry.pending ?? {})
+  );
+}
+
+/**
+ * A name chosen by an MCP server (a tool's, or the server's key, which holds its URL or command line) as a
+ * message or listing shows it: on one line, safe for a terminal, and clipped in the middle when long (a
+ * hostile server's 100 000-character tool name).
+ */
+export function shownName(name: string): string {
+  return safeText(clipMiddle(name));
+}
+
+/**
+ * The longest line of a definition diff shown whole, in UTF-16 units: room for a long sentence of a
+ * description or a line of a schema, while a hostile server's 100 000-character description shows only its
+ * start and end (the pin file, `toolguard mcp pins list --json`, holds it whole).
+ */
+const MAX_DIFF_LINE = 1000;
+
+/**
+ * A diff of two tool definitions (`diffDefinitions`) as the terminal shows it: each line after `indent`, safe
+ * for a terminal and on one line (a line break in a description would start a line of its own, a forged
+ * entry), clipped in the middle past {@linkcode MAX_DIFF_LINE}; and where a line was clipped, a last line that
+ * says where the whole text is (`pinsOption`: the `--pins` given, to repeat in that command).
+ */
+export function shownDiff(diff: string, indent: string, pinsOption?: string): string {
+  let clipped = false;
+  const lines = diff.split("\n").map((line) => {
+    const shown = clipMiddle(line, MAX_DIFF_LINE);
+    clipped ||= shown !== line;
+    return `${indent}${safeText(shown)}\n`;
+  });
+  if (clipped) {
+    const pins = pinsOption === undefined ? "" : ` --pins ${safeText(clipMiddle(pinsOption))}`;
+    lines.push(`${indent}(long lines clipped: \`toolguard mcp pins list --json${pins}\` shows them whole)\n`);
+  }
+  return lines.join("");
+}
+
+/**
+ * The pin file as text: per server, the pinned tools and the waiting changes with their diffs. Names chosen by
+ * servers (and dates read from the file) are shown by {@linkcode shownName}: a tool named `x\n  CHANGED y`
+ * would forge an entry.
+ */
+function listing(pins: ReturnType<typeof readPinFile>, pinsOption: string | undefined): string {
   let out = "";
   for (const [server, entry] of Object.entries(pins.servers)) {
-    // Names chosen by servers (and dates read from the file) on one line each: the listing keeps its own line
-    // breaks, so a tool named `x\n  CHANGED y` would forge an entry.
-    out += `${safeText(server)}\n`;
+    out += `${shownName(server)}\n`;
     for (const [name, pin] of Object.entries(entry.tools)) {
-      out += `  ${safeText(name)}  sha256:${safeText(pin.hash.slice(0, 16))}  pinned ${safeText(pin.at)}\n`;
+      out += `  ${shownName(name)}  sha256:${shownName(pin.hash.slice(0, 16))}  pinned ${
+        shownName(pin.at)
+      }\n`;
     }
     for (const [name, pin] of Object.entries(entry.pending ?? {})) {
-      out += `  CHANGED ${safeText(name)}  sha256:${safeText(pin.hash.slice(0, 16))}  seen ${
-        safeText(pin.at)
+      out += `  CHANGED ${shownName(name)}  sha256:${shownName(pin.hash.slice(0, 16))}  seen ${
+        shownName(pin.at)
       }\n`;
       const old = pinOf(entry.tools, name);
-      if (old) out += diffDefinitions(old.definition, pin.definition).replace(/^/gm, "      ") + "\n";
+      if (old) out += shownDiff(diffDefinitions(old.definition, pin.definition), "      ", pinsOption);
     }
   }
   return out === "" ? "no pins\n" : out;

@@ -25,6 +25,13 @@ import type * as NodeFs from "node:fs";
 import type NodeProcess from "node:process";
 import { nodeBuiltin } from "../_common/lazy.ts";
 import { showHidden } from "../_common/values.ts";
+import denoJson from "../deno.json" with { type: "json" };
+
+/**
+ * What `toolguard --version` prints, and `toolguard COMMAND --version` too: the version in deno.json, read when
+ * the program is built.
+ */
+export const VERSION_LINE: string = `toolguard ${denoJson.version}\n`;
 
 /** Exit status when the thing checked is fine. */
 export const EXIT_OK = 0;

@@ -10,7 +10,7 @@
 // instead of one round per level of the import chain. In the order they run; scripts/check_imports.ts
 // (`deno task check`) fails when one is missing or not needed.
 import "../_common/lazy.ts";
-import { givenValue } from "../_common/values.ts";
+import { givenValue, plural } from "../_common/values.ts";
 import "../_common/bytes.ts";
 import "./output.ts";
 import "../_scan/words.ts";
@@ -110,7 +110,7 @@ export function main(args: string[]): Promise<number> {
         : result.findings.length > 0
         ? paint("yellow", "WARN")
         : paint("green", "CLEAN");
-      out += `${verdict} ${result.findings.length} finding(s)` +
+      out += `${verdict} ${result.findings.length} ${plural(result.findings.length, "finding")}` +
         (result.categories.length > 0 ? `: ${result.categories.join(", ")}` : "") + "\n";
       writeOut(out);
     }

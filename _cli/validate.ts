@@ -10,7 +10,7 @@
 // instead of one round per level of the import chain. In the order they run; scripts/check_imports.ts
 // (`deno task check`) fails when one is missing or not needed.
 import "../_common/lazy.ts";
-import { clipMiddle } from "../_common/values.ts";
+import { clipMiddle, plural } from "../_common/values.ts";
 import "../_common/bytes.ts";
 import "./output.ts";
 import "../_common/pointer.ts";
@@ -223,8 +223,8 @@ function formatVerdict(verdict: Verdict): string {
   }
   const n = verdict.calls.length;
   out += verdict.allowed
-    ? `${paint("green", "OK")} ${n} call(s) allowed\n`
-    : `${paint("red", "BLOCKED")} ${verdict.rejectedIndices.length} of ${n} call(s) blocked\n`;
+    ? `${paint("green", "OK")} ${n} ${plural(n, "call")} allowed\n`
+    : `${paint("red", "BLOCKED")} ${verdict.rejectedIndices.length} of ${n} ${plural(n, "call")} blocked\n`;
   return out;
 }
 

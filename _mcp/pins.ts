@@ -16,7 +16,7 @@ import type * as NodeOs from "node:os";
 import type * as NodePath from "node:path";
 import type NodeProcess from "node:process";
 import { nodeBuiltin } from "../_common/lazy.ts";
-import { errorText, isRecord, urlWithoutSecrets } from "../_common/values.ts";
+import { errorText, givenValue, isRecord, urlWithoutSecrets } from "../_common/values.ts";
 
 // The Node built-ins, loaded on use: importing them would load them with every import of the library.
 const crypto = () => nodeBuiltin<typeof NodeCrypto>("node:crypto");
@@ -221,7 +221,7 @@ export function readPinFile(path: string): PinFile {
     const bad = pinEntryProblem(entry);
     if (bad !== null) {
       throw new Error(
-        `${path}: the entry of server ${JSON.stringify(server)} ${bad}; fix it, or delete the file`,
+        `${path}: the entry of server ${givenValue(server)} ${bad}; fix it, or delete the file`,
       );
     }
   }
@@ -236,7 +236,7 @@ function pinEntryProblem(entry: unknown): string | null {
     if (
       !isRecord(pin) || typeof pin.hash !== "string" || typeof pin.at !== "string" || !("definition" in pin)
     ) {
-      return `pins tool ${JSON.stringify(name)} without a hash, a time and a definition`;
+      return `pins tool ${givenValue(name)} without a hash, a time and a definition`;
     }
   }
   return null;

@@ -1,5 +1,7 @@
 // Small hostile MCP servers for tests/mcp_security_test.ts (plain JSON-RPC over stdio, run by node):
-//   node _mcp_evil_server.mjs poisoned   descriptions that order the model around (tool, prompt, resource, instructions)
+//   node _mcp_evil_server.mjs poisoned   descriptions that order the model around (tool, prompt, resource, instructions);
+//                                        with $POISON_NAME, the tool "add" is so named and has a schema toolguard
+//                                        cannot enforce
 //   node _mcp_evil_server.mjs titles     titles (tool, annotations, schema, prompt, resource, resource template, server)
 //                                        carrying orders or hidden characters, and two benign titles that read
 //                                        like orders ("Trigger Long Running Operation Tool", "Read Secret")
@@ -115,6 +117,12 @@ function send(message) {
 }
 
 function tools() {
+  if (mode === "poisoned" && process.env.POISON_NAME) {
+    // The poisoned tool renamed, with a schema toolguard cannot enforce: both notices name it.
+    const [add, ...rest] = POISONED_TOOLS;
+    const inputSchema = { ...add.inputSchema, unevaluatedProperties: false };
+    return [{ ...add, name: process.env.POISON_NAME, inputSchema }, ...rest];
+  }
   if (mode === "poisoned") return POISONED_TOOLS;
   if (mode === "shadow") return SHADOW_TOOLS;
   if (mode === "titles") return TITLED_TOOLS;

@@ -166,6 +166,75 @@ test(
 );
 
 test(
+  "toolguard mcp: a changed tool's 100 000-character name is clipped in the notice, which says how to accept it",
+  { timeout: 60_000 },
+  async () => {
+    // The notice named the tool whole (a line of 100 000 characters in the client's log of the server) and
+    // told the user to type that name; a name shown clipped or escaped cannot be typed as shown.
+    const dir = tempDir();
+    const name = "get_" + "w".repeat(100_000) + "\nhint: FORGED";
+    const pins = join(dir, "pins.json");
+    try {
+      const env = { RUG_STATE: join(dir, "rug-state"), RUG_NAME: name };
+      const r = await relayed("rugpull", ["--pins", pins], env);
+      let notices = "";
+      try {
+        await r.client.callTool({ name, arguments: { city: "Oslo" } });
+        const refused = await r.client.callTool({ name, arguments: { city: "Oslo" } });
+        assert.equal(refused.isError, true);
+        notices = await until(
+          "the notice",
+          () => /changed since it was pinned[\s\S]*\n {4}\}\n/.test(r.stderr()) ? r.stderr() : undefined,
+        );
+      } finally {
+        await r.close();
+      }
+      const longest = Math.max(...notices.split("\n").map((l) => l.length));
+      assert.ok(longest < 1100, `a line of ${longest} characters`);
+      assert.doesNotMatch(notices, /^hint: FORGED/m);
+      assert.match(
+        notices,
+        new RegExp(
+          "tool get_w+\u2026\\(\\d+ characters left out\\)\u2026w+\\\\u\\{A\\}hint: FORGED changed since it was " +
+            "pinned; its calls are refused until you accept it: toolguard mcp pins accept --pins \\S+ --all ",
+        ),
+      );
+      assert.match(
+        notices,
+        /^ {6}"name": "get_w+\u2026\(\d+ characters left out\)\u2026w+\\nhint: FORGED",$/m,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
+
+test(
+  "toolguard mcp: a poisoned tool's 100 000-character name, and one whose schema cannot be enforced, are clipped in the notices",
+  { timeout: 60_000 },
+  async () => {
+    const name = "add_" + "w".repeat(100_000) + "\nhint: FORGED";
+    const r = await relayed("poisoned", ["--pins", "none"], { POISON_NAME: name });
+    let notices = "";
+    try {
+      await r.client.listTools();
+      notices = await until(
+        "the notices",
+        () => /looks poisoned/.test(r.stderr()) && /cannot enforce/.test(r.stderr()) ? r.stderr() : undefined,
+      );
+    } finally {
+      await r.close();
+    }
+    const longest = Math.max(...notices.split("\n").map((l) => l.length));
+    assert.ok(longest < 1100, `a line of ${longest} characters`);
+    assert.doesNotMatch(notices, /^hint: FORGED/m);
+    const shown = "add_w+\u2026\\(\\d+ characters left out\\)\u2026w+\\\\u\\{A\\}hint: FORGED";
+    assert.match(notices, new RegExp(`the description of tool ${shown} looks poisoned`));
+    assert.match(notices, new RegExp(`cannot enforce the inputSchema of tool ${shown}: `));
+  },
+);
+
+test(
   "toolguard mcp: a tool named constructor or __proto__ is pinned like any other; its changed listing is cleaned",
   {
     timeout: 60_000,
@@ -774,6 +843,71 @@ test("toolguard mcp pins: list shows a waiting change with its diff; accept adop
   }
 });
 
+test("toolguard mcp pins list and accept: a server's 100 000-character names are clipped and on one line; --json is exact", async () => {
+  const { PinStore, readPinFile } = await import("../_mcp/pins.ts");
+  const dir = tempDir();
+  const file = join(dir, "pins.json");
+  try {
+    // A hostile server's tool name, a server key (a command line) as long, and a 100 000-character sentence.
+    const name = "get_" + "w".repeat(100_000) + "\nhint: FORGED";
+    const server = "node " + "s".repeat(100_000) + ".mjs";
+    const v1 = { name, description: "Does t.", inputSchema: { type: "object" } };
+    new PinStore({ server, file }).review([v1]);
+    new PinStore({ server, file }).review([{ ...v1, description: "Does t. " + "Then ".repeat(20_000) }]);
+    const longest = (text: string) => Math.max(...text.split("\n").map((l) => l.length));
+    const listed = await runInProcess(cliMain, ["mcp", "pins", "list", "--pins", file]);
+    assert.equal(listed.status, 0, listed.stderr);
+    assert.ok(longest(listed.stdout) < 1100, `a line of ${longest(listed.stdout)} characters`);
+    assert.doesNotMatch(listed.stdout, /^hint: FORGED/m);
+    assert.match(listed.stdout, /^node s+\u2026\(\d+ characters left out\)\u2026s+\.mjs\n/);
+    assert.match(
+      listed.stdout,
+      /^ {2}get_w+\u2026\(\d+ characters left out\)\u2026w+\\u\{A\}hint: FORGED {2}sha256:/m,
+    );
+    assert.match(
+      listed.stdout,
+      /^ {2}CHANGED get_w+\u2026\(\d+ characters left out\)\u2026w+\\u\{A\}hint: FORGED {2}/m,
+    );
+    assert.match(listed.stdout, /^ {6}\+ {3}Then Then .*characters left out/m);
+    assert.match(
+      listed.stdout,
+      new RegExp(
+        `^ {6}\\(long lines clipped: \`toolguard mcp pins list --json --pins ${
+          file.replace(/[.\\]/g, "\\$&")
+        }\` shows them whole\\)\n`,
+        "m",
+      ),
+    );
+    // The JSON is the file, exact.
+    const json = await runInProcess(cliMain, ["mcp", "pins", "list", "--json", "--pins", file]);
+    assert.deepEqual(JSON.parse(json.stdout), readPinFile(file));
+    assert.ok(Object.hasOwn(JSON.parse(json.stdout).servers[server].tools, name));
+    // Accepting says what it accepted, by the same clipped names.
+    const accepted = await runInProcess(cliMain, ["mcp", "pins", "accept", "--pins", file, "--all"]);
+    assert.equal(accepted.status, 0, accepted.stderr);
+    assert.equal(accepted.stdout.split("\n").length, 2);
+    assert.ok(longest(accepted.stdout) < 600, `a line of ${longest(accepted.stdout)} characters`);
+    assert.match(
+      accepted.stdout,
+      /^accepted get_w+\u2026\(\d+ characters left out\)\u2026w+\\u\{A\}hint: FORGED \(node s+\u2026\(\d+ characters left out\)\u2026s+\.mjs\)\n$/,
+    );
+    assert.equal(readPinFile(file).servers[server].pending, undefined);
+    // A pin file whose entry is broken names the server and the tool clipped, too.
+    const broken = join(dir, "broken.json");
+    const entry = { tools: { [name]: { hash: "x" } } };
+    writeFileSync(broken, JSON.stringify({ version: 1, servers: { [server]: entry } }));
+    const refused = await runInProcess(cliMain, ["mcp", "pins", "list", "--pins", broken]);
+    assert.equal(refused.status, 2);
+    assert.ok(longest(refused.stderr) < 1000, `a line of ${longest(refused.stderr)} characters`);
+    assert.match(
+      refused.stderr,
+      /the entry of server "node s+\u2026\(\d+ characters left out\)\u2026s+\.mjs" pins tool "get_w+\u2026\(\d+ characters left out\)\u2026w+\\nhint: FORGED" without a hash/,
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test("toolguard mcp --log on a full disk: calls still pass, and stderr says once that the log misses lines", {
   timeout: 30_000,
   skip: existsSync("/dev/full") ? false : "/dev/full does not exist on this system",
@@ -1139,6 +1273,52 @@ test("McpSession: a batch the guard cannot parse is answered under its request's
   session.fromClient({ bytes: new TextEncoder().encode(line), message: undefined });
   assert.deepEqual(toServer, []);
   assert.deepEqual(toClient.map((m) => [m.id, (m.error as { code: number }).code]), [[5, -32700]]);
+});
+
+test("toolguard mcp pins accept with a misspelt TOOL beside a right one accepts nothing, exits 1 and guesses the name", async () => {
+  const { PinStore, readPinFile } = await import("../_mcp/pins.ts");
+  const dir = tempDir();
+  const file = join(dir, "pins.json");
+  try {
+    const v1 = { name: "get_weather", description: "Does t.", inputSchema: { type: "object" } };
+    new PinStore({ server: "srv", file }).review([v1]);
+    new PinStore({ server: "srv", file }).review([{ ...v1, description: "Does t. Then more." }]);
+    const both = await runInProcess(cliMain, [
+      "mcp",
+      "pins",
+      "accept",
+      "--pins",
+      file,
+      "get_weather",
+      "get-wether",
+    ]);
+    assert.deepEqual(both, {
+      status: 1,
+      stdout: "",
+      stderr: "toolguard mcp pins: no changed definition waits for get-wether; nothing was accepted\n" +
+        `hint: did you mean get_weather? \`toolguard mcp pins list --pins ${file}\` shows the changed definitions that wait\n`,
+    });
+    assert.ok(readPinFile(file).servers.srv.pending?.get_weather, "the right name was not accepted either");
+    const other = await runInProcess(cliMain, [
+      "mcp",
+      "pins",
+      "accept",
+      "--pins",
+      file,
+      "--server",
+      "x",
+      "t",
+    ]);
+    assert.equal(other.status, 1);
+    assert.match(
+      other.stderr,
+      /^toolguard mcp pins: no changed definition waits for t \(server x\)\nhint: `toolguard/,
+    );
+    const right = await runInProcess(cliMain, ["mcp", "pins", "accept", "--pins", file, "get_weather"]);
+    assert.deepEqual(right, { status: 0, stdout: "accepted get_weather (srv)\n", stderr: "" });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test("toolguard mcp pins accept --all with no change waiting says so and exits 0; a TOOL named still exits 1", async () => {

@@ -132,7 +132,7 @@ test(
         }],
         ["toolguard lint", (run) => {
           assert.equal(run.status, 0, run.stderr);
-          assert.match(run.stdout, /^OK 1 tool\(s\), no issues$/m);
+          assert.match(run.stdout, /^OK 1 tool, no issues$/m);
         }],
         ["toolguard scan", (run) => {
           assert.equal(run.status, 1, run.stderr);
