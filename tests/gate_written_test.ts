@@ -1424,6 +1424,25 @@ function anthropicBlocks(blocks: (string | null)[]): unknown[] {
   return [...frames, ...rest.filter((f) => f.type !== "ping")];
 }
 
+/**
+ * The Anthropic answer of `blocks` (as `anthropicBlocks` streams it) gated whole and streamed, the stream
+ * read by the SDK: the body's result and its content blocks, and the final message the client read.
+ */
+async function anthropicBothWays(blocks: (string | null)[], onRejected: "withhold-turn" | "drop-call") {
+  const message = anthropicMessage(null);
+  message.content = blocks.map((text) =>
+    text === null ? { type: "thinking", thinking: "Hmm.", signature: "sig" } : { type: "text", text }
+  );
+  const body = await gateCompletion({ tools: TOOLS_ANTHROPIC }, message, { onRejected });
+  const whole = (body.response as Record<string, unknown>).content as Record<string, unknown>[];
+  const { value } = await withGuardedServer(
+    () => ({ sse: anthropicBlocks(blocks), named: true }),
+    { onRejected },
+    (server, f) => anthropicRead(new Anthropic({ apiKey: "k", baseURL: server.url, fetch: f })),
+  );
+  return { body, whole, final: value.final };
+}
+
 test("guardFetch Anthropic stream: a rejected written call leaves no empty text block, and the prose held with it stays in its block", async () => {
   // "<" may begin a marker, so block 0's end waits with it, and " Hi" (block 1) is held with the call: it
   // was all written into block 0, block 1 left empty; block 3 (a call alone) was left empty too. The API
@@ -1431,18 +1450,7 @@ test("guardFetch Anthropic stream: a rejected written call leaves no empty text 
   // (with drop-call, the allowed call in block 1 stays)
   const blocks = ["Sure <", ` Hi${WRITTEN_GOOD}`, null, WRITTEN_BAD, " Done."];
   for (const onRejected of ["withhold-turn", "drop-call"] as const) {
-    const message = anthropicMessage(null);
-    message.content = blocks.map((text) =>
-      text === null ? { type: "thinking", thinking: "Hmm.", signature: "sig" } : { type: "text", text }
-    );
-    const body = await gateCompletion({ tools: TOOLS_ANTHROPIC }, message, { onRejected });
-    const bodyContent = (body.response as Record<string, unknown>).content as Record<string, unknown>[];
-    const { value } = await withGuardedServer(
-      () => ({ sse: anthropicBlocks(blocks), named: true }),
-      { onRejected },
-      (server, f) => anthropicRead(new Anthropic({ apiKey: "k", baseURL: server.url, fetch: f })),
-    );
-    const final = value.final;
+    const { body, whole: bodyContent, final } = await anthropicBothWays(blocks, onRejected);
     assert.deepEqual(final.content.map((b) => b.type), ["text", "text", "thinking", "text"], onRejected);
     const texts = blockTexts(final.content);
     assert.ok(texts.every((t) => t !== ""), JSON.stringify(texts));
@@ -2130,18 +2138,8 @@ test("guardFetch Anthropic and Cohere: the reason stands in place of a written c
   for (const blocks of cases) {
     for (const onRejected of ["withhold-turn", "drop-call"] as const) {
       const what = `${onRejected} ${JSON.stringify(blocks)}`;
-      const message = anthropicMessage(null);
-      message.content = blocks.map((text) =>
-        text === null ? { type: "thinking", thinking: "Hmm.", signature: "sig" } : { type: "text", text }
-      );
-      const body = await gateCompletion({ tools: TOOLS_ANTHROPIC }, message, { onRejected });
-      const whole = (body.response as Record<string, unknown>).content as Record<string, unknown>[];
-      const { value } = await withGuardedServer(
-        () => ({ sse: anthropicBlocks(blocks), named: true }),
-        { onRejected },
-        (server, f) => anthropicRead(new Anthropic({ apiKey: "k", baseURL: server.url, fetch: f })),
-      );
-      const streamed = value.final.content as unknown as Record<string, unknown>[];
+      const { body, whole, final } = await anthropicBothWays(blocks, onRejected);
+      const streamed = final.content as unknown as Record<string, unknown>[];
       assert.deepEqual(whole.map((b) => b.type), kinds(blocks), what);
       assert.deepEqual(streamed.map((b) => b.type), kinds(blocks), what);
       assert.deepEqual(blockTexts(streamed), blockTexts(whole), what);
