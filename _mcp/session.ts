@@ -1167,6 +1167,8 @@ export class GuardedSession implements McpSession {
     }
     if (m.method === "notifications/tools/list_changed") {
       this.#hooks.markStale();
+      // (one with an id is a request: the client's answer to it must find it, or the server never has one)
+      if (isRequest(m)) this.#serverMessage(m);
       return "same";
     }
     if (typeof m.method === "string") {
