@@ -1371,7 +1371,8 @@ class HttpRelay {
           fromClient: this.#session.fromClient,
           toClient: (message) => void this.#toClient({ message }),
         });
-        if (sent instanceof Promise) overflowing.push(sent);
+        // (a delivery that fails is no end of the client's input: see ClientFeed.feed)
+        if (sent instanceof Promise) overflowing.push(sent.catch(() => {}));
       },
     });
     const feed = new ClientFeed(this.#session);
@@ -1385,7 +1386,7 @@ class HttpRelay {
       // The client's pipe broke: same as end-of-file.
     }
     for (const frame of framer.end()) await feed.feed(frame);
-    await feed.settled().catch(() => {});
+    await feed.settled();
   }
 }
 

@@ -326,9 +326,20 @@ export function answersOnly(message: unknown): boolean {
   return Array.isArray(message) ? message.length > 0 && message.every(isAnswer) : isAnswer(message);
 }
 
-/** A key for a JSON-RPC id that keeps `1` and `"1"` apart. */
+/**
+ * A key for a JSON-RPC id that keeps `1` and `"1"` apart. Never throws: an id that is no string or number (an
+ * array, from a peer that breaks JSON-RPC) is named as `String` names it, but one nested too deeply for that
+ * (the call stack runs out) gets one key for all of them, so that the message is still answered or refused,
+ * not left to end a relay's reading.
+ */
 export function idKey(id: JsonRpcId | undefined): string {
-  return typeof id === "number" ? `n:${id}` : `s:${String(id)}`;
+  if (typeof id === "number") return `n:${id}`;
+  if (typeof id === "string") return `s:${id}`;
+  try {
+    return `s:${String(id)}`;
+  } catch {
+    return "x:too-deep";
+  }
 }
 
 /** A JSON-RPC error answer. */

@@ -315,7 +315,7 @@ class McpRelay {
       // The client's pipe broke: same as end-of-file.
     }
     for (const frame of framer.end()) await feed.feed(frame);
-    await feed.settled().catch(() => {});
+    await feed.settled();
     this.#clientClosed = true;
   }
 

@@ -240,18 +240,27 @@ export class ClientFeed {
     this.#session = session;
   }
 
-  /** Hand one frame to the session; resolves once the next may be read. Rejects when a delivery failed. */
+  /**
+   * Hand one frame to the session; resolves once the next may be read. Never rejects: a delivery that throws
+   * or rejects (a bug) fails that frame alone, and the frames after it still go (a relay that took it for the
+   * end of the client's input read none of them, and answered none).
+   */
   async feed(frame: McpFrame): Promise<void> {
     const answers = answersOnly(frame.message);
     if (this.#waiting !== undefined && !answers) await this.settled();
-    const sent = this.#session.fromClient(frame);
+    let sent: void | Promise<void>;
+    try {
+      sent = this.#session.fromClient(frame);
+    } catch {
+      return;
+    }
     if (!(sent instanceof Promise)) return;
-    if (answers) return await sent;
-    sent.catch(() => {}); // (its failure is met when it is awaited, in `settled`)
-    this.#waiting = sent;
+    const taken = sent.catch(() => {});
+    if (answers) return await taken;
+    this.#waiting = taken;
   }
 
-  /** Resolves once nothing handed on waits for its place any more. */
+  /** Resolves once nothing handed on waits for its place any more. Never rejects. */
   async settled(): Promise<void> {
     const waiting = this.#waiting;
     this.#waiting = undefined;
@@ -1158,6 +1167,8 @@ export class GuardedSession implements McpSession {
     }
     if (m.method === "notifications/tools/list_changed") {
       this.#hooks.markStale();
+      // (one with an id is a request: the client's answer to it must find it, or the server never has one)
+      if (isRequest(m)) this.#serverMessage(m);
       return "same";
     }
     if (typeof m.method === "string") {

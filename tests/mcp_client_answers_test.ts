@@ -6,7 +6,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
-import { type JsonRpcMessage, type McpEvent, relayMcp, relayMcpHttp } from "../mcp.ts";
+import { createMcpGuard, type JsonRpcMessage, type McpEvent, relayMcp, relayMcpHttp } from "../mcp.ts";
 import { INIT, INIT_RESULT } from "./_mcp_messages.ts";
 
 const enc = new TextEncoder();
@@ -296,3 +296,20 @@ require("node:readline").createInterface({ input: process.stdin }).on("line", (l
     ]);
   },
 );
+
+test("McpSession: the client's answer to a server request named notifications/tools/list_changed reaches the server", () => {
+  // A request of the server's under that method (an id, so no notification) marked the tool list stale and
+  // went on to the client, but was never kept among the server's requests: the client's answer to it was
+  // dropped as a stray, and the server's request was never answered.
+  const events: McpEvent[] = [];
+  const toServer: unknown[] = [];
+  const session = createMcpGuard({ onEvent: (e) => void events.push(e) }).connect({
+    toServer: (frame) => void toServer.push(frame.message),
+    toClient: () => {},
+  });
+  session.fromServer({ message: { jsonrpc: "2.0", id: 7, method: "notifications/tools/list_changed" } });
+  const answer = { jsonrpc: "2.0", id: 7, error: { code: -32601, message: "Method not found" } };
+  session.fromClient({ message: answer });
+  assert.deepEqual(toServer, [answer]);
+  assert.deepEqual(events.filter((e) => e.event === "stray_message"), []);
+});

@@ -17,6 +17,7 @@ import {
 import { encodeJson, idFromEdges, type LineEdges } from "../_mcp/jsonrpc.ts";
 import { createFramer, EdgeKeeper } from "../_mcp/framing.ts";
 import { oversizedFromServer } from "../_mcp/guard.ts";
+import { ClientFeed } from "../_mcp/session.ts";
 import { INIT } from "./_mcp_messages.ts";
 import { errorOf } from "./_mcp_http.ts";
 
@@ -828,3 +829,60 @@ test(
     );
   },
 );
+
+test("relayMcp: a client request whose id is an array too deep to name does not end the client's input", {
+  timeout: 30_000,
+}, async () => {
+  // The guard keys a request by its id as text: an array id thousands deep made that throw (the call stack
+  // ran out), the throw rejected the delivery, and the relay took it for the end of the client's input: the
+  // ping after it was never read, nor answered.
+  const server = `
+require("node:readline").createInterface({ input: process.stdin }).on("line", (line) => {
+  const m = JSON.parse(line);
+  if (typeof m.id === "number") process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} }) + "\\n");
+});`;
+  const depth = 20_000;
+  let pinged = () => {};
+  const pong = new Promise<void>((resolve) => (pinged = resolve));
+  async function* client() {
+    yield enc.encode(`{"jsonrpc":"2.0","id":${"[".repeat(depth)}${"]".repeat(depth)},"method":"ping"}\n`);
+    yield enc.encode(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "ping" }) + "\n");
+    await pong;
+  }
+  let buffered = "";
+  const answered: unknown[] = [];
+  const exit = await relayMcp({
+    command: "node",
+    args: ["-e", server],
+    input: client(),
+    stderr: "ignore",
+    output: (bytes) => {
+      buffered += dec.decode(bytes);
+      for (let nl; (nl = buffered.indexOf("\n")) >= 0; buffered = buffered.slice(nl + 1)) {
+        const m = JSON.parse(buffered.slice(0, nl)) as JsonRpcMessage;
+        if (typeof m.id === "number") answered.push(m.id);
+        if (m.id === 2) pinged();
+      }
+    },
+  });
+  assert.deepEqual(answered, [2], "the ping after the deep id was read and answered");
+  assert.equal(exit.reason, "client_closed");
+});
+
+test("ClientFeed: a delivery that throws or rejects does not stop the client's frames after it", async () => {
+  // A relay reads the client through a ClientFeed, and took its rejection for the end of the client's input:
+  // one message whose delivery failed cut off every message after it (see the deep id above).
+  const delivered: unknown[] = [];
+  const session = {
+    fromClient(frame: McpFrame): void | Promise<void> {
+      const id = (frame.message as JsonRpcMessage).id;
+      delivered.push(id);
+      if (id === 1) throw new RangeError("Maximum call stack size exceeded");
+      if (id === 2) return Promise.reject(new Error("the sink failed"));
+    },
+  } as unknown as ConstructorParameters<typeof ClientFeed>[0];
+  const feed = new ClientFeed(session);
+  for (const id of [1, 2, 3]) await feed.feed({ message: { jsonrpc: "2.0", id, method: "ping" } });
+  await feed.settled();
+  assert.deepEqual(delivered, [1, 2, 3]);
+});
