@@ -14,13 +14,31 @@ import { escapePointer } from "../_common/pointer.ts";
 import { TOOLS } from "../bench/_tools.ts";
 import { sharedData } from "./_shared_data.ts";
 
+/** How many levels of objects and arrays `value` nests (a schema's depth). */
+function depth(value: unknown): number {
+  if (value === null || typeof value !== "object") return 0;
+  let deepest = 0;
+  for (const v of Object.values(value)) deepest = Math.max(deepest, depth(v));
+  return deepest + 1;
+}
+
 /**
- * The fallbacks meant to happen, by stage, each with a test of its reason and why it is meant. None today:
- * the generators delegate a node they do not specialise (a keyword outside codegen_js.ts's list, a boolean
- * exclusive bound, an array `items`) to the interpreter node by node, inside generated code, and never throw
- * to give way; the one deliberate whole fallback, a host that blocks `Function`, does not arise here.
+ * The fallbacks meant to happen: which stage, why (its reason), and for which schemas. The generators never
+ * throw to give way: a node they do not specialise (a keyword outside codegen_js.ts's list, a boolean
+ * exclusive bound, an array `items`) is delegated to the interpreter node by node, inside generated code.
+ * What remains is what the generator cannot do: a schema nested so deep (about 1 400 levels and more on
+ * Deno) that the generator's recursion, deeper per level than the interpreter's, runs out of call stack where
+ * the interpreter's did not (the corpus holds none: where the stack runs out depends on the runtime and on how
+ * far its compiler has optimised the recursion, so such a case would pass or fail by the machine). A host that
+ * blocks `Function` (the probe) does not arise here.
  */
-const DELIBERATE: { stage: Fallback["stage"]; reason: RegExp; why: string }[] = [];
+const DELIBERATE: { stages: Fallback["stage"][]; reason: RegExp; applies: (schema: unknown) => boolean }[] = [
+  {
+    stages: ["check", "report", "strings"],
+    reason: /^RangeError: Maximum call stack size exceeded/,
+    applies: (schema) => depth(schema) > 1_000,
+  },
+];
 
 /** A schema of the corpus, where it comes from, and values to check against it. */
 interface Case {
@@ -132,7 +150,7 @@ const FIXTURES: Record<string, unknown> = {
     items: { type: "object", properties: { k: { type: "array", minItems: 1, maxItems: 2 } } },
     uniqueItems: true,
   },
-  // an array `items` (the older tuple form) and a boolean exclusive bound: left to the interpreter, node by node
+  // an array `items` (the older tuple form): left to the interpreter, node by node (as `numbers`' boolean bound)
   tuple: { type: "array", items: [{ type: "string" }, { type: "number" }] },
   applicators: {
     type: "object",
@@ -270,17 +288,22 @@ function exercise(schema: unknown, values: unknown[], label = ""): boolean {
 /** Compiles every case with the generators watched; the fallbacks off the deliberate list, described. */
 function unexpectedFallbacks(
   cases: Iterable<Case>,
-): { compiled: number; refused: number; unexpected: string[] } {
-  let compiled = 0, refused = 0;
+): { compiled: number; refused: string[]; unexpected: string[] } {
+  let compiled = 0;
+  const refused: string[] = [];
   const unexpected: string[] = [];
   for (const c of cases) {
     const fallbacks = watchFallbacks((fallbacks) => {
       if (exercise(c.schema, c.values, c.label)) compiled++;
-      else refused++;
+      else refused.push(c.label);
       return [...fallbacks];
     });
     for (const f of fallbacks) {
-      if (DELIBERATE.some((d) => d.stage === f.stage && d.reason.test(f.reason))) continue;
+      if (
+        DELIBERATE.some((d) => d.stages.includes(f.stage) && d.reason.test(f.reason) && d.applies(c.schema))
+      ) {
+        continue;
+      }
       unexpected.push(
         `${c.label} at ${JSON.stringify(narrow(c.schema, f.stage))}: ${f.stage} fell back: ${f.reason}`,
       );
@@ -340,7 +363,7 @@ test("codegen: every JSON Schema Test Suite schema the engine compiles is genera
 }, () => {
   const { compiled, refused, unexpected } = unexpectedFallbacks(suiteCases());
   // the suite's schemas outside the contract (remote refs, unevaluated*, dependentSchemas...) are refused
-  assert.ok(compiled > 200 && refused < 10, `${compiled} compiled, ${refused} refused`);
+  assert.ok(compiled > 200 && refused.length < 10, `${compiled} compiled, refused: ${refused.join("; ")}`);
   assert.deepEqual(unexpected, []);
 });
 
