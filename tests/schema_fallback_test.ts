@@ -13,6 +13,7 @@ import { type Fallback, watchFallbacks } from "../_schema/fallbacks.ts";
 import { escapePointer } from "../_common/pointer.ts";
 import { TOOLS } from "../bench/_tools.ts";
 import { sharedData } from "./_shared_data.ts";
+import { createValidator } from "../validate.ts";
 
 /** How many levels of objects and arrays `value` nests (a schema's depth). */
 function depth(value: unknown): number {
@@ -330,6 +331,23 @@ test("codegen: the tool fixtures and the bench's tools are generated without a f
   const { compiled, unexpected } = unexpectedFallbacks(fixtureCases());
   assert.equal(compiled, Object.keys(TOOLS).length + Object.keys(FIXTURES).length);
   assert.deepEqual(unexpected, []);
+});
+
+test("createValidator: the fixtures as tools, called validly and not, scanned and not, generate without a fallback", () => {
+  // the validator asks for the string visitor with its own options (the schema's literals, the scan's clears)
+  const seen = watchFallbacks((fallbacks) => {
+    for (const c of fixtureCases()) {
+      const tools = [{ name: "t", input_schema: c.schema }];
+      const calls = c.values.filter((v) => v !== null && typeof v === "object" && !Array.isArray(v))
+        .map((v, i) => ({ id: `c${i}`, name: "t", arguments: JSON.stringify(v) }));
+      for (const scan of [true, false]) {
+        const verdict = createValidator(tools, { scan }).validate(calls);
+        assert.equal(verdict.calls.length, calls.length, c.label);
+      }
+    }
+    return fallbacks.map((f) => `${f.stage}: ${f.reason}`);
+  });
+  assert.deepEqual(seen, []);
 });
 
 const suite = sharedData("json-schema-test-suite/draft2020-12", "the JSON Schema Test Suite");
