@@ -48,6 +48,7 @@ import "../_schema/checkers.ts";
 import "../_schema/codegen_js.ts";
 import "../_schema/codegen_ok.ts";
 import "../_schema/codegen_report.ts";
+import "../_schema/fallbacks.ts";
 import "../_schema/codegen.ts";
 import "../_schema/object_checker.ts";
 import "../_schema/refs.ts";

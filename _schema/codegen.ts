@@ -36,6 +36,7 @@ import { codePoints, deepEqual, firstDuplicate, isMultiple, safeTest, uniqueOk }
 import { type Emit, isAnnotation, isPlainSchema } from "./codegen_js.ts";
 import { okBody } from "./codegen_ok.ts";
 import { reportBody } from "./codegen_report.ts";
+import { fellBack } from "./fallbacks.ts";
 
 /** The helpers generated code calls, by the names it calls them. */
 const helpers = () => ({
@@ -83,7 +84,8 @@ function codegenAllowed(): FunctionConstructor | null {
     // looked up on globalThis so a host (or a test) that blocks it is honoured
     const F = globalThis.Function;
     return new F("return 1")() === 1 ? F : null;
-  } catch {
+  } catch (error) {
+    fellBack("probe", error);
     return null;
   }
 }
@@ -319,7 +321,8 @@ export function generate(schema: unknown, tree: Tree, fallback: Check): Check | 
       ];
       reporters.dynamic = dynamic;
       reporters.fixed = fixed;
-    } catch {
+    } catch (error) {
+      fellBack("report", error, schema);
       reporters.dynamic = reporters.fixed = fallback;
     }
     return reporters[which]!;
@@ -339,7 +342,8 @@ export function generate(schema: unknown, tree: Tree, fallback: Check): Check | 
     const root = e.link(F, ["root"])[0] as Check;
     ROOT_REPORTERS.set(root, reporter);
     return root;
-  } catch {
+  } catch (error) {
+    fellBack("check", error, schema);
     return null;
   }
 }

@@ -16,6 +16,7 @@
  */
 import { escapePointer } from "../_common/pointer.ts";
 import { isRecord } from "../_common/values.ts";
+import { fellBack } from "./fallbacks.ts";
 import { RefResolver } from "./refs.ts";
 
 /** Answers whether `test` is true of some string in `value` (which must be valid against the schema). */
@@ -348,7 +349,8 @@ export function stringVisitor(schema: unknown, options: StringVisitorOptions = {
     const src = [...g.bodies, `return ${root === "N" ? "() => false" : root};`].join("\n");
     // N is never called where it is spelled out; defined anyway, so a slip cannot throw at run time
     return new F("A", "HAS", "N", src)(anyString, HAS_OWN, () => false) as StringVisitor;
-  } catch {
+  } catch (error) {
+    fellBack("strings", error, schema);
     return null;
   }
 }
