@@ -2110,3 +2110,26 @@ test("guardFetch Responses stream retry: white space that waited with its part's
   assert.equal(value.final.output_text, value.streamed);
   assert.match(value.streamed, /^Sure\. Hi there check(It is sunny\.)?$/);
 });
+
+test("guardFetch Responses: a part of white space alone said before words stays, streamed and whole alike", async () => {
+  // The body dropped every blank part once a written call was cut; a stream sends a blank part with the
+  // words that follow it, before any call came, and the client kept it. Only the blank parts from the first
+  // call on (cut or kept) and those right before it go, in both.
+  const cases: [(string[] | null)[], "withhold-turn" | "drop-call", boolean][] = [
+    [[[" ", "Sure. Hi"], [WRITTEN_BAD]], "withhold-turn", true],
+    [[["\n"], ["Sure. Hi"], [WRITTEN_BAD]], "drop-call", true],
+    [[["Sure. Hi"], ["\n"], null, [WRITTEN_BAD]], "withhold-turn", true],
+    [[["Hi", "\n", "Yo"], [WRITTEN_BAD]], "drop-call", true],
+    // (a kept call's part: the stream holds the text from it on, and drops the blank part before it)
+    [[["Sure. Hi"], ["\n"], [WRITTEN_GOOD], [WRITTEN_BAD]], "drop-call", false],
+  ];
+  for (const [items, onRejected, stays] of cases) {
+    const { frames, final } = responsesItems(items);
+    const body = await gateCompletion({ tools: TOOLS_RESPONSES }, final, { onRejected });
+    const bodyResponse = body.response as Record<string, unknown>;
+    const { response } = await responsesGated(frames, onRejected);
+    const tag = `${onRejected} ${JSON.stringify(items)}`;
+    assert.deepEqual(itemTexts(response.output), itemTexts(bodyResponse.output as unknown[]), tag);
+    assert.equal(itemTexts(response.output).flat().some((t) => t.trim() === ""), stays, tag);
+  }
+});

@@ -95,23 +95,38 @@ const body: CompletionBody = {
     }
     return out;
   },
-  rewrite(body, reason, { fromText, cut = cutCalls }) {
+  rewrite(body, reason, { fromText, cut = cutCalls, held }) {
     let output: unknown[] = [];
     /** The `output_text` parts a call was cut from. */
     const changed = new Set<unknown>();
+    /** The `output_text` parts that hold a written call, cut or kept. */
+    const calls = new Set<unknown>();
+    /** The `output_text` parts in order, and `BETWEEN` for what a stream sends between them. */
+    const order: unknown[] = [];
     for (const item of body.output as unknown[]) {
-      if (isClientCall(item)) continue;
+      if (isClientCall(item)) {
+        order.push(BETWEEN);
+        continue;
+      }
       if (fromText && isRecord(item) && item.type === "message" && Array.isArray(item.content)) {
         const content = item.content.map((p) => {
-          if (!isRecord(p) || p.type !== "output_text" || typeof p.text !== "string") return p;
+          if (!isRecord(p) || p.type !== "output_text" || typeof p.text !== "string") {
+            order.push(BETWEEN);
+            return p;
+          }
           const part = { ...p, text: cut(p.text) };
           if (part.text !== p.text) changed.add(part);
+          if (held ? held(p.text) : part.text !== p.text) calls.add(part);
+          order.push(part);
           return part;
         });
         output.push({ ...item, content });
-      } else output.push(item);
+      } else {
+        order.push(BETWEEN);
+        output.push(item);
+      }
     }
-    if (changed.size > 0) output = reasonInPlace(output, changed, reason);
+    if (changed.size > 0) output = reasonInPlace(output, { changed, calls, order }, reason);
     else output.push(reasonItem(reason, output.length));
     const copy: Record<string, unknown> = { ...body, output };
     if (typeof body.output_text === "string") copy.output_text = outputText(output);
@@ -127,32 +142,48 @@ const body: CompletionBody = {
   },
 };
 
+/** In the order of a body's `output_text` parts (see `rewrite`): anything else, that a stream sends between them. */
+const BETWEEN = Symbol("between");
+
 /**
  * The output of a body whose written calls were cut from its `output_text` parts (`changed`: those a call
- * was cut from), with `reason` where a stream writes it: ending the last part that keeps words from the
- * first changed part on, else in that part, on a new paragraph after words said before it. A stream writes
- * it so (it cannot take back the part the client holds open, and a message of its own would come after
- * items the client already has); read back, the model finds what became of its call in the text it wrote
- * it into, as in the dialects whose text has no places (Chat, Ollama, Gemini). Every other `output_text`
- * part left blank goes, and a message left with no part: as a stream drops them, and as an Anthropic or
- * Cohere body drops a blank text block (the APIs refuse one sent back, and an empty message says nothing).
+ * was cut from; `calls`: those that held a call, cut or kept; `order`: the parts in order, see `rewrite`),
+ * with `reason` where a stream writes it: ending the last part that keeps words from the first changed part
+ * on, else in that part, on a new paragraph after words said before it. A stream writes it so (it cannot
+ * take back the part the client holds open, and a message of its own would come after items the client
+ * already has); read back, the model finds what became of its call in the text it wrote it into, as in the
+ * dialects whose text has no places (Chat, Ollama, Gemini). An `output_text` part left blank from the first
+ * part that held a call on goes, and so do the blank parts right before it (nothing else between), as a
+ * stream drops them (its watch holds the text from the call on, and a part's start waits for words, see
+ * `ResponsesStream.route`) and as an Anthropic or Cohere body drops a blank text block (the APIs refuse one
+ * sent back); a message left with no part goes too (an empty message says nothing). A blank part before
+ * words or another item stays: a stream sent it with what followed it, before any call came.
  */
-function reasonInPlace(output: unknown[], changed: ReadonlySet<unknown>, reason: string): unknown[] {
-  const parts = output.flatMap((o) =>
-    isRecord(o) && o.type === "message" && Array.isArray(o.content)
-      ? o.content.filter((p): p is { type: string; text: string } =>
-        isRecord(p) && p.type === "output_text" && typeof p.text === "string"
-      )
-      : []
-  );
+function reasonInPlace(
+  output: unknown[],
+  { changed, calls, order }: {
+    changed: ReadonlySet<unknown>;
+    calls: ReadonlySet<unknown>;
+    order: readonly unknown[];
+  },
+  reason: string,
+): unknown[] {
+  const parts = order.filter((p): p is { type: string; text: string } => p !== BETWEEN);
   const first = Math.max(0, parts.findIndex((p) => changed.has(p)));
   const at = parts[Math.max(first, parts.findLastIndex((p, i) => i >= first && hasWords(p.text)))];
   const said = parts.slice(0, first).some((p) => hasWords(p.text));
-  const read = new Set<unknown>(parts);
+  // The parts that may go: from the first that held a call on, and the blank ones right before it.
+  const call = Math.min(first, Math.max(0, parts.findIndex((p) => calls.has(p))));
+  const tidied = new Set<unknown>(parts.slice(call));
+  for (let i = order.indexOf(parts[call]) - 1; i >= 0; i--) {
+    const p = order[i];
+    if (p === BETWEEN || hasWords((p as { text: string }).text)) break;
+    tidied.add(p);
+  }
   at.text = hasWords(at.text) ? `${at.text}\n\n${reason}` : `${said ? "\n\n" : ""}${reason}`;
   return output.flatMap((o) => {
     if (!isRecord(o) || o.type !== "message" || !Array.isArray(o.content)) return [o];
-    const content = o.content.filter((p) => !read.has(p) || hasWords((p as { text: string }).text));
+    const content = o.content.filter((p) => !tidied.has(p) || hasWords((p as { text: string }).text));
     return content.length > 0 || o.content.length === 0 ? [{ ...o, content }] : [];
   });
 }
