@@ -2133,3 +2133,32 @@ test("guardFetch Responses: a part of white space alone said before words stays,
     assert.equal(itemTexts(response.output).flat().some((t) => t.trim() === ""), stays, tag);
   }
 });
+
+test("guardFetch Chat stream: the words after a cut call keep their space where only held text came before", async () => {
+  // JSON shaped like a call opened the answer, so the watch held the text from its start; the text after the
+  // cut call was then trimmed as if nothing had been said before it ("the weatherin Oslo"), where a body
+  // keeps the space (it reads the text before the call).
+  const lead = '{"name": "Ada", "arguments": {}} the weather';
+  for (const onRejected of ["withhold-turn", "drop-call"] as const) {
+    const frames = chatStream([lead, WRITTEN_BAD, " in Oslo"]);
+    const { value: content } = await withGuardedServer(
+      () => ({ sse: frames }),
+      { onRejected },
+      async (server, f) => {
+        const client = new OpenAI({ apiKey: "k", baseURL: `${server.url}/v1`, fetch: f, maxRetries: 0 });
+        const stream = client.chat.completions.stream({ model: "m", messages, tools: TOOLS_OPENAI as never });
+        return String((await stream.finalChatCompletion()).choices[0].message.content);
+      },
+    );
+    const body = await gateCompletion({ tools: TOOLS_OPENAI }, {
+      choices: [{ index: 0, message: { role: "assistant", content: lead + WRITTEN_BAD + " in Oslo" } }],
+    }, { onRejected });
+    const bodyContent = String(
+      ((body.response as Record<string, unknown[]>).choices[0] as {
+        message: { content: string };
+      }).message.content,
+    );
+    assert.match(content, /the weather in Oslo\n\n/, onRejected);
+    assert.equal(content, bodyContent, onRejected);
+  }
+});
