@@ -2162,3 +2162,35 @@ test("guardFetch Chat stream: the words after a cut call keep their space where 
     assert.equal(content, bodyContent, onRejected);
   }
 });
+
+test("guardFetch Responses: the reason's own message follows the text on a new paragraph, streamed and whole alike", async () => {
+  // A rejected native call's reason has a message of its own: the body's came with nothing before it, and
+  // so did the stream's where the text came after the call (held with it, it was never told seen); the
+  // `output_text` a client reads ran the last word into the reason ("Let me checktoolguard stopped").
+  const bad = { name: "delete_everything", args: {} };
+  const textFirst = responsesStream(["Sure. ", "Let me check"], [bad]) as Record<string, unknown>[];
+  // The same turn with the call first: its item's events, then the message's, the indices swapped.
+  const at = (e: Record<string, unknown>) => e.output_index;
+  const callFirst: Record<string, unknown>[] = [
+    textFirst[0],
+    ...textFirst.filter((e) => at(e) === 1).map((e) => ({ ...e, output_index: 0 })),
+    ...textFirst.filter((e) => at(e) === 0).map((e) => ({ ...e, output_index: 1 })),
+    textFirst.at(-1)!,
+  ].map((e, i) => ({ ...e, sequence_number: i }));
+  const completed = callFirst.at(-1)!.response as Record<string, unknown>;
+  callFirst[callFirst.length - 1] = {
+    ...callFirst.at(-1)!,
+    response: { ...completed, output: [...(completed.output as unknown[])].reverse() },
+  };
+  for (const frames of [textFirst, callFirst]) {
+    for (const onRejected of ["withhold-turn", "drop-call"] as const) {
+      const final = (frames.at(-1) as { response: Record<string, unknown> }).response;
+      const body = await gateCompletion({ tools: TOOLS_RESPONSES }, final, { onRejected });
+      const bodyOutput = (body.response as Record<string, unknown>).output as unknown[];
+      const { response } = await responsesGated(frames, onRejected);
+      const tag = `${onRejected} ${frames === textFirst ? "text first" : "call first"}`;
+      assert.match(response.output_text, /Let me check\n\ntoolguard/, tag);
+      assert.deepEqual(itemTexts(response.output), itemTexts(bodyOutput), tag);
+    }
+  }
+});

@@ -127,7 +127,7 @@ const body: CompletionBody = {
       }
     }
     if (changed.size > 0) output = reasonInPlace(output, { changed, calls, order }, reason);
-    else output.push(reasonItem(reason, output.length));
+    else output.push(reasonAfter(output, reason));
     const copy: Record<string, unknown> = { ...body, output };
     if (typeof body.output_text === "string") copy.output_text = outputText(output);
     return copy;
@@ -135,7 +135,7 @@ const body: CompletionBody = {
   dropCalls(body, drop, reason) {
     const keep = callCounter(drop);
     const output = (body.output as unknown[]).filter((item) => !isClientCall(item) || keep());
-    output.push(reasonItem(reason, output.length));
+    output.push(reasonAfter(output, reason));
     const copy: Record<string, unknown> = { ...body, output };
     if (typeof body.output_text === "string") copy.output_text = outputText(output);
     return copy;
@@ -187,6 +187,14 @@ function reasonInPlace(
     return content.length > 0 || o.content.length === 0 ? [{ ...o, content }] : [];
   });
 }
+
+/**
+ * A message item with `reason`, to follow `output`: after a blank line where its text says something, as a
+ * stream writes it after the text its client has (see `StreamFlow.lead`); joined to it with nothing between,
+ * the `output_text` a client reads (the field, the openai SDK's) ran the last word into the reason.
+ */
+const reasonAfter = (output: unknown[], reason: string): Record<string, unknown> =>
+  reasonItem(`${hasWords(outputText(output)) ? "\n\n" : ""}${reason}`, output.length);
 
 /** A message item carrying `text`. */
 function reasonItem(text: string, position: number): Record<string, unknown> {
@@ -1073,8 +1081,20 @@ class ResponsesStream implements FrameRouter {
     this.#openings.send(flow, (h) => stays.has(h));
   }
 
+  /**
+   * What goes before the reason's message: a blank line after text the client has, or gets with the held
+   * events (text after a call is held with it, and was never told seen), as a body puts it (see
+   * `reasonAfter`); else the `output_text` a client reads ran the last word into the reason.
+   */
+  #lead(flow: StreamFlow): string {
+    const held = flow.held.some((h) =>
+      h.event?.type === "response.output_text.delta" && hasWords(h.event.delta)
+    );
+    return held ? "\n\n" : flow.lead();
+  }
+
   replace(reason: string, _calls: unknown, flow: StreamFlow): void {
-    const text = flow.lead() + reason;
+    const text = this.#lead(flow) + reason;
     const emit = this.#emitter(flow);
     const { next, terminal } = this.#replay(flow, emit);
     const item = this.#message(text, this.#tools.replacementAt(next), emit);
@@ -1093,7 +1113,7 @@ class ResponsesStream implements FrameRouter {
    * and a final snapshot listing the kept calls: the client still runs them.
    */
   dropCalls(reason: string, split: SplitCalls, flow: StreamFlow): void {
-    const text = flow.lead() + reason;
+    const text = this.#lead(flow) + reason;
     const emit = this.#emitter(flow);
     const gone = new ToolPositions();
     for (const c of split.dropped) if (c.slot >= 0) gone.add(c.slot); // (one at no index holds no place)
