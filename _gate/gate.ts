@@ -314,7 +314,10 @@ export async function gateWith(
     : undefined;
   const reason = judge.reason(verdict, partial ? { partial: true } : undefined);
   const cut = partial ?? withheldCut(answers, perAnswer, judge.tools);
-  const response = shape.rewrite(body, reason, { fromText: true, cut });
+  // (a kept call's text too: a stream holds the text from the first call on, kept or not)
+  const all = partial && withheldCut(answers, perAnswer, judge.tools);
+  const held = all && ((text: string) => all(text) !== text);
+  const response = shape.rewrite(body, reason, { fromText: true, cut, ...(held ? { held } : {}) });
   return { verdict, response, changed: true, dialect, source, extracted, reason };
 }
 

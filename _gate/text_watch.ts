@@ -802,7 +802,9 @@ export class TextCalls {
         ...c,
         block: { start: Math.max(0, c.block.start - from), end: c.block.end - from },
       })),
-      this.#watcher.hasText,
+      // (what was said before: the client's text, else the held text before the first call, as a body reads
+      // it; told only the client's, the text after a cut call lost its space where only held text came before)
+      this.#watcher.hasText || undefined,
     );
   }
 

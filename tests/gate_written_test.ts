@@ -2191,3 +2191,87 @@ test("guardFetch Anthropic and Cohere: the reason stands in place of a written c
     }
   }
 });
+
+test("guardFetch Responses: a part of white space alone said before words stays, streamed and whole alike", async () => {
+  // The body dropped every blank part once a written call was cut; a stream sends a blank part with the
+  // words that follow it, before any call came, and the client kept it. Only the blank parts from the first
+  // call on (cut or kept) and those right before it go, in both.
+  const cases: [(string[] | null)[], "withhold-turn" | "drop-call", boolean][] = [
+    [[[" ", "Sure. Hi"], [WRITTEN_BAD]], "withhold-turn", true],
+    [[["\n"], ["Sure. Hi"], [WRITTEN_BAD]], "drop-call", true],
+    [[["Sure. Hi"], ["\n"], null, [WRITTEN_BAD]], "withhold-turn", true],
+    [[["Hi", "\n", "Yo"], [WRITTEN_BAD]], "drop-call", true],
+    // (a kept call's part: the stream holds the text from it on, and drops the blank part before it)
+    [[["Sure. Hi"], ["\n"], [WRITTEN_GOOD], [WRITTEN_BAD]], "drop-call", false],
+  ];
+  for (const [items, onRejected, stays] of cases) {
+    const { frames, final } = responsesItems(items);
+    const body = await gateCompletion({ tools: TOOLS_RESPONSES }, final, { onRejected });
+    const bodyResponse = body.response as Record<string, unknown>;
+    const { response } = await responsesGated(frames, onRejected);
+    const tag = `${onRejected} ${JSON.stringify(items)}`;
+    assert.deepEqual(itemTexts(response.output), itemTexts(bodyResponse.output as unknown[]), tag);
+    assert.equal(itemTexts(response.output).flat().some((t) => t.trim() === ""), stays, tag);
+  }
+});
+
+test("guardFetch Chat stream: the words after a cut call keep their space where only held text came before", async () => {
+  // JSON shaped like a call opened the answer, so the watch held the text from its start; the text after the
+  // cut call was then trimmed as if nothing had been said before it ("the weatherin Oslo"), where a body
+  // keeps the space (it reads the text before the call).
+  const lead = '{"name": "Ada", "arguments": {}} the weather';
+  for (const onRejected of ["withhold-turn", "drop-call"] as const) {
+    const frames = chatStream([lead, WRITTEN_BAD, " in Oslo"]);
+    const { value: content } = await withGuardedServer(
+      () => ({ sse: frames }),
+      { onRejected },
+      async (server, f) => {
+        const client = new OpenAI({ apiKey: "k", baseURL: `${server.url}/v1`, fetch: f, maxRetries: 0 });
+        const stream = client.chat.completions.stream({ model: "m", messages, tools: TOOLS_OPENAI as never });
+        return String((await stream.finalChatCompletion()).choices[0].message.content);
+      },
+    );
+    const body = await gateCompletion({ tools: TOOLS_OPENAI }, {
+      choices: [{ index: 0, message: { role: "assistant", content: lead + WRITTEN_BAD + " in Oslo" } }],
+    }, { onRejected });
+    const bodyContent = String(
+      ((body.response as Record<string, unknown[]>).choices[0] as {
+        message: { content: string };
+      }).message.content,
+    );
+    assert.match(content, /the weather in Oslo\n\n/, onRejected);
+    assert.equal(content, bodyContent, onRejected);
+  }
+});
+
+test("guardFetch Responses: the reason's own message follows the text on a new paragraph, streamed and whole alike", async () => {
+  // A rejected native call's reason has a message of its own: the body's came with nothing before it, and
+  // so did the stream's where the text came after the call (held with it, it was never told seen); the
+  // `output_text` a client reads ran the last word into the reason ("Let me checktoolguard stopped").
+  const bad = { name: "delete_everything", args: {} };
+  const textFirst = responsesStream(["Sure. ", "Let me check"], [bad]) as Record<string, unknown>[];
+  // The same turn with the call first: its item's events, then the message's, the indices swapped.
+  const at = (e: Record<string, unknown>) => e.output_index;
+  const callFirst: Record<string, unknown>[] = [
+    textFirst[0],
+    ...textFirst.filter((e) => at(e) === 1).map((e) => ({ ...e, output_index: 0 })),
+    ...textFirst.filter((e) => at(e) === 0).map((e) => ({ ...e, output_index: 1 })),
+    textFirst.at(-1)!,
+  ].map((e, i) => ({ ...e, sequence_number: i }));
+  const completed = callFirst.at(-1)!.response as Record<string, unknown>;
+  callFirst[callFirst.length - 1] = {
+    ...callFirst.at(-1)!,
+    response: { ...completed, output: [...(completed.output as unknown[])].reverse() },
+  };
+  for (const frames of [textFirst, callFirst]) {
+    for (const onRejected of ["withhold-turn", "drop-call"] as const) {
+      const final = (frames.at(-1) as { response: Record<string, unknown> }).response;
+      const body = await gateCompletion({ tools: TOOLS_RESPONSES }, final, { onRejected });
+      const bodyOutput = (body.response as Record<string, unknown>).output as unknown[];
+      const { response } = await responsesGated(frames, onRejected);
+      const tag = `${onRejected} ${frames === textFirst ? "text first" : "call first"}`;
+      assert.match(response.output_text, /Let me check\n\ntoolguard/, tag);
+      assert.deepEqual(itemTexts(response.output), itemTexts(bodyOutput), tag);
+    }
+  }
+});

@@ -96,24 +96,39 @@ const body: CompletionBody = {
     }
     return out;
   },
-  rewrite(body, reason, { fromText, cut = cutCalls }) {
+  rewrite(body, reason, { fromText, cut = cutCalls, held }) {
     let output: unknown[] = [];
     /** The `output_text` parts a call was cut from. */
     const changed = new Set<unknown>();
+    /** The `output_text` parts that hold a written call, cut or kept. */
+    const calls = new Set<unknown>();
+    /** The `output_text` parts in order, and `BETWEEN` for what a stream sends between them. */
+    const order: unknown[] = [];
     for (const item of body.output as unknown[]) {
-      if (isClientCall(item)) continue;
+      if (isClientCall(item)) {
+        order.push(BETWEEN);
+        continue;
+      }
       if (fromText && isRecord(item) && item.type === "message" && Array.isArray(item.content)) {
         const content = item.content.map((p) => {
-          if (!isRecord(p) || p.type !== "output_text" || typeof p.text !== "string") return p;
+          if (!isRecord(p) || p.type !== "output_text" || typeof p.text !== "string") {
+            order.push(BETWEEN);
+            return p;
+          }
           const part = { ...p, text: cut(p.text) };
           if (part.text !== p.text) changed.add(part);
+          if (held ? held(p.text) : part.text !== p.text) calls.add(part);
+          order.push(part);
           return part;
         });
         output.push({ ...item, content });
-      } else output.push(item);
+      } else {
+        order.push(BETWEEN);
+        output.push(item);
+      }
     }
-    if (changed.size > 0) output = reasonInPlace(output, changed, reason);
-    else output.push(reasonItem(reason, output.length));
+    if (changed.size > 0) output = reasonInPlace(output, { changed, calls, order }, reason);
+    else output.push(reasonAfter(output, reason));
     const copy: Record<string, unknown> = { ...body, output };
     if (typeof body.output_text === "string") copy.output_text = outputText(output);
     return copy;
@@ -121,38 +136,63 @@ const body: CompletionBody = {
   dropCalls(body, drop, reason) {
     const keep = callCounter(drop);
     const output = (body.output as unknown[]).filter((item) => !isClientCall(item) || keep());
-    output.push(reasonItem(reason, output.length));
+    output.push(reasonAfter(output, reason));
     const copy: Record<string, unknown> = { ...body, output };
     if (typeof body.output_text === "string") copy.output_text = outputText(output);
     return copy;
   },
 };
 
+/** In the order of a body's `output_text` parts (see `rewrite`): anything else, that a stream sends between them. */
+const BETWEEN = Symbol("between");
+
 /**
  * The output of a body whose written calls were cut from its `output_text` parts (`changed`: those a call
- * was cut from), with `reason` where a stream writes it (see `placeReason`), as in the dialects whose text
- * has no places (Chat, Ollama, Gemini). Every other `output_text` part left blank goes, and a message left
- * with no part: as a stream drops them, and as an Anthropic or Cohere body drops a blank text block (the
- * APIs refuse one sent back, and an empty message says nothing).
+ * was cut from; `calls`: those that held a call, cut or kept; `order`: the parts in order, see `rewrite`),
+ * with `reason` where a stream writes it (see `placeReason`), as in the dialects whose text has no places
+ * (Chat, Ollama, Gemini). An `output_text` part left blank from the first part that held a call on goes,
+ * and so do the blank parts right before it (nothing else between), as a stream drops them (its watch holds
+ * the text from the call on, and a part's start waits for words, see `ResponsesStream.route`) and as an
+ * Anthropic or Cohere body drops a blank text block (the APIs refuse one sent back); a message left with no
+ * part goes too (an empty message says nothing). A blank part before words or another item stays: a stream
+ * sent it with what followed it, before any call came.
  */
-function reasonInPlace(output: unknown[], changed: ReadonlySet<unknown>, reason: string): unknown[] {
+function reasonInPlace(
+  output: unknown[],
+  { changed, calls, order }: {
+    changed: ReadonlySet<unknown>;
+    calls: ReadonlySet<unknown>;
+    order: readonly unknown[];
+  },
+  reason: string,
+): unknown[] {
   // (the parts are the copies `rewrite` made, so they are written in place)
-  const parts = output.flatMap((o) =>
-    isRecord(o) && o.type === "message" && Array.isArray(o.content)
-      ? o.content.filter((p): p is { type: string; text: string } =>
-        isRecord(p) && p.type === "output_text" && typeof p.text === "string"
-      )
-      : []
-  );
+  const parts = order.filter((p): p is { type: string; text: string } => p !== BETWEEN);
+  const first = Math.max(0, parts.findIndex((p) => changed.has(p)));
+  // The parts that may go: from the first that held a call on, and the blank ones right before it.
+  const call = Math.min(first, Math.max(0, parts.findIndex((p) => calls.has(p))));
+  const tidied = new Set<unknown>(parts.slice(call));
+  for (let i = order.indexOf(parts[call]) - 1; i >= 0; i--) {
+    const p = order[i];
+    if (p === BETWEEN || hasWords((p as { text: string }).text)) break;
+    tidied.add(p);
+  }
   const placed = placeReason(parts.map((p) => p.text), parts.map((p) => changed.has(p)), reason) ?? [];
   placed.forEach((text, i) => parts[i].text = text);
-  const read = new Set<unknown>(parts);
   return output.flatMap((o) => {
     if (!isRecord(o) || o.type !== "message" || !Array.isArray(o.content)) return [o];
-    const content = o.content.filter((p) => !read.has(p) || hasWords((p as { text: string }).text));
+    const content = o.content.filter((p) => !tidied.has(p) || hasWords((p as { text: string }).text));
     return content.length > 0 || o.content.length === 0 ? [{ ...o, content }] : [];
   });
 }
+
+/**
+ * A message item with `reason`, to follow `output`: after a blank line where its text says something, as a
+ * stream writes it after the text its client has (see `StreamFlow.lead`); joined to it with nothing between,
+ * the `output_text` a client reads (the field, the openai SDK's) ran the last word into the reason.
+ */
+const reasonAfter = (output: unknown[], reason: string): Record<string, unknown> =>
+  reasonItem(`${hasWords(outputText(output)) ? "\n\n" : ""}${reason}`, output.length);
 
 /** A message item carrying `text`. */
 function reasonItem(text: string, position: number): Record<string, unknown> {
@@ -1039,8 +1079,20 @@ class ResponsesStream implements FrameRouter {
     this.#openings.send(flow, (h) => stays.has(h));
   }
 
+  /**
+   * What goes before the reason's message: a blank line after text the client has, or gets with the held
+   * events (text after a call is held with it, and was never told seen), as a body puts it (see
+   * `reasonAfter`); else the `output_text` a client reads ran the last word into the reason.
+   */
+  #lead(flow: StreamFlow): string {
+    const held = flow.held.some((h) =>
+      h.event?.type === "response.output_text.delta" && hasWords(h.event.delta)
+    );
+    return held ? "\n\n" : flow.lead();
+  }
+
   replace(reason: string, _calls: unknown, flow: StreamFlow): void {
-    const text = flow.lead() + reason;
+    const text = this.#lead(flow) + reason;
     const emit = this.#emitter(flow);
     const { next, terminal } = this.#replay(flow, emit);
     const item = this.#message(text, this.#tools.replacementAt(next), emit);
@@ -1059,7 +1111,7 @@ class ResponsesStream implements FrameRouter {
    * and a final snapshot listing the kept calls: the client still runs them.
    */
   dropCalls(reason: string, split: SplitCalls, flow: StreamFlow): void {
-    const text = flow.lead() + reason;
+    const text = this.#lead(flow) + reason;
     const emit = this.#emitter(flow);
     const gone = new ToolPositions();
     for (const c of split.dropped) if (c.slot >= 0) gone.add(c.slot); // (one at no index holds no place)

@@ -63,12 +63,14 @@ export interface CompletionBody {
    * the calls were written into the text, so they are cut out of it (by `cut`, default every call): out of
    * the texts `looseTexts` lists, where the dialect has it (the text beside native calls is not read for
    * calls, and goes as it came); where the text has places (blocks, parts), `reason` stands where the
-   * first call cut was, as a stream writes it (see {@linkcode placeReason}).
+   * first call cut was, as a stream writes it (see {@linkcode placeReason}). `held`, asked of the same texts
+   * in the same order, is true for one that holds a written call, cut or kept (a stream's watch holds the
+   * text from there on, default: one `cut` changes).
    */
   rewrite(
     body: Record<string, unknown>,
     reason: string,
-    options: { fromText: boolean; cut?: (text: string) => string },
+    options: { fromText: boolean; cut?: (text: string) => string; held?: (text: string) => boolean },
   ): Record<string, unknown>;
   /**
    * A copy of `body` without the calls at positions `drop` (in the order of `calls`), `reason` in the
