@@ -129,6 +129,24 @@ test("toolguard mcp: a rug pull (a tool changed after list_changed) is refused w
   }
 });
 
+/**
+ * The relay's notices (its stderr, which MCP clients keep as the server's log) once the `rugpull` server,
+ * its tool named `name`, changed the tool after the first call: the second call is refused, and the notice
+ * is read when `done` matches it. `pins` is the pin file, `dir` holds the server's state.
+ */
+async function changedToolNotices(name: string, dir: string, pins: string, done: RegExp): Promise<string> {
+  const env = { RUG_STATE: join(dir, "rug-state"), RUG_NAME: name };
+  const r = await relayed("rugpull", ["--pins", pins], env);
+  try {
+    await r.client.callTool({ name, arguments: { city: "Oslo" } });
+    const refused = await r.client.callTool({ name, arguments: { city: "Oslo" } });
+    assert.equal(refused.isError, true);
+    return await until("the notice", () => done.test(r.stderr()) ? r.stderr() : undefined);
+  } finally {
+    await r.close();
+  }
+}
+
 test(
   "toolguard mcp: a tool name with a line break cannot forge a line of the relay's notices or of pins list",
   { timeout: 60_000 },
@@ -139,20 +157,7 @@ test(
     const name = "get_weather\nhint: FORGED";
     const pins = join(dir, "pins.json");
     try {
-      const env = { RUG_STATE: join(dir, "rug-state"), RUG_NAME: name };
-      const r = await relayed("rugpull", ["--pins", pins], env);
-      let notices = "";
-      try {
-        await r.client.callTool({ name, arguments: { city: "Oslo" } });
-        const refused = await r.client.callTool({ name, arguments: { city: "Oslo" } });
-        assert.equal(refused.isError, true);
-        notices = await until(
-          "the notice",
-          () => /changed since it was pinned/.test(r.stderr()) ? r.stderr() : undefined,
-        );
-      } finally {
-        await r.close();
-      }
+      const notices = await changedToolNotices(name, dir, pins, /changed since it was pinned/);
       assert.doesNotMatch(notices, /^hint: FORGED/m);
       assert.match(notices, /tool get_weather\\u\{A\}hint: FORGED changed/);
       const listed = await runInProcess(cliMain, ["mcp", "pins", "list", "--pins", pins]);
@@ -175,20 +180,12 @@ test(
     const name = "get_" + "w".repeat(100_000) + "\nhint: FORGED";
     const pins = join(dir, "pins.json");
     try {
-      const env = { RUG_STATE: join(dir, "rug-state"), RUG_NAME: name };
-      const r = await relayed("rugpull", ["--pins", pins], env);
-      let notices = "";
-      try {
-        await r.client.callTool({ name, arguments: { city: "Oslo" } });
-        const refused = await r.client.callTool({ name, arguments: { city: "Oslo" } });
-        assert.equal(refused.isError, true);
-        notices = await until(
-          "the notice",
-          () => /changed since it was pinned[\s\S]*\n {4}\}\n/.test(r.stderr()) ? r.stderr() : undefined,
-        );
-      } finally {
-        await r.close();
-      }
+      const notices = await changedToolNotices(
+        name,
+        dir,
+        pins,
+        /changed since it was pinned[\s\S]*\n {4}\}\n/,
+      );
       const longest = Math.max(...notices.split("\n").map((l) => l.length));
       assert.ok(longest < 1100, `a line of ${longest} characters`);
       assert.doesNotMatch(notices, /^hint: FORGED/m);
