@@ -13,6 +13,7 @@ import { type Fallback, watchFallbacks } from "../_schema/fallbacks.ts";
 import { escapePointer } from "../_common/pointer.ts";
 import { TOOLS } from "../bench/_tools.ts";
 import { sharedData } from "./_shared_data.ts";
+import { PROPERTY_SCHEMA, WEATHER_PARAMS } from "./_schemas.ts";
 import { createValidator } from "../validate.ts";
 
 /** How many levels of objects and arrays `value` nests (a schema's depth). */
@@ -66,16 +67,7 @@ const WIDE = {
 
 /** Schemas the tests of the validator and the engine declare, and one or more of every keyword. */
 const FIXTURES: Record<string, unknown> = {
-  params: {
-    type: "object",
-    properties: {
-      city: { type: "string", minLength: 1, description: "City" },
-      units: { type: "string", enum: ["c", "f"] },
-      days: { type: "integer", minimum: 1, maximum: 14 },
-    },
-    required: ["city"],
-    additionalProperties: false,
-  },
+  params: WEATHER_PARAMS,
   booking: {
     type: "object",
     $defs: { person: { type: "object", properties: { email: { type: "string", format: "email" } } } },
@@ -86,20 +78,7 @@ const FIXTURES: Record<string, unknown> = {
     },
     additionalProperties: false,
   },
-  property: {
-    type: "object",
-    properties: {
-      q: { type: "string", maxLength: 50, pattern: "^\\p{L}" },
-      n: { type: "integer", minimum: 0 },
-      tags: { type: "array", items: { type: "string", format: "hostname" }, uniqueItems: true },
-      nested: { $ref: "#/$defs/node" },
-    },
-    $defs: {
-      node: { type: "object", properties: { next: { $ref: "#/$defs/node" }, v: { enum: [1, "a", null] } } },
-    },
-    required: ["q"],
-    additionalProperties: false,
-  },
+  property: PROPERTY_SCHEMA,
   formats: {
     type: "object",
     properties: Object.fromEntries(

@@ -5,21 +5,8 @@ import { compileSchema, createValidator, validateToolCalls } from "../validate.t
 import { parseJson } from "../_common/json.ts";
 import type { Verdict } from "../types.ts";
 import { countingTextWork } from "./_counting.ts";
+import { PROPERTY_SCHEMA as SCHEMA } from "./_schemas.ts";
 
-const SCHEMA = {
-  type: "object",
-  properties: {
-    q: { type: "string", maxLength: 50, pattern: "^\\p{L}" },
-    n: { type: "integer", minimum: 0 },
-    tags: { type: "array", items: { type: "string", format: "hostname" }, uniqueItems: true },
-    nested: { $ref: "#/$defs/node" },
-  },
-  $defs: {
-    node: { type: "object", properties: { next: { $ref: "#/$defs/node" }, v: { enum: [1, "a", null] } } },
-  },
-  required: ["q"],
-  additionalProperties: false,
-};
 const tools = [{ name: "t", input_schema: SCHEMA }];
 const strict = createValidator(tools);
 const lenient = createValidator(tools, { repair: true, coerce: true });

@@ -6,17 +6,7 @@ import { seeded } from "../scripts/_seeded.ts";
 import { Literals } from "../_validate/validator.ts";
 import type { CallVerdict, Classifier, Finding } from "../types.ts";
 import { ARRAY_ITERATOR, countingWork } from "./_counting.ts";
-
-const PARAMS = {
-  type: "object",
-  properties: {
-    city: { type: "string", minLength: 1, description: "City" },
-    units: { type: "string", enum: ["c", "f"] },
-    days: { type: "integer", minimum: 1, maximum: 14 },
-  },
-  required: ["city"],
-  additionalProperties: false,
-};
+import { WEATHER_PARAMS as PARAMS } from "./_schemas.ts";
 
 const weather = [{
   type: "function",
