@@ -135,7 +135,9 @@ test("toolguard mcp: a rug pull (a tool changed after list_changed) is refused w
  * is read when `done` matches it. `pins` is the pin file, `dir` holds the server's state.
  */
 async function changedToolNotices(name: string, dir: string, pins: string, done: RegExp): Promise<string> {
-  const env = { RUG_STATE: join(dir, "rug-state"), RUG_NAME: name };
+  // (in a file: Windows caps an environment variable at 32 767 characters)
+  writeFileSync(join(dir, "rug-name"), name);
+  const env = { RUG_STATE: join(dir, "rug-state"), RUG_NAME_FILE: join(dir, "rug-name") };
   const r = await relayed("rugpull", ["--pins", pins], env);
   try {
     await r.client.callTool({ name, arguments: { city: "Oslo" } });
@@ -211,7 +213,10 @@ test(
   { timeout: 60_000 },
   async () => {
     const name = "add_" + "w".repeat(100_000) + "\nhint: FORGED";
-    const r = await relayed("poisoned", ["--pins", "none"], { POISON_NAME: name });
+    // (in a file: Windows caps an environment variable at 32 767 characters)
+    const dir = tempDir();
+    writeFileSync(join(dir, "name"), name);
+    const r = await relayed("poisoned", ["--pins", "none"], { POISON_NAME_FILE: join(dir, "name") });
     let notices = "";
     try {
       await r.client.listTools();
@@ -221,6 +226,7 @@ test(
       );
     } finally {
       await r.close();
+      rmSync(dir, { recursive: true, force: true });
     }
     const longest = Math.max(...notices.split("\n").map((l) => l.length));
     assert.ok(longest < 1100, `a line of ${longest} characters`);
