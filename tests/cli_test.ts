@@ -40,7 +40,7 @@ import { INJECTION_POLICIES } from "../_mcp/guard.ts";
 import { DEFAULT_TIMEOUT_MS } from "../_run/classify.ts";
 import { seeded } from "../scripts/_seeded.ts";
 import { runInProcess } from "./_cli.ts";
-import { isDeno, isLinux, isWindows, runtimeCommand } from "./_runtime.ts";
+import { isDeno, isLinux, isWindows, runtimeCommand, withoutWineNoise } from "./_runtime.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const cliPath = join(root, "cli.ts");
@@ -359,7 +359,11 @@ test(
   T,
   async () => {
     const spawned = spawnCli(["scan", "--version"]);
-    assert.deepEqual(spawned, { status: 0, stdout: `toolguard ${version}\n`, stderr: "" });
+    assert.deepEqual({ ...spawned, stderr: withoutWineNoise(spawned.stderr) }, {
+      status: 0,
+      stdout: `toolguard ${version}\n`,
+      stderr: "",
+    });
     const commands = [
       ["run"],
       ["validate"],
