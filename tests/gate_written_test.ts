@@ -220,6 +220,35 @@ function cohereWritten(text: string): Record<string, unknown>[] {
 }
 
 /**
+ * A Cohere v2 stream of `blocks`, between `cohereWritten`'s message start and end: a text block sent in the
+ * given pieces, or (null) a thinking block of "Hmm.".
+ */
+function cohereBlocks(blocks: readonly (readonly string[] | null)[]): Record<string, unknown>[] {
+  const [start, , , , end] = cohereWritten("x");
+  return [
+    start,
+    ...blocks.flatMap((pieces, index) => [
+      {
+        type: "content-start",
+        index,
+        delta: {
+          message: {
+            content: pieces === null ? { type: "thinking", thinking: "" } : { type: "text", text: "" },
+          },
+        },
+      },
+      ...(pieces ?? [null]).map((text) => ({
+        type: "content-delta",
+        index,
+        delta: { message: { content: text === null ? { thinking: "Hmm." } : { text } } },
+      })),
+      { type: "content-end", index },
+    ]),
+    end,
+  ];
+}
+
+/**
  * Posts a streamed Cohere v2 chat through the gate (the shared provider's, or `through` a guarded fetch to a
  * server of the test's own): the wire text the client gets.
  */
@@ -1465,20 +1494,7 @@ test("guardFetch Anthropic stream: a rejected written call leaves no empty text 
 test("guardFetch Cohere stream: a rejected written call leaves no empty text block, and the prose held with it stays in its block", async () => {
   // As the Anthropic stream's: block 2 held only a call, block 1's start went out before its text was held.
   const texts = ["Sure <", ` Hi${WRITTEN_GOOD}`, WRITTEN_BAD, " Done."];
-  const [start, , , , end] = cohereWritten("x");
-  const frames = [
-    start,
-    ...texts.flatMap((text, index) => [
-      { type: "content-start", index, delta: { message: { content: { type: "text", text: "" } } } },
-      ...splitN(text, Math.ceil(text.length / 5)).map((t) => ({
-        type: "content-delta",
-        index,
-        delta: { message: { content: { text: t } } },
-      })),
-      { type: "content-end", index },
-    ]),
-    end,
-  ];
+  const frames = cohereBlocks(texts.map((text) => splitN(text, Math.ceil(text.length / 5))));
   for (const onRejected of ["withhold-turn", "drop-call"] as const) {
     const body = await gateCompletion({ tools: TOOLS_OPENAI }, {
       id: "c1",
@@ -1598,16 +1614,7 @@ async function blankBlocksGo(blocks: string[][]): Promise<void> {
     same(blockTexts(value.final.content), whole, onRejected);
   }
   // Cohere: the same blocks, read as the AI SDK reads them (the text of each content-delta, by index).
-  const [mStart, , , , mEnd] = cohereWritten("x");
-  const cohereFrames = [
-    mStart,
-    ...blocks.flatMap((pieces, index) => [
-      { type: "content-start", index, delta: { message: { content: { type: "text", text: "" } } } },
-      ...pieces.map((text) => ({ type: "content-delta", index, delta: { message: { content: { text } } } })),
-      { type: "content-end", index },
-    ]),
-    mEnd,
-  ];
+  const cohereFrames = cohereBlocks(blocks);
   for (const onRejected of ["withhold-turn", "drop-call"] as const) {
     const body = await gateCompletion({ tools: TOOLS_OPENAI }, {
       id: "c1",
@@ -1714,28 +1721,7 @@ test("guardFetch Anthropic and Cohere streams: white space after a rejected call
     ]),
     ...rest.filter((f) => f.type !== "ping"),
   ];
-  const [mStart, , , , mEnd] = cohereWritten("x");
-  const cohereFrames = [
-    mStart,
-    ...blocks.flatMap((pieces, index) => [
-      {
-        type: "content-start",
-        index,
-        delta: {
-          message: {
-            content: pieces === null ? { type: "thinking", thinking: "" } : { type: "text", text: "" },
-          },
-        },
-      },
-      ...(pieces ?? [null]).map((text) => ({
-        type: "content-delta",
-        index,
-        delta: { message: { content: text === null ? { thinking: "Hmm." } : { text } } },
-      })),
-      { type: "content-end", index },
-    ]),
-    mEnd,
-  ];
+  const cohereFrames = cohereBlocks(blocks);
   for (const onRejected of ["withhold-turn", "drop-call"] as const) {
     const anthropicWire = await withGuardedServer(
       () => ({ sse: frames, named: true }),
@@ -2146,28 +2132,7 @@ test("guardFetch Anthropic and Cohere: the reason stands in place of a written c
       assert.ok(blockTexts(whole).at(-1)!.endsWith(body.reason!), what);
 
       // Cohere: the same blocks, whole and as the AI SDK reads the stream (the text of each block).
-      const [start, , , , end] = cohereWritten("x");
-      const frames = [
-        start,
-        ...blocks.flatMap((text, index) => [
-          {
-            type: "content-start",
-            index,
-            delta: {
-              message: {
-                content: text === null ? { type: "thinking", thinking: "" } : { type: "text", text: "" },
-              },
-            },
-          },
-          {
-            type: "content-delta",
-            index,
-            delta: { message: { content: text === null ? { thinking: "Hmm." } : { text } } },
-          },
-          { type: "content-end", index },
-        ]),
-        end,
-      ];
+      const frames = cohereBlocks(blocks.map((text) => text === null ? null : [text]));
       const cohere = await gateCompletion({ tools: TOOLS_OPENAI }, {
         id: "c1",
         finish_reason: "COMPLETE",
