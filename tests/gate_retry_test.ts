@@ -90,6 +90,24 @@ const cohereBlock = (index: number, text: string) => [
 ];
 const COHERE_START = { id: "c1", type: "message-start", delta: { message: { role: "assistant" } } };
 const COHERE_END = { type: "message-end", delta: { finish_reason: "COMPLETE" } };
+/** Cohere v2 stream events that end a message with `call`, the message's tool call 0. */
+const cohereCallEnd = (call: CallSpec) => [
+  {
+    type: "tool-call-start",
+    index: 0,
+    delta: {
+      message: {
+        tool_calls: {
+          id: call.id,
+          type: "function",
+          function: { name: call.name, arguments: JSON.stringify(call.args) },
+        },
+      },
+    },
+  },
+  { type: "tool-call-end", index: 0 },
+  { type: "message-end", delta: { finish_reason: "TOOL_CALL" } },
+];
 
 /** Posts a streamed Cohere v2 chat through the guarded fetch `f`; the stream as the client got it. */
 async function cohereStreamed(s: FakeServer, f: typeof fetch): Promise<string> {
@@ -415,25 +433,9 @@ test("guardFetch retry: Cohere v2, the follow-up carries a tool message", async 
 test("guardFetch retry: a Cohere stream's retry numbers its content blocks after the client's", async () => {
   // A client files a content block by its index: the retry's block 0 must not land in the first attempt's.
   const frames = (text: string, call: CallSpec) => [
-    { id: "c1", type: "message-start", delta: { message: { role: "assistant" } } },
-    { type: "content-start", index: 0, delta: { message: { content: { type: "text", text: "" } } } },
-    { type: "content-delta", index: 0, delta: { message: { content: { text } } } },
-    { type: "content-end", index: 0 },
-    {
-      type: "tool-call-start",
-      index: 0,
-      delta: {
-        message: {
-          tool_calls: {
-            id: call.id,
-            type: "function",
-            function: { name: call.name, arguments: JSON.stringify(call.args) },
-          },
-        },
-      },
-    },
-    { type: "tool-call-end", index: 0 },
-    { type: "message-end", delta: { finish_reason: "TOOL_CALL" } },
+    COHERE_START,
+    ...cohereBlock(0, text),
+    ...cohereCallEnd(call),
   ];
   const { value, seen } = await scripted(
     [{ sse: frames("Let me look.", BAD), named: true }, {
@@ -775,21 +777,7 @@ test("guardFetch retry: a Cohere stream's retried citations follow those the cli
     },
     { type: "citation-end", index: 0 },
     ...cohereBlock(0, text).slice(2),
-    {
-      type: "tool-call-start",
-      index: 0,
-      delta: {
-        message: {
-          tool_calls: {
-            id: call.id,
-            type: "function",
-            function: { name: call.name, arguments: JSON.stringify(call.args) },
-          },
-        },
-      },
-    },
-    { type: "tool-call-end", index: 0 },
-    { type: "message-end", delta: { finish_reason: "TOOL_CALL" } },
+    ...cohereCallEnd(call),
   ];
   const { value } = await scripted(
     [{ sse: cited("Oslo is wet.", BAD), named: true }, { sse: cited("Bergen is dry.", GOOD), named: true }],
