@@ -18,6 +18,21 @@ export const WEATHER_PARAMS = {
   additionalProperties: false,
 };
 
+/**
+ * A booking's parameters: guests by a `$ref` with an e-mail format, uniqueItems, an `anyOf` of an enum and a
+ * bounded integer, a pattern.
+ */
+export const BOOKING_SCHEMA = {
+  type: "object",
+  $defs: { person: { type: "object", properties: { email: { type: "string", format: "email" } } } },
+  properties: {
+    guests: { type: "array", items: { $ref: "#/$defs/person" }, uniqueItems: true },
+    room: { anyOf: [{ enum: ["single"] }, { type: "integer", minimum: 100 }] },
+    lang: { type: "string", pattern: "^[a-z]{2}$" },
+  },
+  additionalProperties: false,
+};
+
 /** The schema of the validator's property tests: a pattern, a format, uniqueItems and a recursive `$ref`. */
 export const PROPERTY_SCHEMA = {
   type: "object",

@@ -13,7 +13,7 @@ import { type Fallback, watchFallbacks } from "../_schema/fallbacks.ts";
 import { escapePointer } from "../_common/pointer.ts";
 import { TOOLS } from "../bench/_tools.ts";
 import { sharedData } from "./_shared_data.ts";
-import { PROPERTY_SCHEMA, WEATHER_PARAMS } from "./_schemas.ts";
+import { BOOKING_SCHEMA, PROPERTY_SCHEMA, WEATHER_PARAMS } from "./_schemas.ts";
 import { createValidator } from "../validate.ts";
 
 /** How many levels of objects and arrays `value` nests (a schema's depth). */
@@ -68,16 +68,7 @@ const WIDE = {
 /** Schemas the tests of the validator and the engine declare, and one or more of every keyword. */
 const FIXTURES: Record<string, unknown> = {
   params: WEATHER_PARAMS,
-  booking: {
-    type: "object",
-    $defs: { person: { type: "object", properties: { email: { type: "string", format: "email" } } } },
-    properties: {
-      guests: { type: "array", items: { $ref: "#/$defs/person" }, uniqueItems: true },
-      room: { anyOf: [{ enum: ["single"] }, { type: "integer", minimum: 100 }] },
-      lang: { type: "string", pattern: "^[a-z]{2}$" },
-    },
-    additionalProperties: false,
-  },
+  booking: BOOKING_SCHEMA,
   property: PROPERTY_SCHEMA,
   formats: {
     type: "object",

@@ -6,7 +6,7 @@ import { seeded } from "../scripts/_seeded.ts";
 import { Literals } from "../_validate/validator.ts";
 import type { CallVerdict, Classifier, Finding } from "../types.ts";
 import { ARRAY_ITERATOR, countingWork } from "./_counting.ts";
-import { WEATHER_PARAMS as PARAMS } from "./_schemas.ts";
+import { BOOKING_SCHEMA, WEATHER_PARAMS as PARAMS } from "./_schemas.ts";
 
 const weather = [{
   type: "function",
@@ -968,17 +968,7 @@ function withLinksCounted<T>(body: (links: readonly { threw: boolean }[]) => T):
 test("compile: generated code is really used where the runtime allows it (a silent fallback would cost speed)", async () => {
   const { compile } = await import("../_schema/compile.ts");
   const { rootReporter } = await import("../_schema/codegen.ts");
-  const booking = {
-    type: "object",
-    $defs: { person: { type: "object", properties: { email: { type: "string", format: "email" } } } },
-    properties: {
-      guests: { type: "array", items: { $ref: "#/$defs/person" }, uniqueItems: true },
-      room: { anyOf: [{ enum: ["single"] }, { type: "integer", minimum: 100 }] },
-      lang: { type: "string", pattern: "^[a-z]{2}$" },
-    },
-    additionalProperties: false,
-  };
-  for (const schema of [PARAMS, booking]) {
+  for (const schema of [PARAMS, BOOKING_SCHEMA]) {
     // the generator's entry point is named "root"; the interpreter's closures are not
     assert.equal(compile(schema).name, "root");
     assert.notEqual(compile(schema, { codegen: false }).name, "root");
@@ -986,7 +976,7 @@ test("compile: generated code is really used where the runtime allows it (a sile
   // The reporting functions are generated when a value first fails, in a link of their own: it happens then,
   // once, and compiles (a failure would fall back to the interpreter silently, with the same words).
   withLinksCounted((links) => {
-    const check = compile(booking);
+    const check = compile(BOOKING_SCHEMA);
     const before = links.length;
     assert.ok(before >= 2, "the probe and the yes/no functions");
     assert.equal(check({ room: "single" }, "", null), true);
@@ -1002,7 +992,11 @@ test("compile: generated code is really used where the runtime allows it (a sile
     assert.ok(links.every((l) => !l.threw), "every link compiled");
     const words = (findings: unknown[]) => JSON.stringify(findings);
     const interpreted: unknown[] = [];
-    compile(booking, { codegen: false })({ room: "penthouse", lang: "english" }, "", interpreted as never);
+    compile(BOOKING_SCHEMA, { codegen: false })(
+      { room: "penthouse", lang: "english" },
+      "",
+      interpreted as never,
+    );
     assert.equal(words(out), words(interpreted));
   });
 });
