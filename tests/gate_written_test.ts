@@ -221,9 +221,13 @@ function cohereWritten(text: string): Record<string, unknown>[] {
 
 /**
  * A Cohere v2 stream of `blocks`, between `cohereWritten`'s message start and end: a text block sent in the
- * given pieces, or (null) a thinking block of "Hmm.".
+ * given pieces, or (null) a thinking block of "Hmm."; `within` gives events of a block's (its citations) that
+ * come after its text, before its end.
  */
-function cohereBlocks(blocks: readonly (readonly string[] | null)[]): Record<string, unknown>[] {
+function cohereBlocks(
+  blocks: readonly (readonly string[] | null)[],
+  within: (index: number) => readonly Record<string, unknown>[] = () => [],
+): Record<string, unknown>[] {
   const [start, , , , end] = cohereWritten("x");
   return [
     start,
@@ -242,6 +246,7 @@ function cohereBlocks(blocks: readonly (readonly string[] | null)[]): Record<str
         index,
         delta: { message: { content: text === null ? { thinking: "Hmm." } : { text } } },
       })),
+      ...within(index),
       { type: "content-end", index },
     ]),
     end,
@@ -1657,21 +1662,10 @@ test("guardFetch Cohere stream: a block of only a rejected call goes, and the ci
     },
     { type: "citation-end", index },
   ];
-  const [start, , , , end] = cohereWritten("x");
-  const frames = [
-    start,
-    ...texts.flatMap((text, index) => [
-      { type: "content-start", index, delta: { message: { content: { type: "text", text: "" } } } },
-      ...splitN(text, Math.ceil(text.length / 5)).map((t) => ({
-        type: "content-delta",
-        index,
-        delta: { message: { content: { text: t } } },
-      })),
-      ...(index === 2 ? [...citation(0, 0, 12), ...citation(1, 13, 24), ...citation(2, 13, 19)] : []),
-      { type: "content-end", index },
-    ]),
-    end,
-  ];
+  const frames = cohereBlocks(
+    texts.map((text) => splitN(text, Math.ceil(text.length / 5))),
+    (index) => index === 2 ? [...citation(0, 0, 12), ...citation(1, 13, 24), ...citation(2, 13, 19)] : [],
+  );
   provider.reply({ sse: frames, named: true });
   const events = sseData(await cohereWire());
   assert.equal(provider.events[0].verdict.allowed, false);
@@ -1751,26 +1745,16 @@ test("guardFetch Cohere: a citation names its block where the block of only a re
   // A citation's `content_index` is the block it is in: once block 1 goes, block 2 is block 1.
   const texts = ["Sure.", WRITTEN_BAD, "Oslo is wet."];
   const citation = { start: 0, end: 12, text: "Oslo is wet.", sources: [], content_index: 2 };
-  const [start, , , , end] = cohereWritten("x");
-  const frames = [
-    start,
-    ...texts.flatMap((text, index) => [
-      { type: "content-start", index, delta: { message: { content: { type: "text", text: "" } } } },
-      ...splitN(text, Math.ceil(text.length / 5)).map((t) => ({
-        type: "content-delta",
-        index,
-        delta: { message: { content: { text: t } } },
-      })),
-      ...(index === 2
-        ? [{ type: "citation-start", index: 0, delta: { message: { citations: citation } } }, {
-          type: "citation-end",
-          index: 0,
-        }]
-        : []),
-      { type: "content-end", index },
-    ]),
-    end,
-  ];
+  const frames = cohereBlocks(
+    texts.map((text) => splitN(text, Math.ceil(text.length / 5))),
+    (index) =>
+      index === 2
+        ? [
+          { type: "citation-start", index: 0, delta: { message: { citations: citation } } },
+          { type: "citation-end", index: 0 },
+        ]
+        : [],
+  );
   provider.reply({ sse: frames, named: true });
   const events = sseData(await cohereWire());
   assert.equal(provider.events[0].verdict.allowed, false);
