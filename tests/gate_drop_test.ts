@@ -40,6 +40,28 @@ const reply = (r: FakeReply) => {
   seen.length = 0;
 };
 
+/** A Gemini `functionCall` part calling `c`. */
+const geminiCall = (c: { name: string; args: unknown }) => ({ functionCall: { name: c.name, args: c.args } });
+/** A Gemini stream chunk of one candidate with `parts`, and its finish reason where given. */
+const geminiChunk = (parts: unknown[], finish?: string) => ({
+  candidates: [{
+    content: { role: "model", parts },
+    index: 0,
+    ...(finish ? { finishReason: finish } : {}),
+  }],
+});
+/** The Gemini request of these tests: a question, and the tools declared. */
+const GEMINI_REQUEST = {
+  contents: [{ role: "user", parts: [{ text: "Weather?" }] }],
+  tools: [{ functionDeclarations: TOOLS_RESPONSES }],
+};
+/** Streams the Gemini `request` through the guarded fetch (drop-call). */
+const geminiPost = (request: Record<string, unknown>) =>
+  gfetch(`${server.url}/v1beta/models/g:streamGenerateContent?alt=sse`, {
+    method: "POST",
+    body: JSON.stringify(request),
+  });
+
 test("guardFetch drop-call: an Ollama stream keeps the valid calls, renumbered, and says what it removed", async () => {
   const lines = ollamaStream(["Checking."], [GOOD, BAD, GOOD2]) as Record<string, unknown>[];
   // Newer Ollama numbers the calls in `function.index`.
@@ -71,33 +93,22 @@ test("guardFetch drop-call: an Ollama stream keeps the valid calls, renumbered, 
 
 test("guardFetch drop-call: a Gemini stream keeps the valid functionCall parts; a dropped call's signature moves on", async () => {
   const chunk = (parts: unknown[], finish?: string) => ({
-    candidates: [{
-      content: { role: "model", parts },
-      index: 0,
-      ...(finish ? { finishReason: finish } : {}),
-    }],
+    ...geminiChunk(parts, finish),
     modelVersion: "gemini-x",
   });
-  const call = (c: { name: string; args: unknown }) => ({ functionCall: { name: c.name, args: c.args } });
   reply({
     sse: [
       chunk([{ text: "Looking." }]),
-      chunk([{ ...call(BAD), thoughtSignature: "c2ln" }, call(GOOD)]),
-      chunk([call(GOOD2)], "STOP"),
+      chunk([{ ...geminiCall(BAD), thoughtSignature: "c2ln" }, geminiCall(GOOD)]),
+      chunk([geminiCall(GOOD2)], "STOP"),
     ],
   });
-  const res = await gfetch(`${server.url}/v1beta/models/g:streamGenerateContent?alt=sse`, {
-    method: "POST",
-    body: JSON.stringify({
-      contents: [{ role: "user", parts: [{ text: "Weather?" }] }],
-      tools: [{ functionDeclarations: TOOLS_RESPONSES }],
-    }),
-  });
+  const res = await geminiPost(GEMINI_REQUEST);
   const events = sseData(await res.text());
   const parts = events.flatMap((e) => e.candidates[0].content.parts as Record<string, unknown>[]);
   assert.deepEqual(parts.filter((p) => p.functionCall), [
-    { ...call(GOOD), thoughtSignature: "c2ln" },
-    call(GOOD2),
+    { ...geminiCall(GOOD), thoughtSignature: "c2ln" },
+    geminiCall(GOOD2),
   ]);
   assert.equal(parts[0].text, "Looking.");
   assert.match(String(parts[1].text), /delete_everything/);
@@ -108,7 +119,6 @@ test("guardFetch drop-call: a Gemini stream keeps the valid functionCall parts; 
 test("guardFetch drop-call: a Gemini stream of two candidates drops the rejected call, whatever order their chunks are held in", async () => {
   // Candidate 1's call waits behind its text, which may open a written call, and reaches the held chunks
   // after candidate 0's later one: a call counted by its place among all held calls was another call.
-  const call = (c: { name: string; args: unknown }) => ({ functionCall: { name: c.name, args: c.args } });
   const candidate = (index: number, parts: unknown[], finish = false) => ({
     index,
     content: { role: "model", parts },
@@ -116,20 +126,18 @@ test("guardFetch drop-call: a Gemini stream of two candidates drops the rejected
   });
   reply({
     sse: [
-      { candidates: [candidate(0, [{ text: "Looking." }]), candidate(1, [{ text: "One {" }, call(GOOD)])] },
-      { candidates: [candidate(0, [call(BAD)]), candidate(1, [{ text: " moment." }])] },
-      { candidates: [candidate(0, [call(GOOD2)])] },
+      {
+        candidates: [
+          candidate(0, [{ text: "Looking." }]),
+          candidate(1, [{ text: "One {" }, geminiCall(GOOD)]),
+        ],
+      },
+      { candidates: [candidate(0, [geminiCall(BAD)]), candidate(1, [{ text: " moment." }])] },
+      { candidates: [candidate(0, [geminiCall(GOOD2)])] },
       { candidates: [candidate(0, [], true), candidate(1, [], true)] },
     ],
   });
-  const res = await gfetch(`${server.url}/v1beta/models/g:streamGenerateContent?alt=sse`, {
-    method: "POST",
-    body: JSON.stringify({
-      contents: [{ role: "user", parts: [{ text: "Weather?" }] }],
-      tools: [{ functionDeclarations: TOOLS_RESPONSES }],
-      generationConfig: { candidateCount: 2 },
-    }),
-  });
+  const res = await geminiPost({ ...GEMINI_REQUEST, generationConfig: { candidateCount: 2 } });
   const calls: string[][] = [[], []];
   for (const e of sseData(await res.text())) {
     for (const [i, c] of (e.candidates as Record<string, unknown>[]).entries()) {
@@ -150,31 +158,20 @@ test("guardFetch drop-call: a Gemini stream puts the reason after the text the w
   // The answer opens with JSON (`{ }`), so the watch holds it to its end, and the extractor reads no call in
   // it; the reason sent ahead of that text made it open with words, and the object there read as a call no
   // judge saw (fuzz seed 16063). The body sets the reason after the text.
-  const call = (c: { name: string; args: unknown }) => ({ functionCall: { name: c.name, args: c.args } });
   const written = '{"name": "search", "arguments": {"query": "notes"}}';
-  const chunks = [[call(GOOD)], [{ text: " { } done" }], [call(GOOD2)], [{ text: written }], [call(BAD)], [{
+  const chunks = [[geminiCall(GOOD)], [{ text: " { } done" }], [geminiCall(GOOD2)], [{ text: written }], [
+    geminiCall(BAD),
+  ], [{
     text: " the end",
   }]];
-  const chunk = (parts: unknown[], finish?: string) => ({
-    candidates: [{
-      content: { role: "model", parts },
-      index: 0,
-      ...(finish ? { finishReason: finish } : {}),
-    }],
-  });
-  reply({ sse: [...chunks.map((ps) => chunk(ps)), chunk([{ text: "" }], "STOP")] });
-  const request = {
-    contents: [{ role: "user", parts: [{ text: "Weather?" }] }],
-    tools: [{ functionDeclarations: TOOLS_RESPONSES }],
-  };
-  const res = await gfetch(`${server.url}/v1beta/models/g:streamGenerateContent?alt=sse`, {
-    method: "POST",
-    body: JSON.stringify(request),
-  });
+  reply({ sse: [...chunks.map((ps) => geminiChunk(ps)), geminiChunk([{ text: "" }], "STOP")] });
+  const res = await geminiPost(GEMINI_REQUEST);
   const text = (ps: Record<string, unknown>[]) =>
     ps.filter((p) => typeof p.text === "string").map((p) => p.text).join("");
   const streamed = text(sseData(await res.text()).flatMap((e) => e.candidates[0].content.parts));
-  const body = await gateCompletion(request, chunk(chunks.flat(), "STOP"), { onRejected: "drop-call" });
+  const body = await gateCompletion(GEMINI_REQUEST, geminiChunk(chunks.flat(), "STOP"), {
+    onRejected: "drop-call",
+  });
   const whole = text(
     (body.response as { candidates: { content: { parts: Record<string, unknown>[] } }[] })
       .candidates[0].content.parts,
@@ -772,24 +769,19 @@ test("drop-call: an Ollama answer keeps its valid calls renumbered and the reaso
 test("gateCompletion drop-call: a Gemini body moves a dropped call's thoughtSignature to the next kept call, as a stream does", async () => {
   // Gemini refuses a follow-up whose first function call lost its signature; the stream moved it on, the
   // body dropped it with the call (fuzz seeds gemini drop-call 18055, 18069).
-  const call = (c: { name: string; args: unknown }) => ({ functionCall: { name: c.name, args: c.args } });
   const whole = {
     candidates: [{
       index: 0,
       content: {
         role: "model",
-        parts: [{ text: "Looking." }, { ...call(BAD), thoughtSignature: "c2ln" }, call(GOOD)],
+        parts: [{ text: "Looking." }, { ...geminiCall(BAD), thoughtSignature: "c2ln" }, geminiCall(GOOD)],
       },
       finishReason: "STOP",
     }],
   };
-  const request = {
-    contents: [{ role: "user", parts: [{ text: "Weather?" }] }],
-    tools: [{ functionDeclarations: TOOLS_RESPONSES }],
-  };
-  const gated = await gateCompletion(request, whole, { onRejected: "drop-call" });
+  const gated = await gateCompletion(GEMINI_REQUEST, whole, { onRejected: "drop-call" });
   const parts = (gated.response as typeof whole).candidates[0].content.parts as Record<string, unknown>[];
-  assert.deepEqual(parts.filter((p) => p.functionCall), [{ ...call(GOOD), thoughtSignature: "c2ln" }]);
+  assert.deepEqual(parts.filter((p) => p.functionCall), [{ ...geminiCall(GOOD), thoughtSignature: "c2ln" }]);
   assert.match(String(parts[1].text), /delete_everything/); // (after the text, before the kept calls)
 });
 
@@ -797,34 +789,24 @@ test("drop-call: a Gemini stream puts the reason after text that came in one chu
   // The text the watch held beside the native calls ends in the chunk of the valid call: the reason went
   // after the last chunk of text alone, in the midst of that text (fuzz seeds gemini drop-call 18081,
   // gemini2 18051).
-  const call = (c: { name: string; args: unknown }) => ({ functionCall: { name: c.name, args: c.args } });
-  const chunk = (parts: unknown[], finish?: string) => ({
-    candidates: [{
-      content: { role: "model", parts },
-      index: 0,
-      ...(finish ? { finishReason: finish } : {}),
-    }],
-  });
   const texts = [
     "Looking. <tool_call>",
     '{"name": "get_weather", "arguments": {"city": "Bergen"}}</tool_call>',
   ];
   reply({
-    sse: [chunk([{ text: texts[0] }]), chunk([{ text: texts[1] }, call(GOOD)]), chunk([call(BAD)], "STOP")],
+    sse: [
+      geminiChunk([{ text: texts[0] }]),
+      geminiChunk([{ text: texts[1] }, geminiCall(GOOD)]),
+      geminiChunk([geminiCall(BAD)], "STOP"),
+    ],
   });
-  const request = {
-    contents: [{ role: "user", parts: [{ text: "Weather?" }] }],
-    tools: [{ functionDeclarations: TOOLS_RESPONSES }],
-  };
-  const res = await gfetch(`${server.url}/v1beta/models/g:streamGenerateContent?alt=sse`, {
-    method: "POST",
-    body: JSON.stringify(request),
-  });
+  const res = await geminiPost(GEMINI_REQUEST);
   type Part = { text?: string; functionCall?: unknown };
   const textOf = (ps: Part[]) => ps.map((p) => p.text ?? "").join("");
   const streamed = textOf(sseData(await res.text()).flatMap((e) => e.candidates[0].content.parts as Part[]));
-  const whole = chunk([{ text: texts.join("") }, call(GOOD), call(BAD)], "STOP");
-  const body = (await gateCompletion(request, whole, { onRejected: "drop-call" })).response as typeof whole;
+  const whole = geminiChunk([{ text: texts.join("") }, geminiCall(GOOD), geminiCall(BAD)], "STOP");
+  const body = (await gateCompletion(GEMINI_REQUEST, whole, { onRejected: "drop-call" }))
+    .response as typeof whole;
   assert.ok(streamed.startsWith(texts.join("")), streamed);
   assert.equal(streamed, textOf(body.candidates[0].content.parts as Part[]));
 });
