@@ -60,6 +60,9 @@ const anthropic = (s: FakeServer, f: typeof fetch) =>
 /** The Anthropic SDK's message stream of the weather question with the tools, through the guarded fetch. */
 const anthropicAsk = (s: FakeServer, f: typeof fetch) =>
   anthropic(s, f).messages.stream({ model: "m", max_tokens: 100, messages, tools: TOOLS_ANTHROPIC as never });
+/** The same question answered whole (`messages.create`), through the guarded fetch. */
+const anthropicCreate = (s: FakeServer, f: typeof fetch) =>
+  anthropic(s, f).messages.create({ model: "m", max_tokens: 100, messages, tools: TOOLS_ANTHROPIC as never });
 
 /**
  * The openai SDK's Responses stream of the weather question with the tools, through the guarded fetch:
@@ -269,13 +272,7 @@ test("guardFetch retry: Anthropic, the follow-up carries tool_result with is_err
   const { value, server, seen } = await scripted(
     [{ json: anthropicMessage("Checking.", [BAD]) }, { json: anthropicMessage(null, [GOOD]) }],
     1,
-    (s, f) =>
-      anthropic(s, f).messages.create({
-        model: "m",
-        max_tokens: 100,
-        messages,
-        tools: TOOLS_ANTHROPIC as never,
-      }),
+    anthropicCreate,
   );
   assert.deepEqual(value.content.map((b) => b.type === "tool_use" ? b.id : b.type), ["call_good"]);
   const sent = server.requests[1].json as {
@@ -746,13 +743,7 @@ test("guardFetch retry: Anthropic, a text block of white space alone the model w
     const { server } = await scripted(
       [{ json: first }, { json: anthropicMessage(null, [GOOD]) }],
       1,
-      (s, f) =>
-        anthropic(s, f).messages.create({
-          model: "m",
-          max_tokens: 100,
-          messages,
-          tools: TOOLS_ANTHROPIC as never,
-        }),
+      anthropicCreate,
     );
     assert.equal(server.requests.length, 2);
     const sent = server.requests[1].json as { messages: { content: Record<string, unknown>[] }[] };
