@@ -11,7 +11,7 @@
 // instead of one round per level of the import chain. In the order they run; scripts/check_imports.ts
 // (`deno task check`) fails when one is missing or not needed.
 import "../_common/lazy.ts";
-import { clipMiddle, givenValue } from "../_common/values.ts";
+import { givenValue } from "../_common/values.ts";
 import "../_common/bytes.ts";
 import "./output.ts";
 import "../_common/pointer.ts";
@@ -41,6 +41,7 @@ import {
   readJson,
   runMain,
   safeText,
+  shownText,
   stringOption,
   UsageError,
   wantsJson,
@@ -150,7 +151,7 @@ export function main(args: string[]): Promise<number> {
     } else {
       if (typeof value !== "object" || value === null || !("ok" in value)) {
         throw new UsageError(
-          `${safeText(clipMiddle(inputName(file)))} is not a ToolResult (no "ok" field) or a verdict`,
+          `${shownText(inputName(file))} is not a ToolResult (no "ok" field) or a verdict`,
           "pass what `toolguard run --json` or `toolguard validate --json` prints",
         );
       }

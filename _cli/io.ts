@@ -34,7 +34,7 @@ import type NodeProcess from "node:process";
 import type * as NodeUtil from "node:util";
 import type { JSONScanner, Node as JsonNode, ParseError } from "jsonc-parser";
 import { lazy, nodeBuiltin } from "../_common/lazy.ts";
-import { clipMiddle, editDistance, errorText, givenValue, plural } from "../_common/values.ts";
+import { editDistance, errorText, givenValue, plural } from "../_common/values.ts";
 import { concatBytes } from "../_common/bytes.ts";
 export { MAX_TIMER_MS } from "../_common/values.ts";
 import {
@@ -44,6 +44,7 @@ import {
   EXIT_USAGE,
   paint,
   safeText,
+  shownText,
   VERSION_LINE,
   writeErr,
   writeOut,
@@ -60,6 +61,7 @@ export {
   printJson,
   type PrintJsonOptions,
   safeText,
+  shownText,
   useColour,
   wantsJson,
   writeErr,
@@ -172,7 +174,7 @@ async function readWhole(chunks: AsyncIterable<Uint8Array>, name: string): Promi
     total += chunk.length;
     if (total > MAX_INPUT_BYTES) {
       throw new UsageError(
-        `${safeText(clipMiddle(name))} is larger than ${
+        `${shownText(name)} is larger than ${
           MAX_INPUT_BYTES / 1024 / 1024
         } MiB, more than toolguard reads at once`,
         "give a smaller input (split a long text, e.g. `split -b 32m`, and check each part)",
@@ -222,7 +224,7 @@ export async function readText(path: string, options: ReadTextOptions = {}): Pro
   const bad = text.includes("\uFFFD") ? firstReplaced(text, bytes) : -1;
   if (bad < 0) return text;
   const { line, column } = lineColumn(text, bad);
-  const where = `${safeText(clipMiddle(inputName(path)))}:${line}:${column}`;
+  const where = `${shownText(inputName(path))}:${line}:${column}`;
   if (options.invalidUtf8 === "replace") {
     writeErr(
       `${paint("yellow", "warning", "stderr")}: ${
@@ -310,7 +312,7 @@ function knownReason(error: unknown): string | undefined {
 export function cannotRead(path: string, error: unknown, hint: string): UsageError {
   const reason = ioReason(error);
   return new UsageError(
-    `cannot read ${safeText(clipMiddle(path))}: ${reason}`,
+    `cannot read ${shownText(path)}: ${reason}`,
     path.includes("\uFFFD") && reason === IO_REASONS.ENOENT
       ? "the name holds U+FFFD, which is what bytes that are not UTF-8 become in an argument, so a file " +
         "named with such bytes cannot be named here: pass it on stdin (`toolguard COMMAND - < FILE`) or " +
@@ -342,7 +344,7 @@ export function cannotRead(path: string, error: unknown, hint: string): UsageErr
  */
 export function cannotWrite(option: string, given: string, error: unknown): UsageError {
   const reason = ioReason(error);
-  const path = safeText(clipMiddle(given));
+  const path = shownText(given);
   const hint = reason === IO_REASONS.ENXIO
     ? `start the program that reads ${path} first (it waits for what is written there), or give --${option} ` +
       "a regular file"
@@ -369,7 +371,7 @@ export function logWriteWarning(command: string, path: string): (error: Error) =
     told = true;
     writeErr(
       `${paint("yellow", "warning", "stderr")}: toolguard ${command}: cannot write to the log ${
-        safeText(clipMiddle(path))
+        shownText(path)
       } (${safeText(ioReason(error))}); lines are missing from it\n`,
     );
   };
@@ -574,7 +576,7 @@ function toValue(node: JsonNode): unknown {
  * @returns The parsed value.
  */
 export async function parseJsonText(text: string, file: string): Promise<unknown> {
-  const name = safeText(clipMiddle(inputName(file)));
+  const name = shownText(inputName(file));
   const source = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   if (source.trim() === "") {
     throw new UsageError(
@@ -728,7 +730,7 @@ export function parseArgsMessage(error: unknown): string {
     .replace(/^Unknown option '([^-])'/, "Unknown option '-$1'")
     .replace(
       /^Unknown option '(.*)'$/s,
-      (_, flag: string) => `Unknown option '${safeText(clipMiddle(flag))}'`,
+      (_, flag: string) => `Unknown option '${shownText(flag)}'`,
     )
     .replace(/^Option '(?:-\w, )?(--[^ ']+) <value>' argument missing$/, "$1 needs a value")
     // Three lines of which the last says what to do: one line that says it.
@@ -822,9 +824,7 @@ function refuseUnparsable(
       while (letters < arg.length - 1 && letters <= MAX_SHORT_GROUP && !valued.has(arg[letters])) letters++;
       if (letters > MAX_SHORT_GROUP) {
         throw new UsageError(
-          `${safeText(clipMiddle(arg))} is no option: too long for a group of short options (${
-            arg.length - 1
-          } letters)`,
+          `${shownText(arg)} is no option: too long for a group of short options (${arg.length - 1} letters)`,
           spec.fileOperands === true
             ? `to name a file whose name starts with -, put it after --, as in \`toolguard ${spec.command} [options] -- FILE\`; ${help}`
             : `give each option on its own; ${help}`,
@@ -853,7 +853,7 @@ function withValueGiven(message: string, args: readonly string[]): string {
   const end = args.indexOf("--");
   const at = (end < 0 ? args : args.slice(0, end)).indexOf(flag);
   const value = at < 0 ? undefined : args[at + 1];
-  return value === undefined ? message : message.replaceAll("-XYZ", safeText(clipMiddle(value)));
+  return value === undefined ? message : message.replaceAll("-XYZ", shownText(value));
 }
 
 /**
@@ -883,7 +883,7 @@ function argumentsHint(
       a.length > 1 && a[0] === "-" && !Object.hasOwn(options, a.replace(/^--?|=.*$/g, "")) && pathExists(a)
     );
     if (named !== undefined) {
-      const file = safeText(clipMiddle(named));
+      const file = shownText(named);
       return `${file} is a file: to name it, put it after --, as in \`toolguard ${spec.command} [options] -- ${file}\``;
     }
   }
@@ -1102,7 +1102,7 @@ export function integerOption(
 
 /**
  * {@linkcode safeText} for messages of several lines. Their own line breaks are kept, so what a message quotes
- * from outside (a path, a flag) is made safe where it is quoted, `safeText(clipMiddle(path))`: a line break in
+ * from outside (a path, a flag) is made safe where it is quoted, `shownText(path)`: a line break in
  * a file name would otherwise start a line of its own (a forged `hint: ...`).
  */
 const LINES = { keepLines: true };

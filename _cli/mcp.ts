@@ -75,6 +75,7 @@ import {
   printedHelp,
   runMain,
   safeText,
+  shownText,
   stringOption,
   UsageError,
   writeErr,
@@ -85,7 +86,7 @@ import { relayMcpStdio } from "../_mcp/relay.ts";
 import { INJECTION_POLICIES } from "../_mcp/guard.ts";
 import { relayMcpHttp } from "../_mcp/http.ts";
 import { defaultPinsPath, type McpPinOptions } from "../_mcp/pins.ts";
-import { main as pinsMain, shownDiff, shownName } from "./mcp_pins.ts";
+import { main as pinsMain, shownDiff } from "./mcp_pins.ts";
 
 /** The `toolguard mcp --help` text. */
 export const MCP_HELP = `toolguard mcp: guard any MCP server without changing it
@@ -303,16 +304,16 @@ function stderrNotice(event: McpEvent, values: OptionValues, warned: Set<string>
         : "calls to it are rejected (use --forward-unchecked to let them through)";
       // (the validator's error names the tool too)
       notice(
-        `toolguard mcp: cannot enforce the inputSchema of tool ${shownName(u.name)}: ${
-          safeText(clipMiddle(u.error))
+        `toolguard mcp: cannot enforce the inputSchema of tool ${shownText(u.name)}: ${
+          shownText(u.error)
         }; ${what}\n`,
       );
     }
   } else if (event.event === "tool_changed" && !warned.has(`changed:${event.name}:${event.seen}`)) {
     warned.add(`changed:${event.name}:${event.seen}`);
-    const name = shownName(event.name);
+    const name = shownText(event.name);
     const pins = stringOption(values, "pins");
-    const accept = `toolguard mcp pins accept${pins === undefined ? "" : ` --pins ${shownName(pins)}`}`;
+    const accept = `toolguard mcp pins accept${pins === undefined ? "" : ` --pins ${shownText(pins)}`}`;
     const what = event.accepted
       ? "accepted (--accept-changed) and re-pinned"
       : name === event.name
@@ -333,7 +334,7 @@ function stderrNotice(event: McpEvent, values: OptionValues, warned: Set<string>
     const why = [...new Set(event.findings.map((f) => f.category))].join(", ");
     notice(
       `toolguard mcp: the ${text} of ${event.kind} ${
-        shownName(event.name)
+        shownText(event.name)
       } looks poisoned (${why}); ${what}\n`,
     );
   } else if (event.event === "stray_message" && !warned.has(`stray:${event.from}:${event.kind}`)) {
@@ -505,7 +506,7 @@ export function main(args: string[]): Promise<number> {
         const what = failed === 1 ? "1 message" : `${failed} messages`;
         notice(
           `toolguard mcp: the MCP server at ${
-            safeText(clipMiddle(shownAddress(url!)))
+            shownText(shownAddress(url!))
           } did not take ${what} (not reached, refused, or ` +
             "sent after an initialize that did not succeed); " +
             "the client's requests among them were answered with an error\n",

@@ -17,6 +17,7 @@ import {
   printJson,
   runMain,
   safeText,
+  shownText,
   stringOption,
   UsageError,
   writeErr,
@@ -149,7 +150,7 @@ export function main(args: string[]): Promise<number> {
     const accepted = acceptPending(pins, { tools: values.all === true ? "all" : tools, server });
     if (accepted.length === 0 && values.all === true) {
       // As git says "Already up to date": the state asked for holds, nothing to write.
-      const where = server === undefined ? "" : ` for ${shownName(server)}`;
+      const where = server === undefined ? "" : ` for ${shownText(server)}`;
       writeOut(`nothing to accept: no changed definition waits${where}\n`);
       return Promise.resolve(EXIT_OK);
     }
@@ -158,24 +159,24 @@ export function main(args: string[]): Promise<number> {
     const missing = tools.filter((tool) => !accepted.some((a) => a.tool === tool));
     if (missing.length > 0) {
       const others = accepted.length === 0 ? "" : "; nothing was accepted";
-      const where = server === undefined ? "" : ` (server ${shownName(server)})`;
+      const where = server === undefined ? "" : ` (server ${shownText(server)})`;
       writeErr(
         `toolguard mcp pins: no changed definition waits for ${
-          shownName(missing.join(", "))
+          shownText(missing.join(", "))
         }${where}${others}\n`,
       );
       const near = closestName(missing[0], waiting);
-      const pinsFlag = stringOption(values, "pins") === undefined ? "" : ` --pins ${shownName(path)}`;
+      const pinsFlag = stringOption(values, "pins") === undefined ? "" : ` --pins ${shownText(path)}`;
       writeErr(
         `hint: ${
-          near === undefined ? "" : `did you mean ${shownName(near)}? `
+          near === undefined ? "" : `did you mean ${shownText(near)}? `
         }\`toolguard mcp pins list${pinsFlag}\` ` +
           "shows the changed definitions that wait\n",
       );
       return Promise.resolve(EXIT_FAIL);
     }
     writePinFile(path, pins);
-    for (const a of accepted) writeOut(`accepted ${shownName(a.tool)} (${shownName(a.server)})\n`);
+    for (const a of accepted) writeOut(`accepted ${shownText(a.tool)} (${shownText(a.server)})\n`);
     return Promise.resolve(EXIT_OK);
   });
 }
@@ -186,15 +187,6 @@ function pendingNames(pins: ReturnType<typeof readPinFile>, server: string | und
   return Object.entries(pins.servers).flatMap(([key, entry]) =>
     wanted !== undefined && !wanted.includes(key) ? [] : Object.keys(entry.pending ?? {})
   );
-}
-
-/**
- * A name chosen by an MCP server (a tool's, or the server's key, which holds its URL or command line) as a
- * message or listing shows it: on one line, safe for a terminal, and clipped in the middle when long (a
- * hostile server's 100 000-character tool name).
- */
-export function shownName(name: string): string {
-  return safeText(clipMiddle(name));
 }
 
 /**
@@ -218,7 +210,7 @@ export function shownDiff(diff: string, indent: string, pinsOption?: string): st
     return `${indent}${safeText(shown)}\n`;
   });
   if (clipped) {
-    const pins = pinsOption === undefined ? "" : ` --pins ${safeText(clipMiddle(pinsOption))}`;
+    const pins = pinsOption === undefined ? "" : ` --pins ${shownText(pinsOption)}`;
     lines.push(`${indent}(long lines clipped: \`toolguard mcp pins list --json${pins}\` shows them whole)\n`);
   }
   return lines.join("");
@@ -226,21 +218,21 @@ export function shownDiff(diff: string, indent: string, pinsOption?: string): st
 
 /**
  * The pin file as text: per server, the pinned tools and the waiting changes with their diffs. Names chosen by
- * servers (and dates read from the file) are shown by {@linkcode shownName}: a tool named `x\n  CHANGED y`
+ * servers (and dates read from the file) are shown by {@linkcode shownText}: a tool named `x\n  CHANGED y`
  * would forge an entry.
  */
 function listing(pins: ReturnType<typeof readPinFile>, pinsOption: string | undefined): string {
   let out = "";
   for (const [server, entry] of Object.entries(pins.servers)) {
-    out += `${shownName(server)}\n`;
+    out += `${shownText(server)}\n`;
     for (const [name, pin] of Object.entries(entry.tools)) {
-      out += `  ${shownName(name)}  sha256:${shownName(pin.hash.slice(0, 16))}  pinned ${
-        shownName(pin.at)
+      out += `  ${shownText(name)}  sha256:${shownText(pin.hash.slice(0, 16))}  pinned ${
+        shownText(pin.at)
       }\n`;
     }
     for (const [name, pin] of Object.entries(entry.pending ?? {})) {
-      out += `  CHANGED ${shownName(name)}  sha256:${shownName(pin.hash.slice(0, 16))}  seen ${
-        shownName(pin.at)
+      out += `  CHANGED ${shownText(name)}  sha256:${shownText(pin.hash.slice(0, 16))}  seen ${
+        shownText(pin.at)
       }\n`;
       const old = pinOf(entry.tools, name);
       if (old) out += shownDiff(diffDefinitions(old.definition, pin.definition), "      ", pinsOption);

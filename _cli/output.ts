@@ -24,7 +24,7 @@
 import type * as NodeFs from "node:fs";
 import type NodeProcess from "node:process";
 import { nodeBuiltin } from "../_common/lazy.ts";
-import { showHidden } from "../_common/values.ts";
+import { clipMiddle, showHidden } from "../_common/values.ts";
 import denoJson from "../deno.json" with { type: "json" };
 
 /**
@@ -85,6 +85,27 @@ function isBun(): boolean {
  */
 export function safeText(text: string, options: { keepLines?: boolean } = {}): string {
   return showHidden(text, { keepLines: options.keepLines });
+}
+
+/**
+ * Outside text (a path, a flag, a name an MCP server chose) as a message or listing quotes it: clipped in the
+ * middle when long ({@linkcode clipMiddle}: a hostile 100 000-character name), then on one line and safe for
+ * a terminal ({@linkcode safeText}).
+ *
+ * @example
+ * ```ts
+ * import { shownText } from "./output.ts";
+ * import assert from "node:assert/strict";
+ *
+ * assert.equal(shownText("tool\nhint: all good"), "tool\\u{A}hint: all good");
+ * assert.match(shownText("x".repeat(1000)), /^x+\u2026\(\d+ characters left out\)\u2026x+$/);
+ * ```
+ *
+ * @param text The outside text.
+ * @returns The text clipped, on one line, with hidden and control characters escaped.
+ */
+export function shownText(text: string): string {
+  return safeText(clipMiddle(text));
 }
 
 /** UTF-8, for everything written (and read) here. */

@@ -14,7 +14,7 @@
 import "../_common/lazy.ts";
 import "../_common/bytes.ts";
 
-import { clipMiddle, givenValue, plural } from "../_common/values.ts";
+import { givenValue, plural } from "../_common/values.ts";
 import {
   cannotRead,
   cannotWrite,
@@ -33,6 +33,7 @@ import {
   runMain,
   safeText,
   sameFile,
+  shownText,
   stdinChunks,
   stringOption,
   UsageError,
@@ -127,9 +128,7 @@ export function main(args: string[]): Promise<number> {
     const html = outputPathOption(values, "html");
     if (html !== undefined && path !== "-" && sameFile(path, html)) {
       throw new UsageError(
-        `--html ${
-          safeText(clipMiddle(html))
-        } is the log being read; writing the report there would destroy it`,
+        `--html ${shownText(html)} is the log being read; writing the report there would destroy it`,
         "give --html another file name",
       );
     }
@@ -162,7 +161,7 @@ export function main(args: string[]): Promise<number> {
         `toolguard stats: ${
           path === "-"
             ? "no line came through stdin"
-            : `${safeText(clipMiddle(path))} has no line (it is empty or blank)`
+            : `${shownText(path)} has no line (it is empty or blank)`
         }, so there is nothing to report on; check that it is the log the agent writes (\`toolguard run ` +
           "--log`, `toolguard mcp --log`, jsonlLog) and that the agent ran\n",
       );
@@ -172,7 +171,7 @@ export function main(args: string[]): Promise<number> {
     if (events === 0) {
       writeErr(
         `toolguard stats: none of the ${report.lines} ${plural(report.lines, "line")} of ${
-          safeText(clipMiddle(inputName(path)))
+          shownText(inputName(path))
         } ` +
           `is a toolguard log line; give a log written by ${LOG_WRITERS}\n`,
       );

@@ -10,7 +10,7 @@
 // instead of one round per level of the import chain. In the order they run; scripts/check_imports.ts
 // (`deno task check`) fails when one is missing or not needed.
 import "../_common/lazy.ts";
-import { clipMiddle, plural } from "../_common/values.ts";
+import { plural } from "../_common/values.ts";
 import "../_common/bytes.ts";
 import "./output.ts";
 import "../_common/pointer.ts";
@@ -73,6 +73,7 @@ import {
   readText,
   runMain,
   safeText,
+  shownText,
   stringOption,
   UsageError,
   wantsJson,
@@ -200,8 +201,8 @@ function formatVerdict(verdict: Verdict): string {
   let out = "";
   for (const c of verdict.calls) {
     // A name and an id from outside (--name, a model's call) are echoed as other input is: clipped, safe.
-    const id = c.id ? ` (${safeText(clipMiddle(c.id))})` : "";
-    out += `#${c.index} ${c.name ? safeText(clipMiddle(c.name)) : "(no name)"}${id}: ${
+    const id = c.id ? ` (${shownText(c.id)})` : "";
+    out += `#${c.index} ${c.name ? shownText(c.name) : "(no name)"}${id}: ${
       c.allowed ? paint("green", "allowed") : paint("red", "BLOCKED")
     }\n`;
     for (const f of c.findings) {
@@ -297,7 +298,7 @@ export function main(args: string[]): Promise<number> {
       const shape = inline ? await parseJsonText(trimmed, "--shape") : await readJson(shapeSpec);
       let schema: Record<string, unknown>;
       try {
-        schema = shapeToSchema(shape, inline ? "--shape" : safeText(clipMiddle(shapeSpec)));
+        schema = shapeToSchema(shape, inline ? "--shape" : shownText(shapeSpec));
       } catch (error) {
         throw new UsageError(
           (error as Error).message,
@@ -317,7 +318,7 @@ export function main(args: string[]): Promise<number> {
     } catch (error) {
       // Only a declaration can make validation throw: the tools file asks for something unenforceable.
       throw new UsageError(
-        `${safeText(clipMiddle(toolsPath ?? "--shape"))}: ${(error as Error).message}`,
+        `${shownText(toolsPath ?? "--shape")}: ${(error as Error).message}`,
         "fix the declaration; `toolguard lint` lists every problem",
       );
     }
