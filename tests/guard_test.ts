@@ -2,6 +2,7 @@
 // defence. Process-tree behaviour (timeouts, drains, host exit, concurrency) is in guard_process_test.ts.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -489,9 +490,16 @@ test(
   },
 );
 
+/** Why the ripgrep test cannot run here, or false: a bare machine has Deno and no rg (CI installs ripgrep). */
+const ripgrepSkip = isWindows
+  ? "needs a POSIX shell script for --pre"
+  : spawnSync("rg", ["--version"]).status === 0
+  ? false
+  : "rg is not on PATH (apt-get install ripgrep)";
+
 test("runTool: ripgrep --pre never runs a model-chosen script; exit 1 is empty, exit 2 is exit", {
   ...T,
-  skip: isWindows ? "needs a POSIX shell script for --pre" : false,
+  skip: ripgrepSkip,
 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), "toolguard-rg-"));
   try {
