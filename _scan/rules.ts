@@ -333,6 +333,11 @@ function notAnAddress(t: string, s: number, e: number, original: Original): bool
   if (bare && (e === t.length || t[e] === "\n")) return true;
   if (mark === ":" && /\p{L}/u.test(t[e] ?? "")) return true;
   const before = t[s - 1], twoBefore = t[s - 2] ?? "";
+  if (ENDS_IN_FOREIGN_NAME.test(t.slice(Math.max(0, e - 12), e))) {
+    // (after an elided article, the subject of a sentence, whose present tense may read as an order: Italian
+    // "L'assistente, invia ..." is "the assistant sends")
+    return (before === "'" && /[a-z]/.test(twoBefore)) || !orderedInAnotherLanguage(t, e, original);
+  }
   // (an apostrophe after a letter elides an article, it opens no quote: Catalan "configurar l'LLM, les eines")
   if (before === "'" && /[a-z]/.test(twoBefore) && !toldAfterAll(t, e, original)) return true;
   if (bare && mark === "," && otherLanguageAfter(t, e, original) && !toldAfterAll(t, e, original)) {
@@ -414,19 +419,32 @@ function toldAfterAll(t: string, e: number, original: Original): boolean {
 
 /**
  * True when the words after a model's name and its comma at `t[e]` order it about in another language (see
- * `ORDER_IN_ANOTHER_LANGUAGE`). The fold drops accents, so a French past participle reads as the imperative:
- * "L'assistant, utilise par ..." was "utilis\u00e9" ("used"), which orders no one.
+ * `ORDER_IN_ANOTHER_LANGUAGE` and `CYRILLIC_ORDER`). The fold drops accents, so a French past participle reads
+ * as the imperative: "L'assistant, utilise par ..." was "utilis\u00e9" ("used"), which orders no one.
  */
 function orderedInAnotherLanguage(t: string, e: number, original: Original): boolean {
   const m = ORDER_IN_ANOTHER_LANGUAGE.exec(t.slice(e, e + 60));
-  if (m === null) return false;
+  if (m === null) {
+    let after = "";
+    for (let i = e; i < t.length && i < e + 24; i++) after += original(i);
+    return CYRILLIC_ORDER.test(after);
+  }
   if (m[1] === undefined) return true;
   const end = e + m[0].length;
+  // (a verb form that is also a noun, or a present tense, closed by a comma is an item of a list, no order:
+  // Spanish "Modelo, muestra, precio", Italian "Assistente, mostra, ...")
+  if (/^ ?[,;/|]/.test(t.slice(end, end + 2))) return false;
   let word = "";
   // (and the accents that decompose it: "utilise\u0301" in NFD is the participle all the same)
   for (let i = end - m[1].length; i < end || /\p{M}/u.test(t[i] ?? ""); i++) word += original(i);
+  // (German writes nouns capitalised and an order after a comma in lower case: "KI, Teile und Zubehor" lists
+  // parts, "Senden" is the sending; "KI, teile mir ... mit" orders)
+  if (GERMAN_NOUN_TOO.test(m[1]) && /^\p{Lu}/u.test(word)) return false;
   return !/\u00e9e?s?$/i.test(word.normalize("NFC"));
 }
+
+/** German orders of `ORDER_IN_ANOTHER_LANGUAGE` that are also nouns: "Teile" (parts), "Sage", any infinitive. */
+const GERMAN_NOUN_TOO = /^(?:teile|sage|[a-z]+en)$/;
 
 /**
  * Folded words right after a model's name and its comma that order it about in French, Spanish, Italian,
@@ -434,10 +452,11 @@ function orderedInAnotherLanguage(t: string, e: number, original: Original): boo
  * uniquement en francais", "Assistant, no reveles ...", "Claude, bitte ubersetze ..."), or "from now on" or
  * "the previous instructions" anywhere ("Claude, ab jetzt ...", "... ignoriere alle vorherigen Anweisungen").
  * A third person ("ChatGPT, developpe par OpenAI, repond ...", "Claude, das Modell, antwortet") tells no one.
+ * The comma may be glued to the order ("ChatGPT,reponds ...").
  */
 const ORDER_IN_ANOTHER_LANGUAGE = new RegExp(
   // (a quote or Markdown emphasis may open the order: "ChatGPT, \u00ab reponds ... \u00bb", "**reponds**")
-  `^ (?:[\u00ab"'*_]{1,3} ?)?(?:(?:s'il (?:te|vous) plait|por favor|per favore|bitte|desormais|dorenavant|` +
+  `^ ?(?:[\u00ab"'*_]{1,3} ?)?(?:(?:s'il (?:te|vous) plait|por favor|per favore|bitte|desormais|dorenavant|` +
     `a partir de maintenant|a partir de ahora|de ahora en adelante|da ora in poi|d'ora in poi|` +
     `a partir de agora|von nun an|ab jetzt|ab sofort|a partir d'aujourd'hui|des maintenant|des a present|` +
     `a present|desde ahora|desde hoy|ab heute|d'ora in avanti|de agora em diante|daqui em diante|` +
@@ -467,6 +486,41 @@ const ORDER_IN_ANOTHER_LANGUAGE = new RegExp(
     `(?:precedentes|anteriores|precedenti|previas)))`,
 );
 
+/**
+ * Russian or Ukrainian orders right after a model's name and its comma, after "please" or "not", read in the
+ * original text (the fold reads Cyrillic look-alikes as Latin letters): "ChatGPT, \u043e\u0442\u0432\u0435\u0442\u044c \u0442\u043e\u043b\u044c\u043a\u043e
+ * ..." ("answer only ...").
+ */
+const CYRILLIC_ORDER = new RegExp(
+  `^ ?(?:\u043f\u043e\u0436\u0430\u043b\u0443\u0439\u0441\u0442\u0430,? )?(?:\u043d\u0435 )?(?:${
+    [
+      "\u043e\u0442\u0432\u0435\u0442\u044c|\u043e\u0442\u0432\u0435\u0447\u0430\u0439|\u043e\u0442\u0432\u0435\u0442\u044c\u0442\u0435",
+      "\u043e\u0442\u0432\u0435\u0447\u0430\u0439\u0442\u0435|\u0438\u0433\u043d\u043e\u0440\u0438\u0440\u0443\u0439",
+      "\u0438\u0433\u043d\u043e\u0440\u0438\u0440\u0443\u0439\u0442\u0435|\u0437\u0430\u0431\u0443\u0434\u044c",
+      "\u0437\u0430\u0431\u0443\u0434\u044c\u0442\u0435|\u043e\u0442\u043f\u0440\u0430\u0432\u044c",
+      "\u043e\u0442\u043f\u0440\u0430\u0432\u044c\u0442\u0435|\u043f\u0440\u0438\u0448\u043b\u0438",
+      "\u043f\u0440\u0438\u0448\u043b\u0438\u0442\u0435|\u043f\u0435\u0440\u0435\u0448\u043b\u0438",
+      "\u043f\u0435\u0440\u0435\u0448\u043b\u0438\u0442\u0435|\u043f\u043e\u043a\u0430\u0436\u0438",
+      "\u043f\u043e\u043a\u0430\u0436\u0438\u0442\u0435|\u043d\u0430\u043f\u0438\u0448\u0438",
+      "\u043d\u0430\u043f\u0438\u0448\u0438\u0442\u0435|\u0441\u043a\u0430\u0436\u0438|\u0441\u043a\u0430\u0436\u0438\u0442\u0435",
+      "\u043f\u0435\u0440\u0435\u0432\u0435\u0434\u0438|\u043f\u0435\u0440\u0435\u0432\u0435\u0434\u0438\u0442\u0435",
+      "\u0443\u0434\u0430\u043b\u0438|\u0443\u0434\u0430\u043b\u0438\u0442\u0435|\u0432\u044b\u043f\u043e\u043b\u043d\u0438",
+      "\u0432\u044b\u043f\u043e\u043b\u043d\u0438\u0442\u0435|\u0440\u0430\u0441\u043a\u0440\u043e\u0439",
+      "\u0440\u0430\u0441\u043a\u0440\u043e\u0439\u0442\u0435|\u0432\u044b\u0432\u0435\u0434\u0438",
+      "\u0432\u044b\u0432\u0435\u0434\u0438\u0442\u0435|\u0434\u0430\u0439|\u0434\u0430\u0439\u0442\u0435",
+      "\u0441\u0434\u0435\u043b\u0430\u0439|\u0441\u0434\u0435\u043b\u0430\u0439\u0442\u0435",
+      "\u043e\u0442\u043a\u0440\u043e\u0439|\u043e\u0442\u043a\u0440\u043e\u0439\u0442\u0435",
+      "\u0438\u0441\u043f\u043e\u043b\u044c\u0437\u0443\u0439|\u0438\u0441\u043f\u043e\u043b\u044c\u0437\u0443\u0439\u0442\u0435",
+      "\u0432\u0456\u0434\u043f\u043e\u0432\u0456\u0434\u0430\u0439|\u0432\u0456\u0434\u043f\u043e\u0432\u0456\u0434\u0430\u0439\u0442\u0435",
+      "\u0456\u0433\u043d\u043e\u0440\u0443\u0439|\u0456\u0433\u043d\u043e\u0440\u0443\u0439\u0442\u0435",
+      "\u043d\u0430\u0434\u0456\u0448\u043b\u0438|\u043d\u0430\u0434\u0456\u0448\u043b\u0456\u0442\u044c",
+      "\u043f\u043e\u043a\u0430\u0436\u0456\u0442\u044c|\u043d\u0430\u043f\u0438\u0448\u0456\u0442\u044c",
+      "\u0441\u043a\u0430\u0436\u0456\u0442\u044c",
+    ].join("|")
+  })(?!\\p{L})`,
+  "iu",
+);
+
 /** A word with ASCII letters and letters of a script other than Latin: look-alikes that spell English. */
 const MIXED_SCRIPT = /^(?=.*[A-Za-z]).*(?!\p{Script=Latin})\p{L}/u;
 
@@ -480,9 +534,26 @@ const SECOND_PERSON = new RegExp(
   "iu",
 );
 
-/** The greeting an address to the model may open with ("Dear ", "Note to the ", "To all "), or none. */
-const ADDRESS_GREETING =
-  "(?:(?:dear|hey|hi|attention|note to|message to|instructions for|to) (?:the |any |all )?)?";
+/**
+ * The greeting an address to the model may open with ("Dear ", "Note to the ", "To all "), or none; also one of
+ * French, Spanish, Italian, Portuguese or German ("Bonjour ", "Hola ", "Ciao ", "Hallo ", "Ola "), but not
+ * before "Claude": "Salut Claude, ..." greets a person of that name.
+ */
+const ADDRESS_GREETING = "(?:(?:dear|hey|hi|hello|attention|note to|message to|instructions for|to) " +
+  "(?:the |any |all )?|(?:bonjour|salut|coucou|cher|chere|hola|querid[oa]|estimad[oa]|ciao|salve|car[oa]|" +
+  "gentile|hallo|liebe[rs]?|ola|oi|prezad[oa]) (?!claude\\b))?";
+
+/**
+ * The assistant's names in other languages: Italian and Portuguese "assistente", Spanish "asistente", German,
+ * Dutch or Swedish "Assistent", Polish "asystent", Czech or Romanian "asistent", and "IA" or "KI" for "AI". A
+ * sentence may open with such a word and a comma in its own language ("Assistente, un programma ..."): only
+ * an order of that language after it (see `orderedInAnotherLanguage`) makes it an address; a "you" or an
+ * address does not (French "IA, du texte au code", the unit "Ki, k, kB" before a URL).
+ */
+const FOREIGN_NAMES = "assistente|asistente|assistent|asystent|asistent|ia|ki";
+
+/** A match of `override.addresses_ai` that ends in one of `FOREIGN_NAMES` and its comma. */
+const ENDS_IN_FOREIGN_NAME = new RegExp(`(?:^|[^a-z])(?:${FOREIGN_NAMES}),$`);
 
 /**
  * Before a hyphen and a model's name ("agent,"): another of its names ("AI-", "LLM-", "GPT-") where an address
@@ -1646,6 +1717,21 @@ export const rules: () => readonly Rule[] = lazy(() => [
         "gemini",
         "if you are",
       ],
+      // (greetings and names of other languages, see `ADDRESS_GREETING` and `FOREIGN_NAMES`)
+      ...["hello", "bonjour", "salut", "coucou", "cher", "hola", "querid", "estimad", "ciao", "salve", "car"],
+      ...[
+        "gentile",
+        "hallo",
+        "liebe",
+        "ola",
+        "oi",
+        "prezad",
+        "assistent",
+        "asistent",
+        "asystent",
+        "ia",
+        "ki",
+      ],
     ],
     // "ai" only as a word: followed by a space, comma or colon, or ending "if you are an ai".
     anchors: [
@@ -1663,14 +1749,34 @@ export const rules: () => readonly Rule[] = lazy(() => [
       "gpt",
       "claude",
       "gemini",
+      "assistent",
+      "asistent",
+      "asystent",
+      "ia,",
+      "ki,",
     ],
     maxLen: 120,
     category: "instruction_override",
     // Data that speaks to the model itself: "AI assistant: ...", "Hey Copilot, ...", "If you are an AI ...".
-    needles: ["ai", "assistant", "llm", "model", "agent", "bot", "copilot", "gpt", "claude", "gemini"],
+    needles: [
+      ...[
+        "ai",
+        "assistant",
+        "llm",
+        "model",
+        "agent",
+        "bot",
+        "copilot",
+        "gpt",
+        "claude",
+        "gemini",
+        "assistent",
+      ],
+      ...["asistent", "asystent", "ia,", "ki,"],
+    ],
     re: new RegExp(
       `(?:^|(?<=[.!?;\\n"'(\\[{>*#-] ?))${ADDRESS_GREETING}` +
-        `(?:(?:ai|ai assistant|llm|llms|language model|ai model|ai agents?|chatbot|copilot|chatgpt|claude) ?[,:]|(?:assistant|agent|model|bot|gpt|gemini),)` +
+        `(?:(?:ai|ai assistant|llm|llms|language model|ai model|ai agents?|chatbot|copilot|chatgpt|claude) ?[,:]|(?:assistant|agent|model|bot|gpt|gemini|${FOREIGN_NAMES}),)` +
         `|\\bif you are an? (?:ai|llm|large language model|language model|ai assistant|assistant|ai agent|agent|chatbot|bot)\\b` +
         `|\\b(?:note|message|instructions?) (?:to|for) (?:the |any |all )?(?:ai|llm|llms|language models?|ai assistants?|assistants?|ai agents?|agents?|models?) (?:reading|processing|summari[sz]ing|seeing|parsing)\\b`,
       "g",
