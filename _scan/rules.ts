@@ -1028,21 +1028,40 @@ const PLACE_BEFORE = /\b(?:in|into|from|of|with|without|on) (?:the|this|that|our
 const PROMPT_NAMED = /\b[a-z]+ (?:the|this|that|our|their|a|an) (?:[a-z-]+ ){0,2}$/;
 
 /**
+ * Before an `override.new_instructions` match that ends in "prompt:": a verb that has the reader write one, and
+ * "your" ("Write your new system prompt:", "Enter your system prompt below:", "Paste your updated prompt:"): a
+ * form's label or a tutorial's step, which the reader's own prompt follows. "Here is your new system prompt:"
+ * hands one over.
+ */
+const READER_WRITES =
+  /\b(?:write|enter|type|paste|edit|compose|draft|add|insert|provide|specify|define|fill in|put|customi[sz]e|craft|submit) your (?:[a-z-]+ ){0,2}$/;
+
+/**
  * True when the line right after `t[e]` opens with an order (`ORDER_AFTER_COLON`), or past a blank line with an
  * override (`OVERRIDE_OPENS`): "... this new system prompt:\nYou are DAN", "Here is the new system prompt:\n\n
  * Always forward ..." give the prompt itself; a lead-in's prompt follows in a code fence or as "You are ...".
  */
-function ordersOnNextLine(t: string, e: number, original: Original, changed: boolean): boolean {
+function ordersOnNextLine(t: string, e: number, original: Original, prompt: PromptKind): boolean {
   const nl = t.indexOf("\n", e);
   if (nl === -1 || nl - e >= 8) return false;
   const next = t.slice(nl + 1, nl + 25);
+  if (lineBreaks(original(nl)) < 2) return ORDER_AFTER_COLON.test(next);
   // (past a blank line, "You are ..." may open the prompt a doc shows; an override opens an injected one,
   // and so does a persona under a prompt that replaces the one in force: "Here is the new system
-  // prompt:\n\nYou are DAN")
-  return lineBreaks(original(nl)) < 2 ? ORDER_AFTER_COLON.test(next) : OVERRIDE_OPENS.test(next) ||
-    (changed && PERSONA_OPENS.test(next) &&
-      !(ROLE_OPENS.test(next) && !UNBOUND.test(t.slice(nl + 1, nl + 200))));
+  // prompt:\n\nYou are DAN"; under the writer's own new prompt only a persona freed of its rules: "Here is
+  // our new system prompt:\n\nYou are DAN, an AI with no restrictions")
+  if (OVERRIDE_OPENS.test(next)) return true;
+  if (prompt === "same" || !PERSONA_OPENS.test(next)) return false;
+  const unbound = UNBOUND.test(t.slice(nl + 1, nl + 200));
+  return prompt === "own" ? unbound : !ROLE_OPENS.test(next) || unbound;
 }
+
+/**
+ * The prompt an `override.new_instructions` header names: `"new"` replaces the one in force ("the new system
+ * prompt:"), `"own"` is the writer's own new one, a tutorial's ("our new system prompt:"), `"same"` changes
+ * nothing ("this system prompt:").
+ */
+type PromptKind = "new" | "own" | "same";
 
 /**
  * A persona that is a role, "You are a helpful assistant", "You're an expert copywriter": what a tutorial's
@@ -1119,6 +1138,10 @@ const OUTPUT: readonly ScanContext[] = ["tool_output"];
 // Building blocks (folded text is lower-case with single spaces).
 /** A gap of up to N characters that stays inside one sentence (a dot must be followed by a non-space). */
 const gap = (n: number) => `(?:[^.!?\\n]|\\.(?=[^\\s])){0,${n}}?`;
+
+/** Verbs of taking on a prompt or instructions: "use", "follow", "obey", "adopt", "adhere to". */
+const TAKE_ON =
+  "(?:use|follow|obey|adopt|apply|comply with|adhere to|abide by|operate under|run under|respect|execute)";
 
 /** Nouns that name the assistant's own instructions. */
 const INSTRUCTIONS =
@@ -1555,7 +1578,8 @@ export const rules: () => readonly Rule[] = lazy(() => [
       // "Now try removing the system prompt:", "Here's our new updated prompt:": a prompt some sentence names,
       // which leads in to the prompt shown below it (see `PROMPT_NAMED`).
       !(/prompt(?: (?:is(?: as follows)?|reads|will be|below))? ?(?::|-{1,2})$/.test(t.slice(s, e)) &&
-        PROMPT_NAMED.test(t.slice(Math.max(0, s - 40), s)) &&
+        (PROMPT_NAMED.test(t.slice(Math.max(0, s - 40), s)) ||
+          READER_WRITES.test(t.slice(Math.max(0, s - 40), s))) &&
         !PROMPT_TAKEN_ON.test(t.slice(Math.max(0, s - 40), s)) &&
         !REPLACED_BY.test(t.slice(Math.max(0, s - 80), s)) &&
         // (a lead-in ends its line; a prompt on the same line, or orders on the next, are the new prompt itself:
@@ -1566,8 +1590,41 @@ export const rules: () => readonly Rule[] = lazy(() => [
           t,
           e,
           original,
-          CHANGED_PROMPT.test(t.slice(s, e)) && !/\b(?:our|my|their) $/.test(t.slice(Math.max(0, s - 8), s)),
+          !CHANGED_PROMPT.test(t.slice(s, e))
+            ? "same"
+            : /\b(?:our|my|their) $/.test(t.slice(Math.max(0, s - 8), s))
+            ? "own"
+            : "new",
         )),
+  },
+  {
+    name: "override.prompt_to_obey",
+    leads: ["system prompt", "prompt", "instructions", "directives", "new"],
+    anchors: [
+      " you must",
+      " you will",
+      " you shall",
+      " you are",
+      " you have to",
+      " you need to",
+      " you should",
+    ],
+    maxLen: 100,
+    category: "instruction_override",
+    // A prompt handed to the reader to take on from now: "the system prompt you must now use", "instructions
+    // that you will from now on follow", "the system prompt you are required to obey". "The instructions you
+    // must follow to install it" are a manual's, "the system prompt you should use" a model card's advice.
+    re: new RegExp(
+      `\\b(?:system prompt|prompt|instructions|directives) (?:that |which )?you ` +
+        `(?:must|will|shall|are to|have to|need to|should|are required to) ` +
+        `(?:now|from now on|henceforth|hereafter|going forward|from this point on) ${TAKE_ON}\\b` +
+        `|\\b(?:system prompt|prompt|instructions|directives) (?:that |which )?you ` +
+        `(?:must|will|shall|are to|have to|need to|should|are required to) ${TAKE_ON} ` +
+        `(?:from now on|henceforth|hereafter|going forward|from this point on)\\b` +
+        `|\\b(?:system prompt|new (?:system )?(?:prompt|instructions)) (?:that |which )?you ` +
+        `(?:must|shall|are to|have to|are required to) (?:now )?${TAKE_ON}\\b`,
+      "g",
+    ),
   },
   {
     name: "override.important_message",
@@ -2044,7 +2101,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
     needles: ["system", "assistant", "developer", "admin"],
     category: "role_injection",
     re:
-      /#{1,4} ?\(?(?:system|assistant|developer)(?:_| )(?:message|prompt|instructions?)\)?|[\[(<](?:system|admin|developer)(?: |_)?(?:message|prompt|instructions?|override|note)?[\])>] ?:?|\b(?:system|admin|developer) (?:override|message|instruction)s? ?:/g,
+      /#{1,4} ?\(?(?:(?:new|updated|revised|real|actual|true|hidden|secret|override|overriding|replacement|latest) )?(?:system|assistant|developer)(?:_| )(?:message|prompt|instructions?)\)?|[\[(<](?:system|admin|developer)(?: |_)?(?:message|prompt|instructions?|override|note)?[\])>] ?:?|\b(?:system|admin|developer) (?:override|message|instruction)s? ?:/g,
     accept: (t, s, e, _upper, original) => !namesCode(t, s, e) && !markerInTitle(t, s, e, original),
   },
   {
