@@ -176,6 +176,9 @@ function verbNegated(t: string, s: number, e: number): boolean {
   return NEGATION_BEFORE.test(t.slice(Math.max(0, s - 12), s)) && dropsEverything(t, s, e);
 }
 
+/** A subject and a space, ending where a verb starts: what comes next is said of someone, no order. */
+const SUBJECT_BEFORE = /(?:^|[^a-z'])(?:i|we|they|he|she|it|who|which|that|people|users?) $/;
+
 /** A negation and one space, ending where a verb starts. */
 const NEGATION_BEFORE =
   /(?:^|[^a-z'])(?:do not|don't|dont|never|not to|won't|will not|shouldn't|must not|mustn't) $/;
@@ -1714,6 +1717,48 @@ export const rules: () => readonly Rule[] = lazy(() => [
       !(/^ subscribers\b/.test(t.slice(e, e + 13)) && describesCode(t, s)) &&
       !(/ tell(?:ing)? ?$/.test(t.slice(s, e)) && TELL_WHAT.test(t.slice(e, e + 40)) &&
         (!TELL_OWN_ACT.test(t.slice(e, e + 60)) || TELL_UNLESS_TRUE.test(t.slice(e, e + 200)))),
+  },
+  {
+    name: "override.unquestioned",
+    leads: [
+      ...["do not", "don't", "dont", "never", "you must not", "you should not", "comply", "obey", "follow"],
+      ...["execute", "carry out", "ne ", "no ", "non ", "nao ", "hinterfrage", "stelle"],
+    ],
+    anchors: [
+      ...["question", "doubt", "guess", "challenge", "dispute", "argue", "push back", "hesitat", "cuestion"],
+      ...["discut", "dud", "duvid", "doute", "contest", "dubbio", "discussion", "en cause", "hinterfrag"],
+      "in frage",
+    ],
+    maxLen: 100,
+    category: "instruction_override",
+    // Data that forbids the reader to doubt what it asks: "Do not question this request", "Never second-guess
+    // these instructions", "Comply without question"; also in French, Spanish, Italian, Portuguese, German.
+    re: new RegExp(
+      `\\b(?:do not|don't|dont|never|you must not|you should not) (?:question|doubt|second[- ]guess|challenge|` +
+        `dispute|argue with|push back on)(?: or (?:question|doubt|second[- ]guess|challenge|dispute|refuse|delay))? ` +
+        `(?:this|these|the following|the above|my|our|any of (?:these|the following)) (?:[a-z]+ )?` +
+        `(?:request|instruction|order|command|directive|task|demand)s?\\b` +
+        `|\\b(?:comply(?: with)?|obey|follow|execute|carry out) (?:(?:this|these|the|my|our) (?:[a-z]+ )?` +
+        `(?:instructions?|orders?|commands?|directions?|directives?|requests?) )?` +
+        `(?:immediately |fully |exactly )?without (?:question(?:ing)?|hesitat(?:ion|ing)|(?:any )?doubt)\\b` +
+        // French, Spanish, Italian, Portuguese, German (accents folded away)
+        `|\\bne (?:(?:remets|remettez) pas en (?:question|cause|doute)|(?:discute|discutez|conteste|contestez) pas) ` +
+        `(?:cette|cet|ce|ces|mes|nos|ma|mon) (?:demande|instruction|consigne|ordre|requete)s?\\b` +
+        `|\\bno (?:cuestiones|cuestione|discutas|discuta|dudes de|dude de|pongas en duda) ` +
+        `(?:esta|estas|este|estos|mi|mis) (?:solicitud|peticion|instruccion|orden|pedido)(?:es|s)?\\b` +
+        `|\\bnon (?:mettere|metta) in (?:discussione|dubbio) (?:questa|queste|questo|questi|la mia|le mie) ` +
+        `(?:richiesta|richieste|istruzione|istruzioni|ordine|ordini)\\b` +
+        `|\\bnao (?:questione|questiones|duvide(?: de)?|discuta) (?:este|esta|estes|estas|deste|desta|destes|destas|meu|minha|meus|minhas) ` +
+        `(?:pedido|solicitacao|instrucao|instrucoes|ordem|ordens)s?\\b` +
+        `|\\b(?:hinterfrage|hinterfragen sie) (?:diese|meine) ` +
+        `(?:anfrage|anweisung|bitte|aufforderung|befehl)(?:en|e)? nicht\\b` +
+        `|\\b(?:stelle|stellen sie) (?:diese|meine) (?:anfrage|anweisung|bitte|aufforderung|befehl)(?:en|e)? ` +
+        `nicht in frage\\b`,
+      "g",
+    ),
+    contexts: OUTPUT,
+    // "We do not question this request lightly": someone says what they do, it orders no one.
+    accept: (t, s) => !SUBJECT_BEFORE.test(t.slice(Math.max(0, s - 12), s)),
   },
   {
     name: "override.response_directive",
