@@ -555,6 +555,9 @@ const ADDRESS_GREETING = "(?:(?:dear|hey|hi|hello|attention|note to|message to|i
  */
 const FOREIGN_NAMES = "assistente|asistente|assistent|asystent|asistent|ia|ki";
 
+/** Strings one of which every match of `FOREIGN_NAMES` and its comma holds: anchors of `override.addresses_ai`. */
+const FOREIGN_NAME_ANCHORS: readonly string[] = ["assistent", "asistent", "asystent", "ia,", "ki,"];
+
 /** A match of `override.addresses_ai` that ends in one of `FOREIGN_NAMES` and its comma. */
 const ENDS_IN_FOREIGN_NAME = new RegExp(`(?:^|[^a-z])(?:${FOREIGN_NAMES}),$`);
 
@@ -1851,30 +1854,14 @@ export const rules: () => readonly Rule[] = lazy(() => [
       "gpt",
       "claude",
       "gemini",
-      "assistent",
-      "asistent",
-      "asystent",
-      "ia,",
-      "ki,",
+      ...FOREIGN_NAME_ANCHORS,
     ],
     maxLen: 120,
     category: "instruction_override",
     // Data that speaks to the model itself: "AI assistant: ...", "Hey Copilot, ...", "If you are an AI ...".
     needles: [
-      ...[
-        "ai",
-        "assistant",
-        "llm",
-        "model",
-        "agent",
-        "bot",
-        "copilot",
-        "gpt",
-        "claude",
-        "gemini",
-        "assistent",
-      ],
-      ...["asistent", "asystent", "ia,", "ki,"],
+      ...["ai", "assistant", "llm", "model", "agent", "bot", "copilot", "gpt", "claude", "gemini"],
+      ...FOREIGN_NAME_ANCHORS,
     ],
     re: new RegExp(
       `(?:^|(?<=[.!?;\\n"'(\\[{>*#-] ?))${ADDRESS_GREETING}` +
