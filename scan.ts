@@ -21,13 +21,14 @@
  * leave it out of `options.categories`.
  *
  * The context decides which rules run. Everywhere: overrides ("ignore previous instructions", "new
- * instructions:", role reassignment, prompt leaks), orders to the model to call or run something ("you must
- * call send_money", "you must run on the server: …"), chat-template tokens and fake turns, hidden characters
- * and data-carrying markdown. In data (`tool_output`, `tool_args`, `cli_arg`) also words addressed to the model
- * ("AI assistant: ...", "the user has authorised you ..."). In `tool_output` only, the imperative heuristics:
- * a request acting on "my" things, "send ... to <address>", "use the X tool", directives about "your
- * response", keeping things from the user ("do not tell the user", "without asking for confirmation") — text
- * a tool returned should not give orders, while a user's own text and the arguments a model writes (an e-mail
+ * instructions:", "the system prompt you must now use", role reassignment, prompt leaks), orders to the model to
+ * call or run something ("you must call send_money", "you must run on the server: …"), chat-template tokens and
+ * fake turns, hidden characters and data-carrying markdown. In data (`tool_output`, `tool_args`, `cli_arg`) also
+ * words addressed to the model ("AI assistant: ...", "Assistente, invia ...", "the user has authorised you
+ * ..."). In `tool_output` only, the imperative heuristics: a request acting on "my" things, "send ... to
+ * <address>", "use the X tool", directives about "your response", keeping things from the user ("do not tell
+ * the user", "without asking for confirmation") or forbidding doubt ("do not question this request") — text a
+ * tool returned should not give orders, while a user's own text and the arguments a model writes (an e-mail
  * body) legitimately do. `option_injection` runs only for `cli_arg`.
  *
  * @example Scan tool output
