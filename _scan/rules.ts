@@ -394,7 +394,7 @@ function otherLanguageAfter(t: string, e: number, original: Original): boolean {
   // (NFC: text in decomposed form, "e" and a combining accent, holds no letter outside ASCII until composed)
   for (const word of after.normalize("NFC").trim().split(/\s+/).slice(0, 6)) {
     // (ASCII letters mixed with letters of another script are English in look-alikes, "s\u0435nd th\u0435 keys")
-    if (/(?![A-Za-z])\p{L}/u.test(word) && !MIXED_SCRIPT.test(word) && ++n === 2) return true;
+    if (/(?![A-Za-z])\p{L}/u.test(word) && !mixedScript().test(word) && ++n === 2) return true;
   }
   return false;
 }
@@ -408,7 +408,7 @@ function otherLanguageAfter(t: string, e: number, original: Original): boolean {
 function toldAfterAll(t: string, e: number, original: Original): boolean {
   let after = "";
   for (let i = e; i < t.length && i < e + 60; i++) after += original(i);
-  return SECOND_PERSON.test(after) || orderedInAnotherLanguage(t, e, original) ||
+  return secondPerson().test(after) || orderedInAnotherLanguage(t, e, original) ||
     /(?<!\]\()\bhttps?:\/\/|\b[a-z0-9._-]+@[a-z0-9-]+\.[a-z]/.test(t.slice(e, e + 120));
 }
 
@@ -467,17 +467,22 @@ const ORDER_IN_ANOTHER_LANGUAGE = new RegExp(
     `(?:precedentes|anteriores|precedenti|previas)))`,
 );
 
-/** A word with ASCII letters and letters of a script other than Latin: look-alikes that spell English. */
-const MIXED_SCRIPT = /^(?=.*[A-Za-z]).*(?!\p{Script=Latin})\p{L}/u;
+/**
+ * A word with ASCII letters and letters of a script other than Latin: look-alikes that spell English. Made on
+ * first use, as `secondPerson` is: a `\p{...}` expression costs Deno 0.1 to 0.2 ms to make at load.
+ */
+const mixedScript: () => RegExp = lazy(() => /^(?=.*[A-Za-z]).*(?!\p{Script=Latin})\p{L}/u);
 
 /**
  * A "you" (a pronoun or a possessive) of French, Spanish, Portuguese, Italian, German, Russian or Turkish as a
  * word: "tu", "vous", "votre", "t\u00fa", "usted", "voc\u00ea", "du", "dein", "\u0442\u044b", "\u0432\u044b", "sen", "siz".
  */
-const SECOND_PERSON = new RegExp(
-  "(?<![\\p{L}'\u2019])(?:tu|toi|vous|votre|vos|ton|tes|t\u00fa|usted|ustedes|voc\u00eas?|voi|tuo|tua|du|dich|dir|" +
-    "dein[a-z]*|euch|\u0442\u044b|\u0432\u044b|\u0442\u0435\u0431\u0435|\u0432\u0430\u043c|\u0442\u0432\u043e\u0439|\u0432\u0430\u0448|sen|siz|sana)(?![\\p{L}'\u2019])",
-  "iu",
+const secondPerson: () => RegExp = lazy(() =>
+  new RegExp(
+    "(?<![\\p{L}'\u2019])(?:tu|toi|vous|votre|vos|ton|tes|t\u00fa|usted|ustedes|voc\u00eas?|voi|tuo|tua|du|dich|dir|" +
+      "dein[a-z]*|euch|\u0442\u044b|\u0432\u044b|\u0442\u0435\u0431\u0435|\u0432\u0430\u043c|\u0442\u0432\u043e\u0439|\u0432\u0430\u0448|sen|siz|sana)(?![\\p{L}'\u2019])",
+    "iu",
+  )
 );
 
 /** The greeting an address to the model may open with ("Dear ", "Note to the ", "To all "), or none. */
