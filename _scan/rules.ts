@@ -402,7 +402,7 @@ function otherLanguageAfter(t: string, e: number, original: Original): boolean {
   // (NFC: text in decomposed form, "e" and a combining accent, holds no letter outside ASCII until composed)
   for (const word of after.normalize("NFC").trim().split(/\s+/).slice(0, 6)) {
     // (ASCII letters mixed with letters of another script are English in look-alikes, "s\u0435nd th\u0435 keys")
-    if (/(?![A-Za-z])\p{L}/u.test(word) && !MIXED_SCRIPT.test(word) && ++n === 2) return true;
+    if (/(?![A-Za-z])\p{L}/u.test(word) && !mixedScript().test(word) && ++n === 2) return true;
   }
   return false;
 }
@@ -416,13 +416,13 @@ function otherLanguageAfter(t: string, e: number, original: Original): boolean {
 function toldAfterAll(t: string, e: number, original: Original): boolean {
   let after = "";
   for (let i = e; i < t.length && i < e + 60; i++) after += original(i);
-  return SECOND_PERSON.test(after) || orderedInAnotherLanguage(t, e, original) ||
+  return secondPerson().test(after) || orderedInAnotherLanguage(t, e, original) ||
     /(?<!\]\()\bhttps?:\/\/|\b[a-z0-9._-]+@[a-z0-9-]+\.[a-z]/.test(t.slice(e, e + 120));
 }
 
 /**
  * True when the words after a model's name and its comma at `t[e]` order it about in another language (see
- * `ORDER_IN_ANOTHER_LANGUAGE` and `CYRILLIC_ORDER`). The fold drops accents, so a French past participle reads
+ * `ORDER_IN_ANOTHER_LANGUAGE` and `cyrillicOrder`). The fold drops accents, so a French past participle reads
  * as the imperative: "L'assistant, utilise par ..." was "utilis\u00e9" ("used"), which orders no one.
  */
 function orderedInAnotherLanguage(t: string, e: number, original: Original): boolean {
@@ -430,7 +430,7 @@ function orderedInAnotherLanguage(t: string, e: number, original: Original): boo
   if (m === null) {
     let after = "";
     for (let i = e; i < t.length && i < e + 24; i++) after += original(i);
-    return CYRILLIC_ORDER.test(after);
+    return cyrillicOrder().test(after);
   }
   if (m[1] === undefined) return true;
   const end = e + m[0].length;
@@ -492,49 +492,56 @@ const ORDER_IN_ANOTHER_LANGUAGE = new RegExp(
 /**
  * Russian or Ukrainian orders right after a model's name and its comma, after "please" or "not", read in the
  * original text (the fold reads Cyrillic look-alikes as Latin letters): "ChatGPT, \u043e\u0442\u0432\u0435\u0442\u044c \u0442\u043e\u043b\u044c\u043a\u043e
- * ..." ("answer only ...").
+ * ..." ("answer only ..."). Made on first use: a `\p{...}` expression costs Deno 0.1 to 0.2 ms to make at load.
  */
-const CYRILLIC_ORDER = new RegExp(
-  `^ ?(?:\u043f\u043e\u0436\u0430\u043b\u0443\u0439\u0441\u0442\u0430,? )?(?:\u043d\u0435 )?(?:${
-    [
-      "\u043e\u0442\u0432\u0435\u0442\u044c|\u043e\u0442\u0432\u0435\u0447\u0430\u0439|\u043e\u0442\u0432\u0435\u0442\u044c\u0442\u0435",
-      "\u043e\u0442\u0432\u0435\u0447\u0430\u0439\u0442\u0435|\u0438\u0433\u043d\u043e\u0440\u0438\u0440\u0443\u0439",
-      "\u0438\u0433\u043d\u043e\u0440\u0438\u0440\u0443\u0439\u0442\u0435|\u0437\u0430\u0431\u0443\u0434\u044c",
-      "\u0437\u0430\u0431\u0443\u0434\u044c\u0442\u0435|\u043e\u0442\u043f\u0440\u0430\u0432\u044c",
-      "\u043e\u0442\u043f\u0440\u0430\u0432\u044c\u0442\u0435|\u043f\u0440\u0438\u0448\u043b\u0438",
-      "\u043f\u0440\u0438\u0448\u043b\u0438\u0442\u0435|\u043f\u0435\u0440\u0435\u0448\u043b\u0438",
-      "\u043f\u0435\u0440\u0435\u0448\u043b\u0438\u0442\u0435|\u043f\u043e\u043a\u0430\u0436\u0438",
-      "\u043f\u043e\u043a\u0430\u0436\u0438\u0442\u0435|\u043d\u0430\u043f\u0438\u0448\u0438",
-      "\u043d\u0430\u043f\u0438\u0448\u0438\u0442\u0435|\u0441\u043a\u0430\u0436\u0438|\u0441\u043a\u0430\u0436\u0438\u0442\u0435",
-      "\u043f\u0435\u0440\u0435\u0432\u0435\u0434\u0438|\u043f\u0435\u0440\u0435\u0432\u0435\u0434\u0438\u0442\u0435",
-      "\u0443\u0434\u0430\u043b\u0438|\u0443\u0434\u0430\u043b\u0438\u0442\u0435|\u0432\u044b\u043f\u043e\u043b\u043d\u0438",
-      "\u0432\u044b\u043f\u043e\u043b\u043d\u0438\u0442\u0435|\u0440\u0430\u0441\u043a\u0440\u043e\u0439",
-      "\u0440\u0430\u0441\u043a\u0440\u043e\u0439\u0442\u0435|\u0432\u044b\u0432\u0435\u0434\u0438",
-      "\u0432\u044b\u0432\u0435\u0434\u0438\u0442\u0435|\u0434\u0430\u0439|\u0434\u0430\u0439\u0442\u0435",
-      "\u0441\u0434\u0435\u043b\u0430\u0439|\u0441\u0434\u0435\u043b\u0430\u0439\u0442\u0435",
-      "\u043e\u0442\u043a\u0440\u043e\u0439|\u043e\u0442\u043a\u0440\u043e\u0439\u0442\u0435",
-      "\u0438\u0441\u043f\u043e\u043b\u044c\u0437\u0443\u0439|\u0438\u0441\u043f\u043e\u043b\u044c\u0437\u0443\u0439\u0442\u0435",
-      "\u0432\u0456\u0434\u043f\u043e\u0432\u0456\u0434\u0430\u0439|\u0432\u0456\u0434\u043f\u043e\u0432\u0456\u0434\u0430\u0439\u0442\u0435",
-      "\u0456\u0433\u043d\u043e\u0440\u0443\u0439|\u0456\u0433\u043d\u043e\u0440\u0443\u0439\u0442\u0435",
-      "\u043d\u0430\u0434\u0456\u0448\u043b\u0438|\u043d\u0430\u0434\u0456\u0448\u043b\u0456\u0442\u044c",
-      "\u043f\u043e\u043a\u0430\u0436\u0456\u0442\u044c|\u043d\u0430\u043f\u0438\u0448\u0456\u0442\u044c",
-      "\u0441\u043a\u0430\u0436\u0456\u0442\u044c",
-    ].join("|")
-  })(?!\\p{L})`,
-  "iu",
+const cyrillicOrder: () => RegExp = lazy(() =>
+  new RegExp(
+    `^ ?(?:\u043f\u043e\u0436\u0430\u043b\u0443\u0439\u0441\u0442\u0430,? )?(?:\u043d\u0435 )?(?:${
+      [
+        "\u043e\u0442\u0432\u0435\u0442\u044c|\u043e\u0442\u0432\u0435\u0447\u0430\u0439|\u043e\u0442\u0432\u0435\u0442\u044c\u0442\u0435",
+        "\u043e\u0442\u0432\u0435\u0447\u0430\u0439\u0442\u0435|\u0438\u0433\u043d\u043e\u0440\u0438\u0440\u0443\u0439",
+        "\u0438\u0433\u043d\u043e\u0440\u0438\u0440\u0443\u0439\u0442\u0435|\u0437\u0430\u0431\u0443\u0434\u044c",
+        "\u0437\u0430\u0431\u0443\u0434\u044c\u0442\u0435|\u043e\u0442\u043f\u0440\u0430\u0432\u044c",
+        "\u043e\u0442\u043f\u0440\u0430\u0432\u044c\u0442\u0435|\u043f\u0440\u0438\u0448\u043b\u0438",
+        "\u043f\u0440\u0438\u0448\u043b\u0438\u0442\u0435|\u043f\u0435\u0440\u0435\u0448\u043b\u0438",
+        "\u043f\u0435\u0440\u0435\u0448\u043b\u0438\u0442\u0435|\u043f\u043e\u043a\u0430\u0436\u0438",
+        "\u043f\u043e\u043a\u0430\u0436\u0438\u0442\u0435|\u043d\u0430\u043f\u0438\u0448\u0438",
+        "\u043d\u0430\u043f\u0438\u0448\u0438\u0442\u0435|\u0441\u043a\u0430\u0436\u0438|\u0441\u043a\u0430\u0436\u0438\u0442\u0435",
+        "\u043f\u0435\u0440\u0435\u0432\u0435\u0434\u0438|\u043f\u0435\u0440\u0435\u0432\u0435\u0434\u0438\u0442\u0435",
+        "\u0443\u0434\u0430\u043b\u0438|\u0443\u0434\u0430\u043b\u0438\u0442\u0435|\u0432\u044b\u043f\u043e\u043b\u043d\u0438",
+        "\u0432\u044b\u043f\u043e\u043b\u043d\u0438\u0442\u0435|\u0440\u0430\u0441\u043a\u0440\u043e\u0439",
+        "\u0440\u0430\u0441\u043a\u0440\u043e\u0439\u0442\u0435|\u0432\u044b\u0432\u0435\u0434\u0438",
+        "\u0432\u044b\u0432\u0435\u0434\u0438\u0442\u0435|\u0434\u0430\u0439|\u0434\u0430\u0439\u0442\u0435",
+        "\u0441\u0434\u0435\u043b\u0430\u0439|\u0441\u0434\u0435\u043b\u0430\u0439\u0442\u0435",
+        "\u043e\u0442\u043a\u0440\u043e\u0439|\u043e\u0442\u043a\u0440\u043e\u0439\u0442\u0435",
+        "\u0438\u0441\u043f\u043e\u043b\u044c\u0437\u0443\u0439|\u0438\u0441\u043f\u043e\u043b\u044c\u0437\u0443\u0439\u0442\u0435",
+        "\u0432\u0456\u0434\u043f\u043e\u0432\u0456\u0434\u0430\u0439|\u0432\u0456\u0434\u043f\u043e\u0432\u0456\u0434\u0430\u0439\u0442\u0435",
+        "\u0456\u0433\u043d\u043e\u0440\u0443\u0439|\u0456\u0433\u043d\u043e\u0440\u0443\u0439\u0442\u0435",
+        "\u043d\u0430\u0434\u0456\u0448\u043b\u0438|\u043d\u0430\u0434\u0456\u0448\u043b\u0456\u0442\u044c",
+        "\u043f\u043e\u043a\u0430\u0436\u0456\u0442\u044c|\u043d\u0430\u043f\u0438\u0448\u0456\u0442\u044c",
+        "\u0441\u043a\u0430\u0436\u0456\u0442\u044c",
+      ].join("|")
+    })(?!\\p{L})`,
+    "iu",
+  )
 );
 
-/** A word with ASCII letters and letters of a script other than Latin: look-alikes that spell English. */
-const MIXED_SCRIPT = /^(?=.*[A-Za-z]).*(?!\p{Script=Latin})\p{L}/u;
+/**
+ * A word with ASCII letters and letters of a script other than Latin: look-alikes that spell English. Made on
+ * first use, as `secondPerson` is: a `\p{...}` expression costs Deno 0.1 to 0.2 ms to make at load.
+ */
+const mixedScript: () => RegExp = lazy(() => /^(?=.*[A-Za-z]).*(?!\p{Script=Latin})\p{L}/u);
 
 /**
  * A "you" (a pronoun or a possessive) of French, Spanish, Portuguese, Italian, German, Russian or Turkish as a
  * word: "tu", "vous", "votre", "t\u00fa", "usted", "voc\u00ea", "du", "dein", "\u0442\u044b", "\u0432\u044b", "sen", "siz".
  */
-const SECOND_PERSON = new RegExp(
-  "(?<![\\p{L}'\u2019])(?:tu|toi|vous|votre|vos|ton|tes|t\u00fa|usted|ustedes|voc\u00eas?|voi|tuo|tua|du|dich|dir|" +
-    "dein[a-z]*|euch|\u0442\u044b|\u0432\u044b|\u0442\u0435\u0431\u0435|\u0432\u0430\u043c|\u0442\u0432\u043e\u0439|\u0432\u0430\u0448|sen|siz|sana)(?![\\p{L}'\u2019])",
-  "iu",
+const secondPerson: () => RegExp = lazy(() =>
+  new RegExp(
+    "(?<![\\p{L}'\u2019])(?:tu|toi|vous|votre|vos|ton|tes|t\u00fa|usted|ustedes|voc\u00eas?|voi|tuo|tua|du|dich|dir|" +
+      "dein[a-z]*|euch|\u0442\u044b|\u0432\u044b|\u0442\u0435\u0431\u0435|\u0432\u0430\u043c|\u0442\u0432\u043e\u0439|\u0432\u0430\u0448|sen|siz|sana)(?![\\p{L}'\u2019])",
+    "iu",
+  )
 );
 
 /**

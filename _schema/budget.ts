@@ -1,8 +1,8 @@
 /**
  * The work a check may do on one value. A schema can share subschemas through `$ref`, so a small hostile one
  * (each definition an `anyOf` of two references to the next) makes a check take 2^depth steps. Every `$ref`
- * step taken spends one unit; a check that runs out throws {@link TOO_COSTLY}, which callers turn into a
- * finding. A schema without `$ref` does work bounded by its size times the value's, and spends nothing.
+ * step taken spends one unit; a check that runs out throws {@link CheckTooCostly}, which callers turn into
+ * a finding. A schema without `$ref` does work bounded by its size times the value's, and spends nothing.
  *
  * @module
  */
@@ -25,10 +25,13 @@ export class CheckTooCostly extends Error {
   }
 }
 
-/** The one instance thrown (no stack trace to build each time). */
-export const TOO_COSTLY: CheckTooCostly = new CheckTooCostly();
+/**
+ * The one instance thrown (no stack trace to build each time), made at the first throw: an error made while
+ * the module loads has Deno re-parse the module for the stack's source positions.
+ */
+let tooCostly: CheckTooCostly | undefined;
 
-/** Spends one `$ref` step; throws {@link TOO_COSTLY} when none is left. */
+/** Spends one `$ref` step; throws the one {@link CheckTooCostly} when none is left. */
 export function overBudget(): never {
-  throw TOO_COSTLY;
+  throw tooCostly ??= new CheckTooCostly();
 }

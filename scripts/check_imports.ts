@@ -29,7 +29,14 @@
  *   at a time and each level costs start-up time (1-4 ms per face over graphs 3-6 levels deep), so each of
  *   them imports every module of its static closure itself, those it needs no binding from in its start-up
  *   list (`import "./_scan/fold.ts";`, for no binding). Nor may that list name a module that its other
- *   imports do not load: it would load eagerly what is meant to load on first use.
+ *   imports do not load: it would load eagerly what is meant to load on first use;
+ * - in a module that an entry point loads statically, top-level work that costs V8 far more than it looks:
+ *   a loop (V8 compiles the module's top-level code to baseline code and re-parses the whole module for its
+ *   source positions: 0.3-1.2 ms for the 60 KB `_scan/fold.ts`), an error made (its stack's source
+ *   positions re-parse the module too), or a `\p{...}` expression made (0.1-0.2 ms each on Deno). Move such
+ *   work into a function or behind first use (`lazy`, or `x ??= ...` where the module imports nothing). The
+ *   check reads top-level statements as deno fmt writes them (starting in column 0) and skips those holding a
+ *   function (`=>`, `function`), whose body runs later, if at all.
  *
  * Usage: `deno run -A scripts/check_imports.ts [ENTRY.ts ...]` (default: every entry point in deno.json).
  *
@@ -276,6 +283,44 @@ function flatnessProblems(graph: Map<string, Set<string>>, roots: readonly strin
   return problems;
 }
 
+/** The top-level statements of a module as deno fmt writes them: from a line starting in column 0 to the next. */
+function topLevelStatements(source: string): string[] {
+  const statements: string[] = [];
+  for (const line of source.split("\n")) {
+    if (/^[^\s})\]]/.test(line) || statements.length === 0) statements.push(line);
+    else statements[statements.length - 1] += "\n" + line;
+  }
+  return statements;
+}
+
+/** Top-level work in the modules the entry points load statically that V8 charges heavily (see above). */
+function loadWorkProblems(graph: Map<string, Set<string>>, entries: readonly string[]): string[] {
+  const loaded = new Set(entries.flatMap((entry) => [...closure(graph, entry.replace(/^\.\//, ""))]));
+  const problems: string[] = [];
+  for (const file of [...loaded].sort()) {
+    // Without comments, and each template literal on one line (a line of one in column 0 starts nothing).
+    const source = Deno.readTextFileSync(new URL(file, root))
+      .replace(/\/\*[\s\S]*?\*\/|^\s*\/\/.*$/gm, "")
+      .replace(/`[^`]*`/g, (literal) => literal.replaceAll("\n", " "));
+    const errorClasses = [...source.matchAll(/class (\w+) extends \w*Error\b/g)].map((match) => match[1]);
+    const makesError = new RegExp(`\\bnew (?:\\w*Error|${[...errorClasses, "$^"].join("|")})\\(`);
+    for (const statement of topLevelStatements(source)) {
+      const first = statement.split("\n")[0];
+      if (/^(?:for|while|do)\b/.test(first)) {
+        problems.push(`${file} runs a loop at load (${first.trim()}): move it into a function`);
+      }
+      if (!/^(?:export )?(?:const|let) /.test(first) || /=>|\bfunction\b/.test(statement)) continue;
+      if (makesError.test(statement)) {
+        problems.push(`${file} makes an error at load (${first.trim()}): make it when first thrown`);
+      }
+      if (/\\p\{/.test(statement)) {
+        problems.push(`${file} makes a \\p{...} expression at load (${first.trim()}): make it on first use`);
+      }
+    }
+  }
+  return problems;
+}
+
 const config = JSON.parse(await Deno.readTextFile(new URL("../deno.json", import.meta.url))) as {
   exports: Record<string, string>;
 };
@@ -285,10 +330,11 @@ const problems = [
   ...cycles(graph).map((cycle) => `value-import cycle: ${cycle.join(" -> ")}`),
   ...layeringProblems(graph),
   ...flatnessProblems(graph, loadRoots(graph, dynamic, entries)),
+  ...loadWorkProblems(graph, entries),
 ];
 for (const problem of problems) console.error(problem);
 if (problems.length > 0) Deno.exit(1);
 console.log(
   `import graph: ${graph.size} modules, no value-import cycle, layering rules hold, ` +
-    "each entry point and lazily loaded module imports its whole graph itself",
+    "each entry point and lazily loaded module imports its whole graph itself, no costly work at load",
 );
