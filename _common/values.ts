@@ -4,6 +4,8 @@
  * @module
  */
 
+import { lazy } from "./lazy.ts";
+
 /**
  * True for a plain JSON-like object: not null, not an array.
  *
@@ -291,7 +293,7 @@ export function clipMiddle(text: string, max: number = MAX_ECHOED): string {
  * a variation selector), a skin tone, a zero-width joiner. Made on first use: a `\p{...}` expression costs
  * Deno about 0.2 ms to make, and every face loads this module.
  */
-let extendsBefore: RegExp | undefined;
+const extendsBefore: () => RegExp = lazy(() => /^[\p{M}\p{Emoji_Modifier}\u200D]/u);
 
 /** A regional indicator (U+1F1E6 to U+1F1FF, `\p{Regional_Indicator}`): two of them show as one flag. */
 function isRegional(code: number): boolean {
@@ -308,7 +310,7 @@ function wholeBefore(text: string, i: number): boolean {
   if (isLowSurrogate(text.charCodeAt(i)) && isHighSurrogate(text.charCodeAt(i - 1))) return false;
   const code = text.codePointAt(i)!;
   if (text.charCodeAt(i - 1) === 0x200d) return false;
-  if ((extendsBefore ??= /^[\p{M}\p{Emoji_Modifier}\u200D]/u).test(String.fromCodePoint(code))) return false;
+  if (extendsBefore().test(String.fromCodePoint(code))) return false;
   if (!isRegional(code)) return true;
   // Flags pair from the start of a run of regional indicators (two units each): a cut after an odd count splits one.
   let before = 0;
