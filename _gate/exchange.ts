@@ -404,7 +404,8 @@ async function gateJsonBody(response: Response, exchange: Exchange): Promise<{
       streamed: false,
       verdict: result.verdict,
       changed: result.changed,
-      reason: result.reason,
+      // (no key when nothing replaced the calls, as in a stream's event: the same plain data either way)
+      ...(result.reason !== undefined ? { reason: result.reason } : {}),
       findings: [],
       attempt: exchange.attempt,
     }
