@@ -781,3 +781,65 @@ test("guardFetch retry: a Cohere stream's retried citations follow those the cli
   assert.deepEqual(starts.map((e) => [e.index, e.delta.message.citations.content_index]), [[0, 0], [1, 1]]);
   assert.deepEqual(events.filter((e) => e.type === "citation-end").map((e) => e.index), [0, 1]);
 });
+
+/**
+ * An OpenAI Responses stream of one message item per text (each one `output_text` part, streamed in one
+ * delta), then `calls`: the events of `responsesStream` for each, numbered as one stream.
+ */
+function responsesMessages(texts: string[], calls: CallSpec[] = []): Record<string, unknown>[] {
+  const events: Record<string, unknown>[] = [];
+  const output: unknown[] = [];
+  const at = (e: Record<string, unknown>, oi: number, id: string): Record<string, unknown> => ({
+    ...e,
+    ...(typeof e.output_index === "number" ? { output_index: oi } : {}),
+    ...(e.item_id !== undefined ? { item_id: id } : {}),
+    ...(isItem(e.item) ? { item: { ...e.item, id } } : {}),
+  });
+  const isItem = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null;
+  texts.forEach((text, oi) => {
+    const one = responsesStream([text]) as Record<string, unknown>[];
+    for (const e of one.slice(1, -1)) {
+      const moved = at(e, oi, `msg_${oi}`);
+      if (moved.type === "response.output_item.done") output.push(moved.item);
+      events.push(moved);
+    }
+  });
+  const tail = responsesStream([], calls) as Record<string, unknown>[];
+  for (const e of tail.slice(1, -1)) {
+    const moved = typeof e.output_index === "number"
+      ? { ...e, output_index: e.output_index + texts.length }
+      : e;
+    if (moved.type === "response.output_item.done") output.push(moved.item);
+    events.push(moved);
+  }
+  const last = tail[tail.length - 1] as { response: Record<string, unknown> };
+  return [tail[0], ...events, { ...last, response: { ...last.response, output } }].map((e, i) => ({
+    ...e,
+    sequence_number: i,
+  }));
+}
+
+test("guardFetch retry: a Responses message of white space alone before a message of only the written call goes with it, not left a gap the openai SDK throws on", async () => {
+  // The blank message waits with the call's (a body drops a blank part); the retry dropped both but was
+  // numbered after the blank one, and listed it in the final snapshot: "missing output at index 1".
+  for (const blank of ["  ", " \n"]) {
+    const events: { sequence_number: number }[] = [];
+    const { value, server } = await scripted(
+      [{ sse: responsesMessages([blank, WRITTEN]), named: true }, {
+        sse: responsesStream(["Again."], [GOOD]),
+        named: true,
+      }],
+      1,
+      (s, f) => responsesAsk(s, f, (e) => events.push(e)),
+    );
+    assert.equal(server.requests.length, 2);
+    assert.deepEqual(
+      value.output.map((o) =>
+        o.type === "function_call" ? o.call_id : o.type === "message" ? value.output_text : o
+      ),
+      ["Again.", "call_good"],
+    );
+    const seqs = events.map((e) => e.sequence_number);
+    assert.deepEqual(seqs, seqs.map((_, i) => i));
+  }
+});

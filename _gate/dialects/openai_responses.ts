@@ -617,12 +617,18 @@ class ResponsesStream implements FrameRouter {
     );
     const partGone = partStart !== undefined && change.tail.trim() === "" && !this.#brought.has(key);
     const base = this.#base?.items ?? [];
-    if (
-      partGone &&
-      opening.some((h) => h.event!.type === "response.output_item.added" && h.event!.output_index === oi)
-    ) {
-      const own = this.#finishedItems.filter((_, i) => this.#finishedAt[i] < oi);
-      return { frames: "", point: { at: oi, items: [...base, ...own], seq: this.#clientSeq(0) } };
+    // The messages whose start is held with the openings: a message of white space alone (and its own)
+    const waiting = new Set(
+      opening.filter((h) => h.event!.type === "response.output_item.added").map((h) => h.event!.output_index),
+    );
+    if (partGone && waiting.has(oi)) {
+      // Nothing held goes out: the messages that waited go too, and the retry's follow those the client
+      // has (numbered after the blank ones and listing them, its items left a gap the openai SDK throws on).
+      const own = this.#finishedItems.filter((_, i) =>
+        this.#finishedAt[i] < oi && !waiting.has(this.#finishedAt[i])
+      );
+      const at = oi - [...waiting].filter((o) => typeof o === "number" && o < oi).length;
+      return { frames: "", point: { at, items: [...base, ...own], seq: this.#clientSeq(0) } };
     }
     const closed = this.#closedItem(place, change);
     if (!closed) return undefined;
