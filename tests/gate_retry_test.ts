@@ -843,3 +843,41 @@ test("guardFetch retry: a Responses message of white space alone before a messag
     assert.deepEqual(seqs, seqs.map((_, i) => i));
   }
 });
+
+test("guardFetch retry: a Cohere citation of text the client keeps, held with a written call, reaches it before the retry's", async () => {
+  // The citation came after the text it cites, in the frames held with the call: a rejection that ends the
+  // turn sends it, a retry dropped it with the call, and the client held "Oslo is wet." uncited.
+  const citation = (index: number, content_index: number, text: string, start: number) => [{
+    type: "citation-start",
+    index,
+    delta: {
+      message: { citations: { start, end: start + text.length, text, sources: [], content_index } },
+    },
+  }, { type: "citation-end", index }];
+  const retried: unknown[] = [
+    COHERE_START,
+    ...cohereBlock(0, "Bergen is dry.").slice(0, 2),
+    ...citation(0, 0, "Bergen", 0),
+  ];
+  retried.push(...cohereBlock(0, "").slice(2), ...cohereCallEnd(GOOD));
+  for (const deltas of [["Oslo is wet. " + WRITTEN], ["Oslo is wet. ", WRITTEN]]) {
+    const first: unknown[] = [COHERE_START, ...cohereBlock(0, "").slice(0, 1)];
+    for (const text of deltas) first.push(...cohereBlock(0, text).slice(1, 2));
+    first.push(...citation(0, 0, "Oslo", 0), ...cohereBlock(0, "").slice(2), COHERE_END);
+    const { value, seen } = await scripted(
+      [{ sse: first, named: true }, { sse: retried, named: true }],
+      1,
+      cohereStreamed,
+    );
+    assert.deepEqual(seen.map((e) => [e.attempt, e.verdict.allowed]), [[0, false], [1, true]]);
+    const events = sseData(value);
+    const blocks = cohereBlockTexts(events);
+    assert.deepEqual(blocks, ["Oslo is wet. ", "Bergen is dry."]);
+    const cited = events.filter((e) => e.type === "citation-start").map((e) => {
+      const c = e.delta.message.citations;
+      return [e.index, c.content_index, blocks[c.content_index].slice(c.start, c.end), c.text];
+    });
+    assert.deepEqual(cited, [[0, 0, "Oslo", "Oslo"], [1, 1, "Bergen", "Bergen"]], JSON.stringify(deltas));
+    assert.deepEqual(events.filter((e) => e.type === "citation-end").map((e) => e.index), [0, 1]);
+  }
+});
