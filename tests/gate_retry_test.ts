@@ -886,3 +886,33 @@ test("guardFetch retry: a Cohere citation of text the client keeps, held with a 
     assert.deepEqual(events.filter((e) => e.type === "citation-end").map((e) => e.index), [0, 1]);
   }
 });
+
+test("guardFetch retry: a Responses message added with its empty part already in it, its text only the written call, goes with the call", async () => {
+  // A server may add a message with its `output_text` part in it (no `content_part.added`). Its start waits
+  // with the call's text, as one of no part does, but the retry sent it out and closed it: the client held
+  // a message of one empty part (of white space alone, where the text before the call was that).
+  for (const before of ["", " "]) {
+    const first =
+      (responsesStream(before === "" ? [WRITTEN] : [before, WRITTEN]) as Record<string, unknown>[])
+        .filter((e) => e.type !== "response.content_part.added")
+        .map((e, i) => {
+          const item = e.item as Record<string, unknown> | undefined;
+          const brought = e.type === "response.output_item.added" && item?.type === "message";
+          const part = { type: "output_text", text: "", annotations: [] };
+          return { ...e, ...(brought ? { item: { ...item, content: [part] } } : {}), sequence_number: i };
+        });
+    const { value, server } = await scripted(
+      [{ sse: first, named: true }, { sse: responsesStream(["Again."], [GOOD]), named: true }],
+      1,
+      (s, f) => responsesAsk(s, f),
+    );
+    assert.equal(server.requests.length, 2);
+    assert.deepEqual(
+      value.output.map((o) =>
+        o.type === "message" ? o.content.map((p) => p.type === "output_text" ? p.text : p.type) : o.type
+      ),
+      [["Again."], "function_call"],
+      JSON.stringify(before),
+    );
+  }
+});
