@@ -419,3 +419,28 @@ test("guardFetch: a body's verdict event is the same plain data as a stream's: n
     }
   }
 });
+
+test("guardFetch: a call written into the text gets the same verdict in a body as in a stream, its argument text too", async () => {
+  // A stream judges a written call's arguments as JSON text; a body judged the object the text held, and
+  // its verdict lacked the `rawArguments` the stream's had: one answer, two verdicts.
+  const written = (args: unknown) =>
+    `Checking.\n<tool_call>\n${JSON.stringify({ name: "get_weather", arguments: args })}\n</tool_call>`;
+  const dialects = [
+    { path: "/v1/chat/completions", json: chatCompletion, sse: chatStream, tools: TOOLS_OPENAI },
+    { path: "/v1/messages", json: anthropicMessage, sse: anthropicStream, tools: TOOLS_ANTHROPIC },
+    { path: "/v1/responses", json: responsesBody, sse: responsesStream, tools: TOOLS_RESPONSES },
+  ];
+  for (const d of dialects) {
+    for (const args of [{ city: "Oslo" }, { city: "Oslo", units: "kelvin" }]) {
+      const verdicts: unknown[] = [];
+      for (const stream of [false, true]) {
+        const reply = stream ? { sse: d.sse([written(args)]), named: true } : { json: d.json(written(args)) };
+        const { seen } = await withGuardedServer([reply], {}, async (s, f) => {
+          await (await f(s.url + d.path, post({ model: "m", tools: d.tools, stream, messages: [] }))).text();
+        });
+        verdicts.push(seen.map((e) => e.verdict));
+      }
+      assert.deepEqual(verdicts[0], verdicts[1], `${d.path} ${JSON.stringify(args)}`);
+    }
+  }
+});
