@@ -88,6 +88,9 @@ export const cutCalls: typeof TextWatch.cutCalls = (text, calls) => engines().te
 /** `cutJoined` (the calls read from texts joined, cut from each text), once loaded. */
 export const cutJoined: typeof TextWatch.cutJoined = (texts, calls) =>
   engines().textWatch.cutJoined(texts, calls);
+/** `textCalls` (calls written into one answer's text, as a stream judges them), once loaded. */
+export const textCalls: typeof TextWatch.textCalls = (extracted, dialect, answer) =>
+  engines().textWatch.textCalls(extracted, dialect, answer);
 /** `blocksPart` (whether some calls written into a text can be cut and the others kept), once loaded. */
 export const blocksPart: typeof TextWatch.blocksPart = (calls, gone) =>
   engines().textWatch.blocksPart(calls, gone);

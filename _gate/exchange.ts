@@ -291,7 +291,7 @@ function gateStreamed(
 async function gateJson(response: Response, exchange: Exchange): Promise<Response> {
   let before: Usage | undefined;
   for (let current = exchange;;) {
-    const { out, sent, rejected, usage } = await gateJsonOnce(response, current);
+    const { out, sent, rejected, usage, unreported } = await gateJsonOnce(response, current);
     /** This attempt's answer, reporting the earlier attempts' usage too. */
     const answer = () => before ? withUsageAdded(out, sent, exchange.dialect, before) : out;
     if (!rejected || !mayRetry(current)) return answer();
@@ -300,14 +300,18 @@ async function gateJson(response: Response, exchange: Exchange): Promise<Respons
     // caller aborted rejects, as fetch does (resolved with the first answer, the SDKs returned it as if
     // nothing had been asked to stop).
     const next = await current.send(request).catch((e) => {
-      if (current.signal?.aborted) throw e;
-      return undefined;
+      if (!current.signal?.aborted) return undefined;
+      if (unreported) current.report(unreported); // (judged all the same)
+      throw e;
     });
     const type = (next?.headers.get("content-type") ?? "").toLowerCase();
     if (next === undefined || !next.ok || next.body === null || !type.includes("json")) {
       await next?.body?.cancel().catch(() => {});
+      // (no retry takes its place: not `retried`, as a stream's event is not)
+      if (unreported) current.report(unreported);
       return answer(); // the retry failed: the clean stop
     }
+    if (unreported) current.report({ ...unreported, retried: true });
     if (usage) before = sumUsage(before, usage);
     current = { ...current, request, attempt: current.attempt + 1 };
     response = next;
@@ -341,7 +345,14 @@ function withUsageAdded(response: Response, body: unknown, dialect: StreamDialec
 async function gateJsonOnce(
   response: Response,
   exchange: Exchange,
-): Promise<{ out: Response; sent?: unknown; rejected?: RejectedTurn; usage?: Usage }> {
+): Promise<{
+  out: Response;
+  sent?: unknown;
+  rejected?: RejectedTurn;
+  usage?: Usage;
+  /** The event of a turn that may be retried, left for the caller to report once it knows whether it was. */
+  unreported?: GateEvent;
+}> {
   const out = await gateJsonBody(response, exchange);
   const usage = out.event?.usage;
   const sent = out.result?.changed ? out.result.response : out.parsed;
@@ -360,9 +371,8 @@ async function gateJsonOnce(
     body: out.body,
   };
   if (out.result.source === "text") turn.fromText = true;
-  if (mayRetry(exchange)) {
-    exchange.report({ ...out.event!, retried: true });
-  } else if (out.event) exchange.report(out.event);
+  if (mayRetry(exchange)) return { out: out.response, sent, rejected: turn, usage, unreported: out.event };
+  if (out.event) exchange.report(out.event);
   return { out: out.response, sent, rejected: turn, usage };
 }
 
@@ -404,7 +414,8 @@ async function gateJsonBody(response: Response, exchange: Exchange): Promise<{
       streamed: false,
       verdict: result.verdict,
       changed: result.changed,
-      reason: result.reason,
+      // (no key when nothing replaced the calls, as in a stream's event: the same plain data either way)
+      ...(result.reason !== undefined ? { reason: result.reason } : {}),
       findings: [],
       attempt: exchange.attempt,
     }

@@ -18,8 +18,10 @@ import {
   dialectNames,
   extractToolCalls,
   loadEngines,
+  textCalls,
   validateToolCalls,
 } from "./engines.ts";
+import { callForValidation } from "./assemble.ts";
 import type { StreamDialect } from "./calls.ts";
 
 /** The response shapes the gate reads. */
@@ -299,11 +301,8 @@ export async function gateWith(
   if (extracted.length === 0) {
     return { verdict: ALLOWED_NONE, response: body, changed: false, dialect, source: "none" };
   }
-  const written = extracted.map((c) => {
-    const call: Record<string, unknown> = { name: c.name, arguments: c.arguments };
-    if (c.id !== undefined) call.id = c.id;
-    return call;
-  });
+  // Judged as a stream judges them (argument text, each answer's ids): one answer, one verdict.
+  const written = perAnswer.flatMap((calls, a) => textCalls(calls, dialect, a).map(callForValidation));
   // One answer of several used call fields and another wrote its calls into text: judged together, native
   // first, as one turn (withheld whole when any is rejected: the two kinds cannot be dropped one by one).
   const source = native.length > 0 ? "native" : "text";

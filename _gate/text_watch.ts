@@ -1368,8 +1368,11 @@ interface KeptStretch extends TextChange {
 /** The answers of a frame that carries a part of none: answer 0's watch reads it. */
 const NONE: ReadonlySet<number> = new Set([0]);
 
-/** Turns calls recovered from text into assembled calls, with the validator's synthetic ids. */
-function textCalls(
+/**
+ * Turns calls recovered from one answer's text into assembled calls, with the validator's synthetic ids: what
+ * a stream judges, and a body too (so the two read one answer alike).
+ */
+export function textCalls(
   extracted: ExtractedToolCall[],
   dialect: StreamDialect,
   answer: number,

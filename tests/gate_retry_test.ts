@@ -226,7 +226,12 @@ test("guardFetch retry: a follow-up whose connection is reset, or that gets an H
       assert.equal(value.choices[0].message.tool_calls?.length ?? 0, 0);
       assert.equal(value.choices[0].finish_reason, "stop");
       assert.match(value.choices[0].message.content ?? "", /^Hm\.[\s\S]*units/);
-      assert.deepEqual(seen.map((e) => [e.attempt, e.verdict.allowed]), [[0, false]]);
+      // (no retry took its place: a body's event said `retried`, where a stream's, rightly, did not)
+      assert.deepEqual(seen.map((e) => [e.attempt, e.verdict.allowed, e.retried ?? false]), [[
+        0,
+        false,
+        false,
+      ]]);
     }
   }
 });
@@ -780,4 +785,134 @@ test("guardFetch retry: a Cohere stream's retried citations follow those the cli
   const starts = events.filter((e) => e.type === "citation-start");
   assert.deepEqual(starts.map((e) => [e.index, e.delta.message.citations.content_index]), [[0, 0], [1, 1]]);
   assert.deepEqual(events.filter((e) => e.type === "citation-end").map((e) => e.index), [0, 1]);
+});
+
+/**
+ * An OpenAI Responses stream of one message item per text (each one `output_text` part, streamed in one
+ * delta), then `calls`: the events of `responsesStream` for each, numbered as one stream.
+ */
+function responsesMessages(texts: string[], calls: CallSpec[] = []): Record<string, unknown>[] {
+  const events: Record<string, unknown>[] = [];
+  const output: unknown[] = [];
+  const at = (e: Record<string, unknown>, oi: number, id: string): Record<string, unknown> => ({
+    ...e,
+    ...(typeof e.output_index === "number" ? { output_index: oi } : {}),
+    ...(e.item_id !== undefined ? { item_id: id } : {}),
+    ...(isItem(e.item) ? { item: { ...e.item, id } } : {}),
+  });
+  const isItem = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null;
+  texts.forEach((text, oi) => {
+    const one = responsesStream([text]) as Record<string, unknown>[];
+    for (const e of one.slice(1, -1)) {
+      const moved = at(e, oi, `msg_${oi}`);
+      if (moved.type === "response.output_item.done") output.push(moved.item);
+      events.push(moved);
+    }
+  });
+  const tail = responsesStream([], calls) as Record<string, unknown>[];
+  for (const e of tail.slice(1, -1)) {
+    const moved = typeof e.output_index === "number"
+      ? { ...e, output_index: e.output_index + texts.length }
+      : e;
+    if (moved.type === "response.output_item.done") output.push(moved.item);
+    events.push(moved);
+  }
+  const last = tail[tail.length - 1] as { response: Record<string, unknown> };
+  return [tail[0], ...events, { ...last, response: { ...last.response, output } }].map((e, i) => ({
+    ...e,
+    sequence_number: i,
+  }));
+}
+
+test("guardFetch retry: a Responses message of white space alone before a message of only the written call goes with it, not left a gap the openai SDK throws on", async () => {
+  // The blank message waits with the call's (a body drops a blank part); the retry dropped both but was
+  // numbered after the blank one, and listed it in the final snapshot: "missing output at index 1".
+  for (const blank of ["  ", " \n"]) {
+    const events: { sequence_number: number }[] = [];
+    const { value, server } = await scripted(
+      [{ sse: responsesMessages([blank, WRITTEN]), named: true }, {
+        sse: responsesStream(["Again."], [GOOD]),
+        named: true,
+      }],
+      1,
+      (s, f) => responsesAsk(s, f, (e) => events.push(e)),
+    );
+    assert.equal(server.requests.length, 2);
+    assert.deepEqual(
+      value.output.map((o) =>
+        o.type === "function_call" ? o.call_id : o.type === "message" ? value.output_text : o
+      ),
+      ["Again.", "call_good"],
+    );
+    const seqs = events.map((e) => e.sequence_number);
+    assert.deepEqual(seqs, seqs.map((_, i) => i));
+  }
+});
+
+test("guardFetch retry: a Cohere citation of text the client keeps, held with a written call, reaches it before the retry's", async () => {
+  // The citation came after the text it cites, in the frames held with the call: a rejection that ends the
+  // turn sends it, a retry dropped it with the call, and the client held "Oslo is wet." uncited.
+  const citation = (index: number, content_index: number, text: string, start: number) => [{
+    type: "citation-start",
+    index,
+    delta: {
+      message: { citations: { start, end: start + text.length, text, sources: [], content_index } },
+    },
+  }, { type: "citation-end", index }];
+  const retried: unknown[] = [
+    COHERE_START,
+    ...cohereBlock(0, "Bergen is dry.").slice(0, 2),
+    ...citation(0, 0, "Bergen", 0),
+  ];
+  retried.push(...cohereBlock(0, "").slice(2), ...cohereCallEnd(GOOD));
+  for (const deltas of [["Oslo is wet. " + WRITTEN], ["Oslo is wet. ", WRITTEN]]) {
+    const first: unknown[] = [COHERE_START, ...cohereBlock(0, "").slice(0, 1)];
+    for (const text of deltas) first.push(...cohereBlock(0, text).slice(1, 2));
+    first.push(...citation(0, 0, "Oslo", 0), ...cohereBlock(0, "").slice(2), COHERE_END);
+    const { value, seen } = await scripted(
+      [{ sse: first, named: true }, { sse: retried, named: true }],
+      1,
+      cohereStreamed,
+    );
+    assert.deepEqual(seen.map((e) => [e.attempt, e.verdict.allowed]), [[0, false], [1, true]]);
+    const events = sseData(value);
+    const blocks = cohereBlockTexts(events);
+    assert.deepEqual(blocks, ["Oslo is wet. ", "Bergen is dry."]);
+    const cited = events.filter((e) => e.type === "citation-start").map((e) => {
+      const c = e.delta.message.citations;
+      return [e.index, c.content_index, blocks[c.content_index].slice(c.start, c.end), c.text];
+    });
+    assert.deepEqual(cited, [[0, 0, "Oslo", "Oslo"], [1, 1, "Bergen", "Bergen"]], JSON.stringify(deltas));
+    assert.deepEqual(events.filter((e) => e.type === "citation-end").map((e) => e.index), [0, 1]);
+  }
+});
+
+test("guardFetch retry: a Responses message added with its empty part already in it, its text only the written call, goes with the call", async () => {
+  // A server may add a message with its `output_text` part in it (no `content_part.added`). Its start waits
+  // with the call's text, as one of no part does, but the retry sent it out and closed it: the client held
+  // a message of one empty part (of white space alone, where the text before the call was that).
+  for (const before of ["", " "]) {
+    const first =
+      (responsesStream(before === "" ? [WRITTEN] : [before, WRITTEN]) as Record<string, unknown>[])
+        .filter((e) => e.type !== "response.content_part.added")
+        .map((e, i) => {
+          const item = e.item as Record<string, unknown> | undefined;
+          const brought = e.type === "response.output_item.added" && item?.type === "message";
+          const part = { type: "output_text", text: "", annotations: [] };
+          return { ...e, ...(brought ? { item: { ...item, content: [part] } } : {}), sequence_number: i };
+        });
+    const { value, server } = await scripted(
+      [{ sse: first, named: true }, { sse: responsesStream(["Again."], [GOOD]), named: true }],
+      1,
+      (s, f) => responsesAsk(s, f),
+    );
+    assert.equal(server.requests.length, 2);
+    assert.deepEqual(
+      value.output.map((o) =>
+        o.type === "message" ? o.content.map((p) => p.type === "output_text" ? p.text : p.type) : o.type
+      ),
+      [["Again."], "function_call"],
+      JSON.stringify(before),
+    );
+  }
 });

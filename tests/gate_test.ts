@@ -4,10 +4,13 @@ import { gateCompletion, type GateEvent, guardFetch } from "../gate.ts";
 import { createValidator } from "../validate.ts";
 import {
   anthropicMessage,
+  anthropicStream,
   chatCompletion,
+  chatStream,
   ollamaChat,
   ollamaStream,
   responsesBody,
+  responsesStream,
   startFakeLlmServer,
   TOOLS_ANTHROPIC,
   TOOLS_OPENAI,
@@ -385,5 +388,59 @@ test("guardFetch: a streamed verdict event carries the reason the client read, a
     assert.equal(seen[0].changed, true, c.what);
     assert.equal(typeof seen[0].reason, "string", c.what);
     assert.ok(text.endsWith(seen[0].reason!), c.what);
+  }
+});
+
+test("guardFetch: a body's verdict event is the same plain data as a stream's: no reason key where none replaced the calls", async () => {
+  // A body's event carried `reason: undefined` where a stream's has no key at all: the same answer reported
+  // differently by `Object.keys`, `"reason" in event` and a deepEqual against a recorded stream event.
+  const good = { name: "get_weather", args: { city: "Oslo" }, id: "call_good" };
+  const bad = { name: "get_weather", args: { city: "Oslo", units: "kelvin" }, id: "call_bad" };
+  const dialects = [
+    { path: "/v1/chat/completions", json: chatCompletion, sse: chatStream, tools: TOOLS_OPENAI },
+    { path: "/v1/messages", json: anthropicMessage, sse: anthropicStream, tools: TOOLS_ANTHROPIC },
+    { path: "/v1/responses", json: responsesBody, sse: responsesStream, tools: TOOLS_RESPONSES },
+  ];
+  for (const d of dialects) {
+    for (const turns of [[[good]], [[bad]], [[bad], [good]]]) {
+      const keys: string[][][] = [];
+      for (const stream of [false, true]) {
+        const script = turns.map((calls) =>
+          stream ? { sse: d.sse([], calls), named: true } : { json: d.json(null, calls) }
+        );
+        const { seen } = await withGuardedServer(script, { retry: turns.length - 1 }, async (s, f) => {
+          await (await f(s.url + d.path, post({ model: "m", tools: d.tools, stream, messages: [] }))).text();
+        });
+        // (`calls` is a stream's alone, `usage` there when the provider reported it)
+        keys.push(seen.map((e) => Object.keys(e).filter((k) => k !== "calls" && k !== "usage").sort()));
+        if (turns.length === 1 && turns[0][0] === good) assert.equal("reason" in seen[0], false, d.path);
+      }
+      assert.deepEqual(keys[0], keys[1], `${d.path} ${turns.length} turn(s)`);
+    }
+  }
+});
+
+test("guardFetch: a call written into the text gets the same verdict in a body as in a stream, its argument text too", async () => {
+  // A stream judges a written call's arguments as JSON text; a body judged the object the text held, and
+  // its verdict lacked the `rawArguments` the stream's had: one answer, two verdicts.
+  const written = (args: unknown) =>
+    `Checking.\n<tool_call>\n${JSON.stringify({ name: "get_weather", arguments: args })}\n</tool_call>`;
+  const dialects = [
+    { path: "/v1/chat/completions", json: chatCompletion, sse: chatStream, tools: TOOLS_OPENAI },
+    { path: "/v1/messages", json: anthropicMessage, sse: anthropicStream, tools: TOOLS_ANTHROPIC },
+    { path: "/v1/responses", json: responsesBody, sse: responsesStream, tools: TOOLS_RESPONSES },
+  ];
+  for (const d of dialects) {
+    for (const args of [{ city: "Oslo" }, { city: "Oslo", units: "kelvin" }]) {
+      const verdicts: unknown[] = [];
+      for (const stream of [false, true]) {
+        const reply = stream ? { sse: d.sse([written(args)]), named: true } : { json: d.json(written(args)) };
+        const { seen } = await withGuardedServer([reply], {}, async (s, f) => {
+          await (await f(s.url + d.path, post({ model: "m", tools: d.tools, stream, messages: [] }))).text();
+        });
+        verdicts.push(seen.map((e) => e.verdict));
+      }
+      assert.deepEqual(verdicts[0], verdicts[1], `${d.path} ${JSON.stringify(args)}`);
+    }
   }
 });

@@ -22,6 +22,8 @@ import {
   type ResumePoint,
   type SplitCalls,
   type StreamFlow,
+  type TextChange,
+  type TextEnding,
   type TextFrames,
   type TextPart,
   TextPlaces,
@@ -209,9 +211,47 @@ class CohereStream implements FrameRouter {
       }));
     },
     frame: (event, from) => this.#wire(event, from),
+    resume: (change) => this.#resumeAfter(change),
     split: splitStart,
     size: () => this.#places.size,
   };
+
+  /**
+   * A retry after a call written into the text (see `TextFrames.resume`): the citations held with the call
+   * (one comes after the text it cites) of text the client keeps go out after that text, in order, as a
+   * rejection that ends the turn sends them; the retry's are numbered after them. Undefined when none is:
+   * the text alone, and the router's resume point.
+   */
+  #resumeAfter(change: TextChange): TextEnding | undefined {
+    // (a block's start held with the call goes out only with text: a citation alone would leave it empty)
+    if (change.tail === "" && this.#openings.waiting) return undefined;
+    const kept: string[] = [];
+    const open = new Set<unknown>();
+    let cited = this.#cited;
+    for (const h of this.#flow?.held ?? []) {
+      const event = h.event;
+      if (event?.type === "citation-end" && open.delete(event.index)) kept.push(h.raw);
+      if (event?.type !== "citation-start" || event.index !== cited) continue;
+      const c = deltaMessage(event).citations;
+      const within = isRecord(c) && typeof c.content_index === "number" && typeof c.end === "number" &&
+        c.end <= this.#places.retoldLength(String(c.content_index), [change]);
+      // (numbered in order: one past the client's text stops them, the retry's follow those sent)
+      if (!within) break;
+      kept.push(h.raw);
+      open.add(event.index);
+      cited++;
+    }
+    if (kept.length === 0) return undefined;
+    const text = change.tail === "" ? "" : this.text.textFrame(change.tail, 0, change.at);
+    // (the blocks whose start is held go out before these frames: they are the client's)
+    const starts = (this.#flow?.held ?? []).filter((h) =>
+      h.event?.type === "content-start" && !this.#openings.holds(h)
+    );
+    return {
+      frames: text + kept.join(""),
+      point: { at: this.#nextContent - starts.length, citations: cited },
+    };
+  }
 
   /** Notes how the stream frames and numbers its events before the text watch (which may hold them) does. */
   note(event: Record<string, unknown>, raw: string): void {

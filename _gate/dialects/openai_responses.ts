@@ -615,14 +615,22 @@ class ResponsesStream implements FrameRouter {
       h.event!.type === "response.content_part.added" &&
       this.#key(this.#idOf(h.event!), h.event!.content_index) === key
     );
-    const partGone = partStart !== undefined && change.tail.trim() === "" && !this.#brought.has(key);
     const base = this.#base?.items ?? [];
-    if (
-      partGone &&
-      opening.some((h) => h.event!.type === "response.output_item.added" && h.event!.output_index === oi)
-    ) {
-      const own = this.#finishedItems.filter((_, i) => this.#finishedAt[i] < oi);
-      return { frames: "", point: { at: oi, items: [...base, ...own], seq: this.#clientSeq(0) } };
+    // The messages whose start is held with the openings: a message of white space alone (and its own)
+    const waiting = new Set(
+      opening.filter((h) => h.event!.type === "response.output_item.added").map((h) => h.event!.output_index),
+    );
+    // (a part its message brought is the client's once that message's start went out, not while it waits)
+    const partGone = change.tail.trim() === "" &&
+      (this.#brought.has(key) ? waiting.has(oi) : partStart !== undefined);
+    if (partGone && waiting.has(oi)) {
+      // Nothing held goes out: the messages that waited go too, and the retry's follow those the client
+      // has (numbered after the blank ones and listing them, its items left a gap the openai SDK throws on).
+      const own = this.#finishedItems.filter((_, i) =>
+        this.#finishedAt[i] < oi && !waiting.has(this.#finishedAt[i])
+      );
+      const at = oi - [...waiting].filter((o) => typeof o === "number" && o < oi).length;
+      return { frames: "", point: { at, items: [...base, ...own], seq: this.#clientSeq(0) } };
     }
     const closed = this.#closedItem(place, change);
     if (!closed) return undefined;
@@ -1018,6 +1026,9 @@ class ResponsesStream implements FrameRouter {
         if (event.type === "response.content_part.added") {
           this.#waitingPart = { oi: event.output_index, ci: event.content_index };
         }
+        // (a message that brought its parts waits with its last: white space alone in it waits too)
+        const brought = isRecord(event.item) && Array.isArray(event.item.content) ? event.item.content : [];
+        if (brought.length > 0) this.#waitingPart = { oi: event.output_index, ci: brought.length - 1 };
         return this.#openings.hold({ raw, event }, flow);
       }
       this.sendOpenings(flow);

@@ -692,6 +692,15 @@ export class TextPlaces<T> {
     return text;
   }
 
+  /** The length of {@linkcode TextPlaces.retold} of the place `key`, for a place whose `own` text is as read. */
+  retoldLength(key: string, changes: readonly TextChange[]): number {
+    const runs = this.#byKey.get(key) ?? [];
+    if (changes.length === 0) return runs.reduce((n, r) => n + r.end - r.start, 0);
+    let length = this.#keptLength(key, runs, changes[0].at);
+    for (const c of changes) if (this.#holder(c.at)?.key === key) length += c.tail.length;
+    return length;
+  }
+
   /**
    * How much of the place `key`'s text comes before `at`: its runs wholly before it and the start of the
    * one that holds it (a prefix: the runs after `at` follow). Kept per place, as every held frame that
