@@ -450,6 +450,24 @@ test("guardFetch retry: a Cohere stream's retry numbers its content blocks after
   assertAttempts(seen);
 });
 
+test("guardFetch retry: a Cohere stream's second retry numbers its blocks after the client's too", async () => {
+  // The first retry's answer brought no block (a call alone): the second retry's blocks were numbered from 0
+  // again, and its first block landed in the client's block 0 (fuzz cohere retry seeds 17, 39, 70, 80, 98).
+  const { value, seen } = await scripted(
+    [
+      { sse: [COHERE_START, ...cohereBlock(0, "Let me look."), ...cohereCallEnd(BAD)], named: true },
+      { sse: [COHERE_START, ...cohereCallEnd(BAD)], named: true },
+      { sse: [COHERE_START, ...cohereBlock(0, "Checking again."), ...cohereCallEnd(GOOD)], named: true },
+    ],
+    2,
+    cohereStreamed,
+  );
+  const events = sseData(value);
+  assert.deepEqual(cohereBlockTexts(events), ["Let me look.", "Checking again."]);
+  assert.deepEqual(events.filter((e) => e.type === "content-start").map((e) => e.index), [0, 1]);
+  assert.deepEqual(seen.map((e) => [e.attempt, e.verdict.allowed]), [[0, false], [1, false], [2, true]]);
+});
+
 test("guardFetch retry: a Cohere stream whose written call begins at a block's end resumes after the blocks the client has", async () => {
   // The call's start is held across the end of block 0, and block 1's start with it: the retry's blocks
   // were numbered after block 1, which the client never got (a gap where a client files blocks by index).

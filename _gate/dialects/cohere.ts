@@ -268,6 +268,9 @@ class CohereStream implements FrameRouter {
     if (!this.#resumed) {
       this.#resumed = true;
       this.#cited = point.citations ?? 0;
+      // (the client's blocks count before this answer's own: a next retry's follow them even when this
+      // answer brings none; counted from 0, its blocks landed in the client's first)
+      this.#nextContent = Math.max(this.#nextContent, at);
     }
     if (event.type === "message-start") return undefined;
     if (
