@@ -1521,6 +1521,33 @@ test("guardFetch Cohere stream: a rejected written call leaves no empty text blo
   }
 });
 
+test("guardFetch Anthropic and Cohere: a blank text block the model sent before prose and a rejected written call stays, streamed and whole", async () => {
+  // A stream sent block 1 (white space alone) when block 2's words came, before the call began; the body
+  // dropped it, and read otherwise (one block fewer). Blank blocks right before the call's block still go
+  // in both, as Responses parts do (fuzz anthropic/cohere withhold seeds 27, 112, 520, 1253, 2280).
+  const texts = ["Sure.", "\n\n", "The weather.", `Let me look. ${WRITTEN_BAD}`];
+  const { whole, final } = await anthropicBothWays(texts, "withhold-turn");
+  assert.deepEqual(blockTexts(final.content).slice(0, 3), ["Sure.", "\n\n", "The weather."]);
+  assert.deepEqual(blockTexts(whole).slice(0, 3), ["Sure.", "\n\n", "The weather."]);
+  assert.equal(whole.length, final.content.length);
+  const body = await gateCompletion({ tools: TOOLS_OPENAI }, {
+    id: "c1",
+    finish_reason: "COMPLETE",
+    message: { role: "assistant", content: texts.map((text) => ({ type: "text", text })) },
+  }, { dialect: "cohere" });
+  const content = ((body.response as Record<string, unknown>).message as Record<string, unknown>)
+    .content as Record<string, unknown>[];
+  provider.reply({ sse: cohereBlocks(texts.map((text) => splitN(text, 3))), named: true });
+  const blocks = cohereBlockTexts(sseData(await cohereWire()));
+  assert.deepEqual(blocks.slice(0, 3), ["Sure.", "\n\n", "The weather."]);
+  assert.deepEqual(blockTexts(content), blocks);
+  // (right before the call's block, a blank block goes with the call, streamed and whole)
+  const next = ["Sure.", "\n\n", WRITTEN_BAD];
+  const { whole: gone, final: goneFinal } = await anthropicBothWays(next, "withhold-turn");
+  assert.equal(gone.length, 2);
+  assert.equal(goneFinal.content.length, 2);
+});
+
 test("guardFetch Chat and Anthropic: white space before a rejected call reads the same streamed and whole", async () => {
   // It reached the client before the call began, where the body trimmed it away: " toolguard …" streamed
   // read "toolguard …" whole; blank text alone counted as said, and a blank line went before the reason.

@@ -17,6 +17,7 @@ import {
   type FrameRouter,
   hasWords,
   type Held,
+  mayGoBlank,
   Openings,
   placeReason,
   type ResumePoint,
@@ -73,10 +74,11 @@ const body: CompletionBody = {
     const written = placed ?? cutTexts;
     let next = 0;
     const gone = new ToolPositions();
+    const goes = mayGoBlank(content, texts, cutTexts);
     message.content = content.flatMap((p, i) => {
       if (!fromText || !isText(p)) return [p];
       const text = written[next++];
-      if (hasWords(text)) return [{ ...p, text }];
+      if (hasWords(text) || !goes(i)) return [{ ...p, text }];
       // A text part the cut left blank goes, as in a stream (and as Anthropic's body drops such a block).
       gone.add(i);
       return [];
