@@ -1987,6 +1987,39 @@ const itemTexts = (output: unknown[]) =>
     o.type === "message" ? blockTexts(o.content as unknown[]) : String(o.type)
   );
 
+test("guardFetch Responses stream: white space dropped before a rejected call that spans two parts is not told in the part's .done", async () => {
+  // " \n" came in one delta with the call's marker: held with the call and dropped with it (blank prose), it
+  // was still told in the part's output_text.done, content_part.done and the final snapshot, which then
+  // disagreed with the deltas (fuzz responses withhold seeds 3, 37, 663, 786, 1598, 1983, 2278).
+  const written = '[TOOL_CALLS][{"name": "delete_everything", "arguments": {}}]';
+  const parts = ["It is cold \n" + written.slice(0, 20), written.slice(20) + " Done."];
+  const { frames } = responsesItems([parts]);
+  const sent = (frames as Record<string, unknown>[]).filter((e) =>
+    e.type !== "response.output_text.delta" || e.content_index !== 0
+  );
+  const at = sent.findIndex((e) => e.type === "response.output_text.done");
+  const delta = { type: "response.output_text.delta", item_id: "msg_0", output_index: 0, content_index: 0 };
+  sent.splice(
+    at,
+    0,
+    { ...delta, delta: "It is", logprobs: [] },
+    { ...delta, delta: " cold", logprobs: [] },
+    { ...delta, delta: " \n" + written.slice(0, 20), logprobs: [] },
+  );
+  const { events, response } = await responsesGated(sent.map((e, i) => ({ ...e, sequence_number: i })));
+  const told = new Map<number, string>();
+  for (const e of events) {
+    if (e.type === "response.output_text.delta") {
+      told.set(e.content_index as number, (told.get(e.content_index as number) ?? "") + e.delta);
+    }
+  }
+  assert.equal(told.get(0), "It is cold");
+  for (const e of events.filter((e) => e.type === "response.output_text.done")) {
+    assert.equal(e.text, told.get(e.content_index as number));
+  }
+  assert.deepEqual(itemTexts(response.output), [[...told.values()]]);
+});
+
 test("guardFetch Responses: the reason stands in place of a written call, streamed and whole alike", async () => {
   // The body gave the reason a message of its own at the end, where the stream wrote it into the text the
   // call was cut from; and where a tail that may begin a marker ("." of "Sure.") held the end of an earlier
