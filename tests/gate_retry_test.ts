@@ -14,6 +14,7 @@ import {
   chatChunk,
   chatCompletion,
   chatStream,
+  choiceChunk,
   cohereBlockTexts,
   type FakeReply,
   type FakeServer,
@@ -156,6 +157,26 @@ test("guardFetch retry: OpenAI chat stream, text already forwarded stays and the
   assert.equal(value.choices[0].finish_reason, "tool_calls");
   assert.equal(server.requests.length, 2);
   assertAttempts(seen);
+});
+
+test("guardFetch retry: OpenAI chat stream of two answers, the other answer ends before the retry", async () => {
+  // Choice 0's call is rejected and retried; choice 1's finish came after the call and was held, and the
+  // retry dropped it: the openai SDK's finalChatCompletion() threw "missing finish_reason for choice 1"
+  // (fuzz chat retry seeds 29, 32, 56, 105, 204).
+  const first = chatStream(["Let me check. "], [BAD]) as Record<string, unknown>[];
+  const done = first.pop()!; // [DONE]
+  first.push(choiceChunk(1, { role: "assistant", content: "It is " }), choiceChunk(1, { content: "cold." }));
+  first.push(choiceChunk(1, {}, "stop"), done);
+  const { value } = await scripted(
+    [{ sse: first }, { sse: chatStream([], [GOOD]) }],
+    1,
+    (s, f) =>
+      openai(s, f).chat.completions.stream({ model: "m", n: 2, messages, tools: TOOLS_OPENAI as never })
+        .finalChatCompletion(),
+  );
+  assert.equal(value.choices[0].message.tool_calls?.[0].id, "call_good");
+  assert.equal(value.choices[1].message.content, "It is cold.");
+  assert.equal(value.choices[1].finish_reason, "stop");
 });
 
 test("guardFetch retry: OpenAI chat stream, text the watch held after the rejected call's first chunk reaches the client before the retry", async () => {
