@@ -977,6 +977,10 @@ function readResponsesStream(events: Json[], wire: Difference[]): Read {
     if (item.type === "message" && !(item.content as Json[]).length) {
       fault("message with no part", item.id, "none");
     }
+    // (the answers here have no empty part: one is the gate's)
+    for (const p of (item.content ?? []) as Json[]) {
+      if (p.type === "output_text" && p.text === "") fault("empty output_text part", item.id, "none");
+    }
   }
   return readResponsesOutput(completed.output as Json[], completed.usage, completed);
 }
