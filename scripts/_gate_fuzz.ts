@@ -244,15 +244,16 @@ const sse = (e: unknown, name?: string) => `${name ? `event: ${name}\n` : ""}dat
 const named = (e: Json) => sse(e, e.type as string);
 const argsObject = (c: Call) => JSON.parse(c.args);
 
+/** A request of chat messages (Chat, Ollama, Cohere), with the tools in the OpenAI shape when `tools`. */
+const chatRequest = (tools: boolean): Json => ({
+  model: "m",
+  messages: [{ role: "user", content: "hi" }],
+  ...(tools ? { tools: TOOLS.map((t) => ({ type: "function", function: t })) } : {}),
+});
+
 const chat: Writer = {
   path: "/v1/chat/completions",
-  request: (tools) => ({
-    model: "m",
-    messages: [{ role: "user", content: "hi" }],
-    n: 3,
-    stream_options: { include_usage: true },
-    ...(tools ? { tools: TOOLS.map((t) => ({ type: "function", function: t })) } : {}),
-  }),
+  request: (tools) => ({ ...chatRequest(tools), n: 3, stream_options: { include_usage: true } }),
   body: (t) => ({
     id: t.id,
     object: "chat.completion",
@@ -551,11 +552,7 @@ const anthropic: Writer = {
 
 const ollama: Writer = {
   path: "/api/chat",
-  request: (tools) => ({
-    model: "m",
-    messages: [{ role: "user", content: "hi" }],
-    ...(tools ? { tools: TOOLS.map((t) => ({ type: "function", function: t })) } : {}),
-  }),
+  request: (tools) => chatRequest(tools),
   body(t) {
     const a = t.answers[0], cs = calls(a);
     const message: Json = { role: "assistant", content: texts(a, "text") };
@@ -690,11 +687,7 @@ const cohereFinish = (t: Turn) => (calls(t.answers[0]).length ? "TOOL_CALL" : "C
 
 const cohere: Writer = {
   path: "/v2/chat",
-  request: (tools) => ({
-    model: "m",
-    messages: [{ role: "user", content: "hi" }],
-    ...(tools ? { tools: TOOLS.map((t) => ({ type: "function", function: t })) } : {}),
-  }),
+  request: (tools) => chatRequest(tools),
   body(t) {
     const a = t.answers[0], cs = calls(a);
     const message: Json = { role: "assistant", content: cohereContent(a) };
