@@ -898,7 +898,9 @@ export class TextCalls {
   #keptStretches(cut: (i: number) => boolean, flow: StreamFlow): KeptStretch[] {
     const from = this.#watcher.visible.length;
     const held = this.#watcher.held;
-    const proseFrom = this.#prose === "" ? from : this.#heldFrom;
+    // (from where the hold began: blank prose dropped with the call (see `#startHold`) never reached the
+    // client, and an event that repeats its place's text tells it without that prose, as the deltas did)
+    const proseFrom = this.#heldFrom;
     const starts: number[] = [];
     let text = false;
     let gap = false;

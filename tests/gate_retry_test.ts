@@ -14,6 +14,7 @@ import {
   chatChunk,
   chatCompletion,
   chatStream,
+  choiceChunk,
   cohereBlockTexts,
   type FakeReply,
   type FakeServer,
@@ -156,6 +157,26 @@ test("guardFetch retry: OpenAI chat stream, text already forwarded stays and the
   assert.equal(value.choices[0].finish_reason, "tool_calls");
   assert.equal(server.requests.length, 2);
   assertAttempts(seen);
+});
+
+test("guardFetch retry: OpenAI chat stream of two answers, the other answer ends before the retry", async () => {
+  // Choice 0's call is rejected and retried; choice 1's finish came after the call and was held, and the
+  // retry dropped it: the openai SDK's finalChatCompletion() threw "missing finish_reason for choice 1"
+  // (fuzz chat retry seeds 29, 32, 56, 105, 204).
+  const first = chatStream(["Let me check. "], [BAD]) as Record<string, unknown>[];
+  const done = first.pop()!; // [DONE]
+  first.push(choiceChunk(1, { role: "assistant", content: "It is " }), choiceChunk(1, { content: "cold." }));
+  first.push(choiceChunk(1, {}, "stop"), done);
+  const { value } = await scripted(
+    [{ sse: first }, { sse: chatStream([], [GOOD]) }],
+    1,
+    (s, f) =>
+      openai(s, f).chat.completions.stream({ model: "m", n: 2, messages, tools: TOOLS_OPENAI as never })
+        .finalChatCompletion(),
+  );
+  assert.equal(value.choices[0].message.tool_calls?.[0].id, "call_good");
+  assert.equal(value.choices[1].message.content, "It is cold.");
+  assert.equal(value.choices[1].finish_reason, "stop");
 });
 
 test("guardFetch retry: OpenAI chat stream, text the watch held after the rejected call's first chunk reaches the client before the retry", async () => {
@@ -453,6 +474,24 @@ test("guardFetch retry: a Cohere stream's retry numbers its content blocks after
   assert.deepEqual(events.filter((e) => e.type === "tool-call-start").map((e) => e.index), [0]);
   assert.match(value, /event: content-start\ndata: \{"type":"content-start","index":1/);
   assertAttempts(seen);
+});
+
+test("guardFetch retry: a Cohere stream's second retry numbers its blocks after the client's too", async () => {
+  // The first retry's answer brought no block (a call alone): the second retry's blocks were numbered from 0
+  // again, and its first block landed in the client's block 0 (fuzz cohere retry seeds 17, 39, 70, 80, 98).
+  const { value, seen } = await scripted(
+    [
+      { sse: [COHERE_START, ...cohereBlock(0, "Let me look."), ...cohereCallEnd(BAD)], named: true },
+      { sse: [COHERE_START, ...cohereCallEnd(BAD)], named: true },
+      { sse: [COHERE_START, ...cohereBlock(0, "Checking again."), ...cohereCallEnd(GOOD)], named: true },
+    ],
+    2,
+    cohereStreamed,
+  );
+  const events = sseData(value);
+  assert.deepEqual(cohereBlockTexts(events), ["Let me look.", "Checking again."]);
+  assert.deepEqual(events.filter((e) => e.type === "content-start").map((e) => e.index), [0, 1]);
+  assert.deepEqual(seen.map((e) => [e.attempt, e.verdict.allowed]), [[0, false], [1, false], [2, true]]);
 });
 
 test("guardFetch retry: a Cohere stream whose written call begins at a block's end resumes after the blocks the client has", async () => {

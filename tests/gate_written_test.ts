@@ -1521,6 +1521,33 @@ test("guardFetch Cohere stream: a rejected written call leaves no empty text blo
   }
 });
 
+test("guardFetch Anthropic and Cohere: a blank text block the model sent before prose and a rejected written call stays, streamed and whole", async () => {
+  // A stream sent block 1 (white space alone) when block 2's words came, before the call began; the body
+  // dropped it, and read otherwise (one block fewer). Blank blocks right before the call's block still go
+  // in both, as Responses parts do (fuzz anthropic/cohere withhold seeds 27, 112, 520, 1253, 2280).
+  const texts = ["Sure.", "\n\n", "The weather.", `Let me look. ${WRITTEN_BAD}`];
+  const { whole, final } = await anthropicBothWays(texts, "withhold-turn");
+  assert.deepEqual(blockTexts(final.content).slice(0, 3), ["Sure.", "\n\n", "The weather."]);
+  assert.deepEqual(blockTexts(whole).slice(0, 3), ["Sure.", "\n\n", "The weather."]);
+  assert.equal(whole.length, final.content.length);
+  const body = await gateCompletion({ tools: TOOLS_OPENAI }, {
+    id: "c1",
+    finish_reason: "COMPLETE",
+    message: { role: "assistant", content: texts.map((text) => ({ type: "text", text })) },
+  }, { dialect: "cohere" });
+  const content = ((body.response as Record<string, unknown>).message as Record<string, unknown>)
+    .content as Record<string, unknown>[];
+  provider.reply({ sse: cohereBlocks(texts.map((text) => splitN(text, 3))), named: true });
+  const blocks = cohereBlockTexts(sseData(await cohereWire()));
+  assert.deepEqual(blocks.slice(0, 3), ["Sure.", "\n\n", "The weather."]);
+  assert.deepEqual(blockTexts(content), blocks);
+  // (right before the call's block, a blank block goes with the call, streamed and whole)
+  const next = ["Sure.", "\n\n", WRITTEN_BAD];
+  const { whole: gone, final: goneFinal } = await anthropicBothWays(next, "withhold-turn");
+  assert.equal(gone.length, 2);
+  assert.equal(goneFinal.content.length, 2);
+});
+
 test("guardFetch Chat and Anthropic: white space before a rejected call reads the same streamed and whole", async () => {
   // It reached the client before the call began, where the body trimmed it away: " toolguard …" streamed
   // read "toolguard …" whole; blank text alone counted as said, and a blank line went before the reason.
@@ -1959,6 +1986,39 @@ const itemTexts = (output: unknown[]) =>
   (output as Record<string, unknown>[]).map((o) =>
     o.type === "message" ? blockTexts(o.content as unknown[]) : String(o.type)
   );
+
+test("guardFetch Responses stream: white space dropped before a rejected call that spans two parts is not told in the part's .done", async () => {
+  // " \n" came in one delta with the call's marker: held with the call and dropped with it (blank prose), it
+  // was still told in the part's output_text.done, content_part.done and the final snapshot, which then
+  // disagreed with the deltas (fuzz responses withhold seeds 3, 37, 663, 786, 1598, 1983, 2278).
+  const written = '[TOOL_CALLS][{"name": "delete_everything", "arguments": {}}]';
+  const parts = ["It is cold \n" + written.slice(0, 20), written.slice(20) + " Done."];
+  const { frames } = responsesItems([parts]);
+  const sent = (frames as Record<string, unknown>[]).filter((e) =>
+    e.type !== "response.output_text.delta" || e.content_index !== 0
+  );
+  const at = sent.findIndex((e) => e.type === "response.output_text.done");
+  const delta = { type: "response.output_text.delta", item_id: "msg_0", output_index: 0, content_index: 0 };
+  sent.splice(
+    at,
+    0,
+    { ...delta, delta: "It is", logprobs: [] },
+    { ...delta, delta: " cold", logprobs: [] },
+    { ...delta, delta: " \n" + written.slice(0, 20), logprobs: [] },
+  );
+  const { events, response } = await responsesGated(sent.map((e, i) => ({ ...e, sequence_number: i })));
+  const told = new Map<number, string>();
+  for (const e of events) {
+    if (e.type === "response.output_text.delta") {
+      told.set(e.content_index as number, (told.get(e.content_index as number) ?? "") + e.delta);
+    }
+  }
+  assert.equal(told.get(0), "It is cold");
+  for (const e of events.filter((e) => e.type === "response.output_text.done")) {
+    assert.equal(e.text, told.get(e.content_index as number));
+  }
+  assert.deepEqual(itemTexts(response.output), [[...told.values()]]);
+});
 
 test("guardFetch Responses: the reason stands in place of a written call, streamed and whole alike", async () => {
   // The body gave the reason a message of its own at the end, where the stream wrote it into the text the

@@ -28,6 +28,7 @@ const SCRIPTS = [
   "measure_startup",
   "measure_guard",
   "gen_log",
+  "gate_fuzz",
 ];
 for (const name of SCRIPTS) {
   test(`${name}: --help prints the usage and exits 0; an unknown option is named, with the usage, exit 2`, () => {

@@ -17,6 +17,7 @@ import {
   type FrameRouter,
   hasWords,
   type Held,
+  mayGoBlank,
   Openings,
   placeReason,
   type ResumePoint,
@@ -85,11 +86,13 @@ const body: CompletionBody = {
     const placed = placeReason(cutTexts, cutTexts.map((text, i) => text !== texts[i].text), reason);
     const written = placed ?? cutTexts;
     let next = 0;
-    // (a block left blank goes: the API refuses a text block of white space alone sent back)
-    const content = blocks.flatMap((block) => {
+    // (a block left blank goes: the API refuses a text block of white space alone sent back; not one a
+    // stream sent before the call began, see `mayGoBlank`)
+    const goes = mayGoBlank(blocks, texts, cutTexts);
+    const content = blocks.flatMap((block, i) => {
       if (!fromText || !isText(block)) return [block];
       const text = written[next++];
-      return hasWords(text) ? [{ ...block, text }] : [];
+      return hasWords(text) || !goes(i) ? [{ ...block, text }] : [];
     });
     if (!placed) content.push({ type: "text", text: reason });
     const copy: Record<string, unknown> = { ...body, content };

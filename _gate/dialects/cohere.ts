@@ -17,6 +17,7 @@ import {
   type FrameRouter,
   hasWords,
   type Held,
+  mayGoBlank,
   Openings,
   placeReason,
   type ResumePoint,
@@ -75,10 +76,11 @@ const body: CompletionBody = {
     const written = placed ?? cutTexts;
     let next = 0;
     const gone = new ToolPositions();
+    const goes = mayGoBlank(content, texts, cutTexts);
     message.content = content.flatMap((p, i) => {
       if (!fromText || !isText(p)) return [p];
       const text = written[next++];
-      if (hasWords(text)) return [{ ...p, text }];
+      if (hasWords(text) || !goes(i)) return [{ ...p, text }];
       // A text part the cut left blank goes, as in a stream (and as Anthropic's body drops such a block).
       gone.add(i);
       return [];
@@ -308,6 +310,9 @@ class CohereStream implements FrameRouter {
     if (!this.#resumed) {
       this.#resumed = true;
       this.#cited = point.citations ?? 0;
+      // (the client's blocks count before this answer's own: a next retry's follow them even when this
+      // answer brings none; counted from 0, its blocks landed in the client's first)
+      this.#nextContent = Math.max(this.#nextContent, at);
     }
     if (event.type === "message-start") return undefined;
     if (

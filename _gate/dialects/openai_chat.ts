@@ -238,6 +238,30 @@ class ChatStream implements FrameRouter {
     this.#template ??= pick(event, TEMPLATE_KEYS);
   }
 
+  /**
+   * The text and finish of the answers but the first among the chunks a retry drops (it continues the
+   * first answer alone): held behind the call, another answer's finish was dropped with it, and the openai
+   * SDK throws on a choice that never finished. An answer that lost its calls ends in a normal stop.
+   */
+  endsDropped(dropped: readonly Held[]): string {
+    let out = "";
+    for (const h of dropped) {
+      const choices = h.event && Array.isArray(h.event.choices) ? h.event.choices : [];
+      const others = choices.flatMap((c) => {
+        if (!isRecord(c) || choiceIndex(c) === 0) return [];
+        const delta = isRecord(c.delta) ? withoutKeys(c.delta, ["tool_calls", "function_call"]) : {};
+        const finish = c.finish_reason === "tool_calls" ? "stop" : c.finish_reason ?? null;
+        return carriesText(delta) || finish !== null ? [{ ...c, delta, finish_reason: finish }] : [];
+      });
+      if (others.length > 0) {
+        out += formatSse(
+          JSON.stringify({ ...(this.#template ?? { object: "chat.completion.chunk" }), choices: others }),
+        );
+      }
+    }
+    return out;
+  }
+
   /** A retry's chunks carry no position: they follow as they come. */
   resume(raw: string, event: Record<string, unknown>): { raw: string; event: Record<string, unknown> } {
     return { raw, event };

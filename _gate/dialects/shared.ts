@@ -639,6 +639,40 @@ export function placeReason(
 }
 
 /**
+ * Which of an answer's blocks a cut may leave blank and drop: those from the first text block a written
+ * call was cut from on (every one when none was), and the blank ones right before it. A stream holds a blank
+ * text block's start until a frame of something else comes (words, reasoning): sent then, before the call
+ * began, it stays with the client; held with the call, it goes with it. The model's own blank block before
+ * prose stays so in a body too, as the Responses body keeps a blank part before a part with words.
+ *
+ * @example Block 1 came before words, block 3 right before the call's block
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { mayGoBlank } from "./shared.ts";
+ *
+ * const blocks = ["Sure.", "\n", "More.", " ", "<tool_call>…</tool_call>"].map((text) => ({ text }));
+ * const goes = mayGoBlank(blocks, blocks, ["Sure.", "\n", "More.", " ", ""]);
+ * assert.deepEqual([0, 1, 2, 3, 4].map(goes), [false, false, false, true, true]);
+ * ```
+ *
+ * @param blocks The answer's blocks (or parts), in order.
+ * @param texts Its text blocks, among `blocks`.
+ * @param cut The text of each of `texts` once the calls were cut.
+ */
+export function mayGoBlank(
+  blocks: readonly unknown[],
+  texts: readonly { text: string }[],
+  cut: readonly string[],
+): (index: number) => boolean {
+  const at = cut.findIndex((text, i) => text !== texts[i].text);
+  let from = at < 0 ? 0 : blocks.indexOf(texts[at]);
+  const blank = (block: unknown) =>
+    texts.includes(block as { text: string }) && !hasWords((block as { text: string }).text);
+  while (from > 0 && blank(blocks[from - 1])) from--;
+  return (index) => index >= from;
+}
+
+/**
  * Where the pieces of an answer's streamed text were read (the block or item of each), by their offsets in
  * the whole text: text the gate writes at an offset goes in the place that holds it.
  */

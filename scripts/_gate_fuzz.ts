@@ -1,0 +1,1486 @@
+/**
+ * The stream-against-body fuzz of the response gate: a seeded generator of model answers in each dialect,
+ * written as one body and as a stream, both passed through `guardFetch` with the same options, and what a
+ * client reads from each compared. Shared by `gate_fuzz.ts` (the hunting tool) and `tests/gate_fuzz_test.ts`
+ * (a fixed set of seeds).
+ *
+ * @module
+ */
+import { isDeepStrictEqual } from "node:util";
+import Anthropic from "@anthropic-ai/sdk";
+import OpenAI from "openai";
+import { type GateEvent, guardFetch, type GuardFetchOptions } from "../gate.ts";
+import { seeded } from "./_seeded.ts";
+
+/** The dialects the fuzz writes answers in. */
+export const FUZZ_DIALECTS = ["chat", "responses", "anthropic", "ollama", "gemini", "cohere"] as const;
+/** A dialect the fuzz writes answers in. */
+export type FuzzDialect = typeof FUZZ_DIALECTS[number];
+/** The gate's modes the fuzz runs. */
+export const FUZZ_MODES = ["withhold", "drop-call", "retry"] as const;
+/** A mode of the gate. */
+export type FuzzMode = typeof FUZZ_MODES[number];
+
+/** One difference between what a client read from the stream and from the body. */
+export interface Difference {
+  /** Where (`answer 0 text`, `usage`, `wire`). */
+  where: string;
+  /** What the stream gave. */
+  stream: unknown;
+  /** What the body gave. */
+  body: unknown;
+}
+
+/** What one seed found. */
+export interface FuzzResult {
+  /** Differences after white space is normalised, and faults in the stream's wire (each one a failure). */
+  differences: Difference[];
+  /** Differences in white space alone (text equal once white space is left out). */
+  whitespace: Difference[];
+  /** Set when the seed was not compared: stream and body differ by design (see `fuzzSeed`). */
+  skipped?: true;
+  /** Whether the gate rejected a call of the whole answer (what makes a seed test the rewriting). */
+  rejected?: boolean;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The answers
+// ---------------------------------------------------------------------------------------------------------
+
+interface Call {
+  id: string;
+  name: string;
+  /** The arguments as JSON text (an object). */
+  args: string;
+}
+type Piece = { kind: "text" | "thinking" | "refusal"; text: string } | { kind: "call"; call: Call };
+interface Answer {
+  pieces: Piece[];
+}
+interface Turn {
+  id: string;
+  model: string;
+  answers: Answer[];
+  usage: { input: number; output: number };
+}
+
+const TOOLS = [
+  {
+    name: "get_weather",
+    parameters: {
+      type: "object",
+      properties: { city: { type: "string" }, units: { type: "string", enum: ["c", "f"] } },
+      required: ["city"],
+      additionalProperties: false,
+    },
+  },
+  {
+    name: "search",
+    parameters: {
+      type: "object",
+      properties: { query: { type: "string", minLength: 1 } },
+      required: ["query"],
+      additionalProperties: false,
+    },
+  },
+];
+
+type Rand = () => number;
+const pick = <T>(r: Rand, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)];
+const int = (r: Rand, lo: number, hi: number) => lo + Math.floor(r() * (hi - lo + 1));
+
+const WORDS = ["Sure", "the", "weather", "in", "Oslo", "is", "cold", "é", "naïve", "🌧", "let", "me", "check"];
+const GAPS = [" ", " ", " ", "\n", "\n\n", "  ", " \n"];
+
+/** A few words and gaps (spaces, line breaks), at times none. */
+function prose(r: Rand): string {
+  let s = "";
+  for (let i = int(r, 0, 8); i > 0; i--) s += pick(r, WORDS) + pick(r, GAPS);
+  return r() < 0.2 ? s.trimEnd() : s;
+}
+
+/** Arguments valid and invalid against the tools, and calls to tools not declared. */
+function callOf(r: Rand, id: string): Call {
+  const choices: [string, unknown][] = [
+    ["get_weather", { city: "Oslo" }],
+    ["get_weather", { city: "Oslo", units: "c" }],
+    ["search", { query: "rain é" }],
+    ["get_weather", { city: 5 }],
+    ["search", { query: "" }],
+    ["get_weather", {}],
+    ["delete_everything", { path: "/" }],
+  ];
+  const [name, args] = pick(r, choices);
+  return { id, name, args: JSON.stringify(args) };
+}
+
+/** A call written into text, in one of the formats the text watch knows. */
+function written(r: Rand, call: Call): string {
+  const args = call.args;
+  switch (int(r, 0, 5)) {
+    case 0:
+      return `<tool_call>\n{"name": "${call.name}", "arguments": ${args}}\n</tool_call>`;
+    case 1:
+      return `[TOOL_CALLS][{"name": "${call.name}", "arguments": ${args}}]`;
+    case 2:
+      return `<|python_tag|>{"name": "${call.name}", "parameters": ${args}}`;
+    case 3:
+      return "```json\n" + `{"name": "${call.name}", "arguments": ${args}}` + "\n```";
+    case 4:
+      return `<function=${call.name}>${args}</function>`;
+    default:
+      return `<tool_call>{"name": "${call.name}", "arguments": ${args}}</tool_call>`;
+  }
+}
+
+interface Features {
+  thinking: boolean;
+  refusal: boolean;
+  /** Calls carry ids. */
+  ids: boolean;
+  /** Arguments as an object in the body (Anthropic, Ollama, Gemini): always JSON. */
+  objectArgs: boolean;
+  answers: number;
+}
+
+const FEATURES: Record<FuzzDialect, Features> = {
+  chat: { thinking: true, refusal: true, ids: true, objectArgs: false, answers: 3 },
+  responses: { thinking: true, refusal: true, ids: true, objectArgs: false, answers: 1 },
+  anthropic: { thinking: true, refusal: false, ids: true, objectArgs: true, answers: 1 },
+  ollama: { thinking: true, refusal: false, ids: false, objectArgs: true, answers: 1 },
+  gemini: { thinking: true, refusal: false, ids: false, objectArgs: true, answers: 3 },
+  cohere: { thinking: true, refusal: false, ids: true, objectArgs: false, answers: 1 },
+};
+
+/** One answer: reasoning, text parts (a call written in some, or cut across two), a refusal, native calls. */
+function answerOf(r: Rand, f: Features, tag: string): Answer {
+  const pieces: Piece[] = [];
+  if (f.thinking && r() < 0.4) pieces.push({ kind: "thinking", text: prose(r) || "hmm" });
+  const native = r() < 0.45;
+  let n = 0;
+  const texts = int(r, native ? 0 : 1, 3);
+  for (let i = 0; i < texts; i++) {
+    let text = prose(r) || pick(r, WORDS);
+    if (!native && r() < 0.6) text += written(r, callOf(r, "")) + (r() < 0.5 ? prose(r) : "");
+    if (!native && r() < 0.15) text += written(r, callOf(r, ""));
+    const chars = [...text];
+    if (r() < 0.25 && chars.length > 2) {
+      // a text cut in two parts or blocks (a written call across them), between characters
+      const at = int(r, 1, chars.length - 1);
+      pieces.push({ kind: "text", text: chars.slice(0, at).join("") }, {
+        kind: "text",
+        text: chars.slice(at).join(""),
+      });
+    } else pieces.push({ kind: "text", text });
+    if (f.thinking && r() < 0.15) pieces.push({ kind: "thinking", text: prose(r) || "so" });
+  }
+  if (f.refusal && !native && r() < 0.1) pieces.push({ kind: "refusal", text: "I can't help with that." });
+  if (native) {
+    for (let i = int(r, 1, 3); i > 0; i--) {
+      pieces.push({ kind: "call", call: callOf(r, `call_${tag}${n++}`) });
+    }
+  }
+  return { pieces };
+}
+
+/** One response: one answer, or several where the dialect has them (Chat `n`, Gemini `candidateCount`). */
+function turnOf(r: Rand, dialect: FuzzDialect, tag: string): Turn {
+  const f = FEATURES[dialect];
+  const count = f.answers > 1 && r() < 0.3 ? int(r, 2, f.answers) : 1;
+  const answers = Array.from({ length: count }, (_, i) => answerOf(r, f, `${tag}${i}_`));
+  return {
+    id: `id_${tag}`,
+    model: "fuzz-model",
+    answers,
+    usage: { input: int(r, 1, 99), output: int(r, 1, 99) },
+  };
+}
+
+const calls = (a: Answer) => a.pieces.flatMap((p) => (p.kind === "call" ? [p.call] : []));
+const texts = (a: Answer, kind: string) =>
+  a.pieces.flatMap((p) => (p.kind === kind ? [(p as { text: string }).text] : [])).join("");
+
+/** Splits `s` at random places into 1 to 4 pieces (none empty unless `s` is). */
+function cut(r: Rand, s: string): string[] {
+  const chars = [...s];
+  if (chars.length < 2) return [s];
+  const at = new Set<number>();
+  for (let k = int(r, 0, 3); k > 0; k--) at.add(int(r, 1, chars.length - 1));
+  const out: string[] = [];
+  let from = 0;
+  for (const i of [...at].sort((a, b) => a - b)) {
+    out.push(chars.slice(from, i).join(""));
+    from = i;
+  }
+  out.push(chars.slice(from).join(""));
+  return out;
+}
+
+/** Interleaves the frame lists of several answers at random, each list kept in its order. */
+function interleave<T>(r: Rand, lists: T[][]): T[] {
+  const at = lists.map(() => 0), out: T[] = [];
+  for (;;) {
+    const open = lists.flatMap((l, i) => (at[i] < l.length ? [i] : []));
+    if (!open.length) return out;
+    const i = pick(r, open);
+    out.push(lists[i][at[i]++]);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Writing a turn as a body and as a stream, per dialect
+// ---------------------------------------------------------------------------------------------------------
+
+type Json = Record<string, unknown>;
+interface Writer {
+  path: string;
+  request(tools: boolean): Json;
+  body(t: Turn): Json;
+  /** The stream's frames, each written out (SSE or an NDJSON line). */
+  stream(t: Turn, r: Rand): string[];
+}
+
+const sse = (e: unknown, name?: string) => `${name ? `event: ${name}\n` : ""}data: ${JSON.stringify(e)}\n\n`;
+const named = (e: Json) => sse(e, e.type as string);
+const argsObject = (c: Call) => JSON.parse(c.args);
+
+/** A request of chat messages (Chat, Ollama, Cohere), with the tools in the OpenAI shape when `tools`. */
+const chatRequest = (tools: boolean): Json => ({
+  model: "m",
+  messages: [{ role: "user", content: "hi" }],
+  ...(tools ? { tools: TOOLS.map((t) => ({ type: "function", function: t })) } : {}),
+});
+
+const chat: Writer = {
+  path: "/v1/chat/completions",
+  request: (tools) => ({ ...chatRequest(tools), n: 3, stream_options: { include_usage: true } }),
+  body: (t) => ({
+    id: t.id,
+    object: "chat.completion",
+    created: 1,
+    model: t.model,
+    choices: t.answers.map((a, index) => {
+      const cs = calls(a), refusal = texts(a, "refusal");
+      const message: Json = { role: "assistant", content: texts(a, "text"), refusal: refusal || null };
+      if (a.pieces.some((p) => p.kind === "thinking")) message.reasoning_content = texts(a, "thinking");
+      if (cs.length) {
+        message.tool_calls = cs.map((c) => ({
+          id: c.id,
+          type: "function",
+          function: { name: c.name, arguments: c.args },
+        }));
+      }
+      return { index, message, logprobs: null, finish_reason: cs.length ? "tool_calls" : "stop" };
+    }),
+    usage: usageChat(t),
+  }),
+  stream(t, r) {
+    const chunk = (index: number, delta: Json, finish: string | null = null) => ({
+      id: t.id,
+      object: "chat.completion.chunk",
+      created: 1,
+      model: t.model,
+      choices: [{ index, delta, logprobs: null, finish_reason: finish }],
+    });
+    const lists = t.answers.map((a, index) => {
+      const out: Json[] = [chunk(index, { role: "assistant", content: "" })];
+      let ci = 0;
+      for (const p of a.pieces) {
+        if (p.kind === "call") {
+          const i = ci++;
+          out.push(chunk(index, {
+            tool_calls: [{
+              index: i,
+              id: p.call.id,
+              type: "function",
+              function: { name: p.call.name, arguments: "" },
+            }],
+          }));
+          for (const s of cut(r, p.call.args)) {
+            out.push(chunk(index, { tool_calls: [{ index: i, function: { arguments: s } }] }));
+          }
+        } else {
+          const field = p.kind === "text"
+            ? "content"
+            : p.kind === "refusal"
+            ? "refusal"
+            : "reasoning_content";
+          for (const s of cut(r, p.text)) out.push(chunk(index, { [field]: s }));
+        }
+      }
+      out.push(chunk(index, {}, calls(a).length ? "tool_calls" : "stop"));
+      return out;
+    });
+    const frames = interleave(r, lists).map((c) => sse(c));
+    frames.push(
+      sse({
+        id: t.id,
+        object: "chat.completion.chunk",
+        created: 1,
+        model: t.model,
+        choices: [],
+        usage: usageChat(t),
+      }),
+    );
+    frames.push("data: [DONE]\n\n");
+    return frames;
+  },
+};
+
+/** A Chat turn's `usage`. */
+function usageChat(t: Turn) {
+  return {
+    prompt_tokens: t.usage.input,
+    completion_tokens: t.usage.output,
+    total_tokens: t.usage.input + t.usage.output,
+  };
+}
+
+/** A Responses turn as output items: reasoning, messages (a text part each, a refusal), calls. */
+function responsesItems(t: Turn): Json[] {
+  const items: Json[] = [];
+  let message: Json | undefined;
+  let n = 0;
+  for (const p of t.answers[0].pieces) {
+    if (p.kind === "text" || p.kind === "refusal") {
+      if (!message) {
+        message = { id: `msg_${n++}`, type: "message", status: "completed", role: "assistant", content: [] };
+        items.push(message);
+      }
+      (message.content as Json[]).push(
+        p.kind === "text"
+          ? { type: "output_text", text: p.text, annotations: [], logprobs: [] }
+          : { type: "refusal", refusal: p.text },
+      );
+      continue;
+    }
+    message = undefined;
+    if (p.kind !== "call") {
+      items.push({ id: `rs_${n++}`, type: "reasoning", summary: [{ type: "summary_text", text: p.text }] });
+    } else {
+      items.push({
+        id: `fc_${n++}`,
+        type: "function_call",
+        status: "completed",
+        call_id: p.call.id,
+        name: p.call.name,
+        arguments: p.call.args,
+      });
+    }
+  }
+  return items;
+}
+
+/** A Responses response object of `output`, with the usage once completed. */
+function responsesResponse(t: Turn, output: Json[], status: string): Json {
+  return {
+    id: t.id,
+    object: "response",
+    created_at: 1,
+    status,
+    model: t.model,
+    output,
+    usage: status === "completed"
+      ? {
+        input_tokens: t.usage.input,
+        output_tokens: t.usage.output,
+        total_tokens: t.usage.input + t.usage.output,
+      }
+      : null,
+  };
+}
+
+const responses: Writer = {
+  path: "/v1/responses",
+  request: (tools) => ({
+    model: "m",
+    input: "hi",
+    ...(tools ? { tools: TOOLS.map((t) => ({ type: "function", ...t })) } : {}),
+  }),
+  body: (t) => responsesResponse(t, responsesItems(t), "completed"),
+  stream(t, r) {
+    let seq = 0;
+    const out: string[] = [];
+    const ev = (e: Json) => out.push(named({ ...e, sequence_number: seq++ }));
+    ev({ type: "response.created", response: responsesResponse(t, [], "in_progress") });
+    const items = responsesItems(t);
+    items.forEach((item, oi) => {
+      const id = item.id;
+      if (item.type === "message") {
+        ev({
+          type: "response.output_item.added",
+          output_index: oi,
+          item: { ...item, status: "in_progress", content: [] },
+        });
+        (item.content as Json[]).forEach((part, ci) => {
+          const at = { item_id: id, output_index: oi, content_index: ci };
+          if (part.type === "output_text") {
+            ev({ type: "response.content_part.added", ...at, part: { ...part, text: "" } });
+            for (const s of cut(r, part.text as string)) {
+              ev({ type: "response.output_text.delta", ...at, delta: s, logprobs: [] });
+            }
+            ev({ type: "response.output_text.done", ...at, text: part.text, logprobs: [] });
+          } else {
+            ev({ type: "response.content_part.added", ...at, part: { ...part, refusal: "" } });
+            for (const s of cut(r, part.refusal as string)) {
+              ev({ type: "response.refusal.delta", ...at, delta: s });
+            }
+            ev({ type: "response.refusal.done", ...at, refusal: part.refusal });
+          }
+          ev({ type: "response.content_part.done", ...at, part });
+        });
+      } else if (item.type === "reasoning") {
+        ev({ type: "response.output_item.added", output_index: oi, item: { ...item, summary: [] } });
+        const text = (item.summary as Json[])[0].text as string;
+        const at = { item_id: id, output_index: oi, summary_index: 0 };
+        ev({
+          type: "response.reasoning_summary_part.added",
+          ...at,
+          part: { type: "summary_text", text: "" },
+        });
+        for (const s of cut(r, text)) ev({ type: "response.reasoning_summary_text.delta", ...at, delta: s });
+        ev({ type: "response.reasoning_summary_text.done", ...at, text });
+        ev({ type: "response.reasoning_summary_part.done", ...at, part: { type: "summary_text", text } });
+      } else {
+        ev({
+          type: "response.output_item.added",
+          output_index: oi,
+          item: { ...item, status: "in_progress", arguments: "" },
+        });
+        for (const s of cut(r, item.arguments as string)) {
+          ev({ type: "response.function_call_arguments.delta", item_id: id, output_index: oi, delta: s });
+        }
+        ev({
+          type: "response.function_call_arguments.done",
+          item_id: id,
+          output_index: oi,
+          arguments: item.arguments,
+        });
+      }
+      ev({ type: "response.output_item.done", output_index: oi, item });
+    });
+    ev({ type: "response.completed", response: responsesResponse(t, items, "completed") });
+    return out;
+  },
+};
+
+/** An Anthropic turn as content blocks. */
+function anthropicBlocks(t: Turn): Json[] {
+  return t.answers[0].pieces.map((p, i) =>
+    p.kind === "call"
+      ? { type: "tool_use", id: p.call.id, name: p.call.name, input: argsObject(p.call) }
+      : p.kind === "thinking"
+      ? { type: "thinking", thinking: p.text, signature: `sig${i}` }
+      : { type: "text", text: p.text }
+  );
+}
+
+const anthropicStop = (t: Turn) => (calls(t.answers[0]).length ? "tool_use" : "end_turn");
+
+const anthropic: Writer = {
+  path: "/v1/messages",
+  request: (tools) => ({
+    model: "m",
+    max_tokens: 100,
+    messages: [{ role: "user", content: "hi" }],
+    ...(tools ? { tools: TOOLS.map((t) => ({ name: t.name, input_schema: t.parameters })) } : {}),
+  }),
+  body: (t) => ({
+    id: t.id,
+    type: "message",
+    role: "assistant",
+    model: t.model,
+    content: anthropicBlocks(t),
+    stop_reason: anthropicStop(t),
+    stop_sequence: null,
+    usage: { input_tokens: t.usage.input, output_tokens: t.usage.output },
+  }),
+  stream(t, r) {
+    const out: string[] = [];
+    const ev = (e: Json) => out.push(named(e));
+    ev({
+      type: "message_start",
+      message: {
+        id: t.id,
+        type: "message",
+        role: "assistant",
+        model: t.model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: t.usage.input, output_tokens: 1 },
+      },
+    });
+    anthropicBlocks(t).forEach((block, index) => {
+      if (block.type === "text") {
+        ev({ type: "content_block_start", index, content_block: { type: "text", text: "" } });
+        for (const s of cut(r, block.text as string)) {
+          ev({ type: "content_block_delta", index, delta: { type: "text_delta", text: s } });
+        }
+      } else if (block.type === "thinking") {
+        ev({
+          type: "content_block_start",
+          index,
+          content_block: { type: "thinking", thinking: "", signature: "" },
+        });
+        for (const s of cut(r, block.thinking as string)) {
+          ev({ type: "content_block_delta", index, delta: { type: "thinking_delta", thinking: s } });
+        }
+        ev({
+          type: "content_block_delta",
+          index,
+          delta: { type: "signature_delta", signature: block.signature },
+        });
+      } else {
+        ev({ type: "content_block_start", index, content_block: { ...block, input: {} } });
+        for (const s of cut(r, JSON.stringify(block.input))) {
+          ev({ type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: s } });
+        }
+      }
+      ev({ type: "content_block_stop", index });
+      if (r() < 0.2) ev({ type: "ping" });
+    });
+    ev({
+      type: "message_delta",
+      delta: { stop_reason: anthropicStop(t), stop_sequence: null },
+      usage: { output_tokens: t.usage.output },
+    });
+    ev({ type: "message_stop" });
+    return out;
+  },
+};
+
+const ollama: Writer = {
+  path: "/api/chat",
+  request: (tools) => chatRequest(tools),
+  body(t) {
+    const a = t.answers[0], cs = calls(a);
+    const message: Json = { role: "assistant", content: texts(a, "text") };
+    if (a.pieces.some((p) => p.kind === "thinking")) message.thinking = texts(a, "thinking");
+    if (cs.length) {
+      message.tool_calls = cs.map((c) => ({ function: { name: c.name, arguments: argsObject(c) } }));
+    }
+    return {
+      model: t.model,
+      created_at: "2025-01-01T00:00:00Z",
+      message,
+      done: true,
+      done_reason: "stop",
+      prompt_eval_count: t.usage.input,
+      eval_count: t.usage.output,
+    };
+  },
+  stream(t, r) {
+    const line = (message: Json, done = false, extra: Json = {}) =>
+      JSON.stringify({ model: t.model, created_at: "2025-01-01T00:00:00Z", message, done, ...extra }) + "\n";
+    const out: string[] = [];
+    const cs: Json[] = [];
+    for (const p of t.answers[0].pieces) {
+      if (p.kind === "call") {
+        cs.push({ function: { name: p.call.name, arguments: argsObject(p.call) } });
+        continue;
+      }
+      for (const s of cut(r, p.text)) {
+        out.push(
+          line(
+            p.kind === "text"
+              ? { role: "assistant", content: s }
+              : { role: "assistant", content: "", thinking: s },
+          ),
+        );
+      }
+    }
+    if (cs.length) out.push(line({ role: "assistant", content: "", tool_calls: cs }));
+    out.push(line({ role: "assistant", content: "" }, true, {
+      done_reason: "stop",
+      prompt_eval_count: t.usage.input,
+      eval_count: t.usage.output,
+    }));
+    return out;
+  },
+};
+
+/** A Gemini answer as parts (`thought` for reasoning, `functionCall` for calls). */
+function geminiParts(a: Answer): Json[] {
+  return a.pieces.map((p) =>
+    p.kind === "call"
+      ? { functionCall: { name: p.call.name, args: argsObject(p.call) } }
+      : p.kind === "thinking"
+      ? { text: p.text, thought: true }
+      : { text: p.text }
+  );
+}
+const geminiUsage = (t: Turn) => ({
+  promptTokenCount: t.usage.input,
+  candidatesTokenCount: t.usage.output,
+  totalTokenCount: t.usage.input + t.usage.output,
+});
+
+const gemini: Writer = {
+  path: "/v1beta/models/m:streamGenerateContent",
+  request: (tools) => ({
+    contents: [{ role: "user", parts: [{ text: "hi" }] }],
+    generationConfig: { candidateCount: 3 },
+    ...(tools ? { tools: [{ functionDeclarations: TOOLS }] } : {}),
+  }),
+  body: (t) => ({
+    candidates: t.answers.map((a, index) => ({
+      content: { role: "model", parts: geminiParts(a) },
+      finishReason: "STOP",
+      index,
+    })),
+    usageMetadata: geminiUsage(t),
+    modelVersion: t.model,
+    responseId: t.id,
+  }),
+  stream(t, r) {
+    const chunk = (candidates: Json[], last: boolean) =>
+      sse({
+        candidates,
+        ...(last ? { usageMetadata: geminiUsage(t) } : {}),
+        modelVersion: t.model,
+        responseId: t.id,
+      });
+    const lists = t.answers.map((a, index) => {
+      const out: Json[] = [];
+      for (const part of geminiParts(a)) {
+        if (typeof part.text !== "string") out.push({ content: { role: "model", parts: [part] }, index });
+        else {
+          for (const s of cut(r, part.text)) {
+            out.push({ content: { role: "model", parts: [{ ...part, text: s }] }, index });
+          }
+        }
+      }
+      if (!out.length) out.push({ content: { role: "model", parts: [{ text: "" }] }, index });
+      out[out.length - 1] = { ...out[out.length - 1], finishReason: "STOP" };
+      return out;
+    });
+    // A candidate stands at its position in a chunk (the clients and the gate read candidates by position,
+    // not by \`index\`): empty ones before it; now and then the next pieces of several candidates share a chunk.
+    const all = interleave(r, lists), out: string[] = [];
+    while (all.length) {
+      const row: Json[] = [all.shift()!];
+      while (all.length && r() < 0.3 && !row.some((c) => c.index === all[0].index)) row.push(all.shift()!);
+      const at: Json[] = [];
+      for (const c of row) at[c.index as number] = c;
+      out.push(chunk(Array.from(at, (c) => c ?? {}), !all.length));
+    }
+    return out;
+  },
+};
+
+/** A Cohere answer's `content` (text and thinking); its calls go in `tool_calls`. */
+function cohereContent(a: Answer): Json[] {
+  return a.pieces.flatMap((p): Json[] =>
+    p.kind === "text"
+      ? [{ type: "text", text: p.text }]
+      : p.kind === "thinking"
+      ? [{ type: "thinking", thinking: p.text }]
+      : []
+  );
+}
+const cohereUsage = (t: Turn) => ({
+  billed_units: { input_tokens: t.usage.input, output_tokens: t.usage.output },
+  tokens: { input_tokens: t.usage.input, output_tokens: t.usage.output },
+});
+const cohereFinish = (t: Turn) => (calls(t.answers[0]).length ? "TOOL_CALL" : "COMPLETE");
+
+const cohere: Writer = {
+  path: "/v2/chat",
+  request: (tools) => chatRequest(tools),
+  body(t) {
+    const a = t.answers[0], cs = calls(a);
+    const message: Json = { role: "assistant", content: cohereContent(a) };
+    if (cs.length) {
+      message.tool_calls = cs.map((c) => ({
+        id: c.id,
+        type: "function",
+        function: { name: c.name, arguments: c.args },
+      }));
+    }
+    return { id: t.id, finish_reason: cohereFinish(t), message, usage: cohereUsage(t) };
+  },
+  stream(t, r) {
+    const out: string[] = [];
+    const ev = (e: Json) => out.push(named(e));
+    ev({ type: "message-start", id: t.id, delta: { message: { role: "assistant" } } });
+    const a = t.answers[0];
+    let bi = 0, ci = 0;
+    for (const p of a.pieces) {
+      if (p.kind === "call") {
+        const index = ci++;
+        ev({
+          type: "tool-call-start",
+          index,
+          delta: {
+            message: {
+              tool_calls: { id: p.call.id, type: "function", function: { name: p.call.name, arguments: "" } },
+            },
+          },
+        });
+        for (const s of cut(r, p.call.args)) {
+          ev({
+            type: "tool-call-delta",
+            index,
+            delta: { message: { tool_calls: { function: { arguments: s } } } },
+          });
+        }
+        ev({ type: "tool-call-end", index });
+        continue;
+      }
+      const index = bi++;
+      const field = p.kind === "thinking" ? "thinking" : "text";
+      ev({ type: "content-start", index, delta: { message: { content: { type: field, [field]: "" } } } });
+      for (const s of cut(r, p.text)) {
+        ev({ type: "content-delta", index, delta: { message: { content: { [field]: s } } } });
+      }
+      ev({ type: "content-end", index });
+    }
+    ev({ type: "message-end", delta: { finish_reason: cohereFinish(t), usage: cohereUsage(t) } });
+    return out;
+  },
+};
+
+const WRITERS: Record<FuzzDialect, Writer> = { chat, responses, anthropic, ollama, gemini, cohere };
+
+// ---------------------------------------------------------------------------------------------------------
+// Reading what the client got
+// ---------------------------------------------------------------------------------------------------------
+
+interface ReadCall {
+  id?: string;
+  name: string;
+  args: string;
+  index?: number;
+}
+interface ReadAnswer {
+  text: string;
+  thinking: string;
+  refusal: string;
+  stop: unknown;
+  calls: ReadCall[];
+  /** The kinds of the answer's blocks, parts or items in order, where the dialect has them. */
+  shape?: string[];
+}
+interface Read {
+  id?: unknown;
+  model?: unknown;
+  usage?: unknown;
+  answers: ReadAnswer[];
+}
+
+const blank = (): ReadAnswer => ({ text: "", thinking: "", refusal: "", stop: undefined, calls: [] });
+const str = (v: unknown) => (typeof v === "string" ? v : "");
+const canon = (args: unknown) => {
+  const s = typeof args === "string" ? args : JSON.stringify(args ?? {});
+  try {
+    return JSON.stringify(JSON.parse(s));
+  } catch {
+    return s;
+  }
+};
+
+/** The JSON `data:` payloads of an SSE text (Chat's `[DONE]` left out). */
+function sseEvents(text: string): Json[] {
+  const out: Json[] = [];
+  for (const frame of text.split(/\r?\n\r?\n/)) {
+    const data = frame.split(/\r?\n/).filter((l) => l.startsWith("data:")).map((l) =>
+      l.slice(5).replace(/^ /, "")
+    );
+    if (!data.length || data.join("\n").trim() === "[DONE]") continue;
+    out.push(JSON.parse(data.join("\n")));
+  }
+  return out;
+}
+
+/** A Chat body as the client reads it. */
+function readChatBody(b: Json): Read {
+  return {
+    id: b.id,
+    model: b.model,
+    usage: b.usage,
+    answers: (b.choices as Json[]).map((c) => {
+      const m = c.message as Json;
+      return {
+        text: str(m.content),
+        thinking: str(m.reasoning_content),
+        refusal: str(m.refusal),
+        stop: c.finish_reason,
+        calls: ((m.tool_calls ?? []) as Json[]).map((tc, index) => {
+          const f = tc.function as Json;
+          return { id: tc.id as string, name: f.name as string, args: canon(f.arguments), index };
+        }),
+      };
+    }),
+  };
+}
+
+/** A Chat stream as the openai SDK accumulates it: each choice by its index, each call by its index. */
+function readChatStream(events: Json[], wire: Difference[]): Read {
+  const out: Read = { answers: [] };
+  for (const e of events) {
+    out.id ??= e.id;
+    out.model ??= e.model;
+    if (e.usage) out.usage = e.usage;
+    for (const c of (e.choices ?? []) as Json[]) {
+      const a = out.answers[c.index as number] ??= blank();
+      const d = (c.delta ?? {}) as Json;
+      a.text += str(d.content);
+      a.thinking += str(d.reasoning_content);
+      a.refusal += str(d.refusal);
+      if (c.finish_reason) a.stop = c.finish_reason;
+      for (const tc of (d.tool_calls ?? []) as Json[]) {
+        const i = tc.index as number;
+        const f = (tc.function ?? {}) as Json;
+        const call = (a.calls[i] ??= { name: "", args: "", index: i });
+        if (tc.id) call.id = tc.id as string;
+        call.name += str(f.name);
+        call.args += str(f.arguments);
+      }
+    }
+  }
+  for (const a of out.answers) {
+    if (a.calls.some((c) => c === undefined)) {
+      wire.push({ where: "chat call indices", stream: a.calls.length, body: "dense" });
+    }
+    a.calls = a.calls.filter(Boolean).map((c) => ({ ...c, args: canon(c.args) }));
+  }
+  return out;
+}
+
+/** A Responses `output` read as one answer: text and refusals of its messages, reasoning summaries, calls. */
+function readResponsesOutput(output: Json[], usage: unknown, b: Json): Read {
+  const a = blank();
+  a.shape = [];
+  for (const item of output) {
+    if (item.type === "message") {
+      a.shape.push("message");
+      for (const p of item.content as Json[]) {
+        a.shape.push(p.type as string);
+        a.text += str(p.text);
+        a.refusal += str(p.refusal);
+      }
+    } else if (item.type === "reasoning") {
+      a.shape.push("reasoning");
+      for (const s of (item.summary ?? []) as Json[]) a.thinking += str(s.text);
+    } else if (item.type === "function_call") {
+      a.shape.push("function_call");
+      a.calls.push({ id: item.call_id as string, name: item.name as string, args: canon(item.arguments) });
+    } else a.shape.push(String(item.type));
+  }
+  a.stop = b.status;
+  return { id: b.id, model: b.model, usage, answers: [a] };
+}
+
+/**
+ * A Responses stream read as the openai SDK builds its running snapshot, with the wire checked on the way:
+ * sequence numbers rise, items and parts are added at the next free index, each `.done` agrees with its
+ * deltas, and the `response.completed` snapshot matches what the deltas built.
+ */
+function readResponsesStream(events: Json[], wire: Difference[]): Read {
+  let last = -1;
+  const output: Json[] = [];
+  let completed: Json | undefined;
+  const fault = (where: string, stream: unknown, body: unknown) =>
+    wire.push({ where: `responses ${where}`, stream, body });
+  for (const e of events) {
+    const seq = e.sequence_number as number;
+    if (!(seq > last)) fault("sequence_number", seq, `> ${last}`);
+    last = seq;
+    const item = output[e.output_index as number];
+    switch (e.type) {
+      case "response.output_item.added":
+        if (e.output_index !== output.length) fault("output_index added", e.output_index, output.length);
+        output[e.output_index as number] = structuredClone(e.item as Json);
+        break;
+      case "response.content_part.added": {
+        const content = item?.content as Json[] | undefined;
+        if (!content || e.content_index !== content.length) {
+          fault("content_index added", e.content_index, content?.length);
+        } else content.push(structuredClone(e.part as Json));
+        break;
+      }
+      case "response.reasoning_summary_part.added": {
+        const summary = item?.summary as Json[] | undefined;
+        if (!summary || e.summary_index !== summary.length) {
+          fault("summary_index added", e.summary_index, summary?.length);
+        } else summary.push(structuredClone(e.part as Json));
+        break;
+      }
+      case "response.output_text.delta":
+      case "response.refusal.delta": {
+        const part = (item?.content as Json[] | undefined)?.[e.content_index as number];
+        const key = e.type === "response.output_text.delta" ? "text" : "refusal";
+        if (!part) fault(`${e.type} to no part`, e.content_index, "a part");
+        else part[key] = str(part[key]) + str(e.delta);
+        break;
+      }
+      case "response.reasoning_summary_text.delta": {
+        const part = (item?.summary as Json[] | undefined)?.[e.summary_index as number];
+        if (!part) fault("summary delta to no part", e.summary_index, "a part");
+        else part.text = str(part.text) + str(e.delta);
+        break;
+      }
+      case "response.function_call_arguments.delta":
+        if (!item) fault("arguments delta to no item", e.output_index, "an item");
+        else item.arguments = str(item.arguments) + str(e.delta);
+        break;
+      case "response.output_text.done":
+      case "response.refusal.done": {
+        const part = (item?.content as Json[] | undefined)?.[e.content_index as number];
+        const key = e.type === "response.output_text.done" ? "text" : "refusal";
+        if (part?.[key] !== e[key]) fault(`${e.type} against deltas`, e[key], part?.[key]);
+        break;
+      }
+      case "response.reasoning_summary_text.done": {
+        const part = (item?.summary as Json[] | undefined)?.[e.summary_index as number];
+        if (part?.text !== e.text) fault("summary .done against deltas", e.text, part?.text);
+        break;
+      }
+      case "response.function_call_arguments.done":
+        if (item?.arguments !== e.arguments) {
+          fault("arguments .done against deltas", e.arguments, item?.arguments);
+        }
+        break;
+      case "response.content_part.done": {
+        const part = (item?.content as Json[] | undefined)?.[e.content_index as number];
+        if (!isDeepStrictEqual(textOf(part), textOf(e.part as Json))) {
+          fault("content_part.done against deltas", textOf(e.part as Json), textOf(part));
+        }
+        break;
+      }
+      case "response.output_item.done":
+        if (!isDeepStrictEqual(itemText(item), itemText(e.item as Json))) {
+          fault("output_item.done against deltas", itemText(e.item as Json), itemText(item));
+        }
+        output[e.output_index as number] = structuredClone(e.item as Json);
+        break;
+      case "response.completed":
+        completed = e.response as Json;
+        break;
+    }
+  }
+  if (!completed) {
+    fault("response.completed", "none", "one");
+    return { answers: [] };
+  }
+  const built = (output.filter(Boolean)).map(itemText), final = (completed.output as Json[]).map(itemText);
+  if (!isDeepStrictEqual(built, final)) fault("completed snapshot against deltas", final, built);
+  for (const item of completed.output as Json[]) {
+    if (item.type === "message" && !(item.content as Json[]).length) {
+      fault("message with no part", item.id, "none");
+    }
+    // (the answers here have no empty part: one is the gate's)
+    for (const p of (item.content ?? []) as Json[]) {
+      if (p.type === "output_text" && p.text === "") fault("empty output_text part", item.id, "none");
+    }
+  }
+  return readResponsesOutput(completed.output as Json[], completed.usage, completed);
+}
+
+const textOf = (p: Json | undefined) => p && { type: p.type, text: p.text ?? p.refusal };
+const itemText = (i: Json | undefined) =>
+  i && {
+    type: i.type,
+    id: i.id,
+    content: (i.content as Json[] | undefined)?.map(textOf),
+    summary: (i.summary as Json[] | undefined)?.map((s) => s.text),
+    arguments: i.arguments,
+    call_id: i.call_id,
+  };
+
+/** An Anthropic message as the client reads it. */
+function readAnthropicBody(b: Json): Read {
+  const a = blank();
+  a.shape = [];
+  for (const block of b.content as Json[]) {
+    a.shape.push(block.type as string);
+    if (block.type === "text") a.text += str(block.text);
+    if (block.type === "thinking") a.thinking += str(block.thinking);
+    if (block.type === "tool_use") {
+      a.calls.push({ id: block.id as string, name: block.name as string, args: canon(block.input) });
+    }
+  }
+  a.stop = b.stop_reason;
+  return { id: b.id, model: b.model, usage: b.usage, answers: [a] };
+}
+
+/** An Anthropic stream read as the SDK builds its message (blocks at their indices, the usage merged). */
+function readAnthropicStream(events: Json[], wire: Difference[]): Read {
+  let message: Json | undefined;
+  for (const e of events) {
+    if (e.type === "message_start") message = structuredClone(e.message as Json);
+    if (!message) continue;
+    const content = message.content as Json[];
+    if (e.type === "content_block_start") {
+      if (e.index !== content.length) {
+        wire.push({ where: "anthropic block index", stream: e.index, body: content.length });
+      }
+      content[e.index as number] = structuredClone(e.content_block as Json);
+      const b = content[e.index as number];
+      if (b.type === "tool_use") b.partial = "";
+    }
+    if (e.type === "content_block_delta") {
+      const b = content[e.index as number], d = e.delta as Json;
+      if (!b) {
+        wire.push({ where: "anthropic delta to no block", stream: e.index, body: "a block" });
+        continue;
+      }
+      if (d.type === "text_delta") b.text = str(b.text) + str(d.text);
+      if (d.type === "thinking_delta") b.thinking = str(b.thinking) + str(d.thinking);
+      if (d.type === "input_json_delta") b.partial = str(b.partial) + str(d.partial_json);
+    }
+    if (e.type === "message_delta") {
+      Object.assign(message, e.delta as Json);
+      message.usage = { ...message.usage as Json, ...e.usage as Json };
+    }
+  }
+  if (!message) return { answers: [] };
+  for (const b of message.content as Json[]) {
+    if (b?.type === "tool_use") b.input = b.partial ? JSON.parse(b.partial as string) : {};
+    if (b?.type === "text" && str(b.text) === "") {
+      wire.push({ where: "anthropic empty text block", stream: "", body: "none" });
+    }
+  }
+  message.content = (message.content as Json[]).filter(Boolean);
+  return readAnthropicBody(message);
+}
+
+/** An Ollama body as the client reads it (its usage: the prompt's and the answer's token counts). */
+function readOllamaBody(b: Json): Read {
+  const m = b.message as Json;
+  const a: ReadAnswer = {
+    text: str(m.content),
+    thinking: str(m.thinking),
+    refusal: "",
+    stop: b.done_reason,
+    calls: ((m.tool_calls ?? []) as Json[]).map((tc) => {
+      const f = tc.function as Json;
+      return { name: f.name as string, args: canon(f.arguments), index: f.index as number | undefined };
+    }),
+  };
+  return { model: b.model, usage: [b.prompt_eval_count, b.eval_count], answers: [a] };
+}
+
+/** An Ollama stream as the ollama client joins it. */
+function readOllamaStream(lines: Json[]): Read {
+  const a = blank();
+  let model: unknown, usage: unknown;
+  for (const l of lines) {
+    model ??= l.model;
+    const m = (l.message ?? {}) as Json;
+    a.text += str(m.content);
+    a.thinking += str(m.thinking);
+    for (const tc of (m.tool_calls ?? []) as Json[]) {
+      const f = tc.function as Json;
+      a.calls.push({
+        name: f.name as string,
+        args: canon(f.arguments),
+        index: f.index as number | undefined,
+      });
+    }
+    if (l.done) {
+      a.stop = l.done_reason;
+      usage = [l.prompt_eval_count, l.eval_count];
+    }
+  }
+  return { model, usage, answers: [a] };
+}
+
+/** Gemini chunks (or one body) read as the clients read them: each candidate by its position in a chunk. */
+function readGemini(chunks: Json[]): Read {
+  const out: Read = { answers: [] };
+  for (const c of chunks) {
+    out.id ??= c.responseId;
+    out.model ??= c.modelVersion;
+    if (c.usageMetadata) out.usage = c.usageMetadata;
+    for (const [at, cand] of ((c.candidates ?? []) as Json[]).entries()) {
+      if (!Object.keys(cand).length) continue;
+      const a = out.answers[at] ??= blank();
+      for (const p of ((cand.content as Json | undefined)?.parts ?? []) as Json[]) {
+        if (p.functionCall) {
+          const f = p.functionCall as Json;
+          a.calls.push({ name: f.name as string, args: canon(f.args) });
+        } else if (p.thought) a.thinking += str(p.text);
+        else a.text += str(p.text);
+      }
+      if (cand.finishReason) a.stop = cand.finishReason;
+    }
+  }
+  return out;
+}
+
+/** A Cohere body as the client reads it. */
+function readCohereBody(b: Json): Read {
+  const m = b.message as Json, a = blank();
+  a.shape = [];
+  for (const p of (m.content ?? []) as Json[]) {
+    a.shape.push(p.type as string);
+    if (p.type === "text") a.text += str(p.text);
+    if (p.type === "thinking") a.thinking += str(p.thinking);
+  }
+  a.calls = ((m.tool_calls ?? []) as Json[]).map((tc) => {
+    const f = tc.function as Json;
+    return { id: tc.id as string, name: f.name as string, args: canon(f.arguments) };
+  });
+  a.stop = b.finish_reason;
+  return { id: b.id, usage: b.usage, answers: [a] };
+}
+
+/** A Cohere stream read as the AI SDK reads it: content by block index, calls by call index. */
+function readCohereStream(events: Json[], wire: Difference[]): Read {
+  const blocks: Json[] = [], cs: Json[] = [];
+  let id: unknown, finish: unknown, usage: unknown;
+  for (const e of events) {
+    const message = ((e.delta as Json | undefined)?.message ?? {}) as Json;
+    if (e.type === "message-start") id = e.id;
+    if (e.type === "content-start") {
+      if (e.index !== blocks.length) {
+        wire.push({ where: "cohere block index", stream: e.index, body: blocks.length });
+      }
+      blocks[e.index as number] = { ...message.content as Json };
+    }
+    if (e.type === "content-delta") {
+      const b = blocks[e.index as number], d = message.content as Json;
+      if (!b) wire.push({ where: "cohere delta to no block", stream: e.index, body: "a block" });
+      else if (b.type === "thinking") b.thinking = str(b.thinking) + str(d.thinking);
+      else b.text = str(b.text) + str(d.text);
+    }
+    if (e.type === "tool-call-start") cs[e.index as number] = structuredClone(message.tool_calls as Json);
+    if (e.type === "tool-call-delta") {
+      const f = (cs[e.index as number]?.function ?? {}) as Json;
+      f.arguments = str(f.arguments) + str(((message.tool_calls as Json).function as Json).arguments);
+    }
+    if (e.type === "message-end") {
+      finish = (e.delta as Json).finish_reason;
+      usage = (e.delta as Json).usage;
+    }
+  }
+  for (const b of blocks) {
+    if (b?.type === "text" && !str(b.text)) {
+      wire.push({ where: "cohere empty text block", stream: "", body: "none" });
+    }
+  }
+  return readCohereBody({
+    id,
+    finish_reason: finish,
+    usage,
+    message: { content: blocks.filter(Boolean), tool_calls: cs.filter(Boolean) },
+  });
+}
+
+/** A gated stream as its client reads it; faults of its wire go to `wire`. */
+function readStream(dialect: FuzzDialect, text: string, wire: Difference[]): Read {
+  if (dialect === "ollama") {
+    return readOllamaStream(text.split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l)));
+  }
+  const events = sseEvents(text);
+  switch (dialect) {
+    case "chat":
+      return readChatStream(events, wire);
+    case "responses":
+      return readResponsesStream(events, wire);
+    case "anthropic":
+      return readAnthropicStream(events, wire);
+    case "gemini":
+      return readGemini(events);
+    default:
+      return readCohereStream(events, wire);
+  }
+}
+
+/** A gated body as its client reads it. */
+function readBody(dialect: FuzzDialect, body: Json): Read {
+  switch (dialect) {
+    case "chat":
+      return readChatBody(body);
+    case "responses":
+      return readResponsesOutput(body.output as Json[], body.usage, body);
+    case "anthropic":
+      return readAnthropicBody(body);
+    case "ollama":
+      return readOllamaBody(body);
+    case "gemini":
+      return readGemini([body]);
+    default:
+      return readCohereBody(body);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// One seed
+// ---------------------------------------------------------------------------------------------------------
+
+/** The marker that stands for the gate's reason in the compared text. */
+const MARK = "⟦REASON⟧";
+
+/** `s` with every reason replaced by the marker. */
+function marked(s: string, reasons: readonly string[]): string {
+  for (const r of [...reasons].sort((a, b) => b.length - a.length)) if (r) s = s.split(r).join(MARK);
+  return s;
+}
+
+/**
+ * `s` without its white space: no promise covers white space between a stream and a body (the README and
+ * the contract are silent), so a difference there is counted apart, words glued at a part's edge too.
+ */
+const squeeze = (s: string) => s.replace(/\s+/g, "");
+
+/** Bytes of `text` in 1 to 6 pieces cut anywhere (inside a character's UTF-8 too). */
+function transport(r: Rand, text: string): Uint8Array[] {
+  const bytes = new TextEncoder().encode(text);
+  const at = [
+    ...new Set(Array.from({ length: int(r, 0, 5) }, () => int(r, 1, Math.max(1, bytes.length - 1)))),
+  ]
+    .sort((a, b) => a - b);
+  const out: Uint8Array[] = [];
+  let from = 0;
+  for (const i of [...at, bytes.length]) {
+    if (i > from) out.push(bytes.slice(from, i));
+    from = i;
+  }
+  return out;
+}
+
+/** The fake provider: answers the n-th request with `turns[n]` (the last one again past the end). */
+function provider(dialect: FuzzDialect, turns: Turn[], streamed: boolean, r: Rand) {
+  let n = 0;
+  const writer = WRITERS[dialect];
+  return (_input: string | URL | Request, _init?: RequestInit): Promise<Response> => {
+    const t = turns[Math.min(n++, turns.length - 1)];
+    if (!streamed) {
+      return Promise.resolve(
+        new Response(JSON.stringify(writer.body(t)), { headers: { "content-type": "application/json" } }),
+      );
+    }
+    const pieces = transport(r, writer.stream(t, r).join(""));
+    const body = new ReadableStream<Uint8Array>({
+      pull(c) {
+        const next = pieces.shift();
+        if (next) c.enqueue(next);
+        else c.close();
+      },
+    });
+    const type = dialect === "ollama" ? "application/x-ndjson" : "text/event-stream";
+    return Promise.resolve(new Response(body, { headers: { "content-type": type } }));
+  };
+}
+
+/**
+ * The request and the turns (the first answer and, for a retry, the next ones) of one seed: the same on
+ * every run and runtime.
+ *
+ * @example A seed's answers
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { fuzzCase } from "./_gate_fuzz.ts";
+ *
+ * const { turns, path } = fuzzCase("anthropic", 3);
+ * assert.equal(path, "/v1/messages");
+ * assert.deepEqual(fuzzCase("anthropic", 3).turns, turns);
+ * ```
+ */
+export function fuzzCase(dialect: FuzzDialect, seed: number): { request: Json; turns: Turn[]; path: string } {
+  const r = seeded(seed * 7919 + FUZZ_DIALECTS.indexOf(dialect));
+  const turns = [turnOf(r, dialect, "a"), turnOf(r, dialect, "b"), turnOf(r, dialect, "c")];
+  const writer = WRITERS[dialect];
+  return { request: writer.request(r() < 0.95), turns, path: writer.path };
+}
+
+/** One seed's request through `guardFetch` in `mode`, streamed or whole: what the client got, and the events. */
+async function through(
+  dialect: FuzzDialect,
+  mode: FuzzMode,
+  seed: number,
+  streamed: boolean,
+): Promise<{ text: string; events: GateEvent[] }> {
+  const { request, turns, path } = fuzzCase(dialect, seed);
+  const r = seeded(seed + (streamed ? 1 : 2));
+  const events: GateEvent[] = [];
+  const options: GuardFetchOptions = {
+    onVerdict: (e) => events.push(e),
+    ...(mode === "drop-call" ? { onRejected: "drop-call" } : {}),
+    ...(mode === "retry" ? { retry: 2 } : {}),
+  };
+  const gfetch = guardFetch(provider(dialect, turns, streamed, r), options);
+  let url = `http://fuzz.test${path}`;
+  if (dialect === "gemini" && streamed) url += "?alt=sse";
+  if (dialect === "gemini" && !streamed) url = url.replace(":streamGenerateContent", ":generateContent");
+  const body = { ...request, ...(streamed && dialect !== "gemini" ? { stream: true } : {}) };
+  if (dialect === "ollama" && !streamed) body.stream = false;
+  const response = await gfetch(url, {
+    method: "POST",
+    body: JSON.stringify(body),
+    headers: { "content-type": "application/json" },
+  });
+  return { text: await response.text(), events };
+}
+
+/**
+ * The gated stream `text` read by the official SDK of its dialect (openai for Chat and Responses,
+ * @anthropic-ai/sdk for Anthropic), as its final object; undefined for a dialect without one here. The SDK
+ * throws on events its running snapshot cannot take (a part at an index it has not, a delta to no item).
+ */
+async function sdkRead(dialect: FuzzDialect, text: string): Promise<Read | undefined> {
+  const fetch = () =>
+    Promise.resolve(new Response(text, { headers: { "content-type": "text/event-stream" } }));
+  const options = { apiKey: "k", baseURL: "http://fuzz.test/v1", fetch, maxRetries: 0 };
+  const messages = [{ role: "user" as const, content: "hi" }];
+  if (dialect === "chat") {
+    const stream = new OpenAI(options).chat.completions.stream({ model: "m", messages, n: 3 });
+    return readChatBody(await stream.finalChatCompletion() as unknown as Json);
+  }
+  if (dialect === "responses") {
+    const stream = new OpenAI(options).responses.stream({ model: "m", input: "hi" });
+    const final = await stream.finalResponse() as unknown as Json;
+    return readResponsesOutput(final.output as Json[], final.usage, final);
+  }
+  if (dialect === "anthropic") {
+    const client = new Anthropic({ ...options, baseURL: "http://fuzz.test" });
+    const stream = client.messages.stream({ model: "m", max_tokens: 100, messages });
+    return readAnthropicBody(await stream.finalMessage() as unknown as Json);
+  }
+  return undefined;
+}
+
+/**
+ * What the client got, streamed and whole, the provider's first stream (`raw`) and the gate's events: for
+ * replaying one seed by hand (`gate_fuzz.ts --dump`).
+ *
+ * @example One seed's wire
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { debugSeed } from "./_gate_fuzz.ts";
+ *
+ * const dump = await debugSeed("ollama", "withhold", 1) as { stream: string; body: string };
+ * assert.ok(dump.stream.endsWith("\n"));
+ * assert.equal(typeof JSON.parse(dump.body), "object");
+ * ```
+ */
+export async function debugSeed(dialect: FuzzDialect, mode: FuzzMode, seed: number): Promise<unknown> {
+  const s = await through(dialect, mode, seed, true), b = await through(dialect, mode, seed, false);
+  const brief = (e: GateEvent) => ({
+    ...e,
+    reason: e.reason?.length,
+    calls: e.verdict.calls.map((c) => [c.name, c.allowed]),
+    verdict: undefined,
+  });
+  const raw = WRITERS[dialect].stream(fuzzCase(dialect, seed).turns[0], seeded(seed + 1)).join("");
+  return {
+    raw,
+    stream: s.text,
+    body: b.text,
+    streamEvents: s.events.map(brief),
+    bodyEvents: b.events.map(brief),
+  };
+}
+
+/** Notes a difference at `where` unless `a` (the stream's) and `b` (the body's) are deeply equal. */
+function compare(a: unknown, b: unknown, where: string, out: Difference[]) {
+  if (!isDeepStrictEqual(a, b)) out.push({ where, stream: a, body: b });
+}
+
+/**
+ * Runs one seed: the same answer whole and streamed through the gate in `mode`, and the differences in what
+ * the client read. Text is compared with the gate's reason replaced by a marker, so the reason's place
+ * counts; white space apart (no promise covers it), in `whitespace`. A retried stream keeps what it sent of
+ * the rejected attempts: the body's answer must end it. Seeds where stream and body differ by design (a
+ * response of several answers retried streamed, not whole) are `skipped`.
+ *
+ * @example A seed of Ollama answers, withheld
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { fuzzSeed } from "./_gate_fuzz.ts";
+ *
+ * const { differences } = await fuzzSeed("ollama", "withhold", 1);
+ * assert.deepEqual(differences, []);
+ * ```
+ */
+export async function fuzzSeed(dialect: FuzzDialect, mode: FuzzMode, seed: number): Promise<FuzzResult> {
+  const differences: Difference[] = [], whitespace: Difference[] = [];
+  let s: { text: string; events: GateEvent[] }, b: { text: string; events: GateEvent[] };
+  try {
+    [s, b] = [await through(dialect, mode, seed, true), await through(dialect, mode, seed, false)];
+  } catch (error) {
+    return { differences: [{ where: "threw", stream: String(error), body: "" }], whitespace };
+  }
+  let sr: Read, br: Read;
+  try {
+    sr = readStream(dialect, s.text, differences);
+  } catch (error) {
+    return {
+      differences: [{ where: "stream unreadable", stream: String(error), body: s.text.slice(0, 400) }],
+      whitespace,
+    };
+  }
+  try {
+    br = readBody(dialect, JSON.parse(b.text));
+  } catch (error) {
+    return {
+      differences: [{ where: "body unreadable", stream: "", body: `${error}: ${b.text.slice(0, 400)}` }],
+      whitespace,
+    };
+  }
+  const retried = s.events.some((e) => e.retried);
+  // A response of several answers whose written calls all came in the first is retried streamed, not whole
+  // (README, \`retry\`): what the client reads then differs by design.
+  const retries = (events: GateEvent[]) => events.filter((e) => e.retried).length;
+  if (
+    retries(s.events) !== retries(b.events) && fuzzCase(dialect, seed).turns.some((t) => t.answers.length > 1)
+  ) {
+    return { differences: [], whitespace: [], skipped: true };
+  }
+  try {
+    const sdk = await sdkRead(dialect, s.text);
+    // (what the SDK builds and what the reader here builds of the same bytes, answer by answer)
+    sdk?.answers.forEach((a, i) => {
+      const mine = sr.answers[i] ?? blank();
+      // (the openai SDK keeps only the last piece of a field Chat does not define, as reasoning_content)
+      for (const key of ["text", "thinking", "refusal", "stop"] as const) {
+        if (key === "thinking" && dialect === "chat") continue;
+        compare(
+          a[key],
+          mine[key],
+          `sdk answer ${i} ${key} (stream: the SDK's; body: read here)`,
+          differences,
+        );
+      }
+      compare(
+        a.calls.map(({ index: _, ...c }) => c),
+        mine.calls.map(({ index: _, ...c }) => c),
+        `sdk answer ${i} calls`,
+        differences,
+      );
+    });
+  } catch (error) {
+    differences.push({ where: "sdk threw on the stream", stream: String(error), body: "" });
+  }
+  const reasons = [...s.events, ...b.events].flatMap((e) => (e.reason ? [e.reason] : []));
+  const sReasons = s.events.flatMap((e) => (e.reason ? [e.reason] : []));
+  const bReasons = b.events.flatMap((e) => (e.reason ? [e.reason] : []));
+  compare(sReasons.at(-1), bReasons.at(-1), "reason text", differences);
+  compare(s.events.at(-1)?.verdict.allowed, b.events.at(-1)?.verdict.allowed, "verdict allowed", differences);
+  // (a retried stream goes on in the message the client has: its id is the first attempt's)
+  if (!retried) compare(sr.id, br.id, "id", differences);
+  compare(sr.model, br.model, "model", differences);
+  compare(sr.usage, br.usage, "usage", differences);
+  // (a retry sends back the first answer's turn: the other answers a stream sent stay, the body has the
+  // retry's alone)
+  if (!retried) compare(sr.answers.length, br.answers.length, "answers", differences);
+  // A retried stream keeps what it sent of the rejected attempts before the retry's answer: the body's
+  // answer is the end of the stream's.
+  br.answers.forEach((ba, i) => {
+    const sa = sr.answers[i] ?? blank();
+    for (const key of ["text", "thinking", "refusal"] as const) {
+      const st = marked(sa[key], reasons), bt = marked(ba[key], reasons);
+      const same = retried ? (x: string, y: string) => x.endsWith(y) : (x: string, y: string) => x === y;
+      if (same(squeeze(st), squeeze(bt)) || (retried && squeeze(st).endsWith(squeeze(bt)))) {
+        if (!same(st, bt)) whitespace.push({ where: `answer ${i} ${key}`, stream: st, body: bt });
+      } else differences.push({ where: `answer ${i} ${key}`, stream: st, body: bt });
+    }
+    compare(sa.stop, ba.stop, `answer ${i} stop`, differences);
+    compare(sa.calls, ba.calls, `answer ${i} calls`, differences);
+    if (!retried) compare(sa.shape, ba.shape, `answer ${i} shape`, differences);
+  });
+  return { differences, whitespace, rejected: b.events.some((e) => !e.verdict.allowed) };
+}
