@@ -1149,6 +1149,23 @@ const gap = (n: number) => `(?:[^.!?\\n]|\\.(?=[^\\s])){0,${n}}?`;
 const TAKE_ON =
   "(?:use|follow|obey|adopt|apply|comply with|adhere to|abide by|operate under|run under|respect|execute)";
 
+/**
+ * Between a prompt's noun and what "you" must do with it in `override.prompt_to_obey`: "that", "which" (after a
+ * comma: "your new system prompt, which you must follow"), or nothing, then "you".
+ */
+const YOU_WHO = "(?:,? (?:that|which))? you";
+
+/** What "you" must do with a prompt in `override.prompt_to_obey`: "you must", "you will", "you'll", "you're to". */
+const YOU_MUST =
+  "(?: (?:must|will|shall|are to|have to|need to|should|are required to)|'ll|'re (?:required )?to)";
+
+/**
+ * After an `override.prompt_to_obey` match: the end of its clause, so the prompt comes next ("the system prompt
+ * you must now use:", "... you must now follow.", "... you must obey is as follows:", "... below:").
+ */
+const HANDED_OVER_HERE =
+  /^(?: now| immediately)?(?: (?:is|are)(?: as follows| below| here)?| below| here)? ?(?:[:.!;\n]|-{1,2} |$)/;
+
 /** Nouns that name the assistant's own instructions. */
 const INSTRUCTIONS =
   `(?:[a-z]{0,3}nstruct[a-z]{0,6}|prompts?|directions|directives?|rules|guidelines|commands|orders|guidance|constraints|programming|restrictions|polic(?:y|ies)|context|tasks?|requests?|messages|system prompt|conversation)`;
@@ -1609,8 +1626,10 @@ export const rules: () => readonly Rule[] = lazy(() => [
     anchors: [
       " you must",
       " you will",
+      " you'll",
       " you shall",
       " you are",
+      " you're",
       " you have to",
       " you need to",
       " you should",
@@ -1621,16 +1640,18 @@ export const rules: () => readonly Rule[] = lazy(() => [
     // that you will from now on follow", "the system prompt you are required to obey". "The instructions you
     // must follow to install it" are a manual's, "the system prompt you should use" a model card's advice.
     re: new RegExp(
-      `\\b(?:system prompt|prompt|instructions|directives) (?:that |which )?you ` +
-        `(?:must|will|shall|are to|have to|need to|should|are required to) ` +
+      `\\b(?:system prompt|prompt|instructions|directives)${YOU_WHO}${YOU_MUST} ` +
         `(?:now|from now on|henceforth|hereafter|going forward|from this point on) ${TAKE_ON}\\b` +
-        `|\\b(?:system prompt|prompt|instructions|directives) (?:that |which )?you ` +
-        `(?:must|will|shall|are to|have to|need to|should|are required to) ${TAKE_ON} ` +
+        `|\\b(?:system prompt|prompt|instructions|directives)${YOU_WHO}${YOU_MUST} ${TAKE_ON} ` +
         `(?:from now on|henceforth|hereafter|going forward|from this point on)\\b` +
-        `|\\b(?:system prompt|new (?:system )?(?:prompt|instructions)) (?:that |which )?you ` +
-        `(?:must|shall|are to|have to|are required to) (?:now )?${TAKE_ON}\\b`,
+        `|\\b(?:system prompt|new (?:system )?(?:prompt|instructions))${YOU_WHO}` +
+        `(?: (?:must|shall|are to|have to|are required to)|'re (?:required )?to) (?:now )?${TAKE_ON}\\b`,
       "g",
     ),
+    // (the sentence ends with the prompt's verb, the prompt comes next: "... you must now use:", "... you must
+    // obey is as follows:"; "The system prompt you must use for function calling is ..." and "the new
+    // instructions you must follow when filing expenses" name one, and a manual or a form says where it is)
+    accept: (t, _s, e) => HANDED_OVER_HERE.test(t.slice(e, e + 40)),
   },
   {
     name: "override.important_message",
