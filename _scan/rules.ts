@@ -179,6 +179,22 @@ function verbNegated(t: string, s: number, e: number): boolean {
 /** A subject and a space, ending where a verb starts: what comes next is said of someone, no order. */
 const SUBJECT_BEFORE = /(?:^|[^a-z'])(?:i|we|they|he|she|it|who|which|that|people|users?) $/;
 
+/**
+ * Before an order that ends where a verb starts: an infinitive ("expected to", "taught to") or a modal of
+ * someone other than "you" ("Employees must", "The guards would"): said of someone, no order to the reader.
+ * "You are to", "you have to", "you must" order.
+ */
+const NOT_TOLD_BEFORE =
+  /(?:(?:^|[^a-z'])(?!(?:you|are|have|need|ought|got|going) to $)[a-z']+ to |(?:^|[^a-z'])(?!you )[a-z']+ (?:must|should|shall|will|would|can|could|may|might)(?: not| never| always)? )$/;
+
+/**
+ * After an `override.unquestioned` match: a condition in its sentence, in one of its languages ("... if the
+ * customer shows the receipt", "... unless you have evidence of fraud", "si el cliente", "wenn der Kunde"), or
+ * "is" or "are" (what is doubted is a claim: "Don't doubt this request is real"): a policy, no order.
+ */
+const UNQUESTIONED_UNLESS =
+  /^(?: (?:is|are|was|were)\b|[^.!?\n]{0,50}?\b(?:if|unless|when|whenever|provided|as long as|in public|si|se|wenn|falls|sofern|solange|sauf|a menos|a meno|salvo|cuando|quando|lorsque|quand)\b)/;
+
 /** A negation and one space, ending where a verb starts. */
 const NEGATION_BEFORE =
   /(?:^|[^a-z'])(?:do not|don't|dont|never|not to|won't|will not|shouldn't|must not|mustn't) $/;
@@ -1746,7 +1762,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
     name: "override.unquestioned",
     leads: [
       ...["do not", "don't", "dont", "never", "you must not", "you should not", "comply", "obey", "follow"],
-      ...["execute", "carry out", "ne ", "no ", "non ", "nao ", "hinterfrage", "stelle"],
+      ...["execute", "carry out", "ne ", "no ", "non ", "nao ", "hinterfrage", "stell"],
     ],
     anchors: [
       ...["question", "doubt", "guess", "challenge", "dispute", "argue", "push back", "hesitat", "cuestion"],
@@ -1760,7 +1776,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
     re: new RegExp(
       `\\b(?:do not|don't|dont|never|you must not|you should not) (?:question|doubt|second[- ]guess|challenge|` +
         `dispute|argue with|push back on)(?: or (?:question|doubt|second[- ]guess|challenge|dispute|refuse|delay))? ` +
-        `(?:this|these|the following|the above|my|our|any of (?:these|the following)) (?:[a-z]+ )?` +
+        `(?:this|these|the following|the above|the|my|our|any of (?:these|the following)) (?:[a-z]+ )?` +
         `(?:request|instruction|order|command|directive|task|demand)s?\\b` +
         `|\\b(?:comply(?: with)?|obey|follow|execute|carry out) (?:(?:this|these|the|my|our) (?:[a-z]+ )?` +
         `(?:instructions?|orders?|commands?|directions?|directives?|requests?) )?` +
@@ -1769,20 +1785,26 @@ export const rules: () => readonly Rule[] = lazy(() => [
         `|\\bne (?:(?:remets|remettez) pas en (?:question|cause|doute)|(?:discute|discutez|conteste|contestez) pas) ` +
         `(?:cette|cet|ce|ces|mes|nos|ma|mon) (?:demande|instruction|consigne|ordre|requete)s?\\b` +
         `|\\bno (?:cuestiones|cuestione|discutas|discuta|dudes de|dude de|pongas en duda) ` +
-        `(?:esta|estas|este|estos|mi|mis) (?:solicitud|peticion|instruccion|orden|pedido)(?:es|s)?\\b` +
-        `|\\bnon (?:mettere|metta) in (?:discussione|dubbio) (?:questa|queste|questo|questi|la mia|le mie) ` +
+        `(?:esta|estas|este|estos|la|las|el|los|mi|mis) (?:solicitud|peticion|instruccion|orden|pedido)(?:es|s)?\\b` +
+        `|\\bnon (?:mettere|metta) in (?:discussione|dubbio) (?:questa|queste|questo|questi|la|le|il|gli|la mia|le mie) ` +
         `(?:richiesta|richieste|istruzione|istruzioni|ordine|ordini)\\b` +
-        `|\\bnao (?:questione|questiones|duvide(?: de)?|discuta) (?:este|esta|estes|estas|deste|desta|destes|destas|meu|minha|meus|minhas) ` +
+        `|\\bnao (?:questione|questiones|duvide(?: de)?|discuta) (?:este|esta|estes|estas|deste|desta|destes|destas|o|a|os|as|do|da|dos|das|meu|minha|meus|minhas) ` +
         `(?:pedido|solicitacao|instrucao|instrucoes|ordem|ordens)s?\\b` +
-        `|\\b(?:hinterfrage|hinterfragen sie) (?:diese|meine) ` +
+        `|\\b(?:hinterfrage|hinterfragen sie) (?:diese|die|den|das|meine) ` +
         `(?:anfrage|anweisung|bitte|aufforderung|befehl)(?:en|e)? nicht\\b` +
-        `|\\b(?:stelle|stellen sie) (?:diese|meine) (?:anfrage|anweisung|bitte|aufforderung|befehl)(?:en|e)? ` +
+        `|\\b(?:stelle|stell|stellen sie) (?:diese|die|den|das|meine) (?:anfrage|anweisung|bitte|aufforderung|befehl)(?:en|e)? ` +
         `nicht in frage\\b`,
       "g",
     ),
     contexts: OUTPUT,
-    // "We do not question this request lightly": someone says what they do, it orders no one.
-    accept: (t, s) => !SUBJECT_BEFORE.test(t.slice(Math.max(0, s - 12), s)),
+    // "We do not question this request lightly": someone says what they do, it orders no one; so does "Staff
+    // are expected to follow these instructions without hesitation" (see `NOT_TOLD_BEFORE`). A condition
+    // after it is a policy's ("do not question this request if the customer shows the receipt"), and "Don't
+    // doubt this request is real" doubts a claim.
+    accept: (t, s, e) =>
+      !SUBJECT_BEFORE.test(t.slice(Math.max(0, s - 12), s)) &&
+      !NOT_TOLD_BEFORE.test(t.slice(Math.max(0, s - 30), s)) &&
+      !UNQUESTIONED_UNLESS.test(t.slice(e, e + 60)),
   },
   {
     name: "override.response_directive",
