@@ -459,6 +459,16 @@ function orderedInAnotherLanguage(t: string, e: number, original: Original): boo
   // (German writes nouns capitalised and an order after a comma in lower case: "KI, Teile und Zubehor" lists
   // parts, "Senden" is the sending; "KI, teile mir ... mit" orders)
   if (GERMAN_NOUN_TOO.test(m[1]) && /^\p{Lu}/u.test(word)) return false;
+  // (a German order in "-en" is the polite one, with "Sie" next: "KI, senden Sie ..."; without it, the verb
+  // of an inserted clause, "KI, sagen Experten, ...")
+  if (/^[a-z]+en$/.test(m[1]) && !/^ sie\b/.test(t.slice(end, end + 5))) return false;
+  // (a noun before "of": Spanish "IA, muestra de casos de uso" (a sample), Italian "IA, mostra di ..." (a show))
+  if (
+    /^(?:muestra|mostra|copia)$/.test(m[1]) &&
+    /^ (?:de|di|d'|del|della|dei|delle|da|do|dos|das)\b/.test(t.slice(end, end + 7))
+  ) {
+    return false;
+  }
   return !/\u00e9e?s?$/i.test(word.normalize("NFC"));
 }
 
@@ -556,11 +566,12 @@ const SECOND_PERSON = new RegExp(
 /**
  * The greeting an address to the model may open with ("Dear ", "Note to the ", "To all "), or none; also one of
  * French, Spanish, Italian, Portuguese or German ("Bonjour ", "Hola ", "Ciao ", "Hallo ", "Ola "), but not
- * before "Claude": "Salut Claude, ..." greets a person of that name.
+ * before "Claude", nor "Hello": "Salut Claude, ...", "Hello Claude, thanks for ..." greet a person of that name.
+ * A greeting may take its own comma ("Hola, ChatGPT, ...").
  */
-const ADDRESS_GREETING = "(?:(?:dear|hey|hi|hello|attention|note to|message to|instructions for|to) " +
-  "(?:the |any |all )?|(?:bonjour|salut|coucou|cher|chere|hola|querid[oa]|estimad[oa]|ciao|salve|car[oa]|" +
-  "gentile|hallo|liebe[rs]?|ola|oi|prezad[oa]) (?!claude\\b))?";
+const ADDRESS_GREETING = "(?:(?:(?:dear|hey|hi),? |(?:attention|note to|message to|instructions for|to) )" +
+  "(?:the |any |all )?|(?:hello|bonjour|salut|coucou|cher|chere|hola|querid[oa]|estimad[oa]|ciao|salve|car[oa]|" +
+  "gentile|hallo|liebe[rs]?|ola|oi|prezad[oa]),? (?!claude\\b))?";
 
 /**
  * The assistant's names in other languages: Italian and Portuguese "assistente", Spanish "asistente", German,
@@ -1936,7 +1947,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
       ...FOREIGN_NAME_ANCHORS,
     ],
     re: new RegExp(
-      `(?:^|(?<=[.!?;\\n"'(\\[{>*#-] ?))${ADDRESS_GREETING}` +
+      `(?:^|(?<=[.!?;\\n"'(\\[{>*#\u00a1\u00bf-] ?))${ADDRESS_GREETING}` +
         `(?:(?:ai|ai assistant|llm|llms|language model|ai model|ai agents?|chatbot|copilot|chatgpt|claude) ?[,:]|(?:assistant|agent|model|bot|gpt|gemini|${FOREIGN_NAMES}),)` +
         `|\\bif you are an? (?:ai|llm|large language model|language model|ai assistant|assistant|ai agent|agent|chatbot|bot)\\b` +
         `|\\b(?:note|message|instructions?) (?:to|for) (?:the |any |all )?(?:ai|llm|llms|language models?|ai assistants?|assistants?|ai agents?|agents?|models?) (?:reading|processing|summari[sz]ing|seeing|parsing)\\b`,
