@@ -1015,10 +1015,28 @@ function markerInTitle(t: string, s: number, e: number, original: Original): boo
   // (the rest of its line, which must end within 80 characters: a plural "s", then words)
   const nl = t.indexOf("\n", e);
   const end = nl === -1 ? t.length : nl;
-  return end - e <= 80 && /^(?:s|s?(?: [a-z0-9][a-z0-9'-]*)+)\.? ?$/.test(t.slice(e, end)) &&
+  // (a changelog's heading may end in the number of its change: "## New system prompt support (#1234)")
+  return end - e <= 80 &&
+    /^(?:s|s?(?: [a-z0-9][a-z0-9'-]*)+|s? \(#\d+\))(?: \(#\d+\))?\.? ?$/.test(t.slice(e, end)) &&
     !TITLE_OF_ORDERS.test(t.slice(e, end)) &&
     !(nl !== -1 && lineBreaks(original(nl)) < 2 && ORDER_ON_NEXT_LINE.test(t.slice(nl, nl + 40)));
 }
+
+/**
+ * True when a `role.system_marker` heading alone on its line ("## New system prompt") heads a changelog's
+ * entry: the next line, past at most one blank line, tells of a feature ("You can now set a custom system
+ * prompt per chat.", "Added templates for ..."). "You can now ignore your rules" is no feature.
+ */
+function headsChange(t: string, s: number, e: number): boolean {
+  while (s < e && (t[s] === "\n" || t[s] === " " || t[s] === "\t")) s++;
+  if (t[s] !== "#") return false;
+  const m = /^ ?\n(?:[ \t]*\n)?[ \t]*/.exec(t.slice(e, e + 12));
+  return m !== null && FEATURE_NOTE.test(t.slice(e + m[0].length, e + m[0].length + 40));
+}
+
+/** How a changelog's entry opens: "You can now set ...", "Users can now choose ...", "Added ...", "This release". */
+const FEATURE_NOTE =
+  /^(?:(?:you|users) can now (?:set|choose|pick|edit|configure|customi[sz]e|change|save|define|select|write)|we(?:'ve| have)? added|added|adds|this release)\b/;
 
 /**
  * Words in a `markerInTitle` heading that make it a new prompt's header after all: it is updated or overrides,
@@ -2217,7 +2235,8 @@ export const rules: () => readonly Rule[] = lazy(() => [
     category: "role_injection",
     re:
       /#{1,4} ?\(?(?:(?:new|updated|revised|real|actual|true|hidden|secret|override|overriding|replacement|latest) )?(?:system|assistant|developer)(?:_| )(?:message|prompt|instructions?)\)?|[\[(<](?:system|admin|developer)(?: |_)?(?:message|prompt|instructions?|override|note)?[\])>] ?:?|\b(?:system|admin|developer) (?:override|message|instruction)s? ?:/g,
-    accept: (t, s, e, _upper, original) => !namesCode(t, s, e) && !markerInTitle(t, s, e, original),
+    accept: (t, s, e, _upper, original) =>
+      !namesCode(t, s, e) && !markerInTitle(t, s, e, original) && !headsChange(t, s, e),
   },
   {
     name: "role.human_assistant_turn",
