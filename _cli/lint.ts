@@ -93,7 +93,7 @@ export function main(args: string[]): Promise<number> {
     const file = onePositional(
       positionals,
       "tools file",
-      "run `toolguard lint tools.json` (or `-` for stdin)",
+      "run `toolguard lint tools.json`, or `toolguard lint -` to read stdin",
     );
     const tools = await readTools(file);
     const issues = lintTools(tools);

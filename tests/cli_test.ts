@@ -514,6 +514,40 @@ test("toolguard COMMAND --help lists exactly the flags the command accepts, thei
   }
 });
 
+test("toolguard COMMAND --help: the Usage lines balance their brackets, and a group in parentheses is a choice", async () => {
+  const helps: [string, string][] = [
+    ["run", RUN_HELP],
+    ["validate", VALIDATE_HELP],
+    ["lint", LINT_HELP],
+    ["scan", SCAN_HELP],
+    ["describe", DESCRIBE_HELP],
+    ["stats", STATS_HELP],
+    ["selftest", SELFTEST_HELP],
+    ["mcp", MCP_HELP],
+    ["mcp pins", MCP_PINS_HELP],
+  ];
+  for (const [command, help] of helps) {
+    const usage = help.slice(help.indexOf("Usage: ")).split("\n\n")[0];
+    for (const line of usage.split("\n")) {
+      let depth = 0;
+      for (const c of line) {
+        depth += "([".includes(c) ? 1 : ")]".includes(c) ? -1 : 0;
+        assert.ok(depth >= 0, `${command}: ${line}`);
+      }
+      assert.equal(depth, 0, `${command}: ${line}`);
+      // `(a | b)` is one of them, needed; a remark in parentheses would read as such a group.
+      for (const [group] of line.matchAll(/\([^()]*\)/g)) assert.match(group, /\|/, `${command}: ${line}`);
+    }
+  }
+  // A bare arguments object is checked without --tools or --shape too: its line shows them optional.
+  const args = file("usage-args.json", '{"q": "x"}');
+  assert.equal((await cli(["validate", args, "--name", "search"])).status, 0);
+  assert.match(
+    VALIDATE_HELP,
+    /^ +toolguard validate ARGS --name TOOL \[--tools FILE \| --shape SPEC\] \[options\]$/m,
+  );
+});
+
 test("toolguard mcp pins: an option given to the action it does not go with is refused, not ignored", async () => {
   const pins = join(dir, "stray-pins.json");
   const cases: [string[], RegExp][] = [
