@@ -1094,7 +1094,7 @@ test("toolguard describe: --budget, --message and verdicts", T, async () => {
   const b = await cli(["describe", file("d1.json", many), "--budget", "20"]);
   assert.match(
     b.stdout,
-    /^Tool returned 5 item\(s\): \["item-0","item-1"\]\. 3 of 5 item\(s\) were left out/,
+    /^Tool returned 5 item\(s\): \["item-0","item-1"\]\. 3 of 5 items were left out/,
   );
   const spawnFailure = file("d5.json", JSON.stringify({ ...EMPTY, ok: false, kind: "spawn", items: null }));
   const m = await cli(["describe", spawnFailure, "--message", "anthropic", "--call-id", "toolu_1"]);
