@@ -394,6 +394,38 @@ test(
     });
     // --help still wins, and the command's own options are what its hint lists.
     assert.match((await cli(["scan", "--version", "--help"])).stdout, /^toolguard scan: /);
+    // Before the command too: the program's flags in any order, and `help` with a version flag, print the
+    // help (they said "no help on \"--version\"" or "--version takes no arguments, got \"-h\"", exit 2).
+    const top = (await cli(["--help"])).stdout;
+    for (
+      const args of [
+        ["-h", "-V"],
+        ["-V", "-h"],
+        ["--help", "--version"],
+        ["--version", "--help"],
+        [
+          "help",
+          "--version",
+        ],
+        ["help", "-V"],
+        ["-V", "help"],
+      ]
+    ) {
+      assert.deepEqual(await cli(args), { status: 0, stdout: top, stderr: "" }, args.join(" "));
+    }
+    for (const args of [["help", "scan", "--version"], ["help", "scan", "-V"], ["-V", "--help", "scan"]]) {
+      assert.deepEqual(await cli(args), { status: 0, stdout: SCAN_HELP, stderr: "" }, args.join(" "));
+    }
+    assert.deepEqual(await cli(["help", "mcp", "pins", "-V"]), {
+      status: 0,
+      stdout: MCP_PINS_HELP,
+      stderr: "",
+    });
+    assert.deepEqual(await cli(["-V", "--version"]), {
+      status: 0,
+      stdout: `toolguard ${version}\n`,
+      stderr: "",
+    });
     const typo = await cli(["scan", "--versoin"]);
     assert.equal(typo.status, 2);
     assert.match(typo.stderr, /^hint: did you mean --version\? toolguard scan accepts --help, --context,/m);
