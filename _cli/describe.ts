@@ -176,6 +176,7 @@ export function main(args: string[]): Promise<number> {
       positionals,
       "result file",
       "run `toolguard describe result.json`, or `toolguard run --json -- CMD | toolguard describe -`",
+      values,
     );
     const budget = integerOption(values, "budget", { min: 1 });
     const value = await readJson(file);

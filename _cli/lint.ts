@@ -94,6 +94,7 @@ export function main(args: string[]): Promise<number> {
       positionals,
       "tools file",
       "run `toolguard lint tools.json`, or `toolguard lint -` to read stdin",
+      values,
     );
     const tools = await readTools(file);
     const issues = lintTools(tools);

@@ -110,6 +110,7 @@ export function main(args: string[]): Promise<number> {
       positionals,
       "log file",
       "run `toolguard stats calls.jsonl`, or `toolguard stats -` to read stdin",
+      values,
     );
     // An unset variable (`stats "$LOG"`), as every other command refuses it: not "cannot read : no such file".
     if (path === "") {

@@ -248,6 +248,7 @@ export function main(args: string[]): Promise<number> {
       positionals,
       "calls file",
       "run `toolguard validate calls.json --tools tools.json`, or `toolguard validate - --tools tools.json` to read stdin",
+      values,
     );
     const toolsPath = stringOption(values, "tools");
     const shapeSpec = stringOption(values, "shape");

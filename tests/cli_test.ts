@@ -1170,6 +1170,31 @@ test("toolguard describe: --budget, --message and verdicts", T, async () => {
   assert.equal(notAResult.status, 2);
 });
 
+test("a file an option took as its value: the missing operand's message says which option took it", async () => {
+  const page = file("took-page.txt", "hello\n");
+  const cases: [string[], string][] = [
+    [["scan", "--context", page], "file to scan: --context"],
+    [["stats", "--by", page], "log file: --by"],
+    [["stats", "--since", page], "log file: --since"],
+    [["describe", "--budget", page], "result file: --budget"],
+    [["validate", "--name", page], "calls file: --name"],
+  ];
+  for (const [args, said] of cases) {
+    const r = await cli(args);
+    assert.equal(r.status, 2, args.join(" "));
+    // It said "missing the file to scan" alone.
+    assert.match(
+      r.stderr,
+      new RegExp(`^error: toolguard \\w+: missing the ${said} took ".*took-page\\.txt" as its value\n`),
+    );
+  }
+  // A path option took a path: no mistake to name.
+  assert.match(
+    (await cli(["validate", "--tools", page])).stderr,
+    /^error: toolguard validate: missing the calls file\n/,
+  );
+});
+
 test("toolguard describe: --message's provider is checked first, and a flag its provider does not use is refused", async () => {
   const result = file("dm.json", JSON.stringify({ ...EMPTY, ok: false, kind: "spawn", items: null }));
   const refused = async (args: string[]) => {
