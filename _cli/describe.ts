@@ -69,6 +69,7 @@ FILE holds a ToolResult as JSON (what \`toolguard run --json\` prints), or a val
 
 Options:
   --budget N            characters of a ToolResult's item JSON to quote (default 4000); whole items only
+                        (a verdict's feedback has bounds of its own)
   --message PROVIDER    print a tool-result message for openai, anthropic or ollama instead of the sentence
   --call-id ID          the call id the message answers (openai, anthropic)
   --tool-name NAME      the tool name (ollama)
@@ -122,16 +123,15 @@ function messageProvider(values: OptionValues, positionals: readonly string[]): 
 }
 
 /**
- * `--call-id` and `--tool-name` name the call a `--message` answers, each for its providers (an OpenAI or
- * Anthropic tool result names the call by its id, an Ollama one by the tool's name): given without
- * `--message`, with the other provider, or as an empty string (an unset variable), they would do nothing or
- * write an empty name, and are refused rather than ignored.
+ * `--call-id` and `--tool-name` name the call a `--message` answers: given without `--message` they would do
+ * nothing, and as an empty string (an unset variable) they would write an empty id or name; both are refused
+ * rather than ignored. Both may be given with any provider (a script that serves every provider passes
+ * both): the message takes the one its provider uses.
  */
 function refuseStrayMessageOption(provider: Provider | undefined, values: OptionValues): void {
   for (const name of ["call-id", "tool-name"]) {
     const value = values[name];
     if (value === undefined) continue;
-    const goesWith = name === "call-id" ? "--message openai|anthropic" : "--message ollama";
     if (value === "") {
       throw new UsageError(
         `--${name} is an empty string`,
@@ -139,18 +139,10 @@ function refuseStrayMessageOption(provider: Provider | undefined, values: Option
       );
     }
     if (provider === undefined) {
+      const goesWith = name === "call-id" ? "--message openai|anthropic" : "--message ollama";
       throw new UsageError(
         `--${name} does nothing without ${goesWith}`,
         `add ${goesWith}, or leave --${name} out; run \`toolguard describe --help\``,
-      );
-    }
-    if ((name === "call-id") === (provider === "ollama")) {
-      throw new UsageError(
-        `--${name} goes with ${goesWith}, not --message ${provider}`,
-        provider === "ollama"
-          ? "an Ollama tool message names the tool (--tool-name NAME), not the call; leave --call-id out"
-          : `a${provider === "openai" ? "n OpenAI" : "n Anthropic"} tool result names the call by its id ` +
-            "(--call-id ID); leave --tool-name out",
       );
     }
   }
@@ -181,12 +173,6 @@ export function main(args: string[]): Promise<number> {
     const budget = integerOption(values, "budget", { min: 1 });
     const value = await readJson(file);
     const verdict = isVerdictLike(value);
-    if (verdict && budget !== undefined) {
-      throw new UsageError(
-        `--budget bounds the items of a ToolResult, and ${shownText(inputName(file))} holds a verdict`,
-        "leave --budget out: the feedback on a verdict is bounded by itself",
-      );
-    }
     let sentence: string;
     let failure: boolean;
     if (verdict) {
