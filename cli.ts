@@ -113,6 +113,11 @@ for output that could not be written). Output is plain text; most commands print
 `;
 }
 
+/** True for the program's version flags, `--version` and `-V`. */
+function isVersionFlag(word: string | undefined): boolean {
+  return word === "--version" || word === "-V";
+}
+
 /** True for the words that ask for the program's help: `help`, `--help`, `-h`. */
 function isHelpWord(word: string | undefined): boolean {
   return word === "--help" || word === "-h" || word === "help";
@@ -160,22 +165,28 @@ export async function main(args: readonly string[]): Promise<number> {
 /** {@linkcode main} without the check that stdout took everything. */
 async function dispatch(args: readonly string[]): Promise<number> {
   const [command, ...rest] = args;
-  if (command === "--version" || command === "-V") {
-    if (rest.length > 0) {
-      return usageError(`--version takes no arguments, got ${givenValue(rest[0])}`, {
-        hint: "run `toolguard --version` alone",
-      });
+  if (isVersionFlag(command) || isHelpWord(command)) {
+    // The program's own flags, in any order and repeated: help wins over the version, as after a command
+    // (`toolguard scan -V -h`), so `toolguard -V -h` and `toolguard help --version` print the help.
+    const words = rest.filter((w) => !isVersionFlag(w) && w !== "--help" && w !== "-h");
+    const helpAsked = command === "help" || words[0] === "help" ||
+      args.some((w) => w === "--help" || w === "-h");
+    if (!helpAsked) {
+      if (words.length > 0) {
+        return usageError(`--version takes no arguments, got ${givenValue(words[0])}`, {
+          hint: "run `toolguard --version` alone",
+        });
+      }
+      await writeBrief(VERSION_LINE);
+      return EXIT_OK;
     }
-    await writeBrief(VERSION_LINE);
-    return EXIT_OK;
-  }
-  if (isHelpWord(command)) {
-    // `toolguard help help`, `toolguard help --help`: the help on help is this one.
-    if (rest.length === 0 || (rest.length === 1 && isHelpWord(rest[0]))) {
+    const topics = command === "help" ? words : words.filter((w, i) => i > 0 || w !== "help");
+    // `toolguard help help`: the help on help is this one.
+    if (topics.length === 0 || (topics.length === 1 && topics[0] === "help")) {
       await writeBrief(help());
       return EXIT_OK;
     }
-    const [name, ...extra] = rest;
+    const [name, ...extra] = topics;
     const topic = commandEntry(name);
     if (topic === undefined) {
       return usageError(`no help on ${givenValue(name)}`, {

@@ -28,6 +28,7 @@ import "../_scan/terminal.ts";
 import "../_scan/scan.ts";
 
 import {
+  closestName,
   EXIT_FAIL,
   EXIT_OK,
   inputName,
@@ -67,7 +68,8 @@ FILE holds a ToolResult as JSON (what \`toolguard run --json\` prints), or a val
 \`toolguard validate --json\` prints). - reads stdin.
 
 Options:
-  --budget N            characters of item JSON to quote (default 4000); whole items only
+  --budget N            characters of a ToolResult's item JSON to quote (default 4000); whole items only
+                        (a verdict's feedback has bounds of its own)
   --message PROVIDER    print a tool-result message for openai, anthropic or ollama instead of the sentence
   --call-id ID          the call id the message answers (openai, anthropic)
   --tool-name NAME      the tool name (ollama)
@@ -99,18 +101,51 @@ function isVerdictLike(value: unknown): value is Verdict | CallVerdict {
 }
 
 /**
+ * The provider `--message` names, or undefined without it. Checked before the file is looked for: with
+ * `toolguard describe --message result.json`, the file was taken for the provider, and "missing the result
+ * file" alone did not say why.
+ */
+function messageProvider(values: OptionValues, positionals: readonly string[]): Provider | undefined {
+  const given = stringOption(values, "message");
+  if (given === undefined || (PROVIDERS as readonly string[]).includes(given)) {
+    return given as Provider | undefined;
+  }
+  const near = closestName(given, PROVIDERS);
+  const example = "`toolguard describe FILE --message openai --call-id ID`";
+  throw new UsageError(
+    `--message must be ${PROVIDERS.slice(0, -1).join(", ")} or ${PROVIDERS.at(-1)}, got ${givenValue(given)}`,
+    near !== undefined
+      ? `did you mean --message ${near}?`
+      : positionals.length === 0
+      ? `--message takes the provider, and the result file comes apart from it, as in ${example}`
+      : `use --message openai|anthropic|ollama, as in ${example}`,
+  );
+}
+
+/**
  * `--call-id` and `--tool-name` name the call a `--message` answers: given without `--message` they would do
- * nothing, and are refused rather than ignored.
+ * nothing, and as an empty string (an unset variable) they would write an empty id or name; both are refused
+ * rather than ignored. Both may be given with any provider (a script that serves every provider passes
+ * both): the message takes the one its provider uses.
  */
 function refuseStrayMessageOption(provider: Provider | undefined, values: OptionValues): void {
-  if (provider !== undefined) return;
-  const given = ["call-id", "tool-name"].find((name) => values[name] !== undefined);
-  if (given === undefined) return;
-  const goesWith = given === "call-id" ? "--message openai|anthropic" : "--message ollama";
-  throw new UsageError(
-    `--${given} does nothing without ${goesWith}`,
-    `add ${goesWith}, or leave --${given} out; run \`toolguard describe --help\``,
-  );
+  for (const name of ["call-id", "tool-name"]) {
+    const value = values[name];
+    if (value === undefined) continue;
+    if (value === "") {
+      throw new UsageError(
+        `--${name} is an empty string`,
+        `give the ${name === "call-id" ? "call's id" : "tool's name"}`,
+      );
+    }
+    if (provider === undefined) {
+      const goesWith = name === "call-id" ? "--message openai|anthropic" : "--message ollama";
+      throw new UsageError(
+        `--${name} does nothing without ${goesWith}`,
+        `add ${goesWith}, or leave --${name} out; run \`toolguard describe --help\``,
+      );
+    }
+  }
 }
 
 /**
@@ -127,20 +162,15 @@ export function main(args: string[]): Promise<number> {
       options: DESCRIBE_OPTIONS,
     });
     if (printedHelp(values, DESCRIBE_HELP)) return EXIT_OK;
+    const provider = messageProvider(values, positionals);
+    refuseStrayMessageOption(provider, values);
     const file = onePositional(
       positionals,
       "result file",
       "run `toolguard describe result.json`, or `toolguard run --json -- CMD | toolguard describe -`",
+      values,
     );
     const budget = integerOption(values, "budget", { min: 1 });
-    const provider = stringOption(values, "message") as Provider | undefined;
-    if (provider !== undefined && !PROVIDERS.includes(provider)) {
-      throw new UsageError(
-        `unknown provider ${givenValue(provider)}`,
-        "use --message openai|anthropic|ollama",
-      );
-    }
-    refuseStrayMessageOption(provider, values);
     const value = await readJson(file);
     const verdict = isVerdictLike(value);
     let sentence: string;

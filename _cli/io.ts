@@ -1057,18 +1057,50 @@ export function printedHelp(values: OptionValues, help: string): boolean {
   return true;
 }
 
+/** The options whose value is a path, as the commands' own operand is: a file there is no mistake. */
+const PATH_OPTIONS = new Set(["tools", "shape", "html", "log", "pins", "cwd"]);
+
 /**
  * The one positional argument a subcommand takes (a file, or `-` for stdin). None or several is a
- * {@linkcode UsageError} naming `what` is missing, with `hint` saying how to call it.
+ * {@linkcode UsageError} naming `what` is missing, with `hint` saying how to call it. Given the parsed
+ * `values`, a missing one that an option took as its value (`toolguard scan --context page.txt`: an existing
+ * file, or `-`, given to an option that takes no path) is named, as the command line reads it.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { onePositional } from "./io.ts";
+ *
+ * assert.equal(onePositional(["a.json"], "calls file", "give one"), "a.json");
+ * assert.throws(
+ *   () => onePositional([], "file to scan", "give one", { context: "-" }),
+ *   /^UsageError: missing the file to scan: --context took "-" as its value$/,
+ * );
+ * ```
+ *
+ * @param positionals The positional arguments.
+ * @param what What the one argument is, for the message (`calls file`).
+ * @param hint How to call the command.
+ * @param values The options as parsed, to name one that took the argument.
+ * @returns The argument.
  */
-export function onePositional(positionals: readonly string[], what: string, hint: string): string {
-  if (positionals.length !== 1) {
-    throw new UsageError(
-      positionals.length === 0 ? `missing the ${what}` : `expected one ${what}, got ${positionals.length}`,
-      hint,
-    );
-  }
-  return positionals[0];
+export function onePositional(
+  positionals: readonly string[],
+  what: string,
+  hint: string,
+  values?: OptionValues,
+): string {
+  if (positionals.length === 1) return positionals[0];
+  if (positionals.length > 1) throw new UsageError(`expected one ${what}, got ${positionals.length}`, hint);
+  const took = Object.entries(values ?? {}).find(([name, v]) =>
+    !PATH_OPTIONS.has(name) && typeof v === "string" && (v === "-" || pathExists(v))
+  );
+  throw new UsageError(
+    `missing the ${what}${
+      took === undefined ? "" : `: --${took[0]} took ${givenValue(took[1])} as its value`
+    }`,
+    hint,
+  );
 }
 
 /** A string option's value, or undefined. */

@@ -45,6 +45,7 @@ import {
   printJson,
   runMain,
   safeText,
+  shownText,
   wantsJson,
   writeOut,
 } from "./io.ts";
@@ -93,7 +94,8 @@ export function main(args: string[]): Promise<number> {
     const file = onePositional(
       positionals,
       "tools file",
-      "run `toolguard lint tools.json` (or `-` for stdin)",
+      "run `toolguard lint tools.json`, or `toolguard lint -` to read stdin",
+      values,
     );
     const tools = await readTools(file);
     const issues = lintTools(tools);
@@ -102,11 +104,12 @@ export function main(args: string[]): Promise<number> {
     if (wantsJson(values)) {
       printJson(issues, { pretty: values.pretty === true });
     } else {
-      const name = safeText(inputName(file));
+      // The file's name, a tool's name and a schema's keys are outside text: clipped, on one line.
+      const name = shownText(inputName(file));
       let out = "";
       for (const i of issues) {
-        const where = `tool #${i.index}${i.tool ? ` ${safeText(i.tool)}` : ""}${
-          i.path ? ` at ${safeText(i.path)}` : ""
+        const where = `tool #${i.index}${i.tool ? ` ${shownText(i.tool)}` : ""}${
+          i.path ? ` at ${shownText(i.path)}` : ""
         }`;
         const sev = i.severity === "error" ? paint("red", "error") : paint("yellow", "warning");
         out += `${name}: ${where}: ${sev} ${i.code}: ${safeText(i.message)}\n`;

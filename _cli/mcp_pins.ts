@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { clipMiddle, errorText, givenValue } from "../_common/values.ts";
+import { clipMiddle, errorText, givenValue, plural } from "../_common/values.ts";
 import {
   closestName,
   EXIT_FAIL,
@@ -197,23 +197,75 @@ function pendingNames(pins: ReturnType<typeof readPinFile>, server: string | und
 const MAX_DIFF_LINE = 1000;
 
 /**
+ * The most lines of a definition diff shown: a hostile server's description of 100 000 sentences (one line
+ * each in the diff) would otherwise print 100 000 lines on every change, in the client's log of the server.
+ */
+const MAX_DIFF_LINES = 200;
+
+/** Unchanged lines kept on each side of a change; a longer unchanged run is counted on one line instead. */
+const DIFF_CONTEXT = 3;
+
+/**
  * A diff of two tool definitions (`diffDefinitions`) as the terminal shows it: each line after `indent`, safe
  * for a terminal and on one line (a line break in a description would start a line of its own, a forged
- * entry), clipped in the middle past {@linkcode MAX_DIFF_LINE}; and where a line was clipped, a last line that
- * says where the whole text is (`pinsOption`: the `--pins` given, to repeat in that command).
+ * entry), clipped in the middle past {@linkcode MAX_DIFF_LINE}. Unchanged lines further than
+ * {@linkcode DIFF_CONTEXT} from a change are counted, not shown, and at most {@linkcode MAX_DIFF_LINES} lines are
+ * shown; where anything was clipped or left out, a last line says where the whole text is (`pinsOption`: the
+ * `--pins` given, to repeat in that command).
+ *
+ * @example A long unchanged run is counted
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { shownDiff } from "./mcp_pins.ts";
+ *
+ * const diff = ["  a", "  b", "  c", "  d", "  e", "- f", "+ F"].join("\n");
+ * assert.equal(shownDiff(diff, ""), "  \u2026 (2 unchanged lines)\n  c\n  d\n  e\n- f\n+ F\n");
+ * ```
  */
 export function shownDiff(diff: string, indent: string, pinsOption?: string): string {
+  const lines = diff.split("\n");
+  // Whether each line is within DIFF_CONTEXT lines of a change ("+ " or "- "), looking both ways.
+  const near = new Array<boolean>(lines.length).fill(false);
+  for (let i = 0, last = -Infinity; i < lines.length; i++) {
+    if (!lines[i].startsWith("  ")) last = i;
+    near[i] = i - last <= DIFF_CONTEXT;
+  }
+  for (let i = lines.length - 1, next = Infinity; i >= 0; i--) {
+    if (!lines[i].startsWith("  ")) next = i;
+    near[i] ||= next - i <= DIFF_CONTEXT;
+  }
+  // What is shown, in order: a line of the diff (its index), or a count of unchanged lines left out.
+  const entries: { at: number; run: number }[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    let run = 0;
+    while (i + run < lines.length && !near[i + run]) run++;
+    entries.push({ at: i, run });
+    if (run > 0) i += run - 1;
+  }
+  // Past the bound, the first and the last half: what the old definition lost and what the new one holds at
+  // its end (a diff above diffDefinitions' size bound is every old line out, then every new line in).
+  let left = 0;
+  let kept = entries;
+  if (entries.length > MAX_DIFF_LINES) {
+    const half = MAX_DIFF_LINES / 2;
+    const middle = entries.slice(half, entries.length - half);
+    left = middle.reduce((n, e) => n + Math.max(1, e.run), 0);
+    kept = [...entries.slice(0, half), { at: -1, run: 0 }, ...entries.slice(entries.length - half)];
+  }
   let clipped = false;
-  const lines = diff.split("\n").map((line) => {
-    const shown = clipMiddle(line, MAX_DIFF_LINE);
-    clipped ||= shown !== line;
+  const out = kept.map(({ at, run }) => {
+    if (at < 0) return `${indent}\u2026 (${left} more ${plural(left, "line")} of the diff left out) \u2026\n`;
+    if (run > 0) return `${indent}  \u2026 (${run} unchanged ${plural(run, "line")})\n`;
+    const shown = clipMiddle(lines[at], MAX_DIFF_LINE);
+    clipped ||= shown !== lines[at];
     return `${indent}${safeText(shown)}\n`;
   });
-  if (clipped) {
+  if (clipped || left > 0) {
     const pins = pinsOption === undefined ? "" : ` --pins ${shownText(pinsOption)}`;
-    lines.push(`${indent}(long lines clipped: \`toolguard mcp pins list --json${pins}\` shows them whole)\n`);
+    const what = [left > 0 ? "lines left out" : "", clipped ? "long lines clipped" : ""].filter((w) => w);
+    out.push(`${indent}(${what.join(", ")}: \`toolguard mcp pins list --json${pins}\` shows them whole)\n`);
   }
-  return lines.join("");
+  return out.join("");
 }
 
 /**

@@ -150,30 +150,97 @@ function writeAll(fd: 1 | 2, text: string): void {
     console.log(text.slice(0, -1));
     return;
   }
-  const bytes = encoder.encode(text);
-  let offset = 0;
-  let spins = 0;
-  while (offset < bytes.length) {
-    try {
-      const chunk = bytes.subarray(offset);
-      offset += deno
+  const error = writeWhole(
+    (chunk) =>
+      deno
         ? (fd === 1 ? deno.stdout : deno.stderr).writeSync(chunk)
-        : nodeBuiltin<typeof NodeFs>("node:fs").writeSync(fd, chunk);
-      spins = 0;
+        : nodeBuiltin<typeof NodeFs>("node:fs").writeSync(fd, chunk),
+    encoder.encode(text),
+  );
+  if (error !== undefined && !closedPipe(error)) {
+    if (fd === 1) stdoutError = error;
+    else stderrError = error;
+  }
+}
+
+/**
+ * How long a write waits on a full non-blocking pipe (one whose reader has stopped reading) while no byte
+ * goes through, before it gives up: 10 s. A reader that takes bytes, however slowly, starts the wait again.
+ */
+export const WRITE_WAIT_MS = 10_000;
+
+/** The clock that {@linkcode writeWhole} waits by: the time in milliseconds, and a sleep of about `ms`. */
+export interface WaitClock {
+  /** Milliseconds from any fixed start. */
+  now(): number;
+  /** Sleeps about `ms` milliseconds (more, as the system's timer allows). */
+  sleep(ms: number): void;
+}
+
+/** The real clock: a monotonic time, and a sleep that blocks the thread (the writes are synchronous). */
+const SYSTEM_CLOCK: WaitClock = {
+  now: () => performance.now(),
+  sleep: (ms) => void Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms),
+};
+
+/**
+ * Writes all of `bytes` through `write` (a synchronous write of a file descriptor, which returns how many
+ * bytes it took), and returns what stopped it, or undefined when every byte went through. A write that would
+ * block (EAGAIN, a full non-blocking pipe) or that takes nothing is tried again after a millisecond, for at
+ * most {@linkcode WRITE_WAIT_MS} by the clock since the last byte went through. The wait is measured, not
+ * counted in tries: 10 000 tries of a 1 ms sleep were 10 s only where a sleep lasts 1 ms, and 156 s where
+ * the timer ticks every 15.6 ms (Windows), or on a machine too busy to wake the thread on time.
+ *
+ * @example A pipe that stays full: given up after the wait, by the clock
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { writeWhole } from "./output.ts";
+ *
+ * let time = 0;
+ * let tries = 0;
+ * const full = Object.assign(new Error("EAGAIN: resource temporarily unavailable"), { code: "EAGAIN" });
+ * const clock = { now: () => time, sleep: () => void (time += 16) }; // a 16 ms timer tick
+ * const error = writeWhole(() => { tries++; throw full; }, new Uint8Array(10), clock);
+ * assert.equal(error, full);
+ * assert.equal(tries, 626); // one try, then one after each 16 ms sleep up to 10 s: not 10 001 tries
+ * assert.equal(writeWhole((chunk) => chunk.length, new Uint8Array(10)), undefined);
+ * ```
+ *
+ * @param write Writes some of a chunk, returning how many bytes it took.
+ * @param bytes Everything to write.
+ * @param clock The clock to wait by (the system's by default).
+ * @returns What the write threw (the last EAGAIN when the wait ran out), or undefined when all went through.
+ */
+export function writeWhole(
+  write: (chunk: Uint8Array) => number,
+  bytes: Uint8Array,
+  clock: WaitClock = SYSTEM_CLOCK,
+): unknown {
+  let offset = 0;
+  let waitingSince: number | undefined;
+  let blocked: unknown = undefined;
+  while (offset < bytes.length) {
+    let taken = 0;
+    try {
+      taken = write(bytes.subarray(offset));
     } catch (error) {
       const code = (error as { code?: string }).code;
-      // A non-blocking pipe that is full: wait a moment and retry, but never forever.
-      if ((code === "EAGAIN" || (error as Error).name === "WouldBlock") && spins++ < 10_000) {
-        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
-        continue;
-      }
-      if (!closedPipe(error)) {
-        if (fd === 1) stdoutError = error;
-        else stderrError = error;
-      }
-      return;
+      if (code !== "EAGAIN" && (error as Error).name !== "WouldBlock") return error;
+      blocked = error;
     }
+    if (taken > 0) {
+      offset += taken;
+      waitingSince = undefined;
+      continue;
+    }
+    const now = clock.now();
+    waitingSince ??= now;
+    if (now - waitingSince >= WRITE_WAIT_MS) {
+      return blocked ?? new Error(`the write took no byte for ${WRITE_WAIT_MS / 1000} s`);
+    }
+    clock.sleep(1);
   }
+  return undefined;
 }
 
 /** True when a write failed only because the reader is gone (`toolguard scan x | head`): no failure. */

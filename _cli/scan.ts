@@ -85,6 +85,7 @@ export function main(args: string[]): Promise<number> {
       positionals,
       "file to scan",
       "run `toolguard scan FILE`, or `toolguard scan -` to read stdin",
+      values,
     );
     const context = (stringOption(values, "context") ?? "tool_output") as ScanContext;
     if (!SCAN_CONTEXTS.includes(context)) {

@@ -61,7 +61,9 @@ const LOG_WRITERS = "`toolguard run --log`, `toolguard mcp --log` or jsonlLog";
 export const STATS_HELP =
   `toolguard stats: report on a call log written by toolguard run, toolguard mcp or jsonlLog
 
-Usage: toolguard stats LOG.jsonl [options]      (LOG.jsonl may be - for stdin)
+Usage: toolguard stats LOG.jsonl|- [options]
+
+LOG.jsonl is a call log, one JSON line per call; - reads it from stdin.
 
 Options:
   --by tool|kind|day|model  group the tables (default: tool)
@@ -104,7 +106,12 @@ export function main(args: string[]): Promise<number> {
       options: STATS_OPTIONS,
     });
     if (printedHelp(values, STATS_HELP)) return EXIT_OK;
-    const path = onePositional(positionals, "log file", "run `toolguard stats LOG.jsonl` (or `-` for stdin)");
+    const path = onePositional(
+      positionals,
+      "log file",
+      "run `toolguard stats calls.jsonl`, or `toolguard stats -` to read stdin",
+      values,
+    );
     // An unset variable (`stats "$LOG"`), as every other command refuses it: not "cannot read : no such file".
     if (path === "") {
       throw emptyPath("the log file name", `give the path of a log written by ${LOG_WRITERS}, or -`);

@@ -1,6 +1,6 @@
 /**
- * `toolguard validate CALLS (--tools FILE | --shape SPEC) [--repair] [--coerce] [--text] [--json]
- * [--pretty]`: judge a model's tool calls against the declared tools before anything runs.
+ * `toolguard validate CALLS [--tools FILE | --shape SPEC] [--name TOOL] [--repair] [--coerce] [--text]
+ * [--json] [--pretty]`: judge a model's tool calls against the declared tools before anything runs.
  *
  * @module
  */
@@ -90,8 +90,8 @@ export const VALIDATE_HELP = `toolguard validate: check a model's tool calls bef
 
 Usage: toolguard validate CALLS --tools FILE [options]
        toolguard validate CALLS --shape SPEC [options]
-       toolguard validate ARGS --name TOOL (--tools FILE | --shape SPEC) [options]
-       toolguard validate CALLS [options]            (no allowlist: schema-free checks only)
+       toolguard validate ARGS --name TOOL [--tools FILE | --shape SPEC] [options]
+       toolguard validate CALLS [options]          no allowlist: schema-free checks only
 
 CALLS is a JSON (or JSONC) file, or - for stdin, holding one call, a list of calls, an assistant message or
 a whole provider response, in any provider's shape (OpenAI Chat or Responses, Anthropic, Ollama, Gemini,
@@ -247,7 +247,8 @@ export function main(args: string[]): Promise<number> {
     const file = onePositional(
       positionals,
       "calls file",
-      "run `toolguard validate calls.json --tools tools.json` (or `-` for stdin)",
+      "run `toolguard validate calls.json --tools tools.json`, or `toolguard validate - --tools tools.json` to read stdin",
+      values,
     );
     const toolsPath = stringOption(values, "tools");
     const shapeSpec = stringOption(values, "shape");

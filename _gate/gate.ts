@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { givenValue, isRecord } from "../_common/values.ts";
+import { givenValue, isRecord, plural } from "../_common/values.ts";
 
 import type { Classifier, Verdict } from "../types.ts";
 import type { ValidateOptions, Validator } from "../_validate/validator.ts";
@@ -199,8 +199,10 @@ export function makeJudge(request: unknown, dialect: CompletionDialect, options:
         // fall through to the default sentence
       }
     }
+    const kept = verdict.calls.length - verdict.rejectedIndices.length;
     const lead = partial
-      ? "toolguard removed the rejected tool call(s) below; the other calls of this turn were kept.\n"
+      ? `toolguard removed the rejected tool ${plural(verdict.rejectedIndices.length, "call")} below; the ` +
+        `other ${kept === 1 ? "call of this turn was" : "calls of this turn were"} kept.\n`
       : "toolguard stopped this turn's tool calls; none of them ran.\n";
     return lead + describeVerdict(verdict, { tools });
   };

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { errorText, isRecord } from "../_common/values.ts";
+import { errorText, isRecord, plural } from "../_common/values.ts";
 import { parseJsonSafe } from "../_common/json.ts";
 import type { Verdict } from "../types.ts";
 import { CallAssembler } from "./assemble.ts";
@@ -697,7 +697,7 @@ export class StreamGate {
       // A judge that fails must not let the calls through: fail closed with the reason.
       return failedJudgement(
         calls,
-        `toolguard could not judge the tool call(s), so none ran: ${errorText(e)}`,
+        `toolguard could not judge the tool ${plural(calls.length, "call")}, so none ran: ${errorText(e)}`,
       );
     }
   }

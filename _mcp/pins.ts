@@ -176,11 +176,30 @@ function linesOf(definition: ToolDefinition): string[] {
   return lines;
 }
 
-/** A line diff (longest common subsequence; above a size bound, all old lines out and all new lines in). */
+/**
+ * A line diff: the lines both definitions start and end with, unchanged, and between them the longest common
+ * subsequence (above a size bound, all old lines out and all new lines in). Without the common start and end
+ * taken first, one sentence changed in a description of a thousand was above the bound: every line out and in.
+ */
 export function diffDefinitions(before: ToolDefinition, after: ToolDefinition): string {
-  const a = linesOf(before);
-  const b = linesOf(after);
-  if (a.length * b.length > 250_000) return [...a.map((l) => `- ${l}`), ...b.map((l) => `+ ${l}`)].join("\n");
+  const all = linesOf(before);
+  const allAfter = linesOf(after);
+  let head = 0;
+  while (head < all.length && head < allAfter.length && all[head] === allAfter[head]) head++;
+  let tail = 0;
+  while (
+    tail < all.length - head && tail < allAfter.length - head &&
+    all[all.length - 1 - tail] === allAfter[allAfter.length - 1 - tail]
+  ) tail++;
+  const same = (lines: string[]) => lines.map((l) => `  ${l}`);
+  const a = all.slice(head, all.length - tail);
+  const b = allAfter.slice(head, allAfter.length - tail);
+  return [...same(all.slice(0, head)), ...middleDiff(a, b), ...same(all.slice(all.length - tail))].join("\n");
+}
+
+/** {@linkcode diffDefinitions} of the lines between the common start and end. */
+function middleDiff(a: string[], b: string[]): string[] {
+  if (a.length * b.length > 250_000) return [...a.map((l) => `- ${l}`), ...b.map((l) => `+ ${l}`)];
   const lcs: number[][] = Array.from({ length: a.length + 1 }, () => new Array(b.length + 1).fill(0));
   for (let i = a.length - 1; i >= 0; i--) {
     for (let j = b.length - 1; j >= 0; j--) {
@@ -195,10 +214,10 @@ export function diffDefinitions(before: ToolDefinition, after: ToolDefinition): 
       out.push(`  ${a[i]}`);
       i++;
       j++;
-    } else if (j < b.length && (i === a.length || lcs[i][j + 1] >= lcs[i + 1][j])) out.push(`+ ${b[j++]}`);
+    } else if (j < b.length && (i === a.length || lcs[i][j + 1] > lcs[i + 1][j])) out.push(`+ ${b[j++]}`);
     else out.push(`- ${a[i++]}`);
   }
-  return out.join("\n");
+  return out;
 }
 
 /**

@@ -287,7 +287,7 @@ export function arrayChecker({ prefix, items, minItems, maxItems, unique }: Arra
         out,
         "argument_constraint",
         p,
-        `${where(p)} must have at least ${minItems} item(s).`,
+        `${where(p)} must have at least ${minItems} ${plural(minItems, "item")}.`,
         `at least ${minItems} ${plural(minItems, "item")}`,
         `${n} ${plural(n, "item")}`,
       );
@@ -299,7 +299,7 @@ export function arrayChecker({ prefix, items, minItems, maxItems, unique }: Arra
         out,
         "argument_constraint",
         p,
-        `${where(p)} must have at most ${maxItems} item(s).`,
+        `${where(p)} must have at most ${maxItems} ${plural(maxItems, "item")}.`,
         `at most ${maxItems} ${plural(maxItems, "item")}`,
         `${n} ${plural(n, "item")}`,
       );

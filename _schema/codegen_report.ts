@@ -214,7 +214,7 @@ function arrayLines(site: Site): string[] {
   const countFail = (words: string, bound: number) =>
     failInline({
       code: CONSTRAINT,
-      message: message(site, ` must have ${words} ${bound} item(s).`),
+      message: message(site, ` must have ${words} ${bound} ${plural(bound, "item")}.`),
       expected: lit(`${words} ${bound} ${plural(bound, "item")}`),
       received: countWords("n", "item", "NI"),
     });

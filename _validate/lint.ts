@@ -8,7 +8,7 @@
  */
 import { escapePointer, unescapePointer } from "../_common/pointer.ts";
 import { normaliseTool } from "./providers.ts";
-import { errorText, isRecord } from "../_common/values.ts";
+import { errorText, givenValue, isRecord } from "../_common/values.ts";
 import { compile } from "../_schema/compile.ts";
 import { ANNOTATION_KEYWORDS, ASSERTION_KEYWORDS, KNOWN_FORMATS, SchemaError } from "../_schema/keywords.ts";
 import { resolveLocalRef } from "../_common/json.ts";
@@ -143,9 +143,7 @@ export function lintTools(tools: readonly unknown[]): LintIssue[] {
           "invalid_name",
           "error",
           "",
-          `tool name ${
-            JSON.stringify(t.name)
-          } is rejected by providers; use 1-64 letters, digits, "_" or "-"`,
+          `tool name ${givenValue(t.name)} is rejected by providers; use 1-64 letters, digits, "_" or "-"`,
         );
       }
       const prev = seen.get(t.name);
@@ -154,7 +152,7 @@ export function lintTools(tools: readonly unknown[]): LintIssue[] {
           "duplicate_name",
           "error",
           "",
-          `tool name "${t.name}" is also declared at position ${prev}; names must be unique`,
+          `tool name ${givenValue(t.name)} is also declared at position ${prev}; names must be unique`,
         );
       } else seen.set(t.name, index);
       if (!t.description || t.description.trim() === "") {
@@ -162,7 +160,7 @@ export function lintTools(tools: readonly unknown[]): LintIssue[] {
           "missing_description",
           "warning",
           "",
-          `tool "${t.name}" has no description; models choose tools by their descriptions`,
+          `tool ${givenValue(t.name)} has no description; models choose tools by their descriptions`,
         );
       }
       if (t.schema === undefined) {
@@ -170,14 +168,18 @@ export function lintTools(tools: readonly unknown[]): LintIssue[] {
           "missing_schema",
           "warning",
           "",
-          `tool "${t.name}" declares no parameter schema; declare {"type":"object","properties":{}} for a tool without arguments`,
+          `tool ${
+            givenValue(t.name)
+          } declares no parameter schema; declare {"type":"object","properties":{}} for a tool without arguments`,
         );
       } else if (!isRecord(t.schema) || t.schema.type !== "object") {
         add(
           "root_not_object",
           "error",
           "",
-          `tool "${t.name}": the root parameter schema must be {"type":"object", ...}; providers pass arguments as one object`,
+          `tool ${
+            givenValue(t.name)
+          }: the root parameter schema must be {"type":"object", ...}; providers pass arguments as one object`,
         );
       }
       if (t.schema !== undefined) {
@@ -234,7 +236,9 @@ function lintSchema(root: unknown, add: Add): void {
           "unsupported_keyword",
           "error",
           `${ptr}/${escapePointer(k)}`,
-          `keyword "${k}" cannot be enforced by the validator; remove it or express it with supported keywords`,
+          `keyword ${
+            givenValue(k)
+          } cannot be enforced by the validator; remove it or express it with supported keywords`,
         );
       }
     }
@@ -245,7 +249,9 @@ function lintSchema(root: unknown, add: Add): void {
             "required_not_in_properties",
             "error",
             `${ptr}/required`,
-            `"${r}" is required but not declared in properties; declare it or drop it from required`,
+            `${
+              givenValue(r)
+            } is required but not declared in properties; declare it or drop it from required`,
           );
         }
       }
@@ -254,9 +260,7 @@ function lintSchema(root: unknown, add: Add): void {
         "required_not_in_properties",
         "error",
         `${ptr}/required`,
-        `required names ${
-          s.required.map((r) => JSON.stringify(r)).join(", ")
-        } but no properties are declared`,
+        `required names ${s.required.map((r) => givenValue(r)).join(", ")} but no properties are declared`,
       );
     }
     const patterns: [string, unknown][] = [];
@@ -284,7 +288,7 @@ function lintSchema(root: unknown, add: Add): void {
           "invalid_pattern",
           "error",
           at,
-          `pattern ${JSON.stringify(p)} is not a valid regular expression`,
+          `pattern ${givenValue(p)} is not a valid regular expression`,
         );
       }
     }
@@ -293,7 +297,9 @@ function lintSchema(root: unknown, add: Add): void {
         "unknown_format",
         "warning",
         `${ptr}/format`,
-        `format "${s.format}" is not one the validator checks (${[...KNOWN_FORMATS].join(", ")}); ` +
+        `format ${givenValue(s.format)} is not one the validator checks (${
+          [...KNOWN_FORMATS].join(", ")
+        }); ` +
           "it is an annotation and is not enforced",
       );
     }
@@ -303,7 +309,7 @@ function lintSchema(root: unknown, add: Add): void {
         "error",
         `${ptr}/$ref`,
         `$ref ${
-          JSON.stringify(s.$ref)
+          typeof s.$ref === "string" ? givenValue(s.$ref) : JSON.stringify(s.$ref)
         } does not point at a schema inside this declaration; only local "#/$defs/..." references resolve`,
       );
     }
@@ -397,7 +403,9 @@ function lintStrict(root: unknown, add: Add): void {
               "strict_incompatible",
               "error",
               `${ptr}/properties/${escapePointer(k)}`,
-              `strict mode needs every property in required; make "${k}" required and allow null (type ["...", "null"]) for optional`,
+              `strict mode needs every property in required; make ${
+                givenValue(k)
+              } required and allow null (type ["...", "null"]) for optional`,
             );
           }
         }

@@ -5,7 +5,7 @@
  * @module
  */
 import { escapePointer } from "../_common/pointer.ts";
-import { errorText, isRecord, objectArg } from "../_common/values.ts";
+import { errorText, isRecord, objectArg, plural } from "../_common/values.ts";
 import type { Finding, FindingCode } from "../types.ts";
 import { compile } from "../_schema/compile.ts";
 import { nestsDeeper, parseJson } from "../_common/json.ts";
@@ -105,9 +105,9 @@ export class ToolArgError extends Error {
   /** Creates the error. */
   constructor(tool: string, findings: Finding[], args: unknown) {
     super(
-      `tool "${tool}" was not run: ${findings.length} problem(s) with its arguments: ${
-        findings.map((f) => `${f.path || "(root)"}: ${f.message}`).join("; ")
-      }`,
+      `tool "${tool}" was not run: ${findings.length} ${
+        plural(findings.length, "problem")
+      } with its arguments: ${findings.map((f) => `${f.path || "(root)"}: ${f.message}`).join("; ")}`,
     );
     this.name = "ToolArgError";
     this.tool = tool;

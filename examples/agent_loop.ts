@@ -154,7 +154,7 @@ export async function runAgent(options: AgentOptions): Promise<AgentRun> {
 
     if (!gated.verdict.allowed) {
       // Nothing runs. Each call gets a tool message saying what to fix (accepted ones: that they were held).
-      log(`rejected: ${gated.verdict.rejectedIndices.length} call(s)`);
+      log(`rejected calls: ${gated.verdict.rejectedIndices.length}`);
       for (const verdict of gated.verdict.calls) {
         const content = verdict.allowed
           ? `The call to ${verdict.name} was valid but was not run because another call in the same turn was rejected. Send it again with the fixed calls.`

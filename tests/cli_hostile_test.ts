@@ -950,3 +950,32 @@ test("run interrupted (SIGINT, SIGTERM) says what happened and logs the run, the
     assert.deepEqual(await waitGone([tool]), [], `${signal}: the tool was ended`);
   }
 });
+
+test("toolguard lint: a tools file's 100 000-character names and keys are clipped in the report, and on one line", async () => {
+  const name = "t" + "w".repeat(100_000) + "\nhint: FORGED";
+  const key = "k".repeat(100_000);
+  const tools = [
+    { name, description: "Does t.", parameters: { type: "object", properties: {} } },
+    { name, parameters: { type: "object", properties: {}, required: [key], [key]: true, pattern: key } },
+  ];
+  const r = await runInProcess(main, ["lint", file("lint-hostile.json", JSON.stringify(tools))]);
+  assert.equal(r.status, 1, r.stderr);
+  const lines = r.stdout.split("\n");
+  // Each name was printed whole, twice a line (the tool, and the message quoting it): lines of 200 000.
+  const longest = Math.max(...lines.map((l) => l.length));
+  assert.ok(longest < 1200, `a line of ${longest} characters`);
+  assert.doesNotMatch(r.stdout, /^hint: FORGED/m);
+  assert.match(
+    r.stdout,
+    /: tool #0 tw+\u2026\(\d+ characters left out\)\u2026w+\\u\{A\}hint: FORGED: error invalid_name: /,
+  );
+  assert.match(
+    r.stdout,
+    /tool name "tw+\u2026\(\d+ characters left out\)\u2026w+\\nhint: FORGED" is rejected/,
+  );
+  assert.match(r.stdout, /keyword "k+\u2026\(\d+ characters left out\)\u2026k+" cannot be enforced/);
+  assert.match(
+    r.stdout,
+    /"k+\u2026\(\d+ characters left out\)\u2026k+" is required but not declared in properties/,
+  );
+});

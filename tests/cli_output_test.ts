@@ -118,3 +118,65 @@ test(
     assert.match(r.stdout, /^hint: check the path, or pass - to read stdin\r?$/m);
   },
 );
+
+test("writeWhole: a full pipe is waited on for 10 s by the clock, not for 10 000 tries; a reader that takes bytes keeps it going", async () => {
+  const { WRITE_WAIT_MS, writeWhole } = await import(output);
+  const full = Object.assign(new Error("EAGAIN: resource temporarily unavailable"), { code: "EAGAIN" });
+  // A clock whose sleep lasts `tick` ms however short it is asked to be: Windows' 15.6 ms timer, a busy machine.
+  const clockOf = (tick: number) => {
+    const clock = {
+      time: 0,
+      sleeps: 0,
+      now: () => clock.time,
+      sleep: () => void (clock.time += tick, clock.sleeps++),
+    };
+    return clock;
+  };
+  for (const tick of [1, 16, 250]) {
+    const clock = clockOf(tick);
+    assert.equal(
+      writeWhole(
+        () => {
+          throw full;
+        },
+        new Uint8Array(8),
+        clock,
+      ),
+      full,
+    );
+    // Given up as soon as the wait reached 10 s: 10 000 tries were 160 s of 16 ms sleeps, 2500 s of 250 ms.
+    assert.equal(clock.time, WRITE_WAIT_MS, `tick ${tick}`);
+    assert.equal(clock.sleeps, WRITE_WAIT_MS / tick, `tick ${tick}`);
+  }
+  // A write that takes nothing without an error is waited on the same way (the loop spun on it for ever).
+  const idle = clockOf(16);
+  const stuck = writeWhole(() => 0, new Uint8Array(8), idle) as Error;
+  assert.match(stuck.message, /took no byte for 10 s/);
+  assert.equal(idle.time, WRITE_WAIT_MS);
+  // A slow reader, a byte every 9 s: each byte starts the wait again, and everything goes through.
+  const slow = clockOf(1000);
+  let written = 0;
+  const bytes = new Uint8Array(5);
+  const error = writeWhole(
+    () => {
+      if (slow.time % 9000 !== 0 || slow.time / 9000 <= written) throw full;
+      return (written++, 1);
+    },
+    bytes,
+    slow,
+  );
+  assert.equal(error, undefined);
+  assert.equal(written, 5);
+  // Any other error ends the write at once, and is what it returns.
+  const broken = Object.assign(new Error("EPIPE: broken pipe"), { code: "EPIPE" });
+  assert.equal(
+    writeWhole(
+      () => {
+        throw broken;
+      },
+      bytes,
+      clockOf(1),
+    ),
+    broken,
+  );
+});

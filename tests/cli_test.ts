@@ -394,6 +394,38 @@ test(
     });
     // --help still wins, and the command's own options are what its hint lists.
     assert.match((await cli(["scan", "--version", "--help"])).stdout, /^toolguard scan: /);
+    // Before the command too: the program's flags in any order, and `help` with a version flag, print the
+    // help (they said "no help on \"--version\"" or "--version takes no arguments, got \"-h\"", exit 2).
+    const top = (await cli(["--help"])).stdout;
+    for (
+      const args of [
+        ["-h", "-V"],
+        ["-V", "-h"],
+        ["--help", "--version"],
+        ["--version", "--help"],
+        [
+          "help",
+          "--version",
+        ],
+        ["help", "-V"],
+        ["-V", "help"],
+      ]
+    ) {
+      assert.deepEqual(await cli(args), { status: 0, stdout: top, stderr: "" }, args.join(" "));
+    }
+    for (const args of [["help", "scan", "--version"], ["help", "scan", "-V"], ["-V", "--help", "scan"]]) {
+      assert.deepEqual(await cli(args), { status: 0, stdout: SCAN_HELP, stderr: "" }, args.join(" "));
+    }
+    assert.deepEqual(await cli(["help", "mcp", "pins", "-V"]), {
+      status: 0,
+      stdout: MCP_PINS_HELP,
+      stderr: "",
+    });
+    assert.deepEqual(await cli(["-V", "--version"]), {
+      status: 0,
+      stdout: `toolguard ${version}\n`,
+      stderr: "",
+    });
     const typo = await cli(["scan", "--versoin"]);
     assert.equal(typo.status, 2);
     assert.match(typo.stderr, /^hint: did you mean --version\? toolguard scan accepts --help, --context,/m);
@@ -512,6 +544,40 @@ test("toolguard COMMAND --help lists exactly the flags the command accepts, thei
     assert.equal(r.status, 0, `${args.join(" ")}: ${r.stderr}`);
     assert.equal(r.stdout, top, args.join(" "));
   }
+});
+
+test("toolguard COMMAND --help: the Usage lines balance their brackets, and a group in parentheses is a choice", async () => {
+  const helps: [string, string][] = [
+    ["run", RUN_HELP],
+    ["validate", VALIDATE_HELP],
+    ["lint", LINT_HELP],
+    ["scan", SCAN_HELP],
+    ["describe", DESCRIBE_HELP],
+    ["stats", STATS_HELP],
+    ["selftest", SELFTEST_HELP],
+    ["mcp", MCP_HELP],
+    ["mcp pins", MCP_PINS_HELP],
+  ];
+  for (const [command, help] of helps) {
+    const usage = help.slice(help.indexOf("Usage: ")).split("\n\n")[0];
+    for (const line of usage.split("\n")) {
+      let depth = 0;
+      for (const c of line) {
+        depth += "([".includes(c) ? 1 : ")]".includes(c) ? -1 : 0;
+        assert.ok(depth >= 0, `${command}: ${line}`);
+      }
+      assert.equal(depth, 0, `${command}: ${line}`);
+      // `(a | b)` is one of them, needed; a remark in parentheses would read as such a group.
+      for (const [group] of line.matchAll(/\([^()]*\)/g)) assert.match(group, /\|/, `${command}: ${line}`);
+    }
+  }
+  // A bare arguments object is checked without --tools or --shape too: its line shows them optional.
+  const args = file("usage-args.json", '{"q": "x"}');
+  assert.equal((await cli(["validate", args, "--name", "search"])).status, 0);
+  assert.match(
+    VALIDATE_HELP,
+    /^ +toolguard validate ARGS --name TOOL \[--tools FILE \| --shape SPEC\] \[options\]$/m,
+  );
 });
 
 test("toolguard mcp pins: an option given to the action it does not go with is refused, not ignored", async () => {
@@ -1060,7 +1126,7 @@ test("toolguard describe: --budget, --message and verdicts", T, async () => {
   const b = await cli(["describe", file("d1.json", many), "--budget", "20"]);
   assert.match(
     b.stdout,
-    /^Tool returned 5 item\(s\): \["item-0","item-1"\]\. 3 of 5 item\(s\) were left out/,
+    /^Tool returned 5 item\(s\): \["item-0","item-1"\]\. 3 of 5 items were left out/,
   );
   const spawnFailure = file("d5.json", JSON.stringify({ ...EMPTY, ok: false, kind: "spawn", items: null }));
   const m = await cli(["describe", spawnFailure, "--message", "anthropic", "--call-id", "toolu_1"]);
@@ -1102,6 +1168,57 @@ test("toolguard describe: --budget, --message and verdicts", T, async () => {
   assert.match(v.stdout, /Your call to x was rejected/);
   const notAResult = await cli(["describe", file("d4.json", "[1,2]")]);
   assert.equal(notAResult.status, 2);
+});
+
+test("a file an option took as its value: the missing operand's message says which option took it", async () => {
+  const page = file("took-page.txt", "hello\n");
+  const cases: [string[], string][] = [
+    [["scan", "--context", page], "file to scan: --context"],
+    [["stats", "--by", page], "log file: --by"],
+    [["stats", "--since", page], "log file: --since"],
+    [["describe", "--budget", page], "result file: --budget"],
+    [["validate", "--name", page], "calls file: --name"],
+  ];
+  for (const [args, said] of cases) {
+    const r = await cli(args);
+    assert.equal(r.status, 2, args.join(" "));
+    // It said "missing the file to scan" alone.
+    assert.match(
+      r.stderr,
+      new RegExp(`^error: toolguard \\w+: missing the ${said} took ".*took-page\\.txt" as its value\n`),
+    );
+  }
+  // A path option took a path: no mistake to name.
+  assert.match(
+    (await cli(["validate", "--tools", page])).stderr,
+    /^error: toolguard validate: missing the calls file\n/,
+  );
+});
+
+test("toolguard describe: --message's provider is checked first and said plainly; an empty --call-id is refused", async () => {
+  const result = file("dm.json", JSON.stringify({ ...EMPTY, ok: false, kind: "spawn", items: null }));
+  const refused = async (args: string[]) => {
+    const r = await cli(["describe", ...args]);
+    assert.equal(r.status, 2, `${args.join(" ")}: ${r.stdout}`);
+    assert.equal(r.stdout, "");
+    return r.stderr;
+  };
+  const must = 'error: toolguard describe: --message must be openai, anthropic or ollama, got "';
+  // The file taken for the provider: it said only "missing the result file".
+  assert.equal(
+    await refused(["--message", result]),
+    `${must}${result}"\nhint: --message takes the provider, and the result file comes apart from it, as in ` +
+      "`toolguard describe FILE --message openai --call-id ID`\n",
+  );
+  assert.equal(
+    await refused([result, "--message", "OpenAI"]),
+    `${must}OpenAI"\nhint: did you mean --message openai?\n`,
+  );
+  // An unset variable wrote "tool_call_id": "".
+  assert.match(
+    await refused([result, "--message", "openai", "--call-id", ""]),
+    /^error: toolguard describe: --call-id is an empty string\n/,
+  );
 });
 
 // selftest -------------------------------------------------------------------------------------------------

@@ -173,7 +173,7 @@ test("describe: when not one item fits the budget, it says none are shown (not '
     stderr: "",
   }, { budget: 20 });
   assert.doesNotMatch(sentence, /first 0/);
-  assert.match(sentence, /None of the 2 item\(s\) fit within 20 characters/);
+  assert.match(sentence, /None of the 2 items fit within 20 characters/);
 });
 
 test("Verdict.blocked: a boolean, !allowed, so `if (verdict.blocked)` means what it says; indices in rejectedIndices", () => {

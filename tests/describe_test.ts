@@ -95,7 +95,7 @@ test("describe: results are cut at item boundaries within the budget, saying how
   assert.ok(text.startsWith("Tool returned 10 item(s): "), text);
   assert.match(
     text,
-    /7 of 10 item\(s\) were left out to stay within \d+ characters; only the first 3 are shown\./,
+    /7 of 10 items were left out to stay within \d+ characters; only the first 3 are shown\./,
   );
 });
 
@@ -106,14 +106,30 @@ test("DEFAULT_BUDGET: the default budget is 4000 characters of item JSON", () =>
   const json = text.slice(text.indexOf("["), text.indexOf("]. ") + 1);
   assert.ok(json.length <= 4000 && json.length > 3800, `json length ${json.length}`);
   assert.match(text, /^Tool returned 200 item\(s\): /);
-  assert.match(text, /161 of 200 item\(s\) were left out/);
+  assert.match(text, /161 of 200 items were left out/);
 });
 
 test("describe: a single item larger than the budget is left out whole, never cut in the middle", () => {
   const text = describe(results(["a".repeat(100)]), { budget: 50 });
   assert.equal(
     text,
-    "Tool returned 1 item(s): []. None of the 1 item(s) fit within 50 characters, so none are shown.",
+    "Tool returned 1 item(s): []. The 1 item does not fit within 50 characters, so it is not shown.",
+  );
+});
+
+test("describe: the notes on items left out count in words (1 item, 2 items), not item(s)", () => {
+  const big = "a".repeat(100);
+  assert.match(
+    describe(results([big, big]), { budget: 50 }),
+    /\. None of the 2 items fit within 50 characters, so none are shown\.$/,
+  );
+  assert.match(
+    describe(results(["a", big]), { budget: 50 }),
+    /\. 1 of 2 items was left out to stay within 50 characters; only the first is shown\.$/,
+  );
+  assert.match(
+    describe(results(["a", "b", big, big]), { budget: 50 }),
+    /\. 2 of 4 items were left out to stay within 50 characters; only the first 2 are shown\.$/,
   );
 });
 
@@ -320,13 +336,26 @@ test("describeVerdict: feedback covers every rejected call and only those", () =
     calls: [{ index: 0, name: "read_file", allowed: true, findings: [] }, { ...rejected, index: 1 }],
   };
   const text = describeVerdict(verdict, { tools });
-  assert.match(text, /^1 of 2 call\(s\) were rejected/);
+  assert.match(text, /^1 of 2 calls was rejected; none of the rejected calls ran\.\n/);
   assert.match(text, /Your call to search was rejected/);
   assert.doesNotMatch(text, /read_file/);
   assert.equal(
     describeVerdict({ allowed: true, blocked: false, rejectedIndices: [], calls: [verdict.calls[0]] }),
-    "All 1 call(s) were accepted.",
+    "The 1 call was accepted.",
   );
+  const two = {
+    allowed: true,
+    blocked: false,
+    rejectedIndices: [],
+    calls: [verdict.calls[0], verdict.calls[0]],
+  };
+  assert.equal(describeVerdict(two), "All 2 calls were accepted.");
+  const rejectedAll = {
+    ...verdict,
+    rejectedIndices: [0, 1],
+    calls: [{ ...rejected, index: 0 }, verdict.calls[1]],
+  };
+  assert.match(describeVerdict(rejectedAll, { tools }), /^2 of 2 calls were rejected/);
   assert.equal(describeVerdict(verdict.calls[0]), "The call to read_file was accepted.");
 });
 
@@ -395,7 +424,7 @@ test("toolResultMessage: the Ollama tool message shape uses tool_name", () => {
 
 test("toolResultMessage: the budget passes through to the message content", () => {
   const m = toolResultMessage("openai", { result: results(["aaaa", "bbbb"]), callId: "c", budget: 10 });
-  assert.match(m.content, /1 of 2 item\(s\) were left out/);
+  assert.match(m.content, /1 of 2 items was left out/);
 });
 
 test("toolResultMessage: missing ids and unknown providers are clear errors", () => {

@@ -15,7 +15,10 @@ import {
   TOOLS_ANTHROPIC,
   TOOLS_OPENAI,
   TOOLS_RESPONSES,
+  VALID_CALL,
 } from "./_fake_llm_server.ts";
+import { guardFetch } from "../gate.ts";
+import type { Validator } from "../validate.ts";
 import { sdkClients } from "./_sdk_clients.ts";
 
 const provider = fakeProvider();
@@ -150,4 +153,24 @@ test("guardFetch Anthropic stream: a watch that throws on a block's first text p
   assert.match(streamed, /^toolguard could not watch the streamed text .*a bug in the watch$/s);
   assert.deepEqual(final.content.map((b) => b.type === "text" ? b.text : b.type), [streamed]);
   assert.equal(final.stop_reason, "end_turn");
+});
+
+test("guardFetch Chat stream: a validator that throws holds the calls back, and says so counting them in words", async () => {
+  const validator = {
+    validate() {
+      throw new Error("validator down");
+    },
+  } as unknown as Validator;
+  const gfetch = guardFetch(fetch, { validator });
+  for (const [calls, said] of [[[VALID_CALL], "call"], [[VALID_CALL, VALID_CALL], "calls"]] as const) {
+    provider.reply({ sse: chatStream(["Sure."], [...calls]) });
+    const res = await gfetch(`${provider.url()}/v1/chat/completions`, {
+      method: "POST",
+      body: JSON.stringify({ model: "m", messages, stream: true, tools: TOOLS_OPENAI }),
+    });
+    const wire = await res.text();
+    assert.doesNotMatch(wire, /"tool_calls"/);
+    // (not "call(s)")
+    assert.match(wire, new RegExp(`toolguard could not judge the tool ${said}, so none ran: validator down`));
+  }
 });

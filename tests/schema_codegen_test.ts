@@ -41,9 +41,9 @@ test("compileSchema: counts of one are singular (1 character, 1 item, 1 property
       "at least 3 characters",
       "2 characters",
     ],
-    [{ minItems: 1 }, [], '"/x" must have at least 1 item(s).', "at least 1 item", "0 items"],
-    [{ maxItems: 1 }, [1, 2], '"/x" must have at most 1 item(s).', "at most 1 item", "2 items"],
-    [{ maxItems: 0 }, [1], '"/x" must have at most 0 item(s).', "at most 0 items", "1 item"],
+    [{ minItems: 1 }, [], '"/x" must have at least 1 item.', "at least 1 item", "0 items"],
+    [{ maxItems: 1 }, [1, 2], '"/x" must have at most 1 item.', "at most 1 item", "2 items"],
+    [{ maxItems: 0 }, [1], '"/x" must have at most 0 items.', "at most 0 items", "1 item"],
     [{ minProperties: 1 }, {}, '"/x" must have at least 1 property.', "at least 1 property", "0 properties"],
     [
       { maxProperties: 0 },

@@ -71,6 +71,8 @@ test("vet: maps schema problems to finding codes", async () => {
     const missing = await tool({}).catch((e: ToolArgError) => e);
     assert.ok(missing instanceof ToolArgError);
     assert.equal(missing.findings[0].path, "/city");
+    // (not "1 problem(s)")
+    assert.match(missing.message, /^tool "w" was not run: 1 problem with its arguments: \/city: /);
     if (schema === jsonSchema) assert.equal(missing.findings[0].code, "missing_required_argument");
     const wrong = await tool({ city: 5 }).catch((e: ToolArgError) => e);
     assert.ok(wrong instanceof ToolArgError);

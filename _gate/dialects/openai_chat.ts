@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { isRecord } from "../../_common/values.ts";
+import { isRecord, plural } from "../../_common/values.ts";
 import type { AssembledToolCall } from "../calls.ts";
 import { formatSse, reframe } from "../sse.ts";
 import { cutCalls } from "../engines.ts";
@@ -198,7 +198,7 @@ class ChatStream implements FrameRouter {
           "the chunk was dropped";
       }
       if (index >= this.#answers) {
-        const asked = `the request asked for ${this.#answers} answer(s)`;
+        const asked = `the request asked for ${this.#answers} ${plural(this.#answers, "answer")}`;
         return `a choice at index ${index}, where ${asked}; the chunk was dropped`;
       }
       if (seen.has(index)) return `choice ${index} twice in one chunk; the chunk was dropped`;
