@@ -2,10 +2,15 @@
  * Scripted Streamable HTTP servers on 127.0.0.1 for the HTTP relay's tests, and a scripted client that
  * stays until each of its requests has an answer.
  */
+import { spawn } from "node:child_process";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { type JsonRpcMessage, type McpEvent, relayMcpHttp } from "../mcp.ts";
 import type { McpHttpRelayOptions } from "../_mcp/http.ts";
 import { INIT_RESULT } from "./_mcp_messages.ts";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 
 /**
  * What every scripted server answers alike: a notification with 202, `initialize` with a session,
@@ -122,4 +127,23 @@ export async function relayUntilAnswered(
 /** The message of an error answer, or "" for none. */
 export function errorOf(m: JsonRpcMessage | undefined): string {
   return String((m?.error as { message?: unknown } | undefined)?.message ?? "");
+}
+
+/** `tests/_mcp_polling_server.mjs` (the official SDK's server), started with `node`, once it listens. */
+export async function startPollingServer(): Promise<{ url: string; stop: () => void }> {
+  const child = spawn("node", [join(root, "tests/_mcp_polling_server.mjs")], {
+    cwd: root,
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error("the polling server did not start")), 15_000);
+    child.stderr.on("data", (chunk: Uint8Array) => {
+      const m = /listening on port (\d+)/.exec(new TextDecoder().decode(chunk));
+      if (m) {
+        clearTimeout(timer);
+        resolve(Number(m[1]));
+      }
+    });
+  });
+  return { url: `http://127.0.0.1:${port}/mcp`, stop: () => child.kill("SIGKILL") };
 }
