@@ -91,18 +91,22 @@ export async function relayUntilAnswered(
   messages: readonly unknown[],
   options: McpHttpRelayOptions = {},
 ): Promise<Relayed> {
+  // (by their JSON: an id that is an array or an object comes back as another object)
   const ids = new Set(
-    messages.flatMap((m) => (m as JsonRpcMessage).id === undefined ? [] : [(m as JsonRpcMessage).id]),
+    messages.flatMap((m) =>
+      (m as JsonRpcMessage).id === undefined ? [] : [JSON.stringify((m as JsonRpcMessage).id)]
+    ),
   );
+  const answered = new Set<string>();
   const seen: Relayed = { answers: new Map(), received: [], events: [], answeredWhileConnected: false };
   let allAnswered = () => {};
-  const answered = new Promise<void>((resolve) => (allAnswered = resolve));
+  const everyAnswer = new Promise<void>((resolve) => (allAnswered = resolve));
   const timer = setTimeout(allAnswered, 15_000);
   const enc = new TextEncoder();
   async function* client() {
     for (const m of messages) yield enc.encode(JSON.stringify(m) + "\n");
-    await answered;
-    seen.answeredWhileConnected = [...ids].every((id) => seen.answers.has(id));
+    await everyAnswer;
+    seen.answeredWhileConnected = [...ids].every((id) => answered.has(id));
   }
   try {
     await relayMcpHttp(url, {
@@ -114,8 +118,9 @@ export async function relayUntilAnswered(
           const m = JSON.parse(line) as JsonRpcMessage;
           seen.received.push(m);
           if (m.method === undefined) seen.answers.set(m.id, m);
+          if (m.method === undefined) answered.add(JSON.stringify(m.id));
         }
-        if ([...ids].every((id) => seen.answers.has(id))) allAnswered();
+        if ([...ids].every((id) => answered.has(id))) allAnswered();
       },
     });
   } finally {
