@@ -1,9 +1,26 @@
-/** What the HTTP relay's seeded fuzz (`scripts/mcp_http_fuzz.ts`) found, each as an ordinary test. */
+/**
+ * The HTTP relay's seeded fuzz (`scripts/mcp_http_fuzz.ts`) on a few fixed seeds, and what it found, each as
+ * an ordinary test.
+ */
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { fuzzOne } from "../scripts/mcp_http_fuzz.ts";
 import type { JsonRpcMessage } from "../mcp.ts";
 import { relayUntilAnswered, scriptedServer } from "./_mcp_http.ts";
 import { INIT } from "./_mcp_messages.ts";
+
+test(
+  "mcp_http_fuzz: a hostile client and server, seeds 1 to 12: every request answered once, nothing hangs",
+  {
+    timeout: 120_000,
+  },
+  async () => {
+    for (let seed = 1; seed <= 12; seed++) {
+      const { problems, trace } = await fuzzOne(seed);
+      assert.deepEqual(problems, [], `seed ${seed}:\n${trace.slice(-40).join("\n")}`);
+    }
+  },
+);
 
 test('relayMcpHttp: ids that are no string or number ([1] and "1", two objects) are told apart', {
   timeout: 30_000,
