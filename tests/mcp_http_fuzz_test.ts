@@ -51,3 +51,36 @@ test('relayMcpHttp: ids that are no string or number ([1] and "1", two objects) 
     server.stop();
   }
 });
+
+test(
+  "relayMcpHttp: a batch under the id of a request waiting in an earlier batch: both batches are answered",
+  {
+    timeout: 30_000,
+  },
+  async () => {
+    const server = await scriptedServer([], (m: JsonRpcMessage, res) => {
+      const answer = JSON.stringify({ jsonrpc: "2.0", id: m.id, result: { got: m.id } });
+      // (the first batch's requests are answered late: the second batch comes while they wait)
+      const late = m.id === 2 || m.id === 3 || m.id === 5;
+      setTimeout(
+        () => res.writeHead(200, { "content-type": "application/json" }).end(answer),
+        late ? 100 : 0,
+      );
+    });
+    try {
+      const ping = (id: number) => ({ jsonrpc: "2.0", id, method: "ping" });
+      const { received } = await relayUntilAnswered(server.url, [
+        ...INIT,
+        [ping(2), ping(3)],
+        [ping(3), ping(4)],
+        [ping(5), ping(5)],
+      ]);
+      const batches = received.filter((m) => Array.isArray(m)) as unknown as JsonRpcMessage[][];
+      const shown = (batch: JsonRpcMessage[]) =>
+        batch.map((m) => `${m.id}:${m.result === undefined ? "refused" : "ran"}`).sort().join(" ");
+      assert.deepEqual(batches.map(shown).sort(), ["2:ran 3:ran", "3:refused 4:ran", "5:ran 5:refused"]);
+    } finally {
+      server.stop();
+    }
+  },
+);
