@@ -108,6 +108,8 @@ function clientPlan(random: () => number): ClientPlan {
   const used = new Set<string>();
   let next = 1;
   const freshId = (): unknown => {
+    // (now and then an id used before: while its request waits, or after it was answered or cancelled)
+    if (used.size > 0 && random() < 0.06) return JSON.parse(pick([...used]));
     for (;;) {
       const r = random();
       const id = r < 0.6 ? next++ : r < 0.85 ? pick(ODD_IDS) : `s${next++}`;
@@ -209,6 +211,9 @@ function initParams() {
 /** The server's record: every JSON-RPC message it was sent (parsed), by the id of each request. */
 interface ServerSeen {
   requests: Map<string, number>;
+  /** The answers to the server's own requests, by their ids (by JSON), and the ids it asked under. */
+  answers: Map<string, number>;
+  asked: Set<string>;
 }
 
 /** What the hostile server does for `seed`; returns its address and how to stop it. */
@@ -275,6 +280,11 @@ async function hostileServer(
         return void res.writeHead(400).end("not JSON");
       }
       const members = (Array.isArray(message) ? message : [message]) as Record<string, unknown>[];
+      for (const m of members) {
+        if (m === null || typeof m !== "object" || "method" in m || !("id" in m)) continue;
+        const key = JSON.stringify(m.id);
+        seen.answers.set(key, (seen.answers.get(key) ?? 0) + 1);
+      }
       const requests = members.filter((m) =>
         m !== null && typeof m === "object" && typeof m.method === "string" && "id" in m
       );
@@ -318,6 +328,14 @@ async function hostileServer(
               })
             }\n\n`,
           );
+          // (now and then a request of the server's first: the client answers it in another POST)
+          if (choose("ask") < 0.5) {
+            const id = `srv-${seed}-${counter}`;
+            seen.asked.add(JSON.stringify(id));
+            res.write(
+              `data: ${JSON.stringify({ jsonrpc: "2.0", id, method: "roots/list", params: {} })}\n\n`,
+            );
+          }
           for (const a of answers) res.write(`id: e${counter}\ndata: ${JSON.stringify(a)}\n\n`);
           res.end();
         }],
@@ -404,7 +422,9 @@ export async function fuzzOne(seed: number): Promise<FuzzResult> {
   const trace: string[] = [];
   const problems: string[] = [];
   const plan = clientPlan(seeded(seed));
-  const seen: ServerSeen = { requests: new Map() };
+  const seen: ServerSeen = { requests: new Map(), answers: new Map(), asked: new Set() };
+  /** The client's answers to the server's requests, written between its steps. */
+  const replies: string[] = [];
   const server = await hostileServer(seed, seen, trace);
   const answers = new Map<string, JsonRpcMessage[]>();
   const refused = new Set<string>();
@@ -417,7 +437,11 @@ export async function fuzzOne(seed: number): Promise<FuzzResult> {
       );
       yield enc.encode(step.bytes);
       if (step.pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, step.pauseMs));
+      if (replies.length > 0) yield enc.encode(replies.splice(0).join(""));
     }
+    // (a last look: answers to requests that came meanwhile)
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    if (replies.length > 0) yield enc.encode(replies.splice(0).join(""));
     closedAt = Date.now();
   }
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -427,6 +451,9 @@ export async function fuzzOne(seed: number): Promise<FuzzResult> {
       input: client(),
       shutdownGraceMs: 300,
       signal: stop.signal,
+      onEvent: (event) => {
+        if (event.event !== "tools") trace.push(`relay event: ${JSON.stringify(event).slice(0, 300)}`);
+      },
       output: (bytes) => {
         for (const line of new TextDecoder().decode(bytes).split("\n").filter(Boolean)) {
           let read: JsonRpcMessage | JsonRpcMessage[];
@@ -438,6 +465,9 @@ export async function fuzzOne(seed: number): Promise<FuzzResult> {
           }
           trace.push(`client read: ${line.length > 160 ? `${line.slice(0, 160)}…` : line}`);
           for (const m of Array.isArray(read) ? read : [read]) {
+            if (m !== null && typeof m === "object" && typeof m.method === "string" && "id" in m) {
+              replies.push(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: { roots: [] } }) + "\n");
+            }
             if (m === null || typeof m !== "object" || typeof m.method === "string") continue;
             const key = JSON.stringify(m.id);
             answers.set(key, [...(answers.get(key) ?? []), m]);
@@ -470,6 +500,10 @@ export async function fuzzOne(seed: number): Promise<FuzzResult> {
     if (got < least || got > count) {
       problems.push(`request id ${key.slice(0, 80)} sent ${count}× got ${got} answers`);
     }
+  }
+  for (const [key, got] of seen.answers) {
+    if (!seen.asked.has(key)) problems.push(`the server got an answer under id ${key}, which it never asked`);
+    else if (got > 1) problems.push(`the server got ${got} answers to its request ${key}`);
   }
   for (const [key, got] of answers) {
     // (JSON-RPC's answer to a line that is no request: an error under id null)
