@@ -827,15 +827,18 @@ export class GuardedSession implements McpSession {
     if (found !== undefined && !found.request) {
       const why = "toolguard: the client's answer to this request was not JSON; it was not passed on";
       const answer = errorResponse(found.id, -32603, why);
-      // (answered now: a later answer is a second one)
-      this.#takeServerRequest(answer, found.id);
-      this.#watch(this.#sinks.toServer({ message: answer }));
-      return;
+      // (answered now: a later answer is a second one; under an id the server never asked, it would be a
+      // stray to the server, and the line, maybe a request cut off, gets the parse error below)
+      if (this.#takeServerRequest(answer, found.id)) {
+        return void this.#watch(this.#sinks.toServer({ message: answer }));
+      }
     }
     const why =
       "Parse error: toolguard could not read this message as JSON, so it was not passed on to the " +
       "MCP server (it cannot check a tools/call it cannot read)";
-    this.#reply(errorResponse(found?.id ?? null, -32700, why));
+    // (not under the id of a request of the client's still waiting: that one's answer is still to come)
+    const id = found === undefined || this.isWaiting(found.id) ? null : found.id;
+    this.#reply(errorResponse(id, -32700, why));
   }
 
   /**

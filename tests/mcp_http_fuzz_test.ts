@@ -5,8 +5,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { fuzzOne } from "../scripts/mcp_http_fuzz.ts";
-import type { JsonRpcMessage } from "../mcp.ts";
-import { relayUntilAnswered, scriptedServer } from "./_mcp_http.ts";
+import { type JsonRpcMessage, relayMcpHttp } from "../mcp.ts";
+import { errorOf, relayUntilAnswered, scriptedServer } from "./_mcp_http.ts";
 import { INIT } from "./_mcp_messages.ts";
 
 test(
@@ -80,6 +80,49 @@ test(
         batch.map((m) => `${m.id}:${m.result === undefined ? "refused" : "ran"}`).sort().join(" ");
       assert.deepEqual(batches.map(shown).sort(), ["2:ran 3:ran", "3:refused 4:ran", "5:ran 5:refused"]);
     } finally {
+      server.stop();
+    }
+  },
+);
+
+test(
+  "relayMcpHttp: a line that is not JSON but shows an answer's id the server never asked is no answer to it",
+  {
+    timeout: 30_000,
+  },
+  async () => {
+    const posted: unknown[] = [];
+    const server = await scriptedServer([], (m: JsonRpcMessage, res) => {
+      posted.push(m);
+      res.writeHead(200, { "content-type": "application/json" }).end(
+        JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} }),
+      );
+    });
+    const read: JsonRpcMessage[] = [];
+    let answered = () => {};
+    const seven = new Promise<void>((resolve) => (answered = resolve));
+    const timer = setTimeout(answered, 15_000);
+    async function* client() {
+      // (a request written in two pieces, an answer of the client's written between them)
+      const broken = '{"jsonrpc":"2.0","id":7,"met{"jsonrpc":"2.0","id":"srv-1","result":{}}';
+      yield new TextEncoder().encode([...INIT.map((m) => JSON.stringify(m)), broken].join("\n") + "\n");
+      await seven;
+    }
+    try {
+      await relayMcpHttp(server.url, {
+        input: client(),
+        output: (bytes) => {
+          for (const line of new TextDecoder().decode(bytes).split("\n").filter(Boolean)) {
+            const m = JSON.parse(line) as JsonRpcMessage;
+            read.push(m);
+            if (m.id === 7) answered();
+          }
+        },
+      });
+      assert.deepEqual(posted, [], "no answer to a request the server never asked");
+      assert.match(errorOf(read.find((m) => m.id === 7)), /Parse error/);
+    } finally {
+      clearTimeout(timer);
       server.stop();
     }
   },
