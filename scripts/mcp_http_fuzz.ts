@@ -437,11 +437,12 @@ export async function fuzzOne(seed: number): Promise<FuzzResult> {
       );
       yield enc.encode(step.bytes);
       if (step.pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, step.pauseMs));
-      if (replies.length > 0) yield enc.encode(replies.splice(0).join(""));
+      // (between whole lines only, as a client writes)
+      if (replies.length > 0 && step.bytes.endsWith("\n")) yield enc.encode(replies.splice(0).join(""));
     }
     // (a last look: answers to requests that came meanwhile)
     await new Promise((resolve) => setTimeout(resolve, 20));
-    if (replies.length > 0) yield enc.encode(replies.splice(0).join(""));
+    if (replies.length > 0) yield enc.encode("\n" + replies.splice(0).join(""));
     closedAt = Date.now();
   }
   let timer: ReturnType<typeof setTimeout> | undefined;
