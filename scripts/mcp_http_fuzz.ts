@@ -76,9 +76,9 @@ function hash(seed: number, text: string): number {
   return h;
 }
 
-/** One thing the client writes: bytes, then a pause in ms. */
+/** One thing the client writes: bytes (as UTF-8 text, or bytes that may cut a character), then a pause in ms. */
 interface Step {
-  bytes: string;
+  bytes: string | Uint8Array;
   pauseMs: number;
 }
 
@@ -160,7 +160,7 @@ function clientPlan(random: () => number): ClientPlan {
     }
   };
   const line = (value: unknown) => JSON.stringify(value) + "\n";
-  const write = (bytes: string) =>
+  const write = (bytes: string | Uint8Array) =>
     plan.steps.push({ bytes, pauseMs: random() < 0.7 ? 0 : Math.floor(random() * 30) });
   if (random() < 0.93) {
     const init = request("initialize", initParams(), freshId());
@@ -185,10 +185,11 @@ function clientPlan(random: () => number): ClientPlan {
       // One message written in pieces.
       const m = one();
       note(m);
-      const text = line(m);
-      const cut = Math.floor(random() * text.length);
-      write(text.slice(0, cut));
-      write(text.slice(cut));
+      // (cut between bytes, as a pipe may: through a character too)
+      const bytes = new TextEncoder().encode(line(m));
+      const cut = Math.floor(random() * bytes.length);
+      write(bytes.subarray(0, cut));
+      write(bytes.subarray(cut));
     } else {
       const m = one();
       note(m);
@@ -432,13 +433,13 @@ export async function fuzzOne(seed: number): Promise<FuzzResult> {
   async function* client() {
     const enc = new TextEncoder();
     for (const step of plan.steps) {
-      trace.push(
-        `client: ${step.bytes.length > 300 ? `${step.bytes.slice(0, 300)}…` : step.bytes.trimEnd()}`,
-      );
-      yield enc.encode(step.bytes);
+      const bytes = typeof step.bytes === "string" ? enc.encode(step.bytes) : step.bytes;
+      const text = new TextDecoder().decode(bytes);
+      trace.push(`client: ${text.length > 300 ? `${text.slice(0, 300)}…` : text.trimEnd()}`);
+      yield bytes;
       if (step.pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, step.pauseMs));
       // (between whole lines only, as a client writes)
-      if (replies.length > 0 && step.bytes.endsWith("\n")) yield enc.encode(replies.splice(0).join(""));
+      if (replies.length > 0 && bytes.at(-1) === 10) yield enc.encode(replies.splice(0).join(""));
     }
     // (a last look: answers to requests that came meanwhile)
     await new Promise((resolve) => setTimeout(resolve, 20));
