@@ -145,6 +145,14 @@ class RedirectRefused extends Error {
  */
 const LEFT_FOR_NEW_SESSION = "the client started a new session (initialize) before it was answered there";
 
+/**
+ * Why a request in a session the server ended is answered with an error: MCP has a server answer HTTP 404 to
+ * the id of a session it ended, and the client start a new one.
+ */
+const SESSION_ENDED =
+  "it ended the session (HTTP 404 Not Found to its Mcp-Session-Id, as MCP lets a server " +
+  "do at any time); send initialize again to start a new session, then send the request again";
+
 /** Where an answer's event stream stopped: its last event id and the server's `retry:` delay, if given. */
 interface StreamEnd {
   lastEventId?: string;
@@ -868,6 +876,8 @@ class HttpRelay {
         answer: (id, code, text) => void this.#session.answerWithError(id, code, text),
       }));
     if (body === undefined) return; // (nothing of it could be written out: each request is answered)
+    // (the server ended that session: its requests are answered so, and never sent, as MCP says)
+    if (ids.ended === true) return this.#failed(message, SESSION_ENDED);
     const signal = stop === undefined ? this.#postSignal : AbortSignal.any([this.#postSignal, stop]);
     if (accepted !== undefined) this.#acceptedOnceAnswered(message, accepted);
     const starts = this.#sessions.starts(message); // (its session: `ids`, a new one)
@@ -885,7 +895,13 @@ class HttpRelay {
     const id = response.headers.get("mcp-session-id");
     if (starts) ids.id = id ?? undefined;
     else if (id !== null && id !== ids.id) this.#otherSessionId(message, ids);
+    // (before the messages let go now see it: they carry the session id, or are not sent)
+    const ended = this.#sessionEnded(response, ids);
     accepted?.(); // (after the session id, which the messages let go now must carry)
+    if (ended) {
+      await response.body?.cancel();
+      return this.#failed(message, SESSION_ENDED);
+    }
     if (!response.ok) {
       const body = this.#hidden(await errorBodyStart(response)); // (before it is cut: no half token shows)
       const credentials = response.status === 401 || response.status === 403
@@ -908,6 +924,18 @@ class HttpRelay {
     // A message past the limit still being read on keeps its POST's place (maxInFlight): a server that
     // answered each POST with one without end would have the relay read ever more of them at once.
     await readingOn;
+  }
+
+  /**
+   * True when `response` is HTTP 404 to a request that carried the id of the session `ids`: MCP says the
+   * server ended that session (or never had it), and that the client must start a new one. The session is
+   * marked so (see `SessionIds.ended`): nothing more of it is sent, or ended with `DELETE`. (Only a POST's:
+   * a 404 to a `GET` resuming a stream may say that the stream's events are gone.)
+   */
+  #sessionEnded(response: Response, ids: SessionIds): boolean {
+    if (response.status !== 404 || ids.id === undefined) return false;
+    ids.ended = true;
+    return true;
   }
 
   /**
@@ -1277,6 +1305,7 @@ class HttpRelay {
     try {
       const signal = AbortSignal.any([this.#signal, this.#listenStop.signal, stop.signal]);
       const ids = this.#sessions.current;
+      if (ids.ended === true) return;
       const response = await this.#fetch({ headers: this.#headers("text/event-stream", ids), signal });
       if (!response.ok) return void await response.body?.cancel();
       opened = true;

@@ -20,6 +20,12 @@ const MAX_TAKEN = 4096;
 export interface SessionIds {
   id?: string;
   version?: string;
+  /**
+   * Set once the server answered HTTP 404 to a request carrying the session's id: MCP says the session is
+   * over, and a client must start a new one (`initialize` without an id). Nothing more goes in it, and it is
+   * not ended with `DELETE` as the relay closes.
+   */
+  ended?: boolean;
 }
 
 /** A POST of the client's requests whose headers the server has not sent (see `HttpSessions.unheard`). */
@@ -165,7 +171,8 @@ export class HttpSessions {
 
   /** The sessions to end as the relay closes: each the server gave an id, once (of the last ones started). */
   toEnd(): SessionIds[] {
-    return [...new Map(this.#started.flatMap((ids) => ids.id === undefined ? [] : [[ids.id, ids]])).values()];
+    const live = this.#started.filter((ids) => ids.id !== undefined && ids.ended !== true);
+    return [...new Map(live.map((ids) => [ids.id, ids])).values()];
   }
 
   /**

@@ -328,15 +328,27 @@ export function answersOnly(message: unknown): boolean {
 
 /**
  * A key for a JSON-RPC id that keeps `1` and `"1"` apart. Never throws: an id that is no string or number (an
- * array, from a peer that breaks JSON-RPC) is named as `String` names it, but one nested too deeply for that
- * (the call stack runs out) gets one key for all of them, so that the message is still answered or refused,
- * not left to end a relay's reading.
+ * array or an object, from a peer that breaks JSON-RPC) is named by its JSON, so that `[1]` is not `"1"` nor
+ * `{"a":1}` `{"b":2}` (as `String` named them, `"1"` and `[object Object]`: two requests waiting under them
+ * were taken for one, and the answer to the second was lost); one nested too deeply for that (the call stack
+ * runs out) gets one key for all of them, so that the message is still answered or refused, not left to end a
+ * relay's reading.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { idKey } from "./jsonrpc.ts";
+ *
+ * assert.notEqual(idKey(1), idKey("1"));
+ * assert.notEqual(idKey([1] as never), idKey("1"));
+ * assert.notEqual(idKey({ a: 1 } as never), idKey({ b: 2 } as never));
+ * ```
  */
 export function idKey(id: JsonRpcId | undefined): string {
   if (typeof id === "number") return `n:${id}`;
   if (typeof id === "string") return `s:${id}`;
   try {
-    return `s:${String(id)}`;
+    return `j:${JSON.stringify(id)}`;
   } catch {
     return "x:too-deep";
   }

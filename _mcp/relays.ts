@@ -156,13 +156,17 @@ export const runMcpRelay: typeof relayMcpStdio = relayMcpStdio;
  * reported once a session (`session_id_ignored`); the server's own event stream (`GET`) is the session's too:
  * a new `initialize` closes the old one's, and its `notifications/initialized` opens the new one's; what
  * belongs to the session before (an answer's resumed stream, the client's cancels of requests sent there and
- * its answers to requests asked there, a batch's too) stays in it. Redirects are followed within the server's
+ * its answers to requests asked there, a batch's too) stays in it. A `POST` answered with HTTP 404 to its
+ * session id means, as MCP says, that the server ended the session: its requests, and every one sent in that
+ * session after, are answered with an error telling the client to send `initialize` again (nothing more goes
+ * in it, nor is it ended with `DELETE`); the session that `initialize` starts goes on. Redirects are followed within the server's
  * origin only: `headers` and the client's messages never go elsewhere; a message is sent on as a `POST` past
  * a 301, 302, 307 or 308, but never again past a `303 See Other` (the server took it: that is an error naming
  * where it leads), nor past another status with a `Location` (an error naming it). Resolves when the client
  * closes its side (answers still on their way, held calls among them, get `shutdownGraceMs`, then their
  * requests are answered with errors; a request the client cancelled before the server sent its headers has
- * its `POST` ended and its cancel sent then; and each server session it started is ended with `DELETE`) or on
+ * its `POST` ended and its cancel sent then; and each server session it started and the server did not end
+ * is ended with `DELETE`) or on
  * an interrupt or abort.
  *
  * @example Refuse an invalid call without reaching the server (no server needed for that)

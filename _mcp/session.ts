@@ -537,11 +537,21 @@ export class GuardedSession implements McpSession {
       return this.#toClient({ message: errorResponse(null, -32600, text) });
     }
     const group: Batch = { waiting: new Set(), answers: [], extra: frame.extra };
+    // A request under the id of one that waits in a batch (this one, or another) is refused here, into this
+    // batch's answer: registered under that id, it would take the other's place, whose batch then waited for
+    // ever and never reached the client.
+    const refused = new Set<unknown>();
     for (const x of batch) {
       if (!isRecord(x)) {
         group.answers.push(errorResponse(null, -32600, "toolguard: a batch element must be an object"));
       } else if (isRequest(x as JsonRpcMessage)) {
-        const key = idKey((x as JsonRpcMessage).id);
+        const id = (x as JsonRpcMessage).id as JsonRpcId;
+        const key = idKey(id);
+        if (this.#batches.has(key)) {
+          refused.add(x);
+          group.answers.push(this.#inUseError(id));
+          continue;
+        }
         group.waiting.add(key);
         this.#batches.set(key, group);
       }
@@ -549,7 +559,7 @@ export class GuardedSession implements McpSession {
     this.#sendIfDone(group);
     const sent: Promise<void>[] = [];
     for (const x of batch) {
-      if (!isRecord(x)) continue;
+      if (!isRecord(x) || refused.has(x)) continue;
       const r = this.#accept({ message: x as JsonRpcMessage, extra: frame.extra });
       if (r instanceof Promise) sent.push(r);
     }
@@ -817,15 +827,18 @@ export class GuardedSession implements McpSession {
     if (found !== undefined && !found.request) {
       const why = "toolguard: the client's answer to this request was not JSON; it was not passed on";
       const answer = errorResponse(found.id, -32603, why);
-      // (answered now: a later answer is a second one)
-      this.#takeServerRequest(answer, found.id);
-      this.#watch(this.#sinks.toServer({ message: answer }));
-      return;
+      // (answered now: a later answer is a second one; under an id the server never asked, it would be a
+      // stray to the server, and the line, maybe a request cut off, gets the parse error below)
+      if (this.#takeServerRequest(answer, found.id)) {
+        return void this.#watch(this.#sinks.toServer({ message: answer }));
+      }
     }
     const why =
       "Parse error: toolguard could not read this message as JSON, so it was not passed on to the " +
       "MCP server (it cannot check a tools/call it cannot read)";
-    this.#reply(errorResponse(found?.id ?? null, -32700, why));
+    // (not under the id of a request of the client's still waiting: that one's answer is still to come)
+    const id = found === undefined || this.isWaiting(found.id) ? null : found.id;
+    this.#reply(errorResponse(id, -32700, why));
   }
 
   /**
@@ -852,11 +865,16 @@ export class GuardedSession implements McpSession {
    * result goes to the client uncleaned).
    */
   #idInUse(id: JsonRpcId): "answered" {
+    this.#reply(this.#inUseError(id));
+    return "answered";
+  }
+
+  /** The answer to a request under the id of one still waiting, which is not passed on; reported. */
+  #inUseError(id: JsonRpcId): JsonRpcMessage {
     this.#hooks.emit({ event: "client_message_refused", kind: "id_in_use", id });
     const why = `Invalid Request: id ${JSON.stringify(id)} is the id of a request still waiting for its ` +
       "answer; toolguard did not pass this one on (send it again under an id of its own)";
-    this.#reply(errorResponse(id, -32600, why));
-    return "answered";
+    return errorResponse(id, -32600, why);
   }
 
   /**

@@ -2,10 +2,15 @@
  * Scripted Streamable HTTP servers on 127.0.0.1 for the HTTP relay's tests, and a scripted client that
  * stays until each of its requests has an answer.
  */
+import { spawn } from "node:child_process";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { type JsonRpcMessage, type McpEvent, relayMcpHttp } from "../mcp.ts";
 import type { McpHttpRelayOptions } from "../_mcp/http.ts";
 import { INIT_RESULT } from "./_mcp_messages.ts";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 
 /**
  * What every scripted server answers alike: a notification with 202, `initialize` with a session,
@@ -86,18 +91,22 @@ export async function relayUntilAnswered(
   messages: readonly unknown[],
   options: McpHttpRelayOptions = {},
 ): Promise<Relayed> {
+  // (by their JSON: an id that is an array or an object comes back as another object)
   const ids = new Set(
-    messages.flatMap((m) => (m as JsonRpcMessage).id === undefined ? [] : [(m as JsonRpcMessage).id]),
+    messages.flatMap((m) =>
+      (m as JsonRpcMessage).id === undefined ? [] : [JSON.stringify((m as JsonRpcMessage).id)]
+    ),
   );
+  const answered = new Set<string>();
   const seen: Relayed = { answers: new Map(), received: [], events: [], answeredWhileConnected: false };
   let allAnswered = () => {};
-  const answered = new Promise<void>((resolve) => (allAnswered = resolve));
+  const everyAnswer = new Promise<void>((resolve) => (allAnswered = resolve));
   const timer = setTimeout(allAnswered, 15_000);
   const enc = new TextEncoder();
   async function* client() {
     for (const m of messages) yield enc.encode(JSON.stringify(m) + "\n");
-    await answered;
-    seen.answeredWhileConnected = [...ids].every((id) => seen.answers.has(id));
+    await everyAnswer;
+    seen.answeredWhileConnected = [...ids].every((id) => answered.has(id));
   }
   try {
     await relayMcpHttp(url, {
@@ -109,8 +118,9 @@ export async function relayUntilAnswered(
           const m = JSON.parse(line) as JsonRpcMessage;
           seen.received.push(m);
           if (m.method === undefined) seen.answers.set(m.id, m);
+          if (m.method === undefined) answered.add(JSON.stringify(m.id));
         }
-        if ([...ids].every((id) => seen.answers.has(id))) allAnswered();
+        if ([...ids].every((id) => answered.has(id))) allAnswered();
       },
     });
   } finally {
@@ -122,4 +132,23 @@ export async function relayUntilAnswered(
 /** The message of an error answer, or "" for none. */
 export function errorOf(m: JsonRpcMessage | undefined): string {
   return String((m?.error as { message?: unknown } | undefined)?.message ?? "");
+}
+
+/** `tests/_mcp_polling_server.mjs` (the official SDK's server), started with `node`, once it listens. */
+export async function startPollingServer(): Promise<{ url: string; stop: () => void }> {
+  const child = spawn("node", [join(root, "tests/_mcp_polling_server.mjs")], {
+    cwd: root,
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error("the polling server did not start")), 15_000);
+    child.stderr.on("data", (chunk: Uint8Array) => {
+      const m = /listening on port (\d+)/.exec(new TextDecoder().decode(chunk));
+      if (m) {
+        clearTimeout(timer);
+        resolve(Number(m[1]));
+      }
+    });
+  });
+  return { url: `http://127.0.0.1:${port}/mcp`, stop: () => child.kill("SIGKILL") };
 }

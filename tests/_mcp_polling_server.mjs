@@ -2,7 +2,8 @@
 // events for resumption, asks clients to come back after `retry:` 50 ms, and its `slow-echo` tool closes the
 // answer's event stream before it answers, so a client gets the answer only by resuming the stream with
 // GET and Last-Event-ID. Its `close-listen` tool logs on the server's own GET stream, ends that stream,
-// then logs again, which a client sees only if it resumes that stream too.
+// then logs again, which a client sees only if it resumes that stream too. Its `end-session` tool answers,
+// then ends its session, whose id it answers with 404 from then on, as MCP says.
 // Run: node _mcp_polling_server.mjs; it prints "listening on port N" on stderr.
 import { createServer } from "node:http";
 import { randomUUID } from "node:crypto";
@@ -69,6 +70,17 @@ async function newSession() {
       return { content: [{ type: "text", text: "closed" }] };
     },
   );
+  server.registerTool(
+    "end-session",
+    { description: "Answers, then ends its session: its id is answered with 404 after.", inputSchema: {} },
+    () => {
+      setTimeout(() => {
+        sessions.delete(transport.sessionId);
+        void transport.close();
+      }, 20);
+      return { content: [{ type: "text", text: "ending" }] };
+    },
+  );
   await server.connect(transport);
   return transport;
 }
@@ -83,7 +95,11 @@ const http = createServer((req, res) => {
     const body = chunks.length > 0 ? JSON.parse(Buffer.concat(chunks).toString("utf8")) : undefined;
     const id = req.headers["mcp-session-id"];
     const transport = id === undefined ? await newSession() : sessions.get(id);
-    if (transport === undefined) return void res.writeHead(404).end();
+    if (transport === undefined) {
+      // (as the SDK's own transport answers an id it does not know)
+      const error = { jsonrpc: "2.0", error: { code: -32001, message: "Session not found" }, id: null };
+      return void res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify(error));
+    }
     await transport.handleRequest(req, res, body);
   });
 });

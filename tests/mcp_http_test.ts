@@ -26,7 +26,7 @@ const noClosedPortUnderWine = underWine && isBun
   ? "under Wine, bun.exe's fetch to a closed port hangs instead of failing"
   : false;
 import { INIT } from "./_mcp_messages.ts";
-import { answeredPlainly } from "./_mcp_http.ts";
+import { answeredPlainly, startPollingServer } from "./_mcp_http.ts";
 import { headerOptions } from "../_cli/mcp.ts";
 import { UsageError } from "../_cli/io.ts";
 
@@ -217,25 +217,6 @@ test("toolguard mcp --url: exits 1 when messages did not reach the server, 0 whe
     server.stop();
   }
 });
-
-/** A server started with `node`, once it prints the port it listens on. */
-async function startPollingServer(): Promise<{ url: string; stop: () => void }> {
-  const child = spawn("node", [join(root, "tests/_mcp_polling_server.mjs")], {
-    cwd: root,
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error("the polling server did not start")), 15_000);
-    child.stderr.on("data", (chunk: Uint8Array) => {
-      const m = /listening on port (\d+)/.exec(new TextDecoder().decode(chunk));
-      if (m) {
-        clearTimeout(timer);
-        resolve(Number(m[1]));
-      }
-    });
-  });
-  return { url: `http://127.0.0.1:${port}/mcp`, stop: () => child.kill("SIGKILL") };
-}
 
 test(
   "toolguard mcp --url: a server that closes its event streams early (SSE polling) is resumed with Last-Event-ID",

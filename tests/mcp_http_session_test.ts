@@ -1,0 +1,162 @@
+/**
+ * The HTTP relay and a session the server ends: MCP (Streamable HTTP, session management) has a server
+ * answer HTTP 404 to the id of a session it ended or never had, and a client that gets it start a new session
+ * with an `initialize` without an id. The relay answers the request so, sends nothing more in that session,
+ * and goes on in the session the client's next `initialize` starts.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Client } from "@modelcontextprotocol/sdk/client";
+// @ts-types="../node_modules/@modelcontextprotocol/sdk/dist/esm/client/stdio.d.ts"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { createServer } from "node:http";
+import { runtimeCommand } from "./_runtime.ts";
+import { answeredPlainly, errorOf, startPollingServer } from "./_mcp_http.ts";
+import { type JsonRpcMessage, relayMcpHttp } from "../mcp.ts";
+import { INIT, INIT_RESULT } from "./_mcp_messages.ts";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+
+test(
+  "toolguard mcp --url: a session the SDK's server ended (404) answers the next call so, saying to initialize again",
+  { timeout: 60_000 },
+  async () => {
+    const server = await startPollingServer();
+    const guarded = new Client({ name: "guarded", version: "1.0.0" });
+    try {
+      const r = runtimeCommand(join(root, "cli.ts"), ["mcp", "--pins", "none", "--url", server.url]);
+      await guarded.connect(
+        new StdioClientTransport({ command: r.command, args: r.args, cwd: root, stderr: "ignore" }),
+      );
+      await guarded.callTool({ name: "end-session", arguments: {} });
+      await new Promise((resolve) => setTimeout(resolve, 100)); // (the server ends it 20 ms after answering)
+      const call = { name: "slow-echo", arguments: { text: "hi" } };
+      for (let i = 0; i < 2; i++) {
+        await assert.rejects(
+          guarded.callTool(call, undefined, { timeout: 10_000 }),
+          /it ended the session \(HTTP 404 Not Found to its Mcp-Session-Id.*send initialize again/,
+        );
+      }
+    } finally {
+      await guarded.close().catch(() => {});
+      server.stop();
+    }
+  },
+);
+
+/** What a scripted server that ends session "s1" after its first call saw: method, session id, request id. */
+interface Seen {
+  method: string;
+  session: string | undefined;
+  id?: unknown;
+}
+
+test(
+  "relayMcpHttp: after a 404 to its session id nothing more goes in that session; a new initialize goes on",
+  {
+    timeout: 30_000,
+  },
+  async () => {
+    const seen: Seen[] = [];
+    let sessions = 0;
+    const live = new Set<string>();
+    const http = createServer((req, res) => {
+      let body = "";
+      req.on("data", (c) => (body += c));
+      req.on("end", () => {
+        const session = req.headers["mcp-session-id"] as string | undefined;
+        const m = body === "" ? undefined : JSON.parse(body);
+        seen.push({ method: m?.method ?? req.method, session, id: m?.id });
+        if (req.method === "GET") return void res.writeHead(405).end();
+        if (req.method === "DELETE") {
+          return void res.writeHead(session && live.has(session) ? 200 : 404).end();
+        }
+        if (m.method === "initialize") {
+          const id = `s${++sessions}`;
+          live.add(id);
+          const answer = { jsonrpc: "2.0", id: m.id, result: INIT_RESULT };
+          return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": id })
+            .end(JSON.stringify(answer));
+        }
+        if (session === undefined || !live.has(session)) {
+          const error = { jsonrpc: "2.0", error: { code: -32001, message: "Session not found" }, id: null };
+          return void res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify(error));
+        }
+        if (answeredPlainly(m, res, [{ name: "echo" }])) return;
+        // The first session ends as its first call is answered.
+        if (session === "s1") live.delete(session);
+        const answer = { jsonrpc: "2.0", id: m.id, result: { content: [{ type: "text", text: "ran" }] } };
+        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(answer));
+      });
+    });
+    await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(http.address() as { port: number }).port}/mcp`;
+    try {
+      const call = (id: number) => ({
+        jsonrpc: "2.0",
+        id,
+        method: "tools/call",
+        params: { name: "echo", arguments: {} },
+      });
+      // The client sends each phase once the one before is answered: the relay pipelines what comes at once.
+      const answers = await relayInPhases(url, [
+        [...INIT, call(2)],
+        [call(3)], // 404: the session is over
+        [call(4), {
+          jsonrpc: "2.0",
+          method: "notifications/progress",
+          params: { progressToken: 1, progress: 1 },
+        }],
+        [{ ...INIT[0] as object, id: 5 }, INIT[1], call(6)],
+      ]);
+      assert.equal(answers.get(2)?.result !== undefined, true, "the first call ran");
+      for (const id of [3, 4]) assert.match(errorOf(answers.get(id)), /it ended the session \(HTTP 404/);
+      assert.deepEqual(answers.get(6)?.result, { content: [{ type: "text", text: "ran" }] });
+      const inS1 = seen.filter((s) => s.session === "s1").map((s) => `${s.method}${s.id ?? ""}`);
+      // Nothing after the 404: no call, no notification, no GET stream, no DELETE of the ended session.
+      assert.equal(inS1.at(-1), "tools/call3", inS1.join(" "));
+      assert.ok(seen.some((s) => s.session === "s2" && s.method === "DELETE"), "the live session is ended");
+    } finally {
+      http.closeAllConnections?.();
+      http.close();
+    }
+  },
+);
+
+/**
+ * Relay a client that sends each of `phases` once every request of the ones before has an answer (15 s at
+ * most, so that a relay that never answers fails the test, not hangs it); returns the answers by id.
+ */
+async function relayInPhases(url: string, phases: unknown[][]): Promise<Map<unknown, JsonRpcMessage>> {
+  const answers = new Map<unknown, JsonRpcMessage>();
+  let waiting = new Set<unknown>();
+  let next = () => {};
+  const enc = new TextEncoder();
+  async function* client() {
+    for (const phase of phases) {
+      waiting = new Set(
+        phase.flatMap((m) => (m as JsonRpcMessage).id === undefined ? [] : [(m as JsonRpcMessage).id]),
+      );
+      const answered = new Promise<void>((resolve) => (next = resolve));
+      const timer = setTimeout(next, 15_000);
+      yield enc.encode(phase.map((m) => JSON.stringify(m) + "\n").join(""));
+      await answered;
+      clearTimeout(timer);
+    }
+  }
+  await relayMcpHttp(url, {
+    input: client(),
+    output: (bytes) => {
+      for (const line of new TextDecoder().decode(bytes).split("\n").filter(Boolean)) {
+        const m = JSON.parse(line) as JsonRpcMessage;
+        if (m.method !== undefined) continue;
+        answers.set(m.id, m);
+        waiting.delete(m.id);
+      }
+      if (waiting.size === 0) next();
+    },
+  });
+  return answers;
+}
