@@ -294,6 +294,14 @@ test("RuleScreen: ordinary arguments need no rule at all", () => {
   }
 });
 
+test('RuleScreen: a word with "age" (page, image, usage) marks no anchor\'s piece: "agent" is looked for by "gen"', () => {
+  // clears proves that no text of these letters reaches an anchor check; with "age" marked it could not
+  const screen = screenOf("tool_args");
+  assert.ok(screen.clears("abegABEG", 64));
+  assert.equal(screen.clears("abegnABEGN", 64), false);
+  assert.notEqual(screen.candidates("the agent said so"), 0);
+});
+
 test("RuleScreen: names the rules whose evidence is there, and cannot judge text that folds otherwise", () => {
   const screen = screenOf("tool_args");
   const named = (text: string) => [...screen.bits].filter(([, bit]) => (screen.candidates(text) & bit) !== 0);
