@@ -56,7 +56,6 @@ import "./_scan/segments.ts";
 import "./_scan/rules.ts";
 import "./_scan/match.ts";
 import "./_scan/leads.ts";
-import "./_scan/prefilter.ts";
 import "./_scan/screen.ts";
 import "./_scan/terminal.ts";
 import "./_scan/scan.ts";
