@@ -59,6 +59,7 @@ import "./_scan/leads.ts";
 import "./_scan/screen.ts";
 import "./_scan/terminal.ts";
 import "./_scan/scan.ts";
+import "./_describe/verdict.ts";
 
 export {
   DEFAULT_BUDGET,

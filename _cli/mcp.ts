@@ -25,6 +25,7 @@ import "../_scan/leads.ts";
 import "../_scan/screen.ts";
 import "../_scan/terminal.ts";
 import "../_scan/scan.ts";
+import "../_describe/verdict.ts";
 import "../_describe/describe.ts";
 import "../_log/files.ts";
 import "../_run/pipes.ts";

@@ -31,6 +31,7 @@ import "../_run/tree.ts";
 import "../_run/runtime.ts";
 import "../_run/classify.ts";
 import "../_run/args.ts";
+import "../_describe/verdict.ts";
 
 import {
   EXIT_FAIL,

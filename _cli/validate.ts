@@ -79,7 +79,7 @@ import {
   writeOut,
 } from "./io.ts";
 import { readTools } from "./io.ts";
-import { describeVerdict } from "../_describe/describe.ts";
+import { describeVerdict } from "../_describe/verdict.ts";
 import { extractToolCalls } from "../_extract/extract.ts";
 import { validateToolCalls } from "../_validate/validator.ts";
 import type { Verdict } from "../types.ts";

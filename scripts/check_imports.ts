@@ -176,7 +176,8 @@ const LIGHT_FACES: Readonly<Record<string, readonly string[]>> = {
   // (and their newline framer, `_mcp/framing.ts`, which holds all of the line protocol only they use: the
   // answers for a line too long or too deep to pass on, writing messages out, the client feed), the guard
   // does not.
-  "mcp.ts": ["_run/", "_mcp/relay.ts", "_mcp/http.ts", "_mcp/framing.ts"],
+  // Its judge gives feedback only (`_describe/verdict.ts`): the sentences for tool results are not its.
+  "mcp.ts": ["_run/", "_mcp/relay.ts", "_mcp/http.ts", "_mcp/framing.ts", "_describe/describe.ts"],
 };
 
 /** The layering rules, as messages for every import that breaks one. */
