@@ -68,7 +68,6 @@ import "./_scan/words.ts";
 import "./_scan/fold.ts";
 import "./_scan/segments.ts";
 import "./_scan/rules.ts";
-import "./_scan/match.ts";
 import "./_scan/leads.ts";
 import "./_scan/screen.ts";
 import "./_scan/terminal.ts";
