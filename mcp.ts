@@ -63,7 +63,6 @@ import "./_scan/screen.ts";
 import "./_scan/terminal.ts";
 import "./_scan/scan.ts";
 import "./_describe/verdict.ts";
-import "./_schema/budget.ts";
 import "./_schema/formats.ts";
 import "./_schema/keywords.ts";
 import "./_schema/report.ts";

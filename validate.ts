@@ -40,7 +40,6 @@
 import "./_common/pointer.ts";
 import "./_common/lazy.ts";
 import "./_common/values.ts";
-import "./_schema/budget.ts";
 import "./_schema/formats.ts";
 import "./_schema/keywords.ts";
 import "./_schema/report.ts";

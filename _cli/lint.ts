@@ -15,7 +15,6 @@ import "../_common/bytes.ts";
 import "./output.ts";
 import "../_common/pointer.ts";
 import "../_validate/providers.ts";
-import "../_schema/budget.ts";
 import "../_schema/formats.ts";
 import "../_schema/keywords.ts";
 import "../_schema/report.ts";

@@ -31,7 +31,6 @@ import "../_run/pipes.ts";
 import "../_run/windows.ts";
 import "../_run/tree.ts";
 import "../_run/runtime.ts";
-import "../_schema/budget.ts";
 import "../_schema/formats.ts";
 import "../_schema/keywords.ts";
 import "../_schema/report.ts";

@@ -35,7 +35,6 @@ import "../_extract/readers/xml.ts";
 import "../_extract/readers/tokens.ts";
 import "../_extract/readers/python.ts";
 import "../_extract/registry.ts";
-import "../_schema/budget.ts";
 import "../_schema/formats.ts";
 import "../_schema/keywords.ts";
 import "../_schema/report.ts";

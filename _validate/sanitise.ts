@@ -20,7 +20,6 @@ import "../_scan/rules.ts";
 import "../_scan/leads.ts";
 import "../_scan/screen.ts";
 import "../_scan/terminal.ts";
-import "../_schema/budget.ts";
 import "../_schema/formats.ts";
 import "../_schema/keywords.ts";
 import "../_schema/report.ts";
