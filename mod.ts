@@ -80,7 +80,6 @@
 import "./_common/values.ts";
 import "./_common/bytes.ts";
 import "./_common/pointer.ts";
-import "./_common/lazy.ts";
 import "./_schema/formats.ts";
 import "./_schema/keywords.ts";
 import "./_schema/report.ts";

@@ -10,7 +10,6 @@
 // binding, so that Deno loads the whole graph in one round when `import()` first asks for this module
 // instead of one round per level of the import chain. In the order they run; scripts/check_imports.ts
 // (`deno task check`) fails when one is missing or not needed.
-import "../_common/lazy.ts";
 import { givenValue } from "../_common/values.ts";
 import "../_common/bytes.ts";
 import "./output.ts";

@@ -15,7 +15,6 @@ import { clipMiddle, givenValue, shownAddress } from "../_common/values.ts";
 import "../_common/bytes.ts";
 import "../_common/pointer.ts";
 import "../_common/json.ts";
-import "../_common/lazy.ts";
 import "../_scan/words.ts";
 import "../_scan/fold.ts";
 import "../_scan/segments.ts";

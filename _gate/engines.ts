@@ -19,7 +19,7 @@
  *
  * @module
  */
-import { lazy } from "../_common/lazy.ts";
+import { lazy } from "../_common/values.ts";
 import type * as Validator from "../_validate/validator.ts";
 import type * as Describe from "../_describe/verdict.ts";
 import type * as Extract from "../_extract/extract.ts";

@@ -10,8 +10,7 @@
  * @module
  */
 import { byteCount, concatBytes } from "../_common/bytes.ts";
-import { lazy } from "../_common/lazy.ts";
-import { isRecord } from "../_common/values.ts";
+import { isRecord, lazy } from "../_common/values.ts";
 import {
   answersOnly,
   type BatchMember,

@@ -9,8 +9,7 @@
 import { hostInput, hostOutput, onInterrupt } from "../_run/runtime.ts";
 import { sseParser, withoutBom } from "../_gate/sse.ts";
 import { byteCount, concatBytes, utf8Length } from "../_common/bytes.ts";
-import { lazy } from "../_common/lazy.ts";
-import { errorText, isRecord, MAX_TIMER_MS, shownAddress } from "../_common/values.ts";
+import { errorText, isRecord, lazy, MAX_TIMER_MS, shownAddress } from "../_common/values.ts";
 import { createMcpGuard, emitTo } from "./guard.ts";
 import { type GuardedSession, guardRequestSignal, isGuardCancel, MAX_HELD } from "./session.ts";
 import {

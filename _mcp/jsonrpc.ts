@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { lazy } from "../_common/lazy.ts";
+import { lazy } from "../_common/values.ts";
 
 /** A JSON-RPC id: string or number (null only in error answers to unparseable requests). */
 export type JsonRpcId = string | number | null;

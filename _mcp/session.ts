@@ -5,8 +5,7 @@
  *
  * @module
  */
-import { lazy } from "../_common/lazy.ts";
-import { errorText, isRecord } from "../_common/values.ts";
+import { errorText, isRecord, lazy } from "../_common/values.ts";
 import { type DeferredCheck, rejection } from "./judge.ts";
 import { cleanListing, describesThings } from "./poisoning.ts";
 import { type PayloadPlace, scanPayload } from "./judge.ts";

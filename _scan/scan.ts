@@ -17,8 +17,7 @@ import { CONTEXT, cutAtOrAfter, lettersBefore, wholeWindow, type Window, windowO
 import { type Original, type Rule, rules } from "./rules.ts";
 import { hasLeads, LeadFinder, type LeadStarts } from "./leads.ts";
 import { asciiBytes, BYTES_FROM, TWO_LANES_FROM, WordSet } from "./words.ts";
-import { lazy } from "../_common/lazy.ts";
-import { givenValue, optionsArg } from "../_common/values.ts";
+import { givenValue, lazy, optionsArg } from "../_common/values.ts";
 import { ruleBits, RuleScreen, spreadPattern } from "./screen.ts";
 import { holdsEscapes, ShownText } from "./terminal.ts";
 import type { ScanCategory, ScanContext, ScanFinding, ScanOptions, ScanResult } from "../types.ts";

@@ -4,12 +4,12 @@
  * @module
  */
 import { escapePointer } from "../_common/pointer.ts";
-import { lazy } from "../_common/lazy.ts";
 import {
   editDistance,
   errorText,
   isPlainName,
   isRecord,
+  lazy,
   limitOption,
   optionsArg,
   stringsIn,
