@@ -45,7 +45,6 @@
 // binding, so that Deno finds the face's whole graph in one round of loading instead of one round per
 // level of the import chain (up to 4 ms less on Deno for the deepest faces; no change on Bun). In the
 // order they run; scripts/check_imports.ts (`deno task check`) fails when one is missing or not needed.
-import "./_common/lazy.ts";
 import "./_extract/text.ts";
 import "./_extract/reasoning.ts";
 import "./_extract/scan.ts";

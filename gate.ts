@@ -72,7 +72,6 @@ import "./_common/json.ts";
 import "./_validate/providers.ts";
 import "./_gate/calls.ts";
 import "./_gate/dialects/readers.ts";
-import "./_common/lazy.ts";
 import "./_common/bytes.ts";
 import "./_gate/bound.ts";
 

@@ -48,17 +48,15 @@ import "./_common/values.ts";
 import "./_common/bytes.ts";
 import "./_common/pointer.ts";
 import "./_common/json.ts";
-import "./_common/lazy.ts";
 import "./_scan/words.ts";
 import "./_scan/fold.ts";
 import "./_scan/segments.ts";
 import "./_scan/rules.ts";
-import "./_scan/match.ts";
 import "./_scan/leads.ts";
-import "./_scan/prefilter.ts";
 import "./_scan/screen.ts";
 import "./_scan/terminal.ts";
 import "./_scan/scan.ts";
+import "./_describe/verdict.ts";
 import "./_describe/describe.ts";
 import "./_log/files.ts";
 

@@ -80,8 +80,6 @@
 import "./_common/values.ts";
 import "./_common/bytes.ts";
 import "./_common/pointer.ts";
-import "./_common/lazy.ts";
-import "./_schema/budget.ts";
 import "./_schema/formats.ts";
 import "./_schema/keywords.ts";
 import "./_schema/report.ts";
@@ -103,9 +101,7 @@ import "./_scan/words.ts";
 import "./_scan/fold.ts";
 import "./_scan/segments.ts";
 import "./_scan/rules.ts";
-import "./_scan/match.ts";
 import "./_scan/leads.ts";
-import "./_scan/prefilter.ts";
 import "./_scan/screen.ts";
 import "./_scan/terminal.ts";
 import "./_validate/defaults.ts";
@@ -131,6 +127,7 @@ import "./_mcp/poisoning.ts";
 import "./_mcp/jsonrpc.ts";
 import "./_mcp/session.ts";
 import "./_mcp/pins.ts";
+import "./_describe/verdict.ts";
 
 // Values come straight from the modules that define them, not through the faces named in each comment, so
 // that importing mod.ts loads no face it does not need (each module costs start-up time; the faces' and

@@ -63,14 +63,11 @@
 // order they run; scripts/check_imports.ts (`deno task check`) fails when one is missing or not needed.
 import "./_common/values.ts";
 import "./_common/bytes.ts";
-import "./_common/lazy.ts";
 import "./_scan/words.ts";
 import "./_scan/fold.ts";
 import "./_scan/segments.ts";
 import "./_scan/rules.ts";
-import "./_scan/match.ts";
 import "./_scan/leads.ts";
-import "./_scan/prefilter.ts";
 import "./_scan/screen.ts";
 import "./_scan/terminal.ts";
 

@@ -34,7 +34,6 @@
 // order they run; scripts/check_imports.ts (`deno task check`) fails when one is missing or not needed.
 import "./_common/values.ts";
 import "./_common/bytes.ts";
-import "./_common/lazy.ts";
 import "./_log/files.ts";
 
 export {

@@ -38,9 +38,7 @@
 // level of the import chain (up to 4 ms less on Deno for the deepest faces; no change on Bun). In the
 // order they run; scripts/check_imports.ts (`deno task check`) fails when one is missing or not needed.
 import "./_common/pointer.ts";
-import "./_common/lazy.ts";
 import "./_common/values.ts";
-import "./_schema/budget.ts";
 import "./_schema/formats.ts";
 import "./_schema/keywords.ts";
 import "./_schema/report.ts";
@@ -63,9 +61,7 @@ import "./_scan/words.ts";
 import "./_scan/fold.ts";
 import "./_scan/segments.ts";
 import "./_scan/rules.ts";
-import "./_scan/match.ts";
 import "./_scan/leads.ts";
-import "./_scan/prefilter.ts";
 import "./_scan/screen.ts";
 import "./_scan/terminal.ts";
 import "./_scan/scan.ts";

@@ -18,7 +18,6 @@ import "../_common/values.ts";
 import "../_run/pipes.ts";
 import "../_run/windows.ts";
 import "../_run/tree.ts";
-import "../_common/lazy.ts";
 
 import { concatBytes } from "../_common/bytes.ts";
 import { spawnInherited } from "../_run/runtime.ts";

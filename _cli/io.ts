@@ -33,8 +33,7 @@ import type * as NodeFsPromises from "node:fs/promises";
 import type NodeProcess from "node:process";
 import type * as NodeUtil from "node:util";
 import type { JSONScanner, Node as JsonNode, ParseError } from "jsonc-parser";
-import { lazy, nodeBuiltin } from "../_common/lazy.ts";
-import { editDistance, errorText, givenValue, plural } from "../_common/values.ts";
+import { editDistance, errorText, givenValue, lazy, nodeBuiltin, plural } from "../_common/values.ts";
 import { concatBytes } from "../_common/bytes.ts";
 export { MAX_TIMER_MS } from "../_common/values.ts";
 import {

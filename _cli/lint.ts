@@ -9,13 +9,11 @@
 // binding, so that Deno loads the whole graph in one round when `import()` first asks for this module
 // instead of one round per level of the import chain. In the order they run; scripts/check_imports.ts
 // (`deno task check`) fails when one is missing or not needed.
-import "../_common/lazy.ts";
 import { plural } from "../_common/values.ts";
 import "../_common/bytes.ts";
 import "./output.ts";
 import "../_common/pointer.ts";
 import "../_validate/providers.ts";
-import "../_schema/budget.ts";
 import "../_schema/formats.ts";
 import "../_schema/keywords.ts";
 import "../_schema/report.ts";

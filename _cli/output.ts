@@ -23,8 +23,7 @@
  */
 import type * as NodeFs from "node:fs";
 import type NodeProcess from "node:process";
-import { nodeBuiltin } from "../_common/lazy.ts";
-import { clipMiddle, showHidden } from "../_common/values.ts";
+import { clipMiddle, nodeBuiltin, showHidden } from "../_common/values.ts";
 import denoJson from "../deno.json" with { type: "json" };
 
 /**

@@ -7,7 +7,7 @@
 import type * as NodeFs from "node:fs";
 import type NodeProcess from "node:process";
 import type * as NodeUrl from "node:url";
-import { nodeBuiltin } from "../_common/lazy.ts";
+import { nodeBuiltin } from "../_common/values.ts";
 import type { FakeToolLauncher } from "./fake_tool.ts";
 
 /** The hidden subcommand under which the program acts as the fake tool. */

@@ -10,7 +10,6 @@
 // binding, so that Deno loads the whole graph in one round when `import()` first asks for this module
 // instead of one round per level of the import chain. In the order they run; scripts/check_imports.ts
 // (`deno task check`) fails when one is missing or not needed.
-import "../_common/lazy.ts";
 import { givenValue } from "../_common/values.ts";
 import "../_common/bytes.ts";
 import "./output.ts";
@@ -20,9 +19,7 @@ import "../_scan/words.ts";
 import "../_scan/fold.ts";
 import "../_scan/segments.ts";
 import "../_scan/rules.ts";
-import "../_scan/match.ts";
 import "../_scan/leads.ts";
-import "../_scan/prefilter.ts";
 import "../_scan/screen.ts";
 import "../_scan/terminal.ts";
 import "../_scan/scan.ts";
@@ -32,6 +29,7 @@ import "../_run/tree.ts";
 import "../_run/runtime.ts";
 import "../_run/classify.ts";
 import "../_run/args.ts";
+import "../_describe/verdict.ts";
 
 import {
   EXIT_FAIL,

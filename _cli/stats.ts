@@ -11,7 +11,6 @@
 // binding, so that Deno loads the whole graph in one round when `import()` first asks for this module
 // instead of one round per level of the import chain. In the order they run; scripts/check_imports.ts
 // (`deno task check`) fails when one is missing or not needed.
-import "../_common/lazy.ts";
 import "../_common/bytes.ts";
 
 import { givenValue, plural } from "../_common/values.ts";

@@ -9,7 +9,6 @@
 // binding, so that Deno loads the whole graph in one round when `import()` first asks for this module
 // instead of one round per level of the import chain. In the order they run; scripts/check_imports.ts
 // (`deno task check`) fails when one is missing or not needed.
-import "../_common/lazy.ts";
 import { plural } from "../_common/values.ts";
 import "../_common/bytes.ts";
 import "./output.ts";
@@ -19,9 +18,7 @@ import "../_scan/words.ts";
 import "../_scan/fold.ts";
 import "../_scan/segments.ts";
 import "../_scan/rules.ts";
-import "../_scan/match.ts";
 import "../_scan/leads.ts";
-import "../_scan/prefilter.ts";
 import "../_scan/screen.ts";
 import "../_scan/terminal.ts";
 import "../_scan/scan.ts";
@@ -37,7 +34,6 @@ import "../_extract/readers/xml.ts";
 import "../_extract/readers/tokens.ts";
 import "../_extract/readers/python.ts";
 import "../_extract/registry.ts";
-import "../_schema/budget.ts";
 import "../_schema/formats.ts";
 import "../_schema/keywords.ts";
 import "../_schema/report.ts";
@@ -80,7 +76,7 @@ import {
   writeOut,
 } from "./io.ts";
 import { readTools } from "./io.ts";
-import { describeVerdict } from "../_describe/describe.ts";
+import { describeVerdict } from "../_describe/verdict.ts";
 import { extractToolCalls } from "../_extract/extract.ts";
 import { validateToolCalls } from "../_validate/validator.ts";
 import type { Verdict } from "../types.ts";

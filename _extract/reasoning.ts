@@ -16,7 +16,7 @@
  *
  * @module
  */
-import { lazy } from "../_common/lazy.ts";
+import { lazy } from "../_common/values.ts";
 import { escapeRegExp, type Finder, makeSeeker, type Seeker } from "./text.ts";
 
 /** Opening and closing spellings of reasoning blocks. */

@@ -11,7 +11,7 @@ import { resumeValueEnd, skipSpace, type ValueScan } from "./text.ts";
 import { CALL_FENCE_LANGUAGES } from "./readers/json.ts";
 import { holdsCalls, parseLenient, runItem } from "./json_calls.ts";
 import type { ExtractOptions } from "./types.ts";
-import { lazy } from "../_common/lazy.ts";
+import { lazy } from "../_common/values.ts";
 
 /** Every literal text that opens call markup in some format, longest first. */
 export const CALL_START_MARKERS: readonly string[] = MARKERS;

@@ -19,9 +19,9 @@
  *
  * @module
  */
-import { lazy } from "../_common/lazy.ts";
+import { lazy } from "../_common/values.ts";
 import type * as Validator from "../_validate/validator.ts";
-import type * as Describe from "../_describe/describe.ts";
+import type * as Describe from "../_describe/verdict.ts";
 import type * as Extract from "../_extract/extract.ts";
 import type * as TextWatch from "./text_watch.ts";
 import type { StreamDialect } from "./calls.ts";
@@ -42,7 +42,7 @@ let loaded: Engines | undefined;
 const load = lazy(async (): Promise<Engines> => {
   const [validator, describe, extract, textWatch, dialects] = await Promise.all([
     import("../_validate/validator.ts"),
-    import("../_describe/describe.ts"),
+    import("../_describe/verdict.ts"),
     import("../_extract/extract.ts"),
     import("./text_watch.ts"),
     import("./dialects/mod.ts"),

@@ -14,7 +14,6 @@ import "../_common/pointer.ts";
 import "../_validate/providers.ts";
 import "./calls.ts";
 import "./dialects/readers.ts";
-import "../_common/lazy.ts";
 import "./dialects/shared.ts";
 import "./sse.ts";
 import "./dialects/anthropic.ts";

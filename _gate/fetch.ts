@@ -4,8 +4,7 @@
  *
  * @module
  */
-import { isRecord, limitOption } from "../_common/values.ts";
-import { lazy } from "../_common/lazy.ts";
+import { isRecord, lazy, limitOption } from "../_common/values.ts";
 import type { Verdict } from "../types.ts";
 import type { AssembledToolCall, StreamFinding } from "./calls.ts";
 import type { CompletionDialect, GateOptions } from "./gate.ts";

@@ -25,7 +25,7 @@ import "../_extract/registry.ts";
 import { normaliseCalls } from "../_validate/providers.ts";
 import { type ExtractedToolCall, extractToolCalls } from "../_extract/extract.ts";
 import { safeStringify } from "../_common/json.ts";
-import { errorText } from "../_common/values.ts";
+import { errorText, lazy } from "../_common/values.ts";
 import {
   CALL_FENCE,
   CALL_OPENING_KEYS,
@@ -39,7 +39,6 @@ import {
   SHAPE_TAIL_LIMIT,
   SHAPE_TAILS,
 } from "../_extract/watch.ts";
-import { lazy } from "../_common/lazy.ts";
 import { PAIRS } from "../_extract/reasoning.ts";
 import type { AssembledToolCall, StreamDialect } from "./calls.ts";
 import type { Held, StreamFlow, TextChange, TextEnding, TextFrames, TextPart } from "./dialects/shared.ts";

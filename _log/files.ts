@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { nodeBuiltin } from "../_common/lazy.ts";
+import { nodeBuiltin } from "../_common/values.ts";
 
 /**
  * How a file is opened: for appending (created when missing), for reading, or to be replaced (created when

@@ -5,7 +5,8 @@
  */
 import { byteCount, concatBytes, utf8Length } from "../_common/bytes.ts";
 import { checkSwitches, cutUnits, errorText, isRecord, showHidden } from "../_common/values.ts";
-import { describe, describeVerdict } from "../_describe/describe.ts";
+import { describe } from "../_describe/describe.ts";
+import { describeVerdict } from "../_describe/verdict.ts";
 import { fileId, type OpenFile, openFile } from "./files.ts";
 import type { CallVerdict, Finding, OutcomeKind, ToolCallRecord, ToolResult, Verdict } from "../types.ts";
 import type { McpEvent } from "../_mcp/types.ts";

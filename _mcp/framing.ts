@@ -1,23 +1,36 @@
 /**
  * The newline framer of MCP's stdio transport: splits a byte stream into lines, copes with partial reads,
  * many messages per read and very large messages without quadratic copying, and keeps the ends (and a
- * batch's ids) of a line too long to keep. Only the relays use it, and they are loaded on first use
- * (`_mcp/relays.ts`), so importing `mcp.ts` does not load it (start-up, issue 18).
+ * batch's ids) of a line too long to keep. With it, the rest of the line protocol that only the relays use:
+ * the ids of a line too long to keep and the answers for it (`oversizedFromClient`, `oversizedFromServer`),
+ * writing messages out as lines and the answers for one that cannot be (`encodeMessage`, `unwrittenFromServer`,
+ * `unwrittenFromClient`), and the feed that paces a relay's reading of the client (`ClientFeed`). The relays
+ * are loaded on first use (`_mcp/relays.ts`), so importing `mcp.ts` loads none of this (start-up, issue 18).
  *
  * @module
  */
-import { concatBytes } from "../_common/bytes.ts";
-import { lazy } from "../_common/lazy.ts";
+import { byteCount, concatBytes } from "../_common/bytes.ts";
+import { isRecord, lazy } from "../_common/values.ts";
 import {
+  answersOnly,
   type BatchMember,
   decoder,
   EDGE_BYTES,
+  encoder,
+  errorResponse,
+  idFromEdges,
+  isRequest,
+  type JsonRpcId,
   type JsonRpcMessage,
   jsonString,
   type LineEdges,
   MAX_BATCH_MEMBERS,
-  NEWLINE,
+  type ShownId,
 } from "./jsonrpc.ts";
+import type { McpEvent, McpFrame, McpSession } from "./types.ts";
+
+/** The byte that ends a line. */
+export const NEWLINE = 0x0a;
 
 /** One complete line from a byte stream, without its `\n`. */
 export interface Frame {
@@ -375,4 +388,260 @@ export function createFramer(options: FramerOptions = {}): Framer {
       return [frame(line)];
     },
   };
+}
+
+/** The ids a line too long to keep showed: see {@linkcode overflowIds}. */
+export interface OverflowIds {
+  /** Of a batch, its members that showed an id (at least one), in order; undefined for a single message. */
+  members?: BatchMember[];
+  /** The first id shown (a batch's first member's), or undefined when none was. */
+  found?: ShownId;
+}
+
+/**
+ * The ids a line too long to keep showed (see {@linkcode LineEdges}): a batch's members, noted as its bytes
+ * went by, or else the id at either end of the line ({@linkcode idFromEdges}). What a relay answers with
+ * errors, either way, so that no request waits for a message it dropped.
+ */
+export function overflowIds(edges: LineEdges): OverflowIds {
+  const members = edges.batch !== undefined && edges.batch.length > 0 ? edges.batch : undefined;
+  const found = members?.[0] ?? idFromEdges(edges);
+  return { ...(members === undefined ? {} : { members }), ...(found === undefined ? {} : { found }) };
+}
+
+/**
+ * A client message past a relay's size limit (`max`), of which the relay kept only the ends: reported, and
+ * answered under the id its ends show (or null), so no request waits for it; an answer to a request of the
+ * server's (sampling, elicitation) is replaced by an error to the server, which would wait for it too. That
+ * error goes through the session as the client's answer in its place (`fromClient`: the session's), so the
+ * server's request is known as answered (a later answer to it is a second one, dropped) and an error for a
+ * request the server never made, or made and had answered, is not sent. Of a batch, every member whose id its
+ * bytes showed is answered so (the requests with one array, as JSON-RPC answers a batch), up to 10 000
+ * (`MAX_BATCH_MEMBERS` in `jsonrpc.ts`). Returns a promise while a message to the server waits (`fromClient`
+ * returned one), settled once each is on its way: the relay reads no more of the client meanwhile, as a batch
+ * of answers becomes as many messages to the server.
+ */
+export function oversizedFromClient(
+  bytes: number,
+  edges: LineEdges,
+  max: number,
+  to: {
+    emit(event: McpEvent): void;
+    fromClient(frame: McpFrame): void | Promise<void>;
+    toClient(message: JsonRpcMessage | JsonRpcMessage[]): void;
+  },
+): void | Promise<void> {
+  const { members, found } = overflowIds(edges);
+  to.emit({ event: "oversized_message", from: "client", bytes, ...(found ? { id: found.id } : {}) });
+  const [size, limit] = [byteCount(bytes), byteCount(max)];
+  const refused = `toolguard: message of ${size} exceeds the limit of ${limit}; not forwarded`;
+  const answerText = `toolguard: the client's answer of ${size} exceeds the limit of ${limit}`;
+  if (found !== undefined && !found.request && members === undefined) {
+    return to.fromClient({ message: errorResponse(found.id, -32603, answerText) });
+  }
+  if (members === undefined) return to.toClient(errorResponse(found?.id ?? null, -32600, refused));
+  const batch = `a batch of ${size} exceeds the limit of ${limit}`;
+  const requests: JsonRpcMessage[] = [];
+  const waits: Promise<void>[] = [];
+  for (const m of members) {
+    if (m.request) {
+      requests.push(errorResponse(m.id, -32600, `toolguard: ${batch}; this request in it was not forwarded`));
+      continue;
+    }
+    const text = `toolguard: the client's answer was in ${batch}; not passed on`;
+    const sent = to.fromClient({ message: errorResponse(m.id, -32603, text) });
+    if (sent instanceof Promise) waits.push(sent);
+  }
+  if (requests.length > 0) to.toClient(requests);
+  if (waits.length > 0) return Promise.all(waits).then(() => {});
+}
+
+/**
+ * A server message past a relay's size limit (`max`), of which the relay kept only the ends: the request it
+ * answers gets a JSON-RPC error in its place, and a request of the server's own (sampling, elicitation) is
+ * answered to the server with one. Of a batch, every member whose id its bytes showed is answered so (up to
+ * 10 000, `MAX_BATCH_MEMBERS` in `jsonrpc.ts`), so neither end waits for an answer that was in it. Reported
+ * through `emit` when given (a relay that reported it as it gave it up gives none).
+ */
+export function oversizedFromServer(
+  bytes: number,
+  edges: LineEdges,
+  max: number,
+  to: {
+    emit?(event: McpEvent): void;
+    toServer(message: JsonRpcMessage): void;
+    /** Answer a request waiting for `id`; false when none does. */
+    answerWithError(id: JsonRpcId, code: number, text: string): boolean;
+  },
+): void {
+  const { members, found } = overflowIds(edges);
+  to.emit?.({ event: "oversized_message", from: "server", bytes, id: found?.id });
+  if (found === undefined) return;
+  const limit = `exceeds the relay's limit of ${byteCount(max)} (maxMessageBytes)`;
+  const [size, inBatch] = [byteCount(bytes), members !== undefined];
+  const refused = inBatch
+    ? `toolguard: your batch of ${size} ${limit}; the client never saw this request in it`
+    : `toolguard: your request of ${size} ${limit}; the client never saw it`;
+  const lost = inBatch
+    ? `toolguard: the MCP server's batch of ${size}, which held its answer, ${limit}; it was not relayed`
+    : `toolguard: the MCP server's answer of ${size} ${limit}; it was not relayed`;
+  for (const m of members ?? [found]) {
+    if (m.request) to.toServer(errorResponse(m.id, -32600, refused));
+    else if (
+      !to.answerWithError(m.id, -32603, lost) && found.earlierId !== undefined && members === undefined
+    ) {
+      to.answerWithError(found.earlierId, -32603, lost); // (see ShownId.earlierId)
+    }
+  }
+}
+
+/** The id of a message that could not be written out, for its event (none when it has no usable one). */
+function idOf(message: unknown): { id?: JsonRpcId } {
+  const id = isRecord(message) ? message.id : undefined;
+  return typeof id === "string" || typeof id === "number" || id === null ? { id } : {};
+}
+
+/**
+ * A server message a relay could not write out to the client (nested too deeply for the runtime's
+ * `JSON.stringify`; see `encodeJson`): reported, and, when it is a request (sampling, elicitation), answered
+ * to the server with an error, as the server would wait for its answer for ever. (An answer left out was
+ * replaced by an error answer to its request already.)
+ */
+export function unwrittenFromServer(
+  message: unknown,
+  to: { emit(event: McpEvent): void; toServer(message: JsonRpcMessage): void },
+): void {
+  to.emit({ event: "stray_message", from: "server", kind: "too_deep", ...idOf(message) });
+  if (isRecord(message) && isRequest(message as JsonRpcMessage)) {
+    const text =
+      "toolguard: your request nests too deeply to be written out to the client; it was not passed on";
+    to.toServer(errorResponse(message.id as JsonRpcId, -32600, text));
+  }
+}
+
+/**
+ * A client message a relay could not write out to the server (see {@linkcode unwrittenFromServer}): reported,
+ * and, when it is a request, answered with an error through the session (`answer`: its `answerWithError`),
+ * which stops waiting for it and answers it in its batch, if it came in one.
+ */
+export function unwrittenFromClient(
+  message: unknown,
+  to: { emit(event: McpEvent): void; answer(id: JsonRpcId, code: number, text: string): void },
+): void {
+  to.emit({ event: "client_message_refused", kind: "too_deep", ...idOf(message) });
+  if (isRecord(message) && isRequest(message as JsonRpcMessage)) {
+    const text = "toolguard: your request nests too deeply to be written out to the MCP server; it was not " +
+      "passed on (flatten its arguments)";
+    to.answer(message.id as JsonRpcId, -32600, text);
+  }
+}
+
+/**
+ * Serialise one message (or a batch) as a line: JSON plus `\n`, as UTF-8 bytes. Never throws; see
+ * {@linkcode encodeJson} for a message that cannot be written out, and `unwritten`.
+ */
+export function encodeMessage(message: unknown, unwritten?: (message: unknown) => void): Uint8Array {
+  const json = encodeJson(message, unwritten);
+  return json === undefined ? new Uint8Array(0) : encoder.encode(json + "\n");
+}
+
+/**
+ * A message (or a batch) as JSON. Never throws: a message nested too deeply for the runtime's
+ * `JSON.stringify` (Bun's gives up tens of thousands of levels before its `JSON.parse` does, Deno's on
+ * objects `JSON.parse` did not make, such as a redacted copy) is left out, and `unwritten` is told of it, to
+ * answer it if it is a request (no request is left pending); an answer left out is replaced by an error
+ * answer to its request, which then waits no more. Of a batch, only the messages that cannot be written out
+ * are left out. Undefined when nothing is left.
+ */
+export function encodeJson(message: unknown, unwritten?: (message: unknown) => void): string | undefined {
+  try {
+    return JSON.stringify(message);
+  } catch {
+    // below, message by message
+  }
+  if (!Array.isArray(message)) return writtenInstead(message, unwritten);
+  // (a batch's elements one level down only: an element that is itself an array is one message too)
+  const parts: string[] = [];
+  for (const m of message) {
+    let json: string | undefined;
+    try {
+      json = JSON.stringify(m);
+    } catch {
+      json = writtenInstead(m, unwritten);
+    }
+    if (json !== undefined) parts.push(json);
+  }
+  return parts.length === 0 ? undefined : `[${parts.join(",")}]`;
+}
+
+/** What goes in place of a message that cannot be written out: an error answer to an answer's request. */
+function writtenInstead(message: unknown, unwritten?: (message: unknown) => void): string | undefined {
+  try {
+    unwritten?.(message);
+  } catch {
+    // A hook that throws must not make the encoding throw.
+  }
+  const m = message as { id?: unknown; method?: unknown } | null;
+  const id = typeof m === "object" && m !== null ? m.id : undefined;
+  if ((typeof id !== "string" && typeof id !== "number") || m!.method !== undefined) return undefined;
+  const text = "toolguard: the answer nests too deeply to be written out; it was not passed on";
+  return JSON.stringify(errorResponse(id, -32603, text));
+}
+
+/** A line's bytes with the `\n` that ends it on the wire (as a framer hands them on, without it). */
+export function withNewline(bytes: Uint8Array): Uint8Array {
+  // A framer's line sits on a buffer that still holds its newline: reuse it.
+  const end = bytes.byteOffset + bytes.length;
+  if (end < bytes.buffer.byteLength && new Uint8Array(bytes.buffer, end, 1)[0] === NEWLINE) {
+    return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length + 1);
+  }
+  const out = new Uint8Array(bytes.length + 1);
+  out.set(bytes);
+  out[bytes.length] = 0x0a;
+  return out;
+}
+
+/**
+ * What a relay's reader hands the client's frames to, in the order read: it says when to read on. A frame the
+ * session cannot pass on at once (a notification waiting for a place, past the HTTP relay's places or past
+ * `MAX_HELD` (`session.ts`)) holds the reading back, but only from the client's next message that is not an
+ * answer: the client's answers to the server's requests pass it, as they pass what waits for the tool list,
+ * since the server may need them before it frees a place. An answer that must wait itself holds the reading
+ * back at once, so no more than one message waits at a time besides the answers' own.
+ */
+export class ClientFeed {
+  readonly #session: McpSession;
+  /** The delivery of a message that is not an answer, still waiting for its place. */
+  #waiting: Promise<void> | undefined;
+
+  constructor(session: McpSession) {
+    this.#session = session;
+  }
+
+  /**
+   * Hand one frame to the session; resolves once the next may be read. Never rejects: a delivery that throws
+   * or rejects (a bug) fails that frame alone, and the frames after it still go (a relay that took it for the
+   * end of the client's input read none of them, and answered none).
+   */
+  async feed(frame: McpFrame): Promise<void> {
+    const answers = answersOnly(frame.message);
+    if (this.#waiting !== undefined && !answers) await this.settled();
+    let sent: void | Promise<void>;
+    try {
+      sent = this.#session.fromClient(frame);
+    } catch {
+      return;
+    }
+    if (!(sent instanceof Promise)) return;
+    const taken = sent.catch(() => {});
+    if (answers) return await taken;
+    this.#waiting = taken;
+  }
+
+  /** Resolves once nothing handed on waits for its place any more. Never rejects. */
+  async settled(): Promise<void> {
+    const waiting = this.#waiting;
+    this.#waiting = undefined;
+    await waiting;
+  }
 }

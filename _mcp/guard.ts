@@ -5,7 +5,6 @@
  *
  * @module
  */
-import { byteCount } from "../_common/bytes.ts";
 import {
   type CompiledTools,
   compileTools,
@@ -29,14 +28,7 @@ import type {
   UncheckedToolPolicy,
 } from "./types.ts";
 import { checkSwitches, givenValue, isRecord, objectArg } from "../_common/values.ts";
-import {
-  errorResponse,
-  isRequest,
-  type JsonRpcId,
-  type JsonRpcMessage,
-  type LineEdges,
-  overflowIds,
-} from "./jsonrpc.ts";
+import type { JsonRpcMessage } from "./jsonrpc.ts";
 
 /** The argument-injection policies (`McpGuardOptions.injection`, `toolguard mcp --injection`). */
 export const INJECTION_POLICIES: readonly InjectionPolicy[] = ["block", "warn", "off"];
@@ -76,133 +68,6 @@ export function emitTo(onEvent: ((event: McpEvent) => void) | undefined, event: 
     onEvent?.(event);
   } catch {
     // A logging hook must never break the relay.
-  }
-}
-
-/**
- * A client message past a relay's size limit (`max`), of which the relay kept only the ends: reported, and
- * answered under the id its ends show (or null), so no request waits for it; an answer to a request of the
- * server's (sampling, elicitation) is replaced by an error to the server, which would wait for it too. That
- * error goes through the session as the client's answer in its place (`fromClient`: the session's), so the
- * server's request is known as answered (a later answer to it is a second one, dropped) and an error for a
- * request the server never made, or made and had answered, is not sent. Of a batch, every member whose id its
- * bytes showed is answered so (the requests with one array, as JSON-RPC answers a batch), up to 10 000
- * (`MAX_BATCH_MEMBERS` in `jsonrpc.ts`). Returns a promise while a message to the server waits (`fromClient`
- * returned one), settled once each is on its way: the relay reads no more of the client meanwhile, as a batch
- * of answers becomes as many messages to the server.
- */
-export function oversizedFromClient(
-  bytes: number,
-  edges: LineEdges,
-  max: number,
-  to: {
-    emit(event: McpEvent): void;
-    fromClient(frame: McpFrame): void | Promise<void>;
-    toClient(message: JsonRpcMessage | JsonRpcMessage[]): void;
-  },
-): void | Promise<void> {
-  const { members, found } = overflowIds(edges);
-  to.emit({ event: "oversized_message", from: "client", bytes, ...(found ? { id: found.id } : {}) });
-  const [size, limit] = [byteCount(bytes), byteCount(max)];
-  const refused = `toolguard: message of ${size} exceeds the limit of ${limit}; not forwarded`;
-  const answerText = `toolguard: the client's answer of ${size} exceeds the limit of ${limit}`;
-  if (found !== undefined && !found.request && members === undefined) {
-    return to.fromClient({ message: errorResponse(found.id, -32603, answerText) });
-  }
-  if (members === undefined) return to.toClient(errorResponse(found?.id ?? null, -32600, refused));
-  const batch = `a batch of ${size} exceeds the limit of ${limit}`;
-  const requests: JsonRpcMessage[] = [];
-  const waits: Promise<void>[] = [];
-  for (const m of members) {
-    if (m.request) {
-      requests.push(errorResponse(m.id, -32600, `toolguard: ${batch}; this request in it was not forwarded`));
-      continue;
-    }
-    const text = `toolguard: the client's answer was in ${batch}; not passed on`;
-    const sent = to.fromClient({ message: errorResponse(m.id, -32603, text) });
-    if (sent instanceof Promise) waits.push(sent);
-  }
-  if (requests.length > 0) to.toClient(requests);
-  if (waits.length > 0) return Promise.all(waits).then(() => {});
-}
-
-/**
- * A server message past a relay's size limit (`max`), of which the relay kept only the ends: the request it
- * answers gets a JSON-RPC error in its place, and a request of the server's own (sampling, elicitation) is
- * answered to the server with one. Of a batch, every member whose id its bytes showed is answered so (up to
- * 10 000, `MAX_BATCH_MEMBERS` in `jsonrpc.ts`), so neither end waits for an answer that was in it. Reported
- * through `emit` when given (a relay that reported it as it gave it up gives none).
- */
-export function oversizedFromServer(
-  bytes: number,
-  edges: LineEdges,
-  max: number,
-  to: {
-    emit?(event: McpEvent): void;
-    toServer(message: JsonRpcMessage): void;
-    /** Answer a request waiting for `id`; false when none does. */
-    answerWithError(id: JsonRpcId, code: number, text: string): boolean;
-  },
-): void {
-  const { members, found } = overflowIds(edges);
-  to.emit?.({ event: "oversized_message", from: "server", bytes, id: found?.id });
-  if (found === undefined) return;
-  const limit = `exceeds the relay's limit of ${byteCount(max)} (maxMessageBytes)`;
-  const [size, inBatch] = [byteCount(bytes), members !== undefined];
-  const refused = inBatch
-    ? `toolguard: your batch of ${size} ${limit}; the client never saw this request in it`
-    : `toolguard: your request of ${size} ${limit}; the client never saw it`;
-  const lost = inBatch
-    ? `toolguard: the MCP server's batch of ${size}, which held its answer, ${limit}; it was not relayed`
-    : `toolguard: the MCP server's answer of ${size} ${limit}; it was not relayed`;
-  for (const m of members ?? [found]) {
-    if (m.request) to.toServer(errorResponse(m.id, -32600, refused));
-    else if (
-      !to.answerWithError(m.id, -32603, lost) && found.earlierId !== undefined && members === undefined
-    ) {
-      to.answerWithError(found.earlierId, -32603, lost); // (see ShownId.earlierId)
-    }
-  }
-}
-
-/** The id of a message that could not be written out, for its event (none when it has no usable one). */
-function idOf(message: unknown): { id?: JsonRpcId } {
-  const id = isRecord(message) ? message.id : undefined;
-  return typeof id === "string" || typeof id === "number" || id === null ? { id } : {};
-}
-
-/**
- * A server message a relay could not write out to the client (nested too deeply for the runtime's
- * `JSON.stringify`; see `encodeJson`): reported, and, when it is a request (sampling, elicitation), answered
- * to the server with an error, as the server would wait for its answer for ever. (An answer left out was
- * replaced by an error answer to its request already.)
- */
-export function unwrittenFromServer(
-  message: unknown,
-  to: { emit(event: McpEvent): void; toServer(message: JsonRpcMessage): void },
-): void {
-  to.emit({ event: "stray_message", from: "server", kind: "too_deep", ...idOf(message) });
-  if (isRecord(message) && isRequest(message as JsonRpcMessage)) {
-    const text =
-      "toolguard: your request nests too deeply to be written out to the client; it was not passed on";
-    to.toServer(errorResponse(message.id as JsonRpcId, -32600, text));
-  }
-}
-
-/**
- * A client message a relay could not write out to the server (see {@linkcode unwrittenFromServer}): reported,
- * and, when it is a request, answered with an error through the session (`answer`: its `answerWithError`),
- * which stops waiting for it and answers it in its batch, if it came in one.
- */
-export function unwrittenFromClient(
-  message: unknown,
-  to: { emit(event: McpEvent): void; answer(id: JsonRpcId, code: number, text: string): void },
-): void {
-  to.emit({ event: "client_message_refused", kind: "too_deep", ...idOf(message) });
-  if (isRecord(message) && isRequest(message as JsonRpcMessage)) {
-    const text = "toolguard: your request nests too deeply to be written out to the MCP server; it was not " +
-      "passed on (flatten its arguments)";
-    to.answer(message.id as JsonRpcId, -32600, text);
   }
 }
 

@@ -9,22 +9,22 @@
 import { hostInput, hostOutput, onInterrupt } from "../_run/runtime.ts";
 import { sseParser, withoutBom } from "../_gate/sse.ts";
 import { byteCount, concatBytes, utf8Length } from "../_common/bytes.ts";
-import { lazy } from "../_common/lazy.ts";
-import { errorText, isRecord, MAX_TIMER_MS, shownAddress } from "../_common/values.ts";
+import { errorText, isRecord, lazy, MAX_TIMER_MS, shownAddress } from "../_common/values.ts";
+import { createMcpGuard, emitTo } from "./guard.ts";
+import { type GuardedSession, guardRequestSignal, isGuardCancel, MAX_HELD } from "./session.ts";
 import {
-  createMcpGuard,
-  emitTo,
+  ClientFeed,
+  createFramer,
+  EdgeKeeper,
+  encodeJson,
+  encodeMessage,
   oversizedFromClient,
   oversizedFromServer,
   unwrittenFromClient,
   unwrittenFromServer,
-} from "./guard.ts";
-import { ClientFeed, type GuardedSession, guardRequestSignal, isGuardCancel, MAX_HELD } from "./session.ts";
-import { createFramer, EdgeKeeper } from "./framing.ts";
+} from "./framing.ts";
 import {
   answersOnly,
-  encodeJson,
-  encodeMessage,
   idKey,
   isRequest,
   type JsonRpcId,
@@ -1427,7 +1427,7 @@ interface Overflowing {
   readonly bytes: number;
   /** More of the stream. */
   push(chunk: Uint8Array): void;
-  /** Its ends, as `overflowIds` (`jsonrpc.ts`) reads them. */
+  /** Its ends, as `overflowIds` (`framing.ts`) reads them. */
   edges(): LineEdges;
 }
 

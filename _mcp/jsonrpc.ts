@@ -1,11 +1,12 @@
 /**
- * JSON-RPC messages as MCP sends them, one per line (UTF-8, no embedded newlines): their shape, what a
- * line's ends tell of a message too long to keep, and writing them out. The framer that splits a byte
- * stream into lines is in `framing.ts`, which only the relays load.
+ * JSON-RPC messages as MCP sends them, one per line (UTF-8, no embedded newlines): their shape, and the id
+ * that a line's ends show, which the guard's sessions read too. What only the relays use is in `framing.ts`,
+ * which they load on first call (start-up, issue 18): the framer that splits a byte stream into lines, the
+ * ids of a line too long to keep and the answers for it, and writing messages out as lines.
  *
  * @module
  */
-import { lazy } from "../_common/lazy.ts";
+import { lazy } from "../_common/values.ts";
 
 /** A JSON-RPC id: string or number (null only in error answers to unparseable requests). */
 export type JsonRpcId = string | number | null;
@@ -61,8 +62,6 @@ export interface BatchMember {
 /** How many members of a batch too long to keep are noted at most; the rest cannot be answered. */
 export const MAX_BATCH_MEMBERS = 10_000;
 
-/** The byte that ends a line. */
-export const NEWLINE = 0x0a;
 /** Made on first use: under Deno the first decoder loads the text-encoding support. */
 export const decoder: () => TextDecoder = lazy(() => new TextDecoder());
 
@@ -233,78 +232,8 @@ function idOfText(text: string | undefined): string | number | undefined {
   }
 }
 
-/** The ids a line too long to keep showed: see {@linkcode overflowIds}. */
-export interface OverflowIds {
-  /** Of a batch, its members that showed an id (at least one), in order; undefined for a single message. */
-  members?: BatchMember[];
-  /** The first id shown (a batch's first member's), or undefined when none was. */
-  found?: ShownId;
-}
-
-/**
- * The ids a line too long to keep showed (see {@linkcode LineEdges}): a batch's members, noted as its bytes
- * went by, or else the id at either end of the line ({@linkcode idFromEdges}). What a relay answers with
- * errors, either way, so that no request waits for a message it dropped.
- */
-export function overflowIds(edges: LineEdges): OverflowIds {
-  const members = edges.batch !== undefined && edges.batch.length > 0 ? edges.batch : undefined;
-  const found = members?.[0] ?? idFromEdges(edges);
-  return { ...(members === undefined ? {} : { members }), ...(found === undefined ? {} : { found }) };
-}
-
-const encoder = new TextEncoder();
-
-/**
- * Serialise one message (or a batch) as a line: JSON plus `\n`, as UTF-8 bytes. Never throws; see
- * {@linkcode encodeJson} for a message that cannot be written out, and `unwritten`.
- */
-export function encodeMessage(message: unknown, unwritten?: (message: unknown) => void): Uint8Array {
-  const json = encodeJson(message, unwritten);
-  return json === undefined ? new Uint8Array(0) : encoder.encode(json + "\n");
-}
-
-/**
- * A message (or a batch) as JSON. Never throws: a message nested too deeply for the runtime's
- * `JSON.stringify` (Bun's gives up tens of thousands of levels before its `JSON.parse` does, Deno's on
- * objects `JSON.parse` did not make, such as a redacted copy) is left out, and `unwritten` is told of it, to
- * answer it if it is a request (no request is left pending); an answer left out is replaced by an error
- * answer to its request, which then waits no more. Of a batch, only the messages that cannot be written out
- * are left out. Undefined when nothing is left.
- */
-export function encodeJson(message: unknown, unwritten?: (message: unknown) => void): string | undefined {
-  try {
-    return JSON.stringify(message);
-  } catch {
-    // below, message by message
-  }
-  if (!Array.isArray(message)) return writtenInstead(message, unwritten);
-  // (a batch's elements one level down only: an element that is itself an array is one message too)
-  const parts: string[] = [];
-  for (const m of message) {
-    let json: string | undefined;
-    try {
-      json = JSON.stringify(m);
-    } catch {
-      json = writtenInstead(m, unwritten);
-    }
-    if (json !== undefined) parts.push(json);
-  }
-  return parts.length === 0 ? undefined : `[${parts.join(",")}]`;
-}
-
-/** What goes in place of a message that cannot be written out: an error answer to an answer's request. */
-function writtenInstead(message: unknown, unwritten?: (message: unknown) => void): string | undefined {
-  try {
-    unwritten?.(message);
-  } catch {
-    // A hook that throws must not make the encoding throw.
-  }
-  const m = message as { id?: unknown; method?: unknown } | null;
-  const id = typeof m === "object" && m !== null ? m.id : undefined;
-  if ((typeof id !== "string" && typeof id !== "number") || m!.method !== undefined) return undefined;
-  const text = "toolguard: the answer nests too deeply to be written out; it was not passed on";
-  return JSON.stringify(errorResponse(id, -32603, text));
-}
+/** Made once: writing a line out and reading an answer's first bytes share it. */
+export const encoder: TextEncoder = new TextEncoder();
 
 /** True when `value` is a JSON-RPC request (has a method and an id). */
 export function isRequest(value: JsonRpcMessage): boolean {
@@ -357,19 +286,6 @@ export function idKey(id: JsonRpcId | undefined): string {
 /** A JSON-RPC error answer. */
 export function errorResponse(id: JsonRpcId, code: number, message: string): JsonRpcMessage {
   return { jsonrpc: "2.0", id, error: { code, message } };
-}
-
-/** A line's bytes with the `\n` that ends it on the wire (as a framer hands them on, without it). */
-export function withNewline(bytes: Uint8Array): Uint8Array {
-  // A framer's line sits on a buffer that still holds its newline: reuse it.
-  const end = bytes.byteOffset + bytes.length;
-  if (end < bytes.buffer.byteLength && new Uint8Array(bytes.buffer, end, 1)[0] === NEWLINE) {
-    return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length + 1);
-  }
-  const out = new Uint8Array(bytes.length + 1);
-  out.set(bytes);
-  out[bytes.length] = 0x0a;
-  return out;
 }
 
 const RESULT_FIRST = encoder.encode('{"result":');

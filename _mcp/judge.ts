@@ -7,7 +7,7 @@
  * @module
  */
 import { errorText, isPlainName, isRecord } from "../_common/values.ts";
-import { describeVerdict, feedbackName, oneLine } from "../_describe/describe.ts";
+import { describeVerdict, feedbackName, oneLine } from "../_describe/verdict.ts";
 import { scan } from "../_scan/scan.ts";
 import { isAscii, isInvisible } from "../_scan/fold.ts";
 import { createValidator as makeValidator } from "../_validate/validator.ts";

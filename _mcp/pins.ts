@@ -15,8 +15,7 @@ import type * as NodeFs from "node:fs";
 import type * as NodeOs from "node:os";
 import type * as NodePath from "node:path";
 import type NodeProcess from "node:process";
-import { nodeBuiltin } from "../_common/lazy.ts";
-import { errorText, givenValue, isRecord, urlWithoutSecrets } from "../_common/values.ts";
+import { errorText, givenValue, isRecord, nodeBuiltin, urlWithoutSecrets } from "../_common/values.ts";
 
 // The Node built-ins, loaded on use: importing them would load them with every import of the library.
 const crypto = () => nodeBuiltin<typeof NodeCrypto>("node:crypto");

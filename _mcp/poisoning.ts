@@ -15,8 +15,7 @@
 import { scan } from "../_scan/scan.ts";
 import { FLAG_TAGS } from "../_scan/rules.ts";
 import { escapePointer } from "../_common/pointer.ts";
-import { cutUnits, isRecord } from "../_common/values.ts";
-import { lazy } from "../_common/lazy.ts";
+import { cutUnits, isRecord, lazy } from "../_common/values.ts";
 import { DATA_KEYWORDS, SCHEMA_MAPS } from "../_validate/defaults.ts";
 import type { ScanFinding } from "../types.ts";
 

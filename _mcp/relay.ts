@@ -17,18 +17,19 @@ import {
   onInterrupt,
   spawnChild,
 } from "../_run/runtime.ts";
+import { checkGuardOptions, createMcpGuard, emitTo } from "./guard.ts";
+import type { JsonRpcMessage } from "./jsonrpc.ts";
 import {
-  checkGuardOptions,
-  createMcpGuard,
-  emitTo,
+  ClientFeed,
+  createFramer,
+  encodeMessage,
   oversizedFromClient,
   oversizedFromServer,
   unwrittenFromClient,
   unwrittenFromServer,
-} from "./guard.ts";
-import { encodeMessage, type JsonRpcMessage, withNewline } from "./jsonrpc.ts";
-import { createFramer } from "./framing.ts";
-import { ClientFeed, type GuardedSession } from "./session.ts";
+  withNewline,
+} from "./framing.ts";
+import type { GuardedSession } from "./session.ts";
 import type { McpEvent, McpFrame, McpGuardOptions, McpRelayExit } from "./types.ts";
 
 /** Options for {@linkcode relayMcp}. */

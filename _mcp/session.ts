@@ -5,8 +5,7 @@
  *
  * @module
  */
-import { lazy } from "../_common/lazy.ts";
-import { errorText, isRecord } from "../_common/values.ts";
+import { errorText, isRecord, lazy } from "../_common/values.ts";
 import { type DeferredCheck, rejection } from "./judge.ts";
 import { cleanListing, describesThings } from "./poisoning.ts";
 import { type PayloadPlace, scanPayload } from "./judge.ts";
@@ -181,7 +180,7 @@ export const MAX_SERVER_REQUESTS = 65_536;
  * relay's `maxMessageBytes`, so the queue holds at most this many times that). A client that sends without
  * waiting would otherwise grow the queue until the fetch timed out; a request past it is answered at once,
  * and a notification past it is kept but its delivery waits for the list (the relays read no more of the
- * client meanwhile, but for its answers: see {@linkcode ClientFeed}), as nothing could answer its refusal.
+ * client meanwhile, but for its answers: see `ClientFeed` in `framing.ts`), as nothing could answer its refusal.
  */
 export const MAX_HELD = 1024;
 
@@ -221,51 +220,6 @@ function messagesOf(frame: McpFrame): unknown[] {
 
 function isCall(m: unknown): m is JsonRpcMessage {
   return isRecord(m) && m.method === "tools/call" && isRequest(m as JsonRpcMessage);
-}
-
-/**
- * What a relay's reader hands the client's frames to, in the order read: it says when to read on. A frame the
- * session cannot pass on at once (a notification waiting for a place, past the HTTP relay's places or past
- * {@linkcode MAX_HELD}) holds the reading back, but only from the client's next message that is not an
- * answer: the client's answers to the server's requests pass it, as they pass what waits for the tool list,
- * since the server may need them before it frees a place. An answer that must wait itself holds the reading
- * back at once, so no more than one message waits at a time besides the answers' own.
- */
-export class ClientFeed {
-  readonly #session: McpSession;
-  /** The delivery of a message that is not an answer, still waiting for its place. */
-  #waiting: Promise<void> | undefined;
-
-  constructor(session: McpSession) {
-    this.#session = session;
-  }
-
-  /**
-   * Hand one frame to the session; resolves once the next may be read. Never rejects: a delivery that throws
-   * or rejects (a bug) fails that frame alone, and the frames after it still go (a relay that took it for the
-   * end of the client's input read none of them, and answered none).
-   */
-  async feed(frame: McpFrame): Promise<void> {
-    const answers = answersOnly(frame.message);
-    if (this.#waiting !== undefined && !answers) await this.settled();
-    let sent: void | Promise<void>;
-    try {
-      sent = this.#session.fromClient(frame);
-    } catch {
-      return;
-    }
-    if (!(sent instanceof Promise)) return;
-    const taken = sent.catch(() => {});
-    if (answers) return await taken;
-    this.#waiting = taken;
-  }
-
-  /** Resolves once nothing handed on waits for its place any more. Never rejects. */
-  async settled(): Promise<void> {
-    const waiting = this.#waiting;
-    this.#waiting = undefined;
-    await waiting;
-  }
 }
 
 /**
@@ -319,7 +273,7 @@ export class GuardedSession implements McpSession {
   readonly #held: McpFrame[] = [];
   /**
    * The delivery of a held message passed on that waits for its place (past the HTTP relay's places): the
-   * messages after it wait behind it, as a relay's reader makes the client's wait ({@linkcode ClientFeed}).
+   * messages after it wait behind it, as a relay's reader makes the client's wait (`ClientFeed` in `framing.ts`).
    */
   #draining: Promise<void> | undefined;
   /** True while a held frame is being passed on (see `#hold`). */

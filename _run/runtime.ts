@@ -36,7 +36,7 @@ import { planWindowsLaunch, watchWindowsExitCode, windowsTreeKill } from "./wind
 import { newTreeMarker, signalMarked, type TreeMarker, treeMarkersWork } from "./tree.ts";
 
 export type { ByteSink, ByteSource } from "./pipes.ts";
-import { nodeBuiltin } from "../_common/lazy.ts";
+import { nodeBuiltin } from "../_common/values.ts";
 
 // Minimal structural views of the runtime APIs used here, so this file type-checks under Deno and Bun alike.
 interface DenoChild {

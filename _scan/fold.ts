@@ -7,7 +7,7 @@
  */
 
 import { grownBy } from "../_common/bytes.ts";
-import { lazy } from "../_common/lazy.ts";
+import { lazy } from "../_common/values.ts";
 import { asciiBytes, BYTES_FROM, bytesFor, heldBytes, keepBytes, keepUtf8, KEPT_BYTES } from "./words.ts";
 
 /** Text folded for matching, with a map back to the original. */

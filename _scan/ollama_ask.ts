@@ -5,7 +5,6 @@
  *
  * @module
  */
-import "../_common/lazy.ts";
 import { errorText } from "../_common/values.ts";
 import type { ModelCheck, ScanContext } from "../types.ts";
 import type { OllamaClassifierOptions } from "./ollama_classifier.ts";

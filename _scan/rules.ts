@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { lazy } from "../_common/lazy.ts";
+import { lazy } from "../_common/values.ts";
 import type { ScanCategory, ScanContext } from "../types.ts";
 
 /** One signature rule. */

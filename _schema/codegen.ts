@@ -13,7 +13,7 @@
  *
  * @module
  */
-import { budget, overBudget, REF_STEPS } from "./budget.ts";
+import { budget, overBudget, REF_STEPS } from "./refs.ts";
 import { escapePointer } from "../_common/pointer.ts";
 import { isRecord } from "../_common/values.ts";
 import { type Check, type RefTarget, type Tree, TRUE } from "./keywords.ts";
@@ -175,7 +175,7 @@ class Emitter implements Emit {
     return this.#tree.resolve(ref, at, holder);
   }
 
-  /** The yes/no function for a `$ref` target, behind a step of the check's budget (see budget.ts). */
+  /** The yes/no function for a `$ref` target, behind a step of the check's budget (see refs.ts). */
   okRef(target: RefTarget): string {
     return this.#spending(this.okFn(target.schema, target.ptr), "v");
   }

@@ -7,7 +7,6 @@
  *
  * @module
  */
-import { budget, overBudget, REF_STEPS } from "./budget.ts";
 import { escapePointer } from "../_common/pointer.ts";
 import { isRecord } from "../_common/values.ts";
 import {
@@ -42,7 +41,7 @@ import {
 import { generate } from "./codegen.ts";
 import { objectChecker } from "./object_checker.ts";
 import { FORMATS } from "./formats.ts";
-import { RefResolver } from "./refs.ts";
+import { budget, overBudget, REF_STEPS, RefResolver } from "./refs.ts";
 import { show } from "./report.ts";
 import { makeRegExp } from "./values.ts";
 

@@ -1,6 +1,11 @@
 /**
- * The `$ref` resolver of the JSON Schema engine: base URIs (`$id`) and anchors (`$anchor`) are collected
- * once per document, so a reference resolves the way 2020-12 says, within this one document.
+ * The `$ref` side of the JSON Schema engine. The resolver: base URIs (`$id`) and anchors (`$anchor`) are
+ * collected once per document, so a reference resolves the way 2020-12 says, within this one document. And
+ * the work a check may do on one value: a schema can share subschemas through `$ref`, so a small hostile one
+ * (each definition an `anyOf` of two references to the next) makes a check take 2^depth steps. Every `$ref`
+ * step taken spends one unit; a check that runs out throws {@link CheckTooCostly}, which callers turn into a
+ * finding. A schema without `$ref` does work bounded by its size times the value's, and spends nothing. (The
+ * budget was a module of its own: one file fewer to load.)
  *
  * @module
  */
@@ -116,4 +121,35 @@ function walk(target: unknown, pointer: string, ref: string, at: string): unknow
     node = (node as Record<string, unknown>)[tok];
   }
   return node;
+}
+
+// The `$ref` steps a check may take (see above).
+
+/** The `$ref` steps one check may take: far beyond what a real schema needs on 1 MB of arguments. */
+export const REF_STEPS = 1_000_000;
+
+/** The steps the running check has left; each check's entry point sets it to {@link REF_STEPS}. */
+export const budget: { left: number } = { left: REF_STEPS };
+
+/** Thrown by a check that has spent its {@link budget}. */
+export class CheckTooCostly extends Error {
+  /** Creates the error. */
+  constructor() {
+    super(
+      `the tool's schema is too costly to check these arguments (more than ${REF_STEPS} $ref steps); ` +
+        "send simpler arguments, or ask the tool's author to simplify its schema",
+    );
+    this.name = "CheckTooCostly";
+  }
+}
+
+/**
+ * The one instance thrown (no stack trace to build each time), made at the first throw: an error made while
+ * the module loads has Deno re-parse the module for the stack's source positions.
+ */
+let tooCostly: CheckTooCostly | undefined;
+
+/** Spends one `$ref` step; throws the one {@link CheckTooCostly} when none is left. */
+export function overBudget(): never {
+  throw tooCostly ??= new CheckTooCostly();
 }

@@ -4,12 +4,12 @@
  * @module
  */
 import { escapePointer } from "../_common/pointer.ts";
-import { lazy } from "../_common/lazy.ts";
 import {
   editDistance,
   errorText,
   isPlainName,
   isRecord,
+  lazy,
   limitOption,
   optionsArg,
   stringsIn,
@@ -26,7 +26,7 @@ import type {
 import { compile, COMPILE_OPTION_KEYS, type CompileOptions } from "../_schema/compile.ts";
 import { rootReporter } from "../_schema/codegen.ts";
 import { type Check, SchemaError } from "../_schema/keywords.ts";
-import { CheckTooCostly } from "../_schema/budget.ts";
+import { CheckTooCostly } from "../_schema/refs.ts";
 import { show, typeOf, where } from "../_schema/report.ts";
 import {
   depthOver,
@@ -830,7 +830,7 @@ export function nestedTooDeep(maxDepth: number): Finding {
 
 /**
  * The finding for arguments whose reading threw (a throwing getter, a revoked proxy: no model sends them), or
- * whose check ran out of its budget (a hostile schema, see `_schema/budget.ts`).
+ * whose check ran out of its budget (a hostile schema, see `_schema/refs.ts`).
  */
 export function unreadable(error: unknown): Finding {
   if (error instanceof CheckTooCostly) {

@@ -18,7 +18,7 @@ import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { cpuMs, interleavedMedians, register } from "./_harness.ts";
 import { scan } from "../scan.ts";
-import { lazy } from "../_common/lazy.ts";
+import { lazy } from "../_common/values.ts";
 import { DEV_DIR, loadRows, type Row } from "../scripts/eval.ts";
 
 /** Whether the labelled dev data is beside the repository (`../shared`); its cases are left out otherwise. */

@@ -20,7 +20,8 @@
  * - a schema or validation module in the static closure of `scan.ts` (`sanitise` loads the validator on its
  *   first call; nor the question `ollamaClassifier` asks, `_scan/ollama_ask.ts`), or a schema module in that of `describe.ts`, `log.ts`, `stats.ts` or `extract.ts` (none of
  *   their synchronous functions compiles a schema), or the process layer in that of `guard.ts` (`runTool`
- *   loads it on first call) or of `mcp.ts` (nor the relays there, nor their framer `_mcp/framing.ts`);
+ *   loads it on first call) or of `mcp.ts` (nor the relays there, nor `_mcp/framing.ts`, their framer and the
+ *   rest of the line protocol only they use);
  * - a module in the static closure of `cli.ts` beyond `_cli/output.ts`, `_cli/self.ts` and `_common/`: the
  *   command imports each subcommand when it runs (`import()` of a string literal, which `deno compile` and
  *   `bun build --compile` still include), so `toolguard --version` loads no subcommand;
@@ -172,8 +173,11 @@ const LIGHT_FACES: Readonly<Record<string, readonly string[]>> = {
   // `runTool` loads its runner and the process layer on first call (`_run/entry.ts`).
   "guard.ts": ["_run/run_tool.ts", "_run/runtime.ts"],
   // The relays start processes and speak HTTP: they load on first call (`_mcp/relays.ts`) with their framer
-  // (and their newline framer, `_mcp/framing.ts`), the guard does not.
-  "mcp.ts": ["_run/", "_mcp/relay.ts", "_mcp/http.ts", "_mcp/framing.ts"],
+  // (and their newline framer, `_mcp/framing.ts`, which holds all of the line protocol only they use: the
+  // answers for a line too long or too deep to pass on, writing messages out, the client feed), the guard
+  // does not.
+  // Its judge gives feedback only (`_describe/verdict.ts`): the sentences for tool results are not its.
+  "mcp.ts": ["_run/", "_mcp/relay.ts", "_mcp/http.ts", "_mcp/framing.ts", "_describe/describe.ts"],
 };
 
 /** The layering rules, as messages for every import that breaks one. */

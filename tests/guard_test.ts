@@ -11,7 +11,7 @@ import { classify, type ClassifyOptions, fromModel, type ProcessOutcome, runTool
 import type { ToolResult } from "../types.ts";
 import { fake, launcher } from "./_guard_helpers.ts";
 import { isBun, isWindows, withoutWineNoise } from "./_runtime.ts";
-import { oversizedFromClient } from "../_mcp/guard.ts";
+import { oversizedFromClient } from "../_mcp/framing.ts";
 import { tooLargeMessage } from "../_gate/bound.ts";
 import type { JsonRpcMessage } from "../_mcp/jsonrpc.ts";
 import type { McpFrame } from "../_mcp/types.ts";

@@ -14,10 +14,9 @@ import {
   type McpRelayOptions,
   relayMcp,
 } from "../mcp.ts";
-import { encodeJson, idFromEdges, type LineEdges } from "../_mcp/jsonrpc.ts";
+import { idFromEdges, type LineEdges } from "../_mcp/jsonrpc.ts";
 import { createFramer, EdgeKeeper } from "../_mcp/framing.ts";
-import { oversizedFromServer } from "../_mcp/guard.ts";
-import { ClientFeed } from "../_mcp/session.ts";
+import { ClientFeed, encodeJson, oversizedFromServer } from "../_mcp/framing.ts";
 import { INIT } from "./_mcp_messages.ts";
 import { errorOf } from "./_mcp_http.ts";
 

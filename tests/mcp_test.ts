@@ -15,7 +15,7 @@ import { Client } from "@modelcontextprotocol/sdk/client";
 // The SDK's "./*" export maps types to "*.js.d.ts", which does not exist; point Deno at the real file.
 // @ts-types="../node_modules/@modelcontextprotocol/sdk/dist/esm/client/stdio.d.ts"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { encodeMessage } from "../_mcp/jsonrpc.ts";
+import { encodeMessage } from "../_mcp/framing.ts";
 import { createFramer } from "../_mcp/framing.ts";
 import {
   createMcpGuard,

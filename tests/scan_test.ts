@@ -6,7 +6,7 @@ import { forcedCuts, scanInSegments } from "../_scan/scan.ts";
 import { fold, isAscii, lastLetterPlaces, lettersOnly, mapSpan, sparseFold } from "../_scan/fold.ts";
 import { asciiBytes, utf8Of } from "../_scan/words.ts";
 import { imperativeStart, type Rule, rules } from "../_scan/rules.ts";
-import { type MatchOptions, nextMatch } from "../_scan/match.ts";
+import { type MatchOptions, nextMatch } from "../_scan/scan.ts";
 import { loadRows } from "../scripts/eval.ts";
 import { countingTextWork, HANG_MS } from "./_counting.ts";
 import { seeded } from "../scripts/_seeded.ts";

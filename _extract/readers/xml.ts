@@ -6,7 +6,7 @@
  * @module
  */
 import { parseJsonSafe } from "../../_common/json.ts";
-import { lazy } from "../../_common/lazy.ts";
+import { lazy } from "../../_common/values.ts";
 import { draftFromValue, readFirstValue } from "../json_calls.ts";
 import {
   bodyOf,
