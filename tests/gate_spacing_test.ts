@@ -3,11 +3,20 @@
 // given another history answers otherwise). The text before a call stays as it came (a stream sent it);
 // what a stream held from the call on is tidied the same way in both (no word run into the next block's,
 // no white space left at the end where a call was cut); the reason is a paragraph of its own after words.
-// Driven through the official Anthropic client.
+// Driven through the official Anthropic client and Cohere's wire (its client is not installed).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import Anthropic from "@anthropic-ai/sdk";
-import { anthropicMessage, type CallSpec, TOOLS_ANTHROPIC, withGuardedServer } from "./_fake_llm_server.ts";
+import {
+  anthropicMessage,
+  type CallSpec,
+  REJECTED_CALL,
+  sseData,
+  TOOLS_ANTHROPIC,
+  TOOLS_OPENAI,
+  VALID_CALL,
+  withGuardedServer,
+} from "./_fake_llm_server.ts";
 import type { GuardFetchOptions } from "../gate.ts";
 
 const messages = [{ role: "user" as const, content: "Weather in Oslo?" }];
@@ -116,4 +125,97 @@ test("guardFetch Anthropic drop-call: the text held from a kept call on is tidie
   );
   assert.deepEqual(whole, streamed);
   assert.match(whole.join(""), /<\/tool_call>\nDone\.\n\ntoolguard removed[^]*delete_everything/);
+});
+
+test("guardFetch Anthropic: the reason for rejected native calls is a paragraph of its own after words, whole as streamed", async () => {
+  // The stream set its block apart with a blank line after the text the client had; the body wrote the reason
+  // alone, and a client that joins the blocks read "check.toolguard stopped…".
+  for (const options of [{}, { onRejected: "drop-call" as const }]) {
+    const calls = options.onRejected ? [VALID_CALL, REJECTED_CALL] : [REJECTED_CALL];
+    const { streamed, whole } = await anthropicBothWays({ blocks: [["Let me ", "check."]], calls }, options);
+    assert.deepEqual(whole, streamed);
+    assert.match(whole.at(-1)!, /^\n\ntoolguard (stopped|removed)/);
+    // (after no words, none)
+    const blank = await anthropicBothWays({ blocks: [], calls }, options);
+    assert.deepEqual(blank.whole, blank.streamed);
+    assert.match(blank.whole[0], /^toolguard/);
+  }
+});
+
+/** Cohere v2: text blocks and native calls, streamed and whole, each block's text as its client reads it. */
+async function cohereBothWays(texts: string[], calls: CallSpec[], options: GuardFetchOptions) {
+  const toolCalls = calls.map((c) => ({
+    id: c.id,
+    type: "function",
+    function: { name: c.name, arguments: JSON.stringify(c.args) },
+  }));
+  const usage = { tokens: { input_tokens: 5, output_tokens: 9 } };
+  const body = {
+    id: "c1",
+    finish_reason: "TOOL_CALL",
+    message: {
+      role: "assistant",
+      content: texts.map((text) => ({ type: "text", text })),
+      tool_calls: toolCalls,
+    },
+    usage,
+  };
+  const events = [
+    { id: "c1", type: "message-start", delta: { message: { role: "assistant" } } },
+    ...texts.flatMap((text, index) => [
+      { type: "content-start", index, delta: { message: { content: { type: "text", text: "" } } } },
+      { type: "content-delta", index, delta: { message: { content: { text } } } },
+      { type: "content-end", index },
+    ]),
+    ...toolCalls.flatMap((call, index) => [
+      {
+        type: "tool-call-start",
+        index,
+        delta: {
+          message: { tool_calls: { ...call, function: { name: call.function.name, arguments: "" } } },
+        },
+      },
+      {
+        type: "tool-call-delta",
+        index,
+        delta: { message: { tool_calls: { function: { arguments: call.function.arguments } } } },
+      },
+      { type: "tool-call-end", index },
+    ]),
+    { type: "message-end", delta: { finish_reason: "TOOL_CALL", usage } },
+  ];
+  const ask = async (streamed: boolean) => {
+    const { value } = await withGuardedServer(
+      () => (streamed ? { sse: events, named: true } : { json: body }),
+      options,
+      async (server, f) => {
+        const res = await f(`${server.url}/v2/chat`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ model: "command-r", messages, tools: TOOLS_OPENAI, stream: streamed }),
+        });
+        if (!streamed) {
+          const message = (await res.json()).message as { content: { type: string; text: string }[] };
+          return message.content.filter((p) => p.type === "text").map((p) => p.text);
+        }
+        const blocks: string[] = [];
+        for (const e of sseData(await res.text())) {
+          if (e.type === "content-start") blocks[e.index] = e.delta.message.content.text ?? "";
+          if (e.type === "content-delta") blocks[e.index] += e.delta.message.content.text ?? "";
+        }
+        return blocks;
+      },
+    );
+    return value;
+  };
+  return { streamed: await ask(true), whole: await ask(false) };
+}
+
+test("guardFetch Cohere: the reason for rejected native calls is a paragraph of its own after words, whole as streamed", async () => {
+  for (const options of [{}, { onRejected: "drop-call" as const }]) {
+    const calls = options.onRejected ? [VALID_CALL, REJECTED_CALL] : [REJECTED_CALL];
+    const { streamed, whole } = await cohereBothWays(["I will check."], calls, options);
+    assert.deepEqual(whole, streamed);
+    assert.match(whole.at(-1)!, /^\n\ntoolguard (stopped|removed)/);
+  }
 });
