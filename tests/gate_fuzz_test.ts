@@ -2,8 +2,9 @@
 // dialect and mode, an answer streamed through the gate reads as the same answer gated whole (text,
 // reasoning, refusals, the reason's place, stop reasons, calls, ids, usage), and the stream's wire holds
 // together (the openai and Anthropic SDKs read it, a Responses stream's numbers rise and its `.done` events
-// agree with its deltas). White space is not compared: no promise covers it (see `fuzzSeed`). Hunt with
-// more seeds: `deno run -A scripts/gate_fuzz.ts --from 1 --count 3000`.
+// agree with its deltas), white space and all: a body keeps what the stream sent, where it sent it, and
+// tidies what the stream held as the stream does (`--exact`). Hunt with more seeds:
+// `deno run -A scripts/gate_fuzz.ts --from 1 --count 3000 --exact`.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { FUZZ_DIALECTS, FUZZ_MODES, fuzzCase, fuzzSeed } from "../scripts/_gate_fuzz.ts";
@@ -16,13 +17,13 @@ for (const dialect of FUZZ_DIALECTS) {
     for (const mode of FUZZ_MODES) {
       for (const seed of SEEDS) {
         const result = await fuzzSeed(dialect, mode, seed);
-        const first = result.differences[0];
+        const first = [...result.differences, ...result.whitespace][0];
         assert.equal(
           first,
           undefined,
           `${dialect} ${mode} seed ${seed}: ${first?.where}\n  stream ${JSON.stringify(first?.stream)}\n` +
             `  body   ${JSON.stringify(first?.body)}\n` +
-            `replay: deno run -A scripts/gate_fuzz.ts --dialects ${dialect} --modes ${mode} --seed ${seed} --all`,
+            `replay: deno run -A scripts/gate_fuzz.ts --dialects ${dialect} --modes ${mode} --seed ${seed} --all --exact`,
         );
         if (result.rejected) rejected++;
       }
