@@ -823,10 +823,18 @@ export class TextCalls {
    * the body gate and the turn allowed keep it.
    */
   #heldWithout(cut: (i: number) => boolean): string {
+    return this.#heldCut([this.#watcher.held], cut)[0];
+  }
+
+  /**
+   * The held text, in `texts` (its pieces in order), without the calls for which `cut` is true, tidied as
+   * {@linkcode cutJoined} tidies (see `#heldWithout`).
+   */
+  #heldCut(texts: readonly string[], cut: (i: number) => boolean): string[] {
     const from = this.#watcher.visible.length;
     const calls = this.#extracted;
-    return cutCalls(
-      this.#watcher.held,
+    return cutJoined(
+      texts,
       calls.filter((c, i) => cut(i) && c.block.end > from).map((c) => ({
         ...c,
         block: { start: Math.max(0, c.block.start - from), end: c.block.end - from },
@@ -932,8 +940,7 @@ export class TextCalls {
   #keptStretches(cut: (i: number) => boolean, flow: StreamFlow): KeptStretch[] {
     const from = this.#watcher.visible.length;
     const held = this.#watcher.held;
-    // (from where the hold began: blank prose dropped with the call (see `#startHold`) never reached the
-    // client, and an event that repeats its place's text tells it without that prose, as the deltas did)
+    // (from where the hold began: the prose held with the call is told in its place, as the deltas told it)
     const proseFrom = this.#heldFrom;
     const starts: number[] = [];
     let text = false;
@@ -950,39 +957,19 @@ export class TextCalls {
       gap = false;
     }
     if (starts.length === 0) return [];
-    // The held text outside the cut blocks (as `cutCalls` skips a block inside one cut before it).
-    const kept: [number, number][] = [];
-    let end = from;
-    for (const c of this.#extracted.filter((c, i) => cut(i) && c.block.end > from)) {
-      const start = Math.max(from, c.block.start);
-      if (start < end) continue;
-      if (start > end) kept.push([end, start]);
-      end = c.block.end;
-    }
-    if (end < from + held.length) kept.push([end, from + held.length]);
     const bounds = [proseFrom, ...starts, from + held.length];
+    const texts = bounds.slice(0, -1).map((at, k) =>
+      held.slice(Math.max(at, from) - from, Math.max(bounds[k + 1], from) - from)
+    );
+    // (tidied as one text, as a body tidies its blocks: see `cutJoined`)
+    const kept = this.#heldCut(texts, cut);
     const out = bounds.slice(0, -1).map((at, k) => {
-      let piece = "";
-      for (const [s, e] of kept) {
-        const a = Math.max(s, at);
-        const b = Math.min(e, bounds[k + 1]);
-        if (a < b) piece += held.slice(a - from, b - from);
-      }
       const prose = this.#prose.slice(
         Math.min(at, from) - proseFrom,
         Math.min(bounds[k + 1], from) - proseFrom,
       );
-      return { at, tail: "", prose, kept: piece.replace(/\n{3,}/g, "\n\n") };
+      return { at, tail: "", prose, kept: kept[k] };
     });
-    // Trimmed as `cutCalls` trims it: at the end of the whole, at its start where nothing was said before.
-    for (const k of this.#watcher.hasText ? [] : out) {
-      k.kept = k.kept.trimStart();
-      if (k.kept !== "") break;
-    }
-    for (const k of [...out].reverse()) {
-      k.kept = k.kept.trimEnd();
-      if (k.kept !== "") break;
-    }
     for (const k of out) k.tail = k.prose + k.kept;
     return out;
   }
