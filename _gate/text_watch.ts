@@ -886,8 +886,12 @@ export class TextCalls {
     const later = stretches.slice(1).filter((k) => k.tail.trim() !== "");
     const call = this.#callStretch(stretches, cut);
     if (later.length === 0 && call === 0) {
+      // (blank prose alone in its place, the call's: the reason takes the place, as a body writes it, see
+      // `placeReason`; after it, a doubled blank line or a trailing space)
+      const alone = rest === "" && this.#prose.trim() === "" && this.#frames.opens?.(this.#heldFrom) === true;
+      const prose = alone ? "" : this.#prose;
       const lead = rest !== "" ? `${rest}\n\n` : w.hasText ? "\n\n" : "";
-      return this.#rewrite([{ at: this.#heldFrom, tail: this.#prose + lead + judgement.reason }], flow);
+      return this.#rewrite([{ at: this.#heldFrom, tail: prose + lead + judgement.reason }], flow);
     }
     // Text kept past a frame of another kind (a refusal, a reasoning item, the end of a block) goes in its
     // own place, after that frame, as a body keeps it: written where the held text began, it came before

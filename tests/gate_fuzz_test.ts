@@ -43,9 +43,16 @@ for (const dialect of FUZZ_DIALECTS) {
 test("gate fuzz: seeds a wider hunt found read alike streamed and whole, to the space", async () => {
   // Responses 1642: a fence of JSON that is no call held the text from the first message on, and the stream
   // trimmed the end of the text before the call in a later message, which the body keeps as it came.
+  // Anthropic 565, Cohere 1986: white space alone came with the call's marker at the start of a block; the
+  // stream wrote it before the reason there, where a body's reason takes the block left blank ("Sure \n" and
+  // "\n" + "\n\n" + the reason: a blank line doubled).
   const found: [FuzzDialect, FuzzMode, number][] = [
     ["responses", "withhold", 1642],
     ["responses", "drop-call", 1642],
+    ["anthropic", "withhold", 565],
+    ["anthropic", "drop-call", 565],
+    ["cohere", "withhold", 1986],
+    ["cohere", "drop-call", 1986],
   ];
   for (const [dialect, mode, seed] of found) {
     const result = await fuzzSeed(dialect, mode, seed);

@@ -177,6 +177,7 @@ class AnthropicStream implements FrameRouter {
    */
   readonly text: TextFrames = {
     placed: true,
+    opens: (at) => this.#places.opens(at),
     read: (event) => this.#readText(event),
     textFrame: (text, _answer, at) => {
       const index = this.#places.at(at) ?? 0;

@@ -398,6 +398,7 @@ class ResponsesStream implements FrameRouter {
 
   readonly text: TextFrames = {
     placed: true,
+    opens: (at) => this.#places.opens(at),
     read: (event) => this.#readText(event),
     textFrame: (text, _answer, at) => {
       const place = this.#places.at(at);

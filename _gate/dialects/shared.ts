@@ -270,6 +270,8 @@ export interface TextFrames {
    * (an Anthropic text block: the API refuses it in a message sent back, and a body drops it).
    */
   tidy?(flow: StreamFlow, written: readonly number[]): void;
+  /** Whether the text at offset `at` is the first of its place (a text block, a part): none came in it before. */
+  opens?(at: number): boolean;
   /** What the dialect keeps to place the text (see {@linkcode TextPlaces.size}), bounded with the text. */
   size?(): number;
   /**
@@ -729,6 +731,11 @@ export class TextPlaces<T> {
   /** The place whose text holds `offset` (the last place read, past the end); undefined before any. */
   at(offset: number): T | undefined {
     return this.#holder(offset)?.place;
+  }
+
+  /** Whether the text at `offset` is the first read in its place. */
+  opens(offset: number): boolean {
+    return offset === 0 || this.#holder(offset - 1)?.key !== this.#holder(offset)?.key;
   }
 
   /**
