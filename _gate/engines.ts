@@ -84,10 +84,11 @@ export const extractToolCalls: typeof Extract.extractToolCalls = (text, options)
   engines().extract.extractToolCalls(text, options);
 
 /** `cutCalls` (every call written into a text removed), once loaded. */
-export const cutCalls: typeof TextWatch.cutCalls = (text, calls) => engines().textWatch.cutCalls(text, calls);
+export const cutCalls: typeof TextWatch.cutCalls = (text, calls, options) =>
+  engines().textWatch.cutCalls(text, calls, options);
 /** `cutJoined` (the calls read from texts joined, cut from each text), once loaded. */
-export const cutJoined: typeof TextWatch.cutJoined = (texts, calls) =>
-  engines().textWatch.cutJoined(texts, calls);
+export const cutJoined: typeof TextWatch.cutJoined = (texts, calls, options) =>
+  engines().textWatch.cutJoined(texts, calls, options);
 /** `textCalls` (calls written into one answer's text, as a stream judges them), once loaded. */
 export const textCalls: typeof TextWatch.textCalls = (extracted, dialect, answer) =>
   engines().textWatch.textCalls(extracted, dialect, answer);

@@ -376,7 +376,8 @@ function partialCut(
     const gone = (i: number) => rejected.has(from + i);
     if (!blocksPart(calls, gone)) return undefined;
     const dropped = calls.filter((_, i) => gone(i));
-    const out = cutJoined(answers[a], dropped);
+    // (tidied from the first call on, a kept one too, as a stream holds the text from there)
+    const out = cutJoined(answers[a], dropped, { from: calls[0]?.block.start });
     if (joinsCalls(out, calls.length - dropped.length, tools)) return undefined;
     cut.push(out);
     position += calls.length;

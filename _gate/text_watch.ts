@@ -491,65 +491,93 @@ export function blocksPart(calls: readonly ExtractedToolCall[], gone: (i: number
  * Removes the markup of every call written into a text and tidies what follows the first: the text before
  * it stays as it came, white space and all, as a stream let it out before the call began (a body that
  * trimmed it read otherwise than the stream of the same answer); what follows is trimmed at its end, and at
- * its start where nothing was said before it (`said`: default, whether the text before the first call
- * holds more than white space).
+ * its start where nothing was said before it. One text of {@linkcode cutJoined}, which says what `options`
+ * change.
  */
 export function cutCalls(
   text: string,
-  calls: ExtractedToolCall[] = extractToolCalls(text),
-  said?: boolean,
+  calls: readonly ExtractedToolCall[] = extractToolCalls(text),
+  options: CutOptions = {},
 ): string {
-  if (calls.length === 0) return text;
-  const first = calls[0].block.start;
-  const before = text.slice(0, first);
-  let out = "";
-  let at = first;
-  for (const c of calls) {
-    if (c.block.start < at) continue; // several calls in one block
-    out += text.slice(at, c.block.start);
-    at = c.block.end;
-  }
-  out += text.slice(at);
-  const rest = out.replace(/\n{3,}/g, "\n\n").trimEnd();
-  return before + ((said ?? before.trim() !== "") ? rest : rest.trimStart());
+  return cutJoined([text], calls, options)[0];
+}
+
+/** Where {@linkcode cutJoined} begins to tidy, and whether words came before. */
+export interface CutOptions {
+  /**
+   * Whether something was said before the text tidied (its start is then kept); default, whether the text
+   * before it holds more than white space.
+   */
+  said?: boolean;
+  /**
+   * Where the tidying begins, in the joined text; default, at the first call cut. Earlier where a stream
+   * held the text from an earlier call on (one kept beside those cut): it let out none of it, and tidies it.
+   */
+  from?: number;
 }
 
 /**
  * The texts of one answer's parts without the calls written into them, the calls read from the texts joined
  * as the stream's watch reads them: a call written across two parts is cut from both. `calls` (read from the
- * joined text) are the calls to cut, default every one. A text no call touches stays as it came; one a call
- * touches is tidied as {@linkcode cutCalls} tidies.
+ * joined text) are the calls to cut, default every one. Tidied as one text, as the stream's watch holds it:
+ * the text before the first call stays as it came (see `options.from`); after it, blank lines run together
+ * within a part, and the white space at the end of the whole goes (and at its start where nothing was said
+ * before, see `options.said`), not at the end of each part a call touched: a stream let that out with the
+ * part, and the next part's first word ran into the word before it.
+ *
+ * @example A call cut inside the first of two parts
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { cutJoined } from "./text_watch.ts";
+ *
+ * const call = `<tool_call>{"name": "search", "arguments": {}}</tool_call>`;
+ * assert.deepEqual(cutJoined([`Let me ${call}check the `, "weather. "]), ["Let me check the ", "weather."]);
+ * ```
  */
 export function cutJoined(
   texts: readonly string[],
   calls: readonly ExtractedToolCall[] = extractToolCalls(texts.join("")),
+  options: CutOptions = {},
 ): string[] {
   if (calls.length === 0) return [...texts];
-  const out: string[] = [];
+  // The joined text kept after the first call: from it to the end, less the calls' blocks (several calls
+  // in one block, or a block inside one cut before it, are skipped).
+  const first = Math.min(options.from ?? Infinity, calls[0].block.start);
+  const kept: [number, number][] = [];
+  let at = first;
+  for (const c of calls) {
+    if (c.block.start < at) continue;
+    if (c.block.start > at) kept.push([at, c.block.start]);
+    at = c.block.end;
+  }
+  const total = texts.reduce((n, t) => n + t.length, 0);
+  if (at < total) kept.push([at, total]);
+  const before: string[] = [];
+  const rest: string[] = [];
   let start = 0;
-  let first = 0; // the first call whose markup may reach this text (calls are in text order)
-  let said = false;
+  let k = 0;
   for (const text of texts) {
     const end = start + text.length;
-    while (first < calls.length && calls[first].block.end <= start) first++;
-    const touching: ExtractedToolCall[] = [];
-    for (let i = first; i < calls.length && calls[i].block.start < end; i++) {
-      const { block } = calls[i];
-      if (block.end <= start) continue;
-      touching.push({
-        ...calls[i],
-        block: { start: Math.max(block.start, start) - start, end: Math.min(block.end, end) - start },
-      });
+    before.push(text.slice(0, Math.max(0, Math.min(first, end) - start)));
+    let piece = "";
+    while (k < kept.length && kept[k][1] <= start) k++;
+    for (let i = k; i < kept.length && kept[i][0] < end; i++) {
+      piece += text.slice(Math.max(kept[i][0], start) - start, Math.min(kept[i][1], end) - start);
     }
-    // (what follows a call keeps its start where the texts before said something, as in one text)
-    const kept: string = touching.length > 0
-      ? cutCalls(text, touching, said || text.slice(0, touching[0].block.start).trim() !== "")
-      : text;
-    said ||= kept.trim() !== "";
-    out.push(kept);
+    rest.push(piece.replace(/\n{3,}/g, "\n\n"));
     start = end;
   }
-  return out;
+  if (!(options.said ?? before.some((b) => b.trim() !== ""))) {
+    for (let i = 0; i < rest.length; i++) {
+      rest[i] = rest[i].trimStart();
+      if (rest[i] !== "") break;
+    }
+  }
+  for (let i = rest.length - 1; i >= 0; i--) {
+    rest[i] = rest[i].trimEnd();
+    if (rest[i] !== "") break;
+  }
+  return texts.map((_, i) => before[i] + rest[i]);
 }
 
 /** A frame for the router: its exact text and its parsed event. */
@@ -794,16 +822,30 @@ export class TextCalls {
    * the body gate and the turn allowed keep it.
    */
   #heldWithout(cut: (i: number) => boolean): string {
+    return this.#heldCut([this.#watcher.held], cut)[0];
+  }
+
+  /**
+   * The held text, in `texts` (its pieces in order), without the calls for which `cut` is true, tidied as
+   * {@linkcode cutJoined} tidies (see `#heldWithout`).
+   */
+  #heldCut(texts: readonly string[], cut: (i: number) => boolean): string[] {
     const from = this.#watcher.visible.length;
-    return cutCalls(
-      this.#watcher.held,
-      this.#extracted.filter((c, i) => cut(i) && c.block.end > from).map((c) => ({
+    const calls = this.#extracted;
+    return cutJoined(
+      texts,
+      calls.filter((c, i) => cut(i) && c.block.end > from).map((c) => ({
         ...c,
         block: { start: Math.max(0, c.block.start - from), end: c.block.end - from },
       })),
-      // (what was said before: the client's text, else the held text before the first call, as a body reads
-      // it; told only the client's, the text after a cut call lost its space where only held text came before)
-      this.#watcher.hasText || undefined,
+      {
+        // (what was said before: the client's text, else the held text before the first call, as a body
+        // reads it; told only the client's, the text after a cut call lost its space where only held text
+        // came before)
+        said: this.#watcher.hasText || undefined,
+        // (tidied from the first call on, a kept one too: held from there, none of it reached the client)
+        from: Math.max(0, (calls[0]?.block.start ?? from) - from),
+      },
     );
   }
 
@@ -843,8 +885,12 @@ export class TextCalls {
     const later = stretches.slice(1).filter((k) => k.tail.trim() !== "");
     const call = this.#callStretch(stretches, cut);
     if (later.length === 0 && call === 0) {
+      // (blank prose alone in its place, the call's: the reason takes the place, as a body writes it, see
+      // `placeReason`; after it, a doubled blank line or a trailing space)
+      const alone = rest === "" && this.#prose.trim() === "" && this.#frames.opens?.(this.#heldFrom) === true;
+      const prose = alone ? "" : this.#prose;
       const lead = rest !== "" ? `${rest}\n\n` : w.hasText ? "\n\n" : "";
-      return this.#rewrite([{ at: this.#heldFrom, tail: this.#prose + lead + judgement.reason }], flow);
+      return this.#rewrite([{ at: this.#heldFrom, tail: prose + lead + judgement.reason }], flow);
     }
     // Text kept past a frame of another kind (a refusal, a reasoning item, the end of a block) goes in its
     // own place, after that frame, as a body keeps it: written where the held text began, it came before
@@ -897,8 +943,7 @@ export class TextCalls {
   #keptStretches(cut: (i: number) => boolean, flow: StreamFlow): KeptStretch[] {
     const from = this.#watcher.visible.length;
     const held = this.#watcher.held;
-    // (from where the hold began: blank prose dropped with the call (see `#startHold`) never reached the
-    // client, and an event that repeats its place's text tells it without that prose, as the deltas did)
+    // (from where the hold began: the prose held with the call is told in its place, as the deltas told it)
     const proseFrom = this.#heldFrom;
     const starts: number[] = [];
     let text = false;
@@ -915,39 +960,19 @@ export class TextCalls {
       gap = false;
     }
     if (starts.length === 0) return [];
-    // The held text outside the cut blocks (as `cutCalls` skips a block inside one cut before it).
-    const kept: [number, number][] = [];
-    let end = from;
-    for (const c of this.#extracted.filter((c, i) => cut(i) && c.block.end > from)) {
-      const start = Math.max(from, c.block.start);
-      if (start < end) continue;
-      if (start > end) kept.push([end, start]);
-      end = c.block.end;
-    }
-    if (end < from + held.length) kept.push([end, from + held.length]);
     const bounds = [proseFrom, ...starts, from + held.length];
+    const texts = bounds.slice(0, -1).map((at, k) =>
+      held.slice(Math.max(at, from) - from, Math.max(bounds[k + 1], from) - from)
+    );
+    // (tidied as one text, as a body tidies its blocks: see `cutJoined`)
+    const kept = this.#heldCut(texts, cut);
     const out = bounds.slice(0, -1).map((at, k) => {
-      let piece = "";
-      for (const [s, e] of kept) {
-        const a = Math.max(s, at);
-        const b = Math.min(e, bounds[k + 1]);
-        if (a < b) piece += held.slice(a - from, b - from);
-      }
       const prose = this.#prose.slice(
         Math.min(at, from) - proseFrom,
         Math.min(bounds[k + 1], from) - proseFrom,
       );
-      return { at, tail: "", prose, kept: piece.replace(/\n{3,}/g, "\n\n") };
+      return { at, tail: "", prose, kept: kept[k] };
     });
-    // Trimmed as `cutCalls` trims it: at the end of the whole, at its start where nothing was said before.
-    for (const k of this.#watcher.hasText ? [] : out) {
-      k.kept = k.kept.trimStart();
-      if (k.kept !== "") break;
-    }
-    for (const k of [...out].reverse()) {
-      k.kept = k.kept.trimEnd();
-      if (k.kept !== "") break;
-    }
     for (const k of out) k.tail = k.prose + k.kept;
     return out;
   }
@@ -1045,7 +1070,7 @@ export class TextCalls {
     const queue = this.#queue;
     // (where text has places, blank prose would leave a block of white space alone, which Anthropic
     // refuses sent back: it goes with the call, as a body drops a block the cut left blank)
-    this.#prose = this.#frames.placed && this.#unsent.trim() === "" ? "" : this.#unsent;
+    this.#prose = this.#unsent;
     this.#heldFrom = this.#watcher.visible.length - this.#unsent.length;
     this.#queue = [];
     this.#queuedSize = 0;

@@ -1221,8 +1221,8 @@ function marked(s: string, reasons: readonly string[]): string {
 }
 
 /**
- * `s` without its white space: no promise covers white space between a stream and a body (the README and
- * the contract are silent), so a difference there is counted apart, words glued at a part's edge too.
+ * `s` without its white space: a difference there is counted apart (words glued at a part's edge too), so a
+ * hunt tells a space lost from a word lost; the README promises both alike (`--exact` counts it).
  */
 const squeeze = (s: string) => s.replace(/\s+/g, "");
 
@@ -1383,7 +1383,7 @@ function compare(a: unknown, b: unknown, where: string, out: Difference[]) {
 /**
  * Runs one seed: the same answer whole and streamed through the gate in `mode`, and the differences in what
  * the client read. Text is compared with the gate's reason replaced by a marker, so the reason's place
- * counts; white space apart (no promise covers it), in `whitespace`. A retried stream keeps what it sent of
+ * counts; white space apart, in `whitespace` (see `squeeze`). A retried stream keeps what it sent of
  * the rejected attempts: the body's answer must end it. Seeds where stream and body differ by design (a
  * response of several answers retried streamed, not whole) are `skipped`.
  *

@@ -2,11 +2,19 @@
 // dialect and mode, an answer streamed through the gate reads as the same answer gated whole (text,
 // reasoning, refusals, the reason's place, stop reasons, calls, ids, usage), and the stream's wire holds
 // together (the openai and Anthropic SDKs read it, a Responses stream's numbers rise and its `.done` events
-// agree with its deltas). White space is not compared: no promise covers it (see `fuzzSeed`). Hunt with
-// more seeds: `deno run -A scripts/gate_fuzz.ts --from 1 --count 3000`.
+// agree with its deltas), white space and all: a body keeps what the stream sent, where it sent it, and
+// tidies what the stream held as the stream does (`--exact`). Hunt with more seeds:
+// `deno run -A scripts/gate_fuzz.ts --from 1 --count 3000 --exact`.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { FUZZ_DIALECTS, FUZZ_MODES, fuzzCase, fuzzSeed } from "../scripts/_gate_fuzz.ts";
+import {
+  FUZZ_DIALECTS,
+  FUZZ_MODES,
+  fuzzCase,
+  type FuzzDialect,
+  type FuzzMode,
+  fuzzSeed,
+} from "../scripts/_gate_fuzz.ts";
 
 const SEEDS = Array.from({ length: 24 }, (_, i) => 1 + i);
 
@@ -16,13 +24,13 @@ for (const dialect of FUZZ_DIALECTS) {
     for (const mode of FUZZ_MODES) {
       for (const seed of SEEDS) {
         const result = await fuzzSeed(dialect, mode, seed);
-        const first = result.differences[0];
+        const first = [...result.differences, ...result.whitespace][0];
         assert.equal(
           first,
           undefined,
           `${dialect} ${mode} seed ${seed}: ${first?.where}\n  stream ${JSON.stringify(first?.stream)}\n` +
             `  body   ${JSON.stringify(first?.body)}\n` +
-            `replay: deno run -A scripts/gate_fuzz.ts --dialects ${dialect} --modes ${mode} --seed ${seed} --all`,
+            `replay: deno run -A scripts/gate_fuzz.ts --dialects ${dialect} --modes ${mode} --seed ${seed} --all --exact`,
         );
         if (result.rejected) rejected++;
       }
@@ -31,6 +39,26 @@ for (const dialect of FUZZ_DIALECTS) {
     assert.ok(rejected >= SEEDS.length, `${dialect}: only ${rejected} seeds had a call rejected`);
   });
 }
+
+test("gate fuzz: seeds a wider hunt found read alike streamed and whole, to the space", async () => {
+  // Responses 1642: a fence of JSON that is no call held the text from the first message on, and the stream
+  // trimmed the end of the text before the call in a later message, which the body keeps as it came.
+  // Anthropic 565, Cohere 1986: white space alone came with the call's marker at the start of a block; the
+  // stream wrote it before the reason there, where a body's reason takes the block left blank ("Sure \n" and
+  // "\n" + "\n\n" + the reason: a blank line doubled).
+  const found: [FuzzDialect, FuzzMode, number][] = [
+    ["responses", "withhold", 1642],
+    ["responses", "drop-call", 1642],
+    ["anthropic", "withhold", 565],
+    ["anthropic", "drop-call", 565],
+    ["cohere", "withhold", 1986],
+    ["cohere", "drop-call", 1986],
+  ];
+  for (const [dialect, mode, seed] of found) {
+    const result = await fuzzSeed(dialect, mode, seed);
+    assert.deepEqual([...result.differences, ...result.whitespace], [], `${dialect} ${mode} seed ${seed}`);
+  }
+});
 
 test("gate fuzz: a seed gives the same answers on every run and runtime", () => {
   for (const dialect of FUZZ_DIALECTS) {

@@ -502,10 +502,11 @@ test("guardFetch Anthropic: a call written across two text blocks of a whole bod
       }),
   );
   const kept = value.content.map((b) => (b.type === "text" ? b.text : b.type));
-  // (the text before the cut call as it came, then the reason in the call's place)
+  // (the text from the kept call on tidied, as a stream holds it from there: no blank line doubled before
+  // the reason in the cut call's place)
   assert.match(
     kept[0],
-    /^<tool_call>[^]*"Oslo"[^]*<\/tool_call>\n\n\ntoolguard removed[^]*delete_everything/,
+    /^<tool_call>[^]*"Oslo"[^]*<\/tool_call>\n\ntoolguard removed[^]*delete_everything/,
   );
   assert.equal(kept.length, 1); // the second block was only the rejected call's end
   assert.doesNotMatch(kept.join(""), /"name": "delete_everything"/);
@@ -1987,10 +1988,11 @@ const itemTexts = (output: unknown[]) =>
     o.type === "message" ? blockTexts(o.content as unknown[]) : String(o.type)
   );
 
-test("guardFetch Responses stream: white space dropped before a rejected call that spans two parts is not told in the part's .done", async () => {
+test("guardFetch Responses stream: white space held with a rejected call that spans two parts is told alike in the deltas and the part's .done", async () => {
   // " \n" came in one delta with the call's marker: held with the call and dropped with it (blank prose), it
   // was still told in the part's output_text.done, content_part.done and the final snapshot, which then
-  // disagreed with the deltas (fuzz responses withhold seeds 3, 37, 663, 786, 1598, 1983, 2278).
+  // disagreed with the deltas (fuzz responses withhold seeds 3, 37, 663, 786, 1598, 1983, 2278). It now
+  // stays, as in the body (dropped, "cold" ran into the next part's first word).
   const written = '[TOOL_CALLS][{"name": "delete_everything", "arguments": {}}]';
   const parts = ["It is cold \n" + written.slice(0, 20), written.slice(20) + " Done."];
   const { frames } = responsesItems([parts]);
@@ -2013,7 +2015,8 @@ test("guardFetch Responses stream: white space dropped before a rejected call th
       told.set(e.content_index as number, (told.get(e.content_index as number) ?? "") + e.delta);
     }
   }
-  assert.equal(told.get(0), "It is cold");
+  // (the white space stays before the call, as the body keeps the text before a call as it came)
+  assert.equal(told.get(0), "It is cold \n");
   for (const e of events.filter((e) => e.type === "response.output_text.done")) {
     assert.equal(e.text, told.get(e.content_index as number));
   }

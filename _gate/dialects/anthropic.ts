@@ -20,6 +20,7 @@ import {
   mayGoBlank,
   Openings,
   placeReason,
+  reasonBlock,
   type ResumePoint,
   type SplitCalls,
   type StreamFlow,
@@ -94,7 +95,12 @@ const body: CompletionBody = {
       const text = written[next++];
       return hasWords(text) || !goes(i) ? [{ ...block, text }] : [];
     });
-    if (!placed) content.push({ type: "text", text: reason });
+    if (!placed) {
+      content.push({
+        type: "text",
+        text: reasonBlock(content.filter(isText).map((b) => b.text), reason),
+      });
+    }
     const copy: Record<string, unknown> = { ...body, content };
     if (body.stop_reason === "tool_use" || fromText) copy.stop_reason = "end_turn";
     return copy;
@@ -104,7 +110,7 @@ const body: CompletionBody = {
     const content = (body.content as unknown[]).filter((b) =>
       !(isRecord(b) && b.type === "tool_use") || keep()
     );
-    content.push({ type: "text", text: reason });
+    content.push({ type: "text", text: reasonBlock(content.filter(isText).map((b) => b.text), reason) });
     return { ...body, content };
   },
 };
@@ -171,6 +177,7 @@ class AnthropicStream implements FrameRouter {
    */
   readonly text: TextFrames = {
     placed: true,
+    opens: (at) => this.#places.opens(at),
     read: (event) => this.#readText(event),
     textFrame: (text, _answer, at) => {
       const index = this.#places.at(at) ?? 0;

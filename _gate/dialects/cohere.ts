@@ -20,6 +20,7 @@ import {
   mayGoBlank,
   Openings,
   placeReason,
+  reasonBlock,
   type ResumePoint,
   type SplitCalls,
   type StreamFlow,
@@ -85,7 +86,10 @@ const body: CompletionBody = {
       gone.add(i);
       return [];
     });
-    if (!placed) (message.content as unknown[]).push({ type: "text", text: reason });
+    if (!placed) {
+      const said = [m.tool_plan, ...(message.content as unknown[]).filter(isText).map((p) => p.text)];
+      (message.content as unknown[]).push({ type: "text", text: reasonBlock(said, reason) });
+    }
     if (Array.isArray(m.citations)) message.citations = m.citations.map((c) => movedCitation(c, gone));
     const copy: Record<string, unknown> = { ...body, message };
     if (body.finish_reason === "TOOL_CALL") copy.finish_reason = "COMPLETE";
@@ -95,7 +99,9 @@ const body: CompletionBody = {
     const m = isRecord(body.message) ? body.message : {};
     const keep = callCounter(drop);
     const tool_calls = Array.isArray(m.tool_calls) ? m.tool_calls.filter(() => keep()) : [];
-    const content = [...(Array.isArray(m.content) ? m.content : []), { type: "text", text: reason }];
+    const kept: unknown[] = Array.isArray(m.content) ? m.content : [];
+    const said = [m.tool_plan, ...kept.filter(isText).map((p) => p.text)];
+    const content = [...kept, { type: "text", text: reasonBlock(said, reason) }];
     return { ...body, message: { ...m, tool_calls, content } };
   },
 };
@@ -180,6 +186,7 @@ class CohereStream implements FrameRouter {
    */
   readonly text: TextFrames = {
     placed: true,
+    opens: (at) => this.#places.opens(at),
     read: (event) => this.#readText(event),
     textFrame: (text, _answer, at) => {
       const index = this.#places.at(at) ?? 0;

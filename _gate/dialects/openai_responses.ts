@@ -17,6 +17,7 @@ import {
   type Held,
   Openings,
   placeReason,
+  reasonBlock,
   type ResumePoint,
   type SplitCalls,
   type StreamFlow,
@@ -192,7 +193,7 @@ function reasonInPlace(
  * the `output_text` a client reads (the field, the openai SDK's) ran the last word into the reason.
  */
 const reasonAfter = (output: unknown[], reason: string): Record<string, unknown> =>
-  reasonItem(`${hasWords(outputText(output)) ? "\n\n" : ""}${reason}`, output.length);
+  reasonItem(reasonBlock([outputText(output)], reason), output.length);
 
 /** A message item carrying `text`. */
 function reasonItem(text: string, position: number): Record<string, unknown> {
@@ -397,6 +398,7 @@ class ResponsesStream implements FrameRouter {
 
   readonly text: TextFrames = {
     placed: true,
+    opens: (at) => this.#places.opens(at),
     read: (event) => this.#readText(event),
     textFrame: (text, _answer, at) => {
       const place = this.#places.at(at);

@@ -270,6 +270,8 @@ export interface TextFrames {
    * (an Anthropic text block: the API refuses it in a message sent back, and a body drops it).
    */
   tidy?(flow: StreamFlow, written: readonly number[]): void;
+  /** Whether the text at offset `at` is the first of its place (a text block, a part): none came in it before. */
+  opens?(at: number): boolean;
   /** What the dialect keeps to place the text (see {@linkcode TextPlaces.size}), bounded with the text. */
   size?(): number;
   /**
@@ -616,6 +618,24 @@ export function joinText(before: string, reason: string): string {
 }
 
 /**
+ * `reason` as a text block of its own after an answer's `texts`: on a new paragraph where they say
+ * something, as a stream leads the block it writes ({@linkcode StreamFlow.lead}); a client that joins the
+ * blocks reads the reason apart from the words before it, streamed or whole.
+ *
+ * @example After words, and after white space alone
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { reasonBlock } from "./shared.ts";
+ *
+ * assert.equal(reasonBlock(["Let me check."], "No."), "\n\nNo.");
+ * assert.equal(reasonBlock([" "], "No."), "No.");
+ * ```
+ */
+export function reasonBlock(texts: readonly unknown[], reason: string): string {
+  return (texts.some(hasWords) ? "\n\n" : "") + reason;
+}
+
+/**
  * The texts of an answer's text blocks (or parts) once the calls written into them were cut, with `reason`
  * in place of the calls, as a stream writes it: ending the last text that keeps words from the first text a
  * call was cut from (`cutFrom`) on, else standing in that text, on a new paragraph after words said before
@@ -711,6 +731,11 @@ export class TextPlaces<T> {
   /** The place whose text holds `offset` (the last place read, past the end); undefined before any. */
   at(offset: number): T | undefined {
     return this.#holder(offset)?.place;
+  }
+
+  /** Whether the text at `offset` is the first read in its place. */
+  opens(offset: number): boolean {
+    return offset === 0 || this.#holder(offset - 1)?.key !== this.#holder(offset)?.key;
   }
 
   /**

@@ -1,0 +1,221 @@
+// The white space of a rejected turn's text, streamed and whole: the client of a stream reads what the
+// client of the same answer as one body reads, to the space (a retry sends the text back, and a model
+// given another history answers otherwise). The text before a call stays as it came (a stream sent it);
+// what a stream held from the call on is tidied the same way in both (no word run into the next block's,
+// no white space left at the end where a call was cut); the reason is a paragraph of its own after words.
+// Driven through the official Anthropic client and Cohere's wire (its client is not installed).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import Anthropic from "@anthropic-ai/sdk";
+import {
+  anthropicMessage,
+  type CallSpec,
+  REJECTED_CALL,
+  sseData,
+  TOOLS_ANTHROPIC,
+  TOOLS_OPENAI,
+  VALID_CALL,
+  withGuardedServer,
+} from "./_fake_llm_server.ts";
+import type { GuardFetchOptions } from "../gate.ts";
+
+const messages = [{ role: "user" as const, content: "Weather in Oslo?" }];
+
+/** A call to a tool the request does not declare, written into the text as a local model writes it. */
+const WRITTEN_BAD = '<tool_call>\n{"name": "delete_everything", "arguments": {}}\n</tool_call>';
+const WRITTEN_GOOD = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"}}\n</tool_call>';
+
+/** An Anthropic answer: text blocks, each in the deltas it streams in, and native calls after them. */
+interface Answer {
+  blocks: string[][];
+  calls?: CallSpec[];
+}
+
+/** The answer as the events of a stream (send with `named: true`). */
+function anthropicEvents({ blocks, calls = [] }: Answer): unknown[] {
+  const whole = anthropicMessage(null, calls);
+  const start = { ...whole, content: [], stop_reason: null, usage: { input_tokens: 10, output_tokens: 1 } };
+  const events: unknown[] = [{ type: "message_start", message: start }];
+  const content = [
+    ...blocks.map((deltas) => ({ type: "text", text: deltas.join("") })),
+    ...whole.content as [],
+  ];
+  content.forEach((block: Record<string, unknown>, index) => {
+    const text = block.type === "text";
+    events.push({
+      type: "content_block_start",
+      index,
+      content_block: text ? { type: "text", text: "" } : { ...block, input: {} },
+    });
+    for (const piece of text ? blocks[index] : [JSON.stringify(block.input)]) {
+      const delta = text
+        ? { type: "text_delta", text: piece }
+        : { type: "input_json_delta", partial_json: piece };
+      events.push({ type: "content_block_delta", index, delta });
+    }
+    events.push({ type: "content_block_stop", index });
+  });
+  events.push({
+    type: "message_delta",
+    delta: { stop_reason: whole.stop_reason, stop_sequence: null },
+    usage: { output_tokens: 20 },
+  });
+  events.push({ type: "message_stop" });
+  return events;
+}
+
+/** The answer as one body. */
+function anthropicBody({ blocks, calls = [] }: Answer): Record<string, unknown> {
+  const whole = anthropicMessage(null, calls);
+  const texts = blocks.map((deltas) => ({ type: "text", text: deltas.join("") }));
+  return { ...whole, content: [...texts, ...whole.content as []] };
+}
+
+/** The text blocks the Anthropic client reads from the gated answer, streamed and whole. */
+async function anthropicBothWays(answer: Answer, options: GuardFetchOptions = {}) {
+  const ask = async (streamed: boolean) => {
+    const { value } = await withGuardedServer(
+      () => (streamed ? { sse: anthropicEvents(answer), named: true } : { json: anthropicBody(answer) }),
+      options,
+      async (server, f) => {
+        const client = new Anthropic({ apiKey: "k", baseURL: server.url, fetch: f, maxRetries: 0 });
+        const request = { model: "m", max_tokens: 100, messages, tools: TOOLS_ANTHROPIC as never };
+        const message = streamed
+          ? await client.messages.stream(request).finalMessage()
+          : await client.messages.create(request);
+        return message.content.flatMap((b) => (b.type === "text" ? [b.text] : []));
+      },
+    );
+    return value;
+  };
+  return { streamed: await ask(true), whole: await ask(false) };
+}
+
+test("guardFetch Anthropic: text kept after a call cut inside a block keeps its end, whole as streamed; the next block's first word stays apart", async () => {
+  // The body trimmed the end of every block a call was cut from: "the " + "weather" read "theweather",
+  // where the stream, which sent the block's end before the next block began, read "the weather".
+  const { streamed, whole } = await anthropicBothWays({
+    blocks: [["Let me ", WRITTEN_BAD.slice(0, 30), WRITTEN_BAD.slice(30) + " check the "], [
+      "weather in Oslo. ",
+    ]],
+  });
+  assert.deepEqual(whole, streamed);
+  assert.match(
+    whole.join(""),
+    /^Let me {2}check the weather in Oslo\.\n\ntoolguard stopped[^]*delete_everything/,
+  );
+});
+
+test("guardFetch Anthropic: white space that came with a call's marker stays, streamed as whole", async () => {
+  // " " came in one delta with the call's marker: the stream dropped it with the call, and "the" ran into the
+  // word after the call, where the body kept the text before the call as it came.
+  const { streamed, whole } = await anthropicBothWays({
+    blocks: [["Let me check the", " " + WRITTEN_BAD.slice(0, 30), WRITTEN_BAD.slice(30) + "weather."]],
+  });
+  assert.deepEqual(streamed, whole);
+  assert.match(streamed.join(""), /^Let me check the weather\.\n\ntoolguard stopped/);
+});
+
+test("guardFetch Anthropic drop-call: the text held from a kept call on is tidied whole as streamed", async () => {
+  // The body kept the text before the first rejected call as it came, "Done. \n" and all, where the stream
+  // held it from the kept call on and trimmed its end: a body read " \n\n\n" before the reason.
+  const { streamed, whole } = await anthropicBothWays(
+    { blocks: [[WRITTEN_GOOD, "\nDone. \n", WRITTEN_BAD]] },
+    { onRejected: "drop-call" },
+  );
+  assert.deepEqual(whole, streamed);
+  assert.match(whole.join(""), /<\/tool_call>\nDone\.\n\ntoolguard removed[^]*delete_everything/);
+});
+
+test("guardFetch Anthropic: the reason for rejected native calls is a paragraph of its own after words, whole as streamed", async () => {
+  // The stream set its block apart with a blank line after the text the client had; the body wrote the reason
+  // alone, and a client that joins the blocks read "check.toolguard stopped…".
+  for (const options of [{}, { onRejected: "drop-call" as const }]) {
+    const calls = options.onRejected ? [VALID_CALL, REJECTED_CALL] : [REJECTED_CALL];
+    const { streamed, whole } = await anthropicBothWays({ blocks: [["Let me ", "check."]], calls }, options);
+    assert.deepEqual(whole, streamed);
+    assert.match(whole.at(-1)!, /^\n\ntoolguard (stopped|removed)/);
+    // (after no words, none)
+    const blank = await anthropicBothWays({ blocks: [], calls }, options);
+    assert.deepEqual(blank.whole, blank.streamed);
+    assert.match(blank.whole[0], /^toolguard/);
+  }
+});
+
+/** Cohere v2: text blocks and native calls, streamed and whole, each block's text as its client reads it. */
+async function cohereBothWays(texts: string[], calls: CallSpec[], options: GuardFetchOptions) {
+  const toolCalls = calls.map((c) => ({
+    id: c.id,
+    type: "function",
+    function: { name: c.name, arguments: JSON.stringify(c.args) },
+  }));
+  const usage = { tokens: { input_tokens: 5, output_tokens: 9 } };
+  const body = {
+    id: "c1",
+    finish_reason: "TOOL_CALL",
+    message: {
+      role: "assistant",
+      content: texts.map((text) => ({ type: "text", text })),
+      tool_calls: toolCalls,
+    },
+    usage,
+  };
+  const events = [
+    { id: "c1", type: "message-start", delta: { message: { role: "assistant" } } },
+    ...texts.flatMap((text, index) => [
+      { type: "content-start", index, delta: { message: { content: { type: "text", text: "" } } } },
+      { type: "content-delta", index, delta: { message: { content: { text } } } },
+      { type: "content-end", index },
+    ]),
+    ...toolCalls.flatMap((call, index) => [
+      {
+        type: "tool-call-start",
+        index,
+        delta: {
+          message: { tool_calls: { ...call, function: { name: call.function.name, arguments: "" } } },
+        },
+      },
+      {
+        type: "tool-call-delta",
+        index,
+        delta: { message: { tool_calls: { function: { arguments: call.function.arguments } } } },
+      },
+      { type: "tool-call-end", index },
+    ]),
+    { type: "message-end", delta: { finish_reason: "TOOL_CALL", usage } },
+  ];
+  const ask = async (streamed: boolean) => {
+    const { value } = await withGuardedServer(
+      () => (streamed ? { sse: events, named: true } : { json: body }),
+      options,
+      async (server, f) => {
+        const res = await f(`${server.url}/v2/chat`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ model: "command-r", messages, tools: TOOLS_OPENAI, stream: streamed }),
+        });
+        if (!streamed) {
+          const message = (await res.json()).message as { content: { type: string; text: string }[] };
+          return message.content.filter((p) => p.type === "text").map((p) => p.text);
+        }
+        const blocks: string[] = [];
+        for (const e of sseData(await res.text())) {
+          if (e.type === "content-start") blocks[e.index] = e.delta.message.content.text ?? "";
+          if (e.type === "content-delta") blocks[e.index] += e.delta.message.content.text ?? "";
+        }
+        return blocks;
+      },
+    );
+    return value;
+  };
+  return { streamed: await ask(true), whole: await ask(false) };
+}
+
+test("guardFetch Cohere: the reason for rejected native calls is a paragraph of its own after words, whole as streamed", async () => {
+  for (const options of [{}, { onRejected: "drop-call" as const }]) {
+    const calls = options.onRejected ? [VALID_CALL, REJECTED_CALL] : [REJECTED_CALL];
+    const { streamed, whole } = await cohereBothWays(["I will check."], calls, options);
+    assert.deepEqual(whole, streamed);
+    assert.match(whole.at(-1)!, /^\n\ntoolguard (stopped|removed)/);
+  }
+});
