@@ -1,0 +1,135 @@
+// Faults the stream-against-body fuzz (scripts/_gate_fuzz.ts) found with the parts and frames it came to
+// write: Anthropic's server tools (`server_tool_use`, whose input streams as `input_json_delta` as a client
+// call's does, and its result) and `redacted_thinking`, passed as they come beside the calls the gate judges.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { assembleToolCalls, type GateEvent, guardFetch } from "../gate.ts";
+
+const sse = (e: Record<string, unknown>) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`;
+const TOOLS = [{
+  name: "get_weather",
+  input_schema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+}];
+
+/** An Anthropic stream: a web search the server ran, its result, text, and client calls as given. */
+function searchStream(calls: { id: string; input: Record<string, unknown> }[]): Record<string, unknown>[] {
+  const events: Record<string, unknown>[] = [
+    {
+      type: "message_start",
+      message: {
+        id: "msg_1",
+        type: "message",
+        role: "assistant",
+        model: "m",
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: 5, output_tokens: 1 },
+      },
+    },
+    { type: "content_block_start", index: 0, content_block: { type: "redacted_thinking", data: "enc" } },
+    { type: "content_block_stop", index: 0 },
+    {
+      type: "content_block_start",
+      index: 1,
+      content_block: { type: "server_tool_use", id: "srvtoolu_1", name: "web_search", input: {} },
+    },
+    { type: "content_block_delta", index: 1, delta: { type: "input_json_delta", partial_json: '{"query":' } },
+    { type: "content_block_delta", index: 1, delta: { type: "input_json_delta", partial_json: '"rain"}' } },
+    { type: "content_block_stop", index: 1 },
+    {
+      type: "content_block_start",
+      index: 2,
+      content_block: {
+        type: "web_search_tool_result",
+        tool_use_id: "srvtoolu_1",
+        content: [{ type: "web_search_result", url: "https://example.com", title: "Rain" }],
+      },
+    },
+    { type: "content_block_stop", index: 2 },
+    { type: "content_block_start", index: 3, content_block: { type: "text", text: "" } },
+    { type: "content_block_delta", index: 3, delta: { type: "text_delta", text: "It rains." } },
+    { type: "content_block_stop", index: 3 },
+  ];
+  calls.forEach((c, i) => {
+    const index = 4 + i;
+    events.push(
+      {
+        type: "content_block_start",
+        index,
+        content_block: { type: "tool_use", id: c.id, name: "get_weather", input: {} },
+      },
+      {
+        type: "content_block_delta",
+        index,
+        delta: { type: "input_json_delta", partial_json: JSON.stringify(c.input) },
+      },
+      { type: "content_block_stop", index },
+    );
+  });
+  events.push(
+    {
+      type: "message_delta",
+      delta: { stop_reason: calls.length ? "tool_use" : "end_turn", stop_sequence: null },
+      usage: { output_tokens: 9 },
+    },
+    { type: "message_stop" },
+  );
+  return events;
+}
+
+/** `wire` through `guardFetch` at `path` with `request`: what the client read, and the gate's events. */
+async function through(
+  path: string,
+  request: Record<string, unknown>,
+  wire: string,
+): Promise<{ text: string; seen: GateEvent[] }> {
+  const seen: GateEvent[] = [];
+  const upstream = () =>
+    Promise.resolve(new Response(wire, { headers: { "content-type": "text/event-stream" } }));
+  const gfetch = guardFetch(upstream, { onVerdict: (e) => seen.push(e) });
+  const response = await gfetch(`http://llm.test${path}`, { method: "POST", body: JSON.stringify(request) });
+  return { text: await response.text(), seen };
+}
+
+const gated = (events: Record<string, unknown>[]) =>
+  through(
+    "/v1/messages",
+    { model: "m", max_tokens: 9, stream: true, messages: [], tools: TOOLS },
+    events.map(sse).join(""),
+  );
+
+test("assembleToolCalls: a server tool's input deltas are no orphans, and it is no call of the client's", () => {
+  const { calls, findings } = assembleToolCalls(searchStream([{ id: "toolu_1", input: { city: "Oslo" } }]));
+  assert.deepEqual(findings, []);
+  assert.deepEqual(calls.map((c) => [c.id, c.name, c.arguments]), [[
+    "toolu_1",
+    "get_weather",
+    '{"city":"Oslo"}',
+  ]]);
+});
+
+test("guardFetch: an Anthropic stream with a web search and no call of the client's passes unreported, byte for byte", async () => {
+  const events = searchStream([]);
+  const { text, seen } = await gated(events);
+  assert.equal(text, events.map(sse).join(""));
+  // (as its body: a turn with no call the client runs makes no event)
+  assert.deepEqual(seen, []);
+});
+
+test("guardFetch: an Anthropic stream with a web search judges the client's calls alone, with no finding", async () => {
+  const { text, seen } = await gated(searchStream([{ id: "toolu_1", input: { city: "Oslo" } }, {
+    id: "toolu_2",
+    input: {},
+  }]));
+  assert.equal(seen.length, 1);
+  assert.deepEqual(seen[0].findings, []);
+  assert.deepEqual(seen[0].verdict.calls.map((c) => [c.id, c.allowed]), [["toolu_1", true], [
+    "toolu_2",
+    false,
+  ]]);
+  // (the server's blocks stay with the client: they are not the rejected call's)
+  assert.match(text, /srvtoolu_1/);
+  assert.match(text, /web_search_tool_result/);
+  assert.match(text, /redacted_thinking/);
+});
