@@ -1,6 +1,7 @@
 // Faults the stream-against-body fuzz (scripts/_gate_fuzz.ts) found with the parts and frames it came to
 // write: Anthropic's server tools (`server_tool_use`, whose input streams as `input_json_delta` as a client
-// call's does, and its result) and `redacted_thinking`, passed as they come beside the calls the gate judges.
+// call's does, and its result) and `redacted_thinking`, passed as they come beside the calls the gate judges;
+// Gemini's usage told in every chunk of several candidates.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { assembleToolCalls, type GateEvent, guardFetch } from "../gate.ts";
@@ -132,4 +133,43 @@ test("guardFetch: an Anthropic stream with a web search judges the client's call
   assert.match(text, /srvtoolu_1/);
   assert.match(text, /web_search_tool_result/);
   assert.match(text, /redacted_thinking/);
+});
+
+test("guardFetch: a Gemini stream of two candidates with the usage in every chunk ends with the whole usage after a rejected written call", async () => {
+  const usage = (out: number) => ({
+    promptTokenCount: 7,
+    candidatesTokenCount: out,
+    totalTokenCount: 7 + out,
+  });
+  const chunk = (candidates: unknown[], out: number) =>
+    `data: ${
+      JSON.stringify({ candidates, usageMetadata: usage(out), modelVersion: "g", responseId: "r" })
+    }\n\n`;
+  const part = (text: string, index: number, finish?: string) => ({
+    content: { role: "model", parts: [{ text }] },
+    index,
+    ...(finish ? { finishReason: finish } : {}),
+  });
+  const wire = chunk([part("Let me look. ", 0)], 1) +
+    chunk([{}, part("Sunny.", 1)], 2) +
+    // (candidate 0's call is held; candidate 1 ends after it, with the whole usage)
+    chunk([part('<tool_call>{"name": "drop_db", "arguments": {}}</tool_call>', 0, "STOP")], 3) +
+    chunk([{}, part(" Warm.", 1, "STOP")], 4);
+  const request = {
+    contents: [{ role: "user", parts: [{ text: "hi" }] }],
+    generationConfig: { candidateCount: 2 },
+    tools: [{ functionDeclarations: [{ name: "weather", parameters: { type: "object" } }] }],
+  };
+  const { text, seen } = await through("/v1beta/models/g:streamGenerateContent?alt=sse", request, wire);
+  assert.equal(seen.at(-1)?.verdict.allowed, false);
+  const chunks = text.split("\n\n").filter((f) => f.startsWith("data: ")).map((f) => JSON.parse(f.slice(6)));
+  // (clients keep the last usage they read: the whole one, not the one of the chunk that held the call)
+  assert.deepEqual(chunks.filter((c) => c.usageMetadata).at(-1).usageMetadata, usage(4));
+  const said = (at: number) =>
+    chunks.flatMap((c) => c.candidates?.[at]?.content?.parts ?? []).map((p: { text?: string }) =>
+      p.text ?? ""
+    )
+      .join("");
+  assert.equal(said(1), "Sunny. Warm.");
+  assert.match(said(0), /^Let me look\. [\s\S]*drop_db/);
 });
