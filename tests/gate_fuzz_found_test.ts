@@ -173,3 +173,51 @@ test("guardFetch: a Gemini stream of two candidates with the usage in every chun
   assert.equal(said(1), "Sunny. Warm.");
   assert.match(said(0), /^Let me look\. [\s\S]*drop_db/);
 });
+
+test("guardFetch: a withheld Responses stream numbers its events rising when an annotation came between the call's deltas", async () => {
+  let seq = 0;
+  const at = { item_id: "msg_1", output_index: 0, content_index: 0 };
+  const text = 'Rain in Oslo. <tool_call>{"name": "drop_db", "arguments": {}}</tool_call>';
+  const annotation = {
+    type: "url_citation",
+    start_index: 8,
+    end_index: 12,
+    url: "https://example.com",
+    title: "Oslo",
+  };
+  const part = { type: "output_text", text, annotations: [annotation], logprobs: [] };
+  const item = { id: "msg_1", type: "message", status: "completed", role: "assistant", content: [part] };
+  const response = (status: string, output: unknown[]) => ({
+    id: "resp_1",
+    object: "response",
+    status,
+    output,
+  });
+  const events = [
+    { type: "response.created", response: response("in_progress", []) },
+    {
+      type: "response.output_item.added",
+      output_index: 0,
+      item: { ...item, status: "in_progress", content: [] },
+    },
+    { type: "response.content_part.added", ...at, part: { ...part, text: "", annotations: [] } },
+    { type: "response.output_text.delta", ...at, delta: text.slice(0, 20), logprobs: [] },
+    { type: "response.output_text.annotation.added", ...at, annotation_index: 0, annotation },
+    { type: "response.output_text.delta", ...at, delta: text.slice(20), logprobs: [] },
+    { type: "response.output_text.done", ...at, text, logprobs: [] },
+    { type: "response.content_part.done", ...at, part },
+    { type: "response.output_item.done", output_index: 0, item },
+    { type: "response.completed", response: response("completed", [item]) },
+  ].map((e) => ({ ...e, sequence_number: seq++ }));
+  const request = { model: "m", input: "hi", stream: true, tools: [{ type: "function", name: "weather" }] };
+  const { text: wire, seen } = await through("/v1/responses", request, events.map(sse).join(""));
+  assert.equal(seen.at(-1)?.verdict.allowed, false);
+  const read = wire.split("\n\n").filter((f) => f.includes("data: ")).map((f) =>
+    JSON.parse(f.slice(f.indexOf("data: ") + 6))
+  );
+  const numbers = read.map((e) => e.sequence_number);
+  // (the openai SDK resumes a stream after a number: one that went back would be skipped)
+  assert.ok(numbers.every((n, i) => i === 0 || n > numbers[i - 1]), `numbers rise: ${numbers}`);
+  assert.ok(read.some((e) => e.type === "response.output_text.annotation.added"));
+  assert.doesNotMatch(wire, /"drop_db", "arguments"/);
+});
