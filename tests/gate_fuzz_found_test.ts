@@ -1,10 +1,11 @@
 // Faults the stream-against-body fuzz (scripts/_gate_fuzz.ts) found with the parts and frames it came to
 // write: Anthropic's server tools (`server_tool_use`, whose input streams as `input_json_delta` as a client
 // call's does, and its result) and `redacted_thinking`, passed as they come beside the calls the gate judges;
-// Gemini's usage told in every chunk of several candidates.
+// Gemini's usage told in every chunk of several candidates; Responses annotations; Cohere citations.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { assembleToolCalls, type GateEvent, guardFetch } from "../gate.ts";
+import { fuzzSeed } from "../scripts/_gate_fuzz.ts";
 
 const sse = (e: Record<string, unknown>) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`;
 const TOOLS = [{
@@ -220,4 +221,11 @@ test("guardFetch: a withheld Responses stream numbers its events rising when an 
   assert.ok(numbers.every((n, i) => i === 0 || n > numbers[i - 1]), `numbers rise: ${numbers}`);
   assert.ok(read.some((e) => e.type === "response.output_text.annotation.added"));
   assert.doesNotMatch(wire, /"drop_db", "arguments"/);
+});
+
+test("guardFetch: a Cohere stream retried twice numbers a retry's citations after one the text watch held and let go", async () => {
+  // (the fuzz's seed that found it: a citation held behind JSON that named no declared tool, let go by the
+  // watch, not counted as the client's; the second retry's citation took its index 0 again)
+  const { differences } = await fuzzSeed("cohere", "retry", 6268);
+  assert.deepEqual(differences, []);
 });
