@@ -1644,6 +1644,30 @@ export async function fuzzSeed(dialect: FuzzDialect, mode: FuzzMode, seed: numbe
   const sReasons = s.events.flatMap((e) => (e.reason ? [e.reason] : []));
   const bReasons = b.events.flatMap((e) => (e.reason ? [e.reason] : []));
   compare(sReasons.at(-1), bReasons.at(-1), "reason text", differences);
+  // The events are the same plain data streamed and whole (README, \`onVerdict\`): but what only a stream has
+  // (\`streamed\`, its \`findings\` and assembled \`calls\`), and the raw argument text, which a body of
+  // arguments as an object (Anthropic, Ollama, Gemini) has not.
+  const told = (events: GateEvent[]) =>
+    events.map((e) => ({
+      keys: Object.keys(e).filter((k) => !["streamed", "findings", "calls"].includes(k)).sort(),
+      dialect: e.dialect,
+      changed: e.changed,
+      reason: e.reason === undefined ? undefined : marked(e.reason, reasons),
+      attempt: e.attempt,
+      retried: e.retried,
+      usage: e.usage,
+      allowed: e.verdict.allowed,
+      rejected: e.verdict.rejectedIndices,
+      calls: e.verdict.calls.map((c) => ({
+        // (a synthetic id hashes the raw argument text too: see above)
+        id: /^call_[0-9a-f]{16}$/.test(c.id ?? "") ? "synthetic" : c.id,
+        name: c.name,
+        allowed: c.allowed,
+        arguments: c.arguments,
+        findings: c.findings.map((f) => f.code),
+      })),
+    }));
+  compare(told(s.events), told(b.events), "events", differences);
   compare(s.events.at(-1)?.verdict.allowed, b.events.at(-1)?.verdict.allowed, "verdict allowed", differences);
   // (a retried stream goes on in the message the client has: its id is the first attempt's)
   if (!retried) compare(sr.id, br.id, "id", differences);

@@ -2,7 +2,7 @@
 // dialect and mode, an answer streamed through the gate reads as the same answer gated whole (text,
 // reasoning, refusals, the reason's place, stop reasons, calls, ids, usage), and the stream's wire holds
 // together (the openai and Anthropic SDKs read it, a Responses stream's numbers rise and its `.done` events
-// agree with its deltas). White space is not compared: no promise covers it (see `fuzzSeed`). Hunt with
+// agree with its deltas), and the gate's events are the same data. White space is not compared: no promise covers it (see `fuzzSeed`). Hunt with
 // more seeds: `deno run -A scripts/gate_fuzz.ts --from 1 --count 3000`.
 import { test } from "node:test";
 import assert from "node:assert/strict";
