@@ -206,7 +206,7 @@ async function retryStream(
   }));
   const rejected: RejectedTurn = { calls, verdict: turn.verdict, body: turn.body };
   if (turn.fromText) rejected.fromText = true;
-  const request = followUpOf(exchange, rejected);
+  const request = oneAnswer(followUpOf(exchange, rejected));
   const response = await exchange.send(request);
   const type = (response.headers.get("content-type") ?? "").toLowerCase();
   if (!response.ok || response.body === null || !(type.includes("event-stream") || type.includes("ndjson"))) {
@@ -215,6 +215,23 @@ async function retryStream(
   }
   const next: Exchange = { ...exchange, request, attempt: exchange.attempt + 1 };
   return gateStreamed(response, dialect, next, turn.resume).body ?? undefined;
+}
+
+/**
+ * `request` asking for one answer (OpenAI Chat's `n`, Gemini's `candidateCount` dropped): a stream's retry
+ * continues the first answer alone, the client holding the others ended, and a second answer of the retry's
+ * ran on in the client's second after its end, another answer glued to it.
+ */
+function oneAnswer(request: Record<string, unknown>): Record<string, unknown> {
+  if (answersAsked(request) === 1) return request;
+  const { n: _n, ...out } = request;
+  for (const key of ["generationConfig", "generation_config"]) {
+    const config = out[key];
+    if (!isRecord(config)) continue;
+    const { candidateCount: _c, candidate_count: _cc, ...rest } = config;
+    out[key] = rest;
+  }
+  return out;
 }
 
 /**

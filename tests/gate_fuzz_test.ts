@@ -2,9 +2,9 @@
 // dialect and mode, an answer streamed through the gate reads as the same answer gated whole (text,
 // reasoning, refusals, the reason's place, stop reasons, calls, ids, usage), and the stream's wire holds
 // together (the openai and Anthropic SDKs read it, a Responses stream's numbers rise and its `.done` events
-// agree with its deltas), white space and all: a body keeps what the stream sent, where it sent it, and
-// tidies what the stream held as the stream does (`--exact`). Hunt with more seeds:
-// `deno run -A scripts/gate_fuzz.ts --from 1 --count 3000 --exact`.
+// agree with its deltas), the gate's events are the same data, and white space agrees too: a body keeps what
+// the stream sent, where it sent it, and tidies what the stream held as the stream does (`--exact`). Hunt
+// with more seeds: `deno run -A scripts/gate_fuzz.ts --from 1 --count 3000 --exact`.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {

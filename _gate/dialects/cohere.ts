@@ -171,8 +171,9 @@ class CohereStream implements FrameRouter {
   /** An empty text block's start, held until the next frame routed (see `route`). */
   readonly #openings = new Openings();
   /**
-   * The citations the client has (`citation-start` events sent, after those of the attempts before on a
-   * retry's stream), which number them by their `index`.
+   * The citations the stream brought (`citation-start` events, after those of the attempts before on a
+   * retry's stream), which a client numbers by their `index`: those held are not yet the client's (see
+   * `#clientCited`).
    */
   #cited = 0;
   /** On a retry's stream, once its first frame came: its citations are numbered after those before. */
@@ -236,7 +237,7 @@ class CohereStream implements FrameRouter {
     if (change.tail === "" && this.#openings.waiting) return undefined;
     const kept: string[] = [];
     const open = new Set<unknown>();
-    let cited = this.#cited;
+    let cited = this.#clientCited(0);
     for (const h of this.#flow?.held ?? []) {
       const event = h.event;
       if (event?.type === "citation-end" && open.delete(event.index)) kept.push(h.raw);
@@ -265,6 +266,7 @@ class CohereStream implements FrameRouter {
   /** Notes how the stream frames and numbers its events before the text watch (which may hold them) does. */
   note(event: Record<string, unknown>, raw: string): void {
     if (raw.startsWith("event:")) this.#named = true;
+    if (event.type === "citation-start") this.#cited++;
     if (event.type === "content-start" && typeof event.index === "number") {
       this.#nextContent = Math.max(this.#nextContent, event.index + 1);
     }
@@ -295,12 +297,22 @@ class CohereStream implements FrameRouter {
     const held = this.#flow?.held ?? [];
     const first = held.findIndex((h) => h.tool);
     const dropped = held.slice(Math.max(first, 0)).filter((h) => h.event?.type === "content-start").length;
-    return { at: this.#nextContent - dropped, citations: this.#cited };
+    return { at: this.#nextContent - dropped, citations: this.#clientCited(Math.max(first, 0)) };
   }
 
   /** The ends of the blocks a client holds open that a retry drops (see `FrameRouter.endsDropped`). */
   endsDropped(dropped: readonly Held[]): string {
     return blockEnds(dropped, "content-start", "content-end");
+  }
+
+  /**
+   * The citations the client has once a retry drops the held frames from `from` on: every one the stream
+   * brought but those. Not only those this router sent: the text watch sends the frames it held and let go
+   * itself, and a retry numbered after the router's alone gave the client an index it had.
+   */
+  #clientCited(from: number): number {
+    const dropped = (this.#flow?.held ?? []).slice(from);
+    return this.#cited - dropped.filter((h) => h.event?.type === "citation-start").length;
   }
 
   /**
@@ -364,7 +376,6 @@ class CohereStream implements FrameRouter {
       // (white space alone says nothing: the reason then needs no blank line before it)
       const said = type === "tool-plan-delta" ? deltaMessage(event).tool_plan : text;
       if ((type === "content-delta" || type === "tool-plan-delta") && hasWords(said)) flow.sawText();
-      if (type === "citation-start") this.#cited++;
       return flow.send(raw);
     }
     flow.hold({ raw, event, tool: false });

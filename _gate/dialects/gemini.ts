@@ -235,11 +235,15 @@ class GeminiStream implements FrameRouter {
     // `usageMetadata`, or `candidates: []`) takes the first answer's way, as the usage of a chunk of several
     // does (see `answerFrame`): held as a chunk of no answer behind another candidate's held text, it went out
     // after the last chunk, and the client kept its older count as the answer's.
+    // The usage of a chunk of other candidates but the first takes the first's way too, in a piece of its own:
+    // with theirs, it passed the first's held call, and the chunk that ended the first went out after it
+    // with an older count, which the client kept.
     answers(event) {
       const own = Array.isArray(event.candidates)
         ? event.candidates.flatMap((c, i) => (isRecord(c) && Object.keys(c).length > 0 ? [i] : []))
         : [];
-      return own.length > 0 ? own : [0];
+      if (own.length === 0) return [0];
+      return own[0] !== 0 && event.usageMetadata != null ? [0, ...own] : own;
     },
     // One chunk per candidate, at its position; the usage (and the other fields) on the first, so every
     // usage takes the first answer's way and they stay in order (Gemini reports it in every chunk: on another
@@ -248,6 +252,8 @@ class GeminiStream implements FrameRouter {
     answerFrame(event, position, piece) {
       const { candidates: all, ...rest } = event;
       const own = Array.isArray(all) ? all[position] : undefined;
+      // (the usage alone, in a chunk of no candidate: see `answers`)
+      if (!isRecord(own) || Object.keys(own).length === 0) return rest;
       return {
         ...(piece.first ? rest : pick(event, ["modelVersion", "responseId"])),
         candidates: atPosition(own, position),

@@ -333,6 +333,8 @@ class ResponsesStream implements FrameRouter {
   readonly #places = new TextPlaces<TextPlace>();
   /** The `sequence_number` of the last text delta of each content part. */
   readonly #lastSeqOf = new Map<string, number>();
+  /** Where each numbered text delta's text stands in the answer's text, with its `sequence_number`, in order. */
+  readonly #deltaAt: { from: number; to: number; seq: number }[] = [];
   /** The text read of each content part (what the client holds of it). */
   readonly #seen = new Map<string, string>();
   /** Their length, bounded with the text by `maxResponseBytes`. */
@@ -407,7 +409,9 @@ class ResponsesStream implements FrameRouter {
       // (nor for a part dropped for getting no text: white space alone, see `#tidy`)
       const key = place ? this.#key(place.itemId, place.ci) : "";
       if (place && (!this.#opened.has(key) || this.#goneKeys.has(key))) return "";
-      const seq = place ? this.#lastSeqOf.get(key) : undefined;
+      // (that of the delta where the gate's text begins: an annotation or a note held after it goes out after
+      // this text, numbered above it; the part's last delta's number went back at it)
+      const seq = place ? this.#seqAt(at) ?? this.#lastSeqOf.get(key) : undefined;
       const event: Record<string, unknown> = { type: "response.output_text.delta" };
       if (seq !== undefined) event.sequence_number = seq; // (that of a delta held in its place)
       Object.assign(
@@ -428,7 +432,9 @@ class ResponsesStream implements FrameRouter {
     agree: (event) => this.#agree(event),
     split: (event) => this.#split(event),
     resume: (change) => this.#resumeAfter(change),
-    size: () => this.#places.size + this.#seenLength + (this.#itemAt.size + this.#opened.size) * 64,
+    size: () =>
+      this.#places.size + this.#seenLength + (this.#itemAt.size + this.#opened.size) * 64 +
+      this.#deltaAt.length * 24,
   };
 
   /**
@@ -442,9 +448,13 @@ class ResponsesStream implements FrameRouter {
     let text = "";
     if (type === "response.output_text.delta" && typeof event.delta === "string") {
       text = event.delta;
+      const from = this.#seenLength;
       const key = this.#note(event.item_id, event.output_index, event.content_index, text);
       this.#opened.add(key);
-      if (typeof event.sequence_number === "number") this.#lastSeqOf.set(key, event.sequence_number);
+      if (typeof event.sequence_number === "number") {
+        this.#lastSeqOf.set(key, event.sequence_number);
+        if (text !== "") this.#deltaAt.push({ from, to: from + text.length, seq: event.sequence_number });
+      }
     } else {
       if (type === "response.content_part.added") {
         this.#opened.add(
@@ -507,6 +517,16 @@ class ResponsesStream implements FrameRouter {
   }
 
   /** Notes `text` read of a content part; returns the part's key. */
+  /** The `sequence_number` of the text delta that holds the answer's text at `at`, if a numbered one does. */
+  #seqAt(at: number): number | undefined {
+    for (let i = this.#deltaAt.length - 1; i >= 0; i--) {
+      const d = this.#deltaAt[i];
+      if (d.from <= at && at < d.to) return d.seq;
+      if (d.to <= at) return undefined;
+    }
+    return undefined;
+  }
+
   #note(itemId: unknown, oi: unknown, ci: unknown, text: string): string {
     const id = itemId ?? this.#itemAt.get(oi);
     const key = this.#key(id, ci);

@@ -353,6 +353,12 @@ function blockIndex(value: unknown, book: SlotBook): number | undefined {
   return whole;
 }
 
+/**
+ * The block indices of each stream's tools the server runs (`server_tool_use`, `mcp_tool_use`: an `input`
+ * that streams as `input_json_delta` as a call's does): their deltas are theirs, not orphans, and no call.
+ */
+const serverTools = new WeakMap<SlotBook, Set<number>>();
+
 /** Reads `tool_use` content blocks and their `input_json_delta` pieces, one call per block index. */
 const anthropicEvents: EventReader = {
   read(event: Record<string, unknown>, book: SlotBook): void {
@@ -364,7 +370,13 @@ const anthropicEvents: EventReader = {
       });
     } else if (event.type === "content_block_start" && isRecord(event.content_block)) {
       const block = event.content_block;
-      if (block.type !== "tool_use") return;
+      if (block.type !== "tool_use") {
+        if ("input" in block && index !== undefined) {
+          const own = serverTools.get(book) ?? serverTools.set(book, new Set()).get(book)!;
+          own.add(index);
+        }
+        return;
+      }
       if (index === undefined) {
         // Judged all the same (a client may take the block in order): the gate cannot place its pieces.
         book.finding(
@@ -377,6 +389,7 @@ const anthropicEvents: EventReader = {
     } else if (event.type === "content_block_delta" && isRecord(event.delta)) {
       if (event.delta.type !== "input_json_delta") return;
       const s = index === undefined ? undefined : book.get(`a${index}`);
+      if (!s && index !== undefined && serverTools.get(book)?.has(index)) return;
       if (!s) {
         return book.finding(
           "orphan_delta",

@@ -1,0 +1,101 @@
+// A streamed retry of a response of several answers (OpenAI Chat `n`, Gemini `candidateCount`) whose first
+// answer's calls were rejected: the retry continues the first answer alone, so it asks for one; the client's
+// other answers keep their text and finish, with nothing of the retry's glued on.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import OpenAI from "openai";
+import { guardFetch } from "../gate.ts";
+
+/** An upstream that answers the first request with `first` and every later one with `again` of its body. */
+function upstream(first: string, again: (body: Record<string, unknown>) => string) {
+  const bodies: Record<string, unknown>[] = [];
+  const fetch = (_url: unknown, init?: RequestInit) => {
+    bodies.push(JSON.parse(String(init?.body)));
+    const wire = bodies.length === 1 ? first : again(bodies.at(-1)!);
+    return Promise.resolve(new Response(wire, { headers: { "content-type": "text/event-stream" } }));
+  };
+  return { fetch, bodies };
+}
+
+const chunk = (choices: unknown[]) =>
+  `data: ${
+    JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 1, model: "m", choices })
+  }\n\n`;
+const choice = (index: number, delta: unknown, finish: string | null = null) => ({
+  index,
+  delta,
+  logprobs: null,
+  finish_reason: finish,
+});
+
+test("guardFetch: a Chat stream of n answers retried asks for one, and the others keep their text and finish", async () => {
+  const drop = { index: 0, id: "call_1", type: "function", function: { name: "drop_db", arguments: "{}" } };
+  const first = chunk([choice(0, { role: "assistant", content: "Let me look." })]) +
+    chunk([choice(1, { role: "assistant", content: "Answer one" })]) +
+    chunk([choice(0, { tool_calls: [drop] })]) +
+    chunk([choice(1, { content: " goes on." })]) +
+    chunk([choice(1, {}, "length")]) +
+    chunk([choice(0, {}, "tool_calls")]) + "data: [DONE]\n\n";
+  // (a provider that gives n answers again, as asked)
+  const again = chunk([choice(0, { role: "assistant", content: " Found it." })]) +
+    chunk([choice(1, { role: "assistant", content: "Another." })]) +
+    chunk([choice(0, {}, "stop")]) + chunk([choice(1, {}, "stop")]) + "data: [DONE]\n\n";
+  const { fetch, bodies } = upstream(first, () => again);
+  const gfetch = guardFetch(fetch, { retry: 2 });
+  const client = new OpenAI({ apiKey: "k", baseURL: "http://llm.test/v1", fetch: gfetch, maxRetries: 0 });
+  const stream = client.chat.completions.stream({
+    model: "m",
+    n: 2,
+    messages: [{ role: "user", content: "hi" }],
+    tools: [{ type: "function", function: { name: "weather", parameters: { type: "object" } } }],
+  });
+  const final = await stream.finalChatCompletion();
+  assert.deepEqual(final.choices.map((c) => [c.index, c.message.content, c.finish_reason]), [
+    [0, "Let me look. Found it.", "stop"],
+    [1, "Answer one goes on.", "length"],
+  ]);
+  assert.equal(bodies.length, 2);
+  assert.equal(bodies[1].n, undefined);
+});
+
+test("guardFetch: a Gemini stream of two candidates retried asks for one, and the second keeps its text", async () => {
+  const sse = (candidates: unknown[]) => `data: ${JSON.stringify({ candidates, modelVersion: "g" })}\n\n`;
+  const text = (t: string, index: number, finish?: string) => ({
+    content: { role: "model", parts: [{ text: t }] },
+    index,
+    ...(finish ? { finishReason: finish } : {}),
+  });
+  const call = {
+    content: { role: "model", parts: [{ functionCall: { name: "drop_db", args: {} } }] },
+    index: 0,
+  };
+  const first = sse([text("Let me look.", 0)]) + sse([{}, text("Sunny.", 1, "STOP")]) +
+    sse([{ ...call, finishReason: "STOP" }]);
+  // (as many candidates as asked)
+  const again = (body: Record<string, unknown>) =>
+    (body.generationConfig as { candidateCount?: number }).candidateCount === 2
+      ? sse([text(" Found it.", 0, "STOP"), text(" Glued.", 1, "STOP")])
+      : sse([text(" Found it.", 0, "STOP")]);
+  const { fetch, bodies } = upstream(first, again);
+  const gfetch = guardFetch(fetch, { retry: 1 });
+  const response = await gfetch("http://llm.test/v1beta/models/g:streamGenerateContent?alt=sse", {
+    method: "POST",
+    body: JSON.stringify({
+      contents: [{ role: "user", parts: [{ text: "hi" }] }],
+      generationConfig: { candidateCount: 2, temperature: 0.5 },
+      tools: [{ functionDeclarations: [{ name: "weather", parameters: { type: "object" } }] }],
+    }),
+  });
+  const chunks = (await response.text()).split("\n\n").filter((f) => f.startsWith("data: ")).map((f) =>
+    JSON.parse(f.slice(6))
+  );
+  assert.equal(bodies.length, 2);
+  assert.deepEqual(bodies[1].generationConfig, { temperature: 0.5 });
+  const said = (at: number) =>
+    chunks.flatMap((c) => c.candidates?.[at]?.content?.parts ?? []).map((p: { text?: string }) =>
+      p.text ?? ""
+    )
+      .join("");
+  assert.equal(said(1), "Sunny.");
+  assert.match(said(0), /^Let me look\. Found it\.$/);
+});
