@@ -573,12 +573,14 @@ const secondPerson: () => RegExp = lazy(() =>
 /**
  * The greeting an address to the model may open with ("Dear ", "Note to the ", "To all "), or none; also one of
  * French, Spanish, Italian, Portuguese or German ("Bonjour ", "Hola ", "Ciao ", "Hallo ", "Ola "), but not
- * before "Claude", nor "Hello": "Salut Claude, ...", "Hello Claude, thanks for ..." greet a person of that name.
- * A greeting may take its own comma ("Hola, ChatGPT, ...").
+ * before a name a person or a service's staff answers to as well: "Salut Claude, ...", "Hello Claude, thanks for
+ * ...", "Hello agent, I need to change my flight", "Hello bot, what are your opening hours?", "Hallo Gemini,
+ * schick mir die Folien" greet someone a customer or a colleague writes to. A greeting may take its own comma
+ * ("Hola, ChatGPT, ...").
  */
 const ADDRESS_GREETING = "(?:(?:(?:dear|hey|hi),? |(?:attention|note to|message to|instructions for|to) )" +
   "(?:the |any |all )?|(?:hello|bonjour|salut|coucou|cher|chere|hola|querid[oa]|estimad[oa]|ciao|salve|car[oa]|" +
-  "gentile|hallo|liebe[rs]?|ola|oi|prezad[oa]),? (?!claude\\b))?";
+  "gentile|hallo|liebe[rs]?|ola|oi|prezad[oa]),? (?!(?:claude|agent|bot|gemini|model)\\b))?";
 
 /**
  * The assistant's names in other languages: Italian and Portuguese "assistente", Spanish "asistente", German,
