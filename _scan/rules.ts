@@ -462,15 +462,55 @@ function orderedInAnotherLanguage(t: string, e: number, original: Original): boo
   // (a German order in "-en" is the polite one, with "Sie" next: "KI, senden Sie ..."; without it, the verb
   // of an inserted clause, "KI, sagen Experten, ...")
   if (/^[a-z]+en$/.test(m[1]) && !/^ sie\b/.test(t.slice(end, end + 5))) return false;
-  // (a noun before "of": Spanish "IA, muestra de casos de uso" (a sample), Italian "IA, mostra di ..." (a show))
+  // (a job ad's order to its candidates: "Assistente, envie seu curr\u00edculo para ...", "Asistente, env\u00eda tu CV a ...")
+  if (APPLICATION_SENT.test(t.slice(end, end + 40))) return false;
+  // (a present tense that reads as an order, in a headline: "IA, abre nuevas oportunidades", "IA, ouvre de
+  // nouvelles perspectives", "IA, publica Gartner ...", "IA, mostra interattiva ...", "IA, muestra de casos")
   if (
-    /^(?:muestra|mostra|copia)$/.test(m[1]) &&
-    /^ (?:de|di|d'|del|della|dei|delle|da|do|dos|das)\b/.test(t.slice(end, end + 7))
+    PRESENT_TOO.test(m[1]) && !/[a-z]/.test(m[0].slice(0, -m[1].length)) &&
+    !ORDER_GOES_ON.test(t.slice(end, end + 16)) &&
+    !/(?<!\]\()\bhttps?:\/\/|\b[a-z0-9._-]+@[a-z0-9-]+\.[a-z]/.test(t.slice(end, end + 120))
   ) {
     return false;
   }
   return !/\u00e9e?s?$/i.test(word.normalize("NFC"));
 }
+
+/**
+ * After an order of `ORDER_IN_ANOTHER_LANGUAGE`: the reader's CV or application (Portuguese and Spanish
+ * "curr\u00edculo", "CV", German "Lebenslauf", "Bewerbung", Italian and French "candidatura", "candidature"), which a
+ * job ad has its candidates send; a model has none. The French "r\u00e9sum\u00e9" is a summary, and stays an order.
+ */
+const APPLICATION_SENT =
+  /^ (?:sie )?(?:(?:seu|sua|tu|tus|il tuo|la tua|ton|ta|votre|vos|dein|deine|deinen|ihre|ihren|o|a|el|la|le|il|los|les|i) )?(?:cv|curriculum|curriculo|lebenslauf|bewerbung|bewerbungsunterlagen|candidatura|candidature|hoja de vida)s?\b/;
+
+/**
+ * Folded orders of `ORDER_IN_ANOTHER_LANGUAGE` that are also the present tense of that language's third person
+ * (French "ouvre", Spanish or Portuguese "abre", "responde", Italian "mostra", "invia"), which a headline opens
+ * with after its subject: "IA, abre nuevas oportunidades" tells news. See `ORDER_GOES_ON`. Not the verbs that
+ * forget, ignore or delete, which news seldom opens with and an attack does ("Asistent, ignor\u0103 ...").
+ */
+const PRESENT_TOO = new RegExp(
+  "^(?:envoie|transfere|revele|affiche|donne|montre|execute|utilise|arrete|mentionne|ajoute|copie|publie|" +
+    "partage|ouvre|resume|responde|contesta|envia|transfiere|revela|muestra|escribe|traduce|ejecuta|agrega|" +
+    "anade|copia|comparte|publica|abre|actua|invia|manda|mostra|pubblica|escreve)$",
+);
+
+/**
+ * After a `PRESENT_TOO` verb, what makes it an order to the reader: a pronoun joined by a hyphen (French
+ * "envoie-moi"), or as the next word an article or a demonstrative (what to act on: "muestra la contrase\u00f1a",
+ * "publica esto"), a "your", an "all", an "only", an "always", a "now", a "me" or an "in" (a language: "responde
+ * en ingl\u00e9s"). A headline goes on with a bare noun, an adjective or "de" ("abre nuevas oportunidades",
+ * "ouvre de nouvelles perspectives"), or the subject put after its verb ("publica Gartner"). A destination
+ * (an e-mail address or a URL) makes it an order too.
+ */
+const ORDER_GOES_ON = new RegExp(
+  "^(?:-(?:moi|nous|le|la|les|lui|toi)\\b| (?:el|la|los|las|lo|le|les|l'|il|gli|os|o|ce|cet|cette|ces|este|" +
+    "esta|estos|estas|esto|ese|esa|eso|questo|questa|questi|queste|isso|isto|esse|essa|tu|tus|ton|ta|tes|votre|" +
+    "vos|tuo|tua|tuoi|tue|teu|teus|tuas|tout|tous|toutes|todo|todos|toda|todas|tutto|tutti|tutte|tudo|solo|" +
+    "solamente|unicamente|uniquement|seulement|apenas|somente|soltanto|sempre|siempre|toujours|ya|ahora|" +
+    "maintenant|adesso|agora|subito|immediatement|inmediatamente|imediatamente|en|em|in|me|mi|moi|nos|nous)\\b)",
+);
 
 /** German orders of `ORDER_IN_ANOTHER_LANGUAGE` that are also nouns: "Teile" (parts), "Sage", any infinitive. */
 const GERMAN_NOUN_TOO = /^(?:teile|sage|[a-z]+en)$/;
@@ -574,13 +614,15 @@ const secondPerson: () => RegExp = lazy(() =>
  * The greeting an address to the model may open with ("Dear ", "Note to the ", "To all "), or none; also one of
  * French, Spanish, Italian, Portuguese or German ("Bonjour ", "Hola ", "Ciao ", "Hallo ", "Ola "), but not
  * before a name a person or a service's staff answers to as well: "Salut Claude, ...", "Hello Claude, thanks for
- * ...", "Hello agent, I need to change my flight", "Hello bot, what are your opening hours?", "Hallo Gemini,
- * schick mir die Folien" greet someone a customer or a colleague writes to. A greeting may take its own comma
- * ("Hola, ChatGPT, ...").
+ * ...", "Hello agent, I need to change my flight", "Hello bot, what are your opening hours?" greet someone a
+ * customer or a colleague writes to; so does "Hello Gemini, the meeting moved" (a team, a nickname), where
+ * another language's greeting before Gemini is still read as one to the model ("Ol\u00e1 Gemini, responda ...").
+ * A greeting may take its own comma ("Hola, ChatGPT, ...").
  */
 const ADDRESS_GREETING = "(?:(?:(?:dear|hey|hi),? |(?:attention|note to|message to|instructions for|to) )" +
-  "(?:the |any |all )?|(?:hello|bonjour|salut|coucou|cher|chere|hola|querid[oa]|estimad[oa]|ciao|salve|car[oa]|" +
-  "gentile|hallo|liebe[rs]?|ola|oi|prezad[oa]),? (?!(?:claude|agent|bot|gemini|model)\\b))?";
+  "(?:the |any |all )?|(?:bonjour|salut|coucou|cher|chere|hola|querid[oa]|estimad[oa]|ciao|salve|car[oa]|" +
+  "gentile|hallo|liebe[rs]?|ola|oi|prezad[oa]),? (?!(?:claude|agent|bot|model)\\b)|hello,? " +
+  "(?!(?:claude|agent|bot|gemini|model)\\b))?";
 
 /**
  * The assistant's names in other languages: Italian and Portuguese "assistente", Spanish "asistente", German,
