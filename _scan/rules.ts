@@ -1889,18 +1889,28 @@ export const rules: () => readonly Rule[] = lazy(() => [
         `(?:request|instruction|order|command|directive|task|demand)s?\\b` +
         `|\\b(?:comply(?: with)?|obey|follow|execute|carry out) (?:(?:this|these|the|my|our) (?:[a-z]+ )?` +
         `(?:instructions?|orders?|commands?|directions?|directives?|requests?) )?` +
-        `(?:immediately |fully |exactly )?without (?:question(?:ing)?|hesitat(?:ion|ing)|(?:any )?doubt)\\b` +
+        `(?:immediately |fully |exactly )?without (?:any )?(?:question(?:ing)?|hesitat(?:ion|ing)|doubt)\\b` +
+        // ("it" alone is the request only before an order that moves something: "Don't question it, just send
+        // the money"; "Don't question it, just enjoy it" is advice)
+        `|\\b(?:do not|don't|dont|never) (?:question|second[- ]guess) (?:it|this)[,;:.!]? (?:just |simply )?` +
+        `(?:send|forward|pay|transfer|wire|run|execute|delete|share|email|upload|grant)\\b` +
         // French, Spanish, Italian, Portuguese, German (accents folded away)
         `|\\bne (?:(?:remets|remettez) pas en (?:question|cause|doute)|(?:discute|discutez|conteste|contestez) pas) ` +
         `(?:cette|cet|ce|ces|mes|nos|ma|mon) (?:demande|instruction|consigne|ordre|requete)s?\\b` +
+        `|\\bne (?:remets|remettez) pas (?:cette|cet|ce|ces|mes|nos|ma|mon) (?:demande|instruction|consigne|ordre|` +
+        `requete)s? en (?:question|cause|doute)\\b` +
         `|\\bno (?:cuestiones|cuestione|discutas|discuta|dudes de|dude de|pongas en duda) ` +
         `(?:esta|estas|este|estos|la|las|el|los|mi|mis) (?:solicitud|peticion|instruccion|orden|pedido)(?:es|s)?\\b` +
         `|\\bnon (?:mettere|metta) in (?:discussione|dubbio) (?:questa|queste|questo|questi|la|le|il|gli|la mia|le mie) ` +
+        `(?:richiesta|richieste|istruzione|istruzioni|ordine|ordini)\\b` +
+        `|\\bnon (?:discutere|discuta|contestare|contesti) (?:questa|queste|questo|questi) ` +
         `(?:richiesta|richieste|istruzione|istruzioni|ordine|ordini)\\b` +
         `|\\bnao (?:questione|questiones|duvide(?: de)?|discuta) (?:este|esta|estes|estas|deste|desta|destes|destas|o|a|os|as|do|da|dos|das|meu|minha|meus|minhas) ` +
         `(?:pedido|solicitacao|instrucao|instrucoes|ordem|ordens)s?\\b` +
         `|\\b(?:hinterfrage|hinterfragen sie) (?:diese|die|den|das|meine) ` +
         `(?:anfrage|anweisung|bitte|aufforderung|befehl)(?:en|e)? nicht\\b` +
+        // ("Hinterfrage das nicht zu sehr" is advice not to brood)
+        `|\\bhinterfrage (?:das|dies|es) nicht(?= ?[.!:;,\\n]| ?$)` +
         `|\\b(?:stelle|stell|stellen sie) (?:diese|die|den|das|meine) (?:anfrage|anweisung|bitte|aufforderung|befehl)(?:en|e)? ` +
         `nicht in frage\\b`,
       "g",
