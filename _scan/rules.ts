@@ -1058,7 +1058,7 @@ function namesCode(t: string, s: number, e: number): boolean {
  */
 function markerInTitle(t: string, s: number, e: number, original: Original): boolean {
   while (s < e && (t[s] === "\n" || t[s] === " " || t[s] === "\t")) s++;
-  if (t[s] !== "#" || !/^#+ [a-z ]+$/.test(t.slice(s, e))) return false;
+  if (t[s] !== "#" || !/^#+ (?:\*{1,2}|_{1,2})?[a-z ]+(?:\*{1,2}|_{1,2})?$/.test(t.slice(s, e))) return false;
   let i = s;
   // (back over the line's indent and any hashes before the match's: "####" may match from its second)
   while (i > 0 && (t[i - 1] === " " || t[i - 1] === "\t" || t[i - 1] === "#")) i--;
@@ -1068,7 +1068,9 @@ function markerInTitle(t: string, s: number, e: number, original: Original): boo
   const end = nl === -1 ? t.length : nl;
   // (a changelog's heading may end in the number of its change: "## New system prompt support (#1234)")
   return end - e <= 80 &&
-    /^(?:s|s?(?: [a-z0-9][a-z0-9'-]*)+|s? \(#\d+\))(?: \(#\d+\))?\.? ?$/.test(t.slice(e, end)) &&
+    /^(?:s|s?(?: [a-z0-9][a-z0-9'-]*)+|s? \(#\d+\))(?:\*{1,2}|_{1,2})?(?: \(#\d+\))?\.? ?$/.test(
+      t.slice(e, end),
+    ) &&
     !TITLE_OF_ORDERS.test(t.slice(e, end)) &&
     !(nl !== -1 && lineBreaks(original(nl)) < 2 && ORDER_ON_NEXT_LINE.test(t.slice(nl, nl + 40)));
 }
@@ -2295,7 +2297,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
     needles: ["system", "assistant", "developer", "admin"],
     category: "role_injection",
     re:
-      /#{1,4} ?\(?(?:(?:new|updated|revised|real|actual|true|hidden|secret|override|overriding|replacement|latest) )?(?:system|assistant|developer)(?:_| )(?:message|prompt|instructions?)\)?|[\[(<](?:system|admin|developer)(?: |_)?(?:message|prompt|instructions?|override|note)?[\])>] ?:?|\b(?:system|admin|developer) (?:override|message|instruction)s? ?:/g,
+      /#{1,4} ?(?:\*{1,2}|_{1,2})?\(?(?:(?:new|updated|revised|real|actual|true|hidden|secret|override|overriding|replacement|latest) )?(?:system|assistant|developer)(?:_| )(?:message|prompt|instructions?)\)?(?:\*{1,2}|_{1,2})?|={2,6} ?(?:new|updated|revised|override|overriding|replacement|latest) (?:system|assistant|developer) (?:message|prompt|instructions?) ?={2,6}|[\[(<](?:system|admin|developer)(?: |_)?(?:message|prompt|instructions?|override|note)?[\])>] ?:?|\b(?:system|admin|developer) (?:override|message|instruction)s? ?:/g,
     accept: (t, s, e, _upper, original) =>
       !namesCode(t, s, e) && !markerInTitle(t, s, e, original) && !headsChange(t, s, e),
   },

@@ -2720,3 +2720,20 @@ test("scan: an order not to question it before a transfer, without any hesitatio
     "Full refund within 30 days, no questions asked.",
   ]);
 });
+
+test("scan: a heading of a new system prompt in bold or between equals signs is a system marker; a title is not", () => {
+  assertHits("role.system_marker", 1, [
+    "## **New system prompt**",
+    "## __New system prompt__",
+    "=== New system prompt ===",
+    "== Updated system prompt ==",
+  ]);
+  assertHits("role.system_marker", 0, [
+    "## **New system prompt templates**",
+    "## **New system prompt** support (#1234)",
+    "## **New system prompts**",
+    "### **System Prompt Example**",
+    "=== System prompt ===",
+    "=== New system prompt templates ===",
+  ]);
+});
