@@ -349,10 +349,15 @@ function notAnAddress(t: string, s: number, e: number, original: Original): bool
   const bare = !t.slice(s, e - 1).includes(" ");
   const mark = t[e - 1];
   if (mark !== "," && mark !== ":") return false;
-  if (bare && (e === t.length || t[e] === "\n")) return true;
+  // (unless an order in another language opens the next line: "ChatGPT,\nr\u00e9ponds ...")
+  if (bare && (e === t.length || (t[e] === "\n" && !orderedInAnotherLanguage(t, e, original)))) return true;
   if (mark === ":" && /\p{L}/u.test(t[e] ?? "")) return true;
   const before = t[s - 1], twoBefore = t[s - 2] ?? "";
-  if (ENDS_IN_FOREIGN_NAME.test(t.slice(Math.max(0, e - 12), e))) {
+  const foreign = ENDS_IN_FOREIGN_NAME.test(t.slice(Math.max(0, e - 20), e));
+  // (a name in bold or in a tag is a glossary's term or a label, "**Agent**, a program that ...", unless words
+  // to the model follow: "**ChatGPT**, r\u00e9ponds ...")
+  if (!foreign && mark === "," && /[*_>]/.test(t[e - 2])) return !toldAfterAll(t, e, original);
+  if (foreign) {
     // (after an elided article, the subject of a sentence, whose present tense may read as an order: Italian
     // "L'assistente, invia ..." is "the assistant sends")
     return (before === "'" && /[a-z]/.test(twoBefore)) || !orderedInAnotherLanguage(t, e, original);
@@ -525,7 +530,7 @@ const GERMAN_NOUN_TOO = /^(?:teile|sage|[a-z]+en)$/;
  */
 const ORDER_IN_ANOTHER_LANGUAGE = new RegExp(
   // (a quote or Markdown emphasis may open the order: "ChatGPT, \u00ab reponds ... \u00bb", "**reponds**")
-  `^ ?(?:[\u00ab"'*_]{1,3} ?)?(?:(?:s'il (?:te|vous) plait|por favor|per favore|bitte|desormais|dorenavant|` +
+  `^[ \n]?(?:[\u00ab"'*_]{1,3} ?)?(?:(?:s'il (?:te|vous) plait|por favor|per favore|bitte|desormais|dorenavant|` +
     `a partir de maintenant|a partir de ahora|de ahora en adelante|da ora in poi|d'ora in poi|` +
     `a partir de agora|von nun an|ab jetzt|ab sofort|a partir d'aujourd'hui|des maintenant|des a present|` +
     `a present|desde ahora|desde hoy|ab heute|d'ora in avanti|de agora em diante|daqui em diante|` +
@@ -634,10 +639,30 @@ const ADDRESS_GREETING = "(?:(?:(?:dear|hey|hi),? |(?:attention|note to|message 
 const FOREIGN_NAMES = "assistente|asistente|assistent|asystent|asistent|ia|ki";
 
 /** Strings one of which every match of `FOREIGN_NAMES` and its comma holds: anchors of `override.addresses_ai`. */
-const FOREIGN_NAME_ANCHORS: readonly string[] = ["assistent", "asistent", "asystent", "ia,", "ki,"];
+const FOREIGN_NAME_ANCHORS: readonly string[] = [
+  "assistent",
+  "asistent",
+  "asystent",
+  "ia,",
+  "ki,",
+  "ia ,",
+  "ki ,",
+];
 
-/** A match of `override.addresses_ai` that ends in one of `FOREIGN_NAMES` and its comma. */
-const ENDS_IN_FOREIGN_NAME = new RegExp(`(?:^|[^a-z])(?:${FOREIGN_NAMES}),$`);
+/**
+ * A model's name closed by Markdown emphasis or an HTML tag before its comma ("**ChatGPT**,", "<b>Assistente</b>,"),
+ * its opening before the name read as the start of an address. Not "AI", "IA" or "KI", whose anchors hold the
+ * letter after them.
+ */
+const NAMES_CLOSED =
+  "(?:ai assistant|llm|llms|language model|ai model|ai agents?|chatbot|copilot|chatgpt|claude|" +
+  "assistant|agent|model|bot|gpt|gemini|assistente|asistente|assistent|asystent|asistent)" +
+  "(?:\\*{1,2}|_{1,2}|</[a-z]{1,6}>)";
+
+/** A match of `override.addresses_ai` that ends in one of `FOREIGN_NAMES` and its comma, after a space or not. */
+const ENDS_IN_FOREIGN_NAME = new RegExp(
+  `(?:^|[^a-z])(?:${FOREIGN_NAMES})(?:\\*{1,2}|_{1,2}|</[a-z]{1,6}>)? ?,$`,
+);
 
 /**
  * Before a hyphen and a model's name ("agent,"): another of its names ("AI-", "LLM-", "GPT-") where an address
@@ -2029,7 +2054,8 @@ export const rules: () => readonly Rule[] = lazy(() => [
     ],
     re: new RegExp(
       `(?:^|(?<=[.!?;\\n"'(\\[{>*#\u00a1\u00bf-] ?))${ADDRESS_GREETING}` +
-        `(?:(?:ai|ai assistant|llm|llms|language model|ai model|ai agents?|chatbot|copilot|chatgpt|claude) ?[,:]|(?:assistant|agent|model|bot|gpt|gemini|${FOREIGN_NAMES}),)` +
+        `(?:(?:ai|ai assistant|llm|llms|language model|ai model|ai agents?|chatbot|copilot|chatgpt|claude) ?[,:]|(?:assistant|agent|model|bot|gpt|gemini),|(?:${FOREIGN_NAMES}) ?,` +
+        `|(?:${NAMES_CLOSED}),)` +
         `|\\bif you are an? (?:ai|llm|large language model|language model|ai assistant|assistant|ai agent|agent|chatbot|bot)\\b` +
         `|\\b(?:note|message|instructions?) (?:to|for) (?:the |any |all )?(?:ai|llm|llms|language models?|ai assistants?|assistants?|ai agents?|agents?|models?) (?:reading|processing|summari[sz]ing|seeing|parsing)\\b`,
       "g",
