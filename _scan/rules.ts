@@ -1919,7 +1919,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
         `(?:immediately |fully |exactly )?without (?:any )?(?:question(?:ing)?|hesitat(?:ion|ing)|doubt)\\b` +
         // ("it" alone is the request only before an order that moves something: "Don't question it, just send
         // the money"; "Don't question it, just enjoy it" is advice)
-        `|\\b(?:do not|don't|dont|never) (?:question|second[- ]guess) (?:it|this)[,;:.!]? (?:just |simply )?` +
+        `|\\b(?:do not|don't|dont|never) (?:question|second[- ]guess) (?:it|this)(?:[,;:.!] (?:just |simply )?| (?:just|simply) )` +
         `(?:send|forward|pay|transfer|wire|run|execute|delete|share|email|upload|grant)\\b` +
         // French, Spanish, Italian, Portuguese, German (accents folded away)
         `|\\bne (?:(?:remets|remettez) pas en (?:question|cause|doute)|(?:discute|discutez|conteste|contestez) pas) ` +

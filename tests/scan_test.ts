@@ -2713,6 +2713,7 @@ test("scan: an order not to question it before a transfer, without any hesitatio
   assertHits("override.unquestioned", 0, [
     "Don't question it, just enjoy it.",
     "Never question it: just do what feels right.",
+    "Never question this email address: it is ours.",
     "Hinterfrage das nicht zu sehr.",
     "Non discutere la richiesta del cliente se presenta lo scontrino.",
     "Ne remets pas cette d\u00e9cision en question sans preuve.",
