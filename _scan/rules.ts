@@ -438,8 +438,11 @@ function toldAfterAll(t: string, e: number, original: Original): boolean {
   let after = "";
   for (let i = e; i < t.length && i < e + 60; i++) after += original(i);
   return secondPerson().test(after) || orderedInAnotherLanguage(t, e, original) ||
-    /(?<!\]\()\bhttps?:\/\/|\b[a-z0-9._-]+@[a-z0-9-]+\.[a-z]/.test(t.slice(e, e + 120));
+    SEND_TO.test(t.slice(e, e + 120));
 }
+
+/** Where to send something: an e-mail address, or a URL that is no Markdown link's target. */
+const SEND_TO = /(?<!\]\()\bhttps?:\/\/|\b[a-z0-9._-]+@[a-z0-9-]+\.[a-z]/;
 
 /**
  * True when the words after a model's name and its comma at `t[e]` order it about in another language (see
@@ -467,14 +470,14 @@ function orderedInAnotherLanguage(t: string, e: number, original: Original): boo
   // (a German order in "-en" is the polite one, with "Sie" next: "KI, senden Sie ..."; without it, the verb
   // of an inserted clause, "KI, sagen Experten, ...")
   if (/^[a-z]+en$/.test(m[1]) && !/^ sie\b/.test(t.slice(end, end + 5))) return false;
-  // (a job ad's order to its candidates: "Assistente, envie seu curr\u00edculo para ...", "Asistente, env\u00eda tu CV a ...")
+  // (a job ad's order to candidates: "Assistente, envie seu curr\u00edculo ...", "Asistente, env\u00eda tu CV a ...")
   if (APPLICATION_SENT.test(t.slice(end, end + 40))) return false;
   // (a present tense that reads as an order, in a headline: "IA, abre nuevas oportunidades", "IA, ouvre de
   // nouvelles perspectives", "IA, publica Gartner ...", "IA, mostra interattiva ...", "IA, muestra de casos")
   if (
     PRESENT_TOO.test(m[1]) && !/[a-z]/.test(m[0].slice(0, -m[1].length)) &&
     !ORDER_GOES_ON.test(t.slice(end, end + 16)) &&
-    !/(?<!\]\()\bhttps?:\/\/|\b[a-z0-9._-]+@[a-z0-9-]+\.[a-z]/.test(t.slice(end, end + 120))
+    !SEND_TO.test(t.slice(end, end + 120))
   ) {
     return false;
   }
