@@ -349,10 +349,15 @@ function notAnAddress(t: string, s: number, e: number, original: Original): bool
   const bare = !t.slice(s, e - 1).includes(" ");
   const mark = t[e - 1];
   if (mark !== "," && mark !== ":") return false;
-  if (bare && (e === t.length || t[e] === "\n")) return true;
+  // (unless an order in another language opens the next line: "ChatGPT,\nr\u00e9ponds ...")
+  if (bare && (e === t.length || (t[e] === "\n" && !orderedInAnotherLanguage(t, e, original)))) return true;
   if (mark === ":" && /\p{L}/u.test(t[e] ?? "")) return true;
   const before = t[s - 1], twoBefore = t[s - 2] ?? "";
-  if (ENDS_IN_FOREIGN_NAME.test(t.slice(Math.max(0, e - 12), e))) {
+  const foreign = ENDS_IN_FOREIGN_NAME.test(t.slice(Math.max(0, e - 20), e));
+  // (a name in bold or in a tag is a glossary's term or a label, "**Agent**, a program that ...", unless words
+  // to the model follow: "**ChatGPT**, r\u00e9ponds ...")
+  if (!foreign && mark === "," && /[*_>]/.test(t[e - 2])) return !toldAfterAll(t, e, original);
+  if (foreign) {
     // (after an elided article, the subject of a sentence, whose present tense may read as an order: Italian
     // "L'assistente, invia ..." is "the assistant sends")
     return (before === "'" && /[a-z]/.test(twoBefore)) || !orderedInAnotherLanguage(t, e, original);
@@ -433,8 +438,11 @@ function toldAfterAll(t: string, e: number, original: Original): boolean {
   let after = "";
   for (let i = e; i < t.length && i < e + 60; i++) after += original(i);
   return secondPerson().test(after) || orderedInAnotherLanguage(t, e, original) ||
-    /(?<!\]\()\bhttps?:\/\/|\b[a-z0-9._-]+@[a-z0-9-]+\.[a-z]/.test(t.slice(e, e + 120));
+    SEND_TO.test(t.slice(e, e + 120));
 }
+
+/** Where to send something: an e-mail address, or a URL that is no Markdown link's target. */
+const SEND_TO = /(?<!\]\()\bhttps?:\/\/|\b[a-z0-9._-]+@[a-z0-9-]+\.[a-z]/;
 
 /**
  * True when the words after a model's name and its comma at `t[e]` order it about in another language (see
@@ -462,15 +470,55 @@ function orderedInAnotherLanguage(t: string, e: number, original: Original): boo
   // (a German order in "-en" is the polite one, with "Sie" next: "KI, senden Sie ..."; without it, the verb
   // of an inserted clause, "KI, sagen Experten, ...")
   if (/^[a-z]+en$/.test(m[1]) && !/^ sie\b/.test(t.slice(end, end + 5))) return false;
-  // (a noun before "of": Spanish "IA, muestra de casos de uso" (a sample), Italian "IA, mostra di ..." (a show))
+  // (a job ad's order to candidates: "Assistente, envie seu curr\u00edculo ...", "Asistente, env\u00eda tu CV a ...")
+  if (APPLICATION_SENT.test(t.slice(end, end + 40))) return false;
+  // (a present tense that reads as an order, in a headline: "IA, abre nuevas oportunidades", "IA, ouvre de
+  // nouvelles perspectives", "IA, publica Gartner ...", "IA, mostra interattiva ...", "IA, muestra de casos")
   if (
-    /^(?:muestra|mostra|copia)$/.test(m[1]) &&
-    /^ (?:de|di|d'|del|della|dei|delle|da|do|dos|das)\b/.test(t.slice(end, end + 7))
+    PRESENT_TOO.test(m[1]) && !/[a-z]/.test(m[0].slice(0, -m[1].length)) &&
+    !ORDER_GOES_ON.test(t.slice(end, end + 16)) &&
+    !SEND_TO.test(t.slice(end, end + 120))
   ) {
     return false;
   }
   return !/\u00e9e?s?$/i.test(word.normalize("NFC"));
 }
+
+/**
+ * After an order of `ORDER_IN_ANOTHER_LANGUAGE`: the reader's CV or application (Portuguese and Spanish
+ * "curr\u00edculo", "CV", German "Lebenslauf", "Bewerbung", Italian and French "candidatura", "candidature"), which a
+ * job ad has its candidates send; a model has none. The French "r\u00e9sum\u00e9" is a summary, and stays an order.
+ */
+const APPLICATION_SENT =
+  /^ (?:sie )?(?:(?:seu|sua|tu|tus|il tuo|la tua|ton|ta|votre|vos|dein|deine|deinen|ihre|ihren|o|a|el|la|le|il|los|les|i) )?(?:cv|curriculum|curriculo|lebenslauf|bewerbung|bewerbungsunterlagen|candidatura|candidature|hoja de vida)s?\b/;
+
+/**
+ * Folded orders of `ORDER_IN_ANOTHER_LANGUAGE` that are also the present tense of that language's third person
+ * (French "ouvre", Spanish or Portuguese "abre", "responde", Italian "mostra", "invia"), which a headline opens
+ * with after its subject: "IA, abre nuevas oportunidades" tells news. See `ORDER_GOES_ON`. Not the verbs that
+ * forget, ignore or delete, which news seldom opens with and an attack does ("Asistent, ignor\u0103 ...").
+ */
+const PRESENT_TOO = new RegExp(
+  "^(?:envoie|transfere|revele|affiche|donne|montre|execute|utilise|arrete|mentionne|ajoute|copie|publie|" +
+    "partage|ouvre|resume|responde|contesta|envia|transfiere|revela|muestra|escribe|traduce|ejecuta|agrega|" +
+    "anade|copia|comparte|publica|abre|actua|invia|manda|mostra|pubblica|escreve)$",
+);
+
+/**
+ * After a `PRESENT_TOO` verb, what makes it an order to the reader: a pronoun joined by a hyphen (French
+ * "envoie-moi"), or as the next word an article or a demonstrative (what to act on: "muestra la contrase\u00f1a",
+ * "publica esto"), a "your", an "all", an "only", an "always", a "now", a "me" or an "in" (a language: "responde
+ * en ingl\u00e9s"). A headline goes on with a bare noun, an adjective or "de" ("abre nuevas oportunidades",
+ * "ouvre de nouvelles perspectives"), or the subject put after its verb ("publica Gartner"). A destination
+ * (an e-mail address or a URL) makes it an order too.
+ */
+const ORDER_GOES_ON = new RegExp(
+  "^(?:-(?:moi|nous|le|la|les|lui|toi)\\b| (?:el|la|los|las|lo|le|les|l'|il|gli|os|o|ce|cet|cette|ces|este|" +
+    "esta|estos|estas|esto|ese|esa|eso|questo|questa|questi|queste|isso|isto|esse|essa|tu|tus|ton|ta|tes|votre|" +
+    "vos|tuo|tua|tuoi|tue|teu|teus|tuas|tout|tous|toutes|todo|todos|toda|todas|tutto|tutti|tutte|tudo|solo|" +
+    "solamente|unicamente|uniquement|seulement|apenas|somente|soltanto|sempre|siempre|toujours|ya|ahora|" +
+    "maintenant|adesso|agora|subito|immediatement|inmediatamente|imediatamente|en|em|in|me|mi|moi|nos|nous)\\b)",
+);
 
 /** German orders of `ORDER_IN_ANOTHER_LANGUAGE` that are also nouns: "Teile" (parts), "Sage", any infinitive. */
 const GERMAN_NOUN_TOO = /^(?:teile|sage|[a-z]+en)$/;
@@ -485,7 +533,7 @@ const GERMAN_NOUN_TOO = /^(?:teile|sage|[a-z]+en)$/;
  */
 const ORDER_IN_ANOTHER_LANGUAGE = new RegExp(
   // (a quote or Markdown emphasis may open the order: "ChatGPT, \u00ab reponds ... \u00bb", "**reponds**")
-  `^ ?(?:[\u00ab"'*_]{1,3} ?)?(?:(?:s'il (?:te|vous) plait|por favor|per favore|bitte|desormais|dorenavant|` +
+  `^[ \n]?(?:[\u00ab"'*_]{1,3} ?)?(?:(?:s'il (?:te|vous) plait|por favor|per favore|bitte|desormais|dorenavant|` +
     `a partir de maintenant|a partir de ahora|de ahora en adelante|da ora in poi|d'ora in poi|` +
     `a partir de agora|von nun an|ab jetzt|ab sofort|a partir d'aujourd'hui|des maintenant|des a present|` +
     `a present|desde ahora|desde hoy|ab heute|d'ora in avanti|de agora em diante|daqui em diante|` +
@@ -573,12 +621,16 @@ const secondPerson: () => RegExp = lazy(() =>
 /**
  * The greeting an address to the model may open with ("Dear ", "Note to the ", "To all "), or none; also one of
  * French, Spanish, Italian, Portuguese or German ("Bonjour ", "Hola ", "Ciao ", "Hallo ", "Ola "), but not
- * before "Claude", nor "Hello": "Salut Claude, ...", "Hello Claude, thanks for ..." greet a person of that name.
+ * before a name a person or a service's staff answers to as well: "Salut Claude, ...", "Hello Claude, thanks for
+ * ...", "Hello agent, I need to change my flight", "Hello bot, what are your opening hours?" greet someone a
+ * customer or a colleague writes to; so does "Hello Gemini, the meeting moved" (a team, a nickname), where
+ * another language's greeting before Gemini is still read as one to the model ("Ol\u00e1 Gemini, responda ...").
  * A greeting may take its own comma ("Hola, ChatGPT, ...").
  */
 const ADDRESS_GREETING = "(?:(?:(?:dear|hey|hi),? |(?:attention|note to|message to|instructions for|to) )" +
-  "(?:the |any |all )?|(?:hello|bonjour|salut|coucou|cher|chere|hola|querid[oa]|estimad[oa]|ciao|salve|car[oa]|" +
-  "gentile|hallo|liebe[rs]?|ola|oi|prezad[oa]),? (?!claude\\b))?";
+  "(?:the |any |all )?|(?:bonjour|salut|coucou|cher|chere|hola|querid[oa]|estimad[oa]|ciao|salve|car[oa]|" +
+  "gentile|hallo|liebe[rs]?|ola|oi|prezad[oa]),? (?!(?:claude|agent|bot|model)\\b)|hello,? " +
+  "(?!(?:claude|agent|bot|gemini|model)\\b))?";
 
 /**
  * The assistant's names in other languages: Italian and Portuguese "assistente", Spanish "asistente", German,
@@ -590,10 +642,30 @@ const ADDRESS_GREETING = "(?:(?:(?:dear|hey|hi),? |(?:attention|note to|message 
 const FOREIGN_NAMES = "assistente|asistente|assistent|asystent|asistent|ia|ki";
 
 /** Strings one of which every match of `FOREIGN_NAMES` and its comma holds: anchors of `override.addresses_ai`. */
-const FOREIGN_NAME_ANCHORS: readonly string[] = ["assistent", "asistent", "asystent", "ia,", "ki,"];
+const FOREIGN_NAME_ANCHORS: readonly string[] = [
+  "assistent",
+  "asistent",
+  "asystent",
+  "ia,",
+  "ki,",
+  "ia ,",
+  "ki ,",
+];
 
-/** A match of `override.addresses_ai` that ends in one of `FOREIGN_NAMES` and its comma. */
-const ENDS_IN_FOREIGN_NAME = new RegExp(`(?:^|[^a-z])(?:${FOREIGN_NAMES}),$`);
+/**
+ * A model's name closed by Markdown emphasis or an HTML tag before its comma ("**ChatGPT**,", "<b>Assistente</b>,"),
+ * its opening before the name read as the start of an address. Not "AI", "IA" or "KI", whose anchors hold the
+ * letter after them.
+ */
+const NAMES_CLOSED =
+  "(?:ai assistant|llm|llms|language model|ai model|ai agents?|chatbot|copilot|chatgpt|claude|" +
+  "assistant|agent|model|bot|gpt|gemini|assistente|asistente|assistent|asystent|asistent)" +
+  "(?:\\*{1,2}|_{1,2}|</[a-z]{1,6}>)";
+
+/** A match of `override.addresses_ai` that ends in one of `FOREIGN_NAMES` and its comma, after a space or not. */
+const ENDS_IN_FOREIGN_NAME = new RegExp(
+  `(?:^|[^a-z])(?:${FOREIGN_NAMES})(?:\\*{1,2}|_{1,2}|</[a-z]{1,6}>)? ?,$`,
+);
 
 /**
  * Before a hyphen and a model's name ("agent,"): another of its names ("AI-", "LLM-", "GPT-") where an address
@@ -1014,7 +1086,7 @@ function namesCode(t: string, s: number, e: number): boolean {
  */
 function markerInTitle(t: string, s: number, e: number, original: Original): boolean {
   while (s < e && (t[s] === "\n" || t[s] === " " || t[s] === "\t")) s++;
-  if (t[s] !== "#" || !/^#+ [a-z ]+$/.test(t.slice(s, e))) return false;
+  if (t[s] !== "#" || !/^#+ (?:\*{1,2}|_{1,2})?[a-z ]+(?:\*{1,2}|_{1,2})?$/.test(t.slice(s, e))) return false;
   let i = s;
   // (back over the line's indent and any hashes before the match's: "####" may match from its second)
   while (i > 0 && (t[i - 1] === " " || t[i - 1] === "\t" || t[i - 1] === "#")) i--;
@@ -1024,7 +1096,9 @@ function markerInTitle(t: string, s: number, e: number, original: Original): boo
   const end = nl === -1 ? t.length : nl;
   // (a changelog's heading may end in the number of its change: "## New system prompt support (#1234)")
   return end - e <= 80 &&
-    /^(?:s|s?(?: [a-z0-9][a-z0-9'-]*)+|s? \(#\d+\))(?: \(#\d+\))?\.? ?$/.test(t.slice(e, end)) &&
+    /^(?:s|s?(?: [a-z0-9][a-z0-9'-]*)+|s? \(#\d+\))(?:\*{1,2}|_{1,2})?(?: \(#\d+\))?\.? ?$/.test(
+      t.slice(e, end),
+    ) &&
     !TITLE_OF_ORDERS.test(t.slice(e, end)) &&
     !(nl !== -1 && lineBreaks(original(nl)) < 2 && ORDER_ON_NEXT_LINE.test(t.slice(nl, nl + 40)));
 }
@@ -1845,18 +1919,28 @@ export const rules: () => readonly Rule[] = lazy(() => [
         `(?:request|instruction|order|command|directive|task|demand)s?\\b` +
         `|\\b(?:comply(?: with)?|obey|follow|execute|carry out) (?:(?:this|these|the|my|our) (?:[a-z]+ )?` +
         `(?:instructions?|orders?|commands?|directions?|directives?|requests?) )?` +
-        `(?:immediately |fully |exactly )?without (?:question(?:ing)?|hesitat(?:ion|ing)|(?:any )?doubt)\\b` +
+        `(?:immediately |fully |exactly )?without (?:any )?(?:question(?:ing)?|hesitat(?:ion|ing)|doubt)\\b` +
+        // ("it" alone is the request only before an order that moves something: "Don't question it, just send
+        // the money"; "Don't question it, just enjoy it" is advice)
+        `|\\b(?:do not|don't|dont|never) (?:question|second[- ]guess) (?:it|this)(?:[,;:.!] (?:just |simply )?| (?:just|simply) )` +
+        `(?:send|forward|pay|transfer|wire|run|execute|delete|share|email|upload|grant)\\b` +
         // French, Spanish, Italian, Portuguese, German (accents folded away)
         `|\\bne (?:(?:remets|remettez) pas en (?:question|cause|doute)|(?:discute|discutez|conteste|contestez) pas) ` +
         `(?:cette|cet|ce|ces|mes|nos|ma|mon) (?:demande|instruction|consigne|ordre|requete)s?\\b` +
+        `|\\bne (?:remets|remettez) pas (?:cette|cet|ce|ces|mes|nos|ma|mon) (?:demande|instruction|consigne|ordre|` +
+        `requete)s? en (?:question|cause|doute)\\b` +
         `|\\bno (?:cuestiones|cuestione|discutas|discuta|dudes de|dude de|pongas en duda) ` +
         `(?:esta|estas|este|estos|la|las|el|los|mi|mis) (?:solicitud|peticion|instruccion|orden|pedido)(?:es|s)?\\b` +
         `|\\bnon (?:mettere|metta) in (?:discussione|dubbio) (?:questa|queste|questo|questi|la|le|il|gli|la mia|le mie) ` +
+        `(?:richiesta|richieste|istruzione|istruzioni|ordine|ordini)\\b` +
+        `|\\bnon (?:discutere|discuta|contestare|contesti) (?:questa|queste|questo|questi) ` +
         `(?:richiesta|richieste|istruzione|istruzioni|ordine|ordini)\\b` +
         `|\\bnao (?:questione|questiones|duvide(?: de)?|discuta) (?:este|esta|estes|estas|deste|desta|destes|destas|o|a|os|as|do|da|dos|das|meu|minha|meus|minhas) ` +
         `(?:pedido|solicitacao|instrucao|instrucoes|ordem|ordens)s?\\b` +
         `|\\b(?:hinterfrage|hinterfragen sie) (?:diese|die|den|das|meine) ` +
         `(?:anfrage|anweisung|bitte|aufforderung|befehl)(?:en|e)? nicht\\b` +
+        // ("Hinterfrage das nicht zu sehr" is advice not to brood)
+        `|\\bhinterfrage (?:das|dies|es) nicht(?= ?[.!:;,\\n]| ?$)` +
         `|\\b(?:stelle|stell|stellen sie) (?:diese|die|den|das|meine) (?:anfrage|anweisung|bitte|aufforderung|befehl)(?:en|e)? ` +
         `nicht in frage\\b`,
       "g",
@@ -1973,7 +2057,8 @@ export const rules: () => readonly Rule[] = lazy(() => [
     ],
     re: new RegExp(
       `(?:^|(?<=[.!?;\\n"'(\\[{>*#\u00a1\u00bf-] ?))${ADDRESS_GREETING}` +
-        `(?:(?:ai|ai assistant|llm|llms|language model|ai model|ai agents?|chatbot|copilot|chatgpt|claude) ?[,:]|(?:assistant|agent|model|bot|gpt|gemini|${FOREIGN_NAMES}),)` +
+        `(?:(?:ai|ai assistant|llm|llms|language model|ai model|ai agents?|chatbot|copilot|chatgpt|claude) ?[,:]|(?:assistant|agent|model|bot|gpt|gemini),|(?:${FOREIGN_NAMES}) ?,` +
+        `|(?:${NAMES_CLOSED}),)` +
         `|\\bif you are an? (?:ai|llm|large language model|language model|ai assistant|assistant|ai agent|agent|chatbot|bot)\\b` +
         `|\\b(?:note|message|instructions?) (?:to|for) (?:the |any |all )?(?:ai|llm|llms|language models?|ai assistants?|assistants?|ai agents?|agents?|models?) (?:reading|processing|summari[sz]ing|seeing|parsing)\\b`,
       "g",
@@ -2241,7 +2326,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
     needles: ["system", "assistant", "developer", "admin"],
     category: "role_injection",
     re:
-      /#{1,4} ?\(?(?:(?:new|updated|revised|real|actual|true|hidden|secret|override|overriding|replacement|latest) )?(?:system|assistant|developer)(?:_| )(?:message|prompt|instructions?)\)?|[\[(<](?:system|admin|developer)(?: |_)?(?:message|prompt|instructions?|override|note)?[\])>] ?:?|\b(?:system|admin|developer) (?:override|message|instruction)s? ?:/g,
+      /#{1,4} ?(?:\*{1,2}|_{1,2})?\(?(?:(?:new|updated|revised|real|actual|true|hidden|secret|override|overriding|replacement|latest) )?(?:system|assistant|developer)(?:_| )(?:message|prompt|instructions?)\)?(?:\*{1,2}|_{1,2})?|={2,6} ?(?:new|updated|revised|override|overriding|replacement|latest) (?:system|assistant|developer) (?:message|prompt|instructions?) ?={2,6}|[\[(<](?:system|admin|developer)(?: |_)?(?:message|prompt|instructions?|override|note)?[\])>] ?:?|\b(?:system|admin|developer) (?:override|message|instruction)s? ?:/g,
     accept: (t, s, e, _upper, original) =>
       !namesCode(t, s, e) && !markerInTitle(t, s, e, original) && !headsChange(t, s, e),
   },
