@@ -17,6 +17,7 @@ import { answeredPlainly, errorOf, startPollingServer } from "./_mcp_http.ts";
 import { type JsonRpcMessage, relayMcpHttp } from "../mcp.ts";
 import { INIT, INIT_RESULT } from "./_mcp_messages.ts";
 
+const isRecord = (x: unknown): x is Record<string, unknown> => typeof x === "object" && x !== null;
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 
 test(
@@ -141,7 +142,11 @@ async function relayInPhases(url: string, phases: unknown[][]): Promise<Map<unkn
       );
       const answered = new Promise<void>((resolve) => (next = resolve));
       const timer = setTimeout(next, 15_000);
-      yield enc.encode(phase.map((m) => JSON.stringify(m) + "\n").join(""));
+      for (const m of phase) {
+        // (`{ wait }`: the client holds its next lines until that resolves)
+        if (isRecord(m) && typeof m.wait === "function") await m.wait();
+        else yield enc.encode(JSON.stringify(m) + "\n");
+      }
       await answered;
       clearTimeout(timer);
     }
@@ -160,3 +165,86 @@ async function relayInPhases(url: string, phases: unknown[][]): Promise<Map<unkn
   });
   return answers;
 }
+
+test(
+  "relayMcpHttp: a 404 ends the session's open streams too: none is resumed in it, their requests are told to initialize again",
+  { timeout: 30_000 },
+  async () => {
+    // s1 answers its slow call (id 2) on an event stream it keeps open, and has a stream of its own (GET),
+    // both with event ids; the call after (id 3) gets 404, and then the server closes both streams, as the
+    // SDK's server does as it ends a session. A resume of either in s1 would be a GET with Last-Event-ID.
+    const seen: Seen[] = [];
+    const open = new Set<import("node:http").ServerResponse>();
+    let sessions = 0;
+    const live = new Set<string>();
+    const sse = (res: import("node:http").ServerResponse) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write("id: e1\nretry: 50\ndata: \n\n");
+      open.add(res);
+    };
+    const http = createServer((req, res) => {
+      let body = "";
+      req.on("data", (c) => (body += c));
+      req.on("end", () => {
+        const session = req.headers["mcp-session-id"] as string | undefined;
+        const m = body === "" ? undefined : JSON.parse(body);
+        const resumed = req.headers["last-event-id"] !== undefined ? "+resume" : "";
+        seen.push({ method: (m?.method ?? req.method) + resumed, session, id: m?.id });
+        if (req.method === "DELETE") {
+          return void res.writeHead(session && live.has(session) ? 200 : 404).end();
+        }
+        if (m?.method === "initialize") {
+          const id = `s${++sessions}`;
+          live.add(id);
+          const answer = { jsonrpc: "2.0", id: m.id, result: INIT_RESULT };
+          return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": id })
+            .end(JSON.stringify(answer));
+        }
+        if (session === undefined || !live.has(session)) return void res.writeHead(404).end();
+        if (req.method === "GET") return session === "s1" ? sse(res) : void res.writeHead(405).end();
+        if (answeredPlainly(m, res, [{ name: "echo" }])) return;
+        if (session === "s1" && m.id === 2) return sse(res);
+        if (session === "s1" && m.id === 7) return void res.writeHead(202).end(); // (for its own stream)
+        if (session === "s1") {
+          live.delete(session);
+          res.writeHead(404).end();
+          setTimeout(() => {
+            for (const r of open) r.end();
+          }, 30);
+          return;
+        }
+        const answer = { jsonrpc: "2.0", id: m.id, result: { content: [{ type: "text", text: "ran" }] } };
+        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(answer));
+      });
+    });
+    await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(http.address() as { port: number }).port}/mcp`;
+    try {
+      const call = (id: number) => ({
+        jsonrpc: "2.0",
+        id,
+        method: "tools/call",
+        params: { name: "echo", arguments: {} },
+      });
+      const until = async (done: () => boolean) => {
+        for (let i = 0; i < 200 && !done(); i++) await new Promise((r) => setTimeout(r, 10));
+      };
+      const waitForStreams = () => until(() => open.size === 2);
+      const answers = await relayInPhases(url, [
+        [...INIT],
+        [call(2), { wait: waitForStreams }, call(7), {
+          wait: () => until(() => seen.some((s) => s.id === 7)),
+        }, call(3)],
+        [{ ...INIT[0] as object, id: 5 }, INIT[1], call(6)],
+      ]);
+      assert.equal(open.size, 2, "both streams were open");
+      for (const id of [2, 3, 7]) assert.match(errorOf(answers.get(id)), /it ended the session \(HTTP 404/);
+      assert.deepEqual(answers.get(6)?.result, { content: [{ type: "text", text: "ran" }] });
+      const inS1 = seen.filter((s) => s.session === "s1").map((s) => `${s.method}${s.id ?? ""}`);
+      assert.equal(inS1.at(-1), "tools/call3", inS1.join(" "));
+    } finally {
+      http.closeAllConnections?.();
+      http.close();
+    }
+  },
+);
