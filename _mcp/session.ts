@@ -355,6 +355,8 @@ export class GuardedSession implements McpSession {
   #scopes: RequestScopes | undefined;
   /** Client batches being answered element by element, under each of their requests' keys. */
   readonly #batches = new Map<string, Batch>();
+  /** The requests of split batches: refused, each is answered in its batch (see `#idInUse`). */
+  readonly #batched = new WeakSet<object>();
   /** Injection scans of the calls being forwarded, run once they are sent (see #sent). */
   readonly #scans: (() => void)[] = [];
   readonly #ownPrefix = `toolguard-${Math.random().toString(36).slice(2, 10)}-`;
@@ -554,6 +556,7 @@ export class GuardedSession implements McpSession {
         }
         group.waiting.add(key);
         this.#batches.set(key, group);
+        this.#batched.add(x);
       }
     }
     this.#sendIfDone(group);
@@ -763,7 +766,7 @@ export class GuardedSession implements McpSession {
     if (!isRequest(m)) return "forward";
     const method = m.method as string;
     const id = m.id as JsonRpcId;
-    if (this.#pending.has(idKey(id)) || this.#own.has(idKey(id))) return this.#idInUse(id);
+    if (this.#pending.has(idKey(id)) || this.#own.has(idKey(id))) return this.#idInUse(m);
     if (method !== "tools/call") {
       const cursor = isRecord(m.params) ? m.params.cursor : undefined;
       this.#pending.set(idKey(id), { id, method, cursor });
@@ -862,10 +865,13 @@ export class GuardedSession implements McpSession {
   /**
    * A request under the id of one still waiting is not passed on: the server's answers could not be told
    * apart, and the first to come would be judged as the answer to the other (a tool list taken for a tool
-   * result goes to the client uncleaned).
+   * result goes to the client uncleaned). Refused, a request of a split batch is answered in its batch, and
+   * any other on its own: under a waiting batch request's id, into that batch, it took that request's place.
    */
-  #idInUse(id: JsonRpcId): "answered" {
-    this.#reply(this.#inUseError(id));
+  #idInUse(m: JsonRpcMessage): "answered" {
+    const refusal = this.#inUseError(m.id as JsonRpcId);
+    if (this.#batched.has(m)) this.#reply(refusal);
+    else this.#toClient({ message: refusal });
     return "answered";
   }
 

@@ -212,6 +212,31 @@ test("McpSession: a client request under the id of one still waiting is refused,
   );
 });
 
+test("McpSession: a request under the id of a split batch's waiting request is refused on its own; the batch keeps its answer", () => {
+  const toServer: JsonRpcMessage[] = [];
+  const toClient: unknown[] = [];
+  const session = createMcpGuard({ batches: "split" }).connect({
+    toServer: (f: McpFrame) => void toServer.push(f.message as JsonRpcMessage),
+    toClient: (f: McpFrame) => void toClient.push(f.message),
+  });
+  const ping = (id: number) => ({ jsonrpc: "2.0", id, method: "ping" });
+  session.fromClient({ message: [ping(1), ping(2)] });
+  session.fromClient({ message: { jsonrpc: "2.0", id: 1, method: "tools/list" } });
+  assert.deepEqual(toServer.map((m) => m.id), [1, 2], "the listing was not passed on");
+  // The refusal went into the batch, in place of ping 1's answer, which then reached the client alone: as
+  // the answer to the listing.
+  assert.equal(toClient.length, 1);
+  assert.match(JSON.stringify(toClient[0]), /id 1 is the id of a request still waiting/);
+  assert.equal(Array.isArray(toClient[0]), false, "the refusal answers the listing, alone");
+  session.fromServer({ message: { jsonrpc: "2.0", id: 1, result: {} } });
+  session.fromServer({ message: { jsonrpc: "2.0", id: 2, result: {} } });
+  assert.deepEqual(toClient.slice(1), [[{ jsonrpc: "2.0", id: 1, result: {} }, {
+    jsonrpc: "2.0",
+    id: 2,
+    result: {},
+  }]]);
+});
+
 test("McpSession: a server message that is both a request and an answer is not passed on; its request is answered", () => {
   const toClient: JsonRpcMessage[] = [];
   const events: McpEvent[] = [];
