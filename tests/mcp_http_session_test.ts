@@ -128,9 +128,14 @@ test(
 
 /**
  * Relay a client that sends each of `phases` once every request of the ones before has an answer (15 s at
- * most, so that a relay that never answers fails the test, not hangs it); returns the answers by id.
+ * most, so that a relay that never answers fails the test, not hangs it); returns the answers by id (the last
+ * under each), and puts every answer in `every`.
  */
-async function relayInPhases(url: string, phases: unknown[][]): Promise<Map<unknown, JsonRpcMessage>> {
+async function relayInPhases(
+  url: string,
+  phases: unknown[][],
+  every: JsonRpcMessage[] = [],
+): Promise<Map<unknown, JsonRpcMessage>> {
   const answers = new Map<unknown, JsonRpcMessage>();
   let waiting = new Set<unknown>();
   let next = () => {};
@@ -158,6 +163,7 @@ async function relayInPhases(url: string, phases: unknown[][]): Promise<Map<unkn
         const m = JSON.parse(line) as JsonRpcMessage;
         if (m.method !== undefined) continue;
         answers.set(m.id, m);
+        every.push(m);
         waiting.delete(m.id);
       }
       if (waiting.size === 0) next();
@@ -242,6 +248,80 @@ test(
       assert.deepEqual(answers.get(6)?.result, { content: [{ type: "text", text: "ran" }] });
       const inS1 = seen.filter((s) => s.session === "s1").map((s) => `${s.method}${s.id ?? ""}`);
       assert.equal(inS1.at(-1), "tools/call3", inS1.join(" "));
+    } finally {
+      http.closeAllConnections?.();
+      http.close();
+    }
+  },
+);
+
+test(
+  "relayMcpHttp: session after session ended with 404, the relay holds none of their requests: each id is free again",
+  { timeout: 60_000 },
+  async () => {
+    // What the relay remembers of a request (to match its answer, to refuse a second request under its id)
+    // must go once the request is answered, in an ended session too: a request under the same id in the
+    // next session is sent, not refused as one still waiting. Twenty sessions, each ended by the server with
+    // a 404 to call 3 while call 2 waits on an event stream it closes after; call 3 again is not sent.
+    const seen: Seen[] = [];
+    let sessions = 0;
+    const live = new Set<string>();
+    const http = createServer((req, res) => {
+      let body = "";
+      req.on("data", (c) => (body += c));
+      req.on("end", () => {
+        const session = req.headers["mcp-session-id"] as string | undefined;
+        const m = body === "" ? undefined : JSON.parse(body);
+        seen.push({ method: m?.method ?? req.method, session, id: m?.id });
+        if (req.method === "GET") return void res.writeHead(405).end();
+        if (req.method === "DELETE") return void res.writeHead(200).end();
+        if (m.method === "initialize") {
+          const id = `s${++sessions}`;
+          live.add(id);
+          const answer = { jsonrpc: "2.0", id: m.id, result: INIT_RESULT };
+          return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": id })
+            .end(JSON.stringify(answer));
+        }
+        if (session === undefined || !live.has(session)) return void res.writeHead(404).end();
+        if (answeredPlainly(m, res, [{ name: "echo" }])) return;
+        const answer = { jsonrpc: "2.0", id: m.id, result: { content: [{ type: "text", text: "ran" }] } };
+        if (m.id === 3) {
+          live.delete(session);
+          return void res.writeHead(404).end();
+        }
+        if (m.id === 2) {
+          res.writeHead(200, { "content-type": "text/event-stream" });
+          return void setTimeout(() => res.end(), 50);
+        }
+        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(answer));
+      });
+    });
+    await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(http.address() as { port: number }).port}/mcp`;
+    try {
+      const call = (id: number) => ({
+        jsonrpc: "2.0",
+        id,
+        method: "tools/call",
+        params: { name: "echo", arguments: {} },
+      });
+      const rounds = 20;
+      const phases = Array.from(
+        { length: rounds },
+        () => [[...INIT, call(1)], [call(2), call(3)], [call(3)]],
+      );
+      const answered: JsonRpcMessage[] = [];
+      await relayInPhases(url, phases.flat(), answered);
+      const refused = answered.filter((m) => /still waiting/.test(errorOf(m)));
+      assert.deepEqual(refused, [], "no id was taken for one still waiting");
+      assert.equal(answered.filter((m) => m.id === 1 && m.result !== undefined).length, rounds);
+      assert.equal(seen.filter((s) => s.method === "initialize").length, rounds, "every session started");
+      assert.equal(answered.length, rounds * 5);
+      for (const id of [2, 3]) {
+        const ended = answered.filter((m) => m.id === id && /it ended the session/.test(errorOf(m)));
+        assert.equal(ended.length, id === 2 ? rounds : rounds * 2, `call ${id}: told the session ended`);
+      }
+      assert.equal(seen.filter((s) => s.id === 3).length, rounds, "call 3 again was not sent");
     } finally {
       http.closeAllConnections?.();
       http.close();
