@@ -766,6 +766,7 @@ export class GuardedSession implements McpSession {
     if (!isRequest(m)) return "forward";
     const method = m.method as string;
     const id = m.id as JsonRpcId;
+    if (typeof id !== "string" && typeof id !== "number") return this.#invalidId(m);
     if (this.#pending.has(idKey(id)) || this.#own.has(idKey(id))) return this.#idInUse(m);
     if (method !== "tools/call") {
       const cursor = isRecord(m.params) ? m.params.cursor : undefined;
@@ -869,7 +870,26 @@ export class GuardedSession implements McpSession {
    * any other on its own: under a waiting batch request's id, into that batch, it took that request's place.
    */
   #idInUse(m: JsonRpcMessage): "answered" {
-    const refusal = this.#inUseError(m.id as JsonRpcId);
+    return this.#refused(m, this.#inUseError(m.id as JsonRpcId));
+  }
+
+  /**
+   * A request whose id is an array or an object is not passed on: MCP has a request's id be a string or an
+   * integer, a server (the MCP SDK's) drops such a request unanswered, and an answer under it is no answer
+   * MCP knows (see `#judgeServer`): it would wait for ever.
+   */
+  #invalidId(m: JsonRpcMessage): "answered" {
+    this.#hooks.emit({ event: "client_message_refused", kind: "invalid_id", id: m.id as JsonRpcId });
+    const why = "Invalid Request: MCP has a request's id be a string or an integer, not an " +
+      `${
+        Array.isArray(m.id) ? "array" : "object"
+      }; toolguard did not pass this one on (send it again under ` +
+      "a string or an integer id)";
+    return this.#refused(m, errorResponse(m.id as JsonRpcId, -32600, why));
+  }
+
+  /** The client's request `m`, not passed on, is answered with `refusal`: in its batch's answer if split. */
+  #refused(m: JsonRpcMessage, refusal: JsonRpcMessage): "answered" {
     if (this.#batched.has(m)) this.#reply(refusal);
     else this.#toClient({ message: refusal });
     return "answered";
@@ -1203,7 +1223,7 @@ export class GuardedSession implements McpSession {
       return Object.hasOwn(m, "result") || Object.hasOwn(m, "error") ? this.#noId(m) : "same";
     }
     // An error with id null answers a message the server could not read: the client needs it. Any other id
-    // that is no string or number answers nothing (its key would match a string id: `true`, "true").
+    // that is no string or number answers nothing: no request goes on under one (see #invalidId).
     if (m.id === null && m.result === undefined) return this.#scanned(m, "", "error", null);
     if (typeof m.id !== "string" && typeof m.id !== "number") return this.#noId(m);
     const key = idKey(m.id);

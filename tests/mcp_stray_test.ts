@@ -431,3 +431,55 @@ test(
     }
   },
 );
+
+test(
+  "relayMcp: a request whose id is an array or an object (MCP: a string or an integer) is refused at once, not left waiting",
+  {
+    timeout: 30_000,
+  },
+  async () => {
+    // The server echoes each id; the relay took its answers under [1] and {"a":1} for strays (no request MCP
+    // knows has that id) and dropped them, and the stdio relay has no POST whose end answers them: the
+    // requests waited until the server exited. (The MCP SDK's server drops such a request unanswered.)
+    const server = answeringServer("answer");
+    const lines: JsonRpcMessage[] = [];
+    const events: McpEvent[] = [];
+    let done = () => {};
+    const allIn = new Promise<void>((resolve) => (done = resolve));
+    const bound = setTimeout(done, 10_000);
+    const ids: unknown[] = [[1], { a: 1 }, { b: 2, a: 1 }, "1"];
+    async function* client() {
+      const messages = [...INIT, ...ids.map((id) => ({ jsonrpc: "2.0", id, method: "ping" }))];
+      yield new TextEncoder().encode(messages.map((m) => JSON.stringify(m) + "\n").join(""));
+      await allIn;
+    }
+    let buffered = "";
+    await relayMcp({
+      command: "node",
+      args: ["-e", server],
+      input: client(),
+      stderr: "ignore",
+      onEvent: (e) => void events.push(e),
+      output: (bytes) => {
+        buffered += new TextDecoder().decode(bytes, { stream: true });
+        for (let nl; (nl = buffered.indexOf("\n")) >= 0; buffered = buffered.slice(nl + 1)) {
+          lines.push(JSON.parse(buffered.slice(0, nl)));
+          if (lines.length >= ids.length + 1) done();
+        }
+      },
+    });
+    clearTimeout(bound);
+    const byId = (id: unknown) => lines.filter((m) => JSON.stringify(m.id) === JSON.stringify(id));
+    assert.deepEqual(byId("1").map((m) => m.result), [{}], "a string id goes on");
+    for (const id of ids.slice(0, 3)) {
+      const answers = byId(id);
+      assert.equal(answers.length, 1, `${JSON.stringify(id)}: one answer`);
+      assert.equal((answers[0].error as { code: number }).code, -32600);
+      assert.match(String((answers[0].error as { message: string }).message), /a string or an integer/);
+    }
+    assert.deepEqual(
+      events.flatMap((e) => e.event === "client_message_refused" ? [e.kind] : []),
+      ["invalid_id", "invalid_id", "invalid_id"],
+    );
+  },
+);
