@@ -760,9 +760,9 @@ export class GuardedSession implements McpSession {
       this.#leaveBatch(key);
     }
     if (m.method === "tools/call" && !isRequest(m)) return this.#callWithoutId(m);
-    if (isResponse(m) && (typeof m.id === "string" || typeof m.id === "number")) {
-      return this.#clientAnswer(m, m.id);
-    }
+    // (under any id but null, which answers a line the client could not read: one the server never asked
+    // under, an array's too, is no answer)
+    if (isResponse(m) && m.id !== null) return this.#clientAnswer(m, m.id as JsonRpcId);
     if (!isRequest(m)) return "forward";
     const method = m.method as string;
     const id = m.id as JsonRpcId;

@@ -345,6 +345,22 @@ test("McpSession: an answer without an id, or with an id no request can have, ne
   assert.equal(s.isWaiting("null"), true, 'and is no answer to the request "null"');
 });
 
+test("McpSession: the client's answer under an id that is an array, an object or true never reaches the server", () => {
+  // The server asked nothing under such an id: an answer of the client's under a string or a number it never
+  // asked was dropped and reported, but one under any other id went on, as an answer to nothing.
+  const { session: s, toServer, events } = session();
+  s.fromServer({ message: { jsonrpc: "2.0", id: "1", method: "roots/list" } });
+  for (const id of [["1"], { a: 1 }, true, "1"]) {
+    s.fromClient({ message: { jsonrpc: "2.0", id, result: { roots: [] } } as JsonRpcMessage });
+  }
+  assert.deepEqual(toServer.map((m) => m.id), ["1"], "the answer to what the server asked, alone");
+  assert.equal(
+    events.filter((e) => e.event === "stray_message" && e.from === "client" && e.kind === "no_request")
+      .length,
+    3,
+  );
+});
+
 test(
   "relayMcp: an answer to a split batch's request that comes in a batch of the server's completes the batch",
   {
