@@ -232,9 +232,6 @@ test(
         method: "tools/call",
         params: { name: "echo", arguments: {} },
       });
-      const until = async (done: () => boolean) => {
-        for (let i = 0; i < 200 && !done(); i++) await new Promise((r) => setTimeout(r, 10));
-      };
       const waitForStreams = () => until(() => open.size === 2);
       const answers = await relayInPhases(url, [
         [...INIT],
@@ -328,3 +325,74 @@ test(
     }
   },
 );
+
+test(
+  "relayMcpHttp: a 404 to a notification's POST ends the session as well; a 404 to initialize is an error, not an ended session",
+  { timeout: 30_000 },
+  async () => {
+    const seen: Seen[] = [];
+    let sessions = 0;
+    const live = new Set<string>();
+    const http = createServer((req, res) => {
+      let body = "";
+      req.on("data", (c) => (body += c));
+      req.on("end", () => {
+        const session = req.headers["mcp-session-id"] as string | undefined;
+        const m = body === "" ? undefined : JSON.parse(body);
+        seen.push({ method: m?.method ?? req.method, session, id: m?.id });
+        if (req.method !== "POST") return void res.writeHead(405).end();
+        if (m.method === "initialize") {
+          // (the first initialize is refused: 404 without a session, as a server behind a wrong path does)
+          if (++sessions === 1) return void res.writeHead(404).end("no such endpoint");
+          const id = `s${sessions}`;
+          live.add(id);
+          const answer = { jsonrpc: "2.0", id: m.id, result: INIT_RESULT };
+          return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": id })
+            .end(JSON.stringify(answer));
+        }
+        if (m.method === "notifications/progress") live.delete(session!);
+        if (session === undefined || !live.has(session)) return void res.writeHead(404).end();
+        if (answeredPlainly(m, res, [{ name: "echo" }])) return;
+        const answer = { jsonrpc: "2.0", id: m.id, result: { content: [{ type: "text", text: "ran" }] } };
+        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(answer));
+      });
+    });
+    await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(http.address() as { port: number }).port}/mcp`;
+    try {
+      const call = (id: number) => ({
+        jsonrpc: "2.0",
+        id,
+        method: "tools/call",
+        params: { name: "echo", arguments: {} },
+      });
+      const progress = {
+        jsonrpc: "2.0",
+        method: "notifications/progress",
+        params: { progressToken: 1, progress: 1 },
+      };
+      const answers = await relayInPhases(url, [
+        [INIT[0]],
+        [{ ...INIT[0] as object, id: 1 }, INIT[1], call(2)],
+        [
+          progress,
+          { wait: () => until(() => seen.some((s) => s.method === "notifications/progress")) },
+          call(3),
+        ],
+      ]);
+      assert.match(errorOf(answers.get(0)), /HTTP 404: no such endpoint/);
+      assert.doesNotMatch(errorOf(answers.get(0)), /ended the session/);
+      assert.equal(answers.get(2)?.result !== undefined, true, "the session after it goes on");
+      assert.match(errorOf(answers.get(3)), /it ended the session \(HTTP 404/);
+      assert.equal(seen.filter((s) => s.id === 3).length, 0, "call 3 was not sent");
+    } finally {
+      http.closeAllConnections?.();
+      http.close();
+    }
+  },
+);
+
+/** Resolves once `done()` is true (checked every 10 ms, 2 s at most). */
+async function until(done: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !done(); i++) await new Promise((r) => setTimeout(r, 10));
+}
