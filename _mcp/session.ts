@@ -766,7 +766,7 @@ export class GuardedSession implements McpSession {
     if (!isRequest(m)) return "forward";
     const method = m.method as string;
     const id = m.id as JsonRpcId;
-    if (typeof id !== "string" && typeof id !== "number") return this.#invalidId(m);
+    if (typeof id !== "string" && !Number.isFinite(id)) return this.#invalidId(m);
     if (this.#pending.has(idKey(id)) || this.#own.has(idKey(id))) return this.#idInUse(m);
     if (method !== "tools/call") {
       const cursor = isRecord(m.params) ? m.params.cursor : undefined;
@@ -874,17 +874,20 @@ export class GuardedSession implements McpSession {
   }
 
   /**
-   * A request whose id is an array or an object is not passed on: MCP has a request's id be a string or an
+   * A request whose id is an array, an object, or a number past what JSON numbers hold (`1e400`, read as
+   * Infinity and written out as `null`) is not passed on: MCP has a request's id be a string or an
    * integer, a server (the MCP SDK's) drops such a request unanswered, and an answer under it is no answer
    * MCP knows (see `#judgeServer`): it would wait for ever.
    */
   #invalidId(m: JsonRpcMessage): "answered" {
     this.#hooks.emit({ event: "client_message_refused", kind: "invalid_id", id: m.id as JsonRpcId });
-    const why = "Invalid Request: MCP has a request's id be a string or an integer, not an " +
-      `${
-        Array.isArray(m.id) ? "array" : "object"
-      }; toolguard did not pass this one on (send it again under ` +
-      "a string or an integer id)";
+    const what = typeof m.id === "number"
+      ? "a number too large to be read back"
+      : Array.isArray(m.id)
+      ? "an array"
+      : "an object";
+    const why = `Invalid Request: MCP has a request's id be a string or an integer, not ${what}; ` +
+      "toolguard did not pass this one on (send it again under a string or an integer id)";
     return this.#refused(m, errorResponse(m.id as JsonRpcId, -32600, why));
   }
 

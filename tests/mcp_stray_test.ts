@@ -345,6 +345,23 @@ test("McpSession: an answer without an id, or with an id no request can have, ne
   assert.equal(s.isWaiting("null"), true, 'and is no answer to the request "null"');
 });
 
+test("McpSession: a request under an id past what JSON numbers hold (1e400) is refused, not sent on under id null", () => {
+  // JSON.parse reads 1e400 as Infinity, which JSON.stringify writes as null: the HTTP relay sent the call on
+  // as a tools/call with id null (one the guard never passes on), and the server's answer reached no one.
+  const { session: s, toServer, toClient, events } = session();
+  s.fromClient({
+    message: JSON.parse('{"jsonrpc":"2.0","id":1e400,"method":"tools/call","params":{"name":"echo"}}'),
+  });
+  assert.deepEqual(toServer, [], "not sent");
+  assert.equal(toClient.length, 1);
+  const refusal = JSON.parse(JSON.stringify(toClient[0])) as JsonRpcMessage;
+  assert.equal((refusal.error as { code: number }).code, -32600);
+  assert.match(String((refusal.error as { message: string }).message), /a string or an integer/);
+  assert.deepEqual(events.flatMap((e) => e.event === "client_message_refused" ? [e.kind] : []), [
+    "invalid_id",
+  ]);
+});
+
 test("McpSession: the client's answer under an id that is an array, an object or true never reaches the server", () => {
   // The server asked nothing under such an id: an answer of the client's under a string or a number it never
   // asked was dropped and reported, but one under any other id went on, as an answer to nothing.
