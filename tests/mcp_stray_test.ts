@@ -43,6 +43,43 @@ function answeringServer(out: string): string {
   ].join("\n");
 }
 
+/**
+ * Relay `input` (whole lines) to the server `script` (run with `node -e`) through relayMcp, until the
+ * client has read `count` lines (10 s at most): the lines it read, and the relay's events.
+ */
+async function relayLines(
+  script: string,
+  input: string[],
+  count: number,
+): Promise<{ lines: string[]; events: McpEvent[] }> {
+  const lines: string[] = [];
+  const events: McpEvent[] = [];
+  let done = () => {};
+  const allIn = new Promise<void>((resolve) => (done = resolve));
+  const bound = setTimeout(done, 10_000);
+  async function* client() {
+    yield enc.encode(input.join(""));
+    await allIn;
+  }
+  let buffered = "";
+  await relayMcp({
+    command: "node",
+    args: ["-e", script],
+    input: client(),
+    stderr: "ignore",
+    onEvent: (e) => void events.push(e),
+    output: (bytes) => {
+      buffered += dec.decode(bytes, { stream: true });
+      for (let nl; (nl = buffered.indexOf("\n")) >= 0; buffered = buffered.slice(nl + 1)) {
+        lines.push(buffered.slice(0, nl));
+        if (lines.length >= count) done();
+      }
+    },
+  });
+  clearTimeout(bound);
+  return { lines, events };
+}
+
 test(
   "relayMcp: a server's stdout log line, second answer and answer to an unused id are dropped and reported",
   {
@@ -272,38 +309,13 @@ test("relayMcp: a line behind a BOM or a no-break space is not JSON to the relay
   // and the request it answers waits for ever. The relay used to drop these first (its decoder and trim did)
   // and pass the line on as it came; it now takes such a line for what the other end will find it: not JSON.
   const server = answeringServer("({ 1: '\\ufeff', 2: '\\u00a0' }[m.id] ?? '') + JSON.stringify(answer)");
-  const lines: string[] = [];
-  let done = () => {};
-  const allIn = new Promise<void>((resolve) => (done = resolve));
-  const bound = setTimeout(done, 20_000);
-  async function* client() {
-    for (
-      const m of [...INIT, { jsonrpc: "2.0", id: 1, method: "ping" }, {
-        jsonrpc: "2.0",
-        id: 2,
-        method: "ping",
-      }]
-    ) {
-      yield enc.encode(JSON.stringify(m) + "\n");
-    }
-    yield enc.encode("\ufeff" + JSON.stringify({ jsonrpc: "2.0", id: 3, method: "ping" }) + "\n");
-    await allIn;
-  }
-  let buffered = "";
-  await relayMcp({
-    command: "node",
-    args: ["-e", server],
-    input: client(),
-    stderr: "ignore",
-    output: (bytes) => {
-      buffered += dec.decode(bytes, { stream: true });
-      for (let nl; (nl = buffered.indexOf("\n")) >= 0; buffered = buffered.slice(nl + 1)) {
-        lines.push(buffered.slice(0, nl));
-        if (lines.length >= 4) done();
-      }
-    },
-  });
-  clearTimeout(bound);
+  const pings = [1, 2].map((id) => JSON.stringify({ jsonrpc: "2.0", id, method: "ping" }) + "\n");
+  const bom = "\ufeff" + JSON.stringify({ jsonrpc: "2.0", id: 3, method: "ping" }) + "\n";
+  const { lines } = await relayLines(
+    server,
+    [...INIT.map((m) => JSON.stringify(m) + "\n"), ...pings, bom],
+    4,
+  );
   // Every line the client reads is JSON to JSON.parse, and each request has one answer.
   const answers = lines.map((line) => JSON.parse(line) as JsonRpcMessage);
   const byId = new Map(answers.map((a) => [a.id, a]));
@@ -474,34 +486,14 @@ test(
     // The server echoes each id; the relay took its answers under [1] and {"a":1} for strays (no request MCP
     // knows has that id) and dropped them, and the stdio relay has no POST whose end answers them: the
     // requests waited until the server exited. (The MCP SDK's server drops such a request unanswered.)
-    const server = answeringServer("answer");
-    const lines: JsonRpcMessage[] = [];
-    const events: McpEvent[] = [];
-    let done = () => {};
-    const allIn = new Promise<void>((resolve) => (done = resolve));
-    const bound = setTimeout(done, 10_000);
     const ids: unknown[] = [[1], { a: 1 }, { b: 2, a: 1 }, "1"];
-    async function* client() {
-      const messages = [...INIT, ...ids.map((id) => ({ jsonrpc: "2.0", id, method: "ping" }))];
-      yield new TextEncoder().encode(messages.map((m) => JSON.stringify(m) + "\n").join(""));
-      await allIn;
-    }
-    let buffered = "";
-    await relayMcp({
-      command: "node",
-      args: ["-e", server],
-      input: client(),
-      stderr: "ignore",
-      onEvent: (e) => void events.push(e),
-      output: (bytes) => {
-        buffered += new TextDecoder().decode(bytes, { stream: true });
-        for (let nl; (nl = buffered.indexOf("\n")) >= 0; buffered = buffered.slice(nl + 1)) {
-          lines.push(JSON.parse(buffered.slice(0, nl)));
-          if (lines.length >= ids.length + 1) done();
-        }
-      },
-    });
-    clearTimeout(bound);
+    const messages = [...INIT, ...ids.map((id) => ({ jsonrpc: "2.0", id, method: "ping" }))];
+    const relayed = await relayLines(
+      answeringServer("answer"),
+      messages.map((m) => JSON.stringify(m) + "\n"),
+      5,
+    );
+    const [lines, events] = [relayed.lines.map((l) => JSON.parse(l) as JsonRpcMessage), relayed.events];
     const byId = (id: unknown) => lines.filter((m) => JSON.stringify(m.id) === JSON.stringify(id));
     assert.deepEqual(byId("1").map((m) => m.result), [{}], "a string id goes on");
     for (const id of ids.slice(0, 3)) {
