@@ -364,6 +364,9 @@ function stderrNotice(event: McpEvent, values: OptionValues, warned: Set<string>
         "a tools/call without an id; not passed on to the server, since the guard cannot judge it",
       id_in_use:
         "a request under the id of one still waiting; not passed on, since their answers could not be told apart",
+      invalid_id:
+        "a request whose id is no string or integer MCP allows (an array, an object, a number too " +
+        "large to read back); not passed on, since no answer could reach it (it is answered with an error)",
       in_flight_limit:
         "more requests at once than --max-in-flight; those past it were answered with an error, not sent",
       held_limit: "more than 1024 messages while toolguard read the server's tool list, or waited for the " +

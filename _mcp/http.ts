@@ -935,6 +935,9 @@ class HttpRelay {
   #sessionEnded(response: Response, ids: SessionIds): boolean {
     if (response.status !== 404 || ids.id === undefined) return false;
     ids.ended = true;
+    // (its own stream is over with it: resumed, it would go in the ended session; those it was to answer
+    // are told to initialize again)
+    if (ids === this.#sessions.current) this.#leaveStream(SESSION_ENDED);
     return true;
   }
 
@@ -995,6 +998,8 @@ class HttpRelay {
     }
     // Once the client is gone the relay does not wait on a server that works on: it answers and ends.
     why = this.#hidden(await this.#resume(end, ids, this.#resumeSignal, waiting, readingOn, message) || why);
+    // (the server ended the session while its stream was open: not resumed, as nothing more goes in it)
+    if (ids.ended === true && waiting()) this.#failed(message, SESSION_ENDED);
     for (const r of this.#sessions.stillOf(message, requests)) {
       const text =
         `toolguard: the MCP server at ${this.#shown} ended its answer without answering ${r.method}` +
@@ -1022,9 +1027,11 @@ class HttpRelay {
   ): Promise<string> {
     let end = from;
     let why = "";
-    for (let failures = 0; end.lastEventId !== undefined && failures < RESUME.failures && more();) {
+    // (not in a session the server ended: see #sessionEnded)
+    const going = () => ids.ended !== true && more();
+    for (let failures = 0; end.lastEventId !== undefined && failures < RESUME.failures && going();) {
       await pause(Math.min(Math.max(end.retryMs ?? RESUME.defaultMs, RESUME.minMs), RESUME.maxMs), signal);
-      if (signal.aborted) break;
+      if (signal.aborted || ids.ended === true) break;
       try {
         const resumed = await this.#fetch({
           headers: {
@@ -1332,14 +1339,15 @@ class HttpRelay {
   }
 
   /**
-   * A new session starts (a new `initialize`): the server's own stream of the one before, and its resumption
-   * (which would go with the new session's id), is ended, and the requests waiting for an answer on it are
-   * answered with errors; the new session's `notifications/initialized` opens its own (see `#post`).
+   * A new session starts (a new `initialize`), or the server ended this one (`why` says which): the server's
+   * own stream of this one, and its resumption (which would go with the new session's id, or in the ended
+   * one), is ended, and the requests waiting for an answer on it are answered with errors; the new session's
+   * `notifications/initialized` opens its own (see `#post`).
    */
-  #leaveStream(): void {
+  #leaveStream(why = LEFT_FOR_NEW_SESSION): void {
     this.#streamStop?.abort();
     [this.#stream, this.#streamStop] = ["idle", undefined];
-    this.#answerOnStreamOver(LEFT_FOR_NEW_SESSION);
+    this.#answerOnStreamOver(why);
   }
 
   /**

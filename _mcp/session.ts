@@ -309,6 +309,8 @@ export class GuardedSession implements McpSession {
   #scopes: RequestScopes | undefined;
   /** Client batches being answered element by element, under each of their requests' keys. */
   readonly #batches = new Map<string, Batch>();
+  /** The requests of split batches: refused, each is answered in its batch (see `#idInUse`). */
+  readonly #batched = new WeakSet<object>();
   /** Injection scans of the calls being forwarded, run once they are sent (see #sent). */
   readonly #scans: (() => void)[] = [];
   readonly #ownPrefix = `toolguard-${Math.random().toString(36).slice(2, 10)}-`;
@@ -508,6 +510,7 @@ export class GuardedSession implements McpSession {
         }
         group.waiting.add(key);
         this.#batches.set(key, group);
+        this.#batched.add(x);
       }
     }
     this.#sendIfDone(group);
@@ -711,13 +714,14 @@ export class GuardedSession implements McpSession {
       this.#leaveBatch(key);
     }
     if (m.method === "tools/call" && !isRequest(m)) return this.#callWithoutId(m);
-    if (isResponse(m) && (typeof m.id === "string" || typeof m.id === "number")) {
-      return this.#clientAnswer(m, m.id);
-    }
+    // (under any id but null, which answers a line the client could not read: one the server never asked
+    // under, an array's too, is no answer)
+    if (isResponse(m) && m.id !== null) return this.#clientAnswer(m, m.id as JsonRpcId);
     if (!isRequest(m)) return "forward";
     const method = m.method as string;
     const id = m.id as JsonRpcId;
-    if (this.#pending.has(idKey(id)) || this.#own.has(idKey(id))) return this.#idInUse(id);
+    if (typeof id !== "string" && !Number.isFinite(id)) return this.#invalidId(m);
+    if (this.#pending.has(idKey(id)) || this.#own.has(idKey(id))) return this.#idInUse(m);
     if (method !== "tools/call") {
       const cursor = isRecord(m.params) ? m.params.cursor : undefined;
       this.#pending.set(idKey(id), { id, method, cursor });
@@ -816,10 +820,35 @@ export class GuardedSession implements McpSession {
   /**
    * A request under the id of one still waiting is not passed on: the server's answers could not be told
    * apart, and the first to come would be judged as the answer to the other (a tool list taken for a tool
-   * result goes to the client uncleaned).
+   * result goes to the client uncleaned). Refused, a request of a split batch is answered in its batch, and
+   * any other on its own: under a waiting batch request's id, into that batch, it took that request's place.
    */
-  #idInUse(id: JsonRpcId): "answered" {
-    this.#reply(this.#inUseError(id));
+  #idInUse(m: JsonRpcMessage): "answered" {
+    return this.#refused(m, this.#inUseError(m.id as JsonRpcId));
+  }
+
+  /**
+   * A request whose id is an array, an object, or a number past what JSON numbers hold (`1e400`, read as
+   * Infinity and written out as `null`) is not passed on: MCP has a request's id be a string or an
+   * integer, a server (the MCP SDK's) drops such a request unanswered, and an answer under it is no answer
+   * MCP knows (see `#judgeServer`): it would wait for ever.
+   */
+  #invalidId(m: JsonRpcMessage): "answered" {
+    this.#hooks.emit({ event: "client_message_refused", kind: "invalid_id", id: m.id as JsonRpcId });
+    const what = typeof m.id === "number"
+      ? "a number too large to be read back"
+      : Array.isArray(m.id)
+      ? "an array"
+      : "an object";
+    const why = `Invalid Request: MCP has a request's id be a string or an integer, not ${what}; ` +
+      "toolguard did not pass this one on (send it again under a string or an integer id)";
+    return this.#refused(m, errorResponse(m.id as JsonRpcId, -32600, why));
+  }
+
+  /** The client's request `m`, not passed on, is answered with `refusal`: in its batch's answer if split. */
+  #refused(m: JsonRpcMessage, refusal: JsonRpcMessage): "answered" {
+    if (this.#batched.has(m)) this.#reply(refusal);
+    else this.#toClient({ message: refusal });
     return "answered";
   }
 
@@ -1151,7 +1180,7 @@ export class GuardedSession implements McpSession {
       return Object.hasOwn(m, "result") || Object.hasOwn(m, "error") ? this.#noId(m) : "same";
     }
     // An error with id null answers a message the server could not read: the client needs it. Any other id
-    // that is no string or number answers nothing (its key would match a string id: `true`, "true").
+    // that is no string or number answers nothing: no request goes on under one (see #invalidId).
     if (m.id === null && m.result === undefined) return this.#scanned(m, "", "error", null);
     if (typeof m.id !== "string" && typeof m.id !== "number") return this.#noId(m);
     const key = idKey(m.id);

@@ -169,13 +169,14 @@ export type McpEvent =
     text?: string;
   }
   /**
-   * A client message not passed on to the server: a line that is not JSON (`text`: its first 200
-   * characters), which a laxer server parser could still read, a `tools/call` without an id, which no
-   * rejection could answer, or a request under the id of one still waiting (`id_in_use`), whose answers could
-   * not be told apart, a request past the HTTP relay's `maxInFlight` (`in_flight_limit`), or a message
-   * past the 1024 that may wait while the guard reads the server's tool list, or (HTTP relay) for the answer
-   * to `initialize` (`held_limit`; a notification among them is dropped there: the client's input is read
-   * on, for its cancel of that initialize), or a message
+   * A client message not passed on to the server: a line that is not JSON (`text`: its first 200 characters),
+   * which a laxer server parser could still read, a `tools/call` without an id, which no rejection could
+   * answer, or a request under the id of one still waiting (`id_in_use`), whose answers could not be told
+   * apart, a request whose id is an array, an object or a number too large to read back (`invalid_id`: MCP
+   * has it be a string or an integer, and no answer could reach it), a request past the HTTP relay's
+   * `maxInFlight` (`in_flight_limit`), or a message past the 1024 that may wait while the guard reads the
+   * server's tool list, or (HTTP relay) for the answer to `initialize` (`held_limit`; a notification among
+   * them is dropped there: the client's input is read on, for its cancel of that initialize), or a message
    * nested too deeply for the runtime's `JSON.stringify` to write it out again (`too_deep`; an answer to a
    * request of the server's is replaced by an error to the server), or (HTTP relay) a message sent after an
    * `initialize` that did not succeed (`initialize_failed`: answered with an error, cancelled by the client
@@ -191,6 +192,7 @@ export type McpEvent =
       | "not_json"
       | "call_without_id"
       | "id_in_use"
+      | "invalid_id"
       | "in_flight_limit"
       | "held_limit"
       | "too_deep"

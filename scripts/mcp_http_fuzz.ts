@@ -10,7 +10,9 @@
  * - nothing hangs: the relay ends within {@linkcode BOUND_MS} of the client closing its side;
  * - no request the relay refused (an invalid call, or one it answered saying it was not sent) reached the
  *   server;
- * - every line the client reads is JSON.
+ * - every line the client reads is JSON;
+ * - nothing goes in a session (no POST, GET or DELETE) well after the server answered a POST in it with 404,
+ *   which ends it (MCP: session management).
  *
  * Usage: `deno run -A scripts/mcp_http_fuzz.ts [--from N] [--to M] [--jobs J]` runs seeds N to M (default 1
  * to 200), J at once (default 4), and stops at the first that fails, printing its first problem and what
@@ -60,6 +62,11 @@ const ODD_IDS: unknown[] = [
   "__proto__",
   "constructor",
   "toolguard-1",
+  // (invalid in JSON-RPC, sent by hostile clients: told apart by their JSON, keys in their order)
+  { a: 1, b: 2 },
+  { b: 2, a: 1 },
+  [1],
+  ["1"],
 ];
 
 /** A value nested `depth` levels deep (arrays and objects in turn). */
@@ -172,6 +179,8 @@ function clientPlan(random: () => number): ClientPlan {
     const r = random();
     if (r < 0.12) {
       const batch = Array.from({ length: 1 + Math.floor(random() * 4) }, one);
+      // (now and then a request twice in one batch: one of them is refused in the batch's answer)
+      if (random() < 0.2) batch.push(batch[0]);
       batch.forEach(note);
       write(line(batch));
     } else if (r < 0.16) {
@@ -215,7 +224,16 @@ interface ServerSeen {
   /** The answers to the server's own requests, by their ids (by JSON), and the ids it asked under. */
   answers: Map<string, number>;
   asked: Set<string>;
+  /** Requests that came in a session well after the server answered a POST in it with 404. */
+  lateInEnded: string[];
 }
+
+/**
+ * How long after a 404 that ended a session a request in it still counts as sent before the relay read the
+ * 404 (not a fault): a POST or GET may be on its way as it comes; a DELETE goes as the relay closes, once it
+ * read every answer in flight (the 404 among them).
+ */
+const ENDED_SLACK_MS = { DELETE: 50, other: 500 } as const;
 
 /** What the hostile server does for `seed`; returns its address and how to stop it. */
 async function hostileServer(
@@ -229,6 +247,11 @@ async function hostileServer(
   /** Requests taken with 202, to answer on the GET stream. */
   const taken: unknown[] = [];
   const streams = new Set<ServerResponse>();
+  /** When each session was ended by a 404 to a POST in it. */
+  const ended = new Map<string, number>();
+  const end404 = (session: string | undefined) => {
+    if (session !== undefined && !ended.has(session)) ended.set(session, Date.now());
+  };
   const choose = (key: string) => (hash(seed, `${key}#${counter++}`) % 10000) / 10000;
   const answerOf = (m: Record<string, unknown>) => {
     const result = m.method === "initialize"
@@ -252,6 +275,11 @@ async function hostileServer(
     req.on("end", () => {
       const session = req.headers["mcp-session-id"] as string | undefined;
       const body = Buffer.concat(chunks).toString("utf8");
+      const endedAt = session === undefined ? undefined : ended.get(session);
+      const slack = req.method === "DELETE" ? ENDED_SLACK_MS.DELETE : ENDED_SLACK_MS.other;
+      if (endedAt !== undefined && Date.now() - endedAt > slack) {
+        seen.lateInEnded.push(`${req.method} ${body.slice(0, 120)} in ${session}`);
+      }
       if (req.method === "DELETE") {
         trace.push(`server: DELETE ${session}`);
         if (session !== undefined) sessions.delete(session);
@@ -305,6 +333,7 @@ async function hostileServer(
       }
       if (session !== undefined && !sessions.has(session)) {
         trace.push(`server: POST ${shown} -> 404 (no session ${session})`);
+        end404(session);
         return void res.writeHead(404, { "content-type": "application/json" }).end(
           JSON.stringify({ jsonrpc: "2.0", error: { code: -32001, message: "Session not found" }, id: null }),
         );
@@ -393,7 +422,10 @@ async function hostileServer(
         }],
         [0.9, "session deleted mid-call", () => {
           if (session !== undefined) sessions.delete(session);
-          setTimeout(() => res.writeHead(404).end(), 20);
+          setTimeout(() => {
+            end404(session);
+            res.writeHead(404).end();
+          }, 20);
         }],
         [0.93, "destroyed", () => res.destroy()],
         [0.96, "never", () => {}],
@@ -423,7 +455,7 @@ export async function fuzzOne(seed: number): Promise<FuzzResult> {
   const trace: string[] = [];
   const problems: string[] = [];
   const plan = clientPlan(seeded(seed));
-  const seen: ServerSeen = { requests: new Map(), answers: new Map(), asked: new Set() };
+  const seen: ServerSeen = { requests: new Map(), answers: new Map(), asked: new Set(), lateInEnded: [] };
   /** The client's answers to the server's requests, written between its steps. */
   const replies: string[] = [];
   const server = await hostileServer(seed, seen, trace);
@@ -468,7 +500,10 @@ export async function fuzzOne(seed: number): Promise<FuzzResult> {
           trace.push(`client read: ${line.length > 160 ? `${line.slice(0, 160)}…` : line}`);
           for (const m of Array.isArray(read) ? read : [read]) {
             if (m !== null && typeof m === "object" && typeof m.method === "string" && "id" in m) {
-              replies.push(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: { roots: [] } }) + "\n");
+              const reply = JSON.stringify({ jsonrpc: "2.0", id: m.id, result: { roots: [] } });
+              // (now and then cut short: not JSON, the relay answers the server's request with an error)
+              const cut = hash(seed, `cut${JSON.stringify(m.id)}`) % 10 === 0;
+              replies.push((cut ? reply.replace('"roots":[]', "roots:[]") : reply) + "\n");
             }
             if (m === null || typeof m !== "object" || typeof m.method === "string") continue;
             const key = JSON.stringify(m.id);
@@ -514,6 +549,7 @@ export async function fuzzOne(seed: number): Promise<FuzzResult> {
       problems.push(`an answer under id ${key.slice(0, 80)}, which the client never sent`);
     }
   }
+  for (const late of seen.lateInEnded) problems.push(`sent in a session the server had ended: ${late}`);
   for (const key of [...plan.invalid, ...refused]) {
     // (an id the client used once: sent again it may have been refused once, and sent once)
     if ((plan.sent.get(key) ?? 0) === 1 && seen.requests.has(key)) {

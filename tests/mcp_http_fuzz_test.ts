@@ -10,12 +10,15 @@ import { errorOf, relayUntilAnswered, scriptedServer } from "./_mcp_http.ts";
 import { INIT } from "./_mcp_messages.ts";
 
 test(
-  "mcp_http_fuzz: a hostile client and server, seeds 1 to 12: every request answered once, nothing hangs",
+  "mcp_http_fuzz: a hostile client and server, seeds 1 to 12, 19 and 61: every request answered once, nothing hangs",
   {
     timeout: 120_000,
   },
   async () => {
-    for (let seed = 1; seed <= 12; seed++) {
+    // (10 and 19: a session ended with 404, which the relay would end again with DELETE as it closed, were
+    // it not marked ended; 61: the client's answer under the id ["1"], which the server never asked, reached
+    // it)
+    for (const seed of [...Array.from({ length: 12 }, (_, i) => i + 1), 19, 61]) {
       const { problems, trace } = await fuzzOne(seed);
       assert.deepEqual(problems, [], `seed ${seed}:\n${trace.slice(-40).join("\n")}`);
     }

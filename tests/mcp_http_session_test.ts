@@ -11,12 +11,13 @@ import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client";
 // @ts-types="../node_modules/@modelcontextprotocol/sdk/dist/esm/client/stdio.d.ts"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { createServer } from "node:http";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { runtimeCommand } from "./_runtime.ts";
 import { answeredPlainly, errorOf, startPollingServer } from "./_mcp_http.ts";
 import { type JsonRpcMessage, relayMcpHttp } from "../mcp.ts";
 import { INIT, INIT_RESULT } from "./_mcp_messages.ts";
 
+const isRecord = (x: unknown): x is Record<string, unknown> => typeof x === "object" && x !== null;
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 
 test(
@@ -46,62 +47,100 @@ test(
   },
 );
 
-/** What a scripted server that ends session "s1" after its first call saw: method, session id, request id. */
+/** What a scripted server saw: method, session id, request id. */
 interface Seen {
   method: string;
   session: string | undefined;
   id?: unknown;
 }
 
+/** A server with sessions (see {@linkcode sessionServer}): its address, what it saw, its live sessions. */
+interface SessionServer {
+  url: string;
+  seen: Seen[];
+  live: Set<string>;
+  stop: () => void;
+}
+
+/** Answer tools/call `m` with the text "ran". */
+function ran(m: JsonRpcMessage, res: ServerResponse): void {
+  const answer = { jsonrpc: "2.0", id: m.id, result: { content: [{ type: "text", text: "ran" }] } };
+  res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(answer));
+}
+
+/**
+ * A Streamable HTTP server on 127.0.0.1 whose n-th `initialize` starts session `s<n>`: `handle` answers a
+ * request first when it returns true; else a request naming no live session gets 404 (with the MCP SDK's
+ * body), a GET 405, a DELETE 200, notifications 202, `tools/list` an `echo` tool, and a call "ran".
+ * What it saw is noted in `seen` (a GET or POST with Last-Event-ID as `method+resume`).
+ */
+async function sessionServer(
+  handle: (m: JsonRpcMessage | undefined, req: IncomingMessage, res: ServerResponse) => boolean = () => false,
+): Promise<SessionServer> {
+  const seen: Seen[] = [];
+  const live = new Set<string>();
+  let sessions = 0;
+  const http = createServer((req, res) => {
+    let body = "";
+    req.on("data", (c) => (body += c));
+    req.on("end", () => {
+      const session = req.headers["mcp-session-id"] as string | undefined;
+      const m = body === "" ? undefined : JSON.parse(body) as JsonRpcMessage;
+      const resumed = req.headers["last-event-id"] !== undefined ? "+resume" : "";
+      seen.push({ method: (m?.method ?? req.method) + resumed, session, id: m?.id });
+      if (handle(m, req, res)) return;
+      if (req.method === "DELETE") return void res.writeHead(session && live.has(session) ? 200 : 404).end();
+      if (m?.method === "initialize") {
+        const id = `s${++sessions}`;
+        live.add(id);
+        const answer = { jsonrpc: "2.0", id: m.id, result: INIT_RESULT };
+        return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": id })
+          .end(JSON.stringify(answer));
+      }
+      if (session === undefined || !live.has(session)) {
+        const error = { jsonrpc: "2.0", error: { code: -32001, message: "Session not found" }, id: null };
+        return void res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify(error));
+      }
+      if (m === undefined) return void res.writeHead(405).end();
+      if (!answeredPlainly(m, res, [{ name: "echo" }])) ran(m, res);
+    });
+  });
+  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(http.address() as { port: number }).port}/mcp`,
+    seen,
+    live,
+    stop: () => {
+      http.closeAllConnections?.();
+      http.close();
+    },
+  };
+}
+
+/** A client's tools/call of `echo` under `id`. */
+const call = (id: number) => ({
+  jsonrpc: "2.0",
+  id,
+  method: "tools/call",
+  params: { name: "echo", arguments: {} },
+});
+
 test(
   "relayMcpHttp: after a 404 to its session id nothing more goes in that session; a new initialize goes on",
-  {
-    timeout: 30_000,
-  },
+  { timeout: 30_000 },
   async () => {
-    const seen: Seen[] = [];
-    let sessions = 0;
-    const live = new Set<string>();
-    const http = createServer((req, res) => {
-      let body = "";
-      req.on("data", (c) => (body += c));
-      req.on("end", () => {
-        const session = req.headers["mcp-session-id"] as string | undefined;
-        const m = body === "" ? undefined : JSON.parse(body);
-        seen.push({ method: m?.method ?? req.method, session, id: m?.id });
-        if (req.method === "GET") return void res.writeHead(405).end();
-        if (req.method === "DELETE") {
-          return void res.writeHead(session && live.has(session) ? 200 : 404).end();
-        }
-        if (m.method === "initialize") {
-          const id = `s${++sessions}`;
-          live.add(id);
-          const answer = { jsonrpc: "2.0", id: m.id, result: INIT_RESULT };
-          return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": id })
-            .end(JSON.stringify(answer));
-        }
-        if (session === undefined || !live.has(session)) {
-          const error = { jsonrpc: "2.0", error: { code: -32001, message: "Session not found" }, id: null };
-          return void res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify(error));
-        }
-        if (answeredPlainly(m, res, [{ name: "echo" }])) return;
-        // The first session ends as its first call is answered.
-        if (session === "s1") live.delete(session);
-        const answer = { jsonrpc: "2.0", id: m.id, result: { content: [{ type: "text", text: "ran" }] } };
-        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(answer));
-      });
+    // The first session ends as its first call is answered.
+    const server = await sessionServer((m, req, res) => {
+      if (req.headers["mcp-session-id"] !== "s1" || m?.method !== "tools/call" || !server.live.has("s1")) {
+        return false;
+      }
+      server.live.delete("s1");
+      ran(m, res);
+      return true;
     });
-    await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
-    const url = `http://127.0.0.1:${(http.address() as { port: number }).port}/mcp`;
     try {
-      const call = (id: number) => ({
-        jsonrpc: "2.0",
-        id,
-        method: "tools/call",
-        params: { name: "echo", arguments: {} },
-      });
       // The client sends each phase once the one before is answered: the relay pipelines what comes at once.
-      const answers = await relayInPhases(url, [
+      const answers = await relayInPhases(server.url, [
         [...INIT, call(2)],
         [call(3)], // 404: the session is over
         [call(4), {
@@ -114,22 +153,29 @@ test(
       assert.equal(answers.get(2)?.result !== undefined, true, "the first call ran");
       for (const id of [3, 4]) assert.match(errorOf(answers.get(id)), /it ended the session \(HTTP 404/);
       assert.deepEqual(answers.get(6)?.result, { content: [{ type: "text", text: "ran" }] });
-      const inS1 = seen.filter((s) => s.session === "s1").map((s) => `${s.method}${s.id ?? ""}`);
+      const inS1 = server.seen.filter((s) => s.session === "s1").map((s) => `${s.method}${s.id ?? ""}`);
       // Nothing after the 404: no call, no notification, no GET stream, no DELETE of the ended session.
       assert.equal(inS1.at(-1), "tools/call3", inS1.join(" "));
-      assert.ok(seen.some((s) => s.session === "s2" && s.method === "DELETE"), "the live session is ended");
+      assert.ok(
+        server.seen.some((s) => s.session === "s2" && s.method === "DELETE"),
+        "the live session is ended",
+      );
     } finally {
-      http.closeAllConnections?.();
-      http.close();
+      server.stop();
     }
   },
 );
 
 /**
  * Relay a client that sends each of `phases` once every request of the ones before has an answer (15 s at
- * most, so that a relay that never answers fails the test, not hangs it); returns the answers by id.
+ * most, so that a relay that never answers fails the test, not hangs it); returns the answers by id (the last
+ * under each), and puts every answer in `every`.
  */
-async function relayInPhases(url: string, phases: unknown[][]): Promise<Map<unknown, JsonRpcMessage>> {
+async function relayInPhases(
+  url: string,
+  phases: unknown[][],
+  every: JsonRpcMessage[] = [],
+): Promise<Map<unknown, JsonRpcMessage>> {
   const answers = new Map<unknown, JsonRpcMessage>();
   let waiting = new Set<unknown>();
   let next = () => {};
@@ -141,7 +187,11 @@ async function relayInPhases(url: string, phases: unknown[][]): Promise<Map<unkn
       );
       const answered = new Promise<void>((resolve) => (next = resolve));
       const timer = setTimeout(next, 15_000);
-      yield enc.encode(phase.map((m) => JSON.stringify(m) + "\n").join(""));
+      for (const m of phase) {
+        // (`{ wait }`: the client holds its next lines until that resolves)
+        if (isRecord(m) && typeof m.wait === "function") await m.wait();
+        else yield enc.encode(JSON.stringify(m) + "\n");
+      }
       await answered;
       clearTimeout(timer);
     }
@@ -153,10 +203,154 @@ async function relayInPhases(url: string, phases: unknown[][]): Promise<Map<unkn
         const m = JSON.parse(line) as JsonRpcMessage;
         if (m.method !== undefined) continue;
         answers.set(m.id, m);
+        every.push(m);
         waiting.delete(m.id);
       }
       if (waiting.size === 0) next();
     },
   });
   return answers;
+}
+
+test(
+  "relayMcpHttp: a 404 ends the session's open streams too: none is resumed in it, their requests are told to initialize again",
+  { timeout: 30_000 },
+  async () => {
+    // s1 answers its slow call (id 2) on an event stream it keeps open, and has a stream of its own (GET),
+    // both with event ids; the call after (id 3) gets 404, and then the server closes both streams, as the
+    // SDK's server does as it ends a session. A resume of either in s1 would be a GET with Last-Event-ID.
+    // Call 7, taken with 202 Accepted, waits for an answer on the server's own stream.
+    const open = new Set<ServerResponse>();
+    const sse = (res: ServerResponse) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write("id: e1\nretry: 50\ndata: \n\n");
+      open.add(res);
+      return true;
+    };
+    const server = await sessionServer((m, req, res) => {
+      if (req.headers["mcp-session-id"] !== "s1" || !server.live.has("s1")) return false;
+      if (req.method === "GET") return sse(res);
+      if (m?.id === 2) return sse(res);
+      if (m?.id === 7) return void res.writeHead(202).end(), true;
+      if (m?.id !== 3) return false;
+      server.live.delete("s1");
+      res.writeHead(404).end();
+      setTimeout(() => {
+        for (const r of open) r.end();
+      }, 30);
+      return true;
+    });
+    try {
+      const answers = await relayInPhases(server.url, [
+        [...INIT],
+        [
+          call(2),
+          { wait: () => until(() => open.size === 2) },
+          call(7),
+          { wait: () => until(() => server.seen.some((s) => s.id === 7)) },
+          call(3),
+        ],
+        [{ ...INIT[0] as object, id: 5 }, INIT[1], call(6)],
+      ]);
+      assert.equal(open.size, 2, "both streams were open");
+      for (const id of [2, 3, 7]) {
+        assert.match(errorOf(answers.get(id)), /it ended the session \(HTTP 404/);
+      }
+      assert.deepEqual(answers.get(6)?.result, { content: [{ type: "text", text: "ran" }] });
+      const inS1 = server.seen.filter((s) => s.session === "s1").map((s) => `${s.method}${s.id ?? ""}`);
+      assert.equal(inS1.at(-1), "tools/call3", inS1.join(" "));
+    } finally {
+      server.stop();
+    }
+  },
+);
+
+test(
+  "relayMcpHttp: session after session ended with 404, the relay holds none of their requests: each id is free again",
+  { timeout: 60_000 },
+  async () => {
+    // What the relay remembers of a request (to match its answer, to refuse a second request under its id)
+    // must go once the request is answered, in an ended session too: a request under the same id in the
+    // next session is sent, not refused as one still waiting. Twenty sessions, each ended by the server with
+    // a 404 to call 3 while call 2 waits on an event stream it closes after; call 3 again is not sent.
+    const server = await sessionServer((m, req, res) => {
+      const session = req.headers["mcp-session-id"] as string;
+      if (!server.live.has(session)) return false;
+      if (m?.id === 3) {
+        server.live.delete(session);
+        return void res.writeHead(404).end(), true;
+      }
+      if (m?.id !== 2) return false;
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      setTimeout(() => res.end(), 50);
+      return true;
+    });
+    try {
+      const rounds = 20;
+      const phases = Array.from(
+        { length: rounds },
+        () => [[...INIT, call(1)], [call(2), call(3)], [call(3)]],
+      );
+      const answered: JsonRpcMessage[] = [];
+      await relayInPhases(server.url, phases.flat(), answered);
+      const refused = answered.filter((m) => /still waiting/.test(errorOf(m)));
+      assert.deepEqual(refused, [], "no id was taken for one still waiting");
+      assert.equal(answered.filter((m) => m.id === 1 && m.result !== undefined).length, rounds);
+      assert.equal(
+        server.seen.filter((s) => s.method === "initialize").length,
+        rounds,
+        "every session started",
+      );
+      assert.equal(answered.length, rounds * 5);
+      for (const id of [2, 3]) {
+        const ended = answered.filter((m) => m.id === id && /it ended the session/.test(errorOf(m)));
+        assert.equal(ended.length, id === 2 ? rounds : rounds * 2, `call ${id}: told the session ended`);
+      }
+      assert.equal(server.seen.filter((s) => s.id === 3).length, rounds, "call 3 again was not sent");
+    } finally {
+      server.stop();
+    }
+  },
+);
+
+test(
+  "relayMcpHttp: a 404 to a notification's POST ends the session as well; a 404 to initialize is an error, not an ended session",
+  { timeout: 30_000 },
+  async () => {
+    let initializes = 0;
+    const server = await sessionServer((m, req, res) => {
+      // (the first initialize is refused: 404 without a session, as a server behind a wrong path does)
+      if (m?.method === "initialize" && ++initializes === 1) {
+        return void res.writeHead(404).end("no such endpoint"), true;
+      }
+      if (m?.method === "notifications/progress") server.live.delete(req.headers["mcp-session-id"] as string);
+      return false;
+    });
+    try {
+      const progress = {
+        jsonrpc: "2.0",
+        method: "notifications/progress",
+        params: { progressToken: 1, progress: 1 },
+      };
+      const answers = await relayInPhases(server.url, [
+        [INIT[0]],
+        [{ ...INIT[0] as object, id: 1 }, INIT[1], call(2)],
+        [progress, {
+          wait: () => until(() => server.seen.some((s) => s.method === "notifications/progress")),
+        }, call(3)],
+      ]);
+      assert.match(errorOf(answers.get(0)), /HTTP 404: no such endpoint/);
+      assert.doesNotMatch(errorOf(answers.get(0)), /ended the session/);
+      assert.equal(answers.get(2)?.result !== undefined, true, "the session after it goes on");
+      assert.match(errorOf(answers.get(3)), /it ended the session \(HTTP 404/);
+      assert.equal(server.seen.filter((s) => s.id === 3).length, 0, "call 3 was not sent");
+    } finally {
+      server.stop();
+    }
+  },
+);
+
+/** Resolves once `done()` is true (checked every 10 ms, 2 s at most). */
+async function until(done: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !done(); i++) await new Promise((r) => setTimeout(r, 10));
 }

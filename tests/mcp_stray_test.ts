@@ -43,6 +43,43 @@ function answeringServer(out: string): string {
   ].join("\n");
 }
 
+/**
+ * Relay `input` (whole lines) to the server `script` (run with `node -e`) through relayMcp, until the
+ * client has read `count` lines (10 s at most): the lines it read, and the relay's events.
+ */
+async function relayLines(
+  script: string,
+  input: string[],
+  count: number,
+): Promise<{ lines: string[]; events: McpEvent[] }> {
+  const lines: string[] = [];
+  const events: McpEvent[] = [];
+  let done = () => {};
+  const allIn = new Promise<void>((resolve) => (done = resolve));
+  const bound = setTimeout(done, 10_000);
+  async function* client() {
+    yield enc.encode(input.join(""));
+    await allIn;
+  }
+  let buffered = "";
+  await relayMcp({
+    command: "node",
+    args: ["-e", script],
+    input: client(),
+    stderr: "ignore",
+    onEvent: (e) => void events.push(e),
+    output: (bytes) => {
+      buffered += dec.decode(bytes, { stream: true });
+      for (let nl; (nl = buffered.indexOf("\n")) >= 0; buffered = buffered.slice(nl + 1)) {
+        lines.push(buffered.slice(0, nl));
+        if (lines.length >= count) done();
+      }
+    },
+  });
+  clearTimeout(bound);
+  return { lines, events };
+}
+
 test(
   "relayMcp: a server's stdout log line, second answer and answer to an unused id are dropped and reported",
   {
@@ -212,6 +249,31 @@ test("McpSession: a client request under the id of one still waiting is refused,
   );
 });
 
+test("McpSession: a request under the id of a split batch's waiting request is refused on its own; the batch keeps its answer", () => {
+  const toServer: JsonRpcMessage[] = [];
+  const toClient: unknown[] = [];
+  const session = createMcpGuard({ batches: "split" }).connect({
+    toServer: (f: McpFrame) => void toServer.push(f.message as JsonRpcMessage),
+    toClient: (f: McpFrame) => void toClient.push(f.message),
+  });
+  const ping = (id: number) => ({ jsonrpc: "2.0", id, method: "ping" });
+  session.fromClient({ message: [ping(1), ping(2)] });
+  session.fromClient({ message: { jsonrpc: "2.0", id: 1, method: "tools/list" } });
+  assert.deepEqual(toServer.map((m) => m.id), [1, 2], "the listing was not passed on");
+  // The refusal went into the batch, in place of ping 1's answer, which then reached the client alone: as
+  // the answer to the listing.
+  assert.equal(toClient.length, 1);
+  assert.match(JSON.stringify(toClient[0]), /id 1 is the id of a request still waiting/);
+  assert.equal(Array.isArray(toClient[0]), false, "the refusal answers the listing, alone");
+  session.fromServer({ message: { jsonrpc: "2.0", id: 1, result: {} } });
+  session.fromServer({ message: { jsonrpc: "2.0", id: 2, result: {} } });
+  assert.deepEqual(toClient.slice(1), [[{ jsonrpc: "2.0", id: 1, result: {} }, {
+    jsonrpc: "2.0",
+    id: 2,
+    result: {},
+  }]]);
+});
+
 test("McpSession: a server message that is both a request and an answer is not passed on; its request is answered", () => {
   const toClient: JsonRpcMessage[] = [];
   const events: McpEvent[] = [];
@@ -247,38 +309,13 @@ test("relayMcp: a line behind a BOM or a no-break space is not JSON to the relay
   // and the request it answers waits for ever. The relay used to drop these first (its decoder and trim did)
   // and pass the line on as it came; it now takes such a line for what the other end will find it: not JSON.
   const server = answeringServer("({ 1: '\\ufeff', 2: '\\u00a0' }[m.id] ?? '') + JSON.stringify(answer)");
-  const lines: string[] = [];
-  let done = () => {};
-  const allIn = new Promise<void>((resolve) => (done = resolve));
-  const bound = setTimeout(done, 20_000);
-  async function* client() {
-    for (
-      const m of [...INIT, { jsonrpc: "2.0", id: 1, method: "ping" }, {
-        jsonrpc: "2.0",
-        id: 2,
-        method: "ping",
-      }]
-    ) {
-      yield enc.encode(JSON.stringify(m) + "\n");
-    }
-    yield enc.encode("\ufeff" + JSON.stringify({ jsonrpc: "2.0", id: 3, method: "ping" }) + "\n");
-    await allIn;
-  }
-  let buffered = "";
-  await relayMcp({
-    command: "node",
-    args: ["-e", server],
-    input: client(),
-    stderr: "ignore",
-    output: (bytes) => {
-      buffered += dec.decode(bytes, { stream: true });
-      for (let nl; (nl = buffered.indexOf("\n")) >= 0; buffered = buffered.slice(nl + 1)) {
-        lines.push(buffered.slice(0, nl));
-        if (lines.length >= 4) done();
-      }
-    },
-  });
-  clearTimeout(bound);
+  const pings = [1, 2].map((id) => JSON.stringify({ jsonrpc: "2.0", id, method: "ping" }) + "\n");
+  const bom = "\ufeff" + JSON.stringify({ jsonrpc: "2.0", id: 3, method: "ping" }) + "\n";
+  const { lines } = await relayLines(
+    server,
+    [...INIT.map((m) => JSON.stringify(m) + "\n"), ...pings, bom],
+    4,
+  );
   // Every line the client reads is JSON to JSON.parse, and each request has one answer.
   const answers = lines.map((line) => JSON.parse(line) as JsonRpcMessage);
   const byId = new Map(answers.map((a) => [a.id, a]));
@@ -318,6 +355,39 @@ test("McpSession: an answer without an id, or with an id no request can have, ne
   s.fromServer({ message: parseError });
   assert.deepEqual(toClient, [parseError], "a parse error with id null still passes");
   assert.equal(s.isWaiting("null"), true, 'and is no answer to the request "null"');
+});
+
+test("McpSession: a request under an id past what JSON numbers hold (1e400) is refused, not sent on under id null", () => {
+  // JSON.parse reads 1e400 as Infinity, which JSON.stringify writes as null: the HTTP relay sent the call on
+  // as a tools/call with id null (one the guard never passes on), and the server's answer reached no one.
+  const { session: s, toServer, toClient, events } = session();
+  s.fromClient({
+    message: JSON.parse('{"jsonrpc":"2.0","id":1e400,"method":"tools/call","params":{"name":"echo"}}'),
+  });
+  assert.deepEqual(toServer, [], "not sent");
+  assert.equal(toClient.length, 1);
+  const refusal = JSON.parse(JSON.stringify(toClient[0])) as JsonRpcMessage;
+  assert.equal((refusal.error as { code: number }).code, -32600);
+  assert.match(String((refusal.error as { message: string }).message), /a string or an integer/);
+  assert.deepEqual(events.flatMap((e) => e.event === "client_message_refused" ? [e.kind] : []), [
+    "invalid_id",
+  ]);
+});
+
+test("McpSession: the client's answer under an id that is an array, an object or true never reaches the server", () => {
+  // The server asked nothing under such an id: an answer of the client's under a string or a number it never
+  // asked was dropped and reported, but one under any other id went on, as an answer to nothing.
+  const { session: s, toServer, events } = session();
+  s.fromServer({ message: { jsonrpc: "2.0", id: "1", method: "roots/list" } });
+  for (const id of [["1"], { a: 1 }, true, "1"]) {
+    s.fromClient({ message: { jsonrpc: "2.0", id, result: { roots: [] } } as JsonRpcMessage });
+  }
+  assert.deepEqual(toServer.map((m) => m.id), ["1"], "the answer to what the server asked, alone");
+  assert.equal(
+    events.filter((e) => e.event === "stray_message" && e.from === "client" && e.kind === "no_request")
+      .length,
+    3,
+  );
 });
 
 test(
@@ -404,5 +474,37 @@ test(
     } finally {
       await client.close();
     }
+  },
+);
+
+test(
+  "relayMcp: a request whose id is an array or an object (MCP: a string or an integer) is refused at once, not left waiting",
+  {
+    timeout: 30_000,
+  },
+  async () => {
+    // The server echoes each id; the relay took its answers under [1] and {"a":1} for strays (no request MCP
+    // knows has that id) and dropped them, and the stdio relay has no POST whose end answers them: the
+    // requests waited until the server exited. (The MCP SDK's server drops such a request unanswered.)
+    const ids: unknown[] = [[1], { a: 1 }, { b: 2, a: 1 }, "1"];
+    const messages = [...INIT, ...ids.map((id) => ({ jsonrpc: "2.0", id, method: "ping" }))];
+    const relayed = await relayLines(
+      answeringServer("answer"),
+      messages.map((m) => JSON.stringify(m) + "\n"),
+      5,
+    );
+    const [lines, events] = [relayed.lines.map((l) => JSON.parse(l) as JsonRpcMessage), relayed.events];
+    const byId = (id: unknown) => lines.filter((m) => JSON.stringify(m.id) === JSON.stringify(id));
+    assert.deepEqual(byId("1").map((m) => m.result), [{}], "a string id goes on");
+    for (const id of ids.slice(0, 3)) {
+      const answers = byId(id);
+      assert.equal(answers.length, 1, `${JSON.stringify(id)}: one answer`);
+      assert.equal((answers[0].error as { code: number }).code, -32600);
+      assert.match(String((answers[0].error as { message: string }).message), /a string or an integer/);
+    }
+    assert.deepEqual(
+      events.flatMap((e) => e.event === "client_message_refused" ? [e.kind] : []),
+      ["invalid_id", "invalid_id", "invalid_id"],
+    );
   },
 );
