@@ -905,7 +905,19 @@ export class TextCalls {
       ? `${tail}\n\n${judgement.reason}`
       : `${said ? "\n\n" : ""}${judgement.reason}`;
     if (said || tail.trim() !== "") flow.sawText(this.#answer);
-    this.#rewrite([stretches[0], ...stretches.slice(1).filter((k) => k.tail.trim() !== "")], flow);
+    // A place of white space alone before the call's stays, as a body keeps it (see `mayGoBlank`), unless
+    // only such places stand between it and the call's, which opens with the call: however the frames fell
+    // (the words before the call in a frame of their own let the blank place out, held with it they did not).
+    let from = call;
+    if (stretches[call].prose.trim() === "") {
+      while (from > 0 && stretches[from - 1].tail.trim() === "") from--;
+    }
+    const blank = new Set(stretches.slice(0, from).filter((k) => k.tail.trim() === ""));
+    this.#rewrite(
+      [stretches[0], ...stretches.slice(1).filter((k) => k.tail.trim() !== "" || blank.has(k))],
+      flow,
+      blank,
+    );
   }
 
   /**
@@ -923,10 +935,16 @@ export class TextCalls {
    * the first goes among the held frames too, after the frames that came before its text (the start of its
    * place, held until text followed it), and the places the client would get no text in are dropped first
    * (`TextFrames.tidy`): a place of only a cut call was left empty, which a provider refuses sent back.
+   * The places of the `blank` changes (white space alone) stay: the model's own, before the call's words.
    */
-  #rewrite(changes: readonly TextChange[], flow: StreamFlow): void {
+  #rewrite(
+    changes: readonly TextChange[],
+    flow: StreamFlow,
+    blank: ReadonlySet<TextChange> = new Set(),
+  ): void {
     const placed = this.#frames.placed === true;
-    if (placed) this.#frames.tidy?.(flow, changes.filter((c) => c.tail.trim() !== "").map((c) => c.at));
+    const written = changes.filter((c) => c.tail.trim() !== "" || blank.has(c));
+    if (placed) this.#frames.tidy?.(flow, written.map((c) => c.at));
     const first = this.#cutHeld(flow, changes.slice(1), placed ? changes[0] : undefined);
     this.#end(changes, flow, first);
   }
@@ -1072,6 +1090,7 @@ export class TextCalls {
     // refuses sent back: it goes with the call, as a body drops a block the cut left blank)
     this.#prose = this.#unsent;
     this.#heldFrom = this.#watcher.visible.length - this.#unsent.length;
+    if (this.#prose.trim() !== "") this.#frames.said?.(flow);
     this.#queue = [];
     this.#queuedSize = 0;
     this.#unsent = "";
