@@ -905,7 +905,32 @@ export class TextCalls {
       ? `${tail}\n\n${judgement.reason}`
       : `${said ? "\n\n" : ""}${judgement.reason}`;
     if (said || tail.trim() !== "") flow.sawText(this.#answer);
-    this.#rewrite([stretches[0], ...stretches.slice(1).filter((k) => k.tail.trim() !== "")], flow);
+    // A place of white space alone before the call's stays, as a body keeps it (see `mayGoBlank`), unless
+    // only such places stand between it and the call's, which opens with the call: however the frames fell
+    // (the words before the call in a frame of their own let the blank place out, held with it they did not).
+    let from = call;
+    if (this.#opensWithCall(stretches[call])) {
+      while (from > 0 && stretches[from - 1].tail.trim() === "") from--;
+    }
+    const blank = new Set(stretches.slice(0, from).filter((k) => k.tail.trim() === ""));
+    this.#rewrite(
+      [stretches[0], ...stretches.slice(1).filter((k) => k.tail.trim() !== "" || blank.has(k))],
+      flow,
+      blank,
+    );
+  }
+
+  /**
+   * Whether the held text of `stretch` says nothing before the first call read in it (or running on into
+   * it), as a body asks of a block (see `opensWithCall`): held from an earlier call on, the words before
+   * this one are held text, not prose.
+   */
+  #opensWithCall(stretch: KeptStretch): boolean {
+    const text = this.#prose + this.#watcher.held; // (from `#heldFrom` on)
+    const first = this.#extracted.find((c) => c.block.end > stretch.at);
+    const end = first ? first.block.start : this.#heldFrom + text.length;
+    return text.slice(Math.max(0, stretch.at - this.#heldFrom), Math.max(0, end - this.#heldFrom)).trim() ===
+      "";
   }
 
   /**
@@ -923,10 +948,16 @@ export class TextCalls {
    * the first goes among the held frames too, after the frames that came before its text (the start of its
    * place, held until text followed it), and the places the client would get no text in are dropped first
    * (`TextFrames.tidy`): a place of only a cut call was left empty, which a provider refuses sent back.
+   * The places of the `blank` changes (white space alone) stay: the model's own, before the call's words.
    */
-  #rewrite(changes: readonly TextChange[], flow: StreamFlow): void {
+  #rewrite(
+    changes: readonly TextChange[],
+    flow: StreamFlow,
+    blank: ReadonlySet<TextChange> = new Set(),
+  ): void {
     const placed = this.#frames.placed === true;
-    if (placed) this.#frames.tidy?.(flow, changes.filter((c) => c.tail.trim() !== "").map((c) => c.at));
+    const written = changes.filter((c) => c.tail.trim() !== "" || blank.has(c));
+    if (placed) this.#frames.tidy?.(flow, written.map((c) => c.at));
     const first = this.#cutHeld(flow, changes.slice(1), placed ? changes[0] : undefined);
     this.#end(changes, flow, first);
   }
@@ -1072,6 +1103,7 @@ export class TextCalls {
     // refuses sent back: it goes with the call, as a body drops a block the cut left blank)
     this.#prose = this.#unsent;
     this.#heldFrom = this.#watcher.visible.length - this.#unsent.length;
+    if (this.#prose.trim() !== "") this.#frames.said?.(flow);
     this.#queue = [];
     this.#queuedSize = 0;
     this.#unsent = "";

@@ -46,7 +46,19 @@ test("gate fuzz: seeds a wider hunt found read alike streamed and whole, to the 
   // Anthropic 565, Cohere 1986: white space alone came with the call's marker at the start of a block; the
   // stream wrote it before the reason there, where a body's reason takes the block left blank ("Sure \n" and
   // "\n" + "\n\n" + the reason: a blank line doubled).
+  // Anthropic 87, Cohere 27 and 520, Responses 1480: a blank block (or part) stood between words and a
+  // block whose words came before a rejected call; the body dropped it (gluing the words) where the stream
+  // had sent it. Cohere 672, Anthropic 1125: the same after a kept call, from which the stream held the text.
   const found: [FuzzDialect, FuzzMode, number][] = [
+    ["anthropic", "withhold", 87],
+    ["anthropic", "drop-call", 87],
+    ["cohere", "drop-call", 27],
+    ["cohere", "drop-call", 672],
+    ["anthropic", "drop-call", 1125],
+    ["cohere", "withhold", 520],
+    ["cohere", "drop-call", 520],
+    ["responses", "withhold", 1480],
+    ["responses", "drop-call", 1480],
     ["responses", "withhold", 1642],
     ["responses", "drop-call", 1642],
     ["anthropic", "withhold", 565],

@@ -189,6 +189,7 @@ class AnthropicStream implements FrameRouter {
         delta: { type: "text_delta", text },
       });
     },
+    said: (flow) => this.sendOpenings(flow),
     tidy: (flow, written) => this.#tidy(flow, written),
     frame: (event, from) => reframe(event, from, event.type as string),
     split(event) {

@@ -199,6 +199,7 @@ class CohereStream implements FrameRouter {
         delta: { message: { content: { text } } },
       });
     },
+    said: (flow) => this.sendOpenings(flow),
     // A block of only a cut call goes, as a body drops it (see `TextFrames.tidy`).
     tidy: (flow, written) => {
       dropEmptyBlocks(flow, new Set(written.map((at) => this.#places.at(at))), {

@@ -16,6 +16,7 @@ import {
   hasWords,
   type Held,
   Openings,
+  opensWithCall,
   placeReason,
   reasonBlock,
   type ResumePoint,
@@ -105,6 +106,8 @@ const body: CompletionBody = {
     const calls = new Set<unknown>();
     /** The `output_text` parts in order, and `BETWEEN` for what a stream sends between them. */
     const order: unknown[] = [];
+    /** The text each part came with, before the cut. */
+    const source = new Map<unknown, string>();
     for (const item of body.output as unknown[]) {
       if (isClientCall(item)) {
         order.push(BETWEEN);
@@ -118,6 +121,7 @@ const body: CompletionBody = {
           }
           const part = { ...p, text: cut(p.text) };
           if (part.text !== p.text) changed.add(part);
+          source.set(part, p.text);
           if (held ? held(p.text) : part.text !== p.text) calls.add(part);
           order.push(part);
           return part;
@@ -128,7 +132,7 @@ const body: CompletionBody = {
         output.push(item);
       }
     }
-    if (changed.size > 0) output = reasonInPlace(output, { changed, calls, order }, reason);
+    if (changed.size > 0) output = reasonInPlace(output, { changed, calls, order, source }, reason);
     else output.push(reasonAfter(output, reason));
     const copy: Record<string, unknown> = { ...body, output };
     if (typeof body.output_text === "string") copy.output_text = outputText(output);
@@ -152,28 +156,32 @@ const BETWEEN = Symbol("between");
  * was cut from; `calls`: those that held a call, cut or kept; `order`: the parts in order, see `rewrite`),
  * with `reason` where a stream writes it (see `placeReason`), as in the dialects whose text has no places
  * (Chat, Ollama, Gemini). An `output_text` part left blank from the first part that held a call on goes,
- * and so do the blank parts right before it (nothing else between), as a stream drops them (its watch holds
- * the text from the call on, and a part's start waits for words, see `ResponsesStream.route`) and as an
- * Anthropic or Cohere body drops a blank text block (the APIs refuse one sent back); a message left with no
- * part goes too (an empty message says nothing). A blank part before words or another item stays: a stream
- * sent it with what followed it, before any call came.
+ * and so do the blank parts right before it (nothing else between) where it opens with the call (see
+ * `mayGoBlank`), as a stream drops them (its watch holds the text from the call on, and a part's start waits
+ * for words, see `ResponsesStream.route`) and as an Anthropic or Cohere body drops a blank text block (the
+ * APIs refuse one sent back); a message left with no part goes too (an empty message says nothing). A blank
+ * part before words or another item stays: a stream sent it with what followed it, or with the words before
+ * the call, before any call came.
  */
 function reasonInPlace(
   output: unknown[],
-  { changed, calls, order }: {
+  { changed, calls, order, source }: {
     changed: ReadonlySet<unknown>;
     calls: ReadonlySet<unknown>;
     order: readonly unknown[];
+    source: ReadonlyMap<unknown, string>;
   },
   reason: string,
 ): unknown[] {
   // (the parts are the copies `rewrite` made, so they are written in place)
   const parts = order.filter((p): p is { type: string; text: string } => p !== BETWEEN);
   const first = Math.max(0, parts.findIndex((p) => changed.has(p)));
-  // The parts that may go: from the first that held a call on, and the blank ones right before it.
+  // The parts that may go: from the first that held a call on, and the blank ones right before it where
+  // that part opens with the call (see `mayGoBlank`).
   const call = Math.min(first, Math.max(0, parts.findIndex((p) => calls.has(p))));
   const tidied = new Set<unknown>(parts.slice(call));
-  for (let i = order.indexOf(parts[call]) - 1; i >= 0; i--) {
+  const opens = opensWithCall(parts.map((p) => source.get(p) ?? p.text), call, parts[call].text);
+  for (let i = order.indexOf(parts[call]) - 1; opens && i >= 0; i--) {
     const p = order[i];
     if (p === BETWEEN || hasWords((p as { text: string }).text)) break;
     tidied.add(p);
@@ -428,6 +436,7 @@ class ResponsesStream implements FrameRouter {
     },
     frame: (event, from) => reframe(event, from, event.type as string),
     retell: (event, changes) => this.#renumbered(this.#retell(event, changes), event),
+    said: (flow) => this.sendOpenings(flow),
     tidy: (flow, written) => this.#tidy(flow, written),
     agree: (event) => this.#agree(event),
     split: (event) => this.#split(event),

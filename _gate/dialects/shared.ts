@@ -7,6 +7,7 @@
  */
 import { isRecord } from "../../_common/values.ts";
 import type { AssembledToolCall } from "../calls.ts";
+import { extractToolCalls } from "../engines.ts";
 
 /** One provider dialect, in its three roles (its stream-event reader is in `readers.ts`). */
 export interface Dialect {
@@ -272,6 +273,12 @@ export interface TextFrames {
   tidy?(flow: StreamFlow, written: readonly number[]): void;
   /** Whether the text at offset `at` is the first of its place (a text block, a part): none came in it before. */
   opens?(at: number): boolean;
+  /**
+   * The watch began to hold a call's text with words before its marker: the places of white space alone
+   * held before them (see {@linkcode Openings}) reach the client, as they would had the words come in a frame
+   * of their own; a body keeps them too (see {@linkcode mayGoBlank}), however the frames fell.
+   */
+  said?(flow: StreamFlow): void;
   /** What the dialect keeps to place the text (see {@linkcode TextPlaces.size}), bounded with the text. */
   size?(): number;
   /**
@@ -660,16 +667,20 @@ export function placeReason(
 
 /**
  * Which of an answer's blocks a cut may leave blank and drop: those from the first text block a written
- * call was cut from on (every one when none was), and the blank ones right before it. A stream holds a blank
- * text block's start until a frame of something else comes (words, reasoning): sent then, before the call
- * began, it stays with the client; held with the call, it goes with it. The model's own blank block before
- * prose stays so in a body too, as the Responses body keeps a blank part before a part with words.
+ * call was cut from on (every one when none was), and the blank ones right before it where that block opens
+ * with the call (see {@linkcode opensWithCall}). A stream holds a blank text block's start until it knows:
+ * the words before a call came before the call's marker, in its frame or in one of their own, and the client
+ * keeps the blank block with them; a call with nothing before it takes the blank block with it. The model's
+ * own blank block before prose stays so in a body too, as the Responses body keeps a blank part before a
+ * part with words.
  *
  * @example Block 1 came before words, block 3 right before the call's block
  * ```ts
  * import assert from "node:assert/strict";
+ * import { loadEngines } from "../engines.ts";
  * import { mayGoBlank } from "./shared.ts";
  *
+ * await loadEngines(); // (it reads the calls written into the text)
  * const blocks = ["Sure.", "\n", "More.", " ", "<tool_call>…</tool_call>"].map((text) => ({ text }));
  * const goes = mayGoBlank(blocks, blocks, ["Sure.", "\n", "More.", " ", ""]);
  * assert.deepEqual([0, 1, 2, 3, 4].map(goes), [false, false, false, true, true]);
@@ -688,8 +699,36 @@ export function mayGoBlank(
   let from = at < 0 ? 0 : blocks.indexOf(texts[at]);
   const blank = (block: unknown) =>
     texts.includes(block as { text: string }) && !hasWords((block as { text: string }).text);
-  while (from > 0 && blank(blocks[from - 1])) from--;
+  const steps = at < 0 || opensWithCall(texts.map((t) => t.text), at, cut[at]);
+  while (steps && from > 0 && blank(blocks[from - 1])) from--;
   return (index) => index >= from;
+}
+
+/**
+ * Whether the text `texts[at]`, `cut` once the calls written into the texts were cut, says nothing before the
+ * first call written into it (or into one before it running on into it): the text before a cut call stays as
+ * it came (see `cutCalls`), so it is the start the cut text shares with the text, up to the first call read.
+ *
+ * @example Words before the call, and none
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { loadEngines } from "../engines.ts";
+ * import { opensWithCall } from "./shared.ts";
+ *
+ * await loadEngines();
+ * const call = `<tool_call>{"name": "f", "arguments": {}}</tool_call>`;
+ * assert.equal(opensWithCall(["Sure.", `Let me look. ${call}`], 1, "Let me look. "), false);
+ * assert.equal(opensWithCall(["Sure.", ` ${call} Done.`], 1, "Done."), true);
+ * ```
+ */
+export function opensWithCall(texts: readonly string[], at: number, cut: string): boolean {
+  const text = texts[at];
+  let shared = 0;
+  while (shared < text.length && shared < cut.length && text[shared] === cut[shared]) shared++;
+  const start = texts.slice(0, at).reduce((n, t) => n + t.length, 0);
+  const first = extractToolCalls(texts.join("")).find((c) => c.block.end > start);
+  const before = first ? Math.min(shared, Math.max(0, first.block.start - start)) : shared;
+  return !hasWords(text.slice(0, before));
 }
 
 /**
