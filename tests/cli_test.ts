@@ -1203,16 +1203,19 @@ test("toolguard describe: --message's provider is checked first and said plainly
     assert.equal(r.stdout, "");
     return r.stderr;
   };
-  const must = 'error: toolguard describe: --message must be openai, anthropic or ollama, got "';
-  // The file taken for the provider: it said only "missing the result file".
+  const must = "error: toolguard describe: --message must be openai, anthropic or ollama, got ";
+  // The file taken for the provider: it said only "missing the result file". (Quoted as JSON: a Windows
+  // path's backslashes are escaped.)
   assert.equal(
     await refused(["--message", result]),
-    `${must}${result}"\nhint: --message takes the provider, and the result file comes apart from it, as in ` +
+    `${must}${
+      JSON.stringify(result)
+    }\nhint: --message takes the provider, and the result file comes apart from it, as in ` +
       "`toolguard describe FILE --message openai --call-id ID`\n",
   );
   assert.equal(
     await refused([result, "--message", "OpenAI"]),
-    `${must}OpenAI"\nhint: did you mean --message openai?\n`,
+    `${must}"OpenAI"\nhint: did you mean --message openai?\n`,
   );
   // An unset variable wrote "tool_call_id": "".
   assert.match(
