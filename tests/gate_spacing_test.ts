@@ -156,6 +156,20 @@ test("guardFetch Anthropic drop-call: the text held from a kept call on is tidie
   assert.match(whole.join(""), /<\/tool_call>\nDone\.\n\ntoolguard removed[^]*delete_everything/);
 });
 
+test("guardFetch Anthropic drop-call: the reason goes in the block of the call cut, not in one only trimmed before it, whole as streamed", async () => {
+  // Trimming the end of the text held from the kept call on changed the block before the rejected call's, and
+  // the body counted it as one a call was cut from: it ended that block with the reason, where the stream
+  // wrote the reason in the call's own block (the client read one block more).
+  const { streamed, whole } = await anthropicBothWays(
+    { blocks: [[WRITTEN_GOOD + " Done."], ["Sunny.  "], [WRITTEN_BAD]] },
+    { onRejected: "drop-call" },
+  );
+  assert.deepEqual(whole, streamed);
+  assert.equal(whole.length, 3);
+  assert.equal(whole[1], "Sunny.");
+  assert.match(whole[2], /^\n\ntoolguard removed[^]*delete_everything/);
+});
+
 test("guardFetch Anthropic: the reason for rejected native calls is a paragraph of its own after words, whole as streamed", async () => {
   // The stream set its block apart with a blank line after the text the client had; the body wrote the reason
   // alone, and a client that joins the blocks read "check.toolguard stopped…".
