@@ -965,7 +965,8 @@ export class TextCalls {
   /**
    * The held text without the calls for which `cut` is true (as {@linkcode cutCalls} tidies it, the seams
    * and the ends), in stretches: a held frame of this answer without text (the end of a place, another
-   * kind of output) starts a new one at the next frame with text. Each stretch has where its text starts,
+   * kind of output) starts a new one at the next frame with text, where that text opens a place (not after
+   * a citation inside one, `TextFrames.opens`). Each stretch has where its text starts,
    * and its text: the prose held with the call that falls in it (`prose`, as it came), then what is kept of
    * the held text (`kept`). The prose counts: held with the call's frame, it may have begun in a place
    * before the call's, and written all where it began, the call's place was left empty. None when the
@@ -986,7 +987,9 @@ export class TextCalls {
         gap = text;
         continue;
       }
-      if (gap && at > proseFrom && at > (starts.at(-1) ?? proseFrom)) starts.push(at);
+      // (a frame of no text inside a place, a citation, starts none: the text either side is one place's)
+      const opens = this.#frames.opens?.(at) ?? true;
+      if (gap && opens && at > proseFrom && at > (starts.at(-1) ?? proseFrom)) starts.push(at);
       text = true;
       gap = false;
     }

@@ -49,6 +49,11 @@ test("gate fuzz: seeds a wider hunt found read alike streamed and whole, to the 
   // Anthropic 87, Cohere 27 and 520, Responses 1480: a blank block (or part) stood between words and a
   // block whose words came before a rejected call; the body dropped it (gluing the words) where the stream
   // had sent it. Cohere 672, Anthropic 1125: the same after a kept call, from which the stream held the text.
+  // Cohere 35 and 1391, Responses 1015 (and 1689, retried): a citation (an annotation) inside a block after
+  // the call's began a new stretch in the stream, as a block's end does; the white space after it stood
+  // alone and went, and the block's last word ran into the next block's first ("é" + "in"). Cohere 91: the
+  // body counted a block only trimmed, before the rejected call's, as one the call was cut from and ended it
+  // with the reason, where the stream wrote the reason in the call's own block.
   const found: [FuzzDialect, FuzzMode, number][] = [
     ["anthropic", "withhold", 87],
     ["anthropic", "drop-call", 87],
@@ -65,6 +70,14 @@ test("gate fuzz: seeds a wider hunt found read alike streamed and whole, to the 
     ["anthropic", "drop-call", 565],
     ["cohere", "withhold", 1986],
     ["cohere", "drop-call", 1986],
+    ["cohere", "withhold", 35],
+    ["cohere", "drop-call", 35],
+    ["cohere", "withhold", 1391],
+    ["cohere", "drop-call", 1391],
+    ["responses", "withhold", 1015],
+    ["responses", "drop-call", 1015],
+    ["responses", "retry", 1689],
+    ["cohere", "drop-call", 91],
   ];
   for (const [dialect, mode, seed] of found) {
     const result = await fuzzSeed(dialect, mode, seed);

@@ -25,7 +25,10 @@ const messages = [{ role: "user" as const, content: "Weather in Oslo?" }];
 const WRITTEN_BAD = '<tool_call>\n{"name": "delete_everything", "arguments": {}}\n</tool_call>';
 const WRITTEN_GOOD = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"}}\n</tool_call>';
 
-/** An Anthropic answer: text blocks, each in the deltas it streams in, and native calls after them. */
+/** A piece of a block that streams as a citation of the text before it (no text of its own). */
+const CITE = "\u0000cite";
+
+/** An Anthropic answer: text blocks, each in the deltas it streams in (`CITE`: a citation), and native calls after them. */
 interface Answer {
   blocks: string[][];
   calls?: CallSpec[];
@@ -37,7 +40,7 @@ function anthropicEvents({ blocks, calls = [] }: Answer): unknown[] {
   const start = { ...whole, content: [], stop_reason: null, usage: { input_tokens: 10, output_tokens: 1 } };
   const events: unknown[] = [{ type: "message_start", message: start }];
   const content = [
-    ...blocks.map((deltas) => ({ type: "text", text: deltas.join("") })),
+    ...blocks.map((deltas) => ({ type: "text", text: textOf(deltas) })),
     ...whole.content as [],
   ];
   content.forEach((block: Record<string, unknown>, index) => {
@@ -48,9 +51,19 @@ function anthropicEvents({ blocks, calls = [] }: Answer): unknown[] {
       content_block: text ? { type: "text", text: "" } : { ...block, input: {} },
     });
     for (const piece of text ? blocks[index] : [JSON.stringify(block.input)]) {
-      const delta = text
-        ? { type: "text_delta", text: piece }
-        : { type: "input_json_delta", partial_json: piece };
+      const citation = {
+        type: "char_location",
+        cited_text: "rain",
+        document_index: 0,
+        document_title: null,
+        start_char_index: 0,
+        end_char_index: 4,
+      };
+      const delta = !text
+        ? { type: "input_json_delta", partial_json: piece }
+        : piece === CITE
+        ? { type: "citations_delta", citation }
+        : { type: "text_delta", text: piece };
       events.push({ type: "content_block_delta", index, delta });
     }
     events.push({ type: "content_block_stop", index });
@@ -64,10 +77,15 @@ function anthropicEvents({ blocks, calls = [] }: Answer): unknown[] {
   return events;
 }
 
+/** The text of a block's deltas. */
+function textOf(deltas: string[]): string {
+  return deltas.filter((d) => d !== CITE).join("");
+}
+
 /** The answer as one body. */
 function anthropicBody({ blocks, calls = [] }: Answer): Record<string, unknown> {
   const whole = anthropicMessage(null, calls);
-  const texts = blocks.map((deltas) => ({ type: "text", text: deltas.join("") }));
+  const texts = blocks.map((deltas) => ({ type: "text", text: textOf(deltas) }));
   return { ...whole, content: [...texts, ...whole.content as []] };
 }
 
@@ -106,6 +124,17 @@ test("guardFetch Anthropic: text kept after a call cut inside a block keeps its 
   );
 });
 
+test("guardFetch Anthropic: a citation inside a block after a call's leaves the white space after it, whole as streamed; no words glued", async () => {
+  // The stream began a new stretch of held text at the citation, as at the end of a block: the " " after it
+  // stood alone, was dropped as a place left blank, and "the" ran into the next block's "weather", where the
+  // body kept it (text followed).
+  const { streamed, whole } = await anthropicBothWays({
+    blocks: [["Let me ", WRITTEN_BAD + " check"], [" the", CITE, " "], ["weather."]],
+  });
+  assert.deepEqual(streamed, whole);
+  assert.match(streamed.join(""), /^Let me {2}check the weather\.\n\ntoolguard stopped/);
+});
+
 test("guardFetch Anthropic: white space that came with a call's marker stays, streamed as whole", async () => {
   // " " came in one delta with the call's marker: the stream dropped it with the call, and "the" ran into the
   // word after the call, where the body kept the text before the call as it came.
@@ -125,6 +154,20 @@ test("guardFetch Anthropic drop-call: the text held from a kept call on is tidie
   );
   assert.deepEqual(whole, streamed);
   assert.match(whole.join(""), /<\/tool_call>\nDone\.\n\ntoolguard removed[^]*delete_everything/);
+});
+
+test("guardFetch Anthropic drop-call: the reason goes in the block of the call cut, not in one only trimmed before it, whole as streamed", async () => {
+  // Trimming the end of the text held from the kept call on changed the block before the rejected call's, and
+  // the body counted it as one a call was cut from: it ended that block with the reason, where the stream
+  // wrote the reason in the call's own block (the client read one block more).
+  const { streamed, whole } = await anthropicBothWays(
+    { blocks: [[WRITTEN_GOOD + " Done."], ["Sunny.  "], [WRITTEN_BAD]] },
+    { onRejected: "drop-call" },
+  );
+  assert.deepEqual(whole, streamed);
+  assert.equal(whole.length, 3);
+  assert.equal(whole[1], "Sunny.");
+  assert.match(whole[2], /^\n\ntoolguard removed[^]*delete_everything/);
 });
 
 test("guardFetch Anthropic: the reason for rejected native calls is a paragraph of its own after words, whole as streamed", async () => {

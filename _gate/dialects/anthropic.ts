@@ -11,6 +11,7 @@ import { cutCalls } from "../engines.ts";
 import {
   blockEnds,
   callCounter,
+  callCut,
   type CompletionBody,
   type Dialect,
   dropEmptyBlocks,
@@ -84,7 +85,7 @@ const body: CompletionBody = {
     const cutTexts = texts.map((block) => cut(block.text));
     // The reason stands where the written call was, as a stream writes it (see `placeReason`); calls
     // only of the native kind leave no place in the text: it ends the message.
-    const placed = placeReason(cutTexts, cutTexts.map((text, i) => text !== texts[i].text), reason);
+    const placed = placeReason(cutTexts, cutTexts.map((text, i) => callCut(texts[i].text, text)), reason);
     const written = placed ?? cutTexts;
     let next = 0;
     // (a block left blank goes: the API refuses a text block of white space alone sent back; not one a

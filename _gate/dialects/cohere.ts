@@ -11,6 +11,7 @@ import { cutCalls } from "../engines.ts";
 import {
   blockEnds,
   callCounter,
+  callCut,
   type CompletionBody,
   type Dialect,
   dropEmptyBlocks,
@@ -73,7 +74,7 @@ const body: CompletionBody = {
     const cutTexts = texts.map((p) => cut(p.text));
     // The reason stands where the written call was, as a stream writes it (see `placeReason`): at the
     // end of its block, its citations keep their offsets. Native calls leave no place: it ends the message.
-    const placed = placeReason(cutTexts, cutTexts.map((text, i) => text !== texts[i].text), reason);
+    const placed = placeReason(cutTexts, cutTexts.map((text, i) => callCut(texts[i].text, text)), reason);
     const written = placed ?? cutTexts;
     let next = 0;
     const gone = new ToolPositions();

@@ -10,6 +10,7 @@ import { formatSse, reframe } from "../sse.ts";
 import { cutCalls } from "../engines.ts";
 import {
   callCounter,
+  callCut,
   type CompletionBody,
   type Dialect,
   type FrameRouter,
@@ -186,7 +187,9 @@ function reasonInPlace(
     if (p === BETWEEN || hasWords((p as { text: string }).text)) break;
     tidied.add(p);
   }
-  const placed = placeReason(parts.map((p) => p.text), parts.map((p) => changed.has(p)), reason) ?? [];
+  // (in the first part a call was cut from: one only tidied before it is not, see `callCut`)
+  const cutFrom = parts.map((p) => changed.has(p) && callCut(source.get(p) ?? p.text, p.text));
+  const placed = placeReason(parts.map((p) => p.text), cutFrom, reason) ?? [];
   placed.forEach((text, i) => parts[i].text = text);
   return output.flatMap((o) => {
     if (!isRecord(o) || o.type !== "message" || !Array.isArray(o.content)) return [o];

@@ -611,6 +611,24 @@ export function pick(obj: Record<string, unknown>, keys: readonly string[]): Rec
   return out;
 }
 
+/**
+ * Whether a call was cut from `text` to leave `cut`: the cut took out more than white space. Tidying the text
+ * after a call (its end, a run of blank lines) takes out only white space, and a text it alone changed,
+ * before the call's, is not where the stream writes the reason (see {@linkcode placeReason}).
+ *
+ * @example A call cut, and the end trimmed
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { callCut } from "./shared.ts";
+ *
+ * assert.equal(callCut("Sure. <tool_call>{}</tool_call>", "Sure."), true);
+ * assert.equal(callCut("Sure.  ", "Sure."), false);
+ * ```
+ */
+export function callCut(text: string, cut: string): boolean {
+  return text.replace(/\s+/g, "") !== cut.replace(/\s+/g, "");
+}
+
 /** True for text that holds more than white space (what counts as said before a reason). */
 export function hasWords(text: unknown): boolean {
   return typeof text === "string" && text.trim() !== "";
