@@ -733,6 +733,40 @@ test("toolguard -- WORD: after --, a word that starts with a dash is a command n
   assert.match(twice.stderr, /^error: toolguard: unknown command "--"\n/);
 });
 
+test("toolguard: a value mistyped for an option of a fixed set of words names them and gets a did-you-mean", async () => {
+  const text = file("choices.txt", "x");
+  const log = file("choices.jsonl", "");
+  const result = file("choices.json", JSON.stringify({ ...EMPTY, ok: false, kind: "spawn", items: null }));
+  // Every option of every command that takes one of a fixed set of words: the command line, the words, and a
+  // near miss with the word it misspells.
+  const cases: [string[], string, readonly string[], string, string][] = [
+    [["mcp", "--", "server"], "injection", INJECTION_POLICIES, "blok", "block"],
+    [["run", "--", "ls"], "protocol", PROTOCOLS, "JSONL", "jsonl"],
+    [["scan", text], "context", SCAN_CONTEXTS, "tool-output", "tool_output"],
+    [["stats", log], "by", GROUP_BY, "days", "day"],
+    [["describe", result], "message", PROVIDERS, "antrhopic", "anthropic"],
+  ];
+  for (const [[command, ...args], name, words, typo, meant] of cases) {
+    const listed = `${words.slice(0, -1).join(", ")} or ${words.at(-1)}`;
+    const near = await cli([command, `--${name}`, typo, ...args]);
+    assert.deepEqual(near, {
+      status: 2,
+      stdout: "",
+      stderr: `error: toolguard ${command}: --${name} must be ${listed}, got "${typo}"\n` +
+        `hint: did you mean --${name} ${meant}?\n`,
+    });
+    // Nothing close: the words, and the command's own hint.
+    const far = await cli([command, `--${name}`, "zzzzzzzz", ...args]);
+    assert.equal(far.status, 2, `${command}: ${far.stderr}`);
+    assert.match(
+      far.stderr,
+      new RegExp(`^error: toolguard ${command}: --${name} must be ${listed}, got "zzzzzzzz"\n`),
+    );
+    assert.doesNotMatch(far.stderr, /did you mean/, command);
+    assert.match(far.stderr, /\nhint: \S/, command);
+  }
+});
+
 test(
   "toolguard validate: the report names a finding's place as its JSON Pointer, the model's feedback as a dotted path",
   T,
