@@ -163,8 +163,13 @@ export async function main(args: readonly string[]): Promise<number> {
 
 /** {@linkcode main} without the check that stdout took everything. */
 async function dispatch(args: readonly string[]): Promise<number> {
-  const [command, ...rest] = args;
-  if (isVersionFlag(command) || isHelpWord(command)) {
+  // `--` ends the program's options, as a POSIX utility reads it: the word after it is the command, also
+  // one that starts with a dash (`toolguard -- --version` names no command). Deno and the compiled
+  // executables pass the `--` on; Bun takes the first one after a script for itself (`bun cli.ts -- scan`
+  // hands over `scan`): either way `scan` runs.
+  const optionsEnded = args[0] === "--";
+  const [command, ...rest] = optionsEnded ? args.slice(1) : args;
+  if (command === "help" || (!optionsEnded && (isVersionFlag(command) || isHelpWord(command)))) {
     // The program's own flags, in any order and repeated: help wins over the version, as after a command
     // (`toolguard scan -V -h`), so `toolguard -V -h` and `toolguard help --version` print the help.
     const words = rest.filter((w) => !isVersionFlag(w) && w !== "--help" && w !== "-h");

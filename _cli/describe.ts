@@ -10,7 +10,7 @@
 // binding, so that Deno loads the whole graph in one round when `import()` first asks for this module
 // instead of one round per level of the import chain. In the order they run; scripts/check_imports.ts
 // (`deno task check`) fails when one is missing or not needed.
-import { givenValue } from "../_common/values.ts";
+import "../_common/values.ts";
 import "../_common/bytes.ts";
 import "./output.ts";
 import "../_common/pointer.ts";
@@ -26,7 +26,7 @@ import "../_scan/scan.ts";
 import "../_describe/verdict.ts";
 
 import {
-  closestName,
+  choiceOption,
   EXIT_FAIL,
   EXIT_OK,
   inputName,
@@ -104,20 +104,12 @@ function isVerdictLike(value: unknown): value is Verdict | CallVerdict {
  * file" alone did not say why.
  */
 function messageProvider(values: OptionValues, positionals: readonly string[]): Provider | undefined {
-  const given = stringOption(values, "message");
-  if (given === undefined || (PROVIDERS as readonly string[]).includes(given)) {
-    return given as Provider | undefined;
-  }
-  const near = closestName(given, PROVIDERS);
   const example = "`toolguard describe FILE --message openai --call-id ID`";
-  throw new UsageError(
-    `--message must be ${PROVIDERS.slice(0, -1).join(", ")} or ${PROVIDERS.at(-1)}, got ${givenValue(given)}`,
-    near !== undefined
-      ? `did you mean --message ${near}?`
-      : positionals.length === 0
+  return choiceOption(values, "message", PROVIDERS, {
+    hint: positionals.length === 0
       ? `--message takes the provider, and the result file comes apart from it, as in ${example}`
       : `use --message openai|anthropic|ollama, as in ${example}`,
-  );
+  });
 }
 
 /**

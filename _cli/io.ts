@@ -1132,6 +1132,50 @@ export function integerOption(
 }
 
 /**
+ * The value of an option that takes one of a fixed set of words (`--injection block`), or undefined when
+ * absent. Any other value is a {@linkcode UsageError} that lists the words; its hint is the one the value
+ * most likely misspells (`blok`, `Block`: "did you mean --injection block?", as for a command or a flag),
+ * else `hint`.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { choiceOption } from "./io.ts";
+ *
+ * const policies = ["block", "warn", "off"] as const;
+ * const hint = "run `toolguard mcp --help`";
+ * assert.equal(choiceOption({ injection: "warn" }, "injection", policies, { hint }), "warn");
+ * assert.equal(choiceOption({}, "injection", policies, { hint }), undefined);
+ * assert.throws(
+ *   () => choiceOption({ injection: "blok" }, "injection", policies, { hint }),
+ *   (error: Error & { hint?: string }) =>
+ *     error.message === '--injection must be block, warn or off, got "blok"' &&
+ *     error.hint === "did you mean --injection block?",
+ * );
+ * ```
+ *
+ * @param values The parsed options.
+ * @param name The option's name, without the dashes.
+ * @param choices The words it takes, in the order the message lists them.
+ * @param options `hint`: what to do when no word is close.
+ * @returns The word given, or undefined.
+ */
+export function choiceOption<T extends string>(
+  values: OptionValues,
+  name: string,
+  choices: readonly T[],
+  options: { hint: string },
+): T | undefined {
+  const given = stringOption(values, name);
+  if (given === undefined || (choices as readonly string[]).includes(given)) return given as T | undefined;
+  const near = closestName(given, choices);
+  throw new UsageError(
+    `--${name} must be ${choices.slice(0, -1).join(", ")} or ${choices.at(-1)}, got ${givenValue(given)}`,
+    near === undefined ? options.hint : `did you mean --${name} ${near}?`,
+  );
+}
+
+/**
  * {@linkcode safeText} for messages of several lines. Their own line breaks are kept, so what a message quotes
  * from outside (a path, a flag) is made safe where it is quoted, `shownText(path)`: a line break in
  * a file name would otherwise start a line of its own (a forged `hint: ...`).

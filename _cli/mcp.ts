@@ -61,6 +61,7 @@ import "../_gate/sse.ts";
 import { type JsonlLog, jsonlLog } from "../_log/log.ts";
 import {
   cannotWrite,
+  choiceOption,
   EXIT_FAIL,
   EXIT_OK,
   integerOption,
@@ -78,7 +79,7 @@ import {
   writeErr,
 } from "./io.ts";
 import { envVar } from "./output.ts";
-import type { InjectionPolicy, McpEvent, McpGuardOptions } from "../_mcp/types.ts";
+import type { McpEvent, McpGuardOptions } from "../_mcp/types.ts";
 import { relayMcpStdio } from "../_mcp/relay.ts";
 import { INJECTION_POLICIES } from "../_mcp/guard.ts";
 import { relayMcpHttp } from "../_mcp/http.ts";
@@ -264,20 +265,16 @@ function pinOptions(values: OptionValues, serverKey: string): McpPinOptions | un
 
 /** The guard options the flags ask for. */
 function guardOptions(values: OptionValues, serverKey: string): McpGuardOptions {
-  const injection = stringOption(values, "injection") ?? "warn";
-  if (!(INJECTION_POLICIES as readonly string[]).includes(injection)) {
-    throw new UsageError(
-      `--injection must be one of ${INJECTION_POLICIES.join(", ")}, got ${givenValue(injection)}`,
-      "run `toolguard mcp --help` for what each does",
-    );
-  }
+  const injection = choiceOption(values, "injection", INJECTION_POLICIES, {
+    hint: "run `toolguard mcp --help` for what each does",
+  }) ?? "warn";
   return {
     scanOutput: values["scan-output"] === true,
     redact: values.redact === true,
     uncheckedTools: values["forward-unchecked"] === true ? "forward" : "reject",
     pins: pinOptions(values, serverKey),
     strict: values.strict === true,
-    injection: injection as InjectionPolicy,
+    injection,
     allowSecrets: values["allow-secrets"] === true,
   };
 }

@@ -32,6 +32,7 @@ import "../_describe/verdict.ts";
 
 import {
   cannotWrite,
+  choiceOption,
   emptyPath,
   EXIT_FAIL,
   EXIT_OK,
@@ -159,13 +160,9 @@ export function main(args: string[]): Promise<number> {
         } holds U+FFFD: if it stood for bytes that are not UTF-8, the tool gets U+FFFD in their place\n`,
       );
     }
-    const protocol = (stringOption(values, "protocol") ?? "envelope") as ProtocolName;
-    if (!PROTOCOLS.includes(protocol)) {
-      throw new UsageError(
-        `unknown --protocol ${givenValue(protocol)}`,
-        `use one of ${PROTOCOLS.join(", ")}`,
-      );
-    }
+    const protocol = choiceOption(values, "protocol", PROTOCOLS, {
+      hint: "run `toolguard run --help` for how each reads stdout",
+    }) ?? "envelope";
     const exitCodes: Record<number, "empty"> = {};
     const emptyExit = values["empty-exit"];
     // POSIX exit statuses have 8 bits; Windows keeps all 32 (e.g. 9009 for "command not found").

@@ -9,7 +9,7 @@
 // binding, so that Deno loads the whole graph in one round when `import()` first asks for this module
 // instead of one round per level of the import chain. In the order they run; scripts/check_imports.ts
 // (`deno task check`) fails when one is missing or not needed.
-import { givenValue, plural } from "../_common/values.ts";
+import { plural } from "../_common/values.ts";
 import "../_common/bytes.ts";
 import "./output.ts";
 import "../_scan/words.ts";
@@ -21,6 +21,7 @@ import "../_scan/screen.ts";
 import "../_scan/terminal.ts";
 
 import {
+  choiceOption,
   EXIT_FAIL,
   EXIT_OK,
   inputName,
@@ -34,13 +35,10 @@ import {
   readText,
   runMain,
   safeText,
-  stringOption,
-  UsageError,
   wantsJson,
   writeOut,
 } from "./io.ts";
 import { scan, SCAN_CONTEXTS } from "../_scan/scan.ts";
-import type { ScanContext } from "../types.ts";
 
 /** The `toolguard scan --help` text. */
 export const SCAN_HELP = `toolguard scan: look for injected instructions in text
@@ -84,13 +82,9 @@ export function main(args: string[]): Promise<number> {
       "run `toolguard scan FILE`, or `toolguard scan -` to read stdin",
       values,
     );
-    const context = (stringOption(values, "context") ?? "tool_output") as ScanContext;
-    if (!SCAN_CONTEXTS.includes(context)) {
-      throw new UsageError(
-        `unknown --context ${givenValue(context)}`,
-        `use one of ${SCAN_CONTEXTS.join(", ")}`,
-      );
-    }
+    const context = choiceOption(values, "context", SCAN_CONTEXTS, {
+      hint: "run `toolguard scan --help` for where each text comes from",
+    }) ?? "tool_output";
     const text = await readText(file, { invalidUtf8: "replace" }); // scanned only: the rest still counts
     const result = scan(text, { context });
     if (wantsJson(values)) {

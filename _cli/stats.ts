@@ -13,10 +13,11 @@
 // (`deno task check`) fails when one is missing or not needed.
 import "../_common/bytes.ts";
 
-import { givenValue, plural } from "../_common/values.ts";
+import { plural } from "../_common/values.ts";
 import {
   cannotRead,
   cannotWrite,
+  choiceOption,
   emptyPath,
   EXIT_FAIL,
   EXIT_OK,
@@ -44,7 +45,6 @@ import { encoder } from "./output.ts";
 import { replaceFile } from "../_log/files.ts";
 import {
   GROUP_BY,
-  type GroupBy,
   OUTCOME_KINDS,
   parseSince,
   statsFromChunks,
@@ -115,13 +115,7 @@ export function main(args: string[]): Promise<number> {
     if (path === "") {
       throw emptyPath("the log file name", `give the path of a log written by ${LOG_WRITERS}, or -`);
     }
-    const by = (stringOption(values, "by") ?? "tool") as GroupBy;
-    if (!GROUP_BY.includes(by)) {
-      throw new UsageError(
-        `--by must be tool, kind, day or model, got ${givenValue(by)}`,
-        "e.g. --by day for a table per day",
-      );
-    }
+    const by = choiceOption(values, "by", GROUP_BY, { hint: "e.g. --by day for a table per day" }) ?? "tool";
     const sinceText = stringOption(values, "since");
     let since: Date | undefined;
     if (sinceText !== undefined) {

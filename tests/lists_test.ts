@@ -132,7 +132,7 @@ test("PROTOCOLS: every named protocol passes `toolguard run --protocol`", async 
   }
   const refused = await inProcess(runMain, ["--protocol", "xml", "--", "ls"]);
   assert.equal(refused.status, 2);
-  assert.match(refused.stderr, /use one of envelope, json, jsonl, lines, text/);
+  assert.match(refused.stderr, /--protocol must be envelope, json, jsonl, lines or text, got "xml"/);
 });
 
 test("jsonlLog: a line too long is cut payloads first, then text, and `cut` names fields of the line", async () => {
