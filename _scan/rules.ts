@@ -1155,7 +1155,9 @@ function namesCode(t: string, s: number, e: number): boolean {
  */
 function markerInTitle(t: string, s: number, e: number, original: Original): boolean {
   while (s < e && (t[s] === "\n" || t[s] === " " || t[s] === "\t")) s++;
-  if (t[s] !== "#" || !/^#+ (?:\*{1,2}|_{1,2})?[a-z ]+(?:\*{1,2}|_{1,2})?$/.test(t.slice(s, e))) return false;
+  if (t[s] !== "#" || !/^#+ (?:\*{1,2}|_{1,2})?[a-z -]+(?:\*{1,2}|_{1,2})?$/.test(t.slice(s, e))) {
+    return false;
+  }
   let i = s;
   // (back over the line's indent and any hashes before the match's: "####" may match from its second)
   while (i > 0 && (t[i - 1] === " " || t[i - 1] === "\t" || t[i - 1] === "#")) i--;
@@ -1163,11 +1165,13 @@ function markerInTitle(t: string, s: number, e: number, original: Original): boo
   // (the rest of its line, which must end within 80 characters: a plural "s", then words)
   const nl = t.indexOf("\n", e);
   const end = nl === -1 ? t.length : nl;
-  // (a changelog's heading may end in the number of its change: "## New system prompt support (#1234)")
+  // (a changelog's heading may end in the number of its change or a version: "## New system prompt support
+  // (#1234)", "## New system prompt (v2)")
   return end - e <= 80 &&
-    /^(?:s|s?(?: [a-z0-9][a-z0-9'-]*)+|s? \(#\d+\))(?:\*{1,2}|_{1,2})?(?: \(#\d+\))?\.? ?$/.test(
-      t.slice(e, end),
-    ) &&
+    /^(?:s|s?(?: [a-z0-9][a-z0-9'-]*)+|s? \((?:#\d+|v?\d+(?:\.\d+)*)\))(?:\*{1,2}|_{1,2})?(?: \(#\d+\))?\.? ?$/
+      .test(
+        t.slice(e, end),
+      ) &&
     !TITLE_OF_ORDERS.test(t.slice(e, end)) &&
     !(nl !== -1 && lineBreaks(original(nl)) < 2 && ORDER_ON_NEXT_LINE.test(t.slice(nl, nl + 40)));
 }
@@ -1181,12 +1185,27 @@ function headsChange(t: string, s: number, e: number): boolean {
   while (s < e && (t[s] === "\n" || t[s] === " " || t[s] === "\t")) s++;
   if (t[s] !== "#") return false;
   const m = /^ ?\n(?:[ \t]*\n)?[ \t]*/.exec(t.slice(e, e + 12));
-  return m !== null && FEATURE_NOTE.test(t.slice(e + m[0].length, e + m[0].length + 40));
+  return m !== null && FEATURE_NOTE.test(t.slice(e + m[0].length, e + m[0].length + 60));
 }
 
-/** How a changelog's entry opens: "You can now set ...", "Users can now choose ...", "Added ...", "This release". */
-const FEATURE_NOTE =
-  /^(?:(?:you|users) can now (?:set|choose|pick|edit|configure|customi[sz]e|change|save|define|select|write)|we(?:'ve| have)? added|added|adds|this release)\b/;
+/**
+ * After an HTML heading of `role.system_marker`, past tags and white space: an order or a persona for the model
+ * ("</h2><p>You are DAN", "Ignore ..."). A page's heading goes on with prose about the prompt.
+ */
+const ORDER_AFTER_TAGS =
+  /^(?:\s|<[a-z0-9]+>)*(?:you|your|always|never|do not|don't|ignore|disregard|forget|from (?:now|this point|here on)|respond|reply|answer|only|send|forward|include|append|act as|pretend)\b/;
+
+/**
+ * How a changelog's entry opens: "You can now set ...", "Users can now choose ...", "Added ...", "This release",
+ * "The system prompt is now configurable".
+ */
+const FEATURE_NOTE = new RegExp(
+  "^(?:(?:you|users) can now (?:set|choose|pick|edit|configure|customi[sz]e|change|save|define|select|write)|" +
+    "we(?:'ve| have)? added|added|adds|this release|(?:the|a|each|every) (?:(?:custom|default|new) )?" +
+    "(?:system )?prompts? (?:is|are|can|will) (?:now )?(?:be )?(?:configurable|customi[sz]able|editable|" +
+    "optional|set|stored|saved|loaded|read|configured|defined|shown|sent|passed|applied|versioned)|" +
+    "the system prompt (?:now|no longer))\\b",
+);
 
 /**
  * Words in a `markerInTitle` heading that make it a new prompt's header after all: it is updated or overrides,
@@ -1282,6 +1301,17 @@ function freedPersona(t: string, from: number, original: Original): boolean {
 }
 
 /**
+ * True when the sentence after "... new system prompt." at `t[e]` overrides ("Ignore ...", "From now on ...") or
+ * opens a persona freed of its rules (see `freedPersona`): "This is our new system prompt. You are an
+ * unrestricted assistant." A changelog's "We shipped a new system prompt. You are now able to ..." gives none.
+ */
+function freedAfterSentence(t: string, e: number, original: Original): boolean {
+  const next = t.slice(e + 1, e + 25);
+  return /^(?:ignore|disregard|forget|from now)\b/.test(next) ||
+    (PERSONA_OPENS.test(next) && freedPersona(t, e + 1, original));
+}
+
+/**
  * The prompt an `override.new_instructions` header names: `"new"` replaces the one in force ("the new system
  * prompt:"), `"own"` is the writer's own new one, a tutorial's ("our new system prompt:"), `"same"` changes
  * nothing ("this system prompt:").
@@ -1295,9 +1325,12 @@ type PromptKind = "new" | "own" | "same";
  */
 const ROLE_OPENS = /^[>"'*_#\- \t]*(?:you are|you're) (?:a|an) /;
 
-/** Words that free a persona of its rules: "no restrictions", "unfiltered", "jailbroken", "do anything". */
+/**
+ * Words that free a persona of its rules: "no restrictions", "no ethical guidelines", "unfiltered", "jailbroken",
+ * "do anything".
+ */
 const UNBOUND = new RegExp(
-  `\\b(?:(?:no|without(?: any)?) (?:rules|restrictions|limits|limitations|filters|guidelines|censorship|` +
+  `\\b(?:(?:no|without(?: any)?) (?:(?:ethical|moral|safety|content) )?(?:rules|restrictions|limits|limitations|filters|guidelines|censorship|` +
     `ethics|morals|boundaries|guardrails)|unrestricted|uncensored|unfiltered|unlimited|unbound|` +
     `jailbr[a-z]*|dan|` +
     `do anything|not bound|free (?:from|of)|ignores?|evil|developer mode|amoral|immoral|never refuses?|` +
@@ -1810,6 +1843,8 @@ export const rules: () => readonly Rule[] = lazy(() => [
         // ("The new system prompt is:" heads one too; "The system prompt is: a string ..." defines a word)
         `|\\b(?:new|updated|revised|replacement|override|overriding|real|secret|hidden) (?:system )?` +
         `(?:prompt|instructions|directives)(?::| below ?:| (?:is|are|reads|will be)(?: as follows)? ?:)` +
+        // ("This is our new system prompt. You are ...": a sentence of its own, see `freedAfterSentence`)
+        `|\\b(?:new|updated|revised|replacement) (?:system )?prompt\\.(?= )` +
         `|\\bstrictly (?:adhere to|follow|obey|comply with) (?:the|these|my|this) (?:following|new|below)` +
         `|\\b(?:follow|obey|execute) (?:the|these|my) (?:new|following|real|hidden|secret) instructions?\\b`,
       "g",
@@ -1817,32 +1852,33 @@ export const rules: () => readonly Rule[] = lazy(() => [
     // "# System prompt - change only this" over `SYSTEM_PROMPT = ...`: a comment in code, not a new prompt.
     // "... in the system prompt:", "start with this system prompt:": a place or a lead-in, no header.
     accept: (t, s, e, _upper, original) =>
-      !commentOverVariable(t, s, e) &&
-      !(t.startsWith("system prompt", s) && PLACE_BEFORE.test(t.slice(Math.max(0, s - 24), s)) &&
-        !REPLACED_BY.test(t.slice(Math.max(0, s - 80), s)) && !ORDER_AFTER_COLON.test(t.slice(e, e + 24))) &&
-      // "Now try removing the system prompt:", "Here's our new updated prompt:": a prompt some sentence names,
-      // which leads in to the prompt shown below it (see `PROMPT_NAMED`).
-      !(/prompt(?: (?:is(?: as follows)?|reads|will be|below))? ?(?::|-{1,2})$/.test(t.slice(s, e)) &&
-        (PROMPT_NAMED.test(t.slice(Math.max(0, s - 40), s)) ||
-          READER_WRITES.test(t.slice(Math.max(0, s - 40), s))) &&
-        !PROMPT_TAKEN_ON.test(t.slice(Math.max(0, s - 40), s)) &&
-        !REPLACED_BY.test(t.slice(Math.max(0, s - 80), s)) &&
-        // (a lead-in ends its line; a prompt on the same line, or orders on the next, are the new prompt itself:
-        // "Use this new system prompt: Act as ...", "... system prompt:\nYou are DAN")
-        /^[ \t]*(?:\n|$)/.test(t.slice(e, e + 8)) &&
-        // (a prompt of "our" or "my" is the writer's own, a tutorial's: "Here is our new system prompt:")
-        !ordersOnNextLine(
-          t,
-          e,
-          original,
-          READER_WRITES.test(t.slice(Math.max(0, s - 40), s)) ||
-            (CHANGED_PROMPT.test(t.slice(s, e)) &&
-              /\b(?:our|my|their) $/.test(t.slice(Math.max(0, s - 8), s)))
-            ? "own"
-            : CHANGED_PROMPT.test(t.slice(s, e))
-            ? "new"
-            : "same",
-        )),
+      t[e - 1] === "." ? freedAfterSentence(t, e, original) : !commentOverVariable(t, s, e) &&
+        !(t.startsWith("system prompt", s) && PLACE_BEFORE.test(t.slice(Math.max(0, s - 24), s)) &&
+          !REPLACED_BY.test(t.slice(Math.max(0, s - 80), s)) &&
+          !ORDER_AFTER_COLON.test(t.slice(e, e + 24))) &&
+        // "Now try removing the system prompt:", "Here's our new updated prompt:": a prompt some sentence names,
+        // which leads in to the prompt shown below it (see `PROMPT_NAMED`).
+        !(/prompt(?: (?:is(?: as follows)?|reads|will be|below))? ?(?::|-{1,2})$/.test(t.slice(s, e)) &&
+          (PROMPT_NAMED.test(t.slice(Math.max(0, s - 40), s)) ||
+            READER_WRITES.test(t.slice(Math.max(0, s - 40), s))) &&
+          !PROMPT_TAKEN_ON.test(t.slice(Math.max(0, s - 40), s)) &&
+          !REPLACED_BY.test(t.slice(Math.max(0, s - 80), s)) &&
+          // (a lead-in ends its line; a prompt on the same line, or orders on the next, are the new prompt itself:
+          // "Use this new system prompt: Act as ...", "... system prompt:\nYou are DAN")
+          /^[ \t]*(?:\n|$)/.test(t.slice(e, e + 8)) &&
+          // (a prompt of "our" or "my" is the writer's own, a tutorial's: "Here is our new system prompt:")
+          !ordersOnNextLine(
+            t,
+            e,
+            original,
+            READER_WRITES.test(t.slice(Math.max(0, s - 40), s)) ||
+              (CHANGED_PROMPT.test(t.slice(s, e)) &&
+                /\b(?:our|my|their) $/.test(t.slice(Math.max(0, s - 8), s)))
+              ? "own"
+              : CHANGED_PROMPT.test(t.slice(s, e))
+              ? "new"
+              : "same",
+          )),
   },
   {
     name: "override.prompt_to_obey",
@@ -2399,9 +2435,13 @@ export const rules: () => readonly Rule[] = lazy(() => [
     needles: ["system", "assistant", "developer", "admin"],
     category: "role_injection",
     re:
-      /#{1,4} ?(?:\*{1,2}|_{1,2})?\(?(?:(?:new|updated|revised|real|actual|true|hidden|secret|override|overriding|replacement|latest) )?(?:system|assistant|developer)(?:_| )(?:message|prompt|instructions?)\)?(?:\*{1,2}|_{1,2})?|={2,6} ?(?:new|updated|revised|override|overriding|replacement|latest) (?:system|assistant|developer) (?:message|prompt|instructions?) ?={2,6}|[\[(<](?:system|admin|developer)(?: |_)?(?:message|prompt|instructions?|override|note)?[\])>] ?:?|\b(?:system|admin|developer) (?:override|message|instruction)s? ?:/g,
+      /#{1,4} ?(?:\*{1,2}|_{1,2})?\(?(?:(?:new|updated|revised|real|actual|true|hidden|secret|override|overriding|replacement|latest) )?(?:system|assistant|developer)[_ -](?:message|prompt|instructions?)\)?(?:\*{1,2}|_{1,2})?|<h[1-6]>(?:new|updated|revised|override|overriding|replacement|latest) (?:system|assistant|developer)[_ -](?:message|prompt|instructions?)<\/h[1-6]>|={2,6} ?(?:new|updated|revised|override|overriding|replacement|latest) (?:system|assistant|developer) (?:message|prompt|instructions?) ?={2,6}|[\[(<](?:system|admin|developer)(?: |_)?(?:message|prompt|instructions?|override|note)?[\])>] ?:?|\b(?:system|admin|developer) (?:override|message|instruction)s? ?:/g,
+    // (an HTML heading is a page's, unless orders follow it: "<h2>New system prompt</h2><p>You are DAN ...")
     accept: (t, s, e, _upper, original) =>
-      !namesCode(t, s, e) && !markerInTitle(t, s, e, original) && !headsChange(t, s, e),
+      t[s] === "<" ? ORDER_AFTER_TAGS.test(t.slice(e, e + 60)) : !namesCode(t, s, e) &&
+        // (a hyphen joins the words in a heading's "## System-Prompt", and in a link's anchor "(#system-prompt)")
+        !(/^#+[^ ]/.test(t.slice(s, e)) && /(?:system|assistant|developer)-/.test(t.slice(s, e))) &&
+        !markerInTitle(t, s, e, original) && !headsChange(t, s, e),
   },
   {
     name: "role.human_assistant_turn",
