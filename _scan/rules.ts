@@ -722,8 +722,8 @@ const ADDRESS_GREETING = "(?:(?:(?:dear|hey|hi),? |(?:attention|note to|message 
 
 /**
  * The assistant's names in other languages: Italian and Portuguese "assistente", Spanish "asistente", German,
- * Dutch or Swedish "Assistent", Polish "asystent" (and "asystencie" said to it), Czech or Romanian "asistent", and "IA" or "KI" for "AI". A
- * sentence may open with such a word and a comma in its own language ("Assistente, un programma ..."): only
+ * Dutch or Swedish "Assistent", Polish "asystent" (and "asystencie" said to it), Czech or Romanian
+ * "asistent", and "IA" or "KI" for "AI". A sentence may open with such a word and a comma in its own language ("Assistente, un programma ..."): only
  * an order of that language after it (see `orderedInAnotherLanguage`) makes it an address; a "you" or an
  * address does not (French "IA, du texte au code", the unit "Ki, k, kB" before a URL).
  */
@@ -1182,19 +1182,20 @@ function markerInTitle(t: string, s: number, e: number, original: Original): boo
   // (back over the line's indent and any hashes before the match's: "####" may match from its second)
   while (i > 0 && (t[i - 1] === " " || t[i - 1] === "\t" || t[i - 1] === "#")) i--;
   if (i > 0 && t[i - 1] !== "\n") return false;
-  // (the rest of its line, which must end within 80 characters: a plural "s", then words)
+  // (the rest of its line, which must end within 80 characters, see `TITLE_GOES_ON`)
   const nl = t.indexOf("\n", e);
   const end = nl === -1 ? t.length : nl;
-  // (a changelog's heading may end in the number of its change or a version: "## New system prompt support
-  // (#1234)", "## New system prompt (v2)")
-  return end - e <= 80 &&
-    /^(?:s|s?(?: [a-z0-9][a-z0-9'-]*)+|s? \((?:#\d+|v?\d+(?:\.\d+)*)\))(?:\*{1,2}|_{1,2})?(?: \(#\d+\))?\.? ?$/
-      .test(
-        t.slice(e, end),
-      ) &&
+  return end - e <= 80 && TITLE_GOES_ON.test(t.slice(e, end)) &&
     !TITLE_OF_ORDERS.test(t.slice(e, end)) &&
     !(nl !== -1 && lineBreaks(original(nl)) < 2 && ORDER_ON_NEXT_LINE.test(t.slice(nl, nl + 40)));
 }
+
+/**
+ * The rest of a `markerInTitle` heading's line: a plural "s", then words, or the number of a change or a
+ * version in parentheses ("## New system prompt support (#1234)", "## New system prompt (v2)").
+ */
+const TITLE_GOES_ON =
+  /^(?:s|s?(?: [a-z0-9][a-z0-9'-]*)+|s? \((?:#\d+|v?\d+(?:\.\d+)*)\))(?:\*{1,2}|_{1,2})?(?: \(#\d+\))?\.? ?$/;
 
 /**
  * True when a `role.system_marker` heading alone on its line ("## New system prompt") heads a changelog's
@@ -1350,8 +1351,8 @@ const ROLE_OPENS = /^[>"'*_#\- \t]*(?:you are|you're) (?:a|an) /;
  * "do anything".
  */
 const UNBOUND = new RegExp(
-  `\\b(?:(?:no|without(?: any)?) (?:(?:ethical|moral|safety|content) )?(?:rules|restrictions|limits|limitations|filters|guidelines|censorship|` +
-    `ethics|morals|boundaries|guardrails)|unrestricted|uncensored|unfiltered|unlimited|unbound|` +
+  `\\b(?:(?:no|without(?: any)?) (?:(?:ethical|moral|safety|content) )?(?:rules|restrictions|limits|` +
+    `limitations|filters|guidelines|censorship|ethics|morals|boundaries|guardrails)|unrestricted|uncensored|unfiltered|unlimited|unbound|` +
     `jailbr[a-z]*|dan|` +
     `do anything|not bound|free (?:from|of)|ignores?|evil|developer mode|amoral|immoral|never refuses?|` +
     `no matter what|zero (?:rules|restrictions|limits|filters|guidelines))\\b`,
