@@ -54,7 +54,9 @@ export interface McpHttpRelayOptions extends McpGuardOptions {
   /**
    * After the client's input ends: how long answers still on their way may take (default 2000 ms, as the
    * stdio relay gives its server); then they are given up, and their requests answered with errors. The
-   * `DELETE` that then ends the server's session is waited for as long at most (and 2000 ms at most).
+   * `DELETE` that then ends the server's session is waited for as long at most (and 2000 ms at most). A
+   * session the server ended (HTTP 404 to its id) gives the answers still on their way in it as long, on the
+   * streams it keeps open; then those are closed, and their requests answered with errors.
    */
   shutdownGraceMs?: number;
   /**
@@ -272,6 +274,14 @@ class HttpRelay {
   readonly #postSignal: AbortSignal;
   /** Ends the resumption of an answer's stream: the relay stopped, or the client left. */
   readonly #resumeSignal: AbortSignal;
+  /**
+   * Of each session the server ended, what its POSTs and resumptions go by (see {@linkcode HttpRelay.#ends}):
+   * `#postSignal` and `#resumeSignal` and the end of the grace its streams got after the 404.
+   */
+  readonly #endsOf = new WeakMap<
+    SessionIds,
+    { over: AbortController; post: AbortSignal; resume: AbortSignal }
+  >();
 
   constructor(url: string, options: McpHttpRelayOptions, signal: AbortSignal) {
     this.#url = url;
@@ -767,7 +777,9 @@ class HttpRelay {
    */
   #send(message: unknown, done: () => void, stop?: AbortSignal, accepted?: () => void): void {
     const sent = this.#post(message, stop, accepted).catch((error) => {
-      if (!stop?.aborted) this.#failed(message, errorText(error));
+      // (ended with its session's grace: see #sessionEnded)
+      const ended = this.#sessions.sessionOf(message)?.ended === true;
+      if (!stop?.aborted) this.#failed(message, ended ? SESSION_ENDED : errorText(error));
     });
     void sent.finally(() => {
       this.#sessions.forget(message);
@@ -878,7 +890,8 @@ class HttpRelay {
     if (body === undefined) return; // (nothing of it could be written out: each request is answered)
     // (the server ended that session: its requests are answered so, and never sent, as MCP says)
     if (ids.ended === true) return this.#failed(message, SESSION_ENDED);
-    const signal = stop === undefined ? this.#postSignal : AbortSignal.any([this.#postSignal, stop]);
+    const post = this.#ends(ids).post;
+    const signal = stop === undefined ? post : AbortSignal.any([post, stop]);
     if (accepted !== undefined) this.#acceptedOnceAnswered(message, accepted);
     const starts = this.#sessions.starts(message); // (its session: `ids`, a new one)
     const response = await this.#fetch({
@@ -927,14 +940,40 @@ class HttpRelay {
   }
 
   /**
+   * The signals a POST (`post`) and the resumption of its stream (`resume`) in the session `ids` go by: the
+   * relay's, and for a session the server ended, the end of the grace after its 404 (`over`, aborted then).
+   * Made for a session once, when it ends or its first POST goes.
+   */
+  #ends(ids: SessionIds): { over: AbortController; post: AbortSignal; resume: AbortSignal } {
+    let ends = this.#endsOf.get(ids);
+    if (ends === undefined) {
+      const over = new AbortController();
+      ends = {
+        over,
+        post: AbortSignal.any([this.#postSignal, over.signal]),
+        resume: AbortSignal.any([this.#resumeSignal, over.signal]),
+      };
+      this.#endsOf.set(ids, ends);
+    }
+    return ends;
+  }
+
+  /**
    * True when `response` is HTTP 404 to a request that carried the id of the session `ids`: MCP says the
    * server ended that session (or never had it), and that the client must start a new one. The session is
-   * marked so (see `SessionIds.ended`): nothing more of it is sent, or ended with `DELETE`. (Only a POST's:
-   * a 404 to a `GET` resuming a stream may say that the stream's events are gone.)
+   * marked so (see `SessionIds.ended`): nothing more of it is sent, or ended with `DELETE`. A `GET`'s 404
+   * too (the server's own stream, or a resumption with `Last-Event-ID`): MCP says it of any request carrying
+   * the id, and a resumption is not retried in a session that is over.
    */
   #sessionEnded(response: Response, ids: SessionIds): boolean {
     if (response.status !== 404 || ids.id === undefined) return false;
+    if (ids.ended === true) return true;
     ids.ended = true;
+    // Its other streams still open get the grace the client's leaving gives: an answer on its way may come
+    // (a server that ended the session should send none), then they are closed, and their requests told to
+    // initialize again, so that none waits for ever on a stream a server keeps open in an ended session.
+    const over = this.#ends(ids).over;
+    void pause(this.#options.shutdownGraceMs ?? 2000, this.#postSignal).then(() => over.abort());
     // (its own stream is over with it: resumed, it would go in the ended session; those it was to answer
     // are told to initialize again)
     if (ids === this.#sessions.current) this.#leaveStream(SESSION_ENDED);
@@ -974,6 +1013,8 @@ class HttpRelay {
     if (response.status === 202) {
       this.#sessions.took(message); // (its cancel goes in `ids`, whatever session starts)
       await response.body?.cancel();
+      // (taken after the 404 that ended its session, sent before it: no stream of that session will answer)
+      if (ids.ended === true) return void this.#answerTaken(requests, SESSION_ENDED);
       // Of a session a new initialize left (it went meanwhile), its stream, where alone they could be
       // answered, is left too: they are answered so at once, as those waiting there were (see #leaveStream).
       if (ids !== this.#sessions.current) return void this.#answerTaken(requests, LEFT_FOR_NEW_SESSION);
@@ -997,7 +1038,8 @@ class HttpRelay {
       if (error instanceof TooLong) readingOn.push(error.readingOn);
     }
     // Once the client is gone the relay does not wait on a server that works on: it answers and ends.
-    why = this.#hidden(await this.#resume(end, ids, this.#resumeSignal, waiting, readingOn, message) || why);
+    const resume = this.#ends(ids).resume;
+    why = this.#hidden(await this.#resume(end, ids, resume, waiting, readingOn, message) || why);
     // (the server ended the session while its stream was open: not resumed, as nothing more goes in it)
     if (ids.ended === true && waiting()) this.#failed(message, SESSION_ENDED);
     for (const r of this.#sessions.stillOf(message, requests)) {
@@ -1042,6 +1084,8 @@ class HttpRelay {
         });
         if (!resumed.ok) {
           await resumed.body?.cancel();
+          // (a 404 to the session's id: the session is over, nothing to retry; see #sessionEnded)
+          if (this.#sessionEnded(resumed, ids)) break;
           why = `resuming its event stream got HTTP ${resumed.status}`;
           failures++;
           continue;
@@ -1309,12 +1353,15 @@ class HttpRelay {
     const stop = new AbortController();
     this.#streamStop = stop;
     let opened = false;
+    const ids = this.#sessions.current;
     try {
       const signal = AbortSignal.any([this.#signal, this.#listenStop.signal, stop.signal]);
-      const ids = this.#sessions.current;
       if (ids.ended === true) return;
       const response = await this.#fetch({ headers: this.#headers("text/event-stream", ids), signal });
-      if (!response.ok) return void await response.body?.cancel();
+      if (!response.ok) {
+        this.#sessionEnded(response, ids); // (a 404 to its id: the session is over)
+        return void await response.body?.cancel();
+      }
       opened = true;
       // A server may end this stream at will once it gave an event id: follow it until the relay ends.
       await this.#resume(await this.#read(response, {}, signal, ids), ids, signal, () => true);
@@ -1330,7 +1377,9 @@ class HttpRelay {
       // (a stream left for a new session's is over for the session before alone: see #leaveStream)
       if (this.#streamStop === stop) {
         [this.#stream, this.#streamStop] = ["over", undefined];
-        this.#streamOver = opened
+        this.#streamOver = ids.ended === true
+          ? SESSION_ENDED
+          : opened
           ? "ended its own stream without answering it"
           : "has no stream of its own to answer on";
         this.#answerOnStreamOver();

@@ -283,7 +283,8 @@ function startHostileServer(): Promise<{ url: string; resumed: string[]; stop: (
       const last = req.headers["last-event-id"];
       if (typeof last === "string") resumed.push(last);
       if (last === "p1") return void res.writeHead(200, { "content-type": "text/event-stream" }).end(replay);
-      return void res.writeHead(typeof last === "string" ? 404 : 405).end();
+      // (an event id it does not know: 400, as a 404 would end the session, which MCP says of any request)
+      return void res.writeHead(typeof last === "string" ? 400 : 405).end();
     }
     if (req.method !== "POST") return void res.writeHead(200).end();
     let body = "";
@@ -397,7 +398,7 @@ test("relayMcpHttp: an answer that ends without the response is answered with an
   assert.match(error(11), /ended its answer without answering tools\/call/);
   assert.match(
     error(12),
-    /ended its answer without answering tools\/call \(resuming its event stream got HTTP 404\)/,
+    /ended its answer without answering tools\/call \(resuming its event stream got HTTP 400\)/,
   );
   assert.match(error(13), /did not answer tools\/call|ended its answer without answering tools\/call/);
   assert.deepEqual(
