@@ -22,9 +22,11 @@ import {
   oversizedFromServer,
   unwrittenFromClient,
   unwrittenFromServer,
+  withNewline,
 } from "./framing.ts";
 import {
   answersOnly,
+  encoder,
   idKey,
   isRequest,
   type JsonRpcId,
@@ -234,6 +236,11 @@ class HttpRelay {
   readonly #session: GuardedSession;
   readonly #output: (bytes: Uint8Array) => void | Promise<void>;
   #outChain: Promise<void> = Promise.resolve();
+  /**
+   * The client's line of each message the session passed on unchanged: its `POST` sends it as it came (see
+   * {@linkcode HttpRelay.#post}), so that numbers past 2^53 and the client's own text reach the server.
+   */
+  readonly #linesOf = new WeakMap<object, Uint8Array>();
   /** The sessions, and what each message and request belongs to (see {@linkcode HttpSessions}). */
   readonly #sessions: HttpSessions;
   /** How many POSTs carrying requests are in flight, and how many may be (`maxInFlight`). */
@@ -361,14 +368,17 @@ class HttpRelay {
   }
 
   readonly #toClient = (frame: McpFrame): Promise<void> => {
-    const bytes = encodeMessage(frame.message, (message) =>
-      unwrittenFromServer(message, {
-        emit: (event) => emitTo(this.#options.onEvent, event),
-        toServer: (answer) => {
-          this.#session.answeredForClient(answer); // (in its request's session)
-          void this.#toServer({ message: answer });
-        },
-      }));
+    // (the server's text as it came, when the session passed it on unchanged: see #fromServerText)
+    const bytes = frame.bytes !== undefined
+      ? withNewline(frame.bytes)
+      : encodeMessage(frame.message, (message) =>
+        unwrittenFromServer(message, {
+          emit: (event) => emitTo(this.#options.onEvent, event),
+          toServer: (answer) => {
+            this.#session.answeredForClient(answer); // (in its request's session)
+            void this.#toServer({ message: answer });
+          },
+        }));
     this.#outChain = this.#outChain.then(async () => {
       try {
         await this.#output(bytes);
@@ -390,6 +400,7 @@ class HttpRelay {
    */
   readonly #toServer = (frame: McpFrame): void | Promise<void> => {
     const message = frame.message;
+    if (frame.bytes !== undefined && typeof message === "object") this.#linesOf.set(message, frame.bytes);
     // The guard's own tools/list (one at a time) has a place of its own: refused for the client's load, it
     // would fail the calls held for it. Its POST ends once the guard gives up on it, so none outlives that.
     // (The session holds the client's messages while it waits, so nothing of the client's comes after it.)
@@ -882,7 +893,11 @@ class HttpRelay {
     // (a batch held behind an initialize goes in its session: its answers of the session before do not)
     const here = this.#answersHere(message, ids);
     if (here === undefined) return;
-    const body = encodeJson(here, (unwritten) =>
+    // (as the client wrote it, when nothing of it was changed: a batch split here is written anew)
+    const line = here === message && (isRecord(message) || Array.isArray(message))
+      ? this.#linesOf.get(message) as Uint8Array<ArrayBuffer> | undefined // (a framer's, on an ArrayBuffer)
+      : undefined;
+    const body = line ?? encodeJson(here, (unwritten) =>
       unwrittenFromClient(unwritten, {
         emit: (event) => emitTo(this.#options.onEvent, event),
         answer: (id, code, text) => void this.#session.answerWithError(id, code, text),
@@ -1277,16 +1292,22 @@ class HttpRelay {
       // (reported, and an answer whose ends show its id answers its request with an error: see the session)
       return this.#session.fromServer({ message: undefined, bytes: new TextEncoder().encode(text) });
     }
+    const parsed = message; // (a batch some of whose answers are dropped is written anew)
     if (sent !== undefined) {
       if (Array.isArray(message)) {
         const kept = message.filter((m) => !this.#sessions.superseded(m, sent));
         if (kept.length === 0 && message.length > 0) return;
-        message = kept;
+        if (kept.length < message.length) message = kept;
       } else if (this.#sessions.superseded(message, sent)) return;
       if (this.#sessions.starts(sent)) this.#noteInitialize(message, sent);
     }
     this.#sessions.asked(message, ids); // (the client's answer goes in that session)
-    this.#session.fromServer({ message });
+    // (its text goes to the client as it came, if the session passes it on unchanged and it is one line)
+    const whole = message === parsed && typeof message === "object" && message !== null;
+    // (with its newline after it, which the client's line then takes without a copy: see withNewline)
+    const line = whole && !/[\r\n]/.test(text) ? encoder.encode(text + "\n") : undefined;
+    const bytes = line?.subarray(0, line.length - 1);
+    this.#session.fromServer(bytes === undefined ? { message } : { message, bytes });
   }
 
   /**

@@ -682,3 +682,62 @@ test(
     }
   },
 );
+
+test(
+  "relayMcpHttp: what it passes on unchanged goes as it came, either way: ids and numbers past 2^53 keep every digit",
+  { timeout: 30_000 },
+  async () => {
+    // A call under an id past 2^53, with such numbers in its arguments; the server answers it as JSON, and
+    // another as an event, each with its own text (a number past 2^53, `1.0`). JSON.parse and stringify
+    // would make 9007199254740993 9007199254740992, and 1.0 1.
+    const call = (id: string) =>
+      `{"jsonrpc":"2.0","id":${id},"method":"tools/call",` +
+      `"params":{"name":"echo","arguments":{"n":123456789012345678901234567890,"x":1.0}}}`;
+    const answer = (id: string) =>
+      `{"jsonrpc":"2.0","id":${id},"result":{"content":[{"type":"text","text":"ok"}],` +
+      `"n":123456789012345678901234567891,"x":1.0}}`;
+    const bodies: string[] = [];
+    const server = createHttpServer((req, res) => {
+      let body = "";
+      req.on("data", (c) => (body += c));
+      req.on("end", () => {
+        if (req.method !== "POST") return void res.writeHead(req.method === "GET" ? 405 : 200).end();
+        const m = JSON.parse(body) as JsonRpcMessage;
+        if (answeredPlainly(m, res, [{ name: "echo" }])) return;
+        bodies.push(body);
+        const id = /"id":(\d+)/.exec(body)![1];
+        if (id.endsWith("3")) {
+          return void res.writeHead(200, { "content-type": "application/json" }).end(answer(id));
+        }
+        res.writeHead(200, { "content-type": "text/event-stream" }).end(`data: ${answer(id)}\n\n`);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/mcp`;
+    const ids = ["9007199254740993", "9007199254740995"];
+    const lines: string[] = [];
+    let answered = () => {};
+    const both = new Promise<void>((resolve) => (answered = resolve));
+    const timer = setTimeout(answered, 15_000);
+    const enc = new TextEncoder();
+    try {
+      await relayMcpHttp(url, {
+        input: (async function* () {
+          for (const m of INIT) yield enc.encode(JSON.stringify(m) + "\n");
+          for (const id of ids) yield enc.encode(call(id) + "\n");
+          await both;
+        })(),
+        output: (bytes) => {
+          lines.push(...new TextDecoder().decode(bytes).split("\n").filter(Boolean));
+          if (ids.every((id) => lines.includes(answer(id)))) answered();
+        },
+      });
+    } finally {
+      clearTimeout(timer);
+      server.closeAllConnections?.();
+      server.close();
+    }
+    assert.deepEqual(bodies.sort(), ids.map(call));
+    for (const id of ids) assert.ok(lines.includes(answer(id)), `${id}: ${lines.join("\n")}`);
+  },
+);
