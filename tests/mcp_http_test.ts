@@ -26,7 +26,7 @@ const noClosedPortUnderWine = underWine && isBun
   ? "under Wine, bun.exe's fetch to a closed port hangs instead of failing"
   : false;
 import { INIT } from "./_mcp_messages.ts";
-import { answeredPlainly, startPollingServer } from "./_mcp_http.ts";
+import { answeredPlainly, scriptedServer, startPollingServer } from "./_mcp_http.ts";
 import { headerOptions } from "../_cli/mcp.ts";
 import { UsageError } from "../_cli/io.ts";
 
@@ -697,23 +697,14 @@ test(
       `{"jsonrpc":"2.0","id":${id},"result":{"content":[{"type":"text","text":"ok"}],` +
       `"n":123456789012345678901234567891,"x":1.0}}`;
     const bodies: string[] = [];
-    const server = createHttpServer((req, res) => {
-      let body = "";
-      req.on("data", (c) => (body += c));
-      req.on("end", () => {
-        if (req.method !== "POST") return void res.writeHead(req.method === "GET" ? 405 : 200).end();
-        const m = JSON.parse(body) as JsonRpcMessage;
-        if (answeredPlainly(m, res, [{ name: "echo" }])) return;
-        bodies.push(body);
-        const id = /"id":(\d+)/.exec(body)![1];
-        if (id.endsWith("3")) {
-          return void res.writeHead(200, { "content-type": "application/json" }).end(answer(id));
-        }
-        res.writeHead(200, { "content-type": "text/event-stream" }).end(`data: ${answer(id)}\n\n`);
-      });
+    const server = await scriptedServer([{ name: "echo" }], (_m, res, _req, body) => {
+      bodies.push(body);
+      const id = /"id":(\d+)/.exec(body)![1];
+      if (id.endsWith("3")) {
+        return void res.writeHead(200, { "content-type": "application/json" }).end(answer(id));
+      }
+      res.writeHead(200, { "content-type": "text/event-stream" }).end(`data: ${answer(id)}\n\n`);
     });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/mcp`;
     const ids = ["9007199254740993", "9007199254740995"];
     const lines: string[] = [];
     let answered = () => {};
@@ -721,7 +712,7 @@ test(
     const timer = setTimeout(answered, 15_000);
     const enc = new TextEncoder();
     try {
-      await relayMcpHttp(url, {
+      await relayMcpHttp(server.url, {
         input: (async function* () {
           for (const m of INIT) yield enc.encode(JSON.stringify(m) + "\n");
           for (const id of ids) yield enc.encode(call(id) + "\n");
@@ -734,8 +725,7 @@ test(
       });
     } finally {
       clearTimeout(timer);
-      server.closeAllConnections?.();
-      server.close();
+      server.stop();
     }
     assert.deepEqual(bodies.sort(), ids.map(call));
     for (const id of ids) assert.ok(lines.includes(answer(id)), `${id}: ${lines.join("\n")}`);
