@@ -282,8 +282,8 @@ class HttpRelay {
   /** Ends the resumption of an answer's stream: the relay stopped, or the client left. */
   readonly #resumeSignal: AbortSignal;
   /**
-   * Of each session the server ended, what its POSTs and resumptions go by (see {@linkcode HttpRelay.#ends}):
-   * `#postSignal` and `#resumeSignal` and the end of the grace its streams got after the 404.
+   * Of each session, what its POSTs and resumptions go by (see {@linkcode HttpRelay.#ends}): `#postSignal`
+   * and `#resumeSignal`, and once the server ended it, the end of the grace its streams get after the 404.
    */
   readonly #endsOf = new WeakMap<
     SessionIds,
@@ -400,7 +400,9 @@ class HttpRelay {
    */
   readonly #toServer = (frame: McpFrame): void | Promise<void> => {
     const message = frame.message;
-    if (frame.bytes !== undefined && typeof message === "object") this.#linesOf.set(message, frame.bytes);
+    if (frame.bytes !== undefined && typeof message === "object" && message !== null) {
+      this.#linesOf.set(message, frame.bytes);
+    }
     // The guard's own tools/list (one at a time) has a place of its own: refused for the client's load, it
     // would fail the calls held for it. Its POST ends once the guard gives up on it, so none outlives that.
     // (The session holds the client's messages while it waits, so nothing of the client's comes after it.)
