@@ -22,9 +22,11 @@ import {
   oversizedFromServer,
   unwrittenFromClient,
   unwrittenFromServer,
+  withNewline,
 } from "./framing.ts";
 import {
   answersOnly,
+  encoder,
   idKey,
   isRequest,
   type JsonRpcId,
@@ -54,7 +56,9 @@ export interface McpHttpRelayOptions extends McpGuardOptions {
   /**
    * After the client's input ends: how long answers still on their way may take (default 2000 ms, as the
    * stdio relay gives its server); then they are given up, and their requests answered with errors. The
-   * `DELETE` that then ends the server's session is waited for as long at most (and 2000 ms at most).
+   * `DELETE` that then ends the server's session is waited for as long at most (and 2000 ms at most). A
+   * session the server ended (HTTP 404 to its id) gives the answers still on their way in it as long, on the
+   * streams it keeps open; then those are closed, and their requests answered with errors.
    */
   shutdownGraceMs?: number;
   /**
@@ -232,6 +236,11 @@ class HttpRelay {
   readonly #session: GuardedSession;
   readonly #output: (bytes: Uint8Array) => void | Promise<void>;
   #outChain: Promise<void> = Promise.resolve();
+  /**
+   * The client's line of each message the session passed on unchanged: its `POST` sends it as it came (see
+   * {@linkcode HttpRelay.#post}), so that numbers past 2^53 and the client's own text reach the server.
+   */
+  readonly #linesOf = new WeakMap<object, Uint8Array>();
   /** The sessions, and what each message and request belongs to (see {@linkcode HttpSessions}). */
   readonly #sessions: HttpSessions;
   /** How many POSTs carrying requests are in flight, and how many may be (`maxInFlight`). */
@@ -272,6 +281,14 @@ class HttpRelay {
   readonly #postSignal: AbortSignal;
   /** Ends the resumption of an answer's stream: the relay stopped, or the client left. */
   readonly #resumeSignal: AbortSignal;
+  /**
+   * Of each session, what its POSTs and resumptions go by (see {@linkcode HttpRelay.#ends}): `#postSignal`
+   * and `#resumeSignal`, and once the server ended it, the end of the grace its streams get after the 404.
+   */
+  readonly #endsOf = new WeakMap<
+    SessionIds,
+    { over: AbortController; post: AbortSignal; resume: AbortSignal }
+  >();
 
   constructor(url: string, options: McpHttpRelayOptions, signal: AbortSignal) {
     this.#url = url;
@@ -351,14 +368,17 @@ class HttpRelay {
   }
 
   readonly #toClient = (frame: McpFrame): Promise<void> => {
-    const bytes = encodeMessage(frame.message, (message) =>
-      unwrittenFromServer(message, {
-        emit: (event) => emitTo(this.#options.onEvent, event),
-        toServer: (answer) => {
-          this.#session.answeredForClient(answer); // (in its request's session)
-          void this.#toServer({ message: answer });
-        },
-      }));
+    // (the server's text as it came, when the session passed it on unchanged: see #fromServerText)
+    const bytes = frame.bytes !== undefined
+      ? withNewline(frame.bytes)
+      : encodeMessage(frame.message, (message) =>
+        unwrittenFromServer(message, {
+          emit: (event) => emitTo(this.#options.onEvent, event),
+          toServer: (answer) => {
+            this.#session.answeredForClient(answer); // (in its request's session)
+            void this.#toServer({ message: answer });
+          },
+        }));
     this.#outChain = this.#outChain.then(async () => {
       try {
         await this.#output(bytes);
@@ -380,6 +400,9 @@ class HttpRelay {
    */
   readonly #toServer = (frame: McpFrame): void | Promise<void> => {
     const message = frame.message;
+    if (frame.bytes !== undefined && typeof message === "object" && message !== null) {
+      this.#linesOf.set(message, frame.bytes);
+    }
     // The guard's own tools/list (one at a time) has a place of its own: refused for the client's load, it
     // would fail the calls held for it. Its POST ends once the guard gives up on it, so none outlives that.
     // (The session holds the client's messages while it waits, so nothing of the client's comes after it.)
@@ -767,7 +790,9 @@ class HttpRelay {
    */
   #send(message: unknown, done: () => void, stop?: AbortSignal, accepted?: () => void): void {
     const sent = this.#post(message, stop, accepted).catch((error) => {
-      if (!stop?.aborted) this.#failed(message, errorText(error));
+      // (ended with its session's grace: see #sessionEnded)
+      const ended = this.#sessions.sessionOf(message)?.ended === true;
+      if (!stop?.aborted) this.#failed(message, ended ? SESSION_ENDED : errorText(error));
     });
     void sent.finally(() => {
       this.#sessions.forget(message);
@@ -870,7 +895,11 @@ class HttpRelay {
     // (a batch held behind an initialize goes in its session: its answers of the session before do not)
     const here = this.#answersHere(message, ids);
     if (here === undefined) return;
-    const body = encodeJson(here, (unwritten) =>
+    // (as the client wrote it, when nothing of it was changed: a batch split here is written anew)
+    const line = here === message && (isRecord(message) || Array.isArray(message))
+      ? this.#linesOf.get(message) as Uint8Array<ArrayBuffer> | undefined // (a framer's, on an ArrayBuffer)
+      : undefined;
+    const body = line ?? encodeJson(here, (unwritten) =>
       unwrittenFromClient(unwritten, {
         emit: (event) => emitTo(this.#options.onEvent, event),
         answer: (id, code, text) => void this.#session.answerWithError(id, code, text),
@@ -878,7 +907,8 @@ class HttpRelay {
     if (body === undefined) return; // (nothing of it could be written out: each request is answered)
     // (the server ended that session: its requests are answered so, and never sent, as MCP says)
     if (ids.ended === true) return this.#failed(message, SESSION_ENDED);
-    const signal = stop === undefined ? this.#postSignal : AbortSignal.any([this.#postSignal, stop]);
+    const post = this.#ends(ids).post;
+    const signal = stop === undefined ? post : AbortSignal.any([post, stop]);
     if (accepted !== undefined) this.#acceptedOnceAnswered(message, accepted);
     const starts = this.#sessions.starts(message); // (its session: `ids`, a new one)
     const response = await this.#fetch({
@@ -927,14 +957,40 @@ class HttpRelay {
   }
 
   /**
+   * The signals a POST (`post`) and the resumption of its stream (`resume`) in the session `ids` go by: the
+   * relay's, and for a session the server ended, the end of the grace after its 404 (`over`, aborted then).
+   * Made for a session once, when it ends or its first POST goes.
+   */
+  #ends(ids: SessionIds): { over: AbortController; post: AbortSignal; resume: AbortSignal } {
+    let ends = this.#endsOf.get(ids);
+    if (ends === undefined) {
+      const over = new AbortController();
+      ends = {
+        over,
+        post: AbortSignal.any([this.#postSignal, over.signal]),
+        resume: AbortSignal.any([this.#resumeSignal, over.signal]),
+      };
+      this.#endsOf.set(ids, ends);
+    }
+    return ends;
+  }
+
+  /**
    * True when `response` is HTTP 404 to a request that carried the id of the session `ids`: MCP says the
    * server ended that session (or never had it), and that the client must start a new one. The session is
-   * marked so (see `SessionIds.ended`): nothing more of it is sent, or ended with `DELETE`. (Only a POST's:
-   * a 404 to a `GET` resuming a stream may say that the stream's events are gone.)
+   * marked so (see `SessionIds.ended`): nothing more of it is sent, or ended with `DELETE`. A `GET`'s 404
+   * too (the server's own stream, or a resumption with `Last-Event-ID`): MCP says it of any request carrying
+   * the id, and a resumption is not retried in a session that is over.
    */
   #sessionEnded(response: Response, ids: SessionIds): boolean {
     if (response.status !== 404 || ids.id === undefined) return false;
+    if (ids.ended === true) return true;
     ids.ended = true;
+    // Its other streams still open get the grace the client's leaving gives: an answer on its way may come
+    // (a server that ended the session should send none), then they are closed, and their requests told to
+    // initialize again, so that none waits for ever on a stream a server keeps open in an ended session.
+    const over = this.#ends(ids).over;
+    void pause(this.#options.shutdownGraceMs ?? 2000, this.#postSignal).then(() => over.abort());
     // (its own stream is over with it: resumed, it would go in the ended session; those it was to answer
     // are told to initialize again)
     if (ids === this.#sessions.current) this.#leaveStream(SESSION_ENDED);
@@ -974,6 +1030,8 @@ class HttpRelay {
     if (response.status === 202) {
       this.#sessions.took(message); // (its cancel goes in `ids`, whatever session starts)
       await response.body?.cancel();
+      // (taken after the 404 that ended its session, sent before it: no stream of that session will answer)
+      if (ids.ended === true) return void this.#answerTaken(requests, SESSION_ENDED);
       // Of a session a new initialize left (it went meanwhile), its stream, where alone they could be
       // answered, is left too: they are answered so at once, as those waiting there were (see #leaveStream).
       if (ids !== this.#sessions.current) return void this.#answerTaken(requests, LEFT_FOR_NEW_SESSION);
@@ -997,7 +1055,8 @@ class HttpRelay {
       if (error instanceof TooLong) readingOn.push(error.readingOn);
     }
     // Once the client is gone the relay does not wait on a server that works on: it answers and ends.
-    why = this.#hidden(await this.#resume(end, ids, this.#resumeSignal, waiting, readingOn, message) || why);
+    const resume = this.#ends(ids).resume;
+    why = this.#hidden(await this.#resume(end, ids, resume, waiting, readingOn, message) || why);
     // (the server ended the session while its stream was open: not resumed, as nothing more goes in it)
     if (ids.ended === true && waiting()) this.#failed(message, SESSION_ENDED);
     for (const r of this.#sessions.stillOf(message, requests)) {
@@ -1042,6 +1101,8 @@ class HttpRelay {
         });
         if (!resumed.ok) {
           await resumed.body?.cancel();
+          // (a 404 to the session's id: the session is over, nothing to retry; see #sessionEnded)
+          if (this.#sessionEnded(resumed, ids)) break;
           why = `resuming its event stream got HTTP ${resumed.status}`;
           failures++;
           continue;
@@ -1233,16 +1294,22 @@ class HttpRelay {
       // (reported, and an answer whose ends show its id answers its request with an error: see the session)
       return this.#session.fromServer({ message: undefined, bytes: new TextEncoder().encode(text) });
     }
+    const parsed = message; // (a batch some of whose answers are dropped is written anew)
     if (sent !== undefined) {
       if (Array.isArray(message)) {
         const kept = message.filter((m) => !this.#sessions.superseded(m, sent));
         if (kept.length === 0 && message.length > 0) return;
-        message = kept;
+        if (kept.length < message.length) message = kept;
       } else if (this.#sessions.superseded(message, sent)) return;
       if (this.#sessions.starts(sent)) this.#noteInitialize(message, sent);
     }
     this.#sessions.asked(message, ids); // (the client's answer goes in that session)
-    this.#session.fromServer({ message });
+    // (its text goes to the client as it came, if the session passes it on unchanged and it is one line)
+    const whole = message === parsed && typeof message === "object" && message !== null;
+    // (with its newline after it, which the client's line then takes without a copy: see withNewline)
+    const line = whole && !/[\r\n]/.test(text) ? encoder.encode(text + "\n") : undefined;
+    const bytes = line?.subarray(0, line.length - 1);
+    this.#session.fromServer(bytes === undefined ? { message } : { message, bytes });
   }
 
   /**
@@ -1309,12 +1376,15 @@ class HttpRelay {
     const stop = new AbortController();
     this.#streamStop = stop;
     let opened = false;
+    const ids = this.#sessions.current;
     try {
       const signal = AbortSignal.any([this.#signal, this.#listenStop.signal, stop.signal]);
-      const ids = this.#sessions.current;
       if (ids.ended === true) return;
       const response = await this.#fetch({ headers: this.#headers("text/event-stream", ids), signal });
-      if (!response.ok) return void await response.body?.cancel();
+      if (!response.ok) {
+        this.#sessionEnded(response, ids); // (a 404 to its id: the session is over)
+        return void await response.body?.cancel();
+      }
       opened = true;
       // A server may end this stream at will once it gave an event id: follow it until the relay ends.
       await this.#resume(await this.#read(response, {}, signal, ids), ids, signal, () => true);
@@ -1330,7 +1400,9 @@ class HttpRelay {
       // (a stream left for a new session's is over for the session before alone: see #leaveStream)
       if (this.#streamStop === stop) {
         [this.#stream, this.#streamStop] = ["over", undefined];
-        this.#streamOver = opened
+        this.#streamOver = ids.ended === true
+          ? SESSION_ENDED
+          : opened
           ? "ended its own stream without answering it"
           : "has no stream of its own to answer on";
         this.#answerOnStreamOver();

@@ -157,9 +157,11 @@ export const runMcpRelay: typeof relayMcpStdio = relayMcpStdio;
  * a new `initialize` closes the old one's, and its `notifications/initialized` opens the new one's; what
  * belongs to the session before (an answer's resumed stream, the client's cancels of requests sent there and
  * its answers to requests asked there, a batch's too) stays in it. A `POST` answered with HTTP 404 to its
- * session id means, as MCP says, that the server ended the session: its requests, and every one sent in that
- * session after, are answered with an error telling the client to send `initialize` again (nothing more goes
- * in it, nor is it ended with `DELETE`); the session that `initialize` starts goes on. Redirects are followed within the server's
+ * session id means, as MCP says, that the server ended the session (so does a `GET`'s: its own stream's, or a
+ * resumption's, which is not tried again): its requests, and every one sent in that session after or taken
+ * there with 202 Accepted, are answered with an error telling the client to send `initialize` again (nothing
+ * more goes in it, nor is it ended with `DELETE`), and those on its streams still open once `shutdownGraceMs`
+ * has passed; the session that `initialize` starts goes on. Redirects are followed within the server's
  * origin only: `headers` and the client's messages never go elsewhere; a message is sent on as a `POST` past
  * a 301, 302, 307 or 308, but never again past a `303 See Other` (the server took it: that is an error naming
  * where it leads), nor past another status with a `Location` (an error naming it). Resolves when the client

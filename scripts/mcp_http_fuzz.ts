@@ -12,7 +12,7 @@
  *   server;
  * - every line the client reads is JSON;
  * - nothing goes in a session (no POST, GET or DELETE) well after the server answered a POST in it with 404,
- *   which ends it (MCP: session management).
+ *   which ends it (MCP: session management; a GET's 404 ends it too, and what follows it there gets 404).
  *
  * Usage: `deno run -A scripts/mcp_http_fuzz.ts [--from N] [--to M] [--jobs J]` runs seeds N to M (default 1
  * to 200), J at once (default 4), and stops at the first that fails, printing its first problem and what
@@ -291,7 +291,13 @@ async function hostileServer(
           `server: GET ${session} last-event-id=${req.headers["last-event-id"] ?? ""} p=${p.toFixed(2)}`,
         );
         if (p < 0.3) return void res.writeHead(405).end();
-        if (p < 0.35) return void res.writeHead(404).end();
+        if (p < 0.35) {
+          // (a 404 to a session's id ends it, as MCP says of any request: what comes after it in that session
+          // gets 404 too; not timed as a POST's 404 is, as the relay may have dropped this GET, its stream left
+          // or its client gone, before reading it)
+          if (session !== undefined) sessions.delete(session);
+          return void res.writeHead(404).end();
+        }
         res.writeHead(200, { "content-type": "text/event-stream" });
         streams.add(res);
         res.on("close", () => streams.delete(res));

@@ -39,11 +39,12 @@ export interface LocalServer {
 
 /**
  * A Streamable HTTP server whose tools are `tools`: notifications, `initialize` and `tools/list` are answered
- * plainly, every other POST goes to `post`; a GET goes to `get` (default: 405, no stream of its own).
+ * plainly, every other POST goes to `post` (with its body as it came); a GET goes to `get` (default: 405, no
+ * stream of its own).
  */
 export function scriptedServer(
   tools: { name: string }[],
-  post: (m: JsonRpcMessage, res: ServerResponse, req: IncomingMessage) => void,
+  post: (m: JsonRpcMessage, res: ServerResponse, req: IncomingMessage, body: string) => void,
   get: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => void res.writeHead(405).end(),
 ): Promise<LocalServer> {
   const server = createServer((req, res) => {
@@ -53,7 +54,7 @@ export function scriptedServer(
     req.on("end", () => {
       if (req.method !== "POST") return void res.writeHead(200).end();
       const m = JSON.parse(body) as JsonRpcMessage;
-      if (!answeredPlainly(m, res, tools)) post(m, res, req);
+      if (!answeredPlainly(m, res, tools)) post(m, res, req, body);
     });
   });
   return new Promise((resolve) => {

@@ -350,6 +350,126 @@ test(
   },
 );
 
+test(
+  "relayMcpHttp: a 404 to a GET resuming an answer's stream ends the session at once: not retried, the request told to initialize again",
+  { timeout: 30_000 },
+  async () => {
+    // s1 answers call 2 on an event stream with an event id, and closes it without the answer; the session
+    // is over by then, so the GET with Last-Event-ID gets 404, which MCP says of any request with its id.
+    const server = await sessionServer((m, req, res) => {
+      if (req.headers["mcp-session-id"] !== "s1" || !server.live.has("s1") || m?.id !== 2) return false;
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.end("id: e1\nretry: 50\ndata: \n\n");
+      server.live.delete("s1");
+      return true;
+    });
+    try {
+      const answers = await relayInPhases(server.url, [[...INIT], [call(2)], [call(3)]]);
+      for (const id of [2, 3]) assert.match(errorOf(answers.get(id)), /it ended the session \(HTTP 404/);
+      const inS1 = server.seen.filter((s) => s.session === "s1").map((s) => `${s.method}${s.id ?? ""}`);
+      assert.deepEqual(inS1.filter((s) => s === "GET+resume"), ["GET+resume"], inS1.join(" "));
+      assert.equal(inS1.at(-1), "GET+resume", "nothing more went in s1 (call 3, DELETE)");
+    } finally {
+      server.stop();
+    }
+  },
+);
+
+test(
+  "relayMcpHttp: a 404 to the server's own stream (GET) ends the session: a request taken with 202 for it is told to initialize again",
+  { timeout: 30_000 },
+  async () => {
+    // s1 holds its GET until call 7 was taken with 202 Accepted (to be answered on that stream), then ends
+    // the session and answers the GET 404.
+    let get: ServerResponse | undefined;
+    const server = await sessionServer((m, req, res) => {
+      if (req.headers["mcp-session-id"] !== "s1" || !server.live.has("s1")) return false;
+      if (req.method === "GET") return void (get = res), true;
+      if (m?.id !== 7) return false;
+      res.writeHead(202).end();
+      setTimeout(() => {
+        server.live.delete("s1");
+        get?.writeHead(404).end();
+      }, 50);
+      return true;
+    });
+    try {
+      const answers = await relayInPhases(server.url, [
+        [...INIT, { wait: () => until(() => get !== undefined) }, call(7)],
+        [call(3)],
+      ]);
+      assert.ok(get !== undefined, "the GET was open");
+      for (const id of [7, 3]) assert.match(errorOf(answers.get(id)), /it ended the session \(HTTP 404/);
+      assert.equal(server.seen.filter((s) => s.id === 3).length, 0, "call 3 was not sent");
+    } finally {
+      server.stop();
+    }
+  },
+);
+
+test(
+  "relayMcpHttp: a 202 that comes after the 404 ending its session tells the request to initialize again",
+  { timeout: 30_000 },
+  async () => {
+    // Call 7 is taken with 202 Accepted only after call 3, sent after it, got the 404 that ended s1.
+    let taken: ServerResponse | undefined;
+    const server = await sessionServer((m, req, res) => {
+      if (req.headers["mcp-session-id"] !== "s1" || !server.live.has("s1")) return false;
+      if (m?.id === 7) return void (taken = res), true;
+      if (m?.id !== 3) return false;
+      server.live.delete("s1");
+      res.writeHead(404).end();
+      setTimeout(() => taken?.writeHead(202).end(), 50);
+      return true;
+    });
+    try {
+      const answers = await relayInPhases(server.url, [
+        [...INIT, call(7), { wait: () => until(() => taken !== undefined) }, call(3)],
+      ]);
+      for (const id of [7, 3]) assert.match(errorOf(answers.get(id)), /it ended the session \(HTTP 404/);
+    } finally {
+      server.stop();
+    }
+  },
+);
+
+test(
+  "relayMcpHttp: a stream the server keeps open in a session it ended gets the grace, then its request is told to initialize again",
+  { timeout: 30_000 },
+  async () => {
+    // s1 answers calls 2 and 4 on event streams it keeps open; call 3 gets the 404 that ends s1. Call 2's
+    // answer comes 100 ms after it (within the grace: relayed), call 4's never.
+    const open: ServerResponse[] = [];
+    const server = await sessionServer((m, req, res) => {
+      if (req.headers["mcp-session-id"] !== "s1" || !server.live.has("s1")) return false;
+      if (m?.id === 2 || m?.id === 4) {
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        res.write(": open\n\n");
+        open.push(res);
+        return true;
+      }
+      if (m?.id !== 3) return false;
+      server.live.delete("s1");
+      res.writeHead(404).end();
+      setTimeout(() => {
+        const answer = { jsonrpc: "2.0", id: 2, result: { content: [{ type: "text", text: "late" }] } };
+        open[0].write(`data: ${JSON.stringify(answer)}\n\n`);
+      }, 100);
+      return true;
+    });
+    try {
+      const answers = await relayInPhases(server.url, [
+        [...INIT, call(2), call(4), { wait: () => until(() => open.length === 2) }, call(3)],
+      ]);
+      assert.deepEqual(answers.get(2)?.result, { content: [{ type: "text", text: "late" }] });
+      for (const id of [3, 4]) assert.match(errorOf(answers.get(id)), /it ended the session \(HTTP 404/);
+    } finally {
+      for (const res of open) res.end();
+      server.stop();
+    }
+  },
+);
+
 /** Resolves once `done()` is true (checked every 10 ms, 2 s at most). */
 async function until(done: () => boolean): Promise<void> {
   for (let i = 0; i < 200 && !done(); i++) await new Promise((r) => setTimeout(r, 10));

@@ -26,7 +26,7 @@ const noClosedPortUnderWine = underWine && isBun
   ? "under Wine, bun.exe's fetch to a closed port hangs instead of failing"
   : false;
 import { INIT } from "./_mcp_messages.ts";
-import { answeredPlainly, startPollingServer } from "./_mcp_http.ts";
+import { answeredPlainly, scriptedServer, startPollingServer } from "./_mcp_http.ts";
 import { headerOptions } from "../_cli/mcp.ts";
 import { UsageError } from "../_cli/io.ts";
 
@@ -283,7 +283,8 @@ function startHostileServer(): Promise<{ url: string; resumed: string[]; stop: (
       const last = req.headers["last-event-id"];
       if (typeof last === "string") resumed.push(last);
       if (last === "p1") return void res.writeHead(200, { "content-type": "text/event-stream" }).end(replay);
-      return void res.writeHead(typeof last === "string" ? 404 : 405).end();
+      // (an event id it does not know: 400, as a 404 would end the session, which MCP says of any request)
+      return void res.writeHead(typeof last === "string" ? 400 : 405).end();
     }
     if (req.method !== "POST") return void res.writeHead(200).end();
     let body = "";
@@ -397,7 +398,7 @@ test("relayMcpHttp: an answer that ends without the response is answered with an
   assert.match(error(11), /ended its answer without answering tools\/call/);
   assert.match(
     error(12),
-    /ended its answer without answering tools\/call \(resuming its event stream got HTTP 404\)/,
+    /ended its answer without answering tools\/call \(resuming its event stream got HTTP 400\)/,
   );
   assert.match(error(13), /did not answer tools\/call|ended its answer without answering tools\/call/);
   assert.deepEqual(
@@ -679,5 +680,54 @@ test(
       for (const res of held) res.destroy();
       server.close();
     }
+  },
+);
+
+test(
+  "relayMcpHttp: what it passes on unchanged goes as it came, either way: ids and numbers past 2^53 keep every digit",
+  { timeout: 30_000 },
+  async () => {
+    // A call under an id past 2^53, with such numbers in its arguments; the server answers it as JSON, and
+    // another as an event, each with its own text (a number past 2^53, `1.0`). JSON.parse and stringify
+    // would make 9007199254740993 9007199254740992, and 1.0 1.
+    const call = (id: string) =>
+      `{"jsonrpc":"2.0","id":${id},"method":"tools/call",` +
+      `"params":{"name":"echo","arguments":{"n":123456789012345678901234567890,"x":1.0}}}`;
+    const answer = (id: string) =>
+      `{"jsonrpc":"2.0","id":${id},"result":{"content":[{"type":"text","text":"ok"}],` +
+      `"n":123456789012345678901234567891,"x":1.0}}`;
+    const bodies: string[] = [];
+    const server = await scriptedServer([{ name: "echo" }], (_m, res, _req, body) => {
+      bodies.push(body);
+      const id = /"id":(\d+)/.exec(body)![1];
+      if (id.endsWith("3")) {
+        return void res.writeHead(200, { "content-type": "application/json" }).end(answer(id));
+      }
+      res.writeHead(200, { "content-type": "text/event-stream" }).end(`data: ${answer(id)}\n\n`);
+    });
+    const ids = ["9007199254740993", "9007199254740995"];
+    const lines: string[] = [];
+    let answered = () => {};
+    const both = new Promise<void>((resolve) => (answered = resolve));
+    const timer = setTimeout(answered, 15_000);
+    const enc = new TextEncoder();
+    try {
+      await relayMcpHttp(server.url, {
+        input: (async function* () {
+          for (const m of INIT) yield enc.encode(JSON.stringify(m) + "\n");
+          for (const id of ids) yield enc.encode(call(id) + "\n");
+          await both;
+        })(),
+        output: (bytes) => {
+          lines.push(...new TextDecoder().decode(bytes).split("\n").filter(Boolean));
+          if (ids.every((id) => lines.includes(answer(id)))) answered();
+        },
+      });
+    } finally {
+      clearTimeout(timer);
+      server.stop();
+    }
+    assert.deepEqual(bodies.sort(), ids.map(call));
+    for (const id of ids) assert.ok(lines.includes(answer(id)), `${id}: ${lines.join("\n")}`);
   },
 );
