@@ -16,6 +16,7 @@ import {
   type FrameRouter,
   hasWords,
   type Held,
+  heldText,
   Openings,
   opensWithCall,
   placeReason,
@@ -189,7 +190,9 @@ function reasonInPlace(
   }
   // (in the first part a call was cut from: one only tidied before it is not, see `callCut`)
   const cutFrom = parts.map((p) => changed.has(p) && callCut(source.get(p) ?? p.text, p.text));
-  const placed = placeReason(parts.map((p) => p.text), cutFrom, reason) ?? [];
+  const placed =
+    placeReason(parts.map((p) => p.text), cutFrom, reason, { goes: (i) => tidied.has(parts[i]) }) ??
+      [];
   placed.forEach((text, i) => parts[i].text = text);
   return output.flatMap((o) => {
     if (!isRecord(o) || o.type !== "message" || !Array.isArray(o.content)) return [o];
@@ -216,6 +219,11 @@ function reasonItem(text: string, position: number): Record<string, unknown> {
     content: [{ type: "output_text", text, annotations: [] }],
   };
 }
+/** The text of an `output_text` delta (undefined for any other event): what the client's text goes on with. */
+function deltaText(event: Record<string, unknown>): unknown {
+  return event.type === "response.output_text.delta" ? event.delta : undefined;
+}
+
 /** The `output_text` convenience field: the text of every message item, joined. */
 function outputText(output: unknown[]): string {
   return output.flatMap((o) =>
@@ -357,7 +365,7 @@ class ResponsesStream implements FrameRouter {
   /** The parts a message brought as it was added (the client has them with their item). */
   readonly #brought = new Set<string>();
   /** A message's or part's start that brings no text, held until the next frame routed (see `route`). */
-  readonly #openings = new Openings();
+  readonly #openings = new Openings(deltaText);
   /** The part whose start waits last among the openings (see `#waitsWithOpenings`), by its indices. */
   #waitingPart: { oi: unknown; ci: unknown } | undefined;
   /** The messages (by output index) dropped for getting no text once a written call was cut (see `#tidy`). */
@@ -1067,7 +1075,8 @@ class ResponsesStream implements FrameRouter {
       }
       this.sendOpenings(flow);
       // (white space alone says nothing: the reason then follows it without a blank line, as in a body)
-      if (type === "response.output_text.delta" && hasWords(event.delta)) flow.sawText();
+      const said = deltaText(event);
+      if (typeof said === "string") flow.sawText(said);
       if (typeof event.sequence_number === "number") this.#lastSent = event.sequence_number;
       return flow.send(raw);
     }
@@ -1125,15 +1134,12 @@ class ResponsesStream implements FrameRouter {
   }
 
   /**
-   * What goes before the reason's message: a blank line after text the client has, or gets with the held
+   * What goes before the reason's message: one blank line after text the client has, or gets with the held
    * events (text after a call is held with it, and was never told seen), as a body puts it (see
    * `reasonAfter`); else the `output_text` a client reads ran the last word into the reason.
    */
   #lead(flow: StreamFlow): string {
-    const held = flow.held.some((h) =>
-      h.event?.type === "response.output_text.delta" && hasWords(h.event.delta)
-    );
-    return held ? "\n\n" : flow.lead();
+    return flow.lead(0, heldText(flow, deltaText));
   }
 
   replace(reason: string, _calls: unknown, flow: StreamFlow): void {

@@ -311,6 +311,19 @@ export interface TextFrames {
   split?(event: Record<string, unknown>): Record<string, unknown>[] | undefined;
 }
 
+/**
+ * The text of the frames `flow` holds, as `text` reads each event's (undefined: none), in order: what a
+ * replacement sends ahead of the reason (see {@linkcode StreamFlow.lead}).
+ */
+export function heldText(flow: StreamFlow, text: (event: Record<string, unknown>) => unknown): string {
+  let out = "";
+  for (const h of flow.held) {
+    const t = h.event && text(h.event);
+    if (typeof t === "string") out += t;
+  }
+  return out;
+}
+
 /** Text the gate writes at an offset of an answer's text (`at`), in the place that holds it. */
 export interface TextChange {
   at: number;
@@ -335,6 +348,8 @@ export class StreamFlow {
   pending = false;
   /** The answers whose text reached the client (a replacement then starts on a new paragraph for them). */
   readonly #spoke = new Set<number>();
+  /** The line breaks the text each answer's client has ends in, after its last word (up to 2). */
+  readonly #breaks = new Map<number, number>();
   /**
    * The call position the gate's reader filed an event under (the `slot` of the call it judged), or
    * undefined for an event it filed under none: a router that drops a rejected call's events asks here
@@ -347,17 +362,27 @@ export class StreamFlow {
     this.filed = filed;
   }
 
-  /** Notes that text of `answer` (default 0) reached the client. */
-  sawText(answer = 0): void {
-    this.#spoke.add(answer);
+  /**
+   * Notes that `text` of `answer` (default 0) reached the client, after what it had: white space alone too,
+   * as the line breaks the text ends in count for the reason's lead.
+   */
+  sawText(text: string, answer = 0): void {
+    const words = hasWords(text);
+    if (words) this.#spoke.add(answer);
+    const breaks = trailingBreaks(text);
+    this.#breaks.set(answer, words ? breaks : Math.min(2, (this.#breaks.get(answer) ?? 0) + breaks));
   }
 
   /**
-   * What goes before a replacement text in `answer` (default: in any): a blank line after text the client
-   * has of it, nothing in an answer that said nothing, as a body joins an answer's text and the reason.
+   * What goes before a replacement text in `answer` (default 0), once the client has what it has of it and
+   * then `held` (text of held frames sent ahead of the replacement): the line breaks that make one blank
+   * line after text that says something (see {@linkcode paragraphLead}), nothing in an answer that said
+   * nothing, as a body joins an answer's text and the reason.
    */
-  lead(answer?: number): string {
-    return (answer === undefined ? this.#spoke.size > 0 : this.#spoke.has(answer)) ? "\n\n" : "";
+  lead(answer = 0, held = ""): string {
+    if (hasWords(held)) return paragraphLead(held);
+    if (!this.#spoke.has(answer)) return "";
+    return paragraphBreaks((this.#breaks.get(answer) ?? 0) + trailingBreaks(held));
   }
 
   /** Sends a frame now. */
@@ -466,6 +491,14 @@ export class ToolPositions {
  */
 export class Openings {
   #held: Held[] = [];
+  /** The answer text of an event (undefined: none), noted in the flow as a held frame goes out. */
+  readonly #text: (event: Record<string, unknown>) => unknown;
+
+  /** Openings of blocks whose events carry the text `text` reads (see {@linkcode heldText}). */
+  constructor(text: (event: Record<string, unknown>) => unknown) {
+    this.#text = text;
+  }
+
   /** The block the frames held last address (by its index). */
   #index: unknown;
 
@@ -508,7 +541,11 @@ export class Openings {
     const out = flow.held.filter((h) => openings.has(h));
     if (out.length === 0) return;
     flow.setHeld(flow.held.filter((h) => !openings.has(h)));
-    for (const h of out) flow.send(h.raw);
+    for (const h of out) {
+      const text = h.event && this.#text(h.event);
+      if (typeof text === "string") flow.sawText(text);
+      flow.send(h.raw);
+    }
   }
 }
 
@@ -634,30 +671,65 @@ export function hasWords(text: unknown): boolean {
   return typeof text === "string" && text.trim() !== "";
 }
 
-/**
- * `reason` after the text that stays, on a new paragraph after text that says something. The text stays as
- * it came, its white space too: a stream sent it before the calls were judged, and cannot take it back.
- */
-export function joinText(before: string, reason: string): string {
-  return before.trim() === "" ? before + reason : `${before}\n\n${reason}`;
+/** How many line breaks the white space at the end of `text` holds (`"Sure.\n \n"`: 2). */
+export function trailingBreaks(text: string): number {
+  let breaks = 0;
+  for (let i = text.length - 1; i >= 0 && /\s/.test(text[i]); i--) if (text[i] === "\n") breaks++;
+  return breaks;
+}
+
+/** The line breaks that make one blank line after text that ends in `breaks` of them. */
+function paragraphBreaks(breaks: number): string {
+  return "\n".repeat(Math.max(0, 2 - breaks));
 }
 
 /**
- * `reason` as a text block of its own after an answer's `texts`: on a new paragraph where they say
- * something, as a stream leads the block it writes ({@linkcode StreamFlow.lead}); a client that joins the
- * blocks reads the reason apart from the words before it, streamed or whole.
+ * What sets a reason after `before` apart as a paragraph of its own: one blank line after text that says
+ * something, counting the line breaks it ends in (after "Sure.\n\n" none more: four read as two blank
+ * lines), nothing after white space alone.
  *
- * @example After words, and after white space alone
+ * @example After words, after a blank line, and after nothing
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { paragraphLead } from "./shared.ts";
+ *
+ * assert.equal(paragraphLead("Let me check."), "\n\n");
+ * assert.equal(paragraphLead("Let me check.\n"), "\n");
+ * assert.equal(paragraphLead("Let me check.\n\n"), "");
+ * assert.equal(paragraphLead(" \n"), "");
+ * ```
+ */
+export function paragraphLead(before: string): string {
+  return hasWords(before) ? paragraphBreaks(trailingBreaks(before)) : "";
+}
+
+/**
+ * `reason` after the text that stays, as a paragraph of its own after text that says something (see
+ * {@linkcode paragraphLead}). The text stays as it came, its white space too: a stream sent it before the
+ * calls were judged, and cannot take it back.
+ */
+export function joinText(before: string, reason: string): string {
+  return before + paragraphLead(before) + reason;
+}
+
+/**
+ * `reason` as a text block of its own after an answer's `texts`: a paragraph of its own where they say
+ * something (see {@linkcode paragraphLead}: read joined), as a stream leads the block it writes
+ * ({@linkcode StreamFlow.lead}); a client that joins the blocks reads the reason apart from the words
+ * before it, by one blank line, streamed or whole.
+ *
+ * @example After words, after a blank line, and after white space alone
  * ```ts
  * import assert from "node:assert/strict";
  * import { reasonBlock } from "./shared.ts";
  *
  * assert.equal(reasonBlock(["Let me check."], "No."), "\n\nNo.");
+ * assert.equal(reasonBlock(["Let me check.\n", "\n"], "No."), "No.");
  * assert.equal(reasonBlock([" "], "No."), "No.");
  * ```
  */
 export function reasonBlock(texts: readonly unknown[], reason: string): string {
-  return (texts.some(hasWords) ? "\n\n" : "") + reason;
+  return paragraphLead(texts.filter((t) => typeof t === "string").join("")) + reason;
 }
 
 /**
@@ -666,20 +738,25 @@ export function reasonBlock(texts: readonly unknown[], reason: string): string {
  * call was cut from (`cutFrom`) on, else standing in that text, on a new paragraph after words said before
  * it. A stream cannot take back the block the client holds open, and a block of its own at the end came
  * after the blocks (thinking) the client already has; read back, the model finds what became of its call
- * where it wrote it. Undefined when no call was cut from any of them.
+ * where it wrote it. One blank line sets it apart from the text the client keeps before it (see
+ * {@linkcode paragraphLead}): the texts that say something, and the blank ones that do not go (`goes`, by
+ * their index in `texts`; see {@linkcode mayGoBlank}). Undefined when no call was cut from any of them.
  */
 export function placeReason(
   texts: readonly string[],
   cutFrom: readonly boolean[],
   reason: string,
+  { goes = () => false }: { goes?: (index: number) => boolean } = {},
 ): string[] | undefined {
   const first = cutFrom.indexOf(true);
   if (first === -1) return undefined;
   const at = Math.max(first, texts.findLastIndex((text, i) => i >= first && hasWords(text)));
   const out = [...texts];
-  out[at] = hasWords(texts[at])
-    ? `${texts[at]}\n\n${reason}`
-    : `${texts.slice(0, first).some(hasWords) ? "\n\n" : ""}${reason}`;
+  // (standing in a blank text: after the texts before it that stay, see `mayGoBlank`)
+  const before = hasWords(texts[at])
+    ? texts[at]
+    : texts.slice(0, first).filter((text, i) => hasWords(text) || !goes(i)).join("");
+  out[at] = (hasWords(texts[at]) ? texts[at] : "") + paragraphLead(before) + reason;
   return out;
 }
 
