@@ -44,6 +44,7 @@ import type { AssembledToolCall, StreamDialect } from "./calls.ts";
 import {
   hasWords,
   type Held,
+  opensWithCall,
   paragraphLead,
   type StreamFlow,
   type TextChange,
@@ -911,8 +912,11 @@ export class TextCalls {
     // A place of white space alone before the call's stays, as a body keeps it (see `mayGoBlank`), unless
     // only such places stand between it and the call's, which opens with the call: however the frames fell
     // (the words before the call in a frame of their own let the blank place out, held with it they did not).
+    // (held from an earlier call on, the words before this one are held text, not prose: read in the whole
+    // text, as a body reads its blocks joined)
     let from = call;
-    if (this.#opensWithCall(stretches[call])) {
+    const w = this.#watcher;
+    if (opensWithCall(w.visible + w.held, stretches[call].at, this.#extracted)) {
       while (from > 0 && stretches[from - 1].tail.trim() === "") from--;
     }
     const blank = new Set(stretches.slice(0, from).filter((k) => k.tail.trim() === ""));
@@ -928,19 +932,6 @@ export class TextCalls {
       flow,
       blank,
     );
-  }
-
-  /**
-   * Whether the held text of `stretch` says nothing before the first call read in it (or running on into
-   * it), as a body asks of a block (see `opensWithCall`): held from an earlier call on, the words before
-   * this one are held text, not prose.
-   */
-  #opensWithCall(stretch: KeptStretch): boolean {
-    const text = this.#prose + this.#watcher.held; // (from `#heldFrom` on)
-    const first = this.#extracted.find((c) => c.block.end > stretch.at);
-    const end = first ? first.block.start : this.#heldFrom + text.length;
-    return text.slice(Math.max(0, stretch.at - this.#heldFrom), Math.max(0, end - this.#heldFrom)).trim() ===
-      "";
   }
 
   /**

@@ -11,7 +11,6 @@ import { cutCalls } from "../engines.ts";
 import {
   blockEnds,
   callCounter,
-  callCut,
   type CompletionBody,
   type Dialect,
   dropEmptyBlocks,
@@ -89,7 +88,7 @@ const body: CompletionBody = {
     // (a block left blank goes: the API refuses a text block of white space alone sent back; not one a
     // stream sent before the call began, see `mayGoBlank`)
     const goes = mayGoBlank(blocks, texts, cutTexts);
-    const placed = placeReason(cutTexts, cutTexts.map((text, i) => callCut(texts[i].text, text)), reason, {
+    const placed = placeReason(texts.map((block) => block.text), cutTexts, reason, {
       goes: (i) => goes(blocks.indexOf(texts[i])),
     });
     const written = placed ?? cutTexts;

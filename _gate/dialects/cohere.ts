@@ -11,7 +11,6 @@ import { cutCalls } from "../engines.ts";
 import {
   blockEnds,
   callCounter,
-  callCut,
   type CompletionBody,
   type Dialect,
   dropEmptyBlocks,
@@ -76,7 +75,7 @@ const body: CompletionBody = {
     // The reason stands where the written call was, as a stream writes it (see `placeReason`): at the
     // end of its block, its citations keep their offsets. Native calls leave no place: it ends the message.
     const goes = mayGoBlank(content, texts, cutTexts);
-    const placed = placeReason(cutTexts, cutTexts.map((text, i) => callCut(texts[i].text, text)), reason, {
+    const placed = placeReason(texts.map((p) => p.text), cutTexts, reason, {
       goes: (i) => goes(content.indexOf(texts[i])),
     });
     const written = placed ?? cutTexts;

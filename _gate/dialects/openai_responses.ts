@@ -9,8 +9,8 @@ import { builtinArguments, callName, isClientCall, SNAPSHOTS } from "./readers.t
 import { formatSse, reframe } from "../sse.ts";
 import { cutCalls } from "../engines.ts";
 import {
+  blockOpensWithCall,
   callCounter,
-  callCut,
   type CompletionBody,
   type Dialect,
   type FrameRouter,
@@ -18,7 +18,6 @@ import {
   type Held,
   heldText,
   Openings,
-  opensWithCall,
   placeReason,
   reasonBlock,
   type ResumePoint,
@@ -182,17 +181,16 @@ function reasonInPlace(
   // that part opens with the call (see `mayGoBlank`).
   const call = Math.min(first, Math.max(0, parts.findIndex((p) => calls.has(p))));
   const tidied = new Set<unknown>(parts.slice(call));
-  const opens = opensWithCall(parts.map((p) => source.get(p) ?? p.text), call, parts[call].text);
+  const texts = parts.map((p) => source.get(p) ?? p.text);
+  const opens = blockOpensWithCall(texts, call, parts[call].text);
   for (let i = order.indexOf(parts[call]) - 1; opens && i >= 0; i--) {
     const p = order[i];
     if (p === BETWEEN || hasWords((p as { text: string }).text)) break;
     tidied.add(p);
   }
-  // (in the first part a call was cut from: one only tidied before it is not, see `callCut`)
-  const cutFrom = parts.map((p) => changed.has(p) && callCut(source.get(p) ?? p.text, p.text));
+  // (in the first part a call was cut from: one only tidied before it is not, see `placeReason`)
   const placed =
-    placeReason(parts.map((p) => p.text), cutFrom, reason, { goes: (i) => tidied.has(parts[i]) }) ??
-      [];
+    placeReason(texts, parts.map((p) => p.text), reason, { goes: (i) => tidied.has(parts[i]) }) ?? [];
   placed.forEach((text, i) => parts[i].text = text);
   return output.flatMap((o) => {
     if (!isRecord(o) || o.type !== "message" || !Array.isArray(o.content)) return [o];

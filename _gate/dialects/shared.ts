@@ -733,37 +733,52 @@ export function reasonBlock(texts: readonly unknown[], reason: string): string {
 }
 
 /**
- * The texts of an answer's text blocks (or parts) once the calls written into them were cut, with `reason`
- * in place of the calls, as a stream writes it: ending the last text that keeps words from the first text a
- * call was cut from (`cutFrom`) on, else standing in that text, on a new paragraph after words said before
- * it. A stream cannot take back the block the client holds open, and a block of its own at the end came
- * after the blocks (thinking) the client already has; read back, the model finds what became of its call
- * where it wrote it. One blank line sets it apart from the text the client keeps before it (see
+ * The texts of an answer's text blocks (or parts) once the calls written into them were cut (`cut`, of
+ * `texts` as they came), with `reason` in place of the calls, as a stream writes it: ending the last text
+ * that keeps words from the first text a call was cut from on (see {@linkcode callCut}: not one only tidied
+ * before it), else standing in that text, on a new paragraph after words said before it. A stream cannot
+ * take back the block the client holds open, and a block of its own at the end came after the blocks
+ * (thinking) the client already has; read back, the model finds what became of its call where it wrote
+ * it. One blank line sets it apart from the text the client keeps before it (see
  * {@linkcode paragraphLead}): the texts that say something, and the blank ones that do not go (`goes`, by
  * their index in `texts`; see {@linkcode mayGoBlank}). Undefined when no call was cut from any of them.
+ *
+ * @example The reason where the call was, and in a block the cut left blank
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { placeReason } from "./shared.ts";
+ *
+ * const call = "<tool_call>{}</tool_call>";
+ * assert.deepEqual(placeReason(["Sure.", `Let me look. ${call}`], ["Sure.", "Let me look."], "No."), [
+ *   "Sure.",
+ *   "Let me look.\n\nNo.",
+ * ]);
+ * assert.deepEqual(placeReason(["Sure.\n", call], ["Sure.\n", ""], "No."), ["Sure.\n", "\nNo."]);
+ * assert.equal(placeReason(["Sure.  "], ["Sure."], "No."), undefined);
+ * ```
  */
 export function placeReason(
   texts: readonly string[],
-  cutFrom: readonly boolean[],
+  cut: readonly string[],
   reason: string,
   { goes = () => false }: { goes?: (index: number) => boolean } = {},
 ): string[] | undefined {
-  const first = cutFrom.indexOf(true);
+  const first = cut.findIndex((text, i) => callCut(texts[i], text));
   if (first === -1) return undefined;
-  const at = Math.max(first, texts.findLastIndex((text, i) => i >= first && hasWords(text)));
-  const out = [...texts];
+  const at = Math.max(first, cut.findLastIndex((text, i) => i >= first && hasWords(text)));
+  const out = [...cut];
   // (standing in a blank text: after the texts before it that stay, see `mayGoBlank`)
-  const before = hasWords(texts[at])
-    ? texts[at]
-    : texts.slice(0, first).filter((text, i) => hasWords(text) || !goes(i)).join("");
-  out[at] = (hasWords(texts[at]) ? texts[at] : "") + paragraphLead(before) + reason;
+  const before = hasWords(cut[at])
+    ? cut[at]
+    : cut.slice(0, first).filter((text, i) => hasWords(text) || !goes(i)).join("");
+  out[at] = (hasWords(cut[at]) ? cut[at] : "") + paragraphLead(before) + reason;
   return out;
 }
 
 /**
  * Which of an answer's blocks a cut may leave blank and drop: those from the first text block a written
  * call was cut from on (every one when none was), and the blank ones right before it where that block opens
- * with the call (see {@linkcode opensWithCall}). A stream holds a blank text block's start until it knows:
+ * with the call (see {@linkcode blockOpensWithCall}). A stream holds a blank text block's start until it knows:
  * the words before a call came before the call's marker, in its frame or in one of their own, and the client
  * keeps the blank block with them; a call with nothing before it takes the blank block with it. The model's
  * own blank block before prose stays so in a body too, as the Responses body keeps a blank part before a
@@ -794,36 +809,64 @@ export function mayGoBlank(
   let from = at < 0 ? 0 : blocks.indexOf(texts[at]);
   const blank = (block: unknown) =>
     texts.includes(block as { text: string }) && !hasWords((block as { text: string }).text);
-  const steps = at < 0 || opensWithCall(texts.map((t) => t.text), at, cut[at]);
+  const steps = at < 0 || blockOpensWithCall(texts.map((t) => t.text), at, cut[at]);
   while (steps && from > 0 && blank(blocks[from - 1])) from--;
   return (index) => index >= from;
 }
 
 /**
- * Whether the text `texts[at]`, `cut` once the calls written into the texts were cut, says nothing before the
- * first call written into it (or into one before it running on into it): the text before a cut call stays as
- * it came (see `cutCalls`), so it is the start the cut text shares with the text, up to the first call read.
+ * Whether `text` says nothing from offset `from` (where a block, a part or a stretch of held text starts) up
+ * to the first of the `calls` read in it (offsets in `text`) that ends past `from`, or to `end` where that
+ * comes first (or no call does): its place opens with the call (see {@linkcode mayGoBlank}). The one rule
+ * for a body's blocks ({@linkcode blockOpensWithCall}) and a stream's held stretches (`TextCalls`).
+ *
+ * @example Words before the call, and none
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { opensWithCall } from "./shared.ts";
+ *
+ * const text = "Sure. Let me look. <tool_call>{}</tool_call>";
+ * const calls = [{ block: { start: 19, end: text.length } }];
+ * assert.equal(opensWithCall(text, 5, calls), false);
+ * assert.equal(opensWithCall(text, 18, calls), true);
+ * ```
+ */
+export function opensWithCall(
+  text: string,
+  from: number,
+  calls: readonly { block: { start: number; end: number } }[],
+  end: number = text.length,
+): boolean {
+  const first = calls.find((c) => c.block.end > from);
+  const until = first ? Math.min(end, first.block.start) : end;
+  return !hasWords(text.slice(from, Math.max(from, until)));
+}
+
+/**
+ * Whether the text `texts[at]`, `cut` once the calls written into the texts were cut, opens with the first
+ * call written into it (or into one before it running on into it), as {@linkcode opensWithCall} reads the
+ * texts joined: the text before a cut call stays as it came (see `cutCalls`), so it is the start the cut text
+ * shares with the text, up to the first call read.
  *
  * @example Words before the call, and none
  * ```ts
  * import assert from "node:assert/strict";
  * import { loadEngines } from "../engines.ts";
- * import { opensWithCall } from "./shared.ts";
+ * import { blockOpensWithCall } from "./shared.ts";
  *
  * await loadEngines();
  * const call = `<tool_call>{"name": "f", "arguments": {}}</tool_call>`;
- * assert.equal(opensWithCall(["Sure.", `Let me look. ${call}`], 1, "Let me look. "), false);
- * assert.equal(opensWithCall(["Sure.", ` ${call} Done.`], 1, "Done."), true);
+ * assert.equal(blockOpensWithCall(["Sure.", `Let me look. ${call}`], 1, "Let me look. "), false);
+ * assert.equal(blockOpensWithCall(["Sure.", ` ${call} Done.`], 1, "Done."), true);
  * ```
  */
-export function opensWithCall(texts: readonly string[], at: number, cut: string): boolean {
+export function blockOpensWithCall(texts: readonly string[], at: number, cut: string): boolean {
   const text = texts[at];
   let shared = 0;
   while (shared < text.length && shared < cut.length && text[shared] === cut[shared]) shared++;
   const start = texts.slice(0, at).reduce((n, t) => n + t.length, 0);
-  const first = extractToolCalls(texts.join("")).find((c) => c.block.end > start);
-  const before = first ? Math.min(shared, Math.max(0, first.block.start - start)) : shared;
-  return !hasWords(text.slice(0, before));
+  const joined = texts.join("");
+  return opensWithCall(joined, start, extractToolCalls(joined), start + shared);
 }
 
 /**
