@@ -21,6 +21,7 @@ import "../_extract/readers/xml.ts";
 import "../_extract/readers/tokens.ts";
 import "../_extract/readers/python.ts";
 import "../_extract/registry.ts";
+import "./engines.ts";
 
 import { normaliseCalls } from "../_validate/providers.ts";
 import { type ExtractedToolCall, extractToolCalls } from "../_extract/extract.ts";
@@ -41,7 +42,17 @@ import {
 } from "../_extract/watch.ts";
 import { PAIRS } from "../_extract/reasoning.ts";
 import type { AssembledToolCall, StreamDialect } from "./calls.ts";
-import type { Held, StreamFlow, TextChange, TextEnding, TextFrames, TextPart } from "./dialects/shared.ts";
+import {
+  hasWords,
+  type Held,
+  opensWithCall,
+  paragraphLead,
+  type StreamFlow,
+  type TextChange,
+  type TextEnding,
+  type TextFrames,
+  type TextPart,
+} from "./dialects/shared.ts";
 
 /** Every literal opening of a call that `extractToolCalls` reads, in any of its formats. */
 const MARKERS: readonly string[] = CALL_START_MARKERS;
@@ -784,14 +795,15 @@ export class TextCalls {
       // stay in its place, held as any frame after a call (a client addresses content by position: text
       // sent ahead of the call items, or of its part's start, names an item or part it does not have yet).
       this.#prose = "";
-      // (text the client gets: a reason after it is set apart by a blank line, as after text that flowed)
-      if (w.hasText || w.held.trim() !== "") flow.sawText(this.#answer);
+      // (held while a call is: the router notes their text as it sends them, see `StreamFlow.lead`)
       if (flow.pending) {
         flow.setHeld(flow.held.map((h) => h.written && this.#owns(h) ? { ...h, written: undefined } : h));
         return undefined;
       }
       const own = flow.held.filter((h) => this.#owns(h));
       flow.setHeld(flow.held.filter((h) => !this.#owns(h)));
+      // (text the client gets: a reason after it is set apart by a blank line, as after text that flowed)
+      flow.sawText(this.#heldText(), this.#answer);
       for (const h of own) flow.send(h.raw);
       return undefined;
     }
@@ -871,7 +883,6 @@ export class TextCalls {
     flow: StreamFlow,
   ): void {
     if (judgement.allowed) return;
-    const w = this.#watcher;
     const drop = judgement.drop;
     const cut = drop ? (i: number) => drop.has(i) : () => true;
     let stretches = this.#frames.placed ? this.#keptStretches(cut, flow) : [];
@@ -881,16 +892,16 @@ export class TextCalls {
       rest = "";
       stretches = stretches.map((k) => ({ at: k.at, tail: k.prose, prose: k.prose, kept: "" }));
     }
-    if (this.#prose.trim() !== "") flow.sawText(this.#answer);
     const later = stretches.slice(1).filter((k) => k.tail.trim() !== "");
     const call = this.#callStretch(stretches, cut);
     if (later.length === 0 && call === 0) {
       // (blank prose alone in its place, the call's: the reason takes the place, as a body writes it, see
       // `placeReason`; after it, a doubled blank line or a trailing space)
       const alone = rest === "" && this.#prose.trim() === "" && this.#frames.opens?.(this.#heldFrom) === true;
-      const prose = alone ? "" : this.#prose;
-      const lead = rest !== "" ? `${rest}\n\n` : w.hasText ? "\n\n" : "";
-      return this.#rewrite([{ at: this.#heldFrom, tail: prose + lead + judgement.reason }], flow);
+      const kept = (alone ? "" : this.#prose) + rest;
+      const tail = kept + flow.lead(this.#answer, kept) + judgement.reason;
+      flow.sawText(tail, this.#answer);
+      return this.#rewrite([{ at: this.#heldFrom, tail }], flow);
     }
     // Text kept past a frame of another kind (a refusal, a reasoning item, the end of a block) goes in its
     // own place, after that frame, as a body keeps it: written where the held text began, it came before
@@ -899,38 +910,29 @@ export class TextCalls {
     // places it: written where the held text began (a tail that may begin a marker held the end of an
     // earlier place), it stood in a place the body gives none of it. A place left blank goes.
     const target = Math.max(call, stretches.findLastIndex((k, i) => i >= call && k.tail.trim() !== ""));
-    const said = w.hasText || stretches.slice(0, target).some((k) => k.tail.trim() !== "");
-    const tail = stretches[target].tail;
-    stretches[target].tail = tail.trim() !== ""
-      ? `${tail}\n\n${judgement.reason}`
-      : `${said ? "\n\n" : ""}${judgement.reason}`;
-    if (said || tail.trim() !== "") flow.sawText(this.#answer);
     // A place of white space alone before the call's stays, as a body keeps it (see `mayGoBlank`), unless
     // only such places stand between it and the call's, which opens with the call: however the frames fell
     // (the words before the call in a frame of their own let the blank place out, held with it they did not).
+    // (held from an earlier call on, the words before this one are held text, not prose: read in the whole
+    // text, as a body reads its blocks joined)
     let from = call;
-    if (this.#opensWithCall(stretches[call])) {
+    const w = this.#watcher;
+    if (opensWithCall(w.visible + w.held, stretches[call].at, this.#extracted)) {
       while (from > 0 && stretches[from - 1].tail.trim() === "") from--;
     }
     const blank = new Set(stretches.slice(0, from).filter((k) => k.tail.trim() === ""));
+    // (a paragraph of its own after the text the client keeps before it: see `placeReason`)
+    const tail = stretches[target].tail;
+    const kept = stretches.slice(0, target).filter((k) => hasWords(k.tail) || blank.has(k));
+    stretches[target].tail = hasWords(tail)
+      ? tail + paragraphLead(tail) + judgement.reason
+      : flow.lead(this.#answer, kept.map((k) => k.tail).join("")) + judgement.reason;
+    flow.sawText(stretches[target].tail, this.#answer);
     this.#rewrite(
       [stretches[0], ...stretches.slice(1).filter((k) => k.tail.trim() !== "" || blank.has(k))],
       flow,
       blank,
     );
-  }
-
-  /**
-   * Whether the held text of `stretch` says nothing before the first call read in it (or running on into
-   * it), as a body asks of a block (see `opensWithCall`): held from an earlier call on, the words before
-   * this one are held text, not prose.
-   */
-  #opensWithCall(stretch: KeptStretch): boolean {
-    const text = this.#prose + this.#watcher.held; // (from `#heldFrom` on)
-    const first = this.#extracted.find((c) => c.block.end > stretch.at);
-    const end = first ? first.block.start : this.#heldFrom + text.length;
-    return text.slice(Math.max(0, stretch.at - this.#heldFrom), Math.max(0, end - this.#heldFrom)).trim() ===
-      "";
   }
 
   /**
@@ -1145,10 +1147,16 @@ export class TextCalls {
       return this.#maybeRelease(flow);
     }
     this.#prose = "";
-    if (w.hasText) flow.sawText(this.#answer);
+    flow.sawText(this.#heldText(), this.#answer);
     // Only this answer's frames: another answer's watch may be holding a call of its own.
     for (const h of flow.held) if (this.#owns(h)) flow.send(h.raw);
     flow.setHeld(flow.held.filter((h) => !this.#owns(h)));
+  }
+
+  /** The text of the frames held, from where the hold began (the prose held with a marker, then the held text). */
+  #heldText(): string {
+    const w = this.#watcher;
+    return (w.visible + w.held).slice(this.#heldFrom);
   }
 
   /** Holds a frame that arrived while text is held, keeping stream order. */

@@ -1475,14 +1475,21 @@ export function fuzzCase(dialect: FuzzDialect, seed: number): { request: Json; t
 }
 
 /** One seed's request through `guardFetch` in `mode`, streamed or whole: what the client got, and the events. */
-async function through(
+function through(
   dialect: FuzzDialect,
   mode: FuzzMode,
   seed: number,
   streamed: boolean,
 ): Promise<{ text: string; events: GateEvent[] }> {
-  const { request, turns, path } = fuzzCase(dialect, seed);
-  const r = seeded(seed + (streamed ? 1 : 2));
+  return sent(fuzzCase(dialect, seed), { dialect, mode, streamed }, seeded(seed + (streamed ? 1 : 2)));
+}
+
+/** A case's request through `guardFetch` in `mode`, streamed or whole (`r` cuts the frames). */
+async function sent(
+  { request, turns, path }: { request: Json; turns: Turn[]; path: string },
+  { dialect, mode, streamed }: { dialect: FuzzDialect; mode: FuzzMode; streamed: boolean },
+  r: Rand,
+): Promise<{ text: string; events: GateEvent[] }> {
   const events: GateEvent[] = [];
   const options: GuardFetchOptions = {
     onVerdict: (e) => events.push(e),
@@ -1560,6 +1567,54 @@ export async function debugSeed(dialect: FuzzDialect, mode: FuzzMode, seed: numb
     streamEvents: s.events.map(brief),
     bodyEvents: b.events.map(brief),
   };
+}
+
+/** A piece of an answer given to {@linkcode givenBothWays}: text, or a native call (arguments as an object). */
+export type GivenPiece = { text: string } | { call: string; args: Record<string, unknown> };
+
+/**
+ * The text of one answer made of `pieces` (each text piece a part or block of its own where the dialect has
+ * them, streamed in pieces cut by a fixed seed), as the client reads it through `guardFetch` in `mode`,
+ * streamed and whole: for a test of one case the seeds may never write.
+ *
+ * @example Text and a call to a tool the request does not declare, withheld
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { givenBothWays } from "./_gate_fuzz.ts";
+ *
+ * const pieces = [{ text: "Let me look." }, { call: "delete_everything", args: {} }];
+ * const { stream, body } = await givenBothWays("ollama", "withhold", pieces);
+ * assert.equal(stream, body);
+ * assert.match(body, /^Let me look\.\n\ntoolguard stopped/);
+ * ```
+ */
+export async function givenBothWays(
+  dialect: FuzzDialect,
+  mode: FuzzMode,
+  pieces: readonly GivenPiece[],
+): Promise<{ stream: string; body: string }> {
+  let n = 0;
+  const answer: Answer = {
+    pieces: pieces.map((p): Piece =>
+      "text" in p
+        ? { kind: "text", text: p.text }
+        : { kind: "call", call: { id: `call_given${n++}`, name: p.call, args: JSON.stringify(p.args) } }
+    ),
+  };
+  const turn: Turn = {
+    id: "id_given",
+    model: "given-model",
+    answers: [answer],
+    usage: { input: 3, output: 4 },
+  };
+  const writer = WRITERS[dialect];
+  const given = { request: writer.request(true), turns: [turn], path: writer.path };
+  const read = async (streamed: boolean) => {
+    const { text } = await sent(given, { dialect, mode, streamed }, seeded(streamed ? 1 : 2));
+    const read = streamed ? readStream(dialect, text, []) : readBody(dialect, JSON.parse(text));
+    return read.answers[0]?.text ?? "";
+  };
+  return { stream: await read(true), body: await read(false) };
 }
 
 /** Notes a difference at `where` unless `a` (the stream's) and `b` (the body's) are deeply equal. */
@@ -1678,6 +1733,27 @@ export async function fuzzSeed(dialect: FuzzDialect, mode: FuzzMode, seed: numbe
   if (!retried) compare(sr.answers.length, br.answers.length, "answers", differences);
   // A retried stream keeps what it sent of the rejected attempts before the retry's answer: the body's
   // answer is the end of the stream's.
+  // The reason is a paragraph of its own: one blank line before it after words, not more where the text
+  // before it ends in line breaks of its own (the model's prose here never runs more than two in a row;
+  // README, \`guardFetch\`). (Not yet after a retry's stream: it runs on from the text of the attempts
+  // before it, which its reason does not count.)
+  for (const [way, read] of retried ? [] : [["stream", sr], ["body", br]] as const) {
+    read.answers.forEach((a, i) => {
+      for (const m of marked(a.text, reasons).matchAll(/(\s*)⟦REASON⟧/g)) {
+        const breaks = m[1].split("\n").length - 1;
+        const words = m.index > 0;
+        if (breaks > 2 || (words && breaks < 2)) {
+          differences.push({
+            where: `answer ${i} text: ${breaks} line breaks before the reason, after ${
+              words ? "words" : "none"
+            } (${way})`,
+            stream: marked(a.text, reasons).slice(Math.max(0, m.index - 40), m.index + m[0].length),
+            body: "",
+          });
+        }
+      }
+    });
+  }
   br.answers.forEach((ba, i) => {
     const sa = sr.answers[i] ?? blank();
     for (const key of ["text", "thinking", "refusal"] as const) {

@@ -441,6 +441,7 @@ test("gateCompletion, a turn withheld: JSON in prose that names no declared tool
   const gated = await gateCompletion(request, ollamaChat(content), { dialect: "ollama" });
   assert.equal(gated.verdict.allowed, false);
   const body = String((gated.response as { message: { content: string } }).message.content);
-  assert.ok(body.startsWith(`Your record is ${data}.\n\n\ntoolguard stopped`), body); // (its "\n" as it came)
+  // (its "\n" as it came, then one more: one blank line before the reason)
+  assert.ok(body.startsWith(`Your record is ${data}.\n\ntoolguard stopped`), body);
   assert.doesNotMatch(body, /<tool_call>/);
 });

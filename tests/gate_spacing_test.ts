@@ -3,7 +3,8 @@
 // given another history answers otherwise). The text before a call stays as it came (a stream sent it);
 // what a stream held from the call on is tidied the same way in both (no word run into the next block's,
 // no white space left at the end where a call was cut); the reason is a paragraph of its own after words.
-// Driven through the official Anthropic client and Cohere's wire (its client is not installed).
+// Driven through the official Anthropic client and Cohere's wire (its client is not installed), and in every
+// dialect through the writers and readers of the gate fuzz (scripts/_gate_fuzz.ts).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import Anthropic from "@anthropic-ai/sdk";
@@ -18,6 +19,7 @@ import {
   withGuardedServer,
 } from "./_fake_llm_server.ts";
 import type { GuardFetchOptions } from "../gate.ts";
+import { FUZZ_DIALECTS, givenBothWays } from "../scripts/_gate_fuzz.ts";
 
 const messages = [{ role: "user" as const, content: "Weather in Oslo?" }];
 
@@ -260,5 +262,51 @@ test("guardFetch Cohere: the reason for rejected native calls is a paragraph of 
     const { streamed, whole } = await cohereBothWays(["I will check."], calls, options);
     assert.deepEqual(whole, streamed);
     assert.match(whole.at(-1)!, /^\n\ntoolguard (stopped|removed)/);
+  }
+});
+
+test("guardFetch: the reason after text that ends in line breaks follows it by one blank line, streamed and whole, in every dialect", async () => {
+  // Text that ended in a blank line got "\n\n" more before the reason for native calls, in a body and a
+  // stream alike ("check.\n\n\n\ntoolguard": two blank lines), and one line break "\n\n" more (also for a
+  // call written into the text, whose text before it stays as it came).
+  const bad = { call: "delete_everything", args: {} };
+  const good = { call: "get_weather", args: { city: "Oslo" } };
+  const cases: [string[], string][] = [
+    [["Let me check.\n\n"], "Let me check.\n\n"],
+    [["Let me check.\n"], "Let me check.\n\n"],
+    // (the blank line in a block or part of its own: the client joins them)
+    [["Let me check.\n", "\n"], "Let me check.\n\n"],
+    [["Let me check. \n", " \n "], "Let me check. \n \n "],
+    [["Let me check."], "Let me check.\n\n"],
+  ];
+  for (const dialect of FUZZ_DIALECTS) {
+    for (const mode of ["withhold", "drop-call"] as const) {
+      const calls = mode === "drop-call" ? [good, bad] : [bad];
+      for (const [texts, said] of cases) {
+        const what = `${dialect} ${mode} ${JSON.stringify(texts)}`;
+        const { stream, body } = await givenBothWays(dialect, mode, [
+          ...texts.map((text) => ({ text })),
+          ...calls,
+        ]);
+        const reads = `${said}toolguard ${mode === "drop-call" ? "removed" : "stopped"}`;
+        assert.deepEqual(
+          [stream.startsWith(reads), body.startsWith(reads)],
+          [true, true],
+          `${what}: ${stream}`,
+        );
+        assert.equal(stream, body, what);
+      }
+      // (a call written into the text, after a line break)
+      const { stream, body } = await givenBothWays(dialect, mode, [{
+        text: `Let me check.\n${WRITTEN_BAD}`,
+      }]);
+      const reads = "Let me check.\n\ntoolguard stopped";
+      assert.deepEqual(
+        [stream.startsWith(reads), body.startsWith(reads)],
+        [true, true],
+        `${dialect} ${mode} written`,
+      );
+      assert.equal(stream, body, `${dialect} ${mode} written`);
+    }
   }
 });

@@ -143,8 +143,8 @@ test("gateCompletion: a rejected Hermes call in the text is cut out and the reas
   assert.equal(r.extracted?.length, 1);
   const content = (((r.response as Obj).choices as Obj[])[0].message as Obj).content as string;
   assert.doesNotMatch(content, /<tool_call>/);
-  // The text before the call as it came (a stream sent it before the call began), then a blank line.
-  assert.equal(content, `Sure.\n\n\n${r.reason}`);
+  // The text before the call as it came (a stream sent it before the call began), then one blank line.
+  assert.equal(content, `Sure.\n\n${r.reason}`);
 });
 
 test("gateCompletion: an allowed text call leaves the body untouched", async () => {

@@ -11,13 +11,13 @@ import { cutCalls } from "../engines.ts";
 import {
   blockEnds,
   callCounter,
-  callCut,
   type CompletionBody,
   type Dialect,
   dropEmptyBlocks,
   type FrameRouter,
   hasWords,
   type Held,
+  heldText,
   mayGoBlank,
   Openings,
   placeReason,
@@ -85,12 +85,14 @@ const body: CompletionBody = {
     const cutTexts = texts.map((block) => cut(block.text));
     // The reason stands where the written call was, as a stream writes it (see `placeReason`); calls
     // only of the native kind leave no place in the text: it ends the message.
-    const placed = placeReason(cutTexts, cutTexts.map((text, i) => callCut(texts[i].text, text)), reason);
-    const written = placed ?? cutTexts;
-    let next = 0;
     // (a block left blank goes: the API refuses a text block of white space alone sent back; not one a
     // stream sent before the call began, see `mayGoBlank`)
     const goes = mayGoBlank(blocks, texts, cutTexts);
+    const placed = placeReason(texts.map((block) => block.text), cutTexts, reason, {
+      goes: (i) => goes(blocks.indexOf(texts[i])),
+    });
+    const written = placed ?? cutTexts;
+    let next = 0;
     const content = blocks.flatMap((block, i) => {
       if (!fromText || !isText(block)) return [block];
       const text = written[next++];
@@ -115,6 +117,13 @@ const body: CompletionBody = {
     return { ...body, content };
   },
 };
+
+/** The text of a text block's delta (undefined for any other event): the text a client reads. */
+function blockText(event: Record<string, unknown>): unknown {
+  return event.type === "content_block_delta" && isRecord(event.delta) && event.delta.type === "text_delta"
+    ? event.delta.text
+    : undefined;
+}
 
 /** The events of a content block. */
 const BLOCK_EVENT = /^content_block_(start|delta|stop)$/;
@@ -168,7 +177,7 @@ class AnthropicStream implements FrameRouter {
   /** The text blocks dropped for getting no text once a written call was cut (see `#tidy`). */
   readonly #gone = new ToolPositions();
   /** An empty text block's start and the pings after it, held until the next frame routed (see `route`). */
-  readonly #openings = new Openings();
+  readonly #openings = new Openings(blockText);
 
   /**
    * The SDK appends each `text_delta` to the text of its block and keeps the text a `content_block_start`
@@ -335,9 +344,8 @@ class AnthropicStream implements FrameRouter {
       if (opening || waits) return this.#openings.hold({ raw, event }, flow);
       this.sendOpenings(flow);
       // (white space alone says nothing, nor does thinking: the reason then needs no blank line before it)
-      if (type === "content_block_delta" && hasWords(delta?.text)) {
-        flow.sawText();
-      }
+      const text = blockText(event);
+      if (typeof text === "string") flow.sawText(text);
       return flow.send(raw);
     }
     const index = typeof event.index === "number" ? event.index : -1;
@@ -354,7 +362,7 @@ class AnthropicStream implements FrameRouter {
   }
 
   replace(reason: string, _calls: unknown, flow: StreamFlow): void {
-    const text = flow.lead() + reason;
+    const text = flow.lead(0, heldText(flow, blockText)) + reason;
     const emit = (event: Record<string, unknown>) =>
       flow.send(formatSse(JSON.stringify(event), event.type as string));
     let next = 0;
@@ -392,7 +400,7 @@ class AnthropicStream implements FrameRouter {
    * with the reason; the stop stays `tool_use`, since calls remain.
    */
   dropCalls(reason: string, split: SplitCalls, flow: StreamFlow): void {
-    const text = flow.lead() + reason;
+    const text = flow.lead(0, heldText(flow, blockText)) + reason;
     const emit = (event: Record<string, unknown>) =>
       flow.send(formatSse(JSON.stringify(event), event.type as string));
     const gone = new ToolPositions();

@@ -11,13 +11,13 @@ import { cutCalls } from "../engines.ts";
 import {
   blockEnds,
   callCounter,
-  callCut,
   type CompletionBody,
   type Dialect,
   dropEmptyBlocks,
   type FrameRouter,
   hasWords,
   type Held,
+  heldText,
   mayGoBlank,
   Openings,
   placeReason,
@@ -74,11 +74,13 @@ const body: CompletionBody = {
     const cutTexts = texts.map((p) => cut(p.text));
     // The reason stands where the written call was, as a stream writes it (see `placeReason`): at the
     // end of its block, its citations keep their offsets. Native calls leave no place: it ends the message.
-    const placed = placeReason(cutTexts, cutTexts.map((text, i) => callCut(texts[i].text, text)), reason);
+    const goes = mayGoBlank(content, texts, cutTexts);
+    const placed = placeReason(texts.map((p) => p.text), cutTexts, reason, {
+      goes: (i) => goes(content.indexOf(texts[i])),
+    });
     const written = placed ?? cutTexts;
     let next = 0;
     const gone = new ToolPositions();
-    const goes = mayGoBlank(content, texts, cutTexts);
     message.content = content.flatMap((p, i) => {
       if (!fromText || !isText(p)) return [p];
       const text = written[next++];
@@ -108,6 +110,13 @@ const body: CompletionBody = {
 };
 
 const CALL_EVENT = /^tool-call-(start|delta|end)$/;
+
+/** The text of a content or plan delta (undefined for any other event): what the client's text goes on with. */
+function saidText(event: Record<string, unknown>): unknown {
+  if (event.type === "tool-plan-delta") return deltaMessage(event).tool_plan;
+  const content = event.type === "content-delta" ? deltaMessage(event).content : undefined;
+  return isRecord(content) ? content.text : undefined;
+}
 /**
  * Events of no text after which the text goes on (see `TextPart.goesOn`): a block's end and the next one's
  * start too, as a body's text blocks are read joined (a tail that may begin a marker, let out at its block's
@@ -170,7 +179,7 @@ class CohereStream implements FrameRouter {
   /** The text blocks dropped for getting no text once a written call was cut (see `text.tidy`). */
   readonly #gone = new ToolPositions();
   /** An empty text block's start, held until the next frame routed (see `route`). */
-  readonly #openings = new Openings();
+  readonly #openings = new Openings(saidText);
   /**
    * The citations the stream brought (`citation-start` events, after those of the attempts before on a
    * retry's stream), which a client numbers by their `index`: those held are not yet the client's (see
@@ -376,8 +385,8 @@ class CohereStream implements FrameRouter {
       if (opening || waits) return this.#openings.hold({ raw, event }, flow);
       this.sendOpenings(flow);
       // (white space alone says nothing: the reason then needs no blank line before it)
-      const said = type === "tool-plan-delta" ? deltaMessage(event).tool_plan : text;
-      if ((type === "content-delta" || type === "tool-plan-delta") && hasWords(said)) flow.sawText();
+      const said = saidText(event);
+      if (typeof said === "string") flow.sawText(said);
       return flow.send(raw);
     }
     flow.hold({ raw, event, tool: false });
@@ -397,7 +406,7 @@ class CohereStream implements FrameRouter {
    * whatever its index (`"0"`, none): kept as it came, a rejected call's event reached the client.
    */
   dropCalls(reason: string, split: SplitCalls, flow: StreamFlow): void {
-    const text = flow.lead() + reason;
+    const text = flow.lead(0, heldText(flow, saidText)) + reason;
     const emit = (event: Record<string, unknown>) => flow.send(this.#wire(event));
     const index = this.#nextContent;
     let told = false;
@@ -431,7 +440,7 @@ class CohereStream implements FrameRouter {
   }
 
   replace(reason: string, _calls: unknown, flow: StreamFlow): void {
-    const text = flow.lead() + reason;
+    const text = flow.lead(0, heldText(flow, saidText)) + reason;
     const emit = (event: Record<string, unknown>) => flow.send(this.#wire(event));
     const index = this.#nextContent;
     let end: Record<string, unknown> | undefined;

@@ -14,6 +14,7 @@ import {
   type Dialect,
   type FrameRouter,
   pick,
+  reasonBlock,
   type SplitCalls,
   type StreamFlow,
   type TextFrames,
@@ -84,8 +85,7 @@ const body: CompletionBody = {
         // A client joins the parts as they come: the reason follows the answer's text after a blank line,
         // as in a stream, not glued to it.
         // (the text stays as it came, its white space too: a stream sent it, see `joinText`)
-        const last = kept.findLastIndex(saysWords);
-        return withParts(c, () => [...kept, { text: last < 0 ? reason : `\n\n${reason}` }]);
+        return withParts(c, () => [...kept, { text: reasonBlock([answerText(kept)], reason) }]);
       }),
     };
   },
@@ -105,19 +105,14 @@ const body: CompletionBody = {
           // After the candidate's text, set apart from it by a blank line, as a stream has it (its text flows
           // while the calls wait, the reason comes before the kept calls) and as a withheld body puts it: a
           // part ahead of the text read "reason, then text" where the stream read "text, then reason".
-          const last = kept.findLastIndex(saysWords);
-          kept.splice(kept.findLastIndex((p) => !isCall(p)) + 1, 0, {
-            text: last >= 0 ? `\n\n${reason}` : reason,
-          });
+          const at = kept.findLastIndex((p) => !isCall(p)) + 1;
+          kept.splice(at, 0, { text: reasonBlock([answerText(kept.slice(0, at))], reason) });
           return kept;
         })),
     };
   },
 };
 
-/** An answer's text part that is not blank: the reason a body gets is set apart from it by a blank line. */
-const saysWords = (part: Record<string, unknown>) =>
-  isAnswerText(part) && (part.text as string).trim() !== "";
 /** True when a chunk carries a call part. */
 const hasCall = (event: Record<string, unknown>) => candidates(event).some((c) => parts(c).some(isCall));
 /** A part that is not only empty text (a finish comes with one). */
@@ -128,16 +123,20 @@ const hasText = (event: Record<string, unknown>) =>
   candidates(event).some((c) => parts(c).some((p) => typeof p.text === "string" && p.text !== ""));
 
 /**
- * Notes in `flow` each candidate of a chunk, by position (as its calls and text are read), whose answer text
- * says something: its reason then starts on a new paragraph, as a body sets it apart only after words
- * (`saysWords`); a candidate that said nothing, only thought, or only blanks, gets the reason alone.
+ * Notes in `flow` the answer text of each candidate of a chunk the client gets, by position (as its calls
+ * and text are read): its reason then starts on a new paragraph after words, as a body sets it apart
+ * (`reasonBlock`); a candidate that said nothing, only thought, or only blanks, gets the reason alone.
  */
 function spoke(event: Record<string, unknown>, flow: StreamFlow): void {
   const all = Array.isArray(event.candidates) ? event.candidates : [];
   all.forEach((c, i) => {
-    if (isRecord(c) && parts(c).some(saysWords)) flow.sawText(i);
+    if (isRecord(c)) flow.sawText(answerText(parts(c)), i);
   });
 }
+
+/** The answer text of parts, joined (thoughts and calls left out). */
+const answerText = (ps: readonly Record<string, unknown>[]): string =>
+  ps.filter(isAnswerText).map((p) => p.text as string).join("");
 
 /**
  * The parts of a held chunk's candidate without the dropped calls (`gone`, by their place among the calls
@@ -396,7 +395,10 @@ class GeminiStream implements FrameRouter {
     const none = new Set<number>();
     for (const [k, h] of flow.held.entries()) {
       if (!h.event || !h.tool) {
-        if (h.event) flow.send(h.raw);
+        if (h.event) {
+          spoke(h.event, flow);
+          flow.send(h.raw);
+        }
         sendReason(after.get(k) ?? []);
         continue;
       }
@@ -411,6 +413,7 @@ class GeminiStream implements FrameRouter {
       };
       const empty = candidates(chunk).every((c) => parts(c).length === 0 && c.finishReason == null) &&
         h.event.usageMetadata == null;
+      spoke(chunk, flow);
       if (!empty) flow.send(formatSse(JSON.stringify(chunk)));
       sendReason(after.get(k) ?? []);
     }
@@ -439,7 +442,10 @@ class GeminiStream implements FrameRouter {
     });
     held.forEach((h, k) => {
       if (!h.event) return;
-      if (!h.tool && ![...place.values()].includes(k)) return flow.send(h.raw);
+      if (!h.tool && ![...place.values()].includes(k)) {
+        spoke(h.event, flow);
+        return flow.send(h.raw);
+      }
       // By position, as the calls were read (see `geminiEvents`): a candidate that is no record keeps its place.
       const all = Array.isArray(h.event.candidates) ? h.event.candidates : [];
       const chunk = {
@@ -447,13 +453,14 @@ class GeminiStream implements FrameRouter {
         candidates: all.map((c, i) =>
           !isRecord(c) ? c : withParts(c, (ps) => {
             const kept = ps.filter((p) => !isCall(p));
-            if (place.get(i) === k) kept.push({ text: flow.lead(i) + reason });
+            if (place.get(i) === k) kept.push({ text: flow.lead(i, answerText(kept)) + reason });
             return kept;
           })
         ),
       };
       const empty = candidates(chunk).every((c) => parts(c).length === 0 && c.finishReason == null) &&
         h.event.usageMetadata == null;
+      spoke(chunk, flow);
       if (!empty) flow.send(formatSse(JSON.stringify(chunk)));
     });
     if (place.size === 0) {

@@ -65,11 +65,11 @@ function renumbered(call: unknown, at: number): unknown {
 }
 
 /**
- * True when a message's content says something: the reason then starts on a new paragraph, as a body joins
- * them (`joinText`); after only thinking, or blanks, it stands alone.
+ * A message's content, what the client's text goes on with: the reason starts on a new paragraph after words,
+ * as a body joins them (`joinText`); after only thinking, or blanks, it stands alone.
  */
-const saysWords = (message: Record<string, unknown> | undefined): boolean =>
-  typeof message?.content === "string" && message.content.trim() !== "";
+const said = (message: Record<string, unknown> | undefined): string =>
+  typeof message?.content === "string" ? message.content : "";
 
 /**
  * Ollama chunks carry no position, so text keeps flowing while calls are held; a chunk with both is split.
@@ -102,7 +102,7 @@ class OllamaStream implements FrameRouter {
     if (!hasCalls) {
       // Pending: text still flows; the final chunk waits.
       if (!flow.pending || (hasText && event.done !== true)) {
-        if (saysWords(message)) flow.sawText();
+        flow.sawText(said(message));
         flow.send(raw);
       } else flow.hold({ raw, event, tool: false });
       return;
@@ -110,7 +110,7 @@ class OllamaStream implements FrameRouter {
     flow.pending = true;
     if (!hasText) return flow.hold({ raw, event, tool: true });
     // Split: the text part goes now, the calls wait.
-    if (saysWords(message)) flow.sawText();
+    flow.sawText(said(message));
     flow.send(line({ ...event, message: withoutKeys(message!, ["tool_calls"]), done: false }));
     const toolPart = { ...event, message: { ...message!, content: "" } };
     delete (toolPart.message as Record<string, unknown>).thinking;
@@ -118,7 +118,7 @@ class OllamaStream implements FrameRouter {
   }
 
   dropCalls(reason: string, split: SplitCalls, flow: StreamFlow): void {
-    const text = flow.lead() + reason;
+    const text = flow.lead(0, heldText(flow)) + reason;
     dropOllamaCalls(text, split, flow, this.#template ?? { model: "" });
   }
 
@@ -128,7 +128,7 @@ class OllamaStream implements FrameRouter {
    * its calls), then `text` (the reason), then the final chunk, where the client stops reading.
    */
   replace(reason: string, _calls: unknown, flow: StreamFlow): void {
-    const text = flow.lead() + reason;
+    const text = flow.lead(0, heldText(flow)) + reason;
     const base = this.#template ?? { model: "" };
     for (const h of flow.held) {
       if (!h.event || h.event.done === true) continue;
@@ -146,6 +146,14 @@ class OllamaStream implements FrameRouter {
       : { ...base, message: { role: "assistant", content: "" }, done: true, done_reason: "stop" };
     flow.send(line(final));
   }
+}
+
+/** The text of the held chunks, which go before the reason (the final chunk carries none). */
+function heldText(flow: StreamFlow): string {
+  return flow.held.map((
+    h,
+  ) => (h.event?.done !== true && isRecord(h.event?.message) ? said(h.event.message) : ""))
+    .join("");
 }
 
 /**

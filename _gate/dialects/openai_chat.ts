@@ -305,7 +305,7 @@ class ChatStream implements FrameRouter {
     for (const c of choices) {
       if (!isRecord(c)) continue;
       const index = choiceIndex(c);
-      if (isRecord(c.delta) && (contentText(c.delta) ?? "").trim() !== "") flow.sawText(index);
+      if (isRecord(c.delta)) flow.sawText(contentText(c.delta) ?? "", index);
       if (isRecord(c.delta) && c.delta.role != null) this.#rolePassed.add(index);
       else if (this.#roleHeld.has(index) && !this.#rolePassed.has(index)) {
         ahead.push({

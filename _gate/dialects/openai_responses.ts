@@ -9,15 +9,15 @@ import { builtinArguments, callName, isClientCall, SNAPSHOTS } from "./readers.t
 import { formatSse, reframe } from "../sse.ts";
 import { cutCalls } from "../engines.ts";
 import {
+  blockOpensWithCall,
   callCounter,
-  callCut,
   type CompletionBody,
   type Dialect,
   type FrameRouter,
   hasWords,
   type Held,
+  heldText,
   Openings,
-  opensWithCall,
   placeReason,
   reasonBlock,
   type ResumePoint,
@@ -181,15 +181,16 @@ function reasonInPlace(
   // that part opens with the call (see `mayGoBlank`).
   const call = Math.min(first, Math.max(0, parts.findIndex((p) => calls.has(p))));
   const tidied = new Set<unknown>(parts.slice(call));
-  const opens = opensWithCall(parts.map((p) => source.get(p) ?? p.text), call, parts[call].text);
+  const texts = parts.map((p) => source.get(p) ?? p.text);
+  const opens = blockOpensWithCall(texts, call, parts[call].text);
   for (let i = order.indexOf(parts[call]) - 1; opens && i >= 0; i--) {
     const p = order[i];
     if (p === BETWEEN || hasWords((p as { text: string }).text)) break;
     tidied.add(p);
   }
-  // (in the first part a call was cut from: one only tidied before it is not, see `callCut`)
-  const cutFrom = parts.map((p) => changed.has(p) && callCut(source.get(p) ?? p.text, p.text));
-  const placed = placeReason(parts.map((p) => p.text), cutFrom, reason) ?? [];
+  // (in the first part a call was cut from: one only tidied before it is not, see `placeReason`)
+  const placed =
+    placeReason(texts, parts.map((p) => p.text), reason, { goes: (i) => tidied.has(parts[i]) }) ?? [];
   placed.forEach((text, i) => parts[i].text = text);
   return output.flatMap((o) => {
     if (!isRecord(o) || o.type !== "message" || !Array.isArray(o.content)) return [o];
@@ -216,6 +217,11 @@ function reasonItem(text: string, position: number): Record<string, unknown> {
     content: [{ type: "output_text", text, annotations: [] }],
   };
 }
+/** The text of an `output_text` delta (undefined for any other event): what the client's text goes on with. */
+function deltaText(event: Record<string, unknown>): unknown {
+  return event.type === "response.output_text.delta" ? event.delta : undefined;
+}
+
 /** The `output_text` convenience field: the text of every message item, joined. */
 function outputText(output: unknown[]): string {
   return output.flatMap((o) =>
@@ -357,7 +363,7 @@ class ResponsesStream implements FrameRouter {
   /** The parts a message brought as it was added (the client has them with their item). */
   readonly #brought = new Set<string>();
   /** A message's or part's start that brings no text, held until the next frame routed (see `route`). */
-  readonly #openings = new Openings();
+  readonly #openings = new Openings(deltaText);
   /** The part whose start waits last among the openings (see `#waitsWithOpenings`), by its indices. */
   #waitingPart: { oi: unknown; ci: unknown } | undefined;
   /** The messages (by output index) dropped for getting no text once a written call was cut (see `#tidy`). */
@@ -1067,7 +1073,8 @@ class ResponsesStream implements FrameRouter {
       }
       this.sendOpenings(flow);
       // (white space alone says nothing: the reason then follows it without a blank line, as in a body)
-      if (type === "response.output_text.delta" && hasWords(event.delta)) flow.sawText();
+      const said = deltaText(event);
+      if (typeof said === "string") flow.sawText(said);
       if (typeof event.sequence_number === "number") this.#lastSent = event.sequence_number;
       return flow.send(raw);
     }
@@ -1125,15 +1132,12 @@ class ResponsesStream implements FrameRouter {
   }
 
   /**
-   * What goes before the reason's message: a blank line after text the client has, or gets with the held
+   * What goes before the reason's message: one blank line after text the client has, or gets with the held
    * events (text after a call is held with it, and was never told seen), as a body puts it (see
    * `reasonAfter`); else the `output_text` a client reads ran the last word into the reason.
    */
   #lead(flow: StreamFlow): string {
-    const held = flow.held.some((h) =>
-      h.event?.type === "response.output_text.delta" && hasWords(h.event.delta)
-    );
-    return held ? "\n\n" : flow.lead();
+    return flow.lead(0, heldText(flow, deltaText));
   }
 
   replace(reason: string, _calls: unknown, flow: StreamFlow): void {

@@ -311,6 +311,19 @@ export interface TextFrames {
   split?(event: Record<string, unknown>): Record<string, unknown>[] | undefined;
 }
 
+/**
+ * The text of the frames `flow` holds, as `text` reads each event's (undefined: none), in order: what a
+ * replacement sends ahead of the reason (see {@linkcode StreamFlow.lead}).
+ */
+export function heldText(flow: StreamFlow, text: (event: Record<string, unknown>) => unknown): string {
+  let out = "";
+  for (const h of flow.held) {
+    const t = h.event && text(h.event);
+    if (typeof t === "string") out += t;
+  }
+  return out;
+}
+
 /** Text the gate writes at an offset of an answer's text (`at`), in the place that holds it. */
 export interface TextChange {
   at: number;
@@ -335,6 +348,8 @@ export class StreamFlow {
   pending = false;
   /** The answers whose text reached the client (a replacement then starts on a new paragraph for them). */
   readonly #spoke = new Set<number>();
+  /** The line breaks the text each answer's client has ends in, after its last word (up to 2). */
+  readonly #breaks = new Map<number, number>();
   /**
    * The call position the gate's reader filed an event under (the `slot` of the call it judged), or
    * undefined for an event it filed under none: a router that drops a rejected call's events asks here
@@ -347,17 +362,27 @@ export class StreamFlow {
     this.filed = filed;
   }
 
-  /** Notes that text of `answer` (default 0) reached the client. */
-  sawText(answer = 0): void {
-    this.#spoke.add(answer);
+  /**
+   * Notes that `text` of `answer` (default 0) reached the client, after what it had: white space alone too,
+   * as the line breaks the text ends in count for the reason's lead.
+   */
+  sawText(text: string, answer = 0): void {
+    const words = hasWords(text);
+    if (words) this.#spoke.add(answer);
+    const breaks = trailingBreaks(text);
+    this.#breaks.set(answer, words ? breaks : Math.min(2, (this.#breaks.get(answer) ?? 0) + breaks));
   }
 
   /**
-   * What goes before a replacement text in `answer` (default: in any): a blank line after text the client
-   * has of it, nothing in an answer that said nothing, as a body joins an answer's text and the reason.
+   * What goes before a replacement text in `answer` (default 0), once the client has what it has of it and
+   * then `held` (text of held frames sent ahead of the replacement): the line breaks that make one blank
+   * line after text that says something (see {@linkcode paragraphLead}), nothing in an answer that said
+   * nothing, as a body joins an answer's text and the reason.
    */
-  lead(answer?: number): string {
-    return (answer === undefined ? this.#spoke.size > 0 : this.#spoke.has(answer)) ? "\n\n" : "";
+  lead(answer = 0, held = ""): string {
+    if (hasWords(held)) return paragraphLead(held);
+    if (!this.#spoke.has(answer)) return "";
+    return paragraphBreaks((this.#breaks.get(answer) ?? 0) + trailingBreaks(held));
   }
 
   /** Sends a frame now. */
@@ -466,6 +491,14 @@ export class ToolPositions {
  */
 export class Openings {
   #held: Held[] = [];
+  /** The answer text of an event (undefined: none), noted in the flow as a held frame goes out. */
+  readonly #text: (event: Record<string, unknown>) => unknown;
+
+  /** Openings of blocks whose events carry the text `text` reads (see {@linkcode heldText}). */
+  constructor(text: (event: Record<string, unknown>) => unknown) {
+    this.#text = text;
+  }
+
   /** The block the frames held last address (by its index). */
   #index: unknown;
 
@@ -508,7 +541,11 @@ export class Openings {
     const out = flow.held.filter((h) => openings.has(h));
     if (out.length === 0) return;
     flow.setHeld(flow.held.filter((h) => !openings.has(h)));
-    for (const h of out) flow.send(h.raw);
+    for (const h of out) {
+      const text = h.event && this.#text(h.event);
+      if (typeof text === "string") flow.sawText(text);
+      flow.send(h.raw);
+    }
   }
 }
 
@@ -634,59 +671,114 @@ export function hasWords(text: unknown): boolean {
   return typeof text === "string" && text.trim() !== "";
 }
 
-/**
- * `reason` after the text that stays, on a new paragraph after text that says something. The text stays as
- * it came, its white space too: a stream sent it before the calls were judged, and cannot take it back.
- */
-export function joinText(before: string, reason: string): string {
-  return before.trim() === "" ? before + reason : `${before}\n\n${reason}`;
+/** How many line breaks the white space at the end of `text` holds (`"Sure.\n \n"`: 2). */
+export function trailingBreaks(text: string): number {
+  let breaks = 0;
+  for (let i = text.length - 1; i >= 0 && /\s/.test(text[i]); i--) if (text[i] === "\n") breaks++;
+  return breaks;
+}
+
+/** The line breaks that make one blank line after text that ends in `breaks` of them. */
+function paragraphBreaks(breaks: number): string {
+  return "\n".repeat(Math.max(0, 2 - breaks));
 }
 
 /**
- * `reason` as a text block of its own after an answer's `texts`: on a new paragraph where they say
- * something, as a stream leads the block it writes ({@linkcode StreamFlow.lead}); a client that joins the
- * blocks reads the reason apart from the words before it, streamed or whole.
+ * What sets a reason after `before` apart as a paragraph of its own: one blank line after text that says
+ * something, counting the line breaks it ends in (after "Sure.\n\n" none more: four read as two blank
+ * lines), nothing after white space alone.
  *
- * @example After words, and after white space alone
+ * @example After words, after a blank line, and after nothing
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { paragraphLead } from "./shared.ts";
+ *
+ * assert.equal(paragraphLead("Let me check."), "\n\n");
+ * assert.equal(paragraphLead("Let me check.\n"), "\n");
+ * assert.equal(paragraphLead("Let me check.\n\n"), "");
+ * assert.equal(paragraphLead(" \n"), "");
+ * ```
+ */
+export function paragraphLead(before: string): string {
+  return hasWords(before) ? paragraphBreaks(trailingBreaks(before)) : "";
+}
+
+/**
+ * `reason` after the text that stays, as a paragraph of its own after text that says something (see
+ * {@linkcode paragraphLead}). The text stays as it came, its white space too: a stream sent it before the
+ * calls were judged, and cannot take it back.
+ */
+export function joinText(before: string, reason: string): string {
+  return before + paragraphLead(before) + reason;
+}
+
+/**
+ * `reason` as a text block of its own after an answer's `texts`: a paragraph of its own where they say
+ * something (see {@linkcode paragraphLead}: read joined), as a stream leads the block it writes
+ * ({@linkcode StreamFlow.lead}); a client that joins the blocks reads the reason apart from the words
+ * before it, by one blank line, streamed or whole.
+ *
+ * @example After words, after a blank line, and after white space alone
  * ```ts
  * import assert from "node:assert/strict";
  * import { reasonBlock } from "./shared.ts";
  *
  * assert.equal(reasonBlock(["Let me check."], "No."), "\n\nNo.");
+ * assert.equal(reasonBlock(["Let me check.\n", "\n"], "No."), "No.");
  * assert.equal(reasonBlock([" "], "No."), "No.");
  * ```
  */
 export function reasonBlock(texts: readonly unknown[], reason: string): string {
-  return (texts.some(hasWords) ? "\n\n" : "") + reason;
+  return paragraphLead(texts.filter((t) => typeof t === "string").join("")) + reason;
 }
 
 /**
- * The texts of an answer's text blocks (or parts) once the calls written into them were cut, with `reason`
- * in place of the calls, as a stream writes it: ending the last text that keeps words from the first text a
- * call was cut from (`cutFrom`) on, else standing in that text, on a new paragraph after words said before
- * it. A stream cannot take back the block the client holds open, and a block of its own at the end came
- * after the blocks (thinking) the client already has; read back, the model finds what became of its call
- * where it wrote it. Undefined when no call was cut from any of them.
+ * The texts of an answer's text blocks (or parts) once the calls written into them were cut (`cut`, of
+ * `texts` as they came), with `reason` in place of the calls, as a stream writes it: ending the last text
+ * that keeps words from the first text a call was cut from on (see {@linkcode callCut}: not one only tidied
+ * before it), else standing in that text, on a new paragraph after words said before it. A stream cannot
+ * take back the block the client holds open, and a block of its own at the end came after the blocks
+ * (thinking) the client already has; read back, the model finds what became of its call where it wrote
+ * it. One blank line sets it apart from the text the client keeps before it (see
+ * {@linkcode paragraphLead}): the texts that say something, and the blank ones that do not go (`goes`, by
+ * their index in `texts`; see {@linkcode mayGoBlank}). Undefined when no call was cut from any of them.
+ *
+ * @example The reason where the call was, and in a block the cut left blank
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { placeReason } from "./shared.ts";
+ *
+ * const call = "<tool_call>{}</tool_call>";
+ * assert.deepEqual(placeReason(["Sure.", `Let me look. ${call}`], ["Sure.", "Let me look."], "No."), [
+ *   "Sure.",
+ *   "Let me look.\n\nNo.",
+ * ]);
+ * assert.deepEqual(placeReason(["Sure.\n", call], ["Sure.\n", ""], "No."), ["Sure.\n", "\nNo."]);
+ * assert.equal(placeReason(["Sure.  "], ["Sure."], "No."), undefined);
+ * ```
  */
 export function placeReason(
   texts: readonly string[],
-  cutFrom: readonly boolean[],
+  cut: readonly string[],
   reason: string,
+  { goes = () => false }: { goes?: (index: number) => boolean } = {},
 ): string[] | undefined {
-  const first = cutFrom.indexOf(true);
+  const first = cut.findIndex((text, i) => callCut(texts[i], text));
   if (first === -1) return undefined;
-  const at = Math.max(first, texts.findLastIndex((text, i) => i >= first && hasWords(text)));
-  const out = [...texts];
-  out[at] = hasWords(texts[at])
-    ? `${texts[at]}\n\n${reason}`
-    : `${texts.slice(0, first).some(hasWords) ? "\n\n" : ""}${reason}`;
+  const at = Math.max(first, cut.findLastIndex((text, i) => i >= first && hasWords(text)));
+  const out = [...cut];
+  // (standing in a blank text: after the texts before it that stay, see `mayGoBlank`)
+  const before = hasWords(cut[at])
+    ? cut[at]
+    : cut.slice(0, first).filter((text, i) => hasWords(text) || !goes(i)).join("");
+  out[at] = (hasWords(cut[at]) ? cut[at] : "") + paragraphLead(before) + reason;
   return out;
 }
 
 /**
  * Which of an answer's blocks a cut may leave blank and drop: those from the first text block a written
  * call was cut from on (every one when none was), and the blank ones right before it where that block opens
- * with the call (see {@linkcode opensWithCall}). A stream holds a blank text block's start until it knows:
+ * with the call (see {@linkcode blockOpensWithCall}). A stream holds a blank text block's start until it knows:
  * the words before a call came before the call's marker, in its frame or in one of their own, and the client
  * keeps the blank block with them; a call with nothing before it takes the blank block with it. The model's
  * own blank block before prose stays so in a body too, as the Responses body keeps a blank part before a
@@ -717,36 +809,64 @@ export function mayGoBlank(
   let from = at < 0 ? 0 : blocks.indexOf(texts[at]);
   const blank = (block: unknown) =>
     texts.includes(block as { text: string }) && !hasWords((block as { text: string }).text);
-  const steps = at < 0 || opensWithCall(texts.map((t) => t.text), at, cut[at]);
+  const steps = at < 0 || blockOpensWithCall(texts.map((t) => t.text), at, cut[at]);
   while (steps && from > 0 && blank(blocks[from - 1])) from--;
   return (index) => index >= from;
 }
 
 /**
- * Whether the text `texts[at]`, `cut` once the calls written into the texts were cut, says nothing before the
- * first call written into it (or into one before it running on into it): the text before a cut call stays as
- * it came (see `cutCalls`), so it is the start the cut text shares with the text, up to the first call read.
+ * Whether `text` says nothing from offset `from` (where a block, a part or a stretch of held text starts) up
+ * to the first of the `calls` read in it (offsets in `text`) that ends past `from`, or to `end` where that
+ * comes first (or no call does): its place opens with the call (see {@linkcode mayGoBlank}). The one rule
+ * for a body's blocks ({@linkcode blockOpensWithCall}) and a stream's held stretches (`TextCalls`).
+ *
+ * @example Words before the call, and none
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { opensWithCall } from "./shared.ts";
+ *
+ * const text = "Sure. Let me look. <tool_call>{}</tool_call>";
+ * const calls = [{ block: { start: 19, end: text.length } }];
+ * assert.equal(opensWithCall(text, 5, calls), false);
+ * assert.equal(opensWithCall(text, 18, calls), true);
+ * ```
+ */
+export function opensWithCall(
+  text: string,
+  from: number,
+  calls: readonly { block: { start: number; end: number } }[],
+  end: number = text.length,
+): boolean {
+  const first = calls.find((c) => c.block.end > from);
+  const until = first ? Math.min(end, first.block.start) : end;
+  return !hasWords(text.slice(from, Math.max(from, until)));
+}
+
+/**
+ * Whether the text `texts[at]`, `cut` once the calls written into the texts were cut, opens with the first
+ * call written into it (or into one before it running on into it), as {@linkcode opensWithCall} reads the
+ * texts joined: the text before a cut call stays as it came (see `cutCalls`), so it is the start the cut text
+ * shares with the text, up to the first call read.
  *
  * @example Words before the call, and none
  * ```ts
  * import assert from "node:assert/strict";
  * import { loadEngines } from "../engines.ts";
- * import { opensWithCall } from "./shared.ts";
+ * import { blockOpensWithCall } from "./shared.ts";
  *
  * await loadEngines();
  * const call = `<tool_call>{"name": "f", "arguments": {}}</tool_call>`;
- * assert.equal(opensWithCall(["Sure.", `Let me look. ${call}`], 1, "Let me look. "), false);
- * assert.equal(opensWithCall(["Sure.", ` ${call} Done.`], 1, "Done."), true);
+ * assert.equal(blockOpensWithCall(["Sure.", `Let me look. ${call}`], 1, "Let me look. "), false);
+ * assert.equal(blockOpensWithCall(["Sure.", ` ${call} Done.`], 1, "Done."), true);
  * ```
  */
-export function opensWithCall(texts: readonly string[], at: number, cut: string): boolean {
+export function blockOpensWithCall(texts: readonly string[], at: number, cut: string): boolean {
   const text = texts[at];
   let shared = 0;
   while (shared < text.length && shared < cut.length && text[shared] === cut[shared]) shared++;
   const start = texts.slice(0, at).reduce((n, t) => n + t.length, 0);
-  const first = extractToolCalls(texts.join("")).find((c) => c.block.end > start);
-  const before = first ? Math.min(shared, Math.max(0, first.block.start - start)) : shared;
-  return !hasWords(text.slice(0, before));
+  const joined = texts.join("");
+  return opensWithCall(joined, start, extractToolCalls(joined), start + shared);
 }
 
 /**
