@@ -19,7 +19,8 @@ export const CALL_START_MARKERS: readonly string[] = MARKERS;
 export const CALL_START_SHAPES: readonly RegExp[] = READERS.flatMap((r) => r.shape ? [r.shape] : []);
 export { CALL_OPENING_KEYS } from "./json_calls.ts";
 
-const LONGEST = Math.max(...MARKERS.map((m) => m.length));
+/** The longest marker's length (they are listed longest first). */
+const LONGEST = MARKERS[0].length;
 /** Every proper prefix of a marker (`<`, `<t`, ... `<tool_cal`): made on first use. */
 const prefixes = lazy(() =>
   new Set<string>(MARKERS.flatMap((m) => [...Array(m.length - 1).keys()].map((k) => m.slice(0, k + 1))))

@@ -78,8 +78,8 @@ const JSON_HEAD = 4096;
  */
 export const watchFault: { push?: (text: string) => void } = {};
 
-/** The longest tail that can still grow into a marker, plus one. */
-const LONGEST_MARKER: number = Math.max(...MARKERS.map((m) => m.length)) + 1;
+/** The longest tail that can still grow into a marker, plus one (the markers are listed longest first). */
+const LONGEST_MARKER: number = MARKERS[0].length + 1;
 /** The markers that begin like a word (`functools`, `to=`): let out inside a word, see `TextWatcher`. */
 const WORD_MARKERS: () => readonly string[] = lazy(() => MARKERS.filter((m) => WORD.test(m[0])));
 

@@ -8,7 +8,7 @@ import {
   extractToolCalls,
   extractToolCallsDetailed,
 } from "../extract.ts";
-import { readersFor } from "../_extract/registry.ts";
+import { MARKERS, READERS, readersFor } from "../_extract/registry.ts";
 import { countingTextWork } from "./_counting.ts";
 
 /** Name and arguments of each call: what a caller acts on. */
@@ -639,6 +639,15 @@ test("CALL_START_MARKERS: lists the openings of every family, longest first", ()
   for (let i = 1; i < CALL_START_MARKERS.length; i++) {
     assert.ok(CALL_START_MARKERS[i - 1].length >= CALL_START_MARKERS[i].length);
   }
+});
+
+test("CALL_START_MARKERS: the written-out list is every reader's markers, each once, longest first", () => {
+  // The list is a literal so that nothing is sorted at load; this keeps it from drifting from the readers.
+  const collected = [...new Set(READERS.flatMap((r) => r.markers))].sort(
+    (a, b) => b.length - a.length || (a < b ? -1 : 1),
+  );
+  assert.deepEqual(MARKERS, collected);
+  assert.equal(CALL_START_MARKERS, MARKERS);
 });
 
 test("callMayStart: holds from a call, from cut-off markup, from a partial marker; releases prose and code", () => {
