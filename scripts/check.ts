@@ -12,9 +12,10 @@
  * under Deno (with doc examples), the suite under Bun, and the break-the-guard proof.
  *
  * Each step runs with a temporary folder of its own (TMPDIR, and TMP and TEMP, which Windows reads) and fails
- * when it leaves anything in it, or (on Linux) a process still running with that folder in its environment:
- * the suites, the doc examples and the scripts clean up after themselves, and other programs on the machine
- * share the system's temporary folder, so only a folder of the step's own tells its leftovers apart.
+ * when it leaves anything in it, or (on Linux) a process still running with that folder in its environment,
+ * or a file in the working tree that git does not ignore: the suites, the doc examples and the scripts clean up
+ * after themselves, and other programs on the machine share the system's temporary folder, so only a folder of
+ * the step's own tells its leftovers apart.
  *
  * @module
  */
@@ -146,6 +147,23 @@ async function leftBehind(temp: string): Promise<string[]> {
   return left;
 }
 
+/** The files git sees as untracked and not ignored in the working tree (none outside a git checkout). */
+function untrackedFiles(): Set<string> {
+  try {
+    const { success, stdout } = new Deno.Command("git", {
+      args: ["status", "--porcelain", "--untracked-files=all"],
+      cwd: root,
+      stdin: "null",
+      stderr: "null",
+    }).outputSync();
+    if (!success) return new Set();
+    const lines = new TextDecoder().decode(stdout).split("\n");
+    return new Set(lines.filter((line) => line.startsWith("?? ")).map((line) => line.slice(3)));
+  } catch {
+    return new Set(); // no git
+  }
+}
+
 const PATH = await setUp();
 const only = Deno.args;
 const results: { name: string; ok: boolean; seconds: number }[] = [];
@@ -155,6 +173,7 @@ for (const step of steps) {
   const started = performance.now();
   let ok = false;
   const temp = await Deno.makeTempDir({ prefix: "toolguard-check-" });
+  const untrackedBefore = untrackedFiles();
   try {
     const command = step.cmd[0] === "deno" ? deno : step.cmd[0];
     const { code } = await new Deno.Command(command, {
@@ -169,6 +188,7 @@ for (const step of steps) {
     console.error(`could not start ${step.cmd[0]}: ${error instanceof Error ? error.message : error}`);
   }
   const left = await leftBehind(temp);
+  for (const file of untrackedFiles()) if (!untrackedBefore.has(file)) left.push(`worktree file ${file}`);
   if (left.length > 0) {
     ok = false;
     console.error(
