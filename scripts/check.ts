@@ -15,7 +15,9 @@
  * when it leaves anything in it, or (on Linux) a process still running with that folder in its environment,
  * or a file in the working tree that git does not ignore: the suites, the doc examples and the scripts clean up
  * after themselves, and other programs on the machine share the system's temporary folder, so only a folder of
- * the step's own tells its leftovers apart.
+ * the step's own tells its leftovers apart. On Windows the leftovers are listed without failing the step: the
+ * check has not run on a Windows runner yet (`check:windows` runs the suites itself), where a file a just-ended
+ * process held may not be removable at once and Windows' own programs may write to TEMP.
  *
  * @module
  */
@@ -94,6 +96,8 @@ const steps: Step[] = [
 
 /** How long a step's last processes get to end after it: a child killed just before the step ended may still be exiting. */
 const GRACE_MS = 3000;
+/** Whether a leftover fails its step (see the module doc: only listed on Windows). */
+const LEFTOVERS_FAIL = Deno.build.os !== "windows";
 
 /**
  * The processes still running with `temp` as TMPDIR in their environment, as "pid command" lines: what a step
@@ -139,10 +143,19 @@ async function leftBehind(temp: string): Promise<string[]> {
     ...running.map((line) => `process ${line}`),
     ...[...Deno.readDirSync(temp)].map((entry) => `${entry.isDirectory ? "folder" : "file"} ${entry.name}`),
   ];
-  try {
-    Deno.removeSync(temp, { recursive: true });
-  } catch (error) {
-    left.push(`(could not remove ${temp}: ${error instanceof Error ? error.message : error})`);
+  // Windows refuses to remove a file a process held until that process is fully gone: a few more tries.
+  for (let tries = 1;; tries++) {
+    try {
+      Deno.removeSync(temp, { recursive: true });
+      break;
+    } catch (error) {
+      if (tries < 10) {
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        continue;
+      }
+      left.push(`(could not remove ${temp}: ${error instanceof Error ? error.message : error})`);
+      break;
+    }
   }
   return left;
 }
@@ -190,9 +203,10 @@ for (const step of steps) {
   const left = await leftBehind(temp);
   for (const file of untrackedFiles()) if (!untrackedBefore.has(file)) left.push(`worktree file ${file}`);
   if (left.length > 0) {
-    ok = false;
+    if (LEFTOVERS_FAIL) ok = false;
     console.error(
-      `${step.name} left behind (each test, example or script removes what it makes, in a finally):\n  ` +
+      `${step.name} left behind${LEFTOVERS_FAIL ? "" : " (listed only, on Windows)"}` +
+        " (each test, example or script removes what it makes, in a finally):\n  " +
         left.slice(0, 20).join("\n  ") + (left.length > 20 ? `\n  ... ${left.length - 20} more` : ""),
     );
   }
