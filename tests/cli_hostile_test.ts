@@ -5,23 +5,12 @@
  *
  * @module
  */
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import process from "node:process";
 import { Buffer } from "node:buffer";
-import {
-  closeSync,
-  constants,
-  existsSync,
-  mkdtempSync,
-  openSync,
-  readFileSync,
-  readSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
-import { tmpdir } from "node:os";
+import { closeSync, constants, existsSync, openSync, readFileSync, readSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { main } from "../cli.ts";
@@ -30,6 +19,7 @@ import { clipMiddle } from "../_common/values.ts";
 import { readPinFile } from "../_mcp/pins.ts";
 import { parseSince } from "../_log/stats.ts";
 import { runInProcess } from "./_cli.ts";
+import { fileTempDir } from "./_temp.ts";
 import { waitGone } from "./_guard_helpers.ts";
 import { isBun, isWindows, runtimeCommand, underWine, withoutWineNoise } from "./_runtime.ts";
 
@@ -37,13 +27,7 @@ const root = fileURLToPath(new URL("..", import.meta.url));
 const runtime = runtimeCommand(join(root, "cli.ts"), [], { config: join(root, "deno.json") });
 const T = { timeout: 120_000 };
 
-let dir = "";
-before(() => {
-  dir = mkdtempSync(join(tmpdir(), "toolguard-cli-hostile-"));
-});
-after(() => {
-  rmSync(dir, { recursive: true, force: true });
-});
+const dir = fileTempDir("toolguard-cli-hostile-");
 
 function file(name: string, text: string): string {
   const path = join(dir, name);

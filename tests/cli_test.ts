@@ -1,10 +1,9 @@
 // The `toolguard` program, run as a real child process under the runtime running the tests
 // (`deno run -A cli.ts` under `deno test`, `bun cli.ts` under `bun test`), plus the shared CLI helpers.
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import process from "node:process";
@@ -40,6 +39,7 @@ import { INJECTION_POLICIES } from "../_mcp/guard.ts";
 import { DEFAULT_TIMEOUT_MS } from "../_run/classify.ts";
 import { seeded } from "../scripts/_seeded.ts";
 import { runInProcess } from "./_cli.ts";
+import { fileTempDir } from "./_temp.ts";
 import {
   isBun,
   isDeno,
@@ -59,13 +59,7 @@ const runtime = runtimeCommand(cliPath, [], { config: join(root, "deno.json") })
 // Child processes are slow on a loaded machine; bun's default per-test limit is 5 s.
 const T = { timeout: 120_000 };
 
-let dir = "";
-before(() => {
-  dir = mkdtempSync(join(tmpdir(), "toolguard-cli-"));
-});
-after(() => {
-  rmSync(dir, { recursive: true, force: true });
-});
+const dir = fileTempDir("toolguard-cli-");
 
 interface Run {
   status: number | null;

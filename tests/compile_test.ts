@@ -1,15 +1,15 @@
 // Builds the single Linux executable once with `bun build --compile` and runs it from an empty directory
 // with nothing on PATH, so it can only work if everything it needs is inside it.
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import process from "node:process";
 import { evalCommand, isBun, isLinux } from "./_runtime.ts";
 import { findBun } from "../scripts/bun.ts";
+import { fileTempDir } from "./_temp.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const config = JSON.parse(readFileSync(join(root, "deno.json"), "utf8")) as {
@@ -29,17 +29,12 @@ const compileFlags = config.tasks["compile:bun"].split(/\s+/).filter((word) =>
  */
 const bun = isBun ? process.execPath : findBun();
 
-let dir = "";
-let exe = "";
+const dir = fileTempDir("toolguard-compile-");
+const exe = join(dir, "toolguard");
 
 // Building and running executables is slow on a loaded machine: generous limits (bun's default is 5 s).
 // The build runs inside the first test rather than a `before` hook: bun ignores timeouts given to hooks.
 const slow = { timeout: 300_000 };
-
-before(() => {
-  dir = mkdtempSync(join(tmpdir(), "toolguard-compile-"));
-  exe = join(dir, "toolguard");
-});
 
 let built = false;
 /** Builds the executable once (the first test that needs it pays for it). */
@@ -66,10 +61,6 @@ function buildFailure(build: ReturnType<typeof spawnSync>): string {
   const ended = build.signal ? `signal ${build.signal}` : `exit code ${build.status}`;
   return `bun build --compile failed (${ended}):\n${build.stdout ?? ""}\n${build.stderr ?? ""}`;
 }
-
-after(() => {
-  rmSync(dir, { recursive: true, force: true });
-});
 
 /** Runs the executable from the temp dir with nothing on PATH: it must need nothing outside itself. */
 function tg(args: string[], input = ""): { status: number | null; stdout: string; stderr: string } {

@@ -1,8 +1,7 @@
 // The seams a new user falls into on day one (issue 17), each pinned by a test that failed before the fix.
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { main } from "../cli.ts";
 import { runInProcess } from "./_cli.ts";
@@ -12,14 +11,9 @@ import { describe } from "../describe.ts";
 import { createValidator, lintTools, validateToolCalls } from "../validate.ts";
 import { classify, runTool } from "../guard.ts";
 import { isWindows } from "./_runtime.ts";
+import { fileTempDir } from "./_temp.ts";
 
-let dir = "";
-before(() => {
-  dir = mkdtempSync(join(tmpdir(), "toolguard-day-one-"));
-});
-after(() => {
-  rmSync(dir, { recursive: true, force: true });
-});
+const dir = fileTempDir("toolguard-day-one-");
 
 /** Runs the CLI's `main` in this process, output captured. */
 const cli = (args: string[]) => runInProcess(main, args);

@@ -1,23 +1,19 @@
 // The agent loop in examples/agent_loop.ts, run against the fake Ollama server with the real notes tool.
-import { after, before, test } from "node:test";
+import { before, test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { runAgent } from "../examples/agent_loop.ts";
 import { type FakeReply, ollamaChat, type RecordedRequest, startFakeLlmServer } from "./_fake_llm_server.ts";
+import { fileTempDir } from "./_temp.ts";
 
-let dir: string;
+const dir = fileTempDir("toolguard-notes-");
 before(async () => {
-  dir = await mkdtemp(join(tmpdir(), "toolguard-notes-"));
   await writeFile(
     join(dir, "deploy.md"),
     "# Deploys\nNext deploy: Friday 14:00, owner Ana.\nRollback plan in wiki.\n",
   );
   await writeFile(join(dir, "misc.txt"), "lunch on thursday\n");
-});
-after(async () => {
-  await rm(dir, { recursive: true, force: true });
 });
 
 interface Msg {

@@ -1,9 +1,8 @@
 // Value and field lists derived from their types (outcome kinds, finding codes, groupings, scan contexts,
 // providers, protocols, log-line fields): every member is listed once and passes through to where it is used.
-import { after, test } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createStats, FINDING_CODES, OUTCOME_KINDS } from "../stats.ts";
 import { GROUP_BY } from "../_log/stats.ts";
@@ -14,14 +13,14 @@ import { toolResultMessage } from "../describe.ts";
 import { PROVIDERS } from "../_describe/describe.ts";
 import { captureOutput, printJson } from "../_cli/io.ts";
 import { runInProcess } from "./_cli.ts";
+import { fileTempDir } from "./_temp.ts";
 import { main as statsMain } from "../_cli/stats.ts";
 import { main as scanMain } from "../_cli/scan.ts";
 import { main as describeMain } from "../_cli/describe.ts";
 import { main as runMain, PROTOCOLS } from "../_cli/run.ts";
 import type { ToolResult } from "../types.ts";
 
-const dir = mkdtempSync(join(tmpdir(), "toolguard-lists-"));
-after(() => rmSync(dir, { recursive: true, force: true }));
+const dir = fileTempDir("toolguard-lists-");
 
 const inProcess = runInProcess;
 

@@ -1,9 +1,8 @@
 // File access for the log and the report (_log/files.ts), chosen at run time, and the property it buys:
 // log.ts and stats.ts import no `node:` module statically, so they bundle for a browser.
-import { after, test } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import process from "node:process";
@@ -11,9 +10,9 @@ import { spawnSync } from "node:child_process";
 import { fileId, openFile } from "../_log/files.ts";
 import { jsonlLog } from "../log.ts";
 import { statsFromFile } from "../stats.ts";
+import { fileTempDir } from "./_temp.ts";
 
-const dir = mkdtempSync(join(tmpdir(), "toolguard-files-"));
-after(() => rmSync(dir, { recursive: true, force: true }));
+const dir = fileTempDir("toolguard-files-");
 const root = fileURLToPath(new URL("..", import.meta.url));
 
 test("openFile: append mode creates the file and every write lands at its end", () => {

@@ -235,29 +235,36 @@ test(
     const name = "add_" + "w".repeat(100_000) + "\nhint: FORGED";
     // (in a file: Windows caps an environment variable at 32 767 characters)
     const dir = tempDir();
-    writeFileSync(join(dir, "name"), name);
-    const r = await relayed("poisoned", ["--pins", "none"], { POISON_NAME_FILE: join(dir, "name") });
-    const strict = await relayed("poisoned", ["--pins", "none", "--strict"], {
-      POISON_NAME_FILE: join(dir, "name"),
-    });
     let notices = "";
     const refusals: string[] = [];
     try {
-      await r.client.listTools();
-      notices = await until(
-        "the notices",
-        () => /looks poisoned/.test(r.stderr()) && /cannot enforce/.test(r.stderr()) ? r.stderr() : undefined,
-      );
-      // The model's answers (a schema toolguard cannot enforce; a tool --strict hides) named the tool whole.
-      await strict.client.listTools();
-      for (const relay of [r, strict]) {
-        const refused = await relay.client.callTool({ name, arguments: { a: 1, b: 2 } });
-        assert.equal(refused.isError, true);
-        refusals.push(text(refused));
+      writeFileSync(join(dir, "name"), name);
+      const r = await relayed("poisoned", ["--pins", "none"], { POISON_NAME_FILE: join(dir, "name") });
+      try {
+        const strict = await relayed("poisoned", ["--pins", "none", "--strict"], {
+          POISON_NAME_FILE: join(dir, "name"),
+        });
+        try {
+          await r.client.listTools();
+          notices = await until(
+            "the notices",
+            () =>
+              /looks poisoned/.test(r.stderr()) && /cannot enforce/.test(r.stderr()) ? r.stderr() : undefined,
+          );
+          // The model's answers (a schema toolguard cannot enforce; a tool --strict hides) named the tool whole.
+          await strict.client.listTools();
+          for (const relay of [r, strict]) {
+            const refused = await relay.client.callTool({ name, arguments: { a: 1, b: 2 } });
+            assert.equal(refused.isError, true);
+            refusals.push(text(refused));
+          }
+        } finally {
+          await strict.close();
+        }
+      } finally {
+        await r.close();
       }
     } finally {
-      await r.close();
-      await strict.close();
       rmSync(dir, { recursive: true, force: true });
     }
     assert.match(
@@ -479,61 +486,64 @@ test(
   },
   async () => {
     const dir = tempDir();
-    const log = join(dir, "log.jsonl");
-    const r = await relayed("titles", ["--pins", "none", "--log", log]);
-    // (a title is one line of a few words: a flagged one goes whole)
-    const marker = /^\[toolguard: removed text addressed to the model \([a-z_, ]+\)\]$/;
     try {
-      const { tools } = await r.client.listTools();
-      const [weather, trigger] = tools as unknown as {
-        title?: string;
-        annotations?: { title?: string; readOnlyHint?: boolean };
-        inputSchema: { properties: { city: { title: string } } };
-      }[];
-      assert.match(weather.title ?? "", marker);
-      assert.doesNotMatch(weather.title ?? "", /id_rsa|ignore/i);
-      assert.match(
-        weather.annotations?.title ?? "",
-        /^\[toolguard: removed text addressed to the model \(hidden_text\)\]$/,
-      );
-      assert.equal(weather.annotations?.readOnlyHint, true);
-      assert.match(weather.inputSchema.properties.city.title, marker);
-      // Labels naming their tool's action, which the description rules would take for orders.
-      assert.equal(trigger.title, "Trigger Long Running Operation Tool");
-      assert.equal(trigger.annotations?.title, "Read Secret");
-      const prompt = (await r.client.listPrompts()).prompts[0];
-      assert.match(prompt.title ?? "", marker);
-      assert.equal(prompt.description, "Summarise a text.");
-      assert.match((await r.client.listResources()).resources[0].title ?? "", marker);
-      assert.match((await r.client.listResourceTemplates()).resourceTemplates[0].title ?? "", marker);
-      assert.match(r.client.getServerVersion()?.title ?? "", marker);
-      const flagged = await until("title events", () => {
-        const e = events(log).filter((x) => x.type === "description_flagged");
-        return e.length >= 7 ? e : undefined;
-      });
-      // (the notices come through a pipe: they may arrive after the log's lines)
-      const notices = await until("title notices", () => {
-        const err = r.stderr();
-        return /the title of server evil-titles/.test(err) && /the title of tool weather/.test(err)
-          ? err
-          : undefined;
-      });
-      assert.match(notices, /the title of tool weather looks poisoned \(/);
-      assert.match(
-        notices,
-        /the title of server evil-titles looks poisoned \(hidden_text\); the flagged part/,
-      );
-      assert.deepEqual(flagged.map((e) => `${e.kind} ${e.pointer}`).sort(), [
-        "prompt /prompts/0/title",
-        "resource /resources/0/title",
-        "resource_template /resourceTemplates/0/title",
-        "server /serverInfo/title",
-        "tool /tools/0/annotations/title",
-        "tool /tools/0/inputSchema/properties/city/title",
-        "tool /tools/0/title",
-      ]);
+      const log = join(dir, "log.jsonl");
+      const r = await relayed("titles", ["--pins", "none", "--log", log]);
+      // (a title is one line of a few words: a flagged one goes whole)
+      const marker = /^\[toolguard: removed text addressed to the model \([a-z_, ]+\)\]$/;
+      try {
+        const { tools } = await r.client.listTools();
+        const [weather, trigger] = tools as unknown as {
+          title?: string;
+          annotations?: { title?: string; readOnlyHint?: boolean };
+          inputSchema: { properties: { city: { title: string } } };
+        }[];
+        assert.match(weather.title ?? "", marker);
+        assert.doesNotMatch(weather.title ?? "", /id_rsa|ignore/i);
+        assert.match(
+          weather.annotations?.title ?? "",
+          /^\[toolguard: removed text addressed to the model \(hidden_text\)\]$/,
+        );
+        assert.equal(weather.annotations?.readOnlyHint, true);
+        assert.match(weather.inputSchema.properties.city.title, marker);
+        // Labels naming their tool's action, which the description rules would take for orders.
+        assert.equal(trigger.title, "Trigger Long Running Operation Tool");
+        assert.equal(trigger.annotations?.title, "Read Secret");
+        const prompt = (await r.client.listPrompts()).prompts[0];
+        assert.match(prompt.title ?? "", marker);
+        assert.equal(prompt.description, "Summarise a text.");
+        assert.match((await r.client.listResources()).resources[0].title ?? "", marker);
+        assert.match((await r.client.listResourceTemplates()).resourceTemplates[0].title ?? "", marker);
+        assert.match(r.client.getServerVersion()?.title ?? "", marker);
+        const flagged = await until("title events", () => {
+          const e = events(log).filter((x) => x.type === "description_flagged");
+          return e.length >= 7 ? e : undefined;
+        });
+        // (the notices come through a pipe: they may arrive after the log's lines)
+        const notices = await until("title notices", () => {
+          const err = r.stderr();
+          return /the title of server evil-titles/.test(err) && /the title of tool weather/.test(err)
+            ? err
+            : undefined;
+        });
+        assert.match(notices, /the title of tool weather looks poisoned \(/);
+        assert.match(
+          notices,
+          /the title of server evil-titles looks poisoned \(hidden_text\); the flagged part/,
+        );
+        assert.deepEqual(flagged.map((e) => `${e.kind} ${e.pointer}`).sort(), [
+          "prompt /prompts/0/title",
+          "resource /resources/0/title",
+          "resource_template /resourceTemplates/0/title",
+          "server /serverInfo/title",
+          "tool /tools/0/annotations/title",
+          "tool /tools/0/inputSchema/properties/city/title",
+          "tool /tools/0/title",
+        ]);
+      } finally {
+        await r.close();
+      }
     } finally {
-      await r.close();
       rmSync(dir, { recursive: true, force: true });
     }
   },

@@ -49,13 +49,19 @@ function relay(args: string[]): Command {
 
 /**
  * An SDK client connected to the server that `command` starts. Every message it receives is also added to
- * `seen`, as it arrives (before the SDK handles it).
+ * `seen`, as it arrives (before the SDK handles it); the client is added to `open` once connected, for a
+ * test's `finally` to close what did connect when another connection or an assertion failed.
  */
-async function connect(command: string, args: string[], seen: unknown[] = []): Promise<Client> {
+async function connect(
+  command: string,
+  args: string[],
+  { seen = [], open = [] }: { seen?: unknown[]; open?: Client[] } = {},
+): Promise<Client> {
   const transport = new StdioClientTransport({ command, args, stderr: "ignore", cwd: root });
   transport.onmessage = (message) => void seen.push(message); // the SDK's own handler runs after this one
   const client = new Client({ name: "toolguard-test", version: "1.0.0" });
   await client.connect(transport);
+  open.push(client);
   return client;
 }
 
@@ -480,14 +486,15 @@ test(
   { timeout: 60_000 },
   async () => {
     const dir = mkdtempSync(join(tmpdir(), "toolguard-mcp-"));
-    const logPath = join(dir, "log.jsonl");
-    const r = relay(["--log", logPath, "--", "node", EVERYTHING, "stdio"]);
-    const seen: { method?: string; params?: { progress?: number } }[] = [];
-    const [direct, guarded] = await Promise.all([
-      connect("node", [EVERYTHING, "stdio"]),
-      connect(r.command, r.args, seen),
-    ]);
+    const open: Client[] = [];
     try {
+      const logPath = join(dir, "log.jsonl");
+      const r = relay(["--log", logPath, "--", "node", EVERYTHING, "stdio"]);
+      const seen: { method?: string; params?: { progress?: number } }[] = [];
+      const [direct, guarded] = await Promise.all([
+        connect("node", [EVERYTHING, "stdio"], { open }),
+        connect(r.command, r.args, { seen, open }),
+      ]);
       const [a, b] = await Promise.all([direct.listTools(), guarded.listTools()]);
       assert.deepEqual(b, a, "tools/list passes through unchanged");
       assert.ok(a.tools.some((t: { name: string }) => t.name === "get-sum"));
@@ -543,7 +550,7 @@ test(
       assert.equal(report.verdicts.rejected, 2);
       assert.ok(report.relayEvents >= 1, "the spawn line is a relay event");
     } finally {
-      await Promise.all([direct.close(), guarded.close()]);
+      await Promise.all(open.map((client) => client.close()));
       rmSync(dir, { recursive: true, force: true });
     }
   },
@@ -555,9 +562,10 @@ test(
   async () => {
     const dir = mkdtempSync(join(tmpdir(), "toolguard-mcp-fs-"));
     const logPath = join(dir, "..", `${basename(dir)}.log`);
-    const r = relay(["--log", logPath, "--", "node", FILESYSTEM, dir]);
-    const client = await connect(r.command, r.args);
+    const open: Client[] = [];
     try {
+      const r = relay(["--log", logPath, "--", "node", FILESYSTEM, dir]);
+      const client = await connect(r.command, r.args, { open });
       // No tools/list first: the relay fetches the list itself.
       const good = await client.callTool({
         name: "write_file",
@@ -586,7 +594,7 @@ test(
       assert.equal(existsSync(join(dir, "bad.txt")), false, "the server never saw the rejected write");
       assert.equal(existsSync(join(dir, "bad2.txt")), false);
     } finally {
-      await client.close();
+      await Promise.all(open.map((client) => client.close()));
       rmSync(dir, { recursive: true, force: true });
       rmSync(logPath, { force: true });
     }
@@ -598,14 +606,15 @@ test(
   { timeout: 60_000 },
   async () => {
     const dir = mkdtempSync(join(tmpdir(), "toolguard-mcp-kill-"));
+    const open: Client[] = [];
     try {
       const log1 = join(dir, "one.jsonl");
       const log2 = join(dir, "two.jsonl");
       const r1 = relay(["--log", log1, "--", "node", EVERYTHING, "stdio"]);
       const r2 = relay(["--log", log2, "--", "node", EVERYTHING, "stdio"]);
       const [killed, leaving] = await Promise.all([
-        connect(r1.command, r1.args),
-        connect(r2.command, r2.args),
+        connect(r1.command, r1.args, { open }),
+        connect(r2.command, r2.args, { open }),
       ]);
       const [pid1, pid2] = await Promise.all([serverPid(log1), serverPid(log2)]);
 
@@ -641,6 +650,7 @@ test(
       );
       assert.equal(exit.reason, "client_closed");
     } finally {
+      await Promise.all(open.map((client) => client.close())); // closed already unless an assertion failed
       rmSync(dir, { recursive: true, force: true });
     }
   },
@@ -689,15 +699,16 @@ test(
   async () => {
     // A file the agent reads carries the injection (the arguments are clean, so the call itself passes).
     const dir = mkdtempSync(join(tmpdir(), "tg-mcp-scan-"));
-    writeFileSync(join(dir, "notes.txt"), INJECTED);
-    writeFileSync(join(dir, "clean.txt"), "plain");
-    const flag = relay(["--scan-output", "--", "node", FILESYSTEM, dir]);
-    const cut = relay(["--redact", "--", "node", FILESYSTEM, dir]);
-    const [flagging, redacting] = await Promise.all([
-      connect(flag.command, flag.args),
-      connect(cut.command, cut.args),
-    ]);
+    const open: Client[] = [];
     try {
+      writeFileSync(join(dir, "notes.txt"), INJECTED);
+      writeFileSync(join(dir, "clean.txt"), "plain");
+      const flag = relay(["--scan-output", "--", "node", FILESYSTEM, dir]);
+      const cut = relay(["--redact", "--", "node", FILESYSTEM, dir]);
+      const [flagging, redacting] = await Promise.all([
+        connect(flag.command, flag.args, { open }),
+        connect(cut.command, cut.args, { open }),
+      ]);
       const read = { name: "read_text_file", arguments: { path: join(dir, "notes.txt") } };
       const a = await flagging.callTool(read);
       const contentA = a.content as { text: string }[];
@@ -714,7 +725,7 @@ test(
       });
       assert.deepEqual(clean.content, [{ type: "text", text: "plain" }]);
     } finally {
-      await Promise.all([flagging.close(), redacting.close()]);
+      await Promise.all(open.map((client) => client.close()));
       rmSync(dir, { recursive: true, force: true });
     }
   },
@@ -781,10 +792,10 @@ test("guardMcpTransport: wraps the SDK's StdioClientTransport in code", { timeou
   const dir = mkdtempSync(join(tmpdir(), "toolguard-mcp-tr-"));
   const transport = new StdioClientTransport({ command: "node", args: [FILESYSTEM, dir], stderr: "ignore" });
   const client = new Client({ name: "toolguard-test", version: "1.0.0" });
-  await client.connect(
-    guardMcpTransport(transport as unknown as McpTransport) as unknown as typeof transport,
-  );
   try {
+    await client.connect(
+      guardMcpTransport(transport as unknown as McpTransport) as unknown as typeof transport,
+    );
     const bad = await client.callTool({
       name: "write_file",
       arguments: { path: join(dir, "x.txt"), content: ["x"] },
@@ -807,9 +818,12 @@ test("toolguard mcp: usage errors exit 2", async () => {
   assert.equal(await main([]), 2);
   assert.equal(await main(["--bogus", "--", "node"]), 2);
   const dir = mkdtempSync(join(tmpdir(), "toolguard-mcp-log-"));
-  writeFileSync(join(dir, "f"), "");
-  assert.equal(await main(["--log", join(dir, "f", "nested"), "--", "node"]), 2);
-  rmSync(dir, { recursive: true, force: true });
+  try {
+    writeFileSync(join(dir, "f"), "");
+    assert.equal(await main(["--log", join(dir, "f", "nested"), "--", "node"]), 2);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test("MCP guard: a misspelt policy or a switch given as a string is a TypeError, not a guard that checks less", async () => {

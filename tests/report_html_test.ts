@@ -71,7 +71,6 @@ test("renderHtmlReport: headless Chromium renders both charts with a size and ma
   timeout: 120_000,
 }, async () => {
   const { chromium } = await import("playwright-core");
-  const dir = mkdtempSync(join(tmpdir(), "toolguard-report-"));
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: [
@@ -85,6 +84,8 @@ test("renderHtmlReport: headless Chromium renders both charts with a size and ma
       "--disable-sync",
     ],
   });
+  // made once the browser runs: a launch that fails leaves nothing behind
+  const dir = mkdtempSync(join(tmpdir(), "toolguard-report-"));
   try {
     const report = sampleReport();
     const file = join(dir, "report.html");
