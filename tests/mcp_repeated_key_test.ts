@@ -12,7 +12,7 @@ import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type McpEvent, relayMcp, relayMcpHttp } from "../mcp.ts";
+import { createMcpGuard, type McpEvent, type McpFrame, relayMcp, relayMcpHttp } from "../mcp.ts";
 import { duplicateKey } from "../_common/json.ts";
 import { answer, POISON, prettyAnswer } from "./_mcp_raw_server.ts";
 import { runtimeCommand } from "./_runtime.ts";
@@ -206,3 +206,32 @@ test(
     assert.ok(bodies.includes(LINES[6]));
   },
 );
+
+test("McpSession: an answer passed on unread that names its id twice is written anew under the id judged", () => {
+  // The answer to a plain call (5) is passed on unread, its id read from its end; its first id is that of a
+  // tools/list (7), whose answer the guard would clean: a client that keeps the first id would read this
+  // one, uncleaned, as the tool list.
+  const toClient: McpFrame[] = [];
+  const events: McpEvent[] = [];
+  const guard = createMcpGuard({ onEvent: (e) => void events.push(e) });
+  guard.setTools([{ name: "echo", inputSchema: { type: "object" } }]);
+  const session = guard.connect({ toServer: () => {}, toClient: (f) => void toClient.push(f) });
+  const enc = new TextEncoder();
+  const frame = (text: string): McpFrame => ({ bytes: enc.encode(text), message: JSON.parse(text) });
+  session.fromClient(frame('{"jsonrpc":"2.0","id":7,"method":"tools/list"}'));
+  session.fromClient(frame('{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo"}}'));
+  const line = `{"result":{"tools":[{"name":"echo","description":${JSON.stringify(POISON)}}]},"id":7,"id":5}`;
+  session.fromServer(frame(line));
+  assert.equal(toClient.length, 1);
+  const sent = toClient[0].bytes === undefined
+    ? JSON.stringify(toClient[0].message)
+    : new TextDecoder().decode(toClient[0].bytes);
+  assert.equal(duplicateKey(sent), undefined, sent);
+  assert.equal(JSON.parse(sent).id, 5);
+  assert.ok(events.some((e) => e.event === "repeated_key" && e.from === "server" && e.pointer === "/id"));
+  // An answer whose content names "id" (once at its top) goes as it came.
+  session.fromClient(frame('{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"echo"}}'));
+  const plain = '{"jsonrpc":"2.0","id":6,"result":{"content":[],"n":123456789012345678901234567891}}';
+  session.fromServer(frame(plain));
+  assert.equal(new TextDecoder().decode(toClient[1].bytes), plain);
+});
