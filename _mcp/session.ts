@@ -6,7 +6,7 @@
  * @module
  */
 import { errorText, isRecord, lazy } from "../_common/values.ts";
-import { duplicateKey } from "../_common/json.ts";
+import { repeatedKeys } from "../_common/json.ts";
 import { type DeferredCheck, rejection } from "./judge.ts";
 import { cleanListing, describesThings } from "./poisoning.ts";
 import { type PayloadPlace, scanPayload } from "./judge.ts";
@@ -215,9 +215,10 @@ function jsonLength(value: unknown): number {
  * the frame has no text. `JSON.parse` keeps the last value, which is what the guard judges, while the peer's
  * parser may keep the first (cJSON's, some C++, Rust and Java ones): such text must not go on as it came. Text
  * that is its message written out again names each key once, so the common case costs a `JSON.stringify`;
- * only other text (spaces, escapes, numbers past 2^53, Python's `", "`) is read for repeats.
+ * only other text (spaces, escapes, numbers past 2^53, Python's `", "`) is read for repeats. Null for text
+ * nested too deeply to read so (thousands of levels): nothing is known of its keys.
  */
-function repeatedKey(frame: McpFrame): string | undefined {
+function repeatedKey(frame: McpFrame): string | null | undefined {
   const { bytes, message } = frame;
   if (bytes === undefined || message === undefined) return undefined;
   const text = decoder().decode(bytes);
@@ -227,7 +228,9 @@ function repeatedKey(frame: McpFrame): string | undefined {
   } catch {
     // nested too deeply to write out: read below
   }
-  return json === text ? undefined : duplicateKey(text);
+  if (json === text) return undefined;
+  const found = repeatedKeys(text);
+  return found.read ? found.duplicate : null;
 }
 
 /**
@@ -376,7 +379,8 @@ export class GuardedSession implements McpSession {
    * The frame as the session may pass it on: as it is, or, when its text names a property twice in one
    * object (see {@linkcode repeatedKey}), without its text, so that a sink writes anew what the guard judged.
    * Reported (`repeated_key`), but for a client's `tools/call`, which is refused for it (see `#judgeClient`).
-   * (A batch the session splits goes on written anew as it is.)
+   * Text too deep to read for repeats goes written anew too, unreported. (A batch the session splits goes on
+   * written anew as it is.)
    */
   #judgedText(frame: McpFrame, from: "client" | "server"): McpFrame {
     if (from === "server" && frame.bytes !== undefined && this.#judgesIdOnly(frame.message)) {
@@ -385,8 +389,9 @@ export class GuardedSession implements McpSession {
     const pointer = repeatedKey(frame);
     if (pointer === undefined) return frame;
     const m = frame.message as JsonRpcMessage | JsonRpcMessage[];
-    if (from === "client" && isCall(m)) this.#repeated.set(m, pointer);
-    else {
+    // (text too deep to read goes written anew, as what was judged: a call too)
+    if (pointer !== null && from === "client" && isCall(m)) this.#repeated.set(m, pointer);
+    else if (pointer !== null) {
       const id = isRecord(m) && (typeof m.id === "string" || typeof m.id === "number") ? { id: m.id } : {};
       this.#hooks.emit({ event: "repeated_key", from, pointer, ...id });
     }

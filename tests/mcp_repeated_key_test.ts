@@ -235,3 +235,16 @@ test("McpSession: an answer passed on unread that names its id twice is written 
   session.fromServer(frame(plain));
   assert.equal(new TextDecoder().decode(toClient[1].bytes), plain);
 });
+
+test("McpSession: text nested too deeply to be read for repeats goes on written anew, not as it came", () => {
+  // 200 000 levels: JSON.parse reads them, the hand-written reader gives up, so nothing is known of the
+  // repeated "x" at the bottom.
+  const toServer: McpFrame[] = [];
+  const guard = createMcpGuard({});
+  const session = guard.connect({ toServer: (f) => void toServer.push(f), toClient: () => {} });
+  const text = '{"jsonrpc":"2.0","id":9,"method":"ping","params":' + '{"a":'.repeat(200_000) +
+    '{"x":"first","x":"last"}' + "}".repeat(200_000) + "}";
+  session.fromClient({ bytes: new TextEncoder().encode(text), message: JSON.parse(text) });
+  assert.equal(toServer.length, 1);
+  assert.ok(toServer[0].bytes === undefined, "passed on as it came");
+});
