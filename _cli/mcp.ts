@@ -385,6 +385,15 @@ function stderrNotice(event: McpEvent, values: OptionValues, warned: Set<string>
     notice(
       `toolguard mcp: ${safeText(event.detail)}; the server's messages come on the answers to POSTs alone\n`,
     );
+  } else if (event.event === "repeated_key" && !warned.has(`repeated:${event.from}`)) {
+    warned.add(`repeated:${event.from}`);
+    // (the pointer quotes the sender's keys: made safe for a terminal)
+    notice(
+      `toolguard mcp: the ${event.from === "client" ? "client" : "server"} sent a message that names ${
+        shownText(event.pointer)
+      } twice; passed on written anew with the value the guard judged, the last (said once; --log ` +
+        "records each)\n",
+    );
   } else if (event.event === "session_id_ignored" && !warned.has("session_id")) {
     warned.add("session_id");
     notice(`toolguard mcp: ${safeText(event.detail)}\n`);

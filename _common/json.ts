@@ -511,11 +511,31 @@ function holdsNonFinite(value: unknown): boolean {
  * this reads the text with the hand-written parser, a few us per kilobyte.
  */
 export function duplicateKey(text: string): string | undefined {
+  const found = repeatedKeys(text);
+  return found.read ? found.duplicate : undefined;
+}
+
+/**
+ * What {@linkcode duplicateKey} reads, telling text without a repeat from text it could not read: not JSON, or
+ * valid JSON nested past the hand-written parser's stack (thousands of levels, which `JSON.parse` reads), of
+ * whose keys nothing is known.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { repeatedKeys } from "./json.ts";
+ *
+ * assert.deepEqual(repeatedKeys('{"a":1,"a":2}'), { read: true, duplicate: "/a" });
+ * assert.deepEqual(repeatedKeys('{"a":1}'), { read: true, duplicate: undefined });
+ * assert.deepEqual(repeatedKeys("[".repeat(100_000) + "]".repeat(100_000)), { read: false });
+ * ```
+ */
+export function repeatedKeys(text: string): { read: true; duplicate: string | undefined } | { read: false } {
   const reader = new JsonReader(text, { maxDepth: Infinity, locate: true });
   try {
     reader.document();
-    return reader.duplicate;
+    return { read: true, duplicate: reader.duplicate };
   } catch {
-    return undefined; // not JSON (or nested past the stack): nothing to say about its keys
+    return { read: false };
   }
 }

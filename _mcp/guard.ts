@@ -13,6 +13,7 @@ import {
   type JudgeOptions,
   refuseChanged,
   refusePoisoned,
+  refuseRepeated,
   scanResult,
   summarise,
 } from "./judge.ts";
@@ -152,11 +153,12 @@ export function createMcpGuard(options: McpGuardOptions = {}): McpGuard {
   /** Judge a call: changed (pinned) and hidden (poisoned) tools first, then its arguments. */
   const judge = (
     params: unknown,
-    { deferWarnings, callId }: { deferWarnings: boolean; callId?: string },
+    { deferWarnings, callId, repeated }: { deferWarnings: boolean; callId?: string; repeated?: string },
   ): DeferredCheck => {
     if (compiled === null) {
       throw new Error("checkCall: no tools recorded yet; call setTools() with the server's tools/list first");
     }
+    if (repeated !== undefined) return refuseRepeated(params, repeated, compiled.tools);
     const name = isRecord(params) && typeof params.name === "string" ? params.name : "";
     const change = pins?.refused(name);
     if (change !== undefined) return refuseChanged(change);
@@ -195,7 +197,8 @@ export function createMcpGuard(options: McpGuardOptions = {}): McpGuard {
         scanning,
         strict,
         declared,
-        judge: (params, id) => judge(params, { deferWarnings: true, callId: String(id) }),
+        judge: (params, { id, repeated }) =>
+          judge(params, { deferWarnings: true, callId: String(id), repeated }),
         markStale: () => (stale = true),
         toolsTimeoutMs: options.toolsTimeoutMs ?? 30_000,
         splitBatches: options.batches === "split",

@@ -7,10 +7,10 @@
  * @module
  */
 import { errorText, isPlainName, isRecord } from "../_common/values.ts";
-import { describeVerdict, feedbackName, oneLine } from "../_describe/verdict.ts";
+import { describeVerdict, feedbackName, oneLine, show } from "../_describe/verdict.ts";
 import { scan } from "../_scan/scan.ts";
 import { isAscii, isInvisible } from "../_scan/fold.ts";
-import { createValidator as makeValidator } from "../_validate/validator.ts";
+import { createValidator as makeValidator, duplicateKeyFinding } from "../_validate/validator.ts";
 import type { CallVerdict, Finding, ScanFinding } from "../types.ts";
 import type {
   InjectionPolicy,
@@ -142,6 +142,39 @@ export function refusePoisoned(name: string): McpCallCheck {
     "title carries text aimed at you (tool poisoning). Do not retry; tell the user.";
   const verdict: CallVerdict = { index: 0, name, allowed: false, findings: [finding] };
   return { allowed: false, name, verdict, feedback, result: rejection(feedback, [finding]) };
+}
+
+/** Where a `tools/call` request keeps its arguments, as a JSON Pointer's start. */
+const ARGUMENTS_AT = "/params/arguments/";
+
+/**
+ * The answer to a `tools/call` request whose text names a property twice in one object (`pointer`, into the
+ * request): `JSON.parse` keeps the last value, which is all the guard could judge, while the server's parser
+ * may keep the first. Refused as a malformed call the model can send again; a repeat in the arguments is
+ * named as the validator names one in a model's argument text.
+ *
+ * @example A tool name given twice
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { refuseRepeated } from "./judge.ts";
+ *
+ * const check = refuseRepeated({ name: "read_file" }, "/params/name", []);
+ * assert.equal(check.allowed, false);
+ * assert.match(check.allowed ? "" : check.feedback, /"\/params\/name" more than once/);
+ * ```
+ */
+export function refuseRepeated(params: unknown, pointer: string, tools: readonly McpTool[]): McpCallCheck {
+  const name = isRecord(params) && typeof params.name === "string" ? params.name : "";
+  const finding: Finding = pointer.startsWith(ARGUMENTS_AT)
+    ? duplicateKeyFinding(pointer.slice(ARGUMENTS_AT.length - 1))
+    : {
+      code: "malformed_arguments",
+      path: "",
+      message: `The request names ${show(pointer)} more than once; send each property once.`,
+      expected: "each property once",
+      received: "a repeated property",
+    };
+  return refused(name, { index: 0, name, allowed: false, findings: [finding] }, tools);
 }
 
 /**

@@ -6,6 +6,7 @@
  * @module
  */
 import { errorText, isRecord, lazy } from "../_common/values.ts";
+import { repeatedKeys } from "../_common/json.ts";
 import { type DeferredCheck, rejection } from "./judge.ts";
 import { cleanListing, describesThings } from "./poisoning.ts";
 import { type PayloadPlace, scanPayload } from "./judge.ts";
@@ -37,9 +38,10 @@ export interface SessionHooks {
   declared(): ReadonlySet<string> | null;
   /**
    * Judge a call like `checkCall`, leaving a "warn" injection scan for after the call is forwarded. The
-   * verdict carries the request's JSON-RPC id (so the validator need not hash the arguments for one).
+   * verdict carries the request's JSON-RPC id (so the validator need not hash the arguments for one); a call
+   * whose text names a property twice (`repeated`, its JSON Pointer) is refused.
    */
-  judge(params: unknown, id: JsonRpcId): DeferredCheck;
+  judge(params: unknown, call: { id: JsonRpcId; repeated?: string }): DeferredCheck;
   /** The server said its tools changed: re-read them before the next call. */
   markStale(): void;
   /** How long to wait for the guard's own `tools/list`. */
@@ -208,6 +210,45 @@ function jsonLength(value: unknown): number {
   }
 }
 
+/**
+ * The JSON Pointer of a property that a frame's text names twice in one object; undefined when none does, or
+ * the frame has no text. `JSON.parse` keeps the last value, which is what the guard judges, while the peer's
+ * parser may keep the first (cJSON's, some C++, Rust and Java ones): such text must not go on as it came. Text
+ * that is its message written out again names each key once, so the common case costs a `JSON.stringify`;
+ * only other text (spaces, escapes, numbers past 2^53, Python's `", "`) is read for repeats. Null for text
+ * nested too deeply to read so (thousands of levels): nothing is known of its keys.
+ */
+function repeatedKey(frame: McpFrame): string | null | undefined {
+  const { bytes, message } = frame;
+  if (bytes === undefined || message === undefined) return undefined;
+  const text = decoder().decode(bytes);
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(message);
+  } catch {
+    // nested too deeply to write out: read below
+  }
+  if (json === text) return undefined;
+  const found = repeatedKeys(text);
+  return found.read ? found.duplicate : null;
+}
+
+/**
+ * False when the text may name `"id"` more than once: it holds `"id"` twice, or a `\u006` escape that could
+ * spell it (`"\u0069d"`). Two searches, where reading the text for repeats costs microseconds a kilobyte:
+ * an answer of which only the id is judged needs no more (see `GuardedSession.#judgesIdOnly`).
+ */
+function namesIdOnce(bytes: Uint8Array): boolean {
+  const text = decoder().decode(bytes);
+  if (text.includes("\\u006")) return false;
+  // (found by its `id"`: a search that starts at a quote stops at every quote of a structured answer)
+  let seen = 0;
+  for (let at = text.indexOf('id"'); at !== -1; at = text.indexOf('id"', at + 3)) {
+    if (text.charCodeAt(at - 1) === 0x22 && ++seen > 1) return false;
+  }
+  return true;
+}
+
 /** A batch element that is no message, for its event (an array is not written out: it may nest deeply). */
 function textOf(value: unknown): string {
   return Array.isArray(value) ? "[an array]" : String(value).slice(0, STRAY_TEXT);
@@ -311,6 +352,8 @@ export class GuardedSession implements McpSession {
   readonly #batches = new Map<string, Batch>();
   /** The requests of split batches: refused, each is answered in its batch (see `#idInUse`). */
   readonly #batched = new WeakSet<object>();
+  /** The client's calls whose text named a property twice, with its pointer: refused (see #judgedText). */
+  readonly #repeated = new WeakMap<object, string>();
   /** Injection scans of the calls being forwarded, run once they are sent (see #sent). */
   readonly #scans: (() => void)[] = [];
   readonly #ownPrefix = `toolguard-${Math.random().toString(36).slice(2, 10)}-`;
@@ -329,8 +372,31 @@ export class GuardedSession implements McpSession {
   /** A message from the client. Returns the server sink's promise when the message went straight on. */
   readonly fromClient = (frame: McpFrame): void | Promise<void> => {
     if (this.#hooks.splitBatches && Array.isArray(frame.message)) return this.#split(frame, frame.message);
-    return this.#accept(frame);
+    return this.#accept(this.#judgedText(frame, "client"));
   };
+
+  /**
+   * The frame as the session may pass it on: as it is, or, when its text names a property twice in one
+   * object (see {@linkcode repeatedKey}), without its text, so that a sink writes anew what the guard judged.
+   * Reported (`repeated_key`), but for a client's `tools/call`, which is refused for it (see `#judgeClient`).
+   * Text too deep to read for repeats goes written anew too, unreported. (A batch the session splits goes on
+   * written anew as it is.)
+   */
+  #judgedText(frame: McpFrame, from: "client" | "server"): McpFrame {
+    if (from === "server" && frame.bytes !== undefined && this.#judgesIdOnly(frame.message)) {
+      if (namesIdOnce(frame.bytes)) return frame;
+    }
+    const pointer = repeatedKey(frame);
+    if (pointer === undefined) return frame;
+    const m = frame.message as JsonRpcMessage | JsonRpcMessage[];
+    // (text too deep to read goes written anew, as what was judged: a call too)
+    if (pointer !== null && from === "client" && isCall(m)) this.#repeated.set(m, pointer);
+    else if (pointer !== null) {
+      const id = isRecord(m) && (typeof m.id === "string" || typeof m.id === "number") ? { id: m.id } : {};
+      this.#hooks.emit({ event: "repeated_key", from, pointer, ...id });
+    }
+    return frame.extra === undefined ? { message: m } : { message: m, extra: frame.extra };
+  }
 
   /**
    * Answer a request the server will not answer (its answer was too big to relay, say) with a JSON-RPC
@@ -572,6 +638,17 @@ export class GuardedSession implements McpSession {
     this.answerWithError(id, -32603, text);
   }
 
+  /**
+   * True when nothing of the server's message `m` is judged but its id: an answer to a request of the
+   * client's whose answers are not read (see {@linkcode #inspects}). A second `"id"` alone could then make
+   * the client read another answer than the guard did; a second key anywhere else changes nothing judged.
+   */
+  #judgesIdOnly(m: McpFrame["message"]): boolean {
+    if (m === undefined || Array.isArray(m) || !isResponse(m)) return false;
+    const req = this.#pending.get(idKey(m.id));
+    return req !== undefined && !this.#inspects(req.method);
+  }
+
   /** True when answers to `method` must be read: listings, and with output scanning every answer. */
   #inspects(method: string): boolean {
     return this.#hooks.scanning || method === "tools/list" || describesThings(method);
@@ -615,7 +692,9 @@ export class GuardedSession implements McpSession {
   }
 
   /** A message from the server. */
-  readonly fromServer = (frame: McpFrame): void => {
+  readonly fromServer = (input: McpFrame): void => {
+    const split = this.#hooks.splitBatches && Array.isArray(input.message);
+    const frame = split ? input : this.#judgedText(input, "server"); // (a split batch is written anew)
     if (this.#passedUnread(frame)) return;
     const m = frame.message;
     if (m === undefined) return this.#notJsonAnswer(frame);
@@ -728,7 +807,7 @@ export class GuardedSession implements McpSession {
       return "forward";
     }
     if (!this.#guard.toolsKnown) return "wait";
-    const check = this.#hooks.judge(m.params, id);
+    const check = this.#hooks.judge(m.params, { id, repeated: this.#repeated.get(m) });
     const { name } = check;
     if (!check.allowed) {
       const { verdict, feedback } = check;

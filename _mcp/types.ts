@@ -151,6 +151,14 @@ export type McpEvent =
   | { event: "session_id_ignored"; detail: string }
   | { event: "oversized_message"; from: "client" | "server"; bytes: number; id?: JsonRpcId }
   /**
+   * A message whose text names a property twice in one object (`pointer`: the first such, a JSON Pointer into
+   * the message; `id`: the message's, when it has one). `JSON.parse` keeps the last value, which is what the
+   * guard judged, while the peer's parser may keep the first (cJSON's, some C++, Rust and Java ones): the
+   * message is passed on written anew from what the guard judged, not as it came. A client's `tools/call` so
+   * written is refused instead, as a malformed call (`call_rejected`).
+   */
+  | { event: "repeated_key"; from: "client" | "server"; pointer: string; id?: JsonRpcId }
+  /**
    * A server message the client was not given: a line that is not JSON (`text`: its first 200 characters;
    * with split batches, a batch element that is no message too), an answer that no request waits for (a
    * second answer, one to a request never sent, or one without an id a request can have), which a client

@@ -1,0 +1,250 @@
+/**
+ * A property named twice in one object of a message's text: `JSON.parse` keeps the last value, which the guard
+ * judges, while the peer's parser may keep the first (cJSON's, some C++, Rust and Java ones). The relays pass
+ * unchanged messages on as they came, so such text must never go on as it came, over stdio and HTTP, either way:
+ * a client's `tools/call` is refused as malformed, any other message is written anew from what was judged. The
+ * SDKs cannot send such text, so the client here writes raw lines.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer } from "node:http";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { createMcpGuard, type McpEvent, type McpFrame, relayMcp, relayMcpHttp } from "../mcp.ts";
+import { duplicateKey } from "../_common/json.ts";
+import { answer, POISON, prettyAnswer } from "./_mcp_raw_server.ts";
+import { runtimeCommand } from "./_runtime.ts";
+
+const SERVER = runtimeCommand(join(dirname(fileURLToPath(import.meta.url)), "_mcp_raw_server.ts"));
+
+/** What the client writes, by id: each line as it is sent. */
+const INITIALIZE = '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18",' +
+  '"capabilities":{},"clientInfo":{"name":"t","version":"1"}}}';
+const INITIALIZED = '{"jsonrpc":"2.0","method":"notifications/initialized"}';
+const LINES: Record<number, string> = {
+  1: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}',
+  // the tool named twice: judged as read_file, a first-key parser runs delete_everything
+  2: '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"delete_everything","name":"read_file",' +
+    '"arguments":{"path":"notes.txt"}}}',
+  // an argument named twice
+  3: '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read_file","arguments":' +
+    '{"path":"/etc/shadow","path":"notes.txt"}}}',
+  // a method named twice, judged as the ping it ends with
+  4: '{"jsonrpc":"2.0","id":4,"method":"tools/call","method":"ping","params":{"name":"delete_everything"}}',
+  // ... and as the tools/call it ends with
+  5: '{"jsonrpc":"2.0","id":5,"method":"ping","method":"tools/call","params":{"name":"read_file",' +
+    '"arguments":{"path":"notes.txt"}}}',
+  // benign, pretty-printed as Python's json.dumps writes, with a number past 2^53: goes as it came
+  6: '{"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "echo", "arguments": ' +
+    '{"n": 123456789012345678901234567890, "x": 1.0}}}',
+};
+
+/** The client's view: every line it read, by id. */
+function byId(lines: string[]): Map<number, string> {
+  const out = new Map<number, string>();
+  for (const line of lines) {
+    const id = (JSON.parse(line) as { id?: unknown }).id;
+    if (typeof id === "number") out.set(id, line);
+  }
+  return out;
+}
+
+const textOf = (line: string | undefined): string =>
+  (JSON.parse(line ?? "{}") as { result?: { content?: { text: string }[] } }).result?.content?.[0]?.text ??
+    "";
+
+/**
+ * What the client read, what the server got, and the events, checked alike for both relays: every case that
+ * fails is named (so one run shows each).
+ */
+function check(got: Map<number, string>, serverLines: string[], events: McpEvent[]): void {
+  const problems: string[] = [];
+  const expect = (ok: boolean, what: string) => void (ok || problems.push(what));
+  const list = got.get(1) ?? "{}";
+  expect(
+    !list.includes(POISON) && duplicateKey(list) === undefined,
+    "1: the first description reached the client",
+  );
+  expect(
+    JSON.parse(list).result?.tools?.[0]?.description === "Reads a file.",
+    "1: not the description judged",
+  );
+  for (const [id, named] of [[2, '"/params/name"'], [3, '"/path"'], [5, '"/method"']] as const) {
+    const text = textOf(got.get(id));
+    expect(JSON.parse(got.get(id) ?? "{}").result?.isError === true, `${id}: not refused: ${got.get(id)}`);
+    expect(text.includes(`${named} more than once`) && text.includes("send each"), `${id}: said ${text}`);
+  }
+  // The ping went on written anew: the server read one method, the one judged.
+  const ping = JSON.parse(JSON.parse(got.get(4) ?? "{}").result?.got ?? "{}");
+  expect(!JSON.stringify(ping).includes("tools/call") && ping.method === "ping", `4: the server got ${ping}`);
+  // The benign call and its answer went as they came, digits and spaces and all.
+  expect(got.get(6) === prettyAnswer(6, LINES[6]), `6: the client read ${got.get(6)}`);
+  expect(serverLines.includes(LINES[6]), "6: the server did not get the call as it came");
+  for (const line of serverLines) expect(duplicateKey(line) === undefined, `the server got ${line}`);
+  const repeated = events.filter((e) => e.event === "repeated_key");
+  expect(
+    repeated.some((e) => e.from === "client" && e.pointer === "/method" && e.id === 4),
+    "4: not reported",
+  );
+  expect(
+    repeated.some((e) => e.from === "server" && e.pointer === "/result/tools/0/description"),
+    "1: not reported",
+  );
+  const rejected = events.flatMap((e) => e.event === "call_rejected" ? [e.id] : []);
+  expect(JSON.stringify(rejected.sort()) === "[2,3,5]", `rejected: ${rejected}`);
+  assert.deepEqual(problems, []);
+}
+
+/** The client: writes every line, and reads until each request is answered. */
+function client(lines: string[], done: Promise<void>): AsyncIterable<Uint8Array> {
+  const enc = new TextEncoder();
+  return (async function* () {
+    for (const line of lines) yield enc.encode(line + "\n");
+    await done;
+  })();
+}
+
+/** Collects the client's lines; `done` settles once every id in `LINES` is answered (or after 20 s). */
+function reader(): {
+  lines: string[];
+  output: (bytes: Uint8Array) => void;
+  done: Promise<void>;
+  stop(): void;
+} {
+  const lines: string[] = [];
+  let finish = () => {};
+  const done = new Promise<void>((resolve) => (finish = resolve));
+  const timer = setTimeout(finish, 20_000);
+  let rest = "";
+  return {
+    lines,
+    done,
+    stop: () => clearTimeout(timer),
+    output: (bytes) => {
+      const text = rest + new TextDecoder().decode(bytes);
+      const parts = text.split("\n");
+      rest = parts.pop()!;
+      lines.push(...parts.filter(Boolean));
+      if (Object.keys(LINES).every((id) => byId(lines).has(Number(id)))) finish();
+    },
+  };
+}
+
+test(
+  "relayMcp: a property named twice never reaches the peer as it came: a call is refused, the rest is written anew",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), "toolguard-repeated-"));
+    const log = join(dir, "server.log");
+    const events: McpEvent[] = [];
+    const out = reader();
+    try {
+      await relayMcp({
+        command: SERVER.command,
+        args: [...SERVER.args, log],
+        input: client(Object.values(LINES), out.done),
+        output: out.output,
+        stderr: "ignore",
+        shutdownGraceMs: 500,
+        onEvent: (e) => void events.push(e),
+      });
+      const serverLines = readFileSync(log, "utf8").split("\n").filter(Boolean);
+      check(byId(out.lines), serverLines, events);
+      // (the benign call reached the server as it came)
+      assert.ok(serverLines.includes(LINES[6]));
+    } finally {
+      out.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
+
+test(
+  "relayMcpHttp: a property named twice never reaches the peer as it came: a call is refused, the rest is written anew",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    const bodies: string[] = [];
+    const server = createServer((req, res) => {
+      let body = "";
+      req.on("data", (c) => (body += c));
+      req.on("end", () => {
+        if (req.method !== "POST") return void res.writeHead(req.method === "GET" ? 405 : 200).end();
+        bodies.push(body);
+        const text = answer(body);
+        if (text === undefined) return void res.writeHead(202).end();
+        // (the tool list and the pretty answer as events, the rest as JSON)
+        if (/"tools\/list"|"echo"/.test(body)) {
+          return void res.writeHead(200, { "content-type": "text/event-stream", "mcp-session-id": "s" })
+            .end(`data: ${text}\n\n`);
+        }
+        res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s" }).end(text);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/mcp`;
+    const events: McpEvent[] = [];
+    const out = reader();
+    try {
+      await relayMcpHttp(url, {
+        input: client([INITIALIZE, INITIALIZED, ...Object.values(LINES)], out.done),
+        output: out.output,
+        shutdownGraceMs: 500,
+        onEvent: (e) => void events.push(e),
+      });
+    } finally {
+      out.stop();
+      server.closeAllConnections?.();
+      server.close();
+    }
+    check(byId(out.lines), bodies, events);
+    assert.ok(bodies.includes(LINES[6]));
+  },
+);
+
+test("McpSession: an answer passed on unread that names its id twice is written anew under the id judged", () => {
+  // The answer to a plain call (5) is passed on unread, its id read from its end; its first id is that of a
+  // tools/list (7), whose answer the guard would clean: a client that keeps the first id would read this
+  // one, uncleaned, as the tool list.
+  const toClient: McpFrame[] = [];
+  const events: McpEvent[] = [];
+  const guard = createMcpGuard({ onEvent: (e) => void events.push(e) });
+  guard.setTools([{ name: "echo", inputSchema: { type: "object" } }]);
+  const session = guard.connect({ toServer: () => {}, toClient: (f) => void toClient.push(f) });
+  const enc = new TextEncoder();
+  const frame = (text: string): McpFrame => ({ bytes: enc.encode(text), message: JSON.parse(text) });
+  session.fromClient(frame('{"jsonrpc":"2.0","id":7,"method":"tools/list"}'));
+  session.fromClient(frame('{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo"}}'));
+  const line = `{"result":{"tools":[{"name":"echo","description":${JSON.stringify(POISON)}}]},"id":7,"id":5}`;
+  session.fromServer(frame(line));
+  assert.equal(toClient.length, 1);
+  const sent = toClient[0].bytes === undefined
+    ? JSON.stringify(toClient[0].message)
+    : new TextDecoder().decode(toClient[0].bytes);
+  assert.equal(duplicateKey(sent), undefined, sent);
+  assert.equal(JSON.parse(sent).id, 5);
+  assert.ok(events.some((e) => e.event === "repeated_key" && e.from === "server" && e.pointer === "/id"));
+  // An answer whose content names "id" (once at its top) goes as it came.
+  session.fromClient(frame('{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"echo"}}'));
+  const plain = '{"jsonrpc":"2.0","id":6,"result":{"content":[],"n":123456789012345678901234567891}}';
+  session.fromServer(frame(plain));
+  assert.equal(new TextDecoder().decode(toClient[1].bytes), plain);
+});
+
+test("McpSession: text nested too deeply to be read for repeats goes on written anew, not as it came", () => {
+  // 200 000 levels: JSON.parse reads them, the hand-written reader gives up, so nothing is known of the
+  // repeated "x" at the bottom.
+  const toServer: McpFrame[] = [];
+  const guard = createMcpGuard({});
+  const session = guard.connect({ toServer: (f) => void toServer.push(f), toClient: () => {} });
+  const text = '{"jsonrpc":"2.0","id":9,"method":"ping","params":' + '{"a":'.repeat(200_000) +
+    '{"x":"first","x":"last"}' + "}".repeat(200_000) + "}";
+  session.fromClient({ bytes: new TextEncoder().encode(text), message: JSON.parse(text) });
+  assert.equal(toServer.length, 1);
+  assert.ok(toServer[0].bytes === undefined, "passed on as it came");
+});
