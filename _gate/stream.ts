@@ -683,7 +683,11 @@ export class StreamGate {
       } else {
         router.sendHeldText?.(new Set(calls.map((c) => c.choice)), flow);
         const first = flow.held.findIndex((h) => h.tool);
-        for (const h of first < 0 ? [] : flow.held.slice(0, first)) flow.send(h.raw);
+        for (const h of first < 0 ? [] : flow.held.slice(0, first)) {
+          flow.send(h.raw);
+          const text = h.event && router.textOf?.(h.event);
+          if (typeof text === "string") flow.sawText(text);
+        }
         dropped = flow.held.slice(Math.max(first, 0));
       }
       const ends = router.endsDropped?.(dropped);

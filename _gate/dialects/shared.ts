@@ -189,6 +189,12 @@ export interface FrameRouter {
    */
   sendOpenings?(flow: StreamFlow): void;
   /**
+   * The answer text a frame's event gives the client (undefined: none), where frames held beside the calls
+   * carry text (white space of a block that waited for words): noted as a retry sends them ahead of its
+   * stream, which the retry's reason follows.
+   */
+  textOf?(event: Record<string, unknown>): unknown;
+  /**
    * Ends a stream whose calls were rejected: `reason` in place of the calls, after the answer's lead
    * (`flow.lead`, once the router sent what goes before it), then a normal stop.
    */
