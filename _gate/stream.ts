@@ -268,7 +268,7 @@ export class StreamGate {
   /** This attempt's usage; on a retry's stream, the usage events report the attempts' total. */
   readonly #usage: UsageTally;
   /** The frames sent and held; a router asks it which call the assembler filed an event under. */
-  readonly #flow = new StreamFlow((event) => this.#assembler.filed(event));
+  readonly #flow: StreamFlow;
   /** Frames dropped because a client could not read them. */
   readonly #dropped = new FindingList();
   /**
@@ -288,6 +288,7 @@ export class StreamGate {
     this.#turn = options.retry ? DIALECTS[dialect].turn() : undefined;
     this.#maxBytes = options.maxBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     this.#usage = new UsageTally(dialect, options.resume?.usage);
+    this.#flow = new StreamFlow((event) => this.#assembler.filed(event), options.resume);
     this.#parser = this.#router.framing === "ndjson" ? ndjsonFrames() : sseParser();
   }
 
@@ -665,8 +666,9 @@ export class StreamGate {
     // (prose the client has not seen goes into its block: the block's start goes first, and counts)
     if (ending?.frames) router.sendOpenings?.(flow);
     let next: ReadableStream<Uint8Array> | undefined;
+    let resume: ResumePoint | undefined;
     try {
-      const resume = { ...point ?? router.resumePoint?.() ?? { at: 0 }, usage: this.#usage.total };
+      resume = { ...point ?? router.resumePoint?.() ?? { at: 0 }, usage: this.#usage.total };
       const turn: StreamRetry = { calls, verdict, resume, body: this.#turn.body() };
       if (fromText) turn.fromText = true;
       next = await retry(turn);
@@ -677,15 +679,22 @@ export class StreamGate {
       let dropped = flow.held;
       if (fromText) {
         if (ending?.frames) flow.send(ending.frames);
+        for (const { answer, text } of ending?.frames ? ending.texts ?? [] : []) flow.sawText(text, answer);
       } else {
         router.sendHeldText?.(new Set(calls.map((c) => c.choice)), flow);
         const first = flow.held.findIndex((h) => h.tool);
-        for (const h of first < 0 ? [] : flow.held.slice(0, first)) flow.send(h.raw);
+        for (const h of first < 0 ? [] : flow.held.slice(0, first)) {
+          flow.send(h.raw);
+          const text = h.event && router.textOf?.(h.event);
+          if (typeof text === "string") flow.sawText(text);
+        }
         dropped = flow.held.slice(Math.max(first, 0));
       }
       const ends = router.endsDropped?.(dropped);
       if (ends) flow.send(ends);
       flow.setHeld();
+      // (read by the retry's reason, written once its stream has ended: after this, as it is forwarded now)
+      if (resume) resume.said = flow.said();
     }
     return next;
   }

@@ -1077,9 +1077,11 @@ export class TextCalls {
    */
   retryEnding(): TextEnding {
     const change = { at: this.#heldFrom, tail: this.#prose };
+    const texts = [{ answer: this.#answer, text: change.tail }];
     const ending = this.#frames.resume?.(change);
-    if (ending) return ending;
-    return { frames: change.tail === "" ? "" : this.#frames.textFrame(change.tail, this.#answer, change.at) };
+    if (ending) return { ...ending, texts };
+    const frames = change.tail === "" ? "" : this.#frames.textFrame(change.tail, this.#answer, change.at);
+    return { frames, texts };
   }
 
   /** Queues a frame behind an ambiguous tail. */
@@ -1306,6 +1308,7 @@ export class TextWatches {
     return {
       frames: endings.map((e) => e.frames).join(""),
       point: endings.find((e) => e.point !== undefined)?.point,
+      texts: endings.flatMap((e) => e.texts ?? []),
     };
   }
 

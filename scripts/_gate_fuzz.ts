@@ -1735,9 +1735,8 @@ export async function fuzzSeed(dialect: FuzzDialect, mode: FuzzMode, seed: numbe
   // answer is the end of the stream's.
   // The reason is a paragraph of its own: one blank line before it after words, not more where the text
   // before it ends in line breaks of its own (the model's prose here never runs more than two in a row;
-  // README, \`guardFetch\`). (Not yet after a retry's stream: it runs on from the text of the attempts
-  // before it, which its reason does not count.)
-  for (const [way, read] of retried ? [] : [["stream", sr], ["body", br]] as const) {
+  // README, \`guardFetch\`), after a retry's stream too, whose reason follows the attempts' text before it.
+  for (const [way, read] of [["stream", sr], ["body", br]] as const) {
     read.answers.forEach((a, i) => {
       for (const m of marked(a.text, reasons).matchAll(/(\s*)⟦REASON⟧/g)) {
         const breaks = m[1].split("\n").length - 1;

@@ -357,6 +357,11 @@ class AnthropicStream implements FrameRouter {
   }
 
   /** Sends the held openings the watch has not let out or dropped since (see `FrameRouter.sendOpenings`). */
+  /** See `FrameRouter.textOf`. */
+  textOf(event: Record<string, unknown>): unknown {
+    return blockText(event);
+  }
+
   sendOpenings(flow: StreamFlow): void {
     this.#openings.send(flow);
   }

@@ -393,6 +393,11 @@ class CohereStream implements FrameRouter {
   }
 
   /** Sends the held openings the watch has not let out or dropped since (see `FrameRouter.sendOpenings`). */
+  /** See `FrameRouter.textOf`. */
+  textOf(event: Record<string, unknown>): unknown {
+    return saidText(event);
+  }
+
   sendOpenings(flow: StreamFlow): void {
     this.#openings.send(flow);
   }

@@ -1124,6 +1124,11 @@ class ResponsesStream implements FrameRouter {
   }
 
   /** Sends the held openings the watch has not let out or dropped since (see `FrameRouter.sendOpenings`). */
+  /** See `FrameRouter.textOf`. */
+  textOf(event: Record<string, unknown>): unknown {
+    return deltaText(event);
+  }
+
   sendOpenings(flow: StreamFlow): void {
     this.#waitingPart = undefined;
     const stays = this.#stays;

@@ -102,6 +102,12 @@ export interface ResumePoint {
   citations?: number;
   /** The usage of every attempt before the retry, together: the retry's usage events report it added. */
   usage?: Record<string, unknown>;
+  /**
+   * The answers whose text the client has says something, each with the line breaks that text ends in (up
+   * to 2), once the retry step has sent what it sends ahead of the retry's stream (see
+   * {@linkcode StreamFlow.said}): the retry's reason follows that text by one blank line.
+   */
+  said?: Readonly<Record<number, number>>;
 }
 
 /** The calls of a turn, split by the verdict. */
@@ -182,6 +188,12 @@ export interface FrameRouter {
    * `AnthropicStream.route`). A rejected written call's text goes among the held frames instead.
    */
   sendOpenings?(flow: StreamFlow): void;
+  /**
+   * The answer text a frame's event gives the client (undefined: none), where frames held beside the calls
+   * carry text (white space of a block that waited for words): noted as a retry sends them ahead of its
+   * stream, which the retry's reason follows.
+   */
+  textOf?(event: Record<string, unknown>): unknown;
   /**
    * Ends a stream whose calls were rejected: `reason` in place of the calls, after the answer's lead
    * (`flow.lead`, once the router sent what goes before it), then a normal stop.
@@ -336,6 +348,8 @@ export interface TextEnding {
   frames: string;
   /** Where the retry's stream continues; absent: where the router says ({@linkcode FrameRouter.resumePoint}). */
   point?: ResumePoint;
+  /** The text the frames give each answer's client (a retry's reason follows it). */
+  texts?: readonly { answer: number; text: string }[];
 }
 
 /** What the gate and a router share while a stream passes: frames to send now, frames held, a flag, the answers that spoke. */
@@ -348,8 +362,14 @@ export class StreamFlow {
   pending = false;
   /** The answers whose text reached the client (a replacement then starts on a new paragraph for them). */
   readonly #spoke = new Set<number>();
-  /** The line breaks the text each answer's client has ends in, after its last word (up to 2). */
+  /**
+   * The line breaks the text each answer's client has ends in, after its last word (up to 2); for an
+   * answer that has not spoken in this stream, those of the white space it sent (after the earlier
+   * attempts' text, on a retry's stream).
+   */
   readonly #breaks = new Map<number, number>();
+  /** On a retry's stream: where it continues (its `said` is what the earlier attempts left the client). */
+  readonly #resume: ResumePoint | undefined;
   /**
    * The call position the gate's reader filed an event under (the `slot` of the call it judged), or
    * undefined for an event it filed under none: a router that drops a rejected call's events asks here
@@ -357,9 +377,17 @@ export class StreamFlow {
    */
   readonly filed: (event: Record<string, unknown>) => number | undefined;
 
-  /** A flow whose events were read by a reader that `filed` asks (default: one that filed none). */
-  constructor(filed: (event: Record<string, unknown>) => number | undefined = () => undefined) {
+  /**
+   * A flow whose events were read by a reader that `filed` asks (default: one that filed none); on a retry's
+   * stream, after the text the client has by `resume` (read when a reason is written: the retry step fills
+   * in its `said` once it has sent its text, and the retry's stream is forwarded after that).
+   */
+  constructor(
+    filed: (event: Record<string, unknown>) => number | undefined = () => undefined,
+    resume?: ResumePoint,
+  ) {
     this.filed = filed;
+    this.#resume = resume;
   }
 
   /**
@@ -381,8 +409,27 @@ export class StreamFlow {
    */
   lead(answer = 0, held = ""): string {
     if (hasWords(held)) return paragraphLead(held);
-    if (!this.#spoke.has(answer)) return "";
-    return paragraphBreaks((this.#breaks.get(answer) ?? 0) + trailingBreaks(held));
+    const breaks = this.#ends(answer);
+    return breaks === undefined ? "" : paragraphBreaks(breaks + trailingBreaks(held));
+  }
+
+  /**
+   * The answers whose text the client has says something, the earlier attempts' too, each with the line
+   * breaks that text ends in (up to 2): what a retry's stream continues (see {@linkcode ResumePoint.said}).
+   */
+  said(): Record<number, number> {
+    const out: Record<number, number> = {};
+    const answers = new Set([...Object.keys(this.#resume?.said ?? {}).map(Number), ...this.#spoke]);
+    for (const answer of answers) out[answer] = this.#ends(answer)!;
+    return out;
+  }
+
+  /** The line breaks the text of `answer` the client has ends in, or undefined where it said nothing. */
+  #ends(answer: number): number | undefined {
+    const own = this.#breaks.get(answer) ?? 0;
+    if (this.#spoke.has(answer)) return own;
+    const before = this.#resume?.said?.[answer];
+    return before === undefined ? undefined : Math.min(2, before + own);
   }
 
   /** Sends a frame now. */
