@@ -441,7 +441,9 @@ function notAnAddress(t: string, s: number, e: number, original: Original): bool
  * "\u3066" stands for "\u3067" too.
  */
 const CJK_ORDER = new RegExp(
-  "^(?![A-Za-z])[^\u3001\uff0c,.\uff01\uff1f!?\n]{0,30}?(?:\u3066(?:\u304f\u305f\u3055\u3044|\u4e0b\u3055\u3044|\u304f\u308c)?" +
+  "^(?![A-Za-z])[^\u3001\uff0c,.\uff01\uff1f!?\n]{0,30}?(?:(?:(?<!\u306b\u3064\u3044|\u3068\u3057|\u306b\u3088\u3063|\u306b\u95a2\u3057|\u306b\u5bfe\u3057|" +
+    "\u306b\u3068\u3063|\u3081\u304f\u3063)\u3066(?:\u304f\u305f\u3055\u3044|\u4e0b\u3055\u3044|\u304f\u308c|\u3088|" +
+    "\u3061\u3087\u3046\u305f\u3044)?|[\u3048\u3051\u305b\u3066\u306d\u3078\u3081\u308c\u3057\u307f\u304d\u3061\u306b\u308a]\u308d)" +
     "(?:[.\uff01\uff1f!?\n\u300d]|$)|\u306a\u3055\u3044|\u3057\u308d|\u305b\u3088|\u306a\u3044\u3066|\u8bf7|\u8acb|\u5ffd\u7565|\u544a\u8bc9|\u544a\u8a34|" +
     "\u53d1\u9001|\u767c\u9001|\u4e0d\u8981|\u7ed9\u6211|\u7d66\u6211)",
 );
@@ -599,9 +601,9 @@ const ORDER_IN_ANOTHER_LANGUAGE = new RegExp(
     `a partir de maintenant|a partir de ahora|de ahora en adelante|da ora in poi|d'ora in poi|` +
     `a partir de agora|von nun an|ab jetzt|ab sofort|a partir d'aujourd'hui|des maintenant|des a present|` +
     `a present|desde ahora|desde hoy|ab heute|d'ora in avanti|de agora em diante|daqui em diante|` +
-    `maintenant|ahora|adesso|ora|agora|jetzt|sofort),? )?` +
+    `maintenant|ahora|adesso|ora|agora|jetzt|sofort|od teraz|teraz|nyni|ted),? )?` +
     // (an identity given: "KI, du bist jetzt ein Pirat", "IA, tu es maintenant ...", "IA, eres DAN")
-    `(?:(?:du bist|tu es|tu eres|eres|tu sei|sei (?:ora|adesso|un|una|uno)|voce e (?:agora|um|uma)|` +
+    `(?:(?:du bist|bist du|vous etes|(?:ty )?jsi|tu es|tu eres|eres|tu sei|sei (?:ora|adesso|un|una|uno)|voce e (?:agora|um|uma)|` +
     // (not asked: "IA, sei una minaccia o un'opportunita?" heads an article)
     `(?:ty )?jestes|jestescie)\\b(?![^.!?\\n]{0,80}\\?)|` +
     `non (?:rispondere|rivelare|dire)\\b|(?:merci de|veuillez|il faut) ` +
@@ -624,7 +626,7 @@ const ORDER_IN_ANOTHER_LANGUAGE = new RegExp(
     `verwende[n]?|benutze[n]?|offne[n]?|kopiere[n]?|teile[n]?|` +
     `wyslij|pokaz|zignoruj|ignoruj|zapomnij|odpowiedz|odpowiadaj|napisz|przeslij|podaj|usun|wykonaj|ujawnij|` +
     `powiedz|otworz|uzyj|skopiuj|udostepnij|wypisz|wyswietl|pokazuj|wysylaj|ujawniaj|mow|pisz|usuwaj|` +
-    `posli|ukaz|zapomen|odpovez|napis|smaz)` +
+    `posli|ukaz|zapomen|odpovez|napis|smaz|zdradz|daj|przetlumacz|zobraz|prozrad|odesli|vypis)` +
     // (a pronoun joined on to a Spanish or Italian imperative: "muestrame", "enviame", "olvidate", "mandami")
     `(?:me|te|nos|lo|la|los|las|le|les|melo|mela|selo|mi|ci|gli)?)\\b` +
     `|[^.!?\\n]{0,50}?\\b(?:(?:vorherigen|vorigen|fruheren|bisherigen) (?:anweisungen|regeln|befehle)|` +
