@@ -577,7 +577,7 @@ const ORDER_GOES_ON = new RegExp(
  * the next words makes one too ("copie les donn\u00e9es et publie-les").
  */
 const SECRET_ASKED = new RegExp(
-  "^(?: [a-z'-]+){0,3}? (?:passwords?|passwort(?:er)?|senhas?|contrasenas?|mots? de passe|credenzial[ei]|" +
+  "^(?: [a-z'-]+){0,3}? (?:passwords?|passwort(?:er)?|senhas?|palavras?-passe|codigos? de acesso|contrasenas?|mots? de passe|credenzial[ei]|" +
     "credenciai?s|credenciales|credentials?|chiav[ei]|claves?|chaves?|cles?|tokens?|secrets?|segret[oi]|" +
     "secretos?|segredos?|prompts?|istruzioni|instrucciones|instrucoes|instructions|cookies?|pin|cvv|iban|" +
     "donnees (?:privees|personnelles)|dati (?:privati|personali)|datos (?:privados|personales)|" +
@@ -1453,13 +1453,15 @@ function ordersForModel(t: string, from: number, original: Original): boolean {
  */
 const OVERRIDE_SAID = new RegExp(
   "^(?:(?:ignore|disregard|forget) (?:all|any|every|everything|previous|prior|earlier|above|your|safety|ethics|" +
-    "the (?:user|system|previous|prior|above|safety))|from now on,? you (?:are|will|must))\\b",
+    "the (?:user|system|previous|prior|above|safety))|" +
+    "from now on,? you (?:are|will|must|answer|respond|reply|obey|ignore|never))\\b",
 );
 
 /** Orders that only a model is given, at a prompt's start: see `ordersForModel`. */
 const MODEL_ORDER = new RegExp(
   "^(?:(?:you are (?:now )?(?:an? |the )?(?:ai|assistant|chatbot|bot|llm|language model|jailbroken|free|" +
-    "unrestricted|no longer)\\b|you (?:will|must|shall) (?:now )?(?:pretend|obey)|pretend|role-?play|" +
+    "unrestricted|no longer)\\b|you are (?:now )?[a-z0-9-]*(?:bot|gpt|ai|llm)\\b|" +
+    "you (?:will|must|shall) (?:now )?(?:pretend|obey)|pretend|role-?play|(?:respond|reply|answer) only (?:in|with|as)|" +
     "your (?:name|persona|true purpose) |output (?:your|the) (?:system )?prompt|do not refuse|never refuse|" +
     "always (?:comply|obey))\\b|" + OVERRIDE_SAID.source.slice(1) + ")",
 );
@@ -1472,7 +1474,7 @@ const MODEL_ORDER = new RegExp(
  */
 const LEAK_ORDER = new RegExp(
   "^(?:(?:always|also|then|now|first|silently|secretly) )?(?:(?:reveal|send|forward|exfiltrate|email|e-mail|" +
-    "include|post|upload|print|output|share|paste|append|copy|leak|dump|disclose)\\b[^.!?\\n]{0,60}?" +
+    "respond|reply|answer|include|post|upload|print|output|share|paste|append|copy|leak|dump|disclose)\\b[^.!?\\n]{0,60}?" +
     "\\b(?:the user'?s?|users'|passwords?|api keys?|secrets?|tokens?|credentials|chat history|id_rsa|\\.ssh|" +
     "\\.env|to me)|(?:reveal|print|output|leak|dump|disclose|repeat)\\b[^.!?\\n]{0,30}?\\b(?:system prompt|" +
     "(?:your|the) (?:hidden |original |initial |full )?(?:instructions|prompt)))\\b",
