@@ -1317,8 +1317,11 @@ function freedPersona(t: string, from: number, original: Original): boolean {
 function freedAfterSentence(t: string, e: number, original: Original): boolean {
   const next = t.slice(e + 1, e + 25);
   return OVERRIDE_SAID.test(next) ||
-    (PERSONA_OPENS.test(next) && freedPersona(t, e + 1, original));
+    (PERSONA_OPENS.test(next) && !TOLD_NEWS.test(next) && freedPersona(t, e + 1, original));
 }
+
+/** What a changelog tells its reader after a new prompt's sentence: "You are going to love ...", "You're welcome to". */
+const TOLD_NEWS = /^\s*(?:you are|you're) (?:going|welcome|able|invited|free to|about|in for)\b/;
 
 /**
  * The prompt an `override.new_instructions` header names: `"new"` replaces the one in force ("the new system
@@ -1461,9 +1464,10 @@ const OVERRIDE_SAID = new RegExp(
 const MODEL_ORDER = new RegExp(
   "^(?:(?:you are (?:now )?(?:an? |the )?(?:ai|assistant|chatbot|bot|llm|language model|jailbroken|free|" +
     "unrestricted|no longer)\\b|you are (?:now )?[a-z0-9-]*(?:bot|gpt|ai|llm)\\b|" +
-    "you (?:will|must|shall) (?:now )?(?:pretend|obey)|pretend|role-?play|(?:respond|reply|answer) only (?:in|with|as)|" +
+    "you (?:will|must|shall) (?:now )?(?:pretend|obey)|pretend (?:to be|you are|you're)|role-?play|(?:respond|reply|answer) only (?:in|with|as)|" +
     "your (?:name|persona|true purpose) |output (?:your|the) (?:system )?prompt|do not refuse|never refuse|" +
-    "always (?:comply|obey))\\b|" + OVERRIDE_SAID.source.slice(1) + ")",
+    "always (?:comply|obey)(?! with (?:the|your|our|local|applicable|company)\\b))\\b|" +
+    OVERRIDE_SAID.source.slice(1) + ")",
 );
 
 /**
