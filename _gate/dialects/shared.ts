@@ -100,6 +100,8 @@ export interface ResumePoint {
   seq?: number;
   /** Cohere: the citations forwarded (a retry's are numbered after them). */
   citations?: number;
+  /** Cohere: the length of the tool plan forwarded (a retry's plan citations point past it). */
+  plan?: number;
   /** The usage of every attempt before the retry, together: the retry's usage events report it added. */
   usage?: Record<string, unknown>;
   /**
