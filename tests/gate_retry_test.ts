@@ -1001,3 +1001,32 @@ test("guardFetch retry: a Cohere stream's retried plan citations point into the 
     ["Bergen", "Bergen", 0],
   ]);
 });
+
+test("guardFetch retry: a Cohere retry's plan leaves the reason one blank line after the client's text, as before", async () => {
+  // The plan stands ahead of the text (a body's reason reads it so): a retry's plan, come after the first
+  // attempt's text, counted as the text's end, and a reason after "Let me look.\n" got two more line breaks.
+  const planned = [
+    COHERE_START,
+    { type: "tool-plan-delta", delta: { message: { tool_plan: "I will call the tool now." } } },
+    ...cohereCallEnd(BAD),
+  ];
+  const { value } = await scripted(
+    [
+      { sse: [COHERE_START, ...cohereBlock(0, "Let me look.\n"), ...cohereCallEnd(BAD)], named: true },
+      { sse: planned, named: true },
+    ],
+    1,
+    cohereStreamed,
+  );
+  const text = cohereBlockTexts(sseData(value)).join("");
+  assert.match(text, /^Let me look\.\n\n\S/);
+  // (a plan alone still leads the reason by one blank line, its own line break counted across its deltas)
+  const split = [
+    COHERE_START,
+    { type: "tool-plan-delta", delta: { message: { tool_plan: "I will call" } } },
+    { type: "tool-plan-delta", delta: { message: { tool_plan: " the tool.\n" } } },
+    ...cohereCallEnd(BAD),
+  ];
+  const alone = await scripted([{ sse: split, named: true }, { sse: split, named: true }], 1, cohereStreamed);
+  assert.match(cohereBlockTexts(sseData(alone.value)).join(""), /^\n\S/);
+});

@@ -434,9 +434,11 @@ class CohereStream implements FrameRouter {
         (type === "content-end" && this.#openings.ends(event.index));
       if (opening || waits) return this.#openings.hold({ raw, event }, flow);
       this.sendOpenings(flow);
-      // (white space alone says nothing: the reason then needs no blank line before it)
+      // (white space alone says nothing: the reason then needs no blank line before it; the plan stands
+      // ahead of the text, as a body reads it, a retry's plan too)
       const said = saidText(event);
-      if (typeof said === "string") flow.sawText(said);
+      if (type === "tool-plan-delta" && typeof said === "string") flow.sawAhead(said);
+      else if (typeof said === "string") flow.sawText(said);
       return flow.send(raw);
     }
     flow.hold({ raw, event, tool: false });
