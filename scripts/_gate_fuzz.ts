@@ -787,10 +787,31 @@ function cohereContent(a: Answer): Json[] {
       : []
   );
 }
-/** A Cohere answer's citations: each in the text block it cites (`content_index`), by offsets in it. */
+/**
+ * A Cohere answer's tool plan: an answer with native calls says which it calls first (none without), as
+ * Cohere's models do before their calls; made from the answer, not drawn, so the seeds' streams stay as they
+ * were otherwise.
+ */
+function coherePlan(a: Answer): string {
+  const first = calls(a)[0];
+  return first ? `I will call ${first.name} now.` : "";
+}
+/**
+ * A Cohere answer's citations: the plan's first (`type: "PLAN"`, by offsets in the plan: it names the call),
+ * then each in the text block it cites (`content_index`), by offsets in it.
+ */
 function cohereCitations(a: Answer): Json[] {
+  const plan = coherePlan(a);
+  const named = plan.slice(12, -5);
+  const planned: Json[] = plan === "" ? [] : [{
+    start: 12,
+    end: 12 + named.length,
+    text: named,
+    sources: [{ type: "document", id: "doc_plan", document: { id: "doc_plan", snippet: "rain" } }],
+    type: "PLAN",
+  }];
   let block = 0;
-  return a.pieces.flatMap((p): Json[] => {
+  return planned.concat(a.pieces.flatMap((p): Json[] => {
     if (p.kind !== "text" && p.kind !== "thinking") return [];
     const at = block++;
     if (p.kind !== "text" || !p.cite) return [];
@@ -803,7 +824,7 @@ function cohereCitations(a: Answer): Json[] {
       type: "TEXT_CONTENT",
       content_index: at,
     }];
-  });
+  }));
 }
 const cohereUsage = (t: Turn) => ({
   billed_units: { input_tokens: t.usage.input, output_tokens: t.usage.output },
@@ -817,6 +838,7 @@ const cohere: Writer = {
   body(t) {
     const a = t.answers[0], cs = calls(a);
     const message: Json = { role: "assistant", content: cohereContent(a) };
+    if (coherePlan(a)) message.tool_plan = coherePlan(a);
     const citations = cohereCitations(a);
     if (citations.length) message.citations = citations;
     if (cs.length) {
@@ -835,6 +857,12 @@ const cohere: Writer = {
     const a = t.answers[0];
     const citations = cohereCitations(a);
     let bi = 0, ci = 0, cited = 0;
+    // (the plan comes first, then its citation)
+    if (coherePlan(a)) {
+      ev({ type: "tool-plan-delta", delta: { message: { tool_plan: coherePlan(a) } } });
+      ev({ type: "citation-start", index: cited, delta: { message: { citations: citations[0] } } });
+      ev({ type: "citation-end", index: cited++ });
+    }
     for (const p of a.pieces) {
       if (p.kind === "call") {
         const index = ci++;
@@ -866,7 +894,7 @@ const cohere: Writer = {
         ev({ type: "content-delta", index, delta: { message: { content: { [field]: s } } } });
         told += s.length;
         // (a citation comes once the text it covers did)
-        const c = citations.find((c) => c.content_index === index);
+        const c = citations.find((c) => c.type !== "PLAN" && c.content_index === index);
         if (c && (c.end as number) <= told && !c.sent) {
           c.sent = true;
           const { sent: _, ...shown } = c;
@@ -1286,7 +1314,8 @@ function readCohereBody(b: Json): Read {
     if (p.type === "thinking") a.thinking += str(p.thinking);
   }
   a.cites = ((m.citations ?? []) as Json[]).map((c) => {
-    const text = str(content[c.content_index as number]?.text);
+    // (a plan's citation: by offsets in the plan, the earlier attempts' first on a retried stream)
+    const text = c.type === "PLAN" ? str(m.tool_plan) : str(content[c.content_index as number]?.text);
     const holds = text.slice(c.start as number, c.end as number) === c.text ? "holds" : "misses";
     return `${c.content_index}:${c.start}-${c.end}:${JSON.stringify(c.text)}:${holds}`;
   });
@@ -1301,10 +1330,11 @@ function readCohereBody(b: Json): Read {
 /** A Cohere stream read as the AI SDK reads it: content by block index, calls by call index. */
 function readCohereStream(events: Json[], wire: Difference[]): Read {
   const blocks: Json[] = [], cs: Json[] = [], citations: Json[] = [];
-  let id: unknown, finish: unknown, usage: unknown;
+  let id: unknown, finish: unknown, usage: unknown, plan = "";
   for (const e of events) {
     const message = ((e.delta as Json | undefined)?.message ?? {}) as Json;
     if (e.type === "message-start") id = e.id;
+    if (e.type === "tool-plan-delta") plan += str(message.tool_plan);
     if (e.type === "content-start") {
       if (e.index !== blocks.length) {
         wire.push({ where: "cohere block index", stream: e.index, body: blocks.length });
@@ -1342,7 +1372,12 @@ function readCohereStream(events: Json[], wire: Difference[]): Read {
     id,
     finish_reason: finish,
     usage,
-    message: { content: blocks.filter(Boolean), tool_calls: cs.filter(Boolean), citations },
+    message: {
+      content: blocks.filter(Boolean),
+      tool_calls: cs.filter(Boolean),
+      citations,
+      ...(plan === "" ? {} : { tool_plan: plan }),
+    },
   });
 }
 

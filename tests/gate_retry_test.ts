@@ -955,3 +955,78 @@ test("guardFetch retry: a Responses message added with its empty part already in
     );
   }
 });
+
+test("guardFetch retry: a Cohere stream's retried plan citations point into the retry's part of the client's plan", async () => {
+  // The tool plan flows as it comes, so the client's plan is the first attempt's and then the retry's: a
+  // retry's PLAN citation kept its offsets into its own plan, and named the first attempt's words. Its
+  // `content_index` names no content block (the plan is none): it stays as the provider sent it.
+  const planned = (plan: string, cite: string, call: CallSpec) => [
+    COHERE_START,
+    { type: "tool-plan-delta", delta: { message: { tool_plan: plan } } },
+    ...cohereBlock(0, "Let me look."),
+    {
+      type: "citation-start",
+      index: 0,
+      delta: {
+        message: {
+          citations: {
+            start: plan.indexOf(cite),
+            end: plan.indexOf(cite) + cite.length,
+            text: cite,
+            type: "PLAN",
+            content_index: 0,
+          },
+        },
+      },
+    },
+    { type: "citation-end", index: 0 },
+    ...cohereCallEnd(call),
+  ];
+  const { value } = await scripted(
+    [
+      { sse: planned("I will look up Oslo. ", "Oslo", BAD), named: true },
+      { sse: planned("I will look up Bergen.", "Bergen", GOOD), named: true },
+    ],
+    1,
+    cohereStreamed,
+  );
+  const events = sseData(value);
+  const plan = events.filter((e) => e.type === "tool-plan-delta").map((e) => e.delta.message.tool_plan).join(
+    "",
+  );
+  assert.equal(plan, "I will look up Oslo. I will look up Bergen.");
+  const cited = events.filter((e) => e.type === "citation-start").map((e) => e.delta.message.citations);
+  assert.deepEqual(cited.map((c) => [c.text, plan.slice(c.start, c.end), c.content_index]), [
+    ["Oslo", "Oslo", 0],
+    ["Bergen", "Bergen", 0],
+  ]);
+});
+
+test("guardFetch retry: a Cohere retry's plan leaves the reason one blank line after the client's text, as before", async () => {
+  // The plan stands ahead of the text (a body's reason reads it so): a retry's plan, come after the first
+  // attempt's text, counted as the text's end, and a reason after "Let me look.\n" got two more line breaks.
+  const planned = [
+    COHERE_START,
+    { type: "tool-plan-delta", delta: { message: { tool_plan: "I will call the tool now." } } },
+    ...cohereCallEnd(BAD),
+  ];
+  const { value } = await scripted(
+    [
+      { sse: [COHERE_START, ...cohereBlock(0, "Let me look.\n"), ...cohereCallEnd(BAD)], named: true },
+      { sse: planned, named: true },
+    ],
+    1,
+    cohereStreamed,
+  );
+  const text = cohereBlockTexts(sseData(value)).join("");
+  assert.match(text, /^Let me look\.\n\n\S/);
+  // (a plan alone still leads the reason by one blank line, its own line break counted across its deltas)
+  const split = [
+    COHERE_START,
+    { type: "tool-plan-delta", delta: { message: { tool_plan: "I will call" } } },
+    { type: "tool-plan-delta", delta: { message: { tool_plan: " the tool.\n" } } },
+    ...cohereCallEnd(BAD),
+  ];
+  const alone = await scripted([{ sse: split, named: true }, { sse: split, named: true }], 1, cohereStreamed);
+  assert.match(cohereBlockTexts(sseData(alone.value)).join(""), /^\n\S/);
+});

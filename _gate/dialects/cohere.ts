@@ -48,11 +48,41 @@ function movedCitation(citation: unknown, gone: ToolPositions): unknown {
   return citationIn(citation, (index) => gone.renumber(index));
 }
 
-/** A citation whose `content_index` (the block it is in) is `to` of it; the citation itself when unchanged. */
+/**
+ * A citation whose `content_index` (the block it is in) is `to` of it; the citation itself when unchanged,
+ * or when it cites the tool plan (`type: "PLAN"`), which is no content block.
+ */
 function citationIn(citation: unknown, to: (index: number) => number): unknown {
-  if (!isRecord(citation) || typeof citation.content_index !== "number") return citation;
+  if (!isRecord(citation) || typeof citation.content_index !== "number" || isPlanCitation(citation)) {
+    return citation;
+  }
   const at = to(citation.content_index);
   return at === citation.content_index ? citation : { ...citation, content_index: at };
+}
+
+/** True for a citation of the tool plan: its `start` and `end` are offsets in the message's `tool_plan`. */
+function isPlanCitation(citation: unknown): boolean {
+  return isRecord(citation) && citation.type === "PLAN";
+}
+
+/**
+ * A citation of a retry's tool plan once the client's plan has `before` characters ahead of it (the
+ * earlier attempts' plans: the plan flows as it comes): its offsets moved past them. Any other citation,
+ * or none to move past, as it came.
+ */
+function planCited(citation: unknown, before = 0): unknown {
+  if (before === 0 || !isRecord(citation) || !isPlanCitation(citation)) return citation;
+  const moved: Record<string, unknown> = { ...citation };
+  if (typeof citation.start === "number") moved.start = citation.start + before;
+  if (typeof citation.end === "number") moved.end = citation.end + before;
+  return moved;
+}
+
+/** The length of the tool plan a `tool-plan-delta` adds (0 for any other event). */
+function planLength(event: Record<string, unknown>): number {
+  if (event.type !== "tool-plan-delta") return 0;
+  const plan = deltaMessage(event).tool_plan;
+  return typeof plan === "string" ? plan.length : 0;
 }
 
 const body: CompletionBody = {
@@ -186,6 +216,11 @@ class CohereStream implements FrameRouter {
    * `#clientCited`).
    */
   #cited = 0;
+  /**
+   * The length of the tool plan the stream brought (after the attempts' before on a retry's stream): a
+   * retry's plan goes on after it, and its plan citations' offsets with it.
+   */
+  #planned = 0;
   /** On a retry's stream, once its first frame came: its citations are numbered after those before. */
   #resumed = false;
 
@@ -270,7 +305,7 @@ class CohereStream implements FrameRouter {
     );
     return {
       frames: text + kept.join(""),
-      point: { at: this.#nextContent - starts.length, citations: cited },
+      point: { at: this.#nextContent - starts.length, citations: cited, plan: this.#clientPlan(0) },
     };
   }
 
@@ -278,6 +313,7 @@ class CohereStream implements FrameRouter {
   note(event: Record<string, unknown>, raw: string): void {
     if (raw.startsWith("event:")) this.#named = true;
     if (event.type === "citation-start") this.#cited++;
+    this.#planned += planLength(event);
     if (event.type === "content-start" && typeof event.index === "number") {
       this.#nextContent = Math.max(this.#nextContent, event.index + 1);
     }
@@ -308,7 +344,12 @@ class CohereStream implements FrameRouter {
     const held = this.#flow?.held ?? [];
     const first = held.findIndex((h) => h.tool);
     const dropped = held.slice(Math.max(first, 0)).filter((h) => h.event?.type === "content-start").length;
-    return { at: this.#nextContent - dropped, citations: this.#clientCited(Math.max(first, 0)) };
+    const from = Math.max(first, 0);
+    return {
+      at: this.#nextContent - dropped,
+      citations: this.#clientCited(from),
+      plan: this.#clientPlan(from),
+    };
   }
 
   /** The ends of the blocks a client holds open that a retry drops (see `FrameRouter.endsDropped`). */
@@ -326,6 +367,12 @@ class CohereStream implements FrameRouter {
     return this.#cited - dropped.filter((h) => h.event?.type === "citation-start").length;
   }
 
+  /** The length of the tool plan the client has once a retry drops the held frames from `from` on. */
+  #clientPlan(from: number): number {
+    const dropped = (this.#flow?.held ?? []).slice(from);
+    return this.#planned - dropped.reduce((n, h) => n + (h.event ? planLength(h.event) : 0), 0);
+  }
+
   /**
    * A retry's events continue the message: its own `message-start` is dropped and its content blocks are
    * numbered after the client's (a client files a block by its index: the retry's block 0 was the first
@@ -340,6 +387,7 @@ class CohereStream implements FrameRouter {
     if (!this.#resumed) {
       this.#resumed = true;
       this.#cited = point.citations ?? 0;
+      this.#planned = point.plan ?? 0;
       // (the client's blocks count before this answer's own: a next retry's follow them even when this
       // answer brings none; counted from 0, its blocks landed in the client's first)
       this.#nextContent = Math.max(this.#nextContent, at);
@@ -349,11 +397,13 @@ class CohereStream implements FrameRouter {
       (event.type === "citation-start" || event.type === "citation-end") && typeof event.index === "number"
     ) {
       // A retry's citations follow those the client has (its `index` numbers the message's citations), each
-      // in its block as the retry's blocks are moved: numbered from 0 again, they named the client's.
+      // in its block as the retry's blocks are moved: numbered from 0 again, they named the client's. A plan's
+      // citation cites the retry's plan, which the client has after the earlier attempts' (see `planCited`).
       const shifted: Record<string, unknown> = { ...event, index: event.index + (point.citations ?? 0) };
       const message = event.type === "citation-start" ? deltaMessage(event) : undefined;
-      if (message && at !== 0) {
-        const citations = citationIn(message.citations, (index) => index + at);
+      const citations = message &&
+        planCited(citationIn(message.citations, (index) => index + at), point.plan);
+      if (message && citations !== message.citations) {
         shifted.delta = { ...event.delta as object, message: { ...message, citations } };
       }
       return { raw: reframe(shifted, { raw, event }), event: shifted };
@@ -384,9 +434,11 @@ class CohereStream implements FrameRouter {
         (type === "content-end" && this.#openings.ends(event.index));
       if (opening || waits) return this.#openings.hold({ raw, event }, flow);
       this.sendOpenings(flow);
-      // (white space alone says nothing: the reason then needs no blank line before it)
+      // (white space alone says nothing: the reason then needs no blank line before it; the plan stands
+      // ahead of the text, as a body reads it, a retry's plan too)
       const said = saidText(event);
-      if (typeof said === "string") flow.sawText(said);
+      if (type === "tool-plan-delta" && typeof said === "string") flow.sawAhead(said);
+      else if (typeof said === "string") flow.sawText(said);
       return flow.send(raw);
     }
     flow.hold({ raw, event, tool: false });

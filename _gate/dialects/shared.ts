@@ -100,6 +100,8 @@ export interface ResumePoint {
   seq?: number;
   /** Cohere: the citations forwarded (a retry's are numbered after them). */
   citations?: number;
+  /** Cohere: the length of the tool plan forwarded (a retry's plan citations point past it). */
+  plan?: number;
   /** The usage of every attempt before the retry, together: the retry's usage events report it added. */
   usage?: Record<string, unknown>;
   /**
@@ -368,6 +370,11 @@ export class StreamFlow {
    * attempts' text, on a retry's stream).
    */
   readonly #breaks = new Map<number, number>();
+  /**
+   * The line breaks the text each answer has ahead of its text ends in (Cohere's tool plan, see
+   * {@linkcode StreamFlow.sawAhead}), for the answers where that text says something.
+   */
+  readonly #ahead = new Map<number, number>();
   /** On a retry's stream: where it continues (its `said` is what the earlier attempts left the client). */
   readonly #resume: ResumePoint | undefined;
   /**
@@ -402,6 +409,20 @@ export class StreamFlow {
   }
 
   /**
+   * Notes that `text` of `answer` (default 0) that stands ahead of the answer's text reached the client
+   * (Cohere's tool plan: a body puts it before the content, and its reason reads it so). It says something
+   * where the answer's text says nothing, and leaves the ending of text that does (a retry's plan, come
+   * after the earlier attempts' text, ended the client's text with no line break).
+   */
+  sawAhead(text: string, answer = 0): void {
+    const words = hasWords(text);
+    const before = this.#ahead.get(answer);
+    if (!words && before === undefined) return;
+    const breaks = trailingBreaks(text);
+    this.#ahead.set(answer, words ? breaks : Math.min(2, (before ?? 0) + breaks));
+  }
+
+  /**
    * What goes before a replacement text in `answer` (default 0), once the client has what it has of it and
    * then `held` (text of held frames sent ahead of the replacement): the line breaks that make one blank
    * line after text that says something (see {@linkcode paragraphLead}), nothing in an answer that said
@@ -419,7 +440,11 @@ export class StreamFlow {
    */
   said(): Record<number, number> {
     const out: Record<number, number> = {};
-    const answers = new Set([...Object.keys(this.#resume?.said ?? {}).map(Number), ...this.#spoke]);
+    const answers = new Set([
+      ...Object.keys(this.#resume?.said ?? {}).map(Number),
+      ...this.#spoke,
+      ...this.#ahead.keys(),
+    ]);
     for (const answer of answers) out[answer] = this.#ends(answer)!;
     return out;
   }
@@ -428,7 +453,8 @@ export class StreamFlow {
   #ends(answer: number): number | undefined {
     const own = this.#breaks.get(answer) ?? 0;
     if (this.#spoke.has(answer)) return own;
-    const before = this.#resume?.said?.[answer];
+    // (text ahead of the answer's comes before the earlier attempts' text too: a plan streamed after it)
+    const before = this.#resume?.said?.[answer] ?? this.#ahead.get(answer);
     return before === undefined ? undefined : Math.min(2, before + own);
   }
 
