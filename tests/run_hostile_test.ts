@@ -184,10 +184,16 @@ test(
       assert.ok(busy.durationMs < 10_000, `settled after ${busy.durationMs} ms, not at timeoutMs`);
       assert.ok((busy.items as string[]).every((l) => l === "first" || l === "tick"));
       assert.deepEqual(await waitGone([await pidIn(pidFile)]), []);
-      // A line half written when the writer went quiet is not an item.
+      // A line half written when the writer went quiet is not an item. The tool exits only once the half line
+      // is written: a leftover starved past the drain's quiet spell would otherwise have written nothing yet.
+      const wrote = join(dir.path, "wrote");
       const half = await runTool(
         "/bin/sh",
-        ["-c", "echo first; (printf 'status: DELETED 0 rows, '; sleep 2; echo 'FAILED to commit') & exit 0"],
+        [
+          "-c",
+          `echo first; (printf 'status: DELETED 0 rows, '; : > '${wrote}'; sleep 2; echo 'FAILED to commit') & ` +
+          `until [ -e '${wrote}' ]; do sleep 0.01; done; exit 0`,
+        ],
         { protocol: "lines", timeoutMs: 30_000 },
       );
       assert.equal(half.kind, "results", half.detail);

@@ -3,7 +3,8 @@
 // after the tool exited. Each one holds stdout open; none may be left running.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { runTool } from "../guard.ts";
@@ -87,7 +88,8 @@ test(
     try {
       const host = fileURLToPath(new URL("../fixtures/restricted_host.ts", import.meta.url));
       const deno = (globalThis as unknown as { Deno: { execPath(): string } }).Deno;
-      const out = execFileSync(deno.execPath(), [
+      // Not execFileSync: a host stalled on a starved machine must not also stall this runner past its timeout.
+      const { stdout: out } = await promisify(execFile)(deno.execPath(), [
         "run",
         "--allow-run",
         "--allow-env",
