@@ -39,6 +39,13 @@ const LINES: Record<number, string> = {
   // benign, pretty-printed as Python's json.dumps writes, with a number past 2^53: goes as it came
   6: '{"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "echo", "arguments": ' +
     '{"n": 123456789012345678901234567890, "x": 1.0}}}',
+  // the tool named in two spellings, no key repeated: a parser that ignores case (cJSON's, Go's) may run
+  // delete_everything
+  7: '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"read_file","Name":"delete_everything",' +
+    '"arguments":{"path":"notes.txt"}}}',
+  // an argument in two spellings, the one a case-blind parser keeps (the last) unchecked
+  8: '{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"read_file","arguments":' +
+    '{"path":"notes.txt","PATH":"/etc/shadow"}}}',
 };
 
 /** The client's view: every line it read, by id. */
@@ -76,6 +83,16 @@ function check(got: Map<number, string>, serverLines: string[], events: McpEvent
     expect(JSON.parse(got.get(id) ?? "{}").result?.isError === true, `${id}: not refused: ${got.get(id)}`);
     expect(text.includes(`${named} more than once`) && text.includes("send each"), `${id}: said ${text}`);
   }
+  for (const [id, named] of [[7, '"/params/Name"'], [8, '"/PATH"']] as const) {
+    const text = textOf(got.get(id));
+    expect(JSON.parse(got.get(id) ?? "{}").result?.isError === true, `${id}: not refused: ${got.get(id)}`);
+    expect(
+      text.includes(`${named} in two spellings`) &&
+        text.includes("send each parameter once, in one spelling"),
+      `${id}: said ${text}`,
+    );
+  }
+  for (const line of serverLines) expect(!/"Name"|"PATH"/.test(line), `the server got ${line}`);
   // The ping went on written anew: the server read one method, the one judged.
   const ping = JSON.parse(JSON.parse(got.get(4) ?? "{}").result?.got ?? "{}");
   expect(!JSON.stringify(ping).includes("tools/call") && ping.method === "ping", `4: the server got ${ping}`);
@@ -93,7 +110,7 @@ function check(got: Map<number, string>, serverLines: string[], events: McpEvent
     "1: not reported",
   );
   const rejected = events.flatMap((e) => e.event === "call_rejected" ? [e.id] : []);
-  expect(JSON.stringify(rejected.sort()) === "[2,3,5]", `rejected: ${rejected}`);
+  expect(JSON.stringify(rejected.sort()) === "[2,3,5,7,8]", `rejected: ${rejected}`);
   assert.deepEqual(problems, []);
 }
 
