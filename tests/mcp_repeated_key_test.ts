@@ -46,6 +46,8 @@ const LINES: Record<number, string> = {
   // an argument in two spellings, the one a case-blind parser keeps (the last) unchecked
   8: '{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"read_file","arguments":' +
     '{"path":"notes.txt","PATH":"/etc/shadow"}}}',
+  // judged as a ping; Go's encoding/json (an older MCP Go SDK) reads "Method" for "method", and runs the call
+  9: '{"jsonrpc":"2.0","id":9,"method":"ping","Method":"tools/call","params":{"name":"delete_everything"}}',
 };
 
 /** The client's view: every line it read, by id. */
@@ -92,7 +94,12 @@ function check(got: Map<number, string>, serverLines: string[], events: McpEvent
       `${id}: said ${text}`,
     );
   }
-  for (const line of serverLines) expect(!/"Name"|"PATH"/.test(line), `the server got ${line}`);
+  const variant = JSON.parse(got.get(9) ?? "{}").error ?? {};
+  expect(
+    variant.code === -32600 && /"Method", a JSON-RPC member spelled in another case/.test(variant.message),
+    `9: the client read ${got.get(9)}`,
+  );
+  for (const line of serverLines) expect(!/"Name"|"PATH"|"Method"/.test(line), `the server got ${line}`);
   // The ping went on written anew: the server read one method, the one judged.
   const ping = JSON.parse(JSON.parse(got.get(4) ?? "{}").result?.got ?? "{}");
   expect(!JSON.stringify(ping).includes("tools/call") && ping.method === "ping", `4: the server got ${ping}`);
@@ -108,6 +115,10 @@ function check(got: Map<number, string>, serverLines: string[], events: McpEvent
   expect(
     repeated.some((e) => e.from === "server" && e.pointer === "/result/tools/0/description"),
     "1: not reported",
+  );
+  expect(
+    events.some((e) => e.event === "client_message_refused" && e.kind === "case_variant" && e.id === 9),
+    "9: not reported",
   );
   const rejected = events.flatMap((e) => e.event === "call_rejected" ? [e.id] : []);
   expect(JSON.stringify(rejected.sort()) === "[2,3,5,7,8]", `rejected: ${rejected}`);
