@@ -210,6 +210,9 @@ export function refuseRepeated(
   return refused(name, { index: 0, name, allowed: false, findings: [finding] }, tools);
 }
 
+/** A character that case folding may change: an ASCII capital, or any past ASCII. */
+const FOLDS = /[A-Z\u0080-\uffff]/;
+
 /**
  * The first object within `value` (a `tools/call`'s params) holding two keys equal but for case, with the
  * JSON Pointer of the second (`base` before it), or undefined. A server's parser may match names so
@@ -242,7 +245,8 @@ export function caseTwin(value: unknown, base: string): RepeatedProperty | undef
       continue;
     }
     const keys = Object.keys(v);
-    const folded = keys.length > 1 ? new Map<string, string>() : undefined;
+    // (keys that fold to themselves and differ cannot be twins: most objects need no folding at all)
+    const folded = keys.length > 1 && keys.some((k) => FOLDS.test(k)) ? new Map<string, string>() : undefined;
     for (const key of keys) {
       if (folded !== undefined) {
         const fold = key.toUpperCase().toLowerCase();
