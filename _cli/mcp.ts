@@ -364,6 +364,9 @@ function stderrNotice(event: McpEvent, values: OptionValues, warned: Set<string>
       invalid_id:
         "a request whose id is no string or integer MCP allows (an array, an object, a number too " +
         "large to read back); not passed on, since no answer could reach it (it is answered with an error)",
+      case_variant: "a message with a JSON-RPC member spelled in another case (Method, ID); not passed on, " +
+        "since a server that ignores case could read it for the member the guard judged (a request is answered " +
+        "with an error)",
       in_flight_limit:
         "more requests at once than --max-in-flight; those past it were answered with an error, not sent",
       held_limit: "more than 1024 messages while toolguard read the server's tool list, or waited for the " +

@@ -6,6 +6,7 @@
  * @module
  */
 import {
+  caseTwin,
   type CompiledTools,
   compileTools,
   type DeferredCheck,
@@ -158,7 +159,9 @@ export function createMcpGuard(options: McpGuardOptions = {}): McpGuard {
     if (compiled === null) {
       throw new Error("checkCall: no tools recorded yet; call setTools() with the server's tools/list first");
     }
-    if (repeated !== undefined) return refuseRepeated(params, repeated, compiled.tools);
+    if (repeated !== undefined) return refuseRepeated(params, { pointer: repeated }, compiled.tools);
+    const twin = caseTwin(params, "/params");
+    if (twin !== undefined) return refuseRepeated(params, twin, compiled.tools);
     const name = isRecord(params) && typeof params.name === "string" ? params.name : "";
     const change = pins?.refused(name);
     if (change !== undefined) return refuseChanged(change);

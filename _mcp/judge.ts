@@ -147,26 +147,59 @@ export function refusePoisoned(name: string): McpCallCheck {
 /** Where a `tools/call` request keeps its arguments, as a JSON Pointer's start. */
 const ARGUMENTS_AT = "/params/arguments/";
 
+/** A property a request names twice: its JSON Pointer and, when the two names differ in case, both spellings. */
+export interface RepeatedProperty {
+  /** JSON Pointer into the request of the property (of its last spelling). */
+  pointer: string;
+  /** The two names, when they are equal but for case (`"Path"`, `"path"`); absent for one name given twice. */
+  spellings?: readonly [string, string];
+}
+
 /**
- * The answer to a `tools/call` request whose text names a property twice in one object (`pointer`, into the
- * request): `JSON.parse` keeps the last value, which is all the guard could judge, while the server's parser
- * may keep the first. Refused as a malformed call the model can send again; a repeat in the arguments is
- * named as the validator names one in a model's argument text.
+ * The answer to a `tools/call` request that names a property twice in one object: in its text, where
+ * `JSON.parse` keeps the last value, which is all the guard could judge, while the server's parser may keep
+ * the first; or in two spellings equal but for case, which a server's parser may read as one (cJSON's
+ * `cJSON_GetObjectItem`, Go's `encoding/json`) and take the one the guard did not check. Refused as a
+ * malformed call the model can send again; a repeat in the arguments is named as the validator names one in a
+ * model's argument text.
  *
- * @example A tool name given twice
+ * @example A tool name given twice, and in two spellings
  * ```ts
  * import assert from "node:assert/strict";
  * import { refuseRepeated } from "./judge.ts";
  *
- * const check = refuseRepeated({ name: "read_file" }, "/params/name", []);
+ * const check = refuseRepeated({ name: "read_file" }, { pointer: "/params/name" }, []);
  * assert.equal(check.allowed, false);
  * assert.match(check.allowed ? "" : check.feedback, /"\/params\/name" more than once/);
+ * const cased = refuseRepeated({ name: "read_file" }, {
+ *   pointer: "/params/arguments/path",
+ *   spellings: ["Path", "path"],
+ * }, []);
+ * assert.match(cased.allowed ? "" : cased.feedback, /in two spellings, "Path" and "path"; send each parameter once, in one spelling/);
  * ```
  */
-export function refuseRepeated(params: unknown, pointer: string, tools: readonly McpTool[]): McpCallCheck {
+export function refuseRepeated(
+  params: unknown,
+  { pointer, spellings }: RepeatedProperty,
+  tools: readonly McpTool[],
+): McpCallCheck {
   const name = isRecord(params) && typeof params.name === "string" ? params.name : "";
-  const finding: Finding = pointer.startsWith(ARGUMENTS_AT)
-    ? duplicateKeyFinding(pointer.slice(ARGUMENTS_AT.length - 1))
+  const inArguments = pointer.startsWith(ARGUMENTS_AT);
+  const path = inArguments ? pointer.slice(ARGUMENTS_AT.length - 1) : "";
+  const finding: Finding = spellings !== undefined
+    ? {
+      code: "malformed_arguments",
+      path,
+      message: `The ${inArguments ? "arguments name" : "request names"} ${
+        show(inArguments ? path : pointer)
+      } in two spellings, ${show(spellings[0])} and ${
+        show(spellings[1])
+      }; send each parameter once, in one spelling.`,
+      expected: "each property once, in one spelling",
+      received: "a property in two spellings",
+    }
+    : inArguments
+    ? duplicateKeyFinding(path)
     : {
       code: "malformed_arguments",
       path: "",
@@ -175,6 +208,57 @@ export function refuseRepeated(params: unknown, pointer: string, tools: readonly
       received: "a repeated property",
     };
   return refused(name, { index: 0, name, allowed: false, findings: [finding] }, tools);
+}
+
+/** A character that case folding may change: an ASCII capital, or any past ASCII. */
+const FOLDS = /[A-Z\u0080-\uffff]/;
+
+/**
+ * The first object within `value` (a `tools/call`'s params) holding two keys equal but for case, with the
+ * JSON Pointer of the second (`base` before it), or undefined. A server's parser may match names so
+ * (cJSON's `cJSON_GetObjectItem`: ASCII case; Go's `encoding/json` into a struct: Unicode simple folding, so
+ * "ſ" is "s" and the Kelvin sign "k") and take the value the guard did not check, while `JSON.parse` keeps
+ * both. Keys are folded by upper then lower case, which covers both (and joins a few more, such as "ß" and
+ * "ss": refusing those costs nothing real). Iterative; only objects of two keys or more are folded.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { caseTwin } from "./judge.ts";
+ *
+ * assert.deepEqual(caseTwin({ name: "x", arguments: { Path: "/etc/shadow", path: "/tmp/x" } }, "/params"), {
+ *   pointer: "/params/arguments/path",
+ *   spellings: ["Path", "path"],
+ * });
+ * assert.equal(caseTwin({ name: "x", arguments: { path: "/tmp/x", mode: "r" } }, "/params"), undefined);
+ * ```
+ */
+export function caseTwin(value: unknown, base: string): RepeatedProperty | undefined {
+  const stack: [unknown, string][] = [[value, base]];
+  while (stack.length > 0) {
+    const [v, at] = stack.pop()!;
+    if (typeof v !== "object" || v === null) continue;
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) {
+        if (typeof v[i] === "object" && v[i] !== null) stack.push([v[i], `${at}/${i}`]);
+      }
+      continue;
+    }
+    const keys = Object.keys(v);
+    // (keys that fold to themselves and differ cannot be twins: most objects need no folding at all)
+    const folded = keys.length > 1 && keys.some((k) => FOLDS.test(k)) ? new Map<string, string>() : undefined;
+    for (const key of keys) {
+      if (folded !== undefined) {
+        const fold = key.toUpperCase().toLowerCase();
+        const first = folded.get(fold);
+        if (first !== undefined) return { pointer: `${at}/${escapePointer(key)}`, spellings: [first, key] };
+        folded.set(fold, key);
+      }
+      const child = (v as Record<string, unknown>)[key];
+      if (typeof child === "object" && child !== null) stack.push([child, `${at}/${escapePointer(key)}`]);
+    }
+  }
+  return undefined;
 }
 
 /**

@@ -502,11 +502,13 @@ function cleanTree(
 ): unknown {
   if (!Array.isArray(value) && !isRecord(value)) return value;
   const root: Place = { value, parent: null, key: "" };
-  const stack: ({ place: Place } | { text: string; key: TextKey; in: Place })[] = [{ place: root }];
+  const stack: ({ place: Place } | { text: string; key: string; kind: TextKey; in: Place })[] = [{
+    place: root,
+  }];
   while (stack.length > 0) {
     const item = stack.pop()!;
     if ("text" in item) {
-      const cleaned = check(item.text, item.key, () => pointerOf(pointer, item.in, item.key));
+      const cleaned = check(item.text, item.kind, () => pointerOf(pointer, item.in, item.key));
       if (cleaned !== null) writable(item.in)[item.key] = cleaned;
       continue;
     }
@@ -517,8 +519,9 @@ function cleanTree(
     const names = !Array.isArray(v) && typeof place.key === "string" && SCHEMA_MAPS.has(place.key);
     for (let i = entries.length - 1; i >= 0; i--) {
       const [key, child] = entries[i];
-      if ((key === "description" || key === "title") && typeof child === "string") {
-        stack.push({ text: child, key, in: place });
+      const kind = typeof child === "string" ? textKind(key) : undefined;
+      if (kind !== undefined) {
+        stack.push({ text: child as string, key: key as string, kind, in: place });
       } else if (!names && typeof key === "string" && DATA_KEYWORDS.has(key)) {
         continue; // (data, not text to a model)
       } else if (Array.isArray(child) || isRecord(child)) {
@@ -527,6 +530,18 @@ function cleanTree(
     }
   }
   return root.copy ?? value;
+}
+
+/**
+ * What text a key names: a description or a title, spelled so or but for case (`Description`, `TITLE`): a
+ * client that matches names ignoring case (Go's `encoding/json` into a struct, cJSON's `cJSON_GetObjectItem`)
+ * may show the model such a key in the place of the one spelled right, which `JSON.parse` keeps beside it.
+ */
+function textKind(key: string | number): TextKey | undefined {
+  if (key === "description" || key === "title") return key;
+  if (typeof key !== "string" || (key.length !== 11 && key.length !== 5)) return undefined;
+  const folded = key.toUpperCase().toLowerCase();
+  return folded === "description" || folded === "title" ? folded : undefined;
 }
 
 /** The titles tools carry (`title`, `annotations.title`): descriptions name tools by them too. */

@@ -249,6 +249,24 @@ function namesIdOnce(bytes: Uint8Array): boolean {
   return true;
 }
 
+/** The members of a JSON-RPC message, as JSON-RPC spells them. */
+const MEMBERS = new Set(["jsonrpc", "id", "method", "params", "result", "error"]);
+
+/**
+ * The first member of the client's message `m` that is a JSON-RPC member but for case (`Method`, `PARAMS`,
+ * `ID`, `paramſ`), or undefined. `JSON.parse` keeps it beside the member the guard judged (or in its place),
+ * while a parser that ignores case (Go's `encoding/json` into a struct, which also folds `ſ` and the Kelvin
+ * sign; cJSON's `cJSON_GetObjectItem`) may read it for that member: `{"method":"ping","Method":"tools/call"}`
+ * ran a call no one judged. Writing anew cannot help (both stay), so such a message is refused. Folded as
+ * `caseTwin` folds (`_mcp/judge.ts`); only members not spelled right are folded at all.
+ */
+function caseVariant(m: JsonRpcMessage): string | undefined {
+  for (const key in m) {
+    if (!MEMBERS.has(key) && MEMBERS.has(key.toUpperCase().toLowerCase())) return key;
+  }
+  return undefined;
+}
+
 /** A batch element that is no message, for its event (an array is not written out: it may nest deeply). */
 function textOf(value: unknown): string {
   return Array.isArray(value) ? "[an array]" : String(value).slice(0, STRAY_TEXT);
@@ -792,6 +810,8 @@ export class GuardedSession implements McpSession {
       if (this.#unpend(key)) this.#noteCancelled(key);
       this.#leaveBatch(key);
     }
+    const variant = caseVariant(m);
+    if (variant !== undefined) return this.#caseVariant(m, variant);
     if (m.method === "tools/call" && !isRequest(m)) return this.#callWithoutId(m);
     // (under any id but null, which answers a line the client could not read: one the server never asked
     // under, an array's too, is no answer)
@@ -929,6 +949,24 @@ export class GuardedSession implements McpSession {
     if (this.#batched.has(m)) this.#reply(refusal);
     else this.#toClient({ message: refusal });
     return "answered";
+  }
+
+  /**
+   * A message with a member named as a JSON-RPC one but for case (`variant`): not passed on, reported, and
+   * answered with Invalid Request when it has an id (as spelled); see {@linkcode caseVariant}.
+   */
+  #caseVariant(m: JsonRpcMessage, variant: string): "answered" {
+    const id = typeof m.id === "string" || typeof m.id === "number" ? m.id : undefined;
+    this.#hooks.emit({
+      event: "client_message_refused",
+      kind: "case_variant",
+      ...(id === undefined ? {} : { id }),
+    });
+    if (id === undefined) return "answered";
+    const why =
+      `Invalid Request: the message names ${JSON.stringify(variant)}, a JSON-RPC member spelled in ` +
+      "another case; toolguard did not pass it on (send each member once, spelled as JSON-RPC spells it)";
+    return this.#refused(m, errorResponse(id, -32600, why));
   }
 
   /** The answer to a request under the id of one still waiting, which is not passed on; reported. */

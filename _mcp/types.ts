@@ -181,7 +181,9 @@ export type McpEvent =
    * which a laxer server parser could still read, a `tools/call` without an id, which no rejection could
    * answer, or a request under the id of one still waiting (`id_in_use`), whose answers could not be told
    * apart, a request whose id is an array, an object or a number too large to read back (`invalid_id`: MCP
-   * has it be a string or an integer, and no answer could reach it), a request past the HTTP relay's
+   * has it be a string or an integer, and no answer could reach it), a message with a member that is a
+   * JSON-RPC one but for case (`Method`, `PARAMS`, `ID`: `case_variant`; a parser that ignores case, Go's
+   * `encoding/json` or cJSON's, may read it for the member the guard judged), a request past the HTTP relay's
    * `maxInFlight` (`in_flight_limit`), or a message past the 1024 that may wait while the guard reads the
    * server's tool list, or (HTTP relay) for the answer to `initialize` (`held_limit`; a notification among
    * them is dropped there: the client's input is read on, for its cancel of that initialize), or a message
@@ -201,6 +203,7 @@ export type McpEvent =
       | "call_without_id"
       | "id_in_use"
       | "invalid_id"
+      | "case_variant"
       | "in_flight_limit"
       | "held_limit"
       | "too_deep"

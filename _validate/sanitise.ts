@@ -41,8 +41,14 @@ import "../_schema/strings.ts";
 
 import { unescapePointer } from "../_common/pointer.ts";
 import { checkCategories, scan } from "../_scan/scan.ts";
-import { createValidator, duplicateKeyFinding, validateToolCalls, type Validator } from "./validator.ts";
-import { duplicateKey } from "../_common/json.ts";
+import {
+  createValidator,
+  duplicateKeyFinding,
+  nestedTooDeep,
+  validateToolCalls,
+  type Validator,
+} from "./validator.ts";
+import { repeatedKeys } from "../_common/json.ts";
 import type {
   CallVerdict,
   Classifier,
@@ -314,10 +320,18 @@ export async function sanitise(request: unknown, options: SanitiseOptions): Prom
     for (const call of verdict.calls) {
       const c = withinCategories(call, options.categories);
       const base = { index: c.index, id: c.id, name: c.name };
-      const twice = c.rawArguments === undefined ? undefined : duplicateKey(c.rawArguments);
-      if (twice !== undefined) {
+      const repeats = c.rawArguments === undefined ? undefined : repeatedKeys(c.rawArguments);
+      if (repeats?.read === true && repeats.duplicate !== undefined) {
         // the first value was never checked, yet the text the app forwards still holds it
-        calls.push({ ...base, decision: "reject", findings: [...c.findings, duplicateKeyFinding(twice)] });
+        const findings = [...c.findings, duplicateKeyFinding(repeats.duplicate)];
+        calls.push({ ...base, decision: "reject", findings });
+        continue;
+      }
+      if (repeats?.read === false && c.allowed) {
+        // JSON text the reader cannot read for repeats nests thousands of levels deep, past the validator's
+        // depth limit (64 by default, sanitise's), though the value JSON.parse kept (the last of a repeated
+        // property's) may not: nothing is known of the value the app would forward
+        calls.push({ ...base, decision: "reject", findings: [nestedTooDeep(64)] });
         continue;
       }
       if (c.allowed) {

@@ -228,3 +228,26 @@ test("sanitise: bad options are clear errors", async () => {
     );
   }
 });
+
+test("sanitise: a call whose argument text nests too deeply to be read for repeats is rejected, not allowed", async () => {
+  // JSON.parse keeps the last "text", "hello", which the schema accepts; the first, 300 000 levels deep (within
+  // the size limit), is past the reader that looks for repeated properties, and the text the app forwards
+  // still holds it.
+  const deep = "[".repeat(300_000) + "]".repeat(300_000);
+  const result = await sanitise({ messages: [] }, {
+    onMatch: "sanitise",
+    tools,
+    toolCalls: [call(`{"text":${deep},"text":"hello"}`)],
+  });
+  const [decision] = result.calls;
+  assert.equal(decision.decision, "reject");
+  assert.equal(result.blocked, true);
+  assert.match(decision.findings.map((f) => f.message).join(" "), /nest deeper than 64 levels; flatten them/);
+  // Shallow text is read as before: no repeat, allowed.
+  const plain = await sanitise({ messages: [] }, {
+    onMatch: "sanitise",
+    tools,
+    toolCalls: [call('{"text":"hi"}')],
+  });
+  assert.equal(plain.calls[0].decision, "allow");
+});
