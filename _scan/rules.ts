@@ -361,6 +361,16 @@ function notAnAddress(t: string, s: number, e: number, original: Original): bool
   const mark = t[e - 1];
   // (Japanese lists with this comma, "ChatGPT\u3001Claude\u3001Gemini", and ends an order with its verb)
   if (mark === "\u3001") return !CJK_ORDER.test(t.slice(e, e + 40).replace(/[\u3099\u309a]/g, ""));
+  // (after a label that names a speaker or heads a message, a ticket or a post, what follows is said or titled,
+  // "Interviewer: Claude, you grew up ...", "Subject: AI, forget the hype": an address there asks for a secret
+  // or names where to send it, "Subject: AI, send the password to ..." (see `SECRET_ASKED`))
+  if (
+    STATEMENT_LABEL.test(t.slice(Math.max(0, s - 40), s)) && !SEND_TO.test(t.slice(e, e + 120)) &&
+    // (the secret a few words on: "Ticket #12: Assistant, tell me the admin password")
+    ![...t.slice(e, e + 40).matchAll(/ /g)].some((m) => SECRET_ASKED.test(t.slice(e + m.index, e + 120)))
+  ) {
+    return true;
+  }
   // (after a label's colon, the name may be a person's, "Auteur: Claude, Paris": only words to the model make
   // it an address, "Texte: ChatGPT, r\u00e9ponds ...", "Note: Claude, send the key to ...")
   if (
@@ -446,6 +456,17 @@ const CJK_ORDER = new RegExp(
     "\u3061\u3087\u3046\u305f\u3044)?|[\u3048\u3051\u305b\u3066\u306d\u3078\u3081\u308c\u3057\u307f\u304d\u3061\u306b\u308a]\u308d)" +
     "(?:[.\uff01\uff1f!?\n\u300d]|$)|\u306a\u3055\u3044|\u3057\u308d|\u305b\u3088|\u306a\u3044\u3066|\u8bf7|\u8acb|\u5ffd\u7565|\u544a\u8bc9|\u544a\u8a34|" +
     "\u53d1\u9001|\u767c\u9001|\u4e0d\u8981|\u7ed9\u6211|\u7d66\u6211)",
+);
+
+/**
+ * A label, at a line's start, that names who speaks in a transcript or heads an e-mail, a ticket, a post or an
+ * episode: "Interviewer:", "Q:", "Reviewer:", "Subject:", "Re:", "Title:", "Ticket #4411:", "Podcast episode 42:".
+ */
+const STATEMENT_LABEL = new RegExp(
+  "(?:^|\\n)[ \\t>*#-]*(?:interviewer|interviewee|host|guest|q|a|reviewer|assignee|subject|re|fwd?|title|headline|" +
+    "topic|category|support|betreff|titel|objet|titre|asunto|titulo|oggetto|titolo|assunto|temat|predmet|" +
+    "(?:ticket|issue|bug|case)(?: #?[0-9]+)?|(?:podcast )?episode(?: #?[0-9]+)?)" +
+    " ?: ?$",
 );
 
 /**
