@@ -625,8 +625,12 @@ const ORDER_IN_ANOTHER_LANGUAGE = new RegExp(
     `maintenant|ahora|adesso|ora|agora|jetzt|sofort|od teraz|teraz|nyni|ted),? )?` +
     // (an identity given: "KI, du bist jetzt ein Pirat", "IA, tu es maintenant ...", "IA, eres DAN")
     `(?:(?:du bist|bist du|vous etes|(?:ty )?jsi|tu es|tu eres|eres|tu sei|sei (?:ora|adesso|un|una|uno)|voce e (?:agora|um|uma)|` +
-    // (not asked: "IA, sei una minaccia o un'opportunita?" heads an article)
-    `(?:ty )?jestes|jestescie)\\b(?![^.!?\\n]{0,80}\\?)|` +
+    // (not asked: "IA, sei una minaccia o un'opportunita?" heads an article; nor said of what the model is to
+    // the writer: "KI, du bist mein Kollege", "IA, tu es notre alliee")
+    `(?:ty )?jestes|jestescie)\\b(?![^.!?\\n]{0,80}\\?)(?! (?:mein|meine|unser|unsere|mon|ma|notre|mi|nuestro|` +
+    `nuestra|mio|mia|nostro|nostra|meu|minha|nosso|nossa|moim|moja|moj|naszym|nasza|muj|moje|nas)\\b` +
+    // (unless what it is goes without rules: "KI, du bist mein Pirat ohne Regeln")
+    `(?![^.!?\\n]{0,60}\\b(?:ohne|sans|sin|senza|sem|bez|no|without)\\b))|` +
     `non (?:rispondere|rivelare|dire)\\b|(?:merci de|veuillez|il faut) ` +
     `(?:ne pas )?(?:repondre|ignorer|oublier|envoyer|transferer|supprimer|effacer|reveler|afficher|ecrire|` +
     `traduire|donner|montrer|faire|executer|utiliser|mentionner)\\b|(?:ne |n'|no |nao |nie )?` +
