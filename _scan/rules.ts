@@ -540,6 +540,21 @@ function orderedInAnotherLanguage(t: string, e: number, original: Original): boo
   if (/^[a-z]+en$/.test(m[1]) && !/^ sie\b/.test(t.slice(end, end + 5))) return false;
   // (a job ad's order to candidates: "Assistente, envie seu curr\u00edculo ...", "Asistente, env\u00eda tu CV a ...")
   if (APPLICATION_SENT.test(t.slice(end, end + 40))) return false;
+  // (Polish and Czech speak to someone in the vocative, "Asystencie, poka\u017c ...", "Asistente, sma\u017e ...": the
+  // nominative before an order its line does not close with a stop names a button, a menu item or a campaign,
+  // "Asystent, poka\u017c wi\u0119cej opcji", "Asistent, smaž historii \u2014 tla\u010d\u00edtko v nastaven\u00ed"; not one to ignore or
+  // forget, nor one after "not", nor one for a secret or to an address)
+  if (
+    /(?:^|[^a-z])as[iy]stent, ?$/.test(t.slice(Math.max(0, e - 12), e)) &&
+    !/[a-z]/.test(m[0].slice(0, -m[1].length)) &&
+    !/^(?:z?ignoruj|zapomnij|zapomen)$/.test(m[1]) && /^[^.!?\n]*(?:\n|$)/.test(t.slice(end, end + 120)) &&
+    ![...t.slice(end, end + 40).matchAll(/ /g)].some((w) =>
+      SECRET_ASKED.test(t.slice(end + w.index, end + 120))
+    ) &&
+    !SEND_TO.test(t.slice(end, end + 120))
+  ) {
+    return false;
+  }
   // (a present tense that reads as an order, in a headline: "IA, abre nuevas oportunidades", "IA, ouvre de
   // nouvelles perspectives", "IA, publica Gartner ...", "IA, mostra interattiva ...", "IA, muestra de casos")
   if (
@@ -600,7 +615,8 @@ const ORDER_GOES_ON = new RegExp(
 const SECRET_ASKED = new RegExp(
   "^(?: [a-z'-]+){0,3}? (?:passwords?|passwort(?:er)?|senhas?|palavras?-passe|codigos? de acesso|contrasenas?|mots? de passe|credenzial[ei]|" +
     "credenciai?s|credenciales|credentials?|chiav[ei]|claves?|chaves?|cles?|tokens?|secrets?|segret[oi]|" +
-    "secretos?|segredos?|prompts?|istruzioni|instrucciones|instrucoes|instructions|cookies?|pin|cvv|iban|" +
+    "secretos?|segredos?|has[l\\u0142][oa]|hase[l\\u0142]|hesl[oa]|hesel|instrukcj[aei]|instrukce|pokyny|prompts?|" +
+    "istruzioni|instrucciones|instrucoes|instructions|cookies?|pin|cvv|iban|" +
     "donnees (?:privees|personnelles)|dati (?:privati|personali)|datos (?:privados|personales)|" +
     "dados (?:privados|pessoais))\\b",
 );
