@@ -446,7 +446,8 @@ function notAnAddress(t: string, s: number, e: number, original: Original): bool
 /**
  * After a model's name and the Japanese comma "\u3001": an order in Japanese or Chinese before the clause ends, not
  * another name of a list: a request ending in "-te" ("\u82f1\u8a9e\u3067\u7b54\u3048\u3066", "\u6559\u3048\u3066\u304f\u3060\u3055\u3044"), "-nasai", "-ro", a "do not"
- * ("\u306a\u3044\u3067"), or a Chinese "please", "ignore", "tell me", "send", "do not". Read in the folded text with its
+ * ("\u306a\u3044\u3067"), or a Chinese "please" (not "please see", "\u8bf7\u89c1", "\u8bf7\u53c2\u9605": that points to a
+ * document), "ignore", "tell me", "send", "do not". Read in the folded text with its
  * voicing marks dropped (the fold writes "\u3060" as "\u305f" and a combining mark, and "\u3002" as "."), so
  * "\u3066" stands for "\u3067" too.
  */
@@ -454,7 +455,7 @@ const CJK_ORDER = new RegExp(
   "^(?![A-Za-z])[^\u3001\uff0c,.\uff01\uff1f!?\n]{0,30}?(?:(?:(?<!\u306b\u3064\u3044|\u3068\u3057|\u306b\u3088\u3063|\u306b\u95a2\u3057|\u306b\u5bfe\u3057|" +
     "\u306b\u3068\u3063|\u3081\u304f\u3063)\u3066(?:\u304f\u305f\u3055\u3044|\u4e0b\u3055\u3044|\u304f\u308c|\u3088|" +
     "\u3061\u3087\u3046\u305f\u3044)?|[\u3048\u3051\u305b\u3066\u306d\u3078\u3081\u308c\u3057\u307f\u304d\u3061\u306b\u308a]\u308d)" +
-    "(?:[.\uff01\uff1f!?\n\u300d]|$)|\u306a\u3055\u3044|\u3057\u308d|\u305b\u3088|\u306a\u3044\u3066|\u8bf7|\u8acb|\u5ffd\u7565|\u544a\u8bc9|\u544a\u8a34|" +
+    "(?:[.\uff01\uff1f!?\n\u300d]|$)|\u306a\u3055\u3044|\u3057\u308d|\u305b\u3088|\u306a\u3044\u3066|\u8bf7(?!\u89c1|\u53c2)|\u8acb(?!\u898b|\u53c3)|\u5ffd\u7565|\u544a\u8bc9|\u544a\u8a34|" +
     "\u53d1\u9001|\u767c\u9001|\u4e0d\u8981|\u7ed9\u6211|\u7d66\u6211)",
 );
 
