@@ -2248,7 +2248,7 @@ test("guardFetch Anthropic and Cohere: the reason stands in place of a written c
 test("guardFetch Responses: a part of white space alone said before words stays, streamed and whole alike", async () => {
   // The body dropped every blank part once a written call was cut; a stream sends a blank part with the
   // words that follow it, before any call came, and the client kept it. Only the blank parts from the first
-  // call on (cut or kept) and those right before it go, in both.
+  // cut call on and those right before a call's part that opens with it (cut or kept) go, in both.
   const cases: [(string[] | null)[], "withhold-turn" | "drop-call", boolean][] = [
     [[[" ", "Sure. Hi"], [WRITTEN_BAD]], "withhold-turn", true],
     [[["\n"], ["Sure. Hi"], [WRITTEN_BAD]], "drop-call", true],
@@ -2256,6 +2256,8 @@ test("guardFetch Responses: a part of white space alone said before words stays,
     [[["Hi", "\n", "Yo"], [WRITTEN_BAD]], "drop-call", true],
     // (a kept call's part: the stream holds the text from it on, and drops the blank part before it)
     [[["Sure. Hi"], ["\n"], [WRITTEN_GOOD], [WRITTEN_BAD]], "drop-call", false],
+    // (after a kept call's part, before words: the stream sent it with them once the call was read)
+    [[[WRITTEN_GOOD, " ", `Hi ${WRITTEN_BAD}`]], "drop-call", true],
   ];
   for (const [items, onRejected, stays] of cases) {
     const { frames, final } = responsesItems(items);

@@ -156,13 +156,14 @@ const BETWEEN = Symbol("between");
  * The output of a body whose written calls were cut from its `output_text` parts (`changed`: those a call
  * was cut from; `calls`: those that held a call, cut or kept; `order`: the parts in order, see `rewrite`),
  * with `reason` where a stream writes it (see `placeReason`), as in the dialects whose text has no places
- * (Chat, Ollama, Gemini). An `output_text` part left blank from the first part that held a call on goes,
- * and so do the blank parts right before it (nothing else between) where it opens with the call (see
- * `mayGoBlank`), as a stream drops them (its watch holds the text from the call on, and a part's start waits
- * for words, see `ResponsesStream.route`) and as an Anthropic or Cohere body drops a blank text block (the
- * APIs refuse one sent back); a message left with no part goes too (an empty message says nothing). A blank
- * part before words or another item stays: a stream sent it with what followed it, or with the words before
- * the call, before any call came.
+ * (Chat, Ollama, Gemini). An `output_text` part left blank from the first part a call was cut from on goes,
+ * and so do the blank parts right before a part up to it that held a call, cut or kept (nothing else
+ * between), where that part opens with the call (see `mayGoBlank`), as a stream drops them (its watch holds
+ * the text from the call on, and a part's start waits for words, see `ResponsesStream.route`) and as an
+ * Anthropic or Cohere body drops a blank text block (the APIs refuse one sent back); a message left with no
+ * part goes too (an empty message says nothing). A blank part before words or another item stays, after a
+ * kept call too: a stream sent it with what followed it, or with the words before the call, before any call
+ * came.
  */
 function reasonInPlace(
   output: unknown[],
@@ -177,16 +178,18 @@ function reasonInPlace(
   // (the parts are the copies `rewrite` made, so they are written in place)
   const parts = order.filter((p): p is { type: string; text: string } => p !== BETWEEN);
   const first = Math.max(0, parts.findIndex((p) => changed.has(p)));
-  // The parts that may go: from the first that held a call on, and the blank ones right before it where
-  // that part opens with the call (see `mayGoBlank`).
-  const call = Math.min(first, Math.max(0, parts.findIndex((p) => calls.has(p))));
-  const tidied = new Set<unknown>(parts.slice(call));
+  // The parts that may go: from the first a call was cut from on, and the blank ones right before a part
+  // up to it that held a call, cut or kept, where that part opens with the call (see `mayGoBlank`). A blank
+  // part after a kept call's part, before words, stays: the stream sent it with them.
+  const tidied = new Set<unknown>(parts.slice(first));
   const texts = parts.map((p) => source.get(p) ?? p.text);
-  const opens = blockOpensWithCall(texts, call, parts[call].text);
-  for (let i = order.indexOf(parts[call]) - 1; opens && i >= 0; i--) {
-    const p = order[i];
-    if (p === BETWEEN || hasWords((p as { text: string }).text)) break;
-    tidied.add(p);
+  for (let call = 0; call <= first; call++) {
+    if (!calls.has(parts[call]) || !blockOpensWithCall(texts, call, parts[call].text)) continue;
+    for (let i = order.indexOf(parts[call]) - 1; i >= 0; i--) {
+      const p = order[i];
+      if (p === BETWEEN || hasWords((p as { text: string }).text)) break;
+      tidied.add(p);
+    }
   }
   // (in the first part a call was cut from: one only tidied before it is not, see `placeReason`)
   const placed =
