@@ -6,6 +6,7 @@
  * @module
  */
 import {
+  caseStray,
   caseTwin,
   type CompiledTools,
   compileTools,
@@ -15,6 +16,7 @@ import {
   refuseChanged,
   refusePoisoned,
   refuseRepeated,
+  refuseStray,
   scanResult,
   summarise,
 } from "./judge.ts";
@@ -162,6 +164,8 @@ export function createMcpGuard(options: McpGuardOptions = {}): McpGuard {
     if (repeated !== undefined) return refuseRepeated(params, { pointer: repeated }, compiled.tools);
     const twin = caseTwin(params, "/params");
     if (twin !== undefined) return refuseRepeated(params, twin, compiled.tools);
+    const stray = caseStray(params, compiled.tools);
+    if (stray !== undefined) return refuseStray(params, stray, compiled.tools);
     const name = isRecord(params) && typeof params.name === "string" ? params.name : "";
     const change = pins?.refused(name);
     if (change !== undefined) return refuseChanged(change);

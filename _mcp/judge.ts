@@ -261,6 +261,147 @@ export function caseTwin(value: unknown, base: string): RepeatedProperty | undef
   return undefined;
 }
 
+/** The members of a `tools/call`'s params, as MCP spells them. */
+const CALL_MEMBERS: Readonly<Record<string, true>> = { name: true, arguments: true, _meta: true };
+
+/** A key spelled otherwise than the name it folds to: its JSON Pointer, its spelling and the declared one. */
+export interface CaseStray {
+  /** JSON Pointer into the request of the key as spelled. */
+  pointer: string;
+  /** The key as the request spells it (`"PATH"`). */
+  spelled: string;
+  /** The name it stands for, as MCP or the tool's schema spells it (`"path"`). */
+  declared: string;
+}
+
+/**
+ * The first key of a `tools/call`'s params that folds (as {@linkcode caseTwin} folds) to `name`, `arguments`
+ * or `_meta`, or of its arguments to a property the tool's schema declares there, without being spelled so
+ * (`Arguments`, `PATH` for `path`), or undefined. Alone it is no twin, yet `JSON.parse` leaves the declared
+ * member absent, so the guard judged `{}` or skipped `path`'s pattern, while a server whose parser ignores
+ * case (Go's `encoding/json`, cJSON's `cJSON_GetObjectItem`) reads it as that member. The arguments are
+ * followed through `properties`, `items` and local `$ref`s, at any depth; keys that fold to nothing declared
+ * are left to the schema. Only keys not declared as spelled are folded.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { caseStray } from "./judge.ts";
+ *
+ * const tools = [{ name: "read_file", inputSchema: { type: "object", properties: { path: { type: "string" } } } }];
+ * assert.deepEqual(caseStray({ name: "read_file", Arguments: { path: "/etc/shadow" } }, tools), {
+ *   pointer: "/params/Arguments",
+ *   spelled: "Arguments",
+ *   declared: "arguments",
+ * });
+ * assert.equal(caseStray({ name: "read_file", arguments: { PATH: "/etc/shadow" } }, tools)?.declared, "path");
+ * assert.equal(caseStray({ name: "read_file", arguments: { path: "/tmp/x", MODE: "r" } }, tools), undefined);
+ * ```
+ */
+export function caseStray(params: unknown, tools: readonly McpTool[]): CaseStray | undefined {
+  if (!isRecord(params)) return undefined;
+  const top = strayKey(params, CALL_MEMBERS, "/params");
+  if (top !== undefined || !isRecord(params.arguments)) return top;
+  const root = tools.find((t) => t.name === params.name)?.inputSchema;
+  const stack: [object, unknown, string][] = [[params.arguments, root, "/params/arguments"]];
+  while (stack.length > 0) {
+    const [value, at, pointer] = stack.pop()!;
+    const schema = resolveLocal(root, at);
+    if (!isRecord(schema)) continue;
+    if (Array.isArray(value)) {
+      const items = schema.items;
+      if (!isRecord(items)) continue;
+      value.forEach((v, i) =>
+        typeof v === "object" && v !== null && stack.push([v, items, `${pointer}/${i}`])
+      );
+      continue;
+    }
+    const properties = schema.properties;
+    if (!isRecord(properties)) continue;
+    const stray = strayKey(value as Record<string, unknown>, properties, pointer);
+    if (stray !== undefined) return stray;
+    for (const key in value) {
+      const child = (value as Record<string, unknown>)[key];
+      // (only objects can hold keys; leaves, most of a call, are left at once)
+      if (typeof child === "object" && child !== null && Object.hasOwn(properties, key)) {
+        stack.push([child, properties[key], `${pointer}/${escapePointer(key)}`]);
+      }
+    }
+  }
+  return undefined;
+}
+
+/** Case folding as {@linkcode caseTwin} folds: upper then lower case, which covers ASCII and Go's folding. */
+const fold = (key: string): string => key.toUpperCase().toLowerCase();
+
+/** The first key of `value` not in `declared` as spelled but folding to a name that is, or undefined. */
+function strayKey(
+  value: Record<string, unknown>,
+  declared: Readonly<Record<string, unknown>>,
+  pointer: string,
+): CaseStray | undefined {
+  let folded: Map<string, string> | undefined;
+  for (const key in value) {
+    if (Object.hasOwn(declared, key)) continue;
+    folded ??= new Map(Object.keys(declared).map((d) => [fold(d), d]));
+    const match = folded.get(fold(key));
+    if (match !== undefined) {
+      return { pointer: `${pointer}/${escapePointer(key)}`, spelled: key, declared: match };
+    }
+  }
+  return undefined;
+}
+
+/** `schema`, or the subschema of `root` its local `$ref` (`#/$defs/x`) names, followed a few times. */
+function resolveLocal(root: unknown, schema: unknown): unknown {
+  for (let hops = 0; hops < 8 && isRecord(schema) && typeof schema.$ref === "string"; hops++) {
+    if (!schema.$ref.startsWith("#")) return schema;
+    let at: unknown = root;
+    for (const part of schema.$ref.slice(1).split("/").slice(1)) {
+      const name = part.replaceAll("~1", "/").replaceAll("~0", "~");
+      at = isRecord(at) && Object.hasOwn(at, name) ? at[name] : undefined;
+    }
+    schema = at;
+  }
+  return schema;
+}
+
+/**
+ * The answer to a `tools/call` request with a key spelled otherwise than the member or property it folds to
+ * (see {@linkcode caseStray}): refused as a malformed call the model can send again, spelled right.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { refuseStray } from "./judge.ts";
+ *
+ * const check = refuseStray({ name: "read_file" }, {
+ *   pointer: "/params/arguments/PATH",
+ *   spelled: "PATH",
+ *   declared: "path",
+ * }, []);
+ * assert.match(check.allowed ? "" : check.feedback, /arguments name "PATH", which the tool spells "path"; spell it so/);
+ * ```
+ */
+export function refuseStray(
+  params: unknown,
+  { pointer, spelled, declared }: CaseStray,
+  tools: readonly McpTool[],
+): McpCallCheck {
+  const name = isRecord(params) && typeof params.name === "string" ? params.name : "";
+  const inArguments = pointer.startsWith(ARGUMENTS_AT);
+  const finding: Finding = {
+    code: "malformed_arguments",
+    path: inArguments ? pointer.slice(ARGUMENTS_AT.length - 1) : "",
+    message: `The ${inArguments ? "arguments name" : "request names"} ${show(spelled)}, which ${
+      inArguments ? "the tool" : "MCP"
+    } spells ${show(declared)}; spell it so (names are matched exactly).`,
+    expected: `the name ${show(declared)}`,
+    received: `the name ${show(spelled)}`,
+  };
+  return refused(name, { index: 0, name, allowed: false, findings: [finding] }, tools);
+}
+
 /**
  * Compile the tools of a `tools/list` answer (entries without a string `name` are skipped). A schema the
  * validator cannot enforce leaves its tool unchecked; the other tools stay guarded.

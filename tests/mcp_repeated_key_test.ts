@@ -48,6 +48,13 @@ const LINES: Record<number, string> = {
     '{"path":"notes.txt","PATH":"/etc/shadow"}}}',
   // judged as a ping; Go's encoding/json (an older MCP Go SDK) reads "Method" for "method", and runs the call
   9: '{"jsonrpc":"2.0","id":9,"method":"ping","Method":"tools/call","params":{"name":"delete_everything"}}',
+  // lone spellings in another case: the guard judged no arguments (or no path, or no name), a case-blind
+  // parser reads them as arguments, path and name
+  10: '{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"read_file","Arguments":' +
+    '{"path":"/etc/shadow"}}}',
+  11: '{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"read_file","arguments":' +
+    '{"PATH":"/etc/shadow"}}}',
+  12: '{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"Name":"delete_everything"}}',
 };
 
 /** The client's view: every line it read, by id. */
@@ -94,12 +101,28 @@ function check(got: Map<number, string>, serverLines: string[], events: McpEvent
       `${id}: said ${text}`,
     );
   }
+  for (
+    const [id, spelled, declared] of [
+      [10, "Arguments", "arguments"],
+      [11, "PATH", "path"],
+      [12, "Name", "name"],
+    ] as const
+  ) {
+    const text = textOf(got.get(id));
+    expect(JSON.parse(got.get(id) ?? "{}").result?.isError === true, `${id}: not refused: ${got.get(id)}`);
+    expect(
+      text.includes(`"${spelled}", which`) && text.includes(`spells "${declared}"`),
+      `${id}: said ${text}`,
+    );
+  }
   const variant = JSON.parse(got.get(9) ?? "{}").error ?? {};
   expect(
     variant.code === -32600 && /"Method", a JSON-RPC member spelled in another case/.test(variant.message),
     `9: the client read ${got.get(9)}`,
   );
-  for (const line of serverLines) expect(!/"Name"|"PATH"|"Method"/.test(line), `the server got ${line}`);
+  for (const line of serverLines) {
+    expect(!/"Name"|"PATH"|"Method"|"Arguments"/.test(line), `the server got ${line}`);
+  }
   // The ping went on written anew: the server read one method, the one judged.
   const ping = JSON.parse(JSON.parse(got.get(4) ?? "{}").result?.got ?? "{}");
   expect(!JSON.stringify(ping).includes("tools/call") && ping.method === "ping", `4: the server got ${ping}`);
@@ -121,7 +144,7 @@ function check(got: Map<number, string>, serverLines: string[], events: McpEvent
     "9: not reported",
   );
   const rejected = events.flatMap((e) => e.event === "call_rejected" ? [e.id] : []);
-  expect(JSON.stringify(rejected.sort()) === "[2,3,5,7,8]", `rejected: ${rejected}`);
+  expect(JSON.stringify(rejected.sort()) === "[10,11,12,2,3,5,7,8]", `rejected: ${rejected}`);
   assert.deepEqual(problems, []);
 }
 
@@ -298,4 +321,43 @@ test("McpSession: a tool's description spelled in another case is cleaned as its
     : new TextDecoder().decode(toClient[0].bytes);
   assert.ok(!sent.includes("IGNORE ALL PREVIOUS"), sent);
   assert.equal(JSON.parse(sent).result.tools[0].description, "Reads a file.");
+});
+
+test("checkCall: a key in another case than the property it folds to is refused at any depth the schema declares", () => {
+  const guard = createMcpGuard({});
+  const mode = { type: "string", enum: ["r"] };
+  guard.setTools([{
+    name: "copy",
+    inputSchema: {
+      type: "object",
+      properties: {
+        path: { type: "string", pattern: "^/tmp/" },
+        options: { type: "object", properties: { mode } },
+        files: { type: "array", items: { $ref: "#/$defs/file" } },
+      },
+      $defs: { file: { type: "object", properties: { name: { type: "string", pattern: "^[a-z]+$" } } } },
+    },
+  }]);
+  const refusal = (args: unknown) => {
+    const check = guard.checkCall({ name: "copy", arguments: args });
+    return check.allowed ? "" : check.feedback;
+  };
+  assert.match(refusal({ PATH: "/etc/shadow" }), /"PATH", which the tool spells "path"/);
+  // (Go's encoding/json folds the long s and the Kelvin sign too)
+  assert.match(refusal({ path: "/tmp/x", options: { MODE: "w" } }), /"MODE", which the tool spells "mode"/);
+  assert.match(
+    refusal({ path: "/tmp/x", optionſ: { mode: "w" } }),
+    /"optionſ", which the tool spells "options"/,
+  );
+  assert.match(refusal({ files: [{ name: "a" }, { NAME: "../x" }] }), /"NAME", which the tool spells "name"/);
+  assert.match(
+    guard.checkCall({ name: "copy", _META: {}, arguments: {} }).allowed ? "" : "refused",
+    /refused/,
+  );
+  // Keys that fold to nothing declared, and the right spellings, are the schema's to judge.
+  for (
+    const args of [{ Path2: "/etc" }, { path: "/tmp/x", options: { mode: "r", Extra: 1 } }, { files: [{}] }]
+  ) {
+    assert.equal(guard.checkCall({ name: "copy", arguments: args }).allowed, true, JSON.stringify(args));
+  }
 });
