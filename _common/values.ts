@@ -455,6 +455,25 @@ export function editDistance(a: string, b: string): number {
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
+ * `key` as a parser that matches names ignoring case reads it: upper case, then lower case. That folds ASCII
+ * case and the pairs Go's `encoding/json` folds besides (the long s to "s", the Kelvin sign to "k"); the MCP
+ * guard refuses a name that folds to another it judged (`PATH` beside `path`, `Method` for `method`).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { foldCase } from "./values.ts";
+ *
+ * assert.equal(foldCase("PATH"), "path");
+ * assert.equal(foldCase("param\u017f"), "params"); // the long s
+ * assert.equal(foldCase("\u212a"), "k"); // the Kelvin sign
+ * ```
+ */
+export function foldCase(key: string): string {
+  return key.toUpperCase().toLowerCase();
+}
+
+/**
  * True when `key` is a plain name: letters, digits and `_ $ . -` only (`file_name`, `newInstructions`,
  * `content-type`). Such a key is the program's vocabulary, not text written to a model, so the scanner does
  * not read it where keys are read: a rule for spaced-out letters would take `new_instructions` for an order.

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { errorText, isPlainName, isRecord } from "../_common/values.ts";
+import { errorText, foldCase, isPlainName, isRecord } from "../_common/values.ts";
 import { describeVerdict, feedbackName, oneLine, show } from "../_describe/verdict.ts";
 import { scan } from "../_scan/scan.ts";
 import { isAscii, isInvisible } from "../_scan/fold.ts";
@@ -249,7 +249,7 @@ export function caseTwin(value: unknown, base: string): RepeatedProperty | undef
     const folded = keys.length > 1 && keys.some((k) => FOLDS.test(k)) ? new Map<string, string>() : undefined;
     for (const key of keys) {
       if (folded !== undefined) {
-        const fold = key.toUpperCase().toLowerCase();
+        const fold = foldCase(key);
         const first = folded.get(fold);
         if (first !== undefined) return { pointer: `${at}/${escapePointer(key)}`, spellings: [first, key] };
         folded.set(fold, key);
@@ -275,7 +275,7 @@ export interface CaseStray {
 }
 
 /**
- * The first key of a `tools/call`'s params that folds (as {@linkcode caseTwin} folds) to `name`, `arguments`
+ * The first key of a `tools/call`'s params that folds (as {@linkcode foldCase} folds) to `name`, `arguments`
  * or `_meta`, or of its arguments to a property the tool's schema declares there, without being spelled so
  * (`Arguments`, `PATH` for `path`), or undefined. Alone it is no twin, yet `JSON.parse` leaves the declared
  * member absent, so the guard judged `{}` or skipped `path`'s pattern, while a server whose parser ignores
@@ -331,9 +331,6 @@ export function caseStray(params: unknown, tools: readonly McpTool[]): CaseStray
   return undefined;
 }
 
-/** Case folding as {@linkcode caseTwin} folds: upper then lower case, which covers ASCII and Go's folding. */
-const fold = (key: string): string => key.toUpperCase().toLowerCase();
-
 /** The first key of `value` not in `declared` as spelled but folding to a name that is, or undefined. */
 function strayKey(
   value: Record<string, unknown>,
@@ -343,8 +340,8 @@ function strayKey(
   let folded: Map<string, string> | undefined;
   for (const key in value) {
     if (Object.hasOwn(declared, key)) continue;
-    folded ??= new Map(Object.keys(declared).map((d) => [fold(d), d]));
-    const match = folded.get(fold(key));
+    folded ??= new Map(Object.keys(declared).map((d) => [foldCase(d), d]));
+    const match = folded.get(foldCase(key));
     if (match !== undefined) {
       return { pointer: `${pointer}/${escapePointer(key)}`, spelled: key, declared: match };
     }

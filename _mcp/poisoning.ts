@@ -15,7 +15,7 @@
 import { scan } from "../_scan/scan.ts";
 import { FLAG_TAGS } from "../_scan/rules.ts";
 import { escapePointer } from "../_common/pointer.ts";
-import { cutUnits, isRecord, lazy } from "../_common/values.ts";
+import { cutUnits, foldCase, isRecord, lazy } from "../_common/values.ts";
 import { DATA_KEYWORDS, SCHEMA_MAPS } from "../_validate/defaults.ts";
 import type { ScanFinding } from "../types.ts";
 
@@ -540,7 +540,7 @@ function cleanTree(
 function textKind(key: string | number): TextKey | undefined {
   if (key === "description" || key === "title") return key;
   if (typeof key !== "string" || (key.length !== 11 && key.length !== 5)) return undefined;
-  const folded = key.toUpperCase().toLowerCase();
+  const folded = foldCase(key);
   return folded === "description" || folded === "title" ? folded : undefined;
 }
 

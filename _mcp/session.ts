@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { errorText, isRecord, lazy } from "../_common/values.ts";
+import { errorText, foldCase, isRecord, lazy } from "../_common/values.ts";
 import { repeatedKeys } from "../_common/json.ts";
 import { type DeferredCheck, rejection } from "./judge.ts";
 import { cleanListing, describesThings } from "./poisoning.ts";
@@ -258,11 +258,11 @@ const MEMBERS = new Set(["jsonrpc", "id", "method", "params", "result", "error"]
  * while a parser that ignores case (Go's `encoding/json` into a struct, which also folds `ſ` and the Kelvin
  * sign; cJSON's `cJSON_GetObjectItem`) may read it for that member: `{"method":"ping","Method":"tools/call"}`
  * ran a call no one judged. Writing anew cannot help (both stay), so such a message is refused. Folded as
- * `caseTwin` folds (`_mcp/judge.ts`); only members not spelled right are folded at all.
+ * `foldCase` folds; only members not spelled right are folded at all.
  */
 function caseVariant(m: JsonRpcMessage): string | undefined {
   for (const key in m) {
-    if (!MEMBERS.has(key) && MEMBERS.has(key.toUpperCase().toLowerCase())) return key;
+    if (!MEMBERS.has(key) && MEMBERS.has(foldCase(key))) return key;
   }
   return undefined;
 }
