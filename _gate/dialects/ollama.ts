@@ -11,6 +11,7 @@ import {
   type CompletionBody,
   type Dialect,
   type FrameRouter,
+  heldText,
   joinText,
   pick,
   type SplitCalls,
@@ -118,7 +119,7 @@ class OllamaStream implements FrameRouter {
   }
 
   dropCalls(reason: string, split: SplitCalls, flow: StreamFlow): void {
-    const text = flow.lead(0, heldText(flow)) + reason;
+    const text = flow.lead(0, heldText(flow, chunkText)) + reason;
     dropOllamaCalls(text, split, flow, this.#template ?? { model: "" });
   }
 
@@ -128,7 +129,7 @@ class OllamaStream implements FrameRouter {
    * its calls), then `text` (the reason), then the final chunk, where the client stops reading.
    */
   replace(reason: string, _calls: unknown, flow: StreamFlow): void {
-    const text = flow.lead(0, heldText(flow)) + reason;
+    const text = flow.lead(0, heldText(flow, chunkText)) + reason;
     const base = this.#template ?? { model: "" };
     for (const h of flow.held) {
       if (!h.event || h.event.done === true) continue;
@@ -148,12 +149,9 @@ class OllamaStream implements FrameRouter {
   }
 }
 
-/** The text of the held chunks, which go before the reason (the final chunk carries none). */
-function heldText(flow: StreamFlow): string {
-  return flow.held.map((
-    h,
-  ) => (h.event?.done !== true && isRecord(h.event?.message) ? said(h.event.message) : ""))
-    .join("");
+/** The text a held chunk sends ahead of the reason (the final chunk carries none), for {@linkcode heldText}. */
+function chunkText(event: Record<string, unknown>): string | undefined {
+  return event.done !== true && isRecord(event.message) ? said(event.message) : undefined;
 }
 
 /**
