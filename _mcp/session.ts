@@ -211,17 +211,14 @@ function jsonLength(value: unknown): number {
 }
 
 /**
- * The JSON Pointer of a property that a frame's text names twice in one object; undefined when none does, or
- * the frame has no text. `JSON.parse` keeps the last value, which is what the guard judges, while the peer's
+ * The JSON Pointer of a property that `text`, the line `message` was parsed from, names twice in one object;
+ * undefined when none does. `JSON.parse` keeps the last value, which is what the guard judges, while the peer's
  * parser may keep the first (cJSON's, some C++, Rust and Java ones): such text must not go on as it came. Text
  * that is its message written out again names each key once, so the common case costs a `JSON.stringify`;
  * only other text (spaces, escapes, numbers past 2^53, Python's `", "`) is read for repeats. Null for text
  * nested too deeply to read so (thousands of levels): nothing is known of its keys.
  */
-function repeatedKey(frame: McpFrame): string | null | undefined {
-  const { bytes, message } = frame;
-  if (bytes === undefined || message === undefined) return undefined;
-  const text = decoder().decode(bytes);
+function repeatedKey(text: string, message: JsonRpcMessage | JsonRpcMessage[]): string | null | undefined {
   let json: string | undefined;
   try {
     json = JSON.stringify(message);
@@ -238,8 +235,7 @@ function repeatedKey(frame: McpFrame): string | null | undefined {
  * spell it (`"\u0069d"`). Two searches, where reading the text for repeats costs microseconds a kilobyte:
  * an answer of which only the id is judged needs no more (see `GuardedSession.#judgesIdOnly`).
  */
-function namesIdOnce(bytes: Uint8Array): boolean {
-  const text = decoder().decode(bytes);
+function namesIdOnce(text: string): boolean {
   if (text.includes("\\u006")) return false;
   // (found by its `id"`: a search that starts at a quote stops at every quote of a structured answer)
   let seen = 0;
@@ -401,12 +397,13 @@ export class GuardedSession implements McpSession {
    * written anew as it is.)
    */
   #judgedText(frame: McpFrame, from: "client" | "server"): McpFrame {
-    if (from === "server" && frame.bytes !== undefined && this.#judgesIdOnly(frame.message)) {
-      if (namesIdOnce(frame.bytes)) return frame;
-    }
-    const pointer = repeatedKey(frame);
+    const { bytes, message: m } = frame;
+    // (no line of its own, or no message in it: nothing to compare)
+    if (bytes === undefined || m === undefined) return frame;
+    const text = decoder().decode(bytes); // (once: both searches below read it)
+    if (from === "server" && this.#judgesIdOnly(m) && namesIdOnce(text)) return frame;
+    const pointer = repeatedKey(text, m);
     if (pointer === undefined) return frame;
-    const m = frame.message as JsonRpcMessage | JsonRpcMessage[];
     // (text too deep to read goes written anew, as what was judged: a call too)
     if (pointer !== null && from === "client" && isCall(m)) this.#repeated.set(m, pointer);
     else if (pointer !== null) {
