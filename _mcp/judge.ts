@@ -22,7 +22,7 @@ import type {
   UncheckedToolPolicy,
 } from "./types.ts";
 import type { PinChange } from "./pins.ts";
-import { eachLeaf, escapePointer } from "../_common/pointer.ts";
+import { eachLeaf, escapePointer, unescapePointer } from "../_common/pointer.ts";
 import { KNOWN_FORMATS } from "../_schema/keywords.ts";
 import { DATA_KEYWORDS, relaxDefaults, SCHEMA_MAPS } from "../_validate/defaults.ts";
 
@@ -355,7 +355,7 @@ function resolveLocal(root: unknown, schema: unknown): unknown {
     if (!schema.$ref.startsWith("#")) return schema;
     let at: unknown = root;
     for (const part of schema.$ref.slice(1).split("/").slice(1)) {
-      const name = part.replaceAll("~1", "/").replaceAll("~0", "~");
+      const name = unescapePointer(part);
       at = isRecord(at) && Object.hasOwn(at, name) ? at[name] : undefined;
     }
     schema = at;
