@@ -22,7 +22,8 @@ import type {
   UncheckedToolPolicy,
 } from "./types.ts";
 import type { PinChange } from "./pins.ts";
-import { eachLeaf, escapePointer, unescapePointer } from "../_common/pointer.ts";
+import { eachLeaf, escapePointer } from "../_common/pointer.ts";
+import { resolveLocalRef } from "../_common/json.ts";
 import { KNOWN_FORMATS } from "../_schema/keywords.ts";
 import { DATA_KEYWORDS, relaxDefaults, SCHEMA_MAPS } from "../_validate/defaults.ts";
 
@@ -349,16 +350,14 @@ function strayKey(
   return undefined;
 }
 
-/** `schema`, or the subschema of `root` its local `$ref` (`#/$defs/x`) names, followed a few times. */
+/**
+ * `schema`, or the subschema of `root` its local `$ref` (`#/$defs/x`, percent-decoded as the validator reads it)
+ * names, followed a few times.
+ */
 function resolveLocal(root: unknown, schema: unknown): unknown {
   for (let hops = 0; hops < 8 && isRecord(schema) && typeof schema.$ref === "string"; hops++) {
     if (!schema.$ref.startsWith("#")) return schema;
-    let at: unknown = root;
-    for (const part of schema.$ref.slice(1).split("/").slice(1)) {
-      const name = unescapePointer(part);
-      at = isRecord(at) && Object.hasOwn(at, name) ? at[name] : undefined;
-    }
-    schema = at;
+    schema = resolveLocalRef(root, schema.$ref);
   }
   return schema;
 }

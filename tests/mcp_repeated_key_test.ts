@@ -334,8 +334,13 @@ test("checkCall: a key in another case than the property it folds to is refused 
         path: { type: "string", pattern: "^/tmp/" },
         options: { type: "object", properties: { mode } },
         files: { type: "array", items: { $ref: "#/$defs/file" } },
+        // (a fragment is a URI's: the validator percent-decodes it, and so must the walk)
+        owner: { $ref: "#/$defs/an%20owner" },
       },
-      $defs: { file: { type: "object", properties: { name: { type: "string", pattern: "^[a-z]+$" } } } },
+      $defs: {
+        file: { type: "object", properties: { name: { type: "string", pattern: "^[a-z]+$" } } },
+        "an owner": { type: "object", properties: { id: { type: "string", pattern: "^u[0-9]+$" } } },
+      },
     },
   }]);
   const refusal = (args: unknown) => {
@@ -350,6 +355,7 @@ test("checkCall: a key in another case than the property it folds to is refused 
     /"optionſ", which the tool spells "options"/,
   );
   assert.match(refusal({ files: [{ name: "a" }, { NAME: "../x" }] }), /"NAME", which the tool spells "name"/);
+  assert.match(refusal({ owner: { ID: "root" } }), /"ID", which the tool spells "id"/);
   assert.match(
     guard.checkCall({ name: "copy", _META: {}, arguments: {} }).allowed ? "" : "refused",
     /refused/,
