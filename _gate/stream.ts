@@ -63,9 +63,14 @@ export interface StreamRetry {
   body: Record<string, unknown>;
   /** Set when the calls were written into the text. */
   fromText?: true;
-  /** What the client already has; the retry's stream continues after it. */
-  resume: ResumePoint;
 }
+
+/**
+ * A retry's answer, gated when called: with where its stream continues (`resume`), complete once the retry
+ * step has sent what goes ahead of it (the text held, the blocks' ends). Its stream exists only from then on,
+ * so nothing of it is read, and no reason of it written, before the record of what the client has is whole.
+ */
+export type RetryAnswer = (resume: ResumePoint) => ReadableStream<Uint8Array>;
 
 /** Options for {@linkcode StreamGate}. */
 export interface StreamGateOptions {
@@ -91,10 +96,11 @@ export interface StreamGateOptions {
    */
   answers?: number;
   /**
-   * Asked when the calls were rejected: a stream (already gated) to forward in their place, continuing this
-   * message, or undefined for the usual replacement. Only for dialects whose frames can be resumed.
+   * Asked when the calls were rejected: the answer to forward in their place, continuing this message (see
+   * {@linkcode RetryAnswer}), or undefined for the usual replacement. Only for dialects whose frames can be
+   * resumed.
    */
-  retry?: (turn: StreamRetry) => Promise<ReadableStream<Uint8Array> | undefined>;
+  retry?: (turn: StreamRetry) => Promise<RetryAnswer | undefined>;
   /**
    * Set on a retry's stream: the positions the client already has, so this stream continues that message
    * (Anthropic drops its `message_start` and shifts its block indices; Cohere drops `message-start`).
@@ -665,17 +671,17 @@ export class StreamGate {
     const flow = this.#flow;
     // (prose the client has not seen goes into its block: the block's start goes first, and counts)
     if (ending?.frames) router.sendOpenings?.(flow);
-    let next: ReadableStream<Uint8Array> | undefined;
+    let answer: RetryAnswer | undefined;
     let resume: ResumePoint | undefined;
     try {
       resume = { ...point ?? router.resumePoint?.() ?? { at: 0 }, usage: this.#usage.total };
-      const turn: StreamRetry = { calls, verdict, resume, body: this.#turn.body() };
+      const turn: StreamRetry = { calls, verdict, body: this.#turn.body() };
       if (fromText) turn.fromText = true;
-      next = await retry(turn);
+      answer = await retry(turn);
     } catch {
-      next = undefined; // a retry that fails leaves today's clean stop
+      answer = undefined; // a retry that fails leaves today's clean stop
     }
-    if (next) {
+    if (answer && resume) {
       let dropped = flow.held;
       if (fromText) {
         if (ending?.frames) flow.send(ending.frames);
@@ -693,10 +699,9 @@ export class StreamGate {
       const ends = router.endsDropped?.(dropped);
       if (ends) flow.send(ends);
       flow.setHeld();
-      // (read by the retry's reason, written once its stream has ended: after this, as it is forwarded now)
-      if (resume) resume.said = flow.said();
+      return answer({ ...resume, said: flow.said() });
     }
-    return next;
+    return undefined;
   }
 
   async #judge(calls: AssembledToolCall[]): Promise<StreamJudgement> {

@@ -7,6 +7,7 @@ import OpenAI from "openai";
 import Anthropic from "@anthropic-ai/sdk";
 import { Ollama } from "ollama";
 import type { GateEvent } from "../gate.ts";
+import { StreamGate } from "../_gate/stream.ts";
 import {
   anthropicMessage,
   anthropicStream,
@@ -1029,4 +1030,49 @@ test("guardFetch retry: a Cohere retry's plan leaves the reason one blank line a
   ];
   const alone = await scripted([{ sse: split, named: true }, { sse: split, named: true }], 1, cohereStreamed);
   assert.match(cohereBlockTexts(sseData(alone.value)).join(""), /^\n\S/);
+});
+
+/** An SSE stream the provider sent at once, whole (its frames are `chatStream`'s). */
+const answeredAtOnce = (frames: unknown[]) =>
+  new ReadableStream<Uint8Array>({
+    start(c) {
+      const text = frames.map((f) => typeof f === "string" ? f : `data: ${JSON.stringify(f)}\n\n`).join("");
+      c.enqueue(new TextEncoder().encode(text));
+      c.close();
+    },
+  });
+
+/** A judge that rejects every call, with the reason "REJECTED". */
+const rejectAll = (calls: readonly { id: string; name: string }[]) => ({
+  verdict: {
+    allowed: false,
+    blocked: true,
+    rejectedIndices: calls.map((_, i) => i),
+    calls: calls.map((c, index) => ({ index, id: c.id, name: c.name, allowed: false, findings: [] })),
+  },
+  reason: "REJECTED",
+});
+
+test("StreamGate retry: a retry's answer read whole as soon as it is made, from a provider that answered at once, writes its reason one blank line after the client's text", async () => {
+  // The retry's reason reads what the client has (the record the retry step fills in once it has sent its
+  // held text); a retry's stream read ahead before that record was whole wrote "Let me look.REJECTED". The
+  // answer is gated only once the record is whole, so no reading ahead can pass it.
+  const gate = new StreamGate("openai_chat", {
+    judge: rejectAll,
+    retry: () =>
+      Promise.resolve((resume) => {
+        const gated = new StreamGate("openai_chat", { judge: rejectAll, resume })
+          .gate(answeredAtOnce(chatStream([], [BAD])));
+        // (read whole at once, as a proxy that buffers would: its reason is written before it is forwarded)
+        return new ReadableStream<Uint8Array>({
+          async start(c) {
+            c.enqueue(new Uint8Array(await new Response(gated).arrayBuffer()));
+            c.close();
+          },
+        });
+      }),
+  });
+  const text = await new Response(gate.gate(answeredAtOnce(chatStream(["Let me look."], [BAD])))).text();
+  const content = sseData(text).map((e) => e.choices?.[0]?.delta?.content ?? "").join("");
+  assert.equal(content, "Let me look.\n\nREJECTED");
 });

@@ -386,8 +386,7 @@ export class StreamFlow {
 
   /**
    * A flow whose events were read by a reader that `filed` asks (default: one that filed none); on a retry's
-   * stream, after the text the client has by `resume` (read when a reason is written: the retry step fills
-   * in its `said` once it has sent its text, and the retry's stream is forwarded after that).
+   * stream, after the text the client has by `resume` (complete: see `RetryAnswer`).
    */
   constructor(
     filed: (event: Record<string, unknown>) => number | undefined = () => undefined,
