@@ -232,6 +232,9 @@ function ndjsonFrames(): FrameParser<WireFrame> {
   };
 }
 
+/** What parts a retry's text from the earlier attempts' words it would run on from: a blank line. */
+const PARAGRAPH = "\n\n";
+
 /** One encoder for every gate: encoding keeps no state. */
 const ENCODER = new TextEncoder();
 
@@ -285,6 +288,11 @@ export class StreamGate {
   #frames = 0;
   /** OpenAI's `data: [DONE]`, sent last. */
   #doneFrame: string | undefined;
+  /**
+   * On a retry's stream, where its text runs on in the client's (see `TextFrames.scored`): the answers
+   * whose client text ends mid-line and that have sent no text yet.
+   */
+  readonly #runsOn: Set<number>;
 
   /** Creates a gate for a stream of `dialect`. */
   constructor(dialect: StreamDialect, options: StreamGateOptions) {
@@ -296,6 +304,7 @@ export class StreamGate {
     this.#usage = new UsageTally(dialect, options.resume?.usage);
     this.#flow = new StreamFlow((event) => this.#assembler.filed(event), options.resume);
     this.#parser = this.#router.framing === "ndjson" ? ndjsonFrames() : sseParser();
+    this.#runsOn = new Set(this.#router.text?.scored ? options.resume?.runsOn : []);
   }
 
   /** Before the first frame: loads the engines and, where the text is watched, makes its watch. */
@@ -455,8 +464,30 @@ export class StreamGate {
     }
     this.#assembler.push(event);
     this.#router.note?.(event, raw);
+    if (this.#runsOn.size > 0) this.#separate(event);
     if (!this.#text) return this.#router.route(raw, event, flow);
     this.#text.watch(raw, event, flow, (frame) => this.#router.route(frame.raw, frame.event, flow));
+  }
+
+  /**
+   * On a retry's stream, before the first text of each answer whose client text ends mid-line: a blank line
+   * in a text frame of its own, where that text starts with other than white space ("Let me look." and
+   * "Again." read "Let me look.Again."), unless the frame scores its tokens (see `TextFrames.scored`). A
+   * blank line, not a space: the retry is a new turn of the model's, and may open with a heading, a list or
+   * a fence, which a space would run into the line before; and it reads as the reason does when the retry
+   * is rejected too.
+   */
+  #separate(event: Record<string, unknown>): void {
+    const text = this.#router.text!;
+    for (const answer of text.answers?.(event) ?? [0]) {
+      if (!this.#runsOn.has(answer)) continue;
+      const said = text.read(event, answer).text;
+      if (said === "") continue;
+      this.#runsOn.delete(answer);
+      if (/^\s/u.test(said) || text.scored!(event, answer)) continue;
+      this.#flow.send(text.textFrame(PARAGRAPH, answer, 0));
+      this.#flow.sawText(PARAGRAPH, answer);
+    }
   }
 
   /** The wire text of `event` in place of the frame `raw` (keeping an SSE frame's `event:` name). */
@@ -699,7 +730,7 @@ export class StreamGate {
       const ends = router.endsDropped?.(dropped);
       if (ends) flow.send(ends);
       flow.setHeld();
-      return answer({ ...resume, said: flow.said() });
+      return answer({ ...resume, said: flow.said(), runsOn: flow.runsOn() });
     }
     return undefined;
   }
