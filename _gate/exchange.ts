@@ -191,7 +191,10 @@ function readWhole(response: Response, limit: number): Promise<Uint8Array<ArrayB
   return readBounded(response.body!, limit);
 }
 
-/** Sends the follow-up of a rejected streamed turn; its answer, gated once called, or undefined (the clean stop). */
+/**
+ * Sends the follow-up of a rejected streamed turn: its answer, gated once called, or undefined (the clean
+ * stop).
+ */
 async function retryStream(
   exchange: Exchange,
   dialect: StreamDialect,
