@@ -42,7 +42,7 @@ import {
 } from "./gate.ts";
 import { followUp, type RejectedTurn, type TurnCall } from "./retry.ts";
 import { sumUsage, type Usage, usageIn, withUsage } from "./usage.ts";
-import { StreamGate, type StreamRetry } from "./stream.ts";
+import { type RetryAnswer, StreamGate, type StreamRetry } from "./stream.ts";
 import { loadEngines } from "./engines.ts";
 import type { ResumePoint } from "./dialects/shared.ts";
 import type { FetchLike, GateEvent, GuardFetchOptions } from "./fetch.ts";
@@ -191,12 +191,15 @@ function readWhole(response: Response, limit: number): Promise<Uint8Array<ArrayB
   return readBounded(response.body!, limit);
 }
 
-/** Sends the follow-up of a rejected streamed turn; its gated stream, or undefined (the clean stop). */
+/**
+ * Sends the follow-up of a rejected streamed turn: its answer, gated once called, or undefined (the clean
+ * stop).
+ */
 async function retryStream(
   exchange: Exchange,
   dialect: StreamDialect,
   turn: StreamRetry,
-): Promise<ReadableStream<Uint8Array> | undefined> {
+): Promise<RetryAnswer | undefined> {
   if (dropsCalls(turn.verdict, exchange.options)) return undefined; // the valid calls went through
   const calls = turn.calls.map((c) => ({
     id: c.id,
@@ -214,7 +217,7 @@ async function retryStream(
     return undefined;
   }
   const next: Exchange = { ...exchange, request, attempt: exchange.attempt + 1 };
-  return gateStreamed(response, dialect, next, turn.resume).body ?? undefined;
+  return (resume) => gateStreamed(response, dialect, next, resume).body!;
 }
 
 /**

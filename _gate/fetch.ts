@@ -52,13 +52,14 @@ export interface GuardFetchOptions extends GateOptions {
    * turn and one tool result per call carrying the feedback (`describeVerdict`) appended in the provider's
    * own shape, up to this many times, and hand the client the first answer that passes (else today's clean
    * stop). In a stream, text already forwarded stays and the retry's events follow in the same message
-   * (indices, ids and `sequence_number`s continuing what the client has). The follow-up carries what the
-   * rejected attempt said: its text and reasoning (Anthropic `thinking` blocks with their `signature`,
-   * Gemini parts with their `thoughtSignature`, Responses `reasoning` items, Ollama `thinking`), which
-   * providers with extended thinking require; a call written into the text goes back once, as the provider's
-   * structured call, with the text around it (a model shown its call twice tends to write it again). The
-   * usage the client sees is every attempt's added up (each is billed); each attempt's own is in its
-   * `onVerdict` event. Every attempt is reported to `onVerdict`.
+   * (indices, ids and `sequence_number`s continuing what the client has; where its text would run on from
+   * the earlier attempts' words, a blank line of its own parts them, unless the stream scores its tokens).
+   * The follow-up carries what the rejected attempt said: its text and reasoning (Anthropic `thinking`
+   * blocks with their `signature`, Gemini parts with their `thoughtSignature`, Responses `reasoning` items,
+   * Ollama `thinking`), which providers with extended thinking require; a call written into the text goes
+   * back once, as the provider's structured call, with the text around it (a model shown its call twice
+   * tends to write it again). The usage the client sees is every attempt's added up (each is billed); each
+   * attempt's own is in its `onVerdict` event. Every attempt is reported to `onVerdict`.
    * A turn is not sent back when `onRejected: "drop-call"` kept some of its calls (they reached the client),
    * nor when calls written into the text of a response of several answers (OpenAI Chat `n`, Gemini
    * `candidateCount`) were rejected, since a retry sends back one answer's turn (a stream whose written calls

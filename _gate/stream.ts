@@ -63,9 +63,14 @@ export interface StreamRetry {
   body: Record<string, unknown>;
   /** Set when the calls were written into the text. */
   fromText?: true;
-  /** What the client already has; the retry's stream continues after it. */
-  resume: ResumePoint;
 }
+
+/**
+ * A retry's answer, gated when called: with where its stream continues (`resume`), complete once the retry
+ * step has sent what goes ahead of it (the text held, the blocks' ends). Its stream exists only from then on,
+ * so nothing of it is read, and no reason of it written, before the record of what the client has is whole.
+ */
+export type RetryAnswer = (resume: ResumePoint) => ReadableStream<Uint8Array>;
 
 /** Options for {@linkcode StreamGate}. */
 export interface StreamGateOptions {
@@ -91,10 +96,11 @@ export interface StreamGateOptions {
    */
   answers?: number;
   /**
-   * Asked when the calls were rejected: a stream (already gated) to forward in their place, continuing this
-   * message, or undefined for the usual replacement. Only for dialects whose frames can be resumed.
+   * Asked when the calls were rejected: the answer to forward in their place, continuing this message (see
+   * {@linkcode RetryAnswer}), or undefined for the usual replacement. Only for dialects whose frames can be
+   * resumed.
    */
-  retry?: (turn: StreamRetry) => Promise<ReadableStream<Uint8Array> | undefined>;
+  retry?: (turn: StreamRetry) => Promise<RetryAnswer | undefined>;
   /**
    * Set on a retry's stream: the positions the client already has, so this stream continues that message
    * (Anthropic drops its `message_start` and shifts its block indices; Cohere drops `message-start`).
@@ -226,6 +232,9 @@ function ndjsonFrames(): FrameParser<WireFrame> {
   };
 }
 
+/** What parts a retry's text from the earlier attempts' words it would run on from: a blank line. */
+const PARAGRAPH = "\n\n";
+
 /** One encoder for every gate: encoding keeps no state. */
 const ENCODER = new TextEncoder();
 
@@ -279,6 +288,11 @@ export class StreamGate {
   #frames = 0;
   /** OpenAI's `data: [DONE]`, sent last. */
   #doneFrame: string | undefined;
+  /**
+   * On a retry's stream, where its text runs on in the client's (see `TextFrames.scored`): the answers
+   * whose client text ends mid-line and that have sent no text yet.
+   */
+  readonly #runsOn: Set<number>;
 
   /** Creates a gate for a stream of `dialect`. */
   constructor(dialect: StreamDialect, options: StreamGateOptions) {
@@ -290,6 +304,7 @@ export class StreamGate {
     this.#usage = new UsageTally(dialect, options.resume?.usage);
     this.#flow = new StreamFlow((event) => this.#assembler.filed(event), options.resume);
     this.#parser = this.#router.framing === "ndjson" ? ndjsonFrames() : sseParser();
+    this.#runsOn = new Set(this.#router.text?.scored ? options.resume?.runsOn : []);
   }
 
   /** Before the first frame: loads the engines and, where the text is watched, makes its watch. */
@@ -449,8 +464,30 @@ export class StreamGate {
     }
     this.#assembler.push(event);
     this.#router.note?.(event, raw);
+    if (this.#runsOn.size > 0) this.#separate(event);
     if (!this.#text) return this.#router.route(raw, event, flow);
     this.#text.watch(raw, event, flow, (frame) => this.#router.route(frame.raw, frame.event, flow));
+  }
+
+  /**
+   * On a retry's stream, before the first text of each answer whose client text ends mid-line: a blank line
+   * in a text frame of its own, where that text starts with other than white space ("Let me look." and
+   * "Again." read "Let me look.Again."), unless the frame scores its tokens (see `TextFrames.scored`). A
+   * blank line, not a space: the retry is a new turn of the model's, and may open with a heading, a list or
+   * a fence, which a space would run into the line before; and it reads as the reason does when the retry
+   * is rejected too.
+   */
+  #separate(event: Record<string, unknown>): void {
+    const text = this.#router.text!;
+    for (const answer of text.answers?.(event) ?? [0]) {
+      if (!this.#runsOn.has(answer)) continue;
+      const said = text.read(event, answer).text;
+      if (said === "") continue;
+      this.#runsOn.delete(answer);
+      if (/^\s/u.test(said) || text.scored!(event, answer)) continue;
+      this.#flow.send(text.textFrame(PARAGRAPH, answer, 0));
+      this.#flow.sawText(PARAGRAPH, answer);
+    }
   }
 
   /** The wire text of `event` in place of the frame `raw` (keeping an SSE frame's `event:` name). */
@@ -665,17 +702,17 @@ export class StreamGate {
     const flow = this.#flow;
     // (prose the client has not seen goes into its block: the block's start goes first, and counts)
     if (ending?.frames) router.sendOpenings?.(flow);
-    let next: ReadableStream<Uint8Array> | undefined;
+    let answer: RetryAnswer | undefined;
     let resume: ResumePoint | undefined;
     try {
       resume = { ...point ?? router.resumePoint?.() ?? { at: 0 }, usage: this.#usage.total };
-      const turn: StreamRetry = { calls, verdict, resume, body: this.#turn.body() };
+      const turn: StreamRetry = { calls, verdict, body: this.#turn.body() };
       if (fromText) turn.fromText = true;
-      next = await retry(turn);
+      answer = await retry(turn);
     } catch {
-      next = undefined; // a retry that fails leaves today's clean stop
+      answer = undefined; // a retry that fails leaves today's clean stop
     }
-    if (next) {
+    if (answer && resume) {
       let dropped = flow.held;
       if (fromText) {
         if (ending?.frames) flow.send(ending.frames);
@@ -693,10 +730,9 @@ export class StreamGate {
       const ends = router.endsDropped?.(dropped);
       if (ends) flow.send(ends);
       flow.setHeld();
-      // (read by the retry's reason, written once its stream has ended: after this, as it is forwarded now)
-      if (resume) resume.said = flow.said();
+      return answer({ ...resume, said: flow.said(), runsOn: flow.runsOn() });
     }
-    return next;
+    return undefined;
   }
 
   async #judge(calls: AssembledToolCall[]): Promise<StreamJudgement> {

@@ -7,6 +7,7 @@ import OpenAI from "openai";
 import Anthropic from "@anthropic-ai/sdk";
 import { Ollama } from "ollama";
 import type { GateEvent } from "../gate.ts";
+import { StreamGate } from "../_gate/stream.ts";
 import {
   anthropicMessage,
   anthropicStream,
@@ -1029,4 +1030,167 @@ test("guardFetch retry: a Cohere retry's plan leaves the reason one blank line a
   ];
   const alone = await scripted([{ sse: split, named: true }, { sse: split, named: true }], 1, cohereStreamed);
   assert.match(cohereBlockTexts(sseData(alone.value)).join(""), /^\n\S/);
+});
+
+/** An SSE stream the provider sent at once, whole (its frames are `chatStream`'s). */
+const answeredAtOnce = (frames: unknown[]) =>
+  new ReadableStream<Uint8Array>({
+    start(c) {
+      const text = frames.map((f) => typeof f === "string" ? f : `data: ${JSON.stringify(f)}\n\n`).join("");
+      c.enqueue(new TextEncoder().encode(text));
+      c.close();
+    },
+  });
+
+/** A judge that rejects every call, with the reason "REJECTED". */
+const rejectAll = (calls: readonly { id: string; name: string }[]) => ({
+  verdict: {
+    allowed: false,
+    blocked: true,
+    rejectedIndices: calls.map((_, i) => i),
+    calls: calls.map((c, index) => ({ index, id: c.id, name: c.name, allowed: false, findings: [] })),
+  },
+  reason: "REJECTED",
+});
+
+test("StreamGate retry: a retry's answer read whole as soon as it is made, from a provider that answered at once, writes its reason one blank line after the client's text", async () => {
+  // The retry's reason reads what the client has (the record the retry step fills in once it has sent its
+  // held text); a retry's stream read ahead before that record was whole wrote "Let me look.REJECTED". The
+  // answer is gated only once the record is whole, so no reading ahead can pass it.
+  const gate = new StreamGate("openai_chat", {
+    judge: rejectAll,
+    retry: () =>
+      Promise.resolve((resume) => {
+        const gated = new StreamGate("openai_chat", { judge: rejectAll, resume })
+          .gate(answeredAtOnce(chatStream([], [BAD])));
+        // (read whole at once, as a proxy that buffers would: its reason is written before it is forwarded)
+        return new ReadableStream<Uint8Array>({
+          async start(c) {
+            c.enqueue(new Uint8Array(await new Response(gated).arrayBuffer()));
+            c.close();
+          },
+        });
+      }),
+  });
+  const text = await new Response(gate.gate(answeredAtOnce(chatStream(["Let me look."], [BAD])))).text();
+  const content = sseData(text).map((e) => e.choices?.[0]?.delta?.content ?? "").join("");
+  assert.equal(content, "Let me look.\n\nREJECTED");
+});
+
+/** `frames` of a Chat stream with each content chunk's tokens scored (`logprobs`), as `logprobs: true` asks. */
+const scoredChat = (frames: unknown[]) =>
+  frames.map((f) => {
+    const choice = isChunk(f) ? f.choices[0] : undefined;
+    const content = choice?.delta.content;
+    if (typeof content !== "string" || content === "") return f;
+    const token = {
+      token: content,
+      logprob: -0.1,
+      bytes: [...new TextEncoder().encode(content)],
+      top_logprobs: [],
+    };
+    return { ...(f as object), choices: [{ ...choice, logprobs: { content: [token], refusal: null } }] };
+  });
+const isChunk = (f: unknown): f is { choices: { delta: { content?: unknown } }[] } =>
+  typeof f === "object" && f !== null && Array.isArray((f as { choices?: unknown }).choices);
+
+test("guardFetch retry: a retry's text that would run on from the first attempt's words starts a new paragraph, OpenAI chat stream", async () => {
+  // The openai SDK joins the content deltas: the retry's "Again." read "Let me look.Again.". A blank line
+  // goes between them in a chunk of its own; text that already parts them, or a client text ending in white
+  // space, gets none; nor does a stream that scores its tokens (a chunk of the gate's would be text no token
+  // of `logprobs` stands for).
+  const cases: [string[][], string, ((f: unknown[]) => unknown[])?][] = [
+    [[["Let me look."], ["Again."]], "Let me look.\n\nAgain."],
+    [[["Let me ", "look."], ["Again", "."], ["Done."]], "Let me look.\n\nAgain.\n\nDone."],
+    [[["Let me look."], [" Again."]], "Let me look. Again."],
+    [[["Let me look. "], ["Again."]], "Let me look. Again."],
+    [[["Let me look.\n"], ["Again."]], "Let me look.\nAgain."],
+    [[["Let me look."], ["Again."]], "Let me look.Again.", scoredChat],
+  ];
+  for (const [attempts, expected, shape = (f: unknown[]) => f] of cases) {
+    const script = attempts.map((text, i) => ({
+      sse: shape(chatStream(text, [i === attempts.length - 1 ? GOOD : BAD])),
+    }));
+    const { value, server } = await scripted(
+      script,
+      attempts.length - 1,
+      (s, f) =>
+        openai(s, f).chat.completions.stream({ model: "m", messages, tools: TOOLS_OPENAI as never })
+          .finalChatCompletion(),
+    );
+    assert.equal(value.choices[0].message.content, expected, JSON.stringify(attempts));
+    assert.equal(value.choices[0].message.tool_calls?.[0].id, "call_good");
+    assert.equal(server.requests.length, attempts.length);
+  }
+});
+
+test("guardFetch retry: a retry's text that would run on from the first attempt's words starts a new paragraph, Ollama stream", async () => {
+  // The ollama client hands out each chunk's content; an app joins them ("Let me look.Again.").
+  for (
+    const [attempts, expected, logprobs] of [
+      [[["Let me look."], ["Again."]], "Let me look.\n\nAgain.", false],
+      [[["Let me look."], ["\nAgain."]], "Let me look.\nAgain.", false],
+      [[["Let me look."], ["Again."]], "Let me look.Again.", true],
+    ] as [string[][], string, boolean][]
+  ) {
+    const script = attempts.map((text, i) => {
+      const lines = ollamaStream(text, [i === attempts.length - 1 ? GOOD : BAD]) as Record<string, unknown>[];
+      return {
+        ndjson: logprobs ? lines.map((l) => ({ ...l, logprobs: [{ token: "x", logprob: -0.1 }] })) : lines,
+      };
+    });
+    const { value } = await scripted(script, 1, async (s, f) => {
+      const client = new Ollama({ host: s.url, fetch: f });
+      let content = "";
+      let calls = 0;
+      for await (
+        const part of await client.chat({ model: "m", messages, tools: TOOLS_OPENAI as never, stream: true })
+      ) {
+        content += part.message.content;
+        calls += part.message.tool_calls?.length ?? 0;
+      }
+      return { content, calls };
+    });
+    assert.deepEqual(value, { content: expected, calls: 1 }, JSON.stringify(attempts));
+  }
+});
+
+test("guardFetch retry: a retry's text that would run on from the first attempt's words starts a new paragraph, Gemini stream", async () => {
+  // Chunks in the recorded shape (`candidates[0].content.parts`, `index`, `modelVersion`, `responseId`); a
+  // client joins the parts' text (the genai SDK's `text`, the AI SDK's deltas): "Let me look.Again.".
+  const chunk = (parts: unknown[], scored = false) => ({
+    candidates: [{
+      content: { role: "model", parts },
+      index: 0,
+      ...(scored ? { logprobsResult: { chosenCandidates: [], topCandidates: [] } } : {}),
+    }],
+    modelVersion: "gemini-2.5-flash",
+    responseId: "r1",
+  });
+  const call = (args: unknown) => ({ functionCall: { name: "get_weather", args } });
+  const tools = [{ functionDeclarations: TOOLS_RESPONSES }];
+  for (
+    const [scored, expected] of [[false, "Let me look.\n\nAgain."], [true, "Let me look.Again."]] as const
+  ) {
+    const { value } = await scripted(
+      [
+        { sse: [chunk([{ text: "Let me look." }], scored), chunk([call(BAD.args)])] },
+        { sse: [chunk([{ text: "Again." }], scored), chunk([call(GOOD.args)])] },
+      ],
+      1,
+      async (s, f) => {
+        const res = await f(`${s.url}/v1beta/models/g:streamGenerateContent?alt=sse`, {
+          method: "POST",
+          body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "Weather?" }] }], tools }),
+        });
+        return sseData(await res.text());
+      },
+    );
+    const parts = value.flatMap((e: { candidates: { content: { parts: Record<string, unknown>[] } }[] }) =>
+      e.candidates[0].content.parts
+    );
+    assert.equal(parts.map((p: Record<string, unknown>) => p.text ?? "").join(""), expected);
+    assert.deepEqual(parts.at(-1), call(GOOD.args));
+    assert.ok(value.every((e: Record<string, unknown>) => e.responseId === "r1"));
+  }
 });

@@ -187,8 +187,11 @@ test("guardFetch Anthropic: the reason for rejected native calls is a paragraph 
   }
 });
 
-/** Cohere v2: text blocks and native calls, streamed and whole, each block's text as its client reads it. */
-async function cohereBothWays(texts: string[], calls: CallSpec[], options: GuardFetchOptions) {
+/**
+ * Cohere v2: text blocks and native calls, streamed and whole, each block's text as its client reads it;
+ * with `plan`, a tool plan after the blocks (streamed), first in what is read.
+ */
+async function cohereBothWays(texts: string[], calls: CallSpec[], options: GuardFetchOptions, plan?: string) {
   const toolCalls = calls.map((c) => ({
     id: c.id,
     type: "function",
@@ -201,6 +204,7 @@ async function cohereBothWays(texts: string[], calls: CallSpec[], options: Guard
     message: {
       role: "assistant",
       content: texts.map((text) => ({ type: "text", text })),
+      ...(plan === undefined ? {} : { tool_plan: plan }),
       tool_calls: toolCalls,
     },
     usage,
@@ -212,6 +216,7 @@ async function cohereBothWays(texts: string[], calls: CallSpec[], options: Guard
       { type: "content-delta", index, delta: { message: { content: { text } } } },
       { type: "content-end", index },
     ]),
+    ...(plan === undefined ? [] : [{ type: "tool-plan-delta", delta: { message: { tool_plan: plan } } }]),
     ...toolCalls.flatMap((call, index) => [
       {
         type: "tool-call-start",
@@ -239,16 +244,25 @@ async function cohereBothWays(texts: string[], calls: CallSpec[], options: Guard
           headers: { "content-type": "application/json" },
           body: JSON.stringify({ model: "command-r", messages, tools: TOOLS_OPENAI, stream: streamed }),
         });
+        const planned = (text: string | undefined) => plan === undefined ? [] : [text ?? ""];
         if (!streamed) {
-          const message = (await res.json()).message as { content: { type: string; text: string }[] };
-          return message.content.filter((p) => p.type === "text").map((p) => p.text);
+          const message = (await res.json()).message as {
+            content: { type: string; text: string }[];
+            tool_plan?: string;
+          };
+          return [
+            ...planned(message.tool_plan),
+            ...message.content.filter((p) => p.type === "text").map((p) => p.text),
+          ];
         }
         const blocks: string[] = [];
+        let told = "";
         for (const e of sseData(await res.text())) {
+          if (e.type === "tool-plan-delta") told += e.delta.message.tool_plan;
           if (e.type === "content-start") blocks[e.index] = e.delta.message.content.text ?? "";
           if (e.type === "content-delta") blocks[e.index] += e.delta.message.content.text ?? "";
         }
-        return blocks;
+        return [...planned(told), ...blocks];
       },
     );
     return value;
@@ -262,6 +276,28 @@ test("guardFetch Cohere: the reason for rejected native calls is a paragraph of 
     const { streamed, whole } = await cohereBothWays(["I will check."], calls, options);
     assert.deepEqual(whole, streamed);
     assert.match(whole.at(-1)!, /^\n\ntoolguard (stopped|removed)/);
+  }
+});
+
+test("guardFetch Cohere: a tool plan held behind a possible written call stands ahead of the text for the reason's lead, whole as streamed", async () => {
+  // The plan came after text the watch held as a possible written call (a marker with no end), so it was
+  // held too, and the reason's lead read it as where the text ended: "<tool_call>\n" then a plan got a blank
+  // line too many before the reason, or, after a plan of a line break, one too few. A body reads the plan
+  // ahead of the text.
+  for (const options of [{}, { onRejected: "drop-call" as const }]) {
+    const calls = options.onRejected ? [VALID_CALL, REJECTED_CALL] : [REJECTED_CALL];
+    for (
+      const [texts, plan, lead] of [
+        [["Let me look.\n\n", "<tool_call>\n"], "I will check the weather.", "\n"],
+        [["Let me look.\n\n", "<tool_call>\n"], "\n", "\n"],
+        [["Let me look.", "<tool_call>"], "\n", "\n\n"],
+      ] as const
+    ) {
+      const { streamed, whole } = await cohereBothWays([...texts], calls, options, plan);
+      assert.deepEqual(streamed, whole, JSON.stringify([texts, plan, options]));
+      assert.deepEqual(whole.slice(0, 3), [plan, ...texts]);
+      assert.match(whole.at(-1)!, new RegExp(`^${lead}toolguard (stopped|removed)`));
+    }
   }
 });
 

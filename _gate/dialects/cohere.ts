@@ -148,6 +148,24 @@ function saidText(event: Record<string, unknown>): unknown {
   return isRecord(content) ? content.text : undefined;
 }
 /**
+ * What goes before the reason once the held frames are sent ahead of it (see `StreamFlow.lead`): the text
+ * of their content deltas, which the client's text then ends in, and their tool plan standing ahead of the
+ * answer's text, as a body reads it (counted as the held text's end, the plan queued behind a possible
+ * written call gave "<tool_call>\n" a blank line too many before the reason, or a plan of a line break
+ * one too few).
+ */
+function reasonLead(flow: StreamFlow): string {
+  for (const h of flow.held) {
+    const plan = h.event?.type === "tool-plan-delta" ? saidText(h.event) : undefined;
+    if (typeof plan === "string") flow.sawAhead(plan);
+  }
+  return flow.lead(
+    0,
+    heldText(flow, (event) => event.type === "tool-plan-delta" ? undefined : saidText(event)),
+  );
+}
+
+/**
  * Events of no text after which the text goes on (see `TextPart.goesOn`): a block's end and the next one's
  * start too, as a body's text blocks are read joined (a tail that may begin a marker, let out at its block's
  * end, reached the client where a body cuts it with the call).
@@ -463,7 +481,7 @@ class CohereStream implements FrameRouter {
    * whatever its index (`"0"`, none): kept as it came, a rejected call's event reached the client.
    */
   dropCalls(reason: string, split: SplitCalls, flow: StreamFlow): void {
-    const text = flow.lead(0, heldText(flow, saidText)) + reason;
+    const text = reasonLead(flow) + reason;
     const emit = (event: Record<string, unknown>) => flow.send(this.#wire(event));
     const index = this.#nextContent;
     let told = false;
@@ -497,7 +515,7 @@ class CohereStream implements FrameRouter {
   }
 
   replace(reason: string, _calls: unknown, flow: StreamFlow): void {
-    const text = flow.lead(0, heldText(flow, saidText)) + reason;
+    const text = reasonLead(flow) + reason;
     const emit = (event: Record<string, unknown>) => flow.send(this.#wire(event));
     const index = this.#nextContent;
     let end: Record<string, unknown> | undefined;

@@ -229,6 +229,10 @@ class GeminiStream implements FrameRouter {
         candidates: atPosition({ content: { role: "model", parts: [{ text }] }, index: position }, position),
         ...this.#template,
       })),
+    scored: (event, position) => {
+      const c = Array.isArray(event.candidates) ? event.candidates[position] : undefined;
+      return isRecord(c) && c.logprobsResult != null;
+    },
     frame: (event, from) => reframe(event, from),
     // (the empty candidates that put one at its position carry no part of an answer) A chunk of none (only
     // `usageMetadata`, or `candidates: []`) takes the first answer's way, as the usage of a chunk of several

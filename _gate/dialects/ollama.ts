@@ -84,6 +84,7 @@ class OllamaStream implements FrameRouter {
     read: (event) => ollamaText(event),
     textFrame: (text) =>
       line({ ...(this.#template ?? {}), message: { role: "assistant", content: text }, done: false }),
+    scored: (event) => event.logprobs != null,
     frame: line,
   };
 

@@ -221,6 +221,9 @@ class ChatStream implements FrameRouter {
           finish_reason: null,
         }],
       })),
+    scored: (event, answer) =>
+      Array.isArray(event.choices) &&
+      event.choices.some((c) => isRecord(c) && choiceIndex(c) === answer && c.logprobs != null),
     frame: (event, from) => reframe(event, from),
     answers: (event) =>
       Array.isArray(event.choices) ? [...new Set(event.choices.filter(isRecord).map(choiceIndex))] : [],

@@ -110,6 +110,11 @@ export interface ResumePoint {
    * {@linkcode StreamFlow.said}): the retry's reason follows that text by one blank line.
    */
   said?: Readonly<Record<number, number>>;
+  /**
+   * The answers whose text the client has ends in other than white space, mid-line (see
+   * {@linkcode StreamFlow.runsOn}): a retry's text that starts with words would run on from it.
+   */
+  runsOn?: readonly number[];
 }
 
 /** The calls of a turn, split by the verdict. */
@@ -293,6 +298,13 @@ export interface TextFrames {
    * of their own; a body keeps them too (see {@linkcode mayGoBlank}), however the frames fell.
    */
   said?(flow: StreamFlow): void;
+  /**
+   * Present where a retry's text runs on in the text the client has, in no place of its own (OpenAI Chat,
+   * Ollama, Gemini): whether the frame gives `answer`'s text with per-token log probabilities. A retry's
+   * first text that would join the earlier attempts' words gets a blank line before it, in a text frame of
+   * its own, only where it does not: among scored frames that line would be text no token stands for.
+   */
+  scored?(event: Record<string, unknown>, answer: number): boolean;
   /** What the dialect keeps to place the text (see {@linkcode TextPlaces.size}), bounded with the text. */
   size?(): number;
   /**
@@ -375,6 +387,11 @@ export class StreamFlow {
    * {@linkcode StreamFlow.sawAhead}), for the answers where that text says something.
    */
   readonly #ahead = new Map<number, number>();
+  /**
+   * Whether the text each answer's client has ends in other than white space (for an answer that sent none
+   * in this stream, the earlier attempts' `runsOn` says).
+   */
+  readonly #midLine = new Map<number, boolean>();
   /** On a retry's stream: where it continues (its `said` is what the earlier attempts left the client). */
   readonly #resume: ResumePoint | undefined;
   /**
@@ -386,8 +403,7 @@ export class StreamFlow {
 
   /**
    * A flow whose events were read by a reader that `filed` asks (default: one that filed none); on a retry's
-   * stream, after the text the client has by `resume` (read when a reason is written: the retry step fills
-   * in its `said` once it has sent its text, and the retry's stream is forwarded after that).
+   * stream, after the text the client has by `resume` (complete: see `RetryAnswer`).
    */
   constructor(
     filed: (event: Record<string, unknown>) => number | undefined = () => undefined,
@@ -406,6 +422,7 @@ export class StreamFlow {
     if (words) this.#spoke.add(answer);
     const breaks = trailingBreaks(text);
     this.#breaks.set(answer, words ? breaks : Math.min(2, (this.#breaks.get(answer) ?? 0) + breaks));
+    if (text !== "") this.#midLine.set(answer, !/\s$/u.test(text));
   }
 
   /**
@@ -447,6 +464,15 @@ export class StreamFlow {
     ]);
     for (const answer of answers) out[answer] = this.#ends(answer)!;
     return out;
+  }
+
+  /**
+   * The answers whose text the client has, the earlier attempts' too, ends in other than white space: what a
+   * retry's text would run on from (see {@linkcode ResumePoint.runsOn}).
+   */
+  runsOn(): number[] {
+    const earlier = (this.#resume?.runsOn ?? []).filter((answer) => !this.#midLine.has(answer));
+    return [...earlier, ...[...this.#midLine].filter(([, mid]) => mid).map(([answer]) => answer)];
   }
 
   /** The line breaks the text of `answer` the client has ends in, or undefined where it said nothing. */
