@@ -43,14 +43,12 @@ export interface TreeMarker {
   value: string;
 }
 
-/** How to read `/proc` under this runtime, or null where it cannot be read. */
+/** How to read `/proc` under this runtime, or null where it cannot be read. Each call may throw. */
 interface ProcReader {
-  /** The names of the numbered entries of `/proc`. */
-  pids(): string[];
-  /** `/proc/PID/environ`: NUL-separated `NAME=value` entries (empty for a zombie). */
-  environ(pid: string): Uint8Array;
-  /** `/proc/PID/stat`. */
-  stat(pid: string): Uint8Array;
+  /** The names in a folder of `/proc` (`/proc` itself). */
+  list(path: string): string[];
+  /** A file of `/proc`: `/proc/PID/environ` (NUL-separated `NAME=value`, empty for a zombie), `.../stat`. */
+  read(path: string): Uint8Array;
   /** Our own pid, never signalled. */
   self: number;
 }
@@ -63,7 +61,7 @@ function procReader(): ProcReader | null {
   try {
     const candidate = denoApi ? denoReader() : nodeReader();
     // Our own environment must be readable, or the scan would see nothing (listing /proc waits for a kill).
-    if (candidate && candidate.environ(String(candidate.self)).length > 0) reader = candidate;
+    if (candidate && candidate.read(`/proc/${candidate.self}/environ`).length > 0) reader = candidate;
   } catch {
     // No /proc, or not readable here: the process group stays the only way to find the tree.
   }
@@ -77,13 +75,12 @@ function denoReader(): ProcReader | null {
   if (deno.permissions.querySync({ name: "read", path: "/proc" }).state !== "granted") return null;
   return {
     self: deno.pid,
-    pids: () => {
+    list: (path) => {
       const out: string[] = [];
-      for (const entry of deno.readDirSync("/proc")) if (isPid(entry.name)) out.push(entry.name);
+      for (const entry of deno.readDirSync(path)) out.push(entry.name);
       return out;
     },
-    environ: (pid) => deno.readFileSync(`/proc/${pid}/environ`),
-    stat: (pid) => deno.readFileSync(`/proc/${pid}/stat`),
+    read: (path) => deno.readFileSync(path),
   };
 }
 
@@ -94,9 +91,8 @@ function nodeReader(): ProcReader | null {
   if (!fs) return null;
   return {
     self: host.pid,
-    pids: () => fs.readdirSync("/proc").filter(isPid),
-    environ: (pid) => fs.readFileSync(`/proc/${pid}/environ`),
-    stat: (pid) => fs.readFileSync(`/proc/${pid}/stat`),
+    list: (path) => fs.readdirSync(path),
+    read: (path) => fs.readFileSync(path),
   };
 }
 
@@ -123,13 +119,19 @@ export function newTreeMarker(): TreeMarker {
   return { name: hostName, value: String(++count) };
 }
 
-/** The pids (as found in `/proc`) of live processes whose environment carries `marker`. */
+/** The `NAME=value` entry of `marker`, as it appears in `/proc/PID/environ`. */
+function entryOf(marker: TreeMarker): Uint8Array {
+  return new TextEncoder().encode(`${marker.name}=${marker.value}`);
+}
+
+/** The pids (as found in `/proc`) of live processes whose environment carries `needle` (`NAME=value`). */
 function findMarked(proc: ProcReader, needle: Uint8Array): number[] {
   const found: number[] = [];
-  for (const pid of proc.pids()) {
+  for (const pid of proc.list("/proc")) {
+    if (!isPid(pid)) continue;
     let environ: Uint8Array;
     try {
-      environ = proc.environ(pid); // empty for a zombie; EACCES for a process not ours to read
+      environ = proc.read(`/proc/${pid}/environ`); // empty for a zombie; EACCES for a process not ours to read
     } catch {
       continue;
     }
@@ -191,7 +193,7 @@ export function signalMarked(
 ): number {
   const proc = procReader();
   if (proc === null) return -1;
-  const needle = new TextEncoder().encode(`${marker.name}=${marker.value}`);
+  const needle = entryOf(marker);
   const seen = new Set<number>();
   let signalled = 0;
   const hit = (pid: number) => {
@@ -218,13 +220,17 @@ export function signalMarked(
   return signalled;
 }
 
+/** The fields of a `stat` file from the third on (state, ppid, pgrp, ...). Throws when it cannot be read. */
+function statFields(proc: ProcReader, path: string): string[] {
+  const stat = new TextDecoder().decode(proc.read(path));
+  // The command name (field 2) may hold spaces and parentheses: count fields from the last ')'.
+  return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+}
+
 /** The process group of `pid` (field 5 of `/proc/PID/stat`), or -1. */
 function groupOf(proc: ProcReader, pid: number): number {
   try {
-    const stat = new TextDecoder().decode(proc.stat(String(pid)));
-    // The command name (field 2) may hold spaces and parentheses: count fields from the last ')'.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return Number(fields[2]);
+    return Number(statFields(proc, `/proc/${pid}/stat`)[2]);
   } catch {
     return -1;
   }
