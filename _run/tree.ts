@@ -5,6 +5,9 @@
  * marker. Nothing is paid on spawn beyond one more environment variable; the scan (a few milliseconds for a
  * hundred processes) is paid only when a tree is ended.
  *
+ * The same scan tells what a tree left running after the tool exited is doing ({@linkcode treeState}): the
+ * states of its threads in `/proc/PID/task/TID/stat` tell a daemon asleep from a writer starved or stopped.
+ *
  * A descendant that clears its environment (`env -i`) or rewrites it in place carries no marker; a process
  * whose environment we may not read (another user's, a set-uid program) is not seen. Where the process group
  * is available too, the runtime signals it as well.
@@ -45,7 +48,7 @@ export interface TreeMarker {
 
 /** How to read `/proc` under this runtime, or null where it cannot be read. Each call may throw. */
 interface ProcReader {
-  /** The names in a folder of `/proc` (`/proc` itself). */
+  /** The names in a folder of `/proc` (`/proc` itself, `/proc/PID/task`). */
   list(path: string): string[];
   /** A file of `/proc`: `/proc/PID/environ` (NUL-separated `NAME=value`, empty for a zombie), `.../stat`. */
   read(path: string): Uint8Array;
@@ -218,6 +221,67 @@ export function signalMarked(
     if (fresh === 0) break;
   }
   return signalled;
+}
+
+/**
+ * What the processes of a tree are doing, by the states of their threads: `"busy"` when one may run (R:
+ * runnable but not given the CPU yet; D: waiting on the disk, as a page fault under memory pressure does),
+ * else `"stopped"` when one is stopped (T, t: by a signal or a debugger), else `"quiet"` (every thread
+ * asleep: a daemon waiting for work).
+ */
+export type TreeState = "busy" | "stopped" | "quiet";
+
+/**
+ * What the live processes carrying `marker` are doing. Asked when the pipes have gone quiet after the tool
+ * exited while one of them still holds stdout: a busy or stopped one may write more; a sleeping one is a
+ * daemon. Which of them holds stdout is not asked: Bun's pipes are socket pairs, whose two ends `/proc` does
+ * not link, so a busy process whose own output goes elsewhere counts too (the result then says it may be
+ * incomplete: the cautious side). Never throws.
+ *
+ * @param marker The child's marker.
+ * @returns The busiest state found, or null where `/proc` cannot be read or no process carries the marker
+ * (one that cleared its environment).
+ */
+export function treeState(marker: TreeMarker): TreeState | null {
+  const proc = procReader();
+  if (proc === null) return null;
+  let found: TreeState | null = null;
+  try {
+    for (const pid of findMarked(proc, entryOf(marker))) {
+      const state = stateOf(proc, pid);
+      // A busy process may still write: the caller waits for it, so it outranks a stopped one.
+      if (state === "busy") return state;
+      if (state === "stopped" || found === null) found = state;
+    }
+  } catch {
+    // /proc went away under us: what was seen stands
+  }
+  return found;
+}
+
+/**
+ * The busiest state among the threads of `pid` (its main thread may sleep while another writes). A process
+ * gone meanwhile reads as quiet.
+ */
+function stateOf(proc: ProcReader, pid: number): TreeState {
+  let stopped = false;
+  let tids: string[];
+  try {
+    tids = proc.list(`/proc/${pid}/task`);
+  } catch {
+    return "quiet";
+  }
+  for (const tid of tids) {
+    let state: string | undefined;
+    try {
+      state = statFields(proc, `/proc/${pid}/task/${tid}/stat`)[0];
+    } catch {
+      continue; // the thread ended
+    }
+    if (state === "R" || state === "D") return "busy";
+    if (state === "T" || state === "t") stopped = true;
+  }
+  return stopped ? "stopped" : "quiet";
 }
 
 /** The fields of a `stat` file from the third on (state, ppid, pgrp, ...). Throws when it cannot be read. */
