@@ -10,6 +10,7 @@ import {
   type LiveChild,
   spawnChild,
   trackLive,
+  type TreeState,
   unrefTimeout,
   untrackLive,
 } from "./runtime.ts";
@@ -48,6 +49,11 @@ export const DRAIN_IDLE_MS = 150;
  * it, and the result says the output may be incomplete. `timeoutMs` still bounds the drain when it is shorter.
  */
 export const DRAIN_MAX_MS = 1000;
+/**
+ * While stdout is held and quiet after the tool exited and a process of the tree is runnable or waiting on the
+ * disk (a writer starved of the CPU or of memory), how often the guard looks at the tree again.
+ */
+const BUSY_RECHECK_MS = 50;
 /** After SIGKILL, how long the guard waits for the exit status before it settles anyway. */
 const SETTLE_SLACK_MS = 60;
 
@@ -266,6 +272,11 @@ class ToolRun {
   #draining = false;
   /** Whether stdout brought data after the tool exited (a process it left behind was writing). */
   #stdoutAfterExit = false;
+  /**
+   * What the processes left in the tree were doing when the drain ended on a quiet spell (null: not known
+   * here); undefined when it ended otherwise, and they are asked only if needed.
+   */
+  #leftover: TreeState | null | undefined = undefined;
   readonly #timers: ReturnType<typeof setTimeout>[] = [];
   #cancelTimeout: () => void = () => {};
   /** Set once both pipes are at end-of-file. */
@@ -316,9 +327,10 @@ class ToolRun {
       this.#options.signal?.removeEventListener("abort", this.#onAbort);
     }
     // Before the release, which cancels the pipes (and so ends the stdout read). A leftover that held stdout
-    // but neither wrote after the tool exited nor left a line unfinished (a daemon it started) cut nothing.
+    // but neither wrote after the tool exited, nor left a line unfinished, nor may still write (a daemon it
+    // started, asleep) cut nothing.
     const stdoutHeld = this.#exit !== null && this.#killedBy === null && !this.#stdoutDone &&
-      (this.#stdoutAfterExit || this.#lineUnfinished());
+      (this.#stdoutAfterExit || this.#lineUnfinished() || this.#leftoverMayWrite());
     this.#release(pipesClosed);
     const overflowed = this.#killedBy === "overflow" && !this.#keepOnOverflow;
     return {
@@ -362,6 +374,15 @@ class ToolRun {
       this.#stdout.push(chunk);
       this.#stdoutBytes += chunk.length;
     }
+  }
+
+  /**
+   * Whether a process left in the tree may still write: runnable or in disk wait (starved), or stopped. A
+   * sleeping one is a daemon. Where `/proc` cannot tell (macOS, Windows), none is assumed to.
+   */
+  #leftoverMayWrite(): boolean {
+    const state = this.#leftover === undefined ? this.#child.treeState() : this.#leftover;
+    return state === "busy" || state === "stopped";
   }
 
   /** Whether stdout so far ends inside a line (some bytes, the last of them no line break). */
@@ -424,7 +445,10 @@ class ToolRun {
 
   /**
    * The child is gone and the pipes are still open: wait for end-of-file on both, but not for a descendant
-   * that holds them open and stays silent. Returns whether the pipes closed.
+   * that holds them open and stays silent. After a quiet spell with stdout still held, a process of the tree
+   * that is runnable or in disk wait is waited for a while more (up to the drain's bound): a writer starved of
+   * the CPU or of memory may still write what the caller would otherwise lose. A tree asleep (a daemon) or
+   * stopped ends the drain at once. Returns whether the pipes closed.
    */
   async #drain(pipes: Promise<"closed">): Promise<boolean> {
     this.#draining = true;
@@ -438,9 +462,18 @@ class ToolRun {
       if (wait <= 0) {
         // Idle long enough. On a starved machine the timer and pending reads can become ready together,
         // so give pending reads one more short turn before cutting the pipes.
-        if (confirmed) return false;
-        confirmed = true;
-        wait = 15;
+        if (!confirmed) {
+          confirmed = true;
+          wait = 15;
+        } else if (this.#stdoutDone) {
+          return false; // only stderr is held: nothing of the result can be missing
+        } else {
+          // Still quiet with stdout held: a tree asleep (a daemon) or stopped ends the drain now; a busy one
+          // (a writer starved of the CPU or of memory) may yet write, so it is looked at again shortly.
+          this.#leftover = this.#child.treeState();
+          if (this.#leftover !== "busy") return false;
+          wait = Math.min(left, BUSY_RECHECK_MS);
+        }
       } else confirmed = false;
       // On the shared timer: the end-of-file usually follows the exit at once, and a timer of its own per run
       // cost more than the rest of the drain.
@@ -449,6 +482,7 @@ class ToolRun {
       const r = await Promise.race([pipes, this.#stopped, idle]);
       cancel();
       if (r === "closed") return true;
+      this.#leftover = undefined; // what was seen is stale now: asked again if needed
       if (r === "stop") return false;
     }
   }

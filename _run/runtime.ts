@@ -33,9 +33,17 @@ import {
   webSource,
 } from "./pipes.ts";
 import { planWindowsLaunch, watchWindowsExitCode, windowsTreeKill } from "./windows.ts";
-import { newTreeMarker, signalMarked, type TreeMarker, treeMarkersWork } from "./tree.ts";
+import {
+  newTreeMarker,
+  signalMarked,
+  type TreeMarker,
+  treeMarkersWork,
+  type TreeState,
+  treeState,
+} from "./tree.ts";
 
 export type { ByteSink, ByteSource } from "./pipes.ts";
+export type { TreeState } from "./tree.ts";
 import { nodeBuiltin } from "../_common/values.ts";
 
 // Minimal structural views of the runtime APIs used here, so this file type-checks under Deno and Bun alike.
@@ -174,6 +182,11 @@ export interface LiveChild {
    * is the only way, and says nothing); undefined when nothing was missed that way.
    */
   treeNote(): string | undefined;
+  /**
+   * What the live processes of the tree are doing (Linux: found by the marker in `/proc`), or null where that
+   * cannot be told: no marker (macOS, Windows), `/proc` not readable, or no process found.
+   */
+  treeState(): TreeState | null;
   /**
    * Set when the child was started through a launcher (`setsid`) that execs the tool: given how the child
    * ended, whether it wrote to stdout and its stderr, returns why the launcher could not start the tool, or
@@ -549,6 +562,11 @@ function treeNote(tree: Tree): string | undefined {
     "the group may have survived";
 }
 
+/** {@linkcode LiveChild.treeState} for `tree`: only its marker finds the processes. */
+function stateOfTree(tree: Tree): TreeState | null {
+  return tree.marker === null ? null : treeState(tree.marker);
+}
+
 function spawnDeno(spec: SpawnSpec, launch: Launch, { via, marker }: DenoStart): LiveChild {
   const child = new denoApi!.Command(launch.command, {
     args: [...launch.args],
@@ -586,6 +604,7 @@ function spawnDeno(spec: SpawnSpec, launch: Launch, { via, marker }: DenoStart):
     exited,
     killTree: treeKiller(tree),
     treeNote: () => treeNote(tree),
+    treeState: () => stateOfTree(tree),
   };
   if (via === "setsid") {
     started.startFailure = (exit, wroteStdout, stderr) => setsidFailure(spec, exit, wroteStdout, stderr);
@@ -832,6 +851,7 @@ function spawnBun(spec: SpawnSpec, launch: Launch, marker: TreeMarker | null): L
     ),
     killTree: treeKiller(tree),
     treeNote: () => treeNote(tree),
+    treeState: () => stateOfTree(tree),
   };
 }
 
@@ -886,6 +906,7 @@ async function spawnNode(spec: SpawnSpec, launch: Launch, marker: TreeMarker | n
       exited,
       killTree: treeKiller(tree),
       treeNote: () => treeNote(tree),
+      treeState: () => stateOfTree(tree),
     },
   };
 }

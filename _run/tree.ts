@@ -5,6 +5,9 @@
  * marker. Nothing is paid on spawn beyond one more environment variable; the scan (a few milliseconds for a
  * hundred processes) is paid only when a tree is ended.
  *
+ * The same scan tells what a tree left running after the tool exited is doing ({@linkcode treeState}): the
+ * states of its threads in `/proc/PID/task/TID/stat` tell a daemon asleep from a writer starved or stopped.
+ *
  * A descendant that clears its environment (`env -i`) or rewrites it in place carries no marker; a process
  * whose environment we may not read (another user's, a set-uid program) is not seen. Where the process group
  * is available too, the runtime signals it as well.
@@ -43,14 +46,12 @@ export interface TreeMarker {
   value: string;
 }
 
-/** How to read `/proc` under this runtime, or null where it cannot be read. */
+/** How to read `/proc` under this runtime, or null where it cannot be read. Each call may throw. */
 interface ProcReader {
-  /** The names of the numbered entries of `/proc`. */
-  pids(): string[];
-  /** `/proc/PID/environ`: NUL-separated `NAME=value` entries (empty for a zombie). */
-  environ(pid: string): Uint8Array;
-  /** `/proc/PID/stat`. */
-  stat(pid: string): Uint8Array;
+  /** The names in a folder of `/proc` (`/proc` itself, `/proc/PID/task`). */
+  list(path: string): string[];
+  /** A file of `/proc`: `/proc/PID/environ` (NUL-separated `NAME=value`, empty for a zombie), `.../stat`. */
+  read(path: string): Uint8Array;
   /** Our own pid, never signalled. */
   self: number;
 }
@@ -63,7 +64,7 @@ function procReader(): ProcReader | null {
   try {
     const candidate = denoApi ? denoReader() : nodeReader();
     // Our own environment must be readable, or the scan would see nothing (listing /proc waits for a kill).
-    if (candidate && candidate.environ(String(candidate.self)).length > 0) reader = candidate;
+    if (candidate && candidate.read(`/proc/${candidate.self}/environ`).length > 0) reader = candidate;
   } catch {
     // No /proc, or not readable here: the process group stays the only way to find the tree.
   }
@@ -77,13 +78,12 @@ function denoReader(): ProcReader | null {
   if (deno.permissions.querySync({ name: "read", path: "/proc" }).state !== "granted") return null;
   return {
     self: deno.pid,
-    pids: () => {
+    list: (path) => {
       const out: string[] = [];
-      for (const entry of deno.readDirSync("/proc")) if (isPid(entry.name)) out.push(entry.name);
+      for (const entry of deno.readDirSync(path)) out.push(entry.name);
       return out;
     },
-    environ: (pid) => deno.readFileSync(`/proc/${pid}/environ`),
-    stat: (pid) => deno.readFileSync(`/proc/${pid}/stat`),
+    read: (path) => deno.readFileSync(path),
   };
 }
 
@@ -94,9 +94,8 @@ function nodeReader(): ProcReader | null {
   if (!fs) return null;
   return {
     self: host.pid,
-    pids: () => fs.readdirSync("/proc").filter(isPid),
-    environ: (pid) => fs.readFileSync(`/proc/${pid}/environ`),
-    stat: (pid) => fs.readFileSync(`/proc/${pid}/stat`),
+    list: (path) => fs.readdirSync(path),
+    read: (path) => fs.readFileSync(path),
   };
 }
 
@@ -123,13 +122,19 @@ export function newTreeMarker(): TreeMarker {
   return { name: hostName, value: String(++count) };
 }
 
-/** The pids (as found in `/proc`) of live processes whose environment carries `marker`. */
+/** The `NAME=value` entry of `marker`, as it appears in `/proc/PID/environ`. */
+function entryOf(marker: TreeMarker): Uint8Array {
+  return new TextEncoder().encode(`${marker.name}=${marker.value}`);
+}
+
+/** The pids (as found in `/proc`) of live processes whose environment carries `needle` (`NAME=value`). */
 function findMarked(proc: ProcReader, needle: Uint8Array): number[] {
   const found: number[] = [];
-  for (const pid of proc.pids()) {
+  for (const pid of proc.list("/proc")) {
+    if (!isPid(pid)) continue;
     let environ: Uint8Array;
     try {
-      environ = proc.environ(pid); // empty for a zombie; EACCES for a process not ours to read
+      environ = proc.read(`/proc/${pid}/environ`); // empty for a zombie; EACCES for a process not ours to read
     } catch {
       continue;
     }
@@ -191,7 +196,7 @@ export function signalMarked(
 ): number {
   const proc = procReader();
   if (proc === null) return -1;
-  const needle = new TextEncoder().encode(`${marker.name}=${marker.value}`);
+  const needle = entryOf(marker);
   const seen = new Set<number>();
   let signalled = 0;
   const hit = (pid: number) => {
@@ -218,13 +223,78 @@ export function signalMarked(
   return signalled;
 }
 
+/**
+ * What the processes of a tree are doing, by the states of their threads: `"busy"` when one may run (R:
+ * runnable but not given the CPU yet; D: waiting on the disk, as a page fault under memory pressure does),
+ * else `"stopped"` when one is stopped (T, t: by a signal or a debugger), else `"quiet"` (every thread
+ * asleep: a daemon waiting for work).
+ */
+export type TreeState = "busy" | "stopped" | "quiet";
+
+/**
+ * What the live processes carrying `marker` are doing. Asked when the pipes have gone quiet after the tool
+ * exited while one of them still holds stdout: a busy or stopped one may write more; a sleeping one is a
+ * daemon. Which of them holds stdout is not asked: Bun's pipes are socket pairs, whose two ends `/proc` does
+ * not link, so a busy process whose own output goes elsewhere counts too (the result then says it may be
+ * incomplete: the cautious side). Never throws.
+ *
+ * @param marker The child's marker.
+ * @returns The busiest state found, or null where `/proc` cannot be read or no process carries the marker
+ * (one that cleared its environment).
+ */
+export function treeState(marker: TreeMarker): TreeState | null {
+  const proc = procReader();
+  if (proc === null) return null;
+  let found: TreeState | null = null;
+  try {
+    for (const pid of findMarked(proc, entryOf(marker))) {
+      const state = stateOf(proc, pid);
+      // A busy process may still write: the caller waits for it, so it outranks a stopped one.
+      if (state === "busy") return state;
+      if (state === "stopped" || found === null) found = state;
+    }
+  } catch {
+    // /proc went away under us: what was seen stands
+  }
+  return found;
+}
+
+/**
+ * The busiest state among the threads of `pid` (its main thread may sleep while another writes). A process
+ * gone meanwhile reads as quiet.
+ */
+function stateOf(proc: ProcReader, pid: number): TreeState {
+  let stopped = false;
+  let tids: string[];
+  try {
+    tids = proc.list(`/proc/${pid}/task`);
+  } catch {
+    return "quiet";
+  }
+  for (const tid of tids) {
+    let state: string | undefined;
+    try {
+      state = statFields(proc, `/proc/${pid}/task/${tid}/stat`)[0];
+    } catch {
+      continue; // the thread ended
+    }
+    if (state === "R" || state === "D") return "busy";
+    if (state === "T" || state === "t") stopped = true;
+  }
+  return stopped ? "stopped" : "quiet";
+}
+
+/** The fields of a `stat` file from the third on (state, ppid, pgrp, ...). Throws when it cannot be read. */
+function statFields(proc: ProcReader, path: string): string[] {
+  const stat = new TextDecoder().decode(proc.read(path));
+  // The command name (field 2) may hold spaces and parentheses: count fields from the last ')'.
+  return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+}
+
 /** The process group of `pid` (field 5 of `/proc/PID/stat`), or -1. */
 function groupOf(proc: ProcReader, pid: number): number {
   try {
-    const stat = new TextDecoder().decode(proc.stat(String(pid)));
-    // The command name (field 2) may hold spaces and parentheses: count fields from the last ')'.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return Number(fields[2]);
+    return Number(statFields(proc, `/proc/${pid}/stat`)[2]);
   } catch {
     return -1;
   }

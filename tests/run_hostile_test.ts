@@ -8,9 +8,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runTool } from "../guard.ts";
 import { waitGone } from "./_guard_helpers.ts";
-import { isWindows } from "./_runtime.ts";
+import { isLinux, isWindows } from "./_runtime.ts";
 
 const posixOnly = { timeout: 60_000, skip: isWindows ? "POSIX shell and signals" : false };
+/** Where the guard reads the states of the tool's leftover processes (`/proc`); elsewhere it cannot tell. */
+const linuxOnly = {
+  timeout: 60_000,
+  skip: isLinux ? false : "the states of leftover processes are read from /proc, on Linux only",
+};
 
 /** About 36 KB of whole lines, written at once by a builtin: more than the cap, yet it fits in the pipe. */
 const ROWS = `rows=$(yes 'partial row' | head -n 3000); printf '%s\\n' "$rows"`;
@@ -216,6 +221,77 @@ test(
       const whole = await runTool("/bin/sh", ["-c", "echo a; echo b"], { protocol: "lines" });
       assert.equal(whole.truncated, false);
       assert.equal(whole.detail, "");
+    } finally {
+      dir.cleanup();
+    }
+  },
+);
+
+/** Spins until process `$w` is stopped (state T in /proc): then it has written what it wrote before it. */
+const UNTIL_STOPPED = `until grep -q '^[0-9]* ([^)]*) T' /proc/$w/stat; do :; done`;
+
+test(
+  "runTool: a leftover writer stopped by a signal (starved, not done) marks the output as cut",
+  linuxOnly,
+  async () => {
+    // The writer writes its first line and stops itself; the tool exits once it is stopped. Its pipe stays
+    // open and quiet, as a silent daemon's would, yet the rest of its output never came.
+    const writer = `sh -c 'echo tick; kill -STOP $$; echo late' & w=$!; echo $w > "$1"`;
+    const dir = tempDir();
+    try {
+      const pidFile = join(dir.path, "writer");
+      // The sleep lets the guard read "tick" before the exit, so that the other mark, a line read after the
+      // exit, is not what passes this test.
+      const script = `echo first; ${writer}; ${UNTIL_STOPPED}; sleep 0.2; exit 0`;
+      for (let i = 0; i < 3; i++) {
+        // timeoutMs is past the test's own limit: a stopped writer that held the run would fail it by that.
+        const r = await runTool("/bin/sh", ["-c", script, "sh", pidFile], {
+          protocol: "lines",
+          timeoutMs: 600_000,
+        });
+        assert.equal(r.kind, "results", r.detail);
+        assert.deepEqual(r.items, ["first", "tick"]);
+        assert.equal(r.truncated, true, "a stopped writer is not a daemon");
+        assert.match(r.detail, /left running still held stdout/);
+        assert.deepEqual(await waitGone([await pidIn(pidFile)]), [], "the stopped writer was ended");
+      }
+    } finally {
+      dir.cleanup();
+    }
+  },
+);
+
+test(
+  "runTool: a leftover still computing what it will write is waited for (a while), or marks the output cut",
+  linuxOnly,
+  async () => {
+    // Runnable the whole time, silent until done (a writer starved of the CPU looks the same): the output is
+    // either whole or marked as cut, never silently short. Seconds of work on any machine, more than the drain.
+    const script = "echo first; (i=0; while [ $i -lt 5000000 ]; do i=$((i+1)); done; echo done) & exit 0";
+    const r = await runTool("/bin/sh", ["-c", script], { protocol: "lines", timeoutMs: 30_000 });
+    assert.equal(r.kind, "results", r.detail);
+    const whole = (r.items as string[]).includes("done");
+    assert.ok(whole || r.truncated, `lost "done" without saying so: ${JSON.stringify(r)}`);
+  },
+);
+
+test(
+  "runTool: a daemon the tool started, asleep while it holds stdout, cuts nothing",
+  posixOnly,
+  async () => {
+    // A loop that sleeps between rounds, as a daemon waits for work: the shell and its sleep both asleep.
+    const dir = tempDir();
+    try {
+      const pidFile = join(dir.path, "daemon");
+      const script = `echo started; sh -c 'while :; do sleep 5; done' & echo $! > "$1"; exit 0`;
+      for (let i = 0; i < 3; i++) {
+        const r = await runTool("/bin/sh", ["-c", script, "sh", pidFile], { protocol: "lines" });
+        assert.deepEqual(r.items, ["started"]);
+        assert.equal(r.truncated, false, r.detail);
+        assert.equal(r.detail, "");
+        assert.deepEqual(await waitGone([await pidIn(pidFile)]), [], "the daemon was ended");
+        rmSync(pidFile, { force: true });
+      }
     } finally {
       dir.cleanup();
     }
