@@ -475,7 +475,7 @@ test("toolguard --help: lists every subcommand, and each subcommand has its own 
   // The end of the options is listed with the program's own flags.
   assert.match(
     r.stdout,
-    /^  -- +ends the options: the next word is the command \(`toolguard -- scan -- -notes\.txt`\)$/m,
+    /^ {2}-- +ends the options: the next word is the command \(`toolguard -- scan -- -notes\.txt`\)$/m,
   );
   const viaHelp = await cli(["help", "lint"]);
   assert.equal(viaHelp.status, 0);
