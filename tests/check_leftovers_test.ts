@@ -10,20 +10,10 @@ import { join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { leftBehind, processesWith, untrackedFiles } from "../scripts/_check_leftovers.ts";
-import { evalCommand, isAlive, isLinux, runtimeCommand } from "./_runtime.ts";
+import { evalCommand, isAlive, isLinux, runtimeCommand, signalProcess } from "./_runtime.ts";
 
 const stepScript = fileURLToPath(new URL("./_leftover_step.ts", import.meta.url));
 const hasGit = spawnSync("git", ["--version"]).status === 0;
-
-/** Ends `pid` if it still runs: a failed assertion must not leave the fake step's process behind. */
-function killIfAlive(pid: number | undefined): void {
-  if (pid === undefined || !isAlive(pid)) return;
-  try {
-    process.kill(pid, "SIGKILL");
-  } catch {
-    // ended meanwhile
-  }
-}
 
 /** Waits up to 10 s for `pid` to be gone (a SIGKILL is delivered, not awaited). */
 async function gone(pid: number): Promise<boolean> {
@@ -66,7 +56,8 @@ test(
         pid = undefined; // gone: its number may be another process's by now
       }
     } finally {
-      killIfAlive(pid);
+      // A failed assertion must not leave the fake step's process behind.
+      if (pid !== undefined && isAlive(pid)) signalProcess(pid);
       rmSync(temp, { recursive: true, force: true });
     }
   },

@@ -21,7 +21,7 @@ import { parseSince } from "../_log/stats.ts";
 import { runInProcess } from "./_cli.ts";
 import { fileTempDir } from "./_temp.ts";
 import { waitGone } from "./_guard_helpers.ts";
-import { isBun, isWindows, runtimeCommand, underWine, withoutWineNoise } from "./_runtime.ts";
+import { isBun, isWindows, runtimeCommand, signalProcess, underWine, withoutWineNoise } from "./_runtime.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const runtime = runtimeCommand(join(root, "cli.ts"), [], { config: join(root, "deno.json") });
@@ -942,15 +942,8 @@ test("run interrupted (SIGINT, SIGTERM) says what happened and logs the run, the
       const [tool = 0, command = 0] = !passed && existsSync(started)
         ? readFileSync(started, "utf8").trim().split(" ").map(Number)
         : [];
-      const kill = (pid: number, how: NodeJS.Signals) => {
-        try {
-          process.kill(pid, how);
-        } catch {
-          // ended meanwhile
-        }
-      };
-      if (command > 0) kill(command, "SIGTERM");
-      for (const pid of await waitGone([command, tool].filter((pid) => pid > 0), 5000)) kill(pid, "SIGKILL");
+      if (command > 0) signalProcess(command, "SIGTERM");
+      for (const pid of await waitGone([command, tool].filter((pid) => pid > 0), 5000)) signalProcess(pid);
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
     }
   }

@@ -20,7 +20,7 @@ import { join } from "node:path";
 import { runTool } from "../guard.ts";
 import { liveCount } from "../_run/runtime.ts";
 import { waitGone } from "./_guard_helpers.ts";
-import { isAlive, isDeno, isLinux, isWindows } from "./_runtime.ts";
+import { isAlive, isDeno, isLinux, isWindows, signalProcess } from "./_runtime.ts";
 
 const T = { timeout: 60_000 };
 const posixOnly = { ...T, skip: isWindows ? "POSIX process groups and /bin/sh" : false };
@@ -118,13 +118,7 @@ test("runTool: an abort in the first instants of a run still ends the tool", lin
     assert.deepEqual(await waitGone(pidsWith(marker)), [], "no tool left running");
   } finally {
     // An assertion that failed above must not leave a `sleep` running for 30 s.
-    for (const pid of pidsWith(marker)) {
-      try {
-        process.kill(pid, "SIGKILL");
-      } catch {
-        // ended meanwhile
-      }
-    }
+    for (const pid of pidsWith(marker)) signalProcess(pid);
   }
   // (forgotten when a SIGKILL timer fires, which a loaded machine can run late: waited for, up to 5 s)
   for (let i = 0; i < 200 && liveCount() > 0; i++) await new Promise((r) => setTimeout(r, 25));
