@@ -105,6 +105,7 @@ ${lines.join("\n")}
 Options:
   -h, --help     show this help (or \`toolguard COMMAND --help\`, \`toolguard help COMMAND\`, for a command)
   -V, --version  print the version (after a command too: \`toolguard scan --version\`)
+  --             ends the options: the next word is the command (\`toolguard -- scan -- -notes.txt\`)
 
 Exit status: 0 when the thing checked is fine, 1 when it failed or was rejected, 2 for usage errors (and
 for output that could not be written). Output is plain text; most commands print JSON with --json
@@ -166,7 +167,8 @@ async function dispatch(args: readonly string[]): Promise<number> {
   // `--` ends the program's options, as a POSIX utility reads it: the word after it is the command, also
   // one that starts with a dash (`toolguard -- --version` names no command). Deno and the compiled
   // executables pass the `--` on; Bun takes the first one after a script for itself (`bun cli.ts -- scan`
-  // hands over `scan`): either way `scan` runs.
+  // hands over `scan`): either way `scan` runs. Bun hides that it took one (`Bun.argv` lacks it too), so
+  // `bun cli.ts -- --version` prints the version: the README says so.
   const optionsEnded = args[0] === "--";
   const [command, ...rest] = optionsEnded ? args.slice(1) : args;
   if (command === "help" || (!optionsEnded && (isVersionFlag(command) || isHelpWord(command)))) {

@@ -33,7 +33,7 @@ import type * as NodeFsPromises from "node:fs/promises";
 import type NodeProcess from "node:process";
 import type * as NodeUtil from "node:util";
 import type { JSONScanner, Node as JsonNode, ParseError } from "jsonc-parser";
-import { editDistance, errorText, givenValue, lazy, nodeBuiltin, plural } from "../_common/values.ts";
+import { editDistance, errorText, givenValue, lazy, nodeBuiltin, orList, plural } from "../_common/values.ts";
 import { concatBytes } from "../_common/bytes.ts";
 export { MAX_TIMER_MS } from "../_common/values.ts";
 import {
@@ -1170,7 +1170,7 @@ export function choiceOption<T extends string>(
   if (given === undefined || (choices as readonly string[]).includes(given)) return given as T | undefined;
   const near = closestName(given, choices);
   throw new UsageError(
-    `--${name} must be ${choices.slice(0, -1).join(", ")} or ${choices.at(-1)}, got ${givenValue(given)}`,
+    `--${name} must be ${orList(choices)}, got ${givenValue(given)}`,
     near === undefined ? options.hint : `did you mean --${name} ${near}?`,
   );
 }

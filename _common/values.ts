@@ -105,6 +105,27 @@ export function plural(count: number, word: string, many = `${word}s`): string {
 }
 
 /**
+ * Words listed as a choice in a message, "a, b or c": the list an option that takes a fixed set of words
+ * names when it is given another (the command line's `--injection`, the MCP guard's `options.injection`).
+ *
+ * @example Two or more words, and one
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { orList } from "./values.ts";
+ *
+ * assert.equal(orList(["block", "warn", "off"]), "block, warn or off");
+ * assert.equal(orList(["reject", "forward"]), "reject or forward");
+ * assert.equal(orList(["lines"]), "lines");
+ * ```
+ *
+ * @param words The words, in the order the message lists them.
+ * @returns The words joined by commas, the last by "or".
+ */
+export function orList(words: readonly string[]): string {
+  return words.length < 2 ? words.join("") : `${words.slice(0, -1).join(", ")} or ${words.at(-1)}`;
+}
+
+/**
  * The message of a thrown value, whatever was thrown.
  *
  * @example An Error's message, or the value as text

@@ -31,7 +31,7 @@ import type {
   McpGuardOptions,
   UncheckedToolPolicy,
 } from "./types.ts";
-import { checkSwitches, givenValue, isRecord, objectArg } from "../_common/values.ts";
+import { checkSwitches, givenValue, isRecord, objectArg, orList } from "../_common/values.ts";
 import type { JsonRpcMessage } from "./jsonrpc.ts";
 
 /** The argument-injection policies (`McpGuardOptions.injection`, `toolguard mcp --injection`). */
@@ -56,10 +56,10 @@ export function checkGuardOptions(options: McpGuardOptions): void {
   for (const [name, allowed] of words) {
     const value = options[name];
     if (value !== undefined && !allowed.includes(value as string)) {
-      const choices = allowed.map((w) => `"${w}"`);
       throw new TypeError(
-        `MCP guard: options.${name} must be ${choices.slice(0, -1).join(", ")} or ${choices.at(-1)}, ` +
-          `got ${givenValue(value)}`,
+        `MCP guard: options.${name} must be ${orList(allowed.map((w) => `"${w}"`))}, got ${
+          givenValue(value)
+        }`,
       );
     }
   }

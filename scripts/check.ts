@@ -15,14 +15,15 @@
  * when it leaves anything in it, or (on Linux) a process still running with that folder in its environment,
  * or a file in the working tree that git does not ignore: the suites, the doc examples and the scripts clean up
  * after themselves, and other programs on the machine share the system's temporary folder, so only a folder of
- * the step's own tells its leftovers apart. On Windows the leftovers are listed without failing the step: the
- * check has not run on a Windows runner yet (`check:windows` runs the suites itself), where a file a just-ended
- * process held may not be removable at once and Windows' own programs may write to TEMP.
+ * the step's own tells its leftovers apart. On Windows the leftovers are listed without failing the step (why:
+ * at `LEFTOVERS_FAIL` in scripts/_check_leftovers.ts, which finds them).
  *
  * @module
  */
 
+import { fileURLToPath } from "node:url";
 import { runs } from "./bun.ts";
+import { leftBehind, LEFTOVERS_FAIL, untrackedFiles } from "./_check_leftovers.ts";
 
 interface Step {
   name: string;
@@ -37,6 +38,7 @@ const entryPoints = Object.values(config.exports).map((path) => path.replace(/^\
 const libraryEntryPoints = entryPoints.filter((path) => path !== "cli.ts");
 
 const root = new URL("../", import.meta.url);
+const rootPath = fileURLToPath(root);
 const deno = Deno.execPath();
 
 /** True when every dev dependency in package.json has a folder in node_modules. */
@@ -94,89 +96,6 @@ const steps: Step[] = [
   { name: "break-the-guard", cmd: ["deno", "run", "-A", "scripts/break_guard.ts"] },
 ];
 
-/** How long a step's last processes get to end after it: a child killed just before the step ended may still be exiting. */
-const GRACE_MS = 3000;
-/** Whether a leftover fails its step (see the module doc: only listed on Windows). */
-const LEFTOVERS_FAIL = Deno.build.os !== "windows";
-
-/**
- * The processes still running with `temp` as TMPDIR in their environment, as "pid command" lines: what a step
- * started and left running. Linux only (/proc); elsewhere none, and only the folder is checked.
- */
-function processesWith(temp: string): string[] {
-  if (Deno.build.os !== "linux") return [];
-  // a child given a folder inside it (a test's own TMPDIR) counts too
-  const markers = [`\0TMPDIR=${temp}\0`, `\0TMPDIR=${temp}/`];
-  const found: string[] = [];
-  for (const entry of Deno.readDirSync("/proc")) {
-    if (!/^\d+$/.test(entry.name)) continue;
-    try {
-      const environ = `\0${Deno.readTextFileSync(`/proc/${entry.name}/environ`)}`;
-      if (!markers.some((marker) => environ.includes(marker))) continue;
-      const command = Deno.readTextFileSync(`/proc/${entry.name}/cmdline`).replaceAll("\0", " ").trim();
-      found.push(`${entry.name} ${command.slice(0, 200)}`);
-    } catch {
-      // gone, or not ours to read
-    }
-  }
-  return found;
-}
-
-/**
- * What a step left behind in its temporary folder `temp`: the processes still running after GRACE_MS (ended
- * now, so they do not outlive the check), then the files and folders in it. Removes the folder.
- */
-async function leftBehind(temp: string): Promise<string[]> {
-  let running = processesWith(temp);
-  for (const until = performance.now() + GRACE_MS; running.length > 0 && performance.now() < until;) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    running = processesWith(temp);
-  }
-  for (const line of running) {
-    try {
-      Deno.kill(Number(line.split(" ")[0]), "SIGKILL");
-    } catch {
-      // ended meanwhile
-    }
-  }
-  const left = [
-    ...running.map((line) => `process ${line}`),
-    ...[...Deno.readDirSync(temp)].map((entry) => `${entry.isDirectory ? "folder" : "file"} ${entry.name}`),
-  ];
-  // Windows refuses to remove a file a process held until that process is fully gone: a few more tries.
-  for (let tries = 1;; tries++) {
-    try {
-      Deno.removeSync(temp, { recursive: true });
-      break;
-    } catch (error) {
-      if (tries < 10) {
-        await new Promise((resolve) => setTimeout(resolve, 300));
-        continue;
-      }
-      left.push(`(could not remove ${temp}: ${error instanceof Error ? error.message : error})`);
-      break;
-    }
-  }
-  return left;
-}
-
-/** The files git sees as untracked and not ignored in the working tree (none outside a git checkout). */
-function untrackedFiles(): Set<string> {
-  try {
-    const { success, stdout } = new Deno.Command("git", {
-      args: ["status", "--porcelain", "--untracked-files=all"],
-      cwd: root,
-      stdin: "null",
-      stderr: "null",
-    }).outputSync();
-    if (!success) return new Set();
-    const lines = new TextDecoder().decode(stdout).split("\n");
-    return new Set(lines.filter((line) => line.startsWith("?? ")).map((line) => line.slice(3)));
-  } catch {
-    return new Set(); // no git
-  }
-}
-
 const PATH = await setUp();
 const only = Deno.args;
 const results: { name: string; ok: boolean; seconds: number }[] = [];
@@ -186,7 +105,7 @@ for (const step of steps) {
   const started = performance.now();
   let ok = false;
   const temp = await Deno.makeTempDir({ prefix: "toolguard-check-" });
-  const untrackedBefore = untrackedFiles();
+  const untrackedBefore = untrackedFiles(rootPath);
   try {
     const command = step.cmd[0] === "deno" ? deno : step.cmd[0];
     const { code } = await new Deno.Command(command, {
@@ -201,7 +120,9 @@ for (const step of steps) {
     console.error(`could not start ${step.cmd[0]}: ${error instanceof Error ? error.message : error}`);
   }
   const left = await leftBehind(temp);
-  for (const file of untrackedFiles()) if (!untrackedBefore.has(file)) left.push(`worktree file ${file}`);
+  for (const file of untrackedFiles(rootPath)) {
+    if (!untrackedBefore.has(file)) left.push(`worktree file ${file}`);
+  }
   if (left.length > 0) {
     if (LEFTOVERS_FAIL) ok = false;
     console.error(

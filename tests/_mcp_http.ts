@@ -142,7 +142,10 @@ export async function startPollingServer(): Promise<{ url: string; stop: () => v
     stdio: ["ignore", "ignore", "pipe"],
   });
   const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error("the polling server did not start")), 15_000);
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL"); // a server that did not start must not outlive the test
+      reject(new Error("the polling server did not start"));
+    }, 15_000);
     child.stderr.on("data", (chunk: Uint8Array) => {
       const m = /listening on port (\d+)/.exec(new TextDecoder().decode(chunk));
       if (m) {

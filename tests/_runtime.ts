@@ -76,6 +76,18 @@ export function isAlive(pid: number): boolean {
 }
 
 /**
+ * Sends `signal` (SIGKILL unless told) to `pid`, for a test's clean-up: a process that has already ended is no
+ * error. Only for a pid the test has just seen running: an old one may be another process's by now.
+ */
+export function signalProcess(pid: number, signal: NodeJS.Signals = "SIGKILL"): void {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // ended meanwhile
+  }
+}
+
+/**
  * True when the Windows build of the runtime runs under Wine (`deno task check:windows`): its `w10` sets
  * `UNDER_WINE=1`, and Wine gives every Windows process `WINECONFIGDIR`. Only for what real Windows does and Wine
  * does not: a test skipped on it still runs on real Windows runners.

@@ -21,7 +21,7 @@ import { parseSince } from "../_log/stats.ts";
 import { runInProcess } from "./_cli.ts";
 import { fileTempDir } from "./_temp.ts";
 import { waitGone } from "./_guard_helpers.ts";
-import { isBun, isWindows, runtimeCommand, underWine, withoutWineNoise } from "./_runtime.ts";
+import { isBun, isWindows, runtimeCommand, signalProcess, underWine, withoutWineNoise } from "./_runtime.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const runtime = runtimeCommand(join(root, "cli.ts"), [], { config: join(root, "deno.json") });
@@ -914,24 +914,38 @@ test("run interrupted (SIGINT, SIGTERM) says what happened and logs the run, the
     child.stdout.on("data", (d) => (stdout += d));
     child.stderr.on("data", (d) => (stderr += d));
     const ended = new Promise<void>((resolve) => child.on("close", () => resolve()));
-    // The tool has started once it wrote the pids: only then is the run interrupted.
-    while (!existsSync(started) || !readFileSync(started, "utf8").endsWith("\n")) {
-      await new Promise((r) => setTimeout(r, 20));
+    let passed = false;
+    try {
+      // The tool has started once it wrote the pids: only then is the run interrupted.
+      while (!existsSync(started) || !readFileSync(started, "utf8").endsWith("\n")) {
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      const [tool, command] = readFileSync(started, "utf8").trim().split(" ").map(Number);
+      process.kill(command, signal);
+      await ended;
+      assert.match(
+        stdout,
+        new RegExp(
+          `^Tool did not run successfully \\(timeout, exit n/a\\): .*interrupted by ${signal}.*\nexit ${status}\n$`,
+        ),
+        `${signal}: ${stderr}`,
+      );
+      const lines = readFileSync(log, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+      assert.equal(lines.length, 1, signal);
+      assert.equal(lines[0].kind, "timeout");
+      assert.deepEqual(await waitGone([tool]), [], `${signal}: the tool was ended`);
+      passed = true;
+    } finally {
+      // A failed assertion, or a run that never started its tool, must not leave the shell, the command or
+      // the tool running: the command is asked to end the tool's tree (SIGTERM, as above), then what is left
+      // is killed. (After a pass all are gone: their pids may be another's by now.)
+      const [tool = 0, command = 0] = !passed && existsSync(started)
+        ? readFileSync(started, "utf8").trim().split(" ").map(Number)
+        : [];
+      if (command > 0) signalProcess(command, "SIGTERM");
+      for (const pid of await waitGone([command, tool].filter((pid) => pid > 0), 5000)) signalProcess(pid);
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
     }
-    const [tool, command] = readFileSync(started, "utf8").trim().split(" ").map(Number);
-    process.kill(command, signal);
-    await ended;
-    assert.match(
-      stdout,
-      new RegExp(
-        `^Tool did not run successfully \\(timeout, exit n/a\\): .*interrupted by ${signal}.*\nexit ${status}\n$`,
-      ),
-      `${signal}: ${stderr}`,
-    );
-    const lines = readFileSync(log, "utf8").trim().split("\n").map((l) => JSON.parse(l));
-    assert.equal(lines.length, 1, signal);
-    assert.equal(lines[0].kind, "timeout");
-    assert.deepEqual(await waitGone([tool]), [], `${signal}: the tool was ended`);
   }
 });
 

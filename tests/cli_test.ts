@@ -472,6 +472,11 @@ test("toolguard --help: lists every subcommand, and each subcommand has its own 
     assert.match(r.stdout, new RegExp(`^  ${sub} `, "m"), `top-level help lists ${sub}`);
   }
   assert.doesNotMatch(r.stdout, /__fake-tool/);
+  // The end of the options is listed with the program's own flags.
+  assert.match(
+    r.stdout,
+    /^ {2}-- +ends the options: the next word is the command \(`toolguard -- scan -- -notes\.txt`\)$/m,
+  );
   const viaHelp = await cli(["help", "lint"]);
   assert.equal(viaHelp.status, 0);
   assert.match(viaHelp.stdout, /Usage: toolguard lint/);

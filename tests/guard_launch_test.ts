@@ -20,7 +20,7 @@ import { join } from "node:path";
 import { runTool } from "../guard.ts";
 import { liveCount } from "../_run/runtime.ts";
 import { waitGone } from "./_guard_helpers.ts";
-import { isAlive, isDeno, isLinux, isWindows } from "./_runtime.ts";
+import { isAlive, isDeno, isLinux, isWindows, signalProcess } from "./_runtime.ts";
 
 const T = { timeout: 60_000 };
 const posixOnly = { ...T, skip: isWindows ? "POSIX process groups and /bin/sh" : false };
@@ -74,12 +74,13 @@ test("runTool: a tool's own exit 126/127 stays exit, even with launcher-like std
 
 test("runTool: a program that passes the checks but cannot be executed is spawn", linuxOnly, async () => {
   const dir = mkdtempSync(join(tmpdir(), "toolguard-launch-"));
-  const path = join(dir, "busy.sh");
-  writeFileSync(path, '#!/bin/sh\necho \'{"ok":true,"items":[1]}\'\n');
-  chmodSync(path, 0o755);
-  // Open for writing: exec fails with ETXTBSY although the file is executable.
-  let fd: number | null = openSync(path, "a");
+  let fd: number | null = null;
   try {
+    const path = join(dir, "busy.sh");
+    writeFileSync(path, '#!/bin/sh\necho \'{"ok":true,"items":[1]}\'\n');
+    chmodSync(path, 0o755);
+    // Open for writing: exec fails with ETXTBSY although the file is executable.
+    fd = openSync(path, "a");
     const busy = await runTool(path, []);
     assert.equal(busy.kind, "spawn", busy.detail);
     assert.equal(busy.items, null);
@@ -100,20 +101,25 @@ test("runTool: a program that passes the checks but cannot be executed is spawn"
 test("runTool: an abort in the first instants of a run still ends the tool", linuxOnly, async () => {
   // A unique fractional duration marks both the shell and its `sleep` in their command lines.
   const marker = `30.${Date.now() % 1_000_000}${Math.floor(Math.random() * 1e6)}`;
-  for (const delay of [-1, 0, 1, 3, 10]) {
-    const controller = new AbortController();
-    const pending = runTool("/bin/sh", ["-c", `sleep ${marker} & wait`], {
-      signal: controller.signal,
-      timeoutMs: 20_000,
-    });
-    if (delay < 0) controller.abort(); // before the child has even been started
-    else setTimeout(() => controller.abort(), delay);
-    const r = await pending;
-    assert.equal(r.kind, "timeout", `delay ${delay}: ${r.kind} ${r.detail}`);
-    assert.match(r.detail, /abort/);
-    assert.ok(r.durationMs < 10_000, `delay ${delay}: settled after ${r.durationMs} ms`);
+  try {
+    for (const delay of [-1, 0, 1, 3, 10]) {
+      const controller = new AbortController();
+      const pending = runTool("/bin/sh", ["-c", `sleep ${marker} & wait`], {
+        signal: controller.signal,
+        timeoutMs: 20_000,
+      });
+      if (delay < 0) controller.abort(); // before the child has even been started
+      else setTimeout(() => controller.abort(), delay);
+      const r = await pending;
+      assert.equal(r.kind, "timeout", `delay ${delay}: ${r.kind} ${r.detail}`);
+      assert.match(r.detail, /abort/);
+      assert.ok(r.durationMs < 10_000, `delay ${delay}: settled after ${r.durationMs} ms`);
+    }
+    assert.deepEqual(await waitGone(pidsWith(marker)), [], "no tool left running");
+  } finally {
+    // An assertion that failed above must not leave a `sleep` running for 30 s.
+    for (const pid of pidsWith(marker)) signalProcess(pid);
   }
-  assert.deepEqual(await waitGone(pidsWith(marker)), [], "no tool left running");
   // (forgotten when a SIGKILL timer fires, which a loaded machine can run late: waited for, up to 5 s)
   for (let i = 0; i < 200 && liveCount() > 0; i++) await new Promise((r) => setTimeout(r, 25));
   assert.equal(liveCount(), 0, "no process group still tracked");

@@ -8,7 +8,13 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createServer, type ServerResponse } from "node:http";
 import { INIT, INIT_RESULT } from "./_mcp_messages.ts";
-import { answeredPlainly, errorOf, relayUntilAnswered, scriptedServer } from "./_mcp_http.ts";
+import {
+  answeredPlainly,
+  errorOf,
+  type LocalServer,
+  relayUntilAnswered,
+  scriptedServer,
+} from "./_mcp_http.ts";
 import { type JsonRpcMessage, type McpEvent, relayMcpHttp } from "../mcp.ts";
 import { MAX_HELD } from "../_mcp/session.ts";
 
@@ -265,17 +271,18 @@ test("relayMcpHttp: a redirect is followed within the server's origin only; head
     );
   });
   const keys: string[] = [];
-  const server = await scriptedServer([{ name: "moved" }, { name: "away" }], (m, res, req) => {
-    keys.push(String(req.headers["x-api-key"]));
-    const name = (m.params as { name: string }).name;
-    if (req.url === "/mcp/") {
-      res.writeHead(200, { "content-type": "application/json" }).end(
-        JSON.stringify({ jsonrpc: "2.0", id: m.id, result: { content: [{ type: "text", text: "here" }] } }),
-      );
-    } else if (name === "moved") res.writeHead(307, { location: "/mcp/" }).end();
-    else res.writeHead(307, { location: `${other.url}?token=SECRET` }).end();
-  });
+  let server: LocalServer | undefined; // started in the try: a failed start still stops `other`
   try {
+    server = await scriptedServer([{ name: "moved" }, { name: "away" }], (m, res, req) => {
+      keys.push(String(req.headers["x-api-key"]));
+      const name = (m.params as { name: string }).name;
+      if (req.url === "/mcp/") {
+        res.writeHead(200, { "content-type": "application/json" }).end(
+          JSON.stringify({ jsonrpc: "2.0", id: m.id, result: { content: [{ type: "text", text: "here" }] } }),
+        );
+      } else if (name === "moved") res.writeHead(307, { location: "/mcp/" }).end();
+      else res.writeHead(307, { location: `${other.url}?token=SECRET` }).end();
+    });
     const seen = await relayUntilAnswered(server.url, [...INIT, call(10, "moved"), call(11, "away")], {
       headers: { "x-api-key": "K" },
     });
@@ -287,7 +294,7 @@ test("relayMcpHttp: a redirect is followed within the server's origin only; head
     assert.deepEqual(elsewhere, [], "nothing reached the other origin");
     assert.deepEqual(keys, ["K", "K", "K"], "the server's own origin has the key, at each hop");
   } finally {
-    server.stop();
+    server?.stop();
     other.stop();
   }
 });
@@ -384,11 +391,12 @@ test(
       res.writeHead(200, { "content-type": "text/event-stream" }).write(": open\n\n");
     });
     let got = 0;
-    const server = await scriptedServer([], (_m, res) => void res.writeHead(202).end(), (_req, res) => {
-      got++;
-      res.writeHead(302, { location: other.url }).end();
-    });
+    let server: LocalServer | undefined; // started in the try: a failed start still stops `other`
     try {
+      server = await scriptedServer([], (_m, res) => void res.writeHead(202).end(), (_req, res) => {
+        got++;
+        res.writeHead(302, { location: other.url }).end();
+      });
       // The ping is taken with 202, to be answered on that stream: it is answered with an error once it is not.
       const seen = await relayUntilAnswered(server.url, [...INIT, { jsonrpc: "2.0", id: 5, method: "ping" }]);
       assert.ok(got > 0, "the relay asked for the stream");
@@ -404,7 +412,7 @@ test(
         ],
       );
     } finally {
-      server.stop();
+      server?.stop();
       other.stop();
     }
   },

@@ -53,7 +53,10 @@ async function startHttpServer(): Promise<{ url: string; stop: () => void }> {
     stdio: ["ignore", "ignore", "pipe"],
   });
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error("server-everything did not start")), 15_000);
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL"); // a server that did not start must not outlive the test
+      reject(new Error("server-everything did not start"));
+    }, 15_000);
     child.stderr.on("data", (chunk: Uint8Array) => {
       if (/listening on port/.test(new TextDecoder().decode(chunk))) {
         clearTimeout(timer);
@@ -133,13 +136,16 @@ test("toolguard mcp --url: a server that is not there answers every request with
     `http://127.0.0.1:${port}/mcp`,
   ]);
   const client = new Client({ name: "guarded", version: "1.0.0" });
-  await assert.rejects(
-    client.connect(
-      new StdioClientTransport({ command: r.command, args: r.args, cwd: root, stderr: "ignore" }),
-    ),
-    /did not answer initialize/,
-  );
-  await client.close();
+  try {
+    await assert.rejects(
+      client.connect(
+        new StdioClientTransport({ command: r.command, args: r.args, cwd: root, stderr: "ignore" }),
+      ),
+      /did not answer initialize/,
+    );
+  } finally {
+    await client.close();
+  }
 });
 
 test(
@@ -439,6 +445,7 @@ test("toolguard mcp --url --header: every request carries the header, ${NAME} re
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/mcp`;
+  const open: Client[] = []; // closed in the finally, when an assertion failed before the test closed them
   const connect = async (flags: string[]) => {
     const r = runtimeCommand(join(root, "cli.ts"), ["mcp", "--pins", "none", ...flags, "--url", url]);
     const client = new Client({ name: "t", version: "1.0.0" });
@@ -446,6 +453,7 @@ test("toolguard mcp --url --header: every request carries the header, ${NAME} re
     await client.connect(
       new StdioClientTransport({ command: r.command, args: r.args, cwd: root, env, stderr: "ignore" }),
     );
+    open.push(client);
     return client;
   };
   try {
@@ -469,6 +477,7 @@ test("toolguard mcp --url --header: every request carries the header, ${NAME} re
       /did not answer initialize: HTTP 401: who are you\? \(it wants credentials: send them with the headers option, or toolguard mcp --header "Authorization: Bearer \$\{TOKEN\}"\)/,
     );
   } finally {
+    await Promise.allSettled(open.map((client) => client.close()));
     server.close();
   }
 });
@@ -586,6 +595,7 @@ test("relayMcpHttp: once the client has closed, a server that keeps resuming emp
 }, async () => {
   const server = await startStallingServer();
   const received: JsonRpcMessage[] = [];
+  let outcome: unknown;
   async function* client() {
     for (const m of [...INIT, { jsonrpc: "2.0", id: 1, method: "tools/list" }]) {
       yield new TextEncoder().encode(JSON.stringify(m) + "\n");
@@ -595,19 +605,22 @@ test("relayMcpHttp: once the client has closed, a server that keeps resuming emp
     );
     await new Promise((resolve) => setTimeout(resolve, 500)); // resumptions come and bring nothing
   }
-  const ended = relayMcpHttp(server.url, {
-    input: client(),
-    output: (bytes) => {
-      for (const line of new TextDecoder().decode(bytes).split("\n").filter(Boolean)) {
-        received.push(JSON.parse(line));
-      }
-    },
-  }).then((exit) => exit.reason);
-  const outcome = await Promise.race([
-    ended,
-    new Promise((resolve) => setTimeout(() => resolve("still running"), 20_000)),
-  ]);
-  server.stop();
+  try {
+    const ended = relayMcpHttp(server.url, {
+      input: client(),
+      output: (bytes) => {
+        for (const line of new TextDecoder().decode(bytes).split("\n").filter(Boolean)) {
+          received.push(JSON.parse(line));
+        }
+      },
+    }).then((exit) => exit.reason);
+    outcome = await Promise.race([
+      ended,
+      new Promise((resolve) => setTimeout(() => resolve("still running"), 20_000)),
+    ]);
+  } finally {
+    server.stop();
+  }
   assert.equal(outcome, "client_closed");
   const call = received.find((m) => m.id === 2);
   assert.match(JSON.stringify(call?.error), /ended its answer without answering tools\/call/);

@@ -56,15 +56,19 @@ test("spawnChild: a piped stdin takes writes until closed; stderr can be dropped
   });
   assert.ok(spawned.ok);
   const { child } = spawned;
-  assert.ok(child.stdin !== null);
-  await child.stdin.write(new TextEncoder().encode("one "));
-  await child.stdin.write(new TextEncoder().encode("two"));
-  child.stdin.close();
-  const chunks: Uint8Array[] = [];
-  for (let c; (c = await child.stdout.read()) !== null;) chunks.push(c);
-  assert.equal(new TextDecoder().decode(Buffer.concat(chunks)), "one two");
-  assert.equal(await child.stderr.read(), null);
-  assert.deepEqual(await child.exited, { code: 0, signal: null });
+  try {
+    assert.ok(child.stdin !== null);
+    await child.stdin.write(new TextEncoder().encode("one "));
+    await child.stdin.write(new TextEncoder().encode("two"));
+    child.stdin.close();
+    const chunks: Uint8Array[] = [];
+    for (let c; (c = await child.stdout.read()) !== null;) chunks.push(c);
+    assert.equal(new TextDecoder().decode(Buffer.concat(chunks)), "one two");
+    assert.equal(await child.stderr.read(), null);
+    assert.deepEqual(await child.exited, { code: 0, signal: null });
+  } finally {
+    child.killTree("SIGKILL"); // (ended already, unless an assertion failed while it waited for its stdin)
+  }
 });
 
 test("relayMcp: against a server that answers at random, every request the relay reads is answered", {

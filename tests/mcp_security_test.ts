@@ -630,15 +630,15 @@ test(
     const r = await relayed("payloads", ["--pins", "none", "--redact"]);
     const logs: unknown[] = [];
     const sampled: string[] = [];
-    // Whole messages: the findings under `_meta` must not quote what was cut out of the same message.
-    r.client.setNotificationHandler(LoggingMessageNotificationSchema, (n: { params: unknown }) => {
-      logs.push(n.params);
-    });
-    r.client.setRequestHandler(CreateMessageRequestSchema, (req) => {
-      sampled.push(JSON.stringify(req.params));
-      return { role: "assistant", model: "test", content: { type: "text", text: "ok" } };
-    });
     try {
+      // Whole messages: the findings under `_meta` must not quote what was cut out of the same message.
+      r.client.setNotificationHandler(LoggingMessageNotificationSchema, (n: { params: unknown }) => {
+        logs.push(n.params);
+      });
+      r.client.setRequestHandler(CreateMessageRequestSchema, (req) => {
+        sampled.push(JSON.stringify(req.params));
+        return { role: "assistant", model: "test", content: { type: "text", text: "ok" } };
+      });
       const read = await r.client.readResource({ uri: "file:///notes.txt" });
       const resourceText = (read.contents[0] as { text: string }).text;
       assert.match(resourceText, /\[redacted: /);

@@ -661,7 +661,12 @@ test(
   { timeout: 30_000 },
   async () => {
     const r = relay(["--", "/nonexistent/toolguard-mcp-server"]);
-    await assert.rejects(connect(r.command, r.args), /could not be started/);
+    const open: Client[] = []; // (a connection that wrongly succeeded is closed all the same)
+    try {
+      await assert.rejects(connect(r.command, r.args, { open }), /could not be started/);
+    } finally {
+      await Promise.all(open.map((client) => client.close()));
+    }
   },
 );
 

@@ -66,6 +66,7 @@ test(
       mkdirSync(work);
       const file = (name: string, text: string) => writeFileSync(join(work, name), text, { mode: 0o755 });
       file("notes.txt", "TODO: write the tests\n");
+      file("flags.txt", "build it\nrun it with -x\n");
       file("my-tool.sh", `#!/bin/sh\necho '{"ok":true,"items":["a","b"]}'\n`);
       file(
         "tools.jsonc",
@@ -149,6 +150,11 @@ test(
           assert.match(html, /^<!doctype html>/i);
           assert.match(html, /<svg/);
           assert.doesNotMatch(html, /\b(?:src|href)="https?:/); // self-contained: no network request
+        }],
+        ["toolguard -- run --protocol lines", (run) => {
+          // Each `--` ends one command's options: toolguard's, run's, then grep's own (it searches for -x).
+          assert.equal(run.status, 0, run.stderr);
+          assert.equal(run.stdout, 'Tool returned 1 item(s): ["2:run it with -x"]\n');
         }],
         ["toolguard selftest", (run) => {
           assert.equal(run.status, 0, run.stderr);
