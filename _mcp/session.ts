@@ -15,6 +15,8 @@ import {
   errorResponse,
   idFromEdges,
   idKey,
+  isBigId,
+  isId,
   isRequest,
   isResponse,
   type JsonRpcId,
@@ -407,7 +409,7 @@ export class GuardedSession implements McpSession {
     // (text too deep to read goes written anew, as what was judged: a call too)
     if (pointer !== null && from === "client" && isCall(m)) this.#repeated.set(m, pointer);
     else if (pointer !== null) {
-      const id = isRecord(m) && (typeof m.id === "string" || typeof m.id === "number") ? { id: m.id } : {};
+      const id = isRecord(m) && isId(m.id) ? { id: m.id } : {};
       this.#hooks.emit({ event: "repeated_key", from, pointer, ...id });
     }
     return frame.extra === undefined ? { message: m } : { message: m, extra: frame.extra };
@@ -527,7 +529,7 @@ export class GuardedSession implements McpSession {
    * `answer` is sent. Not part of {@linkcode McpSession}: the relays'.
    */
   readonly answeredForClient = (answer: JsonRpcMessage): void => {
-    if (typeof answer.id === "string" || typeof answer.id === "number") {
+    if (isId(answer.id)) {
       this.#takeServerRequest(answer, answer.id);
     }
   };
@@ -816,7 +818,7 @@ export class GuardedSession implements McpSession {
     if (!isRequest(m)) return "forward";
     const method = m.method as string;
     const id = m.id as JsonRpcId;
-    if (typeof id !== "string" && !Number.isFinite(id)) return this.#invalidId(m);
+    if (typeof id !== "string" && !Number.isFinite(id) && !isBigId(id)) return this.#invalidId(m);
     if (this.#pending.has(idKey(id)) || this.#own.has(idKey(id))) return this.#idInUse(m);
     if (method !== "tools/call") {
       const cursor = isRecord(m.params) ? m.params.cursor : undefined;
@@ -953,7 +955,7 @@ export class GuardedSession implements McpSession {
    * answered with Invalid Request when it has an id (as spelled); see {@linkcode caseVariant}.
    */
   #caseVariant(m: JsonRpcMessage, variant: string): "answered" {
-    const id = typeof m.id === "string" || typeof m.id === "number" ? m.id : undefined;
+    const id = isId(m.id) ? m.id : undefined;
     this.#hooks.emit({
       event: "client_message_refused",
       kind: "case_variant",
@@ -1296,7 +1298,7 @@ export class GuardedSession implements McpSession {
     // An error with id null answers a message the server could not read: the client needs it. Any other id
     // that is no string or number answers nothing: no request goes on under one (see #invalidId).
     if (m.id === null && m.result === undefined) return this.#scanned(m, "", "error", null);
-    if (typeof m.id !== "string" && typeof m.id !== "number") return this.#noId(m);
+    if (!isId(m.id)) return this.#noId(m);
     const key = idKey(m.id);
     if (this.#own.has(key)) {
       this.#own.delete(key);
@@ -1349,7 +1351,7 @@ export class GuardedSession implements McpSession {
    * it, and nothing in it was scanned or cleaned, so it is dropped as a stray.
    */
   #noId(m: JsonRpcMessage): null {
-    const id = m.id === null || typeof m.id === "string" || typeof m.id === "number" ? { id: m.id } : {};
+    const id = m.id === null || isId(m.id) ? { id: m.id } : {};
     this.#hooks.emit({ event: "stray_message", from: "server", kind: "no_request", ...id });
     return null;
   }
@@ -1372,7 +1374,7 @@ export class GuardedSession implements McpSession {
     if (isRequest(m)) this.#serverRequests.add(scope, m.id as JsonRpcId);
     else if (m.method === "notifications/cancelled" && isRecord(m.params)) {
       const id = m.params.requestId;
-      if (typeof id !== "string" && typeof id !== "number") return;
+      if (!isId(id)) return;
       if (this.#serverRequests.delete(scope, id)) this.#serverCancelled.add(scope, id);
     }
   }

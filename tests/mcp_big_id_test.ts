@@ -1,0 +1,142 @@
+/**
+ * Ids past 2^53: MCP allows any integer id, and clients with 64-bit ids (Python's, Go's) use them. A double
+ * rounds them, so the guard keys them and writes them out by their digits as they came: two that round to one
+ * double are two requests, and an answer the guard writes itself carries the id the client wrote, over stdio
+ * and HTTP. The SDKs cannot send such ids, so the client here writes raw lines.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:http";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { type McpEvent, relayMcp, relayMcpHttp } from "../mcp.ts";
+import { answer } from "./_mcp_raw_server.ts";
+import { runtimeCommand } from "./_runtime.ts";
+
+const SERVER = runtimeCommand(join(dirname(fileURLToPath(import.meta.url)), "_mcp_raw_server.ts"));
+
+const INITIALIZE = '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18",' +
+  '"capabilities":{},"clientInfo":{"name":"t","version":"1"}}}';
+const INITIALIZED = '{"jsonrpc":"2.0","method":"notifications/initialized"}';
+/** Two pings whose ids are one double (9007199254740992), and a call the guard refuses itself. */
+const LINES: Record<string, string> = {
+  "9007199254740993": '{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}',
+  "9007199254740992": '{"jsonrpc":"2.0","id":9007199254740992,"method":"ping"}',
+  "12345678901234567891":
+    '{"jsonrpc":"2.0","id":12345678901234567891,"method":"tools/call","params":{"name":"no_such_tool"}}',
+};
+
+/** Each line the client read, by its id's digits as written. */
+function byIdText(lines: string[]): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const line of lines) {
+    const id = /^\{"jsonrpc":"2\.0","id":(\d+),/.exec(line)?.[1] ?? /,"id":(\d+)\}$/.exec(line)?.[1];
+    if (id !== undefined) out.set(id, line);
+  }
+  return out;
+}
+
+/** The client: writes its lines in one piece (judged before any answer comes), reads until each is answered. */
+function client(lines: string[]): {
+  input: AsyncIterable<Uint8Array>;
+  output: (bytes: Uint8Array) => void;
+  got: Map<string, string>;
+  stop(): void;
+} {
+  const got = new Map<string, string>();
+  let finish = () => {};
+  const done = new Promise<void>((resolve) => (finish = resolve));
+  const timer = setTimeout(finish, 20_000);
+  let rest = "";
+  return {
+    got,
+    stop: () => clearTimeout(timer),
+    input: (async function* () {
+      yield new TextEncoder().encode(lines.map((line) => line + "\n").join(""));
+      await done;
+    })(),
+    output: (bytes) => {
+      const parts = (rest + new TextDecoder().decode(bytes)).split("\n");
+      rest = parts.pop()!;
+      for (const [id, line] of byIdText(parts)) got.set(id, line);
+      if (Object.keys(LINES).every((id) => got.has(id))) finish();
+    },
+  };
+}
+
+/** What the client read and the events, alike for both relays: every case that fails is named. */
+function check(got: Map<string, string>, events: McpEvent[]): void {
+  const problems: string[] = [];
+  const expect = (ok: boolean, what: string) => void (ok || problems.push(what));
+  for (const id of ["9007199254740993", "9007199254740992"]) {
+    const line = got.get(id) ?? "";
+    expect(
+      line.includes('"result"') && line.includes(`"got":${JSON.stringify(LINES[id])}`),
+      `${id}: ${line}`,
+    );
+  }
+  const refused = got.get("12345678901234567891") ?? "";
+  expect(refused.includes('"isError":true') && refused.includes("no_such_tool"), `the call: ${refused}`);
+  const notOurs = events.filter((e) => e.event === "client_message_refused" || e.event === "stray_message");
+  expect(notOurs.length === 0, `events: ${JSON.stringify(notOurs)}`);
+  const rejected = events.find((e) => e.event === "call_rejected");
+  expect(JSON.stringify(rejected?.id) === "12345678901234567891", `rejected: ${JSON.stringify(rejected)}`);
+  assert.deepEqual(problems, []);
+}
+
+test("relayMcp: ids past 2^53 are told apart and answered by their digits as written", {
+  timeout: 60_000,
+}, async () => {
+  const dir = mkdtempSync(join(tmpdir(), "toolguard-big-id-"));
+  const events: McpEvent[] = [];
+  const c = client(Object.values(LINES));
+  try {
+    await relayMcp({
+      command: SERVER.command,
+      args: [...SERVER.args, join(dir, "server.log")],
+      input: c.input,
+      output: c.output,
+      stderr: "ignore",
+      shutdownGraceMs: 500,
+      onEvent: (e) => void events.push(e),
+    });
+    check(c.got, events);
+  } finally {
+    c.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("relayMcpHttp: ids past 2^53 are told apart and answered by their digits as written", {
+  timeout: 60_000,
+}, async () => {
+  const server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (chunk) => (body += chunk));
+    req.on("end", () => {
+      if (req.method !== "POST") return void res.writeHead(req.method === "GET" ? 405 : 200).end();
+      const text = answer(body);
+      if (text === undefined) return void res.writeHead(202).end();
+      res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s" }).end(text);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/mcp`;
+  const events: McpEvent[] = [];
+  const c = client([INITIALIZE, INITIALIZED, ...Object.values(LINES)]);
+  try {
+    await relayMcpHttp(url, {
+      input: c.input,
+      output: c.output,
+      shutdownGraceMs: 500,
+      onEvent: (e) => void events.push(e),
+    });
+  } finally {
+    c.stop();
+    server.closeAllConnections?.();
+    server.close();
+  }
+  check(c.got, events);
+});
