@@ -7,7 +7,8 @@
  */
 import { errorText, foldCase, isRecord, lazy } from "../_common/values.ts";
 import { repeatedKeys } from "../_common/json.ts";
-import { type DeferredCheck, rejection } from "./judge.ts";
+import { isUtf8 } from "../_common/bytes.ts";
+import { type DeferredCheck, refuseNotUtf8, rejection } from "./judge.ts";
 import { cleanListing, describesThings } from "./poisoning.ts";
 import { type PayloadPlace, scanPayload } from "./judge.ts";
 import {
@@ -265,6 +266,11 @@ function caseVariant(m: JsonRpcMessage): string | undefined {
   return undefined;
 }
 
+/** The id of a message, for its event: none when it has none a request could have. */
+function idOf(m: unknown): { id?: JsonRpcId } {
+  return isRecord(m) && isId(m.id) ? { id: m.id } : {};
+}
+
 /** A batch element that is no message, for its event (an array is not written out: it may nest deeply). */
 function textOf(value: unknown): string {
   return Array.isArray(value) ? "[an array]" : String(value).slice(0, STRAY_TEXT);
@@ -370,6 +376,8 @@ export class GuardedSession implements McpSession {
   readonly #batched = new WeakSet<object>();
   /** The client's calls whose text named a property twice, with its pointer: refused (see #judgedText). */
   readonly #repeated = new WeakMap<object, string>();
+  /** The client's calls whose line was not valid UTF-8: refused (see #judgedText). */
+  readonly #notUtf8 = new WeakSet<object>();
   /** Injection scans of the calls being forwarded, run once they are sent (see #sent). */
   readonly #scans: (() => void)[] = [];
   readonly #ownPrefix = `toolguard-${Math.random().toString(36).slice(2, 10)}-`;
@@ -392,26 +400,30 @@ export class GuardedSession implements McpSession {
   };
 
   /**
-   * The frame as the session may pass it on: as it is, or, when its text names a property twice in one
-   * object (see {@linkcode repeatedKey}), without its text, so that a sink writes anew what the guard judged.
-   * Reported (`repeated_key`), but for a client's `tools/call`, which is refused for it (see `#judgeClient`).
-   * Text too deep to read for repeats goes written anew too, unreported. (A batch the session splits goes on
-   * written anew as it is.)
+   * The frame as the session may pass it on: as it is, or, when its line is not valid UTF-8 or its text
+   * names a property twice in one object (see {@linkcode repeatedKey}), without its text, so that a sink
+   * writes anew what the guard judged. Reported (`invalid_utf8`, `repeated_key`), but for a client's
+   * `tools/call`, which is refused for it (see `#judgeClient`). Text too deep to read for repeats goes written
+   * anew too, unreported. (A batch the session splits goes on written anew as it is.)
    */
   #judgedText(frame: McpFrame, from: "client" | "server"): McpFrame {
     const { bytes, message: m } = frame;
     // (no line of its own, or no message in it: nothing to compare)
     if (bytes === undefined || m === undefined) return frame;
-    const text = decoder().decode(bytes); // (once: both searches below read it)
+    const text = decoder().decode(bytes); // (once: the searches below read it)
+    // The guard read a bad byte as U+FFFD; the peer's decoder may skip it, or take the bytes after it with it
+    // (a quote, which then ends no string), and read other keys or values: an answer judged by its id alone too.
+    if (!isUtf8(bytes, text)) {
+      if (from === "client" && isCall(m)) this.#notUtf8.add(m);
+      else this.#hooks.emit({ event: "invalid_utf8", from, ...idOf(m) });
+      return frame.extra === undefined ? { message: m } : { message: m, extra: frame.extra };
+    }
     if (from === "server" && this.#judgesIdOnly(m) && namesIdOnce(text)) return frame;
     const pointer = repeatedKey(text, m);
     if (pointer === undefined) return frame;
     // (text too deep to read goes written anew, as what was judged: a call too)
     if (pointer !== null && from === "client" && isCall(m)) this.#repeated.set(m, pointer);
-    else if (pointer !== null) {
-      const id = isRecord(m) && isId(m.id) ? { id: m.id } : {};
-      this.#hooks.emit({ event: "repeated_key", from, pointer, ...id });
-    }
+    else if (pointer !== null) this.#hooks.emit({ event: "repeated_key", from, pointer, ...idOf(m) });
     return frame.extra === undefined ? { message: m } : { message: m, extra: frame.extra };
   }
 
@@ -825,8 +837,11 @@ export class GuardedSession implements McpSession {
       this.#pending.set(idKey(id), { id, method, cursor });
       return "forward";
     }
-    if (!this.#guard.toolsKnown) return "wait";
-    const check = this.#hooks.judge(m.params, { id, repeated: this.#repeated.get(m) });
+    let check: DeferredCheck;
+    // (refused for its text alone: the tool list is not needed)
+    if (this.#notUtf8.has(m)) check = refuseNotUtf8(m.params);
+    else if (!this.#guard.toolsKnown) return "wait";
+    else check = this.#hooks.judge(m.params, { id, repeated: this.#repeated.get(m) });
     const { name } = check;
     if (!check.allowed) {
       const { verdict, feedback } = check;
