@@ -323,6 +323,39 @@ test("McpSession: a tool's description spelled in another case is cleaned as its
   assert.equal(JSON.parse(sent).result.tools[0].description, "Reads a file.");
 });
 
+test("McpSession: the server's instructions and title spelled in another case are cleaned as they are", () => {
+  // A client that ignores case (Go's encoding/json) hands the model "Instructions", the last, as the
+  // server's instructions, and shows "Title" as its name.
+  const toClient: McpFrame[] = [];
+  const events: McpEvent[] = [];
+  const guard = createMcpGuard({ onEvent: (e) => void events.push(e) });
+  const session = guard.connect({ toServer: () => {}, toClient: (f) => void toClient.push(f) });
+  const enc = new TextEncoder();
+  const frame = (text: string): McpFrame => ({ bytes: enc.encode(text), message: JSON.parse(text) });
+  session.fromClient(frame('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}'));
+  const poison = JSON.stringify(POISON);
+  const line = `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},` +
+    `"instructions":"Use read_file for files.","Instructions":${poison},"INSTRUCTIONS":${poison},` +
+    `"serverInfo":{"name":"raw","version":"1","title":"Raw","Title":${poison}},` +
+    `"ServerInfo":{"name":"raw","TITLE":${poison}}}}`;
+  session.fromServer(frame(line));
+  assert.equal(toClient.length, 1);
+  const sent = toClient[0].bytes === undefined
+    ? JSON.stringify(toClient[0].message)
+    : new TextDecoder().decode(toClient[0].bytes);
+  assert.ok(!sent.includes("IGNORE ALL PREVIOUS"), sent);
+  const result = JSON.parse(sent).result;
+  assert.equal(result.instructions, "Use read_file for files.");
+  assert.equal(result.serverInfo.title, "Raw");
+  const pointers = events.flatMap((e) => e.event === "description_flagged" ? [e.pointer] : []);
+  assert.deepEqual(pointers.sort(), [
+    "/INSTRUCTIONS",
+    "/Instructions",
+    "/ServerInfo/TITLE",
+    "/serverInfo/Title",
+  ]);
+});
+
 test("checkCall: a key in another case than the property it folds to is refused at any depth the schema declares", () => {
   const guard = createMcpGuard({});
   const mode = { type: "string", enum: ["r"] };
