@@ -248,6 +248,31 @@ function namesIdOnce(text: string): boolean {
   return true;
 }
 
+/**
+ * The text of each element of the array that the JSON text `text` is (a batch's line, which `JSON.parse`
+ * read), in order. Strings and nesting are followed; nothing is parsed.
+ */
+function memberTexts(text: string): string[] {
+  const texts: string[] = [];
+  let [depth, start, inString] = [0, 0, false];
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // (the escaped character is no quote)
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (depth++ === 0) start = i + 1;
+    } else if ((c === 0x5d || c === 0x7d) && --depth === 0) {
+      if (text.slice(start, i).trim() !== "") texts.push(text.slice(start, i));
+    } else if (c === 0x2c && depth === 1) {
+      texts.push(text.slice(start, i));
+      start = i + 1;
+    }
+  }
+  return texts;
+}
+
 /** The members of a JSON-RPC message, as JSON-RPC spells them. */
 const MEMBERS = new Set(["jsonrpc", "id", "method", "params", "result", "error"]);
 
@@ -395,9 +420,41 @@ export class GuardedSession implements McpSession {
 
   /** A message from the client. Returns the server sink's promise when the message went straight on. */
   readonly fromClient = (frame: McpFrame): void | Promise<void> => {
-    if (this.#hooks.splitBatches && Array.isArray(frame.message)) return this.#split(frame, frame.message);
+    if (this.#hooks.splitBatches && Array.isArray(frame.message)) {
+      this.#judgedBatchText(frame, frame.message);
+      return this.#split(frame, frame.message);
+    }
     return this.#accept(this.#judgedText(frame, "client"));
   };
+
+  /**
+   * A client batch's line, before the session splits it (each element then goes on written anew, as judged):
+   * a call in it is refused as a lone one is when its text names a property twice or the line is not valid
+   * UTF-8 (see `#judgedText`), and any other such element is reported. Which element holds bytes that are not
+   * UTF-8 is not known: every call is refused then.
+   */
+  #judgedBatchText(frame: McpFrame, batch: unknown[]): void {
+    const bytes = frame.bytes;
+    if (bytes === undefined) return;
+    const text = decoder().decode(bytes);
+    if (!isUtf8(bytes, text)) {
+      for (const x of batch) if (isCall(x)) this.#notUtf8.add(x);
+      if (!batch.every(isCall)) this.#hooks.emit({ event: "invalid_utf8", from: "client" });
+      return;
+    }
+    // (null: too deep to read for repeats, which a lone message is not refused for either)
+    if (typeof repeatedKey(text, batch as JsonRpcMessage[]) !== "string") return;
+    const texts = memberTexts(text);
+    batch.forEach((x, i) => {
+      const found = texts.length === batch.length ? repeatedKeys(texts[i]) : undefined;
+      if (found?.read !== true || found.duplicate === undefined) return;
+      if (isCall(x)) this.#repeated.set(x, found.duplicate);
+      else {
+        const pointer = `/${i}${found.duplicate}`;
+        this.#hooks.emit({ event: "repeated_key", from: "client", pointer, ...idOf(x) });
+      }
+    });
+  }
 
   /**
    * The frame as the session may pass it on: as it is, or, when its line is not valid UTF-8 or its text

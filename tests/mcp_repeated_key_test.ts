@@ -356,6 +356,47 @@ test("McpSession: the server's instructions and title spelled in another case ar
   ]);
 });
 
+test("McpSession: a call in a batch the relay splits is refused for a repeated key, or bytes not UTF-8, as a lone one is", () => {
+  const toClient: McpFrame[] = [];
+  const toServer: McpFrame[] = [];
+  const events: McpEvent[] = [];
+  const guard = createMcpGuard({ batches: "split", onEvent: (e) => void events.push(e) });
+  guard.setTools([{ name: "read_file", inputSchema: { type: "object" } }, {
+    name: "delete_everything",
+    inputSchema: { type: "object" },
+  }]);
+  const session = guard.connect({
+    toServer: (f) => void toServer.push(f),
+    toClient: (f) => void toClient.push(f),
+  });
+  const enc = new TextEncoder();
+  const frame = (bytes: Uint8Array): McpFrame => ({
+    bytes,
+    message: JSON.parse(new TextDecoder().decode(bytes)),
+  });
+  // The tool named twice in the second element; a ping with a repeat; a plain call.
+  session.fromClient(frame(enc.encode(
+    '[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file"}}, ' +
+      '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"delete_everything","name":"read_file"}},' +
+      '{"jsonrpc":"2.0","id":3,"method":"ping","params":{"a":"[{\\",","a":2}}]',
+  )));
+  // A call in a line with a byte that is not UTF-8.
+  const bad = enc.encode(
+    '[{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"read_file","x":"%"}}]',
+  );
+  bad[bad.indexOf(0x25)] = 0xff;
+  session.fromClient(frame(bad));
+  const sent = toServer.map((f) => (f.message as { id: number }).id);
+  assert.deepEqual(sent, [1, 3]);
+  const refused = toClient.flatMap((f) => (f.message as { id: number; result?: { isError?: boolean } }[]));
+  assert.deepEqual(refused.map((m) => [m.id, m.result?.isError]), [[4, true]]);
+  const rejected = events.flatMap((e) => e.event === "call_rejected" ? [[e.id, e.feedback]] : []);
+  assert.equal(rejected.length, 2);
+  assert.match(String(rejected[0][1]), /"\/params\/name" more than once/);
+  assert.match(String(rejected[1][1]), /not valid UTF-8/);
+  assert.ok(events.some((e) => e.event === "repeated_key" && e.pointer === "/2/params/a" && e.id === 3));
+});
+
 test("checkCall: a key in another case than the property it folds to is refused at any depth the schema declares", () => {
   const guard = createMcpGuard({});
   const mode = { type: "string", enum: ["r"] };
