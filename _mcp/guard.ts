@@ -31,8 +31,8 @@ import type {
   McpGuardOptions,
   UncheckedToolPolicy,
 } from "./types.ts";
-import { checkSwitches, givenValue, isRecord, objectArg } from "../_common/values.ts";
-import { isBigId, type JsonRpcMessage } from "./jsonrpc.ts";
+import { checkSwitches, givenValue, idText, isRecord, objectArg } from "../_common/values.ts";
+import type { JsonRpcMessage } from "./jsonrpc.ts";
 
 /** The argument-injection policies (`McpGuardOptions.injection`, `toolguard mcp --injection`). */
 export const INJECTION_POLICIES: readonly InjectionPolicy[] = ["block", "warn", "off"];
@@ -205,8 +205,7 @@ export function createMcpGuard(options: McpGuardOptions = {}): McpGuard {
         strict,
         declared,
         judge: (params, { id, repeated }) =>
-          // (an id past 2^53 by its digits: String cannot read a raw JSON value)
-          judge(params, { deferWarnings: true, callId: isBigId(id) ? id.rawJSON : String(id), repeated }),
+          judge(params, { deferWarnings: true, callId: idText(id), repeated }),
         markStale: () => (stale = true),
         toolsTimeoutMs: options.toolsTimeoutMs ?? 30_000,
         splitBatches: options.batches === "split",

@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type McpEvent, relayMcp, relayMcpHttp } from "../mcp.ts";
+import { jsonlLog } from "../log.ts";
 import { answer } from "./_mcp_raw_server.ts";
 import { runtimeCommand } from "./_runtime.ts";
 
@@ -91,6 +92,10 @@ test("relayMcp: ids past 2^53 are told apart and answered by their digits as wri
 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), "toolguard-big-id-"));
   const events: McpEvent[] = [];
+  const logged: string[] = [];
+  const log = jsonlLog(
+    new WritableStream({ write: (chunk) => void logged.push(new TextDecoder().decode(chunk)) }),
+  );
   const c = client(Object.values(LINES));
   try {
     await relayMcp({
@@ -100,9 +105,16 @@ test("relayMcp: ids past 2^53 are told apart and answered by their digits as wri
       output: c.output,
       stderr: "ignore",
       shutdownGraceMs: 500,
-      onEvent: (e) => void events.push(e),
+      onEvent: (e) => {
+        events.push(e);
+        log.onMcpEvent(e);
+      },
     });
     check(c.got, events);
+    await log.close();
+    // (the log keeps ids as strings: the digits as written)
+    const verdicts = logged.map((line) => JSON.parse(line)).filter((r) => r.event === "verdict");
+    assert.deepEqual(verdicts.map((r) => r.callId), ["12345678901234567891"]);
   } finally {
     c.stop();
     rmSync(dir, { recursive: true, force: true });
