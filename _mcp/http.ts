@@ -1333,7 +1333,10 @@ class HttpRelay {
   #noteInitialize(message: unknown, sent: unknown): void {
     const id = requestsOf(sent).find((r) => r.method === "initialize")?.id;
     for (const m of Array.isArray(message) ? message : [message]) {
-      if (id === undefined || !isRecord(m) || !isRecord(m.result) || m.id !== id) continue;
+      // (by key: an id past 2^53 is an object of its own in each message)
+      if (id === undefined || !isRecord(m) || !isRecord(m.result) || idKey(m.id as JsonRpcId) !== idKey(id)) {
+        continue;
+      }
       if (typeof m.result.protocolVersion !== "string") continue;
       this.#sessions.current.version = m.result.protocolVersion;
     }

@@ -18,7 +18,9 @@ import { runtimeCommand } from "./_runtime.ts";
 
 const SERVER = runtimeCommand(join(dirname(fileURLToPath(import.meta.url)), "_mcp_raw_server.ts"));
 
-const INITIALIZE = '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18",' +
+/** (under an id past 2^53: the version its answer brings is sent with every later request) */
+const INITIALIZE =
+  '{"jsonrpc":"2.0","id":9007199254740999,"method":"initialize","params":{"protocolVersion":"2025-06-18",' +
   '"capabilities":{},"clientInfo":{"name":"t","version":"1"}}}';
 const INITIALIZED = '{"jsonrpc":"2.0","method":"notifications/initialized"}';
 /** Two pings whose ids are one double (9007199254740992), and a call the guard refuses itself. */
@@ -124,11 +126,13 @@ test("relayMcp: ids past 2^53 are told apart and answered by their digits as wri
 test("relayMcpHttp: ids past 2^53 are told apart and answered by their digits as written", {
   timeout: 60_000,
 }, async () => {
+  const versions = new Set<string>();
   const server = createServer((req, res) => {
     let body = "";
     req.on("data", (chunk) => (body += chunk));
     req.on("end", () => {
       if (req.method !== "POST") return void res.writeHead(req.method === "GET" ? 405 : 200).end();
+      if (!body.includes('"initialize"')) versions.add(String(req.headers["mcp-protocol-version"]));
       const text = answer(body);
       if (text === undefined) return void res.writeHead(202).end();
       res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s" }).end(text);
@@ -151,4 +155,5 @@ test("relayMcpHttp: ids past 2^53 are told apart and answered by their digits as
     server.close();
   }
   check(c.got, events);
+  assert.deepEqual([...versions], ["2025-06-18"]);
 });
