@@ -11,7 +11,8 @@ import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type McpEvent, relayMcp, relayMcpHttp } from "../mcp.ts";
+import { createMcpGuard, type McpEvent, type McpFrame, relayMcp, relayMcpHttp } from "../mcp.ts";
+import { parseLine } from "../_mcp/framing.ts";
 import { jsonlLog } from "../log.ts";
 import { answer } from "./_mcp_raw_server.ts";
 import { runtimeCommand } from "./_runtime.ts";
@@ -156,4 +157,28 @@ test("relayMcpHttp: ids past 2^53 are told apart and answered by their digits as
   }
   check(c.got, events);
   assert.deepEqual([...versions], ["2025-06-18"]);
+});
+
+test("McpSession: a cancel names a request past 2^53 by its digits, and the answer to the other one still comes", () => {
+  const toClient: string[] = [];
+  const guard = createMcpGuard({});
+  const session = guard.connect({
+    toServer: () => {},
+    toClient: (f) =>
+      void toClient.push(f.bytes ? new TextDecoder().decode(f.bytes) : JSON.stringify(f.message)),
+  });
+  const frame = (text: string): McpFrame => {
+    const bytes = new TextEncoder().encode(text);
+    return { bytes, message: parseLine(bytes) };
+  };
+  session.fromClient(frame(LINES["9007199254740993"]));
+  session.fromClient(frame(LINES["9007199254740992"]));
+  assert.equal(session.pending, 2);
+  session.fromClient(frame(
+    '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9007199254740993}}',
+  ));
+  assert.equal(session.pending, 1);
+  session.fromServer(frame('{"jsonrpc":"2.0","id":9007199254740992,"result":{}}'));
+  assert.equal(session.pending, 0);
+  assert.deepEqual(toClient, ['{"jsonrpc":"2.0","id":9007199254740992,"result":{}}']);
 });
